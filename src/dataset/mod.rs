@@ -1,0 +1,3 @@
+//! Datasets: what is sent. Synthetic prompts and the tokenizer that counts them.
+
+pub mod tokenizer;

@@ -1,0 +1,105 @@
+//! Token counting: a Hugging Face `tokenizer.json` from a path, or the builtin offline
+//! tokenizer (GPT-2's BPE, embedded in the binary). Counts use add_special_tokens=false.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+use anyhow::{Context, Result, bail};
+
+use crate::plan::TokenizerSpec;
+
+static BUILTIN_GPT2: &[u8] = include_bytes!("../../assets/tokenizers/gpt2.tokenizer.json");
+
+pub struct Tokenizer {
+    inner: tokenizers::Tokenizer,
+    name: String,
+}
+
+impl std::fmt::Debug for Tokenizer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tokenizer").field("name", &self.name).finish()
+    }
+}
+
+impl Tokenizer {
+    pub fn load(spec: &TokenizerSpec) -> Result<Self> {
+        match spec {
+            TokenizerSpec::Builtin => Self::builtin(),
+            TokenizerSpec::File { path } => Self::from_path(Path::new(path)),
+        }
+    }
+
+    /// GPT-2's BPE vocabulary, embedded: needs no network and no files.
+    pub fn builtin() -> Result<Self> {
+        let inner = tokenizers::Tokenizer::from_bytes(BUILTIN_GPT2)
+            .map_err(|e| anyhow::anyhow!("the builtin tokenizer failed to load: {e}"))?;
+        Ok(Self { inner, name: TokenizerSpec::Builtin.name() })
+    }
+
+    /// The builtin tokenizer, loaded once per process and shared (the in-process mock and
+    /// the client both count with it).
+    pub fn shared_builtin() -> Result<Arc<Self>> {
+        static SHARED: OnceLock<Arc<Tokenizer>> = OnceLock::new();
+        if let Some(t) = SHARED.get() {
+            return Ok(t.clone());
+        }
+        let loaded = Arc::new(Self::builtin()?);
+        Ok(SHARED.get_or_init(|| loaded).clone())
+    }
+
+    /// A `tokenizer.json` file, or a folder that holds one.
+    pub fn from_path(path: &Path) -> Result<Self> {
+        let file: PathBuf = if path.is_dir() { path.join("tokenizer.json") } else { path.to_path_buf() };
+        if !file.exists() {
+            bail!("tokenizer file {} does not exist", file.display());
+        }
+        let inner = tokenizers::Tokenizer::from_file(&file)
+            .map_err(|e| anyhow::anyhow!("{e}"))
+            .with_context(|| format!("cannot load tokenizer {}", file.display()))?;
+        Ok(Self { inner, name: path.display().to_string() })
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Number of tokens in `text`, without special tokens.
+    pub fn count(&self, text: &str) -> usize {
+        if text.is_empty() {
+            return 0;
+        }
+        self.encode(text).len()
+    }
+
+    pub fn encode(&self, text: &str) -> Vec<u32> {
+        match self.inner.encode_fast(text, false) {
+            Ok(encoding) => encoding.get_ids().to_vec(),
+            Err(_) => Vec::new(),
+        }
+    }
+
+    pub fn decode(&self, ids: &[u32]) -> String {
+        self.inner.decode(ids, false).unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_tokenizer_counts_gpt2_tokens() {
+        let t = Tokenizer::builtin().unwrap();
+        // GPT-2: "Hello" " world" "!" are three tokens.
+        assert_eq!(t.count("Hello world!"), 3);
+        assert_eq!(t.count(""), 0);
+        let ids = t.encode(" the quick brown fox");
+        assert_eq!(t.decode(&ids), " the quick brown fox");
+    }
+
+    #[test]
+    fn a_missing_tokenizer_file_is_a_clear_error() {
+        let err = Tokenizer::from_path(Path::new("/nonexistent/tok.json")).unwrap_err();
+        assert!(err.to_string().contains("/nonexistent/tok.json"), "{err}");
+    }
+}

@@ -1,0 +1,205 @@
+//! The Plan: pure data that describes one benchmark. A scenario script builds it; the
+//! engine executes it; its JSON form is the `input_config` block of the exports.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize, Serializer};
+
+use crate::mock::MockConfig;
+
+/// The url that means "start the built-in mock server in-process".
+pub const MOCK_URL: &str = "mock";
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Plan {
+    /// The run's name; its artifacts go to `<artifact dir>/<name>/`.
+    pub name: String,
+    pub endpoint: Endpoint,
+    pub dataset: Dataset,
+    pub phases: Vec<Phase>,
+    pub tokenizer: TokenizerSpec,
+    /// Per-request timeout, seconds.
+    pub request_timeout_s: f64,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum EndpointKind {
+    Chat,
+    Completions,
+}
+
+impl EndpointKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EndpointKind::Chat => "chat",
+            EndpointKind::Completions => "completions",
+        }
+    }
+
+    /// The request path appended to the endpoint's base url.
+    pub fn path(self) -> &'static str {
+        match self {
+            EndpointKind::Chat => "/v1/chat/completions",
+            EndpointKind::Completions => "/v1/completions",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Endpoint {
+    /// Base url (`http://host:port`), or `mock` for the built-in server.
+    pub url: String,
+    pub model: String,
+    #[serde(rename = "type")]
+    pub kind: EndpointKind,
+    pub streaming: bool,
+    /// Sent as `Authorization: Bearer …`; never written to an artifact or a log.
+    #[serde(serialize_with = "redact_secret", skip_serializing_if = "Option::is_none")]
+    pub api_key: Option<String>,
+    /// Extra request headers. Values of auth-like headers are redacted in exports.
+    #[serde(serialize_with = "redact_headers", skip_serializing_if = "BTreeMap::is_empty", default)]
+    pub headers: BTreeMap<String, String>,
+    /// Extra fields merged into every request body (`ignore_eos`, `min_tokens`, …).
+    #[serde(skip_serializing_if = "serde_json::Map::is_empty", default)]
+    pub extra: serde_json::Map<String, serde_json::Value>,
+    /// Settings of the built-in mock server, used when `url` is `mock`.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub mock: Option<MockConfig>,
+}
+
+impl Endpoint {
+    pub fn is_mock(&self) -> bool {
+        self.url == MOCK_URL
+    }
+}
+
+pub const REDACTED: &str = "<redacted>";
+
+fn redact_secret<S: Serializer>(value: &Option<String>, s: S) -> Result<S::Ok, S::Error> {
+    match value {
+        Some(_) => s.serialize_str(REDACTED),
+        None => s.serialize_none(),
+    }
+}
+
+/// True for header names whose values are credentials.
+pub fn is_secret_header(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    lower == "authorization" || lower.contains("api-key") || lower.contains("apikey") || lower.contains("token") || lower.contains("secret") || lower == "cookie"
+}
+
+fn redact_headers<S: Serializer>(headers: &BTreeMap<String, String>, s: S) -> Result<S::Ok, S::Error> {
+    let shown: BTreeMap<&str, &str> = headers
+        .iter()
+        .map(|(k, v)| (k.as_str(), if is_secret_header(k) { REDACTED } else { v.as_str() }))
+        .collect();
+    shown.serialize(s)
+}
+
+/// A normal distribution given by mean and standard deviation.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+pub struct Dist {
+    pub mean: f64,
+    pub stddev: f64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Dataset {
+    Synthetic(SyntheticDataset),
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SyntheticDataset {
+    /// Input sequence length in tokens.
+    pub isl: Dist,
+    /// Output sequence length in tokens (sent as the max tokens of each request).
+    pub osl: Dist,
+    pub random_seed: u64,
+    /// How many distinct prompts to generate; requests cycle through them.
+    pub entries: usize,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum PhaseKind {
+    /// Requests that warm the server; never in the results.
+    Warmup,
+    /// Requests whose records feed the metrics.
+    Profiling,
+}
+
+impl PhaseKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PhaseKind::Warmup => "warmup",
+            PhaseKind::Profiling => "profiling",
+        }
+    }
+}
+
+/// How a phase paces its requests.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum LoadMode {
+    /// Closed loop: `concurrency` users, each sends its next request when the last one ends.
+    Concurrency { concurrency: usize },
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Phase {
+    pub name: String,
+    pub kind: PhaseKind,
+    #[serde(flatten)]
+    pub mode: LoadMode,
+    /// Stop after this many requests have been sent.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub requests: Option<u64>,
+    /// Stop sending after this many seconds.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub duration_s: Option<f64>,
+    /// After `duration_s`, how long in-flight requests may still finish before they are cancelled.
+    pub grace_period_s: f64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum TokenizerSpec {
+    /// The tokenizer embedded in the binary (GPT-2's BPE); works offline.
+    Builtin,
+    /// A Hugging Face `tokenizer.json`, or a folder that holds one.
+    File { path: String },
+}
+
+impl TokenizerSpec {
+    pub fn name(&self) -> String {
+        match self {
+            TokenizerSpec::Builtin => "builtin:gpt2".to_string(),
+            TokenizerSpec::File { path } => path.clone(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn api_keys_and_auth_headers_never_reach_the_json_form() {
+        let endpoint = Endpoint {
+            url: "http://127.0.0.1:1".into(),
+            model: "m".into(),
+            kind: EndpointKind::Chat,
+            streaming: true,
+            api_key: Some("sk-very-secret".into()),
+            headers: BTreeMap::from([("X-Api-Key".to_string(), "also-secret".to_string()), ("X-Team".to_string(), "infra".to_string())]),
+            extra: Default::default(),
+            mock: None,
+        };
+        let json = serde_json::to_string(&endpoint).unwrap();
+        assert!(!json.contains("secret"), "{json}");
+        assert!(json.contains("infra"));
+        assert!(json.contains(REDACTED));
+    }
+}

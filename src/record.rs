@@ -1,0 +1,111 @@
+//! `RequestRecord`: the one type that crosses from the client to the metrics. It holds what
+//! happened to one request (when it was due, sent, answered, each chunk's arrival, the text,
+//! the usage block, or the error); metrics are pure functions of it.
+
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use crate::plan::PhaseKind;
+
+/// Where a request came from: its phase and its place in the dataset.
+#[derive(Debug, Clone)]
+pub struct RequestOrigin {
+    pub phase_index: usize,
+    pub phase_name: Arc<str>,
+    pub phase_kind: PhaseKind,
+    /// Index of this request within its phase (0-based, in send order).
+    pub index_in_phase: u64,
+    /// Index of the dataset entry that was sent.
+    pub dataset_index: usize,
+}
+
+/// Arrival time of one streamed event (or the whole body, when not streaming) that carried text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ResponseChunk {
+    /// Monotonic ns since the run started.
+    pub ns: u64,
+    /// The chunk had non-empty `content` (or `text`).
+    pub has_content: bool,
+    /// The chunk had non-empty `reasoning_content` (or `reasoning`).
+    pub has_reasoning: bool,
+}
+
+/// The `usage` block as the server reported it (last non-empty value of the stream).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Usage {
+    pub prompt_tokens: Option<u64>,
+    pub completion_tokens: Option<u64>,
+    pub total_tokens: Option<u64>,
+    pub reasoning_tokens: Option<u64>,
+}
+
+/// Why a request failed; `kind` groups errors in the error summary.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub struct RecordError {
+    /// HTTP status, when the server answered with one.
+    pub code: Option<u16>,
+    /// A short class: `http_error`, `connection_error`, `timeout`, `stream_error`, `invalid_response`, `cancelled`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub message: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct RequestRecord {
+    pub origin: RequestOrigin,
+    /// Value of the `X-Request-ID` header sent with the request.
+    pub x_request_id: String,
+    /// When the load mode wanted the request sent (monotonic ns since run start).
+    pub scheduled_ns: u64,
+    /// When the client began sending it.
+    pub start_ns: u64,
+    /// When the response headers arrived.
+    pub ack_ns: Option<u64>,
+    /// When the last byte arrived, or the request failed.
+    pub end_ns: u64,
+    pub status: Option<u16>,
+    /// Every response event that carried text, in arrival order.
+    pub chunks: Vec<ResponseChunk>,
+    /// All output text joined (non-reasoning).
+    pub content: String,
+    /// All reasoning text joined.
+    pub reasoning: String,
+    pub usage: Option<Usage>,
+    pub finish_reason: Option<String>,
+    /// Input tokens of the prompt, counted by the client's tokenizer when the dataset was made.
+    pub input_tokens: u64,
+    /// The output length asked for (max tokens), if any.
+    pub requested_output_tokens: Option<u64>,
+    pub error: Option<RecordError>,
+    /// The request was cancelled by the client (e.g. a duration ended); not an error.
+    pub was_cancelled: bool,
+}
+
+impl RequestRecord {
+    pub fn new(origin: RequestOrigin, x_request_id: String, scheduled_ns: u64, input_tokens: u64, requested_output_tokens: Option<u64>) -> Self {
+        Self {
+            origin,
+            x_request_id,
+            scheduled_ns,
+            start_ns: scheduled_ns,
+            ack_ns: None,
+            end_ns: scheduled_ns,
+            status: None,
+            chunks: Vec::new(),
+            content: String::new(),
+            reasoning: String::new(),
+            usage: None,
+            finish_reason: None,
+            input_tokens,
+            requested_output_tokens,
+            error: None,
+            was_cancelled: false,
+        }
+    }
+
+    /// A valid record succeeded: no error and not cancelled.
+    pub fn is_valid(&self) -> bool {
+        self.error.is_none() && !self.was_cancelled
+    }
+}

@@ -1,0 +1,125 @@
+//! `RunResult`: pure data that one benchmark produced. Exporters, the console UI and the
+//! script's results object read it; nothing reads the engine's internals.
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use crate::plan::Plan;
+use crate::record::RecordError;
+
+/// How a metric is computed (spec: "Understanding Metric Types").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MetricKind {
+    Record,
+    Aggregate,
+    Derived,
+}
+
+/// Statistics of one metric. Record metrics fill the distribution fields; aggregate and
+/// derived metrics carry only `avg` (their single value), as the export schema says.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Stats {
+    pub avg: f64,
+    pub min: Option<f64>,
+    pub max: Option<f64>,
+    pub p1: Option<f64>,
+    pub p5: Option<f64>,
+    pub p10: Option<f64>,
+    pub p25: Option<f64>,
+    pub p50: Option<f64>,
+    pub p75: Option<f64>,
+    pub p90: Option<f64>,
+    pub p95: Option<f64>,
+    pub p99: Option<f64>,
+    pub std: Option<f64>,
+    pub count: Option<u64>,
+    pub sum: Option<f64>,
+}
+
+impl Stats {
+    /// The stats block of a single-valued (aggregate or derived) metric.
+    pub fn scalar(value: f64) -> Self {
+        Stats { avg: value, ..Default::default() }
+    }
+
+    /// Look a statistic up by its export name (`avg`, `p99`, `count`, …).
+    pub fn get(&self, name: &str) -> Option<f64> {
+        match name {
+            "avg" | "mean" | "value" => Some(self.avg),
+            "min" => self.min,
+            "max" => self.max,
+            "p1" => self.p1,
+            "p5" => self.p5,
+            "p10" => self.p10,
+            "p25" => self.p25,
+            "p50" | "median" => self.p50,
+            "p75" => self.p75,
+            "p90" => self.p90,
+            "p95" => self.p95,
+            "p99" => self.p99,
+            "std" => self.std,
+            "count" => self.count.map(|c| c as f64),
+            "sum" => self.sum,
+            _ => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MetricResult {
+    /// The export name, e.g. `time_to_first_token`.
+    pub tag: &'static str,
+    /// The display name, e.g. `Time to First Token`.
+    pub header: &'static str,
+    /// The display unit, e.g. `ms`.
+    pub unit: &'static str,
+    pub kind: MetricKind,
+    /// Shown in the console table (not `NO_CONSOLE`).
+    pub console: bool,
+    pub stats: Stats,
+}
+
+/// How many requests failed with one kind of error.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ErrorCount {
+    pub error_details: RecordError,
+    pub count: u64,
+}
+
+/// Counts for one phase of the run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PhaseSummary {
+    pub name: String,
+    pub kind: &'static str,
+    pub sent: u64,
+    pub completed: u64,
+    pub errors: u64,
+    pub cancelled: u64,
+    pub duration_s: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RunResult {
+    pub name: String,
+    pub benchmark_id: String,
+    /// UTC, ISO 8601.
+    pub start_time: String,
+    pub end_time: String,
+    pub was_cancelled: bool,
+    pub plan: Plan,
+    /// The tokenizer that counted the tokens.
+    pub tokenizer: String,
+    /// Profiling metrics in registry order.
+    pub metrics: Vec<MetricResult>,
+    pub error_summary: Vec<ErrorCount>,
+    pub phases: Vec<PhaseSummary>,
+    pub artifact_dir: PathBuf,
+}
+
+impl RunResult {
+    pub fn metric(&self, tag: &str) -> Option<&MetricResult> {
+        self.metrics.iter().find(|m| m.tag == tag)
+    }
+}
