@@ -1,13 +1,22 @@
 //! aiperf: a benchmark runner for LLM inference servers, driven by Rhai scenarios.
 //! The engine as a library; `src/main.rs` is a thin CLI over it.
+//!
+//! Flow: script/ builds a `plan::Plan` → `engine::execute` runs it (dataset/, load/, client/,
+//! mock/) → `record::RequestRecord`s → metrics/ → `result::RunResult` → export/ and ui/.
 
+pub mod cancel;
+pub mod cli;
 pub mod client;
 pub mod clock;
 pub mod dataset;
+pub mod engine;
 pub mod export;
+pub mod load;
 pub mod metrics;
 pub mod mock;
 pub mod plan;
 pub mod record;
 pub mod result;
 pub mod rng;
+pub mod script;
+pub mod ui;

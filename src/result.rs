@@ -116,6 +116,8 @@ pub struct RunResult {
     pub error_summary: Vec<ErrorCount>,
     pub phases: Vec<PhaseSummary>,
     pub artifact_dir: PathBuf,
+    pub cli_command: Option<String>,
+    pub random_seed: Option<u64>,
 }
 
 impl RunResult {

@@ -1,0 +1,40 @@
+//! `aiperf mock`: serve the built-in mock server until Ctrl-C.
+
+use std::net::{SocketAddr, ToSocketAddrs};
+
+use super::{MockArgs, exit_code};
+use crate::mock::{MockConfig, MockServer};
+
+pub fn serve(args: MockArgs, runtime: &tokio::runtime::Runtime) -> i32 {
+    let addr: SocketAddr = match (args.host.as_str(), args.port).to_socket_addrs().ok().and_then(|mut a| a.next()) {
+        Some(addr) => addr,
+        None => {
+            eprintln!("error: cannot resolve --host {}", args.host);
+            return exit_code::FAILURE;
+        }
+    };
+    let config = MockConfig {
+        ttft_ms: args.ttft_ms.max(0.0),
+        itl_ms: args.itl_ms.max(0.0),
+        default_output_tokens: args.output_tokens,
+        max_running: args.max_running.max(1),
+        models: vec![args.model],
+        api_key: args.api_key,
+        ..MockConfig::default()
+    };
+    runtime.block_on(async move {
+        let server = match MockServer::start(config, addr).await {
+            Ok(server) => server,
+            Err(e) => {
+                eprintln!("error: cannot start the mock server on {addr}: {e:#}");
+                return exit_code::FAILURE;
+            }
+        };
+        eprintln!("mock server listening on {} (chat: {0}/v1/chat/completions, metrics: {0}/metrics); Ctrl-C stops it", server.base_url());
+        if let Err(e) = tokio::signal::ctrl_c().await {
+            eprintln!("error: cannot wait for Ctrl-C: {e}");
+        }
+        server.shutdown().await;
+        exit_code::OK
+    })
+}

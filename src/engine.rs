@@ -1,0 +1,221 @@
+//! The engine: executes one Plan end to end (mock, tokenizer, dataset, client, phases,
+//! metrics thread, exports) and returns its `RunResult`.
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use bytes::Bytes;
+
+use crate::cancel::CancelSignal;
+use crate::client::{self, HttpClient};
+use crate::clock::RunClock;
+use crate::dataset::{self, tokenizer::Tokenizer};
+use crate::load::{self, LoadContext, PhaseCounters, PhaseRun, PreparedRequest};
+use crate::metrics::{MetricsContext, RecordProcessor};
+use crate::mock::MockServer;
+use crate::plan::{Dataset, LoadMode, Plan, PhaseKind, TokenizerSpec};
+use crate::result::RunResult;
+use crate::rng::SeededRng;
+use crate::ui::progress::PhaseProgress;
+use crate::{export, ui};
+
+/// File name of the per-request records, written as the run goes.
+pub const RECORDS_FILE: &str = "profile_export.jsonl";
+/// File name of the console table, as AIPerf writes it.
+pub const CONSOLE_FILE: &str = "profile_export_console.txt";
+
+/// How a plan is run (not part of the plan itself).
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// Each run writes into `<artifact_root>/<plan name>/`.
+    pub artifact_root: PathBuf,
+    /// The command line, for run_info (secrets removed).
+    pub cli_command: Option<String>,
+    /// Draw progress bars (only where stderr is a terminal).
+    pub progress: bool,
+    /// Raised by Ctrl-C: stop sending, cancel in-flight requests, still write artifacts.
+    pub cancel: CancelSignal,
+}
+
+/// Check a plan for mistakes a user can make, before anything starts.
+pub fn validate(plan: &Plan) -> Result<()> {
+    if plan.name.trim().is_empty() {
+        bail!("the run needs a non-empty name");
+    }
+    if plan.phases.is_empty() {
+        bail!("run `{}` has no phases: add at least one, e.g. concurrency(#{{ users: 4, requests: 100 }})", plan.name);
+    }
+    if !plan.phases.iter().any(|p| p.kind == PhaseKind::Profiling) {
+        bail!("run `{}` has only warmup phases: add a profiling phase such as concurrency(#{{ .. }})", plan.name);
+    }
+    for phase in &plan.phases {
+        if phase.requests.is_none() && phase.duration_s.is_none() {
+            bail!("phase `{}` needs a stop condition: `requests`, `duration`, or both", phase.name);
+        }
+        if phase.requests == Some(0) {
+            bail!("phase `{}`: `requests` must be at least 1", phase.name);
+        }
+        if phase.duration_s.is_some_and(|d| !(d > 0.0)) {
+            bail!("phase `{}`: `duration` must be positive", phase.name);
+        }
+        match phase.mode {
+            LoadMode::Concurrency { concurrency } if concurrency == 0 => {
+                bail!("phase `{}`: concurrency must be at least 1", phase.name)
+            }
+            LoadMode::Concurrency { .. } => {}
+        }
+    }
+    let Dataset::Synthetic(spec) = &plan.dataset;
+    if !(spec.isl.mean >= 1.0) || !(spec.osl.mean >= 1.0) || spec.isl.stddev < 0.0 || spec.osl.stddev < 0.0 {
+        bail!("synthetic dataset: isl and osl need a mean of at least 1 token and a non-negative stddev");
+    }
+    if !plan.endpoint.is_mock() {
+        let url = &plan.endpoint.url;
+        if !(url.starts_with("http://") || url.starts_with("https://")) {
+            bail!("endpoint url `{url}` must start with http:// or https:// (or be \"mock\" for the built-in server)");
+        }
+    }
+    if !(plan.request_timeout_s > 0.0) {
+        bail!("request_timeout must be positive");
+    }
+    Ok(())
+}
+
+/// Run `plan` and write its artifacts; the result is returned even when the run was cancelled.
+pub async fn execute(plan: &Plan, options: &RunOptions) -> Result<RunResult> {
+    validate(plan)?;
+    let start_time = chrono::Utc::now();
+    let artifact_dir = artifact_dir_of(&options.artifact_root, &plan.name);
+    std::fs::create_dir_all(&artifact_dir).with_context(|| format!("cannot create artifact folder {}", artifact_dir.display()))?;
+
+    let tokenizer = load_tokenizer(&plan.tokenizer).await?;
+    let mock = match &plan.endpoint.is_mock() {
+        true => {
+            let config = plan.endpoint.mock.clone().unwrap_or_default();
+            Some(MockServer::start(config, SocketAddr::from((Ipv4Addr::LOCALHOST, 0))).await.context("cannot start the built-in mock server")?)
+        }
+        false => None,
+    };
+    let mut endpoint = plan.endpoint.clone();
+    if let Some(server) = &mock {
+        endpoint.url = server.base_url();
+    }
+
+    let requests = prepare_requests(plan, &endpoint, tokenizer.clone()).await?;
+    let max_users = plan.phases.iter().map(|p| match p.mode {
+        LoadMode::Concurrency { concurrency } => concurrency,
+    });
+    let pool_size = max_users.max().unwrap_or(1);
+    let clock = RunClock::start();
+    let client = HttpClient::new(&endpoint, clock, Duration::from_secs_f64(plan.request_timeout_s), pool_size)
+        .with_context(|| format!("endpoint {}", plan.endpoint.url))?;
+
+    let (sink, records) = std::sync::mpsc::channel();
+    let metrics_context = MetricsContext { streaming: endpoint.streaming, tokenizer: tokenizer.clone(), clock };
+    let records_path = artifact_dir.join(RECORDS_FILE);
+    let metrics_thread = std::thread::Builder::new()
+        .name("aiperf-metrics".into())
+        .spawn(move || -> Result<_> {
+            let mut processor = RecordProcessor::new(metrics_context, Some(&records_path))?;
+            let mut first_error = None;
+            for record in records {
+                if let Err(e) = processor.process(record) {
+                    first_error.get_or_insert(e);
+                }
+            }
+            let finished = processor.finish()?;
+            match first_error {
+                Some(e) => Err(e),
+                None => Ok(finished),
+            }
+        })
+        .context("cannot start the metrics thread")?;
+
+    let benchmark_id = format!("{:012x}", SeededRng::new(clock.epoch_ns(0)).next_u64() & 0xffff_ffff_ffff);
+    let context = Arc::new(LoadContext { client, requests, clock, sink, cancel: options.cancel.clone(), id_seed: clock.epoch_ns(0) });
+    let mut phases = Vec::with_capacity(plan.phases.len());
+    for (index, phase) in plan.phases.iter().enumerate() {
+        if options.cancel.is_cancelled() {
+            break;
+        }
+        let counters = Arc::new(PhaseCounters::default());
+        let progress = PhaseProgress::start(phase, counters.clone(), options.progress);
+        let run = Arc::new(PhaseRun { phase: phase.clone(), index, name: Arc::from(phase.name.as_str()), counters });
+        let summary = load::run_phase(context.clone(), run).await;
+        progress.finish(&summary);
+        phases.push(summary);
+    }
+    drop(context);
+
+    let (metrics, error_summary) = tokio::task::spawn_blocking(move || metrics_thread.join())
+        .await
+        .context("the metrics thread was lost")?
+        .map_err(|_| anyhow::anyhow!("the metrics thread panicked"))?
+        .context("computing metrics")?;
+    if let Some(server) = mock {
+        server.shutdown().await;
+    }
+
+    let Dataset::Synthetic(spec) = &plan.dataset;
+    let result = RunResult {
+        name: plan.name.clone(),
+        benchmark_id,
+        start_time: start_time.format("%Y-%m-%dT%H:%M:%S%.6f").to_string(),
+        end_time: chrono::Utc::now().format("%Y-%m-%dT%H:%M:%S%.6f").to_string(),
+        was_cancelled: options.cancel.is_cancelled(),
+        plan: plan.clone(),
+        tokenizer: tokenizer.name().to_string(),
+        metrics,
+        error_summary,
+        phases,
+        artifact_dir: artifact_dir.clone(),
+        cli_command: options.cli_command.clone(),
+        random_seed: Some(spec.random_seed),
+    };
+    export::write_summaries(&result, &artifact_dir)?;
+    let console = ui::table::render(&result);
+    std::fs::write(artifact_dir.join(CONSOLE_FILE), &console).with_context(|| format!("cannot write {}", artifact_dir.join(CONSOLE_FILE).display()))?;
+    Ok(result)
+}
+
+async fn load_tokenizer(spec: &TokenizerSpec) -> Result<Arc<Tokenizer>> {
+    let spec = spec.clone();
+    tokio::task::spawn_blocking(move || match spec {
+        TokenizerSpec::Builtin => Tokenizer::shared_builtin(),
+        other => Tokenizer::load(&other).map(Arc::new),
+    })
+    .await
+    .context("tokenizer loading was interrupted")?
+}
+
+/// Build the dataset and every request body before the first request is sent.
+async fn prepare_requests(plan: &Plan, endpoint: &crate::plan::Endpoint, tokenizer: Arc<Tokenizer>) -> Result<Vec<PreparedRequest>> {
+    let dataset = plan.dataset.clone();
+    let endpoint = endpoint.clone();
+    tokio::task::spawn_blocking(move || {
+        dataset::build(&dataset, &tokenizer)
+            .into_iter()
+            .map(|entry| PreparedRequest {
+                body: Bytes::from(client::request_body(&endpoint, &entry.prompt, entry.max_tokens)),
+                input_tokens: entry.input_tokens,
+                max_tokens: entry.max_tokens,
+            })
+            .collect()
+    })
+    .await
+    .context("dataset generation was interrupted")
+}
+
+/// A run name made safe for a folder name.
+fn sanitize_dir_name(name: &str) -> String {
+    let cleaned: String = name.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' }).collect();
+    if cleaned.trim_matches('.').is_empty() { "run".to_string() } else { cleaned }
+}
+
+/// Where the artifacts of a run named `name` go.
+pub fn artifact_dir_of(root: &Path, name: &str) -> PathBuf {
+    root.join(sanitize_dir_name(name))
+}

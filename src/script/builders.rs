@@ -1,0 +1,146 @@
+//! The plan builders a scenario calls: `endpoint`, `synthetic`, `warmup`, `concurrency`.
+//! Each validates its map and returns a typed value that `run(#{..})` accepts.
+
+use std::collections::BTreeMap;
+
+use rhai::{Dynamic, Engine, Map};
+
+use super::keys::{MapReader, ScriptResult, number, script_error};
+use crate::mock::MockConfig;
+use crate::plan::{Dataset, Dist, Endpoint, EndpointKind, LoadMode, MOCK_URL, Phase, PhaseKind, SyntheticDataset};
+
+/// Default grace period after a duration ends, seconds.
+const DEFAULT_GRACE_PERIOD_S: f64 = 30.0;
+
+pub fn register(engine: &mut Engine) {
+    engine
+        .register_type_with_name::<Endpoint>("Endpoint")
+        .register_fn("to_string", |e: &mut Endpoint| json_text(e))
+        .register_fn("to_debug", |e: &mut Endpoint| json_text(e))
+        .register_type_with_name::<Dataset>("Dataset")
+        .register_fn("to_string", |d: &mut Dataset| json_text(d))
+        .register_fn("to_debug", |d: &mut Dataset| json_text(d))
+        .register_type_with_name::<Phase>("Phase")
+        .register_fn("to_string", |p: &mut Phase| json_text(p))
+        .register_fn("to_debug", |p: &mut Phase| json_text(p));
+    engine.register_fn("endpoint", endpoint);
+    engine.register_fn("synthetic", synthetic);
+    engine.register_fn("warmup", |map: Map| phase(PhaseKind::Warmup, "warmup", map));
+    engine.register_fn("concurrency", |map: Map| phase(PhaseKind::Profiling, "concurrency", map));
+}
+
+fn json_text<T: serde::Serialize>(value: &T) -> String {
+    serde_json::to_string(value).unwrap_or_default()
+}
+
+const ENDPOINT_KEYS: &[&str] = &["url", "model", "kind", "streaming", "api_key", "headers", "extra", "mock"];
+
+/// `endpoint(#{ url, model, kind: "chat"|"completions", streaming, api_key, headers, extra, mock })`
+fn endpoint(map: Map) -> ScriptResult<Endpoint> {
+    let mut r = MapReader::new("endpoint", map, ENDPOINT_KEYS)?;
+    let url = r.string("url")?;
+    let model = r.opt_string("model")?.unwrap_or_else(|| "mock-model".to_string());
+    let kind = match r.opt_string("kind")?.as_deref() {
+        None | Some("chat") => EndpointKind::Chat,
+        Some("completions") => EndpointKind::Completions,
+        Some(other) => return script_error(format!("endpoint: `kind` must be \"chat\" or \"completions\", got \"{other}\"")),
+    };
+    let streaming = r.opt_bool("streaming")?.unwrap_or(true);
+    let api_key = r.opt_string("api_key")?.filter(|k| !k.is_empty());
+    let mut headers = BTreeMap::new();
+    for (name, value) in r.opt_map("headers")?.unwrap_or_default() {
+        headers.insert(name.to_string(), value.to_string());
+    }
+    let extra = match r.opt_map("extra")? {
+        Some(map) => match rhai::serde::from_dynamic::<serde_json::Map<String, serde_json::Value>>(&Dynamic::from(map)) {
+            Ok(extra) => extra,
+            Err(e) => return script_error(format!("endpoint: `extra` cannot be sent as JSON: {e}")),
+        },
+        None => Default::default(),
+    };
+    let mock_settings = r.opt_map("mock")?;
+    if mock_settings.is_some() && url != MOCK_URL {
+        return script_error(format!("endpoint: `mock` settings only apply when url is \"{MOCK_URL}\" (url is \"{url}\")"));
+    }
+    let mock = if url == MOCK_URL { Some(mock_config(mock_settings.unwrap_or_default(), &model)?) } else { None };
+    Ok(Endpoint { url, model, kind, streaming, api_key, headers, extra, mock })
+}
+
+const MOCK_KEYS: &[&str] = &["ttft", "itl", "output_tokens", "max_running", "api_key"];
+
+/// `mock: #{ ttft: ms(20), itl: ms(5), output_tokens: 64, max_running: 256, api_key }`
+fn mock_config(map: Map, model: &str) -> ScriptResult<MockConfig> {
+    let mut r = MapReader::new("endpoint mock", map, MOCK_KEYS)?;
+    let defaults = MockConfig::default();
+    let ttft_ms = r.opt_f64("ttft")?.map(|s| s * 1000.0).unwrap_or(defaults.ttft_ms);
+    let itl_ms = r.opt_f64("itl")?.map(|s| s * 1000.0).unwrap_or(defaults.itl_ms);
+    if ttft_ms < 0.0 || itl_ms < 0.0 {
+        return script_error("endpoint mock: `ttft` and `itl` cannot be negative");
+    }
+    let default_output_tokens = r.opt_u64("output_tokens")?.unwrap_or(defaults.default_output_tokens);
+    let max_running = r.opt_u64("max_running")?.map(|n| n.max(1) as usize).unwrap_or(defaults.max_running);
+    let api_key = r.opt_string("api_key")?;
+    Ok(MockConfig { ttft_ms, itl_ms, default_output_tokens, max_running, models: vec![model.to_string()], api_key, ..defaults })
+}
+
+const SYNTHETIC_KEYS: &[&str] = &["isl", "osl", "seed", "entries"];
+
+/// `synthetic(#{ isl: normal(550, 50), osl: fixed(256), seed: 42, entries: 100 })`
+fn synthetic(map: Map) -> ScriptResult<Dataset> {
+    let mut r = MapReader::new("synthetic", map, SYNTHETIC_KEYS)?;
+    let isl = length_dist(&mut r, "isl", 550.0)?;
+    let osl = length_dist(&mut r, "osl", 150.0)?;
+    let random_seed = r.opt_u64("seed")?.unwrap_or(0);
+    let entries = r.opt_u64("entries")?.unwrap_or(100).max(1) as usize;
+    Ok(Dataset::Synthetic(SyntheticDataset { isl, osl, random_seed, entries }))
+}
+
+/// A token length: a number (fixed) or `normal(mean, stddev)`.
+fn length_dist(r: &mut MapReader, key: &str, default_mean: f64) -> ScriptResult<Dist> {
+    let what = r.what();
+    let dist = if let Ok(Some(n)) = r.opt_f64(key) {
+        Dist { mean: n, stddev: 0.0 }
+    } else if let Some(map) = r.opt_map(key)? {
+        let mean = map.get("mean").and_then(number);
+        let stddev = map.get("stddev").and_then(number).unwrap_or(0.0);
+        match mean {
+            Some(mean) => Dist { mean, stddev },
+            None => return script_error(format!("{what}: `{key}` must be a number or normal(mean, stddev)")),
+        }
+    } else {
+        Dist { mean: default_mean, stddev: 0.0 }
+    };
+    if !(dist.mean >= 1.0) {
+        return script_error(format!("{what}: `{key}` mean must be at least 1 token, got {}", dist.mean));
+    }
+    Ok(dist)
+}
+
+const PHASE_KEYS: &[&str] = &["name", "users", "concurrency", "requests", "duration", "grace_period"];
+
+/// `concurrency(#{ users: 8, requests: 500 })`, `warmup(#{ requests: 20, concurrency: 4 })`
+fn phase(kind: PhaseKind, builder: &'static str, map: Map) -> ScriptResult<Phase> {
+    let mut r = MapReader::new(builder, map, PHASE_KEYS)?;
+    let name = r.opt_string("name")?.unwrap_or_else(|| kind.as_str().to_string());
+    let users = match (r.opt_u64("users")?, r.opt_u64("concurrency")?) {
+        (Some(_), Some(_)) => return script_error(format!("{builder}: give `users` or `concurrency`, not both")),
+        (Some(n), None) | (None, Some(n)) => n,
+        (None, None) => 1,
+    };
+    if users == 0 {
+        return script_error(format!("{builder}: concurrency must be at least 1"));
+    }
+    let requests = r.opt_u64("requests")?;
+    let duration_s = r.opt_f64("duration")?;
+    if requests.is_none() && duration_s.is_none() {
+        return script_error(format!("{builder}: give `requests`, `duration` (e.g. seconds(30)), or both"));
+    }
+    if requests == Some(0) {
+        return script_error(format!("{builder}: `requests` must be at least 1"));
+    }
+    if duration_s.is_some_and(|d| !(d > 0.0)) {
+        return script_error(format!("{builder}: `duration` must be positive"));
+    }
+    let grace_period_s = r.opt_f64("grace_period")?.unwrap_or(DEFAULT_GRACE_PERIOD_S).max(0.0);
+    Ok(Phase { name, kind, mode: LoadMode::Concurrency { concurrency: users as usize }, requests, duration_s, grace_period_s })
+}

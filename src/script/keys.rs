@@ -1,0 +1,177 @@
+//! Reads a Rhai map for a builder (`endpoint(#{..})` and friends): typed getters, and an
+//! error for every unknown key with a "did you mean" for near misses.
+
+use std::collections::BTreeSet;
+
+use rhai::{Dynamic, EvalAltResult, Map};
+
+pub type ScriptResult<T> = Result<T, Box<EvalAltResult>>;
+
+/// A runtime error for the script (Rhai fills in the position of the call).
+pub fn script_error<T>(message: impl Into<String>) -> ScriptResult<T> {
+    Err(Box::new(EvalAltResult::ErrorRuntime(Dynamic::from(message.into()), rhai::Position::NONE)))
+}
+
+pub struct MapReader {
+    what: &'static str,
+    map: Map,
+    allowed: &'static [&'static str],
+    used: BTreeSet<String>,
+}
+
+impl MapReader {
+    /// `what` names the builder in messages; `allowed` lists every key it takes.
+    pub fn new(what: &'static str, map: Map, allowed: &'static [&'static str]) -> ScriptResult<Self> {
+        for key in map.keys() {
+            if !allowed.contains(&key.as_str()) {
+                let hint = match closest(key, allowed) {
+                    Some(near) => format!(" (did you mean `{near}`?)"),
+                    None => String::new(),
+                };
+                return script_error(format!("{what}: unknown key `{key}`{hint}; it takes {}", allowed.join(", ")));
+            }
+        }
+        Ok(Self { what, map, allowed, used: BTreeSet::new() })
+    }
+
+    fn take(&mut self, key: &str) -> Option<Dynamic> {
+        debug_assert!(self.allowed.contains(&key), "{} reads undeclared key {key}", self.what);
+        self.used.insert(key.to_string());
+        self.map.get(key).filter(|v| !v.is_unit()).cloned()
+    }
+
+    fn wrong_type<T>(&self, key: &str, wanted: &str, got: &Dynamic) -> ScriptResult<T> {
+        script_error(format!("{}: `{key}` must be {wanted}, got {} `{got}`", self.what, got.type_name()))
+    }
+
+    pub fn opt_string(&mut self, key: &str) -> ScriptResult<Option<String>> {
+        match self.take(key) {
+            None => Ok(None),
+            Some(v) if v.is_string() => Ok(Some(v.to_string())),
+            Some(v) => self.wrong_type(key, "a string", &v),
+        }
+    }
+
+    pub fn string(&mut self, key: &str) -> ScriptResult<String> {
+        match self.opt_string(key)? {
+            Some(s) => Ok(s),
+            None => script_error(format!("{}: `{key}` is required", self.what)),
+        }
+    }
+
+    pub fn opt_bool(&mut self, key: &str) -> ScriptResult<Option<bool>> {
+        match self.take(key) {
+            None => Ok(None),
+            Some(v) => match v.as_bool() {
+                Ok(b) => Ok(Some(b)),
+                Err(_) => self.wrong_type(key, "true or false", &v),
+            },
+        }
+    }
+
+    /// A number (integer or float).
+    pub fn opt_f64(&mut self, key: &str) -> ScriptResult<Option<f64>> {
+        match self.take(key) {
+            None => Ok(None),
+            Some(v) => match number(&v) {
+                Some(n) => Ok(Some(n)),
+                None => self.wrong_type(key, "a number", &v),
+            },
+        }
+    }
+
+    /// A whole number ≥ 0.
+    pub fn opt_u64(&mut self, key: &str) -> ScriptResult<Option<u64>> {
+        match self.take(key) {
+            None => Ok(None),
+            Some(v) => match v.as_int() {
+                Ok(n) if n >= 0 => Ok(Some(n as u64)),
+                _ => self.wrong_type(key, "a whole number ≥ 0", &v),
+            },
+        }
+    }
+
+    pub fn opt_map(&mut self, key: &str) -> ScriptResult<Option<Map>> {
+        match self.take(key) {
+            None => Ok(None),
+            Some(v) if v.is_map() => Ok(v.try_cast::<Map>()),
+            Some(v) => self.wrong_type(key, "a map #{..}", &v),
+        }
+    }
+
+    pub fn opt_array(&mut self, key: &str) -> ScriptResult<Option<rhai::Array>> {
+        match self.take(key) {
+            None => Ok(None),
+            Some(v) if v.is_array() => Ok(v.try_cast::<rhai::Array>()),
+            Some(v) => self.wrong_type(key, "an array [..]", &v),
+        }
+    }
+
+    /// A value of a registered custom type (e.g. the result of `endpoint(..)`).
+    pub fn opt_custom<T: Clone + Send + Sync + 'static>(&mut self, key: &str, built_by: &str) -> ScriptResult<Option<T>> {
+        match self.take(key) {
+            None => Ok(None),
+            Some(v) if v.is::<T>() => Ok(v.try_cast::<T>()),
+            Some(v) => self.wrong_type(key, &format!("the result of {built_by}"), &v),
+        }
+    }
+
+    pub fn what(&self) -> &'static str {
+        self.what
+    }
+}
+
+/// An integer or float as f64.
+pub fn number(value: &Dynamic) -> Option<f64> {
+    value.as_float().ok().or_else(|| value.as_int().ok().map(|i| i as f64))
+}
+
+/// The allowed key nearest to `key`, if it is a plausible typo.
+pub fn closest<'a>(key: &str, candidates: &[&'a str]) -> Option<&'a str> {
+    candidates
+        .iter()
+        .map(|c| (edit_distance(key, c), *c))
+        .filter(|(d, c)| *d <= 2.max(c.len() / 4))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c)
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut previous: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut current = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let substitution = previous[j] + usize::from(ca != *cb);
+            current[j + 1] = substitution.min(previous[j + 1] + 1).min(current[j] + 1);
+        }
+        previous = current;
+    }
+    previous[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn near_misses_are_suggested_and_far_ones_are_not() {
+        assert_eq!(closest("strem", &["streaming", "stream", "url"]), Some("stream"));
+        assert_eq!(closest("modle", &["model", "url"]), Some("model"));
+        assert_eq!(closest("banana", &["model", "url"]), None);
+    }
+
+    #[test]
+    fn unknown_keys_and_wrong_types_are_named() {
+        let mut map = Map::new();
+        map.insert("modle".into(), Dynamic::from("x"));
+        let err = MapReader::new("endpoint", map, &["model", "url"]).err().unwrap();
+        assert!(err.to_string().contains("unknown key `modle` (did you mean `model`?)"), "{err}");
+
+        let mut map = Map::new();
+        map.insert("users".into(), Dynamic::from("8"));
+        let mut reader = MapReader::new("concurrency", map, &["users"]).unwrap();
+        let err = reader.opt_u64("users").unwrap_err();
+        assert!(err.to_string().contains("`users` must be a whole number"), "{err}");
+    }
+}

@@ -1,0 +1,114 @@
+//! The Rhai front: a scenario script builds Plans with the builders and runs them with
+//! `run(#{..})`, which returns results. Script errors come back as file:line:column.
+
+mod builders;
+mod keys;
+mod results;
+mod run_fn;
+mod units;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::AtomicUsize;
+
+use rhai::{Engine, EvalAltResult, Position};
+
+use crate::engine::RunOptions;
+pub use results::{MetricStats, RunResults};
+pub use run_fn::RunHost;
+
+/// A scenario that failed: where, and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScriptError {
+    pub file: PathBuf,
+    pub line: Option<usize>,
+    pub column: Option<usize>,
+    pub message: String,
+}
+
+impl std::fmt::Display for ScriptError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.file.display())?;
+        if let Some(line) = self.line {
+            write!(f, ":{line}")?;
+            if let Some(column) = self.column {
+                write!(f, ":{column}")?;
+            }
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+impl std::error::Error for ScriptError {}
+
+/// A Rhai engine with the whole scenario API registered.
+pub fn build_engine(host: Arc<RunHost>) -> Engine {
+    let mut engine = Engine::new();
+    units::register(&mut engine);
+    builders::register(&mut engine);
+    results::register(&mut engine);
+    run_fn::register(&mut engine, host);
+    engine.on_print(|text| println!("{text}"));
+    engine.on_debug(|text, source, position| eprintln!("[debug {}{}] {text}", source.unwrap_or(""), format_position(position)));
+    engine
+}
+
+fn format_position(position: Position) -> String {
+    match (position.line(), position.position()) {
+        (Some(line), Some(column)) => format!(":{line}:{column}"),
+        (Some(line), None) => format!(":{line}"),
+        _ => String::new(),
+    }
+}
+
+/// Run the scenario at `path`. Call from a thread that is not a runtime worker: `run(..)`
+/// blocks on `runtime` while the benchmark executes.
+pub fn run_scenario(path: &Path, runtime: tokio::runtime::Handle, options: RunOptions) -> Result<(), ScriptError> {
+    let source = std::fs::read_to_string(path).map_err(|e| ScriptError {
+        file: path.to_path_buf(),
+        line: None,
+        column: None,
+        message: format!("cannot read the scenario: {e}"),
+    })?;
+    let scenario_stem = path.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_else(|| "run".to_string());
+    let host = Arc::new(RunHost { runtime, options, scenario_stem, runs_started: AtomicUsize::new(0) });
+    let engine = build_engine(host);
+    let mut ast = engine.compile(&source).map_err(|e| script_error(path, e.1, &e.0.to_string()))?;
+    ast.set_source(path.display().to_string());
+    engine.run_ast(&ast).map_err(|e| from_eval_error(path, &e))
+}
+
+fn from_eval_error(path: &Path, error: &EvalAltResult) -> ScriptError {
+    let position = error.position();
+    let message = match error {
+        EvalAltResult::ErrorRuntime(value, _) => value.to_string(),
+        EvalAltResult::ErrorInFunctionCall(name, _, inner, _) => {
+            return from_eval_error_in(path, name, inner, position);
+        }
+        other => strip_position(&other.to_string()),
+    };
+    script_error(path, position, &message)
+}
+
+/// An error inside a script-defined function: report where the innermost error happened.
+fn from_eval_error_in(path: &Path, function: &str, inner: &EvalAltResult, outer: Position) -> ScriptError {
+    let mut error = from_eval_error(path, inner);
+    if error.line.is_none() {
+        error.line = outer.line();
+        error.column = outer.position();
+    }
+    error.message = format!("{} (in function `{function}`)", error.message);
+    error
+}
+
+fn script_error(path: &Path, position: Position, message: &str) -> ScriptError {
+    ScriptError { file: path.to_path_buf(), line: position.line(), column: position.position(), message: strip_position(message) }
+}
+
+/// Rhai appends " (line L, position P)" to its messages; we print the position ourselves.
+fn strip_position(message: &str) -> String {
+    match message.rfind(" (line ") {
+        Some(at) if message.ends_with(')') => message[..at].to_string(),
+        _ => message.to_string(),
+    }
+}

@@ -1,0 +1,89 @@
+//! What `run(..)` gives back to a script: the run's results, and one metric's statistics.
+
+use std::sync::Arc;
+
+use rhai::{Dynamic, Engine};
+
+use super::keys::{ScriptResult, closest, script_error};
+use crate::result::{MetricResult, RunResult};
+
+/// The results of one run, as a script sees them.
+#[derive(Debug, Clone)]
+pub struct RunResults(pub Arc<RunResult>);
+
+/// One metric's statistics (`avg`, `min`, `max`, `p1`…`p99`, `std`, `count`, `sum`, `unit`).
+#[derive(Debug, Clone)]
+pub struct MetricStats(pub MetricResult);
+
+const STAT_NAMES: [&str; 15] = ["avg", "min", "max", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "std", "count", "sum"];
+
+pub fn register(engine: &mut Engine) {
+    engine
+        .register_type_with_name::<RunResults>("RunResults")
+        .register_fn("metric", metric)
+        .register_fn("has_metric", |r: &mut RunResults, tag: &str| r.0.metric(tag).is_some())
+        .register_fn("metrics", |r: &mut RunResults| r.0.metrics.iter().map(|m| Dynamic::from(m.tag.to_string())).collect::<rhai::Array>())
+        .register_get("name", |r: &mut RunResults| r.0.name.clone())
+        .register_get("benchmark_id", |r: &mut RunResults| r.0.benchmark_id.clone())
+        .register_get("artifact_dir", |r: &mut RunResults| r.0.artifact_dir.display().to_string())
+        .register_get("was_cancelled", |r: &mut RunResults| r.0.was_cancelled)
+        .register_get("request_count", |r: &mut RunResults| scalar(&r.0, "request_count") as i64)
+        .register_get("error_count", |r: &mut RunResults| scalar(&r.0, "error_request_count") as i64)
+        .register_get("duration", |r: &mut RunResults| scalar(&r.0, "benchmark_duration"))
+        .register_get("throughput", |r: &mut RunResults| scalar(&r.0, "request_throughput"))
+        .register_fn("to_string", |r: &mut RunResults| summary_line(&r.0))
+        .register_fn("to_debug", |r: &mut RunResults| summary_line(&r.0));
+    engine
+        .register_type_with_name::<MetricStats>("MetricStats")
+        .register_get("unit", |m: &mut MetricStats| m.0.unit.to_string())
+        .register_get("tag", |m: &mut MetricStats| m.0.tag.to_string())
+        .register_fn("to_string", |m: &mut MetricStats| stats_line(&m.0))
+        .register_fn("to_debug", |m: &mut MetricStats| stats_line(&m.0));
+    for stat in STAT_NAMES {
+        engine.register_get(stat, move |m: &mut MetricStats| stat_value(&m.0, stat));
+    }
+}
+
+/// `r.metric("time_to_first_token")`; an unknown name is an error that lists near names.
+fn metric(results: &mut RunResults, tag: &str) -> ScriptResult<MetricStats> {
+    if let Some(found) = results.0.metric(tag) {
+        return Ok(MetricStats(found.clone()));
+    }
+    let tags: Vec<&str> = results.0.metrics.iter().map(|m| m.tag).collect();
+    let hint = match closest(tag, &tags) {
+        Some(near) => format!(" Did you mean \"{near}\"?"),
+        None => String::new(),
+    };
+    script_error(format!("run `{}` has no metric \"{tag}\".{hint} It has: {}", results.0.name, tags.join(", ")))
+}
+
+/// A statistic as a float, or `()` when the metric has no such statistic (e.g. p99 of a count).
+fn stat_value(metric: &MetricResult, stat: &str) -> Dynamic {
+    metric.stats.get(stat).map(Dynamic::from).unwrap_or(Dynamic::UNIT)
+}
+
+fn scalar(result: &RunResult, tag: &str) -> f64 {
+    result.metric(tag).map(|m| m.stats.avg).unwrap_or(0.0)
+}
+
+fn summary_line(result: &RunResult) -> String {
+    format!(
+        "run {}: {} requests, {} errors, {:.2} req/s over {:.2} s ({})",
+        result.name,
+        scalar(result, "request_count"),
+        scalar(result, "error_request_count"),
+        scalar(result, "request_throughput"),
+        scalar(result, "benchmark_duration"),
+        result.artifact_dir.display()
+    )
+}
+
+fn stats_line(metric: &MetricResult) -> String {
+    let mut parts = vec![format!("{} ({})", metric.tag, metric.unit)];
+    for stat in STAT_NAMES {
+        if let Some(value) = metric.stats.get(stat) {
+            parts.push(format!("{stat}={value:.3}"));
+        }
+    }
+    parts.join(" ")
+}

@@ -1,0 +1,87 @@
+//! `run(#{..})`: turns a scenario's map into a Plan, executes it on the engine, prints the
+//! table, and returns the results to the script.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use rhai::{Engine, Map};
+
+use super::keys::{MapReader, ScriptResult, script_error};
+use super::results::RunResults;
+use crate::engine::{self, RunOptions};
+use crate::plan::{Dataset, Dist, Endpoint, Phase, Plan, SyntheticDataset, TokenizerSpec};
+use crate::ui;
+
+/// Default per-request timeout, seconds (AIPerf's default).
+const DEFAULT_REQUEST_TIMEOUT_S: f64 = 600.0;
+
+/// What `run` needs from the host: the runtime, the options, and the scenario's name.
+pub struct RunHost {
+    pub runtime: tokio::runtime::Handle,
+    pub options: RunOptions,
+    /// Used to name runs that do not name themselves.
+    pub scenario_stem: String,
+    pub runs_started: AtomicUsize,
+}
+
+pub fn register(engine: &mut Engine, host: Arc<RunHost>) {
+    engine.register_fn("run", move |map: Map| run(&host, map));
+}
+
+const RUN_KEYS: &[&str] = &["name", "endpoint", "dataset", "phases", "tokenizer", "request_timeout"];
+
+/// Build the plan of a `run(#{..})` map.
+pub fn plan_of(map: Map, default_name: String) -> ScriptResult<Plan> {
+    let mut r = MapReader::new("run", map, RUN_KEYS)?;
+    let name = r.opt_string("name")?.unwrap_or(default_name);
+    let Some(endpoint) = r.opt_custom::<Endpoint>("endpoint", "endpoint(#{..})")? else {
+        return script_error("run: `endpoint` is required, e.g. endpoint(#{ url: \"mock\" })");
+    };
+    let dataset = r.opt_custom::<Dataset>("dataset", "synthetic(#{..})")?.unwrap_or_else(|| {
+        Dataset::Synthetic(SyntheticDataset { isl: Dist { mean: 550.0, stddev: 0.0 }, osl: Dist { mean: 150.0, stddev: 0.0 }, random_seed: 0, entries: 100 })
+    });
+    let Some(items) = r.opt_array("phases")? else {
+        return script_error("run: `phases` is required, e.g. [concurrency(#{ users: 4, requests: 100 })]");
+    };
+    let mut phases = Vec::with_capacity(items.len());
+    for (i, item) in items.into_iter().enumerate() {
+        match item.try_cast::<Phase>() {
+            Some(phase) => phases.push(phase),
+            None => return script_error(format!("run: phases[{i}] is not a phase; build phases with warmup(#{{..}}) or concurrency(#{{..}})")),
+        }
+    }
+    let tokenizer = match r.opt_string("tokenizer")?.as_deref() {
+        None | Some("builtin") => TokenizerSpec::Builtin,
+        Some(path) => TokenizerSpec::File { path: path.to_string() },
+    };
+    let request_timeout_s = r.opt_f64("request_timeout")?.unwrap_or(DEFAULT_REQUEST_TIMEOUT_S);
+    let plan = Plan { name, endpoint, dataset, phases, tokenizer, request_timeout_s };
+    if let Err(e) = engine::validate(&plan) {
+        return script_error(format!("run: {e}"));
+    }
+    Ok(plan)
+}
+
+fn run(host: &RunHost, map: Map) -> ScriptResult<RunResults> {
+    let number = host.runs_started.fetch_add(1, Ordering::SeqCst) + 1;
+    let default_name = if number == 1 { host.scenario_stem.clone() } else { format!("{}_{number}", host.scenario_stem) };
+    let plan = plan_of(map, default_name)?;
+    if host.options.cancel.is_cancelled() {
+        return script_error("interrupted (Ctrl-C) before this run started");
+    }
+    eprintln!("run {}: {} phases against {}", plan.name, plan.phases.len(), plan.endpoint.url);
+    let result = match host.runtime.block_on(engine::execute(&plan, &host.options)) {
+        Ok(result) => Arc::new(result),
+        Err(e) => return script_error(format!("run `{}` failed: {e:#}", plan.name)),
+    };
+    println!("{}", ui::table::render(&result));
+    for error in &result.error_summary {
+        let code = error.error_details.code.map(|c| format!(" {c}")).unwrap_or_default();
+        println!("  {} × {}{code}: {}", error.count, error.error_details.kind, error.error_details.message);
+    }
+    println!("artifacts: {}", result.artifact_dir.display());
+    if result.was_cancelled {
+        return script_error(format!("run `{}` was interrupted (Ctrl-C); its partial artifacts are in {}", result.name, result.artifact_dir.display()));
+    }
+    Ok(RunResults(result))
+}

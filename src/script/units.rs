@@ -1,0 +1,55 @@
+//! Units and small helpers for scenarios: durations (`ms`, `seconds`, `minutes`, all in
+//! seconds), distributions (`normal`, `fixed`), and `env(name, default)`.
+
+use rhai::{Dynamic, Engine, Map};
+
+use super::keys::{ScriptResult, number, script_error};
+
+pub fn register(engine: &mut Engine) {
+    engine.register_fn("ms", |v: i64| v as f64 / 1000.0);
+    engine.register_fn("ms", |v: f64| v / 1000.0);
+    engine.register_fn("seconds", |v: i64| v as f64);
+    engine.register_fn("seconds", |v: f64| v);
+    engine.register_fn("minutes", |v: i64| v as f64 * 60.0);
+    engine.register_fn("minutes", |v: f64| v * 60.0);
+    engine.register_fn("normal", |mean: Dynamic, stddev: Dynamic| distribution(&mean, &stddev));
+    engine.register_fn("fixed", |value: Dynamic| distribution(&value, &Dynamic::from(0_i64)));
+    engine.register_fn("env", |name: &str| std::env::var(name).unwrap_or_default());
+    engine.register_fn("env", env_or_default);
+}
+
+/// `#{ mean, stddev }`, the shape `synthetic(#{ isl: .. })` takes.
+fn distribution(mean: &Dynamic, stddev: &Dynamic) -> ScriptResult<Map> {
+    let (Some(mean), Some(stddev)) = (number(mean), number(stddev)) else {
+        return script_error(format!("a distribution needs numbers, got `{mean}` and `{stddev}`"));
+    };
+    if stddev < 0.0 {
+        return script_error(format!("a distribution's stddev cannot be negative ({stddev})"));
+    }
+    let mut map = Map::new();
+    map.insert("mean".into(), Dynamic::from(mean));
+    map.insert("stddev".into(), Dynamic::from(stddev));
+    Ok(map)
+}
+
+/// The environment variable `name`, converted to the type of `default`; `default` when unset.
+fn env_or_default(name: &str, default: Dynamic) -> ScriptResult<Dynamic> {
+    let Ok(raw) = std::env::var(name) else { return Ok(default) };
+    let converted = if default.is_int() {
+        raw.trim().parse::<i64>().map(Dynamic::from).ok()
+    } else if default.is_float() {
+        raw.trim().parse::<f64>().map(Dynamic::from).ok()
+    } else if default.is_bool() {
+        match raw.trim().to_ascii_lowercase().as_str() {
+            "1" | "true" | "yes" | "on" => Some(Dynamic::from(true)),
+            "0" | "false" | "no" | "off" => Some(Dynamic::from(false)),
+            _ => None,
+        }
+    } else {
+        Some(Dynamic::from(raw.clone()))
+    };
+    match converted {
+        Some(value) => Ok(value),
+        None => script_error(format!("environment variable {name}={raw:?} is not a {} like its default `{default}`", default.type_name())),
+    }
+}

@@ -1,0 +1,4 @@
+//! What a person sees: a progress bar per phase while it runs, and the metrics table at the end.
+
+pub mod progress;
+pub mod table;

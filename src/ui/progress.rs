@@ -1,0 +1,83 @@
+//! A progress bar per phase: requests done of total (or time elapsed of the duration), the
+//! request rate and the errors. The hot path only bumps atomics; a ticker redraws from them.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use tokio::task::JoinHandle;
+
+use crate::load::PhaseCounters;
+use crate::plan::Phase;
+use crate::result::PhaseSummary;
+
+const REDRAW_EVERY: Duration = Duration::from_millis(100);
+
+pub struct PhaseProgress {
+    bar: ProgressBar,
+    ticker: JoinHandle<()>,
+    label: String,
+}
+
+impl PhaseProgress {
+    /// Start showing `phase`; draws only when stderr is a terminal and `enabled`.
+    pub fn start(phase: &Phase, counters: Arc<PhaseCounters>, enabled: bool) -> Self {
+        let label = format!("{} ({})", phase.name, phase.kind.as_str());
+        let by_time = phase.requests.is_none();
+        let length = match (phase.requests, phase.duration_s) {
+            (Some(requests), _) => requests,
+            (None, Some(seconds)) => (seconds * 10.0).ceil() as u64,
+            (None, None) => 0,
+        };
+        let target = if enabled { ProgressDrawTarget::stderr() } else { ProgressDrawTarget::hidden() };
+        let bar = ProgressBar::with_draw_target(Some(length), target);
+        let template = if by_time {
+            "{prefix:.bold} [{bar:32.cyan/blue}] {elapsed}/{msg}"
+        } else {
+            "{prefix:.bold} [{bar:32.cyan/blue}] {pos}/{len} {msg}"
+        };
+        if let Ok(style) = ProgressStyle::with_template(template) {
+            bar.set_style(style.progress_chars("=> "));
+        }
+        bar.set_prefix(label.clone());
+        let started = Instant::now();
+        let duration_s = phase.duration_s;
+        let ticker_bar = bar.clone();
+        let ticker = tokio::spawn(async move {
+            let mut interval = tokio::time::interval(REDRAW_EVERY);
+            loop {
+                interval.tick().await;
+                let elapsed_s = started.elapsed().as_secs_f64();
+                let finished = counters.finished();
+                let rate = if elapsed_s > 0.0 { finished as f64 / elapsed_s } else { 0.0 };
+                let errors = counters.errors.load(Ordering::Relaxed);
+                let in_flight = counters.in_flight.load(Ordering::Relaxed);
+                let stats = format!("{rate:.1} req/s, {errors} errors, {in_flight} in flight");
+                if by_time {
+                    ticker_bar.set_position((elapsed_s * 10.0) as u64);
+                    ticker_bar.set_message(format!("{:.0}s  {finished} requests, {stats}", duration_s.unwrap_or(0.0)));
+                } else {
+                    ticker_bar.set_position(finished);
+                    ticker_bar.set_message(stats);
+                }
+            }
+        });
+        Self { bar, ticker, label }
+    }
+
+    /// Stop drawing and print one line that sums the phase up.
+    pub fn finish(self, summary: &PhaseSummary) {
+        self.ticker.abort();
+        self.bar.finish_and_clear();
+        let rate = if summary.duration_s > 0.0 { (summary.completed + summary.errors) as f64 / summary.duration_s } else { 0.0 };
+        let mut line = format!(
+            "{}: {} requests, {} ok, {} errors in {:.2} s ({rate:.1} req/s)",
+            self.label, summary.sent, summary.completed, summary.errors, summary.duration_s
+        );
+        if summary.cancelled > 0 {
+            line.push_str(&format!(", {} cancelled", summary.cancelled));
+        }
+        eprintln!("{line}");
+    }
+}

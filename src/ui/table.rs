@@ -1,0 +1,95 @@
+//! The console metrics table, drawn with box characters like AIPerf's.
+
+use crate::result::{MetricKind, MetricResult, RunResult};
+
+const COLUMNS: [&str; 7] = ["avg", "min", "max", "p99", "p90", "p50", "std"];
+
+/// The table of every console metric of `result`, with a title line.
+pub fn render(result: &RunResult) -> String {
+    let shown: Vec<&MetricResult> = result.metrics.iter().filter(|m| m.console).collect();
+    let mut rows: Vec<[String; 8]> = Vec::new();
+    // Distributions first, then the single-valued metrics, as AIPerf orders them.
+    for metric in shown.iter().filter(|m| m.kind == MetricKind::Record).chain(shown.iter().filter(|m| m.kind != MetricKind::Record)) {
+        let stats = &metric.stats;
+        let cell = |name: &str| match (name, stats.get(name)) {
+            ("avg", _) => format_number(stats.avg),
+            (_, Some(value)) => format_number(value),
+            (_, None) => "N/A".to_string(),
+        };
+        rows.push([label(metric), cell("avg"), cell("min"), cell("max"), cell("p99"), cell("p90"), cell("p50"), cell("std")]);
+    }
+    let mut header: [String; 8] = Default::default();
+    header[0] = "Metric".to_string();
+    for (i, column) in COLUMNS.iter().enumerate() {
+        header[i + 1] = column.to_string();
+    }
+    let mut widths = [0usize; 8];
+    for row in rows.iter().chain(std::iter::once(&header)) {
+        for (width, cell) in widths.iter_mut().zip(row.iter()) {
+            *width = (*width).max(cell.chars().count());
+        }
+    }
+    let line = |left: &str, mid: &str, right: &str| {
+        let mut s = String::from(left);
+        for (i, width) in widths.iter().enumerate() {
+            s.push_str(&"─".repeat(width + 2));
+            s.push_str(if i + 1 == widths.len() { right } else { mid });
+        }
+        s.push('\n');
+        s
+    };
+    let row_text = |cells: &[String; 8]| {
+        let mut s = String::from("│");
+        for (cell, width) in cells.iter().zip(widths.iter()) {
+            s.push_str(&format!(" {cell:>width$} │"));
+        }
+        s.push('\n');
+        s
+    };
+    let total_width: usize = widths.iter().map(|w| w + 3).sum::<usize>() + 1;
+    let title = format!("aiperf | LLM Metrics | {}", result.name);
+    let mut out = format!("{title:^total_width$}\n");
+    out.push_str(&line("┌", "┬", "┐"));
+    out.push_str(&row_text(&header));
+    out.push_str(&line("├", "┼", "┤"));
+    for row in &rows {
+        out.push_str(&row_text(row));
+    }
+    out.push_str(&line("└", "┴", "┘"));
+    out
+}
+
+fn label(metric: &MetricResult) -> String {
+    if metric.unit.is_empty() { metric.header.to_string() } else { format!("{} ({})", metric.header, metric.unit) }
+}
+
+/// `1234567.891` → `1,234,567.89`
+pub fn format_number(value: f64) -> String {
+    if !value.is_finite() {
+        return value.to_string();
+    }
+    let fixed = format!("{:.2}", value.abs());
+    let (integer, fraction) = fixed.split_once('.').unwrap_or((&fixed, "00"));
+    let mut grouped = String::new();
+    for (i, digit) in integer.chars().enumerate() {
+        if i > 0 && (integer.len() - i) % 3 == 0 {
+            grouped.push(',');
+        }
+        grouped.push(digit);
+    }
+    let sign = if value < 0.0 && fixed.trim_start_matches(['0', '.']) != "" { "-" } else { "" };
+    format!("{sign}{grouped}.{fraction}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_get_thousands_separators_and_two_decimals() {
+        assert_eq!(format_number(1234567.891), "1,234,567.89");
+        assert_eq!(format_number(0.0), "0.00");
+        assert_eq!(format_number(999.999), "1,000.00");
+        assert_eq!(format_number(-12.5), "-12.50");
+    }
+}
