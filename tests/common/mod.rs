@@ -1,0 +1,74 @@
+//! Helpers shared by the integration tests: run the `aiperf` binary on a scenario written to a
+//! temporary folder, and read the artifacts it wrote.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+pub struct ScenarioRun {
+    pub dir: tempfile::TempDir,
+    pub output: Output,
+}
+
+impl ScenarioRun {
+    pub fn stdout(&self) -> String {
+        String::from_utf8_lossy(&self.output.stdout).to_string()
+    }
+
+    pub fn stderr(&self) -> String {
+        String::from_utf8_lossy(&self.output.stderr).to_string()
+    }
+
+    pub fn code(&self) -> Option<i32> {
+        self.output.status.code()
+    }
+
+    pub fn artifacts(&self, run_name: &str) -> PathBuf {
+        self.dir.path().join("artifacts").join(run_name)
+    }
+
+    pub fn summary(&self, run_name: &str) -> Value {
+        read_json(&self.artifacts(run_name).join("profile_export_aiperf.json"))
+    }
+
+    pub fn records(&self, run_name: &str) -> Vec<Value> {
+        let text = std::fs::read_to_string(self.artifacts(run_name).join("profile_export.jsonl")).expect("profile_export.jsonl");
+        text.lines().map(|line| serde_json::from_str(line).expect("a JSON line")).collect()
+    }
+}
+
+/// Write `source` as `<name>.rhai` in a new temp folder and run it there.
+pub fn run_scenario(name: &str, source: &str) -> ScenarioRun {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join(format!("{name}.rhai"));
+    std::fs::write(&path, source).expect("write scenario");
+    let output = aiperf_command(dir.path()).arg("run").arg(&path).output().expect("run aiperf");
+    ScenarioRun { dir, output }
+}
+
+pub fn aiperf_command(dir: &Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_aiperf"));
+    command.current_dir(dir).arg("--log-level").arg("warn").env("AIPERF_ARTIFACT_DIR", dir.join("artifacts"));
+    command
+}
+
+pub fn read_json(path: &Path) -> Value {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// `summary[metric][stat]` as f64.
+pub fn stat(summary: &Value, metric: &str, stat: &str) -> f64 {
+    summary[metric][stat].as_f64().unwrap_or_else(|| panic!("{metric}.{stat} missing in {}", summary[metric]))
+}
+
+/// A loopback port with nothing listening on it.
+pub fn closed_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    drop(listener);
+    port
+}

@@ -1,0 +1,58 @@
+//! Scenario mistakes end in one clear message naming file:line:column, and exit code 2.
+
+mod common;
+
+use common::run_scenario;
+
+#[test]
+fn an_unknown_key_names_the_line_and_suggests_the_right_key() {
+    let run = run_scenario("typo", "let e = endpoint(#{ url: \"mock\" });\nlet p = synthetic(#{ isl: 10, osll: 5 });\n");
+    assert_eq!(run.code(), Some(2));
+    let stderr = run.stderr();
+    assert!(stderr.contains("typo.rhai:2:"), "{stderr}");
+    assert!(stderr.contains("unknown key `osll` (did you mean `osl`?)"), "{stderr}");
+}
+
+#[test]
+fn a_syntax_error_names_the_position() {
+    let run = run_scenario("syntax", "let x = 1;\nlet y = (2 + ;\n");
+    assert_eq!(run.code(), Some(2));
+    assert!(run.stderr().contains("syntax.rhai:2:"), "{}", run.stderr());
+}
+
+#[test]
+fn a_bad_url_is_refused_before_any_request() {
+    let run = run_scenario(
+        "badurl",
+        "run(#{ endpoint: endpoint(#{ url: \"localhost:8000\" }), phases: [concurrency(#{ requests: 1 })] });",
+    );
+    assert_eq!(run.code(), Some(2));
+    let stderr = run.stderr();
+    assert!(stderr.contains("badurl.rhai:1:"), "{stderr}");
+    assert!(stderr.contains("must start with http:// or https://"), "{stderr}");
+}
+
+#[test]
+fn a_wrong_type_and_an_unknown_metric_are_explained() {
+    let run = run_scenario("wrongtype", "concurrency(#{ users: \"8\", requests: 1 });");
+    assert_eq!(run.code(), Some(2));
+    assert!(run.stderr().contains("`users` must be a whole number"), "{}", run.stderr());
+
+    let run = run_scenario(
+        "nometric",
+        "let r = run(#{ endpoint: endpoint(#{ url: \"mock\", mock: #{ ttft: 0, itl: 0 } }), dataset: synthetic(#{ isl: 10, osl: 2 }), phases: [concurrency(#{ requests: 2 })] });\nr.metric(\"time_to_frist_token\");",
+    );
+    assert_eq!(run.code(), Some(2));
+    let stderr = run.stderr();
+    assert!(stderr.contains("nometric.rhai:2:"), "{stderr}");
+    assert!(stderr.contains("Did you mean \"time_to_first_token\"?"), "{stderr}");
+}
+
+#[test]
+fn a_missing_scenario_file_is_one_clear_line() {
+    let dir = tempfile::tempdir().expect("dir");
+    let output = common::aiperf_command(dir.path()).arg("run").arg("nope.rhai").output().expect("run");
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("nope.rhai: cannot read the scenario"), "{stderr}");
+}
