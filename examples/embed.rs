@@ -1,0 +1,48 @@
+//! Embedding the engine as a library: build a Plan in Rust (no script), run it against the
+//! built-in mock server, and read the results.
+//!
+//!     cargo run --example embed
+
+use std::path::PathBuf;
+
+use aiperf::cancel::CancelSignal;
+use aiperf::engine::{self, RunOptions};
+use aiperf::mock::MockConfig;
+use aiperf::plan::{Dataset, Dist, Endpoint, EndpointKind, LoadMode, MOCK_URL, Phase, PhaseKind, Plan, SyntheticDataset, TokenizerSpec};
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let plan = Plan {
+        name: "embedded".to_string(),
+        endpoint: Endpoint {
+            url: MOCK_URL.to_string(),
+            model: "mock-model".to_string(),
+            kind: EndpointKind::Chat,
+            streaming: true,
+            api_key: None,
+            headers: Default::default(),
+            extra: Default::default(),
+            mock: Some(MockConfig { ttft_ms: 15.0, itl_ms: 3.0, ..MockConfig::default() }),
+        },
+        dataset: Dataset::Synthetic(SyntheticDataset { isl: Dist { mean: 200.0, stddev: 20.0 }, osl: Dist { mean: 32.0, stddev: 0.0 }, random_seed: 7, entries: 50 }),
+        phases: vec![Phase {
+            name: "profiling".to_string(),
+            kind: PhaseKind::Profiling,
+            mode: LoadMode::Concurrency { concurrency: 8 },
+            requests: Some(200),
+            duration_s: None,
+            grace_period_s: 30.0,
+        }],
+        tokenizer: TokenizerSpec::Builtin,
+        request_timeout_s: 60.0,
+    };
+    let options = RunOptions { artifact_root: PathBuf::from("artifacts"), cli_command: None, progress: true, cancel: CancelSignal::new() };
+    let result = engine::execute(&plan, &options).await?;
+    for tag in ["time_to_first_token", "inter_token_latency", "request_throughput"] {
+        if let Some(metric) = result.metric(tag) {
+            println!("{tag}: avg {:.2} {}", metric.stats.avg, metric.unit);
+        }
+    }
+    println!("artifacts in {}", result.artifact_dir.display());
+    Ok(())
+}
