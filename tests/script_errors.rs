@@ -40,11 +40,11 @@ fn a_wrong_type_and_an_unknown_metric_are_explained() {
 
     let run = run_scenario(
         "nometric",
-        "let r = run(#{ endpoint: endpoint(#{ url: \"mock\", mock: #{ ttft: 0, itl: 0 } }), dataset: synthetic(#{ isl: 10, osl: 2 }), phases: [concurrency(#{ requests: 2 })] });\nr.metric(\"time_to_frist_token\");",
+        "import \"aiperf/mock\" as mock;\nlet r = run(#{ endpoint: endpoint(#{ url: \"mock\", mock: mock::instant }), dataset: synthetic(#{ isl: 10, osl: 2 }), phases: [concurrency(#{ requests: 2 })] });\nr.metric(\"time_to_frist_token\");",
     );
     assert_eq!(run.code(), Some(2));
     let stderr = run.stderr();
-    assert!(stderr.contains("nometric.rhai:2:"), "{stderr}");
+    assert!(stderr.contains("nometric.rhai:3:"), "{stderr}");
     assert!(stderr.contains("Did you mean \"time_to_first_token\"?"), "{stderr}");
 }
 
@@ -55,4 +55,11 @@ fn a_missing_scenario_file_is_one_clear_line() {
     assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("nope.rhai: cannot read the scenario"), "{stderr}");
+}
+
+#[test]
+fn an_unknown_stdlib_module_lists_the_ones_there_are() {
+    let run = run_scenario("badimport", "import \"aiperf/nope\" as x;");
+    assert_eq!(run.code(), Some(2));
+    assert!(run.stderr().contains("aiperf/mock"), "{}", run.stderr());
 }

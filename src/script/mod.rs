@@ -5,6 +5,7 @@ mod builders;
 mod keys;
 mod results;
 mod run_fn;
+mod stdlib;
 mod units;
 
 use std::path::{Path, PathBuf};
@@ -44,6 +45,7 @@ impl std::error::Error for ScriptError {}
 /// A Rhai engine with the whole scenario API registered.
 pub fn build_engine(host: Arc<RunHost>) -> Engine {
     let mut engine = Engine::new();
+    engine.set_module_resolver(stdlib::StdlibResolver::new());
     units::register(&mut engine);
     builders::register(&mut engine);
     results::register(&mut engine);

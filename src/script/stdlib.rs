@@ -1,0 +1,47 @@
+//! Module resolution: `import "aiperf/<name>"` loads a module of the stdlib embedded in the
+//! binary (stdlib/<name>.rhai); any other import is a file relative to the importing script.
+
+use rhai::module_resolvers::FileModuleResolver;
+use rhai::{Engine, EvalAltResult, Module, ModuleResolver, Position, Shared};
+
+const PREFIX: &str = "aiperf/";
+
+/// The embedded stdlib: (import path without the prefix, source).
+const MODULES: &[(&str, &str)] = &[("mock", include_str!("../../stdlib/mock.rhai"))];
+
+pub struct StdlibResolver {
+    files: FileModuleResolver,
+}
+
+impl StdlibResolver {
+    pub fn new() -> Self {
+        Self { files: FileModuleResolver::new() }
+    }
+}
+
+impl ModuleResolver for StdlibResolver {
+    fn resolve(&self, engine: &Engine, source: Option<&str>, path: &str, position: Position) -> Result<Shared<Module>, Box<EvalAltResult>> {
+        let Some(name) = path.strip_prefix(PREFIX) else {
+            return self.files.resolve(engine, source, path, position);
+        };
+        let Some((_, text)) = MODULES.iter().find(|(module, _)| *module == name) else {
+            let known: Vec<String> = MODULES.iter().map(|(module, _)| format!("{PREFIX}{module}")).collect();
+            return Err(Box::new(EvalAltResult::ErrorModuleNotFound(format!("{path} (the stdlib has {})", known.join(", ")), position)));
+        };
+        let mut ast = engine.compile(*text)?;
+        ast.set_source(format!("stdlib/{name}.rhai"));
+        let module = Module::eval_ast_as_new(rhai::Scope::new(), &ast, engine)?;
+        Ok(Shared::new(module))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_stdlib_module_compiles() {
+        let engine = rhai::Engine::new();
+        for (name, text) in super::MODULES {
+            engine.compile(*text).unwrap_or_else(|e| panic!("stdlib/{name}.rhai: {e}"));
+        }
+    }
+}
