@@ -2,24 +2,54 @@
 //! target for other tools via `aiperf mock`). Serves chat and completions, streaming and not,
 //! with configurable timing, plus /v1/models, /health and Prometheus /metrics (vLLM names).
 
+mod body;
+mod chunks;
 mod config;
+mod generate;
+mod generation;
+mod info;
+mod openai;
+mod prom;
+mod reply;
+mod router;
+mod server;
+mod state;
+mod stats;
+mod words;
 
 use std::net::SocketAddr;
+use std::sync::Arc;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use crate::dataset::tokenizer::Tokenizer;
 
 pub use config::MockConfig;
 
 /// A running mock server; dropping it (or `shutdown`) stops it.
 pub struct MockServer {
     addr: SocketAddr,
+    stop: watch::Sender<bool>,
+    /// The accept loop (which owns every connection task); `None` once shut down.
+    serving: Option<JoinHandle<()>>,
 }
 
 impl MockServer {
     /// Bind `addr` (port 0 picks a free port) and serve until shut down.
     pub async fn start(config: MockConfig, addr: SocketAddr) -> Result<MockServer> {
-        let _ = config;
-        todo!("mock server: bind {addr}")
+        let tokenizer = tokio::task::spawn_blocking(Tokenizer::shared_builtin)
+            .await
+            .context("loading the builtin tokenizer for the mock server")??;
+        let state = Arc::new(state::MockState::new(config, tokenizer)?);
+        let listener = TcpListener::bind(addr).await.with_context(|| format!("mock server cannot bind {addr}"))?;
+        let addr = listener.local_addr().context("mock server: reading the bound address")?;
+        let (stop, stop_requested) = watch::channel(false);
+        let serving = tokio::spawn(server::serve(listener, state, stop_requested));
+        tracing::debug!("mock server listening on http://{addr}");
+        Ok(MockServer { addr, stop, serving: Some(serving) })
     }
 
     pub fn addr(&self) -> SocketAddr {
@@ -32,5 +62,21 @@ impl MockServer {
     }
 
     /// Stop accepting, let in-flight responses end, and return.
-    pub async fn shutdown(self) {}
+    pub async fn shutdown(mut self) {
+        self.stop.send_replace(true);
+        if let Some(serving) = self.serving.take()
+            && let Err(error) = serving.await
+        {
+            tracing::warn!("mock server stopped abnormally: {error}");
+        }
+    }
+}
+
+impl Drop for MockServer {
+    /// Stop at once: the accept loop and, with it, every connection.
+    fn drop(&mut self) {
+        if let Some(serving) = self.serving.take() {
+            serving.abort();
+        }
+    }
 }

@@ -1,0 +1,119 @@
+//! Response bodies: a whole buffer, or a token stream that releases each SSE event when its
+//! token is due, timed against absolute deadlines so delays never drift.
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use hyper::body::{Body, Frame, SizeHint};
+use tokio::time::{Instant, Sleep};
+
+use super::chunks::{ResponseWriter, Usage};
+use super::generation::Generation;
+use super::words;
+
+pub enum MockBody {
+    Whole(Option<Bytes>),
+    Tokens(Box<TokenStream>),
+}
+
+impl MockBody {
+    pub fn whole(content: impl Into<Bytes>) -> Self {
+        MockBody::Whole(Some(content.into()))
+    }
+}
+
+/// A streamed generation. Each poll sends everything due by then in one frame: with zero
+/// delays that is the whole stream at once; otherwise one token per frame, as it comes due.
+pub struct TokenStream {
+    /// `None` once the last event went out (which frees the running slot right away).
+    generation: Option<Generation>,
+    writer: ResponseWriter,
+    include_usage: bool,
+    opening_sent: bool,
+    timer: Option<Pin<Box<Sleep>>>,
+}
+
+impl TokenStream {
+    pub fn new(generation: Generation, writer: ResponseWriter, include_usage: bool) -> Self {
+        Self { generation: Some(generation), writer, include_usage, opening_sent: false, timer: None }
+    }
+
+    fn poll_next_events(&mut self, cx: &mut Context<'_>) -> Poll<Option<Bytes>> {
+        loop {
+            let Some(generation) = self.generation.as_mut() else {
+                return Poll::Ready(None);
+            };
+            let now = Instant::now();
+            let due_count = generation.tokens_due_by(now);
+            let mut events = String::new();
+            if !self.opening_sent {
+                self.opening_sent = true;
+                self.writer.push_opening_chunk(&mut events);
+            }
+            if due_count > 0 {
+                let first_index = generation.emitted();
+                let output_tokens = generation.job().output_tokens;
+                events.reserve(due_count as usize * 160);
+                for index in first_index..first_index + due_count {
+                    let is_last = index + 1 == output_tokens;
+                    self.writer.push_token_chunk(&mut events, words::word_at(index), is_last);
+                }
+                generation.emit(due_count, now);
+                if generation.is_complete() {
+                    if self.include_usage {
+                        let usage =
+                            Usage { prompt_tokens: generation.job().prompt_tokens, completion_tokens: output_tokens };
+                        self.writer.push_usage_chunk(&mut events, usage);
+                    }
+                    ResponseWriter::push_done(&mut events);
+                    self.generation = None;
+                    self.timer = None;
+                }
+            }
+            if !events.is_empty() {
+                return Poll::Ready(Some(Bytes::from(events)));
+            }
+            let Some(generation) = self.generation.as_ref() else {
+                return Poll::Ready(None);
+            };
+            let next_due = generation.due(generation.emitted());
+            let timer = self.timer.get_or_insert_with(|| Box::pin(tokio::time::sleep_until(next_due)));
+            if timer.deadline() != next_due {
+                timer.as_mut().reset(next_due);
+            }
+            if timer.as_mut().poll(cx).is_pending() {
+                return Poll::Pending;
+            }
+        }
+    }
+}
+
+impl Body for MockBody {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        let next = match self.get_mut() {
+            MockBody::Whole(content) => Poll::Ready(content.take()),
+            MockBody::Tokens(stream) => stream.poll_next_events(cx),
+        };
+        next.map(|data| data.map(|bytes| Ok(Frame::data(bytes))))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        match self {
+            MockBody::Whole(content) => content.is_none(),
+            MockBody::Tokens(stream) => stream.generation.is_none(),
+        }
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        match self {
+            MockBody::Whole(content) => SizeHint::with_exact(content.as_ref().map_or(0, |bytes| bytes.len() as u64)),
+            MockBody::Tokens(_) => SizeHint::default(),
+        }
+    }
+}

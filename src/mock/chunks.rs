@@ -1,0 +1,161 @@
+//! Writes the response text of one generation: SSE chunks for streaming, or the whole JSON
+//! body, in OpenAI's chat and completions shapes.
+
+use std::fmt::Write;
+
+use super::openai::Endpoint;
+
+#[derive(Debug, Clone, Copy)]
+pub struct Usage {
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+}
+
+/// The fixed parts of one response (id, created, model), pre-rendered once per request.
+pub struct ResponseWriter {
+    endpoint: Endpoint,
+    /// `{"id":…,"object":…,"created":…,"model":…,"choices":` for streamed chunks.
+    chunk_head: String,
+    /// The same head for the non-streaming body.
+    whole_head: String,
+}
+
+impl ResponseWriter {
+    pub fn new(endpoint: Endpoint, id: &str, created_epoch_s: u64, model: &str) -> Self {
+        let (chunk_object, whole_object) = match endpoint {
+            Endpoint::Chat => ("chat.completion.chunk", "chat.completion"),
+            Endpoint::Completions => ("text_completion", "text_completion"),
+        };
+        let model_json = serde_json::Value::String(model.to_string()).to_string();
+        let head = |object: &str| {
+            format!(r#"{{"id":"{id}","object":"{object}","created":{created_epoch_s},"model":{model_json},"choices":"#)
+        };
+        Self { endpoint, chunk_head: head(chunk_object), whole_head: head(whole_object) }
+    }
+
+    /// Chat streams open with the assistant role and empty content (as vLLM does); it carries
+    /// no token. Completions streams have no opening chunk.
+    pub fn push_opening_chunk(&self, out: &mut String) {
+        if self.endpoint == Endpoint::Chat {
+            out.push_str("data: ");
+            out.push_str(&self.chunk_head);
+            out.push_str(r#"[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}"#);
+            out.push_str("\n\n");
+        }
+    }
+
+    /// One token's chunk; `token_text` must need no JSON escaping (the mock's words do not).
+    pub fn push_token_chunk(&self, out: &mut String, token_text: &str, is_last: bool) {
+        let finish_reason = if is_last { r#""length""# } else { "null" };
+        out.push_str("data: ");
+        out.push_str(&self.chunk_head);
+        let _ = match self.endpoint {
+            Endpoint::Chat => {
+                write!(out, r#"[{{"index":0,"delta":{{"content":"{token_text}"}},"finish_reason":{finish_reason}}}]}}"#)
+            }
+            Endpoint::Completions => write!(
+                out,
+                r#"[{{"index":0,"text":"{token_text}","logprobs":null,"finish_reason":{finish_reason}}}]}}"#
+            ),
+        };
+        out.push_str("\n\n");
+    }
+
+    /// The usage-only chunk sent when `stream_options.include_usage` is set.
+    pub fn push_usage_chunk(&self, out: &mut String, usage: Usage) {
+        out.push_str("data: ");
+        out.push_str(&self.chunk_head);
+        let _ = write!(out, r#"[],"usage":{}}}"#, usage_json(usage));
+        out.push_str("\n\n");
+    }
+
+    pub fn push_done(out: &mut String) {
+        out.push_str("data: [DONE]\n\n");
+    }
+
+    /// The non-streaming body; `text` must need no JSON escaping.
+    pub fn whole_response(&self, text: &str, usage: Usage) -> String {
+        let choice = match self.endpoint {
+            Endpoint::Chat => {
+                format!(r#"{{"index":0,"message":{{"role":"assistant","content":"{text}"}},"finish_reason":"length"}}"#)
+            }
+            Endpoint::Completions => {
+                format!(r#"{{"index":0,"text":"{text}","logprobs":null,"finish_reason":"length"}}"#)
+            }
+        };
+        format!(r#"{}[{choice}],"usage":{}}}"#, self.whole_head, usage_json(usage))
+    }
+}
+
+fn usage_json(usage: Usage) -> String {
+    format!(
+        r#"{{"prompt_tokens":{},"completion_tokens":{},"total_tokens":{}}}"#,
+        usage.prompt_tokens,
+        usage.completion_tokens,
+        usage.prompt_tokens + usage.completion_tokens
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::*;
+
+    fn events(text: &str) -> Vec<&str> {
+        text.split("\n\n").filter(|event| !event.is_empty()).map(|event| &event["data: ".len()..]).collect()
+    }
+
+    #[test]
+    fn chat_chunks_are_valid_openai_json() {
+        let writer = ResponseWriter::new(Endpoint::Chat, "chatcmpl-1", 7, "m\"x");
+        let mut out = String::new();
+        writer.push_opening_chunk(&mut out);
+        writer.push_token_chunk(&mut out, " the", false);
+        writer.push_token_chunk(&mut out, " of", true);
+        writer.push_usage_chunk(&mut out, Usage { prompt_tokens: 3, completion_tokens: 2 });
+        ResponseWriter::push_done(&mut out);
+        let events = events(&out);
+        assert_eq!(events.len(), 5);
+        let opening: Value = serde_json::from_str(events[0]).unwrap();
+        assert_eq!(opening["object"], "chat.completion.chunk");
+        assert_eq!(opening["model"], "m\"x");
+        assert_eq!(opening["choices"][0]["delta"], json!({"role": "assistant", "content": ""}));
+        let last: Value = serde_json::from_str(events[2]).unwrap();
+        assert_eq!(last["choices"][0]["delta"]["content"], " of");
+        assert_eq!(last["choices"][0]["finish_reason"], "length");
+        let usage: Value = serde_json::from_str(events[3]).unwrap();
+        assert_eq!(usage["choices"], json!([]));
+        assert_eq!(usage["usage"], json!({"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}));
+        assert_eq!(events[4], "[DONE]");
+    }
+
+    #[test]
+    fn completions_have_no_opening_chunk_and_use_text() {
+        let writer = ResponseWriter::new(Endpoint::Completions, "cmpl-1", 7, "m");
+        let mut out = String::new();
+        writer.push_opening_chunk(&mut out);
+        assert!(out.is_empty());
+        writer.push_token_chunk(&mut out, " the", false);
+        let chunk: Value = serde_json::from_str(events(&out)[0]).unwrap();
+        assert_eq!(chunk["object"], "text_completion");
+        assert_eq!(chunk["choices"][0]["text"], " the");
+        assert_eq!(chunk["choices"][0]["finish_reason"], Value::Null);
+    }
+
+    #[test]
+    fn whole_responses_carry_text_and_usage() {
+        let usage = Usage { prompt_tokens: 1, completion_tokens: 2 };
+        let chat: Value =
+            serde_json::from_str(&ResponseWriter::new(Endpoint::Chat, "c", 1, "m").whole_response(" a b", usage))
+                .unwrap();
+        assert_eq!(chat["object"], "chat.completion");
+        assert_eq!(chat["choices"][0]["message"]["content"], " a b");
+        assert_eq!(chat["usage"]["total_tokens"], 3);
+        let completion: Value =
+            serde_json::from_str(&ResponseWriter::new(Endpoint::Completions, "c", 1, "m").whole_response(" a", usage))
+                .unwrap();
+        assert_eq!(completion["choices"][0]["text"], " a");
+        assert_eq!(completion["choices"][0]["finish_reason"], "length");
+    }
+}

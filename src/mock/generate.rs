@@ -1,0 +1,86 @@
+//! Serves `POST /v1/chat/completions` and `POST /v1/completions`: read and parse the body,
+//! count the prompt, wait for a running slot, then stream or send the generated text.
+
+use std::sync::Arc;
+
+use http::{Request, Response, StatusCode};
+use http_body_util::{BodyExt, LengthLimitError, Limited};
+use hyper::body::Incoming;
+use tokio::time::Instant;
+
+use super::body::{MockBody, TokenStream};
+use super::chunks::{ResponseWriter, Usage};
+use super::generation::{self, Job};
+use super::openai::{self, Endpoint, PromptInput};
+use super::reply;
+use super::state::MockState;
+use super::words;
+
+/// Largest request body accepted.
+const MAX_REQUEST_BYTES: usize = 64 * 1024 * 1024;
+/// Prompts up to this size are tokenized on the runtime; larger ones on the blocking pool.
+const INLINE_TOKENIZE_BYTES: usize = 4096;
+
+pub async fn serve(state: Arc<MockState>, endpoint: Endpoint, request: Request<Incoming>) -> Response<MockBody> {
+    let arrival = Instant::now();
+    let body = match Limited::new(request.into_body(), MAX_REQUEST_BYTES).collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(error) if error.downcast_ref::<LengthLimitError>().is_some() => {
+            let message = format!("request body is larger than {MAX_REQUEST_BYTES} bytes");
+            return reply::error(StatusCode::PAYLOAD_TOO_LARGE, "invalid_request_error", "body_too_large", &message);
+        }
+        Err(error) => return reply::invalid_request(&format!("could not read the request body: {error}")),
+    };
+    let parsed = match openai::parse(endpoint, &body) {
+        Ok(parsed) => parsed,
+        Err(message) => return reply::invalid_request(&message),
+    };
+    let Some(prompt_tokens) = count_prompt_tokens(&state, parsed.prompt).await else {
+        return reply::error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "server_error",
+            "tokenizer_failed",
+            "prompt tokenization failed",
+        );
+    };
+    let model = parsed.model.unwrap_or_else(|| state.default_model().to_string());
+    let stats = state.stats.for_model(&model);
+    let output_tokens = parsed.output_tokens.unwrap_or(state.config.default_output_tokens);
+    let job = Job { arrival, prompt_tokens, output_tokens };
+    let Some(mut generation) = generation::admit(&state.running_slots, stats, job, state.timing).await else {
+        return reply::error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "server_error",
+            "shutting_down",
+            "the mock is shutting down",
+        );
+    };
+
+    let id_prefix = match endpoint {
+        Endpoint::Chat => "chatcmpl",
+        Endpoint::Completions => "cmpl",
+    };
+    let writer = ResponseWriter::new(endpoint, &state.next_response_id(id_prefix), state.started_epoch_s, &model);
+    if parsed.stream {
+        let mut response = reply::with_body(
+            StatusCode::OK,
+            "text/event-stream",
+            MockBody::Tokens(Box::new(TokenStream::new(generation, writer, parsed.include_usage))),
+        );
+        response.headers_mut().insert(http::header::CACHE_CONTROL, http::HeaderValue::from_static("no-cache"));
+        return response;
+    }
+    generation.run_to_end().await;
+    drop(generation);
+    let usage = Usage { prompt_tokens, completion_tokens: output_tokens };
+    reply::json(StatusCode::OK, writer.whole_response(&words::output_text(output_tokens), usage))
+}
+
+/// `None` only if tokenizing on the blocking pool failed.
+async fn count_prompt_tokens(state: &Arc<MockState>, prompt: PromptInput) -> Option<u64> {
+    if prompt.text_bytes() <= INLINE_TOKENIZE_BYTES {
+        return Some(prompt.token_count(&state.tokenizer));
+    }
+    let tokenizer = state.tokenizer.clone();
+    tokio::task::spawn_blocking(move || prompt.token_count(&tokenizer)).await.ok()
+}

@@ -1,0 +1,375 @@
+//! End-to-end checks of the built-in mock server over real HTTP: response shapes, token
+//! counts, timing, queueing, metrics and error replies.
+
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use aiperf::dataset::tokenizer::Tokenizer;
+use aiperf::mock::{MockConfig, MockServer};
+use bytes::Bytes;
+use http::{Method, Request, StatusCode};
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
+use serde_json::{Value, json};
+
+type HttpClient = Client<HttpConnector, Full<Bytes>>;
+
+fn client() -> HttpClient {
+    Client::builder(TokioExecutor::new()).build_http()
+}
+
+fn local() -> SocketAddr {
+    "127.0.0.1:0".parse().unwrap()
+}
+
+async fn start(config: MockConfig) -> MockServer {
+    MockServer::start(config, local()).await.unwrap()
+}
+
+fn config(ttft_ms: f64, itl_ms: f64) -> MockConfig {
+    MockConfig { ttft_ms, itl_ms, ..MockConfig::default() }
+}
+
+async fn send(
+    client: &HttpClient,
+    server: &MockServer,
+    method: Method,
+    path: &str,
+    body: &str,
+    api_key: Option<&str>,
+) -> hyper::Response<Incoming> {
+    let mut request = Request::builder().method(method).uri(format!("{}{path}", server.base_url()));
+    if let Some(key) = api_key {
+        request = request.header("authorization", format!("Bearer {key}"));
+    }
+    let request =
+        request.header("content-type", "application/json").body(Full::new(Bytes::from(body.to_string()))).unwrap();
+    client.request(request).await.unwrap()
+}
+
+async fn text_of(response: hyper::Response<Incoming>) -> String {
+    String::from_utf8(response.into_body().collect().await.unwrap().to_bytes().to_vec()).unwrap()
+}
+
+/// POST `body` and return the status and the parsed JSON reply.
+async fn post_json(client: &HttpClient, server: &MockServer, path: &str, body: Value) -> (StatusCode, Value) {
+    let response = send(client, server, Method::POST, path, &body.to_string(), None).await;
+    let status = response.status();
+    (status, serde_json::from_str(&text_of(response).await).unwrap())
+}
+
+/// A streamed reply's SSE events (the text after `data: `), each with when it arrived,
+/// counted from the moment the request was sent.
+async fn post_stream(client: &HttpClient, server: &MockServer, path: &str, body: Value) -> Vec<(Duration, String)> {
+    let sent = Instant::now();
+    let response = send(client, server, Method::POST, path, &body.to_string(), None).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(response.headers()["content-type"], "text/event-stream");
+    let mut body = response.into_body();
+    let mut pending = String::new();
+    let mut events = Vec::new();
+    while let Some(frame) = body.frame().await {
+        let Ok(data) = frame.unwrap().into_data() else { continue };
+        let arrived = sent.elapsed();
+        pending.push_str(std::str::from_utf8(&data).unwrap());
+        while let Some(end) = pending.find("\n\n") {
+            let event = pending[..end].strip_prefix("data: ").expect("every event is a data line").to_string();
+            events.push((arrived, event));
+            pending.drain(..end + 2);
+        }
+    }
+    assert!(pending.is_empty(), "trailing bytes: {pending:?}");
+    events
+}
+
+async fn metrics_text(client: &HttpClient, server: &MockServer) -> String {
+    let response = send(client, server, Method::GET, "/metrics", "", None).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(response.headers()["content-type"], "text/plain; version=0.0.4; charset=utf-8");
+    text_of(response).await
+}
+
+/// The value of the sample whose name-and-labels part is exactly `series`.
+fn sample(metrics: &str, series: &str) -> f64 {
+    metrics
+        .lines()
+        .find_map(|line| line.strip_prefix(series).and_then(|rest| rest.strip_prefix(' ')))
+        .unwrap_or_else(|| panic!("no sample {series} in\n{metrics}"))
+        .parse()
+        .unwrap()
+}
+
+fn tokens_in(text: &str) -> usize {
+    Tokenizer::shared_builtin().unwrap().count(text)
+}
+
+#[tokio::test]
+async fn streaming_chat_sends_role_tokens_finish_usage_and_done() {
+    let server = start(config(5.0, 1.0)).await;
+    let client = client();
+    let request = json!({
+        "model": "my-model",
+        "messages": [{"role": "system", "content": "You are terse."}, {"role": "user", "content": [{"type": "text", "text": "Say hi."}]}],
+        "stream": true, "stream_options": {"include_usage": true},
+        "max_tokens": 3, "max_completion_tokens": 7, "ignore_eos": true
+    });
+    let events = post_stream(&client, &server, "/v1/chat/completions", request).await;
+    assert_eq!(events.last().unwrap().1, "[DONE]");
+    let chunks: Vec<Value> = events[..events.len() - 1].iter().map(|(_, e)| serde_json::from_str(e).unwrap()).collect();
+    assert_eq!(chunks.len(), 1 + 7 + 1, "role chunk, 7 tokens, usage");
+
+    let role = &chunks[0];
+    assert_eq!(role["object"], "chat.completion.chunk");
+    assert_eq!(role["model"], "my-model");
+    assert!(role["id"].as_str().unwrap().starts_with("chatcmpl-"));
+    assert_eq!(role["choices"][0]["delta"], json!({"role": "assistant", "content": ""}));
+
+    let tokens = &chunks[1..8];
+    let text: String = tokens.iter().map(|c| c["choices"][0]["delta"]["content"].as_str().unwrap()).collect();
+    assert_eq!(tokens_in(&text), 7);
+    for (index, chunk) in tokens.iter().enumerate() {
+        let expected = if index == 6 { json!("length") } else { Value::Null };
+        assert_eq!(chunk["choices"][0]["finish_reason"], expected, "chunk {index}");
+        assert_eq!(chunk["id"], role["id"]);
+    }
+
+    let usage = &chunks[8];
+    assert_eq!(usage["choices"], json!([]));
+    let prompt_tokens = tokens_in("You are terse.\nSay hi.") as u64;
+    assert_eq!(
+        usage["usage"],
+        json!({"prompt_tokens": prompt_tokens, "completion_tokens": 7, "total_tokens": prompt_tokens + 7})
+    );
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn zero_delay_streaming_completions_arrive_whole_and_without_usage_unless_asked() {
+    let server = start(config(0.0, 0.0)).await;
+    let client = client();
+    let request = json!({"model": "m", "prompt": "Once upon a time", "stream": true, "max_tokens": 64});
+    let events = post_stream(&client, &server, "/v1/completions", request).await;
+    assert_eq!(events.len(), 64 + 1);
+    assert_eq!(events[64].1, "[DONE]");
+    let mut text = String::new();
+    for (index, (_, event)) in events[..64].iter().enumerate() {
+        let chunk: Value = serde_json::from_str(event).unwrap();
+        assert_eq!(chunk["object"], "text_completion");
+        assert!(chunk.get("usage").is_none());
+        text.push_str(chunk["choices"][0]["text"].as_str().unwrap());
+        let expected = if index == 63 { json!("length") } else { Value::Null };
+        assert_eq!(chunk["choices"][0]["finish_reason"], expected);
+    }
+    assert_eq!(tokens_in(&text), 64);
+}
+
+#[tokio::test]
+async fn non_streaming_bodies_carry_the_text_and_usage() {
+    let server = start(MockConfig { default_output_tokens: 12, ..config(0.0, 0.0) }).await;
+    let client = client();
+
+    let chat = json!({"messages": [{"role": "user", "content": "hello there"}], "max_completion_tokens": 500});
+    let (status, reply) = post_json(&client, &server, "/v1/chat/completions", chat).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(reply["object"], "chat.completion");
+    assert_eq!(reply["model"], "mock-model", "the default model when none is named");
+    assert_eq!(reply["choices"][0]["message"]["role"], "assistant");
+    assert_eq!(reply["choices"][0]["finish_reason"], "length");
+    assert_eq!(tokens_in(reply["choices"][0]["message"]["content"].as_str().unwrap()), 500);
+    let prompt_tokens = tokens_in("hello there") as u64;
+    assert_eq!(
+        reply["usage"],
+        json!({"prompt_tokens": prompt_tokens, "completion_tokens": 500, "total_tokens": prompt_tokens + 500})
+    );
+
+    let (status, reply) =
+        post_json(&client, &server, "/v1/completions", json!({"model": "m", "prompt": ["a b", "c"]})).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(reply["object"], "text_completion");
+    assert!(reply["id"].as_str().unwrap().starts_with("cmpl-"));
+    assert_eq!(tokens_in(reply["choices"][0]["text"].as_str().unwrap()), 12, "default_output_tokens");
+    assert_eq!(reply["usage"]["prompt_tokens"], tokens_in("a b") + tokens_in("c"));
+    assert_eq!(reply["usage"]["completion_tokens"], 12);
+}
+
+#[tokio::test]
+async fn measured_timing_matches_the_configured_delays() {
+    let server = start(config(50.0, 10.0)).await;
+    let client = client();
+    let warm_up = json!({"messages": [{"role": "user", "content": "x"}], "max_tokens": 1});
+    post_json(&client, &server, "/v1/chat/completions", warm_up).await;
+
+    let request = json!({"messages": [{"role": "user", "content": "time me"}], "stream": true, "max_tokens": 10});
+    let events = post_stream(&client, &server, "/v1/chat/completions", request).await;
+    let content_times: Vec<Duration> = events[1..11].iter().map(|(at, _)| *at).collect();
+    let ttft_ms = content_times[0].as_secs_f64() * 1000.0;
+    let last_ms = content_times[9].as_secs_f64() * 1000.0;
+    assert!((50.0..75.0).contains(&ttft_ms), "ttft {ttft_ms} ms");
+    assert!((140.0..180.0).contains(&last_ms), "last token at {last_ms} ms, expected ~140");
+    for pair in content_times.windows(2) {
+        let gap_ms = (pair[1] - pair[0]).as_secs_f64() * 1000.0;
+        assert!((2.0..30.0).contains(&gap_ms), "inter-token gap {gap_ms} ms");
+    }
+
+    let sent = Instant::now();
+    let request = json!({"messages": [{"role": "user", "content": "time me"}], "max_tokens": 10});
+    let (status, _) = post_json(&client, &server, "/v1/chat/completions", request).await;
+    assert_eq!(status, StatusCode::OK);
+    let total_ms = sent.elapsed().as_secs_f64() * 1000.0;
+    assert!((140.0..180.0).contains(&total_ms), "non-streaming total {total_ms} ms, expected ~140");
+}
+
+#[tokio::test]
+async fn requests_beyond_max_running_wait_and_their_ttft_grows() {
+    let server = start(MockConfig { max_running: 1, ..config(200.0, 0.0) }).await;
+    let client = client();
+    let request = || json!({"messages": [{"role": "user", "content": "q"}], "max_tokens": 1});
+    let sent = Instant::now();
+    let (first, second, ()) = tokio::join!(
+        post_json(&client, &server, "/v1/chat/completions", request()),
+        async {
+            tokio::time::sleep(Duration::from_millis(30)).await;
+            let metrics = metrics_text(&client, &server).await;
+            assert_eq!(sample(&metrics, r#"vllm:num_requests_running{model_name="mock-model"}"#), 1.0);
+            post_json(&client, &server, "/v1/chat/completions", request()).await
+        },
+        async {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            let metrics = metrics_text(&client, &server).await;
+            assert_eq!(sample(&metrics, r#"vllm:num_requests_waiting{model_name="mock-model"}"#), 1.0);
+        }
+    );
+    assert_eq!((first.0, second.0), (StatusCode::OK, StatusCode::OK));
+    let both_ms = sent.elapsed().as_secs_f64() * 1000.0;
+    assert!(both_ms >= 400.0, "the second request waited for the first: {both_ms} ms");
+    let metrics = metrics_text(&client, &server).await;
+    assert_eq!(sample(&metrics, r#"vllm:num_requests_waiting{model_name="mock-model"}"#), 0.0);
+    assert_eq!(sample(&metrics, r#"vllm:num_requests_running{model_name="mock-model"}"#), 0.0);
+}
+
+#[tokio::test]
+async fn metrics_follow_the_served_load() {
+    let server = start(config(2.0, 1.0)).await;
+    let client = client();
+    let before = metrics_text(&client, &server).await;
+    for line in [
+        "# HELP vllm:num_requests_running ",
+        "# TYPE vllm:kv_cache_usage_perc gauge",
+        "# TYPE vllm:e2e_request_latency_seconds histogram",
+    ] {
+        assert!(before.contains(line), "{line}");
+    }
+    assert_eq!(sample(&before, r#"vllm:generation_tokens_total{model_name="mock-model"}"#), 0.0);
+
+    let prompt = "The quick brown fox jumps over the lazy dog";
+    for stream in [false, true] {
+        let request = json!({"model": "mock-model", "messages": [{"role": "user", "content": prompt}], "max_tokens": 5, "stream": stream});
+        let response = send(&client, &server, Method::POST, "/v1/chat/completions", &request.to_string(), None).await;
+        assert_eq!(response.status(), StatusCode::OK);
+        text_of(response).await;
+    }
+    let after = metrics_text(&client, &server).await;
+    let label = r#"model_name="mock-model""#;
+    assert_eq!(sample(&after, &format!("vllm:generation_tokens_total{{{label}}}")), 10.0);
+    assert_eq!(sample(&after, &format!("vllm:prompt_tokens_total{{{label}}}")), 2.0 * tokens_in(prompt) as f64);
+    assert_eq!(sample(&after, &format!(r#"vllm:request_success_total{{{label},finished_reason="length"}}"#)), 2.0);
+    assert_eq!(sample(&after, &format!("vllm:time_to_first_token_seconds_count{{{label}}}")), 2.0);
+    assert_eq!(sample(&after, &format!(r#"vllm:time_to_first_token_seconds_bucket{{{label},le="+Inf"}}"#)), 2.0);
+    assert_eq!(sample(&after, &format!("vllm:inter_token_latency_seconds_count{{{label}}}")), 8.0);
+    assert_eq!(sample(&after, &format!("vllm:e2e_request_latency_seconds_count{{{label}}}")), 2.0);
+    let ttft_sum = sample(&after, &format!("vllm:time_to_first_token_seconds_sum{{{label}}}"));
+    assert!(ttft_sum >= 0.004, "two TTFTs of at least 2 ms each, got {ttft_sum}");
+    assert_eq!(sample(&after, &format!("vllm:kv_cache_usage_perc{{{label}}}")), 0.0);
+    assert_eq!(sample(&after, &format!("vllm:num_requests_running{{{label}}}")), 0.0);
+}
+
+#[tokio::test]
+async fn a_client_leaving_mid_stream_frees_its_slot() {
+    let server = start(config(0.0, 50.0)).await;
+    let client = client();
+    let request = json!({"messages": [{"role": "user", "content": "long"}], "stream": true, "max_tokens": 200});
+    let response = send(&client, &server, Method::POST, "/v1/chat/completions", &request.to_string(), None).await;
+    let mut body = response.into_body();
+    body.frame().await.unwrap().unwrap();
+    let during = metrics_text(&client, &server).await;
+    assert_eq!(sample(&during, r#"vllm:num_requests_running{model_name="mock-model"}"#), 1.0);
+    assert!(sample(&during, r#"vllm:kv_cache_usage_perc{model_name="mock-model"}"#) > 0.0);
+    drop(body);
+
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let metrics = metrics_text(&client, &server).await;
+        if sample(&metrics, r#"vllm:num_requests_running{model_name="mock-model"}"#) == 0.0 {
+            assert_eq!(sample(&metrics, r#"vllm:kv_cache_usage_perc{model_name="mock-model"}"#), 0.0);
+            assert_eq!(
+                sample(&metrics, r#"vllm:request_success_total{model_name="mock-model",finished_reason="length"}"#),
+                0.0
+            );
+            break;
+        }
+        assert!(Instant::now() < deadline, "the running gauge never went back down");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn errors_are_openai_shaped() {
+    let server = start(MockConfig { api_key: Some("sekret".to_string()), ..config(0.0, 0.0) }).await;
+    let client = client();
+    let chat = r#"{"messages":[{"role":"user","content":"hi"}],"max_tokens":2}"#;
+
+    for key in [None, Some("wrong")] {
+        let response = send(&client, &server, Method::POST, "/v1/chat/completions", chat, key).await;
+        assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
+        let reply: Value = serde_json::from_str(&text_of(response).await).unwrap();
+        assert_eq!(reply["error"]["code"], "invalid_api_key");
+    }
+    let response = send(&client, &server, Method::POST, "/v1/chat/completions", chat, Some("sekret")).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let response = send(&client, &server, Method::GET, "/health", "", None).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(serde_json::from_str::<Value>(&text_of(response).await).unwrap(), json!({"status": "ok"}));
+
+    let response =
+        send(&client, &server, Method::POST, "/v1/chat/completions", "{\"messages\": [", Some("sekret")).await;
+    assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+    let reply: Value = serde_json::from_str(&text_of(response).await).unwrap();
+    assert_eq!(reply["error"]["type"], "invalid_request_error");
+    assert!(reply["error"]["message"].as_str().unwrap().contains("invalid JSON"), "{reply}");
+
+    let response = send(&client, &server, Method::POST, "/v1/nope", chat, Some("sekret")).await;
+    assert_eq!(response.status(), StatusCode::NOT_FOUND);
+    assert!(serde_json::from_str::<Value>(&text_of(response).await).unwrap()["error"]["message"].is_string());
+
+    let response = send(&client, &server, Method::GET, "/v1/chat/completions", "", Some("sekret")).await;
+    assert_eq!(response.status(), StatusCode::METHOD_NOT_ALLOWED);
+    assert_eq!(response.headers()["allow"], "POST");
+}
+
+#[tokio::test]
+async fn models_are_listed_and_shutdown_stops_serving() {
+    let server = start(MockConfig { models: vec!["a".to_string(), "b".to_string()], ..config(0.0, 0.0) }).await;
+    let client = client();
+    let response = send(&client, &server, Method::GET, "/v1/models", "", None).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let reply: Value = serde_json::from_str(&text_of(response).await).unwrap();
+    assert_eq!(reply["object"], "list");
+    let ids: Vec<&str> = reply["data"].as_array().unwrap().iter().map(|m| m["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["a", "b"]);
+
+    let addr = server.addr();
+    tokio::time::timeout(Duration::from_secs(5), server.shutdown()).await.expect("shutdown returns promptly");
+    assert!(tokio::net::TcpStream::connect(addr).await.is_err(), "nothing listens after shutdown");
+}
+
+#[tokio::test]
+async fn invalid_settings_are_refused_at_start() {
+    for bad in
+        [config(-1.0, 0.0), config(f64::NAN, 0.0), MockConfig { default_output_tokens: 0, ..MockConfig::default() }]
+    {
+        assert!(MockServer::start(bad, local()).await.is_err());
+    }
+}
