@@ -116,7 +116,9 @@ pub struct RunResult {
     pub error_summary: Vec<ErrorCount>,
     pub phases: Vec<PhaseSummary>,
     pub artifact_dir: PathBuf,
+    /// The command line that launched the run (secrets removed), for `run_info`.
     pub cli_command: Option<String>,
+    /// The run's random seed, for `run_info`.
     pub random_seed: Option<u64>,
 }
 

@@ -1,0 +1,130 @@
+//! profile_export_aiperf.json: the run's summary (schema 1.4): provenance, one stats block
+//! per metric, the plan as `input_config`, `run_info`, the error summary and the times.
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use serde_json::{Map, Value, json};
+
+use crate::result::{MetricResult, RunResult};
+
+pub const SCHEMA_VERSION: &str = "1.4";
+
+/// Writes the summary JSON (pretty-printed, like AIPerf's) to `path`.
+pub fn write_summary_json(result: &RunResult, path: &Path) -> Result<()> {
+    let document = summary_json(result).with_context(|| format!("cannot build {}", path.display()))?;
+    let mut text = serde_json::to_string_pretty(&document).with_context(|| format!("cannot encode {}", path.display()))?;
+    text.push('\n');
+    std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// `{unit, avg, p1…p99, min, max, std, count, sum}`, leaving out the stats a metric lacks.
+fn stats_block(metric: &MetricResult) -> Value {
+    let stats = &metric.stats;
+    let mut block = Map::new();
+    block.insert("unit".into(), json!(metric.unit));
+    block.insert("avg".into(), json!(stats.avg));
+    let optional = [
+        ("p1", stats.p1),
+        ("p5", stats.p5),
+        ("p10", stats.p10),
+        ("p25", stats.p25),
+        ("p50", stats.p50),
+        ("p75", stats.p75),
+        ("p90", stats.p90),
+        ("p95", stats.p95),
+        ("p99", stats.p99),
+        ("min", stats.min),
+        ("max", stats.max),
+        ("std", stats.std),
+    ];
+    for (name, value) in optional {
+        if let Some(v) = value {
+            block.insert(name.into(), json!(v));
+        }
+    }
+    if let Some(count) = stats.count {
+        block.insert("count".into(), json!(count));
+    }
+    if let Some(sum) = stats.sum {
+        block.insert("sum".into(), json!(sum));
+    }
+    Value::Object(block)
+}
+
+/// The whole summary document, keys in AIPerf's order.
+pub fn summary_json(result: &RunResult) -> Result<Value> {
+    let mut doc = Map::new();
+    doc.insert("schema_version".into(), json!(SCHEMA_VERSION));
+    doc.insert("aiperf_version".into(), json!(env!("CARGO_PKG_VERSION")));
+    doc.insert("benchmark_id".into(), json!(result.benchmark_id));
+    for metric in &result.metrics {
+        doc.insert(metric.tag.to_string(), stats_block(metric));
+    }
+    doc.insert("input_config".into(), serde_json::to_value(&result.plan).context("cannot encode the plan as input_config")?);
+    doc.insert(
+        "run_info".into(),
+        json!({
+            "benchmark_id": result.benchmark_id,
+            "sweep_id": null,
+            "random_seed": result.random_seed,
+            "trial": 0,
+            "run_label": result.name,
+            "variation_label": "base",
+            "variation_index": 0,
+            "variation_values": {},
+            "cli_command": result.cli_command,
+        }),
+    );
+    doc.insert("was_cancelled".into(), json!(result.was_cancelled));
+    doc.insert("is_complete".into(), json!(!result.was_cancelled));
+    doc.insert("error_summary".into(), serde_json::to_value(&result.error_summary).context("cannot encode the error summary")?);
+    doc.insert("start_time".into(), json!(result.start_time));
+    doc.insert("end_time".into(), json!(result.end_time));
+    doc.insert("tokenizer".into(), json!(result.tokenizer));
+    Ok(Value::Object(doc))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::export::test_support::sample_result;
+
+    #[test]
+    fn the_summary_has_provenance_stats_blocks_and_run_info() {
+        let doc = summary_json(&sample_result()).unwrap();
+        let keys: Vec<&str> = doc.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(&keys[..4], ["schema_version", "aiperf_version", "benchmark_id", "time_to_first_token"]);
+        assert_eq!(
+            &keys[keys.len() - 8..],
+            ["input_config", "run_info", "was_cancelled", "is_complete", "error_summary", "start_time", "end_time", "tokenizer"]
+        );
+        assert_eq!(doc["schema_version"], "1.4");
+        assert_eq!(doc["aiperf_version"], env!("CARGO_PKG_VERSION"));
+
+        let latency = doc["request_latency"].as_object().unwrap();
+        let latency_keys: Vec<&str> = latency.keys().map(String::as_str).collect();
+        assert_eq!(
+            latency_keys,
+            ["unit", "avg", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "min", "max", "std", "count", "sum"]
+        );
+        assert_eq!(latency["count"], 4);
+        assert_eq!(latency["p50"], 25.0);
+        // Scalar metrics carry only unit and avg.
+        assert_eq!(doc["request_throughput"], json!({"unit": "requests/sec", "avg": 2.0}));
+        assert_eq!(doc["request_count"], json!({"unit": "requests", "avg": 4.0}));
+
+        let run_info = &doc["run_info"];
+        assert_eq!(run_info["benchmark_id"], "abc123");
+        assert_eq!(run_info["random_seed"], 42);
+        assert_eq!(run_info["sweep_id"], Value::Null);
+        assert_eq!(run_info["run_label"], "c8");
+        assert_eq!(run_info["variation_label"], "base");
+        assert_eq!(run_info["cli_command"], "aiperf run scenario.rhai");
+        assert_eq!(doc["input_config"]["endpoint"]["url"], "http://127.0.0.1:8000");
+        assert_eq!(doc["is_complete"], true);
+        assert_eq!(doc["error_summary"][0]["count"], 1);
+        assert_eq!(doc["error_summary"][0]["error_details"]["type"], "http_error");
+        assert_eq!(doc["tokenizer"], "builtin:gpt2");
+    }
+}

@@ -1,0 +1,85 @@
+//! profile_export.jsonl: one JSON line per record (metadata, record metrics, error), written
+//! and flushed as each record arrives so a crash loses nothing already processed.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use serde_json::{Map, Value, json};
+
+use crate::clock::RunClock;
+use crate::metrics::record_metrics::{MetricValue, RecordMetrics};
+use crate::metrics::registry::MetricFlags;
+use crate::record::RequestRecord;
+
+pub struct RecordsJsonlWriter {
+    path: PathBuf,
+    out: BufWriter<File>,
+}
+
+impl RecordsJsonlWriter {
+    /// Creates (or truncates) the file, and its folder if needed.
+    pub fn create(path: &Path) -> Result<Self> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).with_context(|| format!("cannot create folder {}", dir.display()))?;
+        }
+        let file = File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+        Ok(Self { path: path.to_path_buf(), out: BufWriter::new(file) })
+    }
+
+    /// Appends the record's line and flushes it to the file.
+    pub fn write_record(&mut self, record: &RequestRecord, metrics: &RecordMetrics, clock: &RunClock) -> Result<()> {
+        let line = record_line(record, metrics, clock);
+        let written = serde_json::to_writer(&mut self.out, &line)
+            .map_err(anyhow::Error::from)
+            .and_then(|()| self.out.write_all(b"\n").map_err(anyhow::Error::from))
+            .and_then(|()| self.out.flush().map_err(anyhow::Error::from));
+        written.with_context(|| format!("cannot write to {}", self.path.display()))
+    }
+
+    /// Flushes and syncs the file.
+    pub fn finish(mut self) -> Result<()> {
+        self.out.flush().with_context(|| format!("cannot write to {}", self.path.display()))?;
+        self.out.get_ref().sync_all().with_context(|| format!("cannot sync {}", self.path.display()))
+    }
+}
+
+fn metric_json(value: &MetricValue) -> Value {
+    match value {
+        MetricValue::Count(n) => json!(n),
+        MetricValue::Float(v) => json!(v),
+        MetricValue::List(values) => json!(values),
+    }
+}
+
+/// The JSON form of one record's line, shaped like AIPerf's profile_export.jsonl.
+pub fn record_line(record: &RequestRecord, metrics: &RecordMetrics, clock: &RunClock) -> Value {
+    let origin = &record.origin;
+    let metadata = json!({
+        "session_num": origin.index_in_phase,
+        "x_request_id": record.x_request_id,
+        "conversation_id": format!("session_{:06}", origin.dataset_index),
+        "turn_index": 0,
+        "credit_issued_ns": clock.epoch_ns(record.scheduled_ns),
+        "request_start_ns": clock.epoch_ns(record.start_ns),
+        "request_ack_ns": record.ack_ns.map(|ns| clock.epoch_ns(ns)),
+        "request_end_ns": clock.epoch_ns(record.end_ns),
+        "benchmark_phase": origin.phase_kind.as_str(),
+        "phase_index": origin.phase_index,
+        "phase_name": &*origin.phase_name,
+        "phase_kind": origin.phase_kind.as_str(),
+        "was_cancelled": record.was_cancelled,
+    });
+    let mut metric_values = Map::new();
+    for (def, value) in metrics.entries.iter().filter(|(def, _)| !def.has(MetricFlags::NO_INDIVIDUAL_RECORDS)) {
+        metric_values.insert(def.tag.to_string(), json!({ "value": metric_json(value), "unit": def.unit }));
+    }
+    let mut line = Map::new();
+    line.insert("metadata".into(), metadata);
+    line.insert("metrics".into(), Value::Object(metric_values));
+    if let Some(error) = &record.error {
+        line.insert("error".into(), json!({ "code": error.code, "type": error.kind, "message": error.message }));
+    }
+    Value::Object(line)
+}

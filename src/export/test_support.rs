@@ -1,0 +1,68 @@
+//! Test helpers: a small `RunResult` with one record metric and a few run-level metrics.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use crate::metrics::registry::{self, MetricDef};
+use crate::metrics::stats::distribution;
+use crate::plan::{Dataset, Dist, Endpoint, EndpointKind, LoadMode, Phase, PhaseKind, Plan, SyntheticDataset, TokenizerSpec};
+use crate::record::RecordError;
+use crate::result::{ErrorCount, MetricResult, RunResult, Stats};
+
+fn metric(def: &'static MetricDef, stats: Stats) -> MetricResult {
+    MetricResult { tag: def.tag, header: def.header, unit: def.unit, kind: def.kind, console: def.shown_on_console(), stats }
+}
+
+pub fn sample_result() -> RunResult {
+    let plan = Plan {
+        name: "c8".into(),
+        endpoint: Endpoint {
+            url: "http://127.0.0.1:8000".into(),
+            model: "m".into(),
+            kind: EndpointKind::Chat,
+            streaming: true,
+            api_key: None,
+            headers: BTreeMap::new(),
+            extra: Default::default(),
+            mock: None,
+        },
+        dataset: Dataset::Synthetic(SyntheticDataset {
+            isl: Dist { mean: 128.0, stddev: 0.0 },
+            osl: Dist { mean: 64.0, stddev: 0.0 },
+            random_seed: 42,
+            entries: 10,
+        }),
+        phases: vec![Phase {
+            name: "profiling".into(),
+            kind: PhaseKind::Profiling,
+            mode: LoadMode::Concurrency { concurrency: 8 },
+            requests: Some(4),
+            duration_s: None,
+            grace_period_s: 30.0,
+        }],
+        tokenizer: TokenizerSpec::Builtin,
+        request_timeout_s: 600.0,
+    };
+    let latency = distribution(&[10.0, 20.0, 30.0, 40.0]).expect("values");
+    RunResult {
+        name: "c8".into(),
+        benchmark_id: "abc123".into(),
+        start_time: "2026-01-01T00:00:00Z".into(),
+        end_time: "2026-01-01T00:00:02Z".into(),
+        was_cancelled: false,
+        plan,
+        tokenizer: "builtin:gpt2".into(),
+        metrics: vec![
+            metric(&registry::TIME_TO_FIRST_TOKEN, distribution(&[1.0, 2.0]).expect("values")),
+            metric(&registry::REQUEST_LATENCY, latency),
+            metric(&registry::REQUEST_THROUGHPUT, Stats::scalar(2.0)),
+            metric(&registry::REQUEST_COUNT, Stats::scalar(4.0)),
+            metric(&registry::BENCHMARK_DURATION, Stats::scalar(2.0)),
+        ],
+        error_summary: vec![ErrorCount { error_details: RecordError { code: Some(503), kind: "http_error".into(), message: "busy".into() }, count: 1 }],
+        phases: Vec::new(),
+        artifact_dir: PathBuf::from("artifacts/c8"),
+        cli_command: Some("aiperf run scenario.rhai".into()),
+        random_seed: Some(42),
+    }
+}

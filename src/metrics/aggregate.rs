@@ -1,0 +1,72 @@
+//! Aggregate metrics: counters and wall-clock extremes accumulated across records as they
+//! arrive (request_count, error_request_count, min_request_timestamp, max_response_timestamp).
+
+use super::registry::{self, MetricDef};
+
+#[derive(Debug, Default)]
+pub struct RunCounters {
+    request_count: u64,
+    error_request_count: u64,
+    first_request_epoch_ns: Option<u64>,
+    last_response_epoch_ns: Option<u64>,
+}
+
+impl RunCounters {
+    /// A successful request that started and got its last response at these wall-clock times.
+    pub fn add_success(&mut self, request_start_epoch_ns: u64, last_response_epoch_ns: u64) {
+        self.request_count += 1;
+        self.first_request_epoch_ns = Some(self.first_request_epoch_ns.map_or(request_start_epoch_ns, |t| t.min(request_start_epoch_ns)));
+        self.last_response_epoch_ns = Some(self.last_response_epoch_ns.map_or(last_response_epoch_ns, |t| t.max(last_response_epoch_ns)));
+    }
+
+    pub fn add_error(&mut self) {
+        self.error_request_count += 1;
+    }
+
+    /// The aggregate values that exist: request_count once any request completed (success or
+    /// error), error_request_count once one failed, the timestamps once one succeeded.
+    pub fn values(&self) -> Vec<(&'static MetricDef, f64)> {
+        let mut values = Vec::new();
+        if self.request_count + self.error_request_count > 0 {
+            values.push((&registry::REQUEST_COUNT, self.request_count as f64));
+        }
+        if self.error_request_count > 0 {
+            values.push((&registry::ERROR_REQUEST_COUNT, self.error_request_count as f64));
+        }
+        if let (Some(first), Some(last)) = (self.first_request_epoch_ns, self.last_response_epoch_ns) {
+            values.push((&registry::MIN_REQUEST_TIMESTAMP, first as f64));
+            values.push((&registry::MAX_RESPONSE_TIMESTAMP, last as f64));
+        }
+        values
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn value(counters: &RunCounters, def: &MetricDef) -> Option<f64> {
+        counters.values().into_iter().find(|(d, _)| std::ptr::eq(*d, def)).map(|(_, v)| v)
+    }
+
+    #[test]
+    fn counts_and_extremes() {
+        let mut counters = RunCounters::default();
+        assert!(counters.values().is_empty());
+        counters.add_success(2_000, 9_000);
+        counters.add_success(1_000, 5_000);
+        counters.add_error();
+        assert_eq!(value(&counters, &registry::REQUEST_COUNT), Some(2.0));
+        assert_eq!(value(&counters, &registry::ERROR_REQUEST_COUNT), Some(1.0));
+        assert_eq!(value(&counters, &registry::MIN_REQUEST_TIMESTAMP), Some(1_000.0));
+        assert_eq!(value(&counters, &registry::MAX_RESPONSE_TIMESTAMP), Some(9_000.0));
+    }
+
+    #[test]
+    fn an_all_error_run_still_has_a_request_count_of_zero() {
+        let mut counters = RunCounters::default();
+        counters.add_error();
+        assert_eq!(value(&counters, &registry::REQUEST_COUNT), Some(0.0));
+        assert_eq!(value(&counters, &registry::MIN_REQUEST_TIMESTAMP), None);
+    }
+}

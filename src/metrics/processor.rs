@@ -1,0 +1,207 @@
+//! `RecordProcessor`: takes profiling records one at a time, writes each one's jsonl line,
+//! accumulates metric values, and at the end turns them into stats and the error summary.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use anyhow::Result;
+
+use super::MetricsContext;
+use super::aggregate::RunCounters;
+use super::derived::{KnownValues, derive_all};
+use super::errors::ErrorTally;
+use super::record_metrics::{RecordMetrics, error_metrics, request_latency_ns, success_metrics};
+use super::registry::{self, MetricDef};
+use super::stats::distribution;
+use crate::export::jsonl::RecordsJsonlWriter;
+use crate::plan::PhaseKind;
+use crate::record::RequestRecord;
+use crate::result::{ErrorCount, MetricKind, MetricResult, Stats};
+
+/// Consumes profiling records one at a time (on its own thread): computes each record's
+/// metrics, appends one line to profile_export.jsonl at once, and accumulates the values.
+pub struct RecordProcessor {
+    ctx: MetricsContext,
+    records_file: Option<RecordsJsonlWriter>,
+    /// Every value of each record metric, by tag, in display units.
+    samples: HashMap<&'static str, Vec<f64>>,
+    counters: RunCounters,
+    errors: ErrorTally,
+}
+
+impl RecordProcessor {
+    /// `jsonl_path`: where profile_export.jsonl is written as records arrive (None: not written).
+    pub fn new(ctx: MetricsContext, jsonl_path: Option<&Path>) -> Result<Self> {
+        let records_file = jsonl_path.map(RecordsJsonlWriter::create).transpose()?;
+        Ok(Self { ctx, records_file, samples: HashMap::new(), counters: RunCounters::default(), errors: ErrorTally::default() })
+    }
+
+    /// Successful records feed the success metrics; failed ones the error metrics, the error
+    /// count and the error summary; cancelled ones only their jsonl line. Warmup records are ignored.
+    pub fn process(&mut self, record: RequestRecord) -> Result<()> {
+        if record.origin.phase_kind == PhaseKind::Warmup {
+            return Ok(());
+        }
+        let metrics = if record.is_valid() {
+            let start_epoch_ns = self.ctx.clock.epoch_ns(record.start_ns);
+            self.counters.add_success(start_epoch_ns, start_epoch_ns + request_latency_ns(&record));
+            success_metrics(&record, &self.ctx)
+        } else if let (Some(error), false) = (&record.error, record.was_cancelled) {
+            self.counters.add_error();
+            self.errors.add(error);
+            error_metrics(&record)
+        } else {
+            RecordMetrics::default()
+        };
+        if let Some(file) = &mut self.records_file {
+            file.write_record(&record, &metrics, &self.ctx.clock)?;
+        }
+        for (def, value) in metrics.entries {
+            self.samples.entry(def.tag).or_default().extend(value.samples());
+        }
+        Ok(())
+    }
+
+    /// Flush the jsonl file and compute every metric's stats (registry order) and the error summary.
+    pub fn finish(self) -> Result<(Vec<MetricResult>, Vec<ErrorCount>)> {
+        if let Some(file) = self.records_file {
+            file.finish()?;
+        }
+        let mut known = KnownValues::new();
+        let mut record_stats: HashMap<&'static str, Stats> = HashMap::new();
+        for (tag, values) in &self.samples {
+            if let Some(stats) = distribution(values) {
+                known.insert(tag, stats.sum.unwrap_or(0.0));
+                record_stats.insert(tag, stats);
+            }
+        }
+        for (def, value) in self.counters.values() {
+            known.insert(def.tag, value);
+        }
+        derive_all(&mut known);
+        let results = registry::METRICS
+            .iter()
+            .filter(|def| def.exported())
+            .filter_map(|def| {
+                let stats = match def.kind {
+                    MetricKind::Record => record_stats.remove(def.tag)?,
+                    MetricKind::Aggregate | MetricKind::Derived => Stats::scalar(*known.get(def.tag)?),
+                };
+                Some(metric_result(def, stats))
+            })
+            .collect();
+        Ok((results, self.errors.into_summary()))
+    }
+}
+
+fn metric_result(def: &'static MetricDef, stats: Stats) -> MetricResult {
+    MetricResult { tag: def.tag, header: def.header, unit: def.unit, kind: def.kind, console: def.shown_on_console(), stats }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::test_support::{context, streamed_record};
+    use crate::record::RecordError;
+
+    fn stats_of<'a>(results: &'a [MetricResult], tag: &str) -> &'a Stats {
+        &results.iter().find(|m| m.tag == tag).unwrap_or_else(|| panic!("no {tag}")).stats
+    }
+
+    fn failed(input_tokens: u64, code: u16) -> RequestRecord {
+        let mut record = streamed_record(0, &[], "", input_tokens);
+        record.end_ns = 1_000_000;
+        record.error = Some(RecordError { code: Some(code), kind: "http_error".into(), message: format!("status {code}") });
+        record
+    }
+
+    #[test]
+    fn successes_errors_and_cancellations_feed_the_right_metrics() {
+        let dir = tempfile::tempdir().unwrap();
+        let jsonl = dir.path().join("profile_export.jsonl");
+        let mut processor = RecordProcessor::new(context(true), Some(&jsonl)).unwrap();
+        // Two successes: 3 tokens over chunks 10/12/14 ms and 20/22/24 ms, both started at 0 and 4 ms.
+        processor.process(streamed_record(0, &[10_000_000, 12_000_000, 14_000_000], " the the the", 100)).unwrap();
+        processor.process(streamed_record(4_000_000, &[20_000_000, 22_000_000, 24_000_000], " the the the", 300)).unwrap();
+        processor.process(failed(50, 500)).unwrap();
+        processor.process(failed(70, 500)).unwrap();
+        let mut cancelled = streamed_record(0, &[30_000_000, 90_000_000], " the the", 999);
+        cancelled.was_cancelled = true;
+        processor.process(cancelled).unwrap();
+        let mut warmup = streamed_record(0, &[1_000_000], " the", 1);
+        warmup.origin.phase_kind = PhaseKind::Warmup;
+        processor.process(warmup).unwrap();
+
+        let (results, errors) = processor.finish().unwrap();
+        // request_latency: 14 ms and 20 ms; the cancelled record's 90 ms is excluded.
+        let latency = stats_of(&results, "request_latency");
+        assert_eq!((latency.count, latency.min, latency.max), (Some(2), Some(14.0), Some(20.0)));
+        assert_eq!(latency.sum, Some(34.0));
+        let isl = stats_of(&results, "input_sequence_length");
+        assert_eq!((isl.count, isl.avg), (Some(2), 200.0));
+        // ICL pools every gap of every record: four gaps of 2 ms.
+        let icl = stats_of(&results, "inter_chunk_latency");
+        assert_eq!((icl.count, icl.avg), (Some(4), 2.0));
+        assert_eq!(stats_of(&results, "error_input_sequence_length").sum, Some(120.0));
+        assert_eq!(stats_of(&results, "request_count"), &Stats::scalar(2.0));
+        assert_eq!(stats_of(&results, "error_request_count").avg, 2.0);
+        assert_eq!(stats_of(&results, "completed_request_count").avg, 4.0);
+        assert_eq!(stats_of(&results, "request_error_rate").avg, 50.0);
+        assert_eq!(stats_of(&results, "total_isl").avg, 400.0);
+        assert_eq!(stats_of(&results, "total_osl").avg, 6.0);
+        assert_eq!(stats_of(&results, "total_error_isl").avg, 120.0);
+        // First start 0, last response 4 + 20 = 24 ms.
+        let duration_s = stats_of(&results, "benchmark_duration").avg;
+        assert!((duration_s - 0.024).abs() < 1e-12);
+        assert!((stats_of(&results, "request_throughput").avg - 2.0 / 0.024).abs() < 1e-9);
+        assert!((stats_of(&results, "output_token_throughput").avg - 6.0 / 0.024).abs() < 1e-9);
+        // Internal and absent metrics are not reported; results follow the registry.
+        assert!(results.iter().all(|m| m.tag != "min_request_timestamp" && m.tag != "reasoning_token_count"));
+        let positions: Vec<usize> = results.iter().map(|m| registry::position(registry::metric(m.tag).unwrap())).collect();
+        assert!(positions.windows(2).all(|w| w[0] < w[1]));
+        assert!(results.iter().find(|m| m.tag == "time_to_first_token").unwrap().console);
+        assert!(!results.iter().find(|m| m.tag == "inter_chunk_latency").unwrap().console);
+
+        assert_eq!(errors.len(), 1);
+        assert_eq!((errors[0].count, errors[0].error_details.code), (2, Some(500)));
+
+        let text = std::fs::read_to_string(&jsonl).unwrap();
+        let lines: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        assert_eq!(lines.len(), 5, "warmup records are not written");
+        let first = &lines[0];
+        for field in [
+            "session_num", "x_request_id", "conversation_id", "turn_index", "credit_issued_ns", "request_start_ns",
+            "request_ack_ns", "request_end_ns", "benchmark_phase", "phase_index", "phase_name", "phase_kind", "was_cancelled",
+        ] {
+            assert!(first["metadata"].get(field).is_some(), "metadata.{field} missing");
+        }
+        assert_eq!(first["metadata"]["conversation_id"], "session_000000");
+        assert_eq!(first["metrics"]["request_latency"], serde_json::json!({"value": 14.0, "unit": "ms"}));
+        assert_eq!(first["metrics"]["output_sequence_length"]["value"], 3);
+        assert_eq!(first["metrics"]["inter_chunk_latency"]["value"], serde_json::json!([2.0, 2.0]));
+        assert!(first["metrics"].get("request_count").is_none());
+        assert!(first.get("error").is_none());
+        assert_eq!(lines[2]["error"], serde_json::json!({"code": 500, "type": "http_error", "message": "status 500"}));
+        assert_eq!(lines[2]["metrics"]["error_input_sequence_length"]["value"], 50);
+        assert_eq!(lines[4]["metadata"]["was_cancelled"], true);
+        assert_eq!(lines[4]["metrics"], serde_json::json!({}));
+    }
+
+    #[test]
+    fn the_jsonl_line_is_on_disk_before_finish() {
+        let dir = tempfile::tempdir().unwrap();
+        let jsonl = dir.path().join("nested/profile_export.jsonl");
+        let mut processor = RecordProcessor::new(context(false), Some(&jsonl)).unwrap();
+        processor.process(streamed_record(0, &[5_000_000], " the", 3)).unwrap();
+        assert_eq!(std::fs::read_to_string(&jsonl).unwrap().lines().count(), 1);
+        let (results, errors) = processor.finish().unwrap();
+        assert!(results.iter().all(|m| m.tag != "time_to_first_token"), "not streaming");
+        assert!(errors.is_empty());
+    }
+
+    #[test]
+    fn no_records_no_metrics() {
+        let (results, errors) = RecordProcessor::new(context(true), None).unwrap().finish().unwrap();
+        assert!(results.is_empty() && errors.is_empty());
+    }
+}

@@ -1,0 +1,289 @@
+//! The metric registry: every metric's tag, display name, display unit, kind, flags and
+//! dependencies, in console display order (spec/metrics-reference.txt).
+
+use crate::result::MetricKind;
+
+/// Bit flags that say when a metric is computed and how it is shown (spec: "Metric Flags Reference").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MetricFlags(u32);
+
+impl MetricFlags {
+    pub const NONE: Self = Self(0);
+    /// Computed only for streamed responses.
+    pub const STREAMING_ONLY: Self = Self(1);
+    /// Computed only for failed requests.
+    pub const ERROR_ONLY: Self = Self(1 << 1);
+    /// Computed only for endpoints that return text.
+    pub const PRODUCES_TOKENS_ONLY: Self = Self(1 << 2);
+    /// Exported, but not shown in the console table.
+    pub const NO_CONSOLE: Self = Self(1 << 3);
+    /// Higher values are better (throughputs, counts of successes).
+    pub const LARGER_IS_BETTER: Self = Self(1 << 4);
+    /// Used to compute other metrics; neither shown nor exported.
+    pub const INTERNAL: Self = Self(1 << 5);
+    /// Computed only when the server returned reasoning text separately.
+    pub const SUPPORTS_REASONING: Self = Self(1 << 6);
+    /// A run-level value: never written to a per-record line of profile_export.jsonl.
+    pub const NO_INDIVIDUAL_RECORDS: Self = Self(1 << 7);
+    /// Computed only when the server sent a `usage` block.
+    pub const USAGE_FIELD_ONLY: Self = Self(1 << 8);
+    pub const STREAMING_TOKENS_ONLY: Self = Self::STREAMING_ONLY.with(Self::PRODUCES_TOKENS_ONLY);
+
+    /// Both sets of flags.
+    pub const fn with(self, other: Self) -> Self {
+        Self(self.0 | other.0)
+    }
+
+    /// Every flag of `other` is set in `self`.
+    pub const fn contains(self, other: Self) -> bool {
+        self.0 & other.0 == other.0
+    }
+}
+
+/// The definition of one metric.
+#[derive(Debug)]
+pub struct MetricDef {
+    /// Export name, e.g. `time_to_first_token`.
+    pub tag: &'static str,
+    /// Display name as AIPerf prints it, e.g. `Time to First Token`.
+    pub header: &'static str,
+    /// Display unit, e.g. `ms`.
+    pub unit: &'static str,
+    pub kind: MetricKind,
+    pub flags: MetricFlags,
+    /// Metrics whose values this one is computed from.
+    pub requires: &'static [&'static MetricDef],
+}
+
+impl MetricDef {
+    pub fn has(&self, flag: MetricFlags) -> bool {
+        self.flags.contains(flag)
+    }
+
+    /// Shown in the console table.
+    pub fn shown_on_console(&self) -> bool {
+        !self.has(MetricFlags::NO_CONSOLE) && !self.has(MetricFlags::INTERNAL)
+    }
+
+    /// Written to the summary exports (JSON, CSV) and returned in the results.
+    pub fn exported(&self) -> bool {
+        !self.has(MetricFlags::INTERNAL)
+    }
+}
+
+const fn record(tag: &'static str, header: &'static str, unit: &'static str, flags: MetricFlags, requires: &'static [&'static MetricDef]) -> MetricDef {
+    MetricDef { tag, header, unit, kind: MetricKind::Record, flags, requires }
+}
+
+const fn aggregate(tag: &'static str, header: &'static str, unit: &'static str, flags: MetricFlags) -> MetricDef {
+    MetricDef { tag, header, unit, kind: MetricKind::Aggregate, flags: flags.with(MetricFlags::NO_INDIVIDUAL_RECORDS), requires: &[] }
+}
+
+const fn derived(tag: &'static str, header: &'static str, unit: &'static str, flags: MetricFlags, requires: &'static [&'static MetricDef]) -> MetricDef {
+    MetricDef { tag, header, unit, kind: MetricKind::Derived, flags: flags.with(MetricFlags::NO_INDIVIDUAL_RECORDS), requires }
+}
+
+use MetricFlags as F;
+
+// ---- Record metrics ----
+pub static TIME_TO_FIRST_TOKEN: MetricDef = record("time_to_first_token", "Time to First Token", "ms", F::STREAMING_TOKENS_ONLY, &[]);
+pub static TIME_TO_SECOND_TOKEN: MetricDef = record("time_to_second_token", "Time to Second Token", "ms", F::STREAMING_TOKENS_ONLY, &[]);
+pub static TIME_TO_FIRST_OUTPUT_TOKEN: MetricDef =
+    record("time_to_first_output_token", "Time to First Output Token", "ms", F::STREAMING_TOKENS_ONLY, &[]);
+pub static REQUEST_LATENCY: MetricDef = record("request_latency", "Request Latency", "ms", F::NONE, &[]);
+pub static INTER_TOKEN_LATENCY: MetricDef = record(
+    "inter_token_latency",
+    "Inter Token Latency",
+    "ms",
+    F::STREAMING_TOKENS_ONLY,
+    &[&REQUEST_LATENCY, &TIME_TO_FIRST_TOKEN, &OUTPUT_SEQUENCE_LENGTH],
+);
+pub static INTER_CHUNK_LATENCY: MetricDef =
+    record("inter_chunk_latency", "Inter Chunk Latency", "ms", F::STREAMING_TOKENS_ONLY.with(F::NO_CONSOLE), &[]);
+pub static OUTPUT_TOKEN_THROUGHPUT_PER_USER: MetricDef = record(
+    "output_token_throughput_per_user",
+    "Output Token Throughput Per User",
+    "tokens/sec/user",
+    F::STREAMING_TOKENS_ONLY.with(F::LARGER_IS_BETTER),
+    &[&INTER_TOKEN_LATENCY],
+);
+pub static PREFILL_THROUGHPUT_PER_USER: MetricDef = record(
+    "prefill_throughput_per_user",
+    "Prefill Throughput Per User",
+    "tokens/sec/user",
+    F::STREAMING_TOKENS_ONLY.with(F::LARGER_IS_BETTER).with(F::NO_CONSOLE),
+    &[&INPUT_SEQUENCE_LENGTH, &TIME_TO_FIRST_TOKEN],
+);
+pub static E2E_OUTPUT_TOKEN_THROUGHPUT: MetricDef = record(
+    "e2e_output_token_throughput",
+    "E2E Output Token Throughput",
+    "tokens/sec/user",
+    F::PRODUCES_TOKENS_ONLY.with(F::LARGER_IS_BETTER),
+    &[&OUTPUT_SEQUENCE_LENGTH, &REQUEST_LATENCY],
+);
+pub static OUTPUT_SEQUENCE_LENGTH: MetricDef =
+    record("output_sequence_length", "Output Sequence Length", "tokens", F::PRODUCES_TOKENS_ONLY, &[&OUTPUT_TOKEN_COUNT]);
+pub static INPUT_SEQUENCE_LENGTH: MetricDef = record("input_sequence_length", "Input Sequence Length", "tokens", F::PRODUCES_TOKENS_ONLY, &[]);
+pub static OUTPUT_TOKEN_COUNT: MetricDef =
+    record("output_token_count", "Output Token Count", "tokens", F::PRODUCES_TOKENS_ONLY.with(F::NO_CONSOLE), &[]);
+pub static REASONING_TOKEN_COUNT: MetricDef =
+    record("reasoning_token_count", "Reasoning Token Count", "tokens", F::PRODUCES_TOKENS_ONLY.with(F::SUPPORTS_REASONING), &[]);
+pub static USAGE_PROMPT_TOKENS: MetricDef = record("usage_prompt_tokens", "Usage Prompt Tokens", "tokens", F::USAGE_FIELD_ONLY, &[]);
+pub static USAGE_COMPLETION_TOKENS: MetricDef =
+    record("usage_completion_tokens", "Usage Completion Tokens", "tokens", F::USAGE_FIELD_ONLY, &[]);
+pub static USAGE_TOTAL_TOKENS: MetricDef = record("usage_total_tokens", "Usage Total Tokens", "tokens", F::USAGE_FIELD_ONLY, &[]);
+pub static ERROR_INPUT_SEQUENCE_LENGTH: MetricDef =
+    record("error_input_sequence_length", "Error Input Sequence Length", "tokens", F::ERROR_ONLY.with(F::NO_CONSOLE), &[]);
+
+// ---- Aggregate metrics ----
+pub static REQUEST_COUNT: MetricDef = aggregate("request_count", "Request Count", "requests", F::LARGER_IS_BETTER);
+pub static ERROR_REQUEST_COUNT: MetricDef = aggregate("error_request_count", "Error Request Count", "requests", F::ERROR_ONLY.with(F::NO_CONSOLE));
+pub static MIN_REQUEST_TIMESTAMP: MetricDef = aggregate("min_request_timestamp", "Minimum Request Timestamp", "ns", F::INTERNAL.with(F::NO_CONSOLE));
+pub static MAX_RESPONSE_TIMESTAMP: MetricDef =
+    aggregate("max_response_timestamp", "Maximum Response Timestamp", "ns", F::INTERNAL.with(F::NO_CONSOLE));
+
+// ---- Derived metrics ----
+pub static BENCHMARK_DURATION: MetricDef =
+    derived("benchmark_duration", "Benchmark Duration", "sec", F::NO_CONSOLE, &[&MIN_REQUEST_TIMESTAMP, &MAX_RESPONSE_TIMESTAMP]);
+pub static TOTAL_OUTPUT_TOKENS: MetricDef =
+    derived("total_output_tokens", "Total Output Tokens", "tokens", F::PRODUCES_TOKENS_ONLY.with(F::NO_CONSOLE), &[&OUTPUT_TOKEN_COUNT]);
+pub static TOTAL_OSL: MetricDef =
+    derived("total_osl", "Total Output Sequence Length", "tokens", F::PRODUCES_TOKENS_ONLY.with(F::NO_CONSOLE), &[&OUTPUT_SEQUENCE_LENGTH]);
+pub static TOTAL_ISL: MetricDef =
+    derived("total_isl", "Total Input Sequence Length", "tokens", F::PRODUCES_TOKENS_ONLY.with(F::NO_CONSOLE), &[&INPUT_SEQUENCE_LENGTH]);
+pub static TOTAL_REASONING_TOKENS: MetricDef = derived(
+    "total_reasoning_tokens",
+    "Total Reasoning Tokens",
+    "tokens",
+    F::SUPPORTS_REASONING.with(F::NO_CONSOLE),
+    &[&REASONING_TOKEN_COUNT],
+);
+pub static OUTPUT_TOKEN_THROUGHPUT: MetricDef = derived(
+    "output_token_throughput",
+    "Output Token Throughput",
+    "tokens/sec",
+    F::PRODUCES_TOKENS_ONLY.with(F::LARGER_IS_BETTER),
+    &[&TOTAL_OSL, &BENCHMARK_DURATION],
+);
+pub static INPUT_TOKEN_THROUGHPUT: MetricDef = derived(
+    "input_token_throughput",
+    "Input Token Throughput",
+    "tokens/sec",
+    F::PRODUCES_TOKENS_ONLY.with(F::LARGER_IS_BETTER),
+    &[&TOTAL_ISL, &BENCHMARK_DURATION],
+);
+pub static TOTAL_TOKEN_THROUGHPUT: MetricDef = derived(
+    "total_token_throughput",
+    "Total Token Throughput",
+    "tokens/sec",
+    F::PRODUCES_TOKENS_ONLY.with(F::LARGER_IS_BETTER).with(F::NO_CONSOLE),
+    &[&TOTAL_ISL, &TOTAL_OSL, &BENCHMARK_DURATION],
+);
+pub static REQUEST_THROUGHPUT: MetricDef =
+    derived("request_throughput", "Request Throughput", "requests/sec", F::LARGER_IS_BETTER, &[&REQUEST_COUNT, &BENCHMARK_DURATION]);
+/// Reads request_count and error_request_count with 0 for a missing one, so it needs neither.
+pub static COMPLETED_REQUEST_COUNT: MetricDef = derived("completed_request_count", "Completed Requests (Success + Error)", "requests", F::NONE, &[]);
+/// Like completed_request_count: a run without errors (or without successes) still has a rate.
+pub static REQUEST_ERROR_RATE: MetricDef = derived("request_error_rate", "Request Error Rate", "%", F::NONE, &[]);
+pub static TOTAL_USAGE_PROMPT_TOKENS: MetricDef =
+    derived("total_usage_prompt_tokens", "Total Usage Prompt Tokens", "tokens", F::USAGE_FIELD_ONLY, &[&USAGE_PROMPT_TOKENS]);
+pub static TOTAL_USAGE_COMPLETION_TOKENS: MetricDef =
+    derived("total_usage_completion_tokens", "Total Usage Completion Tokens", "tokens", F::USAGE_FIELD_ONLY, &[&USAGE_COMPLETION_TOKENS]);
+pub static TOTAL_USAGE_TOTAL_TOKENS: MetricDef =
+    derived("total_usage_total_tokens", "Total Usage Total Tokens", "tokens", F::USAGE_FIELD_ONLY, &[&USAGE_TOTAL_TOKENS]);
+pub static TOTAL_ERROR_ISL: MetricDef = derived(
+    "total_error_isl",
+    "Total Error Input Sequence Length",
+    "tokens",
+    F::ERROR_ONLY.with(F::NO_CONSOLE),
+    &[&ERROR_INPUT_SEQUENCE_LENGTH],
+);
+
+/// Every metric, in console display order (as AIPerf 0.13 prints its table).
+pub static METRICS: &[&MetricDef] = &[
+    &TIME_TO_FIRST_TOKEN,
+    &TIME_TO_SECOND_TOKEN,
+    &TIME_TO_FIRST_OUTPUT_TOKEN,
+    &REQUEST_LATENCY,
+    &INTER_TOKEN_LATENCY,
+    &INTER_CHUNK_LATENCY,
+    &OUTPUT_TOKEN_THROUGHPUT_PER_USER,
+    &PREFILL_THROUGHPUT_PER_USER,
+    &E2E_OUTPUT_TOKEN_THROUGHPUT,
+    &OUTPUT_SEQUENCE_LENGTH,
+    &INPUT_SEQUENCE_LENGTH,
+    &OUTPUT_TOKEN_COUNT,
+    &REASONING_TOKEN_COUNT,
+    &OUTPUT_TOKEN_THROUGHPUT,
+    &INPUT_TOKEN_THROUGHPUT,
+    &TOTAL_TOKEN_THROUGHPUT,
+    &REQUEST_THROUGHPUT,
+    &COMPLETED_REQUEST_COUNT,
+    &REQUEST_ERROR_RATE,
+    &REQUEST_COUNT,
+    &ERROR_REQUEST_COUNT,
+    &BENCHMARK_DURATION,
+    &TOTAL_OUTPUT_TOKENS,
+    &TOTAL_OSL,
+    &TOTAL_ISL,
+    &TOTAL_REASONING_TOKENS,
+    &USAGE_PROMPT_TOKENS,
+    &USAGE_COMPLETION_TOKENS,
+    &USAGE_TOTAL_TOKENS,
+    &TOTAL_USAGE_PROMPT_TOKENS,
+    &TOTAL_USAGE_COMPLETION_TOKENS,
+    &TOTAL_USAGE_TOTAL_TOKENS,
+    &ERROR_INPUT_SEQUENCE_LENGTH,
+    &TOTAL_ERROR_ISL,
+    &MIN_REQUEST_TIMESTAMP,
+    &MAX_RESPONSE_TIMESTAMP,
+];
+
+/// The metric with this tag.
+pub fn metric(tag: &str) -> Option<&'static MetricDef> {
+    METRICS.iter().copied().find(|m| m.tag == tag)
+}
+
+/// Place of `def` in the registry's display order.
+pub fn position(def: &MetricDef) -> usize {
+    METRICS.iter().position(|m| std::ptr::eq(*m, def)).unwrap_or(METRICS.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn tags_are_unique_and_dependencies_are_registered() {
+        let mut seen = HashSet::new();
+        for m in METRICS {
+            assert!(seen.insert(m.tag), "duplicate tag {}", m.tag);
+            for dep in m.requires {
+                assert!(position(dep) < METRICS.len(), "{} depends on unregistered {}", m.tag, dep.tag);
+            }
+        }
+    }
+
+    #[test]
+    fn flags_and_lookups_behave() {
+        let ttft = metric("time_to_first_token").unwrap();
+        assert_eq!(ttft.header, "Time to First Token");
+        assert!(ttft.has(MetricFlags::STREAMING_ONLY) && ttft.has(MetricFlags::PRODUCES_TOKENS_ONLY));
+        assert!(!ttft.has(MetricFlags::ERROR_ONLY));
+        assert!(ttft.shown_on_console());
+        assert!(!INTER_CHUNK_LATENCY.shown_on_console());
+        assert!(!MIN_REQUEST_TIMESTAMP.exported());
+        assert!(REQUEST_THROUGHPUT.has(MetricFlags::NO_INDIVIDUAL_RECORDS));
+        assert!(!REQUEST_LATENCY.has(MetricFlags::NO_INDIVIDUAL_RECORDS));
+        assert_eq!(position(&TIME_TO_FIRST_TOKEN), 0);
+        assert!(metric("no_such_metric").is_none());
+    }
+
+    #[test]
+    fn record_metrics_depend_only_on_record_metrics() {
+        for m in METRICS.iter().filter(|m| m.kind == MetricKind::Record) {
+            assert!(m.requires.iter().all(|d| d.kind == MetricKind::Record), "{}", m.tag);
+        }
+    }
+}

@@ -1,0 +1,97 @@
+//! Distribution statistics of a record metric: mean, extremes, numpy-style (linear)
+//! percentiles, sample standard deviation (ddof=1), count and sum.
+
+use crate::result::Stats;
+
+/// The full stats block of `values`; None when there are no values.
+pub fn distribution(values: &[f64]) -> Option<Stats> {
+    if values.is_empty() {
+        return None;
+    }
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let count = sorted.len();
+    let sum: f64 = sorted.iter().sum();
+    let avg = sum / count as f64;
+    let at = |pct: f64| Some(percentile(&sorted, pct));
+    Some(Stats {
+        avg,
+        min: sorted.first().copied(),
+        max: sorted.last().copied(),
+        p1: at(1.0),
+        p5: at(5.0),
+        p10: at(10.0),
+        p25: at(25.0),
+        p50: at(50.0),
+        p75: at(75.0),
+        p90: at(90.0),
+        p95: at(95.0),
+        p99: at(99.0),
+        std: Some(sample_std(&sorted, avg)),
+        count: Some(count as u64),
+        sum: Some(sum),
+    })
+}
+
+/// The `pct`-th percentile of ascending `sorted` values, interpolating linearly between the
+/// two closest ranks (numpy's default method). `sorted` must not be empty.
+pub fn percentile(sorted: &[f64], pct: f64) -> f64 {
+    let rank = pct / 100.0 * (sorted.len() - 1) as f64;
+    let lower = rank.floor() as usize;
+    let upper = rank.ceil() as usize;
+    let fraction = rank - lower as f64;
+    sorted[lower] + (sorted[upper] - sorted[lower]) * fraction
+}
+
+/// Sample standard deviation (ddof=1); 0 for a single value.
+fn sample_std(values: &[f64], mean: f64) -> f64 {
+    if values.len() < 2 {
+        return 0.0;
+    }
+    let squares: f64 = values.iter().map(|v| (v - mean).powi(2)).sum();
+    (squares / (values.len() - 1) as f64).sqrt()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() < 1e-9
+    }
+
+    #[test]
+    fn percentiles_interpolate_like_numpy() {
+        let s = distribution(&[4.0, 1.0, 3.0, 2.0]).unwrap();
+        assert!(close(s.p50.unwrap(), 2.5));
+        // numpy.percentile([1,2,3,4], 25) == 1.75, 90 -> 3.7
+        assert!(close(s.p25.unwrap(), 1.75));
+        assert!(close(s.p90.unwrap(), 3.7));
+        let hundred: Vec<f64> = (1..=100).map(f64::from).collect();
+        let s = distribution(&hundred).unwrap();
+        // numpy.percentile(range(1,101), 99) == 99.01; p1 == 1.99; p50 == 50.5
+        assert!(close(s.p99.unwrap(), 99.01));
+        assert!(close(s.p1.unwrap(), 1.99));
+        assert!(close(s.p50.unwrap(), 50.5));
+        assert!(close(s.p5.unwrap(), 5.95));
+    }
+
+    #[test]
+    fn mean_extremes_sum_and_sample_std() {
+        let s = distribution(&[2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0]).unwrap();
+        assert!(close(s.avg, 5.0));
+        assert_eq!((s.min, s.max, s.count), (Some(2.0), Some(9.0), Some(8)));
+        assert!(close(s.sum.unwrap(), 40.0));
+        // Sum of squared deviations is 32; ddof=1 -> sqrt(32/7).
+        assert!(close(s.std.unwrap(), (32.0f64 / 7.0).sqrt()));
+    }
+
+    #[test]
+    fn a_single_value_has_zero_std_and_no_values_have_no_stats() {
+        let s = distribution(&[3.5]).unwrap();
+        assert_eq!(s.std, Some(0.0));
+        assert_eq!(s.p1, Some(3.5));
+        assert_eq!(s.p99, Some(3.5));
+        assert!(distribution(&[]).is_none());
+    }
+}
