@@ -22,8 +22,6 @@ use crate::rng::SeededRng;
 use crate::ui::progress::PhaseProgress;
 use crate::{export, ui};
 
-/// File name of the per-request records, written as the run goes.
-pub const RECORDS_FILE: &str = "profile_export.jsonl";
 /// File name of the console table, as AIPerf writes it.
 pub const CONSOLE_FILE: &str = "profile_export_console.txt";
 
@@ -115,7 +113,7 @@ pub async fn execute(plan: &Plan, options: &RunOptions) -> Result<RunResult> {
 
     let (sink, records) = std::sync::mpsc::channel();
     let metrics_context = MetricsContext { streaming: endpoint.streaming, tokenizer: tokenizer.clone(), clock };
-    let records_path = artifact_dir.join(RECORDS_FILE);
+    let records_path = artifact_dir.join(export::RECORDS_JSONL_FILE);
     let metrics_thread = std::thread::Builder::new()
         .name("aiperf-metrics".into())
         .spawn(move || -> Result<_> {
