@@ -1,0 +1,163 @@
+//! Turning failures into `RecordError`s: one constructor per error kind, the root cause of a
+//! connection failure, and the message inside an error body.
+
+use std::error::Error;
+use std::io;
+use std::time::Duration;
+
+use http::StatusCode;
+use serde_json::Value;
+
+use crate::record::RecordError;
+
+/// How much of an error body becomes the message when it is not a JSON error.
+const BODY_PREVIEW_CHARS: usize = 500;
+/// How much of an unparseable payload is quoted in an `invalid_response` message.
+const PAYLOAD_PREVIEW_CHARS: usize = 200;
+
+fn record_error(kind: &str, code: Option<u16>, message: String) -> RecordError {
+    RecordError { code, kind: kind.to_owned(), message }
+}
+
+/// The request never got a response: `<root cause> (<uri>)`.
+pub(crate) fn connection_error(error: &(dyn Error + 'static), uri: &str) -> RecordError {
+    record_error("connection_error", None, format!("{} ({uri})", root_cause(error)))
+}
+
+/// A non-2xx answer, or a 2xx body that reports an error.
+pub(crate) fn http_error(status: StatusCode, message: String) -> RecordError {
+    record_error("http_error", Some(status.as_u16()), message)
+}
+
+/// What an error answer's body says; the status itself when the body is empty.
+pub(crate) fn error_body_message(status: StatusCode, body: &[u8]) -> String {
+    if body.iter().all(u8::is_ascii_whitespace) { format!("HTTP {status}") } else { message_from_body(body) }
+}
+
+/// The server reported an error inside the stream, or the stream broke off.
+pub(crate) fn stream_error(message: String) -> RecordError {
+    record_error("stream_error", None, message)
+}
+
+/// A payload that is not the JSON it should be; `what` names where it came from.
+pub(crate) fn invalid_response(what: &str, payload: &[u8]) -> RecordError {
+    record_error("invalid_response", None, format!("invalid JSON in {what}: {}", preview(payload, PAYLOAD_PREVIEW_CHARS)))
+}
+
+/// The whole request took longer than `limit`.
+pub(crate) fn timeout(limit: Duration, headers_arrived: bool) -> RecordError {
+    let phase = if headers_arrived { "while reading the response" } else { "waiting for the response headers" };
+    record_error("timeout", None, format!("request timed out after {limit:?} {phase}"))
+}
+
+/// The request could not be put together (e.g. an `x-request-id` that is not a header value).
+pub(crate) fn invalid_request(message: String) -> RecordError {
+    record_error("invalid_request", None, message)
+}
+
+/// The innermost cause of an error chain, with common socket failures named plainly.
+pub(crate) fn root_cause(error: &(dyn Error + 'static)) -> String {
+    let mut innermost = error;
+    let mut current = Some(error);
+    while let Some(cause) = current {
+        if let Some(phrase) = cause.downcast_ref::<io::Error>().and_then(|io_error| socket_failure(io_error.kind())) {
+            return phrase.to_owned();
+        }
+        innermost = cause;
+        // An io::Error's `source()` skips the error it wraps, so step into that one directly.
+        current = match cause.downcast_ref::<io::Error>().and_then(io::Error::get_ref) {
+            Some(wrapped) => Some(wrapped),
+            None => cause.source(),
+        };
+    }
+    innermost.to_string()
+}
+
+fn socket_failure(kind: io::ErrorKind) -> Option<&'static str> {
+    match kind {
+        io::ErrorKind::ConnectionRefused => Some("connection refused"),
+        io::ErrorKind::ConnectionReset => Some("connection reset by peer"),
+        io::ErrorKind::ConnectionAborted => Some("connection aborted"),
+        io::ErrorKind::TimedOut => Some("connection timed out"),
+        io::ErrorKind::AddrNotAvailable => Some("address not available"),
+        io::ErrorKind::HostUnreachable => Some("host unreachable"),
+        io::ErrorKind::NetworkUnreachable => Some("network unreachable"),
+        _ => None,
+    }
+}
+
+/// The message of an error body: `error.message` (or similar) when it is JSON, else its text.
+pub(crate) fn message_from_body(body: &[u8]) -> String {
+    match serde_json::from_slice::<Value>(body) {
+        Ok(value) => error_message(&value),
+        Err(_) => preview(body, BODY_PREVIEW_CHARS),
+    }
+}
+
+/// The human part of a JSON error: a string itself, or the `message`/`detail` of an object,
+/// looking inside an `error` member first.
+pub(crate) fn error_message(value: &Value) -> String {
+    match value {
+        Value::String(message) => message.clone(),
+        Value::Object(members) => {
+            if let Some(inner) = members.get("error").filter(|inner| !inner.is_null()) {
+                return error_message(inner);
+            }
+            match members.get("message").or_else(|| members.get("detail")) {
+                Some(Value::String(message)) => message.clone(),
+                _ => preview(value.to_string().as_bytes(), BODY_PREVIEW_CHARS),
+            }
+        }
+        other => preview(other.to_string().as_bytes(), BODY_PREVIEW_CHARS),
+    }
+}
+
+/// The first `max_chars` characters of `bytes` (lossy UTF-8, trimmed), `…` marking a cut.
+fn preview(bytes: &[u8], max_chars: usize) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let text = text.trim();
+    match text.char_indices().nth(max_chars) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn openai_error_bodies_give_their_message() {
+        assert_eq!(message_from_body(br#"{"error":{"message":"model is overloaded","type":"server_error","code":503}}"#), "model is overloaded");
+        assert_eq!(message_from_body(br#"{"detail":"Not Found"}"#), "Not Found");
+        assert_eq!(message_from_body(br#"{"object":"error","message":"bad prompt"}"#), "bad prompt");
+        assert_eq!(error_message(&json!("plain")), "plain");
+    }
+
+    #[test]
+    fn other_bodies_are_cut_to_a_preview() {
+        let long = "x".repeat(2000);
+        let message = message_from_body(long.as_bytes());
+        assert_eq!(message.chars().count(), BODY_PREVIEW_CHARS + 1);
+        assert!(message.ends_with('…'));
+        assert_eq!(message_from_body(b"  upstream timeout\n"), "upstream timeout");
+    }
+
+    #[test]
+    fn empty_error_body_names_the_status() {
+        let error = http_error(StatusCode::BAD_GATEWAY, error_body_message(StatusCode::BAD_GATEWAY, b""));
+        assert_eq!(error.message, "HTTP 502 Bad Gateway");
+        assert_eq!(error.code, Some(502));
+        assert_eq!(error.kind, "http_error");
+    }
+
+    #[test]
+    fn root_cause_names_socket_failures_anywhere_in_the_chain() {
+        let refused = io::Error::from(io::ErrorKind::ConnectionRefused);
+        let wrapped = io::Error::other(refused);
+        assert_eq!(root_cause(&wrapped), "connection refused");
+        let other = io::Error::other("dns lookup failed");
+        assert_eq!(root_cause(&other), "dns lookup failed");
+    }
+}

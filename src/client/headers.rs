@@ -1,0 +1,83 @@
+//! The headers every request of an endpoint carries, built and checked once per client.
+//! Credential values are marked sensitive and never appear in errors or logs.
+
+use anyhow::{Result, anyhow};
+use http::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, USER_AGENT};
+use http::{HeaderMap, HeaderName, HeaderValue};
+
+use crate::plan::{Endpoint, is_secret_header};
+
+/// content-type, accept, user-agent, authorization (from the api key), then the endpoint's
+/// own headers, which win over the defaults.
+pub(crate) fn static_headers(endpoint: &Endpoint) -> Result<HeaderMap> {
+    let mut headers = HeaderMap::with_capacity(4 + endpoint.headers.len());
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    let accept = if endpoint.streaming { "text/event-stream" } else { "application/json" };
+    headers.insert(ACCEPT, HeaderValue::from_static(accept));
+    headers.insert(USER_AGENT, HeaderValue::from_static(concat!("aiperf/", env!("CARGO_PKG_VERSION"))));
+    if let Some(api_key) = &endpoint.api_key {
+        let mut value = HeaderValue::try_from(format!("Bearer {}", api_key.trim()))
+            .map_err(|_| anyhow!("the api key cannot be sent in an HTTP header: it holds control characters"))?;
+        value.set_sensitive(true);
+        headers.insert(AUTHORIZATION, value);
+    }
+    for (name, value) in &endpoint.headers {
+        let header_name = HeaderName::from_bytes(name.as_bytes()).map_err(|_| anyhow!("endpoint header name {name:?} is not a valid HTTP header name"))?;
+        let mut header_value = HeaderValue::from_str(value)
+            .map_err(|_| anyhow!("the value of endpoint header {name:?} is not a valid HTTP header value (it holds control characters)"))?;
+        header_value.set_sensitive(is_secret_header(name));
+        headers.insert(header_name, header_value);
+    }
+    Ok(headers)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::plan::EndpointKind;
+
+    fn endpoint(streaming: bool, api_key: Option<&str>, headers: &[(&str, &str)]) -> Endpoint {
+        Endpoint {
+            url: "http://127.0.0.1:8000".into(),
+            model: "m".into(),
+            kind: EndpointKind::Chat,
+            streaming,
+            api_key: api_key.map(str::to_owned),
+            headers: headers.iter().map(|&(name, value)| (name.to_owned(), value.to_owned())).collect::<BTreeMap<_, _>>(),
+            extra: Default::default(),
+            mock: None,
+        }
+    }
+
+    #[test]
+    fn defaults_key_and_extra_headers_are_all_present() {
+        let headers = static_headers(&endpoint(true, Some("sk-1"), &[("X-Team", "infra")])).unwrap();
+        assert_eq!(headers[CONTENT_TYPE], "application/json");
+        assert_eq!(headers[ACCEPT], "text/event-stream");
+        assert!(headers[USER_AGENT].to_str().unwrap().starts_with("aiperf/"));
+        assert_eq!(headers[AUTHORIZATION], "Bearer sk-1");
+        assert!(headers[AUTHORIZATION].is_sensitive());
+        assert_eq!(headers["x-team"], "infra");
+        let headers = static_headers(&endpoint(false, None, &[])).unwrap();
+        assert_eq!(headers[ACCEPT], "application/json");
+        assert!(!headers.contains_key(AUTHORIZATION));
+    }
+
+    #[test]
+    fn endpoint_headers_override_the_defaults() {
+        let headers = static_headers(&endpoint(false, None, &[("Accept", "*/*")])).unwrap();
+        assert_eq!(headers[ACCEPT], "*/*");
+    }
+
+    #[test]
+    fn invalid_headers_are_errors_that_do_not_leak_values() {
+        let error = static_headers(&endpoint(false, None, &[("bad name", "x")])).unwrap_err().to_string();
+        assert!(error.contains("\"bad name\""), "{error}");
+        let error = static_headers(&endpoint(false, None, &[("X-Api-Key", "sec\nret")])).unwrap_err().to_string();
+        assert!(error.contains("X-Api-Key") && !error.contains("sec"), "{error}");
+        let error = static_headers(&endpoint(false, Some("sk-sec\u{7f}ret"), &[])).unwrap_err().to_string();
+        assert!(!error.contains("secret"), "{error}");
+    }
+}

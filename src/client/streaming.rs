@@ -1,0 +1,213 @@
+//! Reading a `text/event-stream` response into a record: SSE events become text, chunk
+//! arrival times, usage and finish_reason; `[DONE]`, error events and early ends are judged.
+
+use std::ops::ControlFlow;
+
+use http_body_util::BodyExt;
+use hyper::body::Incoming;
+
+use crate::clock::RunClock;
+use crate::plan::EndpointKind;
+use crate::record::RequestRecord;
+
+use super::failure;
+use super::response;
+use super::sse::{SseEvent, SseParser};
+
+/// Read the whole stream into `record`. `completed` turns true once `[DONE]` arrives, after
+/// which the rest of the body is only drained (so the connection can go back to the pool).
+pub(crate) async fn read_event_stream(mut body: Incoming, kind: EndpointKind, clock: &RunClock, record: &mut RequestRecord, completed: &mut bool) {
+    let mut stream = EventStream::new(kind);
+    loop {
+        let frame = body.frame().await;
+        let frame_ns = clock.now_ns();
+        record.end_ns = frame_ns;
+        match frame {
+            None => return stream.finish(None, record),
+            Some(Err(error)) => return stream.finish(Some(failure::root_cause(&error)), record),
+            Some(Ok(frame)) => {
+                let Some(bytes) = frame.data_ref() else { continue };
+                if stream.feed(bytes, frame_ns, record).is_break() {
+                    break;
+                }
+            }
+        }
+    }
+    if stream.is_done() {
+        *completed = true;
+        while let Some(Ok(_)) = body.frame().await {}
+        record.end_ns = clock.now_ns();
+    }
+}
+
+/// The parsing state of one response stream, independent of where its bytes come from.
+pub(crate) struct EventStream {
+    parser: SseParser,
+    events: EventSink,
+}
+
+/// Applies parsed events to the record and remembers how the stream is going.
+struct EventSink {
+    kind: EndpointKind,
+    /// Data events received (not counting `[DONE]`).
+    received: u64,
+    /// `[DONE]` arrived.
+    done: bool,
+}
+
+impl EventStream {
+    pub fn new(kind: EndpointKind) -> Self {
+        Self { parser: SseParser::default(), events: EventSink { kind, received: 0, done: false } }
+    }
+
+    /// One body frame that arrived at `frame_ns` (the time every event it completes gets).
+    /// `Break` once the stream is over: `[DONE]`, or an error now in `record.error`.
+    pub fn feed(&mut self, bytes: &[u8], frame_ns: u64, record: &mut RequestRecord) -> ControlFlow<()> {
+        self.parser.feed(bytes, |event| self.events.take(event, frame_ns, record))
+    }
+
+    /// The body ended, cleanly or (`broken_by`) with an error, before `[DONE]` or an error.
+    pub fn finish(&mut self, broken_by: Option<String>, record: &mut RequestRecord) {
+        let end_ns = record.end_ns;
+        if self.parser.finish(|event| self.events.take(event, end_ns, record)).is_break() || record.finish_reason.is_some() {
+            return;
+        }
+        let mut message = format!("stream ended before [DONE] after {} events", self.events.received);
+        if let Some(cause) = broken_by {
+            message.push_str(": ");
+            message.push_str(&cause);
+        }
+        record.error = Some(failure::stream_error(message));
+    }
+
+    pub fn is_done(&self) -> bool {
+        self.events.done
+    }
+}
+
+impl EventSink {
+    fn take(&mut self, event: SseEvent<'_>, arrival_ns: u64, record: &mut RequestRecord) -> ControlFlow<()> {
+        if event.event_type == b"error" {
+            record.error = Some(failure::stream_error(failure::message_from_body(event.data)));
+            return ControlFlow::Break(());
+        }
+        if event.data.trim_ascii() == b"[DONE]" {
+            self.done = true;
+            return ControlFlow::Break(());
+        }
+        let fields = match response::parse_stream_event(self.kind, event.data) {
+            Ok(fields) => fields,
+            Err(_) => {
+                record.error = Some(failure::invalid_response("stream event", event.data));
+                return ControlFlow::Break(());
+            }
+        };
+        self.received += 1;
+        if let Some(error) = &fields.error {
+            record.error = Some(failure::stream_error(failure::error_message(error)));
+            return ControlFlow::Break(());
+        }
+        fields.record_into(record, arrival_ns);
+        ControlFlow::Continue(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::plan::PhaseKind;
+    use crate::record::{RequestOrigin, ResponseChunk, Usage};
+
+    fn record() -> RequestRecord {
+        let origin = RequestOrigin { phase_index: 0, phase_name: Arc::from("profiling"), phase_kind: PhaseKind::Profiling, index_in_phase: 0, dataset_index: 0 };
+        RequestRecord::new(origin, "req-1".into(), 0, 10, Some(8))
+    }
+
+    fn delta(content: &str) -> String {
+        format!("data: {{\"choices\":[{{\"delta\":{{\"content\":{content:?}}}}}]}}\n\n")
+    }
+
+    #[test]
+    fn events_completed_by_one_frame_share_its_time_and_empty_events_push_nothing() {
+        let mut record = record();
+        let mut stream = EventStream::new(EndpointKind::Chat);
+        let role = "data: {\"choices\":[{\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}]}\n\n";
+        let first_frame = format!("{role}{}{}", delta("A"), &delta("B")[..10]);
+        assert!(stream.feed(first_frame.as_bytes(), 100, &mut record).is_continue());
+        let second_frame = format!("{}{}", &delta("B")[10..], delta("C"));
+        assert!(stream.feed(second_frame.as_bytes(), 200, &mut record).is_continue());
+        let last_frame = "data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}],\"usage\":{\"completion_tokens\":3}}\n\ndata: [DONE]\n\n";
+        assert!(stream.feed(last_frame.as_bytes(), 300, &mut record).is_break());
+        assert!(stream.is_done());
+        assert_eq!(record.content, "ABC");
+        let times: Vec<u64> = record.chunks.iter().map(|chunk| chunk.ns).collect();
+        assert_eq!(times, vec![100, 200, 200]);
+        assert_eq!(record.finish_reason.as_deref(), Some("stop"));
+        assert_eq!(record.usage, Some(Usage { completion_tokens: Some(3), ..Default::default() }));
+        assert!(record.error.is_none());
+    }
+
+    #[test]
+    fn reasoning_chunks_are_marked() {
+        let mut record = record();
+        let mut stream = EventStream::new(EndpointKind::Chat);
+        let frame = b"data: {\"choices\":[{\"delta\":{\"reasoning_content\":\"hm\"}}]}\n\n";
+        assert!(stream.feed(frame, 5, &mut record).is_continue());
+        assert_eq!(record.chunks, vec![ResponseChunk { ns: 5, has_content: false, has_reasoning: true }]);
+        assert_eq!(record.reasoning, "hm");
+    }
+
+    #[test]
+    fn the_last_usage_that_is_not_null_is_kept() {
+        let mut record = record();
+        let mut stream = EventStream::new(EndpointKind::Completions);
+        let frame = b"data: {\"choices\":[{\"text\":\"a\"}],\"usage\":{\"total_tokens\":1}}\n\ndata: {\"choices\":[{\"text\":\"b\"}],\"usage\":null}\n\n";
+        assert!(stream.feed(frame, 1, &mut record).is_continue());
+        assert_eq!(record.usage.and_then(|usage| usage.total_tokens), Some(1));
+    }
+
+    #[test]
+    fn an_error_payload_or_error_event_is_a_stream_error() {
+        let mut record = record();
+        let mut stream = EventStream::new(EndpointKind::Chat);
+        assert!(stream.feed(b"data: {\"error\":{\"message\":\"out of memory\"}}\n\n", 1, &mut record).is_break());
+        let error = record.error.unwrap();
+        assert_eq!((error.kind.as_str(), error.message.as_str()), ("stream_error", "out of memory"));
+
+        let mut record = self::record();
+        let mut stream = EventStream::new(EndpointKind::Chat);
+        assert!(stream.feed(b"event: error\ndata: upstream went away\n\n", 1, &mut record).is_break());
+        assert_eq!(record.error.unwrap().message, "upstream went away");
+    }
+
+    #[test]
+    fn unparseable_json_is_an_invalid_response_that_quotes_it() {
+        let mut record = record();
+        let mut stream = EventStream::new(EndpointKind::Chat);
+        assert!(stream.feed(b"data: {not json\n\n", 1, &mut record).is_break());
+        let error = record.error.unwrap();
+        assert_eq!(error.kind, "invalid_response");
+        assert!(error.message.contains("{not json"), "{}", error.message);
+    }
+
+    #[test]
+    fn an_end_before_done_is_an_error_unless_a_finish_reason_came() {
+        let mut record = record();
+        let mut stream = EventStream::new(EndpointKind::Chat);
+        assert!(stream.feed(delta("A").as_bytes(), 1, &mut record).is_continue());
+        stream.finish(Some("connection reset by peer".into()), &mut record);
+        let error = record.error.clone().unwrap();
+        assert_eq!(error.kind, "stream_error");
+        assert_eq!(error.message, "stream ended before [DONE] after 1 events: connection reset by peer");
+        assert_eq!(record.content, "A");
+
+        let mut record = self::record();
+        let mut stream = EventStream::new(EndpointKind::Completions);
+        assert!(stream.feed(b"data: {\"choices\":[{\"text\":\"x\",\"finish_reason\":\"length\"}]}", 1, &mut record).is_continue());
+        stream.finish(None, &mut record);
+        assert!(record.error.is_none(), "{:?}", record.error);
+        assert_eq!(record.content, "x", "the last event counts even without a blank line");
+    }
+}

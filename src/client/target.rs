@@ -1,0 +1,71 @@
+//! The request uri of an endpoint: its base url checked (http or https, with a host) and
+//! joined with the endpoint kind's path without doubling what the url already has.
+
+use anyhow::{Result, anyhow};
+use http::Uri;
+use http::uri::Scheme;
+
+use crate::plan::EndpointKind;
+
+/// `base_url` + `kind.path()`, e.g. `http://host:8000` → `http://host:8000/v1/chat/completions`.
+pub(crate) fn request_uri(base_url: &str, kind: EndpointKind) -> Result<Uri> {
+    let invalid = |why: String| anyhow!("invalid endpoint url {base_url:?}: {why}");
+    let base: Uri = base_url.trim().parse().map_err(|error| invalid(format!("{error}")))?;
+    let scheme = match base.scheme_str() {
+        Some(scheme) if scheme.eq_ignore_ascii_case("http") => Scheme::HTTP,
+        Some(scheme) if scheme.eq_ignore_ascii_case("https") => Scheme::HTTPS,
+        Some(other) => return Err(invalid(format!("scheme {other:?} is not http or https"))),
+        None => return Err(invalid("expected http://host[:port] or https://host[:port]".to_owned())),
+    };
+    let authority = base.authority().filter(|authority| !authority.host().is_empty()).ok_or_else(|| invalid("no host".to_owned()))?;
+    let path = join_paths(base.path().trim_end_matches('/'), kind.path());
+    let path_and_query = match base.query() {
+        Some(query) => format!("{path}?{query}"),
+        None => path,
+    };
+    Uri::builder()
+        .scheme(scheme)
+        .authority(authority.clone())
+        .path_and_query(path_and_query)
+        .build()
+        .map_err(|error| invalid(format!("{error}")))
+}
+
+/// Appends `endpoint_path` to `base_path`, minus the longest leading run of its segments that
+/// `base_path` already ends with (`/v1` + `/v1/chat/completions` → `/v1/chat/completions`).
+fn join_paths(base_path: &str, endpoint_path: &str) -> String {
+    let segment_ends = endpoint_path.match_indices('/').map(|(slash, _)| slash).filter(|&slash| slash > 0).chain([endpoint_path.len()]);
+    let overlap = segment_ends.filter(|&end| base_path.ends_with(&endpoint_path[..end])).max().unwrap_or(0);
+    format!("{base_path}{}", &endpoint_path[overlap..])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chat_uri(base_url: &str) -> String {
+        request_uri(base_url, EndpointKind::Chat).unwrap().to_string()
+    }
+
+    #[test]
+    fn the_kind_path_is_appended_once() {
+        assert_eq!(chat_uri("http://127.0.0.1:8000"), "http://127.0.0.1:8000/v1/chat/completions");
+        assert_eq!(chat_uri("http://127.0.0.1:8000/"), "http://127.0.0.1:8000/v1/chat/completions");
+        assert_eq!(chat_uri("http://host/v1/chat/completions"), "http://host/v1/chat/completions");
+        assert_eq!(chat_uri("http://host/v1/chat/completions//"), "http://host/v1/chat/completions");
+        assert_eq!(chat_uri("https://host/v1"), "https://host/v1/chat/completions");
+        assert_eq!(chat_uri("https://host/proxy/"), "https://host/proxy/v1/chat/completions");
+        assert_eq!(chat_uri("https://host/api/xv1"), "https://host/api/xv1/v1/chat/completions");
+        assert_eq!(chat_uri("HTTPS://host/deploy?api-version=2"), "https://host/deploy/v1/chat/completions?api-version=2");
+        let completions = request_uri("http://host:1/v1/completions/", EndpointKind::Completions).unwrap();
+        assert_eq!(completions.to_string(), "http://host:1/v1/completions");
+    }
+
+    #[test]
+    fn bad_urls_are_errors_that_name_the_url() {
+        for bad in ["mock", "ftp://host/", "http://", "localhost:8000", "http://ho st", ""] {
+            let error = request_uri(bad, EndpointKind::Chat).expect_err(bad).to_string();
+            assert!(error.contains(&format!("{bad:?}")), "{error}");
+        }
+    }
+}
