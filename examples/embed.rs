@@ -8,7 +8,9 @@ use std::path::PathBuf;
 use aiperf::cancel::CancelSignal;
 use aiperf::engine::{self, RunOptions};
 use aiperf::mock::MockConfig;
-use aiperf::plan::{Dataset, Dist, Endpoint, EndpointKind, LoadMode, MOCK_URL, Phase, PhaseKind, Plan, SyntheticDataset, TokenizerSpec};
+use aiperf::plan::{
+    Dataset, Dist, Endpoint, EndpointKind, LoadMode, MOCK_URL, Phase, PhaseKind, Plan, SyntheticDataset, TokenizerSpec,
+};
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
@@ -24,7 +26,12 @@ async fn main() -> anyhow::Result<()> {
             extra: Default::default(),
             mock: Some(MockConfig { ttft_ms: 15.0, itl_ms: 3.0, ..MockConfig::default() }),
         },
-        dataset: Dataset::Synthetic(SyntheticDataset { isl: Dist { mean: 200.0, stddev: 20.0 }, osl: Dist { mean: 32.0, stddev: 0.0 }, random_seed: 7, entries: 50 }),
+        dataset: Dataset::Synthetic(SyntheticDataset {
+            isl: Dist { mean: 200.0, stddev: 20.0 },
+            osl: Dist { mean: 32.0, stddev: 0.0 },
+            random_seed: 7,
+            entries: 50,
+        }),
         phases: vec![Phase {
             name: "profiling".to_string(),
             kind: PhaseKind::Profiling,
@@ -36,7 +43,12 @@ async fn main() -> anyhow::Result<()> {
         tokenizer: TokenizerSpec::Builtin,
         request_timeout_s: 60.0,
     };
-    let options = RunOptions { artifact_root: PathBuf::from("artifacts"), cli_command: None, progress: true, cancel: CancelSignal::new() };
+    let options = RunOptions {
+        artifact_root: PathBuf::from("artifacts"),
+        cli_command: None,
+        progress: true,
+        cancel: CancelSignal::new(),
+    };
     let result = engine::execute(&plan, &options).await?;
     for tag in ["time_to_first_token", "inter_token_latency", "request_throughput"] {
         if let Some(metric) = result.metric(tag) {

@@ -11,10 +11,7 @@ pub struct RunClock {
 
 impl RunClock {
     pub fn start() -> Self {
-        let wall_anchor_ns = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(0);
+        let wall_anchor_ns = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0);
         Self { start: Instant::now(), wall_anchor_ns }
     }
 

@@ -16,7 +16,7 @@ use crate::dataset::{self, tokenizer::Tokenizer};
 use crate::load::{self, LoadContext, PhaseCounters, PhaseRun, PreparedRequest};
 use crate::metrics::{MetricsContext, RecordProcessor};
 use crate::mock::MockServer;
-use crate::plan::{Dataset, LoadMode, Plan, PhaseKind, TokenizerSpec};
+use crate::plan::{Dataset, LoadMode, PhaseKind, Plan, TokenizerSpec};
 use crate::result::RunResult;
 use crate::rng::SeededRng;
 use crate::ui::progress::PhaseProgress;
@@ -56,18 +56,21 @@ pub fn validate(plan: &Plan) -> Result<()> {
         if phase.requests == Some(0) {
             bail!("phase `{}`: `requests` must be at least 1", phase.name);
         }
-        if phase.duration_s.is_some_and(|d| !(d > 0.0)) {
+        if phase.duration_s.is_some_and(|d| d.is_nan() || d <= 0.0) {
             bail!("phase `{}`: `duration` must be positive", phase.name);
         }
-        match phase.mode {
-            LoadMode::Concurrency { concurrency } if concurrency == 0 => {
-                bail!("phase `{}`: concurrency must be at least 1", phase.name)
-            }
-            LoadMode::Concurrency { .. } => {}
+        if let LoadMode::Concurrency { concurrency: 0 } = phase.mode {
+            bail!("phase `{}`: concurrency must be at least 1", phase.name);
         }
     }
     let Dataset::Synthetic(spec) = &plan.dataset;
-    if !(spec.isl.mean >= 1.0) || !(spec.osl.mean >= 1.0) || spec.isl.stddev < 0.0 || spec.osl.stddev < 0.0 {
+    if spec.isl.mean.is_nan()
+        || spec.isl.mean < 1.0
+        || spec.osl.mean.is_nan()
+        || spec.osl.mean < 1.0
+        || spec.isl.stddev < 0.0
+        || spec.osl.stddev < 0.0
+    {
         bail!("synthetic dataset: isl and osl need a mean of at least 1 token and a non-negative stddev");
     }
     if !plan.endpoint.is_mock() {
@@ -76,7 +79,7 @@ pub fn validate(plan: &Plan) -> Result<()> {
             bail!("endpoint url `{url}` must start with http:// or https:// (or be \"mock\" for the built-in server)");
         }
     }
-    if !(plan.request_timeout_s > 0.0) {
+    if plan.request_timeout_s.is_nan() || plan.request_timeout_s <= 0.0 {
         bail!("request_timeout must be positive");
     }
     Ok(())
@@ -87,13 +90,18 @@ pub async fn execute(plan: &Plan, options: &RunOptions) -> Result<RunResult> {
     validate(plan)?;
     let start_time = chrono::Utc::now();
     let artifact_dir = artifact_dir_of(&options.artifact_root, &plan.name);
-    std::fs::create_dir_all(&artifact_dir).with_context(|| format!("cannot create artifact folder {}", artifact_dir.display()))?;
+    std::fs::create_dir_all(&artifact_dir)
+        .with_context(|| format!("cannot create artifact folder {}", artifact_dir.display()))?;
 
     let tokenizer = load_tokenizer(&plan.tokenizer).await?;
     let mock = match &plan.endpoint.is_mock() {
         true => {
             let config = plan.endpoint.mock.clone().unwrap_or_default();
-            Some(MockServer::start(config, SocketAddr::from((Ipv4Addr::LOCALHOST, 0))).await.context("cannot start the built-in mock server")?)
+            Some(
+                MockServer::start(config, SocketAddr::from((Ipv4Addr::LOCALHOST, 0)))
+                    .await
+                    .context("cannot start the built-in mock server")?,
+            )
         }
         false => None,
     };
@@ -133,7 +141,14 @@ pub async fn execute(plan: &Plan, options: &RunOptions) -> Result<RunResult> {
         .context("cannot start the metrics thread")?;
 
     let benchmark_id = format!("{:012x}", SeededRng::new(clock.epoch_ns(0)).next_u64() & 0xffff_ffff_ffff);
-    let context = Arc::new(LoadContext { client, requests, clock, sink, cancel: options.cancel.clone(), id_seed: clock.epoch_ns(0) });
+    let context = Arc::new(LoadContext {
+        client,
+        requests,
+        clock,
+        sink,
+        cancel: options.cancel.clone(),
+        id_seed: clock.epoch_ns(0),
+    });
     let mut phases = Vec::with_capacity(plan.phases.len());
     for (index, phase) in plan.phases.iter().enumerate() {
         if options.cancel.is_cancelled() {
@@ -175,7 +190,8 @@ pub async fn execute(plan: &Plan, options: &RunOptions) -> Result<RunResult> {
     };
     export::write_summaries(&result, &artifact_dir)?;
     let console = ui::table::render(&result);
-    std::fs::write(artifact_dir.join(CONSOLE_FILE), &console).with_context(|| format!("cannot write {}", artifact_dir.join(CONSOLE_FILE).display()))?;
+    std::fs::write(artifact_dir.join(CONSOLE_FILE), &console)
+        .with_context(|| format!("cannot write {}", artifact_dir.join(CONSOLE_FILE).display()))?;
     Ok(result)
 }
 
@@ -190,7 +206,11 @@ async fn load_tokenizer(spec: &TokenizerSpec) -> Result<Arc<Tokenizer>> {
 }
 
 /// Build the dataset and every request body before the first request is sent.
-async fn prepare_requests(plan: &Plan, endpoint: &crate::plan::Endpoint, tokenizer: Arc<Tokenizer>) -> Result<Vec<PreparedRequest>> {
+async fn prepare_requests(
+    plan: &Plan,
+    endpoint: &crate::plan::Endpoint,
+    tokenizer: Arc<Tokenizer>,
+) -> Result<Vec<PreparedRequest>> {
     let dataset = plan.dataset.clone();
     let endpoint = endpoint.clone();
     tokio::task::spawn_blocking(move || {
@@ -209,7 +229,8 @@ async fn prepare_requests(plan: &Plan, endpoint: &crate::plan::Endpoint, tokeniz
 
 /// A run name made safe for a folder name.
 fn sanitize_dir_name(name: &str) -> String {
-    let cleaned: String = name.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' }).collect();
+    let cleaned: String =
+        name.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' }).collect();
     if cleaned.trim_matches('.').is_empty() { "run".to_string() } else { cleaned }
 }
 

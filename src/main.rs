@@ -4,7 +4,8 @@ use clap::Parser;
 
 fn main() {
     let cli = aiperf::cli::Cli::parse();
-    let filter = tracing_subscriber::EnvFilter::try_new(cli.log_filter()).unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let filter = tracing_subscriber::EnvFilter::try_new(cli.log_filter())
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
     tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_target(false).init();
     std::process::exit(aiperf::cli::main_with(cli));
 }

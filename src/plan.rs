@@ -86,14 +86,17 @@ fn redact_secret<S: Serializer>(value: &Option<String>, s: S) -> Result<S::Ok, S
 /// True for header names whose values are credentials.
 pub fn is_secret_header(name: &str) -> bool {
     let lower = name.to_ascii_lowercase();
-    lower == "authorization" || lower.contains("api-key") || lower.contains("apikey") || lower.contains("token") || lower.contains("secret") || lower == "cookie"
+    lower == "authorization"
+        || lower.contains("api-key")
+        || lower.contains("apikey")
+        || lower.contains("token")
+        || lower.contains("secret")
+        || lower == "cookie"
 }
 
 fn redact_headers<S: Serializer>(headers: &BTreeMap<String, String>, s: S) -> Result<S::Ok, S::Error> {
-    let shown: BTreeMap<&str, &str> = headers
-        .iter()
-        .map(|(k, v)| (k.as_str(), if is_secret_header(k) { REDACTED } else { v.as_str() }))
-        .collect();
+    let shown: BTreeMap<&str, &str> =
+        headers.iter().map(|(k, v)| (k.as_str(), if is_secret_header(k) { REDACTED } else { v.as_str() })).collect();
     shown.serialize(s)
 }
 
@@ -193,7 +196,10 @@ mod tests {
             kind: EndpointKind::Chat,
             streaming: true,
             api_key: Some("sk-very-secret".into()),
-            headers: BTreeMap::from([("X-Api-Key".to_string(), "also-secret".to_string()), ("X-Team".to_string(), "infra".to_string())]),
+            headers: BTreeMap::from([
+                ("X-Api-Key".to_string(), "also-secret".to_string()),
+                ("X-Team".to_string(), "infra".to_string()),
+            ]),
             extra: Default::default(),
             mock: None,
         };

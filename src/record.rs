@@ -83,7 +83,13 @@ pub struct RequestRecord {
 }
 
 impl RequestRecord {
-    pub fn new(origin: RequestOrigin, x_request_id: String, scheduled_ns: u64, input_tokens: u64, requested_output_tokens: Option<u64>) -> Self {
+    pub fn new(
+        origin: RequestOrigin,
+        x_request_id: String,
+        scheduled_ns: u64,
+        input_tokens: u64,
+        requested_output_tokens: Option<u64>,
+    ) -> Self {
         Self {
             origin,
             x_request_id,

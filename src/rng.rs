@@ -62,7 +62,10 @@ mod tests {
     fn same_seed_same_sequence_and_normal_has_the_right_moments() {
         let mut a = SeededRng::new(42);
         let mut b = SeededRng::new(42);
-        assert_eq!((0..10).map(|_| a.next_u64()).collect::<Vec<_>>(), (0..10).map(|_| b.next_u64()).collect::<Vec<_>>());
+        assert_eq!(
+            (0..10).map(|_| a.next_u64()).collect::<Vec<_>>(),
+            (0..10).map(|_| b.next_u64()).collect::<Vec<_>>()
+        );
         let mut r = SeededRng::new(7);
         let xs: Vec<f64> = (0..20000).map(|_| r.normal(100.0, 10.0)).collect();
         let mean = xs.iter().sum::<f64>() / xs.len() as f64;

@@ -69,7 +69,8 @@ async fn read_request(socket: &mut TcpStream) -> SeenRequest {
 /// An HTTP/1.1 chunked response: the head, then `body` chunk-encoded in pieces of the given
 /// sizes, then (if `terminated`) the last chunk; returned as one byte string.
 fn chunked_response(content_type: &str, body: &[u8], piece_sizes: &[usize], terminated: bool) -> Vec<u8> {
-    let mut wire = format!("HTTP/1.1 200 OK\r\ncontent-type: {content_type}\r\ntransfer-encoding: chunked\r\n\r\n").into_bytes();
+    let mut wire =
+        format!("HTTP/1.1 200 OK\r\ncontent-type: {content_type}\r\ntransfer-encoding: chunked\r\n\r\n").into_bytes();
     let mut rest = body;
     let mut sizes = piece_sizes.iter().cycle();
     while !rest.is_empty() {
@@ -114,7 +115,13 @@ fn endpoint(url: &str, kind: EndpointKind, streaming: bool) -> Endpoint {
 }
 
 fn record(x_request_id: &str) -> RequestRecord {
-    let origin = RequestOrigin { phase_index: 0, phase_name: Arc::from("profiling"), phase_kind: PhaseKind::Profiling, index_in_phase: 0, dataset_index: 0 };
+    let origin = RequestOrigin {
+        phase_index: 0,
+        phase_name: Arc::from("profiling"),
+        phase_kind: PhaseKind::Profiling,
+        index_in_phase: 0,
+        dataset_index: 0,
+    };
     RequestRecord::new(origin, x_request_id.to_owned(), 0, 4, Some(16))
 }
 
@@ -131,7 +138,9 @@ async fn send(endpoint: &Endpoint, timeout: Duration) -> RequestRecord {
 }
 
 fn chat_delta(field: &str, text: &str) -> String {
-    format!("data: {{\"id\":\"c1\",\"choices\":[{{\"index\":0,\"delta\":{{\"{field}\":{text:?}}},\"finish_reason\":null}}],\"usage\":null}}\n\n")
+    format!(
+        "data: {{\"id\":\"c1\",\"choices\":[{{\"index\":0,\"delta\":{{\"{field}\":{text:?}}},\"finish_reason\":null}}],\"usage\":null}}\n\n"
+    )
 }
 
 fn chat_stream_body() -> String {
@@ -151,7 +160,8 @@ fn chat_stream_body() -> String {
 
 #[tokio::test]
 async fn a_chat_stream_split_awkwardly_is_read_whole() {
-    let wire = chunked_response("text/event-stream; charset=utf-8", chat_stream_body().as_bytes(), &[7, 61, 3, 130], true);
+    let wire =
+        chunked_response("text/event-stream; charset=utf-8", chat_stream_body().as_bytes(), &[7, 61, 3, 130], true);
     let (base_url, server) = serve_once(split_into_writes(&wire, &[90, 5, 33, 120, 1])).await;
     let endpoint = endpoint(&base_url, EndpointKind::Chat, true);
     let record = send(&endpoint, Duration::from_secs(10)).await;
@@ -162,7 +172,15 @@ async fn a_chat_stream_split_awkwardly_is_read_whole() {
     assert_eq!(record.content, "Hello, w\u{f6}rld\n");
     assert_eq!(record.reasoning, "Let me think.");
     assert_eq!(record.finish_reason.as_deref(), Some("stop"));
-    assert_eq!(record.usage, Some(Usage { prompt_tokens: Some(4), completion_tokens: Some(5), total_tokens: Some(9), reasoning_tokens: Some(2) }));
+    assert_eq!(
+        record.usage,
+        Some(Usage {
+            prompt_tokens: Some(4),
+            completion_tokens: Some(5),
+            total_tokens: Some(9),
+            reasoning_tokens: Some(2)
+        })
+    );
     assert_eq!(record.chunks.len(), 4, "{:?}", record.chunks);
     assert!(record.chunks[0].has_reasoning && !record.chunks[0].has_content);
     assert!(record.chunks[1..].iter().all(|chunk| chunk.has_content && !chunk.has_reasoning));
@@ -175,7 +193,14 @@ async fn a_chat_stream_split_awkwardly_is_read_whole() {
     assert!(times[3] <= record.end_ns);
 
     assert!(seen.head.starts_with("post /v1/chat/completions http/1.1\r\n"), "{}", seen.head);
-    for header in ["x-request-id: req-42", "authorization: bearer sk-test-key", "content-type: application/json", "accept: text/event-stream", "x-team: infra", "user-agent: aiperf/"] {
+    for header in [
+        "x-request-id: req-42",
+        "authorization: bearer sk-test-key",
+        "content-type: application/json",
+        "accept: text/event-stream",
+        "x-team: infra",
+        "user-agent: aiperf/",
+    ] {
         assert!(seen.head.contains(header), "missing {header:?} in {}", seen.head);
     }
     let sent: serde_json::Value = serde_json::from_slice(&seen.body).unwrap();
@@ -222,14 +247,20 @@ async fn a_stream_that_ends_cleanly_without_done_or_finish_reason_is_a_stream_er
     server.await.unwrap();
 
     let error = record.error.unwrap();
-    assert_eq!((error.kind.as_str(), error.message.as_str()), ("stream_error", "stream ended before [DONE] after 1 events"));
+    assert_eq!(
+        (error.kind.as_str(), error.message.as_str()),
+        ("stream_error", "stream ended before [DONE] after 1 events")
+    );
     assert_eq!(record.content, "only");
 }
 
 #[tokio::test]
 async fn a_500_with_an_openai_error_body_is_an_http_error_with_its_message() {
     let body = r#"{"error":{"message":"The server had an error while processing your request.","type":"server_error","code":null}}"#;
-    let response = format!("HTTP/1.1 500 Internal Server Error\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}", body.len());
+    let response = format!(
+        "HTTP/1.1 500 Internal Server Error\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    );
     let (base_url, server) = serve_once(vec![response.into_bytes()]).await;
     let record = send(&endpoint(&base_url, EndpointKind::Chat, true), Duration::from_secs(10)).await;
     server.await.unwrap();
@@ -244,19 +275,24 @@ async fn a_500_with_an_openai_error_body_is_an_http_error_with_its_message() {
 
 #[tokio::test]
 async fn a_plain_text_error_body_becomes_the_message() {
-    let response = "HTTP/1.1 429 Too Many Requests\r\ncontent-type: text/plain\r\ncontent-length: 17\r\n\r\nslow down please\n";
+    let response =
+        "HTTP/1.1 429 Too Many Requests\r\ncontent-type: text/plain\r\ncontent-length: 17\r\n\r\nslow down please\n";
     let (base_url, server) = serve_once(vec![response.as_bytes().to_vec()]).await;
     let record = send(&endpoint(&base_url, EndpointKind::Completions, false), Duration::from_secs(10)).await;
     server.await.unwrap();
 
     let error = record.error.unwrap();
-    assert_eq!((error.kind.as_str(), error.code, error.message.as_str()), ("http_error", Some(429), "slow down please"));
+    assert_eq!(
+        (error.kind.as_str(), error.code, error.message.as_str()),
+        ("http_error", Some(429), "slow down please")
+    );
 }
 
 #[tokio::test]
 async fn a_json_response_is_one_chunk_even_when_streaming_was_asked_for() {
     let body = r#"{"id":"x","choices":[{"index":0,"message":{"role":"assistant","content":"Hi there","reasoning_content":"greet"},"finish_reason":"stop"}],"usage":{"prompt_tokens":4,"completion_tokens":2,"total_tokens":6}}"#;
-    let response = format!("HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}", body.len());
+    let response =
+        format!("HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}", body.len());
     let writes = split_into_writes(response.as_bytes(), &[80]);
     for streaming in [false, true] {
         let (base_url, server) = serve_once(writes.clone()).await;
@@ -326,7 +362,8 @@ async fn a_server_that_never_answers_is_a_timeout() {
 fn a_bad_url_is_refused_by_new_with_the_url_in_the_message() {
     for bad_url in ["mock", "ftp://example.com", "http://", "not a url"] {
         let endpoint = endpoint(bad_url, EndpointKind::Chat, true);
-        let error = HttpClient::new(&endpoint, RunClock::start(), Duration::from_secs(1), 1).err().expect(bad_url).to_string();
+        let error =
+            HttpClient::new(&endpoint, RunClock::start(), Duration::from_secs(1), 1).err().expect(bad_url).to_string();
         assert!(error.contains(bad_url), "{error}");
         assert!(!error.contains("sk-test-key"), "{error}");
     }

@@ -33,7 +33,11 @@ fn a_streaming_chat_run_measures_what_the_mock_was_told_to_do() {
     assert_eq!(stat(&summary, "output_sequence_length", "min"), 24.0);
     assert_eq!(stat(&summary, "output_sequence_length", "max"), 24.0);
     assert_eq!(stat(&summary, "usage_completion_tokens", "avg"), 24.0);
-    assert_eq!(stat(&summary, "input_sequence_length", "avg"), stat(&summary, "usage_prompt_tokens", "avg"), "client and mock count the same prompt tokens");
+    assert_eq!(
+        stat(&summary, "input_sequence_length", "avg"),
+        stat(&summary, "usage_prompt_tokens", "avg"),
+        "client and mock count the same prompt tokens"
+    );
     assert_eq!(stat(&summary, "time_to_first_token", "count"), 40.0);
 
     // The scalar metrics carry only unit + avg, as the schema says.
@@ -50,7 +54,11 @@ fn a_streaming_chat_run_measures_what_the_mock_was_told_to_do() {
     // run() handed the results back to the script.
     let stdout = run.stdout();
     assert!(stdout.contains("REQUESTS=40"), "{stdout}");
-    let printed_ttft: f64 = stdout.lines().find_map(|l| l.strip_prefix("TTFT_AVG=")).and_then(|v| v.trim().parse().ok()).expect("TTFT_AVG line");
+    let printed_ttft: f64 = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("TTFT_AVG="))
+        .and_then(|v| v.trim().parse().ok())
+        .expect("TTFT_AVG line");
     assert!((printed_ttft - ttft).abs() < 1e-9);
 
     for file in ["profile_export_aiperf.csv", "profile_export_console.txt"] {
@@ -111,7 +119,7 @@ fn an_http_error_status_becomes_an_error_record_with_its_code() {
         "unauthorized",
         r#"
         run(#{
-            endpoint: endpoint(#{ url: "mock", api_key: "wrong", mock: #{ api_key: "right" } }),
+            endpoint: endpoint(#{ url: "mock", api_key: "sk-client-key-3141", mock: #{ api_key: "sk-server-key-2718" } }),
             dataset: synthetic(#{ isl: 20, osl: 5 }),
             phases: [ concurrency(#{ users: 1, requests: 3 }) ],
         });
@@ -122,7 +130,7 @@ fn an_http_error_status_becomes_an_error_record_with_its_code() {
     assert_eq!(stat(&summary, "error_request_count", "avg"), 3.0);
     assert_eq!(summary["error_summary"][0]["error_details"]["code"], 401);
     let text = std::fs::read_to_string(run.artifacts("unauthorized").join("profile_export_aiperf.json")).expect("json");
-    assert!(!text.contains("wrong") && !text.contains("right"), "api keys leaked into the export");
+    assert!(!text.contains("3141") && !text.contains("2718"), "api keys leaked into the export");
 }
 
 #[test]

@@ -6,7 +6,8 @@ use common::run_scenario;
 
 #[test]
 fn an_unknown_key_names_the_line_and_suggests_the_right_key() {
-    let run = run_scenario("typo", "let e = endpoint(#{ url: \"mock\" });\nlet p = synthetic(#{ isl: 10, osll: 5 });\n");
+    let run =
+        run_scenario("typo", "let e = endpoint(#{ url: \"mock\" });\nlet p = synthetic(#{ isl: 10, osll: 5 });\n");
     assert_eq!(run.code(), Some(2));
     let stderr = run.stderr();
     assert!(stderr.contains("typo.rhai:2:"), "{stderr}");

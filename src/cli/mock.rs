@@ -20,7 +20,6 @@ pub fn serve(args: MockArgs, runtime: &tokio::runtime::Runtime) -> i32 {
         max_running: args.max_running.max(1),
         models: vec![args.model],
         api_key: args.api_key,
-        ..MockConfig::default()
     };
     runtime.block_on(async move {
         let server = match MockServer::start(config, addr).await {
@@ -30,7 +29,10 @@ pub fn serve(args: MockArgs, runtime: &tokio::runtime::Runtime) -> i32 {
                 return exit_code::FAILURE;
             }
         };
-        eprintln!("mock server listening on {} (chat: {0}/v1/chat/completions, metrics: {0}/metrics); Ctrl-C stops it", server.base_url());
+        eprintln!(
+            "mock server listening on {} (chat: {0}/v1/chat/completions, metrics: {0}/metrics); Ctrl-C stops it",
+            server.base_url()
+        );
         if let Err(e) = tokio::signal::ctrl_c().await {
             eprintln!("error: cannot wait for Ctrl-C: {e}");
         }

@@ -46,7 +46,9 @@ pub enum Command {
     #[command(after_help = "Example:\n  aiperf run scenarios/quickstart.rhai --artifact-dir artifacts")]
     Run(RunArgs),
     /// Serve the built-in OpenAI-compatible mock server (chat, completions, /metrics)
-    #[command(after_help = "Example:\n  aiperf mock --port 8000 --ttft-ms 20 --itl-ms 5\n  curl -N localhost:8000/v1/chat/completions -d '{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],\"stream\":true}'")]
+    #[command(
+        after_help = "Example:\n  aiperf mock --port 8000 --ttft-ms 20 --itl-ms 5\n  curl -N localhost:8000/v1/chat/completions -d '{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],\"stream\":true}'"
+    )]
     Mock(MockArgs),
 }
 

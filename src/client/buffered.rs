@@ -13,7 +13,14 @@ use super::failure;
 use super::response;
 
 /// Read a 2xx JSON body into `record`; its text counts as one chunk at the last byte.
-pub(crate) async fn read_json_response(body: Incoming, status: StatusCode, kind: EndpointKind, clock: &RunClock, uri: &str, record: &mut RequestRecord) {
+pub(crate) async fn read_json_response(
+    body: Incoming,
+    status: StatusCode,
+    kind: EndpointKind,
+    clock: &RunClock,
+    uri: &str,
+    record: &mut RequestRecord,
+) {
     let collected = body.collect().await;
     let end_ns = clock.now_ns();
     record.end_ns = end_ns;
@@ -34,7 +41,12 @@ pub(crate) async fn read_json_response(body: Incoming, status: StatusCode, kind:
 }
 
 /// Read the body of a non-2xx answer into `record.error`.
-pub(crate) async fn read_error_response(body: Incoming, status: StatusCode, clock: &RunClock, record: &mut RequestRecord) {
+pub(crate) async fn read_error_response(
+    body: Incoming,
+    status: StatusCode,
+    clock: &RunClock,
+    record: &mut RequestRecord,
+) {
     let body = body.collect().await.map(|collected| collected.to_bytes()).unwrap_or_default();
     record.end_ns = clock.now_ns();
     record.error = Some(failure::http_error(status, failure::error_body_message(status, &body)));

@@ -73,7 +73,8 @@ enum TextField {
 
 fn parse(input: &[u8], text_field: TextField) -> serde_json::Result<ResponseFields<'_>> {
     let payload: ChatPayload = serde_json::from_slice(input)?;
-    let mut fields = ResponseFields { usage: payload.usage.map(Into::into), error: payload.error, ..Default::default() };
+    let mut fields =
+        ResponseFields { usage: payload.usage.map(Into::into), error: payload.error, ..Default::default() };
     if let Some(choice) = payload.choices {
         let message = match text_field {
             TextField::Delta => choice.delta,
@@ -132,7 +133,10 @@ mod tests {
 
     #[test]
     fn delta_content_and_finish_reason_are_read() {
-        let fields = parse_stream_event(br#"{"id":"x","choices":[{"index":0,"delta":{"content":"Hel"},"finish_reason":null}],"usage":null}"#).unwrap();
+        let fields = parse_stream_event(
+            br#"{"id":"x","choices":[{"index":0,"delta":{"content":"Hel"},"finish_reason":null}],"usage":null}"#,
+        )
+        .unwrap();
         assert_eq!(fields.content.as_deref(), Some("Hel"));
         assert!(fields.reasoning.is_none() && fields.finish_reason.is_none() && fields.usage.is_none());
 
@@ -143,7 +147,8 @@ mod tests {
 
     #[test]
     fn reasoning_comes_from_reasoning_content_or_reasoning() {
-        let fields = parse_stream_event(br#"{"choices":[{"delta":{"content":null,"reasoning_content":"think"}}]}"#).unwrap();
+        let fields =
+            parse_stream_event(br#"{"choices":[{"delta":{"content":null,"reasoning_content":"think"}}]}"#).unwrap();
         assert_eq!(fields.reasoning.as_deref(), Some("think"));
         let fields = parse_stream_event(br#"{"choices":[{"delta":{"reasoning":"ponder"}}]}"#).unwrap();
         assert_eq!(fields.reasoning.as_deref(), Some("ponder"));
@@ -155,7 +160,15 @@ mod tests {
             br#"{"choices":[],"usage":{"prompt_tokens":10,"completion_tokens":4,"total_tokens":14,"completion_tokens_details":{"reasoning_tokens":1}}}"#,
         )
         .unwrap();
-        assert_eq!(fields.usage, Some(Usage { prompt_tokens: Some(10), completion_tokens: Some(4), total_tokens: Some(14), reasoning_tokens: Some(1) }));
+        assert_eq!(
+            fields.usage,
+            Some(Usage {
+                prompt_tokens: Some(10),
+                completion_tokens: Some(4),
+                total_tokens: Some(14),
+                reasoning_tokens: Some(1)
+            })
+        );
         assert!(fields.content.is_none());
     }
 

@@ -42,7 +42,8 @@ struct CompletionChoice<'a> {
 /// Fields of a streamed chunk or a whole response.
 pub(crate) fn parse_payload(input: &[u8]) -> serde_json::Result<ResponseFields<'_>> {
     let payload: CompletionPayload = serde_json::from_slice(input)?;
-    let mut fields = ResponseFields { usage: payload.usage.map(Into::into), error: payload.error, ..Default::default() };
+    let mut fields =
+        ResponseFields { usage: payload.usage.map(Into::into), error: payload.error, ..Default::default() };
     if let Some(choice) = payload.choices {
         fields.content = text(choice.text);
         fields.finish_reason = text(choice.finish_reason);

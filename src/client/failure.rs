@@ -41,7 +41,11 @@ pub(crate) fn stream_error(message: String) -> RecordError {
 
 /// A payload that is not the JSON it should be; `what` names where it came from.
 pub(crate) fn invalid_response(what: &str, payload: &[u8]) -> RecordError {
-    record_error("invalid_response", None, format!("invalid JSON in {what}: {}", preview(payload, PAYLOAD_PREVIEW_CHARS)))
+    record_error(
+        "invalid_response",
+        None,
+        format!("invalid JSON in {what}: {}", preview(payload, PAYLOAD_PREVIEW_CHARS)),
+    )
 }
 
 /// The whole request took longer than `limit`.
@@ -129,7 +133,10 @@ mod tests {
 
     #[test]
     fn openai_error_bodies_give_their_message() {
-        assert_eq!(message_from_body(br#"{"error":{"message":"model is overloaded","type":"server_error","code":503}}"#), "model is overloaded");
+        assert_eq!(
+            message_from_body(br#"{"error":{"message":"model is overloaded","type":"server_error","code":503}}"#),
+            "model is overloaded"
+        );
         assert_eq!(message_from_body(br#"{"detail":"Not Found"}"#), "Not Found");
         assert_eq!(message_from_body(br#"{"object":"error","message":"bad prompt"}"#), "bad prompt");
         assert_eq!(error_message(&json!("plain")), "plain");

@@ -22,9 +22,13 @@ pub(crate) fn static_headers(endpoint: &Endpoint) -> Result<HeaderMap> {
         headers.insert(AUTHORIZATION, value);
     }
     for (name, value) in &endpoint.headers {
-        let header_name = HeaderName::from_bytes(name.as_bytes()).map_err(|_| anyhow!("endpoint header name {name:?} is not a valid HTTP header name"))?;
-        let mut header_value = HeaderValue::from_str(value)
-            .map_err(|_| anyhow!("the value of endpoint header {name:?} is not a valid HTTP header value (it holds control characters)"))?;
+        let header_name = HeaderName::from_bytes(name.as_bytes())
+            .map_err(|_| anyhow!("endpoint header name {name:?} is not a valid HTTP header name"))?;
+        let mut header_value = HeaderValue::from_str(value).map_err(|_| {
+            anyhow!(
+                "the value of endpoint header {name:?} is not a valid HTTP header value (it holds control characters)"
+            )
+        })?;
         header_value.set_sensitive(is_secret_header(name));
         headers.insert(header_name, header_value);
     }
@@ -45,7 +49,10 @@ mod tests {
             kind: EndpointKind::Chat,
             streaming,
             api_key: api_key.map(str::to_owned),
-            headers: headers.iter().map(|&(name, value)| (name.to_owned(), value.to_owned())).collect::<BTreeMap<_, _>>(),
+            headers: headers
+                .iter()
+                .map(|&(name, value)| (name.to_owned(), value.to_owned()))
+                .collect::<BTreeMap<_, _>>(),
             extra: Default::default(),
             mock: None,
         }

@@ -43,7 +43,12 @@ pub struct HttpClient {
 impl HttpClient {
     /// A client for `endpoint` (its url must be a real http(s) base url, not `mock`).
     /// `max_connections` bounds the idle pool per host.
-    pub fn new(endpoint: &Endpoint, clock: RunClock, request_timeout: Duration, max_connections: usize) -> Result<Self> {
+    pub fn new(
+        endpoint: &Endpoint,
+        clock: RunClock,
+        request_timeout: Duration,
+        max_connections: usize,
+    ) -> Result<Self> {
         let uri = target::request_uri(&endpoint.url, endpoint.kind)?;
         Ok(Self {
             client: connector::pooled_client(max_connections)?,
@@ -108,8 +113,9 @@ impl HttpClient {
     }
 
     fn request(&self, body: Bytes, x_request_id: &str) -> Result<Request<Full<Bytes>>, RecordError> {
-        let request_id = HeaderValue::from_str(x_request_id)
-            .map_err(|_| failure::invalid_request(format!("x-request-id {x_request_id:?} is not a valid header value")))?;
+        let request_id = HeaderValue::from_str(x_request_id).map_err(|_| {
+            failure::invalid_request(format!("x-request-id {x_request_id:?} is not a valid header value"))
+        })?;
         let mut request = Request::new(Full::new(body));
         *request.method_mut() = Method::POST;
         *request.uri_mut() = self.uri.clone();
@@ -162,7 +168,8 @@ mod tests {
 
     #[test]
     fn extra_fields_are_merged_and_win() {
-        let endpoint = endpoint(EndpointKind::Chat, json!({"ignore_eos": true, "stream": true, "max_completion_tokens": 99}));
+        let endpoint =
+            endpoint(EndpointKind::Chat, json!({"ignore_eos": true, "stream": true, "max_completion_tokens": 99}));
         let body = body_json(&endpoint, Some(5));
         assert_eq!(body["ignore_eos"], json!(true));
         assert_eq!(body["stream"], json!(true));

@@ -31,7 +31,11 @@ impl ResponseFields<'_> {
         let content = self.content.filter(|text| !text.is_empty());
         let reasoning = self.reasoning.filter(|text| !text.is_empty());
         if content.is_some() || reasoning.is_some() {
-            record.chunks.push(ResponseChunk { ns: arrival_ns, has_content: content.is_some(), has_reasoning: reasoning.is_some() });
+            record.chunks.push(ResponseChunk {
+                ns: arrival_ns,
+                has_content: content.is_some(),
+                has_reasoning: reasoning.is_some(),
+            });
         }
         if let Some(text) = content {
             record.content.push_str(&text);
@@ -177,6 +181,14 @@ mod tests {
     fn usage_takes_reasoning_tokens_from_the_details() {
         let wire: WireUsage = serde_json::from_str(r#"{"prompt_tokens":3,"completion_tokens":5,"total_tokens":8,"completion_tokens_details":{"reasoning_tokens":2}}"#).unwrap();
         let usage = Usage::from(wire);
-        assert_eq!(usage, Usage { prompt_tokens: Some(3), completion_tokens: Some(5), total_tokens: Some(8), reasoning_tokens: Some(2) });
+        assert_eq!(
+            usage,
+            Usage {
+                prompt_tokens: Some(3),
+                completion_tokens: Some(5),
+                total_tokens: Some(8),
+                reasoning_tokens: Some(2)
+            }
+        );
     }
 }

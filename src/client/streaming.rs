@@ -16,7 +16,13 @@ use super::sse::{SseEvent, SseParser};
 
 /// Read the whole stream into `record`. `completed` turns true once `[DONE]` arrives, after
 /// which the rest of the body is only drained (so the connection can go back to the pool).
-pub(crate) async fn read_event_stream(mut body: Incoming, kind: EndpointKind, clock: &RunClock, record: &mut RequestRecord, completed: &mut bool) {
+pub(crate) async fn read_event_stream(
+    mut body: Incoming,
+    kind: EndpointKind,
+    clock: &RunClock,
+    record: &mut RequestRecord,
+    completed: &mut bool,
+) {
     let mut stream = EventStream::new(kind);
     loop {
         let frame = body.frame().await;
@@ -69,7 +75,9 @@ impl EventStream {
     /// The body ended, cleanly or (`broken_by`) with an error, before `[DONE]` or an error.
     pub fn finish(&mut self, broken_by: Option<String>, record: &mut RequestRecord) {
         let end_ns = record.end_ns;
-        if self.parser.finish(|event| self.events.take(event, end_ns, record)).is_break() || record.finish_reason.is_some() {
+        if self.parser.finish(|event| self.events.take(event, end_ns, record)).is_break()
+            || record.finish_reason.is_some()
+        {
             return;
         }
         let mut message = format!("stream ended before [DONE] after {} events", self.events.received);
@@ -121,7 +129,13 @@ mod tests {
     use crate::record::{RequestOrigin, ResponseChunk, Usage};
 
     fn record() -> RequestRecord {
-        let origin = RequestOrigin { phase_index: 0, phase_name: Arc::from("profiling"), phase_kind: PhaseKind::Profiling, index_in_phase: 0, dataset_index: 0 };
+        let origin = RequestOrigin {
+            phase_index: 0,
+            phase_name: Arc::from("profiling"),
+            phase_kind: PhaseKind::Profiling,
+            index_in_phase: 0,
+            dataset_index: 0,
+        };
         RequestRecord::new(origin, "req-1".into(), 0, 10, Some(8))
     }
 
@@ -205,7 +219,11 @@ mod tests {
 
         let mut record = self::record();
         let mut stream = EventStream::new(EndpointKind::Completions);
-        assert!(stream.feed(b"data: {\"choices\":[{\"text\":\"x\",\"finish_reason\":\"length\"}]}", 1, &mut record).is_continue());
+        assert!(
+            stream
+                .feed(b"data: {\"choices\":[{\"text\":\"x\",\"finish_reason\":\"length\"}]}", 1, &mut record)
+                .is_continue()
+        );
         stream.finish(None, &mut record);
         assert!(record.error.is_none(), "{:?}", record.error);
         assert_eq!(record.content, "x", "the last event counts even without a blank line");

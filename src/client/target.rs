@@ -17,7 +17,10 @@ pub(crate) fn request_uri(base_url: &str, kind: EndpointKind) -> Result<Uri> {
         Some(other) => return Err(invalid(format!("scheme {other:?} is not http or https"))),
         None => return Err(invalid("expected http://host[:port] or https://host[:port]".to_owned())),
     };
-    let authority = base.authority().filter(|authority| !authority.host().is_empty()).ok_or_else(|| invalid("no host".to_owned()))?;
+    let authority = base
+        .authority()
+        .filter(|authority| !authority.host().is_empty())
+        .ok_or_else(|| invalid("no host".to_owned()))?;
     let path = join_paths(base.path().trim_end_matches('/'), kind.path());
     let path_and_query = match base.query() {
         Some(query) => format!("{path}?{query}"),
@@ -34,7 +37,11 @@ pub(crate) fn request_uri(base_url: &str, kind: EndpointKind) -> Result<Uri> {
 /// Appends `endpoint_path` to `base_path`, minus the longest leading run of its segments that
 /// `base_path` already ends with (`/v1` + `/v1/chat/completions` → `/v1/chat/completions`).
 fn join_paths(base_path: &str, endpoint_path: &str) -> String {
-    let segment_ends = endpoint_path.match_indices('/').map(|(slash, _)| slash).filter(|&slash| slash > 0).chain([endpoint_path.len()]);
+    let segment_ends = endpoint_path
+        .match_indices('/')
+        .map(|(slash, _)| slash)
+        .filter(|&slash| slash > 0)
+        .chain([endpoint_path.len()]);
     let overlap = segment_ends.filter(|&end| base_path.ends_with(&endpoint_path[..end])).max().unwrap_or(0);
     format!("{base_path}{}", &endpoint_path[overlap..])
 }
@@ -56,7 +63,10 @@ mod tests {
         assert_eq!(chat_uri("https://host/v1"), "https://host/v1/chat/completions");
         assert_eq!(chat_uri("https://host/proxy/"), "https://host/proxy/v1/chat/completions");
         assert_eq!(chat_uri("https://host/api/xv1"), "https://host/api/xv1/v1/chat/completions");
-        assert_eq!(chat_uri("HTTPS://host/deploy?api-version=2"), "https://host/deploy/v1/chat/completions?api-version=2");
+        assert_eq!(
+            chat_uri("HTTPS://host/deploy?api-version=2"),
+            "https://host/deploy/v1/chat/completions?api-version=2"
+        );
         let completions = request_uri("http://host:1/v1/completions/", EndpointKind::Completions).unwrap();
         assert_eq!(completions.to_string(), "http://host:1/v1/completions");
     }

@@ -34,7 +34,7 @@ fn prompt_of_length(tokenizer: &Tokenizer, corpus: &str, offset: usize, target: 
     let mut approx_bytes = target * 6 + 32;
     let ids = loop {
         let ids = tokenizer.encode(&corpus::window(corpus, offset, approx_bytes));
-        if ids.len() >= target + 1 || approx_bytes > corpus.len() {
+        if ids.len() > target || approx_bytes > corpus.len() {
             break ids;
         }
         approx_bytes *= 2;
@@ -64,7 +64,12 @@ mod tests {
     use super::*;
 
     fn spec(seed: u64) -> SyntheticDataset {
-        SyntheticDataset { isl: Dist { mean: 100.0, stddev: 20.0 }, osl: Dist { mean: 50.0, stddev: 0.0 }, random_seed: seed, entries: 20 }
+        SyntheticDataset {
+            isl: Dist { mean: 100.0, stddev: 20.0 },
+            osl: Dist { mean: 50.0, stddev: 0.0 },
+            random_seed: seed,
+            entries: 20,
+        }
     }
 
     #[test]
@@ -87,7 +92,12 @@ mod tests {
     #[test]
     fn fixed_lengths_are_exact() {
         let tokenizer = Tokenizer::shared_builtin().unwrap();
-        let fixed = SyntheticDataset { isl: Dist { mean: 128.0, stddev: 0.0 }, osl: Dist { mean: 64.0, stddev: 0.0 }, random_seed: 1, entries: 30 };
+        let fixed = SyntheticDataset {
+            isl: Dist { mean: 128.0, stddev: 0.0 },
+            osl: Dist { mean: 64.0, stddev: 0.0 },
+            random_seed: 1,
+            entries: 30,
+        };
         let entries = generate(&fixed, &tokenizer);
         let exact = entries.iter().filter(|e| e.input_tokens == 128).count();
         assert!(exact >= 29, "only {exact} of 30 prompts have exactly 128 tokens");

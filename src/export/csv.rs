@@ -7,7 +7,8 @@ use anyhow::{Context, Result};
 
 use crate::result::{MetricKind, MetricResult, RunResult};
 
-const DISTRIBUTION_HEADER: [&str; 15] = ["Metric", "avg", "min", "max", "sum", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "std"];
+const DISTRIBUTION_HEADER: [&str; 15] =
+    ["Metric", "avg", "min", "max", "sum", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "std"];
 const SCALAR_HEADER: [&str; 2] = ["Metric", "Value"];
 /// Units AIPerf leaves out of the CSV's row labels.
 const UNITS_NOT_SHOWN: [&str; 3] = ["", "requests", "count"];
@@ -50,7 +51,9 @@ pub fn summary_csv(result: &RunResult) -> Result<Vec<u8>> {
     for metric in distributions {
         let s = &metric.stats;
         let mut row = vec![row_label(metric), two_decimals(Some(s.avg))];
-        row.extend([s.min, s.max, s.sum, s.p1, s.p5, s.p10, s.p25, s.p50, s.p75, s.p90, s.p95, s.p99, s.std].map(two_decimals));
+        row.extend(
+            [s.min, s.max, s.sum, s.p1, s.p5, s.p10, s.p25, s.p50, s.p75, s.p90, s.p95, s.p99, s.std].map(two_decimals),
+        );
         table.write_record(&row)?;
     }
     let mut bytes = finish_table(table)?;
@@ -89,9 +92,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("run/c8");
         crate::export::write_summaries(&sample_result(), &out).unwrap();
-        let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("profile_export_aiperf.json")).unwrap()).unwrap();
+        let json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("profile_export_aiperf.json")).unwrap()).unwrap();
         assert_eq!(json["schema_version"], "1.4");
-        assert!(std::fs::read_to_string(out.join("profile_export_aiperf.csv")).unwrap().contains("\r\n\r\nMetric,Value\r\n"));
+        assert!(
+            std::fs::read_to_string(out.join("profile_export_aiperf.csv"))
+                .unwrap()
+                .contains("\r\n\r\nMetric,Value\r\n")
+        );
     }
 
     #[test]

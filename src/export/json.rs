@@ -13,7 +13,8 @@ pub const SCHEMA_VERSION: &str = "1.4";
 /// Writes the summary JSON (pretty-printed, like AIPerf's) to `path`.
 pub fn write_summary_json(result: &RunResult, path: &Path) -> Result<()> {
     let document = summary_json(result).with_context(|| format!("cannot build {}", path.display()))?;
-    let mut text = serde_json::to_string_pretty(&document).with_context(|| format!("cannot encode {}", path.display()))?;
+    let mut text =
+        serde_json::to_string_pretty(&document).with_context(|| format!("cannot encode {}", path.display()))?;
     text.push('\n');
     std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
 }
@@ -61,7 +62,10 @@ pub fn summary_json(result: &RunResult) -> Result<Value> {
     for metric in &result.metrics {
         doc.insert(metric.tag.to_string(), stats_block(metric));
     }
-    doc.insert("input_config".into(), serde_json::to_value(&result.plan).context("cannot encode the plan as input_config")?);
+    doc.insert(
+        "input_config".into(),
+        serde_json::to_value(&result.plan).context("cannot encode the plan as input_config")?,
+    );
     doc.insert(
         "run_info".into(),
         json!({
@@ -78,7 +82,10 @@ pub fn summary_json(result: &RunResult) -> Result<Value> {
     );
     doc.insert("was_cancelled".into(), json!(result.was_cancelled));
     doc.insert("is_complete".into(), json!(!result.was_cancelled));
-    doc.insert("error_summary".into(), serde_json::to_value(&result.error_summary).context("cannot encode the error summary")?);
+    doc.insert(
+        "error_summary".into(),
+        serde_json::to_value(&result.error_summary).context("cannot encode the error summary")?,
+    );
     doc.insert("start_time".into(), json!(result.start_time));
     doc.insert("end_time".into(), json!(result.end_time));
     doc.insert("tokenizer".into(), json!(result.tokenizer));
@@ -97,7 +104,16 @@ mod tests {
         assert_eq!(&keys[..4], ["schema_version", "aiperf_version", "benchmark_id", "time_to_first_token"]);
         assert_eq!(
             &keys[keys.len() - 8..],
-            ["input_config", "run_info", "was_cancelled", "is_complete", "error_summary", "start_time", "end_time", "tokenizer"]
+            [
+                "input_config",
+                "run_info",
+                "was_cancelled",
+                "is_complete",
+                "error_summary",
+                "start_time",
+                "end_time",
+                "tokenizer"
+            ]
         );
         assert_eq!(doc["schema_version"], "1.4");
         assert_eq!(doc["aiperf_version"], env!("CARGO_PKG_VERSION"));
@@ -106,7 +122,10 @@ mod tests {
         let latency_keys: Vec<&str> = latency.keys().map(String::as_str).collect();
         assert_eq!(
             latency_keys,
-            ["unit", "avg", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "min", "max", "std", "count", "sum"]
+            [
+                "unit", "avg", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "min", "max", "std",
+                "count", "sum"
+            ]
         );
         assert_eq!(latency["count"], 4);
         assert_eq!(latency["p50"], 25.0);

@@ -3,15 +3,13 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use crate::metrics::registry::{self, MetricDef};
+use crate::metrics::registry;
 use crate::metrics::stats::distribution;
-use crate::plan::{Dataset, Dist, Endpoint, EndpointKind, LoadMode, Phase, PhaseKind, Plan, SyntheticDataset, TokenizerSpec};
+use crate::plan::{
+    Dataset, Dist, Endpoint, EndpointKind, LoadMode, Phase, PhaseKind, Plan, SyntheticDataset, TokenizerSpec,
+};
 use crate::record::RecordError;
-use crate::result::{ErrorCount, MetricResult, RunResult, Stats};
-
-fn metric(def: &'static MetricDef, stats: Stats) -> MetricResult {
-    MetricResult { tag: def.tag, header: def.header, unit: def.unit, kind: def.kind, console: def.shown_on_console(), stats }
-}
+use crate::result::{ErrorCount, RunResult, Stats};
 
 pub fn sample_result() -> RunResult {
     let plan = Plan {
@@ -53,13 +51,16 @@ pub fn sample_result() -> RunResult {
         plan,
         tokenizer: "builtin:gpt2".into(),
         metrics: vec![
-            metric(&registry::TIME_TO_FIRST_TOKEN, distribution(&[1.0, 2.0]).expect("values")),
-            metric(&registry::REQUEST_LATENCY, latency),
-            metric(&registry::REQUEST_THROUGHPUT, Stats::scalar(2.0)),
-            metric(&registry::REQUEST_COUNT, Stats::scalar(4.0)),
-            metric(&registry::BENCHMARK_DURATION, Stats::scalar(2.0)),
+            registry::TIME_TO_FIRST_TOKEN.result(distribution(&[1.0, 2.0]).expect("values")),
+            registry::REQUEST_LATENCY.result(latency),
+            registry::REQUEST_THROUGHPUT.result(Stats::scalar(2.0)),
+            registry::REQUEST_COUNT.result(Stats::scalar(4.0)),
+            registry::BENCHMARK_DURATION.result(Stats::scalar(2.0)),
         ],
-        error_summary: vec![ErrorCount { error_details: RecordError { code: Some(503), kind: "http_error".into(), message: "busy".into() }, count: 1 }],
+        error_summary: vec![ErrorCount {
+            error_details: RecordError { code: Some(503), kind: "http_error".into(), message: "busy".into() },
+            count: 1,
+        }],
         phases: Vec::new(),
         artifact_dir: PathBuf::from("artifacts/c8"),
         cli_command: Some("aiperf run scenario.rhai".into()),

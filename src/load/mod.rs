@@ -50,7 +50,9 @@ pub struct PhaseCounters {
 
 impl PhaseCounters {
     pub fn finished(&self) -> u64 {
-        self.completed.load(Ordering::Relaxed) + self.errors.load(Ordering::Relaxed) + self.cancelled.load(Ordering::Relaxed)
+        self.completed.load(Ordering::Relaxed)
+            + self.errors.load(Ordering::Relaxed)
+            + self.cancelled.load(Ordering::Relaxed)
     }
 }
 
@@ -101,7 +103,14 @@ impl PhaseDeadlines {
 }
 
 /// Send dataset entry `request_index` (cycling through the dataset) and account for the record.
-async fn send_one(ctx: &LoadContext, run: &PhaseRun, deadlines: PhaseDeadlines, ids: &mut SeededRng, request_index: u64, scheduled_ns: u64) {
+async fn send_one(
+    ctx: &LoadContext,
+    run: &PhaseRun,
+    deadlines: PhaseDeadlines,
+    ids: &mut SeededRng,
+    request_index: u64,
+    scheduled_ns: u64,
+) {
     let dataset_index = (request_index % ctx.requests.len().max(1) as u64) as usize;
     let Some(prepared) = ctx.requests.get(dataset_index) else { return };
     let origin = RequestOrigin {

@@ -15,8 +15,10 @@ impl RunCounters {
     /// A successful request that started and got its last response at these wall-clock times.
     pub fn add_success(&mut self, request_start_epoch_ns: u64, last_response_epoch_ns: u64) {
         self.request_count += 1;
-        self.first_request_epoch_ns = Some(self.first_request_epoch_ns.map_or(request_start_epoch_ns, |t| t.min(request_start_epoch_ns)));
-        self.last_response_epoch_ns = Some(self.last_response_epoch_ns.map_or(last_response_epoch_ns, |t| t.max(last_response_epoch_ns)));
+        self.first_request_epoch_ns =
+            Some(self.first_request_epoch_ns.map_or(request_start_epoch_ns, |t| t.min(request_start_epoch_ns)));
+        self.last_response_epoch_ns =
+            Some(self.last_response_epoch_ns.map_or(last_response_epoch_ns, |t| t.max(last_response_epoch_ns)));
     }
 
     pub fn add_error(&mut self) {

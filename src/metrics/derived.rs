@@ -127,7 +127,8 @@ mod tests {
 
     #[test]
     fn a_zero_length_run_has_no_throughputs_and_an_empty_run_no_rates() {
-        let mut k = known(&[(&r::REQUEST_COUNT, 1.0), (&r::MIN_REQUEST_TIMESTAMP, 7.0), (&r::MAX_RESPONSE_TIMESTAMP, 7.0)]);
+        let mut k =
+            known(&[(&r::REQUEST_COUNT, 1.0), (&r::MIN_REQUEST_TIMESTAMP, 7.0), (&r::MAX_RESPONSE_TIMESTAMP, 7.0)]);
         let d = derive_all(&mut k);
         assert_eq!(value(&d, &r::BENCHMARK_DURATION), Some(0.0));
         assert_eq!(value(&d, &r::REQUEST_THROUGHPUT), None);

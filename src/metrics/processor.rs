@@ -11,7 +11,7 @@ use super::aggregate::RunCounters;
 use super::derived::{KnownValues, derive_all};
 use super::errors::ErrorTally;
 use super::record_metrics::{RecordMetrics, error_metrics, request_latency_ns, success_metrics};
-use super::registry::{self, MetricDef};
+use super::registry;
 use super::stats::distribution;
 use crate::export::jsonl::RecordsJsonlWriter;
 use crate::plan::PhaseKind;
@@ -33,7 +33,13 @@ impl RecordProcessor {
     /// `jsonl_path`: where profile_export.jsonl is written as records arrive (None: not written).
     pub fn new(ctx: MetricsContext, jsonl_path: Option<&Path>) -> Result<Self> {
         let records_file = jsonl_path.map(RecordsJsonlWriter::create).transpose()?;
-        Ok(Self { ctx, records_file, samples: HashMap::new(), counters: RunCounters::default(), errors: ErrorTally::default() })
+        Ok(Self {
+            ctx,
+            records_file,
+            samples: HashMap::new(),
+            counters: RunCounters::default(),
+            errors: ErrorTally::default(),
+        })
     }
 
     /// Successful records feed the success metrics; failed ones the error metrics, the error
@@ -87,15 +93,11 @@ impl RecordProcessor {
                     MetricKind::Record => record_stats.remove(def.tag)?,
                     MetricKind::Aggregate | MetricKind::Derived => Stats::scalar(*known.get(def.tag)?),
                 };
-                Some(metric_result(def, stats))
+                Some(def.result(stats))
             })
             .collect();
         Ok((results, self.errors.into_summary()))
     }
-}
-
-fn metric_result(def: &'static MetricDef, stats: Stats) -> MetricResult {
-    MetricResult { tag: def.tag, header: def.header, unit: def.unit, kind: def.kind, console: def.shown_on_console(), stats }
 }
 
 #[cfg(test)]
@@ -111,7 +113,8 @@ mod tests {
     fn failed(input_tokens: u64, code: u16) -> RequestRecord {
         let mut record = streamed_record(0, &[], "", input_tokens);
         record.end_ns = 1_000_000;
-        record.error = Some(RecordError { code: Some(code), kind: "http_error".into(), message: format!("status {code}") });
+        record.error =
+            Some(RecordError { code: Some(code), kind: "http_error".into(), message: format!("status {code}") });
         record
     }
 
@@ -122,7 +125,9 @@ mod tests {
         let mut processor = RecordProcessor::new(context(true), Some(&jsonl)).unwrap();
         // Two successes: 3 tokens over chunks 10/12/14 ms and 20/22/24 ms, both started at 0 and 4 ms.
         processor.process(streamed_record(0, &[10_000_000, 12_000_000, 14_000_000], " the the the", 100)).unwrap();
-        processor.process(streamed_record(4_000_000, &[20_000_000, 22_000_000, 24_000_000], " the the the", 300)).unwrap();
+        processor
+            .process(streamed_record(4_000_000, &[20_000_000, 22_000_000, 24_000_000], " the the the", 300))
+            .unwrap();
         processor.process(failed(50, 500)).unwrap();
         processor.process(failed(70, 500)).unwrap();
         let mut cancelled = streamed_record(0, &[30_000_000, 90_000_000], " the the", 999);
@@ -157,7 +162,8 @@ mod tests {
         assert!((stats_of(&results, "output_token_throughput").avg - 6.0 / 0.024).abs() < 1e-9);
         // Internal and absent metrics are not reported; results follow the registry.
         assert!(results.iter().all(|m| m.tag != "min_request_timestamp" && m.tag != "reasoning_token_count"));
-        let positions: Vec<usize> = results.iter().map(|m| registry::position(registry::metric(m.tag).unwrap())).collect();
+        let positions: Vec<usize> =
+            results.iter().map(|m| registry::position(registry::metric(m.tag).unwrap())).collect();
         assert!(positions.windows(2).all(|w| w[0] < w[1]));
         assert!(results.iter().find(|m| m.tag == "time_to_first_token").unwrap().console);
         assert!(!results.iter().find(|m| m.tag == "inter_chunk_latency").unwrap().console);
@@ -170,8 +176,19 @@ mod tests {
         assert_eq!(lines.len(), 5, "warmup records are not written");
         let first = &lines[0];
         for field in [
-            "session_num", "x_request_id", "conversation_id", "turn_index", "credit_issued_ns", "request_start_ns",
-            "request_ack_ns", "request_end_ns", "benchmark_phase", "phase_index", "phase_name", "phase_kind", "was_cancelled",
+            "session_num",
+            "x_request_id",
+            "conversation_id",
+            "turn_index",
+            "credit_issued_ns",
+            "request_start_ns",
+            "request_ack_ns",
+            "request_end_ns",
+            "benchmark_phase",
+            "phase_index",
+            "phase_name",
+            "phase_kind",
+            "was_cancelled",
         ] {
             assert!(first["metadata"].get(field).is_some(), "metadata.{field} missing");
         }

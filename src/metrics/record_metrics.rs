@@ -99,7 +99,12 @@ pub fn success_metrics(record: &RequestRecord, ctx: &MetricsContext) -> RecordMe
 }
 
 /// TTFT, TTST, TTFO, ITL, ICL and the per-user throughputs of a streamed record.
-fn push_streaming_metrics(metrics: &mut RecordMetrics, record: &RequestRecord, latency_ns: u64, output_sequence_length: u64) {
+fn push_streaming_metrics(
+    metrics: &mut RecordMetrics,
+    record: &RequestRecord,
+    latency_ns: u64,
+    output_sequence_length: u64,
+) {
     let Some(first_chunk) = record.chunks.first() else {
         return;
     };
@@ -222,7 +227,11 @@ mod tests {
         let record = streamed_record(2_000_000, &[52_000_000], " the the the", 16);
         let m = success_metrics(&record, &context(false));
         assert!(close(float(&m, &registry::REQUEST_LATENCY), 50.0));
-        for def in [&registry::TIME_TO_FIRST_TOKEN, &registry::TIME_TO_FIRST_OUTPUT_TOKEN, &registry::PREFILL_THROUGHPUT_PER_USER] {
+        for def in [
+            &registry::TIME_TO_FIRST_TOKEN,
+            &registry::TIME_TO_FIRST_OUTPUT_TOKEN,
+            &registry::PREFILL_THROUGHPUT_PER_USER,
+        ] {
             assert!(m.get(def).is_none(), "{}", def.tag);
         }
         assert!(close(float(&m, &registry::E2E_OUTPUT_TOKEN_THROUGHPUT), 60.0));
@@ -241,7 +250,12 @@ mod tests {
     #[test]
     fn usage_fields_become_metrics_when_sent() {
         let mut record = streamed_record(0, &[1_000_000], " the", 4);
-        record.usage = Some(Usage { prompt_tokens: Some(4), completion_tokens: Some(1), total_tokens: None, reasoning_tokens: None });
+        record.usage = Some(Usage {
+            prompt_tokens: Some(4),
+            completion_tokens: Some(1),
+            total_tokens: None,
+            reasoning_tokens: None,
+        });
         let m = success_metrics(&record, &context(true));
         assert_eq!(count(&m, &registry::USAGE_PROMPT_TOKENS), 4);
         assert_eq!(count(&m, &registry::USAGE_COMPLETION_TOKENS), 1);

@@ -1,7 +1,7 @@
 //! The metric registry: every metric's tag, display name, display unit, kind, flags and
 //! dependencies, in console display order (spec/metrics-reference.txt).
 
-use crate::result::MetricKind;
+use crate::result::{MetricKind, MetricResult, Stats};
 
 /// Bit flags that say when a metric is computed and how it is shown (spec: "Metric Flags Reference").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,25 +69,65 @@ impl MetricDef {
     pub fn exported(&self) -> bool {
         !self.has(MetricFlags::INTERNAL)
     }
+
+    /// This metric's result with the given statistics.
+    pub fn result(&'static self, stats: Stats) -> MetricResult {
+        MetricResult {
+            tag: self.tag,
+            header: self.header,
+            unit: self.unit,
+            kind: self.kind,
+            console: self.shown_on_console(),
+            stats,
+        }
+    }
 }
 
-const fn record(tag: &'static str, header: &'static str, unit: &'static str, flags: MetricFlags, requires: &'static [&'static MetricDef]) -> MetricDef {
+const fn record(
+    tag: &'static str,
+    header: &'static str,
+    unit: &'static str,
+    flags: MetricFlags,
+    requires: &'static [&'static MetricDef],
+) -> MetricDef {
     MetricDef { tag, header, unit, kind: MetricKind::Record, flags, requires }
 }
 
 const fn aggregate(tag: &'static str, header: &'static str, unit: &'static str, flags: MetricFlags) -> MetricDef {
-    MetricDef { tag, header, unit, kind: MetricKind::Aggregate, flags: flags.with(MetricFlags::NO_INDIVIDUAL_RECORDS), requires: &[] }
+    MetricDef {
+        tag,
+        header,
+        unit,
+        kind: MetricKind::Aggregate,
+        flags: flags.with(MetricFlags::NO_INDIVIDUAL_RECORDS),
+        requires: &[],
+    }
 }
 
-const fn derived(tag: &'static str, header: &'static str, unit: &'static str, flags: MetricFlags, requires: &'static [&'static MetricDef]) -> MetricDef {
-    MetricDef { tag, header, unit, kind: MetricKind::Derived, flags: flags.with(MetricFlags::NO_INDIVIDUAL_RECORDS), requires }
+const fn derived(
+    tag: &'static str,
+    header: &'static str,
+    unit: &'static str,
+    flags: MetricFlags,
+    requires: &'static [&'static MetricDef],
+) -> MetricDef {
+    MetricDef {
+        tag,
+        header,
+        unit,
+        kind: MetricKind::Derived,
+        flags: flags.with(MetricFlags::NO_INDIVIDUAL_RECORDS),
+        requires,
+    }
 }
 
 use MetricFlags as F;
 
 // ---- Record metrics ----
-pub static TIME_TO_FIRST_TOKEN: MetricDef = record("time_to_first_token", "Time to First Token", "ms", F::STREAMING_TOKENS_ONLY, &[]);
-pub static TIME_TO_SECOND_TOKEN: MetricDef = record("time_to_second_token", "Time to Second Token", "ms", F::STREAMING_TOKENS_ONLY, &[]);
+pub static TIME_TO_FIRST_TOKEN: MetricDef =
+    record("time_to_first_token", "Time to First Token", "ms", F::STREAMING_TOKENS_ONLY, &[]);
+pub static TIME_TO_SECOND_TOKEN: MetricDef =
+    record("time_to_second_token", "Time to Second Token", "ms", F::STREAMING_TOKENS_ONLY, &[]);
 pub static TIME_TO_FIRST_OUTPUT_TOKEN: MetricDef =
     record("time_to_first_output_token", "Time to First Output Token", "ms", F::STREAMING_TOKENS_ONLY, &[]);
 pub static REQUEST_LATENCY: MetricDef = record("request_latency", "Request Latency", "ms", F::NONE, &[]);
@@ -121,36 +161,76 @@ pub static E2E_OUTPUT_TOKEN_THROUGHPUT: MetricDef = record(
     F::PRODUCES_TOKENS_ONLY.with(F::LARGER_IS_BETTER),
     &[&OUTPUT_SEQUENCE_LENGTH, &REQUEST_LATENCY],
 );
-pub static OUTPUT_SEQUENCE_LENGTH: MetricDef =
-    record("output_sequence_length", "Output Sequence Length", "tokens", F::PRODUCES_TOKENS_ONLY, &[&OUTPUT_TOKEN_COUNT]);
-pub static INPUT_SEQUENCE_LENGTH: MetricDef = record("input_sequence_length", "Input Sequence Length", "tokens", F::PRODUCES_TOKENS_ONLY, &[]);
+pub static OUTPUT_SEQUENCE_LENGTH: MetricDef = record(
+    "output_sequence_length",
+    "Output Sequence Length",
+    "tokens",
+    F::PRODUCES_TOKENS_ONLY,
+    &[&OUTPUT_TOKEN_COUNT],
+);
+pub static INPUT_SEQUENCE_LENGTH: MetricDef =
+    record("input_sequence_length", "Input Sequence Length", "tokens", F::PRODUCES_TOKENS_ONLY, &[]);
 pub static OUTPUT_TOKEN_COUNT: MetricDef =
     record("output_token_count", "Output Token Count", "tokens", F::PRODUCES_TOKENS_ONLY.with(F::NO_CONSOLE), &[]);
-pub static REASONING_TOKEN_COUNT: MetricDef =
-    record("reasoning_token_count", "Reasoning Token Count", "tokens", F::PRODUCES_TOKENS_ONLY.with(F::SUPPORTS_REASONING), &[]);
-pub static USAGE_PROMPT_TOKENS: MetricDef = record("usage_prompt_tokens", "Usage Prompt Tokens", "tokens", F::USAGE_FIELD_ONLY, &[]);
+pub static REASONING_TOKEN_COUNT: MetricDef = record(
+    "reasoning_token_count",
+    "Reasoning Token Count",
+    "tokens",
+    F::PRODUCES_TOKENS_ONLY.with(F::SUPPORTS_REASONING),
+    &[],
+);
+pub static USAGE_PROMPT_TOKENS: MetricDef =
+    record("usage_prompt_tokens", "Usage Prompt Tokens", "tokens", F::USAGE_FIELD_ONLY, &[]);
 pub static USAGE_COMPLETION_TOKENS: MetricDef =
     record("usage_completion_tokens", "Usage Completion Tokens", "tokens", F::USAGE_FIELD_ONLY, &[]);
-pub static USAGE_TOTAL_TOKENS: MetricDef = record("usage_total_tokens", "Usage Total Tokens", "tokens", F::USAGE_FIELD_ONLY, &[]);
-pub static ERROR_INPUT_SEQUENCE_LENGTH: MetricDef =
-    record("error_input_sequence_length", "Error Input Sequence Length", "tokens", F::ERROR_ONLY.with(F::NO_CONSOLE), &[]);
+pub static USAGE_TOTAL_TOKENS: MetricDef =
+    record("usage_total_tokens", "Usage Total Tokens", "tokens", F::USAGE_FIELD_ONLY, &[]);
+pub static ERROR_INPUT_SEQUENCE_LENGTH: MetricDef = record(
+    "error_input_sequence_length",
+    "Error Input Sequence Length",
+    "tokens",
+    F::ERROR_ONLY.with(F::NO_CONSOLE),
+    &[],
+);
 
 // ---- Aggregate metrics ----
 pub static REQUEST_COUNT: MetricDef = aggregate("request_count", "Request Count", "requests", F::LARGER_IS_BETTER);
-pub static ERROR_REQUEST_COUNT: MetricDef = aggregate("error_request_count", "Error Request Count", "requests", F::ERROR_ONLY.with(F::NO_CONSOLE));
-pub static MIN_REQUEST_TIMESTAMP: MetricDef = aggregate("min_request_timestamp", "Minimum Request Timestamp", "ns", F::INTERNAL.with(F::NO_CONSOLE));
+pub static ERROR_REQUEST_COUNT: MetricDef =
+    aggregate("error_request_count", "Error Request Count", "requests", F::ERROR_ONLY.with(F::NO_CONSOLE));
+pub static MIN_REQUEST_TIMESTAMP: MetricDef =
+    aggregate("min_request_timestamp", "Minimum Request Timestamp", "ns", F::INTERNAL.with(F::NO_CONSOLE));
 pub static MAX_RESPONSE_TIMESTAMP: MetricDef =
     aggregate("max_response_timestamp", "Maximum Response Timestamp", "ns", F::INTERNAL.with(F::NO_CONSOLE));
 
 // ---- Derived metrics ----
-pub static BENCHMARK_DURATION: MetricDef =
-    derived("benchmark_duration", "Benchmark Duration", "sec", F::NO_CONSOLE, &[&MIN_REQUEST_TIMESTAMP, &MAX_RESPONSE_TIMESTAMP]);
-pub static TOTAL_OUTPUT_TOKENS: MetricDef =
-    derived("total_output_tokens", "Total Output Tokens", "tokens", F::PRODUCES_TOKENS_ONLY.with(F::NO_CONSOLE), &[&OUTPUT_TOKEN_COUNT]);
-pub static TOTAL_OSL: MetricDef =
-    derived("total_osl", "Total Output Sequence Length", "tokens", F::PRODUCES_TOKENS_ONLY.with(F::NO_CONSOLE), &[&OUTPUT_SEQUENCE_LENGTH]);
-pub static TOTAL_ISL: MetricDef =
-    derived("total_isl", "Total Input Sequence Length", "tokens", F::PRODUCES_TOKENS_ONLY.with(F::NO_CONSOLE), &[&INPUT_SEQUENCE_LENGTH]);
+pub static BENCHMARK_DURATION: MetricDef = derived(
+    "benchmark_duration",
+    "Benchmark Duration",
+    "sec",
+    F::NO_CONSOLE,
+    &[&MIN_REQUEST_TIMESTAMP, &MAX_RESPONSE_TIMESTAMP],
+);
+pub static TOTAL_OUTPUT_TOKENS: MetricDef = derived(
+    "total_output_tokens",
+    "Total Output Tokens",
+    "tokens",
+    F::PRODUCES_TOKENS_ONLY.with(F::NO_CONSOLE),
+    &[&OUTPUT_TOKEN_COUNT],
+);
+pub static TOTAL_OSL: MetricDef = derived(
+    "total_osl",
+    "Total Output Sequence Length",
+    "tokens",
+    F::PRODUCES_TOKENS_ONLY.with(F::NO_CONSOLE),
+    &[&OUTPUT_SEQUENCE_LENGTH],
+);
+pub static TOTAL_ISL: MetricDef = derived(
+    "total_isl",
+    "Total Input Sequence Length",
+    "tokens",
+    F::PRODUCES_TOKENS_ONLY.with(F::NO_CONSOLE),
+    &[&INPUT_SEQUENCE_LENGTH],
+);
 pub static TOTAL_REASONING_TOKENS: MetricDef = derived(
     "total_reasoning_tokens",
     "Total Reasoning Tokens",
@@ -179,18 +259,39 @@ pub static TOTAL_TOKEN_THROUGHPUT: MetricDef = derived(
     F::PRODUCES_TOKENS_ONLY.with(F::LARGER_IS_BETTER).with(F::NO_CONSOLE),
     &[&TOTAL_ISL, &TOTAL_OSL, &BENCHMARK_DURATION],
 );
-pub static REQUEST_THROUGHPUT: MetricDef =
-    derived("request_throughput", "Request Throughput", "requests/sec", F::LARGER_IS_BETTER, &[&REQUEST_COUNT, &BENCHMARK_DURATION]);
+pub static REQUEST_THROUGHPUT: MetricDef = derived(
+    "request_throughput",
+    "Request Throughput",
+    "requests/sec",
+    F::LARGER_IS_BETTER,
+    &[&REQUEST_COUNT, &BENCHMARK_DURATION],
+);
 /// Reads request_count and error_request_count with 0 for a missing one, so it needs neither.
-pub static COMPLETED_REQUEST_COUNT: MetricDef = derived("completed_request_count", "Completed Requests (Success + Error)", "requests", F::NONE, &[]);
+pub static COMPLETED_REQUEST_COUNT: MetricDef =
+    derived("completed_request_count", "Completed Requests (Success + Error)", "requests", F::NONE, &[]);
 /// Like completed_request_count: a run without errors (or without successes) still has a rate.
 pub static REQUEST_ERROR_RATE: MetricDef = derived("request_error_rate", "Request Error Rate", "%", F::NONE, &[]);
-pub static TOTAL_USAGE_PROMPT_TOKENS: MetricDef =
-    derived("total_usage_prompt_tokens", "Total Usage Prompt Tokens", "tokens", F::USAGE_FIELD_ONLY, &[&USAGE_PROMPT_TOKENS]);
-pub static TOTAL_USAGE_COMPLETION_TOKENS: MetricDef =
-    derived("total_usage_completion_tokens", "Total Usage Completion Tokens", "tokens", F::USAGE_FIELD_ONLY, &[&USAGE_COMPLETION_TOKENS]);
-pub static TOTAL_USAGE_TOTAL_TOKENS: MetricDef =
-    derived("total_usage_total_tokens", "Total Usage Total Tokens", "tokens", F::USAGE_FIELD_ONLY, &[&USAGE_TOTAL_TOKENS]);
+pub static TOTAL_USAGE_PROMPT_TOKENS: MetricDef = derived(
+    "total_usage_prompt_tokens",
+    "Total Usage Prompt Tokens",
+    "tokens",
+    F::USAGE_FIELD_ONLY,
+    &[&USAGE_PROMPT_TOKENS],
+);
+pub static TOTAL_USAGE_COMPLETION_TOKENS: MetricDef = derived(
+    "total_usage_completion_tokens",
+    "Total Usage Completion Tokens",
+    "tokens",
+    F::USAGE_FIELD_ONLY,
+    &[&USAGE_COMPLETION_TOKENS],
+);
+pub static TOTAL_USAGE_TOTAL_TOKENS: MetricDef = derived(
+    "total_usage_total_tokens",
+    "Total Usage Total Tokens",
+    "tokens",
+    F::USAGE_FIELD_ONLY,
+    &[&USAGE_TOTAL_TOKENS],
+);
 pub static TOTAL_ERROR_ISL: MetricDef = derived(
     "total_error_isl",
     "Total Error Input Sequence Length",

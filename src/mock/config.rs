@@ -22,6 +22,13 @@ pub struct MockConfig {
 
 impl Default for MockConfig {
     fn default() -> Self {
-        Self { ttft_ms: 20.0, itl_ms: 5.0, default_output_tokens: 64, max_running: 256, models: vec!["mock-model".to_string()], api_key: None }
+        Self {
+            ttft_ms: 20.0,
+            itl_ms: 5.0,
+            default_output_tokens: 64,
+            max_running: 256,
+            models: vec!["mock-model".to_string()],
+            api_key: None,
+        }
     }
 }

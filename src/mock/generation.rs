@@ -124,10 +124,9 @@ impl Generation {
             self.last_emitted_at = now;
             following_tokens -= 1;
         }
-        if following_tokens > 0 {
-            let gap_ns = u64::try_from((now - self.last_emitted_at).as_nanos()).unwrap_or(u64::MAX);
-            let each = Duration::from_nanos(gap_ns / following_tokens);
-            self.stats.inter_token_latency.observe_many(each, following_tokens);
+        let gap_ns = u64::try_from((now - self.last_emitted_at).as_nanos()).unwrap_or(u64::MAX);
+        if let Some(each_ns) = gap_ns.checked_div(following_tokens) {
+            self.stats.inter_token_latency.observe_many(Duration::from_nanos(each_ns), following_tokens);
         }
         self.stats.generation_tokens.fetch_add(count, Relaxed);
         self.stats.kv_tokens.fetch_add(count, Relaxed);

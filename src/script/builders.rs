@@ -43,7 +43,9 @@ fn endpoint(map: Map) -> ScriptResult<Endpoint> {
     let kind = match r.opt_string("kind")?.as_deref() {
         None | Some("chat") => EndpointKind::Chat,
         Some("completions") => EndpointKind::Completions,
-        Some(other) => return script_error(format!("endpoint: `kind` must be \"chat\" or \"completions\", got \"{other}\"")),
+        Some(other) => {
+            return script_error(format!("endpoint: `kind` must be \"chat\" or \"completions\", got \"{other}\""));
+        }
     };
     let streaming = r.opt_bool("streaming")?.unwrap_or(true);
     let api_key = r.opt_string("api_key")?.filter(|k| !k.is_empty());
@@ -52,17 +54,17 @@ fn endpoint(map: Map) -> ScriptResult<Endpoint> {
         headers.insert(name.to_string(), value.to_string());
     }
     let extra = match r.opt_map("extra")? {
-        Some(map) => match rhai::serde::from_dynamic::<serde_json::Map<String, serde_json::Value>>(&Dynamic::from(map)) {
+        Some(map) => match rhai::serde::from_dynamic::<serde_json::Map<String, serde_json::Value>>(&Dynamic::from(map))
+        {
             Ok(extra) => extra,
             Err(e) => return script_error(format!("endpoint: `extra` cannot be sent as JSON: {e}")),
         },
         None => Default::default(),
     };
-    let mock_settings = r.opt_map("mock")?;
-    if mock_settings.is_some() && url != MOCK_URL {
-        return script_error(format!("endpoint: `mock` settings only apply when url is \"{MOCK_URL}\" (url is \"{url}\")"));
-    }
-    let mock = if url == MOCK_URL { Some(mock_config(mock_settings.unwrap_or_default(), &model)?) } else { None };
+    // Mock settings are checked always but used only with the mock, so one scenario can
+    // switch between the mock and a real server with an environment variable.
+    let mock = mock_config(r.opt_map("mock")?.unwrap_or_default(), &model)?;
+    let mock = (url == MOCK_URL).then_some(mock);
     Ok(Endpoint { url, model, kind, streaming, api_key, headers, extra, mock })
 }
 
@@ -80,7 +82,7 @@ fn mock_config(map: Map, model: &str) -> ScriptResult<MockConfig> {
     let default_output_tokens = r.opt_u64("output_tokens")?.unwrap_or(defaults.default_output_tokens);
     let max_running = r.opt_u64("max_running")?.map(|n| n.max(1) as usize).unwrap_or(defaults.max_running);
     let api_key = r.opt_string("api_key")?;
-    Ok(MockConfig { ttft_ms, itl_ms, default_output_tokens, max_running, models: vec![model.to_string()], api_key, ..defaults })
+    Ok(MockConfig { ttft_ms, itl_ms, default_output_tokens, max_running, models: vec![model.to_string()], api_key })
 }
 
 const SYNTHETIC_KEYS: &[&str] = &["isl", "osl", "seed", "entries"];
@@ -110,7 +112,7 @@ fn length_dist(r: &mut MapReader, key: &str, default_mean: f64) -> ScriptResult<
     } else {
         Dist { mean: default_mean, stddev: 0.0 }
     };
-    if !(dist.mean >= 1.0) {
+    if dist.mean.is_nan() || dist.mean < 1.0 {
         return script_error(format!("{what}: `{key}` mean must be at least 1 token, got {}", dist.mean));
     }
     Ok(dist)
@@ -138,9 +140,16 @@ fn phase(kind: PhaseKind, builder: &'static str, map: Map) -> ScriptResult<Phase
     if requests == Some(0) {
         return script_error(format!("{builder}: `requests` must be at least 1"));
     }
-    if duration_s.is_some_and(|d| !(d > 0.0)) {
+    if duration_s.is_some_and(|d| d.is_nan() || d <= 0.0) {
         return script_error(format!("{builder}: `duration` must be positive"));
     }
     let grace_period_s = r.opt_f64("grace_period")?.unwrap_or(DEFAULT_GRACE_PERIOD_S).max(0.0);
-    Ok(Phase { name, kind, mode: LoadMode::Concurrency { concurrency: users as usize }, requests, duration_s, grace_period_s })
+    Ok(Phase {
+        name,
+        kind,
+        mode: LoadMode::Concurrency { concurrency: users as usize },
+        requests,
+        duration_s,
+        grace_period_s,
+    })
 }

@@ -108,7 +108,11 @@ impl MapReader {
     }
 
     /// A value of a registered custom type (e.g. the result of `endpoint(..)`).
-    pub fn opt_custom<T: Clone + Send + Sync + 'static>(&mut self, key: &str, built_by: &str) -> ScriptResult<Option<T>> {
+    pub fn opt_custom<T: Clone + Send + Sync + 'static>(
+        &mut self,
+        key: &str,
+        built_by: &str,
+    ) -> ScriptResult<Option<T>> {
         match self.take(key) {
             None => Ok(None),
             Some(v) if v.is::<T>() => Ok(v.try_cast::<T>()),

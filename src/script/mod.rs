@@ -51,7 +51,9 @@ pub fn build_engine(host: Arc<RunHost>) -> Engine {
     results::register(&mut engine);
     run_fn::register(&mut engine, host);
     engine.on_print(|text| println!("{text}"));
-    engine.on_debug(|text, source, position| eprintln!("[debug {}{}] {text}", source.unwrap_or(""), format_position(position)));
+    engine.on_debug(|text, source, position| {
+        eprintln!("[debug {}{}] {text}", source.unwrap_or(""), format_position(position))
+    });
     engine
 }
 
@@ -104,7 +106,12 @@ fn from_eval_error_in(path: &Path, function: &str, inner: &EvalAltResult, outer:
 }
 
 fn script_error(path: &Path, position: Position, message: &str) -> ScriptError {
-    ScriptError { file: path.to_path_buf(), line: position.line(), column: position.position(), message: strip_position(message) }
+    ScriptError {
+        file: path.to_path_buf(),
+        line: position.line(),
+        column: position.position(),
+        message: strip_position(message),
+    }
 }
 
 /// Rhai appends " (line L, position P)" to its messages; we print the position ourselves.

@@ -15,14 +15,17 @@ pub struct RunResults(pub Arc<RunResult>);
 #[derive(Debug, Clone)]
 pub struct MetricStats(pub MetricResult);
 
-const STAT_NAMES: [&str; 15] = ["avg", "min", "max", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "std", "count", "sum"];
+const STAT_NAMES: [&str; 15] =
+    ["avg", "min", "max", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "std", "count", "sum"];
 
 pub fn register(engine: &mut Engine) {
     engine
         .register_type_with_name::<RunResults>("RunResults")
         .register_fn("metric", metric)
         .register_fn("has_metric", |r: &mut RunResults, tag: &str| r.0.metric(tag).is_some())
-        .register_fn("metrics", |r: &mut RunResults| r.0.metrics.iter().map(|m| Dynamic::from(m.tag.to_string())).collect::<rhai::Array>())
+        .register_fn("metrics", |r: &mut RunResults| {
+            r.0.metrics.iter().map(|m| Dynamic::from(m.tag.to_string())).collect::<rhai::Array>()
+        })
         .register_get("name", |r: &mut RunResults| r.0.name.clone())
         .register_get("benchmark_id", |r: &mut RunResults| r.0.benchmark_id.clone())
         .register_get("artifact_dir", |r: &mut RunResults| r.0.artifact_dir.display().to_string())

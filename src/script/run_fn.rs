@@ -37,8 +37,13 @@ pub fn plan_of(map: Map, default_name: String) -> ScriptResult<Plan> {
     let Some(endpoint) = r.opt_custom::<Endpoint>("endpoint", "endpoint(#{..})")? else {
         return script_error("run: `endpoint` is required, e.g. endpoint(#{ url: \"mock\" })");
     };
-    let dataset = r.opt_custom::<Dataset>("dataset", "synthetic(#{..})")?.unwrap_or_else(|| {
-        Dataset::Synthetic(SyntheticDataset { isl: Dist { mean: 550.0, stddev: 0.0 }, osl: Dist { mean: 150.0, stddev: 0.0 }, random_seed: 0, entries: 100 })
+    let dataset = r.opt_custom::<Dataset>("dataset", "synthetic(#{..})")?.unwrap_or({
+        Dataset::Synthetic(SyntheticDataset {
+            isl: Dist { mean: 550.0, stddev: 0.0 },
+            osl: Dist { mean: 150.0, stddev: 0.0 },
+            random_seed: 0,
+            entries: 100,
+        })
     });
     let Some(items) = r.opt_array("phases")? else {
         return script_error("run: `phases` is required, e.g. [concurrency(#{ users: 4, requests: 100 })]");
@@ -47,7 +52,11 @@ pub fn plan_of(map: Map, default_name: String) -> ScriptResult<Plan> {
     for (i, item) in items.into_iter().enumerate() {
         match item.try_cast::<Phase>() {
             Some(phase) => phases.push(phase),
-            None => return script_error(format!("run: phases[{i}] is not a phase; build phases with warmup(#{{..}}) or concurrency(#{{..}})")),
+            None => {
+                return script_error(format!(
+                    "run: phases[{i}] is not a phase; build phases with warmup(#{{..}}) or concurrency(#{{..}})"
+                ));
+            }
         }
     }
     let tokenizer = match r.opt_string("tokenizer")?.as_deref() {
@@ -64,7 +73,8 @@ pub fn plan_of(map: Map, default_name: String) -> ScriptResult<Plan> {
 
 fn run(host: &RunHost, map: Map) -> ScriptResult<RunResults> {
     let number = host.runs_started.fetch_add(1, Ordering::SeqCst) + 1;
-    let default_name = if number == 1 { host.scenario_stem.clone() } else { format!("{}_{number}", host.scenario_stem) };
+    let default_name =
+        if number == 1 { host.scenario_stem.clone() } else { format!("{}_{number}", host.scenario_stem) };
     let plan = plan_of(map, default_name)?;
     if host.options.cancel.is_cancelled() {
         return script_error("interrupted (Ctrl-C) before this run started");
@@ -81,7 +91,11 @@ fn run(host: &RunHost, map: Map) -> ScriptResult<RunResults> {
     }
     println!("artifacts: {}", result.artifact_dir.display());
     if result.was_cancelled {
-        return script_error(format!("run `{}` was interrupted (Ctrl-C); its partial artifacts are in {}", result.name, result.artifact_dir.display()));
+        return script_error(format!(
+            "run `{}` was interrupted (Ctrl-C); its partial artifacts are in {}",
+            result.name,
+            result.artifact_dir.display()
+        ));
     }
     Ok(RunResults(result))
 }

@@ -20,13 +20,22 @@ impl StdlibResolver {
 }
 
 impl ModuleResolver for StdlibResolver {
-    fn resolve(&self, engine: &Engine, source: Option<&str>, path: &str, position: Position) -> Result<Shared<Module>, Box<EvalAltResult>> {
+    fn resolve(
+        &self,
+        engine: &Engine,
+        source: Option<&str>,
+        path: &str,
+        position: Position,
+    ) -> Result<Shared<Module>, Box<EvalAltResult>> {
         let Some(name) = path.strip_prefix(PREFIX) else {
             return self.files.resolve(engine, source, path, position);
         };
         let Some((_, text)) = MODULES.iter().find(|(module, _)| *module == name) else {
             let known: Vec<String> = MODULES.iter().map(|(module, _)| format!("{PREFIX}{module}")).collect();
-            return Err(Box::new(EvalAltResult::ErrorModuleNotFound(format!("{path} (the stdlib has {})", known.join(", ")), position)));
+            return Err(Box::new(EvalAltResult::ErrorModuleNotFound(
+                format!("{path} (the stdlib has {})", known.join(", ")),
+                position,
+            )));
         };
         let mut ast = engine.compile(*text)?;
         ast.set_source(format!("stdlib/{name}.rhai"));

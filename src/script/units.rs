@@ -50,6 +50,9 @@ fn env_or_default(name: &str, default: Dynamic) -> ScriptResult<Dynamic> {
     };
     match converted {
         Some(value) => Ok(value),
-        None => script_error(format!("environment variable {name}={raw:?} is not a {} like its default `{default}`", default.type_name())),
+        None => script_error(format!(
+            "environment variable {name}={raw:?} is not a {} like its default `{default}`",
+            default.type_name()
+        )),
     }
 }

@@ -70,7 +70,11 @@ impl PhaseProgress {
     pub fn finish(self, summary: &PhaseSummary) {
         self.ticker.abort();
         self.bar.finish_and_clear();
-        let rate = if summary.duration_s > 0.0 { (summary.completed + summary.errors) as f64 / summary.duration_s } else { 0.0 };
+        let rate = if summary.duration_s > 0.0 {
+            (summary.completed + summary.errors) as f64 / summary.duration_s
+        } else {
+            0.0
+        };
         let mut line = format!(
             "{}: {} requests, {} ok, {} errors in {:.2} s ({rate:.1} req/s)",
             self.label, summary.sent, summary.completed, summary.errors, summary.duration_s

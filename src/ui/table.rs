@@ -9,14 +9,27 @@ pub fn render(result: &RunResult) -> String {
     let shown: Vec<&MetricResult> = result.metrics.iter().filter(|m| m.console).collect();
     let mut rows: Vec<[String; 8]> = Vec::new();
     // Distributions first, then the single-valued metrics, as AIPerf orders them.
-    for metric in shown.iter().filter(|m| m.kind == MetricKind::Record).chain(shown.iter().filter(|m| m.kind != MetricKind::Record)) {
+    for metric in shown
+        .iter()
+        .filter(|m| m.kind == MetricKind::Record)
+        .chain(shown.iter().filter(|m| m.kind != MetricKind::Record))
+    {
         let stats = &metric.stats;
         let cell = |name: &str| match (name, stats.get(name)) {
             ("avg", _) => format_number(stats.avg),
             (_, Some(value)) => format_number(value),
             (_, None) => "N/A".to_string(),
         };
-        rows.push([label(metric), cell("avg"), cell("min"), cell("max"), cell("p99"), cell("p90"), cell("p50"), cell("std")]);
+        rows.push([
+            label(metric),
+            cell("avg"),
+            cell("min"),
+            cell("max"),
+            cell("p99"),
+            cell("p90"),
+            cell("p50"),
+            cell("std"),
+        ]);
     }
     let mut header: [String; 8] = Default::default();
     header[0] = "Metric".to_string();
@@ -77,7 +90,7 @@ pub fn format_number(value: f64) -> String {
         }
         grouped.push(digit);
     }
-    let sign = if value < 0.0 && fixed.trim_start_matches(['0', '.']) != "" { "-" } else { "" };
+    let sign = if value < 0.0 && !fixed.trim_start_matches(['0', '.']).is_empty() { "-" } else { "" };
     format!("{sign}{grouped}.{fraction}")
 }
 

@@ -35,7 +35,8 @@ impl ScenarioRun {
     }
 
     pub fn records(&self, run_name: &str) -> Vec<Value> {
-        let text = std::fs::read_to_string(self.artifacts(run_name).join("profile_export.jsonl")).expect("profile_export.jsonl");
+        let text = std::fs::read_to_string(self.artifacts(run_name).join("profile_export.jsonl"))
+            .expect("profile_export.jsonl");
         text.lines().map(|line| serde_json::from_str(line).expect("a JSON line")).collect()
     }
 }
