@@ -32,10 +32,8 @@ impl ModuleResolver for StdlibResolver {
         };
         let Some((_, text)) = MODULES.iter().find(|(module, _)| *module == name) else {
             let known: Vec<String> = MODULES.iter().map(|(module, _)| format!("{PREFIX}{module}")).collect();
-            return Err(Box::new(EvalAltResult::ErrorModuleNotFound(
-                format!("{path} (the stdlib has {})", known.join(", ")),
-                position,
-            )));
+            let message = format!("no stdlib module `{path}`; the stdlib has {}", known.join(", "));
+            return Err(Box::new(EvalAltResult::ErrorRuntime(message.into(), position)));
         };
         let mut ast = engine.compile(*text)?;
         ast.set_source(format!("stdlib/{name}.rhai"));
