@@ -1,0 +1,139 @@
+//! End to end against a real llama.cpp `llama-server` (tiny model, CPU): streaming and
+//! non-streaming chat and completions, queueing beyond the slot count, `ignore_eos`, token
+//! counts that agree with the server's, API keys, and a server that dies mid-run.
+//! `scripts/real-servers.sh` builds llama-server; `.ci/run` calls it first.
+
+mod common;
+
+use common::llama_server::{LlamaServer, fixture};
+use common::{run_scenario, stat};
+
+/// A scenario body that runs one benchmark named `name` against `url` with the model's tokenizer.
+fn scenario(name: &str, url: &str, endpoint_extra: &str, phases: &str) -> String {
+    let tokenizer = fixture("trained-bytelevel-bpe-8k.tokenizer.json");
+    format!(
+        r#"
+        import "aiperf/llamacpp" as llamacpp;
+        let r = run(#{{
+            name: "{name}",
+            endpoint: endpoint(#{{ url: "{url}", model: "tiny", extra: llamacpp::extra(), {endpoint_extra} }}),
+            dataset: synthetic(#{{ isl: normal(64, 8), osl: fixed(32), seed: 5, entries: 20 }}),
+            tokenizer: "{tokenizer}",
+            phases: [ {phases} ],
+        }});
+        print(`ERRORS=${{r.error_count}}`);
+        "#,
+        tokenizer = tokenizer.display()
+    )
+}
+
+#[test]
+fn streaming_chat_honours_osl_and_counts_tokens_like_the_server() {
+    let server = LlamaServer::start(&[]);
+    let run = run_scenario(
+        "chat",
+        &scenario("chat", &server.url(), "kind: \"chat\"", "concurrency(#{ users: 2, requests: 12 })"),
+    );
+    assert_eq!(run.code(), Some(0), "stderr: {}", run.stderr());
+    let summary = run.summary("chat");
+    assert_eq!(stat(&summary, "request_count", "avg"), 12.0);
+    // ignore_eos makes the server produce exactly the 32 tokens asked for.
+    assert_eq!(stat(&summary, "usage_completion_tokens", "min"), 32.0);
+    assert_eq!(stat(&summary, "usage_completion_tokens", "max"), 32.0);
+    assert!(stat(&summary, "time_to_first_token", "avg") > 0.0);
+    assert!(stat(&summary, "inter_token_latency", "avg") > 0.0);
+    // Same vocabulary on both sides: the client's recount of the streamed text agrees with the
+    // server's token count to within the merges a re-tokenization can make.
+    let client_osl = stat(&summary, "output_sequence_length", "avg");
+    assert!((client_osl - 32.0).abs() <= 32.0 * 0.25, "client counted {client_osl} output tokens, server 32");
+}
+
+#[test]
+fn completions_prompt_tokens_match_the_client_tokenizer_exactly() {
+    let server = LlamaServer::start(&[]);
+    for streaming in [true, false] {
+        let name = if streaming { "completions_stream" } else { "completions_plain" };
+        let run = run_scenario(
+            name,
+            &scenario(
+                name,
+                &server.url(),
+                &format!("kind: \"completions\", streaming: {streaming}"),
+                "concurrency(#{ users: 2, requests: 8 })",
+            ),
+        );
+        assert_eq!(run.code(), Some(0), "stderr: {}", run.stderr());
+        let summary = run.summary(name);
+        assert_eq!(stat(&summary, "request_count", "avg"), 8.0, "{name}");
+        assert_eq!(stat(&summary, "usage_completion_tokens", "avg"), 32.0, "{name}");
+        let records = run.records(name);
+        for record in &records {
+            let client_isl = &record["metrics"]["input_sequence_length"]["value"];
+            let server_isl = &record["metrics"]["usage_prompt_tokens"]["value"];
+            assert_eq!(client_isl, server_isl, "{name}: client and server count the prompt differently");
+        }
+        assert_eq!(summary.get("time_to_first_token").is_some(), streaming, "{name}: TTFT only when streaming");
+    }
+}
+
+#[test]
+fn ttft_grows_when_requests_queue_beyond_the_slot_count() {
+    let server = LlamaServer::start_with_slots(1, &[]);
+    let one = run_scenario("one_user", &scenario("one_user", &server.url(), "", "concurrency(#{ users: 1, requests: 6 })"));
+    let many = run_scenario("six_users", &scenario("six_users", &server.url(), "", "concurrency(#{ users: 6, requests: 18 })"));
+    assert_eq!(one.code(), Some(0), "stderr: {}", one.stderr());
+    assert_eq!(many.code(), Some(0), "stderr: {}", many.stderr());
+    let alone = stat(&one.summary("one_user"), "time_to_first_token", "p50");
+    let queued = stat(&many.summary("six_users"), "time_to_first_token", "p50");
+    // With one slot, six users wait for the others' whole generations before their first token.
+    assert!(queued > alone * 2.0, "TTFT p50 alone {alone:.2} ms, queued behind 5 others {queued:.2} ms");
+}
+
+#[test]
+fn an_api_key_is_required_and_accepted() {
+    let server = LlamaServer::start(&["--api-key", "sk-test-5150"]);
+    let without = run_scenario("no_key", &scenario("no_key", &server.url(), "", "concurrency(#{ requests: 3 })"));
+    assert_eq!(without.code(), Some(0), "stderr: {}", without.stderr());
+    let summary = without.summary("no_key");
+    assert_eq!(stat(&summary, "error_request_count", "avg"), 3.0);
+    assert_eq!(summary["error_summary"][0]["error_details"]["code"], 401);
+
+    let with = run_scenario("with_key", &scenario("with_key", &server.url(), "api_key: \"sk-test-5150\"", "concurrency(#{ requests: 3 })"));
+    assert_eq!(with.code(), Some(0), "stderr: {}", with.stderr());
+    let summary = with.summary("with_key");
+    assert_eq!(stat(&summary, "request_count", "avg"), 3.0);
+    assert!(summary.get("error_request_count").is_none() || stat(&summary, "error_request_count", "avg") == 0.0);
+    let text = std::fs::read_to_string(with.artifacts("with_key").join("profile_export_aiperf.json")).expect("json");
+    assert!(!text.contains("5150"), "the api key leaked into the export");
+}
+
+#[test]
+fn a_server_killed_mid_run_gives_error_records_and_complete_artifacts() {
+    let mut server = LlamaServer::start(&[]);
+    let url = server.url();
+    let killer = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(1500));
+        server.kill();
+    });
+    let started = std::time::Instant::now();
+    let run = run_scenario(
+        "killed",
+        &scenario("killed", &url, "", "concurrency(#{ users: 2, duration: seconds(4), grace_period: seconds(2) })"),
+    );
+    killer.join().expect("killer thread");
+    assert!(started.elapsed().as_secs() < 30, "the run hung after the server died");
+    assert_eq!(run.code(), Some(0), "stderr: {}", run.stderr());
+    let summary = run.summary("killed");
+    assert!(stat(&summary, "request_count", "avg") > 0.0, "requests before the kill succeeded");
+    assert!(stat(&summary, "error_request_count", "avg") > 0.0, "requests after the kill are errors");
+    let kinds: Vec<&str> = summary["error_summary"]
+        .as_array()
+        .expect("error_summary")
+        .iter()
+        .filter_map(|e| e["error_details"]["type"].as_str())
+        .collect();
+    assert!(kinds.iter().all(|k| ["connection_error", "stream_error"].contains(k)), "{kinds:?}");
+    let completed = stat(&summary, "request_count", "avg") + stat(&summary, "error_request_count", "avg");
+    let finished_records = run.records("killed").iter().filter(|r| r["metadata"]["was_cancelled"] == false).count();
+    assert_eq!(finished_records as f64, completed, "every request has a record");
+}
