@@ -34,8 +34,6 @@ pub enum ExportLevel {
     /// Also profile_export.jsonl, one line per request.
     #[default]
     Records,
-    /// Also profile_export_raw.jsonl with every request and response body.
-    Raw,
 }
 
 #[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]

@@ -77,16 +77,16 @@ pub fn plan_of(map: Map, default_name: String) -> ScriptResult<Plan> {
     let level = match r.opt_string("export_level")?.as_deref() {
         None | Some("records") => ExportLevel::Records,
         Some("summary") => ExportLevel::Summary,
-        Some("raw") => ExportLevel::Raw,
+        Some("raw") => {
+            return script_error("run: export_level \"raw\" (request and response bodies) is not supported yet");
+        }
         Some(other) => {
-            return script_error(format!(
-                "run: `export_level` must be \"summary\", \"records\" or \"raw\", got \"{other}\""
-            ));
+            return script_error(format!("run: `export_level` must be \"summary\" or \"records\", got \"{other}\""));
         }
     };
     let http_trace = r.opt_bool("export_http_trace")?.unwrap_or(false);
     if http_trace && level == ExportLevel::Summary {
-        return script_error("run: `export_http_trace` needs export_level \"records\" or \"raw\", not \"summary\"");
+        return script_error("run: `export_http_trace` needs export_level \"records\", not \"summary\"");
     }
     let trace_table = r.opt_bool("trace_table")?.unwrap_or(false);
     let export = ExportSettings { level, http_trace, trace_table };
@@ -111,6 +111,9 @@ fn run(host: &RunHost, map: Map) -> ScriptResult<RunResults> {
         Err(e) => return script_error(format!("run `{}` failed: {e:#}", plan.name)),
     };
     println!("{}", ui::table::render(&result));
+    if plan.export.trace_table {
+        println!("{}", ui::table::render_trace_timing(&result));
+    }
     for error in &result.error_summary {
         let code = error.error_details.code.map(|c| format!(" {c}")).unwrap_or_default();
         println!("  {} × {}{code}: {}", error.count, error.error_details.kind, error.error_details.message);
