@@ -25,6 +25,7 @@ async fn main() -> anyhow::Result<()> {
             headers: Default::default(),
             extra: Default::default(),
             mock: Some(MockConfig { ttft_ms: 15.0, itl_ms: 3.0, ..MockConfig::default() }),
+            transport: Default::default(),
         },
         dataset: Dataset::Synthetic(SyntheticDataset {
             isl: Dist { mean: 200.0, stddev: 20.0 },
@@ -42,6 +43,7 @@ async fn main() -> anyhow::Result<()> {
         }],
         tokenizer: TokenizerSpec::Builtin,
         request_timeout_s: 60.0,
+        export: Default::default(),
     };
     let options = RunOptions {
         artifact_root: PathBuf::from("artifacts"),

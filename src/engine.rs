@@ -16,7 +16,7 @@ use crate::dataset::{self, tokenizer::Tokenizer};
 use crate::load::{self, LoadContext, PhaseCounters, PhaseRun, PreparedRequest};
 use crate::metrics::{MetricsContext, RecordProcessor};
 use crate::mock::MockServer;
-use crate::plan::{Dataset, LoadMode, PhaseKind, Plan, TokenizerSpec};
+use crate::plan::{Dataset, ExportLevel, LoadMode, PhaseKind, Plan, TokenizerSpec};
 use crate::result::RunResult;
 use crate::rng::SeededRng;
 use crate::ui::progress::PhaseProgress;
@@ -117,15 +117,19 @@ pub async fn execute(plan: &Plan, options: &RunOptions) -> Result<RunResult> {
     let pool_size = max_users.max().unwrap_or(1);
     let clock = RunClock::start();
     let client = HttpClient::new(&endpoint, clock, Duration::from_secs_f64(plan.request_timeout_s), pool_size)
-        .with_context(|| format!("endpoint {}", plan.endpoint.url))?;
+        .with_context(|| format!("endpoint {}", plan.endpoint.url))?
+        .keep_trace_details(plan.export.http_trace);
 
     let (sink, records) = std::sync::mpsc::channel();
     let metrics_context = MetricsContext { streaming: endpoint.streaming, tokenizer: tokenizer.clone(), clock };
-    let records_path = artifact_dir.join(export::RECORDS_JSONL_FILE);
+    let records_path =
+        (plan.export.level == ExportLevel::Records).then(|| artifact_dir.join(export::RECORDS_JSONL_FILE));
+    let http_trace = plan.export.http_trace;
     let metrics_thread = std::thread::Builder::new()
         .name("aiperf-metrics".into())
         .spawn(move || -> Result<_> {
-            let mut processor = RecordProcessor::new(metrics_context, Some(&records_path))?;
+            let mut processor =
+                RecordProcessor::new(metrics_context, records_path.as_deref())?.with_http_trace(http_trace);
             let mut first_error = None;
             for record in records {
                 if let Err(e) = processor.process(record) {
@@ -189,7 +193,10 @@ pub async fn execute(plan: &Plan, options: &RunOptions) -> Result<RunResult> {
         random_seed: Some(spec.random_seed),
     };
     export::write_summaries(&result, &artifact_dir)?;
-    let console = ui::table::render(&result);
+    let mut console = ui::table::render(&result);
+    if plan.export.trace_table {
+        console.push_str(&ui::table::render_trace_timing(&result));
+    }
     std::fs::write(artifact_dir.join(CONSOLE_FILE), &console)
         .with_context(|| format!("cannot write {}", artifact_dir.join(CONSOLE_FILE).display()))?;
     Ok(result)

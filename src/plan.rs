@@ -20,6 +20,35 @@ pub struct Plan {
     pub tokenizer: TokenizerSpec,
     /// Per-request timeout, seconds.
     pub request_timeout_s: f64,
+    /// What is written besides the summary, and the optional trace-timing table.
+    #[serde(default, skip_serializing_if = "ExportSettings::is_default")]
+    pub export: ExportSettings,
+}
+
+/// How much a run writes: AIPerf's export levels and its HTTP trace switch.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum ExportLevel {
+    /// Only the summary files.
+    Summary,
+    /// Also profile_export.jsonl, one line per request.
+    #[default]
+    Records,
+}
+
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct ExportSettings {
+    pub level: ExportLevel,
+    /// Add each request's `trace_data` (timestamps, chunks, headers, addresses) to its jsonl line.
+    pub http_trace: bool,
+    /// Print the HTTP trace-timing table after the metrics table.
+    pub trace_table: bool,
+}
+
+impl ExportSettings {
+    pub fn is_default(&self) -> bool {
+        *self == Self::default()
+    }
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
@@ -66,6 +95,60 @@ pub struct Endpoint {
     /// Settings of the built-in mock server, used when `url` is `mock`.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub mock: Option<MockConfig>,
+    /// TLS, HTTP version and connection reuse.
+    #[serde(default, skip_serializing_if = "Transport::is_default")]
+    pub transport: Transport,
+}
+
+/// How the client reaches the endpoint.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Transport {
+    #[serde(default)]
+    pub tls: TlsSettings,
+    /// Offer HTTP/2 (ALPN for https, prior knowledge for http); HTTP/1.1 otherwise.
+    #[serde(default)]
+    pub http2: bool,
+    #[serde(default)]
+    pub connections: ConnectionSettings,
+}
+
+impl Transport {
+    pub fn is_default(&self) -> bool {
+        *self == Self::default()
+    }
+}
+
+/// Certificate checking for https endpoints (always on unless `insecure`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct TlsSettings {
+    /// A PEM file of extra CA certificates to trust, besides the system and webpki roots.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ca_file: Option<String>,
+    /// Accept any server certificate. For testing only; warned about loudly.
+    #[serde(default)]
+    pub insecure: bool,
+}
+
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum ConnectionStrategy {
+    /// Keep-alive connections shared by all requests.
+    #[default]
+    Pooled,
+    /// A new connection for every request.
+    NeverReuse,
+    /// Each conversation keeps its own connection.
+    Sticky,
+}
+
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct ConnectionSettings {
+    #[serde(default)]
+    pub strategy: ConnectionStrategy,
+    /// Most connections in use at once (requests beyond it wait: `http_req_blocked`);
+    /// default: the largest concurrency of the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max: Option<usize>,
 }
 
 impl Endpoint {
@@ -202,6 +285,7 @@ mod tests {
             ]),
             extra: Default::default(),
             mock: None,
+            transport: Default::default(),
         };
         let json = serde_json::to_string(&endpoint).unwrap();
         assert!(!json.contains("secret"), "{json}");

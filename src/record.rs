@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
+use crate::client::HttpTrace;
 use crate::plan::PhaseKind;
 
 /// Where a request came from: its phase and its place in the dataset.
@@ -80,6 +81,8 @@ pub struct RequestRecord {
     pub error: Option<RecordError>,
     /// The request was cancelled by the client (e.g. a duration ended); not an error.
     pub was_cancelled: bool,
+    /// What the connection saw (pool wait, DNS, TCP, TLS, send, receive, bytes), once sent.
+    pub trace: Option<Box<HttpTrace>>,
 }
 
 impl RequestRecord {
@@ -107,6 +110,7 @@ impl RequestRecord {
             requested_output_tokens,
             error: None,
             was_cancelled: false,
+            trace: None,
         }
     }
 

@@ -111,6 +111,7 @@ fn endpoint(url: &str, kind: EndpointKind, streaming: bool) -> Endpoint {
         headers: [("X-Team".to_owned(), "infra".to_owned())].into(),
         extra: Default::default(),
         mock: None,
+        transport: Default::default(),
     }
 }
 

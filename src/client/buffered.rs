@@ -1,9 +1,9 @@
 //! Reading whole (non-streamed) response bodies: a JSON answer into the record, or an error
 //! answer into its `http_error`.
 
+use super::traced_body::TracedBody;
 use http::StatusCode;
 use http_body_util::BodyExt;
-use hyper::body::Incoming;
 
 use crate::clock::RunClock;
 use crate::plan::EndpointKind;
@@ -14,7 +14,7 @@ use super::response;
 
 /// Read a 2xx JSON body into `record`; its text counts as one chunk at the last byte.
 pub(crate) async fn read_json_response(
-    body: Incoming,
+    body: TracedBody<'_>,
     status: StatusCode,
     kind: EndpointKind,
     clock: &RunClock,
@@ -42,7 +42,7 @@ pub(crate) async fn read_json_response(
 
 /// Read the body of a non-2xx answer into `record.error`.
 pub(crate) async fn read_error_response(
-    body: Incoming,
+    body: TracedBody<'_>,
     status: StatusCode,
     clock: &RunClock,
     record: &mut RequestRecord,

@@ -66,6 +66,7 @@ mod tests {
             headers: Default::default(),
             extra: Default::default(),
             mock: None,
+            transport: Default::default(),
         }
     }
 

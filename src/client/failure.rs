@@ -24,6 +24,11 @@ pub(crate) fn connection_error(error: &(dyn Error + 'static), uri: &str) -> Reco
     record_error("connection_error", None, format!("{} ({uri})", root_cause(error)))
 }
 
+/// No connection could be made: `<why> (<uri>)`.
+pub(crate) fn connect_failed(why: String, uri: &str) -> RecordError {
+    record_error("connection_error", None, format!("{why} ({uri})"))
+}
+
 /// A non-2xx answer, or a 2xx body that reports an error.
 pub(crate) fn http_error(status: StatusCode, message: String) -> RecordError {
     record_error("http_error", Some(status.as_u16()), message)

@@ -55,6 +55,7 @@ mod tests {
                 .collect::<BTreeMap<_, _>>(),
             extra: Default::default(),
             mock: None,
+            transport: Default::default(),
         }
     }
 

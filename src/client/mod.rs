@@ -4,45 +4,62 @@
 mod buffered;
 mod chat;
 mod completions;
-mod connector;
+mod connect;
 mod failure;
 mod headers;
+mod insecure;
+mod pool;
+mod request_body;
 mod response;
 mod sse;
 mod streaming;
 mod target;
+mod tls;
+mod trace;
+mod traced_body;
+mod wire;
 
+use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::Result;
+use anyhow::{Result, anyhow};
 use bytes::Bytes;
-use http::header::{CONTENT_TYPE, HeaderValue};
+use http::header::{CONTENT_LENGTH, CONTENT_TYPE, HOST, HeaderValue};
 use http::{HeaderMap, Method, Request, Uri};
-use http_body_util::Full;
 
 use crate::clock::RunClock;
-use crate::plan::{Endpoint, EndpointKind};
+use crate::plan::{Endpoint, EndpointKind, REDACTED, is_secret_header};
 use crate::record::{RecordError, RequestRecord};
 
-use connector::PooledClient;
+use connect::{Connector, Sender};
+use pool::{Lease, Pool};
+use request_body::{RequestBody, TakenAt};
+use traced_body::{BodyTiming, TracedBody};
+
+pub use trace::{ConnectionInfo, HttpTrace, TraceChunk};
 
 /// Sends requests to one endpoint and fills records with what came back.
 pub struct HttpClient {
-    client: PooledClient,
+    pool: Pool,
     clock: RunClock,
     kind: EndpointKind,
     streaming: bool,
+    /// The absolute request uri (HTTP/2) and its origin form (HTTP/1.1, with a Host header).
     uri: Uri,
+    origin_form: Uri,
+    host: HeaderValue,
     /// `uri` as text, for error messages.
     uri_text: String,
     /// Headers every request carries (may hold the api key: never log them).
     headers: HeaderMap,
     request_timeout: Duration,
+    /// Keep every chunk and header of each request in its trace (for `export_http_trace`).
+    trace_details: bool,
 }
 
 impl HttpClient {
-    /// A client for `endpoint` (its url must be a real http(s) base url, not `mock`).
-    /// `max_connections` bounds the idle pool per host.
+    /// A client for `endpoint` (its url must be a real http(s) base url, not `mock`). At most
+    /// `max_connections` connections are in use at once, unless the endpoint sets its own limit.
     pub fn new(
         endpoint: &Endpoint,
         clock: RunClock,
@@ -50,59 +67,98 @@ impl HttpClient {
         max_connections: usize,
     ) -> Result<Self> {
         let uri = target::request_uri(&endpoint.url, endpoint.kind)?;
+        let transport = &endpoint.transport;
+        let connector = Connector::new(&uri, transport, clock)?;
+        let max_connections = transport.connections.max.unwrap_or(max_connections);
+        let origin_form = match uri.path_and_query() {
+            Some(path) => Uri::from(path.clone()),
+            None => Uri::from_static("/"),
+        };
+        let authority = uri.authority().ok_or_else(|| anyhow!("the endpoint url has no host"))?;
         Ok(Self {
-            client: connector::pooled_client(max_connections)?,
+            pool: Pool::new(connector, transport.connections.strategy, max_connections, clock),
             clock,
             kind: endpoint.kind,
             streaming: endpoint.streaming,
             uri_text: uri.to_string(),
+            host: HeaderValue::from_str(authority.as_str())?,
+            origin_form,
             uri,
             headers: headers::static_headers(endpoint)?,
             request_timeout,
+            trace_details: false,
         })
+    }
+
+    /// Keep every transport chunk and the headers of each request in its trace.
+    pub fn keep_trace_details(mut self, keep: bool) -> Self {
+        self.trace_details = keep;
+        self
     }
 
     /// Send one request body and record the response into `record`: start_ns just before the
     /// request goes out, ack_ns at the response headers, one `ResponseChunk` per event with
-    /// text, content/reasoning text, usage, finish_reason, end_ns at the last byte; on any
-    /// failure `record.error` is set (never a panic).
+    /// text, content/reasoning text, usage, finish_reason, end_ns at the last byte, and the
+    /// HTTP trace; on any failure `record.error` is set (never a panic).
     pub async fn send(&self, body: Bytes, record: &mut RequestRecord) {
         let mut completed = false;
         let exchange = self.exchange(body, record, &mut completed);
         if tokio::time::timeout(self.request_timeout, exchange).await.is_err() && !completed {
             record.end_ns = self.clock.now_ns();
             record.error = Some(failure::timeout(self.request_timeout, record.ack_ns.is_some()));
+            if let Some(trace) = &mut record.trace {
+                trace.error_ns = Some(record.end_ns);
+            }
         }
     }
 
     /// The request and its response, without the time limit. `completed` turns true once the
     /// response is complete even if its connection is still being drained.
     async fn exchange(&self, body: Bytes, record: &mut RequestRecord, completed: &mut bool) {
-        let request = match self.request(body, &record.x_request_id) {
-            Ok(request) => request,
-            Err(error) => {
-                record.end_ns = self.clock.now_ns();
-                record.error = Some(error);
-                return;
+        let request_id = match HeaderValue::from_str(&record.x_request_id) {
+            Ok(request_id) => request_id,
+            Err(_) => {
+                let message = format!("x-request-id {:?} is not a valid header value", record.x_request_id);
+                return self.fail(record, failure::invalid_request(message));
             }
         };
         record.start_ns = self.clock.now_ns();
-        let response = match self.client.request(request).await {
-            Ok(response) => response,
-            Err(error) => {
-                record.end_ns = self.clock.now_ns();
-                record.error = Some(failure::connection_error(&error, &self.uri_text));
-                return;
-            }
+        let trace = record.trace.insert(Box::default());
+        let session = record.origin.dataset_index as u64;
+        let mut lease = match self.pool.check_out(session, trace).await {
+            Ok(lease) => lease,
+            Err(why) => return self.fail(record, failure::connect_failed(why, &self.uri_text)),
         };
-        record.ack_ns = Some(self.clock.now_ns());
+        let body_bytes = body.len() as u64;
+        let taken_at = matches!(lease.connection.sender, Sender::Http2(_)).then(Arc::<TakenAt>::default);
+        let request = self.request(body, request_id, taken_at.clone());
+        if self.trace_details {
+            trace.request_headers = header_pairs(request.headers());
+            trace.request_headers.push((CONTENT_LENGTH.to_string(), body_bytes.to_string()));
+        }
+        if let Some(wire) = &lease.connection.wire {
+            wire.begin(self.trace_details);
+        }
+        trace.request_send_start_ns = Some(self.clock.now_ns());
+        let response = match lease.send(request).await {
+            Ok(response) => response,
+            Err(error) => return self.fail(record, failure::connection_error(&error, &self.uri_text)),
+        };
+        let ack_ns = self.clock.now_ns();
+        trace.response_headers_received_ns = Some(ack_ns);
+        if self.trace_details {
+            trace.response_headers = header_pairs(response.headers());
+        }
+        record.ack_ns = Some(ack_ns);
         let status = response.status();
         record.status = Some(status.as_u16());
         let is_event_stream = match response.headers().get(CONTENT_TYPE) {
             Some(content_type) => is_event_stream_type(content_type),
             None => self.streaming,
         };
-        let body = response.into_body();
+        let keep_frames = self.trace_details && lease.connection.wire.is_none();
+        let mut timing = BodyTiming { chunks: keep_frames.then(Vec::new), ..BodyTiming::default() };
+        let body = TracedBody::new(response.into_body(), self.clock, &mut timing);
         if !status.is_success() {
             buffered::read_error_response(body, status, &self.clock, record).await;
         } else if is_event_stream {
@@ -110,19 +166,98 @@ impl HttpClient {
         } else {
             buffered::read_json_response(body, status, self.kind, &self.clock, &self.uri_text, record).await;
         }
+        self.finish_trace(record, &lease, timing.first_data_ns.is_some().then_some(&timing), body_bytes, taken_at);
+        if timing.ended {
+            self.pool.check_in(lease);
+        }
     }
 
-    fn request(&self, body: Bytes, x_request_id: &str) -> Result<Request<Full<Bytes>>, RecordError> {
-        let request_id = HeaderValue::from_str(x_request_id).map_err(|_| {
-            failure::invalid_request(format!("x-request-id {x_request_id:?} is not a valid header value"))
-        })?;
-        let mut request = Request::new(Full::new(body));
-        *request.method_mut() = Method::POST;
-        *request.uri_mut() = self.uri.clone();
-        *request.headers_mut() = self.headers.clone();
-        request.headers_mut().insert("x-request-id", request_id);
-        Ok(request)
+    /// Fill in what is known only once the response is over: the send times and the bytes
+    /// (from the wire on HTTP/1.1, from the body frames on HTTP/2), the end, any error.
+    fn finish_trace(
+        &self,
+        record: &mut RequestRecord,
+        lease: &Lease,
+        body: Option<&BodyTiming>,
+        body_bytes: u64,
+        taken_at: Option<Arc<TakenAt>>,
+    ) {
+        let end_ns = record.end_ns;
+        let failed = record.error.is_some();
+        let Some(trace) = record.trace.as_mut() else { return };
+        trace.response_receive_start_ns = body.and_then(|body| body.first_data_ns);
+        trace.response_receive_end_ns = Some(end_ns);
+        if failed {
+            trace.error_ns = Some(end_ns);
+        }
+        match (&lease.connection.wire, body) {
+            (Some(wire), _) => {
+                let totals = wire.take();
+                trace.request_headers_sent_ns = totals.first_write_ns;
+                trace.request_send_end_ns = totals.last_write_ns;
+                trace.request_chunks_count = totals.writes;
+                trace.request_bytes_total = totals.bytes_written;
+                trace.response_chunks_count = totals.reads;
+                trace.response_bytes_total = totals.bytes_read;
+                trace.request_chunks = totals.write_chunks;
+                trace.response_chunks = totals.read_chunks;
+            }
+            (None, body) => {
+                let taken_ns = taken_at.and_then(|taken_at| taken_at.ns());
+                trace.request_headers_sent_ns = taken_ns;
+                trace.request_send_end_ns = taken_ns;
+                trace.request_chunks_count = 1;
+                trace.request_bytes_total = body_bytes;
+                if let Some(taken_ns) = taken_ns.filter(|_| self.trace_details) {
+                    trace.request_chunks = vec![(taken_ns, body_bytes)];
+                }
+                if let Some(body) = body {
+                    trace.response_chunks_count = body.frames;
+                    trace.response_bytes_total = body.bytes;
+                    trace.response_chunks = body.chunks.clone().unwrap_or_default();
+                }
+            }
+        }
     }
+
+    fn fail(&self, record: &mut RequestRecord, error: RecordError) {
+        record.end_ns = self.clock.now_ns();
+        if let Some(trace) = &mut record.trace {
+            trace.error_ns = Some(record.end_ns);
+        }
+        record.error = Some(error);
+    }
+
+    fn request(&self, body: Bytes, request_id: HeaderValue, taken_at: Option<Arc<TakenAt>>) -> Request<RequestBody> {
+        let (body, uri) = match taken_at {
+            Some(taken_at) => (RequestBody::timed(body, self.clock, taken_at), self.uri.clone()),
+            None => (RequestBody::new(body), self.origin_form.clone()),
+        };
+        let mut request = Request::new(body);
+        *request.method_mut() = Method::POST;
+        *request.uri_mut() = uri;
+        *request.headers_mut() = self.headers.clone();
+        if request.uri().authority().is_none() {
+            request.headers_mut().insert(HOST, self.host.clone());
+        }
+        request.headers_mut().insert("x-request-id", request_id);
+        request
+    }
+}
+
+/// Headers as text pairs, credential values redacted.
+fn header_pairs(headers: &HeaderMap) -> Vec<(String, String)> {
+    headers
+        .iter()
+        .map(|(name, value)| {
+            let shown = if value.is_sensitive() || is_secret_header(name.as_str()) {
+                REDACTED.to_owned()
+            } else {
+                String::from_utf8_lossy(value.as_bytes()).into_owned()
+            };
+            (name.to_string(), shown)
+        })
+        .collect()
 }
 
 /// `text/event-stream`, with or without parameters, in any letter case.
@@ -159,6 +294,7 @@ mod tests {
             headers: Default::default(),
             extra: extra.as_object().cloned().unwrap_or_default(),
             mock: None,
+            transport: Default::default(),
         }
     }
 

@@ -3,8 +3,8 @@
 
 use std::ops::ControlFlow;
 
+use super::traced_body::TracedBody;
 use http_body_util::BodyExt;
-use hyper::body::Incoming;
 
 use crate::clock::RunClock;
 use crate::plan::EndpointKind;
@@ -17,7 +17,7 @@ use super::sse::{SseEvent, SseParser};
 /// Read the whole stream into `record`. `completed` turns true once `[DONE]` arrives, after
 /// which the rest of the body is only drained (so the connection can go back to the pool).
 pub(crate) async fn read_event_stream(
-    mut body: Incoming,
+    mut body: TracedBody<'_>,
     kind: EndpointKind,
     clock: &RunClock,
     record: &mut RequestRecord,

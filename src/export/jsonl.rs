@@ -13,9 +13,13 @@ use crate::metrics::record_metrics::{MetricValue, RecordMetrics};
 use crate::metrics::registry::MetricFlags;
 use crate::record::RequestRecord;
 
+use super::trace_data::trace_data;
+
 pub struct RecordsJsonlWriter {
     path: PathBuf,
     out: BufWriter<File>,
+    /// Add each record's `trace_data` (`export_http_trace`).
+    http_trace: bool,
 }
 
 impl RecordsJsonlWriter {
@@ -25,12 +29,26 @@ impl RecordsJsonlWriter {
             std::fs::create_dir_all(dir).with_context(|| format!("cannot create folder {}", dir.display()))?;
         }
         let file = File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
-        Ok(Self { path: path.to_path_buf(), out: BufWriter::new(file) })
+        Ok(Self { path: path.to_path_buf(), out: BufWriter::new(file), http_trace: false })
+    }
+
+    /// Also write each record's HTTP trace as `trace_data`.
+    pub fn with_http_trace(mut self, on: bool) -> Self {
+        self.http_trace = on;
+        self
     }
 
     /// Appends the record's line and flushes it to the file.
     pub fn write_record(&mut self, record: &RequestRecord, metrics: &RecordMetrics, clock: &RunClock) -> Result<()> {
-        let line = record_line(record, metrics, clock);
+        let mut line = record_line(record, metrics, clock);
+        if let (true, Some(trace), Value::Object(fields)) = (self.http_trace, &record.trace, &mut line) {
+            // AIPerf's order: metadata, metrics, trace_data, error.
+            let error = fields.remove("error");
+            fields.insert("trace_data".into(), trace_data(trace, record, clock));
+            if let Some(error) = error {
+                fields.insert("error".into(), error);
+            }
+        }
         let written = serde_json::to_writer(&mut self.out, &line)
             .map_err(anyhow::Error::from)
             .and_then(|()| self.out.write_all(b"\n").map_err(anyhow::Error::from))

@@ -6,6 +6,7 @@ pub mod json;
 pub mod jsonl;
 #[cfg(test)]
 mod test_support;
+mod trace_data;
 
 use std::path::Path;
 

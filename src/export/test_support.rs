@@ -23,6 +23,7 @@ pub fn sample_result() -> RunResult {
             headers: BTreeMap::new(),
             extra: Default::default(),
             mock: None,
+            transport: Default::default(),
         },
         dataset: Dataset::Synthetic(SyntheticDataset {
             isl: Dist { mean: 128.0, stddev: 0.0 },
@@ -40,6 +41,7 @@ pub fn sample_result() -> RunResult {
         }],
         tokenizer: TokenizerSpec::Builtin,
         request_timeout_s: 600.0,
+        export: Default::default(),
     };
     let latency = distribution(&[10.0, 20.0, 30.0, 40.0]).expect("values");
     RunResult {

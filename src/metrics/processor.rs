@@ -42,6 +42,12 @@ impl RecordProcessor {
         })
     }
 
+    /// Also write each record's HTTP trace into its jsonl line (`export_http_trace`).
+    pub fn with_http_trace(mut self, on: bool) -> Self {
+        self.records_file = self.records_file.map(|file| file.with_http_trace(on));
+        self
+    }
+
     /// Successful records feed the success metrics; failed ones the error metrics, the error
     /// count and the error summary; cancelled ones only their jsonl line. Warmup records are ignored.
     pub fn process(&mut self, record: RequestRecord) -> Result<()> {

@@ -2,6 +2,7 @@
 //! display units when stored), following the formulas of spec/metrics-reference.txt.
 
 use super::MetricsContext;
+use super::http_trace::push_trace_metrics;
 use super::registry::{self, MetricDef};
 use crate::record::RequestRecord;
 
@@ -95,6 +96,7 @@ pub fn success_metrics(record: &RequestRecord, ctx: &MetricsContext) -> RecordMe
             }
         }
     }
+    push_trace_metrics(&mut metrics, record.trace.as_deref());
     metrics.in_registry_order()
 }
 

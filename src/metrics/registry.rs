@@ -27,6 +27,8 @@ impl MetricFlags {
     pub const NO_INDIVIDUAL_RECORDS: Self = Self(1 << 7);
     /// Computed only when the server sent a `usage` block.
     pub const USAGE_FIELD_ONLY: Self = Self(1 << 8);
+    /// Computed only from a request's HTTP trace; shown in the trace-timing table, not the main one.
+    pub const HTTP_TRACE_ONLY: Self = Self(1 << 9);
     pub const STREAMING_TOKENS_ONLY: Self = Self::STREAMING_ONLY.with(Self::PRODUCES_TOKENS_ONLY);
 
     /// Both sets of flags.
@@ -62,7 +64,14 @@ impl MetricDef {
 
     /// Shown in the console table.
     pub fn shown_on_console(&self) -> bool {
-        !self.has(MetricFlags::NO_CONSOLE) && !self.has(MetricFlags::INTERNAL)
+        !self.has(MetricFlags::NO_CONSOLE)
+            && !self.has(MetricFlags::INTERNAL)
+            && !self.has(MetricFlags::HTTP_TRACE_ONLY)
+    }
+
+    /// Shown in the trace-timing table (when the run asks for it).
+    pub fn shown_in_trace_table(&self) -> bool {
+        self.has(MetricFlags::HTTP_TRACE_ONLY) && !self.has(MetricFlags::NO_CONSOLE)
     }
 
     /// Written to the summary exports (JSON, CSV) and returned in the results.
@@ -300,6 +309,47 @@ pub static TOTAL_ERROR_ISL: MetricDef = derived(
     &[&ERROR_INPUT_SEQUENCE_LENGTH],
 );
 
+// ---- HTTP trace record metrics (k6 names, spec: "HTTP Trace Metrics") ----
+const TRACE: MetricFlags = F::HTTP_TRACE_ONLY;
+pub static HTTP_REQ_BLOCKED: MetricDef = record("http_req_blocked", "HTTP Blocked", "ms", TRACE, &[]);
+pub static HTTP_REQ_DNS_LOOKUP: MetricDef = record("http_req_dns_lookup", "HTTP DNS Lookup", "ms", TRACE, &[]);
+pub static HTTP_REQ_CONNECTING: MetricDef = record("http_req_connecting", "HTTP Connecting", "ms", TRACE, &[]);
+pub static HTTP_REQ_TLS_HANDSHAKING: MetricDef =
+    record("http_req_tls_handshaking", "HTTP TLS Handshaking", "ms", TRACE, &[]);
+pub static HTTP_REQ_SENDING: MetricDef = record("http_req_sending", "HTTP Sending", "ms", TRACE, &[]);
+pub static HTTP_REQ_WAITING: MetricDef = record("http_req_waiting", "HTTP Waiting", "ms", TRACE, &[]);
+pub static HTTP_REQ_RECEIVING: MetricDef = record("http_req_receiving", "HTTP Receiving", "ms", TRACE, &[]);
+pub static HTTP_REQ_DURATION: MetricDef = record("http_req_duration", "HTTP Duration", "ms", TRACE, &[]);
+pub static HTTP_REQ_CONNECTION_OVERHEAD: MetricDef = record(
+    "http_req_connection_overhead",
+    "HTTP Connection Overhead",
+    "ms",
+    TRACE,
+    &[&HTTP_REQ_BLOCKED, &HTTP_REQ_DNS_LOOKUP, &HTTP_REQ_CONNECTING],
+);
+pub static HTTP_REQ_TOTAL: MetricDef = record(
+    "http_req_total",
+    "HTTP Total Time",
+    "ms",
+    TRACE,
+    &[
+        &HTTP_REQ_BLOCKED,
+        &HTTP_REQ_DNS_LOOKUP,
+        &HTTP_REQ_CONNECTING,
+        &HTTP_REQ_SENDING,
+        &HTTP_REQ_WAITING,
+        &HTTP_REQ_RECEIVING,
+    ],
+);
+pub static HTTP_REQ_DATA_SENT: MetricDef = record("http_req_data_sent", "HTTP Data Sent", "KB", TRACE, &[]);
+pub static HTTP_REQ_DATA_RECEIVED: MetricDef = record("http_req_data_received", "HTTP Data Received", "KB", TRACE, &[]);
+pub static HTTP_REQ_CONNECTION_REUSED: MetricDef =
+    record("http_req_connection_reused", "HTTP Connection Reused", "ratio", TRACE, &[]);
+pub static HTTP_REQ_CHUNKS_SENT: MetricDef =
+    record("http_req_chunks_sent", "HTTP Chunks Sent", "count", TRACE.with(F::NO_CONSOLE), &[]);
+pub static HTTP_REQ_CHUNKS_RECEIVED: MetricDef =
+    record("http_req_chunks_received", "HTTP Chunks Received", "count", TRACE.with(F::NO_CONSOLE), &[]);
+
 /// Every metric, in console display order (as AIPerf 0.13 prints its table).
 pub static METRICS: &[&MetricDef] = &[
     &TIME_TO_FIRST_TOKEN,
@@ -338,6 +388,21 @@ pub static METRICS: &[&MetricDef] = &[
     &TOTAL_ERROR_ISL,
     &MIN_REQUEST_TIMESTAMP,
     &MAX_RESPONSE_TIMESTAMP,
+    &HTTP_REQ_BLOCKED,
+    &HTTP_REQ_DNS_LOOKUP,
+    &HTTP_REQ_CONNECTING,
+    &HTTP_REQ_TLS_HANDSHAKING,
+    &HTTP_REQ_SENDING,
+    &HTTP_REQ_WAITING,
+    &HTTP_REQ_RECEIVING,
+    &HTTP_REQ_DURATION,
+    &HTTP_REQ_CONNECTION_OVERHEAD,
+    &HTTP_REQ_TOTAL,
+    &HTTP_REQ_DATA_SENT,
+    &HTTP_REQ_DATA_RECEIVED,
+    &HTTP_REQ_CONNECTION_REUSED,
+    &HTTP_REQ_CHUNKS_SENT,
+    &HTTP_REQ_CHUNKS_RECEIVED,
 ];
 
 /// The metric with this tag.

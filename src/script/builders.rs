@@ -7,7 +7,10 @@ use rhai::{Dynamic, Engine, Map};
 
 use super::keys::{MapReader, ScriptResult, number, script_error};
 use crate::mock::MockConfig;
-use crate::plan::{Dataset, Dist, Endpoint, EndpointKind, LoadMode, MOCK_URL, Phase, PhaseKind, SyntheticDataset};
+use crate::plan::{
+    ConnectionSettings, ConnectionStrategy, Dataset, Dist, Endpoint, EndpointKind, LoadMode, MOCK_URL, Phase,
+    PhaseKind, SyntheticDataset, TlsSettings, Transport,
+};
 
 /// Default grace period after a duration ends, seconds.
 const DEFAULT_GRACE_PERIOD_S: f64 = 30.0;
@@ -33,9 +36,11 @@ fn json_text<T: serde::Serialize>(value: &T) -> String {
     serde_json::to_string(value).unwrap_or_default()
 }
 
-const ENDPOINT_KEYS: &[&str] = &["url", "model", "kind", "streaming", "api_key", "headers", "extra", "mock"];
+const ENDPOINT_KEYS: &[&str] =
+    &["url", "model", "kind", "streaming", "api_key", "headers", "extra", "mock", "tls", "http2", "connections"];
 
-/// `endpoint(#{ url, model, kind: "chat"|"completions", streaming, api_key, headers, extra, mock })`
+/// `endpoint(#{ url, model, kind: "chat"|"completions", streaming, api_key, headers, extra, mock,
+/// tls, http2, connections })`
 fn endpoint(map: Map) -> ScriptResult<Endpoint> {
     let mut r = MapReader::new("endpoint", map, ENDPOINT_KEYS)?;
     let url = r.string("url")?;
@@ -65,7 +70,47 @@ fn endpoint(map: Map) -> ScriptResult<Endpoint> {
     // switch between the mock and a real server with an environment variable.
     let mock = mock_config(r.opt_map("mock")?.unwrap_or_default(), &model)?;
     let mock = (url == MOCK_URL).then_some(mock);
-    Ok(Endpoint { url, model, kind, streaming, api_key, headers, extra, mock })
+    let transport = Transport {
+        tls: tls_settings(r.opt_map("tls")?.unwrap_or_default())?,
+        http2: r.opt_bool("http2")?.unwrap_or(false),
+        connections: connection_settings(r.opt_map("connections")?.unwrap_or_default())?,
+    };
+    Ok(Endpoint { url, model, kind, streaming, api_key, headers, extra, mock, transport })
+}
+
+const TLS_KEYS: &[&str] = &["ca_file", "insecure"];
+
+/// `tls: #{ ca_file: "ca.pem", insecure: false }`
+fn tls_settings(map: Map) -> ScriptResult<TlsSettings> {
+    let mut r = MapReader::new("endpoint tls", map, TLS_KEYS)?;
+    let ca_file = r.opt_string("ca_file")?;
+    let insecure = r.opt_bool("insecure")?.unwrap_or(false);
+    if insecure && ca_file.is_some() {
+        return script_error("endpoint tls: give `ca_file` or `insecure: true`, not both");
+    }
+    Ok(TlsSettings { ca_file, insecure })
+}
+
+const CONNECTION_KEYS: &[&str] = &["strategy", "max"];
+
+/// `connections: #{ strategy: "pooled"|"never_reuse"|"sticky", max: 8 }`
+fn connection_settings(map: Map) -> ScriptResult<ConnectionSettings> {
+    let mut r = MapReader::new("endpoint connections", map, CONNECTION_KEYS)?;
+    let strategy = match r.opt_string("strategy")?.as_deref() {
+        None | Some("pooled") => ConnectionStrategy::Pooled,
+        Some("never_reuse") => ConnectionStrategy::NeverReuse,
+        Some("sticky") => ConnectionStrategy::Sticky,
+        Some(other) => {
+            return script_error(format!(
+                "endpoint connections: `strategy` must be \"pooled\", \"never_reuse\" or \"sticky\", got \"{other}\""
+            ));
+        }
+    };
+    let max = r.opt_u64("max")?;
+    if max == Some(0) {
+        return script_error("endpoint connections: `max` must be at least 1");
+    }
+    Ok(ConnectionSettings { strategy, max: max.map(|max| max as usize) })
 }
 
 const MOCK_KEYS: &[&str] = &["ttft", "itl", "output_tokens", "max_running", "api_key"];

@@ -9,7 +9,7 @@ use rhai::{Engine, Map};
 use super::keys::{MapReader, ScriptResult, script_error};
 use super::results::RunResults;
 use crate::engine::{self, RunOptions};
-use crate::plan::{Dataset, Dist, Endpoint, Phase, Plan, SyntheticDataset, TokenizerSpec};
+use crate::plan::{Dataset, Dist, Endpoint, ExportLevel, ExportSettings, Phase, Plan, SyntheticDataset, TokenizerSpec};
 use crate::ui;
 
 /// Default per-request timeout, seconds (AIPerf's default).
@@ -28,7 +28,17 @@ pub fn register(engine: &mut Engine, host: Arc<RunHost>) {
     engine.register_fn("run", move |map: Map| run(&host, map));
 }
 
-const RUN_KEYS: &[&str] = &["name", "endpoint", "dataset", "phases", "tokenizer", "request_timeout"];
+const RUN_KEYS: &[&str] = &[
+    "name",
+    "endpoint",
+    "dataset",
+    "phases",
+    "tokenizer",
+    "request_timeout",
+    "export_level",
+    "export_http_trace",
+    "trace_table",
+];
 
 /// Build the plan of a `run(#{..})` map.
 pub fn plan_of(map: Map, default_name: String) -> ScriptResult<Plan> {
@@ -64,7 +74,23 @@ pub fn plan_of(map: Map, default_name: String) -> ScriptResult<Plan> {
         Some(path) => TokenizerSpec::File { path: path.to_string() },
     };
     let request_timeout_s = r.opt_f64("request_timeout")?.unwrap_or(DEFAULT_REQUEST_TIMEOUT_S);
-    let plan = Plan { name, endpoint, dataset, phases, tokenizer, request_timeout_s };
+    let level = match r.opt_string("export_level")?.as_deref() {
+        None | Some("records") => ExportLevel::Records,
+        Some("summary") => ExportLevel::Summary,
+        Some("raw") => {
+            return script_error("run: export_level \"raw\" (request and response bodies) is not supported yet");
+        }
+        Some(other) => {
+            return script_error(format!("run: `export_level` must be \"summary\" or \"records\", got \"{other}\""));
+        }
+    };
+    let http_trace = r.opt_bool("export_http_trace")?.unwrap_or(false);
+    if http_trace && level == ExportLevel::Summary {
+        return script_error("run: `export_http_trace` needs export_level \"records\", not \"summary\"");
+    }
+    let trace_table = r.opt_bool("trace_table")?.unwrap_or(false);
+    let export = ExportSettings { level, http_trace, trace_table };
+    let plan = Plan { name, endpoint, dataset, phases, tokenizer, request_timeout_s, export };
     if let Err(e) = engine::validate(&plan) {
         return script_error(format!("run: {e}"));
     }
@@ -85,6 +111,9 @@ fn run(host: &RunHost, map: Map) -> ScriptResult<RunResults> {
         Err(e) => return script_error(format!("run `{}` failed: {e:#}", plan.name)),
     };
     println!("{}", ui::table::render(&result));
+    if plan.export.trace_table {
+        println!("{}", ui::table::render_trace_timing(&result));
+    }
     for error in &result.error_summary {
         let code = error.error_details.code.map(|c| format!(" {c}")).unwrap_or_default();
         println!("  {} × {}{code}: {}", error.count, error.error_details.kind, error.error_details.message);

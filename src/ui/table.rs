@@ -1,5 +1,6 @@
 //! The console metrics table, drawn with box characters like AIPerf's.
 
+use crate::metrics::registry;
 use crate::result::{MetricKind, MetricResult, RunResult};
 
 const COLUMNS: [&str; 7] = ["avg", "min", "max", "p99", "p90", "p50", "std"];
@@ -7,6 +8,23 @@ const COLUMNS: [&str; 7] = ["avg", "min", "max", "p99", "p90", "p50", "std"];
 /// The table of every console metric of `result`, with a title line.
 pub fn render(result: &RunResult) -> String {
     let shown: Vec<&MetricResult> = result.metrics.iter().filter(|m| m.console).collect();
+    draw(&format!("aiperf | LLM Metrics | {}", result.name), &shown)
+}
+
+/// The HTTP trace-timing table (http_req_* metrics); empty when the run has none.
+pub fn render_trace_timing(result: &RunResult) -> String {
+    let shown: Vec<&MetricResult> = result
+        .metrics
+        .iter()
+        .filter(|m| registry::metric(m.tag).is_some_and(|def| def.shown_in_trace_table()))
+        .collect();
+    if shown.is_empty() {
+        return String::new();
+    }
+    draw(&format!("aiperf | HTTP Trace Timing | {}", result.name), &shown)
+}
+
+fn draw(title: &str, shown: &[&MetricResult]) -> String {
     let mut rows: Vec<[String; 8]> = Vec::new();
     // Distributions first, then the single-valued metrics, as AIPerf orders them.
     for metric in shown
@@ -60,7 +78,6 @@ pub fn render(result: &RunResult) -> String {
         s
     };
     let total_width: usize = widths.iter().map(|w| w + 3).sum::<usize>() + 1;
-    let title = format!("aiperf | LLM Metrics | {}", result.name);
     let mut out = format!("{title:^total_width$}\n");
     out.push_str(&line("┌", "┬", "┐"));
     out.push_str(&row_text(&header));

@@ -1,0 +1,183 @@
+//! Opening one traced connection: DNS (resolved once per client), TCP, optional TLS, then the
+//! HTTP/1.1 or HTTP/2 handshake, each step's start and end noted in the request's `HttpTrace`.
+
+use std::net::{IpAddr, SocketAddr};
+use std::sync::{Arc, Mutex};
+
+use anyhow::{Context, Result, anyhow};
+use http::Uri;
+use hyper::client::conn::{http1, http2};
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use rustls::pki_types::ServerName;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::TcpStream;
+use tokio_rustls::TlsConnector;
+
+use super::failure;
+use super::request_body::RequestBody;
+use super::tls;
+use super::trace::{ConnectionInfo, HttpTrace};
+use super::wire::{WireIo, WireLog};
+use crate::clock::RunClock;
+use crate::plan::Transport;
+
+/// The sending half of an open connection.
+pub(crate) enum Sender {
+    Http1(http1::SendRequest<RequestBody>),
+    Http2(http2::SendRequest<RequestBody>),
+}
+
+impl Sender {
+    pub fn is_closed(&self) -> bool {
+        match self {
+            Sender::Http1(sender) => sender.is_closed(),
+            Sender::Http2(sender) => sender.is_closed(),
+        }
+    }
+}
+
+/// An open connection; its driver runs on its own task until every `Sender` is dropped.
+pub(crate) struct Connection {
+    pub sender: Sender,
+    /// HTTP/1.1 only: what crossed the connection during the current request.
+    pub wire: Option<Arc<WireLog>>,
+    pub info: ConnectionInfo,
+}
+
+/// Opens connections to one endpoint.
+pub(crate) struct Connector {
+    host: String,
+    port: u16,
+    /// The host as an address, when it is one (no DNS then).
+    ip: Option<IpAddr>,
+    tls: Option<(TlsConnector, ServerName<'static>)>,
+    http2: bool,
+    clock: RunClock,
+    /// The first DNS answer, reused for the rest of the run.
+    resolved: Mutex<Option<Vec<SocketAddr>>>,
+}
+
+impl Connector {
+    /// A connector for the scheme, host and port of `uri`.
+    pub fn new(uri: &Uri, transport: &Transport, clock: RunClock) -> Result<Self> {
+        let host = uri.host().ok_or_else(|| anyhow!("the endpoint url has no host"))?;
+        let host = host.trim_start_matches('[').trim_end_matches(']').to_owned();
+        let https = uri.scheme_str().is_some_and(|scheme| scheme.eq_ignore_ascii_case("https"));
+        let port = uri.port_u16().unwrap_or(if https { 443 } else { 80 });
+        let tls = match https {
+            true => {
+                let config = tls::client_config(&transport.tls, transport.http2)?;
+                let name = ServerName::try_from(host.clone())
+                    .with_context(|| format!("{host:?} cannot be checked against a TLS certificate"))?;
+                Some((TlsConnector::from(config), name))
+            }
+            false => None,
+        };
+        Ok(Self { ip: host.parse().ok(), host, port, tls, http2: transport.http2, clock, resolved: Mutex::new(None) })
+    }
+
+    /// A new connection, its steps timed into `trace`; on failure, one sentence that says why.
+    pub async fn connect(&self, trace: &mut HttpTrace) -> Result<Connection, String> {
+        let addresses = self.addresses(trace).await?;
+        trace.tcp_connect_start_ns = Some(self.clock.now_ns());
+        let tcp = open_tcp(&addresses).await?;
+        trace.tcp_connect_end_ns = Some(self.clock.now_ns());
+        let (local, remote) = match (tcp.local_addr(), tcp.peer_addr()) {
+            (Ok(local), Ok(remote)) => (local, remote),
+            (Err(error), _) | (_, Err(error)) => return Err(format!("connection lost at once: {error}")),
+        };
+        if let Err(error) = tcp.set_nodelay(true) {
+            tracing::debug!("cannot set TCP_NODELAY: {error}");
+        }
+        let Some((connector, name)) = &self.tls else {
+            let info = ConnectionInfo { local, remote, http2: self.http2, tls: false };
+            return self.handshake(tcp, info).await;
+        };
+        trace.tls_handshake_start_ns = Some(self.clock.now_ns());
+        let stream = connector.connect(name.clone(), tcp).await.map_err(|error| tls_failure(&self.host, &error))?;
+        trace.tls_handshake_end_ns = Some(self.clock.now_ns());
+        let http2 = stream.get_ref().1.alpn_protocol() == Some(b"h2");
+        self.handshake(stream, ConnectionInfo { local, remote, http2, tls: true }).await
+    }
+
+    /// The addresses to try: the host itself, the cached answer, or a timed lookup.
+    async fn addresses(&self, trace: &mut HttpTrace) -> Result<Vec<SocketAddr>, String> {
+        if let Some(ip) = self.ip {
+            return Ok(vec![SocketAddr::new(ip, self.port)]);
+        }
+        let cached = self.resolved.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clone();
+        if let Some(addresses) = cached {
+            trace.dns_cache_hit_ns = Some(self.clock.now_ns());
+            return Ok(addresses);
+        }
+        let start_ns = self.clock.now_ns();
+        trace.dns_cache_miss_ns = Some(start_ns);
+        trace.dns_lookup_start_ns = Some(start_ns);
+        let found = tokio::net::lookup_host((self.host.as_str(), self.port)).await;
+        trace.dns_lookup_end_ns = Some(self.clock.now_ns());
+        let addresses: Vec<SocketAddr> =
+            found.map_err(|error| format!("cannot resolve {}: {error}", self.host))?.collect();
+        if addresses.is_empty() {
+            return Err(format!("cannot resolve {}: no addresses", self.host));
+        }
+        *self.resolved.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(addresses.clone());
+        Ok(addresses)
+    }
+
+    async fn handshake<S>(&self, stream: S, info: ConnectionInfo) -> Result<Connection, String>
+    where
+        S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    {
+        let failed = |error: hyper::Error| format!("HTTP handshake failed: {}", failure::root_cause(&error));
+        if info.http2 {
+            let (sender, connection) =
+                http2::handshake(TokioExecutor::new(), TokioIo::new(stream)).await.map_err(failed)?;
+            tokio::spawn(drive(connection));
+            return Ok(Connection { sender: Sender::Http2(sender), wire: None, info });
+        }
+        let wire = WireLog::new(self.clock);
+        let (sender, connection) =
+            http1::handshake(TokioIo::new(WireIo::new(stream, wire.clone()))).await.map_err(failed)?;
+        tokio::spawn(drive(connection));
+        Ok(Connection { sender: Sender::Http1(sender), wire: Some(wire), info })
+    }
+}
+
+/// Runs a connection until it closes; its errors reach the request that was using it.
+async fn drive<F: Future<Output = hyper::Result<()>>>(connection: F) {
+    if let Err(error) = connection.await {
+        tracing::debug!("connection closed: {error}");
+    }
+}
+
+/// The first address that accepts, else why the last one did not.
+async fn open_tcp(addresses: &[SocketAddr]) -> Result<TcpStream, String> {
+    let mut last_error = None;
+    for address in addresses {
+        match TcpStream::connect(address).await {
+            Ok(stream) => return Ok(stream),
+            Err(error) => last_error = Some(error),
+        }
+    }
+    Err(match last_error {
+        Some(error) => failure::root_cause(&error),
+        None => "no address to connect to".to_owned(),
+    })
+}
+
+/// A failed handshake in one sentence; certificate problems say how to trust the server.
+fn tls_failure(host: &str, error: &std::io::Error) -> String {
+    let cause = failure::root_cause(error);
+    let certificate_problem = error
+        .get_ref()
+        .and_then(|inner| inner.downcast_ref::<rustls::Error>())
+        .is_some_and(|tls| matches!(tls, rustls::Error::InvalidCertificate(_)));
+    if certificate_problem {
+        format!(
+            "TLS handshake with {host} failed: {cause}; to trust this server's certificate give its CA with \
+             endpoint tls: #{{ ca_file: \"ca.pem\" }} (or tls: #{{ insecure: true }} to skip verification)"
+        )
+    } else {
+        format!("TLS handshake with {host} failed: {cause}")
+    }
+}

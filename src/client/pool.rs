@@ -1,0 +1,152 @@
+//! The connection pool: at most `max` connections in use (waiting for one is `blocked`), and
+//! idle keep-alive connections reused by strategy: pooled, never reused, or sticky per session.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use http::Response;
+use hyper::body::Incoming;
+use hyper::client::conn::http2;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+use super::connect::{Connection, Connector, Sender};
+use super::request_body::RequestBody;
+use super::trace::{ConnectionInfo, HttpTrace};
+use crate::clock::RunClock;
+use crate::plan::ConnectionStrategy;
+
+pub(crate) struct Pool {
+    connector: Connector,
+    strategy: ConnectionStrategy,
+    /// One permit per connection in use.
+    slots: Arc<Semaphore>,
+    max_idle: usize,
+    idle: Mutex<Idle>,
+    clock: RunClock,
+}
+
+#[derive(Default)]
+struct Idle {
+    /// Pooled HTTP/1.1 connections, most recently used last.
+    shared: Vec<Connection>,
+    /// Sticky HTTP/1.1 connections by session.
+    by_session: HashMap<u64, Connection>,
+    /// The HTTP/2 connection every request multiplexes over (pooled and sticky).
+    http2: Option<(http2::SendRequest<RequestBody>, ConnectionInfo)>,
+}
+
+/// A connection checked out for one request; dropping it without `check_in` closes it.
+pub(crate) struct Lease {
+    pub connection: Connection,
+    session: u64,
+    _slot: OwnedSemaphorePermit,
+}
+
+impl Lease {
+    pub async fn send(&mut self, request: http::Request<RequestBody>) -> hyper::Result<Response<Incoming>> {
+        match &mut self.connection.sender {
+            Sender::Http1(sender) => {
+                sender.ready().await?;
+                sender.send_request(request).await
+            }
+            Sender::Http2(sender) => sender.send_request(request).await,
+        }
+    }
+}
+
+impl Pool {
+    /// `max` connections in use at once (at least 1).
+    pub fn new(connector: Connector, strategy: ConnectionStrategy, max: usize, clock: RunClock) -> Self {
+        let max = max.max(1);
+        Self {
+            connector,
+            strategy,
+            slots: Arc::new(Semaphore::new(max)),
+            max_idle: max,
+            idle: Mutex::new(Idle::default()),
+            clock,
+        }
+    }
+
+    fn idle(&self) -> MutexGuard<'_, Idle> {
+        self.idle.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// A connection for a request of `session`: wait for a slot if all are in use, then reuse
+    /// an idle connection or open a new one, noting each step in `trace`.
+    pub async fn check_out(&self, session: u64, trace: &mut HttpTrace) -> Result<Lease, String> {
+        let slot = match self.slots.clone().try_acquire_owned() {
+            Ok(slot) => slot,
+            Err(_) => {
+                trace.pool_wait_start_ns = Some(self.clock.now_ns());
+                let slot = self.slots.clone().acquire_owned().await.map_err(|_| "the connection pool was closed")?;
+                trace.pool_wait_end_ns = Some(self.clock.now_ns());
+                slot
+            }
+        };
+        let connection = match self.reusable(session).await {
+            Some(connection) => {
+                trace.connection_reused_ns = Some(self.clock.now_ns());
+                connection
+            }
+            None => self.connector.connect(trace).await?,
+        };
+        trace.connection = Some(connection.info);
+        Ok(Lease { connection, session, _slot: slot })
+    }
+
+    /// An idle connection that is still open, if the strategy allows one.
+    async fn reusable(&self, session: u64) -> Option<Connection> {
+        if self.strategy == ConnectionStrategy::NeverReuse {
+            return None;
+        }
+        loop {
+            let candidate = {
+                let mut idle = self.idle();
+                if let Some((sender, info)) = idle.http2.as_ref().filter(|(sender, _)| !sender.is_closed()) {
+                    return Some(Connection { sender: Sender::Http2(sender.clone()), wire: None, info: *info });
+                }
+                match self.strategy {
+                    ConnectionStrategy::Sticky => idle.by_session.remove(&session),
+                    _ => idle.shared.pop(),
+                }
+            };
+            let mut connection = candidate?;
+            if let Sender::Http1(sender) = &mut connection.sender
+                && sender.ready().await.is_ok()
+            {
+                return Some(connection);
+            }
+        }
+    }
+
+    /// Return a connection whose response was read to the end, for reuse.
+    pub fn check_in(&self, lease: Lease) {
+        let Lease { connection, session, _slot } = lease;
+        if self.strategy == ConnectionStrategy::NeverReuse || connection.sender.is_closed() {
+            return;
+        }
+        let mut idle = self.idle();
+        match connection.sender {
+            Sender::Http2(sender) => {
+                if idle.http2.as_ref().is_none_or(|(current, _)| current.is_closed()) {
+                    idle.http2 = Some((sender, connection.info));
+                }
+            }
+            Sender::Http1(_) if self.strategy == ConnectionStrategy::Sticky => {
+                if idle.by_session.len() >= self.max_idle
+                    && !idle.by_session.contains_key(&session)
+                    && let Some(&evicted) = idle.by_session.keys().next()
+                {
+                    idle.by_session.remove(&evicted);
+                }
+                idle.by_session.insert(session, connection);
+            }
+            Sender::Http1(_) => {
+                if idle.shared.len() < self.max_idle {
+                    idle.shared.push(connection);
+                }
+            }
+        }
+    }
+}
