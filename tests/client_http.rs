@@ -369,3 +369,44 @@ fn a_bad_url_is_refused_by_new_with_the_url_in_the_message() {
         assert!(!error.contains("sk-test-key"), "{error}");
     }
 }
+
+/// Serve every connection one answered request; a second request on the same connection is
+/// read and then the connection is closed unanswered, as a server closing an idle keep-alive
+/// connection does. Returns the url and a counter of accepted connections.
+async fn serve_one_request_per_connection(wire: Vec<u8>) -> (String, Arc<std::sync::atomic::AtomicUsize>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base_url = format!("http://{}", listener.local_addr().unwrap());
+    let accepted = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = accepted.clone();
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let wire = wire.clone();
+            tokio::spawn(async move {
+                read_request(&mut socket).await;
+                socket.write_all(&wire).await.unwrap();
+                let mut buffer = [0u8; 4096];
+                let _ = socket.read(&mut buffer).await;
+            });
+        }
+    });
+    (base_url, accepted)
+}
+
+#[tokio::test]
+async fn a_keep_alive_connection_closed_by_the_server_is_retried_on_a_new_one() {
+    let wire = chunked_response("text/event-stream", chat_stream_body().as_bytes(), &[64], true);
+    let (base_url, accepted) = serve_one_request_per_connection(wire).await;
+    let endpoint = endpoint(&base_url, EndpointKind::Chat, true);
+    let client = HttpClient::new(&endpoint, RunClock::start(), Duration::from_secs(10), 1).unwrap();
+    let body = Bytes::from(request_body(&endpoint, "hello", Some(16)));
+    for i in 0..4 {
+        let mut record = record(&format!("req-{i}"));
+        client.send(body.clone(), &mut record).await;
+        assert!(record.error.is_none(), "request {i}: {:?}", record.error);
+        assert_eq!(record.content, "Hello, w\u{f6}rld\n");
+        let trace = record.trace.as_ref().expect("trace");
+        assert!(trace.connection_reused_ns.is_none(), "request {i} went over a new connection after the retry");
+    }
+    assert_eq!(accepted.load(std::sync::atomic::Ordering::SeqCst), 4, "one new connection per answered request");
+}

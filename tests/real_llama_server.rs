@@ -35,6 +35,9 @@ fn streaming_chat_honours_osl_and_counts_tokens_like_the_server() {
         &scenario("chat", &server.url(), "kind: \"chat\"", "concurrency(#{ users: 2, requests: 12 })"),
     );
     assert_eq!(run.code(), Some(0), "stderr: {}", run.stderr());
+    // llama-server closes each connection after a streamed answer: the client must reconnect
+    // rather than fail the next request on the closed connection.
+    assert!(run.stdout().contains("ERRORS=0"), "{}", run.stdout());
     let summary = run.summary("chat");
     assert_eq!(stat(&summary, "request_count", "avg"), 12.0);
     // ignore_eos makes the server produce exactly the 32 tokens asked for.
@@ -63,6 +66,7 @@ fn completions_prompt_tokens_match_the_client_tokenizer_exactly() {
             ),
         );
         assert_eq!(run.code(), Some(0), "stderr: {}", run.stderr());
+        assert!(run.stdout().contains("ERRORS=0"), "{name}: {}", run.stdout());
         let summary = run.summary(name);
         assert_eq!(stat(&summary, "request_count", "avg"), 8.0, "{name}");
         assert_eq!(stat(&summary, "usage_completion_tokens", "avg"), 32.0, "{name}");
@@ -79,8 +83,12 @@ fn completions_prompt_tokens_match_the_client_tokenizer_exactly() {
 #[test]
 fn ttft_grows_when_requests_queue_beyond_the_slot_count() {
     let server = LlamaServer::start_with_slots(1, &[]);
-    let one = run_scenario("one_user", &scenario("one_user", &server.url(), "", "concurrency(#{ users: 1, requests: 6 })"));
-    let many = run_scenario("six_users", &scenario("six_users", &server.url(), "", "concurrency(#{ users: 6, requests: 18 })"));
+    let one =
+        run_scenario("one_user", &scenario("one_user", &server.url(), "", "concurrency(#{ users: 1, requests: 6 })"));
+    let many = run_scenario(
+        "six_users",
+        &scenario("six_users", &server.url(), "", "concurrency(#{ users: 6, requests: 18 })"),
+    );
     assert_eq!(one.code(), Some(0), "stderr: {}", one.stderr());
     assert_eq!(many.code(), Some(0), "stderr: {}", many.stderr());
     let alone = stat(&one.summary("one_user"), "time_to_first_token", "p50");
@@ -98,7 +106,10 @@ fn an_api_key_is_required_and_accepted() {
     assert_eq!(stat(&summary, "error_request_count", "avg"), 3.0);
     assert_eq!(summary["error_summary"][0]["error_details"]["code"], 401);
 
-    let with = run_scenario("with_key", &scenario("with_key", &server.url(), "api_key: \"sk-test-5150\"", "concurrency(#{ requests: 3 })"));
+    let with = run_scenario(
+        "with_key",
+        &scenario("with_key", &server.url(), "api_key: \"sk-test-5150\"", "concurrency(#{ requests: 3 })"),
+    );
     assert_eq!(with.code(), Some(0), "stderr: {}", with.stderr());
     let summary = with.summary("with_key");
     assert_eq!(stat(&summary, "request_count", "avg"), 3.0);

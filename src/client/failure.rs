@@ -25,6 +25,23 @@ pub(crate) fn connection_error(error: &(dyn Error + 'static), uri: &str) -> Reco
 }
 
 /// No connection could be made: `<why> (<uri>)`.
+/// True when a request on a reused keep-alive connection failed because the server had
+/// already closed it (before any response): such a request is sent again on a new connection.
+pub(crate) fn is_stale_connection(error: &hyper::Error) -> bool {
+    if error.is_incomplete_message() || error.is_canceled() || error.is_closed() {
+        return true;
+    }
+    let mut source = error.source();
+    while let Some(cause) = source {
+        if let Some(io) = cause.downcast_ref::<std::io::Error>() {
+            use std::io::ErrorKind::{BrokenPipe, ConnectionAborted, ConnectionReset, UnexpectedEof};
+            return matches!(io.kind(), BrokenPipe | ConnectionAborted | ConnectionReset | UnexpectedEof);
+        }
+        source = cause.source();
+    }
+    false
+}
+
 pub(crate) fn connect_failed(why: String, uri: &str) -> RecordError {
     record_error("connection_error", None, format!("{why} ({uri})"))
 }

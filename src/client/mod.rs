@@ -125,24 +125,36 @@ impl HttpClient {
         record.start_ns = self.clock.now_ns();
         let trace = record.trace.insert(Box::default());
         let session = record.origin.dataset_index as u64;
-        let mut lease = match self.pool.check_out(session, trace).await {
-            Ok(lease) => lease,
-            Err(why) => return self.fail(record, failure::connect_failed(why, &self.uri_text)),
-        };
         let body_bytes = body.len() as u64;
-        let taken_at = matches!(lease.connection.sender, Sender::Http2(_)).then(Arc::<TakenAt>::default);
-        let request = self.request(body, request_id, taken_at.clone());
-        if self.trace_details {
-            trace.request_headers = header_pairs(request.headers());
-            trace.request_headers.push((CONTENT_LENGTH.to_string(), body_bytes.to_string()));
-        }
-        if let Some(wire) = &lease.connection.wire {
-            wire.begin(self.trace_details);
-        }
-        trace.request_send_start_ns = Some(self.clock.now_ns());
-        let response = match lease.send(request).await {
-            Ok(response) => response,
-            Err(error) => return self.fail(record, failure::connection_error(&error, &self.uri_text)),
+        // A reused connection the server already closed fails before any response; the request
+        // then goes once more over a new connection (as curl and browsers do).
+        let mut fresh = false;
+        let (lease, response, taken_at) = loop {
+            let mut lease = match self.pool.check_out(session, fresh, trace).await {
+                Ok(lease) => lease,
+                Err(why) => return self.fail(record, failure::connect_failed(why, &self.uri_text)),
+            };
+            let reused = trace.connection_reused_ns.is_some();
+            let taken_at = matches!(lease.connection.sender, Sender::Http2(_)).then(Arc::<TakenAt>::default);
+            let request = self.request(body.clone(), request_id.clone(), taken_at.clone());
+            if self.trace_details {
+                trace.request_headers = header_pairs(request.headers());
+                trace.request_headers.push((CONTENT_LENGTH.to_string(), body_bytes.to_string()));
+            }
+            if let Some(wire) = &lease.connection.wire {
+                wire.begin(self.trace_details);
+            }
+            trace.request_send_start_ns = Some(self.clock.now_ns());
+            match lease.send(request).await {
+                Ok(response) => break (lease, response, taken_at),
+                Err(error) if reused && !fresh && failure::is_stale_connection(&error) => {
+                    tracing::debug!("a reused connection was closed by the server; sending again on a new one");
+                    trace.connection_reused_ns = None;
+                    trace.connection = None;
+                    fresh = true;
+                }
+                Err(error) => return self.fail(record, failure::connection_error(&error, &self.uri_text)),
+            }
         };
         let ack_ns = self.clock.now_ns();
         trace.response_headers_received_ns = Some(ack_ns);

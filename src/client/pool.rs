@@ -73,8 +73,8 @@ impl Pool {
     }
 
     /// A connection for a request of `session`: wait for a slot if all are in use, then reuse
-    /// an idle connection or open a new one, noting each step in `trace`.
-    pub async fn check_out(&self, session: u64, trace: &mut HttpTrace) -> Result<Lease, String> {
+    /// an idle connection (unless `fresh`) or open a new one, noting each step in `trace`.
+    pub async fn check_out(&self, session: u64, fresh: bool, trace: &mut HttpTrace) -> Result<Lease, String> {
         let slot = match self.slots.clone().try_acquire_owned() {
             Ok(slot) => slot,
             Err(_) => {
@@ -84,7 +84,8 @@ impl Pool {
                 slot
             }
         };
-        let connection = match self.reusable(session).await {
+        let reused = if fresh { None } else { self.reusable(session).await };
+        let connection = match reused {
             Some(connection) => {
                 trace.connection_reused_ns = Some(self.clock.now_ns());
                 connection

@@ -7,10 +7,8 @@ use rhai::{Engine, EvalAltResult, Module, ModuleResolver, Position, Shared};
 const PREFIX: &str = "aiperf/";
 
 /// The embedded stdlib: (import path without the prefix, source).
-const MODULES: &[(&str, &str)] = &[
-    ("llamacpp", include_str!("../../stdlib/llamacpp.rhai")),
-    ("mock", include_str!("../../stdlib/mock.rhai")),
-];
+const MODULES: &[(&str, &str)] =
+    &[("llamacpp", include_str!("../../stdlib/llamacpp.rhai")), ("mock", include_str!("../../stdlib/mock.rhai"))];
 
 pub struct StdlibResolver {
     files: FileModuleResolver,

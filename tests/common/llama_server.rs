@@ -90,7 +90,8 @@ fn llama_server_binary() -> PathBuf {
         return PathBuf::from(path);
     }
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts").join("real-servers.sh");
-    let printed = Command::new("bash").arg(&script).arg("--print").output().expect("run scripts/real-servers.sh --print");
+    let printed =
+        Command::new("bash").arg(&script).arg("--print").output().expect("run scripts/real-servers.sh --print");
     let path = PathBuf::from(String::from_utf8_lossy(&printed.stdout).trim());
     assert!(
         path.is_file(),
