@@ -51,6 +51,14 @@ pub struct RecordError {
     pub message: String,
 }
 
+/// A request's place in a multi-turn session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SessionTurn {
+    pub session: u64,
+    /// 0-based turn within the session.
+    pub turn: u32,
+}
+
 #[derive(Debug, Clone)]
 pub struct RequestRecord {
     pub origin: RequestOrigin,
@@ -80,6 +88,8 @@ pub struct RequestRecord {
     pub error: Option<RecordError>,
     /// The request was cancelled by the client (e.g. a duration ended); not an error.
     pub was_cancelled: bool,
+    /// Set for the turns of multi-turn sessions.
+    pub turn: Option<SessionTurn>,
 }
 
 impl RequestRecord {
@@ -107,6 +117,7 @@ impl RequestRecord {
             requested_output_tokens,
             error: None,
             was_cancelled: false,
+            turn: None,
         }
     }
 
