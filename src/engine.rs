@@ -184,7 +184,7 @@ pub async fn execute(plan: &Plan, options: &RunOptions) -> Result<RunResult> {
         random_seed: Some(spec.random_seed),
     };
     export::write_summaries(&result, &artifact_dir)?;
-    let console = ui::table::render(&result);
+    let console = format!("{}{}", ui::table::render(&result), ui::self_check::render(&result));
     std::fs::write(artifact_dir.join(CONSOLE_FILE), &console)
         .with_context(|| format!("cannot write {}", artifact_dir.join(CONSOLE_FILE).display()))?;
     Ok(result)

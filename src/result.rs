@@ -103,6 +103,8 @@ pub struct PhaseSummary {
     /// When the phase started and ended (monotonic ns since the run started), for collectors.
     pub window_start_ns: u64,
     pub window_end_ns: u64,
+    /// Exported on its own as `client_self_check`.
+    #[serde(skip)]
     pub self_check: ClientSelfCheck,
 }
 

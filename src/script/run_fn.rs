@@ -85,6 +85,7 @@ fn run(host: &RunHost, map: Map) -> ScriptResult<RunResults> {
         Err(e) => return script_error(format!("run `{}` failed: {e:#}", plan.name)),
     };
     println!("{}", ui::table::render(&result));
+    print!("{}", ui::self_check::render(&result));
     for error in &result.error_summary {
         let code = error.error_details.code.map(|c| format!(" {c}")).unwrap_or_default();
         println!("  {} × {}{code}: {}", error.count, error.error_details.kind, error.error_details.message);
