@@ -55,8 +55,12 @@ fn ms(value: Option<f64>) -> String {
 async fn main() -> anyhow::Result<()> {
     let seconds: f64 = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(5.0);
     let artifacts = tempfile_dir()?;
-    let options =
-        RunOptions { artifact_root: artifacts.clone(), cli_command: None, progress: false, cancel: CancelSignal::new() };
+    let options = RunOptions {
+        artifact_root: artifacts.clone(),
+        cli_command: None,
+        progress: false,
+        cancel: CancelSignal::new(),
+    };
     println!(
         "{:>8} {:>10} {:>10} {:>9} {:>9} {:>10} {:>10} {:>9} {:>6} {:>6}",
         "target", "achieved", "completed", "pace p50", "pace p99", "disp p50", "disp p99", "peak", "CPU%", "bound"
