@@ -40,6 +40,8 @@ async fn main() -> anyhow::Result<()> {
             requests: Some(200),
             duration_s: None,
             grace_period_s: 30.0,
+            results: true,
+            cancel: None,
         }],
         tokenizer: TokenizerSpec::Builtin,
         request_timeout_s: 60.0,

@@ -16,7 +16,7 @@ use crate::dataset::{self, tokenizer::Tokenizer};
 use crate::load::{self, LoadContext, PhaseCounters, PhaseRun, PreparedRequest};
 use crate::metrics::{MetricsContext, RecordProcessor};
 use crate::mock::MockServer;
-use crate::plan::{Dataset, ExportLevel, LoadMode, PhaseKind, Plan, TokenizerSpec};
+use crate::plan::{Dataset, ExportLevel, Plan, TokenizerSpec};
 use crate::result::RunResult;
 use crate::rng::SeededRng;
 use crate::ui::progress::PhaseProgress;
@@ -46,21 +46,19 @@ pub fn validate(plan: &Plan) -> Result<()> {
     if plan.phases.is_empty() {
         bail!("run `{}` has no phases: add at least one, e.g. concurrency(#{{ users: 4, requests: 100 }})", plan.name);
     }
-    if !plan.phases.iter().any(|p| p.kind == PhaseKind::Profiling) {
-        bail!("run `{}` has only warmup phases: add a profiling phase such as concurrency(#{{ .. }})", plan.name);
+    if !plan.phases.iter().any(|p| p.results) {
+        bail!(
+            "run `{}` has no phase that feeds the results: add a profiling phase such as concurrency(#{{ .. }})",
+            plan.name
+        );
     }
     for phase in &plan.phases {
-        if phase.requests.is_none() && phase.duration_s.is_none() {
-            bail!("phase `{}` needs a stop condition: `requests`, `duration`, or both", phase.name);
-        }
+        load::check_phase(phase).map_err(anyhow::Error::msg)?;
         if phase.requests == Some(0) {
             bail!("phase `{}`: `requests` must be at least 1", phase.name);
         }
         if phase.duration_s.is_some_and(|d| d.is_nan() || d <= 0.0) {
             bail!("phase `{}`: `duration` must be positive", phase.name);
-        }
-        if let LoadMode::Concurrency { concurrency: 0 } = phase.mode {
-            bail!("phase `{}`: concurrency must be at least 1", phase.name);
         }
     }
     let Dataset::Synthetic(spec) = &plan.dataset;
@@ -111,10 +109,7 @@ pub async fn execute(plan: &Plan, options: &RunOptions) -> Result<RunResult> {
     }
 
     let requests = prepare_requests(plan, &endpoint, tokenizer.clone()).await?;
-    let max_users = plan.phases.iter().map(|p| match p.mode {
-        LoadMode::Concurrency { concurrency } => concurrency,
-    });
-    let pool_size = max_users.max().unwrap_or(1);
+    let pool_size = plan.phases.iter().map(load::connection_pool_size).max().unwrap_or(1);
     let clock = RunClock::start();
     let client = HttpClient::new(&endpoint, clock, Duration::from_secs_f64(plan.request_timeout_s), pool_size)
         .with_context(|| format!("endpoint {}", plan.endpoint.url))?
@@ -197,6 +192,7 @@ pub async fn execute(plan: &Plan, options: &RunOptions) -> Result<RunResult> {
     if plan.export.trace_table {
         console.push_str(&ui::table::render_trace_timing(&result));
     }
+    console.push_str(&ui::self_check::render(&result));
     std::fs::write(artifact_dir.join(CONSOLE_FILE), &console)
         .with_context(|| format!("cannot write {}", artifact_dir.join(CONSOLE_FILE).display()))?;
     Ok(result)

@@ -52,6 +52,14 @@ pub struct RecordError {
     pub message: String,
 }
 
+/// A request's place in a multi-turn session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SessionTurn {
+    pub session: u64,
+    /// 0-based turn within the session.
+    pub turn: u32,
+}
+
 #[derive(Debug, Clone)]
 pub struct RequestRecord {
     pub origin: RequestOrigin,
@@ -83,6 +91,8 @@ pub struct RequestRecord {
     pub was_cancelled: bool,
     /// What the connection saw (pool wait, DNS, TCP, TLS, send, receive, bytes), once sent.
     pub trace: Option<Box<HttpTrace>>,
+    /// Set for the turns of multi-turn sessions.
+    pub turn: Option<SessionTurn>,
 }
 
 impl RequestRecord {
@@ -111,6 +121,7 @@ impl RequestRecord {
             error: None,
             was_cancelled: false,
             trace: None,
+            turn: None,
         }
     }
 

@@ -98,6 +98,39 @@ pub struct PhaseSummary {
     pub errors: u64,
     pub cancelled: u64,
     pub duration_s: f64,
+    /// The phase's records fed the metrics.
+    pub results: bool,
+    /// When the phase started and ended (monotonic ns since the run started), for collectors.
+    pub window_start_ns: u64,
+    pub window_end_ns: u64,
+    /// Exported on its own as `client_self_check`.
+    #[serde(skip)]
+    pub self_check: ClientSelfCheck,
+}
+
+/// How well the client kept to its own schedule in one phase, and whether it was the bottleneck.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ClientSelfCheck {
+    pub phase: String,
+    /// The rate the phase was asked for (open-loop modes), requests/s.
+    pub target_rate_rps: Option<f64>,
+    /// The rate of the drawn arrival times (random patterns stray from the target), requests/s.
+    pub scheduled_rate_rps: Option<f64>,
+    /// The rate at which requests actually went out, requests/s.
+    pub achieved_rate_rps: Option<f64>,
+    /// How late the scheduler woke for each request, ms.
+    pub pacing_error_p50_ms: Option<f64>,
+    pub pacing_error_p99_ms: Option<f64>,
+    /// Send start − scheduled time, ms (pacing, task start, and any wait for a concurrency slot).
+    pub dispatch_delay_p50_ms: Option<f64>,
+    pub dispatch_delay_p99_ms: Option<f64>,
+    pub peak_in_flight: u64,
+    /// Process CPU time over wall time, in % of one core (includes an in-process mock server).
+    pub client_cpu_percent: f64,
+    pub cpu_cores: usize,
+    /// The client, not the server, limited what was measured.
+    pub client_bound: bool,
+    pub warnings: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]

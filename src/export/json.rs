@@ -62,6 +62,12 @@ pub fn summary_json(result: &RunResult) -> Result<Value> {
     for metric in &result.metrics {
         doc.insert(metric.tag.to_string(), stats_block(metric));
     }
+    doc.insert("phases".into(), serde_json::to_value(&result.phases).context("cannot encode the phases")?);
+    let self_checks: Vec<_> = result.phases.iter().filter(|p| p.results).map(|p| &p.self_check).collect();
+    doc.insert(
+        "client_self_check".into(),
+        serde_json::to_value(self_checks).context("cannot encode the client self-check")?,
+    );
     doc.insert(
         "input_config".into(),
         serde_json::to_value(&result.plan).context("cannot encode the plan as input_config")?,

@@ -77,8 +77,8 @@ pub fn record_line(record: &RequestRecord, metrics: &RecordMetrics, clock: &RunC
     let metadata = json!({
         "session_num": origin.index_in_phase,
         "x_request_id": record.x_request_id,
-        "conversation_id": format!("session_{:06}", origin.dataset_index),
-        "turn_index": 0,
+        "conversation_id": format!("session_{:06}", record.turn.map_or(origin.dataset_index as u64, |t| t.session)),
+        "turn_index": record.turn.map_or(0, |t| t.turn),
         "credit_issued_ns": clock.epoch_ns(record.scheduled_ns),
         "request_start_ns": clock.epoch_ns(record.start_ns),
         "request_ack_ns": record.ack_ns.map(|ns| clock.epoch_ns(ns)),

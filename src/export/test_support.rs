@@ -38,6 +38,8 @@ pub fn sample_result() -> RunResult {
             requests: Some(4),
             duration_s: None,
             grace_period_s: 30.0,
+            results: true,
+            cancel: None,
         }],
         tokenizer: TokenizerSpec::Builtin,
         request_timeout_s: 600.0,

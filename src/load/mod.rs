@@ -1,7 +1,16 @@
 //! Load generation: runs each phase of a plan with its timing mode, turning dataset entries
 //! into requests and requests into `RequestRecord`s for the metrics. Never runs script code.
 
+mod arrival;
 mod concurrency;
+mod histogram;
+mod history;
+mod open_loop;
+mod ramp;
+mod rate;
+pub mod schedule;
+mod self_check;
+mod users;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -9,14 +18,17 @@ use std::sync::mpsc::Sender;
 use std::time::Duration;
 
 use bytes::Bytes;
+use tokio::sync::Semaphore;
 
 use crate::cancel::CancelSignal;
 use crate::client::HttpClient;
 use crate::clock::RunClock;
-use crate::plan::{LoadMode, Phase, PhaseKind};
-use crate::record::{RequestOrigin, RequestRecord};
+use crate::plan::{LoadMode, Phase, RampedQuantity};
+use crate::record::{RequestOrigin, RequestRecord, SessionTurn};
 use crate::result::PhaseSummary;
 use crate::rng::SeededRng;
+
+pub use histogram::DurationHistogram;
 
 /// A request body built before the run, so the hot path only clones a `Bytes`.
 #[derive(Debug, Clone)]
@@ -31,14 +43,14 @@ pub struct LoadContext {
     pub client: HttpClient,
     pub requests: Vec<PreparedRequest>,
     pub clock: RunClock,
-    /// Profiling records go here (to the metrics thread); warmup records are only counted.
+    /// Records of phases that feed the results go here (to the metrics thread); others are only counted.
     pub sink: Sender<RequestRecord>,
     pub cancel: CancelSignal,
     /// Seeds the request ids.
     pub id_seed: u64,
 }
 
-/// Live counts of one phase, read by the progress display.
+/// Live counts of one phase, read by the progress display and the client self-check.
 #[derive(Debug, Default)]
 pub struct PhaseCounters {
     pub sent: AtomicU64,
@@ -46,6 +58,11 @@ pub struct PhaseCounters {
     pub errors: AtomicU64,
     pub cancelled: AtomicU64,
     pub in_flight: AtomicU64,
+    pub peak_in_flight: AtomicU64,
+    /// How late the scheduler woke for each open-loop request.
+    pub pacing_error: DurationHistogram,
+    /// Send start − scheduled time of each request that was sent.
+    pub dispatch_delay: DurationHistogram,
 }
 
 impl PhaseCounters {
@@ -64,13 +81,66 @@ pub struct PhaseRun {
     pub counters: Arc<PhaseCounters>,
 }
 
+/// When an open-loop phase meant its requests to go out, and when they did (run-clock ns).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct SendWindow {
+    count: u64,
+    first_scheduled_ns: u64,
+    last_scheduled_ns: u64,
+    first_fired_ns: u64,
+    last_fired_ns: u64,
+}
+
+impl SendWindow {
+    fn note(&mut self, scheduled_ns: u64, fired_ns: u64) {
+        if self.count == 0 {
+            self.first_scheduled_ns = scheduled_ns;
+            self.first_fired_ns = fired_ns;
+        }
+        self.count += 1;
+        self.last_scheduled_ns = scheduled_ns;
+        self.last_fired_ns = fired_ns;
+    }
+
+    /// Requests per second over the scheduled times, and over the times they went out.
+    fn rates_rps(&self) -> Option<(f64, f64)> {
+        let scheduled_s = self.last_scheduled_ns.saturating_sub(self.first_scheduled_ns) as f64 / 1e9;
+        let fired_s = self.last_fired_ns.saturating_sub(self.first_fired_ns) as f64 / 1e9;
+        let gaps = self.count.checked_sub(1)? as f64;
+        (scheduled_s > 0.0 && fired_s > 0.0).then(|| (gaps / scheduled_s, gaps / fired_s))
+    }
+}
+
 /// Run one phase to its end and say what happened.
 pub async fn run_phase(ctx: Arc<LoadContext>, run: Arc<PhaseRun>) -> PhaseSummary {
     let started_ns = ctx.clock.now_ns();
-    match run.phase.mode {
-        LoadMode::Concurrency { concurrency } => concurrency::run(ctx.clone(), run.clone(), concurrency).await,
-    }
+    let cpu_before_ns = self_check::process_cpu_ns();
+    let window = match &run.phase.mode {
+        LoadMode::Concurrency { concurrency } => {
+            concurrency::run(ctx.clone(), run.clone(), *concurrency).await;
+            None
+        }
+        LoadMode::Rate { rate, arrival, max_concurrency, seed } => {
+            Some(rate::run(ctx.clone(), run.clone(), *rate, *arrival, *max_concurrency, *seed).await)
+        }
+        LoadMode::Ramp { ramped: RampedQuantity::Rate, start, stages, arrival, seed } => {
+            Some(ramp::run_rate(ctx.clone(), run.clone(), *start, stages, *arrival, *seed).await)
+        }
+        LoadMode::Ramp { ramped: RampedQuantity::Concurrency, start, stages, .. } => {
+            ramp::run_concurrency(ctx.clone(), run.clone(), *start, stages).await;
+            None
+        }
+        LoadMode::Schedule(fixed) => Some(schedule::run(ctx.clone(), run.clone(), fixed).await),
+        LoadMode::Users { users, session_rate, turns, think_time_s, seed } => {
+            let shape =
+                users::Sessions { users: *users, rate: *session_rate, turns: *turns, think_time_s: *think_time_s };
+            Some(users::run(ctx.clone(), run.clone(), shape, *seed).await)
+        }
+    };
+    let ended_ns = ctx.clock.now_ns();
+    let cpu_ns = self_check::process_cpu_ns().saturating_sub(cpu_before_ns);
     let counters = &run.counters;
+    let wall_ns = ended_ns - started_ns;
     PhaseSummary {
         name: run.phase.name.clone(),
         kind: run.phase.kind.as_str(),
@@ -78,8 +148,53 @@ pub async fn run_phase(ctx: Arc<LoadContext>, run: Arc<PhaseRun>) -> PhaseSummar
         completed: counters.completed.load(Ordering::Relaxed),
         errors: counters.errors.load(Ordering::Relaxed),
         cancelled: counters.cancelled.load(Ordering::Relaxed),
-        duration_s: (ctx.clock.now_ns() - started_ns) as f64 / 1e9,
+        duration_s: wall_ns as f64 / 1e9,
+        results: run.phase.results,
+        window_start_ns: started_ns,
+        window_end_ns: ended_ns,
+        self_check: self_check::assess(&run.phase, counters, window, cpu_ns, wall_ns),
     }
+}
+
+/// Mistakes in a phase's timing mode that the builders cannot see alone.
+pub fn check_phase(phase: &Phase) -> Result<(), String> {
+    let name = &phase.name;
+    if phase.requests.is_none() && phase.duration_s.is_none() && !matches!(phase.mode, LoadMode::Schedule(_)) {
+        return Err(format!("phase `{name}` needs a stop condition: `requests`, `duration`, or both"));
+    }
+    let positive = |value: f64| value.is_finite() && value > 0.0;
+    match &phase.mode {
+        LoadMode::Concurrency { concurrency: 0 } => Err(format!("phase `{name}`: concurrency must be at least 1")),
+        LoadMode::Rate { rate, .. } if !positive(*rate) => Err(format!("phase `{name}`: `rate` must be positive")),
+        LoadMode::Rate { max_concurrency: Some(0), .. } => {
+            Err(format!("phase `{name}`: `max_concurrency` must be at least 1"))
+        }
+        LoadMode::Ramp { stages, .. } if stages.is_empty() => Err(format!("phase `{name}`: a ramp needs stages")),
+        LoadMode::Schedule(fixed) if !positive(fixed.speedup) => {
+            Err(format!("phase `{name}`: `speedup` must be positive"))
+        }
+        LoadMode::Schedule(fixed) if schedule::offsets_ns(fixed).is_empty() => {
+            Err(format!("phase `{name}`: the schedule has no timestamps between its offsets"))
+        }
+        LoadMode::Users { users: 0, .. } => Err(format!("phase `{name}`: `users` must be at least 1")),
+        LoadMode::Users { session_rate, .. } if !positive(*session_rate) => {
+            Err(format!("phase `{name}`: `rate` (sessions per second) must be positive"))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// How many connections a phase may keep open at once, to size the client's pool.
+pub fn connection_pool_size(phase: &Phase) -> usize {
+    let estimate = match &phase.mode {
+        LoadMode::Concurrency { concurrency } => *concurrency as f64,
+        LoadMode::Rate { max_concurrency: Some(n), .. } => *n as f64,
+        LoadMode::Rate { rate, .. } => *rate,
+        LoadMode::Ramp { start, stages, .. } => stages.iter().map(|s| s.target).fold(*start, f64::max),
+        LoadMode::Schedule(_) => 256.0,
+        LoadMode::Users { users, .. } => *users as f64,
+    };
+    (estimate.ceil() as usize).clamp(1, 4096)
 }
 
 /// When a phase must stop sending, and when its in-flight requests are cut off.
@@ -102,6 +217,65 @@ impl PhaseDeadlines {
     }
 }
 
+/// A phase's request-id generator, distinct per phase and per worker.
+fn request_ids(ctx: &LoadContext, run: &PhaseRun, worker: u64) -> SeededRng {
+    SeededRng::new(ctx.id_seed ^ ((run.index as u64) << 32) ^ worker)
+}
+
+/// One request about to go out.
+struct Outgoing {
+    request_index: u64,
+    dataset_index: usize,
+    scheduled_ns: u64,
+    x_request_id: String,
+    body: Bytes,
+    input_tokens: u64,
+    max_tokens: Option<u64>,
+    turn: Option<SessionTurn>,
+}
+
+impl Outgoing {
+    /// Dataset entry `request_index` (cycling through the dataset); None for an empty dataset.
+    fn from_dataset(ctx: &LoadContext, request_index: u64, scheduled_ns: u64, x_request_id: String) -> Option<Self> {
+        let dataset_index = (request_index % ctx.requests.len().max(1) as u64) as usize;
+        let prepared = ctx.requests.get(dataset_index)?;
+        Some(Self {
+            request_index,
+            dataset_index,
+            scheduled_ns,
+            x_request_id,
+            body: prepared.body.clone(),
+            input_tokens: prepared.input_tokens,
+            max_tokens: prepared.max_tokens,
+            turn: None,
+        })
+    }
+}
+
+/// Counts a request in flight for as long as it lives.
+struct InFlight<'a>(&'a PhaseCounters);
+
+impl<'a> InFlight<'a> {
+    fn enter(counters: &'a PhaseCounters) -> Self {
+        let now = counters.in_flight.fetch_add(1, Ordering::Relaxed) + 1;
+        counters.peak_in_flight.fetch_max(now, Ordering::Relaxed);
+        Self(counters)
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.in_flight.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// Whether the phase's cancellation picks request `request_index` (seeded, so reproducible).
+fn cancel_delay(run: &PhaseRun, request_index: u64) -> Option<Duration> {
+    let cancel = run.phase.cancel?;
+    let draw = SeededRng::new(request_index ^ ((run.index as u64) << 40) ^ 0xCA9C_E11E_D000).next_f64();
+    (draw < cancel.fraction).then(|| Duration::from_secs_f64(cancel.after_s.max(0.0)))
+}
+
 /// Send dataset entry `request_index` (cycling through the dataset) and account for the record.
 async fn send_one(
     ctx: &LoadContext,
@@ -111,19 +285,43 @@ async fn send_one(
     request_index: u64,
     scheduled_ns: u64,
 ) {
-    let dataset_index = (request_index % ctx.requests.len().max(1) as u64) as usize;
-    let Some(prepared) = ctx.requests.get(dataset_index) else { return };
+    if let Some(request) = Outgoing::from_dataset(ctx, request_index, scheduled_ns, ids.uuid()) {
+        send(ctx, run, deadlines, request, None).await;
+    }
+}
+
+/// What a multi-turn request got back, for the next turn's history.
+struct Answer {
+    text: String,
+    tokens: u64,
+}
+
+/// Send one request (after taking a slot of `slots`, if given), file its record, and return the
+/// answer of a successful multi-turn request (None otherwise).
+async fn send(
+    ctx: &LoadContext,
+    run: &PhaseRun,
+    deadlines: PhaseDeadlines,
+    request: Outgoing,
+    slots: Option<&Semaphore>,
+) -> Option<Answer> {
     let origin = RequestOrigin {
         phase_index: run.index,
         phase_name: run.name.clone(),
         phase_kind: run.phase.kind,
-        index_in_phase: request_index,
-        dataset_index,
+        index_in_phase: request.request_index,
+        dataset_index: request.dataset_index,
     };
-    let mut record = RequestRecord::new(origin, ids.uuid(), scheduled_ns, prepared.input_tokens, prepared.max_tokens);
+    let mut record = RequestRecord::new(
+        origin,
+        request.x_request_id,
+        request.scheduled_ns,
+        request.input_tokens,
+        request.max_tokens,
+    );
+    record.turn = request.turn;
     let counters = &run.counters;
     counters.sent.fetch_add(1, Ordering::Relaxed);
-    counters.in_flight.fetch_add(1, Ordering::Relaxed);
 
     let cut_off = async {
         match deadlines.cut_off {
@@ -131,17 +329,36 @@ async fn send_one(
             None => std::future::pending().await,
         }
     };
+    let cancel_timer = async {
+        match cancel_delay(run, request.request_index) {
+            Some(delay) => tokio::time::sleep(delay).await,
+            None => std::future::pending().await,
+        }
+    };
+    let mut started = false;
+    let exchange = async {
+        let _slot = match slots {
+            Some(slots) => slots.acquire().await.ok(),
+            None => None,
+        };
+        let _in_flight = InFlight::enter(counters);
+        started = true;
+        ctx.client.send(request.body, &mut record).await;
+    };
     let finished = tokio::select! {
-        _ = ctx.client.send(prepared.body.clone(), &mut record) => true,
+        _ = exchange => true,
         _ = cut_off => false,
         _ = ctx.cancel.cancelled() => false,
+        _ = cancel_timer => false,
     };
     if !finished {
         record.was_cancelled = true;
         record.end_ns = ctx.clock.now_ns();
     }
+    if started && !record.was_cancelled {
+        counters.dispatch_delay.record_ns(record.start_ns.saturating_sub(record.scheduled_ns));
+    }
 
-    counters.in_flight.fetch_sub(1, Ordering::Relaxed);
     let outcome = if record.was_cancelled {
         &counters.cancelled
     } else if record.error.is_some() {
@@ -150,9 +367,14 @@ async fn send_one(
         &counters.completed
     };
     outcome.fetch_add(1, Ordering::Relaxed);
-    if run.phase.kind == PhaseKind::Profiling {
+    let answer = (record.turn.is_some() && record.is_valid()).then(|| Answer {
+        tokens: record.usage.and_then(|u| u.completion_tokens).unwrap_or(record.content.len() as u64 / 4),
+        text: record.content.clone(),
+    });
+    if run.phase.results {
         // The metrics thread outlives every phase; a send can only fail if it died, and then
         // its own error is what gets reported.
         let _ = ctx.sink.send(record);
     }
+    answer
 }

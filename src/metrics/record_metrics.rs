@@ -71,6 +71,7 @@ pub fn success_metrics(record: &RequestRecord, ctx: &MetricsContext) -> RecordMe
     let input_sequence_length = record.input_tokens;
 
     metrics.push(&registry::REQUEST_LATENCY, MetricValue::Float(ns_to_ms(latency_ns)));
+    push_schedule_relative_metrics(&mut metrics, record, ctx.streaming);
     if ctx.streaming {
         push_streaming_metrics(&mut metrics, record, latency_ns, output_sequence_length);
     }
@@ -98,6 +99,23 @@ pub fn success_metrics(record: &RequestRecord, ctx: &MetricsContext) -> RecordMe
     }
     push_trace_metrics(&mut metrics, record.trace.as_deref());
     metrics.in_registry_order()
+}
+
+/// Dispatch delay, and latency and TTFT counted from the scheduled time instead of the send.
+fn push_schedule_relative_metrics(metrics: &mut RecordMetrics, record: &RequestRecord, streaming: bool) {
+    metrics.push(
+        &registry::DISPATCH_DELAY,
+        MetricValue::Float(ns_to_ms(record.start_ns.saturating_sub(record.scheduled_ns))),
+    );
+    let last_ns = record.chunks.last().map_or(record.end_ns, |chunk| chunk.ns);
+    metrics.push(
+        &registry::SCHEDULED_REQUEST_LATENCY,
+        MetricValue::Float(ns_to_ms(last_ns.saturating_sub(record.scheduled_ns))),
+    );
+    if let (true, Some(first_chunk)) = (streaming, record.chunks.first()) {
+        let ttft_ns = first_chunk.ns.saturating_sub(record.scheduled_ns);
+        metrics.push(&registry::SCHEDULED_TIME_TO_FIRST_TOKEN, MetricValue::Float(ns_to_ms(ttft_ns)));
+    }
 }
 
 /// TTFT, TTST, TTFO, ITL, ICL and the per-user throughputs of a streamed record.
@@ -191,6 +209,21 @@ mod tests {
         // Entries come in registry order.
         let positions: Vec<usize> = m.entries.iter().map(|(d, _)| registry::position(d)).collect();
         assert!(positions.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn schedule_relative_metrics_count_from_when_the_request_was_due() {
+        // Due at 1 ms, sent at 4 ms, first chunk at 14 ms, last at 20 ms.
+        let mut record = streamed_record(4_000_000, &[14_000_000, 20_000_000], " the the", 8);
+        record.scheduled_ns = 1_000_000;
+        let m = success_metrics(&record, &context(true));
+        assert!(close(float(&m, &registry::DISPATCH_DELAY), 3.0));
+        assert!(close(float(&m, &registry::REQUEST_LATENCY), 16.0));
+        assert!(close(float(&m, &registry::SCHEDULED_REQUEST_LATENCY), 19.0));
+        assert!(close(float(&m, &registry::TIME_TO_FIRST_TOKEN), 10.0));
+        assert!(close(float(&m, &registry::SCHEDULED_TIME_TO_FIRST_TOKEN), 13.0));
+        let plain = success_metrics(&record, &context(false));
+        assert!(plain.get(&registry::SCHEDULED_TIME_TO_FIRST_TOKEN).is_none());
     }
 
     #[test]

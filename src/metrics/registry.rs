@@ -201,6 +201,19 @@ pub static ERROR_INPUT_SEQUENCE_LENGTH: MetricDef = record(
     F::ERROR_ONLY.with(F::NO_CONSOLE),
     &[],
 );
+/// Send start − scheduled time: how late the client was, not the server.
+pub static DISPATCH_DELAY: MetricDef = record("dispatch_delay", "Dispatch Delay", "ms", F::NO_CONSOLE, &[]);
+/// Request latency measured from when the request was due, free of coordinated omission.
+pub static SCHEDULED_REQUEST_LATENCY: MetricDef =
+    record("scheduled_request_latency", "Request Latency From Schedule", "ms", F::NO_CONSOLE, &[]);
+/// TTFT measured from when the request was due.
+pub static SCHEDULED_TIME_TO_FIRST_TOKEN: MetricDef = record(
+    "scheduled_time_to_first_token",
+    "Time to First Token From Schedule",
+    "ms",
+    F::STREAMING_TOKENS_ONLY.with(F::NO_CONSOLE),
+    &[],
+);
 
 // ---- Aggregate metrics ----
 pub static REQUEST_COUNT: MetricDef = aggregate("request_count", "Request Count", "requests", F::LARGER_IS_BETTER);
@@ -386,6 +399,9 @@ pub static METRICS: &[&MetricDef] = &[
     &TOTAL_USAGE_TOTAL_TOKENS,
     &ERROR_INPUT_SEQUENCE_LENGTH,
     &TOTAL_ERROR_ISL,
+    &DISPATCH_DELAY,
+    &SCHEDULED_REQUEST_LATENCY,
+    &SCHEDULED_TIME_TO_FIRST_TOKEN,
     &MIN_REQUEST_TIMESTAMP,
     &MAX_RESPONSE_TIMESTAMP,
     &HTTP_REQ_BLOCKED,

@@ -1,4 +1,4 @@
-//! The plan builders a scenario calls: `endpoint`, `synthetic`, `warmup`, `concurrency`.
+//! The plan builders a scenario calls: `endpoint`, `synthetic` (the phases are in `phases.rs`).
 //! Each validates its map and returns a typed value that `run(#{..})` accepts.
 
 use std::collections::BTreeMap;
@@ -8,12 +8,9 @@ use rhai::{Dynamic, Engine, Map};
 use super::keys::{MapReader, ScriptResult, number, script_error};
 use crate::mock::MockConfig;
 use crate::plan::{
-    ConnectionSettings, ConnectionStrategy, Dataset, Dist, Endpoint, EndpointKind, LoadMode, MOCK_URL, Phase,
-    PhaseKind, SyntheticDataset, TlsSettings, Transport,
+    ConnectionSettings, ConnectionStrategy, Dataset, Dist, Endpoint, EndpointKind, MOCK_URL, Phase, SyntheticDataset,
+    TlsSettings, Transport,
 };
-
-/// Default grace period after a duration ends, seconds.
-const DEFAULT_GRACE_PERIOD_S: f64 = 30.0;
 
 pub fn register(engine: &mut Engine) {
     engine
@@ -28,8 +25,6 @@ pub fn register(engine: &mut Engine) {
         .register_fn("to_debug", |p: &mut Phase| json_text(p));
     engine.register_fn("endpoint", endpoint);
     engine.register_fn("synthetic", synthetic);
-    engine.register_fn("warmup", |map: Map| phase(PhaseKind::Warmup, "warmup", map));
-    engine.register_fn("concurrency", |map: Map| phase(PhaseKind::Profiling, "concurrency", map));
 }
 
 fn json_text<T: serde::Serialize>(value: &T) -> String {
@@ -161,40 +156,4 @@ fn length_dist(r: &mut MapReader, key: &str, default_mean: f64) -> ScriptResult<
         return script_error(format!("{what}: `{key}` mean must be at least 1 token, got {}", dist.mean));
     }
     Ok(dist)
-}
-
-const PHASE_KEYS: &[&str] = &["name", "users", "concurrency", "requests", "duration", "grace_period"];
-
-/// `concurrency(#{ users: 8, requests: 500 })`, `warmup(#{ requests: 20, concurrency: 4 })`
-fn phase(kind: PhaseKind, builder: &'static str, map: Map) -> ScriptResult<Phase> {
-    let mut r = MapReader::new(builder, map, PHASE_KEYS)?;
-    let name = r.opt_string("name")?.unwrap_or_else(|| kind.as_str().to_string());
-    let users = match (r.opt_u64("users")?, r.opt_u64("concurrency")?) {
-        (Some(_), Some(_)) => return script_error(format!("{builder}: give `users` or `concurrency`, not both")),
-        (Some(n), None) | (None, Some(n)) => n,
-        (None, None) => 1,
-    };
-    if users == 0 {
-        return script_error(format!("{builder}: concurrency must be at least 1"));
-    }
-    let requests = r.opt_u64("requests")?;
-    let duration_s = r.opt_f64("duration")?;
-    if requests.is_none() && duration_s.is_none() {
-        return script_error(format!("{builder}: give `requests`, `duration` (e.g. seconds(30)), or both"));
-    }
-    if requests == Some(0) {
-        return script_error(format!("{builder}: `requests` must be at least 1"));
-    }
-    if duration_s.is_some_and(|d| d.is_nan() || d <= 0.0) {
-        return script_error(format!("{builder}: `duration` must be positive"));
-    }
-    let grace_period_s = r.opt_f64("grace_period")?.unwrap_or(DEFAULT_GRACE_PERIOD_S).max(0.0);
-    Ok(Phase {
-        name,
-        kind,
-        mode: LoadMode::Concurrency { concurrency: users as usize },
-        requests,
-        duration_s,
-        grace_period_s,
-    })
 }

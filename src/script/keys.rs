@@ -123,6 +123,11 @@ impl MapReader {
     pub fn what(&self) -> &'static str {
         self.what
     }
+
+    /// The map sets `key` to something other than `()`.
+    pub fn has(&self, key: &str) -> bool {
+        self.map.get(key).is_some_and(|v| !v.is_unit())
+    }
 }
 
 /// An integer or float as f64.

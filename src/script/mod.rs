@@ -3,6 +3,7 @@
 
 mod builders;
 mod keys;
+mod phases;
 mod results;
 mod run_fn;
 mod stdlib;
@@ -48,6 +49,7 @@ pub fn build_engine(host: Arc<RunHost>) -> Engine {
     engine.set_module_resolver(stdlib::StdlibResolver::new());
     units::register(&mut engine);
     builders::register(&mut engine);
+    phases::register(&mut engine);
     results::register(&mut engine);
     run_fn::register(&mut engine, host);
     engine.on_print(|text| println!("{text}"));

@@ -114,6 +114,7 @@ fn run(host: &RunHost, map: Map) -> ScriptResult<RunResults> {
     if plan.export.trace_table {
         println!("{}", ui::table::render_trace_timing(&result));
     }
+    print!("{}", ui::self_check::render(&result));
     for error in &result.error_summary {
         let code = error.error_details.code.map(|c| format!(" {c}")).unwrap_or_default();
         println!("  {} × {}{code}: {}", error.count, error.error_details.kind, error.error_details.message);

@@ -1,4 +1,5 @@
 //! What a person sees: a progress bar per phase while it runs, and the metrics table at the end.
 
 pub mod progress;
+pub mod self_check;
 pub mod table;

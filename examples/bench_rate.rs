@@ -1,0 +1,98 @@
+//! Benchmark of the open-loop scheduler: rate mode against the in-process mock (non-streaming,
+//! no delays) at 1k, 5k and 10k req/s; prints target vs achieved rate, pacing and dispatch delay.
+//!
+//!     cargo run --release --example bench_rate [seconds per rate, default 5]
+
+use aiperf::cancel::CancelSignal;
+use aiperf::engine::{self, RunOptions};
+use aiperf::mock::MockConfig;
+use aiperf::plan::{
+    Arrival, Dataset, Dist, Endpoint, EndpointKind, LoadMode, MOCK_URL, Phase, PhaseKind, Plan, SyntheticDataset,
+    TokenizerSpec,
+};
+
+const RATES_RPS: [f64; 3] = [1_000.0, 5_000.0, 10_000.0];
+
+fn plan(rate_rps: f64, seconds: f64) -> Plan {
+    Plan {
+        name: format!("bench_rate_{rate_rps}"),
+        endpoint: Endpoint {
+            url: MOCK_URL.to_string(),
+            model: "mock-model".to_string(),
+            kind: EndpointKind::Chat,
+            streaming: false,
+            api_key: None,
+            headers: Default::default(),
+            extra: Default::default(),
+            mock: Some(MockConfig { ttft_ms: 0.0, itl_ms: 0.0, max_running: 100_000, ..MockConfig::default() }),
+            transport: Default::default(),
+        },
+        dataset: Dataset::Synthetic(SyntheticDataset {
+            isl: Dist { mean: 32.0, stddev: 0.0 },
+            osl: Dist { mean: 8.0, stddev: 0.0 },
+            random_seed: 1,
+            entries: 64,
+        }),
+        phases: vec![Phase {
+            name: "rate".to_string(),
+            kind: PhaseKind::Profiling,
+            mode: LoadMode::Rate { rate: rate_rps, arrival: Arrival::Constant, max_concurrency: None, seed: 1 },
+            requests: None,
+            duration_s: Some(seconds),
+            grace_period_s: 5.0,
+            results: true,
+            cancel: None,
+        }],
+        tokenizer: TokenizerSpec::Builtin,
+        export: Default::default(),
+        request_timeout_s: 30.0,
+    }
+}
+
+fn ms(value: Option<f64>) -> String {
+    value.map_or_else(|| "n/a".to_string(), |v| format!("{v:.3}"))
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let seconds: f64 = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(5.0);
+    let artifacts = tempfile_dir()?;
+    let options = RunOptions {
+        artifact_root: artifacts.clone(),
+        cli_command: None,
+        progress: false,
+        cancel: CancelSignal::new(),
+    };
+    println!(
+        "{:>8} {:>10} {:>10} {:>9} {:>9} {:>10} {:>10} {:>9} {:>6} {:>6}",
+        "target", "achieved", "completed", "pace p50", "pace p99", "disp p50", "disp p99", "peak", "CPU%", "bound"
+    );
+    for rate_rps in RATES_RPS {
+        let result = engine::execute(&plan(rate_rps, seconds), &options).await?;
+        let Some(phase) = result.phases.first() else { continue };
+        let check = &phase.self_check;
+        println!(
+            "{:>8.0} {:>10.1} {:>10} {:>9} {:>9} {:>10} {:>10} {:>9} {:>6.0} {:>6}",
+            rate_rps,
+            check.achieved_rate_rps.unwrap_or(0.0),
+            phase.completed,
+            ms(check.pacing_error_p50_ms),
+            ms(check.pacing_error_p99_ms),
+            ms(check.dispatch_delay_p50_ms),
+            ms(check.dispatch_delay_p99_ms),
+            check.peak_in_flight,
+            check.client_cpu_percent,
+            check.client_bound
+        );
+    }
+    println!("(pacing and dispatch delay in ms; CPU is the whole process, mock included, in % of one core)");
+    std::fs::remove_dir_all(&artifacts).ok();
+    Ok(())
+}
+
+/// A fresh folder for the runs' artifacts.
+fn tempfile_dir() -> anyhow::Result<std::path::PathBuf> {
+    let dir = std::env::temp_dir().join(format!("aiperf-bench-rate-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    Ok(dir)
+}

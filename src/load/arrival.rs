@@ -1,0 +1,209 @@
+//! Open-loop arrival times: seeded gaps of a unit-rate process (constant, Poisson, gamma),
+//! mapped through a piecewise-linear rate profile, so a plain rate and a rate ramp share one path.
+
+use crate::plan::{Arrival, RampStage};
+use crate::rng::SeededRng;
+
+/// Gaps with mean 1 drawn from the arrival pattern.
+#[derive(Debug, Clone)]
+pub struct UnitGaps {
+    arrival: Arrival,
+    rng: SeededRng,
+}
+
+impl UnitGaps {
+    pub fn new(arrival: Arrival, seed: u64) -> Self {
+        Self { arrival, rng: SeededRng::new(seed) }
+    }
+
+    pub fn next_gap(&mut self) -> f64 {
+        match self.arrival {
+            Arrival::Constant => 1.0,
+            Arrival::Poisson => -(1.0 - self.rng.next_f64()).ln(),
+            Arrival::Gamma { smoothness } => gamma(&mut self.rng, smoothness) / smoothness,
+        }
+    }
+}
+
+/// A Gamma(shape, 1) sample (Marsaglia and Tsang; shapes below 1 by the boost U^(1/shape)).
+fn gamma(rng: &mut SeededRng, shape: f64) -> f64 {
+    if shape < 1.0 {
+        let boost = rng.next_f64().max(f64::MIN_POSITIVE).powf(1.0 / shape);
+        return gamma(rng, shape + 1.0) * boost;
+    }
+    let d = shape - 1.0 / 3.0;
+    let c = 1.0 / (9.0 * d).sqrt();
+    loop {
+        let x = rng.normal(0.0, 1.0);
+        let v = (1.0 + c * x).powi(3);
+        if v <= 0.0 {
+            continue;
+        }
+        let u = rng.next_f64().max(f64::MIN_POSITIVE);
+        if u.ln() < 0.5 * x * x + d - d * v + d * v.ln() {
+            return d * v;
+        }
+    }
+}
+
+/// One straight piece of a profile.
+#[derive(Debug, Clone, Copy)]
+struct Segment {
+    start_s: f64,
+    duration_s: f64,
+    from: f64,
+    to: f64,
+    /// The profile's integral up to `start_s`.
+    area_before: f64,
+}
+
+impl Segment {
+    fn area(&self) -> f64 {
+        (self.from + self.to) / 2.0 * self.duration_s
+    }
+}
+
+/// A value over time that moves linearly through k6-style stages, then holds `tail` forever
+/// (or ends, when `tail` is None). Its integral turns unit-rate arrivals into real times.
+#[derive(Debug, Clone)]
+pub struct Profile {
+    segments: Vec<Segment>,
+    tail: Option<f64>,
+}
+
+impl Profile {
+    /// A constant value forever.
+    pub fn constant(value: f64) -> Self {
+        Self { segments: Vec::new(), tail: Some(value) }
+    }
+
+    /// From `start` through each stage's target; ends after the last stage.
+    pub fn stages(start: f64, stages: &[RampStage]) -> Self {
+        let mut segments = Vec::with_capacity(stages.len());
+        let (mut from, mut start_s, mut area_before) = (start, 0.0, 0.0);
+        for stage in stages {
+            let segment = Segment { start_s, duration_s: stage.duration_s, from, to: stage.target, area_before };
+            area_before += segment.area();
+            start_s += stage.duration_s;
+            from = stage.target;
+            segments.push(segment);
+        }
+        Self { segments, tail: None }
+    }
+
+    /// The value at `t_s` seconds; after the end, the last target.
+    pub fn value_at(&self, t_s: f64) -> f64 {
+        for segment in &self.segments {
+            if t_s < segment.start_s + segment.duration_s {
+                let progress = ((t_s - segment.start_s) / segment.duration_s).clamp(0.0, 1.0);
+                return segment.from + (segment.to - segment.from) * progress;
+            }
+        }
+        self.tail.or(self.segments.last().map(|s| s.to)).unwrap_or(0.0)
+    }
+
+    /// The time at which the integral reaches `area`; None past the end of a finite profile.
+    pub fn time_at_area(&self, area: f64) -> Option<f64> {
+        for segment in &self.segments {
+            let within = area - segment.area_before;
+            if within < segment.area() {
+                // Solve from·τ + (to − from)/(2d)·τ² = within, in its cancellation-free form.
+                let slope_half = (segment.to - segment.from) / (2.0 * segment.duration_s);
+                let root = (segment.from * segment.from + 4.0 * slope_half * within).max(0.0).sqrt();
+                let tau = if within > 0.0 { 2.0 * within / (segment.from + root) } else { 0.0 };
+                return Some(segment.start_s + tau.clamp(0.0, segment.duration_s));
+            }
+        }
+        let end = self.segments.last();
+        let (end_s, end_area) = end.map_or((0.0, 0.0), |s| (s.start_s + s.duration_s, s.area_before + s.area()));
+        match self.tail {
+            Some(rate) if rate > 0.0 => Some(end_s + (area - end_area) / rate),
+            _ => None,
+        }
+    }
+}
+
+/// Arrival offsets (ns from the phase start) of a pattern at a rate profile in requests/s.
+pub struct ArrivalTimes {
+    gaps: UnitGaps,
+    rate: Profile,
+    area: f64,
+}
+
+impl ArrivalTimes {
+    pub fn new(arrival: Arrival, seed: u64, rate: Profile) -> Self {
+        Self { gaps: UnitGaps::new(arrival, seed), rate, area: 0.0 }
+    }
+}
+
+impl Iterator for ArrivalTimes {
+    type Item = u64;
+
+    fn next(&mut self) -> Option<u64> {
+        let at_s = self.rate.time_at_area(self.area)?;
+        self.area += self.gaps.next_gap();
+        Some((at_s * 1e9) as u64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Mean and coefficient of variation of the gaps between `times_ns`, in seconds.
+    fn gap_stats(times_ns: &[u64]) -> (f64, f64) {
+        let gaps: Vec<f64> = times_ns.windows(2).map(|w| (w[1] - w[0]) as f64 / 1e9).collect();
+        let mean = gaps.iter().sum::<f64>() / gaps.len() as f64;
+        let var = gaps.iter().map(|g| (g - mean).powi(2)).sum::<f64>() / (gaps.len() - 1) as f64;
+        (mean, var.sqrt() / mean)
+    }
+
+    fn arrivals(arrival: Arrival, rate: f64, n: usize) -> Vec<u64> {
+        ArrivalTimes::new(arrival, 42, Profile::constant(rate)).take(n).collect()
+    }
+
+    #[test]
+    fn constant_arrivals_are_evenly_spaced_from_zero() {
+        let times = arrivals(Arrival::Constant, 100.0, 5);
+        assert_eq!(times, vec![0, 10_000_000, 20_000_000, 30_000_000, 40_000_000]);
+    }
+
+    #[test]
+    fn poisson_gaps_have_the_rate_and_a_cv_of_one() {
+        let (mean, cv) = gap_stats(&arrivals(Arrival::Poisson, 200.0, 20_000));
+        assert!((mean - 0.005).abs() < 0.0002, "mean gap {mean}");
+        assert!((cv - 1.0).abs() < 0.05, "cv {cv}");
+    }
+
+    #[test]
+    fn gamma_smoothness_sets_the_cv() {
+        for smoothness in [0.25, 1.0, 4.0] {
+            let (mean, cv) = gap_stats(&arrivals(Arrival::Gamma { smoothness }, 50.0, 20_000));
+            let expected_cv = 1.0 / smoothness.sqrt();
+            assert!((mean - 0.02).abs() < 0.02 * 0.05, "smoothness {smoothness}: mean gap {mean}");
+            assert!((cv - expected_cv).abs() < expected_cv * 0.08, "smoothness {smoothness}: cv {cv}");
+        }
+    }
+
+    #[test]
+    fn the_same_seed_gives_the_same_times() {
+        assert_eq!(arrivals(Arrival::Poisson, 10.0, 100), arrivals(Arrival::Poisson, 10.0, 100));
+        let other: Vec<u64> = ArrivalTimes::new(Arrival::Poisson, 43, Profile::constant(10.0)).take(100).collect();
+        assert_ne!(arrivals(Arrival::Poisson, 10.0, 100), other);
+    }
+
+    #[test]
+    fn a_rate_ramp_sends_its_area_and_reaches_its_target() {
+        // 0 → 100 req/s over 2 s, then 100 req/s for 1 s: 100 + 100 requests, then it ends.
+        let stages = [RampStage { duration_s: 2.0, target: 100.0 }, RampStage { duration_s: 1.0, target: 100.0 }];
+        let times: Vec<u64> = ArrivalTimes::new(Arrival::Constant, 1, Profile::stages(0.0, &stages)).collect();
+        assert!((199..=201).contains(&times.len()), "{} arrivals", times.len());
+        let first_second = times.iter().filter(|&&t| t < 1_000_000_000).count();
+        assert!((24..=26).contains(&first_second), "{first_second} in the first second (area 25)");
+        let last_second = times.iter().filter(|&&t| t >= 2_000_000_000).count();
+        assert!((99..=101).contains(&last_second), "{last_second} in the last second at the target");
+        let profile = Profile::stages(0.0, &stages);
+        assert_eq!(profile.value_at(1.0), 50.0);
+        assert_eq!(profile.value_at(10.0), 100.0);
+    }
+}

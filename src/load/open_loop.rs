@@ -1,0 +1,64 @@
+//! The open-loop dispatcher shared by rate, rate ramps and fixed schedules: sleeps until each
+//! precomputed arrival's absolute deadline and spawns its request, so a slow one never delays the next.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::Semaphore;
+use tokio::task::JoinSet;
+
+use super::{LoadContext, Outgoing, PhaseDeadlines, PhaseRun, SendWindow, request_ids, send};
+
+/// How many overdue arrivals are sent back to back before the scheduler yields to other tasks.
+const CATCH_UP_BURST: u32 = 64;
+
+/// Send one request at each offset (ns from now) until the offsets, the phase's request count
+/// or its duration run out; at most `max_in_flight` at once when given.
+pub(super) async fn dispatch(
+    ctx: Arc<LoadContext>,
+    run: Arc<PhaseRun>,
+    offsets_ns: impl Iterator<Item = u64>,
+    max_in_flight: Option<usize>,
+) -> SendWindow {
+    let deadlines = PhaseDeadlines::of(&run.phase);
+    let slots = max_in_flight.map(|n| Arc::new(Semaphore::new(n)));
+    let origin_ns = ctx.clock.now_ns();
+    let origin = tokio::time::Instant::from_std(ctx.clock.instant_at(origin_ns));
+    let mut ids = request_ids(&ctx, &run, 0);
+    let mut tasks = JoinSet::new();
+    let mut window = SendWindow::default();
+    let mut overdue_in_a_row = 0;
+    for (request_index, offset_ns) in (0u64..).zip(offsets_ns) {
+        if run.phase.requests.is_some_and(|limit| request_index >= limit) || ctx.cancel.is_cancelled() {
+            break;
+        }
+        let due = origin + Duration::from_nanos(offset_ns);
+        if deadlines.stop_sending.is_some_and(|stop| due >= stop) {
+            break;
+        }
+        if due > tokio::time::Instant::now() {
+            overdue_in_a_row = 0;
+            tokio::select! {
+                _ = tokio::time::sleep_until(due) => {}
+                _ = ctx.cancel.cancelled() => break,
+            }
+        } else {
+            overdue_in_a_row += 1;
+            if overdue_in_a_row % CATCH_UP_BURST == 0 {
+                tokio::task::yield_now().await;
+            }
+        }
+        let scheduled_ns = origin_ns + offset_ns;
+        let fired_ns = ctx.clock.now_ns();
+        run.counters.pacing_error.record_ns(fired_ns.saturating_sub(scheduled_ns));
+        window.note(scheduled_ns, fired_ns);
+        let Some(request) = Outgoing::from_dataset(&ctx, request_index, scheduled_ns, ids.uuid()) else { break };
+        let (ctx, run, slots) = (ctx.clone(), run.clone(), slots.clone());
+        tasks.spawn(async move {
+            send(&ctx, &run, deadlines, request, slots.as_deref()).await;
+        });
+        while tasks.try_join_next().is_some() {}
+    }
+    while tasks.join_next().await.is_some() {}
+    window
+}

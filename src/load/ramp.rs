@@ -1,0 +1,77 @@
+//! Ramps: a rate or a number of users moved linearly through k6-style stages. A rate ramp is
+//! open loop over a time-varying rate; a concurrency ramp starts and retires closed-loop users.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::Duration;
+
+use tokio::task::JoinHandle;
+
+use super::arrival::{ArrivalTimes, Profile};
+use super::{LoadContext, PhaseDeadlines, PhaseRun, SendWindow, open_loop, request_ids, send_one};
+use crate::plan::{Arrival, RampStage};
+
+/// How often a concurrency ramp adjusts its number of users.
+const USER_STEP: Duration = Duration::from_millis(20);
+
+pub(super) async fn run_rate(
+    ctx: Arc<LoadContext>,
+    run: Arc<PhaseRun>,
+    start_rps: f64,
+    stages: &[RampStage],
+    arrival: Arrival,
+    seed: u64,
+) -> SendWindow {
+    let arrivals = ArrivalTimes::new(arrival, seed, Profile::stages(start_rps, stages));
+    open_loop::dispatch(ctx, run, arrivals, None).await
+}
+
+pub(super) async fn run_concurrency(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, start_users: f64, stages: &[RampStage]) {
+    let deadlines = PhaseDeadlines::of(&run.phase);
+    let profile = Profile::stages(start_users, stages);
+    let allowed_users = Arc::new(AtomicUsize::new(0));
+    let issued = Arc::new(AtomicU64::new(0));
+    let started = tokio::time::Instant::now();
+    let mut users: Vec<Option<JoinHandle<()>>> = Vec::new();
+    let mut step = tokio::time::interval(USER_STEP);
+    while !ctx.cancel.is_cancelled() && !deadlines.sending_over() && !requests_done(&run, &issued) {
+        let wanted = profile.value_at(started.elapsed().as_secs_f64()).round().max(0.0) as usize;
+        allowed_users.store(wanted, Ordering::Relaxed);
+        if users.len() < wanted {
+            users.resize_with(wanted, || None);
+        }
+        for (user, slot) in users.iter_mut().enumerate().take(wanted) {
+            if slot.as_ref().is_none_or(|handle| handle.is_finished()) {
+                let (ctx, run, allowed_users, issued) =
+                    (ctx.clone(), run.clone(), allowed_users.clone(), issued.clone());
+                *slot = Some(tokio::spawn(async move {
+                    let mut ids = request_ids(&ctx, &run, user as u64);
+                    while user < allowed_users.load(Ordering::Relaxed)
+                        && !ctx.cancel.is_cancelled()
+                        && !deadlines.sending_over()
+                    {
+                        let request_index = issued.fetch_add(1, Ordering::Relaxed);
+                        if run.phase.requests.is_some_and(|limit| request_index >= limit) {
+                            break;
+                        }
+                        let scheduled_ns = ctx.clock.now_ns();
+                        send_one(&ctx, &run, deadlines, &mut ids, request_index, scheduled_ns).await;
+                    }
+                }));
+            }
+        }
+        tokio::select! {
+            _ = step.tick() => {}
+            _ = ctx.cancel.cancelled() => break,
+        }
+    }
+    for handle in users.into_iter().flatten() {
+        if let Err(e) = handle.await {
+            tracing::error!("a ramp user stopped unexpectedly: {e}");
+        }
+    }
+}
+
+fn requests_done(run: &PhaseRun, issued: &AtomicU64) -> bool {
+    run.phase.requests.is_some_and(|limit| issued.load(Ordering::Relaxed) >= limit)
+}

@@ -1,0 +1,20 @@
+//! Request-rate mode: open loop at a fixed rate with constant, Poisson or gamma arrivals from
+//! a seed, and an optional ceiling on requests in flight.
+
+use std::sync::Arc;
+
+use super::arrival::{ArrivalTimes, Profile};
+use super::{LoadContext, PhaseRun, SendWindow, open_loop};
+use crate::plan::Arrival;
+
+pub(super) async fn run(
+    ctx: Arc<LoadContext>,
+    run: Arc<PhaseRun>,
+    rate_rps: f64,
+    arrival: Arrival,
+    max_concurrency: Option<usize>,
+    seed: u64,
+) -> SendWindow {
+    let arrivals = ArrivalTimes::new(arrival, seed, Profile::constant(rate_rps));
+    open_loop::dispatch(ctx, run, arrivals, max_concurrency).await
+}

@@ -1,0 +1,190 @@
+//! The client self-check: after a phase, compare what the client meant to send with what it
+//! sent (rate, pacing, dispatch delay, in-flight peak, CPU) and say when it was the bottleneck.
+
+use std::sync::atomic::Ordering;
+
+use super::{PhaseCounters, SendWindow};
+use crate::plan::{LoadMode, Phase, RampedQuantity};
+use crate::result::ClientSelfCheck;
+
+/// Above this dispatch delay p99 the client, not the server, shaped the latencies. Tokio's
+/// timer wakes on whole milliseconds, so honest pacing alone reaches about 1 ms.
+pub const DISPATCH_DELAY_P99_LIMIT_MS: f64 = 2.0;
+/// Below this share of the scheduled rate the client could not keep up.
+pub const ACHIEVED_RATE_MIN_SHARE: f64 = 0.99;
+/// Above this share of all cores the client's own CPU was saturated.
+pub const CPU_SATURATION_SHARE: f64 = 0.9;
+
+/// CPU time (user + system) this process has used so far, ns.
+pub fn process_cpu_ns() -> u64 {
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: getrusage fills the struct it is given; RUSAGE_SELF is always valid.
+    let status = unsafe { libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr()) };
+    if status != 0 {
+        return 0;
+    }
+    // SAFETY: getrusage returned 0, so it wrote the whole struct.
+    let usage = unsafe { usage.assume_init() };
+    let ns = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1000;
+    ns(usage.ru_utime) + ns(usage.ru_stime)
+}
+
+/// The rate a phase was asked for, requests (or, for users, sessions) per second.
+fn target_rate_rps(phase: &Phase) -> Option<f64> {
+    match &phase.mode {
+        LoadMode::Rate { rate, .. } => Some(*rate),
+        LoadMode::Ramp { ramped: RampedQuantity::Rate, start, stages, .. } => {
+            let mut from = *start;
+            let (mut area, mut duration_s) = (0.0, 0.0);
+            for stage in stages {
+                area += (from + stage.target) / 2.0 * stage.duration_s;
+                duration_s += stage.duration_s;
+                from = stage.target;
+            }
+            (duration_s > 0.0).then(|| area / duration_s)
+        }
+        LoadMode::Users { session_rate, .. } => Some(*session_rate),
+        _ => None,
+    }
+}
+
+pub fn assess(
+    phase: &Phase,
+    counters: &PhaseCounters,
+    window: Option<SendWindow>,
+    cpu_ns: u64,
+    wall_ns: u64,
+) -> ClientSelfCheck {
+    let cpu_cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let client_cpu_percent = if wall_ns > 0 { 100.0 * cpu_ns as f64 / wall_ns as f64 } else { 0.0 };
+    let sent = counters.sent.load(Ordering::Relaxed);
+    let (scheduled_rate_rps, achieved_rate_rps) = match window {
+        Some(window) => window.rates_rps().map_or((None, None), |(s, a)| (Some(s), Some(a))),
+        None => (None, (wall_ns > 0).then(|| sent as f64 / (wall_ns as f64 / 1e9))),
+    };
+    let mut check = ClientSelfCheck {
+        phase: phase.name.clone(),
+        target_rate_rps: target_rate_rps(phase),
+        scheduled_rate_rps,
+        achieved_rate_rps,
+        pacing_error_p50_ms: counters.pacing_error.percentile_ms(50.0),
+        pacing_error_p99_ms: counters.pacing_error.percentile_ms(99.0),
+        dispatch_delay_p50_ms: counters.dispatch_delay.percentile_ms(50.0),
+        dispatch_delay_p99_ms: counters.dispatch_delay.percentile_ms(99.0),
+        peak_in_flight: counters.peak_in_flight.load(Ordering::Relaxed),
+        client_cpu_percent,
+        cpu_cores,
+        client_bound: false,
+        warnings: Vec::new(),
+    };
+    let ceiling = match &phase.mode {
+        LoadMode::Rate { max_concurrency, .. } => *max_concurrency,
+        _ => None,
+    };
+    let pacing_p99_ms = check.pacing_error_p99_ms.unwrap_or(0.0);
+    if let Some(dispatch_p99_ms) = check.dispatch_delay_p99_ms.filter(|ms| *ms > DISPATCH_DELAY_P99_LIMIT_MS) {
+        match ceiling {
+            Some(n) if pacing_p99_ms <= DISPATCH_DELAY_P99_LIMIT_MS && check.peak_in_flight >= n as u64 => {
+                check.warnings.push(format!(
+                    "the concurrency ceiling ({n}) held requests back: dispatch delay p99 {dispatch_p99_ms:.2} ms; \
+                     latencies from the schedule include that wait"
+                ));
+            }
+            _ => {
+                check.client_bound = true;
+                check.warnings.push(format!(
+                    "the client sent requests late: dispatch delay p99 {dispatch_p99_ms:.2} ms (limit {DISPATCH_DELAY_P99_LIMIT_MS} ms)"
+                ));
+            }
+        }
+    }
+    if let (Some(scheduled), Some(achieved)) = (scheduled_rate_rps, achieved_rate_rps)
+        && achieved < scheduled * ACHIEVED_RATE_MIN_SHARE
+    {
+        check.client_bound = true;
+        check.warnings.push(format!(
+            "the client sent {achieved:.1} req/s of the {scheduled:.1} req/s it scheduled ({:.1} %)",
+            100.0 * achieved / scheduled
+        ));
+    }
+    if client_cpu_percent >= CPU_SATURATION_SHARE * 100.0 * cpu_cores as f64 {
+        check.client_bound = true;
+        check.warnings.push(format!(
+            "the process used {client_cpu_percent:.0} % CPU of {cpu_cores} cores: the client may be the bottleneck"
+        ));
+    }
+    check
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::{Arrival, PhaseKind};
+
+    fn rate_phase(max_concurrency: Option<usize>) -> Phase {
+        Phase {
+            name: "rate".into(),
+            kind: PhaseKind::Profiling,
+            mode: LoadMode::Rate { rate: 100.0, arrival: Arrival::Constant, max_concurrency, seed: 0 },
+            requests: Some(100),
+            duration_s: None,
+            grace_period_s: 0.0,
+            results: true,
+            cancel: None,
+        }
+    }
+
+    fn window(count: u64, scheduled_span_ns: u64, fired_span_ns: u64) -> SendWindow {
+        let mut window = SendWindow::default();
+        window.note(0, 0);
+        window.note(scheduled_span_ns, fired_span_ns);
+        window.count = count;
+        window
+    }
+
+    #[test]
+    fn a_client_on_schedule_is_not_the_bottleneck() {
+        let counters = PhaseCounters::default();
+        (0..100).for_each(|_| counters.dispatch_delay.record_ns(200_000));
+        let check =
+            assess(&rate_phase(None), &counters, Some(window(101, 1_000_000_000, 1_000_000_000)), 0, 1_000_000_000);
+        assert_eq!(check.target_rate_rps, Some(100.0));
+        assert_eq!(check.achieved_rate_rps, Some(100.0));
+        let dispatch_p99_ms = check.dispatch_delay_p99_ms.unwrap();
+        assert!((dispatch_p99_ms - 0.2).abs() < 0.005, "{dispatch_p99_ms}");
+        assert!(!check.client_bound && check.warnings.is_empty(), "{:?}", check.warnings);
+    }
+
+    #[test]
+    fn late_dispatch_and_a_missed_rate_are_flagged() {
+        let counters = PhaseCounters::default();
+        (0..100).for_each(|_| counters.dispatch_delay.record_ns(5_000_000));
+        let check =
+            assess(&rate_phase(None), &counters, Some(window(101, 1_000_000_000, 1_250_000_000)), 0, 1_000_000_000);
+        assert!(check.client_bound);
+        assert_eq!(check.warnings.len(), 2, "{:?}", check.warnings);
+        assert!(check.warnings[0].contains("dispatch delay p99"));
+        assert!(check.warnings[1].contains("80.0 %"), "{}", check.warnings[1]);
+    }
+
+    #[test]
+    fn a_full_concurrency_ceiling_is_named_and_not_blamed_on_the_client() {
+        let counters = PhaseCounters::default();
+        (0..100).for_each(|_| counters.dispatch_delay.record_ns(50_000_000));
+        counters.peak_in_flight.store(4, Ordering::Relaxed);
+        let check = assess(&rate_phase(Some(4)), &counters, None, 0, 1_000_000_000);
+        assert!(!check.client_bound);
+        assert!(check.warnings[0].contains("concurrency ceiling (4)"), "{:?}", check.warnings);
+    }
+
+    #[test]
+    fn process_cpu_time_advances_with_work() {
+        let before = process_cpu_ns();
+        let mut x = 0u64;
+        for i in 0..20_000_000u64 {
+            x = x.wrapping_mul(31).wrapping_add(i);
+        }
+        std::hint::black_box(x);
+        assert!(process_cpu_ns() > before);
+    }
+}

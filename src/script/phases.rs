@@ -1,0 +1,285 @@
+//! The phase builders a scenario calls, one per timing mode: `concurrency`, `rate`, `ramp`,
+//! `schedule`, `users`, plus `warmup` and `cooldown`. Each validates its map and returns a Phase.
+
+use std::path::Path;
+
+use rhai::{Array, Engine, Map};
+
+use super::keys::{MapReader, ScriptResult, number, script_error};
+use crate::load::schedule;
+use crate::plan::{
+    Arrival, Cancellation, Dist, FixedSchedule, LoadMode, Phase, PhaseKind, RampStage, RampedQuantity, ScheduleTrace,
+};
+
+/// Default grace period after a duration ends, seconds.
+const DEFAULT_GRACE_PERIOD_S: f64 = 30.0;
+
+pub fn register(engine: &mut Engine) {
+    engine.register_fn("concurrency", |map: Map| concurrency(PhaseKind::Profiling, "concurrency", map));
+    engine.register_fn("warmup", |map: Map| concurrency(PhaseKind::Warmup, "warmup", map));
+    engine.register_fn("cooldown", |map: Map| concurrency(PhaseKind::Cooldown, "cooldown", map));
+    engine.register_fn("warmup", |phase: Phase| side_phase(phase, PhaseKind::Warmup));
+    engine.register_fn("cooldown", |phase: Phase| side_phase(phase, PhaseKind::Cooldown));
+    engine.register_fn("rate", rate);
+    engine.register_fn("ramp", ramp);
+    engine.register_fn("schedule", fixed_schedule);
+    engine.register_fn("users", users);
+}
+
+/// The builder's keys: its mode's keys and those every phase takes.
+macro_rules! keys {
+    ($($key:literal),* $(,)?) => {
+        &[$($key,)* "name", "requests", "duration", "grace_period", "results", "cancel"]
+    };
+}
+
+/// Read the common keys and assemble the phase.
+fn finish(r: &mut MapReader, kind: PhaseKind, mode: LoadMode, needs_stop: bool) -> ScriptResult<Phase> {
+    let what = r.what();
+    let name = r.opt_string("name")?.unwrap_or_else(|| match kind {
+        PhaseKind::Profiling => what.to_string(),
+        other => other.as_str().to_string(),
+    });
+    let requests = r.opt_u64("requests")?;
+    let duration_s = r.opt_f64("duration")?;
+    if needs_stop && requests.is_none() && duration_s.is_none() {
+        return script_error(format!("{what}: give `requests`, `duration` (e.g. seconds(30)), or both"));
+    }
+    if requests == Some(0) {
+        return script_error(format!("{what}: `requests` must be at least 1"));
+    }
+    if duration_s.is_some_and(|d| d.is_nan() || d <= 0.0) {
+        return script_error(format!("{what}: `duration` must be positive"));
+    }
+    let grace_period_s = r.opt_f64("grace_period")?.unwrap_or(DEFAULT_GRACE_PERIOD_S).max(0.0);
+    let results = r.opt_bool("results")?.unwrap_or(kind == PhaseKind::Profiling);
+    let cancel = match r.opt_map("cancel")? {
+        Some(map) => Some(cancellation(map)?),
+        None => None,
+    };
+    Ok(Phase { name, kind, mode, requests, duration_s, grace_period_s, results, cancel })
+}
+
+/// `cancel: #{ fraction: 0.1, after: ms(500) }`
+fn cancellation(map: Map) -> ScriptResult<Cancellation> {
+    let mut r = MapReader::new("cancel", map, &["fraction", "after"])?;
+    let fraction = r.opt_f64("fraction")?.unwrap_or(0.0);
+    if !(0.0..=1.0).contains(&fraction) {
+        return script_error(format!("cancel: `fraction` must be between 0 and 1, got {fraction}"));
+    }
+    let after_s = r.opt_f64("after")?.unwrap_or(0.0);
+    if after_s.is_nan() || after_s < 0.0 {
+        return script_error("cancel: `after` must be a duration ≥ 0, e.g. ms(500)");
+    }
+    Ok(Cancellation { fraction, after_s })
+}
+
+/// `warmup(rate(#{..}))`, `cooldown(users(#{..}))`: any phase, kept out of the results.
+fn side_phase(mut phase: Phase, kind: PhaseKind) -> Phase {
+    if phase.kind == PhaseKind::Profiling && phase.name == mode_name(&phase.mode) {
+        phase.name = kind.as_str().to_string();
+    }
+    phase.kind = kind;
+    phase.results = false;
+    phase
+}
+
+fn mode_name(mode: &LoadMode) -> &'static str {
+    match mode {
+        LoadMode::Concurrency { .. } => "concurrency",
+        LoadMode::Rate { .. } => "rate",
+        LoadMode::Ramp { .. } => "ramp",
+        LoadMode::Schedule(_) => "schedule",
+        LoadMode::Users { .. } => "users",
+    }
+}
+
+/// `concurrency(#{ users: 8, requests: 500 })`, `warmup(#{ requests: 20, concurrency: 4 })`
+fn concurrency(kind: PhaseKind, builder: &'static str, map: Map) -> ScriptResult<Phase> {
+    let mut r = MapReader::new(builder, map, keys!["users", "concurrency"])?;
+    let users = match (r.opt_u64("users")?, r.opt_u64("concurrency")?) {
+        (Some(_), Some(_)) => return script_error(format!("{builder}: give `users` or `concurrency`, not both")),
+        (Some(n), None) | (None, Some(n)) => n,
+        (None, None) => 1,
+    };
+    if users == 0 {
+        return script_error(format!("{builder}: concurrency must be at least 1"));
+    }
+    finish(&mut r, kind, LoadMode::Concurrency { concurrency: users as usize }, true)
+}
+
+/// `arrival: "constant" | "poisson" | "gamma"` with `smoothness` for gamma.
+fn arrival(r: &mut MapReader) -> ScriptResult<Arrival> {
+    let what = r.what();
+    let smoothness = r.opt_f64("smoothness")?;
+    match (r.opt_string("arrival")?.as_deref(), smoothness) {
+        (None | Some("poisson"), None) => Ok(Arrival::Poisson),
+        (Some("constant"), None) => Ok(Arrival::Constant),
+        (None | Some("gamma"), Some(s)) if s.is_finite() && s > 0.0 => Ok(Arrival::Gamma { smoothness: s }),
+        (Some("gamma"), None) => script_error(format!("{what}: gamma arrivals need `smoothness` (1 is Poisson)")),
+        (None | Some("gamma"), Some(s)) => script_error(format!("{what}: `smoothness` must be positive, got {s}")),
+        (Some("constant" | "poisson"), Some(_)) => {
+            script_error(format!("{what}: `smoothness` only applies to arrival: \"gamma\""))
+        }
+        (Some(other), _) => {
+            script_error(format!("{what}: `arrival` must be \"constant\", \"poisson\" or \"gamma\", got \"{other}\""))
+        }
+    }
+}
+
+/// `rate(#{ rate: 20, arrival: "poisson", max_concurrency: 64, seed: 1, duration: seconds(60) })`
+fn rate(map: Map) -> ScriptResult<Phase> {
+    let mut r = MapReader::new("rate", map, keys!["rate", "arrival", "smoothness", "max_concurrency", "seed"])?;
+    let Some(rate) = r.opt_f64("rate")? else {
+        return script_error("rate: `rate` (requests per second) is required");
+    };
+    if !(rate.is_finite() && rate > 0.0) {
+        return script_error(format!("rate: `rate` must be positive, got {rate}"));
+    }
+    let arrival = arrival(&mut r)?;
+    let max_concurrency = r.opt_u64("max_concurrency")?.map(|n| n as usize);
+    if max_concurrency == Some(0) {
+        return script_error("rate: `max_concurrency` must be at least 1");
+    }
+    let seed = r.opt_u64("seed")?.unwrap_or(0);
+    finish(&mut r, PhaseKind::Profiling, LoadMode::Rate { rate, arrival, max_concurrency, seed }, true)
+}
+
+/// `ramp(#{ rate: [#{ duration: seconds(30), target: 100 }, ..] })` or `ramp(#{ users: [..] })`
+fn ramp(map: Map) -> ScriptResult<Phase> {
+    let mut r = MapReader::new("ramp", map, keys!["users", "rate", "start", "arrival", "smoothness", "seed"])?;
+    let (ramped, items) = match (r.opt_array("users")?, r.opt_array("rate")?) {
+        (Some(items), None) => (RampedQuantity::Concurrency, items),
+        (None, Some(items)) => (RampedQuantity::Rate, items),
+        _ => {
+            return script_error(
+                "ramp: give either `users` or `rate` as a list of stages, e.g. rate: [#{ duration: seconds(30), target: 100 }]",
+            );
+        }
+    };
+    let stages = ramp_stages(items)?;
+    let start = r.opt_f64("start")?.unwrap_or(0.0);
+    if !(start.is_finite() && start >= 0.0) {
+        return script_error("ramp: `start` must be ≥ 0");
+    }
+    let arrival = match ramped {
+        RampedQuantity::Rate => arrival(&mut r)?,
+        RampedQuantity::Concurrency if r.has("arrival") || r.has("smoothness") => {
+            return script_error("ramp: `arrival` and `smoothness` apply to rate ramps only");
+        }
+        RampedQuantity::Concurrency => Arrival::Constant,
+    };
+    let seed = r.opt_u64("seed")?.unwrap_or(0);
+    if r.has("duration") {
+        return script_error("ramp: the stages set its duration; leave out `duration`");
+    }
+    let total_s: f64 = stages.iter().map(|s| s.duration_s).sum();
+    let mut phase =
+        finish(&mut r, PhaseKind::Profiling, LoadMode::Ramp { ramped, start, stages, arrival, seed }, false)?;
+    phase.duration_s = Some(total_s);
+    Ok(phase)
+}
+
+fn ramp_stages(items: Array) -> ScriptResult<Vec<RampStage>> {
+    if items.is_empty() {
+        return script_error("ramp: the list of stages is empty");
+    }
+    let mut stages = Vec::with_capacity(items.len());
+    for (i, item) in items.into_iter().enumerate() {
+        let Some(map) = item.try_cast::<Map>() else {
+            return script_error(format!(
+                "ramp: stage {i} must be a map like #{{ duration: seconds(30), target: 64 }}"
+            ));
+        };
+        let mut r = MapReader::new("ramp stage", map, &["duration", "target"])?;
+        let (Some(duration_s), Some(target)) = (r.opt_f64("duration")?, r.opt_f64("target")?) else {
+            return script_error(format!("ramp: stage {i} needs `duration` and `target`"));
+        };
+        if !(duration_s.is_finite() && duration_s > 0.0 && target.is_finite() && target >= 0.0) {
+            return script_error(format!("ramp: stage {i} needs a positive duration and a target ≥ 0"));
+        }
+        stages.push(RampStage { duration_s, target });
+    }
+    Ok(stages)
+}
+
+/// `schedule(#{ timestamps: [0, 120, 250] })` or `schedule(#{ file: "trace.jsonl", speedup: 2.0 })`
+fn fixed_schedule(map: Map) -> ScriptResult<Phase> {
+    let mut r = MapReader::new(
+        "schedule",
+        map,
+        keys!["timestamps", "file", "start_offset", "end_offset", "auto_offset", "speedup"],
+    )?;
+    let trace = match (r.opt_array("timestamps")?, r.opt_string("file")?) {
+        (Some(items), None) => {
+            let mut timestamps_ms = Vec::with_capacity(items.len());
+            for (i, item) in items.iter().enumerate() {
+                match number(item) {
+                    Some(ms) if ms.is_finite() => timestamps_ms.push(ms),
+                    _ => {
+                        return script_error(format!("schedule: timestamps[{i}] must be a number of ms, got `{item}`"));
+                    }
+                }
+            }
+            ScheduleTrace::Inline { timestamps_ms }
+        }
+        (None, Some(path)) => match schedule::read_trace(Path::new(&path)) {
+            Ok(timestamps_ms) => ScheduleTrace::File { path, timestamps_ms },
+            Err(e) => return script_error(format!("schedule: {e}")),
+        },
+        _ => return script_error("schedule: give either `timestamps` (a list of ms) or `file` (a JSONL trace)"),
+    };
+    let start_offset_ms = r.opt_f64("start_offset")?.map(|s| s * 1000.0);
+    let end_offset_ms = r.opt_f64("end_offset")?.map(|s| s * 1000.0);
+    let auto_offset = r.opt_bool("auto_offset")?.unwrap_or(false);
+    let speedup = r.opt_f64("speedup")?.unwrap_or(1.0);
+    if !(speedup.is_finite() && speedup > 0.0) {
+        return script_error(format!("schedule: `speedup` must be positive, got {speedup}"));
+    }
+    let fixed = FixedSchedule { trace, start_offset_ms, end_offset_ms, auto_offset, speedup };
+    if schedule::offsets_ns(&fixed).is_empty() {
+        return script_error("schedule: no timestamps to replay (check the trace and the offsets)");
+    }
+    finish(&mut r, PhaseKind::Profiling, LoadMode::Schedule(fixed), false)
+}
+
+/// A number or `normal(mean, stddev)`; `default` when absent.
+fn number_or_normal(r: &mut MapReader, key: &str, default: f64) -> ScriptResult<Dist> {
+    if let Ok(Some(mean)) = r.opt_f64(key) {
+        return Ok(Dist { mean, stddev: 0.0 });
+    }
+    let what = r.what();
+    match r.opt_map(key)? {
+        Some(map) => match (map.get("mean").and_then(number), map.get("stddev").and_then(number)) {
+            (Some(mean), stddev) => Ok(Dist { mean, stddev: stddev.unwrap_or(0.0) }),
+            _ => script_error(format!("{what}: `{key}` must be a number or normal(mean, stddev)")),
+        },
+        None => Ok(Dist { mean: default, stddev: 0.0 }),
+    }
+}
+
+/// `users(#{ users: 16, rate: 2, turns: normal(4, 1), think_time: normal(ms(800), ms(200)), duration: seconds(60) })`
+fn users(map: Map) -> ScriptResult<Phase> {
+    let mut r = MapReader::new("users", map, keys!["users", "rate", "turns", "think_time", "seed"])?;
+    let users = r.opt_u64("users")?.unwrap_or(1);
+    if users == 0 {
+        return script_error("users: `users` must be at least 1");
+    }
+    let Some(session_rate) = r.opt_f64("rate")? else {
+        return script_error("users: `rate` (new sessions per second) is required");
+    };
+    if !(session_rate.is_finite() && session_rate > 0.0) {
+        return script_error(format!("users: `rate` must be positive, got {session_rate}"));
+    }
+    let turns = number_or_normal(&mut r, "turns", 1.0)?;
+    if turns.mean.is_nan() || turns.mean < 1.0 {
+        return script_error(format!("users: `turns` must be at least 1, got {}", turns.mean));
+    }
+    let think_time_s = number_or_normal(&mut r, "think_time", 0.0)?;
+    if think_time_s.mean.is_nan() || think_time_s.mean < 0.0 || think_time_s.stddev < 0.0 {
+        return script_error("users: `think_time` cannot be negative");
+    }
+    let seed = r.opt_u64("seed")?.unwrap_or(0);
+    let mode = LoadMode::Users { users: users as usize, session_rate, turns, think_time_s, seed };
+    finish(&mut r, PhaseKind::Profiling, mode, true)
+}

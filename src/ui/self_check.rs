@@ -1,0 +1,86 @@
+//! The client self-check on the console: per results phase, target vs achieved rate, pacing,
+//! dispatch delay, peak in flight and CPU, with a loud warning when the client was the bottleneck.
+
+use std::fmt::Write;
+
+use crate::result::{ClientSelfCheck, RunResult};
+
+/// One block per phase that fed the results.
+pub fn render(result: &RunResult) -> String {
+    let mut out = String::new();
+    for phase in result.phases.iter().filter(|p| p.results) {
+        out.push_str(&render_phase(&phase.self_check));
+    }
+    out
+}
+
+fn ms(value: Option<f64>) -> String {
+    value.map_or_else(|| "n/a".to_string(), |v| format!("{v:.3} ms"))
+}
+
+fn rps(value: Option<f64>) -> String {
+    value.map_or_else(|| "n/a".to_string(), |v| format!("{v:.1}/s"))
+}
+
+fn render_phase(check: &ClientSelfCheck) -> String {
+    let mut out = format!("Client self-check ({}):", check.phase);
+    if check.target_rate_rps.is_some() {
+        let _ = write!(
+            out,
+            " target {}, scheduled {}, achieved {};",
+            rps(check.target_rate_rps),
+            rps(check.scheduled_rate_rps),
+            rps(check.achieved_rate_rps)
+        );
+        let _ =
+            write!(out, " pacing error p50 {} p99 {};", ms(check.pacing_error_p50_ms), ms(check.pacing_error_p99_ms));
+    } else {
+        let _ = write!(out, " achieved {};", rps(check.achieved_rate_rps));
+    }
+    let _ = writeln!(
+        out,
+        " dispatch delay p99 {}; peak in flight {}; CPU {:.0} % of {} cores",
+        ms(check.dispatch_delay_p99_ms),
+        check.peak_in_flight,
+        check.client_cpu_percent,
+        check.cpu_cores
+    );
+    if check.client_bound {
+        out.push_str("WARNING: the client was the bottleneck; these results measure aiperf, not the server.\n");
+    }
+    for warning in &check.warnings {
+        let _ = writeln!(out, "  - {warning}");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_client_bound_phase_gets_a_warning_and_its_reasons() {
+        let check = ClientSelfCheck {
+            phase: "rate".into(),
+            target_rate_rps: Some(100.0),
+            scheduled_rate_rps: Some(100.0),
+            achieved_rate_rps: Some(80.0),
+            pacing_error_p50_ms: Some(0.5),
+            pacing_error_p99_ms: Some(1.0),
+            dispatch_delay_p99_ms: Some(3.0),
+            peak_in_flight: 7,
+            client_cpu_percent: 190.0,
+            cpu_cores: 2,
+            client_bound: true,
+            warnings: vec!["the client sent 80.0 req/s".into()],
+            ..Default::default()
+        };
+        let text = render_phase(&check);
+        assert!(text.contains("target 100.0/s, scheduled 100.0/s, achieved 80.0/s"), "{text}");
+        assert!(text.contains("pacing error p50 0.500 ms p99 1.000 ms"), "{text}");
+        assert!(text.contains("WARNING: the client was the bottleneck"), "{text}");
+        assert!(text.contains("  - the client sent 80.0 req/s"), "{text}");
+        let calm = render_phase(&ClientSelfCheck { phase: "c".into(), ..Default::default() });
+        assert!(!calm.contains("WARNING") && calm.contains("achieved n/a"), "{calm}");
+    }
+}

@@ -1,0 +1,226 @@
+//! Timing modes end to end against the in-process mock: what each mode promises, checked
+//! through the records it wrote (generous tolerances: these run on busy machines).
+
+mod common;
+
+use std::collections::BTreeMap;
+
+use common::{aiperf_command, run_scenario, stat};
+use serde_json::Value;
+
+fn ns(record: &Value, field: &str) -> u64 {
+    record["metadata"][field].as_u64().unwrap_or_else(|| panic!("{field} missing in {record}"))
+}
+
+/// The most requests any instant saw in flight, from the records' send and end times.
+fn max_overlap(records: &[Value]) -> usize {
+    let mut events: Vec<(u64, i32)> = Vec::new();
+    for record in records {
+        events.push((ns(record, "request_start_ns"), 1));
+        events.push((ns(record, "request_end_ns"), -1));
+    }
+    events.sort();
+    let (mut now, mut peak) = (0i32, 0i32);
+    for (_, step) in events {
+        now += step;
+        peak = peak.max(now);
+    }
+    peak as usize
+}
+
+fn self_check(summary: &Value) -> &Value {
+    &summary["client_self_check"][0]
+}
+
+#[test]
+fn a_concurrency_phase_never_exceeds_its_users() {
+    let run = run_scenario(
+        "closed",
+        r#"run(#{ endpoint: endpoint(#{ url: "mock", mock: #{ ttft: ms(30), itl: ms(2) } }),
+                 dataset: synthetic(#{ isl: 20, osl: 8 }),
+                 phases: [ concurrency(#{ users: 3, requests: 30 }) ] });"#,
+    );
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let records = run.records("closed");
+    assert_eq!(records.len(), 30);
+    assert!(max_overlap(&records) <= 3, "{} in flight", max_overlap(&records));
+    let summary = run.summary("closed");
+    assert_eq!(self_check(&summary)["peak_in_flight"], 3);
+}
+
+#[test]
+fn a_rate_phase_keeps_its_rate_and_counts_add_up_with_cancellations() {
+    let run = run_scenario(
+        "open",
+        r#"run(#{ endpoint: endpoint(#{ url: "mock", mock: #{ ttft: ms(50), itl: ms(2) } }),
+                 dataset: synthetic(#{ isl: 20, osl: 8 }),
+                 phases: [ rate(#{ rate: 100, arrival: "constant", requests: 150,
+                                   cancel: #{ fraction: 0.2, after: ms(20) } }) ] });"#,
+    );
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let summary = run.summary("open");
+    let phase = &summary["phases"][0];
+    let count = |key: &str| phase[key].as_u64().unwrap_or_else(|| panic!("{key} in {phase}"));
+    assert_eq!(count("sent"), 150);
+    assert_eq!(count("sent"), count("completed") + count("errors") + count("cancelled"));
+    assert_eq!(count("errors"), 0, "cancellations are not errors");
+    assert!((15..=45).contains(&count("cancelled")), "{} cancelled of 150 at 20 %", count("cancelled"));
+    assert_eq!(stat(&summary, "request_count", "avg") as u64, count("completed"));
+
+    let check = self_check(&summary);
+    assert_eq!(check["target_rate_rps"], 100.0);
+    let achieved = check["achieved_rate_rps"].as_f64().expect("achieved rate");
+    assert!((90.0..110.0).contains(&achieved), "achieved {achieved} req/s");
+    // Every record knows when it was due; constant arrivals are exactly 10 ms apart.
+    let records = run.records("open");
+    let mut scheduled: Vec<u64> = records.iter().map(|r| ns(r, "credit_issued_ns")).collect();
+    scheduled.sort();
+    assert!(scheduled.windows(2).all(|w| w[1] - w[0] == 10_000_000), "constant arrivals");
+    assert!(summary.get("dispatch_delay").is_some() && summary.get("scheduled_request_latency").is_some());
+    assert!(stat(&summary, "scheduled_request_latency", "min") >= stat(&summary, "request_latency", "min"));
+}
+
+#[test]
+fn a_concurrency_ramp_reaches_its_target() {
+    let run = run_scenario(
+        "ramped",
+        r#"run(#{ endpoint: endpoint(#{ url: "mock", mock: #{ ttft: ms(100), itl: ms(5) } }),
+                 dataset: synthetic(#{ isl: 20, osl: 4 }),
+                 phases: [ ramp(#{ users: [ #{ duration: seconds(0.8), target: 6 }, #{ duration: seconds(0.7), target: 6 } ],
+                                   grace_period: seconds(5) }) ] });"#,
+    );
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let summary = run.summary("ramped");
+    assert_eq!(self_check(&summary)["peak_in_flight"], 6);
+    let records = run.records("ramped");
+    assert!(max_overlap(&records) <= 6);
+    // Fewer users early than late: the first 0.4 s sends less than the last 0.4 s of sending.
+    let first_ns = records.iter().map(|r| ns(r, "request_start_ns")).min().unwrap_or(0);
+    let early = records.iter().filter(|r| ns(r, "request_start_ns") < first_ns + 400_000_000).count();
+    let late = records.iter().filter(|r| ns(r, "request_start_ns") >= first_ns + 1_000_000_000).count();
+    assert!(early < late, "early {early}, late {late}");
+}
+
+#[test]
+fn a_fixed_schedule_sends_in_order_at_its_offsets() {
+    let run = run_scenario(
+        "replay",
+        r#"run(#{ endpoint: endpoint(#{ url: "mock", mock: #{ ttft: ms(5), itl: ms(1) } }),
+                 dataset: synthetic(#{ isl: 20, osl: 4 }),
+                 phases: [ schedule(#{ timestamps: [1000, 1800, 1100, 1400, 9000], end_offset: seconds(5),
+                                       auto_offset: true, speedup: 2.0 }) ] });"#,
+    );
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let mut records = run.records("replay");
+    assert_eq!(records.len(), 4, "9000 ms is past the end offset");
+    records.sort_by_key(|r| ns(r, "credit_issued_ns"));
+    let due: Vec<u64> = records.iter().map(|r| ns(r, "credit_issued_ns")).collect();
+    let offsets_ms: Vec<u64> = due.iter().map(|t| (t - due[0]) / 1_000_000).collect();
+    assert_eq!(offsets_ms, vec![0, 50, 200, 400], "(t − 1000) / 2");
+    for (record, due_ns) in records.iter().zip(&due) {
+        let late_ms = (ns(record, "request_start_ns") as f64 - *due_ns as f64) / 1e6;
+        assert!((0.0..25.0).contains(&late_ms), "sent {late_ms} ms after its time");
+    }
+    let sent: Vec<u64> = records.iter().map(|r| ns(r, "request_start_ns")).collect();
+    assert!(sent.windows(2).all(|w| w[0] <= w[1]), "sent in order");
+}
+
+#[test]
+fn a_session_never_overlaps_its_own_turns_and_carries_its_history() {
+    let run = run_scenario(
+        "sessions",
+        r#"run(#{ endpoint: endpoint(#{ url: "mock", mock: #{ ttft: ms(20), itl: ms(2) } }),
+                 dataset: synthetic(#{ isl: 30, osl: 6, seed: 2 }),
+                 phases: [ users(#{ users: 3, rate: 20, turns: 3, think_time: ms(30), requests: 18, seed: 5 }) ] });"#,
+    );
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let records = run.records("sessions");
+    assert_eq!(records.len(), 18);
+    let mut sessions: BTreeMap<String, Vec<&Value>> = BTreeMap::new();
+    for record in &records {
+        sessions.entry(record["metadata"]["conversation_id"].to_string()).or_default().push(record);
+    }
+    // The request count may stop sessions part-way, never out of order.
+    let full_sessions = sessions.values().filter(|turns| turns.len() == 3).count();
+    assert!(full_sessions >= 3, "{full_sessions} sessions had all 3 turns");
+    for turns in sessions.values_mut() {
+        turns.sort_by_key(|r| r["metadata"]["turn_index"].as_u64());
+        let indexes: Vec<u64> = turns.iter().filter_map(|r| r["metadata"]["turn_index"].as_u64()).collect();
+        assert_eq!(indexes, (0..turns.len() as u64).collect::<Vec<_>>());
+        for pair in turns.windows(2) {
+            let gap_ms = (ns(pair[1], "request_start_ns") as f64 - ns(pair[0], "request_end_ns") as f64) / 1e6;
+            assert!(gap_ms >= 29.0, "turn sent {gap_ms} ms after the previous answer (think time 30 ms)");
+            let isl = |r: &Value| r["metrics"]["input_sequence_length"]["value"].as_u64().unwrap_or(0);
+            assert!(isl(pair[1]) > isl(pair[0]), "the history grows the input");
+        }
+    }
+    assert!(self_check(&run.summary("sessions"))["peak_in_flight"].as_u64().unwrap_or(99) <= 3);
+}
+
+#[test]
+fn only_phases_marked_for_results_reach_the_metrics() {
+    let run = run_scenario(
+        "sequence",
+        r#"run(#{ endpoint: endpoint(#{ url: "mock", mock: #{ ttft: ms(5), itl: ms(1) } }),
+                 dataset: synthetic(#{ isl: 20, osl: 4 }),
+                 phases: [ warmup(rate(#{ rate: 200, requests: 7 })),
+                           concurrency(#{ name: "measured", users: 2, requests: 11 }),
+                           concurrency(#{ name: "side", users: 2, requests: 5, results: false }),
+                           cooldown(#{ users: 1, requests: 3 }) ] });"#,
+    );
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let records = run.records("sequence");
+    assert_eq!(records.len(), 11);
+    assert!(records.iter().all(|r| r["metadata"]["phase_name"] == "measured"));
+    let summary = run.summary("sequence");
+    let phases: Vec<(&str, &str, u64)> = summary["phases"]
+        .as_array()
+        .expect("phases")
+        .iter()
+        .map(|p| (p["name"].as_str().unwrap_or(""), p["kind"].as_str().unwrap_or(""), p["sent"].as_u64().unwrap_or(0)))
+        .collect();
+    assert_eq!(
+        phases,
+        vec![
+            ("warmup", "warmup", 7),
+            ("measured", "profiling", 11),
+            ("side", "profiling", 5),
+            ("cooldown", "cooldown", 3)
+        ]
+    );
+    assert_eq!(summary["client_self_check"].as_array().map(Vec::len), Some(1));
+}
+
+/// Every scenario under scenarios/ for a timing mode, shortened, against the mock.
+#[test]
+fn the_load_scenarios_run_against_the_mock() {
+    let repo = env!("CARGO_MANIFEST_DIR");
+    for (scenario, runs) in [
+        ("rate", &["rate"][..]),
+        ("ramp", &["ramp_users", "ramp_rate"][..]),
+        ("schedule", &["schedule"][..]),
+        ("users", &["users"][..]),
+        ("phases", &["phases"][..]),
+    ] {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let output = aiperf_command(dir.path())
+            .current_dir(repo)
+            .arg("run")
+            .arg(format!("scenarios/{scenario}.rhai"))
+            .env("AIPERF_DURATION", "1.5")
+            .env("AIPERF_STAGE", "0.5")
+            .env("AIPERF_SPEEDUP", "4")
+            .env_remove("AIPERF_URL")
+            .output()
+            .expect("run aiperf");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(0), "{scenario}: {stderr}");
+        assert!(String::from_utf8_lossy(&output.stdout).contains("Client self-check"), "{scenario}");
+        for name in runs {
+            let summary =
+                common::read_json(&dir.path().join("artifacts").join(name).join("profile_export_aiperf.json"));
+            assert!(stat(&summary, "request_count", "avg") > 0.0, "{scenario}/{name}");
+            assert!(summary["client_self_check"][0]["peak_in_flight"].as_u64().unwrap_or(0) > 0, "{scenario}/{name}");
+        }
+    }
+}
