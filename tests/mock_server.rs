@@ -205,21 +205,22 @@ async fn measured_timing_matches_the_configured_delays() {
     let request = json!({"messages": [{"role": "user", "content": "time me"}], "stream": true, "max_tokens": 10});
     let events = post_stream(&client, &server, "/v1/chat/completions", request).await;
     let content_times: Vec<Duration> = events[1..11].iter().map(|(at, _)| *at).collect();
-    let ttft_ms = content_times[0].as_secs_f64() * 1000.0;
-    let last_ms = content_times[9].as_secs_f64() * 1000.0;
-    assert!((50.0..75.0).contains(&ttft_ms), "ttft {ttft_ms} ms");
-    assert!((140.0..180.0).contains(&last_ms), "last token at {last_ms} ms, expected ~140");
-    for pair in content_times.windows(2) {
-        let gap_ms = (pair[1] - pair[0]).as_secs_f64() * 1000.0;
-        assert!((2.0..30.0).contains(&gap_ms), "inter-token gap {gap_ms} ms");
+    // Token i is due at 50 + 10 i ms: never early (deadlines, not sleeps), and late by at most
+    // what a busy machine's scheduler can add.
+    for (i, at) in content_times.iter().enumerate() {
+        let at_ms = at.as_secs_f64() * 1000.0;
+        let due_ms = 50.0 + 10.0 * i as f64;
+        assert!(at_ms >= due_ms - 1.0 && at_ms < due_ms + 60.0, "token {i} at {at_ms:.1} ms, due at {due_ms} ms");
     }
+    let mean_gap_ms = (content_times[9] - content_times[0]).as_secs_f64() * 1000.0 / 9.0;
+    assert!((8.0..16.0).contains(&mean_gap_ms), "mean inter-token gap {mean_gap_ms:.2} ms, configured 10");
 
     let sent = Instant::now();
     let request = json!({"messages": [{"role": "user", "content": "time me"}], "max_tokens": 10});
     let (status, _) = post_json(&client, &server, "/v1/chat/completions", request).await;
     assert_eq!(status, StatusCode::OK);
     let total_ms = sent.elapsed().as_secs_f64() * 1000.0;
-    assert!((140.0..180.0).contains(&total_ms), "non-streaming total {total_ms} ms, expected ~140");
+    assert!((139.0..200.0).contains(&total_ms), "non-streaming total {total_ms} ms, expected ~140");
 }
 
 #[tokio::test]
