@@ -36,7 +36,7 @@ async fn main() -> anyhow::Result<()> {
         phases: vec![Phase {
             name: "profiling".to_string(),
             kind: PhaseKind::Profiling,
-            mode: LoadMode::Concurrency { concurrency: 8 },
+            mode: LoadMode::Concurrency { concurrency: 8, prefill_concurrency: None },
             requests: Some(200),
             duration_s: None,
             grace_period_s: 30.0,

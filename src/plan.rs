@@ -232,8 +232,13 @@ impl PhaseKind {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum LoadMode {
-    /// Closed loop: `concurrency` users, each sends its next request when the last one ends.
-    Concurrency { concurrency: usize },
+    /// Closed loop: `concurrency` users, each sends its next request when the last one ends;
+    /// at most `prefill_concurrency` of them wait for their first token at once.
+    Concurrency {
+        concurrency: usize,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        prefill_concurrency: Option<usize>,
+    },
     /// Open loop: requests arrive at `rate` per second, whatever the server does.
     Rate {
         rate: f64,

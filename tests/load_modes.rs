@@ -14,10 +14,15 @@ fn ns(record: &Value, field: &str) -> u64 {
 
 /// The most requests any instant saw in flight, from the records' send and end times.
 fn max_overlap(records: &[Value]) -> usize {
+    peak_overlap(records.iter().map(|record| (ns(record, "request_start_ns"), ns(record, "request_end_ns"))))
+}
+
+/// The most of the `(start, end)` intervals that any instant lies in (an end before a start at a tie).
+fn peak_overlap(intervals: impl Iterator<Item = (u64, u64)>) -> usize {
     let mut events: Vec<(u64, i32)> = Vec::new();
-    for record in records {
-        events.push((ns(record, "request_start_ns"), 1));
-        events.push((ns(record, "request_end_ns"), -1));
+    for (start, end) in intervals {
+        events.push((start, 1));
+        events.push((end, -1));
     }
     events.sort();
     let (mut now, mut peak) = (0i32, 0i32);
@@ -46,6 +51,26 @@ fn a_concurrency_phase_never_exceeds_its_users() {
     assert!(max_overlap(&records) <= 3, "{} in flight", max_overlap(&records));
     let summary = run.summary("closed");
     assert_eq!(self_check(&summary)["peak_in_flight"], 3);
+}
+
+#[test]
+fn a_prefill_cap_limits_requests_waiting_for_their_first_token_but_not_decoding_ones() {
+    let run = run_scenario(
+        "prefill",
+        r#"run(#{ endpoint: endpoint(#{ url: "mock", mock: #{ ttft: ms(40), itl: ms(5) } }),
+                 dataset: synthetic(#{ isl: 20, osl: 20 }),
+                 phases: [ concurrency(#{ users: 6, prefill_concurrency: 2, requests: 36 }) ] });"#,
+    );
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let records = run.records("prefill");
+    assert_eq!(records.len(), 36);
+    let prefill = records.iter().map(|record| {
+        let start = ns(record, "request_start_ns");
+        let ttft_ms = record["metrics"]["time_to_first_token"]["value"].as_f64().expect("ttft");
+        (start, start + (ttft_ms * 1e6) as u64)
+    });
+    assert!(peak_overlap(prefill) <= 2, "more than 2 requests were waiting for a first token at once");
+    assert!(max_overlap(&records) > 2, "decoding requests were held back too: {} in flight", max_overlap(&records));
 }
 
 #[test]

@@ -36,6 +36,9 @@ use pool::{Lease, Pool};
 use request_body::{RequestBody, TakenAt};
 use traced_body::{BodyTiming, TracedBody};
 
+/// Fired once, when the first chunk with text arrives (dropped unfired otherwise).
+pub type FirstToken = tokio::sync::oneshot::Sender<()>;
+
 pub use trace::{ConnectionInfo, HttpTrace, TraceChunk};
 
 /// Sends requests to one endpoint and fills records with what came back.
@@ -101,8 +104,14 @@ impl HttpClient {
     /// text, content/reasoning text, usage, finish_reason, end_ns at the last byte, and the
     /// HTTP trace; on any failure `record.error` is set (never a panic).
     pub async fn send(&self, body: Bytes, record: &mut RequestRecord) {
+        self.send_signalling(body, record, None).await;
+    }
+
+    /// `send`, firing `first_token` when the first chunk with text arrives (a streamed
+    /// response), so a caller can tell prefill from decode.
+    pub async fn send_signalling(&self, body: Bytes, record: &mut RequestRecord, mut first_token: Option<FirstToken>) {
         let mut completed = false;
-        let exchange = self.exchange(body, record, &mut completed);
+        let exchange = self.exchange(body, record, &mut completed, &mut first_token);
         if tokio::time::timeout(self.request_timeout, exchange).await.is_err() && !completed {
             record.end_ns = self.clock.now_ns();
             record.error = Some(failure::timeout(self.request_timeout, record.ack_ns.is_some()));
@@ -114,7 +123,13 @@ impl HttpClient {
 
     /// The request and its response, without the time limit. `completed` turns true once the
     /// response is complete even if its connection is still being drained.
-    async fn exchange(&self, body: Bytes, record: &mut RequestRecord, completed: &mut bool) {
+    async fn exchange(
+        &self,
+        body: Bytes,
+        record: &mut RequestRecord,
+        completed: &mut bool,
+        first_token: &mut Option<FirstToken>,
+    ) {
         let request_id = match HeaderValue::from_str(&record.x_request_id) {
             Ok(request_id) => request_id,
             Err(_) => {
@@ -174,7 +189,7 @@ impl HttpClient {
         if !status.is_success() {
             buffered::read_error_response(body, status, &self.clock, record).await;
         } else if is_event_stream {
-            streaming::read_event_stream(body, self.kind, &self.clock, record, completed).await;
+            streaming::read_event_stream(body, self.kind, &self.clock, record, completed, first_token).await;
         } else {
             buffered::read_json_response(body, status, self.kind, &self.clock, &self.uri_text, record).await;
         }

@@ -10,6 +10,7 @@ use crate::clock::RunClock;
 use crate::plan::EndpointKind;
 use crate::record::RequestRecord;
 
+use super::FirstToken;
 use super::failure;
 use super::response;
 use super::sse::{SseEvent, SseParser};
@@ -22,6 +23,7 @@ pub(crate) async fn read_event_stream(
     clock: &RunClock,
     record: &mut RequestRecord,
     completed: &mut bool,
+    first_token: &mut Option<FirstToken>,
 ) {
     let mut stream = EventStream::new(kind);
     loop {
@@ -33,7 +35,13 @@ pub(crate) async fn read_event_stream(
             Some(Err(error)) => return stream.finish(Some(failure::root_cause(&error)), record),
             Some(Ok(frame)) => {
                 let Some(bytes) = frame.data_ref() else { continue };
-                if stream.feed(bytes, frame_ns, record).is_break() {
+                let flow = stream.feed(bytes, frame_ns, record);
+                if !record.chunks.is_empty()
+                    && let Some(signal) = first_token.take()
+                {
+                    let _ = signal.send(());
+                }
+                if flow.is_break() {
                     break;
                 }
             }

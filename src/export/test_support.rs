@@ -34,7 +34,7 @@ pub fn sample_result() -> RunResult {
         phases: vec![Phase {
             name: "profiling".into(),
             kind: PhaseKind::Profiling,
-            mode: LoadMode::Concurrency { concurrency: 8 },
+            mode: LoadMode::Concurrency { concurrency: 8, prefill_concurrency: None },
             requests: Some(4),
             duration_s: None,
             grace_period_s: 30.0,

@@ -1,12 +1,16 @@
-//! Closed-loop concurrency: N users, each sends its next request as soon as its last one ends.
+//! Closed-loop concurrency: N users, each sends its next request as soon as its last one ends;
+//! optionally at most P of them wait for their first token (prefill) at once.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use tokio::sync::Semaphore;
+
 use super::{LoadContext, PhaseDeadlines, PhaseRun, send_one};
 use crate::rng::SeededRng;
 
-pub(super) async fn run(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, users: usize) {
+pub(super) async fn run(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, users: usize, prefill_concurrency: Option<usize>) {
+    let prefill = prefill_concurrency.map(|places| Arc::new(Semaphore::new(places)));
     let deadlines = PhaseDeadlines::of(&run.phase);
     let issued = Arc::new(AtomicU64::new(0));
     let users = match run.phase.requests {
@@ -15,7 +19,7 @@ pub(super) async fn run(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, users: usize)
     };
     let mut workers = Vec::with_capacity(users);
     for user in 0..users {
-        let (ctx, run, issued) = (ctx.clone(), run.clone(), issued.clone());
+        let (ctx, run, issued, prefill) = (ctx.clone(), run.clone(), issued.clone(), prefill.clone());
         workers.push(tokio::spawn(async move {
             let mut ids = SeededRng::new(ctx.id_seed ^ ((run.index as u64) << 32) ^ user as u64);
             loop {
@@ -28,7 +32,7 @@ pub(super) async fn run(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, users: usize)
                 }
                 // In a closed loop a request is due the moment its user is free.
                 let scheduled_ns = ctx.clock.now_ns();
-                send_one(&ctx, &run, deadlines, &mut ids, request_index, scheduled_ns).await;
+                send_one(&ctx, &run, deadlines, &mut ids, request_index, scheduled_ns, prefill.as_deref()).await;
             }
         }));
     }

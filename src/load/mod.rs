@@ -116,8 +116,8 @@ pub async fn run_phase(ctx: Arc<LoadContext>, run: Arc<PhaseRun>) -> PhaseSummar
     let started_ns = ctx.clock.now_ns();
     let cpu_before_ns = self_check::process_cpu_ns();
     let window = match &run.phase.mode {
-        LoadMode::Concurrency { concurrency } => {
-            concurrency::run(ctx.clone(), run.clone(), *concurrency).await;
+        LoadMode::Concurrency { concurrency, prefill_concurrency } => {
+            concurrency::run(ctx.clone(), run.clone(), *concurrency, *prefill_concurrency).await;
             None
         }
         LoadMode::Rate { rate, arrival, max_concurrency, seed } => {
@@ -164,7 +164,10 @@ pub fn check_phase(phase: &Phase) -> Result<(), String> {
     }
     let positive = |value: f64| value.is_finite() && value > 0.0;
     match &phase.mode {
-        LoadMode::Concurrency { concurrency: 0 } => Err(format!("phase `{name}`: concurrency must be at least 1")),
+        LoadMode::Concurrency { concurrency: 0, .. } => Err(format!("phase `{name}`: concurrency must be at least 1")),
+        LoadMode::Concurrency { prefill_concurrency: Some(0), .. } => {
+            Err(format!("phase `{name}`: `prefill_concurrency` must be at least 1"))
+        }
         LoadMode::Rate { rate, .. } if !positive(*rate) => Err(format!("phase `{name}`: `rate` must be positive")),
         LoadMode::Rate { max_concurrency: Some(0), .. } => {
             Err(format!("phase `{name}`: `max_concurrency` must be at least 1"))
@@ -187,7 +190,7 @@ pub fn check_phase(phase: &Phase) -> Result<(), String> {
 /// How many connections a phase may keep open at once, to size the client's pool.
 pub fn connection_pool_size(phase: &Phase) -> usize {
     let estimate = match &phase.mode {
-        LoadMode::Concurrency { concurrency } => *concurrency as f64,
+        LoadMode::Concurrency { concurrency, .. } => *concurrency as f64,
         LoadMode::Rate { max_concurrency: Some(n), .. } => *n as f64,
         LoadMode::Rate { rate, .. } => *rate,
         LoadMode::Ramp { start, stages, .. } => stages.iter().map(|s| s.target).fold(*start, f64::max),
@@ -284,10 +287,19 @@ async fn send_one(
     ids: &mut SeededRng,
     request_index: u64,
     scheduled_ns: u64,
+    prefill: Option<&Semaphore>,
 ) {
     if let Some(request) = Outgoing::from_dataset(ctx, request_index, scheduled_ns, ids.uuid()) {
-        send(ctx, run, deadlines, request, None).await;
+        send(ctx, run, deadlines, request, Limits { slots: None, prefill }).await;
     }
+}
+
+/// Semaphores a request must hold: a slot for its whole life (a concurrency ceiling), and a
+/// prefill place until its first token arrives (a prefill concurrency cap).
+#[derive(Clone, Copy, Default)]
+struct Limits<'a> {
+    slots: Option<&'a Semaphore>,
+    prefill: Option<&'a Semaphore>,
 }
 
 /// What a multi-turn request got back, for the next turn's history.
@@ -296,14 +308,14 @@ struct Answer {
     tokens: u64,
 }
 
-/// Send one request (after taking a slot of `slots`, if given), file its record, and return the
+/// Send one request (after taking what `limits` asks for), file its record, and return the
 /// answer of a successful multi-turn request (None otherwise).
 async fn send(
     ctx: &LoadContext,
     run: &PhaseRun,
     deadlines: PhaseDeadlines,
     request: Outgoing,
-    slots: Option<&Semaphore>,
+    limits: Limits<'_>,
 ) -> Option<Answer> {
     let origin = RequestOrigin {
         phase_index: run.index,
@@ -337,13 +349,28 @@ async fn send(
     };
     let mut started = false;
     let exchange = async {
-        let _slot = match slots {
+        let _slot = match limits.slots {
             Some(slots) => slots.acquire().await.ok(),
+            None => None,
+        };
+        let prefill_place = match limits.prefill {
+            Some(prefill) => prefill.acquire().await.ok(),
             None => None,
         };
         let _in_flight = InFlight::enter(counters);
         started = true;
-        ctx.client.send(request.body, &mut record).await;
+        match prefill_place {
+            None => ctx.client.send(request.body, &mut record).await,
+            Some(place) => {
+                // The place is given back at the first token, or when the request ends without one.
+                let (first_token, arrived) = tokio::sync::oneshot::channel();
+                let give_back = async move {
+                    let _ = arrived.await;
+                    drop(place);
+                };
+                tokio::join!(ctx.client.send_signalling(request.body, &mut record, Some(first_token)), give_back);
+            }
+        }
     };
     let finished = tokio::select! {
         _ = exchange => true,

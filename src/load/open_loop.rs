@@ -7,7 +7,7 @@ use std::time::Duration;
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
-use super::{LoadContext, Outgoing, PhaseDeadlines, PhaseRun, SendWindow, request_ids, send};
+use super::{Limits, LoadContext, Outgoing, PhaseDeadlines, PhaseRun, SendWindow, request_ids, send};
 
 /// How many overdue arrivals are sent back to back before the scheduler yields to other tasks.
 const CATCH_UP_BURST: u32 = 64;
@@ -55,7 +55,7 @@ pub(super) async fn dispatch(
         let Some(request) = Outgoing::from_dataset(&ctx, request_index, scheduled_ns, ids.uuid()) else { break };
         let (ctx, run, slots) = (ctx.clone(), run.clone(), slots.clone());
         tasks.spawn(async move {
-            send(&ctx, &run, deadlines, request, slots.as_deref()).await;
+            send(&ctx, &run, deadlines, request, Limits { slots: slots.as_deref(), prefill: None }).await;
         });
         while tasks.try_join_next().is_some() {}
     }

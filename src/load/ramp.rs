@@ -55,7 +55,7 @@ pub(super) async fn run_concurrency(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, s
                             break;
                         }
                         let scheduled_ns = ctx.clock.now_ns();
-                        send_one(&ctx, &run, deadlines, &mut ids, request_index, scheduled_ns).await;
+                        send_one(&ctx, &run, deadlines, &mut ids, request_index, scheduled_ns, None).await;
                     }
                 }));
             }

@@ -78,15 +78,18 @@ pub fn assess(
         warnings: Vec::new(),
     };
     let ceiling = match &phase.mode {
-        LoadMode::Rate { max_concurrency, .. } => *max_concurrency,
+        LoadMode::Rate { max_concurrency, .. } => max_concurrency.map(|n| ("concurrency ceiling", n)),
+        LoadMode::Concurrency { prefill_concurrency, .. } => {
+            prefill_concurrency.map(|n| ("prefill concurrency cap", n))
+        }
         _ => None,
     };
     let pacing_p99_ms = check.pacing_error_p99_ms.unwrap_or(0.0);
     if let Some(dispatch_p99_ms) = check.dispatch_delay_p99_ms.filter(|ms| *ms > DISPATCH_DELAY_P99_LIMIT_MS) {
         match ceiling {
-            Some(n) if pacing_p99_ms <= DISPATCH_DELAY_P99_LIMIT_MS && check.peak_in_flight >= n as u64 => {
+            Some((limit, n)) if pacing_p99_ms <= DISPATCH_DELAY_P99_LIMIT_MS && check.peak_in_flight >= n as u64 => {
                 check.warnings.push(format!(
-                    "the concurrency ceiling ({n}) held requests back: dispatch delay p99 {dispatch_p99_ms:.2} ms; \
+                    "the {limit} ({n}) held requests back: dispatch delay p99 {dispatch_p99_ms:.2} ms; \
                      latencies from the schedule include that wait"
                 ));
             }

@@ -10,7 +10,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinSet;
 
 use super::history::Conversation;
-use super::{LoadContext, Outgoing, PhaseDeadlines, PhaseRun, SendWindow, request_ids, send};
+use super::{Limits, LoadContext, Outgoing, PhaseDeadlines, PhaseRun, SendWindow, request_ids, send};
 use crate::plan::Dist;
 use crate::record::SessionTurn;
 use crate::rng::SeededRng;
@@ -110,7 +110,7 @@ async fn run_session(shared: Arc<Shared>, _user: OwnedSemaphorePermit, session: 
             max_tokens: prepared.max_tokens,
             turn: Some(SessionTurn { session, turn }),
         };
-        let Some(answer) = send(ctx, run, *deadlines, request, None).await else { return };
+        let Some(answer) = send(ctx, run, *deadlines, request, Limits::default()).await else { return };
         conversation.remember(next, answer);
         let think_s = rng.normal(shape.think_time_s.mean, shape.think_time_s.stddev).max(0.0);
         scheduled_ns = ctx.clock.now_ns() + (think_s * 1e9) as u64;

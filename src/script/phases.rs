@@ -96,7 +96,7 @@ fn mode_name(mode: &LoadMode) -> &'static str {
 
 /// `concurrency(#{ users: 8, requests: 500 })`, `warmup(#{ requests: 20, concurrency: 4 })`
 fn concurrency(kind: PhaseKind, builder: &'static str, map: Map) -> ScriptResult<Phase> {
-    let mut r = MapReader::new(builder, map, keys!["users", "concurrency"])?;
+    let mut r = MapReader::new(builder, map, keys!["users", "concurrency", "prefill_concurrency"])?;
     let users = match (r.opt_u64("users")?, r.opt_u64("concurrency")?) {
         (Some(_), Some(_)) => return script_error(format!("{builder}: give `users` or `concurrency`, not both")),
         (Some(n), None) | (None, Some(n)) => n,
@@ -105,7 +105,15 @@ fn concurrency(kind: PhaseKind, builder: &'static str, map: Map) -> ScriptResult
     if users == 0 {
         return script_error(format!("{builder}: concurrency must be at least 1"));
     }
-    finish(&mut r, kind, LoadMode::Concurrency { concurrency: users as usize }, true)
+    let prefill_concurrency = r.opt_u64("prefill_concurrency")?;
+    if prefill_concurrency == Some(0) {
+        return script_error(format!("{builder}: `prefill_concurrency` must be at least 1"));
+    }
+    let mode = LoadMode::Concurrency {
+        concurrency: users as usize,
+        prefill_concurrency: prefill_concurrency.map(|n| n as usize),
+    };
+    finish(&mut r, kind, mode, true)
 }
 
 /// `arrival: "constant" | "poisson" | "gamma"` with `smoothness` for gamma.
