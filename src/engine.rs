@@ -12,6 +12,7 @@ use bytes::Bytes;
 use crate::cancel::CancelSignal;
 use crate::client::{self, HttpClient};
 use crate::clock::RunClock;
+use crate::collectors::{self, RunCollectors};
 use crate::dataset::{self, tokenizer::Tokenizer};
 use crate::load::{self, LoadContext, PhaseCounters, PhaseRun, PreparedRequest};
 use crate::metrics::{MetricsContext, RecordProcessor};
@@ -149,19 +150,23 @@ pub async fn execute(plan: &Plan, options: &RunOptions) -> Result<RunResult> {
         cancel: options.cancel.clone(),
         id_seed: clock.epoch_ns(0),
     });
+    let mut collectors = RunCollectors::start(plan, &endpoint.url, clock).await?;
     let mut phases = Vec::with_capacity(plan.phases.len());
     for (index, phase) in plan.phases.iter().enumerate() {
         if options.cancel.is_cancelled() {
             break;
         }
+        collectors.phase_started(phase.kind);
         let counters = Arc::new(PhaseCounters::default());
         let progress = PhaseProgress::start(phase, counters.clone(), options.progress);
         let run = Arc::new(PhaseRun { phase: phase.clone(), index, name: Arc::from(phase.name.as_str()), counters });
         let summary = load::run_phase(context.clone(), run).await;
         progress.finish(&summary);
         phases.push(summary);
+        collectors.phase_ended(phase.kind);
     }
     drop(context);
+    let gathered = collectors.finish(plan.server_metrics.slice_duration_s).await;
 
     let (metrics, error_summary) = tokio::task::spawn_blocking(move || metrics_thread.join())
         .await
@@ -187,8 +192,11 @@ pub async fn execute(plan: &Plan, options: &RunOptions) -> Result<RunResult> {
         artifact_dir: artifact_dir.clone(),
         cli_command: options.cli_command.clone(),
         random_seed: Some(spec.random_seed),
+        server_metrics: gathered.server_metrics,
+        telemetry_data: gathered.telemetry_data,
     };
     export::write_summaries(&result, &artifact_dir)?;
+    collectors::write_exports(&result, gathered.telemetry.as_ref(), &artifact_dir)?;
     let console = ui::table::render(&result);
     std::fs::write(artifact_dir.join(CONSOLE_FILE), &console)
         .with_context(|| format!("cannot write {}", artifact_dir.join(CONSOLE_FILE).display()))?;

@@ -62,6 +62,9 @@ pub fn summary_json(result: &RunResult) -> Result<Value> {
     for metric in &result.metrics {
         doc.insert(metric.tag.to_string(), stats_block(metric));
     }
+    if let Some(telemetry) = &result.telemetry_data {
+        doc.insert("telemetry_data".into(), telemetry.clone());
+    }
     doc.insert(
         "input_config".into(),
         serde_json::to_value(&result.plan).context("cannot encode the plan as input_config")?,

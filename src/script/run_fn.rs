@@ -28,7 +28,8 @@ pub fn register(engine: &mut Engine, host: Arc<RunHost>) {
     engine.register_fn("run", move |map: Map| run(&host, map));
 }
 
-const RUN_KEYS: &[&str] = &["name", "endpoint", "dataset", "phases", "tokenizer", "request_timeout"];
+const RUN_KEYS: &[&str] =
+    &["name", "endpoint", "dataset", "phases", "tokenizer", "request_timeout", "server_metrics", "gpu_telemetry"];
 
 /// Build the plan of a `run(#{..})` map.
 pub fn plan_of(map: Map, default_name: String) -> ScriptResult<Plan> {
@@ -64,7 +65,11 @@ pub fn plan_of(map: Map, default_name: String) -> ScriptResult<Plan> {
         Some(path) => TokenizerSpec::File { path: path.to_string() },
     };
     let request_timeout_s = r.opt_f64("request_timeout")?.unwrap_or(DEFAULT_REQUEST_TIMEOUT_S);
-    let plan = Plan { name, endpoint, dataset, phases, tokenizer, request_timeout_s };
+    let server_metrics =
+        r.opt_map("server_metrics")?.map(super::collectors::server_metrics).transpose()?.unwrap_or_default();
+    let gpu_telemetry =
+        r.opt_map("gpu_telemetry")?.map(super::collectors::gpu_telemetry).transpose()?.unwrap_or_default();
+    let plan = Plan { name, endpoint, dataset, phases, tokenizer, request_timeout_s, server_metrics, gpu_telemetry };
     if let Err(e) = engine::validate(&plan) {
         return script_error(format!("run: {e}"));
     }
