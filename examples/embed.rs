@@ -42,6 +42,8 @@ async fn main() -> anyhow::Result<()> {
         }],
         tokenizer: TokenizerSpec::Builtin,
         request_timeout_s: 60.0,
+        server_metrics: Default::default(),
+        gpu_telemetry: Default::default(),
     };
     let options = RunOptions {
         artifact_root: PathBuf::from("artifacts"),

@@ -79,13 +79,15 @@ impl RunCollectors {
         self.clock.epoch_ns(self.clock.now_ns())
     }
 
-    /// A phase of `kind` starts now.
-    pub fn phase_started(&mut self, kind: PhaseKind) {
+    /// A phase of `kind` starts now (after a boundary scrape).
+    pub async fn phase_started(&mut self, kind: PhaseKind) {
         if let Some(server) = &self.server {
-            server.set_phase(match kind {
-                PhaseKind::Warmup => ScrapePhase::Warmup,
-                PhaseKind::Profiling => ScrapePhase::Profiling,
-            });
+            server
+                .enter_phase(match kind {
+                    PhaseKind::Warmup => ScrapePhase::Warmup,
+                    PhaseKind::Profiling => ScrapePhase::Profiling,
+                })
+                .await;
         }
         if kind == PhaseKind::Profiling && self.profiling_start_ns.is_none() {
             self.profiling_start_ns = Some(self.now_epoch_ns());
@@ -130,16 +132,16 @@ impl RunCollectors {
 
 /// The server-metrics and GPU telemetry files of a finished run.
 pub fn write_exports(result: &RunResult, telemetry: Option<&TelemetryCollected>, dir: &Path) -> Result<()> {
-    if let Some(metrics) = &result.server_metrics {
-        if !metrics.endpoints_successful.is_empty() {
-            crate::export::server_metrics::write_server_metrics(metrics, result, dir)?;
-        }
+    if let Some(metrics) = &result.server_metrics
+        && !metrics.endpoints_successful.is_empty()
+    {
+        crate::export::server_metrics::write_server_metrics(metrics, result, dir)?;
     }
-    if let (Some(collected), Some(data)) = (telemetry, &result.telemetry_data) {
-        if !collected.samples.is_empty() {
-            gpu_telemetry::write_jsonl(collected, &dir.join(gpu_telemetry::GPU_TELEMETRY_JSONL_FILE))?;
-            gpu_telemetry::write_csv(data, &dir.join(gpu_telemetry::GPU_TELEMETRY_CSV_FILE))?;
-        }
+    if let (Some(collected), Some(data)) = (telemetry, &result.telemetry_data)
+        && !collected.samples.is_empty()
+    {
+        gpu_telemetry::write_jsonl(collected, &dir.join(gpu_telemetry::GPU_TELEMETRY_JSONL_FILE))?;
+        gpu_telemetry::write_csv(data, &dir.join(gpu_telemetry::GPU_TELEMETRY_CSV_FILE))?;
     }
     Ok(())
 }

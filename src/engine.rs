@@ -156,7 +156,7 @@ pub async fn execute(plan: &Plan, options: &RunOptions) -> Result<RunResult> {
         if options.cancel.is_cancelled() {
             break;
         }
-        collectors.phase_started(phase.kind);
+        collectors.phase_started(phase.kind).await;
         let counters = Arc::new(PhaseCounters::default());
         let progress = PhaseProgress::start(phase, counters.clone(), options.progress);
         let run = Arc::new(PhaseRun { phase: phase.clone(), index, name: Arc::from(phase.name.as_str()), counters });

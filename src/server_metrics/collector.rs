@@ -169,13 +169,12 @@ impl Collector {
                 Some(reason) => reason,
             },
         };
-        if let Some(alternative) = prometheus_alternative(url) {
-            if let Ok(fetched) = fetch(&self.client, &alternative, timeout).await {
-                if not_prometheus(&alternative, &fetched).is_none() {
-                    tracing::info!("server metrics: {url} is not Prometheus text; using {alternative} instead");
-                    return Some(alternative);
-                }
-            }
+        if let Some(alternative) = prometheus_alternative(url)
+            && let Ok(fetched) = fetch(&self.client, &alternative, timeout).await
+            && not_prometheus(&alternative, &fetched).is_none()
+        {
+            tracing::info!("server metrics: {url} is not Prometheus text; using {alternative} instead");
+            return Some(alternative);
         }
         tracing::warn!(
             "Disabling server metrics collection for {url}: {reason}. To suppress this warning, set server_metrics: #{{ enabled: false }}."
@@ -183,9 +182,13 @@ impl Collector {
         None
     }
 
-    /// Tag the following scrapes as warmup or profiling.
-    pub fn set_phase(&self, phase: ScrapePhase) {
+    /// Tag the following scrapes as warmup or profiling, and scrape every endpoint now, so
+    /// that the phase's counters have a reference taken just before it.
+    pub async fn enter_phase(&self, phase: ScrapePhase) {
         self.phase.store(phase as u8, Ordering::Relaxed);
+        for endpoint in &self.endpoints {
+            scrape_once(&self.client, endpoint, &self.records, self.clock, &self.settings, phase).await;
+        }
     }
 
     /// Stop the loops, wait the flush period, take the final scrape, and hand everything back.

@@ -285,16 +285,17 @@ pub fn parse_value(text: &str) -> Option<f64> {
 
 /// Which family a sample belongs to, and which part of it (`_bucket`, `_sum`, …) it is.
 fn family_of<'a>(name: &'a str, meta: &Metadata) -> (&'a str, FamilyKind, &'a str) {
-    if let Some(kind) = meta.kinds.get(name) {
-        if *kind != FamilyKind::Histogram && *kind != FamilyKind::Summary {
-            return (name, *kind, "");
-        }
+    if let Some(kind) = meta.kinds.get(name)
+        && *kind != FamilyKind::Histogram
+        && *kind != FamilyKind::Summary
+    {
+        return (name, *kind, "");
     }
     for suffix in ["_bucket", "_sum", "_count", "_created", "_gsum", "_gcount", "_total"] {
-        if let Some(base) = name.strip_suffix(suffix) {
-            if let Some(kind) = meta.kinds.get(base) {
-                return (base, *kind, suffix);
-            }
+        if let Some(base) = name.strip_suffix(suffix)
+            && let Some(kind) = meta.kinds.get(base)
+        {
+            return (base, *kind, suffix);
         }
     }
     (name, meta.kinds.get(name).copied().unwrap_or(FamilyKind::Unknown), "")

@@ -345,7 +345,7 @@ mod tests {
         assert_eq!(stats.rate_avg, Some(22.5));
         assert_eq!((stats.rate_min, stats.rate_max), (Some(15.0), Some(30.0)));
         assert!((stats.rate_std.unwrap() - 10.606601717798213).abs() < 1e-12);
-        assert_eq!(slices[2].is_incomplete, true);
+        assert!(slices[2].is_incomplete);
         assert_eq!(slices[2].values["total"], 1.0);
         assert_eq!(slices[2].values["rate"], 1.0);
     }

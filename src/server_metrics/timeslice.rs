@@ -42,7 +42,7 @@ pub fn median_interval_ns(times_ns: &[u64]) -> Option<u64> {
     }
     gaps.sort_unstable();
     let mid = gaps.len() / 2;
-    Some(if gaps.len() % 2 == 0 { (gaps[mid - 1] + gaps[mid]) / 2 } else { gaps[mid] })
+    Some(if gaps.len().is_multiple_of(2) { (gaps[mid - 1] + gaps[mid]) / 2 } else { gaps[mid] })
 }
 
 /// Index of the last sample at or before `at_ns` (step interpolation of a cumulative value).
