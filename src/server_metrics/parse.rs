@@ -482,6 +482,37 @@ i 1 2 3 4
     }
 
     #[test]
+    fn llama_server_shaped_text_keeps_every_colon_family() {
+        let text = "\
+# HELP llamacpp:prompt_tokens_total Number of prompt tokens processed.
+# TYPE llamacpp:prompt_tokens_total counter
+llamacpp:prompt_tokens_total 1200
+# HELP llamacpp:tokens_predicted_seconds_total Predict process time
+# TYPE llamacpp:tokens_predicted_seconds_total counter
+llamacpp:tokens_predicted_seconds_total 3.5
+# HELP llamacpp:requests_processing Number of requests processing.
+# TYPE llamacpp:requests_processing gauge
+llamacpp:requests_processing 2
+# HELP llamacpp:predicted_tokens_seconds Average generation throughput in tokens/s.
+# TYPE llamacpp:predicted_tokens_seconds gauge
+llamacpp:predicted_tokens_seconds 3612.5
+";
+        let scrape = parse(text);
+        assert_eq!((scrape.bad_lines, scrape.samples), (0, 4));
+        let names: Vec<&str> = scrape.families.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "llamacpp:prompt_tokens",
+                "llamacpp:tokens_predicted_seconds",
+                "llamacpp:requests_processing",
+                "llamacpp:predicted_tokens_seconds"
+            ]
+        );
+        assert_eq!(scalar(&family(&scrape, "llamacpp:predicted_tokens_seconds").series[0]), 3612.5);
+    }
+
+    #[test]
     fn values_are_strict() {
         assert_eq!(parse_value("1e3"), Some(1000.0));
         assert_eq!(parse_value("-0.5"), Some(-0.5));
