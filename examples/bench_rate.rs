@@ -45,6 +45,8 @@ fn plan(rate_rps: f64, seconds: f64) -> Plan {
         }],
         tokenizer: TokenizerSpec::Builtin,
         export: Default::default(),
+        server_metrics: Default::default(),
+        gpu_telemetry: Default::default(),
         request_timeout_s: 30.0,
     }
 }

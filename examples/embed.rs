@@ -46,6 +46,8 @@ async fn main() -> anyhow::Result<()> {
         tokenizer: TokenizerSpec::Builtin,
         request_timeout_s: 60.0,
         export: Default::default(),
+        server_metrics: Default::default(),
+        gpu_telemetry: Default::default(),
     };
     let options = RunOptions {
         artifact_root: PathBuf::from("artifacts"),

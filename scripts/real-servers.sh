@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the real-server tests need, idempotently: llama.cpp's llama-server (built from
-# the PyPI source package of llama-cpp-python into a cache folder keyed by its version) and the
-# Prometheus exporters from Debian's packages. A warm cache makes it a no-op.
+# the PyPI source package of llama-cpp-python into a cache folder keyed by its version), the
+# Prometheus exporters from Debian's packages, and pyarrow + DuckDB (PyPI) to read the Parquet
+# export back. A warm cache makes it a no-op.
 #
 #   scripts/real-servers.sh            # install/build what is missing
 #   scripts/real-servers.sh --print    # print the llama-server path and exit
@@ -65,5 +66,17 @@ build_llama_server() {
     log "built $LLAMA_BIN"
 }
 
+install_python_readers() {
+    if python3 -c "import pyarrow, duckdb" >/dev/null 2>&1; then
+        log "pyarrow and duckdb present"
+        return
+    fi
+    log "installing pyarrow and duckdb"
+    # A Debian-managed python3 refuses plain pip installs (PEP 668); fall back to the override.
+    python3 -m pip install --quiet pyarrow duckdb \
+        || python3 -m pip install --quiet --break-system-packages pyarrow duckdb
+}
+
 install_apt_packages
+install_python_readers
 build_llama_server

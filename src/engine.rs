@@ -12,6 +12,7 @@ use bytes::Bytes;
 use crate::cancel::CancelSignal;
 use crate::client::{self, HttpClient};
 use crate::clock::RunClock;
+use crate::collectors::{self, RunCollectors};
 use crate::dataset::{self, tokenizer::Tokenizer};
 use crate::load::{self, LoadContext, PhaseCounters, PhaseRun, PreparedRequest};
 use crate::metrics::{MetricsContext, RecordProcessor};
@@ -148,10 +149,18 @@ pub async fn execute(plan: &Plan, options: &RunOptions) -> Result<RunResult> {
         cancel: options.cancel.clone(),
         id_seed: clock.epoch_ns(0),
     });
+    let mut collectors = Some(RunCollectors::start(plan, &endpoint.url, clock).await?);
+    let mut gathered = None;
+    // The collectors stop after the last phase that feeds the results, so a cool-down's load
+    // never reaches the server metrics.
+    let last_results_phase = plan.phases.iter().rposition(|phase| phase.results);
     let mut phases = Vec::with_capacity(plan.phases.len());
     for (index, phase) in plan.phases.iter().enumerate() {
         if options.cancel.is_cancelled() {
             break;
+        }
+        if let Some(collectors) = collectors.as_mut() {
+            collectors.phase_started(phase.results).await;
         }
         let counters = Arc::new(PhaseCounters::default());
         let progress = PhaseProgress::start(phase, counters.clone(), options.progress);
@@ -159,8 +168,20 @@ pub async fn execute(plan: &Plan, options: &RunOptions) -> Result<RunResult> {
         let summary = load::run_phase(context.clone(), run).await;
         progress.finish(&summary);
         phases.push(summary);
+        if let Some(running) = collectors.as_mut() {
+            running.phase_ended(phase.results);
+        }
+        if Some(index) == last_results_phase
+            && let Some(running) = collectors.take()
+        {
+            gathered = Some(running.finish(plan.server_metrics.slice_duration_s).await);
+        }
     }
     drop(context);
+    if let Some(running) = collectors.take() {
+        gathered = Some(running.finish(plan.server_metrics.slice_duration_s).await);
+    }
+    let gathered = gathered.unwrap_or_default();
 
     let (metrics, error_summary) = tokio::task::spawn_blocking(move || metrics_thread.join())
         .await
@@ -186,8 +207,11 @@ pub async fn execute(plan: &Plan, options: &RunOptions) -> Result<RunResult> {
         artifact_dir: artifact_dir.clone(),
         cli_command: options.cli_command.clone(),
         random_seed: Some(spec.random_seed),
+        server_metrics: gathered.server_metrics,
+        telemetry_data: gathered.telemetry_data,
     };
     export::write_summaries(&result, &artifact_dir)?;
+    collectors::write_exports(&result, gathered.telemetry.as_ref(), &artifact_dir)?;
     let mut console = ui::table::render(&result);
     if plan.export.trace_table {
         console.push_str(&ui::table::render_trace_timing(&result));

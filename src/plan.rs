@@ -23,6 +23,12 @@ pub struct Plan {
     /// What is written besides the summary, and the optional trace-timing table.
     #[serde(default, skip_serializing_if = "ExportSettings::is_default")]
     pub export: ExportSettings,
+    /// Prometheus scraping of the server during the run.
+    #[serde(default)]
+    pub server_metrics: ServerMetricsConfig,
+    /// GPU telemetry (local NVML, DCGM exporters).
+    #[serde(default)]
+    pub gpu_telemetry: GpuTelemetryConfig,
 }
 
 /// How much a run writes: AIPerf's export levels and its HTTP trace switch.
@@ -48,6 +54,67 @@ pub struct ExportSettings {
 impl ExportSettings {
     pub fn is_default(&self) -> bool {
         *self == Self::default()
+    }
+}
+
+/// Server-metrics exports a run can write.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum ServerMetricsFormat {
+    Json,
+    Csv,
+    Jsonl,
+    Parquet,
+}
+
+/// Prometheus server-metrics collection (AIPerf's defaults).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ServerMetricsConfig {
+    /// Scrape at all (the endpoint's `<base>/metrics` plus `urls`).
+    pub enabled: bool,
+    /// More endpoints to scrape.
+    pub urls: Vec<String>,
+    /// Time between scrapes, seconds.
+    pub interval_s: f64,
+    pub formats: Vec<ServerMetricsFormat>,
+    /// Timeslice width, seconds; no timeslices when absent.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub slice_duration_s: Option<f64>,
+    /// Wait before the final scrape, seconds (default: 2 s, 0.2 s against the mock).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub flush_period_s: Option<f64>,
+    /// How long the reachability test and each scrape may take, seconds.
+    pub reachability_timeout_s: f64,
+}
+
+impl Default for ServerMetricsConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            urls: Vec::new(),
+            interval_s: 0.333,
+            formats: vec![ServerMetricsFormat::Json, ServerMetricsFormat::Csv, ServerMetricsFormat::Parquet],
+            slice_duration_s: None,
+            flush_period_s: None,
+            reachability_timeout_s: 10.0,
+        }
+    }
+}
+
+/// GPU telemetry: local GPUs through NVML, and DCGM exporter endpoints when listed.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct GpuTelemetryConfig {
+    /// Read local GPUs through NVML (if the library is there).
+    pub enabled: bool,
+    /// DCGM exporter /metrics URLs (none by default: no probing unless asked).
+    pub dcgm_urls: Vec<String>,
+    /// Time between samples, seconds.
+    pub interval_s: f64,
+}
+
+impl Default for GpuTelemetryConfig {
+    fn default() -> Self {
+        Self { enabled: true, dcgm_urls: Vec::new(), interval_s: 0.333 }
     }
 }
 

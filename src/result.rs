@@ -153,6 +153,12 @@ pub struct RunResult {
     pub cli_command: Option<String>,
     /// The run's random seed, for `run_info`.
     pub random_seed: Option<u64>,
+    /// Prometheus server metrics of the run, when any endpoint was scraped (exported to
+    /// their own files, so not part of this struct's JSON form).
+    #[serde(skip)]
+    pub server_metrics: Option<std::sync::Arc<crate::server_metrics::ServerMetricsResult>>,
+    /// `telemetry_data` of the summary JSON, when GPU telemetry was collected.
+    pub telemetry_data: Option<serde_json::Value>,
 }
 
 impl RunResult {

@@ -34,6 +34,7 @@ use crate::record::{RecordError, RequestRecord};
 use connect::{Connector, Sender};
 use pool::{Lease, Pool};
 use request_body::{RequestBody, TakenAt};
+pub(crate) use tls::client_config as tls_client_config;
 use traced_body::{BodyTiming, TracedBody};
 
 /// Fired once, when the first chunk with text arrives (dropped unfired otherwise).

@@ -62,6 +62,9 @@ pub fn summary_json(result: &RunResult) -> Result<Value> {
     for metric in &result.metrics {
         doc.insert(metric.tag.to_string(), stats_block(metric));
     }
+    if let Some(telemetry) = &result.telemetry_data {
+        doc.insert("telemetry_data".into(), telemetry.clone());
+    }
     doc.insert("phases".into(), serde_json::to_value(&result.phases).context("cannot encode the phases")?);
     let self_checks: Vec<_> = result.phases.iter().filter(|p| p.results).map(|p| &p.self_check).collect();
     doc.insert(

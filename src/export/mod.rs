@@ -2,8 +2,14 @@
 //! profile_export.jsonl is written by the metrics' record processor as records arrive).
 
 pub mod csv;
+pub mod gpu_telemetry;
 pub mod json;
 pub mod jsonl;
+pub mod server_metrics;
+pub mod server_metrics_csv;
+pub mod server_metrics_json;
+pub mod server_metrics_jsonl;
+pub mod server_metrics_parquet;
 #[cfg(test)]
 mod test_support;
 mod trace_data;

@@ -44,6 +44,8 @@ pub fn sample_result() -> RunResult {
         tokenizer: TokenizerSpec::Builtin,
         request_timeout_s: 600.0,
         export: Default::default(),
+        server_metrics: Default::default(),
+        gpu_telemetry: Default::default(),
     };
     let latency = distribution(&[10.0, 20.0, 30.0, 40.0]).expect("values");
     RunResult {
@@ -69,5 +71,7 @@ pub fn sample_result() -> RunResult {
         artifact_dir: PathBuf::from("artifacts/c8"),
         cli_command: Some("aiperf run scenario.rhai".into()),
         random_seed: Some(42),
+        server_metrics: None,
+        telemetry_data: None,
     }
 }

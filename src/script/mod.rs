@@ -2,6 +2,7 @@
 //! `run(#{..})`, which returns results. Script errors come back as file:line:column.
 
 mod builders;
+mod collectors;
 mod keys;
 mod phases;
 mod results;

@@ -38,6 +38,8 @@ const RUN_KEYS: &[&str] = &[
     "export_level",
     "export_http_trace",
     "trace_table",
+    "server_metrics",
+    "gpu_telemetry",
 ];
 
 /// Build the plan of a `run(#{..})` map.
@@ -90,7 +92,12 @@ pub fn plan_of(map: Map, default_name: String) -> ScriptResult<Plan> {
     }
     let trace_table = r.opt_bool("trace_table")?.unwrap_or(false);
     let export = ExportSettings { level, http_trace, trace_table };
-    let plan = Plan { name, endpoint, dataset, phases, tokenizer, request_timeout_s, export };
+    let server_metrics =
+        r.opt_map("server_metrics")?.map(super::collectors::server_metrics).transpose()?.unwrap_or_default();
+    let gpu_telemetry =
+        r.opt_map("gpu_telemetry")?.map(super::collectors::gpu_telemetry).transpose()?.unwrap_or_default();
+    let plan =
+        Plan { name, endpoint, dataset, phases, tokenizer, request_timeout_s, export, server_metrics, gpu_telemetry };
     if let Err(e) = engine::validate(&plan) {
         return script_error(format!("run: {e}"));
     }

@@ -1,0 +1,166 @@
+//! Turns the run's scrape records into the export model: metrics grouped by name across
+//! endpoints, one series per endpoint + label set, each with its profiling-window stats.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::collector::{Collected, ScrapeRecord};
+use super::endpoint_info::{EndpointInfo, endpoint_info};
+use super::parse::{FamilyKind, HistogramValue, Labels, SeriesValue};
+use super::series_stats::{self, CounterStats, GaugeStats, HistogramStats, Timeslice};
+use super::units::infer_unit;
+
+/// The profiling window in epoch ns: statistics use samples from `start_ns` on (plus each
+/// series' reference sample just before it) up to the final scrape.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProfilingWindow {
+    pub start_ns: u64,
+    pub end_ns: u64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum SeriesStats {
+    Gauge(GaugeStats),
+    Counter(CounterStats),
+    Histogram(HistogramStats),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct SeriesSummary {
+    pub endpoint_url: String,
+    pub labels: Labels,
+    pub stats: SeriesStats,
+    /// Histogram bucket deltas (`le` → count), in bound order.
+    pub buckets: Option<Value>,
+    pub timeslices: Vec<Timeslice>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct MetricSummary {
+    pub name: String,
+    pub kind: FamilyKind,
+    pub description: String,
+    pub unit: Option<String>,
+    pub series: Vec<SeriesSummary>,
+}
+
+/// Everything the server-metrics exports need.
+#[derive(Debug, Clone)]
+pub struct ServerMetricsResult {
+    pub endpoints_configured: Vec<String>,
+    pub endpoints_successful: Vec<String>,
+    pub window: ProfilingWindow,
+    pub endpoint_info: Vec<(String, EndpointInfo)>,
+    /// Sorted by name.
+    pub metrics: Vec<MetricSummary>,
+    /// Every scrape, warmup included, in time order (for JSONL and Parquet).
+    pub records: Vec<ScrapeRecord>,
+    pub slice_ns: Option<u64>,
+}
+
+/// Samples of one series in time order.
+enum Points {
+    Scalar(Vec<u64>, Vec<f64>),
+    Histogram(Vec<u64>, Vec<HistogramValue>),
+}
+
+struct FamilyMeta {
+    kind: FamilyKind,
+    description: String,
+    unit: Option<String>,
+}
+
+/// Build the export model from the collected records.
+pub fn aggregate(collected: Collected, window: ProfilingWindow, slice_ns: Option<u64>) -> ServerMetricsResult {
+    let mut families: BTreeMap<String, FamilyMeta> = BTreeMap::new();
+    let mut series: BTreeMap<(String, Arc<str>, Labels), Points> = BTreeMap::new();
+    for record in &collected.records {
+        for family in &record.scrape.families {
+            let meta = families.entry(family.name.clone()).or_insert_with(|| FamilyMeta {
+                kind: family.kind,
+                description: family.help.clone(),
+                unit: family.unit.clone(),
+            });
+            if meta.kind != family.kind {
+                continue;
+            }
+            for one in &family.series {
+                let key = (family.name.clone(), record.endpoint_url.clone(), one.labels.clone());
+                match (&one.value, series.entry(key).or_insert_with(|| empty_points(&one.value))) {
+                    (SeriesValue::Scalar(v), Points::Scalar(times, values)) => {
+                        times.push(record.timestamp_ns);
+                        values.push(*v);
+                    }
+                    (SeriesValue::Histogram(h), Points::Histogram(times, values)) => {
+                        times.push(record.timestamp_ns);
+                        values.push(h.clone());
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    let mut metrics: Vec<MetricSummary> = families
+        .into_iter()
+        .map(|(name, meta)| {
+            let unit = meta.unit.or_else(|| infer_unit(&name, &meta.description).map(str::to_string));
+            MetricSummary { name, kind: meta.kind, description: meta.description, unit, series: Vec::new() }
+        })
+        .collect();
+    for ((name, endpoint_url, labels), points) in series {
+        let Ok(at) = metrics.binary_search_by(|m| m.name.as_str().cmp(&name)) else { continue };
+        let metric = &mut metrics[at];
+        if let Some(summary) = summarize(metric.kind, points, window.start_ns, slice_ns) {
+            let (stats, buckets, timeslices) = summary;
+            metric.series.push(SeriesSummary {
+                endpoint_url: endpoint_url.to_string(),
+                labels,
+                stats,
+                buckets,
+                timeslices,
+            });
+        }
+    }
+    metrics.retain(|m| !m.series.is_empty());
+    let endpoint_info = collected
+        .successful
+        .iter()
+        .map(|url| (url.clone(), endpoint_info(collected.records.iter().filter(|r| &*r.endpoint_url == url.as_str()))))
+        .collect();
+    ServerMetricsResult {
+        endpoints_configured: collected.configured,
+        endpoints_successful: collected.successful,
+        window,
+        endpoint_info,
+        metrics,
+        records: collected.records,
+        slice_ns,
+    }
+}
+
+fn empty_points(value: &SeriesValue) -> Points {
+    match value {
+        SeriesValue::Scalar(_) => Points::Scalar(Vec::new(), Vec::new()),
+        SeriesValue::Histogram(_) => Points::Histogram(Vec::new(), Vec::new()),
+    }
+}
+
+type Summary = (SeriesStats, Option<Value>, Vec<Timeslice>);
+
+fn summarize(kind: FamilyKind, points: Points, start_ns: u64, slice_ns: Option<u64>) -> Option<Summary> {
+    match (kind, points) {
+        (FamilyKind::Counter, Points::Scalar(times, values)) => {
+            series_stats::counter(&times, &values, start_ns, slice_ns)
+                .map(|(stats, slices)| (SeriesStats::Counter(stats), None, slices))
+        }
+        (FamilyKind::Histogram, Points::Histogram(times, values)) => {
+            series_stats::histogram(&times, &values, start_ns, slice_ns)
+                .map(|(stats, buckets, slices)| (SeriesStats::Histogram(stats), buckets, slices))
+        }
+        (_, Points::Scalar(times, values)) => series_stats::gauge(&times, &values, start_ns, slice_ns)
+            .map(|(stats, slices)| (SeriesStats::Gauge(stats), None, slices)),
+        (_, Points::Histogram(..)) => None,
+    }
+}

@@ -1,0 +1,69 @@
+//! One HTTP GET of a metrics endpoint (http or https), with a timeout; returns the status,
+//! the content type, and the body unless the content type already rules it out.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, Result, anyhow};
+use bytes::Bytes;
+use http_body_util::{BodyExt, Empty};
+use hyper_rustls::{HttpsConnector, HttpsConnectorBuilder};
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
+
+use crate::plan::TlsSettings;
+
+pub type ScrapeClient = Client<HttpsConnector<HttpConnector>, Empty<Bytes>>;
+
+/// A keep-alive client for scraping (one connection per endpoint is plenty).
+pub fn scrape_client() -> Result<ScrapeClient> {
+    // The same roots as the benchmark client (webpki and the system's), verification on.
+    let tls = crate::client::tls_client_config(&TlsSettings::default(), false)
+        .context("setting up TLS for metrics scrapes")?;
+    let mut tls = Arc::unwrap_or_clone(tls);
+    // hyper-rustls sets the ALPN protocols itself.
+    tls.alpn_protocols.clear();
+    let mut tcp = HttpConnector::new();
+    tcp.enforce_http(false);
+    let connector =
+        HttpsConnectorBuilder::new().with_tls_config(tls).https_or_http().enable_http1().wrap_connector(tcp);
+    Ok(Client::builder(TokioExecutor::new()).pool_max_idle_per_host(1).build(connector))
+}
+
+/// What one GET returned.
+#[derive(Debug)]
+pub struct Fetched {
+    pub status: u16,
+    pub content_type: String,
+    /// None when the content type is `application/json` (never read, as AIPerf does).
+    pub body: Option<String>,
+}
+
+impl Fetched {
+    pub fn is_json(&self) -> bool {
+        self.content_type.trim_start().to_ascii_lowercase().starts_with("application/json")
+    }
+}
+
+/// GET `url` within `timeout`.
+pub async fn fetch(client: &ScrapeClient, url: &str, timeout: Duration) -> Result<Fetched> {
+    let uri: http::Uri = url.parse().with_context(|| format!("`{url}` is not a valid URL"))?;
+    let request = http::Request::get(uri)
+        .header(http::header::ACCEPT, "text/plain;version=0.0.4;q=0.9,*/*;q=0.1")
+        .body(Empty::new())
+        .context("building the scrape request")?;
+    let exchange = async {
+        let response = client.request(request).await.map_err(|e| anyhow!("{e}"))?;
+        let status = response.status().as_u16();
+        let content_type =
+            response.headers().get(http::header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("").to_string();
+        let mut fetched = Fetched { status, content_type, body: None };
+        if !fetched.is_json() {
+            let bytes = response.into_body().collect().await.map_err(|e| anyhow!("reading the body: {e}"))?;
+            fetched.body = Some(String::from_utf8_lossy(&bytes.to_bytes()).into_owned());
+        }
+        Ok::<_, anyhow::Error>(fetched)
+    };
+    tokio::time::timeout(timeout, exchange).await.map_err(|_| anyhow!("no answer within {timeout:?}"))?
+}

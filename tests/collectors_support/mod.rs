@@ -1,0 +1,155 @@
+//! Helpers for the collector tests: real Prometheus exporters started on loopback (and a
+//! clear failure when one is not installed), a tiny fixed-answer HTTP server, plain GETs.
+
+#![allow(dead_code)]
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// How to get every tool these tests need.
+pub const SETUP_HINT: &str = "run `scripts/real-servers.sh` (apt-get install prometheus-node-exporter prometheus \
+     prometheus-pushgateway; pip install pyarrow duckdb)";
+
+/// The path of an installed program, or a failed test saying how to install it.
+pub fn require_program(name: &str) -> PathBuf {
+    let dirs = std::env::var("PATH").unwrap_or_default();
+    std::env::split_paths(&dirs)
+        .chain([PathBuf::from("/usr/bin"), PathBuf::from("/usr/sbin")])
+        .map(|dir| dir.join(name))
+        .find(|path| path.is_file())
+        .unwrap_or_else(|| panic!("`{name}` is not installed; {SETUP_HINT}"))
+}
+
+/// A free loopback port.
+pub fn free_port() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    listener.local_addr().expect("addr").port()
+}
+
+/// A plain HTTP/1.0 exchange: (status, content type, body).
+pub fn http(method: &str, port: u16, path: &str, body: &str) -> std::io::Result<(u16, String, String)> {
+    let mut stream = TcpStream::connect(("127.0.0.1", port))?;
+    stream.set_read_timeout(Some(Duration::from_secs(10)))?;
+    write!(
+        stream,
+        "{method} {path} HTTP/1.0\r\nHost: 127.0.0.1\r\nContent-Length: {}\r\nContent-Type: text/plain\r\n\r\n{body}",
+        body.len()
+    )?;
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw)?;
+    let text = String::from_utf8_lossy(&raw).to_string();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let status = head.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+    let content_type = head
+        .lines()
+        .find_map(|l| l.to_ascii_lowercase().strip_prefix("content-type:").map(|v| v.trim().to_string()))
+        .unwrap_or_default();
+    Ok((status, content_type, body.to_string()))
+}
+
+/// A running exporter, killed when dropped.
+pub struct Exporter {
+    child: Child,
+    pub port: u16,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for Exporter {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Exporter {
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/metrics", self.port)
+    }
+
+    fn start(program: &str, args: impl Fn(u16, &Path) -> Vec<String>) -> Exporter {
+        let binary = require_program(program);
+        let dir = tempfile::tempdir().expect("tempdir");
+        let port = free_port();
+        let child = Command::new(&binary)
+            .args(args(port, dir.path()))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {}: {e}", binary.display()));
+        let exporter = Exporter { child, port, _dir: dir };
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while Instant::now() < deadline {
+            if matches!(http("GET", port, "/metrics", ""), Ok((200, _, _))) {
+                return exporter;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        panic!("{program} did not answer /metrics on port {port} within 30 s");
+    }
+
+    pub fn node_exporter() -> Exporter {
+        Exporter::start("prometheus-node-exporter", |port, _| vec![format!("--web.listen-address=127.0.0.1:{port}")])
+    }
+
+    pub fn prometheus() -> Exporter {
+        Exporter::start("prometheus", |port, dir| {
+            let config = dir.join("prometheus.yml");
+            std::fs::write(&config, "global:\n  scrape_interval: 15s\n").expect("config");
+            vec![
+                format!("--config.file={}", config.display()),
+                format!("--storage.tsdb.path={}", dir.join("data").display()),
+                format!("--web.listen-address=127.0.0.1:{port}"),
+            ]
+        })
+    }
+
+    pub fn pushgateway() -> Exporter {
+        Exporter::start("prometheus-pushgateway", |port, _| vec![format!("--web.listen-address=127.0.0.1:{port}")])
+    }
+
+    /// Replace what the pushgateway serves for `job` with `text`.
+    pub fn push(&self, job: &str, text: &str) {
+        let (status, _, body) = http("PUT", self.port, &format!("/metrics/job/{job}"), text).expect("push");
+        assert!((200..300).contains(&status), "push answered {status}: {body}");
+    }
+}
+
+/// A server that answers fixed `(path, content type, body)` routes and 404 otherwise.
+pub fn fixed_server(routes: Vec<(&'static str, &'static str, String)>) -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let mut stream = stream;
+            let mut buffer = [0u8; 4096];
+            let read = stream.read(&mut buffer).unwrap_or(0);
+            let request = String::from_utf8_lossy(&buffer[..read]);
+            let path = request.split_whitespace().nth(1).unwrap_or("/");
+            let (status, content_type, body) = match routes.iter().find(|(p, _, _)| *p == path) {
+                Some((_, content_type, body)) => ("200 OK", *content_type, body.as_str()),
+                None => ("404 Not Found", "text/plain", "not found"),
+            };
+            let _ = write!(
+                stream,
+                "HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    port
+}
+
+/// Run python3 on `script` with `args`; a missing pyarrow/duckdb fails with the setup hint.
+pub fn python(script: &str, args: &[&str]) -> String {
+    let python = require_program("python3");
+    let output = Command::new(python).arg("-c").arg(script).args(args).output().expect("python3 runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    if stderr.contains("ModuleNotFoundError") {
+        panic!("python3 lacks a module ({stderr}); {SETUP_HINT}");
+    }
+    assert!(output.status.success(), "python3 failed: {stderr}");
+    String::from_utf8_lossy(&output.stdout).to_string()
+}
