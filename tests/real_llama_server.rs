@@ -1,6 +1,7 @@
 //! End to end against a real llama.cpp `llama-server` (tiny model, CPU): streaming and
 //! non-streaming chat and completions, queueing beyond the slot count, `ignore_eos`, token
-//! counts that agree with the server's, API keys, and a server that dies mid-run.
+//! counts that agree with the server's, its `llamacpp:*` metrics, API keys, and a server that
+//! dies mid-run.
 //! `scripts/real-servers.sh` builds llama-server; `.ci/run` calls it first.
 
 mod common;
@@ -147,4 +148,41 @@ fn a_server_killed_mid_run_gives_error_records_and_complete_artifacts() {
     let completed = stat(&summary, "request_count", "avg") + stat(&summary, "error_request_count", "avg");
     let finished_records = run.records("killed").iter().filter(|r| r["metadata"]["was_cancelled"] == false).count();
     assert_eq!(finished_records as f64, completed, "every request has a record");
+}
+
+#[test]
+fn llamacpp_metrics_are_collected_and_agree_with_the_requests_sent() {
+    let server = LlamaServer::start(&[]);
+    let name = "llama_metrics";
+    let run = run_scenario(
+        name,
+        &scenario(name, &server.url(), "", "warmup(#{ requests: 3 }), concurrency(#{ users: 2, requests: 10 })"),
+    );
+    assert_eq!(run.code(), Some(0), "stderr: {}", run.stderr());
+    let summary = run.summary(name);
+    let export = common::read_json(&run.artifacts(name).join("server_metrics_export.json"));
+    let metrics = &export["metrics"];
+    let families = [
+        "llamacpp:tokens_predicted",
+        "llamacpp:prompt_tokens",
+        "llamacpp:prompt_tokens_cached",
+        "llamacpp:requests_processing",
+    ];
+    for family in families {
+        assert!(
+            metrics.get(family).is_some(),
+            "{family} missing; have {:?}",
+            metrics.as_object().map(|m| m.keys().collect::<Vec<_>>())
+        );
+    }
+    let total = |family: &str| {
+        metrics[family]["series"][0]["stats"]["total"].as_f64().unwrap_or_else(|| panic!("{family} total"))
+    };
+    // The counters' deltas cover the profiling phase only: 10 requests × 32 tokens, not the warmup's.
+    assert_eq!(metrics["llamacpp:tokens_predicted"]["type"], "counter");
+    assert_eq!(total("llamacpp:tokens_predicted"), 320.0);
+    // llama-server counts cached prompt tokens apart; together they are every prompt token the
+    // responses' usage blocks reported.
+    let prompt_tokens = total("llamacpp:prompt_tokens") + total("llamacpp:prompt_tokens_cached");
+    assert_eq!(prompt_tokens, stat(&summary, "total_usage_prompt_tokens", "avg"));
 }
