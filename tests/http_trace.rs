@@ -305,3 +305,34 @@ fn trace_data_is_written_with_aiperf_field_names() {
     assert_eq!(common::stat(&summary, "http_req_connection_reused", "max"), 1.0);
     assert!(common::stat(&summary, "http_req_blocked", "max") > 0.0);
 }
+
+/// The distinct local ports the records' connections used.
+fn local_ports(records: &[serde_json::Value]) -> std::collections::BTreeSet<u64> {
+    records.iter().filter_map(|record| record["trace_data"]["local_port"].as_u64()).collect()
+}
+
+#[test]
+fn http2_multiplexes_every_request_over_one_connection() {
+    let scenario = |http2: bool| {
+        format!(
+            r#"run(#{{
+                endpoint: endpoint(#{{ url: "mock", http2: {http2}, mock: #{{ ttft: ms(30), itl: ms(2) }} }}),
+                dataset: synthetic(#{{ isl: 16, osl: 8 }}),
+                phases: [concurrency(#{{ users: 4, requests: 16 }})],
+                export_http_trace: true,
+            }});"#
+        )
+    };
+    let h2 = common::run_scenario("h2", &scenario(true));
+    assert_eq!(h2.code(), Some(0), "{}", h2.stderr());
+    let records = h2.records("h2");
+    assert_eq!(records.len(), 16);
+    assert!(records.iter().all(|r| r.get("error").is_none()), "every HTTP/2 request succeeded");
+    assert!(records.iter().all(|r| r["metrics"]["output_token_count"]["value"] == 8));
+    assert_eq!(local_ports(&records).len(), 1, "4 concurrent users shared one HTTP/2 connection");
+
+    // The same load over HTTP/1.1 needs a connection per user.
+    let h1 = common::run_scenario("h1", &scenario(false));
+    assert_eq!(h1.code(), Some(0), "{}", h1.stderr());
+    assert_eq!(local_ports(&h1.records("h1")).len(), 4);
+}

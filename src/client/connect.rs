@@ -58,6 +58,11 @@ pub(crate) struct Connector {
 }
 
 impl Connector {
+    /// HTTP/2 was asked for (over TLS it still depends on what the server offers via ALPN).
+    pub fn wants_http2(&self) -> bool {
+        self.http2
+    }
+
     /// A connector for the scheme, host and port of `uri`.
     pub fn new(uri: &Uri, transport: &Transport, clock: RunClock) -> Result<Self> {
         let host = uri.host().ok_or_else(|| anyhow!("the endpoint url has no host"))?;

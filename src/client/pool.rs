@@ -22,6 +22,9 @@ pub(crate) struct Pool {
     slots: Arc<Semaphore>,
     max_idle: usize,
     idle: Mutex<Idle>,
+    /// Held while the shared HTTP/2 connection is being opened, so that requests starting
+    /// together wait for it instead of each opening one.
+    opening_http2: tokio::sync::Mutex<()>,
     clock: RunClock,
 }
 
@@ -64,6 +67,7 @@ impl Pool {
             slots: Arc::new(Semaphore::new(max)),
             max_idle: max,
             idle: Mutex::new(Idle::default()),
+            opening_http2: tokio::sync::Mutex::new(()),
             clock,
         }
     }
@@ -84,14 +88,27 @@ impl Pool {
                 slot
             }
         };
-        let reused = if fresh { None } else { self.reusable(session).await };
+        let mut reused = if fresh { None } else { self.reusable(session).await };
+        let mut opening = None;
+        if reused.is_none() && !fresh && self.connector.wants_http2() && self.strategy != ConnectionStrategy::NeverReuse
+        {
+            opening = Some(self.opening_http2.lock().await);
+            reused = self.reusable(session).await;
+        }
         let connection = match reused {
             Some(connection) => {
                 trace.connection_reused_ns = Some(self.clock.now_ns());
                 connection
             }
-            None => self.connector.connect(trace).await?,
+            None => {
+                let connection = self.connector.connect(trace).await?;
+                if let (Some(_), Sender::Http2(sender)) = (&opening, &connection.sender) {
+                    self.idle().http2 = Some((sender.clone(), connection.info));
+                }
+                connection
+            }
         };
+        drop(opening);
         trace.connection = Some(connection.info);
         Ok(Lease { connection, session, _slot: slot })
     }
