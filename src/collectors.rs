@@ -12,6 +12,7 @@ use crate::export::gpu_telemetry;
 use crate::export::server_metrics_json::iso_time;
 use crate::plan::Plan;
 use crate::result::RunResult;
+use crate::server_metrics::fetch::scrape_client;
 use crate::server_metrics::{self, Collector, CollectorSettings, ProfilingWindow, ScrapePhase, ServerMetricsResult};
 use crate::telemetry::summary::telemetry_data;
 use crate::telemetry::{TelemetryCollected, TelemetryCollector};
@@ -40,6 +41,9 @@ impl RunCollectors {
     /// Start both collectors; `base_url` is the inference server's (the mock's once started).
     pub async fn start(plan: &Plan, base_url: &str, clock: RunClock) -> Result<Self> {
         let config = &plan.server_metrics;
+        let gpu = &plan.gpu_telemetry;
+        // Scrapes trust what the benchmark client trusts (the endpoint's CA file, or insecure).
+        let client = scrape_client(&plan.endpoint.transport.tls)?;
         let server = if config.enabled {
             let mut urls = vec![server_metrics::urls::default_for(base_url)];
             for url in &config.urls {
@@ -58,16 +62,16 @@ impl RunCollectors {
                 reachability_timeout: Duration::from_secs_f64(config.reachability_timeout_s),
                 flush_period: Duration::from_secs_f64(flush_s),
             };
-            Some(Collector::start(urls, settings, clock).await?)
+            Some(Collector::start(urls, settings, client.clone(), clock).await?)
         } else {
             None
         };
-        let gpu = &plan.gpu_telemetry;
         let telemetry = if gpu.enabled || !gpu.dcgm_urls.is_empty() {
             Some(TelemetryCollector::start(
                 gpu.enabled,
                 &gpu.dcgm_urls,
                 Duration::from_secs_f64(gpu.interval_s),
+                client,
                 clock,
             )?)
         } else {

@@ -100,7 +100,8 @@ fn pushgateway_vllm_histogram_counter_and_gauge_give_exact_deltas() {
             reachability_timeout: Duration::from_secs(5),
             flush_period: Duration::from_millis(50),
         };
-        let collector = Collector::start(vec![gateway.url()], settings, clock).await.expect("collector");
+        let client = aiperf::server_metrics::fetch::scrape_client(&Default::default()).expect("scrape client");
+        let collector = Collector::start(vec![gateway.url()], settings, client, clock).await.expect("collector");
         tokio::time::sleep(Duration::from_millis(250)).await;
         let start_ns = clock.epoch_ns(clock.now_ns());
         gateway.push("vllm", PUSH_AFTER);

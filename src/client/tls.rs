@@ -35,7 +35,13 @@ pub(crate) fn client_config(settings: &TlsSettings, http2: bool) -> Result<Arc<C
     Ok(Arc::new(config))
 }
 
+/// Say it once per process, however many clients are built.
 fn warn_insecure() {
+    static WARNED: std::sync::Once = std::sync::Once::new();
+    WARNED.call_once(print_insecure_warning);
+}
+
+fn print_insecure_warning() {
     let warning = "TLS CERTIFICATE VERIFICATION IS OFF (endpoint tls: #{ insecure: true }): any server, \
                    including an impostor, is accepted. Use this only for testing.";
     tracing::warn!("{warning}");

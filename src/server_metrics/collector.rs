@@ -9,7 +9,7 @@ use std::time::Duration;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use super::fetch::{Fetched, ScrapeClient, fetch, scrape_client};
+use super::fetch::{Fetched, ScrapeClient, fetch};
 use super::parse::{Scrape, parse};
 use super::urls::prometheus_alternative;
 use crate::clock::RunClock;
@@ -113,8 +113,12 @@ fn not_prometheus(url: &str, fetched: &Fetched) -> Option<String> {
 impl Collector {
     /// Check every URL (reachability within the timeout, content, TRT-LLM probe), take the
     /// baseline scrape, and start scraping the endpoints that passed.
-    pub async fn start(urls: Vec<String>, settings: CollectorSettings, clock: RunClock) -> anyhow::Result<Self> {
-        let client = scrape_client()?;
+    pub async fn start(
+        urls: Vec<String>,
+        settings: CollectorSettings,
+        client: ScrapeClient,
+        clock: RunClock,
+    ) -> anyhow::Result<Self> {
         let (stop, _) = watch::channel(false);
         let mut collector = Collector {
             client,

@@ -17,10 +17,9 @@ use crate::plan::TlsSettings;
 pub type ScrapeClient = Client<HttpsConnector<HttpConnector>, Empty<Bytes>>;
 
 /// A keep-alive client for scraping (one connection per endpoint is plenty).
-pub fn scrape_client() -> Result<ScrapeClient> {
-    // The same roots as the benchmark client (webpki and the system's), verification on.
-    let tls = crate::client::tls_client_config(&TlsSettings::default(), false)
-        .context("setting up TLS for metrics scrapes")?;
+pub fn scrape_client(tls_settings: &TlsSettings) -> Result<ScrapeClient> {
+    // The endpoint's TLS settings (custom CA, insecure), as the benchmark client uses them.
+    let tls = crate::client::tls_client_config(tls_settings, false).context("setting up TLS for metrics scrapes")?;
     let mut tls = Arc::unwrap_or_clone(tls);
     // hyper-rustls sets the ALPN protocols itself.
     tls.alpn_protocols.clear();

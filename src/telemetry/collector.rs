@@ -12,7 +12,7 @@ use super::dcgm::samples_of;
 use super::nvml::{self, NVML_SOURCE};
 use super::sample::GpuSample;
 use crate::clock::RunClock;
-use crate::server_metrics::fetch::{ScrapeClient, fetch, scrape_client};
+use crate::server_metrics::fetch::{ScrapeClient, fetch};
 use crate::server_metrics::parse::parse;
 use crate::server_metrics::urls::normalize;
 
@@ -52,8 +52,13 @@ async fn scrape_dcgm(
 
 impl TelemetryCollector {
     /// Start sampling; `use_nvml` opens NVML (silently absent without a driver).
-    pub fn start(use_nvml: bool, dcgm_urls: &[String], interval: Duration, clock: RunClock) -> anyhow::Result<Self> {
-        let client = scrape_client()?;
+    pub fn start(
+        use_nvml: bool,
+        dcgm_urls: &[String],
+        interval: Duration,
+        client: ScrapeClient,
+        clock: RunClock,
+    ) -> anyhow::Result<Self> {
         let dcgm: Vec<String> = dcgm_urls.iter().map(|u| normalize(u)).collect();
         let mut configured = dcgm.clone();
         let nvml = if use_nvml { nvml::open().map(Arc::new) } else { None };
