@@ -8,8 +8,8 @@ use std::time::Duration;
 use anyhow::Result;
 
 use crate::clock::RunClock;
-use crate::export::gpu_telemetry;
 use crate::export::server_metrics_json::iso_time;
+use crate::export::{ArtifactNames, gpu_telemetry};
 use crate::plan::Plan;
 use crate::result::RunResult;
 use crate::server_metrics::fetch::scrape_client;
@@ -141,8 +141,9 @@ pub fn write_exports(result: &RunResult, telemetry: Option<&TelemetryCollected>,
     if let (Some(collected), Some(data)) = (telemetry, &result.telemetry_data)
         && !collected.samples.is_empty()
     {
-        gpu_telemetry::write_jsonl(collected, &dir.join(gpu_telemetry::GPU_TELEMETRY_JSONL_FILE))?;
-        gpu_telemetry::write_csv(data, &dir.join(gpu_telemetry::GPU_TELEMETRY_CSV_FILE))?;
+        let names = ArtifactNames::new(result.plan.export.prefix.as_deref());
+        gpu_telemetry::write_jsonl(collected, &dir.join(names.gpu_telemetry_jsonl()))?;
+        gpu_telemetry::write_csv(data, &dir.join(names.gpu_telemetry_csv()))?;
     }
     Ok(())
 }

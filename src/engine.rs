@@ -23,9 +23,6 @@ use crate::rng::SeededRng;
 use crate::ui::progress::PhaseProgress;
 use crate::{export, ui};
 
-/// File name of the console table, as AIPerf writes it.
-pub const CONSOLE_FILE: &str = "profile_export_console.txt";
-
 /// How a plan is run (not part of the plan itself).
 #[derive(Debug, Clone)]
 pub struct RunOptions {
@@ -114,18 +111,21 @@ pub async fn execute(plan: &Plan, options: &RunOptions) -> Result<RunResult> {
     let clock = RunClock::start();
     let client = HttpClient::new(&endpoint, clock, Duration::from_secs_f64(plan.request_timeout_s), pool_size)
         .with_context(|| format!("endpoint {}", plan.endpoint.url))?
-        .keep_trace_details(plan.export.http_trace);
+        .keep_trace_details(plan.export.http_trace)
+        .keep_raw(plan.export.level == ExportLevel::Raw);
 
     let (sink, records) = std::sync::mpsc::channel();
     let metrics_context = MetricsContext { streaming: endpoint.streaming, tokenizer: tokenizer.clone(), clock };
-    let records_path =
-        (plan.export.level == ExportLevel::Records).then(|| artifact_dir.join(export::RECORDS_JSONL_FILE));
+    let names = export::ArtifactNames::new(plan.export.prefix.as_deref());
+    let records_path = plan.export.level.writes_records().then(|| artifact_dir.join(names.records()));
+    let raw_path = (plan.export.level == ExportLevel::Raw).then(|| artifact_dir.join(names.raw()));
     let http_trace = plan.export.http_trace;
     let metrics_thread = std::thread::Builder::new()
         .name("aiperf-metrics".into())
         .spawn(move || -> Result<_> {
-            let mut processor =
-                RecordProcessor::new(metrics_context, records_path.as_deref())?.with_http_trace(http_trace);
+            let mut processor = RecordProcessor::new(metrics_context, records_path.as_deref())?
+                .with_http_trace(http_trace)
+                .with_raw_file(raw_path.as_deref())?;
             let mut first_error = None;
             for record in records {
                 if let Err(e) = processor.process(record) {
@@ -217,8 +217,8 @@ pub async fn execute(plan: &Plan, options: &RunOptions) -> Result<RunResult> {
         console.push_str(&ui::table::render_trace_timing(&result));
     }
     console.push_str(&ui::self_check::render(&result));
-    std::fs::write(artifact_dir.join(CONSOLE_FILE), &console)
-        .with_context(|| format!("cannot write {}", artifact_dir.join(CONSOLE_FILE).display()))?;
+    let console_path = artifact_dir.join(names.console());
+    std::fs::write(&console_path, &console).with_context(|| format!("cannot write {}", console_path.display()))?;
     Ok(result)
 }
 

@@ -40,11 +40,23 @@ pub enum ExportLevel {
     /// Also profile_export.jsonl, one line per request.
     #[default]
     Records,
+    /// Also profile_export_raw.jsonl: each request's headers, body and every response event.
+    Raw,
 }
 
-#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+impl ExportLevel {
+    /// profile_export.jsonl is written (records and raw).
+    pub fn writes_records(self) -> bool {
+        self != Self::Summary
+    }
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
 pub struct ExportSettings {
     pub level: ExportLevel,
+    /// Names every export file `<prefix>…` instead of AIPerf's defaults (no extension, no folder).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefix: Option<String>,
     /// Add each request's `trace_data` (timestamps, chunks, headers, addresses) to its jsonl line.
     pub http_trace: bool,
     /// Print the HTTP trace-timing table after the metrics table.

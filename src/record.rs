@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use bytes::Bytes;
 use serde::Serialize;
 
 use crate::client::HttpTrace;
@@ -52,6 +53,33 @@ pub struct RecordError {
     pub message: String,
 }
 
+/// One response event as it arrived, for the raw export: a streamed SSE event, or a whole body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RawResponse {
+    /// Monotonic ns since the run started.
+    pub ns: u64,
+    /// The SSE `event:` field; `None` for the default type and for whole bodies.
+    pub event_type: Option<String>,
+    /// The event's data (`[DONE]` included), or the whole body.
+    pub data: String,
+}
+
+/// What went over the wire for one request, kept only for `export_level: "raw"`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RawExchange {
+    /// The request body as sent.
+    pub payload: Bytes,
+    pub responses: Vec<RawResponse>,
+}
+
+impl RawExchange {
+    /// Keeps one response event (lossy UTF-8, as text exports must be).
+    pub fn push(&mut self, ns: u64, event_type: &[u8], data: &[u8]) {
+        let event_type = (!event_type.is_empty()).then(|| String::from_utf8_lossy(event_type).into_owned());
+        self.responses.push(RawResponse { ns, event_type, data: String::from_utf8_lossy(data).into_owned() });
+    }
+}
+
 /// A request's place in a multi-turn session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SessionTurn {
@@ -93,6 +121,8 @@ pub struct RequestRecord {
     pub trace: Option<Box<HttpTrace>>,
     /// Set for the turns of multi-turn sessions.
     pub turn: Option<SessionTurn>,
+    /// The request body and every response event, only for `export_level: "raw"`.
+    pub raw: Option<Box<RawExchange>>,
 }
 
 impl RequestRecord {
@@ -122,6 +152,7 @@ impl RequestRecord {
             was_cancelled: false,
             trace: None,
             turn: None,
+            raw: None,
         }
     }
 

@@ -31,6 +31,9 @@ pub(crate) async fn read_json_response(
             return;
         }
     };
+    if let Some(raw) = &mut record.raw {
+        raw.push(end_ns, b"", &bytes);
+    }
     match response::parse_full_body(kind, &bytes) {
         Ok(fields) => match &fields.error {
             Some(error) => record.error = Some(failure::http_error(status, failure::error_message(error))),
@@ -49,5 +52,8 @@ pub(crate) async fn read_error_response(
 ) {
     let body = body.collect().await.map(|collected| collected.to_bytes()).unwrap_or_default();
     record.end_ns = clock.now_ns();
+    if let Some(raw) = &mut record.raw {
+        raw.push(record.end_ns, b"", &body);
+    }
     record.error = Some(failure::http_error(status, failure::error_body_message(status, &body)));
 }

@@ -29,7 +29,7 @@ use http::{HeaderMap, Method, Request, Uri};
 
 use crate::clock::RunClock;
 use crate::plan::{Endpoint, EndpointKind, REDACTED, is_secret_header};
-use crate::record::{RecordError, RequestRecord};
+use crate::record::{RawExchange, RecordError, RequestRecord};
 
 use connect::{Connector, Sender};
 use pool::{Lease, Pool};
@@ -59,6 +59,8 @@ pub struct HttpClient {
     request_timeout: Duration,
     /// Keep every chunk and header of each request in its trace (for `export_http_trace`).
     trace_details: bool,
+    /// Keep each request's headers, body and response events (for `export_level: "raw"`).
+    raw: bool,
 }
 
 impl HttpClient {
@@ -91,12 +93,20 @@ impl HttpClient {
             headers: headers::static_headers(endpoint)?,
             request_timeout,
             trace_details: false,
+            raw: false,
         })
     }
 
     /// Keep every transport chunk and the headers of each request in its trace.
     pub fn keep_trace_details(mut self, keep: bool) -> Self {
         self.trace_details = keep;
+        self
+    }
+
+    /// Keep the request headers (in the trace), the request body and every response event
+    /// (`record.raw`) of each request.
+    pub fn keep_raw(mut self, keep: bool) -> Self {
+        self.raw = keep;
         self
     }
 
@@ -138,6 +148,9 @@ impl HttpClient {
                 return self.fail(record, failure::invalid_request(message));
             }
         };
+        if self.raw {
+            record.raw = Some(Box::new(RawExchange { payload: body.clone(), responses: Vec::new() }));
+        }
         record.start_ns = self.clock.now_ns();
         let trace = record.trace.insert(Box::default());
         let session = record.origin.dataset_index as u64;
@@ -153,7 +166,7 @@ impl HttpClient {
             let reused = trace.connection_reused_ns.is_some();
             let taken_at = matches!(lease.connection.sender, Sender::Http2(_)).then(Arc::<TakenAt>::default);
             let request = self.request(body.clone(), request_id.clone(), taken_at.clone());
-            if self.trace_details {
+            if self.trace_details || self.raw {
                 trace.request_headers = header_pairs(request.headers());
                 trace.request_headers.push((CONTENT_LENGTH.to_string(), body_bytes.to_string()));
             }

@@ -103,6 +103,9 @@ impl EventStream {
 
 impl EventSink {
     fn take(&mut self, event: SseEvent<'_>, arrival_ns: u64, record: &mut RequestRecord) -> ControlFlow<()> {
+        if let Some(raw) = &mut record.raw {
+            raw.push(arrival_ns, event.event_type, event.data);
+        }
         if event.event_type == b"error" {
             record.error = Some(failure::stream_error(failure::message_from_body(event.data)));
             return ControlFlow::Break(());
@@ -169,6 +172,25 @@ mod tests {
         assert_eq!(record.finish_reason.as_deref(), Some("stop"));
         assert_eq!(record.usage, Some(Usage { completion_tokens: Some(3), ..Default::default() }));
         assert!(record.error.is_none());
+    }
+
+    #[test]
+    fn raw_events_are_kept_as_they_arrived_only_when_asked() {
+        let frame = format!("{}event: ping\ndata: {{}}\n\ndata: [DONE]\n\n", delta("A"));
+        let mut record = record();
+        record.raw = Some(Box::default());
+        let mut stream = EventStream::new(EndpointKind::Chat);
+        assert!(stream.feed(frame.as_bytes(), 7, &mut record).is_break());
+        let raw = record.raw.unwrap();
+        let kept: Vec<(u64, Option<&str>, &str)> =
+            raw.responses.iter().map(|r| (r.ns, r.event_type.as_deref(), r.data.as_str())).collect();
+        let first = r#"{"choices":[{"delta":{"content":"A"}}]}"#;
+        assert_eq!(kept, [(7, None, first), (7, Some("ping"), "{}"), (7, None, "[DONE]")]);
+
+        let mut record = self::record();
+        let mut stream = EventStream::new(EndpointKind::Chat);
+        assert!(stream.feed(frame.as_bytes(), 7, &mut record).is_break());
+        assert!(record.raw.is_none());
     }
 
     #[test]

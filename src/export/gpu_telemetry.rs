@@ -9,9 +9,6 @@ use serde_json::{Map, Value, json};
 
 use crate::telemetry::TelemetryCollected;
 
-pub const GPU_TELEMETRY_JSONL_FILE: &str = "gpu_telemetry_export.jsonl";
-pub const GPU_TELEMETRY_CSV_FILE: &str = "gpu_telemetry_export.csv";
-
 const STAT_COLUMNS: [&str; 13] =
     ["avg", "min", "max", "std", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99"];
 

@@ -1,23 +1,21 @@
 //! profile_export.jsonl: one JSON line per record (metadata, record metrics, error), written
 //! and flushed as each record arrives so a crash loses nothing already processed.
 
-use std::fs::File;
-use std::io::{BufWriter, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use serde_json::{Map, Value, json};
 
 use crate::clock::RunClock;
 use crate::metrics::record_metrics::{MetricValue, RecordMetrics};
 use crate::metrics::registry::MetricFlags;
-use crate::record::RequestRecord;
+use crate::record::{RecordError, RequestRecord};
 
+use super::json_lines::JsonLinesFile;
 use super::trace_data::trace_data;
 
 pub struct RecordsJsonlWriter {
-    path: PathBuf,
-    out: BufWriter<File>,
+    file: JsonLinesFile,
     /// Add each record's `trace_data` (`export_http_trace`).
     http_trace: bool,
 }
@@ -25,11 +23,7 @@ pub struct RecordsJsonlWriter {
 impl RecordsJsonlWriter {
     /// Creates (or truncates) the file, and its folder if needed.
     pub fn create(path: &Path) -> Result<Self> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).with_context(|| format!("cannot create folder {}", dir.display()))?;
-        }
-        let file = File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
-        Ok(Self { path: path.to_path_buf(), out: BufWriter::new(file), http_trace: false })
+        Ok(Self { file: JsonLinesFile::create(path)?, http_trace: false })
     }
 
     /// Also write each record's HTTP trace as `trace_data`.
@@ -49,17 +43,12 @@ impl RecordsJsonlWriter {
                 fields.insert("error".into(), error);
             }
         }
-        let written = serde_json::to_writer(&mut self.out, &line)
-            .map_err(anyhow::Error::from)
-            .and_then(|()| self.out.write_all(b"\n").map_err(anyhow::Error::from))
-            .and_then(|()| self.out.flush().map_err(anyhow::Error::from));
-        written.with_context(|| format!("cannot write to {}", self.path.display()))
+        self.file.write(&line)
     }
 
     /// Flushes and syncs the file.
-    pub fn finish(mut self) -> Result<()> {
-        self.out.flush().with_context(|| format!("cannot write to {}", self.path.display()))?;
-        self.out.get_ref().sync_all().with_context(|| format!("cannot sync {}", self.path.display()))
+    pub fn finish(self) -> Result<()> {
+        self.file.finish()
     }
 }
 
@@ -73,8 +62,23 @@ fn metric_json(value: &MetricValue) -> Value {
 
 /// The JSON form of one record's line, shaped like AIPerf's profile_export.jsonl.
 pub fn record_line(record: &RequestRecord, metrics: &RecordMetrics, clock: &RunClock) -> Value {
+    let mut metric_values = Map::new();
+    for (def, value) in metrics.entries.iter().filter(|(def, _)| !def.has(MetricFlags::NO_INDIVIDUAL_RECORDS)) {
+        metric_values.insert(def.tag.to_string(), json!({ "value": metric_json(value), "unit": def.unit }));
+    }
+    let mut line = Map::new();
+    line.insert("metadata".into(), metadata(record, clock));
+    line.insert("metrics".into(), Value::Object(metric_values));
+    if let Some(error) = &record.error {
+        line.insert("error".into(), error_json(error));
+    }
+    Value::Object(line)
+}
+
+/// A record's `metadata` block (also the raw export's).
+pub(super) fn metadata(record: &RequestRecord, clock: &RunClock) -> Value {
     let origin = &record.origin;
-    let metadata = json!({
+    json!({
         "session_num": origin.index_in_phase,
         "x_request_id": record.x_request_id,
         "conversation_id": format!("session_{:06}", record.turn.map_or(origin.dataset_index as u64, |t| t.session)),
@@ -88,16 +92,10 @@ pub fn record_line(record: &RequestRecord, metrics: &RecordMetrics, clock: &RunC
         "phase_name": &*origin.phase_name,
         "phase_kind": origin.phase_kind.as_str(),
         "was_cancelled": record.was_cancelled,
-    });
-    let mut metric_values = Map::new();
-    for (def, value) in metrics.entries.iter().filter(|(def, _)| !def.has(MetricFlags::NO_INDIVIDUAL_RECORDS)) {
-        metric_values.insert(def.tag.to_string(), json!({ "value": metric_json(value), "unit": def.unit }));
-    }
-    let mut line = Map::new();
-    line.insert("metadata".into(), metadata);
-    line.insert("metrics".into(), Value::Object(metric_values));
-    if let Some(error) = &record.error {
-        line.insert("error".into(), json!({ "code": error.code, "type": error.kind, "message": error.message }));
-    }
-    Value::Object(line)
+    })
+}
+
+/// A failed record's `error` block (also the raw export's).
+pub(super) fn error_json(error: &RecordError) -> Value {
+    json!({ "code": error.code, "type": error.kind, "message": error.message })
 }

@@ -1,10 +1,14 @@
 //! Exports: one file per artifact, each reading only the `RunResult` (the per-record
-//! profile_export.jsonl is written by the metrics' record processor as records arrive).
+//! profile_export.jsonl and profile_export_raw.jsonl are written by the metrics' record
+//! processor as records arrive); `ArtifactNames` names them all.
 
 pub mod csv;
 pub mod gpu_telemetry;
 pub mod json;
+mod json_lines;
 pub mod jsonl;
+mod names;
+pub mod raw_jsonl;
 pub mod server_metrics;
 pub mod server_metrics_csv;
 pub mod server_metrics_json;
@@ -20,13 +24,12 @@ use anyhow::{Context, Result};
 
 use crate::result::RunResult;
 
-pub const SUMMARY_JSON_FILE: &str = "profile_export_aiperf.json";
-pub const SUMMARY_CSV_FILE: &str = "profile_export_aiperf.csv";
-pub const RECORDS_JSONL_FILE: &str = "profile_export.jsonl";
+pub use names::{ArtifactNames, parse_prefix};
 
-/// profile_export_aiperf.json and profile_export_aiperf.csv into `dir`.
+/// profile_export_aiperf.json and profile_export_aiperf.csv (or their prefixed names) into `dir`.
 pub fn write_summaries(result: &RunResult, dir: &Path) -> Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create folder {}", dir.display()))?;
-    json::write_summary_json(result, &dir.join(SUMMARY_JSON_FILE))?;
-    csv::write_summary_csv(result, &dir.join(SUMMARY_CSV_FILE))
+    let names = ArtifactNames::new(result.plan.export.prefix.as_deref());
+    json::write_summary_json(result, &dir.join(names.summary_json()))?;
+    csv::write_summary_csv(result, &dir.join(names.summary_csv()))
 }

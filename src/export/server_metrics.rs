@@ -4,23 +4,15 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 
+use super::ArtifactNames;
 use crate::plan::ServerMetricsFormat;
 use crate::result::RunResult;
 use crate::server_metrics::ServerMetricsResult;
 
-/// `server_metrics_export.<ext>`, AIPerf's default file names.
-pub fn file_name(format: ServerMetricsFormat) -> &'static str {
-    match format {
-        ServerMetricsFormat::Json => "server_metrics_export.json",
-        ServerMetricsFormat::Csv => "server_metrics_export.csv",
-        ServerMetricsFormat::Jsonl => "server_metrics_export.jsonl",
-        ServerMetricsFormat::Parquet => "server_metrics_export.parquet",
-    }
-}
-
 pub fn write_server_metrics(metrics: &ServerMetricsResult, run: &RunResult, dir: &Path) -> Result<()> {
+    let names = ArtifactNames::new(run.plan.export.prefix.as_deref());
     for format in &run.plan.server_metrics.formats {
-        let path = dir.join(file_name(*format));
+        let path = dir.join(names.server_metrics(*format));
         match format {
             ServerMetricsFormat::Json => {
                 let mut text =

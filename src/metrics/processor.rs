@@ -14,6 +14,7 @@ use super::record_metrics::{RecordMetrics, error_metrics, request_latency_ns, su
 use super::registry;
 use super::stats::distribution;
 use crate::export::jsonl::RecordsJsonlWriter;
+use crate::export::raw_jsonl::RawJsonlWriter;
 use crate::plan::PhaseKind;
 use crate::record::RequestRecord;
 use crate::result::{ErrorCount, MetricKind, MetricResult, Stats};
@@ -23,6 +24,8 @@ use crate::result::{ErrorCount, MetricKind, MetricResult, Stats};
 pub struct RecordProcessor {
     ctx: MetricsContext,
     records_file: Option<RecordsJsonlWriter>,
+    /// profile_export_raw.jsonl (`export_level: "raw"`).
+    raw_file: Option<RawJsonlWriter>,
     /// Every value of each record metric, by tag, in display units.
     samples: HashMap<&'static str, Vec<f64>>,
     counters: RunCounters,
@@ -36,6 +39,7 @@ impl RecordProcessor {
         Ok(Self {
             ctx,
             records_file,
+            raw_file: None,
             samples: HashMap::new(),
             counters: RunCounters::default(),
             errors: ErrorTally::default(),
@@ -46,6 +50,12 @@ impl RecordProcessor {
     pub fn with_http_trace(mut self, on: bool) -> Self {
         self.records_file = self.records_file.map(|file| file.with_http_trace(on));
         self
+    }
+
+    /// Also write each record's raw exchange to `raw_path` as it arrives (None: not written).
+    pub fn with_raw_file(mut self, raw_path: Option<&Path>) -> Result<Self> {
+        self.raw_file = raw_path.map(RawJsonlWriter::create).transpose()?;
+        Ok(self)
     }
 
     /// Successful records feed the success metrics; failed ones the error metrics, the error
@@ -68,15 +78,21 @@ impl RecordProcessor {
         if let Some(file) = &mut self.records_file {
             file.write_record(&record, &metrics, &self.ctx.clock)?;
         }
+        if let Some(file) = &mut self.raw_file {
+            file.write_record(&record, &self.ctx.clock)?;
+        }
         for (def, value) in metrics.entries {
             self.samples.entry(def.tag).or_default().extend(value.samples());
         }
         Ok(())
     }
 
-    /// Flush the jsonl file and compute every metric's stats (registry order) and the error summary.
+    /// Flush the jsonl files and compute every metric's stats (registry order) and the error summary.
     pub fn finish(self) -> Result<(Vec<MetricResult>, Vec<ErrorCount>)> {
         if let Some(file) = self.records_file {
+            file.finish()?;
+        }
+        if let Some(file) = self.raw_file {
             file.finish()?;
         }
         let mut known = KnownValues::new();

@@ -10,7 +10,7 @@ use super::keys::{MapReader, ScriptResult, script_error};
 use super::results::RunResults;
 use crate::engine::{self, RunOptions};
 use crate::plan::{Dataset, Dist, Endpoint, ExportLevel, ExportSettings, Phase, Plan, SyntheticDataset, TokenizerSpec};
-use crate::ui;
+use crate::{export, ui};
 
 /// Default per-request timeout, seconds (AIPerf's default).
 const DEFAULT_REQUEST_TIMEOUT_S: f64 = 600.0;
@@ -36,6 +36,7 @@ const RUN_KEYS: &[&str] = &[
     "tokenizer",
     "request_timeout",
     "export_level",
+    "export_prefix",
     "export_http_trace",
     "trace_table",
     "server_metrics",
@@ -79,19 +80,26 @@ pub fn plan_of(map: Map, default_name: String) -> ScriptResult<Plan> {
     let level = match r.opt_string("export_level")?.as_deref() {
         None | Some("records") => ExportLevel::Records,
         Some("summary") => ExportLevel::Summary,
-        Some("raw") => {
-            return script_error("run: export_level \"raw\" (request and response bodies) is not supported yet");
-        }
+        Some("raw") => ExportLevel::Raw,
         Some(other) => {
-            return script_error(format!("run: `export_level` must be \"summary\" or \"records\", got \"{other}\""));
+            return script_error(format!(
+                "run: `export_level` must be \"summary\", \"records\" or \"raw\", got \"{other}\""
+            ));
         }
+    };
+    let prefix = match r.opt_string("export_prefix")? {
+        Some(value) => match export::parse_prefix(&value) {
+            Ok(prefix) => Some(prefix),
+            Err(why) => return script_error(format!("run: `export_prefix` {why}")),
+        },
+        None => None,
     };
     let http_trace = r.opt_bool("export_http_trace")?.unwrap_or(false);
     if http_trace && level == ExportLevel::Summary {
-        return script_error("run: `export_http_trace` needs export_level \"records\", not \"summary\"");
+        return script_error("run: `export_http_trace` needs export_level \"records\" or \"raw\", not \"summary\"");
     }
     let trace_table = r.opt_bool("trace_table")?.unwrap_or(false);
-    let export = ExportSettings { level, http_trace, trace_table };
+    let export = ExportSettings { level, prefix, http_trace, trace_table };
     let server_metrics =
         r.opt_map("server_metrics")?.map(super::collectors::server_metrics).transpose()?.unwrap_or_default();
     let gpu_telemetry =

@@ -1,0 +1,40 @@
+//! `JsonLinesFile`: a JSON-lines file written one value at a time, each line flushed to the
+//! file as soon as it is written (so a crash loses nothing already processed).
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use serde_json::Value;
+
+pub(super) struct JsonLinesFile {
+    path: PathBuf,
+    out: BufWriter<File>,
+}
+
+impl JsonLinesFile {
+    /// Creates (or truncates) the file, and its folder if needed.
+    pub fn create(path: &Path) -> Result<Self> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).with_context(|| format!("cannot create folder {}", dir.display()))?;
+        }
+        let file = File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+        Ok(Self { path: path.to_path_buf(), out: BufWriter::new(file) })
+    }
+
+    /// Appends `line` and flushes it to the file.
+    pub fn write(&mut self, line: &Value) -> Result<()> {
+        let written = serde_json::to_writer(&mut self.out, line)
+            .map_err(anyhow::Error::from)
+            .and_then(|()| self.out.write_all(b"\n").map_err(anyhow::Error::from))
+            .and_then(|()| self.out.flush().map_err(anyhow::Error::from));
+        written.with_context(|| format!("cannot write to {}", self.path.display()))
+    }
+
+    /// Flushes and syncs the file.
+    pub fn finish(mut self) -> Result<()> {
+        self.out.flush().with_context(|| format!("cannot write to {}", self.path.display()))?;
+        self.out.get_ref().sync_all().with_context(|| format!("cannot sync {}", self.path.display()))
+    }
+}

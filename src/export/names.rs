@@ -1,0 +1,136 @@
+//! The file names of a run's artifacts: AIPerf's defaults, or every one of them renamed by
+//! the run's `export_prefix` (AIPerf's `--profile-export-prefix`).
+
+use crate::plan::ServerMetricsFormat;
+
+/// The stem of the profile exports when no prefix is given.
+const DEFAULT_STEM: &str = "profile_export";
+
+/// Names every export file of one run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArtifactNames {
+    prefix: Option<String>,
+}
+
+impl ArtifactNames {
+    /// `prefix` as the plan holds it (already checked by `parse_prefix`).
+    pub fn new(prefix: Option<&str>) -> Self {
+        Self { prefix: prefix.map(str::to_owned) }
+    }
+
+    fn profile(&self, suffix: &str) -> String {
+        format!("{}{suffix}", self.prefix.as_deref().unwrap_or(DEFAULT_STEM))
+    }
+
+    /// `profile_export_aiperf.json` or `P_aiperf.json`.
+    pub fn summary_json(&self) -> String {
+        self.profile("_aiperf.json")
+    }
+
+    /// `profile_export_aiperf.csv` or `P_aiperf.csv`.
+    pub fn summary_csv(&self) -> String {
+        self.profile("_aiperf.csv")
+    }
+
+    /// `profile_export.jsonl` or `P.jsonl`.
+    pub fn records(&self) -> String {
+        self.profile(".jsonl")
+    }
+
+    /// `profile_export_raw.jsonl` or `P_raw.jsonl`.
+    pub fn raw(&self) -> String {
+        self.profile("_raw.jsonl")
+    }
+
+    /// `profile_export_console.txt` or `P_console.txt`.
+    pub fn console(&self) -> String {
+        self.profile("_console.txt")
+    }
+
+    /// `server_metrics_export.<ext>` or `P_server_metrics.<ext>`, as AIPerf names them.
+    pub fn server_metrics(&self, format: ServerMetricsFormat) -> String {
+        let extension = match format {
+            ServerMetricsFormat::Json => "json",
+            ServerMetricsFormat::Csv => "csv",
+            ServerMetricsFormat::Jsonl => "jsonl",
+            ServerMetricsFormat::Parquet => "parquet",
+        };
+        self.side_file("server_metrics", extension)
+    }
+
+    /// `gpu_telemetry_export.jsonl` or `P_gpu_telemetry.jsonl`.
+    pub fn gpu_telemetry_jsonl(&self) -> String {
+        self.side_file("gpu_telemetry", "jsonl")
+    }
+
+    /// `gpu_telemetry_export.csv` or `P_gpu_telemetry.csv`.
+    pub fn gpu_telemetry_csv(&self) -> String {
+        self.side_file("gpu_telemetry", "csv")
+    }
+
+    fn side_file(&self, what: &str, extension: &str) -> String {
+        match &self.prefix {
+            Some(prefix) => format!("{prefix}_{what}.{extension}"),
+            None => format!("{what}_export.{extension}"),
+        }
+    }
+}
+
+/// The prefix a scenario gave, its file extension stripped (`"bench.json"` → `"bench"`); an
+/// error for a value that is not a plain file name.
+pub fn parse_prefix(value: &str) -> Result<String, String> {
+    if value.contains(['/', '\\']) {
+        return Err(format!("`{value}` must be a file name prefix, not a path (no `/` or `\\`)"));
+    }
+    let stem = match value.rsplit_once('.') {
+        Some((stem, _extension)) if !stem.is_empty() => stem,
+        _ => value,
+    };
+    if stem.trim().is_empty() || stem.trim_matches('.').is_empty() {
+        return Err(format!("`{value}` must name files, e.g. \"my_benchmark\""));
+    }
+    Ok(stem.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_names_are_aiperf_s() {
+        let names = ArtifactNames::new(None);
+        assert_eq!(names.summary_json(), "profile_export_aiperf.json");
+        assert_eq!(names.summary_csv(), "profile_export_aiperf.csv");
+        assert_eq!(names.records(), "profile_export.jsonl");
+        assert_eq!(names.raw(), "profile_export_raw.jsonl");
+        assert_eq!(names.console(), "profile_export_console.txt");
+        assert_eq!(names.server_metrics(ServerMetricsFormat::Parquet), "server_metrics_export.parquet");
+        assert_eq!(names.gpu_telemetry_jsonl(), "gpu_telemetry_export.jsonl");
+        assert_eq!(names.gpu_telemetry_csv(), "gpu_telemetry_export.csv");
+    }
+
+    #[test]
+    fn a_prefix_renames_every_file() {
+        let names = ArtifactNames::new(Some("bench"));
+        assert_eq!(names.summary_json(), "bench_aiperf.json");
+        assert_eq!(names.summary_csv(), "bench_aiperf.csv");
+        assert_eq!(names.records(), "bench.jsonl");
+        assert_eq!(names.raw(), "bench_raw.jsonl");
+        assert_eq!(names.console(), "bench_console.txt");
+        assert_eq!(names.server_metrics(ServerMetricsFormat::Json), "bench_server_metrics.json");
+        assert_eq!(names.server_metrics(ServerMetricsFormat::Jsonl), "bench_server_metrics.jsonl");
+        assert_eq!(names.gpu_telemetry_jsonl(), "bench_gpu_telemetry.jsonl");
+        assert_eq!(names.gpu_telemetry_csv(), "bench_gpu_telemetry.csv");
+    }
+
+    #[test]
+    fn prefixes_lose_their_extension_and_paths_are_refused() {
+        assert_eq!(parse_prefix("my_benchmark").as_deref(), Ok("my_benchmark"));
+        assert_eq!(parse_prefix("my_benchmark.json").as_deref(), Ok("my_benchmark"));
+        assert_eq!(parse_prefix("run.v2.csv").as_deref(), Ok("run.v2"));
+        assert_eq!(parse_prefix(".hidden").as_deref(), Ok(".hidden"));
+        for bad in ["a/b", "a\\b", "", "..", " "] {
+            assert!(parse_prefix(bad).is_err(), "{bad:?} accepted");
+        }
+    }
+}
