@@ -90,16 +90,14 @@ pub async fn execute(plan: &Plan, options: &RunOptions) -> Result<RunResult> {
         .with_context(|| format!("cannot create artifact folder {}", artifact_dir.display()))?;
 
     let tokenizer = load_tokenizer(&plan.tokenizer).await?;
-    let mock = match &plan.endpoint.is_mock() {
-        true => {
-            let config = plan.endpoint.mock.clone().unwrap_or_default();
-            Some(
-                MockServer::start(config, SocketAddr::from((Ipv4Addr::LOCALHOST, 0)))
-                    .await
-                    .context("cannot start the built-in mock server")?,
-            )
-        }
-        false => None,
+    let mock = if plan.endpoint.is_mock() {
+        let config = plan.endpoint.mock.clone().unwrap_or_default();
+        let server = MockServer::start(config, SocketAddr::from((Ipv4Addr::LOCALHOST, 0)))
+            .await
+            .context("cannot start the built-in mock server")?;
+        Some(server)
+    } else {
+        None
     };
     let mut endpoint = plan.endpoint.clone();
     if let Some(server) = &mock {
