@@ -47,6 +47,7 @@ fn plan(rate_rps: f64, seconds: f64) -> Plan {
         export: Default::default(),
         server_metrics: Default::default(),
         gpu_telemetry: Default::default(),
+        slos: Default::default(),
         request_timeout_s: 30.0,
     }
 }

@@ -48,6 +48,7 @@ async fn main() -> anyhow::Result<()> {
         export: Default::default(),
         server_metrics: Default::default(),
         gpu_telemetry: Default::default(),
+        slos: Default::default(),
     };
     let options = RunOptions {
         artifact_root: PathBuf::from("artifacts"),

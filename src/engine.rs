@@ -59,6 +59,7 @@ pub fn validate(plan: &Plan) -> Result<()> {
             bail!("phase `{}`: `duration` must be positive", phase.name);
         }
     }
+    crate::metrics::goodput::Slos::from_plan(&plan.slos).map_err(anyhow::Error::msg)?;
     let Dataset::Synthetic(spec) = &plan.dataset;
     if spec.isl.mean.is_nan()
         || spec.isl.mean < 1.0
@@ -118,11 +119,13 @@ pub async fn execute(plan: &Plan, options: &RunOptions) -> Result<RunResult> {
     let records_path = plan.export.level.writes_records().then(|| artifact_dir.join(names.records()));
     let raw_path = (plan.export.level == ExportLevel::Raw).then(|| artifact_dir.join(names.raw()));
     let http_trace = plan.export.http_trace;
+    let slos = crate::metrics::goodput::Slos::from_plan(&plan.slos).map_err(anyhow::Error::msg)?;
     let metrics_thread = std::thread::Builder::new()
         .name("aiperf-metrics".into())
         .spawn(move || -> Result<_> {
             let mut processor = RecordProcessor::new(metrics_context, records_path.as_deref())?
                 .with_http_trace(http_trace)
+                .with_slos(slos)
                 .with_raw_file(raw_path.as_deref())?;
             let mut first_error = None;
             for record in records {

@@ -29,6 +29,10 @@ pub struct Plan {
     /// GPU telemetry (local NVML, DCGM exporters).
     #[serde(default)]
     pub gpu_telemetry: GpuTelemetryConfig,
+    /// SLOs by record-metric tag, in the metric's unit (ms for latencies); a request that meets
+    /// all of them is good (goodput). Empty: no goodput metrics.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub slos: BTreeMap<String, f64>,
 }
 
 /// How much a run writes: AIPerf's export levels and its HTTP trace switch.

@@ -46,6 +46,7 @@ pub fn sample_result() -> RunResult {
         export: Default::default(),
         server_metrics: Default::default(),
         gpu_telemetry: Default::default(),
+        slos: BTreeMap::new(),
     };
     let latency = distribution(&[10.0, 20.0, 30.0, 40.0]).expect("values");
     RunResult {

@@ -46,6 +46,11 @@ static DERIVATIONS: &[(&MetricDef, Formula)] = &[
     (&r::OUTPUT_TOKEN_THROUGHPUT, |k| per_second(k, get(k, &r::TOTAL_OSL)?)),
     (&r::INPUT_TOKEN_THROUGHPUT, |k| per_second(k, get(k, &r::TOTAL_ISL)?)),
     (&r::TOTAL_TOKEN_THROUGHPUT, |k| per_second(k, get(k, &r::TOTAL_ISL)? + get(k, &r::TOTAL_OSL)?)),
+    (&r::GOODPUT, |k| per_second(k, get(k, &r::GOOD_REQUEST_COUNT)?)),
+    (&r::GOOD_REQUEST_FRACTION, |k| {
+        let requests = get(k, &r::REQUEST_COUNT)?;
+        (requests > 0.0).then(|| get(k, &r::GOOD_REQUEST_COUNT).unwrap_or(0.0) / requests)
+    }),
     (&r::COMPLETED_REQUEST_COUNT, |k| {
         let completed = completed_requests(k);
         (completed > 0.0).then_some(completed)
@@ -123,6 +128,21 @@ mod tests {
         assert_eq!(value(&d, &r::REQUEST_ERROR_RATE), Some(20.0));
         assert_eq!(value(&d, &r::TOTAL_REASONING_TOKENS), None);
         assert_eq!(value(&d, &r::TOTAL_USAGE_PROMPT_TOKENS), None);
+        assert_eq!(value(&d, &r::GOODPUT), None, "no SLOs, no goodput");
+        assert_eq!(value(&d, &r::GOOD_REQUEST_FRACTION), None);
+    }
+
+    #[test]
+    fn goodput_and_good_fraction_follow_the_good_request_count() {
+        let mut k = known(&[
+            (&r::REQUEST_COUNT, 500.0),
+            (&r::GOOD_REQUEST_COUNT, 483.0),
+            (&r::MIN_REQUEST_TIMESTAMP, 0.0),
+            (&r::MAX_RESPONSE_TIMESTAMP, 25_000_000_000.0),
+        ]);
+        let d = derive_all(&mut k);
+        assert_eq!(value(&d, &r::GOODPUT), Some(483.0 / 25.0));
+        assert_eq!(value(&d, &r::GOOD_REQUEST_FRACTION), Some(0.966));
     }
 
     #[test]

@@ -5,6 +5,7 @@
 pub mod aggregate;
 pub mod derived;
 pub mod errors;
+pub mod goodput;
 pub mod http_trace;
 pub mod processor;
 pub mod record_metrics;

@@ -10,6 +10,7 @@ use super::MetricsContext;
 use super::aggregate::RunCounters;
 use super::derived::{KnownValues, derive_all};
 use super::errors::ErrorTally;
+use super::goodput::Slos;
 use super::record_metrics::{RecordMetrics, error_metrics, request_latency_ns, success_metrics};
 use super::registry;
 use super::stats::distribution;
@@ -30,6 +31,9 @@ pub struct RecordProcessor {
     samples: HashMap<&'static str, Vec<f64>>,
     counters: RunCounters,
     errors: ErrorTally,
+    /// The run's SLOs and how many successful requests met them all (goodput).
+    slos: Option<Slos>,
+    good_requests: u64,
 }
 
 impl RecordProcessor {
@@ -43,7 +47,15 @@ impl RecordProcessor {
             samples: HashMap::new(),
             counters: RunCounters::default(),
             errors: ErrorTally::default(),
+            slos: None,
+            good_requests: 0,
         })
+    }
+
+    /// Count the successful requests that meet every one of `slos` (None: no goodput metrics).
+    pub fn with_slos(mut self, slos: Option<Slos>) -> Self {
+        self.slos = slos;
+        self
     }
 
     /// Also write each record's HTTP trace into its jsonl line (`export_http_trace`).
@@ -67,7 +79,11 @@ impl RecordProcessor {
         let metrics = if record.is_valid() {
             let start_epoch_ns = self.ctx.clock.epoch_ns(record.start_ns);
             self.counters.add_success(start_epoch_ns, start_epoch_ns + request_latency_ns(&record));
-            success_metrics(&record, &self.ctx)
+            let metrics = success_metrics(&record, &self.ctx);
+            if self.slos.as_ref().is_some_and(|slos| slos.met(&metrics)) {
+                self.good_requests += 1;
+            }
+            metrics
         } else if let (Some(error), false) = (&record.error, record.was_cancelled) {
             self.counters.add_error();
             self.errors.add(error);
@@ -105,6 +121,9 @@ impl RecordProcessor {
         }
         for (def, value) in self.counters.values() {
             known.insert(def.tag, value);
+        }
+        if self.slos.is_some() {
+            known.insert(registry::GOOD_REQUEST_COUNT.tag, self.good_requests as f64);
         }
         derive_all(&mut known);
         let results = registry::METRICS
@@ -236,6 +255,33 @@ mod tests {
         let (results, errors) = processor.finish().unwrap();
         assert!(results.iter().all(|m| m.tag != "time_to_first_token"), "not streaming");
         assert!(errors.is_empty());
+    }
+
+    #[test]
+    fn slos_give_good_request_count_goodput_and_fraction() {
+        let slos: std::collections::BTreeMap<String, f64> = [("time_to_first_token".to_string(), 15.0)].into();
+        let mut processor =
+            RecordProcessor::new(context(true), None).unwrap().with_slos(Slos::from_plan(&slos).unwrap());
+        // TTFTs 10, 20 and 12 ms: two of three are good; the run lasts 0 → 30 ms.
+        processor.process(streamed_record(0, &[10_000_000, 12_000_000], " the the", 5)).unwrap();
+        processor.process(streamed_record(0, &[20_000_000, 30_000_000], " the the", 5)).unwrap();
+        processor.process(streamed_record(0, &[12_000_000, 14_000_000], " the the", 5)).unwrap();
+        processor.process(failed(5, 500)).unwrap();
+        let (results, _) = processor.finish().unwrap();
+        assert_eq!(stats_of(&results, "good_request_count"), &Stats::scalar(2.0));
+        let duration_s = stats_of(&results, "benchmark_duration").avg;
+        assert!((duration_s - 0.030).abs() < 1e-6);
+        assert!((stats_of(&results, "goodput").avg - 2.0 / duration_s).abs() < 1e-9);
+        assert!((stats_of(&results, "good_request_fraction").avg - 2.0 / 3.0).abs() < 1e-12);
+        assert!(results.iter().find(|m| m.tag == "goodput").unwrap().console);
+    }
+
+    #[test]
+    fn without_slos_there_are_no_goodput_metrics() {
+        let mut processor = RecordProcessor::new(context(true), None).unwrap();
+        processor.process(streamed_record(0, &[10_000_000], " the", 5)).unwrap();
+        let (results, _) = processor.finish().unwrap();
+        assert!(results.iter().all(|m| !m.tag.starts_with("good")));
     }
 
     #[test]

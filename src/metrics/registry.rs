@@ -29,6 +29,8 @@ impl MetricFlags {
     pub const USAGE_FIELD_ONLY: Self = Self(1 << 8);
     /// Computed only from a request's HTTP trace; shown in the trace-timing table, not the main one.
     pub const HTTP_TRACE_ONLY: Self = Self(1 << 9);
+    /// Computed only when the run sets SLOs (`slos` in the plan).
+    pub const GOODPUT: Self = Self(1 << 10);
     pub const STREAMING_TOKENS_ONLY: Self = Self::STREAMING_ONLY.with(Self::PRODUCES_TOKENS_ONLY);
 
     /// Both sets of flags.
@@ -219,6 +221,13 @@ pub static SCHEDULED_TIME_TO_FIRST_TOKEN: MetricDef = record(
 pub static REQUEST_COUNT: MetricDef = aggregate("request_count", "Request Count", "requests", F::LARGER_IS_BETTER);
 pub static ERROR_REQUEST_COUNT: MetricDef =
     aggregate("error_request_count", "Error Request Count", "requests", F::ERROR_ONLY.with(F::NO_CONSOLE));
+/// Requests that met every SLO of the run (spec: "Goodput Metrics").
+pub static GOOD_REQUEST_COUNT: MetricDef = aggregate(
+    "good_request_count",
+    "Good Request Count",
+    "requests",
+    F::GOODPUT.with(F::LARGER_IS_BETTER).with(F::NO_CONSOLE),
+);
 pub static MIN_REQUEST_TIMESTAMP: MetricDef =
     aggregate("min_request_timestamp", "Minimum Request Timestamp", "ns", F::INTERNAL.with(F::NO_CONSOLE));
 pub static MAX_RESPONSE_TIMESTAMP: MetricDef =
@@ -287,6 +296,20 @@ pub static REQUEST_THROUGHPUT: MetricDef = derived(
     "requests/sec",
     F::LARGER_IS_BETTER,
     &[&REQUEST_COUNT, &BENCHMARK_DURATION],
+);
+pub static GOODPUT: MetricDef = derived(
+    "goodput",
+    "Goodput",
+    "requests/sec",
+    F::GOODPUT.with(F::LARGER_IS_BETTER),
+    &[&GOOD_REQUEST_COUNT, &BENCHMARK_DURATION],
+);
+pub static GOOD_REQUEST_FRACTION: MetricDef = derived(
+    "good_request_fraction",
+    "Good Request Fraction",
+    "ratio",
+    F::GOODPUT.with(F::LARGER_IS_BETTER).with(F::NO_CONSOLE),
+    &[&GOOD_REQUEST_COUNT, &REQUEST_COUNT],
 );
 /// Reads request_count and error_request_count with 0 for a missing one, so it needs neither.
 pub static COMPLETED_REQUEST_COUNT: MetricDef =
@@ -382,6 +405,9 @@ pub static METRICS: &[&MetricDef] = &[
     &INPUT_TOKEN_THROUGHPUT,
     &TOTAL_TOKEN_THROUGHPUT,
     &REQUEST_THROUGHPUT,
+    &GOODPUT,
+    &GOOD_REQUEST_COUNT,
+    &GOOD_REQUEST_FRACTION,
     &COMPLETED_REQUEST_COUNT,
     &REQUEST_ERROR_RATE,
     &REQUEST_COUNT,

@@ -7,6 +7,7 @@ mod keys;
 mod phases;
 mod results;
 mod run_fn;
+mod slos;
 mod stdlib;
 mod units;
 

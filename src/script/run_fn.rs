@@ -41,6 +41,7 @@ const RUN_KEYS: &[&str] = &[
     "trace_table",
     "server_metrics",
     "gpu_telemetry",
+    "slos",
 ];
 
 /// Build the plan of a `run(#{..})` map.
@@ -104,8 +105,19 @@ pub fn plan_of(map: Map, default_name: String) -> ScriptResult<Plan> {
         r.opt_map("server_metrics")?.map(super::collectors::server_metrics).transpose()?.unwrap_or_default();
     let gpu_telemetry =
         r.opt_map("gpu_telemetry")?.map(super::collectors::gpu_telemetry).transpose()?.unwrap_or_default();
-    let plan =
-        Plan { name, endpoint, dataset, phases, tokenizer, request_timeout_s, export, server_metrics, gpu_telemetry };
+    let slos = r.opt_map("slos")?.map(super::slos::slos_of).transpose()?.unwrap_or_default();
+    let plan = Plan {
+        name,
+        endpoint,
+        dataset,
+        phases,
+        tokenizer,
+        request_timeout_s,
+        export,
+        server_metrics,
+        gpu_telemetry,
+        slos,
+    };
     if let Err(e) = engine::validate(&plan) {
         return script_error(format!("run: {e}"));
     }
