@@ -48,6 +48,8 @@ fn plan(rate_rps: f64, seconds: f64) -> Plan {
         server_metrics: Default::default(),
         gpu_telemetry: Default::default(),
         slos: Default::default(),
+        thresholds: Vec::new(),
+        abort_on_fail: false,
         request_timeout_s: 30.0,
     }
 }

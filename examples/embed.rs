@@ -49,6 +49,8 @@ async fn main() -> anyhow::Result<()> {
         server_metrics: Default::default(),
         gpu_telemetry: Default::default(),
         slos: Default::default(),
+        thresholds: Vec::new(),
+        abort_on_fail: false,
     };
     let options = RunOptions {
         artifact_root: PathBuf::from("artifacts"),

@@ -60,6 +60,11 @@ pub fn validate(plan: &Plan) -> Result<()> {
         }
     }
     crate::metrics::goodput::Slos::from_plan(&plan.slos).map_err(anyhow::Error::msg)?;
+    if plan.slos.is_empty()
+        && let Some(t) = plan.thresholds.iter().find(|t| crate::thresholds::needs_slos(t))
+    {
+        bail!("threshold \"{}\" needs `slos` in the same run (goodput counts requests that meet them)", t.expression);
+    }
     let Dataset::Synthetic(spec) = &plan.dataset;
     if spec.isl.mean.is_nan()
         || spec.isl.mean < 1.0
@@ -193,6 +198,7 @@ pub async fn execute(plan: &Plan, options: &RunOptions) -> Result<RunResult> {
         server.shutdown().await;
     }
 
+    let thresholds = crate::thresholds::evaluate(&plan.thresholds, &metrics);
     let Dataset::Synthetic(spec) = &plan.dataset;
     let result = RunResult {
         name: plan.name.clone(),
@@ -210,6 +216,7 @@ pub async fn execute(plan: &Plan, options: &RunOptions) -> Result<RunResult> {
         random_seed: Some(spec.random_seed),
         server_metrics: gathered.server_metrics,
         telemetry_data: gathered.telemetry_data,
+        thresholds,
     };
     export::write_summaries(&result, &artifact_dir)?;
     collectors::write_exports(&result, gathered.telemetry.as_ref(), &artifact_dir)?;
@@ -218,6 +225,7 @@ pub async fn execute(plan: &Plan, options: &RunOptions) -> Result<RunResult> {
         console.push_str(&ui::table::render_trace_timing(&result));
     }
     console.push_str(&ui::self_check::render(&result));
+    console.push_str(&ui::thresholds::render(&result));
     let console_path = artifact_dir.join(names.console());
     std::fs::write(&console_path, &console).with_context(|| format!("cannot write {}", console_path.display()))?;
     Ok(result)

@@ -22,4 +22,5 @@ pub mod rng;
 pub mod script;
 pub mod server_metrics;
 pub mod telemetry;
+pub mod thresholds;
 pub mod ui;

@@ -33,6 +33,12 @@ pub struct Plan {
     /// all of them is good (goodput). Empty: no goodput metrics.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub slos: BTreeMap<String, f64>,
+    /// Pass/fail checks on the run's metrics, judged at its end.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub thresholds: Vec<crate::thresholds::Threshold>,
+    /// A failed threshold stops the scenario right after this run.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub abort_on_fail: bool,
 }
 
 /// How much a run writes: AIPerf's export levels and its HTTP trace switch.

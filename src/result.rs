@@ -159,10 +159,17 @@ pub struct RunResult {
     pub server_metrics: Option<std::sync::Arc<crate::server_metrics::ServerMetricsResult>>,
     /// `telemetry_data` of the summary JSON, when GPU telemetry was collected.
     pub telemetry_data: Option<serde_json::Value>,
+    /// The plan's thresholds judged on this run's metrics (empty when it has none).
+    pub thresholds: Vec<crate::thresholds::ThresholdOutcome>,
 }
 
 impl RunResult {
     pub fn metric(&self, tag: &str) -> Option<&MetricResult> {
         self.metrics.iter().find(|m| m.tag == tag)
+    }
+
+    /// Every threshold passed (true when there are none).
+    pub fn thresholds_passed(&self) -> bool {
+        self.thresholds.iter().all(|t| t.passed)
     }
 }

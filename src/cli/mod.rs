@@ -14,6 +14,8 @@ pub mod exit_code {
     pub const FAILURE: i32 = 1;
     /// The scenario is wrong: syntax, unknown keys, bad values. The message names file:line:column.
     pub const SCRIPT_ERROR: i32 = 2;
+    /// The scenario ran, but a run failed one of its thresholds (`thresholds:` in `run`).
+    pub const THRESHOLDS_FAILED: i32 = 99;
     /// Interrupted with Ctrl-C (artifacts of the interrupted run are still written).
     pub const INTERRUPTED: i32 = 130;
 }

@@ -36,7 +36,8 @@ pub fn run(args: RunArgs, runtime: &tokio::runtime::Runtime) -> i32 {
         .and_then(|thread| thread.join().map_err(|_| "the scenario thread panicked".to_string()));
     watcher.abort();
     match outcome {
-        Ok(Ok(())) => exit_code::OK,
+        Ok(Ok(outcome)) if outcome.thresholds_failed => exit_code::THRESHOLDS_FAILED,
+        Ok(Ok(_)) => exit_code::OK,
         Ok(Err(error)) => {
             eprintln!("error: {error}");
             if cancel.is_cancelled() { exit_code::INTERRUPTED } else { exit_code::SCRIPT_ERROR }

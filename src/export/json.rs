@@ -65,6 +65,9 @@ pub fn summary_json(result: &RunResult) -> Result<Value> {
     if let Some(telemetry) = &result.telemetry_data {
         doc.insert("telemetry_data".into(), telemetry.clone());
     }
+    if !result.thresholds.is_empty() {
+        doc.insert("thresholds".into(), json!({ "passed": result.thresholds_passed(), "results": result.thresholds }));
+    }
     doc.insert("phases".into(), serde_json::to_value(&result.phases).context("cannot encode the phases")?);
     let self_checks: Vec<_> = result.phases.iter().filter(|p| p.results).map(|p| &p.self_check).collect();
     doc.insert(

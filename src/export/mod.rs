@@ -15,7 +15,7 @@ pub mod server_metrics_json;
 pub mod server_metrics_jsonl;
 pub mod server_metrics_parquet;
 #[cfg(test)]
-mod test_support;
+pub(crate) mod test_support;
 mod trace_data;
 
 use std::path::Path;

@@ -47,6 +47,8 @@ pub fn sample_result() -> RunResult {
         server_metrics: Default::default(),
         gpu_telemetry: Default::default(),
         slos: BTreeMap::new(),
+        thresholds: Vec::new(),
+        abort_on_fail: false,
     };
     let latency = distribution(&[10.0, 20.0, 30.0, 40.0]).expect("values");
     RunResult {
@@ -74,5 +76,6 @@ pub fn sample_result() -> RunResult {
         random_seed: Some(42),
         server_metrics: None,
         telemetry_data: None,
+        thresholds: Vec::new(),
     }
 }

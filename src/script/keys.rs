@@ -107,6 +107,11 @@ impl MapReader {
         }
     }
 
+    /// The value as given, of any type (the caller checks it).
+    pub fn opt_value(&mut self, key: &str) -> Option<Dynamic> {
+        self.take(key)
+    }
+
     /// A value of a registered custom type (e.g. the result of `endpoint(..)`).
     pub fn opt_custom<T: Clone + Send + Sync + 'static>(
         &mut self,

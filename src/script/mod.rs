@@ -9,15 +9,17 @@ mod results;
 mod run_fn;
 mod slos;
 mod stdlib;
+mod thresholds;
 mod units;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use rhai::{Engine, EvalAltResult, Position};
 
 use crate::engine::RunOptions;
+pub use keys::closest;
 pub use results::{MetricStats, RunResults};
 pub use run_fn::RunHost;
 
@@ -45,6 +47,13 @@ impl std::fmt::Display for ScriptError {
 
 impl std::error::Error for ScriptError {}
 
+/// How a scenario that ran to its end (or to an `abort_on_fail` stop) came out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScenarioOutcome {
+    /// At least one run failed a threshold.
+    pub thresholds_failed: bool,
+}
+
 /// A Rhai engine with the whole scenario API registered.
 pub fn build_engine(host: Arc<RunHost>) -> Engine {
     let mut engine = Engine::new();
@@ -71,7 +80,11 @@ fn format_position(position: Position) -> String {
 
 /// Run the scenario at `path`. Call from a thread that is not a runtime worker: `run(..)`
 /// blocks on `runtime` while the benchmark executes.
-pub fn run_scenario(path: &Path, runtime: tokio::runtime::Handle, options: RunOptions) -> Result<(), ScriptError> {
+pub fn run_scenario(
+    path: &Path,
+    runtime: tokio::runtime::Handle,
+    options: RunOptions,
+) -> Result<ScenarioOutcome, ScriptError> {
     let source = std::fs::read_to_string(path).map_err(|e| ScriptError {
         file: path.to_path_buf(),
         line: None,
@@ -79,11 +92,27 @@ pub fn run_scenario(path: &Path, runtime: tokio::runtime::Handle, options: RunOp
         message: format!("cannot read the scenario: {e}"),
     })?;
     let scenario_stem = path.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_else(|| "run".to_string());
-    let host = Arc::new(RunHost { runtime, options, scenario_stem, runs_started: AtomicUsize::new(0) });
-    let engine = build_engine(host);
+    let host = Arc::new(RunHost {
+        runtime,
+        options,
+        scenario_stem,
+        runs_started: AtomicUsize::new(0),
+        thresholds_failed: AtomicBool::new(false),
+        aborted_on_threshold: AtomicBool::new(false),
+    });
+    let engine = build_engine(host.clone());
     let mut ast = engine.compile(&source).map_err(|e| script_error(path, e.1, &e.0.to_string()))?;
     ast.set_source(path.display().to_string());
-    engine.run_ast(&ast).map_err(|e| from_eval_error(path, &e))
+    let outcome = engine.run_ast(&ast);
+    let thresholds_failed = host.thresholds_failed.load(Ordering::SeqCst);
+    match outcome {
+        Ok(()) => Ok(ScenarioOutcome { thresholds_failed }),
+        Err(e) if host.aborted_on_threshold.load(Ordering::SeqCst) => {
+            eprintln!("{}", from_eval_error(path, &e));
+            Ok(ScenarioOutcome { thresholds_failed })
+        }
+        Err(e) => Err(from_eval_error(path, &e)),
+    }
 }
 
 fn from_eval_error(path: &Path, error: &EvalAltResult) -> ScriptError {

@@ -34,6 +34,7 @@ pub fn register(engine: &mut Engine) {
         .register_get("error_count", |r: &mut RunResults| scalar(&r.0, "error_request_count") as i64)
         .register_get("duration", |r: &mut RunResults| scalar(&r.0, "benchmark_duration"))
         .register_get("throughput", |r: &mut RunResults| scalar(&r.0, "request_throughput"))
+        .register_get("thresholds_passed", |r: &mut RunResults| r.0.thresholds_passed())
         .register_get("goodput", |r: &mut RunResults| {
             r.0.metric("goodput").map(|m| Dynamic::from(m.stats.avg)).unwrap_or(Dynamic::UNIT)
         })

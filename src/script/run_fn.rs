@@ -2,7 +2,7 @@
 //! table, and returns the results to the script.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use rhai::{Engine, Map};
 
@@ -22,6 +22,10 @@ pub struct RunHost {
     /// Used to name runs that do not name themselves.
     pub scenario_stem: String,
     pub runs_started: AtomicUsize,
+    /// A run's threshold failed: the scenario ends with exit code THRESHOLDS_FAILED.
+    pub thresholds_failed: AtomicBool,
+    /// A failed threshold with `abort_on_fail` stopped the scenario.
+    pub aborted_on_threshold: AtomicBool,
 }
 
 pub fn register(engine: &mut Engine, host: Arc<RunHost>) {
@@ -42,6 +46,8 @@ const RUN_KEYS: &[&str] = &[
     "server_metrics",
     "gpu_telemetry",
     "slos",
+    "thresholds",
+    "abort_on_fail",
 ];
 
 /// Build the plan of a `run(#{..})` map.
@@ -105,6 +111,11 @@ pub fn plan_of(map: Map, default_name: String) -> ScriptResult<Plan> {
         r.opt_map("server_metrics")?.map(super::collectors::server_metrics).transpose()?.unwrap_or_default();
     let gpu_telemetry =
         r.opt_map("gpu_telemetry")?.map(super::collectors::gpu_telemetry).transpose()?.unwrap_or_default();
+    let thresholds = r.opt_value("thresholds").map(super::thresholds::thresholds_of).transpose()?.unwrap_or_default();
+    let abort_on_fail = r.opt_bool("abort_on_fail")?.unwrap_or(false);
+    if abort_on_fail && thresholds.is_empty() {
+        return script_error("run: `abort_on_fail` needs `thresholds`");
+    }
     let slos = r.opt_map("slos")?.map(super::slos::slos_of).transpose()?.unwrap_or_default();
     let plan = Plan {
         name,
@@ -117,6 +128,8 @@ pub fn plan_of(map: Map, default_name: String) -> ScriptResult<Plan> {
         server_metrics,
         gpu_telemetry,
         slos,
+        thresholds,
+        abort_on_fail,
     };
     if let Err(e) = engine::validate(&plan) {
         return script_error(format!("run: {e}"));
@@ -142,6 +155,7 @@ fn run(host: &RunHost, map: Map) -> ScriptResult<RunResults> {
         println!("{}", ui::table::render_trace_timing(&result));
     }
     print!("{}", ui::self_check::render(&result));
+    print!("{}", ui::thresholds::render(&result));
     for error in &result.error_summary {
         let code = error.error_details.code.map(|c| format!(" {c}")).unwrap_or_default();
         println!("  {} × {}{code}: {}", error.count, error.error_details.kind, error.error_details.message);
@@ -153,6 +167,13 @@ fn run(host: &RunHost, map: Map) -> ScriptResult<RunResults> {
             result.name,
             result.artifact_dir.display()
         ));
+    }
+    if !result.thresholds_passed() {
+        host.thresholds_failed.store(true, Ordering::SeqCst);
+        if plan.abort_on_fail {
+            host.aborted_on_threshold.store(true, Ordering::SeqCst);
+            return script_error(format!("run `{}` failed its thresholds; stopping (abort_on_fail)", result.name));
+        }
     }
     Ok(RunResults(result))
 }

@@ -3,3 +3,4 @@
 pub mod progress;
 pub mod self_check;
 pub mod table;
+pub mod thresholds;

@@ -1,0 +1,199 @@
+//! k6-style thresholds (`"request_latency.p99 < 5000"`): parsed when the plan is built,
+//! evaluated against a run's metrics at its end. A failed threshold fails the scenario.
+
+use serde::{Deserialize, Serialize};
+
+use crate::metrics::registry::{self, MetricFlags};
+use crate::result::{MetricKind, MetricResult};
+
+/// `errors / (requests + errors)`, a ratio: not a registry metric, but what CI gates on.
+pub const ERROR_RATE: &str = "error_rate";
+
+const STATS: [&str; 15] =
+    ["avg", "min", "max", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "std", "count", "sum"];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Op {
+    #[serde(rename = "<")]
+    Lt,
+    #[serde(rename = "<=")]
+    Le,
+    #[serde(rename = ">")]
+    Gt,
+    #[serde(rename = ">=")]
+    Ge,
+    #[serde(rename = "==")]
+    Eq,
+}
+
+impl Op {
+    fn holds(self, actual: f64, limit: f64) -> bool {
+        match self {
+            Op::Lt => actual < limit,
+            Op::Le => actual <= limit,
+            Op::Gt => actual > limit,
+            Op::Ge => actual >= limit,
+            Op::Eq => actual == limit,
+        }
+    }
+}
+
+/// One threshold: `metric.stat op value`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Threshold {
+    /// As written, e.g. `request_latency.p99 < 5000`.
+    pub expression: String,
+    pub metric: String,
+    pub stat: String,
+    pub op: Op,
+    pub value: f64,
+}
+
+/// A threshold's verdict on one run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ThresholdOutcome {
+    pub expression: String,
+    /// The measured value; None when the run did not produce the metric (which fails).
+    pub actual: Option<f64>,
+    pub passed: bool,
+}
+
+/// Parse `metric[.stat] op number`; the stat defaults to `avg`.
+pub fn parse(expression: &str) -> Result<Threshold, String> {
+    let bad = |why: String| Err(format!("threshold \"{expression}\": {why}"));
+    let Some(at) = expression.find(['<', '>', '=']) else {
+        return bad("expected `metric.stat op number` with op one of <, <=, >, >=, ==".into());
+    };
+    let rest = &expression[at..];
+    let (op, op_len) = if rest.starts_with("<=") {
+        (Op::Le, 2)
+    } else if rest.starts_with(">=") {
+        (Op::Ge, 2)
+    } else if rest.starts_with("==") {
+        (Op::Eq, 2)
+    } else if rest.starts_with('<') {
+        (Op::Lt, 1)
+    } else if rest.starts_with('>') {
+        (Op::Gt, 1)
+    } else {
+        return bad("`=` is not an operator; use ==".into());
+    };
+    let number = rest[op_len..].trim();
+    let Some(value) = number.parse::<f64>().ok().filter(|v| v.is_finite()) else {
+        return bad(format!("`{number}` is not a number"));
+    };
+    let left = expression[..at].trim();
+    let (metric, stat) = left.split_once('.').unwrap_or((left, "avg"));
+    let (metric, stat) = (metric.trim(), stat.trim());
+    if let Err(why) = check_metric_stat(metric, stat) {
+        return bad(why);
+    }
+    Ok(Threshold { expression: expression.trim().to_string(), metric: metric.into(), stat: stat.into(), op, value })
+}
+
+/// The names a threshold can use: every exported metric and `error_rate`.
+pub fn metric_names() -> Vec<&'static str> {
+    let mut names: Vec<&str> = registry::METRICS.iter().filter(|d| d.exported()).map(|d| d.tag).collect();
+    names.push(ERROR_RATE);
+    names
+}
+
+fn check_metric_stat(metric: &str, stat: &str) -> Result<(), String> {
+    let single_valued = if metric == ERROR_RATE {
+        true
+    } else {
+        match registry::metric(metric).filter(|d| d.exported()) {
+            Some(def) => def.kind != MetricKind::Record,
+            None => {
+                let names = metric_names();
+                let hint = crate::script::closest(metric, &names)
+                    .map(|near| format!(" (did you mean `{near}`?)"))
+                    .unwrap_or_default();
+                return Err(format!("unknown metric `{metric}`{hint}"));
+            }
+        }
+    };
+    if !STATS.contains(&stat) {
+        let hint =
+            crate::script::closest(stat, &STATS).map(|near| format!(" (did you mean `{near}`?)")).unwrap_or_default();
+        return Err(format!("unknown statistic `{stat}`{hint}; use one of {}", STATS.join(", ")));
+    }
+    if single_valued && stat != "avg" {
+        return Err(format!("`{metric}` is a single value: write `{metric}` or `{metric}.avg`, not `.{stat}`"));
+    }
+    Ok(())
+}
+
+/// A threshold on a goodput metric needs SLOs in the same run.
+pub fn needs_slos(threshold: &Threshold) -> bool {
+    registry::metric(&threshold.metric).is_some_and(|d| d.has(MetricFlags::GOODPUT))
+}
+
+/// Judge every threshold against a run's metrics.
+pub fn evaluate(thresholds: &[Threshold], metrics: &[MetricResult]) -> Vec<ThresholdOutcome> {
+    thresholds
+        .iter()
+        .map(|t| {
+            let actual = value_of(t, metrics);
+            ThresholdOutcome {
+                expression: t.expression.clone(),
+                actual,
+                passed: actual.is_some_and(|v| t.op.holds(v, t.value)),
+            }
+        })
+        .collect()
+}
+
+fn value_of(threshold: &Threshold, metrics: &[MetricResult]) -> Option<f64> {
+    let find = |tag: &str| metrics.iter().find(|m| m.tag == tag);
+    if threshold.metric == ERROR_RATE {
+        let requests = find(registry::REQUEST_COUNT.tag).map_or(0.0, |m| m.stats.avg);
+        let errors = find(registry::ERROR_REQUEST_COUNT.tag).map_or(0.0, |m| m.stats.avg);
+        return Some(if requests + errors > 0.0 { errors / (requests + errors) } else { 0.0 });
+    }
+    find(&threshold.metric)?.stats.get(&threshold.stat)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result::Stats;
+
+    #[test]
+    fn expressions_parse_with_every_operator_and_a_default_stat() {
+        let t = parse("request_latency.p99 < 5000").unwrap();
+        assert_eq!((t.metric.as_str(), t.stat.as_str(), t.op, t.value), ("request_latency", "p99", Op::Lt, 5000.0));
+        assert_eq!(parse("goodput>=10").unwrap().op, Op::Ge);
+        assert_eq!(parse("time_to_first_token <= 1.5").unwrap().stat, "avg");
+        assert_eq!(parse("request_count == 4").unwrap().op, Op::Eq);
+        assert_eq!(parse("error_rate > 0").unwrap().op, Op::Gt);
+    }
+
+    #[test]
+    fn bad_expressions_are_explained() {
+        let err = |e: &str| parse(e).unwrap_err();
+        assert!(err("request_latency.p99").contains("expected `metric.stat op number`"));
+        assert!(err("request_latency.p99 < fast").contains("`fast` is not a number"));
+        assert!(err("request_latency = 5").contains("use =="));
+        assert!(err("request_latncy.p99 < 5").contains("did you mean `request_latency`?"));
+        assert!(err("request_latency.avgg < 5").contains("unknown statistic `avgg` (did you mean `avg`?)"));
+        assert!(err("request_throughput.p99 > 5").contains("single value"));
+    }
+
+    #[test]
+    fn evaluation_reads_the_stat_and_error_rate_and_fails_missing_metrics() {
+        let latency = registry::REQUEST_LATENCY.result(Stats { avg: 20.0, p99: Some(40.0), ..Default::default() });
+        let requests = registry::REQUEST_COUNT.result(Stats::scalar(99.0));
+        let errors = registry::ERROR_REQUEST_COUNT.result(Stats::scalar(1.0));
+        let metrics = [latency, requests, errors];
+        let rules: Vec<Threshold> =
+            ["request_latency.p99 < 40", "request_latency.p99 <= 40", "error_rate < 0.02", "goodput > 1"]
+                .iter()
+                .map(|e| parse(e).unwrap())
+                .collect();
+        let outcomes = evaluate(&rules, &metrics);
+        let verdicts: Vec<(Option<f64>, bool)> = outcomes.iter().map(|o| (o.actual, o.passed)).collect();
+        assert_eq!(verdicts, [(Some(40.0), false), (Some(40.0), true), (Some(0.01), true), (None, false)]);
+        assert!(needs_slos(&rules[3]) && !needs_slos(&rules[0]));
+    }
+}
