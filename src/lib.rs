@@ -21,6 +21,7 @@ pub mod result;
 pub mod rng;
 pub mod script;
 pub mod server_metrics;
+pub mod suggest;
 pub mod telemetry;
 pub mod thresholds;
 pub mod ui;

@@ -106,7 +106,7 @@ fn check_metric_stat(metric: &str, stat: &str) -> Result<(), String> {
             Some(def) => def.kind != MetricKind::Record,
             None => {
                 let names = metric_names();
-                let hint = crate::script::closest(metric, &names)
+                let hint = crate::suggest::closest(metric, &names)
                     .map(|near| format!(" (did you mean `{near}`?)"))
                     .unwrap_or_default();
                 return Err(format!("unknown metric `{metric}`{hint}"));
@@ -115,7 +115,7 @@ fn check_metric_stat(metric: &str, stat: &str) -> Result<(), String> {
     };
     if !STATS.contains(&stat) {
         let hint =
-            crate::script::closest(stat, &STATS).map(|near| format!(" (did you mean `{near}`?)")).unwrap_or_default();
+            crate::suggest::closest(stat, &STATS).map(|near| format!(" (did you mean `{near}`?)")).unwrap_or_default();
         return Err(format!("unknown statistic `{stat}`{hint}; use one of {}", STATS.join(", ")));
     }
     if single_valued && stat != "avg" {

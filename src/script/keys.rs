@@ -5,6 +5,8 @@ use std::collections::BTreeSet;
 
 use rhai::{Dynamic, EvalAltResult, Map};
 
+use crate::suggest::closest;
+
 pub type ScriptResult<T> = Result<T, Box<EvalAltResult>>;
 
 /// A runtime error for the script (Rhai fills in the position of the call).
@@ -140,40 +142,9 @@ pub fn number(value: &Dynamic) -> Option<f64> {
     value.as_float().ok().or_else(|| value.as_int().ok().map(|i| i as f64))
 }
 
-/// The allowed key nearest to `key`, if it is a plausible typo.
-pub fn closest<'a>(key: &str, candidates: &[&'a str]) -> Option<&'a str> {
-    candidates
-        .iter()
-        .map(|c| (edit_distance(key, c), *c))
-        .filter(|(d, c)| *d <= 2.max(c.len() / 4))
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, c)| c)
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut previous: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut current = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let substitution = previous[j] + usize::from(ca != *cb);
-            current[j + 1] = substitution.min(previous[j + 1] + 1).min(current[j] + 1);
-        }
-        previous = current;
-    }
-    previous[b.len()]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn near_misses_are_suggested_and_far_ones_are_not() {
-        assert_eq!(closest("strem", &["streaming", "stream", "url"]), Some("stream"));
-        assert_eq!(closest("modle", &["model", "url"]), Some("model"));
-        assert_eq!(closest("banana", &["model", "url"]), None);
-    }
 
     #[test]
     fn unknown_keys_and_wrong_types_are_named() {

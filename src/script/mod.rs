@@ -19,7 +19,6 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use rhai::{Engine, EvalAltResult, Position};
 
 use crate::engine::RunOptions;
-pub use keys::closest;
 pub use results::{MetricStats, RunResults};
 pub use run_fn::RunHost;
 

@@ -4,8 +4,9 @@ use std::sync::Arc;
 
 use rhai::{Dynamic, Engine};
 
-use super::keys::{ScriptResult, closest, script_error};
+use super::keys::{ScriptResult, script_error};
 use crate::result::{MetricResult, RunResult};
+use crate::suggest::closest;
 
 /// The results of one run, as a script sees them.
 #[derive(Debug, Clone)]

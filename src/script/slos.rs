@@ -6,9 +6,10 @@ use std::collections::BTreeMap;
 
 use rhai::Map;
 
-use super::keys::{ScriptResult, closest, number, script_error};
+use super::keys::{ScriptResult, number, script_error};
 use crate::metrics::goodput::is_slo_metric;
 use crate::metrics::registry;
+use crate::suggest::closest;
 
 const MS_PER_SEC: f64 = 1000.0;
 
