@@ -162,3 +162,34 @@ fn a_broken_dataset_file_stops_the_run_before_it_starts() {
     assert_eq!(missing.code(), Some(2));
     assert!(missing.stderr().contains("cannot read dataset file nope.jsonl"), "{}", missing.stderr());
 }
+
+#[test]
+fn the_mooncake_scenario_replays_the_sample_trace() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let output = aiperf_command(dir.path())
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .arg("run")
+        .arg("scenarios/mooncake.rhai")
+        .env("AIPERF_SPEEDUP", "8")
+        .env_remove("AIPERF_URL")
+        .env_remove("AIPERF_TRACE")
+        .output()
+        .expect("run aiperf");
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    let artifacts = dir.path().join("artifacts").join("mooncake");
+    let summary = read_json(&artifacts.join("profile_export_aiperf.json"));
+    assert_eq!(stat(&summary, "request_count", "avg"), 40.0, "one request per trace line");
+    let trace =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/traces/sample_trace.jsonl"))
+            .expect("sample trace");
+    let mut wanted: Vec<u64> =
+        trace.lines().filter_map(|line| serde_json::from_str::<Value>(line).ok()?["output_length"].as_u64()).collect();
+    let text = std::fs::read_to_string(artifacts.join("profile_export.jsonl")).expect("records");
+    let mut osl: Vec<u64> = text
+        .lines()
+        .map(|line| metric(&serde_json::from_str(line).expect("a JSON line"), "output_sequence_length"))
+        .collect();
+    wanted.sort();
+    osl.sort();
+    assert_eq!(osl, wanted, "every line's output_length was asked for and produced");
+}

@@ -54,3 +54,59 @@ fn file(map: Map) -> ScriptResult<Dataset> {
     }
     Ok(Dataset::File(FileDataset { path, format, sampling, at_end, random_seed, block_size: block_size as usize }))
 }
+
+#[cfg(test)]
+mod tests {
+    use rhai::Dynamic;
+
+    use super::*;
+
+    fn map(pairs: &[(&str, Dynamic)]) -> Map {
+        pairs.iter().map(|(key, value)| ((*key).into(), value.clone())).collect()
+    }
+
+    #[test]
+    fn defaults_and_every_key() {
+        let Dataset::File(plain) = file(map(&[("path", "data.jsonl".into())])).unwrap() else { panic!("a file") };
+        assert_eq!(
+            plain,
+            FileDataset {
+                path: "data.jsonl".into(),
+                format: FileFormat::SingleTurn,
+                sampling: Sampling::Sequential,
+                at_end: AtEnd::Wrap,
+                random_seed: 0,
+                block_size: 512,
+            }
+        );
+        let full = file(map(&[
+            ("path", "trace.jsonl".into()),
+            ("format", "mooncake".into()),
+            ("sampling", "shuffle".into()),
+            ("at_end", "stop".into()),
+            ("seed", Dynamic::from(9_i64)),
+            ("block_size", Dynamic::from(64_i64)),
+        ]))
+        .unwrap();
+        let Dataset::File(full) = full else { panic!("a file") };
+        assert_eq!(
+            (full.format, full.sampling, full.at_end, full.random_seed, full.block_size),
+            (FileFormat::Mooncake, Sampling::Shuffle, AtEnd::Stop, 9, 64)
+        );
+    }
+
+    #[test]
+    fn mistakes_are_named() {
+        let err = |pairs: &[(&str, Dynamic)]| file(map(pairs)).unwrap_err().to_string();
+        assert!(err(&[]).contains("file: `path` is required"));
+        assert!(err(&[("path", "a".into()), ("format", "csv".into())]).contains("`format` must be \"single_turn\""));
+        assert!(err(&[("path", "a".into()), ("sampling", "rand".into())]).contains("`sampling` must be"));
+        assert!(
+            err(&[("path", "a".into()), ("at_end", "loop".into())]).contains("`at_end` must be \"wrap\" or \"stop\"")
+        );
+        assert!(err(&[("path", "a".into()), ("block_size", Dynamic::from(8_i64))]).contains("\"mooncake\" only"));
+        let zero = [("path", "a".into()), ("format", "mooncake".into()), ("block_size", Dynamic::from(0_i64))];
+        assert!(err(&zero).contains("`block_size` must be at least 1"));
+        assert!(err(&[("path", "a".into()), ("formt", "mooncake".into())]).contains("did you mean `format`"));
+    }
+}
