@@ -17,7 +17,7 @@ use crate::dataset::{self, tokenizer::Tokenizer};
 use crate::load::{self, LoadContext, PhaseCounters, PhaseRun, PreparedRequest};
 use crate::metrics::{MetricsContext, RecordProcessor};
 use crate::mock::MockServer;
-use crate::plan::{Dataset, ExportLevel, Plan, TokenizerSpec};
+use crate::plan::{Dataset, ExportLevel, Phase, Plan, TokenizerSpec};
 use crate::result::RunResult;
 use crate::rng::SeededRng;
 use crate::ui::progress::PhaseProgress;
@@ -65,15 +65,26 @@ pub fn validate(plan: &Plan) -> Result<()> {
     {
         bail!("threshold \"{}\" needs `slos` in the same run (goodput counts requests that meet them)", t.expression);
     }
-    let Dataset::Synthetic(spec) = &plan.dataset;
-    if spec.isl.mean.is_nan()
-        || spec.isl.mean < 1.0
-        || spec.osl.mean.is_nan()
-        || spec.osl.mean < 1.0
-        || spec.isl.stddev < 0.0
-        || spec.osl.stddev < 0.0
-    {
-        bail!("synthetic dataset: isl and osl need a mean of at least 1 token and a non-negative stddev");
+    match &plan.dataset {
+        Dataset::Synthetic(spec) => {
+            if spec.isl.mean.is_nan()
+                || spec.isl.mean < 1.0
+                || spec.osl.mean.is_nan()
+                || spec.osl.mean < 1.0
+                || spec.isl.stddev < 0.0
+                || spec.osl.stddev < 0.0
+            {
+                bail!("synthetic dataset: isl and osl need a mean of at least 1 token and a non-negative stddev");
+            }
+        }
+        Dataset::File(spec) => {
+            if spec.path.trim().is_empty() {
+                bail!("file dataset: `path` cannot be empty");
+            }
+            if spec.block_size == 0 {
+                bail!("file dataset: `block_size` must be at least 1 token");
+            }
+        }
     }
     if !plan.endpoint.is_mock() {
         let url = &plan.endpoint.url;
@@ -96,6 +107,13 @@ pub async fn execute(plan: &Plan, options: &RunOptions) -> Result<RunResult> {
         .with_context(|| format!("cannot create artifact folder {}", artifact_dir.display()))?;
 
     let tokenizer = load_tokenizer(&plan.tokenizer).await?;
+    // The dataset is built (and a bad dataset file reported) before anything starts.
+    let requests = prepare_requests(plan, &plan.endpoint, tokenizer.clone()).await?;
+    export::inputs_json::write(
+        &artifact_dir.join(export::inputs_json::FILE_NAME),
+        requests.iter().map(|request| request.body.as_ref()),
+    )?;
+    let entry_limit = plan.dataset.stops_at_end().then_some(requests.len() as u64);
     let mock = if plan.endpoint.is_mock() {
         let config = plan.endpoint.mock.clone().unwrap_or_default();
         let server = MockServer::start(config, SocketAddr::from((Ipv4Addr::LOCALHOST, 0)))
@@ -109,8 +127,6 @@ pub async fn execute(plan: &Plan, options: &RunOptions) -> Result<RunResult> {
     if let Some(server) = &mock {
         endpoint.url = server.base_url();
     }
-
-    let requests = prepare_requests(plan, &endpoint, tokenizer.clone()).await?;
     let pool_size = plan.phases.iter().map(load::connection_pool_size).max().unwrap_or(1);
     let clock = RunClock::start();
     let client = HttpClient::new(&endpoint, clock, Duration::from_secs_f64(plan.request_timeout_s), pool_size)
@@ -169,7 +185,8 @@ pub async fn execute(plan: &Plan, options: &RunOptions) -> Result<RunResult> {
             collectors.phase_started(phase.results).await;
         }
         let counters = Arc::new(PhaseCounters::default());
-        let progress = PhaseProgress::start(phase, counters.clone(), options.progress);
+        let phase = capped(phase, entry_limit);
+        let progress = PhaseProgress::start(&phase, counters.clone(), options.progress);
         let run = Arc::new(PhaseRun { phase: phase.clone(), index, name: Arc::from(phase.name.as_str()), counters });
         let summary = load::run_phase(context.clone(), run).await;
         progress.finish(&summary);
@@ -199,7 +216,6 @@ pub async fn execute(plan: &Plan, options: &RunOptions) -> Result<RunResult> {
     }
 
     let thresholds = crate::thresholds::evaluate(&plan.thresholds, &metrics);
-    let Dataset::Synthetic(spec) = &plan.dataset;
     let result = RunResult {
         name: plan.name.clone(),
         benchmark_id,
@@ -213,7 +229,7 @@ pub async fn execute(plan: &Plan, options: &RunOptions) -> Result<RunResult> {
         phases,
         artifact_dir: artifact_dir.clone(),
         cli_command: options.cli_command.clone(),
-        random_seed: Some(spec.random_seed),
+        random_seed: Some(plan.dataset.random_seed()),
         server_metrics: gathered.server_metrics,
         telemetry_data: gathered.telemetry_data,
         thresholds,
@@ -250,17 +266,27 @@ async fn prepare_requests(
     let dataset = plan.dataset.clone();
     let endpoint = endpoint.clone();
     tokio::task::spawn_blocking(move || {
-        dataset::build(&dataset, &tokenizer)
+        let entries = dataset::build(&dataset, &tokenizer)?;
+        Ok(entries
             .into_iter()
             .map(|entry| PreparedRequest {
                 body: Bytes::from(client::request_body(&endpoint, &entry.prompt, entry.max_tokens)),
                 input_tokens: entry.input_tokens,
                 max_tokens: entry.max_tokens,
             })
-            .collect()
+            .collect())
     })
     .await
-    .context("dataset generation was interrupted")
+    .context("dataset generation was interrupted")?
+}
+
+/// `phase` sending at most `limit` requests (a dataset that stops at its end).
+fn capped(phase: &Phase, limit: Option<u64>) -> Phase {
+    let mut phase = phase.clone();
+    if let Some(limit) = limit {
+        phase.requests = Some(phase.requests.map_or(limit, |requests| requests.min(limit)));
+    }
+    phase
 }
 
 /// A run name made safe for a folder name.

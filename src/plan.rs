@@ -283,6 +283,70 @@ pub struct Dist {
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Dataset {
     Synthetic(SyntheticDataset),
+    File(FileDataset),
+}
+
+impl Dataset {
+    /// The seed that decides the prompts (synthetic) or their order (files).
+    pub fn random_seed(&self) -> u64 {
+        match self {
+            Dataset::Synthetic(spec) => spec.random_seed,
+            Dataset::File(spec) => spec.random_seed,
+        }
+    }
+
+    /// Each phase sends at most the dataset's entries (`at_end: "stop"`).
+    pub fn stops_at_end(&self) -> bool {
+        matches!(self, Dataset::File(FileDataset { at_end: AtEnd::Stop, .. }))
+    }
+}
+
+/// A dataset read from a file before the run (`file(#{..})`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct FileDataset {
+    /// As written in the scenario: relative to the working directory.
+    pub path: String,
+    pub format: FileFormat,
+    pub sampling: Sampling,
+    pub at_end: AtEnd,
+    pub random_seed: u64,
+    /// Tokens per mooncake hash-id block.
+    pub block_size: usize,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum FileFormat {
+    /// JSONL, a prompt per line: `text` or `texts`, optional `output_length`.
+    SingleTurn,
+    /// JSONL, a session per line: `turns` of `text`, optional `output_length` and `delay`.
+    MultiTurn,
+    /// JSONL trace: `input_length`, `output_length`, `hash_ids` (and `timestamp`).
+    Mooncake,
+    /// A JSON array of `{conversations: [{from, value}]}`.
+    Sharegpt,
+}
+
+/// The order in which requests take the file's entries.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Sampling {
+    /// File order.
+    Sequential,
+    /// Seeded draws with replacement.
+    Random,
+    /// A seeded permutation.
+    Shuffle,
+}
+
+/// What requests do after the last entry.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum AtEnd {
+    /// Start again from the first entry.
+    Wrap,
+    /// Send no more: each phase sends at most the dataset's entries.
+    Stop,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

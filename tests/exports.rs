@@ -151,10 +151,12 @@ fn a_prefix_renames_every_export_file() {
         "bench1_server_metrics.parquet",
         "bench1_gpu_telemetry.jsonl",
         "bench1_gpu_telemetry.csv",
+        // The prepared inputs keep AIPerf's name: the prefix renames the profile exports.
+        "inputs.json",
     ]
     .map(String::from)
     .into();
-    assert_eq!(file_names(&dir), expected, "only prefixed files, none of the default names");
+    assert_eq!(file_names(&dir), expected, "only prefixed files, none of the default profile names");
     let summary = read_json(&dir.join("bench1_aiperf.json"));
     assert_eq!(summary["input_config"]["export"]["prefix"], "bench1");
     assert_eq!(summary["request_count"]["avg"], 6.0);

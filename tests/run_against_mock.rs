@@ -119,7 +119,7 @@ fn an_http_error_status_becomes_an_error_record_with_its_code() {
         "unauthorized",
         r#"
         run(#{
-            endpoint: endpoint(#{ url: "mock", api_key: "sk-client-key-3141", mock: #{ api_key: "sk-server-key-2718" } }),
+            endpoint: endpoint(#{ url: "mock", api_key: "sk-client-QZXCLIENT", mock: #{ api_key: "sk-server-QZXSERVER" } }),
             dataset: synthetic(#{ isl: 20, osl: 5 }),
             phases: [ concurrency(#{ users: 1, requests: 3 }) ],
         });
@@ -130,7 +130,7 @@ fn an_http_error_status_becomes_an_error_record_with_its_code() {
     assert_eq!(stat(&summary, "error_request_count", "avg"), 3.0);
     assert_eq!(summary["error_summary"][0]["error_details"]["code"], 401);
     let text = std::fs::read_to_string(run.artifacts("unauthorized").join("profile_export_aiperf.json")).expect("json");
-    assert!(!text.contains("3141") && !text.contains("2718"), "api keys leaked into the export");
+    assert!(!text.contains("QZXCLIENT") && !text.contains("QZXSERVER"), "api keys leaked into the export");
 }
 
 #[test]

@@ -29,7 +29,7 @@ fn sample_length(rng: &mut SeededRng, dist: Dist) -> u64 {
 
 /// Text from the corpus at `offset` that encodes to `target` tokens (exactly, save for rare
 /// merges at the edges that no cut can avoid).
-fn prompt_of_length(tokenizer: &Tokenizer, corpus: &str, offset: usize, target: u64) -> String {
+pub(super) fn prompt_of_length(tokenizer: &Tokenizer, corpus: &str, offset: usize, target: u64) -> String {
     let target = target as usize;
     let mut approx_bytes = target * 6 + 32;
     let ids = loop {

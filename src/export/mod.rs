@@ -1,9 +1,11 @@
 //! Exports: one file per artifact, each reading only the `RunResult` (the per-record
 //! profile_export.jsonl and profile_export_raw.jsonl are written by the metrics' record
-//! processor as records arrive); `ArtifactNames` names them all.
+//! processor as records arrive, and inputs.json by the engine from the prepared bodies);
+//! `ArtifactNames` names them all.
 
 pub mod csv;
 pub mod gpu_telemetry;
+pub mod inputs_json;
 pub mod json;
 mod json_lines;
 pub mod jsonl;

@@ -3,6 +3,7 @@
 
 mod builders;
 mod collectors;
+mod file_dataset;
 mod keys;
 mod phases;
 mod results;
@@ -59,6 +60,7 @@ pub fn build_engine(host: Arc<RunHost>) -> Engine {
     engine.set_module_resolver(stdlib::StdlibResolver::new());
     units::register(&mut engine);
     builders::register(&mut engine);
+    file_dataset::register(&mut engine);
     phases::register(&mut engine);
     results::register(&mut engine);
     run_fn::register(&mut engine, host);

@@ -57,7 +57,7 @@ pub fn plan_of(map: Map, default_name: String) -> ScriptResult<Plan> {
     let Some(endpoint) = r.opt_custom::<Endpoint>("endpoint", "endpoint(#{..})")? else {
         return script_error("run: `endpoint` is required, e.g. endpoint(#{ url: \"mock\" })");
     };
-    let dataset = r.opt_custom::<Dataset>("dataset", "synthetic(#{..})")?.unwrap_or({
+    let dataset = r.opt_custom::<Dataset>("dataset", "synthetic(#{..}) or file(#{..})")?.unwrap_or({
         Dataset::Synthetic(SyntheticDataset {
             isl: Dist { mean: 550.0, stddev: 0.0 },
             osl: Dist { mean: 150.0, stddev: 0.0 },

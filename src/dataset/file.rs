@@ -1,0 +1,76 @@
+//! A dataset file: read it, parse it in its format, and put its entries in the order its
+//! sampling asks for.
+
+use std::path::Path;
+
+use anyhow::{Result, bail};
+
+use super::{DatasetEntry, fields, mooncake, multi_turn, sampling, sharegpt, single_turn, tokenizer::Tokenizer};
+use crate::plan::{FileDataset, FileFormat};
+
+/// Every entry of the file `spec.path` (relative to the working directory), sampled.
+pub fn load(spec: &FileDataset, tokenizer: &Tokenizer) -> Result<Vec<DatasetEntry>> {
+    let path = Path::new(&spec.path);
+    let text = fields::read(path)?;
+    let entries = match spec.format {
+        FileFormat::SingleTurn => single_turn::parse(path, &text, tokenizer)?,
+        FileFormat::MultiTurn => multi_turn::parse(path, &text, tokenizer)?,
+        FileFormat::Mooncake => mooncake::parse(path, &text, tokenizer, spec.block_size, spec.random_seed)?,
+        FileFormat::Sharegpt => sharegpt::parse(path, &text, tokenizer)?,
+    };
+    if entries.is_empty() {
+        bail!("dataset file {} has no entries", path.display());
+    }
+    Ok(sampling::arrange(entries, spec.sampling, spec.random_seed))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::{AtEnd, Sampling};
+
+    fn spec(path: &Path, format: FileFormat, sampling: Sampling) -> FileDataset {
+        FileDataset {
+            path: path.display().to_string(),
+            format,
+            sampling,
+            at_end: AtEnd::Wrap,
+            random_seed: 5,
+            block_size: 512,
+        }
+    }
+
+    #[test]
+    fn a_missing_or_empty_file_names_its_path() {
+        let tokenizer = Tokenizer::shared_builtin().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("nowhere.jsonl");
+        let err = load(&spec(&missing, FileFormat::SingleTurn, Sampling::Sequential), &tokenizer).unwrap_err();
+        assert!(format!("{err:#}").contains(&format!("cannot read dataset file {}", missing.display())), "{err:#}");
+
+        let empty = dir.path().join("empty.jsonl");
+        std::fs::write(&empty, "\n\n").unwrap();
+        let err = load(&spec(&empty, FileFormat::SingleTurn, Sampling::Sequential), &tokenizer).unwrap_err();
+        assert_eq!(err.to_string(), format!("dataset file {} has no entries", empty.display()));
+    }
+
+    #[test]
+    fn entries_come_out_in_sampled_order() {
+        let tokenizer = Tokenizer::shared_builtin().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("numbers.jsonl");
+        let lines: String = (0..30).map(|i| format!("{{\"text\": \"line {i}\"}}\n")).collect();
+        std::fs::write(&path, lines).unwrap();
+        let prompts = |sampling| -> Vec<String> {
+            let entries = load(&spec(&path, FileFormat::SingleTurn, sampling), &tokenizer).unwrap();
+            entries.into_iter().map(|e| e.prompt).collect()
+        };
+        let sequential = prompts(Sampling::Sequential);
+        assert_eq!(sequential.first().map(String::as_str), Some("line 0"));
+        assert_eq!(sequential.last().map(String::as_str), Some("line 29"));
+        let shuffled = prompts(Sampling::Shuffle);
+        assert_eq!(shuffled, prompts(Sampling::Shuffle), "same seed, same order");
+        assert_ne!(shuffled, sequential);
+        assert_eq!(prompts(Sampling::Random).len(), 30);
+    }
+}

@@ -1,0 +1,62 @@
+//! Multi-turn JSONL: a session per line, `{"session_id"?, "turns": [{"text", "output_length"?,
+//! "delay"? (ms)}]}`. For now each turn is sent as its own single-turn prompt, in file order:
+//! the `users` phase's conversations are generated, not read from files, so the history and
+//! the delays of a file's sessions are not replayed (both are still checked).
+
+use std::path::Path;
+
+use anyhow::{Result, bail};
+
+use super::fields::{Record, json_lines};
+use super::{DatasetEntry, tokenizer::Tokenizer};
+
+pub fn parse(path: &Path, text: &str, tokenizer: &Tokenizer) -> Result<Vec<DatasetEntry>> {
+    let mut entries = Vec::new();
+    for (at, object) in json_lines(path, text)? {
+        let session = Record::new(&at, &object);
+        if session.has("session_id") {
+            session.string("session_id")?;
+        }
+        let turns = session.objects("turns")?;
+        if turns.is_empty() {
+            bail!("{at}: \"turns\" is empty");
+        }
+        for turn in turns {
+            turn.opt_number("delay")?;
+            let prompt = turn.string("text")?.to_string();
+            entries.push(DatasetEntry::counted(tokenizer, prompt, turn.opt_u64("output_length")?));
+        }
+    }
+    Ok(entries)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dataset::test_fixture;
+
+    #[test]
+    fn every_turn_becomes_an_entry_in_order() {
+        let tokenizer = Tokenizer::shared_builtin().unwrap();
+        let (path, text) = test_fixture("multi_turn.jsonl");
+        let entries = parse(&path, &text, &tokenizer).unwrap();
+        let turns: Vec<(&str, Option<u64>)> = entries.iter().map(|e| (e.prompt.as_str(), e.max_tokens)).collect();
+        assert_eq!(turns, [("Hello there.", Some(8)), ("Tell me more.", Some(16)), ("One question only.", None)]);
+        assert_eq!(entries[1].input_tokens as usize, tokenizer.count("Tell me more."));
+    }
+
+    #[test]
+    fn a_bad_turn_names_its_line_and_turn() {
+        let tokenizer = Tokenizer::shared_builtin().unwrap();
+        let (path, text) = test_fixture("multi_turn_broken.jsonl");
+        let err = parse(&path, &text, &tokenizer).unwrap_err().to_string();
+        assert!(err.ends_with("multi_turn_broken.jsonl:2: turns[1]: missing \"text\""), "{err}");
+
+        let err = parse(&path, "{\"turns\": []}", &tokenizer).unwrap_err().to_string();
+        assert!(err.ends_with(":1: \"turns\" is empty"), "{err}");
+        let err = parse(&path, "{\"turns\": [{\"text\": \"a\", \"delay\": \"soon\"}]}", &tokenizer).unwrap_err();
+        assert!(err.to_string().contains(":1: turns[0]: \"delay\" must be a number"), "{err}");
+        let err = parse(&path, "{\"text\": \"a\"}", &tokenizer).unwrap_err().to_string();
+        assert!(err.ends_with(":1: missing \"turns\""), "{err}");
+    }
+}

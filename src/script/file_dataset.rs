@@ -1,0 +1,112 @@
+//! `file(#{ path, format, sampling, at_end, seed, block_size })`: a dataset read from a file
+//! (relative to the working directory) when the run starts; `run(#{ dataset: .. })` takes it.
+
+use rhai::{Engine, Map};
+
+use super::keys::{MapReader, ScriptResult, script_error};
+use crate::plan::{AtEnd, Dataset, FileDataset, FileFormat, Sampling};
+
+/// Tokens per mooncake hash-id block unless `block_size` says otherwise (Mooncake's own).
+const DEFAULT_BLOCK_SIZE: u64 = 512;
+
+const FILE_KEYS: &[&str] = &["path", "format", "sampling", "at_end", "seed", "block_size"];
+
+pub fn register(engine: &mut Engine) {
+    engine.register_fn("file", file);
+}
+
+fn file(map: Map) -> ScriptResult<Dataset> {
+    let mut r = MapReader::new("file", map, FILE_KEYS)?;
+    let path = r.string("path")?;
+    let format = match r.opt_string("format")?.as_deref() {
+        None | Some("single_turn") => FileFormat::SingleTurn,
+        Some("multi_turn") => FileFormat::MultiTurn,
+        Some("mooncake") => FileFormat::Mooncake,
+        Some("sharegpt") => FileFormat::Sharegpt,
+        Some(other) => {
+            return script_error(format!(
+                "file: `format` must be \"single_turn\", \"multi_turn\", \"mooncake\" or \"sharegpt\", got \"{other}\""
+            ));
+        }
+    };
+    let sampling = match r.opt_string("sampling")?.as_deref() {
+        None | Some("sequential") => Sampling::Sequential,
+        Some("random") => Sampling::Random,
+        Some("shuffle") => Sampling::Shuffle,
+        Some(other) => {
+            return script_error(format!(
+                "file: `sampling` must be \"sequential\", \"random\" or \"shuffle\", got \"{other}\""
+            ));
+        }
+    };
+    let at_end = match r.opt_string("at_end")?.as_deref() {
+        None | Some("wrap") => AtEnd::Wrap,
+        Some("stop") => AtEnd::Stop,
+        Some(other) => return script_error(format!("file: `at_end` must be \"wrap\" or \"stop\", got \"{other}\"")),
+    };
+    let random_seed = r.opt_u64("seed")?.unwrap_or(0);
+    let block_size = r.opt_u64("block_size")?.unwrap_or(DEFAULT_BLOCK_SIZE);
+    if block_size == 0 {
+        return script_error("file: `block_size` must be at least 1 token");
+    }
+    if r.has("block_size") && format != FileFormat::Mooncake {
+        return script_error("file: `block_size` applies to format \"mooncake\" only");
+    }
+    Ok(Dataset::File(FileDataset { path, format, sampling, at_end, random_seed, block_size: block_size as usize }))
+}
+
+#[cfg(test)]
+mod tests {
+    use rhai::Dynamic;
+
+    use super::*;
+
+    fn map(pairs: &[(&str, Dynamic)]) -> Map {
+        pairs.iter().map(|(key, value)| ((*key).into(), value.clone())).collect()
+    }
+
+    #[test]
+    fn defaults_and_every_key() {
+        let Dataset::File(plain) = file(map(&[("path", "data.jsonl".into())])).unwrap() else { panic!("a file") };
+        assert_eq!(
+            plain,
+            FileDataset {
+                path: "data.jsonl".into(),
+                format: FileFormat::SingleTurn,
+                sampling: Sampling::Sequential,
+                at_end: AtEnd::Wrap,
+                random_seed: 0,
+                block_size: 512,
+            }
+        );
+        let full = file(map(&[
+            ("path", "trace.jsonl".into()),
+            ("format", "mooncake".into()),
+            ("sampling", "shuffle".into()),
+            ("at_end", "stop".into()),
+            ("seed", Dynamic::from(9_i64)),
+            ("block_size", Dynamic::from(64_i64)),
+        ]))
+        .unwrap();
+        let Dataset::File(full) = full else { panic!("a file") };
+        assert_eq!(
+            (full.format, full.sampling, full.at_end, full.random_seed, full.block_size),
+            (FileFormat::Mooncake, Sampling::Shuffle, AtEnd::Stop, 9, 64)
+        );
+    }
+
+    #[test]
+    fn mistakes_are_named() {
+        let err = |pairs: &[(&str, Dynamic)]| file(map(pairs)).unwrap_err().to_string();
+        assert!(err(&[]).contains("file: `path` is required"));
+        assert!(err(&[("path", "a".into()), ("format", "csv".into())]).contains("`format` must be \"single_turn\""));
+        assert!(err(&[("path", "a".into()), ("sampling", "rand".into())]).contains("`sampling` must be"));
+        assert!(
+            err(&[("path", "a".into()), ("at_end", "loop".into())]).contains("`at_end` must be \"wrap\" or \"stop\"")
+        );
+        assert!(err(&[("path", "a".into()), ("block_size", Dynamic::from(8_i64))]).contains("\"mooncake\" only"));
+        let zero = [("path", "a".into()), ("format", "mooncake".into()), ("block_size", Dynamic::from(0_i64))];
+        assert!(err(&zero).contains("`block_size` must be at least 1"));
+        assert!(err(&[("path", "a".into()), ("formt", "mooncake".into())]).contains("did you mean `format`"));
+    }
+}
