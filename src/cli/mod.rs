@@ -47,6 +47,9 @@ pub enum Command {
     /// Run a scenario script: every run(#{..}) in it benchmarks and writes its artifacts
     #[command(after_help = "Example:\n  aiperf run scenarios/quickstart.rhai --artifact-dir artifacts")]
     Run(RunArgs),
+    /// Check a scenario without sending load: syntax, imports, and every plan it builds
+    #[command(after_help = "Example:\n  aiperf check scenarios/quickstart.rhai")]
+    Check(CheckArgs),
     /// Serve the built-in OpenAI-compatible mock server (chat, completions, /metrics)
     #[command(
         after_help = "Example:\n  aiperf mock --port 8000 --ttft-ms 20 --itl-ms 5\n  curl -N localhost:8000/v1/chat/completions -d '{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],\"stream\":true}'"
@@ -64,6 +67,15 @@ pub struct RunArgs {
     /// Do not draw progress bars
     #[arg(long)]
     pub no_progress: bool,
+    /// Print every plan the scenario builds (as JSON) and send nothing
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct CheckArgs {
+    /// The scenario script (.rhai)
+    pub scenario: PathBuf,
 }
 
 #[derive(Debug, clap::Args)]
@@ -117,6 +129,7 @@ pub fn main_with(cli: Cli) -> i32 {
     };
     match cli.command {
         Command::Run(args) => run::run(args, &runtime),
+        Command::Check(args) => run::check(args, &runtime),
         Command::Mock(args) => mock::serve(args, &runtime),
     }
 }

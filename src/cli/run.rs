@@ -1,13 +1,15 @@
-//! `aiperf run <scenario.rhai>`: execute a scenario; Ctrl-C stops the current run cleanly.
+//! `aiperf run <scenario.rhai>`: execute a scenario (Ctrl-C stops the current run cleanly),
+//! or with `--dry-run` print its plans; `aiperf check` validates it. The last two send nothing.
 
 use std::io::IsTerminal;
 
-use super::{RunArgs, exit_code, redacted_command_line};
+use super::{CheckArgs, RunArgs, exit_code, redacted_command_line};
 use crate::cancel::CancelSignal;
 use crate::engine::RunOptions;
-use crate::script;
+use crate::script::{self, ScenarioOutcome, ScriptError, ScriptMode};
 
 pub fn run(args: RunArgs, runtime: &tokio::runtime::Runtime) -> i32 {
+    let mode = if args.dry_run { ScriptMode::DryRun } else { ScriptMode::Execute };
     let cancel = CancelSignal::new();
     let watcher = runtime.spawn({
         let cancel = cancel.clone();
@@ -27,13 +29,7 @@ pub fn run(args: RunArgs, runtime: &tokio::runtime::Runtime) -> i32 {
         progress: !args.no_progress && std::io::stderr().is_terminal(),
         cancel: cancel.clone(),
     };
-    let handle = runtime.handle().clone();
-    let scenario = args.scenario.clone();
-    let outcome = std::thread::Builder::new()
-        .name("aiperf-script".into())
-        .spawn(move || script::run_scenario(&scenario, handle, options))
-        .map_err(|e| e.to_string())
-        .and_then(|thread| thread.join().map_err(|_| "the scenario thread panicked".to_string()));
+    let outcome = run_on_script_thread(args.scenario.clone(), runtime, options, mode);
     watcher.abort();
     match outcome {
         Ok(Ok(outcome)) if outcome.thresholds_failed => exit_code::THRESHOLDS_FAILED,
@@ -47,4 +43,47 @@ pub fn run(args: RunArgs, runtime: &tokio::runtime::Runtime) -> i32 {
             exit_code::FAILURE
         }
     }
+}
+
+/// `aiperf check`: run the scenario with every `run(..)` validating its plan and sending nothing.
+pub fn check(args: CheckArgs, runtime: &tokio::runtime::Runtime) -> i32 {
+    let options = RunOptions {
+        artifact_root: std::path::PathBuf::from("artifacts"),
+        cli_command: None,
+        progress: false,
+        cancel: CancelSignal::new(),
+    };
+    match run_on_script_thread(args.scenario.clone(), runtime, options, ScriptMode::Check) {
+        Ok(Ok(outcome)) => {
+            crate::ui::stdout::print_line(&format!(
+                "{}: ok ({} runs checked, no requests sent)",
+                args.scenario.display(),
+                outcome.runs
+            ));
+            exit_code::OK
+        }
+        Ok(Err(error)) => {
+            eprintln!("error: {error}");
+            exit_code::SCRIPT_ERROR
+        }
+        Err(message) => {
+            eprintln!("error: {message}");
+            exit_code::FAILURE
+        }
+    }
+}
+
+/// Run the scenario on its own thread (its `run(..)` calls block on the runtime).
+fn run_on_script_thread(
+    scenario: std::path::PathBuf,
+    runtime: &tokio::runtime::Runtime,
+    options: RunOptions,
+    mode: ScriptMode,
+) -> Result<Result<ScenarioOutcome, ScriptError>, String> {
+    let handle = runtime.handle().clone();
+    std::thread::Builder::new()
+        .name("aiperf-script".into())
+        .spawn(move || script::run_scenario(&scenario, handle, options, mode))
+        .map_err(|e| e.to_string())
+        .and_then(|thread| thread.join().map_err(|_| "the scenario thread panicked".to_string()))
 }

@@ -3,6 +3,7 @@
 
 mod builders;
 mod collectors;
+mod dry_run;
 mod file_dataset;
 mod keys;
 mod phases;
@@ -20,6 +21,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use rhai::{Engine, EvalAltResult, Position};
 
 use crate::engine::RunOptions;
+pub use dry_run::ScriptMode;
 pub use results::{MetricStats, RunResults};
 pub use run_fn::RunHost;
 
@@ -52,6 +54,8 @@ impl std::error::Error for ScriptError {}
 pub struct ScenarioOutcome {
     /// At least one run failed a threshold.
     pub thresholds_failed: bool,
+    /// How many times the scenario called `run(..)`.
+    pub runs: usize,
 }
 
 /// A Rhai engine with the whole scenario API registered.
@@ -64,7 +68,7 @@ pub fn build_engine(host: Arc<RunHost>) -> Engine {
     phases::register(&mut engine);
     results::register(&mut engine);
     run_fn::register(&mut engine, host);
-    engine.on_print(|text| println!("{text}"));
+    engine.on_print(crate::ui::stdout::print_line);
     engine.on_debug(|text, source, position| {
         eprintln!("[debug {}{}] {text}", source.unwrap_or(""), format_position(position))
     });
@@ -85,6 +89,7 @@ pub fn run_scenario(
     path: &Path,
     runtime: tokio::runtime::Handle,
     options: RunOptions,
+    mode: ScriptMode,
 ) -> Result<ScenarioOutcome, ScriptError> {
     let source = std::fs::read_to_string(path).map_err(|e| ScriptError {
         file: path.to_path_buf(),
@@ -100,17 +105,19 @@ pub fn run_scenario(
         runs_started: AtomicUsize::new(0),
         thresholds_failed: AtomicBool::new(false),
         aborted_on_threshold: AtomicBool::new(false),
+        mode,
     });
     let engine = build_engine(host.clone());
     let mut ast = engine.compile(&source).map_err(|e| script_error(path, e.1, &e.0.to_string()))?;
     ast.set_source(path.display().to_string());
     let outcome = engine.run_ast(&ast);
     let thresholds_failed = host.thresholds_failed.load(Ordering::SeqCst);
+    let runs = host.runs_started.load(Ordering::SeqCst);
     match outcome {
-        Ok(()) => Ok(ScenarioOutcome { thresholds_failed }),
+        Ok(()) => Ok(ScenarioOutcome { thresholds_failed, runs }),
         Err(e) if host.aborted_on_threshold.load(Ordering::SeqCst) => {
             eprintln!("{}", from_eval_error(path, &e));
-            Ok(ScenarioOutcome { thresholds_failed })
+            Ok(ScenarioOutcome { thresholds_failed, runs })
         }
         Err(e) => Err(from_eval_error(path, &e)),
     }

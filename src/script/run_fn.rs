@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use rhai::{Engine, Map};
 
+use super::dry_run::{ScriptMode, placeholder_result};
 use super::keys::{MapReader, ScriptResult, script_error};
 use super::results::RunResults;
 use crate::engine::{self, RunOptions};
@@ -26,6 +27,8 @@ pub struct RunHost {
     pub thresholds_failed: AtomicBool,
     /// A failed threshold with `abort_on_fail` stopped the scenario.
     pub aborted_on_threshold: AtomicBool,
+    /// Benchmark, or only check (and print) the plans.
+    pub mode: ScriptMode,
 }
 
 pub fn register(engine: &mut Engine, host: Arc<RunHost>) {
@@ -142,6 +145,15 @@ fn run(host: &RunHost, map: Map) -> ScriptResult<RunResults> {
     let default_name =
         if number == 1 { host.scenario_stem.clone() } else { format!("{}_{number}", host.scenario_stem) };
     let plan = plan_of(map, default_name)?;
+    if host.mode != ScriptMode::Execute {
+        if host.mode == ScriptMode::DryRun {
+            match serde_json::to_string_pretty(&plan) {
+                Ok(json) => ui::stdout::print_line(&json),
+                Err(e) => return script_error(format!("run `{}`: cannot show the plan: {e}", plan.name)),
+            }
+        }
+        return Ok(RunResults(Arc::new(placeholder_result(&plan, &host.options.artifact_root))));
+    }
     if host.options.cancel.is_cancelled() {
         return script_error("interrupted (Ctrl-C) before this run started");
     }
@@ -150,17 +162,20 @@ fn run(host: &RunHost, map: Map) -> ScriptResult<RunResults> {
         Ok(result) => Arc::new(result),
         Err(e) => return script_error(format!("run `{}` failed: {e:#}", plan.name)),
     };
-    println!("{}", ui::table::render(&result));
+    ui::stdout::print_line(&ui::table::render(&result));
     if plan.export.trace_table {
-        println!("{}", ui::table::render_trace_timing(&result));
+        ui::stdout::print_line(&ui::table::render_trace_timing(&result));
     }
-    print!("{}", ui::self_check::render(&result));
-    print!("{}", ui::thresholds::render(&result));
+    ui::stdout::print(&ui::self_check::render(&result));
+    ui::stdout::print(&ui::thresholds::render(&result));
     for error in &result.error_summary {
         let code = error.error_details.code.map(|c| format!(" {c}")).unwrap_or_default();
-        println!("  {} × {}{code}: {}", error.count, error.error_details.kind, error.error_details.message);
+        ui::stdout::print_line(&format!(
+            "  {} × {}{code}: {}",
+            error.count, error.error_details.kind, error.error_details.message
+        ));
     }
-    println!("artifacts: {}", result.artifact_dir.display());
+    ui::stdout::print_line(&format!("artifacts: {}", result.artifact_dir.display()));
     if result.was_cancelled {
         return script_error(format!(
             "run `{}` was interrupted (Ctrl-C); its partial artifacts are in {}",

@@ -2,5 +2,6 @@
 
 pub mod progress;
 pub mod self_check;
+pub mod stdout;
 pub mod table;
 pub mod thresholds;

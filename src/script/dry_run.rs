@@ -1,0 +1,59 @@
+//! Scenarios run without load: `aiperf check` validates every plan a scenario builds, and
+//! `aiperf run --dry-run` also prints them. `run(..)` then returns placeholder results (every
+//! metric, all statistics 0) so the rest of the script runs and is checked too.
+
+use crate::engine::artifact_dir_of;
+use crate::metrics::registry::METRICS;
+use crate::plan::Plan;
+use crate::result::{RunResult, Stats};
+
+/// How a scenario's `run(..)` calls behave.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScriptMode {
+    /// Benchmark: every `run` executes its plan.
+    Execute,
+    /// Validate every plan; send nothing.
+    Check,
+    /// Validate and print every plan as JSON; send nothing.
+    DryRun,
+}
+
+/// The results a `run` returns when nothing was sent: every exported metric, all zero.
+pub fn placeholder_result(plan: &Plan, artifact_root: &std::path::Path) -> RunResult {
+    let zero = Some(0.0);
+    let stats = Stats {
+        avg: 0.0,
+        min: zero,
+        max: zero,
+        p1: zero,
+        p5: zero,
+        p10: zero,
+        p25: zero,
+        p50: zero,
+        p75: zero,
+        p90: zero,
+        p95: zero,
+        p99: zero,
+        std: zero,
+        count: Some(0),
+        sum: zero,
+    };
+    RunResult {
+        name: plan.name.clone(),
+        benchmark_id: "dry-run".to_string(),
+        start_time: String::new(),
+        end_time: String::new(),
+        was_cancelled: false,
+        plan: plan.clone(),
+        tokenizer: plan.tokenizer.name(),
+        metrics: METRICS.iter().filter(|def| def.exported()).map(|def| def.result(stats.clone())).collect(),
+        error_summary: Vec::new(),
+        phases: Vec::new(),
+        artifact_dir: artifact_dir_of(artifact_root, &plan.name),
+        cli_command: None,
+        random_seed: None,
+        server_metrics: None,
+        telemetry_data: None,
+        thresholds: Vec::new(),
+    }
+}

@@ -1,0 +1,67 @@
+//! `aiperf check` and `aiperf run --dry-run`: every plan of a scenario is validated (and, for
+//! a dry run, printed) while nothing is sent and no artifact is written.
+
+mod common;
+
+use common::aiperf_command;
+
+/// A sweep of three runs against a closed port that reads its results: harmless only if
+/// nothing is sent.
+fn sweep(port: u16, second_phase_key: &str) -> String {
+    format!(
+        r#"let target = endpoint(#{{ url: "http://127.0.0.1:{port}" }});
+for users in [1, 2, 4] {{
+    let r = run(#{{
+        name: `sweep_${{users}}`,
+        endpoint: target,
+        dataset: synthetic(#{{ isl: 32, osl: 8 }}),
+        phases: [concurrency(#{{ users: users, {second_phase_key}: 5 }})],
+    }});
+    if r.metric("time_to_first_token").p99 > 1000.0 {{ break; }}
+}}
+"#
+    )
+}
+
+fn write_scenario(dir: &std::path::Path, name: &str, source: &str) -> std::path::PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, source).expect("write scenario");
+    path
+}
+
+#[test]
+fn check_validates_every_run_and_sends_nothing() {
+    let dir = tempfile::tempdir().expect("dir");
+    let scenario = write_scenario(dir.path(), "sweep.rhai", &sweep(common::closed_port(), "requests"));
+    let output = aiperf_command(dir.path()).arg("check").arg(&scenario).output().expect("run");
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("ok (3 runs checked, no requests sent)"), "{stdout}");
+    assert!(!dir.path().join("artifacts").exists(), "check wrote artifacts");
+}
+
+#[test]
+fn check_reports_a_mistake_in_any_run_at_its_line() {
+    let dir = tempfile::tempdir().expect("dir");
+    let scenario = write_scenario(dir.path(), "typo.rhai", &sweep(common::closed_port(), "reqests"));
+    let output = aiperf_command(dir.path()).arg("check").arg(&scenario).output().expect("run");
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("typo.rhai:7:"), "{stderr}");
+    assert!(stderr.contains("did you mean `requests`"), "{stderr}");
+}
+
+#[test]
+fn dry_run_prints_each_plan_and_sends_nothing() {
+    let dir = tempfile::tempdir().expect("dir");
+    let scenario = write_scenario(dir.path(), "sweep.rhai", &sweep(common::closed_port(), "requests"));
+    let output = aiperf_command(dir.path()).arg("run").arg("--dry-run").arg(&scenario).output().expect("run");
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let plans: Vec<serde_json::Value> =
+        serde_json::Deserializer::from_str(&stdout).into_iter().collect::<Result<_, _>>().expect("JSON plans");
+    let names: Vec<&str> = plans.iter().filter_map(|plan| plan["name"].as_str()).collect();
+    assert_eq!(names, ["sweep_1", "sweep_2", "sweep_4"]);
+    assert_eq!(plans[2]["phases"][0]["concurrency"], 4);
+    assert!(!dir.path().join("artifacts").exists(), "a dry run wrote artifacts");
+}
