@@ -40,13 +40,7 @@ fn endpoint(map: Map) -> ScriptResult<Endpoint> {
     let mut r = MapReader::new("endpoint", map, ENDPOINT_KEYS)?;
     let url = r.string("url")?;
     let model = r.opt_string("model")?.unwrap_or_else(|| "mock-model".to_string());
-    let kind = match r.opt_string("kind")?.as_deref() {
-        None | Some("chat") => EndpointKind::Chat,
-        Some("completions") => EndpointKind::Completions,
-        Some(other) => {
-            return script_error(format!("endpoint: `kind` must be \"chat\" or \"completions\", got \"{other}\""));
-        }
-    };
+    let kind = r.choice("kind", &[("chat", EndpointKind::Chat), ("completions", EndpointKind::Completions)])?;
     let streaming = r.opt_bool("streaming")?.unwrap_or(true);
     let api_key = r.opt_string("api_key")?.filter(|k| !k.is_empty());
     let mut headers = BTreeMap::new();
@@ -91,16 +85,14 @@ const CONNECTION_KEYS: &[&str] = &["strategy", "max"];
 /// `connections: #{ strategy: "pooled"|"never_reuse"|"sticky", max: 8 }`
 fn connection_settings(map: Map) -> ScriptResult<ConnectionSettings> {
     let mut r = MapReader::new("endpoint connections", map, CONNECTION_KEYS)?;
-    let strategy = match r.opt_string("strategy")?.as_deref() {
-        None | Some("pooled") => ConnectionStrategy::Pooled,
-        Some("never_reuse") => ConnectionStrategy::NeverReuse,
-        Some("sticky") => ConnectionStrategy::Sticky,
-        Some(other) => {
-            return script_error(format!(
-                "endpoint connections: `strategy` must be \"pooled\", \"never_reuse\" or \"sticky\", got \"{other}\""
-            ));
-        }
-    };
+    let strategy = r.choice(
+        "strategy",
+        &[
+            ("pooled", ConnectionStrategy::Pooled),
+            ("never_reuse", ConnectionStrategy::NeverReuse),
+            ("sticky", ConnectionStrategy::Sticky),
+        ],
+    )?;
     let max = r.opt_u64("max")?;
     if max == Some(0) {
         return script_error("endpoint connections: `max` must be at least 1");

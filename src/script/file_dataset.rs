@@ -18,32 +18,20 @@ pub fn register(engine: &mut Engine) {
 fn file(map: Map) -> ScriptResult<Dataset> {
     let mut r = MapReader::new("file", map, FILE_KEYS)?;
     let path = r.string("path")?;
-    let format = match r.opt_string("format")?.as_deref() {
-        None | Some("single_turn") => FileFormat::SingleTurn,
-        Some("multi_turn") => FileFormat::MultiTurn,
-        Some("mooncake") => FileFormat::Mooncake,
-        Some("sharegpt") => FileFormat::Sharegpt,
-        Some(other) => {
-            return script_error(format!(
-                "file: `format` must be \"single_turn\", \"multi_turn\", \"mooncake\" or \"sharegpt\", got \"{other}\""
-            ));
-        }
-    };
-    let sampling = match r.opt_string("sampling")?.as_deref() {
-        None | Some("sequential") => Sampling::Sequential,
-        Some("random") => Sampling::Random,
-        Some("shuffle") => Sampling::Shuffle,
-        Some(other) => {
-            return script_error(format!(
-                "file: `sampling` must be \"sequential\", \"random\" or \"shuffle\", got \"{other}\""
-            ));
-        }
-    };
-    let at_end = match r.opt_string("at_end")?.as_deref() {
-        None | Some("wrap") => AtEnd::Wrap,
-        Some("stop") => AtEnd::Stop,
-        Some(other) => return script_error(format!("file: `at_end` must be \"wrap\" or \"stop\", got \"{other}\"")),
-    };
+    let format = r.choice(
+        "format",
+        &[
+            ("single_turn", FileFormat::SingleTurn),
+            ("multi_turn", FileFormat::MultiTurn),
+            ("mooncake", FileFormat::Mooncake),
+            ("sharegpt", FileFormat::Sharegpt),
+        ],
+    )?;
+    let sampling = r.choice(
+        "sampling",
+        &[("sequential", Sampling::Sequential), ("random", Sampling::Random), ("shuffle", Sampling::Shuffle)],
+    )?;
+    let at_end = r.choice("at_end", &[("wrap", AtEnd::Wrap), ("stop", AtEnd::Stop)])?;
     let random_seed = r.opt_u64("seed")?.unwrap_or(0);
     let block_size = r.opt_u64("block_size")?.unwrap_or(DEFAULT_BLOCK_SIZE);
     if block_size == 0 {

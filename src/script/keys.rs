@@ -54,6 +54,24 @@ impl MapReader {
         }
     }
 
+    /// One of `choices` by its name; the first choice when `key` is unset; any other string is
+    /// an error that lists the names.
+    pub fn choice<T: Copy>(&mut self, key: &str, choices: &[(&str, T)]) -> ScriptResult<T> {
+        let Some(name) = self.opt_string(key)? else {
+            return Ok(choices[0].1);
+        };
+        if let Some(&(_, value)) = choices.iter().find(|(choice, _)| *choice == name) {
+            return Ok(value);
+        }
+        let names: Vec<String> = choices.iter().map(|(choice, _)| format!("\"{choice}\"")).collect();
+        let listed = match names.split_last() {
+            Some((last, [])) => last.clone(),
+            Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+            None => String::new(),
+        };
+        script_error(format!("{}: `{key}` must be {listed}, got \"{name}\"", self.what))
+    }
+
     pub fn string(&mut self, key: &str) -> ScriptResult<String> {
         match self.opt_string(key)? {
             Some(s) => Ok(s),
@@ -158,5 +176,20 @@ mod tests {
         let mut reader = MapReader::new("concurrency", map, &["users"]).unwrap();
         let err = reader.opt_u64("users").unwrap_err();
         assert!(err.to_string().contains("`users` must be a whole number"), "{err}");
+    }
+
+    #[test]
+    fn a_choice_defaults_to_the_first_and_lists_the_names_when_wrong() {
+        let choices = [("pooled", 1), ("never_reuse", 2), ("sticky", 3)];
+        let mut empty = MapReader::new("connections", Map::new(), &["strategy"]).unwrap();
+        assert_eq!(empty.choice("strategy", &choices).unwrap(), 1);
+        let mut map = Map::new();
+        map.insert("strategy".into(), Dynamic::from("sticky"));
+        assert_eq!(MapReader::new("connections", map, &["strategy"]).unwrap().choice("strategy", &choices).unwrap(), 3);
+        let mut map = Map::new();
+        map.insert("strategy".into(), Dynamic::from("stiky"));
+        let err = MapReader::new("connections", map, &["strategy"]).unwrap().choice("strategy", &choices).unwrap_err();
+        let expected = r#"connections: `strategy` must be "pooled", "never_reuse" or "sticky", got "stiky""#;
+        assert!(err.to_string().contains(expected), "{err}");
     }
 }

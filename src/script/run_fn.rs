@@ -87,16 +87,10 @@ pub fn plan_of(map: Map, default_name: String) -> ScriptResult<Plan> {
         Some(path) => TokenizerSpec::File { path: path.to_string() },
     };
     let request_timeout_s = r.opt_f64("request_timeout")?.unwrap_or(DEFAULT_REQUEST_TIMEOUT_S);
-    let level = match r.opt_string("export_level")?.as_deref() {
-        None | Some("records") => ExportLevel::Records,
-        Some("summary") => ExportLevel::Summary,
-        Some("raw") => ExportLevel::Raw,
-        Some(other) => {
-            return script_error(format!(
-                "run: `export_level` must be \"summary\", \"records\" or \"raw\", got \"{other}\""
-            ));
-        }
-    };
+    let level = r.choice(
+        "export_level",
+        &[("records", ExportLevel::Records), ("summary", ExportLevel::Summary), ("raw", ExportLevel::Raw)],
+    )?;
     let prefix = match r.opt_string("export_prefix")? {
         Some(value) => match export::parse_prefix(&value) {
             Ok(prefix) => Some(prefix),
