@@ -2,25 +2,16 @@
 //! read from its streamed chunks (`delta`) and whole responses (`message`).
 
 use serde::Deserialize;
-use serde_json::{Map, Value, json};
-
-use crate::plan::Endpoint;
+use serde_json::{Value, json};
 
 use super::response::{JsonText, ResponseFields, WireUsage, first_element, text};
 
-/// The chat request body for one user prompt, before `endpoint.extra` is merged in.
-pub(crate) fn request_body(endpoint: &Endpoint, prompt: &str, max_tokens: Option<u64>) -> Map<String, Value> {
-    let mut body = Map::new();
-    body.insert("model".into(), Value::from(endpoint.model.as_str()));
-    body.insert("messages".into(), json!([{ "role": "user", "content": prompt }]));
-    body.insert("stream".into(), Value::Bool(endpoint.streaming));
-    if let Some(max_tokens) = max_tokens {
-        body.insert("max_completion_tokens".into(), Value::from(max_tokens));
-    }
-    if endpoint.streaming {
-        body.insert("stream_options".into(), json!({ "include_usage": true }));
-    }
-    body
+/// The name of the output-length cap in a chat request.
+pub(crate) const MAX_TOKENS_FIELD: &str = "max_completion_tokens";
+
+/// The prompt as a chat request carries it: one user message.
+pub(crate) fn prompt_field(prompt: &str) -> (&'static str, Value) {
+    ("messages", json!([{ "role": "user", "content": prompt }]))
 }
 
 /// A chat payload: a streamed chunk or a whole response.
@@ -92,7 +83,13 @@ fn parse(input: &[u8], text_field: TextField) -> serde_json::Result<ResponseFiel
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::EndpointKind;
+    use crate::plan::{Endpoint, EndpointKind};
+
+    /// The whole request body for the prompt "hi".
+    fn body_of(endpoint: &Endpoint, max_tokens: Option<u64>) -> Value {
+        let bytes = crate::client::request_body(endpoint, "hi", max_tokens);
+        serde_json::from_slice(&bytes).expect("a JSON body")
+    }
     use crate::record::Usage;
 
     fn endpoint(streaming: bool) -> Endpoint {
@@ -111,7 +108,7 @@ mod tests {
 
     #[test]
     fn streaming_body_asks_for_usage_and_max_completion_tokens() {
-        let body = Value::Object(request_body(&endpoint(true), "hi", Some(16)));
+        let body = body_of(&endpoint(true), Some(16));
         assert_eq!(
             body,
             json!({
@@ -126,9 +123,9 @@ mod tests {
 
     #[test]
     fn non_streaming_body_without_max_tokens_has_neither_field() {
-        let body = request_body(&endpoint(false), "hi", None);
-        assert!(!body.contains_key("max_completion_tokens"));
-        assert!(!body.contains_key("stream_options"));
+        let body = body_of(&endpoint(false), None);
+        assert!(body.get("max_completion_tokens").is_none());
+        assert!(body.get("stream_options").is_none());
         assert_eq!(body["stream"], Value::Bool(false));
     }
 

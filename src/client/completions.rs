@@ -2,25 +2,16 @@
 //! from its payloads (streamed chunks and whole responses share one shape: `choices[0].text`).
 
 use serde::Deserialize;
-use serde_json::{Map, Value, json};
-
-use crate::plan::Endpoint;
+use serde_json::Value;
 
 use super::response::{JsonText, ResponseFields, WireUsage, first_element, text};
 
-/// The completions request body for one prompt, before `endpoint.extra` is merged in.
-pub(crate) fn request_body(endpoint: &Endpoint, prompt: &str, max_tokens: Option<u64>) -> Map<String, Value> {
-    let mut body = Map::new();
-    body.insert("model".into(), Value::from(endpoint.model.as_str()));
-    body.insert("prompt".into(), Value::from(prompt));
-    body.insert("stream".into(), Value::Bool(endpoint.streaming));
-    if let Some(max_tokens) = max_tokens {
-        body.insert("max_tokens".into(), Value::from(max_tokens));
-    }
-    if endpoint.streaming {
-        body.insert("stream_options".into(), json!({ "include_usage": true }));
-    }
-    body
+/// The name of the output-length cap in a completions request.
+pub(crate) const MAX_TOKENS_FIELD: &str = "max_tokens";
+
+/// The prompt as a completions request carries it: plain text.
+pub(crate) fn prompt_field(prompt: &str) -> (&'static str, Value) {
+    ("prompt", Value::from(prompt))
 }
 
 #[derive(Deserialize)]
@@ -53,8 +44,16 @@ pub(crate) fn parse_payload(input: &[u8]) -> serde_json::Result<ResponseFields<'
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
-    use crate::plan::EndpointKind;
+    use crate::plan::{Endpoint, EndpointKind};
+
+    /// The whole request body for the prompt "once upon".
+    fn body_of(endpoint: &Endpoint, max_tokens: Option<u64>) -> Value {
+        let bytes = crate::client::request_body(endpoint, "once upon", max_tokens);
+        serde_json::from_slice(&bytes).expect("a JSON body")
+    }
 
     fn endpoint(streaming: bool) -> Endpoint {
         Endpoint {
@@ -72,13 +71,13 @@ mod tests {
 
     #[test]
     fn body_uses_prompt_and_max_tokens() {
-        let body = Value::Object(request_body(&endpoint(true), "once upon", Some(8)));
+        let body = body_of(&endpoint(true), Some(8));
         assert_eq!(
             body,
             json!({"model": "test-model", "prompt": "once upon", "stream": true, "max_tokens": 8, "stream_options": {"include_usage": true}})
         );
-        let body = request_body(&endpoint(false), "once upon", None);
-        assert!(!body.contains_key("max_tokens") && !body.contains_key("stream_options"));
+        let body = body_of(&endpoint(false), None);
+        assert!(body.get("max_tokens").is_none() && body.get("stream_options").is_none());
     }
 
     #[test]

@@ -309,10 +309,20 @@ fn is_event_stream_type(content_type: &HeaderValue) -> bool {
 
 /// The JSON request body for one prompt, as the endpoint's kind wants it.
 pub fn request_body(endpoint: &Endpoint, prompt: &str, max_tokens: Option<u64>) -> Vec<u8> {
-    let mut body = match endpoint.kind {
-        EndpointKind::Chat => chat::request_body(endpoint, prompt, max_tokens),
-        EndpointKind::Completions => completions::request_body(endpoint, prompt, max_tokens),
+    let ((prompt_key, prompt_value), max_tokens_key) = match endpoint.kind {
+        EndpointKind::Chat => (chat::prompt_field(prompt), chat::MAX_TOKENS_FIELD),
+        EndpointKind::Completions => (completions::prompt_field(prompt), completions::MAX_TOKENS_FIELD),
     };
+    let mut body = serde_json::Map::new();
+    body.insert("model".into(), endpoint.model.as_str().into());
+    body.insert(prompt_key.into(), prompt_value);
+    body.insert("stream".into(), endpoint.streaming.into());
+    if let Some(max_tokens) = max_tokens {
+        body.insert(max_tokens_key.into(), max_tokens.into());
+    }
+    if endpoint.streaming {
+        body.insert("stream_options".into(), serde_json::json!({ "include_usage": true }));
+    }
     for (key, value) in &endpoint.extra {
         body.insert(key.clone(), value.clone());
     }
