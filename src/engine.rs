@@ -102,7 +102,7 @@ pub fn validate(plan: &Plan) -> Result<()> {
 pub async fn execute(plan: &Plan, options: &RunOptions) -> Result<RunResult> {
     validate(plan)?;
     let start_time = chrono::Utc::now();
-    let artifact_dir = artifact_dir_of(&options.artifact_root, &plan.name);
+    let artifact_dir = plan.run_info.artifact_dir(&options.artifact_root, &plan.name);
     std::fs::create_dir_all(&artifact_dir)
         .with_context(|| format!("cannot create artifact folder {}", artifact_dir.display()))?;
 
@@ -233,6 +233,7 @@ pub async fn execute(plan: &Plan, options: &RunOptions) -> Result<RunResult> {
         server_metrics: gathered.server_metrics,
         telemetry_data: gathered.telemetry_data,
         thresholds,
+        trials: None,
     };
     export::write_summaries(&result, &artifact_dir)?;
     collectors::write_exports(&result, gathered.telemetry.as_ref(), &artifact_dir)?;

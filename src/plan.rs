@@ -39,6 +39,9 @@ pub struct Plan {
     /// A failed threshold stops the scenario right after this run.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub abort_on_fail: bool,
+    /// Where the run sits in a sweep (sweep id, variation, trial): `run_info`, not `input_config`.
+    #[serde(skip)]
+    pub run_info: crate::aggregate::RunCoordinates,
 }
 
 /// How much a run writes: AIPerf's export levels and its HTTP trace switch.

@@ -161,6 +161,10 @@ pub struct RunResult {
     pub telemetry_data: Option<serde_json::Value>,
     /// The plan's thresholds judged on this run's metrics (empty when it has none).
     pub thresholds: Vec<crate::thresholds::ThresholdOutcome>,
+    /// A run of several trials: each trial and their confidence aggregate (this result's
+    /// metrics are then the trials' means).
+    #[serde(skip)]
+    pub trials: Option<std::sync::Arc<crate::aggregate::TrialSet>>,
 }
 
 impl RunResult {

@@ -78,17 +78,18 @@ pub fn summary_json(result: &RunResult) -> Result<Value> {
         "input_config".into(),
         serde_json::to_value(&result.plan).context("cannot encode the plan as input_config")?,
     );
+    let coordinates = &result.plan.run_info;
     doc.insert(
         "run_info".into(),
         json!({
             "benchmark_id": result.benchmark_id,
-            "sweep_id": null,
+            "sweep_id": coordinates.sweep_id,
             "random_seed": result.random_seed,
-            "trial": 0,
-            "run_label": result.name,
-            "variation_label": "base",
-            "variation_index": 0,
-            "variation_values": {},
+            "trial": coordinates.trial,
+            "run_label": coordinates.run_label.as_deref().unwrap_or(&result.name),
+            "variation_label": coordinates.variation_label(),
+            "variation_index": coordinates.variation_index,
+            "variation_values": coordinates.variation_values,
             "cli_command": result.cli_command,
         }),
     );
@@ -157,5 +158,36 @@ mod tests {
         assert_eq!(doc["error_summary"][0]["count"], 1);
         assert_eq!(doc["error_summary"][0]["error_details"]["type"], "http_error");
         assert_eq!(doc["tokenizer"], "builtin:gpt2");
+    }
+
+    #[test]
+    fn run_info_reports_the_run_s_place_in_a_sweep() {
+        let mut result = sample_result();
+        let Value::Object(values) = json!({"users": 8}) else { unreachable!() };
+        result.plan.run_info = crate::aggregate::RunCoordinates {
+            sweep_id: Some("8c4f9a2e-1234-4567-89ab-0123456789ab".into()),
+            trial: 2,
+            run_label: Some("run_0003".into()),
+            variation_label: Some("users_8".into()),
+            variation_index: 1,
+            variation_values: values,
+            parent_folders: vec!["sweep".into()],
+        };
+        let doc = summary_json(&result).unwrap();
+        assert_eq!(
+            doc["run_info"],
+            json!({
+                "benchmark_id": "abc123",
+                "sweep_id": "8c4f9a2e-1234-4567-89ab-0123456789ab",
+                "random_seed": 42,
+                "trial": 2,
+                "run_label": "run_0003",
+                "variation_label": "users_8",
+                "variation_index": 1,
+                "variation_values": {"users": 8},
+                "cli_command": "aiperf run scenario.rhai",
+            })
+        );
+        assert!(doc["input_config"].get("run_info").is_none());
     }
 }

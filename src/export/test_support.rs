@@ -49,6 +49,7 @@ pub fn sample_result() -> RunResult {
         slos: BTreeMap::new(),
         thresholds: Vec::new(),
         abort_on_fail: false,
+        run_info: Default::default(),
     };
     let latency = distribution(&[10.0, 20.0, 30.0, 40.0]).expect("values");
     RunResult {
@@ -77,5 +78,6 @@ pub fn sample_result() -> RunResult {
         server_metrics: None,
         telemetry_data: None,
         thresholds: Vec::new(),
+        trials: None,
     }
 }

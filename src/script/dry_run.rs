@@ -2,7 +2,6 @@
 //! `aiperf run --dry-run` also prints them. `run(..)` then returns placeholder results (every
 //! metric, all statistics 0) so the rest of the script runs and is checked too.
 
-use crate::engine::artifact_dir_of;
 use crate::metrics::registry::METRICS;
 use crate::plan::Plan;
 use crate::result::{RunResult, Stats};
@@ -49,11 +48,12 @@ pub fn placeholder_result(plan: &Plan, artifact_root: &std::path::Path) -> RunRe
         metrics: METRICS.iter().filter(|def| def.exported()).map(|def| def.result(stats.clone())).collect(),
         error_summary: Vec::new(),
         phases: Vec::new(),
-        artifact_dir: artifact_dir_of(artifact_root, &plan.name),
+        artifact_dir: plan.run_info.artifact_dir(artifact_root, &plan.name),
         cli_command: None,
         random_seed: None,
         server_metrics: None,
         telemetry_data: None,
         thresholds: Vec::new(),
+        trials: None,
     }
 }

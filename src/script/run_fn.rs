@@ -127,6 +127,7 @@ pub fn plan_of(map: Map, default_name: String) -> ScriptResult<Plan> {
         slos,
         thresholds,
         abort_on_fail,
+        run_info: Default::default(),
     };
     if let Err(e) = engine::validate(&plan) {
         return script_error(format!("run: {e}"));

@@ -1,0 +1,122 @@
+//! Where a run sits in a sweep (sweep id, variation, trial) and the artifact folder that follows
+//! from it: the coordinates that `run_info` reports.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use serde_json::{Map, Value};
+
+use crate::engine::artifact_dir_of;
+use crate::rng::SeededRng;
+
+/// The variation label of a run that is not part of a sweep.
+pub const BASE_VARIATION: &str = "base";
+
+/// A run's place in a sweep. The default is a lone run: no sweep, trial 0, variation "base".
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RunCoordinates {
+    /// UUID4 shared by every variation and trial of one sweep.
+    pub sweep_id: Option<String>,
+    /// Zero-based trial index within the variation.
+    pub trial: u64,
+    /// `run_0001` for a trial, the variation label for a sweep cell; the run's name otherwise.
+    pub run_label: Option<String>,
+    /// `users_8`, or `None` for "base".
+    pub variation_label: Option<String>,
+    pub variation_index: u64,
+    /// The sweep's parameter point, e.g. `{"users": 8}`.
+    pub variation_values: Map<String, Value>,
+    /// Folders between the artifact root and the run's own folder (e.g. the sweep's and the
+    /// variation's); each is made safe for a folder name.
+    pub parent_folders: Vec<String>,
+}
+
+impl RunCoordinates {
+    /// The run's artifact folder: `<root>/<parent folders…>/<run label or name>`.
+    pub fn artifact_dir(&self, root: &Path, name: &str) -> PathBuf {
+        let parent = self.parent_folders.iter().fold(root.to_path_buf(), |dir, folder| artifact_dir_of(&dir, folder));
+        artifact_dir_of(&parent, self.run_label.as_deref().unwrap_or(name))
+    }
+
+    /// The variation label, "base" outside a sweep.
+    pub fn variation_label(&self) -> &str {
+        self.variation_label.as_deref().unwrap_or(BASE_VARIATION)
+    }
+}
+
+/// `users_8_isl_512`: a variation's values as a label (strings unquoted, floats as written).
+pub fn label_of(values: &Map<String, Value>) -> String {
+    let parts: Vec<String> = values
+        .iter()
+        .map(|(name, value)| match value {
+            Value::String(text) => format!("{name}_{text}"),
+            other => format!("{name}_{other}"),
+        })
+        .collect();
+    if parts.is_empty() { BASE_VARIATION.to_string() } else { parts.join("_") }
+}
+
+/// Sweep ids made so far by this process, so two made in the same nanosecond still differ.
+static SWEEP_IDS_MADE: AtomicU64 = AtomicU64::new(0);
+
+/// A fresh random UUID4 (seeded from the clock, the process id and a counter), in its usual
+/// text form.
+pub fn new_sweep_id() -> String {
+    let now_ns = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_nanos() as u64);
+    let made = SWEEP_IDS_MADE.fetch_add(1, Ordering::Relaxed);
+    let mut rng = SeededRng::new(now_ns ^ (u64::from(std::process::id()) << 32) ^ made.rotate_right(16));
+    let high = (rng.next_u64() & !0xf000) | 0x4000; // version 4
+    let low = (rng.next_u64() & !(0b11 << 62)) | (0b10 << 62); // RFC 4122 variant
+    format!(
+        "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
+        high >> 32,
+        (high >> 16) & 0xffff,
+        high & 0xffff,
+        low >> 48,
+        low & 0xffff_ffff_ffff
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_lone_run_writes_into_its_named_folder() {
+        let lone = RunCoordinates::default();
+        assert_eq!(lone.artifact_dir(Path::new("/a"), "chat"), Path::new("/a/chat"));
+        assert_eq!(lone.variation_label(), "base");
+    }
+
+    #[test]
+    fn a_trial_of_a_sweep_cell_nests_under_the_sweep_and_the_variation() {
+        let trial = RunCoordinates {
+            run_label: Some("run_0002".into()),
+            parent_folders: vec!["users sweep".into(), "users_8".into(), "profile_runs".into()],
+            ..Default::default()
+        };
+        assert_eq!(trial.artifact_dir(Path::new("/a"), "ignored"), Path::new("/a/users_sweep/users_8/profile_runs/run_0002"));
+    }
+
+    #[test]
+    fn labels_join_names_and_values() {
+        let values = json!({"users": 8, "isl": 512, "kind": "chat", "rate": 2.5});
+        let Value::Object(values) = values else { unreachable!() };
+        assert_eq!(label_of(&values), "users_8_isl_512_kind_chat_rate_2.5");
+        assert_eq!(label_of(&Map::new()), "base");
+    }
+
+    #[test]
+    fn sweep_ids_are_distinct_uuid4s() {
+        let (a, b) = (new_sweep_id(), new_sweep_id());
+        assert_ne!(a, b);
+        let groups: Vec<usize> = a.split('-').map(str::len).collect();
+        assert_eq!(groups, [8, 4, 4, 4, 12]);
+        assert_eq!(&a[14..15], "4");
+        assert!("89ab".contains(&a[19..20]), "{a}");
+    }
+}
