@@ -32,11 +32,8 @@ impl ConfidenceStats {
         }
         let n = count as f64;
         let mean = samples.iter().sum::<f64>() / n;
-        let std = if count > 1 {
-            (samples.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt()
-        } else {
-            0.0
-        };
+        let std =
+            if count > 1 { (samples.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt() } else { 0.0 };
         let min = samples.iter().copied().fold(f64::INFINITY, f64::min);
         let max = samples.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         let se = std / n.sqrt();

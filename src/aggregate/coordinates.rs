@@ -99,7 +99,10 @@ mod tests {
             parent_folders: vec!["users sweep".into(), "users_8".into(), "profile_runs".into()],
             ..Default::default()
         };
-        assert_eq!(trial.artifact_dir(Path::new("/a"), "ignored"), Path::new("/a/users_sweep/users_8/profile_runs/run_0002"));
+        assert_eq!(
+            trial.artifact_dir(Path::new("/a"), "ignored"),
+            Path::new("/a/users_sweep/users_8/profile_runs/run_0002")
+        );
     }
 
     #[test]

@@ -7,7 +7,7 @@ pub mod coordinates;
 pub mod student_t;
 pub mod sweep;
 #[cfg(test)]
-mod test_support;
+pub(crate) mod test_support;
 pub mod trials;
 
 pub use confidence::ConfidenceStats;

@@ -144,13 +144,16 @@ fn objectives(cell: &SweepCell) -> Option<(f64, f64)> {
 fn best_configurations(cells: &[SweepCell], points: &[Option<(f64, f64)>]) -> Vec<BestConfiguration> {
     let scored = || points.iter().enumerate().filter_map(|(i, point)| point.map(|p| (i, p)));
     let mut best = Vec::new();
-    if let Some((cell, (throughput, _))) = scored().max_by(|a, b| a.1.0.total_cmp(&b.1.0).then(b.1.1.total_cmp(&a.1.1))) {
+    if let Some((cell, (throughput, _))) = scored().max_by(|a, b| a.1.0.total_cmp(&b.1.0).then(b.1.1.total_cmp(&a.1.1)))
+    {
         best.push(BestConfiguration { name: "best_throughput", cell, metric: throughput, unit: "requests/sec" });
     }
     if let Some((cell, (_, latency))) = scored().min_by(|a, b| a.1.1.total_cmp(&b.1.1).then(b.1.0.total_cmp(&a.1.0))) {
-        let unit = cells[cell].trials.trials.first().and_then(|first| {
-            latency_metric(first).and_then(|tag| first.metric(tag)).map(|metric| metric.unit)
-        });
+        let unit = cells[cell]
+            .trials
+            .trials
+            .first()
+            .and_then(|first| latency_metric(first).and_then(|tag| first.metric(tag)).map(|metric| metric.unit));
         best.push(BestConfiguration { name: "best_latency_p99", cell, metric: latency, unit: unit.unwrap_or("ms") });
     }
     best
@@ -187,7 +190,10 @@ mod tests {
             cell(16, &[(30.0, 25.0)]), // ties users=8 on throughput, worse latency
         ]);
         assert_eq!(summary.pareto, [0, 1, 3]);
-        assert_eq!(summary.best[0], BestConfiguration { name: "best_throughput", cell: 3, metric: 30.0, unit: "requests/sec" });
+        assert_eq!(
+            summary.best[0],
+            BestConfiguration { name: "best_throughput", cell: 3, metric: 30.0, unit: "requests/sec" }
+        );
         assert_eq!(summary.best[1], BestConfiguration { name: "best_latency_p99", cell: 0, metric: 5.0, unit: "ms" });
         assert_eq!(summary.parameters, [("users".to_string(), [1, 2, 4, 8, 16].map(|u| json!(u)).to_vec())]);
         assert_eq!(summary.run_count(), 5);

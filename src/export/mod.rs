@@ -3,6 +3,8 @@
 //! processor as records arrive, and inputs.json by the engine from the prepared bodies);
 //! `ArtifactNames` names them all.
 
+pub mod aggregate_csv;
+pub mod aggregate_json;
 pub mod csv;
 pub mod gpu_telemetry;
 pub mod inputs_json;
@@ -16,6 +18,8 @@ pub mod server_metrics_csv;
 pub mod server_metrics_json;
 pub mod server_metrics_jsonl;
 pub mod server_metrics_parquet;
+pub mod sweep_csv;
+pub mod sweep_json;
 #[cfg(test)]
 pub(crate) mod test_support;
 mod trace_data;

@@ -1,0 +1,143 @@
+//! profile_export_aiperf_aggregate.csv: one row per `<metric>_<stat>` with its confidence
+//! statistics, a blank line, then the metadata as `Title,value` rows (AIPerf's layout).
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use serde_json::Value;
+
+use super::aggregate_json::metadata;
+use crate::aggregate::TrialSet;
+
+pub const FILE_NAME: &str = "profile_export_aiperf_aggregate.csv";
+
+const HEADER: [&str; 11] =
+    ["metric", "mean", "std", "min", "max", "cv", "se", "ci_low", "ci_high", "t_critical", "unit"];
+
+/// The metadata keys the CSV shows, with their titles.
+const METADATA_TITLES: [(&str, &str); 11] = [
+    ("aggregation_type", "Aggregation Type"),
+    ("num_profile_runs", "Total Runs"),
+    ("num_successful_runs", "Successful Runs"),
+    ("confidence_level", "Confidence Level"),
+    ("run_labels", "Run Labels"),
+    ("single_run", "Single Run"),
+    ("cooldown_seconds", "Cooldown Seconds"),
+    ("variation_label", "Variation Label"),
+    ("variation_values", "Variation Values"),
+    ("sweep_mode", "Sweep Mode"),
+    ("model", "Model"),
+];
+
+pub fn write(set: &TrialSet, path: &Path) -> Result<()> {
+    let bytes = aggregate_csv(set).with_context(|| format!("cannot build {}", path.display()))?;
+    std::fs::write(path, bytes).with_context(|| format!("cannot write {}", path.display()))
+}
+
+pub fn aggregate_csv(set: &TrialSet) -> Result<Vec<u8>> {
+    let mut table = csv::Writer::from_writer(Vec::new());
+    table.write_record(HEADER)?;
+    for metric in &set.metrics {
+        let s = &metric.stats;
+        table.write_record([
+            metric.name.clone(),
+            format!("{:.2}", s.mean),
+            format!("{:.2}", s.std),
+            format!("{:.2}", s.min),
+            format!("{:.2}", s.max),
+            s.cv.map_or_else(|| "inf".to_string(), |cv| format!("{cv:.4}")),
+            format!("{:.4}", s.se),
+            format!("{:.2}", s.ci_low),
+            format!("{:.2}", s.ci_high),
+            s.t_critical.map(|t| format!("{t:.4}")).unwrap_or_default(),
+            metric.unit.to_string(),
+        ])?;
+    }
+    let mut bytes = finish(table)?;
+    bytes.push(b'\n');
+    let mut rows = csv::Writer::from_writer(Vec::new());
+    let metadata = metadata(set);
+    for (key, title) in METADATA_TITLES {
+        if let Some(value) = metadata.get(key) {
+            rows.write_record([title.to_string(), python_text(value)])?;
+        }
+    }
+    bytes.extend(finish(rows)?);
+    Ok(bytes)
+}
+
+fn finish(table: csv::Writer<Vec<u8>>) -> Result<Vec<u8>> {
+    table.into_inner().map_err(|e| anyhow::anyhow!("cannot finish a CSV table: {}", e.error()))
+}
+
+/// A value as AIPerf (Python) prints it: `True`, `0.0`, `['run_0001']`, `{'users': 8}`.
+pub fn python_text(value: &Value) -> String {
+    match value {
+        Value::Null => "None".to_string(),
+        Value::Bool(true) => "True".to_string(),
+        Value::Bool(false) => "False".to_string(),
+        Value::Number(number) => match (number.as_i64(), number.as_f64()) {
+            (Some(whole), _) if !number.is_f64() => whole.to_string(),
+            (_, Some(float)) => format!("{float:?}"),
+            _ => number.to_string(),
+        },
+        Value::String(text) => text.clone(),
+        Value::Array(items) => {
+            let items: Vec<String> = items.iter().map(python_item).collect();
+            format!("[{}]", items.join(", "))
+        }
+        Value::Object(map) => {
+            let items: Vec<String> = map.iter().map(|(k, v)| format!("'{k}': {}", python_item(v))).collect();
+            format!("{{{}}}", items.join(", "))
+        }
+    }
+}
+
+/// An element inside a list or map: strings quoted.
+fn python_item(value: &Value) -> String {
+    match value {
+        Value::String(text) => format!("'{text}'"),
+        other => python_text(other),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::aggregate::test_support::trial;
+
+    #[test]
+    fn rows_then_metadata_in_the_reference_s_format() {
+        let set = TrialSet::new(vec![trial(2.0, 10.0), trial(4.0, 20.0), trial(6.0, 30.0)], 0.95, 0.0);
+        let text = String::from_utf8(aggregate_csv(&set).unwrap()).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], "metric,mean,std,min,max,cv,se,ci_low,ci_high,t_critical,unit");
+        let throughput = lines.iter().find(|l| l.starts_with("request_throughput_avg,")).unwrap();
+        assert_eq!(
+            *throughput,
+            "request_throughput_avg,4.00,2.00,2.00,6.00,0.5000,1.1547,-0.97,8.97,4.3027,requests/sec"
+        );
+        let blank = lines.iter().position(|l| l.is_empty()).unwrap();
+        assert_eq!(
+            &lines[blank + 1..],
+            [
+                "Aggregation Type,confidence",
+                "Total Runs,3",
+                "Successful Runs,3",
+                "Confidence Level,0.95",
+                "Run Labels,\"['c8', 'c8', 'c8']\"",
+                "Cooldown Seconds,0.0",
+            ]
+        );
+    }
+
+    #[test]
+    fn python_text_matches_python_s_repr() {
+        assert_eq!(python_text(&json!(true)), "True");
+        assert_eq!(python_text(&json!(2.0)), "2.0");
+        assert_eq!(python_text(&json!(3)), "3");
+        assert_eq!(python_text(&json!({"users": 8, "kind": "chat"})), "{'users': 8, 'kind': 'chat'}");
+    }
+}
