@@ -65,13 +65,13 @@ mod tests {
     fn three_trials_give_the_reference_s_interval() {
         // tokens_in_flight_max of AIPerf's multi-run sample: three runs.
         let stats = ConfidenceStats::of(&[1134.0, 1147.0, 1155.0], 0.95).unwrap();
-        assert_close(stats.mean, 1145.333_333_333_333_3);
+        assert_close(stats.mean, 1_145.333_333_333_333_3);
         assert_close(stats.std, 10.598_742_063_723_098);
         assert_eq!((stats.min, stats.max), (1134.0, 1155.0));
         assert_close(stats.cv.unwrap(), 0.009_253_849_298_943_333);
         assert_close(stats.se, 6.119_186_583_561_94);
-        assert_close(stats.ci_low, 1119.004_598_475_724_2);
-        assert_close(stats.ci_high, 1171.662_068_190_942_4);
+        assert_close(stats.ci_low, 1_119.004_598_475_724_2);
+        assert_close(stats.ci_high, 1_171.662_068_190_942_4);
         assert_close(stats.t_critical.unwrap(), 4.302_652_729_749_462);
     }
 

@@ -34,14 +34,18 @@ pub struct RunCoordinates {
 impl RunCoordinates {
     /// The run's artifact folder: `<root>/<parent folders…>/<run label or name>`.
     pub fn artifact_dir(&self, root: &Path, name: &str) -> PathBuf {
-        let parent = self.parent_folders.iter().fold(root.to_path_buf(), |dir, folder| artifact_dir_of(&dir, folder));
-        artifact_dir_of(&parent, self.run_label.as_deref().unwrap_or(name))
+        artifact_dir_of(&folder_under(root, &self.parent_folders), self.run_label.as_deref().unwrap_or(name))
     }
 
     /// The variation label, "base" outside a sweep.
     pub fn variation_label(&self) -> &str {
         self.variation_label.as_deref().unwrap_or(BASE_VARIATION)
     }
+}
+
+/// `folders` joined under `root`, each made safe for a folder name.
+pub fn folder_under(root: &Path, folders: &[String]) -> PathBuf {
+    folders.iter().fold(root.to_path_buf(), |dir, folder| artifact_dir_of(&dir, folder))
 }
 
 /// `users_8_isl_512`: a variation's values as a label (strings unquoted, floats as written).

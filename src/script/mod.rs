@@ -11,7 +11,10 @@ mod results;
 mod run_fn;
 mod slos;
 mod stdlib;
+mod sweeps;
 mod thresholds;
+mod trial_results;
+mod trials;
 mod units;
 
 use std::path::{Path, PathBuf};
@@ -67,6 +70,8 @@ pub fn build_engine(host: Arc<RunHost>) -> Engine {
     file_dataset::register(&mut engine);
     phases::register(&mut engine);
     results::register(&mut engine);
+    trial_results::register(&mut engine);
+    sweeps::register(&mut engine, host.clone());
     run_fn::register(&mut engine, host);
     engine.on_print(crate::ui::stdout::print_line);
     engine.on_debug(|text, source, position| {
@@ -106,6 +111,7 @@ pub fn run_scenario(
         thresholds_failed: AtomicBool::new(false),
         aborted_on_threshold: AtomicBool::new(false),
         mode,
+        scenario_sweep: Default::default(),
     });
     let engine = build_engine(host.clone());
     let mut ast = engine.compile(&source).map_err(|e| script_error(path, e.1, &e.0.to_string()))?;

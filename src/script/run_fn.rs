@@ -29,6 +29,8 @@ pub struct RunHost {
     pub aborted_on_threshold: AtomicBool,
     /// Benchmark, or only check (and print) the plans.
     pub mode: ScriptMode,
+    /// The sweep that runs labelled with `sweep: #{..}` belong to.
+    pub scenario_sweep: super::trials::ScenarioSweep,
 }
 
 pub fn register(engine: &mut Engine, host: Arc<RunHost>) {
@@ -51,6 +53,10 @@ const RUN_KEYS: &[&str] = &[
     "slos",
     "thresholds",
     "abort_on_fail",
+    "trials",
+    "cooldown",
+    "confidence",
+    "sweep",
 ];
 
 /// Build the plan of a `run(#{..})` map.
@@ -135,11 +141,17 @@ pub fn plan_of(map: Map, default_name: String) -> ScriptResult<Plan> {
     Ok(plan)
 }
 
-fn run(host: &RunHost, map: Map) -> ScriptResult<RunResults> {
+fn run(host: &RunHost, mut map: Map) -> ScriptResult<RunResults> {
+    let extras = super::trials::RunExtras::take(&mut map, &host.scenario_sweep)?;
     let number = host.runs_started.fetch_add(1, Ordering::SeqCst) + 1;
     let default_name =
         if number == 1 { host.scenario_stem.clone() } else { format!("{}_{number}", host.scenario_stem) };
     let plan = plan_of(map, default_name)?;
+    super::trials::run_with_extras(host, plan, extras)
+}
+
+/// Execute one plan and show its results; checking and dry runs only validate (and print) it.
+pub(super) fn run_plan(host: &RunHost, plan: Plan) -> ScriptResult<RunResults> {
     if host.mode != ScriptMode::Execute {
         if host.mode == ScriptMode::DryRun {
             match serde_json::to_string_pretty(&plan) {

@@ -1,0 +1,193 @@
+//! `sweep(#{ grid: #{..} } or #{ zip: #{..} }, |v| run_map)`: a sweep without a loop. Each
+//! variation of the parameter lists becomes one run (or its trials) labelled in `run_info`;
+//! at the end the sweep aggregate is written and the runs come back with the best and the
+//! Pareto-optimal ones.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use rhai::{Array, Dynamic, Engine, FnPtr, Map, NativeCallContext};
+
+use super::dry_run::ScriptMode;
+use super::keys::{MapReader, ScriptResult, script_error};
+use super::results::RunResults;
+use super::run_fn::{RunHost, plan_of};
+use super::trials::{RUN_EXTRA_KEYS, Repetition, TrialLayout, json_map, name_unnamed_run, run_trials};
+use crate::aggregate::coordinates::{label_of, new_sweep_id};
+use crate::aggregate::sweep::{SweepCell, SweepSummary};
+use crate::aggregate::{RunCoordinates, TrialSet};
+use crate::engine::artifact_dir_of;
+use crate::export::{sweep_csv, sweep_json};
+
+const SWEEP_KEYS: &[&str] = &["name", "grid", "zip", "trials", "cooldown", "confidence"];
+
+pub fn register(engine: &mut Engine, host: Arc<RunHost>) {
+    let sweeps_started = Arc::new(AtomicUsize::new(0));
+    engine.register_fn("sweep", move |context: NativeCallContext, options: Map, make_run: FnPtr| {
+        let number = sweeps_started.fetch_add(1, Ordering::SeqCst) + 1;
+        let default_name = if number == 1 {
+            format!("{}_sweep", host.scenario_stem)
+        } else {
+            format!("{}_sweep_{number}", host.scenario_stem)
+        };
+        sweep(&host, &context, options, &make_run, default_name)
+    });
+}
+
+/// How the parameter lists combine into variations.
+enum Combination {
+    /// Every combination; the last parameter (in alphabetical order) changes fastest.
+    Grid,
+    /// The i-th value of every list together; the lists have one length.
+    Zip,
+}
+
+fn sweep(
+    host: &RunHost,
+    context: &NativeCallContext,
+    options: Map,
+    make_run: &FnPtr,
+    default_name: String,
+) -> ScriptResult<Map> {
+    let mut reader = MapReader::new("sweep", options, SWEEP_KEYS)?;
+    let name = reader.opt_string("name")?.unwrap_or(default_name);
+    let repetition = Repetition::read(&mut reader, "sweep")?;
+    let variations = match (reader.opt_map("grid")?, reader.opt_map("zip")?) {
+        (Some(lists), None) => variations(lists, Combination::Grid)?,
+        (None, Some(lists)) => variations(lists, Combination::Zip)?,
+        _ => {
+            return script_error(
+                "sweep: give exactly one of `grid: #{..}` or `zip: #{..}`, e.g. grid: #{ users: [1, 4, 16] }",
+            );
+        }
+    };
+    let sweep_id = new_sweep_id();
+    let mut runs = Vec::with_capacity(variations.len());
+    let mut cells = Vec::with_capacity(variations.len());
+    for (index, variation) in variations.into_iter().enumerate() {
+        let run_map = make_run.call_within_context::<Dynamic>(context, (Dynamic::from_map(variation.clone()),))?;
+        let Some(mut run_map) = run_map.clone().try_cast::<Map>() else {
+            return script_error(format!(
+                "sweep: the function must return a run map #{{ endpoint: .., phases: [..] }}, got {} `{run_map}`",
+                run_map.type_name()
+            ));
+        };
+        if let Some(key) = RUN_EXTRA_KEYS.iter().find(|key| run_map.contains_key(**key)) {
+            return script_error(format!(
+                "sweep: set `{key}` in sweep(#{{..}}), not in the run map its function returns"
+            ));
+        }
+        let values = json_map(variation, "sweep: a variation")?;
+        let label = label_of(&values);
+        name_unnamed_run(&mut run_map, &label);
+        host.runs_started.fetch_add(1, Ordering::SeqCst);
+        let mut plan = plan_of(run_map, label.clone())?;
+        plan.run_info = RunCoordinates {
+            sweep_id: Some(sweep_id.clone()),
+            run_label: Some(label.clone()),
+            variation_label: Some(label.clone()),
+            variation_index: index as u64,
+            variation_values: values.clone(),
+            parent_folders: vec![name.clone()],
+            ..Default::default()
+        };
+        let layout = TrialLayout {
+            trial_folders: vec![name.clone(), label.clone(), "profile_runs".into()],
+            aggregate_folders: vec![name.clone(), "aggregate".into(), label.clone()],
+            aggregate_single_trial: true,
+        };
+        let result = run_trials(host, plan, &repetition, &layout)?;
+        let trials =
+            result.0.trials.clone().unwrap_or_else(|| Arc::new(TrialSet::new(Vec::new(), repetition.confidence, 0.0)));
+        cells.push(SweepCell { values, label, trials });
+        runs.push(result);
+    }
+    let summary = SweepSummary::new(cells);
+    let sweep_dir = artifact_dir_of(&host.options.artifact_root, &name);
+    if host.mode == ScriptMode::Execute {
+        let dir = sweep_dir.join("sweep_aggregate");
+        let written = std::fs::create_dir_all(&dir)
+            .map_err(anyhow::Error::from)
+            .and_then(|()| sweep_json::write(&summary, &sweep_id, &dir.join(sweep_json::FILE_NAME)))
+            .and_then(|()| sweep_csv::write(&summary, &dir.join(sweep_csv::FILE_NAME)));
+        if let Err(e) = written {
+            return script_error(format!("sweep `{name}`: cannot write {}: {e:#}", dir.display()));
+        }
+        crate::ui::stdout::print_line(&format!(
+            "sweep {name}: {} variations, aggregate in {}",
+            runs.len(),
+            dir.display()
+        ));
+    }
+    Ok(results_map(&summary, runs, &sweep_id, &sweep_dir))
+}
+
+/// What `sweep` returns: `#{ runs, best_throughput, best_latency, pareto, sweep_id, artifact_dir }`.
+fn results_map(summary: &SweepSummary, runs: Vec<RunResults>, sweep_id: &str, dir: &std::path::Path) -> Map {
+    let best = |name: &str| {
+        summary
+            .best
+            .iter()
+            .find(|best| best.name == name)
+            .map_or(Dynamic::UNIT, |best| Dynamic::from(runs[best.cell].clone()))
+    };
+    let mut map = Map::new();
+    map.insert("best_throughput".into(), best("best_throughput"));
+    map.insert("best_latency".into(), best("best_latency_p99"));
+    let pareto: Array = summary.pareto.iter().map(|&i| Dynamic::from(runs[i].clone())).collect();
+    map.insert("pareto".into(), pareto.into());
+    map.insert("sweep_id".into(), sweep_id.into());
+    map.insert("artifact_dir".into(), dir.display().to_string().into());
+    map.insert("runs".into(), runs.into_iter().map(Dynamic::from).collect::<Array>().into());
+    map
+}
+
+/// Each variation as a map from parameter to value.
+fn variations(lists: Map, combination: Combination) -> ScriptResult<Vec<Map>> {
+    let mut parameters = Vec::with_capacity(lists.len());
+    for (name, list) in lists {
+        let Some(values) = list.clone().try_cast::<Array>() else {
+            return script_error(format!("sweep: `{name}` must be a list of values, e.g. [1, 4, 16]; got `{list}`"));
+        };
+        if values.is_empty() {
+            return script_error(format!("sweep: `{name}` has no values"));
+        }
+        parameters.push((name.to_string(), values));
+    }
+    if parameters.is_empty() {
+        return script_error("sweep: name at least one parameter with its values, e.g. #{ users: [1, 4, 16] }");
+    }
+    match combination {
+        Combination::Grid => Ok(grid(&parameters)),
+        Combination::Zip => zip(&parameters),
+    }
+}
+
+fn grid(parameters: &[(String, Array)]) -> Vec<Map> {
+    parameters.iter().fold(vec![Map::new()], |partial, (name, values)| {
+        partial
+            .iter()
+            .flat_map(|start| {
+                values.iter().map(move |value| {
+                    let mut variation = start.clone();
+                    variation.insert(name.as_str().into(), value.clone());
+                    variation
+                })
+            })
+            .collect()
+    })
+}
+
+fn zip(parameters: &[(String, Array)]) -> ScriptResult<Vec<Map>> {
+    let length = parameters[0].1.len();
+    if let Some((name, values)) = parameters.iter().find(|(_, values)| values.len() != length) {
+        return script_error(format!(
+            "sweep: the lists of `zip` need one length; `{}` has {length} values, `{name}` has {}",
+            parameters[0].0,
+            values.len()
+        ));
+    }
+    Ok((0..length)
+        .map(|i| parameters.iter().map(|(name, values)| (name.as_str().into(), values[i].clone())).collect())
+        .collect())
+}

@@ -1,0 +1,230 @@
+//! Sweeps and repeated trials against the built-in mock: the folder layout, the `run_info` of
+//! every run, the trial aggregate and the sweep aggregate in AIPerf's shapes, what the script
+//! reads back, and the mistakes a scenario can make.
+
+mod common;
+
+use std::path::Path;
+
+use common::{read_json, run_scenario};
+use serde_json::{Value, json};
+
+/// The metadata keys of AIPerf 0.13's multi-run profile_export_aiperf_aggregate.json.
+const REFERENCE_METADATA_KEYS: [&str; 7] = [
+    "aggregation_type",
+    "num_profile_runs",
+    "num_successful_runs",
+    "failed_runs",
+    "confidence_level",
+    "run_labels",
+    "cooldown_seconds",
+];
+/// The keys of each metric block in that file.
+const REFERENCE_BLOCK_KEYS: [&str; 10] =
+    ["mean", "std", "min", "max", "cv", "se", "ci_low", "ci_high", "t_critical", "unit"];
+/// The top-level keys of AIPerf 0.13's profile_export_aiperf_sweep.json.
+const REFERENCE_SWEEP_KEYS: [&str; 8] = [
+    "aggregation_type",
+    "num_profile_runs",
+    "num_successful_runs",
+    "failed_runs",
+    "metadata",
+    "per_combination_metrics",
+    "best_configurations",
+    "pareto_optimal",
+];
+
+const SCENARIO: &str = r#"
+let target = endpoint(#{ url: "mock", mock: #{ ttft: ms(1), itl: ms(1) } });
+let prompts = synthetic(#{ isl: 16, osl: 3 });
+fn bench(target, prompts, users) {
+    #{ endpoint: target, dataset: prompts, phases: [concurrency(#{ users: users, requests: 4 })] }
+}
+
+let r = run(bench(target, prompts, 2) + #{ name: "repeated", trials: 3, cooldown: ms(10), confidence: 0.90 });
+print(`TRIALS ${r.trials.len()} ${r.trials[2].trial} ${r.request_count}`);
+print(`T_CRITICAL ${r.confidence("request_throughput").t_critical}`);
+print(`P99_IS_MEAN ${r.metric("request_latency").p99 == (r.trials[0].metric("request_latency").p99 + r.trials[1].metric("request_latency").p99 + r.trials[2].metric("request_latency").p99) / 3.0}`);
+
+for users in [1, 2] {
+    let x = run(bench(target, prompts, users) + #{ sweep: #{ variation: #{ users: users } } });
+    print(`LOOP ${x.name} ${x.variation_label} ${x.variation.users}`);
+}
+
+let s = sweep(#{ name: "grid", grid: #{ users: [1, 2], osl: [2, 3] } }, |v| #{
+    endpoint: target,
+    dataset: synthetic(#{ isl: 16, osl: v.osl }),
+    phases: [concurrency(#{ users: v.users, requests: 4 })],
+});
+print(`GRID ${s.runs.len()} ${s.runs[3].variation_label} best ${type_of(s.best_throughput)} pareto ${s.pareto.len() > 0}`);
+
+let z = sweep(#{ name: "zipped", zip: #{ users: [1, 2], osl: [2, 3] }, trials: 2 }, |v| bench(target, prompts, v.users));
+print(`ZIP ${z.runs.len()} ${z.runs[1].variation_label} ${z.runs[1].trials.len()}`);
+"#;
+
+fn keys(value: &Value) -> Vec<&str> {
+    value.as_object().map(|map| map.keys().map(String::as_str).collect()).unwrap_or_default()
+}
+
+fn run_info(dir: &Path) -> Value {
+    read_json(&dir.join("profile_export_aiperf.json"))["run_info"].clone()
+}
+
+#[test]
+fn trials_and_sweeps_write_aiperf_s_layout_run_info_and_aggregates() {
+    let run = run_scenario("sweeps", SCENARIO);
+    assert_eq!(run.code(), Some(0), "stderr: {}", run.stderr());
+    let out = run.stdout();
+    for line in [
+        "TRIALS 3 2 4",
+        "T_CRITICAL 2.91998558035",
+        "P99_IS_MEAN true",
+        "LOOP users_1 users_1 1",
+        "LOOP users_2 users_2 2",
+        "GRID 4 osl_3_users_2 best RunResults pareto true",
+        "ZIP 2 osl_3_users_2 2",
+    ] {
+        assert!(out.contains(line), "no `{line}` in stdout: {out}");
+    }
+
+    // Trials: profile_runs/run_000N and the aggregate beside them.
+    let repeated = run.artifacts("repeated");
+    for (trial, label) in ["run_0001", "run_0002", "run_0003"].iter().enumerate() {
+        let info = run_info(&repeated.join("profile_runs").join(label));
+        assert_eq!((info["trial"].as_u64(), info["run_label"].as_str()), (Some(trial as u64), Some(*label)));
+        assert_eq!((&info["variation_label"], &info["sweep_id"]), (&json!("base"), &Value::Null));
+    }
+    let aggregate = read_json(&repeated.join("aggregate/profile_export_aiperf_aggregate.json"));
+    assert_eq!(keys(&aggregate), ["schema_version", "aiperf_version", "metadata", "metrics"]);
+    assert_eq!(keys(&aggregate["metadata"]), REFERENCE_METADATA_KEYS);
+    assert_eq!(aggregate["metadata"]["run_labels"], json!(["run_0001", "run_0002", "run_0003"]));
+    assert_eq!(aggregate["metadata"]["cooldown_seconds"], 0.01);
+    let throughput = &aggregate["metrics"]["request_throughput_avg"];
+    assert_eq!(keys(throughput), REFERENCE_BLOCK_KEYS);
+    assert!((throughput["t_critical"].as_f64().unwrap() - 2.919_985_580_353_725).abs() < 1e-9);
+    let (low, mean, high) = (
+        throughput["ci_low"].as_f64().unwrap(),
+        throughput["mean"].as_f64().unwrap(),
+        throughput["ci_high"].as_f64().unwrap(),
+    );
+    assert!(low <= mean && mean <= high && mean > 0.0, "{throughput}");
+    for name in ["request_latency_p99", "time_to_first_token_avg", "request_count_avg"] {
+        assert_eq!(keys(&aggregate["metrics"][name]), REFERENCE_BLOCK_KEYS, "{name}");
+    }
+    let csv = std::fs::read_to_string(repeated.join("aggregate/profile_export_aiperf_aggregate.csv")).unwrap();
+    assert!(csv.starts_with("metric,mean,std,min,max,cv,se,ci_low,ci_high,t_critical,unit\n"), "{csv}");
+    assert!(csv.contains("\nRun Labels,\"['run_0001', 'run_0002', 'run_0003']\"\n"), "{csv}");
+
+    // A scripted loop labels its runs: one sweep id, the variation's label and values.
+    let (first, second) = (run_info(&run.artifacts("users_1")), run_info(&run.artifacts("users_2")));
+    assert_eq!(first["sweep_id"], second["sweep_id"]);
+    assert_eq!(first["sweep_id"].as_str().map(str::len), Some(36));
+    assert_eq!((&second["variation_index"], &second["variation_values"]), (&json!(1), &json!({"users": 2})));
+
+    // A grid sweep: one folder per variation, the per-variation aggregates, the sweep aggregate.
+    let grid = run.artifacts("grid");
+    let labels = ["osl_2_users_1", "osl_2_users_2", "osl_3_users_1", "osl_3_users_2"];
+    let sweep_ids: Vec<Value> = labels
+        .iter()
+        .enumerate()
+        .map(|(index, label)| {
+            let info = run_info(&grid.join(label));
+            assert_eq!((&info["variation_label"], &info["run_label"]), (&json!(label), &json!(label)));
+            assert_eq!(info["variation_index"], index);
+            assert!(grid.join("aggregate").join(label).join("profile_export_aiperf_aggregate.json").is_file());
+            info["sweep_id"].clone()
+        })
+        .collect();
+    assert!(sweep_ids.iter().all(|id| id == &sweep_ids[0] && id.is_string()));
+    let osl_3_users_1 = run_info(&grid.join("osl_3_users_1"));
+    assert_eq!(osl_3_users_1["variation_values"], json!({"osl": 3, "users": 1}));
+    let cell_aggregate = read_json(&grid.join("aggregate/osl_2_users_1/profile_export_aiperf_aggregate.json"));
+    assert_eq!(cell_aggregate["metadata"]["single_run"], true);
+    assert_eq!(cell_aggregate["metadata"]["variation_values"], json!({"osl": 2, "users": 1}));
+    let summary = read_json(&grid.join("sweep_aggregate/profile_export_aiperf_sweep.json"));
+    assert_eq!(keys(&summary), REFERENCE_SWEEP_KEYS);
+    assert_eq!(summary["num_profile_runs"], 4);
+    assert_eq!(
+        summary["metadata"]["sweep_parameters"],
+        json!([{"name": "osl", "values": [2, 3]}, {"name": "users", "values": [1, 2]}])
+    );
+    let combinations = summary["per_combination_metrics"].as_array().unwrap();
+    assert_eq!(combinations.len(), 4);
+    assert_eq!(combinations[2]["parameters"], json!({"osl": 3, "users": 1}));
+    assert_eq!(combinations[2]["metrics"]["request_count"]["mean"], 4.0);
+    assert_eq!(keys(&summary["best_configurations"]), ["best_throughput", "best_latency_p99"]);
+    assert!(!summary["pareto_optimal"].as_array().unwrap().is_empty());
+    let sweep_csv = std::fs::read_to_string(grid.join("sweep_aggregate/profile_export_aiperf_sweep.csv")).unwrap();
+    assert!(sweep_csv.starts_with("osl,users,"), "{sweep_csv}");
+    assert!(sweep_csv.contains("\r\nBest Configurations\r\nMetric,Parameters,Metric Value,Unit\r\n"));
+
+    // A zip sweep with trials: each variation's runs under profile_runs.
+    let zipped = run.artifacts("zipped");
+    let info = run_info(&zipped.join("osl_3_users_2/profile_runs/run_0002"));
+    assert_eq!(
+        (&info["trial"], &info["variation_label"], &info["variation_index"]),
+        (&json!(1), &json!("osl_3_users_2"), &json!(1))
+    );
+    let cell_aggregate = read_json(&zipped.join("aggregate/osl_3_users_2/profile_export_aiperf_aggregate.json"));
+    assert_eq!(cell_aggregate["metadata"]["num_profile_runs"], 2);
+    assert!(zipped.join("sweep_aggregate/profile_export_aiperf_sweep.csv").is_file());
+}
+
+#[test]
+fn sweep_mistakes_are_explained_where_they_are_made() {
+    let cases = [
+        (
+            "let e = endpoint(#{ url: \"mock\" });\nrun(#{ endpoint: e, trails: 3, phases: [] });",
+            "unknown key `trails` (did you mean `trials`?)",
+        ),
+        (
+            "let e = endpoint(#{ url: \"mock\" });\nrun(#{ endpoint: e, trials: 0, phases: [] });",
+            "`trials` must be at least 1",
+        ),
+        (
+            "let e = endpoint(#{ url: \"mock\" });\nrun(#{ endpoint: e, confidence: 95, phases: [] });",
+            "`confidence` must be between 0 and 1",
+        ),
+        (
+            "let e = endpoint(#{ url: \"mock\" });\nsweep(#{ zip: #{ a: [1, 2], b: [1] } }, |v| #{ endpoint: e });",
+            "`a` has 2 values, `b` has 1",
+        ),
+        (
+            "let e = endpoint(#{ url: \"mock\" });\nsweep(#{ grid: #{ a: 3 } }, |v| #{ endpoint: e });",
+            "`a` must be a list of values",
+        ),
+        ("let e = endpoint(#{ url: \"mock\" });\nsweep(#{ users: [1] }, |v| #{ endpoint: e });", "unknown key `users`"),
+        ("sweep(#{ grid: #{ a: [1] } }, |v| 42);", "the function must return a run map"),
+        (
+            "let e = endpoint(#{ url: \"mock\" });\nsweep(#{ grid: #{ a: [1] } }, |v| #{ endpoint: e, trials: 2, phases: [concurrency(#{ users: 1, requests: 1 })] });",
+            "set `trials` in sweep(#{..})",
+        ),
+    ];
+    for (source, message) in cases {
+        let run = run_scenario("mistake", source);
+        assert_eq!(run.code(), Some(2), "{source}");
+        let stderr = run.stderr();
+        assert!(stderr.contains("mistake.rhai:2:") || !source.contains('\n'), "{stderr}");
+        assert!(stderr.contains(message), "`{message}` not in {stderr}");
+        assert!(!run.dir.path().join("artifacts").exists(), "a refused scenario wrote artifacts");
+    }
+}
+
+#[test]
+fn check_walks_sweeps_and_trials_without_sending_or_writing() {
+    let dir = tempfile::tempdir().expect("dir");
+    let path = dir.path().join("plan.rhai");
+    std::fs::write(
+        &path,
+        r#"let e = endpoint(#{ url: "http://127.0.0.1:9" });
+let r = run(#{ endpoint: e, trials: 5, phases: [concurrency(#{ users: 1, requests: 2 })] });
+let s = sweep(#{ grid: #{ users: [1, 2, 4] }, trials: 3 }, |v| #{ endpoint: e, phases: [concurrency(#{ users: v.users, requests: 2 })] });
+print(`CHECKED ${r.trials.len()} ${s.runs.len()}`);"#,
+    )
+    .unwrap();
+    let output = common::aiperf_command(dir.path()).arg("check").arg(&path).output().expect("run");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(stdout.contains("CHECKED 1 3") && stdout.contains("ok (4 runs checked"), "{stdout}");
+    assert!(!dir.path().join("artifacts").exists(), "check wrote artifacts");
+}
