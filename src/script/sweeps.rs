@@ -13,9 +13,9 @@ use super::keys::{MapReader, ScriptResult, script_error};
 use super::results::RunResults;
 use super::run_fn::{RunHost, plan_of};
 use super::trials::{RUN_EXTRA_KEYS, Repetition, TrialLayout, json_map, name_unnamed_run, run_trials};
+use crate::aggregate::RunCoordinates;
 use crate::aggregate::coordinates::{label_of, new_sweep_id};
 use crate::aggregate::sweep::{SweepCell, SweepSummary};
-use crate::aggregate::{RunCoordinates, TrialSet};
 use crate::engine::artifact_dir_of;
 use crate::export::{sweep_csv, sweep_json};
 
@@ -96,9 +96,7 @@ fn sweep(
             aggregate_folders: vec![name.clone(), "aggregate".into(), label.clone()],
             aggregate_single_trial: true,
         };
-        let result = run_trials(host, plan, &repetition, &layout)?;
-        let trials =
-            result.0.trials.clone().unwrap_or_else(|| Arc::new(TrialSet::new(Vec::new(), repetition.confidence, 0.0)));
+        let (result, trials) = run_trials(host, plan, &repetition, &layout)?;
         cells.push(SweepCell { values, label, trials });
         runs.push(result);
     }
@@ -190,4 +188,49 @@ fn zip(parameters: &[(String, Array)]) -> ScriptResult<Vec<Map>> {
     Ok((0..length)
         .map(|i| parameters.iter().map(|(name, values)| (name.as_str().into(), values[i].clone())).collect())
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lists(pairs: &[(&str, &[i64])]) -> Map {
+        pairs
+            .iter()
+            .map(|(name, values)| ((*name).into(), values.iter().map(|&v| Dynamic::from(v)).collect::<Array>().into()))
+            .collect()
+    }
+
+    fn points(variations: &[Map]) -> Vec<Vec<(String, i64)>> {
+        variations
+            .iter()
+            .map(|v| v.iter().map(|(name, value)| (name.to_string(), value.as_int().unwrap())).collect())
+            .collect()
+    }
+
+    #[test]
+    fn a_grid_is_every_combination_with_the_last_name_fastest() {
+        let grid = variations(lists(&[("users", &[1, 2]), ("isl", &[10, 20, 30])]), Combination::Grid).unwrap();
+        let expected: Vec<Vec<(String, i64)>> = [(10, 1), (10, 2), (20, 1), (20, 2), (30, 1), (30, 2)]
+            .iter()
+            .map(|&(isl, users)| vec![("isl".to_string(), isl), ("users".to_string(), users)])
+            .collect();
+        assert_eq!(points(&grid), expected);
+    }
+
+    #[test]
+    fn a_zip_pairs_the_lists_and_needs_one_length() {
+        let zipped = variations(lists(&[("users", &[1, 2]), ("isl", &[10, 20])]), Combination::Zip).unwrap();
+        assert_eq!(
+            points(&zipped),
+            [
+                vec![("isl".to_string(), 10), ("users".to_string(), 1)],
+                vec![("isl".to_string(), 20), ("users".to_string(), 2)]
+            ]
+        );
+        let uneven = variations(lists(&[("users", &[1, 2]), ("isl", &[10])]), Combination::Zip).unwrap_err();
+        assert!(uneven.to_string().contains("`isl` has 1 values, `users` has 2"), "{uneven}");
+        assert!(variations(lists(&[("users", &[])]), Combination::Grid).is_err());
+        assert!(variations(Map::new(), Combination::Grid).is_err());
+    }
 }

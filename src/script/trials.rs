@@ -163,18 +163,18 @@ pub fn run_with_extras(host: &RunHost, mut plan: crate::plan::Plan, extras: RunE
         return run_plan(host, plan);
     }
     let layout = TrialLayout::beside(&plan.run_info, &plan.name);
-    run_trials(host, plan, &extras.repetition, &layout)
+    run_trials(host, plan, &extras.repetition, &layout).map(|(results, _trials)| results)
 }
 
 /// Run `plan` `repetition.trials` times with the cool-down between, write the confidence
-/// aggregate, and return the combined result (the trials' means, with the trials attached).
-/// Checking and dry runs show the plan once and write nothing.
+/// aggregate, and return the combined result (the trials' means, with the trials attached)
+/// and the trials. Checking and dry runs show the plan once and write nothing.
 pub fn run_trials(
     host: &RunHost,
     plan: crate::plan::Plan,
     repetition: &Repetition,
     layout: &TrialLayout,
-) -> ScriptResult<RunResults> {
+) -> ScriptResult<(RunResults, Arc<TrialSet>)> {
     let executing = host.mode == ScriptMode::Execute;
     let count = if executing { repetition.trials } else { 1 };
     let several = repetition.trials > 1;
@@ -195,11 +195,9 @@ pub fn run_trials(
     let Some(mut combined) = combined_result(&set) else {
         return script_error(format!("run `{}` produced no trials", plan.name));
     };
-    if several {
-        if let Some(folder) = combined.artifact_dir.parent().and_then(Path::parent) {
-            combined.artifact_dir = folder.to_path_buf();
-        }
-        combined.name = plan.name.clone();
+    // A trial's folder is <run folder>/profile_runs/run_000N; the combined result is the run's.
+    if several && let Some(run_folder) = combined.artifact_dir.parent().and_then(Path::parent) {
+        combined.artifact_dir = run_folder.to_path_buf();
     }
     combined.plan.run_info = plan.run_info.clone();
     if executing && (several || layout.aggregate_single_trial) {
@@ -212,8 +210,8 @@ pub fn run_trials(
     if !combined.thresholds_passed() {
         host.thresholds_failed.store(true, Ordering::SeqCst);
     }
-    combined.trials = Some(set);
-    Ok(RunResults(Arc::new(combined)))
+    combined.trials = Some(set.clone());
+    Ok((RunResults(Arc::new(combined)), set))
 }
 
 fn write_aggregate(set: &TrialSet, dir: &Path) -> anyhow::Result<()> {
