@@ -228,3 +228,25 @@ print(`CHECKED ${r.trials.len()} ${s.runs.len()}`);"#,
     assert!(stdout.contains("CHECKED 1 3") && stdout.contains("ok (4 runs checked"), "{stdout}");
     assert!(!dir.path().join("artifacts").exists(), "check wrote artifacts");
 }
+
+#[test]
+fn the_grid_sweep_scenario_runs_against_the_mock() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let output = common::aiperf_command(dir.path())
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["run", "scenarios/grid_sweep.rhai"])
+        .env("AIPERF_TRIALS", "2")
+        .env("AIPERF_COOLDOWN", "0")
+        .env("AIPERF_REQUESTS", "1")
+        .env_remove("AIPERF_URL")
+        .output()
+        .expect("run aiperf");
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("best throughput: osl_") && stdout.contains("Pareto-optimal: [\"osl_"), "{stdout}");
+    let sweep = dir.path().join("artifacts/grid_sweep");
+    let summary = read_json(&sweep.join("sweep_aggregate/profile_export_aiperf_sweep.json"));
+    assert_eq!((&summary["num_profile_runs"], &summary["metadata"]["num_trials_per_value"]), (&json!(12), &json!(2)));
+    assert!(sweep.join("osl_64_users_16/profile_runs/run_0002/profile_export_aiperf.json").is_file());
+    assert!(sweep.join("aggregate/osl_64_users_16/profile_export_aiperf_aggregate.csv").is_file());
+}
