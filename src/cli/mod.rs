@@ -2,10 +2,12 @@
 
 mod mock;
 mod run;
+mod script_args;
 
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
+pub use script_args::ScriptArgs;
 
 /// Exit codes a CI pipeline can rely on.
 pub mod exit_code {
@@ -70,12 +72,16 @@ pub struct RunArgs {
     /// Print every plan the scenario builds (as JSON) and send nothing
     #[arg(long)]
     pub dry_run: bool,
+    #[command(flatten)]
+    pub script: ScriptArgs,
 }
 
 #[derive(Debug, clap::Args)]
 pub struct CheckArgs {
     /// The scenario script (.rhai)
     pub scenario: PathBuf,
+    #[command(flatten)]
+    pub script: ScriptArgs,
 }
 
 #[derive(Debug, clap::Args)]
