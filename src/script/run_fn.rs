@@ -153,7 +153,7 @@ fn run(host: &RunHost, map: Map) -> ScriptResult<RunResults> {
     if host.options.cancel.is_cancelled() {
         return script_error("interrupted (Ctrl-C) before this run started");
     }
-    eprintln!("run {}: {} phases against {}", plan.name, plan.phases.len(), plan.endpoint.url);
+    eprint!("{}", ui::plan_summary::render(&plan, &engine::artifact_dir_of(&host.options.artifact_root, &plan.name)));
     let result = match host.runtime.block_on(engine::execute(&plan, &host.options)) {
         Ok(result) => Arc::new(result),
         Err(e) => return script_error(format!("run `{}` failed: {e:#}", plan.name)),
