@@ -38,7 +38,7 @@ pub fn explain(error: &EvalAltResult, engine: &Engine) -> Option<String> {
             engine.max_call_levels()
         )),
         EvalAltResult::ErrorDataTooLarge(what, _) => Some(format!(
-            "{what}: a scenario's strings hold at most {} MiB, arrays {} items, maps {} entries",
+            "{what} is over the scenario's limit (strings {} MiB, arrays {} items, maps {} entries)",
             MAX_STRING_BYTES / (1024 * 1024),
             MAX_ARRAY_ITEMS,
             MAX_MAP_ENTRIES
