@@ -174,7 +174,12 @@ fn files_a_scenario_names_are_relative_to_it_from_any_working_directory() {
     );
     let elsewhere = root.path().join("elsewhere");
     std::fs::create_dir_all(&elsewhere).expect("create folder");
-    let output = aiperf_command(&elsewhere).arg("run").arg(&scenario).arg("--no-progress").output().expect("run");
+    let output = aiperf_command(&elsewhere)
+        .arg("run")
+        .arg(&scenario)
+        .args(["--no-progress", "--set", "api_key=sk-hidden"])
+        .output()
+        .expect("run");
     let stderr = text(&output.stderr);
     assert_eq!(output.status.code(), Some(0), "{stderr}");
     assert!(text(&output.stdout).contains("REQUESTS=3"), "{}", text(&output.stdout));
@@ -187,7 +192,9 @@ fn files_a_scenario_names_are_relative_to_it_from_any_working_directory() {
     );
     assert!(stderr.contains(&dataset_line), "{stderr}");
     assert!(stderr.contains("  phase 1   schedule of 3 timestamps, 1× speed\n"), "{stderr}");
-    assert!(artifacts.join("profile_export_aiperf.json").is_file());
+    let summary = std::fs::read_to_string(artifacts.join("profile_export_aiperf.json")).expect("summary");
+    assert!(summary.contains("--set api_key=<redacted>"), "the command line is recorded, its secret is not");
+    assert!(!summary.contains("sk-hidden"));
 }
 
 #[test]

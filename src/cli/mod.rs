@@ -47,7 +47,9 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run a scenario script: every run(#{..}) in it benchmarks and writes its artifacts
-    #[command(after_help = "Example:\n  aiperf run scenarios/quickstart.rhai --artifact-dir artifacts")]
+    #[command(
+        after_help = "Examples:\n  aiperf run scenarios/quickstart.rhai --artifact-dir artifacts\n  aiperf run scenarios/mooncake.rhai --set speedup=8 --lib ~/bench-lib"
+    )]
     Run(RunArgs),
     /// Check a scenario without sending load: syntax, imports, and every plan it builds
     #[command(after_help = "Example:\n  aiperf check scenarios/quickstart.rhai")]
@@ -143,6 +145,7 @@ pub fn main_with(cli: Cli) -> i32 {
 /// The command line as typed, with secret values replaced (for run_info).
 pub fn redacted_command_line() -> String {
     let mut redact_next = false;
+    let mut set_next = false;
     let mut parts = Vec::new();
     for arg in std::env::args() {
         if redact_next {
@@ -150,7 +153,14 @@ pub fn redacted_command_line() -> String {
             redact_next = false;
             continue;
         }
-        if arg == "--api-key" {
+        if std::mem::take(&mut set_next) {
+            parts.push(script_args::redact_secret_value(&arg));
+            continue;
+        }
+        set_next = arg == "--set";
+        if let Some(value) = arg.strip_prefix("--set=") {
+            parts.push(format!("--set={}", script_args::redact_secret_value(value)));
+        } else if arg == "--api-key" {
             redact_next = true;
             parts.push(arg);
         } else if arg.starts_with("--api-key=") {

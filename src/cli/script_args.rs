@@ -48,9 +48,29 @@ fn parse_set(text: &str) -> Result<(String, String), String> {
     Ok((name.to_string(), value.to_string()))
 }
 
+/// `NAME=VALUE` with the value replaced when the name looks like a secret (`api_key`,
+/// `hf_token`, `password`, …), for the command line recorded in the artifacts.
+pub fn redact_secret_value(text: &str) -> String {
+    match text.split_once('=') {
+        Some((name, _)) if SECRET_WORDS.iter().any(|word| name.to_ascii_lowercase().contains(word)) => {
+            format!("{name}={}", crate::plan::REDACTED)
+        }
+        _ => text.to_string(),
+    }
+}
+
+const SECRET_WORDS: &[&str] = &["key", "token", "secret", "password"];
+
 #[cfg(test)]
 mod tests {
-    use super::parse_set;
+    use super::{parse_set, redact_secret_value};
+
+    #[test]
+    fn secret_looking_values_are_redacted() {
+        assert_eq!(redact_secret_value("api_key=sk-123"), "api_key=<redacted>");
+        assert_eq!(redact_secret_value("HF_TOKEN=hf_abc"), "HF_TOKEN=<redacted>");
+        assert_eq!(redact_secret_value("users=64"), "users=64");
+    }
 
     #[test]
     fn set_splits_at_the_first_equals_sign() {
