@@ -121,5 +121,7 @@ fn a_scenario_imports_its_team_library() {
     let loaded = summary(dir.path(), "team_loaded");
     assert_eq!(stat(&loaded, "request_count", "avg"), 16.0);
     assert!(loaded["input_config"]["slos"]["time_to_first_token"].as_f64().is_some(), "team SLOs applied");
-    assert!(text(&out.stdout).contains("request latency p50"));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("team_baseline") && stdout.contains("% worse"), "{stdout}");
+    assert!(stdout.contains("statistics got more than 50 % worse"), "{stdout}");
 }
