@@ -4,6 +4,7 @@
 mod args;
 mod builders;
 mod collectors;
+mod compare;
 mod console;
 mod dry_run;
 mod file_dataset;
@@ -21,7 +22,6 @@ mod thresholds;
 mod units;
 
 use std::collections::BTreeMap;
-
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -90,6 +90,7 @@ pub fn build_engine(host: Arc<RunHost>, settings: &ScenarioSettings) -> Engine {
     file_dataset::register(&mut engine);
     phases::register(&mut engine, host.scenario_dir.clone());
     results::register(&mut engine);
+    compare::register(&mut engine);
     run_fn::register(&mut engine, host);
     engine.on_print(crate::ui::stdout::print_line);
     engine.on_debug(|text, source, position| {
