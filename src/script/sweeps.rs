@@ -81,7 +81,7 @@ fn sweep(
         let label = label_of(&values);
         name_unnamed_run(&mut run_map, &label);
         host.runs_started.fetch_add(1, Ordering::SeqCst);
-        let mut plan = plan_of(run_map, label.clone())?;
+        let mut plan = super::paths::anchor_plan(plan_of(run_map, label.clone())?, &host.scenario_dir);
         plan.run_info = RunCoordinates {
             sweep_id: Some(sweep_id.clone()),
             run_label: Some(label.clone()),
