@@ -42,6 +42,13 @@ enum Combination {
     Zip,
 }
 
+/// One `sweep(..)` call: its folder name, its id and how each variation repeats.
+struct SweepSettings {
+    name: String,
+    id: String,
+    repetition: Repetition,
+}
+
 fn sweep(
     host: &RunHost,
     context: &NativeCallContext,
@@ -61,63 +68,82 @@ fn sweep(
             );
         }
     };
-    let sweep_id = new_sweep_id();
+    let settings = SweepSettings { name, id: new_sweep_id(), repetition };
     let mut runs = Vec::with_capacity(variations.len());
     let mut cells = Vec::with_capacity(variations.len());
     for (index, variation) in variations.into_iter().enumerate() {
-        let run_map = make_run.call_within_context::<Dynamic>(context, (Dynamic::from_map(variation.clone()),))?;
-        let Some(mut run_map) = run_map.clone().try_cast::<Map>() else {
-            return script_error(format!(
-                "sweep: the function must return a run map #{{ endpoint: .., phases: [..] }}, got {} `{run_map}`",
-                run_map.type_name()
-            ));
-        };
-        if let Some(key) = RUN_EXTRA_KEYS.iter().find(|key| run_map.contains_key(**key)) {
-            return script_error(format!(
-                "sweep: set `{key}` in sweep(#{{..}}), not in the run map its function returns"
-            ));
-        }
-        let values = json_map(variation, "sweep: a variation")?;
-        let label = label_of(&values);
-        name_unnamed_run(&mut run_map, &label);
-        host.runs_started.fetch_add(1, Ordering::SeqCst);
-        let mut plan = super::paths::anchor_plan(plan_of(run_map, label.clone())?, &host.scenario_dir);
-        plan.run_info = RunCoordinates {
-            sweep_id: Some(sweep_id.clone()),
-            run_label: Some(label.clone()),
-            variation_label: Some(label.clone()),
-            variation_index: index as u64,
-            variation_values: values.clone(),
-            parent_folders: vec![name.clone()],
-            ..Default::default()
-        };
-        let layout = TrialLayout {
-            trial_folders: vec![name.clone(), label.clone(), "profile_runs".into()],
-            aggregate_folders: vec![name.clone(), "aggregate".into(), label.clone()],
-            aggregate_single_trial: true,
-        };
-        let (result, trials) = run_trials(host, plan, &repetition, &layout)?;
-        cells.push(SweepCell { values, label, trials });
+        let run_map = run_map_for(context, make_run, &variation)?;
+        let (result, cell) = run_variation(host, &settings, index, variation, run_map)?;
         runs.push(result);
+        cells.push(cell);
     }
     let summary = SweepSummary::new(cells);
-    let sweep_dir = artifact_dir_of(&host.options.artifact_root, &name);
+    let sweep_dir = artifact_dir_of(&host.options.artifact_root, &settings.name);
     if host.mode == ScriptMode::Execute {
         let dir = sweep_dir.join("sweep_aggregate");
-        let written = std::fs::create_dir_all(&dir)
-            .map_err(anyhow::Error::from)
-            .and_then(|()| sweep_json::write(&summary, &sweep_id, &dir.join(sweep_json::FILE_NAME)))
-            .and_then(|()| sweep_csv::write(&summary, &dir.join(sweep_csv::FILE_NAME)));
-        if let Err(e) = written {
-            return script_error(format!("sweep `{name}`: cannot write {}: {e:#}", dir.display()));
+        if let Err(e) = write_sweep_aggregate(&summary, &settings.id, &dir) {
+            return script_error(format!("sweep `{}`: cannot write {}: {e:#}", settings.name, dir.display()));
         }
         crate::ui::stdout::print_line(&format!(
-            "sweep {name}: {} variations, aggregate in {}",
+            "sweep {}: {} variations, aggregate in {}",
+            settings.name,
             runs.len(),
             dir.display()
         ));
     }
-    Ok(results_map(&summary, runs, &sweep_id, &sweep_dir))
+    Ok(results_map(&summary, runs, &settings.id, &sweep_dir))
+}
+
+/// The run map the scenario's function makes of `variation`, without the sweep's own keys.
+fn run_map_for(context: &NativeCallContext, make_run: &FnPtr, variation: &Map) -> ScriptResult<Map> {
+    let made = make_run.call_within_context::<Dynamic>(context, (Dynamic::from_map(variation.clone()),))?;
+    let Some(run_map) = made.clone().try_cast::<Map>() else {
+        return script_error(format!(
+            "sweep: the function must return a run map #{{ endpoint: .., phases: [..] }}, got {} `{made}`",
+            made.type_name()
+        ));
+    };
+    if let Some(key) = RUN_EXTRA_KEYS.iter().find(|key| run_map.contains_key(**key)) {
+        return script_error(format!("sweep: set `{key}` in sweep(#{{..}}), not in the run map its function returns"));
+    }
+    Ok(run_map)
+}
+
+/// Run variation `index` (all its trials) labelled with its sweep coordinates.
+fn run_variation(
+    host: &RunHost,
+    settings: &SweepSettings,
+    index: usize,
+    variation: Map,
+    mut run_map: Map,
+) -> ScriptResult<(RunResults, SweepCell)> {
+    let values = json_map(variation, "sweep: a variation")?;
+    let label = label_of(&values);
+    name_unnamed_run(&mut run_map, &label);
+    host.runs_started.fetch_add(1, Ordering::SeqCst);
+    let mut plan = super::paths::anchor_plan(plan_of(run_map, label.clone())?, &host.scenario_dir);
+    plan.run_info = RunCoordinates {
+        sweep_id: Some(settings.id.clone()),
+        run_label: Some(label.clone()),
+        variation_label: Some(label.clone()),
+        variation_index: index as u64,
+        variation_values: values.clone(),
+        parent_folders: vec![settings.name.clone()],
+        ..Default::default()
+    };
+    let layout = TrialLayout {
+        trial_folders: vec![settings.name.clone(), label.clone(), "profile_runs".into()],
+        aggregate_folders: vec![settings.name.clone(), "aggregate".into(), label.clone()],
+        aggregate_single_trial: true,
+    };
+    let (result, trials) = run_trials(host, plan, &settings.repetition, &layout)?;
+    Ok((result, SweepCell { values, label, trials }))
+}
+
+fn write_sweep_aggregate(summary: &SweepSummary, sweep_id: &str, dir: &std::path::Path) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    sweep_json::write(summary, sweep_id, &dir.join(sweep_json::FILE_NAME))?;
+    sweep_csv::write(summary, &dir.join(sweep_csv::FILE_NAME))
 }
 
 /// What `sweep` returns: `#{ runs, best_throughput, best_latency, pareto, sweep_id, artifact_dir }`.
