@@ -63,15 +63,20 @@ pub struct SweepSummary {
     pub best: Vec<BestConfiguration>,
     /// Indexes of the Pareto-optimal cells (throughput up, p99 latency down), in sweep order.
     pub pareto: Vec<usize>,
+    /// Each cell's (throughput, p99 latency), trial means; `None` when it lacks either.
+    pub objectives: Vec<Option<(f64, f64)>>,
+    /// The latency metric ranked at p99 (`time_to_first_token` when the runs stream).
+    pub latency_metric: Option<&'static str>,
 }
 
 impl SweepSummary {
     pub fn new(cells: Vec<SweepCell>) -> Self {
         let parameters = parameters_of(&cells);
-        let points: Vec<Option<(f64, f64)>> = cells.iter().map(objectives).collect();
-        let best = best_configurations(&cells, &points);
-        let pareto = pareto_front(&points);
-        Self { cells, parameters, best, pareto }
+        let objectives: Vec<Option<(f64, f64)>> = cells.iter().map(objectives).collect();
+        let best = best_configurations(&cells, &objectives);
+        let pareto = pareto_front(&objectives);
+        let latency_metric = cells.iter().find_map(|cell| latency_metric(cell.trials.trials.first()?));
+        Self { cells, parameters, best, pareto, objectives, latency_metric }
     }
 
     /// How many runs the sweep made, over every variation and trial.

@@ -84,12 +84,7 @@ fn sweep(
         if let Err(e) = write_sweep_aggregate(&summary, &settings.id, &dir) {
             return script_error(format!("sweep `{}`: cannot write {}: {e:#}", settings.name, dir.display()));
         }
-        crate::ui::stdout::print_line(&format!(
-            "sweep {}: {} variations, aggregate in {}",
-            settings.name,
-            runs.len(),
-            dir.display()
-        ));
+        crate::ui::stdout::print(&crate::ui::sweep::render(&settings.name, &summary, &dir));
     }
     Ok(results_map(&summary, runs, &settings.id, &sweep_dir))
 }

@@ -4,6 +4,7 @@ pub mod plan_summary;
 pub mod progress;
 pub mod self_check;
 pub mod stdout;
+pub mod sweep;
 pub mod table;
 pub mod thresholds;
 pub mod trials;
