@@ -250,3 +250,30 @@ fn the_grid_sweep_scenario_runs_against_the_mock() {
     assert!(sweep.join("osl_64_users_16/profile_runs/run_0002/profile_export_aiperf.json").is_file());
     assert!(sweep.join("aggregate/osl_64_users_16/profile_export_aiperf_aggregate.csv").is_file());
 }
+
+#[test]
+fn ctrl_c_between_trials_keeps_the_aggregate_of_the_finished_ones() {
+    let dir = tempfile::tempdir().expect("dir");
+    let scenario = dir.path().join("stopped.rhai");
+    std::fs::write(
+        &scenario,
+        r#"run(#{ name: "stopped", endpoint: endpoint(#{ url: "mock", mock: #{ ttft: ms(1), itl: ms(1) } }),
+                 dataset: synthetic(#{ isl: 16, osl: 2 }), phases: [concurrency(#{ users: 1, requests: 2 })],
+                 trials: 3, cooldown: seconds(60) });"#,
+    )
+    .expect("write");
+    let mut child = common::aiperf_command(dir.path()).arg("run").arg(&scenario).spawn().expect("spawn");
+    std::thread::sleep(std::time::Duration::from_millis(4000));
+    // SAFETY: sending a signal to our own child process.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    assert_eq!(child.wait().expect("wait").code(), Some(130));
+
+    let aggregate = dir.path().join("artifacts/stopped/aggregate");
+    let metadata = read_json(&aggregate.join("profile_export_aiperf_aggregate.json"))["metadata"].clone();
+    assert_eq!((&metadata["num_profile_runs"], &metadata["num_successful_runs"]), (&json!(2), &json!(1)));
+    assert_eq!(metadata["run_labels"], json!(["run_0001"]));
+    assert_eq!(metadata["failed_runs"][0]["label"], "run_0002");
+    assert!(metadata["failed_runs"][0]["error"].as_str().unwrap().contains("interrupted (Ctrl-C)"), "{metadata}");
+    let csv = std::fs::read_to_string(aggregate.join("profile_export_aiperf_aggregate.csv")).unwrap();
+    assert!(csv.contains("\nFailed Runs,\"[{'label': 'run_0002', 'error': 'interrupted (Ctrl-C)"), "{csv}");
+}

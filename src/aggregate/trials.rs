@@ -4,6 +4,8 @@
 
 use std::sync::Arc;
 
+use serde::Serialize;
+
 use super::confidence::ConfidenceStats;
 use crate::result::{MetricResult, RunResult, Stats};
 
@@ -23,10 +25,19 @@ pub struct AggregateMetric {
     pub stats: ConfidenceStats,
 }
 
+/// A trial that did not finish (interrupted), listed in the aggregate's `failed_runs`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FailedTrial {
+    pub label: String,
+    pub error: String,
+}
+
 /// The trials of one plan and their confidence aggregate.
 #[derive(Debug, Clone)]
 pub struct TrialSet {
+    /// The trials that finished, in the order they ran.
     pub trials: Vec<Arc<RunResult>>,
+    pub failed: Vec<FailedTrial>,
     /// E.g. 0.95.
     pub confidence_level: f64,
     /// The pause between trials, seconds.
@@ -39,7 +50,18 @@ impl TrialSet {
     /// Aggregate `trials` (in the order they ran) at `confidence_level`.
     pub fn new(trials: Vec<Arc<RunResult>>, confidence_level: f64, cooldown_s: f64) -> Self {
         let metrics = aggregate_metrics(&trials, confidence_level);
-        Self { trials, confidence_level, cooldown_s, metrics }
+        Self { trials, failed: Vec::new(), confidence_level, cooldown_s, metrics }
+    }
+
+    /// The same set, with a trial that did not finish.
+    pub fn with_failed(mut self, label: String, error: String) -> Self {
+        self.failed.push(FailedTrial { label, error });
+        self
+    }
+
+    /// Trials attempted: finished and failed.
+    pub fn attempted(&self) -> usize {
+        self.trials.len() + self.failed.len()
     }
 
     /// The trials' labels, `run_0001`…

@@ -15,10 +15,11 @@ const HEADER: [&str; 11] =
     ["metric", "mean", "std", "min", "max", "cv", "se", "ci_low", "ci_high", "t_critical", "unit"];
 
 /// The metadata keys the CSV shows, with their titles.
-const METADATA_TITLES: [(&str, &str); 11] = [
+const METADATA_TITLES: [(&str, &str); 12] = [
     ("aggregation_type", "Aggregation Type"),
     ("num_profile_runs", "Total Runs"),
     ("num_successful_runs", "Successful Runs"),
+    ("failed_runs", "Failed Runs"),
     ("confidence_level", "Confidence Level"),
     ("run_labels", "Run Labels"),
     ("single_run", "Single Run"),
@@ -58,8 +59,10 @@ pub fn aggregate_csv(set: &TrialSet) -> Result<Vec<u8>> {
     let mut rows = csv::Writer::from_writer(Vec::new());
     let metadata = metadata(set);
     for (key, title) in METADATA_TITLES {
-        if let Some(value) = metadata.get(key) {
-            rows.write_record([title.to_string(), python_text(value)])?;
+        match metadata.get(key) {
+            Some(Value::Array(items)) if items.is_empty() => {}
+            Some(value) => rows.write_record([title.to_string(), python_text(value)])?,
+            None => {}
         }
     }
     bytes.extend(finish(rows)?);

@@ -37,9 +37,9 @@ pub fn aggregate_json(set: &TrialSet) -> Value {
 pub fn metadata(set: &TrialSet) -> Map<String, Value> {
     let mut metadata = Map::new();
     metadata.insert("aggregation_type".into(), json!("confidence"));
-    metadata.insert("num_profile_runs".into(), json!(set.trials.len()));
+    metadata.insert("num_profile_runs".into(), json!(set.attempted()));
     metadata.insert("num_successful_runs".into(), json!(set.trials.len()));
-    metadata.insert("failed_runs".into(), json!([]));
+    metadata.insert("failed_runs".into(), json!(set.failed));
     metadata.insert("confidence_level".into(), json!(set.confidence_level));
     metadata.insert("run_labels".into(), json!(set.run_labels()));
     if set.trials.len() == 1 {
@@ -110,10 +110,13 @@ mod tests {
         let mut result = (*trial(2.0, 10.0)).clone();
         result.plan.run_info.variation_label = Some("users_8".into());
         result.plan.run_info.variation_values.insert("users".into(), json!(8));
-        let set = TrialSet::new(vec![std::sync::Arc::new(result)], 0.95, 0.0);
+        let set = TrialSet::new(vec![std::sync::Arc::new(result)], 0.95, 0.0)
+            .with_failed("run_0002".into(), "interrupted (Ctrl-C)".into());
         let doc = aggregate_json(&set);
         let metadata = &doc["metadata"];
         assert_eq!(metadata["single_run"], true);
+        assert_eq!((&metadata["num_profile_runs"], &metadata["num_successful_runs"]), (&json!(2), &json!(1)));
+        assert_eq!(metadata["failed_runs"], json!([{"label": "run_0002", "error": "interrupted (Ctrl-C)"}]));
         assert_eq!(metadata["variation_label"], "users_8");
         assert_eq!(metadata["variation_values"], json!({"users": 8}));
         assert_eq!(metadata["sweep_mode"], "independent");

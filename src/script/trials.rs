@@ -180,16 +180,26 @@ pub fn run_trials(
     let several = repetition.trials > 1;
     let mut trials = Vec::new();
     for trial in 0..count {
-        if trial > 0 {
-            cool_down(host, repetition.cooldown_s)?;
-        }
         let mut trial_plan = plan.clone();
         trial_plan.run_info.trial = trial;
+        let label = format!("run_{:04}", trial + 1);
         if several {
             trial_plan.run_info.parent_folders = layout.trial_folders.clone();
-            trial_plan.run_info.run_label = Some(format!("run_{:04}", trial + 1));
+            trial_plan.run_info.run_label = Some(label.clone());
         }
-        trials.push(run_plan(host, trial_plan)?.0);
+        let cooled = if trial > 0 { cool_down(host, repetition.cooldown_s) } else { Ok(()) };
+        match cooled.and_then(|()| run_plan(host, trial_plan)) {
+            Ok(results) => trials.push(results.0),
+            Err(error) if executing && !trials.is_empty() => {
+                // Keep what the finished trials measured before the scenario stops.
+                let set = TrialSet::new(trials, repetition.confidence, repetition.cooldown_s)
+                    .with_failed(label, message_of(&error));
+                let dir = folder_under(&host.options.artifact_root, &layout.aggregate_folders);
+                write_aggregate(&set, &dir).or_else(|e| script_error(format!("run `{}`: {e:#}", plan.name)))?;
+                return Err(error);
+            }
+            Err(error) => return Err(error),
+        }
     }
     let set = Arc::new(TrialSet::new(trials, repetition.confidence, repetition.cooldown_s));
     let Some(mut combined) = combined_result(&set) else {
@@ -218,6 +228,14 @@ fn write_aggregate(set: &TrialSet, dir: &Path) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir).map_err(|e| anyhow::anyhow!("cannot create folder {}: {e}", dir.display()))?;
     aggregate_json::write(set, &dir.join(aggregate_json::FILE_NAME))?;
     aggregate_csv::write(set, &dir.join(aggregate_csv::FILE_NAME))
+}
+
+/// The message of a script error, without Rhai's "Runtime error" decoration.
+fn message_of(error: &rhai::EvalAltResult) -> String {
+    match error {
+        rhai::EvalAltResult::ErrorRuntime(message, _) => message.to_string(),
+        other => other.to_string(),
+    }
 }
 
 /// Wait `seconds` between trials; Ctrl-C ends the wait and the scenario.
