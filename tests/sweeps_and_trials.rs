@@ -66,6 +66,14 @@ fn keys(value: &Value) -> Vec<&str> {
     value.as_object().map(|map| map.keys().map(String::as_str).collect()).unwrap_or_default()
 }
 
+/// `<name>.rhai` holding `source` in a new temporary folder.
+fn scenario_file(name: &str, source: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join(format!("{name}.rhai"));
+    std::fs::write(&path, source).expect("write scenario");
+    (dir, path)
+}
+
 fn run_info(dir: &Path) -> Value {
     read_json(&dir.join("profile_export_aiperf.json"))["run_info"].clone()
 }
@@ -212,16 +220,13 @@ fn sweep_mistakes_are_explained_where_they_are_made() {
 
 #[test]
 fn check_walks_sweeps_and_trials_without_sending_or_writing() {
-    let dir = tempfile::tempdir().expect("dir");
-    let path = dir.path().join("plan.rhai");
-    std::fs::write(
-        &path,
+    let (dir, path) = scenario_file(
+        "plan",
         r#"let e = endpoint(#{ url: "http://127.0.0.1:9" });
 let r = run(#{ endpoint: e, trials: 5, phases: [concurrency(#{ users: 1, requests: 2 })] });
 let s = sweep(#{ grid: #{ users: [1, 2, 4] }, trials: 3 }, |v| #{ endpoint: e, phases: [concurrency(#{ users: v.users, requests: 2 })] });
 print(`CHECKED ${r.trials.len()} ${s.runs.len()}`);"#,
-    )
-    .unwrap();
+    );
     let output = common::aiperf_command(dir.path()).arg("check").arg(&path).output().expect("run");
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
@@ -253,15 +258,12 @@ fn the_grid_sweep_scenario_runs_against_the_mock() {
 
 #[test]
 fn ctrl_c_between_trials_keeps_the_aggregate_of_the_finished_ones() {
-    let dir = tempfile::tempdir().expect("dir");
-    let scenario = dir.path().join("stopped.rhai");
-    std::fs::write(
-        &scenario,
+    let (dir, scenario) = scenario_file(
+        "stopped",
         r#"run(#{ name: "stopped", endpoint: endpoint(#{ url: "mock", mock: #{ ttft: ms(1), itl: ms(1) } }),
                  dataset: synthetic(#{ isl: 16, osl: 2 }), phases: [concurrency(#{ users: 1, requests: 2 })],
                  trials: 3, cooldown: seconds(60) });"#,
-    )
-    .expect("write");
+    );
     let mut child = common::aiperf_command(dir.path()).arg("run").arg(&scenario).spawn().expect("spawn");
     std::thread::sleep(std::time::Duration::from_millis(4000));
     // SAFETY: sending a signal to our own child process.
