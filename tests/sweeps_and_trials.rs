@@ -279,3 +279,23 @@ fn ctrl_c_between_trials_keeps_the_aggregate_of_the_finished_ones() {
     let csv = std::fs::read_to_string(aggregate.join("profile_export_aiperf_aggregate.csv")).unwrap();
     assert!(csv.contains("\nFailed Runs,\"[{'label': 'run_0002', 'error': 'interrupted (Ctrl-C)"), "{csv}");
 }
+
+#[test]
+fn a_variation_that_fails_leaves_the_sweep_aggregate_of_the_finished_ones() {
+    let run = run_scenario(
+        "broken",
+        r#"let e = endpoint(#{ url: "mock", mock: #{ ttft: ms(1), itl: ms(1) } });
+sweep(#{ name: "partial", grid: #{ users: [1, 2] } }, |v| if v.users == 1 {
+    #{ endpoint: e, dataset: synthetic(#{ isl: 16, osl: 2 }), phases: [concurrency(#{ users: 1, requests: 2 })] }
+} else {
+    #{ endpoint: e, phases: [] }
+});"#,
+    );
+    assert_eq!(run.code(), Some(2), "stderr: {}", run.stderr());
+    assert!(run.stderr().contains("has no phases"), "{}", run.stderr());
+    let summary = read_json(&run.artifacts("partial").join("sweep_aggregate/profile_export_aiperf_sweep.json"));
+    assert_eq!((&summary["num_profile_runs"], &summary["num_successful_runs"]), (&json!(2), &json!(1)));
+    assert_eq!(summary["failed_runs"][0]["label"], "users_2");
+    assert!(summary["failed_runs"][0]["error"].as_str().unwrap().contains("has no phases"), "{summary}");
+    assert_eq!(summary["per_combination_metrics"][0]["parameters"], json!({"users": 1}));
+}

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use super::confidence::ConfidenceStats;
-use super::trials::TrialSet;
+use super::trials::{FailedTrial, TrialSet};
 use crate::result::RunResult;
 
 /// The percentiles a variation's metric block carries besides its trial statistics.
@@ -67,6 +67,8 @@ pub struct SweepSummary {
     pub objectives: Vec<Option<(f64, f64)>>,
     /// The latency metric ranked at p99 (`time_to_first_token` when the runs stream).
     pub latency_metric: Option<&'static str>,
+    /// A variation that did not finish, by its label: the sweep stopped there.
+    pub failed: Vec<FailedTrial>,
 }
 
 impl SweepSummary {
@@ -76,10 +78,16 @@ impl SweepSummary {
         let best = best_configurations(&cells, &objectives);
         let pareto = pareto_front(&objectives);
         let latency_metric = cells.iter().find_map(|cell| latency_metric(cell.trials.trials.first()?));
-        Self { cells, parameters, best, pareto, objectives, latency_metric }
+        Self { cells, parameters, best, pareto, objectives, latency_metric, failed: Vec::new() }
     }
 
-    /// How many runs the sweep made, over every variation and trial.
+    /// The same summary, with the variation that stopped the sweep.
+    pub fn with_failed(mut self, label: String, error: String) -> Self {
+        self.failed.push(FailedTrial { label, error });
+        self
+    }
+
+    /// How many runs of the sweep finished, over every variation and trial.
     pub fn run_count(&self) -> usize {
         self.cells.iter().map(|cell| cell.trials.trials.len()).sum()
     }

@@ -96,14 +96,13 @@ pub fn sweep_csv(summary: &SweepSummary) -> Result<Vec<u8>> {
 
     bytes.extend_from_slice(b"\r\nMetadata\r\n");
     let mut metadata = new_table();
-    let runs = summary.run_count().to_string();
     let rows = [
         ("Field", "Value".to_string()),
         ("Aggregation Type", "sweep".to_string()),
         ("Sweep Parameters", names.join(", ")),
         ("Number of Combinations", summary.cells.len().to_string()),
-        ("Number of Profile Runs", runs.clone()),
-        ("Number of Successful Runs", runs),
+        ("Number of Profile Runs", (summary.run_count() + summary.failed.len()).to_string()),
+        ("Number of Successful Runs", summary.run_count().to_string()),
     ];
     for (field, value) in rows {
         metadata.write_record([field, value.as_str()])?;

@@ -44,9 +44,9 @@ pub fn sweep_json(summary: &SweepSummary, sweep_id: &str) -> Value {
     let pareto: Vec<Value> = summary.pareto.iter().map(|&i| Value::Object(summary.cells[i].values.clone())).collect();
     json!({
         "aggregation_type": "sweep",
-        "num_profile_runs": summary.run_count(),
+        "num_profile_runs": summary.run_count() + summary.failed.len(),
         "num_successful_runs": summary.run_count(),
-        "failed_runs": [],
+        "failed_runs": summary.failed,
         "metadata": {
             "sweep_parameters": parameters,
             "num_combinations": summary.cells.len(),
@@ -99,6 +99,11 @@ mod tests {
         let doc = sweep_json(&summary, "id-1");
         assert_eq!(doc["aggregation_type"], "sweep");
         assert_eq!(doc["num_profile_runs"], 2);
+        assert_eq!(doc["failed_runs"], json!([]));
+        let stopped =
+            sweep_json(&SweepSummary::new(Vec::new()).with_failed("users_8".into(), "interrupted".into()), "id");
+        assert_eq!((&stopped["num_profile_runs"], &stopped["num_successful_runs"]), (&json!(1), &json!(0)));
+        assert_eq!(stopped["failed_runs"], json!([{"label": "users_8", "error": "interrupted"}]));
         assert_eq!(doc["metadata"]["sweep_parameters"], json!([{"name": "users", "values": [4, 8]}]));
         assert_eq!(doc["metadata"]["num_trials_per_value"], 1);
         let first = &doc["per_combination_metrics"][0];

@@ -12,7 +12,7 @@ use super::dry_run::ScriptMode;
 use super::keys::{MapReader, ScriptResult, script_error};
 use super::results::RunResults;
 use super::run_fn::{RunHost, plan_of};
-use super::trials::{RUN_EXTRA_KEYS, Repetition, TrialLayout, json_map, name_unnamed_run, run_trials};
+use super::trials::{RUN_EXTRA_KEYS, Repetition, TrialLayout, json_map, message_of, name_unnamed_run, run_trials};
 use crate::aggregate::RunCoordinates;
 use crate::aggregate::coordinates::{label_of, new_sweep_id};
 use crate::aggregate::sweep::{SweepCell, SweepSummary};
@@ -71,20 +71,33 @@ fn sweep(
     let settings = SweepSettings { name, id: new_sweep_id(), repetition };
     let mut runs = Vec::with_capacity(variations.len());
     let mut cells = Vec::with_capacity(variations.len());
+    let sweep_dir = artifact_dir_of(&host.options.artifact_root, &settings.name);
+    let aggregate_dir = sweep_dir.join("sweep_aggregate");
+    let executing = host.mode == ScriptMode::Execute;
     for (index, variation) in variations.into_iter().enumerate() {
-        let run_map = run_map_for(context, make_run, &variation)?;
-        let (result, cell) = run_variation(host, &settings, index, variation, run_map)?;
-        runs.push(result);
-        cells.push(cell);
+        let values = json_map(variation.clone(), "sweep: a variation")?;
+        let label = label_of(&values);
+        let point = VariationPoint { index, values, label: label.clone() };
+        let outcome = run_map_for(context, make_run, &variation)
+            .and_then(|run_map| run_variation(host, &settings, point, run_map));
+        match outcome {
+            Ok((result, cell)) => {
+                runs.push(result);
+                cells.push(cell);
+            }
+            Err(error) if executing && !cells.is_empty() => {
+                // Keep the aggregate of the variations that finished before the scenario stops.
+                let summary = SweepSummary::new(cells).with_failed(label, message_of(&error));
+                write_sweep_aggregate(&summary, &settings, &aggregate_dir)?;
+                return Err(error);
+            }
+            Err(error) => return Err(error),
+        }
     }
     let summary = SweepSummary::new(cells);
-    let sweep_dir = artifact_dir_of(&host.options.artifact_root, &settings.name);
-    if host.mode == ScriptMode::Execute {
-        let dir = sweep_dir.join("sweep_aggregate");
-        if let Err(e) = write_sweep_aggregate(&summary, &settings.id, &dir) {
-            return script_error(format!("sweep `{}`: cannot write {}: {e:#}", settings.name, dir.display()));
-        }
-        crate::ui::stdout::print(&crate::ui::sweep::render(&settings.name, &summary, &dir));
+    if executing {
+        write_sweep_aggregate(&summary, &settings, &aggregate_dir)?;
+        crate::ui::stdout::print(&crate::ui::sweep::render(&settings.name, &summary, &aggregate_dir));
     }
     Ok(results_map(&summary, runs, &settings.id, &sweep_dir))
 }
@@ -104,16 +117,21 @@ fn run_map_for(context: &NativeCallContext, make_run: &FnPtr, variation: &Map) -
     Ok(run_map)
 }
 
-/// Run variation `index` (all its trials) labelled with its sweep coordinates.
+/// One variation of a sweep: its place, its parameter values and its label.
+struct VariationPoint {
+    index: usize,
+    values: serde_json::Map<String, serde_json::Value>,
+    label: String,
+}
+
+/// Run one variation (all its trials) labelled with its sweep coordinates.
 fn run_variation(
     host: &RunHost,
     settings: &SweepSettings,
-    index: usize,
-    variation: Map,
+    point: VariationPoint,
     mut run_map: Map,
 ) -> ScriptResult<(RunResults, SweepCell)> {
-    let values = json_map(variation, "sweep: a variation")?;
-    let label = label_of(&values);
+    let VariationPoint { index, values, label } = point;
     name_unnamed_run(&mut run_map, &label);
     host.runs_started.fetch_add(1, Ordering::SeqCst);
     let mut plan = super::paths::anchor_plan(plan_of(run_map, label.clone())?, &host.scenario_dir);
@@ -135,10 +153,12 @@ fn run_variation(
     Ok((result, SweepCell { values, label, trials }))
 }
 
-fn write_sweep_aggregate(summary: &SweepSummary, sweep_id: &str, dir: &std::path::Path) -> anyhow::Result<()> {
-    std::fs::create_dir_all(dir)?;
-    sweep_json::write(summary, sweep_id, &dir.join(sweep_json::FILE_NAME))?;
-    sweep_csv::write(summary, &dir.join(sweep_csv::FILE_NAME))
+fn write_sweep_aggregate(summary: &SweepSummary, settings: &SweepSettings, dir: &std::path::Path) -> ScriptResult<()> {
+    let written = std::fs::create_dir_all(dir)
+        .map_err(anyhow::Error::from)
+        .and_then(|()| sweep_json::write(summary, &settings.id, &dir.join(sweep_json::FILE_NAME)))
+        .and_then(|()| sweep_csv::write(summary, &dir.join(sweep_csv::FILE_NAME)));
+    written.or_else(|e| script_error(format!("sweep `{}`: cannot write {}: {e:#}", settings.name, dir.display())))
 }
 
 /// What `sweep` returns: `#{ runs, best_throughput, best_latency, pareto, sweep_id, artifact_dir }`.

@@ -231,7 +231,7 @@ fn write_aggregate(set: &TrialSet, dir: &Path) -> anyhow::Result<()> {
 }
 
 /// The message of a script error, without Rhai's "Runtime error" decoration.
-fn message_of(error: &rhai::EvalAltResult) -> String {
+pub fn message_of(error: &rhai::EvalAltResult) -> String {
     match error {
         rhai::EvalAltResult::ErrorRuntime(message, _) => message.to_string(),
         other => other.to_string(),
