@@ -515,6 +515,8 @@ pub enum TokenizerSpec {
     Builtin,
     /// A Hugging Face `tokenizer.json`, or a folder that holds one.
     File { path: String },
+    /// A Hugging Face model id (`gpt2`, `org/name`): cached, or downloaded from the hub once.
+    Hub { id: String },
 }
 
 impl TokenizerSpec {
@@ -522,6 +524,7 @@ impl TokenizerSpec {
         match self {
             TokenizerSpec::Builtin => "builtin:gpt2".to_string(),
             TokenizerSpec::File { path } => path.clone(),
+            TokenizerSpec::Hub { id } => id.clone(),
         }
     }
 }

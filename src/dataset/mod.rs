@@ -12,6 +12,7 @@ mod sharegpt;
 mod single_turn;
 pub mod synthetic;
 pub mod tokenizer;
+pub mod tokenizer_hub;
 
 use anyhow::Result;
 

@@ -9,6 +9,7 @@ use rhai::{Engine, Map};
 use super::dry_run::{ScriptMode, placeholder_result};
 use super::keys::{MapReader, ScriptResult, script_error};
 use super::results::RunResults;
+use crate::dataset::tokenizer_hub;
 use crate::engine::{self, RunOptions};
 use crate::plan::{Dataset, Dist, Endpoint, ExportLevel, ExportSettings, Phase, Plan, SyntheticDataset, TokenizerSpec};
 use crate::{export, ui};
@@ -82,10 +83,7 @@ pub fn plan_of(map: Map, default_name: String) -> ScriptResult<Plan> {
             }
         }
     }
-    let tokenizer = match r.opt_string("tokenizer")?.as_deref() {
-        None | Some("builtin") => TokenizerSpec::Builtin,
-        Some(path) => TokenizerSpec::File { path: path.to_string() },
-    };
+    let tokenizer = r.opt_string("tokenizer")?.map_or(TokenizerSpec::Builtin, |value| tokenizer_hub::spec_of(&value));
     let request_timeout_s = r.opt_f64("request_timeout")?.unwrap_or(DEFAULT_REQUEST_TIMEOUT_S);
     let level = r.choice(
         "export_level",

@@ -1,0 +1,60 @@
+//! Tokenizers named by model id, end to end: a pre-filled cache is used offline, and a model
+//! that is neither cached nor downloadable stops the run with a message that says what to do.
+
+mod common;
+
+use std::process::Output;
+
+use common::{aiperf_command, closed_port, read_json};
+
+const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/trained-bytelevel-bpe-8k.tokenizer.json");
+
+/// Runs a short mock benchmark counting tokens with `tokenizer`, with the tokenizer cache at
+/// `<dir>/cache` and the hub at a closed port.
+fn run_with_tokenizer(dir: &std::path::Path, tokenizer: &str) -> Output {
+    let scenario = dir.join("tok.rhai");
+    let source = format!(
+        r#"run(#{{
+            name: "tok",
+            endpoint: endpoint(#{{ url: "mock", kind: "chat" }}),
+            dataset: synthetic(#{{ isl: fixed(40), osl: fixed(8), seed: 1, entries: 4 }}),
+            phases: [concurrency(#{{ users: 2, requests: 4 }})],
+            tokenizer: "{tokenizer}",
+        }});"#
+    );
+    std::fs::write(&scenario, source).expect("write scenario");
+    aiperf_command(dir)
+        .env("AIPERF_CACHE", dir.join("cache"))
+        .env("HF_HOME", dir.join("hf"))
+        .env("HF_ENDPOINT", format!("http://127.0.0.1:{}", closed_port()))
+        .arg("run")
+        .arg(&scenario)
+        .output()
+        .expect("run aiperf")
+}
+
+#[test]
+fn a_cached_model_id_counts_with_that_tokenizer_offline() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let cached = dir.path().join("cache/tokenizers/acme/tiny-bpe/tokenizer.json");
+    std::fs::create_dir_all(cached.parent().expect("folder")).expect("cache folder");
+    std::fs::copy(FIXTURE, &cached).expect("fill the cache");
+
+    let output = run_with_tokenizer(dir.path(), "acme/tiny-bpe");
+    assert_eq!(output.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&output.stderr));
+    let summary = read_json(&dir.path().join("artifacts/tok/profile_export_aiperf.json"));
+    assert_eq!(summary["tokenizer"], "acme/tiny-bpe");
+    assert_eq!(summary["input_config"]["tokenizer"]["id"], "acme/tiny-bpe");
+}
+
+#[test]
+fn an_uncached_model_id_offline_fails_with_what_to_do() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let output = run_with_tokenizer(dir.path(), "acme/not-here");
+    assert_ne!(output.status.code(), Some(0));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("tokenizer \"acme/not-here\" is not cached"), "{stderr}");
+    assert!(stderr.contains("cache/tokenizers/acme/not-here/tokenizer.json"), "{stderr}");
+    assert!(stderr.contains("tokenizer: \"builtin\""), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
