@@ -50,6 +50,7 @@ fn plan(rate_rps: f64, seconds: f64) -> Plan {
         slos: Default::default(),
         thresholds: Vec::new(),
         abort_on_fail: false,
+        use_server_token_count: false,
         request_timeout_s: 30.0,
     }
 }

@@ -51,6 +51,7 @@ async fn main() -> anyhow::Result<()> {
         slos: Default::default(),
         thresholds: Vec::new(),
         abort_on_fail: false,
+        use_server_token_count: false,
     };
     let options = RunOptions {
         artifact_root: PathBuf::from("artifacts"),

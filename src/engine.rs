@@ -135,7 +135,12 @@ pub async fn execute(plan: &Plan, options: &RunOptions) -> Result<RunResult> {
         .keep_raw(plan.export.level == ExportLevel::Raw);
 
     let (sink, records) = std::sync::mpsc::channel();
-    let metrics_context = MetricsContext { streaming: endpoint.streaming, tokenizer: tokenizer.clone(), clock };
+    let metrics_context = MetricsContext {
+        streaming: endpoint.streaming,
+        tokenizer: tokenizer.clone(),
+        clock,
+        use_server_token_count: plan.use_server_token_count,
+    };
     let names = export::ArtifactNames::new(plan.export.prefix.as_deref());
     let records_path = plan.export.level.writes_records().then(|| artifact_dir.join(names.records()));
     let raw_path = (plan.export.level == ExportLevel::Raw).then(|| artifact_dir.join(names.raw()));
@@ -242,6 +247,7 @@ pub async fn execute(plan: &Plan, options: &RunOptions) -> Result<RunResult> {
     }
     console.push_str(&ui::self_check::render(&result));
     console.push_str(&ui::thresholds::render(&result));
+    console.push_str(&ui::token_warnings::render(&result));
     let console_path = artifact_dir.join(names.console());
     std::fs::write(&console_path, &console).with_context(|| format!("cannot write {}", console_path.display()))?;
     Ok(result)

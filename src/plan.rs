@@ -39,6 +39,9 @@ pub struct Plan {
     /// A failed threshold stops the scenario right after this run.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub abort_on_fail: bool,
+    /// ISL and OSL come from each response's `usage` instead of the client's tokenizer.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub use_server_token_count: bool,
 }
 
 /// How much a run writes: AIPerf's export levels and its HTTP trace switch.

@@ -49,6 +49,7 @@ pub fn sample_result() -> RunResult {
         slos: BTreeMap::new(),
         thresholds: Vec::new(),
         abort_on_fail: false,
+        use_server_token_count: false,
     };
     let latency = distribution(&[10.0, 20.0, 30.0, 40.0]).expect("values");
     RunResult {

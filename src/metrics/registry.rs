@@ -196,6 +196,42 @@ pub static USAGE_COMPLETION_TOKENS: MetricDef =
     record("usage_completion_tokens", "Usage Completion Tokens", "tokens", F::USAGE_FIELD_ONLY, &[]);
 pub static USAGE_TOTAL_TOKENS: MetricDef =
     record("usage_total_tokens", "Usage Total Tokens", "tokens", F::USAGE_FIELD_ONLY, &[]);
+pub static USAGE_REASONING_TOKENS: MetricDef = record(
+    "usage_reasoning_tokens",
+    "Usage Reasoning Tokens",
+    "tokens",
+    F::USAGE_FIELD_ONLY.with(F::SUPPORTS_REASONING),
+    &[],
+);
+pub static USAGE_PROMPT_TOKENS_DIFF_PCT: MetricDef = record(
+    "usage_prompt_tokens_diff_pct",
+    "Usage Prompt Tokens Diff %",
+    "%",
+    F::USAGE_FIELD_ONLY.with(F::NO_CONSOLE),
+    &[&USAGE_PROMPT_TOKENS, &INPUT_SEQUENCE_LENGTH],
+);
+pub static USAGE_COMPLETION_TOKENS_DIFF_PCT: MetricDef = record(
+    "usage_completion_tokens_diff_pct",
+    "Usage Completion Tokens Diff %",
+    "%",
+    F::USAGE_FIELD_ONLY.with(F::NO_CONSOLE),
+    &[&USAGE_COMPLETION_TOKENS, &OUTPUT_SEQUENCE_LENGTH],
+);
+pub static USAGE_REASONING_TOKENS_DIFF_PCT: MetricDef = record(
+    "usage_reasoning_tokens_diff_pct",
+    "Usage Reasoning Tokens Diff %",
+    "%",
+    F::USAGE_FIELD_ONLY.with(F::SUPPORTS_REASONING).with(F::NO_CONSOLE),
+    &[&USAGE_REASONING_TOKENS, &REASONING_TOKEN_COUNT],
+);
+/// Signed: negative when the server stopped before the requested output length.
+pub static OSL_MISMATCH_DIFF_PCT: MetricDef = record(
+    "osl_mismatch_diff_pct",
+    "OSL Mismatch Diff %",
+    "%",
+    F::PRODUCES_TOKENS_ONLY.with(F::NO_CONSOLE),
+    &[&OUTPUT_SEQUENCE_LENGTH],
+);
 pub static ERROR_INPUT_SEQUENCE_LENGTH: MetricDef = record(
     "error_input_sequence_length",
     "Error Input Sequence Length",
@@ -228,6 +264,16 @@ pub static GOOD_REQUEST_COUNT: MetricDef = aggregate(
     "requests",
     F::GOODPUT.with(F::LARGER_IS_BETTER).with(F::NO_CONSOLE),
 );
+/// Requests whose usage differs from the client's counts by more than the threshold.
+pub static USAGE_DISCREPANCY_COUNT: MetricDef = aggregate(
+    "usage_discrepancy_count",
+    "Usage Discrepancy Count",
+    "requests",
+    F::USAGE_FIELD_ONLY.with(F::NO_CONSOLE),
+);
+/// Requests whose output length missed the requested one by more than the threshold.
+pub static OSL_MISMATCH_COUNT: MetricDef =
+    aggregate("osl_mismatch_count", "OSL Mismatch Count", "requests", F::PRODUCES_TOKENS_ONLY.with(F::NO_CONSOLE));
 pub static MIN_REQUEST_TIMESTAMP: MetricDef =
     aggregate("min_request_timestamp", "Minimum Request Timestamp", "ns", F::INTERNAL.with(F::NO_CONSOLE));
 pub static MAX_RESPONSE_TIMESTAMP: MetricDef =
@@ -420,6 +466,13 @@ pub static METRICS: &[&MetricDef] = &[
     &USAGE_PROMPT_TOKENS,
     &USAGE_COMPLETION_TOKENS,
     &USAGE_TOTAL_TOKENS,
+    &USAGE_REASONING_TOKENS,
+    &USAGE_PROMPT_TOKENS_DIFF_PCT,
+    &USAGE_COMPLETION_TOKENS_DIFF_PCT,
+    &USAGE_REASONING_TOKENS_DIFF_PCT,
+    &USAGE_DISCREPANCY_COUNT,
+    &OSL_MISMATCH_DIFF_PCT,
+    &OSL_MISMATCH_COUNT,
     &TOTAL_USAGE_PROMPT_TOKENS,
     &TOTAL_USAGE_COMPLETION_TOKENS,
     &TOTAL_USAGE_TOTAL_TOKENS,

@@ -52,6 +52,7 @@ const RUN_KEYS: &[&str] = &[
     "slos",
     "thresholds",
     "abort_on_fail",
+    "use_server_token_count",
 ];
 
 /// Build the plan of a `run(#{..})` map.
@@ -125,6 +126,7 @@ pub fn plan_of(map: Map, default_name: String) -> ScriptResult<Plan> {
         slos,
         thresholds,
         abort_on_fail,
+        use_server_token_count: r.opt_bool("use_server_token_count")?.unwrap_or(false),
     };
     if let Err(e) = engine::validate(&plan) {
         return script_error(format!("run: {e}"));
@@ -160,6 +162,7 @@ fn run(host: &RunHost, map: Map) -> ScriptResult<RunResults> {
     }
     ui::stdout::print(&ui::self_check::render(&result));
     ui::stdout::print(&ui::thresholds::render(&result));
+    ui::stdout::print(&ui::token_warnings::render(&result));
     for error in &result.error_summary {
         let code = error.error_details.code.map(|c| format!(" {c}")).unwrap_or_default();
         ui::stdout::print_line(&format!(

@@ -5,3 +5,4 @@ pub mod self_check;
 pub mod stdout;
 pub mod table;
 pub mod thresholds;
+pub mod token_warnings;
