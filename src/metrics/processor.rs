@@ -164,6 +164,28 @@ mod tests {
     }
 
     #[test]
+    fn reasoning_tokens_are_totalled_and_ttfo_waits_for_the_answer() {
+        let mut processor = RecordProcessor::new(context(true), None).unwrap();
+        // Reasoning " the the" (2 tokens) in the first chunk, then the answer; and " the the the" (3).
+        for (reasoning, first_answer_ns) in [(" the the", 6_000_000), (" the the the", 9_000_000)] {
+            let mut record = streamed_record(0, &[2_000_000, first_answer_ns], " the", 10);
+            record.reasoning = reasoning.to_string();
+            record.chunks[0].has_content = false;
+            record.chunks[0].has_reasoning = true;
+            processor.process(record).unwrap();
+        }
+        let (results, _) = processor.finish().unwrap();
+        let reasoning = stats_of(&results, "reasoning_token_count");
+        assert_eq!((reasoning.min, reasoning.max, reasoning.avg), (Some(2.0), Some(3.0), 2.5));
+        assert_eq!(stats_of(&results, "total_reasoning_tokens"), &Stats::scalar(5.0));
+        // OSL = 1 answer token + reasoning: 3 and 4.
+        assert_eq!(stats_of(&results, "total_osl"), &Stats::scalar(7.0));
+        assert_eq!(stats_of(&results, "total_output_tokens"), &Stats::scalar(2.0));
+        assert_eq!(stats_of(&results, "time_to_first_token").avg, 2.0);
+        assert_eq!(stats_of(&results, "time_to_first_output_token").avg, 7.5);
+    }
+
+    #[test]
     fn usage_discrepancies_and_osl_mismatches_are_counted_per_request() {
         let mut processor = RecordProcessor::new(context(true), None).unwrap();
         // " the the the the" is 4 GPT-2 tokens. Requested 4 → exact; requested 8 → a mismatch.
