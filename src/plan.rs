@@ -361,6 +361,9 @@ pub struct SyntheticDataset {
     pub random_seed: u64,
     /// How many distinct prompts to generate; requests cycle through them.
     pub entries: usize,
+    /// Synthetic images sent with each prompt (vision chat).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub images: Option<ImageSettings>,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
@@ -530,6 +533,23 @@ impl TokenizerSpec {
             TokenizerSpec::Hub { id } => id.clone(),
         }
     }
+}
+
+/// Synthetic images for each prompt of a vision chat: `images: #{ count, width, height, format }`.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+pub struct ImageSettings {
+    /// Images per request.
+    pub count: u32,
+    /// Pixels.
+    pub width: u32,
+    pub height: u32,
+    pub format: ImageFormat,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum ImageFormat {
+    Png,
 }
 
 #[cfg(test)]

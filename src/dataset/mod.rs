@@ -5,6 +5,8 @@
 pub mod corpus;
 mod fields;
 mod file;
+mod image_png;
+pub mod images;
 mod mooncake;
 mod multi_turn;
 mod sampling;

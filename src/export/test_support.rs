@@ -30,6 +30,7 @@ pub fn sample_result() -> RunResult {
             osl: Dist { mean: 64.0, stddev: 0.0 },
             random_seed: 42,
             entries: 10,
+            images: None,
         }),
         phases: vec![Phase {
             name: "profiling".into(),

@@ -29,4 +29,6 @@ pub struct MetricsContext {
     pub clock: RunClock,
     /// Token counts come from each response's `usage`; the tokenizer counts only what it lacks.
     pub use_server_token_count: bool,
+    /// Images sent with each request (vision chat); 0 when none.
+    pub images_per_request: u64,
 }

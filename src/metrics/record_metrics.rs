@@ -122,9 +122,21 @@ pub fn success_metrics(record: &RequestRecord, ctx: &MetricsContext) -> RecordMe
             }
         }
     }
+    if ctx.images_per_request > 0 {
+        push_image_metrics(&mut metrics, ctx.images_per_request, latency_ns);
+    }
     push_diff_metrics(&mut metrics, record.requested_output_tokens);
     push_trace_metrics(&mut metrics, record.trace.as_deref());
     metrics.in_registry_order()
+}
+
+/// Images sent, images per second of request latency, and latency per image.
+fn push_image_metrics(metrics: &mut RecordMetrics, images: u64, latency_ns: u64) {
+    metrics.push(&registry::NUM_IMAGES, MetricValue::Count(images));
+    if latency_ns > 0 {
+        metrics.push(&registry::IMAGE_THROUGHPUT, MetricValue::Float(images as f64 / (latency_ns as f64 / NS_PER_SEC)));
+    }
+    metrics.push(&registry::IMAGE_LATENCY, MetricValue::Float(ns_to_ms(latency_ns) / images as f64));
 }
 
 /// Dispatch delay, and latency and TTFT counted from the scheduled time instead of the send.
@@ -365,6 +377,20 @@ mod tests {
         let fallback = success_metrics(&record, &ctx);
         assert_eq!(count(&fallback, &registry::INPUT_SEQUENCE_LENGTH), 10);
         assert_eq!(count(&fallback, &registry::OUTPUT_SEQUENCE_LENGTH), 5);
+    }
+
+    #[test]
+    fn image_metrics_divide_the_latency_by_the_images() {
+        // 3 images; sent at 1 ms, last chunk at 250 ms.
+        let record = streamed_record(1_000_000, &[100_000_000, 250_000_000], " the the", 8);
+        let mut ctx = context(true);
+        assert!(success_metrics(&record, &ctx).get(&registry::NUM_IMAGES).is_none());
+        ctx.images_per_request = 3;
+        let m = success_metrics(&record, &ctx);
+        assert_eq!(count(&m, &registry::NUM_IMAGES), 3);
+        // 249 ms: 3 / 0.249 s, and 249 / 3 ms per image.
+        assert!(close(float(&m, &registry::IMAGE_THROUGHPUT), 3.0 / 0.249));
+        assert!(close(float(&m, &registry::IMAGE_LATENCY), 83.0));
     }
 
     #[test]

@@ -31,6 +31,8 @@ impl MetricFlags {
     pub const HTTP_TRACE_ONLY: Self = Self(1 << 9);
     /// Computed only when the run sets SLOs (`slos` in the plan).
     pub const GOODPUT: Self = Self(1 << 10);
+    /// Computed only when the requests carry images (vision chat).
+    pub const SUPPORTS_IMAGE_ONLY: Self = Self(1 << 11);
     pub const STREAMING_TOKENS_ONLY: Self = Self::STREAMING_ONLY.with(Self::PRODUCES_TOKENS_ONLY);
 
     /// Both sets of flags.
@@ -190,6 +192,17 @@ pub static REASONING_TOKEN_COUNT: MetricDef = record(
     F::PRODUCES_TOKENS_ONLY.with(F::SUPPORTS_REASONING),
     &[],
 );
+pub static NUM_IMAGES: MetricDef =
+    record("num_images", "Number of Images", "images", F::SUPPORTS_IMAGE_ONLY.with(F::NO_CONSOLE), &[]);
+pub static IMAGE_THROUGHPUT: MetricDef = record(
+    "image_throughput",
+    "Image Throughput",
+    "images/sec",
+    F::SUPPORTS_IMAGE_ONLY.with(F::LARGER_IS_BETTER),
+    &[&NUM_IMAGES, &REQUEST_LATENCY],
+);
+pub static IMAGE_LATENCY: MetricDef =
+    record("image_latency", "Image Latency", "ms/image", F::SUPPORTS_IMAGE_ONLY, &[&NUM_IMAGES, &REQUEST_LATENCY]);
 pub static USAGE_PROMPT_TOKENS: MetricDef =
     record("usage_prompt_tokens", "Usage Prompt Tokens", "tokens", F::USAGE_FIELD_ONLY, &[]);
 pub static USAGE_COMPLETION_TOKENS: MetricDef =
@@ -447,6 +460,9 @@ pub static METRICS: &[&MetricDef] = &[
     &INPUT_SEQUENCE_LENGTH,
     &OUTPUT_TOKEN_COUNT,
     &REASONING_TOKEN_COUNT,
+    &NUM_IMAGES,
+    &IMAGE_THROUGHPUT,
+    &IMAGE_LATENCY,
     &OUTPUT_TOKEN_THROUGHPUT,
     &INPUT_TOKEN_THROUGHPUT,
     &TOTAL_TOKEN_THROUGHPUT,

@@ -5,6 +5,7 @@ mod builders;
 mod collectors;
 mod dry_run;
 mod file_dataset;
+mod images;
 mod keys;
 mod phases;
 mod results;
