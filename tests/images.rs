@@ -62,3 +62,20 @@ fn images_on_a_completions_endpoint_are_refused_before_the_run() {
     assert_ne!(run.code(), Some(0));
     assert!(run.stderr().contains("synthetic `images` need a chat endpoint"), "{}", run.stderr());
 }
+
+#[test]
+fn the_vision_scenario_runs_against_the_mock() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let output = common::aiperf_command(dir.path())
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["run", "scenarios/vision.rhai"])
+        .env("AIPERF_REQUESTS", "4")
+        .env("AIPERF_IMAGES", "2")
+        .env_remove("AIPERF_URL")
+        .output()
+        .expect("run aiperf");
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    let summary = read_json(&dir.path().join("artifacts/vision/profile_export_aiperf.json"));
+    assert_eq!(stat(&summary, "num_images", "sum"), 8.0);
+    assert!(String::from_utf8_lossy(&output.stdout).contains("image latency p50:"));
+}
