@@ -48,6 +48,20 @@ fn a_cached_model_id_counts_with_that_tokenizer_offline() {
 }
 
 #[test]
+fn a_model_in_the_hf_hub_cache_is_used_from_there() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let snapshot = dir.path().join("hf/hub/models--acme--hub-bpe/snapshots/0123abcd");
+    std::fs::create_dir_all(&snapshot).expect("snapshot folder");
+    std::fs::copy(FIXTURE, snapshot.join("tokenizer.json")).expect("fill the hub cache");
+
+    let output = run_with_tokenizer(dir.path(), "acme/hub-bpe");
+    assert_eq!(output.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&output.stderr));
+    let summary = read_json(&dir.path().join("artifacts/tok/profile_export_aiperf.json"));
+    assert_eq!(summary["tokenizer"], "acme/hub-bpe");
+    assert!(!dir.path().join("cache/tokenizers/acme/hub-bpe").exists(), "read in place, not copied");
+}
+
+#[test]
 fn an_uncached_model_id_offline_fails_with_what_to_do() {
     let dir = tempfile::tempdir().expect("temp dir");
     let output = run_with_tokenizer(dir.path(), "acme/not-here");

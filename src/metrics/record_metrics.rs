@@ -62,7 +62,8 @@ pub fn request_latency_ns(record: &RequestRecord) -> u64 {
     last_ns.saturating_sub(record.start_ns)
 }
 
-/// A record's token counts: the client's, or the server's `usage` with `use_server_token_count`.
+/// A record's token counts: the client's, or the server's `usage` with `use_server_token_count`
+/// (the client counting only what the usage lacks).
 struct TokenCounts {
     input: u64,
     output: u64,
@@ -78,7 +79,7 @@ impl TokenCounts {
             None => (!record.reasoning.is_empty()).then(|| ctx.tokenizer.count(&record.reasoning) as u64),
         };
         let output = match usage.completion_tokens {
-            Some(completion) => completion.saturating_sub(usage.reasoning_tokens.unwrap_or(0)),
+            Some(completion) => completion.saturating_sub(reasoning.unwrap_or(0)),
             None => ctx.tokenizer.count(&record.content) as u64,
         };
         Self { input: usage.prompt_tokens.unwrap_or(record.input_tokens), output, reasoning }
@@ -371,6 +372,13 @@ mod tests {
         assert!(close(float(&server, &registry::INTER_TOKEN_LATENCY), 0.5));
         assert!(close(float(&server, &registry::USAGE_COMPLETION_TOKENS_DIFF_PCT), 0.0));
         assert!(close(float(&server, &registry::OSL_MISMATCH_DIFF_PCT), -10.0));
+
+        // Usage without reasoning tokens: the client counts the reasoning, the rest is answer.
+        record.usage = record.usage.map(|usage| Usage { reasoning_tokens: None, ..usage });
+        let partial = success_metrics(&record, &ctx);
+        assert_eq!(count(&partial, &registry::REASONING_TOKEN_COUNT), 2);
+        assert_eq!(count(&partial, &registry::OUTPUT_TOKEN_COUNT), 7);
+        assert_eq!(count(&partial, &registry::OUTPUT_SEQUENCE_LENGTH), 9);
 
         // Without a usage block the client's counts stand.
         record.usage = None;

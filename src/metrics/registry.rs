@@ -218,21 +218,21 @@ pub static USAGE_REASONING_TOKENS: MetricDef = record(
 );
 pub static USAGE_PROMPT_TOKENS_DIFF_PCT: MetricDef = record(
     "usage_prompt_tokens_diff_pct",
-    "Usage Prompt Tokens Diff %",
+    "Usage Prompt Diff %",
     "%",
     F::USAGE_FIELD_ONLY.with(F::NO_CONSOLE),
     &[&USAGE_PROMPT_TOKENS, &INPUT_SEQUENCE_LENGTH],
 );
 pub static USAGE_COMPLETION_TOKENS_DIFF_PCT: MetricDef = record(
     "usage_completion_tokens_diff_pct",
-    "Usage Completion Tokens Diff %",
+    "Usage Completion Diff %",
     "%",
     F::USAGE_FIELD_ONLY.with(F::NO_CONSOLE),
     &[&USAGE_COMPLETION_TOKENS, &OUTPUT_SEQUENCE_LENGTH],
 );
 pub static USAGE_REASONING_TOKENS_DIFF_PCT: MetricDef = record(
     "usage_reasoning_tokens_diff_pct",
-    "Usage Reasoning Tokens Diff %",
+    "Usage Reasoning Diff %",
     "%",
     F::USAGE_FIELD_ONLY.with(F::SUPPORTS_REASONING).with(F::NO_CONSOLE),
     &[&USAGE_REASONING_TOKENS, &REASONING_TOKEN_COUNT],
