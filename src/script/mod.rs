@@ -3,6 +3,7 @@
 
 mod builders;
 mod collectors;
+mod compare;
 mod dry_run;
 mod file_dataset;
 mod images;
@@ -68,6 +69,7 @@ pub fn build_engine(host: Arc<RunHost>) -> Engine {
     file_dataset::register(&mut engine);
     phases::register(&mut engine);
     results::register(&mut engine);
+    compare::register(&mut engine);
     run_fn::register(&mut engine, host);
     engine.on_print(crate::ui::stdout::print_line);
     engine.on_debug(|text, source, position| {

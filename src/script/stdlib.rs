@@ -7,8 +7,19 @@ use rhai::{Engine, EvalAltResult, Module, ModuleResolver, Position, Shared};
 const PREFIX: &str = "aiperf/";
 
 /// The embedded stdlib: (import path without the prefix, source).
-const MODULES: &[(&str, &str)] =
-    &[("llamacpp", include_str!("../../stdlib/llamacpp.rhai")), ("mock", include_str!("../../stdlib/mock.rhai"))];
+const MODULES: &[(&str, &str)] = &[
+    ("datasets", include_str!("../../stdlib/datasets.rhai")),
+    ("dynamo", include_str!("../../stdlib/dynamo.rhai")),
+    ("llamacpp", include_str!("../../stdlib/llamacpp.rhai")),
+    ("mock", include_str!("../../stdlib/mock.rhai")),
+    ("search", include_str!("../../stdlib/search.rhai")),
+    ("sglang", include_str!("../../stdlib/sglang.rhai")),
+    ("slos", include_str!("../../stdlib/slos.rhai")),
+    ("sweeps", include_str!("../../stdlib/sweeps.rhai")),
+    ("triton", include_str!("../../stdlib/triton.rhai")),
+    ("trtllm", include_str!("../../stdlib/trtllm.rhai")),
+    ("vllm", include_str!("../../stdlib/vllm.rhai")),
+];
 
 pub struct StdlibResolver {
     files: FileModuleResolver,
