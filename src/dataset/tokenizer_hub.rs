@@ -55,11 +55,13 @@ pub struct HubSettings {
     pub endpoint: String,
     /// Bearer token for gated or private models.
     pub token: Option<String>,
+    /// Never download (`HF_HUB_OFFLINE`): only the caches count.
+    pub offline: bool,
 }
 
 impl HubSettings {
     /// From `AIPERF_CACHE` (default `~/.cache/aiperf`), `HF_HUB_CACHE` / `HF_HOME`
-    /// (default `~/.cache/huggingface/hub`), `HF_ENDPOINT` and `HF_TOKEN`.
+    /// (default `~/.cache/huggingface/hub`), `HF_ENDPOINT`, `HF_TOKEN` and `HF_HUB_OFFLINE`.
     pub fn from_env() -> Result<Self> {
         let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
         let home = var("HOME").map(PathBuf::from);
@@ -77,6 +79,8 @@ impl HubSettings {
             hf_hub_cache,
             endpoint: var("HF_ENDPOINT").unwrap_or_else(|| DEFAULT_HF_ENDPOINT.to_string()),
             token: var("HF_TOKEN").or_else(|| var("HUGGING_FACE_HUB_TOKEN")),
+            offline: var("HF_HUB_OFFLINE")
+                .is_some_and(|v| ["1", "true", "yes", "on"].contains(&v.to_lowercase().as_str())),
         })
     }
 
@@ -101,7 +105,13 @@ pub fn resolve(model_id: &str, settings: &HubSettings) -> Result<PathBuf> {
         return Ok(found);
     }
     let url = settings.download_url(model_id);
-    download_into_cache(&url, settings.token.as_deref(), &cached).map_err(|cause| {
+    let fetched = if settings.offline {
+        Err(anyhow!("HF_HUB_OFFLINE is set, so nothing is downloaded"))
+    } else {
+        tracing::info!("downloading tokenizer \"{model_id}\" from {url}");
+        download_into_cache(&url, settings.token.as_deref(), &cached)
+    };
+    fetched.map_err(|cause| {
         anyhow!(
             "tokenizer \"{model_id}\" is not cached and could not be downloaded from {url}: {cause:#}.\n\
              To fix it, do one of:\n  \
@@ -236,6 +246,7 @@ mod tests {
             hf_hub_cache: Some(cache.join("hf")),
             endpoint: endpoint.into(),
             token: None,
+            offline: false,
         }
     }
 
@@ -345,6 +356,21 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let error = resolve("meta-llama/Llama-3.1-8B", &settings(dir.path(), &base)).unwrap_err().to_string();
         assert!(error.contains("HTTP 401") && error.contains("HF_TOKEN"), "{error}");
+    }
+
+    #[test]
+    fn hf_hub_offline_uses_the_caches_and_never_connects() {
+        let (base, heads) = tiny_server(vec![http_response("200 OK", "", &std::fs::read(FIXTURE).unwrap())]);
+        let dir = tempfile::tempdir().unwrap();
+        let mut settings = settings(dir.path(), &base);
+        settings.offline = true;
+        let error = resolve("gpt2", &settings).unwrap_err().to_string();
+        assert!(error.contains("HF_HUB_OFFLINE is set"), "{error}");
+        assert!(heads.try_recv().is_err(), "no request was made");
+        let cached = settings.cached_path("gpt2");
+        std::fs::create_dir_all(cached.parent().unwrap()).unwrap();
+        std::fs::copy(FIXTURE, &cached).unwrap();
+        assert_eq!(resolve("gpt2", &settings).unwrap(), cached);
     }
 
     #[test]
