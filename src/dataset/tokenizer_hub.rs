@@ -157,8 +157,11 @@ fn download_into_cache(url: &str, token: Option<&str>, destination: &Path) -> Re
     std::fs::create_dir_all(folder).with_context(|| format!("cannot create {}", folder.display()))?;
     let partial = folder.join(format!(".{TOKENIZER_FILE}.{}.partial", std::process::id()));
     std::fs::write(&partial, &body).with_context(|| format!("cannot write {}", partial.display()))?;
-    std::fs::rename(&partial, destination)
-        .with_context(|| format!("cannot move the download to {}", destination.display()))
+    std::fs::rename(&partial, destination).or_else(|error| {
+        // Best effort: the failure to report is the rename's.
+        let _ = std::fs::remove_file(&partial);
+        Err(error).with_context(|| format!("cannot move the download to {}", destination.display()))
+    })
 }
 
 /// GET `url`, following redirects; the token goes only to the hub's own host.
@@ -182,7 +185,10 @@ async fn download(url: &str, token: Option<&str>) -> Result<Bytes> {
         match status {
             StatusCode::OK => {}
             StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN => {
-                bail!("HTTP {status}: the model is gated or private; accept its license on the hub and set HF_TOKEN")
+                bail!(
+                    "HTTP {status}: the model is gated or private (or its id is misspelled); for a gated model, \
+                     accept its license on the hub and set HF_TOKEN"
+                )
             }
             StatusCode::NOT_FOUND => bail!("HTTP 404: no such model, or it has no tokenizer.json"),
             other => bail!("HTTP {other}"),
