@@ -74,9 +74,11 @@ struct TokenCounts {
 impl TokenCounts {
     fn of(record: &RequestRecord, ctx: &MetricsContext) -> Self {
         let usage = record.usage.filter(|_| ctx.use_server_token_count).unwrap_or_default();
+        let has_reasoning = !record.reasoning.is_empty();
+        // A reported 0 from a model that sent no reasoning means "no reasoning", not a count.
         let reasoning = match usage.reasoning_tokens {
-            Some(reasoning) => Some(reasoning),
-            None => (!record.reasoning.is_empty()).then(|| ctx.tokenizer.count(&record.reasoning) as u64),
+            Some(reasoning) if reasoning > 0 || has_reasoning => Some(reasoning),
+            _ => has_reasoning.then(|| ctx.tokenizer.count(&record.reasoning) as u64),
         };
         let output = match usage.completion_tokens {
             Some(completion) => completion.saturating_sub(reasoning.unwrap_or(0)),
@@ -379,6 +381,13 @@ mod tests {
         assert_eq!(count(&partial, &registry::REASONING_TOKEN_COUNT), 2);
         assert_eq!(count(&partial, &registry::OUTPUT_TOKEN_COUNT), 7);
         assert_eq!(count(&partial, &registry::OUTPUT_SEQUENCE_LENGTH), 9);
+
+        // A server that reports 0 reasoning tokens for a model without reasoning: no reasoning metric.
+        let mut plain = streamed_record(0, &[4_000_000, 6_000_000], " the the", 10);
+        plain.usage = Some(Usage { completion_tokens: Some(2), reasoning_tokens: Some(0), ..Default::default() });
+        let no_reasoning = success_metrics(&plain, &ctx);
+        assert!(no_reasoning.get(&registry::REASONING_TOKEN_COUNT).is_none());
+        assert_eq!(count(&no_reasoning, &registry::OUTPUT_SEQUENCE_LENGTH), 2);
 
         // Without a usage block the client's counts stand.
         record.usage = None;
