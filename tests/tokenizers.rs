@@ -1,5 +1,6 @@
-//! Tokenizers named by model id, end to end: a pre-filled cache is used offline, and a model
-//! that is neither cached nor downloadable stops the run with a message that says what to do.
+//! Tokenizers named by model id, end to end: a pre-filled cache is used offline, a folder next
+//! to the scenario wins over a model id of the same name, and a model that is neither cached
+//! nor downloadable stops the run with a message that says what to do.
 
 mod common;
 
@@ -9,10 +10,11 @@ use common::{aiperf_command, closed_port, read_json};
 
 const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/trained-bytelevel-bpe-8k.tokenizer.json");
 
-/// Runs a short mock benchmark counting tokens with `tokenizer`, with the tokenizer cache at
-/// `<dir>/cache` and the hub at a closed port.
+/// Runs `<dir>/bench/tok.rhai` from `<dir>`: a short mock benchmark counting tokens with
+/// `tokenizer`, with the tokenizer cache at `<dir>/cache` and the hub at a closed port.
 fn run_with_tokenizer(dir: &std::path::Path, tokenizer: &str) -> Output {
-    let scenario = dir.join("tok.rhai");
+    let scenario = dir.join("bench/tok.rhai");
+    std::fs::create_dir_all(dir.join("bench")).expect("scenario folder");
     let source = format!(
         r#"run(#{{
             name: "tok",
@@ -59,6 +61,20 @@ fn a_model_in_the_hf_hub_cache_is_used_from_there() {
     let summary = read_json(&dir.path().join("artifacts/tok/profile_export_aiperf.json"));
     assert_eq!(summary["tokenizer"], "acme/hub-bpe");
     assert!(!dir.path().join("cache/tokenizers/acme/hub-bpe").exists(), "read in place, not copied");
+}
+
+#[test]
+fn a_folder_next_to_the_scenario_wins_over_a_model_id() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::create_dir_all(dir.path().join("bench/mytok")).expect("tokenizer folder");
+    std::fs::copy(FIXTURE, dir.path().join("bench/mytok/tokenizer.json")).expect("copy tokenizer");
+
+    let output = run_with_tokenizer(dir.path(), "mytok");
+    assert_eq!(output.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&output.stderr));
+    let summary = read_json(&dir.path().join("artifacts/tok/profile_export_aiperf.json"));
+    assert_eq!(summary["input_config"]["tokenizer"]["type"], "file");
+    let name = summary["tokenizer"].as_str().expect("tokenizer name");
+    assert!(name.ends_with("bench/mytok"), "{name}");
 }
 
 #[test]
