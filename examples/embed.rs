@@ -32,6 +32,7 @@ async fn main() -> anyhow::Result<()> {
             osl: Dist { mean: 32.0, stddev: 0.0 },
             random_seed: 7,
             entries: 50,
+            images: None,
         }),
         phases: vec![Phase {
             name: "profiling".to_string(),
@@ -51,6 +52,7 @@ async fn main() -> anyhow::Result<()> {
         slos: Default::default(),
         thresholds: Vec::new(),
         abort_on_fail: false,
+        use_server_token_count: false,
         run_info: Default::default(),
     };
     let options = RunOptions {

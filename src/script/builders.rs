@@ -117,7 +117,7 @@ fn mock_config(map: Map, model: &str) -> ScriptResult<MockConfig> {
     Ok(MockConfig { ttft_ms, itl_ms, default_output_tokens, max_running, models: vec![model.to_string()], api_key })
 }
 
-const SYNTHETIC_KEYS: &[&str] = &["isl", "osl", "seed", "entries"];
+const SYNTHETIC_KEYS: &[&str] = &["isl", "osl", "seed", "entries", "images"];
 
 /// `synthetic(#{ isl: normal(550, 50), osl: fixed(256), seed: 42, entries: 100 })`
 fn synthetic(map: Map) -> ScriptResult<Dataset> {
@@ -126,7 +126,8 @@ fn synthetic(map: Map) -> ScriptResult<Dataset> {
     let osl = length_dist(&mut r, "osl", 150.0)?;
     let random_seed = r.opt_u64("seed")?.unwrap_or(0);
     let entries = r.opt_u64("entries")?.unwrap_or(100).max(1) as usize;
-    Ok(Dataset::Synthetic(SyntheticDataset { isl, osl, random_seed, entries }))
+    let images = r.opt_map("images")?.map(super::images::image_settings).transpose()?;
+    Ok(Dataset::Synthetic(SyntheticDataset { isl, osl, random_seed, entries, images }))
 }
 
 /// A token length: a number (fixed) or `normal(mean, stddev)`.

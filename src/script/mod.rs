@@ -8,6 +8,7 @@ mod compare;
 mod console;
 mod dry_run;
 mod file_dataset;
+mod images;
 mod imports;
 mod keys;
 mod limits;

@@ -7,4 +7,5 @@ pub mod stdout;
 pub mod sweep;
 pub mod table;
 pub mod thresholds;
+pub mod token_warnings;
 pub mod trials;
