@@ -11,6 +11,7 @@ mod results;
 mod run_fn;
 mod slos;
 mod stdlib;
+mod synthetic;
 mod thresholds;
 mod units;
 
@@ -65,6 +66,7 @@ pub fn build_engine(host: Arc<RunHost>) -> Engine {
     units::register(&mut engine);
     builders::register(&mut engine);
     file_dataset::register(&mut engine);
+    synthetic::register(&mut engine);
     phases::register(&mut engine);
     results::register(&mut engine);
     run_fn::register(&mut engine, host);

@@ -1,0 +1,44 @@
+//! `synthetic(#{..})`: a dataset of prompts generated from the embedded corpus, their input
+//! and output lengths drawn from the distributions the scenario gives.
+
+use rhai::{Engine, Map};
+
+use super::keys::{MapReader, ScriptResult, number, script_error};
+use crate::plan::{Dataset, Dist, SyntheticDataset};
+
+pub fn register(engine: &mut Engine) {
+    engine.register_fn("synthetic", synthetic);
+}
+
+const SYNTHETIC_KEYS: &[&str] = &["isl", "osl", "seed", "entries"];
+
+/// `synthetic(#{ isl: normal(550, 50), osl: fixed(256), seed: 42, entries: 100 })`
+fn synthetic(map: Map) -> ScriptResult<Dataset> {
+    let mut r = MapReader::new("synthetic", map, SYNTHETIC_KEYS)?;
+    let isl = length_dist(&mut r, "isl", 550.0)?;
+    let osl = length_dist(&mut r, "osl", 150.0)?;
+    let random_seed = r.opt_u64("seed")?.unwrap_or(0);
+    let entries = r.opt_u64("entries")?.unwrap_or(100).max(1) as usize;
+    Ok(Dataset::Synthetic(SyntheticDataset { isl, osl, random_seed, entries }))
+}
+
+/// A token length: a number (fixed) or `normal(mean, stddev)`.
+fn length_dist(r: &mut MapReader, key: &str, default_mean: f64) -> ScriptResult<Dist> {
+    let what = r.what();
+    let dist = if let Ok(Some(n)) = r.opt_f64(key) {
+        Dist { mean: n, stddev: 0.0 }
+    } else if let Some(map) = r.opt_map(key)? {
+        let mean = map.get("mean").and_then(number);
+        let stddev = map.get("stddev").and_then(number).unwrap_or(0.0);
+        match mean {
+            Some(mean) => Dist { mean, stddev },
+            None => return script_error(format!("{what}: `{key}` must be a number or normal(mean, stddev)")),
+        }
+    } else {
+        Dist { mean: default_mean, stddev: 0.0 }
+    };
+    if dist.mean.is_nan() || dist.mean < 1.0 {
+        return script_error(format!("{what}: `{key}` mean must be at least 1 token, got {}", dist.mean));
+    }
+    Ok(dist)
+}
