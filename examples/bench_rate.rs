@@ -32,6 +32,7 @@ fn plan(rate_rps: f64, seconds: f64) -> Plan {
             osl: Dist { mean: 8.0, stddev: 0.0 },
             random_seed: 1,
             entries: 64,
+            options: Default::default(),
         }),
         phases: vec![Phase {
             name: "rate".to_string(),

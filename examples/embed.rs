@@ -32,6 +32,7 @@ async fn main() -> anyhow::Result<()> {
             osl: Dist { mean: 32.0, stddev: 0.0 },
             random_seed: 7,
             entries: 50,
+            options: Default::default(),
         }),
         phases: vec![Phase {
             name: "profiling".to_string(),

@@ -7,10 +7,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
-use bytes::Bytes;
 
 use crate::cancel::CancelSignal;
-use crate::client::{self, HttpClient};
+use crate::client::HttpClient;
 use crate::clock::RunClock;
 use crate::collectors::{self, RunCollectors};
 use crate::dataset::{self, tokenizer::Tokenizer};
@@ -267,14 +266,7 @@ async fn prepare_requests(
     let endpoint = endpoint.clone();
     tokio::task::spawn_blocking(move || {
         let entries = dataset::build(&dataset, &tokenizer)?;
-        Ok(entries
-            .into_iter()
-            .map(|entry| PreparedRequest {
-                body: Bytes::from(client::request_body(&endpoint, &entry.prompt, entry.max_tokens)),
-                input_tokens: entry.input_tokens,
-                max_tokens: entry.max_tokens,
-            })
-            .collect())
+        Ok(entries.into_iter().map(|entry| PreparedRequest::of(&endpoint, entry)).collect())
     })
     .await
     .context("dataset generation was interrupted")?

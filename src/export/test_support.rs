@@ -30,6 +30,7 @@ pub fn sample_result() -> RunResult {
             osl: Dist { mean: 64.0, stddev: 0.0 },
             random_seed: 42,
             entries: 10,
+            options: Default::default(),
         }),
         phases: vec![Phase {
             name: "profiling".into(),

@@ -1,5 +1,6 @@
 //! `file(#{ path, format, sampling, at_end, seed, block_size })`: a dataset read from a file
-//! (relative to the working directory) when the run starts; `run(#{ dataset: .. })` takes it.
+//! (or a folder, for `random_pool`; relative to the working directory) when the run starts;
+//! `run(#{ dataset: .. })` takes it.
 
 use rhai::{Engine, Map};
 
@@ -25,12 +26,21 @@ fn file(map: Map) -> ScriptResult<Dataset> {
             ("multi_turn", FileFormat::MultiTurn),
             ("mooncake", FileFormat::Mooncake),
             ("sharegpt", FileFormat::Sharegpt),
+            ("random_pool", FileFormat::RandomPool),
         ],
     )?;
+    let sampling_given = r.has("sampling");
     let sampling = r.choice(
         "sampling",
         &[("sequential", Sampling::Sequential), ("random", Sampling::Random), ("shuffle", Sampling::Shuffle)],
     )?;
+    let sampling = match format {
+        FileFormat::RandomPool if sampling_given && sampling != Sampling::Random => {
+            return script_error("file: format \"random_pool\" always samples at random; leave out `sampling`");
+        }
+        FileFormat::RandomPool => Sampling::Random,
+        _ => sampling,
+    };
     let at_end = r.choice("at_end", &[("wrap", AtEnd::Wrap), ("stop", AtEnd::Stop)])?;
     let random_seed = r.opt_u64("seed")?.unwrap_or(0);
     let block_size = r.opt_u64("block_size")?.unwrap_or(DEFAULT_BLOCK_SIZE);
@@ -96,5 +106,16 @@ mod tests {
         let zero = [("path", "a".into()), ("format", "mooncake".into()), ("block_size", Dynamic::from(0_i64))];
         assert!(err(&zero).contains("`block_size` must be at least 1"));
         assert!(err(&[("path", "a".into()), ("formt", "mooncake".into())]).contains("did you mean `format`"));
+        let pool_in_order = [("path", "a".into()), ("format", "random_pool".into()), ("sampling", "sequential".into())];
+        assert!(err(&pool_in_order).contains("\"random_pool\" always samples at random"));
+    }
+
+    #[test]
+    fn a_random_pool_samples_at_random() {
+        let Dataset::File(pool) = file(map(&[("path", "pool/".into()), ("format", "random_pool".into())])).unwrap()
+        else {
+            panic!("a file")
+        };
+        assert_eq!((pool.format, pool.sampling), (FileFormat::RandomPool, Sampling::Random));
     }
 }

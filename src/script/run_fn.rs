@@ -66,6 +66,7 @@ pub fn plan_of(map: Map, default_name: String) -> ScriptResult<Plan> {
             osl: Dist { mean: 150.0, stddev: 0.0 },
             random_seed: 0,
             entries: 100,
+            options: Default::default(),
         })
     });
     let Some(items) = r.opt_array("phases")? else {
