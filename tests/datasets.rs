@@ -4,6 +4,7 @@
 
 mod common;
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use common::{ScenarioRun, aiperf_command, read_json, stat};
@@ -192,4 +193,119 @@ fn the_mooncake_scenario_replays_the_sample_trace() {
     wanted.sort();
     osl.sort();
     assert_eq!(osl, wanted, "every line's output_length was asked for and produced");
+}
+
+/// The raw export's lines of run `name`, grouped by session, each session's turns in order.
+fn raw_sessions(run: &ScenarioRun, name: &str) -> BTreeMap<String, Vec<Value>> {
+    let path = run.artifacts(name).join("profile_export_raw.jsonl");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut sessions: BTreeMap<String, Vec<Value>> = BTreeMap::new();
+    for line in text.lines() {
+        let line: Value = serde_json::from_str(line).expect("a JSON line");
+        let session = line["metadata"]["conversation_id"].as_str().unwrap_or_default().to_string();
+        sessions.entry(session).or_default().push(line);
+    }
+    for turns in sessions.values_mut() {
+        turns.sort_by_key(|line| line["metadata"]["turn_index"].as_u64());
+    }
+    sessions
+}
+
+#[test]
+fn a_users_phase_replays_multi_turn_file_sessions_with_history_and_delays() {
+    let run = run_with_fixtures(
+        "replay",
+        &["multi_turn_sessions.jsonl"],
+        r#"
+        run(#{
+            name: "replay",
+            endpoint: endpoint(#{ url: "mock", mock: #{ ttft: ms(1), itl: ms(1) } }),
+            dataset: file(#{ path: "multi_turn_sessions.jsonl", format: "multi_turn", at_end: "stop" }),
+            phases: [ users(#{ users: 2, rate: 100, requests: 6 }) ],
+            export_level: "raw",
+        });
+        "#,
+    );
+    assert_eq!(run.code(), Some(0), "stderr: {}", run.stderr());
+    let sessions = raw_sessions(&run, "replay");
+    assert_eq!(sessions.len(), 2, "{:?}", sessions.keys());
+    for turns in sessions.values() {
+        assert_eq!(turns.len(), 3);
+        let messages = |turn: &Value| turn["payload"]["messages"].as_array().cloned().expect("chat messages");
+        let last = messages(&turns[2]);
+        let said: Vec<&str> =
+            last.iter().filter(|m| m["role"] == "user").filter_map(|m| m["content"].as_str()).collect();
+        let name = said[0].split(' ').next().unwrap_or_default();
+        assert_eq!(said, [format!("{name} one."), format!("{name} two."), format!("{name} three.")]);
+        for (index, turn) in turns.iter().enumerate() {
+            let sent = messages(turn);
+            assert_eq!(sent.len(), 2 * index + 1, "turn {index} carries every earlier exchange");
+            assert_eq!(sent[..], last[..sent.len()], "the history is the same conversation");
+            assert!(sent.iter().filter(|m| m["role"] == "assistant").all(|m| m["content"].as_str() != Some("")));
+        }
+        // alpha waits 300 ms then 100 ms between answer and next turn; beta 100 ms then 300 ms.
+        let delays_ms: [f64; 2] = if name == "Alpha" { [300.0, 100.0] } else { [100.0, 300.0] };
+        let at = |turn: &Value, key: &str| turn["metadata"][key].as_u64().unwrap_or(0) as f64 / 1e6;
+        for (pair, delay_ms) in turns.windows(2).zip(delays_ms) {
+            let gap_ms = at(&pair[1], "request_start_ns") - at(&pair[0], "request_end_ns");
+            assert!(
+                gap_ms >= delay_ms - 1.0 && gap_ms < delay_ms + 150.0,
+                "{name}: {gap_ms} ms for a {delay_ms} ms delay"
+            );
+        }
+    }
+}
+
+#[test]
+fn synthetic_prompts_share_a_system_prompt_and_prefixes_and_keep_their_exact_isl() {
+    let run = common::run_scenario(
+        "shaped",
+        r#"
+        run(#{
+            name: "shaped",
+            endpoint: endpoint(#{ url: "mock", mock: #{ ttft: ms(1), itl: ms(1) } }),
+            dataset: synthetic(#{ isl: 96, osl: 4, entries: 6, seed: 3, system_prompt: 40,
+                                  prefix_pool: #{ prefixes: 2, length: 32 } }),
+            phases: [ concurrency(#{ users: 2, requests: 6 }) ],
+        });
+        "#,
+    );
+    assert_eq!(run.code(), Some(0), "stderr: {}", run.stderr());
+    for record in run.records("shaped") {
+        assert_eq!(metric(&record, "input_sequence_length"), 96 + 40, "ISL plus the system prompt, exactly");
+    }
+    let inputs = read_json(&run.artifacts("shaped").join("inputs.json"));
+    let payloads: Vec<&Value> = inputs["data"].as_array().expect("data").iter().map(|s| &s["payloads"][0]).collect();
+    assert_eq!(payloads.len(), 6);
+    let system = &payloads[0]["messages"][0];
+    assert_eq!(system["role"], "system");
+    let mut prefixes = BTreeSet::new();
+    for payload in &payloads {
+        assert_eq!(&payload["messages"][0], system, "one system prompt for all");
+        let prompt = payload["messages"][1]["content"].as_str().expect("the user prompt");
+        prefixes.insert(prompt.split(' ').take(8).collect::<Vec<_>>().join(" "));
+    }
+    assert!(prefixes.len() <= 2, "every prompt opens with one of two prefixes: {prefixes:#?}");
+}
+
+#[test]
+fn a_random_pool_folder_feeds_requests_from_all_its_files() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let pool = dir.path().join("pool");
+    std::fs::create_dir(&pool).expect("pool folder");
+    std::fs::write(pool.join("a.jsonl"), "{\"text\": \"from a\", \"output_length\": 3}\n").expect("a.jsonl");
+    std::fs::write(pool.join("b.jsonl"), "{\"text\": \"from b\", \"output_length\": 7}\n").expect("b.jsonl");
+    let scenario = dir.path().join("pool.rhai");
+    std::fs::write(
+        &scenario,
+        r#"run(#{ name: "pool", endpoint: endpoint(#{ url: "mock", mock: #{ ttft: ms(1), itl: ms(1) } }),
+                  dataset: file(#{ path: "pool", format: "random_pool", seed: 4 }),
+                  phases: [ concurrency(#{ users: 1, requests: 20 }) ] });"#,
+    )
+    .expect("write scenario");
+    let output = aiperf_command(dir.path()).arg("run").arg(&scenario).output().expect("run aiperf");
+    let run = ScenarioRun { dir, output };
+    assert_eq!(run.code(), Some(0), "stderr: {}", run.stderr());
+    let osl: BTreeSet<u64> = run.records("pool").iter().map(|r| metric(r, "output_sequence_length")).collect();
+    assert_eq!(osl, BTreeSet::from([3, 7]), "both files' entries were drawn");
 }
