@@ -11,39 +11,60 @@ const CUTS_PER_WINDOW: usize = 8;
 /// How far apart (in bytes) the windows tried start.
 const WINDOW_STRIDE_BYTES: usize = 7_919;
 
-/// `head`, then corpus text from `offset`, together exactly `target` tokens under `tokenizer`
-/// (the head joined by a space). A head that alone has `target` tokens or more comes back as is.
-/// If no cut of any window tried counts right (never seen with byte-level BPE tokenizers), the
-/// closest text comes back.
-pub fn text_of_length(tokenizer: &Tokenizer, head: &str, corpus: &str, offset: usize, target: u64) -> String {
-    let target = target as usize;
-    let head_tokens = tokenizer.count(head);
-    if !head.is_empty() && head_tokens >= target {
-        return head.to_string();
+/// A text and its token count.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CountedText {
+    pub text: String,
+    pub tokens: u64,
+}
+
+impl CountedText {
+    pub fn of(tokenizer: &Tokenizer, text: String) -> Self {
+        Self { tokens: tokenizer.count(&text) as u64, text }
     }
-    let join = |tail: &str| if head.is_empty() { tail.to_string() } else { format!("{head} {tail}") };
-    let wanted = target - head_tokens;
-    let mut closest: Option<(usize, String)> = None;
+}
+
+/// `head` if any, then corpus text from `offset`, together exactly `target` tokens under
+/// `tokenizer` (the head joined by a space). A head that alone has `target` tokens or more
+/// comes back as is. If no cut of any window tried counts right (never seen with byte-level
+/// BPE tokenizers), the closest text comes back.
+pub fn text_of_length(
+    tokenizer: &Tokenizer,
+    head: Option<&CountedText>,
+    corpus: &str,
+    offset: usize,
+    target: u64,
+) -> CountedText {
+    let head_tokens = head.map_or(0, |head| head.tokens);
+    if let Some(head) = head.filter(|head| head.tokens >= target) {
+        return head.clone();
+    }
+    let join = |tail: String| match head {
+        Some(head) => format!("{} {tail}", head.text),
+        None => tail,
+    };
+    let wanted = (target - head_tokens) as usize;
+    let mut closest: Option<CountedText> = None;
     for window in 0..WINDOWS_TRIED {
         let ids = tokens_from(tokenizer, corpus, offset + window * WINDOW_STRIDE_BYTES, wanted);
         let mut tried = Vec::with_capacity(CUTS_PER_WINDOW);
         let mut take = wanted.min(ids.len());
         while tried.len() < CUTS_PER_WINDOW && !tried.contains(&take) {
             tried.push(take);
-            let text = join(&tokenizer.decode(&ids[..take]));
-            let counted = tokenizer.count(&text);
-            if counted == target {
-                return text;
+            let candidate = CountedText::of(tokenizer, join(tokenizer.decode(&ids[..take])));
+            if candidate.tokens == target {
+                return candidate;
             }
-            let miss = counted.abs_diff(target);
-            if closest.as_ref().is_none_or(|(best, _)| miss < *best) {
-                closest = Some((miss, text));
+            let miss = candidate.tokens.abs_diff(target) as usize;
+            let overshot = candidate.tokens > target;
+            if closest.as_ref().is_none_or(|best| miss < best.tokens.abs_diff(target) as usize) {
+                closest = Some(candidate);
             }
             // Move the cut by what the count missed, by one token at least.
-            take = if counted > target { take.saturating_sub(miss).max(1) } else { (take + miss).min(ids.len()) };
+            take = if overshot { take.saturating_sub(miss).max(1) } else { (take + miss).min(ids.len()) };
         }
     }
-    closest.map(|(_, text)| text).unwrap_or_default()
+    closest.unwrap_or(CountedText { text: String::new(), tokens: 0 })
 }
 
 /// More than `wanted` token ids of corpus text from `offset` (fewer only if the whole corpus has fewer).
@@ -74,9 +95,9 @@ mod tests {
         let mut missed = Vec::new();
         for (i, target) in lengths().enumerate() {
             let offset = (i * 104_729) % corpus.len();
-            let text = text_of_length(tokenizer, "", corpus, offset, target);
-            let counted = tokenizer.count(&text) as u64;
-            if counted != target {
+            let cut = text_of_length(tokenizer, None, corpus, offset, target);
+            let counted = tokenizer.count(&cut.text) as u64;
+            if (counted, cut.tokens) != (target, target) {
                 missed.push((target, counted));
             }
         }
@@ -102,12 +123,12 @@ mod tests {
     fn a_head_is_kept_byte_for_byte_and_counted_in_the_length() {
         let tokenizer = Tokenizer::shared_builtin().unwrap();
         let corpus = corpus::shakespeare();
-        let head = text_of_length(&tokenizer, "", corpus, 1_000, 50);
+        let head = text_of_length(&tokenizer, None, corpus, 1_000, 50);
         for target in [51, 52, 80, 700] {
-            let text = text_of_length(&tokenizer, &head, corpus, 9_999, target);
-            assert!(text.starts_with(&format!("{head} ")), "{text}");
-            assert_eq!(tokenizer.count(&text) as u64, target);
+            let cut = text_of_length(&tokenizer, Some(&head), corpus, 9_999, target);
+            assert!(cut.text.starts_with(&format!("{} ", head.text)), "{}", cut.text);
+            assert_eq!(tokenizer.count(&cut.text) as u64, target);
         }
-        assert_eq!(text_of_length(&tokenizer, &head, corpus, 0, 20), head, "a head longer than the target");
+        assert_eq!(text_of_length(&tokenizer, Some(&head), corpus, 0, 20), head, "a head longer than the target");
     }
 }

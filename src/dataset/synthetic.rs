@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use super::exact_length::text_of_length;
+use super::exact_length::{CountedText, text_of_length};
 use super::{DatasetEntry, SystemPrompt, corpus, tokenizer::Tokenizer};
 use crate::plan::{Dist, SyntheticDataset};
 use crate::rng::SeededRng;
@@ -21,15 +21,15 @@ pub fn generate(spec: &SyntheticDataset, tokenizer: &Tokenizer) -> Vec<DatasetEn
     let options = &spec.options;
     let seed = spec.random_seed;
     let system_prompt = options.system_prompt_tokens.map(|tokens| {
-        let text = text_of_length(tokenizer, "", text, corpus_offset(seed ^ SYSTEM_PROMPT_SALT, text), tokens);
-        Arc::new(SystemPrompt { tokens: tokenizer.count(&text) as u64, text })
+        let cut = text_of_length(tokenizer, None, text, corpus_offset(seed ^ SYSTEM_PROMPT_SALT, text), tokens);
+        Arc::new(SystemPrompt { text: cut.text, tokens: cut.tokens })
     });
     let system_tokens = system_prompt.as_ref().map_or(0, |system| system.tokens);
     let prefixes: Vec<Prefix> = options.prefix_pool.map_or_else(Vec::new, |pool| {
         (0..pool.prefixes as u64)
             .map(|index| {
                 let offset = corpus_offset(seed ^ PREFIX_SALT.wrapping_mul(index + 1), text);
-                Prefix { offset, text: text_of_length(tokenizer, "", text, offset, pool.length) }
+                Prefix { offset, cut: text_of_length(tokenizer, None, text, offset, pool.length) }
             })
             .collect()
     });
@@ -41,17 +41,17 @@ pub fn generate(spec: &SyntheticDataset, tokenizer: &Tokenizer) -> Vec<DatasetEn
             let output_tokens = sample_length(&mut rng, osl);
             let offset = rng.below(text.len() as u64) as usize;
             let prompt = if options.cache_bust {
-                text_of_length(tokenizer, &cache_bust_marker(seed, index), text, offset, input_tokens)
+                let marker = CountedText::of(tokenizer, cache_bust_marker(seed, index));
+                text_of_length(tokenizer, Some(&marker), text, offset, input_tokens)
             } else if prefixes.is_empty() {
-                text_of_length(tokenizer, "", text, offset, input_tokens)
+                text_of_length(tokenizer, None, text, offset, input_tokens)
             } else {
                 let prefix = &prefixes[rng.below(prefixes.len() as u64) as usize];
                 prefix.prompt(tokenizer, offset, input_tokens)
             };
-            let counted = tokenizer.count(&prompt) as u64;
             DatasetEntry {
-                prompt,
-                input_tokens: counted + system_tokens,
+                prompt: prompt.text,
+                input_tokens: prompt.tokens + system_tokens,
                 max_tokens: Some(output_tokens),
                 system_prompt: system_prompt.clone(),
                 turn: None,
@@ -63,18 +63,18 @@ pub fn generate(spec: &SyntheticDataset, tokenizer: &Tokenizer) -> Vec<DatasetEn
 /// One prefix of the pool and where in the corpus it was cut.
 struct Prefix {
     offset: usize,
-    text: String,
+    cut: CountedText,
 }
 
 impl Prefix {
     /// A prompt of `target` tokens that starts with this prefix, the rest cut from `offset`.
     /// A prompt no longer than the prefix is the prefix's own start.
-    fn prompt(&self, tokenizer: &Tokenizer, offset: usize, target: u64) -> String {
+    fn prompt(&self, tokenizer: &Tokenizer, offset: usize, target: u64) -> CountedText {
         let text = corpus::shakespeare();
-        if tokenizer.count(&self.text) as u64 >= target {
-            return text_of_length(tokenizer, "", text, self.offset, target);
+        if self.cut.tokens >= target {
+            return text_of_length(tokenizer, None, text, self.offset, target);
         }
-        text_of_length(tokenizer, &self.text, text, offset, target)
+        text_of_length(tokenizer, Some(&self.cut), text, offset, target)
     }
 }
 
