@@ -312,6 +312,9 @@ pub struct FileDataset {
     pub random_seed: u64,
     /// Tokens per mooncake hash-id block.
     pub block_size: usize,
+    /// Random pool only: how many requests to draw (default: the largest pool's entries).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub draws: Option<usize>,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
@@ -325,7 +328,8 @@ pub enum FileFormat {
     Mooncake,
     /// A JSON array of `{conversations: [{from, value}]}`.
     Sharegpt,
-    /// Single-turn JSONL entries (a file, or every file of a folder) drawn at random with replacement.
+    /// Single-turn JSONL entries drawn at random with replacement: from one file, or one from
+    /// each file of a folder, merged into one prompt.
     RandomPool,
 }
 

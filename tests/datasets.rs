@@ -289,23 +289,31 @@ fn synthetic_prompts_share_a_system_prompt_and_prefixes_and_keep_their_exact_isl
 }
 
 #[test]
-fn a_random_pool_folder_feeds_requests_from_all_its_files() {
+fn a_random_pool_folder_joins_one_draw_from_each_file_per_prompt() {
     let dir = tempfile::tempdir().expect("temp dir");
     let pool = dir.path().join("pool");
     std::fs::create_dir(&pool).expect("pool folder");
-    std::fs::write(pool.join("a.jsonl"), "{\"text\": \"from a\", \"output_length\": 3}\n").expect("a.jsonl");
-    std::fs::write(pool.join("b.jsonl"), "{\"text\": \"from b\", \"output_length\": 7}\n").expect("b.jsonl");
+    let queries = "{\"text\": \"Who are you?\", \"output_length\": 3}\n{\"text\": \"Why?\", \"output_length\": 7}\n";
+    std::fs::write(pool.join("a_queries.jsonl"), queries).expect("queries");
+    std::fs::write(pool.join("b_passages.jsonl"), "{\"text\": \"I am a cat.\"}\n").expect("passages");
     let scenario = dir.path().join("pool.rhai");
     std::fs::write(
         &scenario,
         r#"run(#{ name: "pool", endpoint: endpoint(#{ url: "mock", mock: #{ ttft: ms(1), itl: ms(1) } }),
-                  dataset: file(#{ path: "pool", format: "random_pool", seed: 4 }),
-                  phases: [ concurrency(#{ users: 1, requests: 20 }) ] });"#,
+                  dataset: file(#{ path: "pool", format: "random_pool", entries: 12, seed: 4 }),
+                  phases: [ concurrency(#{ users: 1, requests: 12 }) ] });"#,
     )
     .expect("write scenario");
     let output = aiperf_command(dir.path()).arg("run").arg(&scenario).output().expect("run aiperf");
     let run = ScenarioRun { dir, output };
     assert_eq!(run.code(), Some(0), "stderr: {}", run.stderr());
     let osl: BTreeSet<u64> = run.records("pool").iter().map(|r| metric(r, "output_sequence_length")).collect();
-    assert_eq!(osl, BTreeSet::from([3, 7]), "both files' entries were drawn");
+    assert_eq!(osl, BTreeSet::from([3, 7]), "both queries were drawn");
+    let inputs = read_json(&run.artifacts("pool").join("inputs.json"));
+    let sessions = inputs["data"].as_array().expect("inputs.json data");
+    assert_eq!(sessions.len(), 12, "`entries` draws");
+    for session in sessions {
+        let prompt = session["payloads"][0]["messages"][0]["content"].as_str().expect("a prompt");
+        assert!(["Who are you? I am a cat.", "Why? I am a cat."].contains(&prompt), "{prompt}");
+    }
 }

@@ -14,7 +14,7 @@ use crate::plan::{FileDataset, FileFormat};
 pub fn load(spec: &FileDataset, tokenizer: &Tokenizer) -> Result<Vec<DatasetEntry>> {
     let path = Path::new(&spec.path);
     let entries = match spec.format {
-        FileFormat::RandomPool => random_pool::parse(path, tokenizer)?,
+        FileFormat::RandomPool => return random_pool::parse(path, tokenizer, spec.draws, spec.random_seed),
         FileFormat::SingleTurn => single_turn::parse(path, &fields::read(path)?, tokenizer)?,
         FileFormat::MultiTurn => multi_turn::parse(path, &fields::read(path)?, tokenizer)?,
         FileFormat::Mooncake => {
@@ -58,6 +58,7 @@ mod tests {
             at_end: AtEnd::Wrap,
             random_seed: 5,
             block_size: 512,
+            draws: None,
         }
     }
 

@@ -1,17 +1,36 @@
-//! Random pool: single-turn JSONL entries from one file, or from every `.jsonl` file of a
-//! folder (in name order), pooled; requests draw from the pool at random with replacement.
+//! Random pool (AIPerf's `random_pool`): single-turn JSONL entries drawn at random with
+//! replacement. A file is one pool; a folder makes each of its `.jsonl` files a pool (in name
+//! order), and each prompt joins one draw from every pool (e.g. a query and a passage).
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 
 use super::{DatasetEntry, fields, single_turn, tokenizer::Tokenizer};
+use crate::rng::SeededRng;
 
-/// Every entry of the file, or of each `.jsonl` file of the folder, at `path`.
-pub fn parse(path: &Path, tokenizer: &Tokenizer) -> Result<Vec<DatasetEntry>> {
-    let mut entries = Vec::new();
+/// `draws` prompts (by default as many as the largest pool has entries) from the pools at `path`.
+pub fn parse(path: &Path, tokenizer: &Tokenizer, draws: Option<usize>, seed: u64) -> Result<Vec<DatasetEntry>> {
+    let mut pools = Vec::new();
     for file in pool_files(path)? {
-        entries.extend(single_turn::parse(&file, &fields::read(&file)?, tokenizer)?);
+        let pool = single_turn::parse(&file, &fields::read(&file)?, tokenizer)?;
+        if pool.is_empty() {
+            bail!("dataset file {} has no entries", file.display());
+        }
+        pools.push(pool);
+    }
+    let draws = draws.unwrap_or_else(|| pools.iter().map(Vec::len).max().unwrap_or(0));
+    let mut rng = SeededRng::new(seed);
+    let mut entries = Vec::with_capacity(draws);
+    for _ in 0..draws {
+        let drawn: Vec<&DatasetEntry> = pools.iter().map(|pool| &pool[rng.below(pool.len() as u64) as usize]).collect();
+        entries.push(match drawn.as_slice() {
+            [one] => (*one).clone(),
+            several => {
+                let prompt = several.iter().map(|entry| entry.prompt.as_str()).collect::<Vec<_>>().join(" ");
+                DatasetEntry::counted(tokenizer, prompt, several.iter().find_map(|entry| entry.max_tokens))
+            }
+        });
     }
     Ok(entries)
 }
@@ -40,28 +59,61 @@ fn pool_files(path: &Path) -> Result<Vec<PathBuf>> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_folder_pools_the_entries_of_its_jsonl_files_in_name_order() {
-        let tokenizer = Tokenizer::shared_builtin().unwrap();
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("b.jsonl"), "{\"text\": \"from b\"}\n").unwrap();
-        std::fs::write(dir.path().join("a.jsonl"), "{\"text\": \"from a\", \"output_length\": 3}\n").unwrap();
-        std::fs::write(dir.path().join("notes.txt"), "not a dataset").unwrap();
-        let entries = parse(dir.path(), &tokenizer).unwrap();
-        let pooled: Vec<(&str, Option<u64>)> = entries.iter().map(|e| (e.prompt.as_str(), e.max_tokens)).collect();
-        assert_eq!(pooled, [("from a", Some(3)), ("from b", None)]);
-        let single = parse(&dir.path().join("b.jsonl"), &tokenizer).unwrap();
-        assert_eq!(single.len(), 1);
+    fn prompts(entries: &[DatasetEntry]) -> Vec<&str> {
+        entries.iter().map(|e| e.prompt.as_str()).collect()
     }
 
     #[test]
-    fn an_empty_folder_or_a_bad_line_is_named() {
+    fn a_file_is_one_pool_drawn_with_replacement() {
         let tokenizer = Tokenizer::shared_builtin().unwrap();
         let dir = tempfile::tempdir().unwrap();
-        let err = parse(dir.path(), &tokenizer).unwrap_err().to_string();
+        let path = dir.path().join("pool.jsonl");
+        let lines: String = (0..10).map(|i| format!("{{\"text\": \"entry {i}\", \"output_length\": {i}}}\n")).collect();
+        std::fs::write(&path, lines).unwrap();
+        let drawn = parse(&path, &tokenizer, Some(40), 3).unwrap();
+        assert_eq!(drawn.len(), 40);
+        assert_eq!(prompts(&drawn), prompts(&parse(&path, &tokenizer, Some(40), 3).unwrap()), "seeded");
+        assert_ne!(prompts(&drawn), prompts(&parse(&path, &tokenizer, Some(40), 4).unwrap()));
+        for entry in &drawn {
+            assert_eq!(entry.prompt, format!("entry {}", entry.max_tokens.unwrap_or(99)), "lines stay whole");
+        }
+        assert_eq!(parse(&path, &tokenizer, None, 3).unwrap().len(), 10, "as many draws as entries");
+    }
+
+    #[test]
+    fn a_folder_joins_one_draw_from_each_of_its_jsonl_files() {
+        let tokenizer = Tokenizer::shared_builtin().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("b_passages.jsonl"),
+            "{\"text\": \"I am a cat.\"}\n{\"text\": \"I am a dog.\"}\n",
+        )
+        .unwrap();
+        std::fs::write(dir.path().join("a_queries.jsonl"), "{\"text\": \"Who are you?\", \"output_length\": 5}\n")
+            .unwrap();
+        std::fs::write(dir.path().join("notes.txt"), "not a dataset").unwrap();
+        let drawn = parse(dir.path(), &tokenizer, Some(20), 1).unwrap();
+        assert_eq!(drawn.len(), 20);
+        for entry in &drawn {
+            assert!(["Who are you? I am a cat.", "Who are you? I am a dog."].contains(&entry.prompt.as_str()));
+            assert_eq!(entry.max_tokens, Some(5));
+            assert_eq!(entry.input_tokens as usize, tokenizer.count(&entry.prompt));
+        }
+        assert_eq!(parse(dir.path(), &tokenizer, None, 1).unwrap().len(), 2, "the largest pool's size");
+    }
+
+    #[test]
+    fn an_empty_folder_an_empty_pool_or_a_bad_line_is_named() {
+        let tokenizer = Tokenizer::shared_builtin().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let err = parse(dir.path(), &tokenizer, None, 0).unwrap_err().to_string();
         assert_eq!(err, format!("dataset folder {} has no .jsonl files", dir.path().display()));
-        std::fs::write(dir.path().join("pool.jsonl"), "{\"text\": \"ok\"}\n{\"txt\": \"typo\"}\n").unwrap();
-        let err = parse(dir.path(), &tokenizer).unwrap_err().to_string();
-        assert!(err.ends_with("pool.jsonl:2: missing \"text\""), "{err}");
+        let empty = dir.path().join("empty.jsonl");
+        std::fs::write(&empty, "\n").unwrap();
+        let err = parse(dir.path(), &tokenizer, None, 0).unwrap_err().to_string();
+        assert_eq!(err, format!("dataset file {} has no entries", empty.display()));
+        std::fs::write(&empty, "{\"text\": \"ok\"}\n{\"txt\": \"typo\"}\n").unwrap();
+        let err = parse(dir.path(), &tokenizer, None, 0).unwrap_err().to_string();
+        assert!(err.ends_with("empty.jsonl:2: missing \"text\""), "{err}");
     }
 }

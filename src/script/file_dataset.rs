@@ -1,4 +1,4 @@
-//! `file(#{ path, format, sampling, at_end, seed, block_size })`: a dataset read from a file
+//! `file(#{ path, format, sampling, at_end, seed, block_size, entries })`: a dataset read from a file
 //! (or a folder, for `random_pool`; relative to the working directory) when the run starts;
 //! `run(#{ dataset: .. })` takes it.
 
@@ -10,7 +10,7 @@ use crate::plan::{AtEnd, Dataset, FileDataset, FileFormat, Sampling};
 /// Tokens per mooncake hash-id block unless `block_size` says otherwise (Mooncake's own).
 const DEFAULT_BLOCK_SIZE: u64 = 512;
 
-const FILE_KEYS: &[&str] = &["path", "format", "sampling", "at_end", "seed", "block_size"];
+const FILE_KEYS: &[&str] = &["path", "format", "sampling", "at_end", "seed", "block_size", "entries"];
 
 pub fn register(engine: &mut Engine) {
     engine.register_fn("file", file);
@@ -50,7 +50,16 @@ fn file(map: Map) -> ScriptResult<Dataset> {
     if r.has("block_size") && format != FileFormat::Mooncake {
         return script_error("file: `block_size` applies to format \"mooncake\" only");
     }
-    Ok(Dataset::File(FileDataset { path, format, sampling, at_end, random_seed, block_size: block_size as usize }))
+    let draws = r.opt_u64("entries")?;
+    if draws.is_some() && format != FileFormat::RandomPool {
+        return script_error("file: `entries` applies to format \"random_pool\" only");
+    }
+    if draws == Some(0) {
+        return script_error("file: `entries` must be at least 1");
+    }
+    let block_size = block_size as usize;
+    let draws = draws.map(|draws| draws as usize);
+    Ok(Dataset::File(FileDataset { path, format, sampling, at_end, random_seed, block_size, draws }))
 }
 
 #[cfg(test)]
@@ -75,6 +84,7 @@ mod tests {
                 at_end: AtEnd::Wrap,
                 random_seed: 0,
                 block_size: 512,
+                draws: None,
             }
         );
         let full = file(map(&[
@@ -108,6 +118,9 @@ mod tests {
         assert!(err(&[("path", "a".into()), ("formt", "mooncake".into())]).contains("did you mean `format`"));
         let pool_in_order = [("path", "a".into()), ("format", "random_pool".into()), ("sampling", "sequential".into())];
         assert!(err(&pool_in_order).contains("\"random_pool\" always samples at random"));
+        assert!(err(&[("path", "a".into()), ("entries", Dynamic::from(5_i64))]).contains("\"random_pool\" only"));
+        let no_draws = [("path", "a".into()), ("format", "random_pool".into()), ("entries", Dynamic::from(0_i64))];
+        assert!(err(&no_draws).contains("`entries` must be at least 1"));
     }
 
     #[test]
@@ -116,6 +129,9 @@ mod tests {
         else {
             panic!("a file")
         };
-        assert_eq!((pool.format, pool.sampling), (FileFormat::RandomPool, Sampling::Random));
+        assert_eq!((pool.format, pool.sampling, pool.draws), (FileFormat::RandomPool, Sampling::Random, None));
+        let sized = map(&[("path", "p".into()), ("format", "random_pool".into()), ("entries", Dynamic::from(50_i64))]);
+        let Dataset::File(sized) = file(sized).unwrap() else { panic!("a file") };
+        assert_eq!(sized.draws, Some(50));
     }
 }
