@@ -110,7 +110,7 @@ pub async fn execute(plan: &Plan, options: &RunOptions) -> Result<RunResult> {
     let requests = prepare_requests(plan, &plan.endpoint, tokenizer.clone()).await?;
     export::inputs_json::write(
         &artifact_dir.join(export::inputs_json::FILE_NAME),
-        requests.iter().map(|request| request.body.as_ref()),
+        load::conversations(&requests).map(|turns| turns.iter().map(|request| request.body.as_ref())),
     )?;
     let entry_limit = plan.dataset.stops_at_end().then_some(requests.len() as u64);
     let mock = if plan.endpoint.is_mock() {

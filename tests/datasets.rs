@@ -227,6 +227,14 @@ fn a_users_phase_replays_multi_turn_file_sessions_with_history_and_delays() {
         "#,
     );
     assert_eq!(run.code(), Some(0), "stderr: {}", run.stderr());
+    let inputs = read_json(&run.artifacts("replay").join("inputs.json"));
+    let turns_per_session: Vec<usize> = inputs["data"]
+        .as_array()
+        .expect("data")
+        .iter()
+        .filter_map(|s| s["payloads"].as_array().map(Vec::len))
+        .collect();
+    assert_eq!(turns_per_session, [3, 3], "inputs.json holds each session's turns together");
     let sessions = raw_sessions(&run, "replay");
     assert_eq!(sessions.len(), 2, "{:?}", sessions.keys());
     for turns in sessions.values() {

@@ -62,6 +62,12 @@ impl PreparedRequest {
     }
 }
 
+/// The requests grouped into conversations: a multi-turn file's sessions, every other
+/// request a conversation of its own.
+pub fn conversations(requests: &[PreparedRequest]) -> impl Iterator<Item = &[PreparedRequest]> {
+    requests.chunk_by(|_, next| next.turn.is_some_and(|turn| turn.index > 0))
+}
+
 /// Everything a phase needs to send requests.
 pub struct LoadContext {
     pub client: HttpClient,

@@ -12,7 +12,10 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinSet;
 
 use super::history::Conversation;
-use super::{Limits, LoadContext, Outgoing, PhaseDeadlines, PhaseRun, PreparedRequest, SendWindow, request_ids, send};
+use super::{
+    Limits, LoadContext, Outgoing, PhaseDeadlines, PhaseRun, PreparedRequest, SendWindow, conversations, request_ids,
+    send,
+};
 use crate::plan::Dist;
 use crate::record::SessionTurn;
 use crate::rng::SeededRng;
@@ -148,15 +151,16 @@ async fn run_session(shared: Arc<Shared>, _user: OwnedSemaphorePermit, session: 
 /// The sessions of a multi-turn file dataset, each the range of its turns' requests; none
 /// for any other dataset.
 fn file_sessions(requests: &[PreparedRequest]) -> Vec<Range<usize>> {
-    let mut sessions: Vec<Range<usize>> = Vec::new();
-    for (index, request) in requests.iter().enumerate() {
-        match (request.turn, sessions.last_mut()) {
-            (None, _) => return Vec::new(),
-            (Some(turn), Some(session)) if turn.index > 0 => session.end = index + 1,
-            (Some(_), _) => sessions.push(index..index + 1),
-        }
+    if requests.iter().any(|request| request.turn.is_none()) {
+        return Vec::new();
     }
-    sessions
+    let mut start = 0;
+    conversations(requests)
+        .map(|session| {
+            start += session.len();
+            start - session.len()..start
+        })
+        .collect()
 }
 
 #[cfg(test)]
