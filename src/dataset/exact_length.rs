@@ -61,7 +61,7 @@ pub fn text_of_length(
                 closest = Some(candidate);
             }
             // Move the cut by what the count missed, by one token at least.
-            take = if overshot { take.saturating_sub(miss).max(1) } else { (take + miss).min(ids.len()) };
+            take = if overshot { take.saturating_sub(miss).max(1) } else { take + miss }.min(ids.len());
         }
     }
     closest.unwrap_or(CountedText { text: String::new(), tokens: 0 })
@@ -130,5 +130,16 @@ mod tests {
             assert_eq!(tokenizer.count(&cut.text) as u64, target);
         }
         assert_eq!(text_of_length(&tokenizer, Some(&head), corpus, 0, 20), head, "a head longer than the target");
+    }
+
+    #[test]
+    fn a_target_no_cut_can_reach_gives_the_closest_text() {
+        let tokenizer = Tokenizer::shared_builtin().unwrap();
+        let empty = text_of_length(&tokenizer, None, "", 0, 5);
+        assert_eq!(empty, CountedText { text: String::new(), tokens: 0 });
+        let head = CountedText::of(&tokenizer, "Hello".to_string());
+        let closest = text_of_length(&tokenizer, Some(&head), "", 0, 5);
+        assert_eq!(closest.tokens as usize, tokenizer.count(&closest.text));
+        assert!(closest.text.starts_with("Hello"), "{closest:?}");
     }
 }
