@@ -325,3 +325,27 @@ fn a_random_pool_folder_joins_one_draw_from_each_file_per_prompt() {
         assert!(["Who are you? I am a cat.", "Why? I am a cat."].contains(&prompt), "{prompt}");
     }
 }
+
+#[test]
+fn the_conversations_scenario_replays_every_turn_of_its_sample_file() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let output = aiperf_command(dir.path())
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .arg("run")
+        .arg("scenarios/conversations.rhai")
+        .env_remove("AIPERF_URL")
+        .env_remove("AIPERF_CONVERSATIONS")
+        .output()
+        .expect("run aiperf");
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    let sample =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/traces/conversations.jsonl"))
+            .expect("sample conversations");
+    let turns: usize = sample
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok()?["turns"].as_array().map(Vec::len))
+        .sum();
+    let summary = read_json(&dir.path().join("artifacts/conversations/profile_export_aiperf.json"));
+    assert_eq!(stat(&summary, "request_count", "avg"), turns as f64, "every turn once");
+    assert!(String::from_utf8_lossy(&output.stdout).contains(&format!("{turns} turns")));
+}
