@@ -164,32 +164,31 @@ fn a_broken_dataset_file_stops_the_run_before_it_starts() {
     assert!(missing.stderr().contains("cannot read dataset file nope.jsonl"), "{}", missing.stderr());
 }
 
+/// Run a scenario of `scenarios/` from the repository root against the mock, its artifacts
+/// in a temp folder, with `env` set and `unset` removed.
+fn run_repo_scenario(scenario: &str, env: &[(&str, &str)], unset: &[&str]) -> ScenarioRun {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut command = aiperf_command(dir.path());
+    command.current_dir(env!("CARGO_MANIFEST_DIR")).arg("run").arg(format!("scenarios/{scenario}.rhai"));
+    command.envs(env.iter().copied()).env_remove("AIPERF_URL");
+    for name in unset {
+        command.env_remove(name);
+    }
+    let output = command.output().expect("run aiperf");
+    ScenarioRun { dir, output }
+}
+
 #[test]
 fn the_mooncake_scenario_replays_the_sample_trace() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let output = aiperf_command(dir.path())
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .arg("run")
-        .arg("scenarios/mooncake.rhai")
-        .env("AIPERF_SPEEDUP", "8")
-        .env_remove("AIPERF_URL")
-        .env_remove("AIPERF_TRACE")
-        .output()
-        .expect("run aiperf");
-    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
-    let artifacts = dir.path().join("artifacts").join("mooncake");
-    let summary = read_json(&artifacts.join("profile_export_aiperf.json"));
-    assert_eq!(stat(&summary, "request_count", "avg"), 40.0, "one request per trace line");
+    let run = run_repo_scenario("mooncake", &[("AIPERF_SPEEDUP", "8")], &["AIPERF_TRACE"]);
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    assert_eq!(stat(&run.summary("mooncake"), "request_count", "avg"), 40.0, "one request per trace line");
     let trace =
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/traces/sample_trace.jsonl"))
             .expect("sample trace");
     let mut wanted: Vec<u64> =
         trace.lines().filter_map(|line| serde_json::from_str::<Value>(line).ok()?["output_length"].as_u64()).collect();
-    let text = std::fs::read_to_string(artifacts.join("profile_export.jsonl")).expect("records");
-    let mut osl: Vec<u64> = text
-        .lines()
-        .map(|line| metric(&serde_json::from_str(line).expect("a JSON line"), "output_sequence_length"))
-        .collect();
+    let mut osl: Vec<u64> = run.records("mooncake").iter().map(|r| metric(r, "output_sequence_length")).collect();
     wanted.sort();
     osl.sort();
     assert_eq!(osl, wanted, "every line's output_length was asked for and produced");
@@ -328,16 +327,8 @@ fn a_random_pool_folder_joins_one_draw_from_each_file_per_prompt() {
 
 #[test]
 fn the_conversations_scenario_replays_every_turn_of_its_sample_file() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let output = aiperf_command(dir.path())
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .arg("run")
-        .arg("scenarios/conversations.rhai")
-        .env_remove("AIPERF_URL")
-        .env_remove("AIPERF_CONVERSATIONS")
-        .output()
-        .expect("run aiperf");
-    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    let run = run_repo_scenario("conversations", &[], &["AIPERF_CONVERSATIONS"]);
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
     let sample =
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/traces/conversations.jsonl"))
             .expect("sample conversations");
@@ -345,7 +336,7 @@ fn the_conversations_scenario_replays_every_turn_of_its_sample_file() {
         .lines()
         .filter_map(|line| serde_json::from_str::<Value>(line).ok()?["turns"].as_array().map(Vec::len))
         .sum();
-    let summary = read_json(&dir.path().join("artifacts/conversations/profile_export_aiperf.json"));
+    let summary = run.summary("conversations");
     assert_eq!(stat(&summary, "request_count", "avg"), turns as f64, "every turn once");
-    assert!(String::from_utf8_lossy(&output.stdout).contains(&format!("{turns} turns")));
+    assert!(run.stdout().contains(&format!("{turns} turns")), "{}", run.stdout());
 }
