@@ -26,23 +26,14 @@ pub fn load(spec: &FileDataset, tokenizer: &Tokenizer) -> Result<Vec<DatasetEntr
         bail!("dataset file {} has no entries", path.display());
     }
     if spec.format == FileFormat::MultiTurn {
-        let sessions = sampling::arrange(sessions_of(entries), spec.sampling, spec.random_seed);
+        let sessions: Vec<Vec<DatasetEntry>> = entries
+            .chunk_by(|_, next| next.turn.is_some_and(|turn| turn.index > 0))
+            .map(<[DatasetEntry]>::to_vec)
+            .collect();
+        let sessions = sampling::arrange(sessions, spec.sampling, spec.random_seed);
         return Ok(sessions.into_iter().flatten().collect());
     }
     Ok(sampling::arrange(entries, spec.sampling, spec.random_seed))
-}
-
-/// Entries grouped into their sessions: each first turn starts a new one.
-fn sessions_of(entries: Vec<DatasetEntry>) -> Vec<Vec<DatasetEntry>> {
-    let mut sessions: Vec<Vec<DatasetEntry>> = Vec::new();
-    for entry in entries {
-        let starts_session = entry.turn.is_none_or(|turn| turn.index == 0);
-        match sessions.last_mut() {
-            Some(session) if !starts_session => session.push(entry),
-            _ => sessions.push(vec![entry]),
-        }
-    }
-    sessions
 }
 
 #[cfg(test)]

@@ -21,8 +21,7 @@ use bytes::Bytes;
 use tokio::sync::Semaphore;
 
 use crate::cancel::CancelSignal;
-use crate::client;
-use crate::client::HttpClient;
+use crate::client::{self, HttpClient};
 use crate::clock::RunClock;
 use crate::dataset::{DatasetEntry, FileTurn, SystemPrompt};
 use crate::plan::{Endpoint, LoadMode, Phase, RampedQuantity};
