@@ -104,6 +104,9 @@ async fn run_session(shared: Arc<Shared>, _user: OwnedSemaphorePermit, session: 
         Some(range) => range.len() as u32,
         None => rng.normal(shape.turns.mean, shape.turns.stddev).round().max(1.0) as u32,
     };
+    // A replayed session claims its turns' request indexes as it starts, so a request limit
+    // (a file that stops at its end) lets every session started before it finish whole.
+    let first_index = replayed.map(|_| shared.issued.fetch_add(u64::from(turns), Ordering::Relaxed));
     let mut ids = request_ids(ctx, run, session + 1);
     let mut conversation = Conversation::default();
     let mut scheduled_ns = first_scheduled_ns;
@@ -111,7 +114,10 @@ async fn run_session(shared: Arc<Shared>, _user: OwnedSemaphorePermit, session: 
         if ctx.cancel.is_cancelled() || deadlines.sending_over() {
             return;
         }
-        let request_index = shared.issued.fetch_add(1, Ordering::Relaxed);
+        let request_index = match first_index {
+            Some(first) => first + u64::from(turn),
+            None => shared.issued.fetch_add(1, Ordering::Relaxed),
+        };
         if run.phase.requests.is_some_and(|limit| request_index >= limit) {
             return;
         }
