@@ -16,7 +16,7 @@ use crate::dataset::{self, tokenizer::Tokenizer};
 use crate::load::{self, LoadContext, PhaseCounters, PhaseRun, PreparedRequest};
 use crate::metrics::{MetricsContext, RecordProcessor};
 use crate::mock::MockServer;
-use crate::plan::{Dataset, ExportLevel, Phase, Plan, TokenizerSpec};
+use crate::plan::{Dataset, EndpointKind, ExportLevel, Phase, Plan, SyntheticDataset, TokenizerSpec};
 use crate::result::RunResult;
 use crate::rng::SeededRng;
 use crate::ui::progress::PhaseProgress;
@@ -94,6 +94,11 @@ pub fn validate(plan: &Plan) -> Result<()> {
     if plan.request_timeout_s.is_nan() || plan.request_timeout_s <= 0.0 {
         bail!("request_timeout must be positive");
     }
+    if let Dataset::Synthetic(SyntheticDataset { images: Some(_), .. }) = &plan.dataset
+        && plan.endpoint.kind != EndpointKind::Chat
+    {
+        bail!("synthetic `images` need a chat endpoint (kind: \"chat\")");
+    }
     Ok(())
 }
 
@@ -108,6 +113,7 @@ pub async fn execute(plan: &Plan, options: &RunOptions) -> Result<RunResult> {
     let tokenizer = load_tokenizer(&plan.tokenizer).await?;
     // The dataset is built (and a bad dataset file reported) before anything starts.
     let requests = prepare_requests(plan, &plan.endpoint, tokenizer.clone()).await?;
+    let (requests, images_per_request) = attach_images(plan, requests).await?;
     export::inputs_json::write(
         &artifact_dir.join(export::inputs_json::FILE_NAME),
         load::conversations(&requests).map(|turns| turns.iter().map(|request| request.body.as_ref())),
@@ -134,7 +140,13 @@ pub async fn execute(plan: &Plan, options: &RunOptions) -> Result<RunResult> {
         .keep_raw(plan.export.level == ExportLevel::Raw);
 
     let (sink, records) = std::sync::mpsc::channel();
-    let metrics_context = MetricsContext { streaming: endpoint.streaming, tokenizer: tokenizer.clone(), clock };
+    let metrics_context = MetricsContext {
+        streaming: endpoint.streaming,
+        tokenizer: tokenizer.clone(),
+        clock,
+        use_server_token_count: plan.use_server_token_count,
+        images_per_request,
+    };
     let names = export::ArtifactNames::new(plan.export.prefix.as_deref());
     let records_path = plan.export.level.writes_records().then(|| artifact_dir.join(names.records()));
     let raw_path = (plan.export.level == ExportLevel::Raw).then(|| artifact_dir.join(names.raw()));
@@ -241,6 +253,7 @@ pub async fn execute(plan: &Plan, options: &RunOptions) -> Result<RunResult> {
     }
     console.push_str(&ui::self_check::render(&result));
     console.push_str(&ui::thresholds::render(&result));
+    console.push_str(&ui::token_warnings::render(&result));
     let console_path = artifact_dir.join(names.console());
     std::fs::write(&console_path, &console).with_context(|| format!("cannot write {}", console_path.display()))?;
     Ok(result)
@@ -270,6 +283,15 @@ async fn prepare_requests(
     })
     .await
     .context("dataset generation was interrupted")?
+}
+
+/// Adds the dataset's synthetic images to the request bodies, off the runtime; returns the
+/// requests and the images each carries.
+async fn attach_images(plan: &Plan, requests: Vec<PreparedRequest>) -> Result<(Vec<PreparedRequest>, u64)> {
+    let dataset = plan.dataset.clone();
+    tokio::task::spawn_blocking(move || dataset::images::attach(&dataset, requests))
+        .await
+        .context("image generation was interrupted")?
 }
 
 /// `phase` sending at most `limit` requests (a dataset that stops at its end).

@@ -6,6 +6,8 @@ pub mod corpus;
 mod exact_length;
 mod fields;
 mod file;
+mod image_png;
+pub mod images;
 mod mooncake;
 mod multi_turn;
 mod random_pool;
@@ -14,6 +16,7 @@ mod sharegpt;
 mod single_turn;
 pub mod synthetic;
 pub mod tokenizer;
+pub mod tokenizer_hub;
 
 use std::sync::Arc;
 

@@ -130,6 +130,7 @@ mod tests {
             osl: Dist { mean: 50.0, stddev: 0.0 },
             random_seed: seed,
             entries: 20,
+            images: None,
             options: SyntheticOptions::default(),
         }
     }

@@ -13,6 +13,7 @@ pub mod registry;
 pub mod stats;
 #[cfg(test)]
 pub(crate) mod test_support;
+pub mod token_checks;
 
 use std::sync::Arc;
 
@@ -26,4 +27,8 @@ pub struct MetricsContext {
     pub streaming: bool,
     pub tokenizer: Arc<Tokenizer>,
     pub clock: RunClock,
+    /// Token counts come from each response's `usage`; the tokenizer counts only what it lacks.
+    pub use_server_token_count: bool,
+    /// Images sent with each request (vision chat); 0 when none.
+    pub images_per_request: u64,
 }

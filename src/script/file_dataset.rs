@@ -1,5 +1,5 @@
-//! `file(#{ path, format, sampling, at_end, seed, block_size, entries })`: a dataset read from a file
-//! (or a folder, for `random_pool`; relative to the working directory) when the run starts;
+//! `file(#{ path, format, sampling, at_end, seed, block_size, entries })`: a dataset read from a
+//! file (or a folder, for `random_pool`; relative to the scenario file) when the run starts;
 //! `run(#{ dataset: .. })` takes it.
 
 use rhai::{Engine, Map};

@@ -9,6 +9,7 @@ use rhai::{Engine, Map};
 use super::dry_run::{ScriptMode, placeholder_result};
 use super::keys::{MapReader, ScriptResult, script_error};
 use super::results::RunResults;
+use crate::dataset::tokenizer_hub;
 use crate::engine::{self, RunOptions};
 use crate::plan::{Dataset, Dist, Endpoint, ExportLevel, ExportSettings, Phase, Plan, SyntheticDataset, TokenizerSpec};
 use crate::{export, ui};
@@ -22,6 +23,8 @@ pub struct RunHost {
     pub options: RunOptions,
     /// Used to name runs that do not name themselves.
     pub scenario_stem: String,
+    /// The scenario file's folder: the files a plan names are relative to it.
+    pub scenario_dir: std::path::PathBuf,
     pub runs_started: AtomicUsize,
     /// A run's threshold failed: the scenario ends with exit code THRESHOLDS_FAILED.
     pub thresholds_failed: AtomicBool,
@@ -51,6 +54,7 @@ const RUN_KEYS: &[&str] = &[
     "slos",
     "thresholds",
     "abort_on_fail",
+    "use_server_token_count",
 ];
 
 /// Build the plan of a `run(#{..})` map.
@@ -66,6 +70,7 @@ pub fn plan_of(map: Map, default_name: String) -> ScriptResult<Plan> {
             osl: Dist { mean: 150.0, stddev: 0.0 },
             random_seed: 0,
             entries: 100,
+            images: None,
             options: Default::default(),
         })
     });
@@ -83,10 +88,7 @@ pub fn plan_of(map: Map, default_name: String) -> ScriptResult<Plan> {
             }
         }
     }
-    let tokenizer = match r.opt_string("tokenizer")?.as_deref() {
-        None | Some("builtin") => TokenizerSpec::Builtin,
-        Some(path) => TokenizerSpec::File { path: path.to_string() },
-    };
+    let tokenizer = r.opt_string("tokenizer")?.map_or(TokenizerSpec::Builtin, |value| tokenizer_hub::spec_of(&value));
     let request_timeout_s = r.opt_f64("request_timeout")?.unwrap_or(DEFAULT_REQUEST_TIMEOUT_S);
     let level = r.choice(
         "export_level",
@@ -128,6 +130,7 @@ pub fn plan_of(map: Map, default_name: String) -> ScriptResult<Plan> {
         slos,
         thresholds,
         abort_on_fail,
+        use_server_token_count: r.opt_bool("use_server_token_count")?.unwrap_or(false),
     };
     if let Err(e) = engine::validate(&plan) {
         return script_error(format!("run: {e}"));
@@ -139,7 +142,7 @@ fn run(host: &RunHost, map: Map) -> ScriptResult<RunResults> {
     let number = host.runs_started.fetch_add(1, Ordering::SeqCst) + 1;
     let default_name =
         if number == 1 { host.scenario_stem.clone() } else { format!("{}_{number}", host.scenario_stem) };
-    let plan = plan_of(map, default_name)?;
+    let plan = super::paths::anchor_plan(plan_of(map, default_name)?, &host.scenario_dir);
     if host.mode != ScriptMode::Execute {
         if host.mode == ScriptMode::DryRun {
             match serde_json::to_string_pretty(&plan) {
@@ -152,7 +155,7 @@ fn run(host: &RunHost, map: Map) -> ScriptResult<RunResults> {
     if host.options.cancel.is_cancelled() {
         return script_error("interrupted (Ctrl-C) before this run started");
     }
-    eprintln!("run {}: {} phases against {}", plan.name, plan.phases.len(), plan.endpoint.url);
+    eprint!("{}", ui::plan_summary::render(&plan, &engine::artifact_dir_of(&host.options.artifact_root, &plan.name)));
     let result = match host.runtime.block_on(engine::execute(&plan, &host.options)) {
         Ok(result) => Arc::new(result),
         Err(e) => return script_error(format!("run `{}` failed: {e:#}", plan.name)),
@@ -163,6 +166,7 @@ fn run(host: &RunHost, map: Map) -> ScriptResult<RunResults> {
     }
     ui::stdout::print(&ui::self_check::render(&result));
     ui::stdout::print(&ui::thresholds::render(&result));
+    ui::stdout::print(&ui::token_warnings::render(&result));
     for error in &result.error_summary {
         let code = error.error_details.code.map(|c| format!(" {c}")).unwrap_or_default();
         ui::stdout::print_line(&format!(

@@ -11,9 +11,9 @@ pub fn register(engine: &mut Engine) {
 }
 
 const SYNTHETIC_KEYS: &[&str] =
-    &["isl", "osl", "seed", "entries", "mix", "block_size", "system_prompt", "prefix_pool", "cache_bust"];
+    &["isl", "osl", "seed", "entries", "images", "mix", "block_size", "system_prompt", "prefix_pool", "cache_bust"];
 
-/// `synthetic(#{ isl: normal(550, 50), osl: fixed(256), seed: 42, entries: 100, mix: [..],
+/// `synthetic(#{ isl: normal(550, 50), osl: fixed(256), seed: 42, entries: 100, images: #{..}, mix: [..],
 /// block_size: 64, system_prompt: 200, prefix_pool: #{ prefixes: 8, length: 512 }, cache_bust: true })`
 fn synthetic(map: Map) -> ScriptResult<Dataset> {
     let mut r = MapReader::new("synthetic", map, SYNTHETIC_KEYS)?;
@@ -25,6 +25,7 @@ fn synthetic(map: Map) -> ScriptResult<Dataset> {
     let osl = length_dist(&mut r, "osl", 150.0)?;
     let random_seed = r.opt_u64("seed")?.unwrap_or(0);
     let entries = r.opt_u64("entries")?.unwrap_or(100).max(1) as usize;
+    let images = r.opt_map("images")?.map(super::images::image_settings).transpose()?;
     let block_size = r.opt_u64("block_size")?;
     if block_size == Some(0) {
         return script_error("synthetic: `block_size` must be at least 1 token");
@@ -41,7 +42,7 @@ fn synthetic(map: Map) -> ScriptResult<Dataset> {
         );
     }
     let options = SyntheticOptions { mix, block_size, system_prompt_tokens, prefix_pool, cache_bust };
-    Ok(Dataset::Synthetic(SyntheticDataset { isl, osl, random_seed, entries, options }))
+    Ok(Dataset::Synthetic(SyntheticDataset { isl, osl, random_seed, entries, images, options }))
 }
 
 const MIX_KEYS: &[&str] = &["isl", "osl", "weight"];
