@@ -33,6 +33,7 @@ fn plan(rate_rps: f64, seconds: f64) -> Plan {
             random_seed: 1,
             entries: 64,
             images: None,
+            options: Default::default(),
         }),
         phases: vec![Phase {
             name: "rate".to_string(),

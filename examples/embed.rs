@@ -33,6 +33,7 @@ async fn main() -> anyhow::Result<()> {
             random_seed: 7,
             entries: 50,
             images: None,
+            options: Default::default(),
         }),
         phases: vec![Phase {
             name: "profiling".to_string(),

@@ -7,10 +7,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
-use bytes::Bytes;
 
 use crate::cancel::CancelSignal;
-use crate::client::{self, HttpClient};
+use crate::client::HttpClient;
 use crate::clock::RunClock;
 use crate::collectors::{self, RunCollectors};
 use crate::dataset::{self, tokenizer::Tokenizer};
@@ -117,7 +116,7 @@ pub async fn execute(plan: &Plan, options: &RunOptions) -> Result<RunResult> {
     let (requests, images_per_request) = attach_images(plan, requests).await?;
     export::inputs_json::write(
         &artifact_dir.join(export::inputs_json::FILE_NAME),
-        requests.iter().map(|request| request.body.as_ref()),
+        load::conversations(&requests).map(|turns| turns.iter().map(|request| request.body.as_ref())),
     )?;
     let entry_limit = plan.dataset.stops_at_end().then_some(requests.len() as u64);
     let mock = if plan.endpoint.is_mock() {
@@ -281,14 +280,7 @@ async fn prepare_requests(
     let endpoint = endpoint.clone();
     tokio::task::spawn_blocking(move || {
         let entries = dataset::build(&dataset, &tokenizer)?;
-        Ok(entries
-            .into_iter()
-            .map(|entry| PreparedRequest {
-                body: Bytes::from(client::request_body(&endpoint, &entry.prompt, entry.max_tokens)),
-                input_tokens: entry.input_tokens,
-                max_tokens: entry.max_tokens,
-            })
-            .collect())
+        Ok(entries.into_iter().map(|entry| PreparedRequest::of(&endpoint, entry)).collect())
     })
     .await
     .context("dataset generation was interrupted")?

@@ -318,6 +318,9 @@ pub struct FileDataset {
     pub random_seed: u64,
     /// Tokens per mooncake hash-id block.
     pub block_size: usize,
+    /// Random pool only: how many requests to draw (default: the largest pool's entries).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub draws: Option<usize>,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
@@ -331,6 +334,9 @@ pub enum FileFormat {
     Mooncake,
     /// A JSON array of `{conversations: [{from, value}]}`.
     Sharegpt,
+    /// Single-turn JSONL entries drawn at random with replacement: from one file, or one from
+    /// each file of a folder, merged into one prompt.
+    RandomPool,
 }
 
 /// The order in which requests take the file's entries.
@@ -367,6 +373,44 @@ pub struct SyntheticDataset {
     /// Synthetic images sent with each prompt (vision chat).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub images: Option<ImageSettings>,
+    /// Length mixture, block rounding, shared system prompt, prefix pool, cache bust.
+    #[serde(flatten, default)]
+    pub options: SyntheticOptions,
+}
+
+/// The optional shape of synthetic prompts (`synthetic(#{ mix, block_size, .. })`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct SyntheticOptions {
+    /// Weighted ISL/OSL pairs; when given, each prompt draws its pair from here instead of `isl`/`osl`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mix: Vec<LengthPair>,
+    /// Each ISL is rounded to the nearest multiple of this many tokens (at least one block).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block_size: Option<u64>,
+    /// Tokens of a system prompt shared by every request (sent before the prompt, not part of its ISL).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system_prompt_tokens: Option<u64>,
+    /// Every prompt starts with one of a few fixed prefixes (counted in its ISL).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefix_pool: Option<PrefixPool>,
+    /// Every prompt starts with a marker of its own, so no two prompts share a prefix.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cache_bust: bool,
+}
+
+/// One ISL/OSL pair of a length mixture and its relative weight.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+pub struct LengthPair {
+    pub isl: Dist,
+    pub osl: Dist,
+    pub weight: f64,
+}
+
+/// `prefixes` fixed texts of `length` tokens each; each prompt starts with a seeded pick of one.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+pub struct PrefixPool {
+    pub prefixes: usize,
+    pub length: u64,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]

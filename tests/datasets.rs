@@ -4,6 +4,7 @@
 
 mod common;
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use common::{ScenarioRun, aiperf_command, read_json, stat};
@@ -165,33 +166,179 @@ fn a_broken_dataset_file_stops_the_run_before_it_starts() {
     assert!(missing.stderr().contains(&expected), "{}", missing.stderr());
 }
 
+/// Run a scenario of `scenarios/` from the repository root against the mock, its artifacts
+/// in a temp folder, with `env` set and `unset` removed.
+fn run_repo_scenario(scenario: &str, env: &[(&str, &str)], unset: &[&str]) -> ScenarioRun {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut command = aiperf_command(dir.path());
+    command.current_dir(env!("CARGO_MANIFEST_DIR")).arg("run").arg(format!("scenarios/{scenario}.rhai"));
+    command.envs(env.iter().copied()).env_remove("AIPERF_URL");
+    for name in unset {
+        command.env_remove(name);
+    }
+    let output = command.output().expect("run aiperf");
+    ScenarioRun { dir, output }
+}
+
 #[test]
 fn the_mooncake_scenario_replays_the_sample_trace() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let output = aiperf_command(dir.path())
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .arg("run")
-        .arg("scenarios/mooncake.rhai")
-        .env("AIPERF_SPEEDUP", "8")
-        .env_remove("AIPERF_URL")
-        .env_remove("AIPERF_TRACE")
-        .output()
-        .expect("run aiperf");
-    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
-    let artifacts = dir.path().join("artifacts").join("mooncake");
-    let summary = read_json(&artifacts.join("profile_export_aiperf.json"));
-    assert_eq!(stat(&summary, "request_count", "avg"), 40.0, "one request per trace line");
+    let run = run_repo_scenario("mooncake", &[("AIPERF_SPEEDUP", "8")], &["AIPERF_TRACE"]);
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    assert_eq!(stat(&run.summary("mooncake"), "request_count", "avg"), 40.0, "one request per trace line");
     let trace =
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/traces/sample_trace.jsonl"))
             .expect("sample trace");
     let mut wanted: Vec<u64> =
         trace.lines().filter_map(|line| serde_json::from_str::<Value>(line).ok()?["output_length"].as_u64()).collect();
-    let text = std::fs::read_to_string(artifacts.join("profile_export.jsonl")).expect("records");
-    let mut osl: Vec<u64> = text
-        .lines()
-        .map(|line| metric(&serde_json::from_str(line).expect("a JSON line"), "output_sequence_length"))
-        .collect();
+    let mut osl: Vec<u64> = run.records("mooncake").iter().map(|r| metric(r, "output_sequence_length")).collect();
     wanted.sort();
     osl.sort();
     assert_eq!(osl, wanted, "every line's output_length was asked for and produced");
+}
+
+/// The raw export's lines of run `name`, grouped by session, each session's turns in order.
+fn raw_sessions(run: &ScenarioRun, name: &str) -> BTreeMap<String, Vec<Value>> {
+    let path = run.artifacts(name).join("profile_export_raw.jsonl");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut sessions: BTreeMap<String, Vec<Value>> = BTreeMap::new();
+    for line in text.lines() {
+        let line: Value = serde_json::from_str(line).expect("a JSON line");
+        let session = line["metadata"]["conversation_id"].as_str().unwrap_or_default().to_string();
+        sessions.entry(session).or_default().push(line);
+    }
+    for turns in sessions.values_mut() {
+        turns.sort_by_key(|line| line["metadata"]["turn_index"].as_u64());
+    }
+    sessions
+}
+
+#[test]
+fn a_users_phase_replays_multi_turn_file_sessions_with_history_and_delays() {
+    let run = run_with_fixtures(
+        "replay",
+        &["multi_turn_sessions.jsonl"],
+        r#"
+        run(#{
+            name: "replay",
+            endpoint: endpoint(#{ url: "mock", mock: #{ ttft: ms(1), itl: ms(1) } }),
+            dataset: file(#{ path: "multi_turn_sessions.jsonl", format: "multi_turn", at_end: "stop" }),
+            phases: [ users(#{ users: 2, rate: 100, requests: 6 }) ],
+            export_level: "raw",
+        });
+        "#,
+    );
+    assert_eq!(run.code(), Some(0), "stderr: {}", run.stderr());
+    let inputs = read_json(&run.artifacts("replay").join("inputs.json"));
+    let turns_per_session: Vec<usize> = inputs["data"]
+        .as_array()
+        .expect("data")
+        .iter()
+        .filter_map(|s| s["payloads"].as_array().map(Vec::len))
+        .collect();
+    assert_eq!(turns_per_session, [3, 3], "inputs.json holds each session's turns together");
+    let sessions = raw_sessions(&run, "replay");
+    assert_eq!(sessions.len(), 2, "{:?}", sessions.keys());
+    for turns in sessions.values() {
+        assert_eq!(turns.len(), 3);
+        let messages = |turn: &Value| turn["payload"]["messages"].as_array().cloned().expect("chat messages");
+        let last = messages(&turns[2]);
+        let said: Vec<&str> =
+            last.iter().filter(|m| m["role"] == "user").filter_map(|m| m["content"].as_str()).collect();
+        let name = said[0].split(' ').next().unwrap_or_default();
+        assert_eq!(said, [format!("{name} one."), format!("{name} two."), format!("{name} three.")]);
+        for (index, turn) in turns.iter().enumerate() {
+            let sent = messages(turn);
+            assert_eq!(sent.len(), 2 * index + 1, "turn {index} carries every earlier exchange");
+            assert_eq!(sent[..], last[..sent.len()], "the history is the same conversation");
+            assert!(sent.iter().filter(|m| m["role"] == "assistant").all(|m| m["content"].as_str() != Some("")));
+        }
+        // alpha waits 300 ms then 100 ms between answer and next turn; beta 100 ms then 300 ms.
+        let delays_ms: [f64; 2] = if name == "Alpha" { [300.0, 100.0] } else { [100.0, 300.0] };
+        let at = |turn: &Value, key: &str| turn["metadata"][key].as_u64().unwrap_or(0) as f64 / 1e6;
+        for (pair, delay_ms) in turns.windows(2).zip(delays_ms) {
+            let gap_ms = at(&pair[1], "request_start_ns") - at(&pair[0], "request_end_ns");
+            assert!(
+                gap_ms >= delay_ms - 1.0 && gap_ms < delay_ms + 150.0,
+                "{name}: {gap_ms} ms for a {delay_ms} ms delay"
+            );
+        }
+    }
+}
+
+#[test]
+fn synthetic_prompts_share_a_system_prompt_and_prefixes_and_keep_their_exact_isl() {
+    let run = common::run_scenario(
+        "shaped",
+        r#"
+        run(#{
+            name: "shaped",
+            endpoint: endpoint(#{ url: "mock", mock: #{ ttft: ms(1), itl: ms(1) } }),
+            dataset: synthetic(#{ isl: 96, osl: 4, entries: 6, seed: 3, system_prompt: 40,
+                                  prefix_pool: #{ prefixes: 2, length: 32 } }),
+            phases: [ concurrency(#{ users: 2, requests: 6 }) ],
+        });
+        "#,
+    );
+    assert_eq!(run.code(), Some(0), "stderr: {}", run.stderr());
+    for record in run.records("shaped") {
+        assert_eq!(metric(&record, "input_sequence_length"), 96 + 40, "ISL plus the system prompt, exactly");
+    }
+    let inputs = read_json(&run.artifacts("shaped").join("inputs.json"));
+    let payloads: Vec<&Value> = inputs["data"].as_array().expect("data").iter().map(|s| &s["payloads"][0]).collect();
+    assert_eq!(payloads.len(), 6);
+    let system = &payloads[0]["messages"][0];
+    assert_eq!(system["role"], "system");
+    let mut prefixes = BTreeSet::new();
+    for payload in &payloads {
+        assert_eq!(&payload["messages"][0], system, "one system prompt for all");
+        let prompt = payload["messages"][1]["content"].as_str().expect("the user prompt");
+        prefixes.insert(prompt.split(' ').take(8).collect::<Vec<_>>().join(" "));
+    }
+    assert!(prefixes.len() <= 2, "every prompt opens with one of two prefixes: {prefixes:#?}");
+}
+
+#[test]
+fn a_random_pool_folder_joins_one_draw_from_each_file_per_prompt() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let pool = dir.path().join("pool");
+    std::fs::create_dir(&pool).expect("pool folder");
+    let queries = "{\"text\": \"Who are you?\", \"output_length\": 3}\n{\"text\": \"Why?\", \"output_length\": 7}\n";
+    std::fs::write(pool.join("a_queries.jsonl"), queries).expect("queries");
+    std::fs::write(pool.join("b_passages.jsonl"), "{\"text\": \"I am a cat.\"}\n").expect("passages");
+    let scenario = dir.path().join("pool.rhai");
+    std::fs::write(
+        &scenario,
+        r#"run(#{ name: "pool", endpoint: endpoint(#{ url: "mock", mock: #{ ttft: ms(1), itl: ms(1) } }),
+                  dataset: file(#{ path: "pool", format: "random_pool", entries: 12, seed: 4 }),
+                  phases: [ concurrency(#{ users: 1, requests: 12 }) ] });"#,
+    )
+    .expect("write scenario");
+    let output = aiperf_command(dir.path()).arg("run").arg(&scenario).output().expect("run aiperf");
+    let run = ScenarioRun { dir, output };
+    assert_eq!(run.code(), Some(0), "stderr: {}", run.stderr());
+    let osl: BTreeSet<u64> = run.records("pool").iter().map(|r| metric(r, "output_sequence_length")).collect();
+    assert_eq!(osl, BTreeSet::from([3, 7]), "both queries were drawn");
+    let inputs = read_json(&run.artifacts("pool").join("inputs.json"));
+    let sessions = inputs["data"].as_array().expect("inputs.json data");
+    assert_eq!(sessions.len(), 12, "`entries` draws");
+    for session in sessions {
+        let prompt = session["payloads"][0]["messages"][0]["content"].as_str().expect("a prompt");
+        assert!(["Who are you? I am a cat.", "Why? I am a cat."].contains(&prompt), "{prompt}");
+    }
+}
+
+#[test]
+fn the_conversations_scenario_replays_every_turn_of_its_sample_file() {
+    let run = run_repo_scenario("conversations", &[], &["AIPERF_CONVERSATIONS"]);
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let sample =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/traces/conversations.jsonl"))
+            .expect("sample conversations");
+    let turns: usize = sample
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok()?["turns"].as_array().map(Vec::len))
+        .sum();
+    let summary = run.summary("conversations");
+    assert_eq!(stat(&summary, "request_count", "avg"), turns as f64, "every turn once");
+    assert!(run.stdout().contains(&format!("{turns} turns")), "{}", run.stdout());
 }

@@ -1,25 +1,37 @@
-//! A dataset file: read it, parse it in its format, and put its entries in the order its
-//! sampling asks for.
+//! A dataset file: read it, parse it in its format, and put its entries (a multi-turn file's
+//! sessions, each kept whole) in the order its sampling asks for.
 
 use std::path::Path;
 
 use anyhow::{Result, bail};
 
-use super::{DatasetEntry, fields, mooncake, multi_turn, sampling, sharegpt, single_turn, tokenizer::Tokenizer};
+use super::{
+    DatasetEntry, fields, mooncake, multi_turn, random_pool, sampling, sharegpt, single_turn, tokenizer::Tokenizer,
+};
 use crate::plan::{FileDataset, FileFormat};
 
 /// Every entry of the file `spec.path` (relative to the working directory), sampled.
 pub fn load(spec: &FileDataset, tokenizer: &Tokenizer) -> Result<Vec<DatasetEntry>> {
     let path = Path::new(&spec.path);
-    let text = fields::read(path)?;
     let entries = match spec.format {
-        FileFormat::SingleTurn => single_turn::parse(path, &text, tokenizer)?,
-        FileFormat::MultiTurn => multi_turn::parse(path, &text, tokenizer)?,
-        FileFormat::Mooncake => mooncake::parse(path, &text, tokenizer, spec.block_size, spec.random_seed)?,
-        FileFormat::Sharegpt => sharegpt::parse(path, &text, tokenizer)?,
+        FileFormat::RandomPool => return random_pool::parse(path, tokenizer, spec.draws, spec.random_seed),
+        FileFormat::SingleTurn => single_turn::parse(path, &fields::read(path)?, tokenizer)?,
+        FileFormat::MultiTurn => multi_turn::parse(path, &fields::read(path)?, tokenizer)?,
+        FileFormat::Mooncake => {
+            mooncake::parse(path, &fields::read(path)?, tokenizer, spec.block_size, spec.random_seed)?
+        }
+        FileFormat::Sharegpt => sharegpt::parse(path, &fields::read(path)?, tokenizer)?,
     };
     if entries.is_empty() {
         bail!("dataset file {} has no entries", path.display());
+    }
+    if spec.format == FileFormat::MultiTurn {
+        let sessions: Vec<Vec<DatasetEntry>> = entries
+            .chunk_by(|_, next| next.turn.is_some_and(|turn| turn.index > 0))
+            .map(<[DatasetEntry]>::to_vec)
+            .collect();
+        let sessions = sampling::arrange(sessions, spec.sampling, spec.random_seed);
+        return Ok(sessions.into_iter().flatten().collect());
     }
     Ok(sampling::arrange(entries, spec.sampling, spec.random_seed))
 }
@@ -37,6 +49,7 @@ mod tests {
             at_end: AtEnd::Wrap,
             random_seed: 5,
             block_size: 512,
+            draws: None,
         }
     }
 
@@ -72,5 +85,24 @@ mod tests {
         assert_eq!(shuffled, prompts(Sampling::Shuffle), "same seed, same order");
         assert_ne!(shuffled, sequential);
         assert_eq!(prompts(Sampling::Random).len(), 30);
+    }
+
+    #[test]
+    fn a_shuffled_multi_turn_file_keeps_each_session_whole_and_in_order() {
+        let tokenizer = Tokenizer::shared_builtin().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sessions.jsonl");
+        let lines: String = (0..20)
+            .map(|s| format!("{{\"turns\": [{{\"text\": \"s{s} t0\"}}, {{\"text\": \"s{s} t1\"}}]}}\n"))
+            .collect();
+        std::fs::write(&path, lines).unwrap();
+        let entries = load(&spec(&path, FileFormat::MultiTurn, Sampling::Shuffle), &tokenizer).unwrap();
+        assert_eq!(entries.len(), 40);
+        let sessions: Vec<String> = entries.iter().step_by(2).map(|e| e.prompt.replace(" t0", "")).collect();
+        assert_ne!(sessions, (0..20).map(|s| format!("s{s}")).collect::<Vec<_>>(), "shuffled");
+        for pair in entries.chunks(2) {
+            assert_eq!(pair[1].prompt, pair[0].prompt.replace("t0", "t1"));
+            assert_eq!((pair[0].turn.map(|t| t.index), pair[1].turn.map(|t| t.index)), (Some(0), Some(1)));
+        }
     }
 }

@@ -67,12 +67,19 @@ mod tests {
             random_seed: seed,
             entries: 2,
             images,
+            options: Default::default(),
         })
     }
 
     fn chat_request(prompt: &str) -> PreparedRequest {
         let body = serde_json::json!({ "model": "m", "messages": [{ "role": "user", "content": prompt }] });
-        PreparedRequest { body: Bytes::from(body.to_string()), input_tokens: 2, max_tokens: Some(4) }
+        PreparedRequest {
+            body: Bytes::from(body.to_string()),
+            input_tokens: 2,
+            max_tokens: Some(4),
+            system_prompt: None,
+            turn: None,
+        }
     }
 
     fn image_urls(request: &PreparedRequest) -> Vec<String> {
@@ -115,7 +122,13 @@ mod tests {
 
     #[test]
     fn a_body_without_messages_cannot_carry_images() {
-        let completions = PreparedRequest { body: Bytes::from(r#"{"prompt":"x"}"#), input_tokens: 1, max_tokens: None };
+        let completions = PreparedRequest {
+            body: Bytes::from(r#"{"prompt":"x"}"#),
+            input_tokens: 1,
+            max_tokens: None,
+            system_prompt: None,
+            turn: None,
+        };
         let error = attach(&dataset(Some(SETTINGS), 1), vec![completions]).unwrap_err().to_string();
         assert!(error.contains("kind: \"chat\""), "{error}");
     }

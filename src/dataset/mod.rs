@@ -3,18 +3,22 @@
 //! and the tokenizer that counts them.
 
 pub mod corpus;
+mod exact_length;
 mod fields;
 mod file;
 mod image_png;
 pub mod images;
 mod mooncake;
 mod multi_turn;
+mod random_pool;
 mod sampling;
 mod sharegpt;
 mod single_turn;
 pub mod synthetic;
 pub mod tokenizer;
 pub mod tokenizer_hub;
+
+use std::sync::Arc;
 
 use anyhow::Result;
 
@@ -29,13 +33,34 @@ pub struct DatasetEntry {
     pub input_tokens: u64,
     /// The output length to ask for.
     pub max_tokens: Option<u64>,
+    /// Sent ahead of the prompt, the same for every entry (its tokens are in `input_tokens`).
+    pub system_prompt: Option<Arc<SystemPrompt>>,
+    /// Its place in a session of a multi-turn file; `None` for a prompt of its own.
+    pub turn: Option<FileTurn>,
+}
+
+/// Text sent ahead of every prompt of a dataset: a system message in chat requests, the
+/// start of the prompt in completions requests.
+#[derive(Debug, PartialEq)]
+pub struct SystemPrompt {
+    pub text: String,
+    pub tokens: u64,
+}
+
+/// A turn of a session read from a multi-turn file.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FileTurn {
+    /// 0 for the first turn of its session.
+    pub index: u32,
+    /// How long to wait after the previous turn's answer before sending this one.
+    pub delay_ms: Option<f64>,
 }
 
 impl DatasetEntry {
     /// An entry for `prompt`, its tokens counted with `tokenizer`.
     pub fn counted(tokenizer: &Tokenizer, prompt: String, max_tokens: Option<u64>) -> Self {
         let input_tokens = tokenizer.count(&prompt) as u64;
-        Self { prompt, input_tokens, max_tokens }
+        Self { prompt, input_tokens, max_tokens, system_prompt: None, turn: None }
     }
 }
 

@@ -9,8 +9,8 @@ use std::path::Path;
 
 use anyhow::{Result, bail};
 
+use super::exact_length::text_of_length;
 use super::fields::{Record, json_lines};
-use super::synthetic::prompt_of_length;
 use super::{DatasetEntry, corpus, tokenizer::Tokenizer};
 use crate::rng::SeededRng;
 
@@ -61,12 +61,12 @@ impl Blocks<'_> {
     fn block(&mut self, hash_id: u64, tokens: u64) -> String {
         let offset = self.offset(hash_id);
         if tokens < self.block_size {
-            return prompt_of_length(self.tokenizer, corpus::shakespeare(), offset, tokens);
+            return text_of_length(self.tokenizer, None, corpus::shakespeare(), offset, tokens).text;
         }
         let (tokenizer, size) = (self.tokenizer, self.block_size);
         self.full
             .entry(hash_id)
-            .or_insert_with(|| prompt_of_length(tokenizer, corpus::shakespeare(), offset, size))
+            .or_insert_with(|| text_of_length(tokenizer, None, corpus::shakespeare(), offset, size).text)
             .clone()
     }
 
@@ -81,7 +81,7 @@ impl Blocks<'_> {
         }
         if left > 0 {
             let offset = SeededRng::new(self.seed ^ !line).below(corpus::shakespeare().len() as u64) as usize;
-            parts.push(prompt_of_length(self.tokenizer, corpus::shakespeare(), offset, left));
+            parts.push(text_of_length(self.tokenizer, None, corpus::shakespeare(), offset, left).text);
         }
         parts.join(" ")
     }

@@ -1,14 +1,13 @@
 //! Multi-turn JSONL: a session per line, `{"session_id"?, "turns": [{"text", "output_length"?,
-//! "delay"? (ms)}]}`. For now each turn is sent as its own single-turn prompt, in file order:
-//! the `users` phase's conversations are generated, not read from files, so the history and
-//! the delays of a file's sessions are not replayed (both are still checked).
+//! "delay"? (ms)}]}`. Each turn is an entry that knows its place in its session; a `users`
+//! phase replays the sessions with their history and delays, other phases send turn by turn.
 
 use std::path::Path;
 
 use anyhow::{Result, bail};
 
 use super::fields::{Record, json_lines};
-use super::{DatasetEntry, tokenizer::Tokenizer};
+use super::{DatasetEntry, FileTurn, tokenizer::Tokenizer};
 
 pub fn parse(path: &Path, text: &str, tokenizer: &Tokenizer) -> Result<Vec<DatasetEntry>> {
     let mut entries = Vec::new();
@@ -21,10 +20,15 @@ pub fn parse(path: &Path, text: &str, tokenizer: &Tokenizer) -> Result<Vec<Datas
         if turns.is_empty() {
             bail!("{at}: \"turns\" is empty");
         }
-        for turn in turns {
-            turn.opt_number("delay")?;
+        for (index, turn) in turns.iter().enumerate() {
+            let delay_ms = turn.opt_number("delay")?;
+            if delay_ms.is_some_and(|delay| delay < 0.0) {
+                bail!("{}: \"delay\" cannot be negative", turn.at);
+            }
             let prompt = turn.string("text")?.to_string();
-            entries.push(DatasetEntry::counted(tokenizer, prompt, turn.opt_u64("output_length")?));
+            let mut entry = DatasetEntry::counted(tokenizer, prompt, turn.opt_u64("output_length")?);
+            entry.turn = Some(FileTurn { index: index as u32, delay_ms });
+            entries.push(entry);
         }
     }
     Ok(entries)
@@ -43,6 +47,15 @@ mod tests {
         let turns: Vec<(&str, Option<u64>)> = entries.iter().map(|e| (e.prompt.as_str(), e.max_tokens)).collect();
         assert_eq!(turns, [("Hello there.", Some(8)), ("Tell me more.", Some(16)), ("One question only.", None)]);
         assert_eq!(entries[1].input_tokens as usize, tokenizer.count("Tell me more."));
+        let turns: Vec<Option<FileTurn>> = entries.iter().map(|e| e.turn).collect();
+        assert_eq!(
+            turns,
+            [
+                Some(FileTurn { index: 0, delay_ms: None }),
+                Some(FileTurn { index: 1, delay_ms: Some(500.0) }),
+                Some(FileTurn { index: 0, delay_ms: None })
+            ]
+        );
     }
 
     #[test]
@@ -56,6 +69,8 @@ mod tests {
         assert!(err.ends_with(":1: \"turns\" is empty"), "{err}");
         let err = parse(&path, "{\"turns\": [{\"text\": \"a\", \"delay\": \"soon\"}]}", &tokenizer).unwrap_err();
         assert!(err.to_string().contains(":1: turns[0]: \"delay\" must be a number"), "{err}");
+        let err = parse(&path, "{\"turns\": [{\"text\": \"a\", \"delay\": -5}]}", &tokenizer).unwrap_err();
+        assert!(err.to_string().ends_with(":1: turns[0]: \"delay\" cannot be negative"), "{err}");
         let err = parse(&path, "{\"text\": \"a\"}", &tokenizer).unwrap_err().to_string();
         assert!(err.ends_with(":1: missing \"turns\""), "{err}");
     }

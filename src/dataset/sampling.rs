@@ -1,27 +1,26 @@
-//! The order in which requests take a file's entries: file order, seeded draws with
-//! replacement, or a seeded permutation. Requests cycle through the arranged entries.
+//! The order in which requests take a file's entries (or sessions): file order, seeded draws
+//! with replacement, or a seeded permutation. Requests cycle through the arranged items.
 
-use super::DatasetEntry;
 use crate::plan::Sampling;
 use crate::rng::SeededRng;
 
-/// `entries` arranged by `sampling`; as many entries come out as went in.
-pub fn arrange(entries: Vec<DatasetEntry>, sampling: Sampling, seed: u64) -> Vec<DatasetEntry> {
+/// `items` arranged by `sampling`; as many items come out as went in.
+pub fn arrange<T: Clone>(items: Vec<T>, sampling: Sampling, seed: u64) -> Vec<T> {
     let mut rng = SeededRng::new(seed);
     match sampling {
-        Sampling::Sequential => entries,
+        Sampling::Sequential => items,
         Sampling::Random => {
-            let len = entries.len() as u64;
-            (0..len).map(|_| entries[rng.below(len) as usize].clone()).collect()
+            let len = items.len() as u64;
+            (0..len).map(|_| items[rng.below(len) as usize].clone()).collect()
         }
         Sampling::Shuffle => {
-            let mut entries = entries;
+            let mut items = items;
             // Fisher-Yates.
-            for i in (1..entries.len()).rev() {
+            for i in (1..items.len()).rev() {
                 let j = rng.below(i as u64 + 1) as usize;
-                entries.swap(i, j);
+                items.swap(i, j);
             }
-            entries
+            items
         }
     }
 }
@@ -30,43 +29,39 @@ pub fn arrange(entries: Vec<DatasetEntry>, sampling: Sampling, seed: u64) -> Vec
 mod tests {
     use super::*;
 
-    fn entries(n: u64) -> Vec<DatasetEntry> {
-        (0..n).map(|i| DatasetEntry { prompt: format!("p{i}"), input_tokens: i, max_tokens: None }).collect()
-    }
-
-    fn prompts(entries: &[DatasetEntry]) -> Vec<&str> {
-        entries.iter().map(|e| e.prompt.as_str()).collect()
+    fn items(n: u64) -> Vec<u64> {
+        (0..n).collect()
     }
 
     #[test]
     fn sequential_keeps_file_order() {
-        assert_eq!(prompts(&arrange(entries(4), Sampling::Sequential, 9)), ["p0", "p1", "p2", "p3"]);
+        assert_eq!(arrange(items(4), Sampling::Sequential, 9), [0, 1, 2, 3]);
     }
 
     #[test]
     fn shuffle_is_a_seeded_permutation() {
-        let a = arrange(entries(50), Sampling::Shuffle, 7);
-        let b = arrange(entries(50), Sampling::Shuffle, 7);
-        let c = arrange(entries(50), Sampling::Shuffle, 8);
-        assert_eq!(prompts(&a), prompts(&b));
-        assert_ne!(prompts(&a), prompts(&c));
-        assert_ne!(prompts(&a), prompts(&entries(50)));
-        let mut sorted: Vec<u64> = a.iter().map(|e| e.input_tokens).collect();
+        let a = arrange(items(50), Sampling::Shuffle, 7);
+        let b = arrange(items(50), Sampling::Shuffle, 7);
+        let c = arrange(items(50), Sampling::Shuffle, 8);
+        assert_eq!(a, b);
+        assert_ne!(a, c);
+        assert_ne!(a, items(50));
+        let mut sorted = a.clone();
         sorted.sort();
-        assert_eq!(sorted, (0..50).collect::<Vec<_>>(), "every entry exactly once");
+        assert_eq!(sorted, items(50), "every item exactly once");
     }
 
     #[test]
     fn random_draws_with_replacement_per_seed() {
-        let a = arrange(entries(50), Sampling::Random, 7);
-        let b = arrange(entries(50), Sampling::Random, 7);
-        let c = arrange(entries(50), Sampling::Random, 8);
+        let a = arrange(items(50), Sampling::Random, 7);
+        let b = arrange(items(50), Sampling::Random, 7);
+        let c = arrange(items(50), Sampling::Random, 8);
         assert_eq!(a.len(), 50);
-        assert_eq!(prompts(&a), prompts(&b));
-        assert_ne!(prompts(&a), prompts(&c));
-        let mut distinct: Vec<u64> = a.iter().map(|e| e.input_tokens).collect();
+        assert_eq!(a, b);
+        assert_ne!(a, c);
+        let mut distinct = a.clone();
         distinct.sort();
         distinct.dedup();
-        assert!(distinct.len() < 50, "50 draws from 50 entries repeat some (p ≈ 1 - 50!/50^50)");
+        assert!(distinct.len() < 50, "50 draws from 50 items repeat some (p ≈ 1 - 50!/50^50)");
     }
 }

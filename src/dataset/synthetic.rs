@@ -1,25 +1,97 @@
-//! Synthetic prompts: ISL and OSL drawn from normal distributions, each prompt cut from the
-//! corpus so that it counts to its target length under the run's tokenizer. Seeded: the same
+//! Synthetic prompts: ISL and OSL drawn from normal distributions (or a weighted mixture of
+//! pairs), each prompt cut from the corpus to exactly its ISL under the run's tokenizer, with
+//! an optional shared system prompt, prefix pool or cache-busting marker. Seeded: the same
 //! seed and tokenizer give byte-identical prompts.
 
-use crate::dataset::{DatasetEntry, corpus, tokenizer::Tokenizer};
+use std::sync::Arc;
+
+use super::exact_length::{CountedText, text_of_length};
+use super::{DatasetEntry, SystemPrompt, corpus, tokenizer::Tokenizer};
 use crate::plan::{Dist, SyntheticDataset};
 use crate::rng::SeededRng;
+
+/// Seeds the system prompt's place in the corpus apart from the prompts'.
+const SYSTEM_PROMPT_SALT: u64 = 0x5157_E3A1;
+/// Seeds the prefixes' places in the corpus apart from the prompts'.
+const PREFIX_SALT: u64 = 0x9E37_79B9_7F4A_7C15;
 
 /// Generate `spec.entries` prompts.
 pub fn generate(spec: &SyntheticDataset, tokenizer: &Tokenizer) -> Vec<DatasetEntry> {
     let text = corpus::shakespeare();
-    let mut rng = SeededRng::new(spec.random_seed);
+    let options = &spec.options;
+    let seed = spec.random_seed;
+    let system_prompt = options.system_prompt_tokens.map(|tokens| {
+        let cut = text_of_length(tokenizer, None, text, corpus_offset(seed ^ SYSTEM_PROMPT_SALT, text), tokens);
+        Arc::new(SystemPrompt { text: cut.text, tokens: cut.tokens })
+    });
+    let system_tokens = system_prompt.as_ref().map_or(0, |system| system.tokens);
+    let prefixes: Vec<Prefix> = options.prefix_pool.map_or_else(Vec::new, |pool| {
+        (0..pool.prefixes as u64)
+            .map(|index| {
+                let offset = corpus_offset(seed ^ PREFIX_SALT.wrapping_mul(index + 1), text);
+                Prefix { offset, cut: text_of_length(tokenizer, None, text, offset, pool.length) }
+            })
+            .collect()
+    });
+    let mut rng = SeededRng::new(seed);
     (0..spec.entries.max(1))
-        .map(|_| {
-            let input_tokens = sample_length(&mut rng, spec.isl);
-            let output_tokens = sample_length(&mut rng, spec.osl);
+        .map(|index| {
+            let (isl, osl) = pick_lengths(&mut rng, spec);
+            let input_tokens = round_to_block(sample_length(&mut rng, isl), options.block_size);
+            let output_tokens = sample_length(&mut rng, osl);
             let offset = rng.below(text.len() as u64) as usize;
-            let prompt = prompt_of_length(tokenizer, text, offset, input_tokens);
-            let counted = tokenizer.count(&prompt) as u64;
-            DatasetEntry { prompt, input_tokens: counted, max_tokens: Some(output_tokens) }
+            let prompt = if options.cache_bust {
+                let marker = CountedText::of(tokenizer, cache_bust_marker(seed, index));
+                text_of_length(tokenizer, Some(&marker), text, offset, input_tokens)
+            } else if prefixes.is_empty() {
+                text_of_length(tokenizer, None, text, offset, input_tokens)
+            } else {
+                let prefix = &prefixes[rng.below(prefixes.len() as u64) as usize];
+                prefix.prompt(tokenizer, offset, input_tokens)
+            };
+            DatasetEntry {
+                prompt: prompt.text,
+                input_tokens: prompt.tokens + system_tokens,
+                max_tokens: Some(output_tokens),
+                system_prompt: system_prompt.clone(),
+                turn: None,
+            }
         })
         .collect()
+}
+
+/// One prefix of the pool and where in the corpus it was cut.
+struct Prefix {
+    offset: usize,
+    cut: CountedText,
+}
+
+impl Prefix {
+    /// A prompt of `target` tokens that starts with this prefix, the rest cut from `offset`.
+    /// A prompt no longer than the prefix is the prefix's own start.
+    fn prompt(&self, tokenizer: &Tokenizer, offset: usize, target: u64) -> CountedText {
+        let text = corpus::shakespeare();
+        if self.cut.tokens >= target {
+            return text_of_length(tokenizer, None, text, self.offset, target);
+        }
+        text_of_length(tokenizer, Some(&self.cut), text, offset, target)
+    }
+}
+
+/// The ISL and OSL distributions of the next prompt: a weighted draw from the mixture if
+/// there is one.
+fn pick_lengths(rng: &mut SeededRng, spec: &SyntheticDataset) -> (Dist, Dist) {
+    let mix = &spec.options.mix;
+    let total: f64 = mix.iter().map(|pair| pair.weight).sum();
+    let mut point = rng.next_f64() * total;
+    let chosen = mix.iter().find(|pair| {
+        point -= pair.weight;
+        point < 0.0
+    });
+    match chosen.or(mix.last()) {
+        Some(pair) => (pair.isl, pair.osl),
+        None => (spec.isl, spec.osl),
+    }
 }
 
 /// A length drawn from `dist`, at least 1 token.
@@ -27,41 +99,30 @@ fn sample_length(rng: &mut SeededRng, dist: Dist) -> u64 {
     rng.normal(dist.mean, dist.stddev).round().max(1.0) as u64
 }
 
-/// Text from the corpus at `offset` that encodes to `target` tokens (exactly, save for rare
-/// merges at the edges that no cut can avoid).
-pub(super) fn prompt_of_length(tokenizer: &Tokenizer, corpus: &str, offset: usize, target: u64) -> String {
-    let target = target as usize;
-    let mut approx_bytes = target * 6 + 32;
-    let ids = loop {
-        let ids = tokenizer.encode(&corpus::window(corpus, offset, approx_bytes));
-        if ids.len() > target || approx_bytes > corpus.len() {
-            break ids;
-        }
-        approx_bytes *= 2;
-    };
-    let mut take = target.min(ids.len());
-    let mut prompt = tokenizer.decode(&ids[..take]);
-    // Decoding then re-encoding can merge tokens at the cut; nudge the cut until it counts right.
-    for _ in 0..4 {
-        let counted = tokenizer.count(&prompt);
-        if counted == target {
-            break;
-        }
-        if counted > target && take > 1 {
-            take -= 1;
-        } else if counted < target && take < ids.len() {
-            take += 1;
-        } else {
-            break;
-        }
-        prompt = tokenizer.decode(&ids[..take]);
+/// `tokens` rounded to the nearest multiple of `block_size`, one block at least.
+fn round_to_block(tokens: u64, block_size: Option<u64>) -> u64 {
+    match block_size {
+        Some(block) if block > 0 => ((tokens + block / 2) / block).max(1) * block,
+        _ => tokens,
     }
-    prompt
+}
+
+/// A seeded place in `text`.
+fn corpus_offset(seed: u64, text: &str) -> usize {
+    SeededRng::new(seed).below(text.len() as u64) as usize
+}
+
+/// The marker that starts prompt `index` under `cache_bust`: unique within the dataset, and
+/// different for another seed.
+fn cache_bust_marker(seed: u64, index: usize) -> String {
+    let run_tag = SeededRng::new(seed ^ SYSTEM_PROMPT_SALT.rotate_left(17)).next_u64() & 0xffff_ffff;
+    format!("[{run_tag:08x}-{index}]")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plan::{LengthPair, PrefixPool, SyntheticOptions};
 
     fn spec(seed: u64) -> SyntheticDataset {
         SyntheticDataset {
@@ -70,7 +131,20 @@ mod tests {
             random_seed: seed,
             entries: 20,
             images: None,
+            options: SyntheticOptions::default(),
         }
+    }
+
+    fn fixed(isl: f64) -> Dist {
+        Dist { mean: isl, stddev: 0.0 }
+    }
+
+    fn with(options: SyntheticOptions) -> SyntheticDataset {
+        SyntheticDataset { options, ..spec(7) }
+    }
+
+    fn prompts(entries: &[DatasetEntry]) -> Vec<&str> {
+        entries.iter().map(|e| e.prompt.as_str()).collect()
     }
 
     #[test]
@@ -80,11 +154,12 @@ mod tests {
         let b = generate(&spec(42), &tokenizer);
         let c = generate(&spec(43), &tokenizer);
         assert_eq!(a.len(), 20);
-        assert_eq!(a.iter().map(|e| &e.prompt).collect::<Vec<_>>(), b.iter().map(|e| &e.prompt).collect::<Vec<_>>());
+        assert_eq!(prompts(&a), prompts(&b), "byte-identical for one seed");
         assert_ne!(a[0].prompt, c[0].prompt);
         for entry in &a {
             assert_eq!(entry.input_tokens as usize, tokenizer.count(&entry.prompt));
             assert_eq!(entry.max_tokens, Some(50));
+            assert_eq!(entry.system_prompt, None);
         }
         let mean = a.iter().map(|e| e.input_tokens as f64).sum::<f64>() / a.len() as f64;
         assert!((mean - 100.0).abs() < 15.0, "mean isl {mean}");
@@ -93,15 +168,95 @@ mod tests {
     #[test]
     fn fixed_lengths_are_exact() {
         let tokenizer = Tokenizer::shared_builtin().unwrap();
-        let fixed = SyntheticDataset {
-            isl: Dist { mean: 128.0, stddev: 0.0 },
-            osl: Dist { mean: 64.0, stddev: 0.0 },
-            random_seed: 1,
-            entries: 30,
-            images: None,
+        let fixed = SyntheticDataset { isl: fixed(128.0), osl: fixed(64.0), entries: 60, ..spec(1) };
+        for entry in generate(&fixed, &tokenizer) {
+            assert_eq!(entry.input_tokens, 128, "{:?}", entry.prompt);
+        }
+    }
+
+    #[test]
+    fn a_mixture_draws_its_pairs_by_weight() {
+        let tokenizer = Tokenizer::shared_builtin().unwrap();
+        let mix = vec![
+            LengthPair { isl: fixed(16.0), osl: fixed(4.0), weight: 3.0 },
+            LengthPair { isl: fixed(40.0), osl: fixed(9.0), weight: 1.0 },
+        ];
+        let mixed = SyntheticDataset { entries: 400, ..with(SyntheticOptions { mix, ..Default::default() }) };
+        let entries = generate(&mixed, &tokenizer);
+        let short = entries.iter().filter(|e| (e.input_tokens, e.max_tokens) == (16, Some(4))).count();
+        let long = entries.iter().filter(|e| (e.input_tokens, e.max_tokens) == (40, Some(9))).count();
+        assert_eq!(short + long, 400, "every prompt has one of the pairs, exactly");
+        assert!((260..340).contains(&short), "{short} of 400 drawn at weight 3:1");
+    }
+
+    #[test]
+    fn block_size_rounds_each_isl_to_whole_blocks() {
+        assert_eq!(round_to_block(100, Some(64)), 128);
+        assert_eq!(round_to_block(95, Some(64)), 64);
+        assert_eq!(round_to_block(3, Some(64)), 64, "one block at least");
+        assert_eq!(round_to_block(95, None), 95);
+        let tokenizer = Tokenizer::shared_builtin().unwrap();
+        let blocks = with(SyntheticOptions { block_size: Some(32), ..Default::default() });
+        for entry in generate(&blocks, &tokenizer) {
+            assert_eq!(entry.input_tokens % 32, 0, "{}", entry.input_tokens);
+        }
+    }
+
+    #[test]
+    fn a_system_prompt_is_shared_and_counted_apart_from_the_isl() {
+        let tokenizer = Tokenizer::shared_builtin().unwrap();
+        let options = SyntheticOptions { system_prompt_tokens: Some(200), ..Default::default() };
+        let entries = generate(&SyntheticDataset { isl: fixed(30.0), ..with(options) }, &tokenizer);
+        let system = entries[0].system_prompt.clone().expect("a system prompt");
+        assert_eq!((tokenizer.count(&system.text), system.tokens), (200, 200));
+        for entry in &entries {
+            assert_eq!(entry.system_prompt.as_ref(), Some(&system));
+            assert_eq!(tokenizer.count(&entry.prompt), 30);
+            assert_eq!(entry.input_tokens, 230);
+        }
+    }
+
+    #[test]
+    fn a_prefix_pool_starts_every_prompt_with_one_of_its_prefixes() {
+        let tokenizer = Tokenizer::shared_builtin().unwrap();
+        let pool = PrefixPool { prefixes: 3, length: 40 };
+        let options = SyntheticOptions { prefix_pool: Some(pool), ..Default::default() };
+        let dataset = SyntheticDataset { entries: 30, ..with(options) };
+        let entries = generate(&dataset, &tokenizer);
+        let prefixes: Vec<String> = {
+            let mut firsts: Vec<String> = entries
+                .iter()
+                .filter(|e| e.input_tokens > 41)
+                .map(|e| {
+                    let ids = tokenizer.encode(&e.prompt);
+                    tokenizer.decode(&ids[..40])
+                })
+                .collect();
+            firsts.sort();
+            firsts.dedup();
+            firsts
         };
-        let entries = generate(&fixed, &tokenizer);
-        let exact = entries.iter().filter(|e| e.input_tokens == 128).count();
-        assert!(exact >= 29, "only {exact} of 30 prompts have exactly 128 tokens");
+        assert_eq!(prefixes.len(), 3, "three distinct prefixes in use: {prefixes:#?}");
+        for entry in &entries {
+            assert_eq!(entry.input_tokens as usize, tokenizer.count(&entry.prompt));
+            assert!(prefixes.iter().any(|p| entry.prompt.starts_with(p.as_str())), "{}", entry.prompt);
+        }
+        let exact = SyntheticDataset { isl: fixed(100.0), ..dataset };
+        assert!(generate(&exact, &tokenizer).iter().all(|e| e.input_tokens == 100), "the ISL stays exact");
+    }
+
+    #[test]
+    fn cache_bust_gives_every_prompt_a_prefix_of_its_own() {
+        let tokenizer = Tokenizer::shared_builtin().unwrap();
+        let options = SyntheticOptions { cache_bust: true, ..Default::default() };
+        let dataset = SyntheticDataset { isl: fixed(64.0), entries: 50, ..with(options) };
+        let entries = generate(&dataset, &tokenizer);
+        let mut markers: Vec<&str> = entries.iter().filter_map(|e| e.prompt.split(' ').next()).collect();
+        markers.sort();
+        markers.dedup();
+        assert_eq!(markers.len(), 50);
+        assert!(entries.iter().all(|e| e.input_tokens == 64), "the marker counts in the exact ISL");
+        let other_seed = generate(&SyntheticDataset { random_seed: 8, ..dataset }, &tokenizer);
+        assert_ne!(entries[0].prompt.split(' ').next(), other_seed[0].prompt.split(' ').next());
     }
 }

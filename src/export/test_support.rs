@@ -31,6 +31,7 @@ pub fn sample_result() -> RunResult {
             random_seed: 42,
             entries: 10,
             images: None,
+            options: Default::default(),
         }),
         phases: vec![Phase {
             name: "profiling".into(),

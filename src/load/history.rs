@@ -1,8 +1,9 @@
-//! A multi-turn conversation's history, and the request body of its next turn: the chat
-//! `messages` (or the completions `prompt`) of every earlier turn followed by the new prompt.
+//! A multi-turn conversation's history, and the request body of its next turn: the system
+//! prompt if any, then the chat `messages` (or the completions `prompt`) of every earlier
+//! turn, then the new prompt.
 
 use bytes::Bytes;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use super::{Answer, PreparedRequest};
 
@@ -28,46 +29,52 @@ pub(super) struct NextTurn {
 }
 
 impl Conversation {
-    /// The body that sends `prepared`'s prompt after the history; the prepared body itself
-    /// when it is not a chat or completions body.
+    /// The body that sends `prepared`'s prompt after the history (and after the system
+    /// prompt, which stays first); the prepared body itself when it is not a chat or
+    /// completions body.
     pub fn next_turn(&self, prepared: &PreparedRequest) -> NextTurn {
-        let plain = |prompt: String| NextTurn {
-            body: prepared.body.clone(),
+        let system = prepared.system_prompt.as_deref();
+        let prompt_tokens = prepared.input_tokens.saturating_sub(system.map_or(0, |system| system.tokens));
+        let next = |body: Bytes, prompt: String| NextTurn {
+            body,
             input_tokens: self.history_tokens + prepared.input_tokens,
             prompt,
-            prompt_tokens: prepared.input_tokens,
+            prompt_tokens,
         };
         let Ok(Value::Object(mut body)) = serde_json::from_slice::<Value>(&prepared.body) else {
-            return plain(String::new());
+            return next(prepared.body.clone(), String::new());
         };
-        let Some(prompt) = prompt_of(&body) else { return plain(String::new()) };
+        if let Some(messages) = body.get("messages").and_then(Value::as_array) {
+            let Some(prompt) = last_content(messages) else { return next(prepared.body.clone(), String::new()) };
+            if self.exchanges.is_empty() {
+                return next(prepared.body.clone(), prompt);
+            }
+            let mut conversation: Vec<Value> = messages.iter().take_while(|m| m["role"] == "system").cloned().collect();
+            for exchange in &self.exchanges {
+                conversation.push(json!({ "role": "user", "content": exchange.prompt }));
+                conversation.push(json!({ "role": "assistant", "content": exchange.answer }));
+            }
+            conversation.push(json!({ "role": "user", "content": prompt }));
+            body.insert("messages".into(), Value::Array(conversation));
+            return next(Bytes::from(Value::Object(body).to_string()), prompt);
+        }
+        let Some(whole) = body.get("prompt").and_then(Value::as_str) else {
+            return next(prepared.body.clone(), String::new());
+        };
+        let opening = system.map(|system| completions_opening(&system.text)).unwrap_or_default();
+        let prompt = whole.strip_prefix(opening.as_str()).unwrap_or(whole).to_string();
         if self.exchanges.is_empty() {
-            return plain(prompt);
+            return next(prepared.body.clone(), prompt);
         }
-        if body.contains_key("messages") {
-            let mut messages = Vec::with_capacity(self.exchanges.len() * 2 + 1);
-            for exchange in &self.exchanges {
-                messages.push(json!({ "role": "user", "content": exchange.prompt }));
-                messages.push(json!({ "role": "assistant", "content": exchange.answer }));
-            }
-            messages.push(json!({ "role": "user", "content": prompt }));
-            body.insert("messages".into(), Value::Array(messages));
-        } else {
-            let mut text = String::new();
-            for exchange in &self.exchanges {
-                text.push_str(&exchange.prompt);
-                text.push_str(&exchange.answer);
-                text.push_str("\n\n");
-            }
-            text.push_str(&prompt);
-            body.insert("prompt".into(), Value::String(text));
+        let mut text = opening;
+        for exchange in &self.exchanges {
+            text.push_str(&exchange.prompt);
+            text.push_str(&exchange.answer);
+            text.push_str("\n\n");
         }
-        NextTurn {
-            body: Bytes::from(Value::Object(body).to_string()),
-            input_tokens: self.history_tokens + prepared.input_tokens,
-            prompt,
-            prompt_tokens: prepared.input_tokens,
-        }
+        text.push_str(&prompt);
+        body.insert("prompt".into(), Value::String(text));
+        next(Bytes::from(Value::Object(body).to_string()), prompt)
     }
 
     /// Add a finished turn to the history.
@@ -77,20 +84,45 @@ impl Conversation {
     }
 }
 
-/// The prompt of a single-turn body: the last chat message's content, or the completions prompt.
-fn prompt_of(body: &Map<String, Value>) -> Option<String> {
-    if let Some(messages) = body.get("messages").and_then(Value::as_array) {
-        return messages.last()?.get("content")?.as_str().map(str::to_string);
+/// `body` with `system` ahead of its prompt: a first system message in a chat body, text
+/// (and a blank line) before the prompt of a completions body; any other body as it was.
+pub fn with_system_prompt(body: Vec<u8>, system: &str) -> Vec<u8> {
+    let Ok(Value::Object(mut fields)) = serde_json::from_slice::<Value>(&body) else { return body };
+    if let Some(Value::Array(messages)) = fields.get_mut("messages") {
+        messages.insert(0, json!({ "role": "system", "content": system }));
+    } else if let Some(Value::String(prompt)) = fields.get_mut("prompt") {
+        prompt.insert_str(0, &completions_opening(system));
+    } else {
+        return body;
     }
-    body.get("prompt")?.as_str().map(str::to_string)
+    Value::Object(fields).to_string().into_bytes()
+}
+
+/// How a completions prompt opens with a system prompt.
+fn completions_opening(system: &str) -> String {
+    format!("{system}\n\n")
+}
+
+/// The content of the last chat message: the prompt of a single-turn body.
+fn last_content(messages: &[Value]) -> Option<String> {
+    messages.last()?.get("content")?.as_str().map(str::to_string)
 }
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
     use super::*;
+    use crate::dataset::SystemPrompt;
 
     fn prepared(body: Value, input_tokens: u64) -> PreparedRequest {
-        PreparedRequest { body: Bytes::from(body.to_string()), input_tokens, max_tokens: Some(8) }
+        PreparedRequest {
+            body: Bytes::from(body.to_string()),
+            input_tokens,
+            max_tokens: Some(8),
+            system_prompt: None,
+            turn: None,
+        }
     }
 
     fn body_of(turn: &NextTurn) -> Value {
@@ -128,5 +160,43 @@ mod tests {
         conversation.remember(turn, Answer { text: " A1".into(), tokens: 1 });
         let turn = conversation.next_turn(&prepared(json!({ "prompt": "Q2" }), 1));
         assert_eq!(body_of(&turn)["prompt"], json!("Q1 A1\n\nQ2"));
+    }
+
+    #[test]
+    fn a_system_prompt_opens_the_body_and_stays_first_in_the_history() {
+        let system = Arc::new(SystemPrompt { text: "Be brief.".into(), tokens: 3 });
+        let with_system = |body: Value, input_tokens| PreparedRequest {
+            body: Bytes::from(with_system_prompt(body.to_string().into_bytes(), &system.text)),
+            system_prompt: Some(system.clone()),
+            ..prepared(json!({}), input_tokens)
+        };
+        let chat = |content: &str| json!({ "messages": [{ "role": "user", "content": content }] });
+        let mut conversation = Conversation::default();
+        let turn = conversation.next_turn(&with_system(chat("one"), 3 + 1));
+        assert_eq!(
+            body_of(&turn)["messages"],
+            json!([{ "role": "system", "content": "Be brief." }, { "role": "user", "content": "one" }])
+        );
+        conversation.remember(turn, Answer { text: "uno".into(), tokens: 2 });
+        let turn = conversation.next_turn(&with_system(chat("two"), 3 + 1));
+        assert_eq!(
+            body_of(&turn)["messages"],
+            json!([
+                { "role": "system", "content": "Be brief." },
+                { "role": "user", "content": "one" },
+                { "role": "assistant", "content": "uno" },
+                { "role": "user", "content": "two" }
+            ])
+        );
+        assert_eq!(turn.input_tokens, 3 + 1 + 2 + 1, "the system prompt is counted once");
+
+        let mut conversation = Conversation::default();
+        let turn = conversation.next_turn(&with_system(json!({ "prompt": "Q1" }), 4));
+        assert_eq!(body_of(&turn)["prompt"], json!("Be brief.\n\nQ1"));
+        conversation.remember(turn, Answer { text: " A1".into(), tokens: 1 });
+        let turn = conversation.next_turn(&with_system(json!({ "prompt": "Q2" }), 4));
+        assert_eq!(body_of(&turn)["prompt"], json!("Be brief.\n\nQ1 A1\n\nQ2"));
+        let other = json!({ "input": "x" }).to_string().into_bytes();
+        assert_eq!(with_system_prompt(other.clone(), "s"), other, "other bodies are left alone");
     }
 }

@@ -21,9 +21,10 @@ use bytes::Bytes;
 use tokio::sync::Semaphore;
 
 use crate::cancel::CancelSignal;
-use crate::client::HttpClient;
+use crate::client::{self, HttpClient};
 use crate::clock::RunClock;
-use crate::plan::{LoadMode, Phase, RampedQuantity};
+use crate::dataset::{DatasetEntry, FileTurn, SystemPrompt};
+use crate::plan::{Endpoint, LoadMode, Phase, RampedQuantity};
 use crate::record::{RequestOrigin, RequestRecord, SessionTurn};
 use crate::result::PhaseSummary;
 use crate::rng::SeededRng;
@@ -36,6 +37,34 @@ pub struct PreparedRequest {
     pub body: Bytes,
     pub input_tokens: u64,
     pub max_tokens: Option<u64>,
+    /// The system prompt the body opens with (a conversation keeps it first).
+    pub system_prompt: Option<Arc<SystemPrompt>>,
+    /// Its place in a session of a multi-turn file (a `users` phase replays those sessions).
+    pub turn: Option<FileTurn>,
+}
+
+impl PreparedRequest {
+    /// The request that sends `entry` to `endpoint`.
+    pub fn of(endpoint: &Endpoint, entry: DatasetEntry) -> Self {
+        let body = client::request_body(endpoint, &entry.prompt, entry.max_tokens);
+        let body = match &entry.system_prompt {
+            Some(system) => history::with_system_prompt(body, &system.text),
+            None => body,
+        };
+        Self {
+            body: Bytes::from(body),
+            input_tokens: entry.input_tokens,
+            max_tokens: entry.max_tokens,
+            system_prompt: entry.system_prompt,
+            turn: entry.turn,
+        }
+    }
+}
+
+/// The requests grouped into conversations: a multi-turn file's sessions, every other
+/// request a conversation of its own.
+pub fn conversations(requests: &[PreparedRequest]) -> impl Iterator<Item = &[PreparedRequest]> {
+    requests.chunk_by(|_, next| next.turn.is_some_and(|turn| turn.index > 0))
 }
 
 /// Everything a phase needs to send requests.

@@ -1,7 +1,9 @@
 //! User-centric multi-turn mode: sessions start at a target rate with at most `users` live;
 //! each sends its turns in order, every turn after the previous answer plus a think time,
-//! carrying the conversation so far.
+//! carrying the conversation so far. A multi-turn file's sessions are replayed as written,
+//! each turn's `delay` standing in for the think time; other datasets give generated sessions.
 
+use std::ops::Range;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -10,7 +12,10 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinSet;
 
 use super::history::Conversation;
-use super::{Limits, LoadContext, Outgoing, PhaseDeadlines, PhaseRun, SendWindow, request_ids, send};
+use super::{
+    Limits, LoadContext, Outgoing, PhaseDeadlines, PhaseRun, PreparedRequest, SendWindow, conversations, request_ids,
+    send,
+};
 use crate::plan::Dist;
 use crate::record::SessionTurn;
 use crate::rng::SeededRng;
@@ -34,6 +39,8 @@ struct Shared {
     shape: Sessions,
     seed: u64,
     issued: AtomicU64,
+    /// The dataset's sessions when it is a multi-turn file (each a range of its requests).
+    file_sessions: Vec<Range<usize>>,
 }
 
 pub(super) async fn run(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, shape: Sessions, seed: u64) -> SendWindow {
@@ -48,8 +55,15 @@ pub(super) async fn run(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, shape: Sessio
         }
     };
     tokio::pin!(stop_sending);
-    let shared =
-        Arc::new(Shared { ctx: ctx.clone(), run: run.clone(), deadlines, shape, seed, issued: AtomicU64::new(0) });
+    let shared = Arc::new(Shared {
+        ctx: ctx.clone(),
+        run: run.clone(),
+        deadlines,
+        shape,
+        seed,
+        issued: AtomicU64::new(0),
+        file_sessions: file_sessions(&ctx.requests),
+    });
     let mut sessions = JoinSet::new();
     let mut window = SendWindow::default();
     for session in 0u64.. {
@@ -83,9 +97,16 @@ pub(super) async fn run(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, shape: Sessio
 
 /// One session's turns, in order, never overlapping; a failed or cancelled turn ends it.
 async fn run_session(shared: Arc<Shared>, _user: OwnedSemaphorePermit, session: u64, first_scheduled_ns: u64) {
-    let Shared { ctx, run, deadlines, shape, .. } = &*shared;
+    let Shared { ctx, run, deadlines, shape, file_sessions, .. } = &*shared;
     let mut rng = SeededRng::new(shared.seed ^ session.wrapping_mul(0x9E37_79B9_7F4A_7C15));
-    let turns = rng.normal(shape.turns.mean, shape.turns.stddev).round().max(1.0) as u32;
+    let replayed = file_sessions.get((session % file_sessions.len().max(1) as u64) as usize);
+    let turns = match replayed {
+        Some(range) => range.len() as u32,
+        None => rng.normal(shape.turns.mean, shape.turns.stddev).round().max(1.0) as u32,
+    };
+    // A replayed session claims its turns' request indexes as it starts, so a request limit
+    // (a file that stops at its end) lets every session started before it finish whole.
+    let first_index = replayed.map(|_| shared.issued.fetch_add(u64::from(turns), Ordering::Relaxed));
     let mut ids = request_ids(ctx, run, session + 1);
     let mut conversation = Conversation::default();
     let mut scheduled_ns = first_scheduled_ns;
@@ -93,11 +114,17 @@ async fn run_session(shared: Arc<Shared>, _user: OwnedSemaphorePermit, session: 
         if ctx.cancel.is_cancelled() || deadlines.sending_over() {
             return;
         }
-        let request_index = shared.issued.fetch_add(1, Ordering::Relaxed);
+        let request_index = match first_index {
+            Some(first) => first + u64::from(turn),
+            None => shared.issued.fetch_add(1, Ordering::Relaxed),
+        };
         if run.phase.requests.is_some_and(|limit| request_index >= limit) {
             return;
         }
-        let dataset_index = (request_index % ctx.requests.len().max(1) as u64) as usize;
+        let dataset_index = match replayed {
+            Some(range) => range.start + turn as usize,
+            None => (request_index % ctx.requests.len().max(1) as u64) as usize,
+        };
         let Some(prepared) = ctx.requests.get(dataset_index) else { return };
         let next = conversation.next_turn(prepared);
         let request = Outgoing {
@@ -113,11 +140,57 @@ async fn run_session(shared: Arc<Shared>, _user: OwnedSemaphorePermit, session: 
         let Some(answer) = send(ctx, run, *deadlines, request, Limits::default()).await else { return };
         conversation.remember(next, answer);
         let think_s = rng.normal(shape.think_time_s.mean, shape.think_time_s.stddev).max(0.0);
-        scheduled_ns = ctx.clock.now_ns() + (think_s * 1e9) as u64;
+        let file_delay_ms = replayed
+            .filter(|_| turn + 1 < turns)
+            .and_then(|_| ctx.requests.get(dataset_index + 1))
+            .and_then(|next| next.turn?.delay_ms);
+        let wait_s = file_delay_ms.map_or(think_s, |delay_ms| delay_ms / 1000.0);
+        scheduled_ns = ctx.clock.now_ns() + (wait_s * 1e9) as u64;
         let next_due = tokio::time::Instant::from_std(ctx.clock.instant_at(scheduled_ns));
         tokio::select! {
             _ = tokio::time::sleep_until(next_due) => {}
             _ = ctx.cancel.cancelled() => return,
         }
+    }
+}
+
+/// The sessions of a multi-turn file dataset, each the range of its turns' requests; none
+/// for any other dataset.
+fn file_sessions(requests: &[PreparedRequest]) -> Vec<Range<usize>> {
+    if requests.iter().any(|request| request.turn.is_none()) {
+        return Vec::new();
+    }
+    let mut start = 0;
+    conversations(requests)
+        .map(|session| {
+            start += session.len();
+            start - session.len()..start
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use bytes::Bytes;
+
+    use super::*;
+    use crate::dataset::FileTurn;
+
+    fn request(turn: Option<u32>) -> PreparedRequest {
+        PreparedRequest {
+            body: Bytes::new(),
+            input_tokens: 1,
+            max_tokens: None,
+            system_prompt: None,
+            turn: turn.map(|index| FileTurn { index, delay_ms: None }),
+        }
+    }
+
+    #[test]
+    fn a_multi_turn_file_splits_into_its_sessions_and_other_datasets_into_none() {
+        let turns = [0, 1, 2, 0, 0, 1].map(|index| request(Some(index)));
+        assert_eq!(file_sessions(&turns), [0..3, 3..4, 4..6]);
+        assert!(file_sessions(&[request(None), request(None)]).is_empty());
+        assert!(file_sessions(&[]).is_empty());
     }
 }

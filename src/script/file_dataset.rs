@@ -1,5 +1,6 @@
-//! `file(#{ path, format, sampling, at_end, seed, block_size })`: a dataset read from a file
-//! (relative to the scenario file) when the run starts; `run(#{ dataset: .. })` takes it.
+//! `file(#{ path, format, sampling, at_end, seed, block_size, entries })`: a dataset read from a
+//! file (or a folder, for `random_pool`; relative to the scenario file) when the run starts;
+//! `run(#{ dataset: .. })` takes it.
 
 use rhai::{Engine, Map};
 
@@ -9,7 +10,7 @@ use crate::plan::{AtEnd, Dataset, FileDataset, FileFormat, Sampling};
 /// Tokens per mooncake hash-id block unless `block_size` says otherwise (Mooncake's own).
 const DEFAULT_BLOCK_SIZE: u64 = 512;
 
-const FILE_KEYS: &[&str] = &["path", "format", "sampling", "at_end", "seed", "block_size"];
+const FILE_KEYS: &[&str] = &["path", "format", "sampling", "at_end", "seed", "block_size", "entries"];
 
 pub fn register(engine: &mut Engine) {
     engine.register_fn("file", file);
@@ -25,12 +26,21 @@ fn file(map: Map) -> ScriptResult<Dataset> {
             ("multi_turn", FileFormat::MultiTurn),
             ("mooncake", FileFormat::Mooncake),
             ("sharegpt", FileFormat::Sharegpt),
+            ("random_pool", FileFormat::RandomPool),
         ],
     )?;
+    let sampling_given = r.has("sampling");
     let sampling = r.choice(
         "sampling",
         &[("sequential", Sampling::Sequential), ("random", Sampling::Random), ("shuffle", Sampling::Shuffle)],
     )?;
+    let sampling = match format {
+        FileFormat::RandomPool if sampling_given && sampling != Sampling::Random => {
+            return script_error("file: format \"random_pool\" always samples at random; leave out `sampling`");
+        }
+        FileFormat::RandomPool => Sampling::Random,
+        _ => sampling,
+    };
     let at_end = r.choice("at_end", &[("wrap", AtEnd::Wrap), ("stop", AtEnd::Stop)])?;
     let random_seed = r.opt_u64("seed")?.unwrap_or(0);
     let block_size = r.opt_u64("block_size")?.unwrap_or(DEFAULT_BLOCK_SIZE);
@@ -40,7 +50,16 @@ fn file(map: Map) -> ScriptResult<Dataset> {
     if r.has("block_size") && format != FileFormat::Mooncake {
         return script_error("file: `block_size` applies to format \"mooncake\" only");
     }
-    Ok(Dataset::File(FileDataset { path, format, sampling, at_end, random_seed, block_size: block_size as usize }))
+    let draws = r.opt_u64("entries")?;
+    if draws.is_some() && format != FileFormat::RandomPool {
+        return script_error("file: `entries` applies to format \"random_pool\" only");
+    }
+    if draws == Some(0) {
+        return script_error("file: `entries` must be at least 1");
+    }
+    let block_size = block_size as usize;
+    let draws = draws.map(|draws| draws as usize);
+    Ok(Dataset::File(FileDataset { path, format, sampling, at_end, random_seed, block_size, draws }))
 }
 
 #[cfg(test)]
@@ -65,6 +84,7 @@ mod tests {
                 at_end: AtEnd::Wrap,
                 random_seed: 0,
                 block_size: 512,
+                draws: None,
             }
         );
         let full = file(map(&[
@@ -96,5 +116,22 @@ mod tests {
         let zero = [("path", "a".into()), ("format", "mooncake".into()), ("block_size", Dynamic::from(0_i64))];
         assert!(err(&zero).contains("`block_size` must be at least 1"));
         assert!(err(&[("path", "a".into()), ("formt", "mooncake".into())]).contains("did you mean `format`"));
+        let pool_in_order = [("path", "a".into()), ("format", "random_pool".into()), ("sampling", "sequential".into())];
+        assert!(err(&pool_in_order).contains("\"random_pool\" always samples at random"));
+        assert!(err(&[("path", "a".into()), ("entries", Dynamic::from(5_i64))]).contains("\"random_pool\" only"));
+        let no_draws = [("path", "a".into()), ("format", "random_pool".into()), ("entries", Dynamic::from(0_i64))];
+        assert!(err(&no_draws).contains("`entries` must be at least 1"));
+    }
+
+    #[test]
+    fn a_random_pool_samples_at_random() {
+        let Dataset::File(pool) = file(map(&[("path", "pool/".into()), ("format", "random_pool".into())])).unwrap()
+        else {
+            panic!("a file")
+        };
+        assert_eq!((pool.format, pool.sampling, pool.draws), (FileFormat::RandomPool, Sampling::Random, None));
+        let sized = map(&[("path", "p".into()), ("format", "random_pool".into()), ("entries", Dynamic::from(50_i64))]);
+        let Dataset::File(sized) = file(sized).unwrap() else { panic!("a file") };
+        assert_eq!(sized.draws, Some(50));
     }
 }

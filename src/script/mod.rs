@@ -19,6 +19,7 @@ mod run_fn;
 mod slos;
 mod stdlib;
 mod sweeps;
+mod synthetic;
 mod text_values;
 mod thresholds;
 mod trial_results;
@@ -92,6 +93,7 @@ pub fn build_engine(host: Arc<RunHost>, settings: &ScenarioSettings) -> Engine {
     console::register(&mut engine);
     builders::register(&mut engine);
     file_dataset::register(&mut engine);
+    synthetic::register(&mut engine);
     phases::register(&mut engine, host.scenario_dir.clone());
     results::register(&mut engine);
     compare::register(&mut engine);

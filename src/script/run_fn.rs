@@ -77,6 +77,7 @@ pub fn plan_of(map: Map, default_name: String) -> ScriptResult<Plan> {
             random_seed: 0,
             entries: 100,
             images: None,
+            options: Default::default(),
         })
     });
     let Some(items) = r.opt_array("phases")? else {

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::plan::{Arrival, Dataset, Dist, Endpoint, LoadMode, Phase, Plan, RampedQuantity};
+use crate::plan::{Arrival, Dataset, Dist, Endpoint, LoadMode, Phase, Plan, RampedQuantity, SyntheticOptions};
 
 /// ```text
 /// run sweep_8 → artifacts/sweep_8
@@ -37,13 +37,14 @@ fn endpoint(endpoint: &Endpoint) -> String {
 
 fn dataset(dataset: &Dataset) -> String {
     match dataset {
-        Dataset::Synthetic(spec) => format!(
-            "synthetic: isl {}, osl {} tokens, {} prompts, seed {}",
-            dist(&spec.isl),
-            dist(&spec.osl),
-            spec.entries,
-            spec.random_seed
-        ),
+        Dataset::Synthetic(spec) => {
+            let lengths = match spec.options.mix.len() {
+                0 => format!("isl {}, osl {} tokens", dist(&spec.isl), dist(&spec.osl)),
+                pairs => format!("a mix of {pairs} isl/osl pairs"),
+            };
+            let shape = prompt_shape(&spec.options);
+            format!("synthetic: {lengths}, {} prompts, seed {}{shape}", spec.entries, spec.random_seed)
+        }
         Dataset::File(spec) => format!(
             "file {} ({}, {}, at end {})",
             spec.path,
@@ -52,6 +53,24 @@ fn dataset(dataset: &Dataset) -> String {
             name_of(&spec.at_end)
         ),
     }
+}
+
+/// The synthetic options that shape each prompt, each after a comma; empty without any.
+fn prompt_shape(options: &SyntheticOptions) -> String {
+    let mut shape = String::new();
+    if let Some(block) = options.block_size {
+        let _ = write!(shape, ", isl in blocks of {block}");
+    }
+    if let Some(tokens) = options.system_prompt_tokens {
+        let _ = write!(shape, ", system prompt {tokens} tokens");
+    }
+    if let Some(pool) = options.prefix_pool {
+        let _ = write!(shape, ", {} prefixes of {} tokens", pool.prefixes, pool.length);
+    }
+    if options.cache_bust {
+        shape.push_str(", cache bust");
+    }
+    shape
 }
 
 fn phase_line(phase: &Phase) -> String {
@@ -173,6 +192,7 @@ mod tests {
                 random_seed: 42,
                 entries: 100,
                 images: None,
+                options: Default::default(),
             }),
             phases: vec![
                 phase(
@@ -222,6 +242,24 @@ run sweep_8 → artifacts/sweep_8
     }
 
     #[test]
+    fn a_length_mix_and_the_prompt_shape_are_named() {
+        let mut plan = plan();
+        let Dataset::Synthetic(spec) = &mut plan.dataset else { panic!("synthetic") };
+        let pair = crate::plan::LengthPair { isl: spec.isl, osl: spec.osl, weight: 1.0 };
+        spec.options = SyntheticOptions {
+            mix: vec![pair, pair],
+            block_size: Some(64),
+            system_prompt_tokens: Some(200),
+            prefix_pool: Some(crate::plan::PrefixPool { prefixes: 8, length: 512 }),
+            cache_bust: false,
+        };
+        let text = render(&plan, Path::new("artifacts/sweep_8"));
+        let expected = "  dataset   synthetic: a mix of 2 isl/osl pairs, 100 prompts, seed 42, isl in blocks of 64, \
+                        system prompt 200 tokens, 8 prefixes of 512 tokens\n";
+        assert!(text.contains(expected), "{text}");
+    }
+
+    #[test]
     fn file_datasets_and_other_modes_are_named() {
         let mut plan = plan();
         plan.dataset = Dataset::File(FileDataset {
@@ -231,6 +269,7 @@ run sweep_8 → artifacts/sweep_8
             at_end: crate::plan::AtEnd::Stop,
             random_seed: 0,
             block_size: 512,
+            draws: None,
         });
         plan.phases = vec![phase(
             "ramp",

@@ -1,0 +1,145 @@
+//! Text of an exact token count: corpus text cut on token ids, decoded, re-encoded, and the
+//! cut moved until the whole text (after an optional fixed head) counts to the target.
+
+use super::corpus;
+use super::tokenizer::Tokenizer;
+
+/// Start words tried before settling for the closest text (each a different corpus window).
+const WINDOWS_TRIED: usize = 8;
+/// Cuts tried in one window before moving on to the next.
+const CUTS_PER_WINDOW: usize = 8;
+/// How far apart (in bytes) the windows tried start.
+const WINDOW_STRIDE_BYTES: usize = 7_919;
+
+/// A text and its token count.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CountedText {
+    pub text: String,
+    pub tokens: u64,
+}
+
+impl CountedText {
+    pub fn of(tokenizer: &Tokenizer, text: String) -> Self {
+        Self { tokens: tokenizer.count(&text) as u64, text }
+    }
+}
+
+/// `head` if any, then corpus text from `offset`, together exactly `target` tokens under
+/// `tokenizer` (the head joined by a space). A head that alone has `target` tokens or more
+/// comes back as is. If no cut of any window tried counts right (never seen with byte-level
+/// BPE tokenizers), the closest text comes back.
+pub fn text_of_length(
+    tokenizer: &Tokenizer,
+    head: Option<&CountedText>,
+    corpus: &str,
+    offset: usize,
+    target: u64,
+) -> CountedText {
+    let head_tokens = head.map_or(0, |head| head.tokens);
+    if let Some(head) = head.filter(|head| head.tokens >= target) {
+        return head.clone();
+    }
+    let join = |tail: String| match head {
+        Some(head) => format!("{} {tail}", head.text),
+        None => tail,
+    };
+    let wanted = (target - head_tokens) as usize;
+    let mut closest: Option<CountedText> = None;
+    for window in 0..WINDOWS_TRIED {
+        let ids = tokens_from(tokenizer, corpus, offset + window * WINDOW_STRIDE_BYTES, wanted);
+        let mut tried = Vec::with_capacity(CUTS_PER_WINDOW);
+        let mut take = wanted.min(ids.len());
+        while tried.len() < CUTS_PER_WINDOW && !tried.contains(&take) {
+            tried.push(take);
+            let candidate = CountedText::of(tokenizer, join(tokenizer.decode(&ids[..take])));
+            if candidate.tokens == target {
+                return candidate;
+            }
+            let miss = candidate.tokens.abs_diff(target) as usize;
+            let overshot = candidate.tokens > target;
+            if closest.as_ref().is_none_or(|best| miss < best.tokens.abs_diff(target) as usize) {
+                closest = Some(candidate);
+            }
+            // Move the cut by what the count missed, by one token at least.
+            take = if overshot { take.saturating_sub(miss).max(1) } else { take + miss }.min(ids.len());
+        }
+    }
+    closest.unwrap_or(CountedText { text: String::new(), tokens: 0 })
+}
+
+/// More than `wanted` token ids of corpus text from `offset` (fewer only if the whole corpus has fewer).
+fn tokens_from(tokenizer: &Tokenizer, corpus: &str, offset: usize, wanted: usize) -> Vec<u32> {
+    let mut approx_bytes = wanted * 6 + 32;
+    loop {
+        let ids = tokenizer.encode(&corpus::window(corpus, offset, approx_bytes));
+        if ids.len() > wanted || approx_bytes > corpus.len() {
+            return ids;
+        }
+        approx_bytes *= 2;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+
+    /// Lengths from 1 to 4000, denser where prompts are short.
+    fn lengths() -> impl Iterator<Item = u64> {
+        (1..=64).chain((65..=4000).step_by(97)).chain([4000])
+    }
+
+    fn assert_exact_under(tokenizer: &Tokenizer) {
+        let corpus = corpus::shakespeare();
+        let mut missed = Vec::new();
+        for (i, target) in lengths().enumerate() {
+            let offset = (i * 104_729) % corpus.len();
+            let cut = text_of_length(tokenizer, None, corpus, offset, target);
+            let counted = tokenizer.count(&cut.text) as u64;
+            if (counted, cut.tokens) != (target, target) {
+                missed.push((target, counted));
+            }
+        }
+        assert!(missed.is_empty(), "{}: (target, counted) {missed:?}", tokenizer.name());
+    }
+
+    #[test]
+    fn every_length_is_exact_under_the_builtin_gpt2_tokenizer() {
+        assert_exact_under(&Tokenizer::shared_builtin().unwrap());
+    }
+
+    #[test]
+    fn every_length_is_exact_under_gpt2_and_another_bpe_loaded_from_files() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        // The same file as ../shared/realserver/gpt-2.tokenizer.json, loaded the way users load theirs.
+        assert_exact_under(&Tokenizer::from_path(&root.join("assets/tokenizers/gpt2.tokenizer.json")).unwrap());
+        assert_exact_under(
+            &Tokenizer::from_path(&root.join("tests/fixtures/trained-bytelevel-bpe-8k.tokenizer.json")).unwrap(),
+        );
+    }
+
+    #[test]
+    fn a_head_is_kept_byte_for_byte_and_counted_in_the_length() {
+        let tokenizer = Tokenizer::shared_builtin().unwrap();
+        let corpus = corpus::shakespeare();
+        let head = text_of_length(&tokenizer, None, corpus, 1_000, 50);
+        for target in [51, 52, 80, 700] {
+            let cut = text_of_length(&tokenizer, Some(&head), corpus, 9_999, target);
+            assert!(cut.text.starts_with(&format!("{} ", head.text)), "{}", cut.text);
+            assert_eq!(tokenizer.count(&cut.text) as u64, target);
+        }
+        assert_eq!(text_of_length(&tokenizer, Some(&head), corpus, 0, 20), head, "a head longer than the target");
+    }
+
+    #[test]
+    fn a_target_no_cut_can_reach_gives_the_closest_text() {
+        let tokenizer = Tokenizer::shared_builtin().unwrap();
+        let empty = text_of_length(&tokenizer, None, "", 0, 5);
+        assert_eq!(empty, CountedText { text: String::new(), tokens: 0 });
+        let head = CountedText::of(&tokenizer, "Hello".to_string());
+        let closest = text_of_length(&tokenizer, Some(&head), "", 0, 5);
+        assert_eq!(closest.tokens as usize, tokenizer.count(&closest.text));
+        assert!(closest.text.starts_with("Hello"), "{closest:?}");
+    }
+}

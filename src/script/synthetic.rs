@@ -1,0 +1,181 @@
+//! `synthetic(#{..})`: a dataset of prompts generated from the embedded corpus, their input
+//! and output lengths drawn from the distributions the scenario gives.
+
+use rhai::{Engine, Map};
+
+use super::keys::{MapReader, ScriptResult, number, script_error};
+use crate::plan::{Dataset, Dist, LengthPair, PrefixPool, SyntheticDataset, SyntheticOptions};
+
+pub fn register(engine: &mut Engine) {
+    engine.register_fn("synthetic", synthetic);
+}
+
+const SYNTHETIC_KEYS: &[&str] =
+    &["isl", "osl", "seed", "entries", "images", "mix", "block_size", "system_prompt", "prefix_pool", "cache_bust"];
+
+/// `synthetic(#{ isl: normal(550, 50), osl: fixed(256), seed: 42, entries: 100, images: #{..}, mix: [..],
+/// block_size: 64, system_prompt: 200, prefix_pool: #{ prefixes: 8, length: 512 }, cache_bust: true })`
+fn synthetic(map: Map) -> ScriptResult<Dataset> {
+    let mut r = MapReader::new("synthetic", map, SYNTHETIC_KEYS)?;
+    if r.has("mix") && (r.has("isl") || r.has("osl")) {
+        return script_error("synthetic: give `isl`/`osl` or `mix`, not both");
+    }
+    let mix = r.opt_array("mix")?.map(length_mix).transpose()?.unwrap_or_default();
+    let isl = length_dist(&mut r, "isl", 550.0)?;
+    let osl = length_dist(&mut r, "osl", 150.0)?;
+    let random_seed = r.opt_u64("seed")?.unwrap_or(0);
+    let entries = r.opt_u64("entries")?.unwrap_or(100).max(1) as usize;
+    let images = r.opt_map("images")?.map(super::images::image_settings).transpose()?;
+    let block_size = r.opt_u64("block_size")?;
+    if block_size == Some(0) {
+        return script_error("synthetic: `block_size` must be at least 1 token");
+    }
+    let system_prompt_tokens = r.opt_u64("system_prompt")?;
+    if system_prompt_tokens == Some(0) {
+        return script_error("synthetic: `system_prompt` must be at least 1 token (or left out)");
+    }
+    let prefix_pool = r.opt_map("prefix_pool")?.map(prefix_pool).transpose()?;
+    let cache_bust = r.opt_bool("cache_bust")?.unwrap_or(false);
+    if cache_bust && prefix_pool.is_some() {
+        return script_error(
+            "synthetic: `cache_bust` gives every prompt its own prefix; it cannot go with `prefix_pool`",
+        );
+    }
+    let options = SyntheticOptions { mix, block_size, system_prompt_tokens, prefix_pool, cache_bust };
+    Ok(Dataset::Synthetic(SyntheticDataset { isl, osl, random_seed, entries, images, options }))
+}
+
+const MIX_KEYS: &[&str] = &["isl", "osl", "weight"];
+
+/// `mix: [#{ isl: 128, osl: 64, weight: 3 }, #{ isl: normal(1024, 100), osl: 256 }]`
+fn length_mix(items: rhai::Array) -> ScriptResult<Vec<LengthPair>> {
+    if items.is_empty() {
+        return script_error("synthetic: `mix` needs at least one #{ isl, osl, weight }");
+    }
+    let mut pairs = Vec::with_capacity(items.len());
+    for item in items {
+        let Some(map) = item.clone().try_cast::<Map>() else {
+            return script_error(format!(
+                "synthetic: each `mix` item must be a map #{{ isl, osl, weight }}, got `{item}`"
+            ));
+        };
+        let mut r = MapReader::new("synthetic mix", map, MIX_KEYS)?;
+        if !r.has("isl") || !r.has("osl") {
+            return script_error("synthetic mix: each item needs `isl` and `osl`");
+        }
+        let isl = length_dist(&mut r, "isl", 1.0)?;
+        let osl = length_dist(&mut r, "osl", 1.0)?;
+        let weight = r.opt_f64("weight")?.unwrap_or(1.0);
+        if !(weight.is_finite() && weight > 0.0) {
+            return script_error(format!("synthetic mix: `weight` must be positive, got {weight}"));
+        }
+        pairs.push(LengthPair { isl, osl, weight });
+    }
+    Ok(pairs)
+}
+
+const PREFIX_POOL_KEYS: &[&str] = &["prefixes", "length"];
+
+/// `prefix_pool: #{ prefixes: 8, length: 512 }`
+fn prefix_pool(map: Map) -> ScriptResult<PrefixPool> {
+    let mut r = MapReader::new("synthetic prefix_pool", map, PREFIX_POOL_KEYS)?;
+    let (Some(prefixes), Some(length)) = (r.opt_u64("prefixes")?, r.opt_u64("length")?) else {
+        return script_error("synthetic prefix_pool: needs `prefixes` (how many) and `length` (tokens each)");
+    };
+    if prefixes == 0 || length == 0 {
+        return script_error("synthetic prefix_pool: `prefixes` and `length` must be at least 1");
+    }
+    Ok(PrefixPool { prefixes: prefixes as usize, length })
+}
+
+/// A token length: a number (fixed) or `normal(mean, stddev)`.
+fn length_dist(r: &mut MapReader, key: &str, default_mean: f64) -> ScriptResult<Dist> {
+    let what = r.what();
+    let dist = if let Ok(Some(n)) = r.opt_f64(key) {
+        Dist { mean: n, stddev: 0.0 }
+    } else if let Some(map) = r.opt_map(key)? {
+        let mean = map.get("mean").and_then(number);
+        let stddev = map.get("stddev").and_then(number).unwrap_or(0.0);
+        match mean {
+            Some(mean) => Dist { mean, stddev },
+            None => return script_error(format!("{what}: `{key}` must be a number or normal(mean, stddev)")),
+        }
+    } else {
+        Dist { mean: default_mean, stddev: 0.0 }
+    };
+    if dist.mean.is_nan() || dist.mean < 1.0 {
+        return script_error(format!("{what}: `{key}` mean must be at least 1 token, got {}", dist.mean));
+    }
+    Ok(dist)
+}
+
+#[cfg(test)]
+mod tests {
+    use rhai::Dynamic;
+
+    use super::*;
+
+    fn map(pairs: &[(&str, Dynamic)]) -> Map {
+        pairs.iter().map(|(key, value)| ((*key).into(), value.clone())).collect()
+    }
+
+    fn int(n: i64) -> Dynamic {
+        Dynamic::from(n)
+    }
+
+    fn options_of(pairs: &[(&str, Dynamic)]) -> SyntheticOptions {
+        let Dataset::Synthetic(spec) = synthetic(map(pairs)).unwrap() else { panic!("synthetic") };
+        spec.options
+    }
+
+    #[test]
+    fn every_option_reaches_the_plan() {
+        assert_eq!(options_of(&[]), SyntheticOptions::default());
+        let mix: rhai::Array = vec![
+            Dynamic::from(map(&[("isl", int(128)), ("osl", int(64)), ("weight", int(3))])),
+            Dynamic::from(map(&[("isl", int(1024)), ("osl", int(256))])),
+        ];
+        let options = options_of(&[
+            ("mix", Dynamic::from(mix)),
+            ("block_size", int(64)),
+            ("system_prompt", int(200)),
+            ("prefix_pool", Dynamic::from(map(&[("prefixes", int(8)), ("length", int(512))]))),
+        ]);
+        let fixed = |mean| Dist { mean, stddev: 0.0 };
+        assert_eq!(
+            options,
+            SyntheticOptions {
+                mix: vec![
+                    LengthPair { isl: fixed(128.0), osl: fixed(64.0), weight: 3.0 },
+                    LengthPair { isl: fixed(1024.0), osl: fixed(256.0), weight: 1.0 },
+                ],
+                block_size: Some(64),
+                system_prompt_tokens: Some(200),
+                prefix_pool: Some(PrefixPool { prefixes: 8, length: 512 }),
+                cache_bust: false,
+            }
+        );
+        assert!(options_of(&[("cache_bust", Dynamic::from(true))]).cache_bust);
+    }
+
+    #[test]
+    fn mistakes_are_named() {
+        let err = |pairs: &[(&str, Dynamic)]| synthetic(map(pairs)).unwrap_err().to_string();
+        let pool = || Dynamic::from(map(&[("prefixes", int(2)), ("length", int(8))]));
+        let one_pair = || Dynamic::from(vec![Dynamic::from(map(&[("isl", int(8)), ("osl", int(8))]))]);
+        assert!(err(&[("isl", int(8)), ("mix", one_pair())]).contains("`isl`/`osl` or `mix`, not both"));
+        assert!(err(&[("mix", Dynamic::from(rhai::Array::new()))]).contains("`mix` needs at least one"));
+        assert!(err(&[("mix", Dynamic::from(vec![int(3)]))]).contains("each `mix` item must be a map"));
+        let no_osl = Dynamic::from(vec![Dynamic::from(map(&[("isl", int(8))]))]);
+        assert!(err(&[("mix", no_osl)]).contains("each item needs `isl` and `osl`"));
+        let zero_weight = map(&[("isl", int(8)), ("osl", int(8)), ("weight", int(0))]);
+        assert!(err(&[("mix", Dynamic::from(vec![Dynamic::from(zero_weight)]))]).contains("`weight` must be positive"));
+        let typo = Dynamic::from(vec![Dynamic::from(map(&[("isl", int(8)), ("osl", int(8)), ("wieght", int(1))]))]);
+        assert!(err(&[("mix", typo)]).contains("synthetic mix: unknown key `wieght` (did you mean `weight`?)"));
+        assert!(err(&[("block_size", int(0))]).contains("`block_size` must be at least 1"));
+        assert!(err(&[("system_prompt", int(0))]).contains("`system_prompt` must be at least 1"));
+        assert!(err(&[("prefix_pool", Dynamic::from(map(&[("prefixes", int(2))])))]).contains("needs `prefixes`"));
+        assert!(err(&[("prefix_pool", pool()), ("cache_bust", Dynamic::from(true))]).contains("cannot go with"));
+        assert!(err(&[("cache_bus", Dynamic::from(true))]).contains("did you mean `cache_bust`"));
+    }
+}
