@@ -4,6 +4,7 @@
 mod builders;
 mod collectors;
 mod dry_run;
+mod endpoint;
 mod file_dataset;
 mod keys;
 mod phases;
