@@ -66,6 +66,7 @@ mod tests {
             extra: Default::default(),
             mock: None,
             transport: Default::default(),
+            request: Default::default(),
         }
     }
 

@@ -5,21 +5,48 @@ use std::collections::BTreeMap;
 
 use rhai::{Dynamic, Map};
 
+use super::endpoint_request::{check_template_fills, endpoint_kind, request_options};
 use super::keys::{MapReader, ScriptResult, script_error};
 use crate::mock::MockConfig;
-use crate::plan::{ConnectionSettings, ConnectionStrategy, Endpoint, EndpointKind, MOCK_URL, TlsSettings, Transport};
+use crate::plan::{ConnectionSettings, ConnectionStrategy, Endpoint, MOCK_URL, TlsSettings, Transport};
 
-const ENDPOINT_KEYS: &[&str] =
-    &["url", "model", "kind", "streaming", "api_key", "headers", "extra", "mock", "tls", "http2", "connections"];
+const ENDPOINT_KEYS: &[&str] = &[
+    "url",
+    "model",
+    "kind",
+    "streaming",
+    "api_key",
+    "headers",
+    "extra",
+    "mock",
+    "tls",
+    "http2",
+    "connections",
+    "dialect",
+    "path",
+    "max_tokens_field",
+    "passages",
+    "body",
+    "response",
+];
 
-/// `endpoint(#{ url, model, kind: "chat"|"completions", streaming, api_key, headers, extra, mock,
-/// tls, http2, connections })`
+/// `endpoint(#{ url, model, kind, streaming, api_key, headers, extra, mock, tls, http2,
+/// connections })` plus the kind-specific keys of `endpoint_request.rs`.
 pub(super) fn endpoint(map: Map) -> ScriptResult<Endpoint> {
     let mut r = MapReader::new("endpoint", map, ENDPOINT_KEYS)?;
     let url = r.string("url")?;
     let model = r.opt_string("model")?.unwrap_or_else(|| "mock-model".to_string());
-    let kind = r.choice("kind", &[("chat", EndpointKind::Chat), ("completions", EndpointKind::Completions)])?;
-    let streaming = r.opt_bool("streaming")?.unwrap_or(true);
+    let kind = endpoint_kind(&mut r)?;
+    let streaming = match r.opt_bool("streaming")? {
+        Some(true) if !kind.produces_tokens() => {
+            return script_error(format!(
+                "endpoint: kind \"{}\" does not stream; drop `streaming: true`",
+                kind.as_str()
+            ));
+        }
+        Some(streaming) => streaming,
+        None => kind.produces_tokens(),
+    };
     let api_key = r.opt_string("api_key")?.filter(|k| !k.is_empty());
     let mut headers = BTreeMap::new();
     for (name, value) in r.opt_map("headers")?.unwrap_or_default() {
@@ -42,7 +69,13 @@ pub(super) fn endpoint(map: Map) -> ScriptResult<Endpoint> {
         http2: r.opt_bool("http2")?.unwrap_or(false),
         connections: connection_settings(r.opt_map("connections")?.unwrap_or_default())?,
     };
-    Ok(Endpoint { url, model, kind, streaming, api_key, headers, extra, mock, transport })
+    let request = request_options(&mut r, kind)?;
+    if request.template.is_some() && !extra.is_empty() {
+        return script_error("endpoint: a template endpoint takes no `extra`; write those fields into `body`");
+    }
+    let endpoint = Endpoint { url, model, kind, streaming, api_key, headers, extra, mock, transport, request };
+    check_template_fills(&endpoint)?;
+    Ok(endpoint)
 }
 
 const TLS_KEYS: &[&str] = &["ca_file", "insecure"];

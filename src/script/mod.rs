@@ -5,6 +5,7 @@ mod builders;
 mod collectors;
 mod dry_run;
 mod endpoint;
+mod endpoint_request;
 mod file_dataset;
 mod keys;
 mod phases;

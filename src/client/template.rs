@@ -1,0 +1,242 @@
+//! The template kind: a request body written in the scenario, its `{{prompt}}`,
+//! `{{max_tokens}}`, `{{model}}` and `{{stream}}` placeholders filled per request, and the
+//! answer's text and usage found by dotted paths (`choices.0.text`).
+
+use std::borrow::Cow;
+
+use serde_json::Value;
+
+use super::response::ResponseFields;
+use crate::plan::{Endpoint, ResponsePaths, TemplateBody};
+use crate::record::Usage;
+
+/// Every placeholder a template may hold.
+pub const PLACEHOLDERS: &[&str] = &["prompt", "max_tokens", "model", "stream"];
+
+/// The placeholder names `body` uses, in order, known or not (`{{ name }}` may have spaces).
+pub fn placeholders(body: &TemplateBody) -> Vec<String> {
+    let mut names = Vec::new();
+    match body {
+        TemplateBody::Text(text) => collect_placeholders(text, &mut names),
+        TemplateBody::Json(value) => each_string(value, &mut |text| collect_placeholders(text, &mut names)),
+    }
+    names
+}
+
+fn collect_placeholders(text: &str, names: &mut Vec<String>) {
+    let mut rest = text;
+    while let Some(open) = rest.find("{{") {
+        let Some(close) = rest[open..].find("}}") else { return };
+        names.push(rest[open + 2..open + close].trim().to_string());
+        rest = &rest[open + close + 2..];
+    }
+}
+
+fn each_string(value: &Value, visit: &mut impl FnMut(&str)) {
+    match value {
+        Value::String(text) => visit(text),
+        Value::Array(items) => items.iter().for_each(|item| each_string(item, visit)),
+        Value::Object(members) => members.values().for_each(|member| each_string(member, visit)),
+        _ => {}
+    }
+}
+
+/// The values of one request's placeholders.
+struct Filling<'a> {
+    prompt: &'a str,
+    model: &'a str,
+    max_tokens: Option<u64>,
+    stream: bool,
+}
+
+impl Filling<'_> {
+    /// The JSON value a placeholder stands for (`null` for an unset max_tokens).
+    fn value(&self, name: &str) -> Option<Value> {
+        match name {
+            "prompt" => Some(self.prompt.into()),
+            "model" => Some(self.model.into()),
+            "max_tokens" => Some(self.max_tokens.map_or(Value::Null, Value::from)),
+            "stream" => Some(self.stream.into()),
+            _ => None,
+        }
+    }
+
+    /// `text` with each placeholder replaced; strings JSON-escaped (without their quotes) when
+    /// `escape` says so, other values as their JSON text.
+    fn fill_text(&self, text: &str, escape: bool) -> String {
+        let mut filled = String::with_capacity(text.len() + self.prompt.len());
+        let mut rest = text;
+        while let Some(open) = rest.find("{{") {
+            let Some(close) = rest[open..].find("}}") else { break };
+            filled.push_str(&rest[..open]);
+            let name = rest[open + 2..open + close].trim();
+            match self.value(name) {
+                Some(Value::String(value)) if escape => {
+                    let quoted = Value::String(value).to_string();
+                    filled.push_str(&quoted[1..quoted.len() - 1]);
+                }
+                Some(Value::String(value)) => filled.push_str(&value),
+                Some(value) => filled.push_str(&value.to_string()),
+                None => filled.push_str(&rest[open..open + close + 2]),
+            }
+            rest = &rest[open + close + 2..];
+        }
+        filled.push_str(rest);
+        filled
+    }
+
+    /// A JSON template filled: a string that is one placeholder becomes its value (a number
+    /// for `{{max_tokens}}`), placeholders inside longer strings become text.
+    fn fill_json(&self, template: &Value) -> Value {
+        match template {
+            Value::String(text) => {
+                let trimmed = text.trim();
+                let whole = trimmed.strip_prefix("{{").and_then(|inner| inner.strip_suffix("}}"));
+                match whole.filter(|name| !name.contains("{{")).and_then(|name| self.value(name.trim())) {
+                    Some(value) => value,
+                    None => Value::String(self.fill_text(text, false)),
+                }
+            }
+            Value::Array(items) => Value::Array(items.iter().map(|item| self.fill_json(item)).collect()),
+            Value::Object(members) => {
+                Value::Object(members.iter().map(|(key, member)| (key.clone(), self.fill_json(member))).collect())
+            }
+            other => other.clone(),
+        }
+    }
+}
+
+/// The request body of a template endpoint for one prompt (empty if it has no template).
+pub(crate) fn body(endpoint: &Endpoint, prompt: &str, max_tokens: Option<u64>) -> Vec<u8> {
+    let Some(template) = &endpoint.request.template else { return Vec::new() };
+    let filling = Filling { prompt, model: &endpoint.model, max_tokens, stream: endpoint.streaming };
+    match &template.body {
+        TemplateBody::Text(text) => filling.fill_text(text, true).into_bytes(),
+        TemplateBody::Json(value) => filling.fill_json(value).to_string().into_bytes(),
+    }
+}
+
+/// The value at a dotted `path`: object members by name, array elements by index.
+fn lookup<'v>(value: &'v Value, path: &str) -> Option<&'v Value> {
+    path.split('.').try_fold(value, |at, segment| match at {
+        Value::Array(items) => items.get(segment.parse::<usize>().ok()?),
+        Value::Object(members) => members.get(segment),
+        _ => None,
+    })
+}
+
+fn lookup_text(value: &Value, path: Option<&str>) -> Option<Cow<'static, str>> {
+    lookup(value, path?)?.as_str().map(|text| Cow::Owned(text.to_string()))
+}
+
+fn lookup_usage(value: &Value, paths: &ResponsePaths) -> Option<Usage> {
+    let count = |path: &Option<String>| path.as_deref().and_then(|path| lookup(value, path)).and_then(Value::as_u64);
+    let usage = Usage {
+        prompt_tokens: count(&paths.prompt_tokens),
+        completion_tokens: count(&paths.completion_tokens),
+        ..Default::default()
+    };
+    (usage != Usage::default()).then_some(usage)
+}
+
+/// The error member of a payload, when it has a non-null one.
+fn error_of(value: &Value) -> Option<Value> {
+    value.get("error").filter(|error| !error.is_null()).cloned()
+}
+
+/// Fields of one streamed event: the text at `stream_text` (events without it carry none).
+pub(crate) fn parse_stream_event<'a>(paths: &ResponsePaths, data: &'a [u8]) -> serde_json::Result<ResponseFields<'a>> {
+    let event: Value = serde_json::from_slice(data)?;
+    Ok(ResponseFields {
+        content: lookup_text(&event, paths.stream_text.as_deref()),
+        usage: lookup_usage(&event, paths),
+        error: error_of(&event),
+        ..Default::default()
+    })
+}
+
+/// Fields of a whole answer: the text at `text`, which must be there when `text` is given.
+pub(crate) fn parse_full_body<'a>(paths: &ResponsePaths, body: &'a [u8]) -> serde_json::Result<ResponseFields<'a>> {
+    let answer: Value = serde_json::from_slice(body)?;
+    let error = error_of(&answer);
+    let content = lookup_text(&answer, paths.text.as_deref());
+    if let (None, Some(path), None) = (&content, &paths.text, &error) {
+        return Err(serde::de::Error::custom(format!("the response has no text at `{path}`")));
+    }
+    Ok(ResponseFields { content, usage: lookup_usage(&answer, paths), error, ..Default::default() })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::plan::{EndpointKind, RequestOptions, RequestTemplate};
+
+    fn endpoint(body: TemplateBody) -> Endpoint {
+        let template = RequestTemplate { body, response: ResponsePaths::default() };
+        Endpoint {
+            url: "http://127.0.0.1:8000".into(),
+            model: "m\"1".into(),
+            kind: EndpointKind::Template,
+            streaming: false,
+            api_key: None,
+            headers: Default::default(),
+            extra: Default::default(),
+            mock: None,
+            transport: Default::default(),
+            request: RequestOptions { template: Some(template), path: Some("/v1/custom".into()), ..Default::default() },
+        }
+    }
+
+    fn filled(body: TemplateBody, max_tokens: Option<u64>) -> Value {
+        serde_json::from_slice(&crate::client::request_body(&endpoint(body), "say \"hi\"\n", max_tokens)).unwrap()
+    }
+
+    #[test]
+    fn a_text_template_is_filled_with_escaped_strings_and_bare_values() {
+        let text = r#"{"model": "{{model}}", "prompt": "Q: {{ prompt }}", "max_tokens": {{max_tokens}}, "stream": {{stream}}}"#;
+        let body = filled(TemplateBody::Text(text.into()), Some(12));
+        assert_eq!(body, json!({"model": "m\"1", "prompt": "Q: say \"hi\"\n", "max_tokens": 12, "stream": false}));
+        assert_eq!(filled(TemplateBody::Text(text.into()), None)["max_tokens"], Value::Null);
+    }
+
+    #[test]
+    fn a_json_template_takes_typed_values_for_whole_placeholders() {
+        let template = json!({"input": {"text": "{{prompt}}", "tag": "<{{model}}>"}, "n": "{{max_tokens}}",
+                              "flags": ["{{stream}}", 3]});
+        let body = filled(TemplateBody::Json(template), Some(7));
+        assert_eq!(body, json!({"input": {"text": "say \"hi\"\n", "tag": "<m\"1>"}, "n": 7, "flags": [false, 3]}));
+    }
+
+    #[test]
+    fn placeholders_are_listed_even_when_misspelt() {
+        let names = placeholders(&TemplateBody::Json(json!({"a": "{{promt}} and {{ model }}", "b": ["{{x}}"]})));
+        assert_eq!(names, ["promt", "model", "x"]);
+    }
+
+    #[test]
+    fn paths_find_text_and_usage() {
+        let paths = ResponsePaths {
+            text: Some("choices.0.text".into()),
+            stream_text: Some("choices.0.delta.content".into()),
+            prompt_tokens: Some("usage.prompt_tokens".into()),
+            completion_tokens: Some("usage.completion_tokens".into()),
+        };
+        let whole = parse_full_body(
+            &paths,
+            br#"{"choices":[{"text":"Hi"}],"usage":{"prompt_tokens":3,"completion_tokens":1}}"#,
+        )
+        .unwrap();
+        assert_eq!(whole.content.as_deref(), Some("Hi"));
+        assert_eq!(whole.usage.map(|usage| (usage.prompt_tokens, usage.completion_tokens)), Some((Some(3), Some(1))));
+        let missing = parse_full_body(&paths, br#"{"choices":[]}"#).unwrap_err();
+        assert!(missing.to_string().contains("no text at `choices.0.text`"), "{missing}");
+        let chunk = parse_stream_event(&paths, br#"{"choices":[{"delta":{"content":" a"}}]}"#).unwrap();
+        assert_eq!(chunk.content.as_deref(), Some(" a"));
+        assert!(chunk.usage.is_none());
+        let usage_only = parse_stream_event(&paths, br#"{"choices":[],"usage":{"completion_tokens":4}}"#).unwrap();
+        assert!(usage_only.content.is_none());
+        assert_eq!(usage_only.usage.and_then(|usage| usage.completion_tokens), Some(4));
+    }
+}
