@@ -135,7 +135,12 @@ pub async fn execute(plan: &Plan, options: &RunOptions) -> Result<RunResult> {
         .keep_raw(plan.export.level == ExportLevel::Raw);
 
     let (sink, records) = std::sync::mpsc::channel();
-    let metrics_context = MetricsContext { streaming: endpoint.streaming, tokenizer: tokenizer.clone(), clock };
+    let metrics_context = MetricsContext {
+        streaming: endpoint.streaming,
+        tokenizer: tokenizer.clone(),
+        clock,
+        produces_tokens: endpoint.kind.produces_tokens(),
+    };
     let names = export::ArtifactNames::new(plan.export.prefix.as_deref());
     let records_path = plan.export.level.writes_records().then(|| artifact_dir.join(names.records()));
     let raw_path = (plan.export.level == ExportLevel::Raw).then(|| artifact_dir.join(names.raw()));

@@ -26,4 +26,7 @@ pub struct MetricsContext {
     pub streaming: bool,
     pub tokenizer: Arc<Tokenizer>,
     pub clock: RunClock,
+    /// The endpoint answers with text (not embeddings or rankings): without it, metrics flagged
+    /// `PRODUCES_TOKENS_ONLY` are not computed.
+    pub produces_tokens: bool,
 }

@@ -13,6 +13,7 @@ pub fn context(streaming: bool) -> MetricsContext {
         streaming,
         tokenizer: Tokenizer::shared_builtin().expect("builtin tokenizer"),
         clock: RunClock::start(),
+        produces_tokens: true,
     }
 }
 
