@@ -39,21 +39,15 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::client::test_endpoint;
     use crate::plan::EndpointKind;
 
     #[test]
     fn body_sends_the_prompt_as_an_input_list_with_extra_fields() {
         let endpoint = Endpoint {
-            url: "http://127.0.0.1:8000".into(),
             model: "embedder".into(),
-            kind: EndpointKind::Embeddings,
-            streaming: false,
-            api_key: None,
-            headers: Default::default(),
             extra: json!({"encoding_format": "float"}).as_object().cloned().unwrap(),
-            mock: None,
-            transport: Default::default(),
-            request: Default::default(),
+            ..test_endpoint(EndpointKind::Embeddings)
         };
         let body: Value = serde_json::from_slice(&crate::client::request_body(&endpoint, "a b", Some(9))).unwrap();
         assert_eq!(body, json!({"model": "embedder", "input": ["a b"], "encoding_format": "float"}));

@@ -360,6 +360,23 @@ fn with_extra(
     body
 }
 
+/// A non-streaming endpoint of `kind` and model `m` at a local url, for the kinds' tests.
+#[cfg(test)]
+pub(crate) fn test_endpoint(kind: EndpointKind) -> Endpoint {
+    Endpoint {
+        url: "http://127.0.0.1:8000".into(),
+        model: "m".into(),
+        kind,
+        streaming: false,
+        api_key: None,
+        headers: Default::default(),
+        extra: Default::default(),
+        mock: None,
+        transport: Default::default(),
+        request: Default::default(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::{Value, json};
@@ -367,18 +384,7 @@ mod tests {
     use super::*;
 
     fn endpoint(kind: EndpointKind, extra: Value) -> Endpoint {
-        Endpoint {
-            url: "http://127.0.0.1:8000".into(),
-            model: "m".into(),
-            kind,
-            streaming: false,
-            api_key: None,
-            headers: Default::default(),
-            extra: extra.as_object().cloned().unwrap_or_default(),
-            mock: None,
-            transport: Default::default(),
-            request: Default::default(),
-        }
+        Endpoint { extra: extra.as_object().cloned().unwrap_or_default(), ..test_endpoint(kind) }
     }
 
     fn body_json(endpoint: &Endpoint, max_tokens: Option<u64>) -> Value {

@@ -85,16 +85,9 @@ mod tests {
 
     fn endpoint(kind: EndpointKind, passages: Option<usize>) -> Endpoint {
         Endpoint {
-            url: "http://127.0.0.1:8000".into(),
             model: "reranker".into(),
-            kind,
-            streaming: false,
-            api_key: None,
-            headers: Default::default(),
-            extra: Default::default(),
-            mock: None,
-            transport: Default::default(),
             request: crate::plan::RequestOptions { passages, ..Default::default() },
+            ..crate::client::test_endpoint(kind)
         }
     }
 

@@ -140,18 +140,7 @@ mod tests {
 
     #[test]
     fn body_uses_input_and_max_output_tokens() {
-        let endpoint = Endpoint {
-            url: "http://127.0.0.1:8000".into(),
-            model: "m".into(),
-            kind: EndpointKind::Responses,
-            streaming: true,
-            api_key: None,
-            headers: Default::default(),
-            extra: Default::default(),
-            mock: None,
-            transport: Default::default(),
-            request: Default::default(),
-        };
+        let endpoint = Endpoint { streaming: true, ..crate::client::test_endpoint(EndpointKind::Responses) };
         let body: Value = serde_json::from_slice(&crate::client::request_body(&endpoint, "hi", Some(4))).unwrap();
         assert_eq!(body, json!({"model": "m", "input": "hi", "stream": true, "max_output_tokens": 4}));
     }

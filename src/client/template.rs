@@ -176,16 +176,9 @@ mod tests {
     fn endpoint(body: TemplateBody) -> Endpoint {
         let template = RequestTemplate { body, response: ResponsePaths::default() };
         Endpoint {
-            url: "http://127.0.0.1:8000".into(),
             model: "m\"1".into(),
-            kind: EndpointKind::Template,
-            streaming: false,
-            api_key: None,
-            headers: Default::default(),
-            extra: Default::default(),
-            mock: None,
-            transport: Default::default(),
             request: RequestOptions { template: Some(template), path: Some("/v1/custom".into()), ..Default::default() },
+            ..crate::client::test_endpoint(EndpointKind::Template)
         }
     }
 

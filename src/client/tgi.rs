@@ -82,16 +82,9 @@ mod tests {
     #[test]
     fn extra_fields_go_into_the_parameters() {
         let endpoint = Endpoint {
-            url: "http://127.0.0.1:8000".into(),
-            model: "m".into(),
-            kind: EndpointKind::Tgi,
             streaming: true,
-            api_key: None,
-            headers: Default::default(),
             extra: json!({"temperature": 0.5}).as_object().cloned().unwrap(),
-            mock: None,
-            transport: Default::default(),
-            request: Default::default(),
+            ..crate::client::test_endpoint(EndpointKind::Tgi)
         };
         let body: Value = serde_json::from_slice(&crate::client::request_body(&endpoint, "hi", Some(6))).unwrap();
         assert_eq!(

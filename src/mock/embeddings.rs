@@ -9,8 +9,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::body::MockBody;
-use super::generate::{count_prompt_tokens, read_body};
-use super::openai::{PromptInput, parse_json};
+use super::generate::{count_input_tokens, read_body};
+use super::openai::parse_json;
 use super::reply;
 use super::state::MockState;
 
@@ -46,15 +46,10 @@ pub async fn serve(state: Arc<MockState>, request: Request<Incoming>) -> Respons
         Err(message) => return reply::invalid_request(&message),
     };
     let inputs = texts.len();
-    let Some(prompt_tokens) = count_prompt_tokens(&state, PromptInput { texts, token_ids: 0 }).await else {
-        return reply::error(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "server_error",
-            "tokenizer_failed",
-            "tokenization failed",
-        );
+    let prompt_tokens = match count_input_tokens(&state, texts).await {
+        Ok(tokens) => tokens,
+        Err(reply) => return reply,
     };
-    tokio::time::sleep(state.timing.time_to_first_token).await;
     let data: Vec<Value> = (0..inputs)
         .map(|index| {
             let vector: Vec<f64> =

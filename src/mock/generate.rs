@@ -34,12 +34,7 @@ pub async fn serve(state: Arc<MockState>, endpoint: Endpoint, request: Request<I
         Err(message) => return reply::invalid_request(&message),
     };
     let Some(prompt_tokens) = count_prompt_tokens(&state, parsed.prompt).await else {
-        return reply::error(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "server_error",
-            "tokenizer_failed",
-            "prompt tokenization failed",
-        );
+        return tokenizer_failed();
     };
     let model = parsed.model.unwrap_or_else(|| state.default_model().to_string());
     let stats = state.stats.for_model(&model);
@@ -87,8 +82,21 @@ pub async fn read_body(request: Request<Incoming>) -> Result<Bytes, Response<Moc
     }
 }
 
+/// The tokens of `texts` for a route that only reads its input (embeddings, rerank), counted
+/// while the configured time to first token passes; the error reply if counting failed.
+pub async fn count_input_tokens(state: &Arc<MockState>, texts: Vec<String>) -> Result<u64, Response<MockBody>> {
+    let delay = tokio::time::sleep(state.timing.time_to_first_token);
+    let tokens = count_prompt_tokens(state, PromptInput { texts, token_ids: 0 }).await;
+    delay.await;
+    tokens.ok_or_else(tokenizer_failed)
+}
+
+fn tokenizer_failed() -> Response<MockBody> {
+    reply::error(StatusCode::INTERNAL_SERVER_ERROR, "server_error", "tokenizer_failed", "prompt tokenization failed")
+}
+
 /// `None` only if tokenizing on the blocking pool failed.
-pub async fn count_prompt_tokens(state: &Arc<MockState>, prompt: PromptInput) -> Option<u64> {
+async fn count_prompt_tokens(state: &Arc<MockState>, prompt: PromptInput) -> Option<u64> {
     if prompt.text_bytes() <= INLINE_TOKENIZE_BYTES {
         return Some(prompt.token_count(&state.tokenizer));
     }

@@ -10,8 +10,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::body::MockBody;
-use super::generate::{count_prompt_tokens, read_body};
-use super::openai::{PromptInput, parse_json};
+use super::generate::{count_input_tokens, read_body};
+use super::openai::parse_json;
 use super::reply;
 use super::state::MockState;
 
@@ -107,15 +107,10 @@ pub async fn serve(state: Arc<MockState>, dialect: Dialect, request: Request<Inc
     let ranked = request.top_n.unwrap_or(request.passages.len()).min(request.passages.len());
     let mut texts = request.passages;
     texts.push(request.query);
-    let Some(tokens) = count_prompt_tokens(&state, PromptInput { texts, token_ids: 0 }).await else {
-        return reply::error(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "server_error",
-            "tokenizer_failed",
-            "tokenization failed",
-        );
+    let tokens = match count_input_tokens(&state, texts).await {
+        Ok(tokens) => tokens,
+        Err(reply) => return reply,
     };
-    tokio::time::sleep(state.timing.time_to_first_token).await;
     reply::json(StatusCode::OK, answer(dialect, ranked, tokens).to_string())
 }
 
