@@ -140,6 +140,7 @@ impl Default for GpuTelemetryConfig {
     }
 }
 
+/// Named as AIPerf's `--endpoint-type` names them in the exports' `input_config`.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum EndpointKind {
@@ -149,12 +150,14 @@ pub enum EndpointKind {
     /// Cohere's rerank API (`/v1/rerank`; vLLM serves it too).
     CohereRankings,
     /// Hugging Face Text Embeddings Inference `/rerank`.
+    #[serde(rename = "hf_tei_rankings")]
     TeiRankings,
     /// NVIDIA NIM `/v1/ranking`.
     NimRankings,
     /// OpenAI's Responses API (`/v1/responses`).
     Responses,
     /// Hugging Face Text Generation Inference `/generate` and `/generate_stream`.
+    #[serde(rename = "huggingface_generate")]
     Tgi,
     /// A request body written in the scenario (`RequestOptions::template`).
     Template,
@@ -167,10 +170,10 @@ impl EndpointKind {
             EndpointKind::Completions => "completions",
             EndpointKind::Embeddings => "embeddings",
             EndpointKind::CohereRankings => "cohere_rankings",
-            EndpointKind::TeiRankings => "tei_rankings",
+            EndpointKind::TeiRankings => "hf_tei_rankings",
             EndpointKind::NimRankings => "nim_rankings",
             EndpointKind::Responses => "responses",
-            EndpointKind::Tgi => "tgi",
+            EndpointKind::Tgi => "huggingface_generate",
             EndpointKind::Template => "template",
         }
     }

@@ -56,11 +56,7 @@ mod tests {
     }
 
     fn endpoint(streaming: bool) -> Endpoint {
-        Endpoint {
-            model: "test-model".into(),
-            streaming,
-            ..crate::client::test_endpoint(EndpointKind::Completions)
-        }
+        Endpoint { model: "test-model".into(), streaming, ..crate::client::test_endpoint(EndpointKind::Completions) }
     }
 
     #[test]

@@ -8,7 +8,7 @@ use rhai::{Dynamic, Map};
 use super::endpoint_request::{check_template_fills, endpoint_kind, request_options};
 use super::keys::{MapReader, ScriptResult, script_error};
 use crate::mock::MockConfig;
-use crate::plan::{ConnectionSettings, ConnectionStrategy, Endpoint, MOCK_URL, TlsSettings, Transport};
+use crate::plan::{ConnectionSettings, ConnectionStrategy, Endpoint, EndpointKind, MOCK_URL, TlsSettings, Transport};
 
 const ENDPOINT_KEYS: &[&str] = &[
     "url",
@@ -39,10 +39,8 @@ pub(super) fn endpoint(map: Map) -> ScriptResult<Endpoint> {
     let kind = endpoint_kind(&mut r)?;
     let streaming = match r.opt_bool("streaming")? {
         Some(true) if !kind.produces_tokens() => {
-            return script_error(format!(
-                "endpoint: kind \"{}\" does not stream; drop `streaming: true`",
-                kind.as_str()
-            ));
+            let kind_name = if kind == EndpointKind::Embeddings { "embeddings" } else { "rankings" };
+            return script_error(format!("endpoint: kind \"{kind_name}\" does not stream; drop `streaming: true`"));
         }
         Some(streaming) => streaming,
         None => kind.produces_tokens(),

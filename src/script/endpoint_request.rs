@@ -41,6 +41,9 @@ pub(super) fn endpoint_kind(r: &mut MapReader) -> ScriptResult<EndpointKind> {
     }
 }
 
+/// The most passages one rankings request may carry.
+const MAX_PASSAGES: u64 = 10_000;
+
 /// `path`, `max_tokens_field`, `passages`, `body` and `response`, each checked against `kind`.
 pub(super) fn request_options(r: &mut MapReader, kind: EndpointKind) -> ScriptResult<RequestOptions> {
     let is_rankings = !kind.produces_tokens();
@@ -74,8 +77,8 @@ pub(super) fn request_options(r: &mut MapReader, kind: EndpointKind) -> ScriptRe
         false => None,
     };
     let passages = r.opt_u64("passages")?;
-    if passages == Some(0) {
-        return script_error("endpoint: `passages` must be at least 1");
+    if let Some(passages) = passages.filter(|passages| !(1..=MAX_PASSAGES).contains(passages)) {
+        return script_error(format!("endpoint: `passages` must be between 1 and {MAX_PASSAGES}, got {passages}"));
     }
     let template = match is_template {
         true => Some(request_template(r, path.is_some())?),
@@ -180,7 +183,10 @@ mod tests {
     #[test]
     fn keys_of_other_kinds_and_streaming_embeddings_are_refused() {
         let streaming = built(endpoint_map(&[("kind", "embeddings".into()), ("streaming", true.into())])).unwrap_err();
-        assert!(streaming.contains("does not stream"), "{streaming}");
+        assert!(streaming.contains("kind \"embeddings\" does not stream"), "{streaming}");
+        let many = [("kind", "rankings".into()), ("dialect", "tei".into()), ("passages", Dynamic::from(10_001_i64))];
+        let many = built(endpoint_map(&many)).unwrap_err();
+        assert!(many.contains("`passages` must be between 1 and 10000, got 10001"), "{many}");
         let passages = built(endpoint_map(&[("kind", "chat".into()), ("passages", Dynamic::from(3_i64))])).unwrap_err();
         assert!(passages.contains("`passages` is for kind \"rankings\" only"), "{passages}");
         let field =
