@@ -1,6 +1,6 @@
 //! Dataset files end to end: scenarios with `file(..)` datasets run by the `aiperf` binary
 //! against the in-process mock, from a folder that holds the fixture (paths are relative to
-//! the working directory), checked through the artifacts.
+//! the scenario file), checked through the artifacts.
 
 mod common;
 
@@ -160,7 +160,9 @@ fn a_broken_dataset_file_stops_the_run_before_it_starts() {
         r#"run(#{ endpoint: endpoint(#{ url: "mock" }), dataset: file(#{ path: "nope.jsonl", format: "sharegpt" }), phases: [concurrency(#{ requests: 1 })] });"#,
     );
     assert_eq!(missing.code(), Some(2));
-    assert!(missing.stderr().contains("cannot read dataset file nope.jsonl"), "{}", missing.stderr());
+    let next_to_scenario = missing.dir.path().join("nope.jsonl");
+    let expected = format!("cannot read dataset file {}", next_to_scenario.display());
+    assert!(missing.stderr().contains(&expected), "{}", missing.stderr());
 }
 
 #[test]

@@ -2,10 +2,12 @@
 
 mod mock;
 mod run;
+mod script_args;
 
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
+pub use script_args::ScriptArgs;
 
 /// Exit codes a CI pipeline can rely on.
 pub mod exit_code {
@@ -45,7 +47,9 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run a scenario script: every run(#{..}) in it benchmarks and writes its artifacts
-    #[command(after_help = "Example:\n  aiperf run scenarios/quickstart.rhai --artifact-dir artifacts")]
+    #[command(
+        after_help = "Examples:\n  aiperf run scenarios/quickstart.rhai --artifact-dir artifacts\n  aiperf run scenarios/mooncake.rhai --set speedup=8 --lib ~/bench-lib"
+    )]
     Run(RunArgs),
     /// Check a scenario without sending load: syntax, imports, and every plan it builds
     #[command(after_help = "Example:\n  aiperf check scenarios/quickstart.rhai")]
@@ -70,12 +74,16 @@ pub struct RunArgs {
     /// Print every plan the scenario builds (as JSON) and send nothing
     #[arg(long)]
     pub dry_run: bool,
+    #[command(flatten)]
+    pub script: ScriptArgs,
 }
 
 #[derive(Debug, clap::Args)]
 pub struct CheckArgs {
     /// The scenario script (.rhai)
     pub scenario: PathBuf,
+    #[command(flatten)]
+    pub script: ScriptArgs,
 }
 
 #[derive(Debug, clap::Args)]
@@ -137,6 +145,7 @@ pub fn main_with(cli: Cli) -> i32 {
 /// The command line as typed, with secret values replaced (for run_info).
 pub fn redacted_command_line() -> String {
     let mut redact_next = false;
+    let mut set_next = false;
     let mut parts = Vec::new();
     for arg in std::env::args() {
         if redact_next {
@@ -144,7 +153,14 @@ pub fn redacted_command_line() -> String {
             redact_next = false;
             continue;
         }
-        if arg == "--api-key" {
+        if std::mem::take(&mut set_next) {
+            parts.push(script_args::redact_secret_value(&arg));
+            continue;
+        }
+        set_next = arg == "--set";
+        if let Some(value) = arg.strip_prefix("--set=") {
+            parts.push(format!("--set={}", script_args::redact_secret_value(value)));
+        } else if arg == "--api-key" {
             redact_next = true;
             parts.push(arg);
         } else if arg.starts_with("--api-key=") {

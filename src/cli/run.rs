@@ -6,7 +6,10 @@ use std::io::IsTerminal;
 use super::{CheckArgs, RunArgs, exit_code, redacted_command_line};
 use crate::cancel::CancelSignal;
 use crate::engine::RunOptions;
-use crate::script::{self, ScenarioOutcome, ScriptError, ScriptMode};
+use crate::script::{self, ScenarioOutcome, ScenarioSettings, ScriptError, ScriptMode};
+
+/// The script thread's stack: room for the deepest nesting of calls the sandbox allows.
+const SCRIPT_STACK_BYTES: usize = 64 * 1024 * 1024;
 
 pub fn run(args: RunArgs, runtime: &tokio::runtime::Runtime) -> i32 {
     let mode = if args.dry_run { ScriptMode::DryRun } else { ScriptMode::Execute };
@@ -29,7 +32,7 @@ pub fn run(args: RunArgs, runtime: &tokio::runtime::Runtime) -> i32 {
         progress: !args.no_progress && std::io::stderr().is_terminal(),
         cancel: cancel.clone(),
     };
-    let outcome = run_on_script_thread(args.scenario.clone(), runtime, options, mode);
+    let outcome = run_on_script_thread(args.scenario.clone(), runtime, options, mode, args.script.settings());
     watcher.abort();
     match outcome {
         Ok(Ok(outcome)) if outcome.thresholds_failed => exit_code::THRESHOLDS_FAILED,
@@ -53,7 +56,7 @@ pub fn check(args: CheckArgs, runtime: &tokio::runtime::Runtime) -> i32 {
         progress: false,
         cancel: CancelSignal::new(),
     };
-    match run_on_script_thread(args.scenario.clone(), runtime, options, ScriptMode::Check) {
+    match run_on_script_thread(args.scenario.clone(), runtime, options, ScriptMode::Check, args.script.settings()) {
         Ok(Ok(outcome)) => {
             crate::ui::stdout::print_line(&format!(
                 "{}: ok ({} runs checked, no requests sent)",
@@ -79,11 +82,13 @@ fn run_on_script_thread(
     runtime: &tokio::runtime::Runtime,
     options: RunOptions,
     mode: ScriptMode,
+    settings: ScenarioSettings,
 ) -> Result<Result<ScenarioOutcome, ScriptError>, String> {
     let handle = runtime.handle().clone();
     std::thread::Builder::new()
         .name("aiperf-script".into())
-        .spawn(move || script::run_scenario(&scenario, handle, options, mode))
+        .stack_size(SCRIPT_STACK_BYTES)
+        .spawn(move || script::run_scenario(&scenario, handle, options, mode, &settings))
         .map_err(|e| e.to_string())
         .and_then(|thread| thread.join().map_err(|_| "the scenario thread panicked".to_string()))
 }

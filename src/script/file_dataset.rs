@@ -1,5 +1,5 @@
 //! `file(#{ path, format, sampling, at_end, seed, block_size })`: a dataset read from a file
-//! (relative to the working directory) when the run starts; `run(#{ dataset: .. })` takes it.
+//! (relative to the scenario file) when the run starts; `run(#{ dataset: .. })` takes it.
 
 use rhai::{Engine, Map};
 

@@ -1,21 +1,29 @@
 //! The Rhai front: a scenario script builds Plans with the builders and runs them with
 //! `run(#{..})`, which returns results. Script errors come back as file:line:column.
 
+mod args;
 mod builders;
 mod collectors;
+mod compare;
+mod console;
 mod dry_run;
 mod endpoint;
 mod endpoint_request;
 mod file_dataset;
+mod imports;
 mod keys;
+mod limits;
+mod paths;
 mod phases;
 mod results;
 mod run_fn;
 mod slos;
 mod stdlib;
+mod text_values;
 mod thresholds;
 mod units;
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -24,6 +32,7 @@ use rhai::{Engine, EvalAltResult, Position};
 
 use crate::engine::RunOptions;
 pub use dry_run::ScriptMode;
+pub use limits::DEFAULT_MAX_OPERATIONS;
 pub use results::{MetricStats, RunResults};
 pub use run_fn::RunHost;
 
@@ -60,15 +69,30 @@ pub struct ScenarioOutcome {
     pub runs: usize,
 }
 
-/// A Rhai engine with the whole scenario API registered.
-pub fn build_engine(host: Arc<RunHost>) -> Engine {
+/// What the command line gives a scenario besides its file.
+#[derive(Debug, Clone)]
+pub struct ScenarioSettings {
+    /// `--set NAME=VALUE` values, by name.
+    pub args: BTreeMap<String, String>,
+    /// Folders searched for imports after the importing file's own (`--lib`, then AIPERF_PATH).
+    pub search_path: Vec<PathBuf>,
+    /// Rhai operations the script may run (0: no limit).
+    pub max_operations: u64,
+}
+
+/// A Rhai engine with the whole scenario API registered and the sandbox's limits set.
+pub fn build_engine(host: Arc<RunHost>, settings: &ScenarioSettings) -> Engine {
     let mut engine = Engine::new();
-    engine.set_module_resolver(stdlib::StdlibResolver::new());
+    limits::apply(&mut engine, settings.max_operations);
+    engine.set_module_resolver(imports::ImportResolver::new(settings.search_path.clone()));
     units::register(&mut engine);
+    args::register(&mut engine, Arc::new(settings.args.clone()));
+    console::register(&mut engine);
     builders::register(&mut engine);
     file_dataset::register(&mut engine);
-    phases::register(&mut engine);
+    phases::register(&mut engine, host.scenario_dir.clone());
     results::register(&mut engine);
+    compare::register(&mut engine);
     run_fn::register(&mut engine, host);
     engine.on_print(crate::ui::stdout::print_line);
     engine.on_debug(|text, source, position| {
@@ -92,6 +116,7 @@ pub fn run_scenario(
     runtime: tokio::runtime::Handle,
     options: RunOptions,
     mode: ScriptMode,
+    settings: &ScenarioSettings,
 ) -> Result<ScenarioOutcome, ScriptError> {
     let source = std::fs::read_to_string(path).map_err(|e| ScriptError {
         file: path.to_path_buf(),
@@ -104,12 +129,13 @@ pub fn run_scenario(
         runtime,
         options,
         scenario_stem,
+        scenario_dir: path.parent().map(Path::to_path_buf).unwrap_or_default(),
         runs_started: AtomicUsize::new(0),
         thresholds_failed: AtomicBool::new(false),
         aborted_on_threshold: AtomicBool::new(false),
         mode,
     });
-    let engine = build_engine(host.clone());
+    let engine = build_engine(host.clone(), settings);
     let mut ast = engine.compile(&source).map_err(|e| script_error(path, e.1, &e.0.to_string()))?;
     ast.set_source(path.display().to_string());
     let outcome = engine.run_ast(&ast);
@@ -118,29 +144,40 @@ pub fn run_scenario(
     match outcome {
         Ok(()) => Ok(ScenarioOutcome { thresholds_failed, runs }),
         Err(e) if host.aborted_on_threshold.load(Ordering::SeqCst) => {
-            eprintln!("{}", from_eval_error(path, &e));
+            eprintln!("{}", from_eval_error(path, &e, &engine));
             Ok(ScenarioOutcome { thresholds_failed, runs })
         }
-        Err(e) => Err(from_eval_error(path, &e)),
+        Err(e) => Err(from_eval_error(path, &e, &engine)),
     }
 }
 
-fn from_eval_error(path: &Path, error: &EvalAltResult) -> ScriptError {
+fn from_eval_error(path: &Path, error: &EvalAltResult, engine: &Engine) -> ScriptError {
     let position = error.position();
     let message = match error {
         EvalAltResult::ErrorRuntime(value, _) => value.to_string(),
-        EvalAltResult::ErrorInFunctionCall(name, _, inner, _) => {
-            return from_eval_error_in(path, name, inner, position);
+        EvalAltResult::ErrorInFunctionCall(name, source, inner, _) => {
+            return from_eval_error_in(path, name, source, inner, position, engine);
         }
-        other => strip_position(&other.to_string()),
+        EvalAltResult::ErrorInModule(file, inner, _) => return from_eval_error(Path::new(file), inner, engine),
+        other => limits::explain(other, engine).unwrap_or_else(|| strip_position(&other.to_string())),
     };
     script_error(path, position, &message)
 }
 
-/// An error inside a script-defined function: report where the innermost error happened.
-fn from_eval_error_in(path: &Path, function: &str, inner: &EvalAltResult, outer: Position) -> ScriptError {
-    let mut error = from_eval_error(path, inner);
+/// An error inside a script-defined function (defined in `source`, or in `path` when that is
+/// empty): report where the innermost error happened.
+fn from_eval_error_in(
+    path: &Path,
+    function: &str,
+    source: &str,
+    inner: &EvalAltResult,
+    outer: Position,
+    engine: &Engine,
+) -> ScriptError {
+    let file = if source.is_empty() { path } else { Path::new(source) };
+    let mut error = from_eval_error(file, inner, engine);
     if error.line.is_none() {
+        error.file = path.to_path_buf();
         error.line = outer.line();
         error.column = outer.position();
     }

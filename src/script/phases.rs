@@ -1,11 +1,12 @@
 //! The phase builders a scenario calls, one per timing mode: `concurrency`, `rate`, `ramp`,
 //! `schedule`, `users`, plus `warmup` and `cooldown`. Each validates its map and returns a Phase.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use rhai::{Array, Engine, Map};
 
 use super::keys::{MapReader, ScriptResult, number, script_error};
+use super::paths;
 use crate::load::schedule;
 use crate::plan::{
     Arrival, Cancellation, Dist, FixedSchedule, LoadMode, Phase, PhaseKind, RampStage, RampedQuantity, ScheduleTrace,
@@ -14,7 +15,8 @@ use crate::plan::{
 /// Default grace period after a duration ends, seconds.
 const DEFAULT_GRACE_PERIOD_S: f64 = 30.0;
 
-pub fn register(engine: &mut Engine) {
+/// `scenario_dir`: the folder schedule trace files are relative to.
+pub fn register(engine: &mut Engine, scenario_dir: PathBuf) {
     engine.register_fn("concurrency", |map: Map| concurrency(PhaseKind::Profiling, "concurrency", map));
     engine.register_fn("warmup", |map: Map| concurrency(PhaseKind::Warmup, "warmup", map));
     engine.register_fn("cooldown", |map: Map| concurrency(PhaseKind::Cooldown, "cooldown", map));
@@ -22,7 +24,7 @@ pub fn register(engine: &mut Engine) {
     engine.register_fn("cooldown", |phase: Phase| side_phase(phase, PhaseKind::Cooldown));
     engine.register_fn("rate", rate);
     engine.register_fn("ramp", ramp);
-    engine.register_fn("schedule", fixed_schedule);
+    engine.register_fn("schedule", move |map: Map| fixed_schedule(map, &scenario_dir));
     engine.register_fn("users", users);
 }
 
@@ -212,7 +214,7 @@ fn ramp_stages(items: Array) -> ScriptResult<Vec<RampStage>> {
 }
 
 /// `schedule(#{ timestamps: [0, 120, 250] })` or `schedule(#{ file: "trace.jsonl", speedup: 2.0 })`
-fn fixed_schedule(map: Map) -> ScriptResult<Phase> {
+fn fixed_schedule(map: Map, scenario_dir: &Path) -> ScriptResult<Phase> {
     let mut r = MapReader::new(
         "schedule",
         map,
@@ -231,10 +233,13 @@ fn fixed_schedule(map: Map) -> ScriptResult<Phase> {
             }
             ScheduleTrace::Inline { timestamps_ms }
         }
-        (None, Some(path)) => match schedule::read_trace(Path::new(&path)) {
-            Ok(timestamps_ms) => ScheduleTrace::File { path, timestamps_ms },
-            Err(e) => return script_error(format!("schedule: {e}")),
-        },
+        (None, Some(path)) => {
+            let path = paths::anchor(scenario_dir, &path);
+            match schedule::read_trace(Path::new(&path)) {
+                Ok(timestamps_ms) => ScheduleTrace::File { path, timestamps_ms },
+                Err(e) => return script_error(format!("schedule: {e}")),
+            }
+        }
         _ => return script_error("schedule: give either `timestamps` (a list of ms) or `file` (a JSONL trace)"),
     };
     let start_offset_ms = r.opt_f64("start_offset")?.map(|s| s * 1000.0);

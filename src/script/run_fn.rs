@@ -22,6 +22,8 @@ pub struct RunHost {
     pub options: RunOptions,
     /// Used to name runs that do not name themselves.
     pub scenario_stem: String,
+    /// The scenario file's folder: the files a plan names are relative to it.
+    pub scenario_dir: std::path::PathBuf,
     pub runs_started: AtomicUsize,
     /// A run's threshold failed: the scenario ends with exit code THRESHOLDS_FAILED.
     pub thresholds_failed: AtomicBool,
@@ -138,7 +140,7 @@ fn run(host: &RunHost, map: Map) -> ScriptResult<RunResults> {
     let number = host.runs_started.fetch_add(1, Ordering::SeqCst) + 1;
     let default_name =
         if number == 1 { host.scenario_stem.clone() } else { format!("{}_{number}", host.scenario_stem) };
-    let plan = plan_of(map, default_name)?;
+    let plan = super::paths::anchor_plan(plan_of(map, default_name)?, &host.scenario_dir);
     if host.mode != ScriptMode::Execute {
         if host.mode == ScriptMode::DryRun {
             match serde_json::to_string_pretty(&plan) {
@@ -151,7 +153,7 @@ fn run(host: &RunHost, map: Map) -> ScriptResult<RunResults> {
     if host.options.cancel.is_cancelled() {
         return script_error("interrupted (Ctrl-C) before this run started");
     }
-    eprintln!("run {}: {} phases against {}", plan.name, plan.phases.len(), plan.endpoint.url);
+    eprint!("{}", ui::plan_summary::render(&plan, &engine::artifact_dir_of(&host.options.artifact_root, &plan.name)));
     let result = match host.runtime.block_on(engine::execute(&plan, &host.options)) {
         Ok(result) => Arc::new(result),
         Err(e) => return script_error(format!("run `{}` failed: {e:#}", plan.name)),

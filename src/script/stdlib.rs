@@ -1,46 +1,41 @@
-//! Module resolution: `import "aiperf/<name>"` loads a module of the stdlib embedded in the
-//! binary (stdlib/<name>.rhai); any other import is a file relative to the importing script.
+//! The stdlib embedded in the binary: `import "aiperf/<name>"` loads stdlib/<name>.rhai.
 
-use rhai::module_resolvers::FileModuleResolver;
-use rhai::{Engine, EvalAltResult, Module, ModuleResolver, Position, Shared};
+use rhai::{Engine, EvalAltResult, Module, Position, Shared};
 
 const PREFIX: &str = "aiperf/";
 
 /// The embedded stdlib: (import path without the prefix, source).
-const MODULES: &[(&str, &str)] =
-    &[("llamacpp", include_str!("../../stdlib/llamacpp.rhai")), ("mock", include_str!("../../stdlib/mock.rhai"))];
+const MODULES: &[(&str, &str)] = &[
+    ("datasets", include_str!("../../stdlib/datasets.rhai")),
+    ("dynamo", include_str!("../../stdlib/dynamo.rhai")),
+    ("llamacpp", include_str!("../../stdlib/llamacpp.rhai")),
+    ("mock", include_str!("../../stdlib/mock.rhai")),
+    ("search", include_str!("../../stdlib/search.rhai")),
+    ("sglang", include_str!("../../stdlib/sglang.rhai")),
+    ("slos", include_str!("../../stdlib/slos.rhai")),
+    ("sweeps", include_str!("../../stdlib/sweeps.rhai")),
+    ("triton", include_str!("../../stdlib/triton.rhai")),
+    ("trtllm", include_str!("../../stdlib/trtllm.rhai")),
+    ("vllm", include_str!("../../stdlib/vllm.rhai")),
+];
 
-pub struct StdlibResolver {
-    files: FileModuleResolver,
+/// The stdlib module `path` names, or an error listing the modules there are; `None` when
+/// `path` is not an `aiperf/…` path.
+pub fn resolve(engine: &Engine, path: &str, position: Position) -> Option<Result<Shared<Module>, Box<EvalAltResult>>> {
+    let name = path.strip_prefix(PREFIX)?;
+    let Some((_, text)) = MODULES.iter().find(|(module, _)| *module == name) else {
+        let known: Vec<String> = MODULES.iter().map(|(module, _)| format!("{PREFIX}{module}")).collect();
+        let message = format!("no stdlib module `{path}`; the stdlib has {}", known.join(", "));
+        return Some(Err(Box::new(EvalAltResult::ErrorRuntime(message.into(), position))));
+    };
+    Some(load(engine, name, text))
 }
 
-impl StdlibResolver {
-    pub fn new() -> Self {
-        Self { files: FileModuleResolver::new() }
-    }
-}
-
-impl ModuleResolver for StdlibResolver {
-    fn resolve(
-        &self,
-        engine: &Engine,
-        source: Option<&str>,
-        path: &str,
-        position: Position,
-    ) -> Result<Shared<Module>, Box<EvalAltResult>> {
-        let Some(name) = path.strip_prefix(PREFIX) else {
-            return self.files.resolve(engine, source, path, position);
-        };
-        let Some((_, text)) = MODULES.iter().find(|(module, _)| *module == name) else {
-            let known: Vec<String> = MODULES.iter().map(|(module, _)| format!("{PREFIX}{module}")).collect();
-            let message = format!("no stdlib module `{path}`; the stdlib has {}", known.join(", "));
-            return Err(Box::new(EvalAltResult::ErrorRuntime(message.into(), position)));
-        };
-        let mut ast = engine.compile(*text)?;
-        ast.set_source(format!("stdlib/{name}.rhai"));
-        let module = Module::eval_ast_as_new(rhai::Scope::new(), &ast, engine)?;
-        Ok(Shared::new(module))
-    }
+fn load(engine: &Engine, name: &str, text: &str) -> Result<Shared<Module>, Box<EvalAltResult>> {
+    let mut ast = engine.compile(text)?;
+    ast.set_source(format!("stdlib/{name}.rhai"));
+    let module = Module::eval_ast_as_new(rhai::Scope::new(), &ast, engine)?;
+    Ok(Shared::new(module))
 }
 
 #[cfg(test)]

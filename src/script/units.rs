@@ -4,6 +4,7 @@
 use rhai::{Dynamic, Engine, Map};
 
 use super::keys::{ScriptResult, number, script_error};
+use super::text_values;
 
 pub fn register(engine: &mut Engine) {
     engine.register_fn("ms", |v: i64| v as f64 / 1000.0);
@@ -35,24 +36,11 @@ fn distribution(mean: &Dynamic, stddev: &Dynamic) -> ScriptResult<Map> {
 /// The environment variable `name`, converted to the type of `default`; `default` when unset.
 fn env_or_default(name: &str, default: Dynamic) -> ScriptResult<Dynamic> {
     let Ok(raw) = std::env::var(name) else { return Ok(default) };
-    let converted = if default.is_int() {
-        raw.trim().parse::<i64>().map(Dynamic::from).ok()
-    } else if default.is_float() {
-        raw.trim().parse::<f64>().map(Dynamic::from).ok()
-    } else if default.is_bool() {
-        match raw.trim().to_ascii_lowercase().as_str() {
-            "1" | "true" | "yes" | "on" => Some(Dynamic::from(true)),
-            "0" | "false" | "no" | "off" => Some(Dynamic::from(false)),
-            _ => None,
-        }
-    } else {
-        Some(Dynamic::from(raw.clone()))
-    };
-    match converted {
+    match text_values::like(&raw, &default) {
         Some(value) => Ok(value),
         None => script_error(format!(
-            "environment variable {name}={raw:?} is not a {} like its default `{default}`",
-            default.type_name()
+            "environment variable {name}={raw:?} is not {} like its default `{default}`",
+            text_values::kind_of(&default)
         )),
     }
 }

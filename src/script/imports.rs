@@ -1,0 +1,66 @@
+//! Where `import "…"` finds a module: `aiperf/<name>` in the stdlib embedded in the binary; any
+//! other path next to the importing file, then in each folder of the search path (`--lib`
+//! folders, then those of AIPERF_PATH), the first that has it.
+
+use std::path::{Path, PathBuf};
+
+use rhai::{Engine, EvalAltResult, Module, ModuleResolver, Position, Scope, Shared};
+
+use super::stdlib;
+
+const EXTENSION: &str = "rhai";
+
+pub struct ImportResolver {
+    search_path: Vec<PathBuf>,
+}
+
+impl ImportResolver {
+    pub fn new(search_path: Vec<PathBuf>) -> Self {
+        Self { search_path }
+    }
+
+    /// The files `import "<path>"` may mean, in the order they are tried.
+    fn candidates(&self, importer: Option<&str>, path: &str) -> Vec<PathBuf> {
+        let file = Path::new(path).with_extension(EXTENSION);
+        if file.is_absolute() {
+            return vec![file];
+        }
+        let importer_dir = importer.map(|source| Path::new(source).parent().unwrap_or(Path::new("")).to_path_buf());
+        importer_dir.iter().chain(&self.search_path).map(|dir| dir.join(&file)).collect()
+    }
+}
+
+impl ModuleResolver for ImportResolver {
+    fn resolve(
+        &self,
+        engine: &Engine,
+        source: Option<&str>,
+        path: &str,
+        position: Position,
+    ) -> Result<Shared<Module>, Box<EvalAltResult>> {
+        if let Some(module) = stdlib::resolve(engine, path, position) {
+            return module;
+        }
+        let candidates = self.candidates(source, path);
+        let Some(file) = candidates.iter().find(|candidate| candidate.is_file()) else {
+            let searched: Vec<String> = candidates.iter().map(|c| c.display().to_string()).collect();
+            let message = format!(
+                "module `{path}` not found; looked for {} (add folders with --lib DIR or AIPERF_PATH)",
+                searched.join(", ")
+            );
+            return Err(Box::new(EvalAltResult::ErrorRuntime(message.into(), position)));
+        };
+        let name = file.display().to_string();
+        load(engine, file).map_err(|error| Box::new(EvalAltResult::ErrorInModule(name, error, position)))
+    }
+}
+
+/// Compile and evaluate the module in `file`; its errors name the file.
+fn load(engine: &Engine, file: &Path) -> Result<Shared<Module>, Box<EvalAltResult>> {
+    let text = std::fs::read_to_string(file).map_err(|e| {
+        Box::new(EvalAltResult::ErrorRuntime(format!("cannot read the module: {e}").into(), Position::NONE))
+    })?;
+    let mut ast = engine.compile(text)?;
+    ast.set_source(file.display().to_string());
+    Ok(Shared::new(Module::eval_ast_as_new(Scope::new(), &ast, engine)?))
+}

@@ -1,0 +1,252 @@
+//! The few lines printed before a run starts: what it will send, where, how, and where its
+//! artifacts go. Never shows the api key or header values.
+
+use std::fmt::Write;
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::plan::{Arrival, Dataset, Dist, Endpoint, LoadMode, Phase, Plan, RampedQuantity};
+
+/// ```text
+/// run sweep_8 → artifacts/sweep_8
+///   endpoint  http://127.0.0.1:8000 chat, model Qwen/Qwen3-0.6B, streaming
+///   dataset   synthetic: isl 550±50, osl 256 tokens, 100 prompts, seed 42
+///   phase 1   warmup: concurrency 4, 20 requests (not in results)
+///   phase 2   concurrency 8, 60 s
+///   checks    2 SLOs, 1 threshold
+/// ```
+pub fn render(plan: &Plan, artifact_dir: &Path) -> String {
+    let mut text = format!("run {} → {}\n", plan.name, artifact_dir.display());
+    let _ = writeln!(text, "  endpoint  {}", endpoint(&plan.endpoint));
+    let _ = writeln!(text, "  dataset   {}", dataset(&plan.dataset));
+    for (i, phase) in plan.phases.iter().enumerate() {
+        let _ = writeln!(text, "  phase {:<3} {}", i + 1, phase_line(phase));
+    }
+    if let Some(checks) = checks(plan) {
+        let _ = writeln!(text, "  checks    {checks}");
+    }
+    text
+}
+
+fn endpoint(endpoint: &Endpoint) -> String {
+    let url = if endpoint.is_mock() { "mock (built-in server)" } else { endpoint.url.as_str() };
+    let streaming = if endpoint.streaming { "streaming" } else { "not streaming" };
+    format!("{url} {}, model {}, {streaming}", endpoint.kind.as_str(), endpoint.model)
+}
+
+fn dataset(dataset: &Dataset) -> String {
+    match dataset {
+        Dataset::Synthetic(spec) => format!(
+            "synthetic: isl {}, osl {} tokens, {} prompts, seed {}",
+            dist(&spec.isl),
+            dist(&spec.osl),
+            spec.entries,
+            spec.random_seed
+        ),
+        Dataset::File(spec) => format!(
+            "file {} ({}, {}, at end {})",
+            spec.path,
+            name_of(&spec.format),
+            name_of(&spec.sampling),
+            name_of(&spec.at_end)
+        ),
+    }
+}
+
+fn phase_line(phase: &Phase) -> String {
+    let stop = match (phase.requests, phase.duration_s) {
+        (Some(requests), Some(duration_s)) => format!(", {requests} requests or {duration_s} s"),
+        (Some(requests), None) => format!(", {requests} requests"),
+        (None, Some(duration_s)) => format!(", {duration_s} s"),
+        (None, None) => String::new(),
+    };
+    let results = if phase.results { "" } else { " (not in results)" };
+    let mode = mode(&phase.mode);
+    // A phase named after its mode (`concurrency`, `rate`, …) shows the mode alone.
+    let name =
+        if mode.split(' ').next() == Some(phase.name.as_str()) { String::new() } else { format!("{}: ", phase.name) };
+    format!("{name}{mode}{stop}{results}")
+}
+
+fn mode(mode: &LoadMode) -> String {
+    match mode {
+        LoadMode::Concurrency { concurrency, prefill_concurrency } => match prefill_concurrency {
+            Some(prefill) => format!("concurrency {concurrency} (prefill {prefill})"),
+            None => format!("concurrency {concurrency}"),
+        },
+        LoadMode::Rate { rate, arrival: pattern, max_concurrency, .. } => {
+            let cap = max_concurrency.map(|max| format!(", at most {max} in flight")).unwrap_or_default();
+            format!("rate {rate}/s {}{cap}", arrival(pattern))
+        }
+        LoadMode::Ramp { ramped, start, stages, arrival: pattern, .. } => {
+            let targets: Vec<String> = stages.iter().map(|stage| stage.target.to_string()).collect();
+            let seconds: f64 = stages.iter().map(|stage| stage.duration_s).sum();
+            match ramped {
+                RampedQuantity::Concurrency => {
+                    format!("ramp concurrency {start} → {} over {seconds} s", targets.join(" → "))
+                }
+                RampedQuantity::Rate => {
+                    format!("ramp rate {start} → {}/s over {seconds} s {}", targets.join(" → "), arrival(pattern))
+                }
+            }
+        }
+        LoadMode::Schedule(fixed) => {
+            format!("schedule of {} timestamps, {}× speed", fixed.trace.timestamps_ms().len(), fixed.speedup)
+        }
+        LoadMode::Users { users, session_rate, turns, think_time_s, .. } => {
+            format!("users {users} ({session_rate} sessions/s, {} turns, think {} s)", dist(turns), dist(think_time_s))
+        }
+    }
+}
+
+fn arrival(arrival: &Arrival) -> String {
+    match arrival {
+        Arrival::Constant => "constant".to_string(),
+        Arrival::Poisson => "poisson".to_string(),
+        Arrival::Gamma { smoothness } => format!("gamma (smoothness {smoothness})"),
+    }
+}
+
+/// `550±50`, or `256` without spread.
+fn dist(dist: &Dist) -> String {
+    if dist.stddev > 0.0 { format!("{}±{}", dist.mean, dist.stddev) } else { dist.mean.to_string() }
+}
+
+/// `2 SLOs, 1 threshold (abort on fail)`; `None` when the run has neither.
+fn checks(plan: &Plan) -> Option<String> {
+    let mut parts = Vec::new();
+    if !plan.slos.is_empty() {
+        parts.push(plural(plan.slos.len(), "SLO", "SLOs"));
+    }
+    if !plan.thresholds.is_empty() {
+        let abort = if plan.abort_on_fail { " (abort on fail)" } else { "" };
+        parts.push(format!("{}{abort}", plural(plan.thresholds.len(), "threshold", "thresholds")));
+    }
+    (!parts.is_empty()).then(|| parts.join(", "))
+}
+
+fn plural(count: usize, one: &str, many: &str) -> String {
+    format!("{count} {}", if count == 1 { one } else { many })
+}
+
+/// The name a value has in the scenario (its serde name): `single_turn`, `shuffle`, ….
+fn name_of<T: Serialize>(value: &T) -> String {
+    match serde_json::to_value(value) {
+        Ok(serde_json::Value::String(name)) => name,
+        _ => "?".to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::plan::{FileDataset, PhaseKind, SyntheticDataset};
+
+    fn phase(name: &str, kind: PhaseKind, mode: LoadMode, requests: Option<u64>, duration_s: Option<f64>) -> Phase {
+        Phase {
+            name: name.to_string(),
+            kind,
+            mode,
+            requests,
+            duration_s,
+            grace_period_s: 30.0,
+            results: kind == PhaseKind::Profiling,
+            cancel: None,
+        }
+    }
+
+    fn plan() -> Plan {
+        let endpoint: Endpoint = serde_json::from_value(serde_json::json!({
+            "url": "http://10.0.0.1:8000", "model": "Qwen/Qwen3-0.6B", "type": "chat", "streaming": true,
+            "api_key": "sk-secret", "headers": { "x-api-key": "header-secret" }
+        }))
+        .unwrap();
+        Plan {
+            name: "sweep_8".to_string(),
+            endpoint,
+            dataset: Dataset::Synthetic(SyntheticDataset {
+                isl: Dist { mean: 550.0, stddev: 50.0 },
+                osl: Dist { mean: 256.0, stddev: 0.0 },
+                random_seed: 42,
+                entries: 100,
+            }),
+            phases: vec![
+                phase(
+                    "warmup",
+                    PhaseKind::Warmup,
+                    LoadMode::Concurrency { concurrency: 4, prefill_concurrency: None },
+                    Some(20),
+                    None,
+                ),
+                phase(
+                    "rate",
+                    PhaseKind::Profiling,
+                    LoadMode::Rate { rate: 2.5, arrival: Arrival::Poisson, max_concurrency: Some(64), seed: 0 },
+                    Some(100),
+                    Some(60.0),
+                ),
+            ],
+            tokenizer: crate::plan::TokenizerSpec::Builtin,
+            request_timeout_s: 600.0,
+            export: Default::default(),
+            server_metrics: Default::default(),
+            gpu_telemetry: Default::default(),
+            slos: BTreeMap::from([
+                ("time_to_first_token".to_string(), 200.0),
+                ("inter_token_latency".to_string(), 20.0),
+            ]),
+            thresholds: Vec::new(),
+            abort_on_fail: false,
+        }
+    }
+
+    #[test]
+    fn a_plan_in_a_few_lines_without_secrets() {
+        let text = render(&plan(), Path::new("artifacts/sweep_8"));
+        let expected = "\
+run sweep_8 → artifacts/sweep_8
+  endpoint  http://10.0.0.1:8000 chat, model Qwen/Qwen3-0.6B, streaming
+  dataset   synthetic: isl 550±50, osl 256 tokens, 100 prompts, seed 42
+  phase 1   warmup: concurrency 4, 20 requests (not in results)
+  phase 2   rate 2.5/s poisson, at most 64 in flight, 100 requests or 60 s
+  checks    2 SLOs
+";
+        assert_eq!(text, expected);
+        assert!(!text.contains("secret"));
+    }
+
+    #[test]
+    fn file_datasets_and_other_modes_are_named() {
+        let mut plan = plan();
+        plan.dataset = Dataset::File(FileDataset {
+            path: "traces/a.jsonl".to_string(),
+            format: crate::plan::FileFormat::Mooncake,
+            sampling: crate::plan::Sampling::Shuffle,
+            at_end: crate::plan::AtEnd::Stop,
+            random_seed: 0,
+            block_size: 512,
+        });
+        plan.phases = vec![phase(
+            "ramp",
+            PhaseKind::Profiling,
+            LoadMode::Ramp {
+                ramped: RampedQuantity::Concurrency,
+                start: 1.0,
+                stages: vec![
+                    crate::plan::RampStage { duration_s: 10.0, target: 8.0 },
+                    crate::plan::RampStage { duration_s: 20.0, target: 32.0 },
+                ],
+                arrival: Arrival::Constant,
+                seed: 0,
+            },
+            None,
+            None,
+        )];
+        let text = render(&plan, Path::new("out/x"));
+        assert!(text.contains("  dataset   file traces/a.jsonl (mooncake, shuffle, at end stop)\n"), "{text}");
+        assert!(text.contains("  phase 1   ramp concurrency 1 → 8 → 32 over 30 s\n"), "{text}");
+    }
+}

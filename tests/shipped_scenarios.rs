@@ -1,0 +1,127 @@
+//! The sweep, search, gate and library scenarios under scenarios/ run against the built-in
+//! mock (shortened through their environment variables), so none of them can rot.
+
+mod common;
+
+use std::path::Path;
+use std::process::Output;
+
+use common::{aiperf_command, read_json, stat};
+use serde_json::Value;
+
+/// Run scenarios/<name>.rhai from the repository root with `env`, artifacts under `dir`.
+fn run_shipped(dir: &Path, name: &str, env: &[(&str, &str)]) -> Output {
+    let mut command = aiperf_command(dir);
+    command.current_dir(env!("CARGO_MANIFEST_DIR")).arg("run").arg("--no-progress");
+    command.arg(format!("scenarios/{name}.rhai")).env_remove("AIPERF_URL");
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    command.output().expect("run aiperf")
+}
+
+fn summary(dir: &Path, run: &str) -> Value {
+    read_json(&dir.join("artifacts").join(run).join("profile_export_aiperf.json"))
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).to_string()
+}
+
+#[test]
+fn the_concurrency_sweep_writes_one_folder_per_load() {
+    let dir = tempfile::tempdir().expect("dir");
+    let out =
+        run_shipped(dir.path(), "concurrency_sweep", &[("AIPERF_MAX_USERS", "4"), ("AIPERF_REQUESTS_PER_USER", "3")]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    for users in [1, 2, 4] {
+        let summary = summary(dir.path(), &format!("concurrency_{users}"));
+        assert_eq!(stat(&summary, "request_count", "avg"), (users * 3) as f64, "users {users}");
+    }
+    assert!(!dir.path().join("artifacts/concurrency_8").exists());
+    assert!(text(&out.stdout).contains("output tokens/s"));
+}
+
+#[test]
+fn the_rate_sweep_runs_each_rate_open_loop() {
+    let dir = tempfile::tempdir().expect("dir");
+    let env = [("AIPERF_RATE_STEP", "20"), ("AIPERF_MAX_RATE", "40"), ("AIPERF_DURATION", "1")];
+    let out = run_shipped(dir.path(), "rate_sweep", &env);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    for rate in ["20.0", "40.0"] {
+        let summary = summary(dir.path(), &format!("rate_{rate}"));
+        let target = summary["client_self_check"][0]["target_rate_rps"].as_f64().unwrap_or(0.0);
+        assert_eq!(target, rate.parse::<f64>().unwrap_or(-1.0), "rate {rate}");
+    }
+}
+
+/// The search's answer is a run that met the SLO, and the next load up (when probed) missed it.
+#[test]
+fn the_slo_search_finds_a_load_that_meets_the_slo() {
+    let dir = tempfile::tempdir().expect("dir");
+    let env = [("AIPERF_MAX_USERS", "16"), ("AIPERF_REQUESTS_PER_USER", "4"), ("AIPERF_TTFT_P99_MS", "80")];
+    let out = run_shipped(dir.path(), "slo_search", &env);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}\n{stdout}", text(&out.stderr));
+    let line = stdout.lines().find(|l| l.starts_with("highest concurrency under the SLO")).expect("answer line");
+    let users: u64 =
+        line.split(": ").nth(1).and_then(|rest| rest.split(' ').next()).and_then(|n| n.parse().ok()).expect("users");
+    assert!((1..=16).contains(&users), "{line}");
+    assert!(stat(&summary(dir.path(), &format!("search_{users}")), "time_to_first_token", "p99") <= 80.0);
+    let probes = std::fs::read_dir(dir.path().join("artifacts")).expect("artifacts").count();
+    assert!((4..=6).contains(&probes), "a binary search over 1..16 probes 4-5 loads, got {probes}");
+    if let Some(next) = summary_if(dir.path(), users + 1) {
+        assert!(stat(&next, "time_to_first_token", "p99") > 80.0, "{} users met the SLO too", users + 1);
+    }
+}
+
+fn summary_if(dir: &Path, users: u64) -> Option<Value> {
+    let path = dir.join("artifacts").join(format!("search_{users}")).join("profile_export_aiperf.json");
+    path.exists().then(|| read_json(&path))
+}
+
+#[test]
+fn the_pareto_sweep_keeps_only_undominated_runs() {
+    let dir = tempfile::tempdir().expect("dir");
+    let out = run_shipped(dir.path(), "pareto", &[("AIPERF_MAX_USERS", "8"), ("AIPERF_REQUESTS_PER_USER", "3")]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let front: Vec<&str> = stdout.lines().filter_map(|l| l.trim().strip_prefix("pareto_")).collect();
+    assert!(!front.is_empty(), "{stdout}");
+    let point = |line: &str| {
+        let users = line.split(':').next().unwrap_or_default();
+        let s = summary(dir.path(), &format!("pareto_{users}"));
+        (stat(&s, "output_token_throughput", "avg"), stat(&s, "time_to_first_token", "p90"))
+    };
+    let all: Vec<(f64, f64)> = ["1", "2", "4", "8"].iter().map(|u| point(&format!("{u}:"))).collect();
+    for line in &front {
+        let (tput, ttft) = point(line);
+        assert!(!all.iter().any(|(t, l)| *t >= tput && *l <= ttft && (*t > tput || *l < ttft)), "{line} is dominated");
+    }
+}
+
+#[test]
+fn the_goodput_gate_passes_or_exits_99() {
+    let dir = tempfile::tempdir().expect("dir");
+    let lenient = [("AIPERF_MIN_GOOD_FRACTION", "0.5"), ("AIPERF_REQUESTS", "24")];
+    let out = run_shipped(dir.path(), "goodput_gate", &lenient);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(stat(&summary(dir.path(), "goodput_gate"), "good_request_count", "avg") > 0.0);
+    let impossible = [("AIPERF_MIN_GOOD_FRACTION", "1.0"), ("AIPERF_REQUESTS", "24")];
+    let out = run_shipped(dir.path(), "goodput_gate", &impossible);
+    assert_eq!(out.status.code(), Some(99), "a fraction above 1.0 cannot be met: {}", text(&out.stdout));
+    assert!(text(&out.stdout).contains("FAILED"));
+}
+
+#[test]
+fn a_scenario_imports_its_team_library() {
+    let dir = tempfile::tempdir().expect("dir");
+    let out = run_shipped(dir.path(), "team_library", &[("AIPERF_REQUESTS", "8")]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let loaded = summary(dir.path(), "team_loaded");
+    assert_eq!(stat(&loaded, "request_count", "avg"), 16.0);
+    assert!(loaded["input_config"]["slos"]["time_to_first_token"].as_f64().is_some(), "team SLOs applied");
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("team_baseline") && stdout.contains("% worse"), "{stdout}");
+    assert!(stdout.contains("statistics got more than 50 % worse"), "{stdout}");
+}
