@@ -305,6 +305,9 @@ pub struct ResponsePaths {
     pub prompt_tokens: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub completion_tokens: Option<String>,
+    /// Why generation stopped; a streamed event that has it ends a stream without `[DONE]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finish_reason: Option<String>,
 }
 
 /// How the client reaches the endpoint.

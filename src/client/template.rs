@@ -149,6 +149,7 @@ pub(crate) fn parse_stream_event<'a>(paths: &ResponsePaths, data: &'a [u8]) -> s
     let event: Value = serde_json::from_slice(data)?;
     Ok(ResponseFields {
         content: lookup_text(&event, paths.stream_text.as_deref()),
+        finish_reason: lookup_text(&event, paths.finish_reason.as_deref()),
         usage: lookup_usage(&event, paths),
         error: error_of(&event),
         ..Default::default()
@@ -163,7 +164,8 @@ pub(crate) fn parse_full_body<'a>(paths: &ResponsePaths, body: &'a [u8]) -> serd
     if let (None, Some(path), None) = (&content, &paths.text, &error) {
         return Err(serde::de::Error::custom(format!("the response has no text at `{path}`")));
     }
-    Ok(ResponseFields { content, usage: lookup_usage(&answer, paths), error, ..Default::default() })
+    let finish_reason = lookup_text(&answer, paths.finish_reason.as_deref());
+    Ok(ResponseFields { content, finish_reason, usage: lookup_usage(&answer, paths), error, ..Default::default() })
 }
 
 #[cfg(test)]
@@ -215,6 +217,7 @@ mod tests {
             stream_text: Some("choices.0.delta.content".into()),
             prompt_tokens: Some("usage.prompt_tokens".into()),
             completion_tokens: Some("usage.completion_tokens".into()),
+            finish_reason: Some("choices.0.finish_reason".into()),
         };
         let whole = parse_full_body(
             &paths,
@@ -227,7 +230,9 @@ mod tests {
         assert!(missing.to_string().contains("no text at `choices.0.text`"), "{missing}");
         let chunk = parse_stream_event(&paths, br#"{"choices":[{"delta":{"content":" a"}}]}"#).unwrap();
         assert_eq!(chunk.content.as_deref(), Some(" a"));
-        assert!(chunk.usage.is_none());
+        assert!(chunk.usage.is_none() && chunk.finish_reason.is_none());
+        let last = parse_stream_event(&paths, br#"{"choices":[{"delta":{},"finish_reason":"stop"}]}"#).unwrap();
+        assert_eq!(last.finish_reason.as_deref(), Some("stop"));
         let usage_only = parse_stream_event(&paths, br#"{"choices":[],"usage":{"completion_tokens":4}}"#).unwrap();
         assert!(usage_only.content.is_none());
         assert_eq!(usage_only.usage.and_then(|usage| usage.completion_tokens), Some(4));

@@ -121,9 +121,9 @@ fn request_template(r: &mut MapReader, has_path: bool) -> ScriptResult<RequestTe
     Ok(RequestTemplate { body, response })
 }
 
-const RESPONSE_KEYS: &[&str] = &["text", "stream_text", "prompt_tokens", "completion_tokens"];
+const RESPONSE_KEYS: &[&str] = &["text", "stream_text", "prompt_tokens", "completion_tokens", "finish_reason"];
 
-/// `response: #{ text: "choices.0.text", stream_text, prompt_tokens, completion_tokens }`
+/// `response: #{ text: "choices.0.text", stream_text, prompt_tokens, completion_tokens, finish_reason }`
 fn response_paths(map: Map) -> ScriptResult<ResponsePaths> {
     let mut r = MapReader::new("endpoint response", map, RESPONSE_KEYS)?;
     Ok(ResponsePaths {
@@ -131,6 +131,7 @@ fn response_paths(map: Map) -> ScriptResult<ResponsePaths> {
         stream_text: r.opt_string("stream_text")?,
         prompt_tokens: r.opt_string("prompt_tokens")?,
         completion_tokens: r.opt_string("completion_tokens")?,
+        finish_reason: r.opt_string("finish_reason")?,
     })
 }
 
