@@ -141,6 +141,24 @@ fn the_template_scenario_runs_against_the_mock_chat_and_completions_routes() {
 }
 
 #[test]
+fn a_template_reads_a_stream_without_done_through_its_finish_reason_path() {
+    // TGI's /generate_stream ends with a `details` event and no [DONE].
+    let run = run_kind(
+        "template_tgi",
+        r#"kind: "template", path: "/generate_stream", streaming: true,
+           body: #{ inputs: "{{prompt}}", parameters: #{ max_new_tokens: "{{max_tokens}}" } },
+           response: #{ stream_text: "token.text", finish_reason: "details.finish_reason",
+                        completion_tokens: "details.generated_tokens" }"#,
+    );
+    let summary = run.summary("template_tgi");
+    assert_all_succeeded(&summary);
+    assert_eq!(stat(&summary, "output_sequence_length", "avg"), 9.0);
+    assert_eq!(stat(&summary, "usage_completion_tokens", "avg"), 9.0);
+    assert!(summary.get("inter_token_latency").is_some());
+    assert_eq!(first_payload(&run, "template_tgi")["parameters"]["max_new_tokens"], 9);
+}
+
+#[test]
 fn a_template_with_a_misspelt_placeholder_stops_before_the_run() {
     let run = run_scenario(
         "typo",
