@@ -43,9 +43,10 @@ fn details(generated_tokens: u64) -> serde_json::Value {
 /// The event of the token at `index` of `output_tokens`; the mock's words need no escaping.
 pub fn push_token(out: &mut String, index: u64, output_tokens: u64) {
     let text = words::word_at(index);
-    let (generated_text, details) = match index + 1 == output_tokens {
-        true => (json!(words::output_text(output_tokens)), details(output_tokens)),
-        false => (json!(null), json!(null)),
+    let (generated_text, details) = if index + 1 == output_tokens {
+        (json!(words::output_text(output_tokens)), details(output_tokens))
+    } else {
+        (json!(null), json!(null))
     };
     let _ = write!(
         out,

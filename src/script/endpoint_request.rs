@@ -46,7 +46,8 @@ const MAX_PASSAGES: u64 = 10_000;
 
 /// `path`, `max_tokens_field`, `passages`, `body` and `response`, each checked against `kind`.
 pub(super) fn request_options(r: &mut MapReader, kind: EndpointKind) -> ScriptResult<RequestOptions> {
-    let is_rankings = !kind.produces_tokens();
+    let is_rankings =
+        matches!(kind, EndpointKind::CohereRankings | EndpointKind::TeiRankings | EndpointKind::NimRankings);
     let is_template = kind == EndpointKind::Template;
     for (key, allowed, kinds) in [
         (
@@ -54,7 +55,7 @@ pub(super) fn request_options(r: &mut MapReader, kind: EndpointKind) -> ScriptRe
             matches!(kind, EndpointKind::Chat | EndpointKind::Completions),
             "\"chat\" and \"completions\"",
         ),
-        ("passages", is_rankings && kind != EndpointKind::Embeddings, "\"rankings\""),
+        ("passages", is_rankings, "\"rankings\""),
         ("body", is_template, "\"template\""),
         ("response", is_template, "\"template\""),
     ] {
@@ -66,24 +67,22 @@ pub(super) fn request_options(r: &mut MapReader, kind: EndpointKind) -> ScriptRe
     if let Some(path) = path.as_deref().filter(|path| !path.starts_with('/')) {
         return script_error(format!("endpoint: `path` must start with \"/\", got \"{path}\""));
     }
-    let max_tokens_field = match r.has("max_tokens_field") {
-        true => Some(r.choice(
+    let max_tokens_field = if r.has("max_tokens_field") {
+        Some(r.choice(
             "max_tokens_field",
             &[
                 ("max_tokens", MaxTokensField::MaxTokens),
                 ("max_completion_tokens", MaxTokensField::MaxCompletionTokens),
             ],
-        )?),
-        false => None,
+        )?)
+    } else {
+        None
     };
     let passages = r.opt_u64("passages")?;
     if let Some(passages) = passages.filter(|passages| !(1..=MAX_PASSAGES).contains(passages)) {
         return script_error(format!("endpoint: `passages` must be between 1 and {MAX_PASSAGES}, got {passages}"));
     }
-    let template = match is_template {
-        true => Some(request_template(r, path.is_some())?),
-        false => None,
-    };
+    let template = if is_template { Some(request_template(r, path.is_some())?) } else { None };
     Ok(RequestOptions { path, max_tokens_field, passages: passages.map(|passages| passages as usize), template })
 }
 
