@@ -24,12 +24,38 @@ pub fn placeholders(body: &TemplateBody) -> Vec<String> {
 }
 
 fn collect_placeholders(text: &str, names: &mut Vec<String>) {
+    names.extend(segments(text).filter_map(|segment| match segment {
+        Segment::Placeholder { name, .. } => Some(name.to_string()),
+        Segment::Literal(_) => None,
+    }));
+}
+
+/// A piece of template text: literal text, or a `{{ name }}` placeholder as written.
+enum Segment<'a> {
+    Literal(&'a str),
+    Placeholder { name: &'a str, written: &'a str },
+}
+
+/// `text` cut into literal runs and placeholders (an unclosed `{{` is literal).
+fn segments(text: &str) -> impl Iterator<Item = Segment<'_>> {
     let mut rest = text;
-    while let Some(open) = rest.find("{{") {
-        let Some(close) = rest[open..].find("}}") else { return };
-        names.push(rest[open + 2..open + close].trim().to_string());
-        rest = &rest[open + close + 2..];
-    }
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let placeholder = rest.find("{{").and_then(|open| Some((open, open + rest[open..].find("}}")? + 2)));
+        let segment = match placeholder {
+            Some((0, end)) => Segment::Placeholder { name: rest[2..end - 2].trim(), written: &rest[..end] },
+            Some((open, _)) => Segment::Literal(&rest[..open]),
+            None => Segment::Literal(rest),
+        };
+        let taken = match &segment {
+            Segment::Literal(text) => text.len(),
+            Segment::Placeholder { written, .. } => written.len(),
+        };
+        rest = &rest[taken..];
+        Some(segment)
+    })
 }
 
 fn each_string(value: &Value, visit: &mut impl FnMut(&str)) {
@@ -65,11 +91,14 @@ impl Filling<'_> {
     /// `escape` says so, other values as their JSON text.
     fn fill_text(&self, text: &str, escape: bool) -> String {
         let mut filled = String::with_capacity(text.len() + self.prompt.len());
-        let mut rest = text;
-        while let Some(open) = rest.find("{{") {
-            let Some(close) = rest[open..].find("}}") else { break };
-            filled.push_str(&rest[..open]);
-            let name = rest[open + 2..open + close].trim();
+        for segment in segments(text) {
+            let (name, written) = match segment {
+                Segment::Literal(text) => {
+                    filled.push_str(text);
+                    continue;
+                }
+                Segment::Placeholder { name, written } => (name, written),
+            };
             match self.value(name) {
                 Some(Value::String(value)) if escape => {
                     let quoted = Value::String(value).to_string();
@@ -77,11 +106,9 @@ impl Filling<'_> {
                 }
                 Some(Value::String(value)) => filled.push_str(&value),
                 Some(value) => filled.push_str(&value.to_string()),
-                None => filled.push_str(&rest[open..open + close + 2]),
+                None => filled.push_str(written),
             }
-            rest = &rest[open + close + 2..];
         }
-        filled.push_str(rest);
         filled
     }
 
@@ -208,6 +235,7 @@ mod tests {
     fn placeholders_are_listed_even_when_misspelt() {
         let names = placeholders(&TemplateBody::Json(json!({"a": "{{promt}} and {{ model }}", "b": ["{{x}}"]})));
         assert_eq!(names, ["promt", "model", "x"]);
+        assert_eq!(placeholders(&TemplateBody::Text("a {{ b".into())), Vec::<String>::new(), "unclosed");
     }
 
     #[test]
