@@ -9,6 +9,7 @@ mod embeddings;
 mod failure;
 mod headers;
 mod insecure;
+mod json_paths;
 mod pool;
 mod rankings;
 mod request_body;

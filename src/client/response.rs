@@ -9,23 +9,24 @@ use std::sync::Arc;
 use serde::Deserialize;
 use serde::de::{Deserializer, IgnoredAny, SeqAccess, Visitor};
 
-use crate::plan::{Endpoint, EndpointKind, ResponsePaths};
+use crate::plan::{Endpoint, EndpointKind};
 use crate::record::{RequestRecord, ResponseChunk, Usage};
 
-use super::{chat, completions, embeddings, rankings, responses, template, tgi};
+use super::template::TemplateReader;
+use super::{chat, completions, embeddings, rankings, responses, tgi};
 
 /// How a response's payloads are read: by a kind's own shape, or by a template's paths.
 #[derive(Debug, Clone)]
 pub(crate) enum PayloadFormat {
     Kind(EndpointKind),
-    Template(Arc<ResponsePaths>),
+    Template(Arc<TemplateReader>),
 }
 
 impl PayloadFormat {
     /// The format of `endpoint`'s responses.
     pub fn of(endpoint: &Endpoint) -> Self {
         match &endpoint.request.template {
-            Some(template) => PayloadFormat::Template(Arc::new(template.response.clone())),
+            Some(template) => PayloadFormat::Template(Arc::new(TemplateReader::new(&template.response))),
             None => PayloadFormat::Kind(endpoint.kind),
         }
     }
@@ -85,7 +86,7 @@ pub(crate) fn parse_stream_event<'a>(format: &PayloadFormat, data: &'a [u8]) -> 
         PayloadFormat::Kind(EndpointKind::Responses) => responses::parse_stream_event(data),
         PayloadFormat::Kind(EndpointKind::Tgi) => tgi::parse_payload(data),
         PayloadFormat::Kind(EndpointKind::Completions) => completions::parse_payload(data),
-        PayloadFormat::Template(paths) => template::parse_stream_event(paths, data),
+        PayloadFormat::Template(reader) => reader.parse_stream_event(data),
         // Kinds that never stream read an event as they read a whole body.
         PayloadFormat::Kind(other) => parse_full_body(&PayloadFormat::Kind(*other), data),
     }
@@ -105,7 +106,7 @@ pub(crate) fn parse_full_body<'a>(format: &PayloadFormat, body: &'a [u8]) -> ser
         PayloadFormat::Kind(EndpointKind::Template) => {
             Err(serde::de::Error::custom("a template endpoint needs its response paths"))
         }
-        PayloadFormat::Template(paths) => template::parse_full_body(paths, body),
+        PayloadFormat::Template(reader) => reader.parse_full_body(body),
     }
 }
 

@@ -1,11 +1,12 @@
 //! The template kind: a request body written in the scenario, its `{{prompt}}`,
 //! `{{max_tokens}}`, `{{model}}` and `{{stream}}` placeholders filled per request, and the
-//! answer's text and usage found by dotted paths (`choices.0.text`).
+//! answer's text, finish reason and usage found by dotted paths (`choices.0.text`).
 
 use std::borrow::Cow;
 
 use serde_json::Value;
 
+use super::json_paths::{Found, PathSet};
 use super::response::ResponseFields;
 use crate::plan::{Endpoint, ResponsePaths, TemplateBody};
 use crate::record::Usage;
@@ -143,56 +144,82 @@ pub(crate) fn body(endpoint: &Endpoint, prompt: &str, max_tokens: Option<u64>) -
     }
 }
 
-/// The value at a dotted `path`: object members by name, array elements by index.
-fn lookup<'v>(value: &'v Value, path: &str) -> Option<&'v Value> {
-    path.split('.').try_fold(value, |at, segment| match at {
-        Value::Array(items) => items.get(segment.parse::<usize>().ok()?),
-        Value::Object(members) => members.get(segment),
+/// The parts read from each answer, in this order: text, finish reason, prompt tokens,
+/// completion tokens, error.
+const PARTS: usize = 5;
+
+/// A template endpoint's response paths, compiled once for the whole run: one set for
+/// streamed events (`stream_text`), one for whole answers (`text`).
+#[derive(Debug)]
+pub(crate) struct TemplateReader {
+    stream: PathSet<PARTS>,
+    whole: PathSet<PARTS>,
+    /// The `text` path, which a whole answer must have.
+    text_path: Option<String>,
+}
+
+impl TemplateReader {
+    pub fn new(paths: &ResponsePaths) -> Self {
+        let set = |text: &Option<String>| {
+            PathSet::new([
+                text.as_deref(),
+                paths.finish_reason.as_deref(),
+                paths.prompt_tokens.as_deref(),
+                paths.completion_tokens.as_deref(),
+                Some("error"),
+            ])
+        };
+        Self { stream: set(&paths.stream_text), whole: set(&paths.text), text_path: paths.text.clone() }
+    }
+
+    /// Fields of one streamed event: the text at `stream_text` (events without it carry none).
+    pub fn parse_stream_event<'a>(&self, data: &'a [u8]) -> serde_json::Result<ResponseFields<'a>> {
+        Ok(fields(self.stream.read(data)?))
+    }
+
+    /// Fields of a whole answer: the text at `text`, which must be there when `text` is given.
+    pub fn parse_full_body<'a>(&self, body: &'a [u8]) -> serde_json::Result<ResponseFields<'a>> {
+        let fields = fields(self.whole.read(body)?);
+        if let (None, Some(path), None) = (&fields.content, &self.text_path, &fields.error) {
+            return Err(serde::de::Error::custom(format!("the response has no text at `{path}`")));
+        }
+        Ok(fields)
+    }
+}
+
+fn as_text(found: Option<Found<'_>>) -> Option<Cow<'_, str>> {
+    match found {
+        Some(Found::Text(text)) => Some(text),
         _ => None,
-    })
+    }
 }
 
-fn lookup_text(value: &Value, path: Option<&str>) -> Option<Cow<'static, str>> {
-    lookup(value, path?)?.as_str().map(|text| Cow::Owned(text.to_string()))
+fn as_count(found: &Option<Found<'_>>) -> Option<u64> {
+    match found {
+        Some(Found::Count(count)) => Some(*count),
+        _ => None,
+    }
 }
 
-fn lookup_usage(value: &Value, paths: &ResponsePaths) -> Option<Usage> {
-    let count = |path: &Option<String>| path.as_deref().and_then(|path| lookup(value, path)).and_then(Value::as_u64);
+/// The fields a record keeps from what the paths found.
+fn fields(found: [Option<Found<'_>>; PARTS]) -> ResponseFields<'_> {
+    let [text, finish_reason, prompt_tokens, completion_tokens, error] = found;
     let usage = Usage {
-        prompt_tokens: count(&paths.prompt_tokens),
-        completion_tokens: count(&paths.completion_tokens),
+        prompt_tokens: as_count(&prompt_tokens),
+        completion_tokens: as_count(&completion_tokens),
         ..Default::default()
     };
-    (usage != Usage::default()).then_some(usage)
-}
-
-/// The error member of a payload, when it has a non-null one.
-fn error_of(value: &Value) -> Option<Value> {
-    value.get("error").filter(|error| !error.is_null()).cloned()
-}
-
-/// Fields of one streamed event: the text at `stream_text` (events without it carry none).
-pub(crate) fn parse_stream_event<'a>(paths: &ResponsePaths, data: &'a [u8]) -> serde_json::Result<ResponseFields<'a>> {
-    let event: Value = serde_json::from_slice(data)?;
-    Ok(ResponseFields {
-        content: lookup_text(&event, paths.stream_text.as_deref()),
-        finish_reason: lookup_text(&event, paths.finish_reason.as_deref()),
-        usage: lookup_usage(&event, paths),
-        error: error_of(&event),
+    ResponseFields {
+        content: as_text(text),
+        finish_reason: as_text(finish_reason),
+        usage: (usage != Usage::default()).then_some(usage),
+        error: error.map(|error| match error {
+            Found::Text(text) => Value::from(text.into_owned()),
+            Found::Count(count) => Value::from(count),
+            Found::Json(value) => value,
+        }),
         ..Default::default()
-    })
-}
-
-/// Fields of a whole answer: the text at `text`, which must be there when `text` is given.
-pub(crate) fn parse_full_body<'a>(paths: &ResponsePaths, body: &'a [u8]) -> serde_json::Result<ResponseFields<'a>> {
-    let answer: Value = serde_json::from_slice(body)?;
-    let error = error_of(&answer);
-    let content = lookup_text(&answer, paths.text.as_deref());
-    if let (None, Some(path), None) = (&content, &paths.text, &error) {
-        return Err(serde::de::Error::custom(format!("the response has no text at `{path}`")));
     }
-    let finish_reason = lookup_text(&answer, paths.finish_reason.as_deref());
-    Ok(ResponseFields { content, finish_reason, usage: lookup_usage(&answer, paths), error, ..Default::default() })
 }
 
 #[cfg(test)]
@@ -247,21 +274,20 @@ mod tests {
             completion_tokens: Some("usage.completion_tokens".into()),
             finish_reason: Some("choices.0.finish_reason".into()),
         };
-        let whole = parse_full_body(
-            &paths,
-            br#"{"choices":[{"text":"Hi"}],"usage":{"prompt_tokens":3,"completion_tokens":1}}"#,
-        )
-        .unwrap();
+        let reader = TemplateReader::new(&paths);
+        let whole = reader
+            .parse_full_body(br#"{"choices":[{"text":"Hi"}],"usage":{"prompt_tokens":3,"completion_tokens":1}}"#)
+            .unwrap();
         assert_eq!(whole.content.as_deref(), Some("Hi"));
         assert_eq!(whole.usage.map(|usage| (usage.prompt_tokens, usage.completion_tokens)), Some((Some(3), Some(1))));
-        let missing = parse_full_body(&paths, br#"{"choices":[]}"#).unwrap_err();
+        let missing = reader.parse_full_body(br#"{"choices":[]}"#).unwrap_err();
         assert!(missing.to_string().contains("no text at `choices.0.text`"), "{missing}");
-        let chunk = parse_stream_event(&paths, br#"{"choices":[{"delta":{"content":" a"}}]}"#).unwrap();
+        let chunk = reader.parse_stream_event(br#"{"choices":[{"delta":{"content":" a"}}]}"#).unwrap();
         assert_eq!(chunk.content.as_deref(), Some(" a"));
         assert!(chunk.usage.is_none() && chunk.finish_reason.is_none());
-        let last = parse_stream_event(&paths, br#"{"choices":[{"delta":{},"finish_reason":"stop"}]}"#).unwrap();
+        let last = reader.parse_stream_event(br#"{"choices":[{"delta":{},"finish_reason":"stop"}]}"#).unwrap();
         assert_eq!(last.finish_reason.as_deref(), Some("stop"));
-        let usage_only = parse_stream_event(&paths, br#"{"choices":[],"usage":{"completion_tokens":4}}"#).unwrap();
+        let usage_only = reader.parse_stream_event(br#"{"choices":[],"usage":{"completion_tokens":4}}"#).unwrap();
         assert!(usage_only.content.is_none());
         assert_eq!(usage_only.usage.and_then(|usage| usage.completion_tokens), Some(4));
     }
