@@ -33,6 +33,7 @@ fn plan(rate_rps: f64, seconds: f64) -> Plan {
             osl: Dist { mean: 8.0, stddev: 0.0 },
             random_seed: 1,
             entries: 64,
+            images: None,
         }),
         phases: vec![Phase {
             name: "rate".to_string(),
@@ -51,6 +52,7 @@ fn plan(rate_rps: f64, seconds: f64) -> Plan {
         slos: Default::default(),
         thresholds: Vec::new(),
         abort_on_fail: false,
+        use_server_token_count: false,
         request_timeout_s: 30.0,
     }
 }

@@ -33,6 +33,7 @@ async fn main() -> anyhow::Result<()> {
             osl: Dist { mean: 32.0, stddev: 0.0 },
             random_seed: 7,
             entries: 50,
+            images: None,
         }),
         phases: vec![Phase {
             name: "profiling".to_string(),
@@ -52,6 +53,7 @@ async fn main() -> anyhow::Result<()> {
         slos: Default::default(),
         thresholds: Vec::new(),
         abort_on_fail: false,
+        use_server_token_count: false,
     };
     let options = RunOptions {
         artifact_root: PathBuf::from("artifacts"),

@@ -17,7 +17,7 @@ use crate::dataset::{self, tokenizer::Tokenizer};
 use crate::load::{self, LoadContext, PhaseCounters, PhaseRun, PreparedRequest};
 use crate::metrics::{MetricsContext, RecordProcessor};
 use crate::mock::MockServer;
-use crate::plan::{Dataset, ExportLevel, Phase, Plan, TokenizerSpec};
+use crate::plan::{Dataset, EndpointKind, ExportLevel, Phase, Plan, SyntheticDataset, TokenizerSpec};
 use crate::result::RunResult;
 use crate::rng::SeededRng;
 use crate::ui::progress::PhaseProgress;
@@ -95,6 +95,11 @@ pub fn validate(plan: &Plan) -> Result<()> {
     if plan.request_timeout_s.is_nan() || plan.request_timeout_s <= 0.0 {
         bail!("request_timeout must be positive");
     }
+    if let Dataset::Synthetic(SyntheticDataset { images: Some(_), .. }) = &plan.dataset
+        && plan.endpoint.kind != EndpointKind::Chat
+    {
+        bail!("synthetic `images` need a chat endpoint (kind: \"chat\")");
+    }
     Ok(())
 }
 
@@ -109,6 +114,7 @@ pub async fn execute(plan: &Plan, options: &RunOptions) -> Result<RunResult> {
     let tokenizer = load_tokenizer(&plan.tokenizer).await?;
     // The dataset is built (and a bad dataset file reported) before anything starts.
     let requests = prepare_requests(plan, &plan.endpoint, tokenizer.clone()).await?;
+    let (requests, images_per_request) = attach_images(plan, requests).await?;
     export::inputs_json::write(
         &artifact_dir.join(export::inputs_json::FILE_NAME),
         requests.iter().map(|request| request.body.as_ref()),
@@ -140,6 +146,8 @@ pub async fn execute(plan: &Plan, options: &RunOptions) -> Result<RunResult> {
         tokenizer: tokenizer.clone(),
         clock,
         produces_tokens: endpoint.kind.produces_tokens(),
+        use_server_token_count: plan.use_server_token_count,
+        images_per_request,
     };
     let names = export::ArtifactNames::new(plan.export.prefix.as_deref());
     let records_path = plan.export.level.writes_records().then(|| artifact_dir.join(names.records()));
@@ -247,6 +255,7 @@ pub async fn execute(plan: &Plan, options: &RunOptions) -> Result<RunResult> {
     }
     console.push_str(&ui::self_check::render(&result));
     console.push_str(&ui::thresholds::render(&result));
+    console.push_str(&ui::token_warnings::render(&result));
     let console_path = artifact_dir.join(names.console());
     std::fs::write(&console_path, &console).with_context(|| format!("cannot write {}", console_path.display()))?;
     Ok(result)
@@ -283,6 +292,15 @@ async fn prepare_requests(
     })
     .await
     .context("dataset generation was interrupted")?
+}
+
+/// Adds the dataset's synthetic images to the request bodies, off the runtime; returns the
+/// requests and the images each carries.
+async fn attach_images(plan: &Plan, requests: Vec<PreparedRequest>) -> Result<(Vec<PreparedRequest>, u64)> {
+    let dataset = plan.dataset.clone();
+    tokio::task::spawn_blocking(move || dataset::images::attach(&dataset, requests))
+        .await
+        .context("image generation was interrupted")?
 }
 
 /// `phase` sending at most `limit` requests (a dataset that stops at its end).

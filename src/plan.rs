@@ -39,6 +39,9 @@ pub struct Plan {
     /// A failed threshold stops the scenario right after this run.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub abort_on_fail: bool,
+    /// ISL and OSL come from each response's `usage` instead of the client's tokenizer.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub use_server_token_count: bool,
 }
 
 /// How much a run writes: AIPerf's export levels and its HTTP trace switch.
@@ -488,6 +491,9 @@ pub struct SyntheticDataset {
     pub random_seed: u64,
     /// How many distinct prompts to generate; requests cycle through them.
     pub entries: usize,
+    /// Synthetic images sent with each prompt (vision chat).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub images: Option<ImageSettings>,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
@@ -645,6 +651,8 @@ pub enum TokenizerSpec {
     Builtin,
     /// A Hugging Face `tokenizer.json`, or a folder that holds one.
     File { path: String },
+    /// A Hugging Face model id (`gpt2`, `org/name`): cached, or downloaded from the hub once.
+    Hub { id: String },
 }
 
 impl TokenizerSpec {
@@ -652,8 +660,26 @@ impl TokenizerSpec {
         match self {
             TokenizerSpec::Builtin => "builtin:gpt2".to_string(),
             TokenizerSpec::File { path } => path.clone(),
+            TokenizerSpec::Hub { id } => id.clone(),
         }
     }
+}
+
+/// Synthetic images for each prompt of a vision chat: `images: #{ count, width, height, format }`.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+pub struct ImageSettings {
+    /// Images per request.
+    pub count: u32,
+    /// Pixels.
+    pub width: u32,
+    pub height: u32,
+    pub format: ImageFormat,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum ImageFormat {
+    Png,
 }
 
 #[cfg(test)]

@@ -14,6 +14,23 @@ pub(crate) fn prompt_field(prompt: &str) -> (&'static str, Value) {
     ("messages", json!([{ "role": "user", "content": prompt }]))
 }
 
+/// A chat body whose last message also carries `image_urls`, as OpenAI `image_url` content
+/// parts after its text; None for a body without messages.
+pub(crate) fn with_image_parts(body: &[u8], image_urls: &[String]) -> serde_json::Result<Option<Vec<u8>>> {
+    let mut body: Value = serde_json::from_slice(body)?;
+    let Some(message) = body.get_mut("messages").and_then(Value::as_array_mut).and_then(|m| m.last_mut()) else {
+        return Ok(None);
+    };
+    let mut parts = match message["content"].take() {
+        Value::Array(parts) => parts,
+        Value::Null => Vec::new(),
+        text => vec![json!({ "type": "text", "text": text })],
+    };
+    parts.extend(image_urls.iter().map(|url| json!({ "type": "image_url", "image_url": { "url": url } })));
+    message["content"] = Value::Array(parts);
+    serde_json::to_vec(&body).map(Some)
+}
+
 /// A chat payload: a streamed chunk or a whole response.
 #[derive(Deserialize)]
 struct ChatPayload<'a> {
@@ -187,6 +204,23 @@ mod tests {
         assert_eq!(fields.reasoning.as_deref(), Some("hm"));
         assert_eq!(fields.finish_reason.as_deref(), Some("stop"));
         assert_eq!(fields.usage.and_then(|usage| usage.total_tokens), Some(3));
+    }
+
+    #[test]
+    fn images_become_content_parts_after_the_text() {
+        let plain = crate::client::request_body(&endpoint(true), "describe", Some(4));
+        let urls = ["data:image/png;base64,AAAA".to_string(), "data:image/png;base64,BBBB".to_string()];
+        let body: Value = serde_json::from_slice(&with_image_parts(&plain, &urls).unwrap().unwrap()).unwrap();
+        assert_eq!(
+            body["messages"],
+            json!([{"role": "user", "content": [
+                {"type": "text", "text": "describe"},
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}},
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64,BBBB"}},
+            ]}])
+        );
+        assert_eq!(body["max_completion_tokens"], 4);
+        assert_eq!(with_image_parts(br#"{"prompt":"x"}"#, &urls).unwrap(), None);
     }
 
     #[test]

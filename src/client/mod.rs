@@ -38,6 +38,7 @@ use crate::clock::RunClock;
 use crate::plan::{Endpoint, EndpointKind, MaxTokensField, REDACTED, is_secret_header};
 use crate::record::{RawExchange, RecordError, RequestRecord};
 
+pub(crate) use chat::with_image_parts;
 use connect::{Connector, Sender};
 use pool::{Lease, Pool};
 use request_body::{RequestBody, TakenAt};

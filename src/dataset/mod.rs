@@ -5,6 +5,8 @@
 pub mod corpus;
 mod fields;
 mod file;
+mod image_png;
+pub mod images;
 mod mooncake;
 mod multi_turn;
 mod sampling;
@@ -12,6 +14,7 @@ mod sharegpt;
 mod single_turn;
 pub mod synthetic;
 pub mod tokenizer;
+pub mod tokenizer_hub;
 
 use anyhow::Result;
 

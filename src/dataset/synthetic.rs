@@ -69,6 +69,7 @@ mod tests {
             osl: Dist { mean: 50.0, stddev: 0.0 },
             random_seed: seed,
             entries: 20,
+            images: None,
         }
     }
 
@@ -97,6 +98,7 @@ mod tests {
             osl: Dist { mean: 64.0, stddev: 0.0 },
             random_seed: 1,
             entries: 30,
+            images: None,
         };
         let entries = generate(&fixed, &tokenizer);
         let exact = entries.iter().filter(|e| e.input_tokens == 128).count();

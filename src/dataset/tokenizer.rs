@@ -1,4 +1,4 @@
-//! Token counting: a Hugging Face `tokenizer.json` from a path, or the builtin offline
+//! Token counting: a Hugging Face `tokenizer.json` from a path or a model id, or the builtin offline
 //! tokenizer (GPT-2's BPE, embedded in the binary). Counts use add_special_tokens=false.
 
 use std::path::{Path, PathBuf};
@@ -6,6 +6,7 @@ use std::sync::{Arc, OnceLock};
 
 use anyhow::{Context, Result, bail};
 
+use super::tokenizer_hub;
 use crate::plan::TokenizerSpec;
 
 static BUILTIN_GPT2: &[u8] = include_bytes!("../../assets/tokenizers/gpt2.tokenizer.json");
@@ -26,7 +27,14 @@ impl Tokenizer {
         match spec {
             TokenizerSpec::Builtin => Self::builtin(),
             TokenizerSpec::File { path } => Self::from_path(Path::new(path)),
+            TokenizerSpec::Hub { id } => Self::from_hub(id),
         }
+    }
+
+    /// The tokenizer of a Hugging Face model id, from a local cache or the hub; named by the id.
+    fn from_hub(model_id: &str) -> Result<Self> {
+        let file = tokenizer_hub::resolve(model_id, &tokenizer_hub::HubSettings::from_env()?)?;
+        Ok(Self { name: model_id.to_string(), ..Self::from_path(&file)? })
     }
 
     /// GPT-2's BPE vocabulary, embedded: needs no network and no files.

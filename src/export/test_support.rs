@@ -31,6 +31,7 @@ pub fn sample_result() -> RunResult {
             osl: Dist { mean: 64.0, stddev: 0.0 },
             random_seed: 42,
             entries: 10,
+            images: None,
         }),
         phases: vec![Phase {
             name: "profiling".into(),
@@ -50,6 +51,7 @@ pub fn sample_result() -> RunResult {
         slos: BTreeMap::new(),
         thresholds: Vec::new(),
         abort_on_fail: false,
+        use_server_token_count: false,
     };
     let latency = distribution(&[10.0, 20.0, 30.0, 40.0]).expect("values");
     RunResult {

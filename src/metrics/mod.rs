@@ -13,6 +13,7 @@ pub mod registry;
 pub mod stats;
 #[cfg(test)]
 pub(crate) mod test_support;
+pub mod token_checks;
 
 use std::sync::Arc;
 
@@ -29,4 +30,8 @@ pub struct MetricsContext {
     /// The endpoint answers with text (not embeddings or rankings): without it, metrics flagged
     /// `PRODUCES_TOKENS_ONLY` are not computed.
     pub produces_tokens: bool,
+    /// Token counts come from each response's `usage`; the tokenizer counts only what it lacks.
+    pub use_server_token_count: bool,
+    /// Images sent with each request (vision chat); 0 when none.
+    pub images_per_request: u64,
 }

@@ -14,6 +14,7 @@ use super::goodput::Slos;
 use super::record_metrics::{RecordMetrics, error_metrics, request_latency_ns, success_metrics};
 use super::registry;
 use super::stats::distribution;
+use super::token_checks::TokenCheckTally;
 use crate::export::jsonl::RecordsJsonlWriter;
 use crate::export::raw_jsonl::RawJsonlWriter;
 use crate::plan::PhaseKind;
@@ -30,6 +31,7 @@ pub struct RecordProcessor {
     /// Every value of each record metric, by tag, in display units.
     samples: HashMap<&'static str, Vec<f64>>,
     counters: RunCounters,
+    token_checks: TokenCheckTally,
     errors: ErrorTally,
     /// The run's SLOs and how many successful requests met them all (goodput).
     slos: Option<Slos>,
@@ -46,6 +48,7 @@ impl RecordProcessor {
             raw_file: None,
             samples: HashMap::new(),
             counters: RunCounters::default(),
+            token_checks: TokenCheckTally::default(),
             errors: ErrorTally::default(),
             slos: None,
             good_requests: 0,
@@ -80,6 +83,7 @@ impl RecordProcessor {
             let start_epoch_ns = self.ctx.clock.epoch_ns(record.start_ns);
             self.counters.add_success(start_epoch_ns, start_epoch_ns + request_latency_ns(&record));
             let metrics = success_metrics(&record, &self.ctx);
+            self.token_checks.add(&metrics, record.requested_output_tokens);
             if self.slos.as_ref().is_some_and(|slos| slos.met(&metrics)) {
                 self.good_requests += 1;
             }
@@ -119,7 +123,7 @@ impl RecordProcessor {
                 record_stats.insert(tag, stats);
             }
         }
-        for (def, value) in self.counters.values() {
+        for (def, value) in self.counters.values().into_iter().chain(self.token_checks.values()) {
             known.insert(def.tag, value);
         }
         if self.slos.is_some() {
@@ -157,6 +161,48 @@ mod tests {
         record.error =
             Some(RecordError { code: Some(code), kind: "http_error".into(), message: format!("status {code}") });
         record
+    }
+
+    #[test]
+    fn reasoning_tokens_are_totalled_and_ttfo_waits_for_the_answer() {
+        let mut processor = RecordProcessor::new(context(true), None).unwrap();
+        // Reasoning " the the" (2 tokens) in the first chunk, then the answer; and " the the the" (3).
+        for (reasoning, first_answer_ns) in [(" the the", 6_000_000), (" the the the", 9_000_000)] {
+            let mut record = streamed_record(0, &[2_000_000, first_answer_ns], " the", 10);
+            record.reasoning = reasoning.to_string();
+            record.chunks[0].has_content = false;
+            record.chunks[0].has_reasoning = true;
+            processor.process(record).unwrap();
+        }
+        let (results, _) = processor.finish().unwrap();
+        let reasoning = stats_of(&results, "reasoning_token_count");
+        assert_eq!((reasoning.min, reasoning.max, reasoning.avg), (Some(2.0), Some(3.0), 2.5));
+        assert_eq!(stats_of(&results, "total_reasoning_tokens"), &Stats::scalar(5.0));
+        // OSL = 1 answer token + reasoning: 3 and 4.
+        assert_eq!(stats_of(&results, "total_osl"), &Stats::scalar(7.0));
+        assert_eq!(stats_of(&results, "total_output_tokens"), &Stats::scalar(2.0));
+        assert_eq!(stats_of(&results, "time_to_first_token").avg, 2.0);
+        assert_eq!(stats_of(&results, "time_to_first_output_token").avg, 7.5);
+    }
+
+    #[test]
+    fn usage_discrepancies_and_osl_mismatches_are_counted_per_request() {
+        let mut processor = RecordProcessor::new(context(true), None).unwrap();
+        // " the the the the" is 4 GPT-2 tokens. Requested 4 → exact; requested 8 → a mismatch.
+        // Usage: 4 completion tokens (exact), then 5 (25 % off → a discrepancy).
+        for (requested, completion) in [(4, 4), (8, 5)] {
+            let mut record = streamed_record(0, &[1_000_000, 2_000_000], " the the the the", 20);
+            record.requested_output_tokens = Some(requested);
+            record.usage = Some(crate::record::Usage { completion_tokens: Some(completion), ..Default::default() });
+            processor.process(record).unwrap();
+        }
+        let (results, _) = processor.finish().unwrap();
+        assert_eq!(stats_of(&results, "usage_discrepancy_count"), &Stats::scalar(1.0));
+        assert_eq!(stats_of(&results, "osl_mismatch_count"), &Stats::scalar(1.0));
+        // (4 − 4) / 4 and (4 − 8) / 8: 0 % and −50 %.
+        let osl_diff = stats_of(&results, "osl_mismatch_diff_pct");
+        assert_eq!((osl_diff.min, osl_diff.max), (Some(-50.0), Some(0.0)));
+        assert_eq!(stats_of(&results, "usage_completion_tokens_diff_pct").max, Some(25.0));
     }
 
     #[test]

@@ -4,6 +4,7 @@
 use super::MetricsContext;
 use super::http_trace::push_trace_metrics;
 use super::registry::{self, MetricDef, MetricFlags};
+use super::token_checks::push_diff_metrics;
 use crate::record::RequestRecord;
 
 const NS_PER_MS: f64 = 1e6;
@@ -37,7 +38,7 @@ pub struct RecordMetrics {
 }
 
 impl RecordMetrics {
-    fn push(&mut self, def: &'static MetricDef, value: MetricValue) {
+    pub(crate) fn push(&mut self, def: &'static MetricDef, value: MetricValue) {
         self.entries.push((def, value));
     }
 
@@ -61,19 +62,45 @@ pub fn request_latency_ns(record: &RequestRecord) -> u64 {
     last_ns.saturating_sub(record.start_ns)
 }
 
+/// A record's token counts: the client's, or the server's `usage` with `use_server_token_count`
+/// (the client counting only what the usage lacks).
+struct TokenCounts {
+    input: u64,
+    output: u64,
+    /// None when the response had no separate reasoning.
+    reasoning: Option<u64>,
+}
+
+impl TokenCounts {
+    fn of(record: &RequestRecord, ctx: &MetricsContext) -> Self {
+        let usage = record.usage.filter(|_| ctx.use_server_token_count).unwrap_or_default();
+        let has_reasoning = !record.reasoning.is_empty();
+        // A reported 0 from a model that sent no reasoning means "no reasoning", not a count.
+        let reasoning = match usage.reasoning_tokens {
+            Some(reasoning) if reasoning > 0 || has_reasoning => Some(reasoning),
+            _ => has_reasoning.then(|| ctx.tokenizer.count(&record.reasoning) as u64),
+        };
+        let output = match usage.completion_tokens {
+            Some(completion) => completion.saturating_sub(reasoning.unwrap_or(0)),
+            None => ctx.tokenizer.count(&record.content) as u64,
+        };
+        Self { input: usage.prompt_tokens.unwrap_or(record.input_tokens), output, reasoning }
+    }
+}
+
 /// The metrics of a successful record.
 pub fn success_metrics(record: &RequestRecord, ctx: &MetricsContext) -> RecordMetrics {
     let mut metrics = RecordMetrics::default();
     let latency_ns = request_latency_ns(record);
-    let output_tokens = ctx.tokenizer.count(&record.content) as u64;
-    let reasoning_tokens = (!record.reasoning.is_empty()).then(|| ctx.tokenizer.count(&record.reasoning) as u64);
+    let counts = TokenCounts::of(record, ctx);
+    let (output_tokens, reasoning_tokens) = (counts.output, counts.reasoning);
     let output_sequence_length = output_tokens + reasoning_tokens.unwrap_or(0);
-    let input_sequence_length = record.input_tokens;
+    let input_sequence_length = counts.input;
 
     metrics.push(&registry::REQUEST_LATENCY, MetricValue::Float(ns_to_ms(latency_ns)));
     push_schedule_relative_metrics(&mut metrics, record, ctx.streaming);
     if ctx.streaming {
-        push_streaming_metrics(&mut metrics, record, latency_ns, output_sequence_length);
+        push_streaming_metrics(&mut metrics, record, latency_ns, input_sequence_length, output_sequence_length);
     }
     if latency_ns > 0 {
         let e2e_throughput = output_sequence_length as f64 / (latency_ns as f64 / NS_PER_SEC);
@@ -90,6 +117,7 @@ pub fn success_metrics(record: &RequestRecord, ctx: &MetricsContext) -> RecordMe
             (&registry::USAGE_PROMPT_TOKENS, usage.prompt_tokens),
             (&registry::USAGE_COMPLETION_TOKENS, usage.completion_tokens),
             (&registry::USAGE_TOTAL_TOKENS, usage.total_tokens),
+            (&registry::USAGE_REASONING_TOKENS, usage.reasoning_tokens),
         ];
         for (def, value) in fields {
             if let Some(tokens) = value {
@@ -97,11 +125,24 @@ pub fn success_metrics(record: &RequestRecord, ctx: &MetricsContext) -> RecordMe
             }
         }
     }
+    if ctx.images_per_request > 0 {
+        push_image_metrics(&mut metrics, ctx.images_per_request, latency_ns);
+    }
+    push_diff_metrics(&mut metrics, record.requested_output_tokens);
     push_trace_metrics(&mut metrics, record.trace.as_deref());
     if !ctx.produces_tokens {
         metrics.entries.retain(|(def, _)| !def.has(MetricFlags::PRODUCES_TOKENS_ONLY));
     }
     metrics.in_registry_order()
+}
+
+/// Images sent, images per second of request latency, and latency per image.
+fn push_image_metrics(metrics: &mut RecordMetrics, images: u64, latency_ns: u64) {
+    metrics.push(&registry::NUM_IMAGES, MetricValue::Count(images));
+    if latency_ns > 0 {
+        metrics.push(&registry::IMAGE_THROUGHPUT, MetricValue::Float(images as f64 / (latency_ns as f64 / NS_PER_SEC)));
+    }
+    metrics.push(&registry::IMAGE_LATENCY, MetricValue::Float(ns_to_ms(latency_ns) / images as f64));
 }
 
 /// Dispatch delay, and latency and TTFT counted from the scheduled time instead of the send.
@@ -126,6 +167,7 @@ fn push_streaming_metrics(
     metrics: &mut RecordMetrics,
     record: &RequestRecord,
     latency_ns: u64,
+    input_sequence_length: u64,
     output_sequence_length: u64,
 ) {
     let Some(first_chunk) = record.chunks.first() else {
@@ -134,7 +176,7 @@ fn push_streaming_metrics(
     let ttft_ns = first_chunk.ns.saturating_sub(record.start_ns);
     metrics.push(&registry::TIME_TO_FIRST_TOKEN, MetricValue::Float(ns_to_ms(ttft_ns)));
     if ttft_ns > 0 {
-        let prefill_throughput = record.input_tokens as f64 / (ttft_ns as f64 / NS_PER_SEC);
+        let prefill_throughput = input_sequence_length as f64 / (ttft_ns as f64 / NS_PER_SEC);
         metrics.push(&registry::PREFILL_THROUGHPUT_PER_USER, MetricValue::Float(prefill_throughput));
     }
     if let Some(first_output) = record.chunks.iter().find(|chunk| chunk.has_content) {
@@ -316,6 +358,77 @@ mod tests {
         }
         assert!(m.get(&registry::OUTPUT_SEQUENCE_LENGTH).is_none());
         assert!(success_metrics(&record, &context(false)).get(&registry::OUTPUT_SEQUENCE_LENGTH).is_some());
+    }
+
+    #[test]
+    fn server_token_counts_replace_the_clients_when_asked() {
+        // The client counts 3 output and 2 reasoning tokens and 10 input tokens; the server
+        // says 12 prompt tokens and 9 completion tokens, 4 of them reasoning.
+        let mut record = streamed_record(0, &[4_000_000, 6_000_000, 8_000_000], " the the the", 10);
+        record.reasoning = " the the".to_string();
+        record.requested_output_tokens = Some(10);
+        record.usage = Some(Usage {
+            prompt_tokens: Some(12),
+            completion_tokens: Some(9),
+            total_tokens: Some(21),
+            reasoning_tokens: Some(4),
+        });
+        let client = success_metrics(&record, &context(true));
+        assert_eq!(count(&client, &registry::INPUT_SEQUENCE_LENGTH), 10);
+        assert_eq!(count(&client, &registry::OUTPUT_SEQUENCE_LENGTH), 5);
+        assert_eq!(count(&client, &registry::USAGE_REASONING_TOKENS), 4);
+        // |12 − 10| / 10 = 20 %; |9 − 5| / 5 = 80 %; |4 − 2| / 2 = 100 %; (5 − 10) / 10 = −50 %.
+        assert!(close(float(&client, &registry::USAGE_PROMPT_TOKENS_DIFF_PCT), 20.0));
+        assert!(close(float(&client, &registry::USAGE_COMPLETION_TOKENS_DIFF_PCT), 80.0));
+        assert!(close(float(&client, &registry::USAGE_REASONING_TOKENS_DIFF_PCT), 100.0));
+        assert!(close(float(&client, &registry::OSL_MISMATCH_DIFF_PCT), -50.0));
+
+        let mut ctx = context(true);
+        ctx.use_server_token_count = true;
+        let server = success_metrics(&record, &ctx);
+        assert_eq!(count(&server, &registry::INPUT_SEQUENCE_LENGTH), 12);
+        assert_eq!(count(&server, &registry::OUTPUT_TOKEN_COUNT), 5);
+        assert_eq!(count(&server, &registry::REASONING_TOKEN_COUNT), 4);
+        assert_eq!(count(&server, &registry::OUTPUT_SEQUENCE_LENGTH), 9);
+        // 12 tokens over a 4 ms TTFT; ITL = (8 − 4) ms / (9 − 1).
+        assert!(close(float(&server, &registry::PREFILL_THROUGHPUT_PER_USER), 3_000.0));
+        assert!(close(float(&server, &registry::INTER_TOKEN_LATENCY), 0.5));
+        assert!(close(float(&server, &registry::USAGE_COMPLETION_TOKENS_DIFF_PCT), 0.0));
+        assert!(close(float(&server, &registry::OSL_MISMATCH_DIFF_PCT), -10.0));
+
+        // Usage without reasoning tokens: the client counts the reasoning, the rest is answer.
+        record.usage = record.usage.map(|usage| Usage { reasoning_tokens: None, ..usage });
+        let partial = success_metrics(&record, &ctx);
+        assert_eq!(count(&partial, &registry::REASONING_TOKEN_COUNT), 2);
+        assert_eq!(count(&partial, &registry::OUTPUT_TOKEN_COUNT), 7);
+        assert_eq!(count(&partial, &registry::OUTPUT_SEQUENCE_LENGTH), 9);
+
+        // A server that reports 0 reasoning tokens for a model without reasoning: no reasoning metric.
+        let mut plain = streamed_record(0, &[4_000_000, 6_000_000], " the the", 10);
+        plain.usage = Some(Usage { completion_tokens: Some(2), reasoning_tokens: Some(0), ..Default::default() });
+        let no_reasoning = success_metrics(&plain, &ctx);
+        assert!(no_reasoning.get(&registry::REASONING_TOKEN_COUNT).is_none());
+        assert_eq!(count(&no_reasoning, &registry::OUTPUT_SEQUENCE_LENGTH), 2);
+
+        // Without a usage block the client's counts stand.
+        record.usage = None;
+        let fallback = success_metrics(&record, &ctx);
+        assert_eq!(count(&fallback, &registry::INPUT_SEQUENCE_LENGTH), 10);
+        assert_eq!(count(&fallback, &registry::OUTPUT_SEQUENCE_LENGTH), 5);
+    }
+
+    #[test]
+    fn image_metrics_divide_the_latency_by_the_images() {
+        // 3 images; sent at 1 ms, last chunk at 250 ms.
+        let record = streamed_record(1_000_000, &[100_000_000, 250_000_000], " the the", 8);
+        let mut ctx = context(true);
+        assert!(success_metrics(&record, &ctx).get(&registry::NUM_IMAGES).is_none());
+        ctx.images_per_request = 3;
+        let m = success_metrics(&record, &ctx);
+        assert_eq!(count(&m, &registry::NUM_IMAGES), 3);
+        // 249 ms: 3 / 0.249 s, and 249 / 3 ms per image.
+        assert!(close(float(&m, &registry::IMAGE_THROUGHPUT), 3.0 / 0.249));
+        assert!(close(float(&m, &registry::IMAGE_LATENCY), 83.0));
     }
 
     #[test]

@@ -31,8 +31,10 @@ impl MetricFlags {
     pub const HTTP_TRACE_ONLY: Self = Self(1 << 9);
     /// Computed only when the run sets SLOs (`slos` in the plan).
     pub const GOODPUT: Self = Self(1 << 10);
+    /// Computed only when the requests carry images (vision chat).
+    pub const SUPPORTS_IMAGE_ONLY: Self = Self(1 << 11);
     /// Computed only for endpoints whose input is text the tokenizer counts (every kind here).
-    pub const TOKENIZES_INPUT_ONLY: Self = Self(1 << 11);
+    pub const TOKENIZES_INPUT_ONLY: Self = Self(1 << 12);
     pub const STREAMING_TOKENS_ONLY: Self = Self::STREAMING_ONLY.with(Self::PRODUCES_TOKENS_ONLY);
 
     /// Both sets of flags.
@@ -192,12 +194,59 @@ pub static REASONING_TOKEN_COUNT: MetricDef = record(
     F::PRODUCES_TOKENS_ONLY.with(F::SUPPORTS_REASONING),
     &[],
 );
+pub static NUM_IMAGES: MetricDef =
+    record("num_images", "Number of Images", "images", F::SUPPORTS_IMAGE_ONLY.with(F::NO_CONSOLE), &[]);
+pub static IMAGE_THROUGHPUT: MetricDef = record(
+    "image_throughput",
+    "Image Throughput",
+    "images/sec",
+    F::SUPPORTS_IMAGE_ONLY.with(F::LARGER_IS_BETTER),
+    &[&NUM_IMAGES, &REQUEST_LATENCY],
+);
+pub static IMAGE_LATENCY: MetricDef =
+    record("image_latency", "Image Latency", "ms/image", F::SUPPORTS_IMAGE_ONLY, &[&NUM_IMAGES, &REQUEST_LATENCY]);
 pub static USAGE_PROMPT_TOKENS: MetricDef =
     record("usage_prompt_tokens", "Usage Prompt Tokens", "tokens", F::USAGE_FIELD_ONLY, &[]);
 pub static USAGE_COMPLETION_TOKENS: MetricDef =
     record("usage_completion_tokens", "Usage Completion Tokens", "tokens", F::USAGE_FIELD_ONLY, &[]);
 pub static USAGE_TOTAL_TOKENS: MetricDef =
     record("usage_total_tokens", "Usage Total Tokens", "tokens", F::USAGE_FIELD_ONLY, &[]);
+pub static USAGE_REASONING_TOKENS: MetricDef = record(
+    "usage_reasoning_tokens",
+    "Usage Reasoning Tokens",
+    "tokens",
+    F::USAGE_FIELD_ONLY.with(F::SUPPORTS_REASONING),
+    &[],
+);
+pub static USAGE_PROMPT_TOKENS_DIFF_PCT: MetricDef = record(
+    "usage_prompt_tokens_diff_pct",
+    "Usage Prompt Diff %",
+    "%",
+    F::USAGE_FIELD_ONLY.with(F::NO_CONSOLE),
+    &[&USAGE_PROMPT_TOKENS, &INPUT_SEQUENCE_LENGTH],
+);
+pub static USAGE_COMPLETION_TOKENS_DIFF_PCT: MetricDef = record(
+    "usage_completion_tokens_diff_pct",
+    "Usage Completion Diff %",
+    "%",
+    F::USAGE_FIELD_ONLY.with(F::NO_CONSOLE),
+    &[&USAGE_COMPLETION_TOKENS, &OUTPUT_SEQUENCE_LENGTH],
+);
+pub static USAGE_REASONING_TOKENS_DIFF_PCT: MetricDef = record(
+    "usage_reasoning_tokens_diff_pct",
+    "Usage Reasoning Diff %",
+    "%",
+    F::USAGE_FIELD_ONLY.with(F::SUPPORTS_REASONING).with(F::NO_CONSOLE),
+    &[&USAGE_REASONING_TOKENS, &REASONING_TOKEN_COUNT],
+);
+/// Signed: negative when the server stopped before the requested output length.
+pub static OSL_MISMATCH_DIFF_PCT: MetricDef = record(
+    "osl_mismatch_diff_pct",
+    "OSL Mismatch Diff %",
+    "%",
+    F::PRODUCES_TOKENS_ONLY.with(F::NO_CONSOLE),
+    &[&OUTPUT_SEQUENCE_LENGTH],
+);
 pub static ERROR_INPUT_SEQUENCE_LENGTH: MetricDef = record(
     "error_input_sequence_length",
     "Error Input Sequence Length",
@@ -230,6 +279,16 @@ pub static GOOD_REQUEST_COUNT: MetricDef = aggregate(
     "requests",
     F::GOODPUT.with(F::LARGER_IS_BETTER).with(F::NO_CONSOLE),
 );
+/// Requests whose usage differs from the client's counts by more than the threshold.
+pub static USAGE_DISCREPANCY_COUNT: MetricDef = aggregate(
+    "usage_discrepancy_count",
+    "Usage Discrepancy Count",
+    "requests",
+    F::USAGE_FIELD_ONLY.with(F::NO_CONSOLE),
+);
+/// Requests whose output length missed the requested one by more than the threshold.
+pub static OSL_MISMATCH_COUNT: MetricDef =
+    aggregate("osl_mismatch_count", "OSL Mismatch Count", "requests", F::PRODUCES_TOKENS_ONLY.with(F::NO_CONSOLE));
 pub static MIN_REQUEST_TIMESTAMP: MetricDef =
     aggregate("min_request_timestamp", "Minimum Request Timestamp", "ns", F::INTERNAL.with(F::NO_CONSOLE));
 pub static MAX_RESPONSE_TIMESTAMP: MetricDef =
@@ -403,6 +462,9 @@ pub static METRICS: &[&MetricDef] = &[
     &INPUT_SEQUENCE_LENGTH,
     &OUTPUT_TOKEN_COUNT,
     &REASONING_TOKEN_COUNT,
+    &NUM_IMAGES,
+    &IMAGE_THROUGHPUT,
+    &IMAGE_LATENCY,
     &OUTPUT_TOKEN_THROUGHPUT,
     &INPUT_TOKEN_THROUGHPUT,
     &TOTAL_TOKEN_THROUGHPUT,
@@ -422,6 +484,13 @@ pub static METRICS: &[&MetricDef] = &[
     &USAGE_PROMPT_TOKENS,
     &USAGE_COMPLETION_TOKENS,
     &USAGE_TOTAL_TOKENS,
+    &USAGE_REASONING_TOKENS,
+    &USAGE_PROMPT_TOKENS_DIFF_PCT,
+    &USAGE_COMPLETION_TOKENS_DIFF_PCT,
+    &USAGE_REASONING_TOKENS_DIFF_PCT,
+    &USAGE_DISCREPANCY_COUNT,
+    &OSL_MISMATCH_DIFF_PCT,
+    &OSL_MISMATCH_COUNT,
     &TOTAL_USAGE_PROMPT_TOKENS,
     &TOTAL_USAGE_COMPLETION_TOKENS,
     &TOTAL_USAGE_TOTAL_TOKENS,

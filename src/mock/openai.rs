@@ -114,6 +114,12 @@ pub fn chat_prompt(messages: Vec<WireMessage>) -> Result<PromptInput, String> {
             None | Some(Value::Null) => {}
             Some(Value::String(text)) => parts.push(text),
             Some(Value::Array(content_parts)) => {
+                if let Some(bad) = content_parts.iter().position(|part| !is_valid_image_part(part)) {
+                    return Err(format!(
+                        "messages[{index}].content[{bad}]: an image_url part needs image_url.url, a data:image/…;base64 \
+                         URL or an http(s) URL"
+                    ));
+                }
                 let texts: Vec<&str> =
                     content_parts.iter().filter_map(|part| part.get("text").and_then(Value::as_str)).collect();
                 parts.push(texts.join("\n"));
@@ -122,6 +128,18 @@ pub fn chat_prompt(messages: Vec<WireMessage>) -> Result<PromptInput, String> {
         }
     }
     Ok(PromptInput { texts: vec![parts.join("\n")], token_ids: 0 })
+}
+
+/// Anything but an `image_url` part passes; that one needs a base64 data URL of an image or a web URL.
+fn is_valid_image_part(part: &Value) -> bool {
+    if part.get("type").and_then(Value::as_str) != Some("image_url") {
+        return true;
+    }
+    let url = part.pointer("/image_url/url").and_then(Value::as_str).unwrap_or_default();
+    match url.strip_prefix("data:image/") {
+        Some(rest) => rest.split_once(";base64,").is_some_and(|(_, data)| !data.is_empty()),
+        None => url.starts_with("http://") || url.starts_with("https://"),
+    }
 }
 
 /// Completions: a string, an array of strings, an array of token ids, or an array of those.
@@ -152,7 +170,7 @@ mod tests {
     #[test]
     fn chat_reads_string_and_part_contents_and_prefers_max_completion_tokens() {
         let body = br#"{"model":"m","messages":[{"role":"system","content":"be brief"},
-            {"role":"user","content":[{"type":"text","text":"hello"},{"type":"image_url","image_url":{}}]}],
+            {"role":"user","content":[{"type":"text","text":"hello"},{"type":"image_url","image_url":{"url":"data:image/png;base64,AAAA"}}]}],
             "stream":true,"stream_options":{"include_usage":true},"max_tokens":5,"max_completion_tokens":9,"ignore_eos":true}"#;
         let request = parse(Endpoint::Chat, body).unwrap();
         assert_eq!(request.model.as_deref(), Some("m"));
@@ -169,6 +187,23 @@ mod tests {
         let request = parse(Endpoint::Completions, br#"{"prompt":[[1,2,3],[4]]}"#).unwrap();
         assert_eq!(request.prompt.token_ids, 4);
         assert_eq!(request.output_tokens, None);
+    }
+
+    #[test]
+    fn image_parts_are_accepted_and_malformed_ones_refused() {
+        let with_image = br#"{"messages":[{"role":"user","content":[{"type":"text","text":"what is this"},
+            {"type":"image_url","image_url":{"url":"data:image/png;base64,iVBORw0KGgo="}}]}]}"#;
+        let request = parse(Endpoint::Chat, with_image).unwrap();
+        assert_eq!(request.prompt.texts, ["what is this"]);
+        let web =
+            br#"{"messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"https://x/y.png"}}]}]}"#;
+        assert!(parse(Endpoint::Chat, web).is_ok());
+        for bad in [r#"{"url":"data:image/png;base64,"}"#, r#"{"url":"ftp://x"}"#, r#"{}"#] {
+            let body =
+                format!(r#"{{"messages":[{{"role":"user","content":[{{"type":"image_url","image_url":{bad}}}]}}]}}"#);
+            let error = parse(Endpoint::Chat, body.as_bytes()).unwrap_err();
+            assert!(error.contains("messages[0].content[0]"), "{bad}: {error}");
+        }
     }
 
     #[test]

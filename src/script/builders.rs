@@ -26,7 +26,7 @@ fn json_text<T: serde::Serialize>(value: &T) -> String {
     serde_json::to_string(value).unwrap_or_default()
 }
 
-const SYNTHETIC_KEYS: &[&str] = &["isl", "osl", "seed", "entries"];
+const SYNTHETIC_KEYS: &[&str] = &["isl", "osl", "seed", "entries", "images"];
 
 /// `synthetic(#{ isl: normal(550, 50), osl: fixed(256), seed: 42, entries: 100 })`
 fn synthetic(map: Map) -> ScriptResult<Dataset> {
@@ -35,7 +35,8 @@ fn synthetic(map: Map) -> ScriptResult<Dataset> {
     let osl = length_dist(&mut r, "osl", 150.0)?;
     let random_seed = r.opt_u64("seed")?.unwrap_or(0);
     let entries = r.opt_u64("entries")?.unwrap_or(100).max(1) as usize;
-    Ok(Dataset::Synthetic(SyntheticDataset { isl, osl, random_seed, entries }))
+    let images = r.opt_map("images")?.map(super::images::image_settings).transpose()?;
+    Ok(Dataset::Synthetic(SyntheticDataset { isl, osl, random_seed, entries, images }))
 }
 
 /// A token length: a number (fixed) or `normal(mean, stddev)`.

@@ -10,6 +10,7 @@ mod dry_run;
 mod endpoint;
 mod endpoint_request;
 mod file_dataset;
+mod images;
 mod imports;
 mod keys;
 mod limits;

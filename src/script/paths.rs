@@ -20,10 +20,11 @@ pub fn anchor_plan(mut plan: Plan, scenario_dir: &Path) -> Plan {
     if let Some(ca_file) = &mut plan.endpoint.transport.tls.ca_file {
         *ca_file = anchor(scenario_dir, ca_file);
     }
-    if let TokenizerSpec::File { path } = &mut plan.tokenizer {
+    // A value shaped like a model id ("mytok") is a path when the scenario's folder has it.
+    if let TokenizerSpec::File { path } | TokenizerSpec::Hub { id: path } = &plan.tokenizer {
         let next_to_scenario = anchor(scenario_dir, path);
         if Path::new(&next_to_scenario).exists() {
-            *path = next_to_scenario;
+            plan.tokenizer = TokenizerSpec::File { path: next_to_scenario };
         }
     }
     plan

@@ -9,6 +9,7 @@ use rhai::{Engine, Map};
 use super::dry_run::{ScriptMode, placeholder_result};
 use super::keys::{MapReader, ScriptResult, script_error};
 use super::results::RunResults;
+use crate::dataset::tokenizer_hub;
 use crate::engine::{self, RunOptions};
 use crate::plan::{Dataset, Dist, Endpoint, ExportLevel, ExportSettings, Phase, Plan, SyntheticDataset, TokenizerSpec};
 use crate::{export, ui};
@@ -53,6 +54,7 @@ const RUN_KEYS: &[&str] = &[
     "slos",
     "thresholds",
     "abort_on_fail",
+    "use_server_token_count",
 ];
 
 /// Build the plan of a `run(#{..})` map.
@@ -68,6 +70,7 @@ pub fn plan_of(map: Map, default_name: String) -> ScriptResult<Plan> {
             osl: Dist { mean: 150.0, stddev: 0.0 },
             random_seed: 0,
             entries: 100,
+            images: None,
         })
     });
     let Some(items) = r.opt_array("phases")? else {
@@ -84,10 +87,7 @@ pub fn plan_of(map: Map, default_name: String) -> ScriptResult<Plan> {
             }
         }
     }
-    let tokenizer = match r.opt_string("tokenizer")?.as_deref() {
-        None | Some("builtin") => TokenizerSpec::Builtin,
-        Some(path) => TokenizerSpec::File { path: path.to_string() },
-    };
+    let tokenizer = r.opt_string("tokenizer")?.map_or(TokenizerSpec::Builtin, |value| tokenizer_hub::spec_of(&value));
     let request_timeout_s = r.opt_f64("request_timeout")?.unwrap_or(DEFAULT_REQUEST_TIMEOUT_S);
     let level = r.choice(
         "export_level",
@@ -129,6 +129,7 @@ pub fn plan_of(map: Map, default_name: String) -> ScriptResult<Plan> {
         slos,
         thresholds,
         abort_on_fail,
+        use_server_token_count: r.opt_bool("use_server_token_count")?.unwrap_or(false),
     };
     if let Err(e) = engine::validate(&plan) {
         return script_error(format!("run: {e}"));
@@ -164,6 +165,7 @@ fn run(host: &RunHost, map: Map) -> ScriptResult<RunResults> {
     }
     ui::stdout::print(&ui::self_check::render(&result));
     ui::stdout::print(&ui::thresholds::render(&result));
+    ui::stdout::print(&ui::token_warnings::render(&result));
     for error in &result.error_summary {
         let code = error.error_details.code.map(|c| format!(" {c}")).unwrap_or_default();
         ui::stdout::print_line(&format!(

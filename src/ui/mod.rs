@@ -6,3 +6,4 @@ pub mod self_check;
 pub mod stdout;
 pub mod table;
 pub mod thresholds;
+pub mod token_warnings;

@@ -172,6 +172,7 @@ mod tests {
                 osl: Dist { mean: 256.0, stddev: 0.0 },
                 random_seed: 42,
                 entries: 100,
+                images: None,
             }),
             phases: vec![
                 phase(
@@ -200,6 +201,7 @@ mod tests {
             ]),
             thresholds: Vec::new(),
             abort_on_fail: false,
+            use_server_token_count: false,
         }
     }
 

@@ -1,0 +1,199 @@
+//! Token-count checks with AIPerf's thresholds: the server's `usage` against the client's
+//! counts (usage diff %, usage_discrepancy_count), and the output length against the one
+//! requested (osl_mismatch_diff_pct, osl_mismatch_count).
+
+use super::record_metrics::{MetricValue, RecordMetrics};
+use super::registry::{self, MetricDef};
+
+/// A usage count this many percent away from the client's makes a request a discrepancy.
+pub const USAGE_DISCREPANCY_THRESHOLD_PCT: f64 = 10.0;
+/// An output length this many percent away from the requested one is a mismatch…
+pub const OSL_MISMATCH_PCT_THRESHOLD: f64 = 5.0;
+/// …but never more than this many tokens away.
+pub const OSL_MISMATCH_MAX_TOKEN_THRESHOLD: f64 = 50.0;
+
+/// |reported − counted| / counted × 100; None when the client counted nothing.
+pub fn usage_diff_pct(reported: u64, counted: u64) -> Option<f64> {
+    (counted > 0).then(|| (reported as f64 - counted as f64).abs() / counted as f64 * 100.0)
+}
+
+/// (actual − requested) / requested × 100: negative when the server stopped early.
+pub fn osl_mismatch_diff_pct(actual: u64, requested: u64) -> Option<f64> {
+    (requested > 0).then(|| (actual as f64 - requested as f64) / requested as f64 * 100.0)
+}
+
+/// The output missed the requested length by more than min(5 % of it, 50 tokens).
+pub fn is_osl_mismatch(actual: u64, requested: u64) -> bool {
+    let threshold_tokens =
+        (requested as f64 * OSL_MISMATCH_PCT_THRESHOLD / 100.0).min(OSL_MISMATCH_MAX_TOKEN_THRESHOLD);
+    actual.abs_diff(requested) as f64 > threshold_tokens
+}
+
+/// The diff % metrics of one record: each usage field against the client's count of the same
+/// thing, and the output length against the requested one.
+pub fn push_diff_metrics(metrics: &mut RecordMetrics, requested_output_tokens: Option<u64>) {
+    let pairs = [
+        (&registry::USAGE_PROMPT_TOKENS_DIFF_PCT, &registry::USAGE_PROMPT_TOKENS, &registry::INPUT_SEQUENCE_LENGTH),
+        (
+            &registry::USAGE_COMPLETION_TOKENS_DIFF_PCT,
+            &registry::USAGE_COMPLETION_TOKENS,
+            &registry::OUTPUT_SEQUENCE_LENGTH,
+        ),
+        (
+            &registry::USAGE_REASONING_TOKENS_DIFF_PCT,
+            &registry::USAGE_REASONING_TOKENS,
+            &registry::REASONING_TOKEN_COUNT,
+        ),
+    ];
+    for (diff, reported, counted) in pairs {
+        if let Some(pct) =
+            count_of(metrics, reported).zip(count_of(metrics, counted)).and_then(|(r, c)| usage_diff_pct(r, c))
+        {
+            metrics.push(diff, MetricValue::Float(pct));
+        }
+    }
+    let osl = count_of(metrics, &registry::OUTPUT_SEQUENCE_LENGTH);
+    if let Some(pct) =
+        osl.zip(requested_output_tokens).and_then(|(osl, requested)| osl_mismatch_diff_pct(osl, requested))
+    {
+        metrics.push(&registry::OSL_MISMATCH_DIFF_PCT, MetricValue::Float(pct));
+    }
+}
+
+fn count_of(metrics: &RecordMetrics, def: &MetricDef) -> Option<u64> {
+    match metrics.get(def) {
+        Some(MetricValue::Count(n)) => Some(*n),
+        _ => None,
+    }
+}
+
+/// How many successful requests had their counts checked, and how many failed the check.
+#[derive(Debug, Default)]
+pub struct TokenCheckTally {
+    usage_checked: bool,
+    usage_discrepancies: u64,
+    osl_checked: bool,
+    osl_mismatches: u64,
+}
+
+impl TokenCheckTally {
+    /// Counts one successful record from its metrics and the output length it asked for.
+    pub fn add(&mut self, metrics: &RecordMetrics, requested_output_tokens: Option<u64>) {
+        let usage_diffs: Vec<f64> = [
+            &registry::USAGE_PROMPT_TOKENS_DIFF_PCT,
+            &registry::USAGE_COMPLETION_TOKENS_DIFF_PCT,
+            &registry::USAGE_REASONING_TOKENS_DIFF_PCT,
+        ]
+        .into_iter()
+        .filter_map(|def| metrics.get(def).and_then(|value| value.samples().first().copied()))
+        .collect();
+        if !usage_diffs.is_empty() {
+            self.usage_checked = true;
+            if usage_diffs.iter().any(|pct| *pct > USAGE_DISCREPANCY_THRESHOLD_PCT) {
+                self.usage_discrepancies += 1;
+            }
+        }
+        if let (Some(osl), Some(requested)) =
+            (count_of(metrics, &registry::OUTPUT_SEQUENCE_LENGTH), requested_output_tokens)
+        {
+            self.osl_checked = true;
+            if is_osl_mismatch(osl, requested) {
+                self.osl_mismatches += 1;
+            }
+        }
+    }
+
+    /// The counts of the checks that could be made (0 when made and passed).
+    pub fn values(&self) -> Vec<(&'static MetricDef, f64)> {
+        let mut values = Vec::new();
+        if self.usage_checked {
+            values.push((&registry::USAGE_DISCREPANCY_COUNT, self.usage_discrepancies as f64));
+        }
+        if self.osl_checked {
+            values.push((&registry::OSL_MISMATCH_COUNT, self.osl_mismatches as f64));
+        }
+        values
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn metrics_with(counts: &[(&'static MetricDef, u64)], requested: Option<u64>) -> RecordMetrics {
+        let mut metrics = RecordMetrics::default();
+        for (def, n) in counts {
+            metrics.push(def, MetricValue::Count(*n));
+        }
+        push_diff_metrics(&mut metrics, requested);
+        metrics
+    }
+
+    fn float(metrics: &RecordMetrics, def: &MetricDef) -> Option<f64> {
+        metrics.get(def).and_then(|value| value.samples().first().copied())
+    }
+
+    #[test]
+    fn diff_percentages_match_the_spec_formulas() {
+        assert_eq!(usage_diff_pct(110, 100), Some(10.0));
+        assert_eq!(usage_diff_pct(90, 120), Some(25.0));
+        assert_eq!(usage_diff_pct(5, 0), None);
+        // Requested 100, got 50: −50 %; got 120: +20 %.
+        assert_eq!(osl_mismatch_diff_pct(50, 100), Some(-50.0));
+        assert_eq!(osl_mismatch_diff_pct(120, 100), Some(20.0));
+        assert_eq!(osl_mismatch_diff_pct(7, 0), None);
+    }
+
+    #[test]
+    fn the_osl_threshold_is_five_percent_capped_at_fifty_tokens() {
+        // 100 requested: 5 tokens of slack.
+        assert!(!is_osl_mismatch(95, 100) && !is_osl_mismatch(105, 100));
+        assert!(is_osl_mismatch(94, 100) && is_osl_mismatch(106, 100));
+        // 2000 requested: 5 % would be 100, the cap makes it 50.
+        assert!(!is_osl_mismatch(1950, 2000));
+        assert!(is_osl_mismatch(1949, 2000) && is_osl_mismatch(2051, 2000));
+        // 10 requested: half a token of slack, so any miss counts.
+        assert!(is_osl_mismatch(9, 10) && !is_osl_mismatch(10, 10));
+    }
+
+    #[test]
+    fn a_record_gets_a_diff_for_each_pair_it_has() {
+        // Client: ISL 200, OSL 40 of which 10 reasoning; server: 210 prompt, 36 completion, 8 reasoning.
+        let metrics = metrics_with(
+            &[
+                (&registry::INPUT_SEQUENCE_LENGTH, 200),
+                (&registry::OUTPUT_SEQUENCE_LENGTH, 40),
+                (&registry::REASONING_TOKEN_COUNT, 10),
+                (&registry::USAGE_PROMPT_TOKENS, 210),
+                (&registry::USAGE_COMPLETION_TOKENS, 36),
+                (&registry::USAGE_REASONING_TOKENS, 8),
+            ],
+            Some(50),
+        );
+        assert_eq!(float(&metrics, &registry::USAGE_PROMPT_TOKENS_DIFF_PCT), Some(5.0));
+        assert_eq!(float(&metrics, &registry::USAGE_COMPLETION_TOKENS_DIFF_PCT), Some(10.0));
+        assert_eq!(float(&metrics, &registry::USAGE_REASONING_TOKENS_DIFF_PCT), Some(20.0));
+        assert_eq!(float(&metrics, &registry::OSL_MISMATCH_DIFF_PCT), Some(-20.0));
+
+        let without_usage = metrics_with(&[(&registry::OUTPUT_SEQUENCE_LENGTH, 40)], None);
+        assert!(float(&without_usage, &registry::USAGE_COMPLETION_TOKENS_DIFF_PCT).is_none());
+        assert!(float(&without_usage, &registry::OSL_MISMATCH_DIFF_PCT).is_none());
+    }
+
+    #[test]
+    fn the_tally_counts_requests_over_the_thresholds() {
+        let mut tally = TokenCheckTally::default();
+        assert!(tally.values().is_empty());
+        let exact = [(&registry::INPUT_SEQUENCE_LENGTH, 100), (&registry::USAGE_PROMPT_TOKENS, 100)];
+        let off_by_ten_pct = [(&registry::OUTPUT_SEQUENCE_LENGTH, 100), (&registry::USAGE_COMPLETION_TOKENS, 110)];
+        let off_by_more = [(&registry::OUTPUT_SEQUENCE_LENGTH, 100), (&registry::USAGE_COMPLETION_TOKENS, 111)];
+        // Exactly 10 % is not over the threshold; 11 % is. Requested 100: 94 is a mismatch, 100 is not.
+        tally.add(&metrics_with(&exact, None), None);
+        tally.add(&metrics_with(&off_by_ten_pct, Some(100)), Some(100));
+        tally.add(&metrics_with(&off_by_more, Some(94)), Some(94));
+        let values = tally.values();
+        assert_eq!(values.len(), 2);
+        assert!(std::ptr::eq(values[0].0, &registry::USAGE_DISCREPANCY_COUNT) && values[0].1 == 1.0);
+        assert!(std::ptr::eq(values[1].0, &registry::OSL_MISMATCH_COUNT) && values[1].1 == 1.0);
+    }
+}

@@ -1,0 +1,79 @@
+//! End-of-run warnings about token counts: outputs that missed the requested length (the
+//! server did not honour max_tokens), and server usage that disagrees with the client's counts.
+
+use std::fmt::Write;
+
+use crate::metrics::registry;
+use crate::metrics::token_checks::{
+    OSL_MISMATCH_MAX_TOKEN_THRESHOLD, OSL_MISMATCH_PCT_THRESHOLD, USAGE_DISCREPANCY_THRESHOLD_PCT,
+};
+use crate::result::RunResult;
+
+/// The warnings that apply to `result`; empty when every count was within its threshold.
+pub fn render(result: &RunResult) -> String {
+    let mut out = String::new();
+    let requests = count_of(result, registry::REQUEST_COUNT.tag);
+    let mismatches = count_of(result, registry::OSL_MISMATCH_COUNT.tag);
+    if mismatches > 0 {
+        let average_diff = result.metric(registry::OSL_MISMATCH_DIFF_PCT.tag).map_or(0.0, |m| m.stats.avg);
+        let _ = writeln!(
+            out,
+            "WARNING: {mismatches} of {requests} requests got an output length more than \
+             min({OSL_MISMATCH_PCT_THRESHOLD} %, {OSL_MISMATCH_MAX_TOKEN_THRESHOLD} tokens) away from the requested one \
+             (average {average_diff:+.1} %): the server did not honour max_tokens, usually because it stopped at EOS.\n  \
+             Output-length metrics (OSL, ITL, throughput) describe what was generated, not what was asked.\n  \
+             To make it generate exactly the requested length, add to the endpoint: \
+             extra: #{{ ignore_eos: true }} (or min_tokens: <osl>; SGLang and TGI: min_new_tokens).\n  \
+             If the difference is tokenizer disagreement instead, use tokenizer: \"<model id>\" or \
+             use_server_token_count: true."
+        );
+    }
+    let discrepancies = count_of(result, registry::USAGE_DISCREPANCY_COUNT.tag);
+    if discrepancies > 0 {
+        let _ = writeln!(
+            out,
+            "WARNING: for {discrepancies} of {requests} requests the server's usage differs from the client's token \
+             counts by more than {USAGE_DISCREPANCY_THRESHOLD_PCT} %: the tokenizer is probably not the model's.\n  \
+             Count with the model's own: tokenizer: \"<model id>\", or take the server's counts: \
+             use_server_token_count: true."
+        );
+    }
+    out
+}
+
+fn count_of(result: &RunResult, tag: &str) -> u64 {
+    result.metric(tag).map_or(0, |m| m.stats.avg.max(0.0) as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::export::test_support::sample_result;
+    use crate::result::Stats;
+
+    #[test]
+    fn a_run_without_mismatches_says_nothing() {
+        let mut result = sample_result();
+        assert_eq!(render(&result), "");
+        result.metrics.push(registry::OSL_MISMATCH_COUNT.result(Stats::scalar(0.0)));
+        result.metrics.push(registry::USAGE_DISCREPANCY_COUNT.result(Stats::scalar(0.0)));
+        assert_eq!(render(&result), "");
+    }
+
+    #[test]
+    fn mismatches_are_explained_with_what_to_do() {
+        let mut result = sample_result();
+        result.metrics.push(registry::OSL_MISMATCH_COUNT.result(Stats::scalar(3.0)));
+        result.metrics.push(registry::OSL_MISMATCH_DIFF_PCT.result(Stats::scalar(-42.5)));
+        let text = render(&result);
+        let requests = count_of(&result, registry::REQUEST_COUNT.tag);
+        assert!(text.contains(&format!("WARNING: 3 of {requests} requests")), "{text}");
+        assert!(text.contains("(average -42.5 %)") && text.contains("did not honour max_tokens"), "{text}");
+        assert!(text.contains("ignore_eos: true") && text.contains("min_tokens"), "{text}");
+        assert!(!text.contains("usage differs"), "{text}");
+
+        result.metrics.push(registry::USAGE_DISCREPANCY_COUNT.result(Stats::scalar(2.0)));
+        let text = render(&result);
+        assert!(text.contains("for 2 of") && text.contains("use_server_token_count: true"), "{text}");
+    }
+}

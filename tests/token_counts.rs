@@ -1,0 +1,85 @@
+//! Token counting against the mock, end to end: `use_server_token_count`, the usage diff
+//! metrics when the client's tokenizer is not the server's, and the OSL mismatch warning.
+
+mod common;
+
+use common::{run_scenario, stat};
+
+const OTHER_TOKENIZER: &str =
+    concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/trained-bytelevel-bpe-8k.tokenizer.json");
+
+/// A scenario that counts with a tokenizer unlike the mock's (GPT-2), with `extra_run_keys`.
+fn scenario(extra_run_keys: &str) -> String {
+    format!(
+        r#"run(#{{
+            name: "counts",
+            endpoint: endpoint(#{{ url: "mock", kind: "chat", mock: #{{ ttft: ms(1), itl: ms(1) }} }}),
+            dataset: synthetic(#{{ isl: fixed(60), osl: fixed(12), seed: 5, entries: 6 }}),
+            phases: [concurrency(#{{ users: 3, requests: 6 }})],
+            tokenizer: "{OTHER_TOKENIZER}",
+            {extra_run_keys}
+        }});"#
+    )
+}
+
+#[test]
+fn a_foreign_tokenizer_shows_as_usage_discrepancies() {
+    let run = run_scenario("counts", &scenario(""));
+    assert_eq!(run.code(), Some(0), "stderr: {}", run.stderr());
+    let summary = run.summary("counts");
+    assert_eq!(stat(&summary, "input_sequence_length", "avg"), 60.0);
+    assert_ne!(stat(&summary, "usage_prompt_tokens", "avg"), 60.0, "the mock counts with GPT-2, the client did not");
+    assert_eq!(stat(&summary, "usage_completion_tokens_diff_pct", "max"), 0.0);
+    // Each request's diff is |server − client| / client, by the spec's formula.
+    let mut over_threshold = 0;
+    for record in run.records("counts") {
+        let metrics = &record["metrics"];
+        let client = metrics["input_sequence_length"]["value"].as_f64().expect("isl");
+        let server = metrics["usage_prompt_tokens"]["value"].as_f64().expect("usage prompt tokens");
+        let pct = metrics["usage_prompt_tokens_diff_pct"]["value"].as_f64().expect("diff");
+        assert!((pct - (server - client).abs() / client * 100.0).abs() < 1e-9, "{metrics}");
+        over_threshold += usize::from(pct > 10.0);
+    }
+    assert!(over_threshold > 0);
+    assert_eq!(stat(&summary, "usage_discrepancy_count", "avg"), over_threshold as f64);
+    let warning = format!("WARNING: for {over_threshold} of 6 requests the server's usage differs");
+    assert!(run.stdout().contains(&warning), "{}", run.stdout());
+}
+
+#[test]
+fn use_server_token_count_takes_isl_and_osl_from_usage() {
+    let run = run_scenario("counts", &scenario("use_server_token_count: true,"));
+    assert_eq!(run.code(), Some(0), "stderr: {}", run.stderr());
+    let summary = run.summary("counts");
+    assert_eq!(stat(&summary, "input_sequence_length", "avg"), stat(&summary, "usage_prompt_tokens", "avg"));
+    assert_ne!(stat(&summary, "input_sequence_length", "avg"), 60.0);
+    assert_eq!(stat(&summary, "output_sequence_length", "avg"), 12.0);
+    assert_eq!(stat(&summary, "usage_prompt_tokens_diff_pct", "max"), 0.0);
+    assert_eq!(stat(&summary, "usage_discrepancy_count", "avg"), 0.0);
+    assert_eq!(summary["input_config"]["use_server_token_count"], true);
+    assert!(!run.stdout().contains("WARNING"), "{}", run.stdout());
+}
+
+#[test]
+fn a_server_that_ignores_max_tokens_triggers_the_osl_warning() {
+    // The endpoint's extra body overrides the requested 12 with 8: every output is 4 short.
+    let run = run_scenario(
+        "osl",
+        r#"run(#{
+            name: "osl",
+            endpoint: endpoint(#{ url: "mock", kind: "chat", extra: #{ max_completion_tokens: 8 }, mock: #{ ttft: ms(1), itl: ms(1) } }),
+            dataset: synthetic(#{ isl: fixed(30), osl: fixed(12), seed: 2, entries: 4 }),
+            phases: [concurrency(#{ users: 2, requests: 4 })],
+        });"#,
+    );
+    assert_eq!(run.code(), Some(0), "stderr: {}", run.stderr());
+    let summary = run.summary("osl");
+    assert_eq!(stat(&summary, "osl_mismatch_count", "avg"), 4.0);
+    // (8 − 12) / 12 = −33.3 %.
+    assert!((stat(&summary, "osl_mismatch_diff_pct", "avg") + 100.0 / 3.0).abs() < 1e-9);
+    let stdout = run.stdout();
+    assert!(stdout.contains("WARNING: 4 of 4 requests got an output length"), "{stdout}");
+    assert!(stdout.contains("ignore_eos: true"), "{stdout}");
+    let console = std::fs::read_to_string(run.artifacts("osl").join("profile_export_console.txt")).expect("console");
+    assert!(console.contains("did not honour max_tokens"), "{console}");
+}

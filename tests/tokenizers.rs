@@ -1,0 +1,90 @@
+//! Tokenizers named by model id, end to end: a pre-filled cache is used offline, a folder next
+//! to the scenario wins over a model id of the same name, and a model that is neither cached
+//! nor downloadable stops the run with a message that says what to do.
+
+mod common;
+
+use std::process::Output;
+
+use common::{aiperf_command, closed_port, read_json};
+
+const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/trained-bytelevel-bpe-8k.tokenizer.json");
+
+/// Runs `<dir>/bench/tok.rhai` from `<dir>`: a short mock benchmark counting tokens with
+/// `tokenizer`, with the tokenizer cache at `<dir>/cache` and the hub at a closed port.
+fn run_with_tokenizer(dir: &std::path::Path, tokenizer: &str) -> Output {
+    let scenario = dir.join("bench/tok.rhai");
+    std::fs::create_dir_all(dir.join("bench")).expect("scenario folder");
+    let source = format!(
+        r#"run(#{{
+            name: "tok",
+            endpoint: endpoint(#{{ url: "mock", kind: "chat" }}),
+            dataset: synthetic(#{{ isl: fixed(40), osl: fixed(8), seed: 1, entries: 4 }}),
+            phases: [concurrency(#{{ users: 2, requests: 4 }})],
+            tokenizer: "{tokenizer}",
+        }});"#
+    );
+    std::fs::write(&scenario, source).expect("write scenario");
+    aiperf_command(dir)
+        .env("AIPERF_CACHE", dir.join("cache"))
+        .env("HF_HOME", dir.join("hf"))
+        .env("HF_ENDPOINT", format!("http://127.0.0.1:{}", closed_port()))
+        .arg("run")
+        .arg(&scenario)
+        .output()
+        .expect("run aiperf")
+}
+
+#[test]
+fn a_cached_model_id_counts_with_that_tokenizer_offline() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let cached = dir.path().join("cache/tokenizers/acme/tiny-bpe/tokenizer.json");
+    std::fs::create_dir_all(cached.parent().expect("folder")).expect("cache folder");
+    std::fs::copy(FIXTURE, &cached).expect("fill the cache");
+
+    let output = run_with_tokenizer(dir.path(), "acme/tiny-bpe");
+    assert_eq!(output.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&output.stderr));
+    let summary = read_json(&dir.path().join("artifacts/tok/profile_export_aiperf.json"));
+    assert_eq!(summary["tokenizer"], "acme/tiny-bpe");
+    assert_eq!(summary["input_config"]["tokenizer"]["id"], "acme/tiny-bpe");
+}
+
+#[test]
+fn a_model_in_the_hf_hub_cache_is_used_from_there() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let snapshot = dir.path().join("hf/hub/models--acme--hub-bpe/snapshots/0123abcd");
+    std::fs::create_dir_all(&snapshot).expect("snapshot folder");
+    std::fs::copy(FIXTURE, snapshot.join("tokenizer.json")).expect("fill the hub cache");
+
+    let output = run_with_tokenizer(dir.path(), "acme/hub-bpe");
+    assert_eq!(output.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&output.stderr));
+    let summary = read_json(&dir.path().join("artifacts/tok/profile_export_aiperf.json"));
+    assert_eq!(summary["tokenizer"], "acme/hub-bpe");
+    assert!(!dir.path().join("cache/tokenizers/acme/hub-bpe").exists(), "read in place, not copied");
+}
+
+#[test]
+fn a_folder_next_to_the_scenario_wins_over_a_model_id() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::create_dir_all(dir.path().join("bench/mytok")).expect("tokenizer folder");
+    std::fs::copy(FIXTURE, dir.path().join("bench/mytok/tokenizer.json")).expect("copy tokenizer");
+
+    let output = run_with_tokenizer(dir.path(), "mytok");
+    assert_eq!(output.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&output.stderr));
+    let summary = read_json(&dir.path().join("artifacts/tok/profile_export_aiperf.json"));
+    assert_eq!(summary["input_config"]["tokenizer"]["type"], "file");
+    let name = summary["tokenizer"].as_str().expect("tokenizer name");
+    assert!(name.ends_with("bench/mytok"), "{name}");
+}
+
+#[test]
+fn an_uncached_model_id_offline_fails_with_what_to_do() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let output = run_with_tokenizer(dir.path(), "acme/not-here");
+    assert_ne!(output.status.code(), Some(0));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("tokenizer \"acme/not-here\" is not cached"), "{stderr}");
+    assert!(stderr.contains("cache/tokenizers/acme/not-here/tokenizer.json"), "{stderr}");
+    assert!(stderr.contains("tokenizer: \"builtin\""), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
