@@ -26,6 +26,7 @@ fn plan(rate_rps: f64, seconds: f64) -> Plan {
             extra: Default::default(),
             mock: Some(MockConfig { ttft_ms: 0.0, itl_ms: 0.0, max_running: 100_000, ..MockConfig::default() }),
             transport: Default::default(),
+            request: Default::default(),
         },
         dataset: Dataset::Synthetic(SyntheticDataset {
             isl: Dist { mean: 32.0, stddev: 0.0 },

@@ -26,6 +26,7 @@ async fn main() -> anyhow::Result<()> {
             extra: Default::default(),
             mock: Some(MockConfig { ttft_ms: 15.0, itl_ms: 3.0, ..MockConfig::default() }),
             transport: Default::default(),
+            request: Default::default(),
         },
         dataset: Dataset::Synthetic(SyntheticDataset {
             isl: Dist { mean: 200.0, stddev: 20.0 },

@@ -144,6 +144,7 @@ pub async fn execute(plan: &Plan, options: &RunOptions) -> Result<RunResult> {
         streaming: endpoint.streaming,
         tokenizer: tokenizer.clone(),
         clock,
+        produces_tokens: endpoint.kind.produces_tokens(),
         use_server_token_count: plan.use_server_token_count,
         images_per_request,
     };

@@ -146,11 +146,27 @@ impl Default for GpuTelemetryConfig {
     }
 }
 
+/// Named as AIPerf's `--endpoint-type` names them in the exports' `input_config`.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum EndpointKind {
     Chat,
     Completions,
+    Embeddings,
+    /// Cohere's rerank API (`/v1/rerank`; vLLM serves it too).
+    CohereRankings,
+    /// Hugging Face Text Embeddings Inference `/rerank`.
+    #[serde(rename = "hf_tei_rankings")]
+    TeiRankings,
+    /// NVIDIA NIM `/v1/ranking`.
+    NimRankings,
+    /// OpenAI's Responses API (`/v1/responses`).
+    Responses,
+    /// Hugging Face Text Generation Inference `/generate` and `/generate_stream`.
+    #[serde(rename = "huggingface_generate")]
+    Tgi,
+    /// A request body written in the scenario (`RequestOptions::template`).
+    Template,
 }
 
 impl EndpointKind {
@@ -158,15 +174,41 @@ impl EndpointKind {
         match self {
             EndpointKind::Chat => "chat",
             EndpointKind::Completions => "completions",
+            EndpointKind::Embeddings => "embeddings",
+            EndpointKind::CohereRankings => "cohere_rankings",
+            EndpointKind::TeiRankings => "hf_tei_rankings",
+            EndpointKind::NimRankings => "nim_rankings",
+            EndpointKind::Responses => "responses",
+            EndpointKind::Tgi => "huggingface_generate",
+            EndpointKind::Template => "template",
         }
     }
 
-    /// The request path appended to the endpoint's base url.
+    /// The request path appended to the endpoint's base url (TGI streams on `/generate_stream`;
+    /// a template endpoint names its own).
     pub fn path(self) -> &'static str {
         match self {
             EndpointKind::Chat => "/v1/chat/completions",
             EndpointKind::Completions => "/v1/completions",
+            EndpointKind::Embeddings => "/v1/embeddings",
+            EndpointKind::CohereRankings => "/v1/rerank",
+            EndpointKind::TeiRankings => "/rerank",
+            EndpointKind::NimRankings => "/v1/ranking",
+            EndpointKind::Responses => "/v1/responses",
+            EndpointKind::Tgi => "/generate",
+            EndpointKind::Template => "/",
         }
+    }
+
+    /// Answers with generated text whose tokens are counted (not embeddings or rankings).
+    pub fn produces_tokens(self) -> bool {
+        !matches!(
+            self,
+            EndpointKind::Embeddings
+                | EndpointKind::CohereRankings
+                | EndpointKind::TeiRankings
+                | EndpointKind::NimRankings
+        )
     }
 }
 
@@ -193,6 +235,85 @@ pub struct Endpoint {
     /// TLS, HTTP version and connection reuse.
     #[serde(default, skip_serializing_if = "Transport::is_default")]
     pub transport: Transport,
+    /// Where the kind's request path, max-tokens field or body differ from its defaults.
+    #[serde(default, skip_serializing_if = "RequestOptions::is_default")]
+    pub request: RequestOptions,
+}
+
+/// How requests deviate from their kind's defaults.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct RequestOptions {
+    /// The request path instead of the kind's (`/v1/custom`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// The name of the output-length cap instead of the kind's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens_field: Option<MaxTokensField>,
+    /// Rankings: the passages each prompt is cut into (after its query).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub passages: Option<usize>,
+    /// Template kind: the body to send and where the answer's text and usage are.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub template: Option<RequestTemplate>,
+}
+
+impl RequestOptions {
+    pub fn is_default(&self) -> bool {
+        *self == Self::default()
+    }
+}
+
+/// The JSON name of the output-length cap.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum MaxTokensField {
+    MaxTokens,
+    MaxCompletionTokens,
+}
+
+impl MaxTokensField {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MaxTokensField::MaxTokens => "max_tokens",
+            MaxTokensField::MaxCompletionTokens => "max_completion_tokens",
+        }
+    }
+}
+
+/// A request body written in the scenario, with `{{prompt}}`, `{{max_tokens}}`, `{{model}}`
+/// and `{{stream}}` placeholders, and the dotted paths to the answer's parts.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RequestTemplate {
+    pub body: TemplateBody,
+    #[serde(default)]
+    pub response: ResponsePaths,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "snake_case")]
+pub enum TemplateBody {
+    /// JSON whose string values may hold placeholders.
+    Json(serde_json::Value),
+    /// Text that becomes JSON once its placeholders are filled.
+    Text(String),
+}
+
+/// Dotted paths (`choices.0.text`) into a response; `None` where the answer has no such part.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct ResponsePaths {
+    /// The text of a whole (non-streamed) response.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// The new text of one streamed event.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream_text: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_tokens: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completion_tokens: Option<String>,
+    /// Why generation stopped; a streamed event that has it ends a stream without `[DONE]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finish_reason: Option<String>,
 }
 
 /// How the client reaches the endpoint.
@@ -249,6 +370,15 @@ pub struct ConnectionSettings {
 impl Endpoint {
     pub fn is_mock(&self) -> bool {
         self.url == MOCK_URL
+    }
+
+    /// The path requests go to: the scenario's `path`, or the kind's.
+    pub fn request_path(&self) -> &str {
+        match (&self.request.path, self.kind) {
+            (Some(path), _) => path,
+            (None, EndpointKind::Tgi) if self.streaming => "/generate_stream",
+            (None, kind) => kind.path(),
+        }
     }
 }
 
@@ -618,6 +748,7 @@ mod tests {
             extra: Default::default(),
             mock: None,
             transport: Default::default(),
+            request: Default::default(),
         };
         let json = serde_json::to_string(&endpoint).unwrap();
         assert!(!json.contains("secret"), "{json}");

@@ -112,6 +112,7 @@ fn endpoint(url: &str, kind: EndpointKind, streaming: bool) -> Endpoint {
         extra: Default::default(),
         mock: None,
         transport: Default::default(),
+        request: Default::default(),
     }
 }
 

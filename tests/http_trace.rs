@@ -107,6 +107,7 @@ fn endpoint(url: String) -> Endpoint {
         extra: Default::default(),
         mock: None,
         transport: Default::default(),
+        request: Default::default(),
     }
 }
 

@@ -6,17 +6,16 @@ use http::StatusCode;
 use http_body_util::BodyExt;
 
 use crate::clock::RunClock;
-use crate::plan::EndpointKind;
 use crate::record::RequestRecord;
 
 use super::failure;
-use super::response;
+use super::response::{self, PayloadFormat};
 
 /// Read a 2xx JSON body into `record`; its text counts as one chunk at the last byte.
 pub(crate) async fn read_json_response(
     body: TracedBody<'_>,
     status: StatusCode,
-    kind: EndpointKind,
+    format: &PayloadFormat,
     clock: &RunClock,
     uri: &str,
     record: &mut RequestRecord,
@@ -34,7 +33,7 @@ pub(crate) async fn read_json_response(
     if let Some(raw) = &mut record.raw {
         raw.push(end_ns, b"", &bytes);
     }
-    match response::parse_full_body(kind, &bytes) {
+    match response::parse_full_body(format, &bytes) {
         Ok(fields) => match &fields.error {
             Some(error) => record.error = Some(failure::http_error(status, failure::error_message(error))),
             None => fields.record_into(record, end_ns),

@@ -110,17 +110,7 @@ mod tests {
     use crate::record::Usage;
 
     fn endpoint(streaming: bool) -> Endpoint {
-        Endpoint {
-            url: "http://127.0.0.1:8000".into(),
-            model: "test-model".into(),
-            kind: EndpointKind::Chat,
-            streaming,
-            api_key: None,
-            headers: Default::default(),
-            extra: Default::default(),
-            mock: None,
-            transport: Default::default(),
-        }
+        Endpoint { model: "test-model".into(), streaming, ..crate::client::test_endpoint(EndpointKind::Chat) }
     }
 
     #[test]

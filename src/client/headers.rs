@@ -56,6 +56,7 @@ mod tests {
             extra: Default::default(),
             mock: None,
             transport: Default::default(),
+            request: Default::default(),
         }
     }
 

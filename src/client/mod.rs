@@ -5,15 +5,21 @@ mod buffered;
 mod chat;
 mod completions;
 mod connect;
+mod embeddings;
 mod failure;
 mod headers;
 mod insecure;
+mod json_paths;
 mod pool;
+mod rankings;
 mod request_body;
 mod response;
+mod responses;
 mod sse;
 mod streaming;
 mod target;
+pub(crate) mod template;
+mod tgi;
 mod tls;
 mod trace;
 mod traced_body;
@@ -26,15 +32,17 @@ use anyhow::{Result, anyhow};
 use bytes::Bytes;
 use http::header::{CONTENT_LENGTH, CONTENT_TYPE, HOST, HeaderValue};
 use http::{HeaderMap, Method, Request, Uri};
+use serde_json::Value;
 
 use crate::clock::RunClock;
-use crate::plan::{Endpoint, EndpointKind, REDACTED, is_secret_header};
+use crate::plan::{Endpoint, EndpointKind, MaxTokensField, REDACTED, is_secret_header};
 use crate::record::{RawExchange, RecordError, RequestRecord};
 
 pub(crate) use chat::with_image_parts;
 use connect::{Connector, Sender};
 use pool::{Lease, Pool};
 use request_body::{RequestBody, TakenAt};
+use response::PayloadFormat;
 pub(crate) use tls::client_config as tls_client_config;
 use traced_body::{BodyTiming, TracedBody};
 
@@ -47,7 +55,7 @@ pub use trace::{ConnectionInfo, HttpTrace, TraceChunk};
 pub struct HttpClient {
     pool: Pool,
     clock: RunClock,
-    kind: EndpointKind,
+    format: PayloadFormat,
     streaming: bool,
     /// The absolute request uri (HTTP/2) and its origin form (HTTP/1.1, with a Host header).
     uri: Uri,
@@ -73,7 +81,7 @@ impl HttpClient {
         request_timeout: Duration,
         max_connections: usize,
     ) -> Result<Self> {
-        let uri = target::request_uri(&endpoint.url, endpoint.kind)?;
+        let uri = target::request_uri(&endpoint.url, endpoint.request_path())?;
         let transport = &endpoint.transport;
         let connector = Connector::new(&uri, transport, clock)?;
         let max_connections = transport.connections.max.unwrap_or(max_connections);
@@ -85,7 +93,7 @@ impl HttpClient {
         Ok(Self {
             pool: Pool::new(connector, transport.connections.strategy, max_connections, clock),
             clock,
-            kind: endpoint.kind,
+            format: PayloadFormat::of(endpoint),
             streaming: endpoint.streaming,
             uri_text: uri.to_string(),
             host: HeaderValue::from_str(authority.as_str())?,
@@ -204,9 +212,9 @@ impl HttpClient {
         if !status.is_success() {
             buffered::read_error_response(body, status, &self.clock, record).await;
         } else if is_event_stream {
-            streaming::read_event_stream(body, self.kind, &self.clock, record, completed, first_token).await;
+            streaming::read_event_stream(body, &self.format, &self.clock, record, completed, first_token).await;
         } else {
-            buffered::read_json_response(body, status, self.kind, &self.clock, &self.uri_text, record).await;
+            buffered::read_json_response(body, status, &self.format, &self.clock, &self.uri_text, record).await;
         }
         self.finish_trace(record, &lease, timing.first_data_ns.is_some().then_some(&timing), body_bytes, taken_at);
         if timing.ended {
@@ -310,10 +318,26 @@ fn is_event_stream_type(content_type: &HeaderValue) -> bool {
 
 /// The JSON request body for one prompt, as the endpoint's kind wants it.
 pub fn request_body(endpoint: &Endpoint, prompt: &str, max_tokens: Option<u64>) -> Vec<u8> {
-    let ((prompt_key, prompt_value), max_tokens_key) = match endpoint.kind {
-        EndpointKind::Chat => (chat::prompt_field(prompt), chat::MAX_TOKENS_FIELD),
-        EndpointKind::Completions => (completions::prompt_field(prompt), completions::MAX_TOKENS_FIELD),
+    let body = match endpoint.kind {
+        EndpointKind::Chat | EndpointKind::Completions => completion_body(endpoint, prompt, max_tokens),
+        EndpointKind::Embeddings => embeddings::body(endpoint, prompt),
+        EndpointKind::CohereRankings | EndpointKind::TeiRankings | EndpointKind::NimRankings => {
+            rankings::body(endpoint, prompt)
+        }
+        EndpointKind::Responses => responses::body(endpoint, prompt, max_tokens),
+        EndpointKind::Tgi => tgi::body(endpoint, prompt, max_tokens),
+        EndpointKind::Template => return template::body(endpoint, prompt, max_tokens),
     };
+    serde_json::Value::Object(body).to_string().into_bytes()
+}
+
+/// Chat and completions: the same skeleton, each with its prompt field and max-tokens name.
+fn completion_body(endpoint: &Endpoint, prompt: &str, max_tokens: Option<u64>) -> serde_json::Map<String, Value> {
+    let ((prompt_key, prompt_value), default_max_tokens_key) = match endpoint.kind {
+        EndpointKind::Chat => (chat::prompt_field(prompt), chat::MAX_TOKENS_FIELD),
+        _ => (completions::prompt_field(prompt), completions::MAX_TOKENS_FIELD),
+    };
+    let max_tokens_key = endpoint.request.max_tokens_field.map_or(default_max_tokens_key, MaxTokensField::as_str);
     let mut body = serde_json::Map::new();
     body.insert("model".into(), endpoint.model.as_str().into());
     body.insert(prompt_key.into(), prompt_value);
@@ -324,10 +348,35 @@ pub fn request_body(endpoint: &Endpoint, prompt: &str, max_tokens: Option<u64>) 
     if endpoint.streaming {
         body.insert("stream_options".into(), serde_json::json!({ "include_usage": true }));
     }
-    for (key, value) in &endpoint.extra {
+    with_extra(body, &endpoint.extra)
+}
+
+/// `body` with the endpoint's extra fields merged in (they win over the kind's own).
+fn with_extra(
+    mut body: serde_json::Map<String, Value>,
+    extra: &serde_json::Map<String, Value>,
+) -> serde_json::Map<String, Value> {
+    for (key, value) in extra {
         body.insert(key.clone(), value.clone());
     }
-    serde_json::Value::Object(body).to_string().into_bytes()
+    body
+}
+
+/// A non-streaming endpoint of `kind` and model `m` at a local url, for the kinds' tests.
+#[cfg(test)]
+pub(crate) fn test_endpoint(kind: EndpointKind) -> Endpoint {
+    Endpoint {
+        url: "http://127.0.0.1:8000".into(),
+        model: "m".into(),
+        kind,
+        streaming: false,
+        api_key: None,
+        headers: Default::default(),
+        extra: Default::default(),
+        mock: None,
+        transport: Default::default(),
+        request: Default::default(),
+    }
 }
 
 #[cfg(test)]
@@ -337,17 +386,7 @@ mod tests {
     use super::*;
 
     fn endpoint(kind: EndpointKind, extra: Value) -> Endpoint {
-        Endpoint {
-            url: "http://127.0.0.1:8000".into(),
-            model: "m".into(),
-            kind,
-            streaming: false,
-            api_key: None,
-            headers: Default::default(),
-            extra: extra.as_object().cloned().unwrap_or_default(),
-            mock: None,
-            transport: Default::default(),
-        }
+        Endpoint { extra: extra.as_object().cloned().unwrap_or_default(), ..test_endpoint(kind) }
     }
 
     fn body_json(endpoint: &Endpoint, max_tokens: Option<u64>) -> Value {

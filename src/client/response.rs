@@ -4,14 +4,39 @@
 use std::borrow::Cow;
 use std::fmt;
 use std::marker::PhantomData;
+use std::sync::Arc;
 
 use serde::Deserialize;
 use serde::de::{Deserializer, IgnoredAny, SeqAccess, Visitor};
 
-use crate::plan::EndpointKind;
+use crate::plan::{Endpoint, EndpointKind};
 use crate::record::{RequestRecord, ResponseChunk, Usage};
 
-use super::{chat, completions};
+use super::template::TemplateReader;
+use super::{chat, completions, embeddings, rankings, responses, tgi};
+
+/// How a response's payloads are read: by a kind's own shape, or by a template's paths.
+#[derive(Debug, Clone)]
+pub(crate) enum PayloadFormat {
+    Kind(EndpointKind),
+    Template(Arc<TemplateReader>),
+}
+
+impl PayloadFormat {
+    /// The format of `endpoint`'s responses.
+    pub fn of(endpoint: &Endpoint) -> Self {
+        match &endpoint.request.template {
+            Some(template) => PayloadFormat::Template(Arc::new(TemplateReader::new(&template.response))),
+            None => PayloadFormat::Kind(endpoint.kind),
+        }
+    }
+}
+
+impl From<EndpointKind> for PayloadFormat {
+    fn from(kind: EndpointKind) -> Self {
+        PayloadFormat::Kind(kind)
+    }
+}
 
 /// The fields of one payload that a record keeps.
 #[derive(Debug, Default)]
@@ -54,19 +79,34 @@ impl ResponseFields<'_> {
     }
 }
 
-/// Parse one streamed event's JSON as `kind` sends it.
-pub(crate) fn parse_stream_event(kind: EndpointKind, data: &[u8]) -> serde_json::Result<ResponseFields<'_>> {
-    match kind {
-        EndpointKind::Chat => chat::parse_stream_event(data),
-        EndpointKind::Completions => completions::parse_payload(data),
+/// Parse one streamed event's JSON as `format` says.
+pub(crate) fn parse_stream_event<'a>(format: &PayloadFormat, data: &'a [u8]) -> serde_json::Result<ResponseFields<'a>> {
+    match format {
+        PayloadFormat::Kind(EndpointKind::Chat) => chat::parse_stream_event(data),
+        PayloadFormat::Kind(EndpointKind::Responses) => responses::parse_stream_event(data),
+        PayloadFormat::Kind(EndpointKind::Tgi) => tgi::parse_payload(data),
+        PayloadFormat::Kind(EndpointKind::Completions) => completions::parse_payload(data),
+        PayloadFormat::Template(reader) => reader.parse_stream_event(data),
+        // Kinds that never stream read an event as they read a whole body.
+        PayloadFormat::Kind(other) => parse_full_body(&PayloadFormat::Kind(*other), data),
     }
 }
 
-/// Parse a whole (non-streamed) response body as `kind` sends it.
-pub(crate) fn parse_full_body(kind: EndpointKind, body: &[u8]) -> serde_json::Result<ResponseFields<'_>> {
-    match kind {
-        EndpointKind::Chat => chat::parse_full_body(body),
-        EndpointKind::Completions => completions::parse_payload(body),
+/// Parse a whole (non-streamed) response body as `format` says.
+pub(crate) fn parse_full_body<'a>(format: &PayloadFormat, body: &'a [u8]) -> serde_json::Result<ResponseFields<'a>> {
+    match format {
+        PayloadFormat::Kind(EndpointKind::Chat) => chat::parse_full_body(body),
+        PayloadFormat::Kind(EndpointKind::Completions) => completions::parse_payload(body),
+        PayloadFormat::Kind(EndpointKind::Embeddings) => embeddings::parse_response(body),
+        PayloadFormat::Kind(
+            kind @ (EndpointKind::CohereRankings | EndpointKind::TeiRankings | EndpointKind::NimRankings),
+        ) => rankings::parse_response(*kind, body),
+        PayloadFormat::Kind(EndpointKind::Responses) => responses::parse_full_body(body),
+        PayloadFormat::Kind(EndpointKind::Tgi) => tgi::parse_payload(body),
+        PayloadFormat::Kind(EndpointKind::Template) => {
+            Err(serde::de::Error::custom("a template endpoint needs its response paths"))
+        }
+        PayloadFormat::Template(reader) => reader.parse_full_body(body),
     }
 }
 

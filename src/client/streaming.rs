@@ -7,25 +7,24 @@ use super::traced_body::TracedBody;
 use http_body_util::BodyExt;
 
 use crate::clock::RunClock;
-use crate::plan::EndpointKind;
 use crate::record::RequestRecord;
 
 use super::FirstToken;
 use super::failure;
-use super::response;
+use super::response::{self, PayloadFormat};
 use super::sse::{SseEvent, SseParser};
 
 /// Read the whole stream into `record`. `completed` turns true once `[DONE]` arrives, after
 /// which the rest of the body is only drained (so the connection can go back to the pool).
 pub(crate) async fn read_event_stream(
     mut body: TracedBody<'_>,
-    kind: EndpointKind,
+    format: &PayloadFormat,
     clock: &RunClock,
     record: &mut RequestRecord,
     completed: &mut bool,
     first_token: &mut Option<FirstToken>,
 ) {
-    let mut stream = EventStream::new(kind);
+    let mut stream = EventStream::new(format.clone());
     loop {
         let frame = body.frame().await;
         let frame_ns = clock.now_ns();
@@ -62,7 +61,7 @@ pub(crate) struct EventStream {
 
 /// Applies parsed events to the record and remembers how the stream is going.
 struct EventSink {
-    kind: EndpointKind,
+    format: PayloadFormat,
     /// Data events received (not counting `[DONE]`).
     received: u64,
     /// `[DONE]` arrived.
@@ -70,8 +69,9 @@ struct EventSink {
 }
 
 impl EventStream {
-    pub fn new(kind: EndpointKind) -> Self {
-        Self { parser: SseParser::default(), events: EventSink { kind, received: 0, done: false } }
+    pub fn new(format: impl Into<PayloadFormat>) -> Self {
+        let format = format.into();
+        Self { parser: SseParser::default(), events: EventSink { format, received: 0, done: false } }
     }
 
     /// One body frame that arrived at `frame_ns` (the time every event it completes gets).
@@ -114,7 +114,7 @@ impl EventSink {
             self.done = true;
             return ControlFlow::Break(());
         }
-        let fields = match response::parse_stream_event(self.kind, event.data) {
+        let fields = match response::parse_stream_event(&self.format, event.data) {
             Ok(fields) => fields,
             Err(_) => {
                 record.error = Some(failure::invalid_response("stream event", event.data));
@@ -136,7 +136,7 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
-    use crate::plan::PhaseKind;
+    use crate::plan::{EndpointKind, PhaseKind};
     use crate::record::{RequestOrigin, ResponseChunk, Usage};
 
     fn record() -> RequestRecord {

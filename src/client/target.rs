@@ -5,10 +5,8 @@ use anyhow::{Result, anyhow};
 use http::Uri;
 use http::uri::Scheme;
 
-use crate::plan::EndpointKind;
-
-/// `base_url` + `kind.path()`, e.g. `http://host:8000` → `http://host:8000/v1/chat/completions`.
-pub(crate) fn request_uri(base_url: &str, kind: EndpointKind) -> Result<Uri> {
+/// `base_url` + `endpoint_path`, e.g. `http://host:8000` → `http://host:8000/v1/chat/completions`.
+pub(crate) fn request_uri(base_url: &str, endpoint_path: &str) -> Result<Uri> {
     let invalid = |why: String| anyhow!("invalid endpoint url {base_url:?}: {why}");
     let base: Uri = base_url.trim().parse().map_err(|error| invalid(format!("{error}")))?;
     let scheme = match base.scheme_str() {
@@ -21,7 +19,7 @@ pub(crate) fn request_uri(base_url: &str, kind: EndpointKind) -> Result<Uri> {
         .authority()
         .filter(|authority| !authority.host().is_empty())
         .ok_or_else(|| invalid("no host".to_owned()))?;
-    let path = join_paths(base.path().trim_end_matches('/'), kind.path());
+    let path = join_paths(base.path().trim_end_matches('/'), endpoint_path);
     let path_and_query = match base.query() {
         Some(query) => format!("{path}?{query}"),
         None => path,
@@ -49,9 +47,10 @@ fn join_paths(base_path: &str, endpoint_path: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plan::EndpointKind;
 
     fn chat_uri(base_url: &str) -> String {
-        request_uri(base_url, EndpointKind::Chat).unwrap().to_string()
+        request_uri(base_url, EndpointKind::Chat.path()).unwrap().to_string()
     }
 
     #[test]
@@ -67,14 +66,14 @@ mod tests {
             chat_uri("HTTPS://host/deploy?api-version=2"),
             "https://host/deploy/v1/chat/completions?api-version=2"
         );
-        let completions = request_uri("http://host:1/v1/completions/", EndpointKind::Completions).unwrap();
+        let completions = request_uri("http://host:1/v1/completions/", EndpointKind::Completions.path()).unwrap();
         assert_eq!(completions.to_string(), "http://host:1/v1/completions");
     }
 
     #[test]
     fn bad_urls_are_errors_that_name_the_url() {
         for bad in ["mock", "ftp://host/", "http://", "localhost:8000", "http://ho st", ""] {
-            let error = request_uri(bad, EndpointKind::Chat).expect_err(bad).to_string();
+            let error = request_uri(bad, EndpointKind::Chat.path()).expect_err(bad).to_string();
             assert!(error.contains(&format!("{bad:?}")), "{error}");
         }
     }

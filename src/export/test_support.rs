@@ -24,6 +24,7 @@ pub fn sample_result() -> RunResult {
             extra: Default::default(),
             mock: None,
             transport: Default::default(),
+            request: Default::default(),
         },
         dataset: Dataset::Synthetic(SyntheticDataset {
             isl: Dist { mean: 128.0, stddev: 0.0 },

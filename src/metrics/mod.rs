@@ -27,6 +27,9 @@ pub struct MetricsContext {
     pub streaming: bool,
     pub tokenizer: Arc<Tokenizer>,
     pub clock: RunClock,
+    /// The endpoint answers with text (not embeddings or rankings): without it, metrics flagged
+    /// `PRODUCES_TOKENS_ONLY` are not computed.
+    pub produces_tokens: bool,
     /// Token counts come from each response's `usage`; the tokenizer counts only what it lacks.
     pub use_server_token_count: bool,
     /// Images sent with each request (vision chat); 0 when none.

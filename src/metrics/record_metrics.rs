@@ -3,7 +3,7 @@
 
 use super::MetricsContext;
 use super::http_trace::push_trace_metrics;
-use super::registry::{self, MetricDef};
+use super::registry::{self, MetricDef, MetricFlags};
 use super::token_checks::push_diff_metrics;
 use crate::record::RequestRecord;
 
@@ -130,6 +130,9 @@ pub fn success_metrics(record: &RequestRecord, ctx: &MetricsContext) -> RecordMe
     }
     push_diff_metrics(&mut metrics, record.requested_output_tokens);
     push_trace_metrics(&mut metrics, record.trace.as_deref());
+    if !ctx.produces_tokens {
+        metrics.entries.retain(|(def, _)| !def.has(MetricFlags::PRODUCES_TOKENS_ONLY));
+    }
     metrics.in_registry_order()
 }
 
@@ -337,6 +340,24 @@ mod tests {
         assert_eq!(count(&m, &registry::USAGE_PROMPT_TOKENS), 4);
         assert_eq!(count(&m, &registry::USAGE_COMPLETION_TOKENS), 1);
         assert!(m.get(&registry::USAGE_TOTAL_TOKENS).is_none());
+    }
+
+    #[test]
+    fn endpoints_without_text_get_no_token_metrics_but_keep_latency_and_isl() {
+        // An embeddings answer: no text, no chunks, its usage block.
+        let mut record = streamed_record(1_000_000, &[], "", 12);
+        record.end_ns = 9_000_000;
+        record.usage = Some(Usage { prompt_tokens: Some(12), ..Default::default() });
+        let ctx = MetricsContext { produces_tokens: false, ..context(false) };
+        let m = success_metrics(&record, &ctx);
+        assert!(close(float(&m, &registry::REQUEST_LATENCY), 8.0));
+        assert_eq!(count(&m, &registry::INPUT_SEQUENCE_LENGTH), 12);
+        assert_eq!(count(&m, &registry::USAGE_PROMPT_TOKENS), 12);
+        for (def, _) in &m.entries {
+            assert!(!def.has(MetricFlags::PRODUCES_TOKENS_ONLY), "{} is for text-producing endpoints", def.tag);
+        }
+        assert!(m.get(&registry::OUTPUT_SEQUENCE_LENGTH).is_none());
+        assert!(success_metrics(&record, &context(false)).get(&registry::OUTPUT_SEQUENCE_LENGTH).is_some());
     }
 
     #[test]

@@ -33,6 +33,8 @@ impl MetricFlags {
     pub const GOODPUT: Self = Self(1 << 10);
     /// Computed only when the requests carry images (vision chat).
     pub const SUPPORTS_IMAGE_ONLY: Self = Self(1 << 11);
+    /// Computed only for endpoints whose input is text the tokenizer counts (every kind here).
+    pub const TOKENIZES_INPUT_ONLY: Self = Self(1 << 12);
     pub const STREAMING_TOKENS_ONLY: Self = Self::STREAMING_ONLY.with(Self::PRODUCES_TOKENS_ONLY);
 
     /// Both sets of flags.
@@ -182,7 +184,7 @@ pub static OUTPUT_SEQUENCE_LENGTH: MetricDef = record(
     &[&OUTPUT_TOKEN_COUNT],
 );
 pub static INPUT_SEQUENCE_LENGTH: MetricDef =
-    record("input_sequence_length", "Input Sequence Length", "tokens", F::PRODUCES_TOKENS_ONLY, &[]);
+    record("input_sequence_length", "Input Sequence Length", "tokens", F::TOKENIZES_INPUT_ONLY, &[]);
 pub static OUTPUT_TOKEN_COUNT: MetricDef =
     record("output_token_count", "Output Token Count", "tokens", F::PRODUCES_TOKENS_ONLY.with(F::NO_CONSOLE), &[]);
 pub static REASONING_TOKEN_COUNT: MetricDef = record(
@@ -318,7 +320,7 @@ pub static TOTAL_ISL: MetricDef = derived(
     "total_isl",
     "Total Input Sequence Length",
     "tokens",
-    F::PRODUCES_TOKENS_ONLY.with(F::NO_CONSOLE),
+    F::TOKENIZES_INPUT_ONLY.with(F::NO_CONSOLE),
     &[&INPUT_SEQUENCE_LENGTH],
 );
 pub static TOTAL_REASONING_TOKENS: MetricDef = derived(
@@ -339,7 +341,7 @@ pub static INPUT_TOKEN_THROUGHPUT: MetricDef = derived(
     "input_token_throughput",
     "Input Token Throughput",
     "tokens/sec",
-    F::PRODUCES_TOKENS_ONLY.with(F::LARGER_IS_BETTER),
+    F::TOKENIZES_INPUT_ONLY.with(F::LARGER_IS_BETTER),
     &[&TOTAL_ISL, &BENCHMARK_DURATION],
 );
 pub static TOTAL_TOKEN_THROUGHPUT: MetricDef = derived(

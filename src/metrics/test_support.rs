@@ -13,6 +13,7 @@ pub fn context(streaming: bool) -> MetricsContext {
         streaming,
         tokenizer: Tokenizer::shared_builtin().expect("builtin tokenizer"),
         clock: RunClock::start(),
+        produces_tokens: true,
         use_server_token_count: false,
         images_per_request: 0,
     }

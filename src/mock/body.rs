@@ -12,7 +12,6 @@ use tokio::time::{Instant, Sleep};
 
 use super::chunks::{ResponseWriter, Usage};
 use super::generation::Generation;
-use super::words;
 
 pub enum MockBody {
     Whole(Option<Bytes>),
@@ -58,8 +57,7 @@ impl TokenStream {
                 let output_tokens = generation.job().output_tokens;
                 events.reserve(due_count as usize * 160);
                 for index in first_index..first_index + due_count {
-                    let is_last = index + 1 == output_tokens;
-                    self.writer.push_token_chunk(&mut events, words::word_at(index), is_last);
+                    self.writer.push_token(&mut events, index, output_tokens);
                 }
                 generation.emit(due_count, now);
                 if generation.is_complete() {
@@ -68,7 +66,7 @@ impl TokenStream {
                             Usage { prompt_tokens: generation.job().prompt_tokens, completion_tokens: output_tokens };
                         self.writer.push_usage_chunk(&mut events, usage);
                     }
-                    ResponseWriter::push_done(&mut events);
+                    self.writer.push_done(&mut events);
                     self.generation = None;
                     self.timer = None;
                 }

@@ -1,9 +1,11 @@
 //! Writes the response text of one generation: SSE chunks for streaming, or the whole JSON
-//! body, in OpenAI's chat and completions shapes.
+//! body, in OpenAI's chat and completions shapes (the Responses API and TGI shapes come from
+//! their own files).
 
 use std::fmt::Write;
 
 use super::openai::Endpoint;
+use super::{responses_api, tgi, words};
 
 #[derive(Debug, Clone, Copy)]
 pub struct Usage {
@@ -22,11 +24,15 @@ pub struct ResponseWriter {
 
 impl ResponseWriter {
     pub fn new(endpoint: Endpoint, id: &str, created_epoch_s: u64, model: &str) -> Self {
+        let model_json = serde_json::Value::String(model.to_string()).to_string();
         let (chunk_object, whole_object) = match endpoint {
             Endpoint::Chat => ("chat.completion.chunk", "chat.completion"),
             Endpoint::Completions => ("text_completion", "text_completion"),
+            Endpoint::Responses | Endpoint::Tgi { .. } => {
+                let members = responses_api::object_members(id, created_epoch_s, &model_json);
+                return Self { endpoint, chunk_head: members.clone(), whole_head: members };
+            }
         };
-        let model_json = serde_json::Value::String(model.to_string()).to_string();
         let head = |object: &str| {
             format!(r#"{{"id":"{id}","object":"{object}","created":{created_epoch_s},"model":{model_json},"choices":"#)
         };
@@ -36,11 +42,25 @@ impl ResponseWriter {
     /// Chat streams open with the assistant role and empty content (as vLLM does); it carries
     /// no token. Completions streams have no opening chunk.
     pub fn push_opening_chunk(&self, out: &mut String) {
+        if self.endpoint == Endpoint::Responses {
+            responses_api::push_created(out, &self.chunk_head);
+        }
         if self.endpoint == Endpoint::Chat {
             out.push_str("data: ");
             out.push_str(&self.chunk_head);
             out.push_str(r#"[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}"#);
             out.push_str("\n\n");
+        }
+    }
+
+    /// The event of the token at `index` of `output_tokens`, in the endpoint's shape.
+    pub fn push_token(&self, out: &mut String, index: u64, output_tokens: u64) {
+        match self.endpoint {
+            Endpoint::Responses => responses_api::push_delta(out, words::word_at(index)),
+            Endpoint::Tgi { .. } => tgi::push_token(out, index, output_tokens),
+            Endpoint::Chat | Endpoint::Completions => {
+                self.push_token_chunk(out, words::word_at(index), index + 1 == output_tokens)
+            }
         }
     }
 
@@ -53,7 +73,7 @@ impl ResponseWriter {
             Endpoint::Chat => {
                 write!(out, r#"[{{"index":0,"delta":{{"content":"{token_text}"}},"finish_reason":{finish_reason}}}]}}"#)
             }
-            Endpoint::Completions => write!(
+            _ => write!(
                 out,
                 r#"[{{"index":0,"text":"{token_text}","logprobs":null,"finish_reason":{finish_reason}}}]}}"#
             ),
@@ -61,21 +81,31 @@ impl ResponseWriter {
         out.push_str("\n\n");
     }
 
-    /// The usage-only chunk sent when `stream_options.include_usage` is set.
+    /// The usage-only chunk sent when `stream_options.include_usage` is set; for the
+    /// Responses API, the `response.completed` event.
     pub fn push_usage_chunk(&self, out: &mut String, usage: Usage) {
+        if self.endpoint == Endpoint::Responses {
+            let text = words::output_text(usage.completion_tokens);
+            return responses_api::push_completed(out, &self.chunk_head, &text, usage);
+        }
         out.push_str("data: ");
         out.push_str(&self.chunk_head);
         let _ = write!(out, r#"[],"usage":{}}}"#, usage_json(usage));
         out.push_str("\n\n");
     }
 
-    pub fn push_done(out: &mut String) {
-        out.push_str("data: [DONE]\n\n");
+    /// The `[DONE]` that ends OpenAI chat and completions streams (the others have none).
+    pub fn push_done(&self, out: &mut String) {
+        if matches!(self.endpoint, Endpoint::Chat | Endpoint::Completions) {
+            out.push_str("data: [DONE]\n\n");
+        }
     }
 
     /// The non-streaming body; `text` must need no JSON escaping.
     pub fn whole_response(&self, text: &str, usage: Usage) -> String {
         let choice = match self.endpoint {
+            Endpoint::Responses => return responses_api::whole_response(&self.whole_head, text, usage),
+            Endpoint::Tgi { .. } => return tgi::whole_response(text, usage.completion_tokens),
             Endpoint::Chat => {
                 format!(r#"{{"index":0,"message":{{"role":"assistant","content":"{text}"}},"finish_reason":"length"}}"#)
             }
@@ -114,7 +144,7 @@ mod tests {
         writer.push_token_chunk(&mut out, " the", false);
         writer.push_token_chunk(&mut out, " of", true);
         writer.push_usage_chunk(&mut out, Usage { prompt_tokens: 3, completion_tokens: 2 });
-        ResponseWriter::push_done(&mut out);
+        writer.push_done(&mut out);
         let events = events(&out);
         assert_eq!(events.len(), 5);
         let opening: Value = serde_json::from_str(events[0]).unwrap();

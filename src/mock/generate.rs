@@ -1,8 +1,10 @@
-//! Serves `POST /v1/chat/completions` and `POST /v1/completions`: read and parse the body,
-//! count the prompt, wait for a running slot, then stream or send the generated text.
+//! Serves the generation routes (`/v1/chat/completions`, `/v1/completions`, `/v1/responses`,
+//! TGI's `/generate` and `/generate_stream`): read and parse the body, count the prompt, wait
+//! for a running slot, then stream or send the generated text.
 
 use std::sync::Arc;
 
+use bytes::Bytes;
 use http::{Request, Response, StatusCode};
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use hyper::body::Incoming;
@@ -23,25 +25,16 @@ const INLINE_TOKENIZE_BYTES: usize = 4096;
 
 pub async fn serve(state: Arc<MockState>, endpoint: Endpoint, request: Request<Incoming>) -> Response<MockBody> {
     let arrival = Instant::now();
-    let body = match Limited::new(request.into_body(), MAX_REQUEST_BYTES).collect().await {
-        Ok(collected) => collected.to_bytes(),
-        Err(error) if error.downcast_ref::<LengthLimitError>().is_some() => {
-            let message = format!("request body is larger than {MAX_REQUEST_BYTES} bytes");
-            return reply::error(StatusCode::PAYLOAD_TOO_LARGE, "invalid_request_error", "body_too_large", &message);
-        }
-        Err(error) => return reply::invalid_request(&format!("could not read the request body: {error}")),
+    let body = match read_body(request).await {
+        Ok(body) => body,
+        Err(reply) => return reply,
     };
     let parsed = match openai::parse(endpoint, &body) {
         Ok(parsed) => parsed,
         Err(message) => return reply::invalid_request(&message),
     };
     let Some(prompt_tokens) = count_prompt_tokens(&state, parsed.prompt).await else {
-        return reply::error(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "server_error",
-            "tokenizer_failed",
-            "prompt tokenization failed",
-        );
+        return tokenizer_failed();
     };
     let model = parsed.model.unwrap_or_else(|| state.default_model().to_string());
     let stats = state.stats.for_model(&model);
@@ -59,6 +52,7 @@ pub async fn serve(state: Arc<MockState>, endpoint: Endpoint, request: Request<I
     let id_prefix = match endpoint {
         Endpoint::Chat => "chatcmpl",
         Endpoint::Completions => "cmpl",
+        Endpoint::Responses | Endpoint::Tgi { .. } => "resp",
     };
     let writer = ResponseWriter::new(endpoint, &state.next_response_id(id_prefix), state.started_epoch_s, &model);
     if parsed.stream {
@@ -74,6 +68,31 @@ pub async fn serve(state: Arc<MockState>, endpoint: Endpoint, request: Request<I
     drop(generation);
     let usage = Usage { prompt_tokens, completion_tokens: output_tokens };
     reply::json(StatusCode::OK, writer.whole_response(&words::output_text(output_tokens), usage))
+}
+
+/// The whole request body, or the error reply when it is too large or cannot be read.
+pub async fn read_body(request: Request<Incoming>) -> Result<Bytes, Response<MockBody>> {
+    match Limited::new(request.into_body(), MAX_REQUEST_BYTES).collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(error) if error.downcast_ref::<LengthLimitError>().is_some() => {
+            let message = format!("request body is larger than {MAX_REQUEST_BYTES} bytes");
+            Err(reply::error(StatusCode::PAYLOAD_TOO_LARGE, "invalid_request_error", "body_too_large", &message))
+        }
+        Err(error) => Err(reply::invalid_request(&format!("could not read the request body: {error}"))),
+    }
+}
+
+/// The tokens of `texts` for a route that only reads its input (embeddings, rerank), counted
+/// while the configured time to first token passes; the error reply if counting failed.
+pub async fn count_input_tokens(state: &Arc<MockState>, texts: Vec<String>) -> Result<u64, Response<MockBody>> {
+    let delay = tokio::time::sleep(state.timing.time_to_first_token);
+    let tokens = count_prompt_tokens(state, PromptInput { texts, token_ids: 0 }).await;
+    delay.await;
+    tokens.ok_or_else(tokenizer_failed)
+}
+
+fn tokenizer_failed() -> Response<MockBody> {
+    reply::error(StatusCode::INTERNAL_SERVER_ERROR, "server_error", "tokenizer_failed", "prompt tokenization failed")
 }
 
 /// `None` only if tokenizing on the blocking pool failed.

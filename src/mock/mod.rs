@@ -1,20 +1,25 @@
 //! The built-in OpenAI-compatible mock server (a product feature: quickstart, tests, and a
-//! target for other tools via `aiperf mock`). Serves chat and completions, streaming and not,
-//! with configurable timing, plus /v1/models, /health and Prometheus /metrics (vLLM names).
+//! target for other tools via `aiperf mock`). Serves chat and completions, the Responses API
+//! and TGI's generate, streaming and not, with configurable timing; embeddings and rerank
+//! (Cohere, TEI, NIM); plus /v1/models, /health and Prometheus /metrics (vLLM names).
 
 mod body;
 mod chunks;
 mod config;
+mod embeddings;
 mod generate;
 mod generation;
 mod info;
 mod openai;
 mod prom;
 mod reply;
+mod rerank;
+mod responses_api;
 mod router;
 mod server;
 mod state;
 mod stats;
+mod tgi;
 mod words;
 
 use std::net::SocketAddr;

@@ -1,5 +1,6 @@
-//! Reads an OpenAI chat or completions request body into what the mock needs: model,
-//! prompt, streaming options and the number of tokens to generate.
+//! Reads a generation request body (OpenAI chat or completions here; Responses API and TGI
+//! in their own files) into what the mock needs: model, prompt, streaming options and the
+//! number of tokens to generate.
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -13,6 +14,12 @@ pub const MAX_OUTPUT_TOKENS: u64 = 262_144;
 pub enum Endpoint {
     Chat,
     Completions,
+    /// OpenAI's Responses API (`responses_api.rs`).
+    Responses,
+    /// HF TGI `/generate` or, with `stream`, `/generate_stream` (`tgi.rs`).
+    Tgi {
+        stream: bool,
+    },
 }
 
 #[derive(Debug)]
@@ -54,7 +61,7 @@ struct WireRequest {
 }
 
 #[derive(Deserialize)]
-struct WireMessage {
+pub struct WireMessage {
     content: Option<Value>,
 }
 
@@ -65,17 +72,16 @@ struct WireStreamOptions {
 
 /// Parse a request body; the error is a message for a 400 reply.
 pub fn parse(endpoint: Endpoint, body: &[u8]) -> Result<GenerationRequest, String> {
-    let wire: WireRequest = serde_json::from_slice(body).map_err(|error| format!("invalid JSON body: {error}"))?;
+    let wire: WireRequest = match endpoint {
+        Endpoint::Responses => return super::responses_api::parse(body),
+        Endpoint::Tgi { stream } => return super::tgi::parse(body, stream),
+        Endpoint::Chat | Endpoint::Completions => parse_json(body)?,
+    };
     let prompt = match endpoint {
         Endpoint::Chat => chat_prompt(wire.messages.ok_or("missing field `messages`")?)?,
-        Endpoint::Completions => completion_prompt(&wire.prompt.ok_or("missing field `prompt`")?)?,
+        _ => completion_prompt(&wire.prompt.ok_or("missing field `prompt`")?)?,
     };
-    let output_tokens = wire.max_completion_tokens.or(wire.max_tokens);
-    if let Some(requested) = output_tokens
-        && !(1..=MAX_OUTPUT_TOKENS).contains(&requested)
-    {
-        return Err(format!("max tokens must be between 1 and {MAX_OUTPUT_TOKENS}, got {requested}"));
-    }
+    let output_tokens = checked_output_tokens(wire.max_completion_tokens.or(wire.max_tokens))?;
     Ok(GenerationRequest {
         model: wire.model,
         prompt,
@@ -85,8 +91,23 @@ pub fn parse(endpoint: Endpoint, body: &[u8]) -> Result<GenerationRequest, Strin
     })
 }
 
+/// A request body as `T`; the error is a message for a 400 reply.
+pub fn parse_json<'a, T: Deserialize<'a>>(body: &'a [u8]) -> Result<T, String> {
+    serde_json::from_slice(body).map_err(|error| format!("invalid JSON body: {error}"))
+}
+
+/// The requested output length, if it is within what the mock serves.
+pub fn checked_output_tokens(requested: Option<u64>) -> Result<Option<u64>, String> {
+    match requested {
+        Some(requested) if !(1..=MAX_OUTPUT_TOKENS).contains(&requested) => {
+            Err(format!("max tokens must be between 1 and {MAX_OUTPUT_TOKENS}, got {requested}"))
+        }
+        requested => Ok(requested),
+    }
+}
+
 /// Chat: the text of every message, joined with newlines.
-fn chat_prompt(messages: Vec<WireMessage>) -> Result<PromptInput, String> {
+pub fn chat_prompt(messages: Vec<WireMessage>) -> Result<PromptInput, String> {
     let mut parts = Vec::with_capacity(messages.len());
     for (index, message) in messages.into_iter().enumerate() {
         match message.content {

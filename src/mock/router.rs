@@ -1,5 +1,5 @@
 //! Sends each request to its handler: 404 for unknown paths, 405 for a wrong method, 401
-//! for `/v1/*` without the configured key.
+//! for any route but /health and /metrics without the configured key.
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -9,13 +9,18 @@ use hyper::body::Incoming;
 
 use super::body::MockBody;
 use super::openai::Endpoint;
+use super::rerank::Dialect;
 use super::state::MockState;
-use super::{generate, info, reply};
+use super::{embeddings, generate, info, reply, rerank};
 
 #[derive(Clone, Copy)]
 enum Route {
     ChatCompletions,
     Completions,
+    Embeddings,
+    Rerank(Dialect),
+    Responses,
+    Tgi { stream: bool },
     Models,
     Health,
     Metrics,
@@ -26,6 +31,13 @@ impl Route {
         match path {
             "/v1/chat/completions" => Some(Route::ChatCompletions),
             "/v1/completions" => Some(Route::Completions),
+            "/v1/embeddings" => Some(Route::Embeddings),
+            "/v1/rerank" | "/v2/rerank" => Some(Route::Rerank(Dialect::Cohere)),
+            "/rerank" => Some(Route::Rerank(Dialect::Tei)),
+            "/v1/ranking" => Some(Route::Rerank(Dialect::Nim)),
+            "/v1/responses" => Some(Route::Responses),
+            "/generate" => Some(Route::Tgi { stream: false }),
+            "/generate_stream" => Some(Route::Tgi { stream: true }),
             "/v1/models" => Some(Route::Models),
             "/health" => Some(Route::Health),
             "/metrics" => Some(Route::Metrics),
@@ -35,13 +47,13 @@ impl Route {
 
     fn method(self) -> Method {
         match self {
-            Route::ChatCompletions | Route::Completions => Method::POST,
             Route::Models | Route::Health | Route::Metrics => Method::GET,
+            _ => Method::POST,
         }
     }
 
     fn needs_key(self) -> bool {
-        matches!(self, Route::ChatCompletions | Route::Completions | Route::Models)
+        !matches!(self, Route::Health | Route::Metrics)
     }
 }
 
@@ -62,6 +74,10 @@ pub async fn route(state: Arc<MockState>, request: Request<Incoming>) -> Result<
     Ok(match route {
         Route::ChatCompletions => generate::serve(state, Endpoint::Chat, request).await,
         Route::Completions => generate::serve(state, Endpoint::Completions, request).await,
+        Route::Embeddings => embeddings::serve(state, request).await,
+        Route::Rerank(dialect) => rerank::serve(state, dialect, request).await,
+        Route::Responses => generate::serve(state, Endpoint::Responses, request).await,
+        Route::Tgi { stream } => generate::serve(state, Endpoint::Tgi { stream }, request).await,
         Route::Models => info::models(&state),
         Route::Health => info::health(),
         Route::Metrics => info::metrics(&state),

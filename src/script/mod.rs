@@ -7,6 +7,8 @@ mod collectors;
 mod compare;
 mod console;
 mod dry_run;
+mod endpoint;
+mod endpoint_request;
 mod file_dataset;
 mod images;
 mod imports;

@@ -1,0 +1,143 @@
+//! The rankings (rerank) endpoints in three dialects: Cohere (`/v1/rerank`), Hugging Face TEI
+//! (`/rerank`) and NVIDIA NIM (`/v1/ranking`). Each prompt becomes a query and passages: its
+//! words cut into `passages + 1` near-equal runs, the first run the query.
+
+use serde::Deserialize;
+use serde::de::IgnoredAny;
+use serde_json::{Map, Value, json};
+
+use super::response::{ResponseFields, WireUsage};
+use super::with_extra;
+use crate::plan::{Endpoint, EndpointKind};
+
+/// Passages per query when the endpoint does not say.
+pub(crate) const DEFAULT_PASSAGES: usize = 4;
+
+/// The query and the passages cut from `prompt` (fewer passages when it has too few words).
+pub(crate) fn query_and_passages(prompt: &str, passages: usize) -> (String, Vec<String>) {
+    let words: Vec<&str> = prompt.split_whitespace().collect();
+    let pieces = passages + 1;
+    let mut runs =
+        (0..pieces).map(|piece| words[piece * words.len() / pieces..(piece + 1) * words.len() / pieces].join(" "));
+    let query = runs.next().unwrap_or_default();
+    (query, runs.filter(|run| !run.is_empty()).collect())
+}
+
+/// The request body of `endpoint`'s dialect, plus its extra fields.
+pub(crate) fn body(endpoint: &Endpoint, prompt: &str) -> Map<String, Value> {
+    let (query, passages) = query_and_passages(prompt, endpoint.request.passages.unwrap_or(DEFAULT_PASSAGES));
+    let mut body = Map::new();
+    match endpoint.kind {
+        EndpointKind::TeiRankings => {
+            body.insert("query".into(), query.into());
+            body.insert("texts".into(), passages.into());
+        }
+        EndpointKind::NimRankings => {
+            body.insert("model".into(), endpoint.model.as_str().into());
+            body.insert("query".into(), json!({ "text": query }));
+            body.insert("passages".into(), passages.into_iter().map(|text| json!({ "text": text })).collect());
+        }
+        _ => {
+            body.insert("model".into(), endpoint.model.as_str().into());
+            body.insert("query".into(), query.into());
+            body.insert("top_n".into(), passages.len().into());
+            body.insert("documents".into(), passages.into());
+        }
+    }
+    with_extra(body, &endpoint.extra)
+}
+
+/// Cohere: `{"results": [{"index", "relevance_score"}]}`; NIM: `{"rankings": [{"index", "logit"}]}`.
+#[derive(Deserialize)]
+struct ScoredResponse {
+    results: Option<Vec<IgnoredAny>>,
+    rankings: Option<Vec<IgnoredAny>>,
+    usage: Option<WireUsage>,
+    error: Option<Value>,
+}
+
+/// The usage (or error) of a rankings answer; an answer without its dialect's score list is invalid.
+pub(crate) fn parse_response(kind: EndpointKind, body: &[u8]) -> serde_json::Result<ResponseFields<'_>> {
+    if kind == EndpointKind::TeiRankings {
+        // TEI answers with a bare list `[{"index", "score"}]`, or `{"error", "error_type"}`.
+        return match serde_json::from_slice(body)? {
+            Value::Array(_) => Ok(ResponseFields::default()),
+            Value::Object(mut failed) if failed.contains_key("error") => {
+                Ok(ResponseFields { error: failed.remove("error"), ..Default::default() })
+            }
+            _ => Err(serde::de::Error::custom("expected a list of scores")),
+        };
+    }
+    let response: ScoredResponse = serde_json::from_slice(body)?;
+    let (scores, field) = match kind {
+        EndpointKind::NimRankings => (&response.rankings, "rankings"),
+        _ => (&response.results, "results"),
+    };
+    if scores.is_none() && response.error.is_none() {
+        return Err(serde::de::Error::missing_field(field));
+    }
+    Ok(ResponseFields { usage: response.usage.map(Into::into), error: response.error, ..Default::default() })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn endpoint(kind: EndpointKind, passages: Option<usize>) -> Endpoint {
+        Endpoint {
+            model: "reranker".into(),
+            request: crate::plan::RequestOptions { passages, ..Default::default() },
+            ..crate::client::test_endpoint(kind)
+        }
+    }
+
+    fn body_of(kind: EndpointKind, prompt: &str, passages: Option<usize>) -> Value {
+        serde_json::from_slice(&crate::client::request_body(&endpoint(kind, passages), prompt, Some(5))).unwrap()
+    }
+
+    #[test]
+    fn a_prompt_is_cut_into_a_query_and_near_equal_passages() {
+        let (query, passages) = query_and_passages("q1 q2 a1 a2 b1 b2 c1 c2", 3);
+        assert_eq!(query, "q1 q2");
+        assert_eq!(passages, ["a1 a2", "b1 b2", "c1 c2"]);
+        let (query, passages) = query_and_passages("only two", 4);
+        assert_eq!((query.as_str(), passages), ("", vec!["only".to_string(), "two".to_string()]));
+    }
+
+    #[test]
+    fn each_dialect_shapes_its_body() {
+        let prompt = "what is rust a language a mineral";
+        assert_eq!(
+            body_of(EndpointKind::CohereRankings, prompt, Some(2)),
+            json!({"model": "reranker", "query": "what is", "documents": ["rust a", "language a mineral"], "top_n": 2})
+        );
+        assert_eq!(
+            body_of(EndpointKind::TeiRankings, prompt, Some(2)),
+            json!({"query": "what is", "texts": ["rust a", "language a mineral"]})
+        );
+        assert_eq!(
+            body_of(EndpointKind::NimRankings, prompt, Some(2)),
+            json!({"model": "reranker", "query": {"text": "what is"},
+                   "passages": [{"text": "rust a"}, {"text": "language a mineral"}]})
+        );
+        let default_passages = body_of(EndpointKind::CohereRankings, "a b c d e f g h i j", None);
+        assert_eq!(default_passages["documents"].as_array().map(Vec::len), Some(DEFAULT_PASSAGES));
+    }
+
+    #[test]
+    fn each_dialect_needs_its_score_list() {
+        let cohere = parse_response(
+            EndpointKind::CohereRankings,
+            br#"{"results":[{"index":1,"relevance_score":0.9}],"usage":{"total_tokens":12}}"#,
+        )
+        .unwrap();
+        assert_eq!(cohere.usage.and_then(|usage| usage.total_tokens), Some(12));
+        assert!(parse_response(EndpointKind::CohereRankings, br#"{"rankings":[]}"#).is_err());
+        assert!(parse_response(EndpointKind::NimRankings, br#"{"rankings":[{"index":0,"logit":1.5}]}"#).is_ok());
+        assert!(parse_response(EndpointKind::NimRankings, br#"{"results":[]}"#).is_err());
+        assert!(parse_response(EndpointKind::TeiRankings, br#"[{"index":0,"score":0.5}]"#).is_ok());
+        let failed = parse_response(EndpointKind::TeiRankings, br#"{"error":"overloaded","error_type":"x"}"#).unwrap();
+        assert_eq!(failed.error, Some(Value::from("overloaded")));
+        assert!(parse_response(EndpointKind::TeiRankings, br#"{"scores":[]}"#).is_err());
+    }
+}

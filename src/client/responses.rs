@@ -1,0 +1,187 @@
+//! OpenAI's Responses API (`/v1/responses`): `input` and `max_output_tokens` in the request;
+//! typed SSE events (`response.output_text.delta`, reasoning deltas, `response.completed` with
+//! the usage) when streaming, and the `output` items of a whole response.
+
+use std::borrow::Cow;
+
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use super::response::{JsonText, ResponseFields, text};
+use super::with_extra;
+use crate::plan::Endpoint;
+use crate::record::Usage;
+
+/// `{"model", "input", "stream", "max_output_tokens"}` plus the endpoint's extra fields.
+pub(crate) fn body(endpoint: &Endpoint, prompt: &str, max_tokens: Option<u64>) -> Map<String, Value> {
+    let mut body = Map::new();
+    body.insert("model".into(), endpoint.model.as_str().into());
+    body.insert("input".into(), prompt.into());
+    body.insert("stream".into(), endpoint.streaming.into());
+    if let Some(max_tokens) = max_tokens {
+        body.insert("max_output_tokens".into(), max_tokens.into());
+    }
+    with_extra(body, &endpoint.extra)
+}
+
+/// One streamed event; its `type` says which members matter.
+#[derive(Deserialize)]
+struct StreamEvent<'a> {
+    #[serde(rename = "type", borrow)]
+    event_type: JsonText<'a>,
+    #[serde(borrow)]
+    delta: Option<JsonText<'a>>,
+    /// The response so far, on `response.created`, `.completed`, `.incomplete`, `.failed`.
+    response: Option<ResponseObject>,
+    /// The text of an `error` event.
+    message: Option<Value>,
+}
+
+/// A response object: a whole answer, or the one a lifecycle event carries.
+#[derive(Deserialize)]
+struct ResponseObject {
+    status: Option<String>,
+    usage: Option<ResponsesUsage>,
+    error: Option<Value>,
+    #[serde(default)]
+    output: Vec<OutputItem>,
+}
+
+#[derive(Deserialize)]
+struct OutputItem {
+    #[serde(rename = "type")]
+    item_type: String,
+    #[serde(default)]
+    content: Vec<TextPart>,
+    #[serde(default)]
+    summary: Vec<TextPart>,
+}
+
+#[derive(Deserialize)]
+struct TextPart {
+    text: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct ResponsesUsage {
+    input_tokens: Option<u64>,
+    output_tokens: Option<u64>,
+    total_tokens: Option<u64>,
+    output_tokens_details: Option<OutputTokenDetails>,
+}
+
+#[derive(Deserialize)]
+struct OutputTokenDetails {
+    reasoning_tokens: Option<u64>,
+}
+
+impl From<ResponsesUsage> for Usage {
+    fn from(wire: ResponsesUsage) -> Self {
+        Usage {
+            prompt_tokens: wire.input_tokens,
+            completion_tokens: wire.output_tokens,
+            total_tokens: wire.total_tokens,
+            reasoning_tokens: wire.output_tokens_details.and_then(|details| details.reasoning_tokens),
+        }
+    }
+}
+
+/// Fields of one streamed event: text and reasoning deltas, the final status and usage, errors.
+pub(crate) fn parse_stream_event(data: &[u8]) -> serde_json::Result<ResponseFields<'_>> {
+    let event: StreamEvent = serde_json::from_slice(data)?;
+    let mut fields = ResponseFields::default();
+    match event.event_type.0.as_ref() {
+        "response.output_text.delta" => fields.content = text(event.delta),
+        "response.reasoning_text.delta" | "response.reasoning_summary_text.delta" => {
+            fields.reasoning = text(event.delta)
+        }
+        "response.completed" | "response.incomplete" | "response.failed" => {
+            if let Some(response) = event.response {
+                fields.finish_reason = Some(Cow::Owned(response.status.unwrap_or_else(|| "completed".into())));
+                fields.usage = response.usage.map(Into::into);
+                fields.error = response.error;
+            }
+        }
+        "error" => fields.error = Some(event.message.unwrap_or_else(|| "error event".into())),
+        _ => {}
+    }
+    Ok(fields)
+}
+
+/// Fields of a whole response: message text, reasoning text, status and usage.
+pub(crate) fn parse_full_body(body: &[u8]) -> serde_json::Result<ResponseFields<'_>> {
+    let response: ResponseObject = serde_json::from_slice(body)?;
+    let mut content = String::new();
+    let mut reasoning = String::new();
+    for item in &response.output {
+        let (into, parts) = match item.item_type.as_str() {
+            "message" => (&mut content, &item.content),
+            "reasoning" if item.content.is_empty() => (&mut reasoning, &item.summary),
+            "reasoning" => (&mut reasoning, &item.content),
+            _ => continue,
+        };
+        parts.iter().filter_map(|part| part.text.as_deref()).for_each(|part| into.push_str(part));
+    }
+    Ok(ResponseFields {
+        content: Some(Cow::Owned(content)),
+        reasoning: Some(Cow::Owned(reasoning)),
+        finish_reason: response.status.map(Cow::Owned),
+        usage: response.usage.map(Into::into),
+        error: response.error,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::plan::EndpointKind;
+
+    #[test]
+    fn body_uses_input_and_max_output_tokens() {
+        let endpoint = Endpoint { streaming: true, ..crate::client::test_endpoint(EndpointKind::Responses) };
+        let body: Value = serde_json::from_slice(&crate::client::request_body(&endpoint, "hi", Some(4))).unwrap();
+        assert_eq!(body, json!({"model": "m", "input": "hi", "stream": true, "max_output_tokens": 4}));
+    }
+
+    #[test]
+    fn stream_events_give_text_reasoning_and_final_usage() {
+        let text =
+            parse_stream_event(br#"{"type":"response.output_text.delta","item_id":"m","delta":" the"}"#).unwrap();
+        assert_eq!(text.content.as_deref(), Some(" the"));
+        let thought = parse_stream_event(br#"{"type":"response.reasoning_text.delta","delta":"hm"}"#).unwrap();
+        assert_eq!((thought.reasoning.as_deref(), thought.content.is_none()), (Some("hm"), true));
+        let created =
+            parse_stream_event(br#"{"type":"response.created","response":{"status":"in_progress"}}"#).unwrap();
+        assert!(created.finish_reason.is_none() && created.usage.is_none());
+        let completed = parse_stream_event(
+            br#"{"type":"response.completed","response":{"status":"completed","error":null,"output":[],
+                "usage":{"input_tokens":5,"output_tokens":7,"total_tokens":12,"output_tokens_details":{"reasoning_tokens":2}}}}"#,
+        )
+        .unwrap();
+        assert_eq!(completed.finish_reason.as_deref(), Some("completed"));
+        let usage = completed.usage.unwrap();
+        assert_eq!(
+            (usage.prompt_tokens, usage.completion_tokens, usage.total_tokens, usage.reasoning_tokens),
+            (Some(5), Some(7), Some(12), Some(2))
+        );
+        let failed = parse_stream_event(br#"{"type":"error","code":"x","message":"overloaded"}"#).unwrap();
+        assert_eq!(failed.error, Some(Value::from("overloaded")));
+    }
+
+    #[test]
+    fn a_whole_response_joins_its_message_and_reasoning_parts() {
+        let fields = parse_full_body(
+            br#"{"object":"response","status":"completed","error":null,"output":[
+                {"type":"reasoning","summary":[{"type":"summary_text","text":"think"}]},
+                {"type":"message","role":"assistant","content":[{"type":"output_text","text":"Hel"},{"type":"output_text","text":"lo"}]}],
+                "usage":{"input_tokens":2,"output_tokens":3,"total_tokens":5}}"#,
+        )
+        .unwrap();
+        assert_eq!(fields.content.as_deref(), Some("Hello"));
+        assert_eq!(fields.reasoning.as_deref(), Some("think"));
+        assert_eq!(fields.finish_reason.as_deref(), Some("completed"));
+        assert_eq!(fields.usage.and_then(|usage| usage.completion_tokens), Some(3));
+    }
+}

@@ -1,0 +1,123 @@
+//! The mock's `POST /v1/responses` (OpenAI Responses API): reads `input`, `stream` and
+//! `max_output_tokens`, and writes the answer as typed SSE events (`response.created`, one
+//! `response.output_text.delta` per token, `response.completed` with the usage) or whole.
+
+use std::fmt::Write;
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::chunks::Usage;
+use super::openai::{GenerationRequest, PromptInput, WireMessage, chat_prompt, checked_output_tokens, parse_json};
+
+#[derive(Deserialize)]
+struct WireRequest {
+    model: Option<String>,
+    input: Option<Value>,
+    stream: Option<bool>,
+    max_output_tokens: Option<u64>,
+}
+
+/// Parse a request body; the error is a message for a 400 reply. `input` is a string or a
+/// list of messages; the usage always comes with the final event.
+pub fn parse(body: &[u8]) -> Result<GenerationRequest, String> {
+    let wire: WireRequest = parse_json(body)?;
+    let prompt = match wire.input.ok_or("missing field `input`")? {
+        Value::String(text) => PromptInput { texts: vec![text], token_ids: 0 },
+        messages @ Value::Array(_) => {
+            let messages: Vec<WireMessage> = serde_json::from_value(messages)
+                .map_err(|error| format!("input must be a string or a list of messages: {error}"))?;
+            chat_prompt(messages)?
+        }
+        _ => return Err("input must be a string or a list of messages".into()),
+    };
+    Ok(GenerationRequest {
+        model: wire.model,
+        prompt,
+        stream: wire.stream.unwrap_or(false),
+        include_usage: true,
+        output_tokens: checked_output_tokens(wire.max_output_tokens)?,
+    })
+}
+
+/// The members every response object of one request shares: id, object, created_at, model.
+pub fn object_members(id: &str, created_epoch_s: u64, model_json: &str) -> String {
+    format!(r#""id":"{id}","object":"response","created_at":{created_epoch_s},"model":{model_json}"#)
+}
+
+fn push_event(out: &mut String, event_type: &str, data: &str) {
+    let _ = write!(out, "event: {event_type}\ndata: {data}\n\n");
+}
+
+/// `response.created`, with the response still in progress.
+pub fn push_created(out: &mut String, members: &str) {
+    let data = format!(r#"{{"type":"response.created","response":{{{members},"status":"in_progress","output":[]}}}}"#);
+    push_event(out, "response.created", &data);
+}
+
+/// One token's `response.output_text.delta`; `token_text` must need no JSON escaping.
+pub fn push_delta(out: &mut String, token_text: &str) {
+    let data =
+        format!(r#"{{"type":"response.output_text.delta","output_index":0,"content_index":0,"delta":"{token_text}"}}"#);
+    push_event(out, "response.output_text.delta", &data);
+}
+
+/// `response.completed`, carrying the whole response with its usage.
+pub fn push_completed(out: &mut String, members: &str, text: &str, usage: Usage) {
+    let data = format!(r#"{{"type":"response.completed","response":{}}}"#, whole_response(members, text, usage));
+    push_event(out, "response.completed", &data);
+}
+
+/// A completed response object with `text` as its one message.
+pub fn whole_response(members: &str, text: &str, usage: Usage) -> String {
+    let message = json!([{"type": "message", "role": "assistant", "status": "completed",
+                          "content": [{"type": "output_text", "text": text}]}]);
+    let usage = json!({
+        "input_tokens": usage.prompt_tokens,
+        "output_tokens": usage.completion_tokens,
+        "total_tokens": usage.prompt_tokens + usage.completion_tokens,
+        "output_tokens_details": {"reasoning_tokens": 0},
+    });
+    format!(r#"{{{members},"status":"completed","error":null,"output":{message},"usage":{usage}}}"#)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn input_may_be_text_or_messages() {
+        let request = parse(br#"{"model":"m","input":"hi there","stream":true,"max_output_tokens":3}"#).unwrap();
+        assert_eq!(request.prompt.texts, ["hi there"]);
+        assert!(request.stream && request.include_usage);
+        assert_eq!(request.output_tokens, Some(3));
+        let request = parse(br#"{"input":[{"role":"user","content":[{"type":"input_text","text":"a"}]}]}"#).unwrap();
+        assert_eq!(request.prompt.texts, ["a"]);
+        assert!(parse(br#"{"model":"m"}"#).unwrap_err().contains("input"));
+        assert!(parse(br#"{"input":5}"#).unwrap_err().contains("input must be"));
+    }
+
+    #[test]
+    fn events_are_typed_and_the_last_carries_the_usage() {
+        let members = object_members("resp-1", 7, r#""m""#);
+        let mut out = String::new();
+        push_created(&mut out, &members);
+        push_delta(&mut out, " the");
+        push_completed(&mut out, &members, " the", Usage { prompt_tokens: 2, completion_tokens: 1 });
+        let events: Vec<(&str, Value)> = out
+            .split("\n\n")
+            .filter(|event| !event.is_empty())
+            .map(|event| {
+                let (name, data) = event.split_once('\n').unwrap();
+                (name.trim_start_matches("event: "), serde_json::from_str(data.trim_start_matches("data: ")).unwrap())
+            })
+            .collect();
+        assert_eq!(events.len(), 3);
+        assert_eq!(events[1].0, "response.output_text.delta");
+        assert_eq!(events[1].1["delta"], " the");
+        let completed = &events[2].1["response"];
+        assert_eq!(completed["output"][0]["content"][0]["text"], " the");
+        assert_eq!(completed["usage"]["total_tokens"], 3);
+        assert_eq!(completed["model"], "m");
+    }
+}

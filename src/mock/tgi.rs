@@ -1,0 +1,99 @@
+//! The mock's Hugging Face TGI routes, `POST /generate` and `/generate_stream`: reads `inputs`
+//! and `parameters.max_new_tokens`, and writes one event per token (the last one with
+//! `generated_text` and `details`) or the whole answer.
+
+use std::fmt::Write;
+
+use serde::Deserialize;
+use serde_json::json;
+
+use super::openai::{GenerationRequest, PromptInput, checked_output_tokens, parse_json};
+use super::words;
+
+#[derive(Deserialize)]
+struct WireRequest {
+    inputs: Option<String>,
+    #[serde(default)]
+    parameters: WireParameters,
+}
+
+#[derive(Default, Deserialize)]
+struct WireParameters {
+    max_new_tokens: Option<u64>,
+}
+
+/// Parse a request body; `stream` says which route it came to (TGI has no model field).
+pub fn parse(body: &[u8], stream: bool) -> Result<GenerationRequest, String> {
+    let wire: WireRequest = parse_json(body)?;
+    let inputs = wire.inputs.ok_or("missing field `inputs`")?;
+    Ok(GenerationRequest {
+        model: None,
+        prompt: PromptInput { texts: vec![inputs], token_ids: 0 },
+        stream,
+        include_usage: false,
+        output_tokens: checked_output_tokens(wire.parameters.max_new_tokens)?,
+    })
+}
+
+/// `details` of a finished generation.
+fn details(generated_tokens: u64) -> serde_json::Value {
+    json!({"finish_reason": "length", "generated_tokens": generated_tokens, "seed": null})
+}
+
+/// The event of the token at `index` of `output_tokens`; the mock's words need no escaping.
+pub fn push_token(out: &mut String, index: u64, output_tokens: u64) {
+    let text = words::word_at(index);
+    let (generated_text, details) = if index + 1 == output_tokens {
+        (json!(words::output_text(output_tokens)), details(output_tokens))
+    } else {
+        (json!(null), json!(null))
+    };
+    let _ = write!(
+        out,
+        r#"data: {{"index":{index},"token":{{"id":{index},"text":"{text}","logprob":0.0,"special":false}},"generated_text":{generated_text},"details":{details}}}"#
+    );
+    out.push_str("\n\n");
+}
+
+/// The answer of `/generate`.
+pub fn whole_response(text: &str, generated_tokens: u64) -> String {
+    json!({"generated_text": text, "details": details(generated_tokens)}).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::Value;
+
+    use super::*;
+
+    #[test]
+    fn inputs_and_max_new_tokens_are_read() {
+        let request = parse(br#"{"inputs":"hello","parameters":{"max_new_tokens":4,"details":true}}"#, true).unwrap();
+        assert_eq!(
+            (request.prompt.texts, request.stream, request.output_tokens),
+            (vec!["hello".into()], true, Some(4))
+        );
+        assert!(parse(br#"{"parameters":{}}"#, false).unwrap_err().contains("inputs"));
+        assert!(
+            parse(br#"{"inputs":"a","parameters":{"max_new_tokens":0}}"#, false).unwrap_err().contains("max tokens")
+        );
+    }
+
+    #[test]
+    fn only_the_last_token_event_has_the_text_and_details() {
+        let mut out = String::new();
+        push_token(&mut out, 0, 2);
+        push_token(&mut out, 1, 2);
+        let events: Vec<Value> = out
+            .split("\n\n")
+            .filter(|event| !event.is_empty())
+            .map(|event| serde_json::from_str(&event["data: ".len()..]).unwrap())
+            .collect();
+        assert_eq!(events[0]["token"]["text"], words::word_at(0));
+        assert_eq!(events[0]["details"], Value::Null);
+        assert_eq!(events[1]["generated_text"], words::output_text(2));
+        assert_eq!(events[1]["details"]["generated_tokens"], 2);
+        let whole: Value = serde_json::from_str(&whole_response(" a b", 2)).unwrap();
+        assert_eq!(whole["generated_text"], " a b");
+    }
+}

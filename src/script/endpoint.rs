@@ -1,0 +1,127 @@
+//! `endpoint(#{..})`: the server a scenario benchmarks, its kind and request options, TLS,
+//! connection reuse and the built-in mock's settings.
+
+use std::collections::BTreeMap;
+
+use rhai::{Dynamic, Map};
+
+use super::endpoint_request::{check_template_fills, endpoint_kind, request_options};
+use super::keys::{MapReader, ScriptResult, script_error};
+use crate::mock::MockConfig;
+use crate::plan::{ConnectionSettings, ConnectionStrategy, Endpoint, EndpointKind, MOCK_URL, TlsSettings, Transport};
+
+const ENDPOINT_KEYS: &[&str] = &[
+    "url",
+    "model",
+    "kind",
+    "streaming",
+    "api_key",
+    "headers",
+    "extra",
+    "mock",
+    "tls",
+    "http2",
+    "connections",
+    "dialect",
+    "path",
+    "max_tokens_field",
+    "passages",
+    "body",
+    "response",
+];
+
+/// `endpoint(#{ url, model, kind, streaming, api_key, headers, extra, mock, tls, http2,
+/// connections })` plus the kind-specific keys of `endpoint_request.rs`.
+pub(super) fn endpoint(map: Map) -> ScriptResult<Endpoint> {
+    let mut r = MapReader::new("endpoint", map, ENDPOINT_KEYS)?;
+    let url = r.string("url")?;
+    let model = r.opt_string("model")?.unwrap_or_else(|| "mock-model".to_string());
+    let kind = endpoint_kind(&mut r)?;
+    let streaming = match r.opt_bool("streaming")? {
+        Some(true) if !kind.produces_tokens() => {
+            let kind_name = if kind == EndpointKind::Embeddings { "embeddings" } else { "rankings" };
+            return script_error(format!("endpoint: kind \"{kind_name}\" does not stream; drop `streaming: true`"));
+        }
+        Some(streaming) => streaming,
+        None => kind.produces_tokens(),
+    };
+    let api_key = r.opt_string("api_key")?.filter(|k| !k.is_empty());
+    let mut headers = BTreeMap::new();
+    for (name, value) in r.opt_map("headers")?.unwrap_or_default() {
+        headers.insert(name.to_string(), value.to_string());
+    }
+    let extra = match r.opt_map("extra")? {
+        Some(map) => match rhai::serde::from_dynamic::<serde_json::Map<String, serde_json::Value>>(&Dynamic::from(map))
+        {
+            Ok(extra) => extra,
+            Err(e) => return script_error(format!("endpoint: `extra` cannot be sent as JSON: {e}")),
+        },
+        None => Default::default(),
+    };
+    // Mock settings are checked always but used only with the mock, so one scenario can
+    // switch between the mock and a real server with an environment variable.
+    let mock = mock_config(r.opt_map("mock")?.unwrap_or_default(), &model)?;
+    let mock = (url == MOCK_URL).then_some(mock);
+    let transport = Transport {
+        tls: tls_settings(r.opt_map("tls")?.unwrap_or_default())?,
+        http2: r.opt_bool("http2")?.unwrap_or(false),
+        connections: connection_settings(r.opt_map("connections")?.unwrap_or_default())?,
+    };
+    let request = request_options(&mut r, kind)?;
+    if request.template.is_some() && !extra.is_empty() {
+        return script_error("endpoint: a template endpoint takes no `extra`; write those fields into `body`");
+    }
+    let endpoint = Endpoint { url, model, kind, streaming, api_key, headers, extra, mock, transport, request };
+    check_template_fills(&endpoint)?;
+    Ok(endpoint)
+}
+
+const TLS_KEYS: &[&str] = &["ca_file", "insecure"];
+
+/// `tls: #{ ca_file: "ca.pem", insecure: false }`
+fn tls_settings(map: Map) -> ScriptResult<TlsSettings> {
+    let mut r = MapReader::new("endpoint tls", map, TLS_KEYS)?;
+    let ca_file = r.opt_string("ca_file")?;
+    let insecure = r.opt_bool("insecure")?.unwrap_or(false);
+    if insecure && ca_file.is_some() {
+        return script_error("endpoint tls: give `ca_file` or `insecure: true`, not both");
+    }
+    Ok(TlsSettings { ca_file, insecure })
+}
+
+const CONNECTION_KEYS: &[&str] = &["strategy", "max"];
+
+/// `connections: #{ strategy: "pooled"|"never_reuse"|"sticky", max: 8 }`
+fn connection_settings(map: Map) -> ScriptResult<ConnectionSettings> {
+    let mut r = MapReader::new("endpoint connections", map, CONNECTION_KEYS)?;
+    let strategy = r.choice(
+        "strategy",
+        &[
+            ("pooled", ConnectionStrategy::Pooled),
+            ("never_reuse", ConnectionStrategy::NeverReuse),
+            ("sticky", ConnectionStrategy::Sticky),
+        ],
+    )?;
+    let max = r.opt_u64("max")?;
+    if max == Some(0) {
+        return script_error("endpoint connections: `max` must be at least 1");
+    }
+    Ok(ConnectionSettings { strategy, max: max.map(|max| max as usize) })
+}
+
+const MOCK_KEYS: &[&str] = &["ttft", "itl", "output_tokens", "max_running", "api_key"];
+
+/// `mock: #{ ttft: ms(20), itl: ms(5), output_tokens: 64, max_running: 256, api_key }`
+fn mock_config(map: Map, model: &str) -> ScriptResult<MockConfig> {
+    let mut r = MapReader::new("endpoint mock", map, MOCK_KEYS)?;
+    let defaults = MockConfig::default();
+    let ttft_ms = r.opt_f64("ttft")?.map(|s| s * 1000.0).unwrap_or(defaults.ttft_ms);
+    let itl_ms = r.opt_f64("itl")?.map(|s| s * 1000.0).unwrap_or(defaults.itl_ms);
+    if ttft_ms < 0.0 || itl_ms < 0.0 {
+        return script_error("endpoint mock: `ttft` and `itl` cannot be negative");
+    }
+    let default_output_tokens = r.opt_u64("output_tokens")?.unwrap_or(defaults.default_output_tokens);
+    let max_running = r.opt_u64("max_running")?.map(|n| n.max(1) as usize).unwrap_or(defaults.max_running);
+    let api_key = r.opt_string("api_key")?;
+    Ok(MockConfig { ttft_ms, itl_ms, default_output_tokens, max_running, models: vec![model.to_string()], api_key })
+}
