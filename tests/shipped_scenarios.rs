@@ -125,3 +125,18 @@ fn a_scenario_imports_its_team_library() {
     assert!(stdout.contains("team_baseline") && stdout.contains("% worse"), "{stdout}");
     assert!(stdout.contains("statistics got more than 50 % worse"), "{stdout}");
 }
+
+#[test]
+fn the_quickstart_and_the_client_overhead_scenarios_run() {
+    let dir = tempfile::tempdir().expect("dir");
+    let out = run_shipped(dir.path(), "quickstart", &[("AIPERF_REQUESTS", "40"), ("AIPERF_USERS", "4")]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let quickstart = summary(dir.path(), "quickstart");
+    assert_eq!(stat(&quickstart, "request_count", "avg"), 40.0);
+    assert_eq!(stat(&quickstart, "output_sequence_length", "avg"), 64.0);
+    assert!(text(&out.stdout).contains("TTFT p50"));
+    let out = run_shipped(dir.path(), "client_overhead", &[("AIPERF_REQUESTS", "200"), ("AIPERF_USERS", "8")]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let runs: Vec<_> = std::fs::read_dir(dir.path().join("artifacts")).expect("artifacts").flatten().collect();
+    assert_eq!(runs.len(), 2, "quickstart and client_overhead each wrote one run folder");
+}
