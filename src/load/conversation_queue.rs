@@ -93,7 +93,7 @@ pub(super) async fn send_turn(
     let (replay, wait) = turn.answered(&ctx.requests, answer);
     if let Some(next) = replay.ready(&ctx.requests) {
         let next = QueuedTurn { next: Next::Ready(next), live, hand_back: hand_back.clone() };
-        // The dispatcher is gone once the phase stops sending; the session ends with it.
+        // Once the phase stops sending nobody takes it, and the session ends with the queue.
         let _ = hand_back.send((Instant::now() + wait, next));
     }
 }

@@ -64,11 +64,13 @@ pub(super) async fn dispatch(
                 None => continue,
             },
             None => match Outgoing::from_dataset(&ctx, next_index, scheduled_ns, ids.uuid()) {
-                Some(request) => Work::Request(request),
+                Some(request) => {
+                    next_index += 1;
+                    Work::Request(request)
+                }
                 None => break,
             },
         };
-        next_index += 1;
         let fired_ns = ctx.clock.now_ns();
         run.counters.pacing_error.record_ns(fired_ns.saturating_sub(scheduled_ns));
         window.note(scheduled_ns, fired_ns);

@@ -138,20 +138,25 @@ pub(super) async fn play(
     ctx: &LoadContext,
     run: &PhaseRun,
     deadlines: PhaseDeadlines,
-    mut replay: Replay,
+    replay: Replay,
     ids: &mut SeededRng,
     limits: Limits<'_>,
 ) {
     let mut scheduled_ns = ctx.clock.now_ns();
-    while let Some(turn) = replay.ready(&ctx.requests) {
+    let mut next = replay.ready(&ctx.requests);
+    while let Some(turn) = next {
         if ctx.cancel.is_cancelled() || deadlines.sending_over() {
             return;
         }
         let Some(answer) = send(ctx, run, deadlines, turn.request(scheduled_ns, ids.uuid()), limits).await else {
             return;
         };
-        let (next, wait) = turn.answered(&ctx.requests, answer);
-        replay = next;
+        let (replay, wait) = turn.answered(&ctx.requests, answer);
+        // The next body is built now, before the wait, so it goes out on time.
+        next = replay.ready(&ctx.requests);
+        if next.is_none() {
+            return;
+        }
         scheduled_ns = ctx.clock.now_ns() + wait.as_nanos() as u64;
         let due = tokio::time::Instant::from_std(ctx.clock.instant_at(scheduled_ns));
         tokio::select! {
