@@ -295,11 +295,13 @@ fn a_users_phase_replays_multi_turn_file_sessions_with_history_and_delays() {
 }
 
 #[test]
-fn concurrency_and_rate_phases_replay_multi_turn_file_sessions_with_history_and_delays() {
+fn every_timing_mode_replays_multi_turn_file_sessions_with_history_and_delays() {
     for (name, phase, slack_ms) in [
         ("closed", "concurrency(#{ users: 2, requests: 6 })", 150.0),
-        // A turn whose delay has passed waits for the next arrival (every 20 ms).
+        ("ramped", "ramp(#{ users: [#{ duration: 5, target: 2 }], start: 2 })", 150.0),
+        // A turn whose delay has passed waits for the next arrival (every 20 ms, or 200 ms).
         ("open", "rate(#{ rate: 50, arrival: \"constant\", requests: 6 })", 170.0),
+        ("traced", "schedule(#{ timestamps: [0, 10, 200, 400, 600, 800, 1000] })", 350.0),
     ] {
         let run = replay_sessions(name, phase);
         let sessions = replayed_sessions(&run, name);
