@@ -158,6 +158,9 @@ pub(super) async fn play(
             return;
         }
         scheduled_ns = ctx.clock.now_ns() + wait.as_nanos() as u64;
+        if wait.is_zero() {
+            continue;
+        }
         let due = tokio::time::Instant::from_std(ctx.clock.instant_at(scheduled_ns));
         tokio::select! {
             _ = tokio::time::sleep_until(due) => {}
