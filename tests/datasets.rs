@@ -212,22 +212,75 @@ fn raw_sessions(run: &ScenarioRun, name: &str) -> BTreeMap<String, Vec<Value>> {
     sessions
 }
 
-#[test]
-fn a_users_phase_replays_multi_turn_file_sessions_with_history_and_delays() {
+/// Run `phase` over the two 3-turn sessions of multi_turn_sessions.jsonl (`at_end: "stop"`)
+/// and return the run.
+fn replay_sessions(name: &str, phase: &str) -> ScenarioRun {
     let run = run_with_fixtures(
-        "replay",
+        name,
         &["multi_turn_sessions.jsonl"],
-        r#"
-        run(#{
-            name: "replay",
-            endpoint: endpoint(#{ url: "mock", mock: #{ ttft: ms(1), itl: ms(1) } }),
-            dataset: file(#{ path: "multi_turn_sessions.jsonl", format: "multi_turn", at_end: "stop" }),
-            phases: [ users(#{ users: 2, rate: 100, requests: 6 }) ],
-            export_level: "raw",
-        });
-        "#,
+        &format!(
+            r#"
+            run(#{{
+                name: "{name}",
+                endpoint: endpoint(#{{ url: "mock", mock: #{{ ttft: ms(1), itl: ms(1) }} }}),
+                dataset: file(#{{ path: "multi_turn_sessions.jsonl", format: "multi_turn", at_end: "stop" }}),
+                phases: [ {phase} ],
+                export_level: "raw",
+            }});
+            "#
+        ),
     );
     assert_eq!(run.code(), Some(0), "stderr: {}", run.stderr());
+    run
+}
+
+/// Every session of run `name` carries its earlier turns and answers in each turn, and none of
+/// its turns overlap; returns the sessions' turns, each with the file's name ("Alpha", "Beta").
+fn replayed_sessions(run: &ScenarioRun, name: &str) -> Vec<(String, Vec<Value>)> {
+    let messages = |turn: &Value| turn["payload"]["messages"].as_array().cloned().expect("chat messages");
+    let mut replayed = Vec::new();
+    for turns in raw_sessions(run, name).into_values() {
+        let last = messages(&turns[turns.len() - 1]);
+        let said: Vec<&str> =
+            last.iter().filter(|m| m["role"] == "user").filter_map(|m| m["content"].as_str()).collect();
+        let file_name = said[0].split(' ').next().unwrap_or_default().to_string();
+        let wanted = [" one.", " two.", " three."].map(|tail| format!("{file_name}{tail}"));
+        assert_eq!(said, wanted[..said.len()], "the session's turns in the file's order");
+        let at = |turn: &Value, key: &str| turn["metadata"][key].as_u64().unwrap_or(0);
+        for (index, turn) in turns.iter().enumerate() {
+            assert_eq!(turn["metadata"]["turn_index"].as_u64(), Some(index as u64));
+            let sent = messages(turn);
+            assert_eq!(sent.len(), 2 * index + 1, "turn {index} carries every earlier exchange");
+            assert_eq!(sent[..], last[..sent.len()], "the history is the same conversation");
+            assert!(sent.iter().filter(|m| m["role"] == "assistant").all(|m| m["content"].as_str() != Some("")));
+        }
+        for pair in turns.windows(2) {
+            assert!(at(&pair[1], "request_start_ns") >= at(&pair[0], "request_end_ns"), "turns never overlap");
+        }
+        replayed.push((file_name, turns));
+    }
+    replayed
+}
+
+/// Each gap between a turn's answer and the next turn is the file's `delay` (alpha 300 then
+/// 100 ms, beta 100 then 300 ms), give or take `slack_ms`.
+fn assert_file_delays(sessions: &[(String, Vec<Value>)], slack_ms: f64) {
+    for (name, turns) in sessions {
+        let delays_ms: [f64; 2] = if name == "Alpha" { [300.0, 100.0] } else { [100.0, 300.0] };
+        let at = |turn: &Value, key: &str| turn["metadata"][key].as_u64().unwrap_or(0) as f64 / 1e6;
+        for (pair, delay_ms) in turns.windows(2).zip(delays_ms) {
+            let gap_ms = at(&pair[1], "request_start_ns") - at(&pair[0], "request_end_ns");
+            assert!(
+                gap_ms >= delay_ms - 1.0 && gap_ms < delay_ms + slack_ms,
+                "{name}: {gap_ms} ms for a {delay_ms} ms delay"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_users_phase_replays_multi_turn_file_sessions_with_history_and_delays() {
+    let run = replay_sessions("replay", "users(#{ users: 2, rate: 100, requests: 6 })");
     let inputs = read_json(&run.artifacts("replay").join("inputs.json"));
     let turns_per_session: Vec<usize> = inputs["data"]
         .as_array()
@@ -236,31 +289,76 @@ fn a_users_phase_replays_multi_turn_file_sessions_with_history_and_delays() {
         .filter_map(|s| s["payloads"].as_array().map(Vec::len))
         .collect();
     assert_eq!(turns_per_session, [3, 3], "inputs.json holds each session's turns together");
-    let sessions = raw_sessions(&run, "replay");
-    assert_eq!(sessions.len(), 2, "{:?}", sessions.keys());
+    let sessions = replayed_sessions(&run, "replay");
+    assert_eq!(sessions.iter().map(|(_, turns)| turns.len()).collect::<Vec<_>>(), [3, 3]);
+    assert_file_delays(&sessions, 150.0);
+}
+
+#[test]
+fn every_timing_mode_replays_multi_turn_file_sessions_with_history_and_delays() {
+    for (name, phase, slack_ms) in [
+        ("closed", "concurrency(#{ users: 2, requests: 6 })", 150.0),
+        ("ramped", "ramp(#{ users: [#{ duration: 5, target: 2 }], start: 2 })", 150.0),
+        // A turn whose delay has passed waits for the next arrival (every 20 ms, or 200 ms).
+        ("open", "rate(#{ rate: 50, arrival: \"constant\", requests: 6 })", 170.0),
+        ("traced", "schedule(#{ timestamps: [0, 10, 200, 400, 600, 800, 1000] })", 350.0),
+    ] {
+        let run = replay_sessions(name, phase);
+        let sessions = replayed_sessions(&run, name);
+        let mut names: Vec<&str> = sessions.iter().map(|(name, _)| name.as_str()).collect();
+        names.sort();
+        assert_eq!(names, ["Alpha", "Beta"], "{name}: each file session replayed once");
+        assert!(sessions.iter().all(|(_, turns)| turns.len() == 3), "{name}: every turn sent");
+        assert_file_delays(&sessions, slack_ms);
+        assert_eq!(stat(&run.summary(name), "request_count", "avg"), 6.0, "{name}");
+        let (alpha, beta) = (&sessions[0].1, &sessions[1].1);
+        let span = |turns: &[Value], end: usize| {
+            let at = |turn: &Value, key: &str| turn["metadata"][key].as_u64().unwrap_or(0);
+            (at(&turns[0], "request_start_ns"), at(&turns[end], "request_end_ns"))
+        };
+        let ((alpha_start, alpha_end), (beta_start, beta_end)) = (span(alpha, 2), span(beta, 2));
+        assert!(alpha_start < beta_end && beta_start < alpha_end, "{name}: the two sessions interleave");
+    }
+}
+
+#[test]
+fn a_rate_phase_with_a_duration_keeps_replaying_sessions_and_accounts_for_every_request() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("quick.jsonl");
+    let lines: Vec<String> = (0..3)
+        .map(|s| {
+            format!(
+                r#"{{"session_id": "s{s}", "turns": [{{"text": "S{s} one.", "output_length": 2}}, {{"text": "S{s} two.", "output_length": 2, "delay": 20}}, {{"text": "S{s} three.", "output_length": 2}}]}}"#
+            )
+        })
+        .collect();
+    std::fs::write(&file, lines.join("\n")).expect("write sessions");
+    let scenario = dir.path().join("timed.rhai");
+    std::fs::write(
+        &scenario,
+        r#"
+        run(#{
+            name: "timed",
+            endpoint: endpoint(#{ url: "mock", mock: #{ ttft: ms(1), itl: ms(1) } }),
+            dataset: file(#{ path: "quick.jsonl", format: "multi_turn" }),
+            phases: [ rate(#{ rate: 100, arrival: "constant", duration: 1, grace_period: 5 }) ],
+            export_level: "raw",
+        });
+        "#,
+    )
+    .expect("write scenario");
+    let output = aiperf_command(dir.path()).arg("run").arg(&scenario).output().expect("run aiperf");
+    let run = ScenarioRun { dir, output };
+    assert_eq!(run.code(), Some(0), "stderr: {}", run.stderr());
+    let sessions = raw_sessions(&run, "timed");
+    assert!(sessions.len() > 3, "the file's sessions wrap: {} replays", sessions.len());
+    let requests: usize = sessions.values().map(Vec::len).sum();
+    assert!((80..=101).contains(&requests), "about one request per arrival: {requests}");
+    assert_eq!(stat(&run.summary("timed"), "request_count", "avg"), requests as f64, "every request counted");
     for turns in sessions.values() {
-        assert_eq!(turns.len(), 3);
-        let messages = |turn: &Value| turn["payload"]["messages"].as_array().cloned().expect("chat messages");
-        let last = messages(&turns[2]);
-        let said: Vec<&str> =
-            last.iter().filter(|m| m["role"] == "user").filter_map(|m| m["content"].as_str()).collect();
-        let name = said[0].split(' ').next().unwrap_or_default();
-        assert_eq!(said, [format!("{name} one."), format!("{name} two."), format!("{name} three.")]);
         for (index, turn) in turns.iter().enumerate() {
-            let sent = messages(turn);
-            assert_eq!(sent.len(), 2 * index + 1, "turn {index} carries every earlier exchange");
-            assert_eq!(sent[..], last[..sent.len()], "the history is the same conversation");
-            assert!(sent.iter().filter(|m| m["role"] == "assistant").all(|m| m["content"].as_str() != Some("")));
-        }
-        // alpha waits 300 ms then 100 ms between answer and next turn; beta 100 ms then 300 ms.
-        let delays_ms: [f64; 2] = if name == "Alpha" { [300.0, 100.0] } else { [100.0, 300.0] };
-        let at = |turn: &Value, key: &str| turn["metadata"][key].as_u64().unwrap_or(0) as f64 / 1e6;
-        for (pair, delay_ms) in turns.windows(2).zip(delays_ms) {
-            let gap_ms = at(&pair[1], "request_start_ns") - at(&pair[0], "request_end_ns");
-            assert!(
-                gap_ms >= delay_ms - 1.0 && gap_ms < delay_ms + 150.0,
-                "{name}: {gap_ms} ms for a {delay_ms} ms delay"
-            );
+            let messages = turn["payload"]["messages"].as_array().map_or(0, Vec::len);
+            assert_eq!(messages, 2 * index + 1, "each turn carries the history");
         }
     }
 }

@@ -1,44 +1,88 @@
 //! Closed-loop concurrency: N users, each sends its next request as soon as its last one ends;
-//! optionally at most P of them wait for their first token (prefill) at once.
+//! optionally at most P of them wait for their first token (prefill) at once. With a
+//! multi-turn file each user plays whole sessions instead, one after another.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use tokio::sync::Semaphore;
 
-use super::{LoadContext, PhaseDeadlines, PhaseRun, send_one};
+use super::replay::{self, SessionSource};
+use super::{Limits, LoadContext, PhaseDeadlines, PhaseRun, send_one};
 use crate::rng::SeededRng;
 
 pub(super) async fn run(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, users: usize, prefill_concurrency: Option<usize>) {
     let prefill = prefill_concurrency.map(|places| Arc::new(Semaphore::new(places)));
     let deadlines = PhaseDeadlines::of(&run.phase);
-    let issued = Arc::new(AtomicU64::new(0));
+    let work = Arc::new(UserWork::of(&ctx, &run));
     let users = match run.phase.requests {
         Some(limit) => users.min(limit.max(1) as usize),
         None => users,
     };
     let mut workers = Vec::with_capacity(users);
     for user in 0..users {
-        let (ctx, run, issued, prefill) = (ctx.clone(), run.clone(), issued.clone(), prefill.clone());
+        let (ctx, run, work, prefill) = (ctx.clone(), run.clone(), work.clone(), prefill.clone());
         workers.push(tokio::spawn(async move {
             let mut ids = SeededRng::new(ctx.id_seed ^ ((run.index as u64) << 32) ^ user as u64);
-            loop {
-                if ctx.cancel.is_cancelled() || deadlines.sending_over() {
-                    break;
-                }
-                let request_index = issued.fetch_add(1, Ordering::Relaxed);
-                if run.phase.requests.is_some_and(|limit| request_index >= limit) {
-                    break;
-                }
-                // In a closed loop a request is due the moment its user is free.
-                let scheduled_ns = ctx.clock.now_ns();
-                send_one(&ctx, &run, deadlines, &mut ids, request_index, scheduled_ns, prefill.as_deref()).await;
-            }
+            while !ctx.cancel.is_cancelled()
+                && !deadlines.sending_over()
+                && work.serve(&ctx, &run, deadlines, &mut ids, prefill.as_deref()).await
+            {}
         }));
     }
     for worker in workers {
         if let Err(e) = worker.await {
             tracing::error!("a load worker stopped unexpectedly: {e}");
+        }
+    }
+}
+
+/// What the closed-loop users of a phase (concurrency, concurrency ramps) share: the next
+/// request index, or the sessions of a multi-turn file.
+pub(super) enum UserWork {
+    Requests(AtomicU64),
+    Sessions(SessionSource),
+}
+
+impl UserWork {
+    pub fn of(ctx: &LoadContext, run: &PhaseRun) -> Self {
+        match SessionSource::of(&ctx.requests, run.phase.requests) {
+            Some(sessions) => Self::Sessions(sessions),
+            None => Self::Requests(AtomicU64::new(0)),
+        }
+    }
+
+    /// One user's next piece of work: one request, or a whole session of a multi-turn file,
+    /// due the moment the user is free. False once the phase's requests are all taken.
+    pub async fn serve(
+        &self,
+        ctx: &LoadContext,
+        run: &PhaseRun,
+        deadlines: PhaseDeadlines,
+        ids: &mut SeededRng,
+        prefill: Option<&Semaphore>,
+    ) -> bool {
+        match self {
+            Self::Requests(issued) => {
+                let request_index = issued.fetch_add(1, Ordering::Relaxed);
+                if run.phase.requests.is_some_and(|limit| request_index >= limit) {
+                    return false;
+                }
+                send_one(ctx, run, deadlines, ids, request_index, ctx.clock.now_ns(), prefill).await;
+            }
+            Self::Sessions(sessions) => {
+                let Some(session) = sessions.claim() else { return false };
+                replay::play(ctx, run, deadlines, session, ids, Limits { slots: None, prefill }).await;
+            }
+        }
+        true
+    }
+
+    /// Whether every request of the phase has been taken.
+    pub fn exhausted(&self, run: &PhaseRun) -> bool {
+        match self {
+            Self::Requests(issued) => run.phase.requests.is_some_and(|limit| issued.load(Ordering::Relaxed) >= limit),
+            Self::Sessions(sessions) => !sessions.can_start(),
         }
     }
 }

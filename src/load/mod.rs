@@ -3,11 +3,13 @@
 
 mod arrival;
 mod concurrency;
+mod conversation_queue;
 mod histogram;
 mod history;
 mod open_loop;
 mod ramp;
 mod rate;
+mod replay;
 pub mod schedule;
 mod self_check;
 mod users;
@@ -246,6 +248,14 @@ impl PhaseDeadlines {
 
     fn sending_over(&self) -> bool {
         self.stop_sending.is_some_and(|t| tokio::time::Instant::now() >= t)
+    }
+
+    /// Completes when the phase stops sending (never without a duration).
+    async fn sending_stopped(&self) {
+        match self.stop_sending {
+            Some(at) => tokio::time::sleep_until(at).await,
+            None => std::future::pending().await,
+        }
     }
 }
 

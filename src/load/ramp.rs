@@ -1,14 +1,16 @@
 //! Ramps: a rate or a number of users moved linearly through k6-style stages. A rate ramp is
-//! open loop over a time-varying rate; a concurrency ramp starts and retires closed-loop users.
+//! open loop over a time-varying rate; a concurrency ramp starts and retires closed-loop users
+//! (a user playing a multi-turn file's session retires once the session ends).
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use tokio::task::JoinHandle;
 
 use super::arrival::{ArrivalTimes, Profile};
-use super::{LoadContext, PhaseDeadlines, PhaseRun, SendWindow, open_loop, request_ids, send_one};
+use super::concurrency::UserWork;
+use super::{LoadContext, PhaseDeadlines, PhaseRun, SendWindow, open_loop, request_ids};
 use crate::plan::{Arrival, RampStage};
 
 /// How often a concurrency ramp adjusts its number of users.
@@ -30,11 +32,11 @@ pub(super) async fn run_concurrency(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, s
     let deadlines = PhaseDeadlines::of(&run.phase);
     let profile = Profile::stages(start_users, stages);
     let allowed_users = Arc::new(AtomicUsize::new(0));
-    let issued = Arc::new(AtomicU64::new(0));
+    let work = Arc::new(UserWork::of(&ctx, &run));
     let started = tokio::time::Instant::now();
     let mut users: Vec<Option<JoinHandle<()>>> = Vec::new();
     let mut step = tokio::time::interval(USER_STEP);
-    while !ctx.cancel.is_cancelled() && !deadlines.sending_over() && !requests_done(&run, &issued) {
+    while !ctx.cancel.is_cancelled() && !deadlines.sending_over() && !work.exhausted(&run) {
         let wanted = profile.value_at(started.elapsed().as_secs_f64()).round().max(0.0) as usize;
         allowed_users.store(wanted, Ordering::Relaxed);
         if users.len() < wanted {
@@ -42,21 +44,14 @@ pub(super) async fn run_concurrency(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, s
         }
         for (user, slot) in users.iter_mut().enumerate().take(wanted) {
             if slot.as_ref().is_none_or(|handle| handle.is_finished()) {
-                let (ctx, run, allowed_users, issued) =
-                    (ctx.clone(), run.clone(), allowed_users.clone(), issued.clone());
+                let (ctx, run, allowed_users, work) = (ctx.clone(), run.clone(), allowed_users.clone(), work.clone());
                 *slot = Some(tokio::spawn(async move {
                     let mut ids = request_ids(&ctx, &run, user as u64);
                     while user < allowed_users.load(Ordering::Relaxed)
                         && !ctx.cancel.is_cancelled()
                         && !deadlines.sending_over()
-                    {
-                        let request_index = issued.fetch_add(1, Ordering::Relaxed);
-                        if run.phase.requests.is_some_and(|limit| request_index >= limit) {
-                            break;
-                        }
-                        let scheduled_ns = ctx.clock.now_ns();
-                        send_one(&ctx, &run, deadlines, &mut ids, request_index, scheduled_ns, None).await;
-                    }
+                        && work.serve(&ctx, &run, deadlines, &mut ids, None).await
+                    {}
                 }));
             }
         }
@@ -70,8 +65,4 @@ pub(super) async fn run_concurrency(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, s
             tracing::error!("a ramp user stopped unexpectedly: {e}");
         }
     }
-}
-
-fn requests_done(run: &PhaseRun, issued: &AtomicU64) -> bool {
-    run.phase.requests.is_some_and(|limit| issued.load(Ordering::Relaxed) >= limit)
 }

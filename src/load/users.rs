@@ -12,10 +12,8 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinSet;
 
 use super::history::Conversation;
-use super::{
-    Limits, LoadContext, Outgoing, PhaseDeadlines, PhaseRun, PreparedRequest, SendWindow, conversations, request_ids,
-    send,
-};
+use super::replay::file_sessions;
+use super::{Limits, LoadContext, Outgoing, PhaseDeadlines, PhaseRun, SendWindow, request_ids, send};
 use crate::plan::Dist;
 use crate::record::SessionTurn;
 use crate::rng::SeededRng;
@@ -48,12 +46,7 @@ pub(super) async fn run(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, shape: Sessio
     let users = Arc::new(Semaphore::new(shape.users));
     let origin_ns = ctx.clock.now_ns();
     let origin = tokio::time::Instant::from_std(ctx.clock.instant_at(origin_ns));
-    let stop_sending = async {
-        match deadlines.stop_sending {
-            Some(at) => tokio::time::sleep_until(at).await,
-            None => std::future::pending().await,
-        }
-    };
+    let stop_sending = deadlines.sending_stopped();
     tokio::pin!(stop_sending);
     let shared = Arc::new(Shared {
         ctx: ctx.clone(),
@@ -151,46 +144,5 @@ async fn run_session(shared: Arc<Shared>, _user: OwnedSemaphorePermit, session: 
             _ = tokio::time::sleep_until(next_due) => {}
             _ = ctx.cancel.cancelled() => return,
         }
-    }
-}
-
-/// The sessions of a multi-turn file dataset, each the range of its turns' requests; none
-/// for any other dataset.
-fn file_sessions(requests: &[PreparedRequest]) -> Vec<Range<usize>> {
-    if requests.iter().any(|request| request.turn.is_none()) {
-        return Vec::new();
-    }
-    let mut start = 0;
-    conversations(requests)
-        .map(|session| {
-            start += session.len();
-            start - session.len()..start
-        })
-        .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use bytes::Bytes;
-
-    use super::*;
-    use crate::dataset::FileTurn;
-
-    fn request(turn: Option<u32>) -> PreparedRequest {
-        PreparedRequest {
-            body: Bytes::new(),
-            input_tokens: 1,
-            max_tokens: None,
-            system_prompt: None,
-            turn: turn.map(|index| FileTurn { index, delay_ms: None }),
-        }
-    }
-
-    #[test]
-    fn a_multi_turn_file_splits_into_its_sessions_and_other_datasets_into_none() {
-        let turns = [0, 1, 2, 0, 0, 1].map(|index| request(Some(index)));
-        assert_eq!(file_sessions(&turns), [0..3, 3..4, 4..6]);
-        assert!(file_sessions(&[request(None), request(None)]).is_empty());
-        assert!(file_sessions(&[]).is_empty());
     }
 }

@@ -1,0 +1,211 @@
+//! Replays of a multi-turn file's sessions outside `users` phases: which file session each
+//! replay takes and which of the phase's requests its turns are, each turn's body carrying the
+//! conversation so far, and the wait (the next turn's `delay`) after each answer. A closed-loop
+//! user plays a whole replay with `play`; open-loop phases hand its turns to `conversation_queue.rs`.
+
+use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use super::history::{Conversation, NextTurn};
+use super::{Answer, Limits, LoadContext, Outgoing, PhaseDeadlines, PhaseRun, PreparedRequest, conversations, send};
+use crate::record::SessionTurn;
+use crate::rng::SeededRng;
+
+/// The sessions of a multi-turn file dataset, each the range of its turns' requests; none
+/// for any other dataset.
+pub(super) fn file_sessions(requests: &[PreparedRequest]) -> Vec<Range<usize>> {
+    if requests.iter().any(|request| request.turn.is_none()) {
+        return Vec::new();
+    }
+    let mut start = 0;
+    conversations(requests)
+        .map(|session| {
+            start += session.len();
+            start - session.len()..start
+        })
+        .collect()
+}
+
+/// Hands out replays of a multi-turn file's sessions in the file's order, wrapping, each with
+/// its turns' request indexes claimed at once.
+pub(super) struct SessionSource {
+    sessions: Vec<Range<usize>>,
+    started: AtomicU64,
+    /// Request indexes claimed so far.
+    claimed: AtomicU64,
+    /// The phase's request limit.
+    limit: Option<u64>,
+}
+
+impl SessionSource {
+    /// The source for `requests` under a request limit; None unless they are a multi-turn file.
+    pub fn of(requests: &[PreparedRequest], limit: Option<u64>) -> Option<Self> {
+        let sessions = file_sessions(requests);
+        (!sessions.is_empty()).then(|| Self { sessions, started: AtomicU64::new(0), claimed: AtomicU64::new(0), limit })
+    }
+
+    /// Whether another replay may start under the request limit.
+    pub fn can_start(&self) -> bool {
+        self.limit.is_none_or(|limit| self.claimed.load(Ordering::Relaxed) < limit)
+    }
+
+    /// The next replay; None once the request limit is reached. Its turns past the limit are
+    /// never sent, so a request limit can cut the last replays short.
+    pub fn claim(&self) -> Option<Replay> {
+        if !self.can_start() {
+            return None;
+        }
+        let session = self.started.fetch_add(1, Ordering::Relaxed);
+        let turns = self.sessions.get((session % self.sessions.len() as u64) as usize)?.clone();
+        let first_index = self.claimed.fetch_add(turns.len() as u64, Ordering::Relaxed);
+        if self.limit.is_some_and(|limit| first_index >= limit) {
+            return None;
+        }
+        Some(Replay { session, turns, first_index, limit: self.limit, next: 0, conversation: Conversation::default() })
+    }
+}
+
+/// One replay of a file session: where it stands and the conversation so far.
+pub(super) struct Replay {
+    /// Its number in the phase (the records' session).
+    session: u64,
+    /// The dataset indexes of its turns.
+    turns: Range<usize>,
+    /// The request index of its first turn.
+    first_index: u64,
+    limit: Option<u64>,
+    next: u32,
+    conversation: Conversation,
+}
+
+impl Replay {
+    /// Its next turn, the body built with the history; None when the session is over or that
+    /// turn is past the phase's request limit.
+    pub fn ready(self, requests: &[PreparedRequest]) -> Option<ReadyTurn> {
+        let dataset_index = self.turns.start + self.next as usize;
+        let request_index = self.first_index + u64::from(self.next);
+        if dataset_index >= self.turns.end || self.limit.is_some_and(|limit| request_index >= limit) {
+            return None;
+        }
+        let prepared = requests.get(dataset_index)?;
+        let body = self.conversation.next_turn(prepared);
+        Some(ReadyTurn { max_tokens: prepared.max_tokens, replay: self, body, request_index, dataset_index })
+    }
+}
+
+/// A replay's next turn, ready to go.
+pub(super) struct ReadyTurn {
+    replay: Replay,
+    body: NextTurn,
+    request_index: u64,
+    dataset_index: usize,
+    max_tokens: Option<u64>,
+}
+
+impl ReadyTurn {
+    pub fn request(&self, scheduled_ns: u64, x_request_id: String) -> Outgoing {
+        Outgoing {
+            request_index: self.request_index,
+            dataset_index: self.dataset_index,
+            scheduled_ns,
+            x_request_id,
+            body: self.body.body.clone(),
+            input_tokens: self.body.input_tokens,
+            max_tokens: self.max_tokens,
+            turn: Some(SessionTurn { session: self.replay.session, turn: self.replay.next }),
+        }
+    }
+
+    /// The replay with this turn and its answer in the history, and how long to wait before
+    /// its next turn (that turn's `delay`, none without one).
+    pub fn answered(self, requests: &[PreparedRequest], answer: Answer) -> (Replay, Duration) {
+        let Self { mut replay, body, dataset_index, .. } = self;
+        replay.conversation.remember(body, answer);
+        replay.next += 1;
+        let delay_ms = requests
+            .get(dataset_index + 1)
+            .filter(|_| dataset_index + 1 < replay.turns.end)
+            .and_then(|next| next.turn?.delay_ms)
+            .unwrap_or(0.0);
+        (replay, Duration::try_from_secs_f64(delay_ms / 1000.0).unwrap_or_default())
+    }
+}
+
+/// Play `replay` to its end as one closed-loop user: each turn goes once the previous answer
+/// is in and its delay has passed; a failed or cancelled turn, or the end of sending, ends it.
+pub(super) async fn play(
+    ctx: &LoadContext,
+    run: &PhaseRun,
+    deadlines: PhaseDeadlines,
+    replay: Replay,
+    ids: &mut SeededRng,
+    limits: Limits<'_>,
+) {
+    let mut scheduled_ns = ctx.clock.now_ns();
+    let mut next = replay.ready(&ctx.requests);
+    while let Some(turn) = next {
+        if ctx.cancel.is_cancelled() || deadlines.sending_over() {
+            return;
+        }
+        let Some(answer) = send(ctx, run, deadlines, turn.request(scheduled_ns, ids.uuid()), limits).await else {
+            return;
+        };
+        let (replay, wait) = turn.answered(&ctx.requests, answer);
+        // The next body is built now, before the wait, so it goes out on time.
+        next = replay.ready(&ctx.requests);
+        if next.is_none() {
+            return;
+        }
+        scheduled_ns = ctx.clock.now_ns() + wait.as_nanos() as u64;
+        if wait.is_zero() {
+            continue;
+        }
+        let due = tokio::time::Instant::from_std(ctx.clock.instant_at(scheduled_ns));
+        tokio::select! {
+            _ = tokio::time::sleep_until(due) => {}
+            _ = deadlines.sending_stopped() => return,
+            _ = ctx.cancel.cancelled() => return,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use bytes::Bytes;
+
+    use super::*;
+    use crate::dataset::FileTurn;
+
+    fn request(turn: Option<u32>) -> PreparedRequest {
+        PreparedRequest {
+            body: Bytes::new(),
+            input_tokens: 1,
+            max_tokens: None,
+            system_prompt: None,
+            turn: turn.map(|index| FileTurn { index, delay_ms: None }),
+        }
+    }
+
+    #[test]
+    fn a_multi_turn_file_splits_into_its_sessions_and_other_datasets_into_none() {
+        let turns = [0, 1, 2, 0, 0, 1].map(|index| request(Some(index)));
+        assert_eq!(file_sessions(&turns), [0..3, 3..4, 4..6]);
+        assert!(file_sessions(&[request(None), request(None)]).is_empty());
+        assert!(file_sessions(&[]).is_empty());
+    }
+
+    #[test]
+    fn replays_take_the_sessions_in_turn_and_claim_their_turns_up_to_the_limit() {
+        let turns = [0, 1, 2, 0, 1].map(|index| request(Some(index)));
+        let source = SessionSource::of(&turns, Some(7)).unwrap();
+        let claimed: Vec<(u64, Range<usize>, u64)> = std::iter::from_fn(|| source.claim())
+            .map(|replay| (replay.session, replay.turns, replay.first_index))
+            .collect();
+        assert_eq!(claimed, [(0, 0..3, 0), (1, 3..5, 3), (2, 0..3, 5)], "the third wraps and is cut at 7");
+        assert!(!source.can_start());
+        assert!(SessionSource::of(&[request(None)], None).is_none(), "only a multi-turn file has sessions");
+        let endless = SessionSource::of(&turns, None).unwrap();
+        assert_eq!(std::iter::from_fn(|| endless.claim()).take(5).count(), 5);
+    }
+}
