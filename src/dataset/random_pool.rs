@@ -12,10 +12,18 @@ use crate::rng::SeededRng;
 /// `draws` prompts (by default as many as the largest pool has entries) from the pools at `path`.
 pub fn parse(path: &Path, tokenizer: &Tokenizer, draws: Option<usize>, seed: u64) -> Result<Vec<DatasetEntry>> {
     let mut pools = Vec::new();
-    for file in pool_files(path)? {
-        let pool = single_turn::parse(&file, &fields::read(&file)?, tokenizer)?;
+    let files = pool_files(path)?;
+    for file in &files {
+        let pool = single_turn::parse(file, &fields::read(file)?, tokenizer)?;
         if pool.is_empty() {
             bail!("dataset file {} has no entries", file.display());
+        }
+        if files.len() > 1 && pool.iter().any(|entry| entry.ranking.is_some()) {
+            bail!(
+                "dataset file {}: entries with \"query\" and \"passages\" cannot be joined with other pools; \
+                 give the file itself as `path`",
+                file.display()
+            );
         }
         pools.push(pool);
     }
@@ -28,7 +36,10 @@ pub fn parse(path: &Path, tokenizer: &Tokenizer, draws: Option<usize>, seed: u64
             [one] => (*one).clone(),
             several => {
                 let prompt = several.iter().map(|entry| entry.prompt.as_str()).collect::<Vec<_>>().join(" ");
-                DatasetEntry::counted(tokenizer, prompt, several.iter().find_map(|entry| entry.max_tokens))
+                let mut joined =
+                    DatasetEntry::counted(tokenizer, prompt, several.iter().find_map(|entry| entry.max_tokens));
+                joined.images = several.iter().flat_map(|entry| entry.images.iter().cloned()).collect();
+                joined
             }
         });
     }
