@@ -114,6 +114,24 @@ mod tests {
     }
 
     #[test]
+    fn joined_draws_keep_every_image_and_rankings_entries_stay_in_one_pool() {
+        let tokenizer = Tokenizer::shared_builtin().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.jsonl"), "{\"text\": \"Look:\", \"image\": \"https://x/a.png\"}\n").unwrap();
+        std::fs::write(dir.path().join("b.jsonl"), "{\"text\": \"and\", \"images\": [\"https://x/b.gif\"]}\n").unwrap();
+        let drawn = parse(dir.path(), &tokenizer, Some(2), 1).unwrap();
+        assert_eq!(drawn[0].prompt, "Look: and");
+        assert_eq!(drawn[0].images, ["https://x/a.png", "https://x/b.gif"]);
+
+        let rankings = dir.path().join("c.jsonl");
+        std::fs::write(&rankings, "{\"query\": \"q\", \"passages\": [\"p\"]}\n").unwrap();
+        let err = parse(dir.path(), &tokenizer, None, 1).unwrap_err().to_string();
+        assert!(err.contains("c.jsonl: entries with \"query\" and \"passages\" cannot be joined"), "{err}");
+        let alone = parse(&rankings, &tokenizer, Some(3), 1).unwrap();
+        assert!(alone.iter().all(|entry| entry.ranking.as_ref().is_some_and(|r| r.passages == ["p"])));
+    }
+
+    #[test]
     fn an_empty_folder_an_empty_pool_or_a_bad_line_is_named() {
         let tokenizer = Tokenizer::shared_builtin().unwrap();
         let dir = tempfile::tempdir().unwrap();
