@@ -456,7 +456,8 @@ pub struct FileDataset {
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum FileFormat {
-    /// JSONL, a prompt per line: `text` or `texts`, optional `output_length`.
+    /// JSONL, a prompt per line: `text` or `texts`, optional `output_length` and `image`/`images`;
+    /// or `query` and `passages` for rankings.
     SingleTurn,
     /// JSONL, a session per line: `turns` of `text`, optional `output_length` and `delay`.
     MultiTurn,
