@@ -64,3 +64,81 @@ fn check_kind(dataset: &Dataset, endpoint: &Endpoint, entries: &[DatasetEntry]) 
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::*;
+    use crate::client::test_endpoint;
+    use crate::dataset::Ranking;
+    use crate::dataset::tokenizer::Tokenizer;
+    use crate::plan::{AtEnd, FileDataset, FileFormat, Sampling};
+
+    fn file_dataset() -> Dataset {
+        Dataset::File(FileDataset {
+            path: "data/mixed.jsonl".into(),
+            format: FileFormat::SingleTurn,
+            sampling: Sampling::Sequential,
+            at_end: AtEnd::Wrap,
+            random_seed: 0,
+            block_size: 512,
+            draws: None,
+        })
+    }
+
+    fn entry(prompt: &str, images: &[&str], ranking: Option<Ranking>) -> DatasetEntry {
+        let mut entry = DatasetEntry::counted(&Tokenizer::shared_builtin().unwrap(), prompt.into(), Some(3));
+        entry.images = images.iter().map(|url| url.to_string()).collect();
+        entry.ranking = ranking;
+        entry
+    }
+
+    fn body(request: &PreparedRequest) -> Value {
+        serde_json::from_slice(&request.body).unwrap()
+    }
+
+    #[test]
+    fn chat_requests_carry_their_entry_s_images_and_count_them() {
+        let entries =
+            vec![entry("look", &["https://x/a.png", "data:image/gif;base64,R0"], None), entry("plain", &[], None)];
+        let prepared = prepare(&file_dataset(), &test_endpoint(EndpointKind::Chat), entries).unwrap();
+        assert_eq!(prepared.images, [2, 0]);
+        assert_eq!(
+            body(&prepared.requests[0])["messages"][0]["content"],
+            json!([{"type": "text", "text": "look"},
+                   {"type": "image_url", "image_url": {"url": "https://x/a.png"}},
+                   {"type": "image_url", "image_url": {"url": "data:image/gif;base64,R0"}}])
+        );
+        assert_eq!(body(&prepared.requests[1])["messages"][0]["content"], "plain");
+    }
+
+    #[test]
+    fn rankings_entries_send_their_own_passages_and_others_are_cut() {
+        let ranking = Ranking { query: "q".into(), passages: vec!["p1".into(), "p2".into()] };
+        let entries = vec![entry("q p1 p2", &[], Some(ranking)), entry("a b c d e", &[], None)];
+        let prepared = prepare(&file_dataset(), &test_endpoint(EndpointKind::CohereRankings), entries).unwrap();
+        assert_eq!(
+            body(&prepared.requests[0]),
+            json!({"model": "m", "query": "q", "documents": ["p1", "p2"], "top_n": 2})
+        );
+        assert_eq!(body(&prepared.requests[1])["query"], "a");
+        assert_eq!(prepared.images, [0, 0]);
+    }
+
+    #[test]
+    fn images_and_rankings_entries_need_their_kinds() {
+        let with_image = vec![entry("look", &["https://x/a.png"], None)];
+        let error = prepare(&file_dataset(), &test_endpoint(EndpointKind::Embeddings), with_image).err().unwrap();
+        assert_eq!(
+            error.to_string(),
+            "dataset file data/mixed.jsonl: entries with \"image\" or \"images\" need a chat endpoint (kind: \"chat\"), not \"embeddings\""
+        );
+        let ranking = Ranking { query: "q".into(), passages: vec!["p".into()] };
+        let error =
+            prepare(&file_dataset(), &test_endpoint(EndpointKind::Chat), vec![entry("q p", &[], Some(ranking))]);
+        assert!(
+            error.err().unwrap().to_string().contains("need a rankings endpoint (kind: \"rankings\"), not \"chat\"")
+        );
+    }
+}

@@ -43,13 +43,15 @@ fn ranking_entry(line: &Record<'_>, tokenizer: &Tokenizer) -> Result<DatasetEntr
         bail!("{}: \"passages\" is empty; a query needs at least one passage to rank", line.at);
     }
     let input_tokens = std::iter::once(&query).chain(&passages).map(|text| tokenizer.count(text) as u64).sum();
-    let prompt =
-        std::iter::once(query.as_str()).chain(passages.iter().map(String::as_str)).collect::<Vec<_>>().join(" ");
-    let mut entry = DatasetEntry::counted(tokenizer, String::new(), None);
-    entry.prompt = prompt;
-    entry.input_tokens = input_tokens;
-    entry.ranking = Some(Ranking { query, passages });
-    Ok(entry)
+    Ok(DatasetEntry {
+        prompt: format!("{query} {}", passages.join(" ")),
+        input_tokens,
+        max_tokens: None,
+        system_prompt: None,
+        turn: None,
+        images: Vec::new(),
+        ranking: Some(Ranking { query, passages }),
+    })
 }
 
 #[cfg(test)]
