@@ -13,7 +13,7 @@ use crate::client::HttpClient;
 use crate::clock::RunClock;
 use crate::collectors::{self, RunCollectors};
 use crate::dataset::{self, tokenizer::Tokenizer};
-use crate::load::{self, LoadContext, PhaseCounters, PhaseRun, PreparedRequest};
+use crate::load::{self, LoadContext, PhaseCounters, PhaseRun};
 use crate::metrics::{MetricsContext, RecordProcessor};
 use crate::mock::MockServer;
 use crate::plan::{Dataset, EndpointKind, ExportLevel, Phase, Plan, SyntheticDataset, TokenizerSpec};
@@ -112,8 +112,8 @@ pub async fn execute(plan: &Plan, options: &RunOptions) -> Result<RunResult> {
 
     let tokenizer = load_tokenizer(&plan.tokenizer).await?;
     // The dataset is built (and a bad dataset file reported) before anything starts.
-    let requests = prepare_requests(plan, &plan.endpoint, tokenizer.clone()).await?;
-    let (requests, images_per_request) = attach_images(plan, requests).await?;
+    let dataset::requests::Prepared { requests, images: images_per_entry } =
+        prepare_requests(plan, &plan.endpoint, tokenizer.clone()).await?;
     export::inputs_json::write(
         &artifact_dir.join(export::inputs_json::FILE_NAME),
         load::conversations(&requests).map(|turns| turns.iter().map(|request| request.body.as_ref())),
@@ -146,7 +146,7 @@ pub async fn execute(plan: &Plan, options: &RunOptions) -> Result<RunResult> {
         clock,
         produces_tokens: endpoint.kind.produces_tokens(),
         use_server_token_count: plan.use_server_token_count,
-        images_per_request,
+        images_per_entry,
     };
     let names = export::ArtifactNames::new(plan.export.prefix.as_deref());
     let records_path = plan.export.level.writes_records().then(|| artifact_dir.join(names.records()));
@@ -276,24 +276,15 @@ async fn prepare_requests(
     plan: &Plan,
     endpoint: &crate::plan::Endpoint,
     tokenizer: Arc<Tokenizer>,
-) -> Result<Vec<PreparedRequest>> {
+) -> Result<dataset::requests::Prepared> {
     let dataset = plan.dataset.clone();
     let endpoint = endpoint.clone();
     tokio::task::spawn_blocking(move || {
         let entries = dataset::build(&dataset, &tokenizer)?;
-        Ok(entries.into_iter().map(|entry| PreparedRequest::of(&endpoint, entry)).collect())
+        dataset::requests::prepare(&dataset, &endpoint, entries)
     })
     .await
     .context("dataset generation was interrupted")?
-}
-
-/// Adds the dataset's synthetic images to the request bodies, off the runtime; returns the
-/// requests and the images each carries.
-async fn attach_images(plan: &Plan, requests: Vec<PreparedRequest>) -> Result<(Vec<PreparedRequest>, u64)> {
-    let dataset = plan.dataset.clone();
-    tokio::task::spawn_blocking(move || dataset::images::attach(&dataset, requests))
-        .await
-        .context("image generation was interrupted")?
 }
 
 /// `phase` sending at most `limit` requests (a dataset that stops at its end).

@@ -456,7 +456,8 @@ pub struct FileDataset {
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum FileFormat {
-    /// JSONL, a prompt per line: `text` or `texts`, optional `output_length`.
+    /// JSONL, a prompt per line: `text` or `texts`, optional `output_length` and `image`/`images`;
+    /// or `query` and `passages` for rankings.
     SingleTurn,
     /// JSONL, a session per line: `turns` of `text`, optional `output_length` and `delay`.
     MultiTurn,
@@ -712,7 +713,7 @@ impl TokenizerSpec {
     }
 }
 
-/// Synthetic images for each prompt of a vision chat: `images: #{ count, width, height, format }`.
+/// Synthetic images for each prompt of a vision chat: `images: #{ count, width, height, format, quality }`.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 pub struct ImageSettings {
     /// Images per request.
@@ -721,12 +722,16 @@ pub struct ImageSettings {
     pub width: u32,
     pub height: u32,
     pub format: ImageFormat,
+    /// JPEG quality, 1 to 100 (85 when not given).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quality: Option<u8>,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum ImageFormat {
     Png,
+    Jpeg,
 }
 
 #[cfg(test)]

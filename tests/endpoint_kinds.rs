@@ -168,3 +168,61 @@ fn a_template_with_a_misspelt_placeholder_stops_before_the_run() {
     assert!(run.stderr().contains("unknown placeholder `{{promt}}` (did you mean `{{prompt}}`?)"), "{}", run.stderr());
     assert!(run.stderr().contains("typo.rhai"), "the error names the scenario: {}", run.stderr());
 }
+
+#[test]
+fn rankings_entries_of_a_file_send_their_own_query_and_passages() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let lines = [
+        r#"{"query": "what is rust", "passages": ["a language", "a red mineral", "the sea"]}"#,
+        r#"{"text": "one two three four five six seven eight"}"#,
+    ];
+    std::fs::write(dir.path().join("rerank.jsonl"), lines.join("\n")).expect("dataset");
+    let scenario = dir.path().join("rerank.rhai");
+    std::fs::write(
+        &scenario,
+        r#"run(#{
+            name: "rerank_file",
+            endpoint: endpoint(#{ url: "mock", kind: "rankings", dialect: "tei", passages: 3, mock: #{ ttft: ms(2) } }),
+            dataset: file(#{ path: "rerank.jsonl", format: "single_turn", at_end: "stop" }),
+            phases: [concurrency(#{ users: 1, requests: 2 })],
+        });"#,
+    )
+    .expect("scenario");
+    let output = common::aiperf_command(dir.path()).arg("run").arg(&scenario).output().expect("run aiperf");
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    let artifacts = dir.path().join("artifacts/rerank_file");
+    let summary = read_json(&artifacts.join("profile_export_aiperf.json"));
+    assert_eq!(stat(&summary, "request_count", "avg"), 2.0);
+    assert!(summary["error_request_count"].is_null(), "{}", summary["error_summary"]);
+    let inputs = read_json(&artifacts.join("inputs.json"));
+    assert_eq!(
+        inputs["data"][0]["payloads"][0],
+        serde_json::json!({"query": "what is rust", "texts": ["a language", "a red mineral", "the sea"]})
+    );
+    // A text entry is still cut into a query and `passages` passages.
+    assert_eq!(
+        inputs["data"][1]["payloads"][0],
+        serde_json::json!({"query": "one two", "texts": ["three four", "five six", "seven eight"]})
+    );
+    // GPT-2 tokens of the query and each passage: 3 + 2 + 3 + 2 and 8 words of one token.
+    let isl = |record: &Value| record["metrics"]["input_sequence_length"]["value"].as_u64();
+    let text = std::fs::read_to_string(artifacts.join("profile_export.jsonl")).expect("records");
+    let mut lengths: Vec<Option<u64>> =
+        text.lines().map(|line| isl(&serde_json::from_str(line).expect("a record"))).collect();
+    lengths.sort();
+    assert_eq!(lengths, [Some(8), Some(10)]);
+
+    // The same file on a chat endpoint is refused before the run, naming the file and keys.
+    std::fs::write(
+        &scenario,
+        r#"run(#{ endpoint: endpoint(#{ url: "mock" }), dataset: file(#{ path: "rerank.jsonl" }),
+                  phases: [concurrency(#{ users: 1, requests: 1 })] });"#,
+    )
+    .expect("scenario");
+    let output = common::aiperf_command(dir.path()).arg("run").arg(&scenario).output().expect("run aiperf");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("rerank.jsonl: entries with \"query\" and \"passages\" need a rankings endpoint (kind: \"rankings\"), not \"chat\""),
+        "{stderr}"
+    );
+}

@@ -1,5 +1,6 @@
-//! Vision chat with synthetic images, end to end against the mock: the images go out as PNG
-//! data URLs in `image_url` parts, the mock accepts them, and the image metrics follow.
+//! Vision chat with synthetic images (PNG, JPEG) and images named in dataset files, end to end
+//! against the mock: the images go out as data URLs (or web URLs) in `image_url` parts, the mock
+//! accepts them, and the image metrics follow, per request.
 
 mod common;
 
@@ -78,4 +79,115 @@ fn the_vision_scenario_runs_against_the_mock() {
     let summary = read_json(&dir.path().join("artifacts/vision/profile_export_aiperf.json"));
     assert_eq!(stat(&summary, "num_images", "sum"), 8.0);
     assert!(String::from_utf8_lossy(&output.stdout).contains("image latency p50:"));
+}
+
+#[test]
+fn synthetic_jpeg_images_go_out_as_jpeg_data_urls() {
+    let run = run_scenario(
+        "vision_jpeg",
+        r#"run(#{
+            name: "vision_jpeg",
+            endpoint: endpoint(#{ url: "mock", kind: "chat", mock: #{ ttft: ms(2), itl: ms(1) } }),
+            dataset: synthetic(#{ isl: fixed(20), osl: fixed(4), seed: 3, entries: 2,
+                                  images: #{ count: 1, width: 96, height: 50, format: "jpeg", quality: 70 } }),
+            phases: [concurrency(#{ users: 1, requests: 2 })],
+        });"#,
+    );
+    assert_eq!(run.code(), Some(0), "stderr: {}", run.stderr());
+    let summary = run.summary("vision_jpeg");
+    assert!(summary["error_request_count"].is_null(), "the mock accepted every image part");
+    assert_eq!(stat(&summary, "num_images", "sum"), 2.0);
+    let inputs = read_json(&run.artifacts("vision_jpeg").join("inputs.json"));
+    let url = inputs["data"][0]["payloads"][0]["messages"][0]["content"][1]["image_url"]["url"].as_str().expect("url");
+    // FF D8 FF E0 00 10 "JFIF" 00 01 01 in base64.
+    assert!(url.starts_with("data:image/jpeg;base64,/9j/4AAQSkZJRgABAQ"), "{}", &url[..50]);
+    assert_eq!(summary["input_config"]["dataset"]["images"]["format"], "jpeg");
+    assert_eq!(summary["input_config"]["dataset"]["images"]["quality"], 70);
+}
+
+/// A single-turn file whose lines carry one image, two (a local file and a web URL) and none.
+fn write_vision_file(dir: &std::path::Path) {
+    std::fs::create_dir_all(dir.join("data/pics")).expect("pics folder");
+    std::fs::write(dir.join("data/pics/cat.png"), b"\x89PNG\r\n\x1a\n not really").expect("png");
+    std::fs::write(dir.join("data/dog.JPG"), b"\xff\xd8\xff\xe0").expect("jpg");
+    let lines = [
+        r#"{"text": "What animal is this?", "image": "pics/cat.png", "output_length": 4}"#,
+        r#"{"text": "Compare them.", "images": ["dog.JPG", "https://example.com/bird.webp"], "output_length": 4}"#,
+        r#"{"text": "No picture here.", "output_length": 4}"#,
+    ];
+    std::fs::write(dir.join("data/vision.jsonl"), lines.join("\n")).expect("dataset");
+}
+
+#[test]
+fn images_of_a_dataset_file_are_sent_and_counted_per_request() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    write_vision_file(dir.path());
+    let scenario = dir.path().join("files.rhai");
+    std::fs::write(
+        &scenario,
+        r#"run(#{
+            name: "vision_files",
+            endpoint: endpoint(#{ url: "mock", kind: "chat", mock: #{ ttft: ms(2), itl: ms(1) } }),
+            dataset: file(#{ path: "data/vision.jsonl", format: "single_turn", at_end: "stop" }),
+            phases: [concurrency(#{ users: 1, requests: 3 })],
+        });"#,
+    )
+    .expect("scenario");
+    let output = common::aiperf_command(dir.path()).arg("run").arg(&scenario).output().expect("run aiperf");
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    let artifacts = dir.path().join("artifacts/vision_files");
+    let summary = read_json(&artifacts.join("profile_export_aiperf.json"));
+    assert_eq!(stat(&summary, "request_count", "avg"), 3.0);
+    assert!(summary["error_request_count"].is_null(), "the mock accepted every image part");
+    // Two requests carried images (1 and 2); the third none and has no image metrics.
+    assert_eq!(stat(&summary, "num_images", "sum"), 3.0);
+    assert_eq!(stat(&summary, "num_images", "avg"), 1.5);
+    let records = std::fs::read_to_string(artifacts.join("profile_export.jsonl")).expect("records");
+    let mut per_record: Vec<Option<f64>> = records
+        .lines()
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).expect("a record"))
+        .map(|record| record["metrics"]["num_images"]["value"].as_f64())
+        .collect();
+    per_record.sort_by(|a, b| a.partial_cmp(b).expect("numbers"));
+    assert_eq!(per_record, [None, Some(1.0), Some(2.0)]);
+
+    let inputs = read_json(&artifacts.join("inputs.json"));
+    let urls = |entry: usize| -> Vec<String> {
+        let parts = inputs["data"][entry]["payloads"][0]["messages"][0]["content"].clone();
+        parts.as_array().map_or_else(Vec::new, |parts| {
+            parts[1..].iter().map(|part| part["image_url"]["url"].as_str().expect("url").to_string()).collect()
+        })
+    };
+    assert_eq!(urls(0), ["data:image/png;base64,iVBORw0KGgogbm90IHJlYWxseQ=="]);
+    assert_eq!(urls(1), ["data:image/jpeg;base64,/9j/4A==", "https://example.com/bird.webp"]);
+    assert_eq!(inputs["data"][2]["payloads"][0]["messages"][0]["content"], "No picture here.");
+}
+
+#[test]
+fn a_missing_image_file_or_a_text_endpoint_stops_the_run_before_it_starts() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    write_vision_file(dir.path());
+    std::fs::remove_file(dir.path().join("data/dog.JPG")).expect("remove");
+    let run = |kind: &str| {
+        let scenario = dir.path().join(format!("{kind}.rhai"));
+        let source = format!(
+            r#"run(#{{ endpoint: endpoint(#{{ url: "mock", kind: "{kind}" }}),
+                dataset: file(#{{ path: "data/vision.jsonl" }}), phases: [concurrency(#{{ users: 1, requests: 1 }})] }});"#
+        );
+        std::fs::write(&scenario, source).expect("scenario");
+        let output = common::aiperf_command(dir.path()).arg("run").arg(&scenario).output().expect("run aiperf");
+        assert_ne!(output.status.code(), Some(0));
+        String::from_utf8_lossy(&output.stderr).into_owned()
+    };
+    let missing = run("chat");
+    assert!(missing.contains("vision.jsonl:2: cannot read image"), "{missing}");
+    assert!(missing.contains("dog.JPG"), "{missing}");
+    std::fs::write(dir.path().join("data/dog.JPG"), b"\xff\xd8").expect("jpg");
+    let text_only = run("completions");
+    assert!(
+        text_only.contains(
+            "entries with \"image\" or \"images\" need a chat endpoint (kind: \"chat\"), not \"completions\""
+        ),
+        "{text_only}"
+    );
 }

@@ -331,6 +331,11 @@ pub fn request_body(endpoint: &Endpoint, prompt: &str, max_tokens: Option<u64>) 
     serde_json::Value::Object(body).to_string().into_bytes()
 }
 
+/// The rankings body (in the endpoint's dialect) for a dataset entry's own query and passages.
+pub fn rankings_request_body(endpoint: &Endpoint, query: &str, passages: &[String]) -> Vec<u8> {
+    Value::Object(rankings::query_body(endpoint, query.to_string(), passages.to_vec())).to_string().into_bytes()
+}
+
 /// Chat and completions: the same skeleton, each with its prompt field and max-tokens name.
 fn completion_body(endpoint: &Endpoint, prompt: &str, max_tokens: Option<u64>) -> serde_json::Map<String, Value> {
     let ((prompt_key, prompt_value), default_max_tokens_key) = match endpoint.kind {

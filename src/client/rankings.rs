@@ -1,6 +1,7 @@
 //! The rankings (rerank) endpoints in three dialects: Cohere (`/v1/rerank`), Hugging Face TEI
-//! (`/rerank`) and NVIDIA NIM (`/v1/ranking`). Each prompt becomes a query and passages: its
-//! words cut into `passages + 1` near-equal runs, the first run the query.
+//! (`/rerank`) and NVIDIA NIM (`/v1/ranking`). A dataset entry's own query and passages are sent
+//! as they are; any other prompt becomes a query and passages: its words cut into
+//! `passages + 1` near-equal runs, the first run the query.
 
 use serde::Deserialize;
 use serde::de::IgnoredAny;
@@ -23,9 +24,14 @@ pub(crate) fn query_and_passages(prompt: &str, passages: usize) -> (String, Vec<
     (query, runs.filter(|run| !run.is_empty()).collect())
 }
 
-/// The request body of `endpoint`'s dialect, plus its extra fields.
+/// The request body of `endpoint`'s dialect for a prompt cut into a query and passages.
 pub(crate) fn body(endpoint: &Endpoint, prompt: &str) -> Map<String, Value> {
     let (query, passages) = query_and_passages(prompt, endpoint.request.passages.unwrap_or(DEFAULT_PASSAGES));
+    query_body(endpoint, query, passages)
+}
+
+/// The request body of `endpoint`'s dialect for `query` and `passages`, plus its extra fields.
+pub(crate) fn query_body(endpoint: &Endpoint, query: String, passages: Vec<String>) -> Map<String, Value> {
     let mut body = Map::new();
     match endpoint.kind {
         EndpointKind::TeiRankings => {
@@ -119,6 +125,17 @@ mod tests {
             body_of(EndpointKind::NimRankings, prompt, Some(2)),
             json!({"model": "reranker", "query": {"text": "what is"},
                    "passages": [{"text": "rust a"}, {"text": "language a mineral"}]})
+        );
+        let given = crate::client::rankings_request_body(
+            &endpoint(EndpointKind::NimRankings, Some(1)),
+            "what is rust",
+            &["a language".to_string(), "a mineral".to_string(), "a fungus".to_string()],
+        );
+        assert_eq!(
+            serde_json::from_slice::<Value>(&given).unwrap(),
+            json!({"model": "reranker", "query": {"text": "what is rust"},
+                   "passages": [{"text": "a language"}, {"text": "a mineral"}, {"text": "a fungus"}]}),
+            "a dataset's own passages are sent whole, whatever `passages` says"
         );
         let default_passages = body_of(EndpointKind::CohereRankings, "a b c d e f g h i j", None);
         assert_eq!(default_passages["documents"].as_array().map(Vec::len), Some(DEFAULT_PASSAGES));

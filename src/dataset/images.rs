@@ -1,105 +1,120 @@
-//! Synthetic images for vision chat: seeded RGB noise encoded as PNG, sent as base64 data URLs
-//! in `image_url` content parts after each prompt's text.
+//! Synthetic images for vision chat: seeded pictures (a gradient, grain and blocks of noise)
+//! encoded as PNG or JPEG, given to each synthetic entry as base64 `data:` URLs.
 
-use anyhow::{Context, Result, bail};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
-use bytes::Bytes;
 
-use super::image_png;
-use crate::client::with_image_parts;
-use crate::load::PreparedRequest;
-use crate::plan::{Dataset, ImageFormat, ImageSettings};
+use super::{DatasetEntry, image_jpeg, image_png};
+use crate::plan::{ImageFormat, ImageSettings, SyntheticDataset};
 use crate::rng::SeededRng;
 
 /// Keeps the image stream apart from the prompt stream drawn from the same seed.
 const IMAGE_STREAM: u64 = 0x1A6E_5EED_0F1C_0DE5;
+/// JPEG quality when the settings give none.
+const DEFAULT_JPEG_QUALITY: u8 = 85;
+/// Rectangles of noise drawn over each picture's gradient.
+const NOISE_BLOCKS: usize = 4;
+/// Grain on the gradient: each channel moves by up to this much either way.
+const GRAIN: i32 = 6;
 
-/// Adds the dataset's synthetic images (if it asks for any) to every request body, in dataset
-/// order; returns the requests and the number of images each one carries.
-pub fn attach(dataset: &Dataset, mut requests: Vec<PreparedRequest>) -> Result<(Vec<PreparedRequest>, u64)> {
-    let Dataset::Synthetic(spec) = dataset else { return Ok((requests, 0)) };
-    let Some(settings) = spec.images else { return Ok((requests, 0)) };
+/// Gives each entry the images `spec` asks for (none when it asks for none), in entry order.
+pub fn add_synthetic(spec: &SyntheticDataset, entries: &mut [DatasetEntry]) {
+    let Some(settings) = spec.images else { return };
     let mut rng = SeededRng::new(spec.random_seed ^ IMAGE_STREAM);
-    for (index, request) in requests.iter_mut().enumerate() {
-        let urls: Vec<String> = (0..settings.count).map(|_| data_url(&settings, &mut rng)).collect();
-        let Some(body) = with_image_parts(&request.body, &urls)
-            .with_context(|| format!("adding images to request {index} of the dataset"))?
-        else {
-            bail!("images need a chat endpoint (kind: \"chat\"); request {index} has no `messages`");
-        };
-        request.body = Bytes::from(body);
+    for entry in entries {
+        entry.images = (0..settings.count).map(|_| data_url(&settings, &mut rng)).collect();
     }
-    Ok((requests, u64::from(settings.count)))
 }
 
 /// One image of `settings`, drawn from `rng`, as a `data:` URL.
-pub fn data_url(settings: &ImageSettings, rng: &mut SeededRng) -> String {
+fn data_url(settings: &ImageSettings, rng: &mut SeededRng) -> String {
+    let rgb = picture(settings.width as usize, settings.height as usize, rng);
     match settings.format {
         ImageFormat::Png => {
-            let png = image_png::encode_rgb(settings.width, settings.height, &noise(settings, rng));
-            format!("data:image/png;base64,{}", BASE64.encode(png))
+            format!(
+                "data:image/png;base64,{}",
+                BASE64.encode(image_png::encode_rgb(settings.width, settings.height, &rgb))
+            )
+        }
+        ImageFormat::Jpeg => {
+            let quality = settings.quality.unwrap_or(DEFAULT_JPEG_QUALITY);
+            let jpeg = image_jpeg::encode_rgb(settings.width, settings.height, &rgb, quality);
+            format!("data:image/jpeg;base64,{}", BASE64.encode(jpeg))
         }
     }
 }
 
-/// Random RGB pixels, row by row.
-fn noise(settings: &ImageSettings, rng: &mut SeededRng) -> Vec<u8> {
-    let len = settings.width as usize * settings.height as usize * 3;
-    let mut pixels = Vec::with_capacity(len + 8);
-    while pixels.len() < len {
-        pixels.extend_from_slice(&rng.next_u64().to_le_bytes());
+/// RGB pixels, row by row: a diagonal gradient between two random colours with a light grain,
+/// and a few rectangles of plain noise, so a JPEG is about as big as a photo's.
+fn picture(width: usize, height: usize, rng: &mut SeededRng) -> Vec<u8> {
+    let [from, to] = [rng.next_u64(), rng.next_u64()].map(|bits| bits.to_le_bytes().map(f32::from));
+    let blocks: Vec<[usize; 4]> = (0..NOISE_BLOCKS)
+        .map(|_| {
+            let (x, y) = (rng.below(width as u64) as usize, rng.below(height as u64) as usize);
+            let (w, h) = (1 + rng.below(width as u64 / 3 + 1) as usize, 1 + rng.below(height as u64 / 3 + 1) as usize);
+            [x, y, x + w, y + h]
+        })
+        .collect();
+    let span = (width + height).saturating_sub(2).max(1) as f32;
+    let mut rgb = Vec::with_capacity(width * height * 3);
+    for y in 0..height {
+        for x in 0..width {
+            let random = rng.next_u64().to_le_bytes();
+            if blocks.iter().any(|&[x0, y0, x1, y1]| (x0..x1).contains(&x) && (y0..y1).contains(&y)) {
+                rgb.extend_from_slice(&random[..3]);
+                continue;
+            }
+            let t = (x + y) as f32 / span;
+            for channel in 0..3 {
+                let shade = from[channel] + (to[channel] - from[channel]) * t;
+                let grain = i32::from(random[channel]) % (2 * GRAIN + 1) - GRAIN;
+                rgb.push((shade as i32 + grain).clamp(0, 255) as u8);
+            }
+        }
     }
-    pixels.truncate(len);
-    pixels
+    rgb
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::{Dist, SyntheticDataset};
-    use serde_json::Value;
+    use crate::plan::Dist;
 
-    fn dataset(images: Option<ImageSettings>, seed: u64) -> Dataset {
-        Dataset::Synthetic(SyntheticDataset {
+    fn spec(images: Option<ImageSettings>, seed: u64) -> SyntheticDataset {
+        SyntheticDataset {
             isl: Dist { mean: 8.0, stddev: 0.0 },
             osl: Dist { mean: 4.0, stddev: 0.0 },
             random_seed: seed,
             entries: 2,
             images,
             options: Default::default(),
-        })
-    }
-
-    fn chat_request(prompt: &str) -> PreparedRequest {
-        let body = serde_json::json!({ "model": "m", "messages": [{ "role": "user", "content": prompt }] });
-        PreparedRequest {
-            body: Bytes::from(body.to_string()),
-            input_tokens: 2,
-            max_tokens: Some(4),
-            system_prompt: None,
-            turn: None,
         }
     }
 
-    fn image_urls(request: &PreparedRequest) -> Vec<String> {
-        let body: Value = serde_json::from_slice(&request.body).unwrap();
-        let parts = body["messages"][0]["content"].as_array().unwrap().clone();
-        assert_eq!(parts[0]["type"], "text");
-        parts[1..].iter().map(|part| part["image_url"]["url"].as_str().unwrap().to_string()).collect()
+    fn images_of(images: Option<ImageSettings>, seed: u64) -> Vec<Vec<String>> {
+        let mut entries = vec![
+            DatasetEntry::counted(
+                &crate::dataset::tokenizer::Tokenizer::shared_builtin().unwrap(),
+                "a".into(),
+                None
+            );
+            2
+        ];
+        add_synthetic(&spec(images, seed), &mut entries);
+        entries.into_iter().map(|entry| entry.images).collect()
     }
 
-    const SETTINGS: ImageSettings = ImageSettings { count: 2, width: 16, height: 8, format: ImageFormat::Png };
+    const PNG: ImageSettings =
+        ImageSettings { count: 2, width: 16, height: 8, format: ImageFormat::Png, quality: None };
+    const JPEG: ImageSettings =
+        ImageSettings { count: 1, width: 64, height: 40, format: ImageFormat::Jpeg, quality: None };
 
     #[test]
-    fn each_request_gets_its_own_seeded_png_images() {
-        let requests = vec![chat_request("a b"), chat_request("c d")];
-        let (with_images, per_request) = attach(&dataset(Some(SETTINGS), 7), requests.clone()).unwrap();
-        assert_eq!(per_request, 2);
-        let first = image_urls(&with_images[0]);
-        let second = image_urls(&with_images[1]);
+    fn each_entry_gets_its_own_seeded_png_images() {
+        let images = images_of(Some(PNG), 7);
+        let (first, second) = (&images[0], &images[1]);
         assert_eq!(first.len(), 2);
-        assert!(first.iter().chain(&second).all(|url| url.starts_with("data:image/png;base64,iVBORw0KGgo")));
+        assert!(first.iter().chain(second).all(|url| url.starts_with("data:image/png;base64,iVBORw0KGgo")));
         assert_ne!(first[0], first[1]);
         assert_ne!(first, second);
         let png = BASE64.decode(first[0].trim_start_matches("data:image/png;base64,")).unwrap();
@@ -107,29 +122,26 @@ mod tests {
         assert_eq!(png.len(), 8 + 25 + (12 + 2 + 5 + 8 * 49 + 4) + 12);
 
         // The same seed gives the same images; another seed, others.
-        let (again, _) = attach(&dataset(Some(SETTINGS), 7), requests.clone()).unwrap();
-        assert_eq!(image_urls(&again[1]), second);
-        let (reseeded, _) = attach(&dataset(Some(SETTINGS), 8), requests).unwrap();
-        assert_ne!(image_urls(&reseeded[0]), first);
+        assert_eq!(images_of(Some(PNG), 7), images);
+        assert_ne!(images_of(Some(PNG), 8)[0], *first);
     }
 
     #[test]
-    fn no_image_settings_leave_the_bodies_alone() {
-        let requests = vec![chat_request("a b")];
-        let (same, per_request) = attach(&dataset(None, 7), requests.clone()).unwrap();
-        assert_eq!((same[0].body.clone(), per_request), (requests[0].body.clone(), 0));
+    fn jpeg_images_are_seeded_and_their_quality_sets_their_size() {
+        let images = images_of(Some(JPEG), 3);
+        let jpeg = BASE64.decode(images[0][0].strip_prefix("data:image/jpeg;base64,").unwrap()).unwrap();
+        assert_eq!(jpeg[..4], [0xff, 0xd8, 0xff, 0xe0]);
+        assert_eq!(&jpeg[6..11], b"JFIF\0");
+        assert_eq!(images_of(Some(JPEG), 3), images, "the same seed, the same bytes");
+        assert_ne!(images[0], images[1]);
+        let low = images_of(Some(ImageSettings { quality: Some(30), ..JPEG }), 3);
+        assert!(low[0][0].len() < images[0][0].len(), "{} vs {}", low[0][0].len(), images[0][0].len());
+        // Smaller than raw pixels (64 × 40 × 3 bytes), yet more than a flat picture would take.
+        assert!((600..64 * 40 * 3).contains(&jpeg.len()), "{} bytes", jpeg.len());
     }
 
     #[test]
-    fn a_body_without_messages_cannot_carry_images() {
-        let completions = PreparedRequest {
-            body: Bytes::from(r#"{"prompt":"x"}"#),
-            input_tokens: 1,
-            max_tokens: None,
-            system_prompt: None,
-            turn: None,
-        };
-        let error = attach(&dataset(Some(SETTINGS), 1), vec![completions]).unwrap_err().to_string();
-        assert!(error.contains("kind: \"chat\""), "{error}");
+    fn no_image_settings_give_no_images() {
+        assert_eq!(images_of(None, 7), [Vec::<String>::new(), Vec::new()]);
     }
 }

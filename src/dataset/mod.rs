@@ -6,11 +6,14 @@ pub mod corpus;
 mod exact_length;
 mod fields;
 mod file;
+mod image_files;
+mod image_jpeg;
 mod image_png;
-pub mod images;
+mod images;
 mod mooncake;
 mod multi_turn;
 mod random_pool;
+pub mod requests;
 mod sampling;
 mod sharegpt;
 mod single_turn;
@@ -37,6 +40,17 @@ pub struct DatasetEntry {
     pub system_prompt: Option<Arc<SystemPrompt>>,
     /// Its place in a session of a multi-turn file; `None` for a prompt of its own.
     pub turn: Option<FileTurn>,
+    /// Images sent after the prompt (vision chat), as `data:` or http(s) URLs.
+    pub images: Vec<String>,
+    /// A rankings entry's own query and passages (its prompt joins them, for the record).
+    pub ranking: Option<Ranking>,
+}
+
+/// The query and passages of a rankings entry of a dataset file, sent as they are.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ranking {
+    pub query: String,
+    pub passages: Vec<String>,
 }
 
 /// Text sent ahead of every prompt of a dataset: a system message in chat requests, the
@@ -60,7 +74,7 @@ impl DatasetEntry {
     /// An entry for `prompt`, its tokens counted with `tokenizer`.
     pub fn counted(tokenizer: &Tokenizer, prompt: String, max_tokens: Option<u64>) -> Self {
         let input_tokens = tokenizer.count(&prompt) as u64;
-        Self { prompt, input_tokens, max_tokens, system_prompt: None, turn: None }
+        Self { prompt, input_tokens, max_tokens, system_prompt: None, turn: None, images: Vec::new(), ranking: None }
     }
 }
 
@@ -68,7 +82,11 @@ impl DatasetEntry {
 /// cannot be read or has a bad line is an error naming the file (and line).
 pub fn build(dataset: &Dataset, tokenizer: &Tokenizer) -> Result<Vec<DatasetEntry>> {
     match dataset {
-        Dataset::Synthetic(spec) => Ok(synthetic::generate(spec, tokenizer)),
+        Dataset::Synthetic(spec) => {
+            let mut entries = synthetic::generate(spec, tokenizer);
+            images::add_synthetic(spec, &mut entries);
+            Ok(entries)
+        }
         Dataset::File(spec) => file::load(spec, tokenizer),
     }
 }

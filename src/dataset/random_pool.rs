@@ -12,10 +12,18 @@ use crate::rng::SeededRng;
 /// `draws` prompts (by default as many as the largest pool has entries) from the pools at `path`.
 pub fn parse(path: &Path, tokenizer: &Tokenizer, draws: Option<usize>, seed: u64) -> Result<Vec<DatasetEntry>> {
     let mut pools = Vec::new();
-    for file in pool_files(path)? {
-        let pool = single_turn::parse(&file, &fields::read(&file)?, tokenizer)?;
+    let files = pool_files(path)?;
+    for file in &files {
+        let pool = single_turn::parse(file, &fields::read(file)?, tokenizer)?;
         if pool.is_empty() {
             bail!("dataset file {} has no entries", file.display());
+        }
+        if files.len() > 1 && pool.iter().any(|entry| entry.ranking.is_some()) {
+            bail!(
+                "dataset file {}: entries with \"query\" and \"passages\" cannot be joined with other pools; \
+                 give the file itself as `path`",
+                file.display()
+            );
         }
         pools.push(pool);
     }
@@ -28,7 +36,10 @@ pub fn parse(path: &Path, tokenizer: &Tokenizer, draws: Option<usize>, seed: u64
             [one] => (*one).clone(),
             several => {
                 let prompt = several.iter().map(|entry| entry.prompt.as_str()).collect::<Vec<_>>().join(" ");
-                DatasetEntry::counted(tokenizer, prompt, several.iter().find_map(|entry| entry.max_tokens))
+                let mut joined =
+                    DatasetEntry::counted(tokenizer, prompt, several.iter().find_map(|entry| entry.max_tokens));
+                joined.images = several.iter().flat_map(|entry| entry.images.iter().cloned()).collect();
+                joined
             }
         });
     }
@@ -100,6 +111,24 @@ mod tests {
             assert_eq!(entry.input_tokens as usize, tokenizer.count(&entry.prompt));
         }
         assert_eq!(parse(dir.path(), &tokenizer, None, 1).unwrap().len(), 2, "the largest pool's size");
+    }
+
+    #[test]
+    fn joined_draws_keep_every_image_and_rankings_entries_stay_in_one_pool() {
+        let tokenizer = Tokenizer::shared_builtin().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.jsonl"), "{\"text\": \"Look:\", \"image\": \"https://x/a.png\"}\n").unwrap();
+        std::fs::write(dir.path().join("b.jsonl"), "{\"text\": \"and\", \"images\": [\"https://x/b.gif\"]}\n").unwrap();
+        let drawn = parse(dir.path(), &tokenizer, Some(2), 1).unwrap();
+        assert_eq!(drawn[0].prompt, "Look: and");
+        assert_eq!(drawn[0].images, ["https://x/a.png", "https://x/b.gif"]);
+
+        let rankings = dir.path().join("c.jsonl");
+        std::fs::write(&rankings, "{\"query\": \"q\", \"passages\": [\"p\"]}\n").unwrap();
+        let err = parse(dir.path(), &tokenizer, None, 1).unwrap_err().to_string();
+        assert!(err.contains("c.jsonl: entries with \"query\" and \"passages\" cannot be joined"), "{err}");
+        let alone = parse(&rankings, &tokenizer, Some(3), 1).unwrap();
+        assert!(alone.iter().all(|entry| entry.ranking.as_ref().is_some_and(|r| r.passages == ["p"])));
     }
 
     #[test]

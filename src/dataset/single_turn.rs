@@ -1,25 +1,57 @@
 //! Single-turn JSONL: one prompt per line, `{"text": ..}` or `{"texts": [..]}` (joined with a
-//! space), with an optional `output_length` (the max tokens asked for).
+//! space), with an optional `output_length` (the max tokens asked for) and images (`image` or
+//! `images`: paths or URLs). A rankings entry has `query` and `passages` instead of text.
 
 use std::path::Path;
 
-use anyhow::Result;
+use anyhow::{Result, bail};
 
 use super::fields::{Record, json_lines};
-use super::{DatasetEntry, tokenizer::Tokenizer};
+use super::image_files::ImageFiles;
+use super::{DatasetEntry, Ranking, tokenizer::Tokenizer};
 
 pub fn parse(path: &Path, text: &str, tokenizer: &Tokenizer) -> Result<Vec<DatasetEntry>> {
+    let mut images = ImageFiles::beside(path);
     let mut entries = Vec::new();
     for (at, object) in json_lines(path, text)? {
         let line = Record::new(&at, &object);
-        let prompt = if line.has("texts") && !line.has("text") {
-            line.strings("texts")?.join(" ")
+        let mut entry = if line.has("query") || line.has("passages") {
+            ranking_entry(&line, tokenizer)?
         } else {
-            line.string("text")?.to_string()
+            let prompt = if line.has("texts") && !line.has("text") {
+                line.strings("texts")?.join(" ")
+            } else {
+                line.string("text")?.to_string()
+            };
+            DatasetEntry::counted(tokenizer, prompt, line.opt_u64("output_length")?)
         };
-        entries.push(DatasetEntry::counted(tokenizer, prompt, line.opt_u64("output_length")?));
+        entry.images = images.of(&line)?;
+        entries.push(entry);
     }
     Ok(entries)
+}
+
+/// An entry of `query` and `passages` (at least one) for a rankings endpoint. Its prompt joins
+/// them with spaces; its input tokens are the query's and each passage's, counted apart.
+fn ranking_entry(line: &Record<'_>, tokenizer: &Tokenizer) -> Result<DatasetEntry> {
+    if line.has("text") || line.has("texts") {
+        bail!("{}: give either \"text\" or \"query\" and \"passages\", not both", line.at);
+    }
+    let query = line.string("query")?.to_string();
+    let passages: Vec<String> = line.strings("passages")?.into_iter().map(str::to_string).collect();
+    if passages.is_empty() {
+        bail!("{}: \"passages\" is empty; a query needs at least one passage to rank", line.at);
+    }
+    let input_tokens = std::iter::once(&query).chain(&passages).map(|text| tokenizer.count(text) as u64).sum();
+    Ok(DatasetEntry {
+        prompt: format!("{query} {}", passages.join(" ")),
+        input_tokens,
+        max_tokens: None,
+        system_prompt: None,
+        turn: None,
+        images: Vec::new(),
+        ranking: Some(Ranking { query, passages }),
+    })
 }
 
 #[cfg(test)]
@@ -47,6 +79,37 @@ mod tests {
         for entry in &entries {
             assert_eq!(entry.input_tokens as usize, tokenizer.count(&entry.prompt));
         }
+    }
+
+    #[test]
+    fn rankings_entries_keep_their_query_and_passages_and_text_entries_their_images() {
+        let tokenizer = Tokenizer::shared_builtin().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("cat.png"), b"png").unwrap();
+        let path = dir.path().join("mixed.jsonl");
+        let text = r#"{"query": "what is rust", "passages": ["a language", "a red mineral"]}
+{"text": "describe it", "image": "cat.png", "output_length": 9}"#;
+        let entries = parse(&path, text, &tokenizer).unwrap();
+        let ranking = entries[0].ranking.as_ref().unwrap();
+        assert_eq!(
+            (ranking.query.as_str(), ranking.passages.as_slice()),
+            ("what is rust", &["a language".to_string(), "a red mineral".to_string()][..])
+        );
+        assert_eq!(entries[0].prompt, "what is rust a language a red mineral");
+        // GPT-2: what| is| rust + a| language + a| red| mineral, each counted on its own.
+        assert_eq!(entries[0].input_tokens, 3 + 2 + 3);
+        assert_eq!((entries[0].max_tokens, entries[0].images.len()), (None, 0));
+        assert_eq!(entries[1].ranking, None);
+        assert_eq!(entries[1].images, ["data:image/png;base64,cG5n"]);
+        assert_eq!(entries[1].max_tokens, Some(9));
+
+        let error = |line: &str| parse(&path, line, &tokenizer).unwrap_err().to_string();
+        assert!(error(r#"{"query": "q"}"#).ends_with("mixed.jsonl:1: missing \"passages\""));
+        assert!(error(r#"{"passages": ["p"]}"#).ends_with(":1: missing \"query\""));
+        assert!(error(r#"{"query": "q", "passages": []}"#).contains(":1: \"passages\" is empty"));
+        assert!(error(r#"{"query": "q", "passages": ["p"], "text": "t"}"#).contains("give either \"text\" or"));
+        assert!(error(r#"{"query": "q", "passages": [1]}"#).contains("\"passages\" must be an array of strings"));
+        assert!(error(r#"{"text": "t", "image": "dog.png"}"#).contains(":1: cannot read image"));
     }
 
     #[test]

@@ -55,6 +55,8 @@ pub fn generate(spec: &SyntheticDataset, tokenizer: &Tokenizer) -> Vec<DatasetEn
                 max_tokens: Some(output_tokens),
                 system_prompt: system_prompt.clone(),
                 turn: None,
+                images: Vec::new(),
+                ranking: None,
             }
         })
         .collect()

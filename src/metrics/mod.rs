@@ -32,6 +32,7 @@ pub struct MetricsContext {
     pub produces_tokens: bool,
     /// Token counts come from each response's `usage`; the tokenizer counts only what it lacks.
     pub use_server_token_count: bool,
-    /// Images sent with each request (vision chat); 0 when none.
-    pub images_per_request: u64,
+    /// Images sent with each dataset entry's request (vision chat), by dataset index; empty
+    /// or 0 when none.
+    pub images_per_entry: Vec<u32>,
 }

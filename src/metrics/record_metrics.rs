@@ -125,8 +125,9 @@ pub fn success_metrics(record: &RequestRecord, ctx: &MetricsContext) -> RecordMe
             }
         }
     }
-    if ctx.images_per_request > 0 {
-        push_image_metrics(&mut metrics, ctx.images_per_request, latency_ns);
+    let images = ctx.images_per_entry.get(record.origin.dataset_index).copied().unwrap_or(0);
+    if images > 0 {
+        push_image_metrics(&mut metrics, u64::from(images), latency_ns);
     }
     push_diff_metrics(&mut metrics, record.requested_output_tokens);
     push_trace_metrics(&mut metrics, record.trace.as_deref());
@@ -419,16 +420,22 @@ mod tests {
 
     #[test]
     fn image_metrics_divide_the_latency_by_the_images() {
-        // 3 images; sent at 1 ms, last chunk at 250 ms.
-        let record = streamed_record(1_000_000, &[100_000_000, 250_000_000], " the the", 8);
+        // 3 images with dataset entry 1; sent at 1 ms, last chunk at 250 ms.
+        let mut record = streamed_record(1_000_000, &[100_000_000, 250_000_000], " the the", 8);
+        record.origin.dataset_index = 1;
         let mut ctx = context(true);
         assert!(success_metrics(&record, &ctx).get(&registry::NUM_IMAGES).is_none());
-        ctx.images_per_request = 3;
+        ctx.images_per_entry = vec![2, 3, 0];
         let m = success_metrics(&record, &ctx);
         assert_eq!(count(&m, &registry::NUM_IMAGES), 3);
         // 249 ms: 3 / 0.249 s, and 249 / 3 ms per image.
         assert!(close(float(&m, &registry::IMAGE_THROUGHPUT), 3.0 / 0.249));
         assert!(close(float(&m, &registry::IMAGE_LATENCY), 83.0));
+
+        // An entry without images has no image metrics, even in a dataset where others have some.
+        record.origin.dataset_index = 2;
+        let none = success_metrics(&record, &ctx);
+        assert!(none.get(&registry::NUM_IMAGES).is_none() && none.get(&registry::IMAGE_LATENCY).is_none());
     }
 
     #[test]

@@ -15,7 +15,7 @@ pub fn context(streaming: bool) -> MetricsContext {
         clock: RunClock::start(),
         produces_tokens: true,
         use_server_token_count: false,
-        images_per_request: 0,
+        images_per_entry: Vec::new(),
     }
 }
 

@@ -1,0 +1,144 @@
+//! Dataset entries as request bodies: the endpoint kind's body for the prompt, then what an
+//! entry brings of its own: a rankings entry's query and passages, and its images as
+//! `image_url` parts (chat only). Keeps how many images each request carries, for the metrics.
+
+use anyhow::{Context, Result, bail};
+use bytes::Bytes;
+
+use super::DatasetEntry;
+use crate::client::{rankings_request_body, with_image_parts};
+use crate::load::PreparedRequest;
+use crate::plan::{Dataset, Endpoint, EndpointKind};
+
+/// The requests of a dataset, in dataset order.
+pub struct Prepared {
+    pub requests: Vec<PreparedRequest>,
+    /// Images sent with each request, by its index in `requests`.
+    pub images: Vec<u32>,
+}
+
+/// The request of every entry of `dataset` for `endpoint`.
+pub fn prepare(dataset: &Dataset, endpoint: &Endpoint, entries: Vec<DatasetEntry>) -> Result<Prepared> {
+    check_kind(dataset, endpoint, &entries)?;
+    let mut prepared =
+        Prepared { requests: Vec::with_capacity(entries.len()), images: Vec::with_capacity(entries.len()) };
+    for (index, mut entry) in entries.into_iter().enumerate() {
+        let images = std::mem::take(&mut entry.images);
+        let ranking = entry.ranking.take();
+        let mut request = PreparedRequest::of(endpoint, entry);
+        if let Some(ranking) = ranking {
+            request.body = Bytes::from(rankings_request_body(endpoint, &ranking.query, &ranking.passages));
+        }
+        if !images.is_empty() {
+            let Some(body) = with_image_parts(&request.body, &images)
+                .with_context(|| format!("adding images to request {index} of the dataset"))?
+            else {
+                bail!("images need a chat endpoint (kind: \"chat\"); request {index} has no `messages`");
+            };
+            request.body = Bytes::from(body);
+        }
+        prepared.images.push(images.len() as u32);
+        prepared.requests.push(request);
+    }
+    Ok(prepared)
+}
+
+/// Images go to chat endpoints only, a file's queries and passages to rankings endpoints only.
+fn check_kind(dataset: &Dataset, endpoint: &Endpoint, entries: &[DatasetEntry]) -> Result<()> {
+    let Dataset::File(file) = dataset else { return Ok(()) };
+    let kind = endpoint.kind;
+    if kind != EndpointKind::Chat && entries.iter().any(|entry| !entry.images.is_empty()) {
+        bail!(
+            "dataset file {}: entries with \"image\" or \"images\" need a chat endpoint (kind: \"chat\"), not \"{}\"",
+            file.path,
+            kind.as_str()
+        );
+    }
+    let rankings = matches!(kind, EndpointKind::CohereRankings | EndpointKind::TeiRankings | EndpointKind::NimRankings);
+    if !rankings && entries.iter().any(|entry| entry.ranking.is_some()) {
+        bail!(
+            "dataset file {}: entries with \"query\" and \"passages\" need a rankings endpoint (kind: \"rankings\"), not \"{}\"",
+            file.path,
+            kind.as_str()
+        );
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::*;
+    use crate::client::test_endpoint;
+    use crate::dataset::Ranking;
+    use crate::dataset::tokenizer::Tokenizer;
+    use crate::plan::{AtEnd, FileDataset, FileFormat, Sampling};
+
+    fn file_dataset() -> Dataset {
+        Dataset::File(FileDataset {
+            path: "data/mixed.jsonl".into(),
+            format: FileFormat::SingleTurn,
+            sampling: Sampling::Sequential,
+            at_end: AtEnd::Wrap,
+            random_seed: 0,
+            block_size: 512,
+            draws: None,
+        })
+    }
+
+    fn entry(prompt: &str, images: &[&str], ranking: Option<Ranking>) -> DatasetEntry {
+        let mut entry = DatasetEntry::counted(&Tokenizer::shared_builtin().unwrap(), prompt.into(), Some(3));
+        entry.images = images.iter().map(|url| url.to_string()).collect();
+        entry.ranking = ranking;
+        entry
+    }
+
+    fn body(request: &PreparedRequest) -> Value {
+        serde_json::from_slice(&request.body).unwrap()
+    }
+
+    #[test]
+    fn chat_requests_carry_their_entry_s_images_and_count_them() {
+        let entries =
+            vec![entry("look", &["https://x/a.png", "data:image/gif;base64,R0"], None), entry("plain", &[], None)];
+        let prepared = prepare(&file_dataset(), &test_endpoint(EndpointKind::Chat), entries).unwrap();
+        assert_eq!(prepared.images, [2, 0]);
+        assert_eq!(
+            body(&prepared.requests[0])["messages"][0]["content"],
+            json!([{"type": "text", "text": "look"},
+                   {"type": "image_url", "image_url": {"url": "https://x/a.png"}},
+                   {"type": "image_url", "image_url": {"url": "data:image/gif;base64,R0"}}])
+        );
+        assert_eq!(body(&prepared.requests[1])["messages"][0]["content"], "plain");
+    }
+
+    #[test]
+    fn rankings_entries_send_their_own_passages_and_others_are_cut() {
+        let ranking = Ranking { query: "q".into(), passages: vec!["p1".into(), "p2".into()] };
+        let entries = vec![entry("q p1 p2", &[], Some(ranking)), entry("a b c d e", &[], None)];
+        let prepared = prepare(&file_dataset(), &test_endpoint(EndpointKind::CohereRankings), entries).unwrap();
+        assert_eq!(
+            body(&prepared.requests[0]),
+            json!({"model": "m", "query": "q", "documents": ["p1", "p2"], "top_n": 2})
+        );
+        assert_eq!(body(&prepared.requests[1])["query"], "a");
+        assert_eq!(prepared.images, [0, 0]);
+    }
+
+    #[test]
+    fn images_and_rankings_entries_need_their_kinds() {
+        let with_image = vec![entry("look", &["https://x/a.png"], None)];
+        let error = prepare(&file_dataset(), &test_endpoint(EndpointKind::Embeddings), with_image).err().unwrap();
+        assert_eq!(
+            error.to_string(),
+            "dataset file data/mixed.jsonl: entries with \"image\" or \"images\" need a chat endpoint (kind: \"chat\"), not \"embeddings\""
+        );
+        let ranking = Ranking { query: "q".into(), passages: vec!["p".into()] };
+        let error =
+            prepare(&file_dataset(), &test_endpoint(EndpointKind::Chat), vec![entry("q p", &[], Some(ranking))]);
+        assert!(
+            error.err().unwrap().to_string().contains("need a rankings endpoint (kind: \"rankings\"), not \"chat\"")
+        );
+    }
+}
