@@ -67,14 +67,14 @@ build_llama_server() {
 }
 
 install_python_readers() {
-    if python3 -c "import pyarrow, duckdb" >/dev/null 2>&1; then
-        log "pyarrow and duckdb present"
+    if python3 -c "import pyarrow, duckdb, PIL" >/dev/null 2>&1; then
+        log "pyarrow, duckdb and pillow present"
         return
     fi
-    log "installing pyarrow and duckdb"
+    log "installing pyarrow, duckdb and pillow"
     # A Debian-managed python3 refuses plain pip installs (PEP 668); fall back to the override.
-    python3 -m pip install --quiet pyarrow duckdb \
-        || python3 -m pip install --quiet --break-system-packages pyarrow duckdb
+    python3 -m pip install --quiet pyarrow duckdb pillow \
+        || python3 -m pip install --quiet --break-system-packages pyarrow duckdb pillow
 }
 
 install_apt_packages
