@@ -12,6 +12,9 @@ use aiperf::dataset::synthetic;
 use aiperf::dataset::tokenizer::Tokenizer;
 use aiperf::plan::{Dist, SyntheticDataset};
 
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> anyhow::Result<()> {
     let mut args = std::env::args().skip(1);
     let prompts: usize = args.next().map_or(Ok(1000), |arg| arg.parse())?;
