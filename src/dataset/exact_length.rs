@@ -82,8 +82,8 @@ fn tokens_from(tokenizer: &Tokenizer, corpus: &str, offset: usize, wanted: usize
     }
 }
 
-/// How much more text than the average needs a window is cut from: windows of a few hundred
-/// tokens vary by a few percent around the corpus's mean.
+/// A window holds this much more text than the mean bytes per token says it needs: windows of
+/// a few hundred tokens vary by a few percent around the corpus's mean.
 const WINDOW_MARGIN: f64 = 1.15;
 /// The sample of the corpus the bytes per token are measured on.
 const SAMPLE_BYTES: usize = 16_384;
