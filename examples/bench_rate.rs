@@ -11,6 +11,10 @@ use aiperf::plan::{
     TokenizerSpec,
 };
 
+/// The allocator of the `aiperf` binary, so the benchmark measures what users run.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const RATES_RPS: [f64; 3] = [1_000.0, 5_000.0, 10_000.0];
 
 fn plan(rate_rps: f64, seconds: f64) -> Plan {

@@ -2,6 +2,11 @@
 
 use clap::Parser;
 
+/// mimalloc instead of the system allocator: building prompts (tokenizing) and reading streamed
+/// answers allocate many small strings; docs/performance.md has the numbers.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     let cli = aiperf::cli::Cli::parse();
     let filter = tracing_subscriber::EnvFilter::try_new(cli.log_filter())

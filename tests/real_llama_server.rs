@@ -1,7 +1,8 @@
 //! End to end against a real llama.cpp `llama-server` (tiny model, CPU): streaming and
 //! non-streaming chat and completions, queueing beyond the slot count, `ignore_eos`, token
-//! counts that agree with the server's, its `llamacpp:*` metrics, API keys, and a server that
-//! dies mid-run.
+//! counts that agree with the server's (client tokenizer from a file or a folder, or the
+//! server's own counts), embeddings, a template endpoint for the native `/completion` API, its
+//! `llamacpp:*` metrics, API keys, and a server that dies mid-run.
 //! `scripts/real-servers.sh` builds llama-server; `.ci/run` calls it first.
 
 mod common;
@@ -11,21 +12,31 @@ use common::{run_scenario, stat};
 
 /// A scenario body that runs one benchmark named `name` against `url` with the model's tokenizer.
 fn scenario(name: &str, url: &str, endpoint_extra: &str, phases: &str) -> String {
+    let endpoint = format!(r#"url: "{url}", model: "tiny", extra: llamacpp::extra(), {endpoint_extra}"#);
     let tokenizer = fixture("trained-bytelevel-bpe-8k.tokenizer.json");
+    scenario_with(name, &endpoint, &format!(r#"tokenizer: "{}""#, tokenizer.display()), phases)
+}
+
+/// A scenario body whose endpoint map holds `endpoint` and whose run map also holds `run_keys`.
+fn scenario_with(name: &str, endpoint: &str, run_keys: &str, phases: &str) -> String {
     format!(
         r#"
         import "aiperf/llamacpp" as llamacpp;
         let r = run(#{{
             name: "{name}",
-            endpoint: endpoint(#{{ url: "{url}", model: "tiny", extra: llamacpp::extra(), {endpoint_extra} }}),
+            endpoint: endpoint(#{{ {endpoint} }}),
             dataset: synthetic(#{{ isl: normal(64, 8), osl: fixed(32), seed: 5, entries: 20 }}),
-            tokenizer: "{tokenizer}",
+            {run_keys},
             phases: [ {phases} ],
         }});
         print(`ERRORS=${{r.error_count}}`);
-        "#,
-        tokenizer = tokenizer.display()
+        "#
     )
+}
+
+/// `record.metrics[metric].value` as u64, if the record has it.
+fn record_value(record: &serde_json::Value, metric: &str) -> Option<u64> {
+    record["metrics"][metric]["value"].as_u64()
 }
 
 #[test]
@@ -185,4 +196,124 @@ fn llamacpp_metrics_are_collected_and_agree_with_the_requests_sent() {
     // responses' usage blocks reported.
     let prompt_tokens = total("llamacpp:prompt_tokens") + total("llamacpp:prompt_tokens_cached");
     assert_eq!(prompt_tokens, stat(&summary, "total_usage_prompt_tokens", "avg"));
+}
+
+#[test]
+fn server_token_counts_are_the_usage_counts_on_completions_and_chat() {
+    let server = LlamaServer::start(&[]);
+    let tokenizer = fixture("trained-bytelevel-bpe-8k.tokenizer.json");
+    let run_keys = format!(r#"tokenizer: "{}", use_server_token_count: true"#, tokenizer.display());
+    for kind in ["completions", "chat"] {
+        let name = format!("server_counts_{kind}");
+        let endpoint = format!(r#"url: "{}", model: "tiny", kind: "{kind}", extra: llamacpp::extra()"#, server.url());
+        let run =
+            run_scenario(&name, &scenario_with(&name, &endpoint, &run_keys, "concurrency(#{ users: 2, requests: 6 })"));
+        assert_eq!(run.code(), Some(0), "stderr: {}", run.stderr());
+        assert!(run.stdout().contains("ERRORS=0"), "{name}: {}", run.stdout());
+        let records = run.records(&name);
+        assert_eq!(records.len(), 6, "{name}");
+        for record in &records {
+            let usage_prompt = record_value(record, "usage_prompt_tokens");
+            assert!(usage_prompt.is_some_and(|tokens| tokens > 0), "{name}: no usage in {record}");
+            assert_eq!(record_value(record, "input_sequence_length"), usage_prompt, "{name}: ISL is the server's");
+            // The client's recount of the streamed text misses 32 by a few merges; the server's is exact.
+            assert_eq!(record_value(record, "output_sequence_length"), Some(32), "{name}: OSL is the server's");
+            assert_eq!(record_value(record, "usage_completion_tokens"), Some(32), "{name}");
+        }
+        if kind == "chat" {
+            // The server counts the chat template too, so its ISL is above the prompt's 64 ± 8.
+            let isl = stat(&run.summary(&name), "input_sequence_length", "min");
+            assert!(isl > 64.0 + 24.0, "{name}: chat ISL {isl} does not include the template's tokens");
+        }
+    }
+}
+
+#[test]
+fn a_tokenizer_folder_counts_prompts_like_the_server_and_gpt2_does_not() {
+    let server = LlamaServer::start(&[]);
+    let folder = tempfile::tempdir().expect("temp dir");
+    std::fs::copy(fixture("trained-bytelevel-bpe-8k.tokenizer.json"), folder.path().join("tokenizer.json"))
+        .expect("copy the tokenizer");
+    let endpoint = format!(r#"url: "{}", model: "tiny", kind: "completions", extra: llamacpp::extra()"#, server.url());
+    let prompt_counts = |name: &str, tokenizer: &str| {
+        let run_keys = format!(r#"tokenizer: "{tokenizer}""#);
+        let run =
+            run_scenario(name, &scenario_with(name, &endpoint, &run_keys, "concurrency(#{ users: 2, requests: 8 })"));
+        assert_eq!(run.code(), Some(0), "stderr: {}", run.stderr());
+        assert!(run.stdout().contains("ERRORS=0"), "{name}: {}", run.stdout());
+        let records = run.records(name);
+        assert_eq!(records.len(), 8, "{name}");
+        records
+            .iter()
+            .map(|record| (record_value(record, "input_sequence_length"), record_value(record, "usage_prompt_tokens")))
+            .collect::<Vec<_>>()
+    };
+    for (client, server) in prompt_counts("tokenizer_folder", &folder.path().display().to_string()) {
+        assert!(client.is_some(), "no ISL");
+        assert_eq!(client, server, "the folder's tokenizer.json is the model's vocabulary");
+    }
+    // The builtin GPT-2 vocabulary cuts the prompts to its own counts, which the server does not share.
+    let gpt2 = prompt_counts("tokenizer_builtin", "builtin");
+    assert!(gpt2.iter().any(|(client, server)| client != server), "GPT-2 and the 8k vocabulary agree: {gpt2:?}");
+}
+
+#[test]
+fn embeddings_are_served_with_mean_pooling_and_counted_like_the_server() {
+    // This model has no pooling of its own: llama-server answers /v1/embeddings with a 400
+    // ("Pooling type 'none' is not OAI compatible") unless a pooling is chosen.
+    let server = LlamaServer::start(&["--embeddings", "--pooling", "mean"]);
+    let name = "llama_embeddings";
+    let tokenizer = fixture("trained-bytelevel-bpe-8k.tokenizer.json");
+    let endpoint = format!(r#"url: "{}", model: "tiny", kind: "embeddings""#, server.url());
+    let run_keys = format!(r#"tokenizer: "{}""#, tokenizer.display());
+    let run =
+        run_scenario(name, &scenario_with(name, &endpoint, &run_keys, "concurrency(#{ users: 2, requests: 10 })"));
+    assert_eq!(run.code(), Some(0), "stderr: {}", run.stderr());
+    assert!(run.stdout().contains("ERRORS=0"), "{}", run.stdout());
+    let summary = run.summary(name);
+    assert_eq!(stat(&summary, "request_count", "avg"), 10.0);
+    assert!(stat(&summary, "request_latency", "avg") > 0.0);
+    assert!(summary.get("output_sequence_length").is_none(), "an embedding has no output tokens");
+    for record in &run.records(name) {
+        let client = record_value(record, "input_sequence_length");
+        assert!(client.is_some_and(|tokens| tokens > 0), "{record}");
+        assert_eq!(client, record_value(record, "usage_prompt_tokens"), "same vocabulary, same prompt count");
+    }
+}
+
+/// A template endpoint for llama-server's own `/completion` API (not OpenAI's).
+fn native_completion_endpoint(url: &str, streaming: bool) -> String {
+    format!(
+        r#"url: "{url}", model: "tiny", kind: "template", path: "/completion", streaming: {streaming},
+           body: #{{ prompt: "{{{{prompt}}}}", n_predict: "{{{{max_tokens}}}}", stream: "{{{{stream}}}}", ignore_eos: true }},
+           response: #{{ text: "content", stream_text: "content", finish_reason: "stop_type",
+                         prompt_tokens: "tokens_evaluated", completion_tokens: "tokens_predicted" }}"#
+    )
+}
+
+#[test]
+fn a_template_endpoint_drives_the_native_completion_api() {
+    let server = LlamaServer::start(&[]);
+    let tokenizer = fixture("trained-bytelevel-bpe-8k.tokenizer.json");
+    let run_keys = format!(r#"tokenizer: "{}""#, tokenizer.display());
+    for streaming in [true, false] {
+        let name = if streaming { "native_stream" } else { "native_plain" };
+        let endpoint = native_completion_endpoint(&server.url(), streaming);
+        let run =
+            run_scenario(name, &scenario_with(name, &endpoint, &run_keys, "concurrency(#{ users: 2, requests: 8 })"));
+        assert_eq!(run.code(), Some(0), "stderr: {}", run.stderr());
+        // The native stream ends with no `[DONE]`: its last event's `stop_type` is the finish reason.
+        assert!(run.stdout().contains("ERRORS=0"), "{name}: {}", run.stdout());
+        let summary = run.summary(name);
+        assert_eq!(stat(&summary, "request_count", "avg"), 8.0, "{name}");
+        // `n_predict` came from {{max_tokens}} and `ignore_eos` from the body: exactly 32 tokens.
+        assert_eq!(stat(&summary, "usage_completion_tokens", "min"), 32.0, "{name}");
+        assert_eq!(stat(&summary, "usage_completion_tokens", "max"), 32.0, "{name}");
+        assert!(stat(&summary, "output_sequence_length", "min") > 0.0, "{name}: the `content` text was read");
+        assert_eq!(summary.get("time_to_first_token").is_some(), streaming, "{name}: TTFT only when streaming");
+        for record in &run.records(name) {
+            let client = record_value(record, "input_sequence_length");
+            assert_eq!(client, record_value(record, "usage_prompt_tokens"), "{name}: tokens_evaluated is the ISL");
+        }
+    }
 }

@@ -67,15 +67,34 @@ pub fn text_of_length(
     closest.unwrap_or(CountedText { text: String::new(), tokens: 0 })
 }
 
-/// More than `wanted` token ids of corpus text from `offset` (fewer only if the whole corpus has fewer).
+/// More than `wanted` token ids of corpus text from `offset` (fewer only if the whole corpus has
+/// fewer). Encoding is most of the time a cut takes, so the window is sized by the tokenizer's
+/// measured bytes per token with a margin, and grown in steps when it falls short.
 fn tokens_from(tokenizer: &Tokenizer, corpus: &str, offset: usize, wanted: usize) -> Vec<u32> {
-    let mut approx_bytes = wanted * 6 + 32;
+    let bytes_per_token = tokenizer.bytes_per_token(measure_bytes_per_token);
+    let mut approx_bytes = (wanted as f64 * bytes_per_token * WINDOW_MARGIN) as usize + 64;
     loop {
         let ids = tokenizer.encode(&corpus::window(corpus, offset, approx_bytes));
         if ids.len() > wanted || approx_bytes > corpus.len() {
             return ids;
         }
-        approx_bytes *= 2;
+        approx_bytes += approx_bytes / 2;
+    }
+}
+
+/// A window holds this much more text than the mean bytes per token says it needs: windows of
+/// a few hundred tokens vary by a few percent around the corpus's mean.
+const WINDOW_MARGIN: f64 = 1.15;
+/// The sample of the corpus the bytes per token are measured on.
+const SAMPLE_BYTES: usize = 16_384;
+
+/// Bytes per token of the embedded corpus under `tokenizer` (6, a safe upper bound for English,
+/// if the sample gives no tokens).
+fn measure_bytes_per_token(tokenizer: &Tokenizer) -> f64 {
+    let sample = corpus::window(corpus::shakespeare(), 0, SAMPLE_BYTES);
+    match tokenizer.encode(&sample).len() {
+        0 => 6.0,
+        tokens => sample.len() as f64 / tokens as f64,
     }
 }
 
@@ -117,6 +136,21 @@ mod tests {
         assert_exact_under(
             &Tokenizer::from_path(&root.join("tests/fixtures/trained-bytelevel-bpe-8k.tokenizer.json")).unwrap(),
         );
+    }
+
+    #[test]
+    fn windows_are_sized_by_the_bytes_per_token_measured_once() {
+        let tokenizer = Tokenizer::builtin().unwrap();
+        let measured = tokenizer.bytes_per_token(measure_bytes_per_token);
+        // GPT-2 on English prose: about 4 bytes a token.
+        assert!((3.5..5.0).contains(&measured), "{measured}");
+        assert_eq!(tokenizer.bytes_per_token(|_| 100.0), measured, "measured once, then kept");
+        let corpus = corpus::shakespeare();
+        for (offset, wanted) in [(0, 1), (77_777, 550), (3_000_000, 4000)] {
+            let ids = tokens_from(&tokenizer, corpus, offset, wanted);
+            // More than wanted, but not the double that a fixed 6 bytes a token encoded.
+            assert!(ids.len() > wanted && ids.len() < wanted * 3 / 2 + 32, "{wanted}: {}", ids.len());
+        }
     }
 
     #[test]

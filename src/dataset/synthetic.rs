@@ -33,22 +33,39 @@ pub fn generate(spec: &SyntheticDataset, tokenizer: &Tokenizer) -> Vec<DatasetEn
             })
             .collect()
     });
+    // Every random draw is made here, in order, so the prompts depend on the seed alone; the
+    // cutting, which re-encodes each prompt, is then shared out between threads.
     let mut rng = SeededRng::new(seed);
-    (0..spec.entries.max(1))
+    let draws: Vec<Draw> = (0..spec.entries.max(1))
         .map(|index| {
             let (isl, osl) = pick_lengths(&mut rng, spec);
             let input_tokens = round_to_block(sample_length(&mut rng, isl), options.block_size);
             let output_tokens = sample_length(&mut rng, osl);
             let offset = rng.below(text.len() as u64) as usize;
-            let prompt = if options.cache_bust {
-                let marker = CountedText::of(tokenizer, cache_bust_marker(seed, index));
-                text_of_length(tokenizer, Some(&marker), text, offset, input_tokens)
-            } else if prefixes.is_empty() {
-                text_of_length(tokenizer, None, text, offset, input_tokens)
+            let prefix = if options.cache_bust || prefixes.is_empty() {
+                None
             } else {
-                let prefix = &prefixes[rng.below(prefixes.len() as u64) as usize];
-                prefix.prompt(tokenizer, offset, input_tokens)
+                Some(rng.below(prefixes.len() as u64) as usize)
             };
+            Draw { index, input_tokens, output_tokens, offset, prefix }
+        })
+        .collect();
+    let cut = |draw: &Draw| {
+        if options.cache_bust {
+            let marker = CountedText::of(tokenizer, cache_bust_marker(seed, draw.index));
+            text_of_length(tokenizer, Some(&marker), text, draw.offset, draw.input_tokens)
+        } else if let Some(prefix) = draw.prefix {
+            prefixes[prefix].prompt(tokenizer, draw.offset, draw.input_tokens)
+        } else {
+            text_of_length(tokenizer, None, text, draw.offset, draw.input_tokens)
+        }
+    };
+    let prompts = map_in_parallel(&draws, cut);
+    draws
+        .iter()
+        .zip(prompts)
+        .map(|(draw, prompt)| {
+            let output_tokens = draw.output_tokens;
             DatasetEntry {
                 prompt: prompt.text,
                 input_tokens: prompt.tokens + system_tokens,
@@ -60,6 +77,44 @@ pub fn generate(spec: &SyntheticDataset, tokenizer: &Tokenizer) -> Vec<DatasetEn
             }
         })
         .collect()
+}
+
+/// What the seed decided for one prompt, before its text is cut.
+struct Draw {
+    index: usize,
+    input_tokens: u64,
+    output_tokens: u64,
+    offset: usize,
+    /// The prefix of the pool it starts with, if there is a pool.
+    prefix: Option<usize>,
+}
+
+/// Prompts cut per thread at least: fewer are not worth a thread's start.
+const PROMPTS_PER_THREAD: usize = 32;
+
+/// `cut` of every draw, in order, on as many threads as there are cores (one for a few draws).
+fn map_in_parallel<F>(draws: &[Draw], cut: F) -> Vec<CountedText>
+where
+    F: Fn(&Draw) -> CountedText + Sync,
+{
+    let cores = std::thread::available_parallelism().map_or(1, |cores| cores.get());
+    let threads = cores.min(draws.len() / PROMPTS_PER_THREAD).max(1);
+    if threads == 1 {
+        return draws.iter().map(cut).collect();
+    }
+    let per_thread = draws.len().div_ceil(threads);
+    let cut = &cut;
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = draws
+            .chunks(per_thread)
+            .map(|chunk| scope.spawn(move || chunk.iter().map(cut).collect::<Vec<_>>()))
+            .collect();
+        // A worker only panics if `cut` does; pass the panic on as it was.
+        workers
+            .into_iter()
+            .flat_map(|worker| worker.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+            .collect()
+    })
 }
 
 /// One prefix of the pool and where in the corpus it was cut.
@@ -245,6 +300,25 @@ mod tests {
         }
         let exact = SyntheticDataset { isl: fixed(100.0), ..dataset };
         assert!(generate(&exact, &tokenizer).iter().all(|e| e.input_tokens == 100), "the ISL stays exact");
+    }
+
+    #[test]
+    fn prompts_cut_on_several_threads_come_back_in_draw_order() {
+        let tokenizer = Tokenizer::shared_builtin().unwrap();
+        let draws: Vec<Draw> = (0..150)
+            .map(|index| Draw {
+                index,
+                input_tokens: 5 + index as u64 % 40,
+                output_tokens: 1,
+                offset: index * 30_011,
+                prefix: None,
+            })
+            .collect();
+        let cut = |draw: &Draw| text_of_length(&tokenizer, None, corpus::shakespeare(), draw.offset, draw.input_tokens);
+        let one_by_one: Vec<CountedText> = draws.iter().map(cut).collect();
+        let shared_out = map_in_parallel(&draws, cut);
+        assert_eq!(shared_out, one_by_one);
+        assert!(shared_out.iter().zip(&draws).all(|(prompt, draw)| prompt.tokens == draw.input_tokens));
     }
 
     #[test]

@@ -14,6 +14,8 @@ static BUILTIN_GPT2: &[u8] = include_bytes!("../../assets/tokenizers/gpt2.tokeni
 pub struct Tokenizer {
     inner: tokenizers::Tokenizer,
     name: String,
+    /// Bytes of corpus text per token, measured once when first needed (see `exact_length`).
+    bytes_per_token: OnceLock<f64>,
 }
 
 impl std::fmt::Debug for Tokenizer {
@@ -41,7 +43,7 @@ impl Tokenizer {
     pub fn builtin() -> Result<Self> {
         let inner = tokenizers::Tokenizer::from_bytes(BUILTIN_GPT2)
             .map_err(|e| anyhow::anyhow!("the builtin tokenizer failed to load: {e}"))?;
-        Ok(Self { inner, name: TokenizerSpec::Builtin.name() })
+        Ok(Self { inner, name: TokenizerSpec::Builtin.name(), bytes_per_token: OnceLock::new() })
     }
 
     /// The builtin tokenizer, loaded once per process and shared (the in-process mock and
@@ -64,11 +66,16 @@ impl Tokenizer {
         let inner = tokenizers::Tokenizer::from_file(&file)
             .map_err(|e| anyhow::anyhow!("{e}"))
             .with_context(|| format!("cannot load tokenizer {}", file.display()))?;
-        Ok(Self { inner, name: path.display().to_string() })
+        Ok(Self { inner, name: path.display().to_string(), bytes_per_token: OnceLock::new() })
     }
 
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// Bytes per token of typical text under this tokenizer: `measure`'s answer, asked once.
+    pub fn bytes_per_token(&self, measure: impl FnOnce(&Self) -> f64) -> f64 {
+        *self.bytes_per_token.get_or_init(|| measure(self))
     }
 
     /// Number of tokens in `text`, without special tokens.
