@@ -4,7 +4,7 @@
 
 mod common;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::path::Path;
 
 use common::{ScenarioRun, aiperf_command, read_json, stat};
@@ -196,22 +196,6 @@ fn the_mooncake_scenario_replays_the_sample_trace() {
     assert_eq!(osl, wanted, "every line's output_length was asked for and produced");
 }
 
-/// The raw export's lines of run `name`, grouped by session, each session's turns in order.
-fn raw_sessions(run: &ScenarioRun, name: &str) -> BTreeMap<String, Vec<Value>> {
-    let path = run.artifacts(name).join("profile_export_raw.jsonl");
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let mut sessions: BTreeMap<String, Vec<Value>> = BTreeMap::new();
-    for line in text.lines() {
-        let line: Value = serde_json::from_str(line).expect("a JSON line");
-        let session = line["metadata"]["conversation_id"].as_str().unwrap_or_default().to_string();
-        sessions.entry(session).or_default().push(line);
-    }
-    for turns in sessions.values_mut() {
-        turns.sort_by_key(|line| line["metadata"]["turn_index"].as_u64());
-    }
-    sessions
-}
-
 /// Run `phase` over the two 3-turn sessions of multi_turn_sessions.jsonl (`at_end: "stop"`)
 /// and return the run.
 fn replay_sessions(name: &str, phase: &str) -> ScenarioRun {
@@ -239,7 +223,7 @@ fn replay_sessions(name: &str, phase: &str) -> ScenarioRun {
 fn replayed_sessions(run: &ScenarioRun, name: &str) -> Vec<(String, Vec<Value>)> {
     let messages = |turn: &Value| turn["payload"]["messages"].as_array().cloned().expect("chat messages");
     let mut replayed = Vec::new();
-    for turns in raw_sessions(run, name).into_values() {
+    for turns in run.raw_sessions(name).into_values() {
         let last = messages(&turns[turns.len() - 1]);
         let said: Vec<&str> =
             last.iter().filter(|m| m["role"] == "user").filter_map(|m| m["content"].as_str()).collect();
@@ -350,7 +334,7 @@ fn a_rate_phase_with_a_duration_keeps_replaying_sessions_and_accounts_for_every_
     let output = aiperf_command(dir.path()).arg("run").arg(&scenario).output().expect("run aiperf");
     let run = ScenarioRun { dir, output };
     assert_eq!(run.code(), Some(0), "stderr: {}", run.stderr());
-    let sessions = raw_sessions(&run, "timed");
+    let sessions = run.raw_sessions("timed");
     assert!(sessions.len() > 3, "the file's sessions wrap: {} replays", sessions.len());
     let requests: usize = sessions.values().map(Vec::len).sum();
     assert!((80..=101).contains(&requests), "about one request per arrival: {requests}");

@@ -1,10 +1,14 @@
 //! Vision chat with synthetic images (PNG, JPEG) and images named in dataset files, end to end
 //! against the mock: the images go out as data URLs (or web URLs) in `image_url` parts, the mock
-//! accepts them, and the image metrics follow, per request.
+//! accepts them, and the image metrics follow, per request. In multi-turn conversations each
+//! turn carries the earlier turns' messages with their images.
 
 mod common;
 
+use std::collections::BTreeSet;
+
 use common::{read_json, run_scenario, stat};
+use serde_json::{Value, json};
 
 #[test]
 fn synthetic_images_are_sent_and_measured() {
@@ -190,4 +194,123 @@ fn a_missing_image_file_or_a_text_endpoint_stops_the_run_before_it_starts() {
         ),
         "{text_only}"
     );
+}
+
+/// The user messages each turn of `turns` sent, checking that turn `i` carries the `i` earlier
+/// user messages as they were sent, each answered by an assistant message, then its own.
+fn user_messages_by_turn(turns: &[Value]) -> Vec<Vec<Value>> {
+    let mut sent_before: Vec<Value> = Vec::new();
+    let mut by_turn = Vec::new();
+    for (index, turn) in turns.iter().enumerate() {
+        assert_eq!(turn["metadata"]["turn_index"].as_u64(), Some(index as u64));
+        let messages = turn["payload"]["messages"].as_array().expect("chat messages");
+        assert_eq!(messages.len(), 2 * index + 1, "turn {index} carries every earlier exchange");
+        let roles: Vec<&str> = messages.iter().map(|m| m["role"].as_str().unwrap_or_default()).collect();
+        assert!(roles.iter().enumerate().all(|(at, role)| *role == if at % 2 == 0 { "user" } else { "assistant" }));
+        let users: Vec<Value> = messages.iter().step_by(2).cloned().collect();
+        assert_eq!(users[..index], sent_before[..], "turn {index} repeats the earlier messages whole");
+        sent_before.push(users[index].clone());
+        by_turn.push(users);
+    }
+    by_turn
+}
+
+#[test]
+fn a_users_phase_keeps_each_turn_s_synthetic_images_in_the_history() {
+    let run = run_scenario(
+        "vision_users",
+        r#"run(#{
+            name: "vision_users",
+            endpoint: endpoint(#{ url: "mock", kind: "chat", mock: #{ ttft: ms(1), itl: ms(1) } }),
+            dataset: synthetic(#{ isl: fixed(12), osl: fixed(3), seed: 5, entries: 6,
+                                  images: #{ count: 1, width: 16, height: 8, format: "png" } }),
+            phases: [users(#{ users: 1, rate: 50, turns: 3, think_time: ms(2), requests: 6, seed: 1 })],
+            export_level: "raw",
+        });"#,
+    );
+    assert_eq!(run.code(), Some(0), "stderr: {}", run.stderr());
+    let summary = run.summary("vision_users");
+    assert_eq!(stat(&summary, "request_count", "avg"), 6.0);
+    assert!(summary["error_request_count"].is_null(), "the mock accepted every turn and its history");
+    let sessions = run.raw_sessions("vision_users");
+    assert_eq!(sessions.values().map(Vec::len).collect::<Vec<_>>(), [3, 3]);
+    for turns in sessions.values() {
+        let last = user_messages_by_turn(turns).pop().expect("turns");
+        for message in &last {
+            let parts = message["content"].as_array().expect("content parts");
+            assert_eq!(
+                parts.iter().map(|part| part["type"].as_str()).collect::<Vec<_>>(),
+                [Some("text"), Some("image_url")]
+            );
+            let url = parts[1]["image_url"]["url"].as_str().expect("url");
+            assert!(url.starts_with("data:image/png;base64,iVBORw0KGgo"), "{}", &url[..40]);
+        }
+        let urls: BTreeSet<&str> =
+            last.iter().filter_map(|message| message["content"][1]["image_url"]["url"].as_str()).collect();
+        assert_eq!(urls.len(), 3, "each turn brought an image of its own");
+    }
+}
+
+#[test]
+fn multi_turn_file_images_are_sent_and_kept_in_the_history_in_every_mode() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::create_dir_all(dir.path().join("data/pics")).expect("pics folder");
+    std::fs::write(dir.path().join("data/pics/cat.png"), b"\x89PNG\r\n\x1a\n").expect("png");
+    let sessions = [
+        r#"{"session_id": "a", "turns": [{"text": "What is this?", "image": "pics/cat.png", "output_length": 3},"#,
+        r#"{"text": "Why?", "output_length": 3, "delay": 5},"#,
+        r#"{"text": "And these?", "images": ["https://example.com/dog.webp", "data:image/gif;base64,R0lGODlh"]}]}"#,
+        "\n",
+        r#"{"turns": [{"text": "Plain start.", "output_length": 3}, {"text": "Now look.", "image": "pics/cat.png"}]}"#,
+    ];
+    std::fs::write(dir.path().join("data/chats.jsonl"), sessions.concat()).expect("dataset");
+    let scenario = dir.path().join("chats.rhai");
+    let runs = [
+        ("users", "users(#{ users: 2, rate: 50, requests: 5 })"),
+        ("closed", "concurrency(#{ users: 2, requests: 5 })"),
+        ("open", "rate(#{ rate: 50, requests: 5 })"),
+    ];
+    let source: String = runs
+        .iter()
+        .map(|(name, phase)| {
+            format!(
+                r#"run(#{{ name: "{name}", export_level: "raw", phases: [{phase}],
+                    endpoint: endpoint(#{{ url: "mock", kind: "chat", mock: #{{ ttft: ms(1), itl: ms(1), output_tokens: 3 }} }}),
+                    dataset: file(#{{ path: "data/chats.jsonl", format: "multi_turn", at_end: "stop" }}) }});
+                "#
+            )
+        })
+        .collect();
+    std::fs::write(&scenario, source).expect("scenario");
+    let output = common::aiperf_command(dir.path()).arg("run").arg(&scenario).output().expect("run aiperf");
+    let run = common::ScenarioRun { dir, output };
+    assert_eq!(run.code(), Some(0), "stderr: {}", run.stderr());
+
+    let part = |url: &str| json!({ "type": "image_url", "image_url": { "url": url } });
+    let cat = part("data:image/png;base64,iVBORw0KGgo=");
+    let text = |text: &str| json!({ "type": "text", "text": text });
+    let user = |content: Value| json!({ "role": "user", "content": content });
+    let wanted = [
+        vec![
+            user(json!([text("What is this?"), cat.clone()])),
+            user(json!("Why?")),
+            user(json!([
+                text("And these?"),
+                part("https://example.com/dog.webp"),
+                part("data:image/gif;base64,R0lGODlh")
+            ])),
+        ],
+        vec![user(json!("Plain start.")), user(json!([text("Now look."), cat.clone()]))],
+    ];
+    for (name, _) in runs {
+        let summary = run.summary(name);
+        assert_eq!(stat(&summary, "request_count", "avg"), 5.0, "{name}");
+        assert!(summary["error_request_count"].is_null(), "{name}: the mock accepted every turn and its history");
+        // Each request counts the images its own turn brought: 1, 0, 2 and 0, 1.
+        assert_eq!(stat(&summary, "num_images", "sum"), 4.0, "{name}");
+        let mut replayed: Vec<Vec<Value>> =
+            run.raw_sessions(name).values().map(|turns| user_messages_by_turn(turns).pop().expect("turns")).collect();
+        replayed.sort_by_key(|messages| messages.len() == 2);
+        assert_eq!(replayed, wanted, "{name}: every turn in order, with its images");
+    }
 }

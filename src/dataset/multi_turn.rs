@@ -1,15 +1,18 @@
 //! Multi-turn JSONL: a session per line, `{"session_id"?, "turns": [{"text", "output_length"?,
-//! "delay"? (ms)}]}`. Each turn is an entry that knows its place in its session; a `users`
-//! phase replays the sessions with their history and delays, other phases send turn by turn.
+//! "delay"? (ms), "image"? or "images"?}]}`. Each turn is an entry that knows its place in its
+//! session; every phase replays the sessions with their history and delays. A turn's images
+//! are named as in single-turn files (paths relative to the file, or URLs).
 
 use std::path::Path;
 
 use anyhow::{Result, bail};
 
 use super::fields::{Record, json_lines};
+use super::image_files::ImageFiles;
 use super::{DatasetEntry, FileTurn, tokenizer::Tokenizer};
 
 pub fn parse(path: &Path, text: &str, tokenizer: &Tokenizer) -> Result<Vec<DatasetEntry>> {
+    let mut images = ImageFiles::beside(path);
     let mut entries = Vec::new();
     for (at, object) in json_lines(path, text)? {
         let session = Record::new(&at, &object);
@@ -28,6 +31,7 @@ pub fn parse(path: &Path, text: &str, tokenizer: &Tokenizer) -> Result<Vec<Datas
             let prompt = turn.string("text")?.to_string();
             let mut entry = DatasetEntry::counted(tokenizer, prompt, turn.opt_u64("output_length")?);
             entry.turn = Some(FileTurn { index: index as u32, delay_ms });
+            entry.images = images.of(turn)?;
             entries.push(entry);
         }
     }
@@ -56,6 +60,38 @@ mod tests {
                 Some(FileTurn { index: 0, delay_ms: None })
             ]
         );
+    }
+
+    #[test]
+    fn turns_carry_their_own_images() {
+        let tokenizer = Tokenizer::shared_builtin().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("cat.png"), b"png").unwrap();
+        let path = dir.path().join("chats.jsonl");
+        let text = r#"{"turns": [{"text": "look", "image": "cat.png"}, {"text": "and now?"},
+            {"text": "both", "images": ["https://example.com/dog.webp", "data:image/gif;base64,R0lG"]}]}"#
+            .replace('\n', "");
+        let entries = parse(&path, &text, &tokenizer).unwrap();
+        let images: Vec<&[String]> = entries.iter().map(|entry| entry.images.as_slice()).collect();
+        assert_eq!(
+            images,
+            [
+                &["data:image/png;base64,cG5n".to_string()][..],
+                &[],
+                &["https://example.com/dog.webp".to_string(), "data:image/gif;base64,R0lG".to_string()]
+            ]
+        );
+
+        let error = |text: &str| parse(&path, text, &tokenizer).unwrap_err().to_string();
+        let missing = error(
+            "{\"turns\": [{\"text\": \"a\"}]}\n{\"turns\": [{\"text\": \"a\"}, {\"text\": \"b\", \"image\": \"gone.png\"}]}",
+        );
+        assert!(missing.contains("chats.jsonl:2: turns[1]: cannot read image"), "{missing}");
+        assert!(missing.contains("gone.png"), "{missing}");
+        let both = error(r#"{"turns": [{"text": "a", "image": "cat.png", "images": []}]}"#);
+        assert!(both.contains(":1: turns[0]: give either \"image\" or \"images\""), "{both}");
+        let not_image = error(r#"{"turns": [{"text": "a", "image": "notes.txt"}]}"#);
+        assert!(not_image.contains(":1: turns[0]: image `notes.txt` is not a .png"), "{not_image}");
     }
 
     #[test]

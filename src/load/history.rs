@@ -1,15 +1,24 @@
 //! A multi-turn conversation's history, and the request body of its next turn: the system
 //! prompt if any, then the chat `messages` (or the completions `prompt`) of every earlier
-//! turn, then the new prompt.
+//! turn, then the new prompt. A chat turn's user message is kept whole, so the images of a
+//! vision turn (its `image_url` parts) go with it in every later turn.
 
 use bytes::Bytes;
 use serde_json::{Value, json};
 
 use super::{Answer, PreparedRequest};
 
+/// What the user said in one turn.
+enum Said {
+    /// A chat turn's user message as it was sent: text, or content parts with images.
+    Message(Value),
+    /// A completions turn's prompt text.
+    Text(String),
+}
+
 /// One earlier turn: what the user said and what came back.
 struct Exchange {
-    prompt: String,
+    said: Said,
     answer: String,
 }
 
@@ -20,11 +29,11 @@ pub(super) struct Conversation {
     history_tokens: u64,
 }
 
-/// The next turn's body, its input tokens (history included), and its own prompt text.
+/// The next turn's body, its input tokens (history included), and what its user said.
 pub(super) struct NextTurn {
     pub body: Bytes,
     pub input_tokens: u64,
-    prompt: String,
+    said: Said,
     prompt_tokens: u64,
 }
 
@@ -35,52 +44,61 @@ impl Conversation {
     pub fn next_turn(&self, prepared: &PreparedRequest) -> NextTurn {
         let system = prepared.system_prompt.as_deref();
         let prompt_tokens = prepared.input_tokens.saturating_sub(system.map_or(0, |system| system.tokens));
-        let next = |body: Bytes, prompt: String| NextTurn {
+        let next = |body: Bytes, said: Said| NextTurn {
             body,
             input_tokens: self.history_tokens + prepared.input_tokens,
-            prompt,
+            said,
             prompt_tokens,
         };
+        let unchanged = || next(prepared.body.clone(), Said::Text(String::new()));
         let Ok(Value::Object(mut body)) = serde_json::from_slice::<Value>(&prepared.body) else {
-            return next(prepared.body.clone(), String::new());
+            return unchanged();
         };
         if let Some(messages) = body.get("messages").and_then(Value::as_array) {
-            let Some(prompt) = last_content(messages) else { return next(prepared.body.clone(), String::new()) };
+            let Some((message, before)) = messages.split_last().filter(|(message, _)| message.get("content").is_some())
+            else {
+                return unchanged();
+            };
+            let said = Said::Message(message.clone());
             if self.exchanges.is_empty() {
-                return next(prepared.body.clone(), prompt);
+                return next(prepared.body.clone(), said);
             }
-            let mut conversation: Vec<Value> = messages.iter().take_while(|m| m["role"] == "system").cloned().collect();
+            let mut conversation: Vec<Value> = before.iter().take_while(|m| m["role"] == "system").cloned().collect();
             for exchange in &self.exchanges {
-                conversation.push(json!({ "role": "user", "content": exchange.prompt }));
-                conversation.push(json!({ "role": "assistant", "content": exchange.answer }));
+                if let Said::Message(earlier) = &exchange.said {
+                    conversation.push(earlier.clone());
+                    conversation.push(json!({ "role": "assistant", "content": exchange.answer }));
+                }
             }
-            conversation.push(json!({ "role": "user", "content": prompt }));
+            conversation.push(message.clone());
             body.insert("messages".into(), Value::Array(conversation));
-            return next(Bytes::from(Value::Object(body).to_string()), prompt);
+            return next(Bytes::from(Value::Object(body).to_string()), said);
         }
         let Some(whole) = body.get("prompt").and_then(Value::as_str) else {
-            return next(prepared.body.clone(), String::new());
+            return unchanged();
         };
         let opening = system.map(|system| completions_opening(&system.text)).unwrap_or_default();
         let prompt = whole.strip_prefix(opening.as_str()).unwrap_or(whole).to_string();
         if self.exchanges.is_empty() {
-            return next(prepared.body.clone(), prompt);
+            return next(prepared.body.clone(), Said::Text(prompt));
         }
         let mut text = opening;
         for exchange in &self.exchanges {
-            text.push_str(&exchange.prompt);
-            text.push_str(&exchange.answer);
-            text.push_str("\n\n");
+            if let Said::Text(earlier) = &exchange.said {
+                text.push_str(earlier);
+                text.push_str(&exchange.answer);
+                text.push_str("\n\n");
+            }
         }
         text.push_str(&prompt);
         body.insert("prompt".into(), Value::String(text));
-        next(Bytes::from(Value::Object(body).to_string()), prompt)
+        next(Bytes::from(Value::Object(body).to_string()), Said::Text(prompt))
     }
 
     /// Add a finished turn to the history.
     pub fn remember(&mut self, turn: NextTurn, answer: Answer) {
         self.history_tokens += turn.prompt_tokens + answer.tokens;
-        self.exchanges.push(Exchange { prompt: turn.prompt, answer: answer.text });
+        self.exchanges.push(Exchange { said: turn.said, answer: answer.text });
     }
 }
 
@@ -101,11 +119,6 @@ pub fn with_system_prompt(body: Vec<u8>, system: &str) -> Vec<u8> {
 /// How a completions prompt opens with a system prompt.
 fn completions_opening(system: &str) -> String {
     format!("{system}\n\n")
-}
-
-/// The content of the last chat message: the prompt of a single-turn body.
-fn last_content(messages: &[Value]) -> Option<String> {
-    messages.last()?.get("content")?.as_str().map(str::to_string)
 }
 
 #[cfg(test)]
@@ -151,6 +164,37 @@ mod tests {
         );
         assert_eq!(body["stream"], json!(true), "the rest of the body is kept");
         assert_eq!(turn.input_tokens, 3 + 2 + 5);
+    }
+
+    #[test]
+    fn chat_turns_with_images_keep_every_earlier_message_whole() {
+        let look = json!({ "role": "user", "content": [
+            { "type": "text", "text": "what is this?" },
+            { "type": "image_url", "image_url": { "url": "data:image/png;base64,AAAA" } }
+        ] });
+        let and_this = json!({ "role": "user", "content": [
+            { "type": "text", "text": "and this?" },
+            { "type": "image_url", "image_url": { "url": "https://example.com/b.png" } }
+        ] });
+        let mut conversation = Conversation::default();
+        let turn = conversation.next_turn(&prepared(json!({ "messages": [look] }), 4));
+        assert_eq!(body_of(&turn)["messages"], json!([look]));
+        conversation.remember(turn, Answer { text: "a cat".into(), tokens: 2 });
+        let turn = conversation.next_turn(&prepared(json!({ "messages": [and_this] }), 3));
+        conversation.remember(turn, Answer { text: "a dog".into(), tokens: 2 });
+        let turn =
+            conversation.next_turn(&prepared(json!({ "messages": [{ "role": "user", "content": "thanks" }] }), 1));
+        assert_eq!(
+            body_of(&turn)["messages"],
+            json!([
+                look,
+                { "role": "assistant", "content": "a cat" },
+                and_this,
+                { "role": "assistant", "content": "a dog" },
+                { "role": "user", "content": "thanks" }
+            ])
+        );
+        assert_eq!(turn.input_tokens, 4 + 2 + 3 + 2 + 1);
     }
 
     #[test]

@@ -5,6 +5,7 @@
 
 pub mod llama_server;
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -40,6 +41,23 @@ impl ScenarioRun {
         let text = std::fs::read_to_string(self.artifacts(run_name).join("profile_export.jsonl"))
             .expect("profile_export.jsonl");
         text.lines().map(|line| serde_json::from_str(line).expect("a JSON line")).collect()
+    }
+
+    /// The raw export's lines of run `run_name` (`export_level: "raw"`), grouped by session,
+    /// each session's turns in order.
+    pub fn raw_sessions(&self, run_name: &str) -> BTreeMap<String, Vec<Value>> {
+        let path = self.artifacts(run_name).join("profile_export_raw.jsonl");
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let mut sessions: BTreeMap<String, Vec<Value>> = BTreeMap::new();
+        for line in text.lines() {
+            let line: Value = serde_json::from_str(line).expect("a JSON line");
+            let session = line["metadata"]["conversation_id"].as_str().unwrap_or_default().to_string();
+            sessions.entry(session).or_default().push(line);
+        }
+        for turns in sessions.values_mut() {
+            turns.sort_by_key(|line| line["metadata"]["turn_index"].as_u64());
+        }
+        sessions
     }
 }
 
