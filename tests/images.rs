@@ -266,7 +266,7 @@ fn multi_turn_file_images_are_sent_and_kept_in_the_history_in_every_mode() {
     std::fs::write(dir.path().join("data/chats.jsonl"), sessions.concat()).expect("dataset");
     let scenario = dir.path().join("chats.rhai");
     let runs = [
-        ("users", "users(#{ users: 2, rate: 50, requests: 5 })"),
+        ("users", "users(#{ users: 2, rate: 50, requests: 5, think_time: ms(80) })"),
         ("closed", "concurrency(#{ users: 2, requests: 5 })"),
         ("open", "rate(#{ rate: 50, requests: 5 })"),
     ];
@@ -308,9 +308,18 @@ fn multi_turn_file_images_are_sent_and_kept_in_the_history_in_every_mode() {
         assert!(summary["error_request_count"].is_null(), "{name}: the mock accepted every turn and its history");
         // Each request counts the images its own turn brought: 1, 0, 2 and 0, 1.
         assert_eq!(stat(&summary, "num_images", "sum"), 4.0, "{name}");
-        let mut replayed: Vec<Vec<Value>> =
-            run.raw_sessions(name).values().map(|turns| user_messages_by_turn(turns).pop().expect("turns")).collect();
-        replayed.sort_by_key(|messages| messages.len() == 2);
+        let mut sessions: Vec<Vec<Value>> = run.raw_sessions(name).into_values().collect();
+        sessions.sort_by_key(|turns| turns.len() == 2);
+        let replayed: Vec<Vec<Value>> =
+            sessions.iter().map(|turns| user_messages_by_turn(turns).pop().expect("turns")).collect();
         assert_eq!(replayed, wanted, "{name}: every turn in order, with its images");
+        if name == "users" {
+            // A turn's own `delay` (5 ms) stands in for the think time; a turn without one waits it (80 ms).
+            let at_ms = |turn: &Value, key: &str| turn["metadata"][key].as_u64().unwrap_or(0) as f64 / 1e6;
+            let gap = |pair: &[Value]| at_ms(&pair[1], "request_start_ns") - at_ms(&pair[0], "request_end_ns");
+            let gaps: Vec<Vec<f64>> = sessions.iter().map(|turns| turns.windows(2).map(gap).collect()).collect();
+            let (a, b) = (&gaps[0], &gaps[1]);
+            assert!((4.0..70.0).contains(&a[0]) && a[1] >= 79.0 && b[0] >= 79.0, "gaps {gaps:?}");
+        }
     }
 }

@@ -4,10 +4,11 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
 use tokio::sync::Semaphore;
 
-use super::replay::{self, SessionSource};
+use super::replay::{self, Pacing, SessionSource};
 use super::{Limits, LoadContext, PhaseDeadlines, PhaseRun, send_one};
 use crate::rng::SeededRng;
 
@@ -72,7 +73,8 @@ impl UserWork {
             }
             Self::Sessions(sessions) => {
                 let Some(session) = sessions.claim() else { return false };
-                replay::play(ctx, run, deadlines, session, ids, Limits { slots: None, prefill }).await;
+                let pacing = Pacing { first_scheduled_ns: ctx.clock.now_ns(), think: &mut || Duration::ZERO };
+                replay::play(ctx, run, deadlines, session, ids, Limits { slots: None, prefill }, pacing).await;
             }
         }
         true

@@ -90,7 +90,8 @@ pub(super) async fn send_turn(
     let Some(answer) = send(ctx, run, deadlines, turn.request(scheduled_ns, x_request_id), limits).await else {
         return;
     };
-    let (replay, wait) = turn.answered(&ctx.requests, answer);
+    let (replay, delay) = turn.answered(&ctx.requests, answer);
+    let wait = delay.unwrap_or_default();
     if let Some(next) = replay.ready(&ctx.requests) {
         let next = QueuedTurn { next: Next::Ready(next), live, hand_back: hand_back.clone() };
         // Once the phase stops sending nobody takes it, and the session ends with the queue.

@@ -1,7 +1,8 @@
 //! Replays of a multi-turn file's sessions outside `users` phases: which file session each
 //! replay takes and which of the phase's requests its turns are, each turn's body carrying the
 //! conversation so far, and the wait (the next turn's `delay`) after each answer. A closed-loop
-//! user plays a whole replay with `play`; open-loop phases hand its turns to `conversation_queue.rs`.
+//! user (and a `users` phase's session) plays a whole replay with `play`; open-loop phases hand
+//! its turns to `conversation_queue.rs`.
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -117,23 +118,31 @@ impl ReadyTurn {
         }
     }
 
-    /// The replay with this turn and its answer in the history, and how long to wait before
-    /// its next turn (that turn's `delay`, none without one).
-    pub fn answered(self, requests: &[PreparedRequest], answer: Answer) -> (Replay, Duration) {
+    /// The replay with this turn and its answer in the history, and the `delay` its next turn
+    /// names (none after the last turn or when that turn names none).
+    pub fn answered(self, requests: &[PreparedRequest], answer: Answer) -> (Replay, Option<Duration>) {
         let Self { mut replay, body, dataset_index, .. } = self;
         replay.conversation.remember(body, answer);
         replay.next += 1;
-        let delay_ms = requests
+        let delay = requests
             .get(dataset_index + 1)
             .filter(|_| dataset_index + 1 < replay.turns.end)
             .and_then(|next| next.turn?.delay_ms)
-            .unwrap_or(0.0);
-        (replay, Duration::try_from_secs_f64(delay_ms / 1000.0).unwrap_or_default())
+            .map(|delay_ms| Duration::try_from_secs_f64(delay_ms / 1000.0).unwrap_or_default());
+        (replay, delay)
     }
 }
 
+/// When the turns of a played replay are due: the first at `first_scheduled_ns`, each later
+/// one its `delay` after the previous answer, or `think()` after it when it names none.
+pub(super) struct Pacing<'a> {
+    pub first_scheduled_ns: u64,
+    pub think: &'a mut (dyn FnMut() -> Duration + Send),
+}
+
 /// Play `replay` to its end as one closed-loop user: each turn goes once the previous answer
-/// is in and its delay has passed; a failed or cancelled turn, or the end of sending, ends it.
+/// is in and its wait (`pacing`) has passed; a failed or cancelled turn, or the end of sending,
+/// ends it.
 pub(super) async fn play(
     ctx: &LoadContext,
     run: &PhaseRun,
@@ -141,8 +150,9 @@ pub(super) async fn play(
     replay: Replay,
     ids: &mut SeededRng,
     limits: Limits<'_>,
+    pacing: Pacing<'_>,
 ) {
-    let mut scheduled_ns = ctx.clock.now_ns();
+    let mut scheduled_ns = pacing.first_scheduled_ns;
     let mut next = replay.ready(&ctx.requests);
     while let Some(turn) = next {
         if ctx.cancel.is_cancelled() || deadlines.sending_over() {
@@ -151,22 +161,27 @@ pub(super) async fn play(
         let Some(answer) = send(ctx, run, deadlines, turn.request(scheduled_ns, ids.uuid()), limits).await else {
             return;
         };
-        let (replay, wait) = turn.answered(&ctx.requests, answer);
+        let (replay, delay) = turn.answered(&ctx.requests, answer);
         // The next body is built now, before the wait, so it goes out on time.
         next = replay.ready(&ctx.requests);
         if next.is_none() {
             return;
         }
+        let wait = delay.unwrap_or_else(&mut *pacing.think);
         scheduled_ns = ctx.clock.now_ns() + wait.as_nanos() as u64;
-        if wait.is_zero() {
-            continue;
+        if !wait.is_zero() && !wait_until(ctx, deadlines, scheduled_ns).await {
+            return;
         }
-        let due = tokio::time::Instant::from_std(ctx.clock.instant_at(scheduled_ns));
-        tokio::select! {
-            _ = tokio::time::sleep_until(due) => {}
-            _ = deadlines.sending_stopped() => return,
-            _ = ctx.cancel.cancelled() => return,
-        }
+    }
+}
+
+/// Sleep until run-clock time `at_ns`; false when sending stops or the run is cancelled first.
+pub(super) async fn wait_until(ctx: &LoadContext, deadlines: PhaseDeadlines, at_ns: u64) -> bool {
+    let due = tokio::time::Instant::from_std(ctx.clock.instant_at(at_ns));
+    tokio::select! {
+        _ = tokio::time::sleep_until(due) => true,
+        _ = deadlines.sending_stopped() => false,
+        _ = ctx.cancel.cancelled() => false,
     }
 }
 

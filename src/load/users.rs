@@ -3,7 +3,6 @@
 //! carrying the conversation so far. A multi-turn file's sessions are replayed as written,
 //! each turn's `delay` standing in for the think time; other datasets give generated sessions.
 
-use std::ops::Range;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -12,7 +11,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinSet;
 
 use super::history::Conversation;
-use super::replay::file_sessions;
+use super::replay::{self, Pacing, Replay, SessionSource};
 use super::{Limits, LoadContext, Outgoing, PhaseDeadlines, PhaseRun, SendWindow, request_ids, send};
 use crate::plan::Dist;
 use crate::record::SessionTurn;
@@ -36,9 +35,8 @@ struct Shared {
     deadlines: PhaseDeadlines,
     shape: Sessions,
     seed: u64,
+    /// Requests of generated sessions issued so far.
     issued: AtomicU64,
-    /// The dataset's sessions when it is a multi-turn file (each a range of its requests).
-    file_sessions: Vec<Range<usize>>,
 }
 
 pub(super) async fn run(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, shape: Sessions, seed: u64) -> SendWindow {
@@ -48,19 +46,18 @@ pub(super) async fn run(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, shape: Sessio
     let origin = tokio::time::Instant::from_std(ctx.clock.instant_at(origin_ns));
     let stop_sending = deadlines.sending_stopped();
     tokio::pin!(stop_sending);
-    let shared = Arc::new(Shared {
-        ctx: ctx.clone(),
-        run: run.clone(),
-        deadlines,
-        shape,
-        seed,
-        issued: AtomicU64::new(0),
-        file_sessions: file_sessions(&ctx.requests),
-    });
+    let shared =
+        Arc::new(Shared { ctx: ctx.clone(), run: run.clone(), deadlines, shape, seed, issued: AtomicU64::new(0) });
+    // A multi-turn file's sessions are replayed, each claiming its turns as it starts, so a
+    // request limit (a file that stops at its end) lets every session started before it finish whole.
+    let file_sessions = SessionSource::of(&ctx.requests, run.phase.requests);
     let mut sessions = JoinSet::new();
     let mut window = SendWindow::default();
     for session in 0u64.. {
-        let requests_done = run.phase.requests.is_some_and(|limit| shared.issued.load(Ordering::Relaxed) >= limit);
+        let requests_done = match &file_sessions {
+            Some(source) => !source.can_start(),
+            None => run.phase.requests.is_some_and(|limit| shared.issued.load(Ordering::Relaxed) >= limit),
+        };
         if requests_done || ctx.cancel.is_cancelled() || deadlines.sending_over() {
             break;
         }
@@ -81,43 +78,62 @@ pub(super) async fn run(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, shape: Sessio
             _ = &mut stop_sending => break,
             _ = ctx.cancel.cancelled() => break,
         };
-        sessions.spawn(run_session(shared.clone(), user, session, scheduled_ns));
+        let replay = match &file_sessions {
+            Some(source) => match source.claim() {
+                Some(replay) => Some(replay),
+                None => break,
+            },
+            None => None,
+        };
+        sessions.spawn(run_session(shared.clone(), user, session, scheduled_ns, replay));
         while sessions.try_join_next().is_some() {}
     }
     while sessions.join_next().await.is_some() {}
     window
 }
 
-/// One session's turns, in order, never overlapping; a failed or cancelled turn ends it.
-async fn run_session(shared: Arc<Shared>, _user: OwnedSemaphorePermit, session: u64, first_scheduled_ns: u64) {
-    let Shared { ctx, run, deadlines, shape, file_sessions, .. } = &*shared;
+/// One session's turns, in order, never overlapping: a file session's `replay`, or a generated
+/// one; a failed or cancelled turn ends it.
+async fn run_session(
+    shared: Arc<Shared>,
+    _user: OwnedSemaphorePermit,
+    session: u64,
+    first_scheduled_ns: u64,
+    replay: Option<Replay>,
+) {
+    let Shared { ctx, run, deadlines, shape, .. } = &*shared;
     let mut rng = SeededRng::new(shared.seed ^ session.wrapping_mul(0x9E37_79B9_7F4A_7C15));
-    let replayed = file_sessions.get((session % file_sessions.len().max(1) as u64) as usize);
-    let turns = match replayed {
-        Some(range) => range.len() as u32,
-        None => rng.normal(shape.turns.mean, shape.turns.stddev).round().max(1.0) as u32,
-    };
-    // A replayed session claims its turns' request indexes as it starts, so a request limit
-    // (a file that stops at its end) lets every session started before it finish whole.
-    let first_index = replayed.map(|_| shared.issued.fetch_add(u64::from(turns), Ordering::Relaxed));
     let mut ids = request_ids(ctx, run, session + 1);
+    let Some(replay) = replay else {
+        return generated_session(&shared, session, first_scheduled_ns, &mut rng, &mut ids).await;
+    };
+    let think = &mut || think_time(shape, &mut rng);
+    let pacing = Pacing { first_scheduled_ns, think };
+    replay::play(ctx, run, *deadlines, replay, &mut ids, Limits::default(), pacing).await;
+}
+
+/// A generated session: a drawn number of turns, each the next request of the phase, every
+/// turn after the previous answer plus a think time.
+async fn generated_session(
+    shared: &Shared,
+    session: u64,
+    first_scheduled_ns: u64,
+    rng: &mut SeededRng,
+    ids: &mut SeededRng,
+) {
+    let Shared { ctx, run, deadlines, shape, .. } = shared;
+    let turns = rng.normal(shape.turns.mean, shape.turns.stddev).round().max(1.0) as u32;
     let mut conversation = Conversation::default();
     let mut scheduled_ns = first_scheduled_ns;
     for turn in 0..turns {
         if ctx.cancel.is_cancelled() || deadlines.sending_over() {
             return;
         }
-        let request_index = match first_index {
-            Some(first) => first + u64::from(turn),
-            None => shared.issued.fetch_add(1, Ordering::Relaxed),
-        };
+        let request_index = shared.issued.fetch_add(1, Ordering::Relaxed);
         if run.phase.requests.is_some_and(|limit| request_index >= limit) {
             return;
         }
-        let dataset_index = match replayed {
-            Some(range) => range.start + turn as usize,
-            None => (request_index % ctx.requests.len().max(1) as u64) as usize,
-        };
+        let dataset_index = (request_index % ctx.requests.len().max(1) as u64) as usize;
         let Some(prepared) = ctx.requests.get(dataset_index) else { return };
         let next = conversation.next_turn(prepared);
         let request = Outgoing {
@@ -132,17 +148,18 @@ async fn run_session(shared: Arc<Shared>, _user: OwnedSemaphorePermit, session: 
         };
         let Some(answer) = send(ctx, run, *deadlines, request, Limits::default()).await else { return };
         conversation.remember(next, answer);
-        let think_s = rng.normal(shape.think_time_s.mean, shape.think_time_s.stddev).max(0.0);
-        let file_delay_ms = replayed
-            .filter(|_| turn + 1 < turns)
-            .and_then(|_| ctx.requests.get(dataset_index + 1))
-            .and_then(|next| next.turn?.delay_ms);
-        let wait_s = file_delay_ms.map_or(think_s, |delay_ms| delay_ms / 1000.0);
-        scheduled_ns = ctx.clock.now_ns() + (wait_s * 1e9) as u64;
-        let next_due = tokio::time::Instant::from_std(ctx.clock.instant_at(scheduled_ns));
-        tokio::select! {
-            _ = tokio::time::sleep_until(next_due) => {}
-            _ = ctx.cancel.cancelled() => return,
+        if turn + 1 == turns {
+            return;
+        }
+        scheduled_ns = ctx.clock.now_ns() + think_time(shape, rng).as_nanos() as u64;
+        if !replay::wait_until(ctx, *deadlines, scheduled_ns).await {
+            return;
         }
     }
+}
+
+/// A think time drawn from the phase's distribution.
+fn think_time(shape: &Sessions, rng: &mut SeededRng) -> Duration {
+    let seconds = rng.normal(shape.think_time_s.mean, shape.think_time_s.stddev).max(0.0);
+    Duration::try_from_secs_f64(seconds).unwrap_or_default()
 }
