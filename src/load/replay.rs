@@ -1,10 +1,11 @@
-//! Replays of a multi-turn file's sessions outside `users` phases: which file session each
-//! replay takes and which of the phase's requests its turns are, each turn's body carrying the
-//! conversation so far, and the wait (the next turn's `delay`) after each answer. A closed-loop
-//! user (and a `users` phase's session) plays a whole replay with `play`; open-loop phases hand
-//! its turns to `conversation_queue.rs`.
+//! Replays of sessions: a multi-turn file's (in every mode) or a `users` phase's generated
+//! ones. Which file session each replay takes and which of the phase's requests its turns are,
+//! each turn's body carrying the conversation so far, and the wait after each answer (the next
+//! turn's `delay`, else the caller's think time). A closed-loop user or a `users` session plays
+//! a whole replay with `play`; open-loop phases hand its turns to `conversation_queue.rs`.
 
 use std::ops::Range;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -63,30 +64,59 @@ impl SessionSource {
         if self.limit.is_some_and(|limit| first_index >= limit) {
             return None;
         }
-        Some(Replay { session, turns, first_index, limit: self.limit, next: 0, conversation: Conversation::default() })
+        Some(Replay::new(session, Turns::File { turns, first_index }, self.limit))
     }
 }
 
-/// One replay of a file session: where it stands and the conversation so far.
+/// Which requests a session's turns are.
+enum Turns {
+    /// A multi-turn file's session: the dataset indexes of its turns, and the request index of
+    /// its first turn (the others follow it).
+    File { turns: Range<usize>, first_index: u64 },
+    /// A generated session of `count` turns, each the phase's next request (counted in
+    /// `issued`), sending the dataset entry of that index.
+    Generated { count: u32, issued: Arc<AtomicU64> },
+}
+
+/// One replay of a session (a file's, or a generated one): where it stands and the
+/// conversation so far.
 pub(super) struct Replay {
     /// Its number in the phase (the records' session).
     session: u64,
-    /// The dataset indexes of its turns.
-    turns: Range<usize>,
-    /// The request index of its first turn.
-    first_index: u64,
+    turns: Turns,
     limit: Option<u64>,
     next: u32,
     conversation: Conversation,
 }
 
 impl Replay {
+    fn new(session: u64, turns: Turns, limit: Option<u64>) -> Self {
+        Self { session, turns, limit, next: 0, conversation: Conversation::default() }
+    }
+
+    /// Session `session` of `count` generated turns, each taking the next request index from
+    /// `issued`, up to `limit`.
+    pub fn generated(session: u64, count: u32, issued: Arc<AtomicU64>, limit: Option<u64>) -> Self {
+        Self::new(session, Turns::Generated { count, issued }, limit)
+    }
+
     /// Its next turn, the body built with the history; None when the session is over or that
     /// turn is past the phase's request limit.
     pub fn ready(self, requests: &[PreparedRequest]) -> Option<ReadyTurn> {
-        let dataset_index = self.turns.start + self.next as usize;
-        let request_index = self.first_index + u64::from(self.next);
-        if dataset_index >= self.turns.end || self.limit.is_some_and(|limit| request_index >= limit) {
+        let (request_index, dataset_index) = match &self.turns {
+            Turns::File { turns, first_index } => {
+                let dataset_index = turns.start + self.next as usize;
+                (dataset_index < turns.end).then_some((first_index + u64::from(self.next), dataset_index))?
+            }
+            Turns::Generated { count, issued } => {
+                if self.next >= *count {
+                    return None;
+                }
+                let request_index = issued.fetch_add(1, Ordering::Relaxed);
+                (request_index, (request_index % requests.len().max(1) as u64) as usize)
+            }
+        };
+        if self.limit.is_some_and(|limit| request_index >= limit) {
             return None;
         }
         let prepared = requests.get(dataset_index)?;
@@ -124,9 +154,10 @@ impl ReadyTurn {
         let Self { mut replay, body, dataset_index, .. } = self;
         replay.conversation.remember(body, answer);
         replay.next += 1;
+        let next_in_file = matches!(&replay.turns, Turns::File { turns, .. } if dataset_index + 1 < turns.end);
         let delay = requests
             .get(dataset_index + 1)
-            .filter(|_| dataset_index + 1 < replay.turns.end)
+            .filter(|_| next_in_file)
             .and_then(|next| next.turn?.delay_ms)
             .map(|delay_ms| Duration::try_from_secs_f64(delay_ms / 1000.0).unwrap_or_default());
         (replay, delay)
@@ -176,7 +207,7 @@ pub(super) async fn play(
 }
 
 /// Sleep until run-clock time `at_ns`; false when sending stops or the run is cancelled first.
-pub(super) async fn wait_until(ctx: &LoadContext, deadlines: PhaseDeadlines, at_ns: u64) -> bool {
+async fn wait_until(ctx: &LoadContext, deadlines: PhaseDeadlines, at_ns: u64) -> bool {
     let due = tokio::time::Instant::from_std(ctx.clock.instant_at(at_ns));
     tokio::select! {
         _ = tokio::time::sleep_until(due) => true,
@@ -215,12 +246,46 @@ mod tests {
         let turns = [0, 1, 2, 0, 1].map(|index| request(Some(index)));
         let source = SessionSource::of(&turns, Some(7)).unwrap();
         let claimed: Vec<(u64, Range<usize>, u64)> = std::iter::from_fn(|| source.claim())
-            .map(|replay| (replay.session, replay.turns, replay.first_index))
+            .map(|replay| match replay.turns {
+                Turns::File { turns, first_index } => (replay.session, turns, first_index),
+                Turns::Generated { .. } => panic!("a file session"),
+            })
             .collect();
         assert_eq!(claimed, [(0, 0..3, 0), (1, 3..5, 3), (2, 0..3, 5)], "the third wraps and is cut at 7");
         assert!(!source.can_start());
         assert!(SessionSource::of(&[request(None)], None).is_none(), "only a multi-turn file has sessions");
         let endless = SessionSource::of(&turns, None).unwrap();
         assert_eq!(std::iter::from_fn(|| endless.claim()).take(5).count(), 5);
+    }
+
+    #[test]
+    fn generated_sessions_take_the_phase_s_next_requests_until_their_turns_or_the_limit_run_out() {
+        let requests = [request(None), request(None), request(None)];
+        let issued = Arc::new(AtomicU64::new(0));
+        let answer = || Answer { text: "ok".into(), tokens: 1 };
+        let mut sessions = [0, 1].map(|session| Some(Replay::generated(session, 3, issued.clone(), Some(5))));
+        let mut sent = Vec::new();
+        for _ in 0..4 {
+            for replay in &mut sessions {
+                let Some(turn) = replay.take().and_then(|replay| replay.ready(&requests)) else { continue };
+                let request = turn.request(0, String::new());
+                let turn_of = request.turn.map(|turn| (turn.session, turn.turn));
+                sent.push((turn_of, request.request_index, request.dataset_index));
+                let (next, delay) = turn.answered(&requests, answer());
+                assert_eq!(delay, None, "a generated turn names no delay");
+                *replay = Some(next);
+            }
+        }
+        assert_eq!(
+            sent,
+            [
+                (Some((0, 0)), 0, 0),
+                (Some((1, 0)), 1, 1),
+                (Some((0, 1)), 2, 2),
+                (Some((1, 1)), 3, 0),
+                (Some((0, 2)), 4, 1)
+            ],
+            "turns interleave over the phase's requests; the limit (5) cuts the second session"
+        );
     }
 }

@@ -10,11 +10,9 @@ use std::time::Duration;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinSet;
 
-use super::history::Conversation;
 use super::replay::{self, Pacing, Replay, SessionSource};
-use super::{Limits, LoadContext, Outgoing, PhaseDeadlines, PhaseRun, SendWindow, request_ids, send};
+use super::{Limits, LoadContext, PhaseDeadlines, PhaseRun, SendWindow, request_ids};
 use crate::plan::Dist;
-use crate::record::SessionTurn;
 use crate::rng::SeededRng;
 
 /// The shape of a users phase.
@@ -34,9 +32,6 @@ struct Shared {
     run: Arc<PhaseRun>,
     deadlines: PhaseDeadlines,
     shape: Sessions,
-    seed: u64,
-    /// Requests of generated sessions issued so far.
-    issued: AtomicU64,
 }
 
 pub(super) async fn run(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, shape: Sessions, seed: u64) -> SendWindow {
@@ -46,17 +41,18 @@ pub(super) async fn run(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, shape: Sessio
     let origin = tokio::time::Instant::from_std(ctx.clock.instant_at(origin_ns));
     let stop_sending = deadlines.sending_stopped();
     tokio::pin!(stop_sending);
-    let shared =
-        Arc::new(Shared { ctx: ctx.clone(), run: run.clone(), deadlines, shape, seed, issued: AtomicU64::new(0) });
+    let shared = Arc::new(Shared { ctx: ctx.clone(), run: run.clone(), deadlines, shape });
     // A multi-turn file's sessions are replayed, each claiming its turns as it starts, so a
     // request limit (a file that stops at its end) lets every session started before it finish whole.
     let file_sessions = SessionSource::of(&ctx.requests, run.phase.requests);
+    // Requests of generated sessions issued so far.
+    let issued = Arc::new(AtomicU64::new(0));
     let mut sessions = JoinSet::new();
     let mut window = SendWindow::default();
     for session in 0u64.. {
         let requests_done = match &file_sessions {
             Some(source) => !source.can_start(),
-            None => run.phase.requests.is_some_and(|limit| shared.issued.load(Ordering::Relaxed) >= limit),
+            None => run.phase.requests.is_some_and(|limit| issued.load(Ordering::Relaxed) >= limit),
         };
         if requests_done || ctx.cancel.is_cancelled() || deadlines.sending_over() {
             break;
@@ -78,88 +74,41 @@ pub(super) async fn run(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, shape: Sessio
             _ = &mut stop_sending => break,
             _ = ctx.cancel.cancelled() => break,
         };
+        let mut rng = SeededRng::new(seed ^ session.wrapping_mul(0x9E37_79B9_7F4A_7C15));
         let replay = match &file_sessions {
             Some(source) => match source.claim() {
-                Some(replay) => Some(replay),
+                Some(replay) => replay,
                 None => break,
             },
-            None => None,
+            None => {
+                let turns = rng.normal(shape.turns.mean, shape.turns.stddev).round().max(1.0) as u32;
+                Replay::generated(session, turns, issued.clone(), run.phase.requests)
+            }
         };
-        sessions.spawn(run_session(shared.clone(), user, session, scheduled_ns, replay));
+        sessions.spawn(run_session(shared.clone(), user, replay, session, scheduled_ns, rng));
         while sessions.try_join_next().is_some() {}
     }
     while sessions.join_next().await.is_some() {}
     window
 }
 
-/// One session's turns, in order, never overlapping: a file session's `replay`, or a generated
-/// one; a failed or cancelled turn ends it.
+/// Session `session`'s turns, in order, never overlapping: the first at `first_scheduled_ns`,
+/// each later one its file `delay` or a think time (drawn from `rng`) after the previous
+/// answer; a failed or cancelled turn ends it.
 async fn run_session(
     shared: Arc<Shared>,
     _user: OwnedSemaphorePermit,
+    replay: Replay,
     session: u64,
     first_scheduled_ns: u64,
-    replay: Option<Replay>,
+    mut rng: SeededRng,
 ) {
-    let Shared { ctx, run, deadlines, shape, .. } = &*shared;
-    let mut rng = SeededRng::new(shared.seed ^ session.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    let Shared { ctx, run, deadlines, shape } = &*shared;
     let mut ids = request_ids(ctx, run, session + 1);
-    let Some(replay) = replay else {
-        return generated_session(&shared, session, first_scheduled_ns, &mut rng, &mut ids).await;
+    let think = &mut || {
+        let seconds = rng.normal(shape.think_time_s.mean, shape.think_time_s.stddev).max(0.0);
+        Duration::try_from_secs_f64(seconds).unwrap_or_default()
     };
-    let think = &mut || think_time(shape, &mut rng);
     let pacing = Pacing { first_scheduled_ns, think };
     replay::play(ctx, run, *deadlines, replay, &mut ids, Limits::default(), pacing).await;
-}
-
-/// A generated session: a drawn number of turns, each the next request of the phase, every
-/// turn after the previous answer plus a think time.
-async fn generated_session(
-    shared: &Shared,
-    session: u64,
-    first_scheduled_ns: u64,
-    rng: &mut SeededRng,
-    ids: &mut SeededRng,
-) {
-    let Shared { ctx, run, deadlines, shape, .. } = shared;
-    let turns = rng.normal(shape.turns.mean, shape.turns.stddev).round().max(1.0) as u32;
-    let mut conversation = Conversation::default();
-    let mut scheduled_ns = first_scheduled_ns;
-    for turn in 0..turns {
-        if ctx.cancel.is_cancelled() || deadlines.sending_over() {
-            return;
-        }
-        let request_index = shared.issued.fetch_add(1, Ordering::Relaxed);
-        if run.phase.requests.is_some_and(|limit| request_index >= limit) {
-            return;
-        }
-        let dataset_index = (request_index % ctx.requests.len().max(1) as u64) as usize;
-        let Some(prepared) = ctx.requests.get(dataset_index) else { return };
-        let next = conversation.next_turn(prepared);
-        let request = Outgoing {
-            request_index,
-            dataset_index,
-            scheduled_ns,
-            x_request_id: ids.uuid(),
-            body: next.body.clone(),
-            input_tokens: next.input_tokens,
-            max_tokens: prepared.max_tokens,
-            turn: Some(SessionTurn { session, turn }),
-        };
-        let Some(answer) = send(ctx, run, *deadlines, request, Limits::default()).await else { return };
-        conversation.remember(next, answer);
-        if turn + 1 == turns {
-            return;
-        }
-        scheduled_ns = ctx.clock.now_ns() + think_time(shape, rng).as_nanos() as u64;
-        if !replay::wait_until(ctx, *deadlines, scheduled_ns).await {
-            return;
-        }
-    }
-}
-
-/// A think time drawn from the phase's distribution.
-fn think_time(shape: &Sessions, rng: &mut SeededRng) -> Duration {
-    let seconds = rng.normal(shape.think_time_s.mean, shape.think_time_s.stddev).max(0.0);
-    Duration::try_from_secs_f64(seconds).unwrap_or_default()
 }
