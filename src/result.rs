@@ -121,9 +121,14 @@ pub struct ClientSelfCheck {
     /// How late the scheduler woke for each request, ms.
     pub pacing_error_p50_ms: Option<f64>,
     pub pacing_error_p99_ms: Option<f64>,
-    /// Send start − scheduled time, ms (pacing, task start, and any wait for a concurrency slot).
+    /// Send start − scheduled time, ms (pacing, task start, and any wait for a concurrency slot),
+    /// of every request but the timer-woken turns below.
     pub dispatch_delay_p50_ms: Option<f64>,
     pub dispatch_delay_p99_ms: Option<f64>,
+    /// Send start − due time, ms, of the closed-loop turns that slept out a think time or
+    /// `delay` on a timer; None when the phase had none.
+    pub timer_wake_lateness_p50_ms: Option<f64>,
+    pub timer_wake_lateness_p99_ms: Option<f64>,
     pub peak_in_flight: u64,
     /// Process CPU time over wall time, in % of one core (includes an in-process mock server).
     pub client_cpu_percent: f64,

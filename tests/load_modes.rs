@@ -51,6 +51,8 @@ fn a_concurrency_phase_never_exceeds_its_users() {
     assert!(max_overlap(&records) <= 3, "{} in flight", max_overlap(&records));
     let summary = run.summary("closed");
     assert_eq!(self_check(&summary)["peak_in_flight"], 3);
+    assert!(self_check(&summary)["dispatch_delay_p99_ms"].is_f64());
+    assert!(self_check(&summary)["timer_wake_lateness_p99_ms"].is_null(), "no request waited on a timer");
 }
 
 #[test]
@@ -179,7 +181,52 @@ fn a_session_never_overlaps_its_own_turns_and_carries_its_history() {
             assert!(isl(pair[1]) > isl(pair[0]), "the history grows the input");
         }
     }
-    assert!(self_check(&run.summary("sessions"))["peak_in_flight"].as_u64().unwrap_or(99) <= 3);
+    let check = self_check(&run.summary("sessions")).clone();
+    assert!(check["peak_in_flight"].as_u64().unwrap_or(99) <= 3);
+    // Turns after a think time are judged as timer wake-ups, first turns as dispatches.
+    assert!(check["timer_wake_lateness_p99_ms"].is_f64() && check["dispatch_delay_p99_ms"].is_f64(), "{check}");
+}
+
+#[test]
+fn replayed_turns_after_a_delay_count_as_timer_wake_ups_and_keep_their_lateness() {
+    let data = tempfile::tempdir().expect("temp dir");
+    let write = |name: &str, delay: &str| {
+        let path = data.path().join(name);
+        let sessions = [
+            format!(
+                r#"{{"session_id": "a", "turns": [{{"text": "Hi!"}}, {{"text": "More."{delay}}}, {{"text": "And?"}}]}}"#
+            ),
+            format!(r#"{{"session_id": "b", "turns": [{{"text": "Hello."}}, {{"text": "Go on."{delay}}}]}}"#),
+        ];
+        std::fs::write(&path, sessions.join("\n") + "\n").expect("write chats");
+        path.display().to_string()
+    };
+    let (delayed, plain) = (write("delayed.jsonl", r#", "delay": 15"#), write("plain.jsonl", ""));
+    let source = format!(
+        r#"let e = endpoint(#{{ url: "mock", mock: #{{ ttft: ms(2), itl: ms(1) }} }});
+fn replay(e, name, path) {{
+    #{{ name: name, endpoint: e, phases: [concurrency(#{{ users: 2, requests: 10 }})],
+        dataset: file(#{{ path: path, format: "multi_turn" }}) }}
+}}
+run(replay(e, "delayed", {delayed:?}));
+run(replay(e, "plain", {plain:?}));"#
+    );
+    let run = run_scenario("replays", &source);
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let delayed_check = self_check(&run.summary("delayed")).clone();
+    assert!(delayed_check["timer_wake_lateness_p99_ms"].is_f64(), "{delayed_check}");
+    assert!(delayed_check["dispatch_delay_p99_ms"].is_f64(), "the first turns are dispatches: {delayed_check}");
+    let plain_check = self_check(&run.summary("plain")).clone();
+    assert!(plain_check["timer_wake_lateness_p99_ms"].is_null(), "no turn waited: {plain_check}");
+    // A delayed turn's record still counts its latency from the timer's deadline.
+    let records = run.records("delayed");
+    let woken: Vec<&Value> = records.iter().filter(|r| r["metadata"]["turn_index"].as_u64() == Some(1)).collect();
+    assert!(!woken.is_empty());
+    for record in woken {
+        let late_ms = (ns(record, "request_start_ns") - ns(record, "credit_issued_ns")) as f64 / 1e6;
+        let dispatch_ms = record["metrics"]["dispatch_delay"]["value"].as_f64().unwrap_or(-1.0);
+        assert!((dispatch_ms - late_ms).abs() < 0.01, "dispatch_delay {dispatch_ms} ms, start − due {late_ms} ms");
+    }
 }
 
 #[test]

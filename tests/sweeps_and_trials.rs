@@ -299,3 +299,46 @@ sweep(#{ name: "partial", grid: #{ users: [1, 2] } }, |v| if v.users == 1 {
     assert!(summary["failed_runs"][0]["error"].as_str().unwrap().contains("has no phases"), "{summary}");
     assert_eq!(summary["per_combination_metrics"][0]["parameters"], json!({"users": 1}));
 }
+
+#[test]
+fn export_prefix_names_the_trial_and_sweep_aggregates_too() {
+    let run = run_scenario(
+        "prefixed",
+        r#"let e = endpoint(#{ url: "mock", mock: #{ ttft: ms(1), itl: ms(1) } });
+fn bench(e, users, prefix) {
+    #{ endpoint: e, dataset: synthetic(#{ isl: 16, osl: 2 }), phases: [concurrency(#{ users: users, requests: 2 })],
+       export_prefix: prefix }
+}
+run(bench(e, 1, "bench.json") + #{ name: "repeated", trials: 2 });
+sweep(#{ name: "shared", grid: #{ users: [1, 2] } }, |v| bench(e, v.users, "grid"));
+sweep(#{ name: "mixed", grid: #{ users: [1, 2] } }, |v| bench(e, v.users, `u${v.users}`));"#,
+    );
+    assert_eq!(run.code(), Some(0), "stderr: {}", run.stderr());
+    let listing = |dir: std::path::PathBuf| -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+            .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    };
+    // Trials: every trial's files and the aggregate follow the prefix (its extension dropped).
+    let repeated = run.artifacts("repeated");
+    assert!(repeated.join("profile_runs/run_0002/bench_aiperf.json").is_file());
+    assert_eq!(listing(repeated.join("aggregate")), ["bench_aiperf_aggregate.csv", "bench_aiperf_aggregate.json"]);
+    let aggregate = read_json(&repeated.join("aggregate/bench_aiperf_aggregate.json"));
+    assert_eq!(aggregate["metadata"]["run_labels"], json!(["run_0001", "run_0002"]));
+    // A sweep whose variations share a prefix names its per-variation and sweep aggregates by it.
+    let shared = run.artifacts("shared");
+    assert_eq!(listing(shared.join("aggregate/users_2")), ["grid_aiperf_aggregate.csv", "grid_aiperf_aggregate.json"]);
+    assert_eq!(listing(shared.join("sweep_aggregate")), ["grid_aiperf_sweep.csv", "grid_aiperf_sweep.json"]);
+    let summary = read_json(&shared.join("sweep_aggregate/grid_aiperf_sweep.json"));
+    assert_eq!(summary["num_successful_runs"], json!(2));
+    // Variations with different prefixes keep theirs; the sweep's own files keep AIPerf's names.
+    let mixed = run.artifacts("mixed");
+    assert_eq!(listing(mixed.join("aggregate/users_1")), ["u1_aiperf_aggregate.csv", "u1_aiperf_aggregate.json"]);
+    assert_eq!(
+        listing(mixed.join("sweep_aggregate")),
+        ["profile_export_aiperf_sweep.csv", "profile_export_aiperf_sweep.json"]
+    );
+}

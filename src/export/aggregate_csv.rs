@@ -1,5 +1,6 @@
-//! profile_export_aiperf_aggregate.csv: one row per `<metric>_<stat>` with its confidence
-//! statistics, a blank line, then the metadata as `Title,value` rows (AIPerf's layout).
+//! profile_export_aiperf_aggregate.csv (`P_aiperf_aggregate.csv` with a prefix): one row per
+//! `<metric>_<stat>` with its confidence statistics, a blank line, then the metadata as
+//! `Title,value` rows (AIPerf's layout).
 
 use std::path::Path;
 
@@ -8,8 +9,6 @@ use serde_json::Value;
 
 use super::aggregate_json::metadata;
 use crate::aggregate::TrialSet;
-
-pub const FILE_NAME: &str = "profile_export_aiperf_aggregate.csv";
 
 const HEADER: [&str; 11] =
     ["metric", "mean", "std", "min", "max", "cv", "se", "ci_low", "ci_high", "t_critical", "unit"];

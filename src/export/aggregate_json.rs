@@ -1,6 +1,6 @@
-//! profile_export_aiperf_aggregate.json: the confidence aggregate of repeated trials (AIPerf's
-//! shape: its own schema version, a metadata block, and `<metric>_<stat>` → mean, std, min,
-//! max, cv, se, ci_low, ci_high, t_critical, unit).
+//! profile_export_aiperf_aggregate.json (`P_aiperf_aggregate.json` with a prefix): the confidence
+//! aggregate of repeated trials (AIPerf's shape: its own schema version, a metadata block, and
+//! `<metric>_<stat>` → mean, std, min, max, cv, se, ci_low, ci_high, t_critical, unit).
 
 use std::path::Path;
 
@@ -9,7 +9,6 @@ use serde_json::{Map, Value, json};
 
 use crate::aggregate::{AggregateMetric, TrialSet};
 
-pub const FILE_NAME: &str = "profile_export_aiperf_aggregate.json";
 /// The aggregate's own schema version (AIPerf's AggregateConfidenceJsonExporter).
 pub const SCHEMA_VERSION: &str = "1.0";
 /// How the sweep runs its trials: all trials of one variation before the next.

@@ -32,6 +32,27 @@ impl ArtifactNames {
         self.profile("_aiperf.csv")
     }
 
+    /// `profile_export_aiperf_aggregate.json` or `P_aiperf_aggregate.json`: the confidence
+    /// aggregate of a run's trials.
+    pub fn aggregate_json(&self) -> String {
+        self.profile("_aiperf_aggregate.json")
+    }
+
+    /// `profile_export_aiperf_aggregate.csv` or `P_aiperf_aggregate.csv`.
+    pub fn aggregate_csv(&self) -> String {
+        self.profile("_aiperf_aggregate.csv")
+    }
+
+    /// `profile_export_aiperf_sweep.json` or `P_aiperf_sweep.json`: the aggregate of a sweep.
+    pub fn sweep_json(&self) -> String {
+        self.profile("_aiperf_sweep.json")
+    }
+
+    /// `profile_export_aiperf_sweep.csv` or `P_aiperf_sweep.csv`.
+    pub fn sweep_csv(&self) -> String {
+        self.profile("_aiperf_sweep.csv")
+    }
+
     /// `profile_export.jsonl` or `P.jsonl`.
     pub fn records(&self) -> String {
         self.profile(".jsonl")
@@ -101,6 +122,10 @@ mod tests {
         let names = ArtifactNames::new(None);
         assert_eq!(names.summary_json(), "profile_export_aiperf.json");
         assert_eq!(names.summary_csv(), "profile_export_aiperf.csv");
+        assert_eq!(names.aggregate_json(), "profile_export_aiperf_aggregate.json");
+        assert_eq!(names.aggregate_csv(), "profile_export_aiperf_aggregate.csv");
+        assert_eq!(names.sweep_json(), "profile_export_aiperf_sweep.json");
+        assert_eq!(names.sweep_csv(), "profile_export_aiperf_sweep.csv");
         assert_eq!(names.records(), "profile_export.jsonl");
         assert_eq!(names.raw(), "profile_export_raw.jsonl");
         assert_eq!(names.console(), "profile_export_console.txt");
@@ -114,6 +139,10 @@ mod tests {
         let names = ArtifactNames::new(Some("bench"));
         assert_eq!(names.summary_json(), "bench_aiperf.json");
         assert_eq!(names.summary_csv(), "bench_aiperf.csv");
+        assert_eq!(names.aggregate_json(), "bench_aiperf_aggregate.json");
+        assert_eq!(names.aggregate_csv(), "bench_aiperf_aggregate.csv");
+        assert_eq!(names.sweep_json(), "bench_aiperf_sweep.json");
+        assert_eq!(names.sweep_csv(), "bench_aiperf_sweep.csv");
         assert_eq!(names.records(), "bench.jsonl");
         assert_eq!(names.raw(), "bench_raw.jsonl");
         assert_eq!(names.console(), "bench_console.txt");

@@ -1,6 +1,7 @@
-//! profile_export_aiperf_sweep.csv: one row per variation (its parameters, then each metric's
-//! mean, std, min, max and cv), then the best configurations, the Pareto-optimal points and the
-//! metadata, each section after a blank line (AIPerf's layout, CRLF line ends).
+//! profile_export_aiperf_sweep.csv (`P_aiperf_sweep.csv` with a prefix): one row per variation (its
+//! parameters, then each metric's mean, std, min, max and cv), then the best configurations, the
+//! Pareto-optimal points and the metadata, each section after a blank line (AIPerf's layout, CRLF
+//! line ends).
 
 use std::path::Path;
 
@@ -8,8 +9,6 @@ use anyhow::{Context, Result};
 
 use super::aggregate_csv::python_text;
 use crate::aggregate::sweep::{SweepSummary, combination_metrics};
-
-pub const FILE_NAME: &str = "profile_export_aiperf_sweep.csv";
 
 const METRIC_COLUMNS: [&str; 5] = ["mean", "std", "min", "max", "cv"];
 

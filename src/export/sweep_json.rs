@@ -1,5 +1,6 @@
-//! profile_export_aiperf_sweep.json: the sweep aggregate in AIPerf's shape: run counts, the
-//! sweep's parameters, each variation's metrics, the best variations and the Pareto-optimal set.
+//! profile_export_aiperf_sweep.json (`P_aiperf_sweep.json` with a prefix): the sweep aggregate in
+//! AIPerf's shape: run counts, the sweep's parameters, each variation's metrics, the best
+//! variations and the Pareto-optimal set.
 
 use std::path::Path;
 
@@ -8,8 +9,6 @@ use serde_json::{Map, Value, json};
 
 use super::aggregate_json::SWEEP_MODE;
 use crate::aggregate::sweep::{CombinationMetric, SweepSummary, combination_metrics};
-
-pub const FILE_NAME: &str = "profile_export_aiperf_sweep.json";
 
 pub fn write(summary: &SweepSummary, sweep_id: &str, path: &Path) -> Result<()> {
     let mut text = serde_json::to_string_pretty(&sweep_json(summary, sweep_id))

@@ -92,8 +92,11 @@ pub struct PhaseCounters {
     pub peak_in_flight: AtomicU64,
     /// How late the scheduler woke for each open-loop request.
     pub pacing_error: DurationHistogram,
-    /// Send start − scheduled time of each request that was sent.
+    /// Send start − scheduled time of each request that was sent, except those below.
     pub dispatch_delay: DurationHistogram,
+    /// Send start − due time of the closed-loop turns that waited out a think time or a
+    /// `delay` on a timer (`woke_on_session_timer`): timer wake-up lateness.
+    pub timer_wake_lateness: DurationHistogram,
 }
 
 impl PhaseCounters {
@@ -333,6 +336,26 @@ async fn send_one(
     }
 }
 
+/// Whether `request` is a closed-loop session's later turn that waited on a tokio timer until
+/// it was due: a `users` phase sleeps out every think time (or the file's `delay`), a replay in
+/// a concurrency phase a positive `delay`. Its lateness is the timer's wake-up lateness, which
+/// the self-check judges on its own (`self_check::TIMER_WAKE_LATENESS_P99_LIMIT_MS`). Turns of
+/// open-loop phases go out at their arrival like any request.
+fn woke_on_session_timer(ctx: &LoadContext, run: &PhaseRun, request: &Outgoing) -> bool {
+    if request.turn.is_none_or(|turn| turn.turn == 0) {
+        return false;
+    }
+    match run.phase.mode {
+        LoadMode::Users { .. } => true,
+        LoadMode::Concurrency { .. } | LoadMode::Ramp { ramped: RampedQuantity::Concurrency, .. } => ctx
+            .requests
+            .get(request.dataset_index)
+            .and_then(|prepared| prepared.turn?.delay_ms)
+            .is_some_and(|delay_ms| delay_ms > 0.0),
+        LoadMode::Rate { .. } | LoadMode::Ramp { .. } | LoadMode::Schedule(_) => false,
+    }
+}
+
 /// Semaphores a request must hold: a slot for its whole life (a concurrency ceiling), and a
 /// prefill place until its first token arrives (a prefill concurrency cap).
 #[derive(Clone, Copy, Default)]
@@ -356,6 +379,7 @@ async fn send(
     request: Outgoing,
     limits: Limits<'_>,
 ) -> Option<Answer> {
+    let woke_on_timer = woke_on_session_timer(ctx, run, &request);
     let origin = RequestOrigin {
         phase_index: run.index,
         phase_name: run.name.clone(),
@@ -422,7 +446,9 @@ async fn send(
         record.end_ns = ctx.clock.now_ns();
     }
     if started && !record.was_cancelled {
-        counters.dispatch_delay.record_ns(record.start_ns.saturating_sub(record.scheduled_ns));
+        let late_ns = record.start_ns.saturating_sub(record.scheduled_ns);
+        let samples = if woke_on_timer { &counters.timer_wake_lateness } else { &counters.dispatch_delay };
+        samples.record_ns(late_ns);
     }
 
     let outcome = if record.was_cancelled {

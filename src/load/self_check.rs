@@ -1,5 +1,6 @@
 //! The client self-check: after a phase, compare what the client meant to send with what it
-//! sent (rate, pacing, dispatch delay, in-flight peak, CPU) and say when it was the bottleneck.
+//! sent (rate, pacing, dispatch delay, timer wake-up lateness, in-flight peak, CPU) and say
+//! when it was the bottleneck.
 
 use std::sync::atomic::Ordering;
 
@@ -10,6 +11,11 @@ use crate::result::ClientSelfCheck;
 /// Above this dispatch delay p99 the client, not the server, shaped the latencies. Tokio's
 /// timer wakes on whole milliseconds, so honest pacing alone reaches about 1 ms.
 pub const DISPATCH_DELAY_P99_LIMIT_MS: f64 = 2.0;
+/// Above this p99 the closed-loop turns that slept out a think time or `delay` woke too late.
+/// Tokio's timer fires on whole-millisecond ticks and wakes every session due within one tick
+/// together; their sends then take turns on the runtime, so a client that keeps up on a busy
+/// machine shows a few ms here. Past this limit the runtime itself was starved.
+pub const TIMER_WAKE_LATENESS_P99_LIMIT_MS: f64 = 10.0;
 /// Below this share of the scheduled rate the client could not keep up.
 pub const ACHIEVED_RATE_MIN_SHARE: f64 = 0.99;
 /// Above this share of all cores the client's own CPU was saturated.
@@ -71,6 +77,8 @@ pub fn assess(
         pacing_error_p99_ms: counters.pacing_error.percentile_ms(99.0),
         dispatch_delay_p50_ms: counters.dispatch_delay.percentile_ms(50.0),
         dispatch_delay_p99_ms: counters.dispatch_delay.percentile_ms(99.0),
+        timer_wake_lateness_p50_ms: counters.timer_wake_lateness.percentile_ms(50.0),
+        timer_wake_lateness_p99_ms: counters.timer_wake_lateness.percentile_ms(99.0),
         peak_in_flight: counters.peak_in_flight.load(Ordering::Relaxed),
         client_cpu_percent,
         cpu_cores,
@@ -100,6 +108,13 @@ pub fn assess(
                 ));
             }
         }
+    }
+    if let Some(late_p99_ms) = check.timer_wake_lateness_p99_ms.filter(|ms| *ms > TIMER_WAKE_LATENESS_P99_LIMIT_MS) {
+        check.client_bound = true;
+        check.warnings.push(format!(
+            "sessions woke late from their think time or delay: timer wake-up lateness p99 {late_p99_ms:.2} ms \
+             (limit {TIMER_WAKE_LATENESS_P99_LIMIT_MS} ms)"
+        ));
     }
     if let (Some(scheduled), Some(achieved)) = (scheduled_rate_rps, achieved_rate_rps)
         && achieved < scheduled * ACHIEVED_RATE_MIN_SHARE
@@ -178,6 +193,64 @@ mod tests {
         let check = assess(&rate_phase(Some(4)), &counters, None, 0, 1_000_000_000);
         assert!(!check.client_bound);
         assert!(check.warnings[0].contains("concurrency ceiling (4)"), "{:?}", check.warnings);
+    }
+
+    fn users_phase() -> Phase {
+        let think = crate::plan::Dist { mean: 0.5, stddev: 0.0 };
+        let mode = LoadMode::Users { users: 8, session_rate: 4.0, turns: think, think_time_s: think, seed: 0 };
+        Phase { name: "users".into(), mode, ..rate_phase(None) }
+    }
+
+    fn concurrency_phase() -> Phase {
+        Phase {
+            name: "chat".into(),
+            mode: LoadMode::Concurrency { concurrency: 4, prefill_concurrency: None },
+            ..rate_phase(None)
+        }
+    }
+
+    /// The self-check of `phase` after 100 dispatches `dispatch_ns` late and 100 timer-woken
+    /// turns `woken_ns` late.
+    fn check_of(phase: &Phase, dispatch_ns: u64, woken_ns: u64) -> ClientSelfCheck {
+        let counters = PhaseCounters::default();
+        (0..100).for_each(|_| counters.dispatch_delay.record_ns(dispatch_ns));
+        (0..100).for_each(|_| counters.timer_wake_lateness.record_ns(woken_ns));
+        assess(phase, &counters, None, 0, 1_000_000_000)
+    }
+
+    fn near(value: Option<f64>, expected: f64, tolerance: f64) -> bool {
+        value.is_some_and(|v| (v - expected).abs() < tolerance)
+    }
+
+    #[test]
+    fn turns_woken_a_few_ms_late_by_their_timer_are_not_blamed_on_the_client() {
+        for phase in [users_phase(), concurrency_phase()] {
+            let check = check_of(&phase, 150_000, 3_000_000);
+            assert!(!check.client_bound && check.warnings.is_empty(), "{}: {:?}", phase.name, check.warnings);
+            assert!(near(check.timer_wake_lateness_p99_ms, 3.0, 0.05), "{check:?}");
+            assert!(near(check.dispatch_delay_p99_ms, 0.15, 0.005), "the timer-woken turns stay apart: {check:?}");
+        }
+    }
+
+    #[test]
+    fn immediate_sends_3_ms_late_or_a_starved_timer_are_blamed_on_the_client() {
+        let immediate = check_of(&concurrency_phase(), 3_000_000, 1_000_000);
+        assert!(near(immediate.dispatch_delay_p99_ms, 3.0, 0.05), "{immediate:?}");
+        let starved = check_of(&users_phase(), 100_000, 25_000_000);
+        assert!(near(starved.timer_wake_lateness_p99_ms, 25.0, 0.5), "{starved:?}");
+        let cases = [
+            (immediate, "the client sent requests late: dispatch delay p99 ", "(limit 2 ms)"),
+            (
+                starved,
+                "sessions woke late from their think time or delay: timer wake-up lateness p99 ",
+                "(limit 10 ms)",
+            ),
+        ];
+        for (check, opening, limit) in cases {
+            assert!(check.client_bound, "{check:?}");
+            assert_eq!(check.warnings.len(), 1, "{:?}", check.warnings);
+            assert!(check.warnings[0].starts_with(opening) && check.warnings[0].ends_with(limit), "{check:?}");
+        }
     }
 
     #[test]

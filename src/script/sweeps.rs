@@ -17,7 +17,7 @@ use crate::aggregate::RunCoordinates;
 use crate::aggregate::coordinates::{label_of, new_sweep_id};
 use crate::aggregate::sweep::{SweepCell, SweepSummary};
 use crate::engine::artifact_dir_of;
-use crate::export::{sweep_csv, sweep_json};
+use crate::export::{ArtifactNames, sweep_csv, sweep_json};
 
 const SWEEP_KEYS: &[&str] = &["name", "grid", "zip", "trials", "cooldown", "confidence"];
 
@@ -87,8 +87,9 @@ fn sweep(
             }
             Err(error) if executing && !cells.is_empty() => {
                 // Keep the aggregate of the variations that finished before the scenario stops.
+                let names = sweep_names(&runs);
                 let summary = SweepSummary::new(cells).with_failed(label, message_of(&error));
-                write_sweep_aggregate(&summary, &settings, &aggregate_dir)?;
+                write_sweep_aggregate(&summary, &settings, &aggregate_dir, &names)?;
                 return Err(error);
             }
             Err(error) => return Err(error),
@@ -96,7 +97,7 @@ fn sweep(
     }
     let summary = SweepSummary::new(cells);
     if executing {
-        write_sweep_aggregate(&summary, &settings, &aggregate_dir)?;
+        write_sweep_aggregate(&summary, &settings, &aggregate_dir, &sweep_names(&runs))?;
         crate::ui::stdout::print(&crate::ui::sweep::render(&settings.name, &summary, &aggregate_dir));
     }
     Ok(results_map(&summary, runs, &settings.id, &sweep_dir))
@@ -153,11 +154,27 @@ fn run_variation(
     Ok((result, SweepCell { values, label, trials }))
 }
 
-fn write_sweep_aggregate(summary: &SweepSummary, settings: &SweepSettings, dir: &std::path::Path) -> ScriptResult<()> {
+/// The names of the sweep's own files: those of the `export_prefix` every variation's run
+/// shares, AIPerf's defaults when they name none or differ.
+fn sweep_names(runs: &[RunResults]) -> ArtifactNames {
+    let mut prefixes = runs.iter().map(|run| run.0.plan.export.prefix.as_deref());
+    let shared = match prefixes.next() {
+        Some(first) => prefixes.all(|prefix| prefix == first).then_some(first).flatten(),
+        None => None,
+    };
+    ArtifactNames::new(shared)
+}
+
+fn write_sweep_aggregate(
+    summary: &SweepSummary,
+    settings: &SweepSettings,
+    dir: &std::path::Path,
+    names: &ArtifactNames,
+) -> ScriptResult<()> {
     let written = std::fs::create_dir_all(dir)
         .map_err(anyhow::Error::from)
-        .and_then(|()| sweep_json::write(summary, &settings.id, &dir.join(sweep_json::FILE_NAME)))
-        .and_then(|()| sweep_csv::write(summary, &dir.join(sweep_csv::FILE_NAME)));
+        .and_then(|()| sweep_json::write(summary, &settings.id, &dir.join(names.sweep_json())))
+        .and_then(|()| sweep_csv::write(summary, &dir.join(names.sweep_csv())));
     written.or_else(|e| script_error(format!("sweep `{}`: cannot write {}: {e:#}", settings.name, dir.display())))
 }
 

@@ -17,7 +17,7 @@ use super::run_fn::{RunHost, run_plan};
 use crate::aggregate::coordinates::{folder_under, label_of, new_sweep_id};
 use crate::aggregate::trials::combined_result;
 use crate::aggregate::{RunCoordinates, TrialSet};
-use crate::export::{aggregate_csv, aggregate_json};
+use crate::export::{ArtifactNames, aggregate_csv, aggregate_json};
 
 /// The `run(#{..})` keys this module reads.
 pub const RUN_EXTRA_KEYS: &[&str] = &["trials", "cooldown", "confidence", "sweep"];
@@ -178,6 +178,7 @@ pub fn run_trials(
     let executing = host.mode == ScriptMode::Execute;
     let count = if executing { repetition.trials } else { 1 };
     let several = repetition.trials > 1;
+    let names = ArtifactNames::new(plan.export.prefix.as_deref());
     let mut trials = Vec::new();
     for trial in 0..count {
         let mut trial_plan = plan.clone();
@@ -195,7 +196,7 @@ pub fn run_trials(
                 let set = TrialSet::new(trials, repetition.confidence, repetition.cooldown_s)
                     .with_failed(label, message_of(&error));
                 let dir = folder_under(&host.options.artifact_root, &layout.aggregate_folders);
-                write_aggregate(&set, &dir).or_else(|e| script_error(format!("run `{}`: {e:#}", plan.name)))?;
+                write_aggregate(&set, &dir, &names).or_else(|e| script_error(format!("run `{}`: {e:#}", plan.name)))?;
                 return Err(error);
             }
             Err(error) => return Err(error),
@@ -212,7 +213,7 @@ pub fn run_trials(
     combined.plan.run_info = plan.run_info.clone();
     if executing && (several || layout.aggregate_single_trial) {
         let dir = folder_under(&host.options.artifact_root, &layout.aggregate_folders);
-        write_aggregate(&set, &dir).or_else(|e| script_error(format!("run `{}`: {e:#}", plan.name)))?;
+        write_aggregate(&set, &dir, &names).or_else(|e| script_error(format!("run `{}`: {e:#}", plan.name)))?;
         if several {
             crate::ui::stdout::print(&crate::ui::trials::render(&set, &dir));
         }
@@ -224,10 +225,11 @@ pub fn run_trials(
     Ok((RunResults(Arc::new(combined)), set))
 }
 
-fn write_aggregate(set: &TrialSet, dir: &Path) -> anyhow::Result<()> {
+/// Write the confidence aggregate of `set` into `dir`, named by the run's `export_prefix`.
+fn write_aggregate(set: &TrialSet, dir: &Path, names: &ArtifactNames) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir).map_err(|e| anyhow::anyhow!("cannot create folder {}: {e}", dir.display()))?;
-    aggregate_json::write(set, &dir.join(aggregate_json::FILE_NAME))?;
-    aggregate_csv::write(set, &dir.join(aggregate_csv::FILE_NAME))
+    aggregate_json::write(set, &dir.join(names.aggregate_json()))?;
+    aggregate_csv::write(set, &dir.join(names.aggregate_csv()))
 }
 
 /// The message of a script error, without Rhai's "Runtime error" decoration.

@@ -37,13 +37,14 @@ fn render_phase(check: &ClientSelfCheck) -> String {
     } else {
         let _ = write!(out, " achieved {};", rps(check.achieved_rate_rps));
     }
+    let _ = write!(out, " dispatch delay p99 {};", ms(check.dispatch_delay_p99_ms));
+    if check.timer_wake_lateness_p99_ms.is_some() {
+        let _ = write!(out, " timer wake-up lateness p99 {};", ms(check.timer_wake_lateness_p99_ms));
+    }
     let _ = writeln!(
         out,
-        " dispatch delay p99 {}; peak in flight {}; CPU {:.0} % of {} cores",
-        ms(check.dispatch_delay_p99_ms),
-        check.peak_in_flight,
-        check.client_cpu_percent,
-        check.cpu_cores
+        " peak in flight {}; CPU {:.0} % of {} cores",
+        check.peak_in_flight, check.client_cpu_percent, check.cpu_cores
     );
     if check.client_bound {
         out.push_str("WARNING: the client was the bottleneck; these results measure aiperf, not the server.\n");
@@ -80,7 +81,18 @@ mod tests {
         assert!(text.contains("pacing error p50 0.500 ms p99 1.000 ms"), "{text}");
         assert!(text.contains("WARNING: the client was the bottleneck"), "{text}");
         assert!(text.contains("  - the client sent 80.0 req/s"), "{text}");
+        assert!(!text.contains("timer wake-up"), "a phase without timer-woken turns shows none: {text}");
         let calm = render_phase(&ClientSelfCheck { phase: "c".into(), ..Default::default() });
         assert!(!calm.contains("WARNING") && calm.contains("achieved n/a"), "{calm}");
+        let sessions = render_phase(&ClientSelfCheck {
+            phase: "users".into(),
+            dispatch_delay_p99_ms: Some(0.25),
+            timer_wake_lateness_p99_ms: Some(3.5),
+            ..Default::default()
+        });
+        assert!(
+            sessions.contains("dispatch delay p99 0.250 ms; timer wake-up lateness p99 3.500 ms; peak in flight"),
+            "{sessions}"
+        );
     }
 }
