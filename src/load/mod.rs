@@ -337,8 +337,8 @@ async fn send_one(
 }
 
 /// Whether `request` is a closed-loop session's later turn that waited on a tokio timer until
-/// it was due: a `users` phase sleeps out every think time (or the file's `delay`), a replay in
-/// a concurrency phase a positive `delay`. Its lateness is the timer's wake-up lateness, which
+/// it was due: a `users` phase waits out every think time (or the file's `delay`; a zero wait
+/// counts too, its lateness is ~0), a replay in a concurrency phase a positive `delay`. Its lateness is the timer's wake-up lateness, which
 /// the self-check judges on its own (`self_check::TIMER_WAKE_LATENESS_P99_LIMIT_MS`). Turns of
 /// open-loop phases go out at their arrival like any request.
 fn woke_on_session_timer(ctx: &LoadContext, run: &PhaseRun, request: &Outgoing) -> bool {
