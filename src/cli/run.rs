@@ -58,10 +58,10 @@ pub fn check(args: CheckArgs, runtime: &tokio::runtime::Runtime) -> i32 {
     };
     match run_on_script_thread(args.scenario.clone(), runtime, options, ScriptMode::Check, args.script.settings()) {
         Ok(Ok(outcome)) => {
+            let runs = if outcome.runs == 1 { "1 run".to_string() } else { format!("{} runs", outcome.runs) };
             crate::ui::stdout::print_line(&format!(
-                "{}: ok ({} runs checked, no requests sent)",
-                args.scenario.display(),
-                outcome.runs
+                "{}: ok ({runs} checked, no requests sent)",
+                args.scenario.display()
             ));
             exit_code::OK
         }
