@@ -1,0 +1,160 @@
+//! The dataset part of a plan: synthetic prompts (lengths, shapes, images) or a file.
+
+use serde::{Deserialize, Serialize};
+
+/// A normal distribution given by mean and standard deviation.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+pub struct Dist {
+    pub mean: f64,
+    pub stddev: f64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Dataset {
+    Synthetic(SyntheticDataset),
+    File(FileDataset),
+}
+
+impl Dataset {
+    /// The seed that decides the prompts (synthetic) or their order (files).
+    pub fn random_seed(&self) -> u64 {
+        match self {
+            Dataset::Synthetic(spec) => spec.random_seed,
+            Dataset::File(spec) => spec.random_seed,
+        }
+    }
+
+    /// Each phase sends at most the dataset's entries (`at_end: "stop"`).
+    pub fn stops_at_end(&self) -> bool {
+        matches!(self, Dataset::File(FileDataset { at_end: AtEnd::Stop, .. }))
+    }
+}
+
+/// A dataset read from a file before the run (`file(#{..})`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct FileDataset {
+    /// As written in the scenario: relative to the working directory.
+    pub path: String,
+    pub format: FileFormat,
+    pub sampling: Sampling,
+    pub at_end: AtEnd,
+    pub random_seed: u64,
+    /// Tokens per mooncake hash-id block.
+    pub block_size: usize,
+    /// Random pool only: how many requests to draw (default: the largest pool's entries).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub draws: Option<usize>,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum FileFormat {
+    /// JSONL, a prompt per line: `text` or `texts`, optional `output_length` and `image`/`images`;
+    /// or `query` and `passages` for rankings.
+    SingleTurn,
+    /// JSONL, a session per line: `turns` of `text`, optional `output_length` and `delay`.
+    MultiTurn,
+    /// JSONL trace: `input_length`, `output_length`, `hash_ids` (and `timestamp`).
+    Mooncake,
+    /// A JSON array of `{conversations: [{from, value}]}`.
+    Sharegpt,
+    /// Single-turn JSONL entries drawn at random with replacement: from one file, or one from
+    /// each file of a folder, merged into one prompt.
+    RandomPool,
+}
+
+/// The order in which requests take the file's entries.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Sampling {
+    /// File order.
+    Sequential,
+    /// Seeded draws with replacement.
+    Random,
+    /// A seeded permutation.
+    Shuffle,
+}
+
+/// What requests do after the last entry.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum AtEnd {
+    /// Start again from the first entry.
+    Wrap,
+    /// Send no more: each phase sends at most the dataset's entries.
+    Stop,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SyntheticDataset {
+    /// Input sequence length in tokens.
+    pub isl: Dist,
+    /// Output sequence length in tokens (sent as the max tokens of each request).
+    pub osl: Dist,
+    pub random_seed: u64,
+    /// How many distinct prompts to generate; requests cycle through them.
+    pub entries: usize,
+    /// Synthetic images sent with each prompt (vision chat).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub images: Option<ImageSettings>,
+    /// Length mixture, block rounding, shared system prompt, prefix pool, cache bust.
+    #[serde(flatten, default)]
+    pub options: SyntheticOptions,
+}
+
+/// The optional shape of synthetic prompts (`synthetic(#{ mix, block_size, .. })`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct SyntheticOptions {
+    /// Weighted ISL/OSL pairs; when given, each prompt draws its pair from here instead of `isl`/`osl`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mix: Vec<LengthPair>,
+    /// Each ISL is rounded to the nearest multiple of this many tokens (at least one block).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block_size: Option<u64>,
+    /// Tokens of a system prompt shared by every request (sent before the prompt, not part of its ISL).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system_prompt_tokens: Option<u64>,
+    /// Every prompt starts with one of a few fixed prefixes (counted in its ISL).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefix_pool: Option<PrefixPool>,
+    /// Every prompt starts with a marker of its own, so no two prompts share a prefix.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cache_bust: bool,
+}
+
+/// One ISL/OSL pair of a length mixture and its relative weight.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+pub struct LengthPair {
+    pub isl: Dist,
+    pub osl: Dist,
+    pub weight: f64,
+}
+
+/// `prefixes` fixed texts of `length` tokens each; each prompt starts with a seeded pick of one.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+pub struct PrefixPool {
+    pub prefixes: usize,
+    pub length: u64,
+}
+
+/// Synthetic images for each prompt of a vision chat: `images: #{ count, width, height, format, quality }`.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+pub struct ImageSettings {
+    /// Images per request.
+    pub count: u32,
+    /// Pixels.
+    pub width: u32,
+    pub height: u32,
+    pub format: ImageFormat,
+    /// JPEG quality, 1 to 100 (85 when not given).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quality: Option<u8>,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum ImageFormat {
+    Png,
+    Jpeg,
+}

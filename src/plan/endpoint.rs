@@ -1,0 +1,299 @@
+//! The endpoint part of a plan: what kind of API is called, how requests are shaped, the
+//! transport (TLS, HTTP/2, connections), and the redaction that keeps secrets out of exports.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize, Serializer};
+
+use super::MOCK_URL;
+use crate::mock::MockConfig;
+
+/// Named as AIPerf's `--endpoint-type` names them in the exports' `input_config`.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum EndpointKind {
+    Chat,
+    Completions,
+    Embeddings,
+    /// Cohere's rerank API (`/v1/rerank`; vLLM serves it too).
+    CohereRankings,
+    /// Hugging Face Text Embeddings Inference `/rerank`.
+    #[serde(rename = "hf_tei_rankings")]
+    TeiRankings,
+    /// NVIDIA NIM `/v1/ranking`.
+    NimRankings,
+    /// OpenAI's Responses API (`/v1/responses`).
+    Responses,
+    /// Hugging Face Text Generation Inference `/generate` and `/generate_stream`.
+    #[serde(rename = "huggingface_generate")]
+    Tgi,
+    /// A request body written in the scenario (`RequestOptions::template`).
+    Template,
+}
+
+impl EndpointKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EndpointKind::Chat => "chat",
+            EndpointKind::Completions => "completions",
+            EndpointKind::Embeddings => "embeddings",
+            EndpointKind::CohereRankings => "cohere_rankings",
+            EndpointKind::TeiRankings => "hf_tei_rankings",
+            EndpointKind::NimRankings => "nim_rankings",
+            EndpointKind::Responses => "responses",
+            EndpointKind::Tgi => "huggingface_generate",
+            EndpointKind::Template => "template",
+        }
+    }
+
+    /// The request path appended to the endpoint's base url (TGI streams on `/generate_stream`;
+    /// a template endpoint names its own).
+    pub fn path(self) -> &'static str {
+        match self {
+            EndpointKind::Chat => "/v1/chat/completions",
+            EndpointKind::Completions => "/v1/completions",
+            EndpointKind::Embeddings => "/v1/embeddings",
+            EndpointKind::CohereRankings => "/v1/rerank",
+            EndpointKind::TeiRankings => "/rerank",
+            EndpointKind::NimRankings => "/v1/ranking",
+            EndpointKind::Responses => "/v1/responses",
+            EndpointKind::Tgi => "/generate",
+            EndpointKind::Template => "/",
+        }
+    }
+
+    /// Answers with generated text whose tokens are counted (not embeddings or rankings).
+    pub fn produces_tokens(self) -> bool {
+        !matches!(
+            self,
+            EndpointKind::Embeddings
+                | EndpointKind::CohereRankings
+                | EndpointKind::TeiRankings
+                | EndpointKind::NimRankings
+        )
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Endpoint {
+    /// Base url (`http://host:port`), or `mock` for the built-in server.
+    pub url: String,
+    pub model: String,
+    #[serde(rename = "type")]
+    pub kind: EndpointKind,
+    pub streaming: bool,
+    /// Sent as `Authorization: Bearer …`; never written to an artifact or a log.
+    #[serde(serialize_with = "redact_secret", skip_serializing_if = "Option::is_none")]
+    pub api_key: Option<String>,
+    /// Extra request headers. Values of auth-like headers are redacted in exports.
+    #[serde(serialize_with = "redact_headers", skip_serializing_if = "BTreeMap::is_empty", default)]
+    pub headers: BTreeMap<String, String>,
+    /// Extra fields merged into every request body (`ignore_eos`, `min_tokens`, …).
+    #[serde(skip_serializing_if = "serde_json::Map::is_empty", default)]
+    pub extra: serde_json::Map<String, serde_json::Value>,
+    /// Settings of the built-in mock server, used when `url` is `mock`.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub mock: Option<MockConfig>,
+    /// TLS, HTTP version and connection reuse.
+    #[serde(default, skip_serializing_if = "Transport::is_default")]
+    pub transport: Transport,
+    /// Where the kind's request path, max-tokens field or body differ from its defaults.
+    #[serde(default, skip_serializing_if = "RequestOptions::is_default")]
+    pub request: RequestOptions,
+}
+
+/// How requests deviate from their kind's defaults.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct RequestOptions {
+    /// The request path instead of the kind's (`/v1/custom`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// The name of the output-length cap instead of the kind's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens_field: Option<MaxTokensField>,
+    /// Rankings: the passages each prompt is cut into (after its query).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub passages: Option<usize>,
+    /// Template kind: the body to send and where the answer's text and usage are.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub template: Option<RequestTemplate>,
+}
+
+impl RequestOptions {
+    pub fn is_default(&self) -> bool {
+        *self == Self::default()
+    }
+}
+
+/// The JSON name of the output-length cap.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum MaxTokensField {
+    MaxTokens,
+    MaxCompletionTokens,
+}
+
+impl MaxTokensField {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MaxTokensField::MaxTokens => "max_tokens",
+            MaxTokensField::MaxCompletionTokens => "max_completion_tokens",
+        }
+    }
+}
+
+/// A request body written in the scenario, with `{{prompt}}`, `{{max_tokens}}`, `{{model}}`
+/// and `{{stream}}` placeholders, and the dotted paths to the answer's parts.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RequestTemplate {
+    pub body: TemplateBody,
+    #[serde(default)]
+    pub response: ResponsePaths,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "snake_case")]
+pub enum TemplateBody {
+    /// JSON whose string values may hold placeholders.
+    Json(serde_json::Value),
+    /// Text that becomes JSON once its placeholders are filled.
+    Text(String),
+}
+
+/// Dotted paths (`choices.0.text`) into a response; `None` where the answer has no such part.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct ResponsePaths {
+    /// The text of a whole (non-streamed) response.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// The new text of one streamed event.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream_text: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_tokens: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completion_tokens: Option<String>,
+    /// Why generation stopped; a streamed event that has it ends a stream without `[DONE]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finish_reason: Option<String>,
+}
+
+/// How the client reaches the endpoint.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Transport {
+    #[serde(default)]
+    pub tls: TlsSettings,
+    /// Offer HTTP/2 (ALPN for https, prior knowledge for http); HTTP/1.1 otherwise.
+    #[serde(default)]
+    pub http2: bool,
+    #[serde(default)]
+    pub connections: ConnectionSettings,
+}
+
+impl Transport {
+    pub fn is_default(&self) -> bool {
+        *self == Self::default()
+    }
+}
+
+/// Certificate checking for https endpoints (always on unless `insecure`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct TlsSettings {
+    /// A PEM file of extra CA certificates to trust, besides the system and webpki roots.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ca_file: Option<String>,
+    /// Accept any server certificate. For testing only; warned about loudly.
+    #[serde(default)]
+    pub insecure: bool,
+}
+
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum ConnectionStrategy {
+    /// Keep-alive connections shared by all requests.
+    #[default]
+    Pooled,
+    /// A new connection for every request.
+    NeverReuse,
+    /// Each conversation keeps its own connection.
+    Sticky,
+}
+
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct ConnectionSettings {
+    #[serde(default)]
+    pub strategy: ConnectionStrategy,
+    /// Most connections in use at once (requests beyond it wait: `http_req_blocked`);
+    /// default: the largest concurrency of the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max: Option<usize>,
+}
+
+impl Endpoint {
+    pub fn is_mock(&self) -> bool {
+        self.url == MOCK_URL
+    }
+
+    /// The path requests go to: the scenario's `path`, or the kind's.
+    pub fn request_path(&self) -> &str {
+        match (&self.request.path, self.kind) {
+            (Some(path), _) => path,
+            (None, EndpointKind::Tgi) if self.streaming => "/generate_stream",
+            (None, kind) => kind.path(),
+        }
+    }
+}
+
+pub const REDACTED: &str = "<redacted>";
+
+fn redact_secret<S: Serializer>(value: &Option<String>, s: S) -> Result<S::Ok, S::Error> {
+    match value {
+        Some(_) => s.serialize_str(REDACTED),
+        None => s.serialize_none(),
+    }
+}
+
+/// True for header names whose values are credentials.
+pub fn is_secret_header(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    lower == "authorization"
+        || lower.contains("api-key")
+        || lower.contains("apikey")
+        || lower.contains("token")
+        || lower.contains("secret")
+        || lower == "cookie"
+}
+
+fn redact_headers<S: Serializer>(headers: &BTreeMap<String, String>, s: S) -> Result<S::Ok, S::Error> {
+    let shown: BTreeMap<&str, &str> =
+        headers.iter().map(|(k, v)| (k.as_str(), if is_secret_header(k) { REDACTED } else { v.as_str() })).collect();
+    shown.serialize(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn api_keys_and_auth_headers_never_reach_the_json_form() {
+        let endpoint = Endpoint {
+            url: "http://127.0.0.1:1".into(),
+            model: "m".into(),
+            kind: EndpointKind::Chat,
+            streaming: true,
+            api_key: Some("sk-very-secret".into()),
+            headers: BTreeMap::from([
+                ("X-Api-Key".to_string(), "also-secret".to_string()),
+                ("X-Team".to_string(), "infra".to_string()),
+            ]),
+            extra: Default::default(),
+            mock: None,
+            transport: Default::default(),
+            request: Default::default(),
+        };
+        let json = serde_json::to_string(&endpoint).unwrap();
+        assert!(!json.contains("secret"), "{json}");
+        assert!(json.contains("infra"));
+        assert!(json.contains(REDACTED));
+    }
+}

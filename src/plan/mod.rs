@@ -1,0 +1,174 @@
+//! The Plan: pure data that describes one benchmark. A scenario script builds it; the
+//! engine executes it; its JSON form is the `input_config` block of the exports.
+
+mod dataset;
+mod endpoint;
+mod phase;
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+pub use dataset::*;
+pub use endpoint::*;
+pub use phase::*;
+
+/// The url that means "start the built-in mock server in-process".
+pub const MOCK_URL: &str = "mock";
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Plan {
+    /// The run's name; its artifacts go to `<artifact dir>/<name>/`.
+    pub name: String,
+    pub endpoint: Endpoint,
+    pub dataset: Dataset,
+    pub phases: Vec<Phase>,
+    pub tokenizer: TokenizerSpec,
+    /// Per-request timeout, seconds.
+    pub request_timeout_s: f64,
+    /// What is written besides the summary, and the optional trace-timing table.
+    #[serde(default, skip_serializing_if = "ExportSettings::is_default")]
+    pub export: ExportSettings,
+    /// Prometheus scraping of the server during the run.
+    #[serde(default)]
+    pub server_metrics: ServerMetricsConfig,
+    /// GPU telemetry (local NVML, DCGM exporters).
+    #[serde(default)]
+    pub gpu_telemetry: GpuTelemetryConfig,
+    /// SLOs by record-metric tag, in the metric's unit (ms for latencies); a request that meets
+    /// all of them is good (goodput). Empty: no goodput metrics.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub slos: BTreeMap<String, f64>,
+    /// Pass/fail checks on the run's metrics, judged at its end.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub thresholds: Vec<crate::thresholds::Threshold>,
+    /// A failed threshold stops the scenario right after this run.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub abort_on_fail: bool,
+    /// ISL and OSL come from each response's `usage` instead of the client's tokenizer.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub use_server_token_count: bool,
+    /// Where the run sits in a sweep (sweep id, variation, trial): `run_info`, not `input_config`.
+    #[serde(skip)]
+    pub run_info: crate::aggregate::RunCoordinates,
+}
+
+/// How much a run writes: AIPerf's export levels and its HTTP trace switch.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum ExportLevel {
+    /// Only the summary files.
+    Summary,
+    /// Also profile_export.jsonl, one line per request.
+    #[default]
+    Records,
+    /// Also profile_export_raw.jsonl: each request's headers, body and every response event.
+    Raw,
+}
+
+impl ExportLevel {
+    /// profile_export.jsonl is written (records and raw).
+    pub fn writes_records(self) -> bool {
+        self != Self::Summary
+    }
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct ExportSettings {
+    pub level: ExportLevel,
+    /// Names every export file `<prefix>…` instead of AIPerf's defaults (no extension, no folder).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefix: Option<String>,
+    /// Add each request's `trace_data` (timestamps, chunks, headers, addresses) to its jsonl line.
+    pub http_trace: bool,
+    /// Print the HTTP trace-timing table after the metrics table.
+    pub trace_table: bool,
+}
+
+impl ExportSettings {
+    pub fn is_default(&self) -> bool {
+        *self == Self::default()
+    }
+}
+
+/// Server-metrics exports a run can write.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum ServerMetricsFormat {
+    Json,
+    Csv,
+    Jsonl,
+    Parquet,
+}
+
+/// Prometheus server-metrics collection (AIPerf's defaults).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ServerMetricsConfig {
+    /// Scrape at all (the endpoint's `<base>/metrics` plus `urls`).
+    pub enabled: bool,
+    /// More endpoints to scrape.
+    pub urls: Vec<String>,
+    /// Time between scrapes, seconds.
+    pub interval_s: f64,
+    pub formats: Vec<ServerMetricsFormat>,
+    /// Timeslice width, seconds; no timeslices when absent.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub slice_duration_s: Option<f64>,
+    /// Wait before the final scrape, seconds (default: 2 s, 0.2 s against the mock).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub flush_period_s: Option<f64>,
+    /// How long the reachability test and each scrape may take, seconds.
+    pub reachability_timeout_s: f64,
+}
+
+impl Default for ServerMetricsConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            urls: Vec::new(),
+            interval_s: 0.333,
+            formats: vec![ServerMetricsFormat::Json, ServerMetricsFormat::Csv, ServerMetricsFormat::Parquet],
+            slice_duration_s: None,
+            flush_period_s: None,
+            reachability_timeout_s: 10.0,
+        }
+    }
+}
+
+/// GPU telemetry: local GPUs through NVML, and DCGM exporter endpoints when listed.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct GpuTelemetryConfig {
+    /// Read local GPUs through NVML (if the library is there).
+    pub enabled: bool,
+    /// DCGM exporter /metrics URLs (none by default: no probing unless asked).
+    pub dcgm_urls: Vec<String>,
+    /// Time between samples, seconds.
+    pub interval_s: f64,
+}
+
+impl Default for GpuTelemetryConfig {
+    fn default() -> Self {
+        Self { enabled: true, dcgm_urls: Vec::new(), interval_s: 0.333 }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum TokenizerSpec {
+    /// The tokenizer embedded in the binary (GPT-2's BPE); works offline.
+    Builtin,
+    /// A Hugging Face `tokenizer.json`, or a folder that holds one.
+    File { path: String },
+    /// A Hugging Face model id (`gpt2`, `org/name`): cached, or downloaded from the hub once.
+    Hub { id: String },
+}
+
+impl TokenizerSpec {
+    pub fn name(&self) -> String {
+        match self {
+            TokenizerSpec::Builtin => "builtin:gpt2".to_string(),
+            TokenizerSpec::File { path } => path.clone(),
+            TokenizerSpec::Hub { id } => id.clone(),
+        }
+    }
+}

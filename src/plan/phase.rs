@@ -1,0 +1,153 @@
+//! The phases of a plan: their kind, timing mode, stop conditions and cancellation.
+
+use serde::{Deserialize, Serialize};
+
+use super::Dist;
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum PhaseKind {
+    /// Requests that warm the server; never in the results.
+    Warmup,
+    /// Requests whose records feed the metrics.
+    Profiling,
+    /// Requests that keep the server busy after profiling; never in the results.
+    Cooldown,
+}
+
+impl PhaseKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PhaseKind::Warmup => "warmup",
+            PhaseKind::Profiling => "profiling",
+            PhaseKind::Cooldown => "cooldown",
+        }
+    }
+}
+
+/// How a phase paces its requests.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum LoadMode {
+    /// Closed loop: `concurrency` users, each sends its next request when the last one ends;
+    /// at most `prefill_concurrency` of them wait for their first token at once.
+    Concurrency {
+        concurrency: usize,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        prefill_concurrency: Option<usize>,
+    },
+    /// Open loop: requests arrive at `rate` per second, whatever the server does.
+    Rate {
+        rate: f64,
+        arrival: Arrival,
+        /// At most this many requests in flight; a due request waits for a free slot.
+        #[serde(skip_serializing_if = "Option::is_none", default)]
+        max_concurrency: Option<usize>,
+        seed: u64,
+    },
+    /// Concurrency or rate moved linearly from `start` through each stage's target (k6 stages).
+    Ramp { ramped: RampedQuantity, start: f64, stages: Vec<RampStage>, arrival: Arrival, seed: u64 },
+    /// Replay the send times of a trace.
+    Schedule(FixedSchedule),
+    /// Multi-turn sessions: new sessions arrive at `session_rate` per second, at most `users` live;
+    /// each turn waits for the previous answer plus a think time and carries the history.
+    Users { users: usize, session_rate: f64, turns: Dist, think_time_s: Dist, seed: u64 },
+}
+
+/// The pattern of open-loop arrival times.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "pattern", rename_all = "snake_case")]
+pub enum Arrival {
+    /// Evenly spaced.
+    Constant,
+    /// Exponential gaps (coefficient of variation 1).
+    Poisson,
+    /// Gamma gaps with shape `smoothness`: below 1 burstier than Poisson, above 1 smoother
+    /// (vLLM's `--burstiness`, AIPerf's `--arrival-smoothness`).
+    Gamma { smoothness: f64 },
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum RampedQuantity {
+    Concurrency,
+    Rate,
+}
+
+/// One k6-style stage: move linearly to `target` over `duration_s`.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+pub struct RampStage {
+    pub duration_s: f64,
+    pub target: f64,
+}
+
+/// A trace replayed at its own timestamps.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct FixedSchedule {
+    pub trace: ScheduleTrace,
+    /// Replay only timestamps at or after this one (ms).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub start_offset_ms: Option<f64>,
+    /// Replay only timestamps at or before this one (ms).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub end_offset_ms: Option<f64>,
+    /// Shift the first replayed timestamp to the start of the phase.
+    pub auto_offset: bool,
+    /// Replay this many times faster than recorded.
+    pub speedup: f64,
+}
+
+/// Where a schedule's timestamps (ms) come from.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "snake_case")]
+pub enum ScheduleTrace {
+    Inline {
+        timestamps_ms: Vec<f64>,
+    },
+    /// Read from a JSONL file when the scenario was built; the file's name stands for them in exports.
+    File {
+        path: String,
+        #[serde(skip_serializing, default)]
+        timestamps_ms: Vec<f64>,
+    },
+}
+
+impl ScheduleTrace {
+    pub fn timestamps_ms(&self) -> &[f64] {
+        match self {
+            ScheduleTrace::Inline { timestamps_ms } | ScheduleTrace::File { timestamps_ms, .. } => timestamps_ms,
+        }
+    }
+}
+
+/// Cancel a seeded fraction of a phase's requests this long after they were sent.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+pub struct Cancellation {
+    pub fraction: f64,
+    pub after_s: f64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Phase {
+    pub name: String,
+    pub kind: PhaseKind,
+    #[serde(flatten)]
+    pub mode: LoadMode,
+    /// Stop after this many requests have been sent.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub requests: Option<u64>,
+    /// Stop sending after this many seconds.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub duration_s: Option<f64>,
+    /// After `duration_s`, how long in-flight requests may still finish before they are cancelled.
+    pub grace_period_s: f64,
+    /// The phase's records feed the metrics.
+    #[serde(default = "feeds_results_by_default")]
+    pub results: bool,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub cancel: Option<Cancellation>,
+}
+
+fn feeds_results_by_default() -> bool {
+    true
+}
