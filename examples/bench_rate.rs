@@ -21,25 +21,15 @@ fn plan(rate_rps: f64, seconds: f64) -> Plan {
     Plan {
         name: format!("bench_rate_{rate_rps}"),
         endpoint: Endpoint {
-            url: MOCK_URL.to_string(),
-            model: "mock-model".to_string(),
-            kind: EndpointKind::Chat,
-            streaming: false,
-            api_key: None,
-            headers: Default::default(),
-            extra: Default::default(),
             mock: Some(MockConfig { ttft_ms: 0.0, itl_ms: 0.0, max_running: 100_000, ..MockConfig::default() }),
-            transport: Default::default(),
-            request: Default::default(),
+            ..Endpoint::new(MOCK_URL, "mock-model", EndpointKind::Chat, false)
         },
-        dataset: Dataset::Synthetic(SyntheticDataset {
-            isl: Dist { mean: 32.0, stddev: 0.0 },
-            osl: Dist { mean: 8.0, stddev: 0.0 },
-            random_seed: 1,
-            entries: 64,
-            images: None,
-            options: Default::default(),
-        }),
+        dataset: Dataset::Synthetic(SyntheticDataset::new(
+            Dist { mean: 32.0, stddev: 0.0 },
+            Dist { mean: 8.0, stddev: 0.0 },
+            1,
+            64,
+        )),
         phases: vec![Phase {
             name: "rate".to_string(),
             kind: PhaseKind::Profiling,

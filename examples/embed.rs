@@ -17,25 +17,15 @@ async fn main() -> anyhow::Result<()> {
     let plan = Plan {
         name: "embedded".to_string(),
         endpoint: Endpoint {
-            url: MOCK_URL.to_string(),
-            model: "mock-model".to_string(),
-            kind: EndpointKind::Chat,
-            streaming: true,
-            api_key: None,
-            headers: Default::default(),
-            extra: Default::default(),
             mock: Some(MockConfig { ttft_ms: 15.0, itl_ms: 3.0, ..MockConfig::default() }),
-            transport: Default::default(),
-            request: Default::default(),
+            ..Endpoint::new(MOCK_URL, "mock-model", EndpointKind::Chat, true)
         },
-        dataset: Dataset::Synthetic(SyntheticDataset {
-            isl: Dist { mean: 200.0, stddev: 20.0 },
-            osl: Dist { mean: 32.0, stddev: 0.0 },
-            random_seed: 7,
-            entries: 50,
-            images: None,
-            options: Default::default(),
-        }),
+        dataset: Dataset::Synthetic(SyntheticDataset::new(
+            Dist { mean: 200.0, stddev: 20.0 },
+            Dist { mean: 32.0, stddev: 0.0 },
+            7,
+            50,
+        )),
         phases: vec![Phase {
             name: "profiling".to_string(),
             kind: PhaseKind::Profiling,

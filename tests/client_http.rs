@@ -103,16 +103,9 @@ fn split_into_writes(wire: &[u8], write_sizes: &[usize]) -> Vec<Vec<u8>> {
 
 fn endpoint(url: &str, kind: EndpointKind, streaming: bool) -> Endpoint {
     Endpoint {
-        url: url.to_owned(),
-        model: "test-model".into(),
-        kind,
-        streaming,
         api_key: Some("sk-test-key".into()),
         headers: [("X-Team".to_owned(), "infra".to_owned())].into(),
-        extra: Default::default(),
-        mock: None,
-        transport: Default::default(),
-        request: Default::default(),
+        ..Endpoint::new(url, "test-model", kind, streaming)
     }
 }
 

@@ -97,18 +97,7 @@ fn self_signed(dir: &std::path::Path) -> (TlsAcceptor, String) {
 }
 
 fn endpoint(url: String) -> Endpoint {
-    Endpoint {
-        url,
-        model: "m".into(),
-        kind: EndpointKind::Chat,
-        streaming: false,
-        api_key: None,
-        headers: Default::default(),
-        extra: Default::default(),
-        mock: None,
-        transport: Default::default(),
-        request: Default::default(),
-    }
+    Endpoint::new(url, "m", EndpointKind::Chat, false)
 }
 
 fn record(session: usize) -> RequestRecord {

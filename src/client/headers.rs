@@ -44,19 +44,12 @@ mod tests {
 
     fn endpoint(streaming: bool, api_key: Option<&str>, headers: &[(&str, &str)]) -> Endpoint {
         Endpoint {
-            url: "http://127.0.0.1:8000".into(),
-            model: "m".into(),
-            kind: EndpointKind::Chat,
-            streaming,
             api_key: api_key.map(str::to_owned),
             headers: headers
                 .iter()
                 .map(|&(name, value)| (name.to_owned(), value.to_owned()))
                 .collect::<BTreeMap<_, _>>(),
-            extra: Default::default(),
-            mock: None,
-            transport: Default::default(),
-            request: Default::default(),
+            ..Endpoint::new("http://127.0.0.1:8000", "m", EndpointKind::Chat, streaming)
         }
     }
 

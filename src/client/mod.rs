@@ -370,18 +370,7 @@ fn with_extra(
 /// A non-streaming endpoint of `kind` and model `m` at a local url, for the kinds' tests.
 #[cfg(test)]
 pub(crate) fn test_endpoint(kind: EndpointKind) -> Endpoint {
-    Endpoint {
-        url: "http://127.0.0.1:8000".into(),
-        model: "m".into(),
-        kind,
-        streaming: false,
-        api_key: None,
-        headers: Default::default(),
-        extra: Default::default(),
-        mock: None,
-        transport: Default::default(),
-        request: Default::default(),
-    }
+    Endpoint::new("http://127.0.0.1:8000", "m", kind, false)
 }
 
 #[cfg(test)]

@@ -14,26 +14,13 @@ use crate::result::{ErrorCount, RunResult, Stats};
 pub fn sample_result() -> RunResult {
     let plan = Plan {
         name: "c8".into(),
-        endpoint: Endpoint {
-            url: "http://127.0.0.1:8000".into(),
-            model: "m".into(),
-            kind: EndpointKind::Chat,
-            streaming: true,
-            api_key: None,
-            headers: BTreeMap::new(),
-            extra: Default::default(),
-            mock: None,
-            transport: Default::default(),
-            request: Default::default(),
-        },
-        dataset: Dataset::Synthetic(SyntheticDataset {
-            isl: Dist { mean: 128.0, stddev: 0.0 },
-            osl: Dist { mean: 64.0, stddev: 0.0 },
-            random_seed: 42,
-            entries: 10,
-            images: None,
-            options: Default::default(),
-        }),
+        endpoint: Endpoint::new("http://127.0.0.1:8000", "m", EndpointKind::Chat, true),
+        dataset: Dataset::Synthetic(SyntheticDataset::new(
+            Dist { mean: 128.0, stddev: 0.0 },
+            Dist { mean: 64.0, stddev: 0.0 },
+            42,
+            10,
+        )),
         phases: vec![Phase {
             name: "profiling".into(),
             kind: PhaseKind::Profiling,

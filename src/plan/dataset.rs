@@ -103,6 +103,13 @@ pub struct SyntheticDataset {
     pub options: SyntheticOptions,
 }
 
+impl SyntheticDataset {
+    /// `entries` prompts of `isl` tokens asking for `osl`, with no images and no prompt shaping.
+    pub fn new(isl: Dist, osl: Dist, random_seed: u64, entries: usize) -> Self {
+        SyntheticDataset { isl, osl, random_seed, entries, images: None, options: SyntheticOptions::default() }
+    }
+}
+
 /// The optional shape of synthetic prompts (`synthetic(#{ mix, block_size, .. })`).
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct SyntheticOptions {

@@ -230,6 +230,23 @@ pub struct ConnectionSettings {
 }
 
 impl Endpoint {
+    /// An endpoint of `kind` with no key, headers, extra fields, mock settings or request
+    /// options, over the default transport.
+    pub fn new(url: impl Into<String>, model: impl Into<String>, kind: EndpointKind, streaming: bool) -> Self {
+        Endpoint {
+            url: url.into(),
+            model: model.into(),
+            kind,
+            streaming,
+            api_key: None,
+            headers: BTreeMap::new(),
+            extra: Default::default(),
+            mock: None,
+            transport: Transport::default(),
+            request: RequestOptions::default(),
+        }
+    }
+
     pub fn is_mock(&self) -> bool {
         self.url == MOCK_URL
     }
@@ -277,19 +294,12 @@ mod tests {
     #[test]
     fn api_keys_and_auth_headers_never_reach_the_json_form() {
         let endpoint = Endpoint {
-            url: "http://127.0.0.1:1".into(),
-            model: "m".into(),
-            kind: EndpointKind::Chat,
-            streaming: true,
             api_key: Some("sk-very-secret".into()),
             headers: BTreeMap::from([
                 ("X-Api-Key".to_string(), "also-secret".to_string()),
                 ("X-Team".to_string(), "infra".to_string()),
             ]),
-            extra: Default::default(),
-            mock: None,
-            transport: Default::default(),
-            request: Default::default(),
+            ..Endpoint::new("http://127.0.0.1:1", "m", EndpointKind::Chat, true)
         };
         let json = serde_json::to_string(&endpoint).unwrap();
         assert!(!json.contains("secret"), "{json}");

@@ -71,14 +71,12 @@ pub fn plan_of(map: Map, default_name: String) -> ScriptResult<Plan> {
         return script_error("run: `endpoint` is required, e.g. endpoint(#{ url: \"mock\" })");
     };
     let dataset = r.opt_custom::<Dataset>("dataset", "synthetic(#{..}) or file(#{..})")?.unwrap_or({
-        Dataset::Synthetic(SyntheticDataset {
-            isl: Dist { mean: 550.0, stddev: 0.0 },
-            osl: Dist { mean: 150.0, stddev: 0.0 },
-            random_seed: 0,
-            entries: 100,
-            images: None,
-            options: Default::default(),
-        })
+        Dataset::Synthetic(SyntheticDataset::new(
+            Dist { mean: 550.0, stddev: 0.0 },
+            Dist { mean: 150.0, stddev: 0.0 },
+            0,
+            100,
+        ))
     });
     let Some(items) = r.opt_array("phases")? else {
         return script_error("run: `phases` is required, e.g. [concurrency(#{ users: 4, requests: 100 })]");

@@ -186,14 +186,12 @@ mod tests {
         Plan {
             name: "sweep_8".to_string(),
             endpoint,
-            dataset: Dataset::Synthetic(SyntheticDataset {
-                isl: Dist { mean: 550.0, stddev: 50.0 },
-                osl: Dist { mean: 256.0, stddev: 0.0 },
-                random_seed: 42,
-                entries: 100,
-                images: None,
-                options: Default::default(),
-            }),
+            dataset: Dataset::Synthetic(SyntheticDataset::new(
+                Dist { mean: 550.0, stddev: 50.0 },
+                Dist { mean: 256.0, stddev: 0.0 },
+                42,
+                100,
+            )),
             phases: vec![
                 phase(
                     "warmup",
