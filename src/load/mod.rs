@@ -95,7 +95,7 @@ pub struct PhaseCounters {
     /// Send start − scheduled time of each request that was sent, except those below.
     pub dispatch_delay: DurationHistogram,
     /// Send start − due time of the closed-loop turns that waited out a think time or a
-    /// `delay` on a timer (`woke_on_session_timer`): timer wake-up lateness.
+    /// `delay` on a timer (`Outgoing::woke_on_timer`): timer wake-up lateness.
     pub timer_wake_lateness: DurationHistogram,
 }
 
@@ -277,6 +277,10 @@ struct Outgoing {
     input_tokens: u64,
     max_tokens: Option<u64>,
     turn: Option<SessionTurn>,
+    /// A closed-loop turn that slept on a tokio timer until it was due (a think time or the
+    /// file's `delay`): its lateness is the timer's wake-up lateness, which the self-check
+    /// judges on its own (`self_check::TIMER_WAKE_LATENESS_P99_LIMIT_MS`).
+    woke_on_timer: bool,
 }
 
 impl Outgoing {
@@ -293,6 +297,7 @@ impl Outgoing {
             input_tokens: prepared.input_tokens,
             max_tokens: prepared.max_tokens,
             turn: None,
+            woke_on_timer: false,
         })
     }
 }
@@ -336,26 +341,6 @@ async fn send_one(
     }
 }
 
-/// Whether `request` is a closed-loop session's later turn that waited on a tokio timer until
-/// it was due: a `users` phase waits out every think time (or the file's `delay`; a zero wait
-/// counts too, its lateness is ~0), a replay in a concurrency phase a positive `delay`. Its lateness is the timer's wake-up lateness, which
-/// the self-check judges on its own (`self_check::TIMER_WAKE_LATENESS_P99_LIMIT_MS`). Turns of
-/// open-loop phases go out at their arrival like any request.
-fn woke_on_session_timer(ctx: &LoadContext, run: &PhaseRun, request: &Outgoing) -> bool {
-    if request.turn.is_none_or(|turn| turn.turn == 0) {
-        return false;
-    }
-    match run.phase.mode {
-        LoadMode::Users { .. } => true,
-        LoadMode::Concurrency { .. } | LoadMode::Ramp { ramped: RampedQuantity::Concurrency, .. } => ctx
-            .requests
-            .get(request.dataset_index)
-            .and_then(|prepared| prepared.turn?.delay_ms)
-            .is_some_and(|delay_ms| delay_ms > 0.0),
-        LoadMode::Rate { .. } | LoadMode::Ramp { .. } | LoadMode::Schedule(_) => false,
-    }
-}
-
 /// Semaphores a request must hold: a slot for its whole life (a concurrency ceiling), and a
 /// prefill place until its first token arrives (a prefill concurrency cap).
 #[derive(Clone, Copy, Default)]
@@ -379,7 +364,7 @@ async fn send(
     request: Outgoing,
     limits: Limits<'_>,
 ) -> Option<Answer> {
-    let woke_on_timer = woke_on_session_timer(ctx, run, &request);
+    let woke_on_timer = request.woke_on_timer;
     let origin = RequestOrigin {
         phase_index: run.index,
         phase_name: run.name.clone(),

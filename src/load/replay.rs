@@ -145,6 +145,7 @@ impl ReadyTurn {
             input_tokens: self.body.input_tokens,
             max_tokens: self.max_tokens,
             turn: Some(SessionTurn { session: self.replay.session, turn: self.replay.next }),
+            woke_on_timer: false,
         }
     }
 
@@ -184,12 +185,14 @@ pub(super) async fn play(
     pacing: Pacing<'_>,
 ) {
     let mut scheduled_ns = pacing.first_scheduled_ns;
+    let mut woke_on_timer = false;
     let mut next = replay.ready(&ctx.requests);
     while let Some(turn) = next {
         if ctx.cancel.is_cancelled() || deadlines.sending_over() {
             return;
         }
-        let Some(answer) = send(ctx, run, deadlines, turn.request(scheduled_ns, ids.uuid()), limits).await else {
+        let request = Outgoing { woke_on_timer, ..turn.request(scheduled_ns, ids.uuid()) };
+        let Some(answer) = send(ctx, run, deadlines, request, limits).await else {
             return;
         };
         let (replay, delay) = turn.answered(&ctx.requests, answer);
@@ -200,7 +203,8 @@ pub(super) async fn play(
         }
         let wait = delay.unwrap_or_else(&mut *pacing.think);
         scheduled_ns = ctx.clock.now_ns() + wait.as_nanos() as u64;
-        if !wait.is_zero() && !wait_until(ctx, deadlines, scheduled_ns).await {
+        woke_on_timer = !wait.is_zero();
+        if woke_on_timer && !wait_until(ctx, deadlines, scheduled_ns).await {
             return;
         }
     }
