@@ -10,6 +10,7 @@ pub mod cli;
 pub mod client;
 pub mod clock;
 pub mod collectors;
+pub mod config;
 pub mod dataset;
 pub mod engine;
 pub mod export;
