@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what the real-server tests need, idempotently: llama.cpp's llama-server (built from
 # the PyPI source package of llama-cpp-python into a cache folder keyed by its version), the
-# Prometheus exporters from Debian's packages, and pyarrow + DuckDB (PyPI) to read the Parquet
-# export back. A warm cache makes it a no-op.
+# Prometheus exporters from Debian's packages, pyarrow + DuckDB + Pillow (PyPI) to read the
+# Parquet export and the JPEG images back, and maturin (PyPI) to build the Python wheel.
+# A warm cache makes it a no-op.
 #
 #   scripts/real-servers.sh            # install/build what is missing
 #   scripts/real-servers.sh --print    # print the llama-server path and exit
@@ -67,14 +68,14 @@ build_llama_server() {
 }
 
 install_python_readers() {
-    if python3 -c "import pyarrow, duckdb, PIL" >/dev/null 2>&1; then
-        log "pyarrow, duckdb and pillow present"
+    if python3 -c "import pyarrow, duckdb, PIL, maturin" >/dev/null 2>&1; then
+        log "pyarrow, duckdb, pillow and maturin present"
         return
     fi
-    log "installing pyarrow, duckdb and pillow"
+    log "installing pyarrow, duckdb, pillow and maturin"
     # A Debian-managed python3 refuses plain pip installs (PEP 668); fall back to the override.
-    python3 -m pip install --quiet pyarrow duckdb pillow \
-        || python3 -m pip install --quiet --break-system-packages pyarrow duckdb pillow
+    python3 -m pip install --quiet pyarrow duckdb pillow maturin \
+        || python3 -m pip install --quiet --break-system-packages pyarrow duckdb pillow maturin
 }
 
 install_apt_packages
