@@ -9,12 +9,14 @@
 
 mod describe;
 mod lower;
+mod overlay;
 mod read;
 
 use serde_json::Value;
 
 pub use describe::benchmark_of_plan;
 pub use lower::lower;
+pub use overlay::overlay;
 pub use read::{normalize, read_file};
 
 use crate::plan::Plan;
