@@ -48,6 +48,8 @@ fn plan(rate_rps: f64, seconds: f64) -> Plan {
         thresholds: Vec::new(),
         abort_on_fail: false,
         use_server_token_count: false,
+        preflight: Default::default(),
+        allow_all_failed: false,
         run_info: Default::default(),
         request_timeout_s: 30.0,
     }

@@ -105,6 +105,7 @@ pub fn validate(plan: &Plan) -> Result<()> {
 /// Run `plan` and write its artifacts; the result is returned even when the run was cancelled.
 pub async fn execute(plan: &Plan, options: &RunOptions) -> Result<RunResult> {
     validate(plan)?;
+    crate::preflight::check(&plan.endpoint, &plan.preflight, &options.cancel).await?;
     let start_time = chrono::Utc::now();
     let artifact_dir = plan.run_info.artifact_dir(&options.artifact_root, &plan.name);
     std::fs::create_dir_all(&artifact_dir)

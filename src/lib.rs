@@ -18,6 +18,7 @@ pub mod load;
 pub mod metrics;
 pub mod mock;
 pub mod plan;
+pub mod preflight;
 pub mod record;
 pub mod result;
 pub mod rng;

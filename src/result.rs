@@ -133,9 +133,28 @@ pub struct ClientSelfCheck {
     /// Process CPU time over wall time, in % of one core (includes an in-process mock server).
     pub client_cpu_percent: f64,
     pub cpu_cores: usize,
+    /// Requests that waited for a slot under the phase's `max_concurrency` (None: none waited).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub concurrency_cap_wait: Option<HeldBack>,
+    /// Requests that waited for a connection of the client's pool (None: none waited).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub connection_pool_wait: Option<HeldBack>,
+    /// At least half of the phase's requests failed: no verdict on the client's pacing.
+    pub requests_failed: bool,
     /// The client, not the server, limited what was measured.
     pub client_bound: bool,
     pub warnings: Vec<String>,
+}
+
+/// Requests held back by a limit before they went out.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct HeldBack {
+    /// The limit: concurrent requests, or connections.
+    pub limit: u64,
+    /// How many requests waited.
+    pub requests: u64,
+    pub total_wait_s: f64,
+    pub max_wait_ms: f64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -180,5 +199,14 @@ impl RunResult {
     /// Every threshold passed (true when there are none).
     pub fn thresholds_passed(&self) -> bool {
         self.thresholds.iter().all(|t| t.passed)
+    }
+
+    /// The first phase feeding the results whose requests all failed (none succeeded, some
+    /// errors), unless the run was cancelled.
+    pub fn results_phase_without_success(&self) -> Option<&PhaseSummary> {
+        if self.was_cancelled {
+            return None;
+        }
+        self.phases.iter().find(|phase| phase.results && phase.completed == 0 && phase.errors > 0)
     }
 }

@@ -3,6 +3,7 @@
 mod mock;
 mod run;
 mod script_args;
+mod signals;
 
 use std::path::PathBuf;
 
@@ -16,10 +17,20 @@ pub mod exit_code {
     pub const FAILURE: i32 = 1;
     /// The scenario is wrong: syntax, unknown keys, bad values. The message names file:line:column.
     pub const SCRIPT_ERROR: i32 = 2;
+    /// Nothing answered at a run's endpoint (the pre-flight check: refused, unknown host, TLS,
+    /// no answer in time); nothing was sent. Like sysexits' EX_UNAVAILABLE.
+    pub const ENDPOINT_UNREACHABLE: i32 = 69;
+    /// A run's results phase ended without one successful request; its artifacts are written
+    /// and the most frequent errors printed (`allow_all_failed: true` in `run` accepts it).
+    pub const ALL_REQUESTS_FAILED: i32 = 98;
     /// The scenario ran, but a run failed one of its thresholds (`thresholds:` in `run`).
     pub const THRESHOLDS_FAILED: i32 = 99;
-    /// Interrupted with Ctrl-C (artifacts of the interrupted run are still written).
+    /// Stopped by SIGHUP (artifacts of the interrupted run are still written).
+    pub const HUNG_UP: i32 = 129;
+    /// Interrupted with Ctrl-C, SIGINT (artifacts of the interrupted run are still written).
     pub const INTERRUPTED: i32 = 130;
+    /// Stopped by SIGTERM (artifacts of the interrupted run are still written).
+    pub const TERMINATED: i32 = 143;
 }
 
 const EXAMPLES: &str = "\

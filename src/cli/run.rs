@@ -1,8 +1,10 @@
-//! `aiperf run <scenario.rhai>`: execute a scenario (Ctrl-C stops the current run cleanly),
-//! or with `--dry-run` print its plans; `aiperf check` validates it. The last two send nothing.
+//! `aiperf run <scenario.rhai>`: execute a scenario (Ctrl-C, SIGTERM or SIGHUP stops the current
+//! run cleanly, see `signals.rs`), or with `--dry-run` print its plans; `aiperf check` validates
+//! it. The last two send nothing.
 
 use std::io::IsTerminal;
 
+use super::signals::{SignalWatcher, StopSignal};
 use super::{CheckArgs, RunArgs, exit_code, redacted_command_line};
 use crate::cancel::CancelSignal;
 use crate::engine::RunOptions;
@@ -14,18 +16,13 @@ const SCRIPT_STACK_BYTES: usize = 64 * 1024 * 1024;
 pub fn run(args: RunArgs, runtime: &tokio::runtime::Runtime) -> i32 {
     let mode = if args.dry_run { ScriptMode::DryRun } else { ScriptMode::Execute };
     let cancel = CancelSignal::new();
-    let watcher = runtime.spawn({
-        let cancel = cancel.clone();
-        async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                eprintln!("\ninterrupted: stopping the run, cancelling in-flight requests, writing artifacts (Ctrl-C again to quit at once)");
-                cancel.cancel();
-                if tokio::signal::ctrl_c().await.is_ok() {
-                    std::process::exit(exit_code::INTERRUPTED);
-                }
-            }
+    let signals = match SignalWatcher::start(runtime, cancel.clone()) {
+        Ok(signals) => signals,
+        Err(e) => {
+            eprintln!("error: cannot watch for stop signals: {e}");
+            return exit_code::FAILURE;
         }
-    });
+    };
     let options = RunOptions {
         artifact_root: args.artifact_dir,
         cli_command: Some(redacted_command_line()),
@@ -33,19 +30,20 @@ pub fn run(args: RunArgs, runtime: &tokio::runtime::Runtime) -> i32 {
         cancel: cancel.clone(),
     };
     let outcome = run_on_script_thread(args.scenario.clone(), runtime, options, mode, args.script.settings());
-    watcher.abort();
-    match outcome {
+    let code = match outcome {
+        Ok(Ok(outcome)) if outcome.all_requests_failed => exit_code::ALL_REQUESTS_FAILED,
         Ok(Ok(outcome)) if outcome.thresholds_failed => exit_code::THRESHOLDS_FAILED,
         Ok(Ok(_)) => exit_code::OK,
         Ok(Err(error)) => {
             eprintln!("error: {error}");
-            if cancel.is_cancelled() { exit_code::INTERRUPTED } else { exit_code::SCRIPT_ERROR }
+            if error.endpoint_unreachable { exit_code::ENDPOINT_UNREACHABLE } else { exit_code::SCRIPT_ERROR }
         }
         Err(message) => {
             eprintln!("error: {message}");
             exit_code::FAILURE
         }
-    }
+    };
+    signals.received().map_or(code, StopSignal::exit_code)
 }
 
 /// `aiperf check`: run the scenario with every `run(..)` validating its plan and sending nothing.

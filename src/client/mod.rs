@@ -11,6 +11,7 @@ mod headers;
 mod insecure;
 mod json_paths;
 mod pool;
+mod probe;
 mod rankings;
 mod request_body;
 mod response;
@@ -104,6 +105,11 @@ impl HttpClient {
             trace_details: false,
             raw: false,
         })
+    }
+
+    /// At most this many connections are in use at once (requests beyond wait for one).
+    pub fn max_connections(&self) -> usize {
+        self.pool.max()
     }
 
     /// Keep every transport chunk and the headers of each request in its trace.
@@ -280,17 +286,24 @@ impl HttpClient {
 
     fn request(&self, body: Bytes, request_id: HeaderValue, taken_at: Option<Arc<TakenAt>>) -> Request<RequestBody> {
         let (body, uri) = match taken_at {
-            Some(taken_at) => (RequestBody::timed(body, self.clock, taken_at), self.uri.clone()),
-            None => (RequestBody::new(body), self.origin_form.clone()),
+            Some(taken_at) => (RequestBody::timed(body, self.clock, taken_at), &self.uri),
+            None => (RequestBody::new(body), &self.origin_form),
         };
+        let mut request = self.with_endpoint_headers(Method::POST, uri.clone(), body);
+        request.headers_mut().insert("x-request-id", request_id);
+        request
+    }
+
+    /// A request carrying the endpoint's headers; `uri` is absolute (HTTP/2) or in origin form
+    /// (HTTP/1.1, which then gets a Host header).
+    fn with_endpoint_headers(&self, method: Method, uri: Uri, body: RequestBody) -> Request<RequestBody> {
         let mut request = Request::new(body);
-        *request.method_mut() = Method::POST;
+        *request.method_mut() = method;
         *request.uri_mut() = uri;
         *request.headers_mut() = self.headers.clone();
         if request.uri().authority().is_none() {
             request.headers_mut().insert(HOST, self.host.clone());
         }
-        request.headers_mut().insert("x-request-id", request_id);
         request
     }
 }

@@ -20,6 +20,8 @@ pub(crate) struct Pool {
     strategy: ConnectionStrategy,
     /// One permit per connection in use.
     slots: Arc<Semaphore>,
+    /// At most this many connections in use at once.
+    max: usize,
     max_idle: usize,
     idle: Mutex<Idle>,
     /// Held while the shared HTTP/2 connection is being opened, so that requests starting
@@ -65,11 +67,17 @@ impl Pool {
             connector,
             strategy,
             slots: Arc::new(Semaphore::new(max)),
+            max,
             max_idle: max,
             idle: Mutex::new(Idle::default()),
             opening_http2: tokio::sync::Mutex::new(()),
             clock,
         }
+    }
+
+    /// At most this many connections are in use at once.
+    pub fn max(&self) -> usize {
+        self.max
     }
 
     fn idle(&self) -> MutexGuard<'_, Idle> {

@@ -40,6 +40,8 @@ pub fn sample_result() -> RunResult {
         thresholds: Vec::new(),
         abort_on_fail: false,
         use_server_token_count: false,
+        preflight: Default::default(),
+        allow_all_failed: false,
         run_info: Default::default(),
     };
     let latency = distribution(&[10.0, 20.0, 30.0, 40.0]).expect("values");

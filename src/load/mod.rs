@@ -13,6 +13,7 @@ mod replay;
 pub mod schedule;
 mod self_check;
 mod users;
+mod wait_tally;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -32,6 +33,7 @@ use crate::result::PhaseSummary;
 use crate::rng::SeededRng;
 
 pub use histogram::DurationHistogram;
+pub use wait_tally::WaitTally;
 
 /// A request body built before the run, so the hot path only clones a `Bytes`.
 #[derive(Debug, Clone)]
@@ -97,6 +99,10 @@ pub struct PhaseCounters {
     /// Send start − due time of the closed-loop turns that waited out a think time or a
     /// `delay` on a timer (`Outgoing::woke_on_timer`): timer wake-up lateness.
     pub timer_wake_lateness: DurationHistogram,
+    /// Requests that waited for a slot under an open-loop phase's `max_concurrency`.
+    pub cap_wait: WaitTally,
+    /// Requests that waited for a connection because the client's pool was at its limit.
+    pub pool_wait: WaitTally,
 }
 
 impl PhaseCounters {
@@ -186,7 +192,7 @@ pub async fn run_phase(ctx: Arc<LoadContext>, run: Arc<PhaseRun>) -> PhaseSummar
         results: run.phase.results,
         window_start_ns: started_ns,
         window_end_ns: ended_ns,
-        self_check: self_check::assess(&run.phase, counters, window, cpu_ns, wall_ns),
+        self_check: self_check::assess(&run.phase, counters, window, cpu_ns, wall_ns, ctx.client.max_connections()),
     }
 }
 
@@ -398,7 +404,15 @@ async fn send(
     let mut started = false;
     let exchange = async {
         let _slot = match limits.slots {
-            Some(slots) => slots.acquire().await.ok(),
+            Some(slots) => match slots.try_acquire() {
+                Ok(slot) => Some(slot),
+                Err(_) => {
+                    let waiting_since = tokio::time::Instant::now();
+                    let slot = slots.acquire().await.ok();
+                    counters.cap_wait.note(waiting_since.elapsed().as_nanos() as u64);
+                    slot
+                }
+            },
             None => None,
         };
         let prefill_place = match limits.prefill {
@@ -429,6 +443,11 @@ async fn send(
     if !finished {
         record.was_cancelled = true;
         record.end_ns = ctx.clock.now_ns();
+    }
+    if let Some((start, end)) =
+        record.trace.as_ref().and_then(|trace| trace.pool_wait_start_ns.zip(trace.pool_wait_end_ns))
+    {
+        counters.pool_wait.note(end.saturating_sub(start));
     }
     if started && !record.was_cancelled {
         let late_ns = record.start_ns.saturating_sub(record.scheduled_ns);

@@ -54,12 +54,17 @@ fn target_rate_rps(phase: &Phase) -> Option<f64> {
     }
 }
 
+/// At or above this share of failed requests the phase failed: no verdict on the client.
+pub const FAILED_SHARE_WITHOUT_VERDICT: f64 = 0.5;
+
+/// The self-check of one finished phase; `max_connections` is the client's pool limit.
 pub fn assess(
     phase: &Phase,
     counters: &PhaseCounters,
     window: Option<SendWindow>,
     cpu_ns: u64,
     wall_ns: u64,
+    max_connections: usize,
 ) -> ClientSelfCheck {
     let cpu_cores = std::thread::available_parallelism().map_or(1, usize::from);
     let client_cpu_percent = if wall_ns > 0 { 100.0 * cpu_ns as f64 / wall_ns as f64 } else { 0.0 };
@@ -67,6 +72,10 @@ pub fn assess(
     let (scheduled_rate_rps, achieved_rate_rps) = match window {
         Some(window) => window.rates_rps().map_or((None, None), |(s, a)| (Some(s), Some(a))),
         None => (None, (wall_ns > 0).then(|| sent as f64 / (wall_ns as f64 / 1e9))),
+    };
+    let cap = match &phase.mode {
+        LoadMode::Rate { max_concurrency: Some(n), .. } => Some(*n as u64),
+        _ => None,
     };
     let mut check = ClientSelfCheck {
         phase: phase.name.clone(),
@@ -82,33 +91,50 @@ pub fn assess(
         peak_in_flight: counters.peak_in_flight.load(Ordering::Relaxed),
         client_cpu_percent,
         cpu_cores,
+        concurrency_cap_wait: cap.and_then(|n| counters.cap_wait.held_back(n)),
+        connection_pool_wait: counters.pool_wait.held_back(max_connections as u64),
+        requests_failed: false,
         client_bound: false,
         warnings: Vec::new(),
     };
-    let ceiling = match &phase.mode {
-        LoadMode::Rate { max_concurrency, .. } => max_concurrency.map(|n| ("concurrency ceiling", n)),
-        LoadMode::Concurrency { prefill_concurrency, .. } => {
-            prefill_concurrency.map(|n| ("prefill concurrency cap", n))
-        }
-        _ => None,
-    };
+    let failed = counters.errors.load(Ordering::Relaxed);
+    let answered = failed + counters.completed.load(Ordering::Relaxed);
+    if failed > 0 && failed as f64 >= FAILED_SHARE_WITHOUT_VERDICT * answered as f64 {
+        check.requests_failed = true;
+        check.warnings.push(format!(
+            "{failed} of {answered} requests failed: the phase failed, so its pacing says nothing about the client"
+        ));
+        return check;
+    }
+    let held_back = name_limits(&check);
     let pacing_p99_ms = check.pacing_error_p99_ms.unwrap_or(0.0);
     if let Some(dispatch_p99_ms) = check.dispatch_delay_p99_ms.filter(|ms| *ms > DISPATCH_DELAY_P99_LIMIT_MS) {
-        match ceiling {
-            Some((limit, n)) if pacing_p99_ms <= DISPATCH_DELAY_P99_LIMIT_MS && check.peak_in_flight >= n as u64 => {
-                check.warnings.push(format!(
-                    "the {limit} ({n}) held requests back: dispatch delay p99 {dispatch_p99_ms:.2} ms; \
-                     latencies from the schedule include that wait"
-                ));
-            }
-            _ => {
+        let prefill_cap = match &phase.mode {
+            LoadMode::Concurrency { prefill_concurrency: Some(n), .. } => Some(*n as u64),
+            _ => None,
+        };
+        if !held_back.is_empty() {
+            if pacing_p99_ms > DISPATCH_DELAY_P99_LIMIT_MS {
                 check.client_bound = true;
                 check.warnings.push(format!(
-                    "the client sent requests late: dispatch delay p99 {dispatch_p99_ms:.2} ms (limit {DISPATCH_DELAY_P99_LIMIT_MS} ms)"
+                    "the client's scheduler woke late: pacing error p99 {pacing_p99_ms:.2} ms (limit {DISPATCH_DELAY_P99_LIMIT_MS} ms)"
                 ));
             }
+        } else if let Some(n) =
+            prefill_cap.filter(|n| pacing_p99_ms <= DISPATCH_DELAY_P99_LIMIT_MS && check.peak_in_flight >= *n)
+        {
+            check.warnings.push(format!(
+                "the prefill concurrency cap ({n}) held requests back: dispatch delay p99 {dispatch_p99_ms:.2} ms; \
+                 latencies from the schedule include that wait"
+            ));
+        } else {
+            check.client_bound = true;
+            check.warnings.push(format!(
+                "the client sent requests late: dispatch delay p99 {dispatch_p99_ms:.2} ms (limit {DISPATCH_DELAY_P99_LIMIT_MS} ms)"
+            ));
         }
     }
+    check.warnings.extend(held_back);
     if let Some(late_p99_ms) = check.timer_wake_lateness_p99_ms.filter(|ms| *ms > TIMER_WAKE_LATENESS_P99_LIMIT_MS) {
         check.client_bound = true;
         check.warnings.push(format!(
@@ -132,6 +158,26 @@ pub fn assess(
         ));
     }
     check
+}
+
+/// One sentence per limit that made requests wait before they went out.
+fn name_limits(check: &ClientSelfCheck) -> Vec<String> {
+    let mut named = Vec::new();
+    if let Some(held) = &check.concurrency_cap_wait {
+        named.push(format!(
+            "the concurrency cap of {} held requests back: {} requests waited for a slot (longest {:.1} ms, \
+             {:.2} s in all); latencies from the schedule include that wait",
+            held.limit, held.requests, held.max_wait_ms, held.total_wait_s
+        ));
+    }
+    if let Some(held) = &check.connection_pool_wait {
+        named.push(format!(
+            "the connection pool's limit of {} connections held requests back: {} requests waited for a \
+             connection (longest {:.1} ms, {:.2} s in all)",
+            held.limit, held.requests, held.max_wait_ms, held.total_wait_s
+        ));
+    }
+    named
 }
 
 #[cfg(test)]
@@ -165,7 +211,7 @@ mod tests {
         let counters = PhaseCounters::default();
         (0..100).for_each(|_| counters.dispatch_delay.record_ns(200_000));
         let check =
-            assess(&rate_phase(None), &counters, Some(window(101, 1_000_000_000, 1_000_000_000)), 0, 1_000_000_000);
+            assess(&rate_phase(None), &counters, Some(window(101, 1_000_000_000, 1_000_000_000)), 0, 1_000_000_000, 64);
         assert_eq!(check.target_rate_rps, Some(100.0));
         assert_eq!(check.achieved_rate_rps, Some(100.0));
         let dispatch_p99_ms = check.dispatch_delay_p99_ms.unwrap();
@@ -178,7 +224,7 @@ mod tests {
         let counters = PhaseCounters::default();
         (0..100).for_each(|_| counters.dispatch_delay.record_ns(5_000_000));
         let check =
-            assess(&rate_phase(None), &counters, Some(window(101, 1_000_000_000, 1_250_000_000)), 0, 1_000_000_000);
+            assess(&rate_phase(None), &counters, Some(window(101, 1_000_000_000, 1_250_000_000)), 0, 1_000_000_000, 64);
         assert!(check.client_bound);
         assert_eq!(check.warnings.len(), 2, "{:?}", check.warnings);
         assert!(check.warnings[0].contains("dispatch delay p99"));
@@ -186,13 +232,49 @@ mod tests {
     }
 
     #[test]
-    fn a_full_concurrency_ceiling_is_named_and_not_blamed_on_the_client() {
+    fn a_full_concurrency_cap_is_named_and_not_blamed_on_the_client() {
         let counters = PhaseCounters::default();
         (0..100).for_each(|_| counters.dispatch_delay.record_ns(50_000_000));
+        (0..60).for_each(|_| counters.cap_wait.note(40_000_000));
+        counters.completed.store(100, Ordering::Relaxed);
         counters.peak_in_flight.store(4, Ordering::Relaxed);
-        let check = assess(&rate_phase(Some(4)), &counters, None, 0, 1_000_000_000);
-        assert!(!check.client_bound);
-        assert!(check.warnings[0].contains("concurrency ceiling (4)"), "{:?}", check.warnings);
+        let check = assess(&rate_phase(Some(4)), &counters, None, 0, 1_000_000_000, 64);
+        assert!(!check.client_bound, "{:?}", check.warnings);
+        assert_eq!(check.concurrency_cap_wait.as_ref().map(|held| held.requests), Some(60));
+        assert_eq!(check.warnings.len(), 1, "{:?}", check.warnings);
+        let expected = "the concurrency cap of 4 held requests back: 60 requests waited for a slot (longest 40.0 ms, 2.40 s in all)";
+        assert!(check.warnings[0].starts_with(expected), "{:?}", check.warnings);
+    }
+
+    #[test]
+    fn a_full_connection_pool_is_named() {
+        let counters = PhaseCounters::default();
+        (0..100).for_each(|_| counters.dispatch_delay.record_ns(50_000_000));
+        counters.pool_wait.note(7_000_000);
+        let check = assess(&rate_phase(None), &counters, None, 0, 1_000_000_000, 8);
+        assert!(!check.client_bound, "{:?}", check.warnings);
+        assert!(
+            check.warnings[0]
+                .starts_with("the connection pool's limit of 8 connections held requests back: 1 requests")
+        );
+    }
+
+    #[test]
+    fn a_phase_whose_requests_failed_gets_no_verdict_on_the_client() {
+        let counters = PhaseCounters::default();
+        (0..100).for_each(|_| counters.dispatch_delay.record_ns(50_000_000));
+        counters.errors.store(10, Ordering::Relaxed);
+        counters.completed.store(10, Ordering::Relaxed);
+        let check =
+            assess(&rate_phase(None), &counters, Some(window(101, 1_000_000_000, 2_000_000_000)), 0, 1_000_000_000, 64);
+        assert!(check.requests_failed && !check.client_bound, "{check:?}");
+        assert_eq!(
+            check.warnings,
+            ["10 of 20 requests failed: the phase failed, so its pacing says nothing about the client"]
+        );
+        counters.completed.store(11, Ordering::Relaxed);
+        let check = assess(&rate_phase(None), &counters, None, 0, 1_000_000_000, 64);
+        assert!(!check.requests_failed && check.client_bound, "fewer than half failed: {check:?}");
     }
 
     fn users_phase() -> Phase {
@@ -215,7 +297,7 @@ mod tests {
         let counters = PhaseCounters::default();
         (0..100).for_each(|_| counters.dispatch_delay.record_ns(dispatch_ns));
         (0..100).for_each(|_| counters.timer_wake_lateness.record_ns(woken_ns));
-        assess(phase, &counters, None, 0, 1_000_000_000)
+        assess(phase, &counters, None, 0, 1_000_000_000, 64)
     }
 
     fn near(value: Option<f64>, expected: f64, tolerance: f64) -> bool {

@@ -48,6 +48,12 @@ pub struct Plan {
     /// ISL and OSL come from each response's `usage` instead of the client's tokenizer.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub use_server_token_count: bool,
+    /// The check, before the first phase, that something answers at the endpoint's url.
+    #[serde(default, skip_serializing_if = "Preflight::is_default")]
+    pub preflight: Preflight,
+    /// A results phase without one successful request is not a failed run (no exit code 98).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub allow_all_failed: bool,
     /// Where the run sits in a sweep (sweep id, variation, trial): `run_info`, not `input_config`.
     #[serde(skip)]
     pub run_info: crate::aggregate::RunCoordinates,
@@ -86,6 +92,31 @@ pub struct ExportSettings {
 }
 
 impl ExportSettings {
+    pub fn is_default(&self) -> bool {
+        *self == Self::default()
+    }
+}
+
+/// The pre-flight check: before the first phase, one GET of `<url>/v1/models`; any HTTP
+/// answer means the server is there. Never done against the built-in mock.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Preflight {
+    pub enabled: bool,
+    /// How long one attempt may take, seconds.
+    pub timeout_s: f64,
+    /// Keep trying until the server answers or this much time has passed, seconds (0: one try).
+    pub wait_timeout_s: f64,
+    /// Time between tries while waiting, seconds.
+    pub wait_interval_s: f64,
+}
+
+impl Default for Preflight {
+    fn default() -> Self {
+        Self { enabled: true, timeout_s: 5.0, wait_timeout_s: 0.0, wait_interval_s: 1.0 }
+    }
+}
+
+impl Preflight {
     pub fn is_default(&self) -> bool {
         *self == Self::default()
     }

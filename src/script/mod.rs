@@ -16,6 +16,7 @@ mod keys;
 mod limits;
 mod paths;
 mod phases;
+mod preflight;
 mod results;
 mod run_fn;
 mod slos;
@@ -48,6 +49,8 @@ pub struct ScriptError {
     pub line: Option<usize>,
     pub column: Option<usize>,
     pub message: String,
+    /// A run stopped because nothing answered at its endpoint (the pre-flight check).
+    pub endpoint_unreachable: bool,
 }
 
 impl std::fmt::Display for ScriptError {
@@ -72,6 +75,8 @@ pub struct ScenarioOutcome {
     pub thresholds_failed: bool,
     /// How many times the scenario called `run(..)`.
     pub runs: usize,
+    /// A run's results phase ended without one successful request (`allow_all_failed` unset).
+    pub all_requests_failed: bool,
 }
 
 /// What the command line gives a scenario besides its file.
@@ -131,6 +136,7 @@ pub fn run_scenario(
         line: None,
         column: None,
         message: format!("cannot read the scenario: {e}"),
+        endpoint_unreachable: false,
     })?;
     let scenario_stem = path.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_else(|| "run".to_string());
     let host = Arc::new(RunHost {
@@ -141,6 +147,8 @@ pub fn run_scenario(
         runs_started: AtomicUsize::new(0),
         thresholds_failed: AtomicBool::new(false),
         aborted_on_threshold: AtomicBool::new(false),
+        endpoint_unreachable: AtomicBool::new(false),
+        all_requests_failed: AtomicBool::new(false),
         mode,
         scenario_sweep: Default::default(),
     });
@@ -150,13 +158,17 @@ pub fn run_scenario(
     let outcome = engine.run_ast(&ast);
     let thresholds_failed = host.thresholds_failed.load(Ordering::SeqCst);
     let runs = host.runs_started.load(Ordering::SeqCst);
+    let all_requests_failed = host.all_requests_failed.load(Ordering::SeqCst);
     match outcome {
-        Ok(()) => Ok(ScenarioOutcome { thresholds_failed, runs }),
+        Ok(()) => Ok(ScenarioOutcome { thresholds_failed, runs, all_requests_failed }),
         Err(e) if host.aborted_on_threshold.load(Ordering::SeqCst) => {
             eprintln!("{}", from_eval_error(path, &e, &engine));
-            Ok(ScenarioOutcome { thresholds_failed, runs })
+            Ok(ScenarioOutcome { thresholds_failed, runs, all_requests_failed })
         }
-        Err(e) => Err(from_eval_error(path, &e, &engine)),
+        Err(e) => Err(ScriptError {
+            endpoint_unreachable: host.endpoint_unreachable.load(Ordering::SeqCst),
+            ..from_eval_error(path, &e, &engine)
+        }),
     }
 }
 
@@ -200,6 +212,7 @@ fn script_error(path: &Path, position: Position, message: &str) -> ScriptError {
         line: position.line(),
         column: position.position(),
         message: strip_position(message),
+        endpoint_unreachable: false,
     }
 }
 

@@ -30,6 +30,10 @@ pub struct RunHost {
     pub thresholds_failed: AtomicBool,
     /// A failed threshold with `abort_on_fail` stopped the scenario.
     pub aborted_on_threshold: AtomicBool,
+    /// A run stopped before sending because nothing answered at its endpoint (pre-flight).
+    pub endpoint_unreachable: AtomicBool,
+    /// A run's results phase ended without one successful request (and the run did not allow it).
+    pub all_requests_failed: AtomicBool,
     /// Benchmark, or only check (and print) the plans.
     pub mode: ScriptMode,
     /// The sweep that runs labelled with `sweep: #{..}` belong to.
@@ -57,6 +61,8 @@ const RUN_KEYS: &[&str] = &[
     "thresholds",
     "abort_on_fail",
     "use_server_token_count",
+    "preflight",
+    "allow_all_failed",
     "trials",
     "cooldown",
     "confidence",
@@ -135,6 +141,8 @@ pub fn plan_of(map: Map, default_name: String) -> ScriptResult<Plan> {
         thresholds,
         abort_on_fail,
         use_server_token_count: r.opt_bool("use_server_token_count")?.unwrap_or(false),
+        preflight: r.opt_value("preflight").map(super::preflight::preflight_of).transpose()?.unwrap_or_default(),
+        allow_all_failed: r.opt_bool("allow_all_failed")?.unwrap_or(false),
         run_info: Default::default(),
     };
     if let Err(e) = engine::validate(&plan) {
@@ -164,7 +172,7 @@ pub(super) fn run_plan(host: &RunHost, plan: Plan) -> ScriptResult<RunResults> {
         return Ok(RunResults(Arc::new(placeholder_result(&plan, &host.options.artifact_root))));
     }
     if host.options.cancel.is_cancelled() {
-        return script_error("interrupted (Ctrl-C) before this run started");
+        return script_error("interrupted before this run started");
     }
     eprint!(
         "{}",
@@ -172,7 +180,12 @@ pub(super) fn run_plan(host: &RunHost, plan: Plan) -> ScriptResult<RunResults> {
     );
     let result = match host.runtime.block_on(engine::execute(&plan, &host.options)) {
         Ok(result) => Arc::new(result),
-        Err(e) => return script_error(format!("run `{}` failed: {e:#}", plan.name)),
+        Err(e) => {
+            if e.downcast_ref::<crate::preflight::Unreachable>().is_some() {
+                host.endpoint_unreachable.store(true, Ordering::SeqCst);
+            }
+            return script_error(format!("run `{}` failed: {e:#}", plan.name));
+        }
     };
     ui::stdout::print_line(&ui::table::render(&result));
     if plan.export.trace_table {
@@ -182,19 +195,21 @@ pub(super) fn run_plan(host: &RunHost, plan: Plan) -> ScriptResult<RunResults> {
     ui::stdout::print(&ui::thresholds::render(&result));
     ui::stdout::print(&ui::token_warnings::render(&result));
     for error in &result.error_summary {
-        let code = error.error_details.code.map(|c| format!(" {c}")).unwrap_or_default();
-        ui::stdout::print_line(&format!(
-            "  {} × {}{code}: {}",
-            error.count, error.error_details.kind, error.error_details.message
-        ));
+        ui::stdout::print_line(&ui::failures::error_line(error));
     }
     ui::stdout::print_line(&format!("artifacts: {}", result.artifact_dir.display()));
     if result.was_cancelled {
         return script_error(format!(
-            "run `{}` was interrupted (Ctrl-C); its partial artifacts are in {}",
+            "run `{}` was interrupted; its partial artifacts are in {}",
             result.name,
             result.artifact_dir.display()
         ));
+    }
+    if !plan.allow_all_failed
+        && let Some(phase) = result.results_phase_without_success()
+    {
+        eprint!("{}", ui::failures::render_all_failed(&result, phase));
+        host.all_requests_failed.store(true, Ordering::SeqCst);
     }
     if !result.thresholds_passed() {
         host.thresholds_failed.store(true, Ordering::SeqCst);

@@ -220,6 +220,8 @@ mod tests {
             thresholds: Vec::new(),
             abort_on_fail: false,
             use_server_token_count: false,
+            preflight: Default::default(),
+            allow_all_failed: false,
             run_info: Default::default(),
         }
     }

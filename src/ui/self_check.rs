@@ -1,5 +1,6 @@
 //! The client self-check on the console: per results phase, target vs achieved rate, pacing,
-//! dispatch delay, peak in flight and CPU, with a loud warning when the client was the bottleneck.
+//! dispatch delay, peak in flight and CPU, with a loud warning when the client was the bottleneck
+//! (and none when most requests failed: then the phase failed, whatever the pacing).
 
 use std::fmt::Write;
 
@@ -46,7 +47,11 @@ fn render_phase(check: &ClientSelfCheck) -> String {
         " peak in flight {}; CPU {:.0} % of {} cores",
         check.peak_in_flight, check.client_cpu_percent, check.cpu_cores
     );
-    if check.client_bound {
+    if check.requests_failed {
+        out.push_str(
+            "The phase failed: most of its requests got errors (below), so the client's pacing was not judged.\n",
+        );
+    } else if check.client_bound {
         out.push_str("WARNING: the client was the bottleneck; these results measure aiperf, not the server.\n");
     }
     for warning in &check.warnings {
@@ -84,6 +89,8 @@ mod tests {
         assert!(!text.contains("timer wake-up"), "a phase without timer-woken turns shows none: {text}");
         let calm = render_phase(&ClientSelfCheck { phase: "c".into(), ..Default::default() });
         assert!(!calm.contains("WARNING") && calm.contains("achieved n/a"), "{calm}");
+        let failed = render_phase(&ClientSelfCheck { phase: "f".into(), requests_failed: true, ..Default::default() });
+        assert!(failed.contains("The phase failed") && !failed.contains("bottleneck"), "{failed}");
         let sessions = render_phase(&ClientSelfCheck {
             phase: "users".into(),
             dispatch_delay_p99_ms: Some(0.25),

@@ -1,0 +1,72 @@
+//! Failed requests on the console: one line per kind of error, and the message of a run whose
+//! results phase had no successful request (exit code 98 unless the run allows it).
+
+use crate::result::{ErrorCount, PhaseSummary, RunResult};
+
+/// How many kinds of error the all-failed message lists.
+const TOP_ERRORS: usize = 5;
+
+/// `  12 × http_error 500: the message`
+pub fn error_line(error: &ErrorCount) -> String {
+    let code = error.error_details.code.map(|c| format!(" {c}")).unwrap_or_default();
+    format!("  {} × {}{code}: {}", error.count, error.error_details.kind, error.error_details.message)
+}
+
+/// Why the run counts as failed, with its most frequent errors.
+pub fn render_all_failed(result: &RunResult, phase: &PhaseSummary) -> String {
+    let mut out = format!(
+        "error: run `{}`: none of the {} requests of phase `{}` succeeded ({} failed); the most frequent errors:\n",
+        result.name, phase.sent, phase.name, phase.errors
+    );
+    let mut errors: Vec<&ErrorCount> = result.error_summary.iter().collect();
+    errors.sort_by(|a, b| b.count.cmp(&a.count));
+    for error in errors.into_iter().take(TOP_ERRORS) {
+        out.push_str(&error_line(error));
+        out.push('\n');
+    }
+    out.push_str(&format!(
+        "the artifacts are in {}; a run that expects this can say allow_all_failed: true\n",
+        result.artifact_dir.display()
+    ));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::RecordError;
+
+    fn errors(kind: &str, code: Option<u16>, count: u64) -> ErrorCount {
+        ErrorCount {
+            error_details: RecordError { code, kind: kind.into(), message: format!("{kind} happened") },
+            count,
+        }
+    }
+
+    #[test]
+    fn the_most_frequent_five_errors_are_listed_first() {
+        let mut result = crate::export::test_support::sample_result();
+        result.error_summary = (1..=7).map(|n| errors(&format!("kind{n}"), Some(500), n)).collect();
+        let phase = PhaseSummary {
+            name: "profiling".into(),
+            kind: "profiling",
+            sent: 28,
+            completed: 0,
+            errors: 28,
+            cancelled: 0,
+            duration_s: 1.0,
+            results: true,
+            window_start_ns: 0,
+            window_end_ns: 1,
+            self_check: Default::default(),
+        };
+        let text = render_all_failed(&result, &phase);
+        let lines: Vec<&str> = text.lines().collect();
+        let opening = format!("error: run `{}`: none of the 28 requests of phase `profiling` succeeded", result.name);
+        assert!(lines[0].starts_with(&opening), "{text}");
+        assert_eq!(lines[1], "  7 × kind7 500: kind7 happened");
+        assert_eq!(lines[5], "  3 × kind3 500: kind3 happened");
+        assert!(lines[6].contains("allow_all_failed: true"), "{text}");
+        assert_eq!(error_line(&errors("timeout", None, 2)), "  2 × timeout: timeout happened");
+    }
+}
