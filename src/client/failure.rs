@@ -76,6 +76,25 @@ pub(crate) fn timeout(limit: Duration, headers_arrived: bool) -> RecordError {
     record_error("timeout", None, format!("request timed out after {limit:?} {phase}"))
 }
 
+/// One SSE event grew past the endpoint's `max_event_bytes`.
+pub(crate) fn event_too_large(limit: usize) -> RecordError {
+    too_large("one SSE event", "max_event_bytes", limit)
+}
+
+/// The response body grew past the endpoint's `max_response_bytes`.
+pub(crate) fn response_too_large(limit: usize) -> RecordError {
+    too_large("the response body", "max_response_bytes", limit)
+}
+
+/// `response_too_large`: what passed which cap, and how to raise it.
+fn too_large(what: &str, cap: &str, limit: usize) -> RecordError {
+    let message = format!(
+        "{what} passed {cap} ({limit} bytes); the connection was dropped. \
+         Raise the cap with endpoint(#{{ limits: #{{ {cap}: <bytes> }} }})"
+    );
+    record_error("response_too_large", None, message)
+}
+
 /// The request could not be put together (e.g. an `x-request-id` that is not a header value).
 pub(crate) fn invalid_request(message: String) -> RecordError {
     record_error("invalid_request", None, message)
@@ -179,6 +198,15 @@ mod tests {
         assert_eq!(error.message, "HTTP 502 Bad Gateway");
         assert_eq!(error.code, Some(502));
         assert_eq!(error.kind, "http_error");
+    }
+
+    #[test]
+    fn a_response_too_large_names_the_cap_and_how_to_raise_it() {
+        let error = event_too_large(1024);
+        assert_eq!(error.kind, "response_too_large");
+        assert!(error.message.starts_with("one SSE event passed max_event_bytes (1024 bytes)"), "{}", error.message);
+        assert!(error.message.contains("limits: #{ max_event_bytes: <bytes> }"), "{}", error.message);
+        assert!(response_too_large(7).message.contains("max_response_bytes (7 bytes)"));
     }
 
     #[test]

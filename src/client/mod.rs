@@ -16,7 +16,7 @@ mod rankings;
 mod request_body;
 mod response;
 mod responses;
-mod sse;
+pub mod sse;
 mod streaming;
 mod target;
 pub(crate) mod template;
@@ -36,7 +36,7 @@ use http::{HeaderMap, Method, Request, Uri};
 use serde_json::Value;
 
 use crate::clock::RunClock;
-use crate::plan::{Endpoint, EndpointKind, MaxTokensField, REDACTED, is_secret_header};
+use crate::plan::{Endpoint, EndpointKind, MaxTokensField, REDACTED, ResponseLimits, is_secret_header};
 use crate::record::{RawExchange, RecordError, RequestRecord};
 
 pub(crate) use chat::with_image_parts;
@@ -67,6 +67,7 @@ pub struct HttpClient {
     /// Headers every request carries (may hold the api key: never log them).
     headers: HeaderMap,
     request_timeout: Duration,
+    limits: ResponseLimits,
     /// Keep every chunk and header of each request in its trace (for `export_http_trace`).
     trace_details: bool,
     /// Keep each request's headers, body and response events (for `export_level: "raw"`).
@@ -102,6 +103,7 @@ impl HttpClient {
             uri,
             headers: headers::static_headers(endpoint)?,
             request_timeout,
+            limits: endpoint.limits,
             trace_details: false,
             raw: false,
         })
@@ -216,11 +218,14 @@ impl HttpClient {
         let mut timing = BodyTiming { chunks: keep_frames.then(Vec::new), ..BodyTiming::default() };
         let body = TracedBody::new(response.into_body(), self.clock, &mut timing);
         if !status.is_success() {
-            buffered::read_error_response(body, status, &self.clock, record).await;
+            buffered::read_error_response(body, status, self.limits.max_response_bytes, &self.clock, record).await;
         } else if is_event_stream {
-            streaming::read_event_stream(body, &self.format, &self.clock, record, completed, first_token).await;
+            let limits = self.limits;
+            streaming::read_event_stream(body, &self.format, limits, &self.clock, record, completed, first_token).await;
         } else {
-            buffered::read_json_response(body, status, &self.format, &self.clock, &self.uri_text, record).await;
+            let max_bytes = self.limits.max_response_bytes;
+            buffered::read_json_response(body, status, &self.format, max_bytes, &self.clock, &self.uri_text, record)
+                .await;
         }
         self.finish_trace(record, &lease, timing.first_data_ns.is_some().then_some(&timing), body_bytes, taken_at);
         if timing.ended {

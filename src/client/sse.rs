@@ -1,11 +1,12 @@
 //! Incremental parser for `text/event-stream` bodies: fed the bytes of each read as they
-//! arrive, it calls back once per complete event and reuses its buffers across reads.
+//! arrive, it calls back once per complete event and reuses its buffers across reads. It never
+//! holds more than one event's worth of bytes (its cap) however the server splits or pads them.
 
 use std::ops::ControlFlow;
 
 /// One complete event; it borrows the parser's buffers until the callback returns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct SseEvent<'a> {
+pub struct SseEvent<'a> {
     /// The `event:` field; empty for the default (`message`) type.
     pub event_type: &'a [u8],
     /// The `data:` lines of the event, joined by `\n`.
@@ -13,14 +14,20 @@ pub(crate) struct SseEvent<'a> {
 }
 
 /// Turns a byte stream, split anywhere, into events.
-#[derive(Debug, Default)]
-pub(crate) struct SseParser {
+#[derive(Debug)]
+pub struct SseParser {
     /// Bytes of a line whose end has not arrived yet.
     partial_line: Vec<u8>,
     /// The last read ended with `\r`: a `\n` opening the next read completes that line end.
     pending_cr: bool,
     event: PendingEvent,
+    /// Most bytes the event being assembled may hold: its data so far plus the line pending.
+    max_event_bytes: usize,
 }
+
+/// An event grew past the parser's cap; the parser is of no further use for this stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EventTooLarge;
 
 /// The fields of the event being assembled.
 #[derive(Debug, Default)]
@@ -31,9 +38,15 @@ struct PendingEvent {
 }
 
 impl SseParser {
+    /// A parser that refuses events of more than `max_event_bytes`.
+    pub fn new(max_event_bytes: usize) -> Self {
+        Self { partial_line: Vec::new(), pending_cr: false, event: PendingEvent::default(), max_event_bytes }
+    }
+
     /// Parse one read. `on_event` runs for every event the read completes; once it returns
-    /// `Break`, the rest of the read is dropped and `Break` is returned.
-    pub fn feed<F>(&mut self, mut input: &[u8], mut on_event: F) -> ControlFlow<()>
+    /// `Break`, the rest of the read is dropped and `Break` is returned. An event that would
+    /// pass the cap stops the parse with `EventTooLarge` before its bytes are copied.
+    pub fn feed<F>(&mut self, mut input: &[u8], mut on_event: F) -> Result<ControlFlow<()>, EventTooLarge>
     where
         F: FnMut(SseEvent<'_>) -> ControlFlow<()>,
     {
@@ -44,6 +57,7 @@ impl SseParser {
             }
         }
         while let Some(line_end) = input.iter().position(|&byte| byte == b'\n' || byte == b'\r') {
+            self.check_room_for(line_end)?;
             let flow = if self.partial_line.is_empty() {
                 self.event.take_line(&input[..line_end], &mut on_event)
             } else {
@@ -62,11 +76,22 @@ impl SseParser {
                 }
             }
             if flow.is_break() {
-                return flow;
+                return Ok(flow);
             }
         }
+        self.check_room_for(input.len())?;
         self.partial_line.extend_from_slice(input);
-        ControlFlow::Continue(())
+        Ok(ControlFlow::Continue(()))
+    }
+
+    pub fn max_event_bytes(&self) -> usize {
+        self.max_event_bytes
+    }
+
+    /// `more` bytes of the current line may still join the event without passing the cap.
+    fn check_room_for(&self, more: usize) -> Result<(), EventTooLarge> {
+        let held = self.event.data.len() + self.partial_line.len();
+        if held.saturating_add(more) > self.max_event_bytes { Err(EventTooLarge) } else { Ok(()) }
     }
 
     /// The stream ended: a last line without a line end, and a last event without the blank
@@ -145,6 +170,9 @@ impl PendingEvent {
 mod tests {
     use super::*;
 
+    /// A cap far above any event of these tests.
+    const CAP: usize = 1 << 20;
+
     /// (event type, data) of each event, as owned strings.
     type Collected = Vec<(String, String)>;
 
@@ -153,7 +181,7 @@ mod tests {
             events.push((String::from_utf8_lossy(event.event_type).into(), String::from_utf8_lossy(event.data).into()));
             ControlFlow::Continue(())
         });
-        assert!(flow.is_continue());
+        assert_eq!(flow, Ok(ControlFlow::Continue(())));
     }
 
     fn finish(parser: &mut SseParser, events: &mut Collected) {
@@ -165,7 +193,7 @@ mod tests {
     }
 
     fn parse_in_reads(reads: &[&[u8]]) -> Collected {
-        let mut parser = SseParser::default();
+        let mut parser = SseParser::new(CAP);
         let mut events = Vec::new();
         for read in reads {
             collect(&mut parser, read, &mut events);
@@ -228,24 +256,42 @@ mod tests {
 
     #[test]
     fn break_from_the_callback_stops_the_read() {
-        let mut parser = SseParser::default();
+        let mut parser = SseParser::new(CAP);
         let mut seen = Vec::new();
         let flow = parser.feed(b"data: 1\n\ndata: [DONE]\n\ndata: 3\n\n", |event| {
             seen.push(event.data.to_vec());
             if event.data == b"[DONE]" { ControlFlow::Break(()) } else { ControlFlow::Continue(()) }
         });
-        assert!(flow.is_break());
+        assert_eq!(flow, Ok(ControlFlow::Break(())));
         assert_eq!(seen, vec![b"1".to_vec(), b"[DONE]".to_vec()]);
     }
 
     #[test]
     fn buffers_are_reused_across_events() {
-        let mut parser = SseParser::default();
+        let mut parser = SseParser::new(CAP);
         let mut events = Vec::new();
         collect(&mut parser, b"data: a fairly long first event to grow the buffer\n\n", &mut events);
         let capacity = parser.event.data.capacity();
         collect(&mut parser, b"data: short\n\n", &mut events);
         assert_eq!(parser.event.data.capacity(), capacity);
         assert_eq!(events.len(), 2);
+    }
+
+    #[test]
+    fn an_event_past_the_cap_is_refused_whether_it_comes_in_one_line_many_lines_or_many_reads() {
+        let mut parser = SseParser::new(12);
+        let mut events = Vec::new();
+        collect(&mut parser, b"data: 123\n\n", &mut events);
+        assert_eq!(data_only(&events), vec!["123"], "an event within the cap passes");
+
+        let refused = |reads: &[&[u8]]| {
+            let mut parser = SseParser::new(12);
+            reads.iter().map(|read| parser.feed(read, |_| ControlFlow::Continue(()))).find(Result::is_err)
+        };
+        assert_eq!(refused(&[b"data: 0123456789\n\n"]), Some(Err(EventTooLarge)), "one long line");
+        assert_eq!(refused(&[b"data: 01234\ndata: 56789\n"]), Some(Err(EventTooLarge)), "several data lines");
+        let many_reads: Vec<&[u8]> = vec![b"data: 0123"; 3];
+        assert_eq!(refused(&many_reads), Some(Err(EventTooLarge)), "a line that never ends");
+        assert_eq!(refused(&[b"data: 1\n\ndata: 2\n\ndata: 3\n\n"]), None, "small events never add up");
     }
 }

@@ -7,24 +7,26 @@ use super::traced_body::TracedBody;
 use http_body_util::BodyExt;
 
 use crate::clock::RunClock;
+use crate::plan::ResponseLimits;
 use crate::record::RequestRecord;
 
 use super::FirstToken;
 use super::failure;
 use super::response::{self, PayloadFormat};
-use super::sse::{SseEvent, SseParser};
+use super::sse::{EventTooLarge, SseEvent, SseParser};
 
 /// Read the whole stream into `record`. `completed` turns true once `[DONE]` arrives, after
 /// which the rest of the body is only drained (so the connection can go back to the pool).
 pub(crate) async fn read_event_stream(
     mut body: TracedBody<'_>,
     format: &PayloadFormat,
+    limits: ResponseLimits,
     clock: &RunClock,
     record: &mut RequestRecord,
     completed: &mut bool,
     first_token: &mut Option<FirstToken>,
 ) {
-    let mut stream = EventStream::new(format.clone());
+    let mut stream = EventStream::new(format.clone(), limits);
     loop {
         let frame = body.frame().await;
         let frame_ns = clock.now_ns();
@@ -57,6 +59,9 @@ pub(crate) async fn read_event_stream(
 pub(crate) struct EventStream {
     parser: SseParser,
     events: EventSink,
+    /// Body bytes fed so far, and the most the stream may have.
+    bytes_fed: usize,
+    max_response_bytes: usize,
 }
 
 /// Applies parsed events to the record and remembers how the stream is going.
@@ -69,15 +74,32 @@ struct EventSink {
 }
 
 impl EventStream {
-    pub fn new(format: impl Into<PayloadFormat>) -> Self {
+    pub fn new(format: impl Into<PayloadFormat>, limits: ResponseLimits) -> Self {
         let format = format.into();
-        Self { parser: SseParser::default(), events: EventSink { format, received: 0, done: false } }
+        Self {
+            parser: SseParser::new(limits.max_event_bytes),
+            events: EventSink { format, received: 0, done: false },
+            bytes_fed: 0,
+            max_response_bytes: limits.max_response_bytes,
+        }
     }
 
     /// One body frame that arrived at `frame_ns` (the time every event it completes gets).
-    /// `Break` once the stream is over: `[DONE]`, or an error now in `record.error`.
+    /// `Break` once the stream is over: `[DONE]`, or an error now in `record.error` (among
+    /// them an event or a body past its cap).
     pub fn feed(&mut self, bytes: &[u8], frame_ns: u64, record: &mut RequestRecord) -> ControlFlow<()> {
-        self.parser.feed(bytes, |event| self.events.take(event, frame_ns, record))
+        self.bytes_fed = self.bytes_fed.saturating_add(bytes.len());
+        if self.bytes_fed > self.max_response_bytes {
+            record.error = Some(failure::response_too_large(self.max_response_bytes));
+            return ControlFlow::Break(());
+        }
+        match self.parser.feed(bytes, |event| self.events.take(event, frame_ns, record)) {
+            Ok(flow) => flow,
+            Err(EventTooLarge) => {
+                record.error = Some(failure::event_too_large(self.parser.max_event_bytes()));
+                ControlFlow::Break(())
+            }
+        }
     }
 
     /// The body ended, cleanly or (`broken_by`) with an error, before `[DONE]` or an error.
@@ -157,7 +179,7 @@ mod tests {
     #[test]
     fn events_completed_by_one_frame_share_its_time_and_empty_events_push_nothing() {
         let mut record = record();
-        let mut stream = EventStream::new(EndpointKind::Chat);
+        let mut stream = EventStream::new(EndpointKind::Chat, ResponseLimits::default());
         let role = "data: {\"choices\":[{\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}]}\n\n";
         let first_frame = format!("{role}{}{}", delta("A"), &delta("B")[..10]);
         assert!(stream.feed(first_frame.as_bytes(), 100, &mut record).is_continue());
@@ -179,7 +201,7 @@ mod tests {
         let frame = format!("{}event: ping\ndata: {{}}\n\ndata: [DONE]\n\n", delta("A"));
         let mut record = record();
         record.raw = Some(Box::default());
-        let mut stream = EventStream::new(EndpointKind::Chat);
+        let mut stream = EventStream::new(EndpointKind::Chat, ResponseLimits::default());
         assert!(stream.feed(frame.as_bytes(), 7, &mut record).is_break());
         let raw = record.raw.unwrap();
         let kept: Vec<(u64, Option<&str>, &str)> =
@@ -188,7 +210,7 @@ mod tests {
         assert_eq!(kept, [(7, None, first), (7, Some("ping"), "{}"), (7, None, "[DONE]")]);
 
         let mut record = self::record();
-        let mut stream = EventStream::new(EndpointKind::Chat);
+        let mut stream = EventStream::new(EndpointKind::Chat, ResponseLimits::default());
         assert!(stream.feed(frame.as_bytes(), 7, &mut record).is_break());
         assert!(record.raw.is_none());
     }
@@ -196,7 +218,7 @@ mod tests {
     #[test]
     fn reasoning_chunks_are_marked() {
         let mut record = record();
-        let mut stream = EventStream::new(EndpointKind::Chat);
+        let mut stream = EventStream::new(EndpointKind::Chat, ResponseLimits::default());
         let frame = b"data: {\"choices\":[{\"delta\":{\"reasoning_content\":\"hm\"}}]}\n\n";
         assert!(stream.feed(frame, 5, &mut record).is_continue());
         assert_eq!(record.chunks, vec![ResponseChunk { ns: 5, has_content: false, has_reasoning: true }]);
@@ -206,7 +228,7 @@ mod tests {
     #[test]
     fn the_last_usage_that_is_not_null_is_kept() {
         let mut record = record();
-        let mut stream = EventStream::new(EndpointKind::Completions);
+        let mut stream = EventStream::new(EndpointKind::Completions, ResponseLimits::default());
         let frame = b"data: {\"choices\":[{\"text\":\"a\"}],\"usage\":{\"total_tokens\":1}}\n\ndata: {\"choices\":[{\"text\":\"b\"}],\"usage\":null}\n\n";
         assert!(stream.feed(frame, 1, &mut record).is_continue());
         assert_eq!(record.usage.and_then(|usage| usage.total_tokens), Some(1));
@@ -215,13 +237,13 @@ mod tests {
     #[test]
     fn an_error_payload_or_error_event_is_a_stream_error() {
         let mut record = record();
-        let mut stream = EventStream::new(EndpointKind::Chat);
+        let mut stream = EventStream::new(EndpointKind::Chat, ResponseLimits::default());
         assert!(stream.feed(b"data: {\"error\":{\"message\":\"out of memory\"}}\n\n", 1, &mut record).is_break());
         let error = record.error.unwrap();
         assert_eq!((error.kind.as_str(), error.message.as_str()), ("stream_error", "out of memory"));
 
         let mut record = self::record();
-        let mut stream = EventStream::new(EndpointKind::Chat);
+        let mut stream = EventStream::new(EndpointKind::Chat, ResponseLimits::default());
         assert!(stream.feed(b"event: error\ndata: upstream went away\n\n", 1, &mut record).is_break());
         assert_eq!(record.error.unwrap().message, "upstream went away");
     }
@@ -229,7 +251,7 @@ mod tests {
     #[test]
     fn unparseable_json_is_an_invalid_response_that_quotes_it() {
         let mut record = record();
-        let mut stream = EventStream::new(EndpointKind::Chat);
+        let mut stream = EventStream::new(EndpointKind::Chat, ResponseLimits::default());
         assert!(stream.feed(b"data: {not json\n\n", 1, &mut record).is_break());
         let error = record.error.unwrap();
         assert_eq!(error.kind, "invalid_response");
@@ -239,7 +261,7 @@ mod tests {
     #[test]
     fn an_end_before_done_is_an_error_unless_a_finish_reason_came() {
         let mut record = record();
-        let mut stream = EventStream::new(EndpointKind::Chat);
+        let mut stream = EventStream::new(EndpointKind::Chat, ResponseLimits::default());
         assert!(stream.feed(delta("A").as_bytes(), 1, &mut record).is_continue());
         stream.finish(Some("connection reset by peer".into()), &mut record);
         let error = record.error.clone().unwrap();
@@ -248,7 +270,7 @@ mod tests {
         assert_eq!(record.content, "A");
 
         let mut record = self::record();
-        let mut stream = EventStream::new(EndpointKind::Completions);
+        let mut stream = EventStream::new(EndpointKind::Completions, ResponseLimits::default());
         assert!(
             stream
                 .feed(b"data: {\"choices\":[{\"text\":\"x\",\"finish_reason\":\"length\"}]}", 1, &mut record)
@@ -257,5 +279,27 @@ mod tests {
         stream.finish(None, &mut record);
         assert!(record.error.is_none(), "{:?}", record.error);
         assert_eq!(record.content, "x", "the last event counts even without a blank line");
+    }
+
+    #[test]
+    fn an_event_or_a_body_past_its_cap_is_a_response_too_large_error() {
+        let small_events = ResponseLimits { max_event_bytes: 64, max_response_bytes: 1 << 20 };
+        let mut record = record();
+        let mut stream = EventStream::new(EndpointKind::Chat, small_events);
+        assert!(stream.feed(delta("A").as_bytes(), 1, &mut record).is_continue());
+        assert!(stream.feed(delta(&"x".repeat(100)).as_bytes(), 2, &mut record).is_break());
+        let error = record.error.unwrap();
+        assert_eq!(error.kind, "response_too_large");
+        assert!(error.message.contains("max_event_bytes (64 bytes)"), "{}", error.message);
+
+        let small_body = ResponseLimits { max_event_bytes: 1 << 20, max_response_bytes: 100 };
+        let mut record = self::record();
+        let mut stream = EventStream::new(EndpointKind::Chat, small_body);
+        assert!(stream.feed(delta("A").as_bytes(), 1, &mut record).is_continue());
+        assert!(stream.feed(delta("B").as_bytes(), 2, &mut record).is_continue());
+        assert!(stream.feed(delta("C").as_bytes(), 3, &mut record).is_break());
+        let error = record.error.unwrap();
+        assert!(error.message.contains("max_response_bytes (100 bytes)"), "{}", error.message);
+        assert_eq!(record.content, "AB", "what arrived within the cap is kept");
     }
 }

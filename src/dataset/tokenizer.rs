@@ -1,5 +1,11 @@
 //! Token counting: a Hugging Face `tokenizer.json` from a path or a model id, or the builtin offline
 //! tokenizer (GPT-2's BPE, embedded in the binary). Counts use add_special_tokens=false.
+//!
+//! Long texts are counted in pieces of at most `COUNT_PIECE_BYTES`, so a server's 20 MB "word"
+//! without spaces costs linear time and bounded memory (BPE over one huge pre-token does not).
+//! Each piece ends just before a whitespace where its window has one, which keeps the count of
+//! ordinary text exact under GPT-2-style pre-tokenizers; a window without whitespace is cut at
+//! a character boundary, which may split one token in two: at most one token more per piece.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
@@ -8,6 +14,9 @@ use anyhow::{Context, Result, bail};
 
 use super::tokenizer_hub;
 use crate::plan::TokenizerSpec;
+
+/// The longest piece of text tokenized at once when counting.
+const COUNT_PIECE_BYTES: usize = 64 * 1024;
 
 static BUILTIN_GPT2: &[u8] = include_bytes!("../../assets/tokenizers/gpt2.tokenizer.json");
 
@@ -78,12 +87,10 @@ impl Tokenizer {
         *self.bytes_per_token.get_or_init(|| measure(self))
     }
 
-    /// Number of tokens in `text`, without special tokens.
+    /// Number of tokens in `text`, without special tokens; long texts piece by piece (see the
+    /// module comment for the approximation).
     pub fn count(&self, text: &str) -> usize {
-        if text.is_empty() {
-            return 0;
-        }
-        self.encode(text).len()
+        pieces(text, COUNT_PIECE_BYTES).map(|piece| self.encode(piece).len()).sum()
     }
 
     pub fn encode(&self, text: &str) -> Vec<u32> {
@@ -96,6 +103,32 @@ impl Tokenizer {
     pub fn decode(&self, ids: &[u32]) -> String {
         self.inner.decode(ids, false).unwrap_or_default()
     }
+}
+
+/// `text` cut into pieces of at most `max_bytes` (≥ 4, so a piece always holds a character):
+/// each ends before the last whitespace of its window, or at the window's last char boundary.
+fn pieces(text: &str, max_bytes: usize) -> impl Iterator<Item = &str> {
+    let mut rest = text;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let cut = if rest.len() <= max_bytes {
+            rest.len()
+        } else {
+            let mut end = max_bytes;
+            while !rest.is_char_boundary(end) {
+                end -= 1;
+            }
+            match rest[..end].rfind(char::is_whitespace) {
+                Some(at) if at > 0 => at,
+                _ => end,
+            }
+        };
+        let (piece, tail) = rest.split_at(cut);
+        rest = tail;
+        Some(piece)
+    })
 }
 
 #[cfg(test)]
@@ -116,5 +149,28 @@ mod tests {
     fn a_missing_tokenizer_file_is_a_clear_error() {
         let err = Tokenizer::from_path(Path::new("/nonexistent/tok.json")).unwrap_err();
         assert!(err.to_string().contains("/nonexistent/tok.json"), "{err}");
+    }
+
+    #[test]
+    fn pieces_end_before_whitespace_or_at_a_char_boundary_and_cover_the_text() {
+        let text = "ab cd éé ffff";
+        let cut: Vec<&str> = pieces(text, 5).collect();
+        assert_eq!(cut, vec!["ab", " cd", " éé", " ffff"]);
+        assert_eq!(cut.concat(), text);
+        let no_spaces: Vec<&str> = pieces("ééééé", 5).collect();
+        assert_eq!(no_spaces, vec!["éé", "éé", "é"]);
+        assert_eq!(pieces("", 5).count(), 0);
+    }
+
+    #[test]
+    fn long_text_is_counted_in_pieces_exactly_when_it_has_spaces_and_nearly_without() {
+        let t = Tokenizer::builtin().unwrap();
+        let words = "the quick brown fox jumps over the lazy dog ".repeat(4000);
+        assert!(words.len() > 2 * COUNT_PIECE_BYTES);
+        assert_eq!(t.count(&words), t.encode(&words).len());
+        let no_spaces = "abcdefgh".repeat(20_000);
+        let whole = t.encode(&no_spaces).len();
+        let pieces = no_spaces.len().div_ceil(COUNT_PIECE_BYTES);
+        assert!(t.count(&no_spaces).abs_diff(whole) <= pieces, "{} vs {whole}", t.count(&no_spaces));
     }
 }

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize, Serializer};
 
-use super::MOCK_URL;
+use super::{MOCK_URL, ResponseLimits};
 use crate::mock::MockConfig;
 
 /// Named as AIPerf's `--endpoint-type` names them in the exports' `input_config`.
@@ -100,6 +100,9 @@ pub struct Endpoint {
     /// Where the kind's request path, max-tokens field or body differ from its defaults.
     #[serde(default, skip_serializing_if = "RequestOptions::is_default")]
     pub request: RequestOptions,
+    /// Caps on one SSE event and one response body.
+    #[serde(default, skip_serializing_if = "ResponseLimits::is_default")]
+    pub limits: ResponseLimits,
 }
 
 /// How requests deviate from their kind's defaults.
@@ -244,6 +247,7 @@ impl Endpoint {
             mock: None,
             transport: Transport::default(),
             request: RequestOptions::default(),
+            limits: ResponseLimits::default(),
         }
     }
 

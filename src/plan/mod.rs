@@ -4,6 +4,7 @@
 mod dataset;
 mod endpoint;
 mod phase;
+mod response_limits;
 
 use std::collections::BTreeMap;
 
@@ -12,6 +13,7 @@ use serde::{Deserialize, Serialize};
 pub use dataset::*;
 pub use endpoint::*;
 pub use phase::*;
+pub use response_limits::*;
 
 /// The url that means "start the built-in mock server in-process".
 pub const MOCK_URL: &str = "mock";

@@ -8,7 +8,9 @@ use rhai::{Dynamic, Map};
 use super::endpoint_request::{check_template_fills, endpoint_kind, request_options};
 use super::keys::{MapReader, ScriptResult, script_error};
 use crate::mock::MockConfig;
-use crate::plan::{ConnectionSettings, ConnectionStrategy, Endpoint, EndpointKind, MOCK_URL, TlsSettings, Transport};
+use crate::plan::{
+    ConnectionSettings, ConnectionStrategy, Endpoint, EndpointKind, MOCK_URL, ResponseLimits, TlsSettings, Transport,
+};
 
 const ENDPOINT_KEYS: &[&str] = &[
     "url",
@@ -28,10 +30,11 @@ const ENDPOINT_KEYS: &[&str] = &[
     "passages",
     "body",
     "response",
+    "limits",
 ];
 
 /// `endpoint(#{ url, model, kind, streaming, api_key, headers, extra, mock, tls, http2,
-/// connections })` plus the kind-specific keys of `endpoint_request.rs`.
+/// connections, limits })` plus the kind-specific keys of `endpoint_request.rs`.
 pub(super) fn endpoint(map: Map) -> ScriptResult<Endpoint> {
     let mut r = MapReader::new("endpoint", map, ENDPOINT_KEYS)?;
     let url = r.string("url")?;
@@ -68,10 +71,11 @@ pub(super) fn endpoint(map: Map) -> ScriptResult<Endpoint> {
         connections: connection_settings(r.opt_map("connections")?.unwrap_or_default())?,
     };
     let request = request_options(&mut r, kind)?;
+    let limits = response_limits(r.opt_map("limits")?.unwrap_or_default())?;
     if request.template.is_some() && !extra.is_empty() {
         return script_error("endpoint: a template endpoint takes no `extra`; write those fields into `body`");
     }
-    let endpoint = Endpoint { url, model, kind, streaming, api_key, headers, extra, mock, transport, request };
+    let endpoint = Endpoint { url, model, kind, streaming, api_key, headers, extra, mock, transport, request, limits };
     check_template_fills(&endpoint)?;
     Ok(endpoint)
 }
@@ -107,6 +111,20 @@ fn connection_settings(map: Map) -> ScriptResult<ConnectionSettings> {
         return script_error("endpoint connections: `max` must be at least 1");
     }
     Ok(ConnectionSettings { strategy, max: max.map(|max| max as usize) })
+}
+
+const LIMIT_KEYS: &[&str] = &["max_event_bytes", "max_response_bytes"];
+
+/// `limits: #{ max_event_bytes: 1048576, max_response_bytes: 67108864 }`
+fn response_limits(map: Map) -> ScriptResult<ResponseLimits> {
+    let mut r = MapReader::new("endpoint limits", map, LIMIT_KEYS)?;
+    let defaults = ResponseLimits::default();
+    let max_event_bytes = r.opt_u64("max_event_bytes")?.map_or(defaults.max_event_bytes, |n| n as usize);
+    let max_response_bytes = r.opt_u64("max_response_bytes")?.map_or(defaults.max_response_bytes, |n| n as usize);
+    if max_event_bytes == 0 || max_response_bytes == 0 {
+        return script_error("endpoint limits: `max_event_bytes` and `max_response_bytes` must be at least 1");
+    }
+    Ok(ResponseLimits { max_event_bytes, max_response_bytes })
 }
 
 const MOCK_KEYS: &[&str] = &["ttft", "itl", "output_tokens", "max_running", "api_key"];
