@@ -1,0 +1,52 @@
+//! Benchmark of counting the tokens of one very long "word" (letters, no spaces), the worst
+//! case a server can send: time and resident memory for 1, 10 and 20 MB under the builtin
+//! GPT-2 tokenizer, counted in bounded pieces as the client does. Optionally also one whole
+//! encode of the smallest size, the cost without pieces.
+//!
+//!     cargo run --release --example bench_token_count [--whole]
+
+use std::time::Instant;
+
+use aiperf::dataset::tokenizer::Tokenizer;
+
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// (current, peak) resident memory of this process in MiB, from /proc/self/status.
+fn rss_mib() -> (f64, f64) {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|line| line.strip_prefix(name))
+            .and_then(|rest| rest.split_whitespace().next())
+            .and_then(|kb| kb.parse::<f64>().ok())
+            .map_or(f64::NAN, |kb| kb / 1024.0)
+    };
+    (field("VmRSS:"), field("VmHWM:"))
+}
+
+fn main() -> anyhow::Result<()> {
+    let whole = std::env::args().any(|arg| arg == "--whole");
+    let tokenizer = Tokenizer::builtin()?;
+    println!("{:>6} {:>10} {:>10} {:>10} {:>10}", "MB", "tokens", "seconds", "RSS MiB", "peak MiB");
+    for megabytes in [1usize, 10, 20] {
+        let text = "abcdefghij".repeat(megabytes * 100_000);
+        let started = Instant::now();
+        let tokens = tokenizer.count(&text);
+        let seconds = started.elapsed().as_secs_f64();
+        let (rss, peak) = rss_mib();
+        println!("{megabytes:>6} {tokens:>10} {seconds:>10.3} {rss:>10.1} {peak:>10.1}");
+    }
+    if whole {
+        let text = "abcdefghij".repeat(100_000);
+        let started = Instant::now();
+        let tokens = tokenizer.encode(&text).len();
+        let (rss, peak) = rss_mib();
+        println!(
+            "whole 1 MB encode: {tokens} tokens in {:.3} s, RSS {rss:.1} MiB, peak {peak:.1} MiB",
+            started.elapsed().as_secs_f64()
+        );
+    }
+    Ok(())
+}
