@@ -12,6 +12,7 @@ mod rate;
 mod replay;
 pub mod schedule;
 mod self_check;
+mod session_claims;
 mod users;
 
 use std::sync::Arc;
@@ -32,6 +33,7 @@ use crate::result::PhaseSummary;
 use crate::rng::SeededRng;
 
 pub use histogram::DurationHistogram;
+pub use session_claims::SessionCounts;
 
 /// A request body built before the run, so the hot path only clones a `Bytes`.
 #[derive(Debug, Clone)]
@@ -97,6 +99,8 @@ pub struct PhaseCounters {
     /// Send start − due time of the closed-loop turns that waited out a think time or a
     /// `delay` on a timer (`Outgoing::woke_on_timer`): timer wake-up lateness.
     pub timer_wake_lateness: DurationHistogram,
+    /// The multi-turn sessions the phase played (`session_claims.rs`).
+    pub sessions: SessionCounts,
 }
 
 impl PhaseCounters {
@@ -186,6 +190,7 @@ pub async fn run_phase(ctx: Arc<LoadContext>, run: Arc<PhaseRun>) -> PhaseSummar
         results: run.phase.results,
         window_start_ns: started_ns,
         window_end_ns: ended_ns,
+        sessions: counters.sessions.summary(),
         self_check: self_check::assess(&run.phase, counters, window, cpu_ns, wall_ns),
     }
 }
