@@ -103,9 +103,26 @@ pub struct PhaseSummary {
     /// When the phase started and ended (monotonic ns since the run started), for collectors.
     pub window_start_ns: u64,
     pub window_end_ns: u64,
+    /// What the phase's multi-turn sessions did; None when it played none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sessions: Option<SessionSummary>,
     /// Exported on its own as `client_self_check`.
     #[serde(skip)]
     pub self_check: ClientSelfCheck,
+}
+
+/// The multi-turn sessions of one phase. A session claims all its turns of the phase's
+/// `requests` when it starts, so only a duration end, a cancel or a failed turn cuts one.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct SessionSummary {
+    pub started: u64,
+    /// Sessions that sent every turn.
+    pub completed: u64,
+    /// Sessions that ended with turns unsent.
+    pub cut: u64,
+    pub unsent_turns: u64,
+    /// Requests of the phase's limit that no whole session fitted in; never sent.
+    pub unclaimed_requests: u64,
 }
 
 /// How well the client kept to its own schedule in one phase, and whether it was the bottleneck.

@@ -9,6 +9,7 @@ use std::time::Duration;
 use tokio::sync::Semaphore;
 
 use super::replay::{self, Pacing, SessionSource};
+use super::session_claims::SessionClaims;
 use super::{Limits, LoadContext, PhaseDeadlines, PhaseRun, send_one};
 use crate::rng::SeededRng;
 
@@ -47,7 +48,7 @@ pub(super) enum UserWork {
 
 impl UserWork {
     pub fn of(ctx: &LoadContext, run: &PhaseRun) -> Self {
-        match SessionSource::of(&ctx.requests, run.phase.requests) {
+        match SessionSource::of(&ctx.requests, SessionClaims::of(run)) {
             Some(sessions) => Self::Sessions(sessions),
             None => Self::Requests(AtomicU64::new(0)),
         }

@@ -13,6 +13,7 @@ use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use tokio::time::Instant;
 
 use super::replay::{ReadyTurn, Replay, SessionSource};
+use super::session_claims::SessionClaims;
 use super::{Limits, LoadContext, PhaseDeadlines, PhaseRun, PreparedRequest, send};
 
 /// The live sessions of one open-loop phase and the turns they have ready or waiting.
@@ -28,10 +29,10 @@ pub(super) struct ConversationQueue {
 }
 
 impl ConversationQueue {
-    /// The queue for a phase's requests under its request limit; None unless they are a
-    /// multi-turn file.
-    pub fn of(requests: &[PreparedRequest], limit: Option<u64>) -> Option<Self> {
-        let source = SessionSource::of(requests, limit)?;
+    /// The queue for a phase's requests, its sessions claimed with `claims`; None unless they
+    /// are a multi-turn file.
+    pub fn of(requests: &[PreparedRequest], claims: SessionClaims) -> Option<Self> {
+        let source = SessionSource::of(requests, claims)?;
         let (hand_back, handed_back) = unbounded_channel();
         Some(Self { source, live: Arc::default(), waiting: BinaryHeap::new(), handed_back, hand_back, arrivals: 0 })
     }
@@ -86,7 +87,7 @@ pub(super) async fn send_turn(
         Next::Start(replay) => replay.ready(&ctx.requests),
         Next::Ready(turn) => Some(turn),
     };
-    let Some(turn) = turn else { return };
+    let Some(mut turn) = turn else { return };
     let Some(answer) = send(ctx, run, deadlines, turn.request(scheduled_ns, x_request_id), limits).await else {
         return;
     };
@@ -178,8 +179,8 @@ mod tests {
         vec![turn(0, "a1"), turn(1, "a2"), turn(0, "b1"), turn(1, "b2")]
     }
 
-    fn prompt_of(queued: &QueuedTurn) -> Vec<String> {
-        let Next::Ready(turn) = &queued.next else { panic!("not a second turn") };
+    fn prompt_of(queued: &mut QueuedTurn) -> Vec<String> {
+        let Next::Ready(turn) = &mut queued.next else { panic!("not a second turn") };
         let body: serde_json::Value = serde_json::from_slice(&turn.request(0, String::new()).body).unwrap();
         body["messages"].as_array().unwrap().iter().map(|m| m["content"].as_str().unwrap().to_string()).collect()
     }
@@ -187,7 +188,7 @@ mod tests {
     #[tokio::test]
     async fn arrivals_take_due_turns_first_then_new_sessions_until_the_limit() {
         let requests = requests();
-        let mut queue = ConversationQueue::of(&requests, Some(4)).unwrap();
+        let mut queue = ConversationQueue::of(&requests, SessionClaims::new(Some(4), Arc::default())).unwrap();
         let now = Instant::now();
         let (alpha, alpha_live, hand_back) = started(queue.next(now).unwrap());
         let (beta, beta_live, _) = started(queue.next(now).unwrap());
@@ -199,11 +200,11 @@ mod tests {
                 QueuedTurn { next: Next::Ready(replay.ready(&requests).unwrap()), live, hand_back: hand_back.clone() };
             hand_back.send((now + Duration::from_millis(wait_ms), next)).unwrap();
         }
-        let due_now = queue.next(now).unwrap();
-        assert_eq!(prompt_of(&due_now), ["b1", "ok", "b2"], "beta's second turn is due first, with its history");
+        let mut due_now = queue.next(now).unwrap();
+        assert_eq!(prompt_of(&mut due_now), ["b1", "ok", "b2"], "beta's second turn is due first, with its history");
         assert!(queue.next(now).is_none(), "alpha's delay has not passed");
-        let later = queue.next(now + Duration::from_millis(60)).unwrap();
-        assert_eq!(prompt_of(&later), ["a1", "ok", "a2"]);
+        let mut later = queue.next(now + Duration::from_millis(60)).unwrap();
+        assert_eq!(prompt_of(&mut later), ["a1", "ok", "a2"]);
         assert!(!queue.finished());
         drop((due_now, later));
         assert!(queue.finished(), "no session left and none may start");

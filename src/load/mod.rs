@@ -12,6 +12,7 @@ mod rate;
 mod replay;
 pub mod schedule;
 mod self_check;
+mod session_claims;
 mod users;
 mod wait_tally;
 
@@ -33,6 +34,7 @@ use crate::result::PhaseSummary;
 use crate::rng::SeededRng;
 
 pub use histogram::DurationHistogram;
+pub use session_claims::SessionCounts;
 pub use wait_tally::WaitTally;
 
 /// A request body built before the run, so the hot path only clones a `Bytes`.
@@ -103,6 +105,8 @@ pub struct PhaseCounters {
     pub cap_wait: WaitTally,
     /// Requests that waited for a connection because the client's pool was at its limit.
     pub pool_wait: WaitTally,
+    /// The multi-turn sessions the phase played (`session_claims.rs`).
+    pub sessions: SessionCounts,
 }
 
 impl PhaseCounters {
@@ -192,6 +196,7 @@ pub async fn run_phase(ctx: Arc<LoadContext>, run: Arc<PhaseRun>) -> PhaseSummar
         results: run.phase.results,
         window_start_ns: started_ns,
         window_end_ns: ended_ns,
+        sessions: counters.sessions.summary(),
         self_check: self_check::assess(&run.phase, counters, window, cpu_ns, wall_ns, ctx.client.max_connections()),
     }
 }

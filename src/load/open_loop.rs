@@ -8,6 +8,7 @@ use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
 use super::conversation_queue::{self, ConversationQueue, QueuedTurn};
+use super::session_claims::SessionClaims;
 use super::{Limits, LoadContext, Outgoing, PhaseDeadlines, PhaseRun, SendWindow, request_ids, send};
 
 /// How many overdue arrivals are sent back to back before the scheduler yields to other tasks.
@@ -30,7 +31,7 @@ pub(super) async fn dispatch(
     let mut tasks = JoinSet::new();
     let mut window = SendWindow::default();
     let mut overdue_in_a_row = 0;
-    let mut conversations = ConversationQueue::of(&ctx.requests, run.phase.requests);
+    let mut conversations = ConversationQueue::of(&ctx.requests, SessionClaims::of(&run));
     let mut next_index = 0u64;
     for offset_ns in offsets_ns {
         let requests_done = match &conversations {

@@ -5,11 +5,10 @@
 //! a whole replay with `play`; open-loop phases hand its turns to `conversation_queue.rs`.
 
 use std::ops::Range;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use super::history::{Conversation, NextTurn};
+use super::session_claims::{Claim, SessionClaims, TurnTally};
 use super::{Answer, Limits, LoadContext, Outgoing, PhaseDeadlines, PhaseRun, PreparedRequest, conversations, send};
 use crate::record::SessionTurn;
 use crate::rng::SeededRng;
@@ -29,53 +28,42 @@ pub(super) fn file_sessions(requests: &[PreparedRequest]) -> Vec<Range<usize>> {
         .collect()
 }
 
-/// Hands out replays of a multi-turn file's sessions in the file's order, wrapping, each with
-/// its turns' request indexes claimed at once.
+/// Hands out replays of a multi-turn file's sessions in the file's order, wrapping, each
+/// with all its turns claimed under the phase's request limit (`session_claims.rs`).
 pub(super) struct SessionSource {
     sessions: Vec<Range<usize>>,
-    started: AtomicU64,
-    /// Request indexes claimed so far.
-    claimed: AtomicU64,
-    /// The phase's request limit.
-    limit: Option<u64>,
+    claims: SessionClaims,
 }
 
 impl SessionSource {
-    /// The source for `requests` under a request limit; None unless they are a multi-turn file.
-    pub fn of(requests: &[PreparedRequest], limit: Option<u64>) -> Option<Self> {
+    /// The source for `requests` with `claims`; None unless they are a multi-turn file.
+    pub fn of(requests: &[PreparedRequest], claims: SessionClaims) -> Option<Self> {
         let sessions = file_sessions(requests);
-        (!sessions.is_empty()).then(|| Self { sessions, started: AtomicU64::new(0), claimed: AtomicU64::new(0), limit })
+        (!sessions.is_empty()).then_some(Self { sessions, claims })
     }
 
-    /// Whether another replay may start under the request limit.
+    /// Whether another replay may still start under the request limit.
     pub fn can_start(&self) -> bool {
-        self.limit.is_none_or(|limit| self.claimed.load(Ordering::Relaxed) < limit)
+        self.claims.open()
     }
 
-    /// The next replay; None once the request limit is reached. Its turns past the limit are
-    /// never sent, so a request limit can cut the last replays short.
+    /// The next replay; None once the next session's turns no longer fit under the limit.
     pub fn claim(&self) -> Option<Replay> {
-        if !self.can_start() {
-            return None;
-        }
-        let session = self.started.fetch_add(1, Ordering::Relaxed);
-        let turns = self.sessions.get((session % self.sessions.len() as u64) as usize)?.clone();
-        let first_index = self.claimed.fetch_add(turns.len() as u64, Ordering::Relaxed);
-        if self.limit.is_some_and(|limit| first_index >= limit) {
-            return None;
-        }
-        Some(Replay::new(session, Turns::File { turns, first_index }, self.limit))
+        let count = self.sessions.len() as u64;
+        let session_turns = |session: u64| self.sessions[(session % count) as usize].clone();
+        let claim = self.claims.claim(|session| session_turns(session).len() as u32)?;
+        let turns = Turns::File(session_turns(claim.session));
+        Some(Replay::new(claim, turns))
     }
 }
 
-/// Which requests a session's turns are.
+/// Which dataset entries a session's turns send.
 enum Turns {
-    /// A multi-turn file's session: the dataset indexes of its turns, and the request index of
-    /// its first turn (the others follow it).
-    File { turns: Range<usize>, first_index: u64 },
-    /// A generated session of `count` turns, each the phase's next request (counted in
-    /// `issued`), sending the dataset entry of that index.
-    Generated { count: u32, issued: Arc<AtomicU64> },
+    /// A multi-turn file's session: the dataset indexes of its turns.
+    File(Range<usize>),
+    /// A generated session of this many turns, each sending the dataset entry of its request
+    /// index (cycling through the dataset).
+    Generated(u32),
 }
 
 /// One replay of a session (a file's, or a generated one): where it stands and the
@@ -84,41 +72,33 @@ pub(super) struct Replay {
     /// Its number in the phase (the records' session).
     session: u64,
     turns: Turns,
-    limit: Option<u64>,
+    /// The request index of its first turn; the others follow it.
+    first_index: u64,
     next: u32,
     conversation: Conversation,
+    tally: TurnTally,
 }
 
 impl Replay {
-    fn new(session: u64, turns: Turns, limit: Option<u64>) -> Self {
-        Self { session, turns, limit, next: 0, conversation: Conversation::default() }
+    fn new(claim: Claim, turns: Turns) -> Self {
+        let Claim { session, first_index, tally, .. } = claim;
+        Self { session, turns, first_index, next: 0, conversation: Conversation::default(), tally }
     }
 
-    /// Session `session` of `count` generated turns, each taking the next request index from
-    /// `issued`, up to `limit`.
-    pub fn generated(session: u64, count: u32, issued: Arc<AtomicU64>, limit: Option<u64>) -> Self {
-        Self::new(session, Turns::Generated { count, issued }, limit)
+    /// A generated session of as many turns as it claimed.
+    pub fn generated(claim: Claim) -> Self {
+        let turns = Turns::Generated(claim.turns);
+        Self::new(claim, turns)
     }
 
-    /// Its next turn, the body built with the history; None when the session is over or that
-    /// turn is past the phase's request limit.
+    /// Its next turn, the body built with the history; None when the session is over.
     pub fn ready(self, requests: &[PreparedRequest]) -> Option<ReadyTurn> {
-        let (request_index, dataset_index) = match &self.turns {
-            Turns::File { turns, first_index } => {
-                let dataset_index = turns.start + self.next as usize;
-                (dataset_index < turns.end).then_some((first_index + u64::from(self.next), dataset_index))?
-            }
-            Turns::Generated { count, issued } => {
-                if self.next >= *count {
-                    return None;
-                }
-                let request_index = issued.fetch_add(1, Ordering::Relaxed);
-                (request_index, (request_index % requests.len().max(1) as u64) as usize)
-            }
+        let request_index = self.first_index + u64::from(self.next);
+        let dataset_index = match &self.turns {
+            Turns::File(turns) if turns.start + (self.next as usize) < turns.end => turns.start + self.next as usize,
+            Turns::Generated(count) if self.next < *count => (request_index % requests.len().max(1) as u64) as usize,
+            Turns::File(_) | Turns::Generated(_) => return None,
         };
-        if self.limit.is_some_and(|limit| request_index >= limit) {
-            return None;
-        }
         let prepared = requests.get(dataset_index)?;
         let body = self.conversation.next_turn(prepared);
         Some(ReadyTurn { max_tokens: prepared.max_tokens, replay: self, body, request_index, dataset_index })
@@ -135,7 +115,9 @@ pub(super) struct ReadyTurn {
 }
 
 impl ReadyTurn {
-    pub fn request(&self, scheduled_ns: u64, x_request_id: String) -> Outgoing {
+    /// The request that sends this turn, counted as its session's turn sent.
+    pub fn request(&mut self, scheduled_ns: u64, x_request_id: String) -> Outgoing {
+        self.replay.tally.turn_sent();
         Outgoing {
             request_index: self.request_index,
             dataset_index: self.dataset_index,
@@ -155,7 +137,7 @@ impl ReadyTurn {
         let Self { mut replay, body, dataset_index, .. } = self;
         replay.conversation.remember(body, answer);
         replay.next += 1;
-        let next_in_file = matches!(&replay.turns, Turns::File { turns, .. } if dataset_index + 1 < turns.end);
+        let next_in_file = matches!(&replay.turns, Turns::File(turns) if dataset_index + 1 < turns.end);
         let delay = requests
             .get(dataset_index + 1)
             .filter(|_| next_in_file)
@@ -187,7 +169,7 @@ pub(super) async fn play(
     let mut scheduled_ns = pacing.first_scheduled_ns;
     let mut woke_on_timer = false;
     let mut next = replay.ready(&ctx.requests);
-    while let Some(turn) = next {
+    while let Some(mut turn) = next {
         if ctx.cancel.is_cancelled() || deadlines.sending_over() {
             return;
         }
@@ -224,8 +206,11 @@ async fn wait_until(ctx: &LoadContext, deadlines: PhaseDeadlines, at_ns: u64) ->
 mod tests {
     use bytes::Bytes;
 
+    use std::sync::Arc;
+
     use super::*;
     use crate::dataset::FileTurn;
+    use crate::load::PhaseCounters;
 
     fn request(turn: Option<u32>) -> PreparedRequest {
         PreparedRequest {
@@ -245,33 +230,43 @@ mod tests {
         assert!(file_sessions(&[]).is_empty());
     }
 
+    fn claims(limit: Option<u64>) -> SessionClaims {
+        SessionClaims::new(limit, Arc::new(PhaseCounters::default()))
+    }
+
     #[test]
-    fn replays_take_the_sessions_in_turn_and_claim_their_turns_up_to_the_limit() {
+    fn replays_take_the_sessions_in_turn_and_start_only_while_all_their_turns_fit() {
         let turns = [0, 1, 2, 0, 1].map(|index| request(Some(index)));
-        let source = SessionSource::of(&turns, Some(7)).unwrap();
+        let source = SessionSource::of(&turns, claims(Some(12))).unwrap();
         let claimed: Vec<(u64, Range<usize>, u64)> = std::iter::from_fn(|| source.claim())
-            .map(|replay| match replay.turns {
-                Turns::File { turns, first_index } => (replay.session, turns, first_index),
-                Turns::Generated { .. } => panic!("a file session"),
+            .map(|replay| match &replay.turns {
+                Turns::File(turns) => (replay.session, turns.clone(), replay.first_index),
+                Turns::Generated(_) => panic!("a file session"),
             })
             .collect();
-        assert_eq!(claimed, [(0, 0..3, 0), (1, 3..5, 3), (2, 0..3, 5)], "the third wraps and is cut at 7");
+        assert_eq!(
+            claimed,
+            [(0, 0..3, 0), (1, 3..5, 3), (2, 0..3, 5), (3, 3..5, 8)],
+            "the sessions wrap; the fifth (3 turns) does not fit in the 2 requests left"
+        );
         assert!(!source.can_start());
-        assert!(SessionSource::of(&[request(None)], None).is_none(), "only a multi-turn file has sessions");
-        let endless = SessionSource::of(&turns, None).unwrap();
+        assert!(SessionSource::of(&[request(None)], claims(None)).is_none(), "only a multi-turn file has sessions");
+        let endless = SessionSource::of(&turns, claims(None)).unwrap();
         assert_eq!(std::iter::from_fn(|| endless.claim()).take(5).count(), 5);
     }
 
     #[test]
-    fn generated_sessions_take_the_phase_s_next_requests_until_their_turns_or_the_limit_run_out() {
+    fn a_generated_session_sends_its_claimed_requests_in_order() {
         let requests = [request(None), request(None), request(None)];
-        let issued = Arc::new(AtomicU64::new(0));
+        let claims = claims(Some(7));
         let answer = || Answer { text: "ok".into(), tokens: 1 };
-        let mut sessions = [0, 1].map(|session| Some(Replay::generated(session, 3, issued.clone(), Some(5))));
+        let mut sessions: Vec<Option<Replay>> =
+            std::iter::from_fn(|| claims.claim(|_| 3)).map(Replay::generated).map(Some).collect();
+        assert_eq!(sessions.len(), 2, "a third session of 3 turns does not fit in 7 requests");
         let mut sent = Vec::new();
         for _ in 0..4 {
             for replay in &mut sessions {
-                let Some(turn) = replay.take().and_then(|replay| replay.ready(&requests)) else { continue };
+                let Some(mut turn) = replay.take().and_then(|replay| replay.ready(&requests)) else { continue };
                 let request = turn.request(0, String::new());
                 let turn_of = request.turn.map(|turn| (turn.session, turn.turn));
                 sent.push((turn_of, request.request_index, request.dataset_index));
@@ -284,12 +279,13 @@ mod tests {
             sent,
             [
                 (Some((0, 0)), 0, 0),
-                (Some((1, 0)), 1, 1),
-                (Some((0, 1)), 2, 2),
-                (Some((1, 1)), 3, 0),
-                (Some((0, 2)), 4, 1)
+                (Some((1, 0)), 3, 0),
+                (Some((0, 1)), 1, 1),
+                (Some((1, 1)), 4, 1),
+                (Some((0, 2)), 2, 2),
+                (Some((1, 2)), 5, 2)
             ],
-            "turns interleave over the phase's requests; the limit (5) cuts the second session"
+            "each session's turns are the requests it claimed, whatever order the turns go in"
         );
     }
 }

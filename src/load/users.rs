@@ -4,13 +4,13 @@
 //! each turn's `delay` standing in for the think time; other datasets give generated sessions.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinSet;
 
 use super::replay::{self, Pacing, Replay, SessionSource};
+use super::session_claims::SessionClaims;
 use super::{Limits, LoadContext, PhaseDeadlines, PhaseRun, SendWindow, request_ids};
 use crate::plan::Dist;
 use crate::rng::SeededRng;
@@ -42,19 +42,18 @@ pub(super) async fn run(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, shape: Sessio
     let stop_sending = deadlines.sending_stopped();
     tokio::pin!(stop_sending);
     let shared = Arc::new(Shared { ctx: ctx.clone(), run: run.clone(), deadlines, shape });
-    // A multi-turn file's sessions are replayed, each claiming its turns as it starts, so a
-    // request limit (a file that stops at its end) lets every session started before it finish whole.
-    let file_sessions = SessionSource::of(&ctx.requests, run.phase.requests);
-    // Requests of generated sessions issued so far.
-    let issued = Arc::new(AtomicU64::new(0));
+    // Every session claims all its turns of the phase's requests as it starts, and starts only
+    // if they fit, so a request limit never cuts one (`session_claims.rs`).
+    let file_sessions = SessionSource::of(&ctx.requests, SessionClaims::of(&run));
+    let generated_sessions = SessionClaims::of(&run);
     let mut sessions = JoinSet::new();
     let mut window = SendWindow::default();
     for session in 0u64.. {
-        let requests_done = match &file_sessions {
-            Some(source) => !source.can_start(),
-            None => run.phase.requests.is_some_and(|limit| issued.load(Ordering::Relaxed) >= limit),
+        let can_start = match &file_sessions {
+            Some(source) => source.can_start(),
+            None => generated_sessions.open(),
         };
-        if requests_done || ctx.cancel.is_cancelled() || deadlines.sending_over() {
+        if !can_start || ctx.cancel.is_cancelled() || deadlines.sending_over() {
             break;
         }
         let offset_ns = (session as f64 / shape.rate * 1e9) as u64;
@@ -76,15 +75,12 @@ pub(super) async fn run(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, shape: Sessio
         };
         let mut rng = SeededRng::new(seed ^ session.wrapping_mul(0x9E37_79B9_7F4A_7C15));
         let replay = match &file_sessions {
-            Some(source) => match source.claim() {
-                Some(replay) => replay,
-                None => break,
-            },
-            None => {
-                let turns = rng.normal(shape.turns.mean, shape.turns.stddev).round().max(1.0) as u32;
-                Replay::generated(session, turns, issued.clone(), run.phase.requests)
-            }
+            Some(source) => source.claim(),
+            None => generated_sessions
+                .claim(|_| rng.normal(shape.turns.mean, shape.turns.stddev).round().max(1.0) as u32)
+                .map(Replay::generated),
         };
+        let Some(replay) = replay else { break };
         sessions.spawn(run_session(shared.clone(), user, replay, session, scheduled_ns, rng));
         while sessions.try_join_next().is_some() {}
     }

@@ -10,7 +10,7 @@ use tokio::task::JoinHandle;
 
 use crate::load::PhaseCounters;
 use crate::plan::Phase;
-use crate::result::PhaseSummary;
+use crate::result::{PhaseSummary, SessionSummary};
 
 const REDRAW_EVERY: Duration = Duration::from_millis(100);
 
@@ -82,6 +82,40 @@ impl PhaseProgress {
         if summary.cancelled > 0 {
             line.push_str(&format!(", {} cancelled", summary.cancelled));
         }
+        if let Some(sessions) = &summary.sessions {
+            line.push_str(&format!("; {}", sessions_line(sessions)));
+        }
         eprintln!("{line}");
+    }
+}
+
+/// The phase's sessions in words: how many went whole, how many were cut and what was left unsent.
+fn sessions_line(sessions: &SessionSummary) -> String {
+    let mut line = format!("{} sessions, {} whole", sessions.started, sessions.completed);
+    if sessions.cut > 0 {
+        line.push_str(&format!(", {} cut with {} turns unsent", sessions.cut, sessions.unsent_turns));
+    }
+    if sessions.unclaimed_requests > 0 {
+        line.push_str(&format!(
+            ", {} requests not sent (too few for another whole session)",
+            sessions.unclaimed_requests
+        ));
+    }
+    line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sessions_are_summed_up_with_what_was_cut_and_left_unsent() {
+        let whole = SessionSummary { started: 8, completed: 8, cut: 0, unsent_turns: 0, unclaimed_requests: 0 };
+        assert_eq!(sessions_line(&whole), "8 sessions, 8 whole");
+        let cut = SessionSummary { started: 5, completed: 3, cut: 2, unsent_turns: 3, unclaimed_requests: 1 };
+        assert_eq!(
+            sessions_line(&cut),
+            "5 sessions, 3 whole, 2 cut with 3 turns unsent, 1 requests not sent (too few for another whole session)"
+        );
     }
 }
