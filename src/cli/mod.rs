@@ -1,6 +1,7 @@
-//! The command line: `aiperf run <scenario.rhai>` and `aiperf mock`.
+//! The command line: `aiperf run <scenario.rhai>`, `aiperf check`, `aiperf mock` and `aiperf profile`.
 
 mod mock;
+mod profile;
 mod run;
 mod script_args;
 mod signals;
@@ -70,6 +71,16 @@ pub enum Command {
         after_help = "Example:\n  aiperf mock --port 8000 --ttft-ms 20 --itl-ms 5\n  curl -N localhost:8000/v1/chat/completions -d '{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],\"stream\":true}'"
     )]
     Mock(MockArgs),
+    /// AIPerf's `aiperf profile`: its flags (or --config FILE.yaml) run through the same engine
+    #[command(disable_help_flag = true)]
+    Profile(ProfileArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ProfileArgs {
+    /// AIPerf `aiperf profile` flags; see `aiperf profile --help`
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+    pub args: Vec<String>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -150,6 +161,7 @@ pub fn main_with(cli: Cli) -> i32 {
         Command::Run(args) => run::run(args, &runtime),
         Command::Check(args) => run::check(args, &runtime),
         Command::Mock(args) => mock::serve(args, &runtime),
+        Command::Profile(args) => profile::profile(&args.args, &runtime),
     }
 }
 

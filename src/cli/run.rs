@@ -90,3 +90,56 @@ fn run_on_script_thread(
         .map_err(|e| e.to_string())
         .and_then(|thread| thread.join().map_err(|_| "the scenario thread panicked".to_string()))
 }
+
+/// Execute (or with `ScriptMode::DryRun` print) a scenario given as text, as `run` does a file:
+/// `aiperf profile` runs its generated scenario here.
+pub fn run_source(
+    source: String,
+    path: std::path::PathBuf,
+    artifact_root: std::path::PathBuf,
+    mode: ScriptMode,
+    runtime: &tokio::runtime::Runtime,
+) -> i32 {
+    let cancel = CancelSignal::new();
+    let watcher = runtime.spawn(interrupt_watcher(cancel.clone()));
+    let options = RunOptions {
+        artifact_root,
+        cli_command: Some(redacted_command_line()),
+        progress: std::io::stderr().is_terminal(),
+        cancel: cancel.clone(),
+    };
+    let settings = ScenarioSettings { args: Default::default(), search_path: Vec::new(), max_operations: 0 };
+    let handle = runtime.handle().clone();
+    let outcome = std::thread::Builder::new()
+        .name("aiperf-script".into())
+        .stack_size(SCRIPT_STACK_BYTES)
+        .spawn(move || script::run_scenario_source(&source, &path, handle, options, mode, &settings))
+        .map_err(|e| e.to_string())
+        .and_then(|thread| thread.join().map_err(|_| "the scenario thread panicked".to_string()));
+    watcher.abort();
+    match outcome {
+        Ok(Ok(outcome)) if outcome.thresholds_failed => exit_code::THRESHOLDS_FAILED,
+        Ok(Ok(_)) => exit_code::OK,
+        Ok(Err(error)) => {
+            eprintln!("error: {error}");
+            if cancel.is_cancelled() { exit_code::INTERRUPTED } else { exit_code::SCRIPT_ERROR }
+        }
+        Err(message) => {
+            eprintln!("error: {message}");
+            exit_code::FAILURE
+        }
+    }
+}
+
+/// Ctrl-C stops the run cleanly (artifacts are still written); a second one quits at once.
+async fn interrupt_watcher(cancel: CancelSignal) {
+    if tokio::signal::ctrl_c().await.is_ok() {
+        eprintln!(
+            "\ninterrupted: stopping the run, cancelling in-flight requests, writing artifacts (Ctrl-C again to quit at once)"
+        );
+        cancel.cancel();
+        if tokio::signal::ctrl_c().await.is_ok() {
+            std::process::exit(exit_code::INTERRUPTED);
+        }
+    }
+}

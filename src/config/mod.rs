@@ -10,13 +10,15 @@
 mod describe;
 mod lower;
 mod overlay;
+mod path;
 mod read;
 
 use serde_json::Value;
 
 pub use describe::benchmark_of_plan;
-pub use lower::lower;
+pub use lower::{artifact_location, lower};
 pub use overlay::overlay;
+pub use path::{get_path, set_path};
 pub use read::{normalize, read_file};
 
 use crate::plan::Plan;

@@ -7,6 +7,7 @@ mod collectors;
 mod compare;
 mod console;
 mod dry_run;
+pub mod emit;
 mod endpoint;
 mod endpoint_request;
 mod file_dataset;
@@ -138,6 +139,19 @@ pub fn run_scenario(
         message: format!("cannot read the scenario: {e}"),
         endpoint_unreachable: false,
     })?;
+    run_scenario_source(&source, path, runtime, options, mode, settings)
+}
+
+/// Run a scenario given as text; `path` stands for its file (its folder anchors the files it
+/// names, its stem names its runs, and errors name it).
+pub fn run_scenario_source(
+    source: &str,
+    path: &Path,
+    runtime: tokio::runtime::Handle,
+    options: RunOptions,
+    mode: ScriptMode,
+    settings: &ScenarioSettings,
+) -> Result<ScenarioOutcome, ScriptError> {
     let scenario_stem = path.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_else(|| "run".to_string());
     let host = Arc::new(RunHost {
         runtime,
@@ -153,7 +167,7 @@ pub fn run_scenario(
         scenario_sweep: Default::default(),
     });
     let engine = build_engine(host.clone(), settings);
-    let mut ast = engine.compile(&source).map_err(|e| script_error(path, e.1, &e.0.to_string()))?;
+    let mut ast = engine.compile(source).map_err(|e| script_error(path, e.1, &e.0.to_string()))?;
     ast.set_source(path.display().to_string());
     let outcome = engine.run_ast(&ast);
     let thresholds_failed = host.thresholds_failed.load(Ordering::SeqCst);

@@ -1,0 +1,360 @@
+//! AIPerf's Endpoint, Input, Fixed Schedule and Goodput flags.
+
+use serde_json::{Value, json};
+
+use super::document::FlagDocument;
+use super::flags::{Arity, Group, Kind, apply, command, fixed, note, set, unsupported};
+
+const ENDPOINT_TYPES: Kind = Kind::Choice(&[
+    ("audio-transcription", "audio_transcription"),
+    ("chat", "chat"),
+    ("cohere-rankings", "cohere_rankings"),
+    ("completions", "completions"),
+    ("responses", "responses"),
+    ("messages", "messages"),
+    ("chat-embeddings", "chat_embeddings"),
+    ("embeddings", "embeddings"),
+    ("hf-tei-rankings", "hf_tei_rankings"),
+    ("huggingface-generate", "huggingface_generate"),
+    ("image-generation", "image_generation"),
+    ("image-edit", "image_edit"),
+    ("video-generation", "video_generation"),
+    ("image-retrieval", "image_retrieval"),
+    ("nim-embeddings", "nim_embeddings"),
+    ("nim-rankings", "nim_rankings"),
+    ("solido-rag", "solido_rag"),
+    ("raw", "raw"),
+    ("template", "template"),
+]);
+
+const DATASET_TYPES: Kind = Kind::Choice(&[
+    ("single-turn", "single_turn"),
+    ("multi-turn", "multi_turn"),
+    ("mooncake-trace", "mooncake_trace"),
+    ("random-pool", "random_pool"),
+    ("burst-gpt-trace", "burst_gpt_trace"),
+    ("bailian-trace", "bailian_trace"),
+    ("baseten-trace", "baseten_trace"),
+    ("raw-payload", "raw_payload"),
+    ("inputs-json", "inputs_json"),
+    ("dag-jsonl", "dag_jsonl"),
+    ("sagemaker-data-capture", "sagemaker_data_capture"),
+    ("tracelab", "tracelab"),
+    ("weka-trace", "weka_trace"),
+]);
+
+pub const ENDPOINT: Group = Group {
+    title: "Endpoint",
+    flags: &[
+        apply(
+            &["--model-names", "--model", "-m"],
+            Arity::Many,
+            models,
+            "Model name(s) to benchmark (comma-separated or repeated)",
+        ),
+        note(&["--model-selection-strategy"], Arity::One, "one model per run here; more than one model is refused"),
+        set(
+            &["--custom-endpoint", "--endpoint"],
+            "benchmark.endpoint.path",
+            Kind::Text,
+            "Request path instead of the endpoint type's (e.g. /v1/custom)",
+        ),
+        set(
+            &["--endpoint-type"],
+            "benchmark.endpoint.type",
+            ENDPOINT_TYPES,
+            "API type: chat, completions, embeddings, cohere-rankings, hf-tei-rankings, nim-rankings, responses, huggingface-generate, template [default: chat]",
+        ),
+        set(
+            &["--streaming"],
+            "benchmark.endpoint.streaming",
+            Kind::Bool,
+            "Stream responses (SSE); needed for TTFT and ITL [default: False]",
+        ),
+        apply(
+            &["--url", "-u"],
+            Arity::Many,
+            urls,
+            "Base URL of the server, or `mock` for the built-in one [default: http://localhost:8000]",
+        ),
+        note(&["--url-strategy"], Arity::One, "one URL per run here, so there is nothing to balance"),
+        set(
+            &["--request-timeout-seconds"],
+            "benchmark.endpoint.timeout",
+            Kind::Float,
+            "Per-request timeout, seconds [default: 21600]",
+        ),
+        note(
+            &["--wait-for-model-timeout"],
+            Arity::One,
+            "no readiness probe is sent; start the benchmark once the server answers",
+        ),
+        note(&["--wait-for-model-mode"], Arity::One, "no readiness probe is sent"),
+        note(&["--wait-for-model-interval"], Arity::One, "no readiness probe is sent"),
+        unsupported(&["--reset-kv-cache"], Arity::Switch, "KV-cache reset requests are not sent by this project"),
+        unsupported(
+            &["--reset-kv-cache-timeout-seconds"],
+            Arity::One,
+            "KV-cache reset requests are not sent by this project",
+        ),
+        unsupported(&["--reset-kv-cache-path"], Arity::One, "KV-cache reset requests are not sent by this project"),
+        unsupported(
+            &["--server-profiler"],
+            Arity::Switch,
+            "server profiler start/stop requests are not sent by this project",
+        ),
+        unsupported(
+            &["--server-profiler-timeout-seconds"],
+            Arity::One,
+            "server profiler requests are not sent by this project",
+        ),
+        unsupported(
+            &["--server-profiler-start-path"],
+            Arity::One,
+            "server profiler requests are not sent by this project",
+        ),
+        unsupported(
+            &["--server-profiler-stop-path"],
+            Arity::One,
+            "server profiler requests are not sent by this project",
+        ),
+        set(
+            &["--api-key"],
+            "benchmark.endpoint.api_key",
+            Kind::Text,
+            "Sent as Authorization: Bearer <key>; never written to artifacts",
+        ),
+        note(&["--transport", "--transport-type"], Arity::One, "HTTP is the only transport (http and https)"),
+        set(
+            &["--use-legacy-max-tokens"],
+            "benchmark.endpoint.use_legacy_max_tokens",
+            Kind::Bool,
+            "Send max_tokens instead of max_completion_tokens [default: False]",
+        ),
+        set(
+            &["--use-server-token-count"],
+            "benchmark.endpoint.use_server_token_count",
+            Kind::Bool,
+            "ISL and OSL from the response's usage instead of the tokenizer [default: False]",
+        ),
+        note(
+            &["--per-chunk-usage"],
+            Arity::Switch,
+            "per-chunk usage is not requested; inter-token latency counts the tokens of each chunk's text",
+        ),
+        set(
+            &["--connection-reuse-strategy"],
+            "benchmark.endpoint.connection_reuse",
+            Kind::Choice(&[("pooled", "pooled"), ("never", "never"), ("sticky-user-sessions", "sticky_user_sessions")]),
+            "pooled, never or sticky-user-sessions [default: pooled]",
+        ),
+        note(&["--download-video-content"], Arity::Switch, "there are no video generation endpoints here"),
+        apply(&["--request-content-type"], Arity::One, content_type, "Only application-json: bodies are JSON"),
+        note(&["--session-header"], Arity::One, "requests carry X-Correlation-ID; the header name is fixed"),
+        unsupported(&["--uuid-and-strip"], Arity::Switch, "multimodal cache stripping is not done by this project"),
+    ],
+};
+
+pub const INPUT: Group = Group {
+    title: "Input",
+    flags: &[
+        apply(
+            &["--extra-inputs"],
+            Arity::Many,
+            extra_inputs,
+            "Fields merged into every request body: key:value pairs or a JSON object",
+        ),
+        apply(
+            &["--header", "-H"],
+            Arity::Many,
+            headers,
+            "Extra request headers: Header:Value pairs or a JSON object (repeatable)",
+        ),
+        apply(
+            &["--input-file"],
+            Arity::One,
+            input_file,
+            "Dataset file (or folder for random-pool) read before the run",
+        ),
+        apply(
+            &["--public-dataset"],
+            Arity::One,
+            public_dataset,
+            "A public dataset to download (refused when the run is built: nothing is downloaded here)",
+        ),
+        note(&["--hf-subset"], Arity::One, "only used with --public-dataset, which this project does not download"),
+        note(
+            &["--hf-weka-dataset"],
+            Arity::One,
+            "only used with --public-dataset, which this project does not download",
+        ),
+        note(
+            &["--dataset-filter"],
+            Arity::Many,
+            "only used with --public-dataset, which this project does not download",
+        ),
+        set(
+            &["--custom-dataset-type"],
+            "benchmark.datasets.main.format",
+            DATASET_TYPES,
+            "Format of --input-file: single-turn, multi-turn, mooncake-trace, random-pool",
+        ),
+        unsupported(&["--ignore-trace-delays"], Arity::Switch, "trace delays are always honoured here"),
+        unsupported(&["--use-think-time-only"], Arity::Switch, "think-only timing of weka traces is not supported"),
+        unsupported(&["--max-context-length"], Arity::One, "weka trace context filtering is not supported"),
+        set(
+            &["--dataset-sampling-strategy"],
+            "benchmark.datasets.main.sampling",
+            Kind::Choice(&[("random", "random"), ("sequential", "sequential"), ("shuffle", "shuffle")]),
+            "Order of dataset entries: random, sequential, shuffle",
+        ),
+        apply(
+            &["--allow-dataset-wrap", "--no-allow-dataset-wrap"],
+            Arity::Switch,
+            dataset_wrap,
+            "Start a file dataset again after its last entry [default: False]",
+        ),
+        set(&["--random-seed"], "random_seed", Kind::Int, "Seed of the prompts, their order and the arrival times"),
+        unsupported(&["--trace-session-sample-ratio"], Arity::One, "trace session sampling is not supported"),
+        command(&["--config", "-f"], Arity::One, "A config schema 2.0 YAML file; the flags given override it"),
+    ],
+};
+
+pub const FIXED_SCHEDULE: Group = Group {
+    title: "Fixed Schedule",
+    flags: &[
+        fixed(
+            &["--fixed-schedule"],
+            "benchmark.phases.profiling.type",
+            "\"fixed_schedule\"",
+            "Replay the dataset's timestamps (mooncake trace) [default: False]",
+        ),
+        note(&["--no-fixed-schedule"], Arity::Switch, "a fixed schedule is off unless asked for"),
+        set(
+            &["--fixed-schedule-auto-offset"],
+            "benchmark.phases.profiling.auto_offset",
+            Kind::Bool,
+            "Send the first timestamp at once [default: False]",
+        ),
+        set(
+            &["--fixed-schedule-start-offset"],
+            "benchmark.phases.profiling.start_offset",
+            Kind::Int,
+            "Replay timestamps from this one (ms)",
+        ),
+        set(
+            &["--fixed-schedule-end-offset"],
+            "benchmark.phases.profiling.end_offset",
+            Kind::Int,
+            "Replay timestamps up to this one (ms)",
+        ),
+    ],
+};
+
+pub const GOODPUT: Group = Group {
+    title: "Goodput",
+    flags: &[apply(
+        &["--goodput"],
+        Arity::Many,
+        goodput,
+        "SLOs as space-separated metric_tag:value pairs in the metric's unit (ms for latencies)",
+    )],
+};
+
+fn models(document: &mut FlagDocument, _: &str, values: &[String]) -> Result<(), String> {
+    let mut items = crate::config::get_path(&document.document, "benchmark.models.items")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    for name in values.iter().flat_map(|value| value.split(',')).map(str::trim).filter(|name| !name.is_empty()) {
+        items.push(json!({ "name": name }));
+    }
+    if items.is_empty() {
+        return Err("needs a model name".to_string());
+    }
+    document.set("benchmark.models.items", Value::Array(items));
+    Ok(())
+}
+
+fn urls(document: &mut FlagDocument, _: &str, values: &[String]) -> Result<(), String> {
+    let mut urls = crate::config::get_path(&document.document, "benchmark.endpoint.urls")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    urls.extend(values.iter().map(|url| Value::String(url.clone())));
+    if urls.is_empty() {
+        return Err("needs a URL".to_string());
+    }
+    document.set("benchmark.endpoint.urls", Value::Array(urls));
+    Ok(())
+}
+
+fn content_type(_: &mut FlagDocument, _: &str, values: &[String]) -> Result<(), String> {
+    match values.first().map(|value| value.replace('_', "-")).as_deref() {
+        Some("application-json" | "application/json") => Ok(()),
+        _ => Err("not supported: request bodies are sent as application/json only".to_string()),
+    }
+}
+
+/// `key:value` pairs (or JSON objects) into a map at `path`; values are JSON when they parse.
+fn pairs_into(document: &mut FlagDocument, path: &str, values: &[String], json_values: bool) -> Result<(), String> {
+    for value in values {
+        if value.trim_start().starts_with('{') {
+            let object: serde_json::Map<String, Value> =
+                serde_json::from_str(value).map_err(|e| format!("`{value}` is not a JSON object: {e}"))?;
+            for (key, item) in object {
+                document.insert(path, &key, item);
+            }
+            continue;
+        }
+        let Some((key, text)) = value.split_once(':') else {
+            return Err(format!("expects key:value, got `{value}`"));
+        };
+        let item = match serde_json::from_str::<Value>(text.trim()) {
+            Ok(parsed) if json_values => parsed,
+            _ => Value::String(text.trim().to_string()),
+        };
+        document.insert(path, key.trim(), item);
+    }
+    Ok(())
+}
+
+fn extra_inputs(document: &mut FlagDocument, _: &str, values: &[String]) -> Result<(), String> {
+    pairs_into(document, "benchmark.endpoint.extra", values, true)
+}
+
+fn headers(document: &mut FlagDocument, _: &str, values: &[String]) -> Result<(), String> {
+    pairs_into(document, "benchmark.endpoint.headers", values, false)
+}
+
+fn input_file(document: &mut FlagDocument, _: &str, values: &[String]) -> Result<(), String> {
+    document.set("benchmark.datasets.main.type", json!("file"));
+    document.set("benchmark.datasets.main.path", json!(values.first().cloned().unwrap_or_default()));
+    Ok(())
+}
+
+fn public_dataset(document: &mut FlagDocument, _: &str, values: &[String]) -> Result<(), String> {
+    document.set("benchmark.datasets.main.type", json!("public"));
+    document.set("benchmark.datasets.main.dataset", json!(values.first().cloned().unwrap_or_default()));
+    Ok(())
+}
+
+fn dataset_wrap(document: &mut FlagDocument, name: &str, values: &[String]) -> Result<(), String> {
+    let on = match values.first() {
+        Some(value) => Kind::Bool.read(value)? == Value::Bool(true),
+        None => true,
+    };
+    document.set("benchmark.datasets.main.allow_wrap", Value::Bool(on != name.starts_with("--no-")));
+    Ok(())
+}
+
+fn goodput(document: &mut FlagDocument, _: &str, values: &[String]) -> Result<(), String> {
+    for pair in values.iter().flat_map(|value| value.split_whitespace()) {
+        let Some((tag, objective)) = pair.split_once(':') else {
+            return Err(format!("expects metric_tag:value, got `{pair}`"));
+        };
+        let objective = Kind::Float.read(objective)?;
+        document.insert("benchmark.slos", tag, objective);
+    }
+    Ok(())
+}

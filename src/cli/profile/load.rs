@@ -1,0 +1,312 @@
+//! AIPerf's Load Generator, Scenario, Warmup, User-Centric Rate, Request Cancellation and
+//! Multi-Run flags.
+
+use serde_json::json;
+
+use super::document::FlagDocument;
+use super::flags::{Arity, Group, Kind, apply, note, set, sweep, unsupported};
+
+const ARRIVAL: Kind = Kind::Choice(&[
+    ("constant", "constant"),
+    ("poisson", "poisson"),
+    ("gamma", "gamma"),
+    ("concurrency-burst", "concurrency"),
+]);
+
+const RAMPS: &str = "AIPerf's in-phase ramps are not supported; write a ramp(#{..}) phase in a Rhai scenario (--emit-scenario gives one to start from)";
+const RECIPES: &str =
+    "adaptive searches and recipes are not supported; sweep lists (--concurrency 1,2,4) and Rhai sweeps are";
+
+pub const LOAD_GENERATOR: Group = Group {
+    title: "Load Generator",
+    flags: &[
+        set(
+            &["--benchmark-duration"],
+            "benchmark.phases.profiling.duration",
+            Kind::Float,
+            "Stop sending after this many seconds",
+        ),
+        set(
+            &["--benchmark-grace-period"],
+            "benchmark.phases.profiling.grace_period",
+            Kind::Float,
+            "Seconds in-flight requests may finish after the duration [default: 30.0]",
+        ),
+        sweep(
+            &["--concurrency"],
+            "phases.profiling.concurrency",
+            Kind::Int,
+            "Requests kept in flight (closed loop); a list (1,2,4) sweeps it",
+        ),
+        sweep(
+            &["--prefill-concurrency"],
+            "phases.profiling.prefill_concurrency",
+            Kind::Int,
+            "At most this many requests waiting for their first token; a list sweeps it",
+        ),
+        apply(&["--request-rate"], Arity::One, request_rate, "Requests per second (open loop); a list sweeps it"),
+        apply(
+            &["--arrival-pattern", "--request-rate-mode"],
+            Arity::One,
+            arrival_pattern,
+            "constant, poisson, gamma or concurrency-burst [default: poisson]",
+        ),
+        set(
+            &["--arrival-smoothness", "--vllm-burstiness"],
+            "benchmark.phases.profiling.smoothness",
+            Kind::Float,
+            "Gamma shape: below 1 burstier, 1 Poisson, above 1 smoother",
+        ),
+        sweep(
+            &["--request-count", "--num-requests"],
+            "phases.profiling.requests",
+            Kind::Int,
+            "Requests to send [default: 10 when neither a count nor a duration is given]",
+        ),
+        unsupported(&["--concurrency-ramp-duration"], Arity::One, RAMPS),
+        unsupported(&["--prefill-concurrency-ramp-duration"], Arity::One, RAMPS),
+        unsupported(&["--request-rate-ramp-duration"], Arity::One, RAMPS),
+        unsupported(&["--request-rate-series"], Arity::One, RAMPS),
+        unsupported(
+            &["--failed-request-threshold"],
+            Arity::One,
+            "runs are not aborted on an error ratio; use a Rhai threshold on request_error_rate",
+        ),
+        note(&["--trajectory-start-min-ratio"], Arity::One, "agentic replay only, which this project does not have"),
+        note(&["--trajectory-start-max-ratio"], Arity::One, "agentic replay only, which this project does not have"),
+        note(&["--burst-phase-starts"], Arity::Switch, "agentic replay only, which this project does not have"),
+        note(&["--trace-idle-gap-cap-seconds"], Arity::One, "weka trace replay only, which this project does not have"),
+        note(&["--system-idle-gap-cap-seconds"], Arity::One, "agentic replay only, which this project does not have"),
+    ],
+};
+
+pub const SCENARIO: Group = Group {
+    title: "Scenario",
+    flags: &[
+        unsupported(
+            &["--scenario"],
+            Arity::One,
+            "AIPerf's named scenarios are not bundled; Rhai scenarios (aiperf run) are this project's",
+        ),
+        note(&["--unsafe-override"], Arity::Switch, "there are no scenario guards to override"),
+    ],
+};
+
+pub const WARMUP: Group = Group {
+    title: "Warmup",
+    flags: &[
+        set(
+            &["--warmup-request-count", "--num-warmup-requests"],
+            "benchmark.phases.warmup.requests",
+            Kind::Int,
+            "Requests of a warmup phase kept out of the results",
+        ),
+        set(
+            &["--warmup-duration"],
+            "benchmark.phases.warmup.duration",
+            Kind::Float,
+            "Seconds of a warmup phase kept out of the results",
+        ),
+        note(&["--agentic-cache-warmup-duration"], Arity::One, "agentic replay only, which this project does not have"),
+        note(&["--agentic-warmup-grace-period"], Arity::One, "agentic replay only, which this project does not have"),
+        unsupported(&["--num-warmup-sessions"], Arity::One, "warmup counts requests here; use --warmup-request-count"),
+        set(
+            &["--warmup-concurrency"],
+            "benchmark.phases.warmup.concurrency",
+            Kind::Int,
+            "Warmup concurrency [default: --concurrency]",
+        ),
+        set(
+            &["--warmup-prefill-concurrency"],
+            "benchmark.phases.warmup.prefill_concurrency",
+            Kind::Int,
+            "Warmup prefill concurrency [default: --prefill-concurrency]",
+        ),
+        set(
+            &["--warmup-request-rate"],
+            "benchmark.phases.warmup.rate",
+            Kind::Float,
+            "Warmup request rate [default: --request-rate]",
+        ),
+        apply(
+            &["--warmup-arrival-pattern"],
+            Arity::One,
+            warmup_arrival_pattern,
+            "Warmup arrival pattern [default: --arrival-pattern]",
+        ),
+        set(
+            &["--warmup-grace-period"],
+            "benchmark.phases.warmup.grace_period",
+            Kind::Float,
+            "Seconds warmup requests may finish after its duration",
+        ),
+        unsupported(&["--warmup-concurrency-ramp-duration"], Arity::One, RAMPS),
+        unsupported(&["--warmup-prefill-concurrency-ramp-duration"], Arity::One, RAMPS),
+        unsupported(&["--warmup-request-rate-ramp-duration"], Arity::One, RAMPS),
+    ],
+};
+
+pub const USER_CENTRIC: Group = Group {
+    title: "User-Centric Rate",
+    flags: &[
+        apply(
+            &["--user-centric-rate"],
+            Arity::One,
+            user_centric_rate,
+            "New multi-turn sessions per second (needs --num-users)",
+        ),
+        sweep(
+            &["--num-users"],
+            "phases.profiling.users",
+            Kind::Int,
+            "Sessions live at once in user-centric mode; a list sweeps it",
+        ),
+    ],
+};
+
+pub const CANCELLATION: Group = Group {
+    title: "Request Cancellation",
+    flags: &[
+        set(
+            &["--request-cancellation-rate"],
+            "benchmark.phases.profiling.cancellation.rate",
+            Kind::Float,
+            "Percentage (0-100) of requests to cancel",
+        ),
+        set(
+            &["--request-cancellation-delay"],
+            "benchmark.phases.profiling.cancellation.delay",
+            Kind::Float,
+            "Seconds after sending before a request is cancelled [default: 0.0]",
+        ),
+    ],
+};
+
+pub const MULTI_RUN: Group = Group {
+    title: "Multi-Run",
+    flags: &[
+        set(
+            &["--num-profile-runs"],
+            "multi_run.num_runs",
+            Kind::Int,
+            "Trials of each run, aggregated with confidence intervals [default: 1]",
+        ),
+        set(
+            &["--profile-run-cooldown-seconds"],
+            "multi_run.cooldown_seconds",
+            Kind::Float,
+            "Pause between trials [default: 0.0]",
+        ),
+        set(
+            &["--confidence-level"],
+            "multi_run.confidence_level",
+            Kind::Float,
+            "Confidence level of the aggregate [default: 0.95]",
+        ),
+        note(
+            &["--profile-run-disable-warmup-after-first", "--no-profile-run-disable-warmup-after-first"],
+            Arity::Switch,
+            "every trial runs its warmup phase",
+        ),
+        note(&["--set-consistent-seed", "--no-set-consistent-seed"], Arity::Switch, "every trial uses the run's seed"),
+        unsupported(
+            &["--vary-seed-per-trial", "--no-vary-seed-per-trial"],
+            Arity::Switch,
+            "every trial uses the run's seed",
+        ),
+        unsupported(
+            &["--convergence-metric"],
+            Arity::One,
+            "convergence-driven trials are not supported; --num-profile-runs sets the trials",
+        ),
+        unsupported(&["--convergence-stat"], Arity::One, "convergence-driven trials are not supported"),
+        unsupported(&["--convergence-threshold"], Arity::One, "convergence-driven trials are not supported"),
+        unsupported(&["--convergence-mode"], Arity::One, "convergence-driven trials are not supported"),
+        set(
+            &["--parameter-sweep-cooldown-seconds"],
+            "sweep.cooldown_seconds",
+            Kind::Float,
+            "Pause between sweep variations [default: 0.0]",
+        ),
+        note(
+            &["--parameter-sweep-same-seed", "--no-parameter-sweep-same-seed"],
+            Arity::Switch,
+            "every variation uses the run's seed",
+        ),
+        note(&["--parameter-sweep-mode"], Arity::One, "each variation runs all its trials before the next starts"),
+        set(
+            &["--sweep-type"],
+            "sweep.type",
+            Kind::Choice(&[("grid", "grid"), ("zip", "zip")]),
+            "How swept lists combine: grid or zip [default: grid]",
+        ),
+        note(&["--no-sweep-table"], Arity::Switch, "the sweep table is printed once, at the end"),
+        unsupported(&["--search-space"], Arity::One, RECIPES),
+        unsupported(&["--search-metric"], Arity::One, RECIPES),
+        unsupported(&["--search-stat"], Arity::One, RECIPES),
+        unsupported(&["--search-direction"], Arity::One, RECIPES),
+        unsupported(&["--search-max-iterations"], Arity::One, RECIPES),
+        unsupported(&["--search-initial-points"], Arity::One, RECIPES),
+        unsupported(&["--search-random-seed"], Arity::One, RECIPES),
+        unsupported(&["--search-planner"], Arity::One, RECIPES),
+        unsupported(&["--optuna-sampler"], Arity::One, RECIPES),
+        unsupported(&["--optuna-acquisition"], Arity::One, RECIPES),
+        unsupported(&["--optuna-terminator"], Arity::One, RECIPES),
+        unsupported(&["--search-percentile-pooling"], Arity::One, RECIPES),
+        unsupported(&["--bo-constraint-mode"], Arity::One, RECIPES),
+        unsupported(&["--variant", "--sweep-variant"], Arity::Many, RECIPES),
+        unsupported(&["--search-sla"], Arity::Many, RECIPES),
+        unsupported(&["--search-sla-tier"], Arity::Many, RECIPES),
+        unsupported(&["--search-recipe"], Arity::One, RECIPES),
+        unsupported(&["--ttft-sla-ms"], Arity::One, RECIPES),
+        unsupported(&["--isl-osl-pairs"], Arity::One, RECIPES),
+        unsupported(&["--itl-sla-ms"], Arity::One, RECIPES),
+        unsupported(&["--tpot-sla-ms"], Arity::One, RECIPES),
+        unsupported(&["--e2e-sla-ms"], Arity::One, RECIPES),
+        unsupported(&["--error-rate-sla"], Arity::One, RECIPES),
+        unsupported(&["--slo-attainment-fraction"], Arity::One, RECIPES),
+        unsupported(&["--search-style"], Arity::One, RECIPES),
+        unsupported(&["--degradation-threshold"], Arity::One, RECIPES),
+        unsupported(&["--degradation-metric-tag"], Arity::One, RECIPES),
+        unsupported(&["--degradation-stat"], Arity::One, RECIPES),
+        unsupported(&["--isl-min"], Arity::One, RECIPES),
+        unsupported(&["--isl-max"], Arity::One, RECIPES),
+        unsupported(&["--isl-steps"], Arity::One, RECIPES),
+        unsupported(&["--concurrency-min"], Arity::One, RECIPES),
+        unsupported(&["--concurrency-max"], Arity::One, RECIPES),
+        unsupported(&["--concurrency-steps"], Arity::One, RECIPES),
+        unsupported(&["--osl-min"], Arity::One, RECIPES),
+        unsupported(&["--osl-max"], Arity::One, RECIPES),
+        unsupported(&["--osl-steps"], Arity::One, RECIPES),
+    ],
+};
+
+/// `--request-rate R`: an open-loop profiling phase (Poisson unless a pattern says otherwise).
+fn request_rate(document: &mut FlagDocument, _: &str, values: &[String]) -> Result<(), String> {
+    document.set_or_sweep("phases.profiling.rate", values.first().map_or("", String::as_str), |part| {
+        Kind::Float.read(part)
+    })?;
+    if crate::config::get_path(&document.document, "benchmark.phases.profiling.type").is_none() {
+        document.set("benchmark.phases.profiling.type", json!("poisson"));
+    }
+    Ok(())
+}
+
+fn arrival_pattern(document: &mut FlagDocument, _: &str, values: &[String]) -> Result<(), String> {
+    let pattern = ARRIVAL.read(values.first().map_or("", String::as_str))?;
+    document.set("benchmark.phases.profiling.type", pattern);
+    Ok(())
+}
+
+fn warmup_arrival_pattern(document: &mut FlagDocument, _: &str, values: &[String]) -> Result<(), String> {
+    let pattern = ARRIVAL.read(values.first().map_or("", String::as_str))?;
+    document.set("benchmark.phases.warmup.type", pattern);
+    Ok(())
+}
+
+fn user_centric_rate(document: &mut FlagDocument, _: &str, values: &[String]) -> Result<(), String> {
+    let rate = Kind::Float.read(values.first().map_or("", String::as_str))?;
+    document.set("benchmark.phases.profiling.rate", rate);
+    document.set("benchmark.phases.profiling.type", json!("user_centric"));
+    Ok(())
+}

@@ -1,0 +1,90 @@
+//! `aiperf profile`: AIPerf 0.13's command line. The flags (tables per help group in this
+//! folder) build a normalized config document, laid over `--config FILE` when given; the
+//! document is lowered to plans, written as the equivalent Rhai scenario, and that scenario
+//! runs through the same script runner as `aiperf run` (`--dry-run` prints its plans,
+//! `--emit-scenario` saves it).
+
+mod dataset;
+mod document;
+mod endpoint_input;
+mod flags;
+mod groups;
+mod help;
+mod load;
+mod output_service;
+mod parse;
+
+use std::path::{Path, PathBuf};
+
+use super::exit_code;
+use crate::config::{self, ConfigError};
+use crate::script::ScriptMode;
+use crate::script::emit::{self, ApiKey};
+
+/// The variable a saved scenario reads its API key from.
+const API_KEY_VARIABLE: &str = "AIPERF_API_KEY";
+
+/// Run `aiperf profile` with its arguments (everything after `profile`).
+pub fn profile(args: &[String], runtime: &tokio::runtime::Runtime) -> i32 {
+    let command = match parse::parse(args) {
+        Ok(command) => command,
+        Err(message) => {
+            eprintln!("error: {message}");
+            return exit_code::SCRIPT_ERROR;
+        }
+    };
+    if command.help {
+        crate::ui::stdout::print(&help::render());
+        return exit_code::OK;
+    }
+    let (flags, notes) = command.flags.finish();
+    for note in &notes {
+        eprintln!("{note}");
+    }
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let (document, base_dir) = match &command.config {
+        Some(path) => match config::read_file(path) {
+            Ok(file) => (config::overlay(file, flags), path.parent().map(Path::to_path_buf).unwrap_or_default()),
+            Err(error) => return config_error(&error),
+        },
+        None => (flags, cwd.clone()),
+    };
+    let job = match config::lower(&document, &base_dir) {
+        Ok(job) => job,
+        Err(error) => return config_error(&error),
+    };
+    let (artifact_root, sweep_name) = config::artifact_location(&document, &base_dir);
+    if let Some(path) = &command.emit_scenario {
+        let header = format!(
+            "Written by `aiperf profile`: the same plans as\n  {}\nRun it with: aiperf run {} --artifact-dir {}{}",
+            super::redacted_command_line(),
+            path.display(),
+            artifact_root.display(),
+            if job.variations.iter().any(|v| v.plan.endpoint.api_key.is_some()) {
+                format!("\nThe API key is read from ${API_KEY_VARIABLE}.")
+            } else {
+                String::new()
+            }
+        );
+        let text = emit::scenario(&job, &sweep_name, &header, ApiKey::FromEnv(API_KEY_VARIABLE));
+        if let Err(e) = std::fs::write(path, text) {
+            eprintln!("error: cannot write {}: {e}", path.display());
+            return exit_code::FAILURE;
+        }
+        eprintln!("wrote {}", path.display());
+    }
+    let source = emit::scenario(&job, &sweep_name, "aiperf profile", ApiKey::Inline);
+    let mode = if command.dry_run { ScriptMode::DryRun } else { ScriptMode::Execute };
+    super::run::run_source(source, virtual_path(&cwd), artifact_root, mode, runtime)
+}
+
+/// The file the in-memory scenario stands for: in the working directory, so the paths it
+/// names (already absolute) and its error messages read naturally.
+fn virtual_path(cwd: &Path) -> PathBuf {
+    cwd.join("aiperf-profile.rhai")
+}
+
+fn config_error(error: &ConfigError) -> i32 {
+    eprintln!("error: {error}");
+    exit_code::SCRIPT_ERROR
+}

@@ -1,0 +1,243 @@
+//! AIPerf's Output, HTTP Trace, Tokenizer, Server Metrics, GPU Telemetry flags, and the groups
+//! about its own processes (Service, Network Latency, UI, Workers, ZMQ), which earn notes.
+
+use serde_json::{Value, json};
+
+use super::document::FlagDocument;
+use super::flags::{Arity, Group, Kind, apply, fixed, note, set};
+
+pub const OUTPUT: Group = Group {
+    title: "Output",
+    flags: &[
+        set(
+            &["--output-artifact-dir", "--artifact-dir"],
+            "benchmark.artifacts.dir",
+            Kind::Text,
+            "Folder the run's files are written to [default: artifacts/<model>-<type>-<mode>]",
+        ),
+        set(
+            &["--profile-export-prefix", "--profile-export-file"],
+            "benchmark.artifacts.prefix",
+            Kind::Text,
+            "Base name of every export file (foo → foo.json, foo.csv, foo.jsonl, …)",
+        ),
+        apply(
+            &["--export-level", "--profile-export-level"],
+            Arity::One,
+            export_level,
+            "summary, records (also profile_export.jsonl) or raw (also profile_export_raw.jsonl) [default: records]",
+        ),
+        set(
+            &["--slice-duration"],
+            "benchmark.artifacts.slice_duration",
+            Kind::Float,
+            "Timeslice width in seconds for the time-sliced metrics",
+        ),
+        note(&["--auto-plot", "--no-auto-plot"], Arity::Switch, "plots are not drawn by this project"),
+        note(&["--plot-required"], Arity::Switch, "plots are not drawn by this project"),
+        note(
+            &["--export-outputs-json"],
+            Arity::Switch,
+            "outputs.json is not written; --export-level raw keeps every response",
+        ),
+        note(&["--otel-url"], Arity::One, "metrics are not streamed to OpenTelemetry"),
+        note(&["--stream"], Arity::Many, "metrics are not streamed to OpenTelemetry"),
+        note(&["--otel-resource-attributes"], Arity::Many, "metrics are not streamed to OpenTelemetry"),
+        note(&["--gen-ai-provider"], Arity::One, "metrics are not streamed to OpenTelemetry"),
+        note(&["--mlflow-tracking-uri"], Arity::One, "results are not uploaded to MLflow"),
+        note(&["--mlflow-experiment"], Arity::One, "results are not uploaded to MLflow"),
+        note(&["--mlflow-run-name"], Arity::One, "results are not uploaded to MLflow"),
+        note(&["--mlflow-tag"], Arity::Many, "results are not uploaded to MLflow"),
+        note(&["--mlflow-parent-run-id"], Arity::One, "results are not uploaded to MLflow"),
+        note(&["--mlflow-artifact-glob"], Arity::Many, "results are not uploaded to MLflow"),
+        note(&["--wandb-project"], Arity::One, "results are not uploaded to Weights & Biases"),
+        note(&["--wandb-entity"], Arity::One, "results are not uploaded to Weights & Biases"),
+        note(&["--wandb-run-name"], Arity::One, "results are not uploaded to Weights & Biases"),
+        note(&["--wandb-tag"], Arity::Many, "results are not uploaded to Weights & Biases"),
+    ],
+};
+
+pub const HTTP_TRACE: Group = Group {
+    title: "HTTP Trace",
+    flags: &[
+        set(
+            &["--export-http-trace"],
+            "benchmark.artifacts.trace",
+            Kind::Bool,
+            "Add each request's trace_data to profile_export.jsonl [default: False]",
+        ),
+        set(
+            &["--show-trace-timing"],
+            "benchmark.artifacts.show_trace_timing",
+            Kind::Bool,
+            "Print the HTTP trace-timing table [default: False]",
+        ),
+    ],
+};
+
+pub const TOKENIZER: Group = Group {
+    title: "Tokenizer",
+    flags: &[
+        set(
+            &["--tokenizer"],
+            "benchmark.tokenizer.name",
+            Kind::Text,
+            "Hugging Face model id or tokenizer.json path [default: the built-in GPT-2 BPE]",
+        ),
+        note(&["--tokenizer-revision"], Arity::One, "tokenizers are fetched from the hub's main revision"),
+        note(&["--tokenizer-trust-remote-code"], Arity::Switch, "tokenizer.json files run no code"),
+        note(
+            &["--apply-chat-template"],
+            Arity::Switch,
+            "prompts are counted as sent; the server applies its chat template",
+        ),
+    ],
+};
+
+pub const SERVICE: Group = Group {
+    title: "Service",
+    flags: &[
+        note(
+            &["--log-level"],
+            Arity::One,
+            "give aiperf's own --log-level before `profile` (aiperf --log-level debug profile …)",
+        ),
+        note(&["--verbose", "-v"], Arity::Switch, "give aiperf's own -v before `profile`"),
+        note(&["--extra-verbose", "-vv"], Arity::Switch, "give aiperf's own -vv before `profile`"),
+        note(
+            &["--record-processor-service-count", "--record-processors"],
+            Arity::One,
+            "one process records every request",
+        ),
+        note(&["--api-port"], Arity::One, "there is no API service"),
+        note(&["--api-host"], Arity::One, "there is no API service"),
+        note(&["--stats-interval"], Arity::One, "progress is drawn by one process"),
+    ],
+};
+
+pub const SERVER_METRICS: Group = Group {
+    title: "Server Metrics",
+    flags: &[
+        apply(
+            &["--server-metrics"],
+            Arity::Many,
+            server_metrics,
+            "Scrape Prometheus metrics (on by default) from <url>/metrics and these more endpoints",
+        ),
+        fixed(
+            &["--no-server-metrics"],
+            "benchmark.server_metrics.enabled",
+            "false",
+            "Turn server metrics collection off [default: False]",
+        ),
+        apply(
+            &["--server-metrics-formats"],
+            Arity::Many,
+            server_metrics_formats,
+            "Server metrics exports: json, csv, jsonl, parquet [default: json csv]",
+        ),
+    ],
+};
+
+pub const NETWORK_LATENCY: Group = Group {
+    title: "Network Latency",
+    flags: &[
+        note(
+            &["--network-latency-automatic"],
+            Arity::Switch,
+            "network latency is not probed separately; http_req_connecting and the trace timings show it",
+        ),
+        note(&["--network-latency-mean"], Arity::One, "network latency is not subtracted from the metrics"),
+        note(&["--network-latency-ping-interval"], Arity::One, "network latency is not probed separately"),
+    ],
+};
+
+pub const GPU_TELEMETRY: Group = Group {
+    title: "GPU Telemetry",
+    flags: &[
+        apply(
+            &["--gpu-telemetry"],
+            Arity::Many,
+            gpu_telemetry,
+            "GPU telemetry: local GPUs through NVML and these DCGM exporter URLs",
+        ),
+        fixed(
+            &["--no-gpu-telemetry"],
+            "benchmark.gpu_telemetry.enabled",
+            "false",
+            "Turn GPU telemetry off [default: False]",
+        ),
+    ],
+};
+
+pub const UI: Group = Group {
+    title: "UI",
+    flags: &[note(&["--ui-type", "--ui"], Arity::One, "the console shows a progress bar and the metrics table")],
+};
+
+pub const WORKERS: Group = Group {
+    title: "Workers",
+    flags: &[note(
+        &["--workers-max", "--max-workers"],
+        Arity::One,
+        "requests are sent by one async process, not worker processes",
+    )],
+};
+
+pub const ZMQ: Group = Group {
+    title: "ZMQ Communication",
+    flags: &[
+        note(&["--zmq-host"], Arity::One, "there is no service mesh: one process does the work"),
+        note(&["--zmq-ipc-path"], Arity::One, "there is no service mesh: one process does the work"),
+        note(&["--zmq-dual-bind"], Arity::Switch, "there is no service mesh: one process does the work"),
+    ],
+};
+
+fn export_level(document: &mut FlagDocument, _: &str, values: &[String]) -> Result<(), String> {
+    let level = Kind::Choice(&[("summary", "summary"), ("records", "records"), ("raw", "raw")])
+        .read(values.first().map_or("", String::as_str))?;
+    let (records, raw) = match level.as_str() {
+        Some("summary") => (json!(false), false),
+        Some("raw") => (json!(["jsonl"]), true),
+        _ => (json!(["jsonl"]), false),
+    };
+    document.set("benchmark.artifacts.records", records);
+    document.set("benchmark.artifacts.raw", Value::Bool(raw));
+    Ok(())
+}
+
+fn server_metrics(document: &mut FlagDocument, _: &str, values: &[String]) -> Result<(), String> {
+    document.set("benchmark.server_metrics.enabled", Value::Bool(true));
+    if !values.is_empty() {
+        document.set("benchmark.server_metrics.urls", json!(values));
+    }
+    Ok(())
+}
+
+fn server_metrics_formats(document: &mut FlagDocument, _: &str, values: &[String]) -> Result<(), String> {
+    let formats = Kind::Choice(&[("json", "json"), ("csv", "csv"), ("jsonl", "jsonl"), ("parquet", "parquet")]);
+    let formats = values
+        .iter()
+        .flat_map(|value| value.split(','))
+        .map(|format| formats.read(format))
+        .collect::<Result<Vec<_>, _>>()?;
+    document.set("benchmark.server_metrics.formats", Value::Array(formats));
+    Ok(())
+}
+
+/// `--gpu-telemetry [dashboard] [pynvml] [node:9400 …]`: the URLs are DCGM exporters; the
+/// words choose AIPerf's display or collector and are noted.
+fn gpu_telemetry(document: &mut FlagDocument, name: &str, values: &[String]) -> Result<(), String> {
+    document.set("benchmark.gpu_telemetry.enabled", Value::Bool(true));
+    let (urls, words): (Vec<&String>, Vec<&String>) =
+        values.iter().partition(|value| value.contains(':') || value.contains('.'));
+    for word in words {
+        document
+            .notes
+            .push(format!("note: {name} {word} has no effect here: local GPUs are read through NVML when it is there"));
+    }
+    if !urls.is_empty() {
+        document.set("benchmark.gpu_telemetry.urls", json!(urls));
+    }
+    Ok(())
+}

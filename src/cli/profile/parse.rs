@@ -1,0 +1,112 @@
+//! The command line of `aiperf profile` read against the flag tables: every flag looked up by
+//! name or alias (an unknown one is an error with a did-you-mean), its values taken, and its
+//! action applied to the flags' document.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use super::document::FlagDocument;
+use super::flags::{Action, Arity, Flag, Kind};
+use super::groups::GROUPS;
+use crate::suggest::closest;
+
+/// What the command line asks for besides the document.
+#[derive(Debug, Default)]
+pub struct ProfileCommand {
+    pub flags: FlagDocument,
+    /// `--config FILE`: the config file the flags lay over.
+    pub config: Option<PathBuf>,
+    /// `--emit-scenario FILE`: write the equivalent Rhai scenario.
+    pub emit_scenario: Option<PathBuf>,
+    /// `--dry-run`: print the plans, send nothing.
+    pub dry_run: bool,
+    /// `--help`.
+    pub help: bool,
+}
+
+/// Every flag by each of its names.
+fn index() -> HashMap<&'static str, &'static Flag> {
+    GROUPS
+        .iter()
+        .flat_map(|group| group.flags.iter())
+        .flat_map(|flag| flag.names.iter().map(move |name| (*name, flag)))
+        .collect()
+}
+
+pub fn parse(args: &[String]) -> Result<ProfileCommand, String> {
+    let flags = index();
+    let mut command = ProfileCommand::default();
+    let mut at = 0;
+    while at < args.len() {
+        let token = &args[at];
+        at += 1;
+        let (name, inline) = match token.split_once('=') {
+            Some((name, value)) if name.starts_with('-') => (name, Some(value.to_string())),
+            _ => (token.as_str(), None),
+        };
+        if !name.starts_with('-') {
+            return Err(format!(
+                "unexpected argument `{token}`: aiperf profile takes only flags (see aiperf profile --help)"
+            ));
+        }
+        let Some(flag) = flags.get(name) else {
+            let names: Vec<&str> = flags.keys().copied().collect();
+            let hint = closest(name, &names).map(|near| format!(" (did you mean `{near}`?)")).unwrap_or_default();
+            return Err(format!("unknown flag `{name}`{hint}; see aiperf profile --help"));
+        };
+        let values = match flag.arity {
+            Arity::Switch => inline.into_iter().collect::<Vec<_>>(),
+            Arity::One => match inline {
+                Some(value) => vec![value],
+                None if at < args.len() && !is_flag(&args[at], &flags) => {
+                    at += 1;
+                    vec![args[at - 1].clone()]
+                }
+                None => return Err(format!("{name} needs a value")),
+            },
+            Arity::Many => {
+                let mut values: Vec<String> = inline.into_iter().collect();
+                while at < args.len() && !is_flag(&args[at], &flags) {
+                    values.push(args[at].clone());
+                    at += 1;
+                }
+                values
+            }
+        };
+        apply(&mut command, flag, name, &values).map_err(|why| format!("{name}: {why}"))?;
+    }
+    Ok(command)
+}
+
+/// A token that starts the next flag rather than being a value (`-5` is a value).
+fn is_flag(token: &str, flags: &HashMap<&'static str, &'static Flag>) -> bool {
+    let name = token.split_once('=').map_or(token, |(name, _)| name);
+    token.starts_with("--") || flags.contains_key(name)
+}
+
+fn apply(command: &mut ProfileCommand, flag: &Flag, name: &str, values: &[String]) -> Result<(), String> {
+    let document = &mut command.flags;
+    let one = || values.first().map(String::as_str).unwrap_or("true");
+    match &flag.action {
+        Action::Set(path, kind) => document.set(path, kind.read(one())?),
+        Action::Sweep(path, kind) => document.set_or_sweep(path, one(), |part| kind.read(part))?,
+        Action::Fixed(path, json) => {
+            let value = serde_json::from_str(json).map_err(|e| format!("bad table value {json}: {e}"))?;
+            if values.is_empty() || Kind::Bool.read(one())? == serde_json::Value::Bool(true) {
+                document.set(path, value);
+            }
+        }
+        Action::Apply(apply) => apply(document, name, values)?,
+        Action::Note(why) => document.notes.push(format!("note: {name} has no effect here: {why}")),
+        Action::Unsupported(why) => return Err(format!("not supported: {why}")),
+        Action::Command => {}
+    }
+    match flag.names[0] {
+        "--config" => command.config = Some(PathBuf::from(one())),
+        "--emit-scenario" => command.emit_scenario = Some(PathBuf::from(one())),
+        "--dry-run" => command.dry_run = true,
+        "--help" => command.help = true,
+        _ => {}
+    }
+    Ok(())
+}

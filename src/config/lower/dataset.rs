@@ -1,0 +1,207 @@
+//! `benchmark.datasets` lowered: synthetic prompts (lengths, mixture, prefixes, system prompt,
+//! cache bust, images) or a file this project reads; public datasets are refused.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::values::{named, opt_dist, opt_f64, opt_str, opt_u64};
+use crate::config::ConfigError;
+use crate::plan::{
+    AtEnd, Dataset, Dist, EndpointKind, FileDataset, FileFormat, ImageFormat, ImageSettings, LengthPair, PrefixPool,
+    Sampling, SyntheticDataset,
+};
+
+/// This project's synthetic defaults where AIPerf has none (AIPerf then lets the server
+/// choose the output length; this project always asks for one).
+const DEFAULT_ISL: f64 = 550.0;
+const DEFAULT_OSL: f64 = 150.0;
+const DEFAULT_ENTRIES: u64 = 100;
+/// Tokens per mooncake hash-id block (AIPerf's default for mooncake traces).
+const DEFAULT_BLOCK_SIZE: u64 = 512;
+
+/// The run's one dataset (`main`, or the only one).
+pub fn main_dataset(benchmark: &Value) -> Result<Value, ConfigError> {
+    match benchmark.get("datasets").and_then(Value::as_array).map(Vec::as_slice) {
+        None | Some([]) => Ok(Value::Null),
+        Some(items) => named(benchmark, "datasets", "main").cloned().ok_or_else(|| {
+            ConfigError::new(format!(
+                "datasets: {} datasets and none named `main`; this project runs one dataset per run",
+                items.len()
+            ))
+        }),
+    }
+}
+
+pub fn lower(benchmark: &Value, base_dir: &Path, seed: u64, kind: EndpointKind) -> Result<Dataset, ConfigError> {
+    let dataset = main_dataset(benchmark)?;
+    let seed = opt_u64(&dataset, "random_seed", "datasets.main.random_seed")?.unwrap_or(seed);
+    for (key, flag) in [
+        ("system_prompt", "--system-prompt"),
+        ("system_prompt_file", "--system-prompt-file"),
+        ("audio", "--audio-*"),
+        ("video", "--video-*"),
+    ] {
+        if dataset.get(key).is_some_and(|value| !value.is_null()) {
+            return Err(ConfigError::new(format!("datasets.main.{key} ({flag}): not supported by this project")));
+        }
+    }
+    match opt_str(&dataset, "type", "datasets.main.type")?.unwrap_or("synthetic") {
+        "synthetic" => synthetic(&dataset, seed, kind),
+        "file" => file(&dataset, base_dir, seed),
+        "public" => Err(ConfigError::new(format!(
+            "datasets.main (--public-dataset {}): public datasets are not downloaded by this project; download it and pass it with --input-file",
+            dataset.get("dataset").and_then(Value::as_str).unwrap_or("?")
+        ))),
+        other => Err(ConfigError::new(format!("datasets.main.type: `{other}`; expected synthetic, file or public"))),
+    }
+}
+
+fn synthetic(dataset: &Value, seed: u64, kind: EndpointKind) -> Result<Dataset, ConfigError> {
+    let prompts = dataset.get("prompts").cloned().unwrap_or(Value::Null);
+    let isl =
+        opt_dist(&prompts, "isl", "datasets.main.prompts.isl")?.unwrap_or(Dist { mean: DEFAULT_ISL, stddev: 0.0 });
+    let osl =
+        opt_dist(&prompts, "osl", "datasets.main.prompts.osl")?.unwrap_or(Dist { mean: DEFAULT_OSL, stddev: 0.0 });
+    let entries = opt_u64(dataset, "entries", "datasets.main.entries")?.unwrap_or(DEFAULT_ENTRIES).max(1);
+    let mut spec = SyntheticDataset::new(isl, osl, seed, entries as usize);
+    if opt_u64(&prompts, "batch_size", "datasets.main.prompts.batch_size")?.is_some_and(|size| size > 1) {
+        return Err(ConfigError::new(
+            "datasets.main.prompts.batch_size (--batch-size): batched inputs are not supported; only 1",
+        ));
+    }
+    if let Some(corpus) =
+        opt_str(&prompts, "corpus", "datasets.main.prompts.corpus")?.filter(|corpus| *corpus != "sonnet")
+    {
+        return Err(ConfigError::new(format!(
+            "datasets.main.prompts.corpus (--prompt-corpus): `{corpus}` is not supported; prompts come from Shakespeare (sonnet)"
+        )));
+    }
+    spec.options.block_size = opt_u64(&prompts, "block_size", "datasets.main.prompts.block_size")?;
+    spec.options.cache_bust = match prompts.get("cache_bust").and_then(Value::as_str) {
+        None | Some("none") => false,
+        Some("first_turn_prefix") => true,
+        Some(other) => {
+            return Err(ConfigError::new(format!(
+                "datasets.main.prompts.cache_bust (--cache-bust): `{other}` is not supported; none or first_turn_prefix"
+            )));
+        }
+    };
+    if let Some(pairs) = prompts.get("sequence_distribution").and_then(Value::as_array) {
+        for (i, pair) in pairs.iter().enumerate() {
+            let key = format!("datasets.main.prompts.sequence_distribution[{i}]");
+            let (Some(isl), Some(osl)) = (opt_dist(pair, "isl", &key)?, opt_dist(pair, "osl", &key)?) else {
+                return Err(ConfigError::new(format!("{key}: needs isl and osl")));
+            };
+            let weight = opt_f64(pair, "probability", &key)?.unwrap_or(1.0);
+            spec.options.mix.push(LengthPair { isl, osl, weight });
+        }
+    }
+    if let Some(prefix) = dataset.get("prefix_prompts") {
+        let pool = opt_u64(prefix, "pool_size", "datasets.main.prefix_prompts.pool_size")?.unwrap_or(0);
+        let length = opt_u64(prefix, "length", "datasets.main.prefix_prompts.length")?.unwrap_or(0);
+        if pool > 0 && length > 0 {
+            spec.options.prefix_pool = Some(PrefixPool { prefixes: pool as usize, length });
+        }
+        spec.options.system_prompt_tokens =
+            opt_u64(prefix, "shared_system_length", "datasets.main.prefix_prompts.shared_system_length")?
+                .filter(|n| *n > 0);
+        if opt_u64(prefix, "user_context_length", "datasets.main.prefix_prompts.user_context_length")?.is_some() {
+            return Err(ConfigError::new(
+                "datasets.main.prefix_prompts.user_context_length (--user-context-prompt-length): not supported",
+            ));
+        }
+    }
+    if let Some(images) = dataset.get("images").filter(|images| !images.is_null()) {
+        spec.images = image_settings(images, kind)?;
+    }
+    Ok(Dataset::Synthetic(spec))
+}
+
+fn image_settings(images: &Value, kind: EndpointKind) -> Result<Option<ImageSettings>, ConfigError> {
+    let width = opt_dist(images, "width", "datasets.main.images.width")?.unwrap_or(Dist { mean: 0.0, stddev: 0.0 });
+    let height = opt_dist(images, "height", "datasets.main.images.height")?.unwrap_or(Dist { mean: 0.0, stddev: 0.0 });
+    let count = opt_u64(images, "batch_size", "datasets.main.images.batch_size")?.unwrap_or(1);
+    if width.mean <= 0.0 || height.mean <= 0.0 || count == 0 {
+        return Ok(None);
+    }
+    if width.stddev != 0.0 || height.stddev != 0.0 {
+        return Err(ConfigError::new(
+            "datasets.main.images (--image-width-stddev, --image-height-stddev): only fixed sizes (stddev 0) are supported",
+        ));
+    }
+    if kind != EndpointKind::Chat {
+        return Err(ConfigError::new("datasets.main.images: images are sent to the chat endpoint type only"));
+    }
+    if let Some(source) = opt_str(images, "source", "datasets.main.images.source")?.filter(|source| *source != "noise")
+    {
+        return Err(ConfigError::new(format!(
+            "datasets.main.images.source (--image-source): `{source}` is not supported; images are generated (noise)"
+        )));
+    }
+    let format = match opt_str(images, "format", "datasets.main.images.format")?.unwrap_or("png") {
+        "png" => ImageFormat::Png,
+        "jpeg" | "jpg" => ImageFormat::Jpeg,
+        other => {
+            return Err(ConfigError::new(format!(
+                "datasets.main.images.format (--image-format): `{other}`; png or jpeg"
+            )));
+        }
+    };
+    Ok(Some(ImageSettings {
+        count: count as u32,
+        width: width.mean.round() as u32,
+        height: height.mean.round() as u32,
+        format,
+        quality: None,
+    }))
+}
+
+fn file(dataset: &Value, base_dir: &Path, seed: u64) -> Result<Dataset, ConfigError> {
+    let Some(path) = opt_str(dataset, "path", "datasets.main.path")? else {
+        return Err(ConfigError::new(
+            "datasets.main.path (--input-file): a file dataset needs a path (inline records are not supported)",
+        ));
+    };
+    let format = match opt_str(dataset, "format", "datasets.main.format")?.unwrap_or("single_turn") {
+        "single_turn" => FileFormat::SingleTurn,
+        "multi_turn" => FileFormat::MultiTurn,
+        "mooncake_trace" => FileFormat::Mooncake,
+        "random_pool" => FileFormat::RandomPool,
+        "sharegpt" => FileFormat::Sharegpt,
+        other => {
+            return Err(ConfigError::new(format!(
+                "datasets.main.format (--custom-dataset-type): `{other}` is not read by this project; single_turn, multi_turn, mooncake_trace, random_pool"
+            )));
+        }
+    };
+    let sampling = match opt_str(dataset, "sampling", "datasets.main.sampling")? {
+        None | Some("sequential") => Sampling::Sequential,
+        Some("random") => Sampling::Random,
+        Some("shuffle") => Sampling::Shuffle,
+        Some(other) => {
+            return Err(ConfigError::new(format!("datasets.main.sampling: `{other}`; sequential, random or shuffle")));
+        }
+    };
+    let wraps = dataset.get("allow_wrap").and_then(Value::as_bool).unwrap_or(false);
+    let block_size = opt_u64(dataset, "block_size", "datasets.main.block_size")?
+        .or(dataset
+            .get("prompts")
+            .map(|prompts| opt_u64(prompts, "block_size", "datasets.main.prompts.block_size"))
+            .transpose()?
+            .flatten())
+        .unwrap_or(DEFAULT_BLOCK_SIZE);
+    let path = super::values::anchored(base_dir, path);
+    Ok(Dataset::File(FileDataset {
+        path,
+        format,
+        sampling,
+        at_end: if wraps { AtEnd::Wrap } else { AtEnd::Stop },
+        random_seed: seed,
+        block_size: block_size as usize,
+        draws: match format {
+            FileFormat::RandomPool => opt_u64(dataset, "entries", "datasets.main.entries")?.map(|n| n as usize),
+            _ => None,
+        },
+    }))
+}

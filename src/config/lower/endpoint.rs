@@ -1,0 +1,151 @@
+//! `benchmark.endpoint`, `models` and `tokenizer` lowered: the url (AIPerf's default, `http://`
+//! added, the type's path dropped), the endpoint type among this project's kinds, streaming,
+//! key, headers, body fields, connection reuse.
+
+use serde_json::Value;
+
+use super::values::{opt_bool, opt_f64, opt_str};
+use crate::config::ConfigError;
+use crate::dataset::tokenizer_hub;
+use crate::mock::MockConfig;
+use crate::plan::{ConnectionStrategy, Endpoint, EndpointKind, MOCK_URL, MaxTokensField, TokenizerSpec};
+
+/// AIPerf's default server.
+const DEFAULT_URL: &str = "http://localhost:8000";
+/// AIPerf's default request timeout, seconds.
+const DEFAULT_TIMEOUT_S: f64 = 21600.0;
+
+const SUPPORTED_TYPES: &str =
+    "chat, completions, embeddings, cohere_rankings, hf_tei_rankings, nim_rankings, responses, huggingface_generate";
+
+pub fn lower(benchmark: &Value) -> Result<Endpoint, ConfigError> {
+    let endpoint = benchmark.get("endpoint").cloned().unwrap_or(Value::Null);
+    let kind = kind_of(opt_str(&endpoint, "type", "endpoint.type")?.unwrap_or("chat"))?;
+    let model = model(benchmark)?;
+    let url = url(&endpoint, kind)?;
+    let streaming = opt_bool(&endpoint, "streaming", "endpoint.streaming")?.unwrap_or(false) && kind.produces_tokens();
+    let mut lowered = Endpoint::new(url, model.clone(), kind, streaming);
+    lowered.api_key =
+        opt_str(&endpoint, "api_key", "endpoint.api_key")?.filter(|key| !key.is_empty()).map(str::to_string);
+    for (name, value) in endpoint.get("headers").and_then(Value::as_object).into_iter().flatten() {
+        let value = value.as_str().map_or_else(|| value.to_string(), str::to_string);
+        lowered.headers.insert(name.clone(), value);
+    }
+    if let Some(extra) = endpoint.get("extra").and_then(Value::as_object) {
+        lowered.extra = extra.clone();
+    }
+    if let Some(path) = opt_str(&endpoint, "path", "endpoint.path")? {
+        let path = if path.starts_with('/') { path.to_string() } else { format!("/{path}") };
+        lowered.request.path = Some(path);
+    }
+    let legacy = opt_bool(&endpoint, "use_legacy_max_tokens", "endpoint.use_legacy_max_tokens")?.unwrap_or(false);
+    if kind == EndpointKind::Chat {
+        lowered.request.max_tokens_field =
+            Some(if legacy { MaxTokensField::MaxTokens } else { MaxTokensField::MaxCompletionTokens });
+    }
+    lowered.transport.connections.strategy = match opt_str(&endpoint, "connection_reuse", "endpoint.connection_reuse")?
+    {
+        None | Some("pooled") => ConnectionStrategy::Pooled,
+        Some("never") => ConnectionStrategy::NeverReuse,
+        Some("sticky_user_sessions") => ConnectionStrategy::Sticky,
+        Some(other) => {
+            return Err(ConfigError::new(format!(
+                "endpoint.connection_reuse (--connection-reuse-strategy): `{other}`; expected pooled, never or sticky_user_sessions"
+            )));
+        }
+    };
+    if let Some(passages) = benchmark.pointer("/datasets/0/rankings/passages") {
+        let passages =
+            super::values::opt_dist(&serde_json::json!({ "p": passages }), "p", "datasets.rankings.passages")?;
+        if let Some(passages) = passages {
+            if passages.stddev != 0.0 {
+                return Err(ConfigError::new(
+                    "datasets.rankings.passages.stddev (--rankings-passages-stddev): only 0 is supported",
+                ));
+            }
+            lowered.request.passages = Some(passages.mean.round().max(1.0) as usize);
+        }
+    }
+    if lowered.is_mock() {
+        lowered.mock = Some(MockConfig { models: vec![model], ..MockConfig::default() });
+    }
+    Ok(lowered)
+}
+
+fn kind_of(name: &str) -> Result<EndpointKind, ConfigError> {
+    Ok(match name.replace('-', "_").as_str() {
+        "chat" => EndpointKind::Chat,
+        "completions" => EndpointKind::Completions,
+        "embeddings" => EndpointKind::Embeddings,
+        "cohere_rankings" => EndpointKind::CohereRankings,
+        "hf_tei_rankings" => EndpointKind::TeiRankings,
+        "nim_rankings" => EndpointKind::NimRankings,
+        "responses" => EndpointKind::Responses,
+        "huggingface_generate" => EndpointKind::Tgi,
+        other => {
+            return Err(ConfigError::new(format!(
+                "endpoint.type (--endpoint-type): `{other}` is not supported here; supported: {SUPPORTED_TYPES}"
+            )));
+        }
+    })
+}
+
+/// The one model of the run.
+fn model(benchmark: &Value) -> Result<String, ConfigError> {
+    let items = benchmark.pointer("/models/items").and_then(Value::as_array).cloned().unwrap_or_default();
+    match items.as_slice() {
+        [] => Err(ConfigError::new("models (--model): a model name is required")),
+        [one] => one
+            .get("name")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .ok_or_else(|| ConfigError::new("models.items[0].name: expected a model name")),
+        _ => Err(ConfigError::new(format!(
+            "models (--model): {} models given; this project benchmarks one model per run (sweep or loop over models in a Rhai scenario)",
+            items.len()
+        ))),
+    }
+}
+
+/// The base url: `mock`, or the one url with `http://` added and the type's path dropped.
+fn url(endpoint: &Value, kind: EndpointKind) -> Result<String, ConfigError> {
+    let urls: Vec<&str> = match endpoint.get("urls") {
+        Some(Value::Array(urls)) => urls.iter().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    };
+    let url = match urls.as_slice() {
+        [] => DEFAULT_URL,
+        [one] => one,
+        _ => {
+            return Err(ConfigError::new(format!(
+                "endpoint.urls (--url): {} urls given; this project sends to one url per run",
+                urls.len()
+            )));
+        }
+    };
+    if url == MOCK_URL {
+        return Ok(url.to_string());
+    }
+    let url = if url.contains("://") { url.to_string() } else { format!("http://{url}") };
+    let url = url.strip_suffix(kind.path()).unwrap_or(&url);
+    Ok(url.trim_end_matches('/').to_string())
+}
+
+pub fn timeout_s(benchmark: &Value) -> Result<f64, ConfigError> {
+    let endpoint = benchmark.get("endpoint").cloned().unwrap_or(Value::Null);
+    Ok(opt_f64(&endpoint, "timeout", "endpoint.timeout")?.unwrap_or(DEFAULT_TIMEOUT_S))
+}
+
+pub fn uses_server_token_count(benchmark: &Value) -> Result<bool, ConfigError> {
+    let endpoint = benchmark.get("endpoint").cloned().unwrap_or(Value::Null);
+    Ok(opt_bool(&endpoint, "use_server_token_count", "endpoint.use_server_token_count")?.unwrap_or(false))
+}
+
+/// `tokenizer.name` (a hub id or a path), the built-in tokenizer without one.
+pub fn tokenizer(benchmark: &Value) -> Result<TokenizerSpec, ConfigError> {
+    let tokenizer = benchmark.get("tokenizer").cloned().unwrap_or(Value::Null);
+    Ok(match opt_str(&tokenizer, "name", "tokenizer.name")? {
+        None | Some("builtin") => TokenizerSpec::Builtin,
+        Some(name) => tokenizer_hub::spec_of(name),
+    })
+}

@@ -1,0 +1,114 @@
+//! `benchmark.artifacts`, `server_metrics`, `gpu_telemetry` and `slos` lowered: what the run
+//! writes, what it collects besides the requests, and the goodput objectives.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use super::values::{opt_bool, opt_f64, opt_str};
+use crate::config::ConfigError;
+use crate::metrics::{goodput::is_slo_metric, registry};
+use crate::plan::{ExportLevel, ExportSettings, GpuTelemetryConfig, ServerMetricsConfig, ServerMetricsFormat};
+use crate::suggest::closest;
+
+pub struct Outputs {
+    pub export: ExportSettings,
+    pub server_metrics: ServerMetricsConfig,
+    pub gpu_telemetry: GpuTelemetryConfig,
+    pub slos: BTreeMap<String, f64>,
+}
+
+pub fn lower(benchmark: &Value) -> Result<Outputs, ConfigError> {
+    let artifacts = benchmark.get("artifacts").cloned().unwrap_or(Value::Null);
+    let records = match artifacts.get("records") {
+        Some(Value::Bool(false)) => false,
+        Some(Value::Array(formats)) => !formats.is_empty(),
+        _ => true,
+    };
+    let raw = opt_bool(&artifacts, "raw", "artifacts.raw")?.unwrap_or(false);
+    let level = match (records, raw) {
+        (_, true) => ExportLevel::Raw,
+        (true, false) => ExportLevel::Records,
+        (false, false) => ExportLevel::Summary,
+    };
+    let prefix = match opt_str(&artifacts, "prefix", "artifacts.prefix")? {
+        Some(prefix) => Some(
+            crate::export::parse_prefix(prefix)
+                .map_err(|why| ConfigError::new(format!("artifacts.prefix (--profile-export-prefix): {why}")))?,
+        ),
+        None => None,
+    };
+    let export = ExportSettings {
+        level,
+        prefix,
+        http_trace: opt_bool(&artifacts, "trace", "artifacts.trace")?.unwrap_or(false),
+        trace_table: opt_bool(&artifacts, "show_trace_timing", "artifacts.show_trace_timing")?.unwrap_or(false),
+    };
+    let mut server_metrics = server_metrics_of(benchmark.get("server_metrics").cloned().unwrap_or(Value::Null))?;
+    server_metrics.slice_duration_s = opt_f64(&artifacts, "slice_duration", "artifacts.slice_duration")?;
+    Ok(Outputs {
+        export,
+        server_metrics,
+        gpu_telemetry: gpu_telemetry_of(benchmark.get("gpu_telemetry").cloned().unwrap_or(Value::Null))?,
+        slos: slos_of(benchmark.get("slos").cloned().unwrap_or(Value::Null))?,
+    })
+}
+
+fn strings(node: &Value, field: &str) -> Vec<String> {
+    node.get(field)
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(str::to_string)
+        .collect()
+}
+
+fn server_metrics_of(node: Value) -> Result<ServerMetricsConfig, ConfigError> {
+    let mut config = ServerMetricsConfig {
+        enabled: opt_bool(&node, "enabled", "server_metrics.enabled")?.unwrap_or(true),
+        urls: strings(&node, "urls"),
+        ..ServerMetricsConfig::default()
+    };
+    if node.get("formats").is_some() {
+        config.formats = strings(&node, "formats")
+            .iter()
+            .map(|format| match format.as_str() {
+                "json" => Ok(ServerMetricsFormat::Json),
+                "csv" => Ok(ServerMetricsFormat::Csv),
+                "jsonl" => Ok(ServerMetricsFormat::Jsonl),
+                "parquet" => Ok(ServerMetricsFormat::Parquet),
+                other => {
+                    Err(ConfigError::new(format!("server_metrics.formats: `{other}`; json, csv, jsonl or parquet")))
+                }
+            })
+            .collect::<Result<_, _>>()?;
+    }
+    Ok(config)
+}
+
+fn gpu_telemetry_of(node: Value) -> Result<GpuTelemetryConfig, ConfigError> {
+    Ok(GpuTelemetryConfig {
+        enabled: opt_bool(&node, "enabled", "gpu_telemetry.enabled")?.unwrap_or(true),
+        dcgm_urls: strings(&node, "urls"),
+        ..GpuTelemetryConfig::default()
+    })
+}
+
+/// AIPerf's goodput objectives: metric tag → value in the metric's unit (ms for latencies).
+fn slos_of(node: Value) -> Result<BTreeMap<String, f64>, ConfigError> {
+    let mut slos = BTreeMap::new();
+    for (tag, objective) in node.as_object().into_iter().flatten() {
+        if registry::metric(tag).filter(|def| is_slo_metric(def)).is_none() {
+            let names: Vec<&str> =
+                registry::METRICS.iter().filter(|def| is_slo_metric(def)).map(|def| def.tag).collect();
+            let hint = closest(tag, &names).map(|near| format!(" (did you mean `{near}`?)")).unwrap_or_default();
+            return Err(ConfigError::new(format!("slos (--goodput): no per-request metric `{tag}`{hint}")));
+        }
+        let Some(objective) = objective.as_f64().filter(|n| n.is_finite() && *n >= 0.0) else {
+            return Err(ConfigError::new(format!("slos.{tag} (--goodput): expected a number ≥ 0, got {objective}")));
+        };
+        slos.insert(tag.clone(), objective);
+    }
+    Ok(slos)
+}

@@ -1,0 +1,206 @@
+//! `benchmark.phases` lowered: each phase's type (concurrency, poisson, constant, gamma,
+//! user_centric, fixed_schedule) to a load mode, its stop conditions, cancellation, and
+//! whether it feeds the results; warmup phases first, inheriting the profiling phase's load.
+
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+use super::values::{opt_bool, opt_dist, opt_f64, opt_str, opt_u64};
+use crate::config::ConfigError;
+use crate::plan::{Arrival, Cancellation, Dataset, Dist, FixedSchedule, LoadMode, Phase, PhaseKind, ScheduleTrace};
+
+/// AIPerf's grace period after a duration, seconds.
+const DEFAULT_GRACE_PERIOD_S: f64 = 30.0;
+/// Requests of a profiling phase that names neither a count nor a duration (AIPerf's).
+const DEFAULT_REQUESTS: u64 = 10;
+
+/// Keys of AIPerf phases that change the load in ways this project does not do, and their flags.
+const UNSUPPORTED: &[(&str, &str)] = &[
+    ("concurrency_ramp", "--concurrency-ramp-duration"),
+    ("prefill_ramp", "--prefill-concurrency-ramp-duration"),
+    ("rate_ramp", "--request-rate-ramp-duration"),
+    ("rate_series", "--request-rate-series"),
+    ("failed_request_threshold", "--failed-request-threshold"),
+];
+
+pub fn lower(benchmark: &Value, dataset: &Dataset, base_dir: &Path, seed: u64) -> Result<Vec<Phase>, ConfigError> {
+    let mut items: Vec<Value> = match benchmark.get("phases") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(items)) => items.clone(),
+        Some(other) => return Err(ConfigError::new(format!("phases: expected a list of phases, got {other}"))),
+    };
+    if !items.iter().any(|item| !is_warmup(item)) {
+        items.push(Value::Object(Map::from_iter([("name".to_string(), Value::from("profiling"))])));
+    }
+    items.sort_by_key(|item| !is_warmup(item));
+    let profiling = items.iter().find(|item| !is_warmup(item)).cloned().unwrap_or(Value::Null);
+    let turns = super::dataset::main_dataset(benchmark)?;
+    items
+        .iter()
+        .map(|item| {
+            let item = if is_warmup(item) { inherit(item, &profiling) } else { item.clone() };
+            lower_phase(&item, dataset, &turns, base_dir, seed)
+        })
+        .collect()
+}
+
+fn is_warmup(item: &Value) -> bool {
+    item.get("kind").and_then(Value::as_str) == Some("warmup")
+        || item.get("name").and_then(Value::as_str) == Some("warmup")
+        || item.get("exclude_from_results").and_then(Value::as_bool) == Some(true)
+}
+
+/// A warmup phase takes the profiling phase's type, concurrency and rate where it sets none.
+fn inherit(warmup: &Value, profiling: &Value) -> Value {
+    let mut merged = warmup.clone();
+    if let (Some(merged), Some(profiling)) = (merged.as_object_mut(), profiling.as_object()) {
+        for key in ["type", "concurrency", "prefill_concurrency", "rate", "smoothness"] {
+            if let (false, Some(value)) = (merged.contains_key(key), profiling.get(key)) {
+                merged.insert(key.to_string(), value.clone());
+            }
+        }
+    }
+    merged
+}
+
+fn lower_phase(
+    item: &Value,
+    dataset: &Dataset,
+    main: &Value,
+    base_dir: &Path,
+    seed: u64,
+) -> Result<Phase, ConfigError> {
+    let warmup = is_warmup(item);
+    let name =
+        opt_str(item, "name", "phases[].name")?.unwrap_or(if warmup { "warmup" } else { "profiling" }).to_string();
+    let key = |field: &str| format!("phases.{name}.{field}");
+    for (field, flag) in UNSUPPORTED {
+        if item.get(*field).is_some_and(|value| !value.is_null()) {
+            return Err(ConfigError::new(format!(
+                "{} ({flag}): not supported by this project; write a Rhai ramp(#{{..}}) phase instead",
+                key(field)
+            )));
+        }
+    }
+    let kind = if warmup { PhaseKind::Warmup } else { PhaseKind::Profiling };
+    let concurrency = opt_u64(item, "concurrency", &key("concurrency"))?;
+    let rate = opt_f64(item, "rate", &key("rate"))?;
+    let default_type = if rate.is_some() { "poisson" } else { "concurrency" };
+    let mode = match opt_str(item, "type", &key("type"))?.unwrap_or(default_type) {
+        "concurrency" => LoadMode::Concurrency {
+            concurrency: concurrency.unwrap_or(1).max(1) as usize,
+            prefill_concurrency: opt_u64(item, "prefill_concurrency", &key("prefill_concurrency"))?.map(|n| n as usize),
+        },
+        pattern @ ("poisson" | "constant" | "gamma") => {
+            let Some(rate) = rate else {
+                return Err(ConfigError::new(format!(
+                    "{} (--request-rate): a {pattern} phase needs a rate",
+                    key("rate")
+                )));
+            };
+            let arrival = match pattern {
+                "constant" => Arrival::Constant,
+                "gamma" => {
+                    Arrival::Gamma { smoothness: opt_f64(item, "smoothness", &key("smoothness"))?.unwrap_or(1.0) }
+                }
+                _ => Arrival::Poisson,
+            };
+            LoadMode::Rate { rate, arrival, max_concurrency: concurrency.map(|n| n as usize), seed }
+        }
+        "user_centric" => users_mode(item, main, &key, rate, seed)?,
+        "fixed_schedule" => schedule_mode(item, dataset, base_dir, &key)?,
+        other => {
+            return Err(ConfigError::new(format!(
+                "{}: `{other}` is not supported; concurrency, poisson, constant, gamma, user_centric or fixed_schedule",
+                key("type")
+            )));
+        }
+    };
+    let mut requests = opt_u64(item, "requests", &key("requests"))?.or(opt_u64(item, "sessions", &key("sessions"))?);
+    let duration_s = opt_f64(item, "duration", &key("duration"))?;
+    let needs_stop = matches!(mode, LoadMode::Concurrency { .. } | LoadMode::Rate { .. } | LoadMode::Users { .. });
+    if needs_stop && requests.is_none() && duration_s.is_none() {
+        requests = Some(default_requests(dataset));
+    }
+    let cancel = match item.get("cancellation").filter(|value| !value.is_null()) {
+        Some(cancellation) => Some(Cancellation {
+            fraction: opt_f64(cancellation, "rate", &key("cancellation.rate"))?.unwrap_or(0.0) / 100.0,
+            after_s: opt_f64(cancellation, "delay", &key("cancellation.delay"))?.unwrap_or(0.0),
+        }),
+        None => None,
+    };
+    Ok(Phase {
+        name: name.clone(),
+        kind,
+        mode,
+        requests,
+        duration_s,
+        grace_period_s: opt_f64(item, "grace_period", &key("grace_period"))?.unwrap_or(DEFAULT_GRACE_PERIOD_S).max(0.0),
+        results: !warmup,
+        cancel,
+    })
+}
+
+/// Without a count or a duration a file dataset is sent once through (its non-empty lines),
+/// a synthetic one AIPerf's default count.
+fn default_requests(dataset: &Dataset) -> u64 {
+    match dataset {
+        Dataset::File(file) => std::fs::read_to_string(&file.path)
+            .map(|text| text.lines().filter(|line| !line.trim().is_empty()).count() as u64)
+            .ok()
+            .filter(|lines| *lines > 0)
+            .unwrap_or(DEFAULT_REQUESTS),
+        Dataset::Synthetic(_) => DEFAULT_REQUESTS,
+    }
+}
+
+/// `user_centric`: sessions start at `rate` with at most `users` live; turns and think times
+/// come from the dataset's `turns` and `turn_delay` (ms, times `turn_delay_ratio`).
+fn users_mode(
+    item: &Value,
+    main: &Value,
+    key: &dyn Fn(&str) -> String,
+    rate: Option<f64>,
+    seed: u64,
+) -> Result<LoadMode, ConfigError> {
+    let Some(users) = opt_u64(item, "users", &key("users"))? else {
+        return Err(ConfigError::new(format!("{} (--num-users): a user_centric phase needs users", key("users"))));
+    };
+    let Some(session_rate) = rate else {
+        return Err(ConfigError::new(format!(
+            "{} (--user-centric-rate): a user_centric phase needs a rate",
+            key("rate")
+        )));
+    };
+    let turns = opt_dist(main, "turns", "datasets.main.turns")?.unwrap_or(Dist { mean: 1.0, stddev: 0.0 });
+    let delay_ms = opt_dist(main, "turn_delay", "datasets.main.turn_delay")?.unwrap_or(Dist { mean: 0.0, stddev: 0.0 });
+    let ratio = opt_f64(main, "turn_delay_ratio", "datasets.main.turn_delay_ratio")?.unwrap_or(1.0);
+    let think_time_s = Dist { mean: delay_ms.mean * ratio / 1000.0, stddev: delay_ms.stddev * ratio / 1000.0 };
+    Ok(LoadMode::Users { users: users.max(1) as usize, session_rate, turns, think_time_s, seed })
+}
+
+/// `fixed_schedule`: the timestamps of the dataset's trace file.
+fn schedule_mode(
+    item: &Value,
+    dataset: &Dataset,
+    base_dir: &Path,
+    key: &dyn Fn(&str) -> String,
+) -> Result<LoadMode, ConfigError> {
+    let Dataset::File(file) = dataset else {
+        return Err(ConfigError::new(format!(
+            "{} (--fixed-schedule): a fixed schedule replays a trace file; give --input-file",
+            key("type")
+        )));
+    };
+    let path = super::values::anchored(base_dir, &file.path);
+    let timestamps_ms = crate::load::schedule::read_trace(Path::new(&path))
+        .map_err(|e| ConfigError::new(format!("{}: {e}", key("type"))))?;
+    Ok(LoadMode::Schedule(FixedSchedule {
+        trace: ScheduleTrace::File { path, timestamps_ms },
+        start_offset_ms: opt_f64(item, "start_offset", &key("start_offset"))?,
+        end_offset_ms: opt_f64(item, "end_offset", &key("end_offset"))?,
+        auto_offset: opt_bool(item, "auto_offset", &key("auto_offset"))?.unwrap_or(true),
+        speedup: 1.0,
+    }))
+}

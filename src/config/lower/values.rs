@@ -1,0 +1,98 @@
+//! Typed reads of a document's values for lowering, each error naming the key: numbers (or
+//! numeric strings, durations with a unit), integers, booleans, strings and distributions.
+
+use serde_json::Value;
+
+use crate::config::ConfigError;
+use crate::plan::Dist;
+
+fn wrong(key: &str, wanted: &str, got: &Value) -> ConfigError {
+    ConfigError::new(format!("{key}: expected {wanted}, got {got}"))
+}
+
+/// `node[field]` as a number; `"10s"`, `"500ms"`, `"2m"`, `"1h"` as seconds.
+pub fn opt_f64(node: &Value, field: &str, key: &str) -> Result<Option<f64>, ConfigError> {
+    match node.get(field) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Number(number)) => Ok(number.as_f64()),
+        Some(Value::String(text)) => seconds_of(text).map(Some).ok_or_else(|| wrong(key, "a number", &node[field])),
+        Some(other) => Err(wrong(key, "a number", other)),
+    }
+}
+
+fn seconds_of(text: &str) -> Option<f64> {
+    let text = text.trim();
+    let (number, scale) = if let Some(ms) = text.strip_suffix("ms") {
+        (ms, 0.001)
+    } else if let Some(s) = text.strip_suffix('s') {
+        (s, 1.0)
+    } else if let Some(m) = text.strip_suffix('m') {
+        (m, 60.0)
+    } else if let Some(h) = text.strip_suffix('h') {
+        (h, 3600.0)
+    } else {
+        (text, 1.0)
+    };
+    number.trim().parse::<f64>().ok().filter(|n| n.is_finite()).map(|n| n * scale)
+}
+
+pub fn opt_u64(node: &Value, field: &str, key: &str) -> Result<Option<u64>, ConfigError> {
+    match opt_f64(node, field, key)? {
+        None => Ok(None),
+        Some(n) if n >= 0.0 && n.fract() == 0.0 => Ok(Some(n as u64)),
+        Some(_) => Err(wrong(key, "a whole number ≥ 0", &node[field])),
+    }
+}
+
+pub fn opt_bool(node: &Value, field: &str, key: &str) -> Result<Option<bool>, ConfigError> {
+    match node.get(field) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Bool(flag)) => Ok(Some(*flag)),
+        Some(other) => Err(wrong(key, "true or false", other)),
+    }
+}
+
+pub fn opt_str<'a>(node: &'a Value, field: &str, key: &str) -> Result<Option<&'a str>, ConfigError> {
+    match node.get(field) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(text)) => Ok(Some(text)),
+        Some(other) => Err(wrong(key, "a string", other)),
+    }
+}
+
+/// A distribution: a number (stddev 0), `{mean, stddev}`, or `{type: fixed|normal, …}`.
+pub fn opt_dist(node: &Value, field: &str, key: &str) -> Result<Option<Dist>, ConfigError> {
+    match node.get(field) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Number(number)) => Ok(number.as_f64().map(|mean| Dist { mean, stddev: 0.0 })),
+        Some(value @ Value::Object(_)) => {
+            if let Some(kind) =
+                value.get("type").and_then(Value::as_str).filter(|kind| !["fixed", "normal"].contains(kind))
+            {
+                return Err(ConfigError::new(format!(
+                    "{key}: `{kind}` distributions are not supported; fixed and normal are"
+                )));
+            }
+            let mean = opt_f64(value, "mean", &format!("{key}.mean"))?
+                .or(opt_f64(value, "value", &format!("{key}.value"))?)
+                .ok_or_else(|| ConfigError::new(format!("{key}: needs a `mean`")))?;
+            let stddev = opt_f64(value, "stddev", &format!("{key}.stddev"))?.unwrap_or(0.0);
+            Ok(Some(Dist { mean, stddev }))
+        }
+        Some(other) => Err(wrong(key, "a number or {mean, stddev}", other)),
+    }
+}
+
+/// The item of the named list `field` called `name`, or its only item.
+pub fn named<'a>(node: &'a Value, field: &str, name: &str) -> Option<&'a Value> {
+    let items = node.get(field)?.as_array()?;
+    items.iter().find(|item| item.get("name").and_then(Value::as_str) == Some(name)).or(match items.as_slice() {
+        [only] => Some(only),
+        _ => None,
+    })
+}
+
+/// `path` under `base_dir` unless it is absolute.
+pub fn anchored(base_dir: &std::path::Path, path: &str) -> String {
+    if std::path::Path::new(path).is_absolute() { path.to_string() } else { base_dir.join(path).display().to_string() }
+}

@@ -1,0 +1,448 @@
+//! A `ProfileJob` written as the Rhai scenario that builds the same plans: one `run(#{..})`,
+//! or a `sweep(#{..})` whose function returns each variation's run map. `aiperf profile`
+//! executes this text, and `--emit-scenario` saves it as the way from AIPerf flags to Rhai.
+
+use std::fmt::Write as _;
+
+use serde_json::Value;
+
+use crate::config::ProfileJob;
+use crate::plan::{
+    Arrival, AtEnd, ConnectionStrategy, Dataset, Dist, Endpoint, EndpointKind, ExportLevel, FileFormat, ImageFormat,
+    LoadMode, MaxTokensField, Phase, PhaseKind, Plan, RampedQuantity, Sampling, ScheduleTrace, ServerMetricsFormat,
+    TokenizerSpec,
+};
+
+/// Where the API key of the scenario comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ApiKey {
+    /// Written in the text (never saved: the text `aiperf profile` runs in memory).
+    Inline,
+    /// Read from this environment variable when the scenario runs (a saved scenario).
+    FromEnv(&'static str),
+}
+
+/// The scenario text of `job`; a sweep is named `sweep_name` (its folder).
+pub fn scenario(job: &ProfileJob, sweep_name: &str, header: &str, api_key: ApiKey) -> String {
+    let mut out = String::new();
+    for line in header.lines() {
+        let _ = writeln!(out, "// {line}");
+    }
+    let repeat = repetition(job);
+    match job.variations.as_slice() {
+        [only] if only.values.is_empty() => {
+            let _ = writeln!(out, "run({});", run_map(&only.plan, true, &repeat, api_key, 0));
+        }
+        variations => {
+            out.push_str("let runs = [\n");
+            for variation in variations {
+                let _ = writeln!(
+                    out,
+                    "    #{{ point: {}, run: {} }},",
+                    json(&Value::Object(variation.values.clone())),
+                    run_map(&variation.plan, false, "", api_key, 1)
+                );
+            }
+            out.push_str("];\n");
+            let mut columns = serde_json::Map::new();
+            for variation in variations {
+                for (path, value) in &variation.values {
+                    let column = columns.entry(path.clone()).or_insert_with(|| Value::Array(Vec::new()));
+                    if let Value::Array(values) = column {
+                        values.push(value.clone());
+                    }
+                }
+            }
+            let _ = writeln!(
+                out,
+                "sweep(#{{ name: {}, zip: {}{repeat} }}, |v| {{\n    for each in runs {{\n        if each.point == v {{ return each.run; }}\n    }}\n    fail(`no run for the variation ${{v}}`);\n}});",
+                string(sweep_name),
+                json(&Value::Object(columns)),
+            );
+        }
+    }
+    out
+}
+
+/// `, trials: n, cooldown: s, confidence: c` when the job repeats its runs.
+fn repetition(job: &ProfileJob) -> String {
+    if job.trials <= 1 {
+        return String::new();
+    }
+    format!(", trials: {}, cooldown: {}, confidence: {}", job.trials, float(job.cooldown_s), float(job.confidence))
+}
+
+fn run_map(plan: &Plan, named: bool, repeat: &str, api_key: ApiKey, depth: usize) -> String {
+    let pad = "    ".repeat(depth + 1);
+    let end = "    ".repeat(depth);
+    let mut keys = Vec::new();
+    if named {
+        keys.push(format!("name: {}", string(&plan.name)));
+    }
+    keys.push(format!("endpoint: {}", endpoint(&plan.endpoint, api_key)));
+    keys.push(format!("dataset: {}", dataset(&plan.dataset)));
+    let phases: Vec<String> = plan.phases.iter().map(phase).collect();
+    keys.push(format!("phases: [{}]", phases.join(", ")));
+    keys.push(format!(
+        "tokenizer: {}",
+        string(match &plan.tokenizer {
+            TokenizerSpec::Builtin => "builtin",
+            TokenizerSpec::File { path } => path,
+            TokenizerSpec::Hub { id } => id,
+        })
+    ));
+    keys.push(format!("request_timeout: {}", float(plan.request_timeout_s)));
+    let level = match plan.export.level {
+        ExportLevel::Summary => "summary",
+        ExportLevel::Records => "records",
+        ExportLevel::Raw => "raw",
+    };
+    keys.push(format!("export_level: {}", string(level)));
+    if let Some(prefix) = &plan.export.prefix {
+        keys.push(format!("export_prefix: {}", string(prefix)));
+    }
+    keys.push(format!("export_http_trace: {}", plan.export.http_trace));
+    keys.push(format!("trace_table: {}", plan.export.trace_table));
+    keys.push(format!("server_metrics: {}", server_metrics(plan)));
+    let telemetry = &plan.gpu_telemetry;
+    keys.push(format!(
+        "gpu_telemetry: #{{ enabled: {}, dcgm_urls: {}, interval: {} }}",
+        telemetry.enabled,
+        strings(&telemetry.dcgm_urls),
+        float(telemetry.interval_s)
+    ));
+    if !plan.slos.is_empty() {
+        let slos: Vec<String> =
+            plan.slos.iter().map(|(tag, value)| format!("{}: {}", string(tag), slo(tag, *value))).collect();
+        keys.push(format!("slos: #{{ {} }}", slos.join(", ")));
+    }
+    keys.push(format!("use_server_token_count: {}", plan.use_server_token_count));
+    format!("#{{\n{pad}{}{repeat}\n{end}}}", keys.join(&format!(",\n{pad}")))
+}
+
+/// An SLO in the scenario's units: seconds for metrics in ms (`ms(..)`), the metric's unit otherwise.
+fn slo(tag: &str, value: f64) -> String {
+    match crate::metrics::registry::metric(tag) {
+        Some(def) if def.unit == "ms" => format!("ms({})", float(value)),
+        _ => float(value),
+    }
+}
+
+fn endpoint(endpoint: &Endpoint, api_key: ApiKey) -> String {
+    let (kind, dialect) = match endpoint.kind {
+        EndpointKind::Chat => ("chat", None),
+        EndpointKind::Completions => ("completions", None),
+        EndpointKind::Embeddings => ("embeddings", None),
+        EndpointKind::CohereRankings => ("rankings", Some("cohere")),
+        EndpointKind::TeiRankings => ("rankings", Some("tei")),
+        EndpointKind::NimRankings => ("rankings", Some("nim")),
+        EndpointKind::Responses => ("responses", None),
+        EndpointKind::Tgi => ("tgi", None),
+        EndpointKind::Template => ("template", None),
+    };
+    let mut keys = vec![
+        format!("url: {}", string(&endpoint.url)),
+        format!("model: {}", string(&endpoint.model)),
+        format!("kind: {}", string(kind)),
+        format!("streaming: {}", endpoint.streaming),
+    ];
+    if let Some(dialect) = dialect {
+        keys.push(format!("dialect: {}", string(dialect)));
+    }
+    if let Some(key) = &endpoint.api_key {
+        keys.push(match api_key {
+            ApiKey::Inline => format!("api_key: {}", string(key)),
+            ApiKey::FromEnv(variable) => format!("api_key: env({})", string(variable)),
+        });
+    }
+    if !endpoint.headers.is_empty() {
+        let headers: Vec<String> =
+            endpoint.headers.iter().map(|(name, value)| format!("{}: {}", string(name), string(value))).collect();
+        keys.push(format!("headers: #{{ {} }}", headers.join(", ")));
+    }
+    if !endpoint.extra.is_empty() {
+        keys.push(format!("extra: {}", json(&Value::Object(endpoint.extra.clone()))));
+    }
+    let transport = &endpoint.transport;
+    if transport.tls.ca_file.is_some() || transport.tls.insecure {
+        let ca = transport.tls.ca_file.as_deref().map(|ca| format!("ca_file: {}", string(ca)));
+        keys.push(format!("tls: #{{ {} }}", ca.unwrap_or_else(|| "insecure: true".to_string())));
+    }
+    if transport.http2 {
+        keys.push("http2: true".to_string());
+    }
+    let strategy = match transport.connections.strategy {
+        ConnectionStrategy::Pooled => "pooled",
+        ConnectionStrategy::NeverReuse => "never_reuse",
+        ConnectionStrategy::Sticky => "sticky",
+    };
+    let max = transport.connections.max.map(|max| format!(", max: {max}")).unwrap_or_default();
+    keys.push(format!("connections: #{{ strategy: {}{max} }}", string(strategy)));
+    if let Some(path) = &endpoint.request.path {
+        keys.push(format!("path: {}", string(path)));
+    }
+    if let Some(field) = endpoint.request.max_tokens_field {
+        let field = match field {
+            MaxTokensField::MaxTokens => "max_tokens",
+            MaxTokensField::MaxCompletionTokens => "max_completion_tokens",
+        };
+        keys.push(format!("max_tokens_field: {}", string(field)));
+    }
+    if let Some(passages) = endpoint.request.passages {
+        keys.push(format!("passages: {passages}"));
+    }
+    format!("endpoint(#{{ {} }})", keys.join(", "))
+}
+
+fn dataset(dataset: &Dataset) -> String {
+    match dataset {
+        Dataset::Synthetic(spec) => {
+            let mut keys = vec![
+                format!("isl: {}", dist(spec.isl)),
+                format!("osl: {}", dist(spec.osl)),
+                format!("seed: {}", spec.random_seed),
+                format!("entries: {}", spec.entries),
+            ];
+            let options = &spec.options;
+            if !options.mix.is_empty() {
+                let mix: Vec<String> = options
+                    .mix
+                    .iter()
+                    .map(|pair| {
+                        format!(
+                            "#{{ isl: {}, osl: {}, weight: {} }}",
+                            dist(pair.isl),
+                            dist(pair.osl),
+                            float(pair.weight)
+                        )
+                    })
+                    .collect();
+                keys = vec![keys[2].clone(), keys[3].clone(), format!("mix: [{}]", mix.join(", "))];
+            }
+            if let Some(block_size) = options.block_size {
+                keys.push(format!("block_size: {block_size}"));
+            }
+            if let Some(tokens) = options.system_prompt_tokens {
+                keys.push(format!("system_prompt: {tokens}"));
+            }
+            if let Some(pool) = options.prefix_pool {
+                keys.push(format!("prefix_pool: #{{ prefixes: {}, length: {} }}", pool.prefixes, pool.length));
+            }
+            if options.cache_bust {
+                keys.push("cache_bust: true".to_string());
+            }
+            if let Some(images) = spec.images {
+                let format = match images.format {
+                    ImageFormat::Png => "png",
+                    ImageFormat::Jpeg => "jpeg",
+                };
+                let quality = images.quality.map(|q| format!(", quality: {q}")).unwrap_or_default();
+                keys.push(format!(
+                    "images: #{{ count: {}, width: {}, height: {}, format: {}{quality} }}",
+                    images.count,
+                    images.width,
+                    images.height,
+                    string(format)
+                ));
+            }
+            format!("synthetic(#{{ {} }})", keys.join(", "))
+        }
+        Dataset::File(spec) => {
+            let format = match spec.format {
+                FileFormat::SingleTurn => "single_turn",
+                FileFormat::MultiTurn => "multi_turn",
+                FileFormat::Mooncake => "mooncake",
+                FileFormat::Sharegpt => "sharegpt",
+                FileFormat::RandomPool => "random_pool",
+            };
+            let sampling = match spec.sampling {
+                Sampling::Sequential => "sequential",
+                Sampling::Random => "random",
+                Sampling::Shuffle => "shuffle",
+            };
+            let at_end = match spec.at_end {
+                AtEnd::Wrap => "wrap",
+                AtEnd::Stop => "stop",
+            };
+            let draws = spec.draws.map(|draws| format!(", entries: {draws}")).unwrap_or_default();
+            format!(
+                "file(#{{ path: {}, format: {}, sampling: {}, at_end: {}, seed: {}, block_size: {}{draws} }})",
+                string(&spec.path),
+                string(format),
+                string(sampling),
+                string(at_end),
+                spec.random_seed,
+                spec.block_size
+            )
+        }
+    }
+}
+
+fn phase(phase: &Phase) -> String {
+    let mut keys = vec![format!("name: {}", string(&phase.name))];
+    let builder = match &phase.mode {
+        LoadMode::Concurrency { concurrency, prefill_concurrency } => {
+            keys.push(format!("users: {concurrency}"));
+            if let Some(prefill) = prefill_concurrency {
+                keys.push(format!("prefill_concurrency: {prefill}"));
+            }
+            match phase.kind {
+                PhaseKind::Warmup => "warmup",
+                PhaseKind::Cooldown => "cooldown",
+                PhaseKind::Profiling => "concurrency",
+            }
+        }
+        LoadMode::Rate { rate, arrival: pattern, max_concurrency, seed } => {
+            keys.push(format!("rate: {}", float(*rate)));
+            keys.extend(arrival(*pattern));
+            if let Some(max) = max_concurrency {
+                keys.push(format!("max_concurrency: {max}"));
+            }
+            keys.push(format!("seed: {seed}"));
+            "rate"
+        }
+        LoadMode::Ramp { ramped, start, stages, arrival: pattern, seed } => {
+            let stages: Vec<String> = stages
+                .iter()
+                .map(|stage| format!("#{{ duration: {}, target: {} }}", float(stage.duration_s), float(stage.target)))
+                .collect();
+            let quantity = match ramped {
+                RampedQuantity::Concurrency => "users",
+                RampedQuantity::Rate => "rate",
+            };
+            keys.push(format!("{quantity}: [{}]", stages.join(", ")));
+            keys.push(format!("start: {}", float(*start)));
+            if *ramped == RampedQuantity::Rate {
+                keys.extend(arrival(*pattern));
+            }
+            keys.push(format!("seed: {seed}"));
+            "ramp"
+        }
+        LoadMode::Schedule(schedule) => {
+            keys.push(match &schedule.trace {
+                ScheduleTrace::Inline { timestamps_ms } => {
+                    let times: Vec<String> = timestamps_ms.iter().map(|t| float(*t)).collect();
+                    format!("timestamps: [{}]", times.join(", "))
+                }
+                ScheduleTrace::File { path, .. } => format!("file: {}", string(path)),
+            });
+            if let Some(start) = schedule.start_offset_ms {
+                keys.push(format!("start_offset: ms({})", float(start)));
+            }
+            if let Some(end) = schedule.end_offset_ms {
+                keys.push(format!("end_offset: ms({})", float(end)));
+            }
+            keys.push(format!("auto_offset: {}", schedule.auto_offset));
+            keys.push(format!("speedup: {}", float(schedule.speedup)));
+            "schedule"
+        }
+        LoadMode::Users { users, session_rate, turns, think_time_s, seed } => {
+            keys.push(format!("users: {users}"));
+            keys.push(format!("rate: {}", float(*session_rate)));
+            keys.push(format!("turns: {}", dist(*turns)));
+            keys.push(format!("think_time: {}", dist(*think_time_s)));
+            keys.push(format!("seed: {seed}"));
+            "users"
+        }
+    };
+    let ramp = matches!(phase.mode, LoadMode::Ramp { .. });
+    if let Some(requests) = phase.requests {
+        keys.push(format!("requests: {requests}"));
+    }
+    if let (Some(duration), false) = (phase.duration_s, ramp) {
+        keys.push(format!("duration: {}", float(duration)));
+    }
+    keys.push(format!("grace_period: {}", float(phase.grace_period_s)));
+    keys.push(format!("results: {}", phase.results));
+    if let Some(cancel) = phase.cancel {
+        keys.push(format!("cancel: #{{ fraction: {}, after: {} }}", float(cancel.fraction), float(cancel.after_s)));
+    }
+    let built = format!("{builder}(#{{ {} }})", keys.join(", "));
+    match (builder, phase.kind) {
+        ("warmup" | "cooldown" | "concurrency", _) | (_, PhaseKind::Profiling) => built,
+        (_, PhaseKind::Warmup) => format!("warmup({built})"),
+        (_, PhaseKind::Cooldown) => format!("cooldown({built})"),
+    }
+}
+
+fn arrival(pattern: Arrival) -> Vec<String> {
+    match pattern {
+        Arrival::Constant => vec!["arrival: \"constant\"".to_string()],
+        Arrival::Poisson => vec!["arrival: \"poisson\"".to_string()],
+        Arrival::Gamma { smoothness } => {
+            vec!["arrival: \"gamma\"".to_string(), format!("smoothness: {}", float(smoothness))]
+        }
+    }
+}
+
+fn server_metrics(plan: &Plan) -> String {
+    let config = &plan.server_metrics;
+    let formats: Vec<String> = config
+        .formats
+        .iter()
+        .map(|format| {
+            string(match format {
+                ServerMetricsFormat::Json => "json",
+                ServerMetricsFormat::Csv => "csv",
+                ServerMetricsFormat::Jsonl => "jsonl",
+                ServerMetricsFormat::Parquet => "parquet",
+            })
+        })
+        .collect();
+    let mut keys = vec![
+        format!("enabled: {}", config.enabled),
+        format!("urls: {}", strings(&config.urls)),
+        format!("interval: {}", float(config.interval_s)),
+        format!("formats: [{}]", formats.join(", ")),
+        format!("reachability_timeout: {}", float(config.reachability_timeout_s)),
+    ];
+    if let Some(slice) = config.slice_duration_s {
+        keys.push(format!("slice_duration: {}", float(slice)));
+    }
+    if let Some(flush) = config.flush_period_s {
+        keys.push(format!("flush_period: {}", float(flush)));
+    }
+    format!("#{{ {} }}", keys.join(", "))
+}
+
+fn dist(dist: Dist) -> String {
+    format!("normal({}, {})", float(dist.mean), float(dist.stddev))
+}
+
+/// A Rhai float literal that reads back as exactly `value`.
+fn float(value: f64) -> String {
+    let text = format!("{value:?}");
+    match text.split_once('e') {
+        Some((mantissa, exponent)) if !mantissa.contains('.') => format!("{mantissa}.0e{exponent}"),
+        _ => text,
+    }
+}
+
+fn string(text: &str) -> String {
+    serde_json::to_string(text).unwrap_or_else(|_| "\"\"".to_string())
+}
+
+fn strings(items: &[String]) -> String {
+    let items: Vec<String> = items.iter().map(|item| string(item)).collect();
+    format!("[{}]", items.join(", "))
+}
+
+/// A JSON value as a Rhai literal (`()` for null, `#{..}` for objects).
+fn json(value: &Value) -> String {
+    match value {
+        Value::Null => "()".to_string(),
+        Value::Bool(flag) => flag.to_string(),
+        Value::Number(number) => match (number.as_i64(), number.as_f64()) {
+            (Some(int), _) => int.to_string(),
+            (None, Some(f)) => float(f),
+            (None, None) => number.to_string(),
+        },
+        Value::String(text) => string(text),
+        Value::Array(items) => format!("[{}]", items.iter().map(json).collect::<Vec<_>>().join(", ")),
+        Value::Object(map) => {
+            let entries: Vec<String> =
+                map.iter().map(|(key, value)| format!("{}: {}", string(key), json(value))).collect();
+            format!("#{{ {} }}", entries.join(", "))
+        }
+    }
+}
