@@ -2,11 +2,14 @@
 //! OpenAI chat completions (non-streaming, 4 completion tokens each) and serves Prometheus
 //! `/metrics` whose counters and histogram advance by a fixed amount per request served,
 //! before the response goes out, so the true work inside any window is known exactly.
+//! `start_publishing_every` makes a late publisher: `/metrics` shows a snapshot refreshed
+//! every period, as servers that update their metrics from a periodic stats loop do.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 /// Generation tokens each request adds to `test:generation_tokens_total`.
 pub const TOKENS_PER_REQUEST: u64 = 4;
@@ -34,6 +37,13 @@ pub struct MeteredServer {
     stop: Arc<AtomicBool>,
 }
 
+/// What `/metrics` shows: the live counts, or the last published snapshot.
+#[derive(Clone)]
+enum Exposition {
+    Live,
+    Snapshot(Arc<Mutex<String>>),
+}
+
 impl Drop for MeteredServer {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
@@ -42,7 +52,27 @@ impl Drop for MeteredServer {
 }
 
 impl MeteredServer {
+    /// Metrics updated as each request is served.
     pub fn start() -> MeteredServer {
+        Self::start_with(Exposition::Live)
+    }
+
+    /// Metrics published every `period` only.
+    pub fn start_publishing_every(period: Duration) -> MeteredServer {
+        let snapshot = Arc::new(Mutex::new(metrics_text(&Counts::default())));
+        let server = Self::start_with(Exposition::Snapshot(snapshot.clone()));
+        let (counts, stop) = (server.counts.clone(), server.stop.clone());
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                std::thread::sleep(period);
+                let text = metrics_text(&counts.lock().expect("counts"));
+                *snapshot.lock().expect("snapshot") = text;
+            }
+        });
+        server
+    }
+
+    fn start_with(exposition: Exposition) -> MeteredServer {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
         let port = listener.local_addr().expect("addr").port();
         let server = MeteredServer { port, counts: Arc::default(), stop: Arc::new(AtomicBool::new(false)) };
@@ -53,8 +83,8 @@ impl MeteredServer {
                     return;
                 }
                 let Ok(stream) = stream else { continue };
-                let counts = counts.clone();
-                std::thread::spawn(move || serve_connection(stream, &counts));
+                let (counts, exposition) = (counts.clone(), exposition.clone());
+                std::thread::spawn(move || serve_connection(stream, &counts, &exposition));
             }
         });
         server
@@ -71,7 +101,7 @@ impl MeteredServer {
 }
 
 /// Serve one keep-alive connection until the client closes it.
-fn serve_connection(stream: TcpStream, counts: &Mutex<Counts>) {
+fn serve_connection(stream: TcpStream, counts: &Mutex<Counts>, exposition: &Exposition) {
     let _ = stream.set_nodelay(true);
     let Ok(writer) = stream.try_clone() else { return };
     let mut writer = writer;
@@ -103,7 +133,11 @@ fn serve_connection(stream: TcpStream, counts: &Mutex<Counts>) {
         }
         let path = request_line.split_whitespace().nth(1).unwrap_or("/");
         let (content_type, answer) = if path.starts_with("/metrics") {
-            ("text/plain; version=0.0.4", metrics_text(&counts.lock().expect("counts")))
+            let text = match exposition {
+                Exposition::Live => metrics_text(&counts.lock().expect("counts")),
+                Exposition::Snapshot(snapshot) => snapshot.lock().expect("snapshot").clone(),
+            };
+            ("text/plain; version=0.0.4", text)
         } else if path.ends_with("/chat/completions") {
             let n = {
                 let mut counts = counts.lock().expect("counts");
