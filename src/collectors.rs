@@ -11,7 +11,7 @@ use crate::clock::RunClock;
 use crate::export::server_metrics_json::iso_time;
 use crate::export::{ArtifactNames, gpu_telemetry};
 use crate::plan::Plan;
-use crate::result::RunResult;
+use crate::result::{PhaseSummary, RunResult};
 use crate::server_metrics::fetch::scrape_client;
 use crate::server_metrics::{self, Collector, CollectorSettings, ProfilingWindow, ScrapePhase, ServerMetricsResult};
 use crate::telemetry::summary::telemetry_data;
@@ -25,8 +25,8 @@ pub struct RunCollectors {
     clock: RunClock,
     server: Option<Collector>,
     telemetry: Option<TelemetryCollector>,
-    profiling_start_ns: Option<u64>,
-    profiling_end_ns: Option<u64>,
+    /// The results phases so far, in epoch ns.
+    results_windows: Vec<ProfilingWindow>,
 }
 
 /// What the collectors gathered, ready for the result and the exports.
@@ -77,38 +77,43 @@ impl RunCollectors {
         } else {
             None
         };
-        Ok(Self { clock, server, telemetry, profiling_start_ns: None, profiling_end_ns: None })
+        Ok(Self { clock, server, telemetry, results_windows: Vec::new() })
     }
 
-    fn now_epoch_ns(&self) -> u64 {
-        self.clock.epoch_ns(self.clock.now_ns())
-    }
-
-    /// A phase starts now (after a boundary scrape); `results`: it feeds the metrics, so it
-    /// is inside the profiling window.
+    /// A phase is about to send its first request: scrape every endpoint first (the
+    /// reference of the phase's counters); `results`: the phase feeds the metrics.
     pub async fn phase_started(&mut self, results: bool) {
         if let Some(server) = &self.server {
             server.enter_phase(if results { ScrapePhase::Profiling } else { ScrapePhase::Warmup }).await;
         }
-        if results && self.profiling_start_ns.is_none() {
-            self.profiling_start_ns = Some(self.now_epoch_ns());
-        }
     }
 
-    /// A phase ended now; `results` as in `phase_started`.
-    pub fn phase_ended(&mut self, results: bool) {
-        if results {
-            self.profiling_end_ns = Some(self.now_epoch_ns());
+    /// A phase's last response is in; a results phase is scraped once more (its end sample)
+    /// and its span, first request to last response, joins the profiling window.
+    pub async fn phase_ended(&mut self, summary: &PhaseSummary) {
+        if !summary.results {
+            return;
+        }
+        self.results_windows.push(ProfilingWindow {
+            start_ns: self.clock.epoch_ns(summary.window_start_ns),
+            end_ns: self.clock.epoch_ns(summary.window_end_ns),
+        });
+        if let Some(server) = &self.server {
+            server.end_phase().await;
         }
     }
 
     /// Stop both collectors (the server one after its flush period and final scrape) and
     /// summarise the profiling window.
     pub async fn finish(self, slice_duration_s: Option<f64>) -> Gathered {
-        let now = self.now_epoch_ns();
+        let mut results_windows = self.results_windows;
+        if results_windows.is_empty() {
+            let now = self.clock.epoch_ns(self.clock.now_ns());
+            results_windows.push(ProfilingWindow { start_ns: now, end_ns: now });
+        }
         let window = ProfilingWindow {
-            start_ns: self.profiling_start_ns.unwrap_or(now),
-            end_ns: self.profiling_end_ns.unwrap_or(now),
+            start_ns: results_windows[0].start_ns,
+            end_ns: results_windows[results_windows.len() - 1].end_ns,
         };
         let telemetry = match self.telemetry {
             Some(collector) => Some(collector.finish().await),
@@ -118,7 +123,7 @@ impl RunCollectors {
             Some(collector) => {
                 let collected = collector.finish().await;
                 let slice_ns = slice_duration_s.map(|s| (s * 1e9) as u64);
-                tokio::task::spawn_blocking(move || server_metrics::aggregate(collected, window, slice_ns))
+                tokio::task::spawn_blocking(move || server_metrics::aggregate(collected, &results_windows, slice_ns))
                     .await
                     .ok()
                     .map(Arc::new)

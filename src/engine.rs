@@ -203,10 +203,10 @@ pub async fn execute(plan: &Plan, options: &RunOptions) -> Result<RunResult> {
         let run = Arc::new(PhaseRun { phase: phase.clone(), index, name: Arc::from(phase.name.as_str()), counters });
         let summary = load::run_phase(context.clone(), run).await;
         progress.finish(&summary);
-        phases.push(summary);
         if let Some(running) = collectors.as_mut() {
-            running.phase_ended(phase.results);
+            running.phase_ended(&summary).await;
         }
+        phases.push(summary);
         if Some(index) == last_results_phase
             && let Some(running) = collectors.take()
         {

@@ -199,6 +199,29 @@ fn llamacpp_metrics_are_collected_and_agree_with_the_requests_sent() {
 }
 
 #[test]
+fn a_sub_second_run_counts_exactly_the_tokens_predicted() {
+    // Shorter than the 333 ms scrape interval or not, the reference and end scrapes bound the
+    // profiling phase: every one of its tokens and none of the warmup's.
+    let server = LlamaServer::start(&[]);
+    let name = "llama_short";
+    let run = run_scenario(
+        name,
+        &scenario(name, &server.url(), "", "warmup(#{ requests: 2 }), concurrency(#{ users: 2, requests: 4 })"),
+    );
+    assert_eq!(run.code(), Some(0), "stderr: {}", run.stderr());
+    let summary = run.summary(name);
+    let duration_s = stat(&summary, "benchmark_duration", "avg");
+    eprintln!("4 requests in {duration_s:.3} s");
+    let export = common::read_json(&run.artifacts(name).join("server_metrics_export.json"));
+    let predicted = &export["metrics"]["llamacpp:tokens_predicted"]["series"][0]["stats"];
+    let total = predicted["total"].as_f64().expect("tokens_predicted total");
+    assert_eq!(total, 4.0 * 32.0, "{predicted}");
+    let rate = predicted["rate"].as_f64().expect("rate");
+    let true_rate = total / duration_s;
+    assert!((rate - true_rate).abs() <= 0.02 * true_rate, "rate {rate} vs {true_rate} over {duration_s} s");
+}
+
+#[test]
 fn server_token_counts_are_the_usage_counts_on_completions_and_chat() {
     let server = LlamaServer::start(&[]);
     let tokenizer = fixture("trained-bytelevel-bpe-8k.tokenizer.json");

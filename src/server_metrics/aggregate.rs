@@ -1,5 +1,6 @@
 //! Turns the run's scrape records into the export model: metrics grouped by name across
-//! endpoints, one series per endpoint + label set, each with its profiling-window stats.
+//! endpoints, one series per endpoint + label set, each with its stats over the results
+//! phases' windows.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -11,14 +12,7 @@ use super::endpoint_info::{EndpointInfo, endpoint_info};
 use super::parse::{FamilyKind, HistogramValue, Labels, SeriesValue};
 use super::series_stats::{self, CounterStats, GaugeStats, HistogramStats, Timeslice};
 use super::units::infer_unit;
-
-/// The profiling window in epoch ns: statistics use samples from `start_ns` on (plus each
-/// series' reference sample just before it) up to the final scrape.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ProfilingWindow {
-    pub start_ns: u64,
-    pub end_ns: u64,
-}
+use super::window::{PhaseSamples, ProfilingWindow, SampleTimes, phase_samples};
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum SeriesStats {
@@ -51,7 +45,10 @@ pub struct MetricSummary {
 pub struct ServerMetricsResult {
     pub endpoints_configured: Vec<String>,
     pub endpoints_successful: Vec<String>,
+    /// From the first results phase's start to the last one's last response.
     pub window: ProfilingWindow,
+    /// Each results phase, in order (the statistics' boundaries).
+    pub phase_windows: Vec<ProfilingWindow>,
     pub endpoint_info: Vec<(String, EndpointInfo)>,
     /// Sorted by name.
     pub metrics: Vec<MetricSummary>,
@@ -60,10 +57,10 @@ pub struct ServerMetricsResult {
     pub slice_ns: Option<u64>,
 }
 
-/// Samples of one series in time order.
+/// Samples of one series in time order: when each scrape was sent and had arrived, and the values.
 enum Points {
-    Scalar(Vec<u64>, Vec<f64>),
-    Histogram(Vec<u64>, Vec<HistogramValue>),
+    Scalar(Vec<u64>, Vec<u64>, Vec<f64>),
+    Histogram(Vec<u64>, Vec<u64>, Vec<HistogramValue>),
 }
 
 struct FamilyMeta {
@@ -72,8 +69,13 @@ struct FamilyMeta {
     unit: Option<String>,
 }
 
-/// Build the export model from the collected records.
-pub fn aggregate(collected: Collected, window: ProfilingWindow, slice_ns: Option<u64>) -> ServerMetricsResult {
+/// Build the export model from the collected records; `phase_windows` are the results
+/// phases in time order (at least one).
+pub fn aggregate(
+    collected: Collected,
+    phase_windows: &[ProfilingWindow],
+    slice_ns: Option<u64>,
+) -> ServerMetricsResult {
     let mut families: BTreeMap<String, FamilyMeta> = BTreeMap::new();
     let mut series: BTreeMap<(String, Arc<str>, Labels), Points> = BTreeMap::new();
     for record in &collected.records {
@@ -89,12 +91,14 @@ pub fn aggregate(collected: Collected, window: ProfilingWindow, slice_ns: Option
             for one in &family.series {
                 let key = (family.name.clone(), record.endpoint_url.clone(), one.labels.clone());
                 match (&one.value, series.entry(key).or_insert_with(|| empty_points(&one.value))) {
-                    (SeriesValue::Scalar(v), Points::Scalar(times, values)) => {
-                        times.push(record.timestamp_ns);
+                    (SeriesValue::Scalar(v), Points::Scalar(sent, arrived, values)) => {
+                        sent.push(record.request_sent_ns);
+                        arrived.push(record.timestamp_ns);
                         values.push(*v);
                     }
-                    (SeriesValue::Histogram(h), Points::Histogram(times, values)) => {
-                        times.push(record.timestamp_ns);
+                    (SeriesValue::Histogram(h), Points::Histogram(sent, arrived, values)) => {
+                        sent.push(record.request_sent_ns);
+                        arrived.push(record.timestamp_ns);
                         values.push(h.clone());
                     }
                     _ => {}
@@ -112,7 +116,7 @@ pub fn aggregate(collected: Collected, window: ProfilingWindow, slice_ns: Option
     for ((name, endpoint_url, labels), points) in series {
         let Ok(at) = metrics.binary_search_by(|m| m.name.as_str().cmp(&name)) else { continue };
         let metric = &mut metrics[at];
-        if let Some(summary) = summarize(metric.kind, points, window.start_ns, slice_ns) {
+        if let Some(summary) = summarize(metric.kind, points, phase_windows, slice_ns) {
             let (stats, buckets, timeslices) = summary;
             metric.series.push(SeriesSummary {
                 endpoint_url: endpoint_url.to_string(),
@@ -132,7 +136,11 @@ pub fn aggregate(collected: Collected, window: ProfilingWindow, slice_ns: Option
     ServerMetricsResult {
         endpoints_configured: collected.configured,
         endpoints_successful: collected.successful,
-        window,
+        window: ProfilingWindow {
+            start_ns: phase_windows.first().map_or(0, |w| w.start_ns),
+            end_ns: phase_windows.last().map_or(0, |w| w.end_ns),
+        },
+        phase_windows: phase_windows.to_vec(),
         endpoint_info,
         metrics,
         records: collected.records,
@@ -142,25 +150,33 @@ pub fn aggregate(collected: Collected, window: ProfilingWindow, slice_ns: Option
 
 fn empty_points(value: &SeriesValue) -> Points {
     match value {
-        SeriesValue::Scalar(_) => Points::Scalar(Vec::new(), Vec::new()),
-        SeriesValue::Histogram(_) => Points::Histogram(Vec::new(), Vec::new()),
+        SeriesValue::Scalar(_) => Points::Scalar(Vec::new(), Vec::new(), Vec::new()),
+        SeriesValue::Histogram(_) => Points::Histogram(Vec::new(), Vec::new(), Vec::new()),
     }
 }
 
 type Summary = (SeriesStats, Option<Value>, Vec<Timeslice>);
 
-fn summarize(kind: FamilyKind, points: Points, start_ns: u64, slice_ns: Option<u64>) -> Option<Summary> {
+fn summarize(kind: FamilyKind, points: Points, windows: &[ProfilingWindow], slice_ns: Option<u64>) -> Option<Summary> {
+    let phases = |sent: &[u64], arrived: &[u64]| -> Vec<PhaseSamples> {
+        phase_samples(SampleTimes { sent_ns: sent, arrived_ns: arrived }, windows)
+    };
     match (kind, points) {
-        (FamilyKind::Counter, Points::Scalar(times, values)) => {
-            series_stats::counter(&times, &values, start_ns, slice_ns)
+        (FamilyKind::Counter, Points::Scalar(sent, arrived, values)) => {
+            let times = SampleTimes { sent_ns: &sent, arrived_ns: &arrived };
+            series_stats::counter(times, &values, &phases(&sent, &arrived), slice_ns)
                 .map(|(stats, slices)| (SeriesStats::Counter(stats), None, slices))
         }
-        (FamilyKind::Histogram, Points::Histogram(times, values)) => {
-            series_stats::histogram(&times, &values, start_ns, slice_ns)
+        (FamilyKind::Histogram, Points::Histogram(sent, arrived, values)) => {
+            let times = SampleTimes { sent_ns: &sent, arrived_ns: &arrived };
+            series_stats::histogram(times, &values, &phases(&sent, &arrived), slice_ns)
                 .map(|(stats, buckets, slices)| (SeriesStats::Histogram(stats), buckets, slices))
         }
-        (_, Points::Scalar(times, values)) => series_stats::gauge(&times, &values, start_ns, slice_ns)
-            .map(|(stats, slices)| (SeriesStats::Gauge(stats), None, slices)),
+        (_, Points::Scalar(sent, arrived, values)) => {
+            let times = SampleTimes { sent_ns: &sent, arrived_ns: &arrived };
+            series_stats::gauge(times, &values, &phases(&sent, &arrived), slice_ns)
+                .map(|(stats, slices)| (SeriesStats::Gauge(stats), None, slices))
+        }
         (_, Points::Histogram(..)) => None,
     }
 }

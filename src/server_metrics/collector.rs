@@ -1,6 +1,7 @@
 //! The scrape loop: reachability and content checks (with the TRT-LLM probe and
-//! auto-disable), a baseline scrape, one task per endpoint scraping every interval, and a
-//! final scrape after a flush period. Every fetch is kept as a `ScrapeRecord`.
+//! auto-disable), a baseline scrape, one task per endpoint scraping every interval, a scrape
+//! at each phase's start (the reference) and after a results phase's last response (its end),
+//! and a final scrape after a flush period. Every fetch is kept as a `ScrapeRecord`.
 
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
@@ -192,6 +193,15 @@ impl Collector {
         self.phase.store(phase as u8, Ordering::Relaxed);
         for endpoint in &self.endpoints {
             scrape_once(&self.client, endpoint, &self.records, self.clock, &self.settings, phase).await;
+        }
+    }
+
+    /// A results phase's last response is in: scrape every endpoint now, so the phase has
+    /// an end sample taken before anything else is sent.
+    pub async fn end_phase(&self) {
+        let tag = ScrapePhase::from_u8(self.phase.load(Ordering::Relaxed));
+        for endpoint in &self.endpoints {
+            scrape_once(&self.client, endpoint, &self.records, self.clock, &self.settings, tag).await;
         }
     }
 

@@ -11,6 +11,8 @@ pub mod series_stats;
 pub mod timeslice;
 pub mod units;
 pub mod urls;
+pub mod window;
 
-pub use aggregate::{ProfilingWindow, ServerMetricsResult, aggregate};
+pub use aggregate::{ServerMetricsResult, aggregate};
 pub use collector::{Collector, CollectorSettings, ScrapePhase};
+pub use window::ProfilingWindow;

@@ -1,13 +1,16 @@
-//! Statistics of one series over the profiling window, exactly as the export schema
-//! describes: gauges (exact percentiles), counters (deltas and rates), histograms (deltas
-//! and polynomial percentile estimates), each with optional timeslices.
+//! Statistics of one series over the profiling window (its results phases, see `window`),
+//! exactly as the export schema describes: gauges (exact percentiles of the samples from
+//! each phase's reference to its end scrape), counters (reset-aware increases and rates over
+//! the profiling duration), histograms (the same for count, sum and every bucket, plus
+//! polynomial percentile estimates), each with optional timeslices.
 
 use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::estimate::{BucketLearning, accumulate_bucket_statistics, polynomial_percentiles};
 use super::parse::HistogramValue;
-use super::timeslice::{Slice, last_at_or_before, samples_in, slices};
+use super::timeslice::{Slice, tile};
+use super::window::{PhaseSamples, SampleTimes, cumulative_curve, total_seconds, value_at};
 use crate::metrics::stats::distribution;
 
 const PERCENTILES: [f64; 9] = [1.0, 5.0, 10.0, 25.0, 50.0, 75.0, 90.0, 95.0, 99.0];
@@ -89,12 +92,6 @@ fn timeslice(slice: &Slice, values: Map<String, Value>) -> Timeslice {
     Timeslice { start_ns: slice.start_ns, end_ns: slice.end_ns, is_incomplete: !slice.is_complete, values }
 }
 
-/// Index of the first sample used: the last one before `start_ns` (the reference), else
-/// the first one inside the window.
-fn reference_index(times_ns: &[u64], start_ns: u64) -> usize {
-    times_ns.partition_point(|t| *t < start_ns).saturating_sub(1)
-}
-
 fn seconds_between(from_ns: u64, to_ns: u64) -> f64 {
     to_ns.saturating_sub(from_ns) as f64 / 1e9
 }
@@ -103,16 +100,30 @@ fn rate(total: f64, seconds: f64) -> f64 {
     if seconds > 0.0 { total / seconds } else { 0.0 }
 }
 
-/// Gauge stats of the samples at or after `start_ns`; None when there are none.
+fn profiling_seconds(phases: &[PhaseSamples]) -> f64 {
+    total_seconds(&phases.iter().map(|p| p.window).collect::<Vec<_>>())
+}
+
+/// Every slice of every phase, with the phase it belongs to.
+fn phase_slices(phases: &[PhaseSamples], slice_ns: Option<u64>) -> Vec<(usize, Slice)> {
+    let Some(slice_ns) = slice_ns else { return Vec::new() };
+    phases
+        .iter()
+        .enumerate()
+        .flat_map(|(i, phase)| tile(phase.window, slice_ns).into_iter().map(move |slice| (i, slice)))
+        .collect()
+}
+
+/// Gauge stats of each phase's samples from its reference to its end scrape; None when
+/// there are none.
 pub fn gauge(
-    times_ns: &[u64],
+    times: SampleTimes,
     values: &[f64],
-    start_ns: u64,
+    phases: &[PhaseSamples],
     slice_ns: Option<u64>,
 ) -> Option<(GaugeStats, Vec<Timeslice>)> {
-    let from = times_ns.partition_point(|t| *t < start_ns);
-    let (times, values) = (&times_ns[from..], &values[from..]);
-    let stats = distribution(values)?;
+    let window_values: Vec<f64> = phases.iter().flat_map(|phase| values[phase.gauge_range()].iter().copied()).collect();
+    let stats = distribution(&window_values)?;
     let or_zero = |v: Option<f64>| v.unwrap_or(0.0);
     let gauge_stats = GaugeStats {
         avg: stats.avg,
@@ -129,48 +140,56 @@ pub fn gauge(
         p95: or_zero(stats.p95),
         p99: or_zero(stats.p99),
     };
-    let windows = slice_ns.map(|ns| slices(times, ns)).unwrap_or_default();
-    let mut out = Vec::with_capacity(windows.len());
-    for (i, slice) in windows.iter().enumerate() {
-        let range = samples_in(times, slice, i + 1 == windows.len());
-        let Some(window) = distribution(&values[range]) else { continue };
+    let mut out = Vec::new();
+    for (i, slice) in phase_slices(phases, slice_ns) {
+        let phase = &phases[i];
+        // The boundary scrapes stand for the phase's edges.
+        let (start, end) = (phase.window.start_ns, phase.window.end_ns);
+        let in_slice: Vec<f64> = phase
+            .gauge_range()
+            .filter(|at| {
+                let t = times.arrived_ns[*at].clamp(start, end);
+                t >= slice.start_ns && (t < slice.end_ns || (slice.end_ns == end && t == end))
+            })
+            .map(|at| values[at])
+            .collect();
+        let Some(window) = distribution(&in_slice) else { continue };
         let mut fields = Map::new();
         fields.insert("avg".into(), window.avg.into());
         fields.insert("min".into(), or_zero(window.min).into());
         fields.insert("max".into(), or_zero(window.max).into());
-        out.push(timeslice(slice, fields));
+        out.push(timeslice(&slice, fields));
     }
     Some((gauge_stats, out))
 }
 
-/// Counter stats: the change since the reference sample (a decrease, i.e. a reset, counts
-/// as 0), its rate, and with timeslices the spread of complete slices' rates.
+/// Counter stats: the reset-aware increase from each phase's reference to its end sample,
+/// its rate over the profiling duration, and with timeslices the spread of complete
+/// slices' rates (slice edges interpolated between neighbouring scrapes).
 pub fn counter(
-    times_ns: &[u64],
+    times: SampleTimes,
     values: &[f64],
-    start_ns: u64,
+    phases: &[PhaseSamples],
     slice_ns: Option<u64>,
 ) -> Option<(CounterStats, Vec<Timeslice>)> {
-    let from = reference_index(times_ns, start_ns);
-    let (times, values) = (times_ns.get(from..)?, values.get(from..)?);
-    let (first, last) = (*values.first()?, *values.last()?);
-    let seconds = seconds_between(times[0], times[times.len() - 1]);
-    let total = (last - first).max(0.0);
+    if !phases.iter().any(PhaseSamples::has_samples) {
+        return None;
+    }
+    let curves: Vec<Vec<(u64, f64)>> = phases.iter().map(|phase| cumulative_curve(times, values, phase)).collect();
+    let total: f64 = curves.iter().map(|curve| curve.last().map_or(0.0, |p| p.1)).sum();
     let mut stats = CounterStats {
         total,
-        rate: rate(total, seconds),
+        rate: rate(total, profiling_seconds(phases)),
         rate_avg: None,
         rate_min: None,
         rate_max: None,
         rate_std: None,
     };
-    let Some(slice_ns) = slice_ns else { return Some((stats, Vec::new())) };
-    let windows = slices(times, slice_ns);
-    let mut out = Vec::with_capacity(windows.len());
+    let mut out = Vec::new();
     let mut complete_rates = Vec::new();
-    for slice in &windows {
-        let at = |ns| last_at_or_before(times, ns).map_or(first, |i| values[i]);
-        let slice_total = (at(slice.end_ns) - at(slice.start_ns)).max(0.0);
+    for (i, slice) in phase_slices(phases, slice_ns) {
+        let curve = &curves[i];
+        let slice_total = value_at(curve, slice.end_ns) - value_at(curve, slice.start_ns);
         let slice_rate = rate(slice_total, seconds_between(slice.start_ns, slice.end_ns));
         if slice.is_complete {
             complete_rates.push(slice_rate);
@@ -178,7 +197,7 @@ pub fn counter(
         let mut fields = Map::new();
         fields.insert("total".into(), slice_total.into());
         fields.insert("rate".into(), slice_rate.into());
-        out.push(timeslice(slice, fields));
+        out.push(timeslice(&slice, fields));
     }
     if let Some(spread) = distribution(&complete_rates) {
         stats.rate_avg = Some(spread.avg);
@@ -194,11 +213,13 @@ fn bucket_deltas(earlier: &HistogramValue, later: &HistogramValue) -> Vec<(Strin
     later
         .buckets
         .iter()
-        .map(|(le, bound, count)| {
-            let before = earlier.buckets.iter().find(|b| b.1 == *bound).map_or(0.0, |b| b.2);
-            (le.clone(), (count - before).max(0.0))
-        })
+        .map(|(le, bound, count)| (le.clone(), (count - bucket_count(earlier, *bound)).max(0.0)))
         .collect()
+}
+
+/// The cumulative count of `value`'s bucket with upper bound `bound` (0 when it has none).
+fn bucket_count(value: &HistogramValue, bound: f64) -> f64 {
+    value.buckets.iter().find(|b| b.1 == bound).map_or(0.0, |b| b.2)
 }
 
 /// Non-cumulative counts (finite buckets then +Inf) and finite bounds of cumulative deltas.
@@ -224,30 +245,78 @@ fn buckets_json(deltas: &[(String, f64)]) -> Value {
     Value::Object(deltas.iter().map(|(le, count)| (le.clone(), Value::from(count.round() as u64))).collect())
 }
 
-/// Histogram stats: count/sum deltas, rates, bucket deltas and the polynomial estimates
-/// (bucket means learned from every scrape interval in the window).
+/// One phase's histogram as cumulative curves (see `window::cumulative_curve`): count,
+/// sum, and each bucket of `layout` (the series' latest bucket list).
+struct HistogramCurves {
+    count: Vec<(u64, f64)>,
+    sum: Vec<(u64, f64)>,
+    buckets: Vec<Vec<(u64, f64)>>,
+}
+
+impl HistogramCurves {
+    fn new(times: SampleTimes, values: &[HistogramValue], phase: &PhaseSamples, layout: &HistogramValue) -> Self {
+        let curve = |field: &dyn Fn(&HistogramValue) -> f64| {
+            let series: Vec<f64> = values.iter().map(field).collect();
+            cumulative_curve(times, &series, phase)
+        };
+        HistogramCurves {
+            count: curve(&|h| h.count),
+            sum: curve(&|h| h.sum),
+            buckets: layout.buckets.iter().map(|(_, bound, _)| curve(&|h| bucket_count(h, *bound))).collect(),
+        }
+    }
+
+    /// Count, sum and cumulative bucket counts gained between two instants of the phase.
+    fn between(&self, from_ns: u64, to_ns: u64) -> (f64, f64, Vec<f64>) {
+        let delta = |curve: &[(u64, f64)]| value_at(curve, to_ns) - value_at(curve, from_ns);
+        (delta(&self.count), delta(&self.sum), self.buckets.iter().map(|c| delta(c)).collect())
+    }
+
+    fn totals(&self) -> (f64, f64, Vec<f64>) {
+        let last = |curve: &[(u64, f64)]| curve.last().map_or(0.0, |p| p.1);
+        (last(&self.count), last(&self.sum), self.buckets.iter().map(|c| last(c)).collect())
+    }
+}
+
+fn keyed(layout: &HistogramValue, counts: &[f64]) -> Vec<(String, f64)> {
+    layout.buckets.iter().zip(counts).map(|((le, _, _), count)| (le.clone(), *count)).collect()
+}
+
+/// Histogram stats: reset-aware count/sum/bucket increases from each phase's reference to
+/// its end sample, rates over the profiling duration, and the polynomial estimates (bucket
+/// means learned from every scrape interval of the phases).
 pub fn histogram(
-    times_ns: &[u64],
+    times: SampleTimes,
     values: &[HistogramValue],
-    start_ns: u64,
+    phases: &[PhaseSamples],
     slice_ns: Option<u64>,
 ) -> Option<(HistogramStats, Option<Value>, Vec<Timeslice>)> {
-    let from = reference_index(times_ns, start_ns);
-    let (times, values) = (times_ns.get(from..)?, values.get(from..)?);
-    let (first, last) = (values.first()?, values.last()?);
-    let count = last.count - first.count;
-    if count < 0.0 {
-        return Some((HistogramStats { count: 0, observed: None }, None, Vec::new()));
+    if !phases.iter().any(PhaseSamples::has_samples) {
+        return None;
     }
-    let deltas = bucket_deltas(first, last);
-    let seconds = seconds_between(times[0], times[times.len() - 1]);
-    let sum = last.sum - first.sum;
+    let layout = values.last()?;
+    let empty = HistogramValue { buckets: Vec::new(), sum: 0.0, count: 0.0 };
+    let curves: Vec<HistogramCurves> =
+        phases.iter().map(|phase| HistogramCurves::new(times, values, phase, layout)).collect();
+    let (mut count, mut sum, mut cumulative) = (0.0, 0.0, vec![0.0; layout.buckets.len()]);
     let mut learned: Vec<BucketLearning> = Vec::new();
-    for pair in values.windows(2) {
-        let (_, interval_counts) = per_bucket(&bucket_deltas(&pair[0], &pair[1]), &pair[1]);
-        accumulate_bucket_statistics(&mut learned, &interval_counts, pair[1].sum - pair[0].sum);
+    for (phase, curve) in phases.iter().zip(&curves) {
+        let (phase_count, phase_sum, phase_buckets) = curve.totals();
+        count += phase_count;
+        sum += phase_sum;
+        cumulative.iter_mut().zip(phase_buckets).for_each(|(total, add)| *total += add);
+        let Some(end) = phase.end else { continue };
+        let mut earlier = phase.reference.map_or(&empty, |r| &values[r]);
+        for later in &values[phase.reference.map_or(0, |r| r + 1)..=end] {
+            let from = if later.count < earlier.count { &empty } else { earlier };
+            let (_, interval_counts) = per_bucket(&bucket_deltas(from, later), later);
+            accumulate_bucket_statistics(&mut learned, &interval_counts, later.sum - from.sum);
+            earlier = later;
+        }
     }
-    let (bounds, counts) = per_bucket(&deltas, last);
+    let deltas = keyed(layout, &cumulative);
+    let seconds = profiling_seconds(phases);
+    let (bounds, counts) = per_bucket(&deltas, layout);
     let observed =
         polynomial_percentiles(&bounds, &counts, sum, &learned, &PERCENTILES).filter(|_| count > 0.0).map(|p| {
             ObservedHistogram {
@@ -267,19 +336,15 @@ pub fn histogram(
             }
         });
     let stats = HistogramStats { count: count.round() as u64, observed };
-    let windows = slice_ns.map(|ns| slices(times, ns)).unwrap_or_default();
-    let mut out = Vec::with_capacity(windows.len());
-    for slice in &windows {
-        let at = |ns| last_at_or_before(times, ns).map_or(first, |i| &values[i]);
-        let (earlier, later) = (at(slice.start_ns), at(slice.end_ns));
-        let slice_count = (later.count - earlier.count).max(0.0);
-        let slice_sum = later.sum - earlier.sum;
+    let mut out = Vec::new();
+    for (i, slice) in phase_slices(phases, slice_ns) {
+        let (slice_count, slice_sum, slice_buckets) = curves[i].between(slice.start_ns, slice.end_ns);
         let mut fields = Map::new();
         fields.insert("count".into(), Value::from(slice_count.round() as u64));
         fields.insert("sum".into(), slice_sum.into());
         fields.insert("avg".into(), (if slice_count > 0.0 { slice_sum / slice_count } else { 0.0 }).into());
-        fields.insert("buckets".into(), buckets_json(&bucket_deltas(earlier, later)));
-        out.push(timeslice(slice, fields));
+        fields.insert("buckets".into(), buckets_json(&keyed(layout, &slice_buckets)));
+        out.push(timeslice(&slice, fields));
     }
     Some((stats, Some(buckets_json(&deltas)), out))
 }
@@ -288,6 +353,7 @@ pub fn histogram(
 mod tests {
     use serde_json::json;
 
+    use super::super::window::{ProfilingWindow, phase_samples};
     use super::*;
 
     const S: u64 = 1_000_000_000;
@@ -296,11 +362,23 @@ mod tests {
         HistogramValue { buckets: buckets.iter().map(|(l, b, c)| (l.to_string(), *b, *c)).collect(), sum, count }
     }
 
+    /// Samples sent and arrived at `times`; phases `(start, end)`.
+    fn phases(times: &[u64], windows: &[(u64, u64)]) -> Vec<PhaseSamples> {
+        let windows: Vec<ProfilingWindow> =
+            windows.iter().map(|(start_ns, end_ns)| ProfilingWindow { start_ns: *start_ns, end_ns: *end_ns }).collect();
+        phase_samples(at(times), &windows)
+    }
+
+    fn at(times: &[u64]) -> SampleTimes<'_> {
+        SampleTimes { sent_ns: times, arrived_ns: times }
+    }
+
     #[test]
-    fn gauge_stats_use_only_window_samples_with_sample_std_and_numpy_percentiles() {
-        let times = [0, S, 2 * S, 3 * S, 4 * S];
-        let values = [100.0, 1.0, 2.0, 3.0, 4.0];
-        let (stats, slices) = gauge(&times, &values, S, None).unwrap();
+    fn gauge_stats_use_the_reference_to_end_scrape_samples_with_sample_std_and_numpy_percentiles() {
+        // Baseline 100 and final 200 are outside; reference 1, inside 2 and 3, end scrape 4.
+        let times = [0, S, 2 * S, 3 * S, 4 * S, 5 * S];
+        let values = [100.0, 1.0, 2.0, 3.0, 4.0, 200.0];
+        let (stats, slices) = gauge(at(&times), &values, &phases(&times, &[(S + S / 2, 3 * S + S / 2)]), None).unwrap();
         assert_eq!((stats.avg, stats.min, stats.max), (2.5, 1.0, 4.0));
         assert!((stats.std - 1.2909944487358056).abs() < 1e-12);
         assert!((stats.p10 - 1.3).abs() < 1e-12);
@@ -310,19 +388,19 @@ mod tests {
 
     #[test]
     fn a_constant_gauge_has_zero_std_and_every_percentile_equal() {
-        let (stats, _) = gauge(&[0, S, 2 * S], &[1024.0; 3], 0, None).unwrap();
+        let times = [0, S, 2 * S];
+        let (stats, _) = gauge(at(&times), &[1024.0; 3], &phases(&times, &[(S / 2, S + S / 2)]), None).unwrap();
         assert_eq!(stats.std, 0.0);
         for p in [stats.p1, stats.p5, stats.p25, stats.p50, stats.p75, stats.p99] {
             assert_eq!(p, 1024.0);
         }
-        assert_eq!(gauge(&[0], &[1.0], S, None), None);
     }
 
     #[test]
     fn gauge_timeslices_mark_the_partial_last_one() {
         let times: Vec<u64> = (0..=5).map(|i| i * S).collect();
         let values = [0.0, 2.0, 4.0, 6.0, 8.0, 10.0];
-        let (_, slices) = gauge(&times, &values, 0, Some(2 * S)).unwrap();
+        let (_, slices) = gauge(at(&times), &values, &phases(&times, &[(0, 5 * S)]), Some(2 * S)).unwrap();
         let json = serde_json::to_value(&slices).unwrap();
         assert_eq!(
             json,
@@ -335,28 +413,44 @@ mod tests {
     }
 
     #[test]
-    fn counter_total_from_the_last_pre_window_sample_and_rates_of_complete_slices() {
+    fn counter_total_from_the_reference_to_the_final_sample_rate_over_the_phase_and_interpolated_slices() {
         let times: Vec<u64> = (0..=5).map(|i| i * S).collect();
         let values = [10.0, 20.0, 40.0, 40.0, 100.0, 101.0];
-        let (stats, slices) = counter(&times, &values, S / 2, Some(2 * S)).unwrap();
+        let phases = phases(&times, &[(S / 2, 5 * S)]);
+        let (stats, slices) = counter(at(&times), &values, &phases, Some(2 * S)).unwrap();
         assert_eq!(stats.total, 91.0);
-        assert!((stats.rate - 91.0 / 5.0).abs() < 1e-12);
-        // Slices [0,2) 30 → 15/s, [2,4) 60 → 30/s, [4,5) partial 1 → 1/s (excluded).
-        assert_eq!(stats.rate_avg, Some(22.5));
-        assert_eq!((stats.rate_min, stats.rate_max), (Some(15.0), Some(30.0)));
-        assert!((stats.rate_std.unwrap() - 10.606601717798213).abs() < 1e-12);
+        assert!((stats.rate - 91.0 / 4.5).abs() < 1e-12);
+        // Edges 0.5 s (0), 2.5 s (30), 4.5 s (90.5, halfway from 90 to 91), 5 s (91).
+        let totals: Vec<f64> = slices.iter().map(|s| s.values["total"].as_f64().unwrap()).collect();
+        assert_eq!(totals, [30.0, 60.5, 0.5]);
+        assert_eq!(stats.rate_avg, Some(22.625));
+        assert_eq!((stats.rate_min, stats.rate_max), (Some(15.0), Some(30.25)));
+        assert!((stats.rate_std.unwrap() - 15.25 / 2f64.sqrt()).abs() < 1e-12);
         assert!(slices[2].is_incomplete);
-        assert_eq!(slices[2].values["total"], 1.0);
         assert_eq!(slices[2].values["rate"], 1.0);
     }
 
     #[test]
-    fn a_counter_reset_clamps_to_zero_and_an_idle_counter_has_zero_rate() {
-        let (reset, _) = counter(&[0, S, 2 * S], &[500.0, 520.0, 3.0], 0, None).unwrap();
-        assert_eq!((reset.total, reset.rate), (0.0, 0.0));
-        let (idle, _) = counter(&[0, S], &[7.0, 7.0], 0, None).unwrap();
+    fn a_counter_reset_counts_the_restarted_value_and_an_idle_counter_has_zero_rate() {
+        let times = [0, S, 2 * S];
+        let (reset, _) = counter(at(&times), &[500.0, 520.0, 3.0], &phases(&times, &[(S / 2, 2 * S)]), None).unwrap();
+        assert_eq!(reset.total, 23.0);
+        assert!((reset.rate - 23.0 / 1.5).abs() < 1e-12);
+        let times = [0, S];
+        let (idle, _) = counter(at(&times), &[7.0, 7.0], &phases(&times, &[(S / 2, S)]), None).unwrap();
         let json = serde_json::to_value(&idle).unwrap();
         assert_eq!(json, json!({"total": 0.0, "rate": 0.0}));
+    }
+
+    #[test]
+    fn counters_add_up_their_phases_and_leave_out_what_lies_between() {
+        // Phase one 1..2 s (reference 10, end 20), 30 added between, phase two 3..4 s (50 → 55).
+        let times = [0, 2 * S + S / 10, 2 * S + S / 2, 4 * S + S / 10];
+        let values = [10.0, 20.0, 50.0, 55.0];
+        let phases = phases(&times, &[(S, 2 * S), (3 * S, 4 * S)]);
+        let (stats, _) = counter(at(&times), &values, &phases, None).unwrap();
+        assert_eq!(stats.total, 15.0);
+        assert!((stats.rate - 15.0 / 2.0).abs() < 1e-12);
     }
 
     #[test]
@@ -367,13 +461,13 @@ mod tests {
             hist(&[("0.1", 0.1, 3.0), ("1.0", 1.0, 3.0), ("+Inf", f64::INFINITY, 3.0)], 0.15, 3.0),
             hist(&[("0.1", 0.1, 3.0), ("1.0", 1.0, 7.0), ("+Inf", f64::INFINITY, 7.0)], 2.15, 7.0),
         ];
-        let (stats, buckets, _) = histogram(&times, &values, S / 2, None).unwrap();
+        let (stats, buckets, _) = histogram(at(&times), &values, &phases(&times, &[(S / 2, 2 * S)]), None).unwrap();
         let observed = stats.observed.clone().unwrap();
         // The reference is the sample at 0 (the last one before the window starts at 0.5 s).
         assert_eq!(stats.count, 6);
         assert!((observed.sum - 2.1).abs() < 1e-12);
         assert!((observed.avg - 0.35).abs() < 1e-12);
-        assert!((observed.count_rate - 3.0).abs() < 1e-12);
+        assert!((observed.count_rate - 6.0 / 1.5).abs() < 1e-12);
         assert_eq!(buckets.unwrap(), json!({"0.1": 2, "1.0": 6, "+Inf": 6}));
         // Two in (0, 0.1] with learned mean 0.05; four in (0.1, 1] with learned mean 0.5.
         assert!(observed.p1_estimate > 0.0 && observed.p1_estimate < 0.1, "{observed:?}");
@@ -382,9 +476,24 @@ mod tests {
     }
 
     #[test]
+    fn a_histogram_reset_counts_the_restarted_observations() {
+        let times = [0, S, 2 * S];
+        let values = [
+            hist(&[("1", 1.0, 90.0), ("+Inf", f64::INFINITY, 100.0)], 150.0, 100.0),
+            hist(&[("1", 1.0, 92.0), ("+Inf", f64::INFINITY, 104.0)], 156.0, 104.0),
+            hist(&[("1", 1.0, 3.0), ("+Inf", f64::INFINITY, 3.0)], 1.5, 3.0),
+        ];
+        let (stats, buckets, _) = histogram(at(&times), &values, &phases(&times, &[(S / 2, 2 * S)]), None).unwrap();
+        assert_eq!(stats.count, 7);
+        assert!((stats.observed.unwrap().sum - 7.5).abs() < 1e-12);
+        assert_eq!(buckets.unwrap(), json!({"1": 5, "+Inf": 7}));
+    }
+
+    #[test]
     fn an_empty_histogram_has_only_a_zero_count_and_zero_buckets() {
         let h = hist(&[("0.5", 0.5, 4.0), ("+Inf", f64::INFINITY, 4.0)], 1.0, 4.0);
-        let (stats, buckets, _) = histogram(&[0, S], &[h.clone(), h], 0, None).unwrap();
+        let times = [0, S];
+        let (stats, buckets, _) = histogram(at(&times), &[h.clone(), h], &phases(&times, &[(S / 2, S)]), None).unwrap();
         assert_eq!(serde_json::to_value(&stats).unwrap(), json!({"count": 0}));
         assert_eq!(buckets.unwrap(), json!({"0.5": 0, "+Inf": 0}));
     }
@@ -396,7 +505,7 @@ mod tests {
             .iter()
             .map(|c| hist(&[("1", 1.0, *c), ("+Inf", f64::INFINITY, *c)], c * 0.5, *c))
             .collect();
-        let (_, _, slices) = histogram(&times, &values, 0, Some(2 * S)).unwrap();
+        let (_, _, slices) = histogram(at(&times), &values, &phases(&times, &[(0, 3 * S)]), Some(2 * S)).unwrap();
         let json = serde_json::to_value(&slices).unwrap();
         assert_eq!(
             json[0],

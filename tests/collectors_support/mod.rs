@@ -1,7 +1,10 @@
 //! Helpers for the collector tests: real Prometheus exporters started on loopback (and a
-//! clear failure when one is not installed), a tiny fixed-answer HTTP server, plain GETs.
+//! clear failure when one is not installed), a tiny fixed-answer HTTP server, plain GETs, and a
+//! metered inference server (metered_server).
 
 #![allow(dead_code)]
+
+pub mod metered_server;
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
