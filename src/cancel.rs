@@ -1,5 +1,5 @@
-//! A cancel signal shared by the CLI (Ctrl-C), the script and the load runner: once raised,
-//! phases stop sending and in-flight requests end as cancelled.
+//! A cancel signal shared by the CLI (stop signals: Ctrl-C, SIGTERM, SIGHUP), the script and the
+//! load runner: once raised, phases stop sending and in-flight requests end as cancelled.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -31,7 +31,8 @@ pub struct RunOptions {
     pub cli_command: Option<String>,
     /// Draw progress bars (only where stderr is a terminal).
     pub progress: bool,
-    /// Raised by Ctrl-C: stop sending, cancel in-flight requests, still write artifacts.
+    /// Raised by a stop signal (Ctrl-C, SIGTERM, SIGHUP): stop sending, cancel in-flight
+    /// requests, still write artifacts.
     pub cancel: CancelSignal,
 }
 

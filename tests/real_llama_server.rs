@@ -113,7 +113,7 @@ fn ttft_grows_when_requests_queue_beyond_the_slot_count() {
 fn an_api_key_is_required_and_accepted() {
     let server = LlamaServer::start(&["--api-key", "sk-test-QZXKEY"]);
     let without = run_scenario("no_key", &scenario("no_key", &server.url(), "", "concurrency(#{ requests: 3 })"));
-    assert_eq!(without.code(), Some(0), "stderr: {}", without.stderr());
+    assert_eq!(without.code(), Some(98), "every request got 401: {}", without.stderr());
     let summary = without.summary("no_key");
     assert_eq!(stat(&summary, "error_request_count", "avg"), 3.0);
     assert_eq!(summary["error_summary"][0]["error_details"]["code"], 401);

@@ -97,12 +97,14 @@ fn a_refused_connection_is_counted_as_errors_and_the_artifacts_are_written() {
                 endpoint: endpoint(#{{ url: "http://127.0.0.1:{port}" }}),
                 dataset: synthetic(#{{ isl: 20, osl: 5 }}),
                 phases: [ concurrency(#{{ users: 2, requests: 6 }}) ],
+                preflight: false,
             }});
             print(`ERRORS=${{r.error_count}}`);
             "#
         ),
     );
-    assert_eq!(run.code(), Some(0), "stderr: {}", run.stderr());
+    // Every request failed: exit code 98 (ALL_REQUESTS_FAILED), after the script went on.
+    assert_eq!(run.code(), Some(98), "stderr: {}", run.stderr());
     assert!(run.stdout().contains("ERRORS=6"), "{}", run.stdout());
     let summary = run.summary("refused");
     assert_eq!(stat(&summary, "error_request_count", "avg"), 6.0);
@@ -125,7 +127,9 @@ fn an_http_error_status_becomes_an_error_record_with_its_code() {
         });
         "#,
     );
-    assert_eq!(run.code(), Some(0), "stderr: {}", run.stderr());
+    assert_eq!(run.code(), Some(98), "every request got 401: {}", run.stderr());
+    assert!(run.stderr().contains("3 × http_error 401"), "{}", run.stderr());
+    assert!(!run.stderr().contains("QZX") && !run.stdout().contains("QZX"), "an api key was printed");
     let summary = run.summary("unauthorized");
     assert_eq!(stat(&summary, "error_request_count", "avg"), 3.0);
     assert_eq!(summary["error_summary"][0]["error_details"]["code"], 401);

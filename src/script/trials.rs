@@ -245,7 +245,7 @@ fn cool_down(host: &RunHost, seconds: f64) -> ScriptResult<()> {
     let until = Instant::now() + Duration::from_secs_f64(seconds);
     while Instant::now() < until {
         if host.options.cancel.is_cancelled() {
-            return script_error("interrupted (Ctrl-C) during the cool-down between trials");
+            return script_error("interrupted during the cool-down between trials");
         }
         std::thread::sleep(COOLDOWN_POLL.min(until.saturating_duration_since(Instant::now())));
     }

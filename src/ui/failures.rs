@@ -19,7 +19,7 @@ pub fn render_all_failed(result: &RunResult, phase: &PhaseSummary) -> String {
         result.name, phase.sent, phase.name, phase.errors
     );
     let mut errors: Vec<&ErrorCount> = result.error_summary.iter().collect();
-    errors.sort_by(|a, b| b.count.cmp(&a.count));
+    errors.sort_by_key(|error| std::cmp::Reverse(error.count));
     for error in errors.into_iter().take(TOP_ERRORS) {
         out.push_str(&error_line(error));
         out.push('\n');
