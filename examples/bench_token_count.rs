@@ -1,9 +1,9 @@
 //! Benchmark of counting the tokens of one very long "word" (letters, no spaces), the worst
-//! case a server can send: time and resident memory for 1, 10 and 20 MB under the builtin
-//! GPT-2 tokenizer, counted in bounded pieces as the client does. Optionally also one whole
-//! encode of the smallest size, the cost without pieces.
+//! case a server can send: time and resident memory for 1, 10 and 20 MB (or the sizes given)
+//! under the builtin GPT-2 tokenizer, counted in bounded pieces as the client does, then the
+//! same for ordinary words. `--whole` adds one encode of 1 MB without pieces, for comparison.
 //!
-//!     cargo run --release --example bench_token_count [--whole]
+//!     cargo run --release --example bench_token_count [--whole] [MB ...]
 
 use std::time::Instant;
 
@@ -28,15 +28,19 @@ fn rss_mib() -> (f64, f64) {
 
 fn main() -> anyhow::Result<()> {
     let whole = std::env::args().any(|arg| arg == "--whole");
+    let sizes: Vec<usize> = std::env::args().skip(1).filter_map(|arg| arg.parse().ok()).collect();
+    let sizes = if sizes.is_empty() { vec![1, 10, 20] } else { sizes };
     let tokenizer = Tokenizer::builtin()?;
-    println!("{:>6} {:>10} {:>10} {:>10} {:>10}", "MB", "tokens", "seconds", "RSS MiB", "peak MiB");
-    for megabytes in [1usize, 10, 20] {
-        let text = "abcdefghij".repeat(megabytes * 100_000);
-        let started = Instant::now();
-        let tokens = tokenizer.count(&text);
-        let seconds = started.elapsed().as_secs_f64();
-        let (rss, peak) = rss_mib();
-        println!("{megabytes:>6} {tokens:>10} {seconds:>10.3} {rss:>10.1} {peak:>10.1}");
+    println!("{:>8} {:>6} {:>10} {:>10} {:>10} {:>10}", "text", "MB", "tokens", "seconds", "RSS MiB", "peak MiB");
+    for (kind, unit) in [("no space", "abcdefghij"), ("words", "the fox. ")] {
+        for &megabytes in &sizes {
+            let text = unit.repeat(megabytes * 1_000_000 / unit.len());
+            let started = Instant::now();
+            let tokens = tokenizer.count(&text);
+            let seconds = started.elapsed().as_secs_f64();
+            let (rss, peak) = rss_mib();
+            println!("{kind:>8} {megabytes:>6} {tokens:>10} {seconds:>10.3} {rss:>10.1} {peak:>10.1}");
+        }
     }
     if whole {
         let text = "abcdefghij".repeat(100_000);

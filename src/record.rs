@@ -47,7 +47,8 @@ pub struct Usage {
 pub struct RecordError {
     /// HTTP status, when the server answered with one.
     pub code: Option<u16>,
-    /// A short class: `http_error`, `connection_error`, `timeout`, `stream_error`, `invalid_response`, `cancelled`.
+    /// A short class: `http_error`, `connection_error`, `timeout`, `stream_error`, `invalid_response`,
+    /// `response_too_large`, `cancelled`.
     #[serde(rename = "type")]
     pub kind: String,
     pub message: String,

@@ -51,9 +51,10 @@ pub enum MetricsFault {
     NeverAnswers,
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct FaultConfig {
-    pub fault: Fault,
+    /// The faults faulty requests get, in turn.
+    pub faults: Vec<Fault>,
     /// Request `n` (counting from 1) is faulty when `n % fault_every == 0`: 1 faults every
     /// request, 2 every other one, 100 one in a hundred.
     pub fault_every: u64,
@@ -66,7 +67,12 @@ pub struct FaultConfig {
 impl FaultConfig {
     /// Every `fault_every`-th request gets `fault`; good answers have 8 tokens 1 ms apart.
     pub fn new(fault: Fault, fault_every: u64) -> Self {
-        Self { fault, fault_every, metrics: MetricsFault::Prometheus, tokens: 8, token_gap: Duration::from_millis(1) }
+        Self::rotating(vec![fault], fault_every)
+    }
+
+    /// Every `fault_every`-th request gets the next of `faults`, round and round.
+    pub fn rotating(faults: Vec<Fault>, fault_every: u64) -> Self {
+        Self { faults, fault_every, metrics: MetricsFault::Prometheus, tokens: 8, token_gap: Duration::from_millis(1) }
     }
 }
 
@@ -176,7 +182,12 @@ async fn serve_connection<S: AsyncRead + AsyncWrite + Unpin>(
         } else if request.path.starts_with("/v1/chat/completions") {
             let number = state.requests.fetch_add(1, Ordering::Relaxed) + 1;
             let config = &state.config;
-            let fault = if number % config.fault_every.max(1) == 0 { config.fault } else { Fault::None };
+            let every = config.fault_every.max(1);
+            let fault = match number % every {
+                0 => config.faults.get((number / every - 1) as usize % config.faults.len().max(1)).copied(),
+                _ => None,
+            };
+            let fault = fault.unwrap_or(Fault::None);
             answer_chat(stream, &request, fault, config).await?
         } else {
             write_response(stream, "404 Not Found", "text/plain", b"no such path").await?;
