@@ -38,7 +38,7 @@ pub fn lower(document: &Value, base_dir: &Path) -> Result<ProfileJob, ConfigErro
         for (path, value) in &values {
             set_path(&mut variation, path, value.clone());
         }
-        let name = if swept { label_of(&values) } else { run_name(&variation) };
+        let name = if swept { label_of(&values) } else { artifact_location(document, base_dir).1 };
         let plan = lower_benchmark(&variation, base_dir, seed, name)?;
         variations.push(JobVariation { values, plan });
     }

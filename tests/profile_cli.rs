@@ -1,0 +1,287 @@
+//! `aiperf profile`: AIPerf 0.13 command lines from its documentation run for real against the
+//! built-in mock (counts read back from the exports), its flag set and help groups checked
+//! against AIPerf's, notes and refusals, and `--emit-scenario` round trips through `aiperf check`
+//! and `aiperf run --dry-run` to the same plans.
+
+mod common;
+
+use std::path::Path;
+use std::process::Output;
+
+use common::{aiperf_command, read_json, stat};
+
+/// AIPerf 0.13's `aiperf profile` flags by help group, as its `--help` lists them.
+const AIPERF_FLAGS: &str = include_str!("fixtures/aiperf-0.13-profile-flags.txt");
+
+fn profile(dir: &Path, args: &[&str]) -> Output {
+    aiperf_command(dir).arg("profile").args(args).output().expect("run aiperf profile")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).to_string()
+}
+
+fn assert_ok(output: &Output) {
+    assert_eq!(output.status.code(), Some(0), "stdout:\n{}\nstderr:\n{}", text(&output.stdout), text(&output.stderr));
+}
+
+fn lines(path: &Path) -> usize {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display())).lines().count()
+}
+
+#[test]
+fn the_documented_chat_command_runs_against_the_mock() {
+    let dir = tempfile::tempdir().expect("dir");
+    let output = profile(
+        dir.path(),
+        &[
+            "--model",
+            "m",
+            "--url",
+            "mock",
+            "--endpoint-type",
+            "chat",
+            "--streaming",
+            "--concurrency",
+            "4",
+            "--request-count",
+            "20",
+            "--synthetic-input-tokens-mean",
+            "100",
+            "--output-tokens-mean",
+            "20",
+        ],
+    );
+    assert_ok(&output);
+    let run = dir.path().join("artifacts/m-chat-concurrency4");
+    let summary = read_json(&run.join("profile_export_aiperf.json"));
+    assert_eq!(stat(&summary, "request_count", "avg"), 20.0);
+    assert_eq!(stat(&summary, "input_sequence_length", "avg"), 100.0);
+    assert_eq!(stat(&summary, "output_sequence_length", "avg"), 20.0);
+    assert!(stat(&summary, "time_to_first_token", "avg") > 0.0, "streaming gives TTFT");
+    assert_eq!(lines(&run.join("profile_export.jsonl")), 20);
+}
+
+#[test]
+fn a_request_rate_run_sends_its_count_at_the_rate_pattern() {
+    let dir = tempfile::tempdir().expect("dir");
+    let output = profile(
+        dir.path(),
+        &[
+            "-m",
+            "m",
+            "-u",
+            "mock",
+            "--request-rate",
+            "40",
+            "--arrival-pattern",
+            "constant",
+            "--num-requests",
+            "15",
+            "--isl",
+            "32",
+            "--osl",
+            "8",
+            "--artifact-dir",
+            "out/rate",
+            "--ui-type",
+            "none",
+        ],
+    );
+    assert_ok(&output);
+    assert!(text(&output.stderr).contains("note: --ui-type has no effect here"), "{}", text(&output.stderr));
+    let summary = read_json(&dir.path().join("out/rate/profile_export_aiperf.json"));
+    assert_eq!(stat(&summary, "request_count", "avg"), 15.0);
+    assert_eq!(summary["input_config"]["phases"][0]["type"], "rate", "{}", summary["input_config"]);
+    assert_eq!(summary["input_config"]["phases"][0]["arrival"]["pattern"], "constant");
+}
+
+#[test]
+fn warmup_requests_are_sent_and_kept_out_of_the_results() {
+    let dir = tempfile::tempdir().expect("dir");
+    let output = profile(
+        dir.path(),
+        &[
+            "--model",
+            "m",
+            "--url",
+            "mock",
+            "--concurrency",
+            "2",
+            "--request-count",
+            "10",
+            "--warmup-request-count",
+            "6",
+            "--isl",
+            "32",
+            "--osl",
+            "8",
+            "--output-artifact-dir",
+            "artifacts/warm",
+        ],
+    );
+    assert_ok(&output);
+    let run = dir.path().join("artifacts/warm");
+    let summary = read_json(&run.join("profile_export_aiperf.json"));
+    assert_eq!(stat(&summary, "request_count", "avg"), 10.0);
+    assert_eq!(lines(&run.join("profile_export.jsonl")), 10);
+    let phases = summary["input_config"]["phases"].as_array().expect("phases").clone();
+    assert_eq!(phases.len(), 2);
+    assert_eq!(phases[0]["kind"], "warmup");
+    assert_eq!(phases[0]["requests"], 6);
+    assert_eq!(phases[0]["results"], false);
+}
+
+#[test]
+fn a_concurrency_list_sweeps_and_each_variation_runs() {
+    let dir = tempfile::tempdir().expect("dir");
+    let output = profile(
+        dir.path(),
+        &[
+            "--model",
+            "m",
+            "--url",
+            "mock",
+            "--concurrency",
+            "1,3",
+            "--request-count",
+            "6",
+            "--isl",
+            "16",
+            "--osl",
+            "4",
+            "--artifact-dir",
+            "artifacts/sweep",
+        ],
+    );
+    assert_ok(&output);
+    for users in [1, 3] {
+        let run = dir.path().join(format!("artifacts/sweep/phases.profiling.concurrency_{users}"));
+        let summary = read_json(&run.join("profile_export_aiperf.json"));
+        assert_eq!(stat(&summary, "request_count", "avg"), 6.0);
+        assert_eq!(summary["input_config"]["phases"][0]["concurrency"], users);
+    }
+    assert!(dir.path().join("artifacts/sweep/sweep_aggregate/profile_export_aiperf_sweep.json").exists());
+}
+
+#[test]
+fn an_unknown_flag_is_an_error_with_a_did_you_mean() {
+    let dir = tempfile::tempdir().expect("dir");
+    let output = profile(dir.path(), &["--model", "m", "--url", "mock", "--concurency", "4"]);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = text(&output.stderr);
+    assert!(stderr.contains("unknown flag `--concurency` (did you mean `--concurrency`?)"), "{stderr}");
+}
+
+#[test]
+fn flags_with_no_meaning_here_are_noted_and_impossible_ones_refused() {
+    let dir = tempfile::tempdir().expect("dir");
+    let output = profile(
+        dir.path(),
+        &["--model", "m", "--url", "mock", "--workers-max", "8", "--zmq-host", "127.0.0.1", "--dry-run"],
+    );
+    assert_ok(&output);
+    let stderr = text(&output.stderr);
+    assert!(stderr.contains("note: --workers-max has no effect here"), "{stderr}");
+    assert!(stderr.contains("note: --zmq-host has no effect here"), "{stderr}");
+    assert!(!dir.path().join("artifacts").exists(), "a dry run wrote artifacts");
+
+    let refused = profile(dir.path(), &["--model", "m", "--url", "mock", "--public-dataset", "sharegpt"]);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(text(&refused.stderr).contains("--public-dataset sharegpt"), "{}", text(&refused.stderr));
+    let video = profile(dir.path(), &["--model", "m", "--video-fps", "4"]);
+    assert_eq!(video.status.code(), Some(2));
+    assert!(text(&video.stderr).contains("--video-fps: not supported"), "{}", text(&video.stderr));
+    let endpoint = profile(dir.path(), &["--model", "m", "--endpoint-type", "image-generation", "--dry-run"]);
+    assert_eq!(endpoint.status.code(), Some(2));
+    assert!(text(&endpoint.stderr).contains("--endpoint-type"), "{}", text(&endpoint.stderr));
+}
+
+#[test]
+fn the_emitted_scenario_checks_and_builds_the_same_plans() {
+    let dir = tempfile::tempdir().expect("dir");
+    let args = [
+        "--model",
+        "m",
+        "--url",
+        "mock",
+        "--streaming",
+        "--concurrency",
+        "2,4",
+        "--request-count",
+        "8",
+        "--warmup-request-count",
+        "2",
+        "--isl",
+        "64",
+        "--isl-stddev",
+        "4",
+        "--osl",
+        "16",
+        "--extra-inputs",
+        "ignore_eos:true",
+        "--header",
+        "X-Team:perf",
+        "--goodput",
+        "time_to_first_token:50 request_latency:400",
+        "--api-key",
+        "secret-key-123",
+        "--num-profile-runs",
+        "2",
+        "--random-seed",
+        "7",
+        "--dry-run",
+        "--emit-scenario",
+        "out.rhai",
+    ];
+    let profiled = profile(dir.path(), &args);
+    assert_ok(&profiled);
+    let scenario = std::fs::read_to_string(dir.path().join("out.rhai")).expect("out.rhai");
+    assert!(!scenario.contains("secret-key-123"), "the key was written:\n{scenario}");
+    let checked = aiperf_command(dir.path())
+        .env("AIPERF_API_KEY", "secret-key-123")
+        .args(["check", "out.rhai"])
+        .output()
+        .expect("check");
+    assert_ok(&checked);
+    assert!(text(&checked.stdout).contains("ok (2 runs checked"), "{}", text(&checked.stdout));
+    let dry = aiperf_command(dir.path())
+        .env("AIPERF_API_KEY", "secret-key-123")
+        .args(["run", "out.rhai", "--dry-run"])
+        .output()
+        .expect("dry run");
+    assert_ok(&dry);
+    assert!(!text(&profiled.stdout).is_empty());
+    assert_eq!(text(&dry.stdout), text(&profiled.stdout), "the scenario's plans differ from the command's");
+}
+
+#[test]
+fn help_shows_every_aiperf_group_and_flag_with_its_aliases() {
+    let dir = tempfile::tempdir().expect("dir");
+    let output = profile(dir.path(), &["--help"]);
+    assert_ok(&output);
+    let help = text(&output.stdout);
+    let mut flags = 0;
+    for line in AIPERF_FLAGS.lines() {
+        if let Some(group) = line.strip_prefix("## ") {
+            let title = group.rsplit_once(" (").map_or(group, |(title, _)| title);
+            assert!(help.contains(&format!("\n{title}:\n")), "group {title} missing from --help");
+        } else if line.starts_with('-') {
+            flags += 1;
+            let names = line.split_whitespace().collect::<Vec<_>>().join(" ");
+            assert!(help.contains(&format!("  {names}")), "`{names}` missing from --help");
+        }
+    }
+    assert_eq!(flags, 264);
+}
+
+#[test]
+fn every_aiperf_flag_is_accepted_noted_or_refused_by_name() {
+    let dir = tempfile::tempdir().expect("dir");
+    for line in AIPERF_FLAGS.lines().filter(|line| line.starts_with('-')) {
+        let flag = line.split_whitespace().last().expect("a flag");
+        let output = profile(dir.path(), &[flag, "--help"]);
+        let stderr = text(&output.stderr);
+        assert!(!stderr.contains("unknown flag"), "{flag}: {stderr}");
+    }
+}
