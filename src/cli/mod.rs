@@ -1,5 +1,6 @@
 //! The command line: `aiperf run <scenario.rhai>` and `aiperf mock`.
 
+mod config;
 mod mock;
 mod run;
 mod script_args;
@@ -59,6 +60,9 @@ pub enum Command {
         after_help = "Example:\n  aiperf mock --port 8000 --ttft-ms 20 --itl-ms 5\n  curl -N localhost:8000/v1/chat/completions -d '{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],\"stream\":true}'"
     )]
     Mock(MockArgs),
+    /// AIPerf config files (schema 2.0): `aiperf config validate FILE`
+    #[command(subcommand)]
+    Config(config::ConfigCommand),
 }
 
 #[derive(Debug, clap::Args)]
@@ -139,6 +143,7 @@ pub fn main_with(cli: Cli) -> i32 {
         Command::Run(args) => run::run(args, &runtime),
         Command::Check(args) => run::check(args, &runtime),
         Command::Mock(args) => mock::serve(args, &runtime),
+        Command::Config(command) => config::run(command),
     }
 }
 

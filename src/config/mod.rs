@@ -41,6 +41,7 @@ mod normalize;
 mod overlay;
 mod read;
 mod schema;
+mod sweep;
 
 use serde_json::Value;
 
@@ -49,6 +50,7 @@ pub use lower::lower;
 pub use normalize::normalize;
 pub use overlay::overlay;
 pub use read::read_file;
+pub use sweep::{MultiRun, Variation, multi_run_settings, variations};
 
 use crate::plan::Plan;
 
