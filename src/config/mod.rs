@@ -42,6 +42,7 @@ mod overlay;
 mod path;
 mod read;
 mod schema;
+mod sweep;
 
 use serde_json::Value;
 
@@ -51,6 +52,7 @@ pub use normalize::normalize;
 pub use overlay::overlay;
 pub use path::{get_path, set_path};
 pub use read::read_file;
+pub use sweep::{MultiRun, Variation, multi_run_settings, variations};
 
 use crate::plan::Plan;
 

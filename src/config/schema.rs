@@ -34,6 +34,13 @@ pub fn validate(document: &Value) -> Vec<String> {
     problems
 }
 
+/// The keys a `benchmark:` mapping takes (snake_case).
+pub fn benchmark_keys() -> Vec<String> {
+    let properties =
+        resolve("#/$defs/BenchmarkConfig").and_then(|config| config.get("properties")).and_then(Value::as_object);
+    properties.map(|properties| properties.keys().map(|key| snake_case(key)).collect()).unwrap_or_default()
+}
+
 fn resolve(reference: &str) -> Option<&'static Value> {
     let name = reference.strip_prefix("#/$defs/")?;
     schema().get("$defs")?.get(name)
