@@ -155,12 +155,19 @@ pub async fn execute(plan: &Plan, options: &RunOptions) -> Result<RunResult> {
     let raw_path = (plan.export.level == ExportLevel::Raw).then(|| artifact_dir.join(names.raw()));
     let http_trace = plan.export.http_trace;
     let slos = crate::metrics::goodput::Slos::from_plan(&plan.slos).map_err(anyhow::Error::msg)?;
+    // Set when the first phase whose records feed the metrics starts: timeslices count from it.
+    let profiling_start_ns = Arc::new(std::sync::OnceLock::new());
+    let slicing = plan.export.slice_duration_ns.map(|slice_ns| crate::metrics::timeslices::Timeslicing {
+        slice_ns,
+        profiling_start_ns: profiling_start_ns.clone(),
+    });
     let metrics_thread = std::thread::Builder::new()
         .name("aiperf-metrics".into())
         .spawn(move || -> Result<_> {
             let mut processor = RecordProcessor::new(metrics_context, records_path.as_deref())?
                 .with_http_trace(http_trace)
                 .with_slos(slos)
+                .with_timeslices(slicing)
                 .with_raw_file(raw_path.as_deref())?;
             let mut first_error = None;
             for record in records {
@@ -198,6 +205,9 @@ pub async fn execute(plan: &Plan, options: &RunOptions) -> Result<RunResult> {
         if let Some(collectors) = collectors.as_mut() {
             collectors.phase_started(phase.results).await;
         }
+        if phase.results {
+            profiling_start_ns.get_or_init(|| clock.now_ns());
+        }
         let counters = Arc::new(PhaseCounters::default());
         let phase = capped(phase, entry_limit);
         let progress = PhaseProgress::start(&phase, counters.clone(), options.progress);
@@ -220,11 +230,12 @@ pub async fn execute(plan: &Plan, options: &RunOptions) -> Result<RunResult> {
     }
     let gathered = gathered.unwrap_or_default();
 
-    let (metrics, error_summary) = tokio::task::spawn_blocking(move || metrics_thread.join())
-        .await
-        .context("the metrics thread was lost")?
-        .map_err(|_| anyhow::anyhow!("the metrics thread panicked"))?
-        .context("computing metrics")?;
+    let crate::metrics::ProcessedMetrics { metrics, error_summary, timeslices } =
+        tokio::task::spawn_blocking(move || metrics_thread.join())
+            .await
+            .context("the metrics thread was lost")?
+            .map_err(|_| anyhow::anyhow!("the metrics thread panicked"))?
+            .context("computing metrics")?;
     if let Some(server) = mock {
         server.shutdown().await;
     }
@@ -247,6 +258,7 @@ pub async fn execute(plan: &Plan, options: &RunOptions) -> Result<RunResult> {
         server_metrics: gathered.server_metrics,
         telemetry_data: gathered.telemetry_data,
         thresholds,
+        timeslices,
         trials: None,
     };
     export::write_summaries(&result, &artifact_dir)?;

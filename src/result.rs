@@ -81,6 +81,19 @@ pub struct MetricResult {
     pub stats: Stats,
 }
 
+/// The client metrics of one timeslice of the profiling time (`slice_duration`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Timeslice {
+    /// 0-based, from when profiling began.
+    pub index: u64,
+    /// The slice's bounds, wall-clock ns since the Unix epoch.
+    pub start_ns: u64,
+    pub end_ns: u64,
+    /// The metrics of the requests that started in the slice, and the time-weighted metrics
+    /// over the slice's time, in registry order.
+    pub metrics: Vec<MetricResult>,
+}
+
 /// How many requests failed with one kind of error.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ErrorCount {
@@ -202,6 +215,10 @@ pub struct RunResult {
     pub telemetry_data: Option<serde_json::Value>,
     /// The plan's thresholds judged on this run's metrics (empty when it has none).
     pub thresholds: Vec<crate::thresholds::ThresholdOutcome>,
+    /// The client metrics per timeslice, when the plan sets `slice_duration` (exported to
+    /// their own files).
+    #[serde(skip)]
+    pub timeslices: Vec<Timeslice>,
     /// A run of several trials: each trial and their confidence aggregate (this result's
     /// metrics are then the trials' means).
     #[serde(skip)]

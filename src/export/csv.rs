@@ -1,5 +1,6 @@
-//! profile_export_aiperf.csv in AIPerf's layout: a table of record metrics with their
-//! distribution, a blank line, then a `Metric,Value` table of run-level values; rows sorted by tag.
+//! profile_export_aiperf.csv in AIPerf's layout: a table of the metrics with a distribution
+//! (record and time-weighted ones; a statistic a metric lacks is an empty cell), a blank line,
+//! then a `Metric,Value` table of run-level values; rows sorted by tag.
 
 use std::path::Path;
 
@@ -44,7 +45,7 @@ pub fn summary_csv(result: &RunResult) -> Result<Vec<u8>> {
     let mut by_tag: Vec<&MetricResult> = result.metrics.iter().collect();
     by_tag.sort_by_key(|m| m.tag);
     let (distributions, scalars): (Vec<&MetricResult>, Vec<&MetricResult>) =
-        by_tag.into_iter().partition(|m| m.kind == MetricKind::Record);
+        by_tag.into_iter().partition(|m| m.kind == MetricKind::Record || m.stats.p50.is_some());
 
     let mut table = new_table();
     table.write_record(DISTRIBUTION_HEADER)?;

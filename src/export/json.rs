@@ -20,7 +20,7 @@ pub fn write_summary_json(result: &RunResult, path: &Path) -> Result<()> {
 }
 
 /// `{unit, avg, p1…p99, min, max, std, count, sum}`, leaving out the stats a metric lacks.
-fn stats_block(metric: &MetricResult) -> Value {
+pub(super) fn stats_block(metric: &MetricResult) -> Value {
     let stats = &metric.stats;
     let mut block = Map::new();
     block.insert("unit".into(), json!(metric.unit));

@@ -1,6 +1,7 @@
 //! profile_export.jsonl: one JSON line per record (metadata, record metrics, error), written
 //! and flushed as each record arrives so a crash loses nothing already processed.
 
+use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::Path;
 
 use anyhow::Result;
@@ -9,7 +10,9 @@ use serde_json::{Map, Value, json};
 use crate::clock::RunClock;
 use crate::metrics::record_metrics::{MetricValue, RecordMetrics};
 use crate::metrics::registry::MetricFlags;
+use crate::plan::PhaseKind;
 use crate::record::{RecordError, RequestRecord};
+use crate::rng::SeededRng;
 
 use super::json_lines::JsonLinesFile;
 use super::trace_data::trace_data;
@@ -33,8 +36,14 @@ impl RecordsJsonlWriter {
     }
 
     /// Appends the record's line and flushes it to the file.
-    pub fn write_record(&mut self, record: &RequestRecord, metrics: &RecordMetrics, clock: &RunClock) -> Result<()> {
-        let mut line = record_line(record, metrics, clock);
+    pub fn write_record(
+        &mut self,
+        record: &RequestRecord,
+        metrics: &RecordMetrics,
+        clock: &RunClock,
+        ids: &RecordIds,
+    ) -> Result<()> {
+        let mut line = record_line(record, metrics, clock, ids);
         if let (true, Some(trace), Value::Object(fields)) = (self.http_trace, &record.trace, &mut line) {
             // AIPerf's order: metadata, metrics, trace_data, error.
             let error = fields.remove("error");
@@ -61,13 +70,13 @@ fn metric_json(value: &MetricValue) -> Value {
 }
 
 /// The JSON form of one record's line, shaped like AIPerf's profile_export.jsonl.
-pub fn record_line(record: &RequestRecord, metrics: &RecordMetrics, clock: &RunClock) -> Value {
+pub fn record_line(record: &RequestRecord, metrics: &RecordMetrics, clock: &RunClock, ids: &RecordIds) -> Value {
     let mut metric_values = Map::new();
     for (def, value) in metrics.entries.iter().filter(|(def, _)| !def.has(MetricFlags::NO_INDIVIDUAL_RECORDS)) {
         metric_values.insert(def.tag.to_string(), json!({ "value": metric_json(value), "unit": def.unit }));
     }
     let mut line = Map::new();
-    line.insert("metadata".into(), metadata(record, clock));
+    line.insert("metadata".into(), metadata(record, clock, ids));
     line.insert("metrics".into(), Value::Object(metric_values));
     if let Some(error) = &record.error {
         line.insert("error".into(), error_json(error));
@@ -75,23 +84,86 @@ pub fn record_line(record: &RequestRecord, metrics: &RecordMetrics, clock: &RunC
     Value::Object(line)
 }
 
-/// A record's `metadata` block (also the raw export's).
-pub(super) fn metadata(record: &RequestRecord, clock: &RunClock) -> Value {
+/// The ids AIPerf's metadata carries beside the request's own: which worker and record
+/// processor handled it (here one client and one metrics thread per run, so one id each), its
+/// correlation id (one per session, or per request outside sessions), and which profiling phase
+/// it belongs to.
+#[derive(Debug)]
+pub struct RecordIds {
+    /// Makes this run's ids differ from every other run's.
+    salt: u64,
+    worker_id: String,
+    record_processor_id: String,
+    /// The phase index of each profiling phase seen so far, in order.
+    profiling_phases: Vec<usize>,
+}
+
+impl RecordIds {
+    /// `salt`: a per-run value (the run clock's wall-clock anchor).
+    pub fn new(salt: u64) -> Self {
+        let short = |what: &str| format!("{what}_{:08x}", hash_of(&(salt, what)) as u32);
+        Self {
+            salt,
+            worker_id: short("worker"),
+            record_processor_id: short("record_processor"),
+            profiling_phases: Vec::new(),
+        }
+    }
+
+    /// Notes the record's phase (records arrive phase after phase).
+    pub fn see(&mut self, record: &RequestRecord) {
+        let phase = record.origin.phase_index;
+        if record.origin.phase_kind == PhaseKind::Profiling && !self.profiling_phases.contains(&phase) {
+            self.profiling_phases.push(phase);
+        }
+    }
+
+    /// 0 for the first profiling phase, 1 for the next; None outside profiling phases.
+    fn profiling_index(&self, record: &RequestRecord) -> Option<usize> {
+        self.profiling_phases.iter().position(|&phase| phase == record.origin.phase_index)
+    }
+
+    /// A UUID-shaped id shared by a session's turns (a request's own outside sessions).
+    fn correlation_id(&self, record: &RequestRecord) -> String {
+        let key = match record.turn {
+            Some(turn) => hash_of(&(self.salt, record.origin.phase_index, turn.session)),
+            None => hash_of(&(self.salt, &record.x_request_id)),
+        };
+        SeededRng::new(key).uuid()
+    }
+}
+
+fn hash_of(value: &impl Hash) -> u64 {
+    let mut hasher = DefaultHasher::new();
+    value.hash(&mut hasher);
+    hasher.finish()
+}
+
+/// A record's `metadata` block (also the raw export's), with AIPerf's fields in its order.
+pub(super) fn metadata(record: &RequestRecord, clock: &RunClock, ids: &RecordIds) -> Value {
     let origin = &record.origin;
+    let correlation_id = ids.correlation_id(record);
     json!({
         "session_num": origin.index_in_phase,
         "x_request_id": record.x_request_id,
+        "x_correlation_id": correlation_id,
         "conversation_id": format!("session_{:06}", record.turn.map_or(origin.dataset_index as u64, |t| t.session)),
         "turn_index": record.turn.map_or(0, |t| t.turn),
         "credit_issued_ns": clock.epoch_ns(record.scheduled_ns),
         "request_start_ns": clock.epoch_ns(record.start_ns),
         "request_ack_ns": record.ack_ns.map(|ns| clock.epoch_ns(ns)),
         "request_end_ns": clock.epoch_ns(record.end_ns),
+        "worker_id": ids.worker_id,
+        "record_processor_id": ids.record_processor_id,
         "benchmark_phase": origin.phase_kind.as_str(),
         "phase_index": origin.phase_index,
+        "profiling_index": ids.profiling_index(record),
         "phase_name": &*origin.phase_name,
         "phase_kind": origin.phase_kind.as_str(),
         "was_cancelled": record.was_cancelled,
+        "context_overflow_skip": false,
+        "agent_depth": 0,
+        "root_correlation_id": correlation_id,
     })
 }
 

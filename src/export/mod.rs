@@ -22,6 +22,7 @@ pub mod sweep_csv;
 pub mod sweep_json;
 #[cfg(test)]
 pub(crate) mod test_support;
+pub mod timeslices;
 mod trace_data;
 
 use std::path::Path;
@@ -32,10 +33,12 @@ use crate::result::RunResult;
 
 pub use names::{ArtifactNames, parse_prefix};
 
-/// profile_export_aiperf.json and profile_export_aiperf.csv (or their prefixed names) into `dir`.
+/// profile_export_aiperf.json and profile_export_aiperf.csv, and the timeslices files when the
+/// run has timeslices (or their prefixed names), into `dir`.
 pub fn write_summaries(result: &RunResult, dir: &Path) -> Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create folder {}", dir.display()))?;
     let names = ArtifactNames::new(result.plan.export.prefix.as_deref());
     json::write_summary_json(result, &dir.join(names.summary_json()))?;
-    csv::write_summary_csv(result, &dir.join(names.summary_csv()))
+    csv::write_summary_csv(result, &dir.join(names.summary_csv()))?;
+    timeslices::write_timeslices(result, &dir.join(names.timeslices_json()), &dir.join(names.timeslices_csv()))
 }

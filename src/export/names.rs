@@ -32,6 +32,23 @@ impl ArtifactNames {
         self.profile("_aiperf.csv")
     }
 
+    /// `profile_export_aiperf_timeslices.json` or `P_timeslices.json` (AIPerf's prefixed name).
+    pub fn timeslices_json(&self) -> String {
+        self.timeslices("json")
+    }
+
+    /// `profile_export_aiperf_timeslices.csv` or `P_timeslices.csv`.
+    pub fn timeslices_csv(&self) -> String {
+        self.timeslices("csv")
+    }
+
+    fn timeslices(&self, extension: &str) -> String {
+        match &self.prefix {
+            Some(prefix) => format!("{prefix}_timeslices.{extension}"),
+            None => format!("{DEFAULT_STEM}_aiperf_timeslices.{extension}"),
+        }
+    }
+
     /// `profile_export_aiperf_aggregate.json` or `P_aiperf_aggregate.json`: the confidence
     /// aggregate of a run's trials.
     pub fn aggregate_json(&self) -> String {
@@ -122,6 +139,8 @@ mod tests {
         let names = ArtifactNames::new(None);
         assert_eq!(names.summary_json(), "profile_export_aiperf.json");
         assert_eq!(names.summary_csv(), "profile_export_aiperf.csv");
+        assert_eq!(names.timeslices_json(), "profile_export_aiperf_timeslices.json");
+        assert_eq!(names.timeslices_csv(), "profile_export_aiperf_timeslices.csv");
         assert_eq!(names.aggregate_json(), "profile_export_aiperf_aggregate.json");
         assert_eq!(names.aggregate_csv(), "profile_export_aiperf_aggregate.csv");
         assert_eq!(names.sweep_json(), "profile_export_aiperf_sweep.json");
@@ -139,6 +158,8 @@ mod tests {
         let names = ArtifactNames::new(Some("bench"));
         assert_eq!(names.summary_json(), "bench_aiperf.json");
         assert_eq!(names.summary_csv(), "bench_aiperf.csv");
+        assert_eq!(names.timeslices_json(), "bench_timeslices.json");
+        assert_eq!(names.timeslices_csv(), "bench_timeslices.csv");
         assert_eq!(names.aggregate_json(), "bench_aiperf_aggregate.json");
         assert_eq!(names.aggregate_csv(), "bench_aiperf_aggregate.csv");
         assert_eq!(names.sweep_json(), "bench_aiperf_sweep.json");

@@ -11,7 +11,7 @@ use crate::clock::RunClock;
 use crate::record::{RawResponse, RequestRecord};
 
 use super::json_lines::JsonLinesFile;
-use super::jsonl::{error_json, metadata};
+use super::jsonl::{RecordIds, error_json, metadata};
 
 pub struct RawJsonlWriter {
     file: JsonLinesFile,
@@ -24,8 +24,8 @@ impl RawJsonlWriter {
     }
 
     /// Appends the record's line and flushes it to the file.
-    pub fn write_record(&mut self, record: &RequestRecord, clock: &RunClock) -> Result<()> {
-        self.file.write(&raw_line(record, clock))
+    pub fn write_record(&mut self, record: &RequestRecord, clock: &RunClock, ids: &RecordIds) -> Result<()> {
+        self.file.write(&raw_line(record, clock, ids))
     }
 
     /// Flushes and syncs the file.
@@ -36,7 +36,7 @@ impl RawJsonlWriter {
 
 /// The JSON form of one record's raw line. A record that never reached the client has no
 /// headers, responses or payload.
-fn raw_line(record: &RequestRecord, clock: &RunClock) -> Value {
+fn raw_line(record: &RequestRecord, clock: &RunClock, ids: &RecordIds) -> Value {
     let headers: Map<String, Value> = record
         .trace
         .iter()
@@ -48,7 +48,7 @@ fn raw_line(record: &RequestRecord, clock: &RunClock) -> Value {
         None => (Vec::new(), Value::Null),
     };
     let mut line = Map::new();
-    line.insert("metadata".into(), metadata(record, clock));
+    line.insert("metadata".into(), metadata(record, clock, ids));
     line.insert("start_perf_ns".into(), json!(record.start_ns));
     line.insert("request_headers".into(), Value::Object(headers));
     line.insert("status".into(), json!(record.status));
@@ -116,7 +116,7 @@ mod tests {
     #[test]
     fn a_line_has_aiperf_s_raw_fields_in_order() {
         let clock = RunClock::start();
-        let line = raw_line(&record(), &clock);
+        let line = raw_line(&record(), &clock, &RecordIds::new(0));
         let keys: Vec<&str> = line.as_object().unwrap().keys().map(String::as_str).collect();
         assert_eq!(keys, ["metadata", "start_perf_ns", "request_headers", "status", "responses", "payload"]);
         assert_eq!(line["metadata"]["x_request_id"], "req-9");
@@ -139,12 +139,12 @@ mod tests {
         let clock = RunClock::start();
         let mut failed = record();
         failed.error = Some(RecordError { code: Some(500), kind: "http_error".into(), message: "boom".into() });
-        let line = raw_line(&failed, &clock);
+        let line = raw_line(&failed, &clock, &RecordIds::new(0));
         assert_eq!(line["error"], json!({"code": 500, "type": "http_error", "message": "boom"}));
 
         let mut unsent = record();
         (unsent.trace, unsent.raw, unsent.status) = (None, None, None);
-        let line = raw_line(&unsent, &clock);
+        let line = raw_line(&unsent, &clock, &RecordIds::new(0));
         assert_eq!(line["request_headers"], json!({}));
         assert_eq!((&line["status"], &line["responses"], &line["payload"]), (&Value::Null, &json!([]), &Value::Null));
     }

@@ -71,6 +71,7 @@ pub fn sample_result() -> RunResult {
         server_metrics: None,
         telemetry_data: None,
         thresholds: Vec::new(),
+        timeslices: Vec::new(),
         trials: None,
     }
 }

@@ -2,17 +2,21 @@
 //! the aggregate and derived metrics with their statistics, exactly as spec/metrics-reference.txt.
 //! Nothing here renders: the console table reads `MetricResult.console` from the `RunResult`.
 
+pub mod accumulator;
 pub mod aggregate;
 pub mod derived;
 pub mod errors;
 pub mod goodput;
 pub mod http_trace;
+pub mod in_flight;
 pub mod processor;
 pub mod record_metrics;
 pub mod registry;
 pub mod stats;
 #[cfg(test)]
 pub(crate) mod test_support;
+pub mod time_weighted;
+pub mod timeslices;
 pub mod token_checks;
 
 use std::sync::Arc;
@@ -20,7 +24,7 @@ use std::sync::Arc;
 use crate::clock::RunClock;
 use crate::dataset::tokenizer::Tokenizer;
 
-pub use processor::RecordProcessor;
+pub use processor::{ProcessedMetrics, RecordProcessor};
 
 /// What the metrics need to know about the run.
 pub struct MetricsContext {

@@ -1,25 +1,35 @@
 //! `RecordProcessor`: takes profiling records one at a time, writes each one's jsonl line,
-//! accumulates metric values, and at the end turns them into stats and the error summary.
+//! accumulates metric values (for the run and, with timeslices, for the record's slice) and
+//! what was in flight, and at the end turns them into stats and the error summary.
 
-use std::collections::HashMap;
 use std::path::Path;
 
 use anyhow::Result;
 
 use super::MetricsContext;
-use super::aggregate::RunCounters;
-use super::derived::{KnownValues, derive_all};
+use super::accumulator::MetricAccumulator;
 use super::errors::ErrorTally;
 use super::goodput::Slos;
-use super::record_metrics::{RecordMetrics, error_metrics, request_latency_ns, success_metrics};
+use super::in_flight::{InFlightCurves, RecordTokens};
+use super::record_metrics::{MetricValue, RecordMetrics, error_metrics, request_latency_ns, success_metrics};
 use super::registry;
-use super::stats::distribution;
-use super::token_checks::TokenCheckTally;
-use crate::export::jsonl::RecordsJsonlWriter;
+use super::time_weighted::time_weighted_metrics;
+use super::timeslices::{TimesliceAccumulator, Timeslicing};
+use crate::export::jsonl::{RecordIds, RecordsJsonlWriter};
 use crate::export::raw_jsonl::RawJsonlWriter;
 use crate::plan::PhaseKind;
 use crate::record::RequestRecord;
-use crate::result::{ErrorCount, MetricKind, MetricResult, Stats};
+use crate::result::{ErrorCount, MetricResult, Timeslice};
+
+/// What the records added up to.
+#[derive(Debug)]
+pub struct ProcessedMetrics {
+    /// Every metric with a value, in registry order.
+    pub metrics: Vec<MetricResult>,
+    pub error_summary: Vec<ErrorCount>,
+    /// Empty unless the run asked for timeslices.
+    pub timeslices: Vec<Timeslice>,
+}
 
 /// Consumes profiling records one at a time (on its own thread): computes each record's
 /// metrics, appends one line to profile_export.jsonl at once, and accumulates the values.
@@ -28,36 +38,43 @@ pub struct RecordProcessor {
     records_file: Option<RecordsJsonlWriter>,
     /// profile_export_raw.jsonl (`export_level: "raw"`).
     raw_file: Option<RawJsonlWriter>,
-    /// Every value of each record metric, by tag, in display units.
-    samples: HashMap<&'static str, Vec<f64>>,
-    counters: RunCounters,
-    token_checks: TokenCheckTally,
+    run: MetricAccumulator,
+    in_flight: InFlightCurves,
+    timeslices: Option<TimesliceAccumulator>,
     errors: ErrorTally,
-    /// The run's SLOs and how many successful requests met them all (goodput).
+    /// The run's SLOs (goodput).
     slos: Option<Slos>,
-    good_requests: u64,
+    ids: RecordIds,
 }
 
 impl RecordProcessor {
     /// `jsonl_path`: where profile_export.jsonl is written as records arrive (None: not written).
     pub fn new(ctx: MetricsContext, jsonl_path: Option<&Path>) -> Result<Self> {
         let records_file = jsonl_path.map(RecordsJsonlWriter::create).transpose()?;
+        let ids = RecordIds::new(ctx.clock.epoch_ns(0));
         Ok(Self {
             ctx,
             records_file,
             raw_file: None,
-            samples: HashMap::new(),
-            counters: RunCounters::default(),
-            token_checks: TokenCheckTally::default(),
+            run: MetricAccumulator::new(false),
+            in_flight: InFlightCurves::default(),
+            timeslices: None,
             errors: ErrorTally::default(),
             slos: None,
-            good_requests: 0,
+            ids,
         })
     }
 
     /// Count the successful requests that meet every one of `slos` (None: no goodput metrics).
     pub fn with_slos(mut self, slos: Option<Slos>) -> Self {
+        self.run = MetricAccumulator::new(slos.is_some());
         self.slos = slos;
+        self
+    }
+
+    /// Also accumulate each record in its timeslice (None: no timeslices). After `with_slos`.
+    pub fn with_timeslices(mut self, slicing: Option<Timeslicing>) -> Self {
+        self.timeslices = slicing.map(|slicing| TimesliceAccumulator::new(slicing, self.slos.is_some()));
         self
     }
 
@@ -74,75 +91,80 @@ impl RecordProcessor {
     }
 
     /// Successful records feed the success metrics; failed ones the error metrics, the error
-    /// count and the error summary; cancelled ones only their jsonl line. Warmup records are ignored.
+    /// count and the error summary; cancelled ones only their jsonl line and what was in
+    /// flight. Warmup records are ignored.
     pub fn process(&mut self, record: RequestRecord) -> Result<()> {
         if record.origin.phase_kind == PhaseKind::Warmup {
             return Ok(());
         }
         let metrics = if record.is_valid() {
             let start_epoch_ns = self.ctx.clock.epoch_ns(record.start_ns);
-            self.counters.add_success(start_epoch_ns, start_epoch_ns + request_latency_ns(&record));
+            let span = (start_epoch_ns, start_epoch_ns + request_latency_ns(&record));
             let metrics = success_metrics(&record, &self.ctx);
-            self.token_checks.add(&metrics, record.requested_output_tokens);
-            if self.slos.as_ref().is_some_and(|slos| slos.met(&metrics)) {
-                self.good_requests += 1;
+            let good = self.slos.as_ref().is_some_and(|slos| slos.met(&metrics));
+            self.run.add_success(&metrics, span, record.requested_output_tokens, good);
+            if let Some(slices) = &mut self.timeslices {
+                slices.slice_for(record.start_ns).add_success(&metrics, span, record.requested_output_tokens, good);
             }
+            self.in_flight.add(&record, Some(record_tokens(&metrics)), self.ctx.streaming);
             metrics
         } else if let (Some(error), false) = (&record.error, record.was_cancelled) {
-            self.counters.add_error();
             self.errors.add(error);
-            error_metrics(&record)
+            let metrics = error_metrics(&record);
+            self.run.add_error(&metrics);
+            if let Some(slices) = &mut self.timeslices {
+                slices.slice_for(record.start_ns).add_error(&metrics);
+            }
+            self.in_flight.add(&record, None, self.ctx.streaming);
+            metrics
         } else {
+            self.in_flight.add(&record, None, self.ctx.streaming);
             RecordMetrics::default()
         };
+        self.ids.see(&record);
         if let Some(file) = &mut self.records_file {
-            file.write_record(&record, &metrics, &self.ctx.clock)?;
+            file.write_record(&record, &metrics, &self.ctx.clock, &self.ids)?;
         }
         if let Some(file) = &mut self.raw_file {
-            file.write_record(&record, &self.ctx.clock)?;
-        }
-        for (def, value) in metrics.entries {
-            self.samples.entry(def.tag).or_default().extend(value.samples());
+            file.write_record(&record, &self.ctx.clock, &self.ids)?;
         }
         Ok(())
     }
 
-    /// Flush the jsonl files and compute every metric's stats (registry order) and the error summary.
-    pub fn finish(self) -> Result<(Vec<MetricResult>, Vec<ErrorCount>)> {
+    /// Flush the jsonl files and compute every metric's stats (registry order), the error
+    /// summary and the timeslices.
+    pub fn finish(self) -> Result<ProcessedMetrics> {
         if let Some(file) = self.records_file {
             file.finish()?;
         }
         if let Some(file) = self.raw_file {
             file.finish()?;
         }
-        let mut known = KnownValues::new();
-        let mut record_stats: HashMap<&'static str, Stats> = HashMap::new();
-        for (tag, values) in &self.samples {
-            if let Some(stats) = distribution(values) {
-                known.insert(tag, stats.sum.unwrap_or(0.0));
-                record_stats.insert(tag, stats);
-            }
-        }
-        for (def, value) in self.counters.values().into_iter().chain(self.token_checks.values()) {
-            known.insert(def.tag, value);
-        }
-        if self.slos.is_some() {
-            known.insert(registry::GOOD_REQUEST_COUNT.tag, self.good_requests as f64);
-        }
-        derive_all(&mut known);
-        let results = registry::METRICS
-            .iter()
-            .filter(|def| def.exported())
-            .filter_map(|def| {
-                let stats = match def.kind {
-                    MetricKind::Record => record_stats.remove(def.tag)?,
-                    MetricKind::Aggregate | MetricKind::Derived => Stats::scalar(*known.get(def.tag)?),
-                };
-                Some(def.result(stats))
-            })
-            .collect();
-        Ok((results, self.errors.into_summary()))
+        let (has_phases, has_tokens) = (self.in_flight.has_phases(), self.in_flight.has_tokens());
+        let window = self.in_flight.window();
+        let segments = self.in_flight.segments();
+        let time_weighted = window.map_or_else(Vec::new, |(start_ns, end_ns)| {
+            time_weighted_metrics(&segments, start_ns, end_ns, has_phases, has_tokens)
+        });
+        let timeslices = self
+            .timeslices
+            .map(|slices| slices.finish(&segments, has_phases, has_tokens, &self.ctx.clock))
+            .unwrap_or_default();
+        Ok(ProcessedMetrics {
+            metrics: self.run.finish(time_weighted),
+            error_summary: self.errors.into_summary(),
+            timeslices,
+        })
     }
+}
+
+/// A successful record's input and output lengths (ISL, OSL) from its metrics.
+fn record_tokens(metrics: &RecordMetrics) -> RecordTokens {
+    let count = |def| match metrics.get(def) {
+        Some(MetricValue::Count(n)) => *n,
+        _ => 0,
+    };
+    RecordTokens { input: count(&registry::INPUT_SEQUENCE_LENGTH), output: count(&registry::OUTPUT_SEQUENCE_LENGTH) }
 }
 
 #[cfg(test)]
@@ -150,6 +172,8 @@ mod tests {
     use super::*;
     use crate::metrics::test_support::{context, streamed_record};
     use crate::record::RecordError;
+    use crate::result::Stats;
+    use std::sync::{Arc, OnceLock};
 
     fn stats_of<'a>(results: &'a [MetricResult], tag: &str) -> &'a Stats {
         &results.iter().find(|m| m.tag == tag).unwrap_or_else(|| panic!("no {tag}")).stats
@@ -174,7 +198,7 @@ mod tests {
             record.chunks[0].has_reasoning = true;
             processor.process(record).unwrap();
         }
-        let (results, _) = processor.finish().unwrap();
+        let results = processor.finish().unwrap().metrics;
         let reasoning = stats_of(&results, "reasoning_token_count");
         assert_eq!((reasoning.min, reasoning.max, reasoning.avg), (Some(2.0), Some(3.0), 2.5));
         assert_eq!(stats_of(&results, "total_reasoning_tokens"), &Stats::scalar(5.0));
@@ -196,7 +220,7 @@ mod tests {
             record.usage = Some(crate::record::Usage { completion_tokens: Some(completion), ..Default::default() });
             processor.process(record).unwrap();
         }
-        let (results, _) = processor.finish().unwrap();
+        let results = processor.finish().unwrap().metrics;
         assert_eq!(stats_of(&results, "usage_discrepancy_count"), &Stats::scalar(1.0));
         assert_eq!(stats_of(&results, "osl_mismatch_count"), &Stats::scalar(1.0));
         // (4 − 4) / 4 and (4 − 8) / 8: 0 % and −50 %.
@@ -212,9 +236,9 @@ mod tests {
         let mut processor = RecordProcessor::new(context(true), Some(&jsonl)).unwrap();
         // Two successes: 3 tokens over chunks 10/12/14 ms and 20/22/24 ms, both started at 0 and 4 ms.
         processor.process(streamed_record(0, &[10_000_000, 12_000_000, 14_000_000], " the the the", 100)).unwrap();
-        processor
-            .process(streamed_record(4_000_000, &[20_000_000, 22_000_000, 24_000_000], " the the the", 300))
-            .unwrap();
+        let mut second = streamed_record(4_000_000, &[20_000_000, 22_000_000, 24_000_000], " the the the", 300);
+        second.x_request_id = "req-1".into();
+        processor.process(second).unwrap();
         processor.process(failed(50, 500)).unwrap();
         processor.process(failed(70, 500)).unwrap();
         let mut cancelled = streamed_record(0, &[30_000_000, 90_000_000], " the the", 999);
@@ -224,7 +248,7 @@ mod tests {
         warmup.origin.phase_kind = PhaseKind::Warmup;
         processor.process(warmup).unwrap();
 
-        let (results, errors) = processor.finish().unwrap();
+        let ProcessedMetrics { metrics: results, error_summary: errors, .. } = processor.finish().unwrap();
         // request_latency: 14 ms and 20 ms; the cancelled record's 90 ms is excluded.
         let latency = stats_of(&results, "request_latency");
         assert_eq!((latency.count, latency.min, latency.max), (Some(2), Some(14.0), Some(20.0)));
@@ -276,10 +300,22 @@ mod tests {
             "phase_name",
             "phase_kind",
             "was_cancelled",
+            "worker_id",
+            "record_processor_id",
+            "x_correlation_id",
+            "profiling_index",
+            "root_correlation_id",
+            "agent_depth",
+            "context_overflow_skip",
         ] {
             assert!(first["metadata"].get(field).is_some(), "metadata.{field} missing");
         }
         assert_eq!(first["metadata"]["conversation_id"], "session_000000");
+        assert_eq!(first["metadata"]["profiling_index"], 0);
+        assert_eq!(first["metadata"]["x_correlation_id"], first["metadata"]["root_correlation_id"]);
+        assert_ne!(first["metadata"]["x_correlation_id"], lines[1]["metadata"]["x_correlation_id"]);
+        assert_eq!(first["metadata"]["x_correlation_id"].as_str().map(str::len), Some(36));
+        assert_eq!(first["metadata"]["worker_id"], lines[1]["metadata"]["worker_id"]);
         assert_eq!(first["metrics"]["request_latency"], serde_json::json!({"value": 14.0, "unit": "ms"}));
         assert_eq!(first["metrics"]["output_sequence_length"]["value"], 3);
         assert_eq!(first["metrics"]["inter_chunk_latency"]["value"], serde_json::json!([2.0, 2.0]));
@@ -298,7 +334,7 @@ mod tests {
         let mut processor = RecordProcessor::new(context(false), Some(&jsonl)).unwrap();
         processor.process(streamed_record(0, &[5_000_000], " the", 3)).unwrap();
         assert_eq!(std::fs::read_to_string(&jsonl).unwrap().lines().count(), 1);
-        let (results, errors) = processor.finish().unwrap();
+        let ProcessedMetrics { metrics: results, error_summary: errors, .. } = processor.finish().unwrap();
         assert!(results.iter().all(|m| m.tag != "time_to_first_token"), "not streaming");
         assert!(errors.is_empty());
     }
@@ -313,7 +349,7 @@ mod tests {
         processor.process(streamed_record(0, &[20_000_000, 30_000_000], " the the", 5)).unwrap();
         processor.process(streamed_record(0, &[12_000_000, 14_000_000], " the the", 5)).unwrap();
         processor.process(failed(5, 500)).unwrap();
-        let (results, _) = processor.finish().unwrap();
+        let results = processor.finish().unwrap().metrics;
         assert_eq!(stats_of(&results, "good_request_count"), &Stats::scalar(2.0));
         let duration_s = stats_of(&results, "benchmark_duration").avg;
         assert!((duration_s - 0.030).abs() < 1e-6);
@@ -326,13 +362,42 @@ mod tests {
     fn without_slos_there_are_no_goodput_metrics() {
         let mut processor = RecordProcessor::new(context(true), None).unwrap();
         processor.process(streamed_record(0, &[10_000_000], " the", 5)).unwrap();
-        let (results, _) = processor.finish().unwrap();
+        let results = processor.finish().unwrap().metrics;
         assert!(results.iter().all(|m| !m.tag.starts_with("good")));
     }
 
     #[test]
+    fn time_weighted_metrics_and_timeslices_come_from_the_same_records() {
+        let origin = Arc::new(OnceLock::new());
+        origin.set(0).unwrap();
+        let slicing = Timeslicing { slice_ns: 10_000_000, profiling_start_ns: origin };
+        let mut processor = RecordProcessor::new(context(true), None).unwrap().with_timeslices(Some(slicing));
+        // 0–8 ms and 4–16 ms (first tokens at 2 and 10 ms), then 12–18 ms.
+        processor.process(streamed_record(0, &[2_000_000, 8_000_000], " the the", 10)).unwrap();
+        processor.process(streamed_record(4_000_000, &[10_000_000, 16_000_000], " the the", 10)).unwrap();
+        processor.process(streamed_record(12_000_000, &[14_000_000, 18_000_000], " the the", 10)).unwrap();
+        let processed = processor.finish().unwrap();
+        // In flight: 1 (0–4), 2 (4–8), 1 (8–12), 2 (12–16), 1 (16–18) → 26 request-ms over 18 ms.
+        let concurrency = stats_of(&processed.metrics, "effective_concurrency");
+        assert!((concurrency.avg - 26.0 / 18.0).abs() < 1e-9);
+        assert_eq!(concurrency.count, None);
+        assert!(stats_of(&processed.metrics, "effective_latency").count == Some(3));
+        let slices = &processed.timeslices;
+        assert_eq!(slices.len(), 2);
+        assert_eq!(slices[1].index, 1);
+        assert_eq!(slices[1].end_ns - slices[1].start_ns, 10_000_000);
+        // Two requests started in the first slice, one in the second.
+        assert_eq!(stats_of(&slices[0].metrics, "request_count").avg, 2.0);
+        assert_eq!(stats_of(&slices[1].metrics, "request_count").avg, 1.0);
+        // The second slice's concurrency covers 10–18 ms (the run ends at 18): 1, 2, 1 over 2, 4, 2 ms.
+        let sliced = stats_of(&slices[1].metrics, "effective_concurrency");
+        assert!((sliced.avg - 12.0 / 8.0).abs() < 1e-9);
+    }
+
+    #[test]
     fn no_records_no_metrics() {
-        let (results, errors) = RecordProcessor::new(context(true), None).unwrap().finish().unwrap();
-        assert!(results.is_empty() && errors.is_empty());
+        let processed = RecordProcessor::new(context(true), None).unwrap().finish().unwrap();
+        assert!(processed.metrics.is_empty() && processed.error_summary.is_empty());
+        assert!(processed.timeslices.is_empty());
     }
 }

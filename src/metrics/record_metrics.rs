@@ -148,9 +148,12 @@ fn push_image_metrics(metrics: &mut RecordMetrics, images: u64, latency_ns: u64)
 
 /// Dispatch delay, and latency and TTFT counted from the scheduled time instead of the send.
 fn push_schedule_relative_metrics(metrics: &mut RecordMetrics, record: &RequestRecord, streaming: bool) {
+    let dispatch_delay_ms = ns_to_ms(record.start_ns.saturating_sub(record.scheduled_ns));
+    metrics.push(&registry::DISPATCH_DELAY, MetricValue::Float(dispatch_delay_ms));
+    metrics.push(&registry::CREDIT_TO_START_LATENCY, MetricValue::Float(dispatch_delay_ms));
     metrics.push(
-        &registry::DISPATCH_DELAY,
-        MetricValue::Float(ns_to_ms(record.start_ns.saturating_sub(record.scheduled_ns))),
+        &registry::EFFECTIVE_LATENCY,
+        MetricValue::Float(ns_to_ms(record.end_ns.saturating_sub(record.scheduled_ns))),
     );
     let last_ns = record.chunks.last().map_or(record.end_ns, |chunk| chunk.ns);
     metrics.push(
@@ -179,6 +182,10 @@ fn push_streaming_metrics(
     if ttft_ns > 0 {
         let prefill_throughput = input_sequence_length as f64 / (ttft_ns as f64 / NS_PER_SEC);
         metrics.push(&registry::PREFILL_THROUGHPUT_PER_USER, MetricValue::Float(prefill_throughput));
+    }
+    if let Some(last_chunk) = record.chunks.last() {
+        let decode_ns = last_chunk.ns.saturating_sub(first_chunk.ns);
+        metrics.push(&registry::DECODE_DURATION, MetricValue::Float(ns_to_ms(decode_ns)));
     }
     if let Some(first_output) = record.chunks.iter().find(|chunk| chunk.has_content) {
         let ttfo_ns = first_output.ns.saturating_sub(record.start_ns);
@@ -250,6 +257,8 @@ mod tests {
         // 128 tokens / 10 ms; 3 tokens / 19 ms.
         assert!(close(float(&m, &registry::PREFILL_THROUGHPUT_PER_USER), 12_800.0));
         assert!(close(float(&m, &registry::E2E_OUTPUT_TOKEN_THROUGHPUT), 3.0 / 0.019));
+        // Decode: last chunk 20 ms − first chunk 11 ms.
+        assert!(close(float(&m, &registry::DECODE_DURATION), 9.0));
         assert!(m.get(&registry::REASONING_TOKEN_COUNT).is_none());
         assert!(m.get(&registry::USAGE_PROMPT_TOKENS).is_none());
         // Entries come in registry order.
@@ -268,6 +277,11 @@ mod tests {
         assert!(close(float(&m, &registry::SCHEDULED_REQUEST_LATENCY), 19.0));
         assert!(close(float(&m, &registry::TIME_TO_FIRST_TOKEN), 10.0));
         assert!(close(float(&m, &registry::SCHEDULED_TIME_TO_FIRST_TOKEN), 13.0));
+        assert!(close(float(&m, &registry::CREDIT_TO_START_LATENCY), 3.0));
+        // The response ended at 20 ms; it was due at 1 ms.
+        record.end_ns = 21_000_000;
+        let m = success_metrics(&record, &context(true));
+        assert!(close(float(&m, &registry::EFFECTIVE_LATENCY), 20.0));
         let plain = success_metrics(&record, &context(false));
         assert!(plain.get(&registry::SCHEDULED_TIME_TO_FIRST_TOKEN).is_none());
     }

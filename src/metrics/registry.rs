@@ -35,6 +35,9 @@ impl MetricFlags {
     pub const SUPPORTS_IMAGE_ONLY: Self = Self(1 << 11);
     /// Computed only for endpoints whose input is text the tokenizer counts (every kind here).
     pub const TOKENIZES_INPUT_ONLY: Self = Self(1 << 12);
+    /// A time-weighted statistic of a step function over the profiling window (avg, p50–p99,
+    /// min, max, std; no count or sum), computed by `time_weighted.rs`.
+    pub const TIME_WEIGHTED: Self = Self(1 << 13);
     pub const STREAMING_TOKENS_ONLY: Self = Self::STREAMING_ONLY.with(Self::PRODUCES_TOKENS_ONLY);
 
     /// Both sets of flags.
@@ -268,6 +271,26 @@ pub static SCHEDULED_TIME_TO_FIRST_TOKEN: MetricDef = record(
     &[],
 );
 
+/// Last content chunk − first: the time spent producing every token after the first.
+pub static DECODE_DURATION: MetricDef =
+    record("decode_duration", "Decode Duration", "ms", F::STREAMING_TOKENS_ONLY.with(F::NO_CONSOLE), &[]);
+/// Send start − the time the request was due (AIPerf's credit): the wait before it went out.
+pub static CREDIT_TO_START_LATENCY: MetricDef = record(
+    "credit_to_start_latency",
+    "Credit-to-Start Latency",
+    "ms",
+    F::NO_CONSOLE.with(F::NO_INDIVIDUAL_RECORDS),
+    &[],
+);
+/// End of the response − the time the request was due: latency free of coordinated omission.
+pub static EFFECTIVE_LATENCY: MetricDef = record(
+    "effective_latency",
+    "Effective Latency (CO-aware)",
+    "ms",
+    F::NO_CONSOLE.with(F::NO_INDIVIDUAL_RECORDS),
+    &[],
+);
+
 // ---- Aggregate metrics ----
 pub static REQUEST_COUNT: MetricDef = aggregate("request_count", "Request Count", "requests", F::LARGER_IS_BETTER);
 pub static ERROR_REQUEST_COUNT: MetricDef =
@@ -367,7 +390,7 @@ pub static GOODPUT: MetricDef = derived(
 );
 pub static GOOD_REQUEST_FRACTION: MetricDef = derived(
     "good_request_fraction",
-    "Good Request Fraction",
+    "GoodRequestFraction",
     "ratio",
     F::GOODPUT.with(F::LARGER_IS_BETTER).with(F::NO_CONSOLE),
     &[&GOOD_REQUEST_COUNT, &REQUEST_COUNT],
@@ -406,6 +429,38 @@ pub static TOTAL_ERROR_ISL: MetricDef = derived(
     &[&ERROR_INPUT_SEQUENCE_LENGTH],
 );
 
+// ---- Time-weighted metrics (step functions over the profiling window, `time_weighted.rs`) ----
+const fn time_weighted(tag: &'static str, header: &'static str, unit: &'static str) -> MetricDef {
+    aggregate(tag, header, unit, F::TIME_WEIGHTED.with(F::NO_CONSOLE))
+}
+pub static EFFECTIVE_CONCURRENCY: MetricDef =
+    time_weighted("effective_concurrency", "Effective Concurrency", "requests");
+pub static EFFECTIVE_PREFILL_CONCURRENCY: MetricDef =
+    time_weighted("effective_prefill_concurrency", "Effective Prefill Concurrency", "requests");
+pub static EFFECTIVE_DECODE_CONCURRENCY: MetricDef =
+    time_weighted("effective_decode_concurrency", "Effective Decode Concurrency", "requests");
+pub static EFFECTIVE_TOTAL_THROUGHPUT: MetricDef =
+    time_weighted("effective_total_throughput", "Effective Total Throughput", "tokens/sec");
+pub static EFFECTIVE_PREFILL_THROUGHPUT: MetricDef =
+    time_weighted("effective_prefill_throughput", "Effective Prefill Throughput", "tokens/sec");
+pub static EFFECTIVE_DECODE_THROUGHPUT: MetricDef =
+    time_weighted("effective_decode_throughput", "Effective Decode Throughput", "tokens/sec");
+pub static EFFECTIVE_PREFILL_THROUGHPUT_PER_USER: MetricDef =
+    time_weighted("effective_prefill_throughput_per_user", "Effective Prefill Throughput Per User", "tokens/sec/user");
+pub static EFFECTIVE_DECODE_THROUGHPUT_PER_USER: MetricDef =
+    time_weighted("effective_decode_throughput_per_user", "Effective Decode Throughput Per User", "tokens/sec/user");
+pub static TOKENS_IN_FLIGHT: MetricDef = time_weighted("tokens_in_flight", "Tokens In Flight", "tokens");
+pub static ACTIVE_TOTAL_THROUGHPUT: MetricDef =
+    time_weighted("active_total_throughput", "Active Total Throughput", "tokens/sec");
+pub static ACTIVE_PREFILL_THROUGHPUT: MetricDef =
+    time_weighted("active_prefill_throughput", "Active Prefill Throughput", "tokens/sec");
+pub static ACTIVE_DECODE_THROUGHPUT: MetricDef =
+    time_weighted("active_decode_throughput", "Active Decode Throughput", "tokens/sec");
+pub static ACTIVE_PREFILL_THROUGHPUT_PER_USER: MetricDef =
+    time_weighted("active_prefill_throughput_per_user", "Active Prefill Throughput Per User", "tokens/sec/user");
+pub static ACTIVE_DECODE_THROUGHPUT_PER_USER: MetricDef =
+    time_weighted("active_decode_throughput_per_user", "Active Decode Throughput Per User", "tokens/sec/user");
+
 // ---- HTTP trace record metrics (k6 names, spec: "HTTP Trace Metrics") ----
 const TRACE: MetricFlags = F::HTTP_TRACE_ONLY;
 pub static HTTP_REQ_BLOCKED: MetricDef = record("http_req_blocked", "HTTP Blocked", "ms", TRACE, &[]);
@@ -414,9 +469,9 @@ pub static HTTP_REQ_CONNECTING: MetricDef = record("http_req_connecting", "HTTP 
 pub static HTTP_REQ_TLS_HANDSHAKING: MetricDef =
     record("http_req_tls_handshaking", "HTTP TLS Handshaking", "ms", TRACE, &[]);
 pub static HTTP_REQ_SENDING: MetricDef = record("http_req_sending", "HTTP Sending", "ms", TRACE, &[]);
-pub static HTTP_REQ_WAITING: MetricDef = record("http_req_waiting", "HTTP Waiting", "ms", TRACE, &[]);
+pub static HTTP_REQ_WAITING: MetricDef = record("http_req_waiting", "HTTP Waiting (TTFB)", "ms", TRACE, &[]);
 pub static HTTP_REQ_RECEIVING: MetricDef = record("http_req_receiving", "HTTP Receiving", "ms", TRACE, &[]);
-pub static HTTP_REQ_DURATION: MetricDef = record("http_req_duration", "HTTP Duration", "ms", TRACE, &[]);
+pub static HTTP_REQ_DURATION: MetricDef = record("http_req_duration", "HTTP Duration (excl. conn)", "ms", TRACE, &[]);
 pub static HTTP_REQ_CONNECTION_OVERHEAD: MetricDef = record(
     "http_req_connection_overhead",
     "HTTP Connection Overhead",
@@ -499,6 +554,23 @@ pub static METRICS: &[&MetricDef] = &[
     &DISPATCH_DELAY,
     &SCHEDULED_REQUEST_LATENCY,
     &SCHEDULED_TIME_TO_FIRST_TOKEN,
+    &DECODE_DURATION,
+    &CREDIT_TO_START_LATENCY,
+    &EFFECTIVE_LATENCY,
+    &EFFECTIVE_CONCURRENCY,
+    &EFFECTIVE_PREFILL_CONCURRENCY,
+    &EFFECTIVE_DECODE_CONCURRENCY,
+    &EFFECTIVE_TOTAL_THROUGHPUT,
+    &EFFECTIVE_PREFILL_THROUGHPUT,
+    &EFFECTIVE_DECODE_THROUGHPUT,
+    &EFFECTIVE_PREFILL_THROUGHPUT_PER_USER,
+    &EFFECTIVE_DECODE_THROUGHPUT_PER_USER,
+    &TOKENS_IN_FLIGHT,
+    &ACTIVE_TOTAL_THROUGHPUT,
+    &ACTIVE_PREFILL_THROUGHPUT,
+    &ACTIVE_DECODE_THROUGHPUT,
+    &ACTIVE_PREFILL_THROUGHPUT_PER_USER,
+    &ACTIVE_DECODE_THROUGHPUT_PER_USER,
     &MIN_REQUEST_TIMESTAMP,
     &MAX_RESPONSE_TIMESTAMP,
     &HTTP_REQ_BLOCKED,

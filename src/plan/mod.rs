@@ -91,6 +91,10 @@ pub struct ExportSettings {
     pub http_trace: bool,
     /// Print the HTTP trace-timing table after the metrics table.
     pub trace_table: bool,
+    /// Cut the profiling time into slices of this length and export the client metrics of
+    /// each (profile_export_aiperf_timeslices.json/.csv); None: no timeslices.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slice_duration_ns: Option<u64>,
 }
 
 impl ExportSettings {

@@ -54,6 +54,7 @@ pub fn placeholder_result(plan: &Plan, artifact_root: &std::path::Path) -> RunRe
         server_metrics: None,
         telemetry_data: None,
         thresholds: Vec::new(),
+        timeslices: Vec::new(),
         trials: None,
     }
 }

@@ -55,6 +55,7 @@ const RUN_KEYS: &[&str] = &[
     "export_prefix",
     "export_http_trace",
     "trace_table",
+    "slice_duration",
     "server_metrics",
     "gpu_telemetry",
     "slos",
@@ -116,7 +117,15 @@ pub fn plan_of(map: Map, default_name: String) -> ScriptResult<Plan> {
         return script_error("run: `export_http_trace` needs export_level \"records\" or \"raw\", not \"summary\"");
     }
     let trace_table = r.opt_bool("trace_table")?.unwrap_or(false);
-    let export = ExportSettings { level, prefix, http_trace, trace_table };
+    let slice_duration_ns = match r.opt_f64("slice_duration")? {
+        Some(seconds) if seconds.is_nan() || seconds < 1e-3 => {
+            return script_error(format!(
+                "run: `slice_duration` must be at least 1 ms, got {seconds} s (e.g. slice_duration: seconds(10))"
+            ));
+        }
+        seconds => seconds.map(|seconds| (seconds * 1e9).round() as u64),
+    };
+    let export = ExportSettings { level, prefix, http_trace, trace_table, slice_duration_ns };
     let server_metrics =
         r.opt_map("server_metrics")?.map(super::collectors::server_metrics).transpose()?.unwrap_or_default();
     let gpu_telemetry =

@@ -1,0 +1,235 @@
+//! What was in flight over time: each record adds its intervals (in flight, prefill, decode),
+//! its token rates and its tokens; one sorted sweep (O(n log n) in the number of changes)
+//! turns them into segments during which every level is constant.
+
+use crate::record::RequestRecord;
+
+const NS_PER_SEC: f64 = 1e9;
+
+/// The levels that hold over one segment.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Levels {
+    /// Requests sent and not yet answered in full (failed ones included).
+    pub requests: i64,
+    /// Requests waiting for their first token.
+    pub prefill: i64,
+    /// Requests between their first and last token.
+    pub decode: i64,
+    /// Input tokens of the requests in flight plus the output tokens they have received so far.
+    pub tokens: i64,
+    /// Sum of the in-prefill requests' input rates (input tokens / TTFT), tokens/s.
+    pub prefill_rate: f64,
+    /// Sum of the in-decode requests' output rates ((OSL − 1) / decode duration), tokens/s.
+    pub decode_rate: f64,
+}
+
+/// A stretch of time `[start_ns, end_ns)` with constant levels.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Segment {
+    pub start_ns: u64,
+    pub end_ns: u64,
+    pub levels: Levels,
+}
+
+impl Segment {
+    /// This segment cut to `[start_ns, end_ns)`; None when they do not overlap.
+    pub fn within(&self, start_ns: u64, end_ns: u64) -> Option<Segment> {
+        let (start, end) = (self.start_ns.max(start_ns), self.end_ns.min(end_ns));
+        (start < end).then_some(Segment { start_ns: start, end_ns: end, levels: self.levels })
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Change {
+    Requests(i64),
+    Prefill(i64, f64),
+    Decode(i64, f64),
+    Tokens(i64),
+}
+
+/// The changes of every record so far, and the window they fall in.
+#[derive(Debug, Default)]
+pub struct InFlightCurves {
+    changes: Vec<(u64, Change)>,
+    /// When the first request was due (AIPerf's first credit) and when the last response ended.
+    window: Option<(u64, u64)>,
+    /// Some record had a prefill or decode interval (a streamed answer).
+    has_phases: bool,
+    /// Some record carried tokens.
+    has_tokens: bool,
+}
+
+/// Token counts of a successful record, for its rates and tokens in flight.
+#[derive(Debug, Clone, Copy)]
+pub struct RecordTokens {
+    pub input: u64,
+    pub output: u64,
+}
+
+impl InFlightCurves {
+    /// Adds one record (`tokens`: its counts when it succeeded; `streaming`: its chunks mark
+    /// the first and last token).
+    pub fn add(&mut self, record: &RequestRecord, tokens: Option<RecordTokens>, streaming: bool) {
+        let last_chunk_ns = record.chunks.last().map(|chunk| chunk.ns);
+        let end_ns = record.end_ns.max(last_chunk_ns.unwrap_or(0)).max(record.start_ns);
+        let (first_ns, last_ns) = self.window.unwrap_or((record.scheduled_ns, end_ns));
+        self.window = Some((first_ns.min(record.scheduled_ns).min(record.start_ns), last_ns.max(end_ns)));
+        if end_ns > record.start_ns {
+            self.changes.push((record.start_ns, Change::Requests(1)));
+            self.changes.push((end_ns, Change::Requests(-1)));
+        }
+        let Some(tokens) = tokens else {
+            return;
+        };
+        if let (true, Some(first), Some(last)) = (streaming, record.chunks.first(), record.chunks.last()) {
+            self.add_phase(record.start_ns, first.ns, tokens.input, Change::Prefill);
+            self.add_phase(first.ns, last.ns, tokens.output.saturating_sub(1), Change::Decode);
+        }
+        self.add_tokens(record, end_ns, tokens);
+    }
+
+    /// One request in a phase over `[from_ns, to_ns)`, moving `amount` tokens at an even rate.
+    fn add_phase(&mut self, from_ns: u64, to_ns: u64, amount: u64, change: fn(i64, f64) -> Change) {
+        if to_ns <= from_ns {
+            return;
+        }
+        self.has_phases = true;
+        let rate = amount as f64 * NS_PER_SEC / (to_ns - from_ns) as f64;
+        self.changes.push((from_ns, change(1, rate)));
+        self.changes.push((to_ns, change(-1, -rate)));
+    }
+
+    /// The input tokens from the start, each chunk's share of the output as it arrives, all
+    /// gone at the end.
+    fn add_tokens(&mut self, record: &RequestRecord, end_ns: u64, tokens: RecordTokens) {
+        let input = tokens.input as i64;
+        let output = tokens.output as i64;
+        if input + output == 0 || end_ns <= record.start_ns {
+            return;
+        }
+        self.has_tokens = true;
+        self.changes.push((record.start_ns, Change::Tokens(input)));
+        let chunks = record.chunks.len() as i64;
+        let mut received = 0;
+        for (index, chunk) in record.chunks.iter().enumerate() {
+            let upto = output * (index as i64 + 1) / chunks;
+            if upto > received {
+                self.changes.push((chunk.ns, Change::Tokens(upto - received)));
+                received = upto;
+            }
+        }
+        self.changes.push((end_ns, Change::Tokens(-(input + received))));
+    }
+
+    /// `[first due, last response end]`; None before any record.
+    pub fn window(&self) -> Option<(u64, u64)> {
+        self.window
+    }
+
+    pub fn has_phases(&self) -> bool {
+        self.has_phases
+    }
+
+    pub fn has_tokens(&self) -> bool {
+        self.has_tokens
+    }
+
+    /// The segments covering the window, in time order, zero-length ones left out.
+    pub fn segments(mut self) -> Vec<Segment> {
+        let Some((window_start, window_end)) = self.window else {
+            return Vec::new();
+        };
+        self.changes.sort_by_key(|(ns, _)| *ns);
+        let mut segments = Vec::new();
+        let mut levels = Levels::default();
+        let mut from_ns = window_start;
+        let mut index = 0;
+        while index < self.changes.len() {
+            let at_ns = self.changes[index].0;
+            if at_ns > from_ns {
+                segments.push(Segment { start_ns: from_ns, end_ns: at_ns, levels });
+                from_ns = at_ns;
+            }
+            while index < self.changes.len() && self.changes[index].0 == at_ns {
+                apply(&mut levels, self.changes[index].1);
+                index += 1;
+            }
+        }
+        if window_end > from_ns {
+            segments.push(Segment { start_ns: from_ns, end_ns: window_end, levels });
+        }
+        segments
+    }
+}
+
+fn apply(levels: &mut Levels, change: Change) {
+    match change {
+        Change::Requests(delta) => levels.requests += delta,
+        Change::Prefill(delta, rate) => {
+            levels.prefill += delta;
+            // Exactly zero once no request is in the phase, whatever the rounding of the sums.
+            levels.prefill_rate = if levels.prefill == 0 { 0.0 } else { levels.prefill_rate + rate };
+        }
+        Change::Decode(delta, rate) => {
+            levels.decode += delta;
+            levels.decode_rate = if levels.decode == 0 { 0.0 } else { levels.decode_rate + rate };
+        }
+        Change::Tokens(delta) => levels.tokens += delta,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::test_support::streamed_record;
+
+    const MS: u64 = 1_000_000;
+
+    #[test]
+    fn two_overlapping_requests_make_three_segments() {
+        let mut curves = InFlightCurves::default();
+        // A: 0–10 ms, first token at 4 ms, tokens at 4, 7, 10. B: 5–15 ms, tokens at 8, 15.
+        curves.add(
+            &streamed_record(0, &[4 * MS, 7 * MS, 10 * MS], "", 0),
+            Some(RecordTokens { input: 100, output: 3 }),
+            true,
+        );
+        curves.add(
+            &streamed_record(5 * MS, &[8 * MS, 15 * MS], "", 0),
+            Some(RecordTokens { input: 50, output: 2 }),
+            true,
+        );
+        assert_eq!(curves.window(), Some((0, 15 * MS)));
+        let segments = curves.segments();
+        let starts: Vec<u64> = segments.iter().map(|s| s.start_ns / MS).collect();
+        assert_eq!(starts, [0, 4, 5, 7, 8, 10]);
+        // 5–7 ms: A decoding (2 tokens over 6 ms), B in prefill (50 tokens over 3 ms).
+        let both = segments[2].levels;
+        assert_eq!((both.requests, both.prefill, both.decode), (2, 1, 1));
+        assert!((both.prefill_rate - 50.0 / 0.003).abs() < 1e-6);
+        assert!((both.decode_rate - 2.0 / 0.006).abs() < 1e-6);
+        // A's input + its first token's share (1 of 3), B's input.
+        assert_eq!(both.tokens, 100 + 1 + 50);
+        // After 10 ms only B, decoding its 1 remaining token over 7 ms.
+        let last = segments[5].levels;
+        assert_eq!((last.requests, last.prefill, last.decode, last.tokens), (1, 0, 1, 50 + 1));
+        assert_eq!(segments[5].end_ns, 15 * MS);
+    }
+
+    #[test]
+    fn failed_requests_count_in_flight_but_carry_no_tokens() {
+        let mut curves = InFlightCurves::default();
+        let mut failed = streamed_record(2 * MS, &[], "", 0);
+        failed.scheduled_ns = MS;
+        failed.end_ns = 6 * MS;
+        curves.add(&failed, None, true);
+        assert!(!curves.has_tokens() && !curves.has_phases());
+        let segments = curves.segments();
+        // Due at 1 ms: the window opens then, with nothing in flight until 2 ms.
+        assert_eq!(segments.len(), 2);
+        assert_eq!((segments[0].start_ns, segments[0].levels.requests), (MS, 0));
+        assert_eq!((segments[1].start_ns, segments[1].end_ns, segments[1].levels.requests), (2 * MS, 6 * MS, 1));
+        assert_eq!(segments[1].within(0, 3 * MS).map(|s| (s.start_ns, s.end_ns)), Some((2 * MS, 3 * MS)));
+        assert!(segments[1].within(7 * MS, 9 * MS).is_none());
+    }
+}

@@ -1,0 +1,64 @@
+//! Client-metric timeslices (AIPerf's `--slice-duration`): the profiling time cut into equal
+//! slices from when profiling began; each record counts in the slice its request started in,
+//! accumulated as it arrives, and each slice's time-weighted metrics cover the slice's own time.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, OnceLock};
+
+use super::accumulator::MetricAccumulator;
+use super::in_flight::Segment;
+use super::time_weighted::time_weighted_metrics;
+use crate::clock::RunClock;
+use crate::result::Timeslice;
+
+/// How to cut the run: the slice length, and when profiling began (set by the engine when the
+/// first phase whose records feed the metrics starts; run-clock ns).
+#[derive(Debug, Clone)]
+pub struct Timeslicing {
+    pub slice_ns: u64,
+    pub profiling_start_ns: Arc<OnceLock<u64>>,
+}
+
+/// The accumulators of the slices that have records so far.
+#[derive(Debug)]
+pub struct TimesliceAccumulator {
+    slicing: Timeslicing,
+    goodput: bool,
+    slices: BTreeMap<u64, MetricAccumulator>,
+}
+
+impl TimesliceAccumulator {
+    pub fn new(slicing: Timeslicing, goodput: bool) -> Self {
+        Self { slicing, goodput, slices: BTreeMap::new() }
+    }
+
+    fn origin_ns(&self) -> u64 {
+        self.slicing.profiling_start_ns.get().copied().unwrap_or(0)
+    }
+
+    /// The accumulator of the slice a request that started at `start_ns` belongs to.
+    pub fn slice_for(&mut self, start_ns: u64) -> &mut MetricAccumulator {
+        let index = start_ns.saturating_sub(self.origin_ns()) / self.slicing.slice_ns;
+        let goodput = self.goodput;
+        self.slices.entry(index).or_insert_with(|| MetricAccumulator::new(goodput))
+    }
+
+    /// Every slice from the first to the last that has records (an empty one in between
+    /// keeps its time-weighted metrics), with times on the wall clock.
+    pub fn finish(self, segments: &[Segment], has_phases: bool, has_tokens: bool, clock: &RunClock) -> Vec<Timeslice> {
+        let origin_ns = self.origin_ns();
+        let slice_ns = self.slicing.slice_ns;
+        let last = self.slices.keys().next_back().copied();
+        let mut slices = self.slices;
+        (0..last.map_or(0, |index| index + 1))
+            .map(|index| {
+                let start_ns = origin_ns + index * slice_ns;
+                let end_ns = start_ns + slice_ns;
+                let time_weighted = time_weighted_metrics(segments, start_ns, end_ns, has_phases, has_tokens);
+                let metrics =
+                    slices.remove(&index).unwrap_or_else(|| MetricAccumulator::new(false)).finish(time_weighted);
+                Timeslice { index, start_ns: clock.epoch_ns(start_ns), end_ns: clock.epoch_ns(end_ns), metrics }
+            })
+            .collect()
+    }
+}
