@@ -82,6 +82,8 @@ fn lower_benchmark(benchmark: &Value, base_dir: &Path, seed: Option<u64>, name: 
         slos: outputs.slos,
         thresholds: Vec::new(),
         abort_on_fail: false,
+        preflight: Default::default(),
+        allow_all_failed: false,
         run_info: Default::default(),
     };
     crate::engine::validate(&plan).map_err(|e| ConfigError::new(format!("{e:#}")))?;

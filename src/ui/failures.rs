@@ -58,6 +58,7 @@ mod tests {
             results: true,
             window_start_ns: 0,
             window_end_ns: 1,
+            sessions: None,
             self_check: Default::default(),
         };
         let text = render_all_failed(&result, &phase);

@@ -38,14 +38,16 @@ pub fn lower(benchmark: &Value) -> Result<Outputs, ConfigError> {
         ),
         None => None,
     };
+    let slice_duration_s = opt_f64(&artifacts, "slice_duration", "artifacts.slice_duration")?;
     let export = ExportSettings {
         level,
         prefix,
         http_trace: opt_bool(&artifacts, "trace", "artifacts.trace")?.unwrap_or(false),
         trace_table: opt_bool(&artifacts, "show_trace_timing", "artifacts.show_trace_timing")?.unwrap_or(false),
+        slice_duration_ns: slice_duration_s.map(|seconds| (seconds * 1e9).round() as u64),
     };
     let mut server_metrics = server_metrics_of(benchmark.get("server_metrics").cloned().unwrap_or(Value::Null))?;
-    server_metrics.slice_duration_s = opt_f64(&artifacts, "slice_duration", "artifacts.slice_duration")?;
+    server_metrics.slice_duration_s = slice_duration_s;
     Ok(Outputs {
         export,
         server_metrics,
