@@ -15,6 +15,7 @@ mod rankings;
 mod request_body;
 mod response;
 mod responses;
+mod server_trust;
 mod sse;
 mod streaming;
 mod target;
