@@ -8,6 +8,7 @@ use anyhow::{Context, Result, anyhow};
 use http::Uri;
 use hyper::client::conn::{http1, http2};
 use hyper_util::rt::{TokioExecutor, TokioIo};
+use rustls::CertificateError;
 use rustls::pki_types::ServerName;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
@@ -173,16 +174,31 @@ async fn open_tcp(addresses: &[SocketAddr]) -> Result<TcpStream, String> {
 /// A failed handshake in one sentence; certificate problems say how to trust the server.
 fn tls_failure(host: &str, error: &std::io::Error) -> String {
     let cause = failure::root_cause(error);
-    let certificate_problem = error
-        .get_ref()
-        .and_then(|inner| inner.downcast_ref::<rustls::Error>())
-        .is_some_and(|tls| matches!(tls, rustls::Error::InvalidCertificate(_)));
-    if certificate_problem {
-        format!(
-            "TLS handshake with {host} failed: {cause}; to trust this server's certificate give its CA with \
-             endpoint tls: #{{ ca_file: \"ca.pem\" }} (or tls: #{{ insecure: true }} to skip verification)"
-        )
-    } else {
-        format!("TLS handshake with {host} failed: {cause}")
-    }
+    let certificate_problem =
+        error.get_ref().and_then(|inner| inner.downcast_ref::<rustls::Error>()).and_then(|tls| match tls {
+            rustls::Error::InvalidCertificate(problem) => Some(problem),
+            _ => None,
+        });
+    let Some(problem) = certificate_problem else {
+        return format!("TLS handshake with {host} failed: {cause}");
+    };
+    let advice = match problem {
+        CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. } => format!(
+            "the certificate does not name {host}: use a url whose host it names, or give the server a \
+             certificate made for {host}"
+        ),
+        CertificateError::Expired
+        | CertificateError::ExpiredContext { .. }
+        | CertificateError::NotValidYet
+        | CertificateError::NotValidYetContext { .. } => {
+            "the certificate is outside its validity period: renew it, or check both machines' clocks".to_owned()
+        }
+        _ => "to trust this server give endpoint tls: #{ ca_file: \"server.pem\" } the server's own certificate \
+              (self-signed) or the CA that signed it"
+            .to_owned(),
+    };
+    format!(
+        "TLS handshake with {host} failed: {cause}; {advice} (tls: #{{ insecure: true }} skips verification, \
+         only as a last resort)"
+    )
 }

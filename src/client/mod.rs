@@ -16,6 +16,7 @@ mod rankings;
 mod request_body;
 mod response;
 mod responses;
+mod server_trust;
 pub mod sse;
 mod streaming;
 mod target;

@@ -1,14 +1,17 @@
 //! The rustls client configuration of an https endpoint: ring, webpki and system roots plus
-//! an optional CA file, verification on unless explicitly insecure, ALPN for HTTP/2.
+//! an optional CA file whose certificates may also be the server's own (`server_trust.rs`),
+//! verification on unless explicitly insecure, ALPN for HTTP/2.
 
 use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
+use rustls::crypto::CryptoProvider;
 use rustls::pki_types::CertificateDer;
 use rustls::pki_types::pem::PemObject;
 use rustls::{ClientConfig, RootCertStore};
 
 use super::insecure::AcceptAnyCertificate;
+use super::server_trust::ServerTrust;
 use crate::plan::TlsSettings;
 
 /// The ALPN protocol names offered.
@@ -28,7 +31,8 @@ pub(crate) fn client_config(settings: &TlsSettings, http2: bool) -> Result<Arc<C
             .with_custom_certificate_verifier(Arc::new(AcceptAnyCertificate::new(provider)))
             .with_no_client_auth()
     } else {
-        builder.with_root_certificates(root_store(settings.ca_file.as_deref())?).with_no_client_auth()
+        let trust = server_trust(settings.ca_file.as_deref(), provider)?;
+        builder.dangerous().with_custom_certificate_verifier(Arc::new(trust)).with_no_client_auth()
     };
     config.alpn_protocols =
         if http2 { vec![ALPN_HTTP2.to_vec(), ALPN_HTTP1.to_vec()] } else { vec![ALPN_HTTP1.to_vec()] };
@@ -48,20 +52,25 @@ fn print_insecure_warning() {
     eprintln!("WARNING: {warning}");
 }
 
-/// The webpki roots, the system's roots, and every certificate of `ca_file`.
-fn root_store(ca_file: Option<&str>) -> Result<RootCertStore> {
+/// Trust in the webpki roots, the system's roots, and every certificate of `ca_file`, as a CA
+/// or as the server's own certificate.
+fn server_trust(ca_file: Option<&str>, provider: Arc<CryptoProvider>) -> Result<ServerTrust> {
     let mut roots = RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.to_vec() };
     let system = rustls_native_certs::load_native_certs();
     for error in &system.errors {
         tracing::debug!("system root certificates: {error}");
     }
     roots.add_parsable_certificates(system.certs);
+    let mut own_certificates = Vec::new();
     if let Some(path) = ca_file {
-        for certificate in ca_certificates(path)? {
-            roots.add(certificate).with_context(|| format!("tls ca_file {path}: a certificate is not a valid CA"))?;
+        own_certificates = ca_certificates(path)?;
+        for certificate in &own_certificates {
+            roots
+                .add(certificate.clone())
+                .with_context(|| format!("tls ca_file {path}: a certificate cannot be read"))?;
         }
     }
-    Ok(roots)
+    ServerTrust::new(roots, own_certificates, provider)
 }
 
 /// Every certificate of a PEM file, or an error that names the file and what is wrong with it.

@@ -87,6 +87,18 @@ pub fn stat(summary: &Value, metric: &str, stat: &str) -> f64 {
     summary[metric][stat].as_f64().unwrap_or_else(|| panic!("{metric}.{stat} missing in {}", summary[metric]))
 }
 
+/// A fresh record of request `x_request_id`, the first of a profiling phase, for sending by hand.
+pub fn profiling_record(x_request_id: &str) -> aiperf::record::RequestRecord {
+    let origin = aiperf::record::RequestOrigin {
+        phase_index: 0,
+        phase_name: std::sync::Arc::from("profiling"),
+        phase_kind: aiperf::plan::PhaseKind::Profiling,
+        index_in_phase: 0,
+        dataset_index: 0,
+    };
+    aiperf::record::RequestRecord::new(origin, x_request_id.to_owned(), 0, 4, Some(16))
+}
+
 /// A loopback port with nothing listening on it.
 pub fn closed_port() -> u16 {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
