@@ -1,5 +1,6 @@
 //! The command line: `aiperf run <scenario.rhai>`, `aiperf check`, `aiperf mock` and `aiperf profile`.
 
+mod config;
 mod mock;
 mod profile;
 mod run;
@@ -60,6 +61,9 @@ pub enum Command {
         after_help = "Example:\n  aiperf mock --port 8000 --ttft-ms 20 --itl-ms 5\n  curl -N localhost:8000/v1/chat/completions -d '{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],\"stream\":true}'"
     )]
     Mock(MockArgs),
+    /// AIPerf config files (schema 2.0): `aiperf config validate FILE`
+    #[command(subcommand)]
+    Config(config::ConfigCommand),
     /// AIPerf's `aiperf profile`: its flags (or --config FILE.yaml) run through the same engine
     #[command(disable_help_flag = true)]
     Profile(ProfileArgs),
@@ -150,6 +154,7 @@ pub fn main_with(cli: Cli) -> i32 {
         Command::Run(args) => run::run(args, &runtime),
         Command::Check(args) => run::check(args, &runtime),
         Command::Mock(args) => mock::serve(args, &runtime),
+        Command::Config(command) => config::run(command),
         Command::Profile(args) => profile::profile(&args.args, &runtime),
     }
 }

@@ -2,26 +2,66 @@
 //! lowered to the plans `aiperf profile` runs, and a plan described back in the schema's
 //! `benchmark` shape (the exports' `input_config`).
 //!
-//! The normalized document is a `serde_json::Value` in the schema's shape with snake_case keys
-//! and every shorthand expanded (`benchmark.models.items[]`, `benchmark.datasets[]` and
-//! `benchmark.phases[]` as named lists, `benchmark.endpoint.urls[]`): `aiperf profile`'s flags
-//! build one too, laid over the file's.
+//! Reading (`read_file`): `${ENV}` / `${ENV:default}` replaced in the text, the YAML parsed,
+//! `{{ expression }}` strings rendered with `variables:` (see `jinja`), then `normalize`, then
+//! the schema check (`validate_document`). The normalized document — what `aiperf profile`'s
+//! flags build too, laid over the file's with `overlay` — is a `serde_json::Value` with:
+//!
+//! - snake_case keys everywhere (camelCase accepted on input), except in the free-form maps
+//!   whose keys are the user's: `variables`, `plot`, `sweep.parameters`,
+//!   `sweep.runs[].variables`, `endpoint.headers`, `endpoint.extra`, `slos`, a phase's `sla`,
+//!   a dataset's `filters` and `records[]`, `artifacts.user_files[].content`,
+//!   `post_process.params`, `mlflow.tags`, `otel.custom_resource_attributes`;
+//! - top level: `schema_version`, `random_seed`, `variables` (rendered), `multi_run`
+//!   (`num_runs`, `cooldown_seconds`, `confidence_level`, …), `sweep` (`type`: grid | zip |
+//!   scenarios; `parameters` or `runs`), `plot`, `benchmark`;
+//! - `benchmark.models`: always `{items: [{name, ..}, ..], strategy?}` (from `model:` or
+//!   `models:` as a string, a list of strings, or the long form);
+//! - `benchmark.endpoint.urls`: always a list (from `url:` as a string or list);
+//! - `benchmark.datasets`: always a list of datasets with a `name` (`default` when none is
+//!   given; from `dataset:`); a synthetic dataset's `isl` / `osl` moved under `prompts`;
+//!   distributions (`prompts.isl`, `prompts.osl`, `osl`, `turns`, `turn_delay`,
+//!   `audio.length`, `images.width`, `images.height`, multimodal `peaks[]`) always carry
+//!   `type`: a number N is `{type: fixed, value: N}`, `{mean, stddev}` is `normal`,
+//!   `{mean, median}` `lognormal`, `{peaks}` `multimodal`, `{points}` `empirical`;
+//! - `benchmark.phases`: always a list of phases with a `name` (a single mapping is
+//!   `[{name: profiling, ..}]`; top-level `warmup:` / `profiling:` are the phases `warmup`
+//!   (with `exclude_from_results: true` unless given) and `profiling`, in that order);
+//!   `duration` and `grace_period` in seconds (numbers; `inf` is null), `concurrency_ramp`,
+//!   `prefill_ramp`, `rate_ramp` as `{duration: seconds, strategy?}`;
+//! - `benchmark.artifacts.slice_duration` in seconds.
+//!
+//! Sweeps (`variations`) and `multi_run` (`multi_run_settings`) are read from this form.
 
 mod describe;
+mod env;
+mod jinja;
 mod lower;
+mod normalize;
 mod overlay;
 mod path;
 mod read;
+mod schema;
+mod sweep;
 
 use serde_json::Value;
 
 pub use describe::benchmark_of_plan;
 pub use lower::{artifact_location, lower};
+pub use normalize::normalize;
 pub use overlay::overlay;
 pub use path::{get_path, set_path};
-pub use read::{normalize, read_file};
+pub use read::read_file;
+pub use sweep::{MultiRun, Variation, multi_run_settings, variations};
 
 use crate::plan::Plan;
+
+/// Check a normalized document (a file's, or one built from flags) against the schema; the
+/// error lists every problem as `key.path: problem`, one a line.
+pub fn validate_document(document: &Value) -> Result<(), ConfigError> {
+    let problems = schema::validate(document);
+    if problems.is_empty() { Ok(()) } else { Err(ConfigError::new(problems.join("\n"))) }
+}
 
 /// A config that cannot be read or lowered; the message names the file and the key.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

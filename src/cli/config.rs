@@ -1,0 +1,72 @@
+//! `aiperf config validate FILE`: read an AIPerf config schema 2.0 file as `aiperf profile
+//! --config` would, and say whether it is valid and what it holds.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use super::exit_code;
+use crate::config::{multi_run_settings, read_file, variations};
+
+#[derive(Debug, clap::Subcommand)]
+pub enum ConfigCommand {
+    /// Check a config file (YAML, schema 2.0): ${ENV}, Jinja2 variables, shorthands, the schema, its sweep
+    #[command(after_help = "Example:\n  aiperf config validate configs/minimal.yaml --print-document")]
+    Validate(ValidateArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ValidateArgs {
+    /// The config file (.yaml)
+    pub file: PathBuf,
+    /// Print the normalized document (JSON) on stdout
+    #[arg(long)]
+    pub print_document: bool,
+}
+
+pub fn run(command: ConfigCommand) -> i32 {
+    match command {
+        ConfigCommand::Validate(args) => validate(&args),
+    }
+}
+
+fn validate(args: &ValidateArgs) -> i32 {
+    let file = args.file.display();
+    let checked = read_file(&args.file).and_then(|document| variations(&document).map(|points| (document, points)));
+    let (document, points) = match checked {
+        Ok(checked) => checked,
+        Err(error) => {
+            let message = error.message;
+            for line in message.lines() {
+                let named =
+                    if line.starts_with(&file.to_string()) { line.to_string() } else { format!("{file}: {line}") };
+                eprintln!("{named}");
+            }
+            return exit_code::SCRIPT_ERROR;
+        }
+    };
+    if args.print_document {
+        // A closed pipe (`| head`) is not an error of the config.
+        let _ = writeln!(std::io::stdout(), "{}", serde_json::to_string_pretty(&document).unwrap_or_default());
+    }
+    let count = |pointer: &str| document.pointer(pointer).and_then(Value::as_array).map_or(0, Vec::len);
+    let phases = count("/benchmark/phases");
+    let models = count("/benchmark/models/items");
+    let sweep = if document.get("sweep").is_some_and(|sweep| !sweep.is_null()) {
+        format!("sweep of {} variations", points.len())
+    } else {
+        "no sweep".to_string()
+    };
+    let runs = multi_run_settings(&document).num_runs;
+    let trials = if runs > 1 { format!(", {runs} runs each") } else { String::new() };
+    let plural = |n: usize, word: &str| if n == 1 { format!("1 {word}") } else { format!("{n} {word}s") };
+    let summary = format!("{file}: ok ({}, {}, {sweep}{trials})", plural(phases, "phase"), plural(models, "model"));
+    // With --print-document stdout is the JSON alone.
+    if args.print_document {
+        eprintln!("{summary}");
+    } else {
+        let _ = writeln!(std::io::stdout(), "{summary}");
+    }
+    exit_code::OK
+}

@@ -1,0 +1,358 @@
+//! A normalized document's `sweep:` expanded into its variations, and its `multi_run:` read.
+//!
+//! - `grid`: every combination of `parameters` (a dotted path → its list of values), the
+//!   first parameter varying slowest;
+//! - `zip`: the lists taken in lock step (all the same length);
+//! - `scenarios`: each of `runs[]` (`name`, a partial `benchmark`) laid over the base
+//!   benchmark: mappings merge key by key, a list of named entries (phases, datasets, models)
+//!   merges entry by entry by `name`, a distribution (or anything with another `type`) is
+//!   replaced whole, any other value is replaced.
+//!
+//! A parameter path is read inside `benchmark` (a leading `benchmark.` is allowed): a list
+//! (`phases`, `datasets`, `models.items`) is entered by an entry's `name` or index
+//! (`datasets.main.format`, `phases.profiling.rate`); a path whose first key is not a
+//! benchmark key (`concurrency`, `rate`, `requests`…) sets that key on every phase that is not
+//! excluded from results. Segments may be camelCase.
+
+use serde_json::{Map, Value};
+
+use super::ConfigError;
+use super::normalize::{seconds, snake_case};
+use super::schema::validate;
+
+/// The sweep kinds that are read; the schema's others are refused by name.
+const UNSUPPORTED_SWEEPS: [&str; 3] = ["adaptive_search", "sobol", "latin_hypercube"];
+
+/// One point of a sweep: the swept values (dotted path → value) and the whole document for it.
+pub type Variation = (Map<String, Value>, Value);
+
+/// `multi_run:` with AIPerf's defaults for what it leaves out.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MultiRun {
+    /// Runs of each variation.
+    pub num_runs: u64,
+    /// Pause between two runs, seconds.
+    pub cooldown_s: f64,
+    /// Confidence level of the aggregate over runs.
+    pub confidence: f64,
+    /// Every run uses the same random seed.
+    pub set_consistent_seed: bool,
+    /// Warmup phases run in the first run only.
+    pub disable_warmup_after_first: bool,
+}
+
+/// The document's `multi_run:` settings (one run, no cooldown, 95 % confidence by default).
+pub fn multi_run_settings(document: &Value) -> MultiRun {
+    let settings = document.get("multi_run");
+    let number = |key: &str| settings.and_then(|s| s.get(key)).and_then(Value::as_f64);
+    let flag = |key: &str| settings.and_then(|s| s.get(key)).and_then(Value::as_bool);
+    MultiRun {
+        num_runs: number("num_runs").map_or(1, |runs| runs.max(1.0) as u64),
+        cooldown_s: number("cooldown_seconds").unwrap_or(0.0),
+        confidence: number("confidence_level").unwrap_or(0.95),
+        set_consistent_seed: flag("set_consistent_seed").unwrap_or(true),
+        disable_warmup_after_first: flag("disable_warmup_after_first").unwrap_or(true),
+    }
+}
+
+/// Each variation of the document's sweep: the swept values (dotted path → value; for
+/// scenarios `scenario` → the run's name) and the whole document with that variation's
+/// benchmark and no `sweep`, checked against the schema. One variation with no values when
+/// there is no sweep.
+pub fn variations(document: &Value) -> Result<Vec<Variation>, ConfigError> {
+    let Some(sweep) = document.get("sweep").filter(|sweep| !sweep.is_null()) else {
+        return Ok(vec![(Map::new(), document.clone())]);
+    };
+    let kind = sweep.get("type").and_then(Value::as_str).unwrap_or("grid");
+    let base = document.get("benchmark").cloned().unwrap_or_else(|| Value::Object(Map::new()));
+    let points: Vec<Variation> = match kind {
+        "grid" | "zip" => {
+            let parameters = parameters(sweep)?;
+            let combinations = if kind == "grid" { grid(&parameters) } else { zip(&parameters)? };
+            combinations
+                .into_iter()
+                .map(|values| {
+                    let mut benchmark = base.clone();
+                    for (path, value) in &values {
+                        set_path(&mut benchmark, path, value.clone())?;
+                    }
+                    Ok((values, benchmark))
+                })
+                .collect::<Result<_, ConfigError>>()?
+        }
+        "scenarios" => scenarios(sweep, &base)?,
+        other if UNSUPPORTED_SWEEPS.contains(&other) => {
+            return Err(ConfigError::new(format!(
+                "sweep.type: {other} sweeps are not supported (supported: grid, zip, scenarios; not: {})",
+                UNSUPPORTED_SWEEPS.join(", ")
+            )));
+        }
+        other => {
+            return Err(ConfigError::new(format!("sweep.type: unknown sweep kind `{other}` (grid, zip, scenarios)")));
+        }
+    };
+    points
+        .into_iter()
+        .enumerate()
+        .map(|(index, (values, benchmark))| {
+            let mut whole = document.clone();
+            if let Some(map) = whole.as_object_mut() {
+                map.remove("sweep");
+                map.insert("benchmark".into(), benchmark);
+            }
+            let problems = validate(&whole);
+            if problems.is_empty() {
+                Ok((values, whole))
+            } else {
+                let label = Value::Object(values.clone());
+                Err(ConfigError::new(
+                    problems
+                        .iter()
+                        .map(|problem| format!("sweep variation {index} {label}: {problem}"))
+                        .collect::<Vec<_>>()
+                        .join("\n"),
+                ))
+            }
+        })
+        .collect()
+}
+
+fn parameters(sweep: &Value) -> Result<Vec<(String, Vec<Value>)>, ConfigError> {
+    let Some(Value::Object(parameters)) = sweep.get("parameters") else {
+        return Err(ConfigError::new("sweep.parameters: expected a mapping of dotted paths to lists of values"));
+    };
+    parameters
+        .iter()
+        .map(|(path, values)| match values {
+            Value::Array(list) if !list.is_empty() => Ok((path.clone(), list.clone())),
+            _ => Err(ConfigError::new(format!("sweep.parameters.{path}: expected a non-empty list of values"))),
+        })
+        .collect()
+}
+
+fn grid(parameters: &[(String, Vec<Value>)]) -> Vec<Map<String, Value>> {
+    let mut combinations = vec![Map::new()];
+    for (path, values) in parameters {
+        combinations = combinations
+            .into_iter()
+            .flat_map(|partial| {
+                values.iter().map(move |value| {
+                    let mut next = partial.clone();
+                    next.insert(path.clone(), value.clone());
+                    next
+                })
+            })
+            .collect();
+    }
+    combinations
+}
+
+fn zip(parameters: &[(String, Vec<Value>)]) -> Result<Vec<Map<String, Value>>, ConfigError> {
+    let length = parameters.first().map_or(0, |(_, values)| values.len());
+    if let Some((path, values)) = parameters.iter().find(|(_, values)| values.len() != length) {
+        return Err(ConfigError::new(format!(
+            "sweep.parameters.{path}: a zip sweep needs lists of one length ({length}), this one has {}",
+            values.len()
+        )));
+    }
+    Ok((0..length)
+        .map(|index| parameters.iter().map(|(path, values)| (path.clone(), values[index].clone())).collect())
+        .collect())
+}
+
+fn scenarios(sweep: &Value, base: &Value) -> Result<Vec<Variation>, ConfigError> {
+    let Some(Value::Array(runs)) = sweep.get("runs") else {
+        return Err(ConfigError::new("sweep.runs: expected a list of scenarios"));
+    };
+    runs.iter()
+        .enumerate()
+        .map(|(index, run)| {
+            let name =
+                run.get("name").and_then(Value::as_str).map_or_else(|| format!("scenario{index}"), str::to_string);
+            let mut values = Map::new();
+            values.insert("scenario".into(), Value::String(name));
+            let partial = run.get("benchmark").cloned().unwrap_or(Value::Null);
+            Ok((values, merge(base.clone(), partial)))
+        })
+        .collect()
+}
+
+/// `over` merged into `base` as a scenario run is (see the module comment).
+fn merge(base: Value, over: Value) -> Value {
+    match (base, over) {
+        (Value::Object(mut base), Value::Object(over)) => {
+            let retyped = over.get("type").is_some_and(|kind| base.get("type").is_some_and(|old| old != kind));
+            if retyped {
+                return Value::Object(over);
+            }
+            for (key, value) in over {
+                let merged = match base.remove(&key) {
+                    Some(existing) => merge(existing, value),
+                    None => value,
+                };
+                base.insert(key, merged);
+            }
+            Value::Object(base)
+        }
+        (Value::Array(mut base), Value::Array(over)) if is_named_list(&base) && is_named_list(&over) => {
+            for entry in over {
+                let position = base.iter().position(|existing| existing.get("name") == entry.get("name"));
+                match position {
+                    Some(position) => base[position] = merge(std::mem::take(&mut base[position]), entry),
+                    None => base.push(entry),
+                }
+            }
+            Value::Array(base)
+        }
+        (_, over) => over,
+    }
+}
+
+fn is_named_list(list: &[Value]) -> bool {
+    list.iter().all(|entry| entry.get("name").is_some_and(Value::is_string))
+}
+
+/// Keys of the benchmark itself; a parameter starting with another key is a phase setting.
+fn is_benchmark_key(key: &str) -> bool {
+    super::schema::benchmark_keys().iter().any(|known| known == key)
+}
+
+/// Set a swept value at a dotted path inside the benchmark (see the module comment).
+fn set_path(benchmark: &mut Value, path: &str, value: Value) -> Result<(), ConfigError> {
+    let segments: Vec<String> = path.strip_prefix("benchmark.").unwrap_or(path).split('.').map(snake_case).collect();
+    let first = segments.first().map(String::as_str).unwrap_or_default();
+    if !is_benchmark_key(first) {
+        let Some(Value::Array(phases)) = benchmark.get_mut("phases") else {
+            return Err(ConfigError::new(format!("sweep.parameters.{path}: the benchmark has no phases to set it on")));
+        };
+        let mut measured =
+            phases.iter_mut().filter(|phase| phase.get("exclude_from_results") != Some(&Value::Bool(true))).peekable();
+        if measured.peek().is_none() {
+            return Err(ConfigError::new(format!("sweep.parameters.{path}: every phase is excluded from results")));
+        }
+        for phase in measured {
+            set_segments(phase, &segments, value.clone(), path)?;
+        }
+        return Ok(());
+    }
+    set_segments(benchmark, &segments, value, path)
+}
+
+fn set_segments(target: &mut Value, segments: &[String], value: Value, path: &str) -> Result<(), ConfigError> {
+    let Some((head, rest)) = segments.split_first() else {
+        *target = normalized_value(value, path)?;
+        return Ok(());
+    };
+    let next = match target {
+        Value::Object(map) => map.entry(head.clone()).or_insert_with(|| Value::Object(Map::new())),
+        Value::Array(list) => {
+            let by_name =
+                list.iter().position(|entry| entry.get("name").and_then(Value::as_str) == Some(head.as_str()));
+            let index = by_name.or_else(|| head.parse::<usize>().ok().filter(|index| *index < list.len()));
+            let Some(index) = index else {
+                let names: Vec<&str> =
+                    list.iter().filter_map(|entry| entry.get("name").and_then(Value::as_str)).collect();
+                return Err(ConfigError::new(format!(
+                    "sweep.parameters.{path}: no entry named `{head}` (there are: {})",
+                    names.join(", ")
+                )));
+            };
+            &mut list[index]
+        }
+        _ => {
+            return Err(ConfigError::new(format!(
+                "sweep.parameters.{path}: `{head}` is inside a value that is not a mapping"
+            )));
+        }
+    };
+    set_segments(next, rest, value, path)
+}
+
+/// A swept duration (`30s`, `5m`) in seconds, as the document holds it.
+fn normalized_value(value: Value, path: &str) -> Result<Value, ConfigError> {
+    let last = path.rsplit('.').next().map(snake_case).unwrap_or_default();
+    if matches!(last.as_str(), "duration" | "grace_period") {
+        return seconds(&value, &format!("sweep.parameters.{path}"));
+    }
+    Ok(value)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::{multi_run_settings, variations};
+    use crate::config::normalize;
+
+    fn base() -> serde_json::Value {
+        json!({"schemaVersion": "2.0", "benchmark": {
+            "model": "m",
+            "endpoint": {"url": "http://localhost:8000"},
+            "datasets": [{"name": "main", "type": "synthetic", "entries": 10, "prompts": {"isl": 16, "osl": 8}}],
+            "phases": [
+                {"name": "warmup", "type": "concurrency", "concurrency": 2, "requests": 4, "excludeFromResults": true},
+                {"name": "profiling", "type": "concurrency", "concurrency": 2, "requests": 10}
+            ]
+        }})
+    }
+
+    #[test]
+    fn a_grid_is_every_combination_and_a_bare_key_sets_the_measured_phases() {
+        let mut document = base();
+        document["sweep"] =
+            json!({"type": "grid", "parameters": {"concurrency": [1, 2, 4], "datasets.main.entries": [5, 6]}});
+        let found = variations(&normalize(document).unwrap()).unwrap();
+        assert_eq!(found.len(), 6);
+        assert_eq!(found[0].0, json!({"concurrency": 1, "datasets.main.entries": 5}).as_object().unwrap().clone());
+        let last = &found[5].1["benchmark"];
+        assert_eq!(last["phases"][1]["concurrency"], 4);
+        assert_eq!(last["phases"][0]["concurrency"], 2, "the warmup keeps its own");
+        assert_eq!(last["datasets"][0]["entries"], 6);
+        assert!(found[5].1.get("sweep").is_none());
+    }
+
+    #[test]
+    fn scenarios_merge_named_entries_and_replace_distributions() {
+        let mut document = base();
+        document["sweep"] = json!({"type": "scenarios", "runs": [
+            {"name": "rag", "benchmark": {"dataset": {"name": "main", "prompts": {"isl": {"mean": 1024, "median": 900}}},
+                "phases": [{"name": "profiling", "concurrency": 64}]}}
+        ]});
+        let found = variations(&normalize(document).unwrap()).unwrap();
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].0["scenario"], "rag");
+        let benchmark = &found[0].1["benchmark"];
+        assert_eq!(
+            benchmark["datasets"][0]["prompts"]["isl"],
+            json!({"mean": 1024, "median": 900, "type": "lognormal"})
+        );
+        assert_eq!(benchmark["datasets"][0]["prompts"]["osl"]["value"], 8);
+        assert_eq!(benchmark["phases"][1]["concurrency"], 64);
+        assert_eq!(benchmark["phases"][1]["requests"], 10);
+    }
+
+    #[test]
+    fn unsupported_kinds_unknown_entries_and_bad_values_are_refused() {
+        let mut document = base();
+        document["sweep"] = json!({"type": "sobol", "parameters": {"concurrency": [1]}});
+        let error = variations(&normalize(document).unwrap()).unwrap_err();
+        assert!(error.message.contains("sobol sweeps are not supported"), "{error}");
+        let mut document = base();
+        document["sweep"] = json!({"type": "grid", "parameters": {"datasets.other.entries": [1]}});
+        let error = variations(&normalize(document).unwrap()).unwrap_err();
+        assert!(error.message.contains("no entry named `other` (there are: main)"), "{error}");
+        let mut document = base();
+        document["sweep"] = json!({"type": "grid", "parameters": {"concurrency": [0]}});
+        let error = variations(&normalize(document).unwrap()).unwrap_err();
+        assert!(error.message.contains("benchmark.phases[1].concurrency: must be at least 1"), "{error}");
+    }
+
+    #[test]
+    fn multi_run_defaults_and_values() {
+        assert_eq!(multi_run_settings(&json!({})).num_runs, 1);
+        let settings = multi_run_settings(
+            &normalize(json!({"multiRun": {"numRuns": 3, "cooldownSeconds": 15.0, "confidenceLevel": 0.9}})).unwrap(),
+        );
+        assert_eq!((settings.num_runs, settings.cooldown_s, settings.confidence), (3, 15.0, 0.9));
+    }
+}
