@@ -285,3 +285,53 @@ fn every_aiperf_flag_is_accepted_noted_or_refused_by_name() {
         assert!(!stderr.contains("unknown flag"), "{flag}: {stderr}");
     }
 }
+
+/// AIPerf's bundled templates that need what this project does not do, and the message that
+/// says so (every other template must give its plans).
+const UNSUPPORTED_TEMPLATES: &[(&str, &str)] = &[
+    ("audio_multimodal.yaml", "audio (--audio-*): not supported"),
+    ("embeddings.yaml", "batch_size (--batch-size): batched inputs are not supported"),
+    ("fixed_schedule.yaml", "cannot read trace"),
+    ("inline_dataset.yaml", "inline records are not supported"),
+    ("jinja2_variables.yaml", "rate_ramp (--request-rate-ramp-duration): not supported"),
+    ("public_dataset.yaml", "public datasets are not downloaded"),
+    ("ramping.yaml", "concurrency_ramp (--concurrency-ramp-duration): not supported"),
+    ("scenario_workload_profiles.yaml", "`lognormal` distributions are not supported"),
+    ("speed_bench_sweep.yaml", "`speed_bench_coding` is not read by this project"),
+    ("trace_replay.yaml", "cannot read trace"),
+    ("warmup_profiling.yaml", "rate_ramp (--request-rate-ramp-duration): not supported"),
+];
+
+#[test]
+fn every_aiperf_template_gives_its_plans_or_says_what_it_needs() {
+    let templates = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/aiperf-configs");
+    let mut names: Vec<_> = std::fs::read_dir(&templates)
+        .expect("templates")
+        .map(|entry| entry.expect("entry").file_name().to_string_lossy().to_string())
+        .filter(|name| name.ends_with(".yaml"))
+        .collect();
+    names.sort();
+    assert!(names.len() >= 21, "{names:?}");
+    let dir = tempfile::tempdir().expect("dir");
+    let mut planned = 0;
+    for name in &names {
+        let template = templates.join(name);
+        let output =
+            profile(dir.path(), &["--config", template.to_str().expect("utf-8 path"), "--url", "mock", "--dry-run"]);
+        let stderr = text(&output.stderr);
+        match UNSUPPORTED_TEMPLATES.iter().find(|(unsupported, _)| unsupported == name) {
+            Some((_, message)) => {
+                assert_eq!(output.status.code(), Some(2), "{name}: {stderr}");
+                assert!(stderr.contains(message), "{name}: expected `{message}` in\n{stderr}");
+            }
+            None => {
+                assert_eq!(output.status.code(), Some(0), "{name}: {stderr}");
+                let plans = text(&output.stdout);
+                assert!(plans.contains("\"url\": \"mock\""), "{name}: no plan printed:\n{plans}");
+                planned += 1;
+            }
+        }
+    }
+    assert_eq!(planned, names.len() - UNSUPPORTED_TEMPLATES.len());
+    assert!(!dir.path().join("artifacts").exists(), "a dry run wrote artifacts");
+}
