@@ -13,8 +13,9 @@ use common::{aiperf_command, read_json, stat};
 /// AIPerf 0.13's `aiperf profile` flags by help group, as its `--help` lists them.
 const AIPERF_FLAGS: &str = include_str!("fixtures/aiperf-0.13-profile-flags.txt");
 
-fn profile(dir: &Path, args: &[&str]) -> Output {
-    aiperf_command(dir).arg("profile").args(args).output().expect("run aiperf profile")
+/// `aiperf profile` with a command line as typed (values without spaces).
+fn profile(dir: &Path, command_line: &str) -> Output {
+    aiperf_command(dir).arg("profile").args(command_line.split_whitespace()).output().expect("run aiperf profile")
 }
 
 fn text(bytes: &[u8]) -> String {
@@ -34,23 +35,7 @@ fn the_documented_chat_command_runs_against_the_mock() {
     let dir = tempfile::tempdir().expect("dir");
     let output = profile(
         dir.path(),
-        &[
-            "--model",
-            "m",
-            "--url",
-            "mock",
-            "--endpoint-type",
-            "chat",
-            "--streaming",
-            "--concurrency",
-            "4",
-            "--request-count",
-            "20",
-            "--synthetic-input-tokens-mean",
-            "100",
-            "--output-tokens-mean",
-            "20",
-        ],
+        "--model m --url mock --endpoint-type chat --streaming --concurrency 4 --request-count 20 --synthetic-input-tokens-mean 100 --output-tokens-mean 20",
     );
     assert_ok(&output);
     let run = dir.path().join("artifacts/m-chat-concurrency4");
@@ -67,26 +52,7 @@ fn a_request_rate_run_sends_its_count_at_the_rate_pattern() {
     let dir = tempfile::tempdir().expect("dir");
     let output = profile(
         dir.path(),
-        &[
-            "-m",
-            "m",
-            "-u",
-            "mock",
-            "--request-rate",
-            "40",
-            "--arrival-pattern",
-            "constant",
-            "--num-requests",
-            "15",
-            "--isl",
-            "32",
-            "--osl",
-            "8",
-            "--artifact-dir",
-            "out/rate",
-            "--ui-type",
-            "none",
-        ],
+        "-m m -u mock --request-rate 40 --arrival-pattern constant --num-requests 15 --isl 32 --osl 8 --artifact-dir out/rate --ui-type none",
     );
     assert_ok(&output);
     assert!(text(&output.stderr).contains("note: --ui-type has no effect here"), "{}", text(&output.stderr));
@@ -101,24 +67,7 @@ fn warmup_requests_are_sent_and_kept_out_of_the_results() {
     let dir = tempfile::tempdir().expect("dir");
     let output = profile(
         dir.path(),
-        &[
-            "--model",
-            "m",
-            "--url",
-            "mock",
-            "--concurrency",
-            "2",
-            "--request-count",
-            "10",
-            "--warmup-request-count",
-            "6",
-            "--isl",
-            "32",
-            "--osl",
-            "8",
-            "--output-artifact-dir",
-            "artifacts/warm",
-        ],
+        "--model m --url mock --concurrency 2 --request-count 10 --warmup-request-count 6 --isl 32 --osl 8 --output-artifact-dir artifacts/warm",
     );
     assert_ok(&output);
     let run = dir.path().join("artifacts/warm");
@@ -137,22 +86,7 @@ fn a_concurrency_list_sweeps_and_each_variation_runs() {
     let dir = tempfile::tempdir().expect("dir");
     let output = profile(
         dir.path(),
-        &[
-            "--model",
-            "m",
-            "--url",
-            "mock",
-            "--concurrency",
-            "1,3",
-            "--request-count",
-            "6",
-            "--isl",
-            "16",
-            "--osl",
-            "4",
-            "--artifact-dir",
-            "artifacts/sweep",
-        ],
+        "--model m --url mock --concurrency 1,3 --request-count 6 --isl 16 --osl 4 --artifact-dir artifacts/sweep",
     );
     assert_ok(&output);
     for users in [1, 3] {
@@ -167,7 +101,7 @@ fn a_concurrency_list_sweeps_and_each_variation_runs() {
 #[test]
 fn an_unknown_flag_is_an_error_with_a_did_you_mean() {
     let dir = tempfile::tempdir().expect("dir");
-    let output = profile(dir.path(), &["--model", "m", "--url", "mock", "--concurency", "4"]);
+    let output = profile(dir.path(), "--model m --url mock --concurency 4");
     assert_eq!(output.status.code(), Some(2));
     let stderr = text(&output.stderr);
     assert!(stderr.contains("unknown flag `--concurency` (did you mean `--concurrency`?)"), "{stderr}");
@@ -176,23 +110,20 @@ fn an_unknown_flag_is_an_error_with_a_did_you_mean() {
 #[test]
 fn flags_with_no_meaning_here_are_noted_and_impossible_ones_refused() {
     let dir = tempfile::tempdir().expect("dir");
-    let output = profile(
-        dir.path(),
-        &["--model", "m", "--url", "mock", "--workers-max", "8", "--zmq-host", "127.0.0.1", "--dry-run"],
-    );
+    let output = profile(dir.path(), "--model m --url mock --workers-max 8 --zmq-host 127.0.0.1 --dry-run");
     assert_ok(&output);
     let stderr = text(&output.stderr);
     assert!(stderr.contains("note: --workers-max has no effect here"), "{stderr}");
     assert!(stderr.contains("note: --zmq-host has no effect here"), "{stderr}");
     assert!(!dir.path().join("artifacts").exists(), "a dry run wrote artifacts");
 
-    let refused = profile(dir.path(), &["--model", "m", "--url", "mock", "--public-dataset", "sharegpt"]);
+    let refused = profile(dir.path(), "--model m --url mock --public-dataset sharegpt");
     assert_eq!(refused.status.code(), Some(2));
     assert!(text(&refused.stderr).contains("--public-dataset sharegpt"), "{}", text(&refused.stderr));
-    let video = profile(dir.path(), &["--model", "m", "--video-fps", "4"]);
+    let video = profile(dir.path(), "--model m --video-fps 4");
     assert_eq!(video.status.code(), Some(2));
     assert!(text(&video.stderr).contains("--video-fps: not supported"), "{}", text(&video.stderr));
-    let endpoint = profile(dir.path(), &["--model", "m", "--endpoint-type", "image-generation", "--dry-run"]);
+    let endpoint = profile(dir.path(), "--model m --endpoint-type image-generation --dry-run");
     assert_eq!(endpoint.status.code(), Some(2));
     assert!(text(&endpoint.stderr).contains("--endpoint-type"), "{}", text(&endpoint.stderr));
 }
@@ -200,41 +131,8 @@ fn flags_with_no_meaning_here_are_noted_and_impossible_ones_refused() {
 #[test]
 fn the_emitted_scenario_checks_and_builds_the_same_plans() {
     let dir = tempfile::tempdir().expect("dir");
-    let args = [
-        "--model",
-        "m",
-        "--url",
-        "mock",
-        "--streaming",
-        "--concurrency",
-        "2,4",
-        "--request-count",
-        "8",
-        "--warmup-request-count",
-        "2",
-        "--isl",
-        "64",
-        "--isl-stddev",
-        "4",
-        "--osl",
-        "16",
-        "--extra-inputs",
-        "ignore_eos:true",
-        "--header",
-        "X-Team:perf",
-        "--goodput",
-        "time_to_first_token:50 request_latency:400",
-        "--api-key",
-        "secret-key-123",
-        "--num-profile-runs",
-        "2",
-        "--random-seed",
-        "7",
-        "--dry-run",
-        "--emit-scenario",
-        "out.rhai",
-    ];
-    let profiled = profile(dir.path(), &args);
+    let args = "--model m --url mock --streaming --concurrency 2,4 --request-count 8 --warmup-request-count 2 --isl 64 --isl-stddev 4 --osl 16 --extra-inputs ignore_eos:true --header X-Team:perf --goodput time_to_first_token:50 request_latency:400 --api-key secret-key-123 --num-profile-runs 2 --random-seed 7 --dry-run --emit-scenario out.rhai";
+    let profiled = profile(dir.path(), args);
     assert_ok(&profiled);
     let scenario = std::fs::read_to_string(dir.path().join("out.rhai")).expect("out.rhai");
     assert!(!scenario.contains("secret-key-123"), "the key was written:\n{scenario}");
@@ -258,7 +156,7 @@ fn the_emitted_scenario_checks_and_builds_the_same_plans() {
 #[test]
 fn help_shows_every_aiperf_group_and_flag_with_its_aliases() {
     let dir = tempfile::tempdir().expect("dir");
-    let output = profile(dir.path(), &["--help"]);
+    let output = profile(dir.path(), "--help");
     assert_ok(&output);
     let help = text(&output.stdout);
     let mut flags = 0;
@@ -280,8 +178,57 @@ fn every_aiperf_flag_is_accepted_noted_or_refused_by_name() {
     let dir = tempfile::tempdir().expect("dir");
     for line in AIPERF_FLAGS.lines().filter(|line| line.starts_with('-')) {
         let flag = line.split_whitespace().last().expect("a flag");
-        let output = profile(dir.path(), &[flag, "--help"]);
+        let output = profile(dir.path(), &format!("{flag} --help"));
         let stderr = text(&output.stderr);
         assert!(!stderr.contains("unknown flag"), "{flag}: {stderr}");
     }
+}
+
+/// AIPerf's bundled templates that need what this project does not do, and the message that
+/// says so (every other template must give its plans).
+const UNSUPPORTED_TEMPLATES: &[(&str, &str)] = &[
+    ("audio_multimodal.yaml", "audio (--audio-*): not supported"),
+    ("embeddings.yaml", "batch_size (--batch-size): batched inputs are not supported"),
+    ("fixed_schedule.yaml", "cannot read trace"),
+    ("inline_dataset.yaml", "inline records are not supported"),
+    ("jinja2_variables.yaml", "rate_ramp (--request-rate-ramp-duration): not supported"),
+    ("public_dataset.yaml", "public datasets are not downloaded"),
+    ("ramping.yaml", "concurrency_ramp (--concurrency-ramp-duration): not supported"),
+    ("scenario_workload_profiles.yaml", "`lognormal` distributions are not supported"),
+    ("speed_bench_sweep.yaml", "`speed_bench_coding` is not read by this project"),
+    ("trace_replay.yaml", "cannot read trace"),
+    ("warmup_profiling.yaml", "rate_ramp (--request-rate-ramp-duration): not supported"),
+];
+
+#[test]
+fn every_aiperf_template_gives_its_plans_or_says_what_it_needs() {
+    let templates = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/aiperf-configs");
+    let mut names: Vec<_> = std::fs::read_dir(&templates)
+        .expect("templates")
+        .map(|entry| entry.expect("entry").file_name().to_string_lossy().to_string())
+        .filter(|name| name.ends_with(".yaml"))
+        .collect();
+    names.sort();
+    assert!(names.len() >= 21, "{names:?}");
+    let dir = tempfile::tempdir().expect("dir");
+    let mut planned = 0;
+    for name in &names {
+        let template = templates.join(name);
+        let output = profile(dir.path(), &format!("--config {} --url mock --dry-run", template.display()));
+        let stderr = text(&output.stderr);
+        match UNSUPPORTED_TEMPLATES.iter().find(|(unsupported, _)| unsupported == name) {
+            Some((_, message)) => {
+                assert_eq!(output.status.code(), Some(2), "{name}: {stderr}");
+                assert!(stderr.contains(message), "{name}: expected `{message}` in\n{stderr}");
+            }
+            None => {
+                assert_eq!(output.status.code(), Some(0), "{name}: {stderr}");
+                let plans = text(&output.stdout);
+                assert!(plans.contains("\"url\": \"mock\""), "{name}: no plan printed:\n{plans}");
+                planned += 1;
+            }
+        }
+    }
+    assert_eq!(planned, names.len() - UNSUPPORTED_TEMPLATES.len());
+    assert!(!dir.path().join("artifacts").exists(), "a dry run wrote artifacts");
 }

@@ -1,5 +1,5 @@
-//! Lowering a normalized config document to the plans `aiperf profile` runs: the sweep's
-//! variations laid over `benchmark`, each lowered to a Plan (endpoint, dataset, phases,
+//! Lowering a normalized config document to the plans `aiperf profile` runs: each of the
+//! sweep's variations (`config::variations`) lowered to a Plan (endpoint, dataset, phases,
 //! outputs: one file each under `lower/`), repeated as `multi_run` says.
 
 mod dataset;
@@ -12,11 +12,10 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use super::path::set_path;
-use super::{ConfigError, JobVariation, ProfileJob};
+use super::{ConfigError, JobVariation, ProfileJob, multi_run_settings};
 use crate::aggregate::coordinates::label_of;
 use crate::plan::Plan;
-use values::{opt_f64, opt_u64};
+use values::opt_u64;
 
 /// The artifact folder when the document names none (AIPerf's).
 const DEFAULT_ARTIFACT_ROOT: &str = "artifacts";
@@ -24,25 +23,22 @@ const DEFAULT_ARTIFACT_ROOT: &str = "artifacts";
 /// Lower a normalized document to what `aiperf profile` runs; relative paths resolve against
 /// `base_dir` (the config file's folder, or the working directory for flags).
 pub fn lower(document: &Value, base_dir: &Path) -> Result<ProfileJob, ConfigError> {
-    let benchmark = document.get("benchmark").cloned().unwrap_or_else(|| Value::Object(Map::new()));
-    let seed = opt_u64(document, "random_seed", "random_seed")?;
-    let multi_run = document.get("multi_run").cloned().unwrap_or(Value::Null);
-    let trials = opt_u64(&multi_run, "num_runs", "multi_run.num_runs")?.unwrap_or(1).max(1);
-    let cooldown_s = opt_f64(&multi_run, "cooldown_seconds", "multi_run.cooldown_seconds")?.unwrap_or(0.0);
-    let confidence = opt_f64(&multi_run, "confidence_level", "multi_run.confidence_level")?.unwrap_or(0.95);
-    let points = sweep_points(document.get("sweep"))?;
-    let swept = !points.is_empty();
+    let settings = multi_run_settings(document);
+    let swept = document.get("sweep").is_some_and(|sweep| !sweep.is_null());
     let mut variations = Vec::new();
-    for values in if swept { points } else { vec![Map::new()] } {
-        let mut variation = benchmark.clone();
-        for (path, value) in &values {
-            set_path(&mut variation, path, value.clone());
-        }
+    for (values, whole) in super::variations(document)? {
+        let seed = opt_u64(&whole, "random_seed", "random_seed")?;
+        let benchmark = whole.get("benchmark").cloned().unwrap_or_else(|| Value::Object(Map::new()));
         let name = if swept { label_of(&values) } else { artifact_location(document, base_dir).1 };
-        let plan = lower_benchmark(&variation, base_dir, seed, name)?;
+        let plan = lower_benchmark(&benchmark, base_dir, seed, name)?;
         variations.push(JobVariation { values, plan });
     }
-    Ok(ProfileJob { variations, trials, cooldown_s, confidence })
+    Ok(ProfileJob {
+        variations,
+        trials: settings.num_runs,
+        cooldown_s: settings.cooldown_s,
+        confidence: settings.confidence,
+    })
 }
 
 /// The folder runs are written under and the name of the run's (or sweep's) own folder in
@@ -103,57 +99,4 @@ fn run_name(benchmark: &Value) -> String {
         None => "concurrency1".to_string(),
     };
     format!("{}-{kind}-{mode}", model.replace('/', "_"))
-}
-
-/// The variations of `sweep` (`grid`: every combination, the last parameter fastest; `zip`:
-/// the i-th value of each list), each as dotted `benchmark` path → value.
-fn sweep_points(sweep: Option<&Value>) -> Result<Vec<Map<String, Value>>, ConfigError> {
-    let Some(sweep) = sweep.filter(|sweep| !sweep.is_null()) else {
-        return Ok(Vec::new());
-    };
-    let kind = sweep.get("type").and_then(Value::as_str).unwrap_or("grid");
-    let Some(parameters) = sweep.get("parameters").and_then(Value::as_object) else {
-        return Err(ConfigError::new("sweep.parameters: expected a map of dotted benchmark paths to value lists"));
-    };
-    let mut lists = Vec::new();
-    for (path, values) in parameters {
-        let Some(values) = values.as_array().filter(|values| !values.is_empty()) else {
-            return Err(ConfigError::new(format!("sweep.parameters.{path}: expected a non-empty list of values")));
-        };
-        lists.push((path.clone(), values.clone()));
-    }
-    match kind {
-        "grid" => Ok(grid(&lists)),
-        "zip" => {
-            let length = lists.first().map_or(0, |(_, values)| values.len());
-            if let Some((path, _)) = lists.iter().find(|(_, values)| values.len() != length) {
-                return Err(ConfigError::new(format!(
-                    "sweep.parameters.{path}: a zip sweep needs lists of one length"
-                )));
-            }
-            Ok((0..length)
-                .map(|i| lists.iter().map(|(path, values)| (path.clone(), values[i].clone())).collect())
-                .collect())
-        }
-        other => Err(ConfigError::new(format!(
-            "sweep.type: `{other}` is not supported; grid and zip sweeps are (scenarios, adaptive search and sampled sweeps are not)"
-        ))),
-    }
-}
-
-fn grid(lists: &[(String, Vec<Value>)]) -> Vec<Map<String, Value>> {
-    let mut points = vec![Map::new()];
-    for (path, values) in lists {
-        points = points
-            .into_iter()
-            .flat_map(|point| {
-                values.iter().map(move |value| {
-                    let mut next = point.clone();
-                    next.insert(path.clone(), value.clone());
-                    next
-                })
-            })
-            .collect();
-    }
-    points
 }

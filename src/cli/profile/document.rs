@@ -11,13 +11,23 @@ pub struct FlagDocument {
     pub document: Value,
     /// Swept `benchmark` paths and their values, in the order given.
     pub sweep: Vec<(String, Vec<Value>)>,
+    /// Every path the flags set, in order, with its value: laid over a config file one by one.
+    pub sets: Vec<(String, Value)>,
     /// One line per accepted flag that does nothing here.
+    pub notes: Vec<String>,
+}
+
+/// What the flags come to: their own document, the paths they set, and the notes.
+pub struct Flags {
+    pub document: Value,
+    pub sets: Vec<(String, Value)>,
     pub notes: Vec<String>,
 }
 
 impl FlagDocument {
     pub fn set(&mut self, path: &str, value: Value) {
-        set_path(&mut self.document, path, value);
+        set_path(&mut self.document, path, value.clone());
+        self.sets.push((path.to_string(), value));
     }
 
     /// Set `benchmark.<path>`, or sweep it when `text` is a comma-separated list.
@@ -47,7 +57,7 @@ impl FlagDocument {
     }
 
     /// The finished document: the flags' keys, and their sweep as a grid (or `--sweep-type zip`).
-    pub fn finish(mut self) -> (Value, Vec<String>) {
+    pub fn finish(mut self) -> Flags {
         if !self.sweep.is_empty() {
             let parameters: Map<String, Value> =
                 self.sweep.iter().map(|(path, values)| (path.clone(), Value::Array(values.clone()))).collect();
@@ -59,6 +69,6 @@ impl FlagDocument {
         if self.document.is_null() {
             self.document = json!({});
         }
-        (self.document, self.notes)
+        Flags { document: self.document, sets: self.sets, notes: self.notes }
     }
 }

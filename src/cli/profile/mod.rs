@@ -1,9 +1,10 @@
 //! `aiperf profile`: AIPerf 0.13's command line. The flags (tables per help group in this
-//! folder) build a normalized config document, laid over `--config FILE` when given; the
+//! folder) build a normalized config document, or set their paths on `--config FILE`; the
 //! document is lowered to plans, written as the equivalent Rhai scenario, and that scenario
 //! runs through the same script runner as `aiperf run` (`--dry-run` prints its plans,
 //! `--emit-scenario` saves it).
 
+mod complete;
 mod dataset;
 mod document;
 mod endpoint_input;
@@ -37,18 +38,19 @@ pub fn profile(args: &[String], runtime: &tokio::runtime::Runtime) -> i32 {
         crate::ui::stdout::print(&help::render());
         return exit_code::OK;
     }
-    let (flags, notes) = command.flags.finish();
-    for note in &notes {
+    let flags = command.flags.finish();
+    for note in &flags.notes {
         eprintln!("{note}");
     }
     let cwd = std::env::current_dir().unwrap_or_default();
-    let (document, base_dir) = match &command.config {
+    let (mut document, base_dir) = match &command.config {
         Some(path) => match config::read_file(path) {
-            Ok(file) => (config::overlay(file, flags), path.parent().map(Path::to_path_buf).unwrap_or_default()),
+            Ok(file) => (complete::over_file(file, &flags), path.parent().map(Path::to_path_buf).unwrap_or_default()),
             Err(error) => return config_error(&error),
         },
-        None => (flags, cwd.clone()),
+        None => (flags.document, cwd.clone()),
     };
+    complete::complete(&mut document);
     let job = match config::lower(&document, &base_dir) {
         Ok(job) => job,
         Err(error) => return config_error(&error),

@@ -43,8 +43,9 @@ pub fn lower(benchmark: &Value) -> Result<Endpoint, ConfigError> {
         lowered.request.max_tokens_field =
             Some(if legacy { MaxTokensField::MaxTokens } else { MaxTokensField::MaxCompletionTokens });
     }
-    lowered.transport.connections.strategy = match opt_str(&endpoint, "connection_reuse", "endpoint.connection_reuse")?
-    {
+    let reuse =
+        opt_str(&endpoint, "connection_reuse", "endpoint.connection_reuse")?.map(|reuse| reuse.replace('-', "_"));
+    lowered.transport.connections.strategy = match reuse.as_deref() {
         None | Some("pooled") => ConnectionStrategy::Pooled,
         Some("never") => ConnectionStrategy::NeverReuse,
         Some("sticky_user_sessions") => ConnectionStrategy::Sticky,

@@ -1,0 +1,97 @@
+//! The document `aiperf profile` lowers: the flags' own, or a config file with each flag's
+//! path set on it (a flag names AIPerf's `datasets.main`, `phases.profiling` and
+//! `phases.warmup`, which find the file's dataset and phases whatever they are called), then
+//! completed where flags leave out what the schema requires (phase and dataset types).
+
+use serde_json::{Value, json};
+
+use super::document::Flags;
+use crate::config::{get_path, set_path};
+
+/// The flags laid over `file` path by path.
+pub fn over_file(mut file: Value, flags: &Flags) -> Value {
+    for (path, value) in &flags.sets {
+        let value = if path == "sweep.parameters" { retarget_keys(value, &file) } else { value.clone() };
+        let path = retarget(path, &file);
+        set_path(&mut file, &path, value);
+    }
+    file
+}
+
+/// Sweep parameters whose paths find the file's items.
+fn retarget_keys(parameters: &Value, file: &Value) -> Value {
+    let Some(parameters) = parameters.as_object() else { return parameters.clone() };
+    let benchmark = file.get("benchmark").cloned().unwrap_or(Value::Null);
+    Value::Object(parameters.iter().map(|(path, values)| (retarget(path, &benchmark), values.clone())).collect())
+}
+
+/// `path` with AIPerf's item names replaced by the file's: its one dataset for `main`, its
+/// last measured phase for `profiling`, its first excluded phase for `warmup`.
+fn retarget(path: &str, root: &Value) -> String {
+    let (prefix, rest, benchmark) = match path.strip_prefix("benchmark.") {
+        Some(rest) => ("benchmark.", rest, root.get("benchmark").cloned().unwrap_or(Value::Null)),
+        None => ("", path, root.clone()),
+    };
+    let names =
+        |list: &str| -> Vec<Value> { benchmark.get(list).and_then(Value::as_array).cloned().unwrap_or_default() };
+    let name_of = |item: &Value| item.get("name").and_then(Value::as_str).map(str::to_string);
+    let excluded = |item: &Value| item.get("exclude_from_results").and_then(Value::as_bool) == Some(true);
+    let replacements = [
+        ("datasets", "main", {
+            let datasets = names("datasets");
+            if datasets.len() == 1 { name_of(&datasets[0]) } else { None }
+        }),
+        ("phases", "profiling", names("phases").iter().rev().find(|phase| !excluded(phase)).and_then(name_of)),
+        ("phases", "warmup", names("phases").iter().find(|phase| excluded(phase)).and_then(name_of)),
+    ];
+    for (list, aiperf_name, found) in replacements {
+        let head = format!("{list}.{aiperf_name}");
+        let Some(tail) = rest.strip_prefix(&head).filter(|tail| tail.is_empty() || tail.starts_with('.')) else {
+            continue;
+        };
+        let has_own = names(list).iter().any(|item| name_of(item).as_deref() == Some(aiperf_name));
+        if let (false, Some(found)) = (has_own, found) {
+            return format!("{prefix}{list}.{found}{tail}");
+        }
+    }
+    path.to_string()
+}
+
+/// A dataset and a profiling phase when there are none; phase types, warmup exclusion and
+/// dataset types where nothing set them.
+pub fn complete(document: &mut Value) {
+    let has = |document: &Value, list: &str| {
+        get_path(document, list).and_then(Value::as_array).is_some_and(|items| !items.is_empty())
+    };
+    if !has(document, "benchmark.datasets") {
+        set_path(document, "benchmark.datasets.main.type", json!("synthetic"));
+    }
+    if !has(document, "benchmark.phases") {
+        set_path(document, "benchmark.phases.profiling.type", json!("concurrency"));
+    }
+    let phases = get_path(document, "benchmark.phases").and_then(Value::as_array).cloned().unwrap_or_default();
+    for phase in phases {
+        let Some(name) = phase.get("name").and_then(Value::as_str) else { continue };
+        if phase.get("type").is_none() {
+            let kind = if phase.get("users").is_some() {
+                "user_centric"
+            } else if phase.get("rate").is_some() {
+                "poisson"
+            } else {
+                "concurrency"
+            };
+            set_path(document, &format!("benchmark.phases.{name}.type"), json!(kind));
+        }
+        if name == "warmup" && phase.get("exclude_from_results").is_none() {
+            set_path(document, "benchmark.phases.warmup.exclude_from_results", json!(true));
+        }
+    }
+    let datasets = get_path(document, "benchmark.datasets").and_then(Value::as_array).cloned().unwrap_or_default();
+    for dataset in datasets {
+        let Some(name) = dataset.get("name").and_then(Value::as_str) else { continue };
+        if dataset.get("type").is_none() {
+            let kind = if dataset.get("path").is_some() { "file" } else { "synthetic" };
+            set_path(document, &format!("benchmark.datasets.{name}.type"), json!(kind));
+        }
+    }
+}
