@@ -9,7 +9,7 @@ use serde_json::{Map, Value, json};
 
 use crate::clock::RunClock;
 use crate::metrics::record_metrics::{MetricValue, RecordMetrics};
-use crate::metrics::registry::MetricFlags;
+use crate::metrics::registry::{GOOD_REQUEST_COUNT, MetricFlags};
 use crate::plan::PhaseKind;
 use crate::record::{RecordError, RequestRecord};
 use crate::rng::SeededRng;
@@ -35,15 +35,17 @@ impl RecordsJsonlWriter {
         self
     }
 
-    /// Appends the record's line and flushes it to the file.
+    /// Appends the record's line and flushes it to the file (`good`: whether a successful
+    /// record met every SLO, when the run has SLOs).
     pub fn write_record(
         &mut self,
         record: &RequestRecord,
         metrics: &RecordMetrics,
         clock: &RunClock,
         ids: &RecordIds,
+        good: Option<bool>,
     ) -> Result<()> {
-        let mut line = record_line(record, metrics, clock, ids);
+        let mut line = record_line(record, metrics, clock, ids, good);
         if let (true, Some(trace), Value::Object(fields)) = (self.http_trace, &record.trace, &mut line) {
             // AIPerf's order: metadata, metrics, trace_data, error.
             let error = fields.remove("error");
@@ -69,11 +71,22 @@ fn metric_json(value: &MetricValue) -> Value {
     }
 }
 
-/// The JSON form of one record's line, shaped like AIPerf's profile_export.jsonl.
-pub fn record_line(record: &RequestRecord, metrics: &RecordMetrics, clock: &RunClock, ids: &RecordIds) -> Value {
+/// The JSON form of one record's line, shaped like AIPerf's profile_export.jsonl (which also
+/// marks each successful record good (1) or not (0) when the run has SLOs).
+pub fn record_line(
+    record: &RequestRecord,
+    metrics: &RecordMetrics,
+    clock: &RunClock,
+    ids: &RecordIds,
+    good: Option<bool>,
+) -> Value {
     let mut metric_values = Map::new();
     for (def, value) in metrics.entries.iter().filter(|(def, _)| !def.has(MetricFlags::NO_INDIVIDUAL_RECORDS)) {
         metric_values.insert(def.tag.to_string(), json!({ "value": metric_json(value), "unit": def.unit }));
+    }
+    if let Some(good) = good {
+        metric_values
+            .insert(GOOD_REQUEST_COUNT.tag.into(), json!({ "value": u8::from(good), "unit": GOOD_REQUEST_COUNT.unit }));
     }
     let mut line = Map::new();
     line.insert("metadata".into(), metadata(record, clock, ids));

@@ -5,6 +5,8 @@
 use crate::record::RequestRecord;
 
 const NS_PER_SEC: f64 = 1e9;
+/// The most steps in which one response's output tokens enter `tokens_in_flight`.
+const MAX_TOKEN_STEPS: usize = 32;
 
 /// The levels that hold over one segment.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -99,8 +101,9 @@ impl InFlightCurves {
         self.changes.push((to_ns, change(-1, -rate)));
     }
 
-    /// The input tokens from the start, each chunk's share of the output as it arrives, all
-    /// gone at the end.
+    /// The input tokens from the start, the output as its chunks arrive (each chunk an even
+    /// share, in at most `MAX_TOKEN_STEPS` steps so that a long answer costs no more memory
+    /// than a short one), all gone at the end.
     fn add_tokens(&mut self, record: &RequestRecord, end_ns: u64, tokens: RecordTokens) {
         let input = tokens.input as i64;
         let output = tokens.output as i64;
@@ -109,12 +112,15 @@ impl InFlightCurves {
         }
         self.has_tokens = true;
         self.changes.push((record.start_ns, Change::Tokens(input)));
-        let chunks = record.chunks.len() as i64;
+        let chunks = record.chunks.len();
+        let steps = chunks.min(MAX_TOKEN_STEPS);
         let mut received = 0;
-        for (index, chunk) in record.chunks.iter().enumerate() {
-            let upto = output * (index as i64 + 1) / chunks;
+        for step in 1..=steps {
+            // The last chunk of this step: its share of the output has arrived.
+            let index = (step * chunks).div_ceil(steps) - 1;
+            let upto = output * (index as i64 + 1) / chunks as i64;
             if upto > received {
-                self.changes.push((chunk.ns, Change::Tokens(upto - received)));
+                self.changes.push((record.chunks[index].ns, Change::Tokens(upto - received)));
                 received = upto;
             }
         }
@@ -214,6 +220,29 @@ mod tests {
         let last = segments[5].levels;
         assert_eq!((last.requests, last.prefill, last.decode, last.tokens), (1, 0, 1, 50 + 1));
         assert_eq!(segments[5].end_ns, 15 * MS);
+    }
+
+    #[test]
+    fn a_long_answer_enters_tokens_in_flight_in_a_bounded_number_of_steps() {
+        let mut curves = InFlightCurves::default();
+        let chunk_ns: Vec<u64> = (1..=1000).map(|i| i * MS).collect();
+        curves.add(&streamed_record(0, &chunk_ns, "", 0), Some(RecordTokens { input: 10, output: 1000 }), false);
+        // In flight from and to; tokens at the start, in 32 steps, and gone at the end.
+        assert_eq!(curves.changes.len(), 2 + 1 + 32 + 1);
+        let added: i64 = curves
+            .changes
+            .iter()
+            .filter_map(|(_, c)| match c {
+                Change::Tokens(n) if *n > 0 => Some(*n),
+                _ => None,
+            })
+            .sum();
+        assert_eq!(added, 10 + 1000, "every output token arrives");
+        let segments = curves.segments();
+        // The first step comes with chunk 32 (32 ms); the last before the end with chunk 969.
+        assert_eq!((segments[1].start_ns, segments[1].levels.tokens), (32 * MS, 10 + 32));
+        let last = segments.last().unwrap();
+        assert_eq!((last.start_ns, last.levels.tokens), (969 * MS, 10 + 969));
     }
 
     #[test]

@@ -97,11 +97,13 @@ impl RecordProcessor {
         if record.origin.phase_kind == PhaseKind::Warmup {
             return Ok(());
         }
+        let mut good_mark = None;
         let metrics = if record.is_valid() {
             let start_epoch_ns = self.ctx.clock.epoch_ns(record.start_ns);
             let span = (start_epoch_ns, start_epoch_ns + request_latency_ns(&record));
             let metrics = success_metrics(&record, &self.ctx);
             let good = self.slos.as_ref().is_some_and(|slos| slos.met(&metrics));
+            good_mark = self.slos.is_some().then_some(good);
             self.run.add_success(&metrics, span, record.requested_output_tokens, good);
             if let Some(slices) = &mut self.timeslices {
                 slices.slice_for(record.start_ns).add_success(&metrics, span, record.requested_output_tokens, good);
@@ -123,7 +125,7 @@ impl RecordProcessor {
         };
         self.ids.see(&record);
         if let Some(file) = &mut self.records_file {
-            file.write_record(&record, &metrics, &self.ctx.clock, &self.ids)?;
+            file.write_record(&record, &metrics, &self.ctx.clock, &self.ids, good_mark)?;
         }
         if let Some(file) = &mut self.raw_file {
             file.write_record(&record, &self.ctx.clock, &self.ids)?;
