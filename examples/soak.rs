@@ -16,7 +16,7 @@ use aiperf::cancel::CancelSignal;
 use aiperf::engine::{self, RunOptions};
 use aiperf::plan::{
     Arrival, Dataset, Dist, Endpoint, EndpointKind, LoadMode, Phase, PhaseKind, Plan, ServerMetricsConfig,
-    SyntheticDataset, TokenizerSpec,
+    SyntheticDataset,
 };
 use fault_server::{Fault, FaultConfig, FaultServer};
 
@@ -33,36 +33,25 @@ const FAULTS: [Fault; 6] = [
 ];
 
 fn plan(url: String, seconds: f64, rate_rps: f64) -> Plan {
-    Plan {
+    let dataset = Dataset::Synthetic(SyntheticDataset::new(
+        Dist { mean: 64.0, stddev: 0.0 },
+        Dist { mean: 8.0, stddev: 0.0 },
+        1,
+        256,
+    ));
+    let soak = Phase {
         name: "soak".to_string(),
-        endpoint: Endpoint::new(url, "m", EndpointKind::Chat, true),
-        dataset: Dataset::Synthetic(SyntheticDataset::new(
-            Dist { mean: 64.0, stddev: 0.0 },
-            Dist { mean: 8.0, stddev: 0.0 },
-            1,
-            256,
-        )),
-        phases: vec![Phase {
-            name: "soak".to_string(),
-            kind: PhaseKind::Profiling,
-            mode: LoadMode::Rate { rate: rate_rps, arrival: Arrival::Constant, max_concurrency: None, seed: 1 },
-            requests: None,
-            duration_s: Some(seconds),
-            grace_period_s: 5.0,
-            results: true,
-            cancel: None,
-        }],
-        tokenizer: TokenizerSpec::Builtin,
-        export: Default::default(),
-        server_metrics: ServerMetricsConfig { enabled: false, ..Default::default() },
-        gpu_telemetry: Default::default(),
-        slos: Default::default(),
-        thresholds: Vec::new(),
-        abort_on_fail: false,
-        use_server_token_count: false,
-        run_info: Default::default(),
-        request_timeout_s: 2.0,
-    }
+        kind: PhaseKind::Profiling,
+        mode: LoadMode::Rate { rate: rate_rps, arrival: Arrival::Constant, max_concurrency: None, seed: 1 },
+        requests: None,
+        duration_s: Some(seconds),
+        grace_period_s: 5.0,
+        results: true,
+        cancel: None,
+    };
+    let endpoint = Endpoint::new(url, "m", EndpointKind::Chat, true);
+    let plan = Plan::new("soak", endpoint, dataset, vec![soak], 2.0);
+    Plan { server_metrics: ServerMetricsConfig { enabled: false, ..Default::default() }, ..plan }
 }
 
 /// Resident memory of this process (client and fault server together), MiB.

@@ -61,6 +61,35 @@ pub struct Plan {
     pub run_info: crate::aggregate::RunCoordinates,
 }
 
+impl Plan {
+    /// A run of `phases` with the builtin tokenizer, default exports and collectors, no SLOs or
+    /// thresholds, and tokens counted by the client.
+    pub fn new(
+        name: impl Into<String>,
+        endpoint: Endpoint,
+        dataset: Dataset,
+        phases: Vec<Phase>,
+        request_timeout_s: f64,
+    ) -> Self {
+        Plan {
+            name: name.into(),
+            endpoint,
+            dataset,
+            phases,
+            tokenizer: TokenizerSpec::Builtin,
+            request_timeout_s,
+            export: ExportSettings::default(),
+            server_metrics: ServerMetricsConfig::default(),
+            gpu_telemetry: GpuTelemetryConfig::default(),
+            slos: BTreeMap::new(),
+            thresholds: Vec::new(),
+            abort_on_fail: false,
+            use_server_token_count: false,
+            run_info: Default::default(),
+        }
+    }
+}
+
 /// How much a run writes: AIPerf's export levels and its HTTP trace switch.
 #[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
