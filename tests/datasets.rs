@@ -47,8 +47,8 @@ fn a_single_turn_file_that_stops_at_its_end_sends_each_line_once() {
     assert!(run.stdout().contains("REQUESTS=3"), "10 requests asked for, 3 lines in the file: {}", run.stdout());
     let summary = run.summary("single");
     assert_eq!(stat(&summary, "request_count", "avg"), 3.0);
-    assert_eq!(summary["input_config"]["dataset"]["type"], "file");
-    assert_eq!(summary["input_config"]["dataset"]["at_end"], "stop");
+    assert_eq!(summary["input_config"]["datasets"][0]["type"], "file");
+    assert_eq!(summary["input_config"]["plan"]["dataset"]["at_end"], "stop");
 
     // One user sends the lines in file order: output lengths 12, none (the mock's 5), 20.
     let records = run.records("single");
@@ -111,7 +111,7 @@ fn a_mooncake_trace_is_replayed_with_its_lengths_and_the_dataset_wraps() {
     let inputs = read_json(&run.artifacts("trace").join("inputs.json"));
     assert_eq!(inputs["data"].as_array().map(Vec::len), Some(3));
     assert_eq!(
-        read_json(&run.artifacts("trace").join("profile_export_aiperf.json"))["input_config"]["dataset"]["block_size"],
+        read_json(&run.artifacts("trace").join("profile_export_aiperf.json"))["input_config"]["plan"]["dataset"]["block_size"],
         256
     );
 }

@@ -158,7 +158,7 @@ fn a_prefix_renames_every_export_file() {
     .into();
     assert_eq!(file_names(&dir), expected, "only prefixed files, none of the default profile names");
     let summary = read_json(&dir.join("bench1_aiperf.json"));
-    assert_eq!(summary["input_config"]["export"]["prefix"], "bench1");
+    assert_eq!(summary["input_config"]["artifacts"]["prefix"], "bench1");
     assert_eq!(summary["request_count"]["avg"], 6.0);
     let server_metrics = read_json(&dir.join("bench1_server_metrics.json"));
     assert!(server_metrics["metrics"].as_object().is_some_and(|metrics| !metrics.is_empty()));

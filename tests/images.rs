@@ -51,7 +51,7 @@ fn synthetic_images_are_sent_and_measured() {
             assert!(url.starts_with("data:image/png;base64,iVBORw0KGgo"), "{}", &url[..40]);
         }
     }
-    assert_eq!(summary["input_config"]["dataset"]["images"]["width"], 64);
+    assert_eq!(summary["input_config"]["datasets"][0]["images"]["width"], 64);
 }
 
 #[test]
@@ -105,8 +105,8 @@ fn synthetic_jpeg_images_go_out_as_jpeg_data_urls() {
     let url = inputs["data"][0]["payloads"][0]["messages"][0]["content"][1]["image_url"]["url"].as_str().expect("url");
     // FF D8 FF E0 00 10 "JFIF" 00 01 01 in base64.
     assert!(url.starts_with("data:image/jpeg;base64,/9j/4AAQSkZJRgABAQ"), "{}", &url[..50]);
-    assert_eq!(summary["input_config"]["dataset"]["images"]["format"], "jpeg");
-    assert_eq!(summary["input_config"]["dataset"]["images"]["quality"], 70);
+    assert_eq!(summary["input_config"]["datasets"][0]["images"]["format"], "jpeg");
+    assert_eq!(summary["input_config"]["plan"]["dataset"]["images"]["quality"], 70);
 }
 
 /// A single-turn file whose lines carry one image, two (a local file and a web URL) and none.

@@ -58,8 +58,8 @@ fn a_request_rate_run_sends_its_count_at_the_rate_pattern() {
     assert!(text(&output.stderr).contains("note: --ui-type has no effect here"), "{}", text(&output.stderr));
     let summary = read_json(&dir.path().join("out/rate/profile_export_aiperf.json"));
     assert_eq!(stat(&summary, "request_count", "avg"), 15.0);
-    assert_eq!(summary["input_config"]["phases"][0]["type"], "rate", "{}", summary["input_config"]);
-    assert_eq!(summary["input_config"]["phases"][0]["arrival"]["pattern"], "constant");
+    assert_eq!(summary["input_config"]["plan"]["phases"][0]["type"], "rate", "{}", summary["input_config"]["plan"]);
+    assert_eq!(summary["input_config"]["plan"]["phases"][0]["arrival"]["pattern"], "constant");
 }
 
 #[test]
@@ -74,7 +74,7 @@ fn warmup_requests_are_sent_and_kept_out_of_the_results() {
     let summary = read_json(&run.join("profile_export_aiperf.json"));
     assert_eq!(stat(&summary, "request_count", "avg"), 10.0);
     assert_eq!(lines(&run.join("profile_export.jsonl")), 10);
-    let phases = summary["input_config"]["phases"].as_array().expect("phases").clone();
+    let phases = summary["input_config"]["plan"]["phases"].as_array().expect("phases").clone();
     assert_eq!(phases.len(), 2);
     assert_eq!(phases[0]["kind"], "warmup");
     assert_eq!(phases[0]["requests"], 6);
@@ -93,7 +93,7 @@ fn a_concurrency_list_sweeps_and_each_variation_runs() {
         let run = dir.path().join(format!("artifacts/sweep/phases.profiling.concurrency_{users}"));
         let summary = read_json(&run.join("profile_export_aiperf.json"));
         assert_eq!(stat(&summary, "request_count", "avg"), 6.0);
-        assert_eq!(summary["input_config"]["phases"][0]["concurrency"], users);
+        assert_eq!(summary["input_config"]["plan"]["phases"][0]["concurrency"], users);
     }
     assert!(dir.path().join("artifacts/sweep/sweep_aggregate/profile_export_aiperf_sweep.json").exists());
 }

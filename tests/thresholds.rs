@@ -39,7 +39,7 @@ fn passing_thresholds_exit_zero_and_are_in_the_summary() {
     assert_eq!(block["results"].as_array().map(Vec::len), Some(4));
     assert_eq!(block["results"][0]["expression"], "request_latency.p99 < 5000");
     assert_eq!(block["results"][1]["actual"], 0.0);
-    assert_eq!(run.summary("ok")["input_config"]["thresholds"][0]["stat"], "p99");
+    assert_eq!(run.summary("ok")["input_config"]["plan"]["thresholds"][0]["stat"], "p99");
 }
 
 #[test]

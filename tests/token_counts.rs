@@ -56,7 +56,7 @@ fn use_server_token_count_takes_isl_and_osl_from_usage() {
     assert_eq!(stat(&summary, "output_sequence_length", "avg"), 12.0);
     assert_eq!(stat(&summary, "usage_prompt_tokens_diff_pct", "max"), 0.0);
     assert_eq!(stat(&summary, "usage_discrepancy_count", "avg"), 0.0);
-    assert_eq!(summary["input_config"]["use_server_token_count"], true);
+    assert_eq!(summary["input_config"]["endpoint"]["use_server_token_count"], true);
     assert!(!run.stdout().contains("WARNING"), "{}", run.stdout());
 }
 

@@ -46,7 +46,7 @@ fn a_cached_model_id_counts_with_that_tokenizer_offline() {
     assert_eq!(output.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&output.stderr));
     let summary = read_json(&dir.path().join("artifacts/tok/profile_export_aiperf.json"));
     assert_eq!(summary["tokenizer"], "acme/tiny-bpe");
-    assert_eq!(summary["input_config"]["tokenizer"]["id"], "acme/tiny-bpe");
+    assert_eq!(summary["input_config"]["tokenizer"]["name"], "acme/tiny-bpe");
 }
 
 #[test]
@@ -72,7 +72,7 @@ fn a_folder_next_to_the_scenario_wins_over_a_model_id() {
     let output = run_with_tokenizer(dir.path(), "mytok");
     assert_eq!(output.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&output.stderr));
     let summary = read_json(&dir.path().join("artifacts/tok/profile_export_aiperf.json"));
-    assert_eq!(summary["input_config"]["tokenizer"]["type"], "file");
+    assert_eq!(summary["input_config"]["plan"]["tokenizer"]["type"], "file");
     let name = summary["tokenizer"].as_str().expect("tokenizer name");
     assert!(name.ends_with("bench/mytok"), "{name}");
 }

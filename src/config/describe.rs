@@ -1,10 +1,210 @@
-//! A plan described in the config schema's `benchmark` shape: the exports' `input_config`.
+//! A plan described in the config schema's `benchmark` shape: the exports' `input_config`,
+//! keyed as AIPerf 0.13 writes it (models, endpoint, datasets, phases, artifacts, slos,
+//! tokenizer, gpu_telemetry, server_metrics, network_latency, otel, mlflow, wandb, runtime)
+//! so tools that read AIPerf's exports find their fields, and the whole plan under `plan` for
+//! what this project adds (request options, transport, thresholds, file datasets' `at_end`…).
 
-use serde_json::Value;
+use serde_json::{Map, Value, json};
 
-use crate::plan::Plan;
+use crate::plan::{
+    Arrival, Dataset, Dist, ExportLevel, FileFormat, LoadMode, Phase, PhaseKind, Plan, RampedQuantity, ScheduleTrace,
+};
 
-/// The plan in the schema's `benchmark` shape.
+/// The plan in the schema's `benchmark` shape, with the plan itself under `plan`.
 pub fn benchmark_of_plan(plan: &Plan) -> Value {
-    serde_json::to_value(plan).unwrap_or(Value::Null)
+    let endpoint = &plan.endpoint;
+    let mut endpoint_out = json!({
+        "urls": [endpoint.url],
+        "type": endpoint.kind.as_str(),
+        "streaming": endpoint.streaming,
+        "timeout": plan.request_timeout_s,
+    });
+    if let Some(path) = &endpoint.request.path {
+        endpoint_out["path"] = json!(path);
+    }
+    if !endpoint.extra.is_empty() {
+        endpoint_out["extra"] = Value::Object(endpoint.extra.clone());
+    }
+    if plan.use_server_token_count {
+        endpoint_out["use_server_token_count"] = json!(true);
+    }
+    let formats: Vec<Value> = plan.server_metrics.formats.iter().map(|format| json!(format)).collect();
+    json!({
+        "models": {"items": [{"name": endpoint.model}]},
+        "endpoint": endpoint_out,
+        "datasets": [dataset(&plan.dataset)],
+        "phases": plan.phases.iter().map(phase).collect::<Vec<_>>(),
+        "artifacts": artifacts(plan),
+        "slos": plan.slos,
+        "tokenizer": {"name": plan.tokenizer.name()},
+        "gpu_telemetry": {"enabled": plan.gpu_telemetry.enabled, "urls": plan.gpu_telemetry.dcgm_urls},
+        "server_metrics": {"enabled": plan.server_metrics.enabled, "urls": plan.server_metrics.urls, "formats": formats},
+        "network_latency": {"enabled": false},
+        "otel": {},
+        "mlflow": {},
+        "wandb": {},
+        "runtime": {"ui": "none"},
+        "plan": serde_json::to_value(plan).unwrap_or(Value::Null),
+    })
+}
+
+fn distribution(dist: &Dist) -> Value {
+    json!({"mean": dist.mean, "stddev": dist.stddev})
+}
+
+fn dataset(dataset: &Dataset) -> Value {
+    match dataset {
+        Dataset::Synthetic(spec) => {
+            let mut out = json!({
+                "name": "main",
+                "type": "synthetic",
+                "entries": spec.entries,
+                "random_seed": spec.random_seed,
+                "prompts": {"isl": distribution(&spec.isl), "osl": distribution(&spec.osl)},
+            });
+            if let Some(images) = &spec.images {
+                out["images"] = json!({
+                    "batch_size": images.count,
+                    "width": images.width,
+                    "height": images.height,
+                    "format": images.format,
+                });
+            }
+            out
+        }
+        Dataset::File(spec) => {
+            let format = match spec.format {
+                FileFormat::Mooncake => json!("mooncake_trace"),
+                other => json!(other),
+            };
+            let mut out = json!({
+                "name": "main",
+                "type": "file",
+                "path": spec.path,
+                "format": format,
+                "sampling": spec.sampling,
+                "random_seed": spec.random_seed,
+            });
+            if let Some(draws) = spec.draws {
+                out["entries"] = json!(draws);
+            }
+            out
+        }
+    }
+}
+
+fn arrival_type(arrival: &Arrival, out: &mut Map<String, Value>) -> &'static str {
+    match arrival {
+        Arrival::Constant => "constant",
+        Arrival::Poisson => "poisson",
+        Arrival::Gamma { smoothness } => {
+            out.insert("smoothness".into(), json!(smoothness));
+            "gamma"
+        }
+    }
+}
+
+fn phase(phase: &Phase) -> Value {
+    let mut out = Map::new();
+    out.insert("name".into(), json!(phase.name));
+    let kind = match phase.kind {
+        PhaseKind::Warmup => "warmup",
+        _ => "profiling",
+    };
+    out.insert("kind".into(), json!(kind));
+    let kind = match &phase.mode {
+        LoadMode::Concurrency { concurrency, prefill_concurrency } => {
+            out.insert("concurrency".into(), json!(concurrency));
+            if let Some(prefill) = prefill_concurrency {
+                out.insert("prefill_concurrency".into(), json!(prefill));
+            }
+            "concurrency"
+        }
+        LoadMode::Rate { rate, arrival, max_concurrency, .. } => {
+            out.insert("rate".into(), json!(rate));
+            if let Some(limit) = max_concurrency {
+                out.insert("concurrency".into(), json!(limit));
+            }
+            arrival_type(arrival, &mut out)
+        }
+        LoadMode::Ramp { ramped, stages, arrival, .. } => {
+            let target = stages.last().map_or(0.0, |stage| stage.target);
+            let ramp = json!({"duration": stages.iter().map(|stage| stage.duration_s).sum::<f64>()});
+            match ramped {
+                RampedQuantity::Concurrency => {
+                    out.insert("concurrency".into(), json!(target.round() as u64));
+                    out.insert("concurrency_ramp".into(), ramp);
+                    "concurrency"
+                }
+                RampedQuantity::Rate => {
+                    out.insert("rate".into(), json!(target));
+                    out.insert("rate_ramp".into(), ramp);
+                    arrival_type(arrival, &mut out)
+                }
+            }
+        }
+        LoadMode::Schedule(schedule) => {
+            out.insert("auto_offset".into(), json!(schedule.auto_offset));
+            if let ScheduleTrace::File { path, .. } = &schedule.trace {
+                out.insert("trace".into(), json!(path));
+            }
+            "fixed_schedule"
+        }
+        LoadMode::Users { users, session_rate, .. } => {
+            out.insert("users".into(), json!(users));
+            out.insert("rate".into(), json!(session_rate));
+            "user_centric"
+        }
+    };
+    out.insert("type".into(), json!(kind));
+    if let Some(requests) = phase.requests {
+        out.insert("requests".into(), json!(requests));
+    }
+    if let Some(duration) = phase.duration_s {
+        out.insert("duration".into(), json!(duration));
+    }
+    out.insert("grace_period".into(), json!(phase.grace_period_s));
+    if !phase.results {
+        out.insert("exclude_from_results".into(), json!(true));
+    }
+    Value::Object(out)
+}
+
+fn artifacts(plan: &Plan) -> Value {
+    let export = &plan.export;
+    let mut out = json!({
+        "records": if export.level.writes_records() { json!(["jsonl"]) } else { json!(false) },
+        "raw": export.level == ExportLevel::Raw,
+        "trace": export.http_trace,
+        "show_trace_timing": export.trace_table,
+        "auto_plot": false,
+        "plot_required": false,
+    });
+    if let Some(prefix) = &export.prefix {
+        out["prefix"] = json!(prefix);
+    }
+    if let Some(slice) = plan.server_metrics.slice_duration_s {
+        out["slice_duration"] = json!(slice);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::benchmark_of_plan;
+    use crate::export::test_support::sample_result;
+
+    #[test]
+    fn the_plan_is_described_with_aiperf_s_sections() {
+        let plan = sample_result().plan;
+        let described = benchmark_of_plan(&plan);
+        let keys: Vec<&str> = described.as_object().unwrap().keys().map(String::as_str).collect();
+        for key in ["models", "endpoint", "datasets", "phases", "artifacts", "slos", "tokenizer", "runtime", "plan"] {
+            assert!(keys.contains(&key), "{key} missing from {keys:?}");
+        }
+        assert_eq!(described["models"]["items"][0]["name"], plan.endpoint.model);
+        assert_eq!(described["endpoint"]["urls"][0], plan.endpoint.url);
+        assert_eq!(described["phases"].as_array().unwrap().len(), plan.phases.len());
+        assert_eq!(described["plan"]["endpoint"]["url"], plan.endpoint.url);
+    }
 }

@@ -10,6 +10,7 @@ use super::env::substitute_env;
 use super::jinja::{is_template, render};
 use super::normalize::normalize;
 use super::schema::validate;
+use super::sweep::supported_kind;
 
 /// Read a config file: YAML, `${ENV}` / `${ENV:default}` substitution, the Jinja2 subset,
 /// normalized (see the module comment of `config`) and checked against the schema.
@@ -17,7 +18,9 @@ pub fn read_file(path: &Path) -> Result<Value, ConfigError> {
     let file = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|e| ConfigError::new(format!("{file}: cannot read: {e}")))?;
     let document = parse(&text, &file, |name| std::env::var(name).ok())?;
-    let document = normalize(document).map_err(|e| ConfigError::new(format!("{file}: {}", e.message)))?;
+    let in_file = |e: ConfigError| ConfigError::new(format!("{file}: {}", e.message));
+    let document = normalize(document).map_err(in_file)?;
+    supported_kind(&document).map_err(in_file)?;
     let problems = validate(&document);
     if problems.is_empty() {
         Ok(document)

@@ -63,7 +63,7 @@ pub fn variations(document: &Value) -> Result<Vec<Variation>, ConfigError> {
     let Some(sweep) = document.get("sweep").filter(|sweep| !sweep.is_null()) else {
         return Ok(vec![(Map::new(), document.clone())]);
     };
-    let kind = sweep.get("type").and_then(Value::as_str).unwrap_or("grid");
+    let kind = supported_kind(document)?;
     let base = document.get("benchmark").cloned().unwrap_or_else(|| Value::Object(Map::new()));
     let points: Vec<Variation> = match kind {
         "grid" | "zip" => {
@@ -81,12 +81,6 @@ pub fn variations(document: &Value) -> Result<Vec<Variation>, ConfigError> {
                 .collect::<Result<_, ConfigError>>()?
         }
         "scenarios" => scenarios(sweep, &base)?,
-        other if UNSUPPORTED_SWEEPS.contains(&other) => {
-            return Err(ConfigError::new(format!(
-                "sweep.type: {other} sweeps are not supported (supported: grid, zip, scenarios; not: {})",
-                UNSUPPORTED_SWEEPS.join(", ")
-            )));
-        }
         other => {
             return Err(ConfigError::new(format!("sweep.type: unknown sweep kind `{other}` (grid, zip, scenarios)")));
         }
@@ -115,6 +109,18 @@ pub fn variations(document: &Value) -> Result<Vec<Variation>, ConfigError> {
             }
         })
         .collect()
+}
+
+/// The document's sweep kind (`grid` when unsaid), or an error naming an unsupported one.
+pub fn supported_kind(document: &Value) -> Result<&str, ConfigError> {
+    let kind = document.pointer("/sweep/type").and_then(Value::as_str).unwrap_or("grid");
+    if UNSUPPORTED_SWEEPS.contains(&kind) {
+        return Err(ConfigError::new(format!(
+            "sweep.type: {kind} sweeps are not supported (supported: grid, zip, scenarios; not: {})",
+            UNSUPPORTED_SWEEPS.join(", ")
+        )));
+    }
+    Ok(kind)
 }
 
 fn parameters(sweep: &Value) -> Result<Vec<(String, Vec<Value>)>, ConfigError> {

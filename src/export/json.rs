@@ -1,5 +1,6 @@
 //! profile_export_aiperf.json: the run's summary (schema 1.4): provenance, one stats block
-//! per metric, the plan as `input_config`, `run_info`, the error summary and the times.
+//! per metric, the plan as `input_config` (in AIPerf's shape: `config::benchmark_of_plan`),
+//! `run_info`, the error summary and the times.
 
 use std::path::Path;
 
@@ -12,7 +13,11 @@ pub const SCHEMA_VERSION: &str = "1.4";
 
 /// Writes the summary JSON (pretty-printed, like AIPerf's) to `path`.
 pub fn write_summary_json(result: &RunResult, path: &Path) -> Result<()> {
-    let document = summary_json(result).with_context(|| format!("cannot build {}", path.display()))?;
+    let mut document = summary_json(result).with_context(|| format!("cannot build {}", path.display()))?;
+    // AIPerf's input_config names the run's artifact folder: the one this file is written to.
+    if let (Some(artifacts), Some(dir)) = (document.pointer_mut("/input_config/artifacts"), path.parent()) {
+        artifacts["dir"] = json!(dir.display().to_string());
+    }
     let mut text =
         serde_json::to_string_pretty(&document).with_context(|| format!("cannot encode {}", path.display()))?;
     text.push('\n');
@@ -74,10 +79,7 @@ pub fn summary_json(result: &RunResult) -> Result<Value> {
         "client_self_check".into(),
         serde_json::to_value(self_checks).context("cannot encode the client self-check")?,
     );
-    doc.insert(
-        "input_config".into(),
-        serde_json::to_value(&result.plan).context("cannot encode the plan as input_config")?,
-    );
+    doc.insert("input_config".into(), crate::config::benchmark_of_plan(&result.plan));
     let coordinates = &result.plan.run_info;
     doc.insert(
         "run_info".into(),
@@ -153,7 +155,7 @@ mod tests {
         assert_eq!(run_info["run_label"], "c8");
         assert_eq!(run_info["variation_label"], "base");
         assert_eq!(run_info["cli_command"], "aiperf run scenario.rhai");
-        assert_eq!(doc["input_config"]["endpoint"]["url"], "http://127.0.0.1:8000");
+        assert_eq!(doc["input_config"]["endpoint"]["urls"][0], "http://127.0.0.1:8000");
         assert_eq!(doc["is_complete"], true);
         assert_eq!(doc["error_summary"][0]["count"], 1);
         assert_eq!(doc["error_summary"][0]["error_details"]["type"], "http_error");
@@ -188,6 +190,6 @@ mod tests {
                 "cli_command": "aiperf run scenario.rhai",
             })
         );
-        assert!(doc["input_config"].get("run_info").is_none());
+        assert!(doc["input_config"]["plan"].get("run_info").is_none());
     }
 }

@@ -74,6 +74,6 @@ pub fn server_metrics_json(metrics: &ServerMetricsResult, run: &RunResult) -> Va
         },
         "metrics_phase": "profiling",
         "metrics": families,
-        "input_config": serde_json::to_value(&run.plan).unwrap_or(Value::Null),
+        "input_config": crate::config::benchmark_of_plan(&run.plan),
     })
 }

@@ -1,0 +1,173 @@
+//! `aiperf config validate` over every AIPerf 0.13 config template (tests/fixtures/aiperf-configs/,
+//! copied from its bundled configs/), and the errors a broken config gets.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The environment variables the templates read (`${MODEL_NAME:…}`…): unset, so each
+/// template's own default applies.
+const TEMPLATE_ENV: [&str; 4] = ["MODEL_NAME", "INFERENCE_URL", "TIMEOUT", "SERVER_METRICS_URL"];
+
+fn templates_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/aiperf-configs")
+}
+
+fn validate(file: &Path, extra: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_aiperf"));
+    command.args(["config", "validate"]).arg(file).args(extra);
+    for name in TEMPLATE_ENV {
+        command.env_remove(name);
+    }
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    command.output().expect("run aiperf config validate")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn write_config(dir: &tempfile::TempDir, name: &str, body: &str) -> PathBuf {
+    let path = dir.path().join(name);
+    std::fs::write(&path, body).expect("write config");
+    path
+}
+
+/// What each template holds: (file, phases, models, the summary's sweep/multi-run tail).
+const TEMPLATES: [(&str, usize, &str); 21] = [
+    ("audio_multimodal.yaml", 2, "no sweep"),
+    ("embeddings.yaml", 2, "no sweep"),
+    ("fixed_schedule.yaml", 1, "no sweep"),
+    ("goodput_slo.yaml", 2, "no sweep"),
+    ("gpu_telemetry.yaml", 2, "no sweep"),
+    ("http_trace_metrics.yaml", 1, "no sweep"),
+    ("inline_dataset.yaml", 1, "no sweep"),
+    ("jinja2_variables.yaml", 2, "no sweep, 3 runs each"),
+    ("latency_test.yaml", 1, "no sweep"),
+    ("minimal.yaml", 1, "no sweep"),
+    ("multi_turn_conversation.yaml", 2, "no sweep"),
+    ("multimodal_vision.yaml", 2, "no sweep"),
+    ("public_dataset.yaml", 2, "no sweep"),
+    ("ramping.yaml", 2, "no sweep"),
+    ("scenario_workload_profiles.yaml", 2, "sweep of 5 variations, 3 runs each"),
+    ("speed_bench_sweep.yaml", 2, "sweep of 11 variations"),
+    ("sweep_with_plot.yaml", 2, "sweep of 9 variations, 3 runs each"),
+    ("time_based_soak.yaml", 2, "no sweep"),
+    ("trace_replay.yaml", 1, "no sweep"),
+    ("user_files.yaml", 2, "no sweep"),
+    ("warmup_profiling.yaml", 2, "no sweep"),
+];
+
+#[test]
+fn every_template_validates_with_its_phases_and_sweep() {
+    let on_disk = std::fs::read_dir(templates_dir()).expect("templates folder").count();
+    assert_eq!(on_disk, TEMPLATES.len(), "every template in the folder is in the table");
+    for (name, phases, tail) in TEMPLATES {
+        let file = templates_dir().join(name);
+        let output = validate(&file, &[], &[]);
+        let stdout = text(&output.stdout);
+        assert_eq!(output.status.code(), Some(0), "{name}: {}{stdout}", text(&output.stderr));
+        let phases = if phases == 1 { "1 phase".to_string() } else { format!("{phases} phases") };
+        let expected = format!("{}: ok ({phases}, 1 model, {tail})\n", file.display());
+        assert_eq!(stdout, expected, "{name}");
+    }
+}
+
+#[test]
+fn the_printed_document_is_normalized_with_variables_and_environment_applied() {
+    let file = templates_dir().join("jinja2_variables.yaml");
+    let output = validate(&file, &["--print-document"], &[("MODEL_NAME", "acme/model-7b")]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let document: serde_json::Value = serde_json::from_slice(&output.stdout).expect("stdout is the document as JSON");
+    let benchmark = &document["benchmark"];
+    assert_eq!(benchmark["models"]["items"][0]["name"], "acme/model-7b");
+    assert_eq!(benchmark["endpoint"]["urls"][0], "http://localhost:8000/v1/chat/completions");
+    assert_eq!(benchmark["datasets"][0]["entries"], 160, "{{ base_concurrency * dataset_multiplier }}");
+    assert_eq!(benchmark["datasets"][0]["prompts"]["isl"]["stddev"], 51, "{{ isl_target // 10 }}");
+    assert_eq!(benchmark["phases"][0]["name"], "warmup");
+    assert_eq!(benchmark["phases"][0]["exclude_from_results"], true);
+    assert_eq!(benchmark["phases"][1]["rate_ramp"]["duration"], 30, "{{ test_duration // 4 }}");
+    assert_eq!(document["multi_run"]["num_runs"], 3);
+    assert!(text(&output.stderr).contains(": ok (2 phases, 1 model, no sweep, 3 runs each)"));
+}
+
+#[test]
+fn an_unknown_key_is_named_with_its_path_and_a_did_you_mean() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write_config(
+        &dir,
+        "typo.yaml",
+        "benchmark:\n  model: m\n  endpoint:\n    url: http://localhost:8000\n  phases:\n    type: concurrency\n    concurency: 4\n    requests: 10\n",
+    );
+    let output = validate(&file, &[], &[]);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "{}: benchmark.phases[0].concurency: unknown key (did you mean concurrency?)",
+            file.display()
+        )),
+        "{stderr}"
+    );
+    assert!(output.stdout.is_empty());
+}
+
+#[test]
+fn an_unset_environment_variable_names_file_line_and_variable() {
+    let dir = tempfile::tempdir().unwrap();
+    let file =
+        write_config(&dir, "env.yaml", "schemaVersion: \"2.0\"\nbenchmark:\n  model: ${AIPERF_TEST_UNSET_MODEL}\n");
+    let output = validate(&file, &[], &[]);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.contains(&format!("{}:3: environment variable AIPERF_TEST_UNSET_MODEL is not set", file.display())),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_value_of_the_wrong_type_or_range_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write_config(
+        &dir,
+        "types.yaml",
+        "benchmark:\n  model: m\n  endpoint:\n    url: http://localhost:8000\n    streaming: sometimes\n  phases:\n    type: poisson\n    rate: 5\n    requests: 0\n",
+    );
+    let output = validate(&file, &[], &[]);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = text(&output.stderr);
+    assert!(stderr.contains("benchmark.endpoint.streaming: expected a boolean, got \"sometimes\""), "{stderr}");
+    assert!(stderr.contains("benchmark.phases[0].requests: must be at least 1, got 0"), "{stderr}");
+}
+
+#[test]
+fn unsupported_jinja_is_refused_with_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write_config(
+        &dir,
+        "jinja.yaml",
+        "variables:\n  n: 4\nbenchmark:\n  model: m\n  phases:\n    type: concurrency\n    concurrency: \"{% if n %}4{% endif %}\"\n",
+    );
+    let output = validate(&file, &[], &[]);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = text(&output.stderr);
+    assert!(stderr.contains(&format!("{}:7: ", file.display())) && stderr.contains("not supported"), "{stderr}");
+    let filter = write_config(&dir, "filter.yaml", "variables:\n  n: 4\nbenchmark:\n  model: \"{{ n | tojson }}\"\n");
+    let stderr = text(&validate(&filter, &[], &[]).stderr);
+    assert!(stderr.contains(":4: ") && stderr.contains("the filter `tojson` is not supported"), "{stderr}");
+}
+
+#[test]
+fn an_unsupported_sweep_kind_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write_config(
+        &dir,
+        "sweep.yaml",
+        "sweep:\n  type: latin_hypercube\n  parameters:\n    concurrency: [1, 2]\nbenchmark:\n  model: m\n  endpoint:\n    url: http://localhost:8000\n  phases:\n    type: concurrency\n    concurrency: 1\n    requests: 4\n",
+    );
+    let output = validate(&file, &[], &[]);
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output.stderr));
+    assert!(text(&output.stderr).contains("latin_hypercube sweeps are not supported"), "{}", text(&output.stderr));
+}
