@@ -232,3 +232,24 @@ fn every_aiperf_template_gives_its_plans_or_says_what_it_needs() {
     assert_eq!(planned, names.len() - UNSUPPORTED_TEMPLATES.len());
     assert!(!dir.path().join("artifacts").exists(), "a dry run wrote artifacts");
 }
+
+#[test]
+fn flags_override_a_config_file_and_the_run_follows_them() {
+    let dir = tempfile::tempdir().expect("dir");
+    let template = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/aiperf-configs/minimal.yaml");
+    let output = profile(
+        dir.path(),
+        &format!(
+            "--config {} --url mock --request-count 8 --concurrency 2 --isl 32 --osl 8 --artifact-dir out/min",
+            template.display()
+        ),
+    );
+    assert_ok(&output);
+    let summary = read_json(&dir.path().join("out/min/profile_export_aiperf.json"));
+    assert_eq!(stat(&summary, "request_count", "avg"), 8.0);
+    assert_eq!(stat(&summary, "input_sequence_length", "avg"), 32.0);
+    let plan = &summary["input_config"]["plan"];
+    assert_eq!(plan["endpoint"]["model"], "meta-llama/Llama-3.1-8B-Instruct", "the file's model stays");
+    assert_eq!(plan["phases"][0]["concurrency"], 2);
+    assert_eq!(plan["dataset"]["entries"], 100, "the file's entries stay");
+}
