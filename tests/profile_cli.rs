@@ -253,3 +253,27 @@ fn flags_override_a_config_file_and_the_run_follows_them() {
     assert_eq!(plan["phases"][0]["concurrency"], 2);
     assert_eq!(plan["dataset"]["entries"], 100, "the file's entries stay");
 }
+
+#[test]
+fn a_mooncake_trace_replays_on_its_fixed_schedule() {
+    let dir = tempfile::tempdir().expect("dir");
+    std::fs::write(
+        dir.path().join("trace.jsonl"),
+        "{\"timestamp\": 0, \"input_length\": 40, \"output_length\": 5, \"hash_ids\": [1]}\n\
+         {\"timestamp\": 50, \"input_length\": 40, \"output_length\": 5, \"hash_ids\": [2]}\n\
+         {\"timestamp\": 120, \"input_length\": 60, \"output_length\": 5, \"hash_ids\": [1, 3]}\n",
+    )
+    .expect("trace");
+    let output = profile(
+        dir.path(),
+        "--model m --url mock --input-file trace.jsonl --custom-dataset-type mooncake_trace --fixed-schedule \
+         --fixed-schedule-auto-offset --isl-block-size 32 --artifact-dir out/trace",
+    );
+    assert_ok(&output);
+    let summary = read_json(&dir.path().join("out/trace/profile_export_aiperf.json"));
+    assert_eq!(stat(&summary, "request_count", "avg"), 3.0);
+    let plan = &summary["input_config"]["plan"];
+    assert_eq!(plan["phases"][0]["type"], "schedule", "{plan}");
+    assert_eq!(plan["dataset"]["format"], "mooncake");
+    assert_eq!(plan["dataset"]["block_size"], 32);
+}
