@@ -58,8 +58,8 @@ fn a_request_rate_run_sends_its_count_at_the_rate_pattern() {
     assert!(text(&output.stderr).contains("note: --ui-type has no effect here"), "{}", text(&output.stderr));
     let summary = read_json(&dir.path().join("out/rate/profile_export_aiperf.json"));
     assert_eq!(stat(&summary, "request_count", "avg"), 15.0);
-    assert_eq!(summary["input_config"]["phases"][0]["type"], "rate", "{}", summary["input_config"]);
-    assert_eq!(summary["input_config"]["phases"][0]["arrival"]["pattern"], "constant");
+    assert_eq!(summary["input_config"]["plan"]["phases"][0]["type"], "rate", "{}", summary["input_config"]["plan"]);
+    assert_eq!(summary["input_config"]["plan"]["phases"][0]["arrival"]["pattern"], "constant");
 }
 
 #[test]
@@ -74,7 +74,7 @@ fn warmup_requests_are_sent_and_kept_out_of_the_results() {
     let summary = read_json(&run.join("profile_export_aiperf.json"));
     assert_eq!(stat(&summary, "request_count", "avg"), 10.0);
     assert_eq!(lines(&run.join("profile_export.jsonl")), 10);
-    let phases = summary["input_config"]["phases"].as_array().expect("phases").clone();
+    let phases = summary["input_config"]["plan"]["phases"].as_array().expect("phases").clone();
     assert_eq!(phases.len(), 2);
     assert_eq!(phases[0]["kind"], "warmup");
     assert_eq!(phases[0]["requests"], 6);
@@ -93,7 +93,7 @@ fn a_concurrency_list_sweeps_and_each_variation_runs() {
         let run = dir.path().join(format!("artifacts/sweep/phases.profiling.concurrency_{users}"));
         let summary = read_json(&run.join("profile_export_aiperf.json"));
         assert_eq!(stat(&summary, "request_count", "avg"), 6.0);
-        assert_eq!(summary["input_config"]["phases"][0]["concurrency"], users);
+        assert_eq!(summary["input_config"]["plan"]["phases"][0]["concurrency"], users);
     }
     assert!(dir.path().join("artifacts/sweep/sweep_aggregate/profile_export_aiperf_sweep.json").exists());
 }
@@ -231,4 +231,49 @@ fn every_aiperf_template_gives_its_plans_or_says_what_it_needs() {
     }
     assert_eq!(planned, names.len() - UNSUPPORTED_TEMPLATES.len());
     assert!(!dir.path().join("artifacts").exists(), "a dry run wrote artifacts");
+}
+
+#[test]
+fn flags_override_a_config_file_and_the_run_follows_them() {
+    let dir = tempfile::tempdir().expect("dir");
+    let template = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/aiperf-configs/minimal.yaml");
+    let output = profile(
+        dir.path(),
+        &format!(
+            "--config {} --url mock --request-count 8 --concurrency 2 --isl 32 --osl 8 --artifact-dir out/min",
+            template.display()
+        ),
+    );
+    assert_ok(&output);
+    let summary = read_json(&dir.path().join("out/min/profile_export_aiperf.json"));
+    assert_eq!(stat(&summary, "request_count", "avg"), 8.0);
+    assert_eq!(stat(&summary, "input_sequence_length", "avg"), 32.0);
+    let plan = &summary["input_config"]["plan"];
+    assert_eq!(plan["endpoint"]["model"], "meta-llama/Llama-3.1-8B-Instruct", "the file's model stays");
+    assert_eq!(plan["phases"][0]["concurrency"], 2);
+    assert_eq!(plan["dataset"]["entries"], 100, "the file's entries stay");
+}
+
+#[test]
+fn a_mooncake_trace_replays_on_its_fixed_schedule() {
+    let dir = tempfile::tempdir().expect("dir");
+    std::fs::write(
+        dir.path().join("trace.jsonl"),
+        "{\"timestamp\": 0, \"input_length\": 40, \"output_length\": 5, \"hash_ids\": [1]}\n\
+         {\"timestamp\": 50, \"input_length\": 40, \"output_length\": 5, \"hash_ids\": [2]}\n\
+         {\"timestamp\": 120, \"input_length\": 60, \"output_length\": 5, \"hash_ids\": [1, 3]}\n",
+    )
+    .expect("trace");
+    let output = profile(
+        dir.path(),
+        "--model m --url mock --input-file trace.jsonl --custom-dataset-type mooncake_trace --fixed-schedule \
+         --fixed-schedule-auto-offset --isl-block-size 32 --artifact-dir out/trace",
+    );
+    assert_ok(&output);
+    let summary = read_json(&dir.path().join("out/trace/profile_export_aiperf.json"));
+    assert_eq!(stat(&summary, "request_count", "avg"), 3.0);
+    let plan = &summary["input_config"]["plan"];
+    assert_eq!(plan["phases"][0]["type"], "schedule", "{plan}");
+    assert_eq!(plan["dataset"]["format"], "mooncake");
+    assert_eq!(plan["dataset"]["block_size"], 32);
 }

@@ -29,7 +29,7 @@ pub fn lower(document: &Value, base_dir: &Path) -> Result<ProfileJob, ConfigErro
     for (values, whole) in super::variations(document)? {
         let seed = opt_u64(&whole, "random_seed", "random_seed")?;
         let benchmark = whole.get("benchmark").cloned().unwrap_or_else(|| Value::Object(Map::new()));
-        let name = if swept { label_of(&values) } else { artifact_location(document, base_dir).1 };
+        let name = if swept { label_of(&values) } else { artifact_location(document).1 };
         let plan = lower_benchmark(&benchmark, base_dir, seed, name)?;
         variations.push(JobVariation { values, plan });
     }
@@ -42,9 +42,10 @@ pub fn lower(document: &Value, base_dir: &Path) -> Result<ProfileJob, ConfigErro
 }
 
 /// The folder runs are written under and the name of the run's (or sweep's) own folder in
-/// it: `artifacts.dir` split into parent and name, AIPerf's `artifacts/<auto name>` without one.
-pub fn artifact_location(document: &Value, base_dir: &Path) -> (PathBuf, String) {
-    let dir = document.pointer("/benchmark/artifacts/dir").and_then(Value::as_str).map(|dir| base_dir.join(dir));
+/// it: `artifacts.dir` (from the working directory, as AIPerf takes it) split into parent and
+/// name, AIPerf's `artifacts/<auto name>` without one.
+pub fn artifact_location(document: &Value) -> (PathBuf, String) {
+    let dir = document.pointer("/benchmark/artifacts/dir").and_then(Value::as_str).map(PathBuf::from);
     match dir {
         Some(dir) => {
             let name =

@@ -95,3 +95,31 @@ pub fn complete(document: &mut Value) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::cli::profile::document::FlagDocument;
+
+    #[test]
+    fn flags_find_the_files_dataset_and_phases_by_aiperfs_names() {
+        let file = json!({"benchmark": {
+            "datasets": [{"name": "default", "type": "synthetic", "entries": 50}],
+            "phases": [{"name": "warm", "type": "concurrency", "exclude_from_results": true}, {"name": "steady", "type": "concurrency", "concurrency": 2}],
+        }});
+        let mut flags = FlagDocument::default();
+        flags.set("benchmark.datasets.main.prompts.isl", json!({"mean": 64}));
+        flags.set("benchmark.phases.profiling.requests", json!(40));
+        flags.set("benchmark.phases.warmup.requests", json!(5));
+        flags.set("sweep.parameters", json!({"phases.profiling.concurrency": [1, 4]}));
+        let merged = over_file(file, &flags.finish());
+        assert_eq!(merged["benchmark"]["datasets"][0]["prompts"]["isl"]["mean"], 64);
+        assert_eq!(merged["benchmark"]["datasets"][0]["entries"], 50);
+        assert_eq!(merged["benchmark"]["phases"][1]["requests"], 40);
+        assert_eq!(merged["benchmark"]["phases"][1]["concurrency"], 2);
+        assert_eq!(merged["benchmark"]["phases"][0]["requests"], 5);
+        assert_eq!(merged["sweep"]["parameters"], json!({"phases.steady.concurrency": [1, 4]}));
+    }
+}

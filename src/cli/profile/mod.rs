@@ -55,7 +55,7 @@ pub fn profile(args: &[String], runtime: &tokio::runtime::Runtime) -> i32 {
         Ok(job) => job,
         Err(error) => return config_error(&error),
     };
-    let (artifact_root, sweep_name) = config::artifact_location(&document, &base_dir);
+    let (artifact_root, sweep_name) = config::artifact_location(&document);
     if let Some(path) = &command.emit_scenario {
         let header = format!(
             "Written by `aiperf profile`: the same plans as\n  {}\nRun it with: aiperf run {} --artifact-dir {}{}",
