@@ -98,18 +98,14 @@ fn an_unknown_key_is_named_with_its_path_and_a_did_you_mean() {
     let file = write_config(
         &dir,
         "typo.yaml",
-        "benchmark:\n  model: m\n  endpoint:\n    url: http://localhost:8000\n  phases:\n    type: concurrency\n    concurency: 4\n    requests: 10\n",
+        "benchmark:\n  model: m\n  endpoint:\n    url: http://localhost:8000\n  dataset:\n    type: synthetic\n    entries: 4\n  phases:\n    type: concurrency\n    concurency: 4\n    requests: 10\n",
     );
     let output = validate(&file, &[], &[]);
     assert_eq!(output.status.code(), Some(2));
     let stderr = text(&output.stderr);
-    assert!(
-        stderr.contains(&format!(
-            "{}: benchmark.phases[0].concurency: unknown key (did you mean concurrency?)",
-            file.display()
-        )),
-        "{stderr}"
-    );
+    let expected =
+        format!("{}:10: benchmark.phases[0].concurency: unknown key (did you mean concurrency?)\n", file.display());
+    assert_eq!(stderr, expected);
     assert!(output.stdout.is_empty());
 }
 
@@ -139,7 +135,8 @@ fn a_value_of_the_wrong_type_or_range_is_named() {
     assert_eq!(output.status.code(), Some(2));
     let stderr = text(&output.stderr);
     assert!(stderr.contains("benchmark.endpoint.streaming: expected a boolean, got \"sometimes\""), "{stderr}");
-    assert!(stderr.contains("benchmark.phases[0].requests: must be at least 1, got 0"), "{stderr}");
+    assert!(stderr.contains(":9: benchmark.phases[0].requests: must be at least 1, got 0"), "{stderr}");
+    assert!(stderr.contains(":5: benchmark.endpoint.streaming"), "{stderr}");
 }
 
 #[test]

@@ -36,6 +36,7 @@
 mod describe;
 mod env;
 mod jinja;
+mod locate;
 mod lower;
 mod normalize;
 mod overlay;

@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 use super::ConfigError;
 use super::env::substitute_env;
 use super::jinja::{is_template, render};
+use super::locate::line_of;
 use super::normalize::normalize;
 use super::schema::validate;
 use super::sweep::supported_kind;
@@ -25,7 +26,16 @@ pub fn read_file(path: &Path) -> Result<Value, ConfigError> {
     if problems.is_empty() {
         Ok(document)
     } else {
-        let lines: Vec<String> = problems.iter().map(|problem| format!("{file}: {problem}")).collect();
+        let lines: Vec<String> = problems
+            .iter()
+            .map(|problem| {
+                let path = problem.split(": ").next().unwrap_or_default();
+                match line_of(&text, path) {
+                    Some(line) => format!("{file}:{line}: {problem}"),
+                    None => format!("{file}: {problem}"),
+                }
+            })
+            .collect();
         Err(ConfigError::new(lines.join("\n")))
     }
 }

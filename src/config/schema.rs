@@ -139,6 +139,14 @@ fn check_alternatives(
             return;
         }
     }
+    let required_only: Option<Vec<String>> = branches.iter().map(required_only_name).collect();
+    if let Some(names) = required_only.filter(|names| !names.is_empty()) {
+        if !branches.iter().any(|branch| passes(branch, value)) {
+            let names: Vec<String> = names.iter().map(|name| format!("`{name}`")).collect();
+            problems.push(format!("{}: {} is required", at(path), names.join(" or ")));
+        }
+        return;
+    }
     let mut nearest: Option<Vec<String>> = None;
     let branches: Vec<&Value> = branches.iter().filter(|branch| !is_template_branch(branch)).collect();
     for branch in branches.iter().copied() {
@@ -163,6 +171,16 @@ fn check_alternatives(
             }
             problems.push(format!("{}: expected {}, got {}", at(path), expected_unique.join(" or "), describe(value)));
         }
+    }
+}
+
+/// The key a branch that only says `required: [key]` asks for (one of several such branches
+/// means "one of these keys").
+fn required_only_name(branch: &Value) -> Option<String> {
+    let rules = branch.as_object()?;
+    match (rules.len(), rules.get("required")) {
+        (1, Some(Value::Array(names))) if names.len() == 1 => names[0].as_str().map(snake_case),
+        _ => None,
     }
 }
 

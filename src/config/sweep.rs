@@ -175,6 +175,20 @@ fn scenarios(sweep: &Value, base: &Value) -> Result<Vec<Variation>, ConfigError>
         .map(|(index, run)| {
             let name =
                 run.get("name").and_then(Value::as_str).map_or_else(|| format!("scenario{index}"), str::to_string);
+            let at = format!("sweep.runs[{index}]");
+            for key in run.as_object().into_iter().flat_map(Map::keys) {
+                match key.as_str() {
+                    "name" | "benchmark" => {}
+                    "variables" => {
+                        return Err(ConfigError::new(format!(
+                            "{at}.variables: per-scenario variables are not supported (templates are rendered once, with the top-level `variables:`); set the values in the run's `benchmark:`"
+                        )));
+                    }
+                    other => {
+                        return Err(ConfigError::new(format!("{at}.{other}: unknown key (a scenario has `name` and `benchmark`)")));
+                    }
+                }
+            }
             let mut values = Map::new();
             values.insert("scenario".into(), Value::String(name));
             let partial = run.get("benchmark").cloned().unwrap_or(Value::Null);
@@ -347,6 +361,10 @@ mod tests {
         document["sweep"] = json!({"type": "grid", "parameters": {"datasets.other.entries": [1]}});
         let error = variations(&normalize(document).unwrap()).unwrap_err();
         assert!(error.message.contains("no entry named `other` (there are: main)"), "{error}");
+        let mut document = base();
+        document["sweep"] = json!({"type": "scenarios", "runs": [{"name": "a", "variables": {"x": 1}}]});
+        let error = variations(&normalize(document).unwrap()).unwrap_err();
+        assert!(error.message.contains("sweep.runs[0].variables: per-scenario variables are not supported"), "{error}");
         let mut document = base();
         document["sweep"] = json!({"type": "grid", "parameters": {"concurrency": [0]}});
         let error = variations(&normalize(document).unwrap()).unwrap_err();
