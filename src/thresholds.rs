@@ -103,7 +103,7 @@ fn check_metric_stat(metric: &str, stat: &str) -> Result<(), String> {
         true
     } else {
         match registry::metric(metric).filter(|d| d.exported()) {
-            Some(def) => def.kind != MetricKind::Record,
+            Some(def) => def.kind != MetricKind::Record && !def.has(registry::MetricFlags::TIME_WEIGHTED),
             None => {
                 let names = metric_names();
                 let hint = crate::suggest::closest(metric, &names)
@@ -178,6 +178,8 @@ mod tests {
         assert!(err("request_latncy.p99 < 5").contains("did you mean `request_latency`?"));
         assert!(err("request_latency.avgg < 5").contains("unknown statistic `avgg` (did you mean `avg`?)"));
         assert!(err("request_throughput.p99 > 5").contains("single value"));
+        // Time-weighted metrics have percentiles.
+        assert!(parse("effective_concurrency.p99 <= 8").is_ok());
     }
 
     #[test]

@@ -165,11 +165,17 @@ fn an_export_prefix_names_the_timeslice_files_as_aiperf_does() {
 }
 
 #[test]
-fn a_slice_duration_under_a_millisecond_is_refused_with_its_key() {
+fn a_too_short_or_misspelled_slice_duration_is_refused_by_name() {
     let run = run_scenario(
         "bad_slice",
         r#"run(#{ endpoint: endpoint(#{ url: "mock" }), phases: [concurrency(#{ requests: 1 })], slice_duration: 0 });"#,
     );
     assert_ne!(run.code(), Some(0));
-    assert!(run.stderr().contains("slice_duration"), "stderr: {}", run.stderr());
+    assert!(run.stderr().contains("`slice_duration` must be at least 1 ms"), "stderr: {}", run.stderr());
+    let run = run_scenario(
+        "misspelled_slice",
+        r#"run(#{ endpoint: endpoint(#{ url: "mock" }), phases: [concurrency(#{ requests: 1 })], slice_duraton: 5 });"#,
+    );
+    assert_ne!(run.code(), Some(0));
+    assert!(run.stderr().contains("did you mean `slice_duration`"), "stderr: {}", run.stderr());
 }
