@@ -118,6 +118,22 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_server_that_drops_every_connection_does_not_count_as_answering() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let dropper = tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                drop(stream);
+            }
+        });
+        let error = check(&endpoint(&url), &Preflight::default(), &CancelSignal::new()).await.unwrap_err();
+        dropper.abort();
+        let unreachable = error.downcast_ref::<Unreachable>().expect("an Unreachable error");
+        let closed = ["connection reset by peer", "connection closed before message completed"];
+        assert!(closed.contains(&unreachable.cause.as_str()) && unreachable.url == url, "{unreachable:?}");
+    }
+
+    #[tokio::test]
     async fn waiting_tries_again_until_the_deadline() {
         let url = format!("http://127.0.0.1:{}", closed_port());
         let wait = Preflight { wait_timeout_s: 0.3, wait_interval_s: 0.1, ..Preflight::default() };
