@@ -3,6 +3,7 @@
 //! it. The last two send nothing.
 
 use std::io::IsTerminal;
+use std::path::PathBuf;
 
 use super::signals::{SignalWatcher, StopSignal};
 use super::{CheckArgs, RunArgs, exit_code, redacted_command_line};
@@ -15,6 +16,38 @@ const SCRIPT_STACK_BYTES: usize = 64 * 1024 * 1024;
 
 pub fn run(args: RunArgs, runtime: &tokio::runtime::Runtime) -> i32 {
     let mode = if args.dry_run { ScriptMode::DryRun } else { ScriptMode::Execute };
+    let progress = !args.no_progress;
+    execute(Scenario::File(args.scenario), args.artifact_dir, progress, mode, args.script.settings(), runtime)
+}
+
+/// Execute (or with `ScriptMode::DryRun` print) a scenario given as text, as `run` does a file:
+/// `aiperf profile` runs its generated scenario here.
+pub fn run_source(
+    source: String,
+    path: PathBuf,
+    artifact_root: PathBuf,
+    mode: ScriptMode,
+    runtime: &tokio::runtime::Runtime,
+) -> i32 {
+    let settings = ScenarioSettings { args: Default::default(), search_path: Vec::new(), max_operations: 0 };
+    execute(Scenario::Text { source, path }, artifact_root, true, mode, settings, runtime)
+}
+
+/// A scenario to execute: a file, or text named by a path (for messages and relative files).
+enum Scenario {
+    File(PathBuf),
+    Text { source: String, path: PathBuf },
+}
+
+/// Run a scenario with the stop signals watched; the exit code says how it ended.
+fn execute(
+    scenario: Scenario,
+    artifact_root: PathBuf,
+    progress: bool,
+    mode: ScriptMode,
+    settings: ScenarioSettings,
+    runtime: &tokio::runtime::Runtime,
+) -> i32 {
     let cancel = CancelSignal::new();
     let signals = match SignalWatcher::start(runtime, cancel.clone()) {
         Ok(signals) => signals,
@@ -24,13 +57,12 @@ pub fn run(args: RunArgs, runtime: &tokio::runtime::Runtime) -> i32 {
         }
     };
     let options = RunOptions {
-        artifact_root: args.artifact_dir,
+        artifact_root,
         cli_command: Some(redacted_command_line()),
-        progress: !args.no_progress && std::io::stderr().is_terminal(),
-        cancel: cancel.clone(),
+        progress: progress && std::io::stderr().is_terminal(),
+        cancel,
     };
-    let outcome = run_on_script_thread(args.scenario.clone(), runtime, options, mode, args.script.settings());
-    let code = match outcome {
+    let code = match run_on_script_thread(scenario, runtime, options, mode, settings) {
         Ok(Ok(outcome)) if outcome.all_requests_failed => exit_code::ALL_REQUESTS_FAILED,
         Ok(Ok(outcome)) if outcome.thresholds_failed => exit_code::THRESHOLDS_FAILED,
         Ok(Ok(_)) => exit_code::OK,
@@ -49,12 +81,12 @@ pub fn run(args: RunArgs, runtime: &tokio::runtime::Runtime) -> i32 {
 /// `aiperf check`: run the scenario with every `run(..)` validating its plan and sending nothing.
 pub fn check(args: CheckArgs, runtime: &tokio::runtime::Runtime) -> i32 {
     let options = RunOptions {
-        artifact_root: std::path::PathBuf::from("artifacts"),
+        artifact_root: PathBuf::from("artifacts"),
         cli_command: None,
         progress: false,
         cancel: CancelSignal::new(),
     };
-    match run_on_script_thread(args.scenario.clone(), runtime, options, ScriptMode::Check, args.script.settings()) {
+    match run_on_script_thread(Scenario::File(args.scenario.clone()), runtime, options, ScriptMode::Check, args.script.settings()) {
         Ok(Ok(outcome)) => {
             let runs = if outcome.runs == 1 { "1 run".to_string() } else { format!("{} runs", outcome.runs) };
             crate::ui::stdout::print_line(&format!(
@@ -76,7 +108,7 @@ pub fn check(args: CheckArgs, runtime: &tokio::runtime::Runtime) -> i32 {
 
 /// Run the scenario on its own thread (its `run(..)` calls block on the runtime).
 fn run_on_script_thread(
-    scenario: std::path::PathBuf,
+    scenario: Scenario,
     runtime: &tokio::runtime::Runtime,
     options: RunOptions,
     mode: ScriptMode,
@@ -86,60 +118,12 @@ fn run_on_script_thread(
     std::thread::Builder::new()
         .name("aiperf-script".into())
         .stack_size(SCRIPT_STACK_BYTES)
-        .spawn(move || script::run_scenario(&scenario, handle, options, mode, &settings))
+        .spawn(move || match scenario {
+            Scenario::File(path) => script::run_scenario(&path, handle, options, mode, &settings),
+            Scenario::Text { source, path } => {
+                script::run_scenario_source(&source, &path, handle, options, mode, &settings)
+            }
+        })
         .map_err(|e| e.to_string())
         .and_then(|thread| thread.join().map_err(|_| "the scenario thread panicked".to_string()))
-}
-
-/// Execute (or with `ScriptMode::DryRun` print) a scenario given as text, as `run` does a file:
-/// `aiperf profile` runs its generated scenario here.
-pub fn run_source(
-    source: String,
-    path: std::path::PathBuf,
-    artifact_root: std::path::PathBuf,
-    mode: ScriptMode,
-    runtime: &tokio::runtime::Runtime,
-) -> i32 {
-    let cancel = CancelSignal::new();
-    let watcher = runtime.spawn(interrupt_watcher(cancel.clone()));
-    let options = RunOptions {
-        artifact_root,
-        cli_command: Some(redacted_command_line()),
-        progress: std::io::stderr().is_terminal(),
-        cancel: cancel.clone(),
-    };
-    let settings = ScenarioSettings { args: Default::default(), search_path: Vec::new(), max_operations: 0 };
-    let handle = runtime.handle().clone();
-    let outcome = std::thread::Builder::new()
-        .name("aiperf-script".into())
-        .stack_size(SCRIPT_STACK_BYTES)
-        .spawn(move || script::run_scenario_source(&source, &path, handle, options, mode, &settings))
-        .map_err(|e| e.to_string())
-        .and_then(|thread| thread.join().map_err(|_| "the scenario thread panicked".to_string()));
-    watcher.abort();
-    match outcome {
-        Ok(Ok(outcome)) if outcome.thresholds_failed => exit_code::THRESHOLDS_FAILED,
-        Ok(Ok(_)) => exit_code::OK,
-        Ok(Err(error)) => {
-            eprintln!("error: {error}");
-            if cancel.is_cancelled() { exit_code::INTERRUPTED } else { exit_code::SCRIPT_ERROR }
-        }
-        Err(message) => {
-            eprintln!("error: {message}");
-            exit_code::FAILURE
-        }
-    }
-}
-
-/// Ctrl-C stops the run cleanly (artifacts are still written); a second one quits at once.
-async fn interrupt_watcher(cancel: CancelSignal) {
-    if tokio::signal::ctrl_c().await.is_ok() {
-        eprintln!(
-            "\ninterrupted: stopping the run, cancelling in-flight requests, writing artifacts (Ctrl-C again to quit at once)"
-        );
-        cancel.cancel();
-        if tokio::signal::ctrl_c().await.is_ok() {
-            std::process::exit(exit_code::INTERRUPTED);
-        }
-    }
 }

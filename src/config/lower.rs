@@ -79,7 +79,7 @@ fn lower_benchmark(benchmark: &Value, base_dir: &Path, seed: Option<u64>, name: 
         slos: outputs.slos,
         thresholds: Vec::new(),
         abort_on_fail: false,
-        preflight: Default::default(),
+        preflight: endpoint::preflight(benchmark)?,
         allow_all_failed: false,
         run_info: Default::default(),
     };

@@ -5,7 +5,7 @@
 //! Reading (`read_file`): `${ENV}` / `${ENV:default}` replaced in the text, the YAML parsed,
 //! `{{ expression }}` strings rendered with `variables:` (see `jinja`), then `normalize`, then
 //! the schema check (`validate_document`). The normalized document — what `aiperf profile`'s
-//! flags build too, laid over the file's with `overlay` — is a `serde_json::Value` with:
+//! flags are set on too, each at its path (`cli/profile/complete.rs`) — is a `serde_json::Value` with:
 //!
 //! - snake_case keys everywhere (camelCase accepted on input), except in the free-form maps
 //!   whose keys are the user's: `variables`, `plot`, `sweep.parameters`,
@@ -39,7 +39,6 @@ mod jinja;
 mod locate;
 mod lower;
 mod normalize;
-mod overlay;
 mod path;
 mod read;
 mod schema;
@@ -50,7 +49,6 @@ use serde_json::Value;
 pub use describe::benchmark_of_plan;
 pub use lower::{artifact_location, lower};
 pub use normalize::normalize;
-pub use overlay::overlay;
 pub use path::{get_path, set_path};
 pub use read::read_file;
 pub use sweep::{MultiRun, Variation, multi_run_settings, variations};

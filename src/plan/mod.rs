@@ -63,7 +63,7 @@ pub struct Plan {
 
 impl Plan {
     /// A run of `phases` with the builtin tokenizer, default exports and collectors, no SLOs or
-    /// thresholds, and tokens counted by the client.
+    /// thresholds, tokens counted by the client, and the default pre-flight check.
     pub fn new(
         name: impl Into<String>,
         endpoint: Endpoint,
@@ -85,6 +85,8 @@ impl Plan {
             thresholds: Vec::new(),
             abort_on_fail: false,
             use_server_token_count: false,
+            preflight: Preflight::default(),
+            allow_all_failed: false,
             run_info: Default::default(),
         }
     }

@@ -9,7 +9,7 @@ use serde_json::Value;
 use crate::config::ProfileJob;
 use crate::plan::{
     Arrival, AtEnd, ConnectionStrategy, Dataset, Dist, Endpoint, EndpointKind, ExportLevel, FileFormat, ImageFormat,
-    LoadMode, MaxTokensField, Phase, PhaseKind, Plan, RampedQuantity, Sampling, ScheduleTrace, ServerMetricsFormat,
+    LoadMode, MaxTokensField, Phase, PhaseKind, Plan, Preflight, RampedQuantity, Sampling, ScheduleTrace, ServerMetricsFormat,
     TokenizerSpec,
 };
 
@@ -101,6 +101,9 @@ fn run_map(plan: &Plan, named: bool, repeat: &str, api_key: ApiKey, depth: usize
     if let Some(prefix) = &plan.export.prefix {
         keys.push(format!("export_prefix: {}", string(prefix)));
     }
+    if let Some(slice_ns) = plan.export.slice_duration_ns {
+        keys.push(format!("slice_duration: {}", float(slice_ns as f64 / 1e9)));
+    }
     keys.push(format!("export_http_trace: {}", plan.export.http_trace));
     keys.push(format!("trace_table: {}", plan.export.trace_table));
     keys.push(format!("server_metrics: {}", server_metrics(plan)));
@@ -117,7 +120,20 @@ fn run_map(plan: &Plan, named: bool, repeat: &str, api_key: ApiKey, depth: usize
         keys.push(format!("slos: #{{ {} }}", slos.join(", ")));
     }
     keys.push(format!("use_server_token_count: {}", plan.use_server_token_count));
+    if !plan.preflight.is_default() {
+        keys.push(preflight(&plan.preflight));
+    }
     format!("#{{\n{pad}{}{repeat}\n{end}}}", keys.join(&format!(",\n{pad}")))
+}
+
+fn preflight(preflight: &Preflight) -> String {
+    format!(
+        "preflight: #{{ enabled: {}, timeout: {}, wait_timeout: {}, wait_interval: {} }}",
+        preflight.enabled,
+        float(preflight.timeout_s),
+        float(preflight.wait_timeout_s),
+        float(preflight.wait_interval_s)
+    )
 }
 
 /// An SLO in the scenario's units: seconds for metrics in ms (`ms(..)`), the metric's unit otherwise.

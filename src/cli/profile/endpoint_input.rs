@@ -84,13 +84,23 @@ pub const ENDPOINT: Group = Group {
             Kind::Float,
             "Per-request timeout, seconds [default: 21600]",
         ),
-        note(
+        set(
             &["--wait-for-model-timeout"],
-            Arity::One,
-            "no readiness probe is sent; start the benchmark once the server answers",
+            "benchmark.endpoint.wait_for_model_timeout",
+            Kind::Float,
+            "Seconds to wait for the server to answer before benchmarking (the pre-flight check) [default: 0]",
         ),
-        note(&["--wait-for-model-mode"], Arity::One, "no readiness probe is sent"),
-        note(&["--wait-for-model-interval"], Arity::One, "no readiness probe is sent"),
+        note(
+            &["--wait-for-model-mode"],
+            Arity::One,
+            "the pre-flight check always probes GET /v1/models (AIPerf's `models` mode)",
+        ),
+        set(
+            &["--wait-for-model-interval"],
+            "benchmark.endpoint.wait_for_model_interval",
+            Kind::Float,
+            "Seconds between pre-flight probes while waiting [default: 1]",
+        ),
         unsupported(&["--reset-kv-cache"], Arity::Switch, "KV-cache reset requests are not sent by this project"),
         unsupported(
             &["--reset-kv-cache-timeout-seconds"],

@@ -8,7 +8,7 @@ use super::values::{opt_bool, opt_f64, opt_str};
 use crate::config::ConfigError;
 use crate::dataset::tokenizer_hub;
 use crate::mock::MockConfig;
-use crate::plan::{ConnectionStrategy, Endpoint, EndpointKind, MOCK_URL, MaxTokensField, TokenizerSpec};
+use crate::plan::{ConnectionStrategy, Endpoint, EndpointKind, MOCK_URL, MaxTokensField, Preflight, TokenizerSpec};
 
 /// AIPerf's default server.
 const DEFAULT_URL: &str = "http://localhost:8000";
@@ -135,6 +135,21 @@ fn url(endpoint: &Value, kind: EndpointKind) -> Result<String, ConfigError> {
 pub fn timeout_s(benchmark: &Value) -> Result<f64, ConfigError> {
     let endpoint = benchmark.get("endpoint").cloned().unwrap_or(Value::Null);
     Ok(opt_f64(&endpoint, "timeout", "endpoint.timeout")?.unwrap_or(DEFAULT_TIMEOUT_S))
+}
+
+/// The pre-flight check: AIPerf's `wait_for_model_timeout` (0: one try, no wait) and
+/// `wait_for_model_interval` (1 s unless given; AIPerf's is 5 s); the probe is always
+/// `GET /v1/models` here.
+pub fn preflight(benchmark: &Value) -> Result<Preflight, ConfigError> {
+    let endpoint = benchmark.get("endpoint").cloned().unwrap_or(Value::Null);
+    let defaults = Preflight::default();
+    Ok(Preflight {
+        wait_timeout_s: opt_f64(&endpoint, "wait_for_model_timeout", "endpoint.wait_for_model_timeout")?
+            .unwrap_or(defaults.wait_timeout_s),
+        wait_interval_s: opt_f64(&endpoint, "wait_for_model_interval", "endpoint.wait_for_model_interval")?
+            .unwrap_or(defaults.wait_interval_s),
+        ..defaults
+    })
 }
 
 pub fn uses_server_token_count(benchmark: &Value) -> Result<bool, ConfigError> {
