@@ -146,7 +146,7 @@ fn an_event_within_a_raised_cap_is_read_and_its_long_word_counted() {
     assert_eq!((outcome.ok, outcome.errors), (2, 0), "{:?}", outcome.error_texts);
     let longest = common::stat(&outcome.summary, "output_sequence_length", "max");
     assert!(longest > 100_000.0, "1.1 MB of letters is many tokens, got {longest}");
-    assert_eq!(outcome.summary["input_config"]["endpoint"]["limits"]["max_event_bytes"], 2097152);
+    assert_eq!(outcome.summary["input_config"]["plan"]["endpoint"]["limits"]["max_event_bytes"], 2097152);
 }
 
 #[test]
@@ -252,9 +252,15 @@ fn a_server_killed_mid_run_fails_the_rest_and_the_run_still_ends_with_its_summar
 fn a_self_signed_certificate_is_refused_by_default_and_accepted_when_insecure() {
     let server = FaultServer::start_tls(FaultConfig::new(Fault::None, 1));
     let refused = run_against(&server, "", 2, "");
-    // Every request failed: today's exit code for that is 0. exit code: see life
-    assert_eq!(refused.code(), Some(0), "stderr: {}", refused.stderr());
-    let outcome = accounted(&refused);
+    assert_eq!(refused.code(), Some(69), "the pre-flight check refuses it: {}", refused.stderr());
+    for needed in ["invalid peer certificate", "ca_file", "insecure: true", "nothing was sent", &server.url()] {
+        assert!(refused.stderr().contains(needed), "{needed:?} in: {}", refused.stderr());
+    }
+
+    // Past the pre-flight check, each request fails on the certificate and is accounted for.
+    let each_refused = run_against(&server, "", 2, "preflight: false,");
+    assert_eq!(each_refused.code(), Some(98), "every request failed: {}", each_refused.stderr());
+    let outcome = accounted(&each_refused);
     assert_eq!((outcome.ok, outcome.errors), (0, 2));
     for text in &outcome.error_texts {
         assert!(text.contains("connection_error") && text.contains("certificate"), "{text}");
