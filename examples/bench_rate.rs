@@ -8,7 +8,6 @@ use aiperf::engine::{self, RunOptions};
 use aiperf::mock::MockConfig;
 use aiperf::plan::{
     Arrival, Dataset, Dist, Endpoint, EndpointKind, LoadMode, MOCK_URL, Phase, PhaseKind, Plan, SyntheticDataset,
-    TokenizerSpec,
 };
 
 /// The allocator of the `aiperf` binary, so the benchmark measures what users run.
@@ -18,19 +17,19 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 const RATES_RPS: [f64; 3] = [1_000.0, 5_000.0, 10_000.0];
 
 fn plan(rate_rps: f64, seconds: f64) -> Plan {
-    Plan {
-        name: format!("bench_rate_{rate_rps}"),
-        endpoint: Endpoint {
+    Plan::new(
+        format!("bench_rate_{rate_rps}"),
+        Endpoint {
             mock: Some(MockConfig { ttft_ms: 0.0, itl_ms: 0.0, max_running: 100_000, ..MockConfig::default() }),
             ..Endpoint::new(MOCK_URL, "mock-model", EndpointKind::Chat, false)
         },
-        dataset: Dataset::Synthetic(SyntheticDataset::new(
+        Dataset::Synthetic(SyntheticDataset::new(
             Dist { mean: 32.0, stddev: 0.0 },
             Dist { mean: 8.0, stddev: 0.0 },
             1,
             64,
         )),
-        phases: vec![Phase {
+        vec![Phase {
             name: "rate".to_string(),
             kind: PhaseKind::Profiling,
             mode: LoadMode::Rate { rate: rate_rps, arrival: Arrival::Constant, max_concurrency: None, seed: 1 },
@@ -40,19 +39,8 @@ fn plan(rate_rps: f64, seconds: f64) -> Plan {
             results: true,
             cancel: None,
         }],
-        tokenizer: TokenizerSpec::Builtin,
-        export: Default::default(),
-        server_metrics: Default::default(),
-        gpu_telemetry: Default::default(),
-        slos: Default::default(),
-        thresholds: Vec::new(),
-        abort_on_fail: false,
-        use_server_token_count: false,
-        preflight: Default::default(),
-        allow_all_failed: false,
-        run_info: Default::default(),
-        request_timeout_s: 30.0,
-    }
+        30.0,
+    )
 }
 
 fn ms(value: Option<f64>) -> String {

@@ -9,24 +9,24 @@ use aiperf::cancel::CancelSignal;
 use aiperf::engine::{self, RunOptions};
 use aiperf::mock::MockConfig;
 use aiperf::plan::{
-    Dataset, Dist, Endpoint, EndpointKind, LoadMode, MOCK_URL, Phase, PhaseKind, Plan, SyntheticDataset, TokenizerSpec,
+    Dataset, Dist, Endpoint, EndpointKind, LoadMode, MOCK_URL, Phase, PhaseKind, Plan, SyntheticDataset,
 };
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    let plan = Plan {
-        name: "embedded".to_string(),
-        endpoint: Endpoint {
+    let plan = Plan::new(
+        "embedded",
+        Endpoint {
             mock: Some(MockConfig { ttft_ms: 15.0, itl_ms: 3.0, ..MockConfig::default() }),
             ..Endpoint::new(MOCK_URL, "mock-model", EndpointKind::Chat, true)
         },
-        dataset: Dataset::Synthetic(SyntheticDataset::new(
+        Dataset::Synthetic(SyntheticDataset::new(
             Dist { mean: 200.0, stddev: 20.0 },
             Dist { mean: 32.0, stddev: 0.0 },
             7,
             50,
         )),
-        phases: vec![Phase {
+        vec![Phase {
             name: "profiling".to_string(),
             kind: PhaseKind::Profiling,
             mode: LoadMode::Concurrency { concurrency: 8, prefill_concurrency: None },
@@ -36,19 +36,8 @@ async fn main() -> anyhow::Result<()> {
             results: true,
             cancel: None,
         }],
-        tokenizer: TokenizerSpec::Builtin,
-        request_timeout_s: 60.0,
-        export: Default::default(),
-        server_metrics: Default::default(),
-        gpu_telemetry: Default::default(),
-        slos: Default::default(),
-        thresholds: Vec::new(),
-        abort_on_fail: false,
-        use_server_token_count: false,
-        preflight: Default::default(),
-        allow_all_failed: false,
-        run_info: Default::default(),
-    };
+        60.0,
+    );
     let options = RunOptions {
         artifact_root: PathBuf::from("artifacts"),
         cli_command: None,
