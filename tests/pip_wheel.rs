@@ -51,10 +51,7 @@ fn pip_installs_the_wheel_and_its_aiperf_runs_a_scenario() {
     let work = tempfile::tempdir().expect("temp dir");
     let wheels = work.path().join("wheels");
     run(
-        maturin()
-            .args(["build", "--profile", "dev", "--out"])
-            .arg(&wheels)
-            .current_dir(manifest_dir()),
+        maturin().args(["build", "--profile", "dev", "--out"]).arg(&wheels).current_dir(manifest_dir()),
         "maturin build",
     );
     let wheel = only_wheel_in(&wheels);

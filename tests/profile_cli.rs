@@ -189,14 +189,12 @@ fn every_aiperf_flag_is_accepted_noted_or_refused_by_name() {
 const UNSUPPORTED_TEMPLATES: &[(&str, &str)] = &[
     ("audio_multimodal.yaml", "audio (--audio-*): not supported"),
     ("embeddings.yaml", "batch_size (--batch-size): batched inputs are not supported"),
-    ("fixed_schedule.yaml", "cannot read trace"),
     ("inline_dataset.yaml", "inline records are not supported"),
     ("jinja2_variables.yaml", "rate_ramp (--request-rate-ramp-duration): not supported"),
     ("public_dataset.yaml", "public datasets are not downloaded"),
     ("ramping.yaml", "concurrency_ramp (--concurrency-ramp-duration): not supported"),
     ("scenario_workload_profiles.yaml", "`lognormal` distributions are not supported"),
     ("speed_bench_sweep.yaml", "`speed_bench_coding` is not read by this project"),
-    ("trace_replay.yaml", "cannot read trace"),
     ("warmup_profiling.yaml", "rate_ramp (--request-rate-ramp-duration): not supported"),
 ];
 
@@ -252,6 +250,27 @@ fn flags_override_a_config_file_and_the_run_follows_them() {
     assert_eq!(plan["endpoint"]["model"], "meta-llama/Llama-3.1-8B-Instruct", "the file's model stays");
     assert_eq!(plan["phases"][0]["concurrency"], 2);
     assert_eq!(plan["dataset"]["entries"], 100, "the file's entries stay");
+}
+
+#[test]
+fn a_template_trace_is_found_beside_a_relative_config_and_sped_up() {
+    let dir = tempfile::tempdir().expect("dir");
+    let templates = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/aiperf-configs");
+    std::fs::create_dir_all(dir.path().join("conf/data")).expect("conf");
+    std::fs::copy(templates.join("trace_replay.yaml"), dir.path().join("conf/trace_replay.yaml")).expect("config");
+    std::fs::write(
+        dir.path().join("conf/data/production_trace.jsonl"),
+        "{\"timestamp\": 100, \"input_length\": 40}\n{\"timestamp\": 300, \"input_length\": 40}\n",
+    )
+    .expect("trace");
+    let output = profile(dir.path(), "--config conf/trace_replay.yaml --url mock --dry-run");
+    assert_ok(&output);
+    let plan: serde_json::Value = serde_json::from_slice(&output.stdout).expect("one plan");
+    let phase = &plan["phases"][0];
+    assert_eq!(phase["type"], "schedule", "{plan}");
+    assert_eq!(phase["speedup"], 2.0, "synthesis.speedupRatio");
+    let trace = phase["trace"]["file"]["path"].as_str().expect("trace path");
+    assert!(trace.ends_with("conf/./data/production_trace.jsonl"), "{trace}");
 }
 
 #[test]

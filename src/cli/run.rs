@@ -86,7 +86,13 @@ pub fn check(args: CheckArgs, runtime: &tokio::runtime::Runtime) -> i32 {
         progress: false,
         cancel: CancelSignal::new(),
     };
-    match run_on_script_thread(Scenario::File(args.scenario.clone()), runtime, options, ScriptMode::Check, args.script.settings()) {
+    match run_on_script_thread(
+        Scenario::File(args.scenario.clone()),
+        runtime,
+        options,
+        ScriptMode::Check,
+        args.script.settings(),
+    ) {
         Ok(Ok(outcome)) => {
             let runs = if outcome.runs == 1 { "1 run".to_string() } else { format!("{} runs", outcome.runs) };
             crate::ui::stdout::print_line(&format!(

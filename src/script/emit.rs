@@ -9,8 +9,8 @@ use serde_json::Value;
 use crate::config::ProfileJob;
 use crate::plan::{
     Arrival, AtEnd, ConnectionStrategy, Dataset, Dist, Endpoint, EndpointKind, ExportLevel, FileFormat, ImageFormat,
-    LoadMode, MaxTokensField, Phase, PhaseKind, Plan, Preflight, RampedQuantity, Sampling, ScheduleTrace, ServerMetricsFormat,
-    TokenizerSpec,
+    LoadMode, MaxTokensField, Phase, PhaseKind, Plan, Preflight, RampedQuantity, Sampling, ScheduleTrace,
+    ServerMetricsFormat, TokenizerSpec,
 };
 
 /// Where the API key of the scenario comes from.

@@ -24,7 +24,7 @@ const UNSUPPORTED: &[(&str, &str)] = &[
     ("failed_request_threshold", "--failed-request-threshold"),
 ];
 
-pub fn lower(benchmark: &Value, dataset: &Dataset, base_dir: &Path, seed: u64) -> Result<Vec<Phase>, ConfigError> {
+pub fn lower(benchmark: &Value, dataset: &Dataset, seed: u64) -> Result<Vec<Phase>, ConfigError> {
     let mut items: Vec<Value> = match benchmark.get("phases") {
         None | Some(Value::Null) => Vec::new(),
         Some(Value::Array(items)) => items.clone(),
@@ -40,7 +40,7 @@ pub fn lower(benchmark: &Value, dataset: &Dataset, base_dir: &Path, seed: u64) -
         .iter()
         .map(|item| {
             let item = if is_warmup(item) { inherit(item, &profiling) } else { item.clone() };
-            lower_phase(&item, dataset, &turns, base_dir, seed)
+            lower_phase(&item, dataset, &turns, seed)
         })
         .collect()
 }
@@ -64,13 +64,7 @@ fn inherit(warmup: &Value, profiling: &Value) -> Value {
     merged
 }
 
-fn lower_phase(
-    item: &Value,
-    dataset: &Dataset,
-    main: &Value,
-    base_dir: &Path,
-    seed: u64,
-) -> Result<Phase, ConfigError> {
+fn lower_phase(item: &Value, dataset: &Dataset, main: &Value, seed: u64) -> Result<Phase, ConfigError> {
     let warmup = is_warmup(item);
     let name =
         opt_str(item, "name", "phases[].name")?.unwrap_or(if warmup { "warmup" } else { "profiling" }).to_string();
@@ -109,7 +103,7 @@ fn lower_phase(
             LoadMode::Rate { rate, arrival, max_concurrency: concurrency.map(|n| n as usize), seed }
         }
         "user_centric" => users_mode(item, main, &key, rate, seed)?,
-        "fixed_schedule" => schedule_mode(item, dataset, base_dir, &key)?,
+        "fixed_schedule" => schedule_mode(item, dataset, main, &key)?,
         other => {
             return Err(ConfigError::new(format!(
                 "{}: `{other}` is not supported; concurrency, poisson, constant, gamma, user_centric or fixed_schedule",
@@ -180,11 +174,12 @@ fn users_mode(
     Ok(LoadMode::Users { users: users.max(1) as usize, session_rate, turns, think_time_s, seed })
 }
 
-/// `fixed_schedule`: the timestamps of the dataset's trace file.
+/// `fixed_schedule`: the timestamps of the dataset's trace file (its path already anchored),
+/// sped up by the dataset's `synthesis.speedup_ratio`.
 fn schedule_mode(
     item: &Value,
     dataset: &Dataset,
-    base_dir: &Path,
+    main: &Value,
     key: &dyn Fn(&str) -> String,
 ) -> Result<LoadMode, ConfigError> {
     let Dataset::File(file) = dataset else {
@@ -193,14 +188,22 @@ fn schedule_mode(
             key("type")
         )));
     };
-    let path = super::values::anchored(base_dir, &file.path);
-    let timestamps_ms = crate::load::schedule::read_trace(Path::new(&path))
+    let timestamps_ms = crate::load::schedule::read_trace(Path::new(&file.path))
         .map_err(|e| ConfigError::new(format!("{}: {e}", key("type"))))?;
+    let speedup = match main.get("synthesis").filter(|synthesis| !synthesis.is_null()) {
+        Some(synthesis) => opt_f64(synthesis, "speedup_ratio", "datasets.main.synthesis.speedup_ratio")?.unwrap_or(1.0),
+        None => 1.0,
+    };
+    if !(speedup > 0.0 && speedup.is_finite()) {
+        return Err(ConfigError::new(format!(
+            "datasets.main.synthesis.speedup_ratio (--synthesis-speedup-ratio): must be above 0, got {speedup}"
+        )));
+    }
     Ok(LoadMode::Schedule(FixedSchedule {
-        trace: ScheduleTrace::File { path, timestamps_ms },
+        trace: ScheduleTrace::File { path: file.path.clone(), timestamps_ms },
         start_offset_ms: opt_f64(item, "start_offset", &key("start_offset"))?,
         end_offset_ms: opt_f64(item, "end_offset", &key("end_offset"))?,
         auto_offset: opt_bool(item, "auto_offset", &key("auto_offset"))?.unwrap_or(true),
-        speedup: 1.0,
+        speedup,
     }))
 }
