@@ -8,7 +8,10 @@ use serde_json::{Map, Value};
 
 use super::values::{opt_bool, opt_dist, opt_f64, opt_str, opt_u64};
 use crate::config::ConfigError;
-use crate::plan::{Arrival, Cancellation, Dataset, Dist, FixedSchedule, LoadMode, Phase, PhaseKind, ScheduleTrace};
+use crate::plan::{
+    Arrival, Cancellation, Dataset, Dist, FixedSchedule, LoadMode, Phase, PhaseKind, RampStage, RampedQuantity,
+    ScheduleTrace,
+};
 
 /// AIPerf's grace period after a duration, seconds.
 const DEFAULT_GRACE_PERIOD_S: f64 = 30.0;
@@ -16,13 +19,8 @@ const DEFAULT_GRACE_PERIOD_S: f64 = 30.0;
 const DEFAULT_REQUESTS: u64 = 10;
 
 /// Keys of AIPerf phases that change the load in ways this project does not do, and their flags.
-const UNSUPPORTED: &[(&str, &str)] = &[
-    ("concurrency_ramp", "--concurrency-ramp-duration"),
-    ("prefill_ramp", "--prefill-concurrency-ramp-duration"),
-    ("rate_ramp", "--request-rate-ramp-duration"),
-    ("rate_series", "--request-rate-series"),
-    ("failed_request_threshold", "--failed-request-threshold"),
-];
+const UNSUPPORTED: &[(&str, &str)] =
+    &[("rate_series", "--request-rate-series"), ("failed_request_threshold", "--failed-request-threshold")];
 
 pub fn lower(benchmark: &Value, dataset: &Dataset, seed: u64) -> Result<Vec<Phase>, ConfigError> {
     let mut items: Vec<Value> = match benchmark.get("phases") {
@@ -111,6 +109,7 @@ fn lower_phase(item: &Value, dataset: &Dataset, main: &Value, seed: u64) -> Resu
             )));
         }
     };
+    let mode = with_ramps(mode, item, &key)?;
     let mut requests = opt_u64(item, "requests", &key("requests"))?.or(opt_u64(item, "sessions", &key("sessions"))?);
     let duration_s = opt_f64(item, "duration", &key("duration"))?;
     let needs_stop = matches!(mode, LoadMode::Concurrency { .. } | LoadMode::Rate { .. } | LoadMode::Users { .. });
@@ -134,6 +133,87 @@ fn lower_phase(item: &Value, dataset: &Dataset, main: &Value, seed: u64) -> Resu
         results: !warmup,
         cancel,
     })
+}
+
+/// The seconds of a phase's `{duration, strategy?}` ramp (or bare seconds, as a flag sets
+/// it); only linear ramps are run.
+fn ramp_duration_s(
+    item: &Value,
+    field: &str,
+    flag: &str,
+    key: &dyn Fn(&str) -> String,
+) -> Result<Option<f64>, ConfigError> {
+    let Some(ramp) = item.get(field).filter(|ramp| !ramp.is_null()) else {
+        return Ok(None);
+    };
+    if let Some(seconds) = ramp.as_f64() {
+        return Ok(Some(seconds).filter(|seconds| *seconds > 0.0));
+    }
+    match opt_str(ramp, "strategy", &key(&format!("{field}.strategy")))? {
+        None | Some("linear") => {}
+        Some(other) => {
+            return Err(ConfigError::new(format!(
+                "{} ({flag}): `{other}` ramps are not supported; linear",
+                key(&format!("{field}.strategy"))
+            )));
+        }
+    }
+    Ok(opt_f64(ramp, "duration", &key(&format!("{field}.duration")))?.filter(|seconds| *seconds > 0.0))
+}
+
+/// AIPerf's in-phase ramps: a concurrency phase's users grow from 1 (`concurrency_ramp`), a
+/// rate phase's rate from 0 (`rate_ramp`), linearly to the target, which then holds until the
+/// phase's requests or duration stop it. A rate phase's `concurrency_ramp` only eases its
+/// in-flight cap, which the rate ramp already keeps low at the start: the cap holds at its
+/// target. A `prefill_ramp` with no prefill concurrency to ramp changes nothing.
+fn with_ramps(mode: LoadMode, item: &Value, key: &dyn Fn(&str) -> String) -> Result<LoadMode, ConfigError> {
+    let concurrency_ramp = ramp_duration_s(item, "concurrency_ramp", "--concurrency-ramp-duration", key)?;
+    let rate_ramp = ramp_duration_s(item, "rate_ramp", "--request-rate-ramp-duration", key)?;
+    let prefill_ramp = ramp_duration_s(item, "prefill_ramp", "--prefill-concurrency-ramp-duration", key)?;
+    let unsupported = |field: &str, flag: &str, why: &str| {
+        Err(ConfigError::new(format!("{} ({flag}): {why}; write a Rhai ramp(#{{..}}) phase instead", key(field))))
+    };
+    if prefill_ramp.is_some() && item.get("prefill_concurrency").is_some_and(|value| !value.is_null()) {
+        return unsupported("prefill_ramp", "--prefill-concurrency-ramp-duration", "not supported by this project");
+    }
+    let stage = |duration_s: f64, target: f64| vec![RampStage { duration_s, target }];
+    match (mode, concurrency_ramp, rate_ramp) {
+        (mode, None, None) => Ok(mode),
+        (LoadMode::Concurrency { prefill_concurrency: Some(_), .. }, Some(_), _) => unsupported(
+            "concurrency_ramp",
+            "--concurrency-ramp-duration",
+            "a ramp with a prefill concurrency is not supported",
+        ),
+        (LoadMode::Concurrency { concurrency, .. }, Some(seconds), None) => Ok(LoadMode::Ramp {
+            ramped: RampedQuantity::Concurrency,
+            start: 1.0,
+            stages: stage(seconds, concurrency as f64),
+            arrival: Arrival::Constant,
+            seed: 0,
+            hold: true,
+            max_concurrency: None,
+        }),
+        (LoadMode::Rate { rate, arrival, max_concurrency, seed }, _, Some(seconds)) => Ok(LoadMode::Ramp {
+            ramped: RampedQuantity::Rate,
+            start: 0.0,
+            stages: stage(seconds, rate),
+            arrival,
+            seed,
+            hold: true,
+            max_concurrency,
+        }),
+        (LoadMode::Rate { .. }, Some(_), None) => unsupported(
+            "concurrency_ramp",
+            "--concurrency-ramp-duration",
+            "a rate phase ramps its cap only together with a rate_ramp",
+        ),
+        (_, Some(_), _) => {
+            unsupported("concurrency_ramp", "--concurrency-ramp-duration", "not supported for this phase type")
+        }
+        (_, None, Some(_)) => {
+            unsupported("rate_ramp", "--request-rate-ramp-duration", "not supported for this phase type")
+        }
+    }
 }
 
 /// Without a count or a duration a file dataset is sent once through (its non-empty lines),
