@@ -154,6 +154,36 @@ fn the_emitted_scenario_checks_and_builds_the_same_plans() {
 }
 
 #[test]
+fn in_phase_ramps_lower_to_held_ramps_that_the_emitted_scenario_builds_too() {
+    let dir = tempfile::tempdir().expect("dir");
+    let template = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/aiperf-configs/ramping.yaml");
+    let profiled =
+        profile(dir.path(), &format!("--config {} --url mock --dry-run --emit-scenario out.rhai", template.display()));
+    assert_ok(&profiled);
+    let plan: serde_json::Value = serde_json::from_slice(&profiled.stdout).expect("one plan");
+    let (warmup, profiling) = (&plan["phases"][0], &plan["phases"][1]);
+    assert_eq!(
+        (&warmup["type"], &warmup["ramped"], &warmup["start"]),
+        (&"ramp".into(), &"concurrency".into(), &1.0.into())
+    );
+    assert_eq!(warmup["stages"], serde_json::json!([{"duration_s": 10.0, "target": 50.0}]), "{plan}");
+    assert_eq!((&warmup["hold"], &warmup["requests"]), (&true.into(), &200.into()), "held until its requests");
+    assert_eq!(profiling["ramped"], "rate");
+    assert_eq!(profiling["stages"], serde_json::json!([{"duration_s": 60.0, "target": 200.0}]), "{plan}");
+    assert_eq!((&profiling["max_concurrency"], &profiling["duration_s"]), (&200.into(), &300.0.into()));
+    let dry = aiperf_command(dir.path()).args(["run", "out.rhai", "--dry-run"]).output().expect("dry run");
+    assert_ok(&dry);
+    assert_eq!(text(&dry.stdout), text(&profiled.stdout), "the scenario's plans differ from the command's");
+    let ramped = profile(
+        dir.path(),
+        "--model m --url mock --concurrency 4 --concurrency-ramp-duration 0.5 --request-count 24 --osl 4 --artifact-dir out/ramp",
+    );
+    assert_ok(&ramped);
+    let summary = read_json(&dir.path().join("out/ramp/profile_export_aiperf.json"));
+    assert_eq!(stat(&summary, "request_count", "avg"), 24.0, "the held ramp runs until its requests are sent");
+}
+
+#[test]
 fn help_shows_every_aiperf_group_and_flag_with_its_aliases() {
     let dir = tempfile::tempdir().expect("dir");
     let output = profile(dir.path(), "--help");
@@ -189,15 +219,10 @@ fn every_aiperf_flag_is_accepted_noted_or_refused_by_name() {
 const UNSUPPORTED_TEMPLATES: &[(&str, &str)] = &[
     ("audio_multimodal.yaml", "audio (--audio-*): not supported"),
     ("embeddings.yaml", "batch_size (--batch-size): batched inputs are not supported"),
-    ("fixed_schedule.yaml", "cannot read trace"),
     ("inline_dataset.yaml", "inline records are not supported"),
-    ("jinja2_variables.yaml", "rate_ramp (--request-rate-ramp-duration): not supported"),
     ("public_dataset.yaml", "public datasets are not downloaded"),
-    ("ramping.yaml", "concurrency_ramp (--concurrency-ramp-duration): not supported"),
     ("scenario_workload_profiles.yaml", "`lognormal` distributions are not supported"),
     ("speed_bench_sweep.yaml", "`speed_bench_coding` is not read by this project"),
-    ("trace_replay.yaml", "cannot read trace"),
-    ("warmup_profiling.yaml", "rate_ramp (--request-rate-ramp-duration): not supported"),
 ];
 
 #[test]
@@ -252,6 +277,27 @@ fn flags_override_a_config_file_and_the_run_follows_them() {
     assert_eq!(plan["endpoint"]["model"], "meta-llama/Llama-3.1-8B-Instruct", "the file's model stays");
     assert_eq!(plan["phases"][0]["concurrency"], 2);
     assert_eq!(plan["dataset"]["entries"], 100, "the file's entries stay");
+}
+
+#[test]
+fn a_template_trace_is_found_beside_a_relative_config_and_sped_up() {
+    let dir = tempfile::tempdir().expect("dir");
+    let templates = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/aiperf-configs");
+    std::fs::create_dir_all(dir.path().join("conf/data")).expect("conf");
+    std::fs::copy(templates.join("trace_replay.yaml"), dir.path().join("conf/trace_replay.yaml")).expect("config");
+    std::fs::write(
+        dir.path().join("conf/data/production_trace.jsonl"),
+        "{\"timestamp\": 100, \"input_length\": 40}\n{\"timestamp\": 300, \"input_length\": 40}\n",
+    )
+    .expect("trace");
+    let output = profile(dir.path(), "--config conf/trace_replay.yaml --url mock --dry-run");
+    assert_ok(&output);
+    let plan: serde_json::Value = serde_json::from_slice(&output.stdout).expect("one plan");
+    let phase = &plan["phases"][0];
+    assert_eq!(phase["type"], "schedule", "{plan}");
+    assert_eq!(phase["speedup"], 2.0, "synthesis.speedupRatio");
+    let trace = phase["trace"]["file"]["path"].as_str().expect("trace path");
+    assert!(trace.ends_with("conf/./data/production_trace.jsonl"), "{trace}");
 }
 
 #[test]

@@ -127,7 +127,10 @@ fn phase(phase: &Phase) -> Value {
             }
             arrival_type(arrival, &mut out)
         }
-        LoadMode::Ramp { ramped, stages, arrival, .. } => {
+        LoadMode::Ramp { ramped, stages, arrival, max_concurrency, .. } => {
+            if let Some(limit) = max_concurrency {
+                out.insert("concurrency".into(), json!(limit));
+            }
             let target = stages.last().map_or(0.0, |stage| stage.target);
             let ramp = json!({"duration": stages.iter().map(|stage| stage.duration_s).sum::<f64>()});
             match ramped {

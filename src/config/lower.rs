@@ -63,7 +63,7 @@ fn lower_benchmark(benchmark: &Value, base_dir: &Path, seed: Option<u64>, name: 
     let seed = seed.unwrap_or(0);
     let endpoint = endpoint::lower(benchmark)?;
     let dataset = dataset::lower(benchmark, base_dir, seed, endpoint.kind)?;
-    let phases = phases::lower(benchmark, &dataset, base_dir, seed)?;
+    let phases = phases::lower(benchmark, &dataset, seed)?;
     let outputs = outputs::lower(benchmark)?;
     let plan = Plan {
         name,

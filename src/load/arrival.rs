@@ -91,6 +91,12 @@ impl Profile {
         Self { segments, tail: None }
     }
 
+    /// The same stages, then their last target forever.
+    pub fn holding_last_target(self) -> Self {
+        let tail = self.segments.last().map(|segment| segment.to);
+        Self { tail, ..self }
+    }
+
     /// The value at `t_s` seconds; after the end, the last target.
     pub fn value_at(&self, t_s: f64) -> f64 {
         for segment in &self.segments {
@@ -205,5 +211,16 @@ mod tests {
         let profile = Profile::stages(0.0, &stages);
         assert_eq!(profile.value_at(1.0), 50.0);
         assert_eq!(profile.value_at(10.0), 100.0);
+    }
+
+    #[test]
+    fn a_held_ramp_keeps_its_last_target_after_the_stages() {
+        // 0 → 10 req/s over 2 s (area 10), then 10 req/s held: 10 more each second.
+        let stages = [RampStage { duration_s: 2.0, target: 10.0 }];
+        let held = Profile::stages(0.0, &stages).holding_last_target();
+        let times: Vec<u64> = ArrivalTimes::new(Arrival::Constant, 1, held).take(40).collect();
+        assert_eq!(times.len(), 40, "a held ramp does not end");
+        let by_4s = times.iter().filter(|&&t| t < 4_000_000_000).count();
+        assert!((29..=31).contains(&by_4s), "{by_4s} by 4 s (area 30)");
     }
 }

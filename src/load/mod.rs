@@ -167,8 +167,9 @@ pub async fn run_phase(ctx: Arc<LoadContext>, run: Arc<PhaseRun>) -> PhaseSummar
         LoadMode::Rate { rate, arrival, max_concurrency, seed } => {
             Some(rate::run(ctx.clone(), run.clone(), *rate, *arrival, *max_concurrency, *seed).await)
         }
-        LoadMode::Ramp { ramped: RampedQuantity::Rate, start, stages, arrival, seed } => {
-            Some(ramp::run_rate(ctx.clone(), run.clone(), *start, stages, *arrival, *seed).await)
+        LoadMode::Ramp { ramped: RampedQuantity::Rate, start, stages, arrival, seed, hold, max_concurrency } => {
+            let shape = ramp::RateRamp { start_rps: *start, stages, hold: *hold, max_in_flight: *max_concurrency };
+            Some(ramp::run_rate(ctx.clone(), run.clone(), shape, *arrival, *seed).await)
         }
         LoadMode::Ramp { ramped: RampedQuantity::Concurrency, start, stages, .. } => {
             ramp::run_concurrency(ctx.clone(), run.clone(), *start, stages).await;
@@ -218,6 +219,9 @@ pub fn check_phase(phase: &Phase) -> Result<(), String> {
             Err(format!("phase `{name}`: `max_concurrency` must be at least 1"))
         }
         LoadMode::Ramp { stages, .. } if stages.is_empty() => Err(format!("phase `{name}`: a ramp needs stages")),
+        LoadMode::Ramp { max_concurrency: Some(0), .. } => {
+            Err(format!("phase `{name}`: `max_concurrency` must be at least 1"))
+        }
         LoadMode::Schedule(fixed) if !positive(fixed.speedup) => {
             Err(format!("phase `{name}`: `speedup` must be positive"))
         }

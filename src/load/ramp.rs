@@ -16,16 +16,26 @@ use crate::plan::{Arrival, RampStage};
 /// How often a concurrency ramp adjusts its number of users.
 const USER_STEP: Duration = Duration::from_millis(20);
 
+/// A rate ramp: from `start_rps` through the stages, then (with `hold`) the last target for
+/// as long as the phase runs; at most `max_in_flight` requests at once.
+pub(super) struct RateRamp<'a> {
+    pub start_rps: f64,
+    pub stages: &'a [RampStage],
+    pub hold: bool,
+    pub max_in_flight: Option<usize>,
+}
+
 pub(super) async fn run_rate(
     ctx: Arc<LoadContext>,
     run: Arc<PhaseRun>,
-    start_rps: f64,
-    stages: &[RampStage],
+    shape: RateRamp<'_>,
     arrival: Arrival,
     seed: u64,
 ) -> SendWindow {
-    let arrivals = ArrivalTimes::new(arrival, seed, Profile::stages(start_rps, stages));
-    open_loop::dispatch(ctx, run, arrivals, None).await
+    let profile = Profile::stages(shape.start_rps, shape.stages);
+    let profile = if shape.hold { profile.holding_last_target() } else { profile };
+    let arrivals = ArrivalTimes::new(arrival, seed, profile);
+    open_loop::dispatch(ctx, run, arrivals, shape.max_in_flight).await
 }
 
 pub(super) async fn run_concurrency(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, start_users: f64, stages: &[RampStage]) {

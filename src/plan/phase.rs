@@ -45,8 +45,20 @@ pub enum LoadMode {
         max_concurrency: Option<usize>,
         seed: u64,
     },
-    /// Concurrency or rate moved linearly from `start` through each stage's target (k6 stages).
-    Ramp { ramped: RampedQuantity, start: f64, stages: Vec<RampStage>, arrival: Arrival, seed: u64 },
+    /// Concurrency or rate moved linearly from `start` through each stage's target (k6 stages);
+    /// with `hold`, the last target then holds until the phase's requests or duration stop it
+    /// (AIPerf's in-phase ramps). A rate ramp keeps at most `max_concurrency` in flight.
+    Ramp {
+        ramped: RampedQuantity,
+        start: f64,
+        stages: Vec<RampStage>,
+        arrival: Arrival,
+        seed: u64,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        hold: bool,
+        #[serde(skip_serializing_if = "Option::is_none", default)]
+        max_concurrency: Option<usize>,
+    },
     /// Replay the send times of a trace.
     Schedule(FixedSchedule),
     /// Multi-turn sessions: new sessions arrive at `session_rate` per second, at most `users` live;

@@ -317,7 +317,7 @@ fn phase(phase: &Phase) -> String {
             keys.push(format!("seed: {seed}"));
             "rate"
         }
-        LoadMode::Ramp { ramped, start, stages, arrival: pattern, seed } => {
+        LoadMode::Ramp { ramped, start, stages, arrival: pattern, seed, hold, max_concurrency } => {
             let stages: Vec<String> = stages
                 .iter()
                 .map(|stage| format!("#{{ duration: {}, target: {} }}", float(stage.duration_s), float(stage.target)))
@@ -332,6 +332,12 @@ fn phase(phase: &Phase) -> String {
                 keys.extend(arrival(*pattern));
             }
             keys.push(format!("seed: {seed}"));
+            if *hold {
+                keys.push("hold: true".to_string());
+            }
+            if let Some(max) = max_concurrency {
+                keys.push(format!("max_concurrency: {max}"));
+            }
             "ramp"
         }
         LoadMode::Schedule(schedule) => {
@@ -361,7 +367,7 @@ fn phase(phase: &Phase) -> String {
             "users"
         }
     };
-    let ramp = matches!(phase.mode, LoadMode::Ramp { .. });
+    let ramp = matches!(phase.mode, LoadMode::Ramp { hold: false, .. });
     if let Some(requests) = phase.requests {
         keys.push(format!("requests: {requests}"));
     }

@@ -155,9 +155,14 @@ fn rate(map: Map) -> ScriptResult<Phase> {
     finish(&mut r, PhaseKind::Profiling, LoadMode::Rate { rate, arrival, max_concurrency, seed }, true)
 }
 
-/// `ramp(#{ rate: [#{ duration: seconds(30), target: 100 }, ..] })` or `ramp(#{ users: [..] })`
+/// `ramp(#{ rate: [#{ duration: seconds(30), target: 100 }, ..] })` or `ramp(#{ users: [..] })`;
+/// with `hold: true` the last target holds until `requests` or `duration` stop the phase.
 fn ramp(map: Map) -> ScriptResult<Phase> {
-    let mut r = MapReader::new("ramp", map, keys!["users", "rate", "start", "arrival", "smoothness", "seed"])?;
+    let mut r = MapReader::new(
+        "ramp",
+        map,
+        keys!["users", "rate", "start", "arrival", "smoothness", "seed", "hold", "max_concurrency"],
+    )?;
     let (ramped, items) = match (r.opt_array("users")?, r.opt_array("rate")?) {
         (Some(items), None) => (RampedQuantity::Concurrency, items),
         (None, Some(items)) => (RampedQuantity::Rate, items),
@@ -180,13 +185,24 @@ fn ramp(map: Map) -> ScriptResult<Phase> {
         RampedQuantity::Concurrency => Arrival::Constant,
     };
     let seed = r.opt_u64("seed")?.unwrap_or(0);
-    if r.has("duration") {
-        return script_error("ramp: the stages set its duration; leave out `duration`");
+    let hold = r.opt_bool("hold")?.unwrap_or(false);
+    if r.has("duration") && !hold {
+        return script_error("ramp: the stages set its duration; leave out `duration` (or hold: true)");
+    }
+    let max_concurrency = r.opt_u64("max_concurrency")?.map(|n| n as usize);
+    match (ramped, max_concurrency) {
+        (RampedQuantity::Concurrency, Some(_)) => {
+            return script_error("ramp: `max_concurrency` applies to rate ramps only");
+        }
+        (_, Some(0)) => return script_error("ramp: `max_concurrency` must be at least 1"),
+        _ => {}
     }
     let total_s: f64 = stages.iter().map(|s| s.duration_s).sum();
-    let mut phase =
-        finish(&mut r, PhaseKind::Profiling, LoadMode::Ramp { ramped, start, stages, arrival, seed }, false)?;
-    phase.duration_s = Some(total_s);
+    let mode = LoadMode::Ramp { ramped, start, stages, arrival, seed, hold, max_concurrency };
+    let mut phase = finish(&mut r, PhaseKind::Profiling, mode, hold)?;
+    if !hold {
+        phase.duration_s = Some(total_s);
+    }
     Ok(phase)
 }
 

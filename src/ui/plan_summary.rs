@@ -98,15 +98,18 @@ fn mode(mode: &LoadMode) -> String {
             let cap = max_concurrency.map(|max| format!(", at most {max} in flight")).unwrap_or_default();
             format!("rate {rate}/s {}{cap}", arrival(pattern))
         }
-        LoadMode::Ramp { ramped, start, stages, arrival: pattern, .. } => {
+        LoadMode::Ramp { ramped, start, stages, arrival: pattern, hold, max_concurrency, .. } => {
             let targets: Vec<String> = stages.iter().map(|stage| stage.target.to_string()).collect();
             let seconds: f64 = stages.iter().map(|stage| stage.duration_s).sum();
+            let held = if *hold { ", then held" } else { "" };
+            let cap = max_concurrency.map(|max| format!(", at most {max} in flight")).unwrap_or_default();
             match ramped {
                 RampedQuantity::Concurrency => {
-                    format!("ramp concurrency {start} → {} over {seconds} s", targets.join(" → "))
+                    format!("ramp concurrency {start} → {} over {seconds} s{held}", targets.join(" → "))
                 }
                 RampedQuantity::Rate => {
-                    format!("ramp rate {start} → {}/s over {seconds} s {}", targets.join(" → "), arrival(pattern))
+                    let pattern = arrival(pattern);
+                    format!("ramp rate {start} → {}/s over {seconds} s {pattern}{held}{cap}", targets.join(" → "))
                 }
             }
         }
@@ -283,6 +286,8 @@ run sweep_8 → artifacts/sweep_8
                 ],
                 arrival: Arrival::Constant,
                 seed: 0,
+                hold: false,
+                max_concurrency: None,
             },
             None,
             None,

@@ -63,9 +63,24 @@ pub const LOAD_GENERATOR: Group = Group {
             Kind::Int,
             "Requests to send [default: 10 when neither a count nor a duration is given]",
         ),
-        unsupported(&["--concurrency-ramp-duration"], Arity::One, RAMPS),
-        unsupported(&["--prefill-concurrency-ramp-duration"], Arity::One, RAMPS),
-        unsupported(&["--request-rate-ramp-duration"], Arity::One, RAMPS),
+        set(
+            &["--concurrency-ramp-duration"],
+            "benchmark.phases.profiling.concurrency_ramp",
+            Kind::Float,
+            "Seconds over which the concurrency grows from 1 to its target, which then holds",
+        ),
+        set(
+            &["--prefill-concurrency-ramp-duration"],
+            "benchmark.phases.profiling.prefill_ramp",
+            Kind::Float,
+            "Seconds to ramp the prefill concurrency (refused when one is set)",
+        ),
+        set(
+            &["--request-rate-ramp-duration"],
+            "benchmark.phases.profiling.rate_ramp",
+            Kind::Float,
+            "Seconds over which the request rate grows from 0 to its target, which then holds",
+        ),
         unsupported(&["--request-rate-series"], Arity::One, RAMPS),
         unsupported(
             &["--failed-request-threshold"],

@@ -8,7 +8,10 @@ use serde_json::{Map, Value};
 
 use super::values::{opt_bool, opt_dist, opt_f64, opt_str, opt_u64};
 use crate::config::ConfigError;
-use crate::plan::{Arrival, Cancellation, Dataset, Dist, FixedSchedule, LoadMode, Phase, PhaseKind, ScheduleTrace};
+use crate::plan::{
+    Arrival, Cancellation, Dataset, Dist, FixedSchedule, LoadMode, Phase, PhaseKind, RampStage, RampedQuantity,
+    ScheduleTrace,
+};
 
 /// AIPerf's grace period after a duration, seconds.
 const DEFAULT_GRACE_PERIOD_S: f64 = 30.0;
@@ -16,15 +19,10 @@ const DEFAULT_GRACE_PERIOD_S: f64 = 30.0;
 const DEFAULT_REQUESTS: u64 = 10;
 
 /// Keys of AIPerf phases that change the load in ways this project does not do, and their flags.
-const UNSUPPORTED: &[(&str, &str)] = &[
-    ("concurrency_ramp", "--concurrency-ramp-duration"),
-    ("prefill_ramp", "--prefill-concurrency-ramp-duration"),
-    ("rate_ramp", "--request-rate-ramp-duration"),
-    ("rate_series", "--request-rate-series"),
-    ("failed_request_threshold", "--failed-request-threshold"),
-];
+const UNSUPPORTED: &[(&str, &str)] =
+    &[("rate_series", "--request-rate-series"), ("failed_request_threshold", "--failed-request-threshold")];
 
-pub fn lower(benchmark: &Value, dataset: &Dataset, base_dir: &Path, seed: u64) -> Result<Vec<Phase>, ConfigError> {
+pub fn lower(benchmark: &Value, dataset: &Dataset, seed: u64) -> Result<Vec<Phase>, ConfigError> {
     let mut items: Vec<Value> = match benchmark.get("phases") {
         None | Some(Value::Null) => Vec::new(),
         Some(Value::Array(items)) => items.clone(),
@@ -40,7 +38,7 @@ pub fn lower(benchmark: &Value, dataset: &Dataset, base_dir: &Path, seed: u64) -
         .iter()
         .map(|item| {
             let item = if is_warmup(item) { inherit(item, &profiling) } else { item.clone() };
-            lower_phase(&item, dataset, &turns, base_dir, seed)
+            lower_phase(&item, dataset, &turns, seed)
         })
         .collect()
 }
@@ -64,13 +62,7 @@ fn inherit(warmup: &Value, profiling: &Value) -> Value {
     merged
 }
 
-fn lower_phase(
-    item: &Value,
-    dataset: &Dataset,
-    main: &Value,
-    base_dir: &Path,
-    seed: u64,
-) -> Result<Phase, ConfigError> {
+fn lower_phase(item: &Value, dataset: &Dataset, main: &Value, seed: u64) -> Result<Phase, ConfigError> {
     let warmup = is_warmup(item);
     let name =
         opt_str(item, "name", "phases[].name")?.unwrap_or(if warmup { "warmup" } else { "profiling" }).to_string();
@@ -109,7 +101,7 @@ fn lower_phase(
             LoadMode::Rate { rate, arrival, max_concurrency: concurrency.map(|n| n as usize), seed }
         }
         "user_centric" => users_mode(item, main, &key, rate, seed)?,
-        "fixed_schedule" => schedule_mode(item, dataset, base_dir, &key)?,
+        "fixed_schedule" => schedule_mode(item, dataset, main, &key)?,
         other => {
             return Err(ConfigError::new(format!(
                 "{}: `{other}` is not supported; concurrency, poisson, constant, gamma, user_centric or fixed_schedule",
@@ -117,6 +109,7 @@ fn lower_phase(
             )));
         }
     };
+    let mode = with_ramps(mode, item, &key)?;
     let mut requests = opt_u64(item, "requests", &key("requests"))?.or(opt_u64(item, "sessions", &key("sessions"))?);
     let duration_s = opt_f64(item, "duration", &key("duration"))?;
     let needs_stop = matches!(mode, LoadMode::Concurrency { .. } | LoadMode::Rate { .. } | LoadMode::Users { .. });
@@ -140,6 +133,87 @@ fn lower_phase(
         results: !warmup,
         cancel,
     })
+}
+
+/// The seconds of a phase's `{duration, strategy?}` ramp (or bare seconds, as a flag sets
+/// it); only linear ramps are run.
+fn ramp_duration_s(
+    item: &Value,
+    field: &str,
+    flag: &str,
+    key: &dyn Fn(&str) -> String,
+) -> Result<Option<f64>, ConfigError> {
+    let Some(ramp) = item.get(field).filter(|ramp| !ramp.is_null()) else {
+        return Ok(None);
+    };
+    if let Some(seconds) = ramp.as_f64() {
+        return Ok(Some(seconds).filter(|seconds| *seconds > 0.0));
+    }
+    match opt_str(ramp, "strategy", &key(&format!("{field}.strategy")))? {
+        None | Some("linear") => {}
+        Some(other) => {
+            return Err(ConfigError::new(format!(
+                "{} ({flag}): `{other}` ramps are not supported; linear",
+                key(&format!("{field}.strategy"))
+            )));
+        }
+    }
+    Ok(opt_f64(ramp, "duration", &key(&format!("{field}.duration")))?.filter(|seconds| *seconds > 0.0))
+}
+
+/// AIPerf's in-phase ramps: a concurrency phase's users grow from 1 (`concurrency_ramp`), a
+/// rate phase's rate from 0 (`rate_ramp`), linearly to the target, which then holds until the
+/// phase's requests or duration stop it. A rate phase's `concurrency_ramp` only eases its
+/// in-flight cap, which the rate ramp already keeps low at the start: the cap holds at its
+/// target. A `prefill_ramp` with no prefill concurrency to ramp changes nothing.
+fn with_ramps(mode: LoadMode, item: &Value, key: &dyn Fn(&str) -> String) -> Result<LoadMode, ConfigError> {
+    let concurrency_ramp = ramp_duration_s(item, "concurrency_ramp", "--concurrency-ramp-duration", key)?;
+    let rate_ramp = ramp_duration_s(item, "rate_ramp", "--request-rate-ramp-duration", key)?;
+    let prefill_ramp = ramp_duration_s(item, "prefill_ramp", "--prefill-concurrency-ramp-duration", key)?;
+    let unsupported = |field: &str, flag: &str, why: &str| {
+        Err(ConfigError::new(format!("{} ({flag}): {why}; write a Rhai ramp(#{{..}}) phase instead", key(field))))
+    };
+    if prefill_ramp.is_some() && item.get("prefill_concurrency").is_some_and(|value| !value.is_null()) {
+        return unsupported("prefill_ramp", "--prefill-concurrency-ramp-duration", "not supported by this project");
+    }
+    let stage = |duration_s: f64, target: f64| vec![RampStage { duration_s, target }];
+    match (mode, concurrency_ramp, rate_ramp) {
+        (mode, None, None) => Ok(mode),
+        (LoadMode::Concurrency { prefill_concurrency: Some(_), .. }, Some(_), _) => unsupported(
+            "concurrency_ramp",
+            "--concurrency-ramp-duration",
+            "a ramp with a prefill concurrency is not supported",
+        ),
+        (LoadMode::Concurrency { concurrency, .. }, Some(seconds), None) => Ok(LoadMode::Ramp {
+            ramped: RampedQuantity::Concurrency,
+            start: 1.0,
+            stages: stage(seconds, concurrency as f64),
+            arrival: Arrival::Constant,
+            seed: 0,
+            hold: true,
+            max_concurrency: None,
+        }),
+        (LoadMode::Rate { rate, arrival, max_concurrency, seed }, _, Some(seconds)) => Ok(LoadMode::Ramp {
+            ramped: RampedQuantity::Rate,
+            start: 0.0,
+            stages: stage(seconds, rate),
+            arrival,
+            seed,
+            hold: true,
+            max_concurrency,
+        }),
+        (LoadMode::Rate { .. }, Some(_), None) => unsupported(
+            "concurrency_ramp",
+            "--concurrency-ramp-duration",
+            "a rate phase ramps its cap only together with a rate_ramp",
+        ),
+        (_, Some(_), _) => {
+            unsupported("concurrency_ramp", "--concurrency-ramp-duration", "not supported for this phase type")
+        }
+        (_, None, Some(_)) => {
+            unsupported("rate_ramp", "--request-rate-ramp-duration", "not supported for this phase type")
+        }
+    }
 }
 
 /// Without a count or a duration a file dataset is sent once through (its non-empty lines),
@@ -180,11 +254,12 @@ fn users_mode(
     Ok(LoadMode::Users { users: users.max(1) as usize, session_rate, turns, think_time_s, seed })
 }
 
-/// `fixed_schedule`: the timestamps of the dataset's trace file.
+/// `fixed_schedule`: the timestamps of the dataset's trace file (its path already anchored),
+/// sped up by the dataset's `synthesis.speedup_ratio`.
 fn schedule_mode(
     item: &Value,
     dataset: &Dataset,
-    base_dir: &Path,
+    main: &Value,
     key: &dyn Fn(&str) -> String,
 ) -> Result<LoadMode, ConfigError> {
     let Dataset::File(file) = dataset else {
@@ -193,14 +268,22 @@ fn schedule_mode(
             key("type")
         )));
     };
-    let path = super::values::anchored(base_dir, &file.path);
-    let timestamps_ms = crate::load::schedule::read_trace(Path::new(&path))
+    let timestamps_ms = crate::load::schedule::read_trace(Path::new(&file.path))
         .map_err(|e| ConfigError::new(format!("{}: {e}", key("type"))))?;
+    let speedup = match main.get("synthesis").filter(|synthesis| !synthesis.is_null()) {
+        Some(synthesis) => opt_f64(synthesis, "speedup_ratio", "datasets.main.synthesis.speedup_ratio")?.unwrap_or(1.0),
+        None => 1.0,
+    };
+    if !(speedup > 0.0 && speedup.is_finite()) {
+        return Err(ConfigError::new(format!(
+            "datasets.main.synthesis.speedup_ratio (--synthesis-speedup-ratio): must be above 0, got {speedup}"
+        )));
+    }
     Ok(LoadMode::Schedule(FixedSchedule {
-        trace: ScheduleTrace::File { path, timestamps_ms },
+        trace: ScheduleTrace::File { path: file.path.clone(), timestamps_ms },
         start_offset_ms: opt_f64(item, "start_offset", &key("start_offset"))?,
         end_offset_ms: opt_f64(item, "end_offset", &key("end_offset"))?,
         auto_offset: opt_bool(item, "auto_offset", &key("auto_offset"))?.unwrap_or(true),
-        speedup: 1.0,
+        speedup,
     }))
 }
