@@ -219,7 +219,6 @@ fn every_aiperf_flag_is_accepted_noted_or_refused_by_name() {
 const UNSUPPORTED_TEMPLATES: &[(&str, &str)] = &[
     ("audio_multimodal.yaml", "audio (--audio-*): not supported"),
     ("embeddings.yaml", "batch_size (--batch-size): batched inputs are not supported"),
-    ("inline_dataset.yaml", "inline records are not supported"),
     ("public_dataset.yaml", "public datasets are not downloaded"),
     ("scenario_workload_profiles.yaml", "`lognormal` distributions are not supported"),
     ("speed_bench_sweep.yaml", "`speed_bench_coding` is not read by this project"),
@@ -298,6 +297,20 @@ fn a_template_trace_is_found_beside_a_relative_config_and_sped_up() {
     assert_eq!(phase["speedup"], 2.0, "synthesis.speedupRatio");
     let trace = phase["trace"]["file"]["path"].as_str().expect("trace path");
     assert!(trace.ends_with("conf/./data/production_trace.jsonl"), "{trace}");
+}
+
+#[test]
+fn inline_records_are_sent_as_a_file_dataset_would_be() {
+    let dir = tempfile::tempdir().expect("dir");
+    let template = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/aiperf-configs/inline_dataset.yaml");
+    let output = profile(dir.path(), &format!("--config {} --url mock --artifact-dir out/inline", template.display()));
+    assert_ok(&output);
+    let summary = read_json(&dir.path().join("out/inline/profile_export_aiperf.json"));
+    assert_eq!(stat(&summary, "request_count", "avg"), 5.0, "the five records, then the dataset's end");
+    let dataset = &summary["input_config"]["plan"]["dataset"];
+    assert_eq!(dataset["path"], "datasets.main.records");
+    let records = dataset["records"].as_str().expect("records");
+    assert!(records.lines().nth(1).expect("a second record").contains("\"output_length\":200"), "{records}");
 }
 
 #[test]

@@ -64,3 +64,17 @@ fn an_unknown_stdlib_module_lists_the_ones_there_are() {
     assert_eq!(run.code(), Some(2));
     assert!(run.stderr().contains("aiperf/mock"), "{}", run.stderr());
 }
+
+#[test]
+fn a_held_ramp_needs_a_stop_and_a_users_ramp_takes_no_cap() {
+    let stages = "[#{ duration: 1, target: 4 }]";
+    for (name, phase, message) in [
+        ("hold", format!("ramp(#{{ rate: {stages}, hold: true }})"), "give `requests`, `duration`"),
+        ("cap", format!("ramp(#{{ users: {stages}, max_concurrency: 2 }})"), "applies to rate ramps only"),
+        ("unheld", format!("ramp(#{{ users: {stages}, duration: 5 }})"), "leave out `duration` (or hold: true)"),
+    ] {
+        let run = run_scenario(name, &format!("let p = {phase};\n"));
+        assert_eq!(run.code(), Some(2), "{name}");
+        assert!(run.stderr().contains(message), "{name}: {}", run.stderr());
+    }
+}

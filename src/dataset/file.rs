@@ -10,17 +10,23 @@ use super::{
 };
 use crate::plan::{FileDataset, FileFormat};
 
-/// Every entry of the file `spec.path` (relative to the working directory), sampled.
+/// Every entry of the file `spec.path` (relative to the working directory), or of its inline
+/// `records`, sampled.
 pub fn load(spec: &FileDataset, tokenizer: &Tokenizer) -> Result<Vec<DatasetEntry>> {
     let path = Path::new(&spec.path);
+    let text = || match &spec.records {
+        Some(records) => Ok(records.clone()),
+        None => fields::read(path),
+    };
     let entries = match spec.format {
-        FileFormat::RandomPool => return random_pool::parse(path, tokenizer, spec.draws, spec.random_seed),
-        FileFormat::SingleTurn => single_turn::parse(path, &fields::read(path)?, tokenizer)?,
-        FileFormat::MultiTurn => multi_turn::parse(path, &fields::read(path)?, tokenizer)?,
-        FileFormat::Mooncake => {
-            mooncake::parse(path, &fields::read(path)?, tokenizer, spec.block_size, spec.random_seed)?
+        FileFormat::RandomPool if spec.records.is_some() => {
+            bail!("dataset {}: a random pool reads a folder; inline records are not taken", path.display())
         }
-        FileFormat::Sharegpt => sharegpt::parse(path, &fields::read(path)?, tokenizer)?,
+        FileFormat::RandomPool => return random_pool::parse(path, tokenizer, spec.draws, spec.random_seed),
+        FileFormat::SingleTurn => single_turn::parse(path, &text()?, tokenizer)?,
+        FileFormat::MultiTurn => multi_turn::parse(path, &text()?, tokenizer)?,
+        FileFormat::Mooncake => mooncake::parse(path, &text()?, tokenizer, spec.block_size, spec.random_seed)?,
+        FileFormat::Sharegpt => sharegpt::parse(path, &text()?, tokenizer)?,
     };
     if entries.is_empty() {
         bail!("dataset file {} has no entries", path.display());
@@ -50,6 +56,7 @@ mod tests {
             random_seed: 5,
             block_size: 512,
             draws: None,
+            records: None,
         }
     }
 

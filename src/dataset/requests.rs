@@ -84,6 +84,7 @@ mod tests {
             random_seed: 0,
             block_size: 512,
             draws: None,
+            records: None,
         })
     }
 

@@ -45,6 +45,10 @@ pub struct FileDataset {
     /// Random pool only: how many requests to draw (default: the largest pool's entries).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub draws: Option<usize>,
+    /// The file's JSONL lines written inline (AIPerf's `records:`); `path` then only names
+    /// them in messages.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub records: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]

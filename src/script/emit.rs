@@ -280,15 +280,21 @@ fn dataset(dataset: &Dataset) -> String {
                 AtEnd::Wrap => "wrap",
                 AtEnd::Stop => "stop",
             };
+            // `file()` takes a block size for mooncake traces only (the others never use one).
+            let block_size = match spec.format {
+                FileFormat::Mooncake => format!(", block_size: {}", spec.block_size),
+                _ => String::new(),
+            };
             let draws = spec.draws.map(|draws| format!(", entries: {draws}")).unwrap_or_default();
+            let records =
+                spec.records.as_ref().map(|records| format!(", records: {}", string(records))).unwrap_or_default();
             format!(
-                "file(#{{ path: {}, format: {}, sampling: {}, at_end: {}, seed: {}, block_size: {}{draws} }})",
+                "file(#{{ path: {}, format: {}, sampling: {}, at_end: {}, seed: {}{block_size}{draws}{records} }})",
                 string(&spec.path),
                 string(format),
                 string(sampling),
                 string(at_end),
                 spec.random_seed,
-                spec.block_size
             )
         }
     }

@@ -1,6 +1,7 @@
-//! `file(#{ path, format, sampling, at_end, seed, block_size, entries })`: a dataset read from a
-//! file (or a folder, for `random_pool`; relative to the scenario file) when the run starts;
-//! `run(#{ dataset: .. })` takes it.
+//! `file(#{ path, format, sampling, at_end, seed, block_size, entries, records })`: a dataset
+//! read from a file (or a folder, for `random_pool`; relative to the scenario file) when the
+//! run starts, or from `records` (its JSONL lines inline, `path` naming them); `run(#{ dataset: .. })`
+//! takes it.
 
 use rhai::{Engine, Map};
 
@@ -10,7 +11,7 @@ use crate::plan::{AtEnd, Dataset, FileDataset, FileFormat, Sampling};
 /// Tokens per mooncake hash-id block unless `block_size` says otherwise (Mooncake's own).
 const DEFAULT_BLOCK_SIZE: u64 = 512;
 
-const FILE_KEYS: &[&str] = &["path", "format", "sampling", "at_end", "seed", "block_size", "entries"];
+const FILE_KEYS: &[&str] = &["path", "format", "sampling", "at_end", "seed", "block_size", "entries", "records"];
 
 pub fn register(engine: &mut Engine) {
     engine.register_fn("file", file);
@@ -57,9 +58,13 @@ fn file(map: Map) -> ScriptResult<Dataset> {
     if draws == Some(0) {
         return script_error("file: `entries` must be at least 1");
     }
+    let records = r.opt_string("records")?;
+    if records.is_some() && format == FileFormat::RandomPool {
+        return script_error("file: format \"random_pool\" reads a folder; `records` are not taken");
+    }
     let block_size = block_size as usize;
     let draws = draws.map(|draws| draws as usize);
-    Ok(Dataset::File(FileDataset { path, format, sampling, at_end, random_seed, block_size, draws }))
+    Ok(Dataset::File(FileDataset { path, format, sampling, at_end, random_seed, block_size, draws, records }))
 }
 
 #[cfg(test)]
@@ -85,6 +90,7 @@ mod tests {
                 random_seed: 0,
                 block_size: 512,
                 draws: None,
+                records: None,
             }
         );
         let full = file(map(&[

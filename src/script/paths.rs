@@ -14,7 +14,9 @@ pub fn anchor(scenario_dir: &Path, path: &str) -> String {
 /// when the scenario's folder has it: otherwise it stays as written (a path from the working
 /// directory, or a model id).
 pub fn anchor_plan(mut plan: Plan, scenario_dir: &Path) -> Plan {
-    if let Dataset::File(spec) = &mut plan.dataset {
+    if let Dataset::File(spec) = &mut plan.dataset
+        && spec.records.is_none()
+    {
         spec.path = anchor(scenario_dir, &spec.path);
     }
     if let Some(ca_file) = &mut plan.endpoint.transport.tls.ca_file {

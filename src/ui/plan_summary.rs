@@ -273,6 +273,7 @@ run sweep_8 → artifacts/sweep_8
             random_seed: 0,
             block_size: 512,
             draws: None,
+            records: None,
         });
         plan.phases = vec![phase(
             "ramp",

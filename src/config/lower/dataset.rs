@@ -158,10 +158,18 @@ fn image_settings(images: &Value, kind: EndpointKind) -> Result<Option<ImageSett
 }
 
 fn file(dataset: &Value, base_dir: &Path, seed: u64) -> Result<Dataset, ConfigError> {
-    let Some(path) = opt_str(dataset, "path", "datasets.main.path")? else {
-        return Err(ConfigError::new(
-            "datasets.main.path (--input-file): a file dataset needs a path (inline records are not supported)",
-        ));
+    let records = inline_records(dataset)?;
+    let path = match (opt_str(dataset, "path", "datasets.main.path")?, &records) {
+        (Some(path), None) => super::values::anchored(base_dir, path),
+        (None, Some(_)) => INLINE_RECORDS.to_string(),
+        (Some(_), Some(_)) => {
+            return Err(ConfigError::new("datasets.main: give either a `path` or inline `records`, not both"));
+        }
+        (None, None) => {
+            return Err(ConfigError::new(
+                "datasets.main.path (--input-file): a file dataset needs a path or inline `records`",
+            ));
+        }
     };
     let format = match opt_str(dataset, "format", "datasets.main.format")?.unwrap_or("single_turn") {
         "single_turn" => FileFormat::SingleTurn,
@@ -191,7 +199,11 @@ fn file(dataset: &Value, base_dir: &Path, seed: u64) -> Result<Dataset, ConfigEr
             .transpose()?
             .flatten())
         .unwrap_or(DEFAULT_BLOCK_SIZE);
-    let path = super::values::anchored(base_dir, path);
+    if records.is_some() && format == FileFormat::RandomPool {
+        return Err(ConfigError::new(
+            "datasets.main.records: inline random_pool records are not supported; write the pools to a folder",
+        ));
+    }
     Ok(Dataset::File(FileDataset {
         path,
         format,
@@ -203,5 +215,21 @@ fn file(dataset: &Value, base_dir: &Path, seed: u64) -> Result<Dataset, ConfigEr
             FileFormat::RandomPool => opt_u64(dataset, "entries", "datasets.main.entries")?.map(|n| n as usize),
             _ => None,
         },
+        records,
     }))
+}
+
+/// The name inline records go by in messages (`datasets.main.records:2: missing "text"`).
+const INLINE_RECORDS: &str = "datasets.main.records";
+
+/// A file dataset's inline `records:` as the JSONL text its file would hold.
+fn inline_records(dataset: &Value) -> Result<Option<String>, ConfigError> {
+    match dataset.get("records") {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Array(records)) if !records.is_empty() => {
+            let lines: Vec<String> = records.iter().map(Value::to_string).collect();
+            Ok(Some(lines.join("\n")))
+        }
+        Some(_) => Err(ConfigError::new("datasets.main.records: a non-empty list of records")),
+    }
 }

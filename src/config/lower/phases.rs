@@ -220,7 +220,10 @@ fn with_ramps(mode: LoadMode, item: &Value, key: &dyn Fn(&str) -> String) -> Res
 /// a synthetic one AIPerf's default count.
 fn default_requests(dataset: &Dataset) -> u64 {
     match dataset {
-        Dataset::File(file) => std::fs::read_to_string(&file.path)
+        Dataset::File(file) => file
+            .records
+            .clone()
+            .map_or_else(|| std::fs::read_to_string(&file.path), Ok)
             .map(|text| text.lines().filter(|line| !line.trim().is_empty()).count() as u64)
             .ok()
             .filter(|lines| *lines > 0)
