@@ -173,7 +173,12 @@ pub struct ClientSelfCheck {
     pub requests_failed: bool,
     /// The client, not the server, limited what was measured.
     pub client_bound: bool,
+    /// Why the client is blamed (with `client_bound`), or why the phase got no verdict.
     pub warnings: Vec<String>,
+    /// Limits of the plan that made requests wait before they went out (the concurrency cap,
+    /// the connection pool): named, never blamed on the client.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub held_back_by: Vec<String>,
 }
 
 /// Requests held back by a limit before they went out.

@@ -47,6 +47,9 @@ fn render_phase(check: &ClientSelfCheck) -> String {
         " peak in flight {}; CPU {:.0} % of {} cores",
         check.peak_in_flight, check.client_cpu_percent, check.cpu_cores
     );
+    for limit in &check.held_back_by {
+        let _ = writeln!(out, "Held back by the plan, not the client: {limit}");
+    }
     if check.requests_failed {
         out.push_str(
             "The phase failed: most of its requests got errors (below), so the client's pacing was not judged.\n",
@@ -89,6 +92,16 @@ mod tests {
         assert!(!text.contains("timer wake-up"), "a phase without timer-woken turns shows none: {text}");
         let calm = render_phase(&ClientSelfCheck { phase: "c".into(), ..Default::default() });
         assert!(!calm.contains("WARNING") && calm.contains("achieved n/a"), "{calm}");
+        let capped = render_phase(&ClientSelfCheck {
+            phase: "capped".into(),
+            held_back_by: vec!["the concurrency cap of 4 held requests back".into()],
+            ..Default::default()
+        });
+        assert!(
+            capped.contains("Held back by the plan, not the client: the concurrency cap of 4")
+                && !capped.contains("WARNING"),
+            "{capped}"
+        );
         let failed = render_phase(&ClientSelfCheck { phase: "f".into(), requests_failed: true, ..Default::default() });
         assert!(failed.contains("The phase failed") && !failed.contains("bottleneck"), "{failed}");
         let sessions = render_phase(&ClientSelfCheck {
