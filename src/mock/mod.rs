@@ -13,6 +13,7 @@ mod info;
 mod openai;
 mod prom;
 mod reply;
+mod request;
 mod rerank;
 mod responses_api;
 mod router;
