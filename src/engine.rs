@@ -2,7 +2,7 @@
 //! metrics thread, exports) and returns its `RunResult`.
 
 use std::net::{Ipv4Addr, SocketAddr};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -308,16 +308,4 @@ fn capped(phase: &Phase, limit: Option<u64>) -> Phase {
         phase.requests = Some(phase.requests.map_or(limit, |requests| requests.min(limit)));
     }
     phase
-}
-
-/// A run name made safe for a folder name.
-fn sanitize_dir_name(name: &str) -> String {
-    let cleaned: String =
-        name.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' }).collect();
-    if cleaned.trim_matches('.').is_empty() { "run".to_string() } else { cleaned }
-}
-
-/// Where the artifacts of a run named `name` go.
-pub fn artifact_dir_of(root: &Path, name: &str) -> PathBuf {
-    root.join(sanitize_dir_name(name))
 }

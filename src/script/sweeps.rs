@@ -17,7 +17,7 @@ use super::trials::{RUN_EXTRA_KEYS, Repetition, TrialLayout, json_map, message_o
 use crate::aggregate::RunCoordinates;
 use crate::aggregate::coordinates::{label_of, new_sweep_id};
 use crate::aggregate::sweep::{SweepCell, SweepSummary};
-use crate::engine::artifact_dir_of;
+use crate::export::names::artifact_dir_of;
 use crate::export::{ArtifactNames, sweep_csv, sweep_json};
 
 const SWEEP_KEYS: &[&str] = &["name", "grid", "zip", "trials", "cooldown", "confidence"];
