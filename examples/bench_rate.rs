@@ -5,10 +5,11 @@
 
 use aiperf::cancel::CancelSignal;
 use aiperf::engine::{self, RunOptions};
-use aiperf::mock::MockConfig;
+use aiperf::mock::{MockConfig, MockStarter};
 use aiperf::plan::{
     Arrival, Dataset, Dist, Endpoint, EndpointKind, LoadMode, MOCK_URL, Phase, PhaseKind, Plan, SyntheticDataset,
 };
+use std::sync::Arc;
 
 /// The allocator of the `aiperf` binary, so the benchmark measures what users run.
 #[global_allocator]
@@ -56,6 +57,7 @@ async fn main() -> anyhow::Result<()> {
         cli_command: None,
         progress: false,
         cancel: CancelSignal::new(),
+        builtin_server: Some(Arc::new(MockStarter)),
     };
     println!(
         "{:>8} {:>10} {:>10} {:>9} {:>9} {:>10} {:>10} {:>9} {:>6} {:>6}",

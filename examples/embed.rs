@@ -4,10 +4,11 @@
 //!     cargo run --example embed
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use aiperf::cancel::CancelSignal;
 use aiperf::engine::{self, RunOptions};
-use aiperf::mock::MockConfig;
+use aiperf::mock::{MockConfig, MockStarter};
 use aiperf::plan::{
     Dataset, Dist, Endpoint, EndpointKind, LoadMode, MOCK_URL, Phase, PhaseKind, Plan, SyntheticDataset,
 };
@@ -43,6 +44,7 @@ async fn main() -> anyhow::Result<()> {
         cli_command: None,
         progress: true,
         cancel: CancelSignal::new(),
+        builtin_server: Some(Arc::new(MockStarter)),
     };
     let result = engine::execute(&plan, &options).await?;
     for tag in ["time_to_first_token", "inter_token_latency", "request_throughput"] {

@@ -10,10 +10,12 @@
 #[allow(dead_code)]
 mod fault_server;
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use aiperf::cancel::CancelSignal;
 use aiperf::engine::{self, RunOptions};
+use aiperf::mock::MockStarter;
 use aiperf::plan::{
     Arrival, Dataset, Dist, Endpoint, EndpointKind, LoadMode, Phase, PhaseKind, Plan, ServerMetricsConfig,
     SyntheticDataset,
@@ -82,6 +84,7 @@ async fn soak(server: &FaultServer, seconds: f64, rate_rps: f64) -> anyhow::Resu
         cli_command: None,
         progress: false,
         cancel: CancelSignal::new(),
+        builtin_server: Some(Arc::new(MockStarter)),
     };
     println!("soak: {seconds} s at {rate_rps} req/s, 1 % faults, against {}", server.url());
     let started = Instant::now();

@@ -1,13 +1,13 @@
 //! The engine: executes one Plan end to end (mock, tokenizer, dataset, client, phases,
 //! metrics thread, exports) and returns its `RunResult`.
 
-use std::net::{Ipv4Addr, SocketAddr};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 
+use crate::builtin_server::BuiltInServer;
 use crate::cancel::CancelSignal;
 use crate::client::HttpClient;
 use crate::clock::RunClock;
@@ -15,7 +15,6 @@ use crate::collectors::{self, RunCollectors};
 use crate::dataset::{self, tokenizer::Tokenizer};
 use crate::load::{self, LoadContext, PhaseCounters, PhaseRun};
 use crate::metrics::{MetricsContext, RecordProcessor};
-use crate::mock::MockServer;
 use crate::plan::{Dataset, EndpointKind, ExportLevel, Phase, Plan, SyntheticDataset, TokenizerSpec};
 use crate::result::RunResult;
 use crate::rng::SeededRng;
@@ -34,6 +33,8 @@ pub struct RunOptions {
     /// Raised by a stop signal (Ctrl-C, SIGTERM, SIGHUP): stop sending, cancel in-flight
     /// requests, still write artifacts.
     pub cancel: CancelSignal,
+    /// Started for a plan whose url is "mock"; such a plan fails to start without one.
+    pub builtin_server: Option<Arc<dyn BuiltInServer>>,
 }
 
 /// Check a plan for mistakes a user can make, before anything starts.
@@ -123,10 +124,11 @@ pub async fn execute(plan: &Plan, options: &RunOptions) -> Result<RunResult> {
     let entry_limit = plan.dataset.stops_at_end().then_some(requests.len() as u64);
     let mock = if plan.endpoint.is_mock() {
         let config = plan.endpoint.mock.clone().unwrap_or_default();
-        let server = MockServer::start(config, SocketAddr::from((Ipv4Addr::LOCALHOST, 0)))
-            .await
-            .context("cannot start the built-in mock server")?;
-        Some(server)
+        let starter = options
+            .builtin_server
+            .as_ref()
+            .context("the url \"mock\" needs the built-in server, which this caller does not provide")?;
+        Some(starter.start(config).await.context("cannot start the built-in mock server")?)
     } else {
         None
     };
@@ -308,16 +310,4 @@ fn capped(phase: &Phase, limit: Option<u64>) -> Phase {
         phase.requests = Some(phase.requests.map_or(limit, |requests| requests.min(limit)));
     }
     phase
-}
-
-/// A run name made safe for a folder name.
-fn sanitize_dir_name(name: &str) -> String {
-    let cleaned: String =
-        name.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' }).collect();
-    if cleaned.trim_matches('.').is_empty() { "run".to_string() } else { cleaned }
-}
-
-/// Where the artifacts of a run named `name` go.
-pub fn artifact_dir_of(root: &Path, name: &str) -> PathBuf {
-    root.join(sanitize_dir_name(name))
 }

@@ -5,6 +5,7 @@
 //! mock/) → `record::RequestRecord`s → metrics/ → `result::RunResult` → export/ and ui/.
 
 pub mod aggregate;
+pub mod builtin_server;
 pub mod cancel;
 pub mod cli;
 pub mod client;

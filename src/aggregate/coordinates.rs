@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::{Map, Value};
 
-use crate::engine::artifact_dir_of;
+use crate::export::names::artifact_dir_of;
 use crate::rng::SeededRng;
 
 /// The variation label of a run that is not part of a sweep.

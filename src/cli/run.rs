@@ -4,11 +4,13 @@
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use super::signals::{SignalWatcher, StopSignal};
 use super::{CheckArgs, RunArgs, exit_code, redacted_command_line};
 use crate::cancel::CancelSignal;
 use crate::engine::RunOptions;
+use crate::mock::MockStarter;
 use crate::script::{self, ScenarioOutcome, ScenarioSettings, ScriptError, ScriptMode};
 
 /// The script thread's stack: room for the deepest nesting of calls the sandbox allows.
@@ -61,6 +63,7 @@ fn execute(
         cli_command: Some(redacted_command_line()),
         progress: progress && std::io::stderr().is_terminal(),
         cancel,
+        builtin_server: Some(Arc::new(MockStarter)),
     };
     let code = match run_on_script_thread(scenario, runtime, options, mode, settings) {
         Ok(Ok(outcome)) if outcome.all_requests_failed => exit_code::ALL_REQUESTS_FAILED,
@@ -85,6 +88,7 @@ pub fn check(args: CheckArgs, runtime: &tokio::runtime::Runtime) -> i32 {
         cli_command: None,
         progress: false,
         cancel: CancelSignal::new(),
+        builtin_server: Some(Arc::new(MockStarter)),
     };
     match run_on_script_thread(
         Scenario::File(args.scenario.clone()),

@@ -4,7 +4,7 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::response::{JsonText, ResponseFields, WireUsage, first_element, text};
+use super::payload::{JsonText, ResponseFields, WireUsage, first_element, text};
 
 /// The name of the output-length cap in a completions request.
 pub(crate) const MAX_TOKENS_FIELD: &str = "max_tokens";

@@ -5,7 +5,7 @@ use serde::Deserialize;
 use serde::de::IgnoredAny;
 use serde_json::{Map, Value};
 
-use super::response::{ResponseFields, WireUsage};
+use super::payload::{ResponseFields, WireUsage};
 use super::with_extra;
 use crate::plan::Endpoint;
 

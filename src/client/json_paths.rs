@@ -10,7 +10,7 @@ use serde::de::value::{MapAccessDeserializer, SeqAccessDeserializer};
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
-use super::response::JsonText;
+use super::payload::JsonText;
 
 /// What one path led to in one payload (`null` and a missing path give nothing).
 #[derive(Debug, Clone, PartialEq)]

@@ -10,6 +10,7 @@ mod failure;
 mod headers;
 mod insecure;
 mod json_paths;
+mod payload;
 mod pool;
 mod probe;
 mod rankings;

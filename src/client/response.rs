@@ -1,17 +1,10 @@
-//! What one response payload (a streamed event or a whole body) says, in a form shared by the
-//! endpoint kinds, plus the borrowed wire pieces both kinds deserialize with.
+//! Which reader a response's payloads go to: the endpoint kind's own, or the template's paths.
 
-use std::borrow::Cow;
-use std::fmt;
-use std::marker::PhantomData;
 use std::sync::Arc;
 
-use serde::Deserialize;
-use serde::de::{Deserializer, IgnoredAny, SeqAccess, Visitor};
-
 use crate::plan::{Endpoint, EndpointKind};
-use crate::record::{RequestRecord, ResponseChunk, Usage};
 
+use super::payload::ResponseFields;
 use super::template::TemplateReader;
 use super::{chat, completions, embeddings, rankings, responses, tgi};
 
@@ -35,47 +28,6 @@ impl PayloadFormat {
 impl From<EndpointKind> for PayloadFormat {
     fn from(kind: EndpointKind) -> Self {
         PayloadFormat::Kind(kind)
-    }
-}
-
-/// The fields of one payload that a record keeps.
-#[derive(Debug, Default)]
-pub(crate) struct ResponseFields<'a> {
-    pub content: Option<Cow<'a, str>>,
-    pub reasoning: Option<Cow<'a, str>>,
-    pub finish_reason: Option<Cow<'a, str>>,
-    pub usage: Option<Usage>,
-    /// The payload's `error` member, when the server reported a failure.
-    pub error: Option<serde_json::Value>,
-}
-
-impl ResponseFields<'_> {
-    /// Append the text, keep finish_reason and usage, and log a chunk at `arrival_ns` when
-    /// the payload carried text.
-    pub fn record_into(self, record: &mut RequestRecord, arrival_ns: u64) {
-        let content = self.content.filter(|text| !text.is_empty());
-        let reasoning = self.reasoning.filter(|text| !text.is_empty());
-        if content.is_some() || reasoning.is_some() {
-            record.chunks.push(ResponseChunk {
-                ns: arrival_ns,
-                has_content: content.is_some(),
-                has_reasoning: reasoning.is_some(),
-            });
-        }
-        if let Some(text) = content {
-            record.content.push_str(&text);
-        }
-        if let Some(text) = reasoning {
-            record.reasoning.push_str(&text);
-        }
-        if let Some(reason) = self.finish_reason
-            && record.finish_reason.as_deref() != Some(reason.as_ref())
-        {
-            record.finish_reason = Some(reason.into_owned());
-        }
-        if let Some(usage) = self.usage {
-            record.usage = Some(usage);
-        }
     }
 }
 
@@ -107,128 +59,5 @@ pub(crate) fn parse_full_body<'a>(format: &PayloadFormat, body: &'a [u8]) -> ser
             Err(serde::de::Error::custom("a template endpoint needs its response paths"))
         }
         PayloadFormat::Template(reader) => reader.parse_full_body(body),
-    }
-}
-
-/// A JSON string that borrows from the input unless it had escapes to undo.
-#[derive(Debug)]
-pub(crate) struct JsonText<'a>(pub Cow<'a, str>);
-
-impl<'de: 'a, 'a> Deserialize<'de> for JsonText<'a> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct TextVisitor;
-        impl<'de> Visitor<'de> for TextVisitor {
-            type Value = JsonText<'de>;
-            fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
-                formatter.write_str("a string")
-            }
-            fn visit_borrowed_str<E>(self, text: &'de str) -> Result<Self::Value, E> {
-                Ok(JsonText(Cow::Borrowed(text)))
-            }
-            fn visit_str<E>(self, text: &str) -> Result<Self::Value, E> {
-                Ok(JsonText(Cow::Owned(text.to_owned())))
-            }
-            fn visit_string<E>(self, text: String) -> Result<Self::Value, E> {
-                Ok(JsonText(Cow::Owned(text)))
-            }
-        }
-        deserializer.deserialize_str(TextVisitor)
-    }
-}
-
-/// Unwraps an optional `JsonText` into the `Cow` that `ResponseFields` holds.
-pub(crate) fn text(value: Option<JsonText<'_>>) -> Option<Cow<'_, str>> {
-    value.map(|JsonText(text)| text)
-}
-
-/// The `usage` block as servers send it.
-#[derive(Debug, Deserialize)]
-pub(crate) struct WireUsage {
-    prompt_tokens: Option<u64>,
-    completion_tokens: Option<u64>,
-    total_tokens: Option<u64>,
-    completion_tokens_details: Option<WireTokenDetails>,
-}
-
-#[derive(Debug, Deserialize)]
-struct WireTokenDetails {
-    reasoning_tokens: Option<u64>,
-}
-
-impl From<WireUsage> for Usage {
-    fn from(wire: WireUsage) -> Self {
-        Usage {
-            prompt_tokens: wire.prompt_tokens,
-            completion_tokens: wire.completion_tokens,
-            total_tokens: wire.total_tokens,
-            reasoning_tokens: wire.completion_tokens_details.and_then(|details| details.reasoning_tokens),
-        }
-    }
-}
-
-/// `deserialize_with` for `choices`: keeps only the first element (skipping the rest without
-/// building them) and takes `null` as no choice, so no `Vec` is built per payload.
-pub(crate) fn first_element<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
-where
-    D: Deserializer<'de>,
-    T: Deserialize<'de>,
-{
-    struct FirstElement<T>(PhantomData<T>);
-    impl<'de, T: Deserialize<'de>> Visitor<'de> for FirstElement<T> {
-        type Value = Option<T>;
-        fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
-            formatter.write_str("an array or null")
-        }
-        fn visit_unit<E>(self) -> Result<Self::Value, E> {
-            Ok(None)
-        }
-        fn visit_seq<A: SeqAccess<'de>>(self, mut elements: A) -> Result<Self::Value, A::Error> {
-            let first = elements.next_element::<T>()?;
-            while elements.next_element::<IgnoredAny>()?.is_some() {}
-            Ok(first)
-        }
-    }
-    deserializer.deserialize_any(FirstElement(PhantomData))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[derive(Deserialize)]
-    struct Sample<'a> {
-        #[serde(default, borrow, deserialize_with = "first_element")]
-        choices: Option<JsonText<'a>>,
-    }
-
-    #[test]
-    fn json_text_borrows_plain_strings_and_owns_escaped_ones() {
-        let plain: Sample = serde_json::from_slice(br#"{"choices":["abc","skipped"]}"#).unwrap();
-        assert!(matches!(plain.choices, Some(JsonText(Cow::Borrowed("abc")))));
-        let escaped: Sample = serde_json::from_slice(br#"{"choices":["a\nb"]}"#).unwrap();
-        assert!(matches!(escaped.choices, Some(JsonText(Cow::Owned(ref text))) if text == "a\nb"));
-    }
-
-    #[test]
-    fn choices_may_be_empty_null_or_missing() {
-        for body in [&br#"{"choices":[]}"#[..], br#"{"choices":null}"#, b"{}"] {
-            let sample: Sample = serde_json::from_slice(body).unwrap();
-            assert!(sample.choices.is_none());
-        }
-    }
-
-    #[test]
-    fn usage_takes_reasoning_tokens_from_the_details() {
-        let wire: WireUsage = serde_json::from_str(r#"{"prompt_tokens":3,"completion_tokens":5,"total_tokens":8,"completion_tokens_details":{"reasoning_tokens":2}}"#).unwrap();
-        let usage = Usage::from(wire);
-        assert_eq!(
-            usage,
-            Usage {
-                prompt_tokens: Some(3),
-                completion_tokens: Some(5),
-                total_tokens: Some(8),
-                reasoning_tokens: Some(2)
-            }
-        );
     }
 }

@@ -7,7 +7,7 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::response::{JsonText, ResponseFields, text};
+use super::payload::{JsonText, ResponseFields, text};
 use super::with_extra;
 use crate::plan::Endpoint;
 use crate::record::Usage;

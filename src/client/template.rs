@@ -7,7 +7,7 @@ use std::borrow::Cow;
 use serde_json::Value;
 
 use super::json_paths::{Found, PathSet};
-use super::response::ResponseFields;
+use super::payload::ResponseFields;
 use crate::plan::{Endpoint, ResponsePaths, TemplateBody};
 use crate::record::Usage;
 

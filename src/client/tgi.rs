@@ -5,7 +5,7 @@
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::response::{JsonText, ResponseFields, text};
+use super::payload::{JsonText, ResponseFields, text};
 use super::with_extra;
 use crate::plan::Endpoint;
 use crate::record::Usage;

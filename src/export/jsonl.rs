@@ -8,7 +8,7 @@ use anyhow::Result;
 use serde_json::{Map, Value, json};
 
 use crate::clock::RunClock;
-use crate::metrics::record_metrics::{MetricValue, RecordMetrics};
+use crate::metrics::record_values::{MetricValue, RecordMetrics};
 use crate::metrics::registry::{GOOD_REQUEST_COUNT, MetricFlags};
 use crate::plan::PhaseKind;
 use crate::record::{RecordError, RequestRecord};

@@ -11,7 +11,7 @@ pub mod inputs_json;
 pub mod json;
 mod json_lines;
 pub mod jsonl;
-mod names;
+pub mod names;
 pub mod raw_jsonl;
 pub mod server_metrics;
 pub mod server_metrics_csv;

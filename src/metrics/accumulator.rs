@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use super::aggregate::RunCounters;
 use super::derived::{KnownValues, derive_all};
-use super::record_metrics::RecordMetrics;
+use super::record_values::RecordMetrics;
 use super::registry::{self, MetricDef};
 use super::stats::distribution;
 use super::token_checks::TokenCheckTally;

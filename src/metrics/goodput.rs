@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use super::record_metrics::RecordMetrics;
+use super::record_values::RecordMetrics;
 use super::registry::{self, MetricDef, MetricFlags};
 use crate::result::MetricKind;
 

@@ -1,7 +1,7 @@
 //! The http_req_* record metrics: pure functions of a record's `HttpTrace` (k6 names, as
 //! spec/http-trace-metrics.md defines them; an event that did not happen counts as 0).
 
-use super::record_metrics::{MetricValue, RecordMetrics};
+use super::record_values::{MetricValue, RecordMetrics};
 use super::registry::{self, MetricDef};
 use crate::client::HttpTrace;
 

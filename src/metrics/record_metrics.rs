@@ -3,54 +3,13 @@
 
 use super::MetricsContext;
 use super::http_trace::push_trace_metrics;
-use super::registry::{self, MetricDef, MetricFlags};
+use super::record_values::{MetricValue, RecordMetrics};
+use super::registry::{self, MetricFlags};
 use super::token_checks::push_diff_metrics;
 use crate::record::RequestRecord;
 
 const NS_PER_MS: f64 = 1e6;
 const NS_PER_SEC: f64 = 1e9;
-
-/// One record's value of one metric, in the metric's display unit.
-#[derive(Debug, Clone, PartialEq)]
-pub enum MetricValue {
-    /// A whole number (token counts).
-    Count(u64),
-    Float(f64),
-    /// Several values from one record (inter_chunk_latency).
-    List(Vec<f64>),
-}
-
-impl MetricValue {
-    /// Every number this value contributes to the metric's distribution.
-    pub fn samples(&self) -> Vec<f64> {
-        match self {
-            MetricValue::Count(n) => vec![*n as f64],
-            MetricValue::Float(v) => vec![*v],
-            MetricValue::List(values) => values.clone(),
-        }
-    }
-}
-
-/// The metrics computed for one record, in registry order.
-#[derive(Debug, Default)]
-pub struct RecordMetrics {
-    pub entries: Vec<(&'static MetricDef, MetricValue)>,
-}
-
-impl RecordMetrics {
-    pub(crate) fn push(&mut self, def: &'static MetricDef, value: MetricValue) {
-        self.entries.push((def, value));
-    }
-
-    fn in_registry_order(mut self) -> Self {
-        self.entries.sort_by_key(|(def, _)| registry::position(def));
-        self
-    }
-
-    pub fn get(&self, def: &MetricDef) -> Option<&MetricValue> {
-        self.entries.iter().find(|(d, _)| std::ptr::eq(*d, def)).map(|(_, v)| v)
-    }
-}
 
 fn ns_to_ms(ns: u64) -> f64 {
     ns as f64 / NS_PER_MS
@@ -217,6 +176,7 @@ pub fn error_metrics(record: &RequestRecord) -> RecordMetrics {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::metrics::registry::MetricDef;
     use crate::metrics::test_support::{context, streamed_record};
     use crate::record::{RecordError, Usage};
 

@@ -2,7 +2,7 @@
 //! counts (usage diff %, usage_discrepancy_count), and the output length against the one
 //! requested (osl_mismatch_diff_pct, osl_mismatch_count).
 
-use super::record_metrics::{MetricValue, RecordMetrics};
+use super::record_values::{MetricValue, RecordMetrics};
 use super::registry::{self, MetricDef};
 
 /// A usage count this many percent away from the client's makes a request a discrepancy.

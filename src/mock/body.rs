@@ -10,8 +10,9 @@ use bytes::Bytes;
 use hyper::body::{Body, Frame, SizeHint};
 use tokio::time::{Instant, Sleep};
 
-use super::chunks::{ResponseWriter, Usage};
+use super::chunks::ResponseWriter;
 use super::generation::Generation;
+use super::request::Usage;
 
 pub enum MockBody {
     Whole(Option<Bytes>),

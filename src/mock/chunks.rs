@@ -4,14 +4,8 @@
 
 use std::fmt::Write;
 
-use super::openai::Endpoint;
+use super::request::{Endpoint, Usage};
 use super::{responses_api, tgi, words};
-
-#[derive(Debug, Clone, Copy)]
-pub struct Usage {
-    pub prompt_tokens: u64,
-    pub completion_tokens: u64,
-}
 
 /// The fixed parts of one response (id, created, model), pre-rendered once per request.
 pub struct ResponseWriter {

@@ -11,10 +11,11 @@ use hyper::body::Incoming;
 use tokio::time::Instant;
 
 use super::body::{MockBody, TokenStream};
-use super::chunks::{ResponseWriter, Usage};
+use super::chunks::ResponseWriter;
 use super::generation::{self, Job};
-use super::openai::{self, Endpoint, PromptInput};
+use super::openai;
 use super::reply;
+use super::request::{Endpoint, PromptInput, Usage};
 use super::state::MockState;
 use super::words;
 

@@ -5,7 +5,7 @@
 
 mod body;
 mod chunks;
-mod config;
+pub mod config;
 mod embeddings;
 mod generate;
 mod generation;
@@ -13,6 +13,7 @@ mod info;
 mod openai;
 mod prom;
 mod reply;
+mod request;
 mod rerank;
 mod responses_api;
 mod router;
@@ -22,7 +23,7 @@ mod stats;
 mod tgi;
 mod words;
 
-use std::net::SocketAddr;
+use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
@@ -30,6 +31,7 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
+use crate::builtin_server::{BoxedFuture, BuiltInServer, RunningServer};
 use crate::dataset::tokenizer::Tokenizer;
 
 pub use config::MockConfig;
@@ -83,5 +85,28 @@ impl Drop for MockServer {
         if let Some(serving) = self.serving.take() {
             serving.abort();
         }
+    }
+}
+
+/// Starts a `MockServer` on a free local port for each run that asks for the built-in server.
+#[derive(Debug)]
+pub struct MockStarter;
+
+impl BuiltInServer for MockStarter {
+    fn start(&self, config: MockConfig) -> BoxedFuture<'_, Result<Box<dyn RunningServer>>> {
+        Box::pin(async move {
+            let server = MockServer::start(config, SocketAddr::from((Ipv4Addr::LOCALHOST, 0))).await?;
+            Ok(Box::new(server) as Box<dyn RunningServer>)
+        })
+    }
+}
+
+impl RunningServer for MockServer {
+    fn base_url(&self) -> String {
+        MockServer::base_url(self)
+    }
+
+    fn shutdown(self: Box<Self>) -> BoxedFuture<'static, ()> {
+        Box::pin(MockServer::shutdown(*self))
     }
 }

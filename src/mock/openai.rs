@@ -1,53 +1,13 @@
 //! Reads a generation request body (OpenAI chat or completions here; Responses API and TGI
-//! in their own files) into what the mock needs: model, prompt, streaming options and the
+//! in their own files, the shared pieces in request.rs) into what the mock needs: model, prompt, streaming options and the
 //! number of tokens to generate.
 
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::dataset::tokenizer::Tokenizer;
-
-/// The most tokens one request may ask for (keeps a zero-delay response buffer bounded).
-pub const MAX_OUTPUT_TOKENS: u64 = 262_144;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Endpoint {
-    Chat,
-    Completions,
-    /// OpenAI's Responses API (`responses_api.rs`).
-    Responses,
-    /// HF TGI `/generate` or, with `stream`, `/generate_stream` (`tgi.rs`).
-    Tgi {
-        stream: bool,
-    },
-}
-
-#[derive(Debug)]
-pub struct GenerationRequest {
-    /// The model named in the request, if any.
-    pub model: Option<String>,
-    pub prompt: PromptInput,
-    pub stream: bool,
-    pub include_usage: bool,
-    pub output_tokens: Option<u64>,
-}
-
-/// The prompt as sent: texts to tokenize, plus tokens sent already as ids.
-#[derive(Debug, Default)]
-pub struct PromptInput {
-    pub texts: Vec<String>,
-    pub token_ids: u64,
-}
-
-impl PromptInput {
-    pub fn text_bytes(&self) -> usize {
-        self.texts.iter().map(String::len).sum()
-    }
-
-    pub fn token_count(&self, tokenizer: &Tokenizer) -> u64 {
-        self.token_ids + self.texts.iter().map(|text| tokenizer.count(text) as u64).sum::<u64>()
-    }
-}
+use super::request::{
+    Endpoint, GenerationRequest, PromptInput, WireMessage, chat_prompt, checked_output_tokens, parse_json,
+};
 
 #[derive(Deserialize)]
 struct WireRequest {
@@ -58,11 +18,6 @@ struct WireRequest {
     stream_options: Option<WireStreamOptions>,
     max_tokens: Option<u64>,
     max_completion_tokens: Option<u64>,
-}
-
-#[derive(Deserialize)]
-pub struct WireMessage {
-    content: Option<Value>,
 }
 
 #[derive(Deserialize)]
@@ -89,57 +44,6 @@ pub fn parse(endpoint: Endpoint, body: &[u8]) -> Result<GenerationRequest, Strin
         include_usage: wire.stream_options.and_then(|options| options.include_usage).unwrap_or(false),
         output_tokens,
     })
-}
-
-/// A request body as `T`; the error is a message for a 400 reply.
-pub fn parse_json<'a, T: Deserialize<'a>>(body: &'a [u8]) -> Result<T, String> {
-    serde_json::from_slice(body).map_err(|error| format!("invalid JSON body: {error}"))
-}
-
-/// The requested output length, if it is within what the mock serves.
-pub fn checked_output_tokens(requested: Option<u64>) -> Result<Option<u64>, String> {
-    match requested {
-        Some(requested) if !(1..=MAX_OUTPUT_TOKENS).contains(&requested) => {
-            Err(format!("max tokens must be between 1 and {MAX_OUTPUT_TOKENS}, got {requested}"))
-        }
-        requested => Ok(requested),
-    }
-}
-
-/// Chat: the text of every message, joined with newlines.
-pub fn chat_prompt(messages: Vec<WireMessage>) -> Result<PromptInput, String> {
-    let mut parts = Vec::with_capacity(messages.len());
-    for (index, message) in messages.into_iter().enumerate() {
-        match message.content {
-            None | Some(Value::Null) => {}
-            Some(Value::String(text)) => parts.push(text),
-            Some(Value::Array(content_parts)) => {
-                if let Some(bad) = content_parts.iter().position(|part| !is_valid_image_part(part)) {
-                    return Err(format!(
-                        "messages[{index}].content[{bad}]: an image_url part needs image_url.url, a data:image/…;base64 \
-                         URL or an http(s) URL"
-                    ));
-                }
-                let texts: Vec<&str> =
-                    content_parts.iter().filter_map(|part| part.get("text").and_then(Value::as_str)).collect();
-                parts.push(texts.join("\n"));
-            }
-            Some(_) => return Err(format!("messages[{index}].content must be a string or an array of content parts")),
-        }
-    }
-    Ok(PromptInput { texts: vec![parts.join("\n")], token_ids: 0 })
-}
-
-/// Anything but an `image_url` part passes; that one needs a base64 data URL of an image or a web URL.
-fn is_valid_image_part(part: &Value) -> bool {
-    if part.get("type").and_then(Value::as_str) != Some("image_url") {
-        return true;
-    }
-    let url = part.pointer("/image_url/url").and_then(Value::as_str).unwrap_or_default();
-    match url.strip_prefix("data:image/") {
-        Some(rest) => rest.split_once(";base64,").is_some_and(|(_, data)| !data.is_empty()),
-        None => url.starts_with("http://") || url.starts_with("https://"),
-    }
 }
 
 /// Completions: a string, an array of strings, an array of token ids, or an array of those.

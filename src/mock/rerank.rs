@@ -11,8 +11,8 @@ use serde_json::{Value, json};
 
 use super::body::MockBody;
 use super::generate::{count_input_tokens, read_body};
-use super::openai::parse_json;
 use super::reply;
+use super::request::parse_json;
 use super::state::MockState;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

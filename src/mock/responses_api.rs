@@ -7,8 +7,9 @@ use std::fmt::Write;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::chunks::Usage;
-use super::openai::{GenerationRequest, PromptInput, WireMessage, chat_prompt, checked_output_tokens, parse_json};
+use super::request::{
+    GenerationRequest, PromptInput, Usage, WireMessage, chat_prompt, checked_output_tokens, parse_json,
+};
 
 #[derive(Deserialize)]
 struct WireRequest {

@@ -8,7 +8,7 @@ use http::{Method, Request, Response, StatusCode};
 use hyper::body::Incoming;
 
 use super::body::MockBody;
-use super::openai::Endpoint;
+use super::request::Endpoint;
 use super::rerank::Dialect;
 use super::state::MockState;
 use super::{embeddings, generate, info, reply, rerank};

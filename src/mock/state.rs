@@ -12,7 +12,7 @@ use tokio::sync::Semaphore;
 
 use super::config::MockConfig;
 use super::generation::Timing;
-use super::openai::MAX_OUTPUT_TOKENS;
+use super::request::MAX_OUTPUT_TOKENS;
 use super::stats::StatsRegistry;
 use crate::dataset::tokenizer::Tokenizer;
 

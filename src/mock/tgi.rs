@@ -7,7 +7,7 @@ use std::fmt::Write;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::openai::{GenerationRequest, PromptInput, checked_output_tokens, parse_json};
+use super::request::{GenerationRequest, PromptInput, checked_output_tokens, parse_json};
 use super::words;
 
 #[derive(Deserialize)]

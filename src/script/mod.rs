@@ -20,6 +20,7 @@ mod phases;
 mod preflight;
 mod results;
 mod run_fn;
+mod run_host;
 mod slos;
 mod stdlib;
 mod sweeps;
@@ -41,7 +42,7 @@ use crate::engine::RunOptions;
 pub use dry_run::ScriptMode;
 pub use limits::DEFAULT_MAX_OPERATIONS;
 pub use results::{MetricStats, RunResults};
-pub use run_fn::RunHost;
+pub use run_host::RunHost;
 
 /// A scenario that failed: where, and why.
 #[derive(Debug, Clone, PartialEq)]

@@ -2,43 +2,21 @@
 //! table, and returns the results to the script.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 
 use rhai::{Engine, Map};
 
-use super::dry_run::{ScriptMode, placeholder_result};
 use super::keys::{MapReader, ScriptResult, script_error};
 use super::results::RunResults;
+use super::run_host::RunHost;
+use super::trials::{RunExtras, run_with_extras};
 use crate::dataset::tokenizer_hub;
-use crate::engine::{self, RunOptions};
+use crate::engine;
+use crate::export;
 use crate::plan::{Dataset, Dist, Endpoint, ExportLevel, ExportSettings, Phase, Plan, SyntheticDataset, TokenizerSpec};
-use crate::{export, ui};
 
 /// Default per-request timeout, seconds (AIPerf's default).
 const DEFAULT_REQUEST_TIMEOUT_S: f64 = 600.0;
-
-/// What `run` needs from the host: the runtime, the options, and the scenario's name.
-pub struct RunHost {
-    pub runtime: tokio::runtime::Handle,
-    pub options: RunOptions,
-    /// Used to name runs that do not name themselves.
-    pub scenario_stem: String,
-    /// The scenario file's folder: the files a plan names are relative to it.
-    pub scenario_dir: std::path::PathBuf,
-    pub runs_started: AtomicUsize,
-    /// A run's threshold failed: the scenario ends with exit code THRESHOLDS_FAILED.
-    pub thresholds_failed: AtomicBool,
-    /// A failed threshold with `abort_on_fail` stopped the scenario.
-    pub aborted_on_threshold: AtomicBool,
-    /// A run stopped before sending because nothing answered at its endpoint (pre-flight).
-    pub endpoint_unreachable: AtomicBool,
-    /// A run's results phase ended without one successful request (and the run did not allow it).
-    pub all_requests_failed: AtomicBool,
-    /// Benchmark, or only check (and print) the plans.
-    pub mode: ScriptMode,
-    /// The sweep that runs labelled with `sweep: #{..}` belong to.
-    pub scenario_sweep: super::trials::ScenarioSweep,
-}
 
 pub fn register(engine: &mut Engine, host: Arc<RunHost>) {
     engine.register_fn("run", move |map: Map| run(&host, map));
@@ -161,71 +139,10 @@ pub fn plan_of(map: Map, default_name: String) -> ScriptResult<Plan> {
 }
 
 fn run(host: &RunHost, mut map: Map) -> ScriptResult<RunResults> {
-    let extras = super::trials::RunExtras::take(&mut map, &host.scenario_sweep)?;
+    let extras = RunExtras::take(&mut map, &host.scenario_sweep)?;
     let number = host.runs_started.fetch_add(1, Ordering::SeqCst) + 1;
     let default_name =
         if number == 1 { host.scenario_stem.clone() } else { format!("{}_{number}", host.scenario_stem) };
     let plan = super::paths::anchor_plan(plan_of(map, default_name)?, &host.scenario_dir);
-    super::trials::run_with_extras(host, plan, extras)
-}
-
-/// Execute one plan and show its results; checking and dry runs only validate (and print) it.
-pub(super) fn run_plan(host: &RunHost, plan: Plan) -> ScriptResult<RunResults> {
-    if host.mode != ScriptMode::Execute {
-        if host.mode == ScriptMode::DryRun {
-            match serde_json::to_string_pretty(&plan) {
-                Ok(json) => ui::stdout::print_line(&json),
-                Err(e) => return script_error(format!("run `{}`: cannot show the plan: {e}", plan.name)),
-            }
-        }
-        return Ok(RunResults(Arc::new(placeholder_result(&plan, &host.options.artifact_root))));
-    }
-    if host.options.cancel.is_cancelled() {
-        return script_error("interrupted before this run started");
-    }
-    eprint!(
-        "{}",
-        ui::plan_summary::render(&plan, &plan.run_info.artifact_dir(&host.options.artifact_root, &plan.name))
-    );
-    let result = match host.runtime.block_on(engine::execute(&plan, &host.options)) {
-        Ok(result) => Arc::new(result),
-        Err(e) => {
-            if e.downcast_ref::<crate::preflight::Unreachable>().is_some() {
-                host.endpoint_unreachable.store(true, Ordering::SeqCst);
-            }
-            return script_error(format!("run `{}` failed: {e:#}", plan.name));
-        }
-    };
-    ui::stdout::print_line(&ui::table::render(&result));
-    if plan.export.trace_table {
-        ui::stdout::print_line(&ui::table::render_trace_timing(&result));
-    }
-    ui::stdout::print(&ui::self_check::render(&result));
-    ui::stdout::print(&ui::thresholds::render(&result));
-    ui::stdout::print(&ui::token_warnings::render(&result));
-    for error in &result.error_summary {
-        ui::stdout::print_line(&ui::failures::error_line(error));
-    }
-    ui::stdout::print_line(&format!("artifacts: {}", result.artifact_dir.display()));
-    if result.was_cancelled {
-        return script_error(format!(
-            "run `{}` was interrupted; its partial artifacts are in {}",
-            result.name,
-            result.artifact_dir.display()
-        ));
-    }
-    if !plan.allow_all_failed
-        && let Some(phase) = result.results_phase_without_success()
-    {
-        eprint!("{}", ui::failures::render_all_failed(&result, phase));
-        host.all_requests_failed.store(true, Ordering::SeqCst);
-    }
-    if !result.thresholds_passed() {
-        host.thresholds_failed.store(true, Ordering::SeqCst);
-        if plan.abort_on_fail {
-            host.aborted_on_threshold.store(true, Ordering::SeqCst);
-            return script_error(format!("run `{}` failed its thresholds; stopping (abort_on_fail)", result.name));
-        }
-    }
-    Ok(RunResults(result))
+    run_with_extras(host, plan, extras)
 }

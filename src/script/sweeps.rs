@@ -11,12 +11,13 @@ use rhai::{Array, Dynamic, Engine, FnPtr, Map, NativeCallContext};
 use super::dry_run::ScriptMode;
 use super::keys::{MapReader, ScriptResult, script_error};
 use super::results::RunResults;
-use super::run_fn::{RunHost, plan_of};
+use super::run_fn::plan_of;
+use super::run_host::RunHost;
 use super::trials::{RUN_EXTRA_KEYS, Repetition, TrialLayout, json_map, message_of, name_unnamed_run, run_trials};
 use crate::aggregate::RunCoordinates;
 use crate::aggregate::coordinates::{label_of, new_sweep_id};
 use crate::aggregate::sweep::{SweepCell, SweepSummary};
-use crate::engine::artifact_dir_of;
+use crate::export::names::artifact_dir_of;
 use crate::export::{ArtifactNames, sweep_csv, sweep_json};
 
 const SWEEP_KEYS: &[&str] = &["name", "grid", "zip", "trials", "cooldown", "confidence"];

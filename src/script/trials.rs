@@ -4,8 +4,7 @@
 
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::OnceLock;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use rhai::{Dynamic, Map};
@@ -13,8 +12,8 @@ use rhai::{Dynamic, Map};
 use super::dry_run::ScriptMode;
 use super::keys::{MapReader, ScriptResult, script_error};
 use super::results::RunResults;
-use super::run_fn::{RunHost, run_plan};
-use crate::aggregate::coordinates::{folder_under, label_of, new_sweep_id};
+use super::run_host::{RunHost, ScenarioSweep, run_plan};
+use crate::aggregate::coordinates::{folder_under, label_of};
 use crate::aggregate::trials::combined_result;
 use crate::aggregate::{RunCoordinates, TrialSet};
 use crate::export::{ArtifactNames, aggregate_csv, aggregate_json};
@@ -53,14 +52,6 @@ impl Repetition {
         }
         Ok(Self { trials, cooldown_s, confidence })
     }
-}
-
-/// The sweep that a scenario's own loops belong to: every run labelled with `sweep: #{..}` and
-/// no `id` shares its id, and gets the next variation index unless it gives one.
-#[derive(Debug, Default)]
-pub struct ScenarioSweep {
-    id: OnceLock<String>,
-    next_index: AtomicU64,
 }
 
 /// What `run(#{..})` takes besides the plan.
@@ -109,11 +100,11 @@ fn coordinates_of(map: Map, scenario: &ScenarioSweep) -> ScriptResult<RunCoordin
     let label = reader.opt_string("label")?.unwrap_or_else(|| label_of(&values));
     let index = match reader.opt_u64("index")? {
         Some(index) => index,
-        None => scenario.next_index.fetch_add(1, Ordering::SeqCst),
+        None => scenario.next_index(),
     };
     let id = match reader.opt_string("id")? {
         Some(id) => id,
-        None => scenario.id.get_or_init(new_sweep_id).clone(),
+        None => scenario.id(),
     };
     Ok(RunCoordinates {
         sweep_id: Some(id),

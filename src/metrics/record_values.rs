@@ -1,0 +1,46 @@
+//! The values per-record metrics produce: one `MetricValue` per metric, gathered for one record
+//! in a `RecordMetrics`. Shared by the per-record metric producers and their readers.
+
+use super::registry::{self, MetricDef};
+
+/// One record's value of one metric, in the metric's display unit.
+#[derive(Debug, Clone, PartialEq)]
+pub enum MetricValue {
+    /// A whole number (token counts).
+    Count(u64),
+    Float(f64),
+    /// Several values from one record (inter_chunk_latency).
+    List(Vec<f64>),
+}
+
+impl MetricValue {
+    /// Every number this value contributes to the metric's distribution.
+    pub fn samples(&self) -> Vec<f64> {
+        match self {
+            MetricValue::Count(n) => vec![*n as f64],
+            MetricValue::Float(v) => vec![*v],
+            MetricValue::List(values) => values.clone(),
+        }
+    }
+}
+
+/// The metrics computed for one record, in registry order.
+#[derive(Debug, Default)]
+pub struct RecordMetrics {
+    pub entries: Vec<(&'static MetricDef, MetricValue)>,
+}
+
+impl RecordMetrics {
+    pub(crate) fn push(&mut self, def: &'static MetricDef, value: MetricValue) {
+        self.entries.push((def, value));
+    }
+
+    pub(crate) fn in_registry_order(mut self) -> Self {
+        self.entries.sort_by_key(|(def, _)| registry::position(def));
+        self
+    }
+
+    pub fn get(&self, def: &MetricDef) -> Option<&MetricValue> {
+        self.entries.iter().find(|(d, _)| std::ptr::eq(*d, def)).map(|(_, v)| v)
+    }
+}

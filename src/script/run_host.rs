@@ -1,0 +1,118 @@
+//! What every `run`/`sweep` call of one scenario shares (`RunHost`: runtime, options, outcome
+//! flags, the scenario's sweep) and how one plan is executed and shown (`run_plan`).
+
+use std::sync::Arc;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+
+use super::dry_run::{ScriptMode, placeholder_result};
+use super::keys::{ScriptResult, script_error};
+use super::results::RunResults;
+use crate::aggregate::coordinates::new_sweep_id;
+use crate::engine::{self, RunOptions};
+use crate::plan::Plan;
+use crate::ui;
+
+/// What `run` needs from the host: the runtime, the options, and the scenario's name.
+pub struct RunHost {
+    pub runtime: tokio::runtime::Handle,
+    pub options: RunOptions,
+    /// Used to name runs that do not name themselves.
+    pub scenario_stem: String,
+    /// The scenario file's folder: the files a plan names are relative to it.
+    pub scenario_dir: std::path::PathBuf,
+    pub runs_started: AtomicUsize,
+    /// A run's threshold failed: the scenario ends with exit code THRESHOLDS_FAILED.
+    pub thresholds_failed: AtomicBool,
+    /// A failed threshold with `abort_on_fail` stopped the scenario.
+    pub aborted_on_threshold: AtomicBool,
+    /// A run stopped before sending because nothing answered at its endpoint (pre-flight).
+    pub endpoint_unreachable: AtomicBool,
+    /// A run's results phase ended without one successful request (and the run did not allow it).
+    pub all_requests_failed: AtomicBool,
+    /// Benchmark, or only check (and print) the plans.
+    pub mode: ScriptMode,
+    /// The sweep that runs labelled with `sweep: #{..}` belong to.
+    pub scenario_sweep: ScenarioSweep,
+}
+
+/// The sweep that a scenario's own loops belong to: every run labelled with `sweep: #{..}` and
+/// no `id` shares its id, and gets the next variation index unless it gives one.
+#[derive(Debug, Default)]
+pub struct ScenarioSweep {
+    id: OnceLock<String>,
+    next_index: AtomicU64,
+}
+
+impl ScenarioSweep {
+    /// The next variation index of a run that gives none.
+    pub fn next_index(&self) -> u64 {
+        self.next_index.fetch_add(1, Ordering::SeqCst)
+    }
+
+    /// The scenario's sweep id, made on first use.
+    pub fn id(&self) -> String {
+        self.id.get_or_init(new_sweep_id).clone()
+    }
+}
+
+/// Execute one plan and show its results; checking and dry runs only validate (and print) it.
+pub(super) fn run_plan(host: &RunHost, plan: Plan) -> ScriptResult<RunResults> {
+    if host.mode != ScriptMode::Execute {
+        if host.mode == ScriptMode::DryRun {
+            match serde_json::to_string_pretty(&plan) {
+                Ok(json) => ui::stdout::print_line(&json),
+                Err(e) => return script_error(format!("run `{}`: cannot show the plan: {e}", plan.name)),
+            }
+        }
+        return Ok(RunResults(Arc::new(placeholder_result(&plan, &host.options.artifact_root))));
+    }
+    if host.options.cancel.is_cancelled() {
+        return script_error("interrupted before this run started");
+    }
+    eprint!(
+        "{}",
+        ui::plan_summary::render(&plan, &plan.run_info.artifact_dir(&host.options.artifact_root, &plan.name))
+    );
+    let result = match host.runtime.block_on(engine::execute(&plan, &host.options)) {
+        Ok(result) => Arc::new(result),
+        Err(e) => {
+            if e.downcast_ref::<crate::preflight::Unreachable>().is_some() {
+                host.endpoint_unreachable.store(true, Ordering::SeqCst);
+            }
+            return script_error(format!("run `{}` failed: {e:#}", plan.name));
+        }
+    };
+    ui::stdout::print_line(&ui::table::render(&result));
+    if plan.export.trace_table {
+        ui::stdout::print_line(&ui::table::render_trace_timing(&result));
+    }
+    ui::stdout::print(&ui::self_check::render(&result));
+    ui::stdout::print(&ui::thresholds::render(&result));
+    ui::stdout::print(&ui::token_warnings::render(&result));
+    for error in &result.error_summary {
+        ui::stdout::print_line(&ui::failures::error_line(error));
+    }
+    ui::stdout::print_line(&format!("artifacts: {}", result.artifact_dir.display()));
+    if result.was_cancelled {
+        return script_error(format!(
+            "run `{}` was interrupted; its partial artifacts are in {}",
+            result.name,
+            result.artifact_dir.display()
+        ));
+    }
+    if !plan.allow_all_failed
+        && let Some(phase) = result.results_phase_without_success()
+    {
+        eprint!("{}", ui::failures::render_all_failed(&result, phase));
+        host.all_requests_failed.store(true, Ordering::SeqCst);
+    }
+    if !result.thresholds_passed() {
+        host.thresholds_failed.store(true, Ordering::SeqCst);
+        if plan.abort_on_fail {
+            host.aborted_on_threshold.store(true, Ordering::SeqCst);
+            return script_error(format!("run `{}` failed its thresholds; stopping (abort_on_fail)", result.name));
+        }
+    }
+    Ok(RunResults(result))
+}
