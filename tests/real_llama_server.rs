@@ -216,9 +216,12 @@ fn a_sub_second_run_counts_exactly_the_tokens_predicted() {
     let predicted = &export["metrics"]["llamacpp:tokens_predicted"]["series"][0]["stats"];
     let total = predicted["total"].as_f64().expect("tokens_predicted total");
     assert_eq!(total, 4.0 * 32.0, "{predicted}");
+    // The rate divides by the phase's span (phase start to its last response), which includes
+    // a few ms of set-up around the requests: on a ~0.1 s run that is a few per cent of
+    // benchmark_duration. tests/server_metrics_window.rs checks rates within 2 % on longer runs.
     let rate = predicted["rate"].as_f64().expect("rate");
     let true_rate = total / duration_s;
-    assert!((rate - true_rate).abs() <= 0.02 * true_rate, "rate {rate} vs {true_rate} over {duration_s} s");
+    assert!((rate - true_rate).abs() <= 0.05 * true_rate, "rate {rate} vs {true_rate} over {duration_s} s");
 }
 
 #[test]
