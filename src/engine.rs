@@ -109,95 +109,188 @@ pub async fn execute(plan: &Plan, options: &RunOptions) -> Result<RunResult> {
     validate(plan)?;
     crate::preflight::check(&plan.endpoint, &plan.preflight, &options.cancel).await?;
     let start_time = chrono::Utc::now();
-    let artifact_dir = plan.run_info.artifact_dir(&options.artifact_root, &plan.name);
-    std::fs::create_dir_all(&artifact_dir)
-        .with_context(|| format!("cannot create artifact folder {}", artifact_dir.display()))?;
-
+    let artifact_dir = create_artifact_dir(plan, options)?;
     let tokenizer = load_tokenizer(&plan.tokenizer).await?;
     // The dataset is built (and a bad dataset file reported) before anything starts.
-    let dataset::requests::Prepared { requests, images: images_per_entry } =
-        prepare_requests(plan, &plan.endpoint, tokenizer.clone()).await?;
-    export::inputs_json::write(
-        &artifact_dir.join(export::inputs_json::FILE_NAME),
-        load::conversations(&requests).map(|turns| turns.iter().map(|request| request.body.as_ref())),
-    )?;
-    let entry_limit = plan.dataset.stops_at_end().then_some(requests.len() as u64);
-    let mock = if plan.endpoint.is_mock() {
-        let config = plan.endpoint.mock.clone().unwrap_or_default();
-        let starter = options
-            .builtin_server
-            .as_ref()
-            .context("the url \"mock\" needs the built-in server, which this caller does not provide")?;
-        Some(starter.start(config).await.context("cannot start the built-in mock server")?)
-    } else {
-        None
-    };
+    let prepared = prepare_requests(plan, &plan.endpoint, tokenizer.clone()).await?;
+    write_inputs(&prepared.requests, &artifact_dir)?;
+    let mock = start_builtin_server(plan, options).await?;
     let mut endpoint = plan.endpoint.clone();
     if let Some(server) = &mock {
         endpoint.url = server.base_url();
     }
-    let pool_size = plan.phases.iter().map(load::connection_pool_size).max().unwrap_or(1);
     let clock = RunClock::start();
-    let client = HttpClient::new(&endpoint, clock, Duration::from_secs_f64(plan.request_timeout_s), pool_size)
-        .with_context(|| format!("endpoint {}", plan.endpoint.url))?
-        .keep_trace_details(plan.export.http_trace)
-        .keep_raw(plan.export.level == ExportLevel::Raw);
-
+    let client = connect(plan, &endpoint, clock)?;
     let (sink, records) = std::sync::mpsc::channel();
-    let metrics_context = MetricsContext {
-        streaming: endpoint.streaming,
-        tokenizer: tokenizer.clone(),
-        clock,
-        produces_tokens: endpoint.kind.produces_tokens(),
-        use_server_token_count: plan.use_server_token_count,
-        images_per_entry,
-    };
-    let names = export::ArtifactNames::new(plan.export.prefix.as_deref());
-    let records_path = plan.export.level.writes_records().then(|| artifact_dir.join(names.records()));
-    let raw_path = (plan.export.level == ExportLevel::Raw).then(|| artifact_dir.join(names.raw()));
-    let http_trace = plan.export.http_trace;
-    let slos = crate::metrics::goodput::Slos::from_plan(&plan.slos).map_err(anyhow::Error::msg)?;
-    // Set when the first phase whose records feed the metrics starts: timeslices count from it.
-    let profiling_start_ns = Arc::new(std::sync::OnceLock::new());
-    let slicing = plan.export.slice_duration_ns.map(|slice_ns| crate::metrics::timeslices::Timeslicing {
-        slice_ns,
-        profiling_start_ns: profiling_start_ns.clone(),
-    });
-    let metrics_thread = std::thread::Builder::new()
-        .name("aiperf-metrics".into())
-        .spawn(move || -> Result<_> {
-            let mut processor = RecordProcessor::new(metrics_context, records_path.as_deref())?
-                .with_http_trace(http_trace)
-                .with_slos(slos)
-                .with_timeslices(slicing)
-                .with_raw_file(raw_path.as_deref())?;
-            let mut first_error = None;
-            for record in records {
-                if let Err(e) = processor.process(record) {
-                    first_error.get_or_insert(e);
-                }
-            }
-            let finished = processor.finish()?;
-            match first_error {
-                Some(e) => Err(e),
-                None => Ok(finished),
-            }
-        })
-        .context("cannot start the metrics thread")?;
-
-    let benchmark_id = format!("{:012x}", SeededRng::new(clock.epoch_ns(0)).next_u64() & 0xffff_ffff_ffff);
+    let metrics =
+        MetricsThread::start(plan, &endpoint, &artifact_dir, tokenizer.clone(), prepared.images, clock, records)?;
+    let entry_limit = plan.dataset.stops_at_end().then_some(prepared.requests.len() as u64);
     let context = Arc::new(LoadContext {
         client,
-        requests,
+        requests: prepared.requests,
         clock,
         sink,
         cancel: options.cancel.clone(),
         id_seed: clock.epoch_ns(0),
     });
-    let mut collectors = Some(RunCollectors::start(plan, &endpoint.url, clock).await?);
+    let (phases, gathered) =
+        run_phases(plan, options, &endpoint.url, context, entry_limit, &metrics.profiling_start_ns).await?;
+    let crate::metrics::ProcessedMetrics { metrics, error_summary, timeslices } = metrics.join().await?;
+    if let Some(server) = mock {
+        server.shutdown().await;
+    }
+
+    let result = RunResult {
+        name: plan.name.clone(),
+        benchmark_id: format!("{:012x}", SeededRng::new(clock.epoch_ns(0)).next_u64() & 0xffff_ffff_ffff),
+        start_time: start_time.format("%Y-%m-%dT%H:%M:%S%.6f").to_string(),
+        end_time: chrono::Utc::now().format("%Y-%m-%dT%H:%M:%S%.6f").to_string(),
+        was_cancelled: options.cancel.is_cancelled(),
+        plan: plan.clone(),
+        tokenizer: tokenizer.name().to_string(),
+        thresholds: crate::thresholds::evaluate(&plan.thresholds, &metrics),
+        metrics,
+        error_summary,
+        phases,
+        artifact_dir: artifact_dir.clone(),
+        cli_command: options.cli_command.clone(),
+        random_seed: Some(plan.dataset.random_seed()),
+        server_metrics: gathered.server_metrics,
+        telemetry_data: gathered.telemetry_data,
+        timeslices,
+        trials: None,
+    };
+    export::write_summaries(&result, &artifact_dir)?;
+    collectors::write_exports(&result, gathered.telemetry.as_ref(), &artifact_dir)?;
+    write_console(&result, &artifact_dir)?;
+    Ok(result)
+}
+
+/// `<artifact root>/<run>/`, created.
+fn create_artifact_dir(plan: &Plan, options: &RunOptions) -> Result<PathBuf> {
+    let artifact_dir = plan.run_info.artifact_dir(&options.artifact_root, &plan.name);
+    std::fs::create_dir_all(&artifact_dir)
+        .with_context(|| format!("cannot create artifact folder {}", artifact_dir.display()))?;
+    Ok(artifact_dir)
+}
+
+/// `inputs.json`: every request body the run may send.
+fn write_inputs(requests: &[load::PreparedRequest], artifact_dir: &std::path::Path) -> Result<()> {
+    export::inputs_json::write(
+        &artifact_dir.join(export::inputs_json::FILE_NAME),
+        load::conversations(requests).map(|turns| turns.iter().map(|request| request.body.as_ref())),
+    )
+}
+
+/// The built-in server when the url is `"mock"`, started by the caller's starter.
+async fn start_builtin_server(
+    plan: &Plan,
+    options: &RunOptions,
+) -> Result<Option<Box<dyn crate::builtin_server::RunningServer>>> {
+    if !plan.endpoint.is_mock() {
+        return Ok(None);
+    }
+    let config = plan.endpoint.mock.clone().unwrap_or_default();
+    let starter = options
+        .builtin_server
+        .as_ref()
+        .context("the url \"mock\" needs the built-in server, which this caller does not provide")?;
+    Ok(Some(starter.start(config).await.context("cannot start the built-in mock server")?))
+}
+
+/// The run's HTTP client, its pool sized for the largest phase.
+fn connect(plan: &Plan, endpoint: &crate::plan::Endpoint, clock: RunClock) -> Result<HttpClient> {
+    let pool_size = plan.phases.iter().map(load::connection_pool_size).max().unwrap_or(1);
+    Ok(HttpClient::new(endpoint, clock, Duration::from_secs_f64(plan.request_timeout_s), pool_size)
+        .with_context(|| format!("endpoint {}", plan.endpoint.url))?
+        .keep_trace_details(plan.export.http_trace)
+        .keep_raw(plan.export.level == ExportLevel::Raw))
+}
+
+/// The metrics thread: every record is measured and written as it arrives.
+struct MetricsThread {
+    thread: std::thread::JoinHandle<Result<crate::metrics::ProcessedMetrics>>,
+    /// Set when the first phase whose records feed the metrics starts: timeslices count from it.
+    profiling_start_ns: Arc<std::sync::OnceLock<u64>>,
+}
+
+impl MetricsThread {
+    fn start(
+        plan: &Plan,
+        endpoint: &crate::plan::Endpoint,
+        artifact_dir: &std::path::Path,
+        tokenizer: Arc<Tokenizer>,
+        images_per_entry: Vec<u32>,
+        clock: RunClock,
+        records: std::sync::mpsc::Receiver<crate::record::RequestRecord>,
+    ) -> Result<Self> {
+        let metrics_context = MetricsContext {
+            streaming: endpoint.streaming,
+            tokenizer,
+            clock,
+            produces_tokens: endpoint.kind.produces_tokens(),
+            use_server_token_count: plan.use_server_token_count,
+            images_per_entry,
+        };
+        let names = export::ArtifactNames::new(plan.export.prefix.as_deref());
+        let records_path = plan.export.level.writes_records().then(|| artifact_dir.join(names.records()));
+        let raw_path = (plan.export.level == ExportLevel::Raw).then(|| artifact_dir.join(names.raw()));
+        let http_trace = plan.export.http_trace;
+        let slos = crate::metrics::goodput::Slos::from_plan(&plan.slos).map_err(anyhow::Error::msg)?;
+        let profiling_start_ns = Arc::new(std::sync::OnceLock::new());
+        let slicing = plan.export.slice_duration_ns.map(|slice_ns| crate::metrics::timeslices::Timeslicing {
+            slice_ns,
+            profiling_start_ns: profiling_start_ns.clone(),
+        });
+        let thread = std::thread::Builder::new()
+            .name("aiperf-metrics".into())
+            .spawn(move || -> Result<_> {
+                let mut processor = RecordProcessor::new(metrics_context, records_path.as_deref())?
+                    .with_http_trace(http_trace)
+                    .with_slos(slos)
+                    .with_timeslices(slicing)
+                    .with_raw_file(raw_path.as_deref())?;
+                let mut first_error = None;
+                for record in records {
+                    if let Err(e) = processor.process(record) {
+                        first_error.get_or_insert(e);
+                    }
+                }
+                let finished = processor.finish()?;
+                match first_error {
+                    Some(e) => Err(e),
+                    None => Ok(finished),
+                }
+            })
+            .context("cannot start the metrics thread")?;
+        Ok(Self { thread, profiling_start_ns })
+    }
+
+    /// The metrics, once every record sender is gone.
+    async fn join(self) -> Result<crate::metrics::ProcessedMetrics> {
+        let thread = self.thread;
+        tokio::task::spawn_blocking(move || thread.join())
+            .await
+            .context("the metrics thread was lost")?
+            .map_err(|_| anyhow::anyhow!("the metrics thread panicked"))?
+            .context("computing metrics")
+    }
+}
+
+/// Every phase in order (until a stop), with the collectors told each one's start and end;
+/// they stop after the last phase that feeds the results, so a cool-down's load never reaches
+/// the server metrics.
+async fn run_phases(
+    plan: &Plan,
+    options: &RunOptions,
+    url: &str,
+    context: Arc<LoadContext>,
+    entry_limit: Option<u64>,
+    profiling_start_ns: &std::sync::OnceLock<u64>,
+) -> Result<(Vec<crate::result::PhaseSummary>, collectors::Gathered)> {
+    let clock = context.clock;
+    let mut collectors = Some(RunCollectors::start(plan, url, clock).await?);
     let mut gathered = None;
-    // The collectors stop after the last phase that feeds the results, so a cool-down's load
-    // never reaches the server metrics.
     let last_results_phase = plan.phases.iter().rposition(|phase| phase.results);
     let mut phases = Vec::with_capacity(plan.phases.len());
     for (index, phase) in plan.phases.iter().enumerate() {
@@ -230,51 +323,22 @@ pub async fn execute(plan: &Plan, options: &RunOptions) -> Result<RunResult> {
     if let Some(running) = collectors.take() {
         gathered = Some(running.finish(plan.server_metrics.slice_duration_s).await);
     }
-    let gathered = gathered.unwrap_or_default();
+    Ok((phases, gathered.unwrap_or_default()))
+}
 
-    let crate::metrics::ProcessedMetrics { metrics, error_summary, timeslices } =
-        tokio::task::spawn_blocking(move || metrics_thread.join())
-            .await
-            .context("the metrics thread was lost")?
-            .map_err(|_| anyhow::anyhow!("the metrics thread panicked"))?
-            .context("computing metrics")?;
-    if let Some(server) = mock {
-        server.shutdown().await;
+/// The console text (tables, self-check, thresholds, token warnings), also written beside the
+/// exports.
+fn write_console(result: &RunResult, artifact_dir: &std::path::Path) -> Result<()> {
+    let mut console = ui::table::render(result);
+    if result.plan.export.trace_table {
+        console.push_str(&ui::table::render_trace_timing(result));
     }
-
-    let thresholds = crate::thresholds::evaluate(&plan.thresholds, &metrics);
-    let result = RunResult {
-        name: plan.name.clone(),
-        benchmark_id,
-        start_time: start_time.format("%Y-%m-%dT%H:%M:%S%.6f").to_string(),
-        end_time: chrono::Utc::now().format("%Y-%m-%dT%H:%M:%S%.6f").to_string(),
-        was_cancelled: options.cancel.is_cancelled(),
-        plan: plan.clone(),
-        tokenizer: tokenizer.name().to_string(),
-        metrics,
-        error_summary,
-        phases,
-        artifact_dir: artifact_dir.clone(),
-        cli_command: options.cli_command.clone(),
-        random_seed: Some(plan.dataset.random_seed()),
-        server_metrics: gathered.server_metrics,
-        telemetry_data: gathered.telemetry_data,
-        thresholds,
-        timeslices,
-        trials: None,
-    };
-    export::write_summaries(&result, &artifact_dir)?;
-    collectors::write_exports(&result, gathered.telemetry.as_ref(), &artifact_dir)?;
-    let mut console = ui::table::render(&result);
-    if plan.export.trace_table {
-        console.push_str(&ui::table::render_trace_timing(&result));
-    }
-    console.push_str(&ui::self_check::render(&result));
-    console.push_str(&ui::thresholds::render(&result));
-    console.push_str(&ui::token_warnings::render(&result));
+    console.push_str(&ui::self_check::render(result));
+    console.push_str(&ui::thresholds::render(result));
+    console.push_str(&ui::token_warnings::render(result));
+    let names = export::ArtifactNames::new(result.plan.export.prefix.as_deref());
     let console_path = artifact_dir.join(names.console());
-    std::fs::write(&console_path, &console).with_context(|| format!("cannot write {}", console_path.display()))?;
-    Ok(result)
+    std::fs::write(&console_path, &console).with_context(|| format!("cannot write {}", console_path.display()))
 }
 
 async fn load_tokenizer(spec: &TokenizerSpec) -> Result<Arc<Tokenizer>> {
