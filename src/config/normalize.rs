@@ -323,8 +323,8 @@ fn ramp(value: &Value, at: &str) -> Result<Value, ConfigError> {
     }
 }
 
-/// A duration in seconds: a number, or a string such as `30`, `30s`, `2.5 min`, `1h`; `inf`
-/// is null (no limit).
+/// A duration in seconds: a number, or a string such as `30`, `30s`, `500ms`, `2.5 min`, `1h`;
+/// `inf` is null (no limit).
 pub fn seconds(value: &Value, at: &str) -> Result<Value, ConfigError> {
     let text = match value {
         Value::String(text) => text.trim().to_ascii_lowercase(),
@@ -336,6 +336,7 @@ pub fn seconds(value: &Value, at: &str) -> Result<Value, ConfigError> {
     let split = text.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(text.len());
     let (number, unit) = text.split_at(split);
     let scale = match unit.trim() {
+        "ms" => 0.001,
         "" | "s" | "sec" => 1.0,
         "m" | "min" => 60.0,
         "h" | "hr" | "hour" => 3600.0,
@@ -346,7 +347,7 @@ pub fn seconds(value: &Value, at: &str) -> Result<Value, ConfigError> {
             let total = number * scale;
             Ok(if total.fract() == 0.0 && total < 9.0e15 { json!(total as i64) } else { json!(total) })
         }
-        _ => Err(error(at, format!("`{text}` is not a duration (seconds, or 30s, 5m, 1h, inf)"))),
+        _ => Err(error(at, format!("`{text}` is not a duration (seconds, or 500ms, 30s, 5m, 1h, inf)"))),
     }
 }
 

@@ -10,30 +10,15 @@ fn wrong(key: &str, wanted: &str, got: &Value) -> ConfigError {
     ConfigError::new(format!("{key}: expected {wanted}, got {got}"))
 }
 
-/// `node[field]` as a number; `"10s"`, `"500ms"`, `"2m"`, `"1h"` as seconds.
+/// `node[field]` as a number; a duration string (`"10s"`, `"500ms"`, `"2m"`, `"1h"`) as seconds,
+/// `"inf"` as none.
 pub fn opt_f64(node: &Value, field: &str, key: &str) -> Result<Option<f64>, ConfigError> {
     match node.get(field) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::Number(number)) => Ok(number.as_f64()),
-        Some(Value::String(text)) => seconds_of(text).map(Some).ok_or_else(|| wrong(key, "a number", &node[field])),
+        Some(text @ Value::String(_)) => Ok(crate::config::normalize::seconds(text, key)?.as_f64()),
         Some(other) => Err(wrong(key, "a number", other)),
     }
-}
-
-fn seconds_of(text: &str) -> Option<f64> {
-    let text = text.trim();
-    let (number, scale) = if let Some(ms) = text.strip_suffix("ms") {
-        (ms, 0.001)
-    } else if let Some(s) = text.strip_suffix('s') {
-        (s, 1.0)
-    } else if let Some(m) = text.strip_suffix('m') {
-        (m, 60.0)
-    } else if let Some(h) = text.strip_suffix('h') {
-        (h, 3600.0)
-    } else {
-        (text, 1.0)
-    };
-    number.trim().parse::<f64>().ok().filter(|n| n.is_finite()).map(|n| n * scale)
 }
 
 pub fn opt_u64(node: &Value, field: &str, key: &str) -> Result<Option<u64>, ConfigError> {
