@@ -6,18 +6,22 @@ mod chat;
 mod completions;
 mod connect;
 mod embeddings;
+mod embeddings_dialects;
 mod failure;
 mod headers;
 mod insecure;
 mod json_paths;
+mod messages;
 mod payload;
 mod pool;
 mod probe;
 mod rankings;
+mod raw;
 mod request_body;
 mod response;
 mod responses;
 mod server_trust;
+mod solido_rag;
 pub mod sse;
 mod streaming;
 mod target;
@@ -347,6 +351,11 @@ pub fn request_body(endpoint: &Endpoint, prompt: &str, max_tokens: Option<u64>) 
         EndpointKind::Responses => responses::body(endpoint, prompt, max_tokens),
         EndpointKind::Tgi => tgi::body(endpoint, prompt, max_tokens),
         EndpointKind::Template => return template::body(endpoint, prompt, max_tokens),
+        EndpointKind::Messages => messages::body(endpoint, prompt, max_tokens),
+        EndpointKind::Raw => return raw::body(prompt),
+        EndpointKind::ChatEmbeddings => embeddings_dialects::chat_body(endpoint, prompt),
+        EndpointKind::NimEmbeddings => embeddings_dialects::nim_body(endpoint, prompt),
+        EndpointKind::SolidoRag => solido_rag::body(endpoint, prompt),
     };
     serde_json::Value::Object(body).to_string().into_bytes()
 }

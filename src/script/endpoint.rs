@@ -42,7 +42,10 @@ pub(super) fn endpoint(map: Map) -> ScriptResult<Endpoint> {
     let kind = endpoint_kind(&mut r)?;
     let streaming = match r.opt_bool("streaming")? {
         Some(true) if !kind.produces_tokens() => {
-            let kind_name = if kind == EndpointKind::Embeddings { "embeddings" } else { "rankings" };
+            let kind_name = match kind {
+                EndpointKind::Embeddings | EndpointKind::ChatEmbeddings | EndpointKind::NimEmbeddings => kind.as_str(),
+                _ => "rankings",
+            };
             return script_error(format!("endpoint: kind \"{kind_name}\" does not stream; drop `streaming: true`"));
         }
         Some(streaming) => streaming,

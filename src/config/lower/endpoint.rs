@@ -15,8 +15,8 @@ const DEFAULT_URL: &str = "http://localhost:8000";
 /// AIPerf's default request timeout, seconds.
 const DEFAULT_TIMEOUT_S: f64 = 21600.0;
 
-const SUPPORTED_TYPES: &str =
-    "chat, completions, embeddings, cohere_rankings, hf_tei_rankings, nim_rankings, responses, huggingface_generate";
+const SUPPORTED_TYPES: &str = "chat, completions, embeddings, cohere_rankings, hf_tei_rankings, nim_rankings, responses, \
+     huggingface_generate, messages, raw, chat_embeddings, nim_embeddings, solido_rag";
 
 pub fn lower(benchmark: &Value) -> Result<Endpoint, ConfigError> {
     let endpoint = benchmark.get("endpoint").cloned().unwrap_or(Value::Null);
@@ -37,6 +37,11 @@ pub fn lower(benchmark: &Value) -> Result<Endpoint, ConfigError> {
     if let Some(path) = opt_str(&endpoint, "path", "endpoint.path")? {
         let path = if path.starts_with('/') { path.to_string() } else { format!("/{path}") };
         lowered.request.path = Some(path);
+    }
+    if kind == EndpointKind::Raw && lowered.request.path.is_none() {
+        return Err(ConfigError::new(
+            "endpoint.type raw sends each entry as the whole body and needs endpoint.path (--custom-endpoint)",
+        ));
     }
     let legacy = opt_bool(&endpoint, "use_legacy_max_tokens", "endpoint.use_legacy_max_tokens")?.unwrap_or(false);
     if kind == EndpointKind::Chat {
@@ -83,6 +88,11 @@ fn kind_of(name: &str) -> Result<EndpointKind, ConfigError> {
         "nim_rankings" => EndpointKind::NimRankings,
         "responses" => EndpointKind::Responses,
         "huggingface_generate" => EndpointKind::Tgi,
+        "messages" => EndpointKind::Messages,
+        "raw" => EndpointKind::Raw,
+        "chat_embeddings" => EndpointKind::ChatEmbeddings,
+        "nim_embeddings" => EndpointKind::NimEmbeddings,
+        "solido_rag" => EndpointKind::SolidoRag,
         other => {
             return Err(ConfigError::new(format!(
                 "endpoint.type (--endpoint-type): `{other}` is not supported here; supported: {SUPPORTED_TYPES}"
