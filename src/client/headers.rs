@@ -80,8 +80,8 @@ mod tests {
 
     #[test]
     fn the_messages_api_gets_its_key_header_and_version() {
-        let endpoint = Endpoint { kind: EndpointKind::Messages, ..endpoint(true, Some("sk-ant"), &[]) };
-        let headers = static_headers(&endpoint).unwrap();
+        let keyed = Endpoint { kind: EndpointKind::Messages, ..endpoint(true, Some("sk-ant"), &[]) };
+        let headers = static_headers(&keyed).unwrap();
         assert_eq!(headers["x-api-key"], "sk-ant");
         assert!(headers["x-api-key"].is_sensitive());
         assert_eq!(headers["anthropic-version"], messages::API_VERSION);

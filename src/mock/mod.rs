@@ -1,6 +1,6 @@
 //! The built-in OpenAI-compatible mock server (a product feature: quickstart, tests, and a
-//! target for other tools via `aiperf mock`). Serves chat and completions, the Responses API
-//! and TGI's generate, streaming and not, with configurable timing; embeddings and rerank
+//! target for other tools via `aiperf mock`). Serves chat and completions, the Responses API,
+//! TGI's generate, Anthropic's Messages API and SOLIDO RAG, streaming and not, with configurable timing; embeddings and rerank
 //! (Cohere, TEI, NIM); plus /v1/models, /health and Prometheus /metrics (vLLM names).
 
 mod body;
@@ -10,6 +10,7 @@ mod embeddings;
 mod generate;
 mod generation;
 mod info;
+mod messages_api;
 mod openai;
 mod prom;
 mod reply;
@@ -18,6 +19,7 @@ mod rerank;
 mod responses_api;
 mod router;
 mod server;
+mod solido_rag;
 mod state;
 mod stats;
 mod tgi;

@@ -11,7 +11,7 @@ use super::body::MockBody;
 use super::request::Endpoint;
 use super::rerank::Dialect;
 use super::state::MockState;
-use super::{embeddings, generate, info, reply, rerank};
+use super::{embeddings, generate, info, messages_api, reply, rerank, solido_rag};
 
 #[derive(Clone, Copy)]
 enum Route {
@@ -21,6 +21,8 @@ enum Route {
     Rerank(Dialect),
     Responses,
     Tgi { stream: bool },
+    Messages,
+    SolidoRag,
     Models,
     Health,
     Metrics,
@@ -38,6 +40,8 @@ impl Route {
             "/v1/responses" => Some(Route::Responses),
             "/generate" => Some(Route::Tgi { stream: false }),
             "/generate_stream" => Some(Route::Tgi { stream: true }),
+            "/v1/messages" => Some(Route::Messages),
+            "/rag/api/prompt" => Some(Route::SolidoRag),
             "/v1/models" => Some(Route::Models),
             "/health" => Some(Route::Health),
             "/metrics" => Some(Route::Metrics),
@@ -68,7 +72,7 @@ pub async fn route(state: Arc<MockState>, request: Request<Incoming>) -> Result<
         return Ok(reply::method_not_allowed(request.method(), path, allowed));
     }
     if route.needs_key() && !state.is_authorized(request.headers()) {
-        let message = "missing or wrong API key; send Authorization: Bearer <key>";
+        let message = "missing or wrong API key; send Authorization: Bearer <key> (or x-api-key: <key>)";
         return Ok(reply::error(StatusCode::UNAUTHORIZED, "authentication_error", "invalid_api_key", message));
     }
     Ok(match route {
@@ -78,6 +82,14 @@ pub async fn route(state: Arc<MockState>, request: Request<Incoming>) -> Result<
         Route::Rerank(dialect) => rerank::serve(state, dialect, request).await,
         Route::Responses => generate::serve(state, Endpoint::Responses, request).await,
         Route::Tgi { stream } => generate::serve(state, Endpoint::Tgi { stream }, request).await,
+        Route::Messages => match messages_api::check_version(request.headers()) {
+            Ok(()) => generate::serve(state, Endpoint::Messages, request).await,
+            Err(message) => reply::invalid_request(&message),
+        },
+        Route::SolidoRag => {
+            let stream = solido_rag::wants_stream(request.headers());
+            generate::serve(state, Endpoint::SolidoRag { stream }, request).await
+        }
         Route::Models => info::models(&state),
         Route::Health => info::health(),
         Route::Metrics => info::metrics(&state),
