@@ -7,11 +7,11 @@ use http::{HeaderMap, HeaderName, HeaderValue};
 
 use crate::plan::{Endpoint, is_secret_header};
 
-/// content-type, accept, user-agent, authorization (from the api key), then the endpoint's
+/// content-type (JSON, or a form for the upload kinds), accept, user-agent, authorization (from the api key), then the endpoint's
 /// own headers, which win over the defaults.
 pub(crate) fn static_headers(endpoint: &Endpoint) -> Result<HeaderMap> {
     let mut headers = HeaderMap::with_capacity(4 + endpoint.headers.len());
-    headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static(super::multipart::content_type_of(endpoint.kind)));
     let accept = if endpoint.streaming { "text/event-stream" } else { "application/json" };
     headers.insert(ACCEPT, HeaderValue::from_static(accept));
     headers.insert(USER_AGENT, HeaderValue::from_static(concat!("aiperf/", env!("CARGO_PKG_VERSION"))));

@@ -155,6 +155,7 @@ fn endpoint(endpoint: &Endpoint, api_key: ApiKey) -> String {
         EndpointKind::Responses => ("responses", None),
         EndpointKind::Tgi => ("tgi", None),
         EndpointKind::Template => ("template", None),
+        media => (media.as_str(), None),
     };
     let mut keys = vec![
         format!("url: {}", string(&endpoint.url)),

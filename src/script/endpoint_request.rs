@@ -11,7 +11,9 @@ use crate::plan::{
 };
 use crate::suggest::closest;
 
-/// `kind: "chat"|"completions"|"embeddings"|"rankings"|"responses"|"tgi"|"template"`, and for
+/// `kind: "chat"|"completions"|"embeddings"|"rankings"|"responses"|"tgi"|"template"` or a media
+/// kind (`"audio_transcription"`, `"image_generation"`, `"image_edit"`, `"image_retrieval"`,
+/// `"video_generation"`), and for
 /// rankings `dialect: "cohere"|"tei"|"nim"`.
 pub(super) fn endpoint_kind(r: &mut MapReader) -> ScriptResult<EndpointKind> {
     let kind = r.choice(
@@ -24,6 +26,11 @@ pub(super) fn endpoint_kind(r: &mut MapReader) -> ScriptResult<EndpointKind> {
             ("responses", EndpointKind::Responses),
             ("tgi", EndpointKind::Tgi),
             ("template", EndpointKind::Template),
+            ("audio_transcription", EndpointKind::AudioTranscription),
+            ("image_generation", EndpointKind::ImageGeneration),
+            ("image_edit", EndpointKind::ImageEdit),
+            ("image_retrieval", EndpointKind::ImageRetrieval),
+            ("video_generation", EndpointKind::VideoGeneration),
         ],
     )?;
     match (kind == EndpointKind::CohereRankings, r.has("dialect")) {
