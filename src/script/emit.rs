@@ -160,6 +160,7 @@ fn endpoint(endpoint: &Endpoint, api_key: ApiKey) -> String {
         EndpointKind::ChatEmbeddings => ("chat_embeddings", None),
         EndpointKind::NimEmbeddings => ("nim_embeddings", None),
         EndpointKind::SolidoRag => ("solido_rag", None),
+        media => (media.as_str(), None),
     };
     let mut keys = vec![
         format!("url: {}", string(&endpoint.url)),
