@@ -1,7 +1,7 @@
 //! The metric registry: every metric's tag, display name, display unit, kind, flags and
 //! dependencies, in console display order (spec/metrics-reference.txt).
 
-use crate::result::{MetricKind, MetricResult, Stats};
+use crate::metric_result::{MetricKind, MetricResult, Stats};
 
 /// Bit flags that say when a metric is computed and how it is shown (spec: "Metric Flags Reference").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
