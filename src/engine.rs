@@ -15,7 +15,7 @@ use crate::collectors::{self, RunCollectors};
 use crate::dataset::{self, tokenizer::Tokenizer};
 use crate::load::{self, LoadContext, PhaseCounters, PhaseRun};
 use crate::metrics::{MetricsContext, RecordProcessor};
-use crate::plan::{Dataset, EndpointKind, ExportLevel, Phase, Plan, SyntheticDataset, TokenizerSpec};
+use crate::plan::{Dataset, ExportLevel, Phase, Plan, SyntheticDataset, TokenizerSpec};
 use crate::result::RunResult;
 use crate::rng::SeededRng;
 use crate::ui::progress::PhaseProgress;
@@ -97,9 +97,9 @@ pub fn validate(plan: &Plan) -> Result<()> {
         bail!("request_timeout must be positive");
     }
     if let Dataset::Synthetic(SyntheticDataset { images: Some(_), .. }) = &plan.dataset
-        && plan.endpoint.kind != EndpointKind::Chat
+        && !plan.endpoint.kind.takes_images()
     {
-        bail!("synthetic `images` need a chat endpoint (kind: \"chat\")");
+        bail!("synthetic `images` need a chat endpoint (kind: \"chat\" or \"chat_embeddings\")");
     }
     Ok(())
 }

@@ -47,7 +47,7 @@ pub fn prepare(dataset: &Dataset, endpoint: &Endpoint, entries: Vec<DatasetEntry
 fn check_kind(dataset: &Dataset, endpoint: &Endpoint, entries: &[DatasetEntry]) -> Result<()> {
     let Dataset::File(file) = dataset else { return Ok(()) };
     let kind = endpoint.kind;
-    if kind != EndpointKind::Chat && entries.iter().any(|entry| !entry.images.is_empty()) {
+    if !kind.takes_images() && entries.iter().any(|entry| !entry.images.is_empty()) {
         bail!(
             "dataset file {}: entries with \"image\" or \"images\" need a chat endpoint (kind: \"chat\"), not \"{}\"",
             file.path,

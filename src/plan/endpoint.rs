@@ -81,6 +81,11 @@ impl EndpointKind {
         }
     }
 
+    /// Takes images with a prompt, as `image_url` parts of its chat messages.
+    pub fn takes_images(self) -> bool {
+        matches!(self, EndpointKind::Chat | EndpointKind::ChatEmbeddings)
+    }
+
     /// Answers with generated text whose tokens are counted (not embeddings or rankings).
     pub fn produces_tokens(self) -> bool {
         !matches!(
