@@ -229,6 +229,35 @@ fn solido_rag_streams_and_answers_whole_with_its_content() {
 }
 
 #[test]
+fn aiperf_profile_endpoint_types_lower_to_these_kinds() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let profile = |flags: &str| {
+        let command_line = format!("--model m --url mock --request-count 4 --dry-run {flags}");
+        aiperf_command(dir.path())
+            .arg("profile")
+            .args(command_line.split_whitespace())
+            .output()
+            .expect("aiperf profile")
+    };
+    for (flag, kind) in [
+        ("messages --streaming", "messages"),
+        ("raw --custom-endpoint /v1/chat/completions", "raw"),
+        ("chat-embeddings", "chat_embeddings"),
+        ("nim-embeddings", "nim_embeddings"),
+        ("solido-rag --streaming", "solido_rag"),
+    ] {
+        let output = profile(&format!("--endpoint-type {flag}"));
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert_eq!(output.status.code(), Some(0), "{flag}: {}", String::from_utf8_lossy(&output.stderr));
+        assert!(stdout.contains(&format!("\"type\": \"{kind}\"")), "{flag}: {stdout}");
+    }
+    let output = profile("--endpoint-type raw");
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("needs endpoint.path (--custom-endpoint)"), "{stderr}");
+}
+
+#[test]
 fn a_raw_endpoint_without_a_path_is_refused_before_anything_is_sent() {
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("raw_no_path.rhai");
