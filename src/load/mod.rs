@@ -28,7 +28,7 @@ use crate::cancel::CancelSignal;
 use crate::client::{self, HttpClient};
 use crate::clock::RunClock;
 use crate::dataset::{DatasetEntry, FileTurn, SystemPrompt};
-use crate::plan::{Endpoint, LoadMode, Phase, RampedQuantity};
+use crate::plan::{Endpoint, EndpointKind, LoadMode, Phase, RampedQuantity};
 use crate::record::{RequestOrigin, RequestRecord, SessionTurn};
 use crate::result::PhaseSummary;
 use crate::rng::SeededRng;
@@ -50,12 +50,14 @@ pub struct PreparedRequest {
 }
 
 impl PreparedRequest {
-    /// The request that sends `entry` to `endpoint`.
+    /// The request that sends `entry` to `endpoint` (a system prompt as the kind takes one;
+    /// a raw body as given).
     pub fn of(endpoint: &Endpoint, entry: DatasetEntry) -> Self {
         let body = client::request_body(endpoint, &entry.prompt, entry.max_tokens);
-        let body = match &entry.system_prompt {
-            Some(system) => history::with_system_prompt(body, &system.text),
-            None => body,
+        let body = match (&entry.system_prompt, endpoint.kind) {
+            (None, _) | (Some(_), EndpointKind::Raw) => body,
+            (Some(system), EndpointKind::Messages) => client::with_messages_system(body, &system.text),
+            (Some(system), _) => history::with_system_prompt(body, &system.text),
         };
         Self {
             body: Bytes::from(body),

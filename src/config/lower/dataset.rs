@@ -132,7 +132,7 @@ fn image_settings(images: &Value, kind: EndpointKind) -> Result<Option<ImageSett
     }
     if !kind.takes_images() {
         return Err(ConfigError::new(
-            "datasets.main.images: images are sent to the chat, image_edit and image_retrieval endpoint types only",
+            "datasets.main.images: images are sent to the chat, chat_embeddings, image_edit and image_retrieval endpoint types only",
         ));
     }
     if let Some(source) = opt_str(images, "source", "datasets.main.images.source")?.filter(|source| *source != "noise")
