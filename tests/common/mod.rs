@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub mod capture_proxy;
 pub mod fault_server;
 pub mod llama_server;
 
