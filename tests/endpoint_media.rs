@@ -38,8 +38,11 @@ fn run_kind(name: &str, url: &str, endpoint_keys: &str, dataset_keys: &str) -> S
     run
 }
 
-/// The parts of a captured form: (name, filename, content type, bytes), checking its framing.
-fn form_parts(request: &Captured) -> Vec<(String, Option<String>, Option<String>, Vec<u8>)> {
+/// One part of a captured form: its name, file name, content type and bytes.
+type FormPart = (String, Option<String>, Option<String>, Vec<u8>);
+
+/// The parts of a captured form, checking its framing.
+fn form_parts(request: &Captured) -> Vec<FormPart> {
     let boundary = request
         .content_type
         .strip_prefix(BOUNDARY_PARAMETER)
@@ -70,7 +73,7 @@ fn form_parts(request: &Captured) -> Vec<(String, Option<String>, Option<String>
     parts
 }
 
-fn part<'a>(parts: &'a [(String, Option<String>, Option<String>, Vec<u8>)], name: &str) -> &'a [u8] {
+fn part<'a>(parts: &'a [FormPart], name: &str) -> &'a [u8] {
     &parts.iter().find(|part| part.0 == name).unwrap_or_else(|| panic!("no part {name}")).3
 }
 

@@ -26,6 +26,7 @@ mod server;
 mod state;
 mod stats;
 mod tgi;
+mod video_jobs;
 mod videos_api;
 mod words;
 
