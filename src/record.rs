@@ -33,7 +33,7 @@ pub struct ResponseChunk {
     pub has_reasoning: bool,
 }
 
-/// The `usage` block as the server reported it (last non-empty value of the stream).
+/// The `usage` block as the server reported it (a stream's blocks merged, later values winning).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct Usage {
     pub prompt_tokens: Option<u64>,

@@ -7,6 +7,7 @@ mod chat;
 mod completions;
 mod connect;
 mod embeddings;
+mod embeddings_dialects;
 mod failure;
 mod headers;
 mod image_retrieval;
@@ -15,15 +16,18 @@ mod insecure;
 mod io_usage;
 mod json_paths;
 mod media_body;
+mod messages;
 mod multipart;
 mod payload;
 mod pool;
 mod probe;
 mod rankings;
+mod raw;
 mod request_body;
 mod response;
 mod responses;
 mod server_trust;
+mod solido_rag;
 pub mod sse;
 mod streaming;
 mod target;
@@ -359,6 +363,11 @@ pub fn request_body(endpoint: &Endpoint, prompt: &str, max_tokens: Option<u64>) 
         EndpointKind::Responses => responses::body(endpoint, prompt, max_tokens),
         EndpointKind::Tgi => tgi::body(endpoint, prompt, max_tokens),
         EndpointKind::Template => return template::body(endpoint, prompt, max_tokens),
+        EndpointKind::Messages => messages::body(endpoint, prompt, max_tokens),
+        EndpointKind::Raw => return raw::body(prompt),
+        EndpointKind::ChatEmbeddings => embeddings_dialects::chat_body(endpoint, prompt),
+        EndpointKind::NimEmbeddings => embeddings_dialects::nim_body(endpoint, prompt),
+        EndpointKind::SolidoRag => solido_rag::body(endpoint, prompt),
         EndpointKind::ImageGeneration => images_api::generation_body(endpoint, prompt),
         EndpointKind::VideoGeneration => video_generation::body(endpoint, prompt),
         // Their bodies carry the entry's files: `media_request_body` builds them.

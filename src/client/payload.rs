@@ -52,8 +52,25 @@ impl ResponseFields<'_> {
             record.finish_reason = Some(reason.into_owned());
         }
         if let Some(usage) = self.usage {
-            record.usage = Some(usage);
+            record.usage = Some(match record.usage {
+                Some(earlier) => merged_usage(earlier, usage),
+                None => usage,
+            });
         }
+    }
+}
+
+/// `later`, with what it leaves out taken from `earlier` (the Messages API sends the input
+/// count at the start of a stream and the output count at its end).
+fn merged_usage(earlier: Usage, later: Usage) -> Usage {
+    let prompt_tokens = later.prompt_tokens.or(earlier.prompt_tokens);
+    let completion_tokens = later.completion_tokens.or(earlier.completion_tokens);
+    let total_tokens = later.total_tokens.or_else(|| prompt_tokens.zip(completion_tokens).map(|(p, c)| p + c));
+    Usage {
+        prompt_tokens,
+        completion_tokens,
+        total_tokens,
+        reasoning_tokens: later.reasoning_tokens.or(earlier.reasoning_tokens),
     }
 }
 

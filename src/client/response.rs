@@ -7,8 +7,8 @@ use crate::plan::{Endpoint, EndpointKind};
 use super::payload::ResponseFields;
 use super::template::TemplateReader;
 use super::{
-    audio_transcription, chat, completions, embeddings, image_retrieval, images_api, rankings, responses, tgi,
-    video_generation,
+    audio_transcription, chat, completions, embeddings, image_retrieval, images_api, messages, rankings, raw,
+    responses, solido_rag, tgi, video_generation,
 };
 
 /// How a response's payloads are read: by a kind's own shape, or by a template's paths.
@@ -28,6 +28,14 @@ impl PayloadFormat {
     }
 }
 
+impl PayloadFormat {
+    /// A stream of this format is complete when its body ends cleanly: these kinds send no
+    /// `[DONE]` nor a finish reason (raw answers, SOLIDO RAG).
+    pub fn ends_with_the_body(&self) -> bool {
+        matches!(self, PayloadFormat::Kind(EndpointKind::Raw | EndpointKind::SolidoRag))
+    }
+}
+
 impl From<EndpointKind> for PayloadFormat {
     fn from(kind: EndpointKind) -> Self {
         PayloadFormat::Kind(kind)
@@ -41,6 +49,9 @@ pub(crate) fn parse_stream_event<'a>(format: &PayloadFormat, data: &'a [u8]) -> 
         PayloadFormat::Kind(EndpointKind::Responses) => responses::parse_stream_event(data),
         PayloadFormat::Kind(EndpointKind::Tgi) => tgi::parse_payload(data),
         PayloadFormat::Kind(EndpointKind::Completions) => completions::parse_payload(data),
+        PayloadFormat::Kind(EndpointKind::Messages) => messages::parse_stream_event(data),
+        PayloadFormat::Kind(EndpointKind::Raw) => raw::parse_stream_event(data),
+        PayloadFormat::Kind(EndpointKind::SolidoRag) => solido_rag::parse_payload(data),
         PayloadFormat::Kind(EndpointKind::AudioTranscription) => audio_transcription::parse_stream_event(data),
         PayloadFormat::Kind(EndpointKind::ImageGeneration | EndpointKind::ImageEdit) => {
             images_api::parse_stream_event(data)
@@ -56,12 +67,17 @@ pub(crate) fn parse_full_body<'a>(format: &PayloadFormat, body: &'a [u8]) -> ser
     match format {
         PayloadFormat::Kind(EndpointKind::Chat) => chat::parse_full_body(body),
         PayloadFormat::Kind(EndpointKind::Completions) => completions::parse_payload(body),
-        PayloadFormat::Kind(EndpointKind::Embeddings) => embeddings::parse_response(body),
+        PayloadFormat::Kind(EndpointKind::Embeddings | EndpointKind::ChatEmbeddings | EndpointKind::NimEmbeddings) => {
+            embeddings::parse_response(body)
+        }
         PayloadFormat::Kind(
             kind @ (EndpointKind::CohereRankings | EndpointKind::TeiRankings | EndpointKind::NimRankings),
         ) => rankings::parse_response(*kind, body),
         PayloadFormat::Kind(EndpointKind::Responses) => responses::parse_full_body(body),
         PayloadFormat::Kind(EndpointKind::Tgi) => tgi::parse_payload(body),
+        PayloadFormat::Kind(EndpointKind::Messages) => messages::parse_full_body(body),
+        PayloadFormat::Kind(EndpointKind::Raw) => raw::parse_full_body(body),
+        PayloadFormat::Kind(EndpointKind::SolidoRag) => solido_rag::parse_payload(body),
         PayloadFormat::Kind(EndpointKind::AudioTranscription) => audio_transcription::parse_full_body(body),
         PayloadFormat::Kind(EndpointKind::ImageGeneration | EndpointKind::ImageEdit) => {
             images_api::parse_full_body(body)

@@ -261,7 +261,7 @@ mod tests {
         // ICL pools every gap of every record: four gaps of 2 ms.
         let icl = stats_of(&results, "inter_chunk_latency");
         assert_eq!((icl.count, icl.avg), (Some(4), 2.0));
-        assert_eq!(stats_of(&results, "error_input_sequence_length").sum, Some(120.0));
+        assert_eq!(stats_of(&results, "error_isl").sum, Some(120.0));
         assert_eq!(stats_of(&results, "request_count"), &Stats::scalar(2.0));
         assert_eq!(stats_of(&results, "error_request_count").avg, 2.0);
         assert_eq!(stats_of(&results, "completed_request_count").avg, 4.0);
@@ -325,7 +325,7 @@ mod tests {
         assert!(first["metrics"].get("request_count").is_none());
         assert!(first.get("error").is_none());
         assert_eq!(lines[2]["error"], serde_json::json!({"code": 500, "type": "http_error", "message": "status 500"}));
-        assert_eq!(lines[2]["metrics"]["error_input_sequence_length"]["value"], 50);
+        assert_eq!(lines[2]["metrics"]["error_isl"]["value"], 50);
         assert_eq!(lines[4]["metadata"]["was_cancelled"], true);
         assert_eq!(lines[4]["metrics"], serde_json::json!({}));
     }

@@ -179,7 +179,7 @@ fn push_streaming_metrics(
 /// The metrics of a failed record.
 pub fn error_metrics(record: &RequestRecord) -> RecordMetrics {
     let mut metrics = RecordMetrics::default();
-    metrics.push(&registry::ERROR_INPUT_SEQUENCE_LENGTH, MetricValue::Count(record.input_tokens));
+    metrics.push(&registry::ERROR_ISL, MetricValue::Count(record.input_tokens));
     metrics
 }
 
@@ -444,6 +444,6 @@ mod tests {
         record.error = Some(RecordError { code: Some(500), kind: "http_error".into(), message: "boom".into() });
         let m = error_metrics(&record);
         assert_eq!(m.entries.len(), 1);
-        assert_eq!(count(&m, &registry::ERROR_INPUT_SEQUENCE_LENGTH), 77);
+        assert_eq!(count(&m, &registry::ERROR_ISL), 77);
     }
 }

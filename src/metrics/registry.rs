@@ -256,13 +256,8 @@ pub static OSL_MISMATCH_DIFF_PCT: MetricDef = record(
     F::PRODUCES_TOKENS_ONLY.with(F::NO_CONSOLE),
     &[&OUTPUT_SEQUENCE_LENGTH],
 );
-pub static ERROR_INPUT_SEQUENCE_LENGTH: MetricDef = record(
-    "error_input_sequence_length",
-    "Error Input Sequence Length",
-    "tokens",
-    F::ERROR_ONLY.with(F::NO_CONSOLE),
-    &[],
-);
+pub static ERROR_ISL: MetricDef =
+    record("error_isl", "Error Input Sequence Length", "tokens", F::ERROR_ONLY.with(F::NO_CONSOLE), &[]);
 /// Send start − scheduled time: how late the client was, not the server.
 pub static DISPATCH_DELAY: MetricDef = record("dispatch_delay", "Dispatch Delay", "ms", F::NO_CONSOLE, &[]);
 /// Request latency measured from when the request was due, free of coordinated omission.
@@ -432,7 +427,7 @@ pub static TOTAL_ERROR_ISL: MetricDef = derived(
     "Total Error Input Sequence Length",
     "tokens",
     F::ERROR_ONLY.with(F::NO_CONSOLE),
-    &[&ERROR_INPUT_SEQUENCE_LENGTH],
+    &[&ERROR_ISL],
 );
 
 // ---- Time-weighted metrics (step functions over the profiling window, `time_weighted.rs`) ----
@@ -557,7 +552,7 @@ pub static METRICS: &[&MetricDef] = &[
     &TOTAL_USAGE_PROMPT_TOKENS,
     &TOTAL_USAGE_COMPLETION_TOKENS,
     &TOTAL_USAGE_TOTAL_TOKENS,
-    &ERROR_INPUT_SEQUENCE_LENGTH,
+    &ERROR_ISL,
     &TOTAL_ERROR_ISL,
     &DISPATCH_DELAY,
     &SCHEDULED_REQUEST_LATENCY,

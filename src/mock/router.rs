@@ -12,7 +12,10 @@ use super::images_api::ImageRoute;
 use super::request::Endpoint;
 use super::rerank::Dialect;
 use super::state::MockState;
-use super::{audio_api, embeddings, generate, image_retrieval, images_api, info, reply, rerank, videos_api};
+use super::{
+    audio_api, embeddings, generate, image_retrieval, images_api, info, messages_api, reply, rerank, solido_rag,
+    videos_api,
+};
 
 #[derive(Clone, Copy)]
 enum Route {
@@ -22,6 +25,8 @@ enum Route {
     Rerank(Dialect),
     Responses,
     Tgi { stream: bool },
+    Messages,
+    SolidoRag,
     AudioTranscriptions,
     Images(ImageRoute),
     ImageRetrieval,
@@ -44,6 +49,8 @@ impl Route {
             "/v1/responses" => Some(Route::Responses),
             "/generate" => Some(Route::Tgi { stream: false }),
             "/generate_stream" => Some(Route::Tgi { stream: true }),
+            "/v1/messages" => Some(Route::Messages),
+            "/rag/api/prompt" => Some(Route::SolidoRag),
             "/v1/models" => Some(Route::Models),
             "/health" => Some(Route::Health),
             "/metrics" => Some(Route::Metrics),
@@ -80,7 +87,7 @@ pub async fn route(state: Arc<MockState>, request: Request<Incoming>) -> Result<
         return Ok(reply::method_not_allowed(request.method(), path, allowed));
     }
     if route.needs_key() && !state.is_authorized(request.headers()) {
-        let message = "missing or wrong API key; send Authorization: Bearer <key>";
+        let message = "missing or wrong API key; send Authorization: Bearer <key> (or x-api-key: <key>)";
         return Ok(reply::error(StatusCode::UNAUTHORIZED, "authentication_error", "invalid_api_key", message));
     }
     Ok(match route {
@@ -90,6 +97,14 @@ pub async fn route(state: Arc<MockState>, request: Request<Incoming>) -> Result<
         Route::Rerank(dialect) => rerank::serve(state, dialect, request).await,
         Route::Responses => generate::serve(state, Endpoint::Responses, request).await,
         Route::Tgi { stream } => generate::serve(state, Endpoint::Tgi { stream }, request).await,
+        Route::Messages => match messages_api::check_version(request.headers()) {
+            Ok(()) => generate::serve(state, Endpoint::Messages, request).await,
+            Err(message) => reply::invalid_request(&message),
+        },
+        Route::SolidoRag => {
+            let stream = solido_rag::wants_stream(request.headers());
+            generate::serve(state, Endpoint::SolidoRag { stream }, request).await
+        }
         Route::AudioTranscriptions => audio_api::serve(state, request).await,
         Route::Images(route) => images_api::serve(state, route, request).await,
         Route::ImageRetrieval => image_retrieval::serve(state, request).await,

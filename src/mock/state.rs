@@ -79,12 +79,14 @@ impl MockState {
         format!("{prefix}-{:08x}{serial:08x}", self.started_epoch_s as u32)
     }
 
-    /// True when no key is configured, or the request carries `Authorization: Bearer <key>`.
+    /// True when no key is configured, or the request carries `Authorization: Bearer <key>` or
+    /// (as Anthropic's API takes it) `x-api-key: <key>`.
     pub fn is_authorized(&self, headers: &HeaderMap) -> bool {
-        let Some(expected) = &self.expected_authorization else {
+        let (Some(expected), Some(key)) = (&self.expected_authorization, &self.config.api_key) else {
             return true;
         };
         headers.get(AUTHORIZATION).is_some_and(|given| given.as_bytes() == expected.as_bytes())
+            || headers.get("x-api-key").is_some_and(|given| given.as_bytes() == key.as_bytes())
     }
 }
 

@@ -29,6 +29,16 @@ pub enum EndpointKind {
     Tgi,
     /// A request body written in the scenario (`RequestOptions::template`).
     Template,
+    /// Anthropic's Messages API (`/v1/messages`).
+    Messages,
+    /// Each dataset entry's text sent as the whole body; the answer kept as text.
+    Raw,
+    /// Embeddings asked for with chat `messages` (vLLM's multimodal embeddings).
+    ChatEmbeddings,
+    /// NVIDIA NIM embeddings (`input_type` in the body).
+    NimEmbeddings,
+    /// SOLIDO RAG (`/rag/api/prompt`).
+    SolidoRag,
     /// OpenAI `/v1/audio/transcriptions`: a synthetic audio file uploaded as multipart form data.
     AudioTranscription,
     /// OpenAI `/v1/images/generations`: images made from the prompt.
@@ -53,6 +63,11 @@ impl EndpointKind {
             EndpointKind::Responses => "responses",
             EndpointKind::Tgi => "huggingface_generate",
             EndpointKind::Template => "template",
+            EndpointKind::Messages => "messages",
+            EndpointKind::Raw => "raw",
+            EndpointKind::ChatEmbeddings => "chat_embeddings",
+            EndpointKind::NimEmbeddings => "nim_embeddings",
+            EndpointKind::SolidoRag => "solido_rag",
             EndpointKind::AudioTranscription => "audio_transcription",
             EndpointKind::ImageGeneration => "image_generation",
             EndpointKind::ImageEdit => "image_edit",
@@ -62,7 +77,7 @@ impl EndpointKind {
     }
 
     /// The request path appended to the endpoint's base url (TGI streams on `/generate_stream`;
-    /// a template endpoint names its own).
+    /// a template or raw endpoint names its own).
     pub fn path(self) -> &'static str {
         match self {
             EndpointKind::Chat => "/v1/chat/completions",
@@ -74,6 +89,10 @@ impl EndpointKind {
             EndpointKind::Responses => "/v1/responses",
             EndpointKind::Tgi => "/generate",
             EndpointKind::Template => "/",
+            EndpointKind::Messages => "/v1/messages",
+            EndpointKind::Raw => "/",
+            EndpointKind::ChatEmbeddings | EndpointKind::NimEmbeddings => "/v1/embeddings",
+            EndpointKind::SolidoRag => "/rag/api/prompt",
             EndpointKind::AudioTranscription => "/v1/audio/transcriptions",
             EndpointKind::ImageGeneration => "/v1/images/generations",
             EndpointKind::ImageEdit => "/v1/images/edits",
@@ -88,6 +107,8 @@ impl EndpointKind {
         !matches!(
             self,
             EndpointKind::Embeddings
+                | EndpointKind::ChatEmbeddings
+                | EndpointKind::NimEmbeddings
                 | EndpointKind::CohereRankings
                 | EndpointKind::TeiRankings
                 | EndpointKind::NimRankings
@@ -115,6 +136,8 @@ impl EndpointKind {
         !matches!(
             self,
             EndpointKind::Embeddings
+                | EndpointKind::ChatEmbeddings
+                | EndpointKind::NimEmbeddings
                 | EndpointKind::CohereRankings
                 | EndpointKind::TeiRankings
                 | EndpointKind::NimRankings
@@ -132,7 +155,7 @@ pub struct Endpoint {
     #[serde(rename = "type")]
     pub kind: EndpointKind,
     pub streaming: bool,
-    /// Sent as `Authorization: Bearer …`; never written to an artifact or a log.
+    /// Sent as `Authorization: Bearer …` (as `x-api-key` for `messages`); never written to an artifact or a log.
     #[serde(serialize_with = "redact_secret", skip_serializing_if = "Option::is_none")]
     pub api_key: Option<String>,
     /// Extra request headers. Values of auth-like headers are redacted in exports.

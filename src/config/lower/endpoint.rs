@@ -15,7 +15,9 @@ const DEFAULT_URL: &str = "http://localhost:8000";
 /// AIPerf's default request timeout, seconds.
 const DEFAULT_TIMEOUT_S: f64 = 21600.0;
 
-const SUPPORTED_TYPES: &str = "chat, completions, embeddings, cohere_rankings, hf_tei_rankings, nim_rankings, responses, huggingface_generate, audio_transcription, image_generation, image_edit, image_retrieval, video_generation";
+const SUPPORTED_TYPES: &str = "chat, completions, embeddings, cohere_rankings, hf_tei_rankings, nim_rankings, responses, \
+     huggingface_generate, messages, raw, chat_embeddings, nim_embeddings, solido_rag, audio_transcription, \
+     image_generation, image_edit, image_retrieval, video_generation";
 
 pub fn lower(benchmark: &Value) -> Result<Endpoint, ConfigError> {
     let endpoint = benchmark.get("endpoint").cloned().unwrap_or(Value::Null);
@@ -36,6 +38,11 @@ pub fn lower(benchmark: &Value) -> Result<Endpoint, ConfigError> {
     if let Some(path) = opt_str(&endpoint, "path", "endpoint.path")? {
         let path = if path.starts_with('/') { path.to_string() } else { format!("/{path}") };
         lowered.request.path = Some(path);
+    }
+    if kind == EndpointKind::Raw && lowered.request.path.is_none() {
+        return Err(ConfigError::new(
+            "endpoint.type raw sends each entry as the whole body and needs endpoint.path (--custom-endpoint)",
+        ));
     }
     let legacy = opt_bool(&endpoint, "use_legacy_max_tokens", "endpoint.use_legacy_max_tokens")?.unwrap_or(false);
     if kind == EndpointKind::Chat {
@@ -82,6 +89,11 @@ fn kind_of(name: &str) -> Result<EndpointKind, ConfigError> {
         "nim_rankings" => EndpointKind::NimRankings,
         "responses" => EndpointKind::Responses,
         "huggingface_generate" => EndpointKind::Tgi,
+        "messages" => EndpointKind::Messages,
+        "raw" => EndpointKind::Raw,
+        "chat_embeddings" => EndpointKind::ChatEmbeddings,
+        "nim_embeddings" => EndpointKind::NimEmbeddings,
+        "solido_rag" => EndpointKind::SolidoRag,
         "audio_transcription" => EndpointKind::AudioTranscription,
         "image_generation" => EndpointKind::ImageGeneration,
         "image_edit" => EndpointKind::ImageEdit,
