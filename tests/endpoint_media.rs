@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::capture_proxy::{CaptureProxy, Captured};
+use common::tee_proxy::{MockBehindProxy, SentRequest};
 use common::{ScenarioRun, read_json, run_scenario, stat};
 use serde_json::Value;
 
@@ -13,8 +13,8 @@ use aiperf::mock::MockConfig;
 const BOUNDARY_PARAMETER: &str = "multipart/form-data; boundary=";
 const REQUESTS: usize = 6;
 
-fn proxy() -> CaptureProxy {
-    CaptureProxy::start(MockConfig { ttft_ms: 10.0, itl_ms: 2.0, ..MockConfig::default() })
+fn proxy() -> MockBehindProxy {
+    MockBehindProxy::start(MockConfig { ttft_ms: 10.0, itl_ms: 2.0, ..MockConfig::default() })
 }
 
 /// Run `endpoint_keys` (a Rhai map's keys besides `url`) at `url` over `dataset_keys` for six
@@ -42,11 +42,10 @@ fn run_kind(name: &str, url: &str, endpoint_keys: &str, dataset_keys: &str) -> S
 type FormPart = (String, Option<String>, Option<String>, Vec<u8>);
 
 /// The parts of a captured form, checking its framing.
-fn form_parts(request: &Captured) -> Vec<FormPart> {
-    let boundary = request
-        .content_type
-        .strip_prefix(BOUNDARY_PARAMETER)
-        .unwrap_or_else(|| panic!("not a form: {:?}", request.content_type));
+fn form_parts(request: &SentRequest) -> Vec<FormPart> {
+    let content_type = request.header("content-type").unwrap_or_default();
+    let boundary =
+        content_type.strip_prefix(BOUNDARY_PARAMETER).unwrap_or_else(|| panic!("not a form: {content_type:?}"));
     let delimiter = format!("--{boundary}");
     let body = &request.body[..];
     assert!(body.ends_with(format!("{delimiter}--\r\n").as_bytes()), "the form is closed");
@@ -77,8 +76,8 @@ fn part<'a>(parts: &'a [FormPart], name: &str) -> &'a [u8] {
     &parts.iter().find(|part| part.0 == name).unwrap_or_else(|| panic!("no part {name}")).3
 }
 
-fn json_body(request: &Captured) -> Value {
-    serde_json::from_slice(&request.body).expect("a JSON body")
+fn json_body(request: &SentRequest) -> Value {
+    request.json()
 }
 
 #[test]
@@ -88,11 +87,11 @@ fn audio_transcription_uploads_wav_files_and_reads_the_transcript() {
         let name = format!("audio_{streaming}");
         let run = run_kind(
             &name,
-            &proxy.base_url,
+            &proxy.url,
             &format!(r#"kind: "audio_transcription", streaming: {streaming}, extra: #{{ language: "en" }}"#),
             "audio: #{ length: 2.0, sample_rates: [16], depths: [16], channels: 1 }",
         );
-        let sent = proxy.requests("POST", "/v1/audio/transcriptions");
+        let sent = proxy.posts_to("/v1/audio/transcriptions");
         assert_eq!(sent.len(), REQUESTS);
         let parts = form_parts(&sent[0]);
         let names: Vec<&str> = parts.iter().map(|part| part.0.as_str()).collect();
@@ -124,13 +123,13 @@ fn image_generation_counts_the_images_made() {
         let name = format!("image_generation_{streaming}");
         let run = run_kind(
             &name,
-            &proxy.base_url,
+            &proxy.url,
             &format!(r#"kind: "image_generation", streaming: {streaming}, extra: #{{ n: 2, size: "256x256" }}"#),
             "",
         );
-        let sent = proxy.requests("POST", "/v1/images/generations");
+        let sent = proxy.posts_to("/v1/images/generations");
         assert_eq!(sent.len(), REQUESTS);
-        assert_eq!(sent[0].content_type, "application/json");
+        assert_eq!(sent[0].header("content-type"), Some("application/json"));
         let body = json_body(&sent[0]);
         assert!(body["prompt"].as_str().is_some_and(|prompt| !prompt.is_empty()), "{body}");
         assert_eq!((&body["model"], &body["n"], &body["size"]), (&"media-model".into(), &2.into(), &"256x256".into()));
@@ -160,11 +159,11 @@ fn image_edit_uploads_each_entry_s_image_with_the_prompt() {
         let name = format!("image_edit_{streaming}");
         let run = run_kind(
             &name,
-            &proxy.base_url,
+            &proxy.url,
             &format!(r#"kind: "image_edit", streaming: {streaming}"#),
             r#"images: #{ count: 1, width: 16, height: 8, format: "png" }"#,
         );
-        let sent = proxy.requests("POST", "/v1/images/edits");
+        let sent = proxy.posts_to("/v1/images/edits");
         assert_eq!(sent.len(), REQUESTS);
         let parts = form_parts(&sent[0]);
         let (name_0, file_name, media_type, image) = &parts[0];
@@ -188,11 +187,11 @@ fn image_retrieval_sends_the_images_as_inputs_and_counts_them() {
     let proxy = proxy();
     let run = run_kind(
         "image_retrieval",
-        &proxy.base_url,
+        &proxy.url,
         r#"kind: "image_retrieval""#,
         r#"images: #{ count: 2, width: 8, height: 8, format: "jpeg" }"#,
     );
-    let sent = proxy.requests("POST", "/v1/infer");
+    let sent = proxy.posts_to("/v1/infer");
     assert_eq!(sent.len(), REQUESTS);
     let body = json_body(&sent[0]);
     let inputs = body["input"].as_array().expect("input list");
@@ -209,18 +208,19 @@ fn video_generation_polls_each_job_fetches_its_video_and_reports_the_server_s_fi
     let proxy = proxy();
     let run = run_kind(
         "video_proxy",
-        &proxy.base_url,
+        &proxy.url,
         r#"kind: "video_generation", extra: #{ size: "320x180", num_inference_steps: 4 }"#,
         "",
     );
-    let submitted = proxy.requests("POST", "/v1/videos");
+    let submitted = proxy.posts_to("/v1/videos");
     assert_eq!(submitted.len(), REQUESTS);
     let body = json_body(&submitted[0]);
     assert_eq!(
         (&body["model"], &body["size"], &body["num_inference_steps"]),
         (&"media-model".into(), &"320x180".into(), &4.into())
     );
-    let follow_ups = proxy.requests_under("/v1/videos/");
+    let follow_ups: Vec<SentRequest> =
+        proxy.requests().into_iter().filter(|request| request.path.starts_with("/v1/videos/")).collect();
     let fetched = follow_ups.iter().filter(|request| request.path.ends_with("/content")).count();
     assert_eq!(fetched, REQUESTS, "each finished video is fetched once");
     assert!(follow_ups.iter().all(|request| request.method == "GET"));
@@ -250,4 +250,35 @@ fn a_video_generation_run_on_the_built_in_mock_carries_both_video_metrics_in_its
     assert_eq!(stat(&summary, "video_peak_memory", "avg"), 2068.0);
     assert_eq!(summary["video_peak_memory"]["unit"], "MB");
     assert_eq!(stat(&summary, "request_count", "avg"), 4.0);
+}
+
+#[test]
+fn aiperf_profile_audio_transcription_with_the_audio_flags_runs_against_the_mock() {
+    let proxy = proxy();
+    let dir = tempfile::tempdir().expect("dir");
+    let command_line = format!(
+        "--model whisper-test --url {} --endpoint-type audio-transcription --concurrency 2 --request-count 4 --audio-length-mean 1.2 --audio-sample-rates 8 --audio-depths 8 --audio-num-channels 2",
+        proxy.url
+    );
+    let output = common::aiperf_command(dir.path())
+        .arg("profile")
+        .args(command_line.split_whitespace())
+        .output()
+        .expect("aiperf profile");
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    let run = std::fs::read_dir(dir.path().join("artifacts")).unwrap().next().unwrap().unwrap().path();
+    let summary = read_json(&run.join("profile_export_aiperf.json"));
+    assert_eq!(stat(&summary, "request_count", "avg"), 4.0);
+    // 1.2 s: three words of the mock's transcript.
+    assert_eq!(stat(&summary, "output_sequence_length", "avg"), 3.0);
+    let sent = proxy.posts_to("/v1/audio/transcriptions");
+    assert_eq!(sent.len(), 4);
+    let parts = form_parts(&sent[0]);
+    let wav = part(&parts, "file");
+    // 1.2 s of 8-bit stereo at 8 kHz after the 44-byte header.
+    assert_eq!(wav.len(), 44 + 9_600 * 2);
+    assert_eq!(u16::from_le_bytes([wav[22], wav[23]]), 2, "channels");
+    assert_eq!(u32::from_le_bytes([wav[24], wav[25], wav[26], wav[27]]), 8_000, "sample rate");
+    assert_eq!(u16::from_le_bytes([wav[34], wav[35]]), 8, "bits per sample");
+    assert_eq!(part(&parts, "model"), b"whisper-test");
 }

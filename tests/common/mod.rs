@@ -3,7 +3,6 @@
 
 #![allow(dead_code)]
 
-pub mod capture_proxy;
 pub mod fault_server;
 pub mod llama_server;
 pub mod tee_proxy;
