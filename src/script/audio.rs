@@ -28,7 +28,8 @@ pub fn audio_settings(map: Map) -> ScriptResult<AudioSettings> {
         },
         _ => return script_error("synthetic audio: `length` (seconds) is required"),
     };
-    if !(length.mean > 0.0 && length.mean <= MAX_SECONDS) || !(length.stddev >= 0.0) {
+    let in_range = length.mean > 0.0 && length.mean <= MAX_SECONDS && length.stddev >= 0.0;
+    if !in_range {
         return script_error(format!(
             "synthetic audio: `length` must be above 0 and at most {MAX_SECONDS} seconds with a stddev of 0 or more"
         ));
