@@ -101,7 +101,9 @@ pub fn validate(plan: &Plan) -> Result<()> {
     if let Dataset::Synthetic(SyntheticDataset { images: Some(_), .. }) = &plan.dataset
         && !plan.endpoint.kind.takes_images()
     {
-        bail!("synthetic `images` need a chat endpoint (kind: \"chat\" or \"chat_embeddings\"), or an image_edit or image_retrieval one");
+        bail!(
+            "synthetic `images` need a chat endpoint (kind: \"chat\" or \"chat_embeddings\"), or an image_edit or image_retrieval one"
+        );
     }
     Ok(())
 }
