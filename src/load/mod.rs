@@ -7,6 +7,7 @@ mod conversation_queue;
 mod histogram;
 mod history;
 mod open_loop;
+mod pacer;
 mod ramp;
 mod rate;
 mod replay;
