@@ -13,6 +13,7 @@ use tokio::task::JoinSet;
 
 use super::conversation_queue::{self, ConversationQueue, QueuedTurn};
 use super::pacer::{self, Due};
+use super::self_check::thread_cpu_ns;
 use super::session_claims::SessionClaims;
 use super::{Limits, LoadContext, Outgoing, PhaseDeadlines, PhaseRun, SendWindow, request_ids, send};
 
@@ -86,6 +87,7 @@ impl Dispatcher {
         // Arrivals at or past the phase's end of sending are never waited for.
         let offsets_ns = offsets_ns.take_while(|offset_ns| stop_ns.is_none_or(|stop| origin_ns + offset_ns < stop));
         let stop = || abandoned.load(Ordering::Relaxed) || ctx.cancel.is_cancelled();
+        let cpu_before_ns = thread_cpu_ns();
         pacer::pace(&ctx.clock, origin_ns, offsets_ns, stop, |Due { scheduled_ns, fired_ns }| {
             let requests_done = match &conversations {
                 Some(queue) => queue.finished(),
@@ -114,6 +116,7 @@ impl Dispatcher {
             while tasks.try_join_next().is_some() {}
             ControlFlow::Continue(())
         });
+        window.pacer_cpu_ns = Some(thread_cpu_ns().saturating_sub(cpu_before_ns));
         (window, tasks)
     }
 
