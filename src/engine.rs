@@ -111,12 +111,17 @@ pub fn validate(plan: &Plan) -> Result<()> {
 /// Run `plan` and write its artifacts; the result is returned even when the run was cancelled.
 pub async fn execute(plan: &Plan, options: &RunOptions) -> Result<RunResult> {
     validate(plan)?;
-    crate::preflight::check(&plan.endpoint, &plan.preflight, &options.cancel).await?;
+    // The dataset is built (and a bad dataset file reported) before anything is sent, while
+    // the endpoint is checked; the first of them to fail stops the run.
+    let build = async {
+        let tokenizer = load_tokenizer(&plan.tokenizer).await?;
+        let prepared = prepare_requests(plan, &plan.endpoint, tokenizer.clone()).await?;
+        Ok((tokenizer, prepared))
+    };
+    let preflight = crate::preflight::check(&plan.endpoint, &plan.preflight, &options.cancel);
+    let ((), (tokenizer, prepared)) = tokio::try_join!(preflight, build)?;
     let start_time = chrono::Utc::now();
     let artifact_dir = create_artifact_dir(plan, options)?;
-    let tokenizer = load_tokenizer(&plan.tokenizer).await?;
-    // The dataset is built (and a bad dataset file reported) before anything starts.
-    let prepared = prepare_requests(plan, &plan.endpoint, tokenizer.clone()).await?;
     write_inputs(&prepared.requests, &artifact_dir)?;
     let mock = start_builtin_server(plan, options).await?;
     let mut endpoint = plan.endpoint.clone();

@@ -7,6 +7,7 @@ mod conversation_queue;
 mod histogram;
 mod history;
 mod open_loop;
+pub mod pacer;
 mod ramp;
 mod rate;
 mod replay;
@@ -34,6 +35,7 @@ use crate::result::PhaseSummary;
 use crate::rng::SeededRng;
 
 pub use histogram::DurationHistogram;
+pub use self_check::process_cpu_ns;
 pub use session_claims::SessionCounts;
 pub use wait_tally::WaitTally;
 
@@ -135,6 +137,8 @@ pub(crate) struct SendWindow {
     last_scheduled_ns: u64,
     first_fired_ns: u64,
     last_fired_ns: u64,
+    /// CPU time of the pacer thread that fired them (open-loop modes that have one).
+    pacer_cpu_ns: Option<u64>,
 }
 
 impl SendWindow {
