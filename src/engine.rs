@@ -14,6 +14,7 @@ use crate::clock::RunClock;
 use crate::collectors::{self, RunCollectors};
 use crate::dataset::{self, tokenizer::Tokenizer};
 use crate::load::{self, LoadContext, PhaseCounters, PhaseRun};
+use crate::metrics::network_adjusted::NetworkRtt;
 use crate::metrics::{MetricsContext, RecordProcessor};
 use crate::plan::{Dataset, EndpointKind, ExportLevel, Phase, Plan, SyntheticDataset, TokenizerSpec};
 use crate::result::RunResult;
@@ -59,6 +60,9 @@ pub fn validate(plan: &Plan) -> Result<()> {
         if phase.duration_s.is_some_and(|d| d.is_nan() || d <= 0.0) {
             bail!("phase `{}`: `duration` must be positive", phase.name);
         }
+    }
+    if let Some(problem) = plan.network_latency.problem() {
+        bail!("{problem}");
     }
     crate::metrics::goodput::Slos::from_plan(&plan.slos).map_err(anyhow::Error::msg)?;
     if plan.slos.is_empty()
@@ -135,7 +139,8 @@ pub async fn execute(plan: &Plan, options: &RunOptions) -> Result<RunResult> {
     });
     let (phases, gathered) =
         run_phases(plan, options, &endpoint.url, context, entry_limit, &metrics.profiling_start_ns).await?;
-    let crate::metrics::ProcessedMetrics { metrics, error_summary, timeslices } = metrics.join().await?;
+    let crate::metrics::ProcessedMetrics { metrics, error_summary, timeslices } =
+        metrics.join(gathered.network_rtt.clone()).await?;
     if let Some(server) = mock {
         server.shutdown().await;
     }
@@ -210,6 +215,8 @@ fn connect(plan: &Plan, endpoint: &crate::plan::Endpoint, clock: RunClock) -> Re
 /// The metrics thread: every record is measured and written as it arrives.
 struct MetricsThread {
     thread: std::thread::JoinHandle<Result<crate::metrics::ProcessedMetrics>>,
+    /// The round trip the run subtracts, known once the phases are over.
+    network_rtt: std::sync::mpsc::Sender<Option<NetworkRtt>>,
     /// Set when the first phase whose records feed the metrics starts: timeslices count from it.
     profiling_start_ns: Arc<std::sync::OnceLock<u64>>,
 }
@@ -238,6 +245,7 @@ impl MetricsThread {
         let http_trace = plan.export.http_trace;
         let slos = crate::metrics::goodput::Slos::from_plan(&plan.slos).map_err(anyhow::Error::msg)?;
         let profiling_start_ns = Arc::new(std::sync::OnceLock::new());
+        let (network_rtt, network_rtt_received) = std::sync::mpsc::channel();
         let slicing = plan.export.slice_duration_ns.map(|slice_ns| crate::metrics::timeslices::Timeslicing {
             slice_ns,
             profiling_start_ns: profiling_start_ns.clone(),
@@ -256,18 +264,23 @@ impl MetricsThread {
                         first_error.get_or_insert(e);
                     }
                 }
-                let finished = processor.finish()?;
+                // Sent once the phases are over; a run that failed before sends nothing.
+                let network_rtt: Option<NetworkRtt> = network_rtt_received.recv().ok().flatten();
+                let finished = processor.finish_adjusted(network_rtt.as_ref())?;
                 match first_error {
                     Some(e) => Err(e),
                     None => Ok(finished),
                 }
             })
             .context("cannot start the metrics thread")?;
-        Ok(Self { thread, profiling_start_ns })
+        Ok(Self { thread, network_rtt, profiling_start_ns })
     }
 
-    /// The metrics, once every record sender is gone.
-    async fn join(self) -> Result<crate::metrics::ProcessedMetrics> {
+    /// The metrics, once every record sender is gone, with the latencies less `network_rtt`
+    /// as network_adjusted_* metrics when there is one.
+    async fn join(self, network_rtt: Option<NetworkRtt>) -> Result<crate::metrics::ProcessedMetrics> {
+        // The thread may have stopped on an error already; its join says why.
+        let _ = self.network_rtt.send(network_rtt);
         let thread = self.thread;
         tokio::task::spawn_blocking(move || thread.join())
             .await
