@@ -13,6 +13,7 @@ use crate::client::HttpClient;
 use crate::clock::RunClock;
 use crate::collectors::{self, RunCollectors};
 use crate::dataset::{self, tokenizer::Tokenizer};
+use crate::live::{LiveMetrics, LiveServer};
 use crate::load::{self, LoadContext, PhaseCounters, PhaseRun};
 use crate::metrics::network_adjusted::NetworkRtt;
 use crate::metrics::{MetricsContext, RecordProcessor};
@@ -36,6 +37,9 @@ pub struct RunOptions {
     pub cancel: CancelSignal,
     /// Started for a plan whose url is "mock"; such a plan fails to start without one.
     pub builtin_server: Option<Arc<dyn BuiltInServer>>,
+    /// Serve each run's live metrics on this address (`--metrics-listen`), over the plan's
+    /// own `metrics_listen`.
+    pub metrics_listen: Option<std::net::SocketAddr>,
 }
 
 /// Check a plan for mistakes a user can make, before anything starts.
@@ -118,6 +122,7 @@ pub async fn execute(plan: &Plan, options: &RunOptions) -> Result<RunResult> {
     // The dataset is built (and a bad dataset file reported) before anything starts.
     let prepared = prepare_requests(plan, &plan.endpoint, tokenizer.clone()).await?;
     write_inputs(&prepared.requests, &artifact_dir)?;
+    let live = start_live_metrics(plan, options).await?;
     let mock = start_builtin_server(plan, options).await?;
     let mut endpoint = plan.endpoint.clone();
     if let Some(server) = &mock {
@@ -126,8 +131,16 @@ pub async fn execute(plan: &Plan, options: &RunOptions) -> Result<RunResult> {
     let clock = RunClock::start();
     let client = connect(plan, &endpoint, clock)?;
     let (sink, records) = std::sync::mpsc::channel();
-    let metrics =
-        MetricsThread::start(plan, &endpoint, &artifact_dir, tokenizer.clone(), prepared.images, clock, records)?;
+    let live_metrics = live.as_ref().map(|(metrics, _)| metrics.clone());
+    let metrics_context = MetricsContext {
+        streaming: endpoint.streaming,
+        tokenizer: tokenizer.clone(),
+        clock,
+        produces_tokens: endpoint.kind.produces_tokens(),
+        use_server_token_count: plan.use_server_token_count,
+        images_per_entry: prepared.images,
+    };
+    let metrics = MetricsThread::start(plan, metrics_context, &artifact_dir, records, live_metrics.clone())?;
     let entry_limit = plan.dataset.stops_at_end().then_some(prepared.requests.len() as u64);
     let context = Arc::new(LoadContext {
         client,
@@ -137,10 +150,21 @@ pub async fn execute(plan: &Plan, options: &RunOptions) -> Result<RunResult> {
         cancel: options.cancel.clone(),
         id_seed: clock.epoch_ns(0),
     });
-    let (phases, gathered) =
-        run_phases(plan, options, &endpoint.url, context, entry_limit, &metrics.profiling_start_ns).await?;
+    let (phases, gathered) = run_phases(
+        plan,
+        options,
+        &endpoint.url,
+        context,
+        entry_limit,
+        &metrics.profiling_start_ns,
+        live_metrics.as_deref(),
+    )
+    .await?;
     let crate::metrics::ProcessedMetrics { metrics, error_summary, timeslices } =
         metrics.join(gathered.network_rtt.clone()).await?;
+    if let Some((_, server)) = live {
+        server.stop();
+    }
     if let Some(server) = mock {
         server.shutdown().await;
     }
@@ -187,6 +211,17 @@ fn write_inputs(requests: &[load::PreparedRequest], artifact_dir: &std::path::Pa
     )
 }
 
+/// The live metrics and their server, when the command line or the plan names an address.
+async fn start_live_metrics(plan: &Plan, options: &RunOptions) -> Result<Option<(Arc<LiveMetrics>, LiveServer)>> {
+    let Some(address) = options.metrics_listen.or(plan.metrics_listen) else {
+        return Ok(None);
+    };
+    let metrics = Arc::new(LiveMetrics::new(&plan.name, plan.phases.iter().map(|phase| phase.name.clone())));
+    let server = LiveServer::start(address, metrics.clone()).await?;
+    eprintln!("live metrics: http://{}/metrics", server.address());
+    Ok(Some((metrics, server)))
+}
+
 /// The built-in server when the url is `"mock"`, started by the caller's starter.
 async fn start_builtin_server(
     plan: &Plan,
@@ -224,21 +259,11 @@ struct MetricsThread {
 impl MetricsThread {
     fn start(
         plan: &Plan,
-        endpoint: &crate::plan::Endpoint,
+        metrics_context: MetricsContext,
         artifact_dir: &std::path::Path,
-        tokenizer: Arc<Tokenizer>,
-        images_per_entry: Vec<u32>,
-        clock: RunClock,
         records: std::sync::mpsc::Receiver<crate::record::RequestRecord>,
+        live: Option<Arc<LiveMetrics>>,
     ) -> Result<Self> {
-        let metrics_context = MetricsContext {
-            streaming: endpoint.streaming,
-            tokenizer,
-            clock,
-            produces_tokens: endpoint.kind.produces_tokens(),
-            use_server_token_count: plan.use_server_token_count,
-            images_per_entry,
-        };
         let names = export::ArtifactNames::new(plan.export.prefix.as_deref());
         let records_path = plan.export.level.writes_records().then(|| artifact_dir.join(names.records()));
         let raw_path = (plan.export.level == ExportLevel::Raw).then(|| artifact_dir.join(names.raw()));
@@ -257,7 +282,8 @@ impl MetricsThread {
                     .with_http_trace(http_trace)
                     .with_slos(slos)
                     .with_timeslices(slicing)
-                    .with_raw_file(raw_path.as_deref())?;
+                    .with_raw_file(raw_path.as_deref())?
+                    .with_live(live);
                 let mut first_error = None;
                 for record in records {
                     if let Err(e) = processor.process(record) {
@@ -300,6 +326,7 @@ async fn run_phases(
     context: Arc<LoadContext>,
     entry_limit: Option<u64>,
     profiling_start_ns: &std::sync::OnceLock<u64>,
+    live: Option<&LiveMetrics>,
 ) -> Result<(Vec<crate::result::PhaseSummary>, collectors::Gathered)> {
     let clock = context.clock;
     let mut collectors = Some(RunCollectors::start(plan, url, clock).await?);
@@ -317,6 +344,9 @@ async fn run_phases(
             profiling_start_ns.get_or_init(|| clock.now_ns());
         }
         let counters = Arc::new(PhaseCounters::default());
+        if let Some(live) = live {
+            live.phase_started(index, counters.clone());
+        }
         let phase = capped(phase, entry_limit);
         let progress = PhaseProgress::start(&phase, counters.clone(), options.progress);
         let run = Arc::new(PhaseRun { phase: phase.clone(), index, name: Arc::from(phase.name.as_str()), counters });

@@ -3,6 +3,7 @@
 //! what was in flight, and at the end turns them into stats and the error summary.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use anyhow::Result;
 
@@ -11,6 +12,7 @@ use super::accumulator::MetricAccumulator;
 use super::errors::ErrorTally;
 use super::goodput::Slos;
 use super::in_flight::{InFlightCurves, RecordTokens};
+use super::live_feed::ended_request;
 use super::network_adjusted::NetworkRtt;
 use super::record_metrics::{error_metrics, request_latency_ns, success_metrics};
 use super::record_values::{MetricValue, RecordMetrics};
@@ -19,6 +21,7 @@ use super::time_weighted::time_weighted_metrics;
 use super::timeslices::{TimesliceAccumulator, Timeslicing};
 use crate::export::jsonl::{RecordIds, RecordsJsonlWriter};
 use crate::export::raw_jsonl::RawJsonlWriter;
+use crate::live::LiveMetrics;
 use crate::plan::PhaseKind;
 use crate::record::RequestRecord;
 use crate::result::{ErrorCount, MetricResult, Timeslice};
@@ -47,6 +50,8 @@ pub struct RecordProcessor {
     /// The run's SLOs (goodput).
     slos: Option<Slos>,
     ids: RecordIds,
+    /// The run's live metrics (`metrics_listen`), fed as each record is measured.
+    live: Option<Arc<LiveMetrics>>,
 }
 
 impl RecordProcessor {
@@ -64,6 +69,7 @@ impl RecordProcessor {
             errors: ErrorTally::default(),
             slos: None,
             ids,
+            live: None,
         })
     }
 
@@ -83,6 +89,12 @@ impl RecordProcessor {
     /// Also write each record's HTTP trace into its jsonl line (`export_http_trace`).
     pub fn with_http_trace(mut self, on: bool) -> Self {
         self.records_file = self.records_file.map(|file| file.with_http_trace(on));
+        self
+    }
+
+    /// Also feed each record to the run's live metrics (None: none are served).
+    pub fn with_live(mut self, live: Option<Arc<LiveMetrics>>) -> Self {
+        self.live = live;
         self
     }
 
@@ -125,6 +137,9 @@ impl RecordProcessor {
             self.in_flight.add(&record, None, self.ctx.streaming);
             RecordMetrics::default()
         };
+        if let Some(live) = &self.live {
+            live.ended(&ended_request(&record, &metrics));
+        }
         self.ids.see(&record);
         if let Some(file) = &mut self.records_file {
             file.write_record(&record, &metrics, &self.ctx.clock, &self.ids, good_mark)?;
