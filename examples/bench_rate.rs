@@ -59,6 +59,7 @@ async fn main() -> anyhow::Result<()> {
         progress: false,
         cancel: CancelSignal::new(),
         builtin_server: Some(Arc::new(MockStarter)),
+        metrics_listen: None,
     };
     println!(
         "{:>8} {:>10} {:>10} {:>9} {:>9} {:>10} {:>10} {:>9} {:>6} {:>7} {:>6}",

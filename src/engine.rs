@@ -15,7 +15,9 @@ use crate::collectors::{self, RunCollectors};
 use crate::dataset::{self, tokenizer::Tokenizer};
 use crate::export::jsonl::RecordsJsonlWriter;
 use crate::export::raw_jsonl::RawJsonlWriter;
+use crate::live::{LiveFeed, LiveMetrics, LiveServer};
 use crate::load::{self, LoadContext, PhaseCounters, PhaseRun};
+use crate::metrics::network_adjusted::NetworkRtt;
 use crate::metrics::{MetricsContext, RecordProcessor};
 use crate::plan::{Dataset, ExportLevel, Phase, Plan, SyntheticDataset, TokenizerSpec};
 use crate::result::RunResult;
@@ -37,6 +39,9 @@ pub struct RunOptions {
     pub cancel: CancelSignal,
     /// Started for a plan whose url is "mock"; such a plan fails to start without one.
     pub builtin_server: Option<Arc<dyn BuiltInServer>>,
+    /// Serve each run's live metrics on this address (`--metrics-listen`), over the plan's
+    /// own `metrics_listen`.
+    pub metrics_listen: Option<std::net::SocketAddr>,
 }
 
 /// Check a plan for mistakes a user can make, before anything starts.
@@ -61,6 +66,9 @@ pub fn validate(plan: &Plan) -> Result<()> {
         if phase.duration_s.is_some_and(|d| d.is_nan() || d <= 0.0) {
             bail!("phase `{}`: `duration` must be positive", phase.name);
         }
+    }
+    if let Some(problem) = plan.network_latency.problem() {
+        bail!("{problem}");
     }
     crate::metrics::goodput::Slos::from_plan(&plan.slos).map_err(anyhow::Error::msg)?;
     if plan.slos.is_empty()
@@ -123,6 +131,7 @@ pub async fn execute(plan: &Plan, options: &RunOptions) -> Result<RunResult> {
     let start_time = chrono::Utc::now();
     let artifact_dir = create_artifact_dir(plan, options)?;
     write_inputs(&prepared.requests, &artifact_dir)?;
+    let live = start_live_metrics(plan, options).await?;
     let mock = start_builtin_server(plan, options).await?;
     let mut endpoint = plan.endpoint.clone();
     if let Some(server) = &mock {
@@ -131,8 +140,16 @@ pub async fn execute(plan: &Plan, options: &RunOptions) -> Result<RunResult> {
     let clock = RunClock::start();
     let client = connect(plan, &endpoint, clock)?;
     let (sink, records) = std::sync::mpsc::channel();
-    let metrics =
-        MetricsThread::start(plan, &endpoint, &artifact_dir, tokenizer.clone(), prepared.images, clock, records)?;
+    let live_metrics = live.as_ref().map(|(metrics, _)| metrics.clone());
+    let metrics_context = MetricsContext {
+        streaming: endpoint.streaming,
+        tokenizer: tokenizer.clone(),
+        clock,
+        produces_tokens: endpoint.kind.produces_tokens(),
+        use_server_token_count: plan.use_server_token_count,
+        images_per_entry: prepared.images,
+    };
+    let metrics = MetricsThread::start(plan, metrics_context, &artifact_dir, records, live_metrics.clone())?;
     let entry_limit = plan.dataset.stops_at_end().then_some(prepared.requests.len() as u64);
     let context = Arc::new(LoadContext {
         client,
@@ -142,9 +159,21 @@ pub async fn execute(plan: &Plan, options: &RunOptions) -> Result<RunResult> {
         cancel: options.cancel.clone(),
         id_seed: clock.epoch_ns(0),
     });
-    let (phases, gathered) =
-        run_phases(plan, options, &endpoint.url, context, entry_limit, &metrics.profiling_start_ns).await?;
-    let crate::metrics::ProcessedMetrics { metrics, error_summary, timeslices } = metrics.join().await?;
+    let (phases, gathered) = run_phases(
+        plan,
+        options,
+        &endpoint.url,
+        context,
+        entry_limit,
+        &metrics.profiling_start_ns,
+        live_metrics.as_deref(),
+    )
+    .await?;
+    let crate::metrics::ProcessedMetrics { metrics, error_summary, timeslices } =
+        metrics.join(gathered.network_rtt.clone()).await?;
+    if let Some((_, server)) = live {
+        server.stop();
+    }
     if let Some(server) = mock {
         server.shutdown().await;
     }
@@ -191,6 +220,17 @@ fn write_inputs(requests: &[load::PreparedRequest], artifact_dir: &std::path::Pa
     )
 }
 
+/// The live metrics and their server, when the command line or the plan names an address.
+async fn start_live_metrics(plan: &Plan, options: &RunOptions) -> Result<Option<(Arc<LiveMetrics>, LiveServer)>> {
+    let Some(address) = options.metrics_listen.or(plan.metrics_listen) else {
+        return Ok(None);
+    };
+    let metrics = Arc::new(LiveMetrics::new(&plan.name, plan.phases.iter().map(|phase| phase.name.clone())));
+    let server = LiveServer::start(address, metrics.clone()).await?;
+    eprintln!("live metrics: http://{}/metrics", server.address());
+    Ok(Some((metrics, server)))
+}
+
 /// The built-in server when the url is `"mock"`, started by the caller's starter.
 async fn start_builtin_server(
     plan: &Plan,
@@ -219,6 +259,8 @@ fn connect(plan: &Plan, endpoint: &crate::plan::Endpoint, clock: RunClock) -> Re
 /// The metrics thread: every record is measured and written as it arrives.
 struct MetricsThread {
     thread: std::thread::JoinHandle<Result<crate::metrics::ProcessedMetrics>>,
+    /// The round trip the run subtracts, known once the phases are over.
+    network_rtt: std::sync::mpsc::Sender<Option<NetworkRtt>>,
     /// Set when the first phase whose records feed the metrics starts: timeslices count from it.
     profiling_start_ns: Arc<std::sync::OnceLock<u64>>,
 }
@@ -226,27 +268,18 @@ struct MetricsThread {
 impl MetricsThread {
     fn start(
         plan: &Plan,
-        endpoint: &crate::plan::Endpoint,
+        metrics_context: MetricsContext,
         artifact_dir: &std::path::Path,
-        tokenizer: Arc<Tokenizer>,
-        images_per_entry: Vec<u32>,
-        clock: RunClock,
         records: std::sync::mpsc::Receiver<crate::record::RequestRecord>,
+        live: Option<Arc<LiveMetrics>>,
     ) -> Result<Self> {
-        let metrics_context = MetricsContext {
-            streaming: endpoint.streaming,
-            tokenizer,
-            clock,
-            produces_tokens: endpoint.kind.produces_tokens(),
-            use_server_token_count: plan.use_server_token_count,
-            images_per_entry,
-        };
         let names = export::ArtifactNames::new(plan.export.prefix.as_deref());
         let records_path = plan.export.level.writes_records().then(|| artifact_dir.join(names.records()));
         let raw_path = (plan.export.level == ExportLevel::Raw).then(|| artifact_dir.join(names.raw()));
         let http_trace = plan.export.http_trace;
         let slos = crate::metrics::goodput::Slos::from_plan(&plan.slos).map_err(anyhow::Error::msg)?;
         let profiling_start_ns = Arc::new(std::sync::OnceLock::new());
+        let (network_rtt, network_rtt_received) = std::sync::mpsc::channel();
         let slicing = plan.export.slice_duration_ns.map(|slice_ns| crate::metrics::timeslices::Timeslicing {
             slice_ns,
             profiling_start_ns: profiling_start_ns.clone(),
@@ -263,24 +296,32 @@ impl MetricsThread {
                 if let Some(path) = raw_path {
                     processor = processor.with_sink(Box::new(RawJsonlWriter::create(&path, clock)?));
                 }
+                if let Some(live) = live {
+                    processor = processor.with_sink(Box::new(LiveFeed(live)));
+                }
                 let mut first_error = None;
                 for record in records {
                     if let Err(e) = processor.process(record) {
                         first_error.get_or_insert(e);
                     }
                 }
-                let finished = processor.finish()?;
+                // Sent once the phases are over; a run that failed before sends nothing.
+                let network_rtt: Option<NetworkRtt> = network_rtt_received.recv().ok().flatten();
+                let finished = processor.finish_adjusted(network_rtt.as_ref())?;
                 match first_error {
                     Some(e) => Err(e),
                     None => Ok(finished),
                 }
             })
             .context("cannot start the metrics thread")?;
-        Ok(Self { thread, profiling_start_ns })
+        Ok(Self { thread, network_rtt, profiling_start_ns })
     }
 
-    /// The metrics, once every record sender is gone.
-    async fn join(self) -> Result<crate::metrics::ProcessedMetrics> {
+    /// The metrics, once every record sender is gone, with the latencies less `network_rtt`
+    /// as network_adjusted_* metrics when there is one.
+    async fn join(self, network_rtt: Option<NetworkRtt>) -> Result<crate::metrics::ProcessedMetrics> {
+        // The thread may have stopped on an error already; its join says why.
+        let _ = self.network_rtt.send(network_rtt);
         let thread = self.thread;
         tokio::task::spawn_blocking(move || thread.join())
             .await
@@ -300,6 +341,7 @@ async fn run_phases(
     context: Arc<LoadContext>,
     entry_limit: Option<u64>,
     profiling_start_ns: &std::sync::OnceLock<u64>,
+    live: Option<&LiveMetrics>,
 ) -> Result<(Vec<crate::result::PhaseSummary>, collectors::Gathered)> {
     let clock = context.clock;
     let mut collectors = Some(RunCollectors::start(plan, url, clock).await?);
@@ -317,6 +359,9 @@ async fn run_phases(
             profiling_start_ns.get_or_init(|| clock.now_ns());
         }
         let counters = Arc::new(PhaseCounters::default());
+        if let Some(live) = live {
+            live.phase_started(index, counters.clone());
+        }
         let phase = capped(phase, entry_limit);
         let progress = PhaseProgress::start(&phase, counters.clone(), options.progress);
         let run = Arc::new(PhaseRun { phase: phase.clone(), index, name: Arc::from(phase.name.as_str()), counters });

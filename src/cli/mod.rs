@@ -101,6 +101,10 @@ pub struct RunArgs {
     /// Print every plan the scenario builds (as JSON) and send nothing
     #[arg(long)]
     pub dry_run: bool,
+    /// Serve each run's live metrics in Prometheus text format on this address while it runs,
+    /// e.g. 127.0.0.1:9464 (see docs/live-metrics.md)
+    #[arg(long, value_name = "ADDRESS", value_parser = crate::live::listen_address)]
+    pub metrics_listen: Option<std::net::SocketAddr>,
     #[command(flatten)]
     pub script: ScriptArgs,
 }

@@ -9,6 +9,7 @@ pub mod errors;
 pub mod goodput;
 pub mod http_trace;
 pub mod in_flight;
+pub mod network_adjusted;
 pub mod processor;
 pub mod record_metrics;
 pub mod record_sink;

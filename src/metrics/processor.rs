@@ -9,6 +9,7 @@ use super::accumulator::MetricAccumulator;
 use super::errors::ErrorTally;
 use super::goodput::Slos;
 use super::in_flight::{InFlightCurves, RecordTokens};
+use super::network_adjusted::NetworkRtt;
 use super::record_metrics::{error_metrics, request_latency_ns, success_metrics};
 use super::record_sink::RecordSink;
 use super::record_values::{MetricValue, RecordMetrics};
@@ -117,6 +118,11 @@ impl RecordProcessor {
     /// Flush the sinks and compute every metric's stats (registry order), the error summary
     /// and the timeslices.
     pub fn finish(self) -> Result<ProcessedMetrics> {
+        self.finish_adjusted(None)
+    }
+
+    /// `finish`, with the network-adjusted latencies of a run that subtracts a round trip.
+    pub fn finish_adjusted(self, network_rtt: Option<&NetworkRtt>) -> Result<ProcessedMetrics> {
         for sink in self.sinks {
             sink.finish()?;
         }
@@ -131,7 +137,7 @@ impl RecordProcessor {
             .map(|slices| slices.finish(&segments, has_phases, has_tokens, &self.ctx.clock))
             .unwrap_or_default();
         Ok(ProcessedMetrics {
-            metrics: self.run.finish(time_weighted),
+            metrics: self.run.finish(time_weighted, network_rtt),
             error_summary: self.errors.into_summary(),
             timeslices,
         })

@@ -9,8 +9,8 @@ use serde_json::Value;
 use crate::config::ProfileJob;
 use crate::plan::{
     Arrival, AtEnd, AudioSettings, ConnectionStrategy, Dataset, Dist, Endpoint, EndpointKind, ExportLevel, FileFormat,
-    ImageFormat, LoadMode, MaxTokensField, Phase, PhaseKind, Plan, Preflight, RampedQuantity, Sampling, ScheduleTrace,
-    ServerMetricsFormat, TokenizerSpec,
+    ImageFormat, LoadMode, MaxTokensField, NetworkLatency, Phase, PhaseKind, Plan, Preflight, RampedQuantity, Sampling,
+    ScheduleTrace, ServerMetricsFormat, TokenizerSpec,
 };
 
 /// Where the API key of the scenario comes from.
@@ -122,6 +122,16 @@ fn run_map(plan: &Plan, named: bool, repeat: &str, api_key: ApiKey, depth: usize
     keys.push(format!("use_server_token_count: {}", plan.use_server_token_count));
     if !plan.preflight.is_default() {
         keys.push(preflight(&plan.preflight));
+    }
+    match plan.network_latency {
+        NetworkLatency::Off => {}
+        NetworkLatency::Automatic { ping_interval_s } => {
+            keys.push(format!("network_latency: #{{ automatic: true, ping_interval: {} }}", float(ping_interval_s)))
+        }
+        NetworkLatency::Mean { mean_ms } => keys.push(format!("network_latency: #{{ mean: ms({}) }}", float(mean_ms))),
+    }
+    if let Some(address) = plan.metrics_listen {
+        keys.push(format!("metrics_listen: {}", string(&address.to_string())));
     }
     format!("#{{\n{pad}{}{repeat}\n{end}}}", keys.join(&format!(",\n{pad}")))
 }

@@ -16,6 +16,7 @@ mod images;
 mod imports;
 mod keys;
 mod limits;
+mod network_latency;
 mod paths;
 mod phases;
 mod preflight;

@@ -225,6 +225,8 @@ mod tests {
             use_server_token_count: false,
             preflight: Default::default(),
             allow_all_failed: false,
+            network_latency: Default::default(),
+            metrics_listen: None,
             run_info: Default::default(),
         }
     }
