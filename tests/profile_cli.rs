@@ -184,6 +184,37 @@ fn in_phase_ramps_lower_to_held_ramps_that_the_emitted_scenario_builds_too() {
 }
 
 #[test]
+fn lognormal_and_mixed_lengths_reach_the_plans_and_the_emitted_scenario() {
+    let dir = tempfile::tempdir().expect("dir");
+    let template =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/aiperf-configs/scenario_workload_profiles.yaml");
+    let profiled =
+        profile(dir.path(), &format!("--config {} --url mock --dry-run --emit-scenario out.rhai", template.display()));
+    assert_ok(&profiled);
+    let plans = plans_of(&text(&profiled.stdout));
+    let isl = |name: &str| plans.iter().find(|plan| plan["name"] == name).map(|plan| plan["dataset"]["isl"].clone());
+    assert_eq!(
+        isl("scenario_rag_pipeline"),
+        Some(serde_json::json!({"type": "lognormal", "mean": 1024.0, "median": 904.0}))
+    );
+    let mix = isl("scenario_production_mix").expect("production_mix");
+    assert_eq!(
+        (&mix["type"], &mix["peaks"][1]["type"], &mix["peaks"][1]["weight"]),
+        (&"multimodal".into(), &"lognormal".into(), &40.0.into())
+    );
+    let scenario = std::fs::read_to_string(dir.path().join("out.rhai")).expect("out.rhai");
+    assert!(scenario.contains("lognormal(1024.0, 904.0)") && scenario.contains("mixture(["), "{scenario}");
+    let dry = aiperf_command(dir.path()).args(["run", "out.rhai", "--dry-run"]).output().expect("dry run");
+    assert_ok(&dry);
+    assert_eq!(text(&dry.stdout), text(&profiled.stdout), "the scenario's plans differ from the command's");
+}
+
+/// The pretty-printed plans a dry run prints one after another.
+fn plans_of(stdout: &str) -> Vec<serde_json::Value> {
+    serde_json::Deserializer::from_str(stdout).into_iter().map(|plan| plan.expect("a plan")).collect()
+}
+
+#[test]
 fn help_shows_every_aiperf_group_and_flag_with_its_aliases() {
     let dir = tempfile::tempdir().expect("dir");
     let output = profile(dir.path(), "--help");
@@ -220,7 +251,6 @@ const UNSUPPORTED_TEMPLATES: &[(&str, &str)] = &[
     ("audio_multimodal.yaml", "audio (--audio-*): not supported"),
     ("embeddings.yaml", "batch_size (--batch-size): batched inputs are not supported"),
     ("public_dataset.yaml", "public datasets are not downloaded"),
-    ("scenario_workload_profiles.yaml", "`lognormal` distributions are not supported"),
     ("speed_bench_sweep.yaml", "`speed_bench_coding` is not read by this project"),
 ];
 

@@ -49,7 +49,7 @@ pub fn benchmark_of_plan(plan: &Plan) -> Value {
 }
 
 fn distribution(dist: &Dist) -> Value {
-    json!({"mean": dist.mean, "stddev": dist.stddev})
+    json!(dist)
 }
 
 fn dataset(dataset: &Dataset) -> Value {

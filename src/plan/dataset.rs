@@ -2,12 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-/// A normal distribution given by mean and standard deviation.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
-pub struct Dist {
-    pub mean: f64,
-    pub stddev: f64,
-}
+use super::Dist;
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -135,7 +130,7 @@ pub struct SyntheticOptions {
 }
 
 /// One ISL/OSL pair of a length mixture and its relative weight.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct LengthPair {
     pub isl: Dist,
     pub osl: Dist,

@@ -2,6 +2,7 @@
 //! engine executes it; its JSON form is the `input_config` block of the exports.
 
 mod dataset;
+mod dist;
 mod endpoint;
 mod phase;
 mod response_limits;
@@ -11,6 +12,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 pub use dataset::*;
+pub use dist::*;
 pub use endpoint::*;
 pub use phase::*;
 pub use response_limits::*;

@@ -59,10 +59,8 @@ pub fn lower(benchmark: &Value, base_dir: &Path, seed: u64, kind: EndpointKind) 
 
 fn synthetic(dataset: &Value, seed: u64, kind: EndpointKind) -> Result<Dataset, ConfigError> {
     let prompts = dataset.get("prompts").cloned().unwrap_or(Value::Null);
-    let isl =
-        opt_dist(&prompts, "isl", "datasets.main.prompts.isl")?.unwrap_or(Dist { mean: DEFAULT_ISL, stddev: 0.0 });
-    let osl =
-        opt_dist(&prompts, "osl", "datasets.main.prompts.osl")?.unwrap_or(Dist { mean: DEFAULT_OSL, stddev: 0.0 });
+    let isl = opt_dist(&prompts, "isl", "datasets.main.prompts.isl")?.unwrap_or(Dist::fixed(DEFAULT_ISL));
+    let osl = opt_dist(&prompts, "osl", "datasets.main.prompts.osl")?.unwrap_or(Dist::fixed(DEFAULT_OSL));
     let entries = opt_u64(dataset, "entries", "datasets.main.entries")?.unwrap_or(DEFAULT_ENTRIES).max(1);
     let mut spec = SyntheticDataset::new(isl, osl, seed, entries as usize);
     if opt_u64(&prompts, "batch_size", "datasets.main.prompts.batch_size")?.is_some_and(|size| size > 1) {
@@ -119,13 +117,13 @@ fn synthetic(dataset: &Value, seed: u64, kind: EndpointKind) -> Result<Dataset, 
 }
 
 fn image_settings(images: &Value, kind: EndpointKind) -> Result<Option<ImageSettings>, ConfigError> {
-    let width = opt_dist(images, "width", "datasets.main.images.width")?.unwrap_or(Dist { mean: 0.0, stddev: 0.0 });
-    let height = opt_dist(images, "height", "datasets.main.images.height")?.unwrap_or(Dist { mean: 0.0, stddev: 0.0 });
+    let width = opt_dist(images, "width", "datasets.main.images.width")?.unwrap_or(Dist::fixed(0.0));
+    let height = opt_dist(images, "height", "datasets.main.images.height")?.unwrap_or(Dist::fixed(0.0));
     let count = opt_u64(images, "batch_size", "datasets.main.images.batch_size")?.unwrap_or(1);
-    if width.mean <= 0.0 || height.mean <= 0.0 || count == 0 {
+    if width.mean() <= 0.0 || height.mean() <= 0.0 || count == 0 {
         return Ok(None);
     }
-    if width.stddev != 0.0 || height.stddev != 0.0 {
+    if !width.is_fixed() || !height.is_fixed() {
         return Err(ConfigError::new(
             "datasets.main.images (--image-width-stddev, --image-height-stddev): only fixed sizes (stddev 0) are supported",
         ));
@@ -150,8 +148,8 @@ fn image_settings(images: &Value, kind: EndpointKind) -> Result<Option<ImageSett
     };
     Ok(Some(ImageSettings {
         count: count as u32,
-        width: width.mean.round() as u32,
-        height: height.mean.round() as u32,
+        width: width.mean().round() as u32,
+        height: height.mean().round() as u32,
         format,
         quality: None,
     }))
