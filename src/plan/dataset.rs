@@ -37,7 +37,9 @@ pub struct FileDataset {
     pub random_seed: u64,
     /// Tokens per mooncake hash-id block.
     pub block_size: usize,
-    /// Random pool only: how many requests to draw (default: the largest pool's entries).
+    /// How many entries to use (AIPerf's `entries`): a random pool draws that many requests
+    /// (default: the largest pool's entries); other files keep the first that many after
+    /// sampling (a multi-turn file: sessions).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub draws: Option<usize>,
     /// The file's JSONL lines written inline (AIPerf's `records:`); `path` then only names
