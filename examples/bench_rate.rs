@@ -25,12 +25,7 @@ fn plan(rate_rps: f64, seconds: f64) -> Plan {
             mock: Some(MockConfig { ttft_ms: 0.0, itl_ms: 0.0, max_running: 100_000, ..MockConfig::default() }),
             ..Endpoint::new(MOCK_URL, "mock-model", EndpointKind::Chat, false)
         },
-        Dataset::Synthetic(SyntheticDataset::new(
-            Dist { mean: 32.0, stddev: 0.0 },
-            Dist { mean: 8.0, stddev: 0.0 },
-            1,
-            64,
-        )),
+        Dataset::Synthetic(SyntheticDataset::new(Dist::fixed(32.0), Dist::fixed(8.0), 1, 64)),
         vec![Phase {
             name: "rate".to_string(),
             kind: PhaseKind::Profiling,

@@ -78,14 +78,11 @@ pub fn validate(plan: &Plan) -> Result<()> {
     }
     match &plan.dataset {
         Dataset::Synthetic(spec) => {
-            if spec.isl.mean.is_nan()
-                || spec.isl.mean < 1.0
-                || spec.osl.mean.is_nan()
-                || spec.osl.mean < 1.0
-                || spec.isl.stddev < 0.0
-                || spec.osl.stddev < 0.0
-            {
-                bail!("synthetic dataset: isl and osl need a mean of at least 1 token and a non-negative stddev");
+            if let Some(problem) = spec.isl.problem().or(spec.osl.problem()) {
+                bail!("synthetic dataset: {problem}");
+            }
+            if spec.isl.mean().is_nan() || spec.isl.mean() < 1.0 || spec.osl.mean().is_nan() || spec.osl.mean() < 1.0 {
+                bail!("synthetic dataset: isl and osl need a mean of at least 1 token");
             }
         }
         Dataset::File(spec) => {

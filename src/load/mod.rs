@@ -183,8 +183,12 @@ pub async fn run_phase(ctx: Arc<LoadContext>, run: Arc<PhaseRun>) -> PhaseSummar
         }
         LoadMode::Schedule(fixed) => Some(schedule::run(ctx.clone(), run.clone(), fixed).await),
         LoadMode::Users { users, session_rate, turns, think_time_s, seed } => {
-            let shape =
-                users::Sessions { users: *users, rate: *session_rate, turns: *turns, think_time_s: *think_time_s };
+            let shape = users::Sessions {
+                users: *users,
+                rate: *session_rate,
+                turns: turns.clone(),
+                think_time_s: think_time_s.clone(),
+            };
             Some(users::run(ctx.clone(), run.clone(), shape, *seed).await)
         }
     };

@@ -314,8 +314,8 @@ mod tests {
     }
 
     fn users_phase() -> Phase {
-        let think = crate::plan::Dist { mean: 0.5, stddev: 0.0 };
-        let mode = LoadMode::Users { users: 8, session_rate: 4.0, turns: think, think_time_s: think, seed: 0 };
+        let think = crate::plan::Dist::fixed(0.5);
+        let mode = LoadMode::Users { users: 8, session_rate: 4.0, turns: think.clone(), think_time_s: think, seed: 0 };
         Phase { name: "users".into(), mode, ..rate_phase(None) }
     }
 
