@@ -11,6 +11,7 @@ use std::time::Instant;
 
 use aiperf::clock::RunClock;
 use aiperf::dataset::tokenizer::Tokenizer;
+use aiperf::export::jsonl::RecordsJsonlWriter;
 use aiperf::metrics::{MetricsContext, RecordProcessor};
 use aiperf::plan::PhaseKind;
 use aiperf::record::{RequestOrigin, RequestRecord, ResponseChunk, Usage};
@@ -82,7 +83,8 @@ fn main() -> anyhow::Result<()> {
     let rss_before = peak_rss_mib();
     let phase: Arc<str> = Arc::from("profiling");
     let started = Instant::now();
-    let mut processor = RecordProcessor::new(ctx, Some(&jsonl))?;
+    let writer = RecordsJsonlWriter::create(&jsonl, ctx.clock)?;
+    let mut processor = RecordProcessor::new(ctx).with_sink(Box::new(writer));
     for index in 0..count {
         processor.process(record(index, &phase))?;
     }
