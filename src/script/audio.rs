@@ -21,12 +21,14 @@ pub fn audio_settings(map: Map) -> ScriptResult<AudioSettings> {
     if !(1..=MAX_COUNT).contains(&count) {
         return script_error(format!("synthetic audio: `count` must be 1 to {MAX_COUNT}, got {count}"));
     }
-    // 0 when absent: refused below, as a length must be given.
+    if !r.has("length") {
+        return script_error("synthetic audio: `length` (seconds) is required");
+    }
     let length = dist_of(&mut r, "length", 0.0)?;
     let in_range = length.mean() > 0.0 && length.mean() <= MAX_SECONDS;
     if !in_range {
         return script_error(format!(
-            "synthetic audio: `length` (seconds, or a distribution such as normal(5, 1)) must have a mean above 0 and at most {MAX_SECONDS}"
+            "synthetic audio: `length` must be above 0 and at most {MAX_SECONDS} seconds on average (seconds, or a distribution such as normal(5, 1))"
         ));
     }
     let format = match r.opt_string("format")?.as_deref() {
@@ -76,6 +78,7 @@ fn numbers(r: &mut MapReader, key: &str, default: f64) -> ScriptResult<Vec<f64>>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plan::Dist;
 
     fn settings(script: &str) -> ScriptResult<AudioSettings> {
         let map = rhai::Engine::new().eval::<Map>(script).unwrap();
@@ -89,7 +92,7 @@ mod tests {
             audio,
             AudioSettings {
                 count: 1,
-                length: Dist { mean: 2.5, stddev: 0.0 },
+                length: Dist::fixed(2.5),
                 format: AudioFormat::Wav,
                 sample_rates_khz: vec![16.0],
                 depths: vec![16],
@@ -100,7 +103,7 @@ mod tests {
             "#{ count: 2, length: #{ mean: 3.0, stddev: 0.5 }, sample_rates: [16, 44.1], depths: [16, 24], channels: 2 }",
         )
         .unwrap();
-        assert_eq!((audio.count, audio.length.stddev, audio.channels), (2, 0.5, 2));
+        assert_eq!((audio.count, audio.length.clone(), audio.channels), (2, Dist::normal(3.0, 0.5), 2));
         assert_eq!((audio.sample_rates_khz, audio.depths), (vec![16.0, 44.1], vec![16, 24]));
     }
 
