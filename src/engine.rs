@@ -13,6 +13,8 @@ use crate::client::HttpClient;
 use crate::clock::RunClock;
 use crate::collectors::{self, RunCollectors};
 use crate::dataset::{self, tokenizer::Tokenizer};
+use crate::export::jsonl::RecordsJsonlWriter;
+use crate::export::raw_jsonl::RawJsonlWriter;
 use crate::load::{self, LoadContext, PhaseCounters, PhaseRun};
 use crate::metrics::{MetricsContext, RecordProcessor};
 use crate::plan::{Dataset, ExportLevel, Phase, Plan, SyntheticDataset, TokenizerSpec};
@@ -99,7 +101,9 @@ pub fn validate(plan: &Plan) -> Result<()> {
     if let Dataset::Synthetic(SyntheticDataset { images: Some(_), .. }) = &plan.dataset
         && !plan.endpoint.kind.takes_images()
     {
-        bail!("synthetic `images` need a chat endpoint (kind: \"chat\" or \"chat_embeddings\")");
+        bail!(
+            "synthetic `images` need a chat endpoint (kind: \"chat\" or \"chat_embeddings\"), or an image_edit or image_retrieval one"
+        );
     }
     Ok(())
 }
@@ -245,11 +249,15 @@ impl MetricsThread {
         let thread = std::thread::Builder::new()
             .name("aiperf-metrics".into())
             .spawn(move || -> Result<_> {
-                let mut processor = RecordProcessor::new(metrics_context, records_path.as_deref())?
-                    .with_http_trace(http_trace)
-                    .with_slos(slos)
-                    .with_timeslices(slicing)
-                    .with_raw_file(raw_path.as_deref())?;
+                let clock = metrics_context.clock;
+                let mut processor = RecordProcessor::new(metrics_context).with_slos(slos).with_timeslices(slicing);
+                if let Some(path) = records_path {
+                    let writer = RecordsJsonlWriter::create(&path, clock)?.with_http_trace(http_trace);
+                    processor = processor.with_sink(Box::new(writer));
+                }
+                if let Some(path) = raw_path {
+                    processor = processor.with_sink(Box::new(RawJsonlWriter::create(&path, clock)?));
+                }
                 let mut first_error = None;
                 for record in records {
                     if let Err(e) = processor.process(record) {

@@ -12,11 +12,12 @@ use crate::plan::{Endpoint, EndpointKind, is_secret_header};
 const X_API_KEY: HeaderName = HeaderName::from_static("x-api-key");
 const ANTHROPIC_VERSION: HeaderName = HeaderName::from_static("anthropic-version");
 
-/// content-type, accept, user-agent, authorization (from the api key; `x-api-key` and
-/// `anthropic-version` for the Messages API), then the endpoint's own headers, which win.
+/// content-type (JSON, or a form for the upload kinds), accept, user-agent, authorization (from
+/// the api key; `x-api-key` and `anthropic-version` for the Messages API), then the endpoint's
+/// own headers, which win.
 pub(crate) fn static_headers(endpoint: &Endpoint) -> Result<HeaderMap> {
     let mut headers = HeaderMap::with_capacity(4 + endpoint.headers.len());
-    headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static(super::multipart::content_type_of(endpoint.kind)));
     let accept = if endpoint.streaming { "text/event-stream" } else { "application/json" };
     headers.insert(ACCEPT, HeaderValue::from_static(accept));
     headers.insert(USER_AGENT, HeaderValue::from_static(concat!("aiperf/", env!("CARGO_PKG_VERSION"))));

@@ -151,6 +151,7 @@ pub(crate) fn parse_full_body(body: &[u8]) -> serde_json::Result<ResponseFields<
         finish_reason: message.stop_reason.map(Cow::Owned),
         usage: message.usage.map(Into::into),
         error: message.error,
+        ..Default::default()
     })
 }
 

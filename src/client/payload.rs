@@ -8,7 +8,7 @@ use std::marker::PhantomData;
 use serde::Deserialize;
 use serde::de::{Deserializer, IgnoredAny, SeqAccess, Visitor};
 
-use crate::record::{RequestRecord, ResponseChunk, Usage};
+use crate::record::{MediaOutput, RequestRecord, ResponseChunk, Usage};
 
 /// The fields of one payload that a record keeps.
 #[derive(Debug, Default)]
@@ -19,20 +19,26 @@ pub(crate) struct ResponseFields<'a> {
     pub usage: Option<Usage>,
     /// The payload's `error` member, when the server reported a failure.
     pub error: Option<serde_json::Value>,
+    /// Images and video figures of a media endpoint's payload.
+    pub media: Option<MediaOutput>,
 }
 
 impl ResponseFields<'_> {
-    /// Append the text, keep finish_reason and usage, and log a chunk at `arrival_ns` when
-    /// the payload carried text.
+    /// Append the text, keep finish_reason, usage and media figures, and log a chunk at
+    /// `arrival_ns` when the payload carried text or an image.
     pub fn record_into(self, record: &mut RequestRecord, arrival_ns: u64) {
         let content = self.content.filter(|text| !text.is_empty());
         let reasoning = self.reasoning.filter(|text| !text.is_empty());
-        if content.is_some() || reasoning.is_some() {
+        let image = self.media.as_ref().is_some_and(MediaOutput::has_image);
+        if content.is_some() || reasoning.is_some() || image {
             record.chunks.push(ResponseChunk {
                 ns: arrival_ns,
-                has_content: content.is_some(),
+                has_content: content.is_some() || image,
                 has_reasoning: reasoning.is_some(),
             });
+        }
+        if let Some(media) = self.media {
+            record.media.merge(media);
         }
         if let Some(text) = content {
             record.content.push_str(&text);

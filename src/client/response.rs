@@ -6,7 +6,10 @@ use crate::plan::{Endpoint, EndpointKind};
 
 use super::payload::ResponseFields;
 use super::template::TemplateReader;
-use super::{chat, completions, embeddings, messages, rankings, raw, responses, solido_rag, tgi};
+use super::{
+    audio_transcription, chat, completions, embeddings, image_retrieval, images_api, messages, rankings, raw,
+    responses, solido_rag, tgi, video_generation,
+};
 
 /// How a response's payloads are read: by a kind's own shape, or by a template's paths.
 #[derive(Debug, Clone)]
@@ -49,6 +52,10 @@ pub(crate) fn parse_stream_event<'a>(format: &PayloadFormat, data: &'a [u8]) -> 
         PayloadFormat::Kind(EndpointKind::Messages) => messages::parse_stream_event(data),
         PayloadFormat::Kind(EndpointKind::Raw) => raw::parse_stream_event(data),
         PayloadFormat::Kind(EndpointKind::SolidoRag) => solido_rag::parse_payload(data),
+        PayloadFormat::Kind(EndpointKind::AudioTranscription) => audio_transcription::parse_stream_event(data),
+        PayloadFormat::Kind(EndpointKind::ImageGeneration | EndpointKind::ImageEdit) => {
+            images_api::parse_stream_event(data)
+        }
         PayloadFormat::Template(reader) => reader.parse_stream_event(data),
         // Kinds that never stream read an event as they read a whole body.
         PayloadFormat::Kind(other) => parse_full_body(&PayloadFormat::Kind(*other), data),
@@ -71,6 +78,12 @@ pub(crate) fn parse_full_body<'a>(format: &PayloadFormat, body: &'a [u8]) -> ser
         PayloadFormat::Kind(EndpointKind::Messages) => messages::parse_full_body(body),
         PayloadFormat::Kind(EndpointKind::Raw) => raw::parse_full_body(body),
         PayloadFormat::Kind(EndpointKind::SolidoRag) => solido_rag::parse_payload(body),
+        PayloadFormat::Kind(EndpointKind::AudioTranscription) => audio_transcription::parse_full_body(body),
+        PayloadFormat::Kind(EndpointKind::ImageGeneration | EndpointKind::ImageEdit) => {
+            images_api::parse_full_body(body)
+        }
+        PayloadFormat::Kind(EndpointKind::ImageRetrieval) => image_retrieval::parse_response(body),
+        PayloadFormat::Kind(EndpointKind::VideoGeneration) => video_generation::parse_job(body),
         PayloadFormat::Kind(EndpointKind::Template) => {
             Err(serde::de::Error::custom("a template endpoint needs its response paths"))
         }

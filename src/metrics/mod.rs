@@ -11,6 +11,7 @@ pub mod http_trace;
 pub mod in_flight;
 pub mod processor;
 pub mod record_metrics;
+pub mod record_sink;
 pub mod record_values;
 pub mod registry;
 pub mod stats;

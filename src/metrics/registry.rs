@@ -1,7 +1,7 @@
 //! The metric registry: every metric's tag, display name, display unit, kind, flags and
 //! dependencies, in console display order (spec/metrics-reference.txt).
 
-use crate::result::{MetricKind, MetricResult, Stats};
+use crate::metric_result::{MetricKind, MetricResult, Stats};
 
 /// Bit flags that say when a metric is computed and how it is shown (spec: "Metric Flags Reference").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,6 +38,8 @@ impl MetricFlags {
     /// A time-weighted statistic of a step function over the profiling window (avg, p50–p99,
     /// min, max, std; no count or sum), computed by `time_weighted.rs`.
     pub const TIME_WEIGHTED: Self = Self(1 << 13);
+    /// Computed only for endpoints that make videos (from the server's own figures).
+    pub const PRODUCES_VIDEO_ONLY: Self = Self(1 << 14);
     pub const STREAMING_TOKENS_ONLY: Self = Self::STREAMING_ONLY.with(Self::PRODUCES_TOKENS_ONLY);
 
     /// Both sets of flags.
@@ -208,6 +210,10 @@ pub static IMAGE_THROUGHPUT: MetricDef = record(
 );
 pub static IMAGE_LATENCY: MetricDef =
     record("image_latency", "Image Latency", "ms/image", F::SUPPORTS_IMAGE_ONLY, &[&NUM_IMAGES, &REQUEST_LATENCY]);
+pub static VIDEO_INFERENCE_TIME: MetricDef =
+    record("video_inference_time", "Video Inference Time", "ms", F::PRODUCES_VIDEO_ONLY, &[]);
+pub static VIDEO_PEAK_MEMORY: MetricDef =
+    record("video_peak_memory", "Video Peak Memory", "MB", F::PRODUCES_VIDEO_ONLY, &[]);
 pub static USAGE_PROMPT_TOKENS: MetricDef =
     record("usage_prompt_tokens", "Usage Prompt Tokens", "tokens", F::USAGE_FIELD_ONLY, &[]);
 pub static USAGE_COMPLETION_TOKENS: MetricDef =
@@ -515,6 +521,8 @@ pub static METRICS: &[&MetricDef] = &[
     &NUM_IMAGES,
     &IMAGE_THROUGHPUT,
     &IMAGE_LATENCY,
+    &VIDEO_INFERENCE_TIME,
+    &VIDEO_PEAK_MEMORY,
     &OUTPUT_TOKEN_THROUGHPUT,
     &INPUT_TOKEN_THROUGHPUT,
     &TOTAL_TOKEN_THROUGHPUT,

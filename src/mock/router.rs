@@ -8,10 +8,14 @@ use http::{Method, Request, Response, StatusCode};
 use hyper::body::Incoming;
 
 use super::body::MockBody;
+use super::images_api::ImageRoute;
 use super::request::Endpoint;
 use super::rerank::Dialect;
 use super::state::MockState;
-use super::{embeddings, generate, info, messages_api, reply, rerank, solido_rag};
+use super::{
+    audio_api, embeddings, generate, image_retrieval, images_api, info, messages_api, reply, rerank, solido_rag,
+    videos_api,
+};
 
 #[derive(Clone, Copy)]
 enum Route {
@@ -23,6 +27,11 @@ enum Route {
     Tgi { stream: bool },
     Messages,
     SolidoRag,
+    AudioTranscriptions,
+    Images(ImageRoute),
+    ImageRetrieval,
+    Videos,
+    VideoJob,
     Models,
     Health,
     Metrics,
@@ -45,13 +54,19 @@ impl Route {
             "/v1/models" => Some(Route::Models),
             "/health" => Some(Route::Health),
             "/metrics" => Some(Route::Metrics),
+            "/v1/audio/transcriptions" => Some(Route::AudioTranscriptions),
+            "/v1/images/generations" => Some(Route::Images(ImageRoute::Generations)),
+            "/v1/images/edits" => Some(Route::Images(ImageRoute::Edits)),
+            "/v1/infer" => Some(Route::ImageRetrieval),
+            "/v1/videos" => Some(Route::Videos),
+            _ if path.starts_with("/v1/videos/") => Some(Route::VideoJob),
             _ => None,
         }
     }
 
     fn method(self) -> Method {
         match self {
-            Route::Models | Route::Health | Route::Metrics => Method::GET,
+            Route::Models | Route::Health | Route::Metrics | Route::VideoJob => Method::GET,
             _ => Method::POST,
         }
     }
@@ -90,6 +105,11 @@ pub async fn route(state: Arc<MockState>, request: Request<Incoming>) -> Result<
             let stream = solido_rag::wants_stream(request.headers());
             generate::serve(state, Endpoint::SolidoRag { stream }, request).await
         }
+        Route::AudioTranscriptions => audio_api::serve(state, request).await,
+        Route::Images(route) => images_api::serve(state, route, request).await,
+        Route::ImageRetrieval => image_retrieval::serve(state, request).await,
+        Route::Videos => videos_api::create(state, request).await,
+        Route::VideoJob => videos_api::job(&state, request.uri().path()),
         Route::Models => info::models(&state),
         Route::Health => info::health(),
         Route::Metrics => info::metrics(&state),

@@ -30,6 +30,8 @@ pub struct MockState {
     pub started_epoch_s: u64,
     expected_authorization: Option<String>,
     next_response_serial: AtomicU64,
+    /// Video generation jobs not yet fetched.
+    pub video_jobs: super::video_jobs::VideoJobs,
 }
 
 impl MockState {
@@ -57,6 +59,7 @@ impl MockState {
             started_epoch_s,
             expected_authorization,
             next_response_serial: AtomicU64::new(0),
+            video_jobs: Default::default(),
         })
     }
 

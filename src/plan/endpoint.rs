@@ -39,6 +39,16 @@ pub enum EndpointKind {
     NimEmbeddings,
     /// SOLIDO RAG (`/rag/api/prompt`).
     SolidoRag,
+    /// OpenAI `/v1/audio/transcriptions`: a synthetic audio file uploaded as multipart form data.
+    AudioTranscription,
+    /// OpenAI `/v1/images/generations`: images made from the prompt.
+    ImageGeneration,
+    /// OpenAI `/v1/images/edits`: the prompt and an image uploaded as multipart form data.
+    ImageEdit,
+    /// NVIDIA NIM image retrieval `/v1/infer`: the entry's images as `image_url` inputs.
+    ImageRetrieval,
+    /// SGLang's (OpenAI's) `/v1/videos`: a job submitted, polled until done, its video fetched.
+    VideoGeneration,
 }
 
 impl EndpointKind {
@@ -58,6 +68,11 @@ impl EndpointKind {
             EndpointKind::ChatEmbeddings => "chat_embeddings",
             EndpointKind::NimEmbeddings => "nim_embeddings",
             EndpointKind::SolidoRag => "solido_rag",
+            EndpointKind::AudioTranscription => "audio_transcription",
+            EndpointKind::ImageGeneration => "image_generation",
+            EndpointKind::ImageEdit => "image_edit",
+            EndpointKind::ImageRetrieval => "image_retrieval",
+            EndpointKind::VideoGeneration => "video_generation",
         }
     }
 
@@ -78,17 +93,23 @@ impl EndpointKind {
             EndpointKind::Raw => "/",
             EndpointKind::ChatEmbeddings | EndpointKind::NimEmbeddings => "/v1/embeddings",
             EndpointKind::SolidoRag => "/rag/api/prompt",
+            EndpointKind::AudioTranscription => "/v1/audio/transcriptions",
+            EndpointKind::ImageGeneration => "/v1/images/generations",
+            EndpointKind::ImageEdit => "/v1/images/edits",
+            EndpointKind::ImageRetrieval => "/v1/infer",
+            EndpointKind::VideoGeneration => "/v1/videos",
         }
     }
 
-    /// Takes images with a prompt, as `image_url` parts of its chat messages.
-    pub fn takes_images(self) -> bool {
-        matches!(self, EndpointKind::Chat | EndpointKind::ChatEmbeddings)
+    /// Answers with generated text whose tokens are counted (not embeddings, rankings, or
+    /// images and videos).
+    pub fn produces_tokens(self) -> bool {
+        !self.scores_input() && !self.produces_media()
     }
 
-    /// Answers with generated text whose tokens are counted (not embeddings or rankings).
-    pub fn produces_tokens(self) -> bool {
-        !matches!(
+    /// Answers with vectors or scores of its input (embeddings, rankings), not with output.
+    fn scores_input(self) -> bool {
+        matches!(
             self,
             EndpointKind::Embeddings
                 | EndpointKind::ChatEmbeddings
@@ -97,6 +118,30 @@ impl EndpointKind {
                 | EndpointKind::TeiRankings
                 | EndpointKind::NimRankings
         )
+    }
+
+    /// Answers with images or a video rather than text.
+    pub fn produces_media(self) -> bool {
+        matches!(
+            self,
+            EndpointKind::ImageGeneration
+                | EndpointKind::ImageEdit
+                | EndpointKind::ImageRetrieval
+                | EndpointKind::VideoGeneration
+        )
+    }
+
+    /// The requests can carry the entry's images (vision chat and chat embeddings, image edits and retrieval).
+    pub fn takes_images(self) -> bool {
+        matches!(
+            self,
+            EndpointKind::Chat | EndpointKind::ChatEmbeddings | EndpointKind::ImageEdit | EndpointKind::ImageRetrieval
+        )
+    }
+
+    /// The API can stream its answer (SSE).
+    pub fn can_stream(self) -> bool {
+        !self.scores_input() && !matches!(self, EndpointKind::ImageRetrieval | EndpointKind::VideoGeneration)
     }
 }
 

@@ -8,8 +8,8 @@ use serde_json::Value;
 
 use crate::config::ProfileJob;
 use crate::plan::{
-    Arrival, AtEnd, ConnectionStrategy, Dataset, Dist, Endpoint, EndpointKind, ExportLevel, FileFormat, ImageFormat,
-    LoadMode, MaxTokensField, Phase, PhaseKind, Plan, Preflight, RampedQuantity, Sampling, ScheduleTrace,
+    Arrival, AtEnd, AudioSettings, ConnectionStrategy, Dataset, Dist, Endpoint, EndpointKind, ExportLevel, FileFormat,
+    ImageFormat, LoadMode, MaxTokensField, Phase, PhaseKind, Plan, Preflight, RampedQuantity, Sampling, ScheduleTrace,
     ServerMetricsFormat, TokenizerSpec,
 };
 
@@ -160,6 +160,7 @@ fn endpoint(endpoint: &Endpoint, api_key: ApiKey) -> String {
         EndpointKind::ChatEmbeddings => ("chat_embeddings", None),
         EndpointKind::NimEmbeddings => ("nim_embeddings", None),
         EndpointKind::SolidoRag => ("solido_rag", None),
+        media => (media.as_str(), None),
     };
     let mut keys = vec![
         format!("url: {}", string(&endpoint.url)),
@@ -265,6 +266,9 @@ fn dataset(dataset: &Dataset) -> String {
                     images.height,
                     string(format)
                 ));
+            }
+            if let Some(audio) = &options.audio {
+                keys.push(audio_map(audio));
             }
             format!("synthetic(#{{ {} }})", keys.join(", "))
         }
@@ -436,6 +440,20 @@ fn server_metrics(plan: &Plan) -> String {
         keys.push(format!("flush_period: {}", float(flush)));
     }
     format!("#{{ {} }}", keys.join(", "))
+}
+
+/// `audio: #{ count, length, format, sample_rates, depths, channels }` of `synthetic(#{..})`.
+fn audio_map(audio: &AudioSettings) -> String {
+    let rates: Vec<String> = audio.sample_rates_khz.iter().map(|rate| float(*rate)).collect();
+    let depths: Vec<String> = audio.depths.iter().map(u16::to_string).collect();
+    format!(
+        "audio: #{{ count: {}, length: {}, format: \"wav\", sample_rates: [{}], depths: [{}], channels: {} }}",
+        audio.count,
+        dist(audio.length),
+        rates.join(", "),
+        depths.join(", "),
+        audio.channels
+    )
 }
 
 fn dist(dist: Dist) -> String {

@@ -12,8 +12,9 @@ use crate::plan::{
 use crate::suggest::closest;
 
 /// `kind: "chat"|"completions"|"embeddings"|"rankings"|"responses"|"tgi"|"template"|"messages"|
-/// "raw"|"chat_embeddings"|"nim_embeddings"|"solido_rag"`, and for rankings `dialect:
-/// "cohere"|"tei"|"nim"`.
+/// "raw"|"chat_embeddings"|"nim_embeddings"|"solido_rag"` or a media kind
+/// (`"audio_transcription"`, `"image_generation"`, `"image_edit"`, `"image_retrieval"`,
+/// `"video_generation"`), and for rankings `dialect: "cohere"|"tei"|"nim"`.
 pub(super) fn endpoint_kind(r: &mut MapReader) -> ScriptResult<EndpointKind> {
     let kind = r.choice(
         "kind",
@@ -30,6 +31,11 @@ pub(super) fn endpoint_kind(r: &mut MapReader) -> ScriptResult<EndpointKind> {
             ("chat_embeddings", EndpointKind::ChatEmbeddings),
             ("nim_embeddings", EndpointKind::NimEmbeddings),
             ("solido_rag", EndpointKind::SolidoRag),
+            ("audio_transcription", EndpointKind::AudioTranscription),
+            ("image_generation", EndpointKind::ImageGeneration),
+            ("image_edit", EndpointKind::ImageEdit),
+            ("image_retrieval", EndpointKind::ImageRetrieval),
+            ("video_generation", EndpointKind::VideoGeneration),
         ],
     )?;
     match (kind == EndpointKind::CohereRankings, r.has("dialect")) {
