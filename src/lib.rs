@@ -21,6 +21,7 @@ pub mod mock;
 pub mod plan;
 pub mod preflight;
 pub mod record;
+pub mod report;
 pub mod result;
 pub mod rng;
 pub mod script;

@@ -1,8 +1,9 @@
-//! The command line: `aiperf run <scenario.rhai>`, `aiperf check`, `aiperf mock`, `aiperf profile`
-//! and `aiperf config`.
+//! The command line: `aiperf run <scenario.rhai>`, `aiperf check`, `aiperf mock`, `aiperf profile`,
+//! `aiperf config` and `aiperf plot`.
 
 mod config;
 mod mock;
+mod plot;
 mod profile;
 mod run;
 mod script_args;
@@ -79,6 +80,11 @@ pub enum Command {
     /// AIPerf's `aiperf profile`: its flags (or --config FILE.yaml) run through the same engine
     #[command(disable_help_flag = true)]
     Profile(ProfileArgs),
+    /// The report of finished runs: one self-contained report.html, or PNG/SVG charts
+    #[command(
+        after_help = "Examples:\n  aiperf plot artifacts/quickstart\n  aiperf plot artifacts/run_a artifacts/run_b --output compare --format html,png,svg"
+    )]
+    Plot(plot::PlotArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -101,6 +107,9 @@ pub struct RunArgs {
     /// Print every plan the scenario builds (as JSON) and send nothing
     #[arg(long)]
     pub dry_run: bool,
+    /// Write report.html into every run's and sweep's folder (`report: false` in one opts out)
+    #[arg(long)]
+    pub report: bool,
     #[command(flatten)]
     pub script: ScriptArgs,
 }
@@ -168,6 +177,7 @@ pub fn main_with(cli: Cli) -> i32 {
         Command::Mock(args) => mock::serve(args, &runtime),
         Command::Config(command) => config::run(command),
         Command::Profile(args) => profile::profile(&args.args, &runtime),
+        Command::Plot(args) => plot::plot(args),
     }
 }
 

@@ -19,7 +19,8 @@ const SCRIPT_STACK_BYTES: usize = 64 * 1024 * 1024;
 pub fn run(args: RunArgs, runtime: &tokio::runtime::Runtime) -> i32 {
     let mode = if args.dry_run { ScriptMode::DryRun } else { ScriptMode::Execute };
     let progress = !args.no_progress;
-    execute(Scenario::File(args.scenario), args.artifact_dir, progress, mode, args.script.settings(), runtime)
+    let settings = ScenarioSettings { report: args.report, ..args.script.settings() };
+    execute(Scenario::File(args.scenario), args.artifact_dir, progress, mode, settings, runtime)
 }
 
 /// Execute (or with `ScriptMode::DryRun` print) a scenario given as text, as `run` does a file:
@@ -31,7 +32,8 @@ pub fn run_source(
     mode: ScriptMode,
     runtime: &tokio::runtime::Runtime,
 ) -> i32 {
-    let settings = ScenarioSettings { args: Default::default(), search_path: Vec::new(), max_operations: 0 };
+    let settings =
+        ScenarioSettings { args: Default::default(), search_path: Vec::new(), max_operations: 0, report: false };
     execute(Scenario::Text { source, path }, artifact_root, true, mode, settings, runtime)
 }
 
