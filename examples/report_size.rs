@@ -3,7 +3,10 @@
 //! `profile_export_aiperf.json` (a run with warmup, errors and its phases), then times
 //! `aiperf plot` on it (reading the records and drawing every chart) and prints the page size.
 //!
-//!     cargo run --release --example report_size [REQUESTS]
+//!     cargo run --release --example report_size [REQUESTS] [OUT]
+//!
+//! With OUT the report is written there (to open it, or time a browser on it); else into a
+//! temporary folder.
 
 use std::io::Write;
 use std::time::Instant;
@@ -76,7 +79,7 @@ fn main() -> anyhow::Result<()> {
         started.elapsed().as_secs_f64()
     );
 
-    let out = dir.path().join("plots");
+    let out = std::env::args().nth(2).map_or_else(|| dir.path().join("plots"), std::path::PathBuf::from);
     let started = Instant::now();
     let written = write(&[run], &out, Formats { html: true, ..Default::default() })?;
     let elapsed = started.elapsed().as_secs_f64();

@@ -32,7 +32,9 @@ pub fn render(page: &Page) -> String {
     for (index, run) in page.runs.iter().enumerate() {
         html.push_str(&format!("<section class=\"run\" id=\"run-{}\">", index + 1));
         if several {
-            html.push_str(&format!("<details><summary>{}</summary>", escape(&run.label)));
+            // The first run unfolded: its cards and charts are in view below the comparison.
+            let open = if index == 0 { " open" } else { "" };
+            html.push_str(&format!("<details{open}><summary>{}</summary>", escape(&run.label)));
         } else {
             html.push_str(&format!("<h2>{}</h2>", escape(&run.label)));
         }

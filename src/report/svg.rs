@@ -232,7 +232,7 @@ fn draw_points(
     let _ = write!(
         out,
         r#"<g stroke="{color}" stroke-opacity="{opacity}" stroke-width="{w}" stroke-linecap="round" fill="none">"#,
-        w = if opacity > 0.0 { 4 } else { 8 }
+        w = if opacity > 0.0 { 5 } else { 8 }
     );
     for &(x, y) in points {
         let _ = write!(
