@@ -125,4 +125,26 @@ mod tests {
         assert_eq!(series[0].points, vec![(0.0, 3.0), (0.5, 1.0)]);
         assert!(series_of("one", &gauge[..1].to_vec(), &axis).is_none());
     }
+
+    #[test]
+    fn each_gpu_field_is_a_panel_with_a_line_per_gpu() {
+        let mut gpus = std::collections::BTreeMap::new();
+        gpus.insert("GPU 0 H100".to_string(), vec![(1_000_000_000, 50.0), (2_000_000_000, 70.0)]);
+        gpus.insert("GPU 1 H100".to_string(), vec![(1_000_000_000, 10.0)]);
+        let run = RunArtifacts {
+            label: "r".into(),
+            dir: Default::default(),
+            summary: serde_json::json!({}),
+            records: Vec::new(),
+            server_metrics: Default::default(),
+            gpu: [("gpu_utilization".to_string(), gpus)].into_iter().collect(),
+        };
+        let axis = TimeAxis { zero_ns: 1_000_000_000, marks: Vec::new() };
+        let charts = gpu_charts(&run, &axis, "run1-");
+        assert_eq!(charts.len(), 1);
+        assert_eq!(charts[0].id, "run1-gpu-gpu-utilization");
+        let crate::report::chart::ChartBody::Xy(series) = &charts[0].body else { panic!("not an x-y chart") };
+        assert_eq!(series.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(), ["GPU 0 H100", "GPU 1 H100"]);
+        assert_eq!(series[0].points, vec![(0.0, 50.0), (1.0, 70.0)]);
+    }
 }
