@@ -142,6 +142,30 @@ fn a_runs_report_opens_in_headless_chromium_with_every_chart_drawn() {
         assert!(dom.contains(&format!("<div class=\"label\">{card}</div>")), "no {card} card");
     }
 
+    // Dragging across a chart over time zooms its x axis: the plot is stretched and the ticks
+    // are redrawn for the narrower range.
+    let probe = r#"<script>
+var svg = document.getElementById('chart-latency-over-time');
+var box = svg.getBoundingClientRect();
+function mouse(type, x) {
+  svg.dispatchEvent(new MouseEvent(type, { clientX: box.left + x * box.width / 720, clientY: box.top + 150, bubbles: true }));
+}
+mouse('mousedown', 200); mouse('mousemove', 400); mouse('mouseup', 400);
+var ticks = Array.from(svg.querySelectorAll('g.xticks text')).map(function (t) { return t.textContent; });
+document.body.setAttribute('data-zoom', svg.querySelector('g.plot').getAttribute('transform') + '|' + ticks.join(','));
+</script></body>"#;
+    let before = figures(&dom).into_iter().find(|(id, _)| id == "latency-over-time").unwrap().1;
+    let zoom_page = run.dir.path().join("zoom.html");
+    std::fs::write(&zoom_page, html.replace("</body>", probe)).unwrap();
+    let zoomed = dom_after_scripts(&zoom_page, &run.dir.path().join("zoom"));
+    let zoom = zoomed.split("data-zoom=\"").nth(1).and_then(|rest| rest.split('"').next()).expect("the probe ran");
+    let (transform, ticks) = zoom.split_once('|').unwrap();
+    assert!(transform.starts_with("translate(") && transform.contains("scale("), "{zoom}");
+    let scale: f64 = transform.split("scale(").nth(1).unwrap().split(' ').next().unwrap().parse().unwrap();
+    assert!(scale > 2.0, "a third of the width zoomed about 3x: {zoom}");
+    let first_tick = before.split("class=\"xticks\"").nth(1).unwrap().split("</text>").next().unwrap();
+    assert!(!ticks.is_empty() && !first_tick.ends_with(&format!(">{}", ticks.split(',').next().unwrap())), "{zoom}");
+
     let screenshot = run.dir.path().join("report.png");
     let shot = headless(
         &page,
