@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what the real-server tests need, idempotently: llama.cpp's llama-server (built from
 # the PyPI source package of llama-cpp-python into a cache folder keyed by its version), the
-# Prometheus exporters from Debian's packages, pyarrow + DuckDB + Pillow (PyPI) to read the
-# Parquet export and the JPEG images back, and maturin (PyPI) to build the Python wheel.
+# Prometheus exporters and headless Chromium (the HTML report's test) from Debian's packages,
+# pyarrow + DuckDB + Pillow (PyPI) to read the Parquet export and the JPEG images back, and
+# maturin (PyPI) to build the Python wheel.
 # A warm cache makes it a no-op.
 #
 #   scripts/real-servers.sh            # install/build what is missing
@@ -16,7 +17,7 @@ LLAMA_CPP_PYTHON_VERSION="0.3.36"
 CACHE_ROOT="${AIPERF_CACHE:-$HOME/.cache/aiperf}"
 LLAMA_DIR="$CACHE_ROOT/llama-server-$LLAMA_CPP_PYTHON_VERSION"
 LLAMA_BIN="$LLAMA_DIR/bin/llama-server"
-APT_PACKAGES=(cmake ninja-build prometheus-node-exporter prometheus prometheus-pushgateway)
+APT_PACKAGES=(cmake ninja-build prometheus-node-exporter prometheus prometheus-pushgateway chromium)
 
 if [[ "${1:-}" == "--print" ]]; then
     echo "$LLAMA_BIN"

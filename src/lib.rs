@@ -25,6 +25,7 @@ pub mod network_probe;
 pub mod plan;
 pub mod preflight;
 pub mod record;
+pub mod report;
 pub mod result;
 pub mod rng;
 pub mod script;

@@ -1,8 +1,9 @@
-//! The command line: `aiperf run <scenario.rhai>`, `aiperf check`, `aiperf mock`, `aiperf profile`
-//! and `aiperf config`.
+//! The command line: `aiperf run <scenario.rhai>`, `aiperf check`, `aiperf mock`, `aiperf profile`,
+//! `aiperf config` and `aiperf plot`.
 
 mod config;
 mod mock;
+mod plot;
 mod profile;
 mod run;
 mod script_args;
@@ -79,6 +80,11 @@ pub enum Command {
     /// AIPerf's `aiperf profile`: its flags (or --config FILE.yaml) run through the same engine
     #[command(disable_help_flag = true)]
     Profile(ProfileArgs),
+    /// The report of finished runs: one self-contained report.html, or PNG/SVG charts
+    #[command(
+        after_help = "Examples:\n  aiperf plot artifacts/quickstart\n  aiperf plot artifacts/run_a artifacts/run_b --output compare --format html,png,svg"
+    )]
+    Plot(plot::PlotArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -105,6 +111,9 @@ pub struct RunArgs {
     /// e.g. 127.0.0.1:9464 (see docs/live-metrics.md)
     #[arg(long, value_name = "ADDRESS", value_parser = crate::live::listen_address)]
     pub metrics_listen: Option<std::net::SocketAddr>,
+    /// Write report.html into every run's and sweep's folder (`report: false` in one opts out)
+    #[arg(long)]
+    pub report: bool,
     #[command(flatten)]
     pub script: ScriptArgs,
 }
@@ -172,6 +181,7 @@ pub fn main_with(cli: Cli) -> i32 {
         Command::Mock(args) => mock::serve(args, &runtime),
         Command::Config(command) => config::run(command),
         Command::Profile(args) => profile::profile(&args.args, &runtime),
+        Command::Plot(args) => plot::plot(args),
     };
     // Everything a command writes was awaited; what is left (a dataset build that a failed
     // pre-flight made moot) must not hold the exit.

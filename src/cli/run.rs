@@ -19,8 +19,9 @@ const SCRIPT_STACK_BYTES: usize = 64 * 1024 * 1024;
 pub fn run(args: RunArgs, runtime: &tokio::runtime::Runtime) -> i32 {
     let mode = if args.dry_run { ScriptMode::DryRun } else { ScriptMode::Execute };
     let progress = !args.no_progress;
+    let settings = ScenarioSettings { report: args.report, ..args.script.settings() };
     let options = ScenarioOptions { artifact_root: args.artifact_dir, progress, metrics_listen: args.metrics_listen };
-    execute(Scenario::File(args.scenario), options, mode, args.script.settings(), runtime)
+    execute(Scenario::File(args.scenario), options, mode, settings, runtime)
 }
 
 /// How `execute` runs a scenario's plans.
@@ -39,7 +40,8 @@ pub fn run_source(
     mode: ScriptMode,
     runtime: &tokio::runtime::Runtime,
 ) -> i32 {
-    let settings = ScenarioSettings { args: Default::default(), search_path: Vec::new(), max_operations: 0 };
+    let settings =
+        ScenarioSettings { args: Default::default(), search_path: Vec::new(), max_operations: 0, report: false };
     let options = ScenarioOptions { artifact_root, progress: true, metrics_listen: None };
     execute(Scenario::Text { source, path }, options, mode, settings, runtime)
 }

@@ -32,6 +32,7 @@ impl ScriptArgs {
             args: self.set.iter().cloned().collect(),
             search_path: self.lib.iter().cloned().chain(from_env).collect(),
             max_operations: self.max_operations,
+            report: false,
         }
     }
 }

@@ -21,6 +21,7 @@ mod network_latency;
 mod paths;
 mod phases;
 mod preflight;
+mod report_after;
 mod results;
 mod run_fn;
 mod run_host;
@@ -93,6 +94,8 @@ pub struct ScenarioSettings {
     pub search_path: Vec<PathBuf>,
     /// Rhai operations the script may run (0: no limit).
     pub max_operations: u64,
+    /// Write the HTML report of every run and sweep (`--report`), unless it sets `report: false`.
+    pub report: bool,
 }
 
 /// A Rhai engine with the whole scenario API registered and the sandbox's limits set.
@@ -170,6 +173,7 @@ pub fn run_scenario_source(
         all_requests_failed: AtomicBool::new(false),
         mode,
         scenario_sweep: Default::default(),
+        report: settings.report,
     });
     let engine = build_engine(host.clone(), settings);
     let mut ast = engine.compile(source).map_err(|e| script_error(path, e.1, &e.0.to_string()))?;

@@ -48,6 +48,7 @@ const RUN_KEYS: &[&str] = &[
     "cooldown",
     "confidence",
     "sweep",
+    "report",
 ];
 
 /// Build the plan of a `run(#{..})` map.
@@ -152,5 +153,8 @@ fn run(host: &RunHost, mut map: Map) -> ScriptResult<RunResults> {
     let default_name =
         if number == 1 { host.scenario_stem.clone() } else { format!("{}_{number}", host.scenario_stem) };
     let plan = super::paths::anchor_plan(plan_of(map, default_name)?, &host.scenario_dir);
-    run_with_extras(host, plan, extras)
+    let (report, name) = (extras.report, plan.name.clone());
+    let results = run_with_extras(host, plan, extras)?;
+    super::report_after::write_report(host, report, &results.0.artifact_dir, &format!("run `{name}`"))?;
+    Ok(results)
 }

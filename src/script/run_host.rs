@@ -34,6 +34,8 @@ pub struct RunHost {
     pub mode: ScriptMode,
     /// The sweep that runs labelled with `sweep: #{..}` belong to.
     pub scenario_sweep: ScenarioSweep,
+    /// `--report`: every run and sweep writes its report.html unless it says `report: false`.
+    pub report: bool,
 }
 
 /// The sweep that a scenario's own loops belong to: every run labelled with `sweep: #{..}` and

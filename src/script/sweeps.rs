@@ -1,7 +1,7 @@
 //! `sweep(#{ grid: #{..} } or #{ zip: #{..} }, |v| run_map)`: a sweep without a loop. Each
 //! variation of the parameter lists becomes one run (or its trials) labelled in `run_info`;
 //! at the end the sweep aggregate is written and the runs come back with the best and the
-//! Pareto-optimal ones.
+//! Pareto-optimal ones; with `report: true` the sweep's report.html is written into its folder.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -20,7 +20,7 @@ use crate::aggregate::sweep::{SweepCell, SweepSummary};
 use crate::export::names::artifact_dir_of;
 use crate::export::{ArtifactNames, sweep_csv, sweep_json};
 
-const SWEEP_KEYS: &[&str] = &["name", "grid", "zip", "trials", "cooldown", "confidence"];
+const SWEEP_KEYS: &[&str] = &["name", "grid", "zip", "trials", "cooldown", "confidence", "report"];
 
 pub fn register(engine: &mut Engine, host: Arc<RunHost>) {
     let sweeps_started = Arc::new(AtomicUsize::new(0));
@@ -60,6 +60,7 @@ fn sweep(
     let mut reader = MapReader::new("sweep", options, SWEEP_KEYS)?;
     let name = reader.opt_string("name")?.unwrap_or(default_name);
     let repetition = Repetition::read(&mut reader, "sweep")?;
+    let report = reader.opt_bool("report")?;
     let variations = match (reader.opt_map("grid")?, reader.opt_map("zip")?) {
         (Some(lists), None) => variations(lists, Combination::Grid)?,
         (None, Some(lists)) => variations(lists, Combination::Zip)?,
@@ -101,6 +102,7 @@ fn sweep(
         write_sweep_aggregate(&summary, &settings, &aggregate_dir, &sweep_names(&runs))?;
         crate::ui::stdout::print(&crate::ui::sweep::render(&settings.name, &summary, &aggregate_dir));
     }
+    super::report_after::write_report(host, report, &sweep_dir, &format!("sweep `{}`", settings.name))?;
     Ok(results_map(&summary, runs, &settings.id, &sweep_dir))
 }
 

@@ -19,7 +19,7 @@ use crate::aggregate::{RunCoordinates, TrialSet};
 use crate::export::{ArtifactNames, aggregate_csv, aggregate_json};
 
 /// The `run(#{..})` keys this module reads.
-pub const RUN_EXTRA_KEYS: &[&str] = &["trials", "cooldown", "confidence", "sweep"];
+pub const RUN_EXTRA_KEYS: &[&str] = &["trials", "cooldown", "confidence", "sweep", "report"];
 const SWEEP_LABEL_KEYS: &[&str] = &["variation", "label", "index", "id"];
 /// AIPerf's default confidence level.
 const DEFAULT_CONFIDENCE: f64 = 0.95;
@@ -58,6 +58,8 @@ impl Repetition {
 pub struct RunExtras {
     pub repetition: Repetition,
     pub coordinates: RunCoordinates,
+    /// `report: true/false`: write the run's report.html (`None`: as `--report` says).
+    pub report: Option<bool>,
 }
 
 impl RunExtras {
@@ -72,6 +74,7 @@ impl RunExtras {
         }
         let mut reader = MapReader::new("run", own, RUN_EXTRA_KEYS)?;
         let repetition = Repetition::read(&mut reader, "run")?;
+        let report = reader.opt_bool("report")?;
         let coordinates = match reader.opt_map("sweep")? {
             Some(labels) => coordinates_of(labels, scenario)?,
             None => RunCoordinates::default(),
@@ -79,7 +82,7 @@ impl RunExtras {
         if let Some(label) = &coordinates.variation_label {
             name_unnamed_run(map, label);
         }
-        Ok(Self { repetition, coordinates })
+        Ok(Self { repetition, coordinates, report })
     }
 }
 

@@ -1,0 +1,187 @@
+//! Finds the runs under the folders given to `aiperf plot` (a run folder, a sweep folder, or
+//! any folder above them) and reads what the report draws from each: the summary
+//! (`*_aiperf.json`), its records, and its server-metrics and GPU exports where they exist.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use serde_json::Value;
+
+use super::records::{self, RecordRow};
+use super::scrapes::{self, GpuFields, Timeline};
+use crate::export::ArtifactNames;
+
+/// Folders this deep under a given folder are not searched.
+const MAX_DEPTH: usize = 8;
+const SUMMARY_SUFFIX: &str = "_aiperf.json";
+const SWEEP_SUFFIX: &str = "_aiperf_sweep.json";
+
+/// One run's artifacts.
+#[derive(Debug)]
+pub struct RunArtifacts {
+    /// The run's folder relative to the folder it was found under (or that folder's name).
+    pub label: String,
+    pub dir: PathBuf,
+    pub summary: Value,
+    pub records: Vec<RecordRow>,
+    pub server_metrics: BTreeMap<String, Timeline>,
+    pub gpu: GpuFields,
+}
+
+/// Everything the report is made of.
+#[derive(Debug)]
+pub struct ReportInput {
+    pub runs: Vec<RunArtifacts>,
+    /// The swept parameters' names, from a sweep aggregate among the folders (first wins).
+    pub sweep_parameters: Vec<String>,
+}
+
+impl RunArtifacts {
+    /// A statistic of a metric of the summary (`"time_to_first_token"`, `"p99"`).
+    pub fn stat(&self, metric: &str, stat: &str) -> Option<f64> {
+        self.summary.get(metric)?.get(stat)?.as_f64()
+    }
+}
+
+/// Read every run found under `dirs`, in path order; an error names a folder without runs or
+/// a file that cannot be read.
+pub fn read(dirs: &[PathBuf]) -> Result<ReportInput> {
+    let mut runs = Vec::new();
+    let mut sweep_parameters = Vec::new();
+    for dir in dirs {
+        if !dir.is_dir() {
+            bail!("{} is not a folder of run artifacts", dir.display());
+        }
+        let mut summaries = Vec::new();
+        let mut sweeps = Vec::new();
+        find_files(dir, 0, &mut summaries, &mut sweeps)?;
+        if summaries.is_empty() {
+            bail!(
+                "no run found in {}: it holds no profile_export_aiperf.json (or <prefix>_aiperf.json)",
+                dir.display()
+            );
+        }
+        summaries.sort_by_key(|path| natural_key(path));
+        for summary in summaries {
+            runs.push(read_run(dir, &summary)?);
+        }
+        if sweep_parameters.is_empty() {
+            sweeps.sort();
+            if let Some(sweep) = sweeps.first() {
+                sweep_parameters = read_sweep_parameters(sweep)?;
+            }
+        }
+    }
+    Ok(ReportInput { runs, sweep_parameters })
+}
+
+fn find_files(dir: &Path, depth: usize, summaries: &mut Vec<PathBuf>, sweeps: &mut Vec<PathBuf>) -> Result<()> {
+    let entries = std::fs::read_dir(dir).with_context(|| format!("cannot list {}", dir.display()))?;
+    for entry in entries {
+        let path = entry.with_context(|| format!("cannot list {}", dir.display()))?.path();
+        let name = path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+        if path.is_dir() {
+            if depth < MAX_DEPTH {
+                find_files(&path, depth + 1, summaries, sweeps)?;
+            }
+        } else if name.ends_with(SWEEP_SUFFIX) {
+            sweeps.push(path);
+        } else if name.ends_with(SUMMARY_SUFFIX) {
+            summaries.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// A path's text with every run of digits as a number, so that `users_2` sorts before
+/// `users_16`.
+fn natural_key(path: &Path) -> Vec<(String, u64)> {
+    let text = path.to_string_lossy();
+    let mut key = Vec::new();
+    let mut rest = text.as_ref();
+    while !rest.is_empty() {
+        let letters = rest.find(|c: char| c.is_ascii_digit()).unwrap_or(rest.len());
+        let (word, tail) = rest.split_at(letters);
+        let digits = tail.find(|c: char| !c.is_ascii_digit()).unwrap_or(tail.len());
+        let (number, tail) = tail.split_at(digits);
+        key.push((word.to_string(), number.parse().unwrap_or(0)));
+        rest = tail;
+    }
+    key
+}
+
+fn read_json(path: &Path) -> Result<Value> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    serde_json::from_str(&text).with_context(|| format!("{} is not valid JSON", path.display()))
+}
+
+fn read_run(root: &Path, summary_path: &Path) -> Result<RunArtifacts> {
+    let dir = summary_path.parent().unwrap_or(root).to_path_buf();
+    let file_name = summary_path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+    let stem = file_name.trim_end_matches(SUMMARY_SUFFIX);
+    let names = ArtifactNames::new((stem != "profile_export").then_some(stem));
+    let summary = read_json(summary_path)?;
+    let records_path = dir.join(names.records());
+    let records = if records_path.is_file() { records::read(&records_path)? } else { Vec::new() };
+    let server_path = dir.join(names.server_metrics(crate::plan::ServerMetricsFormat::Jsonl));
+    let server_metrics =
+        if server_path.is_file() { scrapes::read_server_metrics(&server_path)? } else { BTreeMap::new() };
+    let gpu_path = dir.join(names.gpu_telemetry_jsonl());
+    let gpu = if gpu_path.is_file() { scrapes::read_gpu_telemetry(&gpu_path)? } else { BTreeMap::new() };
+    let relative = dir.strip_prefix(root).unwrap_or(&dir).display().to_string();
+    let label = if relative.is_empty() {
+        root.canonicalize()
+            .unwrap_or_else(|_| root.to_path_buf())
+            .file_name()
+            .map_or("run".into(), |n| n.to_string_lossy().to_string())
+    } else {
+        relative
+    };
+    Ok(RunArtifacts { label, dir, summary, records, server_metrics, gpu })
+}
+
+fn read_sweep_parameters(path: &Path) -> Result<Vec<String>> {
+    let sweep = read_json(path)?;
+    let parameters = sweep["metadata"]["sweep_parameters"].as_array().cloned().unwrap_or_default();
+    Ok(parameters.iter().filter_map(|p| p["name"].as_str().map(str::to_string)).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(path: &Path, text: &str) {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+
+    #[test]
+    fn runs_are_found_below_a_sweep_folder_with_its_parameters() {
+        let root = tempfile::tempdir().unwrap();
+        let sweep = root.path().join("s");
+        write(&sweep.join("users_2/profile_export_aiperf.json"), r#"{"request_throughput":{"avg":2.0}}"#);
+        write(&sweep.join("users_16/profile_export_aiperf.json"), r#"{}"#);
+        write(&sweep.join("users_1/bench_aiperf.json"), r#"{"request_throughput":{"avg":1.0}}"#);
+        write(&sweep.join("users_1/bench.jsonl"), r#"{"metadata":{"request_start_ns":1},"metrics":{}}"#);
+        write(
+            &sweep.join("sweep_aggregate/profile_export_aiperf_sweep.json"),
+            r#"{"metadata":{"sweep_parameters":[{"name":"users","values":[1,2]}]}}"#,
+        );
+        let input = read(std::slice::from_ref(&sweep)).unwrap();
+        let labels: Vec<&str> = input.runs.iter().map(|r| r.label.as_str()).collect();
+        assert_eq!(labels, ["users_1", "users_2", "users_16"]);
+        assert_eq!(input.runs[0].records.len(), 1, "the prefixed records file is found");
+        assert_eq!(input.runs[1].stat("request_throughput", "avg"), Some(2.0));
+        assert_eq!(input.sweep_parameters, ["users"]);
+    }
+
+    #[test]
+    fn a_folder_without_runs_is_named() {
+        let root = tempfile::tempdir().unwrap();
+        let message = format!("{:#}", read(&[root.path().to_path_buf()]).unwrap_err());
+        assert!(message.contains("no run found in"), "{message}");
+        let missing = root.path().join("nope");
+        assert!(format!("{:#}", read(&[missing]).unwrap_err()).contains("not a folder"));
+    }
+}

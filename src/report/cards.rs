@@ -1,0 +1,112 @@
+//! The summary cards at the top of a run's section: request and token rates, TTFT / ITL /
+//! latency p50 and p99, errors, goodput, thresholds, and the client self-check verdict.
+
+use serde_json::Value;
+
+use super::artifacts::RunArtifacts;
+use super::chart::short_number;
+use super::svg::escape;
+
+/// How a card is coloured.
+#[derive(Clone, Copy)]
+enum Tone {
+    Plain,
+    Good,
+    Bad,
+}
+
+struct Card {
+    label: &'static str,
+    value: String,
+    detail: String,
+    tone: Tone,
+}
+
+fn stat_card(run: &RunArtifacts, label: &'static str, metric: &str, stat: &str, unit: &str) -> Option<Card> {
+    let value = run.stat(metric, stat)?;
+    Some(Card { label, value: short_number(value), detail: unit.to_string(), tone: Tone::Plain })
+}
+
+fn latency_card(run: &RunArtifacts, label: &'static str, metric: &str) -> Option<Card> {
+    let p50 = run.stat(metric, "p50")?;
+    let p99 = run.stat(metric, "p99")?;
+    Some(Card {
+        label,
+        value: format!("{} / {}", short_number(p50), short_number(p99)),
+        detail: "p50 / p99 ms".into(),
+        tone: Tone::Plain,
+    })
+}
+
+fn errors_card(run: &RunArtifacts) -> Card {
+    let errors: f64 = run.summary["error_summary"]
+        .as_array()
+        .map_or(0.0, |errors| errors.iter().map(|e| e["count"].as_f64().unwrap_or(0.0)).sum());
+    let rate = run.stat("request_error_rate", "avg").unwrap_or(0.0);
+    Card {
+        label: "errors",
+        value: short_number(errors),
+        detail: format!("{}% of requests", short_number(rate)),
+        tone: if errors > 0.0 { Tone::Bad } else { Tone::Good },
+    }
+}
+
+fn thresholds_card(summary: &Value) -> Option<Card> {
+    let results = summary["thresholds"]["results"].as_array()?;
+    let failed: Vec<&str> =
+        results.iter().filter(|r| r["passed"] != true).filter_map(|r| r["expression"].as_str()).collect();
+    Some(Card {
+        label: "thresholds",
+        value: format!("{} of {} passed", results.len() - failed.len(), results.len()),
+        detail: if failed.is_empty() { "all passed".into() } else { format!("failed: {}", failed.join(", ")) },
+        tone: if failed.is_empty() { Tone::Good } else { Tone::Bad },
+    })
+}
+
+fn self_check_card(summary: &Value) -> Option<Card> {
+    let checks = summary["client_self_check"].as_array()?;
+    if checks.is_empty() {
+        return None;
+    }
+    let warnings: Vec<&str> =
+        checks.iter().flat_map(|c| c["warnings"].as_array().into_iter().flatten()).filter_map(Value::as_str).collect();
+    let (value, tone) = if checks.iter().any(|c| c["client_bound"] == true) {
+        ("client-bound", Tone::Bad)
+    } else if checks.iter().any(|c| c["requests_failed"] == true) {
+        ("not judged", Tone::Plain)
+    } else {
+        ("client kept up", Tone::Good)
+    };
+    Some(Card { label: "client self-check", value: value.into(), detail: warnings.join("; "), tone })
+}
+
+/// The cards of one run as HTML.
+pub fn html(run: &RunArtifacts) -> String {
+    let cards = [
+        stat_card(run, "requests/s", "request_throughput", "avg", "completed per second"),
+        stat_card(run, "output tokens/s", "output_token_throughput", "avg", "all users"),
+        latency_card(run, "TTFT", "time_to_first_token"),
+        latency_card(run, "ITL", "inter_token_latency"),
+        latency_card(run, "request latency", "request_latency"),
+        Some(errors_card(run)),
+        stat_card(run, "goodput", "goodput", "avg", "requests/s within the SLOs"),
+        thresholds_card(&run.summary),
+        self_check_card(&run.summary),
+    ];
+    let mut html = String::from("<div class=\"cards\">");
+    for card in cards.into_iter().flatten() {
+        let tone = match card.tone {
+            Tone::Plain => "plain",
+            Tone::Good => "good",
+            Tone::Bad => "bad",
+        };
+        html.push_str(&format!(
+            "<div class=\"card {tone}\"><div class=\"label\">{}</div><div class=\"value\">{}</div><div class=\"detail\">{}</div></div>",
+            escape(card.label),
+            escape(&card.value),
+            escape(&card.detail)
+        ));
+    }
+    html.push_str("</div>");
+    html
+}

@@ -1,0 +1,183 @@
+//! One run over time: per-request TTFT and latency, requests in flight, throughput and errors
+//! by kind, with the phases' starts marked.
+
+use std::collections::BTreeMap;
+
+use super::artifacts::RunArtifacts;
+use super::chart::{Chart, ChartBody, Series, Style, short_number};
+use super::downsample;
+use super::time_axis::TimeAxis;
+
+/// Points drawn per scatter, whatever the number of requests.
+pub const SCATTER_POINTS: usize = 3000;
+const IN_FLIGHT_STEPS: usize = 1000;
+const THROUGHPUT_BINS: usize = 60;
+const ERROR_BINS: usize = 20;
+const TIME: &str = "time since the first phase started (s)";
+
+type Points = Vec<(f64, f64)>;
+
+pub fn charts(run: &RunArtifacts, axis: &TimeAxis, id_prefix: &str) -> Vec<Chart> {
+    let mut records: Vec<_> = run.records.iter().collect();
+    records.sort_by_key(|r| r.start_ns);
+    let mut charts = Vec::new();
+    let scatter = |id: &str, title: &str, pick: fn(&super::records::RecordRow) -> Option<f64>| {
+        let points: Vec<(f64, f64)> =
+            records.iter().filter_map(|r| pick(r).map(|v| (axis.seconds(r.start_ns), v))).collect();
+        marked(
+            Chart::xy(
+                &format!("{id_prefix}{id}"),
+                title,
+                TIME,
+                "ms",
+                vec![Series::new("request (by start)", Style::Points, downsample::evenly(&points, SCATTER_POINTS))],
+            ),
+            axis,
+        )
+    };
+    charts.push(scatter("ttft-over-time", "Time to first token per request", |r| r.ttft_ms));
+    charts.push(scatter("latency-over-time", "Request latency per request", |r| r.latency_ms));
+    charts.push(marked(
+        Chart::xy(
+            &format!("{id_prefix}in-flight"),
+            "Requests in flight",
+            TIME,
+            "requests",
+            vec![Series::new("in flight (max per step)", Style::Steps, in_flight(run, axis))],
+        ),
+        axis,
+    ));
+    let ends: Vec<(f64, f64)> = run
+        .records
+        .iter()
+        .filter(|r| r.error.is_none())
+        .map(|r| (axis.seconds(r.end_ns), r.osl.unwrap_or(0.0)))
+        .collect();
+    let (requests, tokens) = throughput(&ends);
+    charts.push(marked(
+        Chart::xy(
+            &format!("{id_prefix}request-throughput"),
+            "Completed requests per second",
+            TIME,
+            "requests/s",
+            vec![Series::new("completed", Style::Line, requests)],
+        ),
+        axis,
+    ));
+    charts.push(marked(
+        Chart::xy(
+            &format!("{id_prefix}token-throughput"),
+            "Output tokens per second",
+            TIME,
+            "tokens/s",
+            vec![Series::new("output tokens", Style::Line, tokens)],
+        ),
+        axis,
+    ));
+    if let Some(errors) = errors_by_kind(run, axis, id_prefix) {
+        charts.push(errors);
+    }
+    charts.retain(|c| !c.is_empty());
+    charts
+}
+
+fn marked(mut chart: Chart, axis: &TimeAxis) -> Chart {
+    chart.marks = axis.marks.clone();
+    chart
+}
+
+/// The number of requests in flight as a step function, at most `IN_FLIGHT_STEPS` steps,
+/// each step the highest level reached in it.
+fn in_flight(run: &RunArtifacts, axis: &TimeAxis) -> Vec<(f64, f64)> {
+    let mut events: Vec<(u64, i64)> = run.records.iter().flat_map(|r| [(r.start_ns, 1), (r.end_ns, -1)]).collect();
+    // Ends before starts at one instant: a request that ends as another starts is not counted twice.
+    events.sort_unstable();
+    let (Some(&first), Some(&last)) = (events.first(), events.last()) else {
+        return Vec::new();
+    };
+    let span = (last.0 - first.0).max(1);
+    let step = span.div_ceil(IN_FLIGHT_STEPS as u64).max(1);
+    let mut steps: Vec<(f64, f64)> = Vec::new();
+    let mut level = 0i64;
+    let mut current: Option<(u64, i64)> = None;
+    for (at, change) in events {
+        level += change;
+        let slot = (at - first.0) / step;
+        match &mut current {
+            Some((s, high)) if *s == slot => *high = (*high).max(level),
+            _ => {
+                if let Some((s, high)) = current {
+                    steps.push((axis.seconds(first.0 + s * step), high as f64));
+                }
+                current = Some((slot, level));
+            }
+        }
+    }
+    if let Some((s, high)) = current {
+        steps.push((axis.seconds(first.0 + s * step), high as f64));
+    }
+    steps
+}
+
+/// Completions per second and output tokens per second in equal time bins, from each
+/// successful request's (end, output tokens).
+fn throughput(ends: &[(f64, f64)]) -> (Points, Points) {
+    let low = ends.iter().map(|e| e.0).fold(f64::INFINITY, f64::min);
+    let high = ends.iter().map(|e| e.0).fold(f64::NEG_INFINITY, f64::max);
+    if ends.len() < 2 || high <= low {
+        return (Vec::new(), Vec::new());
+    }
+    let width = (high - low) / THROUGHPUT_BINS as f64;
+    let mut bins = vec![(0.0, 0.0); THROUGHPUT_BINS];
+    for &(at, tokens) in ends {
+        let bin = &mut bins[(((at - low) / width) as usize).min(THROUGHPUT_BINS - 1)];
+        bin.0 += 1.0;
+        bin.1 += tokens;
+    }
+    let centre = |i: usize| low + (i as f64 + 0.5) * width;
+    (
+        bins.iter().enumerate().map(|(i, b)| (centre(i), b.0 / width)).collect(),
+        bins.iter().enumerate().map(|(i, b)| (centre(i), b.1 / width)).collect(),
+    )
+}
+
+/// Failed requests per time bin, stacked by error kind; `None` for a run without errors.
+fn errors_by_kind(run: &RunArtifacts, axis: &TimeAxis, id_prefix: &str) -> Option<Chart> {
+    let failed: Vec<(f64, &str)> =
+        run.records.iter().filter_map(|r| r.error.as_deref().map(|kind| (axis.seconds(r.end_ns), kind))).collect();
+    if failed.is_empty() {
+        return None;
+    }
+    let low = run.records.iter().map(|r| axis.seconds(r.start_ns)).fold(f64::INFINITY, f64::min);
+    let high = run.records.iter().map(|r| axis.seconds(r.end_ns)).fold(f64::NEG_INFINITY, f64::max);
+    let width = ((high - low) / ERROR_BINS as f64).max(1e-3);
+    let mut layers: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
+    for (at, kind) in failed {
+        let bin = (((at - low) / width) as usize).min(ERROR_BINS - 1);
+        layers.entry(kind).or_insert_with(|| vec![0.0; ERROR_BINS])[bin] += 1.0;
+    }
+    let categories = (0..ERROR_BINS).map(|i| format!("{}s", short_number(low + i as f64 * width))).collect();
+    Some(Chart {
+        body: ChartBody::StackedBars {
+            categories,
+            layers: layers.into_iter().map(|(kind, counts)| (kind.to_string(), counts)).collect(),
+        },
+        ..Chart::xy(&format!("{id_prefix}errors-over-time"), "Errors by kind over time", TIME, "errors", Vec::new())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn throughput_bins_count_every_completion() {
+        let ends: Vec<(f64, f64)> = (0..600).map(|i| (i as f64 / 100.0, 10.0)).collect();
+        let (requests, tokens) = throughput(&ends);
+        assert_eq!(requests.len(), THROUGHPUT_BINS);
+        let width = 5.99 / THROUGHPUT_BINS as f64;
+        let completed: f64 = requests.iter().map(|(_, rate)| rate * width).sum();
+        assert!((completed - 600.0).abs() < 1e-6, "{completed}");
+        assert!((tokens[0].1 - requests[0].1 * 10.0).abs() < 1e-9);
+    }
+}

@@ -1,0 +1,92 @@
+//! The report's content, assembled from what was read: a comparison section for several runs,
+//! then one section per run (cards, distributions, over time, HTTP trace, server metrics,
+//! GPU), each a list of charts.
+
+use super::artifacts::ReportInput;
+use super::chart::Chart;
+use super::time_axis::TimeAxis;
+use super::{cards, comparison, distributions, http_trace, over_time, server_panels};
+
+/// A titled group of charts, with a note when there is nothing to draw.
+pub struct Section {
+    pub title: String,
+    pub charts: Vec<Chart>,
+    pub note: Option<String>,
+}
+
+/// One run's part of the page.
+pub struct RunPage {
+    pub label: String,
+    pub dir: String,
+    pub cards_html: String,
+    pub sections: Vec<Section>,
+}
+
+/// The whole report.
+pub struct Page {
+    pub title: String,
+    /// The comparison table's HTML and charts, for several runs.
+    pub comparison: Option<(String, Vec<Chart>)>,
+    pub runs: Vec<RunPage>,
+}
+
+impl Page {
+    /// Every chart on the page, in page order.
+    pub fn charts(&self) -> impl Iterator<Item = &Chart> {
+        let comparison = self.comparison.iter().flat_map(|(_, charts)| charts);
+        comparison.chain(self.runs.iter().flat_map(|r| r.sections.iter().flat_map(|s| &s.charts)))
+    }
+}
+
+fn section(title: &str, charts: Vec<Chart>, empty_note: &str) -> Section {
+    let note = charts.is_empty().then(|| empty_note.to_string());
+    Section { title: title.to_string(), charts, note }
+}
+
+pub fn build(input: &ReportInput) -> Page {
+    let several = input.runs.len() > 1;
+    let comparison = several.then(|| {
+        let mut charts = comparison::charts(input);
+        charts.extend(http_trace::comparison_chart(&input.runs));
+        (comparison::table_html(&input.runs), charts)
+    });
+    let runs = input
+        .runs
+        .iter()
+        .enumerate()
+        .map(|(index, run)| {
+            let prefix = if several { format!("run{}-", index + 1) } else { String::new() };
+            let axis = TimeAxis::of(run);
+            let no_records = "no per-request records (profile_export.jsonl) in this run's folder";
+            RunPage {
+                label: run.label.clone(),
+                dir: run.dir.display().to_string(),
+                cards_html: cards::html(run),
+                sections: vec![
+                    section("Distributions", distributions::charts(run, &prefix), no_records),
+                    section("Over time", over_time::charts(run, &axis, &prefix), no_records),
+                    section(
+                        "HTTP trace breakdown",
+                        http_trace::run_chart(run, &prefix).into_iter().collect(),
+                        "no HTTP trace metrics in this run",
+                    ),
+                    section(
+                        "Server metrics over time",
+                        server_panels::server_charts(run, &axis, &prefix),
+                        "no per-scrape server metrics: add \"jsonl\" to server_metrics formats to draw them",
+                    ),
+                    section(
+                        "GPU telemetry",
+                        server_panels::gpu_charts(run, &axis, &prefix),
+                        "no GPU telemetry in this run",
+                    ),
+                ],
+            }
+        })
+        .collect();
+    let title = match input.runs.as_slice() {
+        [one] => format!("aiperf report: {}", one.label),
+        runs => format!("aiperf report: {} runs", runs.len()),
+    };
+    Page { title, comparison, runs }
+}

@@ -1,0 +1,139 @@
+//! The per-request lines of `profile_export.jsonl`, read into compact rows: when each request
+//! started and ended, its phase, the few metrics the report draws, and its error kind.
+
+use std::io::BufRead;
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use serde::Deserialize;
+
+/// One request as the report sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecordRow {
+    /// Wall clock, ns since the Unix epoch.
+    pub start_ns: u64,
+    pub end_ns: u64,
+    pub phase: String,
+    pub ttft_ms: Option<f64>,
+    pub itl_ms: Option<f64>,
+    pub latency_ms: Option<f64>,
+    pub isl: Option<f64>,
+    pub osl: Option<f64>,
+    /// The error's type (`"HTTPError"`, `"Timeout"`, …); `None` for a request that succeeded.
+    pub error: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct Line {
+    metadata: Metadata,
+    #[serde(default)]
+    metrics: Metrics,
+    #[serde(default)]
+    error: Option<ErrorBlock>,
+}
+
+#[derive(Deserialize)]
+struct Metadata {
+    request_start_ns: u64,
+    #[serde(default)]
+    request_end_ns: Option<u64>,
+    #[serde(default)]
+    phase_name: Option<String>,
+    #[serde(default)]
+    benchmark_phase: Option<String>,
+}
+
+#[derive(Deserialize, Default)]
+struct Metrics {
+    time_to_first_token: Option<Value>,
+    inter_token_latency: Option<Value>,
+    request_latency: Option<Value>,
+    input_sequence_length: Option<Value>,
+    output_sequence_length: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct Value {
+    value: f64,
+}
+
+#[derive(Deserialize)]
+struct ErrorBlock {
+    #[serde(rename = "type", default)]
+    kind: Option<String>,
+    #[serde(default)]
+    code: Option<serde_json::Value>,
+}
+
+/// Every record of the file at `path`, in file order; a line that is not a record names the
+/// file and the line.
+pub fn read(path: &Path) -> Result<Vec<RecordRow>> {
+    let file = std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    let mut rows = Vec::new();
+    for (index, line) in std::io::BufReader::with_capacity(1 << 20, file).lines().enumerate() {
+        let line = line.with_context(|| format!("cannot read {} line {}", path.display(), index + 1))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let parsed: Line = serde_json::from_str(&line)
+            .with_context(|| format!("{} line {}: not a profile record", path.display(), index + 1))?;
+        rows.push(row_of(parsed));
+    }
+    Ok(rows)
+}
+
+fn row_of(line: Line) -> RecordRow {
+    let Line { metadata, metrics, error } = line;
+    let value = |v: Option<Value>| v.map(|v| v.value);
+    RecordRow {
+        start_ns: metadata.request_start_ns,
+        end_ns: metadata.request_end_ns.unwrap_or(metadata.request_start_ns).max(metadata.request_start_ns),
+        phase: metadata.phase_name.or(metadata.benchmark_phase).unwrap_or_default(),
+        ttft_ms: value(metrics.time_to_first_token),
+        itl_ms: value(metrics.inter_token_latency),
+        latency_ms: value(metrics.request_latency),
+        isl: value(metrics.input_sequence_length),
+        osl: value(metrics.output_sequence_length),
+        error: error.map(|e| match (e.kind, e.code) {
+            (Some(kind), _) if !kind.is_empty() => kind,
+            (_, Some(code)) if !code.is_null() => format!("code {code}"),
+            _ => "error".to_string(),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_keep_times_metrics_and_error_kinds() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("profile_export.jsonl");
+        std::fs::write(
+            &path,
+            concat!(
+                r#"{"metadata":{"request_start_ns":100,"request_end_ns":300,"phase_name":"load"},"metrics":{"time_to_first_token":{"value":12.5,"unit":"ms"},"inter_chunk_latency":{"value":[1.0,2.0],"unit":"ms"}}}"#,
+                "\n\n",
+                r#"{"metadata":{"request_start_ns":200,"benchmark_phase":"profiling"},"metrics":{},"error":{"code":500,"type":"HTTPError","message":"boom"}}"#,
+                "\n"
+            ),
+        )
+        .unwrap();
+        let rows = read(&path).unwrap();
+        assert_eq!(rows.len(), 2);
+        assert_eq!((rows[0].start_ns, rows[0].end_ns, rows[0].ttft_ms), (100, 300, Some(12.5)));
+        assert_eq!(rows[0].phase, "load");
+        assert_eq!(rows[1].error.as_deref(), Some("HTTPError"));
+        assert_eq!((rows[1].end_ns, rows[1].phase.as_str()), (200, "profiling"));
+    }
+
+    #[test]
+    fn a_bad_line_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("profile_export.jsonl");
+        std::fs::write(&path, "{\"metadata\":{\"request_start_ns\":1}}\nnot json\n").unwrap();
+        let message = format!("{:#}", read(&path).unwrap_err());
+        assert!(message.contains("profile_export.jsonl line 2"), "{message}");
+    }
+}

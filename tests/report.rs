@@ -1,0 +1,264 @@
+//! The HTML report and the static images (`aiperf plot`, `report: true`): a real run against
+//! the built-in mock, its report loaded in headless Chromium (Debian's `chromium`, installed
+//! by scripts/real-servers.sh), and the PNG/SVG files read back.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use common::{aiperf_command, run_scenario};
+
+/// A run with errors (requests queued at the mock past a short timeout), SLOs, thresholds,
+/// per-scrape server metrics, warmup, and `report: true`.
+const RUN_WITH_REPORT: &str = r#"
+import "aiperf/slos" as slos;
+let target = endpoint(#{
+    url: "mock",
+    model: "mock-model",
+    mock: #{ ttft: ms(20), itl: ms(4), max_running: 4 },
+});
+run(#{
+    name: "reported",
+    endpoint: target,
+    dataset: synthetic(#{ isl: normal(64, 8), osl: fixed(32), seed: 7 }),
+    phases: [
+        warmup(#{ requests: 4, concurrency: 2 }),
+        concurrency(#{ users: 12, requests: 120 }),
+    ],
+    request_timeout: ms(300),
+    slos: slos::interactive_chat(),
+    thresholds: ["request_latency.p99 < 60000"],
+    server_metrics: #{ formats: ["json", "jsonl"] },
+    report: true,
+});
+"#;
+
+fn chromium() -> &'static str {
+    let found = Command::new("chromium").arg("--version").output().is_ok_and(|o| o.status.success());
+    assert!(found, "chromium is not installed: run scripts/real-servers.sh (apt-get install -y chromium)");
+    "chromium"
+}
+
+/// Chromium on `page` with `extra` arguments; its console goes to stderr.
+fn headless(page: &Path, profile: &Path, extra: &[String]) -> Output {
+    Command::new(chromium())
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr", "--v=0"])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(extra)
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .expect("start chromium")
+}
+
+/// The page's DOM after its script ran; fails on a console error or a script error.
+fn dom_after_scripts(page: &Path, scratch: &Path) -> String {
+    let output = headless(page, &scratch.join("profile-dom"), &["--dump-dom".to_string()]);
+    let dom = String::from_utf8_lossy(&output.stdout).to_string();
+    let console = String::from_utf8_lossy(&output.stderr).to_string();
+    let console_errors: Vec<&str> =
+        console.lines().filter(|l| l.contains("CONSOLE") || l.contains("Uncaught")).collect();
+    assert!(console_errors.is_empty(), "console errors: {console_errors:#?}");
+    let script_errors = dom.split("data-js-errors=\"").nth(1).map(|rest| rest.split('"').next().unwrap_or_default());
+    assert_eq!(script_errors, None, "the page's script failed");
+    dom
+}
+
+/// Each `<figure class="panel" …>…</figure>` of the DOM: (chart id, its markup).
+fn figures(dom: &str) -> Vec<(String, String)> {
+    dom.split("<figure class=\"panel\" data-chart=\"")
+        .skip(1)
+        .map(|part| {
+            let (id, rest) = part.split_once('"').expect("a chart id");
+            let body = rest.split("</figure>").next().unwrap_or_default();
+            (id.to_string(), body.to_string())
+        })
+        .collect()
+}
+
+/// Every chart is in the DOM as an SVG with something drawn and hoverable in it; the
+/// page's script marked itself ready with that many charts.
+fn assert_every_chart_drawn(dom: &str) -> Vec<String> {
+    let charts = figures(dom);
+    assert!(!charts.is_empty(), "no chart in the page");
+    for (id, body) in &charts {
+        assert!(body.contains(&format!("id=\"chart-{id}\"")), "figure {id} holds no chart SVG");
+        assert!(body.matches("data-tip=").count() >= 1, "chart {id} draws nothing");
+    }
+    assert!(dom.contains(&format!("data-ready=\"{}\"", charts.len())), "the script did not run over every chart");
+    charts.into_iter().map(|(id, _)| id).collect()
+}
+
+fn decode_png(path: &Path) -> resvg::tiny_skia::Pixmap {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    resvg::tiny_skia::Pixmap::decode_png(&bytes).unwrap_or_else(|e| panic!("{} does not decode: {e}", path.display()))
+}
+
+/// Not one flat colour: something was drawn.
+fn has_drawing(pixmap: &resvg::tiny_skia::Pixmap) -> bool {
+    let first = pixmap.pixels()[0];
+    pixmap.pixels().iter().filter(|p| **p != first).count() > 1000
+}
+
+#[test]
+fn a_runs_report_opens_in_headless_chromium_with_every_chart_drawn() {
+    let run = run_scenario("reported", RUN_WITH_REPORT);
+    assert_eq!(run.code(), Some(0), "{}\n{}", run.stdout(), run.stderr());
+    let page = run.artifacts("reported").join("report.html");
+    assert!(run.stdout().contains(&format!("report: {}", page.display())), "{}", run.stdout());
+    let html = std::fs::read_to_string(&page).expect("report.html");
+    for external in ["http://", "https://", "src=\"", "<link"] {
+        let outside = html.replace("http://www.w3.org/2000/svg", "");
+        assert!(!outside.contains(external), "the page loads something from outside: {external}");
+    }
+    let summary = run.summary("reported");
+    let errors: f64 = summary["error_summary"].as_array().unwrap().iter().map(|e| e["count"].as_f64().unwrap()).sum();
+    assert!(errors > 0.0, "the run was meant to have timeouts");
+
+    let dom = dom_after_scripts(&page, run.dir.path());
+    let ids = assert_every_chart_drawn(&dom);
+    for wanted in [
+        "ttft-histogram",
+        "ttft-cdf",
+        "itl-histogram",
+        "latency-cdf",
+        "isl-histogram",
+        "osl-cdf",
+        "ttft-over-time",
+        "latency-over-time",
+        "in-flight",
+        "request-throughput",
+        "token-throughput",
+        "errors-over-time",
+        "http-trace",
+        "server-vllm-num-requests-running",
+        "server-vllm-time-to-first-token-seconds",
+    ] {
+        assert!(ids.iter().any(|id| id == wanted), "no chart {wanted} in {ids:?}");
+    }
+    // Phase boundaries are marked on the charts over time.
+    assert!(dom.contains("class=\"mark\"") && dom.contains(">warmup</text>"));
+    for card in ["requests/s", "TTFT", "errors", "goodput", "thresholds", "client self-check"] {
+        assert!(dom.contains(&format!("<div class=\"label\">{card}</div>")), "no {card} card");
+    }
+
+    // Dragging across a chart over time zooms its x axis: the plot is stretched and the ticks
+    // are redrawn for the narrower range.
+    let probe = r#"<script>
+var svg = document.getElementById('chart-latency-over-time');
+var box = svg.getBoundingClientRect();
+function mouse(type, x) {
+  svg.dispatchEvent(new MouseEvent(type, { clientX: box.left + x * box.width / 720, clientY: box.top + 150, bubbles: true }));
+}
+mouse('mousedown', 200); mouse('mousemove', 400); mouse('mouseup', 400);
+var ticks = Array.from(svg.querySelectorAll('g.xticks text')).map(function (t) { return t.textContent; });
+document.body.setAttribute('data-zoom', svg.querySelector('g.plot').getAttribute('transform') + '|' + ticks.join(','));
+</script></body>"#;
+    let before = figures(&dom).into_iter().find(|(id, _)| id == "latency-over-time").unwrap().1;
+    let zoom_page = run.dir.path().join("zoom.html");
+    std::fs::write(&zoom_page, html.replace("</body>", probe)).unwrap();
+    let zoomed = dom_after_scripts(&zoom_page, &run.dir.path().join("zoom"));
+    let zoom = zoomed.split("data-zoom=\"").nth(1).and_then(|rest| rest.split('"').next()).expect("the probe ran");
+    let (transform, ticks) = zoom.split_once('|').unwrap();
+    assert!(transform.starts_with("translate(") && transform.contains("scale("), "{zoom}");
+    let scale: f64 = transform.split("scale(").nth(1).unwrap().split(' ').next().unwrap().parse().unwrap();
+    assert!(scale > 2.0, "a third of the width zoomed about 3x: {zoom}");
+    let first_tick = before.split("class=\"xticks\"").nth(1).unwrap().split("</text>").next().unwrap();
+    assert!(!ticks.is_empty() && !first_tick.ends_with(&format!(">{}", ticks.split(',').next().unwrap())), "{zoom}");
+
+    let screenshot = run.dir.path().join("report.png");
+    let shot = headless(
+        &page,
+        &run.dir.path().join("profile-shot"),
+        &["--window-size=1400,2400".to_string(), format!("--screenshot={}", screenshot.display())],
+    );
+    assert!(shot.status.success(), "{}", String::from_utf8_lossy(&shot.stderr));
+    let pixmap = decode_png(&screenshot);
+    assert_eq!((pixmap.width(), pixmap.height()), (1400, 2400));
+    assert!(has_drawing(&pixmap), "the screenshot is blank");
+}
+
+fn plot(args: &[&str], dir: &Path) -> Output {
+    aiperf_command(dir).arg("plot").args(args).output().expect("run aiperf plot")
+}
+
+#[test]
+fn plot_writes_a_png_and_an_svg_of_every_chart() {
+    let run = run_scenario("images", &RUN_WITH_REPORT.replace("report: true", "report: false"));
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let run_dir = run.artifacts("reported");
+    assert!(!run_dir.join("report.html").exists(), "report: false writes no report");
+    let out = run.dir.path().join("out");
+    let output = plot(
+        &[run_dir.to_str().unwrap(), "--output", out.to_str().unwrap(), "--format", "html,png,svg"],
+        run.dir.path(),
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    let html = std::fs::read_to_string(out.join("report.html")).expect("report.html");
+    let ids: Vec<String> = figures(&html).into_iter().map(|(id, _)| id).collect();
+    assert!(ids.len() >= 12, "{ids:?}");
+    for id in &ids {
+        let svg = std::fs::read_to_string(out.join(format!("{id}.svg"))).expect("an SVG per chart");
+        let tree = resvg::usvg::Tree::from_str(&svg, &resvg::usvg::Options::default())
+            .unwrap_or_else(|e| panic!("{id}.svg does not parse: {e}"));
+        assert!(tree.root().has_children(), "{id}.svg is empty");
+        let png = decode_png(&out.join(format!("{id}.png")));
+        assert!(png.width() >= 720 && has_drawing(&png), "{id}.png is blank");
+    }
+    let files: Vec<PathBuf> = std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(files.len(), 1 + 2 * ids.len(), "report.html, then one SVG and one PNG per chart");
+}
+
+#[test]
+fn the_sweep_scenarios_report_shows_the_pareto_charts() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let output = aiperf_command(dir.path())
+        .current_dir(root)
+        .arg("run")
+        .arg("scenarios/report_sweep.rhai")
+        .arg("--no-progress")
+        .env_remove("AIPERF_URL")
+        .env("AIPERF_REQUESTS_PER_USER", "3")
+        .output()
+        .expect("run the sweep");
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    let page = dir.path().join("artifacts/report_sweep/report.html");
+    let dom = dom_after_scripts(&page, dir.path());
+    let ids = assert_every_chart_drawn(&dom);
+    for wanted in ["pareto-throughput-latency", "pareto-user-vs-total", "latency-vs-load", "throughput-vs-load"] {
+        assert!(ids.iter().any(|id| id == wanted), "no chart {wanted} in {ids:?}");
+    }
+    let (_, pareto) = figures(&dom).into_iter().find(|(id, _)| id == "pareto-throughput-latency").unwrap();
+    assert!(pareto.matches("data-tip=\"runs:").count() == 5, "one point per load: {pareto:.3000}");
+    assert!(pareto.contains("data-tip=\"Pareto front:"), "the front is drawn");
+    // The comparison table has every run, in load order, with changes against the first.
+    let table = dom.split("<table class=\"compare\">").nth(1).expect("a comparison table");
+    let header = table.split("</thead>").next().unwrap();
+    let order: Vec<usize> = ["users_1", "users_2", "users_4", "users_8", "users_16"]
+        .iter()
+        .map(|label| header.find(&format!(">{label}<")).expect(label))
+        .collect();
+    assert!(order.windows(2).all(|w| w[0] < w[1]), "runs out of order: {header}");
+    assert!(table.contains("class=\"better\"") || table.contains("class=\"worse\""));
+    // The run folders alone plot the same comparison.
+    let again = plot(&["artifacts/report_sweep/users_1", "artifacts/report_sweep/users_16"], dir.path());
+    assert_eq!(again.status.code(), Some(0), "{}", String::from_utf8_lossy(&again.stderr));
+    let compared =
+        std::fs::read_to_string(dir.path().join("artifacts/report_sweep/users_1/plots/report.html")).unwrap();
+    assert!(compared.contains("id=\"chart-pareto-user-vs-total\"") && compared.contains("<table class=\"compare\">"));
+}
+
+#[test]
+fn plot_names_a_folder_without_runs_and_a_bad_format() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let output = plot(&[empty.to_str().unwrap()], dir.path());
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("no run found in") && stderr.contains("empty"), "{stderr}");
+    let output = plot(&[empty.to_str().unwrap(), "--format", "pdf"], dir.path());
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("unknown format `pdf`"));
+}
