@@ -13,11 +13,13 @@ use crate::client::HttpClient;
 use crate::clock::RunClock;
 use crate::collectors::{self, RunCollectors};
 use crate::dataset::{self, tokenizer::Tokenizer};
-use crate::live::{LiveMetrics, LiveServer};
+use crate::export::jsonl::RecordsJsonlWriter;
+use crate::export::raw_jsonl::RawJsonlWriter;
+use crate::live::{LiveFeed, LiveMetrics, LiveServer};
 use crate::load::{self, LoadContext, PhaseCounters, PhaseRun};
 use crate::metrics::network_adjusted::NetworkRtt;
 use crate::metrics::{MetricsContext, RecordProcessor};
-use crate::plan::{Dataset, EndpointKind, ExportLevel, Phase, Plan, SyntheticDataset, TokenizerSpec};
+use crate::plan::{Dataset, ExportLevel, Phase, Plan, SyntheticDataset, TokenizerSpec};
 use crate::result::RunResult;
 use crate::rng::SeededRng;
 use crate::ui::progress::PhaseProgress;
@@ -105,9 +107,9 @@ pub fn validate(plan: &Plan) -> Result<()> {
         bail!("request_timeout must be positive");
     }
     if let Dataset::Synthetic(SyntheticDataset { images: Some(_), .. }) = &plan.dataset
-        && plan.endpoint.kind != EndpointKind::Chat
+        && !plan.endpoint.kind.takes_images()
     {
-        bail!("synthetic `images` need a chat endpoint (kind: \"chat\")");
+        bail!("synthetic `images` need a chat endpoint (kind: \"chat\"), or an image_edit or image_retrieval one");
     }
     Ok(())
 }
@@ -278,12 +280,18 @@ impl MetricsThread {
         let thread = std::thread::Builder::new()
             .name("aiperf-metrics".into())
             .spawn(move || -> Result<_> {
-                let mut processor = RecordProcessor::new(metrics_context, records_path.as_deref())?
-                    .with_http_trace(http_trace)
-                    .with_slos(slos)
-                    .with_timeslices(slicing)
-                    .with_raw_file(raw_path.as_deref())?
-                    .with_live(live);
+                let clock = metrics_context.clock;
+                let mut processor = RecordProcessor::new(metrics_context).with_slos(slos).with_timeslices(slicing);
+                if let Some(path) = records_path {
+                    let writer = RecordsJsonlWriter::create(&path, clock)?.with_http_trace(http_trace);
+                    processor = processor.with_sink(Box::new(writer));
+                }
+                if let Some(path) = raw_path {
+                    processor = processor.with_sink(Box::new(RawJsonlWriter::create(&path, clock)?));
+                }
+                if let Some(live) = live {
+                    processor = processor.with_sink(Box::new(LiveFeed::new(live)));
+                }
                 let mut first_error = None;
                 for record in records {
                     if let Err(e) = processor.process(record) {

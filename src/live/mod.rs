@@ -2,10 +2,11 @@
 //! / latency histograms, tokens), by phase, served in Prometheus text format while the run
 //! runs (`--metrics-listen`, `metrics_listen`). Requests by status, sent and in flight are the
 //! load's own phase counters, read at each scrape; error types, timings and tokens are fed by
-//! the metrics thread as it measures each record of a results phase, through atomics. The hot
-//! path does nothing more than it always does.
+//! the metrics thread as it measures each record of a results phase (`feed.rs`, a record
+//! sink), through atomics. The hot path does nothing more than it always does.
 
 mod exposition;
+mod feed;
 mod histogram;
 mod server;
 
@@ -14,6 +15,7 @@ use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
+pub use feed::LiveFeed;
 use histogram::{INTER_TOKEN_BOUNDS_S, LATENCY_BOUNDS_S, LiveHistogram};
 pub use server::LiveServer;
 

@@ -1,7 +1,7 @@
 //! The metric registry: every metric's tag, display name, display unit, kind, flags and
 //! dependencies, in console display order (spec/metrics-reference.txt).
 
-use crate::result::{MetricKind, MetricResult, Stats};
+use crate::metric_result::{MetricKind, MetricResult, Stats};
 
 /// Bit flags that say when a metric is computed and how it is shown (spec: "Metric Flags Reference").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,9 +38,11 @@ impl MetricFlags {
     /// A time-weighted statistic of a step function over the profiling window (avg, p50–p99,
     /// min, max, std; no count or sum), computed by `time_weighted.rs`.
     pub const TIME_WEIGHTED: Self = Self(1 << 13);
+    /// Computed only for endpoints that make videos (from the server's own figures).
+    pub const PRODUCES_VIDEO_ONLY: Self = Self(1 << 14);
     /// Computed only with a network-latency adjustment (`network_adjusted.rs`): a distribution
     /// of record values less the network round trip, or of the round-trip probes.
-    pub const NETWORK_LATENCY: Self = Self(1 << 14);
+    pub const NETWORK_LATENCY: Self = Self(1 << 15);
     pub const STREAMING_TOKENS_ONLY: Self = Self::STREAMING_ONLY.with(Self::PRODUCES_TOKENS_ONLY);
 
     /// Both sets of flags.
@@ -211,6 +213,10 @@ pub static IMAGE_THROUGHPUT: MetricDef = record(
 );
 pub static IMAGE_LATENCY: MetricDef =
     record("image_latency", "Image Latency", "ms/image", F::SUPPORTS_IMAGE_ONLY, &[&NUM_IMAGES, &REQUEST_LATENCY]);
+pub static VIDEO_INFERENCE_TIME: MetricDef =
+    record("video_inference_time", "Video Inference Time", "ms", F::PRODUCES_VIDEO_ONLY, &[]);
+pub static VIDEO_PEAK_MEMORY: MetricDef =
+    record("video_peak_memory", "Video Peak Memory", "MB", F::PRODUCES_VIDEO_ONLY, &[]);
 pub static USAGE_PROMPT_TOKENS: MetricDef =
     record("usage_prompt_tokens", "Usage Prompt Tokens", "tokens", F::USAGE_FIELD_ONLY, &[]);
 pub static USAGE_COMPLETION_TOKENS: MetricDef =
@@ -253,13 +259,8 @@ pub static OSL_MISMATCH_DIFF_PCT: MetricDef = record(
     F::PRODUCES_TOKENS_ONLY.with(F::NO_CONSOLE),
     &[&OUTPUT_SEQUENCE_LENGTH],
 );
-pub static ERROR_INPUT_SEQUENCE_LENGTH: MetricDef = record(
-    "error_input_sequence_length",
-    "Error Input Sequence Length",
-    "tokens",
-    F::ERROR_ONLY.with(F::NO_CONSOLE),
-    &[],
-);
+pub static ERROR_ISL: MetricDef =
+    record("error_isl", "Error Input Sequence Length", "tokens", F::ERROR_ONLY.with(F::NO_CONSOLE), &[]);
 /// Send start − scheduled time: how late the client was, not the server.
 pub static DISPATCH_DELAY: MetricDef = record("dispatch_delay", "Dispatch Delay", "ms", F::NO_CONSOLE, &[]);
 /// Request latency measured from when the request was due, free of coordinated omission.
@@ -429,7 +430,7 @@ pub static TOTAL_ERROR_ISL: MetricDef = derived(
     "Total Error Input Sequence Length",
     "tokens",
     F::ERROR_ONLY.with(F::NO_CONSOLE),
-    &[&ERROR_INPUT_SEQUENCE_LENGTH],
+    &[&ERROR_ISL],
 );
 
 // ---- Time-weighted metrics (step functions over the profiling window, `time_weighted.rs`) ----
@@ -535,6 +536,8 @@ pub static METRICS: &[&MetricDef] = &[
     &NUM_IMAGES,
     &IMAGE_THROUGHPUT,
     &IMAGE_LATENCY,
+    &VIDEO_INFERENCE_TIME,
+    &VIDEO_PEAK_MEMORY,
     &OUTPUT_TOKEN_THROUGHPUT,
     &INPUT_TOKEN_THROUGHPUT,
     &TOTAL_TOKEN_THROUGHPUT,
@@ -564,7 +567,7 @@ pub static METRICS: &[&MetricDef] = &[
     &TOTAL_USAGE_PROMPT_TOKENS,
     &TOTAL_USAGE_COMPLETION_TOKENS,
     &TOTAL_USAGE_TOTAL_TOKENS,
-    &ERROR_INPUT_SEQUENCE_LENGTH,
+    &ERROR_ISL,
     &TOTAL_ERROR_ISL,
     &DISPATCH_DELAY,
     &SCHEDULED_REQUEST_LATENCY,

@@ -132,6 +132,9 @@ pub struct SyntheticOptions {
     /// Every prompt starts with a marker of its own, so no two prompts share a prefix.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub cache_bust: bool,
+    /// Synthetic audio files sent with each prompt (audio transcription).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub audio: Option<super::AudioSettings>,
 }
 
 /// One ISL/OSL pair of a length mixture and its relative weight.

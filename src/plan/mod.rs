@@ -1,6 +1,7 @@
 //! The Plan: pure data that describes one benchmark. A scenario script builds it; the
 //! engine executes it; its JSON form is the `input_config` block of the exports.
 
+mod audio;
 mod dataset;
 mod endpoint;
 mod network_latency;
@@ -11,6 +12,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+pub use audio::*;
 pub use dataset::*;
 pub use endpoint::*;
 pub use network_latency::*;

@@ -165,6 +165,12 @@ fn endpoint(endpoint: &Endpoint, api_key: ApiKey) -> String {
         EndpointKind::Responses => ("responses", None),
         EndpointKind::Tgi => ("tgi", None),
         EndpointKind::Template => ("template", None),
+        EndpointKind::Messages => ("messages", None),
+        EndpointKind::Raw => ("raw", None),
+        EndpointKind::ChatEmbeddings => ("chat_embeddings", None),
+        EndpointKind::NimEmbeddings => ("nim_embeddings", None),
+        EndpointKind::SolidoRag => ("solido_rag", None),
+        media => (media.as_str(), None),
     };
     let mut keys = vec![
         format!("url: {}", string(&endpoint.url)),

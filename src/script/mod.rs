@@ -2,6 +2,7 @@
 //! `run(#{..})`, which returns results. Script errors come back as file:line:column.
 
 mod args;
+mod audio;
 mod builders;
 mod collectors;
 mod compare;

@@ -10,11 +10,23 @@ pub fn register(engine: &mut Engine) {
     engine.register_fn("synthetic", synthetic);
 }
 
-const SYNTHETIC_KEYS: &[&str] =
-    &["isl", "osl", "seed", "entries", "images", "mix", "block_size", "system_prompt", "prefix_pool", "cache_bust"];
+const SYNTHETIC_KEYS: &[&str] = &[
+    "isl",
+    "osl",
+    "seed",
+    "entries",
+    "images",
+    "mix",
+    "block_size",
+    "system_prompt",
+    "prefix_pool",
+    "cache_bust",
+    "audio",
+];
 
 /// `synthetic(#{ isl: normal(550, 50), osl: fixed(256), seed: 42, entries: 100, images: #{..}, mix: [..],
-/// block_size: 64, system_prompt: 200, prefix_pool: #{ prefixes: 8, length: 512 }, cache_bust: true })`
+/// block_size: 64, system_prompt: 200, prefix_pool: #{ prefixes: 8, length: 512 }, cache_bust: true,
+/// audio: #{..} })`
 fn synthetic(map: Map) -> ScriptResult<Dataset> {
     let mut r = MapReader::new("synthetic", map, SYNTHETIC_KEYS)?;
     if r.has("mix") && (r.has("isl") || r.has("osl")) {
@@ -41,7 +53,8 @@ fn synthetic(map: Map) -> ScriptResult<Dataset> {
             "synthetic: `cache_bust` gives every prompt its own prefix; it cannot go with `prefix_pool`",
         );
     }
-    let options = SyntheticOptions { mix, block_size, system_prompt_tokens, prefix_pool, cache_bust };
+    let audio = r.opt_map("audio")?.map(super::audio::audio_settings).transpose()?;
+    let options = SyntheticOptions { mix, block_size, system_prompt_tokens, prefix_pool, cache_bust, audio };
     Ok(Dataset::Synthetic(SyntheticDataset { isl, osl, random_seed, entries, images, options }))
 }
 
@@ -153,6 +166,7 @@ mod tests {
                 system_prompt_tokens: Some(200),
                 prefix_pool: Some(PrefixPool { prefixes: 8, length: 512 }),
                 cache_bust: false,
+                audio: None,
             }
         );
         assert!(options_of(&[("cache_bust", Dynamic::from(true))]).cache_bust);

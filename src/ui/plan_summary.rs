@@ -257,6 +257,7 @@ run sweep_8 → artifacts/sweep_8
             system_prompt_tokens: Some(200),
             prefix_pool: Some(crate::plan::PrefixPool { prefixes: 8, length: 512 }),
             cache_bust: false,
+            audio: None,
         };
         let text = render(&plan, Path::new("artifacts/sweep_8"));
         let expected = "  dataset   synthetic: a mix of 2 isl/osl pairs, 100 prompts, seed 42, isl in blocks of 64, \

@@ -130,8 +130,10 @@ fn image_settings(images: &Value, kind: EndpointKind) -> Result<Option<ImageSett
             "datasets.main.images (--image-width-stddev, --image-height-stddev): only fixed sizes (stddev 0) are supported",
         ));
     }
-    if kind != EndpointKind::Chat {
-        return Err(ConfigError::new("datasets.main.images: images are sent to the chat endpoint type only"));
+    if !kind.takes_images() {
+        return Err(ConfigError::new(
+            "datasets.main.images: images are sent to the chat, image_edit and image_retrieval endpoint types only",
+        ));
     }
     if let Some(source) = opt_str(images, "source", "datasets.main.images.source")?.filter(|source| *source != "noise")
     {

@@ -1,15 +1,42 @@
-//! What one measured record adds to the live metrics (`live/`): its ending, its timings in
-//! seconds and its token counts, read from the metrics the processor computed for it.
+//! `LiveFeed`: the record sink (`metrics::record_sink`) that feeds the live metrics as the
+//! metrics thread measures each record: its error type, its timings in seconds and its token
+//! counts, read from the metrics computed for it.
 
-use super::record_values::{MetricValue, RecordMetrics};
-use super::registry::{self, MetricDef};
-use crate::live::EndedRequest;
+use std::sync::Arc;
+
+use anyhow::Result;
+
+use super::{EndedRequest, LiveMetrics};
+use crate::metrics::record_sink::RecordSink;
+use crate::metrics::record_values::{MetricValue, RecordMetrics};
+use crate::metrics::registry::{self, MetricDef};
 use crate::record::RequestRecord;
+
+pub struct LiveFeed {
+    metrics: Arc<LiveMetrics>,
+}
+
+impl LiveFeed {
+    pub fn new(metrics: Arc<LiveMetrics>) -> Self {
+        Self { metrics }
+    }
+}
+
+impl RecordSink for LiveFeed {
+    fn write(&mut self, record: &RequestRecord, metrics: &RecordMetrics, _good: Option<bool>) -> Result<()> {
+        self.metrics.ended(&ended_request(record, metrics));
+        Ok(())
+    }
+
+    fn finish(self: Box<Self>) -> Result<()> {
+        Ok(())
+    }
+}
 
 /// `record` as the live metrics count it: timings and tokens come only with a successful
 /// record's metrics (a failed one's hold neither, a cancelled one has none), and a failed
 /// record adds its error type.
-pub fn ended_request<'a>(record: &'a RequestRecord, metrics: &RecordMetrics) -> EndedRequest<'a> {
+fn ended_request<'a>(record: &'a RequestRecord, metrics: &RecordMetrics) -> EndedRequest<'a> {
     let error_type = match (&record.error, record.was_cancelled) {
         (Some(error), false) => Some(error.kind.as_str()),
         _ => None,
