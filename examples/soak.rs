@@ -35,12 +35,7 @@ const FAULTS: [Fault; 6] = [
 ];
 
 fn plan(url: String, seconds: f64, rate_rps: f64) -> Plan {
-    let dataset = Dataset::Synthetic(SyntheticDataset::new(
-        Dist { mean: 64.0, stddev: 0.0 },
-        Dist { mean: 8.0, stddev: 0.0 },
-        1,
-        256,
-    ));
+    let dataset = Dataset::Synthetic(SyntheticDataset::new(Dist::fixed(64.0), Dist::fixed(8.0), 1, 256));
     let soak = Phase {
         name: "soak".to_string(),
         kind: PhaseKind::Profiling,

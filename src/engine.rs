@@ -78,14 +78,11 @@ pub fn validate(plan: &Plan) -> Result<()> {
     }
     match &plan.dataset {
         Dataset::Synthetic(spec) => {
-            if spec.isl.mean.is_nan()
-                || spec.isl.mean < 1.0
-                || spec.osl.mean.is_nan()
-                || spec.osl.mean < 1.0
-                || spec.isl.stddev < 0.0
-                || spec.osl.stddev < 0.0
-            {
-                bail!("synthetic dataset: isl and osl need a mean of at least 1 token and a non-negative stddev");
+            if let Some(problem) = spec.isl.problem().or(spec.osl.problem()) {
+                bail!("synthetic dataset: {problem}");
+            }
+            if spec.isl.mean().is_nan() || spec.isl.mean() < 1.0 || spec.osl.mean().is_nan() || spec.osl.mean() < 1.0 {
+                bail!("synthetic dataset: isl and osl need a mean of at least 1 token");
             }
         }
         Dataset::File(spec) => {
@@ -109,7 +106,9 @@ pub fn validate(plan: &Plan) -> Result<()> {
     if let Dataset::Synthetic(SyntheticDataset { images: Some(_), .. }) = &plan.dataset
         && !plan.endpoint.kind.takes_images()
     {
-        bail!("synthetic `images` need a chat endpoint (kind: \"chat\"), or an image_edit or image_retrieval one");
+        bail!(
+            "synthetic `images` need a chat endpoint (kind: \"chat\" or \"chat_embeddings\"), or an image_edit or image_retrieval one"
+        );
     }
     Ok(())
 }
@@ -117,12 +116,17 @@ pub fn validate(plan: &Plan) -> Result<()> {
 /// Run `plan` and write its artifacts; the result is returned even when the run was cancelled.
 pub async fn execute(plan: &Plan, options: &RunOptions) -> Result<RunResult> {
     validate(plan)?;
-    crate::preflight::check(&plan.endpoint, &plan.preflight, &options.cancel).await?;
+    // The dataset is built (and a bad dataset file reported) before anything is sent, while
+    // the endpoint is checked; the first of them to fail stops the run.
+    let build = async {
+        let tokenizer = load_tokenizer(&plan.tokenizer).await?;
+        let prepared = prepare_requests(plan, &plan.endpoint, tokenizer.clone()).await?;
+        Ok((tokenizer, prepared))
+    };
+    let preflight = crate::preflight::check(&plan.endpoint, &plan.preflight, &options.cancel);
+    let ((), (tokenizer, prepared)) = tokio::try_join!(preflight, build)?;
     let start_time = chrono::Utc::now();
     let artifact_dir = create_artifact_dir(plan, options)?;
-    let tokenizer = load_tokenizer(&plan.tokenizer).await?;
-    // The dataset is built (and a bad dataset file reported) before anything starts.
-    let prepared = prepare_requests(plan, &plan.endpoint, tokenizer.clone()).await?;
     write_inputs(&prepared.requests, &artifact_dir)?;
     let live = start_live_metrics(plan, options).await?;
     let mock = start_builtin_server(plan, options).await?;
@@ -290,7 +294,7 @@ impl MetricsThread {
                     processor = processor.with_sink(Box::new(RawJsonlWriter::create(&path, clock)?));
                 }
                 if let Some(live) = live {
-                    processor = processor.with_sink(Box::new(LiveFeed::new(live)));
+                    processor = processor.with_sink(Box::new(LiveFeed(live)));
                 }
                 let mut first_error = None;
                 for record in records {

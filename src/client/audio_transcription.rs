@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::io_usage::IoUsage;
-use super::multipart::{Form, field_text};
+use super::multipart::Form;
 use super::payload::{JsonText, ResponseFields, first_element, text};
 use crate::plan::Endpoint;
 
@@ -22,10 +22,7 @@ pub(crate) fn body(endpoint: &Endpoint, audio: &[u8], file_name: &str, media_typ
     if endpoint.streaming {
         form = form.text("stream", "true")?;
     }
-    for (key, value) in endpoint.extra.iter().filter(|(key, _)| key.as_str() != "file") {
-        form = form.text(key, &field_text(value))?;
-    }
-    Ok(form.finish())
+    Ok(form.json_fields(endpoint.extra.iter().filter(|(key, _)| key.as_str() != "file"))?.finish())
 }
 
 #[derive(Deserialize)]

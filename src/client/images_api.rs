@@ -9,7 +9,7 @@ use serde::de::IgnoredAny;
 use serde_json::{Map, Value};
 
 use super::io_usage::IoUsage;
-use super::multipart::{Form, field_text};
+use super::multipart::Form;
 use super::payload::{JsonText, ResponseFields};
 use super::with_extra;
 use crate::plan::Endpoint;
@@ -42,11 +42,7 @@ pub(crate) fn edit_body(
 ) -> Result<Vec<u8>> {
     let mut fields = generation_body(endpoint, prompt);
     fields.remove("image");
-    let mut form = Form::new().file("image", file_name, media_type, image)?;
-    for (key, value) in &fields {
-        form = form.text(key, &field_text(value))?;
-    }
-    Ok(form.finish())
+    Ok(Form::new().file("image", file_name, media_type, image)?.json_fields(&fields)?.finish())
 }
 
 #[derive(Deserialize)]

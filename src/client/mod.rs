@@ -54,6 +54,7 @@ use crate::record::{RawExchange, RecordError, RequestRecord};
 
 pub(crate) use chat::with_image_parts;
 use connect::{Connector, Sender};
+pub use messages::with_system as with_messages_system;
 use pool::{Lease, Pool};
 use request_body::{RequestBody, TakenAt};
 use response::PayloadFormat;

@@ -44,6 +44,20 @@ impl Form {
         Ok(self)
     }
 
+    /// A text field per JSON field: strings as they are, any other value as its JSON.
+    pub fn json_fields<'a>(
+        mut self,
+        fields: impl IntoIterator<Item = (&'a String, &'a serde_json::Value)>,
+    ) -> Result<Self> {
+        for (name, value) in fields {
+            self = match value {
+                serde_json::Value::String(text) => self.text(name, text)?,
+                other => self.text(name, &other.to_string())?,
+            };
+        }
+        Ok(self)
+    }
+
     /// The whole body, closed by the final boundary.
     pub fn finish(mut self) -> Vec<u8> {
         self.body.extend_from_slice(b"--");
@@ -79,14 +93,6 @@ impl Form {
         self.body.extend_from_slice(content);
         self.body.extend_from_slice(b"\r\n");
         Ok(())
-    }
-}
-
-/// The value a JSON extra field is sent as in a form: strings as they are, anything else as JSON.
-pub(crate) fn field_text(value: &serde_json::Value) -> String {
-    match value {
-        serde_json::Value::String(text) => text.clone(),
-        other => other.to_string(),
     }
 }
 

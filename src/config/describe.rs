@@ -59,7 +59,7 @@ fn network_latency(latency: &NetworkLatency) -> Value {
 }
 
 fn distribution(dist: &Dist) -> Value {
-    json!({"mean": dist.mean, "stddev": dist.stddev})
+    json!(dist)
 }
 
 fn dataset(dataset: &Dataset) -> Value {

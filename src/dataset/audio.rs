@@ -54,7 +54,7 @@ fn clip(settings: &AudioSettings, rng: &mut SeededRng) -> Result<AudioClip> {
         bail!("synthetic audio needs at least one sample rate and one bit depth");
     };
     let sample_rate = (rate_khz * 1000.0).round() as u32;
-    let seconds = rng.normal(settings.length.mean, settings.length.stddev).max(1.0 / f64::from(sample_rate));
+    let seconds = settings.length.sample(rng).max(1.0 / f64::from(sample_rate));
     let frames = (seconds * f64::from(sample_rate)).round().max(1.0) as u64;
     let spec = hound::WavSpec {
         channels: settings.channels,

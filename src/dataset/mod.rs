@@ -13,6 +13,7 @@ mod image_png;
 mod images;
 mod mooncake;
 mod multi_turn;
+pub mod public;
 mod random_pool;
 pub mod requests;
 mod sampling;

@@ -1,6 +1,6 @@
-//! `LiveFeed`: the record sink (`metrics::record_sink`) that feeds the live metrics as the
-//! metrics thread measures each record: its error type, its timings in seconds and its token
-//! counts, read from the metrics computed for it.
+//! The live metrics as a record sink: what one measured record adds to them (its ending, its
+//! timings in seconds and its token counts, read from the metrics the processor computed for
+//! it), handed over by the metrics thread like any other sink.
 
 use std::sync::Arc;
 
@@ -12,19 +12,12 @@ use crate::metrics::record_values::{MetricValue, RecordMetrics};
 use crate::metrics::registry::{self, MetricDef};
 use crate::record::RequestRecord;
 
-pub struct LiveFeed {
-    metrics: Arc<LiveMetrics>,
-}
-
-impl LiveFeed {
-    pub fn new(metrics: Arc<LiveMetrics>) -> Self {
-        Self { metrics }
-    }
-}
+/// Feeds each measured record to the run's live metrics.
+pub struct LiveFeed(pub Arc<LiveMetrics>);
 
 impl RecordSink for LiveFeed {
     fn write(&mut self, record: &RequestRecord, metrics: &RecordMetrics, _good: Option<bool>) -> Result<()> {
-        self.metrics.ended(&ended_request(record, metrics));
+        self.0.ended(&ended_request(record, metrics));
         Ok(())
     }
 

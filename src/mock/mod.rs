@@ -28,6 +28,7 @@ mod solido_rag;
 mod state;
 mod stats;
 mod tgi;
+mod video_jobs;
 mod videos_api;
 mod words;
 

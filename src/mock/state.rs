@@ -31,7 +31,7 @@ pub struct MockState {
     expected_authorization: Option<String>,
     next_response_serial: AtomicU64,
     /// Video generation jobs not yet fetched.
-    pub video_jobs: super::videos_api::VideoJobs,
+    pub video_jobs: super::video_jobs::VideoJobs,
 }
 
 impl MockState {

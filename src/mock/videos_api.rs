@@ -4,8 +4,7 @@
 //! `GET /v1/videos/{id}/content` hands over the video (a small MP4 header) and forgets the job.
 //! A job takes the time to first token plus one inter-token delay per inference step.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use http::{Request, Response, StatusCode};
@@ -19,29 +18,14 @@ use super::generate::read_body;
 use super::reply;
 use super::request::parse_json;
 use super::state::MockState;
+use super::video_jobs::{MAX_JOBS, VideoJob};
 
-/// Jobs held at once; submissions past it are refused (429) until videos are fetched.
-const MAX_JOBS: usize = 10_000;
 /// Inference steps of a job that names none.
 const DEFAULT_STEPS: u64 = 8;
 /// Peak memory the mock reports: this much, plus one MB per prompt token.
 const BASE_PEAK_MEMORY_MB: f64 = 2048.0;
 /// The start of an MP4 file (an `ftyp` box), the video every job makes.
 const VIDEO_BYTES: &[u8] = b"\x00\x00\x00\x18ftypmp42\x00\x00\x00\x00mp42isom";
-
-/// The jobs not yet fetched, by id.
-#[derive(Default)]
-pub struct VideoJobs {
-    jobs: Mutex<HashMap<String, VideoJob>>,
-}
-
-#[derive(Clone)]
-struct VideoJob {
-    model: String,
-    ready_at: Instant,
-    inference_s: f64,
-    peak_memory_mb: f64,
-}
 
 #[derive(Deserialize)]
 struct CreateRequest {
@@ -74,7 +58,7 @@ pub async fn create(state: Arc<MockState>, request: Request<Incoming>) -> Respon
     let id = state.next_response_id("video");
     let answer = describe(&id, &job, Instant::now());
     {
-        let mut jobs = state.video_jobs.jobs.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut jobs = state.video_jobs.lock();
         if jobs.len() >= MAX_JOBS {
             let message = format!("{MAX_JOBS} video jobs are waiting to be fetched");
             return reply::error(StatusCode::TOO_MANY_REQUESTS, "rate_limit_error", "too_many_jobs", &message);
@@ -92,7 +76,7 @@ pub fn job(state: &MockState, path: &str) -> Response<MockBody> {
         None => (rest, false),
     };
     let now = Instant::now();
-    let mut jobs = state.video_jobs.jobs.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let mut jobs = state.video_jobs.lock();
     let Some(job) = jobs.get(id).cloned() else {
         let message = format!("no video job {id:?}");
         return reply::error(StatusCode::NOT_FOUND, "not_found_error", "video_not_found", &message);

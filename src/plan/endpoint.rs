@@ -104,7 +104,12 @@ impl EndpointKind {
     /// Answers with generated text whose tokens are counted (not embeddings, rankings, or
     /// images and videos).
     pub fn produces_tokens(self) -> bool {
-        !matches!(
+        !self.scores_input() && !self.produces_media()
+    }
+
+    /// Answers with vectors or scores of its input (embeddings, rankings), not with output.
+    fn scores_input(self) -> bool {
+        matches!(
             self,
             EndpointKind::Embeddings
                 | EndpointKind::ChatEmbeddings
@@ -112,7 +117,7 @@ impl EndpointKind {
                 | EndpointKind::CohereRankings
                 | EndpointKind::TeiRankings
                 | EndpointKind::NimRankings
-        ) && !self.produces_media()
+        )
     }
 
     /// Answers with images or a video rather than text.
@@ -126,24 +131,17 @@ impl EndpointKind {
         )
     }
 
-    /// The requests can carry the entry's images (vision chat, image edits and retrieval).
+    /// The requests can carry the entry's images (vision chat and chat embeddings, image edits and retrieval).
     pub fn takes_images(self) -> bool {
-        matches!(self, EndpointKind::Chat | EndpointKind::ImageEdit | EndpointKind::ImageRetrieval)
+        matches!(
+            self,
+            EndpointKind::Chat | EndpointKind::ChatEmbeddings | EndpointKind::ImageEdit | EndpointKind::ImageRetrieval
+        )
     }
 
     /// The API can stream its answer (SSE).
     pub fn can_stream(self) -> bool {
-        !matches!(
-            self,
-            EndpointKind::Embeddings
-                | EndpointKind::ChatEmbeddings
-                | EndpointKind::NimEmbeddings
-                | EndpointKind::CohereRankings
-                | EndpointKind::TeiRankings
-                | EndpointKind::NimRankings
-                | EndpointKind::ImageRetrieval
-                | EndpointKind::VideoGeneration
-        )
+        !self.scores_input() && !matches!(self, EndpointKind::ImageRetrieval | EndpointKind::VideoGeneration)
     }
 }
 

@@ -3,6 +3,7 @@
 
 mod audio;
 mod dataset;
+mod dist;
 mod endpoint;
 mod network_latency;
 mod phase;
@@ -14,6 +15,7 @@ use serde::{Deserialize, Serialize};
 
 pub use audio::*;
 pub use dataset::*;
+pub use dist::*;
 pub use endpoint::*;
 pub use network_latency::*;
 pub use phase::*;

@@ -4,8 +4,9 @@
 
 use rhai::{Array, Map};
 
+use super::distributions::dist_of;
 use super::keys::{MapReader, ScriptResult, number, script_error};
-use crate::plan::{AudioFormat, AudioSettings, Dist};
+use crate::plan::{AudioFormat, AudioSettings};
 
 const AUDIO_KEYS: &[&str] = &["count", "length", "format", "sample_rates", "depths", "channels"];
 const MAX_COUNT: u64 = 32;
@@ -20,17 +21,12 @@ pub fn audio_settings(map: Map) -> ScriptResult<AudioSettings> {
     if !(1..=MAX_COUNT).contains(&count) {
         return script_error(format!("synthetic audio: `count` must be 1 to {MAX_COUNT}, got {count}"));
     }
-    let length = match (r.opt_f64("length"), r.opt_map("length")) {
-        (Ok(Some(seconds)), _) => Dist { mean: seconds, stddev: 0.0 },
-        (_, Ok(Some(map))) => match map.get("mean").and_then(number) {
-            Some(mean) => Dist { mean, stddev: map.get("stddev").and_then(number).unwrap_or(0.0) },
-            None => return script_error("synthetic audio: `length` must be seconds or normal(mean, stddev)"),
-        },
-        _ => return script_error("synthetic audio: `length` (seconds) is required"),
-    };
-    if !(length.mean > 0.0 && length.mean <= MAX_SECONDS) || !(length.stddev >= 0.0) {
+    // 0 when absent: refused below, as a length must be given.
+    let length = dist_of(&mut r, "length", 0.0)?;
+    let in_range = length.mean() > 0.0 && length.mean() <= MAX_SECONDS;
+    if !in_range {
         return script_error(format!(
-            "synthetic audio: `length` must be above 0 and at most {MAX_SECONDS} seconds with a stddev of 0 or more"
+            "synthetic audio: `length` (seconds, or a distribution such as normal(5, 1)) must have a mean above 0 and at most {MAX_SECONDS}"
         ));
     }
     let format = match r.opt_string("format")?.as_deref() {

@@ -7,6 +7,7 @@ mod builders;
 mod collectors;
 mod compare;
 mod console;
+mod distributions;
 mod dry_run;
 pub mod emit;
 mod endpoint;
@@ -100,6 +101,7 @@ pub fn build_engine(host: Arc<RunHost>, settings: &ScenarioSettings) -> Engine {
     limits::apply(&mut engine, settings.max_operations);
     engine.set_module_resolver(imports::ImportResolver::new(settings.search_path.clone()));
     units::register(&mut engine);
+    distributions::register(&mut engine);
     args::register(&mut engine, Arc::new(settings.args.clone()));
     console::register(&mut engine);
     builders::register(&mut engine);

@@ -57,14 +57,9 @@ pub fn plan_of(map: Map, default_name: String) -> ScriptResult<Plan> {
     let Some(endpoint) = r.opt_custom::<Endpoint>("endpoint", "endpoint(#{..})")? else {
         return script_error("run: `endpoint` is required, e.g. endpoint(#{ url: \"mock\" })");
     };
-    let dataset = r.opt_custom::<Dataset>("dataset", "synthetic(#{..}) or file(#{..})")?.unwrap_or({
-        Dataset::Synthetic(SyntheticDataset::new(
-            Dist { mean: 550.0, stddev: 0.0 },
-            Dist { mean: 150.0, stddev: 0.0 },
-            0,
-            100,
-        ))
-    });
+    let dataset = r
+        .opt_custom::<Dataset>("dataset", "synthetic(#{..}) or file(#{..})")?
+        .unwrap_or(Dataset::Synthetic(SyntheticDataset::new(Dist::fixed(550.0), Dist::fixed(150.0), 0, 100)));
     let Some(items) = r.opt_array("phases")? else {
         return script_error("run: `phases` is required, e.g. [concurrency(#{ users: 4, requests: 100 })]");
     };
