@@ -1,6 +1,8 @@
 //! TCP-handshake round-trip probes for the network-latency adjustment
 //! (`network_latency: #{ automatic: true }`): a fresh TCP connect to the server's host:port,
-//! timed and closed at once, every ping interval while a results phase runs.
+//! timed and closed at once, every ping interval while a results phase runs. The probes run
+//! on their own thread with a blocking connect, so a busy async runtime (the load's) does not
+//! add its queueing to the handshake they time.
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -27,7 +29,8 @@ pub struct RttProber {
     target: SocketAddr,
     probes: Arc<Mutex<Probes>>,
     active: Arc<AtomicBool>,
-    task: tokio::task::JoinHandle<()>,
+    stop: Arc<AtomicBool>,
+    thread: std::thread::JoinHandle<()>,
 }
 
 impl RttProber {
@@ -37,8 +40,13 @@ impl RttProber {
         let target = target_of(base_url).await?;
         let probes = Arc::new(Mutex::new(Probes::default()));
         let active = Arc::new(AtomicBool::new(false));
-        let task = tokio::spawn(probe_loop(target, interval, probes.clone(), active.clone()));
-        Ok(Self { target, probes, active, task })
+        let stop = Arc::new(AtomicBool::new(false));
+        let (thread_probes, thread_active, thread_stop) = (probes.clone(), active.clone(), stop.clone());
+        let thread = std::thread::Builder::new()
+            .name("aiperf-rtt-probe".into())
+            .spawn(move || probe_loop(target, interval, &thread_probes, &thread_active, &thread_stop))
+            .context("network latency: cannot start the probe thread")?;
+        Ok(Self { target, probes, active, stop, thread })
     }
 
     /// Probe (results phases) or pause (warm-up, cool-down).
@@ -51,28 +59,31 @@ impl RttProber {
         self.target
     }
 
-    /// Stop probing and hand over what the probes saw.
+    /// Stop probing and hand over what the probes saw (after the probe under way, if any).
     pub fn finish(self) -> Probes {
-        self.task.abort();
+        self.stop.store(true, Ordering::Relaxed);
+        if self.thread.join().is_err() {
+            tracing::warn!("network latency: the probe thread panicked");
+        }
         std::mem::take(&mut *self.probes.lock().unwrap_or_else(|poisoned| poisoned.into_inner()))
     }
 }
 
-async fn probe_loop(target: SocketAddr, interval: Duration, probes: Arc<Mutex<Probes>>, active: Arc<AtomicBool>) {
+fn probe_loop(target: SocketAddr, interval: Duration, probes: &Mutex<Probes>, active: &AtomicBool, stop: &AtomicBool) {
     let mut next_probe = Instant::now();
-    loop {
+    while !stop.load(Ordering::Relaxed) {
         if active.load(Ordering::Relaxed) && Instant::now() >= next_probe {
             next_probe = Instant::now() + interval;
             let started = Instant::now();
-            let connected = tokio::time::timeout(PROBE_TIMEOUT, tokio::net::TcpStream::connect(target)).await;
+            let connected = std::net::TcpStream::connect_timeout(&target, PROBE_TIMEOUT);
             let rtt_ms = started.elapsed().as_secs_f64() * 1e3;
             let mut probes = probes.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
             match connected {
-                Ok(Ok(_stream)) => probes.rtts_ms.push(rtt_ms),
-                _ => probes.failed += 1,
+                Ok(_stream) => probes.rtts_ms.push(rtt_ms),
+                Err(_) => probes.failed += 1,
             }
         }
-        tokio::time::sleep(IDLE_POLL.min(interval)).await;
+        std::thread::sleep(IDLE_POLL.min(interval));
     }
 }
 

@@ -238,6 +238,20 @@ fn bad_addresses_and_a_taken_port_are_named() {
     assert!(key.stderr().contains("badlisten.rhai:1:1"), "{}", key.stderr());
     assert!(key.stderr().contains("`metrics_listen` expects an address such as 127.0.0.1:9464, got `9464`"));
 
+    let profile = |args: &str| {
+        let output = aiperf_command(dir.path()).arg("profile").args(args.split_whitespace()).output();
+        output.expect("aiperf profile")
+    };
+    let emitted = profile(
+        "--model m --url mock --request-count 2 --metrics-listen 127.0.0.1:9464 --dry-run --emit-scenario e.rhai",
+    );
+    assert_eq!(emitted.status.code(), Some(0), "{}", String::from_utf8_lossy(&emitted.stderr));
+    let text = std::fs::read_to_string(dir.path().join("e.rhai")).expect("scenario");
+    assert!(text.contains("metrics_listen: \"127.0.0.1:9464\""), "{text}");
+    let wrong = profile("--model m --url mock --metrics-listen localhost --dry-run");
+    assert_eq!(wrong.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&wrong.stderr).contains("--metrics-listen: expects an address"));
+
     let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     let address = taken.local_addr().expect("addr").to_string();
     let busy = aiperf_command(dir.path()).arg("run").arg(&scenario).args(["--metrics-listen", &address]).output();

@@ -60,6 +60,7 @@ fn probed_round_trips_are_subtracted_from_ttft_and_latency() {
     let csv = std::fs::read_to_string(run.artifacts("probed").join("profile_export_aiperf.csv")).expect("csv");
     assert!(csv.contains("Network-Adjusted Time to First Token") && csv.contains("Network RTT"), "{csv}");
     assert!(run.stdout().contains("Network-Adjusted Request Latency"), "{}", run.stdout());
+    assert!(run.stderr().contains("network   round trip probed every 0.04 s"), "{}", run.stderr());
 }
 
 #[test]

@@ -2,8 +2,8 @@
 //! / latency histograms, tokens), by phase, served in Prometheus text format while the run
 //! runs (`--metrics-listen`, `metrics_listen`). Requests by status, sent and in flight are the
 //! load's own phase counters, read at each scrape; error types, timings and tokens are fed by
-//! the metrics thread as it measures each record of a results phase, through atomics. The hot
-//! path does nothing more than it always does.
+//! the metrics thread as it measures each record of a results phase (`feed.rs`, a record
+//! sink), through atomics. The hot path does nothing more than it always does.
 
 mod exposition;
 mod feed;

@@ -6,7 +6,9 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::plan::{Arrival, Dataset, Dist, Endpoint, LoadMode, Phase, Plan, RampedQuantity, Shape, SyntheticOptions};
+use crate::plan::{
+    Arrival, Dataset, Dist, Endpoint, LoadMode, NetworkLatency, Phase, Plan, RampedQuantity, Shape, SyntheticOptions,
+};
 
 /// ```text
 /// run sweep_8 → artifacts/sweep_8
@@ -26,7 +28,21 @@ pub fn render(plan: &Plan, artifact_dir: &Path) -> String {
     if let Some(checks) = checks(plan) {
         let _ = writeln!(text, "  checks    {checks}");
     }
+    if let Some(network) = network_latency(&plan.network_latency) {
+        let _ = writeln!(text, "  network   {network}");
+    }
     text
+}
+
+/// The network-latency adjustment in words; None when off.
+fn network_latency(latency: &NetworkLatency) -> Option<String> {
+    match *latency {
+        NetworkLatency::Off => None,
+        NetworkLatency::Automatic { ping_interval_s } => {
+            Some(format!("round trip probed every {ping_interval_s} s, subtracted as network_adjusted_*"))
+        }
+        NetworkLatency::Mean { mean_ms } => Some(format!("{mean_ms} ms round trip subtracted as network_adjusted_*")),
+    }
 }
 
 fn endpoint(endpoint: &Endpoint) -> String {
