@@ -58,6 +58,8 @@ async fn main() -> anyhow::Result<()> {
         progress: false,
         cancel: CancelSignal::new(),
         builtin_server: Some(Arc::new(MockStarter)),
+        segment: None,
+        start_at_ns: None,
     };
     println!(
         "{:>8} {:>10} {:>10} {:>9} {:>9} {:>10} {:>10} {:>9} {:>6} {:>6}",

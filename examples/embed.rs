@@ -45,6 +45,8 @@ async fn main() -> anyhow::Result<()> {
         progress: true,
         cancel: CancelSignal::new(),
         builtin_server: Some(Arc::new(MockStarter)),
+        segment: None,
+        start_at_ns: None,
     };
     let result = engine::execute(&plan, &options).await?;
     for tag in ["time_to_first_token", "inter_token_latency", "request_throughput"] {

@@ -13,13 +13,15 @@ use crate::client::HttpClient;
 use crate::clock::RunClock;
 use crate::collectors::{self, RunCollectors};
 use crate::dataset::{self, tokenizer::Tokenizer};
+use crate::export::segment_files::{SegmentInfo, SegmentPhase, SegmentRecordsWriter};
 use crate::load::{self, LoadContext, PhaseCounters, PhaseRun};
 use crate::metrics::{MetricsContext, RecordProcessor};
+use crate::plan::segment::{self, ExecutionSegment};
 use crate::plan::{Dataset, EndpointKind, ExportLevel, Phase, Plan, SyntheticDataset, TokenizerSpec};
 use crate::result::RunResult;
 use crate::rng::SeededRng;
 use crate::ui::progress::PhaseProgress;
-use crate::{export, ui};
+use crate::{export, start_at, ui};
 
 /// How a plan is run (not part of the plan itself).
 #[derive(Debug, Clone)]
@@ -35,6 +37,11 @@ pub struct RunOptions {
     pub cancel: CancelSignal,
     /// Started for a plan whose url is "mock"; such a plan fails to start without one.
     pub builtin_server: Option<Arc<dyn BuiltInServer>>,
+    /// Run only this execution segment's share of each plan (`--segment I/N`), into
+    /// `<run folder>/segment-I-of-N/`, with the files `aiperf merge` reads.
+    pub segment: Option<ExecutionSegment>,
+    /// Begin the first phase at this wall-clock time, epoch ns (`--start-at`).
+    pub start_at_ns: Option<u64>,
 }
 
 /// Check a plan for mistakes a user can make, before anything starts.
@@ -104,8 +111,18 @@ pub fn validate(plan: &Plan) -> Result<()> {
     Ok(())
 }
 
-/// Run `plan` and write its artifacts; the result is returned even when the run was cancelled.
-pub async fn execute(plan: &Plan, options: &RunOptions) -> Result<RunResult> {
+/// Run `plan` (this process's segment of it, with `options.segment`) and write its artifacts;
+/// the result is returned even when the run was cancelled.
+pub async fn execute(whole_plan: &Plan, options: &RunOptions) -> Result<RunResult> {
+    let segment_plan;
+    let plan = match options.segment {
+        Some(segment) => {
+            validate(whole_plan)?;
+            segment_plan = segment::apply(whole_plan, segment).map_err(anyhow::Error::msg)?;
+            &segment_plan
+        }
+        None => whole_plan,
+    };
     validate(plan)?;
     crate::preflight::check(&plan.endpoint, &plan.preflight, &options.cancel).await?;
     let start_time = chrono::Utc::now();
@@ -113,6 +130,14 @@ pub async fn execute(plan: &Plan, options: &RunOptions) -> Result<RunResult> {
     let tokenizer = load_tokenizer(&plan.tokenizer).await?;
     // The dataset is built (and a bad dataset file reported) before anything starts.
     let prepared = prepare_requests(plan, &plan.endpoint, tokenizer.clone()).await?;
+    let whole_images = prepared.images.clone();
+    let (prepared, segment_records) = match options.segment {
+        Some(segment) => {
+            let (share, whole_index) = prepared.segment_share(segment);
+            (share, Some(SegmentRecordsWriter::create(&artifact_dir, whole_index)?))
+        }
+        None => (prepared, None),
+    };
     write_inputs(&prepared.requests, &artifact_dir)?;
     let mock = start_builtin_server(plan, options).await?;
     let mut endpoint = plan.endpoint.clone();
@@ -122,8 +147,15 @@ pub async fn execute(plan: &Plan, options: &RunOptions) -> Result<RunResult> {
     let clock = RunClock::start();
     let client = connect(plan, &endpoint, clock)?;
     let (sink, records) = std::sync::mpsc::channel();
-    let metrics =
-        MetricsThread::start(plan, &endpoint, &artifact_dir, tokenizer.clone(), prepared.images, clock, records)?;
+    let metrics = MetricsThread::start(
+        plan,
+        &endpoint,
+        &artifact_dir,
+        tokenizer.clone(),
+        (prepared.images, segment_records),
+        clock,
+        records,
+    )?;
     let entry_limit = plan.dataset.stops_at_end().then_some(prepared.requests.len() as u64);
     let context = Arc::new(LoadContext {
         client,
@@ -131,8 +163,20 @@ pub async fn execute(plan: &Plan, options: &RunOptions) -> Result<RunResult> {
         clock,
         sink,
         cancel: options.cancel.clone(),
-        id_seed: clock.epoch_ns(0),
+        id_seed: clock.epoch_ns(0) ^ options.segment.map_or(0, |s| u64::from(s.index) << 48),
+        segment: options.segment,
     });
+    if let Some(at_ns) = options.start_at_ns {
+        let late_ns = start_at::now_ns().saturating_sub(at_ns);
+        if late_ns > 0 {
+            tracing::warn!(
+                "the start time (--start-at) passed {:.1} ms before the run was ready",
+                late_ns as f64 / 1e6
+            );
+        }
+        start_at::wait_until(at_ns, &options.cancel).await;
+    }
+    let started_ns = start_at::now_ns();
     let (phases, gathered) =
         run_phases(plan, options, &endpoint.url, context, entry_limit, &metrics.profiling_start_ns).await?;
     let crate::metrics::ProcessedMetrics { metrics, error_summary, timeslices } = metrics.join().await?;
@@ -160,15 +204,32 @@ pub async fn execute(plan: &Plan, options: &RunOptions) -> Result<RunResult> {
         timeslices,
         trials: None,
     };
+    if let Some(segment) = options.segment {
+        let info = SegmentInfo {
+            segment,
+            plan: whole_plan.clone(),
+            clock_anchor_ns: clock.wall_anchor_ns(),
+            start_at_ns: options.start_at_ns,
+            started_ns,
+            images_per_entry: whole_images,
+            phases: result.phases.iter().map(SegmentPhase::of).collect(),
+            was_cancelled: result.was_cancelled,
+        };
+        info.write(&artifact_dir)?;
+    }
     export::write_summaries(&result, &artifact_dir)?;
     collectors::write_exports(&result, gathered.telemetry.as_ref(), &artifact_dir)?;
     write_console(&result, &artifact_dir)?;
     Ok(result)
 }
 
-/// `<artifact root>/<run>/`, created.
+/// `<artifact root>/<run>/` (a segment's: `<artifact root>/<run>/segment-I-of-N/`), created.
 fn create_artifact_dir(plan: &Plan, options: &RunOptions) -> Result<PathBuf> {
-    let artifact_dir = plan.run_info.artifact_dir(&options.artifact_root, &plan.name);
+    let run_dir = plan.run_info.artifact_dir(&options.artifact_root, &plan.name);
+    let artifact_dir = match options.segment {
+        Some(segment) => run_dir.join(segment.folder_name()),
+        None => run_dir,
+    };
     std::fs::create_dir_all(&artifact_dir)
         .with_context(|| format!("cannot create artifact folder {}", artifact_dir.display()))?;
     Ok(artifact_dir)
@@ -207,6 +268,40 @@ fn connect(plan: &Plan, endpoint: &crate::plan::Endpoint, clock: RunClock) -> Re
         .keep_raw(plan.export.level == ExportLevel::Raw))
 }
 
+/// The record processor of a run of `plan`: the live run's metrics thread and `aiperf merge`
+/// (which feeds it every segment's records) measure with the same one.
+pub(crate) fn record_processor(
+    plan: &Plan,
+    endpoint: &crate::plan::Endpoint,
+    artifact_dir: &std::path::Path,
+    tokenizer: Arc<Tokenizer>,
+    images_per_entry: Vec<u32>,
+    clock: RunClock,
+    profiling_start_ns: &Arc<std::sync::OnceLock<u64>>,
+) -> Result<RecordProcessor> {
+    let metrics_context = MetricsContext {
+        streaming: endpoint.streaming,
+        tokenizer,
+        clock,
+        produces_tokens: endpoint.kind.produces_tokens(),
+        use_server_token_count: plan.use_server_token_count,
+        images_per_entry,
+    };
+    let names = export::ArtifactNames::new(plan.export.prefix.as_deref());
+    let records_path = plan.export.level.writes_records().then(|| artifact_dir.join(names.records()));
+    let raw_path = (plan.export.level == ExportLevel::Raw).then(|| artifact_dir.join(names.raw()));
+    let slos = crate::metrics::goodput::Slos::from_plan(&plan.slos).map_err(anyhow::Error::msg)?;
+    let slicing = plan.export.slice_duration_ns.map(|slice_ns| crate::metrics::timeslices::Timeslicing {
+        slice_ns,
+        profiling_start_ns: profiling_start_ns.clone(),
+    });
+    RecordProcessor::new(metrics_context, records_path.as_deref())?
+        .with_http_trace(plan.export.http_trace)
+        .with_slos(slos)
+        .with_timeslices(slicing)
+        .with_raw_file(raw_path.as_deref())
+}
+
 /// The metrics thread: every record is measured and written as it arrives.
 struct MetricsThread {
     thread: std::thread::JoinHandle<Result<crate::metrics::ProcessedMetrics>>,
@@ -220,42 +315,26 @@ impl MetricsThread {
         endpoint: &crate::plan::Endpoint,
         artifact_dir: &std::path::Path,
         tokenizer: Arc<Tokenizer>,
-        images_per_entry: Vec<u32>,
+        (images_per_entry, mut segment_records): (Vec<u32>, Option<SegmentRecordsWriter>),
         clock: RunClock,
         records: std::sync::mpsc::Receiver<crate::record::RequestRecord>,
     ) -> Result<Self> {
-        let metrics_context = MetricsContext {
-            streaming: endpoint.streaming,
-            tokenizer,
-            clock,
-            produces_tokens: endpoint.kind.produces_tokens(),
-            use_server_token_count: plan.use_server_token_count,
-            images_per_entry,
-        };
-        let names = export::ArtifactNames::new(plan.export.prefix.as_deref());
-        let records_path = plan.export.level.writes_records().then(|| artifact_dir.join(names.records()));
-        let raw_path = (plan.export.level == ExportLevel::Raw).then(|| artifact_dir.join(names.raw()));
-        let http_trace = plan.export.http_trace;
-        let slos = crate::metrics::goodput::Slos::from_plan(&plan.slos).map_err(anyhow::Error::msg)?;
         let profiling_start_ns = Arc::new(std::sync::OnceLock::new());
-        let slicing = plan.export.slice_duration_ns.map(|slice_ns| crate::metrics::timeslices::Timeslicing {
-            slice_ns,
-            profiling_start_ns: profiling_start_ns.clone(),
-        });
+        let mut processor =
+            record_processor(plan, endpoint, artifact_dir, tokenizer, images_per_entry, clock, &profiling_start_ns)?;
         let thread = std::thread::Builder::new()
             .name("aiperf-metrics".into())
             .spawn(move || -> Result<_> {
-                let mut processor = RecordProcessor::new(metrics_context, records_path.as_deref())?
-                    .with_http_trace(http_trace)
-                    .with_slos(slos)
-                    .with_timeslices(slicing)
-                    .with_raw_file(raw_path.as_deref())?;
                 let mut first_error = None;
-                for record in records {
+                for mut record in records {
+                    if let Some(Err(e)) = segment_records.as_mut().map(|file| file.write(&mut record)) {
+                        first_error.get_or_insert(e);
+                    }
                     if let Err(e) = processor.process(record) {
                         first_error.get_or_insert(e);
                     }
                 }
+                segment_records.map(SegmentRecordsWriter::finish).transpose()?;
                 let finished = processor.finish()?;
                 match first_error {
                     Some(e) => Err(e),
@@ -328,7 +407,7 @@ async fn run_phases(
 
 /// The console text (tables, self-check, thresholds, token warnings), also written beside the
 /// exports.
-fn write_console(result: &RunResult, artifact_dir: &std::path::Path) -> Result<()> {
+pub(crate) fn write_console(result: &RunResult, artifact_dir: &std::path::Path) -> Result<()> {
     let mut console = ui::table::render(result);
     if result.plan.export.trace_table {
         console.push_str(&ui::table::render_trace_timing(result));
@@ -341,7 +420,7 @@ fn write_console(result: &RunResult, artifact_dir: &std::path::Path) -> Result<(
     std::fs::write(&console_path, &console).with_context(|| format!("cannot write {}", console_path.display()))
 }
 
-async fn load_tokenizer(spec: &TokenizerSpec) -> Result<Arc<Tokenizer>> {
+pub(crate) async fn load_tokenizer(spec: &TokenizerSpec) -> Result<Arc<Tokenizer>> {
     let spec = spec.clone();
     tokio::task::spawn_blocking(move || match spec {
         TokenizerSpec::Builtin => Tokenizer::shared_builtin(),

@@ -2,6 +2,7 @@
 //! and `aiperf config`.
 
 mod config;
+mod merge;
 mod mock;
 mod profile;
 mod run;
@@ -79,6 +80,21 @@ pub enum Command {
     /// AIPerf's `aiperf profile`: its flags (or --config FILE.yaml) run through the same engine
     #[command(disable_help_flag = true)]
     Profile(ProfileArgs),
+    /// Merge the folders of a run's execution segments (`run --segment I/N`) into one run
+    #[command(
+        after_help = "Example:\n  aiperf run scenario.rhai --segment 0/2 & aiperf run scenario.rhai --segment 1/2; wait\n  aiperf merge artifacts/quickstart/segment-* -o artifacts/quickstart-merged"
+    )]
+    Merge(MergeArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct MergeArgs {
+    /// The segment folders (`<run>/segment-I-of-N`), all N of them
+    #[arg(required = true, num_args = 1..)]
+    pub dirs: Vec<PathBuf>,
+    /// Where the merged run's exports go
+    #[arg(short, long)]
+    pub out: PathBuf,
 }
 
 #[derive(Debug, clap::Args)]
@@ -101,6 +117,17 @@ pub struct RunArgs {
     /// Print every plan the scenario builds (as JSON) and send nothing
     #[arg(long)]
     pub dry_run: bool,
+    /// Run execution segment I of N (0-based): a deterministic share of every phase, merged
+    /// later by `aiperf merge`. Else from $AIPERF_SEGMENT, Slurm (SLURM_PROCID of
+    /// SLURM_NTASKS), or a Kubernetes Indexed Job (JOB_COMPLETION_INDEX of --segments)
+    #[arg(long, value_name = "I/N")]
+    pub segment: Option<String>,
+    /// How many segments a Kubernetes Indexed Job's JOB_COMPLETION_INDEX counts in (else $AIPERF_SEGMENTS)
+    #[arg(long, value_name = "N")]
+    pub segments: Option<u32>,
+    /// Begin the first phase at this time: RFC 3339 or Unix seconds (else $AIPERF_START_AT)
+    #[arg(long, value_name = "TIME")]
+    pub start_at: Option<String>,
     #[command(flatten)]
     pub script: ScriptArgs,
 }
@@ -168,6 +195,7 @@ pub fn main_with(cli: Cli) -> i32 {
         Command::Mock(args) => mock::serve(args, &runtime),
         Command::Config(command) => config::run(command),
         Command::Profile(args) => profile::profile(&args.args, &runtime),
+        Command::Merge(args) => merge::merge(args, &runtime),
     }
 }
 

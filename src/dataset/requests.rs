@@ -8,6 +8,7 @@ use bytes::Bytes;
 use super::DatasetEntry;
 use crate::client::{rankings_request_body, with_image_parts};
 use crate::load::PreparedRequest;
+use crate::plan::segment::ExecutionSegment;
 use crate::plan::{Dataset, Endpoint, EndpointKind};
 
 /// The requests of a dataset, in dataset order.
@@ -15,6 +16,33 @@ pub struct Prepared {
     pub requests: Vec<PreparedRequest>,
     /// Images sent with each request, by its index in `requests`.
     pub images: Vec<u32>,
+}
+
+impl Prepared {
+    /// The part of the dataset that execution segment `segment` sends: conversation `k` (a
+    /// multi-turn file's session, or any other single request) when `segment.keeps(k)`, with
+    /// each kept request's index in the whole dataset. A dataset of fewer conversations than
+    /// segments is kept whole by every segment.
+    pub fn segment_share(self, segment: ExecutionSegment) -> (Self, Vec<usize>) {
+        let sizes: Vec<usize> = crate::load::conversations(&self.requests).map(<[_]>::len).collect();
+        if (sizes.len() as u64) < u64::from(segment.count) {
+            let whole_index = (0..self.requests.len()).collect();
+            return (self, whole_index);
+        }
+        let conversation_of =
+            sizes.iter().enumerate().flat_map(|(conversation, &turns)| std::iter::repeat_n(conversation as u64, turns));
+        let mut share = Prepared { requests: Vec::new(), images: Vec::new() };
+        let mut whole_index = Vec::new();
+        let kept = self.requests.into_iter().zip(self.images).zip(conversation_of).enumerate();
+        for (index, ((request, images), conversation)) in kept {
+            if segment.keeps(conversation) {
+                share.requests.push(request);
+                share.images.push(images);
+                whole_index.push(index);
+            }
+        }
+        (share, whole_index)
+    }
 }
 
 /// The request of every entry of `dataset` for `endpoint`.

@@ -34,6 +34,7 @@ use crate::result::PhaseSummary;
 use crate::rng::SeededRng;
 
 pub use histogram::DurationHistogram;
+pub use self_check::target_rate_rps;
 pub use session_claims::SessionCounts;
 pub use wait_tally::WaitTally;
 
@@ -83,6 +84,8 @@ pub struct LoadContext {
     pub cancel: CancelSignal,
     /// Seeds the request ids.
     pub id_seed: u64,
+    /// The execution segment this process runs: open-loop phases keep its arrivals only.
+    pub segment: Option<crate::plan::segment::ExecutionSegment>,
 }
 
 /// Live counts of one phase, read by the progress display and the client self-check.

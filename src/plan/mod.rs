@@ -5,6 +5,7 @@ mod dataset;
 mod endpoint;
 mod phase;
 mod response_limits;
+pub mod segment;
 
 use std::collections::BTreeMap;
 
