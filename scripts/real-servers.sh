@@ -2,7 +2,8 @@
 # Installs what the real-server tests need, idempotently: llama.cpp's llama-server (built from
 # the PyPI source package of llama-cpp-python into a cache folder keyed by its version), the
 # Prometheus exporters from Debian's packages, pyarrow + DuckDB + Pillow (PyPI) to read the
-# Parquet export and the JPEG images back, and maturin (PyPI) to build the Python wheel.
+# Parquet export and the JPEG images back, maturin (PyPI) to build the Python wheel, and
+# Slurm with munge (Debian's packages, `slurm.sh`) for the distributed-run test.
 # A warm cache makes it a no-op.
 #
 #   scripts/real-servers.sh            # install/build what is missing
@@ -80,4 +81,6 @@ install_python_readers() {
 
 install_apt_packages
 install_python_readers
+# Slurm and munge for tests/slurm.rs, which starts its own one-node cluster.
+"$(dirname "${BASH_SOURCE[0]}")/slurm.sh" install
 build_llama_server

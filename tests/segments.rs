@@ -2,7 +2,8 @@
 //! the whole plan in one process, then its two segments as two processes (one told by
 //! `--segment`, one finding its place in Slurm's variables) started together with
 //! `--start-at`, merged by `aiperf merge`. The merged run must have the single run's request
-//! counts, its arrival schedule, its dataset entries and metrics within noise.
+//! counts, its arrival schedule, its dataset entries and metrics within noise. Last, the same
+//! under Slurm: `srun -n 2` on a one-node cluster on localhost (`scripts/slurm.sh`).
 
 mod common;
 
@@ -30,6 +31,22 @@ fn scenario_source(url: &str) -> String {
             ],
         }});"#
     )
+}
+
+/// Epoch seconds `ahead` seconds from now, as `--start-at` takes them.
+fn seconds_from_now(ahead: u64) -> String {
+    (std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() + ahead).to_string()
+}
+
+/// Merge the segment folders of `root`'s run into `out`, successfully.
+fn merge(space: &Workspace, root: &str, out: &str) -> PathBuf {
+    let segments = space.path(root).join(RUN);
+    let dirs = [segments.join("segment-0-of-2"), segments.join("segment-1-of-2")];
+    let merged = aiperf_command(space.dir.path()).arg("merge").args(&dirs).arg("-o").arg(space.path(out)).output();
+    let merged = merged.expect("aiperf merge");
+    succeeded(&merged, "aiperf merge");
+    assert!(String::from_utf8_lossy(&merged.stdout).contains("merged 2 segments"));
+    space.path(out)
 }
 
 struct Workspace {
@@ -119,18 +136,9 @@ fn two_segments_merged_equal_one_process_running_the_whole_plan() {
     succeeded(&first.wait_with_output().expect("segment 0 ends"), "segment 0");
     succeeded(&second.wait_with_output().expect("segment 1 ends"), "segment 1");
 
+    let merged_dir = merge(&space, "segments", "merged");
     let segments = space.path("segments").join(RUN);
     let segment_dirs = [segments.join("segment-0-of-2"), segments.join("segment-1-of-2")];
-    let merged_dir = space.path("merged");
-    let merged = aiperf_command(space.dir.path())
-        .arg("merge")
-        .args(&segment_dirs)
-        .arg("-o")
-        .arg(&merged_dir)
-        .output()
-        .expect("aiperf merge");
-    succeeded(&merged, "aiperf merge");
-    assert!(String::from_utf8_lossy(&merged.stdout).contains("merged 2 segments"));
 
     let single_dir = space.path("single").join(RUN);
     let whole = read_json(&single_dir.join("profile_export_aiperf.json"));
@@ -223,4 +231,70 @@ fn a_merge_without_every_segment_and_a_segment_out_of_range_are_refused_by_name(
         aiperf_command(space.dir.path()).arg("merge").arg(space.dir.path()).args(["-o", "out"]).output();
     let stderr = String::from_utf8_lossy(&not_a_segment.expect("merge").stderr).to_string();
     assert!(stderr.contains("is not a segment's folder"), "{stderr}");
+}
+
+/// A one-node Slurm cluster started by `scripts/slurm.sh` in a folder of its own, stopped when dropped.
+struct SlurmCluster {
+    dir: tempfile::TempDir,
+}
+
+impl SlurmCluster {
+    fn script() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/slurm.sh")
+    }
+
+    /// The cluster, or why it cannot be installed or started here.
+    fn start() -> Result<Self, String> {
+        let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+        let started = Command::new(Self::script()).arg("start").arg(dir.path()).output().map_err(|e| e.to_string())?;
+        if !started.status.success() {
+            return Err(String::from_utf8_lossy(&started.stderr).trim().to_string());
+        }
+        Ok(Self { dir })
+    }
+
+    fn conf(&self) -> PathBuf {
+        self.dir.path().join("slurm.conf")
+    }
+}
+
+impl Drop for SlurmCluster {
+    fn drop(&mut self) {
+        let _ = Command::new(Self::script()).arg("stop").arg(self.dir.path()).status();
+    }
+}
+
+#[test]
+fn srun_runs_both_segments_on_a_slurm_cluster_and_they_merge_into_the_whole_run() {
+    let cluster = match SlurmCluster::start() {
+        Ok(cluster) => cluster,
+        Err(why) => {
+            eprintln!("SKIPPED: Slurm could not be installed or started here ({why})");
+            return;
+        }
+    };
+    let space = Workspace::new();
+    let srun = Command::new("srun")
+        .current_dir(space.dir.path())
+        .env("SLURM_CONF", cluster.conf())
+        .env("AIPERF_ARTIFACT_DIR", space.path("slurm"))
+        .args(["--ntasks", "2", env!("CARGO_BIN_EXE_aiperf"), "run"])
+        .arg(&space.scenario)
+        .args(["--no-progress", "--start-at", &seconds_from_now(6)])
+        .output()
+        .expect("srun");
+    succeeded(&srun, "srun -n 2 aiperf run");
+    let merged_dir = merge(&space, "slurm", "slurm-merged");
+    let merged = read_json(&merged_dir.join("profile_export_aiperf.json"));
+    assert_eq!(stat(&merged, "request_count", "avg"), 82.0);
+    for (index, sent) in [21, 61].iter().enumerate() {
+        assert_eq!(merged["phases"][index]["sent"], *sent);
+        assert_eq!(merged["phases"][index]["completed"], *sent);
+    }
+    let records = records(&merged_dir);
+    for (worker, count) in [("segment_0", 42), ("segment_1", 40)] {
+        assert_eq!(records.iter().filter(|r| r["metadata"]["worker_id"] == worker).count(), count, "{worker}");
+    }
+    let report = read_json(&merged_dir.join("merge_report.json"));
+    assert_eq!(report["segments"].as_array().map(Vec::len), Some(2));
 }
