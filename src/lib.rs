@@ -15,6 +15,7 @@ pub mod config;
 pub mod dataset;
 pub mod engine;
 pub mod export;
+pub mod kube;
 pub mod load;
 pub mod metrics;
 pub mod mock;

@@ -2,6 +2,7 @@
 //! and `aiperf config`.
 
 mod config;
+mod kube;
 mod merge;
 mod mock;
 mod profile;
@@ -85,6 +86,49 @@ pub enum Command {
         after_help = "Example:\n  aiperf run scenario.rhai --segment 0/2 & aiperf run scenario.rhai --segment 1/2; wait\n  aiperf merge artifacts/quickstart/segment-* -o artifacts/quickstart-merged"
     )]
     Merge(MergeArgs),
+    /// Kubernetes: `aiperf kube manifest SCENARIO --workers N --image IMAGE`
+    #[command(subcommand)]
+    Kube(KubeCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum KubeCommand {
+    /// The objects of a distributed run: an Indexed Job of N segments, a ConfigMap with the
+    /// scenario and its imports, a shared volume for the segment folders, and a merge Job
+    #[command(
+        after_help = "Example:\n  aiperf kube manifest scenarios/rate.rhai --workers 4 --image registry.example/aiperf:0.1 --env AIPERF_URL=http://vllm:8000 | kubectl apply -f -"
+    )]
+    Manifest(KubeManifestArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct KubeManifestArgs {
+    /// The scenario script (.rhai); files it imports from its folder go along
+    pub scenario: PathBuf,
+    /// Segments, one pod each
+    #[arg(long)]
+    pub workers: u32,
+    /// The aiperf container image (see the Dockerfile)
+    #[arg(long)]
+    pub image: String,
+    /// Base name of the objects (default: the scenario's file name)
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Size of the shared results volume
+    #[arg(long, default_value = "1Gi")]
+    pub storage: String,
+    /// Storage class of the results volume (it needs ReadWriteMany)
+    #[arg(long)]
+    pub storage_class: Option<String>,
+    /// `--start-at` for every segment (RFC 3339 or Unix seconds)
+    #[arg(long, value_name = "TIME")]
+    pub start_at: Option<String>,
+    /// Environment of the aiperf containers, KEY=VALUE (repeatable), e.g. AIPERF_URL=http://server:8000
+    #[arg(long, value_name = "KEY=VALUE")]
+    pub env: Vec<String>,
+    /// Write the YAML here instead of printing it
+    #[arg(short, long)]
+    pub out: Option<PathBuf>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -196,6 +240,7 @@ pub fn main_with(cli: Cli) -> i32 {
         Command::Config(command) => config::run(command),
         Command::Profile(args) => profile::profile(&args.args, &runtime),
         Command::Merge(args) => merge::merge(args, &runtime),
+        Command::Kube(command) => kube::run(command),
     }
 }
 
