@@ -170,4 +170,37 @@ mod tests {
             error.err().unwrap().to_string().contains("need a rankings endpoint (kind: \"rankings\"), not \"chat\"")
         );
     }
+
+    #[test]
+    fn segments_are_dealt_whole_conversations_and_know_their_place_in_the_dataset() {
+        // Sessions: [0, 1] (two turns), [2], [3, 4, 5] (three turns), [6].
+        let turns = [Some(0), Some(1), None, Some(0), Some(1), Some(2), None];
+        let entries = turns
+            .iter()
+            .enumerate()
+            .map(|(index, turn)| {
+                let mut entry = entry(&format!("prompt {index}"), &[], None);
+                entry.turn = turn.map(|index| crate::dataset::FileTurn { index, delay_ms: None });
+                entry
+            })
+            .collect();
+        let whole = prepare(&file_dataset(), &test_endpoint(EndpointKind::Chat), entries).unwrap();
+        let texts = |prepared: &Prepared| -> Vec<String> {
+            prepared.requests.iter().map(|r| body(r)["messages"][0]["content"].as_str().unwrap().to_string()).collect()
+        };
+        let segment = |index| ExecutionSegment::new(index, 2).unwrap();
+        let (first, first_index) =
+            Prepared { requests: whole.requests.clone(), images: whole.images.clone() }.segment_share(segment(0));
+        assert_eq!(first_index, vec![0, 1, 3, 4, 5]);
+        assert_eq!(texts(&first), ["prompt 0", "prompt 1", "prompt 3", "prompt 4", "prompt 5"]);
+        let (second, second_index) = whole.segment_share(segment(1));
+        assert_eq!(second_index, vec![2, 6]);
+        assert_eq!(texts(&second), ["prompt 2", "prompt 6"]);
+        assert_eq!(second.images.len(), 2);
+        let (alone, alone_index) =
+            prepare(&file_dataset(), &test_endpoint(EndpointKind::Chat), vec![entry("one", &[], None)])
+                .unwrap()
+                .segment_share(segment(1));
+        assert_eq!((alone.requests.len(), alone_index), (1, vec![0]), "fewer conversations than segments: kept whole");
+    }
 }
