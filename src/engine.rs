@@ -13,11 +13,15 @@ use crate::client::HttpClient;
 use crate::clock::RunClock;
 use crate::collectors::{self, RunCollectors};
 use crate::dataset::{self, tokenizer::Tokenizer};
+use crate::export::jsonl::RecordsJsonlWriter;
+use crate::export::raw_jsonl::RawJsonlWriter;
 use crate::export::segment_files::{SegmentInfo, SegmentPhase, SegmentRecordsWriter};
+use crate::live::{LiveFeed, LiveMetrics, LiveServer};
 use crate::load::{self, LoadContext, PhaseCounters, PhaseRun};
+use crate::metrics::network_adjusted::NetworkRtt;
 use crate::metrics::{MetricsContext, RecordProcessor};
 use crate::plan::segment::{self, ExecutionSegment};
-use crate::plan::{Dataset, EndpointKind, ExportLevel, Phase, Plan, SyntheticDataset, TokenizerSpec};
+use crate::plan::{Dataset, ExportLevel, Phase, Plan, SyntheticDataset, TokenizerSpec};
 use crate::result::RunResult;
 use crate::rng::SeededRng;
 use crate::ui::progress::PhaseProgress;
@@ -37,6 +41,9 @@ pub struct RunOptions {
     pub cancel: CancelSignal,
     /// Started for a plan whose url is "mock"; such a plan fails to start without one.
     pub builtin_server: Option<Arc<dyn BuiltInServer>>,
+    /// Serve each run's live metrics on this address (`--metrics-listen`), over the plan's
+    /// own `metrics_listen`.
+    pub metrics_listen: Option<std::net::SocketAddr>,
     /// Run only this execution segment's share of each plan (`--segment I/N`), into
     /// `<run folder>/segment-I-of-N/`, with the files `aiperf merge` reads.
     pub segment: Option<ExecutionSegment>,
@@ -67,6 +74,9 @@ pub fn validate(plan: &Plan) -> Result<()> {
             bail!("phase `{}`: `duration` must be positive", phase.name);
         }
     }
+    if let Some(problem) = plan.network_latency.problem() {
+        bail!("{problem}");
+    }
     crate::metrics::goodput::Slos::from_plan(&plan.slos).map_err(anyhow::Error::msg)?;
     if plan.slos.is_empty()
         && let Some(t) = plan.thresholds.iter().find(|t| crate::thresholds::needs_slos(t))
@@ -75,14 +85,11 @@ pub fn validate(plan: &Plan) -> Result<()> {
     }
     match &plan.dataset {
         Dataset::Synthetic(spec) => {
-            if spec.isl.mean.is_nan()
-                || spec.isl.mean < 1.0
-                || spec.osl.mean.is_nan()
-                || spec.osl.mean < 1.0
-                || spec.isl.stddev < 0.0
-                || spec.osl.stddev < 0.0
-            {
-                bail!("synthetic dataset: isl and osl need a mean of at least 1 token and a non-negative stddev");
+            if let Some(problem) = spec.isl.problem().or(spec.osl.problem()) {
+                bail!("synthetic dataset: {problem}");
+            }
+            if spec.isl.mean().is_nan() || spec.isl.mean() < 1.0 || spec.osl.mean().is_nan() || spec.osl.mean() < 1.0 {
+                bail!("synthetic dataset: isl and osl need a mean of at least 1 token");
             }
         }
         Dataset::File(spec) => {
@@ -104,9 +111,11 @@ pub fn validate(plan: &Plan) -> Result<()> {
         bail!("request_timeout must be positive");
     }
     if let Dataset::Synthetic(SyntheticDataset { images: Some(_), .. }) = &plan.dataset
-        && plan.endpoint.kind != EndpointKind::Chat
+        && !plan.endpoint.kind.takes_images()
     {
-        bail!("synthetic `images` need a chat endpoint (kind: \"chat\")");
+        bail!(
+            "synthetic `images` need a chat endpoint (kind: \"chat\" or \"chat_embeddings\"), or an image_edit or image_retrieval one"
+        );
     }
     Ok(())
 }
@@ -124,21 +133,25 @@ pub async fn execute(whole_plan: &Plan, options: &RunOptions) -> Result<RunResul
         None => whole_plan,
     };
     validate(plan)?;
-    crate::preflight::check(&plan.endpoint, &plan.preflight, &options.cancel).await?;
+    // The dataset is built (and a bad dataset file reported) before anything is sent, while
+    // the endpoint is checked; the first of them to fail stops the run.
+    let build = async {
+        let tokenizer = load_tokenizer(&plan.tokenizer).await?;
+        let prepared = prepare_requests(plan, &plan.endpoint, tokenizer.clone()).await?;
+        Ok((tokenizer, prepared))
+    };
+    let preflight = crate::preflight::check(&plan.endpoint, &plan.preflight, &options.cancel);
+    let ((), (tokenizer, prepared)) = tokio::try_join!(preflight, build)?;
     let start_time = chrono::Utc::now();
     let artifact_dir = create_artifact_dir(plan, options)?;
-    let tokenizer = load_tokenizer(&plan.tokenizer).await?;
-    // The dataset is built (and a bad dataset file reported) before anything starts.
-    let prepared = prepare_requests(plan, &plan.endpoint, tokenizer.clone()).await?;
     let whole_images = prepared.images.clone();
-    let (prepared, segment_records) = match options.segment {
-        Some(segment) => {
-            let (share, whole_index) = prepared.segment_share(segment);
-            (share, Some(SegmentRecordsWriter::create(&artifact_dir, whole_index)?))
-        }
-        None => (prepared, None),
+    let (prepared, whole_index) = match options.segment {
+        Some(segment) => prepared.segment_share(segment),
+        None => (prepared, Vec::new()),
     };
+    let segment_records = options.segment.map(|_| SegmentRecordsWriter::create(&artifact_dir)).transpose()?;
     write_inputs(&prepared.requests, &artifact_dir)?;
+    let live = start_live_metrics(plan, options).await?;
     let mock = start_builtin_server(plan, options).await?;
     let mut endpoint = plan.endpoint.clone();
     if let Some(server) = &mock {
@@ -147,15 +160,10 @@ pub async fn execute(whole_plan: &Plan, options: &RunOptions) -> Result<RunResul
     let clock = RunClock::start();
     let client = connect(plan, &endpoint, clock)?;
     let (sink, records) = std::sync::mpsc::channel();
-    let metrics = MetricsThread::start(
-        plan,
-        &endpoint,
-        &artifact_dir,
-        tokenizer.clone(),
-        (prepared.images, segment_records),
-        clock,
-        records,
-    )?;
+    let live_metrics = live.as_ref().map(|(metrics, _)| metrics.clone());
+    let metrics_context = metrics_context(plan, &endpoint, tokenizer.clone(), clock, prepared.images);
+    let metrics =
+        MetricsThread::start(plan, metrics_context, &artifact_dir, records, live_metrics.clone(), segment_records)?;
     let entry_limit = plan.dataset.stops_at_end().then_some(prepared.requests.len() as u64);
     let context = Arc::new(LoadContext {
         client,
@@ -177,9 +185,21 @@ pub async fn execute(whole_plan: &Plan, options: &RunOptions) -> Result<RunResul
         start_at::wait_until(at_ns, &options.cancel).await;
     }
     let started_ns = start_at::now_ns();
-    let (phases, gathered) =
-        run_phases(plan, options, &endpoint.url, context, entry_limit, &metrics.profiling_start_ns).await?;
-    let crate::metrics::ProcessedMetrics { metrics, error_summary, timeslices } = metrics.join().await?;
+    let (phases, gathered) = run_phases(
+        plan,
+        options,
+        &endpoint.url,
+        context,
+        entry_limit,
+        &metrics.profiling_start_ns,
+        live_metrics.as_deref(),
+    )
+    .await?;
+    let crate::metrics::ProcessedMetrics { metrics, error_summary, timeslices } =
+        metrics.join(gathered.network_rtt.clone()).await?;
+    if let Some((_, server)) = live {
+        server.stop();
+    }
     if let Some(server) = mock {
         server.shutdown().await;
     }
@@ -212,6 +232,7 @@ pub async fn execute(whole_plan: &Plan, options: &RunOptions) -> Result<RunResul
             start_at_ns: options.start_at_ns,
             started_ns,
             images_per_entry: whole_images,
+            whole_index,
             phases: result.phases.iter().map(SegmentPhase::of).collect(),
             was_cancelled: result.was_cancelled,
         };
@@ -243,6 +264,17 @@ fn write_inputs(requests: &[load::PreparedRequest], artifact_dir: &std::path::Pa
     )
 }
 
+/// The live metrics and their server, when the command line or the plan names an address.
+async fn start_live_metrics(plan: &Plan, options: &RunOptions) -> Result<Option<(Arc<LiveMetrics>, LiveServer)>> {
+    let Some(address) = options.metrics_listen.or(plan.metrics_listen) else {
+        return Ok(None);
+    };
+    let metrics = Arc::new(LiveMetrics::new(&plan.name, plan.phases.iter().map(|phase| phase.name.clone())));
+    let server = LiveServer::start(address, metrics.clone()).await?;
+    eprintln!("live metrics: http://{}/metrics", server.address());
+    Ok(Some((metrics, server)))
+}
+
 /// The built-in server when the url is `"mock"`, started by the caller's starter.
 async fn start_builtin_server(
     plan: &Plan,
@@ -268,43 +300,56 @@ fn connect(plan: &Plan, endpoint: &crate::plan::Endpoint, clock: RunClock) -> Re
         .keep_raw(plan.export.level == ExportLevel::Raw))
 }
 
-/// The record processor of a run of `plan`: the live run's metrics thread and `aiperf merge`
-/// (which feeds it every segment's records) measure with the same one.
-pub(crate) fn record_processor(
+/// The metrics thread: every record is measured and written as it arrives.
+/// What the metrics of a run of `plan` against `endpoint` need to know.
+pub(crate) fn metrics_context(
     plan: &Plan,
     endpoint: &crate::plan::Endpoint,
-    artifact_dir: &std::path::Path,
     tokenizer: Arc<Tokenizer>,
-    images_per_entry: Vec<u32>,
     clock: RunClock,
-    profiling_start_ns: &Arc<std::sync::OnceLock<u64>>,
-) -> Result<RecordProcessor> {
-    let metrics_context = MetricsContext {
+    images_per_entry: Vec<u32>,
+) -> MetricsContext {
+    MetricsContext {
         streaming: endpoint.streaming,
         tokenizer,
         clock,
         produces_tokens: endpoint.kind.produces_tokens(),
         use_server_token_count: plan.use_server_token_count,
         images_per_entry,
-    };
+    }
+}
+
+/// The record processor of a run of `plan` with its jsonl files: the live run's metrics thread
+/// and `aiperf merge` (which feeds it every segment's records) measure with the same one.
+pub(crate) fn record_processor(
+    plan: &Plan,
+    metrics_context: MetricsContext,
+    artifact_dir: &std::path::Path,
+    profiling_start_ns: &Arc<std::sync::OnceLock<u64>>,
+) -> Result<RecordProcessor> {
     let names = export::ArtifactNames::new(plan.export.prefix.as_deref());
-    let records_path = plan.export.level.writes_records().then(|| artifact_dir.join(names.records()));
-    let raw_path = (plan.export.level == ExportLevel::Raw).then(|| artifact_dir.join(names.raw()));
     let slos = crate::metrics::goodput::Slos::from_plan(&plan.slos).map_err(anyhow::Error::msg)?;
     let slicing = plan.export.slice_duration_ns.map(|slice_ns| crate::metrics::timeslices::Timeslicing {
         slice_ns,
         profiling_start_ns: profiling_start_ns.clone(),
     });
-    RecordProcessor::new(metrics_context, records_path.as_deref())?
-        .with_http_trace(plan.export.http_trace)
-        .with_slos(slos)
-        .with_timeslices(slicing)
-        .with_raw_file(raw_path.as_deref())
+    let clock = metrics_context.clock;
+    let mut processor = RecordProcessor::new(metrics_context).with_slos(slos).with_timeslices(slicing);
+    if plan.export.level.writes_records() {
+        let writer = RecordsJsonlWriter::create(&artifact_dir.join(names.records()), clock)?
+            .with_http_trace(plan.export.http_trace);
+        processor = processor.with_sink(Box::new(writer));
+    }
+    if plan.export.level == ExportLevel::Raw {
+        processor = processor.with_sink(Box::new(RawJsonlWriter::create(&artifact_dir.join(names.raw()), clock)?));
+    }
+    Ok(processor)
 }
 
-/// The metrics thread: every record is measured and written as it arrives.
 struct MetricsThread {
     thread: std::thread::JoinHandle<Result<crate::metrics::ProcessedMetrics>>,
+    /// The round trip the run subtracts, known once the phases are over.
+    network_rtt: std::sync::mpsc::Sender<Option<NetworkRtt>>,
     /// Set when the first phase whose records feed the metrics starts: timeslices count from it.
     profiling_start_ns: Arc<std::sync::OnceLock<u64>>,
 }
@@ -312,41 +357,47 @@ struct MetricsThread {
 impl MetricsThread {
     fn start(
         plan: &Plan,
-        endpoint: &crate::plan::Endpoint,
+        metrics_context: MetricsContext,
         artifact_dir: &std::path::Path,
-        tokenizer: Arc<Tokenizer>,
-        (images_per_entry, mut segment_records): (Vec<u32>, Option<SegmentRecordsWriter>),
-        clock: RunClock,
         records: std::sync::mpsc::Receiver<crate::record::RequestRecord>,
+        live: Option<Arc<LiveMetrics>>,
+        segment_records: Option<SegmentRecordsWriter>,
     ) -> Result<Self> {
         let profiling_start_ns = Arc::new(std::sync::OnceLock::new());
-        let mut processor =
-            record_processor(plan, endpoint, artifact_dir, tokenizer, images_per_entry, clock, &profiling_start_ns)?;
+        let (network_rtt, network_rtt_received) = std::sync::mpsc::channel();
+        let mut processor = record_processor(plan, metrics_context, artifact_dir, &profiling_start_ns)?;
+        if let Some(live) = live {
+            processor = processor.with_sink(Box::new(LiveFeed(live)));
+        }
+        if let Some(writer) = segment_records {
+            processor = processor.with_sink(Box::new(writer));
+        }
         let thread = std::thread::Builder::new()
             .name("aiperf-metrics".into())
             .spawn(move || -> Result<_> {
                 let mut first_error = None;
-                for mut record in records {
-                    if let Some(Err(e)) = segment_records.as_mut().map(|file| file.write(&mut record)) {
-                        first_error.get_or_insert(e);
-                    }
+                for record in records {
                     if let Err(e) = processor.process(record) {
                         first_error.get_or_insert(e);
                     }
                 }
-                segment_records.map(SegmentRecordsWriter::finish).transpose()?;
-                let finished = processor.finish()?;
+                // Sent once the phases are over; a run that failed before sends nothing.
+                let network_rtt: Option<NetworkRtt> = network_rtt_received.recv().ok().flatten();
+                let finished = processor.finish_adjusted(network_rtt.as_ref())?;
                 match first_error {
                     Some(e) => Err(e),
                     None => Ok(finished),
                 }
             })
             .context("cannot start the metrics thread")?;
-        Ok(Self { thread, profiling_start_ns })
+        Ok(Self { thread, network_rtt, profiling_start_ns })
     }
 
-    /// The metrics, once every record sender is gone.
-    async fn join(self) -> Result<crate::metrics::ProcessedMetrics> {
+    /// The metrics, once every record sender is gone, with the latencies less `network_rtt`
+    /// as network_adjusted_* metrics when there is one.
+    async fn join(self, network_rtt: Option<NetworkRtt>) -> Result<crate::metrics::ProcessedMetrics> {
+        // The thread may have stopped on an error already; its join says why.
+        let _ = self.network_rtt.send(network_rtt);
         let thread = self.thread;
         tokio::task::spawn_blocking(move || thread.join())
             .await
@@ -366,6 +417,7 @@ async fn run_phases(
     context: Arc<LoadContext>,
     entry_limit: Option<u64>,
     profiling_start_ns: &std::sync::OnceLock<u64>,
+    live: Option<&LiveMetrics>,
 ) -> Result<(Vec<crate::result::PhaseSummary>, collectors::Gathered)> {
     let clock = context.clock;
     let mut collectors = Some(RunCollectors::start(plan, url, clock).await?);
@@ -383,6 +435,9 @@ async fn run_phases(
             profiling_start_ns.get_or_init(|| clock.now_ns());
         }
         let counters = Arc::new(PhaseCounters::default());
+        if let Some(live) = live {
+            live.phase_started(index, counters.clone());
+        }
         let phase = capped(phase, entry_limit);
         let progress = PhaseProgress::start(&phase, counters.clone(), options.progress);
         let run = Arc::new(PhaseRun { phase: phase.clone(), index, name: Arc::from(phase.name.as_str()), counters });

@@ -172,6 +172,10 @@ pub struct RunArgs {
     /// Begin the first phase at this time: RFC 3339 or Unix seconds (else $AIPERF_START_AT)
     #[arg(long, value_name = "TIME")]
     pub start_at: Option<String>,
+    /// Serve each run's live metrics in Prometheus text format on this address while it runs,
+    /// e.g. 127.0.0.1:9464 (see docs/live-metrics.md)
+    #[arg(long, value_name = "ADDRESS", value_parser = crate::live::listen_address)]
+    pub metrics_listen: Option<std::net::SocketAddr>,
     #[command(flatten)]
     pub script: ScriptArgs,
 }
@@ -233,7 +237,7 @@ pub fn main_with(cli: Cli) -> i32 {
             return exit_code::FAILURE;
         }
     };
-    match cli.command {
+    let code = match cli.command {
         Command::Run(args) => run::run(args, &runtime),
         Command::Check(args) => run::check(args, &runtime),
         Command::Mock(args) => mock::serve(args, &runtime),
@@ -241,7 +245,11 @@ pub fn main_with(cli: Cli) -> i32 {
         Command::Profile(args) => profile::profile(&args.args, &runtime),
         Command::Merge(args) => merge::merge(args, &runtime),
         Command::Kube(command) => kube::run(command),
-    }
+    };
+    // Everything a command writes was awaited; what is left (a dataset build that a failed
+    // pre-flight made moot) must not hold the exit.
+    runtime.shutdown_background();
+    code
 }
 
 /// The command line as typed, with secret values replaced (for run_info).

@@ -27,8 +27,21 @@ pub fn run(args: RunArgs, runtime: &tokio::runtime::Runtime) -> i32 {
             return exit_code::SCRIPT_ERROR;
         }
     };
-    let scenario = Scenario::File(args.scenario);
-    execute(scenario, args.artifact_dir, progress, mode, args.script.settings(), distribution, runtime)
+    let options = ScenarioOptions {
+        artifact_root: args.artifact_dir,
+        progress,
+        metrics_listen: args.metrics_listen,
+        distribution,
+    };
+    execute(Scenario::File(args.scenario), options, mode, args.script.settings(), runtime)
+}
+
+/// How `execute` runs a scenario's plans.
+struct ScenarioOptions {
+    artifact_root: PathBuf,
+    progress: bool,
+    metrics_listen: Option<std::net::SocketAddr>,
+    distribution: Distribution,
 }
 
 /// Which share of each plan this process runs, and when it starts (`--segment`, `--start-at`).
@@ -64,7 +77,8 @@ pub fn run_source(
     runtime: &tokio::runtime::Runtime,
 ) -> i32 {
     let settings = ScenarioSettings { args: Default::default(), search_path: Vec::new(), max_operations: 0 };
-    execute(Scenario::Text { source, path }, artifact_root, true, mode, settings, distribution, runtime)
+    let options = ScenarioOptions { artifact_root, progress: true, metrics_listen: None, distribution };
+    execute(Scenario::Text { source, path }, options, mode, settings, runtime)
 }
 
 /// A scenario to execute: a file, or text named by a path (for messages and relative files).
@@ -76,11 +90,9 @@ enum Scenario {
 /// Run a scenario with the stop signals watched; the exit code says how it ended.
 fn execute(
     scenario: Scenario,
-    artifact_root: PathBuf,
-    progress: bool,
+    scenario_options: ScenarioOptions,
     mode: ScriptMode,
     settings: ScenarioSettings,
-    distribution: Distribution,
     runtime: &tokio::runtime::Runtime,
 ) -> i32 {
     let cancel = CancelSignal::new();
@@ -92,13 +104,14 @@ fn execute(
         }
     };
     let options = RunOptions {
-        artifact_root,
+        artifact_root: scenario_options.artifact_root,
         cli_command: Some(redacted_command_line()),
-        progress: progress && std::io::stderr().is_terminal(),
+        progress: scenario_options.progress && std::io::stderr().is_terminal(),
         cancel,
         builtin_server: Some(Arc::new(MockStarter)),
-        segment: distribution.segment,
-        start_at_ns: distribution.start_at_ns,
+        metrics_listen: scenario_options.metrics_listen,
+        segment: scenario_options.distribution.segment,
+        start_at_ns: scenario_options.distribution.start_at_ns,
     };
     let code = match run_on_script_thread(scenario, runtime, options, mode, settings) {
         Ok(Ok(outcome)) if outcome.all_requests_failed => exit_code::ALL_REQUESTS_FAILED,
@@ -124,6 +137,7 @@ pub fn check(args: CheckArgs, runtime: &tokio::runtime::Runtime) -> i32 {
         progress: false,
         cancel: CancelSignal::new(),
         builtin_server: Some(Arc::new(MockStarter)),
+        metrics_listen: None,
         segment: None,
         start_at_ns: None,
     };

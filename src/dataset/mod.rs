@@ -2,6 +2,7 @@
 //! (single-turn, multi-turn, mooncake traces, ShareGPT) in the order their sampling gives,
 //! and the tokenizer that counts them.
 
+mod audio;
 pub mod corpus;
 mod exact_length;
 mod fields;
@@ -12,6 +13,7 @@ mod image_png;
 mod images;
 mod mooncake;
 mod multi_turn;
+pub mod public;
 mod random_pool;
 pub mod requests;
 mod sampling;
@@ -26,6 +28,7 @@ use std::sync::Arc;
 use anyhow::Result;
 
 use crate::plan::Dataset;
+pub use audio::AudioClip;
 use tokenizer::Tokenizer;
 
 /// One prompt ready to send.
@@ -44,6 +47,8 @@ pub struct DatasetEntry {
     pub images: Vec<String>,
     /// A rankings entry's own query and passages (its prompt joins them, for the record).
     pub ranking: Option<Ranking>,
+    /// Audio files uploaded with the prompt (audio transcription).
+    pub audio: Vec<AudioClip>,
 }
 
 /// The query and passages of a rankings entry of a dataset file, sent as they are.
@@ -74,7 +79,16 @@ impl DatasetEntry {
     /// An entry for `prompt`, its tokens counted with `tokenizer`.
     pub fn counted(tokenizer: &Tokenizer, prompt: String, max_tokens: Option<u64>) -> Self {
         let input_tokens = tokenizer.count(&prompt) as u64;
-        Self { prompt, input_tokens, max_tokens, system_prompt: None, turn: None, images: Vec::new(), ranking: None }
+        Self {
+            prompt,
+            input_tokens,
+            max_tokens,
+            system_prompt: None,
+            turn: None,
+            images: Vec::new(),
+            ranking: None,
+            audio: Vec::new(),
+        }
     }
 }
 
@@ -85,6 +99,7 @@ pub fn build(dataset: &Dataset, tokenizer: &Tokenizer) -> Result<Vec<DatasetEntr
         Dataset::Synthetic(spec) => {
             let mut entries = synthetic::generate(spec, tokenizer);
             images::add_synthetic(spec, &mut entries);
+            audio::add_synthetic(spec, &mut entries)?;
             Ok(entries)
         }
         Dataset::File(spec) => file::load(spec, tokenizer),

@@ -1,7 +1,8 @@
 //! What an execution segment writes beside its exports for `aiperf merge`: `segment.json`
 //! (which segment, the whole plan, its clock's anchor, when it meant to start and did, each
-//! phase's counts and self-check) and `segment_records.jsonl` (every profiling record whole,
-//! written on the metrics thread as it arrives, its dataset index in the whole dataset).
+//! phase's counts and self-check, where its dataset entries sit in the whole dataset) and
+//! `segment_records.jsonl` (every profiling record whole, written as it arrives: a sink of the
+//! record processor).
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, Write};
@@ -10,6 +11,8 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
+use crate::metrics::record_sink::RecordSink;
+use crate::metrics::record_values::RecordMetrics;
 use crate::plan::Plan;
 use crate::plan::segment::ExecutionSegment;
 use crate::record::RequestRecord;
@@ -31,8 +34,11 @@ pub struct SegmentInfo {
     pub start_at_ns: Option<u64>,
     /// When the first phase began, epoch ns.
     pub started_ns: u64,
-    /// Images sent with each entry of the whole dataset (the records' dataset indices point here).
+    /// Images sent with each entry of the whole dataset.
     pub images_per_entry: Vec<u32>,
+    /// The whole dataset's index of each entry this segment sent (its records' dataset indices
+    /// point into this list).
+    pub whole_index: Vec<usize>,
     pub phases: Vec<SegmentPhase>,
     pub was_cancelled: bool,
 }
@@ -77,27 +83,23 @@ impl SegmentInfo {
 /// Appends each profiling record to `segment_records.jsonl`.
 pub struct SegmentRecordsWriter {
     file: BufWriter<File>,
-    /// The whole dataset's index of each entry the segment sends.
-    whole_index: Vec<usize>,
 }
 
 impl SegmentRecordsWriter {
-    pub fn create(dir: &Path, whole_index: Vec<usize>) -> Result<Self> {
+    pub fn create(dir: &Path) -> Result<Self> {
         let path = dir.join(RECORDS_FILE);
         let file = File::create(&path).with_context(|| format!("cannot create {}", path.display()))?;
-        Ok(Self { file: BufWriter::new(file), whole_index })
+        Ok(Self { file: BufWriter::new(file) })
     }
+}
 
-    pub fn write(&mut self, record: &mut RequestRecord) -> Result<()> {
-        let local = record.origin.dataset_index;
-        record.origin.dataset_index = self.whole_index.get(local).copied().unwrap_or(local);
-        let written = serde_json::to_writer(&mut self.file, &*record);
-        record.origin.dataset_index = local;
-        written.context("writing segment_records.jsonl")?;
+impl RecordSink for SegmentRecordsWriter {
+    fn write(&mut self, record: &RequestRecord, _: &RecordMetrics, _: Option<bool>) -> Result<()> {
+        serde_json::to_writer(&mut self.file, record).context("writing segment_records.jsonl")?;
         self.file.write_all(b"\n").context("writing segment_records.jsonl")
     }
 
-    pub fn finish(mut self) -> Result<()> {
+    fn finish(mut self: Box<Self>) -> Result<()> {
         self.file.flush().context("writing segment_records.jsonl")
     }
 }

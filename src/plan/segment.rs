@@ -213,7 +213,7 @@ mod tests {
     }
 
     fn plan(phases: Vec<Phase>) -> Plan {
-        let dist = Dist { mean: 10.0, stddev: 0.0 };
+        let dist = Dist::fixed(10.0);
         let dataset = Dataset::Synthetic(SyntheticDataset::new(dist, dist, 1, 10));
         Plan::new("run", Endpoint::new("mock", "m", EndpointKind::Chat, true), dataset, phases, 10.0)
     }

@@ -2,10 +2,12 @@
 //! `run(#{..})`, which returns results. Script errors come back as file:line:column.
 
 mod args;
+mod audio;
 mod builders;
 mod collectors;
 mod compare;
 mod console;
+mod distributions;
 mod dry_run;
 pub mod emit;
 mod endpoint;
@@ -15,6 +17,7 @@ mod images;
 mod imports;
 mod keys;
 mod limits;
+mod network_latency;
 mod paths;
 mod phases;
 mod preflight;
@@ -98,6 +101,7 @@ pub fn build_engine(host: Arc<RunHost>, settings: &ScenarioSettings) -> Engine {
     limits::apply(&mut engine, settings.max_operations);
     engine.set_module_resolver(imports::ImportResolver::new(settings.search_path.clone()));
     units::register(&mut engine);
+    distributions::register(&mut engine);
     args::register(&mut engine, Arc::new(settings.args.clone()));
     console::register(&mut engine);
     builders::register(&mut engine);

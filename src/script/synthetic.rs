@@ -3,18 +3,31 @@
 
 use rhai::{Engine, Map};
 
-use super::keys::{MapReader, ScriptResult, number, script_error};
+use super::distributions::dist_of;
+use super::keys::{MapReader, ScriptResult, script_error};
 use crate::plan::{Dataset, Dist, LengthPair, PrefixPool, SyntheticDataset, SyntheticOptions};
 
 pub fn register(engine: &mut Engine) {
     engine.register_fn("synthetic", synthetic);
 }
 
-const SYNTHETIC_KEYS: &[&str] =
-    &["isl", "osl", "seed", "entries", "images", "mix", "block_size", "system_prompt", "prefix_pool", "cache_bust"];
+const SYNTHETIC_KEYS: &[&str] = &[
+    "isl",
+    "osl",
+    "seed",
+    "entries",
+    "images",
+    "mix",
+    "block_size",
+    "system_prompt",
+    "prefix_pool",
+    "cache_bust",
+    "audio",
+];
 
 /// `synthetic(#{ isl: normal(550, 50), osl: fixed(256), seed: 42, entries: 100, images: #{..}, mix: [..],
-/// block_size: 64, system_prompt: 200, prefix_pool: #{ prefixes: 8, length: 512 }, cache_bust: true })`
+/// block_size: 64, system_prompt: 200, prefix_pool: #{ prefixes: 8, length: 512 }, cache_bust: true,
+/// audio: #{..} })`
 fn synthetic(map: Map) -> ScriptResult<Dataset> {
     let mut r = MapReader::new("synthetic", map, SYNTHETIC_KEYS)?;
     if r.has("mix") && (r.has("isl") || r.has("osl")) {
@@ -41,7 +54,8 @@ fn synthetic(map: Map) -> ScriptResult<Dataset> {
             "synthetic: `cache_bust` gives every prompt its own prefix; it cannot go with `prefix_pool`",
         );
     }
-    let options = SyntheticOptions { mix, block_size, system_prompt_tokens, prefix_pool, cache_bust };
+    let audio = r.opt_map("audio")?.map(super::audio::audio_settings).transpose()?;
+    let options = SyntheticOptions { mix, block_size, system_prompt_tokens, prefix_pool, cache_bust, audio };
     Ok(Dataset::Synthetic(SyntheticDataset { isl, osl, random_seed, entries, images, options }))
 }
 
@@ -88,23 +102,12 @@ fn prefix_pool(map: Map) -> ScriptResult<PrefixPool> {
     Ok(PrefixPool { prefixes: prefixes as usize, length })
 }
 
-/// A token length: a number (fixed) or `normal(mean, stddev)`.
+/// A token length: a number (fixed) or a distribution (`distributions.rs`).
 fn length_dist(r: &mut MapReader, key: &str, default_mean: f64) -> ScriptResult<Dist> {
     let what = r.what();
-    let dist = if let Ok(Some(n)) = r.opt_f64(key) {
-        Dist { mean: n, stddev: 0.0 }
-    } else if let Some(map) = r.opt_map(key)? {
-        let mean = map.get("mean").and_then(number);
-        let stddev = map.get("stddev").and_then(number).unwrap_or(0.0);
-        match mean {
-            Some(mean) => Dist { mean, stddev },
-            None => return script_error(format!("{what}: `{key}` must be a number or normal(mean, stddev)")),
-        }
-    } else {
-        Dist { mean: default_mean, stddev: 0.0 }
-    };
-    if dist.mean.is_nan() || dist.mean < 1.0 {
-        return script_error(format!("{what}: `{key}` mean must be at least 1 token, got {}", dist.mean));
+    let dist = dist_of(r, key, default_mean)?;
+    if dist.mean().is_nan() || dist.mean() < 1.0 {
+        return script_error(format!("{what}: `{key}` mean must be at least 1 token, got {}", dist.mean()));
     }
     Ok(dist)
 }
@@ -141,7 +144,7 @@ mod tests {
             ("system_prompt", int(200)),
             ("prefix_pool", Dynamic::from(map(&[("prefixes", int(8)), ("length", int(512))]))),
         ]);
-        let fixed = |mean| Dist { mean, stddev: 0.0 };
+        let fixed = Dist::fixed;
         assert_eq!(
             options,
             SyntheticOptions {
@@ -153,6 +156,7 @@ mod tests {
                 system_prompt_tokens: Some(200),
                 prefix_pool: Some(PrefixPool { prefixes: 8, length: 512 }),
                 cache_bust: false,
+                audio: None,
             }
         );
         assert!(options_of(&[("cache_bust", Dynamic::from(true))]).cache_bust);

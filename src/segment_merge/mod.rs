@@ -63,19 +63,15 @@ pub async fn merge(dirs: &[PathBuf], out: &Path, cli_command: Option<String>) ->
     let tokenizer = crate::engine::load_tokenizer(&whole.tokenizer).await?;
     let clock = RunClock::anchored_at(anchor_ns);
     let images = segments[0].info.images_per_entry.clone();
-    let mut processor = crate::engine::record_processor(
-        &measured,
-        &measured.endpoint,
-        out,
-        tokenizer.clone(),
-        images,
-        clock,
-        &profiling_start_ns,
-    )?;
+    let context = crate::engine::metrics_context(&measured, &measured.endpoint, tokenizer.clone(), clock, images);
+    let mut processor = crate::engine::record_processor(&measured, context, out, &profiling_start_ns)?;
     for segment in &segments {
         let worker_id = format!("segment_{}", segment.info.segment.index);
+        let whole_index = &segment.info.whole_index;
         segment_files::read_records(&segment.dir, |mut record| {
             shift::shift_record(&mut record, segment.delta_ns);
+            let local = record.origin.dataset_index;
+            record.origin.dataset_index = whole_index.get(local).copied().unwrap_or(local);
             record.worker_id = Some(worker_id.clone());
             processor.process(record)
         })?;
