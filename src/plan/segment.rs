@@ -214,7 +214,7 @@ mod tests {
 
     fn plan(phases: Vec<Phase>) -> Plan {
         let dist = Dist::fixed(10.0);
-        let dataset = Dataset::Synthetic(SyntheticDataset::new(dist, dist, 1, 10));
+        let dataset = Dataset::Synthetic(SyntheticDataset::new(dist.clone(), dist, 1, 10));
         Plan::new("run", Endpoint::new("mock", "m", EndpointKind::Chat, true), dataset, phases, 10.0)
     }
 
