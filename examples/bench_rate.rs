@@ -54,6 +54,8 @@ async fn main() -> anyhow::Result<()> {
         progress: false,
         cancel: CancelSignal::new(),
         builtin_server: Some(Arc::new(MockStarter)),
+        segment: None,
+        start_at_ns: None,
         metrics_listen: None,
     };
     println!(

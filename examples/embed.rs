@@ -40,6 +40,8 @@ async fn main() -> anyhow::Result<()> {
         progress: true,
         cancel: CancelSignal::new(),
         builtin_server: Some(Arc::new(MockStarter)),
+        segment: None,
+        start_at_ns: None,
         metrics_listen: None,
     };
     let result = engine::execute(&plan, &options).await?;

@@ -2,8 +2,10 @@
 # Installs what the real-server tests need, idempotently: llama.cpp's llama-server (built from
 # the PyPI source package of llama-cpp-python into a cache folder keyed by its version), the
 # Prometheus exporters and headless Chromium (the HTML report's test) from Debian's packages,
-# pyarrow + DuckDB + Pillow (PyPI) to read the Parquet export and the JPEG images back, and
-# maturin (PyPI) to build the Python wheel.
+# pyarrow + DuckDB + Pillow (PyPI) to read the Parquet export and the JPEG images back, maturin
+# (PyPI) to build the Python wheel, kubernetes-validate (PyPI) to check the Kubernetes manifests
+# against the API schemas, and Slurm with munge (Debian's packages, `slurm.sh`) for the
+# distributed-run test.
 # A warm cache makes it a no-op.
 #
 #   scripts/real-servers.sh            # install/build what is missing
@@ -69,16 +71,18 @@ build_llama_server() {
 }
 
 install_python_readers() {
-    if python3 -c "import pyarrow, duckdb, PIL, maturin" >/dev/null 2>&1; then
-        log "pyarrow, duckdb, pillow and maturin present"
+    if python3 -c "import pyarrow, duckdb, PIL, maturin, kubernetes_validate" >/dev/null 2>&1; then
+        log "pyarrow, duckdb, pillow, maturin and kubernetes-validate present"
         return
     fi
-    log "installing pyarrow, duckdb, pillow and maturin"
+    log "installing pyarrow, duckdb, pillow, maturin and kubernetes-validate"
     # A Debian-managed python3 refuses plain pip installs (PEP 668); fall back to the override.
-    python3 -m pip install --quiet pyarrow duckdb pillow maturin \
-        || python3 -m pip install --quiet --break-system-packages pyarrow duckdb pillow maturin
+    python3 -m pip install --quiet pyarrow duckdb pillow maturin kubernetes-validate \
+        || python3 -m pip install --quiet --break-system-packages pyarrow duckdb pillow maturin kubernetes-validate
 }
 
 install_apt_packages
 install_python_readers
+# Slurm and munge for tests/slurm.rs, which starts its own one-node cluster.
+"$(dirname "${BASH_SOURCE[0]}")/slurm.sh" install
 build_llama_server

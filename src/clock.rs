@@ -15,6 +15,17 @@ impl RunClock {
         Self { start: Instant::now(), wall_anchor_ns }
     }
 
+    /// A clock whose run started at `wall_anchor_ns` (epoch ns): the one timeline a merge of
+    /// execution segments puts every segment's records on.
+    pub fn anchored_at(wall_anchor_ns: u64) -> Self {
+        Self { start: Instant::now(), wall_anchor_ns }
+    }
+
+    /// Epoch ns of the run's start.
+    pub fn wall_anchor_ns(&self) -> u64 {
+        self.wall_anchor_ns
+    }
+
     /// Monotonic ns since the run started.
     #[inline]
     pub fn now_ns(&self) -> u64 {

@@ -15,15 +15,17 @@ use crate::collectors::{self, RunCollectors};
 use crate::dataset::{self, tokenizer::Tokenizer};
 use crate::export::jsonl::RecordsJsonlWriter;
 use crate::export::raw_jsonl::RawJsonlWriter;
+use crate::export::segment_files::{SegmentInfo, SegmentPhase, SegmentRecordsWriter};
 use crate::live::{LiveFeed, LiveMetrics, LiveServer};
 use crate::load::{self, LoadContext, PhaseCounters, PhaseRun};
 use crate::metrics::network_adjusted::NetworkRtt;
 use crate::metrics::{MetricsContext, RecordProcessor};
+use crate::plan::segment::{self, ExecutionSegment};
 use crate::plan::{Dataset, ExportLevel, Phase, Plan, SyntheticDataset, TokenizerSpec};
 use crate::result::RunResult;
 use crate::rng::SeededRng;
 use crate::ui::progress::PhaseProgress;
-use crate::{export, ui};
+use crate::{export, start_at, ui};
 
 /// How a plan is run (not part of the plan itself).
 #[derive(Debug, Clone)]
@@ -42,6 +44,11 @@ pub struct RunOptions {
     /// Serve each run's live metrics on this address (`--metrics-listen`), over the plan's
     /// own `metrics_listen`.
     pub metrics_listen: Option<std::net::SocketAddr>,
+    /// Run only this execution segment's share of each plan (`--segment I/N`), into
+    /// `<run folder>/segment-I-of-N/`, with the files `aiperf merge` reads.
+    pub segment: Option<ExecutionSegment>,
+    /// Begin the first phase at this wall-clock time, epoch ns (`--start-at`).
+    pub start_at_ns: Option<u64>,
 }
 
 /// Check a plan for mistakes a user can make, before anything starts.
@@ -113,8 +120,18 @@ pub fn validate(plan: &Plan) -> Result<()> {
     Ok(())
 }
 
-/// Run `plan` and write its artifacts; the result is returned even when the run was cancelled.
-pub async fn execute(plan: &Plan, options: &RunOptions) -> Result<RunResult> {
+/// Run `plan` (this process's segment of it, with `options.segment`) and write its artifacts;
+/// the result is returned even when the run was cancelled.
+pub async fn execute(whole_plan: &Plan, options: &RunOptions) -> Result<RunResult> {
+    let segment_plan;
+    let plan = match options.segment {
+        Some(segment) => {
+            validate(whole_plan)?;
+            segment_plan = segment::apply(whole_plan, segment).map_err(anyhow::Error::msg)?;
+            &segment_plan
+        }
+        None => whole_plan,
+    };
     validate(plan)?;
     // The dataset is built (and a bad dataset file reported) before anything is sent, while
     // the endpoint is checked; the first of them to fail stops the run.
@@ -127,6 +144,12 @@ pub async fn execute(plan: &Plan, options: &RunOptions) -> Result<RunResult> {
     let ((), (tokenizer, prepared)) = tokio::try_join!(preflight, build)?;
     let start_time = chrono::Utc::now();
     let artifact_dir = create_artifact_dir(plan, options)?;
+    let whole_images = prepared.images.clone();
+    let (prepared, whole_index) = match options.segment {
+        Some(segment) => prepared.segment_share(segment),
+        None => (prepared, Vec::new()),
+    };
+    let segment_records = options.segment.map(|_| SegmentRecordsWriter::create(&artifact_dir)).transpose()?;
     write_inputs(&prepared.requests, &artifact_dir)?;
     let live = start_live_metrics(plan, options).await?;
     let mock = start_builtin_server(plan, options).await?;
@@ -138,15 +161,9 @@ pub async fn execute(plan: &Plan, options: &RunOptions) -> Result<RunResult> {
     let client = connect(plan, &endpoint, clock)?;
     let (sink, records) = std::sync::mpsc::channel();
     let live_metrics = live.as_ref().map(|(metrics, _)| metrics.clone());
-    let metrics_context = MetricsContext {
-        streaming: endpoint.streaming,
-        tokenizer: tokenizer.clone(),
-        clock,
-        produces_tokens: endpoint.kind.produces_tokens(),
-        use_server_token_count: plan.use_server_token_count,
-        images_per_entry: prepared.images,
-    };
-    let metrics = MetricsThread::start(plan, metrics_context, &artifact_dir, records, live_metrics.clone())?;
+    let metrics_context = metrics_context(plan, &endpoint, tokenizer.clone(), clock, prepared.images);
+    let metrics =
+        MetricsThread::start(plan, metrics_context, &artifact_dir, records, live_metrics.clone(), segment_records)?;
     let entry_limit = plan.dataset.stops_at_end().then_some(prepared.requests.len() as u64);
     let context = Arc::new(LoadContext {
         client,
@@ -154,8 +171,20 @@ pub async fn execute(plan: &Plan, options: &RunOptions) -> Result<RunResult> {
         clock,
         sink,
         cancel: options.cancel.clone(),
-        id_seed: clock.epoch_ns(0),
+        id_seed: clock.epoch_ns(0) ^ options.segment.map_or(0, |s| u64::from(s.index) << 48),
+        segment: options.segment,
     });
+    if let Some(at_ns) = options.start_at_ns {
+        let late_ns = start_at::now_ns().saturating_sub(at_ns);
+        if late_ns > 0 {
+            tracing::warn!(
+                "the start time (--start-at) passed {:.1} ms before the run was ready",
+                late_ns as f64 / 1e6
+            );
+        }
+        start_at::wait_until(at_ns, &options.cancel).await;
+    }
+    let started_ns = start_at::now_ns();
     let (phases, gathered) = run_phases(
         plan,
         options,
@@ -195,15 +224,33 @@ pub async fn execute(plan: &Plan, options: &RunOptions) -> Result<RunResult> {
         timeslices,
         trials: None,
     };
+    if let Some(segment) = options.segment {
+        let info = SegmentInfo {
+            segment,
+            plan: whole_plan.clone(),
+            clock_anchor_ns: clock.wall_anchor_ns(),
+            start_at_ns: options.start_at_ns,
+            started_ns,
+            images_per_entry: whole_images,
+            whole_index,
+            phases: result.phases.iter().map(SegmentPhase::of).collect(),
+            was_cancelled: result.was_cancelled,
+        };
+        info.write(&artifact_dir)?;
+    }
     export::write_summaries(&result, &artifact_dir)?;
     collectors::write_exports(&result, gathered.telemetry.as_ref(), &artifact_dir)?;
     write_console(&result, &artifact_dir)?;
     Ok(result)
 }
 
-/// `<artifact root>/<run>/`, created.
+/// `<artifact root>/<run>/` (a segment's: `<artifact root>/<run>/segment-I-of-N/`), created.
 fn create_artifact_dir(plan: &Plan, options: &RunOptions) -> Result<PathBuf> {
-    let artifact_dir = plan.run_info.artifact_dir(&options.artifact_root, &plan.name);
+    let run_dir = plan.run_info.artifact_dir(&options.artifact_root, &plan.name);
+    let artifact_dir = match options.segment {
+        Some(segment) => run_dir.join(segment.folder_name()),
+        None => run_dir,
+    };
     std::fs::create_dir_all(&artifact_dir)
         .with_context(|| format!("cannot create artifact folder {}", artifact_dir.display()))?;
     Ok(artifact_dir)
@@ -254,6 +301,51 @@ fn connect(plan: &Plan, endpoint: &crate::plan::Endpoint, clock: RunClock) -> Re
 }
 
 /// The metrics thread: every record is measured and written as it arrives.
+/// What the metrics of a run of `plan` against `endpoint` need to know.
+pub(crate) fn metrics_context(
+    plan: &Plan,
+    endpoint: &crate::plan::Endpoint,
+    tokenizer: Arc<Tokenizer>,
+    clock: RunClock,
+    images_per_entry: Vec<u32>,
+) -> MetricsContext {
+    MetricsContext {
+        streaming: endpoint.streaming,
+        tokenizer,
+        clock,
+        produces_tokens: endpoint.kind.produces_tokens(),
+        use_server_token_count: plan.use_server_token_count,
+        images_per_entry,
+    }
+}
+
+/// The record processor of a run of `plan` with its jsonl files: the live run's metrics thread
+/// and `aiperf merge` (which feeds it every segment's records) measure with the same one.
+pub(crate) fn record_processor(
+    plan: &Plan,
+    metrics_context: MetricsContext,
+    artifact_dir: &std::path::Path,
+    profiling_start_ns: &Arc<std::sync::OnceLock<u64>>,
+) -> Result<RecordProcessor> {
+    let names = export::ArtifactNames::new(plan.export.prefix.as_deref());
+    let slos = crate::metrics::goodput::Slos::from_plan(&plan.slos).map_err(anyhow::Error::msg)?;
+    let slicing = plan.export.slice_duration_ns.map(|slice_ns| crate::metrics::timeslices::Timeslicing {
+        slice_ns,
+        profiling_start_ns: profiling_start_ns.clone(),
+    });
+    let clock = metrics_context.clock;
+    let mut processor = RecordProcessor::new(metrics_context).with_slos(slos).with_timeslices(slicing);
+    if plan.export.level.writes_records() {
+        let writer = RecordsJsonlWriter::create(&artifact_dir.join(names.records()), clock)?
+            .with_http_trace(plan.export.http_trace);
+        processor = processor.with_sink(Box::new(writer));
+    }
+    if plan.export.level == ExportLevel::Raw {
+        processor = processor.with_sink(Box::new(RawJsonlWriter::create(&artifact_dir.join(names.raw()), clock)?));
+    }
+    Ok(processor)
+}
+
 struct MetricsThread {
     thread: std::thread::JoinHandle<Result<crate::metrics::ProcessedMetrics>>,
     /// The round trip the run subtracts, known once the phases are over.
@@ -269,33 +361,20 @@ impl MetricsThread {
         artifact_dir: &std::path::Path,
         records: std::sync::mpsc::Receiver<crate::record::RequestRecord>,
         live: Option<Arc<LiveMetrics>>,
+        segment_records: Option<SegmentRecordsWriter>,
     ) -> Result<Self> {
-        let names = export::ArtifactNames::new(plan.export.prefix.as_deref());
-        let records_path = plan.export.level.writes_records().then(|| artifact_dir.join(names.records()));
-        let raw_path = (plan.export.level == ExportLevel::Raw).then(|| artifact_dir.join(names.raw()));
-        let http_trace = plan.export.http_trace;
-        let slos = crate::metrics::goodput::Slos::from_plan(&plan.slos).map_err(anyhow::Error::msg)?;
         let profiling_start_ns = Arc::new(std::sync::OnceLock::new());
         let (network_rtt, network_rtt_received) = std::sync::mpsc::channel();
-        let slicing = plan.export.slice_duration_ns.map(|slice_ns| crate::metrics::timeslices::Timeslicing {
-            slice_ns,
-            profiling_start_ns: profiling_start_ns.clone(),
-        });
+        let mut processor = record_processor(plan, metrics_context, artifact_dir, &profiling_start_ns)?;
+        if let Some(live) = live {
+            processor = processor.with_sink(Box::new(LiveFeed(live)));
+        }
+        if let Some(writer) = segment_records {
+            processor = processor.with_sink(Box::new(writer));
+        }
         let thread = std::thread::Builder::new()
             .name("aiperf-metrics".into())
             .spawn(move || -> Result<_> {
-                let clock = metrics_context.clock;
-                let mut processor = RecordProcessor::new(metrics_context).with_slos(slos).with_timeslices(slicing);
-                if let Some(path) = records_path {
-                    let writer = RecordsJsonlWriter::create(&path, clock)?.with_http_trace(http_trace);
-                    processor = processor.with_sink(Box::new(writer));
-                }
-                if let Some(path) = raw_path {
-                    processor = processor.with_sink(Box::new(RawJsonlWriter::create(&path, clock)?));
-                }
-                if let Some(live) = live {
-                    processor = processor.with_sink(Box::new(LiveFeed(live)));
-                }
                 let mut first_error = None;
                 for record in records {
                     if let Err(e) = processor.process(record) {
@@ -383,7 +462,7 @@ async fn run_phases(
 
 /// The console text (tables, self-check, thresholds, token warnings), also written beside the
 /// exports.
-fn write_console(result: &RunResult, artifact_dir: &std::path::Path) -> Result<()> {
+pub(crate) fn write_console(result: &RunResult, artifact_dir: &std::path::Path) -> Result<()> {
     let mut console = ui::table::render(result);
     if result.plan.export.trace_table {
         console.push_str(&ui::table::render_trace_timing(result));
@@ -396,7 +475,7 @@ fn write_console(result: &RunResult, artifact_dir: &std::path::Path) -> Result<(
     std::fs::write(&console_path, &console).with_context(|| format!("cannot write {}", console_path.display()))
 }
 
-async fn load_tokenizer(spec: &TokenizerSpec) -> Result<Arc<Tokenizer>> {
+pub(crate) async fn load_tokenizer(spec: &TokenizerSpec) -> Result<Arc<Tokenizer>> {
     let spec = spec.clone();
     tokio::task::spawn_blocking(move || match spec {
         TokenizerSpec::Builtin => Tokenizer::shared_builtin(),

@@ -7,7 +7,7 @@ use std::net::SocketAddr;
 pub type TraceChunk = (u64, u64);
 
 /// The HTTP lifecycle of one request. An event that did not happen is `None`.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct HttpTrace {
     /// Waiting for a free connection slot (only when the pool was full).
     pub pool_wait_start_ns: Option<u64>,
@@ -52,7 +52,7 @@ pub struct HttpTrace {
 }
 
 /// The connection a request went over.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ConnectionInfo {
     pub local: SocketAddr,
     pub remote: SocketAddr,

@@ -5,13 +5,13 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::http_trace::HttpTrace;
 use crate::plan::PhaseKind;
 
 /// Where a request came from: its phase and its place in the dataset.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RequestOrigin {
     pub phase_index: usize,
     pub phase_name: Arc<str>,
@@ -23,7 +23,7 @@ pub struct RequestOrigin {
 }
 
 /// Arrival time of one streamed event (or the whole body, when not streaming) that carried text.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ResponseChunk {
     /// Monotonic ns since the run started.
     pub ns: u64,
@@ -34,7 +34,7 @@ pub struct ResponseChunk {
 }
 
 /// The `usage` block as the server reported it (a stream's blocks merged, later values winning).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Usage {
     pub prompt_tokens: Option<u64>,
     pub completion_tokens: Option<u64>,
@@ -44,7 +44,7 @@ pub struct Usage {
 
 /// What a media endpoint's answer reported beside text: the images it made, and a video job's
 /// id, state and the server's own figures for it.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct MediaOutput {
     /// Images in the answer (generated or edited).
     pub images: u32,
@@ -77,7 +77,7 @@ impl MediaOutput {
 }
 
 /// Why a request failed; `kind` groups errors in the error summary.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct RecordError {
     /// HTTP status, when the server answered with one.
     pub code: Option<u16>,
@@ -116,14 +116,16 @@ impl RawExchange {
 }
 
 /// A request's place in a multi-turn session.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SessionTurn {
     pub session: u64,
     /// 0-based turn within the session.
     pub turn: u32,
 }
 
-#[derive(Debug, Clone)]
+/// Its serde form is a segment's `segment_records.jsonl` (`export/segment_files.rs`), which
+/// `aiperf merge` reads back; the raw exchange stays out of it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RequestRecord {
     pub origin: RequestOrigin,
     /// Value of the `X-Request-ID` header sent with the request.
@@ -157,9 +159,14 @@ pub struct RequestRecord {
     /// Set for the turns of multi-turn sessions.
     pub turn: Option<SessionTurn>,
     /// The request body and every response event, only for `export_level: "raw"`.
+    #[serde(skip)]
     pub raw: Option<Box<RawExchange>>,
     /// Images and video figures of a media endpoint's answer.
     pub media: MediaOutput,
+    /// The client that sent it, when a merge of execution segments names it (`segment_<i>`);
+    /// None: this run's own client.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worker_id: Option<String>,
 }
 
 impl RequestRecord {
@@ -191,6 +198,7 @@ impl RequestRecord {
             turn: None,
             raw: None,
             media: MediaOutput::default(),
+            worker_id: None,
         }
     }
 

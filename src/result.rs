@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 pub use crate::metric_result::{MetricKind, MetricResult, Stats};
 use crate::plan::Plan;
@@ -30,10 +30,11 @@ pub struct ErrorCount {
 }
 
 /// Counts for one phase of the run.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PhaseSummary {
     pub name: String,
-    pub kind: &'static str,
+    #[serde(deserialize_with = "phase_kind_name")]
+    pub kind: PhaseKindName,
     pub sent: u64,
     pub completed: u64,
     pub errors: u64,
@@ -45,16 +46,25 @@ pub struct PhaseSummary {
     pub window_start_ns: u64,
     pub window_end_ns: u64,
     /// What the phase's multi-turn sessions did; None when it played none.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sessions: Option<SessionSummary>,
     /// Exported on its own as `client_self_check`.
     #[serde(skip)]
     pub self_check: ClientSelfCheck,
 }
 
+/// A phase kind's name (`PhaseKind::as_str`); a named type, so that serde reads it back as a
+/// `PhaseKind` instead of borrowing it from its input.
+pub type PhaseKindName = &'static str;
+
+/// A phase kind read back as its name.
+fn phase_kind_name<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<PhaseKindName, D::Error> {
+    crate::plan::PhaseKind::deserialize(deserializer).map(crate::plan::PhaseKind::as_str)
+}
+
 /// The multi-turn sessions of one phase. A session claims all its turns of the phase's
 /// `requests` when it starts, so only a duration end, a cancel or a failed turn cuts one.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct SessionSummary {
     pub started: u64,
     /// Sessions that sent every turn.
@@ -67,7 +77,7 @@ pub struct SessionSummary {
 }
 
 /// How well the client kept to its own schedule in one phase, and whether it was the bottleneck.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ClientSelfCheck {
     pub phase: String,
     /// The rate the phase was asked for (open-loop modes), requests/s.
@@ -94,7 +104,7 @@ pub struct ClientSelfCheck {
     /// The open-loop pacer thread's CPU time over wall time, in % of one core: it spins
     /// through the last moments before each arrival by design (a whole core from
     /// 5,000 req/s), so it is kept out of the client's CPU use. None in closed-loop modes.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pacer_cpu_percent: Option<f64>,
     pub cpu_cores: usize,
     /// Requests that waited for a slot under the phase's `max_concurrency` (None: none waited).
@@ -116,7 +126,7 @@ pub struct ClientSelfCheck {
 }
 
 /// Requests held back by a limit before they went out.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct HeldBack {
     /// The limit: concurrent requests, or connections.
     pub limit: u64,

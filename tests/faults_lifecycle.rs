@@ -7,9 +7,10 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Child, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
+use common::mock_process::MockProcess;
 use common::{closed_port, read_json, run_scenario};
 use serde_json::Value;
 
@@ -174,28 +175,6 @@ fn nothing_listening_fails_the_preflight_fast_with_exit_69() {
 #[test]
 fn an_unknown_host_fails_the_preflight_with_exit_69() {
     assert_unreachable("unknown_host", "http://no-such-host.invalid:8000", &["cannot resolve", "no answer within"]);
-}
-
-/// `aiperf mock` serving on `port` (killed when dropped).
-struct MockProcess(Child);
-
-impl MockProcess {
-    fn start(port: u16) -> Self {
-        let child = Command::new(env!("CARGO_BIN_EXE_aiperf"))
-            .args(["mock", "--port", &port.to_string(), "--ttft-ms", "5", "--itl-ms", "1"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn aiperf mock");
-        Self(child)
-    }
-}
-
-impl Drop for MockProcess {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
 }
 
 #[test]

@@ -2,6 +2,8 @@
 //! `aiperf config` and `aiperf plot`.
 
 mod config;
+mod kube;
+mod merge;
 mod mock;
 mod plot;
 mod profile;
@@ -85,6 +87,64 @@ pub enum Command {
         after_help = "Examples:\n  aiperf plot artifacts/quickstart\n  aiperf plot artifacts/run_a artifacts/run_b --output compare --format html,png,svg"
     )]
     Plot(plot::PlotArgs),
+    /// Merge the folders of a run's execution segments (`run --segment I/N`) into one run
+    #[command(
+        after_help = "Example:\n  aiperf run scenario.rhai --segment 0/2 & aiperf run scenario.rhai --segment 1/2; wait\n  aiperf merge artifacts/quickstart/segment-* -o artifacts/quickstart-merged"
+    )]
+    Merge(MergeArgs),
+    /// Kubernetes: `aiperf kube manifest SCENARIO --workers N --image IMAGE`
+    #[command(subcommand)]
+    Kube(KubeCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum KubeCommand {
+    /// The objects of a distributed run: an Indexed Job of N segments, a ConfigMap with the
+    /// scenario and its imports, a shared volume for the segment folders, and a merge Job
+    #[command(
+        after_help = "Example:\n  aiperf kube manifest scenarios/rate.rhai --workers 4 --image registry.example/aiperf:0.1 --env AIPERF_URL=http://vllm:8000 | kubectl apply -f -"
+    )]
+    Manifest(KubeManifestArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct KubeManifestArgs {
+    /// The scenario script (.rhai); files it imports from its folder go along
+    pub scenario: PathBuf,
+    /// Segments, one pod each
+    #[arg(long)]
+    pub workers: u32,
+    /// The aiperf container image (see the Dockerfile)
+    #[arg(long)]
+    pub image: String,
+    /// Base name of the objects (default: the scenario's file name)
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Size of the shared results volume
+    #[arg(long, default_value = "1Gi")]
+    pub storage: String,
+    /// Storage class of the results volume (it needs ReadWriteMany)
+    #[arg(long)]
+    pub storage_class: Option<String>,
+    /// `--start-at` for every segment (RFC 3339 or Unix seconds)
+    #[arg(long, value_name = "TIME")]
+    pub start_at: Option<String>,
+    /// Environment of the aiperf containers, KEY=VALUE (repeatable), e.g. AIPERF_URL=http://server:8000
+    #[arg(long, value_name = "KEY=VALUE")]
+    pub env: Vec<String>,
+    /// Write the YAML here instead of printing it
+    #[arg(short, long)]
+    pub out: Option<PathBuf>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct MergeArgs {
+    /// The segment folders (`<run>/segment-I-of-N`), all N of them
+    #[arg(required = true, num_args = 1..)]
+    pub dirs: Vec<PathBuf>,
+    /// Where the merged run's exports go
+    #[arg(short, long)]
+    pub out: PathBuf,
 }
 
 #[derive(Debug, clap::Args)]
@@ -107,6 +167,17 @@ pub struct RunArgs {
     /// Print every plan the scenario builds (as JSON) and send nothing
     #[arg(long)]
     pub dry_run: bool,
+    /// Run execution segment I of N (0-based): a deterministic share of every phase, merged
+    /// later by `aiperf merge`. Else from $AIPERF_SEGMENT, Slurm (SLURM_PROCID of
+    /// SLURM_NTASKS), or a Kubernetes Indexed Job (JOB_COMPLETION_INDEX of --segments)
+    #[arg(long, value_name = "I/N")]
+    pub segment: Option<String>,
+    /// How many segments a Kubernetes Indexed Job's JOB_COMPLETION_INDEX counts in (else $AIPERF_SEGMENTS)
+    #[arg(long, value_name = "N")]
+    pub segments: Option<u32>,
+    /// Begin the first phase at this time: RFC 3339 or Unix seconds (else $AIPERF_START_AT)
+    #[arg(long, value_name = "TIME")]
+    pub start_at: Option<String>,
     /// Serve each run's live metrics in Prometheus text format on this address while it runs,
     /// e.g. 127.0.0.1:9464 (see docs/live-metrics.md)
     #[arg(long, value_name = "ADDRESS", value_parser = crate::live::listen_address)]
@@ -182,6 +253,8 @@ pub fn main_with(cli: Cli) -> i32 {
         Command::Config(command) => config::run(command),
         Command::Profile(args) => profile::profile(&args.args, &runtime),
         Command::Plot(args) => plot::plot(args),
+        Command::Merge(args) => merge::merge(args, &runtime),
+        Command::Kube(command) => kube::run(command),
     };
     // Everything a command writes was awaited; what is left (a dataset build that a failed
     // pre-flight made moot) must not hold the exit.

@@ -11,6 +11,7 @@ use super::{CheckArgs, RunArgs, exit_code, redacted_command_line};
 use crate::cancel::CancelSignal;
 use crate::engine::RunOptions;
 use crate::mock::MockStarter;
+use crate::plan::segment::ExecutionSegment;
 use crate::script::{self, ScenarioOutcome, ScenarioSettings, ScriptError, ScriptMode};
 
 /// The script thread's stack: room for the deepest nesting of calls the sandbox allows.
@@ -19,8 +20,20 @@ const SCRIPT_STACK_BYTES: usize = 64 * 1024 * 1024;
 pub fn run(args: RunArgs, runtime: &tokio::runtime::Runtime) -> i32 {
     let mode = if args.dry_run { ScriptMode::DryRun } else { ScriptMode::Execute };
     let progress = !args.no_progress;
+    let distribution = match Distribution::resolve(args.segment.as_deref(), args.segments, args.start_at.as_deref()) {
+        Ok(distribution) => distribution,
+        Err(message) => {
+            eprintln!("error: {message}");
+            return exit_code::SCRIPT_ERROR;
+        }
+    };
     let settings = ScenarioSettings { report: args.report, ..args.script.settings() };
-    let options = ScenarioOptions { artifact_root: args.artifact_dir, progress, metrics_listen: args.metrics_listen };
+    let options = ScenarioOptions {
+        artifact_root: args.artifact_dir,
+        progress,
+        metrics_listen: args.metrics_listen,
+        distribution,
+    };
     execute(Scenario::File(args.scenario), options, mode, settings, runtime)
 }
 
@@ -29,7 +42,30 @@ struct ScenarioOptions {
     artifact_root: PathBuf,
     progress: bool,
     metrics_listen: Option<std::net::SocketAddr>,
+    distribution: Distribution,
 }
+
+/// Which share of each plan this process runs, and when it starts (`--segment`, `--start-at`).
+#[derive(Debug, Default)]
+pub struct Distribution {
+    segment: Option<ExecutionSegment>,
+    start_at_ns: Option<u64>,
+}
+
+impl Distribution {
+    /// From the flags, else the environment (`AIPERF_SEGMENT`, Slurm's, a Kubernetes Indexed
+    /// Job's; `AIPERF_START_AT`).
+    pub fn resolve(segment: Option<&str>, segments: Option<u32>, start_at: Option<&str>) -> Result<Self, String> {
+        let explicit = segment.map(ExecutionSegment::parse).transpose()?;
+        let segment = ExecutionSegment::resolve(explicit, segments, |name| std::env::var(name).ok())?;
+        let start_at = start_at.map(str::to_string).or_else(|| std::env::var(START_AT_ENV).ok());
+        let start_at_ns = start_at.as_deref().map(crate::start_at::parse).transpose()?;
+        Ok(Self { segment, start_at_ns })
+    }
+}
+
+/// The environment variable `--start-at` falls back to.
+const START_AT_ENV: &str = "AIPERF_START_AT";
 
 /// Execute (or with `ScriptMode::DryRun` print) a scenario given as text, as `run` does a file:
 /// `aiperf profile` runs its generated scenario here.
@@ -38,11 +74,12 @@ pub fn run_source(
     path: PathBuf,
     artifact_root: PathBuf,
     mode: ScriptMode,
+    distribution: Distribution,
     runtime: &tokio::runtime::Runtime,
 ) -> i32 {
     let settings =
         ScenarioSettings { args: Default::default(), search_path: Vec::new(), max_operations: 0, report: false };
-    let options = ScenarioOptions { artifact_root, progress: true, metrics_listen: None };
+    let options = ScenarioOptions { artifact_root, progress: true, metrics_listen: None, distribution };
     execute(Scenario::Text { source, path }, options, mode, settings, runtime)
 }
 
@@ -75,6 +112,8 @@ fn execute(
         cancel,
         builtin_server: Some(Arc::new(MockStarter)),
         metrics_listen: scenario_options.metrics_listen,
+        segment: scenario_options.distribution.segment,
+        start_at_ns: scenario_options.distribution.start_at_ns,
     };
     let code = match run_on_script_thread(scenario, runtime, options, mode, settings) {
         Ok(Ok(outcome)) if outcome.all_requests_failed => exit_code::ALL_REQUESTS_FAILED,
@@ -101,6 +140,8 @@ pub fn check(args: CheckArgs, runtime: &tokio::runtime::Runtime) -> i32 {
         cancel: CancelSignal::new(),
         builtin_server: Some(Arc::new(MockStarter)),
         metrics_listen: None,
+        segment: None,
+        start_at_ns: None,
     };
     match run_on_script_thread(
         Scenario::File(args.scenario.clone()),

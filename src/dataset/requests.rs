@@ -8,6 +8,7 @@ use bytes::Bytes;
 use super::DatasetEntry;
 use crate::client::{AudioUpload, media_request_body, rankings_request_body, with_image_parts};
 use crate::load::PreparedRequest;
+use crate::plan::segment::ExecutionSegment;
 use crate::plan::{Dataset, Endpoint, EndpointKind};
 
 /// The requests of a dataset, in dataset order.
@@ -15,6 +16,33 @@ pub struct Prepared {
     pub requests: Vec<PreparedRequest>,
     /// Images sent with each request, by its index in `requests`.
     pub images: Vec<u32>,
+}
+
+impl Prepared {
+    /// The part of the dataset that execution segment `segment` sends: conversation `k` (a
+    /// multi-turn file's session, or any other single request) when `segment.keeps(k)`, with
+    /// each kept request's index in the whole dataset. A dataset of fewer conversations than
+    /// segments is kept whole by every segment.
+    pub fn segment_share(self, segment: ExecutionSegment) -> (Self, Vec<usize>) {
+        let sizes: Vec<usize> = crate::load::conversations(&self.requests).map(<[_]>::len).collect();
+        if (sizes.len() as u64) < u64::from(segment.count) {
+            let whole_index = (0..self.requests.len()).collect();
+            return (self, whole_index);
+        }
+        let conversation_of =
+            sizes.iter().enumerate().flat_map(|(conversation, &turns)| std::iter::repeat_n(conversation as u64, turns));
+        let mut share = Prepared { requests: Vec::new(), images: Vec::new() };
+        let mut whole_index = Vec::new();
+        let kept = self.requests.into_iter().zip(self.images).zip(conversation_of).enumerate();
+        for (index, ((request, images), conversation)) in kept {
+            if segment.keeps(conversation) {
+                share.requests.push(request);
+                share.images.push(images);
+                whole_index.push(index);
+            }
+        }
+        (share, whole_index)
+    }
 }
 
 /// The request of every entry of `dataset` for `endpoint`.
@@ -155,5 +183,38 @@ mod tests {
         assert!(
             error.err().unwrap().to_string().contains("need a rankings endpoint (kind: \"rankings\"), not \"chat\"")
         );
+    }
+
+    #[test]
+    fn segments_are_dealt_whole_conversations_and_know_their_place_in_the_dataset() {
+        // Sessions: [0, 1] (two turns), [2], [3, 4, 5] (three turns), [6].
+        let turns = [Some(0), Some(1), None, Some(0), Some(1), Some(2), None];
+        let entries = turns
+            .iter()
+            .enumerate()
+            .map(|(index, turn)| {
+                let mut entry = entry(&format!("prompt {index}"), &[], None);
+                entry.turn = turn.map(|index| crate::dataset::FileTurn { index, delay_ms: None });
+                entry
+            })
+            .collect();
+        let whole = prepare(&file_dataset(), &test_endpoint(EndpointKind::Chat), entries).unwrap();
+        let texts = |prepared: &Prepared| -> Vec<String> {
+            prepared.requests.iter().map(|r| body(r)["messages"][0]["content"].as_str().unwrap().to_string()).collect()
+        };
+        let segment = |index| ExecutionSegment::new(index, 2).unwrap();
+        let (first, first_index) =
+            Prepared { requests: whole.requests.clone(), images: whole.images.clone() }.segment_share(segment(0));
+        assert_eq!(first_index, vec![0, 1, 3, 4, 5]);
+        assert_eq!(texts(&first), ["prompt 0", "prompt 1", "prompt 3", "prompt 4", "prompt 5"]);
+        let (second, second_index) = whole.segment_share(segment(1));
+        assert_eq!(second_index, vec![2, 6]);
+        assert_eq!(texts(&second), ["prompt 2", "prompt 6"]);
+        assert_eq!(second.images.len(), 2);
+        let (alone, alone_index) =
+            prepare(&file_dataset(), &test_endpoint(EndpointKind::Chat), vec![entry("one", &[], None)])
+                .unwrap()
+                .segment_share(segment(1));
+        assert_eq!((alone.requests.len(), alone_index), (1, vec![0]), "fewer conversations than segments: kept whole");
     }
 }

@@ -169,7 +169,7 @@ pub(super) fn metadata(record: &RequestRecord, clock: &RunClock, ids: &RecordIds
         "request_start_ns": clock.epoch_ns(record.start_ns),
         "request_ack_ns": record.ack_ns.map(|ns| clock.epoch_ns(ns)),
         "request_end_ns": clock.epoch_ns(record.end_ns),
-        "worker_id": ids.worker_id,
+        "worker_id": record.worker_id.as_deref().unwrap_or(&ids.worker_id),
         "record_processor_id": ids.record_processor_id,
         "benchmark_phase": origin.phase_kind.as_str(),
         "phase_index": origin.phase_index,

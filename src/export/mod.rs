@@ -13,6 +13,7 @@ mod json_lines;
 pub mod jsonl;
 pub mod names;
 pub mod raw_jsonl;
+pub mod segment_files;
 pub mod server_metrics;
 pub mod server_metrics_csv;
 pub mod server_metrics_json;

@@ -1,6 +1,7 @@
 //! Open-loop arrival times: seeded gaps of a unit-rate process (constant, Poisson, gamma),
 //! mapped through a piecewise-linear rate profile, so a plain rate and a rate ramp share one path.
 
+use crate::plan::segment::ExecutionSegment;
 use crate::plan::{Arrival, RampStage};
 use crate::rng::SeededRng;
 
@@ -152,6 +153,12 @@ impl Iterator for ArrivalTimes {
     }
 }
 
+/// The arrivals of execution segment `segment` (arrival k when k % N == I): the segments
+/// together send the one seeded schedule. All of them without a segment.
+pub fn of_segment(arrivals: ArrivalTimes, segment: Option<ExecutionSegment>) -> impl Iterator<Item = u64> {
+    arrivals.enumerate().filter(move |(k, _)| segment.is_none_or(|s| s.keeps(*k as u64))).map(|(_, at_ns)| at_ns)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -222,5 +229,20 @@ mod tests {
         assert_eq!(times.len(), 40, "a held ramp does not end");
         let by_4s = times.iter().filter(|&&t| t < 4_000_000_000).count();
         assert!((29..=31).contains(&by_4s), "{by_4s} by 4 s (area 30)");
+    }
+
+    #[test]
+    fn segments_deal_out_the_one_schedule() {
+        let whole = arrivals(Arrival::Poisson, 50.0, 30);
+        let mut union: Vec<u64> = (0..3)
+            .flat_map(|index| {
+                let segment = ExecutionSegment::new(index, 3).ok();
+                of_segment(ArrivalTimes::new(Arrival::Poisson, 42, Profile::constant(50.0)), segment)
+                    .take(10)
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        union.sort_unstable();
+        assert_eq!(union, whole);
     }
 }

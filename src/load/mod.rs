@@ -36,6 +36,7 @@ use crate::rng::SeededRng;
 
 pub use histogram::DurationHistogram;
 pub use self_check::process_cpu_ns;
+pub use self_check::target_rate_rps;
 pub use session_claims::SessionCounts;
 pub use wait_tally::WaitTally;
 
@@ -87,6 +88,8 @@ pub struct LoadContext {
     pub cancel: CancelSignal,
     /// Seeds the request ids.
     pub id_seed: u64,
+    /// The execution segment this process runs: open-loop phases keep its arrivals only.
+    pub segment: Option<crate::plan::segment::ExecutionSegment>,
 }
 
 /// Live counts of one phase, read by the progress display and the client self-check.

@@ -35,6 +35,7 @@ pub(super) async fn run_rate(
     let profile = Profile::stages(shape.start_rps, shape.stages);
     let profile = if shape.hold { profile.holding_last_target() } else { profile };
     let arrivals = ArrivalTimes::new(arrival, seed, profile);
+    let arrivals = super::arrival::of_segment(arrivals, ctx.segment);
     open_loop::dispatch(ctx, run, arrivals, shape.max_in_flight).await
 }
 

@@ -16,5 +16,6 @@ pub(super) async fn run(
     seed: u64,
 ) -> SendWindow {
     let arrivals = ArrivalTimes::new(arrival, seed, Profile::constant(rate_rps));
+    let arrivals = super::arrival::of_segment(arrivals, ctx.segment);
     open_loop::dispatch(ctx, run, arrivals, max_concurrency).await
 }

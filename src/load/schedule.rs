@@ -13,16 +13,7 @@ pub(super) async fn run(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, fixed: &Fixed
 
 /// The send offsets (ns from the phase start), ascending.
 pub fn offsets_ns(fixed: &FixedSchedule) -> Vec<u64> {
-    let start_ms = fixed.start_offset_ms.unwrap_or(f64::NEG_INFINITY);
-    let end_ms = fixed.end_offset_ms.unwrap_or(f64::INFINITY);
-    let mut kept: Vec<f64> = fixed
-        .trace
-        .timestamps_ms()
-        .iter()
-        .copied()
-        .filter(|t| t.is_finite() && *t >= start_ms && *t <= end_ms)
-        .collect();
-    kept.sort_by(f64::total_cmp);
+    let kept = fixed.kept_timestamps_ms();
     let base_ms = match (fixed.auto_offset, kept.first()) {
         (true, Some(first)) => *first,
         _ => fixed.start_offset_ms.unwrap_or(0.0),

@@ -49,7 +49,7 @@ pub fn thread_cpu_ns() -> u64 {
 }
 
 /// The rate a phase was asked for, requests (or, for users, sessions) per second.
-fn target_rate_rps(phase: &Phase) -> Option<f64> {
+pub fn target_rate_rps(phase: &Phase) -> Option<f64> {
     match &phase.mode {
         LoadMode::Rate { rate, .. } => Some(*rate),
         LoadMode::Ramp { ramped: RampedQuantity::Rate, start, stages, .. } => {

@@ -8,6 +8,7 @@ mod endpoint;
 mod network_latency;
 mod phase;
 mod response_limits;
+pub mod segment;
 
 use std::collections::BTreeMap;
 

@@ -109,6 +109,23 @@ pub struct FixedSchedule {
     pub speedup: f64,
 }
 
+impl FixedSchedule {
+    /// The trace's finite timestamps between the offsets, ascending (ms).
+    pub fn kept_timestamps_ms(&self) -> Vec<f64> {
+        let start_ms = self.start_offset_ms.unwrap_or(f64::NEG_INFINITY);
+        let end_ms = self.end_offset_ms.unwrap_or(f64::INFINITY);
+        let mut kept: Vec<f64> = self
+            .trace
+            .timestamps_ms()
+            .iter()
+            .copied()
+            .filter(|t| t.is_finite() && *t >= start_ms && *t <= end_ms)
+            .collect();
+        kept.sort_by(f64::total_cmp);
+        kept
+    }
+}
+
 /// Where a schedule's timestamps (ms) come from.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "snake_case")]

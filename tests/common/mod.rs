@@ -5,6 +5,7 @@
 
 pub mod fault_server;
 pub mod llama_server;
+pub mod mock_process;
 pub mod tee_proxy;
 
 use std::collections::BTreeMap;

@@ -82,7 +82,14 @@ pub fn profile(args: &[String], runtime: &tokio::runtime::Runtime) -> i32 {
     }
     let source = emit::scenario(&job, &sweep_name, "aiperf profile", ApiKey::Inline);
     let mode = if command.dry_run { ScriptMode::DryRun } else { ScriptMode::Execute };
-    super::run::run_source(source, virtual_path(&cwd), artifact_root, mode, runtime)
+    let distribution = match super::run::Distribution::resolve(None, None, None) {
+        Ok(distribution) => distribution,
+        Err(message) => {
+            eprintln!("error: {message}");
+            return super::exit_code::SCRIPT_ERROR;
+        }
+    };
+    super::run::run_source(source, virtual_path(&cwd), artifact_root, mode, distribution, runtime)
 }
 
 /// The file the in-memory scenario stands for: in the working directory, so the paths it

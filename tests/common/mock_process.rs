@@ -1,0 +1,25 @@
+//! `aiperf mock` as a process of its own on a loopback port, killed when dropped.
+
+use std::process::{Child, Command, Stdio};
+
+pub struct MockProcess(Child);
+
+impl MockProcess {
+    /// Serving on `port` (answers within a moment; runs wait for it with their pre-flight).
+    pub fn start(port: u16) -> Self {
+        let child = Command::new(env!("CARGO_BIN_EXE_aiperf"))
+            .args(["mock", "--port", &port.to_string(), "--ttft-ms", "5", "--itl-ms", "1"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn aiperf mock");
+        Self(child)
+    }
+}
+
+impl Drop for MockProcess {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
