@@ -23,8 +23,8 @@ fn main() -> anyhow::Result<()> {
     let tokenizers = [("builtin gpt2", Tokenizer::builtin()?), ("trained 8k bpe", Tokenizer::from_path(&trained)?)];
     for (name, tokenizer) in &tokenizers {
         let spec = SyntheticDataset {
-            isl: Dist { mean: isl, stddev: 0.0 },
-            osl: Dist { mean: 64.0, stddev: 0.0 },
+            isl: Dist::fixed(isl),
+            osl: Dist::fixed(64.0),
             random_seed: 3,
             entries: prompts,
             images: None,

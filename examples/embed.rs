@@ -21,12 +21,7 @@ async fn main() -> anyhow::Result<()> {
             mock: Some(MockConfig { ttft_ms: 15.0, itl_ms: 3.0, ..MockConfig::default() }),
             ..Endpoint::new(MOCK_URL, "mock-model", EndpointKind::Chat, true)
         },
-        Dataset::Synthetic(SyntheticDataset::new(
-            Dist { mean: 200.0, stddev: 20.0 },
-            Dist { mean: 32.0, stddev: 0.0 },
-            7,
-            50,
-        )),
+        Dataset::Synthetic(SyntheticDataset::new(Dist::normal(200.0, 20.0), Dist::fixed(32.0), 7, 50)),
         vec![Phase {
             name: "profiling".to_string(),
             kind: PhaseKind::Profiling,
@@ -45,6 +40,7 @@ async fn main() -> anyhow::Result<()> {
         progress: true,
         cancel: CancelSignal::new(),
         builtin_server: Some(Arc::new(MockStarter)),
+        metrics_listen: None,
     };
     let result = engine::execute(&plan, &options).await?;
     for tag in ["time_to_first_token", "inter_token_latency", "request_throughput"] {

@@ -35,12 +35,7 @@ const FAULTS: [Fault; 6] = [
 ];
 
 fn plan(url: String, seconds: f64, rate_rps: f64) -> Plan {
-    let dataset = Dataset::Synthetic(SyntheticDataset::new(
-        Dist { mean: 64.0, stddev: 0.0 },
-        Dist { mean: 8.0, stddev: 0.0 },
-        1,
-        256,
-    ));
+    let dataset = Dataset::Synthetic(SyntheticDataset::new(Dist::fixed(64.0), Dist::fixed(8.0), 1, 256));
     let soak = Phase {
         name: "soak".to_string(),
         kind: PhaseKind::Profiling,
@@ -85,6 +80,7 @@ async fn soak(server: &FaultServer, seconds: f64, rate_rps: f64) -> anyhow::Resu
         progress: false,
         cancel: CancelSignal::new(),
         builtin_server: Some(Arc::new(MockStarter)),
+        metrics_listen: None,
     };
     println!("soak: {seconds} s at {rate_rps} req/s, 1 % faults, against {}", server.url());
     let started = Instant::now();

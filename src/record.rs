@@ -7,7 +7,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use serde::Serialize;
 
-use crate::client::HttpTrace;
+use crate::http_trace::HttpTrace;
 use crate::plan::PhaseKind;
 
 /// Where a request came from: its phase and its place in the dataset.

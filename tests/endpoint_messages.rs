@@ -89,6 +89,36 @@ fn messages_stream_and_whole_answers_give_text_thinking_usage_and_their_metrics(
 }
 
 #[test]
+fn a_system_prompt_goes_in_the_top_level_system_field() {
+    let server = mock_behind_proxy();
+    let source = format!(
+        r#"
+        run(#{{
+            name: "messages_system",
+            endpoint: endpoint(#{{ url: "{url}", kind: "messages", api_key: "{KEY}" }}),
+            dataset: synthetic(#{{ isl: 48, osl: 4, seed: 2, entries: 2, system_prompt: 16 }}),
+            phases: [ concurrency(#{{ users: 1, requests: 2 }}) ],
+        }});
+        "#,
+        url = server.url
+    );
+    let run = run_scenario("messages_system", &source);
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let sent = server.posts_to("/v1/messages");
+    assert_eq!(sent.len(), 2);
+    let bodies: Vec<Value> = sent.iter().map(|request| request.json()).collect();
+    let system = bodies[0]["system"].as_str().expect("a top-level system text");
+    assert!(!system.is_empty());
+    assert_eq!(bodies[1]["system"], system, "one system prompt for all");
+    for body in &bodies {
+        let roles: Vec<&str> =
+            body["messages"].as_array().unwrap().iter().map(|m| m["role"].as_str().unwrap()).collect();
+        assert_eq!(roles, ["user"], "no system role in messages: {body}");
+    }
+    assert_eq!(stat(&run.summary("messages_system"), "usage_completion_tokens", "avg"), 4.0);
+}
+
+#[test]
 fn a_wrong_key_is_an_authentication_error_on_every_request() {
     let server = mock_behind_proxy();
     let source = format!(

@@ -155,6 +155,27 @@ fn chat_embeddings_send_messages_and_report_latency_and_input_length_only() {
 }
 
 #[test]
+fn chat_embeddings_carry_images_as_image_url_parts() {
+    let server = mock_behind_proxy();
+    let run = run_kind(
+        &server,
+        "chat_embeddings_images",
+        r#"kind: "chat_embeddings""#,
+        r#"dataset: synthetic(#{ isl: 24, osl: 5, seed: 9, entries: 2, images: #{ count: 2, width: 16, height: 16, format: "png" } }),
+           phases: [ concurrency(#{ users: 1, requests: 4 }) ]"#,
+        &[],
+    );
+    let summary = run.summary("chat_embeddings_images");
+    assert_all_succeeded(&summary, 4.0);
+    assert_eq!(stat(&summary, "num_images", "avg"), 2.0);
+    let body = server.posts_to("/v1/embeddings")[0].json();
+    let parts = body["messages"][0]["content"].as_array().cloned().unwrap_or_default();
+    let kinds: Vec<&str> = parts.iter().map(|part| part["type"].as_str().unwrap_or_default()).collect();
+    assert_eq!(kinds, ["text", "image_url", "image_url"], "{body}");
+    assert!(parts[1]["image_url"]["url"].as_str().is_some_and(|url| url.starts_with("data:image/png;base64,")));
+}
+
+#[test]
 fn nim_embeddings_send_an_input_type_the_server_checks() {
     let server = mock_behind_proxy();
     let run = run_kind(&server, "nim_embeddings", r#"kind: "nim_embeddings""#, SYNTHETIC_8, &[]);
@@ -205,6 +226,35 @@ fn solido_rag_streams_and_answers_whole_with_its_content() {
         let accept = sent[0].header("accept").unwrap_or_default();
         assert_eq!(accept.contains("text/event-stream"), streaming, "{accept}");
     }
+}
+
+#[test]
+fn aiperf_profile_endpoint_types_lower_to_these_kinds() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let profile = |flags: &str| {
+        let command_line = format!("--model m --url mock --request-count 4 --dry-run {flags}");
+        aiperf_command(dir.path())
+            .arg("profile")
+            .args(command_line.split_whitespace())
+            .output()
+            .expect("aiperf profile")
+    };
+    for (flag, kind) in [
+        ("messages --streaming", "messages"),
+        ("raw --custom-endpoint /v1/chat/completions", "raw"),
+        ("chat-embeddings", "chat_embeddings"),
+        ("nim-embeddings", "nim_embeddings"),
+        ("solido-rag --streaming", "solido_rag"),
+    ] {
+        let output = profile(&format!("--endpoint-type {flag}"));
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert_eq!(output.status.code(), Some(0), "{flag}: {}", String::from_utf8_lossy(&output.stderr));
+        assert!(stdout.contains(&format!("\"type\": \"{kind}\"")), "{flag}: {stdout}");
+    }
+    let output = profile("--endpoint-type raw");
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("needs endpoint.path (--custom-endpoint)"), "{stderr}");
 }
 
 #[test]

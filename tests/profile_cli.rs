@@ -117,9 +117,10 @@ fn flags_with_no_meaning_here_are_noted_and_impossible_ones_refused() {
     assert!(stderr.contains("note: --zmq-host has no effect here"), "{stderr}");
     assert!(!dir.path().join("artifacts").exists(), "a dry run wrote artifacts");
 
-    let refused = profile(dir.path(), "--model m --url mock --public-dataset sharegpt");
+    let refused = profile(dir.path(), "--model m --url mock --public-dataset librispeech");
     assert_eq!(refused.status.code(), Some(2));
-    assert!(text(&refused.stderr).contains("--public-dataset sharegpt"), "{}", text(&refused.stderr));
+    let stderr = text(&refused.stderr);
+    assert!(stderr.contains("--public-dataset") && stderr.contains("`librispeech`"), "{stderr}");
     let video = profile(dir.path(), "--model m --video-fps 4");
     assert_eq!(video.status.code(), Some(2));
     assert!(text(&video.stderr).contains("--video-fps: not supported"), "{}", text(&video.stderr));
@@ -187,6 +188,82 @@ fn in_phase_ramps_lower_to_held_ramps_that_the_emitted_scenario_builds_too() {
 }
 
 #[test]
+fn lognormal_and_mixed_lengths_reach_the_plans_and_the_emitted_scenario() {
+    let dir = tempfile::tempdir().expect("dir");
+    let template =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/aiperf-configs/scenario_workload_profiles.yaml");
+    let profiled =
+        profile(dir.path(), &format!("--config {} --url mock --dry-run --emit-scenario out.rhai", template.display()));
+    assert_ok(&profiled);
+    let plans = plans_of(&text(&profiled.stdout));
+    let isl = |name: &str| plans.iter().find(|plan| plan["name"] == name).map(|plan| plan["dataset"]["isl"].clone());
+    assert_eq!(
+        isl("scenario_rag_pipeline"),
+        Some(serde_json::json!({"type": "lognormal", "mean": 1024.0, "median": 904.0}))
+    );
+    let mix = isl("scenario_production_mix").expect("production_mix");
+    assert_eq!(
+        (&mix["type"], &mix["peaks"][1]["type"], &mix["peaks"][1]["weight"]),
+        (&"multimodal".into(), &"lognormal".into(), &40.0.into())
+    );
+    let scenario = std::fs::read_to_string(dir.path().join("out.rhai")).expect("out.rhai");
+    assert!(scenario.contains("lognormal(1024.0, 904.0)") && scenario.contains("mixture(["), "{scenario}");
+    let dry = aiperf_command(dir.path()).args(["run", "out.rhai", "--dry-run"]).output().expect("dry run");
+    assert_ok(&dry);
+    assert_eq!(text(&dry.stdout), text(&profiled.stdout), "the scenario's plans differ from the command's");
+}
+
+#[test]
+fn a_public_dataset_is_read_from_the_cache_and_a_missing_one_names_its_url() {
+    let dir = tempfile::tempdir().expect("dir");
+    let template = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/aiperf-configs/public_dataset.yaml");
+    let cache = dir.path().join("cache");
+    let run = |extra: &str| {
+        aiperf_command(dir.path())
+            .env("AIPERF_DATASET_CACHE", &cache)
+            .arg("profile")
+            .args(format!("--config {} --url mock {extra}", template.display()).split_whitespace())
+            .output()
+            .expect("run aiperf profile")
+    };
+    let dry = run("--dry-run");
+    assert_ok(&dry);
+    let plan: serde_json::Value = serde_json::from_slice(&dry.stdout).expect("one plan");
+    let cached = cache.join("ShareGPT_V3_unfiltered_cleaned_split.json");
+    assert_eq!(plan["dataset"]["path"], cached.display().to_string());
+    assert_eq!((&plan["dataset"]["format"], &plan["dataset"]["draws"]), (&"sharegpt".into(), &1000.into()));
+
+    let small = "--warmup-request-count 2 --request-count 6 --concurrency 2 --artifact-dir out/sharegpt";
+    let missing = run(small);
+    assert_ne!(missing.status.code(), Some(0));
+    let stderr = text(&missing.stderr);
+    assert!(stderr.contains(&cached.display().to_string()), "{stderr}");
+    assert!(stderr.contains("https://huggingface.co/datasets/anon8231489123/ShareGPT_Vicuna_unfiltered"), "{stderr}");
+    assert!(!dir.path().join("out/sharegpt/profile_export.jsonl").exists(), "nothing was sent");
+
+    let conversations: Vec<serde_json::Value> = (0..12)
+        .map(|i| {
+            serde_json::json!({"id": format!("c{i}"), "conversations": [
+                {"from": "human", "value": format!("question number {i} about the weather")},
+                {"from": "gpt", "value": "a short answer of some tokens"},
+            ]})
+        })
+        .collect();
+    std::fs::create_dir_all(&cache).expect("cache");
+    std::fs::write(&cached, serde_json::to_string(&conversations).expect("json")).expect("sharegpt file");
+    let ran = run(small);
+    assert_ok(&ran);
+    let summary = read_json(&dir.path().join("out/sharegpt/profile_export_aiperf.json"));
+    assert_eq!(stat(&summary, "request_count", "avg"), 6.0);
+    assert_eq!(lines(&dir.path().join("out/sharegpt/profile_export.jsonl")), 6, "the warmup stays out");
+}
+
+/// The pretty-printed plans a dry run prints one after another.
+fn plans_of(stdout: &str) -> Vec<serde_json::Value> {
+    serde_json::Deserializer::from_str(stdout).into_iter().map(|plan| plan.expect("a plan")).collect()
+}
+
+#[test]
 fn help_shows_every_aiperf_group_and_flag_with_its_aliases() {
     let dir = tempfile::tempdir().expect("dir");
     let output = profile(dir.path(), "--help");
@@ -222,8 +299,6 @@ fn every_aiperf_flag_is_accepted_noted_or_refused_by_name() {
 const UNSUPPORTED_TEMPLATES: &[(&str, &str)] = &[
     ("audio_multimodal.yaml", "audio files are sent to the audio_transcription endpoint type only"),
     ("embeddings.yaml", "batch_size (--batch-size): batched inputs are not supported"),
-    ("public_dataset.yaml", "public datasets are not downloaded"),
-    ("scenario_workload_profiles.yaml", "`lognormal` distributions are not supported"),
     ("speed_bench_sweep.yaml", "`speed_bench_coding` is not read by this project"),
 ];
 

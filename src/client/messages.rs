@@ -30,6 +30,14 @@ pub(crate) fn body(endpoint: &Endpoint, prompt: &str, max_tokens: Option<u64>) -
     with_extra(body, &endpoint.extra)
 }
 
+/// `body` with `system` as its top-level `system` text (the Messages API has no system role);
+/// a body that is not a JSON object is left as it was.
+pub fn with_system(body: Vec<u8>, system: &str) -> Vec<u8> {
+    let Ok(Value::Object(mut fields)) = serde_json::from_slice::<Value>(&body) else { return body };
+    fields.insert("system".into(), system.into());
+    Value::Object(fields).to_string().into_bytes()
+}
+
 /// One streamed event; its `type` says which members matter.
 #[derive(Deserialize)]
 struct StreamEvent<'a> {
@@ -162,6 +170,17 @@ mod tests {
         );
         let body: Value = serde_json::from_slice(&crate::client::request_body(&endpoint, "hi", None)).unwrap();
         assert_eq!(body["max_tokens"], DEFAULT_MAX_TOKENS);
+    }
+
+    #[test]
+    fn a_system_prompt_is_the_top_level_system_text() {
+        let endpoint = crate::client::test_endpoint(EndpointKind::Messages);
+        let body: Value =
+            serde_json::from_slice(&with_system(crate::client::request_body(&endpoint, "hi", Some(2)), "be brief"))
+                .unwrap();
+        assert_eq!(body["system"], "be brief");
+        assert_eq!(body["messages"], json!([{"role": "user", "content": "hi"}]));
+        assert_eq!(with_system(b"not json".to_vec(), "s"), b"not json");
     }
 
     #[test]

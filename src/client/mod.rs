@@ -34,7 +34,6 @@ mod target;
 pub(crate) mod template;
 mod tgi;
 mod tls;
-mod trace;
 mod traced_body;
 mod video_generation;
 mod video_jobs;
@@ -55,6 +54,7 @@ use crate::record::{RawExchange, RecordError, RequestRecord};
 
 pub(crate) use chat::with_image_parts;
 use connect::{Connector, Sender};
+pub use messages::with_system as with_messages_system;
 use pool::{Lease, Pool};
 use request_body::{RequestBody, TakenAt};
 use response::PayloadFormat;
@@ -64,8 +64,8 @@ use traced_body::{BodyTiming, TracedBody};
 /// Fired once, when the first chunk with text arrives (dropped unfired otherwise).
 pub type FirstToken = tokio::sync::oneshot::Sender<()>;
 
+pub use crate::http_trace::{ConnectionInfo, HttpTrace, TraceChunk};
 pub use media_body::{AudioUpload, media_request_body};
-pub use trace::{ConnectionInfo, HttpTrace, TraceChunk};
 
 /// Sends requests to one endpoint and fills records with what came back.
 pub struct HttpClient {

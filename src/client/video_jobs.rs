@@ -12,9 +12,9 @@ use http_body_util::BodyExt;
 use super::connect::Sender;
 use super::request_body::RequestBody;
 use super::response::parse_full_body;
-use super::trace::HttpTrace;
 use super::video_generation::{COMPLETED, FAILED};
 use super::{HttpClient, failure};
+use crate::http_trace::HttpTrace;
 use crate::record::{RecordError, RequestRecord};
 
 /// The wait before the first poll; each next wait doubles, up to `LONGEST_POLL_WAIT`.

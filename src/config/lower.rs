@@ -77,6 +77,8 @@ fn lower_benchmark(benchmark: &Value, base_dir: &Path, seed: Option<u64>, name: 
         export: outputs.export,
         server_metrics: outputs.server_metrics,
         gpu_telemetry: outputs.gpu_telemetry,
+        network_latency: outputs.network_latency,
+        metrics_listen: None,
         slos: outputs.slos,
         thresholds: Vec::new(),
         abort_on_fail: false,

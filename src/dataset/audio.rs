@@ -54,7 +54,7 @@ fn clip(settings: &AudioSettings, rng: &mut SeededRng) -> Result<AudioClip> {
         bail!("synthetic audio needs at least one sample rate and one bit depth");
     };
     let sample_rate = (rate_khz * 1000.0).round() as u32;
-    let seconds = rng.normal(settings.length.mean, settings.length.stddev).max(1.0 / f64::from(sample_rate));
+    let seconds = settings.length.sample(rng).max(1.0 / f64::from(sample_rate));
     let frames = (seconds * f64::from(sample_rate)).round().max(1.0) as u64;
     let spec = hound::WavSpec {
         channels: settings.channels,
@@ -97,7 +97,7 @@ mod tests {
     }
 
     fn clips_of(settings: AudioSettings, seed: u64) -> Vec<Vec<AudioClip>> {
-        let mut spec = SyntheticDataset::new(Dist { mean: 4.0, stddev: 0.0 }, Dist { mean: 2.0, stddev: 0.0 }, seed, 2);
+        let mut spec = SyntheticDataset::new(Dist::normal(4.0, 0.0), Dist::normal(2.0, 0.0), seed, 2);
         spec.options.audio = Some(settings);
         let mut entries = vec![DatasetEntry::counted(&Tokenizer::shared_builtin().unwrap(), "a".into(), None); 2];
         add_synthetic(&spec, &mut entries).unwrap();
@@ -106,7 +106,7 @@ mod tests {
 
     #[test]
     fn each_entry_gets_seeded_wav_files_of_the_asked_shape() {
-        let clips = clips_of(settings(Dist { mean: 0.5, stddev: 0.0 }, vec![16], 2), 7);
+        let clips = clips_of(settings(Dist::normal(0.5, 0.0), vec![16], 2), 7);
         assert_eq!(clips.len(), 2);
         assert_eq!(clips[0].len(), 2);
         let reader = hound::WavReader::new(Cursor::new(clips[0][0].bytes.clone())).unwrap();
@@ -115,12 +115,12 @@ mod tests {
         assert_eq!(reader.duration(), 8_000, "0.5 s at 16 kHz");
         assert_eq!(clips[0][0].seconds, 0.5);
         assert_ne!(clips[0][0].bytes, clips[0][1].bytes);
-        assert_eq!(clips_of(settings(Dist { mean: 0.5, stddev: 0.0 }, vec![16], 2), 7), clips, "same seed, same files");
+        assert_eq!(clips_of(settings(Dist::normal(0.5, 0.0), vec![16], 2), 7), clips, "same seed, same files");
     }
 
     #[test]
     fn lengths_vary_with_the_stddev_and_depths_come_from_the_list() {
-        let clips = clips_of(settings(Dist { mean: 1.0, stddev: 0.3 }, vec![8, 24], 1), 3);
+        let clips = clips_of(settings(Dist::normal(1.0, 0.3), vec![8, 24], 1), 3);
         let all: Vec<&AudioClip> = clips.iter().flatten().collect();
         assert!(all.windows(2).any(|pair| pair[0].seconds != pair[1].seconds));
         for clip in all {

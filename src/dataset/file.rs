@@ -6,7 +6,8 @@ use std::path::Path;
 use anyhow::{Result, bail};
 
 use super::{
-    DatasetEntry, fields, mooncake, multi_turn, random_pool, sampling, sharegpt, single_turn, tokenizer::Tokenizer,
+    DatasetEntry, fields, mooncake, multi_turn, public, random_pool, sampling, sharegpt, single_turn,
+    tokenizer::Tokenizer,
 };
 use crate::plan::{FileDataset, FileFormat};
 
@@ -14,6 +15,12 @@ use crate::plan::{FileDataset, FileFormat};
 /// `records`, sampled.
 pub fn load(spec: &FileDataset, tokenizer: &Tokenizer) -> Result<Vec<DatasetEntry>> {
     let path = Path::new(&spec.path);
+    if spec.records.is_none()
+        && !path.exists()
+        && let Some(hint) = public::missing_file_hint(path, spec.format)
+    {
+        bail!("{hint}");
+    }
     let text = || match &spec.records {
         Some(records) => Ok(records.clone()),
         None => fields::read(path),
@@ -36,10 +43,13 @@ pub fn load(spec: &FileDataset, tokenizer: &Tokenizer) -> Result<Vec<DatasetEntr
             .chunk_by(|_, next| next.turn.is_some_and(|turn| turn.index > 0))
             .map(<[DatasetEntry]>::to_vec)
             .collect();
-        let sessions = sampling::arrange(sessions, spec.sampling, spec.random_seed);
+        let mut sessions = sampling::arrange(sessions, spec.sampling, spec.random_seed);
+        sessions.truncate(spec.draws.unwrap_or(usize::MAX));
         return Ok(sessions.into_iter().flatten().collect());
     }
-    Ok(sampling::arrange(entries, spec.sampling, spec.random_seed))
+    let mut entries = sampling::arrange(entries, spec.sampling, spec.random_seed);
+    entries.truncate(spec.draws.unwrap_or(usize::MAX));
+    Ok(entries)
 }
 
 #[cfg(test)]

@@ -104,8 +104,8 @@ mod tests {
 
     fn spec(images: Option<ImageSettings>, seed: u64) -> SyntheticDataset {
         SyntheticDataset {
-            isl: Dist { mean: 8.0, stddev: 0.0 },
-            osl: Dist { mean: 4.0, stddev: 0.0 },
+            isl: Dist::fixed(8.0),
+            osl: Dist::fixed(4.0),
             random_seed: seed,
             entries: 2,
             images,

@@ -11,6 +11,7 @@ mod image_files;
 mod images;
 mod mooncake;
 mod multi_turn;
+pub mod public;
 mod random_pool;
 pub mod requests;
 mod sampling;

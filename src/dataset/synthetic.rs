@@ -138,7 +138,7 @@ impl Prefix {
 
 /// The ISL and OSL distributions of the next prompt: a weighted draw from the mixture if
 /// there is one.
-fn pick_lengths(rng: &mut SeededRng, spec: &SyntheticDataset) -> (Dist, Dist) {
+fn pick_lengths<'a>(rng: &mut SeededRng, spec: &'a SyntheticDataset) -> (&'a Dist, &'a Dist) {
     let mix = &spec.options.mix;
     let total: f64 = mix.iter().map(|pair| pair.weight).sum();
     let mut point = rng.next_f64() * total;
@@ -147,14 +147,14 @@ fn pick_lengths(rng: &mut SeededRng, spec: &SyntheticDataset) -> (Dist, Dist) {
         point < 0.0
     });
     match chosen.or(mix.last()) {
-        Some(pair) => (pair.isl, pair.osl),
-        None => (spec.isl, spec.osl),
+        Some(pair) => (&pair.isl, &pair.osl),
+        None => (&spec.isl, &spec.osl),
     }
 }
 
 /// A length drawn from `dist`, at least 1 token.
-fn sample_length(rng: &mut SeededRng, dist: Dist) -> u64 {
-    rng.normal(dist.mean, dist.stddev).round().max(1.0) as u64
+fn sample_length(rng: &mut SeededRng, dist: &Dist) -> u64 {
+    dist.sample(rng).round().max(1.0) as u64
 }
 
 /// `tokens` rounded to the nearest multiple of `block_size`, one block at least.
@@ -184,8 +184,8 @@ mod tests {
 
     fn spec(seed: u64) -> SyntheticDataset {
         SyntheticDataset {
-            isl: Dist { mean: 100.0, stddev: 20.0 },
-            osl: Dist { mean: 50.0, stddev: 0.0 },
+            isl: Dist::normal(100.0, 20.0),
+            osl: Dist::fixed(50.0),
             random_seed: seed,
             entries: 20,
             images: None,
@@ -194,7 +194,7 @@ mod tests {
     }
 
     fn fixed(isl: f64) -> Dist {
-        Dist { mean: isl, stddev: 0.0 }
+        Dist::fixed(isl)
     }
 
     fn with(options: SyntheticOptions) -> SyntheticDataset {

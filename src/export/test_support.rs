@@ -15,12 +15,7 @@ pub fn sample_result() -> RunResult {
     let plan = Plan {
         name: "c8".into(),
         endpoint: Endpoint::new("http://127.0.0.1:8000", "m", EndpointKind::Chat, true),
-        dataset: Dataset::Synthetic(SyntheticDataset::new(
-            Dist { mean: 128.0, stddev: 0.0 },
-            Dist { mean: 64.0, stddev: 0.0 },
-            42,
-            10,
-        )),
+        dataset: Dataset::Synthetic(SyntheticDataset::new(Dist::fixed(128.0), Dist::fixed(64.0), 42, 10)),
         phases: vec![Phase {
             name: "profiling".into(),
             kind: PhaseKind::Profiling,
@@ -42,6 +37,8 @@ pub fn sample_result() -> RunResult {
         use_server_token_count: false,
         preflight: Default::default(),
         allow_all_failed: false,
+        network_latency: Default::default(),
+        metrics_listen: None,
         run_info: Default::default(),
     };
     let latency = distribution(&[10.0, 20.0, 30.0, 40.0]).expect("values");

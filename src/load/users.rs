@@ -16,7 +16,7 @@ use crate::plan::Dist;
 use crate::rng::SeededRng;
 
 /// The shape of a users phase.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(super) struct Sessions {
     /// Sessions live at once.
     pub users: usize,
@@ -56,7 +56,7 @@ pub(super) async fn run(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, shape: Sessio
         if !can_start || ctx.cancel.is_cancelled() || deadlines.sending_over() {
             break;
         }
-        let offset_ns = (session as f64 / shape.rate * 1e9) as u64;
+        let offset_ns = (session as f64 / shared.shape.rate * 1e9) as u64;
         let due = origin + Duration::from_nanos(offset_ns);
         tokio::select! {
             _ = tokio::time::sleep_until(due) => {}
@@ -77,7 +77,7 @@ pub(super) async fn run(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, shape: Sessio
         let replay = match &file_sessions {
             Some(source) => source.claim(),
             None => generated_sessions
-                .claim(|_| rng.normal(shape.turns.mean, shape.turns.stddev).round().max(1.0) as u32)
+                .claim(|_| shared.shape.turns.sample(&mut rng).round().max(1.0) as u32)
                 .map(Replay::generated),
         };
         let Some(replay) = replay else { break };
@@ -102,7 +102,7 @@ async fn run_session(
     let Shared { ctx, run, deadlines, shape } = &*shared;
     let mut ids = request_ids(ctx, run, session + 1);
     let think = &mut || {
-        let seconds = rng.normal(shape.think_time_s.mean, shape.think_time_s.stddev).max(0.0);
+        let seconds = shape.think_time_s.sample(&mut rng).max(0.0);
         Duration::try_from_secs_f64(seconds).unwrap_or_default()
     };
     let pacing = Pacing { first_scheduled_ns, think };

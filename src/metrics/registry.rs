@@ -1,7 +1,7 @@
 //! The metric registry: every metric's tag, display name, display unit, kind, flags and
 //! dependencies, in console display order (spec/metrics-reference.txt).
 
-use crate::result::{MetricKind, MetricResult, Stats};
+use crate::metric_result::{MetricKind, MetricResult, Stats};
 
 /// Bit flags that say when a metric is computed and how it is shown (spec: "Metric Flags Reference").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,6 +40,9 @@ impl MetricFlags {
     pub const TIME_WEIGHTED: Self = Self(1 << 13);
     /// Computed only for endpoints that make videos (from the server's own figures).
     pub const PRODUCES_VIDEO_ONLY: Self = Self(1 << 14);
+    /// Computed only with a network-latency adjustment (`network_adjusted.rs`): a distribution
+    /// of record values less the network round trip, or of the round-trip probes.
+    pub const NETWORK_LATENCY: Self = Self(1 << 15);
     pub const STREAMING_TOKENS_ONLY: Self = Self::STREAMING_ONLY.with(Self::PRODUCES_TOKENS_ONLY);
 
     /// Both sets of flags.
@@ -462,6 +465,18 @@ pub static ACTIVE_PREFILL_THROUGHPUT_PER_USER: MetricDef =
 pub static ACTIVE_DECODE_THROUGHPUT_PER_USER: MetricDef =
     time_weighted("active_decode_throughput_per_user", "Active Decode Throughput Per User", "tokens/sec/user");
 
+// ---- Network-latency adjustment (AIPerf's --network-latency-*), run-level distributions ----
+const fn network(tag: &'static str, header: &'static str) -> MetricDef {
+    aggregate(tag, header, "ms", F::NETWORK_LATENCY)
+}
+pub static NETWORK_ADJUSTED_TIME_TO_FIRST_TOKEN: MetricDef =
+    network("network_adjusted_time_to_first_token", "Network-Adjusted Time to First Token");
+pub static NETWORK_ADJUSTED_TIME_TO_FIRST_OUTPUT_TOKEN: MetricDef =
+    network("network_adjusted_time_to_first_output_token", "Network-Adjusted Time to First Output Token");
+pub static NETWORK_ADJUSTED_REQUEST_LATENCY: MetricDef =
+    network("network_adjusted_request_latency", "Network-Adjusted Request Latency");
+pub static NETWORK_RTT: MetricDef = network("network_rtt", "Network RTT");
+
 // ---- HTTP trace record metrics (k6 names, spec: "HTTP Trace Metrics") ----
 const TRACE: MetricFlags = F::HTTP_TRACE_ONLY;
 pub static HTTP_REQ_BLOCKED: MetricDef = record("http_req_blocked", "HTTP Blocked", "ms", TRACE, &[]);
@@ -574,6 +589,10 @@ pub static METRICS: &[&MetricDef] = &[
     &ACTIVE_DECODE_THROUGHPUT,
     &ACTIVE_PREFILL_THROUGHPUT_PER_USER,
     &ACTIVE_DECODE_THROUGHPUT_PER_USER,
+    &NETWORK_ADJUSTED_TIME_TO_FIRST_TOKEN,
+    &NETWORK_ADJUSTED_TIME_TO_FIRST_OUTPUT_TOKEN,
+    &NETWORK_ADJUSTED_REQUEST_LATENCY,
+    &NETWORK_RTT,
     &MIN_REQUEST_TIMESTAMP,
     &MAX_RESPONSE_TIMESTAMP,
     &HTTP_REQ_BLOCKED,

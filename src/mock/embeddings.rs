@@ -79,3 +79,24 @@ pub async fn serve(state: Arc<MockState>, request: Request<Incoming>) -> Respons
                         "usage": {"prompt_tokens": prompt_tokens, "total_tokens": prompt_tokens}});
     reply::json(StatusCode::OK, answer.to_string())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts(body: &str) -> Result<Vec<String>, String> {
+        request_texts(parse_json(body.as_bytes())?)
+    }
+
+    #[test]
+    fn input_messages_and_nim_input_types_are_read_or_refused() {
+        assert_eq!(texts(r#"{"input":["a","b"]}"#).unwrap(), ["a", "b"]);
+        assert_eq!(texts(r#"{"input":["a"],"input_type":"passage"}"#).unwrap(), ["a"]);
+        let chat = r#"{"messages":[{"role":"user","content":[{"type":"text","text":"hi"},
+            {"type":"image_url","image_url":{"url":"data:image/png;base64,AAAA"}}]}]}"#;
+        assert_eq!(texts(chat).unwrap(), ["hi"]);
+        assert!(texts(r#"{"input":["a"],"input_type":"doc"}"#).unwrap_err().contains("input_type"));
+        assert!(texts(r#"{"input":["a"],"messages":[]}"#).unwrap_err().contains("either"));
+        assert!(texts(r#"{"model":"m"}"#).unwrap_err().contains("input"));
+    }
+}

@@ -86,11 +86,8 @@ mod tests {
         let mut out = String::new();
         push_token(&mut out, 0, 2);
         push_token(&mut out, 1, 2);
-        let events: Vec<Value> = out
-            .split("\n\n")
-            .filter(|event| !event.is_empty())
-            .map(|event| serde_json::from_str(&event["data: ".len()..]).unwrap())
-            .collect();
+        let data = out.lines().filter_map(|line| line.strip_prefix("data: "));
+        let events = data.map(serde_json::from_str).collect::<Result<Vec<Value>, _>>().unwrap();
         assert_eq!(events[0], json!({"content": words::word_at(0)}));
         assert_eq!(events[1]["sources"], sources());
         let whole: Value = serde_json::from_str(&whole_response(" a b")).unwrap();

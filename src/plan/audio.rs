@@ -48,11 +48,9 @@ impl AudioSettings {
         if !(1..=MAX_FILES).contains(&count) {
             return Err(format!("audio files per request must be 1 to {MAX_FILES}, got {count}"));
         }
-        let length_ok = length.mean > 0.0 && length.mean <= MAX_MEAN_SECONDS && length.stddev >= 0.0;
+        let length_ok = length.mean() > 0.0 && length.mean() <= MAX_MEAN_SECONDS;
         if !length_ok {
-            return Err(format!(
-                "audio length must be above 0 and at most {MAX_MEAN_SECONDS} s with a stddev of 0 or more"
-            ));
+            return Err(format!("audio length must have a mean above 0 and at most {MAX_MEAN_SECONDS} s"));
         }
         if sample_rates_khz.is_empty() || depths.is_empty() {
             return Err("give at least one sample rate and one bit depth".to_string());

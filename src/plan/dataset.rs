@@ -2,12 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-/// A normal distribution given by mean and standard deviation.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
-pub struct Dist {
-    pub mean: f64,
-    pub stddev: f64,
-}
+use super::Dist;
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -42,7 +37,9 @@ pub struct FileDataset {
     pub random_seed: u64,
     /// Tokens per mooncake hash-id block.
     pub block_size: usize,
-    /// Random pool only: how many requests to draw (default: the largest pool's entries).
+    /// How many entries to use (AIPerf's `entries`): a random pool draws that many requests
+    /// (default: the largest pool's entries); other files keep the first that many after
+    /// sampling (a multi-turn file: sessions).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub draws: Option<usize>,
     /// The file's JSONL lines written inline (AIPerf's `records:`); `path` then only names
@@ -138,7 +135,7 @@ pub struct SyntheticOptions {
 }
 
 /// One ISL/OSL pair of a length mixture and its relative weight.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct LengthPair {
     pub isl: Dist,
     pub osl: Dist,

@@ -131,9 +131,12 @@ impl EndpointKind {
         )
     }
 
-    /// The requests can carry the entry's images (vision chat, image edits and retrieval).
+    /// The requests can carry the entry's images (vision chat and chat embeddings, image edits and retrieval).
     pub fn takes_images(self) -> bool {
-        matches!(self, EndpointKind::Chat | EndpointKind::ImageEdit | EndpointKind::ImageRetrieval)
+        matches!(
+            self,
+            EndpointKind::Chat | EndpointKind::ChatEmbeddings | EndpointKind::ImageEdit | EndpointKind::ImageRetrieval
+        )
     }
 
     /// The API can stream its answer (SSE).

@@ -4,8 +4,9 @@
 
 use rhai::{Array, Map};
 
+use super::distributions::dist_of;
 use super::keys::{MapReader, ScriptResult, number, script_error};
-use crate::plan::{AudioSettings, Dist};
+use crate::plan::AudioSettings;
 
 const AUDIO_KEYS: &[&str] = &["count", "length", "format", "sample_rates", "depths", "channels"];
 
@@ -13,14 +14,10 @@ const AUDIO_KEYS: &[&str] = &["count", "length", "format", "sample_rates", "dept
 pub fn audio_settings(map: Map) -> ScriptResult<AudioSettings> {
     let mut r = MapReader::new("synthetic audio", map, AUDIO_KEYS)?;
     let count = r.opt_u64("count")?.unwrap_or(1);
-    let length = match (r.opt_f64("length"), r.opt_map("length")) {
-        (Ok(Some(seconds)), _) => Dist { mean: seconds, stddev: 0.0 },
-        (_, Ok(Some(map))) => match map.get("mean").and_then(number) {
-            Some(mean) => Dist { mean, stddev: map.get("stddev").and_then(number).unwrap_or(0.0) },
-            None => return script_error("synthetic audio: `length` must be seconds or normal(mean, stddev)"),
-        },
-        _ => return script_error("synthetic audio: `length` (seconds) is required"),
-    };
+    if !r.has("length") {
+        return script_error("synthetic audio: `length` (seconds, or a distribution such as normal(5, 1)) is required");
+    }
+    let length = dist_of(&mut r, "length", 0.0)?;
     match r.opt_string("format")?.as_deref() {
         None | Some("wav") => {}
         Some("mp3") => {
@@ -53,7 +50,7 @@ fn numbers(r: &mut MapReader, key: &str, default: f64) -> ScriptResult<Vec<f64>>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::AudioFormat;
+    use crate::plan::{AudioFormat, Dist};
 
     fn settings(script: &str) -> ScriptResult<AudioSettings> {
         let map = rhai::Engine::new().eval::<Map>(script).unwrap();
@@ -67,7 +64,7 @@ mod tests {
             audio,
             AudioSettings {
                 count: 1,
-                length: Dist { mean: 2.5, stddev: 0.0 },
+                length: Dist::fixed(2.5),
                 format: AudioFormat::Wav,
                 sample_rates_khz: vec![16.0],
                 depths: vec![16],
@@ -78,18 +75,18 @@ mod tests {
             "#{ count: 2, length: #{ mean: 3.0, stddev: 0.5 }, sample_rates: [16, 44.1], depths: [16, 24], channels: 2 }",
         )
         .unwrap();
-        assert_eq!((audio.count, audio.length.stddev, audio.channels), (2, 0.5, 2));
+        assert_eq!((audio.count, audio.length.clone(), audio.channels), (2, Dist::normal(3.0, 0.5), 2));
         assert_eq!((audio.sample_rates_khz, audio.depths), (vec![16.0, 44.1], vec![16, 24]));
     }
 
     #[test]
     fn bad_settings_name_the_key() {
         for (script, expected) in [
-            ("#{}", "`length` (seconds) is required"),
+            ("#{}", "`length` (seconds, or a distribution such as normal(5, 1)) is required"),
             ("#{ length: 1, format: \"mp3\" }", "no pure-Rust MP3 encoder"),
             ("#{ length: 1, depths: [12] }", "bit depths are 8, 16, 24 or 32; got 12"),
             ("#{ length: 1, channels: 3 }", "channels must be 1 or 2"),
-            ("#{ length: 0 }", "audio length must be above 0"),
+            ("#{ length: 0 }", "audio length must have a mean above 0"),
             ("#{ length: 1, count: 40 }", "audio files per request must be 1 to 32"),
         ] {
             let error = settings(script).err().unwrap().to_string();

@@ -9,8 +9,8 @@ use serde_json::Value;
 use crate::config::ProfileJob;
 use crate::plan::{
     Arrival, AtEnd, AudioSettings, ConnectionStrategy, Dataset, Dist, Endpoint, EndpointKind, ExportLevel, FileFormat,
-    ImageFormat, LoadMode, MaxTokensField, Phase, PhaseKind, Plan, Preflight, RampedQuantity, Sampling, ScheduleTrace,
-    ServerMetricsFormat, TokenizerSpec,
+    ImageFormat, LoadMode, MaxTokensField, NetworkLatency, Phase, PhaseKind, Plan, Preflight, RampedQuantity, Sampling,
+    ScheduleTrace, ServerMetricsFormat, Shape, TokenizerSpec,
 };
 
 /// Where the API key of the scenario comes from.
@@ -123,6 +123,16 @@ fn run_map(plan: &Plan, named: bool, repeat: &str, api_key: ApiKey, depth: usize
     if !plan.preflight.is_default() {
         keys.push(preflight(&plan.preflight));
     }
+    match plan.network_latency {
+        NetworkLatency::Off => {}
+        NetworkLatency::Automatic { ping_interval_s } => {
+            keys.push(format!("network_latency: #{{ automatic: true, ping_interval: {} }}", float(ping_interval_s)))
+        }
+        NetworkLatency::Mean { mean_ms } => keys.push(format!("network_latency: #{{ mean: ms({}) }}", float(mean_ms))),
+    }
+    if let Some(address) = plan.metrics_listen {
+        keys.push(format!("metrics_listen: {}", string(&address.to_string())));
+    }
     format!("#{{\n{pad}{}{repeat}\n{end}}}", keys.join(&format!(",\n{pad}")))
 }
 
@@ -220,8 +230,8 @@ fn dataset(dataset: &Dataset) -> String {
     match dataset {
         Dataset::Synthetic(spec) => {
             let mut keys = vec![
-                format!("isl: {}", dist(spec.isl)),
-                format!("osl: {}", dist(spec.osl)),
+                format!("isl: {}", dist(&spec.isl)),
+                format!("osl: {}", dist(&spec.osl)),
                 format!("seed: {}", spec.random_seed),
                 format!("entries: {}", spec.entries),
             ];
@@ -233,8 +243,8 @@ fn dataset(dataset: &Dataset) -> String {
                     .map(|pair| {
                         format!(
                             "#{{ isl: {}, osl: {}, weight: {} }}",
-                            dist(pair.isl),
-                            dist(pair.osl),
+                            dist(&pair.isl),
+                            dist(&pair.osl),
                             float(pair.weight)
                         )
                     })
@@ -376,8 +386,8 @@ fn phase(phase: &Phase) -> String {
         LoadMode::Users { users, session_rate, turns, think_time_s, seed } => {
             keys.push(format!("users: {users}"));
             keys.push(format!("rate: {}", float(*session_rate)));
-            keys.push(format!("turns: {}", dist(*turns)));
-            keys.push(format!("think_time: {}", dist(*think_time_s)));
+            keys.push(format!("turns: {}", dist(turns)));
+            keys.push(format!("think_time: {}", dist(think_time_s)));
             keys.push(format!("seed: {seed}"));
             "users"
         }
@@ -449,15 +459,33 @@ fn audio_map(audio: &AudioSettings) -> String {
     format!(
         "audio: #{{ count: {}, length: {}, format: \"wav\", sample_rates: [{}], depths: [{}], channels: {} }}",
         audio.count,
-        dist(audio.length),
+        dist(&audio.length),
         rates.join(", "),
         depths.join(", "),
         audio.channels
     )
 }
 
-fn dist(dist: Dist) -> String {
-    format!("normal({}, {})", float(dist.mean), float(dist.stddev))
+fn dist(dist: &Dist) -> String {
+    let shape = match &dist.shape {
+        Shape::Normal { mean, stddev } => format!("normal({}, {})", float(*mean), float(*stddev)),
+        Shape::Lognormal { mean, median } => format!("lognormal({}, {})", float(*mean), float(*median)),
+        Shape::Multimodal { peaks } => format!(
+            "mixture([{}], [{}])",
+            peaks.iter().map(|peak| self::dist(&peak.dist)).collect::<Vec<_>>().join(", "),
+            peaks.iter().map(|peak| float(peak.weight)).collect::<Vec<_>>().join(", ")
+        ),
+        Shape::Empirical { points } => format!(
+            "empirical([{}], [{}])",
+            points.iter().map(|point| float(point.value)).collect::<Vec<_>>().join(", "),
+            points.iter().map(|point| float(point.weight)).collect::<Vec<_>>().join(", ")
+        ),
+    };
+    if dist.min.is_none() && dist.max.is_none() {
+        return shape;
+    }
+    let bound = |bound: Option<f64>| bound.map_or("()".to_string(), float);
+    format!("bounded({shape}, {}, {})", bound(dist.min), bound(dist.max))
 }
 
 /// A Rhai float literal that reads back as exactly `value`.

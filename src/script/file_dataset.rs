@@ -52,9 +52,6 @@ fn file(map: Map) -> ScriptResult<Dataset> {
         return script_error("file: `block_size` applies to format \"mooncake\" only");
     }
     let draws = r.opt_u64("entries")?;
-    if draws.is_some() && format != FileFormat::RandomPool {
-        return script_error("file: `entries` applies to format \"random_pool\" only");
-    }
     if draws == Some(0) {
         return script_error("file: `entries` must be at least 1");
     }
@@ -124,7 +121,6 @@ mod tests {
         assert!(err(&[("path", "a".into()), ("formt", "mooncake".into())]).contains("did you mean `format`"));
         let pool_in_order = [("path", "a".into()), ("format", "random_pool".into()), ("sampling", "sequential".into())];
         assert!(err(&pool_in_order).contains("\"random_pool\" always samples at random"));
-        assert!(err(&[("path", "a".into()), ("entries", Dynamic::from(5_i64))]).contains("\"random_pool\" only"));
         let no_draws = [("path", "a".into()), ("format", "random_pool".into()), ("entries", Dynamic::from(0_i64))];
         assert!(err(&no_draws).contains("`entries` must be at least 1"));
     }

@@ -5,11 +5,12 @@ use std::path::{Path, PathBuf};
 
 use rhai::{Array, Engine, Map};
 
+use super::distributions::dist_of;
 use super::keys::{MapReader, ScriptResult, number, script_error};
 use super::paths;
 use crate::load::schedule;
 use crate::plan::{
-    Arrival, Cancellation, Dist, FixedSchedule, LoadMode, Phase, PhaseKind, RampStage, RampedQuantity, ScheduleTrace,
+    Arrival, Cancellation, FixedSchedule, LoadMode, Phase, PhaseKind, RampStage, RampedQuantity, ScheduleTrace,
 };
 
 /// Default grace period after a duration ends, seconds.
@@ -272,21 +273,6 @@ fn fixed_schedule(map: Map, scenario_dir: &Path) -> ScriptResult<Phase> {
     finish(&mut r, PhaseKind::Profiling, LoadMode::Schedule(fixed), false)
 }
 
-/// A number or `normal(mean, stddev)`; `default` when absent.
-fn number_or_normal(r: &mut MapReader, key: &str, default: f64) -> ScriptResult<Dist> {
-    if let Ok(Some(mean)) = r.opt_f64(key) {
-        return Ok(Dist { mean, stddev: 0.0 });
-    }
-    let what = r.what();
-    match r.opt_map(key)? {
-        Some(map) => match (map.get("mean").and_then(number), map.get("stddev").and_then(number)) {
-            (Some(mean), stddev) => Ok(Dist { mean, stddev: stddev.unwrap_or(0.0) }),
-            _ => script_error(format!("{what}: `{key}` must be a number or normal(mean, stddev)")),
-        },
-        None => Ok(Dist { mean: default, stddev: 0.0 }),
-    }
-}
-
 /// `users(#{ users: 16, rate: 2, turns: normal(4, 1), think_time: normal(ms(800), ms(200)), duration: seconds(60) })`
 fn users(map: Map) -> ScriptResult<Phase> {
     let mut r = MapReader::new("users", map, keys!["users", "rate", "turns", "think_time", "seed"])?;
@@ -300,12 +286,12 @@ fn users(map: Map) -> ScriptResult<Phase> {
     if !(session_rate.is_finite() && session_rate > 0.0) {
         return script_error(format!("users: `rate` must be positive, got {session_rate}"));
     }
-    let turns = number_or_normal(&mut r, "turns", 1.0)?;
-    if turns.mean.is_nan() || turns.mean < 1.0 {
-        return script_error(format!("users: `turns` must be at least 1, got {}", turns.mean));
+    let turns = dist_of(&mut r, "turns", 1.0)?;
+    if turns.mean().is_nan() || turns.mean() < 1.0 {
+        return script_error(format!("users: `turns` must be at least 1, got {}", turns.mean()));
     }
-    let think_time_s = number_or_normal(&mut r, "think_time", 0.0)?;
-    if think_time_s.mean.is_nan() || think_time_s.mean < 0.0 || think_time_s.stddev < 0.0 {
+    let think_time_s = dist_of(&mut r, "think_time", 0.0)?;
+    if think_time_s.mean().is_nan() || think_time_s.mean() < 0.0 {
         return script_error("users: `think_time` cannot be negative");
     }
     let seed = r.opt_u64("seed")?.unwrap_or(0);

@@ -3,7 +3,8 @@
 
 use rhai::{Engine, Map};
 
-use super::keys::{MapReader, ScriptResult, number, script_error};
+use super::distributions::dist_of;
+use super::keys::{MapReader, ScriptResult, script_error};
 use crate::plan::{Dataset, Dist, LengthPair, PrefixPool, SyntheticDataset, SyntheticOptions};
 
 pub fn register(engine: &mut Engine) {
@@ -101,23 +102,12 @@ fn prefix_pool(map: Map) -> ScriptResult<PrefixPool> {
     Ok(PrefixPool { prefixes: prefixes as usize, length })
 }
 
-/// A token length: a number (fixed) or `normal(mean, stddev)`.
+/// A token length: a number (fixed) or a distribution (`distributions.rs`).
 fn length_dist(r: &mut MapReader, key: &str, default_mean: f64) -> ScriptResult<Dist> {
     let what = r.what();
-    let dist = if let Ok(Some(n)) = r.opt_f64(key) {
-        Dist { mean: n, stddev: 0.0 }
-    } else if let Some(map) = r.opt_map(key)? {
-        let mean = map.get("mean").and_then(number);
-        let stddev = map.get("stddev").and_then(number).unwrap_or(0.0);
-        match mean {
-            Some(mean) => Dist { mean, stddev },
-            None => return script_error(format!("{what}: `{key}` must be a number or normal(mean, stddev)")),
-        }
-    } else {
-        Dist { mean: default_mean, stddev: 0.0 }
-    };
-    if dist.mean.is_nan() || dist.mean < 1.0 {
-        return script_error(format!("{what}: `{key}` mean must be at least 1 token, got {}", dist.mean));
+    let dist = dist_of(r, key, default_mean)?;
+    if dist.mean().is_nan() || dist.mean() < 1.0 {
+        return script_error(format!("{what}: `{key}` mean must be at least 1 token, got {}", dist.mean()));
     }
     Ok(dist)
 }
@@ -154,7 +144,7 @@ mod tests {
             ("system_prompt", int(200)),
             ("prefix_pool", Dynamic::from(map(&[("prefixes", int(8)), ("length", int(512))]))),
         ]);
-        let fixed = |mean| Dist { mean, stddev: 0.0 };
+        let fixed = Dist::fixed;
         assert_eq!(
             options,
             SyntheticOptions {

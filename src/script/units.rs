@@ -1,9 +1,9 @@
 //! Units and small helpers for scenarios: durations (`ms`, `seconds`, `minutes`, all in
-//! seconds), distributions (`normal`, `fixed`), and `env(name, default)`.
+//! seconds) and `env(name, default)`; distributions are in `distributions.rs`.
 
-use rhai::{Dynamic, Engine, Map};
+use rhai::{Dynamic, Engine};
 
-use super::keys::{ScriptResult, number, script_error};
+use super::keys::{ScriptResult, script_error};
 use super::text_values;
 
 pub fn register(engine: &mut Engine) {
@@ -13,24 +13,8 @@ pub fn register(engine: &mut Engine) {
     engine.register_fn("seconds", |v: f64| v);
     engine.register_fn("minutes", |v: i64| v as f64 * 60.0);
     engine.register_fn("minutes", |v: f64| v * 60.0);
-    engine.register_fn("normal", |mean: Dynamic, stddev: Dynamic| distribution(&mean, &stddev));
-    engine.register_fn("fixed", |value: Dynamic| distribution(&value, &Dynamic::from(0_i64)));
     engine.register_fn("env", |name: &str| std::env::var(name).unwrap_or_default());
     engine.register_fn("env", env_or_default);
-}
-
-/// `#{ mean, stddev }`, the shape `synthetic(#{ isl: .. })` takes.
-fn distribution(mean: &Dynamic, stddev: &Dynamic) -> ScriptResult<Map> {
-    let (Some(mean), Some(stddev)) = (number(mean), number(stddev)) else {
-        return script_error(format!("a distribution needs numbers, got `{mean}` and `{stddev}`"));
-    };
-    if stddev < 0.0 {
-        return script_error(format!("a distribution's stddev cannot be negative ({stddev})"));
-    }
-    let mut map = Map::new();
-    map.insert("mean".into(), Dynamic::from(mean));
-    map.insert("stddev".into(), Dynamic::from(stddev));
-    Ok(map)
 }
 
 /// The environment variable `name`, converted to the type of `default`; `default` when unset.

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::plan::{Arrival, Dataset, Dist, Endpoint, LoadMode, Phase, Plan, RampedQuantity, SyntheticOptions};
+use crate::plan::{Arrival, Dataset, Dist, Endpoint, LoadMode, Phase, Plan, RampedQuantity, Shape, SyntheticOptions};
 
 /// ```text
 /// run sweep_8 → artifacts/sweep_8
@@ -130,9 +130,15 @@ fn arrival(arrival: &Arrival) -> String {
     }
 }
 
-/// `550±50`, or `256` without spread.
+/// `550±50`, `256` without spread, `lognormal 1024 (median 904)`, `mixture (mean 870)`.
 fn dist(dist: &Dist) -> String {
-    if dist.stddev > 0.0 { format!("{}±{}", dist.mean, dist.stddev) } else { dist.mean.to_string() }
+    match &dist.shape {
+        Shape::Normal { mean, stddev } if *stddev > 0.0 => format!("{mean}±{stddev}"),
+        Shape::Normal { mean, .. } => mean.to_string(),
+        Shape::Lognormal { mean, median } => format!("lognormal {mean} (median {median})"),
+        Shape::Multimodal { .. } => format!("mixture (mean {:.0})", dist.mean()),
+        Shape::Empirical { .. } => format!("empirical (mean {:.0})", dist.mean()),
+    }
 }
 
 /// `2 SLOs, 1 threshold (abort on fail)`; `None` when the run has neither.
@@ -189,12 +195,7 @@ mod tests {
         Plan {
             name: "sweep_8".to_string(),
             endpoint,
-            dataset: Dataset::Synthetic(SyntheticDataset::new(
-                Dist { mean: 550.0, stddev: 50.0 },
-                Dist { mean: 256.0, stddev: 0.0 },
-                42,
-                100,
-            )),
+            dataset: Dataset::Synthetic(SyntheticDataset::new(Dist::normal(550.0, 50.0), Dist::fixed(256.0), 42, 100)),
             phases: vec![
                 phase(
                     "warmup",
@@ -225,6 +226,8 @@ mod tests {
             use_server_token_count: false,
             preflight: Default::default(),
             allow_all_failed: false,
+            network_latency: Default::default(),
+            metrics_listen: None,
             run_info: Default::default(),
         }
     }
@@ -248,9 +251,9 @@ run sweep_8 → artifacts/sweep_8
     fn a_length_mix_and_the_prompt_shape_are_named() {
         let mut plan = plan();
         let Dataset::Synthetic(spec) = &mut plan.dataset else { panic!("synthetic") };
-        let pair = crate::plan::LengthPair { isl: spec.isl, osl: spec.osl, weight: 1.0 };
+        let pair = crate::plan::LengthPair { isl: spec.isl.clone(), osl: spec.osl.clone(), weight: 1.0 };
         spec.options = SyntheticOptions {
-            mix: vec![pair, pair],
+            mix: vec![pair.clone(), pair],
             block_size: Some(64),
             system_prompt_tokens: Some(200),
             prefix_pool: Some(crate::plan::PrefixPool { prefixes: 8, length: 512 }),

@@ -5,10 +5,48 @@ use crate::result::{MetricKind, MetricResult, RunResult};
 
 const COLUMNS: [&str; 7] = ["avg", "min", "max", "p99", "p90", "p50", "std"];
 
-/// The table of every console metric of `result`, with a title line.
+/// AIPerf's "LLM Metrics: Effective" table, in its order.
+const EFFECTIVE: [&str; 10] = [
+    "effective_concurrency",
+    "effective_decode_throughput",
+    "effective_prefill_throughput",
+    "effective_decode_concurrency",
+    "effective_prefill_concurrency",
+    "effective_total_throughput",
+    "effective_decode_throughput_per_user",
+    "effective_prefill_throughput_per_user",
+    "tokens_in_flight",
+    "effective_latency",
+];
+
+/// AIPerf's "LLM Metrics: Active" table, in its order.
+const ACTIVE: [&str; 5] = [
+    "active_decode_throughput",
+    "active_prefill_throughput",
+    "active_decode_throughput_per_user",
+    "active_prefill_throughput_per_user",
+    "active_total_throughput",
+];
+
+/// The console tables of `result` as AIPerf prints them: the Effective and Active metrics
+/// (those the run has), then every console metric, each with a title line.
 pub fn render(result: &RunResult) -> String {
-    let shown: Vec<&MetricResult> = result.metrics.iter().filter(|m| m.console).collect();
-    draw(&format!("aiperf | LLM Metrics | {}", result.name), &shown)
+    let mut out = String::new();
+    for (group, tags) in [("Effective", &EFFECTIVE[..]), ("Active", &ACTIVE[..])] {
+        let shown: Vec<&MetricResult> =
+            tags.iter().filter_map(|tag| result.metrics.iter().find(|m| m.tag == *tag)).collect();
+        if !shown.is_empty() {
+            out.push_str(&draw(&format!("aiperf | LLM Metrics: {group} | {}", result.name), &shown));
+        }
+    }
+    // Distributions first, then the single-valued metrics, as AIPerf orders them.
+    let console = || result.metrics.iter().filter(|m| m.console);
+    let shown: Vec<&MetricResult> = console()
+        .filter(|m| m.kind == MetricKind::Record)
+        .chain(console().filter(|m| m.kind != MetricKind::Record))
+        .collect();
+    out.push_str(&draw(&format!("aiperf | LLM Metrics | {}", result.name), &shown));
+    out
 }
 
 /// The HTTP trace-timing table (http_req_* metrics); empty when the run has none.
@@ -26,12 +64,7 @@ pub fn render_trace_timing(result: &RunResult) -> String {
 
 fn draw(title: &str, shown: &[&MetricResult]) -> String {
     let mut rows: Vec<[String; 8]> = Vec::new();
-    // Distributions first, then the single-valued metrics, as AIPerf orders them.
-    for metric in shown
-        .iter()
-        .filter(|m| m.kind == MetricKind::Record)
-        .chain(shown.iter().filter(|m| m.kind != MetricKind::Record))
-    {
+    for metric in shown {
         let stats = &metric.stats;
         let cell = |name: &str| match (name, stats.get(name)) {
             ("avg", _) => format_number(stats.avg),
@@ -114,6 +147,7 @@ pub fn format_number(value: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::result::Stats;
 
     #[test]
     fn numbers_get_thousands_separators_and_two_decimals() {
@@ -121,5 +155,23 @@ mod tests {
         assert_eq!(format_number(0.0), "0.00");
         assert_eq!(format_number(999.999), "1,000.00");
         assert_eq!(format_number(-12.5), "-12.50");
+    }
+
+    #[test]
+    fn effective_and_active_metrics_get_their_own_tables_first() {
+        let mut result = crate::export::test_support::sample_result();
+        let table = render(&result);
+        assert!(!table.contains("Effective") && table.contains("LLM Metrics | c8"), "{table}");
+        result.metrics.push(registry::ACTIVE_TOTAL_THROUGHPUT.result(Stats::scalar(3.0)));
+        result.metrics.push(registry::EFFECTIVE_LATENCY.result(Stats::scalar(2.0)));
+        result.metrics.push(registry::EFFECTIVE_CONCURRENCY.result(Stats::scalar(1.0)));
+        let table = render(&result);
+        let at = |text: &str| table.find(text).unwrap_or_else(|| panic!("no `{text}` in\n{table}"));
+        assert!(at("LLM Metrics: Effective") < at("Effective Concurrency (requests)"));
+        assert!(at("Effective Concurrency (requests)") < at("Effective Latency (CO-aware) (ms)"));
+        assert!(at("Effective Latency (CO-aware)") < at("LLM Metrics: Active"));
+        assert!(at("Active Total Throughput (tokens/sec)") < at("LLM Metrics | c8"));
+        assert!(at("LLM Metrics | c8") < at("Request Latency (ms)"));
+        assert_eq!(table.matches("Effective Concurrency").count(), 1, "shown once:\n{table}");
     }
 }

@@ -10,6 +10,9 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::runtime::Runtime;
 
+/// The bytes each client connection sent, in the order the connections came.
+type SentBytes = Arc<Mutex<Vec<Arc<Mutex<Vec<u8>>>>>>;
+
 /// One request as it crossed the wire.
 #[derive(Debug, Clone)]
 pub struct SentRequest {
@@ -34,8 +37,7 @@ impl SentRequest {
 pub struct MockBehindProxy {
     /// The proxy's base url, `http://127.0.0.1:PORT`: give it to a scenario as its `url`.
     pub url: String,
-    /// Every client connection's bytes, in the order the connections came.
-    sent: Arc<Mutex<Vec<Arc<Mutex<Vec<u8>>>>>>,
+    sent: SentBytes,
     _mock: MockServer,
     _runtime: Runtime,
 }
@@ -64,7 +66,7 @@ impl MockBehindProxy {
     }
 }
 
-async fn accept(listener: TcpListener, upstream: SocketAddr, sent: Arc<Mutex<Vec<Arc<Mutex<Vec<u8>>>>>>) {
+async fn accept(listener: TcpListener, upstream: SocketAddr, sent: SentBytes) {
     while let Ok((client, _)) = listener.accept().await {
         let kept = Arc::new(Mutex::new(Vec::new()));
         sent.lock().unwrap().push(kept.clone());

@@ -194,18 +194,22 @@ pub const INPUT: Group = Group {
             &["--public-dataset"],
             Arity::One,
             public_dataset,
-            "A public dataset to download (refused when the run is built: nothing is downloaded here)",
+            "A public dataset (sharegpt), read from $AIPERF_DATASET_CACHE or ~/.cache/aiperf/datasets/ (or --input-file); nothing is downloaded",
         ),
-        note(&["--hf-subset"], Arity::One, "only used with --public-dataset, which this project does not download"),
+        note(
+            &["--hf-subset"],
+            Arity::One,
+            "only used with the Hugging Face public datasets, which this project does not read",
+        ),
         note(
             &["--hf-weka-dataset"],
             Arity::One,
-            "only used with --public-dataset, which this project does not download",
+            "only used with the Hugging Face public datasets, which this project does not read",
         ),
         note(
             &["--dataset-filter"],
             Arity::Many,
-            "only used with --public-dataset, which this project does not download",
+            "only used with the Hugging Face public datasets, which this project does not read",
         ),
         set(
             &["--custom-dataset-type"],

@@ -9,9 +9,9 @@ use crate::plan::{AudioSettings, Dist, EndpointKind};
 
 /// The audio settings of `audio`; `None` when its length or batch size is 0.
 pub fn audio_settings(audio: &Value, kind: EndpointKind) -> Result<Option<AudioSettings>, ConfigError> {
-    let length = opt_dist(audio, "length", "datasets.main.audio.length")?.unwrap_or(Dist { mean: 0.0, stddev: 0.0 });
+    let length = opt_dist(audio, "length", "datasets.main.audio.length")?.unwrap_or(Dist::fixed(0.0));
     let count = opt_u64(audio, "batch_size", "datasets.main.audio.batch_size")?.unwrap_or(1);
-    if length.mean <= 0.0 || count == 0 {
+    if length.mean() <= 0.0 || count == 0 {
         return Ok(None);
     }
     if kind != EndpointKind::AudioTranscription {

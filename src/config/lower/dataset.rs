@@ -1,5 +1,6 @@
 //! `benchmark.datasets` lowered: synthetic prompts (lengths, mixture, prefixes, system prompt,
-//! cache bust, images) or a file this project reads; public datasets are refused.
+//! cache bust, images) or a file this project reads; a public dataset is the file of it in the
+//! dataset cache (`dataset::public`).
 
 use std::path::Path;
 
@@ -7,6 +8,7 @@ use serde_json::Value;
 
 use super::values::{named, opt_dist, opt_f64, opt_str, opt_u64};
 use crate::config::ConfigError;
+use crate::dataset::public;
 use crate::plan::{
     AtEnd, Dataset, Dist, EndpointKind, FileDataset, FileFormat, ImageFormat, ImageSettings, LengthPair, PrefixPool,
     Sampling, SyntheticDataset,
@@ -45,21 +47,18 @@ pub fn lower(benchmark: &Value, base_dir: &Path, seed: u64, kind: EndpointKind) 
     }
     match opt_str(&dataset, "type", "datasets.main.type")?.unwrap_or("synthetic") {
         "synthetic" => synthetic(&dataset, seed, kind),
+        // `--input-file` with `--public-dataset`: that file, read as the public dataset.
+        "file" if dataset.get("dataset").is_some_and(Value::is_string) => file(&public(&dataset)?, base_dir, seed),
         "file" => file(&dataset, base_dir, seed),
-        "public" => Err(ConfigError::new(format!(
-            "datasets.main (--public-dataset {}): public datasets are not downloaded by this project; download it and pass it with --input-file",
-            dataset.get("dataset").and_then(Value::as_str).unwrap_or("?")
-        ))),
+        "public" => file(&public(&dataset)?, base_dir, seed),
         other => Err(ConfigError::new(format!("datasets.main.type: `{other}`; expected synthetic, file or public"))),
     }
 }
 
 fn synthetic(dataset: &Value, seed: u64, kind: EndpointKind) -> Result<Dataset, ConfigError> {
     let prompts = dataset.get("prompts").cloned().unwrap_or(Value::Null);
-    let isl =
-        opt_dist(&prompts, "isl", "datasets.main.prompts.isl")?.unwrap_or(Dist { mean: DEFAULT_ISL, stddev: 0.0 });
-    let osl =
-        opt_dist(&prompts, "osl", "datasets.main.prompts.osl")?.unwrap_or(Dist { mean: DEFAULT_OSL, stddev: 0.0 });
+    let isl = opt_dist(&prompts, "isl", "datasets.main.prompts.isl")?.unwrap_or(Dist::fixed(DEFAULT_ISL));
+    let osl = opt_dist(&prompts, "osl", "datasets.main.prompts.osl")?.unwrap_or(Dist::fixed(DEFAULT_OSL));
     let entries = opt_u64(dataset, "entries", "datasets.main.entries")?.unwrap_or(DEFAULT_ENTRIES).max(1);
     let mut spec = SyntheticDataset::new(isl, osl, seed, entries as usize);
     if opt_u64(&prompts, "batch_size", "datasets.main.prompts.batch_size")?.is_some_and(|size| size > 1) {
@@ -119,20 +118,20 @@ fn synthetic(dataset: &Value, seed: u64, kind: EndpointKind) -> Result<Dataset, 
 }
 
 fn image_settings(images: &Value, kind: EndpointKind) -> Result<Option<ImageSettings>, ConfigError> {
-    let width = opt_dist(images, "width", "datasets.main.images.width")?.unwrap_or(Dist { mean: 0.0, stddev: 0.0 });
-    let height = opt_dist(images, "height", "datasets.main.images.height")?.unwrap_or(Dist { mean: 0.0, stddev: 0.0 });
+    let width = opt_dist(images, "width", "datasets.main.images.width")?.unwrap_or(Dist::fixed(0.0));
+    let height = opt_dist(images, "height", "datasets.main.images.height")?.unwrap_or(Dist::fixed(0.0));
     let count = opt_u64(images, "batch_size", "datasets.main.images.batch_size")?.unwrap_or(1);
-    if width.mean <= 0.0 || height.mean <= 0.0 || count == 0 {
+    if width.mean() <= 0.0 || height.mean() <= 0.0 || count == 0 {
         return Ok(None);
     }
-    if width.stddev != 0.0 || height.stddev != 0.0 {
+    if !width.is_fixed() || !height.is_fixed() {
         return Err(ConfigError::new(
             "datasets.main.images (--image-width-stddev, --image-height-stddev): only fixed sizes (stddev 0) are supported",
         ));
     }
     if !kind.takes_images() {
         return Err(ConfigError::new(
-            "datasets.main.images: images are sent to the chat, image_edit and image_retrieval endpoint types only",
+            "datasets.main.images: images are sent to the chat, chat_embeddings, image_edit and image_retrieval endpoint types only",
         ));
     }
     if let Some(source) = opt_str(images, "source", "datasets.main.images.source")?.filter(|source| *source != "noise")
@@ -152,8 +151,8 @@ fn image_settings(images: &Value, kind: EndpointKind) -> Result<Option<ImageSett
     };
     Ok(Some(ImageSettings {
         count: count as u32,
-        width: width.mean.round() as u32,
-        height: height.mean.round() as u32,
+        width: width.mean().round() as u32,
+        height: height.mean().round() as u32,
         format,
         quality: None,
     }))
@@ -213,12 +212,28 @@ fn file(dataset: &Value, base_dir: &Path, seed: u64) -> Result<Dataset, ConfigEr
         at_end: if wraps { AtEnd::Wrap } else { AtEnd::Stop },
         random_seed: seed,
         block_size: block_size as usize,
-        draws: match format {
-            FileFormat::RandomPool => opt_u64(dataset, "entries", "datasets.main.entries")?.map(|n| n as usize),
-            _ => None,
-        },
+        draws: opt_u64(dataset, "entries", "datasets.main.entries")?.map(|n| n as usize),
         records,
     }))
+}
+
+/// A public dataset as the file dataset it is read as: the file from the dataset cache (or
+/// the `path` `--input-file` gives) in the dataset's format; its `entries` and `sampling` kept.
+fn public(dataset: &Value) -> Result<Value, ConfigError> {
+    let name = opt_str(dataset, "dataset", "datasets.main.dataset")?.unwrap_or_default();
+    let Some(known) = public::named(name) else {
+        let known: Vec<&str> = public::PUBLIC_DATASETS.iter().map(|known| known.name).collect();
+        return Err(ConfigError::new(format!(
+            "datasets.main.dataset (--public-dataset): `{name}` is not read by this project; it reads {}",
+            known.join(", ")
+        )));
+    };
+    let mut file = dataset.clone();
+    if file.get("path").is_none_or(Value::is_null) {
+        file["path"] = Value::from(known.cached_path().display().to_string());
+    }
+    file["format"] = Value::from(known.name);
+    Ok(file)
 }
 
 /// The name inline records go by in messages (`datasets.main.records:2: missing "text"`).

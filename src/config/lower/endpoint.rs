@@ -65,12 +65,12 @@ pub fn lower(benchmark: &Value) -> Result<Endpoint, ConfigError> {
         let passages =
             super::values::opt_dist(&serde_json::json!({ "p": passages }), "p", "datasets.rankings.passages")?;
         if let Some(passages) = passages {
-            if passages.stddev != 0.0 {
+            if !passages.is_fixed() {
                 return Err(ConfigError::new(
-                    "datasets.rankings.passages.stddev (--rankings-passages-stddev): only 0 is supported",
+                    "datasets.rankings.passages.stddev (--rankings-passages-stddev): only a fixed count is supported",
                 ));
             }
-            lowered.request.passages = Some(passages.mean.round().max(1.0) as usize);
+            lowered.request.passages = Some(passages.mean().round().max(1.0) as usize);
         }
     }
     if lowered.is_mock() {

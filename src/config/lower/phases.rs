@@ -250,10 +250,10 @@ fn users_mode(
             key("rate")
         )));
     };
-    let turns = opt_dist(main, "turns", "datasets.main.turns")?.unwrap_or(Dist { mean: 1.0, stddev: 0.0 });
-    let delay_ms = opt_dist(main, "turn_delay", "datasets.main.turn_delay")?.unwrap_or(Dist { mean: 0.0, stddev: 0.0 });
+    let turns = opt_dist(main, "turns", "datasets.main.turns")?.unwrap_or(Dist::fixed(1.0));
+    let delay_ms = opt_dist(main, "turn_delay", "datasets.main.turn_delay")?.unwrap_or(Dist::fixed(0.0));
     let ratio = opt_f64(main, "turn_delay_ratio", "datasets.main.turn_delay_ratio")?.unwrap_or(1.0);
-    let think_time_s = Dist { mean: delay_ms.mean * ratio / 1000.0, stddev: delay_ms.stddev * ratio / 1000.0 };
+    let think_time_s = delay_ms.scaled(ratio / 1000.0);
     Ok(LoadMode::Users { users: users.max(1) as usize, session_rate, turns, think_time_s, seed })
 }
 

@@ -45,26 +45,13 @@ pub fn opt_str<'a>(node: &'a Value, field: &str, key: &str) -> Result<Option<&'a
     }
 }
 
-/// A distribution: a number (stddev 0), `{mean, stddev}`, or `{type: fixed|normal, …}`.
+/// A distribution: a number (fixed) or a map in any of AIPerf's forms (`Dist::from_fields`).
 pub fn opt_dist(node: &Value, field: &str, key: &str) -> Result<Option<Dist>, ConfigError> {
     match node.get(field) {
         None | Some(Value::Null) => Ok(None),
-        Some(Value::Number(number)) => Ok(number.as_f64().map(|mean| Dist { mean, stddev: 0.0 })),
-        Some(value @ Value::Object(_)) => {
-            if let Some(kind) =
-                value.get("type").and_then(Value::as_str).filter(|kind| !["fixed", "normal"].contains(kind))
-            {
-                return Err(ConfigError::new(format!(
-                    "{key}: `{kind}` distributions are not supported; fixed and normal are"
-                )));
-            }
-            let mean = opt_f64(value, "mean", &format!("{key}.mean"))?
-                .or(opt_f64(value, "value", &format!("{key}.value"))?)
-                .ok_or_else(|| ConfigError::new(format!("{key}: needs a `mean`")))?;
-            let stddev = opt_f64(value, "stddev", &format!("{key}.stddev"))?.unwrap_or(0.0);
-            Ok(Some(Dist { mean, stddev }))
+        Some(value) => {
+            Dist::from_fields(value).map(Some).map_err(|problem| ConfigError::new(format!("{key}: {problem}")))
         }
-        Some(other) => Err(wrong(key, "a number or {mean, stddev}", other)),
     }
 }
 

@@ -1,0 +1,275 @@
+//! A distribution of token lengths, turn counts or times, and the one place it is sampled.
+//! Its JSON is AIPerf's long form (`{type: normal, mean, stddev}`, `{type: lognormal, mean,
+//! median}`, `{type: multimodal, peaks}`, `{type: empirical, points}`, optional `min`/`max`),
+//! so a config's distribution reads straight into it.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::rng::SeededRng;
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Dist {
+    #[serde(flatten)]
+    pub shape: Shape,
+    /// Samples below are raised to it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min: Option<f64>,
+    /// Samples above are lowered to it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Shape {
+    /// Gaussian; stddev 0 is a fixed value.
+    Normal {
+        mean: f64,
+        #[serde(default)]
+        stddev: f64,
+    },
+    /// Right-skewed, given by its mean and median (median <= mean): sigma = sqrt(2 ln(mean /
+    /// median)), mu = ln(median).
+    Lognormal { mean: f64, median: f64 },
+    /// A weighted mixture of distributions.
+    Multimodal { peaks: Vec<Peak> },
+    /// Weighted discrete values.
+    Empirical { points: Vec<Point> },
+}
+
+/// One component of a mixture; weights are relative (1 when omitted).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Peak {
+    #[serde(default = "one")]
+    pub weight: f64,
+    #[serde(flatten)]
+    pub dist: Dist,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Point {
+    pub value: f64,
+    #[serde(default = "one")]
+    pub weight: f64,
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+impl Dist {
+    pub fn normal(mean: f64, stddev: f64) -> Self {
+        Self { shape: Shape::Normal { mean, stddev }, min: None, max: None }
+    }
+
+    pub fn fixed(value: f64) -> Self {
+        Self::normal(value, 0.0)
+    }
+
+    pub fn lognormal(mean: f64, median: f64) -> Self {
+        Self { shape: Shape::Lognormal { mean, median }, min: None, max: None }
+    }
+
+    /// A distribution as a config or a scenario writes it: a number (fixed), `{value}`
+    /// (fixed), `{mean, stddev}`, `{mean, median}`, `{peaks}`, `{points}`, with or without
+    /// `type`, optional `min`/`max`; checked.
+    pub fn from_fields(value: &Value) -> Result<Self, String> {
+        let dist = match value {
+            Value::Number(number) => Self::fixed(number.as_f64().unwrap_or_default()),
+            Value::Object(map) => {
+                let mut map = map.clone();
+                let kind = match map.get("type").and_then(Value::as_str) {
+                    Some(kind) => kind.to_string(),
+                    None if map.contains_key("peaks") => "multimodal".into(),
+                    None if map.contains_key("points") => "empirical".into(),
+                    None if map.contains_key("median") => "lognormal".into(),
+                    None if map.contains_key("mean") => "normal".into(),
+                    None if map.contains_key("value") => "fixed".into(),
+                    None => return Err("a distribution needs `value`, `mean`, `peaks` or `points`".into()),
+                };
+                // A flag's `mean`/`stddev` set on a fixed value (`--isl 32` over `isl: 512`) win.
+                if let Some(value) = map.remove("value").filter(|_| kind == "fixed") {
+                    map.entry("mean").or_insert(value);
+                }
+                map.insert("type".into(), Value::from(if kind == "fixed" { "normal" } else { &kind }));
+                if let Some(Value::Array(peaks)) = map.get_mut("peaks") {
+                    for peak in peaks.iter_mut() {
+                        let weight = peak.get("weight").cloned().unwrap_or(Value::from(1.0));
+                        let inner = peak.get("distribution").unwrap_or(peak);
+                        let mut fields =
+                            serde_json::to_value(Self::from_fields(inner)?).map_err(|err| err.to_string())?;
+                        fields["weight"] = weight;
+                        *peak = fields;
+                    }
+                }
+                serde_json::from_value(Value::Object(map)).map_err(|err| err.to_string())?
+            }
+            other => return Err(format!("a distribution is a number or a map, got `{other}`")),
+        };
+        match dist.problem() {
+            Some(problem) => Err(problem),
+            None => Ok(dist),
+        }
+    }
+
+    /// One draw; a fixed value (and a lognormal with median = mean) draws nothing from `rng`,
+    /// so adding one never shifts the draws of the others.
+    pub fn sample(&self, rng: &mut SeededRng) -> f64 {
+        let value = match &self.shape {
+            Shape::Normal { mean, stddev } => rng.normal(*mean, *stddev),
+            Shape::Lognormal { mean, median } => {
+                let sigma = (2.0 * (mean / median).ln()).max(0.0).sqrt();
+                median * rng.normal(0.0, sigma).exp()
+            }
+            Shape::Multimodal { peaks } => {
+                let weights: Vec<f64> = peaks.iter().map(|peak| peak.weight).collect();
+                peaks[pick(rng, &weights)].dist.sample(rng)
+            }
+            Shape::Empirical { points } => {
+                let weights: Vec<f64> = points.iter().map(|point| point.weight).collect();
+                points[pick(rng, &weights)].value
+            }
+        };
+        value.max(self.min.unwrap_or(f64::NEG_INFINITY)).min(self.max.unwrap_or(f64::INFINITY))
+    }
+
+    /// The distribution's mean before `min`/`max` (what summaries print and checks judge).
+    pub fn mean(&self) -> f64 {
+        match &self.shape {
+            Shape::Normal { mean, .. } | Shape::Lognormal { mean, .. } => *mean,
+            Shape::Multimodal { peaks } => weighted_mean(peaks.iter().map(|peak| (peak.dist.mean(), peak.weight))),
+            Shape::Empirical { points } => weighted_mean(points.iter().map(|point| (point.value, point.weight))),
+        }
+    }
+
+    /// Whether every draw is the same value.
+    pub fn is_fixed(&self) -> bool {
+        match &self.shape {
+            Shape::Normal { stddev, .. } => *stddev == 0.0,
+            Shape::Lognormal { mean, median } => mean == median,
+            Shape::Multimodal { .. } | Shape::Empirical { .. } => false,
+        }
+    }
+
+    /// The same distribution with every value multiplied by `factor` (a unit change).
+    pub fn scaled(&self, factor: f64) -> Self {
+        let shape = match &self.shape {
+            Shape::Normal { mean, stddev } => Shape::Normal { mean: mean * factor, stddev: stddev * factor },
+            Shape::Lognormal { mean, median } => Shape::Lognormal { mean: mean * factor, median: median * factor },
+            Shape::Multimodal { peaks } => Shape::Multimodal {
+                peaks: peaks.iter().map(|peak| Peak { weight: peak.weight, dist: peak.dist.scaled(factor) }).collect(),
+            },
+            Shape::Empirical { points } => Shape::Empirical {
+                points: points
+                    .iter()
+                    .map(|point| Point { value: point.value * factor, weight: point.weight })
+                    .collect(),
+            },
+        };
+        Self { shape, min: self.min.map(|min| min * factor), max: self.max.map(|max| max * factor) }
+    }
+
+    /// What is wrong with the parameters, if anything.
+    pub fn problem(&self) -> Option<String> {
+        let problem = match &self.shape {
+            Shape::Normal { mean, stddev } if !(mean.is_finite() && stddev.is_finite() && *stddev >= 0.0) => {
+                format!("a normal distribution needs a finite mean and a non-negative stddev, got {mean} and {stddev}")
+            }
+            Shape::Lognormal { mean, median } if !(*median > 0.0 && median <= mean && mean.is_finite()) => {
+                format!("a lognormal distribution needs 0 < median <= mean, got mean {mean} and median {median}")
+            }
+            Shape::Multimodal { peaks } if peaks.is_empty() || !weights_ok(peaks.iter().map(|peak| peak.weight)) => {
+                "a multimodal distribution needs peaks with non-negative weights, not all 0".to_string()
+            }
+            Shape::Multimodal { peaks } => return peaks.iter().find_map(|peak| peak.dist.problem()),
+            Shape::Empirical { points }
+                if points.is_empty() || !weights_ok(points.iter().map(|point| point.weight)) =>
+            {
+                "an empirical distribution needs points with non-negative weights, not all 0".to_string()
+            }
+            _ => return None,
+        };
+        Some(problem)
+    }
+}
+
+fn weights_ok(weights: impl Iterator<Item = f64>) -> bool {
+    let mut total = 0.0;
+    for weight in weights {
+        if !(weight.is_finite() && weight >= 0.0) {
+            return false;
+        }
+        total += weight;
+    }
+    total > 0.0
+}
+
+fn weighted_mean(items: impl Iterator<Item = (f64, f64)>) -> f64 {
+    let (sum, total) = items.fold((0.0, 0.0), |(sum, total), (value, weight)| (sum + value * weight, total + weight));
+    if total > 0.0 { sum / total } else { 0.0 }
+}
+
+/// An index drawn with probability proportional to its weight.
+fn pick(rng: &mut SeededRng, weights: &[f64]) -> usize {
+    let total: f64 = weights.iter().sum();
+    let mut target = rng.next_f64() * total;
+    for (index, weight) in weights.iter().enumerate() {
+        if target < *weight {
+            return index;
+        }
+        target -= weight;
+    }
+    weights.len() - 1
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn moments(dist: &Dist) -> (f64, f64) {
+        let mut rng = SeededRng::new(11);
+        let mut draws: Vec<f64> = (0..40_000).map(|_| dist.sample(&mut rng)).collect();
+        draws.sort_by(f64::total_cmp);
+        (draws.iter().sum::<f64>() / draws.len() as f64, draws[draws.len() / 2])
+    }
+
+    #[test]
+    fn a_lognormal_has_its_mean_and_median() {
+        let (mean, median) = moments(&Dist::lognormal(1024.0, 904.0));
+        assert!((mean - 1024.0).abs() < 15.0, "mean {mean}");
+        assert!((median - 904.0).abs() < 15.0, "median {median}");
+        assert!(Dist::lognormal(64.0, 64.0).is_fixed());
+        assert!(Dist::lognormal(10.0, 20.0).problem().unwrap().contains("median <= mean"));
+    }
+
+    #[test]
+    fn the_config_long_form_reads_and_a_mixture_follows_its_weights() {
+        let dist: Dist = serde_json::from_value(json!({"type": "multimodal", "peaks": [
+            {"type": "normal", "mean": 100, "stddev": 0, "weight": 3},
+            {"type": "empirical", "points": [{"value": 1000}], "weight": 1},
+        ]}))
+        .expect("reads");
+        assert_eq!(dist.mean(), 325.0);
+        let mut rng = SeededRng::new(5);
+        let high = (0..8000).filter(|_| dist.sample(&mut rng) > 500.0).count();
+        assert!((1700..2300).contains(&high), "{high} of 8000 from the weight-1 peak");
+        let bounded: Dist =
+            serde_json::from_value(json!({"type": "normal", "mean": 50, "stddev": 40, "min": 40, "max": 60}))
+                .expect("reads");
+        let mut rng = SeededRng::new(6);
+        assert!((0..1000).map(|_| bounded.sample(&mut rng)).all(|draw| (40.0..=60.0).contains(&draw)));
+        assert_eq!(
+            serde_json::to_value(Dist::normal(3.0, 1.0)).unwrap(),
+            json!({"type": "normal", "mean": 3.0, "stddev": 1.0})
+        );
+    }
+
+    #[test]
+    fn scaling_changes_every_value() {
+        let dist = Dist { min: Some(100.0), ..Dist::lognormal(500.0, 400.0) }.scaled(0.001);
+        assert_eq!(dist, Dist { min: Some(0.1), ..Dist::lognormal(0.5, 0.4) });
+    }
+}

@@ -1,0 +1,108 @@
+//! Distributions in scenarios: `normal(mean, stddev)`, `fixed(value)`, `lognormal(mean,
+//! median)`, `mixture([dists], [weights])`, `empirical([values], [weights])` and
+//! `bounded(dist, min, max)` build the maps that `dist_of` reads into a `plan::Dist` (the
+//! same reading as a config's distributions).
+
+use rhai::{Array, Dynamic, Engine, Map};
+
+use super::keys::{MapReader, ScriptResult, number, script_error};
+use crate::plan::Dist;
+
+pub fn register(engine: &mut Engine) {
+    engine.register_fn("normal", |mean: Dynamic, stddev: Dynamic| normal(&mean, &stddev));
+    engine.register_fn("fixed", |value: Dynamic| normal(&value, &Dynamic::from(0_i64)));
+    engine.register_fn("lognormal", |mean: Dynamic, median: Dynamic| lognormal(&mean, &median));
+    engine.register_fn("mixture", |dists: Array, weights: Array| mixture(dists, weights));
+    engine.register_fn("empirical", |values: Array, weights: Array| empirical(values, weights));
+    engine.register_fn("bounded", bounded);
+}
+
+/// The distribution under `key` (a number is a fixed value); `default` (fixed) when absent.
+pub fn dist_of(r: &mut MapReader, key: &str, default: f64) -> ScriptResult<Dist> {
+    let what = r.what();
+    let Some(value) = r.opt_value(key) else { return Ok(Dist::fixed(default)) };
+    let fields =
+        rhai::serde::from_dynamic::<serde_json::Value>(&value).map_err(|err| format!("{what}: `{key}`: {err}"))?;
+    Dist::from_fields(&fields).or_else(|problem| script_error(format!("{what}: `{key}`: {problem}")))
+}
+
+fn numbers<const N: usize>(what: &str, values: [&Dynamic; N]) -> ScriptResult<[f64; N]> {
+    let mut out = [0.0; N];
+    for (slot, value) in out.iter_mut().zip(values) {
+        match number(value) {
+            Some(n) => *slot = n,
+            None => return script_error(format!("{what} needs numbers, got `{value}`")),
+        }
+    }
+    Ok(out)
+}
+
+fn map_of(pairs: &[(&str, Dynamic)]) -> Map {
+    pairs.iter().map(|(key, value)| ((*key).into(), value.clone())).collect()
+}
+
+/// `#{ mean, stddev }`.
+fn normal(mean: &Dynamic, stddev: &Dynamic) -> ScriptResult<Map> {
+    let [mean, stddev] = numbers("a distribution", [mean, stddev])?;
+    if stddev < 0.0 {
+        return script_error(format!("a distribution's stddev cannot be negative ({stddev})"));
+    }
+    Ok(map_of(&[("mean", Dynamic::from(mean)), ("stddev", Dynamic::from(stddev))]))
+}
+
+/// `#{ mean, median }`.
+fn lognormal(mean: &Dynamic, median: &Dynamic) -> ScriptResult<Map> {
+    let [mean, median] = numbers("lognormal(mean, median)", [mean, median])?;
+    if !(median > 0.0 && median <= mean) {
+        return script_error(format!("lognormal(mean, median) needs 0 < median <= mean, got {mean} and {median}"));
+    }
+    Ok(map_of(&[("mean", Dynamic::from(mean)), ("median", Dynamic::from(median))]))
+}
+
+/// Relative weights, one per item (all 1 when the array is empty).
+fn weights_for(what: &str, count: usize, weights: Array) -> ScriptResult<Vec<f64>> {
+    if weights.is_empty() {
+        return Ok(vec![1.0; count]);
+    }
+    if weights.len() != count {
+        return script_error(format!("{what}: {count} items but {} weights", weights.len()));
+    }
+    weights.iter().map(|weight| numbers(what, [weight]).map(|[weight]| weight)).collect()
+}
+
+/// `#{ peaks: [dist + weight, ..] }`.
+fn mixture(dists: Array, weights: Array) -> ScriptResult<Map> {
+    let weights = weights_for("mixture(dists, weights)", dists.len(), weights)?;
+    let mut peaks = Array::new();
+    for (dist, weight) in dists.into_iter().zip(weights) {
+        let Some(mut peak) = dist.try_cast::<Map>() else {
+            return script_error("mixture(dists, weights): each dist is normal(..), lognormal(..), fixed(..) or a map");
+        };
+        peak.insert("weight".into(), Dynamic::from(weight));
+        peaks.push(Dynamic::from(peak));
+    }
+    Ok(map_of(&[("peaks", Dynamic::from(peaks))]))
+}
+
+/// `#{ points: [#{ value, weight }, ..] }`.
+fn empirical(values: Array, weights: Array) -> ScriptResult<Map> {
+    let weights = weights_for("empirical(values, weights)", values.len(), weights)?;
+    let mut points = Array::new();
+    for (value, weight) in values.iter().zip(weights) {
+        let [value] = numbers("empirical(values, weights)", [value])?;
+        points.push(Dynamic::from(map_of(&[("value", Dynamic::from(value)), ("weight", Dynamic::from(weight))])));
+    }
+    Ok(map_of(&[("points", Dynamic::from(points))]))
+}
+
+/// `dist` with `min` and `max` added (`()` leaves that side open).
+fn bounded(mut dist: Map, min: Dynamic, max: Dynamic) -> ScriptResult<Map> {
+    for (key, bound) in [("min", min), ("max", max)] {
+        if bound.is_unit() {
+            continue;
+        }
+        let [bound] = numbers("bounded(dist, min, max)", [&bound])?;
+        dist.insert(key.into(), Dynamic::from(bound));
+    }
+    Ok(dist)
+}
