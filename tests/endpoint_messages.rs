@@ -21,22 +21,23 @@ fn mock_behind_proxy() -> MockBehindProxy {
     })
 }
 
-/// 8 requests of 40 input and 9 output tokens, 3 of them thinking, to the proxied mock.
-fn run_messages(server: &MockBehindProxy, name: &str, streaming: bool) -> ScenarioRun {
+/// Run `name`: a `messages` endpoint at the proxied mock with `endpoint_keys` besides its url
+/// and kind, and the run map's other keys `rest`.
+fn run_messages(server: &MockBehindProxy, name: &str, endpoint_keys: &str, rest: &str) -> ScenarioRun {
+    let url = &server.url;
     let source = format!(
-        r#"
-        let target = endpoint(#{{ url: "{url}", kind: "messages", streaming: {streaming}, api_key: "{KEY}",
-                                  extra: #{{ thinking: #{{ "type": "enabled", budget_tokens: 3 }} }} }});
-        run(#{{
-            name: "{name}",
-            endpoint: target,
-            dataset: synthetic(#{{ isl: 40, osl: 9, seed: 3, entries: 4 }}),
-            phases: [ concurrency(#{{ users: 2, requests: 8 }}) ],
-        }});
-        "#,
-        url = server.url
+        r#"run(#{{ name: "{name}", endpoint: endpoint(#{{ url: "{url}", kind: "messages", {endpoint_keys} }}), {rest} }});"#
     );
-    let run = run_scenario(name, &source);
+    run_scenario(name, &source)
+}
+
+/// 8 requests of 40 input and 9 output tokens, 3 of them thinking, to the proxied mock.
+fn run_thinking(server: &MockBehindProxy, name: &str, streaming: bool) -> ScenarioRun {
+    let endpoint_keys = format!(
+        r#"streaming: {streaming}, api_key: "{KEY}", extra: #{{ thinking: #{{ "type": "enabled", budget_tokens: 3 }} }}"#
+    );
+    let rest = r#"dataset: synthetic(#{ isl: 40, osl: 9, seed: 3, entries: 4 }), phases: [ concurrency(#{ users: 2, requests: 8 }) ]"#;
+    let run = run_messages(server, name, &endpoint_keys, rest);
     assert_eq!(run.code(), Some(0), "{name}: {}", run.stderr());
     run
 }
@@ -46,7 +47,7 @@ fn messages_stream_and_whole_answers_give_text_thinking_usage_and_their_metrics(
     for streaming in [true, false] {
         let server = mock_behind_proxy();
         let name = format!("messages_{streaming}");
-        let run = run_messages(&server, &name, streaming);
+        let run = run_thinking(&server, &name, streaming);
 
         let sent = server.posts_to("/v1/messages");
         assert_eq!(sent.len(), 8, "streaming {streaming}");
@@ -91,18 +92,12 @@ fn messages_stream_and_whole_answers_give_text_thinking_usage_and_their_metrics(
 #[test]
 fn a_system_prompt_goes_in_the_top_level_system_field() {
     let server = mock_behind_proxy();
-    let source = format!(
-        r#"
-        run(#{{
-            name: "messages_system",
-            endpoint: endpoint(#{{ url: "{url}", kind: "messages", api_key: "{KEY}" }}),
-            dataset: synthetic(#{{ isl: 48, osl: 4, seed: 2, entries: 2, system_prompt: 16 }}),
-            phases: [ concurrency(#{{ users: 1, requests: 2 }}) ],
-        }});
-        "#,
-        url = server.url
+    let run = run_messages(
+        &server,
+        "messages_system",
+        &format!(r#"api_key: "{KEY}""#),
+        r#"dataset: synthetic(#{ isl: 48, osl: 4, seed: 2, entries: 2, system_prompt: 16 }), phases: [ concurrency(#{ users: 1, requests: 2 }) ]"#,
     );
-    let run = run_scenario("messages_system", &source);
     assert_eq!(run.code(), Some(0), "{}", run.stderr());
     let sent = server.posts_to("/v1/messages");
     assert_eq!(sent.len(), 2);
@@ -121,19 +116,14 @@ fn a_system_prompt_goes_in_the_top_level_system_field() {
 #[test]
 fn a_wrong_key_is_an_authentication_error_on_every_request() {
     let server = mock_behind_proxy();
-    let source = format!(
-        r#"
-        run(#{{
-            name: "messages_bad_key",
-            endpoint: endpoint(#{{ url: "{url}", kind: "messages", api_key: "wrong" }}),
-            preflight: #{{ enabled: false }},
-            dataset: synthetic(#{{ isl: 20, osl: 4, seed: 1, entries: 2 }}),
-            phases: [ concurrency(#{{ users: 1, requests: 3 }}) ],
-        }});
-        "#,
-        url = server.url
+    let run = run_messages(
+        &server,
+        "messages_bad_key",
+        r#"api_key: "wrong""#,
+        r#"preflight: #{ enabled: false }, dataset: synthetic(#{ isl: 20, osl: 4, seed: 1, entries: 2 }),
+           phases: [ concurrency(#{ users: 1, requests: 3 }) ], allow_all_failed: true"#,
     );
-    let run = run_scenario("messages_bad_key", &source);
+    assert_eq!(run.code(), Some(0), "a run that allows all to fail: {}", run.stderr());
     let summary = run.summary("messages_bad_key");
     assert_eq!(stat(&summary, "error_request_count", "avg"), 3.0, "{}", run.stderr());
     let errors = summary["error_summary"].to_string();

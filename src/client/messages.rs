@@ -221,6 +221,49 @@ mod tests {
     }
 
     #[test]
+    fn a_whole_stream_merges_its_usage_and_ends_cleanly_after_message_stop() {
+        use std::sync::Arc;
+
+        use crate::client::streaming::EventStream;
+        use crate::plan::{PhaseKind, ResponseLimits};
+        use crate::record::{RequestOrigin, RequestRecord};
+
+        let origin = RequestOrigin {
+            phase_index: 0,
+            phase_name: Arc::from("profiling"),
+            phase_kind: PhaseKind::Profiling,
+            index_in_phase: 0,
+            dataset_index: 0,
+        };
+        let mut record = RequestRecord::new(origin, "req-1".into(), 0, 10, Some(3));
+        let events = [
+            r#"{"type":"message_start","message":{"content":[],"usage":{"input_tokens":10,"output_tokens":1}}}"#,
+            r#"{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":""}}"#,
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"hm"}}"#,
+            r#"{"type":"content_block_stop","index":0}"#,
+            r#"{"type":"ping"}"#,
+            r#"{"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"Hi"}}"#,
+            r#"{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":3}}"#,
+            r#"{"type":"message_stop"}"#,
+        ];
+        let wire: String = events
+            .iter()
+            .map(|data| {
+                let name = serde_json::from_str::<Value>(data).unwrap()["type"].as_str().unwrap().to_string();
+                format!("event: {name}\ndata: {data}\n\n")
+            })
+            .collect();
+        let mut stream = EventStream::new(EndpointKind::Messages, ResponseLimits::default());
+        assert!(stream.feed(wire.as_bytes(), 5, &mut record).is_continue());
+        stream.finish(None, &mut record);
+        assert!(record.error.is_none(), "{:?}", record.error);
+        assert_eq!((record.content.as_str(), record.reasoning.as_str()), ("Hi", "hm"));
+        assert_eq!(record.finish_reason.as_deref(), Some("end_turn"));
+        let usage = record.usage.unwrap();
+        assert_eq!((usage.prompt_tokens, usage.completion_tokens, usage.total_tokens), (Some(10), Some(3), Some(13)));
+    }
+
+    #[test]
     fn a_whole_message_splits_thinking_from_text() {
         let fields = parse_full_body(
             br#"{"id":"msg_1","type":"message","role":"assistant","content":[

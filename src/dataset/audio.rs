@@ -97,7 +97,7 @@ mod tests {
     }
 
     fn clips_of(settings: AudioSettings, seed: u64) -> Vec<Vec<AudioClip>> {
-        let mut spec = SyntheticDataset::new(Dist::normal(4.0, 0.0), Dist::normal(2.0, 0.0), seed, 2);
+        let mut spec = SyntheticDataset::new(Dist::fixed(4.0), Dist::fixed(2.0), seed, 2);
         spec.options.audio = Some(Box::new(settings));
         let mut entries = vec![DatasetEntry::counted(&Tokenizer::shared_builtin().unwrap(), "a".into(), None); 2];
         add_synthetic(&spec, &mut entries).unwrap();
@@ -106,7 +106,7 @@ mod tests {
 
     #[test]
     fn each_entry_gets_seeded_wav_files_of_the_asked_shape() {
-        let clips = clips_of(settings(Dist::normal(0.5, 0.0), vec![16], 2), 7);
+        let clips = clips_of(settings(Dist::fixed(0.5), vec![16], 2), 7);
         assert_eq!(clips.len(), 2);
         assert_eq!(clips[0].len(), 2);
         let reader = hound::WavReader::new(Cursor::new(clips[0][0].bytes.clone())).unwrap();
@@ -115,7 +115,7 @@ mod tests {
         assert_eq!(reader.duration(), 8_000, "0.5 s at 16 kHz");
         assert_eq!(clips[0][0].seconds, 0.5);
         assert_ne!(clips[0][0].bytes, clips[0][1].bytes);
-        assert_eq!(clips_of(settings(Dist::normal(0.5, 0.0), vec![16], 2), 7), clips, "same seed, same files");
+        assert_eq!(clips_of(settings(Dist::fixed(0.5), vec![16], 2), 7), clips, "same seed, same files");
     }
 
     #[test]
