@@ -255,19 +255,10 @@ fn a_video_generation_run_on_the_built_in_mock_carries_both_video_metrics_in_its
 #[test]
 fn aiperf_profile_audio_transcription_with_the_audio_flags_runs_against_the_mock() {
     let proxy = proxy();
-    let dir = tempfile::tempdir().expect("dir");
-    let command_line = format!(
+    let summary = common::profile_summary(&format!(
         "--model whisper-test --url {} --endpoint-type audio-transcription --concurrency 2 --request-count 4 --audio-length-mean 1.2 --audio-sample-rates 8 --audio-depths 8 --audio-num-channels 2",
         proxy.url
-    );
-    let output = common::aiperf_command(dir.path())
-        .arg("profile")
-        .args(command_line.split_whitespace())
-        .output()
-        .expect("aiperf profile");
-    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
-    let run = std::fs::read_dir(dir.path().join("artifacts")).unwrap().next().unwrap().unwrap().path();
-    let summary = read_json(&run.join("profile_export_aiperf.json"));
+    ));
     assert_eq!(stat(&summary, "request_count", "avg"), 4.0);
     // 1.2 s: three words of the mock's transcript.
     assert_eq!(stat(&summary, "output_sequence_length", "avg"), 3.0);

@@ -7,7 +7,7 @@ mod common;
 
 use aiperf::mock::MockConfig;
 use common::tee_proxy::MockBehindProxy;
-use common::{ScenarioRun, aiperf_command, read_json, run_scenario, stat};
+use common::{ScenarioRun, run_scenario, stat};
 use serde_json::{Value, json};
 
 const KEY: &str = "sk-ant-test-key";
@@ -134,19 +134,10 @@ fn a_wrong_key_is_an_authentication_error_on_every_request() {
 #[test]
 fn aiperf_profile_endpoint_type_messages_runs_against_the_mock() {
     let server = mock_behind_proxy();
-    let dir = tempfile::tempdir().expect("dir");
-    let command_line = format!(
+    let summary = common::profile_summary(&format!(
         "--model claude-test --url {} --endpoint-type messages --streaming --api-key {KEY} --concurrency 2 --request-count 6 --synthetic-input-tokens-mean 30 --output-tokens-mean 5",
         server.url
-    );
-    let output = aiperf_command(dir.path())
-        .arg("profile")
-        .args(command_line.split_whitespace())
-        .output()
-        .expect("aiperf profile");
-    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
-    let run = std::fs::read_dir(dir.path().join("artifacts")).unwrap().next().unwrap().unwrap().path();
-    let summary = read_json(&run.join("profile_export_aiperf.json"));
+    ));
     assert_eq!(stat(&summary, "request_count", "avg"), 6.0);
     assert_eq!(stat(&summary, "output_sequence_length", "avg"), 5.0);
     assert!(stat(&summary, "time_to_first_token", "avg") > 0.0);

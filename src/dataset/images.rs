@@ -1,10 +1,13 @@
-//! Synthetic images for vision chat: seeded pictures (a gradient, grain and blocks of noise)
-//! encoded as PNG or JPEG, given to each synthetic entry as base64 `data:` URLs.
+//! Synthetic images for vision chat, image edits and retrieval: seeded pictures (a gradient,
+//! grain and blocks of noise) encoded as PNG (`png`) or JPEG (`jpeg-encoder`), given to each
+//! synthetic entry as base64 `data:` URLs.
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 
-use super::{DatasetEntry, image_jpeg, image_png};
+use anyhow::{Context, Result};
+
+use super::DatasetEntry;
 use crate::plan::{ImageFormat, ImageSettings, SyntheticDataset};
 use crate::rng::SeededRng;
 
@@ -18,30 +21,49 @@ const NOISE_BLOCKS: usize = 4;
 const GRAIN: i32 = 6;
 
 /// Gives each entry the images `spec` asks for (none when it asks for none), in entry order.
-pub fn add_synthetic(spec: &SyntheticDataset, entries: &mut [DatasetEntry]) {
-    let Some(settings) = spec.images else { return };
+pub fn add_synthetic(spec: &SyntheticDataset, entries: &mut [DatasetEntry]) -> Result<()> {
+    let Some(settings) = spec.images else { return Ok(()) };
     let mut rng = SeededRng::new(spec.random_seed ^ IMAGE_STREAM);
     for entry in entries {
-        entry.images = (0..settings.count).map(|_| data_url(&settings, &mut rng)).collect();
+        entry.images = (0..settings.count).map(|_| data_url(&settings, &mut rng)).collect::<Result<_>>()?;
     }
+    Ok(())
 }
 
 /// One image of `settings`, drawn from `rng`, as a `data:` URL.
-fn data_url(settings: &ImageSettings, rng: &mut SeededRng) -> String {
+fn data_url(settings: &ImageSettings, rng: &mut SeededRng) -> Result<String> {
     let rgb = picture(settings.width as usize, settings.height as usize, rng);
-    match settings.format {
-        ImageFormat::Png => {
-            format!(
-                "data:image/png;base64,{}",
-                BASE64.encode(image_png::encode_rgb(settings.width, settings.height, &rgb))
-            )
-        }
+    let (media_type, bytes) = match settings.format {
+        ImageFormat::Png => ("image/png", encode_png(settings.width, settings.height, &rgb)?),
         ImageFormat::Jpeg => {
             let quality = settings.quality.unwrap_or(DEFAULT_JPEG_QUALITY);
-            let jpeg = image_jpeg::encode_rgb(settings.width, settings.height, &rgb, quality);
-            format!("data:image/jpeg;base64,{}", BASE64.encode(jpeg))
+            ("image/jpeg", encode_jpeg(settings.width, settings.height, &rgb, quality)?)
         }
-    }
+    };
+    Ok(format!("data:{media_type};base64,{}", BASE64.encode(bytes)))
+}
+
+/// 8-bit RGB pixels as a PNG file (fast compression: the pictures are partly noise).
+fn encode_png(width: u32, height: u32, rgb: &[u8]) -> Result<Vec<u8>> {
+    let mut out = Vec::new();
+    let mut encoder = png::Encoder::new(&mut out, width, height);
+    encoder.set_color(png::ColorType::Rgb);
+    encoder.set_depth(png::BitDepth::Eight);
+    encoder.set_compression(png::Compression::Fast);
+    let mut writer = encoder.write_header().context("encoding a synthetic PNG")?;
+    writer.write_image_data(rgb).context("encoding a synthetic PNG")?;
+    writer.finish().context("encoding a synthetic PNG")?;
+    Ok(out)
+}
+
+/// 8-bit RGB pixels as a baseline JFIF JPEG of `quality` (1 to 100).
+fn encode_jpeg(width: u32, height: u32, rgb: &[u8], quality: u8) -> Result<Vec<u8>> {
+    let mut out = Vec::new();
+    let (width, height) = (u16::try_from(width)?, u16::try_from(height)?);
+    jpeg_encoder::Encoder::new(&mut out, quality)
+        .encode(rgb, width, height, jpeg_encoder::ColorType::Rgb)
+        .context("encoding a synthetic JPEG")?;
+    Ok(out)
 }
 
 /// RGB pixels, row by row: a diagonal gradient between two random colours with a light grain,
@@ -100,7 +122,7 @@ mod tests {
             );
             2
         ];
-        add_synthetic(&spec(images, seed), &mut entries);
+        add_synthetic(&spec(images, seed), &mut entries).unwrap();
         entries.into_iter().map(|entry| entry.images).collect()
     }
 
@@ -118,8 +140,12 @@ mod tests {
         assert_ne!(first[0], first[1]);
         assert_ne!(first, second);
         let png = BASE64.decode(first[0].trim_start_matches("data:image/png;base64,")).unwrap();
-        // Signature, IHDR, IDAT (zlib header, one stored block of 8 × (1 + 48) bytes, Adler-32), IEND.
-        assert_eq!(png.len(), 8 + 25 + (12 + 2 + 5 + 8 * 49 + 4) + 12);
+        let mut decoder = png::Decoder::new(std::io::Cursor::new(png)).read_info().unwrap();
+        let info = decoder.info();
+        assert_eq!((info.width, info.height, info.color_type), (16, 8, png::ColorType::Rgb));
+        let mut pixels = vec![0; decoder.output_buffer_size().unwrap()];
+        decoder.next_frame(&mut pixels).unwrap();
+        assert_eq!(pixels.len(), 16 * 8 * 3);
 
         // The same seed gives the same images; another seed, others.
         assert_eq!(images_of(Some(PNG), 7), images);

@@ -8,8 +8,6 @@ mod exact_length;
 mod fields;
 mod file;
 mod image_files;
-mod image_jpeg;
-mod image_png;
 mod images;
 mod mooncake;
 mod multi_turn;
@@ -98,7 +96,7 @@ pub fn build(dataset: &Dataset, tokenizer: &Tokenizer) -> Result<Vec<DatasetEntr
     match dataset {
         Dataset::Synthetic(spec) => {
             let mut entries = synthetic::generate(spec, tokenizer);
-            images::add_synthetic(spec, &mut entries);
+            images::add_synthetic(spec, &mut entries)?;
             audio::add_synthetic(spec, &mut entries)?;
             Ok(entries)
         }

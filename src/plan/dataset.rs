@@ -131,7 +131,7 @@ pub struct SyntheticOptions {
     pub cache_bust: bool,
     /// Synthetic audio files sent with each prompt (audio transcription).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub audio: Option<super::AudioSettings>,
+    pub audio: Option<Box<super::AudioSettings>>,
 }
 
 /// One ISL/OSL pair of a length mixture and its relative weight.

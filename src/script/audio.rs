@@ -6,60 +6,32 @@ use rhai::{Array, Map};
 
 use super::distributions::dist_of;
 use super::keys::{MapReader, ScriptResult, number, script_error};
-use crate::plan::{AudioFormat, AudioSettings};
+use crate::plan::AudioSettings;
 
 const AUDIO_KEYS: &[&str] = &["count", "length", "format", "sample_rates", "depths", "channels"];
-const MAX_COUNT: u64 = 32;
-/// Longest mean length accepted: files are generated and held in memory before the run.
-const MAX_SECONDS: f64 = 600.0;
-const DEPTHS: [u16; 4] = [8, 16, 24, 32];
 
 /// The audio settings of a `synthetic(#{ audio: #{..} })` map.
 pub fn audio_settings(map: Map) -> ScriptResult<AudioSettings> {
     let mut r = MapReader::new("synthetic audio", map, AUDIO_KEYS)?;
     let count = r.opt_u64("count")?.unwrap_or(1);
-    if !(1..=MAX_COUNT).contains(&count) {
-        return script_error(format!("synthetic audio: `count` must be 1 to {MAX_COUNT}, got {count}"));
-    }
     if !r.has("length") {
-        return script_error("synthetic audio: `length` (seconds) is required");
+        return script_error("synthetic audio: `length` (seconds, or a distribution such as normal(5, 1)) is required");
     }
     let length = dist_of(&mut r, "length", 0.0)?;
-    let in_range = length.mean() > 0.0 && length.mean() <= MAX_SECONDS;
-    if !in_range {
-        return script_error(format!(
-            "synthetic audio: `length` must be above 0 and at most {MAX_SECONDS} seconds on average (seconds, or a distribution such as normal(5, 1))"
-        ));
-    }
-    let format = match r.opt_string("format")?.as_deref() {
-        None | Some("wav") => AudioFormat::Wav,
+    match r.opt_string("format")?.as_deref() {
+        None | Some("wav") => {}
         Some("mp3") => {
             return script_error(
                 "synthetic audio: `format` \"mp3\" is not offered (no pure-Rust MP3 encoder exists); use \"wav\"",
             );
         }
         Some(other) => return script_error(format!("synthetic audio: `format` must be \"wav\", got \"{other}\"")),
-    };
+    }
     let sample_rates_khz = numbers(&mut r, "sample_rates", 16.0)?;
-    if let Some(rate) = sample_rates_khz.iter().find(|rate| !(1.0..=384.0).contains(*rate)) {
-        return script_error(format!("synthetic audio: sample rates are in kHz, 1 to 384; got {rate}"));
-    }
     let depths = numbers(&mut r, "depths", 16.0)?;
-    if let Some(depth) = depths.iter().find(|depth| !DEPTHS.contains(&(**depth as u16)) || depth.fract() != 0.0) {
-        return script_error(format!("synthetic audio: `depths` are 8, 16, 24 or 32 bits; got {depth}"));
-    }
     let channels = r.opt_u64("channels")?.unwrap_or(1);
-    if !(1..=2).contains(&channels) {
-        return script_error(format!("synthetic audio: `channels` must be 1 or 2, got {channels}"));
-    }
-    Ok(AudioSettings {
-        count: count as u32,
-        length,
-        format,
-        sample_rates_khz,
-        depths: depths.into_iter().map(|depth| depth as u16).collect(),
-        channels: channels as u16,
-    })
+    AudioSettings::checked(count, length, sample_rates_khz, depths, channels)
+        .or_else(|why| script_error(format!("synthetic audio: {why}")))
 }
 
 /// A list of numbers (or one number) under `key`; `[default]` when not given.
@@ -78,7 +50,7 @@ fn numbers(r: &mut MapReader, key: &str, default: f64) -> ScriptResult<Vec<f64>>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::Dist;
+    use crate::plan::{AudioFormat, Dist};
 
     fn settings(script: &str) -> ScriptResult<AudioSettings> {
         let map = rhai::Engine::new().eval::<Map>(script).unwrap();
@@ -110,11 +82,12 @@ mod tests {
     #[test]
     fn bad_settings_name_the_key() {
         for (script, expected) in [
-            ("#{}", "`length` (seconds) is required"),
+            ("#{}", "`length` (seconds, or a distribution such as normal(5, 1)) is required"),
             ("#{ length: 1, format: \"mp3\" }", "no pure-Rust MP3 encoder"),
-            ("#{ length: 1, depths: [12] }", "8, 16, 24 or 32 bits; got 12"),
-            ("#{ length: 1, channels: 3 }", "`channels` must be 1 or 2"),
-            ("#{ length: 0 }", "`length` must be above 0"),
+            ("#{ length: 1, depths: [12] }", "bit depths are 8, 16, 24 or 32; got 12"),
+            ("#{ length: 1, channels: 3 }", "channels must be 1 or 2"),
+            ("#{ length: 0 }", "audio length must have a mean above 0"),
+            ("#{ length: 1, count: 40 }", "audio files per request must be 1 to 32"),
         ] {
             let error = settings(script).err().unwrap().to_string();
             assert!(error.contains(expected), "{script}: {error}");

@@ -54,7 +54,7 @@ fn synthetic(map: Map) -> ScriptResult<Dataset> {
             "synthetic: `cache_bust` gives every prompt its own prefix; it cannot go with `prefix_pool`",
         );
     }
-    let audio = r.opt_map("audio")?.map(super::audio::audio_settings).transpose()?;
+    let audio = r.opt_map("audio")?.map(super::audio::audio_settings).transpose()?.map(Box::new);
     let options = SyntheticOptions { mix, block_size, system_prompt_tokens, prefix_pool, cache_bust, audio };
     Ok(Dataset::Synthetic(SyntheticDataset { isl, osl, random_seed, entries, images, options }))
 }

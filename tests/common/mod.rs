@@ -73,6 +73,21 @@ pub fn run_scenario(name: &str, source: &str) -> ScenarioRun {
     ScenarioRun { dir, output }
 }
 
+/// Run `aiperf profile` with `command_line` (split at spaces) in a new temp folder; it must
+/// succeed. The summary (`profile_export_aiperf.json`) of its one run.
+pub fn profile_summary(command_line: &str) -> Value {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let output = aiperf_command(dir.path())
+        .arg("profile")
+        .args(command_line.split_whitespace())
+        .output()
+        .expect("run aiperf profile");
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    let run =
+        std::fs::read_dir(dir.path().join("artifacts")).expect("artifacts").next().expect("a run").expect("entry");
+    read_json(&run.path().join("profile_export_aiperf.json"))
+}
+
 pub fn aiperf_command(dir: &Path) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_aiperf"));
     command.current_dir(dir).arg("--log-level").arg("warn").env("AIPERF_ARTIFACT_DIR", dir.join("artifacts"));

@@ -158,7 +158,11 @@ pub const ENDPOINT: Group = Group {
             Kind::Choice(&[("pooled", "pooled"), ("never", "never"), ("sticky-user-sessions", "sticky_user_sessions")]),
             "pooled, never or sticky-user-sessions [default: pooled]",
         ),
-        note(&["--download-video-content"], Arity::Switch, "there are no video generation endpoints here"),
+        note(
+            &["--download-video-content"],
+            Arity::Switch,
+            "video-generation always fetches each finished video (its download counts in the request latency)",
+        ),
         apply(&["--request-content-type"], Arity::One, content_type, "Only application-json: bodies are JSON"),
         note(&["--session-header"], Arity::One, "requests carry X-Correlation-ID; the header name is fixed"),
         unsupported(&["--uuid-and-strip"], Arity::Switch, "multimodal cache stripping is not done by this project"),

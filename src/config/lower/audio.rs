@@ -5,11 +5,11 @@ use serde_json::Value;
 
 use super::values::{opt_dist, opt_str, opt_u64};
 use crate::config::ConfigError;
-use crate::plan::{AudioFormat, AudioSettings, EndpointKind};
+use crate::plan::{AudioSettings, Dist, EndpointKind};
 
 /// The audio settings of `audio`; `None` when its length or batch size is 0.
 pub fn audio_settings(audio: &Value, kind: EndpointKind) -> Result<Option<AudioSettings>, ConfigError> {
-    let length = opt_dist(audio, "length", "datasets.main.audio.length")?.unwrap_or(crate::plan::Dist::fixed(0.0));
+    let length = opt_dist(audio, "length", "datasets.main.audio.length")?.unwrap_or(Dist::fixed(0.0));
     let count = opt_u64(audio, "batch_size", "datasets.main.audio.batch_size")?.unwrap_or(1);
     if length.mean() <= 0.0 || count == 0 {
         return Ok(None);
@@ -19,35 +19,17 @@ pub fn audio_settings(audio: &Value, kind: EndpointKind) -> Result<Option<AudioS
             "datasets.main.audio: audio files are sent to the audio_transcription endpoint type only",
         ));
     }
-    let format = match opt_str(audio, "format", "datasets.main.audio.format")?.unwrap_or("wav") {
-        "wav" => AudioFormat::Wav,
-        other => {
-            return Err(ConfigError::new(format!(
-                "datasets.main.audio.format (--audio-format): `{other}` is not offered; wav (no pure-Rust MP3 encoder exists)"
-            )));
-        }
-    };
+    if let Some(other) = opt_str(audio, "format", "datasets.main.audio.format")?.filter(|format| *format != "wav") {
+        return Err(ConfigError::new(format!(
+            "datasets.main.audio.format (--audio-format): `{other}` is not offered; wav (no pure-Rust MP3 encoder exists)"
+        )));
+    }
     let sample_rates_khz = numbers(audio, "sample_rates", "--audio-sample-rates")?.unwrap_or_else(|| vec![16.0]);
     let depths = numbers(audio, "depths", "--audio-depths")?.unwrap_or_else(|| vec![16.0]);
-    if let Some(depth) = depths.iter().find(|depth| ![8.0, 16.0, 24.0, 32.0].contains(*depth)) {
-        return Err(ConfigError::new(format!(
-            "datasets.main.audio.depths (--audio-depths): {depth} bits; 8, 16, 24 or 32"
-        )));
-    }
     let channels = opt_u64(audio, "channels", "datasets.main.audio.channels")?.unwrap_or(1);
-    if !(1..=2).contains(&channels) {
-        return Err(ConfigError::new(format!(
-            "datasets.main.audio.channels (--audio-num-channels): {channels}; 1 or 2"
-        )));
-    }
-    Ok(Some(AudioSettings {
-        count: count as u32,
-        length,
-        format,
-        sample_rates_khz,
-        depths: depths.into_iter().map(|depth| depth as u16).collect(),
-        channels: channels as u16,
-    }))
+    AudioSettings::checked(count, length, sample_rates_khz, depths, channels)
+        .map(Some)
+        .map_err(|why| ConfigError::new(format!("datasets.main.audio (--audio-*): {why}")))
 }
 
 /// A list of numbers under `field`, if given.

@@ -112,7 +112,7 @@ fn synthetic(dataset: &Value, seed: u64, kind: EndpointKind) -> Result<Dataset, 
         spec.images = image_settings(images, kind)?;
     }
     if let Some(audio) = dataset.get("audio").filter(|audio| !audio.is_null()) {
-        spec.options.audio = super::audio::audio_settings(audio, kind)?;
+        spec.options.audio = super::audio::audio_settings(audio, kind)?.map(Box::new);
     }
     Ok(Dataset::Synthetic(spec))
 }
