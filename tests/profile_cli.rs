@@ -255,6 +255,27 @@ fn a_public_dataset_is_read_from_the_cache_and_a_missing_one_names_its_url() {
     assert_eq!(lines(&dir.path().join("out/sharegpt/profile_export.jsonl")), 6, "the warmup stays out");
 }
 
+#[test]
+fn the_embeddings_template_sends_its_batch_of_texts_in_each_request() {
+    let dir = tempfile::tempdir().expect("dir");
+    let template = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/aiperf-configs/embeddings.yaml");
+    let small = "--warmup-request-count 1 --request-count 5 --concurrency 2 --artifact-dir out/emb";
+    let ran = profile(dir.path(), &format!("--config {} --url mock {small}", template.display()));
+    assert_ok(&ran);
+    let summary = read_json(&dir.path().join("out/emb/profile_export_aiperf.json"));
+    assert_eq!(stat(&summary, "request_count", "avg"), 5.0);
+    let inputs = read_json(&dir.path().join("out/emb/inputs.json"));
+    let payload = &inputs["data"][0]["payloads"][0];
+    assert_eq!(payload["input"].as_array().map(Vec::len), Some(10), "batchSize: 10 texts per request");
+    // Ten texts of about 128 tokens each: the request's ISL counts them all, as the server does.
+    let isl = stat(&summary, "input_sequence_length", "avg");
+    assert!(isl > 600.0, "isl {isl}");
+    assert_eq!(isl, stat(&summary, "usage_prompt_tokens", "avg"));
+    let chat = profile(dir.path(), "--model m --url mock --batch-size 4 --dry-run");
+    assert_eq!(chat.status.code(), Some(2));
+    assert!(text(&chat.stderr).contains("embeddings endpoints only"), "{}", text(&chat.stderr));
+}
+
 /// The pretty-printed plans a dry run prints one after another.
 fn plans_of(stdout: &str) -> Vec<serde_json::Value> {
     serde_json::Deserializer::from_str(stdout).into_iter().map(|plan| plan.expect("a plan")).collect()
@@ -295,7 +316,6 @@ fn every_aiperf_flag_is_accepted_noted_or_refused_by_name() {
 /// says so (every other template must give its plans).
 const UNSUPPORTED_TEMPLATES: &[(&str, &str)] = &[
     ("audio_multimodal.yaml", "audio (--audio-*): not supported"),
-    ("embeddings.yaml", "batch_size (--batch-size): batched inputs are not supported"),
     ("speed_bench_sweep.yaml", "`speed_bench_coding` is not read by this project"),
 ];
 

@@ -45,6 +45,9 @@ pub struct DatasetEntry {
     pub images: Vec<String>,
     /// A rankings entry's own query and passages (its prompt joins them, for the record).
     pub ranking: Option<Ranking>,
+    /// Texts sent after the prompt in the same embeddings request (`batch_size`); their
+    /// tokens are in `input_tokens`.
+    pub batch: Vec<String>,
 }
 
 /// The query and passages of a rankings entry of a dataset file, sent as they are.
@@ -75,7 +78,16 @@ impl DatasetEntry {
     /// An entry for `prompt`, its tokens counted with `tokenizer`.
     pub fn counted(tokenizer: &Tokenizer, prompt: String, max_tokens: Option<u64>) -> Self {
         let input_tokens = tokenizer.count(&prompt) as u64;
-        Self { prompt, input_tokens, max_tokens, system_prompt: None, turn: None, images: Vec::new(), ranking: None }
+        Self {
+            prompt,
+            input_tokens,
+            max_tokens,
+            system_prompt: None,
+            turn: None,
+            images: Vec::new(),
+            ranking: None,
+            batch: Vec::new(),
+        }
     }
 }
 

@@ -51,6 +51,7 @@ fn ranking_entry(line: &Record<'_>, tokenizer: &Tokenizer) -> Result<DatasetEntr
         turn: None,
         images: Vec::new(),
         ranking: Some(Ranking { query, passages }),
+        batch: Vec::new(),
     })
 }
 

@@ -129,6 +129,10 @@ pub struct SyntheticOptions {
     /// Every prompt starts with a marker of its own, so no two prompts share a prefix.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub cache_bust: bool,
+    /// Texts per request (AIPerf's `batch_size`), each drawn like a prompt of its own; more
+    /// than 1 is for embeddings endpoints, whose `input` list carries them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch_size: Option<u32>,
 }
 
 /// One ISL/OSL pair of a length mixture and its relative weight.

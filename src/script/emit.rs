@@ -247,6 +247,9 @@ fn dataset(dataset: &Dataset) -> String {
             if options.cache_bust {
                 keys.push("cache_bust: true".to_string());
             }
+            if let Some(size) = options.batch_size {
+                keys.push(format!("batch_size: {size}"));
+            }
             if let Some(images) = spec.images {
                 let format = match images.format {
                     ImageFormat::Png => "png",

@@ -11,8 +11,19 @@ pub fn register(engine: &mut Engine) {
     engine.register_fn("synthetic", synthetic);
 }
 
-const SYNTHETIC_KEYS: &[&str] =
-    &["isl", "osl", "seed", "entries", "images", "mix", "block_size", "system_prompt", "prefix_pool", "cache_bust"];
+const SYNTHETIC_KEYS: &[&str] = &[
+    "isl",
+    "osl",
+    "seed",
+    "entries",
+    "images",
+    "mix",
+    "block_size",
+    "system_prompt",
+    "prefix_pool",
+    "cache_bust",
+    "batch_size",
+];
 
 /// `synthetic(#{ isl: normal(550, 50), osl: fixed(256), seed: 42, entries: 100, images: #{..}, mix: [..],
 /// block_size: 64, system_prompt: 200, prefix_pool: #{ prefixes: 8, length: 512 }, cache_bust: true })`
@@ -42,7 +53,12 @@ fn synthetic(map: Map) -> ScriptResult<Dataset> {
             "synthetic: `cache_bust` gives every prompt its own prefix; it cannot go with `prefix_pool`",
         );
     }
-    let options = SyntheticOptions { mix, block_size, system_prompt_tokens, prefix_pool, cache_bust };
+    let batch_size = r.opt_u64("batch_size")?;
+    if batch_size == Some(0) {
+        return script_error("synthetic: `batch_size` must be at least 1 text");
+    }
+    let batch_size = batch_size.filter(|size| *size > 1).map(|size| size as u32);
+    let options = SyntheticOptions { mix, block_size, system_prompt_tokens, prefix_pool, cache_bust, batch_size };
     Ok(Dataset::Synthetic(SyntheticDataset { isl, osl, random_seed, entries, images, options }))
 }
 
@@ -143,6 +159,7 @@ mod tests {
                 system_prompt_tokens: Some(200),
                 prefix_pool: Some(PrefixPool { prefixes: 8, length: 512 }),
                 cache_bust: false,
+                batch_size: None,
             }
         );
         assert!(options_of(&[("cache_bust", Dynamic::from(true))]).cache_bust);

@@ -70,6 +70,9 @@ fn prompt_shape(options: &SyntheticOptions) -> String {
     if options.cache_bust {
         shape.push_str(", cache bust");
     }
+    if let Some(size) = options.batch_size {
+        let _ = write!(shape, ", {size} texts per request");
+    }
     shape
 }
 
@@ -256,6 +259,7 @@ run sweep_8 → artifacts/sweep_8
             system_prompt_tokens: Some(200),
             prefix_pool: Some(crate::plan::PrefixPool { prefixes: 8, length: 512 }),
             cache_bust: false,
+            batch_size: None,
         };
         let text = render(&plan, Path::new("artifacts/sweep_8"));
         let expected = "  dataset   synthetic: a mix of 2 isl/osl pairs, 100 prompts, seed 42, isl in blocks of 64, \
