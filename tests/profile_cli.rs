@@ -90,7 +90,7 @@ fn a_concurrency_list_sweeps_and_each_variation_runs() {
     );
     assert_ok(&output);
     for users in [1, 3] {
-        let run = dir.path().join(format!("artifacts/sweep/phases.profiling.concurrency_{users}"));
+        let run = dir.path().join(format!("artifacts/sweep/concurrency_{users}"));
         let summary = read_json(&run.join("profile_export_aiperf.json"));
         assert_eq!(stat(&summary, "request_count", "avg"), 6.0);
         assert_eq!(summary["input_config"]["plan"]["phases"][0]["concurrency"], users);
@@ -274,6 +274,53 @@ fn the_embeddings_template_sends_its_batch_of_texts_in_each_request() {
     let chat = profile(dir.path(), "--model m --url mock --batch-size 4 --dry-run");
     assert_eq!(chat.status.code(), Some(2));
     assert!(text(&chat.stderr).contains("embeddings endpoints only"), "{}", text(&chat.stderr));
+}
+
+#[test]
+fn a_config_sweep_names_its_folders_as_aiperf_and_follows_its_settings() {
+    let dir = tempfile::tempdir().expect("dir");
+    let config = r#"
+schemaVersion: "2.0"
+randomSeed: 42
+sweep:
+  type: grid
+  cooldownSeconds: 0.2
+  slaFilters: [{metricTag: request_latency, stat: p95, op: lt, threshold: 1000}]
+  parameters:
+    phases.profiling.concurrency: [1, 2]
+benchmark:
+  model: m
+  endpoint: {url: http://localhost:8000/v1/chat/completions, type: chat}
+  dataset: {type: synthetic, entries: 10, prompts: {isl: 16, osl: 4}}
+  phases:
+    - {name: profiling, type: concurrency, requests: 4, concurrency: 1}
+  artifacts: {dir: out/swept}
+"#;
+    std::fs::write(dir.path().join("sweep.yaml"), config).expect("config");
+    let dry = profile(dir.path(), "--config sweep.yaml --url mock --dry-run --emit-scenario out.rhai");
+    assert_ok(&dry);
+    assert_eq!(seeds_of(&dry), [42, 43], "variation N runs with random_seed + N");
+    assert!(text(&dry.stderr).contains("note: sweep.sla_filters"), "{}", text(&dry.stderr));
+    let scenario = std::fs::read_to_string(dir.path().join("out.rhai")).expect("out.rhai");
+    assert!(scenario.contains("pause: 0.2"), "the sweep's cooldown between variations:\n{scenario}");
+    let ran = profile(dir.path(), "--config sweep.yaml --url mock");
+    assert_ok(&ran);
+    for users in [1, 2] {
+        let summary = read_json(&dir.path().join(format!("out/swept/concurrency_{users}/profile_export_aiperf.json")));
+        assert_eq!(stat(&summary, "request_count", "avg"), 4.0);
+    }
+    let sweep = read_json(&dir.path().join("out/swept/sweep_aggregate/profile_export_aiperf_sweep.json"));
+    assert_eq!(sweep["metadata"]["sweep_parameters"][0]["name"], "concurrency");
+    let same = config.replace("cooldownSeconds: 0.2", "sameSeed: true");
+    std::fs::write(dir.path().join("same.yaml"), same).expect("config");
+    let dry = profile(dir.path(), "--config same.yaml --url mock --dry-run");
+    assert_ok(&dry);
+    assert_eq!(seeds_of(&dry), [42, 42], "same_seed keeps the envelope's seed");
+}
+
+/// The dataset seed of each plan a dry run printed.
+fn seeds_of(dry: &Output) -> Vec<serde_json::Value> {
+    plans_of(&text(&dry.stdout)).iter().map(|plan| plan["dataset"]["random_seed"].clone()).collect()
 }
 
 /// The pretty-printed plans a dry run prints one after another.

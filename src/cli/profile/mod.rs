@@ -55,6 +55,9 @@ pub fn profile(args: &[String], runtime: &tokio::runtime::Runtime) -> i32 {
         Ok(job) => job,
         Err(error) => return config_error(&error),
     };
+    for note in &job.notes {
+        eprintln!("{note}");
+    }
     let (artifact_root, sweep_name) = config::artifact_location(&document);
     if let Some(path) = &command.emit_scenario {
         let header = format!(
