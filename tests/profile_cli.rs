@@ -318,6 +318,23 @@ benchmark:
     assert_eq!(seeds_of(&dry), [42, 42], "same_seed keeps the envelope's seed");
 }
 
+#[test]
+fn the_audio_template_lowers_in_full_but_for_its_audio_inputs() {
+    let dir = tempfile::tempdir().expect("dir");
+    let template = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/aiperf-configs/audio_multimodal.yaml");
+    let text_of = std::fs::read_to_string(template).expect("template");
+    let (before, rest) = text_of.split_once("    audio:").expect("an audio block");
+    let after = &rest[rest.find("  phases:").expect("phases after the audio block")..];
+    std::fs::write(dir.path().join("no_audio.yaml"), format!("{before}{after}")).expect("config");
+    let dry = profile(dir.path(), "--config no_audio.yaml --url mock --dry-run");
+    assert_ok(&dry);
+    let plan: serde_json::Value = serde_json::from_slice(&dry.stdout).expect("one plan");
+    assert_eq!(plan["dataset"]["osl"], serde_json::json!({"type": "normal", "mean": 300.0, "stddev": 100.0}));
+    let profiling = &plan["phases"][1];
+    assert_eq!((&profiling["rate"], &profiling["arrival"]["pattern"]), (&5.0.into(), &"poisson".into()), "{plan}");
+    assert_eq!(profiling["max_concurrency"], 8);
+}
+
 /// The dataset seed of each plan a dry run printed.
 fn seeds_of(dry: &Output) -> Vec<serde_json::Value> {
     plans_of(&text(&dry.stdout)).iter().map(|plan| plan["dataset"]["random_seed"].clone()).collect()
