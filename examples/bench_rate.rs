@@ -1,5 +1,6 @@
 //! Benchmark of the open-loop scheduler: rate mode against the in-process mock (non-streaming,
-//! no delays) at 1k, 5k and 10k req/s; prints target vs achieved rate, pacing and dispatch delay.
+//! no delays) at 1k, 5k and 10k req/s; prints target vs achieved rate, pacing and dispatch delay,
+//! and the CPU of the process and of its pacer thread.
 //!
 //!     cargo run --release --example bench_rate [seconds per rate, default 5]
 
@@ -53,17 +54,28 @@ async fn main() -> anyhow::Result<()> {
         progress: false,
         cancel: CancelSignal::new(),
         builtin_server: Some(Arc::new(MockStarter)),
+        metrics_listen: None,
     };
     println!(
-        "{:>8} {:>10} {:>10} {:>9} {:>9} {:>10} {:>10} {:>9} {:>6} {:>6}",
-        "target", "achieved", "completed", "pace p50", "pace p99", "disp p50", "disp p99", "peak", "CPU%", "bound"
+        "{:>8} {:>10} {:>10} {:>9} {:>9} {:>10} {:>10} {:>9} {:>6} {:>7} {:>6}",
+        "target",
+        "achieved",
+        "completed",
+        "pace p50",
+        "pace p99",
+        "disp p50",
+        "disp p99",
+        "peak",
+        "CPU%",
+        "pacer%",
+        "bound"
     );
     for rate_rps in RATES_RPS {
         let result = engine::execute(&plan(rate_rps, seconds), &options).await?;
         let Some(phase) = result.phases.first() else { continue };
         let check = &phase.self_check;
         println!(
-            "{:>8.0} {:>10.1} {:>10} {:>9} {:>9} {:>10} {:>10} {:>9} {:>6.0} {:>6}",
+            "{:>8.0} {:>10.1} {:>10} {:>9} {:>9} {:>10} {:>10} {:>9} {:>6.0} {:>7.0} {:>6}",
             rate_rps,
             check.achieved_rate_rps.unwrap_or(0.0),
             phase.completed,
@@ -73,10 +85,14 @@ async fn main() -> anyhow::Result<()> {
             ms(check.dispatch_delay_p99_ms),
             check.peak_in_flight,
             check.client_cpu_percent,
+            check.pacer_cpu_percent.unwrap_or(0.0),
             check.client_bound
         );
     }
-    println!("(pacing and dispatch delay in ms; CPU is the whole process, mock included, in % of one core)");
+    println!(
+        "(pacing and dispatch delay in ms; CPU is the whole process, mock included, less the pacer thread's own \
+         (pacer%), in % of one core)"
+    );
     std::fs::remove_dir_all(&artifacts).ok();
     Ok(())
 }

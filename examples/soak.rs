@@ -80,6 +80,7 @@ async fn soak(server: &FaultServer, seconds: f64, rate_rps: f64) -> anyhow::Resu
         progress: false,
         cancel: CancelSignal::new(),
         builtin_server: Some(Arc::new(MockStarter)),
+        metrics_listen: None,
     };
     println!("soak: {seconds} s at {rate_rps} req/s, 1 % faults, against {}", server.url());
     let started = Instant::now();

@@ -1,5 +1,6 @@
-//! The run's side collectors (server metrics and GPU telemetry) as the engine drives them:
-//! start before the first phase, phase marks, finish after profiling, exports at the end.
+//! The run's side collectors (server metrics, GPU telemetry, network round-trip probes) as the
+//! engine drives them: start before the first phase, phase marks, finish after profiling,
+//! exports at the end.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -10,7 +11,9 @@ use anyhow::Result;
 use crate::clock::RunClock;
 use crate::export::server_metrics_json::iso_time;
 use crate::export::{ArtifactNames, gpu_telemetry};
-use crate::plan::Plan;
+use crate::metrics::network_adjusted::NetworkRtt;
+use crate::network_probe::RttProber;
+use crate::plan::{NetworkLatency, Plan};
 use crate::result::{PhaseSummary, RunResult};
 use crate::server_metrics::fetch::scrape_client;
 use crate::server_metrics::{self, Collector, CollectorSettings, ProfilingWindow, ScrapePhase, ServerMetricsResult};
@@ -25,6 +28,8 @@ pub struct RunCollectors {
     clock: RunClock,
     server: Option<Collector>,
     telemetry: Option<TelemetryCollector>,
+    /// The round trip the run subtracts: probed, or given (None: no adjustment).
+    network: Option<NetworkSource>,
     /// The results phases so far, in epoch ns.
     results_windows: Vec<ProfilingWindow>,
 }
@@ -35,6 +40,14 @@ pub struct Gathered {
     pub server_metrics: Option<Arc<ServerMetricsResult>>,
     pub telemetry: Option<TelemetryCollected>,
     pub telemetry_data: Option<serde_json::Value>,
+    /// The round trip to subtract from the latencies (network_adjusted_* metrics).
+    pub network_rtt: Option<NetworkRtt>,
+}
+
+/// Where the subtracted round trip comes from.
+enum NetworkSource {
+    Probed(RttProber),
+    Given(f64),
 }
 
 impl RunCollectors {
@@ -77,12 +90,22 @@ impl RunCollectors {
         } else {
             None
         };
-        Ok(Self { clock, server, telemetry, results_windows: Vec::new() })
+        let network = match plan.network_latency {
+            NetworkLatency::Off => None,
+            NetworkLatency::Mean { mean_ms } => Some(NetworkSource::Given(mean_ms)),
+            NetworkLatency::Automatic { ping_interval_s } => {
+                Some(NetworkSource::Probed(RttProber::start(base_url, Duration::from_secs_f64(ping_interval_s)).await?))
+            }
+        };
+        Ok(Self { clock, server, telemetry, network, results_windows: Vec::new() })
     }
 
     /// A phase is about to send its first request: scrape every endpoint first (the
     /// reference of the phase's counters); `results`: the phase feeds the metrics.
     pub async fn phase_started(&mut self, results: bool) {
+        if let Some(NetworkSource::Probed(prober)) = &self.network {
+            prober.set_active(results);
+        }
         if let Some(server) = &self.server {
             server.enter_phase(if results { ScrapePhase::Profiling } else { ScrapePhase::Warmup }).await;
         }
@@ -91,6 +114,9 @@ impl RunCollectors {
     /// A phase's last response is in; a results phase is scraped once more (its end sample)
     /// and its span, first request to last response, joins the profiling window.
     pub async fn phase_ended(&mut self, summary: &PhaseSummary) {
+        if let Some(NetworkSource::Probed(prober)) = &self.network {
+            prober.set_active(false);
+        }
         if !summary.results {
             return;
         }
@@ -132,7 +158,29 @@ impl RunCollectors {
         };
         let telemetry_data =
             telemetry.as_ref().map(|collected| telemetry_data(collected, window.start_ns, window.end_ns, iso_time));
-        Gathered { server_metrics, telemetry, telemetry_data }
+        let network_rtt = self.network.and_then(NetworkSource::finish);
+        Gathered { server_metrics, telemetry, telemetry_data, network_rtt }
+    }
+}
+
+impl NetworkSource {
+    /// The round trip to subtract; a probed run whose probes all failed has none (and says so).
+    fn finish(self) -> Option<NetworkRtt> {
+        match self {
+            Self::Given(mean_ms) => Some(NetworkRtt::given(mean_ms)),
+            Self::Probed(prober) => {
+                let target = prober.target();
+                let probes = prober.finish();
+                let rtt = NetworkRtt::measured(probes.rtts_ms);
+                if rtt.is_none() {
+                    tracing::warn!(
+                        "network latency: no TCP probe of {target} succeeded ({} failed); no network_adjusted_* metrics",
+                        probes.failed
+                    );
+                }
+                rtt
+            }
+        }
     }
 }
 

@@ -13,9 +13,13 @@ use crate::client::HttpClient;
 use crate::clock::RunClock;
 use crate::collectors::{self, RunCollectors};
 use crate::dataset::{self, tokenizer::Tokenizer};
+use crate::export::jsonl::RecordsJsonlWriter;
+use crate::export::raw_jsonl::RawJsonlWriter;
+use crate::live::{LiveFeed, LiveMetrics, LiveServer};
 use crate::load::{self, LoadContext, PhaseCounters, PhaseRun};
+use crate::metrics::network_adjusted::NetworkRtt;
 use crate::metrics::{MetricsContext, RecordProcessor};
-use crate::plan::{Dataset, EndpointKind, ExportLevel, Phase, Plan, SyntheticDataset, TokenizerSpec};
+use crate::plan::{Dataset, ExportLevel, Phase, Plan, SyntheticDataset, TokenizerSpec};
 use crate::result::RunResult;
 use crate::rng::SeededRng;
 use crate::ui::progress::PhaseProgress;
@@ -35,6 +39,9 @@ pub struct RunOptions {
     pub cancel: CancelSignal,
     /// Started for a plan whose url is "mock"; such a plan fails to start without one.
     pub builtin_server: Option<Arc<dyn BuiltInServer>>,
+    /// Serve each run's live metrics on this address (`--metrics-listen`), over the plan's
+    /// own `metrics_listen`.
+    pub metrics_listen: Option<std::net::SocketAddr>,
 }
 
 /// Check a plan for mistakes a user can make, before anything starts.
@@ -59,6 +66,9 @@ pub fn validate(plan: &Plan) -> Result<()> {
         if phase.duration_s.is_some_and(|d| d.is_nan() || d <= 0.0) {
             bail!("phase `{}`: `duration` must be positive", phase.name);
         }
+    }
+    if let Some(problem) = plan.network_latency.problem() {
+        bail!("{problem}");
     }
     crate::metrics::goodput::Slos::from_plan(&plan.slos).map_err(anyhow::Error::msg)?;
     if plan.slos.is_empty()
@@ -94,9 +104,11 @@ pub fn validate(plan: &Plan) -> Result<()> {
         bail!("request_timeout must be positive");
     }
     if let Dataset::Synthetic(SyntheticDataset { images: Some(_), .. }) = &plan.dataset
-        && plan.endpoint.kind != EndpointKind::Chat
+        && !plan.endpoint.kind.takes_images()
     {
-        bail!("synthetic `images` need a chat endpoint (kind: \"chat\")");
+        bail!(
+            "synthetic `images` need a chat endpoint (kind: \"chat\" or \"chat_embeddings\"), or an image_edit or image_retrieval one"
+        );
     }
     Ok(())
 }
@@ -104,13 +116,19 @@ pub fn validate(plan: &Plan) -> Result<()> {
 /// Run `plan` and write its artifacts; the result is returned even when the run was cancelled.
 pub async fn execute(plan: &Plan, options: &RunOptions) -> Result<RunResult> {
     validate(plan)?;
-    crate::preflight::check(&plan.endpoint, &plan.preflight, &options.cancel).await?;
+    // The dataset is built (and a bad dataset file reported) before anything is sent, while
+    // the endpoint is checked; the first of them to fail stops the run.
+    let build = async {
+        let tokenizer = load_tokenizer(&plan.tokenizer).await?;
+        let prepared = prepare_requests(plan, &plan.endpoint, tokenizer.clone()).await?;
+        Ok((tokenizer, prepared))
+    };
+    let preflight = crate::preflight::check(&plan.endpoint, &plan.preflight, &options.cancel);
+    let ((), (tokenizer, prepared)) = tokio::try_join!(preflight, build)?;
     let start_time = chrono::Utc::now();
     let artifact_dir = create_artifact_dir(plan, options)?;
-    let tokenizer = load_tokenizer(&plan.tokenizer).await?;
-    // The dataset is built (and a bad dataset file reported) before anything starts.
-    let prepared = prepare_requests(plan, &plan.endpoint, tokenizer.clone()).await?;
     write_inputs(&prepared.requests, &artifact_dir)?;
+    let live = start_live_metrics(plan, options).await?;
     let mock = start_builtin_server(plan, options).await?;
     let mut endpoint = plan.endpoint.clone();
     if let Some(server) = &mock {
@@ -119,8 +137,16 @@ pub async fn execute(plan: &Plan, options: &RunOptions) -> Result<RunResult> {
     let clock = RunClock::start();
     let client = connect(plan, &endpoint, clock)?;
     let (sink, records) = std::sync::mpsc::channel();
-    let metrics =
-        MetricsThread::start(plan, &endpoint, &artifact_dir, tokenizer.clone(), prepared.images, clock, records)?;
+    let live_metrics = live.as_ref().map(|(metrics, _)| metrics.clone());
+    let metrics_context = MetricsContext {
+        streaming: endpoint.streaming,
+        tokenizer: tokenizer.clone(),
+        clock,
+        produces_tokens: endpoint.kind.produces_tokens(),
+        use_server_token_count: plan.use_server_token_count,
+        images_per_entry: prepared.images,
+    };
+    let metrics = MetricsThread::start(plan, metrics_context, &artifact_dir, records, live_metrics.clone())?;
     let entry_limit = plan.dataset.stops_at_end().then_some(prepared.requests.len() as u64);
     let context = Arc::new(LoadContext {
         client,
@@ -130,9 +156,21 @@ pub async fn execute(plan: &Plan, options: &RunOptions) -> Result<RunResult> {
         cancel: options.cancel.clone(),
         id_seed: clock.epoch_ns(0),
     });
-    let (phases, gathered) =
-        run_phases(plan, options, &endpoint.url, context, entry_limit, &metrics.profiling_start_ns).await?;
-    let crate::metrics::ProcessedMetrics { metrics, error_summary, timeslices } = metrics.join().await?;
+    let (phases, gathered) = run_phases(
+        plan,
+        options,
+        &endpoint.url,
+        context,
+        entry_limit,
+        &metrics.profiling_start_ns,
+        live_metrics.as_deref(),
+    )
+    .await?;
+    let crate::metrics::ProcessedMetrics { metrics, error_summary, timeslices } =
+        metrics.join(gathered.network_rtt.clone()).await?;
+    if let Some((_, server)) = live {
+        server.stop();
+    }
     if let Some(server) = mock {
         server.shutdown().await;
     }
@@ -179,6 +217,17 @@ fn write_inputs(requests: &[load::PreparedRequest], artifact_dir: &std::path::Pa
     )
 }
 
+/// The live metrics and their server, when the command line or the plan names an address.
+async fn start_live_metrics(plan: &Plan, options: &RunOptions) -> Result<Option<(Arc<LiveMetrics>, LiveServer)>> {
+    let Some(address) = options.metrics_listen.or(plan.metrics_listen) else {
+        return Ok(None);
+    };
+    let metrics = Arc::new(LiveMetrics::new(&plan.name, plan.phases.iter().map(|phase| phase.name.clone())));
+    let server = LiveServer::start(address, metrics.clone()).await?;
+    eprintln!("live metrics: http://{}/metrics", server.address());
+    Ok(Some((metrics, server)))
+}
+
 /// The built-in server when the url is `"mock"`, started by the caller's starter.
 async fn start_builtin_server(
     plan: &Plan,
@@ -207,6 +256,8 @@ fn connect(plan: &Plan, endpoint: &crate::plan::Endpoint, clock: RunClock) -> Re
 /// The metrics thread: every record is measured and written as it arrives.
 struct MetricsThread {
     thread: std::thread::JoinHandle<Result<crate::metrics::ProcessedMetrics>>,
+    /// The round trip the run subtracts, known once the phases are over.
+    network_rtt: std::sync::mpsc::Sender<Option<NetworkRtt>>,
     /// Set when the first phase whose records feed the metrics starts: timeslices count from it.
     profiling_start_ns: Arc<std::sync::OnceLock<u64>>,
 }
@@ -214,27 +265,18 @@ struct MetricsThread {
 impl MetricsThread {
     fn start(
         plan: &Plan,
-        endpoint: &crate::plan::Endpoint,
+        metrics_context: MetricsContext,
         artifact_dir: &std::path::Path,
-        tokenizer: Arc<Tokenizer>,
-        images_per_entry: Vec<u32>,
-        clock: RunClock,
         records: std::sync::mpsc::Receiver<crate::record::RequestRecord>,
+        live: Option<Arc<LiveMetrics>>,
     ) -> Result<Self> {
-        let metrics_context = MetricsContext {
-            streaming: endpoint.streaming,
-            tokenizer,
-            clock,
-            produces_tokens: endpoint.kind.produces_tokens(),
-            use_server_token_count: plan.use_server_token_count,
-            images_per_entry,
-        };
         let names = export::ArtifactNames::new(plan.export.prefix.as_deref());
         let records_path = plan.export.level.writes_records().then(|| artifact_dir.join(names.records()));
         let raw_path = (plan.export.level == ExportLevel::Raw).then(|| artifact_dir.join(names.raw()));
         let http_trace = plan.export.http_trace;
         let slos = crate::metrics::goodput::Slos::from_plan(&plan.slos).map_err(anyhow::Error::msg)?;
         let profiling_start_ns = Arc::new(std::sync::OnceLock::new());
+        let (network_rtt, network_rtt_received) = std::sync::mpsc::channel();
         let slicing = plan.export.slice_duration_ns.map(|slice_ns| crate::metrics::timeslices::Timeslicing {
             slice_ns,
             profiling_start_ns: profiling_start_ns.clone(),
@@ -242,29 +284,41 @@ impl MetricsThread {
         let thread = std::thread::Builder::new()
             .name("aiperf-metrics".into())
             .spawn(move || -> Result<_> {
-                let mut processor = RecordProcessor::new(metrics_context, records_path.as_deref())?
-                    .with_http_trace(http_trace)
-                    .with_slos(slos)
-                    .with_timeslices(slicing)
-                    .with_raw_file(raw_path.as_deref())?;
+                let clock = metrics_context.clock;
+                let mut processor = RecordProcessor::new(metrics_context).with_slos(slos).with_timeslices(slicing);
+                if let Some(path) = records_path {
+                    let writer = RecordsJsonlWriter::create(&path, clock)?.with_http_trace(http_trace);
+                    processor = processor.with_sink(Box::new(writer));
+                }
+                if let Some(path) = raw_path {
+                    processor = processor.with_sink(Box::new(RawJsonlWriter::create(&path, clock)?));
+                }
+                if let Some(live) = live {
+                    processor = processor.with_sink(Box::new(LiveFeed(live)));
+                }
                 let mut first_error = None;
                 for record in records {
                     if let Err(e) = processor.process(record) {
                         first_error.get_or_insert(e);
                     }
                 }
-                let finished = processor.finish()?;
+                // Sent once the phases are over; a run that failed before sends nothing.
+                let network_rtt: Option<NetworkRtt> = network_rtt_received.recv().ok().flatten();
+                let finished = processor.finish_adjusted(network_rtt.as_ref())?;
                 match first_error {
                     Some(e) => Err(e),
                     None => Ok(finished),
                 }
             })
             .context("cannot start the metrics thread")?;
-        Ok(Self { thread, profiling_start_ns })
+        Ok(Self { thread, network_rtt, profiling_start_ns })
     }
 
-    /// The metrics, once every record sender is gone.
-    async fn join(self) -> Result<crate::metrics::ProcessedMetrics> {
+    /// The metrics, once every record sender is gone, with the latencies less `network_rtt`
+    /// as network_adjusted_* metrics when there is one.
+    async fn join(self, network_rtt: Option<NetworkRtt>) -> Result<crate::metrics::ProcessedMetrics> {
+        // The thread may have stopped on an error already; its join says why.
+        let _ = self.network_rtt.send(network_rtt);
         let thread = self.thread;
         tokio::task::spawn_blocking(move || thread.join())
             .await
@@ -284,6 +338,7 @@ async fn run_phases(
     context: Arc<LoadContext>,
     entry_limit: Option<u64>,
     profiling_start_ns: &std::sync::OnceLock<u64>,
+    live: Option<&LiveMetrics>,
 ) -> Result<(Vec<crate::result::PhaseSummary>, collectors::Gathered)> {
     let clock = context.clock;
     let mut collectors = Some(RunCollectors::start(plan, url, clock).await?);
@@ -301,6 +356,9 @@ async fn run_phases(
             profiling_start_ns.get_or_init(|| clock.now_ns());
         }
         let counters = Arc::new(PhaseCounters::default());
+        if let Some(live) = live {
+            live.phase_started(index, counters.clone());
+        }
         let phase = capped(phase, entry_limit);
         let progress = PhaseProgress::start(&phase, counters.clone(), options.progress);
         let run = Arc::new(PhaseRun { phase: phase.clone(), index, name: Arc::from(phase.name.as_str()), counters });

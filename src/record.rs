@@ -7,7 +7,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use serde::Serialize;
 
-use crate::client::HttpTrace;
+use crate::http_trace::HttpTrace;
 use crate::plan::PhaseKind;
 
 /// Where a request came from: its phase and its place in the dataset.
@@ -33,13 +33,47 @@ pub struct ResponseChunk {
     pub has_reasoning: bool,
 }
 
-/// The `usage` block as the server reported it (last non-empty value of the stream).
+/// The `usage` block as the server reported it (a stream's blocks merged, later values winning).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct Usage {
     pub prompt_tokens: Option<u64>,
     pub completion_tokens: Option<u64>,
     pub total_tokens: Option<u64>,
     pub reasoning_tokens: Option<u64>,
+}
+
+/// What a media endpoint's answer reported beside text: the images it made, and a video job's
+/// id, state and the server's own figures for it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct MediaOutput {
+    /// Images in the answer (generated or edited).
+    pub images: u32,
+    /// Partial images a stream sent ahead of its final ones.
+    pub partial_images: u32,
+    /// A video job's id and status, as last reported.
+    pub video_job: Option<(String, String)>,
+    /// The server's `inference_time_s` of a finished video job.
+    pub video_inference_s: Option<f64>,
+    /// The server's `peak_memory_mb` of a finished video job.
+    pub video_peak_memory_mb: Option<f64>,
+}
+
+impl MediaOutput {
+    /// Add one payload's images; take its job state and figures where it has them.
+    pub fn merge(&mut self, payload: MediaOutput) {
+        self.images += payload.images;
+        self.partial_images += payload.partial_images;
+        if payload.video_job.is_some() {
+            self.video_job = payload.video_job;
+        }
+        self.video_inference_s = payload.video_inference_s.or(self.video_inference_s);
+        self.video_peak_memory_mb = payload.video_peak_memory_mb.or(self.video_peak_memory_mb);
+    }
+
+    /// The payload carried an image, whole or partial.
+    pub fn has_image(&self) -> bool {
+        self.images + self.partial_images > 0
+    }
 }
 
 /// Why a request failed; `kind` groups errors in the error summary.
@@ -124,6 +158,8 @@ pub struct RequestRecord {
     pub turn: Option<SessionTurn>,
     /// The request body and every response event, only for `export_level: "raw"`.
     pub raw: Option<Box<RawExchange>>,
+    /// Images and video figures of a media endpoint's answer.
+    pub media: MediaOutput,
 }
 
 impl RequestRecord {
@@ -154,6 +190,7 @@ impl RequestRecord {
             trace: None,
             turn: None,
             raw: None,
+            media: MediaOutput::default(),
         }
     }
 

@@ -5,81 +5,9 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
+pub use crate::metric_result::{MetricKind, MetricResult, Stats};
 use crate::plan::Plan;
 use crate::record::RecordError;
-
-/// How a metric is computed (spec: "Understanding Metric Types").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum MetricKind {
-    Record,
-    Aggregate,
-    Derived,
-}
-
-/// Statistics of one metric. Record metrics fill the distribution fields; aggregate and
-/// derived metrics carry only `avg` (their single value), as the export schema says.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct Stats {
-    pub avg: f64,
-    pub min: Option<f64>,
-    pub max: Option<f64>,
-    pub p1: Option<f64>,
-    pub p5: Option<f64>,
-    pub p10: Option<f64>,
-    pub p25: Option<f64>,
-    pub p50: Option<f64>,
-    pub p75: Option<f64>,
-    pub p90: Option<f64>,
-    pub p95: Option<f64>,
-    pub p99: Option<f64>,
-    pub std: Option<f64>,
-    pub count: Option<u64>,
-    pub sum: Option<f64>,
-}
-
-impl Stats {
-    /// The stats block of a single-valued (aggregate or derived) metric.
-    pub fn scalar(value: f64) -> Self {
-        Stats { avg: value, ..Default::default() }
-    }
-
-    /// Look a statistic up by its export name (`avg`, `p99`, `count`, …).
-    pub fn get(&self, name: &str) -> Option<f64> {
-        match name {
-            "avg" | "mean" | "value" => Some(self.avg),
-            "min" => self.min,
-            "max" => self.max,
-            "p1" => self.p1,
-            "p5" => self.p5,
-            "p10" => self.p10,
-            "p25" => self.p25,
-            "p50" | "median" => self.p50,
-            "p75" => self.p75,
-            "p90" => self.p90,
-            "p95" => self.p95,
-            "p99" => self.p99,
-            "std" => self.std,
-            "count" => self.count.map(|c| c as f64),
-            "sum" => self.sum,
-            _ => None,
-        }
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct MetricResult {
-    /// The export name, e.g. `time_to_first_token`.
-    pub tag: &'static str,
-    /// The display name, e.g. `Time to First Token`.
-    pub header: &'static str,
-    /// The display unit, e.g. `ms`.
-    pub unit: &'static str,
-    pub kind: MetricKind,
-    /// Shown in the console table (not `NO_CONSOLE`).
-    pub console: bool,
-    pub stats: Stats,
-}
 
 /// The client metrics of one timeslice of the profiling time (`slice_duration`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -160,8 +88,14 @@ pub struct ClientSelfCheck {
     pub timer_wake_lateness_p50_ms: Option<f64>,
     pub timer_wake_lateness_p99_ms: Option<f64>,
     pub peak_in_flight: u64,
-    /// Process CPU time over wall time, in % of one core (includes an in-process mock server).
+    /// Process CPU time over wall time, in % of one core (includes an in-process mock server),
+    /// less the open-loop pacer thread's below.
     pub client_cpu_percent: f64,
+    /// The open-loop pacer thread's CPU time over wall time, in % of one core: it spins
+    /// through the last moments before each arrival by design (a whole core from
+    /// 5,000 req/s), so it is kept out of the client's CPU use. None in closed-loop modes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pacer_cpu_percent: Option<f64>,
     pub cpu_cores: usize,
     /// Requests that waited for a slot under the phase's `max_concurrency` (None: none waited).
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -3,8 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::metric_result::{MetricKind, MetricResult};
 use crate::metrics::registry::{self, MetricFlags};
-use crate::result::{MetricKind, MetricResult};
 
 /// `errors / (requests + errors)`, a ratio: not a registry metric, but what CI gates on.
 pub const ERROR_RATE: &str = "error_rate";
@@ -157,7 +157,7 @@ fn value_of(threshold: &Threshold, metrics: &[MetricResult]) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::result::Stats;
+    use crate::metric_result::Stats;
 
     #[test]
     fn expressions_parse_with_every_operator_and_a_default_stat() {

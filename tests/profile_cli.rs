@@ -124,9 +124,12 @@ fn flags_with_no_meaning_here_are_noted_and_impossible_ones_refused() {
     let video = profile(dir.path(), "--model m --video-fps 4");
     assert_eq!(video.status.code(), Some(2));
     assert!(text(&video.stderr).contains("--video-fps: not supported"), "{}", text(&video.stderr));
-    let endpoint = profile(dir.path(), "--model m --endpoint-type image-generation --dry-run");
-    assert_eq!(endpoint.status.code(), Some(2));
-    assert!(text(&endpoint.stderr).contains("--endpoint-type"), "{}", text(&endpoint.stderr));
+    let mp3 = profile(
+        dir.path(),
+        "--model m --url mock --endpoint-type audio-transcription --audio-length-mean 1 --audio-format mp3 --dry-run",
+    );
+    assert_eq!(mp3.status.code(), Some(2));
+    assert!(text(&mp3.stderr).contains("--audio-format"), "{}", text(&mp3.stderr));
 }
 
 #[test]
@@ -379,7 +382,7 @@ fn every_aiperf_flag_is_accepted_noted_or_refused_by_name() {
 /// AIPerf's bundled templates that need what this project does not do, and the message that
 /// says so (every other template must give its plans).
 const UNSUPPORTED_TEMPLATES: &[(&str, &str)] = &[
-    ("audio_multimodal.yaml", "audio (--audio-*): not supported"),
+    ("audio_multimodal.yaml", "audio files are sent to the audio_transcription endpoint type only"),
     ("speed_bench_sweep.yaml", "`speed_bench_coding` is not read by this project"),
 ];
 

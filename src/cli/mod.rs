@@ -101,6 +101,10 @@ pub struct RunArgs {
     /// Print every plan the scenario builds (as JSON) and send nothing
     #[arg(long)]
     pub dry_run: bool,
+    /// Serve each run's live metrics in Prometheus text format on this address while it runs,
+    /// e.g. 127.0.0.1:9464 (see docs/live-metrics.md)
+    #[arg(long, value_name = "ADDRESS", value_parser = crate::live::listen_address)]
+    pub metrics_listen: Option<std::net::SocketAddr>,
     #[command(flatten)]
     pub script: ScriptArgs,
 }
@@ -162,13 +166,17 @@ pub fn main_with(cli: Cli) -> i32 {
             return exit_code::FAILURE;
         }
     };
-    match cli.command {
+    let code = match cli.command {
         Command::Run(args) => run::run(args, &runtime),
         Command::Check(args) => run::check(args, &runtime),
         Command::Mock(args) => mock::serve(args, &runtime),
         Command::Config(command) => config::run(command),
         Command::Profile(args) => profile::profile(&args.args, &runtime),
-    }
+    };
+    // Everything a command writes was awaited; what is left (a dataset build that a failed
+    // pre-flight made moot) must not hold the exit.
+    runtime.shutdown_background();
+    code
 }
 
 /// The command line as typed, with secret values replaced (for run_info).

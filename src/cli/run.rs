@@ -19,7 +19,15 @@ const SCRIPT_STACK_BYTES: usize = 64 * 1024 * 1024;
 pub fn run(args: RunArgs, runtime: &tokio::runtime::Runtime) -> i32 {
     let mode = if args.dry_run { ScriptMode::DryRun } else { ScriptMode::Execute };
     let progress = !args.no_progress;
-    execute(Scenario::File(args.scenario), args.artifact_dir, progress, mode, args.script.settings(), runtime)
+    let options = ScenarioOptions { artifact_root: args.artifact_dir, progress, metrics_listen: args.metrics_listen };
+    execute(Scenario::File(args.scenario), options, mode, args.script.settings(), runtime)
+}
+
+/// How `execute` runs a scenario's plans.
+struct ScenarioOptions {
+    artifact_root: PathBuf,
+    progress: bool,
+    metrics_listen: Option<std::net::SocketAddr>,
 }
 
 /// Execute (or with `ScriptMode::DryRun` print) a scenario given as text, as `run` does a file:
@@ -32,7 +40,8 @@ pub fn run_source(
     runtime: &tokio::runtime::Runtime,
 ) -> i32 {
     let settings = ScenarioSettings { args: Default::default(), search_path: Vec::new(), max_operations: 0 };
-    execute(Scenario::Text { source, path }, artifact_root, true, mode, settings, runtime)
+    let options = ScenarioOptions { artifact_root, progress: true, metrics_listen: None };
+    execute(Scenario::Text { source, path }, options, mode, settings, runtime)
 }
 
 /// A scenario to execute: a file, or text named by a path (for messages and relative files).
@@ -44,8 +53,7 @@ enum Scenario {
 /// Run a scenario with the stop signals watched; the exit code says how it ended.
 fn execute(
     scenario: Scenario,
-    artifact_root: PathBuf,
-    progress: bool,
+    scenario_options: ScenarioOptions,
     mode: ScriptMode,
     settings: ScenarioSettings,
     runtime: &tokio::runtime::Runtime,
@@ -59,11 +67,12 @@ fn execute(
         }
     };
     let options = RunOptions {
-        artifact_root,
+        artifact_root: scenario_options.artifact_root,
         cli_command: Some(redacted_command_line()),
-        progress: progress && std::io::stderr().is_terminal(),
+        progress: scenario_options.progress && std::io::stderr().is_terminal(),
         cancel,
         builtin_server: Some(Arc::new(MockStarter)),
+        metrics_listen: scenario_options.metrics_listen,
     };
     let code = match run_on_script_thread(scenario, runtime, options, mode, settings) {
         Ok(Ok(outcome)) if outcome.all_requests_failed => exit_code::ALL_REQUESTS_FAILED,
@@ -89,6 +98,7 @@ pub fn check(args: CheckArgs, runtime: &tokio::runtime::Runtime) -> i32 {
         progress: false,
         cancel: CancelSignal::new(),
         builtin_server: Some(Arc::new(MockStarter)),
+        metrics_listen: None,
     };
     match run_on_script_thread(
         Scenario::File(args.scenario.clone()),

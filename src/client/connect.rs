@@ -17,9 +17,9 @@ use tokio_rustls::TlsConnector;
 use super::failure;
 use super::request_body::RequestBody;
 use super::tls;
-use super::trace::{ConnectionInfo, HttpTrace};
 use super::wire::{WireIo, WireLog};
 use crate::clock::RunClock;
+use crate::http_trace::{ConnectionInfo, HttpTrace};
 use crate::plan::Transport;
 
 /// The sending half of an open connection.

@@ -5,21 +5,34 @@ use anyhow::{Result, anyhow};
 use http::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, USER_AGENT};
 use http::{HeaderMap, HeaderName, HeaderValue};
 
-use crate::plan::{Endpoint, is_secret_header};
+use super::messages;
+use crate::plan::{Endpoint, EndpointKind, is_secret_header};
 
-/// content-type, accept, user-agent, authorization (from the api key), then the endpoint's
-/// own headers, which win over the defaults.
+/// Anthropic's key header and API version header (Messages API).
+const X_API_KEY: HeaderName = HeaderName::from_static("x-api-key");
+const ANTHROPIC_VERSION: HeaderName = HeaderName::from_static("anthropic-version");
+
+/// content-type (JSON, or a form for the upload kinds), accept, user-agent, authorization (from
+/// the api key; `x-api-key` and `anthropic-version` for the Messages API), then the endpoint's
+/// own headers, which win.
 pub(crate) fn static_headers(endpoint: &Endpoint) -> Result<HeaderMap> {
     let mut headers = HeaderMap::with_capacity(4 + endpoint.headers.len());
-    headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static(super::multipart::content_type_of(endpoint.kind)));
     let accept = if endpoint.streaming { "text/event-stream" } else { "application/json" };
     headers.insert(ACCEPT, HeaderValue::from_static(accept));
     headers.insert(USER_AGENT, HeaderValue::from_static(concat!("aiperf/", env!("CARGO_PKG_VERSION"))));
+    if endpoint.kind == EndpointKind::Messages {
+        headers.insert(ANTHROPIC_VERSION, HeaderValue::from_static(messages::API_VERSION));
+    }
     if let Some(api_key) = &endpoint.api_key {
-        let mut value = HeaderValue::try_from(format!("Bearer {}", api_key.trim()))
+        let (name, value) = match endpoint.kind {
+            EndpointKind::Messages => (X_API_KEY, api_key.trim().to_string()),
+            _ => (AUTHORIZATION, format!("Bearer {}", api_key.trim())),
+        };
+        let mut value = HeaderValue::try_from(value)
             .map_err(|_| anyhow!("the api key cannot be sent in an HTTP header: it holds control characters"))?;
         value.set_sensitive(true);
-        headers.insert(AUTHORIZATION, value);
+        headers.insert(name, value);
     }
     for (name, value) in &endpoint.headers {
         let header_name = HeaderName::from_bytes(name.as_bytes())
@@ -40,7 +53,6 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
-    use crate::plan::EndpointKind;
 
     fn endpoint(streaming: bool, api_key: Option<&str>, headers: &[(&str, &str)]) -> Endpoint {
         Endpoint {
@@ -65,6 +77,19 @@ mod tests {
         let headers = static_headers(&endpoint(false, None, &[])).unwrap();
         assert_eq!(headers[ACCEPT], "application/json");
         assert!(!headers.contains_key(AUTHORIZATION));
+    }
+
+    #[test]
+    fn the_messages_api_gets_its_key_header_and_version() {
+        let keyed = Endpoint { kind: EndpointKind::Messages, ..endpoint(true, Some("sk-ant"), &[]) };
+        let headers = static_headers(&keyed).unwrap();
+        assert_eq!(headers["x-api-key"], "sk-ant");
+        assert!(headers["x-api-key"].is_sensitive());
+        assert_eq!(headers["anthropic-version"], messages::API_VERSION);
+        assert!(!headers.contains_key(AUTHORIZATION));
+        let pinned =
+            Endpoint { kind: EndpointKind::Messages, ..endpoint(true, None, &[("anthropic-version", "2099-01-01")]) };
+        assert_eq!(static_headers(&pinned).unwrap()["anthropic-version"], "2099-01-01");
     }
 
     #[test]

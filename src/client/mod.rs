@@ -1,31 +1,42 @@
 //! The HTTP client: hyper 1 over a pooled keep-alive connector (rustls for https), request
 //! bodies per endpoint kind, and streaming response parsing into a `RequestRecord`.
 
+mod audio_transcription;
 mod buffered;
 mod chat;
 mod completions;
 mod connect;
 mod embeddings;
+mod embeddings_dialects;
 mod failure;
 mod headers;
+mod image_retrieval;
+mod images_api;
 mod insecure;
+mod io_usage;
 mod json_paths;
+mod media_body;
+mod messages;
+mod multipart;
 mod payload;
 mod pool;
 mod probe;
 mod rankings;
+mod raw;
 mod request_body;
 mod response;
 mod responses;
 mod server_trust;
+mod solido_rag;
 pub mod sse;
 mod streaming;
 mod target;
 pub(crate) mod template;
 mod tgi;
 mod tls;
-mod trace;
 mod traced_body;
+mod video_generation;
+mod video_jobs;
 mod wire;
 
 use std::sync::Arc;
@@ -43,6 +54,7 @@ use crate::record::{RawExchange, RecordError, RequestRecord};
 
 pub(crate) use chat::with_image_parts;
 use connect::{Connector, Sender};
+pub use messages::with_system as with_messages_system;
 use pool::{Lease, Pool};
 use request_body::{RequestBody, TakenAt};
 use response::PayloadFormat;
@@ -52,7 +64,8 @@ use traced_body::{BodyTiming, TracedBody};
 /// Fired once, when the first chunk with text arrives (dropped unfired otherwise).
 pub type FirstToken = tokio::sync::oneshot::Sender<()>;
 
-pub use trace::{ConnectionInfo, HttpTrace, TraceChunk};
+pub use crate::http_trace::{ConnectionInfo, HttpTrace, TraceChunk};
+pub use media_body::{AudioUpload, media_request_body};
 
 /// Sends requests to one endpoint and fills records with what came back.
 pub struct HttpClient {
@@ -233,6 +246,9 @@ impl HttpClient {
         if timing.ended {
             self.pool.check_in(lease);
         }
+        if matches!(self.format, PayloadFormat::Kind(EndpointKind::VideoGeneration)) && record.error.is_none() {
+            self.follow_video_job(record).await;
+        }
     }
 
     /// Fill in what is known only once the response is over: the send times and the bytes
@@ -347,6 +363,15 @@ pub fn request_body(endpoint: &Endpoint, prompt: &str, max_tokens: Option<u64>) 
         EndpointKind::Responses => responses::body(endpoint, prompt, max_tokens),
         EndpointKind::Tgi => tgi::body(endpoint, prompt, max_tokens),
         EndpointKind::Template => return template::body(endpoint, prompt, max_tokens),
+        EndpointKind::Messages => messages::body(endpoint, prompt, max_tokens),
+        EndpointKind::Raw => return raw::body(prompt),
+        EndpointKind::ChatEmbeddings => embeddings_dialects::chat_body(endpoint, prompt),
+        EndpointKind::NimEmbeddings => embeddings_dialects::nim_body(endpoint, prompt),
+        EndpointKind::SolidoRag => solido_rag::body(endpoint, prompt),
+        EndpointKind::ImageGeneration => images_api::generation_body(endpoint, prompt),
+        EndpointKind::VideoGeneration => video_generation::body(endpoint, prompt),
+        // Their bodies carry the entry's files: `media_request_body` builds them.
+        EndpointKind::AudioTranscription | EndpointKind::ImageEdit | EndpointKind::ImageRetrieval => return Vec::new(),
     };
     serde_json::Value::Object(body).to_string().into_bytes()
 }

@@ -8,7 +8,7 @@ use std::marker::PhantomData;
 use serde::Deserialize;
 use serde::de::{Deserializer, IgnoredAny, SeqAccess, Visitor};
 
-use crate::record::{RequestRecord, ResponseChunk, Usage};
+use crate::record::{MediaOutput, RequestRecord, ResponseChunk, Usage};
 
 /// The fields of one payload that a record keeps.
 #[derive(Debug, Default)]
@@ -19,20 +19,26 @@ pub(crate) struct ResponseFields<'a> {
     pub usage: Option<Usage>,
     /// The payload's `error` member, when the server reported a failure.
     pub error: Option<serde_json::Value>,
+    /// Images and video figures of a media endpoint's payload.
+    pub media: Option<MediaOutput>,
 }
 
 impl ResponseFields<'_> {
-    /// Append the text, keep finish_reason and usage, and log a chunk at `arrival_ns` when
-    /// the payload carried text.
+    /// Append the text, keep finish_reason, usage and media figures, and log a chunk at
+    /// `arrival_ns` when the payload carried text or an image.
     pub fn record_into(self, record: &mut RequestRecord, arrival_ns: u64) {
         let content = self.content.filter(|text| !text.is_empty());
         let reasoning = self.reasoning.filter(|text| !text.is_empty());
-        if content.is_some() || reasoning.is_some() {
+        let image = self.media.as_ref().is_some_and(MediaOutput::has_image);
+        if content.is_some() || reasoning.is_some() || image {
             record.chunks.push(ResponseChunk {
                 ns: arrival_ns,
-                has_content: content.is_some(),
+                has_content: content.is_some() || image,
                 has_reasoning: reasoning.is_some(),
             });
+        }
+        if let Some(media) = self.media {
+            record.media.merge(media);
         }
         if let Some(text) = content {
             record.content.push_str(&text);
@@ -46,8 +52,25 @@ impl ResponseFields<'_> {
             record.finish_reason = Some(reason.into_owned());
         }
         if let Some(usage) = self.usage {
-            record.usage = Some(usage);
+            record.usage = Some(match record.usage {
+                Some(earlier) => merged_usage(earlier, usage),
+                None => usage,
+            });
         }
+    }
+}
+
+/// `later`, with what it leaves out taken from `earlier` (the Messages API sends the input
+/// count at the start of a stream and the output count at its end).
+fn merged_usage(earlier: Usage, later: Usage) -> Usage {
+    let prompt_tokens = later.prompt_tokens.or(earlier.prompt_tokens);
+    let completion_tokens = later.completion_tokens.or(earlier.completion_tokens);
+    let total_tokens = later.total_tokens.or_else(|| prompt_tokens.zip(completion_tokens).map(|(p, c)| p + c));
+    Usage {
+        prompt_tokens,
+        completion_tokens,
+        total_tokens,
+        reasoning_tokens: later.reasoning_tokens.or(earlier.reasoning_tokens),
     }
 }
 

@@ -11,8 +11,8 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::connect::{Connection, Connector, Sender};
 use super::request_body::RequestBody;
-use super::trace::{ConnectionInfo, HttpTrace};
 use crate::clock::RunClock;
+use crate::http_trace::{ConnectionInfo, HttpTrace};
 use crate::plan::ConnectionStrategy;
 
 pub(crate) struct Pool {

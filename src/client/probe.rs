@@ -9,7 +9,7 @@ use super::connect::Sender;
 use super::failure;
 use super::request_body::RequestBody;
 use super::target;
-use super::trace::HttpTrace;
+use crate::http_trace::HttpTrace;
 
 impl HttpClient {
     /// GET `path` under `base_url` (joined as request paths are): the status of any HTTP

@@ -6,7 +6,10 @@ use crate::plan::{Endpoint, EndpointKind};
 
 use super::payload::ResponseFields;
 use super::template::TemplateReader;
-use super::{chat, completions, embeddings, rankings, responses, tgi};
+use super::{
+    audio_transcription, chat, completions, embeddings, image_retrieval, images_api, messages, rankings, raw,
+    responses, solido_rag, tgi, video_generation,
+};
 
 /// How a response's payloads are read: by a kind's own shape, or by a template's paths.
 #[derive(Debug, Clone)]
@@ -25,6 +28,14 @@ impl PayloadFormat {
     }
 }
 
+impl PayloadFormat {
+    /// A stream of this format is complete when its body ends cleanly: these kinds send no
+    /// `[DONE]` nor a finish reason (raw answers, SOLIDO RAG).
+    pub fn ends_with_the_body(&self) -> bool {
+        matches!(self, PayloadFormat::Kind(EndpointKind::Raw | EndpointKind::SolidoRag))
+    }
+}
+
 impl From<EndpointKind> for PayloadFormat {
     fn from(kind: EndpointKind) -> Self {
         PayloadFormat::Kind(kind)
@@ -38,6 +49,13 @@ pub(crate) fn parse_stream_event<'a>(format: &PayloadFormat, data: &'a [u8]) -> 
         PayloadFormat::Kind(EndpointKind::Responses) => responses::parse_stream_event(data),
         PayloadFormat::Kind(EndpointKind::Tgi) => tgi::parse_payload(data),
         PayloadFormat::Kind(EndpointKind::Completions) => completions::parse_payload(data),
+        PayloadFormat::Kind(EndpointKind::Messages) => messages::parse_stream_event(data),
+        PayloadFormat::Kind(EndpointKind::Raw) => raw::parse_stream_event(data),
+        PayloadFormat::Kind(EndpointKind::SolidoRag) => solido_rag::parse_payload(data),
+        PayloadFormat::Kind(EndpointKind::AudioTranscription) => audio_transcription::parse_stream_event(data),
+        PayloadFormat::Kind(EndpointKind::ImageGeneration | EndpointKind::ImageEdit) => {
+            images_api::parse_stream_event(data)
+        }
         PayloadFormat::Template(reader) => reader.parse_stream_event(data),
         // Kinds that never stream read an event as they read a whole body.
         PayloadFormat::Kind(other) => parse_full_body(&PayloadFormat::Kind(*other), data),
@@ -49,12 +67,23 @@ pub(crate) fn parse_full_body<'a>(format: &PayloadFormat, body: &'a [u8]) -> ser
     match format {
         PayloadFormat::Kind(EndpointKind::Chat) => chat::parse_full_body(body),
         PayloadFormat::Kind(EndpointKind::Completions) => completions::parse_payload(body),
-        PayloadFormat::Kind(EndpointKind::Embeddings) => embeddings::parse_response(body),
+        PayloadFormat::Kind(EndpointKind::Embeddings | EndpointKind::ChatEmbeddings | EndpointKind::NimEmbeddings) => {
+            embeddings::parse_response(body)
+        }
         PayloadFormat::Kind(
             kind @ (EndpointKind::CohereRankings | EndpointKind::TeiRankings | EndpointKind::NimRankings),
         ) => rankings::parse_response(*kind, body),
         PayloadFormat::Kind(EndpointKind::Responses) => responses::parse_full_body(body),
         PayloadFormat::Kind(EndpointKind::Tgi) => tgi::parse_payload(body),
+        PayloadFormat::Kind(EndpointKind::Messages) => messages::parse_full_body(body),
+        PayloadFormat::Kind(EndpointKind::Raw) => raw::parse_full_body(body),
+        PayloadFormat::Kind(EndpointKind::SolidoRag) => solido_rag::parse_payload(body),
+        PayloadFormat::Kind(EndpointKind::AudioTranscription) => audio_transcription::parse_full_body(body),
+        PayloadFormat::Kind(EndpointKind::ImageGeneration | EndpointKind::ImageEdit) => {
+            images_api::parse_full_body(body)
+        }
+        PayloadFormat::Kind(EndpointKind::ImageRetrieval) => image_retrieval::parse_response(body),
+        PayloadFormat::Kind(EndpointKind::VideoGeneration) => video_generation::parse_job(body),
         PayloadFormat::Kind(EndpointKind::Template) => {
             Err(serde::de::Error::custom("a template endpoint needs its response paths"))
         }

@@ -128,6 +128,7 @@ pub(crate) fn parse_full_body(body: &[u8]) -> serde_json::Result<ResponseFields<
         finish_reason: response.status.map(Cow::Owned),
         usage: response.usage.map(Into::into),
         error: response.error,
+        media: None,
     })
 }
 

@@ -102,11 +102,13 @@ impl EventStream {
         }
     }
 
-    /// The body ended, cleanly or (`broken_by`) with an error, before `[DONE]` or an error.
+    /// The body ended, cleanly or (`broken_by`) with an error, before `[DONE]` or an error
+    /// (a clean end completes the stream of a kind that has no end marker).
     pub fn finish(&mut self, broken_by: Option<String>, record: &mut RequestRecord) {
         let end_ns = record.end_ns;
         if self.parser.finish(|event| self.events.take(event, end_ns, record)).is_break()
             || record.finish_reason.is_some()
+            || (broken_by.is_none() && self.events.format.ends_with_the_body())
         {
             return;
         }

@@ -7,8 +7,8 @@ use std::task::{Context, Poll};
 use bytes::Bytes;
 use hyper::body::{Body, Frame, Incoming, SizeHint};
 
-use super::trace::TraceChunk;
 use crate::clock::RunClock;
+use crate::http_trace::TraceChunk;
 
 /// What the client saw of a response body.
 #[derive(Debug, Default)]

@@ -8,8 +8,8 @@ use std::task::{Context, Poll};
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
-use super::trace::TraceChunk;
 use crate::clock::RunClock;
+use crate::http_trace::TraceChunk;
 
 /// What crossed one connection since the current request began.
 #[derive(Debug, Default)]

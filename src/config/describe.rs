@@ -7,7 +7,8 @@
 use serde_json::{Map, Value, json};
 
 use crate::plan::{
-    Arrival, Dataset, Dist, ExportLevel, FileFormat, LoadMode, Phase, PhaseKind, Plan, RampedQuantity, ScheduleTrace,
+    Arrival, Dataset, Dist, ExportLevel, FileFormat, LoadMode, NetworkLatency, Phase, PhaseKind, Plan, RampedQuantity,
+    ScheduleTrace,
 };
 
 /// The plan in the schema's `benchmark` shape, with the plan itself under `plan`.
@@ -39,13 +40,22 @@ pub fn benchmark_of_plan(plan: &Plan) -> Value {
         "tokenizer": {"name": plan.tokenizer.name()},
         "gpu_telemetry": {"enabled": plan.gpu_telemetry.enabled, "urls": plan.gpu_telemetry.dcgm_urls},
         "server_metrics": {"enabled": plan.server_metrics.enabled, "urls": plan.server_metrics.urls, "formats": formats},
-        "network_latency": {"enabled": false},
+        "network_latency": network_latency(&plan.network_latency),
         "otel": {},
         "mlflow": {},
         "wandb": {},
         "runtime": {"ui": "none"},
         "plan": serde_json::to_value(plan).unwrap_or(Value::Null),
     })
+}
+
+/// AIPerf's `network_latency` block: off, probing every `ping_interval` seconds, or a fixed `mean_ms`.
+fn network_latency(latency: &NetworkLatency) -> Value {
+    match *latency {
+        NetworkLatency::Off => json!({"enabled": false}),
+        NetworkLatency::Automatic { ping_interval_s } => json!({"enabled": true, "ping_interval": ping_interval_s}),
+        NetworkLatency::Mean { mean_ms } => json!({"enabled": true, "mean_ms": mean_ms}),
+    }
 }
 
 fn distribution(dist: &Dist) -> Value {

@@ -2,6 +2,7 @@
 //! sweep's variations (`config::variations`) lowered to a Plan (endpoint, dataset, phases,
 //! outputs: one file each under `lower/`), repeated as `multi_run` says.
 
+mod audio;
 mod dataset;
 mod endpoint;
 mod outputs;
@@ -114,6 +115,8 @@ fn lower_benchmark(benchmark: &Value, base_dir: &Path, seed: Option<u64>, name: 
         export: outputs.export,
         server_metrics: outputs.server_metrics,
         gpu_telemetry: outputs.gpu_telemetry,
+        network_latency: outputs.network_latency,
+        metrics_listen: None,
         slos: outputs.slos,
         thresholds: Vec::new(),
         abort_on_fail: false,

@@ -2,6 +2,7 @@
 //! (single-turn, multi-turn, mooncake traces, ShareGPT) in the order their sampling gives,
 //! and the tokenizer that counts them.
 
+mod audio;
 pub mod corpus;
 mod exact_length;
 mod fields;
@@ -27,6 +28,7 @@ use std::sync::Arc;
 use anyhow::Result;
 
 use crate::plan::Dataset;
+pub use audio::AudioClip;
 use tokenizer::Tokenizer;
 
 /// One prompt ready to send.
@@ -48,6 +50,8 @@ pub struct DatasetEntry {
     /// Texts sent after the prompt in the same embeddings request (`batch_size`); their
     /// tokens are in `input_tokens`.
     pub batch: Vec<String>,
+    /// Audio files uploaded with the prompt (audio transcription).
+    pub audio: Vec<AudioClip>,
 }
 
 /// The query and passages of a rankings entry of a dataset file, sent as they are.
@@ -87,6 +91,7 @@ impl DatasetEntry {
             images: Vec::new(),
             ranking: None,
             batch: Vec::new(),
+            audio: Vec::new(),
         }
     }
 }
@@ -98,6 +103,7 @@ pub fn build(dataset: &Dataset, tokenizer: &Tokenizer) -> Result<Vec<DatasetEntr
         Dataset::Synthetic(spec) => {
             let mut entries = synthetic::generate(spec, tokenizer);
             images::add_synthetic(spec, &mut entries);
+            audio::add_synthetic(spec, &mut entries)?;
             Ok(entries)
         }
         Dataset::File(spec) => file::load(spec, tokenizer),

@@ -6,7 +6,7 @@ use anyhow::{Context, Result, bail};
 use bytes::Bytes;
 
 use super::DatasetEntry;
-use crate::client::{rankings_request_body, with_image_parts};
+use crate::client::{AudioUpload, media_request_body, rankings_request_body, with_image_parts};
 use crate::load::PreparedRequest;
 use crate::plan::{Dataset, Endpoint, EndpointKind};
 
@@ -26,6 +26,18 @@ pub fn prepare(dataset: &Dataset, endpoint: &Endpoint, entries: Vec<DatasetEntry
         let images = std::mem::take(&mut entry.images);
         let ranking = entry.ranking.take();
         let batch = std::mem::take(&mut entry.batch);
+        let audio = std::mem::take(&mut entry.audio);
+        let media_body = media_request_body(
+            endpoint,
+            &entry.prompt,
+            &images,
+            audio.first().map(|clip| AudioUpload {
+                bytes: &clip.bytes,
+                file_name: clip.file_name(),
+                media_type: clip.media_type(),
+            }),
+        )
+        .with_context(|| format!("request {index} of the dataset"))?;
         let mut request = PreparedRequest::of(endpoint, entry);
         if let Some(ranking) = ranking {
             request.body = Bytes::from(rankings_request_body(endpoint, &ranking.query, &ranking.passages));
@@ -33,7 +45,9 @@ pub fn prepare(dataset: &Dataset, endpoint: &Endpoint, entries: Vec<DatasetEntry
         if !batch.is_empty() {
             request.body = Bytes::from(with_batch(&request.body, batch)?);
         }
-        if !images.is_empty() {
+        if let Some(body) = media_body {
+            request.body = Bytes::from(body);
+        } else if !images.is_empty() {
             let Some(body) = with_image_parts(&request.body, &images)
                 .with_context(|| format!("adding images to request {index} of the dataset"))?
             else {
@@ -68,9 +82,9 @@ fn check_kind(dataset: &Dataset, endpoint: &Endpoint, entries: &[DatasetEntry]) 
         );
     }
     let Dataset::File(file) = dataset else { return Ok(()) };
-    if kind != EndpointKind::Chat && entries.iter().any(|entry| !entry.images.is_empty()) {
+    if !kind.takes_images() && entries.iter().any(|entry| !entry.images.is_empty()) {
         bail!(
-            "dataset file {}: entries with \"image\" or \"images\" need a chat endpoint (kind: \"chat\"), not \"{}\"",
+            "dataset file {}: entries with \"image\" or \"images\" need a chat endpoint (kind: \"chat\"), not \"{}\" (image_edit and image_retrieval take them too)",
             file.path,
             kind.as_str()
         );
@@ -154,7 +168,7 @@ mod tests {
         let error = prepare(&file_dataset(), &test_endpoint(EndpointKind::Embeddings), with_image).err().unwrap();
         assert_eq!(
             error.to_string(),
-            "dataset file data/mixed.jsonl: entries with \"image\" or \"images\" need a chat endpoint (kind: \"chat\"), not \"embeddings\""
+            "dataset file data/mixed.jsonl: entries with \"image\" or \"images\" need a chat endpoint (kind: \"chat\"), not \"embeddings\" (image_edit and image_retrieval take them too)"
         );
         let ranking = Ranking { query: "q".into(), passages: vec!["p".into()] };
         let error =

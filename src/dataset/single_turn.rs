@@ -50,6 +50,7 @@ fn ranking_entry(line: &Record<'_>, tokenizer: &Tokenizer) -> Result<DatasetEntr
         system_prompt: None,
         turn: None,
         images: Vec::new(),
+        audio: Vec::new(),
         ranking: Some(Ranking { query, passages }),
         batch: Vec::new(),
     })

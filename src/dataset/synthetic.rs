@@ -74,6 +74,7 @@ pub fn generate(spec: &SyntheticDataset, tokenizer: &Tokenizer) -> Vec<DatasetEn
             system_prompt: system_prompt.clone(),
             turn: None,
             images: Vec::new(),
+            audio: Vec::new(),
             ranking: None,
             batch: batch.into_iter().map(|text| text.text).collect(),
         });

@@ -1,6 +1,7 @@
 //! `inputs.json`: the request bodies prepared for a run, one session per dataset entry (a
 //! multi-turn file's session holds its turns), in AIPerf's shape:
-//! `{"data": [{"session_id": "session_000000", "payloads": [<body>, ..]}]}`.
+//! `{"data": [{"session_id": "session_000000", "payloads": [<body>, ..]}]}`; an upload's
+//! form body is written as `{"form_data_bytes": <size>}`.
 
 use std::io::Write;
 use std::path::Path;
@@ -18,16 +19,18 @@ where
 {
     let mut data = Vec::new();
     for (index, turns) in sessions.into_iter().enumerate() {
-        let payloads = turns
-            .into_iter()
-            .map(|body| serde_json::from_slice(body).context("a prepared request body is not JSON"))
-            .collect::<Result<Vec<Value>>>()?;
+        let payloads = turns.into_iter().map(payload_json).collect::<Vec<Value>>();
         data.push(json!({ "session_id": format!("session_{index:06}"), "payloads": payloads }));
     }
     let file = std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
     let mut out = std::io::BufWriter::new(file);
     serde_json::to_writer_pretty(&mut out, &json!({ "data": data }))?;
     out.flush().with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// A JSON body as it is; an upload's form (not JSON, often binary) as its size.
+fn payload_json(body: &[u8]) -> Value {
+    serde_json::from_slice(body).unwrap_or_else(|_| json!({ "form_data_bytes": body.len() }))
 }
 
 #[cfg(test)]
@@ -49,6 +52,8 @@ mod tests {
                 {"session_id": "session_000001", "payloads": [{"prompt": "hi"}, {"prompt": "more"}]},
             ]})
         );
-        assert!(write(&path, [[&b"not json"[..]]]).is_err());
+        write(&path, [[&b"--form\r\n\x00"[..]]]).unwrap();
+        let written: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(written["data"][0]["payloads"][0], json!({"form_data_bytes": 9}));
     }
 }

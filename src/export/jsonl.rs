@@ -8,6 +8,7 @@ use anyhow::Result;
 use serde_json::{Map, Value, json};
 
 use crate::clock::RunClock;
+use crate::metrics::record_sink::RecordSink;
 use crate::metrics::record_values::{MetricValue, RecordMetrics};
 use crate::metrics::registry::{GOOD_REQUEST_COUNT, MetricFlags};
 use crate::plan::PhaseKind;
@@ -19,14 +20,21 @@ use super::trace_data::trace_data;
 
 pub struct RecordsJsonlWriter {
     file: JsonLinesFile,
+    clock: RunClock,
+    ids: RecordIds,
     /// Add each record's `trace_data` (`export_http_trace`).
     http_trace: bool,
 }
 
 impl RecordsJsonlWriter {
-    /// Creates (or truncates) the file, and its folder if needed.
-    pub fn create(path: &Path) -> Result<Self> {
-        Ok(Self { file: JsonLinesFile::create(path)?, http_trace: false })
+    /// Creates (or truncates) the file, and its folder if needed; times are written on `clock`.
+    pub fn create(path: &Path, clock: RunClock) -> Result<Self> {
+        Ok(Self {
+            file: JsonLinesFile::create(path)?,
+            clock,
+            ids: RecordIds::new(clock.epoch_ns(0)),
+            http_trace: false,
+        })
     }
 
     /// Also write each record's HTTP trace as `trace_data`.
@@ -34,22 +42,17 @@ impl RecordsJsonlWriter {
         self.http_trace = on;
         self
     }
+}
 
-    /// Appends the record's line and flushes it to the file (`good`: whether a successful
-    /// record met every SLO, when the run has SLOs).
-    pub fn write_record(
-        &mut self,
-        record: &RequestRecord,
-        metrics: &RecordMetrics,
-        clock: &RunClock,
-        ids: &RecordIds,
-        good: Option<bool>,
-    ) -> Result<()> {
-        let mut line = record_line(record, metrics, clock, ids, good);
+impl RecordSink for RecordsJsonlWriter {
+    /// Appends the record's line and flushes it to the file.
+    fn write(&mut self, record: &RequestRecord, metrics: &RecordMetrics, good: Option<bool>) -> Result<()> {
+        self.ids.see(record);
+        let mut line = record_line(record, metrics, &self.clock, &self.ids, good);
         if let (true, Some(trace), Value::Object(fields)) = (self.http_trace, &record.trace, &mut line) {
             // AIPerf's order: metadata, metrics, trace_data, error.
             let error = fields.remove("error");
-            fields.insert("trace_data".into(), trace_data(trace, record, clock));
+            fields.insert("trace_data".into(), trace_data(trace, record, &self.clock));
             if let Some(error) = error {
                 fields.insert("error".into(), error);
             }
@@ -58,7 +61,7 @@ impl RecordsJsonlWriter {
     }
 
     /// Flushes and syncs the file.
-    pub fn finish(self) -> Result<()> {
+    fn finish(self: Box<Self>) -> Result<()> {
         self.file.finish()
     }
 }
@@ -183,4 +186,92 @@ pub(super) fn metadata(record: &RequestRecord, clock: &RunClock, ids: &RecordIds
 /// A failed record's `error` block (also the raw export's).
 pub(super) fn error_json(error: &RecordError) -> Value {
     json!({ "code": error.code, "type": error.kind, "message": error.message })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::RecordProcessor;
+    use crate::metrics::test_support::{context, streamed_record};
+
+    fn lines_of(path: &Path) -> Vec<Value> {
+        std::fs::read_to_string(path).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+    }
+
+    #[test]
+    fn each_line_carries_aiperfs_metadata_metrics_and_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let jsonl = dir.path().join("profile_export.jsonl");
+        let ctx = context(true);
+        let writer = RecordsJsonlWriter::create(&jsonl, ctx.clock).unwrap();
+        let mut processor = RecordProcessor::new(ctx).with_sink(Box::new(writer));
+        processor.process(streamed_record(0, &[10_000_000, 12_000_000, 14_000_000], " the the the", 100)).unwrap();
+        let mut second = streamed_record(4_000_000, &[20_000_000], " the", 300);
+        second.x_request_id = "req-1".into();
+        processor.process(second).unwrap();
+        let mut failed = streamed_record(0, &[], "", 50);
+        failed.end_ns = 1_000_000;
+        failed.error = Some(RecordError { code: Some(500), kind: "http_error".into(), message: "status 500".into() });
+        processor.process(failed).unwrap();
+        let mut cancelled = streamed_record(0, &[30_000_000, 90_000_000], " the the", 999);
+        cancelled.was_cancelled = true;
+        processor.process(cancelled).unwrap();
+        let mut warmup = streamed_record(0, &[1_000_000], " the", 1);
+        warmup.origin.phase_kind = PhaseKind::Warmup;
+        processor.process(warmup).unwrap();
+        processor.finish().unwrap();
+
+        let lines = lines_of(&jsonl);
+        assert_eq!(lines.len(), 4, "warmup records are not written");
+        let first = &lines[0];
+        for field in [
+            "session_num",
+            "x_request_id",
+            "conversation_id",
+            "turn_index",
+            "credit_issued_ns",
+            "request_start_ns",
+            "request_ack_ns",
+            "request_end_ns",
+            "benchmark_phase",
+            "phase_index",
+            "phase_name",
+            "phase_kind",
+            "was_cancelled",
+            "worker_id",
+            "record_processor_id",
+            "x_correlation_id",
+            "profiling_index",
+            "root_correlation_id",
+            "agent_depth",
+            "context_overflow_skip",
+        ] {
+            assert!(first["metadata"].get(field).is_some(), "metadata.{field} missing");
+        }
+        assert_eq!(first["metadata"]["conversation_id"], "session_000000");
+        assert_eq!(first["metadata"]["profiling_index"], 0);
+        assert_eq!(first["metadata"]["x_correlation_id"], first["metadata"]["root_correlation_id"]);
+        assert_ne!(first["metadata"]["x_correlation_id"], lines[1]["metadata"]["x_correlation_id"]);
+        assert_eq!(first["metadata"]["x_correlation_id"].as_str().map(str::len), Some(36));
+        assert_eq!(first["metadata"]["worker_id"], lines[1]["metadata"]["worker_id"]);
+        assert_eq!(first["metrics"]["request_latency"], json!({"value": 14.0, "unit": "ms"}));
+        assert_eq!(first["metrics"]["output_sequence_length"]["value"], 3);
+        assert_eq!(first["metrics"]["inter_chunk_latency"]["value"], json!([2.0, 2.0]));
+        assert!(first["metrics"].get("request_count").is_none());
+        assert!(first.get("error").is_none());
+        assert_eq!(lines[2]["error"], json!({"code": 500, "type": "http_error", "message": "status 500"}));
+        assert_eq!(lines[2]["metrics"]["error_isl"]["value"], 50);
+        assert_eq!(lines[3]["metadata"]["was_cancelled"], true);
+        assert_eq!(lines[3]["metrics"], json!({}));
+    }
+
+    #[test]
+    fn the_line_is_on_disk_before_finish() {
+        let dir = tempfile::tempdir().unwrap();
+        let jsonl = dir.path().join("nested/profile_export.jsonl");
+        let ctx = context(false);
+        let mut writer = RecordsJsonlWriter::create(&jsonl, ctx.clock).unwrap();
+        writer.write(&streamed_record(0, &[5_000_000], " the", 3), &RecordMetrics::default(), None).unwrap();
+        assert_eq!(lines_of(&jsonl).len(), 1);
+    }
 }

@@ -8,6 +8,8 @@ use anyhow::Result;
 use serde_json::{Map, Value, json};
 
 use crate::clock::RunClock;
+use crate::metrics::record_sink::RecordSink;
+use crate::metrics::record_values::RecordMetrics;
 use crate::record::{RawResponse, RequestRecord};
 
 use super::json_lines::JsonLinesFile;
@@ -15,21 +17,26 @@ use super::jsonl::{RecordIds, error_json, metadata};
 
 pub struct RawJsonlWriter {
     file: JsonLinesFile,
+    clock: RunClock,
+    ids: RecordIds,
 }
 
 impl RawJsonlWriter {
-    /// Creates (or truncates) the file, and its folder if needed.
-    pub fn create(path: &Path) -> Result<Self> {
-        Ok(Self { file: JsonLinesFile::create(path)? })
+    /// Creates (or truncates) the file, and its folder if needed; times are written on `clock`.
+    pub fn create(path: &Path, clock: RunClock) -> Result<Self> {
+        Ok(Self { file: JsonLinesFile::create(path)?, clock, ids: RecordIds::new(clock.epoch_ns(0)) })
     }
+}
 
+impl RecordSink for RawJsonlWriter {
     /// Appends the record's line and flushes it to the file.
-    pub fn write_record(&mut self, record: &RequestRecord, clock: &RunClock, ids: &RecordIds) -> Result<()> {
-        self.file.write(&raw_line(record, clock, ids))
+    fn write(&mut self, record: &RequestRecord, _metrics: &RecordMetrics, _good: Option<bool>) -> Result<()> {
+        self.ids.see(record);
+        self.file.write(&raw_line(record, &self.clock, &self.ids))
     }
 
     /// Flushes and syncs the file.
-    pub fn finish(self) -> Result<()> {
+    fn finish(self: Box<Self>) -> Result<()> {
         self.file.finish()
     }
 }

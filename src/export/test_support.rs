@@ -37,6 +37,8 @@ pub fn sample_result() -> RunResult {
         use_server_token_count: false,
         preflight: Default::default(),
         allow_all_failed: false,
+        network_latency: Default::default(),
+        metrics_listen: None,
         run_info: Default::default(),
     };
     let latency = distribution(&[10.0, 20.0, 30.0, 40.0]).expect("values");

@@ -7,6 +7,7 @@ mod conversation_queue;
 mod histogram;
 mod history;
 mod open_loop;
+pub mod pacer;
 mod ramp;
 mod rate;
 mod replay;
@@ -28,12 +29,13 @@ use crate::cancel::CancelSignal;
 use crate::client::{self, HttpClient};
 use crate::clock::RunClock;
 use crate::dataset::{DatasetEntry, FileTurn, SystemPrompt};
-use crate::plan::{Endpoint, LoadMode, Phase, RampedQuantity};
+use crate::plan::{Endpoint, EndpointKind, LoadMode, Phase, RampedQuantity};
 use crate::record::{RequestOrigin, RequestRecord, SessionTurn};
 use crate::result::PhaseSummary;
 use crate::rng::SeededRng;
 
 pub use histogram::DurationHistogram;
+pub use self_check::process_cpu_ns;
 pub use session_claims::SessionCounts;
 pub use wait_tally::WaitTally;
 
@@ -50,12 +52,14 @@ pub struct PreparedRequest {
 }
 
 impl PreparedRequest {
-    /// The request that sends `entry` to `endpoint`.
+    /// The request that sends `entry` to `endpoint` (a system prompt as the kind takes one;
+    /// a raw body as given).
     pub fn of(endpoint: &Endpoint, entry: DatasetEntry) -> Self {
         let body = client::request_body(endpoint, &entry.prompt, entry.max_tokens);
-        let body = match &entry.system_prompt {
-            Some(system) => history::with_system_prompt(body, &system.text),
-            None => body,
+        let body = match (&entry.system_prompt, endpoint.kind) {
+            (None, _) | (Some(_), EndpointKind::Raw) => body,
+            (Some(system), EndpointKind::Messages) => client::with_messages_system(body, &system.text),
+            (Some(system), _) => history::with_system_prompt(body, &system.text),
         };
         Self {
             body: Bytes::from(body),
@@ -133,6 +137,8 @@ pub(crate) struct SendWindow {
     last_scheduled_ns: u64,
     first_fired_ns: u64,
     last_fired_ns: u64,
+    /// CPU time of the pacer thread that fired them (open-loop modes that have one).
+    pacer_cpu_ns: Option<u64>,
 }
 
 impl SendWindow {

@@ -1,18 +1,21 @@
-//! The open-loop dispatcher shared by rate, rate ramps and fixed schedules: sleeps until each
-//! precomputed arrival's absolute deadline and spawns its request, so a slow one never delays the next.
+//! The open-loop dispatcher shared by rate, rate ramps and fixed schedules: the pacer thread
+//! (`pacer.rs`) hands over each precomputed arrival at its due time, and the dispatcher spawns
+//! its request on the runtime from there, so a slow request never delays the next and no
+//! arrival waits for a timer tick.
 
+use std::ops::ControlFlow;
 use std::sync::Arc;
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, Ordering};
 
-use tokio::sync::Semaphore;
+use tokio::runtime::Handle;
+use tokio::sync::{Semaphore, oneshot};
 use tokio::task::JoinSet;
 
 use super::conversation_queue::{self, ConversationQueue, QueuedTurn};
+use super::pacer::{self, Due};
+use super::self_check::thread_cpu_ns;
 use super::session_claims::SessionClaims;
 use super::{Limits, LoadContext, Outgoing, PhaseDeadlines, PhaseRun, SendWindow, request_ids, send};
-
-/// How many overdue arrivals are sent back to back before the scheduler yields to other tasks.
-const CATCH_UP_BURST: u32 = 64;
 
 /// Send one request at each offset (ns from now) until the offsets, the phase's request count
 /// or its duration run out; at most `max_in_flight` at once when given. A multi-turn file is
@@ -20,63 +23,107 @@ const CATCH_UP_BURST: u32 = 64;
 pub(super) async fn dispatch(
     ctx: Arc<LoadContext>,
     run: Arc<PhaseRun>,
-    offsets_ns: impl Iterator<Item = u64>,
+    offsets_ns: impl Iterator<Item = u64> + Send + 'static,
     max_in_flight: Option<usize>,
 ) -> SendWindow {
-    let deadlines = PhaseDeadlines::of(&run.phase);
-    let slots = max_in_flight.map(|n| Arc::new(Semaphore::new(n)));
-    let origin_ns = ctx.clock.now_ns();
-    let origin = tokio::time::Instant::from_std(ctx.clock.instant_at(origin_ns));
-    let mut ids = request_ids(&ctx, &run, 0);
-    let mut tasks = JoinSet::new();
-    let mut window = SendWindow::default();
-    let mut overdue_in_a_row = 0;
-    let mut conversations = ConversationQueue::of(&ctx.requests, SessionClaims::of(&run));
-    let mut next_index = 0u64;
-    for offset_ns in offsets_ns {
-        let requests_done = match &conversations {
-            Some(queue) => queue.finished(),
-            None => run.phase.requests.is_some_and(|limit| next_index >= limit),
-        };
-        if requests_done || ctx.cancel.is_cancelled() {
-            break;
-        }
-        let due = origin + Duration::from_nanos(offset_ns);
-        if deadlines.stop_sending.is_some_and(|stop| due >= stop) {
-            break;
-        }
-        if due > tokio::time::Instant::now() {
-            overdue_in_a_row = 0;
-            tokio::select! {
-                _ = tokio::time::sleep_until(due) => {}
-                _ = ctx.cancel.cancelled() => break,
+    let dispatcher = Dispatcher::new(ctx, run, max_in_flight);
+    let abandoned = Arc::new(AtomicBool::new(false));
+    // Should this future be dropped, the pacer stops spawning within a nap.
+    let _stop_on_drop = StopOnDrop(abandoned.clone());
+    let (sent_all, all_sent) = oneshot::channel();
+    let pacing = std::thread::Builder::new().name("aiperf-pacer".into()).spawn(move || {
+        let _ = sent_all.send(dispatcher.run(offsets_ns, &abandoned));
+    });
+    if let Err(e) = pacing {
+        tracing::error!("cannot start the open-loop pacer thread: {e}; the phase sends nothing");
+        return SendWindow::default();
+    }
+    let Ok((window, mut tasks)) = all_sent.await else {
+        tracing::error!("the open-loop pacer thread stopped unexpectedly; the phase's requests in flight are cut");
+        return SendWindow::default();
+    };
+    while tasks.join_next().await.is_some() {}
+    window
+}
+
+/// Raises its flag when dropped.
+struct StopOnDrop(Arc<AtomicBool>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
+/// What the pacer thread needs to turn arrivals into requests on the runtime.
+struct Dispatcher {
+    ctx: Arc<LoadContext>,
+    run: Arc<PhaseRun>,
+    runtime: Handle,
+    deadlines: PhaseDeadlines,
+    /// The run-clock ns the offsets count from: when the phase's deadlines were set.
+    origin_ns: u64,
+    slots: Option<Arc<Semaphore>>,
+}
+
+impl Dispatcher {
+    fn new(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, max_in_flight: Option<usize>) -> Self {
+        let deadlines = PhaseDeadlines::of(&run.phase);
+        let origin_ns = ctx.clock.now_ns();
+        let slots = max_in_flight.map(|n| Arc::new(Semaphore::new(n)));
+        Self { ctx, run, runtime: Handle::current(), deadlines, origin_ns, slots }
+    }
+
+    /// Pace the arrivals on this thread and spawn each one's request; returns the send window
+    /// and the requests still to be joined.
+    fn run(self, offsets_ns: impl Iterator<Item = u64>, abandoned: &AtomicBool) -> (SendWindow, JoinSet<()>) {
+        let (ctx, run, origin_ns) = (&self.ctx, &self.run, self.origin_ns);
+        let stop_ns = self.deadlines.stop_sending.map(|stop| ctx.clock.ns_of(stop.into_std()));
+        let mut ids = request_ids(ctx, run, 0);
+        let mut tasks = JoinSet::new();
+        let mut window = SendWindow::default();
+        let mut conversations = ConversationQueue::of(&ctx.requests, SessionClaims::of(run));
+        let mut next_index = 0u64;
+        // Arrivals at or past the phase's end of sending are never waited for.
+        let offsets_ns = offsets_ns.take_while(|offset_ns| stop_ns.is_none_or(|stop| origin_ns + offset_ns < stop));
+        let stop = || abandoned.load(Ordering::Relaxed) || ctx.cancel.is_cancelled();
+        let cpu_before_ns = thread_cpu_ns();
+        pacer::pace(&ctx.clock, origin_ns, offsets_ns, stop, |Due { scheduled_ns, fired_ns }| {
+            let requests_done = match &conversations {
+                Some(queue) => queue.finished(),
+                None => run.phase.requests.is_some_and(|limit| next_index >= limit),
+            };
+            if requests_done || ctx.cancel.is_cancelled() {
+                return ControlFlow::Break(());
             }
-        } else {
-            overdue_in_a_row += 1;
-            if overdue_in_a_row % CATCH_UP_BURST == 0 {
-                tokio::task::yield_now().await;
-            }
-        }
-        let scheduled_ns = origin_ns + offset_ns;
-        let work = match &mut conversations {
-            // An arrival that finds no turn due and no session to start goes unused.
-            Some(queue) => match queue.next(tokio::time::Instant::now()) {
-                Some(turn) => Work::Turn(turn, ids.uuid()),
-                None => continue,
-            },
-            None => match Outgoing::from_dataset(&ctx, next_index, scheduled_ns, ids.uuid()) {
-                Some(request) => {
-                    next_index += 1;
-                    Work::Request(request)
-                }
-                None => break,
-            },
-        };
-        let fired_ns = ctx.clock.now_ns();
-        run.counters.pacing_error.record_ns(fired_ns.saturating_sub(scheduled_ns));
-        window.note(scheduled_ns, fired_ns);
-        let (ctx, run, slots) = (ctx.clone(), run.clone(), slots.clone());
-        tasks.spawn(async move {
+            let work = match &mut conversations {
+                // An arrival that finds no turn due and no session to start goes unused.
+                Some(queue) => match queue.next(tokio::time::Instant::now()) {
+                    Some(turn) => Work::Turn(turn, ids.uuid()),
+                    None => return ControlFlow::Continue(()),
+                },
+                None => match Outgoing::from_dataset(ctx, next_index, scheduled_ns, ids.uuid()) {
+                    Some(request) => {
+                        next_index += 1;
+                        Work::Request(request)
+                    }
+                    None => return ControlFlow::Break(()),
+                },
+            };
+            run.counters.pacing_error.record_ns(fired_ns.saturating_sub(scheduled_ns));
+            window.note(scheduled_ns, fired_ns);
+            tasks.spawn_on(self.send(work, scheduled_ns), &self.runtime);
+            while tasks.try_join_next().is_some() {}
+            ControlFlow::Continue(())
+        });
+        window.pacer_cpu_ns = Some(thread_cpu_ns().saturating_sub(cpu_before_ns));
+        (window, tasks)
+    }
+
+    /// The task that sends one arrival's work.
+    fn send(&self, work: Work, scheduled_ns: u64) -> impl Future<Output = ()> + Send + 'static {
+        let (ctx, run, slots, deadlines) = (self.ctx.clone(), self.run.clone(), self.slots.clone(), self.deadlines);
+        async move {
             let limits = Limits { slots: slots.as_deref(), prefill: None };
             match work {
                 Work::Request(request) => {
@@ -87,11 +134,8 @@ pub(super) async fn dispatch(
                         .await;
                 }
             }
-        });
-        while tasks.try_join_next().is_some() {}
+        }
     }
-    while tasks.join_next().await.is_some() {}
-    window
 }
 
 /// What one arrival sends.

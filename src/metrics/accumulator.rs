@@ -6,6 +6,7 @@ use std::collections::HashMap;
 
 use super::aggregate::RunCounters;
 use super::derived::{KnownValues, derive_all};
+use super::network_adjusted::NetworkRtt;
 use super::record_values::RecordMetrics;
 use super::registry::{self, MetricDef};
 use super::stats::distribution;
@@ -57,8 +58,13 @@ impl MetricAccumulator {
     }
 
     /// Every exported metric with a value, in registry order: record metrics' distributions,
-    /// aggregate and derived values, and the `time_weighted` stats computed elsewhere.
-    pub fn finish(self, time_weighted: Vec<(&'static MetricDef, Stats)>) -> Vec<MetricResult> {
+    /// aggregate and derived values, the `time_weighted` stats computed elsewhere, and the
+    /// network-adjusted latencies when the run subtracts a round trip.
+    pub fn finish(
+        self,
+        time_weighted: Vec<(&'static MetricDef, Stats)>,
+        network_rtt: Option<&NetworkRtt>,
+    ) -> Vec<MetricResult> {
         let mut known = KnownValues::new();
         let mut stats_by_tag: HashMap<&'static str, Stats> = HashMap::new();
         for (tag, values) in &self.samples {
@@ -75,13 +81,20 @@ impl MetricAccumulator {
         }
         derive_all(&mut known);
         stats_by_tag.extend(time_weighted.into_iter().map(|(def, stats)| (def.tag, stats)));
+        if let Some(rtt) = network_rtt {
+            stats_by_tag.extend(rtt.adjusted(&self.samples).into_iter().map(|(def, stats)| (def.tag, stats)));
+        }
         registry::METRICS
             .iter()
             .filter(|def| def.exported())
             .filter_map(|def| {
                 let stats = match def.kind {
                     MetricKind::Record => stats_by_tag.remove(def.tag)?,
-                    _ if def.has(registry::MetricFlags::TIME_WEIGHTED) => stats_by_tag.remove(def.tag)?,
+                    _ if def.has(registry::MetricFlags::TIME_WEIGHTED)
+                        || def.has(registry::MetricFlags::NETWORK_LATENCY) =>
+                    {
+                        stats_by_tag.remove(def.tag)?
+                    }
                     MetricKind::Aggregate | MetricKind::Derived => Stats::scalar(*known.get(def.tag)?),
                 };
                 Some(def.result(stats))

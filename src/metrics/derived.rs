@@ -41,7 +41,7 @@ static DERIVATIONS: &[(&MetricDef, Formula)] = &[
     (&r::TOTAL_USAGE_PROMPT_TOKENS, |k| get(k, &r::USAGE_PROMPT_TOKENS)),
     (&r::TOTAL_USAGE_COMPLETION_TOKENS, |k| get(k, &r::USAGE_COMPLETION_TOKENS)),
     (&r::TOTAL_USAGE_TOTAL_TOKENS, |k| get(k, &r::USAGE_TOTAL_TOKENS)),
-    (&r::TOTAL_ERROR_ISL, |k| get(k, &r::ERROR_INPUT_SEQUENCE_LENGTH)),
+    (&r::TOTAL_ERROR_ISL, |k| get(k, &r::ERROR_ISL)),
     (&r::REQUEST_THROUGHPUT, |k| per_second(k, get(k, &r::REQUEST_COUNT)?)),
     (&r::OUTPUT_TOKEN_THROUGHPUT, |k| per_second(k, get(k, &r::TOTAL_OSL)?)),
     (&r::INPUT_TOKEN_THROUGHPUT, |k| per_second(k, get(k, &r::TOTAL_ISL)?)),
@@ -112,7 +112,7 @@ mod tests {
             (&r::OUTPUT_TOKEN_COUNT, 300.0),
             (&r::OUTPUT_SEQUENCE_LENGTH, 400.0),
             (&r::INPUT_SEQUENCE_LENGTH, 1000.0),
-            (&r::ERROR_INPUT_SEQUENCE_LENGTH, 50.0),
+            (&r::ERROR_ISL, 50.0),
         ]);
         let d = derive_all(&mut k);
         assert_eq!(value(&d, &r::BENCHMARK_DURATION), Some(4.0));

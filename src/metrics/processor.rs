@@ -1,8 +1,6 @@
-//! `RecordProcessor`: takes profiling records one at a time, writes each one's jsonl line,
-//! accumulates metric values (for the run and, with timeslices, for the record's slice) and
+//! `RecordProcessor`: takes profiling records one at a time, hands each one to its sinks (the
+//! per-record jsonl files), accumulates metric values (for the run and, with timeslices, for the record's slice) and
 //! what was in flight, and at the end turns them into stats and the error summary.
-
-use std::path::Path;
 
 use anyhow::Result;
 
@@ -11,13 +9,13 @@ use super::accumulator::MetricAccumulator;
 use super::errors::ErrorTally;
 use super::goodput::Slos;
 use super::in_flight::{InFlightCurves, RecordTokens};
+use super::network_adjusted::NetworkRtt;
 use super::record_metrics::{error_metrics, request_latency_ns, success_metrics};
+use super::record_sink::RecordSink;
 use super::record_values::{MetricValue, RecordMetrics};
 use super::registry;
 use super::time_weighted::time_weighted_metrics;
 use super::timeslices::{TimesliceAccumulator, Timeslicing};
-use crate::export::jsonl::{RecordIds, RecordsJsonlWriter};
-use crate::export::raw_jsonl::RawJsonlWriter;
 use crate::plan::PhaseKind;
 use crate::record::RequestRecord;
 use crate::result::{ErrorCount, MetricResult, Timeslice};
@@ -33,37 +31,36 @@ pub struct ProcessedMetrics {
 }
 
 /// Consumes profiling records one at a time (on its own thread): computes each record's
-/// metrics, appends one line to profile_export.jsonl at once, and accumulates the values.
+/// metrics, hands it to every sink at once, and accumulates the values.
 pub struct RecordProcessor {
     ctx: MetricsContext,
-    records_file: Option<RecordsJsonlWriter>,
-    /// profile_export_raw.jsonl (`export_level: "raw"`).
-    raw_file: Option<RawJsonlWriter>,
+    /// Where each record goes as it arrives (profile_export.jsonl, profile_export_raw.jsonl).
+    sinks: Vec<Box<dyn RecordSink>>,
     run: MetricAccumulator,
     in_flight: InFlightCurves,
     timeslices: Option<TimesliceAccumulator>,
     errors: ErrorTally,
     /// The run's SLOs (goodput).
     slos: Option<Slos>,
-    ids: RecordIds,
 }
 
 impl RecordProcessor {
-    /// `jsonl_path`: where profile_export.jsonl is written as records arrive (None: not written).
-    pub fn new(ctx: MetricsContext, jsonl_path: Option<&Path>) -> Result<Self> {
-        let records_file = jsonl_path.map(RecordsJsonlWriter::create).transpose()?;
-        let ids = RecordIds::new(ctx.clock.epoch_ns(0));
-        Ok(Self {
+    pub fn new(ctx: MetricsContext) -> Self {
+        Self {
             ctx,
-            records_file,
-            raw_file: None,
+            sinks: Vec::new(),
             run: MetricAccumulator::new(false),
             in_flight: InFlightCurves::default(),
             timeslices: None,
             errors: ErrorTally::default(),
             slos: None,
-            ids,
-        })
+        }
+    }
+
+    /// Also hand each record, with its metrics, to `sink` as it arrives.
+    pub fn with_sink(mut self, sink: Box<dyn RecordSink>) -> Self {
+        self.sinks.push(sink);
+        self
     }
 
     /// Count the successful requests that meet every one of `slos` (None: no goodput metrics).
@@ -79,20 +76,8 @@ impl RecordProcessor {
         self
     }
 
-    /// Also write each record's HTTP trace into its jsonl line (`export_http_trace`).
-    pub fn with_http_trace(mut self, on: bool) -> Self {
-        self.records_file = self.records_file.map(|file| file.with_http_trace(on));
-        self
-    }
-
-    /// Also write each record's raw exchange to `raw_path` as it arrives (None: not written).
-    pub fn with_raw_file(mut self, raw_path: Option<&Path>) -> Result<Self> {
-        self.raw_file = raw_path.map(RawJsonlWriter::create).transpose()?;
-        Ok(self)
-    }
-
     /// Successful records feed the success metrics; failed ones the error metrics, the error
-    /// count and the error summary; cancelled ones only their jsonl line and what was in
+    /// count and the error summary; cancelled ones only their sinks' line and what was in
     /// flight. Warmup records are ignored.
     pub fn process(&mut self, record: RequestRecord) -> Result<()> {
         if record.origin.phase_kind == PhaseKind::Warmup {
@@ -124,24 +109,22 @@ impl RecordProcessor {
             self.in_flight.add(&record, None, self.ctx.streaming);
             RecordMetrics::default()
         };
-        self.ids.see(&record);
-        if let Some(file) = &mut self.records_file {
-            file.write_record(&record, &metrics, &self.ctx.clock, &self.ids, good_mark)?;
-        }
-        if let Some(file) = &mut self.raw_file {
-            file.write_record(&record, &self.ctx.clock, &self.ids)?;
+        for sink in &mut self.sinks {
+            sink.write(&record, &metrics, good_mark)?;
         }
         Ok(())
     }
 
-    /// Flush the jsonl files and compute every metric's stats (registry order), the error
-    /// summary and the timeslices.
+    /// Flush the sinks and compute every metric's stats (registry order), the error summary
+    /// and the timeslices.
     pub fn finish(self) -> Result<ProcessedMetrics> {
-        if let Some(file) = self.records_file {
-            file.finish()?;
-        }
-        if let Some(file) = self.raw_file {
-            file.finish()?;
+        self.finish_adjusted(None)
+    }
+
+    /// `finish`, with the network-adjusted latencies of a run that subtracts a round trip.
+    pub fn finish_adjusted(self, network_rtt: Option<&NetworkRtt>) -> Result<ProcessedMetrics> {
+        for sink in self.sinks {
+            sink.finish()?;
         }
         let (has_phases, has_tokens) = (self.in_flight.has_phases(), self.in_flight.has_tokens());
         let window = self.in_flight.window();
@@ -154,7 +137,7 @@ impl RecordProcessor {
             .map(|slices| slices.finish(&segments, has_phases, has_tokens, &self.ctx.clock))
             .unwrap_or_default();
         Ok(ProcessedMetrics {
-            metrics: self.run.finish(time_weighted),
+            metrics: self.run.finish(time_weighted, network_rtt),
             error_summary: self.errors.into_summary(),
             timeslices,
         })
@@ -176,7 +159,24 @@ mod tests {
     use crate::metrics::test_support::{context, streamed_record};
     use crate::record::RecordError;
     use crate::result::Stats;
-    use std::sync::{Arc, OnceLock};
+    use std::sync::{Arc, Mutex, OnceLock};
+
+    /// What a sink was handed, per record: its request id, whether it was cancelled, its
+    /// metric tags.
+    #[derive(Clone, Default)]
+    struct Captured(Arc<Mutex<Vec<(String, bool, Vec<&'static str>)>>>);
+
+    impl RecordSink for Captured {
+        fn write(&mut self, record: &RequestRecord, metrics: &RecordMetrics, _good: Option<bool>) -> Result<()> {
+            let tags = metrics.entries.iter().map(|(def, _)| def.tag).collect();
+            self.0.lock().unwrap().push((record.x_request_id.to_string(), record.was_cancelled, tags));
+            Ok(())
+        }
+
+        fn finish(self: Box<Self>) -> Result<()> {
+            Ok(())
+        }
+    }
 
     fn stats_of<'a>(results: &'a [MetricResult], tag: &str) -> &'a Stats {
         &results.iter().find(|m| m.tag == tag).unwrap_or_else(|| panic!("no {tag}")).stats
@@ -192,7 +192,7 @@ mod tests {
 
     #[test]
     fn reasoning_tokens_are_totalled_and_ttfo_waits_for_the_answer() {
-        let mut processor = RecordProcessor::new(context(true), None).unwrap();
+        let mut processor = RecordProcessor::new(context(true));
         // Reasoning " the the" (2 tokens) in the first chunk, then the answer; and " the the the" (3).
         for (reasoning, first_answer_ns) in [(" the the", 6_000_000), (" the the the", 9_000_000)] {
             let mut record = streamed_record(0, &[2_000_000, first_answer_ns], " the", 10);
@@ -214,7 +214,7 @@ mod tests {
 
     #[test]
     fn usage_discrepancies_and_osl_mismatches_are_counted_per_request() {
-        let mut processor = RecordProcessor::new(context(true), None).unwrap();
+        let mut processor = RecordProcessor::new(context(true));
         // " the the the the" is 4 GPT-2 tokens. Requested 4 → exact; requested 8 → a mismatch.
         // Usage: 4 completion tokens (exact), then 5 (25 % off → a discrepancy).
         for (requested, completion) in [(4, 4), (8, 5)] {
@@ -234,9 +234,8 @@ mod tests {
 
     #[test]
     fn successes_errors_and_cancellations_feed_the_right_metrics() {
-        let dir = tempfile::tempdir().unwrap();
-        let jsonl = dir.path().join("profile_export.jsonl");
-        let mut processor = RecordProcessor::new(context(true), Some(&jsonl)).unwrap();
+        let captured = Captured::default();
+        let mut processor = RecordProcessor::new(context(true)).with_sink(Box::new(captured.clone()));
         // Two successes: 3 tokens over chunks 10/12/14 ms and 20/22/24 ms, both started at 0 and 4 ms.
         processor.process(streamed_record(0, &[10_000_000, 12_000_000, 14_000_000], " the the the", 100)).unwrap();
         let mut second = streamed_record(4_000_000, &[20_000_000, 22_000_000, 24_000_000], " the the the", 300);
@@ -261,7 +260,7 @@ mod tests {
         // ICL pools every gap of every record: four gaps of 2 ms.
         let icl = stats_of(&results, "inter_chunk_latency");
         assert_eq!((icl.count, icl.avg), (Some(4), 2.0));
-        assert_eq!(stats_of(&results, "error_input_sequence_length").sum, Some(120.0));
+        assert_eq!(stats_of(&results, "error_isl").sum, Some(120.0));
         assert_eq!(stats_of(&results, "request_count"), &Stats::scalar(2.0));
         assert_eq!(stats_of(&results, "error_request_count").avg, 2.0);
         assert_eq!(stats_of(&results, "completed_request_count").avg, 4.0);
@@ -285,68 +284,18 @@ mod tests {
         assert_eq!(errors.len(), 1);
         assert_eq!((errors[0].count, errors[0].error_details.code), (2, Some(500)));
 
-        let text = std::fs::read_to_string(&jsonl).unwrap();
-        let lines: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-        assert_eq!(lines.len(), 5, "warmup records are not written");
-        let first = &lines[0];
-        for field in [
-            "session_num",
-            "x_request_id",
-            "conversation_id",
-            "turn_index",
-            "credit_issued_ns",
-            "request_start_ns",
-            "request_ack_ns",
-            "request_end_ns",
-            "benchmark_phase",
-            "phase_index",
-            "phase_name",
-            "phase_kind",
-            "was_cancelled",
-            "worker_id",
-            "record_processor_id",
-            "x_correlation_id",
-            "profiling_index",
-            "root_correlation_id",
-            "agent_depth",
-            "context_overflow_skip",
-        ] {
-            assert!(first["metadata"].get(field).is_some(), "metadata.{field} missing");
-        }
-        assert_eq!(first["metadata"]["conversation_id"], "session_000000");
-        assert_eq!(first["metadata"]["profiling_index"], 0);
-        assert_eq!(first["metadata"]["x_correlation_id"], first["metadata"]["root_correlation_id"]);
-        assert_ne!(first["metadata"]["x_correlation_id"], lines[1]["metadata"]["x_correlation_id"]);
-        assert_eq!(first["metadata"]["x_correlation_id"].as_str().map(str::len), Some(36));
-        assert_eq!(first["metadata"]["worker_id"], lines[1]["metadata"]["worker_id"]);
-        assert_eq!(first["metrics"]["request_latency"], serde_json::json!({"value": 14.0, "unit": "ms"}));
-        assert_eq!(first["metrics"]["output_sequence_length"]["value"], 3);
-        assert_eq!(first["metrics"]["inter_chunk_latency"]["value"], serde_json::json!([2.0, 2.0]));
-        assert!(first["metrics"].get("request_count").is_none());
-        assert!(first.get("error").is_none());
-        assert_eq!(lines[2]["error"], serde_json::json!({"code": 500, "type": "http_error", "message": "status 500"}));
-        assert_eq!(lines[2]["metrics"]["error_input_sequence_length"]["value"], 50);
-        assert_eq!(lines[4]["metadata"]["was_cancelled"], true);
-        assert_eq!(lines[4]["metrics"], serde_json::json!({}));
-    }
-
-    #[test]
-    fn the_jsonl_line_is_on_disk_before_finish() {
-        let dir = tempfile::tempdir().unwrap();
-        let jsonl = dir.path().join("nested/profile_export.jsonl");
-        let mut processor = RecordProcessor::new(context(false), Some(&jsonl)).unwrap();
-        processor.process(streamed_record(0, &[5_000_000], " the", 3)).unwrap();
-        assert_eq!(std::fs::read_to_string(&jsonl).unwrap().lines().count(), 1);
-        let ProcessedMetrics { metrics: results, error_summary: errors, .. } = processor.finish().unwrap();
-        assert!(results.iter().all(|m| m.tag != "time_to_first_token"), "not streaming");
-        assert!(errors.is_empty());
+        let handed = captured.0.lock().unwrap();
+        assert_eq!(handed.len(), 5, "warmup records are not handed on");
+        assert_eq!(handed[1].0, "req-1");
+        assert!(handed[0].2.contains(&"request_latency") && handed[0].2.contains(&"inter_chunk_latency"));
+        assert!(handed[2].2.contains(&"error_isl"));
+        assert!(handed[4].1 && handed[4].2.is_empty(), "a cancelled record has no metrics");
     }
 
     #[test]
     fn slos_give_good_request_count_goodput_and_fraction() {
         let slos: std::collections::BTreeMap<String, f64> = [("time_to_first_token".to_string(), 15.0)].into();
-        let mut processor =
-            RecordProcessor::new(context(true), None).unwrap().with_slos(Slos::from_plan(&slos).unwrap());
+        let mut processor = RecordProcessor::new(context(true)).with_slos(Slos::from_plan(&slos).unwrap());
         // TTFTs 10, 20 and 12 ms: two of three are good; the run lasts 0 → 30 ms.
         processor.process(streamed_record(0, &[10_000_000, 12_000_000], " the the", 5)).unwrap();
         processor.process(streamed_record(0, &[20_000_000, 30_000_000], " the the", 5)).unwrap();
@@ -363,7 +312,7 @@ mod tests {
 
     #[test]
     fn without_slos_there_are_no_goodput_metrics() {
-        let mut processor = RecordProcessor::new(context(true), None).unwrap();
+        let mut processor = RecordProcessor::new(context(true));
         processor.process(streamed_record(0, &[10_000_000], " the", 5)).unwrap();
         let results = processor.finish().unwrap().metrics;
         assert!(results.iter().all(|m| !m.tag.starts_with("good")));
@@ -374,7 +323,7 @@ mod tests {
         let origin = Arc::new(OnceLock::new());
         origin.set(0).unwrap();
         let slicing = Timeslicing { slice_ns: 10_000_000, profiling_start_ns: origin };
-        let mut processor = RecordProcessor::new(context(true), None).unwrap().with_timeslices(Some(slicing));
+        let mut processor = RecordProcessor::new(context(true)).with_timeslices(Some(slicing));
         // 0–8 ms and 4–16 ms (first tokens at 2 and 10 ms), then 12–18 ms.
         processor.process(streamed_record(0, &[2_000_000, 8_000_000], " the the", 10)).unwrap();
         processor.process(streamed_record(4_000_000, &[10_000_000, 16_000_000], " the the", 10)).unwrap();
@@ -399,7 +348,7 @@ mod tests {
 
     #[test]
     fn no_records_no_metrics() {
-        let processed = RecordProcessor::new(context(true), None).unwrap().finish().unwrap();
+        let processed = RecordProcessor::new(context(true)).finish().unwrap();
         assert!(processed.metrics.is_empty() && processed.error_summary.is_empty());
         assert!(processed.timeslices.is_empty());
     }

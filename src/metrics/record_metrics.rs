@@ -84,9 +84,19 @@ pub fn success_metrics(record: &RequestRecord, ctx: &MetricsContext) -> RecordMe
             }
         }
     }
-    let images = ctx.images_per_entry.get(record.origin.dataset_index).copied().unwrap_or(0);
+    // Images made (image generation and edits), else images sent (vision chat, retrieval).
+    let images = match record.media.images {
+        0 => ctx.images_per_entry.get(record.origin.dataset_index).copied().unwrap_or(0),
+        made => made,
+    };
     if images > 0 {
         push_image_metrics(&mut metrics, u64::from(images), latency_ns);
+    }
+    if let Some(seconds) = record.media.video_inference_s {
+        metrics.push(&registry::VIDEO_INFERENCE_TIME, MetricValue::Float(seconds * 1e3));
+    }
+    if let Some(megabytes) = record.media.video_peak_memory_mb {
+        metrics.push(&registry::VIDEO_PEAK_MEMORY, MetricValue::Float(megabytes));
     }
     push_diff_metrics(&mut metrics, record.requested_output_tokens);
     push_trace_metrics(&mut metrics, record.trace.as_deref());
@@ -169,7 +179,7 @@ fn push_streaming_metrics(
 /// The metrics of a failed record.
 pub fn error_metrics(record: &RequestRecord) -> RecordMetrics {
     let mut metrics = RecordMetrics::default();
-    metrics.push(&registry::ERROR_INPUT_SEQUENCE_LENGTH, MetricValue::Count(record.input_tokens));
+    metrics.push(&registry::ERROR_ISL, MetricValue::Count(record.input_tokens));
     metrics
 }
 
@@ -413,11 +423,27 @@ mod tests {
     }
 
     #[test]
+    fn images_made_count_over_images_sent_and_video_figures_are_the_server_s() {
+        let mut record = streamed_record(0, &[], "", 8);
+        record.end_ns = 500_000_000;
+        record.media.images = 2;
+        record.media.video_inference_s = Some(1.25);
+        record.media.video_peak_memory_mb = Some(2048.0);
+        let mut ctx = context(false);
+        ctx.images_per_entry = vec![1];
+        let m = success_metrics(&record, &ctx);
+        assert_eq!(count(&m, &registry::NUM_IMAGES), 2);
+        assert!(close(float(&m, &registry::IMAGE_LATENCY), 250.0));
+        assert!(close(float(&m, &registry::VIDEO_INFERENCE_TIME), 1250.0));
+        assert!(close(float(&m, &registry::VIDEO_PEAK_MEMORY), 2048.0));
+    }
+
+    #[test]
     fn error_records_only_report_their_input_length() {
         let mut record = streamed_record(0, &[], "", 77);
         record.error = Some(RecordError { code: Some(500), kind: "http_error".into(), message: "boom".into() });
         let m = error_metrics(&record);
         assert_eq!(m.entries.len(), 1);
-        assert_eq!(count(&m, &registry::ERROR_INPUT_SEQUENCE_LENGTH), 77);
+        assert_eq!(count(&m, &registry::ERROR_ISL), 77);
     }
 }

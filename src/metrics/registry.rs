@@ -1,7 +1,7 @@
 //! The metric registry: every metric's tag, display name, display unit, kind, flags and
 //! dependencies, in console display order (spec/metrics-reference.txt).
 
-use crate::result::{MetricKind, MetricResult, Stats};
+use crate::metric_result::{MetricKind, MetricResult, Stats};
 
 /// Bit flags that say when a metric is computed and how it is shown (spec: "Metric Flags Reference").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,6 +38,11 @@ impl MetricFlags {
     /// A time-weighted statistic of a step function over the profiling window (avg, p50–p99,
     /// min, max, std; no count or sum), computed by `time_weighted.rs`.
     pub const TIME_WEIGHTED: Self = Self(1 << 13);
+    /// Computed only for endpoints that make videos (from the server's own figures).
+    pub const PRODUCES_VIDEO_ONLY: Self = Self(1 << 14);
+    /// Computed only with a network-latency adjustment (`network_adjusted.rs`): a distribution
+    /// of record values less the network round trip, or of the round-trip probes.
+    pub const NETWORK_LATENCY: Self = Self(1 << 15);
     pub const STREAMING_TOKENS_ONLY: Self = Self::STREAMING_ONLY.with(Self::PRODUCES_TOKENS_ONLY);
 
     /// Both sets of flags.
@@ -208,6 +213,10 @@ pub static IMAGE_THROUGHPUT: MetricDef = record(
 );
 pub static IMAGE_LATENCY: MetricDef =
     record("image_latency", "Image Latency", "ms/image", F::SUPPORTS_IMAGE_ONLY, &[&NUM_IMAGES, &REQUEST_LATENCY]);
+pub static VIDEO_INFERENCE_TIME: MetricDef =
+    record("video_inference_time", "Video Inference Time", "ms", F::PRODUCES_VIDEO_ONLY, &[]);
+pub static VIDEO_PEAK_MEMORY: MetricDef =
+    record("video_peak_memory", "Video Peak Memory", "MB", F::PRODUCES_VIDEO_ONLY, &[]);
 pub static USAGE_PROMPT_TOKENS: MetricDef =
     record("usage_prompt_tokens", "Usage Prompt Tokens", "tokens", F::USAGE_FIELD_ONLY, &[]);
 pub static USAGE_COMPLETION_TOKENS: MetricDef =
@@ -250,13 +259,8 @@ pub static OSL_MISMATCH_DIFF_PCT: MetricDef = record(
     F::PRODUCES_TOKENS_ONLY.with(F::NO_CONSOLE),
     &[&OUTPUT_SEQUENCE_LENGTH],
 );
-pub static ERROR_INPUT_SEQUENCE_LENGTH: MetricDef = record(
-    "error_input_sequence_length",
-    "Error Input Sequence Length",
-    "tokens",
-    F::ERROR_ONLY.with(F::NO_CONSOLE),
-    &[],
-);
+pub static ERROR_ISL: MetricDef =
+    record("error_isl", "Error Input Sequence Length", "tokens", F::ERROR_ONLY.with(F::NO_CONSOLE), &[]);
 /// Send start − scheduled time: how late the client was, not the server.
 pub static DISPATCH_DELAY: MetricDef = record("dispatch_delay", "Dispatch Delay", "ms", F::NO_CONSOLE, &[]);
 /// Request latency measured from when the request was due, free of coordinated omission.
@@ -426,7 +430,7 @@ pub static TOTAL_ERROR_ISL: MetricDef = derived(
     "Total Error Input Sequence Length",
     "tokens",
     F::ERROR_ONLY.with(F::NO_CONSOLE),
-    &[&ERROR_INPUT_SEQUENCE_LENGTH],
+    &[&ERROR_ISL],
 );
 
 // ---- Time-weighted metrics (step functions over the profiling window, `time_weighted.rs`) ----
@@ -460,6 +464,18 @@ pub static ACTIVE_PREFILL_THROUGHPUT_PER_USER: MetricDef =
     time_weighted("active_prefill_throughput_per_user", "Active Prefill Throughput Per User", "tokens/sec/user");
 pub static ACTIVE_DECODE_THROUGHPUT_PER_USER: MetricDef =
     time_weighted("active_decode_throughput_per_user", "Active Decode Throughput Per User", "tokens/sec/user");
+
+// ---- Network-latency adjustment (AIPerf's --network-latency-*), run-level distributions ----
+const fn network(tag: &'static str, header: &'static str) -> MetricDef {
+    aggregate(tag, header, "ms", F::NETWORK_LATENCY)
+}
+pub static NETWORK_ADJUSTED_TIME_TO_FIRST_TOKEN: MetricDef =
+    network("network_adjusted_time_to_first_token", "Network-Adjusted Time to First Token");
+pub static NETWORK_ADJUSTED_TIME_TO_FIRST_OUTPUT_TOKEN: MetricDef =
+    network("network_adjusted_time_to_first_output_token", "Network-Adjusted Time to First Output Token");
+pub static NETWORK_ADJUSTED_REQUEST_LATENCY: MetricDef =
+    network("network_adjusted_request_latency", "Network-Adjusted Request Latency");
+pub static NETWORK_RTT: MetricDef = network("network_rtt", "Network RTT");
 
 // ---- HTTP trace record metrics (k6 names, spec: "HTTP Trace Metrics") ----
 const TRACE: MetricFlags = F::HTTP_TRACE_ONLY;
@@ -520,6 +536,8 @@ pub static METRICS: &[&MetricDef] = &[
     &NUM_IMAGES,
     &IMAGE_THROUGHPUT,
     &IMAGE_LATENCY,
+    &VIDEO_INFERENCE_TIME,
+    &VIDEO_PEAK_MEMORY,
     &OUTPUT_TOKEN_THROUGHPUT,
     &INPUT_TOKEN_THROUGHPUT,
     &TOTAL_TOKEN_THROUGHPUT,
@@ -549,7 +567,7 @@ pub static METRICS: &[&MetricDef] = &[
     &TOTAL_USAGE_PROMPT_TOKENS,
     &TOTAL_USAGE_COMPLETION_TOKENS,
     &TOTAL_USAGE_TOTAL_TOKENS,
-    &ERROR_INPUT_SEQUENCE_LENGTH,
+    &ERROR_ISL,
     &TOTAL_ERROR_ISL,
     &DISPATCH_DELAY,
     &SCHEDULED_REQUEST_LATENCY,
@@ -571,6 +589,10 @@ pub static METRICS: &[&MetricDef] = &[
     &ACTIVE_DECODE_THROUGHPUT,
     &ACTIVE_PREFILL_THROUGHPUT_PER_USER,
     &ACTIVE_DECODE_THROUGHPUT_PER_USER,
+    &NETWORK_ADJUSTED_TIME_TO_FIRST_TOKEN,
+    &NETWORK_ADJUSTED_TIME_TO_FIRST_OUTPUT_TOKEN,
+    &NETWORK_ADJUSTED_REQUEST_LATENCY,
+    &NETWORK_RTT,
     &MIN_REQUEST_TIMESTAMP,
     &MAX_RESPONSE_TIMESTAMP,
     &HTTP_REQ_BLOCKED,

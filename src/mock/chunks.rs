@@ -5,7 +5,7 @@
 use std::fmt::Write;
 
 use super::request::{Endpoint, Usage};
-use super::{responses_api, tgi, words};
+use super::{messages_api, responses_api, solido_rag, tgi, words};
 
 /// The fixed parts of one response (id, created, model), pre-rendered once per request.
 pub struct ResponseWriter {
@@ -14,6 +14,9 @@ pub struct ResponseWriter {
     chunk_head: String,
     /// The same head for the non-streaming body.
     whole_head: String,
+    /// The request's prompt tokens and leading thinking tokens (for the Messages API's events).
+    prompt_tokens: u64,
+    thinking_tokens: u64,
 }
 
 impl ResponseWriter {
@@ -24,13 +27,30 @@ impl ResponseWriter {
             Endpoint::Completions => ("text_completion", "text_completion"),
             Endpoint::Responses | Endpoint::Tgi { .. } => {
                 let members = responses_api::object_members(id, created_epoch_s, &model_json);
-                return Self { endpoint, chunk_head: members.clone(), whole_head: members };
+                return Self::with_heads(endpoint, members.clone(), members);
             }
+            Endpoint::Messages => {
+                let members = messages_api::object_members(id, &model_json);
+                return Self::with_heads(endpoint, members.clone(), members);
+            }
+            Endpoint::SolidoRag { .. } => return Self::with_heads(endpoint, String::new(), String::new()),
         };
         let head = |object: &str| {
             format!(r#"{{"id":"{id}","object":"{object}","created":{created_epoch_s},"model":{model_json},"choices":"#)
         };
-        Self { endpoint, chunk_head: head(chunk_object), whole_head: head(whole_object) }
+        Self::with_heads(endpoint, head(chunk_object), head(whole_object))
+    }
+
+    fn with_heads(endpoint: Endpoint, chunk_head: String, whole_head: String) -> Self {
+        Self { endpoint, chunk_head, whole_head, prompt_tokens: 0, thinking_tokens: 0 }
+    }
+
+    /// What the Messages API's events report: the prompt's tokens, and how many of the first
+    /// output tokens are thinking.
+    pub fn with_request(mut self, prompt_tokens: u64, thinking_tokens: u64) -> Self {
+        self.prompt_tokens = prompt_tokens;
+        self.thinking_tokens = thinking_tokens;
+        self
     }
 
     /// Chat streams open with the assistant role and empty content (as vLLM does); it carries
@@ -38,6 +58,9 @@ impl ResponseWriter {
     pub fn push_opening_chunk(&self, out: &mut String) {
         if self.endpoint == Endpoint::Responses {
             responses_api::push_created(out, &self.chunk_head);
+        }
+        if self.endpoint == Endpoint::Messages {
+            messages_api::push_start(out, &self.chunk_head, self.prompt_tokens, self.thinking_tokens);
         }
         if self.endpoint == Endpoint::Chat {
             out.push_str("data: ");
@@ -52,6 +75,8 @@ impl ResponseWriter {
         match self.endpoint {
             Endpoint::Responses => responses_api::push_delta(out, words::word_at(index)),
             Endpoint::Tgi { .. } => tgi::push_token(out, index, output_tokens),
+            Endpoint::Messages => messages_api::push_token(out, index, output_tokens, self.thinking_tokens),
+            Endpoint::SolidoRag { .. } => solido_rag::push_token(out, index, output_tokens),
             Endpoint::Chat | Endpoint::Completions => {
                 self.push_token_chunk(out, words::word_at(index), index + 1 == output_tokens)
             }
@@ -82,6 +107,9 @@ impl ResponseWriter {
             let text = words::output_text(usage.completion_tokens);
             return responses_api::push_completed(out, &self.chunk_head, &text, usage);
         }
+        if self.endpoint == Endpoint::Messages {
+            return messages_api::push_end(out, usage);
+        }
         out.push_str("data: ");
         out.push_str(&self.chunk_head);
         let _ = write!(out, r#"[],"usage":{}}}"#, usage_json(usage));
@@ -100,6 +128,8 @@ impl ResponseWriter {
         let choice = match self.endpoint {
             Endpoint::Responses => return responses_api::whole_response(&self.whole_head, text, usage),
             Endpoint::Tgi { .. } => return tgi::whole_response(text, usage.completion_tokens),
+            Endpoint::Messages => return messages_api::whole_response(&self.whole_head, usage, self.thinking_tokens),
+            Endpoint::SolidoRag { .. } => return solido_rag::whole_response(text),
             Endpoint::Chat => {
                 format!(r#"{{"index":0,"message":{{"role":"assistant","content":"{text}"}},"finish_reason":"length"}}"#)
             }

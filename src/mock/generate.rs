@@ -1,5 +1,5 @@
 //! Serves the generation routes (`/v1/chat/completions`, `/v1/completions`, `/v1/responses`,
-//! TGI's `/generate` and `/generate_stream`): read and parse the body, count the prompt, wait
+//! TGI's `/generate` and `/generate_stream`, `/v1/messages`, `/rag/api/prompt`): read and parse the body, count the prompt, wait
 //! for a running slot, then stream or send the generated text.
 
 use std::sync::Arc;
@@ -54,8 +54,12 @@ pub async fn serve(state: Arc<MockState>, endpoint: Endpoint, request: Request<I
         Endpoint::Chat => "chatcmpl",
         Endpoint::Completions => "cmpl",
         Endpoint::Responses | Endpoint::Tgi { .. } => "resp",
+        Endpoint::Messages => "msg",
+        Endpoint::SolidoRag { .. } => "rag",
     };
-    let writer = ResponseWriter::new(endpoint, &state.next_response_id(id_prefix), state.started_epoch_s, &model);
+    let thinking_tokens = parsed.thinking_tokens.min(output_tokens - 1);
+    let writer = ResponseWriter::new(endpoint, &state.next_response_id(id_prefix), state.started_epoch_s, &model)
+        .with_request(prompt_tokens, thinking_tokens);
     if parsed.stream {
         let mut response = reply::with_body(
             StatusCode::OK,

@@ -1,15 +1,21 @@
 //! The built-in OpenAI-compatible mock server (a product feature: quickstart, tests, and a
-//! target for other tools via `aiperf mock`). Serves chat and completions, the Responses API
-//! and TGI's generate, streaming and not, with configurable timing; embeddings and rerank
-//! (Cohere, TEI, NIM); plus /v1/models, /health and Prometheus /metrics (vLLM names).
+//! target for other tools via `aiperf mock`). Serves chat and completions, the Responses API,
+//! TGI's generate, Anthropic's Messages API and SOLIDO RAG, streaming and not, with configurable
+//! timing; embeddings and rerank (Cohere, TEI, NIM); audio transcription, image generation, edits and retrieval, and
+//! SGLang-style video jobs; plus /v1/models, /health and Prometheus /metrics (vLLM names).
 
+mod audio_api;
 mod body;
 mod chunks;
 pub mod config;
 mod embeddings;
+mod form;
 mod generate;
 mod generation;
+mod image_retrieval;
+mod images_api;
 mod info;
+mod messages_api;
 mod openai;
 mod prom;
 mod reply;
@@ -18,9 +24,12 @@ mod rerank;
 mod responses_api;
 mod router;
 mod server;
+mod solido_rag;
 mod state;
 mod stats;
 mod tgi;
+mod video_jobs;
+mod videos_api;
 mod words;
 
 use std::net::{Ipv4Addr, SocketAddr};

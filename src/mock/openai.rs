@@ -30,6 +30,8 @@ pub fn parse(endpoint: Endpoint, body: &[u8]) -> Result<GenerationRequest, Strin
     let wire: WireRequest = match endpoint {
         Endpoint::Responses => return super::responses_api::parse(body),
         Endpoint::Tgi { stream } => return super::tgi::parse(body, stream),
+        Endpoint::Messages => return super::messages_api::parse(body),
+        Endpoint::SolidoRag { stream } => return super::solido_rag::parse(body, stream),
         Endpoint::Chat | Endpoint::Completions => parse_json(body)?,
     };
     let prompt = match endpoint {
@@ -43,6 +45,7 @@ pub fn parse(endpoint: Endpoint, body: &[u8]) -> Result<GenerationRequest, Strin
         stream: wire.stream.unwrap_or(false),
         include_usage: wire.stream_options.and_then(|options| options.include_usage).unwrap_or(false),
         output_tokens,
+        thinking_tokens: 0,
     })
 }
 

@@ -19,6 +19,12 @@ pub enum Endpoint {
     Tgi {
         stream: bool,
     },
+    /// Anthropic's Messages API (`messages_api.rs`).
+    Messages,
+    /// SOLIDO RAG, streamed when the client accepts an event stream (`solido_rag.rs`).
+    SolidoRag {
+        stream: bool,
+    },
 }
 
 #[derive(Debug)]
@@ -29,6 +35,8 @@ pub struct GenerationRequest {
     pub stream: bool,
     pub include_usage: bool,
     pub output_tokens: Option<u64>,
+    /// How many of the first output tokens are thinking (Messages API; 0 elsewhere).
+    pub thinking_tokens: u64,
 }
 
 /// The prompt as sent: texts to tokenize, plus tokens sent already as ids.

@@ -38,6 +38,7 @@ pub fn parse(body: &[u8]) -> Result<GenerationRequest, String> {
         stream: wire.stream.unwrap_or(false),
         include_usage: true,
         output_tokens: checked_output_tokens(wire.max_output_tokens)?,
+        thinking_tokens: 0,
     })
 }
 

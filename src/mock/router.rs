@@ -8,10 +8,14 @@ use http::{Method, Request, Response, StatusCode};
 use hyper::body::Incoming;
 
 use super::body::MockBody;
+use super::images_api::ImageRoute;
 use super::request::Endpoint;
 use super::rerank::Dialect;
 use super::state::MockState;
-use super::{embeddings, generate, info, reply, rerank};
+use super::{
+    audio_api, embeddings, generate, image_retrieval, images_api, info, messages_api, reply, rerank, solido_rag,
+    videos_api,
+};
 
 #[derive(Clone, Copy)]
 enum Route {
@@ -21,6 +25,13 @@ enum Route {
     Rerank(Dialect),
     Responses,
     Tgi { stream: bool },
+    Messages,
+    SolidoRag,
+    AudioTranscriptions,
+    Images(ImageRoute),
+    ImageRetrieval,
+    Videos,
+    VideoJob,
     Models,
     Health,
     Metrics,
@@ -38,16 +49,24 @@ impl Route {
             "/v1/responses" => Some(Route::Responses),
             "/generate" => Some(Route::Tgi { stream: false }),
             "/generate_stream" => Some(Route::Tgi { stream: true }),
+            "/v1/messages" => Some(Route::Messages),
+            "/rag/api/prompt" => Some(Route::SolidoRag),
             "/v1/models" => Some(Route::Models),
             "/health" => Some(Route::Health),
             "/metrics" => Some(Route::Metrics),
+            "/v1/audio/transcriptions" => Some(Route::AudioTranscriptions),
+            "/v1/images/generations" => Some(Route::Images(ImageRoute::Generations)),
+            "/v1/images/edits" => Some(Route::Images(ImageRoute::Edits)),
+            "/v1/infer" => Some(Route::ImageRetrieval),
+            "/v1/videos" => Some(Route::Videos),
+            _ if path.starts_with("/v1/videos/") => Some(Route::VideoJob),
             _ => None,
         }
     }
 
     fn method(self) -> Method {
         match self {
-            Route::Models | Route::Health | Route::Metrics => Method::GET,
+            Route::Models | Route::Health | Route::Metrics | Route::VideoJob => Method::GET,
             _ => Method::POST,
         }
     }
@@ -68,7 +87,7 @@ pub async fn route(state: Arc<MockState>, request: Request<Incoming>) -> Result<
         return Ok(reply::method_not_allowed(request.method(), path, allowed));
     }
     if route.needs_key() && !state.is_authorized(request.headers()) {
-        let message = "missing or wrong API key; send Authorization: Bearer <key>";
+        let message = "missing or wrong API key; send Authorization: Bearer <key> (or x-api-key: <key>)";
         return Ok(reply::error(StatusCode::UNAUTHORIZED, "authentication_error", "invalid_api_key", message));
     }
     Ok(match route {
@@ -78,6 +97,19 @@ pub async fn route(state: Arc<MockState>, request: Request<Incoming>) -> Result<
         Route::Rerank(dialect) => rerank::serve(state, dialect, request).await,
         Route::Responses => generate::serve(state, Endpoint::Responses, request).await,
         Route::Tgi { stream } => generate::serve(state, Endpoint::Tgi { stream }, request).await,
+        Route::Messages => match messages_api::check_version(request.headers()) {
+            Ok(()) => generate::serve(state, Endpoint::Messages, request).await,
+            Err(message) => reply::invalid_request(&message),
+        },
+        Route::SolidoRag => {
+            let stream = solido_rag::wants_stream(request.headers());
+            generate::serve(state, Endpoint::SolidoRag { stream }, request).await
+        }
+        Route::AudioTranscriptions => audio_api::serve(state, request).await,
+        Route::Images(route) => images_api::serve(state, route, request).await,
+        Route::ImageRetrieval => image_retrieval::serve(state, request).await,
+        Route::Videos => videos_api::create(state, request).await,
+        Route::VideoJob => videos_api::job(&state, request.uri().path()),
         Route::Models => info::models(&state),
         Route::Health => info::health(),
         Route::Metrics => info::metrics(&state),

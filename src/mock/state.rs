@@ -30,6 +30,8 @@ pub struct MockState {
     pub started_epoch_s: u64,
     expected_authorization: Option<String>,
     next_response_serial: AtomicU64,
+    /// Video generation jobs not yet fetched.
+    pub video_jobs: super::video_jobs::VideoJobs,
 }
 
 impl MockState {
@@ -57,6 +59,7 @@ impl MockState {
             started_epoch_s,
             expected_authorization,
             next_response_serial: AtomicU64::new(0),
+            video_jobs: Default::default(),
         })
     }
 
@@ -76,12 +79,14 @@ impl MockState {
         format!("{prefix}-{:08x}{serial:08x}", self.started_epoch_s as u32)
     }
 
-    /// True when no key is configured, or the request carries `Authorization: Bearer <key>`.
+    /// True when no key is configured, or the request carries `Authorization: Bearer <key>` or
+    /// (as Anthropic's API takes it) `x-api-key: <key>`.
     pub fn is_authorized(&self, headers: &HeaderMap) -> bool {
-        let Some(expected) = &self.expected_authorization else {
+        let (Some(expected), Some(key)) = (&self.expected_authorization, &self.config.api_key) else {
             return true;
         };
         headers.get(AUTHORIZATION).is_some_and(|given| given.as_bytes() == expected.as_bytes())
+            || headers.get("x-api-key").is_some_and(|given| given.as_bytes() == key.as_bytes())
     }
 }
 

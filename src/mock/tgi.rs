@@ -32,6 +32,7 @@ pub fn parse(body: &[u8], stream: bool) -> Result<GenerationRequest, String> {
         stream,
         include_usage: false,
         output_tokens: checked_output_tokens(wire.parameters.max_new_tokens)?,
+        thinking_tokens: 0,
     })
 }
 

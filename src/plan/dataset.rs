@@ -133,6 +133,9 @@ pub struct SyntheticOptions {
     /// than 1 is for embeddings endpoints, whose `input` list carries them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub batch_size: Option<u32>,
+    /// Synthetic audio files sent with each prompt (audio transcription).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub audio: Option<super::AudioSettings>,
 }
 
 /// One ISL/OSL pair of a length mixture and its relative weight.

@@ -29,6 +29,26 @@ pub enum EndpointKind {
     Tgi,
     /// A request body written in the scenario (`RequestOptions::template`).
     Template,
+    /// Anthropic's Messages API (`/v1/messages`).
+    Messages,
+    /// Each dataset entry's text sent as the whole body; the answer kept as text.
+    Raw,
+    /// Embeddings asked for with chat `messages` (vLLM's multimodal embeddings).
+    ChatEmbeddings,
+    /// NVIDIA NIM embeddings (`input_type` in the body).
+    NimEmbeddings,
+    /// SOLIDO RAG (`/rag/api/prompt`).
+    SolidoRag,
+    /// OpenAI `/v1/audio/transcriptions`: a synthetic audio file uploaded as multipart form data.
+    AudioTranscription,
+    /// OpenAI `/v1/images/generations`: images made from the prompt.
+    ImageGeneration,
+    /// OpenAI `/v1/images/edits`: the prompt and an image uploaded as multipart form data.
+    ImageEdit,
+    /// NVIDIA NIM image retrieval `/v1/infer`: the entry's images as `image_url` inputs.
+    ImageRetrieval,
+    /// SGLang's (OpenAI's) `/v1/videos`: a job submitted, polled until done, its video fetched.
+    VideoGeneration,
 }
 
 impl EndpointKind {
@@ -43,11 +63,21 @@ impl EndpointKind {
             EndpointKind::Responses => "responses",
             EndpointKind::Tgi => "huggingface_generate",
             EndpointKind::Template => "template",
+            EndpointKind::Messages => "messages",
+            EndpointKind::Raw => "raw",
+            EndpointKind::ChatEmbeddings => "chat_embeddings",
+            EndpointKind::NimEmbeddings => "nim_embeddings",
+            EndpointKind::SolidoRag => "solido_rag",
+            EndpointKind::AudioTranscription => "audio_transcription",
+            EndpointKind::ImageGeneration => "image_generation",
+            EndpointKind::ImageEdit => "image_edit",
+            EndpointKind::ImageRetrieval => "image_retrieval",
+            EndpointKind::VideoGeneration => "video_generation",
         }
     }
 
     /// The request path appended to the endpoint's base url (TGI streams on `/generate_stream`;
-    /// a template endpoint names its own).
+    /// a template or raw endpoint names its own).
     pub fn path(self) -> &'static str {
         match self {
             EndpointKind::Chat => "/v1/chat/completions",
@@ -59,18 +89,59 @@ impl EndpointKind {
             EndpointKind::Responses => "/v1/responses",
             EndpointKind::Tgi => "/generate",
             EndpointKind::Template => "/",
+            EndpointKind::Messages => "/v1/messages",
+            EndpointKind::Raw => "/",
+            EndpointKind::ChatEmbeddings | EndpointKind::NimEmbeddings => "/v1/embeddings",
+            EndpointKind::SolidoRag => "/rag/api/prompt",
+            EndpointKind::AudioTranscription => "/v1/audio/transcriptions",
+            EndpointKind::ImageGeneration => "/v1/images/generations",
+            EndpointKind::ImageEdit => "/v1/images/edits",
+            EndpointKind::ImageRetrieval => "/v1/infer",
+            EndpointKind::VideoGeneration => "/v1/videos",
         }
     }
 
-    /// Answers with generated text whose tokens are counted (not embeddings or rankings).
+    /// Answers with generated text whose tokens are counted (not embeddings, rankings, or
+    /// images and videos).
     pub fn produces_tokens(self) -> bool {
-        !matches!(
+        !self.scores_input() && !self.produces_media()
+    }
+
+    /// Answers with vectors or scores of its input (embeddings, rankings), not with output.
+    fn scores_input(self) -> bool {
+        matches!(
             self,
             EndpointKind::Embeddings
+                | EndpointKind::ChatEmbeddings
+                | EndpointKind::NimEmbeddings
                 | EndpointKind::CohereRankings
                 | EndpointKind::TeiRankings
                 | EndpointKind::NimRankings
         )
+    }
+
+    /// Answers with images or a video rather than text.
+    pub fn produces_media(self) -> bool {
+        matches!(
+            self,
+            EndpointKind::ImageGeneration
+                | EndpointKind::ImageEdit
+                | EndpointKind::ImageRetrieval
+                | EndpointKind::VideoGeneration
+        )
+    }
+
+    /// The requests can carry the entry's images (vision chat and chat embeddings, image edits and retrieval).
+    pub fn takes_images(self) -> bool {
+        matches!(
+            self,
+            EndpointKind::Chat | EndpointKind::ChatEmbeddings | EndpointKind::ImageEdit | EndpointKind::ImageRetrieval
+        )
+    }
+
+    /// The API can stream its answer (SSE).
+    pub fn can_stream(self) -> bool {
+        !self.scores_input() && !matches!(self, EndpointKind::ImageRetrieval | EndpointKind::VideoGeneration)
     }
 }
 
@@ -82,7 +153,7 @@ pub struct Endpoint {
     #[serde(rename = "type")]
     pub kind: EndpointKind,
     pub streaming: bool,
-    /// Sent as `Authorization: Bearer …`; never written to an artifact or a log.
+    /// Sent as `Authorization: Bearer …` (as `x-api-key` for `messages`); never written to an artifact or a log.
     #[serde(serialize_with = "redact_secret", skip_serializing_if = "Option::is_none")]
     pub api_key: Option<String>,
     /// Extra request headers. Values of auth-like headers are redacted in exports.

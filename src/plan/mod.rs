@@ -1,9 +1,11 @@
 //! The Plan: pure data that describes one benchmark. A scenario script builds it; the
 //! engine executes it; its JSON form is the `input_config` block of the exports.
 
+mod audio;
 mod dataset;
 mod dist;
 mod endpoint;
+mod network_latency;
 mod phase;
 mod response_limits;
 
@@ -11,9 +13,11 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+pub use audio::*;
 pub use dataset::*;
 pub use dist::*;
 pub use endpoint::*;
+pub use network_latency::*;
 pub use phase::*;
 pub use response_limits::*;
 
@@ -58,6 +62,14 @@ pub struct Plan {
     /// A results phase without one successful request is not a failed run (no exit code 98).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub allow_all_failed: bool,
+    /// Subtract the network round trip from the request-start-anchored latencies, as
+    /// `network_adjusted_*` metrics beside the raw ones.
+    #[serde(default, skip_serializing_if = "NetworkLatency::is_off")]
+    pub network_latency: NetworkLatency,
+    /// Serve the run's live metrics in Prometheus text format on this address while it runs
+    /// (`metrics_listen`; the command line's `--metrics-listen` takes precedence).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metrics_listen: Option<std::net::SocketAddr>,
     /// Where the run sits in a sweep (sweep id, variation, trial): `run_info`, not `input_config`.
     #[serde(skip)]
     pub run_info: crate::aggregate::RunCoordinates,
@@ -89,6 +101,8 @@ impl Plan {
             use_server_token_count: false,
             preflight: Preflight::default(),
             allow_all_failed: false,
+            network_latency: NetworkLatency::Off,
+            metrics_listen: None,
             run_info: Default::default(),
         }
     }

@@ -8,9 +8,9 @@ use serde_json::Value;
 
 use crate::config::ProfileJob;
 use crate::plan::{
-    Arrival, AtEnd, ConnectionStrategy, Dataset, Dist, Endpoint, EndpointKind, ExportLevel, FileFormat, ImageFormat,
-    LoadMode, MaxTokensField, Phase, PhaseKind, Plan, Preflight, RampedQuantity, Sampling, ScheduleTrace,
-    ServerMetricsFormat, Shape, TokenizerSpec,
+    Arrival, AtEnd, AudioSettings, ConnectionStrategy, Dataset, Dist, Endpoint, EndpointKind, ExportLevel, FileFormat,
+    ImageFormat, LoadMode, MaxTokensField, NetworkLatency, Phase, PhaseKind, Plan, Preflight, RampedQuantity, Sampling,
+    ScheduleTrace, ServerMetricsFormat, Shape, TokenizerSpec,
 };
 
 /// Where the API key of the scenario comes from.
@@ -128,6 +128,16 @@ fn run_map(plan: &Plan, named: bool, repeat: &str, api_key: ApiKey, depth: usize
     if !plan.preflight.is_default() {
         keys.push(preflight(&plan.preflight));
     }
+    match plan.network_latency {
+        NetworkLatency::Off => {}
+        NetworkLatency::Automatic { ping_interval_s } => {
+            keys.push(format!("network_latency: #{{ automatic: true, ping_interval: {} }}", float(ping_interval_s)))
+        }
+        NetworkLatency::Mean { mean_ms } => keys.push(format!("network_latency: #{{ mean: ms({}) }}", float(mean_ms))),
+    }
+    if let Some(address) = plan.metrics_listen {
+        keys.push(format!("metrics_listen: {}", string(&address.to_string())));
+    }
     format!("#{{\n{pad}{}{repeat}\n{end}}}", keys.join(&format!(",\n{pad}")))
 }
 
@@ -160,6 +170,12 @@ fn endpoint(endpoint: &Endpoint, api_key: ApiKey) -> String {
         EndpointKind::Responses => ("responses", None),
         EndpointKind::Tgi => ("tgi", None),
         EndpointKind::Template => ("template", None),
+        EndpointKind::Messages => ("messages", None),
+        EndpointKind::Raw => ("raw", None),
+        EndpointKind::ChatEmbeddings => ("chat_embeddings", None),
+        EndpointKind::NimEmbeddings => ("nim_embeddings", None),
+        EndpointKind::SolidoRag => ("solido_rag", None),
+        media => (media.as_str(), None),
     };
     let mut keys = vec![
         format!("url: {}", string(&endpoint.url)),
@@ -268,6 +284,9 @@ fn dataset(dataset: &Dataset) -> String {
                     images.height,
                     string(format)
                 ));
+            }
+            if let Some(audio) = &options.audio {
+                keys.push(audio_map(audio));
             }
             format!("synthetic(#{{ {} }})", keys.join(", "))
         }
@@ -439,6 +458,20 @@ fn server_metrics(plan: &Plan) -> String {
         keys.push(format!("flush_period: {}", float(flush)));
     }
     format!("#{{ {} }}", keys.join(", "))
+}
+
+/// `audio: #{ count, length, format, sample_rates, depths, channels }` of `synthetic(#{..})`.
+fn audio_map(audio: &AudioSettings) -> String {
+    let rates: Vec<String> = audio.sample_rates_khz.iter().map(|rate| float(*rate)).collect();
+    let depths: Vec<String> = audio.depths.iter().map(u16::to_string).collect();
+    format!(
+        "audio: #{{ count: {}, length: {}, format: \"wav\", sample_rates: [{}], depths: [{}], channels: {} }}",
+        audio.count,
+        dist(&audio.length),
+        rates.join(", "),
+        depths.join(", "),
+        audio.channels
+    )
 }
 
 fn dist(dist: &Dist) -> String {

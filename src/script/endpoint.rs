@@ -41,12 +41,15 @@ pub(super) fn endpoint(map: Map) -> ScriptResult<Endpoint> {
     let model = r.opt_string("model")?.unwrap_or_else(|| "mock-model".to_string());
     let kind = endpoint_kind(&mut r)?;
     let streaming = match r.opt_bool("streaming")? {
-        Some(true) if !kind.produces_tokens() => {
-            let kind_name = if kind == EndpointKind::Embeddings { "embeddings" } else { "rankings" };
+        Some(true) if !kind.can_stream() => {
+            let kind_name = match kind {
+                EndpointKind::CohereRankings | EndpointKind::TeiRankings | EndpointKind::NimRankings => "rankings",
+                other => other.as_str(),
+            };
             return script_error(format!("endpoint: kind \"{kind_name}\" does not stream; drop `streaming: true`"));
         }
         Some(streaming) => streaming,
-        None => kind.produces_tokens(),
+        None => kind.produces_tokens() && kind != EndpointKind::AudioTranscription,
     };
     let api_key = r.opt_string("api_key")?.filter(|k| !k.is_empty());
     let mut headers = BTreeMap::new();

@@ -11,8 +11,10 @@ use crate::plan::{
 };
 use crate::suggest::closest;
 
-/// `kind: "chat"|"completions"|"embeddings"|"rankings"|"responses"|"tgi"|"template"`, and for
-/// rankings `dialect: "cohere"|"tei"|"nim"`.
+/// `kind: "chat"|"completions"|"embeddings"|"rankings"|"responses"|"tgi"|"template"|"messages"|
+/// "raw"|"chat_embeddings"|"nim_embeddings"|"solido_rag"` or a media kind
+/// (`"audio_transcription"`, `"image_generation"`, `"image_edit"`, `"image_retrieval"`,
+/// `"video_generation"`), and for rankings `dialect: "cohere"|"tei"|"nim"`.
 pub(super) fn endpoint_kind(r: &mut MapReader) -> ScriptResult<EndpointKind> {
     let kind = r.choice(
         "kind",
@@ -24,6 +26,16 @@ pub(super) fn endpoint_kind(r: &mut MapReader) -> ScriptResult<EndpointKind> {
             ("responses", EndpointKind::Responses),
             ("tgi", EndpointKind::Tgi),
             ("template", EndpointKind::Template),
+            ("messages", EndpointKind::Messages),
+            ("raw", EndpointKind::Raw),
+            ("chat_embeddings", EndpointKind::ChatEmbeddings),
+            ("nim_embeddings", EndpointKind::NimEmbeddings),
+            ("solido_rag", EndpointKind::SolidoRag),
+            ("audio_transcription", EndpointKind::AudioTranscription),
+            ("image_generation", EndpointKind::ImageGeneration),
+            ("image_edit", EndpointKind::ImageEdit),
+            ("image_retrieval", EndpointKind::ImageRetrieval),
+            ("video_generation", EndpointKind::VideoGeneration),
         ],
     )?;
     match (kind == EndpointKind::CohereRankings, r.has("dialect")) {
@@ -81,6 +93,9 @@ pub(super) fn request_options(r: &mut MapReader, kind: EndpointKind) -> ScriptRe
     let passages = r.opt_u64("passages")?;
     if let Some(passages) = passages.filter(|passages| !(1..=MAX_PASSAGES).contains(passages)) {
         return script_error(format!("endpoint: `passages` must be between 1 and {MAX_PASSAGES}, got {passages}"));
+    }
+    if kind == EndpointKind::Raw && path.is_none() {
+        return script_error("endpoint: kind \"raw\" needs a `path`, e.g. \"/v1/chat/completions\"");
     }
     let template = if is_template { Some(request_template(r, path.is_some())?) } else { None };
     Ok(RequestOptions { path, max_tokens_field, passages: passages.map(|passages| passages as usize), template })

@@ -2,6 +2,7 @@
 //! `run(#{..})`, which returns results. Script errors come back as file:line:column.
 
 mod args;
+mod audio;
 mod builders;
 mod collectors;
 mod compare;
@@ -16,6 +17,7 @@ mod images;
 mod imports;
 mod keys;
 mod limits;
+mod network_latency;
 mod paths;
 mod phases;
 mod preflight;

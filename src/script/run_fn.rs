@@ -42,6 +42,8 @@ const RUN_KEYS: &[&str] = &[
     "use_server_token_count",
     "preflight",
     "allow_all_failed",
+    "network_latency",
+    "metrics_listen",
     "trials",
     "cooldown",
     "confidence",
@@ -109,6 +111,15 @@ pub fn plan_of(map: Map, default_name: String) -> ScriptResult<Plan> {
         return script_error("run: `abort_on_fail` needs `thresholds`");
     }
     let slos = r.opt_map("slos")?.map(super::slos::slos_of).transpose()?.unwrap_or_default();
+    let network_latency =
+        r.opt_map("network_latency")?.map(super::network_latency::network_latency_of).transpose()?.unwrap_or_default();
+    let metrics_listen = match r.opt_string("metrics_listen")? {
+        Some(text) => match crate::live::listen_address(&text) {
+            Ok(address) => Some(address),
+            Err(why) => return script_error(format!("run: `metrics_listen` {why}")),
+        },
+        None => None,
+    };
     let plan = Plan {
         name,
         endpoint,
@@ -125,6 +136,8 @@ pub fn plan_of(map: Map, default_name: String) -> ScriptResult<Plan> {
         use_server_token_count: r.opt_bool("use_server_token_count")?.unwrap_or(false),
         preflight: r.opt_value("preflight").map(super::preflight::preflight_of).transpose()?.unwrap_or_default(),
         allow_all_failed: r.opt_bool("allow_all_failed")?.unwrap_or(false),
+        network_latency,
+        metrics_listen,
         run_info: Default::default(),
     };
     if let Err(e) = engine::validate(&plan) {

@@ -23,10 +23,12 @@ const SYNTHETIC_KEYS: &[&str] = &[
     "prefix_pool",
     "cache_bust",
     "batch_size",
+    "audio",
 ];
 
 /// `synthetic(#{ isl: normal(550, 50), osl: fixed(256), seed: 42, entries: 100, images: #{..}, mix: [..],
-/// block_size: 64, system_prompt: 200, prefix_pool: #{ prefixes: 8, length: 512 }, cache_bust: true })`
+/// block_size: 64, system_prompt: 200, prefix_pool: #{ prefixes: 8, length: 512 }, cache_bust: true,
+/// audio: #{..} })`
 fn synthetic(map: Map) -> ScriptResult<Dataset> {
     let mut r = MapReader::new("synthetic", map, SYNTHETIC_KEYS)?;
     if r.has("mix") && (r.has("isl") || r.has("osl")) {
@@ -58,7 +60,9 @@ fn synthetic(map: Map) -> ScriptResult<Dataset> {
         return script_error("synthetic: `batch_size` must be at least 1 text");
     }
     let batch_size = batch_size.filter(|size| *size > 1).map(|size| size as u32);
-    let options = SyntheticOptions { mix, block_size, system_prompt_tokens, prefix_pool, cache_bust, batch_size };
+    let audio = r.opt_map("audio")?.map(super::audio::audio_settings).transpose()?;
+    let options =
+        SyntheticOptions { mix, block_size, system_prompt_tokens, prefix_pool, cache_bust, batch_size, audio };
     Ok(Dataset::Synthetic(SyntheticDataset { isl, osl, random_seed, entries, images, options }))
 }
 
@@ -160,6 +164,7 @@ mod tests {
                 prefix_pool: Some(PrefixPool { prefixes: 8, length: 512 }),
                 cache_bust: false,
                 batch_size: None,
+                audio: None,
             }
         );
         assert!(options_of(&[("cache_bust", Dynamic::from(true))]).cache_bust);

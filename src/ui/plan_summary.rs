@@ -229,6 +229,8 @@ mod tests {
             use_server_token_count: false,
             preflight: Default::default(),
             allow_all_failed: false,
+            network_latency: Default::default(),
+            metrics_listen: None,
             run_info: Default::default(),
         }
     }
@@ -260,6 +262,7 @@ run sweep_8 → artifacts/sweep_8
             prefix_pool: Some(crate::plan::PrefixPool { prefixes: 8, length: 512 }),
             cache_bust: false,
             batch_size: None,
+            audio: None,
         };
         let text = render(&plan, Path::new("artifacts/sweep_8"));
         let expected = "  dataset   synthetic: a mix of 2 isl/osl pairs, 100 prompts, seed 42, isl in blocks of 64, \

@@ -42,11 +42,17 @@ fn render_phase(check: &ClientSelfCheck) -> String {
     if check.timer_wake_lateness_p99_ms.is_some() {
         let _ = write!(out, " timer wake-up lateness p99 {};", ms(check.timer_wake_lateness_p99_ms));
     }
-    let _ = writeln!(
+    let _ = write!(
         out,
         " peak in flight {}; CPU {:.0} % of {} cores",
         check.peak_in_flight, check.client_cpu_percent, check.cpu_cores
     );
+    match check.pacer_cpu_percent {
+        Some(pacer) => {
+            let _ = writeln!(out, " (and the pacer thread's {pacer:.0} %)");
+        }
+        None => out.push('\n'),
+    }
     for limit in &check.held_back_by {
         let _ = writeln!(out, "Held back by the plan, not the client: {limit}");
     }
@@ -79,6 +85,7 @@ mod tests {
             dispatch_delay_p99_ms: Some(3.0),
             peak_in_flight: 7,
             client_cpu_percent: 190.0,
+            pacer_cpu_percent: Some(20.0),
             cpu_cores: 2,
             client_bound: true,
             warnings: vec!["the client sent 80.0 req/s".into()],
@@ -88,6 +95,7 @@ mod tests {
         assert!(text.contains("target 100.0/s, scheduled 100.0/s, achieved 80.0/s"), "{text}");
         assert!(text.contains("pacing error p50 0.500 ms p99 1.000 ms"), "{text}");
         assert!(text.contains("WARNING: the client was the bottleneck"), "{text}");
+        assert!(text.contains("CPU 190 % of 2 cores (and the pacer thread's 20 %)\n"), "{text}");
         assert!(text.contains("  - the client sent 80.0 req/s"), "{text}");
         assert!(!text.contains("timer wake-up"), "a phase without timer-woken turns shows none: {text}");
         let calm = render_phase(&ClientSelfCheck { phase: "c".into(), ..Default::default() });

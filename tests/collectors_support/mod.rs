@@ -109,6 +109,23 @@ impl Exporter {
         })
     }
 
+    /// A Prometheus server scraping `target` (host:port, path /metrics) as job `job` every
+    /// `interval` (e.g. "500ms"); query it with `http("GET", port, "/api/v1/…", "")`.
+    pub fn prometheus_scraping(job: &str, target: &str, interval: &str) -> Exporter {
+        Exporter::start("prometheus", |port, dir| {
+            let config = dir.join("prometheus.yml");
+            let text = format!(
+                "global:\n  scrape_interval: {interval}\n  scrape_timeout: {interval}\nscrape_configs:\n  - job_name: {job}\n    static_configs:\n      - targets: ['{target}']\n"
+            );
+            std::fs::write(&config, text).expect("config");
+            vec![
+                format!("--config.file={}", config.display()),
+                format!("--storage.tsdb.path={}", dir.join("data").display()),
+                format!("--web.listen-address=127.0.0.1:{port}"),
+            ]
+        })
+    }
+
     pub fn pushgateway() -> Exporter {
         Exporter::start("prometheus-pushgateway", |port, _| vec![format!("--web.listen-address=127.0.0.1:{port}")])
     }

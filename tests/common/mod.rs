@@ -5,6 +5,7 @@
 
 pub mod fault_server;
 pub mod llama_server;
+pub mod tee_proxy;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -16,6 +16,11 @@ pub const THIS_PROJECT: Group = Group {
             Arity::One,
             "Write the equivalent Rhai scenario to this file (run it with aiperf run)",
         ),
+        command(
+            &["--metrics-listen"],
+            Arity::One,
+            "Serve live metrics in Prometheus text format on this address during the run, e.g. 127.0.0.1:9464",
+        ),
         command(&["--help", "-h"], Arity::Switch, "Show this help"),
     ],
 };

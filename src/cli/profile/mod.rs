@@ -51,12 +51,17 @@ pub fn profile(args: &[String], runtime: &tokio::runtime::Runtime) -> i32 {
         None => (flags.document, cwd.clone()),
     };
     complete::complete(&mut document);
-    let job = match config::lower(&document, &base_dir) {
+    let mut job = match config::lower(&document, &base_dir) {
         Ok(job) => job,
         Err(error) => return config_error(&error),
     };
     for note in &job.notes {
         eprintln!("{note}");
+    }
+    if let Some(address) = command.metrics_listen {
+        for variation in &mut job.variations {
+            variation.plan.metrics_listen = Some(address);
+        }
     }
     let (artifact_root, sweep_name) = config::artifact_location(&document);
     if let Some(path) = &command.emit_scenario {

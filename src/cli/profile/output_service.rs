@@ -1,5 +1,5 @@
-//! AIPerf's Output, HTTP Trace, Tokenizer, Server Metrics, GPU Telemetry flags, and the groups
-//! about its own processes (Service, Network Latency, UI, Workers, ZMQ), which earn notes.
+//! AIPerf's Output, HTTP Trace, Tokenizer, Server Metrics, Network Latency, GPU Telemetry flags,
+//! and the groups about its own processes (Service, UI, Workers, ZMQ), which earn notes.
 
 use serde_json::{Value, json};
 
@@ -142,13 +142,24 @@ pub const SERVER_METRICS: Group = Group {
 pub const NETWORK_LATENCY: Group = Group {
     title: "Network Latency",
     flags: &[
-        note(
+        apply(
             &["--network-latency-automatic"],
             Arity::Switch,
-            "network latency is not probed separately; http_req_connecting and the trace timings show it",
+            network_latency_automatic,
+            "Probe the endpoint's TCP handshake during the run and report network_adjusted_* metrics less its mean",
         ),
-        note(&["--network-latency-mean"], Arity::One, "network latency is not subtracted from the metrics"),
-        note(&["--network-latency-ping-interval"], Arity::One, "network latency is not probed separately"),
+        apply(
+            &["--network-latency-mean"],
+            Arity::One,
+            network_latency_mean,
+            "Subtract this network RTT (ms) instead of probing, as network_adjusted_* metrics",
+        ),
+        set(
+            &["--network-latency-ping-interval"],
+            "benchmark.network_latency.ping_interval",
+            Kind::Float,
+            "Seconds between TCP-handshake probes (--network-latency-automatic) [default: 1.0]",
+        ),
     ],
 };
 
@@ -222,6 +233,26 @@ fn server_metrics_formats(document: &mut FlagDocument, _: &str, values: &[String
         .map(|format| formats.read(format))
         .collect::<Result<Vec<_>, _>>()?;
     document.set("benchmark.server_metrics.formats", Value::Array(formats));
+    Ok(())
+}
+
+/// `--network-latency-automatic`: probe; AIPerf refuses it beside `--network-latency-mean`.
+fn network_latency_automatic(document: &mut FlagDocument, name: &str, _: &[String]) -> Result<(), String> {
+    if crate::config::get_path(&document.document, "benchmark.network_latency.mean_ms").is_some() {
+        return Err(format!("{name} and --network-latency-mean exclude each other"));
+    }
+    document.set("benchmark.network_latency.enabled", Value::Bool(true));
+    Ok(())
+}
+
+/// `--network-latency-mean MS`: a fixed round trip, which turns the adjustment on.
+fn network_latency_mean(document: &mut FlagDocument, name: &str, values: &[String]) -> Result<(), String> {
+    if crate::config::get_path(&document.document, "benchmark.network_latency.enabled").is_some() {
+        return Err(format!("{name} and --network-latency-automatic exclude each other"));
+    }
+    let mean = Kind::Float.read(values.first().map_or("", String::as_str)).map_err(|why| format!("{name} {why}"))?;
+    document.set("benchmark.network_latency.mean_ms", mean);
+    document.set("benchmark.network_latency.enabled", Value::Bool(true));
     Ok(())
 }
 

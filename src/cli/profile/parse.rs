@@ -18,6 +18,8 @@ pub struct ProfileCommand {
     pub config: Option<PathBuf>,
     /// `--emit-scenario FILE`: write the equivalent Rhai scenario.
     pub emit_scenario: Option<PathBuf>,
+    /// `--metrics-listen ADDRESS`: serve live metrics there during each run.
+    pub metrics_listen: Option<std::net::SocketAddr>,
     /// `--dry-run`: print the plans, send nothing.
     pub dry_run: bool,
     /// `--help`.
@@ -104,6 +106,7 @@ fn apply(command: &mut ProfileCommand, flag: &Flag, name: &str, values: &[String
     match flag.names[0] {
         "--config" => command.config = Some(PathBuf::from(one())),
         "--emit-scenario" => command.emit_scenario = Some(PathBuf::from(one())),
+        "--metrics-listen" => command.metrics_listen = Some(crate::live::listen_address(one())?),
         "--dry-run" => command.dry_run = true,
         "--help" => command.help = true,
         _ => {}

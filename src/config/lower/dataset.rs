@@ -38,12 +38,9 @@ pub fn main_dataset(benchmark: &Value) -> Result<Value, ConfigError> {
 pub fn lower(benchmark: &Value, base_dir: &Path, seed: u64, kind: EndpointKind) -> Result<Dataset, ConfigError> {
     let dataset = main_dataset(benchmark)?;
     let seed = opt_u64(&dataset, "random_seed", "datasets.main.random_seed")?.unwrap_or(seed);
-    for (key, flag) in [
-        ("system_prompt", "--system-prompt"),
-        ("system_prompt_file", "--system-prompt-file"),
-        ("audio", "--audio-*"),
-        ("video", "--video-*"),
-    ] {
+    for (key, flag) in
+        [("system_prompt", "--system-prompt"), ("system_prompt_file", "--system-prompt-file"), ("video", "--video-*")]
+    {
         if dataset.get(key).is_some_and(|value| !value.is_null()) {
             return Err(ConfigError::new(format!("datasets.main.{key} ({flag}): not supported by this project")));
         }
@@ -116,6 +113,9 @@ fn synthetic(dataset: &Value, seed: u64, kind: EndpointKind) -> Result<Dataset, 
     if let Some(images) = dataset.get("images").filter(|images| !images.is_null()) {
         spec.images = image_settings(images, kind)?;
     }
+    if let Some(audio) = dataset.get("audio").filter(|audio| !audio.is_null()) {
+        spec.options.audio = super::audio::audio_settings(audio, kind)?;
+    }
     Ok(Dataset::Synthetic(spec))
 }
 
@@ -131,8 +131,10 @@ fn image_settings(images: &Value, kind: EndpointKind) -> Result<Option<ImageSett
             "datasets.main.images (--image-width-stddev, --image-height-stddev): only fixed sizes (stddev 0) are supported",
         ));
     }
-    if kind != EndpointKind::Chat {
-        return Err(ConfigError::new("datasets.main.images: images are sent to the chat endpoint type only"));
+    if !kind.takes_images() {
+        return Err(ConfigError::new(
+            "datasets.main.images: images are sent to the chat, chat_embeddings, image_edit and image_retrieval endpoint types only",
+        ));
     }
     if let Some(source) = opt_str(images, "source", "datasets.main.images.source")?.filter(|source| *source != "noise")
     {

@@ -15,15 +15,16 @@ const DEFAULT_URL: &str = "http://localhost:8000";
 /// AIPerf's default request timeout, seconds.
 const DEFAULT_TIMEOUT_S: f64 = 21600.0;
 
-const SUPPORTED_TYPES: &str =
-    "chat, completions, embeddings, cohere_rankings, hf_tei_rankings, nim_rankings, responses, huggingface_generate";
+const SUPPORTED_TYPES: &str = "chat, completions, embeddings, cohere_rankings, hf_tei_rankings, nim_rankings, responses, \
+     huggingface_generate, messages, raw, chat_embeddings, nim_embeddings, solido_rag, audio_transcription, \
+     image_generation, image_edit, image_retrieval, video_generation";
 
 pub fn lower(benchmark: &Value) -> Result<Endpoint, ConfigError> {
     let endpoint = benchmark.get("endpoint").cloned().unwrap_or(Value::Null);
     let kind = kind_of(opt_str(&endpoint, "type", "endpoint.type")?.unwrap_or("chat"))?;
     let model = model(benchmark)?;
     let url = url(&endpoint, kind)?;
-    let streaming = opt_bool(&endpoint, "streaming", "endpoint.streaming")?.unwrap_or(false) && kind.produces_tokens();
+    let streaming = opt_bool(&endpoint, "streaming", "endpoint.streaming")?.unwrap_or(false) && kind.can_stream();
     let mut lowered = Endpoint::new(url, model.clone(), kind, streaming);
     lowered.api_key =
         opt_str(&endpoint, "api_key", "endpoint.api_key")?.filter(|key| !key.is_empty()).map(str::to_string);
@@ -37,6 +38,11 @@ pub fn lower(benchmark: &Value) -> Result<Endpoint, ConfigError> {
     if let Some(path) = opt_str(&endpoint, "path", "endpoint.path")? {
         let path = if path.starts_with('/') { path.to_string() } else { format!("/{path}") };
         lowered.request.path = Some(path);
+    }
+    if kind == EndpointKind::Raw && lowered.request.path.is_none() {
+        return Err(ConfigError::new(
+            "endpoint.type raw sends each entry as the whole body and needs endpoint.path (--custom-endpoint)",
+        ));
     }
     let legacy = opt_bool(&endpoint, "use_legacy_max_tokens", "endpoint.use_legacy_max_tokens")?.unwrap_or(false);
     if kind == EndpointKind::Chat {
@@ -83,6 +89,16 @@ fn kind_of(name: &str) -> Result<EndpointKind, ConfigError> {
         "nim_rankings" => EndpointKind::NimRankings,
         "responses" => EndpointKind::Responses,
         "huggingface_generate" => EndpointKind::Tgi,
+        "messages" => EndpointKind::Messages,
+        "raw" => EndpointKind::Raw,
+        "chat_embeddings" => EndpointKind::ChatEmbeddings,
+        "nim_embeddings" => EndpointKind::NimEmbeddings,
+        "solido_rag" => EndpointKind::SolidoRag,
+        "audio_transcription" => EndpointKind::AudioTranscription,
+        "image_generation" => EndpointKind::ImageGeneration,
+        "image_edit" => EndpointKind::ImageEdit,
+        "image_retrieval" => EndpointKind::ImageRetrieval,
+        "video_generation" => EndpointKind::VideoGeneration,
         other => {
             return Err(ConfigError::new(format!(
                 "endpoint.type (--endpoint-type): `{other}` is not supported here; supported: {SUPPORTED_TYPES}"

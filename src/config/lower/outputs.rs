@@ -1,5 +1,6 @@
-//! `benchmark.artifacts`, `server_metrics`, `gpu_telemetry` and `slos` lowered: what the run
-//! writes, what it collects besides the requests, and the goodput objectives.
+//! `benchmark.artifacts`, `server_metrics`, `gpu_telemetry`, `network_latency` and `slos`
+//! lowered: what the run writes, what it collects besides the requests, and the goodput
+//! objectives.
 
 use std::collections::BTreeMap;
 
@@ -8,13 +9,17 @@ use serde_json::Value;
 use super::values::{opt_bool, opt_f64, opt_str};
 use crate::config::ConfigError;
 use crate::metrics::{goodput::is_slo_metric, registry};
-use crate::plan::{ExportLevel, ExportSettings, GpuTelemetryConfig, ServerMetricsConfig, ServerMetricsFormat};
+use crate::plan::{
+    DEFAULT_PING_INTERVAL_S, ExportLevel, ExportSettings, GpuTelemetryConfig, NetworkLatency, ServerMetricsConfig,
+    ServerMetricsFormat,
+};
 use crate::suggest::closest;
 
 pub struct Outputs {
     pub export: ExportSettings,
     pub server_metrics: ServerMetricsConfig,
     pub gpu_telemetry: GpuTelemetryConfig,
+    pub network_latency: NetworkLatency,
     pub slos: BTreeMap<String, f64>,
 }
 
@@ -52,6 +57,7 @@ pub fn lower(benchmark: &Value) -> Result<Outputs, ConfigError> {
         export,
         server_metrics,
         gpu_telemetry: gpu_telemetry_of(benchmark.get("gpu_telemetry").cloned().unwrap_or(Value::Null))?,
+        network_latency: network_latency_of(benchmark.get("network_latency").unwrap_or(&Value::Null))?,
         slos: slos_of(benchmark.get("slos").cloned().unwrap_or(Value::Null))?,
     })
 }
@@ -64,6 +70,26 @@ fn strings(node: &Value, field: &str) -> Vec<String> {
         .filter_map(Value::as_str)
         .map(str::to_string)
         .collect()
+}
+
+/// `network_latency: {enabled, ping_interval, mean_ms}`: `mean_ms` subtracts a given round
+/// trip (and turns the adjustment on unless `enabled: false`); `enabled` alone probes.
+fn network_latency_of(node: &Value) -> Result<NetworkLatency, ConfigError> {
+    let enabled = opt_bool(node, "enabled", "network_latency.enabled")?;
+    let mean_ms = opt_f64(node, "mean_ms", "network_latency.mean_ms")?;
+    let ping_interval_s = opt_f64(node, "ping_interval", "network_latency.ping_interval")?;
+    let latency = match (enabled, mean_ms) {
+        (Some(false), _) => NetworkLatency::Off,
+        (_, Some(mean_ms)) => NetworkLatency::Mean { mean_ms },
+        (Some(true), None) => {
+            NetworkLatency::Automatic { ping_interval_s: ping_interval_s.unwrap_or(DEFAULT_PING_INTERVAL_S) }
+        }
+        (None, None) => NetworkLatency::Off,
+    };
+    match latency.problem() {
+        Some(problem) => Err(ConfigError::new(problem)),
+        None => Ok(latency),
+    }
 }
 
 fn server_metrics_of(node: Value) -> Result<ServerMetricsConfig, ConfigError> {

@@ -1,0 +1,106 @@
+//! Benchmark of the metrics and the per-record export at scale: feeds synthetic streamed
+//! records (64 events each, the server's `usage` counted as is, so no tokenizing unless
+//! `--tokenize`) through the metrics thread's `RecordProcessor`, which writes
+//! profile_export.jsonl as they come, then computes every metric; prints the time of each part
+//! and the peak RSS.
+//!
+//!     cargo run --release --example bench_records [records, default 1000000] [--tokenize]
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use aiperf::clock::RunClock;
+use aiperf::dataset::tokenizer::Tokenizer;
+use aiperf::export::jsonl::RecordsJsonlWriter;
+use aiperf::metrics::{MetricsContext, RecordProcessor};
+use aiperf::plan::PhaseKind;
+use aiperf::record::{RequestOrigin, RequestRecord, ResponseChunk, Usage};
+
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+const EVENTS: u64 = 64;
+
+/// Record `index`: sent every 100 µs, first token after 20 ms, then an event every 1 ms.
+fn record(index: u64, phase: &Arc<str>) -> RequestRecord {
+    let origin = RequestOrigin {
+        phase_index: 0,
+        phase_name: phase.clone(),
+        phase_kind: PhaseKind::Profiling,
+        index_in_phase: index,
+        dataset_index: (index % 100) as usize,
+    };
+    let scheduled_ns = 1_000_000 + index * 100_000;
+    let mut record =
+        RequestRecord::new(origin, format!("{index:08x}-0000-4000-8000-000000000000"), scheduled_ns, 128, Some(EVENTS));
+    record.start_ns = scheduled_ns + 20_000;
+    record.ack_ns = Some(record.start_ns + 5_000_000);
+    record.status = Some(200);
+    record.chunks = (0..EVENTS)
+        .map(|event| ResponseChunk {
+            ns: record.start_ns + 20_000_000 + event * 1_000_000,
+            has_content: true,
+            has_reasoning: false,
+        })
+        .collect();
+    record.end_ns = record.chunks.last().map_or(record.start_ns, |chunk| chunk.ns) + 100_000;
+    record.content = " word".repeat(EVENTS as usize);
+    record.usage = Some(Usage {
+        prompt_tokens: Some(128),
+        completion_tokens: Some(EVENTS),
+        total_tokens: Some(128 + EVENTS),
+        reasoning_tokens: None,
+    });
+    record.finish_reason = Some("length".into());
+    record
+}
+
+/// Peak resident memory of this process, MiB (0 where /proc is missing).
+fn peak_rss_mib() -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let kib = status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse::<f64>().ok());
+    kib.unwrap_or(0.0) / 1024.0
+}
+
+fn main() -> anyhow::Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let tokenize = args.iter().any(|arg| arg == "--tokenize");
+    let count: u64 = args.iter().find_map(|arg| arg.parse().ok()).unwrap_or(1_000_000);
+    let dir = std::env::temp_dir().join(format!("aiperf-bench-records-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    let jsonl = dir.join("profile_export.jsonl");
+    let ctx = MetricsContext {
+        streaming: true,
+        tokenizer: Tokenizer::shared_builtin()?,
+        clock: RunClock::start(),
+        produces_tokens: true,
+        use_server_token_count: !tokenize,
+        images_per_entry: Vec::new(),
+    };
+    let rss_before = peak_rss_mib();
+    let phase: Arc<str> = Arc::from("profiling");
+    let started = Instant::now();
+    let writer = RecordsJsonlWriter::create(&jsonl, ctx.clock)?;
+    let mut processor = RecordProcessor::new(ctx).with_sink(Box::new(writer));
+    for index in 0..count {
+        processor.process(record(index, &phase))?;
+    }
+    let fed_s = started.elapsed().as_secs_f64();
+    let finished = processor.finish()?;
+    let total_s = started.elapsed().as_secs_f64();
+    let jsonl_mib = std::fs::metadata(&jsonl).map(|m| m.len()).unwrap_or(0) as f64 / 1048576.0;
+    println!("records                         {count}");
+    println!("tokenized by the client         {tokenize}");
+    println!(
+        "per-record metrics + jsonl, s   {fed_s:.2} ({:.2} µs a record, {jsonl_mib:.0} MiB written)",
+        fed_s * 1e6 / count as f64
+    );
+    println!("aggregate every metric, s       {:.2} ({} metrics)", total_s - fed_s, finished.metrics.len());
+    println!("total, s                        {total_s:.2}");
+    println!("peak RSS, MiB                   {:.0} (before the records: {rss_before:.0})", peak_rss_mib());
+    std::fs::remove_dir_all(&dir).ok();
+    Ok(())
+}

@@ -1,0 +1,281 @@
+//! Anthropic's Messages API (`/v1/messages`): `model`, `max_tokens`, `messages` and `stream`
+//! in the request; typed SSE events when streaming (`message_start` with the input usage,
+//! `content_block_delta` with `text_delta` or `thinking_delta`, `message_delta` with the stop
+//! reason and output usage), and the `content` blocks of a whole message. Thinking is reasoning.
+
+use std::borrow::Cow;
+
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use super::payload::{JsonText, ResponseFields, text};
+use super::with_extra;
+use crate::plan::Endpoint;
+use crate::record::Usage;
+
+/// The `anthropic-version` header every request carries (unless the endpoint sets its own).
+pub(crate) const API_VERSION: &str = "2023-06-01";
+
+/// The output cap sent when the dataset sets none: the API requires `max_tokens`.
+pub(crate) const DEFAULT_MAX_TOKENS: u64 = 1024;
+
+/// `{"model", "max_tokens", "messages": [{"role": "user", "content": prompt}], "stream"}` plus
+/// the endpoint's extra fields.
+pub(crate) fn body(endpoint: &Endpoint, prompt: &str, max_tokens: Option<u64>) -> Map<String, Value> {
+    let mut body = Map::new();
+    body.insert("model".into(), endpoint.model.as_str().into());
+    body.insert("max_tokens".into(), max_tokens.unwrap_or(DEFAULT_MAX_TOKENS).into());
+    body.insert("messages".into(), json!([{ "role": "user", "content": prompt }]));
+    body.insert("stream".into(), endpoint.streaming.into());
+    with_extra(body, &endpoint.extra)
+}
+
+/// `body` with `system` as its top-level `system` text (the Messages API has no system role);
+/// a body that is not a JSON object is left as it was.
+pub fn with_system(body: Vec<u8>, system: &str) -> Vec<u8> {
+    let Ok(Value::Object(mut fields)) = serde_json::from_slice::<Value>(&body) else { return body };
+    fields.insert("system".into(), system.into());
+    Value::Object(fields).to_string().into_bytes()
+}
+
+/// One streamed event; its `type` says which members matter.
+#[derive(Deserialize)]
+struct StreamEvent<'a> {
+    #[serde(rename = "type", borrow)]
+    event_type: JsonText<'a>,
+    /// `message_start`: the message so far, with the input usage.
+    message: Option<MessageObject>,
+    /// `content_block_delta`: a text or thinking delta; `message_delta`: the stop reason.
+    #[serde(borrow)]
+    delta: Option<Delta<'a>>,
+    /// `message_delta`: the usage so far.
+    usage: Option<MessagesUsage>,
+    /// An `error` event's error.
+    error: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct Delta<'a> {
+    #[serde(rename = "type", borrow)]
+    delta_type: Option<JsonText<'a>>,
+    #[serde(borrow)]
+    text: Option<JsonText<'a>>,
+    #[serde(borrow)]
+    thinking: Option<JsonText<'a>>,
+    #[serde(borrow)]
+    stop_reason: Option<JsonText<'a>>,
+}
+
+/// A whole message, or the one `message_start` carries.
+#[derive(Deserialize)]
+struct MessageObject {
+    #[serde(default)]
+    content: Vec<ContentBlock>,
+    stop_reason: Option<String>,
+    usage: Option<MessagesUsage>,
+    error: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct ContentBlock {
+    #[serde(rename = "type")]
+    block_type: String,
+    text: Option<String>,
+    thinking: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct MessagesUsage {
+    input_tokens: Option<u64>,
+    output_tokens: Option<u64>,
+}
+
+impl From<MessagesUsage> for Usage {
+    fn from(wire: MessagesUsage) -> Self {
+        let total_tokens = wire.input_tokens.zip(wire.output_tokens).map(|(input, output)| input + output);
+        Usage {
+            prompt_tokens: wire.input_tokens,
+            completion_tokens: wire.output_tokens,
+            total_tokens,
+            reasoning_tokens: None,
+        }
+    }
+}
+
+/// Fields of one streamed event: text and thinking deltas, the input usage of `message_start`,
+/// the stop reason and output usage of `message_delta`, errors.
+pub(crate) fn parse_stream_event(data: &[u8]) -> serde_json::Result<ResponseFields<'_>> {
+    let event: StreamEvent = serde_json::from_slice(data)?;
+    let mut fields = ResponseFields::default();
+    match event.event_type.0.as_ref() {
+        "message_start" => {
+            if let Some(message) = event.message {
+                // Its output count is a placeholder (1); only the input count is known yet.
+                fields.usage = message.usage.map(|usage| MessagesUsage { output_tokens: None, ..usage }.into());
+            }
+        }
+        "content_block_delta" => {
+            if let Some(delta) = event.delta {
+                match delta.delta_type.as_ref().map(|kind| kind.0.as_ref()) {
+                    Some("text_delta") => fields.content = text(delta.text),
+                    Some("thinking_delta") => fields.reasoning = text(delta.thinking),
+                    _ => {}
+                }
+            }
+        }
+        "message_delta" => {
+            fields.finish_reason = event.delta.and_then(|delta| text(delta.stop_reason));
+            fields.usage = event.usage.map(Into::into);
+        }
+        "error" => fields.error = Some(event.error.unwrap_or_else(|| "error event".into())),
+        _ => {}
+    }
+    Ok(fields)
+}
+
+/// Fields of a whole message: its text blocks as content, its thinking blocks as reasoning.
+pub(crate) fn parse_full_body(body: &[u8]) -> serde_json::Result<ResponseFields<'_>> {
+    let message: MessageObject = serde_json::from_slice(body)?;
+    let mut content = String::new();
+    let mut reasoning = String::new();
+    for block in &message.content {
+        match block.block_type.as_str() {
+            "text" => content.push_str(block.text.as_deref().unwrap_or_default()),
+            "thinking" => reasoning.push_str(block.thinking.as_deref().unwrap_or_default()),
+            _ => {}
+        }
+    }
+    Ok(ResponseFields {
+        content: Some(Cow::Owned(content)),
+        reasoning: Some(Cow::Owned(reasoning)),
+        finish_reason: message.stop_reason.map(Cow::Owned),
+        usage: message.usage.map(Into::into),
+        error: message.error,
+        ..Default::default()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::EndpointKind;
+
+    #[test]
+    fn body_always_carries_max_tokens() {
+        let endpoint = Endpoint { streaming: true, ..crate::client::test_endpoint(EndpointKind::Messages) };
+        let body: Value = serde_json::from_slice(&crate::client::request_body(&endpoint, "hi", Some(4))).unwrap();
+        assert_eq!(
+            body,
+            json!({"model": "m", "max_tokens": 4, "messages": [{"role": "user", "content": "hi"}], "stream": true})
+        );
+        let body: Value = serde_json::from_slice(&crate::client::request_body(&endpoint, "hi", None)).unwrap();
+        assert_eq!(body["max_tokens"], DEFAULT_MAX_TOKENS);
+    }
+
+    #[test]
+    fn a_system_prompt_is_the_top_level_system_text() {
+        let endpoint = crate::client::test_endpoint(EndpointKind::Messages);
+        let body: Value =
+            serde_json::from_slice(&with_system(crate::client::request_body(&endpoint, "hi", Some(2)), "be brief"))
+                .unwrap();
+        assert_eq!(body["system"], "be brief");
+        assert_eq!(body["messages"], json!([{"role": "user", "content": "hi"}]));
+        assert_eq!(with_system(b"not json".to_vec(), "s"), b"not json");
+    }
+
+    #[test]
+    fn stream_events_give_text_thinking_stop_reason_and_usage() {
+        let start = parse_stream_event(
+            br#"{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","content":[],
+                "stop_reason":null,"usage":{"input_tokens":12,"output_tokens":1}}}"#,
+        )
+        .unwrap();
+        let usage = start.usage.unwrap();
+        assert_eq!((usage.prompt_tokens, usage.completion_tokens), (Some(12), None));
+        let thought = parse_stream_event(
+            br#"{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"hm"}}"#,
+        )
+        .unwrap();
+        assert_eq!((thought.reasoning.as_deref(), thought.content.is_none()), (Some("hm"), true));
+        let said = parse_stream_event(
+            br#"{"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":" the"}}"#,
+        )
+        .unwrap();
+        assert_eq!(said.content.as_deref(), Some(" the"));
+        let signature = parse_stream_event(
+            br#"{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"xyz"}}"#,
+        )
+        .unwrap();
+        assert!(signature.content.is_none() && signature.reasoning.is_none());
+        let end = parse_stream_event(
+            br#"{"type":"message_delta","delta":{"stop_reason":"max_tokens","stop_sequence":null},"usage":{"output_tokens":7}}"#,
+        )
+        .unwrap();
+        assert_eq!(end.finish_reason.as_deref(), Some("max_tokens"));
+        assert_eq!(end.usage.and_then(|usage| usage.completion_tokens), Some(7));
+        let failed =
+            parse_stream_event(br#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#)
+                .unwrap();
+        assert_eq!(failed.error, Some(json!({"type": "overloaded_error", "message": "Overloaded"})));
+        assert!(parse_stream_event(br#"{"type":"ping"}"#).unwrap().content.is_none());
+    }
+
+    #[test]
+    fn a_whole_stream_merges_its_usage_and_ends_cleanly_after_message_stop() {
+        use std::sync::Arc;
+
+        use crate::client::streaming::EventStream;
+        use crate::plan::{PhaseKind, ResponseLimits};
+        use crate::record::{RequestOrigin, RequestRecord};
+
+        let origin = RequestOrigin {
+            phase_index: 0,
+            phase_name: Arc::from("profiling"),
+            phase_kind: PhaseKind::Profiling,
+            index_in_phase: 0,
+            dataset_index: 0,
+        };
+        let mut record = RequestRecord::new(origin, "req-1".into(), 0, 10, Some(3));
+        let events = [
+            r#"{"type":"message_start","message":{"content":[],"usage":{"input_tokens":10,"output_tokens":1}}}"#,
+            r#"{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":""}}"#,
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"hm"}}"#,
+            r#"{"type":"content_block_stop","index":0}"#,
+            r#"{"type":"ping"}"#,
+            r#"{"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"Hi"}}"#,
+            r#"{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":3}}"#,
+            r#"{"type":"message_stop"}"#,
+        ];
+        let wire: String = events
+            .iter()
+            .map(|data| {
+                let name = serde_json::from_str::<Value>(data).unwrap()["type"].as_str().unwrap().to_string();
+                format!("event: {name}\ndata: {data}\n\n")
+            })
+            .collect();
+        let mut stream = EventStream::new(EndpointKind::Messages, ResponseLimits::default());
+        assert!(stream.feed(wire.as_bytes(), 5, &mut record).is_continue());
+        stream.finish(None, &mut record);
+        assert!(record.error.is_none(), "{:?}", record.error);
+        assert_eq!((record.content.as_str(), record.reasoning.as_str()), ("Hi", "hm"));
+        assert_eq!(record.finish_reason.as_deref(), Some("end_turn"));
+        let usage = record.usage.unwrap();
+        assert_eq!((usage.prompt_tokens, usage.completion_tokens, usage.total_tokens), (Some(10), Some(3), Some(13)));
+    }
+
+    #[test]
+    fn a_whole_message_splits_thinking_from_text() {
+        let fields = parse_full_body(
+            br#"{"id":"msg_1","type":"message","role":"assistant","content":[
+                {"type":"thinking","thinking":"let me see","signature":"s"},
+                {"type":"text","text":"Hel"},{"type":"text","text":"lo"}],
+                "stop_reason":"end_turn","usage":{"input_tokens":3,"output_tokens":5}}"#,
+        )
+        .unwrap();
+        assert_eq!(fields.content.as_deref(), Some("Hello"));
+        assert_eq!(fields.reasoning.as_deref(), Some("let me see"));
+        assert_eq!(fields.finish_reason.as_deref(), Some("end_turn"));
+        let usage = fields.usage.unwrap();
+        assert_eq!((usage.prompt_tokens, usage.completion_tokens, usage.total_tokens), (Some(3), Some(5), Some(8)));
+    }
+}

@@ -1,0 +1,112 @@
+//! Following a video generation job after its submission: GET `/v1/videos/{id}` until the job
+//! is `completed` (or `failed`), waiting a little longer between polls each time, then GET
+//! `/v1/videos/{id}/content` to fetch the video, so the record's end is when the video is in.
+//! Every answer goes through the client's pool and headers, within the request's timeout.
+
+use std::time::Duration;
+
+use bytes::{Bytes, BytesMut};
+use http::{Method, StatusCode, Uri};
+use http_body_util::BodyExt;
+
+use super::connect::Sender;
+use super::request_body::RequestBody;
+use super::response::parse_full_body;
+use super::video_generation::{COMPLETED, FAILED};
+use super::{HttpClient, failure};
+use crate::http_trace::HttpTrace;
+use crate::record::{RecordError, RequestRecord};
+
+/// The wait before the first poll; each next wait doubles, up to `LONGEST_POLL_WAIT`.
+const FIRST_POLL_WAIT: Duration = Duration::from_millis(20);
+const LONGEST_POLL_WAIT: Duration = Duration::from_secs(1);
+
+impl HttpClient {
+    /// Poll the job the record's submission answered with until it ends, then fetch its video.
+    /// A failed job, a bad answer or a broken connection ends the record with its error.
+    pub(super) async fn follow_video_job(&self, record: &mut RequestRecord) {
+        let mut wait = FIRST_POLL_WAIT;
+        loop {
+            let Some((id, status)) = record.media.video_job.clone() else {
+                record.error = Some(failure::invalid_request("the video job answer has no id".into()));
+                return;
+            };
+            let job_uri = match self.job_uri(&id) {
+                Ok(uri) => uri,
+                Err(error) => return self.fail(record, error),
+            };
+            match status.as_str() {
+                COMPLETED => return self.fetch_video(record, &format!("{job_uri}/content")).await,
+                FAILED => return,
+                _ => {}
+            }
+            tokio::time::sleep(wait).await;
+            wait = (wait * 2).min(LONGEST_POLL_WAIT);
+            let answer = match self.get(&job_uri, record.origin.dataset_index as u64).await {
+                Ok(answer) => answer,
+                Err(error) => return self.fail(record, error),
+            };
+            let now_ns = self.clock.now_ns();
+            record.end_ns = now_ns;
+            if let Some(raw) = &mut record.raw {
+                raw.push(now_ns, b"", &answer);
+            }
+            match parse_full_body(&self.format, &answer) {
+                Ok(fields) => match &fields.error {
+                    Some(error) => {
+                        let message = failure::error_message(error);
+                        return self.fail(record, failure::http_error(StatusCode::OK, message));
+                    }
+                    None => fields.record_into(record, now_ns),
+                },
+                Err(_) => return self.fail(record, failure::invalid_response("video job status", &answer)),
+            }
+        }
+    }
+
+    /// Download the finished video (counted, not kept).
+    async fn fetch_video(&self, record: &mut RequestRecord, content_uri: &str) {
+        match self.get(content_uri, record.origin.dataset_index as u64).await {
+            Ok(_video) => record.end_ns = self.clock.now_ns(),
+            Err(error) => self.fail(record, error),
+        }
+    }
+
+    /// `/v1/videos/{id}` under the submission's url; an id that is not a plain name is refused.
+    fn job_uri(&self, id: &str) -> Result<String, RecordError> {
+        if id.is_empty() || !id.bytes().all(|byte| byte.is_ascii_alphanumeric() || b"-_.".contains(&byte)) {
+            return Err(failure::invalid_request(format!("video job id {id:?} is not a plain name")));
+        }
+        Ok(format!("{}/{id}", self.uri_text.trim_end_matches('/')))
+    }
+
+    /// GET `uri` over the pool: the whole 2xx body (at most `max_response_bytes`), or the error.
+    async fn get(&self, uri: &str, session: u64) -> Result<Bytes, RecordError> {
+        let absolute: Uri = uri.parse().map_err(|_| failure::invalid_request(format!("bad job url {uri:?}")))?;
+        let mut scratch = HttpTrace::default();
+        let mut lease =
+            self.pool.check_out(session, false, &mut scratch).await.map_err(|why| failure::connect_failed(why, uri))?;
+        let target = match lease.connection.sender {
+            Sender::Http2(_) => absolute,
+            Sender::Http1(_) => absolute.path_and_query().map_or(Uri::from_static("/"), |path| Uri::from(path.clone())),
+        };
+        let request = self.with_endpoint_headers(Method::GET, target, RequestBody::new(Bytes::new()));
+        let response = lease.send(request).await.map_err(|error| failure::connection_error(&error, uri))?;
+        let status = response.status();
+        let mut body = response.into_body();
+        let mut collected = BytesMut::new();
+        while let Some(frame) = body.frame().await {
+            let frame = frame.map_err(|error| failure::connection_error(&error, uri))?;
+            let Some(data) = frame.data_ref() else { continue };
+            if collected.len().saturating_add(data.len()) > self.limits.max_response_bytes {
+                return Err(failure::response_too_large(self.limits.max_response_bytes));
+            }
+            collected.extend_from_slice(data);
+        }
+        self.pool.check_in(lease);
+        if !status.is_success() {
+            return Err(failure::http_error(status, failure::error_body_message(status, &collected)));
+        }
+        Ok(collected.freeze())
+    }
+}

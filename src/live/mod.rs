@@ -1,0 +1,108 @@
+//! Live metrics: the client's own counters of a run (requests by status, in flight, TTFT / ITL
+//! / latency histograms, tokens), by phase, served in Prometheus text format while the run
+//! runs (`--metrics-listen`, `metrics_listen`). Requests by status, sent and in flight are the
+//! load's own phase counters, read at each scrape; error types, timings and tokens are fed by
+//! the metrics thread as it measures each record of a results phase, through atomics. The hot
+//! path does nothing more than it always does.
+
+mod exposition;
+mod feed;
+mod histogram;
+mod server;
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+pub use feed::LiveFeed;
+use histogram::{INTER_TOKEN_BOUNDS_S, LATENCY_BOUNDS_S, LiveHistogram};
+pub use server::LiveServer;
+
+use crate::load::PhaseCounters;
+
+/// A `--metrics-listen` / `metrics_listen` address, e.g. `127.0.0.1:9464`.
+pub fn listen_address(text: &str) -> Result<SocketAddr, String> {
+    text.trim().parse().map_err(|_| format!("expects an address such as 127.0.0.1:9464, got `{text}`"))
+}
+
+/// What one measured request adds to the live metrics; timings in seconds.
+#[derive(Debug, Clone, Copy)]
+pub struct EndedRequest<'a> {
+    pub phase_index: usize,
+    /// The error type of a failed request (`http_error`, `timeout`, …).
+    pub error_type: Option<&'a str>,
+    pub time_to_first_token_s: Option<f64>,
+    pub inter_token_latency_s: Option<f64>,
+    pub request_latency_s: Option<f64>,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+}
+
+/// The live metrics of one run.
+pub struct LiveMetrics {
+    run: String,
+    phases: Vec<LivePhase>,
+}
+
+/// One phase's live metrics.
+struct LivePhase {
+    name: String,
+    /// The load's own counters (ended by status, sent, in flight), once the phase started.
+    counters: OnceLock<Arc<PhaseCounters>>,
+    /// Failed requests by error type.
+    errors: Mutex<BTreeMap<String, u64>>,
+    time_to_first_token: LiveHistogram,
+    inter_token_latency: LiveHistogram,
+    request_latency: LiveHistogram,
+    input_tokens: AtomicU64,
+    output_tokens: AtomicU64,
+}
+
+impl LiveMetrics {
+    /// Zeroed metrics for a run and its phases, by index.
+    pub fn new(run: &str, phase_names: impl IntoIterator<Item = String>) -> Self {
+        let phases = phase_names
+            .into_iter()
+            .map(|name| LivePhase {
+                name,
+                counters: OnceLock::new(),
+                errors: Mutex::new(BTreeMap::new()),
+                time_to_first_token: LiveHistogram::new(LATENCY_BOUNDS_S),
+                inter_token_latency: LiveHistogram::new(INTER_TOKEN_BOUNDS_S),
+                request_latency: LiveHistogram::new(LATENCY_BOUNDS_S),
+                input_tokens: AtomicU64::new(0),
+                output_tokens: AtomicU64::new(0),
+            })
+            .collect();
+        Self { run: run.to_string(), phases }
+    }
+
+    /// Phase `index` started: its requests by status, sent and in flight are read from `counters`.
+    pub fn phase_started(&self, index: usize, counters: Arc<PhaseCounters>) {
+        if let Some(phase) = self.phases.get(index) {
+            let _ = phase.counters.set(counters);
+        }
+    }
+
+    /// A request ended and was measured (on the metrics thread).
+    pub fn ended(&self, request: &EndedRequest) {
+        let Some(phase) = self.phases.get(request.phase_index) else {
+            return;
+        };
+        if let Some(kind) = request.error_type {
+            let mut errors = phase.errors.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            *errors.entry(kind.to_string()).or_default() += 1;
+        }
+        let observe = |histogram: &LiveHistogram, value: Option<f64>| {
+            if let Some(seconds) = value {
+                histogram.observe(seconds);
+            }
+        };
+        observe(&phase.time_to_first_token, request.time_to_first_token_s);
+        observe(&phase.inter_token_latency, request.inter_token_latency_s);
+        observe(&phase.request_latency, request.request_latency_s);
+        phase.input_tokens.fetch_add(request.input_tokens, Ordering::Relaxed);
+        phase.output_tokens.fetch_add(request.output_tokens, Ordering::Relaxed);
+    }
+}

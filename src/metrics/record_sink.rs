@@ -1,0 +1,16 @@
+//! `RecordSink`: where the record processor hands each processed record (the per-record jsonl
+//! files). The exports implement it; the metrics only know the trait, so data flows one way.
+
+use anyhow::Result;
+
+use super::record_values::RecordMetrics;
+use crate::record::RequestRecord;
+
+pub trait RecordSink: Send {
+    /// Takes one profiling record with its metrics (`good`: whether a successful record met
+    /// every SLO, when the run has SLOs), in the order records arrive.
+    fn write(&mut self, record: &RequestRecord, metrics: &RecordMetrics, good: Option<bool>) -> Result<()>;
+
+    /// Flushes whatever the sink holds; called once, after the last record.
+    fn finish(self: Box<Self>) -> Result<()>;
+}

@@ -1,0 +1,284 @@
+//! The media endpoint kinds end to end: each runs against the built-in mock behind a capturing
+//! proxy on 127.0.0.1, and the test reads the bodies the client sent (multipart parts or JSON),
+//! the answers' counts in the records, and each kind's own metrics in the summary.
+
+mod common;
+
+use common::tee_proxy::{MockBehindProxy, SentRequest};
+use common::{ScenarioRun, read_json, run_scenario, stat};
+use serde_json::Value;
+
+use aiperf::mock::MockConfig;
+
+const BOUNDARY_PARAMETER: &str = "multipart/form-data; boundary=";
+const REQUESTS: usize = 6;
+
+fn proxy() -> MockBehindProxy {
+    MockBehindProxy::start(MockConfig { ttft_ms: 10.0, itl_ms: 2.0, ..MockConfig::default() })
+}
+
+/// Run `endpoint_keys` (a Rhai map's keys besides `url`) at `url` over `dataset_keys` for six
+/// requests; the run must succeed.
+fn run_kind(name: &str, url: &str, endpoint_keys: &str, dataset_keys: &str) -> ScenarioRun {
+    let source = format!(
+        r#"
+        run(#{{
+            name: "{name}",
+            endpoint: endpoint(#{{ url: "{url}", model: "media-model", {endpoint_keys} }}),
+            dataset: synthetic(#{{ isl: 20, osl: 5, seed: 3, entries: 3, {dataset_keys} }}),
+            phases: [ concurrency(#{{ users: 2, requests: {REQUESTS} }}) ],
+        }});
+        "#
+    );
+    let run = run_scenario(name, &source);
+    assert_eq!(run.code(), Some(0), "{name}: {}\n{}", run.stderr(), run.stdout());
+    let summary = run.summary(name);
+    assert_eq!(stat(&summary, "request_count", "avg"), REQUESTS as f64, "{name}");
+    assert_eq!(summary["error_request_count"]["avg"].as_f64().unwrap_or(0.0), 0.0, "{}", summary["error_summary"]);
+    run
+}
+
+/// One part of a captured form: its name, file name, content type and bytes.
+type FormPart = (String, Option<String>, Option<String>, Vec<u8>);
+
+/// The parts of a captured form, checking its framing.
+fn form_parts(request: &SentRequest) -> Vec<FormPart> {
+    let content_type = request.header("content-type").unwrap_or_default();
+    let boundary =
+        content_type.strip_prefix(BOUNDARY_PARAMETER).unwrap_or_else(|| panic!("not a form: {content_type:?}"));
+    let delimiter = format!("--{boundary}");
+    let body = &request.body[..];
+    assert!(body.ends_with(format!("{delimiter}--\r\n").as_bytes()), "the form is closed");
+    let mut parts = Vec::new();
+    let mut rest = body.strip_prefix(delimiter.as_bytes()).expect("the form opens with its boundary");
+    while let Some(after) = rest.strip_prefix(b"\r\n") {
+        let end = after.windows(delimiter.len()).position(|window| window == delimiter.as_bytes()).unwrap();
+        let section = &after[..end - 2];
+        let split = section.windows(4).position(|window| window == b"\r\n\r\n").unwrap();
+        let head = std::str::from_utf8(&section[..split]).unwrap();
+        let value = |key: &str| {
+            head.split([';', '\n'])
+                .find_map(|item| item.trim().strip_prefix(key))
+                .map(|v| v.trim_matches('"').to_string())
+        };
+        parts.push((
+            value("name=").unwrap(),
+            value("filename="),
+            value("Content-Type: "),
+            section[split + 4..].to_vec(),
+        ));
+        rest = &after[end + delimiter.len()..];
+    }
+    parts
+}
+
+fn part<'a>(parts: &'a [FormPart], name: &str) -> &'a [u8] {
+    &parts.iter().find(|part| part.0 == name).unwrap_or_else(|| panic!("no part {name}")).3
+}
+
+fn json_body(request: &SentRequest) -> Value {
+    request.json()
+}
+
+#[test]
+fn audio_transcription_uploads_wav_files_and_reads_the_transcript() {
+    for streaming in [false, true] {
+        let proxy = proxy();
+        let name = format!("audio_{streaming}");
+        let run = run_kind(
+            &name,
+            &proxy.url,
+            &format!(r#"kind: "audio_transcription", streaming: {streaming}, extra: #{{ language: "en" }}"#),
+            "audio: #{ length: 2.0, sample_rates: [16], depths: [16], channels: 1 }",
+        );
+        let sent = proxy.posts_to("/v1/audio/transcriptions");
+        assert_eq!(sent.len(), REQUESTS);
+        let parts = form_parts(&sent[0]);
+        let names: Vec<&str> = parts.iter().map(|part| part.0.as_str()).collect();
+        let expected: &[&str] =
+            if streaming { &["file", "model", "stream", "language"] } else { &["file", "model", "language"] };
+        assert_eq!(names, expected, "streaming {streaming}");
+        let (_, file_name, media_type, wav) = &parts[0];
+        assert_eq!((file_name.as_deref(), media_type.as_deref()), (Some("audio.wav"), Some("audio/wav")));
+        // 2 s of 16-bit mono at 16 kHz, after the 44-byte WAV header.
+        assert_eq!((&wav[..4], &wav[8..12], wav.len()), (&b"RIFF"[..], &b"WAVE"[..], 44 + 2 * 16_000 * 2));
+        assert_eq!(part(&parts, "model"), b"media-model");
+        assert_eq!(part(&parts, "language"), b"en");
+
+        // The mock transcribes one word (one token) per 0.4 s and reports 10 tokens per second in.
+        let summary = run.summary(&name);
+        assert_eq!(stat(&summary, "output_sequence_length", "avg"), 5.0, "streaming {streaming}");
+        assert_eq!(stat(&summary, "usage_prompt_tokens", "avg"), 20.0);
+        assert_eq!(stat(&summary, "usage_completion_tokens", "avg"), 5.0);
+        assert_eq!(summary.get("time_to_first_token").is_some(), streaming);
+        let inputs = read_json(&run.artifacts(&name).join("inputs.json"));
+        assert_eq!(inputs["data"][0]["payloads"][0]["form_data_bytes"], sent[0].body.len());
+    }
+}
+
+#[test]
+fn image_generation_counts_the_images_made() {
+    for streaming in [false, true] {
+        let proxy = proxy();
+        let name = format!("image_generation_{streaming}");
+        let run = run_kind(
+            &name,
+            &proxy.url,
+            &format!(r#"kind: "image_generation", streaming: {streaming}, extra: #{{ n: 2, size: "256x256" }}"#),
+            "",
+        );
+        let sent = proxy.posts_to("/v1/images/generations");
+        assert_eq!(sent.len(), REQUESTS);
+        assert_eq!(sent[0].header("content-type"), Some("application/json"));
+        let body = json_body(&sent[0]);
+        assert!(body["prompt"].as_str().is_some_and(|prompt| !prompt.is_empty()), "{body}");
+        assert_eq!((&body["model"], &body["n"], &body["size"]), (&"media-model".into(), &2.into(), &"256x256".into()));
+        assert_eq!(body["response_format"], "b64_json");
+        assert_eq!(body.get("stream").is_some(), streaming, "{body}");
+
+        let summary = run.summary(&name);
+        assert_eq!(stat(&summary, "num_images", "avg"), 2.0, "streaming {streaming}");
+        assert!(stat(&summary, "image_throughput", "avg") > 0.0);
+        for record in run.records(&name) {
+            let metrics = &record["metrics"];
+            let latency = metrics["request_latency"]["value"].as_f64().unwrap();
+            let per_image = metrics["image_latency"]["value"].as_f64().unwrap();
+            assert!((per_image - latency / 2.0).abs() < 1e-6, "{metrics}");
+        }
+        assert_eq!(stat(&summary, "usage_completion_tokens", "avg"), 512.0, "256 per image");
+        for absent in ["output_sequence_length", "inter_token_latency"] {
+            assert!(summary.get(absent).is_none(), "{absent}: images are not text");
+        }
+    }
+}
+
+#[test]
+fn image_edit_uploads_each_entry_s_image_with_the_prompt() {
+    for streaming in [false, true] {
+        let proxy = proxy();
+        let name = format!("image_edit_{streaming}");
+        let run = run_kind(
+            &name,
+            &proxy.url,
+            &format!(r#"kind: "image_edit", streaming: {streaming}"#),
+            r#"images: #{ count: 1, width: 16, height: 8, format: "png" }"#,
+        );
+        let sent = proxy.posts_to("/v1/images/edits");
+        assert_eq!(sent.len(), REQUESTS);
+        let parts = form_parts(&sent[0]);
+        let (name_0, file_name, media_type, image) = &parts[0];
+        assert_eq!(
+            (name_0.as_str(), file_name.as_deref(), media_type.as_deref()),
+            ("image", Some("image.png"), Some("image/png"))
+        );
+        assert_eq!(&image[..8], b"\x89PNG\r\n\x1a\n");
+        assert!(!part(&parts, "prompt").is_empty());
+        assert_eq!(part(&parts, "model"), b"media-model");
+        assert_eq!(part(&parts, "n"), b"1");
+        assert_eq!(parts.iter().any(|part| part.0 == "stream"), streaming);
+        let summary = run.summary(&name);
+        assert_eq!(stat(&summary, "num_images", "avg"), 1.0, "streaming {streaming}");
+        assert!(stat(&summary, "image_latency", "avg") >= 10.0, "the mock waits its TTFT");
+    }
+}
+
+#[test]
+fn image_retrieval_sends_the_images_as_inputs_and_counts_them() {
+    let proxy = proxy();
+    let run = run_kind(
+        "image_retrieval",
+        &proxy.url,
+        r#"kind: "image_retrieval""#,
+        r#"images: #{ count: 2, width: 8, height: 8, format: "jpeg" }"#,
+    );
+    let sent = proxy.posts_to("/v1/infer");
+    assert_eq!(sent.len(), REQUESTS);
+    let body = json_body(&sent[0]);
+    let inputs = body["input"].as_array().expect("input list");
+    assert_eq!(inputs.len(), 2);
+    assert!(inputs.iter().all(|input| input["type"] == "image_url"
+        && input["url"].as_str().is_some_and(|url| url.starts_with("data:image/jpeg;base64,"))));
+    let summary = run.summary("image_retrieval");
+    assert_eq!(stat(&summary, "num_images", "avg"), 2.0);
+    assert!(summary.get("output_sequence_length").is_none());
+}
+
+#[test]
+fn video_generation_polls_each_job_fetches_its_video_and_reports_the_server_s_figures() {
+    let proxy = proxy();
+    let run = run_kind(
+        "video_proxy",
+        &proxy.url,
+        r#"kind: "video_generation", extra: #{ size: "320x180", num_inference_steps: 4 }"#,
+        "",
+    );
+    let submitted = proxy.posts_to("/v1/videos");
+    assert_eq!(submitted.len(), REQUESTS);
+    let body = json_body(&submitted[0]);
+    assert_eq!(
+        (&body["model"], &body["size"], &body["num_inference_steps"]),
+        (&"media-model".into(), &"320x180".into(), &4.into())
+    );
+    let follow_ups: Vec<SentRequest> =
+        proxy.requests().into_iter().filter(|request| request.path.starts_with("/v1/videos/")).collect();
+    let fetched = follow_ups.iter().filter(|request| request.path.ends_with("/content")).count();
+    assert_eq!(fetched, REQUESTS, "each finished video is fetched once");
+    assert!(follow_ups.iter().all(|request| request.method == "GET"));
+    assert!(follow_ups.len() > REQUESTS, "each job is polled before its video is fetched");
+    // The job takes the TTFT plus one inter-token delay per step: 10 + 4 × 2 ms.
+    let summary = run.summary("video_proxy");
+    assert!((stat(&summary, "video_inference_time", "avg") - 18.0).abs() < 1e-6, "{}", summary["video_inference_time"]);
+    assert!(stat(&summary, "request_latency", "min") >= 18.0, "the record ends once the video is in");
+}
+
+#[test]
+fn a_video_generation_run_on_the_built_in_mock_carries_both_video_metrics_in_its_summary() {
+    let source = r#"
+        run(#{
+            name: "video_summary",
+            endpoint: endpoint(#{ url: "mock", kind: "video_generation", mock: #{ ttft: ms(5), itl: ms(1) } }),
+            dataset: synthetic(#{ isl: 20, osl: 5, seed: 3, entries: 2 }),
+            phases: [ concurrency(#{ users: 2, requests: 4 }) ],
+        });
+    "#;
+    let run = run_scenario("video_summary", source);
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let summary = read_json(&run.artifacts("video_summary").join("profile_export_aiperf.json"));
+    // 5 ms + 8 default steps × 1 ms; 2048 MB + one per prompt token (20).
+    assert!((stat(&summary, "video_inference_time", "avg") - 13.0).abs() < 1e-6, "{}", summary["video_inference_time"]);
+    assert_eq!(summary["video_inference_time"]["unit"], "ms");
+    assert_eq!(stat(&summary, "video_peak_memory", "avg"), 2068.0);
+    assert_eq!(summary["video_peak_memory"]["unit"], "MB");
+    assert_eq!(stat(&summary, "request_count", "avg"), 4.0);
+}
+
+#[test]
+fn aiperf_profile_audio_transcription_with_the_audio_flags_runs_against_the_mock() {
+    let proxy = proxy();
+    let dir = tempfile::tempdir().expect("dir");
+    let command_line = format!(
+        "--model whisper-test --url {} --endpoint-type audio-transcription --concurrency 2 --request-count 4 --audio-length-mean 1.2 --audio-sample-rates 8 --audio-depths 8 --audio-num-channels 2",
+        proxy.url
+    );
+    let output = common::aiperf_command(dir.path())
+        .arg("profile")
+        .args(command_line.split_whitespace())
+        .output()
+        .expect("aiperf profile");
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    let run = std::fs::read_dir(dir.path().join("artifacts")).unwrap().next().unwrap().unwrap().path();
+    let summary = read_json(&run.join("profile_export_aiperf.json"));
+    assert_eq!(stat(&summary, "request_count", "avg"), 4.0);
+    // 1.2 s: three words of the mock's transcript.
+    assert_eq!(stat(&summary, "output_sequence_length", "avg"), 3.0);
+    let sent = proxy.posts_to("/v1/audio/transcriptions");
+    assert_eq!(sent.len(), 4);
+    let parts = form_parts(&sent[0]);
+    let wav = part(&parts, "file");
+    // 1.2 s of 8-bit stereo at 8 kHz after the 44-byte header.
+    assert_eq!(wav.len(), 44 + 9_600 * 2);
+    assert_eq!(u16::from_le_bytes([wav[22], wav[23]]), 2, "channels");
+    assert_eq!(u32::from_le_bytes([wav[24], wav[25], wav[26], wav[27]]), 8_000, "sample rate");
+    assert_eq!(u16::from_le_bytes([wav[34], wav[35]]), 8, "bits per sample");
+    assert_eq!(part(&parts, "model"), b"whisper-test");
+}
