@@ -4,6 +4,8 @@ use serde::{Deserialize, Serialize};
 
 use super::Dist;
 
+/// A plan holds one, built once: the synthetic variant's size (its distributions) costs nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Dataset {
