@@ -90,7 +90,7 @@ fn a_concurrency_list_sweeps_and_each_variation_runs() {
     );
     assert_ok(&output);
     for users in [1, 3] {
-        let run = dir.path().join(format!("artifacts/sweep/phases.profiling.concurrency_{users}"));
+        let run = dir.path().join(format!("artifacts/sweep/concurrency_{users}"));
         let summary = read_json(&run.join("profile_export_aiperf.json"));
         assert_eq!(stat(&summary, "request_count", "avg"), 6.0);
         assert_eq!(summary["input_config"]["plan"]["phases"][0]["concurrency"], users);
@@ -258,6 +258,91 @@ fn a_public_dataset_is_read_from_the_cache_and_a_missing_one_names_its_url() {
     assert_eq!(lines(&dir.path().join("out/sharegpt/profile_export.jsonl")), 6, "the warmup stays out");
 }
 
+#[test]
+fn the_embeddings_template_sends_its_batch_of_texts_in_each_request() {
+    let dir = tempfile::tempdir().expect("dir");
+    let template = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/aiperf-configs/embeddings.yaml");
+    let small = "--warmup-request-count 1 --request-count 5 --concurrency 2 --artifact-dir out/emb";
+    let ran = profile(dir.path(), &format!("--config {} --url mock {small}", template.display()));
+    assert_ok(&ran);
+    let summary = read_json(&dir.path().join("out/emb/profile_export_aiperf.json"));
+    assert_eq!(stat(&summary, "request_count", "avg"), 5.0);
+    let inputs = read_json(&dir.path().join("out/emb/inputs.json"));
+    let payload = &inputs["data"][0]["payloads"][0];
+    assert_eq!(payload["input"].as_array().map(Vec::len), Some(10), "batchSize: 10 texts per request");
+    // Ten texts of about 128 tokens each: the request's ISL counts them all, as the server does.
+    let isl = stat(&summary, "input_sequence_length", "avg");
+    assert!(isl > 600.0, "isl {isl}");
+    assert_eq!(isl, stat(&summary, "usage_prompt_tokens", "avg"));
+    let chat = profile(dir.path(), "--model m --url mock --batch-size 4 --dry-run");
+    assert_eq!(chat.status.code(), Some(2));
+    assert!(text(&chat.stderr).contains("embeddings endpoints only"), "{}", text(&chat.stderr));
+}
+
+#[test]
+fn a_config_sweep_names_its_folders_as_aiperf_and_follows_its_settings() {
+    let dir = tempfile::tempdir().expect("dir");
+    let config = r#"
+schemaVersion: "2.0"
+randomSeed: 42
+sweep:
+  type: grid
+  cooldownSeconds: 0.2
+  slaFilters: [{metricTag: request_latency, stat: p95, op: lt, threshold: 1000}]
+  parameters:
+    phases.profiling.concurrency: [1, 2]
+benchmark:
+  model: m
+  endpoint: {url: http://localhost:8000/v1/chat/completions, type: chat}
+  dataset: {type: synthetic, entries: 10, prompts: {isl: 16, osl: 4}}
+  phases:
+    - {name: profiling, type: concurrency, requests: 4, concurrency: 1}
+  artifacts: {dir: out/swept}
+"#;
+    std::fs::write(dir.path().join("sweep.yaml"), config).expect("config");
+    let dry = profile(dir.path(), "--config sweep.yaml --url mock --dry-run --emit-scenario out.rhai");
+    assert_ok(&dry);
+    assert_eq!(seeds_of(&dry), [42, 43], "variation N runs with random_seed + N");
+    assert!(text(&dry.stderr).contains("note: sweep.sla_filters"), "{}", text(&dry.stderr));
+    let scenario = std::fs::read_to_string(dir.path().join("out.rhai")).expect("out.rhai");
+    assert!(scenario.contains("pause: 0.2"), "the sweep's cooldown between variations:\n{scenario}");
+    let ran = profile(dir.path(), "--config sweep.yaml --url mock");
+    assert_ok(&ran);
+    for users in [1, 2] {
+        let summary = read_json(&dir.path().join(format!("out/swept/concurrency_{users}/profile_export_aiperf.json")));
+        assert_eq!(stat(&summary, "request_count", "avg"), 4.0);
+    }
+    let sweep = read_json(&dir.path().join("out/swept/sweep_aggregate/profile_export_aiperf_sweep.json"));
+    assert_eq!(sweep["metadata"]["sweep_parameters"][0]["name"], "concurrency");
+    let same = config.replace("cooldownSeconds: 0.2", "sameSeed: true");
+    std::fs::write(dir.path().join("same.yaml"), same).expect("config");
+    let dry = profile(dir.path(), "--config same.yaml --url mock --dry-run");
+    assert_ok(&dry);
+    assert_eq!(seeds_of(&dry), [42, 42], "same_seed keeps the envelope's seed");
+}
+
+#[test]
+fn the_audio_template_lowers_in_full_but_for_its_audio_inputs() {
+    let dir = tempfile::tempdir().expect("dir");
+    let template = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/aiperf-configs/audio_multimodal.yaml");
+    let text_of = std::fs::read_to_string(template).expect("template");
+    let (before, rest) = text_of.split_once("    audio:").expect("an audio block");
+    let after = &rest[rest.find("  phases:").expect("phases after the audio block")..];
+    std::fs::write(dir.path().join("no_audio.yaml"), format!("{before}{after}")).expect("config");
+    let dry = profile(dir.path(), "--config no_audio.yaml --url mock --dry-run");
+    assert_ok(&dry);
+    let plan: serde_json::Value = serde_json::from_slice(&dry.stdout).expect("one plan");
+    assert_eq!(plan["dataset"]["osl"], serde_json::json!({"type": "normal", "mean": 300.0, "stddev": 100.0}));
+    let profiling = &plan["phases"][1];
+    assert_eq!((&profiling["rate"], &profiling["arrival"]["pattern"]), (&5.0.into(), &"poisson".into()), "{plan}");
+    assert_eq!(profiling["max_concurrency"], 8);
+}
+
+/// The dataset seed of each plan a dry run printed.
+fn seeds_of(dry: &Output) -> Vec<serde_json::Value> {
+    plans_of(&text(&dry.stdout)).iter().map(|plan| plan["dataset"]["random_seed"].clone()).collect()
+}
+
 /// The pretty-printed plans a dry run prints one after another.
 fn plans_of(stdout: &str) -> Vec<serde_json::Value> {
     serde_json::Deserializer::from_str(stdout).into_iter().map(|plan| plan.expect("a plan")).collect()
@@ -298,7 +383,6 @@ fn every_aiperf_flag_is_accepted_noted_or_refused_by_name() {
 /// says so (every other template must give its plans).
 const UNSUPPORTED_TEMPLATES: &[(&str, &str)] = &[
     ("audio_multimodal.yaml", "audio files are sent to the audio_transcription endpoint type only"),
-    ("embeddings.yaml", "batch_size (--batch-size): batched inputs are not supported"),
     ("speed_bench_sweep.yaml", "`speed_bench_coding` is not read by this project"),
 ];
 

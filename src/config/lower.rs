@@ -25,12 +25,17 @@ const DEFAULT_ARTIFACT_ROOT: &str = "artifacts";
 /// `base_dir` (the config file's folder, or the working directory for flags).
 pub fn lower(document: &Value, base_dir: &Path) -> Result<ProfileJob, ConfigError> {
     let settings = multi_run_settings(document);
-    let swept = document.get("sweep").is_some_and(|sweep| !sweep.is_null());
+    let sweep = document.get("sweep").filter(|sweep| !sweep.is_null());
+    let sweep_key = |key: &str| sweep.and_then(|sweep| sweep.get(key));
+    // AIPerf: variation N runs with `random_seed + N` unless `same_seed`.
+    let same_seed = sweep_key("same_seed").and_then(Value::as_bool).unwrap_or(false);
     let mut variations = Vec::new();
-    for (values, whole) in super::variations(document)? {
-        let seed = opt_u64(&whole, "random_seed", "random_seed")?;
+    for (index, (values, whole)) in super::variations(document)?.into_iter().enumerate() {
+        let values = short_names(values);
+        let seed = opt_u64(&whole, "random_seed", "random_seed")?
+            .map(|seed| if same_seed { seed } else { seed + index as u64 });
         let benchmark = whole.get("benchmark").cloned().unwrap_or_else(|| Value::Object(Map::new()));
-        let name = if swept { label_of(&values) } else { artifact_location(document).1 };
+        let name = if sweep.is_some() { label_of(&values) } else { artifact_location(document).1 };
         let plan = lower_benchmark(&benchmark, base_dir, seed, name)?;
         variations.push(JobVariation { values, plan });
     }
@@ -39,7 +44,40 @@ pub fn lower(document: &Value, base_dir: &Path) -> Result<ProfileJob, ConfigErro
         trials: settings.num_runs,
         cooldown_s: settings.cooldown_s,
         confidence: settings.confidence,
+        variation_pause_s: sweep_key("cooldown_seconds").and_then(Value::as_f64).unwrap_or(0.0),
+        notes: sweep_notes(sweep_key("iteration_order"), sweep_key("sla_filters"), settings.num_runs),
     })
+}
+
+/// One line for each sweep setting read but not acted on.
+fn sweep_notes(iteration_order: Option<&Value>, sla_filters: Option<&Value>, trials: u64) -> Vec<String> {
+    let mut notes = Vec::new();
+    let order = iteration_order.and_then(Value::as_str).unwrap_or("repeated");
+    if order == "repeated" && trials > 1 {
+        notes.push(
+            "note: sweep.iteration_order `repeated`: each variation runs all its trials before the next here (AIPerf's `independent` order)"
+                .to_string(),
+        );
+    }
+    if sla_filters.and_then(Value::as_array).is_some_and(|filters| !filters.is_empty()) {
+        notes.push(
+            "note: sweep.sla_filters are not applied to the sweep aggregate; judge runs with slos (goodput) or thresholds"
+                .to_string(),
+        );
+    }
+    notes
+}
+
+/// A variation's values keyed as AIPerf names its sweep parameters and folders
+/// (`concurrency_4`): each dotted path by its last key, unless two paths share it.
+fn short_names(values: Map<String, Value>) -> Map<String, Value> {
+    let leaf = |path: &str| path.rsplit('.').next().unwrap_or(path).to_string();
+    let mut leaves: Vec<String> = values.keys().map(|path| leaf(path)).collect();
+    leaves.sort();
+    if leaves.windows(2).any(|pair| pair[0] == pair[1]) {
+        return values;
+    }
+    values.into_iter().map(|(path, value)| (leaf(&path), value)).collect()
 }
 
 /// The folder runs are written under and the name of the run's (or sweep's) own folder in

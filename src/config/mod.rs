@@ -84,6 +84,10 @@ pub struct ProfileJob {
     pub trials: u64,
     /// Pause between two trials, seconds.
     pub cooldown_s: f64,
+    /// Pause between two sweep variations, seconds (`sweep.cooldown_seconds`).
+    pub variation_pause_s: f64,
+    /// One line per setting read but not acted on, printed before the run.
+    pub notes: Vec<String>,
     /// Confidence level of the trial aggregate.
     pub confidence: f64,
 }

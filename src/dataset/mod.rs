@@ -45,6 +45,9 @@ pub struct DatasetEntry {
     pub images: Vec<String>,
     /// A rankings entry's own query and passages (its prompt joins them, for the record).
     pub ranking: Option<Ranking>,
+    /// Texts sent after the prompt in the same embeddings request (`batch_size`); their
+    /// tokens are in `input_tokens`.
+    pub batch: Vec<String>,
     /// Audio files uploaded with the prompt (audio transcription).
     pub audio: Vec<AudioClip>,
 }
@@ -85,6 +88,7 @@ impl DatasetEntry {
             turn: None,
             images: Vec::new(),
             ranking: None,
+            batch: Vec::new(),
             audio: Vec::new(),
         }
     }

@@ -53,6 +53,7 @@ pub fn prepare(dataset: &Dataset, endpoint: &Endpoint, entries: Vec<DatasetEntry
     for (index, mut entry) in entries.into_iter().enumerate() {
         let images = std::mem::take(&mut entry.images);
         let ranking = entry.ranking.take();
+        let batch = std::mem::take(&mut entry.batch);
         let audio = std::mem::take(&mut entry.audio);
         let media_body = media_request_body(
             endpoint,
@@ -68,6 +69,9 @@ pub fn prepare(dataset: &Dataset, endpoint: &Endpoint, entries: Vec<DatasetEntry
         let mut request = PreparedRequest::of(endpoint, entry);
         if let Some(ranking) = ranking {
             request.body = Bytes::from(rankings_request_body(endpoint, &ranking.query, &ranking.passages));
+        }
+        if !batch.is_empty() {
+            request.body = Bytes::from(with_batch(&request.body, batch)?);
         }
         if let Some(body) = media_body {
             request.body = Bytes::from(body);
@@ -85,10 +89,27 @@ pub fn prepare(dataset: &Dataset, endpoint: &Endpoint, entries: Vec<DatasetEntry
     Ok(prepared)
 }
 
-/// Images go to chat endpoints only, a file's queries and passages to rankings endpoints only.
+/// An embeddings body with the entry's further texts after its prompt in `input`.
+fn with_batch(body: &[u8], batch: Vec<String>) -> Result<Vec<u8>> {
+    let mut body: serde_json::Value = serde_json::from_slice(body).context("an embeddings body")?;
+    let Some(inputs) = body.get_mut("input").and_then(serde_json::Value::as_array_mut) else {
+        bail!("a batch of texts needs an embeddings body with an `input` list");
+    };
+    inputs.extend(batch.into_iter().map(serde_json::Value::from));
+    Ok(body.to_string().into_bytes())
+}
+
+/// Images go to chat endpoints only, a file's queries and passages to rankings endpoints only,
+/// batches of texts to embeddings endpoints only.
 fn check_kind(dataset: &Dataset, endpoint: &Endpoint, entries: &[DatasetEntry]) -> Result<()> {
-    let Dataset::File(file) = dataset else { return Ok(()) };
     let kind = endpoint.kind;
+    if kind != EndpointKind::Embeddings && entries.iter().any(|entry| !entry.batch.is_empty()) {
+        bail!(
+            "synthetic `batch_size` above 1 needs an embeddings endpoint (kind: \"embeddings\"), not \"{}\"",
+            kind.as_str()
+        );
+    }
+    let Dataset::File(file) = dataset else { return Ok(()) };
     if !kind.takes_images() && entries.iter().any(|entry| !entry.images.is_empty()) {
         bail!(
             "dataset file {}: entries with \"image\" or \"images\" need a chat endpoint (kind: \"chat\"), not \"{}\" (image_edit and image_retrieval take them too)",

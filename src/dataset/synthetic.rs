@@ -36,7 +36,8 @@ pub fn generate(spec: &SyntheticDataset, tokenizer: &Tokenizer) -> Vec<DatasetEn
     // Every random draw is made here, in order, so the prompts depend on the seed alone; the
     // cutting, which re-encodes each prompt, is then shared out between threads.
     let mut rng = SeededRng::new(seed);
-    let draws: Vec<Draw> = (0..spec.entries.max(1))
+    let batch_size = options.batch_size.unwrap_or(1).max(1) as usize;
+    let draws: Vec<Draw> = (0..spec.entries.max(1) * batch_size)
         .map(|index| {
             let (isl, osl) = pick_lengths(&mut rng, spec);
             let input_tokens = round_to_block(sample_length(&mut rng, isl), options.block_size);
@@ -61,23 +62,24 @@ pub fn generate(spec: &SyntheticDataset, tokenizer: &Tokenizer) -> Vec<DatasetEn
         }
     };
     let prompts = map_in_parallel(&draws, cut);
-    draws
-        .iter()
-        .zip(prompts)
-        .map(|(draw, prompt)| {
-            let output_tokens = draw.output_tokens;
-            DatasetEntry {
-                prompt: prompt.text,
-                input_tokens: prompt.tokens + system_tokens,
-                max_tokens: Some(output_tokens),
-                system_prompt: system_prompt.clone(),
-                turn: None,
-                images: Vec::new(),
-                audio: Vec::new(),
-                ranking: None,
-            }
-        })
-        .collect()
+    // With a batch size, each entry's texts are that many consecutive draws.
+    let mut texts = draws.iter().zip(prompts);
+    let mut entries = Vec::with_capacity(spec.entries.max(1));
+    while let Some((draw, prompt)) = texts.next() {
+        let batch: Vec<CountedText> = texts.by_ref().take(batch_size - 1).map(|(_, text)| text).collect();
+        entries.push(DatasetEntry {
+            prompt: prompt.text,
+            input_tokens: prompt.tokens + batch.iter().map(|text| text.tokens).sum::<u64>() + system_tokens,
+            max_tokens: Some(draw.output_tokens),
+            system_prompt: system_prompt.clone(),
+            turn: None,
+            images: Vec::new(),
+            audio: Vec::new(),
+            ranking: None,
+            batch: batch.into_iter().map(|text| text.text).collect(),
+        });
+    }
+    entries
 }
 
 /// What the seed decided for one prompt, before its text is cut.

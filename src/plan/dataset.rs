@@ -4,6 +4,8 @@ use serde::{Deserialize, Serialize};
 
 use super::Dist;
 
+/// A plan holds one, built once: the synthetic variant's size (its distributions) costs nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Dataset {
@@ -129,6 +131,10 @@ pub struct SyntheticOptions {
     /// Every prompt starts with a marker of its own, so no two prompts share a prefix.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub cache_bust: bool,
+    /// Texts per request (AIPerf's `batch_size`), each drawn like a prompt of its own; more
+    /// than 1 is for embeddings endpoints, whose `input` list carries them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch_size: Option<u32>,
     /// Synthetic audio files sent with each prompt (audio transcription).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub audio: Option<Box<super::AudioSettings>>,

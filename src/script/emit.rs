@@ -53,9 +53,14 @@ pub fn scenario(job: &ProfileJob, sweep_name: &str, header: &str, api_key: ApiKe
                     }
                 }
             }
+            let pause = if job.variation_pause_s > 0.0 {
+                format!(", pause: {}", float(job.variation_pause_s))
+            } else {
+                String::new()
+            };
             let _ = writeln!(
                 out,
-                "sweep(#{{ name: {}, zip: {}{repeat} }}, |v| {{\n    for each in runs {{\n        if each.point == v {{ return each.run; }}\n    }}\n    fail(`no run for the variation ${{v}}`);\n}});",
+                "sweep(#{{ name: {}, zip: {}{repeat}{pause} }}, |v| {{\n    for each in runs {{\n        if each.point == v {{ return each.run; }}\n    }}\n    fail(`no run for the variation ${{v}}`);\n}});",
                 string(sweep_name),
                 json(&Value::Object(columns)),
             );
@@ -262,6 +267,9 @@ fn dataset(dataset: &Dataset) -> String {
             }
             if options.cache_bust {
                 keys.push("cache_bust: true".to_string());
+            }
+            if let Some(size) = options.batch_size {
+                keys.push(format!("batch_size: {size}"));
             }
             if let Some(images) = spec.images {
                 let format = match images.format {

@@ -13,14 +13,16 @@ use super::keys::{MapReader, ScriptResult, script_error};
 use super::results::RunResults;
 use super::run_fn::plan_of;
 use super::run_host::RunHost;
-use super::trials::{RUN_EXTRA_KEYS, Repetition, TrialLayout, json_map, message_of, name_unnamed_run, run_trials};
+use super::trials::{
+    RUN_EXTRA_KEYS, Repetition, TrialLayout, cool_down, json_map, message_of, name_unnamed_run, run_trials,
+};
 use crate::aggregate::RunCoordinates;
 use crate::aggregate::coordinates::{label_of, new_sweep_id};
 use crate::aggregate::sweep::{SweepCell, SweepSummary};
 use crate::export::names::artifact_dir_of;
 use crate::export::{ArtifactNames, sweep_csv, sweep_json};
 
-const SWEEP_KEYS: &[&str] = &["name", "grid", "zip", "trials", "cooldown", "confidence", "report"];
+const SWEEP_KEYS: &[&str] = &["name", "grid", "zip", "trials", "cooldown", "confidence", "report", "pause"];
 
 pub fn register(engine: &mut Engine, host: Arc<RunHost>) {
     let sweeps_started = Arc::new(AtomicUsize::new(0));
@@ -61,6 +63,10 @@ fn sweep(
     let name = reader.opt_string("name")?.unwrap_or(default_name);
     let repetition = Repetition::read(&mut reader, "sweep")?;
     let report = reader.opt_bool("report")?;
+    let pause_s = reader.opt_f64("pause")?.unwrap_or(0.0);
+    if !(pause_s >= 0.0 && pause_s.is_finite()) {
+        return script_error("sweep: `pause` (between variations) must be a duration ≥ 0, e.g. seconds(30)");
+    }
     let variations = match (reader.opt_map("grid")?, reader.opt_map("zip")?) {
         (Some(lists), None) => variations(lists, Combination::Grid)?,
         (None, Some(lists)) => variations(lists, Combination::Zip)?,
@@ -80,6 +86,9 @@ fn sweep(
         let values = json_map(variation.clone(), "sweep: a variation")?;
         let label = label_of(&values);
         let point = VariationPoint { index, values, label: label.clone() };
+        if executing && index > 0 {
+            cool_down(host, pause_s)?;
+        }
         let outcome = run_map_for(context, make_run, &variation)
             .and_then(|run_map| run_variation(host, &settings, point, run_map));
         match outcome {

@@ -22,6 +22,7 @@ const SYNTHETIC_KEYS: &[&str] = &[
     "system_prompt",
     "prefix_pool",
     "cache_bust",
+    "batch_size",
     "audio",
 ];
 
@@ -54,8 +55,14 @@ fn synthetic(map: Map) -> ScriptResult<Dataset> {
             "synthetic: `cache_bust` gives every prompt its own prefix; it cannot go with `prefix_pool`",
         );
     }
+    let batch_size = r.opt_u64("batch_size")?;
+    if batch_size == Some(0) {
+        return script_error("synthetic: `batch_size` must be at least 1 text");
+    }
+    let batch_size = batch_size.filter(|size| *size > 1).map(|size| size as u32);
     let audio = r.opt_map("audio")?.map(super::audio::audio_settings).transpose()?.map(Box::new);
-    let options = SyntheticOptions { mix, block_size, system_prompt_tokens, prefix_pool, cache_bust, audio };
+    let options =
+        SyntheticOptions { mix, block_size, system_prompt_tokens, prefix_pool, cache_bust, batch_size, audio };
     Ok(Dataset::Synthetic(SyntheticDataset { isl, osl, random_seed, entries, images, options }))
 }
 
@@ -156,6 +163,7 @@ mod tests {
                 system_prompt_tokens: Some(200),
                 prefix_pool: Some(PrefixPool { prefixes: 8, length: 512 }),
                 cache_bust: false,
+                batch_size: None,
                 audio: None,
             }
         );

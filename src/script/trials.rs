@@ -235,11 +235,11 @@ pub fn message_of(error: &rhai::EvalAltResult) -> String {
 }
 
 /// Wait `seconds` between trials; Ctrl-C ends the wait and the scenario.
-fn cool_down(host: &RunHost, seconds: f64) -> ScriptResult<()> {
+pub fn cool_down(host: &RunHost, seconds: f64) -> ScriptResult<()> {
     let until = Instant::now() + Duration::from_secs_f64(seconds);
     while Instant::now() < until {
         if host.options.cancel.is_cancelled() {
-            return script_error("interrupted during the cool-down between trials");
+            return script_error("interrupted during a cool-down (between trials or sweep variations)");
         }
         std::thread::sleep(COOLDOWN_POLL.min(until.saturating_duration_since(Instant::now())));
     }

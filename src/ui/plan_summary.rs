@@ -86,6 +86,9 @@ fn prompt_shape(options: &SyntheticOptions) -> String {
     if options.cache_bust {
         shape.push_str(", cache bust");
     }
+    if let Some(size) = options.batch_size {
+        let _ = write!(shape, ", {size} texts per request");
+    }
     shape
 }
 
@@ -274,6 +277,7 @@ run sweep_8 → artifacts/sweep_8
             system_prompt_tokens: Some(200),
             prefix_pool: Some(crate::plan::PrefixPool { prefixes: 8, length: 512 }),
             cache_bust: false,
+            batch_size: None,
             audio: None,
         };
         let text = render(&plan, Path::new("artifacts/sweep_8"));

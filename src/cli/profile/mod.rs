@@ -55,6 +55,9 @@ pub fn profile(args: &[String], runtime: &tokio::runtime::Runtime) -> i32 {
         Ok(job) => job,
         Err(error) => return config_error(&error),
     };
+    for note in &job.notes {
+        eprintln!("{note}");
+    }
     if let Some(address) = command.metrics_listen {
         for variation in &mut job.variations {
             variation.plan.metrics_listen = Some(address);

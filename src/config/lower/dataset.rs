@@ -61,11 +61,13 @@ fn synthetic(dataset: &Value, seed: u64, kind: EndpointKind) -> Result<Dataset, 
     let osl = opt_dist(&prompts, "osl", "datasets.main.prompts.osl")?.unwrap_or(Dist::fixed(DEFAULT_OSL));
     let entries = opt_u64(dataset, "entries", "datasets.main.entries")?.unwrap_or(DEFAULT_ENTRIES).max(1);
     let mut spec = SyntheticDataset::new(isl, osl, seed, entries as usize);
-    if opt_u64(&prompts, "batch_size", "datasets.main.prompts.batch_size")?.is_some_and(|size| size > 1) {
+    let batch_size = opt_u64(&prompts, "batch_size", "datasets.main.prompts.batch_size")?.filter(|size| *size > 1);
+    if batch_size.is_some() && kind != EndpointKind::Embeddings {
         return Err(ConfigError::new(
-            "datasets.main.prompts.batch_size (--batch-size): batched inputs are not supported; only 1",
+            "datasets.main.prompts.batch_size (--batch-size): several texts per request are sent to embeddings endpoints only",
         ));
     }
+    spec.options.batch_size = batch_size.map(|size| size as u32);
     if let Some(corpus) =
         opt_str(&prompts, "corpus", "datasets.main.prompts.corpus")?.filter(|corpus| *corpus != "sonnet")
     {
