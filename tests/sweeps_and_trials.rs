@@ -276,11 +276,11 @@ fn ctrl_c_between_trials_keeps_the_aggregate_of_the_finished_ones() {
     assert_eq!(metadata["run_labels"], json!(["run_0001"]));
     assert_eq!(metadata["failed_runs"][0]["label"], "run_0002");
     assert!(
-        metadata["failed_runs"][0]["error"].as_str().unwrap().contains("interrupted during the cool-down"),
+        metadata["failed_runs"][0]["error"].as_str().unwrap().contains("interrupted during a cool-down"),
         "{metadata}"
     );
     let csv = std::fs::read_to_string(aggregate.join("profile_export_aiperf_aggregate.csv")).unwrap();
-    assert!(csv.contains("\nFailed Runs,\"[{'label': 'run_0002', 'error': 'interrupted during the cool-down"), "{csv}");
+    assert!(csv.contains("\nFailed Runs,\"[{'label': 'run_0002', 'error': 'interrupted during a cool-down"), "{csv}");
 }
 
 #[test]

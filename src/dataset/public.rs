@@ -47,10 +47,13 @@ impl PublicDataset {
     }
 }
 
-/// The message for a missing `path` of `format`: the URL of the public dataset read in that
-/// format, and where to put it; `None` for formats no public dataset uses.
+/// The message for a missing `path` of `format` that is a public dataset's file (by its name):
+/// the URL to fetch it from, and where to put it; `None` for any other file.
 pub fn missing_file_hint(path: &Path, format: FileFormat) -> Option<String> {
-    let dataset = PUBLIC_DATASETS.iter().find(|dataset| dataset.format == format)?;
+    let is_its_file = |dataset: &&PublicDataset| {
+        dataset.format == format && path.file_name().is_some_and(|name| name == dataset.file_name)
+    };
+    let dataset = PUBLIC_DATASETS.iter().find(is_its_file)?;
     Some(format!(
         "public dataset {}: {} does not exist; nothing is downloaded here: fetch {} and save it as that file \
          (or put it in the folder ${CACHE_ENV} names, or pass its path with --input-file)",
@@ -69,8 +72,10 @@ mod tests {
         let sharegpt = named("sharegpt").expect("sharegpt");
         assert_eq!(sharegpt.format, FileFormat::Sharegpt);
         assert!(sharegpt.cached_path().ends_with("ShareGPT_V3_unfiltered_cleaned_split.json"));
-        let hint = missing_file_hint(Path::new("/nowhere/x.json"), FileFormat::Sharegpt).expect("hint");
-        assert!(hint.contains("/nowhere/x.json") && hint.contains(sharegpt.url), "{hint}");
+        let missing = Path::new("/nowhere/ShareGPT_V3_unfiltered_cleaned_split.json");
+        let hint = missing_file_hint(missing, FileFormat::Sharegpt).expect("hint");
+        assert!(hint.contains("/nowhere/ShareGPT_V3") && hint.contains(sharegpt.url), "{hint}");
+        assert!(missing_file_hint(Path::new("/nowhere/mine.json"), FileFormat::Sharegpt).is_none(), "a file of ours");
         assert!(missing_file_hint(Path::new("a.jsonl"), FileFormat::SingleTurn).is_none());
         assert!(named("librispeech").is_none());
     }
