@@ -161,15 +161,22 @@ mod tests {
     use crate::result::Stats;
     use std::sync::{Arc, Mutex, OnceLock};
 
-    /// What a sink was handed, per record: its request id, whether it was cancelled, its
-    /// metric tags.
+    /// What a sink was handed for one record.
+    struct Handed {
+        request_id: String,
+        cancelled: bool,
+        tags: Vec<&'static str>,
+    }
+
+    /// Every record a sink was handed, in order.
     #[derive(Clone, Default)]
-    struct Captured(Arc<Mutex<Vec<(String, bool, Vec<&'static str>)>>>);
+    struct Captured(Arc<Mutex<Vec<Handed>>>);
 
     impl RecordSink for Captured {
         fn write(&mut self, record: &RequestRecord, metrics: &RecordMetrics, _good: Option<bool>) -> Result<()> {
             let tags = metrics.entries.iter().map(|(def, _)| def.tag).collect();
-            self.0.lock().unwrap().push((record.x_request_id.to_string(), record.was_cancelled, tags));
+            let request_id = record.x_request_id.to_string();
+            self.0.lock().unwrap().push(Handed { request_id, cancelled: record.was_cancelled, tags });
             Ok(())
         }
 
@@ -286,10 +293,10 @@ mod tests {
 
         let handed = captured.0.lock().unwrap();
         assert_eq!(handed.len(), 5, "warmup records are not handed on");
-        assert_eq!(handed[1].0, "req-1");
-        assert!(handed[0].2.contains(&"request_latency") && handed[0].2.contains(&"inter_chunk_latency"));
-        assert!(handed[2].2.contains(&"error_isl"));
-        assert!(handed[4].1 && handed[4].2.is_empty(), "a cancelled record has no metrics");
+        assert_eq!(handed[1].request_id, "req-1");
+        assert!(handed[0].tags.contains(&"request_latency") && handed[0].tags.contains(&"inter_chunk_latency"));
+        assert!(handed[2].tags.contains(&"error_isl"));
+        assert!(handed[4].cancelled && handed[4].tags.is_empty(), "a cancelled record has no metrics");
     }
 
     #[test]
