@@ -22,6 +22,20 @@ pub struct RequestOrigin {
     pub dataset_index: usize,
 }
 
+impl RequestOrigin {
+    /// The first request of a one-phase profiling run (for tests).
+    #[cfg(test)]
+    pub(crate) fn first_profiling() -> Self {
+        RequestOrigin {
+            phase_index: 0,
+            phase_name: Arc::from("profiling"),
+            phase_kind: PhaseKind::Profiling,
+            index_in_phase: 0,
+            dataset_index: 0,
+        }
+    }
+}
+
 /// Arrival time of one streamed event (or the whole body, when not streaming) that carried text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ResponseChunk {

@@ -222,20 +222,11 @@ mod tests {
 
     #[test]
     fn a_whole_stream_merges_its_usage_and_ends_cleanly_after_message_stop() {
-        use std::sync::Arc;
-
         use crate::client::streaming::EventStream;
-        use crate::plan::{PhaseKind, ResponseLimits};
+        use crate::plan::ResponseLimits;
         use crate::record::{RequestOrigin, RequestRecord};
 
-        let origin = RequestOrigin {
-            phase_index: 0,
-            phase_name: Arc::from("profiling"),
-            phase_kind: PhaseKind::Profiling,
-            index_in_phase: 0,
-            dataset_index: 0,
-        };
-        let mut record = RequestRecord::new(origin, "req-1".into(), 0, 10, Some(3));
+        let mut record = RequestRecord::new(RequestOrigin::first_profiling(), "req-1".into(), 0, 10, Some(3));
         let events = [
             r#"{"type":"message_start","message":{"content":[],"usage":{"input_tokens":10,"output_tokens":1}}}"#,
             r#"{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":""}}"#,

@@ -157,21 +157,12 @@ impl EventSink {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
-
     use super::*;
-    use crate::plan::{EndpointKind, PhaseKind};
+    use crate::plan::EndpointKind;
     use crate::record::{RequestOrigin, ResponseChunk, Usage};
 
     fn record() -> RequestRecord {
-        let origin = RequestOrigin {
-            phase_index: 0,
-            phase_name: Arc::from("profiling"),
-            phase_kind: PhaseKind::Profiling,
-            index_in_phase: 0,
-            dataset_index: 0,
-        };
-        RequestRecord::new(origin, "req-1".into(), 0, 10, Some(8))
+        RequestRecord::new(RequestOrigin::first_profiling(), "req-1".into(), 0, 10, Some(8))
     }
 
     fn delta(content: &str) -> String {

@@ -192,7 +192,7 @@ pub(super) fn error_json(error: &RecordError) -> Value {
 mod tests {
     use super::*;
     use crate::metrics::RecordProcessor;
-    use crate::metrics::test_support::{context, streamed_record};
+    use crate::metrics::test_support::{context, failed_record, streamed_record, unmeasured_record};
 
     fn lines_of(path: &Path) -> Vec<Value> {
         std::fs::read_to_string(path).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
@@ -209,16 +209,9 @@ mod tests {
         let mut second = streamed_record(4_000_000, &[20_000_000], " the", 300);
         second.x_request_id = "req-1".into();
         processor.process(second).unwrap();
-        let mut failed = streamed_record(0, &[], "", 50);
-        failed.end_ns = 1_000_000;
-        failed.error = Some(RecordError { code: Some(500), kind: "http_error".into(), message: "status 500".into() });
-        processor.process(failed).unwrap();
-        let mut cancelled = streamed_record(0, &[30_000_000, 90_000_000], " the the", 999);
-        cancelled.was_cancelled = true;
-        processor.process(cancelled).unwrap();
-        let mut warmup = streamed_record(0, &[1_000_000], " the", 1);
-        warmup.origin.phase_kind = PhaseKind::Warmup;
-        processor.process(warmup).unwrap();
+        processor.process(failed_record(50, 500)).unwrap();
+        processor.process(unmeasured_record(None)).unwrap();
+        processor.process(unmeasured_record(Some(PhaseKind::Warmup))).unwrap();
         processor.finish().unwrap();
 
         let lines = lines_of(&jsonl);

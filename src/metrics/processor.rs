@@ -156,8 +156,7 @@ fn record_tokens(metrics: &RecordMetrics) -> RecordTokens {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::metrics::test_support::{context, streamed_record};
-    use crate::record::RecordError;
+    use crate::metrics::test_support::{context, failed_record as failed, streamed_record, unmeasured_record};
     use crate::result::Stats;
     use std::sync::{Arc, Mutex, OnceLock};
 
@@ -187,14 +186,6 @@ mod tests {
 
     fn stats_of<'a>(results: &'a [MetricResult], tag: &str) -> &'a Stats {
         &results.iter().find(|m| m.tag == tag).unwrap_or_else(|| panic!("no {tag}")).stats
-    }
-
-    fn failed(input_tokens: u64, code: u16) -> RequestRecord {
-        let mut record = streamed_record(0, &[], "", input_tokens);
-        record.end_ns = 1_000_000;
-        record.error =
-            Some(RecordError { code: Some(code), kind: "http_error".into(), message: format!("status {code}") });
-        record
     }
 
     #[test]
@@ -250,12 +241,8 @@ mod tests {
         processor.process(second).unwrap();
         processor.process(failed(50, 500)).unwrap();
         processor.process(failed(70, 500)).unwrap();
-        let mut cancelled = streamed_record(0, &[30_000_000, 90_000_000], " the the", 999);
-        cancelled.was_cancelled = true;
-        processor.process(cancelled).unwrap();
-        let mut warmup = streamed_record(0, &[1_000_000], " the", 1);
-        warmup.origin.phase_kind = PhaseKind::Warmup;
-        processor.process(warmup).unwrap();
+        processor.process(unmeasured_record(None)).unwrap();
+        processor.process(unmeasured_record(Some(PhaseKind::Warmup))).unwrap();
 
         let ProcessedMetrics { metrics: results, error_summary: errors, .. } = processor.finish().unwrap();
         // request_latency: 14 ms and 20 ms; the cancelled record's 90 ms is excluded.
