@@ -21,7 +21,7 @@ use crate::load::{self, LoadContext, PhaseCounters, PhaseRun};
 use crate::metrics::network_adjusted::NetworkRtt;
 use crate::metrics::{MetricsContext, RecordProcessor};
 use crate::plan::segment::{self, ExecutionSegment};
-use crate::plan::{Dataset, ExportLevel, Phase, Plan, SyntheticDataset, TokenizerSpec};
+use crate::plan::{Dataset, ExportLevel, FileDataset, FileFormat, Phase, Plan, SyntheticDataset, TokenizerSpec};
 use crate::result::RunResult;
 use crate::rng::SeededRng;
 use crate::ui::progress::PhaseProgress;
@@ -117,6 +117,15 @@ pub fn validate(plan: &Plan) -> Result<()> {
             "synthetic `images` need a chat endpoint (kind: \"chat\" or \"chat_embeddings\"), or an image_edit or image_retrieval one"
         );
     }
+    if let Dataset::Synthetic(synthetic) = &plan.dataset
+        && synthetic.options.audio.is_some()
+        && !plan.endpoint.kind.takes_audio()
+    {
+        bail!(
+            "synthetic `audio` needs an audio_transcription or chat endpoint (kind: \"audio_transcription\" or \"chat\"), not \"{}\"",
+            plan.endpoint.kind.as_str()
+        );
+    }
     Ok(())
 }
 
@@ -133,6 +142,9 @@ pub async fn execute(whole_plan: &Plan, options: &RunOptions) -> Result<RunResul
         None => whole_plan,
     };
     validate(plan)?;
+    if let Dataset::File(FileDataset { format: FileFormat::SpeedBench(category), .. }) = &plan.dataset {
+        bail!("{}", crate::dataset::public::not_read_message(*category));
+    }
     // The dataset is built (and a bad dataset file reported) before anything is sent, while
     // the endpoint is checked; the first of them to fail stops the run.
     let build = async {

@@ -4,6 +4,8 @@
 
 mod common;
 
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
 use common::tee_proxy::{MockBehindProxy, SentRequest};
 use common::{ScenarioRun, read_json, run_scenario, stat};
 use serde_json::Value;
@@ -114,6 +116,46 @@ fn audio_transcription_uploads_wav_files_and_reads_the_transcript() {
         let inputs = read_json(&run.artifacts(&name).join("inputs.json"));
         assert_eq!(inputs["data"][0]["payloads"][0]["form_data_bytes"], sent[0].body.len());
     }
+}
+
+#[test]
+fn chat_sends_each_entry_s_audio_as_input_audio_parts() {
+    let proxy = proxy();
+    run_kind(
+        "chat_audio",
+        &proxy.url,
+        r#"kind: "chat", streaming: true"#,
+        "audio: #{ count: 2, length: 0.5, sample_rates: [8], depths: [16], channels: 1 }",
+    );
+    let sent = proxy.posts_to("/v1/chat/completions");
+    assert_eq!(sent.len(), REQUESTS);
+    let content = json_body(&sent[0])["messages"][0]["content"].clone();
+    let parts = content.as_array().unwrap_or_else(|| panic!("content parts: {content}"));
+    assert_eq!(parts.len(), 3, "the text and two clips: {content}");
+    assert_eq!(parts[0]["type"], "text");
+    for audio in &parts[1..] {
+        assert_eq!(audio["type"], "input_audio");
+        assert_eq!(audio["input_audio"]["format"], "wav");
+        let wav = BASE64.decode(audio["input_audio"]["data"].as_str().expect("base64 data")).expect("base64");
+        // 0.5 s of 16-bit mono at 8 kHz, after the 44-byte WAV header.
+        assert_eq!((&wav[..4], &wav[8..12], wav.len()), (&b"RIFF"[..], &b"WAVE"[..], 44 + 4_000 * 2));
+    }
+}
+
+#[test]
+fn synthetic_audio_for_an_endpoint_that_takes_none_is_refused() {
+    let run = run_scenario(
+        "completions_audio",
+        r#"run(#{ name: "completions_audio", endpoint: endpoint(#{ url: "mock", model: "m", kind: "completions" }),
+                  dataset: synthetic(#{ entries: 2, audio: #{ length: 0.5 } }),
+                  phases: [ concurrency(#{ users: 1, requests: 2 }) ] });"#,
+    );
+    assert_ne!(run.code(), Some(0));
+    assert!(
+        run.stderr().contains("synthetic `audio` needs an audio_transcription or chat endpoint"),
+        "{}",
+        run.stderr()
+    );
 }
 
 #[test]

@@ -1,6 +1,8 @@
 //! The chat completions endpoint (`/v1/chat/completions`): its request body, and the fields
 //! read from its streamed chunks (`delta`) and whole responses (`message`).
 
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -14,9 +16,21 @@ pub(crate) fn prompt_field(prompt: &str) -> (&'static str, Value) {
     ("messages", json!([{ "role": "user", "content": prompt }]))
 }
 
-/// A chat body whose last message also carries `image_urls`, as OpenAI `image_url` content
-/// parts after its text; None for a body without messages.
-pub(crate) fn with_image_parts(body: &[u8], image_urls: &[String]) -> serde_json::Result<Option<Vec<u8>>> {
+/// An audio file sent inside a chat message, as an `input_audio` part.
+pub(crate) struct InputAudio<'a> {
+    pub bytes: &'a [u8],
+    /// The container, as OpenAI names it (`wav`).
+    pub format: &'a str,
+}
+
+/// A chat body whose last message also carries `image_urls` as OpenAI `image_url` content
+/// parts and `audio` as `input_audio` parts (base64), after its text; None for a body
+/// without messages.
+pub(crate) fn with_media_parts(
+    body: &[u8],
+    image_urls: &[String],
+    audio: &[InputAudio<'_>],
+) -> serde_json::Result<Option<Vec<u8>>> {
     let mut body: Value = serde_json::from_slice(body)?;
     let Some(message) = body.get_mut("messages").and_then(Value::as_array_mut).and_then(|m| m.last_mut()) else {
         return Ok(None);
@@ -27,6 +41,9 @@ pub(crate) fn with_image_parts(body: &[u8], image_urls: &[String]) -> serde_json
         text => vec![json!({ "type": "text", "text": text })],
     };
     parts.extend(image_urls.iter().map(|url| json!({ "type": "image_url", "image_url": { "url": url } })));
+    parts.extend(audio.iter().map(|clip| {
+        json!({ "type": "input_audio", "input_audio": { "data": BASE64.encode(clip.bytes), "format": clip.format } })
+    }));
     message["content"] = Value::Array(parts);
     serde_json::to_vec(&body).map(Some)
 }
@@ -199,7 +216,7 @@ mod tests {
     fn images_become_content_parts_after_the_text() {
         let plain = crate::client::request_body(&endpoint(true), "describe", Some(4));
         let urls = ["data:image/png;base64,AAAA".to_string(), "data:image/png;base64,BBBB".to_string()];
-        let body: Value = serde_json::from_slice(&with_image_parts(&plain, &urls).unwrap().unwrap()).unwrap();
+        let body: Value = serde_json::from_slice(&with_media_parts(&plain, &urls, &[]).unwrap().unwrap()).unwrap();
         assert_eq!(
             body["messages"],
             json!([{"role": "user", "content": [
@@ -209,7 +226,23 @@ mod tests {
             ]}])
         );
         assert_eq!(body["max_completion_tokens"], 4);
-        assert_eq!(with_image_parts(br#"{"prompt":"x"}"#, &urls).unwrap(), None);
+        assert_eq!(with_media_parts(br#"{"prompt":"x"}"#, &urls, &[]).unwrap(), None);
+    }
+
+    #[test]
+    fn audio_becomes_base64_input_audio_parts_after_the_images() {
+        let plain = crate::client::request_body(&endpoint(true), "listen", None);
+        let urls = ["https://x/a.png".to_string()];
+        let audio = [InputAudio { bytes: b"RIFF", format: "wav" }];
+        let body: Value = serde_json::from_slice(&with_media_parts(&plain, &urls, &audio).unwrap().unwrap()).unwrap();
+        assert_eq!(
+            body["messages"][0]["content"],
+            json!([
+                {"type": "text", "text": "listen"},
+                {"type": "image_url", "image_url": {"url": "https://x/a.png"}},
+                {"type": "input_audio", "input_audio": {"data": "UklGRg==", "format": "wav"}},
+            ])
+        );
     }
 
     #[test]

@@ -52,7 +52,7 @@ use crate::clock::RunClock;
 use crate::plan::{Endpoint, EndpointKind, MaxTokensField, REDACTED, ResponseLimits, is_secret_header};
 use crate::record::{RawExchange, RecordError, RequestRecord};
 
-pub(crate) use chat::with_image_parts;
+pub(crate) use chat::{InputAudio, with_media_parts};
 use connect::{Connector, Sender};
 pub use messages::with_system as with_messages_system;
 use pool::{Lease, Pool};

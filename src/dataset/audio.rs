@@ -1,4 +1,4 @@
-//! Synthetic audio for audio endpoints: seeded noise of a drawn length, sample rate and bit
+//! Synthetic audio for audio transcription and chat endpoints: seeded noise of a drawn length, sample rate and bit
 //! depth, written as WAV (PCM) files with `hound`, given to each synthetic entry.
 
 use std::io::Cursor;
@@ -28,6 +28,13 @@ impl AudioClip {
     pub fn file_name(&self) -> &'static str {
         match self.format {
             AudioFormat::Wav => "audio.wav",
+        }
+    }
+
+    /// The container's name in a chat `input_audio` part.
+    pub fn format_name(&self) -> &'static str {
+        match self.format {
+            AudioFormat::Wav => "wav",
         }
     }
 

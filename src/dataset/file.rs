@@ -34,6 +34,7 @@ pub fn load(spec: &FileDataset, tokenizer: &Tokenizer) -> Result<Vec<DatasetEntr
         FileFormat::MultiTurn => multi_turn::parse(path, &text()?, tokenizer)?,
         FileFormat::Mooncake => mooncake::parse(path, &text()?, tokenizer, spec.block_size, spec.random_seed)?,
         FileFormat::Sharegpt => sharegpt::parse(path, &text()?, tokenizer)?,
+        FileFormat::SpeedBench(category) => bail!("{}", public::not_read_message(category)),
     };
     if entries.is_empty() {
         bail!("dataset file {} has no entries", path.display());

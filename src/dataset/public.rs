@@ -1,11 +1,12 @@
 //! AIPerf's public datasets this project reads: where each file comes from and where it is
 //! looked for. Nothing is downloaded: the file is read from the dataset cache
 //! (`$AIPERF_DATASET_CACHE`, else `~/.cache/aiperf/datasets/`), and a run without it stops
-//! with a message naming the URL to fetch and the path to put it at.
+//! with a message naming the URL to fetch and the path to put it at. SPEED-Bench is named
+//! (plans show it) but not read.
 
 use std::path::{Path, PathBuf};
 
-use crate::plan::FileFormat;
+use crate::plan::{FileFormat, SpeedBenchCategory};
 
 /// A public dataset: its AIPerf name, file, format and source.
 pub struct PublicDataset {
@@ -61,6 +62,15 @@ pub fn missing_file_hint(path: &Path, format: FileFormat) -> Option<String> {
         path.display(),
         dataset.url
     ))
+}
+
+/// Why a run of a SPEED-Bench category stops before sending anything.
+pub fn not_read_message(category: SpeedBenchCategory) -> String {
+    format!(
+        "public dataset {} (SPEED-Bench) is not read by this version of aiperf: its file format is not known here; \
+         nothing was sent (`aiperf config validate` and `--dry-run` show the plan)",
+        category.format_name()
+    )
 }
 
 #[cfg(test)]

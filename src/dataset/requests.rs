@@ -1,12 +1,13 @@
 //! Dataset entries as request bodies: the endpoint kind's body for the prompt, then what an
 //! entry brings of its own: a rankings entry's query and passages, and its images as
-//! `image_url` parts (chat only). Keeps how many images each request carries, for the metrics.
+//! `image_url` parts and its audio as `input_audio` parts (chat only). Keeps how many images
+//! each request carries, for the metrics.
 
 use anyhow::{Context, Result, bail};
 use bytes::Bytes;
 
 use super::DatasetEntry;
-use crate::client::{AudioUpload, media_request_body, rankings_request_body, with_image_parts};
+use crate::client::{AudioUpload, InputAudio, media_request_body, rankings_request_body, with_media_parts};
 use crate::load::PreparedRequest;
 use crate::plan::segment::ExecutionSegment;
 use crate::plan::{Dataset, Endpoint, EndpointKind};
@@ -75,11 +76,13 @@ pub fn prepare(dataset: &Dataset, endpoint: &Endpoint, entries: Vec<DatasetEntry
         }
         if let Some(body) = media_body {
             request.body = Bytes::from(body);
-        } else if !images.is_empty() {
-            let Some(body) = with_image_parts(&request.body, &images)
-                .with_context(|| format!("adding images to request {index} of the dataset"))?
+        } else if !images.is_empty() || !audio.is_empty() {
+            let audio: Vec<InputAudio<'_>> =
+                audio.iter().map(|clip| InputAudio { bytes: &clip.bytes, format: clip.format_name() }).collect();
+            let Some(body) = with_media_parts(&request.body, &images, &audio)
+                .with_context(|| format!("adding images or audio to request {index} of the dataset"))?
             else {
-                bail!("images need a chat endpoint (kind: \"chat\"); request {index} has no `messages`");
+                bail!("images and audio need a chat endpoint (kind: \"chat\"); request {index} has no `messages`");
             };
             request.body = Bytes::from(body);
         }

@@ -114,6 +114,20 @@ mod tests {
     }
 
     #[test]
+    fn audio_parts_are_accepted_and_malformed_ones_refused() {
+        let with_audio = br#"{"messages":[{"role":"user","content":[{"type":"text","text":"hear this"},
+            {"type":"input_audio","input_audio":{"data":"UklGRg==","format":"wav"}}]}]}"#;
+        assert_eq!(parse(Endpoint::Chat, with_audio).unwrap().prompt.texts, ["hear this"]);
+        for bad in [r#"{"data":"","format":"wav"}"#, r#"{"data":"UklGRg==","format":"flac"}"#, r#"{"data":"%%"}"#] {
+            let body = format!(
+                r#"{{"messages":[{{"role":"user","content":[{{"type":"input_audio","input_audio":{bad}}}]}}]}}"#
+            );
+            let error = parse(Endpoint::Chat, body.as_bytes()).unwrap_err();
+            assert!(error.contains("messages[0].content[0]: an input_audio part"), "{bad}: {error}");
+        }
+    }
+
+    #[test]
     fn malformed_requests_name_the_problem() {
         assert!(parse(Endpoint::Chat, b"{not json").unwrap_err().starts_with("invalid JSON body"));
         assert!(parse(Endpoint::Chat, b"{}").unwrap_err().contains("messages"));

@@ -1,6 +1,8 @@
 //! What a generation request asks for (endpoint, prompt, output length) and what its reply
 //! reports (usage), with the request-reading helpers every API shape shares.
 
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -96,6 +98,12 @@ pub fn chat_prompt(messages: Vec<WireMessage>) -> Result<PromptInput, String> {
                          URL or an http(s) URL"
                     ));
                 }
+                if let Some(bad) = content_parts.iter().position(|part| !is_valid_audio_part(part)) {
+                    return Err(format!(
+                        "messages[{index}].content[{bad}]: an input_audio part needs input_audio.data (base64) and \
+                         input_audio.format (wav or mp3)"
+                    ));
+                }
                 let texts: Vec<&str> =
                     content_parts.iter().filter_map(|part| part.get("text").and_then(Value::as_str)).collect();
                 parts.push(texts.join("\n"));
@@ -104,6 +112,16 @@ pub fn chat_prompt(messages: Vec<WireMessage>) -> Result<PromptInput, String> {
         }
     }
     Ok(PromptInput { texts: vec![parts.join("\n")], token_ids: 0 })
+}
+
+/// Anything but an `input_audio` part passes; that one needs base64 data and a wav or mp3 format.
+fn is_valid_audio_part(part: &Value) -> bool {
+    if part.get("type").and_then(Value::as_str) != Some("input_audio") {
+        return true;
+    }
+    let data = part.pointer("/input_audio/data").and_then(Value::as_str).unwrap_or_default();
+    let format = part.pointer("/input_audio/format").and_then(Value::as_str);
+    matches!(format, Some("wav" | "mp3")) && !data.is_empty() && BASE64.decode(data).is_ok()
 }
 
 /// Anything but an `image_url` part passes; that one needs a base64 data URL of an image or a web URL.

@@ -50,8 +50,9 @@ pub struct FileDataset {
     pub records: Option<String>,
 }
 
+/// Written by name (`single_turn`, …, `speed_bench_coding`).
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
+#[serde(into = "&'static str", try_from = "String")]
 pub enum FileFormat {
     /// JSONL, a prompt per line: `text` or `texts`, optional `output_length` and `image`/`images`;
     /// or `query` and `passages` for rankings.
@@ -65,6 +66,104 @@ pub enum FileFormat {
     /// Single-turn JSONL entries drawn at random with replacement: from one file, or one from
     /// each file of a folder, merged into one prompt.
     RandomPool,
+    /// A category of the public SPEED-Bench dataset (AIPerf's `speed_bench_*` formats): named in
+    /// plans, not read by this version (its file format is not known here).
+    SpeedBench(SpeedBenchCategory),
+}
+
+impl FileFormat {
+    const READ: [FileFormat; 5] = [
+        FileFormat::SingleTurn,
+        FileFormat::MultiTurn,
+        FileFormat::Mooncake,
+        FileFormat::Sharegpt,
+        FileFormat::RandomPool,
+    ];
+
+    /// Its name in plans and scenarios.
+    pub fn name(self) -> &'static str {
+        match self {
+            FileFormat::SingleTurn => "single_turn",
+            FileFormat::MultiTurn => "multi_turn",
+            FileFormat::Mooncake => "mooncake",
+            FileFormat::Sharegpt => "sharegpt",
+            FileFormat::RandomPool => "random_pool",
+            FileFormat::SpeedBench(category) => category.format_name(),
+        }
+    }
+
+    /// Every format, with the name `name()` gives it.
+    pub fn all() -> impl Iterator<Item = FileFormat> {
+        Self::READ.into_iter().chain(SpeedBenchCategory::ALL.map(FileFormat::SpeedBench))
+    }
+}
+
+impl From<FileFormat> for &'static str {
+    fn from(format: FileFormat) -> Self {
+        format.name()
+    }
+}
+
+impl TryFrom<String> for FileFormat {
+    type Error = String;
+
+    fn try_from(name: String) -> Result<Self, String> {
+        FileFormat::all().find(|format| format.name() == name).ok_or_else(|| format!("unknown file format `{name}`"))
+    }
+}
+
+/// The SPEED-Bench categories AIPerf names as `speed_bench_<category>`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SpeedBenchCategory {
+    Coding,
+    Humanities,
+    Math,
+    Multilingual,
+    Qa,
+    Rag,
+    Reasoning,
+    Roleplay,
+    Stem,
+    Summarization,
+    Writing,
+}
+
+impl SpeedBenchCategory {
+    pub const ALL: [SpeedBenchCategory; 11] = [
+        SpeedBenchCategory::Coding,
+        SpeedBenchCategory::Humanities,
+        SpeedBenchCategory::Math,
+        SpeedBenchCategory::Multilingual,
+        SpeedBenchCategory::Qa,
+        SpeedBenchCategory::Rag,
+        SpeedBenchCategory::Reasoning,
+        SpeedBenchCategory::Roleplay,
+        SpeedBenchCategory::Stem,
+        SpeedBenchCategory::Summarization,
+        SpeedBenchCategory::Writing,
+    ];
+
+    /// The format name AIPerf gives it (`speed_bench_coding`).
+    pub fn format_name(self) -> &'static str {
+        match self {
+            SpeedBenchCategory::Coding => "speed_bench_coding",
+            SpeedBenchCategory::Humanities => "speed_bench_humanities",
+            SpeedBenchCategory::Math => "speed_bench_math",
+            SpeedBenchCategory::Multilingual => "speed_bench_multilingual",
+            SpeedBenchCategory::Qa => "speed_bench_qa",
+            SpeedBenchCategory::Rag => "speed_bench_rag",
+            SpeedBenchCategory::Reasoning => "speed_bench_reasoning",
+            SpeedBenchCategory::Roleplay => "speed_bench_roleplay",
+            SpeedBenchCategory::Stem => "speed_bench_stem",
+            SpeedBenchCategory::Summarization => "speed_bench_summarization",
+            SpeedBenchCategory::Writing => "speed_bench_writing",
+        }
+    }
+
+    /// The category AIPerf's format `name` names, if it is one.
+    pub fn from_format_name(name: &str) -> Option<SpeedBenchCategory> {
+        Self::ALL.into_iter().find(|category| category.format_name() == name)
+    }
 }
 
 /// The order in which requests take the file's entries.

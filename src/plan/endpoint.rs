@@ -139,6 +139,12 @@ impl EndpointKind {
         )
     }
 
+    /// The requests can carry the entry's synthetic audio (a transcription's upload, chat's
+    /// `input_audio` parts).
+    pub fn takes_audio(self) -> bool {
+        matches!(self, EndpointKind::AudioTranscription | EndpointKind::Chat)
+    }
+
     /// The API can stream its answer (SSE).
     pub fn can_stream(self) -> bool {
         !self.scores_input() && !matches!(self, EndpointKind::ImageRetrieval | EndpointKind::VideoGeneration)

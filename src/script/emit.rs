@@ -291,13 +291,7 @@ fn dataset(dataset: &Dataset) -> String {
             format!("synthetic(#{{ {} }})", keys.join(", "))
         }
         Dataset::File(spec) => {
-            let format = match spec.format {
-                FileFormat::SingleTurn => "single_turn",
-                FileFormat::MultiTurn => "multi_turn",
-                FileFormat::Mooncake => "mooncake",
-                FileFormat::Sharegpt => "sharegpt",
-                FileFormat::RandomPool => "random_pool",
-            };
+            let format = spec.format.name();
             let sampling = match spec.sampling {
                 Sampling::Sequential => "sequential",
                 Sampling::Random => "random",

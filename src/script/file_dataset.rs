@@ -20,16 +20,8 @@ pub fn register(engine: &mut Engine) {
 fn file(map: Map) -> ScriptResult<Dataset> {
     let mut r = MapReader::new("file", map, FILE_KEYS)?;
     let path = r.string("path")?;
-    let format = r.choice(
-        "format",
-        &[
-            ("single_turn", FileFormat::SingleTurn),
-            ("multi_turn", FileFormat::MultiTurn),
-            ("mooncake", FileFormat::Mooncake),
-            ("sharegpt", FileFormat::Sharegpt),
-            ("random_pool", FileFormat::RandomPool),
-        ],
-    )?;
+    let formats: Vec<(&str, FileFormat)> = FileFormat::all().map(|format| (format.name(), format)).collect();
+    let format = r.choice("format", &formats)?;
     let sampling_given = r.has("sampling");
     let sampling = r.choice(
         "sampling",

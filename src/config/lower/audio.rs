@@ -1,5 +1,5 @@
 //! `datasets.main.audio` lowered (AIPerf's Audio Input flags): the synthetic WAV files sent
-//! to an audio endpoint, or nothing when no length is given.
+//! to an audio transcription or chat endpoint, or nothing when no length is given.
 
 use serde_json::Value;
 
@@ -14,10 +14,11 @@ pub fn audio_settings(audio: &Value, kind: EndpointKind) -> Result<Option<AudioS
     if length.mean() <= 0.0 || count == 0 {
         return Ok(None);
     }
-    if kind != EndpointKind::AudioTranscription {
-        return Err(ConfigError::new(
-            "datasets.main.audio: audio files are sent to the audio_transcription endpoint type only",
-        ));
+    if !kind.takes_audio() {
+        return Err(ConfigError::new(format!(
+            "datasets.main.audio: audio files are sent to the audio_transcription and chat endpoint types only, not {}",
+            kind.as_str()
+        )));
     }
     if let Some(other) = opt_str(audio, "format", "datasets.main.audio.format")?.filter(|format| *format != "wav") {
         return Err(ConfigError::new(format!(

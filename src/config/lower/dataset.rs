@@ -11,7 +11,7 @@ use crate::config::ConfigError;
 use crate::dataset::public;
 use crate::plan::{
     AtEnd, Dataset, Dist, EndpointKind, FileDataset, FileFormat, ImageFormat, ImageSettings, LengthPair, PrefixPool,
-    Sampling, SyntheticDataset,
+    Sampling, SpeedBenchCategory, SyntheticDataset,
 };
 
 /// This project's synthetic defaults where AIPerf has none (AIPerf then lets the server
@@ -180,11 +180,14 @@ fn file(dataset: &Value, base_dir: &Path, seed: u64) -> Result<Dataset, ConfigEr
         "mooncake_trace" => FileFormat::Mooncake,
         "random_pool" => FileFormat::RandomPool,
         "sharegpt" => FileFormat::Sharegpt,
-        other => {
-            return Err(ConfigError::new(format!(
-                "datasets.main.format (--custom-dataset-type): `{other}` is not read by this project; single_turn, multi_turn, mooncake_trace, random_pool"
-            )));
-        }
+        other => match SpeedBenchCategory::from_format_name(other) {
+            Some(category) => FileFormat::SpeedBench(category),
+            None => {
+                return Err(ConfigError::new(format!(
+                    "datasets.main.format (--custom-dataset-type): `{other}` is not read by this project; single_turn, multi_turn, mooncake_trace, random_pool"
+                )));
+            }
+        },
     };
     let sampling = match opt_str(dataset, "sampling", "datasets.main.sampling")? {
         None | Some("sequential") => Sampling::Sequential,
