@@ -7,10 +7,9 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::Output;
 
 use common::mock_process::MockProcess;
-use common::{aiperf_command, closed_port, read_json, stat};
+use common::{aiperf_command, closed_port, read_json, stat, succeeded};
 use serde_json::Value;
 
 const RUN: &str = "streamed";
@@ -26,16 +25,6 @@ fn scenario_source(url: &str) -> String {
             phases: [ rate(#{{ name: "poisson", rate: 60, requests: 90, arrival: "poisson", seed: 11 }}) ],
         }});"#
     )
-}
-
-fn succeeded(output: &Output, what: &str) {
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{what}\nstdout: {}\nstderr: {}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
 }
 
 fn merge(workdir: &Path, dirs: &[PathBuf], out: &Path, streaming: bool) -> Value {

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use super::record_values::RecordMetrics;
 use super::registry;
+use super::stats::Moments;
 use crate::result::Stats;
 
 /// Values are kept in thousandths of their display unit (µs for ms metrics).
@@ -182,24 +183,9 @@ impl MetricHistogram {
         let count = self.count as f64;
         let avg = self.sum / count;
         let variance = if self.count < 2 { 0.0 } else { (self.sum_squares - self.sum * avg) / (count - 1.0) };
-        let at = |pct: f64| Some(self.percentile(pct));
-        Stats {
-            avg,
-            min: Some(self.min),
-            max: Some(self.max),
-            p1: at(1.0),
-            p5: at(5.0),
-            p10: at(10.0),
-            p25: at(25.0),
-            p50: at(50.0),
-            p75: at(75.0),
-            p90: at(90.0),
-            p95: at(95.0),
-            p99: at(99.0),
-            std: Some(variance.max(0.0).sqrt()),
-            count: Some(self.count),
-            sum: Some(self.sum),
-        }
+        let moments =
+            Moments { count: self.count, sum: self.sum, min: self.min, max: self.max, std: variance.max(0.0).sqrt() };
+        moments.stats(|pct| self.percentile(pct))
     }
 }
 
