@@ -16,9 +16,11 @@ use crate::dataset::{self, tokenizer::Tokenizer};
 use crate::export::jsonl::RecordsJsonlWriter;
 use crate::export::raw_jsonl::RawJsonlWriter;
 use crate::export::segment_files::{SegmentInfo, SegmentPhase, SegmentRecordsWriter};
+use crate::export::segment_histograms::SegmentHistogramsWriter;
 use crate::live::{LiveFeed, LiveMetrics, LiveServer};
 use crate::load::{self, LoadContext, PhaseCounters, PhaseRun};
 use crate::metrics::network_adjusted::NetworkRtt;
+use crate::metrics::record_sink::RecordSink;
 use crate::metrics::{MetricsContext, RecordProcessor};
 use crate::plan::segment::{self, ExecutionSegment};
 use crate::plan::{Dataset, ExportLevel, FileDataset, FileFormat, Phase, Plan, SyntheticDataset, TokenizerSpec};
@@ -174,8 +176,13 @@ pub async fn execute(whole_plan: &Plan, options: &RunOptions) -> Result<RunResul
     let (sink, records) = std::sync::mpsc::channel();
     let live_metrics = live.as_ref().map(|(metrics, _)| metrics.clone());
     let metrics_context = metrics_context(plan, &endpoint, tokenizer.clone(), clock, prepared.images);
+    let mut segment_sinks: Vec<Box<dyn RecordSink>> = Vec::new();
+    if let Some(writer) = segment_records {
+        segment_sinks.push(Box::new(writer));
+        segment_sinks.push(Box::new(SegmentHistogramsWriter::new(&artifact_dir, clock, !plan.slos.is_empty())));
+    }
     let metrics =
-        MetricsThread::start(plan, metrics_context, &artifact_dir, records, live_metrics.clone(), segment_records)?;
+        MetricsThread::start(plan, metrics_context, &artifact_dir, records, live_metrics.clone(), segment_sinks)?;
     let entry_limit = plan.dataset.stops_at_end().then_some(prepared.requests.len() as u64);
     let context = Arc::new(LoadContext {
         client,
@@ -373,7 +380,7 @@ impl MetricsThread {
         artifact_dir: &std::path::Path,
         records: std::sync::mpsc::Receiver<crate::record::RequestRecord>,
         live: Option<Arc<LiveMetrics>>,
-        segment_records: Option<SegmentRecordsWriter>,
+        segment_sinks: Vec<Box<dyn RecordSink>>,
     ) -> Result<Self> {
         let profiling_start_ns = Arc::new(std::sync::OnceLock::new());
         let (network_rtt, network_rtt_received) = std::sync::mpsc::channel();
@@ -381,8 +388,8 @@ impl MetricsThread {
         if let Some(live) = live {
             processor = processor.with_sink(Box::new(LiveFeed(live)));
         }
-        if let Some(writer) = segment_records {
-            processor = processor.with_sink(Box::new(writer));
+        for sink in segment_sinks {
+            processor = processor.with_sink(sink);
         }
         let thread = std::thread::Builder::new()
             .name("aiperf-metrics".into())

@@ -23,7 +23,7 @@ pub struct Timeslice {
 }
 
 /// How many requests failed with one kind of error.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ErrorCount {
     pub error_details: RecordError,
     pub count: u64,

@@ -9,10 +9,10 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
 use common::mock_process::MockProcess;
-use common::{aiperf_command, closed_port, read_json, stat};
+use common::{aiperf_command, closed_port, read_json, stat, succeeded};
 use serde_json::Value;
 
 const RUN: &str = "segmented";
@@ -79,16 +79,6 @@ impl Workspace {
     fn path(&self, relative: &str) -> PathBuf {
         self.dir.path().join(relative)
     }
-}
-
-fn succeeded(output: &Output, what: &str) {
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{what}\nstdout: {}\nstderr: {}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
 }
 
 fn records(dir: &Path) -> Vec<Value> {

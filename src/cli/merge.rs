@@ -5,14 +5,18 @@ use super::{MergeArgs, exit_code, redacted_command_line};
 use crate::ui;
 
 pub fn merge(args: MergeArgs, runtime: &tokio::runtime::Runtime) -> i32 {
-    let merged =
-        match runtime.block_on(crate::segment_merge::merge(&args.dirs, &args.out, Some(redacted_command_line()))) {
-            Ok(merged) => merged,
-            Err(e) => {
-                eprintln!("error: {e:#}");
-                return exit_code::FAILURE;
-            }
-        };
+    let merged = match runtime.block_on(crate::segment_merge::merge(
+        &args.dirs,
+        &args.out,
+        args.streaming,
+        Some(redacted_command_line()),
+    )) {
+        Ok(merged) => merged,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            return exit_code::FAILURE;
+        }
+    };
     let result = &merged.result;
     ui::stdout::print_line(&ui::table::render(result));
     ui::stdout::print(&ui::self_check::render(result));

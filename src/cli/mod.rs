@@ -145,6 +145,11 @@ pub struct MergeArgs {
     /// Where the merged run's exports go
     #[arg(short, long)]
     pub out: PathBuf,
+    /// Merge the segments' histograms (`segment_histograms.json`) instead of their records:
+    /// exact counts and throughputs, percentiles within 0.1 % (also used when a segment kept
+    /// no `segment_records.jsonl`)
+    #[arg(long)]
+    pub streaming: bool,
 }
 
 #[derive(Debug, clap::Args)]

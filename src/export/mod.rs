@@ -14,6 +14,7 @@ pub mod jsonl;
 pub mod names;
 pub mod raw_jsonl;
 pub mod segment_files;
+pub mod segment_histograms;
 pub mod server_metrics;
 pub mod server_metrics_csv;
 pub mod server_metrics_json;

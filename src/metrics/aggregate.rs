@@ -1,9 +1,11 @@
 //! Aggregate metrics: counters and wall-clock extremes accumulated across records as they
 //! arrive (request_count, error_request_count, min_request_timestamp, max_response_timestamp).
 
+use serde::{Deserialize, Serialize};
+
 use super::registry::{self, MetricDef};
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Serialize, Deserialize)]
 pub struct RunCounters {
     request_count: u64,
     error_request_count: u64,
@@ -23,6 +25,16 @@ impl RunCounters {
 
     pub fn add_error(&mut self) {
         self.error_request_count += 1;
+    }
+
+    /// Adds `other`'s counts and widens the extremes to its.
+    pub fn merge(&mut self, other: RunCounters) {
+        self.request_count += other.request_count;
+        self.error_request_count += other.error_request_count;
+        let earliest = |a: Option<u64>, b: Option<u64>| a.into_iter().chain(b).min();
+        let latest = |a: Option<u64>, b: Option<u64>| a.into_iter().chain(b).max();
+        self.first_request_epoch_ns = earliest(self.first_request_epoch_ns, other.first_request_epoch_ns);
+        self.last_response_epoch_ns = latest(self.last_response_epoch_ns, other.last_response_epoch_ns);
     }
 
     /// The aggregate values that exist: request_count once any request completed (success or

@@ -12,10 +12,15 @@ pub struct ErrorTally {
 
 impl ErrorTally {
     pub fn add(&mut self, error: &RecordError) {
+        self.add_count(error, 1);
+    }
+
+    /// `count` failures with `error` (a segment's error summary line).
+    pub fn add_count(&mut self, error: &RecordError, count: u64) {
         match self.counts.get_mut(error) {
-            Some(count) => *count += 1,
+            Some(kept) => *kept += count,
             None => {
-                self.counts.insert(error.clone(), 1);
+                self.counts.insert(error.clone(), count);
             }
         }
     }

@@ -7,6 +7,7 @@ pub mod aggregate;
 pub mod derived;
 pub mod errors;
 pub mod goodput;
+pub mod histograms;
 pub mod http_trace;
 pub mod in_flight;
 pub mod network_adjusted;
@@ -15,6 +16,7 @@ pub mod record_metrics;
 pub mod record_sink;
 pub mod record_values;
 pub mod registry;
+pub mod run_totals;
 pub mod stats;
 #[cfg(test)]
 pub(crate) mod test_support;

@@ -13,24 +13,43 @@ pub fn distribution(values: &[f64]) -> Option<Stats> {
     let count = sorted.len();
     let sum: f64 = sorted.iter().sum();
     let avg = sum / count as f64;
-    let at = |pct: f64| Some(percentile(&sorted, pct));
-    Some(Stats {
-        avg,
-        min: sorted.first().copied(),
-        max: sorted.last().copied(),
-        p1: at(1.0),
-        p5: at(5.0),
-        p10: at(10.0),
-        p25: at(25.0),
-        p50: at(50.0),
-        p75: at(75.0),
-        p90: at(90.0),
-        p95: at(95.0),
-        p99: at(99.0),
-        std: Some(sample_std(&sorted, avg)),
-        count: Some(count as u64),
-        sum: Some(sum),
-    })
+    let moments =
+        Moments { count: count as u64, sum, min: sorted[0], max: sorted[count - 1], std: sample_std(&sorted, avg) };
+    Some(moments.stats(|pct| percentile(&sorted, pct)))
+}
+
+/// What a distribution's stats need besides its percentiles.
+pub struct Moments {
+    pub count: u64,
+    pub sum: f64,
+    pub min: f64,
+    pub max: f64,
+    /// Sample standard deviation (ddof=1).
+    pub std: f64,
+}
+
+impl Moments {
+    /// The full stats block, each percentile from `at` (a percentage in 0..=100).
+    pub fn stats(&self, at: impl Fn(f64) -> f64) -> Stats {
+        let at = |pct: f64| Some(at(pct));
+        Stats {
+            avg: self.sum / self.count as f64,
+            min: Some(self.min),
+            max: Some(self.max),
+            p1: at(1.0),
+            p5: at(5.0),
+            p10: at(10.0),
+            p25: at(25.0),
+            p50: at(50.0),
+            p75: at(75.0),
+            p90: at(90.0),
+            p95: at(95.0),
+            p99: at(99.0),
+            std: Some(self.std),
+            count: Some(self.count),
+            sum: Some(self.sum),
+        }
+    }
 }
 
 /// The `pct`-th percentile of ascending `sorted` values, interpolating linearly between the

@@ -68,7 +68,7 @@ fn count_of(metrics: &RecordMetrics, def: &MetricDef) -> Option<u64> {
 }
 
 /// How many successful requests had their counts checked, and how many failed the check.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct TokenCheckTally {
     usage_checked: bool,
     usage_discrepancies: u64,
@@ -101,6 +101,14 @@ impl TokenCheckTally {
                 self.osl_mismatches += 1;
             }
         }
+    }
+
+    /// Adds `other`'s checks to these.
+    pub fn merge(&mut self, other: TokenCheckTally) {
+        self.usage_checked |= other.usage_checked;
+        self.usage_discrepancies += other.usage_discrepancies;
+        self.osl_checked |= other.osl_checked;
+        self.osl_mismatches += other.osl_mismatches;
     }
 
     /// The counts of the checks that could be made (0 when made and passed).

@@ -1,13 +1,15 @@
 //! `aiperf merge DIR... -o OUT`: one run from the folders of its execution segments. Every
 //! segment's records, moved onto one timeline (`shift.rs`), go through the record processor a
 //! live run uses (`engine::record_processor`), so each metric comes out as one process running
-//! the whole plan would have computed it; the phases and client self-checks are combined
+//! the whole plan would have computed it (or, streaming, their `segment_histograms.json` are
+//! added up: `streaming.rs`); the phases and client self-checks are combined
 //! (`combine.rs`), server metrics and GPU telemetry come from the collecting segment, and
 //! `merge_report.json` keeps each segment's start, counts and self-check, and the spread of the
 //! starts.
 
 mod combine;
 mod shift;
+mod streaming;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
@@ -43,40 +45,23 @@ pub struct Merged {
     pub start_spread_ms: f64,
 }
 
-/// Merge the segment folders `dirs` into `out` (its exports as a run's).
-pub async fn merge(dirs: &[PathBuf], out: &Path, cli_command: Option<String>) -> Result<Merged> {
+/// Merge the segment folders `dirs` into `out` (its exports as a run's): from their records,
+/// or with `streaming` (or when a segment kept no records) from their histograms.
+pub async fn merge(dirs: &[PathBuf], out: &Path, streaming: bool, cli_command: Option<String>) -> Result<Merged> {
     let segments = read_segments(dirs)?;
     let whole = segments[0].info.plan.clone();
     let anchor_ns = segments.iter().map(|s| s.info.clock_anchor_ns).min().unwrap_or(0);
     std::fs::create_dir_all(out).with_context(|| format!("cannot create folder {}", out.display()))?;
 
     let phases = merged_phases(&whole, &segments);
-    let profiling_start_ns = Arc::new(OnceLock::new());
-    if let Some(first) = phases.iter().find(|phase| phase.results) {
-        profiling_start_ns.get_or_init(|| first.window_start_ns);
-    }
-    // Raw exchanges stay in the segments' own folders.
-    let mut measured = whole.clone();
-    if measured.export.level == ExportLevel::Raw {
-        measured.export.level = ExportLevel::Records;
-    }
     let tokenizer = crate::engine::load_tokenizer(&whole.tokenizer).await?;
-    let clock = RunClock::anchored_at(anchor_ns);
-    let images = segments[0].info.images_per_entry.clone();
-    let context = crate::engine::metrics_context(&measured, &measured.endpoint, tokenizer.clone(), clock, images);
-    let mut processor = crate::engine::record_processor(&measured, context, out, &profiling_start_ns)?;
-    for segment in &segments {
-        let worker_id = format!("segment_{}", segment.info.segment.index);
-        let whole_index = &segment.info.whole_index;
-        segment_files::read_records(&segment.dir, |mut record| {
-            shift::shift_record(&mut record, segment.delta_ns);
-            let local = record.origin.dataset_index;
-            record.origin.dataset_index = whole_index.get(local).copied().unwrap_or(local);
-            record.worker_id = Some(worker_id.clone());
-            processor.process(record)
-        })?;
-    }
-    let crate::metrics::ProcessedMetrics { metrics, error_summary, timeslices } = processor.finish()?;
+    let streaming = streaming || segments.iter().any(|s| !s.dir.join(segment_files::RECORDS_FILE).is_file());
+    let processed = if streaming {
+        streaming::merged_metrics(segments.iter().map(|s| s.dir.as_path()))?
+    } else {
+        recomputed_metrics(&whole, &segments, &phases, anchor_ns, out, tokenizer.clone())?
+    };
+    let crate::metrics::ProcessedMetrics { metrics, error_summary, timeslices } = processed;
 
     let collecting = segments.iter().find(|s| s.info.segment.collects()).unwrap_or(&segments[0]);
     let end_ns = phases.iter().map(|phase| phase.window_end_ns).max().unwrap_or(0);
@@ -105,6 +90,43 @@ pub async fn merge(dirs: &[PathBuf], out: &Path, cli_command: Option<String>) ->
     crate::engine::write_console(&result, out)?;
     let start_spread_ms = write_report(&segments, &result, out)?;
     Ok(Merged { result, start_spread_ms })
+}
+
+/// The merged run's metrics from every segment's records, on one timeline, through the record
+/// processor a live run uses.
+fn recomputed_metrics(
+    whole: &Plan,
+    segments: &[Segment],
+    phases: &[PhaseSummary],
+    anchor_ns: u64,
+    out: &Path,
+    tokenizer: Arc<crate::dataset::tokenizer::Tokenizer>,
+) -> Result<crate::metrics::ProcessedMetrics> {
+    let profiling_start_ns = Arc::new(OnceLock::new());
+    if let Some(first) = phases.iter().find(|phase| phase.results) {
+        profiling_start_ns.get_or_init(|| first.window_start_ns);
+    }
+    // Raw exchanges stay in the segments' own folders.
+    let mut measured = whole.clone();
+    if measured.export.level == ExportLevel::Raw {
+        measured.export.level = ExportLevel::Records;
+    }
+    let clock = RunClock::anchored_at(anchor_ns);
+    let images = segments[0].info.images_per_entry.clone();
+    let context = crate::engine::metrics_context(&measured, &measured.endpoint, tokenizer, clock, images);
+    let mut processor = crate::engine::record_processor(&measured, context, out, &profiling_start_ns)?;
+    for segment in segments {
+        let worker_id = format!("segment_{}", segment.info.segment.index);
+        let whole_index = &segment.info.whole_index;
+        segment_files::read_records(&segment.dir, |mut record| {
+            shift::shift_record(&mut record, segment.delta_ns);
+            let local = record.origin.dataset_index;
+            record.origin.dataset_index = whole_index.get(local).copied().unwrap_or(local);
+            record.worker_id = Some(worker_id.clone());
+            processor.process(record)
+        })?;
+    }
+    processor.finish()
 }
 
 /// Every folder's `segment.json`, checked to be the segments 0..N of one plan, in index order,

@@ -123,3 +123,14 @@ pub fn closed_port() -> u16 {
     drop(listener);
     port
 }
+
+/// Asserts that a finished command exited 0, showing its output when it did not.
+pub fn succeeded(output: &std::process::Output, what: &str) {
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{what}\nstdout: {}\nstderr: {}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
