@@ -1,10 +1,14 @@
 //! The values per-record metrics produce: one `MetricValue` per metric, gathered for one record
 //! in a `RecordMetrics`. Shared by the per-record metric producers and their readers.
 
+use serde::Serialize;
+
 use super::registry::{self, MetricDef};
 
-/// One record's value of one metric, in the metric's display unit.
-#[derive(Debug, Clone, PartialEq)]
+/// One record's value of one metric, in the metric's display unit; serialised as the bare
+/// number (or list of numbers).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
 pub enum MetricValue {
     /// A whole number (token counts).
     Count(u64),
