@@ -9,7 +9,7 @@ use super::derived::{KnownValues, derive_all};
 use super::network_adjusted::NetworkRtt;
 use super::record_values::RecordMetrics;
 use super::registry::{self, MetricDef};
-use super::stats::distribution;
+use super::stats::distribution_in_place;
 use super::token_checks::TokenCheckTally;
 use crate::result::{MetricKind, MetricResult, Stats};
 
@@ -61,14 +61,14 @@ impl MetricAccumulator {
     /// aggregate and derived values, the `time_weighted` stats computed elsewhere, and the
     /// network-adjusted latencies when the run subtracts a round trip.
     pub fn finish(
-        self,
+        mut self,
         time_weighted: Vec<(&'static MetricDef, Stats)>,
         network_rtt: Option<&NetworkRtt>,
     ) -> Vec<MetricResult> {
         let mut known = KnownValues::new();
         let mut stats_by_tag: HashMap<&'static str, Stats> = HashMap::new();
-        for (tag, values) in &self.samples {
-            if let Some(stats) = distribution(values) {
+        for (tag, values) in &mut self.samples {
+            if let Some(stats) = distribution_in_place(values) {
                 known.insert(tag, stats.sum.unwrap_or(0.0));
                 stats_by_tag.insert(tag, stats);
             }

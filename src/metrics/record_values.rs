@@ -19,12 +19,13 @@ pub enum MetricValue {
 
 impl MetricValue {
     /// Every number this value contributes to the metric's distribution.
-    pub fn samples(&self) -> Vec<f64> {
-        match self {
-            MetricValue::Count(n) => vec![*n as f64],
-            MetricValue::Float(v) => vec![*v],
-            MetricValue::List(values) => values.clone(),
-        }
+    pub fn samples(&self) -> impl Iterator<Item = f64> + '_ {
+        let (single, list) = match self {
+            MetricValue::Count(n) => (Some(*n as f64), &[][..]),
+            MetricValue::Float(v) => (Some(*v), &[][..]),
+            MetricValue::List(values) => (None, values.as_slice()),
+        };
+        single.into_iter().chain(list.iter().copied())
     }
 }
 
