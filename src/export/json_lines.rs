@@ -6,7 +6,7 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use serde_json::Value;
+use serde::Serialize;
 
 pub(super) struct JsonLinesFile {
     path: PathBuf,
@@ -24,7 +24,7 @@ impl JsonLinesFile {
     }
 
     /// Appends `line` and flushes it to the file.
-    pub fn write(&mut self, line: &Value) -> Result<()> {
+    pub fn write(&mut self, line: &impl Serialize) -> Result<()> {
         let written = serde_json::to_writer(&mut self.out, line)
             .map_err(anyhow::Error::from)
             .and_then(|()| self.out.write_all(b"\n").map_err(anyhow::Error::from))

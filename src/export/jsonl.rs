@@ -5,11 +5,13 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::Path;
 
 use anyhow::Result;
-use serde_json::{Map, Value, json};
+use serde::Serialize;
+use serde::ser::{SerializeMap, Serializer};
+use serde_json::Value;
 
 use crate::clock::RunClock;
 use crate::metrics::record_sink::RecordSink;
-use crate::metrics::record_values::{MetricValue, RecordMetrics};
+use crate::metrics::record_values::RecordMetrics;
 use crate::metrics::registry::{GOOD_REQUEST_COUNT, MetricFlags};
 use crate::plan::PhaseKind;
 use crate::record::{RecordError, RequestRecord};
@@ -48,15 +50,16 @@ impl RecordSink for RecordsJsonlWriter {
     /// Appends the record's line and flushes it to the file.
     fn write(&mut self, record: &RequestRecord, metrics: &RecordMetrics, good: Option<bool>) -> Result<()> {
         self.ids.see(record);
-        let mut line = record_line(record, metrics, &self.clock, &self.ids, good);
-        if let (true, Some(trace), Value::Object(fields)) = (self.http_trace, &record.trace, &mut line) {
-            // AIPerf's order: metadata, metrics, trace_data, error.
-            let error = fields.remove("error");
-            fields.insert("trace_data".into(), trace_data(trace, record, &self.clock));
-            if let Some(error) = error {
-                fields.insert("error".into(), error);
-            }
-        }
+        let trace_data = match (self.http_trace, &record.trace) {
+            (true, Some(trace)) => Some(trace_data(trace, record, &self.clock)),
+            _ => None,
+        };
+        let line = RecordLine {
+            metadata: Metadata::of(record, &self.clock, &self.ids),
+            metrics: LineMetrics { metrics, good },
+            trace_data,
+            error: record.error.as_ref(),
+        };
         self.file.write(&line)
     }
 
@@ -66,38 +69,47 @@ impl RecordSink for RecordsJsonlWriter {
     }
 }
 
-fn metric_json(value: &MetricValue) -> Value {
-    match value {
-        MetricValue::Count(n) => json!(n),
-        MetricValue::Float(v) => json!(v),
-        MetricValue::List(values) => json!(values),
-    }
+/// One record's line, shaped like AIPerf's profile_export.jsonl and in its order: metadata,
+/// metrics, trace_data (with `export_http_trace`), error (failed records only). Serialised
+/// straight from the record, with no JSON tree in between.
+#[derive(Serialize)]
+struct RecordLine<'a> {
+    metadata: Metadata<'a>,
+    metrics: LineMetrics<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    trace_data: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<&'a RecordError>,
 }
 
-/// The JSON form of one record's line, shaped like AIPerf's profile_export.jsonl (which also
-/// marks each successful record good (1) or not (0) when the run has SLOs).
-pub fn record_line(
-    record: &RequestRecord,
-    metrics: &RecordMetrics,
-    clock: &RunClock,
-    ids: &RecordIds,
+/// A record's `metrics` block: `{tag: {"value", "unit"}}` for each metric shown per record,
+/// then, when the run has SLOs, AIPerf's good mark (1 when every SLO was met, else 0).
+struct LineMetrics<'a> {
+    metrics: &'a RecordMetrics,
     good: Option<bool>,
-) -> Value {
-    let mut metric_values = Map::new();
-    for (def, value) in metrics.entries.iter().filter(|(def, _)| !def.has(MetricFlags::NO_INDIVIDUAL_RECORDS)) {
-        metric_values.insert(def.tag.to_string(), json!({ "value": metric_json(value), "unit": def.unit }));
+}
+
+#[derive(Serialize)]
+struct ValueWithUnit<V> {
+    value: V,
+    unit: &'static str,
+}
+
+impl Serialize for LineMetrics<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        for (def, value) in self.metrics.entries.iter().filter(|(def, _)| !def.has(MetricFlags::NO_INDIVIDUAL_RECORDS))
+        {
+            map.serialize_entry(def.tag, &ValueWithUnit { value, unit: def.unit })?;
+        }
+        if let Some(good) = self.good {
+            map.serialize_entry(
+                GOOD_REQUEST_COUNT.tag,
+                &ValueWithUnit { value: u8::from(good), unit: GOOD_REQUEST_COUNT.unit },
+            )?;
+        }
+        map.end()
     }
-    if let Some(good) = good {
-        metric_values
-            .insert(GOOD_REQUEST_COUNT.tag.into(), json!({ "value": u8::from(good), "unit": GOOD_REQUEST_COUNT.unit }));
-    }
-    let mut line = Map::new();
-    line.insert("metadata".into(), metadata(record, clock, ids));
-    line.insert("metrics".into(), Value::Object(metric_values));
-    if let Some(error) = &record.error {
-        line.insert("error".into(), error_json(error));
-    }
-    Value::Object(line)
 }
 
 /// The ids AIPerf's metadata carries beside the request's own: which worker and record
@@ -156,36 +168,57 @@ fn hash_of(value: &impl Hash) -> u64 {
 }
 
 /// A record's `metadata` block (also the raw export's), with AIPerf's fields in its order.
-pub(super) fn metadata(record: &RequestRecord, clock: &RunClock, ids: &RecordIds) -> Value {
-    let origin = &record.origin;
-    let correlation_id = ids.correlation_id(record);
-    json!({
-        "session_num": origin.index_in_phase,
-        "x_request_id": record.x_request_id,
-        "x_correlation_id": correlation_id,
-        "conversation_id": format!("session_{:06}", record.turn.map_or(origin.dataset_index as u64, |t| t.session)),
-        "turn_index": record.turn.map_or(0, |t| t.turn),
-        "credit_issued_ns": clock.epoch_ns(record.scheduled_ns),
-        "request_start_ns": clock.epoch_ns(record.start_ns),
-        "request_ack_ns": record.ack_ns.map(|ns| clock.epoch_ns(ns)),
-        "request_end_ns": clock.epoch_ns(record.end_ns),
-        "worker_id": record.worker_id.as_deref().unwrap_or(&ids.worker_id),
-        "record_processor_id": ids.record_processor_id,
-        "benchmark_phase": origin.phase_kind.as_str(),
-        "phase_index": origin.phase_index,
-        "profiling_index": ids.profiling_index(record),
-        "phase_name": &*origin.phase_name,
-        "phase_kind": origin.phase_kind.as_str(),
-        "was_cancelled": record.was_cancelled,
-        "context_overflow_skip": false,
-        "agent_depth": 0,
-        "root_correlation_id": correlation_id,
-    })
+#[derive(Serialize)]
+pub(super) struct Metadata<'a> {
+    session_num: u64,
+    x_request_id: &'a str,
+    x_correlation_id: String,
+    conversation_id: String,
+    turn_index: u32,
+    credit_issued_ns: u64,
+    request_start_ns: u64,
+    request_ack_ns: Option<u64>,
+    request_end_ns: u64,
+    worker_id: &'a str,
+    record_processor_id: &'a str,
+    benchmark_phase: &'static str,
+    phase_index: usize,
+    profiling_index: Option<usize>,
+    phase_name: &'a str,
+    phase_kind: &'static str,
+    was_cancelled: bool,
+    context_overflow_skip: bool,
+    agent_depth: u32,
+    root_correlation_id: String,
 }
 
-/// A failed record's `error` block (also the raw export's).
-pub(super) fn error_json(error: &RecordError) -> Value {
-    json!({ "code": error.code, "type": error.kind, "message": error.message })
+impl<'a> Metadata<'a> {
+    pub(super) fn of(record: &'a RequestRecord, clock: &RunClock, ids: &'a RecordIds) -> Self {
+        let origin = &record.origin;
+        let correlation_id = ids.correlation_id(record);
+        Self {
+            session_num: origin.index_in_phase,
+            x_request_id: &record.x_request_id,
+            x_correlation_id: correlation_id.clone(),
+            conversation_id: format!("session_{:06}", record.turn.map_or(origin.dataset_index as u64, |t| t.session)),
+            turn_index: record.turn.map_or(0, |t| t.turn),
+            credit_issued_ns: clock.epoch_ns(record.scheduled_ns),
+            request_start_ns: clock.epoch_ns(record.start_ns),
+            request_ack_ns: record.ack_ns.map(|ns| clock.epoch_ns(ns)),
+            request_end_ns: clock.epoch_ns(record.end_ns),
+            worker_id: record.worker_id.as_deref().unwrap_or(&ids.worker_id),
+            record_processor_id: &ids.record_processor_id,
+            benchmark_phase: origin.phase_kind.as_str(),
+            phase_index: origin.phase_index,
+            profiling_index: ids.profiling_index(record),
+            phase_name: &origin.phase_name,
+            phase_kind: origin.phase_kind.as_str(),
+            was_cancelled: record.was_cancelled,
+            context_overflow_skip: false,
+            agent_depth: 0,
+            root_correlation_id: correlation_id,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -193,6 +226,7 @@ mod tests {
     use super::*;
     use crate::metrics::RecordProcessor;
     use crate::metrics::test_support::{context, failed_record, streamed_record, unmeasured_record};
+    use serde_json::json;
 
     fn lines_of(path: &Path) -> Vec<Value> {
         std::fs::read_to_string(path).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
@@ -217,30 +251,35 @@ mod tests {
         let lines = lines_of(&jsonl);
         assert_eq!(lines.len(), 4, "warmup records are not written");
         let first = &lines[0];
-        for field in [
-            "session_num",
-            "x_request_id",
-            "conversation_id",
-            "turn_index",
-            "credit_issued_ns",
-            "request_start_ns",
-            "request_ack_ns",
-            "request_end_ns",
-            "benchmark_phase",
-            "phase_index",
-            "phase_name",
-            "phase_kind",
-            "was_cancelled",
-            "worker_id",
-            "record_processor_id",
-            "x_correlation_id",
-            "profiling_index",
-            "root_correlation_id",
-            "agent_depth",
-            "context_overflow_skip",
-        ] {
-            assert!(first["metadata"].get(field).is_some(), "metadata.{field} missing");
-        }
+        let metadata_fields: Vec<&str> = first["metadata"].as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(
+            metadata_fields,
+            [
+                "session_num",
+                "x_request_id",
+                "x_correlation_id",
+                "conversation_id",
+                "turn_index",
+                "credit_issued_ns",
+                "request_start_ns",
+                "request_ack_ns",
+                "request_end_ns",
+                "worker_id",
+                "record_processor_id",
+                "benchmark_phase",
+                "phase_index",
+                "profiling_index",
+                "phase_name",
+                "phase_kind",
+                "was_cancelled",
+                "context_overflow_skip",
+                "agent_depth",
+                "root_correlation_id",
+            ],
+            "AIPerf's fields in AIPerf's order"
+        );
+        let line_fields: Vec<&str> = lines[2].as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(line_fields, ["metadata", "metrics", "error"]);
         assert_eq!(first["metadata"]["conversation_id"], "session_000000");
         assert_eq!(first["metadata"]["profiling_index"], 0);
         assert_eq!(first["metadata"]["x_correlation_id"], first["metadata"]["root_correlation_id"]);

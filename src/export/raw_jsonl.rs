@@ -13,7 +13,7 @@ use crate::metrics::record_values::RecordMetrics;
 use crate::record::{RawResponse, RequestRecord};
 
 use super::json_lines::JsonLinesFile;
-use super::jsonl::{RecordIds, error_json, metadata};
+use super::jsonl::{Metadata, RecordIds};
 
 pub struct RawJsonlWriter {
     file: JsonLinesFile,
@@ -55,14 +55,14 @@ fn raw_line(record: &RequestRecord, clock: &RunClock, ids: &RecordIds) -> Value 
         None => (Vec::new(), Value::Null),
     };
     let mut line = Map::new();
-    line.insert("metadata".into(), metadata(record, clock, ids));
+    line.insert("metadata".into(), json!(Metadata::of(record, clock, ids)));
     line.insert("start_perf_ns".into(), json!(record.start_ns));
     line.insert("request_headers".into(), Value::Object(headers));
     line.insert("status".into(), json!(record.status));
     line.insert("responses".into(), Value::Array(responses));
     line.insert("payload".into(), payload);
     if let Some(error) = &record.error {
-        line.insert("error".into(), error_json(error));
+        line.insert("error".into(), json!(error));
     }
     Value::Object(line)
 }

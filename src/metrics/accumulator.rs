@@ -9,7 +9,7 @@ use super::network_adjusted::NetworkRtt;
 use super::record_values::RecordMetrics;
 use super::registry::{self, MetricDef};
 use super::run_totals::RunTotals;
-use super::stats::distribution;
+use super::stats::distribution_in_place;
 use crate::result::{MetricKind, MetricResult, Stats};
 
 #[derive(Debug, Default)]
@@ -53,13 +53,13 @@ impl MetricAccumulator {
     /// aggregate and derived values, the `time_weighted` stats computed elsewhere, and the
     /// network-adjusted latencies when the run subtracts a round trip.
     pub fn finish(
-        self,
+        mut self,
         time_weighted: Vec<(&'static MetricDef, Stats)>,
         network_rtt: Option<&NetworkRtt>,
     ) -> Vec<MetricResult> {
         let mut distributions: HashMap<&'static str, Stats> = HashMap::new();
-        for (tag, values) in &self.samples {
-            if let Some(stats) = distribution(values) {
+        for (tag, values) in &mut self.samples {
+            if let Some(stats) = distribution_in_place(values) {
                 distributions.insert(tag, stats);
             }
         }

@@ -32,9 +32,9 @@ impl Slos {
         self.0.iter().all(|&(def, objective)| {
             let larger_is_better = def.has(MetricFlags::LARGER_IS_BETTER);
             metrics.get(def).is_some_and(|value| {
-                let samples = value.samples();
-                !samples.is_empty()
-                    && samples.iter().all(|&v| if larger_is_better { v >= objective } else { v <= objective })
+                let mut samples = value.samples().peekable();
+                samples.peek().is_some()
+                    && samples.all(|v| if larger_is_better { v >= objective } else { v <= objective })
             })
         })
     }
@@ -66,7 +66,7 @@ mod tests {
         assert!(!slos(&[("time_to_first_token", 9.9), ("request_latency", 20.0)]).met(&metrics));
         assert!(!slos(&[("time_to_first_token", 50.0), ("request_latency", 13.0)]).met(&metrics));
         // Throughput per user is larger-is-better: the SLO is a minimum.
-        let per_user = metrics.get(&registry::OUTPUT_TOKEN_THROUGHPUT_PER_USER).unwrap().samples()[0];
+        let per_user = metrics.get(&registry::OUTPUT_TOKEN_THROUGHPUT_PER_USER).unwrap().samples().next().unwrap();
         assert!(slos(&[("output_token_throughput_per_user", per_user - 1.0)]).met(&metrics));
         assert!(!slos(&[("output_token_throughput_per_user", per_user + 1.0)]).met(&metrics));
     }

@@ -1,10 +1,14 @@
 //! The values per-record metrics produce: one `MetricValue` per metric, gathered for one record
 //! in a `RecordMetrics`. Shared by the per-record metric producers and their readers.
 
+use serde::Serialize;
+
 use super::registry::{self, MetricDef};
 
-/// One record's value of one metric, in the metric's display unit.
-#[derive(Debug, Clone, PartialEq)]
+/// One record's value of one metric, in the metric's display unit; serialised as the bare
+/// number (or list of numbers).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
 pub enum MetricValue {
     /// A whole number (token counts).
     Count(u64),
@@ -15,12 +19,13 @@ pub enum MetricValue {
 
 impl MetricValue {
     /// Every number this value contributes to the metric's distribution.
-    pub fn samples(&self) -> Vec<f64> {
-        match self {
-            MetricValue::Count(n) => vec![*n as f64],
-            MetricValue::Float(v) => vec![*v],
-            MetricValue::List(values) => values.clone(),
-        }
+    pub fn samples(&self) -> impl Iterator<Item = f64> + '_ {
+        let (single, list) = match self {
+            MetricValue::Count(n) => (Some(*n as f64), &[][..]),
+            MetricValue::Float(v) => (Some(*v), &[][..]),
+            MetricValue::List(values) => (None, values.as_slice()),
+        };
+        single.into_iter().chain(list.iter().copied())
     }
 }
 

@@ -5,11 +5,17 @@ use crate::result::Stats;
 
 /// The full stats block of `values`; None when there are no values.
 pub fn distribution(values: &[f64]) -> Option<Stats> {
+    distribution_in_place(&mut values.to_vec())
+}
+
+/// `distribution`, sorting `values` where they lie instead of a copy (for the run's kept
+/// values, which can be hundreds of MB).
+pub fn distribution_in_place(values: &mut [f64]) -> Option<Stats> {
     if values.is_empty() {
         return None;
     }
-    let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
+    values.sort_by(f64::total_cmp);
+    let sorted = &*values;
     let count = sorted.len();
     let sum: f64 = sorted.iter().sum();
     let avg = sum / count as f64;

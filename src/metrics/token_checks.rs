@@ -85,7 +85,7 @@ impl TokenCheckTally {
             &registry::USAGE_REASONING_TOKENS_DIFF_PCT,
         ]
         .into_iter()
-        .filter_map(|def| metrics.get(def).and_then(|value| value.samples().first().copied()))
+        .filter_map(|def| metrics.get(def).and_then(|value| value.samples().next()))
         .collect();
         if !usage_diffs.is_empty() {
             self.usage_checked = true;
@@ -138,7 +138,7 @@ mod tests {
     }
 
     fn float(metrics: &RecordMetrics, def: &MetricDef) -> Option<f64> {
-        metrics.get(def).and_then(|value| value.samples().first().copied())
+        metrics.get(def).and_then(|value| value.samples().next())
     }
 
     #[test]
