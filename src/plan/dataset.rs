@@ -274,3 +274,22 @@ pub enum ImageFormat {
     Png,
     Jpeg,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_formats_are_written_and_read_by_name() {
+        assert_eq!(serde_json::to_value(FileFormat::Mooncake).unwrap(), "mooncake");
+        let coding = FileFormat::SpeedBench(SpeedBenchCategory::Coding);
+        assert_eq!(serde_json::to_value(coding).unwrap(), "speed_bench_coding");
+        for format in FileFormat::all() {
+            let written = serde_json::to_string(&format).unwrap();
+            assert_eq!(serde_json::from_str::<FileFormat>(&written).unwrap(), format, "{written}");
+        }
+        assert_eq!(FileFormat::all().count(), 16);
+        let error = serde_json::from_str::<FileFormat>("\"speed_bench_poetry\"").unwrap_err();
+        assert!(error.to_string().contains("unknown file format `speed_bench_poetry`"), "{error}");
+    }
+}
