@@ -19,7 +19,7 @@ pub fn distribution_in_place(values: &mut [f64]) -> Option<Stats> {
     let count = sorted.len();
     let sum: f64 = sorted.iter().sum();
     let avg = sum / count as f64;
-    let at = |pct: f64| Some(percentile(&sorted, pct));
+    let at = |pct: f64| Some(percentile(sorted, pct));
     Some(Stats {
         avg,
         min: sorted.first().copied(),
@@ -33,7 +33,7 @@ pub fn distribution_in_place(values: &mut [f64]) -> Option<Stats> {
         p90: at(90.0),
         p95: at(95.0),
         p99: at(99.0),
-        std: Some(sample_std(&sorted, avg)),
+        std: Some(sample_std(sorted, avg)),
         count: Some(count as u64),
         sum: Some(sum),
     })
