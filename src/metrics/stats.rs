@@ -20,8 +20,8 @@ pub fn distribution_in_place(values: &mut [f64]) -> Option<Stats> {
     let sum: f64 = sorted.iter().sum();
     let avg = sum / count as f64;
     let moments =
-        Moments { count: count as u64, sum, min: sorted[0], max: sorted[count - 1], std: sample_std(&sorted, avg) };
-    Some(moments.stats(|pct| percentile(&sorted, pct)))
+        Moments { count: count as u64, sum, min: sorted[0], max: sorted[count - 1], std: sample_std(sorted, avg) };
+    Some(moments.stats(|pct| percentile(sorted, pct)))
 }
 
 /// What a distribution's stats need besides its percentiles.
