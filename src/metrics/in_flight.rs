@@ -46,13 +46,15 @@ enum Change {
     Requests(i64),
     Prefill(i64, f64),
     Decode(i64, f64),
-    Tokens(i64),
 }
 
 /// The changes of every record so far, and the window they fall in.
 #[derive(Debug, Default)]
 pub struct InFlightCurves {
     changes: Vec<(u64, Change)>,
+    /// The changes of the tokens in flight, apart: most of a record's changes, so kept in half
+    /// the room of a `Change`; whole numbers, so they add up the same in any order.
+    token_changes: Vec<(u64, i64)>,
     /// When the first request was due (AIPerf's first credit) and when the last response ended.
     window: Option<(u64, u64)>,
     /// Some record had a prefill or decode interval (a streamed answer).
@@ -111,7 +113,7 @@ impl InFlightCurves {
             return;
         }
         self.has_tokens = true;
-        self.changes.push((record.start_ns, Change::Tokens(input)));
+        self.token_changes.push((record.start_ns, input));
         let chunks = record.chunks.len();
         let steps = chunks.min(MAX_TOKEN_STEPS);
         let mut received = 0;
@@ -120,11 +122,11 @@ impl InFlightCurves {
             let index = (step * chunks).div_ceil(steps) - 1;
             let upto = output * (index as i64 + 1) / chunks as i64;
             if upto > received {
-                self.changes.push((record.chunks[index].ns, Change::Tokens(upto - received)));
+                self.token_changes.push((record.chunks[index].ns, upto - received));
                 received = upto;
             }
         }
-        self.changes.push((end_ns, Change::Tokens(-(input + received))));
+        self.token_changes.push((end_ns, -(input + received)));
     }
 
     /// `[first due, last response end]`; None before any record.
@@ -146,19 +148,29 @@ impl InFlightCurves {
             return Vec::new();
         };
         self.changes.sort_by_key(|(ns, _)| *ns);
+        self.token_changes.sort_unstable_by_key(|(ns, _)| *ns);
+        let (changes, token_changes) = (&self.changes, &self.token_changes);
         let mut segments = Vec::new();
         let mut levels = Levels::default();
         let mut from_ns = window_start;
-        let mut index = 0;
-        while index < self.changes.len() {
-            let at_ns = self.changes[index].0;
+        let (mut index, mut token_index) = (0, 0);
+        loop {
+            let next_ns = changes.get(index).map(|c| c.0);
+            let next_token_ns = token_changes.get(token_index).map(|c| c.0);
+            let Some(at_ns) = next_ns.into_iter().chain(next_token_ns).min() else {
+                break;
+            };
             if at_ns > from_ns {
                 segments.push(Segment { start_ns: from_ns, end_ns: at_ns, levels });
                 from_ns = at_ns;
             }
-            while index < self.changes.len() && self.changes[index].0 == at_ns {
-                apply(&mut levels, self.changes[index].1);
+            while index < changes.len() && changes[index].0 == at_ns {
+                apply(&mut levels, changes[index].1);
                 index += 1;
+            }
+            while token_index < token_changes.len() && token_changes[token_index].0 == at_ns {
+                levels.tokens += token_changes[token_index].1;
+                token_index += 1;
             }
         }
         if window_end > from_ns {
@@ -180,7 +192,6 @@ fn apply(levels: &mut Levels, change: Change) {
             levels.decode += delta;
             levels.decode_rate = if levels.decode == 0 { 0.0 } else { levels.decode_rate + rate };
         }
-        Change::Tokens(delta) => levels.tokens += delta,
     }
 }
 
@@ -228,15 +239,8 @@ mod tests {
         let chunk_ns: Vec<u64> = (1..=1000).map(|i| i * MS).collect();
         curves.add(&streamed_record(0, &chunk_ns, "", 0), Some(RecordTokens { input: 10, output: 1000 }), false);
         // In flight from and to; tokens at the start, in 32 steps, and gone at the end.
-        assert_eq!(curves.changes.len(), 2 + 1 + 32 + 1);
-        let added: i64 = curves
-            .changes
-            .iter()
-            .filter_map(|(_, c)| match c {
-                Change::Tokens(n) if *n > 0 => Some(*n),
-                _ => None,
-            })
-            .sum();
+        assert_eq!((curves.changes.len(), curves.token_changes.len()), (2, 1 + 32 + 1));
+        let added: i64 = curves.token_changes.iter().map(|&(_, n)| n).filter(|&n| n > 0).sum();
         assert_eq!(added, 10 + 1000, "every output token arrives");
         let segments = curves.segments();
         // The first step comes with chunk 32 (32 ms); the last before the end with chunk 969.
