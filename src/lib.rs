@@ -27,6 +27,7 @@ pub mod plan;
 pub mod preflight;
 pub mod record;
 pub mod report;
+pub mod request_bodies;
 pub mod result;
 pub mod rng;
 pub mod script;

@@ -4,10 +4,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use aiperf::client::{HttpClient, request_body};
+use aiperf::client::HttpClient;
 use aiperf::clock::RunClock;
 use aiperf::plan::{Endpoint, EndpointKind, PhaseKind};
 use aiperf::record::{RequestOrigin, RequestRecord, Usage};
+use aiperf::request_bodies::request_body;
 use bytes::Bytes;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};

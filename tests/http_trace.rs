@@ -6,10 +6,11 @@ mod common;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use aiperf::client::{HttpClient, HttpTrace, request_body};
+use aiperf::client::{HttpClient, HttpTrace};
 use aiperf::clock::RunClock;
 use aiperf::plan::{ConnectionStrategy, Endpoint, EndpointKind, PhaseKind, TlsSettings};
 use aiperf::record::{RequestOrigin, RequestRecord};
+use aiperf::request_bodies::request_body;
 use bytes::Bytes;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpListener;

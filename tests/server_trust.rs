@@ -10,10 +10,11 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use aiperf::client::{HttpClient, request_body};
+use aiperf::client::HttpClient;
 use aiperf::clock::RunClock;
 use aiperf::plan::{Endpoint, EndpointKind, TlsSettings};
 use aiperf::record::RequestRecord;
+use aiperf::request_bodies::request_body;
 use bytes::Bytes;
 use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

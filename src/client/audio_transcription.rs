@@ -1,29 +1,16 @@
-//! OpenAI audio transcription (`/v1/audio/transcriptions`, Whisper-style servers): the audio
-//! file uploaded as a form with the model (and `stream`); the answer's `text`, or streamed
-//! `transcript.text.delta` events closed by `transcript.text.done` (vLLM's chat-like chunks too),
-//! with the usage of either.
+//! OpenAI audio transcription (`/v1/audio/transcriptions`, Whisper-style servers; its upload
+//! form is built in `request_bodies/`): the answer's `text`, or streamed `transcript.text.delta`
+//! events closed by `transcript.text.done` (vLLM's chat-like chunks too), with the usage of
+//! either.
 
-use anyhow::Result;
 use serde::Deserialize;
 use serde_json::Value;
 
 use super::io_usage::IoUsage;
-use super::multipart::Form;
 use super::payload::{JsonText, ResponseFields, first_element, text};
-use crate::plan::Endpoint;
 
 /// The finish reason a `transcript.text.done` event stands for.
 const DONE_REASON: &str = "stop";
-
-/// The form: `file`, `model`, `stream` when streaming, then the endpoint's extra fields (the
-/// file excepted: it is the endpoint's own).
-pub(crate) fn body(endpoint: &Endpoint, audio: &[u8], file_name: &str, media_type: &str) -> Result<Vec<u8>> {
-    let mut form = Form::new().file("file", file_name, media_type, audio)?.text("model", &endpoint.model)?;
-    if endpoint.streaming {
-        form = form.text("stream", "true")?;
-    }
-    Ok(form.json_fields(endpoint.extra.iter().filter(|(key, _)| key.as_str() != "file"))?.finish())
-}
 
 #[derive(Deserialize)]
 struct TranscriptionPayload<'a> {
@@ -80,26 +67,6 @@ pub(crate) fn parse_stream_event(data: &[u8]) -> serde_json::Result<ResponseFiel
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::client::multipart::BOUNDARY;
-    use crate::plan::EndpointKind;
-
-    #[test]
-    fn the_form_carries_the_file_model_stream_and_extras_but_not_an_extra_file() {
-        let mut endpoint =
-            Endpoint { streaming: true, ..crate::client::test_endpoint(EndpointKind::AudioTranscription) };
-        endpoint.extra.insert("language".into(), "en".into());
-        endpoint.extra.insert("temperature".into(), 0.5.into());
-        endpoint.extra.insert("file".into(), "ignored".into());
-        let body = String::from_utf8(body(&endpoint, b"RIFFdata", "audio.wav", "audio/wav").unwrap()).unwrap();
-        let parts: Vec<&str> = body.split(&format!("--{BOUNDARY}")).collect();
-        assert_eq!(parts.len(), 7, "{body}");
-        assert!(parts[1].contains("name=\"file\"; filename=\"audio.wav\"\r\nContent-Type: audio/wav\r\n\r\nRIFFdata"));
-        assert!(parts[2].ends_with("name=\"model\"\r\n\r\nm\r\n"));
-        assert!(parts[3].ends_with("name=\"stream\"\r\n\r\ntrue\r\n"));
-        assert!(parts[4].ends_with("name=\"language\"\r\n\r\nen\r\n"));
-        assert!(parts[5].ends_with("name=\"temperature\"\r\n\r\n0.5\r\n"));
-        assert_eq!(parts[6], "--\r\n");
-    }
 
     #[test]
     fn whole_answers_and_stream_events_are_read() {

@@ -1,52 +1,10 @@
-//! The chat completions endpoint (`/v1/chat/completions`): its request body, and the fields
-//! read from its streamed chunks (`delta`) and whole responses (`message`).
+//! The chat completions endpoint (`/v1/chat/completions`): the fields read from its streamed
+//! chunks (`delta`) and whole responses (`message`); its body is built in `request_bodies/`.
 
-use base64::Engine as _;
-use base64::engine::general_purpose::STANDARD as BASE64;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::payload::{JsonText, ResponseFields, WireUsage, first_element, text};
-
-/// The name of the output-length cap in a chat request.
-pub(crate) const MAX_TOKENS_FIELD: &str = "max_completion_tokens";
-
-/// The prompt as a chat request carries it: one user message.
-pub(crate) fn prompt_field(prompt: &str) -> (&'static str, Value) {
-    ("messages", json!([{ "role": "user", "content": prompt }]))
-}
-
-/// An audio file sent inside a chat message, as an `input_audio` part.
-pub(crate) struct InputAudio<'a> {
-    pub bytes: &'a [u8],
-    /// The container, as OpenAI names it (`wav`).
-    pub format: &'a str,
-}
-
-/// A chat body whose last message also carries `image_urls` as OpenAI `image_url` content
-/// parts and `audio` as `input_audio` parts (base64), after its text; None for a body
-/// without messages.
-pub(crate) fn with_media_parts(
-    body: &[u8],
-    image_urls: &[String],
-    audio: &[InputAudio<'_>],
-) -> serde_json::Result<Option<Vec<u8>>> {
-    let mut body: Value = serde_json::from_slice(body)?;
-    let Some(message) = body.get_mut("messages").and_then(Value::as_array_mut).and_then(|m| m.last_mut()) else {
-        return Ok(None);
-    };
-    let mut parts = match message["content"].take() {
-        Value::Array(parts) => parts,
-        Value::Null => Vec::new(),
-        text => vec![json!({ "type": "text", "text": text })],
-    };
-    parts.extend(image_urls.iter().map(|url| json!({ "type": "image_url", "image_url": { "url": url } })));
-    parts.extend(audio.iter().map(|clip| {
-        json!({ "type": "input_audio", "input_audio": { "data": BASE64.encode(clip.bytes), "format": clip.format } })
-    }));
-    message["content"] = Value::Array(parts);
-    serde_json::to_vec(&body).map(Some)
-}
 
 /// A chat payload: a streamed chunk or a whole response.
 #[derive(Deserialize)]
@@ -116,42 +74,10 @@ fn parse(input: &[u8], text_field: TextField) -> serde_json::Result<ResponseFiel
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
-    use crate::plan::{Endpoint, EndpointKind};
-
-    /// The whole request body for the prompt "hi".
-    fn body_of(endpoint: &Endpoint, max_tokens: Option<u64>) -> Value {
-        let bytes = crate::client::request_body(endpoint, "hi", max_tokens);
-        serde_json::from_slice(&bytes).expect("a JSON body")
-    }
     use crate::record::Usage;
-
-    fn endpoint(streaming: bool) -> Endpoint {
-        Endpoint { model: "test-model".into(), streaming, ..crate::client::test_endpoint(EndpointKind::Chat) }
-    }
-
-    #[test]
-    fn streaming_body_asks_for_usage_and_max_completion_tokens() {
-        let body = body_of(&endpoint(true), Some(16));
-        assert_eq!(
-            body,
-            json!({
-                "model": "test-model",
-                "messages": [{"role": "user", "content": "hi"}],
-                "stream": true,
-                "max_completion_tokens": 16,
-                "stream_options": {"include_usage": true}
-            })
-        );
-    }
-
-    #[test]
-    fn non_streaming_body_without_max_tokens_has_neither_field() {
-        let body = body_of(&endpoint(false), None);
-        assert!(body.get("max_completion_tokens").is_none());
-        assert!(body.get("stream_options").is_none());
-        assert_eq!(body["stream"], Value::Bool(false));
-    }
 
     #[test]
     fn delta_content_and_finish_reason_are_read() {
@@ -210,39 +136,6 @@ mod tests {
         assert_eq!(fields.reasoning.as_deref(), Some("hm"));
         assert_eq!(fields.finish_reason.as_deref(), Some("stop"));
         assert_eq!(fields.usage.and_then(|usage| usage.total_tokens), Some(3));
-    }
-
-    #[test]
-    fn images_become_content_parts_after_the_text() {
-        let plain = crate::client::request_body(&endpoint(true), "describe", Some(4));
-        let urls = ["data:image/png;base64,AAAA".to_string(), "data:image/png;base64,BBBB".to_string()];
-        let body: Value = serde_json::from_slice(&with_media_parts(&plain, &urls, &[]).unwrap().unwrap()).unwrap();
-        assert_eq!(
-            body["messages"],
-            json!([{"role": "user", "content": [
-                {"type": "text", "text": "describe"},
-                {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}},
-                {"type": "image_url", "image_url": {"url": "data:image/png;base64,BBBB"}},
-            ]}])
-        );
-        assert_eq!(body["max_completion_tokens"], 4);
-        assert_eq!(with_media_parts(br#"{"prompt":"x"}"#, &urls, &[]).unwrap(), None);
-    }
-
-    #[test]
-    fn audio_becomes_base64_input_audio_parts_after_the_images() {
-        let plain = crate::client::request_body(&endpoint(true), "listen", None);
-        let urls = ["https://x/a.png".to_string()];
-        let audio = [InputAudio { bytes: b"RIFF", format: "wav" }];
-        let body: Value = serde_json::from_slice(&with_media_parts(&plain, &urls, &audio).unwrap().unwrap()).unwrap();
-        assert_eq!(
-            body["messages"][0]["content"],
-            json!([
-                {"type": "text", "text": "listen"},
-                {"type": "image_url", "image_url": {"url": "https://x/a.png"}},
-                {"type": "input_audio", "input_audio": {"data": "UklGRg==", "format": "wav"}},
-            ])
-        );
     }
 
     #[test]

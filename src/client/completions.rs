@@ -1,18 +1,11 @@
-//! The text completions endpoint (`/v1/completions`): its request body, and the fields read
-//! from its payloads (streamed chunks and whole responses share one shape: `choices[0].text`).
+//! The text completions endpoint (`/v1/completions`): the fields read from its payloads
+//! (streamed chunks and whole responses share one shape: `choices[0].text`); its body is built
+//! in `request_bodies/`.
 
 use serde::Deserialize;
 use serde_json::Value;
 
 use super::payload::{JsonText, ResponseFields, WireUsage, first_element, text};
-
-/// The name of the output-length cap in a completions request.
-pub(crate) const MAX_TOKENS_FIELD: &str = "max_tokens";
-
-/// The prompt as a completions request carries it: plain text.
-pub(crate) fn prompt_field(prompt: &str) -> (&'static str, Value) {
-    ("prompt", Value::from(prompt))
-}
 
 #[derive(Deserialize)]
 struct CompletionPayload<'a> {
@@ -44,31 +37,7 @@ pub(crate) fn parse_payload(input: &[u8]) -> serde_json::Result<ResponseFields<'
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
-
     use super::*;
-    use crate::plan::{Endpoint, EndpointKind};
-
-    /// The whole request body for the prompt "once upon".
-    fn body_of(endpoint: &Endpoint, max_tokens: Option<u64>) -> Value {
-        let bytes = crate::client::request_body(endpoint, "once upon", max_tokens);
-        serde_json::from_slice(&bytes).expect("a JSON body")
-    }
-
-    fn endpoint(streaming: bool) -> Endpoint {
-        Endpoint { model: "test-model".into(), streaming, ..crate::client::test_endpoint(EndpointKind::Completions) }
-    }
-
-    #[test]
-    fn body_uses_prompt_and_max_tokens() {
-        let body = body_of(&endpoint(true), Some(8));
-        assert_eq!(
-            body,
-            json!({"model": "test-model", "prompt": "once upon", "stream": true, "max_tokens": 8, "stream_options": {"include_usage": true}})
-        );
-        let body = body_of(&endpoint(false), None);
-        assert!(body.get("max_tokens").is_none() && body.get("stream_options").is_none());
-    }
 
     #[test]
     fn text_finish_reason_and_usage_are_read() {

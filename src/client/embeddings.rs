@@ -1,21 +1,12 @@
-//! The embeddings endpoint (`/v1/embeddings`): the prompt goes as a one-element `input` list;
-//! the answer must carry a `data` list, and its `usage` is kept (no text comes back).
+//! The embeddings endpoint (`/v1/embeddings`; its body, and those of the chat and NIM
+//! embeddings dialects, are built in `request_bodies/`): the answer must carry a `data` list,
+//! and its `usage` is kept (no text comes back).
 
 use serde::Deserialize;
 use serde::de::IgnoredAny;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::payload::{ResponseFields, WireUsage};
-use super::with_extra;
-use crate::plan::Endpoint;
-
-/// `{"model", "input": [prompt]}` plus the endpoint's extra fields.
-pub(crate) fn body(endpoint: &Endpoint, prompt: &str) -> Map<String, Value> {
-    let mut body = Map::new();
-    body.insert("model".into(), endpoint.model.as_str().into());
-    body.insert("input".into(), Value::Array(vec![prompt.into()]));
-    with_extra(body, &endpoint.extra)
-}
 
 #[derive(Deserialize)]
 struct EmbeddingsResponse {
@@ -39,19 +30,6 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::client::test_endpoint;
-    use crate::plan::EndpointKind;
-
-    #[test]
-    fn body_sends_the_prompt_as_an_input_list_with_extra_fields() {
-        let endpoint = Endpoint {
-            model: "embedder".into(),
-            extra: json!({"encoding_format": "float"}).as_object().cloned().unwrap(),
-            ..test_endpoint(EndpointKind::Embeddings)
-        };
-        let body: Value = serde_json::from_slice(&crate::client::request_body(&endpoint, "a b", Some(9))).unwrap();
-        assert_eq!(body, json!({"model": "embedder", "input": ["a b"], "encoding_format": "float"}));
-    }
 
     #[test]
     fn usage_is_read_and_data_is_required() {

@@ -7,6 +7,7 @@ use http::{HeaderMap, HeaderName, HeaderValue};
 
 use super::messages;
 use crate::plan::{Endpoint, EndpointKind, is_secret_header};
+use crate::request_bodies::content_type_of;
 
 /// Anthropic's key header and API version header (Messages API).
 const X_API_KEY: HeaderName = HeaderName::from_static("x-api-key");
@@ -17,7 +18,7 @@ const ANTHROPIC_VERSION: HeaderName = HeaderName::from_static("anthropic-version
 /// own headers, which win.
 pub(crate) fn static_headers(endpoint: &Endpoint) -> Result<HeaderMap> {
     let mut headers = HeaderMap::with_capacity(4 + endpoint.headers.len());
-    headers.insert(CONTENT_TYPE, HeaderValue::from_static(super::multipart::content_type_of(endpoint.kind)));
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static(content_type_of(endpoint.kind)));
     let accept = if endpoint.streaming { "text/event-stream" } else { "application/json" };
     headers.insert(ACCEPT, HeaderValue::from_static(accept));
     headers.insert(USER_AGENT, HeaderValue::from_static(concat!("aiperf/", env!("CARGO_PKG_VERSION"))));

@@ -1,42 +1,19 @@
-//! Anthropic's Messages API (`/v1/messages`): `model`, `max_tokens`, `messages` and `stream`
-//! in the request; typed SSE events when streaming (`message_start` with the input usage,
-//! `content_block_delta` with `text_delta` or `thinking_delta`, `message_delta` with the stop
-//! reason and output usage), and the `content` blocks of a whole message. Thinking is reasoning.
+//! Anthropic's Messages API (`/v1/messages`; its body is built in `request_bodies/`): the
+//! version header it requires; typed SSE events when streaming (`message_start` with the input
+//! usage, `content_block_delta` with `text_delta` or `thinking_delta`, `message_delta` with the
+//! stop reason and output usage), and the `content` blocks of a whole message. Thinking is
+//! reasoning.
 
 use std::borrow::Cow;
 
 use serde::Deserialize;
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 
 use super::payload::{JsonText, ResponseFields, text};
-use super::with_extra;
-use crate::plan::Endpoint;
 use crate::record::Usage;
 
 /// The `anthropic-version` header every request carries (unless the endpoint sets its own).
 pub(crate) const API_VERSION: &str = "2023-06-01";
-
-/// The output cap sent when the dataset sets none: the API requires `max_tokens`.
-pub(crate) const DEFAULT_MAX_TOKENS: u64 = 1024;
-
-/// `{"model", "max_tokens", "messages": [{"role": "user", "content": prompt}], "stream"}` plus
-/// the endpoint's extra fields.
-pub(crate) fn body(endpoint: &Endpoint, prompt: &str, max_tokens: Option<u64>) -> Map<String, Value> {
-    let mut body = Map::new();
-    body.insert("model".into(), endpoint.model.as_str().into());
-    body.insert("max_tokens".into(), max_tokens.unwrap_or(DEFAULT_MAX_TOKENS).into());
-    body.insert("messages".into(), json!([{ "role": "user", "content": prompt }]));
-    body.insert("stream".into(), endpoint.streaming.into());
-    with_extra(body, &endpoint.extra)
-}
-
-/// `body` with `system` as its top-level `system` text (the Messages API has no system role);
-/// a body that is not a JSON object is left as it was.
-pub fn with_system(body: Vec<u8>, system: &str) -> Vec<u8> {
-    let Ok(Value::Object(mut fields)) = serde_json::from_slice::<Value>(&body) else { return body };
-    fields.insert("system".into(), system.into());
-    Value::Object(fields).to_string().into_bytes()
-}
 
 /// One streamed event; its `type` says which members matter.
 #[derive(Deserialize)]
@@ -157,31 +134,10 @@ pub(crate) fn parse_full_body(body: &[u8]) -> serde_json::Result<ResponseFields<
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
     use crate::plan::EndpointKind;
-
-    #[test]
-    fn body_always_carries_max_tokens() {
-        let endpoint = Endpoint { streaming: true, ..crate::client::test_endpoint(EndpointKind::Messages) };
-        let body: Value = serde_json::from_slice(&crate::client::request_body(&endpoint, "hi", Some(4))).unwrap();
-        assert_eq!(
-            body,
-            json!({"model": "m", "max_tokens": 4, "messages": [{"role": "user", "content": "hi"}], "stream": true})
-        );
-        let body: Value = serde_json::from_slice(&crate::client::request_body(&endpoint, "hi", None)).unwrap();
-        assert_eq!(body["max_tokens"], DEFAULT_MAX_TOKENS);
-    }
-
-    #[test]
-    fn a_system_prompt_is_the_top_level_system_text() {
-        let endpoint = crate::client::test_endpoint(EndpointKind::Messages);
-        let body: Value =
-            serde_json::from_slice(&with_system(crate::client::request_body(&endpoint, "hi", Some(2)), "be brief"))
-                .unwrap();
-        assert_eq!(body["system"], "be brief");
-        assert_eq!(body["messages"], json!([{"role": "user", "content": "hi"}]));
-        assert_eq!(with_system(b"not json".to_vec(), "s"), b"not json");
-    }
 
     #[test]
     fn stream_events_give_text_thinking_stop_reason_and_usage() {

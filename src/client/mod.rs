@@ -1,5 +1,6 @@
-//! The HTTP client: hyper 1 over a pooled keep-alive connector (rustls for https), request
-//! bodies per endpoint kind, and streaming response parsing into a `RequestRecord`.
+//! The HTTP client: hyper 1 over a pooled keep-alive connector (rustls for https), sending the
+//! bodies built in `request_bodies/`, and streaming response parsing into a `RequestRecord`
+//! (one response reader per endpoint kind).
 
 mod audio_transcription;
 mod buffered;
@@ -7,7 +8,6 @@ mod chat;
 mod completions;
 mod connect;
 mod embeddings;
-mod embeddings_dialects;
 mod failure;
 mod headers;
 mod image_retrieval;
@@ -15,9 +15,7 @@ mod images_api;
 mod insecure;
 mod io_usage;
 mod json_paths;
-mod media_body;
 mod messages;
-mod multipart;
 mod payload;
 mod pool;
 mod probe;
@@ -31,7 +29,7 @@ mod solido_rag;
 pub mod sse;
 mod streaming;
 mod target;
-pub(crate) mod template;
+mod template;
 mod tgi;
 mod tls;
 mod traced_body;
@@ -46,15 +44,12 @@ use anyhow::{Result, anyhow};
 use bytes::Bytes;
 use http::header::{CONTENT_LENGTH, CONTENT_TYPE, HOST, HeaderValue};
 use http::{HeaderMap, Method, Request, Uri};
-use serde_json::Value;
 
 use crate::clock::RunClock;
-use crate::plan::{Endpoint, EndpointKind, MaxTokensField, REDACTED, ResponseLimits, is_secret_header};
+use crate::plan::{Endpoint, EndpointKind, REDACTED, ResponseLimits, is_secret_header};
 use crate::record::{RawExchange, RecordError, RequestRecord};
 
-pub(crate) use chat::{InputAudio, with_media_parts};
 use connect::{Connector, Sender};
-pub use messages::with_system as with_messages_system;
 use pool::{Lease, Pool};
 use request_body::{RequestBody, TakenAt};
 use response::PayloadFormat;
@@ -65,7 +60,6 @@ use traced_body::{BodyTiming, TracedBody};
 pub type FirstToken = tokio::sync::oneshot::Sender<()>;
 
 pub use crate::http_trace::{ConnectionInfo, HttpTrace, TraceChunk};
-pub use media_body::{AudioUpload, media_request_body};
 
 /// Sends requests to one endpoint and fills records with what came back.
 pub struct HttpClient {
@@ -352,108 +346,9 @@ fn is_event_stream_type(content_type: &HeaderValue) -> bool {
     essence.trim_ascii().eq_ignore_ascii_case(b"text/event-stream")
 }
 
-/// The JSON request body for one prompt, as the endpoint's kind wants it.
-pub fn request_body(endpoint: &Endpoint, prompt: &str, max_tokens: Option<u64>) -> Vec<u8> {
-    let body = match endpoint.kind {
-        EndpointKind::Chat | EndpointKind::Completions => completion_body(endpoint, prompt, max_tokens),
-        EndpointKind::Embeddings => embeddings::body(endpoint, prompt),
-        EndpointKind::CohereRankings | EndpointKind::TeiRankings | EndpointKind::NimRankings => {
-            rankings::body(endpoint, prompt)
-        }
-        EndpointKind::Responses => responses::body(endpoint, prompt, max_tokens),
-        EndpointKind::Tgi => tgi::body(endpoint, prompt, max_tokens),
-        EndpointKind::Template => return template::body(endpoint, prompt, max_tokens),
-        EndpointKind::Messages => messages::body(endpoint, prompt, max_tokens),
-        EndpointKind::Raw => return raw::body(prompt),
-        EndpointKind::ChatEmbeddings => embeddings_dialects::chat_body(endpoint, prompt),
-        EndpointKind::NimEmbeddings => embeddings_dialects::nim_body(endpoint, prompt),
-        EndpointKind::SolidoRag => solido_rag::body(endpoint, prompt),
-        EndpointKind::ImageGeneration => images_api::generation_body(endpoint, prompt),
-        EndpointKind::VideoGeneration => video_generation::body(endpoint, prompt),
-        // Their bodies carry the entry's files: `media_request_body` builds them.
-        EndpointKind::AudioTranscription | EndpointKind::ImageEdit | EndpointKind::ImageRetrieval => return Vec::new(),
-    };
-    serde_json::Value::Object(body).to_string().into_bytes()
-}
-
-/// The rankings body (in the endpoint's dialect) for a dataset entry's own query and passages.
-pub fn rankings_request_body(endpoint: &Endpoint, query: &str, passages: &[String]) -> Vec<u8> {
-    Value::Object(rankings::query_body(endpoint, query.to_string(), passages.to_vec())).to_string().into_bytes()
-}
-
-/// Chat and completions: the same skeleton, each with its prompt field and max-tokens name.
-fn completion_body(endpoint: &Endpoint, prompt: &str, max_tokens: Option<u64>) -> serde_json::Map<String, Value> {
-    let ((prompt_key, prompt_value), default_max_tokens_key) = match endpoint.kind {
-        EndpointKind::Chat => (chat::prompt_field(prompt), chat::MAX_TOKENS_FIELD),
-        _ => (completions::prompt_field(prompt), completions::MAX_TOKENS_FIELD),
-    };
-    let max_tokens_key = endpoint.request.max_tokens_field.map_or(default_max_tokens_key, MaxTokensField::as_str);
-    let mut body = serde_json::Map::new();
-    body.insert("model".into(), endpoint.model.as_str().into());
-    body.insert(prompt_key.into(), prompt_value);
-    body.insert("stream".into(), endpoint.streaming.into());
-    if let Some(max_tokens) = max_tokens {
-        body.insert(max_tokens_key.into(), max_tokens.into());
-    }
-    if endpoint.streaming {
-        body.insert("stream_options".into(), serde_json::json!({ "include_usage": true }));
-    }
-    with_extra(body, &endpoint.extra)
-}
-
-/// `body` with the endpoint's extra fields merged in (they win over the kind's own).
-fn with_extra(
-    mut body: serde_json::Map<String, Value>,
-    extra: &serde_json::Map<String, Value>,
-) -> serde_json::Map<String, Value> {
-    for (key, value) in extra {
-        body.insert(key.clone(), value.clone());
-    }
-    body
-}
-
-/// A non-streaming endpoint of `kind` and model `m` at a local url, for the kinds' tests.
-#[cfg(test)]
-pub(crate) fn test_endpoint(kind: EndpointKind) -> Endpoint {
-    Endpoint::new("http://127.0.0.1:8000", "m", kind, false)
-}
-
 #[cfg(test)]
 mod tests {
-    use serde_json::{Value, json};
-
     use super::*;
-
-    fn endpoint(kind: EndpointKind, extra: Value) -> Endpoint {
-        Endpoint { extra: extra.as_object().cloned().unwrap_or_default(), ..test_endpoint(kind) }
-    }
-
-    fn body_json(endpoint: &Endpoint, max_tokens: Option<u64>) -> Value {
-        serde_json::from_slice(&request_body(endpoint, "hello", max_tokens)).unwrap()
-    }
-
-    #[test]
-    fn extra_fields_are_merged_and_win() {
-        let endpoint =
-            endpoint(EndpointKind::Chat, json!({"ignore_eos": true, "stream": true, "max_completion_tokens": 99}));
-        let body = body_json(&endpoint, Some(5));
-        assert_eq!(body["ignore_eos"], json!(true));
-        assert_eq!(body["stream"], json!(true));
-        assert_eq!(body["max_completion_tokens"], json!(99));
-        assert_eq!(body["messages"], json!([{"role": "user", "content": "hello"}]));
-    }
-
-    #[test]
-    fn each_kind_names_its_max_tokens_field() {
-        let chat = body_json(&endpoint(EndpointKind::Chat, json!({})), Some(7));
-        assert_eq!(chat["max_completion_tokens"], json!(7));
-        assert!(chat.get("max_tokens").is_none());
-        let completions = body_json(&endpoint(EndpointKind::Completions, json!({"min_tokens": 7})), Some(7));
-        assert_eq!(completions["max_tokens"], json!(7));
-        assert_eq!(completions["min_tokens"], json!(7));
-        assert_eq!(completions["prompt"], json!("hello"));
-        assert!(completions.get("max_completion_tokens").is_none());
-    }
 
     #[test]
     fn event_stream_content_types_are_recognised() {

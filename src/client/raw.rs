@@ -1,14 +1,10 @@
-//! The raw kind: each dataset entry's text is the whole request body, sent as given; the
-//! answer is kept as text (a whole body, or each streamed event's data on a line of its own).
+//! The raw kind: each dataset entry's text is the whole request body, sent as given (see
+//! `request_bodies::request_body`); the answer is kept as text (a whole body, or each streamed
+//! event's data on a line of its own).
 
 use std::borrow::Cow;
 
 use super::payload::ResponseFields;
-
-/// The prompt itself, byte for byte.
-pub(crate) fn body(prompt: &str) -> Vec<u8> {
-    prompt.as_bytes().to_vec()
-}
 
 /// A whole answer: its text, which must be UTF-8.
 pub(crate) fn parse_full_body(body: &[u8]) -> serde_json::Result<ResponseFields<'_>> {
@@ -25,17 +21,6 @@ pub(crate) fn parse_stream_event(data: &[u8]) -> serde_json::Result<ResponseFiel
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::{Endpoint, EndpointKind};
-
-    #[test]
-    fn the_body_is_the_prompt_and_extra_fields_are_not_merged() {
-        let endpoint = Endpoint {
-            extra: serde_json::json!({"temperature": 0}).as_object().cloned().unwrap(),
-            ..crate::client::test_endpoint(EndpointKind::Raw)
-        };
-        let sent = crate::client::request_body(&endpoint, r#"{"anything": [1, 2]}"#, Some(5));
-        assert_eq!(sent, br#"{"anything": [1, 2]}"#);
-    }
 
     #[test]
     fn answers_are_kept_as_text() {

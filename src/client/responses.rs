@@ -1,28 +1,14 @@
-//! OpenAI's Responses API (`/v1/responses`): `input` and `max_output_tokens` in the request;
-//! typed SSE events (`response.output_text.delta`, reasoning deltas, `response.completed` with
-//! the usage) when streaming, and the `output` items of a whole response.
+//! OpenAI's Responses API (`/v1/responses`; its body is built in `request_bodies/`): typed SSE
+//! events (`response.output_text.delta`, reasoning deltas, `response.completed` with the usage)
+//! when streaming, and the `output` items of a whole response.
 
 use std::borrow::Cow;
 
 use serde::Deserialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::payload::{JsonText, ResponseFields, text};
-use super::with_extra;
-use crate::plan::Endpoint;
 use crate::record::Usage;
-
-/// `{"model", "input", "stream", "max_output_tokens"}` plus the endpoint's extra fields.
-pub(crate) fn body(endpoint: &Endpoint, prompt: &str, max_tokens: Option<u64>) -> Map<String, Value> {
-    let mut body = Map::new();
-    body.insert("model".into(), endpoint.model.as_str().into());
-    body.insert("input".into(), prompt.into());
-    body.insert("stream".into(), endpoint.streaming.into());
-    if let Some(max_tokens) = max_tokens {
-        body.insert("max_output_tokens".into(), max_tokens.into());
-    }
-    with_extra(body, &endpoint.extra)
-}
 
 /// One streamed event; its `type` says which members matter.
 #[derive(Deserialize)]
@@ -134,17 +120,7 @@ pub(crate) fn parse_full_body(body: &[u8]) -> serde_json::Result<ResponseFields<
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
-
     use super::*;
-    use crate::plan::EndpointKind;
-
-    #[test]
-    fn body_uses_input_and_max_output_tokens() {
-        let endpoint = Endpoint { streaming: true, ..crate::client::test_endpoint(EndpointKind::Responses) };
-        let body: Value = serde_json::from_slice(&crate::client::request_body(&endpoint, "hi", Some(4))).unwrap();
-        assert_eq!(body, json!({"model": "m", "input": "hi", "stream": true, "max_output_tokens": 4}));
-    }
 
     #[test]
     fn stream_events_give_text_reasoning_and_final_usage() {

@@ -1,28 +1,12 @@
-//! Hugging Face Text Generation Inference (`/generate`, `/generate_stream`): `inputs` and
-//! `parameters` in the request; one token per streamed event, `generated_text` in a whole
-//! answer, and `details` with the finish reason and the generated token count.
+//! Hugging Face Text Generation Inference (`/generate`, `/generate_stream`; its body is built in
+//! `request_bodies/`): one token per streamed event, `generated_text` in a whole answer, and
+//! `details` with the finish reason and the generated token count.
 
 use serde::Deserialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::payload::{JsonText, ResponseFields, text};
-use super::with_extra;
-use crate::plan::Endpoint;
 use crate::record::Usage;
-
-/// `{"inputs", "parameters": {"max_new_tokens", "details": true, …extra}}`: TGI takes every
-/// generation option inside `parameters`, so the endpoint's extra fields go there.
-pub(crate) fn body(endpoint: &Endpoint, prompt: &str, max_tokens: Option<u64>) -> Map<String, Value> {
-    let mut parameters = Map::new();
-    if let Some(max_tokens) = max_tokens {
-        parameters.insert("max_new_tokens".into(), max_tokens.into());
-    }
-    parameters.insert("details".into(), true.into());
-    let mut body = Map::new();
-    body.insert("inputs".into(), prompt.into());
-    body.insert("parameters".into(), Value::Object(with_extra(parameters, &endpoint.extra)));
-    body
-}
 
 /// A streamed event (`token`, and on the last one `generated_text` and `details`) or a whole
 /// answer (`generated_text`, `details`).
@@ -74,25 +58,7 @@ pub(crate) fn parse_payload(input: &[u8]) -> serde_json::Result<ResponseFields<'
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
-
     use super::*;
-    use crate::plan::EndpointKind;
-
-    #[test]
-    fn extra_fields_go_into_the_parameters() {
-        let endpoint = Endpoint {
-            streaming: true,
-            extra: json!({"temperature": 0.5}).as_object().cloned().unwrap(),
-            ..crate::client::test_endpoint(EndpointKind::Tgi)
-        };
-        let body: Value = serde_json::from_slice(&crate::client::request_body(&endpoint, "hi", Some(6))).unwrap();
-        assert_eq!(
-            body,
-            json!({"inputs": "hi", "parameters": {"max_new_tokens": 6, "details": true, "temperature": 0.5}})
-        );
-        assert_eq!(endpoint.request_path(), "/generate_stream");
-    }
 
     #[test]
     fn streamed_tokens_and_the_final_details_are_read() {

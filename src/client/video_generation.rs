@@ -1,28 +1,19 @@
-//! SGLang's video generation API (OpenAI's `/v1/videos` shape): the prompt and model submit a
-//! job; every answer about the job (the submission and each poll) is a job object with its
-//! `id` and `status`, and once `completed` the server's `inference_time_s` and `peak_memory_mb`.
+//! SGLang's video generation API (OpenAI's `/v1/videos` shape; the body that submits a job is
+//! built in `request_bodies/`): every answer about the job (the submission and each poll) is a
+//! job object with its `id` and `status`, and once `completed` the server's `inference_time_s`
+//! and `peak_memory_mb`.
 
 use serde::Deserialize;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use super::io_usage::IoUsage;
 use super::payload::{JsonText, ResponseFields};
-use super::with_extra;
-use crate::plan::Endpoint;
 use crate::record::MediaOutput;
 
 /// The job is done and its video can be fetched.
 pub(crate) const COMPLETED: &str = "completed";
 /// The job failed; its `error` says why.
 pub(crate) const FAILED: &str = "failed";
-
-/// `{"prompt", "model"}` and the extra fields (`size`, `seconds`, `num_inference_steps`, …).
-pub(crate) fn body(endpoint: &Endpoint, prompt: &str) -> Map<String, Value> {
-    let mut body = Map::new();
-    body.insert("prompt".into(), prompt.into());
-    body.insert("model".into(), endpoint.model.as_str().into());
-    with_extra(body, &endpoint.extra)
-}
 
 #[derive(Deserialize)]
 struct VideoJob<'a> {
@@ -63,17 +54,6 @@ pub(crate) fn parse_job(body: &[u8]) -> serde_json::Result<ResponseFields<'_>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::EndpointKind;
-
-    #[test]
-    fn the_body_is_the_prompt_model_and_extras() {
-        let mut endpoint = crate::client::test_endpoint(EndpointKind::VideoGeneration);
-        endpoint.extra.insert("size".into(), "640x360".into());
-        assert_eq!(
-            Value::Object(body(&endpoint, "waves")),
-            json!({"prompt": "waves", "model": "m", "size": "640x360"})
-        );
-    }
 
     #[test]
     fn jobs_give_their_state_and_once_done_the_server_s_figures() {

@@ -7,10 +7,10 @@ use anyhow::{Context, Result, bail};
 use bytes::Bytes;
 
 use super::DatasetEntry;
-use crate::client::{AudioUpload, InputAudio, media_request_body, rankings_request_body, with_media_parts};
 use crate::load::PreparedRequest;
 use crate::plan::segment::ExecutionSegment;
 use crate::plan::{Dataset, Endpoint, EndpointKind};
+use crate::request_bodies::{AudioUpload, InputAudio, media_request_body, rankings_request_body, with_media_parts};
 
 /// The requests of a dataset, in dataset order.
 pub struct Prepared {
@@ -136,10 +136,10 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
-    use crate::client::test_endpoint;
     use crate::dataset::Ranking;
     use crate::dataset::tokenizer::Tokenizer;
     use crate::plan::{AtEnd, FileDataset, FileFormat, Sampling};
+    use crate::request_bodies::test_endpoint;
 
     fn file_dataset() -> Dataset {
         Dataset::File(FileDataset {

@@ -26,11 +26,12 @@ use bytes::Bytes;
 use tokio::sync::Semaphore;
 
 use crate::cancel::CancelSignal;
-use crate::client::{self, HttpClient};
+use crate::client::HttpClient;
 use crate::clock::RunClock;
 use crate::dataset::{DatasetEntry, FileTurn, SystemPrompt};
 use crate::plan::{Endpoint, EndpointKind, LoadMode, Phase, RampedQuantity};
 use crate::record::{RequestOrigin, RequestRecord, SessionTurn};
+use crate::request_bodies::{request_body, with_messages_system};
 use crate::result::PhaseSummary;
 use crate::rng::SeededRng;
 
@@ -56,10 +57,10 @@ impl PreparedRequest {
     /// The request that sends `entry` to `endpoint` (a system prompt as the kind takes one;
     /// a raw body as given).
     pub fn of(endpoint: &Endpoint, entry: DatasetEntry) -> Self {
-        let body = client::request_body(endpoint, &entry.prompt, entry.max_tokens);
+        let body = request_body(endpoint, &entry.prompt, entry.max_tokens);
         let body = match (&entry.system_prompt, endpoint.kind) {
             (None, _) | (Some(_), EndpointKind::Raw) => body,
-            (Some(system), EndpointKind::Messages) => client::with_messages_system(body, &system.text),
+            (Some(system), EndpointKind::Messages) => with_messages_system(body, &system.text),
             (Some(system), _) => history::with_system_prompt(body, &system.text),
         };
         Self {

@@ -5,10 +5,10 @@
 use rhai::Map;
 
 use super::keys::{MapReader, ScriptResult, script_error};
-use crate::client::template::{PLACEHOLDERS, placeholders};
 use crate::plan::{
     Endpoint, EndpointKind, MaxTokensField, RequestOptions, RequestTemplate, ResponsePaths, TemplateBody,
 };
+use crate::request_bodies::template::{PLACEHOLDERS, placeholders};
 use crate::suggest::closest;
 
 /// `kind: "chat"|"completions"|"embeddings"|"rankings"|"responses"|"tgi"|"template"|"messages"|
@@ -154,7 +154,7 @@ pub(super) fn check_template_fills(endpoint: &Endpoint) -> ScriptResult<()> {
     if endpoint.request.template.is_none() {
         return Ok(());
     }
-    let sample = crate::client::request_body(endpoint, "a \"quoted\" prompt", Some(16));
+    let sample = crate::request_bodies::request_body(endpoint, "a \"quoted\" prompt", Some(16));
     match serde_json::from_slice::<serde_json::Value>(&sample) {
         Ok(_) => Ok(()),
         Err(e) => script_error(format!(

@@ -8,11 +8,11 @@ use super::with_extra;
 use crate::plan::Endpoint;
 
 /// NIM's `input_type` when the endpoint's extra fields name none: the text is a query.
-pub(crate) const DEFAULT_NIM_INPUT_TYPE: &str = "query";
+const DEFAULT_NIM_INPUT_TYPE: &str = "query";
 
 /// `{"model", "messages": [{"role": "user", "content": prompt}], "encoding_format": "float"}`
 /// plus the endpoint's extra fields.
-pub(crate) fn chat_body(endpoint: &Endpoint, prompt: &str) -> Map<String, Value> {
+pub(super) fn chat_body(endpoint: &Endpoint, prompt: &str) -> Map<String, Value> {
     let mut body = Map::new();
     body.insert("model".into(), endpoint.model.as_str().into());
     body.insert("messages".into(), json!([{ "role": "user", "content": prompt }]));
@@ -22,7 +22,7 @@ pub(crate) fn chat_body(endpoint: &Endpoint, prompt: &str) -> Map<String, Value>
 
 /// `{"model", "input": [prompt], "input_type": "query", "encoding_format": "float"}` plus the
 /// endpoint's extra fields (`input_type: "passage"` for documents).
-pub(crate) fn nim_body(endpoint: &Endpoint, prompt: &str) -> Map<String, Value> {
+pub(super) fn nim_body(endpoint: &Endpoint, prompt: &str) -> Map<String, Value> {
     let mut body = Map::new();
     body.insert("model".into(), endpoint.model.as_str().into());
     body.insert("input".into(), json!([prompt]));
@@ -34,8 +34,8 @@ pub(crate) fn nim_body(endpoint: &Endpoint, prompt: &str) -> Map<String, Value> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::client::{request_body, test_endpoint};
     use crate::plan::EndpointKind;
+    use crate::request_bodies::{request_body, test_endpoint};
 
     fn sent(endpoint: &Endpoint) -> Value {
         serde_json::from_slice(&request_body(endpoint, "a b", Some(9))).unwrap()

@@ -6,14 +6,14 @@ use anyhow::{Result, bail};
 
 use crate::plan::EndpointKind;
 
-/// The boundary of every form this client sends (the content type names it).
-pub(crate) const BOUNDARY: &str = "aiperf-form-7d1e4c9a2f5b8036";
+/// The boundary of every form aiperf sends (the content type names it).
+pub(super) const BOUNDARY: &str = "aiperf-form-7d1e4c9a2f5b8036";
 
 /// The `content-type` of a form body.
-pub(crate) const CONTENT_TYPE: &str = "multipart/form-data; boundary=aiperf-form-7d1e4c9a2f5b8036";
+const CONTENT_TYPE: &str = "multipart/form-data; boundary=aiperf-form-7d1e4c9a2f5b8036";
 
 /// The `content-type` of `kind`'s request bodies: a form for the upload kinds, JSON otherwise.
-pub(crate) fn content_type_of(kind: EndpointKind) -> &'static str {
+pub fn content_type_of(kind: EndpointKind) -> &'static str {
     match kind {
         EndpointKind::AudioTranscription | EndpointKind::ImageEdit => CONTENT_TYPE,
         _ => "application/json",
@@ -21,7 +21,7 @@ pub(crate) fn content_type_of(kind: EndpointKind) -> &'static str {
 }
 
 /// A form being written: fields and files in the order they are added.
-pub(crate) struct Form {
+pub(super) struct Form {
     body: Vec<u8>,
 }
 

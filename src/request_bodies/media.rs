@@ -68,10 +68,10 @@ fn decode_data_url(url: &str) -> Result<(&str, Vec<u8>)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::client::multipart::BOUNDARY;
+    use crate::request_bodies::multipart::BOUNDARY;
 
     fn endpoint(kind: EndpointKind) -> Endpoint {
-        crate::client::test_endpoint(kind)
+        crate::request_bodies::test_endpoint(kind)
     }
 
     #[test]
