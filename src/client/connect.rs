@@ -15,7 +15,7 @@ use tokio::net::TcpStream;
 use tokio_rustls::TlsConnector;
 
 use super::failure;
-use super::request_body::RequestBody;
+use super::outgoing_body::RequestBody;
 use super::tls;
 use super::wire::{WireIo, WireLog};
 use crate::clock::RunClock;

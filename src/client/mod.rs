@@ -16,12 +16,12 @@ mod insecure;
 mod io_usage;
 mod json_paths;
 mod messages;
+mod outgoing_body;
 mod payload;
 mod pool;
 mod probe;
 mod rankings;
 mod raw;
-mod request_body;
 mod response;
 mod responses;
 mod server_trust;
@@ -50,8 +50,8 @@ use crate::plan::{Endpoint, EndpointKind, REDACTED, ResponseLimits, is_secret_he
 use crate::record::{RawExchange, RecordError, RequestRecord};
 
 use connect::{Connector, Sender};
+use outgoing_body::{RequestBody, TakenAt};
 use pool::{Lease, Pool};
-use request_body::{RequestBody, TakenAt};
 use response::PayloadFormat;
 pub(crate) use tls::client_config as tls_client_config;
 use traced_body::{BodyTiming, TracedBody};

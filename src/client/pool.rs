@@ -10,7 +10,7 @@ use hyper::client::conn::http2;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::connect::{Connection, Connector, Sender};
-use super::request_body::RequestBody;
+use super::outgoing_body::RequestBody;
 use crate::clock::RunClock;
 use crate::http_trace::{ConnectionInfo, HttpTrace};
 use crate::plan::ConnectionStrategy;

@@ -7,7 +7,7 @@ use http::{Method, Uri};
 use super::HttpClient;
 use super::connect::Sender;
 use super::failure;
-use super::request_body::RequestBody;
+use super::outgoing_body::RequestBody;
 use super::target;
 use crate::http_trace::HttpTrace;
 

@@ -10,7 +10,7 @@ use http::{Method, StatusCode, Uri};
 use http_body_util::BodyExt;
 
 use super::connect::Sender;
-use super::request_body::RequestBody;
+use super::outgoing_body::RequestBody;
 use super::response::parse_full_body;
 use super::video_generation::{COMPLETED, FAILED};
 use super::{HttpClient, failure};

@@ -1,5 +1,6 @@
-//! The request body: one prepared buffer, sent as a single frame; on HTTP/2 it notes when the
-//! connection took it (there the wire is shared, so that is the send time we can observe).
+//! The outgoing body as hyper sends it: one buffer prepared in `request_bodies/`, sent as a
+//! single frame; on HTTP/2 it notes when the connection took it (there the wire is shared, so
+//! that is the send time we can observe).
 
 use std::convert::Infallible;
 use std::pin::Pin;
