@@ -276,10 +276,10 @@ fn create_artifact_dir(plan: &Plan, options: &RunOptions) -> Result<PathBuf> {
 }
 
 /// `inputs.json`: every request body the run may send.
-fn write_inputs(requests: &[load::PreparedRequest], artifact_dir: &std::path::Path) -> Result<()> {
+fn write_inputs(requests: &[dataset::requests::PreparedRequest], artifact_dir: &std::path::Path) -> Result<()> {
     export::inputs_json::write(
         &artifact_dir.join(export::inputs_json::FILE_NAME),
-        load::conversations(requests).map(|turns| turns.iter().map(|request| request.body.as_ref())),
+        dataset::requests::conversations(requests).map(|turns| turns.iter().map(|request| request.body.as_ref())),
     )
 }
 

@@ -1,16 +1,59 @@
-//! Dataset entries as request bodies: the endpoint kind's body for the prompt, then what an
-//! entry brings of its own: a rankings entry's query and passages, and its images as
-//! `image_url` parts and its audio as `input_audio` parts (chat only). Keeps how many images
-//! each request carries, for the metrics.
+//! Dataset entries as prepared requests (`PreparedRequest`, what the load phases send): the
+//! endpoint kind's body for the prompt with its system prompt, then what an entry brings of its
+//! own: a rankings entry's query and passages, and its images as `image_url` parts and its
+//! audio as `input_audio` parts (chat only). Keeps how many images each request carries, for
+//! the metrics.
+
+use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 use bytes::Bytes;
 
-use super::DatasetEntry;
-use crate::load::PreparedRequest;
+use super::{DatasetEntry, FileTurn, SystemPrompt};
 use crate::plan::segment::ExecutionSegment;
 use crate::plan::{Dataset, Endpoint, EndpointKind};
-use crate::request_bodies::{AudioUpload, InputAudio, media_request_body, rankings_request_body, with_media_parts};
+use crate::request_bodies::{
+    AudioUpload, InputAudio, media_request_body, rankings_request_body, request_body, with_media_parts,
+    with_messages_system, with_system_prompt,
+};
+
+/// A request body built before the run, so the hot path only clones a `Bytes`.
+#[derive(Debug, Clone)]
+pub struct PreparedRequest {
+    pub body: Bytes,
+    pub input_tokens: u64,
+    pub max_tokens: Option<u64>,
+    /// The system prompt the body opens with (a conversation keeps it first).
+    pub system_prompt: Option<Arc<SystemPrompt>>,
+    /// Its place in a session of a multi-turn file (a `users` phase replays those sessions).
+    pub turn: Option<FileTurn>,
+}
+
+impl PreparedRequest {
+    /// The request that sends `entry` to `endpoint` (a system prompt as the kind takes one;
+    /// a raw body as given).
+    pub fn of(endpoint: &Endpoint, entry: DatasetEntry) -> Self {
+        let body = request_body(endpoint, &entry.prompt, entry.max_tokens);
+        let body = match (&entry.system_prompt, endpoint.kind) {
+            (None, _) | (Some(_), EndpointKind::Raw) => body,
+            (Some(system), EndpointKind::Messages) => with_messages_system(body, &system.text),
+            (Some(system), _) => with_system_prompt(body, &system.text),
+        };
+        Self {
+            body: Bytes::from(body),
+            input_tokens: entry.input_tokens,
+            max_tokens: entry.max_tokens,
+            system_prompt: entry.system_prompt,
+            turn: entry.turn,
+        }
+    }
+}
+
+/// The requests grouped into conversations: a multi-turn file's sessions, every other
+/// request a conversation of its own.
+pub fn conversations(requests: &[PreparedRequest]) -> impl Iterator<Item = &[PreparedRequest]> {
+    requests.chunk_by(|_, next| next.turn.is_some_and(|turn| turn.index > 0))
+}
 
 /// The requests of a dataset, in dataset order.
 pub struct Prepared {
@@ -25,7 +68,7 @@ impl Prepared {
     /// each kept request's index in the whole dataset. A dataset of fewer conversations than
     /// segments is kept whole by every segment.
     pub fn segment_share(self, segment: ExecutionSegment) -> (Self, Vec<usize>) {
-        let sizes: Vec<usize> = crate::load::conversations(&self.requests).map(<[_]>::len).collect();
+        let sizes: Vec<usize> = conversations(&self.requests).map(<[_]>::len).collect();
         if (sizes.len() as u64) < u64::from(segment.count) {
             let whole_index = (0..self.requests.len()).collect();
             return (self, whole_index);

@@ -7,6 +7,7 @@ use bytes::Bytes;
 use serde_json::{Value, json};
 
 use super::{Answer, PreparedRequest};
+use crate::request_bodies::completions_opening;
 
 /// What the user said in one turn.
 enum Said {
@@ -102,31 +103,13 @@ impl Conversation {
     }
 }
 
-/// `body` with `system` ahead of its prompt: a first system message in a chat body, text
-/// (and a blank line) before the prompt of a completions body; any other body as it was.
-pub fn with_system_prompt(body: Vec<u8>, system: &str) -> Vec<u8> {
-    let Ok(Value::Object(mut fields)) = serde_json::from_slice::<Value>(&body) else { return body };
-    if let Some(Value::Array(messages)) = fields.get_mut("messages") {
-        messages.insert(0, json!({ "role": "system", "content": system }));
-    } else if let Some(Value::String(prompt)) = fields.get_mut("prompt") {
-        prompt.insert_str(0, &completions_opening(system));
-    } else {
-        return body;
-    }
-    Value::Object(fields).to_string().into_bytes()
-}
-
-/// How a completions prompt opens with a system prompt.
-fn completions_opening(system: &str) -> String {
-    format!("{system}\n\n")
-}
-
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;
 
     use super::*;
     use crate::dataset::SystemPrompt;
+    use crate::request_bodies::with_system_prompt;
 
     fn prepared(body: Value, input_tokens: u64) -> PreparedRequest {
         PreparedRequest {

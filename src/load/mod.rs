@@ -28,10 +28,9 @@ use tokio::sync::Semaphore;
 use crate::cancel::CancelSignal;
 use crate::client::HttpClient;
 use crate::clock::RunClock;
-use crate::dataset::{DatasetEntry, FileTurn, SystemPrompt};
-use crate::plan::{Endpoint, EndpointKind, LoadMode, Phase, RampedQuantity};
+use crate::dataset::requests::{PreparedRequest, conversations};
+use crate::plan::{LoadMode, Phase, RampedQuantity};
 use crate::record::{RequestOrigin, RequestRecord, SessionTurn};
-use crate::request_bodies::{request_body, with_messages_system};
 use crate::result::PhaseSummary;
 use crate::rng::SeededRng;
 
@@ -40,44 +39,6 @@ pub use self_check::process_cpu_ns;
 pub use self_check::target_rate_rps;
 pub use session_claims::SessionCounts;
 pub use wait_tally::WaitTally;
-
-/// A request body built before the run, so the hot path only clones a `Bytes`.
-#[derive(Debug, Clone)]
-pub struct PreparedRequest {
-    pub body: Bytes,
-    pub input_tokens: u64,
-    pub max_tokens: Option<u64>,
-    /// The system prompt the body opens with (a conversation keeps it first).
-    pub system_prompt: Option<Arc<SystemPrompt>>,
-    /// Its place in a session of a multi-turn file (a `users` phase replays those sessions).
-    pub turn: Option<FileTurn>,
-}
-
-impl PreparedRequest {
-    /// The request that sends `entry` to `endpoint` (a system prompt as the kind takes one;
-    /// a raw body as given).
-    pub fn of(endpoint: &Endpoint, entry: DatasetEntry) -> Self {
-        let body = request_body(endpoint, &entry.prompt, entry.max_tokens);
-        let body = match (&entry.system_prompt, endpoint.kind) {
-            (None, _) | (Some(_), EndpointKind::Raw) => body,
-            (Some(system), EndpointKind::Messages) => with_messages_system(body, &system.text),
-            (Some(system), _) => history::with_system_prompt(body, &system.text),
-        };
-        Self {
-            body: Bytes::from(body),
-            input_tokens: entry.input_tokens,
-            max_tokens: entry.max_tokens,
-            system_prompt: entry.system_prompt,
-            turn: entry.turn,
-        }
-    }
-}
-
-/// The requests grouped into conversations: a multi-turn file's sessions, every other
-/// request a conversation of its own.
-pub fn conversations(requests: &[PreparedRequest]) -> impl Iterator<Item = &[PreparedRequest]> {
-    requests.chunk_by(|_, next| next.turn.is_some_and(|turn| turn.index > 0))
-}
 
 /// Everything a phase needs to send requests.
 pub struct LoadContext {

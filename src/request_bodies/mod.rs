@@ -17,6 +17,7 @@ mod multipart;
 mod rankings;
 mod responses;
 mod solido_rag;
+mod system_prompt;
 pub mod template;
 mod tgi;
 mod video_generation;
@@ -29,6 +30,7 @@ pub use chat::{InputAudio, with_media_parts};
 pub use media::{AudioUpload, media_request_body};
 pub use messages::with_system as with_messages_system;
 pub use multipart::content_type_of;
+pub use system_prompt::{completions_opening, with_system_prompt};
 
 /// The JSON request body for one prompt, as the endpoint's kind wants it.
 pub fn request_body(endpoint: &Endpoint, prompt: &str, max_tokens: Option<u64>) -> Vec<u8> {
