@@ -89,7 +89,7 @@ mod tests {
     use bytes::Bytes;
 
     use super::*;
-    use crate::client::HttpTrace;
+    use crate::http_trace::HttpTrace;
     use crate::plan::{PhaseKind, REDACTED};
     use crate::record::{RawExchange, RecordError, RequestOrigin};
 

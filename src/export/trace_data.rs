@@ -3,8 +3,8 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::client::{HttpTrace, TraceChunk};
 use crate::clock::RunClock;
+use crate::http_trace::{HttpTrace, TraceChunk};
 use crate::record::RequestRecord;
 
 /// Names this client in `trace_type` (AIPerf writes `aiohttp`).

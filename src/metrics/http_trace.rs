@@ -3,7 +3,7 @@
 
 use super::record_values::{MetricValue, RecordMetrics};
 use super::registry::{self, MetricDef};
-use crate::client::HttpTrace;
+use crate::http_trace::HttpTrace;
 
 const NS_PER_MS: f64 = 1e6;
 const BYTES_PER_KB: f64 = 1024.0;

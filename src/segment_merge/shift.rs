@@ -2,7 +2,7 @@
 //! record (and of its HTTP trace) gains the gap between the segment's clock anchor and the
 //! merged run's.
 
-use crate::client::HttpTrace;
+use crate::http_trace::HttpTrace;
 use crate::record::RequestRecord;
 
 /// `record` with every run-clock time `delta_ns` later.
