@@ -172,7 +172,7 @@ pub async fn execute(whole_plan: &Plan, options: &RunOptions) -> Result<RunResul
         endpoint.url = server.base_url();
     }
     let clock = RunClock::start();
-    let client = connect(plan, &endpoint, clock)?;
+    let client = connect(plan, &endpoint, clock)?.serving_itself(mock.is_some());
     let (sink, records) = std::sync::mpsc::channel();
     let live_metrics = live.as_ref().map(|(metrics, _)| metrics.clone());
     let metrics_context = metrics_context(plan, &endpoint, tokenizer.clone(), clock, prepared.images);

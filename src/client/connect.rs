@@ -15,6 +15,7 @@ use tokio::net::TcpStream;
 use tokio_rustls::TlsConnector;
 
 use super::failure;
+use super::open_files::OpenFileLimit;
 use super::outgoing_body::RequestBody;
 use super::tls;
 use super::wire::{WireIo, WireLog};
@@ -156,7 +157,8 @@ async fn drive<F: Future<Output = hyper::Result<()>>>(connection: F) {
     }
 }
 
-/// The first address that accepts, else why the last one did not.
+/// The first address that accepts, else why the last one did not (out of descriptors: the
+/// open-file limit and how to raise it).
 async fn open_tcp(addresses: &[SocketAddr]) -> Result<TcpStream, String> {
     let mut last_error = None;
     for address in addresses {
@@ -166,6 +168,10 @@ async fn open_tcp(addresses: &[SocketAddr]) -> Result<TcpStream, String> {
         }
     }
     Err(match last_error {
+        Some(error) if error.raw_os_error() == Some(libc::EMFILE) => match OpenFileLimit::raised() {
+            Some(limit) => limit.exhausted(),
+            None => failure::root_cause(&error),
+        },
         Some(error) => failure::root_cause(&error),
         None => "no address to connect to".to_owned(),
     })

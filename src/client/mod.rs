@@ -16,6 +16,7 @@ mod insecure;
 mod io_usage;
 mod json_paths;
 mod messages;
+mod open_files;
 mod outgoing_body;
 mod payload;
 mod pool;
@@ -123,6 +124,15 @@ impl HttpClient {
         self.pool.max()
     }
 
+    /// The server runs in this process (the url `mock`): each connection then takes two of
+    /// the process's open files, and the pool is bounded by that.
+    pub fn serving_itself(mut self, in_process: bool) -> Self {
+        if in_process {
+            self.pool = self.pool.sharing_files_with_server();
+        }
+        self
+    }
+
     /// Keep every transport chunk and the headers of each request in its trace.
     pub fn keep_trace_details(mut self, keep: bool) -> Self {
         self.trace_details = keep;
@@ -185,7 +195,9 @@ impl HttpClient {
         // then goes once more over a new connection (as curl and browsers do).
         let mut fresh = false;
         let (lease, response, taken_at) = loop {
-            let mut lease = match self.pool.check_out(session, fresh, trace).await {
+            // Boxed, as is the video-job follow-up below: their futures are large and short-lived,
+            // and every request's task would otherwise hold room for them while it streams.
+            let mut lease = match Box::pin(self.pool.check_out(session, fresh, trace)).await {
                 Ok(lease) => lease,
                 Err(why) => return self.fail(record, failure::connect_failed(why, &self.uri_text)),
             };
@@ -241,7 +253,7 @@ impl HttpClient {
             self.pool.check_in(lease);
         }
         if matches!(self.format, PayloadFormat::Kind(EndpointKind::VideoGeneration)) && record.error.is_none() {
-            self.follow_video_job(record).await;
+            Box::pin(self.follow_video_job(record)).await;
         }
     }
 

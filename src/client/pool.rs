@@ -1,7 +1,9 @@
-//! The connection pool: at most `max` connections in use (waiting for one is `blocked`), and
-//! idle keep-alive connections reused by strategy: pooled, never reused, or sticky per session.
+//! The connection pool: at most `max` connections in use (waiting for one is `blocked`), never
+//! more than the open-file limit allows, and idle keep-alive connections reused by strategy:
+//! pooled, never reused, or sticky per session.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use http::Response;
@@ -10,6 +12,7 @@ use hyper::client::conn::http2;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::connect::{Connection, Connector, Sender};
+use super::open_files::OpenFileLimit;
 use super::outgoing_body::RequestBody;
 use crate::clock::RunClock;
 use crate::http_trace::{ConnectionInfo, HttpTrace};
@@ -22,12 +25,22 @@ pub(crate) struct Pool {
     slots: Arc<Semaphore>,
     /// At most this many connections in use at once.
     max: usize,
+    /// The connections asked for, when the open-file limit allows fewer (`max`).
+    held_back: Option<HeldBack>,
     max_idle: usize,
     idle: Mutex<Idle>,
     /// Held while the shared HTTP/2 connection is being opened, so that requests starting
     /// together wait for it instead of each opening one.
     opening_http2: tokio::sync::Mutex<()>,
     clock: RunClock,
+}
+
+/// More connections were asked for than the open-file limit allows; said once, when a request
+/// first waits for that reason.
+struct HeldBack {
+    wanted: usize,
+    limit: OpenFileLimit,
+    said: AtomicBool,
 }
 
 #[derive(Default)]
@@ -60,19 +73,30 @@ impl Lease {
 }
 
 impl Pool {
-    /// `max` connections in use at once (at least 1).
-    pub fn new(connector: Connector, strategy: ConnectionStrategy, max: usize, clock: RunClock) -> Self {
-        let max = max.max(1);
+    /// `wanted` connections in use at once (at least 1), as far as the open-file limit (raised
+    /// to its hard limit here) leaves room for them.
+    pub fn new(connector: Connector, strategy: ConnectionStrategy, wanted: usize, clock: RunClock) -> Self {
+        let wanted = wanted.max(1);
+        let (max, held_back) = within_file_limit(wanted, 1);
         Self {
             connector,
             strategy,
             slots: Arc::new(Semaphore::new(max)),
             max,
+            held_back,
             max_idle: max,
             idle: Mutex::new(Idle::default()),
             opening_http2: tokio::sync::Mutex::new(()),
             clock,
         }
+    }
+
+    /// The same pool for a server in this process, whose end of each connection takes a
+    /// descriptor too.
+    pub fn sharing_files_with_server(self) -> Self {
+        let wanted = self.held_back.as_ref().map_or(self.max, |held_back| held_back.wanted);
+        let (max, held_back) = within_file_limit(wanted, 2);
+        Self { slots: Arc::new(Semaphore::new(max)), max, held_back, max_idle: max, ..self }
     }
 
     /// At most this many connections are in use at once.
@@ -90,6 +114,11 @@ impl Pool {
         let slot = match self.slots.clone().try_acquire_owned() {
             Ok(slot) => slot,
             Err(_) => {
+                if let Some(held_back) = &self.held_back
+                    && !held_back.said.swap(true, Ordering::Relaxed)
+                {
+                    tracing::warn!("{}", held_back.limit.holds_back(held_back.wanted, self.max));
+                }
                 trace.pool_wait_start_ns = Some(self.clock.now_ns());
                 let slot = self.slots.clone().acquire_owned().await.map_err(|_| "the connection pool was closed")?;
                 trace.pool_wait_end_ns = Some(self.clock.now_ns());
@@ -174,5 +203,31 @@ impl Pool {
                 }
             }
         }
+    }
+}
+
+/// The connections that fit the open-file limit, at `files_each` descriptors apiece, and what
+/// was held back if not all of `wanted` do.
+fn within_file_limit(wanted: usize, files_each: u64) -> (usize, Option<HeldBack>) {
+    let Some(limit) = OpenFileLimit::raised() else { return (wanted, None) };
+    let max = wanted.min(limit.connections_allowed(files_each));
+    (max, (max < wanted).then(|| HeldBack { wanted, limit, said: AtomicBool::new(false) }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn connections_beyond_the_open_file_limit_are_held_back() {
+        let limit = OpenFileLimit::raised().expect("the limit can be read");
+        let (max, held_back) = within_file_limit(3, 1);
+        assert_eq!((max, held_back.is_none()), (3, true), "a few connections fit");
+        let wanted = usize::try_from(limit.soft).unwrap_or(usize::MAX);
+        let (max, held_back) = within_file_limit(wanted, 1);
+        assert_eq!(max, limit.connections_allowed(1));
+        assert!(max < wanted && held_back.is_some_and(|held_back| held_back.wanted == wanted));
+        let (shared, _) = within_file_limit(wanted, 2);
+        assert_eq!(shared, limit.connections_allowed(2), "a server in the process halves the room");
     }
 }

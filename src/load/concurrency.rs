@@ -75,7 +75,9 @@ impl UserWork {
             Self::Sessions(sessions) => {
                 let Some(session) = sessions.claim() else { return false };
                 let pacing = Pacing { first_scheduled_ns: ctx.clock.now_ns(), think: &mut || Duration::ZERO };
-                replay::play(ctx, run, deadlines, session, ids, Limits { slots: None, prefill }, pacing).await;
+                // Boxed: a session's future is the larger, and every user's task would hold room for it.
+                let limits = Limits { slots: None, prefill };
+                Box::pin(replay::play(ctx, run, deadlines, session, ids, limits, pacing)).await;
             }
         }
         true

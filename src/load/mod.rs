@@ -211,17 +211,31 @@ pub fn check_phase(phase: &Phase) -> Result<(), String> {
     }
 }
 
-/// How many connections a phase may keep open at once, to size the client's pool.
+/// Most connections an estimate from a request rate sizes the pool for.
+const RATE_POOL_ESTIMATE_MAX: usize = 4096;
+
+/// How many connections a phase may keep open at once, to size the client's pool: one per
+/// user where the phase counts users (the open-file limit bounds it later, `client::pool`), a
+/// guess of at most `RATE_POOL_ESTIMATE_MAX` where it sets a rate.
 pub fn connection_pool_size(phase: &Phase) -> usize {
-    let estimate = match &phase.mode {
-        LoadMode::Concurrency { concurrency, .. } => *concurrency as f64,
-        LoadMode::Rate { max_concurrency: Some(n), .. } => *n as f64,
-        LoadMode::Rate { rate, .. } => *rate,
-        LoadMode::Ramp { start, stages, .. } => stages.iter().map(|s| s.target).fold(*start, f64::max),
-        LoadMode::Schedule(_) => 256.0,
-        LoadMode::Users { users, .. } => *users as f64,
+    let users = match &phase.mode {
+        LoadMode::Concurrency { concurrency, .. } => Some(*concurrency),
+        LoadMode::Rate { max_concurrency: Some(n), .. } => Some(*n),
+        LoadMode::Ramp { ramped: RampedQuantity::Concurrency, start, stages, .. } => {
+            Some(stages.iter().map(|s| s.target).fold(*start, f64::max).ceil() as usize)
+        }
+        LoadMode::Users { users, .. } => Some(*users),
+        LoadMode::Rate { .. } | LoadMode::Ramp { .. } | LoadMode::Schedule(_) => None,
     };
-    (estimate.ceil() as usize).clamp(1, 4096)
+    let rate_estimate = || {
+        let estimate = match &phase.mode {
+            LoadMode::Rate { rate, .. } => *rate,
+            LoadMode::Ramp { start, stages, .. } => stages.iter().map(|s| s.target).fold(*start, f64::max),
+            _ => 256.0,
+        };
+        (estimate.ceil() as usize).min(RATE_POOL_ESTIMATE_MAX)
+    };
+    users.unwrap_or_else(rate_estimate).max(1)
 }
 
 /// When a phase must stop sending, and when its in-flight requests are cut off.
@@ -457,4 +471,34 @@ async fn send(
         let _ = ctx.sink.send(record);
     }
     answer
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::Arrival;
+
+    fn phase(mode: LoadMode) -> Phase {
+        Phase {
+            name: "p".to_string(),
+            kind: crate::plan::PhaseKind::Profiling,
+            mode,
+            requests: Some(1),
+            duration_s: None,
+            grace_period_s: 0.0,
+            results: true,
+            cancel: None,
+        }
+    }
+
+    #[test]
+    fn the_pool_has_a_connection_per_user_and_a_capped_guess_per_rate() {
+        let users = phase(LoadMode::Concurrency { concurrency: 25_000, prefill_concurrency: None });
+        assert_eq!(connection_pool_size(&users), 25_000, "every user streams at once");
+        let rate = |max_concurrency| {
+            phase(LoadMode::Rate { rate: 50_000.0, arrival: Arrival::Constant, max_concurrency, seed: 1 })
+        };
+        assert_eq!(connection_pool_size(&rate(None)), RATE_POOL_ESTIMATE_MAX);
+        assert_eq!(connection_pool_size(&rate(Some(10_000))), 10_000, "a ceiling counts requests at once");
+    }
 }
