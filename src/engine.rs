@@ -1,6 +1,7 @@
 //! The engine: executes one Plan end to end (mock, tokenizer, dataset, client, phases,
 //! metrics thread, exports) and returns its `RunResult`.
 
+use std::borrow::Cow;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -134,65 +135,166 @@ pub fn validate(plan: &Plan) -> Result<()> {
 /// Run `plan` (this process's segment of it, with `options.segment`) and write its artifacts;
 /// the result is returned even when the run was cancelled.
 pub async fn execute(whole_plan: &Plan, options: &RunOptions) -> Result<RunResult> {
-    let segment_plan;
-    let plan = match options.segment {
+    let plan = plan_of_this_process(whole_plan, options.segment)?;
+    let plan = &*plan;
+    let (tokenizer, prepared) = prepare_while_checking_endpoint(plan, options).await?;
+    let start_time = chrono::Utc::now();
+    let artifact_dir = create_artifact_dir(plan, options)?;
+    let (prepared, share) = SegmentShare::of(prepared, options.segment);
+    let segment_records = options.segment.map(|_| SegmentRecordsWriter::create(&artifact_dir)).transpose()?;
+    write_inputs(&prepared.requests, &artifact_dir)?;
+    let servers = RunServers::start(plan, options).await?;
+    let endpoint = servers.endpoint_of(plan);
+    let clock = RunClock::start();
+    let client = connect(plan, &endpoint, clock)?.serving_itself(servers.builtin.is_some());
+    let (sink, records) = std::sync::mpsc::channel();
+    let metrics_context = metrics_context(plan, &endpoint, tokenizer.clone(), clock, prepared.images);
+    let segment_sinks = segment_sinks(plan, segment_records, &artifact_dir, clock);
+    let metrics =
+        MetricsThread::start(plan, metrics_context, &artifact_dir, records, servers.live_metrics(), segment_sinks)?;
+    let entry_limit = plan.dataset.stops_at_end().then_some(prepared.requests.len() as u64);
+    let context = load_context(client, prepared.requests, clock, sink, options);
+    let started_ns = wait_for_start_time(options).await;
+    let live = servers.live_metrics();
+    let mut measured = measure(plan, options, &endpoint.url, context, entry_limit, metrics, live.as_deref()).await?;
+    servers.stop().await;
+    let telemetry = measured.gathered.telemetry.take();
+    let result = run_result(plan, options, start_time, clock, &tokenizer, &artifact_dir, measured);
+    if let Some(segment) = options.segment {
+        write_segment_info(whole_plan, options, segment, clock, started_ns, share, &result)?;
+    }
+    write_artifacts(&result, telemetry.as_ref(), &artifact_dir)?;
+    Ok(result)
+}
+
+/// The plan this process runs: the whole plan, or its execution segment's share (the whole
+/// plan checked first), checked; a public dataset that cannot be read yet stops it here.
+fn plan_of_this_process(whole_plan: &Plan, segment: Option<ExecutionSegment>) -> Result<Cow<'_, Plan>> {
+    let plan = match segment {
         Some(segment) => {
             validate(whole_plan)?;
-            segment_plan = segment::apply(whole_plan, segment).map_err(anyhow::Error::msg)?;
-            &segment_plan
+            Cow::Owned(segment::apply(whole_plan, segment).map_err(anyhow::Error::msg)?)
         }
-        None => whole_plan,
+        None => Cow::Borrowed(whole_plan),
     };
-    validate(plan)?;
+    validate(&plan)?;
     if let Dataset::File(FileDataset { format: FileFormat::SpeedBench(category), .. }) = &plan.dataset {
         bail!("{}", crate::dataset::public::not_read_message(*category));
     }
-    // The dataset is built (and a bad dataset file reported) before anything is sent, while
-    // the endpoint is checked; the first of them to fail stops the run.
+    Ok(plan)
+}
+
+/// The tokenizer and every request, built (and a bad dataset file reported) before anything is
+/// sent, while the endpoint is checked; the first of them to fail stops the run.
+async fn prepare_while_checking_endpoint(
+    plan: &Plan,
+    options: &RunOptions,
+) -> Result<(Arc<Tokenizer>, dataset::requests::Prepared)> {
     let build = async {
         let tokenizer = load_tokenizer(&plan.tokenizer).await?;
         let prepared = prepare_requests(plan, &plan.endpoint, tokenizer.clone()).await?;
         Ok((tokenizer, prepared))
     };
     let preflight = crate::preflight::check(&plan.endpoint, &plan.preflight, &options.cancel);
-    let ((), (tokenizer, prepared)) = tokio::try_join!(preflight, build)?;
-    let start_time = chrono::Utc::now();
-    let artifact_dir = create_artifact_dir(plan, options)?;
-    let whole_images = prepared.images.clone();
-    let (prepared, whole_index) = match options.segment {
-        Some(segment) => prepared.segment_share(segment),
-        None => (prepared, Vec::new()),
-    };
-    let segment_records = options.segment.map(|_| SegmentRecordsWriter::create(&artifact_dir)).transpose()?;
-    write_inputs(&prepared.requests, &artifact_dir)?;
-    let live = start_live_metrics(plan, options).await?;
-    let mock = start_builtin_server(plan, options).await?;
-    let mut endpoint = plan.endpoint.clone();
-    if let Some(server) = &mock {
-        endpoint.url = server.base_url();
+    let ((), built) = tokio::try_join!(preflight, build)?;
+    Ok(built)
+}
+
+/// What a segment's files say of the whole dataset: the images of every entry, and the index
+/// in the whole dataset of each request this segment sends.
+struct SegmentShare {
+    whole_images: Vec<u32>,
+    whole_index: Vec<usize>,
+}
+
+impl SegmentShare {
+    /// The requests this process sends (all of them without a segment), and their share.
+    fn of(
+        prepared: dataset::requests::Prepared,
+        segment: Option<ExecutionSegment>,
+    ) -> (dataset::requests::Prepared, Self) {
+        let whole_images = prepared.images.clone();
+        let (prepared, whole_index) = match segment {
+            Some(segment) => prepared.segment_share(segment),
+            None => (prepared, Vec::new()),
+        };
+        (prepared, Self { whole_images, whole_index })
     }
-    let clock = RunClock::start();
-    let client = connect(plan, &endpoint, clock)?.serving_itself(mock.is_some());
-    let (sink, records) = std::sync::mpsc::channel();
-    let live_metrics = live.as_ref().map(|(metrics, _)| metrics.clone());
-    let metrics_context = metrics_context(plan, &endpoint, tokenizer.clone(), clock, prepared.images);
+}
+
+/// The servers a run starts beside its phases: the live metrics' and the built-in one.
+struct RunServers {
+    live: Option<(Arc<LiveMetrics>, LiveServer)>,
+    builtin: Option<Box<dyn crate::builtin_server::RunningServer>>,
+}
+
+impl RunServers {
+    async fn start(plan: &Plan, options: &RunOptions) -> Result<Self> {
+        let live = start_live_metrics(plan, options).await?;
+        let builtin = start_builtin_server(plan, options).await?;
+        Ok(Self { live, builtin })
+    }
+
+    /// The plan's endpoint, at the built-in server's url when it runs one.
+    fn endpoint_of(&self, plan: &Plan) -> crate::plan::Endpoint {
+        let mut endpoint = plan.endpoint.clone();
+        if let Some(server) = &self.builtin {
+            endpoint.url = server.base_url();
+        }
+        endpoint
+    }
+
+    fn live_metrics(&self) -> Option<Arc<LiveMetrics>> {
+        self.live.as_ref().map(|(metrics, _)| metrics.clone())
+    }
+
+    async fn stop(self) {
+        if let Some((_, server)) = self.live {
+            server.stop();
+        }
+        if let Some(server) = self.builtin {
+            server.shutdown().await;
+        }
+    }
+}
+
+/// A segment's record sinks: its records and its histograms, for `aiperf merge`.
+fn segment_sinks(
+    plan: &Plan,
+    segment_records: Option<SegmentRecordsWriter>,
+    artifact_dir: &std::path::Path,
+    clock: RunClock,
+) -> Vec<Box<dyn RecordSink>> {
     let mut segment_sinks: Vec<Box<dyn RecordSink>> = Vec::new();
     if let Some(writer) = segment_records {
         segment_sinks.push(Box::new(writer));
-        segment_sinks.push(Box::new(SegmentHistogramsWriter::new(&artifact_dir, clock, !plan.slos.is_empty())));
+        segment_sinks.push(Box::new(SegmentHistogramsWriter::new(artifact_dir, clock, !plan.slos.is_empty())));
     }
-    let metrics =
-        MetricsThread::start(plan, metrics_context, &artifact_dir, records, live_metrics.clone(), segment_sinks)?;
-    let entry_limit = plan.dataset.stops_at_end().then_some(prepared.requests.len() as u64);
-    let context = Arc::new(LoadContext {
+    segment_sinks
+}
+
+/// What every phase's requests share: the client, the prepared requests, the record channel.
+fn load_context(
+    client: HttpClient,
+    requests: Vec<dataset::requests::PreparedRequest>,
+    clock: RunClock,
+    sink: std::sync::mpsc::Sender<crate::record::RequestRecord>,
+    options: &RunOptions,
+) -> Arc<LoadContext> {
+    Arc::new(LoadContext {
         client,
-        requests: prepared.requests,
+        requests,
         clock,
         sink,
         cancel: options.cancel.clone(),
         id_seed: clock.epoch_ns(0) ^ options.segment.map_or(0, |s| u64::from(s.index) << 48),
         segment: options.segment,
-    });
+    })
+}
+
+/// Wait for `--start-at` (warning when it passed before the run was ready); the wall-clock
+/// epoch ns the phases start at.
+async fn wait_for_start_time(options: &RunOptions) -> u64 {
     if let Some(at_ns) = options.start_at_ns {
         let late_ns = start_at::now_ns().saturating_sub(at_ns);
         if late_ns > 0 {
@@ -203,27 +305,45 @@ pub async fn execute(whole_plan: &Plan, options: &RunOptions) -> Result<RunResul
         }
         start_at::wait_until(at_ns, &options.cancel).await;
     }
-    let started_ns = start_at::now_ns();
-    let (phases, gathered) = run_phases(
-        plan,
-        options,
-        &endpoint.url,
-        context,
-        entry_limit,
-        &metrics.profiling_start_ns,
-        live_metrics.as_deref(),
-    )
-    .await?;
-    let crate::metrics::ProcessedMetrics { metrics, error_summary, timeslices } =
-        metrics.join(gathered.network_rtt.clone()).await?;
-    if let Some((_, server)) = live {
-        server.stop();
-    }
-    if let Some(server) = mock {
-        server.shutdown().await;
-    }
+    start_at::now_ns()
+}
 
-    let result = RunResult {
+/// What the phases measured: their summaries, the metrics, what the collectors gathered.
+struct Measured {
+    phases: Vec<crate::result::PhaseSummary>,
+    processed: crate::metrics::ProcessedMetrics,
+    gathered: collectors::Gathered,
+}
+
+/// Run the phases, then the metrics once every record is in.
+async fn measure(
+    plan: &Plan,
+    options: &RunOptions,
+    url: &str,
+    context: Arc<LoadContext>,
+    entry_limit: Option<u64>,
+    metrics: MetricsThread,
+    live: Option<&LiveMetrics>,
+) -> Result<Measured> {
+    let (phases, gathered) =
+        run_phases(plan, options, url, context, entry_limit, &metrics.profiling_start_ns, live).await?;
+    let processed = metrics.join(gathered.network_rtt.clone()).await?;
+    Ok(Measured { phases, processed, gathered })
+}
+
+/// The run's result: what it was, when, and what it measured.
+fn run_result(
+    plan: &Plan,
+    options: &RunOptions,
+    start_time: chrono::DateTime<chrono::Utc>,
+    clock: RunClock,
+    tokenizer: &Tokenizer,
+    artifact_dir: &std::path::Path,
+    measured: Measured,
+) -> RunResult {
+    let Measured { phases, processed, gathered } = measured;
+    let crate::metrics::ProcessedMetrics { metrics, error_summary, timeslices } = processed;
+    RunResult {
         name: plan.name.clone(),
         benchmark_id: format!("{:012x}", SeededRng::new(clock.epoch_ns(0)).next_u64() & 0xffff_ffff_ffff),
         start_time: start_time.format("%Y-%m-%dT%H:%M:%S%.6f").to_string(),
@@ -235,32 +355,49 @@ pub async fn execute(whole_plan: &Plan, options: &RunOptions) -> Result<RunResul
         metrics,
         error_summary,
         phases,
-        artifact_dir: artifact_dir.clone(),
+        artifact_dir: artifact_dir.to_path_buf(),
         cli_command: options.cli_command.clone(),
         random_seed: Some(plan.dataset.random_seed()),
         server_metrics: gathered.server_metrics,
         telemetry_data: gathered.telemetry_data,
         timeslices,
         trials: None,
-    };
-    if let Some(segment) = options.segment {
-        let info = SegmentInfo {
-            segment,
-            plan: whole_plan.clone(),
-            clock_anchor_ns: clock.wall_anchor_ns(),
-            start_at_ns: options.start_at_ns,
-            started_ns,
-            images_per_entry: whole_images,
-            whole_index,
-            phases: result.phases.iter().map(SegmentPhase::of).collect(),
-            was_cancelled: result.was_cancelled,
-        };
-        info.write(&artifact_dir)?;
     }
-    export::write_summaries(&result, &artifact_dir)?;
-    collectors::write_exports(&result, gathered.telemetry.as_ref(), &artifact_dir)?;
-    write_console(&result, &artifact_dir)?;
-    Ok(result)
+}
+
+/// `segment.json`: what `aiperf merge` needs to know of this segment's run.
+fn write_segment_info(
+    whole_plan: &Plan,
+    options: &RunOptions,
+    segment: ExecutionSegment,
+    clock: RunClock,
+    started_ns: u64,
+    share: SegmentShare,
+    result: &RunResult,
+) -> Result<()> {
+    let info = SegmentInfo {
+        segment,
+        plan: whole_plan.clone(),
+        clock_anchor_ns: clock.wall_anchor_ns(),
+        start_at_ns: options.start_at_ns,
+        started_ns,
+        images_per_entry: share.whole_images,
+        whole_index: share.whole_index,
+        phases: result.phases.iter().map(SegmentPhase::of).collect(),
+        was_cancelled: result.was_cancelled,
+    };
+    info.write(&result.artifact_dir)
+}
+
+/// The summaries, the collectors' exports and the console text.
+fn write_artifacts(
+    result: &RunResult,
+    telemetry: Option<&crate::telemetry::TelemetryCollected>,
+    artifact_dir: &std::path::Path,
+) -> Result<()> {
+    export::write_summaries(result, artifact_dir)?;
+    collectors::write_exports(result, telemetry, artifact_dir)?;
+    write_console(result, artifact_dir)
 }
 
 /// `<artifact root>/<run>/` (a segment's: `<artifact root>/<run>/segment-I-of-N/`), created.
@@ -319,7 +456,6 @@ fn connect(plan: &Plan, endpoint: &crate::plan::Endpoint, clock: RunClock) -> Re
         .keep_raw(plan.export.level == ExportLevel::Raw))
 }
 
-/// The metrics thread: every record is measured and written as it arrives.
 /// What the metrics of a run of `plan` against `endpoint` need to know.
 pub(crate) fn metrics_context(
     plan: &Plan,
@@ -365,6 +501,7 @@ pub(crate) fn record_processor(
     Ok(processor)
 }
 
+/// The metrics thread: every record is measured and written as it arrives.
 struct MetricsThread {
     thread: std::thread::JoinHandle<Result<crate::metrics::ProcessedMetrics>>,
     /// The round trip the run subtracts, known once the phases are over.

@@ -1,12 +1,12 @@
 //! Where a run sits in a sweep (sweep id, variation, trial) and the artifact folder that follows
-//! from it: the coordinates that `run_info` reports.
+//! from it (`artifact_dir_of`: the folder a run's name gives): the coordinates that `run_info`
+//! reports.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::{Map, Value};
 
-use crate::export::names::artifact_dir_of;
 use crate::rng::SeededRng;
 
 /// The variation label of a run that is not part of a sweep.
@@ -46,6 +46,18 @@ impl RunCoordinates {
 /// `folders` joined under `root`, each made safe for a folder name.
 pub fn folder_under(root: &Path, folders: &[String]) -> PathBuf {
     folders.iter().fold(root.to_path_buf(), |dir, folder| artifact_dir_of(&dir, folder))
+}
+
+/// A run name made safe for a folder name.
+fn sanitize_dir_name(name: &str) -> String {
+    let cleaned: String =
+        name.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' }).collect();
+    if cleaned.trim_matches('.').is_empty() { "run".to_string() } else { cleaned }
+}
+
+/// Where the artifacts of a run named `name` go.
+pub fn artifact_dir_of(root: &Path, name: &str) -> PathBuf {
+    root.join(sanitize_dir_name(name))
 }
 
 /// `users_8_isl_512`: a variation's values as a label (strings unquoted, floats as written).

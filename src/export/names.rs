@@ -1,8 +1,5 @@
 //! The file names of a run's artifacts: AIPerf's defaults, or every one of them renamed by
-//! the run's `export_prefix` (AIPerf's `--profile-export-prefix`); and the folder a run's
-//! name gives (`artifact_dir_of`).
-
-use std::path::{Path, PathBuf};
+//! the run's `export_prefix` (AIPerf's `--profile-export-prefix`).
 
 use crate::plan::ServerMetricsFormat;
 
@@ -131,18 +128,6 @@ pub fn parse_prefix(value: &str) -> Result<String, String> {
         return Err(format!("`{value}` must name files, e.g. \"my_benchmark\""));
     }
     Ok(stem.to_owned())
-}
-
-/// A run name made safe for a folder name.
-fn sanitize_dir_name(name: &str) -> String {
-    let cleaned: String =
-        name.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' }).collect();
-    if cleaned.trim_matches('.').is_empty() { "run".to_string() } else { cleaned }
-}
-
-/// Where the artifacts of a run named `name` go.
-pub fn artifact_dir_of(root: &Path, name: &str) -> PathBuf {
-    root.join(sanitize_dir_name(name))
 }
 
 #[cfg(test)]

@@ -17,9 +17,9 @@ use super::trials::{
     RUN_EXTRA_KEYS, Repetition, TrialLayout, cool_down, json_map, message_of, name_unnamed_run, run_trials,
 };
 use crate::aggregate::RunCoordinates;
+use crate::aggregate::coordinates::artifact_dir_of;
 use crate::aggregate::coordinates::{label_of, new_sweep_id};
 use crate::aggregate::sweep::{SweepCell, SweepSummary};
-use crate::export::names::artifact_dir_of;
 use crate::export::{ArtifactNames, sweep_csv, sweep_json};
 
 const SWEEP_KEYS: &[&str] = &["name", "grid", "zip", "trials", "cooldown", "confidence", "report", "pause"];
