@@ -1,8 +1,10 @@
 //! Benchmark of the metrics and the per-record export at scale: feeds synthetic streamed
 //! records (64 events each, the server's `usage` counted as is, so no tokenizing unless
 //! `--tokenize`) through the metrics thread's `RecordProcessor`, which writes
-//! profile_export.jsonl as they come, then computes every metric; prints the time of each part
-//! and the peak RSS.
+//! profile_export.jsonl as they come, then computes every metric and writes the summary files.
+//! Prints the per-record time (the metrics thread's work while a run goes on), the finish
+//! (aggregation and exports after the last record: what a user waits for), the total and the
+//! peak RSS.
 //!
 //!     cargo run --release --example bench_records [records, default 1000000] [--tokenize]
 
@@ -12,9 +14,10 @@ use std::time::Instant;
 use aiperf::clock::RunClock;
 use aiperf::dataset::tokenizer::Tokenizer;
 use aiperf::export::jsonl::RecordsJsonlWriter;
-use aiperf::metrics::{MetricsContext, RecordProcessor};
-use aiperf::plan::PhaseKind;
+use aiperf::metrics::{MetricsContext, ProcessedMetrics, RecordProcessor};
+use aiperf::plan::{Dataset, Dist, Endpoint, EndpointKind, LoadMode, Phase, PhaseKind, Plan, SyntheticDataset};
 use aiperf::record::{RequestOrigin, RequestRecord, ResponseChunk, Usage};
+use aiperf::result::RunResult;
 
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -65,6 +68,47 @@ fn peak_rss_mib() -> f64 {
     kib.unwrap_or(0.0) / 1024.0
 }
 
+/// The run result the summary files are written from: `count` profiling requests.
+fn run_result(count: u64, processed: ProcessedMetrics, dir: &std::path::Path) -> RunResult {
+    let phase = Phase {
+        name: "profiling".into(),
+        kind: PhaseKind::Profiling,
+        mode: LoadMode::Concurrency { concurrency: 256, prefill_concurrency: None },
+        requests: Some(count),
+        duration_s: None,
+        grace_period_s: 30.0,
+        results: true,
+        cancel: None,
+    };
+    let plan = Plan::new(
+        "bench_records",
+        Endpoint::new("http://127.0.0.1:8000", "m", EndpointKind::Chat, true),
+        Dataset::Synthetic(SyntheticDataset::new(Dist::fixed(128.0), Dist::fixed(EVENTS as f64), 42, 100)),
+        vec![phase],
+        600.0,
+    );
+    RunResult {
+        name: plan.name.clone(),
+        benchmark_id: "bench".into(),
+        start_time: "2026-01-01T00:00:00Z".into(),
+        end_time: "2026-01-01T00:01:40Z".into(),
+        was_cancelled: false,
+        plan,
+        tokenizer: "builtin:gpt2".into(),
+        metrics: processed.metrics,
+        error_summary: processed.error_summary,
+        phases: Vec::new(),
+        artifact_dir: dir.to_path_buf(),
+        cli_command: None,
+        random_seed: Some(42),
+        server_metrics: None,
+        telemetry_data: None,
+        thresholds: Vec::new(),
+        timeslices: processed.timeslices,
+        trials: None,
+    }
+}
+
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let tokenize = args.iter().any(|arg| arg == "--tokenize");
@@ -89,18 +133,20 @@ fn main() -> anyhow::Result<()> {
         processor.process(record(index, &phase))?;
     }
     let fed_s = started.elapsed().as_secs_f64();
-    let finished = processor.finish()?;
+    let processed = processor.finish()?;
+    let metrics = processed.metrics.len();
+    aiperf::export::write_summaries(&run_result(count, processed, &dir), &dir)?;
     let total_s = started.elapsed().as_secs_f64();
     let jsonl_mib = std::fs::metadata(&jsonl).map(|m| m.len()).unwrap_or(0) as f64 / 1048576.0;
-    println!("records                         {count}");
-    println!("tokenized by the client         {tokenize}");
+    println!("records                             {count}");
+    println!("tokenized by the client             {tokenize}");
     println!(
-        "per-record metrics + jsonl, s   {fed_s:.2} ({:.2} µs a record, {jsonl_mib:.0} MiB written)",
+        "per record: metrics + jsonl, s      {fed_s:.2} ({:.2} µs a record, {jsonl_mib:.0} MiB written)",
         fed_s * 1e6 / count as f64
     );
-    println!("aggregate every metric, s       {:.2} ({} metrics)", total_s - fed_s, finished.metrics.len());
-    println!("total, s                        {total_s:.2}");
-    println!("peak RSS, MiB                   {:.0} (before the records: {rss_before:.0})", peak_rss_mib());
+    println!("finish: aggregate + exports, s      {:.2} ({metrics} metrics)", total_s - fed_s);
+    println!("total, s                            {total_s:.2}");
+    println!("peak RSS, MiB                       {:.0} (before the records: {rss_before:.0})", peak_rss_mib());
     std::fs::remove_dir_all(&dir).ok();
     Ok(())
 }

@@ -532,7 +532,19 @@ impl MetricsThread {
             .name("aiperf-metrics".into())
             .spawn(move || -> Result<_> {
                 let mut first_error = None;
-                for record in records {
+                loop {
+                    let record = match records.try_recv() {
+                        Ok(record) => record,
+                        Err(std::sync::mpsc::TryRecvError::Empty) => {
+                            // Before waiting, what was processed goes to the files.
+                            if let Err(e) = processor.caught_up() {
+                                first_error.get_or_insert(e);
+                            }
+                            let Ok(record) = records.recv() else { break };
+                            record
+                        }
+                        Err(std::sync::mpsc::TryRecvError::Disconnected) => break,
+                    };
                     if let Err(e) = processor.process(record) {
                         first_error.get_or_insert(e);
                     }

@@ -1,5 +1,6 @@
 //! profile_export.jsonl: one JSON line per record (metadata, record metrics, error), written
-//! and flushed as each record arrives so a crash loses nothing already processed.
+//! as each record arrives and flushed whenever the metrics thread catches up with its
+//! records, so a crash while it waits loses nothing already processed.
 
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::Path;
@@ -47,7 +48,7 @@ impl RecordsJsonlWriter {
 }
 
 impl RecordSink for RecordsJsonlWriter {
-    /// Appends the record's line and flushes it to the file.
+    /// Appends the record's line.
     fn write(&mut self, record: &RequestRecord, metrics: &RecordMetrics, good: Option<bool>) -> Result<()> {
         self.ids.see(record);
         let trace_data = match (self.http_trace, &record.trace) {
@@ -61,6 +62,10 @@ impl RecordSink for RecordsJsonlWriter {
             error: record.error.as_ref(),
         };
         self.file.write(&line)
+    }
+
+    fn caught_up(&mut self) -> Result<()> {
+        self.file.flush()
     }
 
     /// Flushes and syncs the file.
@@ -304,6 +309,7 @@ mod tests {
         let ctx = context(false);
         let mut writer = RecordsJsonlWriter::create(&jsonl, ctx.clock).unwrap();
         writer.write(&streamed_record(0, &[5_000_000], " the", 3), &RecordMetrics::default(), None).unwrap();
+        writer.caught_up().unwrap();
         assert_eq!(lines_of(&jsonl).len(), 1);
     }
 }

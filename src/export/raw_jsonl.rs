@@ -1,6 +1,7 @@
 //! profile_export_raw.jsonl (`export_level: "raw"`): one line per record in AIPerf's raw
 //! shape — metadata, start time, request headers (secrets redacted), status, every response
-//! event as it arrived, the request body — written and flushed as each record arrives.
+//! event as it arrived, the request body — written as each record arrives, flushed whenever
+//! the metrics thread catches up with its records.
 
 use std::path::Path;
 
@@ -29,10 +30,14 @@ impl RawJsonlWriter {
 }
 
 impl RecordSink for RawJsonlWriter {
-    /// Appends the record's line and flushes it to the file.
+    /// Appends the record's line.
     fn write(&mut self, record: &RequestRecord, _metrics: &RecordMetrics, _good: Option<bool>) -> Result<()> {
         self.ids.see(record);
         self.file.write(&raw_line(record, &self.clock, &self.ids))
+    }
+
+    fn caught_up(&mut self) -> Result<()> {
+        self.file.flush()
     }
 
     /// Flushes and syncs the file.

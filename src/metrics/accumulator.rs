@@ -9,13 +9,13 @@ use super::network_adjusted::NetworkRtt;
 use super::record_values::RecordMetrics;
 use super::registry::{self, MetricDef};
 use super::run_totals::RunTotals;
-use super::stats::distribution_in_place;
+use super::sample_column::SampleColumn;
 use crate::result::{MetricKind, MetricResult, Stats};
 
 #[derive(Debug, Default)]
 pub struct MetricAccumulator {
     /// Every value of each record metric, by tag, in display units.
-    samples: HashMap<&'static str, Vec<f64>>,
+    samples: HashMap<&'static str, SampleColumn>,
     totals: RunTotals,
 }
 
@@ -45,7 +45,8 @@ impl MetricAccumulator {
 
     fn add_samples(&mut self, metrics: &RecordMetrics) {
         for (def, value) in &metrics.entries {
-            self.samples.entry(def.tag).or_default().extend(value.samples());
+            let column = self.samples.entry(def.tag).or_insert_with(|| SampleColumn::for_unit(def.unit));
+            value.samples().for_each(|sample| column.push(sample));
         }
     }
 
@@ -58,14 +59,14 @@ impl MetricAccumulator {
         network_rtt: Option<&NetworkRtt>,
     ) -> Vec<MetricResult> {
         let mut distributions: HashMap<&'static str, Stats> = HashMap::new();
-        for (tag, values) in &mut self.samples {
-            if let Some(stats) = distribution_in_place(values) {
+        for (tag, column) in &mut self.samples {
+            if let Some(stats) = column.distribution() {
                 distributions.insert(tag, stats);
             }
         }
         let mut others = time_weighted;
         if let Some(rtt) = network_rtt {
-            others.extend(rtt.adjusted(&self.samples));
+            others.extend(rtt.adjusted(|tag| self.samples.get(tag).map(SampleColumn::values)));
         }
         metric_results(distributions, &self.totals, others)
     }

@@ -1,7 +1,9 @@
 //! What was in flight over time: each record adds its intervals (in flight, prefill, decode),
-//! its token rates and its tokens; one sorted sweep (O(n log n) in the number of changes)
-//! turns them into segments during which every level is constant.
+//! its token rates and its tokens, kept compactly (12 bytes a change of requests or tokens,
+//! in blocks that grow without copying); one sorted sweep (O(n log n) in the number of
+//! changes) turns them into segments during which every level is constant.
 
+use super::sorted_blocks::SortedBlocks;
 use crate::record::RequestRecord;
 
 const NS_PER_SEC: f64 = 1e9;
@@ -41,26 +43,53 @@ impl Segment {
     }
 }
 
+/// A whole-number level (requests or tokens in flight) moving by `delta` at `ns`; 12 bytes,
+/// the bulk of what a run keeps (a larger move is kept as several).
 #[derive(Debug, Clone, Copy)]
-enum Change {
-    Requests(i64),
-    Prefill(i64, f64),
-    Decode(i64, f64),
+#[repr(C, packed(4))]
+struct CountChange {
+    ns: u64,
+    delta: i32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Prefill,
+    Decode,
+}
+
+/// One request entering (or leaving) a phase at `ns`, its rate added (or taken off).
+#[derive(Debug, Clone, Copy)]
+struct PhaseChange {
+    ns: u64,
+    /// Negative when leaving.
+    rate: f64,
+    phase: Phase,
+    entering: bool,
 }
 
 /// The changes of every record so far, and the window they fall in.
 #[derive(Debug, Default)]
 pub struct InFlightCurves {
-    changes: Vec<(u64, Change)>,
-    /// The changes of the tokens in flight, apart: most of a record's changes, so kept in half
-    /// the room of a `Change`; whole numbers, so they add up the same in any order.
-    token_changes: Vec<(u64, i64)>,
+    request_changes: SortedBlocks<CountChange>,
+    phase_changes: SortedBlocks<PhaseChange>,
+    /// The changes of the tokens in flight: most of a record's changes.
+    token_changes: SortedBlocks<CountChange>,
     /// When the first request was due (AIPerf's first credit) and when the last response ended.
     window: Option<(u64, u64)>,
     /// Some record had a prefill or decode interval (a streamed answer).
     has_phases: bool,
     /// Some record carried tokens.
     has_tokens: bool,
+}
+
+/// Keeps `delta` at `ns` in `changes`, in as many `i32` pieces as it takes.
+fn push_count(changes: &mut SortedBlocks<CountChange>, ns: u64, mut delta: i64) {
+    while delta != 0 {
+        let piece = delta.clamp(i64::from(i32::MIN), i64::from(i32::MAX));
+        changes.push(CountChange { ns, delta: piece as i32 });
+        delta -= piece;
+    }
 }
 
 /// Token counts of a successful record, for its rates and tokens in flight.
@@ -79,28 +108,28 @@ impl InFlightCurves {
         let (first_ns, last_ns) = self.window.unwrap_or((record.scheduled_ns, end_ns));
         self.window = Some((first_ns.min(record.scheduled_ns).min(record.start_ns), last_ns.max(end_ns)));
         if end_ns > record.start_ns {
-            self.changes.push((record.start_ns, Change::Requests(1)));
-            self.changes.push((end_ns, Change::Requests(-1)));
+            push_count(&mut self.request_changes, record.start_ns, 1);
+            push_count(&mut self.request_changes, end_ns, -1);
         }
         let Some(tokens) = tokens else {
             return;
         };
         if let (true, Some(first), Some(last)) = (streaming, record.chunks.first(), record.chunks.last()) {
-            self.add_phase(record.start_ns, first.ns, tokens.input, Change::Prefill);
-            self.add_phase(first.ns, last.ns, tokens.output.saturating_sub(1), Change::Decode);
+            self.add_phase(record.start_ns, first.ns, tokens.input, Phase::Prefill);
+            self.add_phase(first.ns, last.ns, tokens.output.saturating_sub(1), Phase::Decode);
         }
         self.add_tokens(record, end_ns, tokens);
     }
 
     /// One request in a phase over `[from_ns, to_ns)`, moving `amount` tokens at an even rate.
-    fn add_phase(&mut self, from_ns: u64, to_ns: u64, amount: u64, change: fn(i64, f64) -> Change) {
+    fn add_phase(&mut self, from_ns: u64, to_ns: u64, amount: u64, phase: Phase) {
         if to_ns <= from_ns {
             return;
         }
         self.has_phases = true;
         let rate = amount as f64 * NS_PER_SEC / (to_ns - from_ns) as f64;
-        self.changes.push((from_ns, change(1, rate)));
-        self.changes.push((to_ns, change(-1, -rate)));
+        self.phase_changes.push(PhaseChange { ns: from_ns, rate, phase, entering: true });
+        self.phase_changes.push(PhaseChange { ns: to_ns, rate: -rate, phase, entering: false });
     }
 
     /// The input tokens from the start, the output as its chunks arrive (each chunk an even
@@ -113,7 +142,7 @@ impl InFlightCurves {
             return;
         }
         self.has_tokens = true;
-        self.token_changes.push((record.start_ns, input));
+        push_count(&mut self.token_changes, record.start_ns, input);
         let chunks = record.chunks.len();
         let steps = chunks.min(MAX_TOKEN_STEPS);
         let mut received = 0;
@@ -122,11 +151,11 @@ impl InFlightCurves {
             let index = (step * chunks).div_ceil(steps) - 1;
             let upto = output * (index as i64 + 1) / chunks as i64;
             if upto > received {
-                self.token_changes.push((record.chunks[index].ns, upto - received));
+                push_count(&mut self.token_changes, record.chunks[index].ns, upto - received);
                 received = upto;
             }
         }
-        self.token_changes.push((end_ns, -(input + received)));
+        push_count(&mut self.token_changes, end_ns, -(input + received));
     }
 
     /// `[first due, last response end]`; None before any record.
@@ -143,34 +172,35 @@ impl InFlightCurves {
     }
 
     /// The segments covering the window, in time order, zero-length ones left out.
-    pub fn segments(mut self) -> Vec<Segment> {
+    pub fn segments(self) -> Vec<Segment> {
         let Some((window_start, window_end)) = self.window else {
             return Vec::new();
         };
-        self.changes.sort_by_key(|(ns, _)| *ns);
-        self.token_changes.sort_unstable_by_key(|(ns, _)| *ns);
-        let (changes, token_changes) = (&self.changes, &self.token_changes);
+        // Equal times keep the order the changes came in: the rates of one instant add up as
+        // they always have.
+        let mut requests = self.request_changes.into_sorted(|change| change.ns);
+        let mut phases = self.phase_changes.into_sorted(|change| change.ns);
+        let mut tokens = self.token_changes.into_sorted(|change| change.ns);
         let mut segments = Vec::new();
         let mut levels = Levels::default();
         let mut from_ns = window_start;
-        let (mut index, mut token_index) = (0, 0);
         loop {
-            let next_ns = changes.get(index).map(|c| c.0);
-            let next_token_ns = token_changes.get(token_index).map(|c| c.0);
-            let Some(at_ns) = next_ns.into_iter().chain(next_token_ns).min() else {
+            let heads = [requests.peek_key(), phases.peek_key(), tokens.peek_key()];
+            let Some(at_ns) = heads.into_iter().flatten().min() else {
                 break;
             };
             if at_ns > from_ns {
                 segments.push(Segment { start_ns: from_ns, end_ns: at_ns, levels });
                 from_ns = at_ns;
             }
-            while index < changes.len() && changes[index].0 == at_ns {
-                apply(&mut levels, changes[index].1);
-                index += 1;
+            while let Some(change) = requests.next_at(at_ns) {
+                levels.requests += i64::from(change.delta);
             }
-            while token_index < token_changes.len() && token_changes[token_index].0 == at_ns {
-                levels.tokens += token_changes[token_index].1;
-                token_index += 1;
+            while let Some(change) = phases.next_at(at_ns) {
+                apply(&mut levels, &change);
+            }
+            while let Some(change) = tokens.next_at(at_ns) {
+                levels.tokens += i64::from(change.delta);
             }
         }
         if window_end > from_ns {
@@ -180,19 +210,15 @@ impl InFlightCurves {
     }
 }
 
-fn apply(levels: &mut Levels, change: Change) {
-    match change {
-        Change::Requests(delta) => levels.requests += delta,
-        Change::Prefill(delta, rate) => {
-            levels.prefill += delta;
-            // Exactly zero once no request is in the phase, whatever the rounding of the sums.
-            levels.prefill_rate = if levels.prefill == 0 { 0.0 } else { levels.prefill_rate + rate };
-        }
-        Change::Decode(delta, rate) => {
-            levels.decode += delta;
-            levels.decode_rate = if levels.decode == 0 { 0.0 } else { levels.decode_rate + rate };
-        }
-    }
+fn apply(levels: &mut Levels, change: &PhaseChange) {
+    let delta = if change.entering { 1 } else { -1 };
+    let (count, rate) = match change.phase {
+        Phase::Prefill => (&mut levels.prefill, &mut levels.prefill_rate),
+        Phase::Decode => (&mut levels.decode, &mut levels.decode_rate),
+    };
+    *count += delta;
+    // Exactly zero once no request is in the phase, whatever the rounding of the sums.
+    *rate = if *count == 0 { 0.0 } else { *rate + change.rate };
 }
 
 #[cfg(test)]
@@ -239,8 +265,8 @@ mod tests {
         let chunk_ns: Vec<u64> = (1..=1000).map(|i| i * MS).collect();
         curves.add(&streamed_record(0, &chunk_ns, "", 0), Some(RecordTokens { input: 10, output: 1000 }), false);
         // In flight from and to; tokens at the start, in 32 steps, and gone at the end.
-        assert_eq!((curves.changes.len(), curves.token_changes.len()), (2, 1 + 32 + 1));
-        let added: i64 = curves.token_changes.iter().map(|&(_, n)| n).filter(|&n| n > 0).sum();
+        assert_eq!((curves.request_changes.iter().count(), curves.token_changes.iter().count()), (2, 1 + 32 + 1));
+        let added: i64 = curves.token_changes.iter().map(|c| i64::from(c.delta)).filter(|&n| n > 0).sum();
         assert_eq!(added, 10 + 1000, "every output token arrives");
         let segments = curves.segments();
         // The first step comes with chunk 32 (32 ms); the last before the end with chunk 969.

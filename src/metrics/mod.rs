@@ -17,6 +17,8 @@ pub mod record_sink;
 pub mod record_values;
 pub mod registry;
 pub mod run_totals;
+pub mod sample_column;
+pub mod sorted_blocks;
 pub mod stats;
 #[cfg(test)]
 pub(crate) mod test_support;

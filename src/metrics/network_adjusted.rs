@@ -3,8 +3,6 @@
 //! mean network round trip, as `network_adjusted_*` metrics beside the raw ones, which stay
 //! untouched; and the `network_rtt` summary of the round trips.
 
-use std::collections::HashMap;
-
 use super::registry::{self, MetricDef};
 use super::stats::distribution;
 use crate::result::Stats;
@@ -45,15 +43,16 @@ impl NetworkRtt {
         distribution(&self.probes_ms).unwrap_or_else(|| Stats::scalar(self.mean_ms))
     }
 
-    /// The adjusted metrics and `network_rtt`, from every raw record value by tag (ms): each
+    /// The adjusted metrics and `network_rtt`, from every raw record value (ms) of a tag, as
+    /// `raw_values` gives them: each
     /// value less the mean round trip, floored at zero (a round trip longer than a request is
     /// measurement noise, not a negative latency).
-    pub fn adjusted(&self, samples: &HashMap<&'static str, Vec<f64>>) -> Vec<(&'static MetricDef, Stats)> {
+    pub fn adjusted(&self, raw_values: impl Fn(&str) -> Option<Vec<f64>>) -> Vec<(&'static MetricDef, Stats)> {
         let mut out: Vec<(&'static MetricDef, Stats)> = ADJUSTED
             .iter()
             .filter_map(|(adjusted, raw)| {
                 let values: Vec<f64> =
-                    samples.get(raw.tag)?.iter().map(|value| (value - self.mean_ms).max(0.0)).collect();
+                    raw_values(raw.tag)?.iter().map(|value| (value - self.mean_ms).max(0.0)).collect();
                 Some((*adjusted, distribution(&values)?))
             })
             .collect();
@@ -65,13 +64,14 @@ impl NetworkRtt {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::HashMap;
 
     #[test]
     fn values_shift_by_the_mean_probe_and_floor_at_zero() {
         let rtt = NetworkRtt::measured(vec![1.0, 3.0]).unwrap();
         assert_eq!(rtt.mean_ms, 2.0);
         let samples = HashMap::from([("time_to_first_token", vec![10.0, 20.0, 1.5]), ("request_latency", vec![50.0])]);
-        let adjusted = rtt.adjusted(&samples);
+        let adjusted = rtt.adjusted(|tag| samples.get(tag).cloned());
         let stats = |def: &MetricDef| adjusted.iter().find(|(d, _)| d.tag == def.tag).map(|(_, s)| s.clone());
         let ttft = stats(&registry::NETWORK_ADJUSTED_TIME_TO_FIRST_TOKEN).unwrap();
         assert_eq!((ttft.min, ttft.max, ttft.count), (Some(0.0), Some(18.0), Some(3)));
@@ -84,7 +84,7 @@ mod tests {
     #[test]
     fn a_given_mean_is_its_own_summary_and_no_probes_is_no_adjustment() {
         let given = NetworkRtt::given(4.0);
-        let adjusted = given.adjusted(&HashMap::from([("request_latency", vec![10.0])]));
+        let adjusted = given.adjusted(|tag| (tag == "request_latency").then(|| vec![10.0]));
         assert_eq!(adjusted[0].1.avg, 6.0);
         assert_eq!(adjusted[1].1, Stats::scalar(4.0));
         assert!(NetworkRtt::measured(Vec::new()).is_none());

@@ -11,6 +11,12 @@ pub trait RecordSink: Send {
     /// every SLO, when the run has SLOs), in the order records arrive.
     fn write(&mut self, record: &RequestRecord, metrics: &RecordMetrics, good: Option<bool>) -> Result<()>;
 
+    /// No record is waiting (the metrics thread is about to wait for the next one): put what
+    /// the sink holds in its file. Most sinks hold nothing.
+    fn caught_up(&mut self) -> Result<()> {
+        Ok(())
+    }
+
     /// Flushes whatever the sink holds; called once, after the last record.
     fn finish(self: Box<Self>) -> Result<()>;
 }

@@ -61,11 +61,17 @@ impl Moments {
 /// The `pct`-th percentile of ascending `sorted` values, interpolating linearly between the
 /// two closest ranks (numpy's default method). `sorted` must not be empty.
 pub fn percentile(sorted: &[f64], pct: f64) -> f64 {
-    let rank = pct / 100.0 * (sorted.len() - 1) as f64;
+    interpolate(sorted.len(), pct, |rank| sorted[rank])
+}
+
+/// The `pct`-th percentile of `count` values, `at(rank)` being the value of that rank in
+/// ascending order: numpy's linear interpolation between the two closest ranks.
+pub fn interpolate(count: usize, pct: f64, at: impl Fn(usize) -> f64) -> f64 {
+    let rank = pct / 100.0 * (count - 1) as f64;
     let lower = rank.floor() as usize;
     let upper = rank.ceil() as usize;
     let fraction = rank - lower as f64;
-    sorted[lower] + (sorted[upper] - sorted[lower]) * fraction
+    at(lower) + (at(upper) - at(lower)) * fraction
 }
 
 /// Sample standard deviation (ddof=1); 0 for a single value.

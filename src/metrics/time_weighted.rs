@@ -48,7 +48,8 @@ static CURVES: &[(&MetricDef, Needs, Curve)] = &[
     }),
 ];
 
-/// Every time-weighted metric over the part of `segments` inside `[start_ns, end_ns)`
+/// Every time-weighted metric over the part of `segments` (in time order, as
+/// `InFlightCurves::segments` gives them) inside `[start_ns, end_ns)`
 /// (`has_phases`, `has_tokens`: what the records carried; the metrics that need more are left out).
 pub fn time_weighted_metrics(
     segments: &[Segment],
@@ -57,7 +58,9 @@ pub fn time_weighted_metrics(
     has_phases: bool,
     has_tokens: bool,
 ) -> Vec<(&'static MetricDef, Stats)> {
-    let inside: Vec<Segment> = segments.iter().filter_map(|s| s.within(start_ns, end_ns)).collect();
+    // The segments follow each other in time order: those that overlap the window lie together.
+    let first = segments.partition_point(|s| s.end_ns <= start_ns);
+    let overlapping = &segments[first..first + segments[first..].partition_point(|s| s.start_ns < end_ns)];
     CURVES
         .iter()
         .filter(|(_, needs, _)| match needs {
@@ -66,8 +69,11 @@ pub fn time_weighted_metrics(
             Needs::Tokens => has_tokens,
         })
         .filter_map(|&(def, _, curve)| {
-            let mut points: Vec<(f64, u64)> =
-                inside.iter().filter_map(|s| Some((curve(&s.levels)?, s.end_ns - s.start_ns))).collect();
+            let mut points: Vec<(f64, u64)> = overlapping
+                .iter()
+                .filter_map(|s| s.within(start_ns, end_ns))
+                .filter_map(|s| Some((curve(&s.levels)?, s.end_ns - s.start_ns)))
+                .collect();
             Some((def, weighted_stats(&mut points)?))
         })
         .collect()

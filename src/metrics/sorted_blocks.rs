@@ -1,0 +1,126 @@
+//! `SortedBlocks`: a long append-only list kept in fixed-size blocks (growing it never copies
+//! what it holds, so a million records' in-flight changes never need twice their room), read
+//! back once in key order: each block sorted on its own, then the blocks merged. Equal keys
+//! come back in the order they were pushed.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// Values a block holds: big enough that the merge has few blocks, small next to a run's whole.
+const BLOCK_LEN: usize = 1 << 18;
+
+#[derive(Debug)]
+pub struct SortedBlocks<T> {
+    blocks: Vec<Vec<T>>,
+}
+
+impl<T> Default for SortedBlocks<T> {
+    fn default() -> Self {
+        Self { blocks: Vec::new() }
+    }
+}
+
+impl<T: Copy> SortedBlocks<T> {
+    pub fn push(&mut self, value: T) {
+        match self.blocks.last_mut() {
+            Some(block) if block.len() < BLOCK_LEN => block.push(value),
+            _ => {
+                let mut block = Vec::with_capacity(BLOCK_LEN);
+                block.push(value);
+                self.blocks.push(block);
+            }
+        }
+    }
+
+    /// Every value in the order pushed.
+    #[cfg(test)]
+    pub fn iter(&self) -> impl Iterator<Item = &T> {
+        self.blocks.iter().flatten()
+    }
+
+    /// Every value in ascending `key` order (equal keys in the order pushed).
+    pub fn into_sorted(mut self, key: fn(&T) -> u64) -> Merged<T> {
+        for block in &mut self.blocks {
+            block.sort_by_key(key);
+        }
+        let heap = self.blocks.iter().enumerate().map(|(index, block)| Reverse((key(&block[0]), index))).collect();
+        let next = vec![0; self.blocks.len()];
+        Merged { blocks: self.blocks, next, heap, key }
+    }
+}
+
+/// The values of sorted blocks, merged into one ascending sequence.
+pub struct Merged<T> {
+    blocks: Vec<Vec<T>>,
+    /// The position of each block's next value.
+    next: Vec<usize>,
+    /// Each unfinished block's next key, ties broken by block order.
+    heap: BinaryHeap<Reverse<(u64, usize)>>,
+    key: fn(&T) -> u64,
+}
+
+impl<T: Copy> Merged<T> {
+    /// The key of the next value; None when all are taken.
+    pub fn peek_key(&self) -> Option<u64> {
+        self.heap.peek().map(|Reverse((key, _))| *key)
+    }
+
+    /// The next value when its key is `key`.
+    pub fn next_at(&mut self, key: u64) -> Option<T> {
+        (self.peek_key() == Some(key)).then(|| self.next()).flatten()
+    }
+}
+
+impl<T: Copy> Iterator for Merged<T> {
+    type Item = T;
+
+    fn next(&mut self) -> Option<T> {
+        let mut top = self.heap.peek_mut()?;
+        let Reverse((_, index)) = *top;
+        let block = &self.blocks[index];
+        let value = block[self.next[index]];
+        self.next[index] += 1;
+        match block.get(self.next[index]) {
+            // Usually still the least: the heap only checks the top's children.
+            Some(following) => *top = Reverse(((self.key)(following), index)),
+            None => {
+                std::collections::binary_heap::PeekMut::pop(top);
+            }
+        }
+        Some(value)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blocks_merge_into_one_stable_ascending_order() {
+        let mut blocks = SortedBlocks::default();
+        // Three blocks' worth and some, keys descending in runs, each value tagged by its push.
+        let count = 2 * BLOCK_LEN + 1000;
+        for pushed in 0..count {
+            let key = ((count - pushed) / 3) as u64 % 5000;
+            blocks.push((key, pushed));
+        }
+        assert_eq!(blocks.iter().count(), count);
+        let merged: Vec<(u64, usize)> = blocks.into_sorted(|value| value.0).collect();
+        let mut expected: Vec<(u64, usize)> =
+            (0..count).map(|pushed| (((count - pushed) / 3) as u64 % 5000, pushed)).collect();
+        expected.sort_by_key(|value| value.0);
+        assert!(merged == expected, "ascending keys, equal keys in push order");
+    }
+
+    #[test]
+    fn next_at_takes_only_the_values_of_that_key() {
+        let mut blocks = SortedBlocks::default();
+        [5u64, 3, 5, 9].into_iter().for_each(|key| blocks.push(key));
+        let mut merged = blocks.into_sorted(|key| *key);
+        assert_eq!((merged.peek_key(), merged.next_at(5)), (Some(3), None));
+        assert_eq!(merged.next_at(3), Some(3));
+        assert_eq!((merged.next_at(5), merged.next_at(5), merged.next_at(5)), (Some(5), Some(5), None));
+        assert_eq!((merged.next(), merged.next(), merged.peek_key()), (Some(9), None, None));
+        assert!(SortedBlocks::<u64>::default().into_sorted(|key| *key).next().is_none());
+    }
+}
