@@ -217,11 +217,15 @@ fn a_sub_second_run_counts_exactly_the_tokens_predicted() {
     let total = predicted["total"].as_f64().expect("tokens_predicted total");
     assert_eq!(total, 4.0 * 32.0, "{predicted}");
     // The rate divides by the phase's span (phase start to its last response), which includes
-    // a few ms of set-up around the requests: on a ~0.1 s run that is a few per cent of
-    // benchmark_duration. tests/server_metrics_window.rs checks rates within 2 % on longer runs.
+    // a few ms of set-up around the requests (more on a loaded machine): on a ~0.1 s run that is
+    // several per cent of benchmark_duration, so the span is checked in ms, not per cent.
+    // tests/server_metrics_window.rs checks rates within 2 % on longer runs.
     let rate = predicted["rate"].as_f64().expect("rate");
-    let true_rate = total / duration_s;
-    assert!((rate - true_rate).abs() <= 0.05 * true_rate, "rate {rate} vs {true_rate} over {duration_s} s");
+    let span_s = total / rate;
+    assert!(
+        span_s >= duration_s - 0.001 && span_s <= duration_s + 0.025,
+        "rate {rate} gives a span of {span_s:.4} s for a benchmark duration of {duration_s:.4} s"
+    );
 }
 
 #[test]
