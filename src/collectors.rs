@@ -15,7 +15,7 @@ use crate::metrics::network_adjusted::NetworkRtt;
 use crate::network_probe::RttProber;
 use crate::plan::{NetworkLatency, Plan};
 use crate::result::{PhaseSummary, RunResult};
-use crate::server_metrics::fetch::scrape_client;
+use crate::server_metrics::fetch::scrape_client_for;
 use crate::server_metrics::{self, Collector, CollectorSettings, ProfilingWindow, ScrapePhase, ServerMetricsResult};
 use crate::telemetry::summary::telemetry_data;
 use crate::telemetry::{TelemetryCollected, TelemetryCollector};
@@ -55,16 +55,20 @@ impl RunCollectors {
     pub async fn start(plan: &Plan, base_url: &str, clock: RunClock) -> Result<Self> {
         let config = &plan.server_metrics;
         let gpu = &plan.gpu_telemetry;
-        // Scrapes trust what the benchmark client trusts (the endpoint's CA file, or insecure).
-        let client = scrape_client(&plan.endpoint.transport.tls)?;
-        let server = if config.enabled {
-            let mut urls = vec![server_metrics::urls::default_for(base_url)];
+        let mut urls = Vec::new();
+        if config.enabled {
+            urls.push(server_metrics::urls::default_for(base_url));
             for url in &config.urls {
                 let url = server_metrics::urls::normalize(url);
                 if !urls.contains(&url) {
                     urls.push(url);
                 }
             }
+        }
+        // Scrapes trust what the benchmark client trusts (the endpoint's CA file, or insecure).
+        let scraped = urls.iter().chain(&gpu.dcgm_urls).map(String::as_str);
+        let client = scrape_client_for(&plan.endpoint.transport.tls, scraped)?;
+        let server = if config.enabled {
             let flush_s = config.flush_period_s.unwrap_or(if plan.endpoint.is_mock() {
                 MOCK_FLUSH_PERIOD_S
             } else {

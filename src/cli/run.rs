@@ -9,6 +9,7 @@ use std::sync::Arc;
 use super::signals::{SignalWatcher, StopSignal};
 use super::{CheckArgs, RunArgs, exit_code, redacted_command_line};
 use crate::cancel::CancelSignal;
+use crate::dataset::tokenizer::Tokenizer;
 use crate::engine::RunOptions;
 use crate::mock::MockStarter;
 use crate::plan::segment::ExecutionSegment;
@@ -97,6 +98,11 @@ fn execute(
     settings: ScenarioSettings,
     runtime: &tokio::runtime::Runtime,
 ) -> i32 {
+    if mode == ScriptMode::Execute {
+        // Most runs count with it; loading it beside the script saves that wait before the
+        // first request.
+        Tokenizer::load_builtin_in_background();
+    }
     let cancel = CancelSignal::new();
     let signals = match SignalWatcher::start(runtime, cancel.clone()) {
         Ok(signals) => signals,

@@ -3,6 +3,7 @@
 //! and the tokenizer that counts them.
 
 mod audio;
+mod builtin_tokenizer;
 pub mod corpus;
 mod exact_length;
 mod fields;

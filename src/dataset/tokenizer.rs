@@ -12,13 +12,11 @@ use std::sync::{Arc, OnceLock};
 
 use anyhow::{Context, Result, bail};
 
-use super::tokenizer_hub;
+use super::{builtin_tokenizer, tokenizer_hub};
 use crate::plan::TokenizerSpec;
 
 /// The longest piece of text tokenized at once when counting.
 const COUNT_PIECE_BYTES: usize = 64 * 1024;
-
-static BUILTIN_GPT2: &[u8] = include_bytes!("../../assets/tokenizers/gpt2.tokenizer.json");
 
 pub struct Tokenizer {
     inner: tokenizers::Tokenizer,
@@ -50,20 +48,23 @@ impl Tokenizer {
 
     /// GPT-2's BPE vocabulary, embedded: needs no network and no files.
     pub fn builtin() -> Result<Self> {
-        let inner = tokenizers::Tokenizer::from_bytes(BUILTIN_GPT2)
-            .map_err(|e| anyhow::anyhow!("the builtin tokenizer failed to load: {e}"))?;
+        let inner = builtin_tokenizer::load().context("the builtin tokenizer failed to load")?;
         Ok(Self { inner, name: TokenizerSpec::Builtin.name(), bytes_per_token: OnceLock::new() })
     }
 
     /// The builtin tokenizer, loaded once per process and shared (the in-process mock and
-    /// the client both count with it).
+    /// the client both count with it); a caller that comes while it loads waits for that load.
     pub fn shared_builtin() -> Result<Arc<Self>> {
-        static SHARED: OnceLock<Arc<Tokenizer>> = OnceLock::new();
-        if let Some(t) = SHARED.get() {
-            return Ok(t.clone());
-        }
-        let loaded = Arc::new(Self::builtin()?);
-        Ok(SHARED.get_or_init(|| loaded).clone())
+        static SHARED: OnceLock<Result<Arc<Tokenizer>, String>> = OnceLock::new();
+        let loaded = SHARED.get_or_init(|| Self::builtin().map(Arc::new).map_err(|e| format!("{e:#}")));
+        loaded.clone().map_err(anyhow::Error::msg)
+    }
+
+    /// Start loading the shared builtin tokenizer on a thread of its own, so that a run which
+    /// needs it finds it ready or part loaded (a run's first request waits for its prompts).
+    pub fn load_builtin_in_background() {
+        // A thread that cannot start leaves the load to the first caller.
+        let _ = std::thread::Builder::new().name("aiperf-tokenizer".into()).spawn(Self::shared_builtin);
     }
 
     /// A `tokenizer.json` file, or a folder that holds one.

@@ -23,11 +23,34 @@ pub fn scrape_client(tls_settings: &TlsSettings) -> Result<ScrapeClient> {
     let mut tls = Arc::unwrap_or_clone(tls);
     // hyper-rustls sets the ALPN protocols itself.
     tls.alpn_protocols.clear();
+    Ok(client_with(tls))
+}
+
+/// A client for scraping `urls`: `scrape_client`'s when one of them is https, else one that
+/// speaks plain http only and so skips reading the system's root certificates (hundreds of
+/// files, tens of ms before a run's first request).
+pub fn scrape_client_for<'a>(
+    tls_settings: &TlsSettings,
+    mut urls: impl Iterator<Item = &'a str>,
+) -> Result<ScrapeClient> {
+    if urls.any(|url| url.trim_start().get(..8).is_some_and(|scheme| scheme.eq_ignore_ascii_case("https://"))) {
+        return scrape_client(tls_settings);
+    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let tls = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .context("setting up TLS for metrics scrapes")?
+        .with_root_certificates(rustls::RootCertStore::empty())
+        .with_no_client_auth();
+    Ok(client_with(tls))
+}
+
+fn client_with(tls: rustls::ClientConfig) -> ScrapeClient {
     let mut tcp = HttpConnector::new();
     tcp.enforce_http(false);
     let connector =
         HttpsConnectorBuilder::new().with_tls_config(tls).https_or_http().enable_http1().wrap_connector(tcp);
-    Ok(Client::builder(TokioExecutor::new()).pool_max_idle_per_host(1).build(connector))
+    Client::builder(TokioExecutor::new()).pool_max_idle_per_host(1).build(connector)
 }
 
 /// What one GET returned.
@@ -65,4 +88,20 @@ pub async fn fetch(client: &ScrapeClient, url: &str, timeout: Duration) -> Resul
         Ok::<_, anyhow::Error>(fetched)
     };
     tokio::time::timeout(timeout, exchange).await.map_err(|_| anyhow!("no answer within {timeout:?}"))?
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_client_for_plain_http_urls_scrapes_them() {
+        let server = crate::mock::MockServer::start(Default::default(), "127.0.0.1:0".parse().unwrap()).await.unwrap();
+        let url = format!("{}/metrics", server.base_url());
+        let client = scrape_client_for(&TlsSettings::default(), [url.as_str()].into_iter()).unwrap();
+        let fetched = fetch(&client, &url, Duration::from_secs(5)).await.unwrap();
+        assert_eq!(fetched.status, 200);
+        assert!(fetched.body.is_some_and(|body| body.contains("vllm:")), "the mock's Prometheus text");
+        server.shutdown().await;
+    }
 }

@@ -1,0 +1,63 @@
+//! The builtin tokenizer (GPT-2's BPE), assembled from the embedded `tokenizer.json`'s
+//! vocabulary and merges, with the file's pipeline (byte-level pre-tokenizer, post-processor
+//! and decoder; `<|endoftext|>` as the special token) set here in code. The generic loader
+//! reads a model through untyped JSON values and copies it twice; reading the two typed lists
+//! directly makes the same tokenizer several times faster, and every run with the builtin
+//! tokenizer waits for it before its first request. A test checks that both loaders give a
+//! tokenizer that serializes to the same JSON.
+
+use anyhow::{Result, anyhow};
+use serde::Deserialize;
+use tokenizers::models::bpe::{BPE, Merges, Vocab};
+use tokenizers::pre_tokenizers::byte_level::ByteLevel;
+use tokenizers::{AddedToken, Tokenizer};
+
+/// The file: GPT-2's tokenizer.json as Hugging Face publishes it.
+static GPT2_JSON: &[u8] = include_bytes!("../../assets/tokenizers/gpt2.tokenizer.json");
+
+/// GPT-2's one special token (id 50256, already in the vocabulary).
+const END_OF_TEXT: &str = "<|endoftext|>";
+
+/// The parts of the file read here; the rest of its settings are the code below.
+#[derive(Deserialize)]
+struct TokenizerFile {
+    model: BpeModel,
+}
+
+#[derive(Deserialize)]
+struct BpeModel {
+    vocab: Vocab,
+    merges: Merges,
+}
+
+/// GPT-2's tokenizer from the embedded file.
+pub(super) fn load() -> Result<Tokenizer> {
+    let file: TokenizerFile = serde_json::from_slice(GPT2_JSON).map_err(|e| anyhow!("{e}"))?;
+    let model =
+        BPE::builder().vocab_and_merges(file.model.vocab, file.model.merges).build().map_err(|e| anyhow!("{e}"))?;
+    let mut tokenizer = Tokenizer::new(model);
+    // As the file says: add_prefix_space, trim_offsets, use_regex for each byte-level step.
+    tokenizer
+        .with_pre_tokenizer(Some(ByteLevel::new(false, true, true)))
+        .with_post_processor(Some(ByteLevel::new(true, false, true)))
+        .with_decoder(Some(ByteLevel::new(true, true, true)));
+    tokenizer.add_special_tokens([AddedToken::from(END_OF_TEXT, true)]).map_err(|e| anyhow!("{e}"))?;
+    Ok(tokenizer)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gives_the_tokenizer_the_generic_loader_reads_from_the_same_file() {
+        let generic = Tokenizer::from_bytes(GPT2_JSON).unwrap();
+        let assembled = load().unwrap();
+        assert_eq!(assembled.to_string(false).unwrap(), generic.to_string(false).unwrap());
+        let text = "Hello world! <|endoftext|> Ünïcödé, tabs\tand  spaces\n\nend";
+        let ids = assembled.encode_fast(text, false).unwrap().get_ids().to_vec();
+        assert_eq!(ids, generic.encode_fast(text, false).unwrap().get_ids());
+        assert!(ids.contains(&50256), "the special token is one id: {ids:?}");
+        assert_eq!(assembled.decode(&ids, false).unwrap(), generic.decode(&ids, false).unwrap());
+    }
+}
