@@ -7,6 +7,8 @@ pub mod corpus;
 mod exact_length;
 mod fields;
 mod file;
+mod gpt2_vocab;
+mod gpt2_words;
 mod image_files;
 mod images;
 mod mooncake;
