@@ -12,7 +12,7 @@ use std::sync::{Arc, OnceLock};
 
 use anyhow::{Context, Result, bail};
 
-use super::{builtin_tokenizer, tokenizer_hub};
+use super::{builtin_tokenizer, gpt2_words, tokenizer_hub};
 use crate::plan::TokenizerSpec;
 
 /// The longest piece of text tokenized at once when counting.
@@ -23,6 +23,9 @@ pub struct Tokenizer {
     name: String,
     /// Bytes of corpus text per token, measured once when first needed (see `exact_length`).
     bytes_per_token: OnceLock<f64>,
+    /// The builtin GPT-2 vocabulary's special tokens: ASCII text without them is counted word by
+    /// word (`gpt2_words`). None for other tokenizers, which always go through `inner`.
+    gpt2_special_tokens: Option<Vec<String>>,
 }
 
 impl std::fmt::Debug for Tokenizer {
@@ -49,7 +52,13 @@ impl Tokenizer {
     /// GPT-2's BPE vocabulary, embedded: needs no network and no files.
     pub fn builtin() -> Result<Self> {
         let inner = builtin_tokenizer::load().context("the builtin tokenizer failed to load")?;
-        Ok(Self { inner, name: TokenizerSpec::Builtin.name(), bytes_per_token: OnceLock::new() })
+        let special_tokens = inner.get_added_tokens_decoder().into_values().map(|token| token.content).collect();
+        Ok(Self {
+            inner,
+            name: TokenizerSpec::Builtin.name(),
+            bytes_per_token: OnceLock::new(),
+            gpt2_special_tokens: Some(special_tokens),
+        })
     }
 
     /// The builtin tokenizer, loaded once per process and shared (the in-process mock and
@@ -76,7 +85,12 @@ impl Tokenizer {
         let inner = tokenizers::Tokenizer::from_file(&file)
             .map_err(|e| anyhow::anyhow!("{e}"))
             .with_context(|| format!("cannot load tokenizer {}", file.display()))?;
-        Ok(Self { inner, name: path.display().to_string(), bytes_per_token: OnceLock::new() })
+        Ok(Self {
+            inner,
+            name: path.display().to_string(),
+            bytes_per_token: OnceLock::new(),
+            gpt2_special_tokens: None,
+        })
     }
 
     pub fn name(&self) -> &str {
@@ -91,7 +105,18 @@ impl Tokenizer {
     /// Number of tokens in `text`, without special tokens; long texts piece by piece (see the
     /// module comment for the approximation).
     pub fn count(&self, text: &str) -> usize {
-        pieces(text, COUNT_PIECE_BYTES).map(|piece| self.encode(piece).len()).sum()
+        pieces(text, COUNT_PIECE_BYTES).map(|piece| self.count_piece(piece)).sum()
+    }
+
+    /// Tokens in one piece: word by word where the builtin vocabulary allows it (ASCII text
+    /// without a special token), else by encoding it whole; the same number either way.
+    fn count_piece(&self, piece: &str) -> usize {
+        match &self.gpt2_special_tokens {
+            Some(special) if piece.is_ascii() && !special.iter().any(|token| piece.contains(token.as_str())) => {
+                gpt2_words::count_ascii(piece, |word| self.encode(word).len())
+            }
+            _ => self.encode(piece).len(),
+        }
     }
 
     pub fn encode(&self, text: &str) -> Vec<u32> {
@@ -144,6 +169,51 @@ mod tests {
         assert_eq!(t.count(""), 0);
         let ids = t.encode(" the quick brown fox");
         assert_eq!(t.decode(&ids), " the quick brown fox");
+    }
+
+    /// ASCII text that stresses the pre-tokenizer: contractions, digit runs, punctuation,
+    /// every kind of whitespace, control bytes and the special token.
+    fn tricky_ascii(rng: &mut crate::rng::SeededRng, len: usize) -> String {
+        const PARTS: [&str; 24] = [
+            " the",
+            "Hello",
+            "'s",
+            "'t",
+            "'re",
+            "'ve",
+            "'m",
+            "'ll",
+            "'d",
+            "'S",
+            " 123",
+            "4",
+            "!?",
+            " ...",
+            " ",
+            "  ",
+            "\n",
+            "\r\n",
+            "\t",
+            "\x0b\x0c",
+            "\x01",
+            "\x7f",
+            "<|endoftext|>",
+            "don't",
+        ];
+        (0..len).map(|_| PARTS[rng.below(PARTS.len() as u64) as usize]).collect()
+    }
+
+    #[test]
+    fn the_builtin_word_by_word_count_equals_the_whole_encoding() {
+        let t = Tokenizer::builtin().unwrap();
+        let mut rng = crate::rng::SeededRng::new(7);
+        for len in (0..400).map(|i| i % 40) {
+            let text = tricky_ascii(&mut rng, len);
+            assert_eq!(t.count(&text), t.encode(&text).len(), "{text:?}");
+        }
+        let prose = &crate::dataset::corpus::shakespeare()[..20_000];
+        assert_eq!(t.count(prose), t.encode(prose).len());
+        assert_eq!(t.count("naïve café 東京 it's"), t.encode("naïve café 東京 it's").len(), "non-ASCII text");
     }
 
     #[test]
