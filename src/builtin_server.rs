@@ -8,7 +8,7 @@ use std::pin::Pin;
 
 use anyhow::Result;
 
-use crate::mock::config::MockConfig;
+use crate::plan::MockConfig;
 
 /// A boxed future that is `Send`, as the trait objects below return.
 pub type BoxedFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;

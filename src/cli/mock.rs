@@ -3,7 +3,8 @@
 use std::net::{SocketAddr, ToSocketAddrs};
 
 use super::{MockArgs, exit_code};
-use crate::mock::{MockConfig, MockServer};
+use crate::mock::MockServer;
+use crate::plan::MockConfig;
 
 pub fn serve(args: MockArgs, runtime: &tokio::runtime::Runtime) -> i32 {
     let addr: SocketAddr = match (args.host.as_str(), args.port).to_socket_addrs().ok().and_then(|mut a| a.next()) {

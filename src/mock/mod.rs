@@ -7,7 +7,6 @@
 mod audio_api;
 mod body;
 mod chunks;
-pub mod config;
 mod embeddings;
 mod form;
 mod generate;
@@ -43,7 +42,7 @@ use tokio::task::JoinHandle;
 use crate::builtin_server::{BoxedFuture, BuiltInServer, RunningServer};
 use crate::dataset::tokenizer::Tokenizer;
 
-pub use config::MockConfig;
+pub use crate::plan::MockConfig;
 
 /// A running mock server; dropping it (or `shutdown`) stops it.
 pub struct MockServer {

@@ -10,11 +10,11 @@ use http::HeaderMap;
 use http::header::AUTHORIZATION;
 use tokio::sync::Semaphore;
 
-use super::config::MockConfig;
 use super::generation::Timing;
 use super::request::MAX_OUTPUT_TOKENS;
 use super::stats::StatsRegistry;
 use crate::dataset::tokenizer::Tokenizer;
+use crate::plan::MockConfig;
 
 /// The longest delay the mock accepts for either setting: one hour.
 const MAX_DELAY_MS: f64 = 3_600_000.0;

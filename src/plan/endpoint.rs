@@ -5,8 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize, Serializer};
 
-use super::{MOCK_URL, ResponseLimits};
-use crate::mock::MockConfig;
+use super::{MOCK_URL, MockConfig, ResponseLimits};
 
 /// Named as AIPerf's `--endpoint-type` names them in the exports' `input_config`.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]

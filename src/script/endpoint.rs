@@ -7,7 +7,7 @@ use rhai::{Dynamic, Map};
 
 use super::endpoint_request::{check_template_fills, endpoint_kind, request_options};
 use super::keys::{MapReader, ScriptResult, script_error};
-use crate::mock::MockConfig;
+use crate::plan::MockConfig;
 use crate::plan::{
     ConnectionSettings, ConnectionStrategy, Endpoint, EndpointKind, MOCK_URL, ResponseLimits, TlsSettings, Transport,
 };

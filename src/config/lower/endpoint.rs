@@ -7,7 +7,7 @@ use serde_json::Value;
 use super::values::{opt_bool, opt_f64, opt_str};
 use crate::config::ConfigError;
 use crate::dataset::tokenizer_hub;
-use crate::mock::MockConfig;
+use crate::plan::MockConfig;
 use crate::plan::{ConnectionStrategy, Endpoint, EndpointKind, MOCK_URL, MaxTokensField, Preflight, TokenizerSpec};
 
 /// AIPerf's default server.

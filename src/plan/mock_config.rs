@@ -1,4 +1,5 @@
-//! Settings of the built-in mock server: how fast it answers and how much it says.
+//! Settings of the built-in mock server (a plan's `endpoint.mock`): how fast it answers and how
+//! much it says. The engine hands them to the server its caller provides (`builtin_server.rs`).
 
 use serde::{Deserialize, Serialize};
 
