@@ -14,8 +14,8 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use super::{ConfigError, JobVariation, ProfileJob, multi_run_settings};
-use crate::aggregate::coordinates::label_of;
 use crate::plan::Plan;
+use crate::plan::run_coordinates::label_of;
 use values::opt_u64;
 
 /// The artifact folder when the document names none (AIPerf's).

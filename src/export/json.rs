@@ -166,7 +166,7 @@ mod tests {
     fn run_info_reports_the_run_s_place_in_a_sweep() {
         let mut result = sample_result();
         let Value::Object(values) = json!({"users": 8}) else { unreachable!() };
-        result.plan.run_info = crate::aggregate::RunCoordinates {
+        result.plan.run_info = crate::plan::RunCoordinates {
             sweep_id: Some("8c4f9a2e-1234-4567-89ab-0123456789ab".into()),
             trial: 2,
             run_label: Some("run_0003".into()),

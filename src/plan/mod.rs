@@ -9,6 +9,7 @@ mod mock_config;
 mod network_latency;
 mod phase;
 mod response_limits;
+pub mod run_coordinates;
 pub mod segment;
 
 use std::collections::BTreeMap;
@@ -23,6 +24,7 @@ pub use mock_config::MockConfig;
 pub use network_latency::*;
 pub use phase::*;
 pub use response_limits::*;
+pub use run_coordinates::RunCoordinates;
 
 /// The url that means "start the built-in mock server in-process".
 pub const MOCK_URL: &str = "mock";
@@ -75,7 +77,7 @@ pub struct Plan {
     pub metrics_listen: Option<std::net::SocketAddr>,
     /// Where the run sits in a sweep (sweep id, variation, trial): `run_info`, not `input_config`.
     #[serde(skip)]
-    pub run_info: crate::aggregate::RunCoordinates,
+    pub run_info: RunCoordinates,
 }
 
 impl Plan {

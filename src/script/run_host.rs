@@ -8,9 +8,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use super::dry_run::{ScriptMode, placeholder_result};
 use super::keys::{ScriptResult, script_error};
 use super::results::RunResults;
-use crate::aggregate::coordinates::new_sweep_id;
 use crate::engine::{self, RunOptions};
 use crate::plan::Plan;
+use crate::plan::run_coordinates::new_sweep_id;
 use crate::ui;
 
 /// What `run` needs from the host: the runtime, the options, and the scenario's name.

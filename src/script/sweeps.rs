@@ -16,11 +16,11 @@ use super::run_host::RunHost;
 use super::trials::{
     RUN_EXTRA_KEYS, Repetition, TrialLayout, cool_down, json_map, message_of, name_unnamed_run, run_trials,
 };
-use crate::aggregate::RunCoordinates;
-use crate::aggregate::coordinates::artifact_dir_of;
-use crate::aggregate::coordinates::{label_of, new_sweep_id};
 use crate::aggregate::sweep::{SweepCell, SweepSummary};
 use crate::export::{ArtifactNames, sweep_csv, sweep_json};
+use crate::plan::RunCoordinates;
+use crate::plan::run_coordinates::artifact_dir_of;
+use crate::plan::run_coordinates::{label_of, new_sweep_id};
 
 const SWEEP_KEYS: &[&str] = &["name", "grid", "zip", "trials", "cooldown", "confidence", "report", "pause"];
 

@@ -13,10 +13,11 @@ use super::dry_run::ScriptMode;
 use super::keys::{MapReader, ScriptResult, script_error};
 use super::results::RunResults;
 use super::run_host::{RunHost, ScenarioSweep, run_plan};
-use crate::aggregate::coordinates::{folder_under, label_of};
+use crate::aggregate::TrialSet;
 use crate::aggregate::trials::combined_result;
-use crate::aggregate::{RunCoordinates, TrialSet};
 use crate::export::{ArtifactNames, aggregate_csv, aggregate_json};
+use crate::plan::RunCoordinates;
+use crate::plan::run_coordinates::{folder_under, label_of};
 
 /// The `run(#{..})` keys this module reads.
 pub const RUN_EXTRA_KEYS: &[&str] = &["trials", "cooldown", "confidence", "sweep", "report"];
