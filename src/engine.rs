@@ -361,7 +361,6 @@ fn run_result(
         server_metrics: gathered.server_metrics,
         telemetry_data: gathered.telemetry_data,
         timeslices,
-        trials: None,
     }
 }
 

@@ -168,10 +168,6 @@ pub struct RunResult {
     /// their own files).
     #[serde(skip)]
     pub timeslices: Vec<Timeslice>,
-    /// A run of several trials: each trial and their confidence aggregate (this result's
-    /// metrics are then the trials' means).
-    #[serde(skip)]
-    pub trials: Option<std::sync::Arc<crate::aggregate::TrialSet>>,
 }
 
 impl RunResult {

@@ -1,6 +1,6 @@
-//! AIPerf's config schema 2.0: a YAML file read into a normalized document, the document
-//! lowered to the plans `aiperf profile` runs, and a plan described back in the schema's
-//! `benchmark` shape (the exports' `input_config`).
+//! AIPerf's config schema 2.0: a YAML file read into a normalized document, and the document
+//! lowered to the plans `aiperf profile` runs (the exports describe a plan back in the schema's
+//! `benchmark` shape: `export/input_config.rs`).
 //!
 //! Reading (`read_file`): `${ENV}` / `${ENV:default}` replaced in the text, the YAML parsed,
 //! `{{ expression }}` strings rendered with `variables:` (see `jinja`), then `normalize`, then
@@ -33,7 +33,6 @@
 //!
 //! Sweeps (`variations`) and `multi_run` (`multi_run_settings`) are read from this form.
 
-mod describe;
 mod env;
 mod jinja;
 mod locate;
@@ -46,7 +45,6 @@ mod sweep;
 
 use serde_json::Value;
 
-pub use describe::benchmark_of_plan;
 pub use lower::{artifact_location, lower};
 pub use normalize::normalize;
 pub use path::{get_path, set_path};

@@ -1,5 +1,5 @@
 //! profile_export_aiperf.json: the run's summary (schema 1.4): provenance, one stats block
-//! per metric, the plan as `input_config` (in AIPerf's shape: `config::benchmark_of_plan`),
+//! per metric, the plan as `input_config` (in AIPerf's shape: `input_config.rs`),
 //! `run_info`, the error summary and the times.
 
 use std::path::Path;
@@ -79,7 +79,7 @@ pub fn summary_json(result: &RunResult) -> Result<Value> {
         "client_self_check".into(),
         serde_json::to_value(self_checks).context("cannot encode the client self-check")?,
     );
-    doc.insert("input_config".into(), crate::config::benchmark_of_plan(&result.plan));
+    doc.insert("input_config".into(), super::input_config::benchmark_of_plan(&result.plan));
     let coordinates = &result.plan.run_info;
     doc.insert(
         "run_info".into(),

@@ -7,6 +7,7 @@ pub mod aggregate_csv;
 pub mod aggregate_json;
 pub mod csv;
 pub mod gpu_telemetry;
+pub mod input_config;
 pub mod inputs_json;
 pub mod json;
 mod json_lines;

@@ -74,6 +74,6 @@ pub fn server_metrics_json(metrics: &ServerMetricsResult, run: &RunResult) -> Va
         },
         "metrics_phase": "profiling",
         "metrics": families,
-        "input_config": crate::config::benchmark_of_plan(&run.plan),
+        "input_config": super::input_config::benchmark_of_plan(&run.plan),
     })
 }

@@ -69,6 +69,5 @@ pub fn sample_result() -> RunResult {
         telemetry_data: None,
         thresholds: Vec::new(),
         timeslices: Vec::new(),
-        trials: None,
     }
 }

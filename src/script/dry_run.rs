@@ -55,6 +55,5 @@ pub fn placeholder_result(plan: &Plan, artifact_root: &std::path::Path) -> RunRe
         telemetry_data: None,
         thresholds: Vec::new(),
         timeslices: Vec::new(),
-        trials: None,
     }
 }

@@ -5,12 +5,15 @@ use std::sync::Arc;
 use rhai::{Dynamic, Engine};
 
 use super::keys::{ScriptResult, script_error};
+use crate::aggregate::TrialSet;
 use crate::result::{MetricResult, RunResult};
 use crate::suggest::closest;
 
-/// The results of one run, as a script sees them.
+/// The results of one run, as a script sees them: the result, and for a run of several
+/// trials each trial and their confidence aggregate (the result's metrics are then the
+/// trials' means).
 #[derive(Debug, Clone)]
-pub struct RunResults(pub Arc<RunResult>);
+pub struct RunResults(pub Arc<RunResult>, pub Option<Arc<TrialSet>>);
 
 /// One metric's statistics (`avg`, `min`, `max`, `p1`…`p99`, `std`, `count`, `sum`, `unit`).
 #[derive(Debug, Clone)]

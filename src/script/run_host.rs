@@ -67,7 +67,7 @@ pub(super) fn run_plan(host: &RunHost, plan: Plan) -> ScriptResult<RunResults> {
                 Err(e) => return script_error(format!("run `{}`: cannot show the plan: {e}", plan.name)),
             }
         }
-        return Ok(RunResults(Arc::new(placeholder_result(&plan, &host.options.artifact_root))));
+        return Ok(RunResults(Arc::new(placeholder_result(&plan, &host.options.artifact_root)), None));
     }
     if host.options.cancel.is_cancelled() {
         return script_error("interrupted before this run started");
@@ -116,5 +116,5 @@ pub(super) fn run_plan(host: &RunHost, plan: Plan) -> ScriptResult<RunResults> {
             return script_error(format!("run `{}` failed its thresholds; stopping (abort_on_fail)", result.name));
         }
     }
-    Ok(RunResults(result))
+    Ok(RunResults(result, None))
 }

@@ -13,8 +13,8 @@ use crate::suggest::closest;
 pub fn register(engine: &mut Engine) {
     engine
         .register_get("trials", |r: &mut RunResults| -> Array {
-            let trials = r.0.trials.as_ref().map(|set| set.trials.as_slice()).unwrap_or_default();
-            trials.iter().map(|trial| Dynamic::from(RunResults(Arc::clone(trial)))).collect()
+            let trials = r.1.as_ref().map(|set| set.trials.as_slice()).unwrap_or_default();
+            trials.iter().map(|trial| Dynamic::from(RunResults(Arc::clone(trial), None))).collect()
         })
         .register_fn("confidence", |r: &mut RunResults, tag: &str| confidence(r, tag, "avg"))
         .register_fn("confidence", |r: &mut RunResults, tag: &str, stat: &str| confidence(r, tag, stat))
@@ -32,7 +32,7 @@ pub fn register(engine: &mut Engine) {
 /// `#{ mean, std, min, max, cv, se, ci_low, ci_high, t_critical, unit }`.
 fn confidence(results: &mut RunResults, tag: &str, stat: &str) -> ScriptResult<Map> {
     let result = &results.0;
-    let Some(set) = &result.trials else {
+    let Some(set) = &results.1 else {
         return script_error(format!(
             "run `{}` has no trials: give its run(#{{..}}) `trials: 3` (or more) for confidence intervals",
             result.name

@@ -216,8 +216,7 @@ pub fn run_trials(
     if !combined.thresholds_passed() {
         host.thresholds_failed.store(true, Ordering::SeqCst);
     }
-    combined.trials = Some(set.clone());
-    Ok((RunResults(Arc::new(combined)), set))
+    Ok((RunResults(Arc::new(combined), Some(set.clone())), set))
 }
 
 /// Write the confidence aggregate of `set` into `dir`, named by the run's `export_prefix`.

@@ -83,7 +83,6 @@ pub async fn merge(dirs: &[PathBuf], out: &Path, streaming: bool, cli_command: O
         server_metrics: None,
         telemetry_data: telemetry_data(&collecting.dir, &whole),
         timeslices,
-        trials: None,
     };
     export::write_summaries(&result, out)?;
     copy_collector_files(&collecting.dir, out, &whole)?;
