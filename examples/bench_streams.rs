@@ -30,6 +30,13 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 const DEFAULT_USERS: [usize; 3] = [10, 1_000, 10_000];
 
 fn main() -> anyhow::Result<()> {
+    // As the `aiperf` binary does (src/main.rs): no transparent huge pages, which would count
+    // every 2 MiB page that mimalloc's arenas touch whole in the RSS.
+    #[cfg(target_os = "linux")]
+    // SAFETY: PR_SET_THP_DISABLE takes plain integer arguments and changes no memory.
+    unsafe {
+        libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0);
+    }
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("serve") => serve(args[1].parse()?, args[2].parse()?),

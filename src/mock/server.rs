@@ -23,11 +23,7 @@ type ConnectionBuilder = auto::Builder<TokioExecutor>;
 
 /// Serve `listener` until `stop` changes or its sender is dropped.
 pub async fn serve(listener: TcpListener, state: Arc<MockState>, mut stop: watch::Receiver<bool>) {
-    let mut builder = ConnectionBuilder::new(TokioExecutor::new());
-    // Any number of HTTP/2 streams per connection (hyper's default is 200), so one client
-    // connection can carry every concurrent request of a large run.
-    builder.http2().max_concurrent_streams(None);
-    let builder = Arc::new(builder);
+    let builder = Arc::new(ConnectionBuilder::new(TokioExecutor::new()));
     let mut connections = JoinSet::new();
     loop {
         tokio::select! {
