@@ -51,11 +51,12 @@ impl MetricAccumulator {
     }
 
     /// Every exported metric with a value, in registry order: record metrics' distributions,
-    /// aggregate and derived values, the `time_weighted` stats computed elsewhere, and the
+    /// aggregate and derived values, the stats `time_weighted` computes elsewhere (called once
+    /// the kept values are gone, so that its memory and theirs do not add up), and the
     /// network-adjusted latencies when the run subtracts a round trip.
     pub fn finish(
         mut self,
-        time_weighted: Vec<(&'static MetricDef, Stats)>,
+        time_weighted: impl FnOnce() -> Vec<(&'static MetricDef, Stats)>,
         network_rtt: Option<&NetworkRtt>,
     ) -> Vec<MetricResult> {
         let mut distributions: HashMap<&'static str, Stats> = HashMap::new();
@@ -64,10 +65,10 @@ impl MetricAccumulator {
                 distributions.insert(tag, stats);
             }
         }
-        let mut others = time_weighted;
-        if let Some(rtt) = network_rtt {
-            others.extend(rtt.adjusted(|tag| self.samples.get(tag).map(SampleColumn::values)));
-        }
+        let adjusted = network_rtt.map(|rtt| rtt.adjusted(|tag| self.samples.get(tag).map(SampleColumn::values)));
+        drop(self.samples);
+        let mut others = time_weighted();
+        others.extend(adjusted.into_iter().flatten());
         metric_results(distributions, &self.totals, others)
     }
 }

@@ -1,5 +1,5 @@
 //! What was in flight over time: each record adds its intervals (in flight, prefill, decode),
-//! its token rates and its tokens, kept compactly (12 bytes a change of requests or tokens,
+//! its token rates and its tokens, kept compactly (10 bytes a change of requests or tokens,
 //! in blocks that grow without copying); one sorted sweep (O(n log n) in the number of
 //! changes) turns them into segments during which every level is constant.
 
@@ -43,13 +43,13 @@ impl Segment {
     }
 }
 
-/// A whole-number level (requests or tokens in flight) moving by `delta` at `ns`; 12 bytes,
+/// A whole-number level (requests or tokens in flight) moving by `delta` at `ns`; 10 bytes,
 /// the bulk of what a run keeps (a larger move is kept as several).
 #[derive(Debug, Clone, Copy)]
-#[repr(C, packed(4))]
+#[repr(C, packed(2))]
 struct CountChange {
     ns: u64,
-    delta: i32,
+    delta: i16,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,11 +83,11 @@ pub struct InFlightCurves {
     has_tokens: bool,
 }
 
-/// Keeps `delta` at `ns` in `changes`, in as many `i32` pieces as it takes.
+/// Keeps `delta` at `ns` in `changes`, in as many `i16` pieces as it takes.
 fn push_count(changes: &mut SortedBlocks<CountChange>, ns: u64, mut delta: i64) {
     while delta != 0 {
-        let piece = delta.clamp(i64::from(i32::MIN), i64::from(i32::MAX));
-        changes.push(CountChange { ns, delta: piece as i32 });
+        let piece = delta.clamp(i64::from(i16::MIN), i64::from(i16::MAX));
+        changes.push(CountChange { ns, delta: piece as i16 });
         delta -= piece;
     }
 }

@@ -134,19 +134,22 @@ impl RecordProcessor {
         }
         let (has_phases, has_tokens) = (self.in_flight.has_phases(), self.in_flight.has_tokens());
         let window = self.in_flight.window();
-        let segments = self.in_flight.segments();
-        let time_weighted = window.map_or_else(Vec::new, |(start_ns, end_ns)| {
-            time_weighted_metrics(&segments, start_ns, end_ns, has_phases, has_tokens)
-        });
+        let in_flight = self.in_flight;
+        // The sweep runs once the run's kept values are summed up and gone; its segments
+        // stay for the timeslices.
+        let mut segments = Vec::new();
+        let time_weighted = || {
+            segments = in_flight.segments();
+            window.map_or_else(Vec::new, |(start_ns, end_ns)| {
+                time_weighted_metrics(&segments, start_ns, end_ns, has_phases, has_tokens)
+            })
+        };
+        let metrics = self.run.finish(time_weighted, network_rtt);
         let timeslices = self
             .timeslices
             .map(|slices| slices.finish(&segments, has_phases, has_tokens, &self.ctx.clock))
             .unwrap_or_default();
-        Ok(ProcessedMetrics {
-            metrics: self.run.finish(time_weighted, network_rtt),
-            error_summary: self.errors.into_summary(),
-            timeslices,
-        })
+        Ok(ProcessedMetrics { metrics, error_summary: self.errors.into_summary(), timeslices })
     }
 }
 

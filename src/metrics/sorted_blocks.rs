@@ -1,7 +1,8 @@
 //! `SortedBlocks`: a long append-only list kept in fixed-size blocks (growing it never copies
 //! what it holds, so a million records' in-flight changes never need twice their room), read
-//! back once in key order: each block sorted on its own, then the blocks merged. Equal keys
-//! come back in the order they were pushed.
+//! back once in key order: each block sorted on its own (a radix sort on the key's span
+//! within the block, a few linear passes), then the blocks merged, each block freed once
+//! read. Equal keys come back in the order they were pushed.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -38,10 +39,10 @@ impl<T: Copy> SortedBlocks<T> {
         self.blocks.iter().flatten()
     }
 
-    /// Every value in ascending `key` order (equal keys in the order pushed).
-    pub fn into_sorted(mut self, key: fn(&T) -> u64) -> Merged<T> {
+    /// Every value in ascending `key` order, equal keys in the order pushed.
+    pub fn into_sorted<K: Fn(&T) -> u64>(mut self, key: K) -> Merged<T, K> {
         for block in &mut self.blocks {
-            block.sort_by_key(key);
+            radix_sort(block, &key);
         }
         let heap = self.blocks.iter().enumerate().map(|(index, block)| Reverse((key(&block[0]), index))).collect();
         let next = vec![0; self.blocks.len()];
@@ -49,17 +50,44 @@ impl<T: Copy> SortedBlocks<T> {
     }
 }
 
+/// Sorts `block` by `key`, stably: one counting pass per byte of the keys' span (the largest
+/// key less the smallest), least significant first.
+fn radix_sort<T: Copy>(block: &mut Vec<T>, key: impl Fn(&T) -> u64) {
+    let Some(least) = block.iter().map(&key).min() else {
+        return;
+    };
+    let span = block.iter().map(|value| key(value) - least).max().unwrap_or(0);
+    let mut sorted = block.clone();
+    let mut shift = 0;
+    while shift < u64::BITS && span >> shift > 0 {
+        let digit = |value: &T| ((key(value) - least) >> shift) as usize & 0xff;
+        let mut starts = [0usize; 256];
+        block.iter().for_each(|value| starts[digit(value)] += 1);
+        let mut next = 0;
+        for start in &mut starts {
+            (*start, next) = (next, next + *start);
+        }
+        for value in block.iter() {
+            let slot = &mut starts[digit(value)];
+            sorted[*slot] = *value;
+            *slot += 1;
+        }
+        std::mem::swap(block, &mut sorted);
+        shift += 8;
+    }
+}
+
 /// The values of sorted blocks, merged into one ascending sequence.
-pub struct Merged<T> {
+pub struct Merged<T, K> {
     blocks: Vec<Vec<T>>,
     /// The position of each block's next value.
     next: Vec<usize>,
     /// Each unfinished block's next key, ties broken by block order.
     heap: BinaryHeap<Reverse<(u64, usize)>>,
-    key: fn(&T) -> u64,
+    key: K,
 }
 
-impl<T: Copy> Merged<T> {
+impl<T: Copy, K: Fn(&T) -> u64> Merged<T, K> {
     /// The key of the next value; None when all are taken.
     pub fn peek_key(&self) -> Option<u64> {
         self.heap.peek().map(|Reverse((key, _))| *key)
@@ -71,7 +99,7 @@ impl<T: Copy> Merged<T> {
     }
 }
 
-impl<T: Copy> Iterator for Merged<T> {
+impl<T: Copy, K: Fn(&T) -> u64> Iterator for Merged<T, K> {
     type Item = T;
 
     fn next(&mut self) -> Option<T> {
@@ -85,6 +113,7 @@ impl<T: Copy> Iterator for Merged<T> {
             Some(following) => *top = Reverse(((self.key)(following), index)),
             None => {
                 std::collections::binary_heap::PeekMut::pop(top);
+                self.blocks[index] = Vec::new();
             }
         }
         Some(value)
@@ -110,6 +139,17 @@ mod tests {
             (0..count).map(|pushed| (((count - pushed) / 3) as u64 % 5000, pushed)).collect();
         expected.sort_by_key(|value| value.0);
         assert!(merged == expected, "ascending keys, equal keys in push order");
+    }
+
+    #[test]
+    fn the_radix_sort_orders_keys_spread_over_every_byte_stably() {
+        let mut values: Vec<(u64, usize)> =
+            (0..10_000).map(|i| ((i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (i % 9 * 7), i / 2)).collect();
+        values.extend(values.clone().iter().map(|&(key, pushed)| (key, pushed + 10_000)));
+        let mut expected = values.clone();
+        expected.sort_by_key(|value| value.0);
+        radix_sort(&mut values, |value| value.0);
+        assert!(values == expected);
     }
 
     #[test]

@@ -54,7 +54,7 @@ impl TimesliceAccumulator {
             .map(|index| {
                 let start_ns = origin_ns + index * slice_ns;
                 let end_ns = start_ns + slice_ns;
-                let time_weighted = time_weighted_metrics(segments, start_ns, end_ns, has_phases, has_tokens);
+                let time_weighted = || time_weighted_metrics(segments, start_ns, end_ns, has_phases, has_tokens);
                 let metrics =
                     slices.remove(&index).unwrap_or_else(|| MetricAccumulator::new(false)).finish(time_weighted, None);
                 Timeslice { index, start_ns: clock.epoch_ns(start_ns), end_ns: clock.epoch_ns(end_ns), metrics }
