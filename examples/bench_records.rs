@@ -105,7 +105,6 @@ fn run_result(count: u64, processed: ProcessedMetrics, dir: &std::path::Path) ->
         telemetry_data: None,
         thresholds: Vec::new(),
         timeslices: processed.timeslices,
-        trials: None,
     }
 }
 
