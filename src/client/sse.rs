@@ -56,13 +56,16 @@ impl SseParser {
                 input = &input[1..];
             }
         }
+        // The data of the event being assembled while it is a single `data:` line of this
+        // read: borrowed from `input`, copied into `event.data` only if the event outlives it.
+        let mut borrowed_data = None;
         while let Some(line_end) = input.iter().position(|&byte| byte == b'\n' || byte == b'\r') {
-            self.check_room_for(line_end)?;
+            self.check_room_for(line_end, borrowed_data)?;
             let flow = if self.partial_line.is_empty() {
-                self.event.take_line(&input[..line_end], &mut on_event)
+                self.event.take_line(&input[..line_end], &mut borrowed_data, &mut on_event)
             } else {
                 self.partial_line.extend_from_slice(&input[..line_end]);
-                let flow = self.event.take_line(&self.partial_line, &mut on_event);
+                let flow = self.event.take_own_line(&self.partial_line, &mut on_event);
                 self.partial_line.clear();
                 flow
             };
@@ -79,7 +82,10 @@ impl SseParser {
                 return Ok(flow);
             }
         }
-        self.check_room_for(input.len())?;
+        self.check_room_for(input.len(), borrowed_data)?;
+        if let Some(data) = borrowed_data {
+            self.event.data.extend_from_slice(data);
+        }
         self.partial_line.extend_from_slice(input);
         Ok(ControlFlow::Continue(()))
     }
@@ -88,9 +94,10 @@ impl SseParser {
         self.max_event_bytes
     }
 
-    /// `more` bytes of the current line may still join the event without passing the cap.
-    fn check_room_for(&self, more: usize) -> Result<(), EventTooLarge> {
-        let held = self.event.data.len() + self.partial_line.len();
+    /// `more` bytes of the current line may still join the event (its data so far in
+    /// `event.data` or `borrowed_data`) without passing the cap.
+    fn check_room_for(&self, more: usize, borrowed_data: Option<&[u8]>) -> Result<(), EventTooLarge> {
+        let held = self.event.data.len() + borrowed_data.map_or(0, <[u8]>::len) + self.partial_line.len();
         if held.saturating_add(more) > self.max_event_bytes { Err(EventTooLarge) } else { Ok(()) }
     }
 
@@ -102,24 +109,44 @@ impl SseParser {
     {
         self.pending_cr = false;
         if !self.partial_line.is_empty() {
-            let flow = self.event.take_line(&self.partial_line, &mut on_event);
+            let flow = self.event.take_own_line(&self.partial_line, &mut on_event);
             self.partial_line.clear();
             if flow.is_break() {
                 return flow;
             }
         }
-        self.event.dispatch(&mut on_event)
+        self.event.dispatch(None, &mut on_event)
     }
 }
 
 impl PendingEvent {
-    /// Apply one line (without its line end) to the event; a blank line dispatches it.
-    fn take_line<F>(&mut self, line: &[u8], on_event: &mut F) -> ControlFlow<()>
+    /// Apply a line that no borrowed data may outlive (one assembled across reads).
+    fn take_own_line<F>(&mut self, line: &[u8], on_event: &mut F) -> ControlFlow<()>
+    where
+        F: FnMut(SseEvent<'_>) -> ControlFlow<()>,
+    {
+        let mut borrowed_data = None;
+        let flow = self.take_line(line, &mut borrowed_data, on_event);
+        if let Some(data) = borrowed_data {
+            self.data.extend_from_slice(data);
+        }
+        flow
+    }
+
+    /// Apply one line (without its line end) to the event; a blank line dispatches it. The
+    /// event's first `data:` value is only noted in `borrowed_data` (while `data` stays empty);
+    /// a second one copies it into `data` before joining.
+    fn take_line<'line, F>(
+        &mut self,
+        line: &'line [u8],
+        borrowed_data: &mut Option<&'line [u8]>,
+        on_event: &mut F,
+    ) -> ControlFlow<()>
     where
         F: FnMut(SseEvent<'_>) -> ControlFlow<()>,
     {
         if line.is_empty() {
-            return self.dispatch(on_event);
+            return self.dispatch(borrowed_data.take(), on_event);
         }
         if line[0] == b':' {
             return ControlFlow::Continue(());
@@ -132,12 +159,16 @@ impl PendingEvent {
             None => (line, &line[line.len()..]),
         };
         match field {
-            b"data" => {
-                if self.has_data {
-                    self.data.push(b'\n');
-                }
-                self.data.extend_from_slice(value);
+            b"data" if !self.has_data => {
+                *borrowed_data = Some(value);
                 self.has_data = true;
+            }
+            b"data" => {
+                if let Some(first) = borrowed_data.take() {
+                    self.data.extend_from_slice(first);
+                }
+                self.data.push(b'\n');
+                self.data.extend_from_slice(value);
             }
             b"event" => {
                 self.event_type.clear();
@@ -149,15 +180,17 @@ impl PendingEvent {
         ControlFlow::Continue(())
     }
 
-    /// Hand the assembled event to `on_event` (if it carried data) and start a new one.
-    fn dispatch<F>(&mut self, on_event: &mut F) -> ControlFlow<()>
+    /// Hand the assembled event (its data borrowed, or else in `data`) to `on_event` if it
+    /// carried data, and start a new one.
+    fn dispatch<F>(&mut self, borrowed_data: Option<&[u8]>, on_event: &mut F) -> ControlFlow<()>
     where
         F: FnMut(SseEvent<'_>) -> ControlFlow<()>,
     {
-        let flow = if self.data.is_empty() {
+        let data = borrowed_data.unwrap_or(&self.data);
+        let flow = if data.is_empty() {
             ControlFlow::Continue(())
         } else {
-            on_event(SseEvent { event_type: &self.event_type, data: &self.data })
+            on_event(SseEvent { event_type: &self.event_type, data })
         };
         self.event_type.clear();
         self.data.clear();
@@ -275,6 +308,22 @@ mod tests {
         collect(&mut parser, b"data: short\n\n", &mut events);
         assert_eq!(parser.event.data.capacity(), capacity);
         assert_eq!(events.len(), 2);
+    }
+
+    #[test]
+    fn a_data_line_whole_in_its_read_is_handed_over_without_a_copy() {
+        let read = b"data: {\"a\":1}\n\ndata: spans\n";
+        let mut parser = SseParser::new(CAP);
+        let mut borrowed_from_the_read = Vec::new();
+        let flow = parser.feed(read, |event| {
+            borrowed_from_the_read.push(read.as_ptr_range().contains(&event.data.as_ptr()));
+            ControlFlow::Continue(())
+        });
+        assert_eq!(flow, Ok(ControlFlow::Continue(())));
+        assert_eq!(borrowed_from_the_read, vec![true]);
+        let mut events = Vec::new();
+        collect(&mut parser, b"\n", &mut events);
+        assert_eq!(data_only(&events), vec!["spans"], "data kept across reads is copied");
     }
 
     #[test]
