@@ -4,7 +4,7 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::payload::{JsonText, ResponseFields, WireUsage, first_element, text};
+use super::payload::{JsonText, ResponseFields, WireUsage, first_element, from_json, text};
 
 /// A chat payload: a streamed chunk or a whole response.
 #[derive(Deserialize)]
@@ -55,7 +55,7 @@ enum TextField {
 }
 
 fn parse(input: &[u8], text_field: TextField) -> serde_json::Result<ResponseFields<'_>> {
-    let payload: ChatPayload = serde_json::from_slice(input)?;
+    let payload: ChatPayload = from_json(input)?;
     let mut fields =
         ResponseFields { usage: payload.usage.map(Into::into), error: payload.error, ..Default::default() };
     if let Some(choice) = payload.choices {

@@ -5,7 +5,7 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::payload::{JsonText, ResponseFields, WireUsage, first_element, text};
+use super::payload::{JsonText, ResponseFields, WireUsage, first_element, from_json, text};
 
 #[derive(Deserialize)]
 struct CompletionPayload<'a> {
@@ -25,7 +25,7 @@ struct CompletionChoice<'a> {
 
 /// Fields of a streamed chunk or a whole response.
 pub(crate) fn parse_payload(input: &[u8]) -> serde_json::Result<ResponseFields<'_>> {
-    let payload: CompletionPayload = serde_json::from_slice(input)?;
+    let payload: CompletionPayload = from_json(input)?;
     let mut fields =
         ResponseFields { usage: payload.usage.map(Into::into), error: payload.error, ..Default::default() };
     if let Some(choice) = payload.choices {

@@ -74,6 +74,15 @@ fn merged_usage(earlier: Usage, later: Usage) -> Usage {
     }
 }
 
+/// Deserialize a payload, checking its UTF-8 once as a whole rather than string by string (a
+/// payload that is not UTF-8 throughout is read as before, validating only its strings).
+pub(crate) fn from_json<'a, T: Deserialize<'a>>(input: &'a [u8]) -> serde_json::Result<T> {
+    match std::str::from_utf8(input) {
+        Ok(text) => serde_json::from_str(text),
+        Err(_) => serde_json::from_slice(input),
+    }
+}
+
 /// A JSON string that borrows from the input unless it had escapes to undo.
 #[derive(Debug)]
 pub(crate) struct JsonText<'a>(pub Cow<'a, str>);
@@ -171,6 +180,13 @@ mod tests {
         assert!(matches!(plain.choices, Some(JsonText(Cow::Borrowed("abc")))));
         let escaped: Sample = serde_json::from_slice(br#"{"choices":["a\nb"]}"#).unwrap();
         assert!(matches!(escaped.choices, Some(JsonText(Cow::Owned(ref text))) if text == "a\nb"));
+    }
+
+    #[test]
+    fn from_json_reads_a_payload_that_is_not_utf8_outside_its_kept_strings_as_before() {
+        let sample: Sample = from_json(b"{\"skipped\":\"\xff\",\"choices\":[\"ok\"]}").unwrap();
+        assert!(matches!(sample.choices, Some(JsonText(Cow::Borrowed("ok")))));
+        assert!(from_json::<Sample>(b"{\"choices\":[\"\xff\"]}").is_err());
     }
 
     #[test]
