@@ -51,8 +51,8 @@ impl MetricAccumulator {
     }
 
     /// Every exported metric with a value, in registry order: record metrics' distributions,
-    /// aggregate and derived values, the stats `time_weighted` computes elsewhere (called once
-    /// the kept values are gone, so that its memory and theirs do not add up), and the
+    /// aggregate and derived values, the stats `time_weighted` gives (computed elsewhere, or
+    /// waited for on another thread; called once the kept values are gone), and the
     /// network-adjusted latencies when the run subtracts a round trip.
     pub fn finish(
         mut self,

@@ -129,28 +129,43 @@ impl RecordProcessor {
 
     /// `finish`, with the network-adjusted latencies of a run that subtracts a round trip.
     pub fn finish_adjusted(self, network_rtt: Option<&NetworkRtt>) -> Result<ProcessedMetrics> {
-        for sink in self.sinks {
-            sink.finish()?;
-        }
         let (has_phases, has_tokens) = (self.in_flight.has_phases(), self.in_flight.has_tokens());
         let window = self.in_flight.window();
-        let in_flight = self.in_flight;
-        // The sweep runs once the run's kept values are summed up and gone; its segments
-        // stay for the timeslices.
-        let mut segments = Vec::new();
-        let time_weighted = || {
-            segments = in_flight.segments();
-            window.map_or_else(Vec::new, |(start_ns, end_ns)| {
-                time_weighted_metrics(&segments, start_ns, end_ns, has_phases, has_tokens)
-            })
-        };
-        let metrics = self.run.finish(time_weighted, network_rtt);
-        let timeslices = self
-            .timeslices
-            .map(|slices| slices.finish(&segments, has_phases, has_tokens, &self.ctx.clock))
-            .unwrap_or_default();
-        Ok(ProcessedMetrics { metrics, error_summary: self.errors.into_summary(), timeslices })
+        let (sinks, in_flight, run) = (self.sinks, self.in_flight, self.run);
+        std::thread::scope(|scope| {
+            // The files are flushed and synced, and the in-flight changes swept into segments,
+            // while this thread sums up the kept values.
+            let flushed = scope.spawn(move || sinks.into_iter().try_for_each(|sink| sink.finish()));
+            let swept = scope.spawn(move || {
+                let segments = in_flight.segments();
+                let time_weighted = window.map_or_else(Vec::new, |(start_ns, end_ns)| {
+                    time_weighted_metrics(&segments, start_ns, end_ns, has_phases, has_tokens)
+                });
+                (segments, time_weighted)
+            });
+            // The segments stay for the timeslices.
+            let mut segments = Vec::new();
+            let metrics = run.finish(
+                || {
+                    let (swept, time_weighted) = joined(swept);
+                    segments = swept;
+                    time_weighted
+                },
+                network_rtt,
+            );
+            joined(flushed)?;
+            let timeslices = self
+                .timeslices
+                .map(|slices| slices.finish(&segments, has_phases, has_tokens, &self.ctx.clock))
+                .unwrap_or_default();
+            Ok(ProcessedMetrics { metrics, error_summary: self.errors.into_summary(), timeslices })
+        })
     }
+}
+
+/// What a scoped thread returned; its panic, if it panicked, carried on here.
+fn joined<T>(thread: std::thread::ScopedJoinHandle<'_, T>) -> T {
+    thread.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
 }
 
 /// A successful record's input and output lengths (ISL, OSL) from its metrics.

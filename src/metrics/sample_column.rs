@@ -1,8 +1,9 @@
 //! `SampleColumn`: every value of one record metric over a run, kept as compactly as keeps
 //! them exact. Latencies are whole nanoseconds shown in ms, token counts whole numbers: such
 //! a column holds each value as a `u32` count of `1/scale` units (half the room of an `f64`),
-//! and its stats come from selecting the percentile ranks and integer sums instead of a full
-//! sort. The first value that does not round-trip bit for bit (a rate, a latency past 4.29 s)
+//! and its stats come from integer sums and the percentile ranks found without a full sort:
+//! selected in a small column, counted in a large one (a histogram of the top 16 bits finds
+//! each rank's bucket, a second pass counts the low 16 bits of those buckets only). The first value that does not round-trip bit for bit (a rate, a latency past 4.29 s)
 //! turns the column into plain `f64`s, whose stats are computed as before.
 
 use super::stats::{Moments, distribution_in_place, interpolate};
@@ -99,8 +100,13 @@ fn scaled_distribution(units: &mut [u32], scale: f64) -> Option<Stats> {
         .collect();
     ranks.sort_unstable();
     ranks.dedup();
-    select_ranks(units, 0, &ranks);
-    let value = |rank: usize| f64::from(units[rank]) / scale;
+    let ranked = if count < COUNTED_FROM {
+        select_ranks(units, 0, &ranks);
+        ranks.iter().map(|&rank| units[rank]).collect()
+    } else {
+        counted_ranks(units, &ranks)
+    };
+    let value = |rank: usize| f64::from(ranked[ranks.partition_point(|&wanted| wanted < rank)]) / scale;
     let moments = Moments {
         count: count as u64,
         sum: sum as f64 / scale,
@@ -109,6 +115,62 @@ fn scaled_distribution(units: &mut [u32], scale: f64) -> Option<Stats> {
         std: std_units / scale,
     };
     Some(moments.stats(|pct| interpolate(count, pct, value)))
+}
+
+/// Columns this long find their ranks by counting (two linear passes and a few MB of counts)
+/// rather than by selection (which moves the values, once per rank and side).
+const COUNTED_FROM: usize = 1 << 16;
+/// The low bits a value's bucket leaves out.
+const LOW_BITS: u32 = 16;
+const BUCKETS: usize = 1 << 16;
+
+/// The value of each of `ranks` (ascending, distinct, each below `units.len()`) as a sort
+/// would place it, by counting: one pass counts the values of each top-16-bit bucket, which
+/// gives each rank's bucket and its rank within; a second counts the low 16 bits of the
+/// values in those buckets only, which gives each rank's value.
+fn counted_ranks(units: &[u32], ranks: &[usize]) -> Vec<u32> {
+    let mut bucket_counts = vec![0u64; BUCKETS];
+    for &unit in units {
+        bucket_counts[(unit >> LOW_BITS) as usize] += 1;
+    }
+    let located: Vec<(usize, u64)> = ranks.iter().map(|&rank| locate(&bucket_counts, rank as u64)).collect();
+    // Each wanted bucket's row of low-bit counts (a handful: two per percentile at most).
+    const UNWANTED: u8 = u8::MAX;
+    let mut rows = vec![UNWANTED; BUCKETS];
+    let mut wanted = 0u8;
+    for &(bucket, _) in &located {
+        if rows[bucket] == UNWANTED {
+            rows[bucket] = wanted;
+            wanted += 1;
+        }
+    }
+    let mut low_counts = vec![0u64; usize::from(wanted) * BUCKETS];
+    for &unit in units {
+        let row = rows[(unit >> LOW_BITS) as usize];
+        if row != UNWANTED {
+            low_counts[usize::from(row) * BUCKETS + (unit as usize & (BUCKETS - 1))] += 1;
+        }
+    }
+    located
+        .iter()
+        .map(|&(bucket, within)| {
+            let row = &low_counts[usize::from(rows[bucket]) * BUCKETS..][..BUCKETS];
+            let (low, _) = locate(row, within);
+            ((bucket as u32) << LOW_BITS) | low as u32
+        })
+        .collect()
+}
+
+/// Where `rank` (counting from 0 through every count in order) falls: the index of its
+/// count and its rank among that count's values. `rank` is below the counts' total.
+fn locate(counts: &[u64], mut rank: u64) -> (usize, u64) {
+    for (index, &count) in counts.iter().enumerate() {
+        if rank < count {
+            return (index, rank);
+        }
+        rank -= count;
+    }
+    unreachable!("a rank below the values' count lies in one of their buckets")
 }
 
 /// Puts the value of each of `ranks` (ascending, relative to the whole column, `offset` being
@@ -135,10 +197,9 @@ mod tests {
         column
     }
 
-    #[test]
-    fn whole_nanoseconds_stay_compact_and_give_the_sorted_stats() {
-        // Latencies in ms as the record metrics make them: whole ns / 1e6, shuffled.
-        let ns: Vec<u64> = (0..1001u64).map(|i| (i * 7919) % 1001 * 1_234_567 + 13).collect();
+    /// Latencies of `ns` in ms, as the record metrics make them, kept compact: checks that
+    /// their percentiles, min and max are the sorting path's; gives both stats blocks.
+    fn compact_and_sorted_stats(ns: &[u64]) -> (Stats, Stats) {
         let values: Vec<f64> = ns.iter().map(|&ns| ns as f64 / 1e6).collect();
         let mut compact = column("ms", &values);
         assert!(matches!(compact, SampleColumn::Scaled { .. }));
@@ -147,9 +208,33 @@ mod tests {
         let percentiles = |s: &Stats| [s.p1, s.p5, s.p10, s.p25, s.p50, s.p75, s.p90, s.p95, s.p99, s.min, s.max];
         assert_eq!(percentiles(&ours), percentiles(&sorted), "the same ranks, the same values");
         assert_eq!(ours.count, sorted.count);
+        (ours, sorted)
+    }
+
+    #[test]
+    fn whole_nanoseconds_stay_compact_and_give_the_sorted_stats() {
+        // Shuffled.
+        let ns: Vec<u64> = (0..1001u64).map(|i| (i * 7919) % 1001 * 1_234_567 + 13).collect();
+        let (ours, sorted) = compact_and_sorted_stats(&ns);
         let near = |a: f64, b: f64| (a - b).abs() <= 1e-12 * b.abs();
         assert!(near(ours.sum.unwrap(), sorted.sum.unwrap()) && near(ours.avg, sorted.avg));
         assert!(near(ours.std.unwrap(), sorted.std.unwrap()));
+    }
+
+    #[test]
+    fn a_long_column_counts_its_ranks_to_the_sorted_values() {
+        // Past COUNTED_FROM: spread over every bit, runs of equal values, buckets shared.
+        let count = 3 * COUNTED_FROM + 17;
+        let ns: Vec<u64> = (0..count as u64)
+            .map(|i| match i % 4 {
+                0 => i.wrapping_mul(0x9E37_79B9) % u64::from(u32::MAX),
+                1 => 7_000_000,
+                2 => 7_000_000 + i % 300,
+                _ => (i * 65_536 + i % 3) % 90_000_000,
+            })
+            .collect();
+        let (ours, _) = compact_and_sorted_stats(&ns);
+        assert_eq!(ours.count, Some(count as u64));
     }
 
     #[test]

@@ -1,14 +1,19 @@
 //! `SortedBlocks`: a long append-only list kept in fixed-size blocks (growing it never copies
 //! what it holds, so a million records' in-flight changes never need twice their room), read
 //! back once in key order: each block sorted on its own (a radix sort on the key's span
-//! within the block, a few linear passes), then the blocks merged, each block freed once
-//! read. Equal keys come back in the order they were pushed.
+//! within the block, a few linear passes; the blocks shared out among the machine's cores),
+//! then the blocks merged, each block freed once read. Equal keys come back in the order they
+//! were pushed.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use std::num::NonZeroUsize;
 
 /// Values a block holds: big enough that the merge has few blocks, small next to a run's whole.
 const BLOCK_LEN: usize = 1 << 18;
+/// The bits of the key one counting pass sorts on: its 2,048 counts stay in the L1 cache.
+const DIGIT_BITS: u32 = 11;
+const DIGITS: usize = 1 << DIGIT_BITS;
 
 #[derive(Debug)]
 pub struct SortedBlocks<T> {
@@ -21,7 +26,7 @@ impl<T> Default for SortedBlocks<T> {
     }
 }
 
-impl<T: Copy> SortedBlocks<T> {
+impl<T: Copy + Send> SortedBlocks<T> {
     pub fn push(&mut self, value: T) {
         match self.blocks.last_mut() {
             Some(block) if block.len() < BLOCK_LEN => block.push(value),
@@ -40,40 +45,56 @@ impl<T: Copy> SortedBlocks<T> {
     }
 
     /// Every value in ascending `key` order, equal keys in the order pushed.
-    pub fn into_sorted<K: Fn(&T) -> u64>(mut self, key: K) -> Merged<T, K> {
-        for block in &mut self.blocks {
-            radix_sort(block, &key);
-        }
+    pub fn into_sorted<K: Fn(&T) -> u64 + Sync>(mut self, key: K) -> Merged<T, K> {
+        sort_blocks(&mut self.blocks, &key);
         let heap = self.blocks.iter().enumerate().map(|(index, block)| Reverse((key(&block[0]), index))).collect();
         let next = vec![0; self.blocks.len()];
         Merged { blocks: self.blocks, next, heap, key }
     }
 }
 
-/// Sorts `block` by `key`, stably: one counting pass per byte of the keys' span (the largest
-/// key less the smallest), least significant first.
+/// Radix-sorts every block, the blocks shared out evenly among the machine's cores (each
+/// block's order depends on it alone, so the result does not depend on the cores).
+fn sort_blocks<T: Copy + Send>(blocks: &mut [Vec<T>], key: &(impl Fn(&T) -> u64 + Sync)) {
+    let cores = std::thread::available_parallelism().map_or(1, NonZeroUsize::get);
+    let per_core = blocks.len().div_ceil(cores).max(1);
+    std::thread::scope(|scope| {
+        for share in blocks.chunks_mut(per_core) {
+            scope.spawn(move || share.iter_mut().for_each(|block| radix_sort(block, key)));
+        }
+    });
+}
+
+/// Sorts `block` by `key`, stably: one counting pass per 11 bits of the keys' span (the
+/// largest key less the smallest), least significant first, every pass's counts taken in one
+/// read of the keys.
 fn radix_sort<T: Copy>(block: &mut Vec<T>, key: impl Fn(&T) -> u64) {
-    let Some(least) = block.iter().map(&key).min() else {
+    let Some((least, most)) = block.iter().map(&key).fold(None, |range, key| match range {
+        None => Some((key, key)),
+        Some((least, most)) => Some((key.min(least), key.max(most))),
+    }) else {
         return;
     };
-    let span = block.iter().map(|value| key(value) - least).max().unwrap_or(0);
+    let passes = (u64::BITS - (most - least).leading_zeros()).div_ceil(DIGIT_BITS);
+    let digit = |value: &T, pass: u32| ((key(value) - least) >> (pass * DIGIT_BITS)) as usize & (DIGITS - 1);
+    let mut counts = vec![[0usize; DIGITS]; passes as usize];
+    for value in block.iter() {
+        for (pass, pass_counts) in (0..passes).zip(&mut counts) {
+            pass_counts[digit(value, pass)] += 1;
+        }
+    }
     let mut sorted = block.clone();
-    let mut shift = 0;
-    while shift < u64::BITS && span >> shift > 0 {
-        let digit = |value: &T| ((key(value) - least) >> shift) as usize & 0xff;
-        let mut starts = [0usize; 256];
-        block.iter().for_each(|value| starts[digit(value)] += 1);
+    for (pass, mut starts) in (0..passes).zip(counts) {
         let mut next = 0;
         for start in &mut starts {
             (*start, next) = (next, next + *start);
         }
         for value in block.iter() {
-            let slot = &mut starts[digit(value)];
+            let slot = &mut starts[digit(value, pass)];
             sorted[*slot] = *value;
             *slot += 1;
         }
         std::mem::swap(block, &mut sorted);
-        shift += 8;
     }
 }
 
