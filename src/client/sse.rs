@@ -59,7 +59,7 @@ impl SseParser {
         // The data of the event being assembled while it is a single `data:` line of this
         // read: borrowed from `input`, copied into `event.data` only if the event outlives it.
         let mut borrowed_data = None;
-        while let Some(line_end) = input.iter().position(|&byte| byte == b'\n' || byte == b'\r') {
+        while let Some(line_end) = memchr::memchr2(b'\n', b'\r', input) {
             self.check_room_for(line_end, borrowed_data)?;
             let flow = if self.partial_line.is_empty() {
                 self.event.take_line(&input[..line_end], &mut borrowed_data, &mut on_event)
