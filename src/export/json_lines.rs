@@ -6,11 +6,11 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-/// Lines held before they go to the file: about 30 profile_export.jsonl lines a `write`.
-const BUFFER_BYTES: usize = 64 * 1024;
-
 use anyhow::{Context, Result};
 use serde::Serialize;
+
+/// Lines held before they go to the file: about 30 profile_export.jsonl lines a `write`.
+const BUFFER_BYTES: usize = 64 * 1024;
 
 pub(super) struct JsonLinesFile {
     path: PathBuf,

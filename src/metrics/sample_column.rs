@@ -3,8 +3,9 @@
 //! a column holds each value as a `u32` count of `1/scale` units (half the room of an `f64`),
 //! and its stats come from integer sums and the percentile ranks found without a full sort:
 //! selected in a small column, counted in a large one (a histogram of the top 16 bits finds
-//! each rank's bucket, a second pass counts the low 16 bits of those buckets only). The first value that does not round-trip bit for bit (a rate, a latency past 4.29 s)
-//! turns the column into plain `f64`s, whose stats are computed as before.
+//! each rank's bucket, a second pass counts the low 16 bits of those buckets only). The first
+//! value that does not round-trip bit for bit (a rate, a latency past 4.29 s) turns the column
+//! into plain `f64`s, whose stats are computed as before.
 
 use super::stats::{Moments, distribution_in_place, interpolate};
 use crate::result::Stats;
