@@ -55,7 +55,10 @@ fn probed_round_trips_are_subtracted_from_ttft_and_latency() {
     adjusted.sort_by(f64::total_cmp);
     let mean = adjusted.iter().sum::<f64>() / adjusted.len() as f64;
     assert!((mean - stat(&summary, "network_adjusted_time_to_first_token", "avg")).abs() < 1e-6);
-    assert_eq!(adjusted[0], stat(&summary, "network_adjusted_time_to_first_token", "min"));
+    // Equal up to float rounding: the summary's mean round trip and each raw value reach their
+    // f64 by other operations than this test's.
+    let min = stat(&summary, "network_adjusted_time_to_first_token", "min");
+    assert!((adjusted[0] - min).abs() < 1e-9, "{} vs {min}", adjusted[0]);
     assert_eq!(summary["input_config"]["network_latency"], serde_json::json!({"enabled": true, "ping_interval": 0.04}));
     let csv = std::fs::read_to_string(run.artifacts("probed").join("profile_export_aiperf.csv")).expect("csv");
     assert!(csv.contains("Network-Adjusted Time to First Token") && csv.contains("Network RTT"), "{csv}");
