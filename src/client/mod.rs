@@ -192,8 +192,9 @@ impl HttpClient {
         let session = record.origin.dataset_index as u64;
         let body_bytes = body.len() as u64;
         // A reused connection the server already closed fails before any response; the request
-        // then goes once more over a new connection (as curl and browsers do).
-        let mut fresh = false;
+        // then goes once more over a new connection (as curl and browsers do): its own on
+        // HTTP/1.1, the one every request shares next on HTTP/2.
+        let (mut fresh, mut sent_again) = (false, false);
         let (lease, response, taken_at) = loop {
             // Boxed, as is the video-job follow-up below: their futures are large and short-lived,
             // and every request's task would otherwise hold room for them while it streams.
@@ -214,11 +215,15 @@ impl HttpClient {
             trace.request_send_start_ns = Some(self.clock.now_ns());
             match lease.send(request).await {
                 Ok(response) => break (lease, response, taken_at),
-                Err(error) if reused && !fresh && failure::is_stale_connection(&error) => {
+                Err(error) if reused && !sent_again && failure::is_stale_connection(&error) => {
                     tracing::debug!("a reused connection was closed by the server; sending again on a new one");
                     trace.connection_reused_ns = None;
                     trace.connection = None;
-                    fresh = true;
+                    sent_again = true;
+                    match &lease.connection.sender {
+                        Sender::Http2(_) => self.pool.forget_http2(&lease.connection.info),
+                        Sender::Http1(_) => fresh = true,
+                    }
                 }
                 Err(error) => return self.fail(record, failure::connection_error(&error, &self.uri_text)),
             }

@@ -175,6 +175,15 @@ impl Pool {
         }
     }
 
+    /// Stop sharing the HTTP/2 connection `info` (the server closed it), so that the requests
+    /// it failed share one new connection when they are sent again instead of each opening one.
+    pub fn forget_http2(&self, info: &ConnectionInfo) {
+        let mut idle = self.idle();
+        if idle.http2.as_ref().is_some_and(|(_, shared)| shared == info) {
+            idle.http2 = None;
+        }
+    }
+
     /// Return a connection whose response was read to the end, for reuse.
     pub fn check_in(&self, lease: Lease) {
         let Lease { connection, session, _slot } = lease;

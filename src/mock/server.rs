@@ -19,11 +19,22 @@ const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 /// Pause after a failed accept (e.g. out of file descriptors) before trying again.
 const ACCEPT_RETRY_DELAY: Duration = Duration::from_millis(50);
 
+/// Streams an HTTP/2 connection may hold open at once: as many as HTTP/1.1 clients may open
+/// connections (hyper's own default is 200); what the mock serves at once is `max_running`'s.
+const HTTP2_MAX_STREAMS: u32 = 1_000_000;
+/// The HTTP/2 connection's receive window (hyper's default is 1 MiB). Thousands of streams
+/// opened at once send more request bytes than that before the handlers read them; with a small
+/// window the client cuts the bodies into small DATA frames, and h2 answers that flood with a
+/// GOAWAY (`too_many_data_frames`) that fails every stream on the connection.
+const HTTP2_CONNECTION_WINDOW: u32 = 64 << 20;
+
 type ConnectionBuilder = auto::Builder<TokioExecutor>;
 
 /// Serve `listener` until `stop` changes or its sender is dropped.
 pub async fn serve(listener: TcpListener, state: Arc<MockState>, mut stop: watch::Receiver<bool>) {
-    let builder = Arc::new(ConnectionBuilder::new(TokioExecutor::new()));
+    let mut builder = ConnectionBuilder::new(TokioExecutor::new());
+    builder.http2().max_concurrent_streams(HTTP2_MAX_STREAMS).initial_connection_window_size(HTTP2_CONNECTION_WINDOW);
+    let builder = Arc::new(builder);
     let mut connections = JoinSet::new();
     loop {
         tokio::select! {
