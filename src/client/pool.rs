@@ -77,7 +77,7 @@ impl Pool {
     /// to its hard limit here) leaves room for them.
     pub fn new(connector: Connector, strategy: ConnectionStrategy, wanted: usize, clock: RunClock) -> Self {
         let wanted = wanted.max(1);
-        let (max, held_back) = within_file_limit(wanted, 1);
+        let (max, held_back) = within_file_limit(wanted, files_each(&connector, strategy, 1));
         Self {
             connector,
             strategy,
@@ -95,7 +95,7 @@ impl Pool {
     /// descriptor too.
     pub fn sharing_files_with_server(self) -> Self {
         let wanted = self.held_back.as_ref().map_or(self.max, |held_back| held_back.wanted);
-        let (max, held_back) = within_file_limit(wanted, 2);
+        let (max, held_back) = within_file_limit(wanted, files_each(&self.connector, self.strategy, 2));
         Self { slots: Arc::new(Semaphore::new(max)), max, held_back, max_idle: max, ..self }
     }
 
@@ -218,9 +218,16 @@ impl Pool {
 /// The connections that fit the open-file limit, at `files_each` descriptors apiece, and what
 /// was held back if not all of `wanted` do.
 fn within_file_limit(wanted: usize, files_each: u64) -> (usize, Option<HeldBack>) {
-    let Some(limit) = OpenFileLimit::raised() else { return (wanted, None) };
+    let Some(limit) = OpenFileLimit::raised().filter(|_| files_each > 0) else { return (wanted, None) };
     let max = wanted.min(limit.connections_allowed(files_each));
     (max, (max < wanted).then(|| HeldBack { wanted, limit, said: AtomicBool::new(false) }))
+}
+
+/// Open files a request in use takes: `per_connection` over HTTP/1.1, none where every request
+/// multiplexes over the one HTTP/2 connection (a TLS server that does not offer h2 gets a
+/// connection each after all; past the limit those fail with the open-file advice).
+fn files_each(connector: &Connector, strategy: ConnectionStrategy, per_connection: u64) -> u64 {
+    if connector.wants_http2() && strategy != ConnectionStrategy::NeverReuse { 0 } else { per_connection }
 }
 
 #[cfg(test)]
@@ -238,5 +245,7 @@ mod tests {
         assert!(max < wanted && held_back.is_some_and(|held_back| held_back.wanted == wanted));
         let (shared, _) = within_file_limit(wanted, 2);
         assert_eq!(shared, limit.connections_allowed(2), "a server in the process halves the room");
+        let (multiplexed, held_back) = within_file_limit(wanted, 0);
+        assert_eq!((multiplexed, held_back.is_none()), (wanted, true), "streams of one HTTP/2 connection take no files");
     }
 }
