@@ -36,6 +36,19 @@ pub(super) fn count_ascii(text: &str, count_word: impl Fn(&str) -> usize) -> usi
     })
 }
 
+/// An ASCII pre-token as GPT-2's byte-level alphabet spells it, which is what the BPE model
+/// reads: printable bytes stand for themselves, and the bytes it does not print (controls and
+/// the space, 0–32, then 127) take the characters from U+0100 on, in byte order.
+pub(super) fn byte_level(word: &str) -> String {
+    word.bytes()
+        .map(|byte| match byte {
+            b'!'..=b'~' => char::from(byte),
+            0..=b' ' => char::from_u32(0x100 + u32::from(byte)).unwrap_or(char::REPLACEMENT_CHARACTER),
+            _ => '\u{121}',
+        })
+        .collect()
+}
+
 /// The pre-tokens of ASCII `text`, in order; together they cover it.
 fn pre_tokens(text: &str) -> impl Iterator<Item = &str> {
     let mut rest = text;
@@ -100,6 +113,13 @@ mod tests {
 
     fn split(text: &str) -> Vec<&str> {
         pre_tokens(text).collect()
+    }
+
+    #[test]
+    fn byte_level_spells_spaces_and_controls_as_gpt2_does() {
+        assert_eq!(byte_level(" the"), "\u{120}the");
+        assert_eq!(byte_level("\n\t!~"), "\u{10a}\u{109}!~");
+        assert_eq!(byte_level("\x00\x7f"), "\u{100}\u{121}");
     }
 
     #[test]

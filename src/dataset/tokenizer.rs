@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use anyhow::{Context, Result, bail};
+use tokenizers::Model;
 
 use super::{builtin_tokenizer, gpt2_words, tokenizer_hub};
 use crate::plan::TokenizerSpec;
@@ -93,6 +94,11 @@ impl Tokenizer {
         })
     }
 
+    /// The builtin GPT-2 tokenizer (not the same vocabulary loaded from a file).
+    pub fn is_builtin(&self) -> bool {
+        self.gpt2_special_tokens.is_some()
+    }
+
     pub fn name(&self) -> &str {
         &self.name
     }
@@ -113,9 +119,19 @@ impl Tokenizer {
     fn count_piece(&self, piece: &str) -> usize {
         match &self.gpt2_special_tokens {
             Some(special) if piece.is_ascii() && !special.iter().any(|token| piece.contains(token.as_str())) => {
-                gpt2_words::count_ascii(piece, |word| self.encode(word).len())
+                gpt2_words::count_ascii(piece, |word| self.count_pre_token(word))
             }
             _ => self.encode(piece).len(),
+        }
+    }
+
+    /// Tokens of one ASCII pre-token of the builtin vocabulary, straight from its BPE model: the
+    /// pipeline around it (special-token split, pre-tokenizer, encoding) would cost more than
+    /// the model for a word.
+    fn count_pre_token(&self, word: &str) -> usize {
+        match self.inner.get_model().tokenize(&gpt2_words::byte_level(word)) {
+            Ok(tokens) => tokens.len(),
+            Err(_) => self.encode(word).len(),
         }
     }
 
