@@ -1,8 +1,9 @@
-//! Counting GPT-2 tokens of ASCII text without the Hugging Face pipeline's per-call cost: the
-//! text is cut into the same pre-tokens as GPT-2's ByteLevel regex
+//! Encoding and counting GPT-2 tokens of ASCII text without the Hugging Face pipeline's
+//! per-call cost: the text is cut into the same pre-tokens as GPT-2's ByteLevel regex
 //! (`'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+`) by a
-//! hand-written scanner, and each pre-token's BPE count is remembered per thread. BPE never
-//! merges across pre-tokens, so the sum is the count of the whole text, exactly.
+//! hand-written scanner, spelled in GPT-2's byte-level alphabet for the BPE model, and each
+//! pre-token's count is remembered per thread. BPE never merges across pre-tokens, so the
+//! pre-tokens' ids and counts together are the whole text's, exactly.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -50,7 +51,7 @@ pub(super) fn byte_level(word: &str) -> String {
 }
 
 /// The pre-tokens of ASCII `text`, in order; together they cover it.
-fn pre_tokens(text: &str) -> impl Iterator<Item = &str> {
+pub(super) fn pre_tokens(text: &str) -> impl Iterator<Item = &str> {
     let mut rest = text;
     std::iter::from_fn(move || {
         if rest.is_empty() {

@@ -114,28 +114,45 @@ impl Tokenizer {
         pieces(text, COUNT_PIECE_BYTES).map(|piece| self.count_piece(piece)).sum()
     }
 
-    /// Tokens in one piece: word by word where the builtin vocabulary allows it (ASCII text
-    /// without a special token), else by encoding it whole; the same number either way.
+    /// Tokens in one piece: word by word where the builtin vocabulary allows it, else by
+    /// encoding it whole; the same number either way.
     fn count_piece(&self, piece: &str) -> usize {
-        match &self.gpt2_special_tokens {
-            Some(special) if piece.is_ascii() && !special.iter().any(|token| piece.contains(token.as_str())) => {
-                gpt2_words::count_ascii(piece, |word| self.count_pre_token(word))
-            }
-            _ => self.encode(piece).len(),
+        if self.word_by_word(piece) {
+            gpt2_words::count_ascii(piece, |word| self.pre_token_ids(word).len())
+        } else {
+            self.encode_whole(piece).len()
         }
     }
 
-    /// Tokens of one ASCII pre-token of the builtin vocabulary, straight from its BPE model: the
-    /// pipeline around it (special-token split, pre-tokenizer, encoding) would cost more than
-    /// the model for a word.
-    fn count_pre_token(&self, word: &str) -> usize {
+    /// Whether `text` can go pre-token by pre-token through the BPE model alone: ASCII text
+    /// without a special token, under the builtin vocabulary. For a short text the pipeline
+    /// around the model (special-token split, regex pre-tokenizer, encoding) costs several
+    /// times what the model does.
+    fn word_by_word(&self, text: &str) -> bool {
+        self.gpt2_special_tokens
+            .as_ref()
+            .is_some_and(|special| text.is_ascii() && !special.iter().any(|token| text.contains(token.as_str())))
+    }
+
+    /// The ids of one ASCII pre-token of the builtin vocabulary, from its BPE model.
+    fn pre_token_ids(&self, word: &str) -> Vec<u32> {
         match self.inner.get_model().tokenize(&gpt2_words::byte_level(word)) {
-            Ok(tokens) => tokens.len(),
-            Err(_) => self.encode(word).len(),
+            Ok(tokens) => tokens.into_iter().map(|token| token.id).collect(),
+            Err(_) => self.encode_whole(word),
         }
     }
 
+    /// The token ids of `text`, without special tokens (word by word where that gives the same).
     pub fn encode(&self, text: &str) -> Vec<u32> {
+        if self.word_by_word(text) {
+            gpt2_words::pre_tokens(text).flat_map(|word| self.pre_token_ids(word)).collect()
+        } else {
+            self.encode_whole(text)
+        }
+    }
+
+    /// The token ids of `text` from the whole pipeline.
+    fn encode_whole(&self, text: &str) -> Vec<u32> {
         match self.inner.encode_fast(text, false) {
             Ok(encoding) => encoding.get_ids().to_vec(),
             Err(_) => Vec::new(),
@@ -220,15 +237,18 @@ mod tests {
     }
 
     #[test]
-    fn the_builtin_word_by_word_count_equals_the_whole_encoding() {
+    fn the_builtin_word_by_word_count_and_ids_equal_the_whole_encoding() {
         let t = Tokenizer::builtin().unwrap();
         let mut rng = crate::rng::SeededRng::new(7);
         for len in (0..400).map(|i| i % 40) {
             let text = tricky_ascii(&mut rng, len);
-            assert_eq!(t.count(&text), t.encode(&text).len(), "{text:?}");
+            assert_eq!(t.encode(&text), t.encode_whole(&text), "{text:?}");
+            assert_eq!(t.count(&text), t.encode_whole(&text).len(), "{text:?}");
         }
         let prose = &crate::dataset::corpus::shakespeare()[..20_000];
-        assert_eq!(t.count(prose), t.encode(prose).len());
+        assert!(t.word_by_word(prose));
+        assert_eq!(t.encode(prose), t.encode_whole(prose));
+        assert_eq!(t.count(prose), t.encode_whole(prose).len());
         assert_eq!(t.count("naïve café 東京 it's"), t.encode("naïve café 東京 it's").len(), "non-ASCII text");
     }
 
