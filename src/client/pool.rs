@@ -246,6 +246,10 @@ mod tests {
         let (shared, _) = within_file_limit(wanted, 2);
         assert_eq!(shared, limit.connections_allowed(2), "a server in the process halves the room");
         let (multiplexed, held_back) = within_file_limit(wanted, 0);
-        assert_eq!((multiplexed, held_back.is_none()), (wanted, true), "streams of one HTTP/2 connection take no files");
+        assert_eq!(
+            (multiplexed, held_back.is_none()),
+            (wanted, true),
+            "streams of one HTTP/2 connection take no files"
+        );
     }
 }
