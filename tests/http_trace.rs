@@ -1,5 +1,6 @@
 //! HTTP trace, TLS and connection strategies against a counting keep-alive test server, over
-//! plain HTTP and over TLS with a self-signed certificate made here, plus a full scenario run.
+//! plain HTTP and over TLS with a self-signed certificate made here, plus a full scenario run;
+//! HTTP/2 requests whose shared connection is cut off, through a relay to the mock.
 
 mod common;
 
@@ -326,4 +327,82 @@ fn http2_multiplexes_every_request_over_one_connection() {
     let h1 = common::run_scenario("h1", &scenario(false));
     assert_eq!(h1.code(), Some(0), "{}", h1.stderr());
     assert_eq!(local_ports(&h1.records("h1")).len(), 4);
+}
+
+/// A TCP relay to `target` that counts the connections it accepts and cuts the first one off
+/// (both ways, no reply) when `cut` is notified.
+async fn relay_cutting_the_first(
+    target: std::net::SocketAddr,
+    cut: Arc<tokio::sync::Notify>,
+) -> (u16, Arc<Mutex<usize>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let accepted = Arc::new(Mutex::new(0));
+    let counted = accepted.clone();
+    tokio::spawn(async move {
+        loop {
+            let (mut client, _) = listener.accept().await.unwrap();
+            let first = {
+                let mut accepted = counted.lock().unwrap();
+                *accepted += 1;
+                *accepted == 1
+            };
+            let cut = cut.clone();
+            tokio::spawn(async move {
+                let mut server = tokio::net::TcpStream::connect(target).await.unwrap();
+                let relay = tokio::io::copy_bidirectional(&mut client, &mut server);
+                if first {
+                    tokio::select! {
+                        _ = relay => {}
+                        () = cut.notified() => {}
+                    }
+                } else {
+                    let _ = relay.await;
+                }
+            });
+        }
+    });
+    (port, accepted)
+}
+
+#[tokio::test]
+async fn requests_cut_off_with_their_http2_connection_are_sent_again_over_one_new_connection() {
+    let mock = aiperf::mock::MockServer::start(
+        aiperf::mock::MockConfig { ttft_ms: 400.0, itl_ms: 0.0, ..aiperf::mock::MockConfig::default() },
+        "127.0.0.1:0".parse().unwrap(),
+    )
+    .await
+    .unwrap();
+    let cut = Arc::new(tokio::sync::Notify::new());
+    let (port, accepted) = relay_cutting_the_first(mock.addr(), cut.clone()).await;
+    let mut endpoint = endpoint(format!("http://127.0.0.1:{port}"));
+    endpoint.transport.http2 = true;
+    let client = Arc::new(client(&endpoint, 16));
+    let body = Bytes::from(request_body(&endpoint, "hello", Some(4)));
+    // One request opens the shared connection; eight more multiplex over it.
+    let mut opened = record(8);
+    client.send(body.clone(), &mut opened).await;
+    let first_connection = trace(&opened).connection.unwrap().local;
+    let tasks: Vec<_> = (0..8)
+        .map(|i| {
+            let (client, body) = (client.clone(), body.clone());
+            tokio::spawn(async move {
+                let mut record = record(i);
+                client.send(body, &mut record).await;
+                record
+            })
+        })
+        .collect();
+    // They wait out the mock's TTFT without an answer when the connection is cut.
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    cut.notify_one();
+    let mut locals = std::collections::BTreeSet::new();
+    for task in tasks {
+        let record = task.await.unwrap();
+        let connection = trace(&record).connection.unwrap();
+        assert_ne!(connection.local, first_connection, "sent again on a new connection");
+        locals.insert(connection.local);
+    }
+    assert_eq!(locals.len(), 1, "the eight share one new connection");
+    assert_eq!(*accepted.lock().unwrap(), 2, "the cut connection and the one that replaced it");
 }
