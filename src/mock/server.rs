@@ -19,8 +19,9 @@ const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 /// Pause after a failed accept (e.g. out of file descriptors) before trying again.
 const ACCEPT_RETRY_DELAY: Duration = Duration::from_millis(50);
 
-/// Streams an HTTP/2 connection may hold open at once: as many as HTTP/1.1 clients may open
-/// connections (hyper's own default is 200); what the mock serves at once is `max_running`'s.
+/// Streams one HTTP/2 connection may hold open at once: practically any number (hyper's own
+/// default is 200), so that, as over HTTP/1.1, how many the mock serves at once is up to
+/// `max_running` alone.
 const HTTP2_MAX_STREAMS: u32 = 1_000_000;
 /// The HTTP/2 connection's receive window (hyper's default is 1 MiB). Thousands of streams
 /// opened at once send more request bytes than that before the handlers read them; with a small
