@@ -113,22 +113,23 @@ fn record(session: usize) -> RequestRecord {
     RequestRecord::new(origin, format!("req-{session}"), 0, 4, Some(8))
 }
 
+/// Send `body` as a request of `session` on a task of its own; the task gives its record.
+fn spawn_send(client: &Arc<HttpClient>, body: &Bytes, session: usize) -> tokio::task::JoinHandle<RequestRecord> {
+    let (client, body) = (client.clone(), body.clone());
+    tokio::spawn(async move {
+        let mut record = record(session);
+        client.send(body, &mut record).await;
+        record
+    })
+}
+
 /// Send `count` requests, `at_once` at a time, each of session `i % sessions`; their records.
 async fn send_all(client: HttpClient, endpoint: &Endpoint, count: usize, at_once: usize) -> Vec<RequestRecord> {
     let client = Arc::new(client);
     let body = Bytes::from(request_body(endpoint, "hello", Some(8)));
     let mut records = Vec::new();
     for wave in 0..count.div_ceil(at_once) {
-        let tasks: Vec<_> = (0..at_once.min(count - wave * at_once))
-            .map(|i| {
-                let (client, body) = (client.clone(), body.clone());
-                tokio::spawn(async move {
-                    let mut record = record(i);
-                    client.send(body, &mut record).await;
-                    record
-                })
-            })
-            .collect();
+        let tasks: Vec<_> = (0..at_once.min(count - wave * at_once)).map(|i| spawn_send(&client, &body, i)).collect();
         for task in tasks {
             records.push(task.await.unwrap());
         }
@@ -383,16 +384,7 @@ async fn requests_cut_off_with_their_http2_connection_are_sent_again_over_one_ne
     let mut opened = record(8);
     client.send(body.clone(), &mut opened).await;
     let first_connection = trace(&opened).connection.unwrap().local;
-    let tasks: Vec<_> = (0..8)
-        .map(|i| {
-            let (client, body) = (client.clone(), body.clone());
-            tokio::spawn(async move {
-                let mut record = record(i);
-                client.send(body, &mut record).await;
-                record
-            })
-        })
-        .collect();
+    let tasks: Vec<_> = (0..8).map(|i| spawn_send(&client, &body, i)).collect();
     // They wait out the mock's TTFT without an answer when the connection is cut.
     tokio::time::sleep(Duration::from_millis(150)).await;
     cut.notify_one();
