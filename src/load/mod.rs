@@ -218,24 +218,22 @@ const RATE_POOL_ESTIMATE_MAX: usize = 4096;
 /// user where the phase counts users (the open-file limit bounds it later, `client::pool`), a
 /// guess of at most `RATE_POOL_ESTIMATE_MAX` where it sets a rate.
 pub fn connection_pool_size(phase: &Phase) -> usize {
-    let users = match &phase.mode {
-        LoadMode::Concurrency { concurrency, .. } => Some(*concurrency),
-        LoadMode::Rate { max_concurrency: Some(n), .. } => Some(*n),
-        LoadMode::Ramp { ramped: RampedQuantity::Concurrency, start, stages, .. } => {
-            Some(stages.iter().map(|s| s.target).fold(*start, f64::max).ceil() as usize)
+    let rate_guess = |rate: f64| (rate.ceil() as usize).min(RATE_POOL_ESTIMATE_MAX);
+    let size = match &phase.mode {
+        LoadMode::Concurrency { concurrency, .. } => *concurrency,
+        LoadMode::Rate { max_concurrency: Some(n), .. } => *n,
+        LoadMode::Users { users, .. } => *users,
+        LoadMode::Rate { rate, .. } => rate_guess(*rate),
+        LoadMode::Ramp { ramped, start, stages, .. } => {
+            let peak = stages.iter().map(|s| s.target).fold(*start, f64::max);
+            match ramped {
+                RampedQuantity::Concurrency => peak.ceil() as usize,
+                RampedQuantity::Rate => rate_guess(peak),
+            }
         }
-        LoadMode::Users { users, .. } => Some(*users),
-        LoadMode::Rate { .. } | LoadMode::Ramp { .. } | LoadMode::Schedule(_) => None,
+        LoadMode::Schedule(_) => 256,
     };
-    let rate_estimate = || {
-        let estimate = match &phase.mode {
-            LoadMode::Rate { rate, .. } => *rate,
-            LoadMode::Ramp { start, stages, .. } => stages.iter().map(|s| s.target).fold(*start, f64::max),
-            _ => 256.0,
-        };
-        (estimate.ceil() as usize).min(RATE_POOL_ESTIMATE_MAX)
-    };
-    users.unwrap_or_else(rate_estimate).max(1)
+    size.max(1)
 }
 
 /// When a phase must stop sending, and when its in-flight requests are cut off.
