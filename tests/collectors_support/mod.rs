@@ -110,9 +110,11 @@ impl Exporter {
     }
 
     /// A Prometheus server scraping `target` (host:port, path /metrics) as job `job` every
-    /// `interval` (e.g. "500ms"); query it with `http("GET", port, "/api/v1/…", "")`.
+    /// `interval` (e.g. "500ms"); query it with `http("GET", port, "/api/v1/…", "")`. Returns
+    /// once its scrape loop has tried `target` (up or not), so a slow start-up cannot miss the
+    /// first seconds of what the test then serves there.
     pub fn prometheus_scraping(job: &str, target: &str, interval: &str) -> Exporter {
-        Exporter::start("prometheus", |port, dir| {
+        let prometheus = Exporter::start("prometheus", |port, dir| {
             let config = dir.join("prometheus.yml");
             let text = format!(
                 "global:\n  scrape_interval: {interval}\n  scrape_timeout: {interval}\nscrape_configs:\n  - job_name: {job}\n    static_configs:\n      - targets: ['{target}']\n"
@@ -123,7 +125,18 @@ impl Exporter {
                 format!("--storage.tsdb.path={}", dir.join("data").display()),
                 format!("--web.listen-address=127.0.0.1:{port}"),
             ]
-        })
+        });
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while Instant::now() < deadline {
+            if let Ok((200, _, body)) = http("GET", prometheus.port, "/api/v1/targets", "") {
+                // A target never scraped shows the zero time as its last scrape.
+                if body.contains(target) && body.contains("\"lastScrape\"") && !body.contains("\"0001-01-01T") {
+                    return prometheus;
+                }
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        panic!("Prometheus did not scrape {target} within 60 s");
     }
 
     pub fn pushgateway() -> Exporter {
