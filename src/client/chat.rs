@@ -1,42 +1,13 @@
 //! The chat completions endpoint (`/v1/chat/completions`): the fields read from its streamed
 //! chunks (`delta`) and whole responses (`message`); its body is built in `request_bodies/`.
 
+use std::fmt;
+
 use serde::Deserialize;
+use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
-use super::payload::{JsonText, ResponseFields, WireUsage, first_element, from_json, text};
-
-/// A chat payload: a streamed chunk or a whole response.
-#[derive(Deserialize)]
-struct ChatPayload<'a> {
-    #[serde(default, borrow, deserialize_with = "first_element")]
-    choices: Option<ChatChoice<'a>>,
-    usage: Option<WireUsage>,
-    error: Option<Value>,
-}
-
-#[derive(Deserialize)]
-struct ChatChoice<'a> {
-    /// Streamed chunks carry the new text here…
-    #[serde(borrow)]
-    delta: Option<ChatMessage<'a>>,
-    /// …whole responses carry all of it here.
-    #[serde(borrow)]
-    message: Option<ChatMessage<'a>>,
-    #[serde(borrow)]
-    finish_reason: Option<JsonText<'a>>,
-}
-
-#[derive(Deserialize)]
-struct ChatMessage<'a> {
-    #[serde(borrow)]
-    content: Option<JsonText<'a>>,
-    #[serde(borrow)]
-    reasoning_content: Option<JsonText<'a>>,
-    /// The name some servers use instead of `reasoning_content`.
-    #[serde(borrow)]
-    reasoning: Option<JsonText<'a>>,
-}
+use super::payload::{JsonText, ResponseFields, WireUsage, from_json_seed, text};
 
 /// Fields of one streamed chunk (`choices[0].delta`).
 pub(crate) fn parse_stream_event(data: &[u8]) -> serde_json::Result<ResponseFields<'_>> {
@@ -49,27 +20,190 @@ pub(crate) fn parse_full_body(body: &[u8]) -> serde_json::Result<ResponseFields<
 }
 
 /// Which member of the choice holds the text.
+#[derive(Clone, Copy)]
 enum TextField {
     Delta,
     Message,
 }
 
+/// The payload is read straight into `ResponseFields` as the parser meets its members: this
+/// runs for every streamed token, and building a payload struct first cost a copy of a few
+/// hundred bytes at each level. Members other than these are skipped unparsed.
 fn parse(input: &[u8], text_field: TextField) -> serde_json::Result<ResponseFields<'_>> {
-    let payload: ChatPayload = from_json(input)?;
-    let mut fields =
-        ResponseFields { usage: payload.usage.map(Into::into), error: payload.error, ..Default::default() };
-    if let Some(choice) = payload.choices {
-        let message = match text_field {
-            TextField::Delta => choice.delta,
-            TextField::Message => choice.message,
-        };
-        if let Some(message) = message {
-            fields.content = text(message.content);
-            fields.reasoning = text(message.reasoning_content.or(message.reasoning));
-        }
-        fields.finish_reason = text(choice.finish_reason);
-    }
+    let mut fields = ResponseFields::default();
+    from_json_seed(input, Payload { text_field, fields: &mut fields })?;
     Ok(fields)
+}
+
+#[derive(Deserialize)]
+#[serde(field_identifier, rename_all = "snake_case")]
+enum PayloadMember {
+    Choices,
+    Usage,
+    Error,
+    #[serde(other)]
+    Other,
+}
+
+#[derive(Deserialize)]
+#[serde(field_identifier, rename_all = "snake_case")]
+enum ChoiceMember {
+    Delta,
+    Message,
+    FinishReason,
+    #[serde(other)]
+    Other,
+}
+
+#[derive(Deserialize)]
+#[serde(field_identifier, rename_all = "snake_case")]
+enum MessageMember {
+    Content,
+    ReasoningContent,
+    /// The name some servers use instead of `reasoning_content`.
+    Reasoning,
+    #[serde(other)]
+    Other,
+}
+
+/// The payload object: `choices`, `usage`, `error`.
+struct Payload<'f, 'a> {
+    text_field: TextField,
+    fields: &'f mut ResponseFields<'a>,
+}
+
+/// `choices`: an array (its first element read, the rest skipped) or null.
+struct FirstChoice<'f, 'a> {
+    text_field: TextField,
+    fields: &'f mut ResponseFields<'a>,
+}
+
+/// One choice: its `finish_reason` and the message that `text_field` names.
+struct Choice<'f, 'a> {
+    text_field: TextField,
+    fields: &'f mut ResponseFields<'a>,
+}
+
+/// A `delta` or `message` object, or null: its text and reasoning.
+struct Message<'f, 'a> {
+    fields: &'f mut ResponseFields<'a>,
+}
+
+impl<'de, 'f> DeserializeSeed<'de> for Payload<'f, 'de> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+impl<'de, 'f> Visitor<'de> for Payload<'f, 'de> {
+    type Value = ();
+    fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+        formatter.write_str("a chat completion object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut members: A) -> Result<(), A::Error> {
+        while let Some(member) = members.next_key()? {
+            match member {
+                PayloadMember::Choices => {
+                    members.next_value_seed(FirstChoice { text_field: self.text_field, fields: &mut *self.fields })?
+                }
+                PayloadMember::Usage => self.fields.usage = members.next_value::<Option<WireUsage>>()?.map(Into::into),
+                PayloadMember::Error => self.fields.error = members.next_value::<Option<Value>>()?,
+                PayloadMember::Other => {
+                    members.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl<'de, 'f> DeserializeSeed<'de> for FirstChoice<'f, 'de> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de, 'f> Visitor<'de> for FirstChoice<'f, 'de> {
+    type Value = ();
+    fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+        formatter.write_str("an array or null")
+    }
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut elements: A) -> Result<(), A::Error> {
+        elements.next_element_seed(Choice { text_field: self.text_field, fields: self.fields })?;
+        while elements.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(())
+    }
+}
+
+impl<'de, 'f> DeserializeSeed<'de> for Choice<'f, 'de> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+impl<'de, 'f> Visitor<'de> for Choice<'f, 'de> {
+    type Value = ();
+    fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+        formatter.write_str("a choice object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut members: A) -> Result<(), A::Error> {
+        while let Some(member) = members.next_key()? {
+            match (member, self.text_field) {
+                (ChoiceMember::Delta, TextField::Delta) | (ChoiceMember::Message, TextField::Message) => {
+                    members.next_value_seed(Message { fields: &mut *self.fields })?
+                }
+                (ChoiceMember::FinishReason, _) => {
+                    self.fields.finish_reason = text(members.next_value::<Option<JsonText<'de>>>()?)
+                }
+                _ => {
+                    members.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl<'de, 'f> DeserializeSeed<'de> for Message<'f, 'de> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_option(self)
+    }
+}
+
+impl<'de, 'f> Visitor<'de> for Message<'f, 'de> {
+    type Value = ();
+    fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+        formatter.write_str("a message object or null")
+    }
+    fn visit_none<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_map(self)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut members: A) -> Result<(), A::Error> {
+        let mut reasoning_content = None;
+        let mut reasoning = None;
+        while let Some(member) = members.next_key()? {
+            match member {
+                MessageMember::Content => self.fields.content = text(members.next_value::<Option<JsonText<'de>>>()?),
+                MessageMember::ReasoningContent => reasoning_content = members.next_value::<Option<JsonText<'de>>>()?,
+                MessageMember::Reasoning => reasoning = members.next_value::<Option<JsonText<'de>>>()?,
+                MessageMember::Other => {
+                    members.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        self.fields.reasoning = text(reasoning_content.or(reasoning));
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -141,5 +275,41 @@ mod tests {
     #[test]
     fn broken_json_is_an_error() {
         assert!(parse_stream_event(b"{\"choices\":[").is_err());
+        assert!(parse_stream_event(br#"{"choices":[{"delta":{"content":"a"}}]} trailing"#).is_err());
+        assert!(parse_stream_event(br#"{"choices":{"delta":{}}}"#).is_err(), "choices must be an array");
+        assert!(parse_stream_event(br#"{"choices":[{"delta":{"content":7}}]}"#).is_err());
+    }
+
+    #[test]
+    fn the_first_choice_counts_and_null_members_are_absent() {
+        let fields = parse_stream_event(
+            br#"{"choices":[{"delta":{"content":"A"}},{"delta":{"content":"B"},"finish_reason":"stop"}]}"#,
+        )
+        .unwrap();
+        assert_eq!(fields.content.as_deref(), Some("A"));
+        assert!(fields.finish_reason.is_none());
+        for payload in [
+            &br#"{"choices":null,"usage":null,"error":null}"#[..],
+            br#"{"choices":[{"delta":null,"finish_reason":null}]}"#,
+            br#"{"choices":[{"delta":{"content":null,"reasoning_content":null}}]}"#,
+        ] {
+            let fields = parse_stream_event(payload).unwrap();
+            assert!(fields.content.is_none() && fields.reasoning.is_none() && fields.finish_reason.is_none());
+            assert!(fields.usage.is_none() && fields.error.is_none());
+        }
+    }
+
+    #[test]
+    fn reasoning_content_wins_over_reasoning_in_any_order_and_escapes_are_undone() {
+        let fields =
+            parse_stream_event(br#"{"choices":[{"delta":{"reasoning":"b","reasoning_content":"a\nz"}}]}"#).unwrap();
+        assert_eq!(fields.reasoning.as_deref(), Some("a\nz"));
+    }
+
+    #[test]
+    fn a_stream_chunk_reads_delta_and_a_whole_response_reads_message() {
+        let payload = br#"{"choices":[{"delta":{"content":"d"},"message":{"content":"m"}}]}"#;
+        assert_eq!(parse_stream_event(payload).unwrap().content.as_deref(), Some("d"));
+        assert_eq!(parse_full_body(payload).unwrap().content.as_deref(), Some("m"));
     }
 }

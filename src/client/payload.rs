@@ -6,7 +6,7 @@ use std::fmt;
 use std::marker::PhantomData;
 
 use serde::Deserialize;
-use serde::de::{Deserializer, IgnoredAny, SeqAccess, Visitor};
+use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, SeqAccess, Visitor};
 
 use crate::record::{MediaOutput, RequestRecord, ResponseChunk, Usage};
 
@@ -77,10 +77,24 @@ fn merged_usage(earlier: Usage, later: Usage) -> Usage {
 /// Deserialize a payload, checking its UTF-8 once as a whole rather than string by string (a
 /// payload that is not UTF-8 throughout is read as before, validating only its strings).
 pub(crate) fn from_json<'a, T: Deserialize<'a>>(input: &'a [u8]) -> serde_json::Result<T> {
+    from_json_seed(input, PhantomData)
+}
+
+/// `from_json` for a seed that fills in what it reads (the payload must be all there is).
+pub(crate) fn from_json_seed<'a, S: DeserializeSeed<'a>>(input: &'a [u8], seed: S) -> serde_json::Result<S::Value> {
     match std::str::from_utf8(input) {
-        Ok(text) => serde_json::from_str(text),
-        Err(_) => serde_json::from_slice(input),
+        Ok(text) => read_whole(&mut serde_json::Deserializer::from_str(text), seed),
+        Err(_) => read_whole(&mut serde_json::Deserializer::from_slice(input), seed),
     }
+}
+
+fn read_whole<'a, R: serde_json::de::Read<'a>, S: DeserializeSeed<'a>>(
+    deserializer: &mut serde_json::Deserializer<R>,
+    seed: S,
+) -> serde_json::Result<S::Value> {
+    let value = seed.deserialize(&mut *deserializer)?;
+    deserializer.end()?;
+    Ok(value)
 }
 
 /// A JSON string that borrows from the input unless it had escapes to undo.
