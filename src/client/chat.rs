@@ -89,12 +89,22 @@ struct Message<'f, 'a> {
     fields: &'f mut ResponseFields<'a>,
 }
 
-impl<'de, 'f> DeserializeSeed<'de> for Payload<'f, 'de> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
-        deserializer.deserialize_map(self)
-    }
+/// Each visitor is also the seed that reads its value, the way `$read` says.
+macro_rules! seed_reading_with {
+    ($visitor:ident, $read:ident) => {
+        impl<'de> DeserializeSeed<'de> for $visitor<'_, 'de> {
+            type Value = ();
+            fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+                deserializer.$read(self)
+            }
+        }
+    };
 }
+
+seed_reading_with!(Payload, deserialize_map);
+seed_reading_with!(FirstChoice, deserialize_any);
+seed_reading_with!(Choice, deserialize_map);
+seed_reading_with!(Message, deserialize_option);
 
 impl<'de, 'f> Visitor<'de> for Payload<'f, 'de> {
     type Value = ();
@@ -118,13 +128,6 @@ impl<'de, 'f> Visitor<'de> for Payload<'f, 'de> {
     }
 }
 
-impl<'de, 'f> DeserializeSeed<'de> for FirstChoice<'f, 'de> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
-        deserializer.deserialize_any(self)
-    }
-}
-
 impl<'de, 'f> Visitor<'de> for FirstChoice<'f, 'de> {
     type Value = ();
     fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
@@ -137,13 +140,6 @@ impl<'de, 'f> Visitor<'de> for FirstChoice<'f, 'de> {
         elements.next_element_seed(Choice { text_field: self.text_field, fields: self.fields })?;
         while elements.next_element::<IgnoredAny>()?.is_some() {}
         Ok(())
-    }
-}
-
-impl<'de, 'f> DeserializeSeed<'de> for Choice<'f, 'de> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
-        deserializer.deserialize_map(self)
     }
 }
 
@@ -167,13 +163,6 @@ impl<'de, 'f> Visitor<'de> for Choice<'f, 'de> {
             }
         }
         Ok(())
-    }
-}
-
-impl<'de, 'f> DeserializeSeed<'de> for Message<'f, 'de> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
-        deserializer.deserialize_option(self)
     }
 }
 
