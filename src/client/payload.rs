@@ -88,6 +88,7 @@ pub(crate) fn from_json_seed<'a, S: DeserializeSeed<'a>>(input: &'a [u8], seed: 
     }
 }
 
+/// The seed's value, then nothing but whitespace.
 fn read_whole<'a, R: serde_json::de::Read<'a>, S: DeserializeSeed<'a>>(
     deserializer: &mut serde_json::Deserializer<R>,
     seed: S,
