@@ -31,7 +31,7 @@ pub(crate) fn parse_full_body(body: &[u8]) -> serde_json::Result<ResponseFields<
     Ok(ResponseFields {
         usage: payload.usage.map(Into::into),
         error: payload.error,
-        media: Some(MediaOutput { images, ..MediaOutput::default() }),
+        media: Some(Box::new(MediaOutput { images, ..MediaOutput::default() })),
         ..Default::default()
     })
 }
@@ -52,7 +52,7 @@ pub(crate) fn parse_stream_event(data: &[u8]) -> serde_json::Result<ResponseFiel
         usage: payload.usage.map(Into::into),
         error: payload.error,
         finish_reason,
-        media: Some(media),
+        media: Some(Box::new(media)),
         ..Default::default()
     })
 }

@@ -19,8 +19,9 @@ pub(crate) struct ResponseFields<'a> {
     pub usage: Option<Usage>,
     /// The payload's `error` member, when the server reported a failure.
     pub error: Option<serde_json::Value>,
-    /// Images and video figures of a media endpoint's payload.
-    pub media: Option<MediaOutput>,
+    /// Images and video figures of a media endpoint's payload (boxed: the struct is moved
+    /// once per streamed event, and only media kinds fill this).
+    pub media: Option<Box<MediaOutput>>,
 }
 
 impl ResponseFields<'_> {
@@ -29,7 +30,7 @@ impl ResponseFields<'_> {
     pub fn record_into(self, record: &mut RequestRecord, arrival_ns: u64) {
         let content = self.content.filter(|text| !text.is_empty());
         let reasoning = self.reasoning.filter(|text| !text.is_empty());
-        let image = self.media.as_ref().is_some_and(MediaOutput::has_image);
+        let image = self.media.as_deref().is_some_and(MediaOutput::has_image);
         if content.is_some() || reasoning.is_some() || image {
             record.chunks.push(ResponseChunk {
                 ns: arrival_ns,
@@ -38,7 +39,7 @@ impl ResponseFields<'_> {
             });
         }
         if let Some(media) = self.media {
-            record.media.merge(media);
+            record.media.merge(*media);
         }
         if let Some(text) = content {
             record.content.push_str(&text);

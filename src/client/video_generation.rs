@@ -48,7 +48,7 @@ pub(crate) fn parse_job(body: &[u8]) -> serde_json::Result<ResponseFields<'_>> {
         video_peak_memory_mb: job.peak_memory_mb,
         ..MediaOutput::default()
     };
-    Ok(ResponseFields { usage: job.usage.map(Into::into), error, media: Some(media), ..Default::default() })
+    Ok(ResponseFields { usage: job.usage.map(Into::into), error, media: Some(Box::new(media)), ..Default::default() })
 }
 
 #[cfg(test)]
