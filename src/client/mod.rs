@@ -5,6 +5,7 @@
 mod audio_transcription;
 mod buffered;
 mod chat;
+mod choices_payload;
 mod completions;
 mod connect;
 mod embeddings;
