@@ -4,26 +4,45 @@
 use std::fmt;
 
 use serde::Deserialize;
-use serde::de::{DeserializeSeed, Deserializer, MapAccess, Visitor};
+use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde_json::Value;
 
-use super::choices_payload::{self, ChoiceReader, optional_text, skip};
-use super::payload::ResponseFields;
+use super::payload::{JsonText, ResponseFields, WireUsage, from_json_seed, text};
 
 /// Fields of one streamed chunk (`choices[0].delta`).
 pub(crate) fn parse_stream_event(data: &[u8]) -> serde_json::Result<ResponseFields<'_>> {
-    choices_payload::parse(data, TextField::Delta)
+    parse(data, TextField::Delta)
 }
 
 /// Fields of a whole response (`choices[0].message`).
 pub(crate) fn parse_full_body(body: &[u8]) -> serde_json::Result<ResponseFields<'_>> {
-    choices_payload::parse(body, TextField::Message)
+    parse(body, TextField::Message)
 }
 
-/// Which member of the choice holds the text; the other one is skipped unparsed.
+/// Which member of the choice holds the text.
 #[derive(Clone, Copy)]
 enum TextField {
     Delta,
     Message,
+}
+
+/// The payload is read straight into `ResponseFields` as the parser meets its members: this
+/// runs for every streamed token, and building a payload struct first cost a copy of a few
+/// hundred bytes at each level. Members other than these are skipped unparsed.
+fn parse(input: &[u8], text_field: TextField) -> serde_json::Result<ResponseFields<'_>> {
+    let mut fields = ResponseFields::default();
+    from_json_seed(input, Payload { text_field, fields: &mut fields })?;
+    Ok(fields)
+}
+
+#[derive(Deserialize)]
+#[serde(field_identifier, rename_all = "snake_case")]
+enum PayloadMember {
+    Choices,
+    Usage,
+    Error,
+    #[serde(other)]
+    Other,
 }
 
 #[derive(Deserialize)]
@@ -47,23 +66,22 @@ enum MessageMember {
     Other,
 }
 
-impl ChoiceReader for TextField {
-    type Member = ChoiceMember;
-    fn read_member<'de, A: MapAccess<'de>>(
-        self,
-        member: ChoiceMember,
-        members: &mut A,
-        fields: &mut ResponseFields<'de>,
-    ) -> Result<(), A::Error> {
-        match (member, self) {
-            (ChoiceMember::Delta, TextField::Delta) | (ChoiceMember::Message, TextField::Message) => {
-                members.next_value_seed(Message { fields })?
-            }
-            (ChoiceMember::FinishReason, _) => fields.finish_reason = optional_text(members)?,
-            _ => skip(members)?,
-        }
-        Ok(())
-    }
+/// The payload object: `choices`, `usage`, `error`.
+struct Payload<'f, 'a> {
+    text_field: TextField,
+    fields: &'f mut ResponseFields<'a>,
+}
+
+/// `choices`: an array (its first element read, the rest skipped) or null.
+struct FirstChoice<'f, 'a> {
+    text_field: TextField,
+    fields: &'f mut ResponseFields<'a>,
+}
+
+/// One choice: its `finish_reason` and the message that `text_field` names.
+struct Choice<'f, 'a> {
+    text_field: TextField,
+    fields: &'f mut ResponseFields<'a>,
 }
 
 /// A `delta` or `message` object, or null: its text and reasoning.
@@ -71,14 +89,84 @@ struct Message<'f, 'a> {
     fields: &'f mut ResponseFields<'a>,
 }
 
-impl<'de> DeserializeSeed<'de> for Message<'_, 'de> {
+/// Each visitor is also the seed that reads its value, the way `$read` says.
+macro_rules! seed_reading_with {
+    ($visitor:ident, $read:ident) => {
+        impl<'de> DeserializeSeed<'de> for $visitor<'_, 'de> {
+            type Value = ();
+            fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+                deserializer.$read(self)
+            }
+        }
+    };
+}
+
+seed_reading_with!(Payload, deserialize_map);
+seed_reading_with!(FirstChoice, deserialize_any);
+seed_reading_with!(Choice, deserialize_map);
+seed_reading_with!(Message, deserialize_option);
+
+impl<'de, 'f> Visitor<'de> for Payload<'f, 'de> {
     type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
-        deserializer.deserialize_option(self)
+    fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+        formatter.write_str("a chat completion object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut members: A) -> Result<(), A::Error> {
+        while let Some(member) = members.next_key()? {
+            match member {
+                PayloadMember::Choices => {
+                    members.next_value_seed(FirstChoice { text_field: self.text_field, fields: &mut *self.fields })?
+                }
+                PayloadMember::Usage => self.fields.usage = members.next_value::<Option<WireUsage>>()?.map(Into::into),
+                PayloadMember::Error => self.fields.error = members.next_value::<Option<Value>>()?,
+                PayloadMember::Other => {
+                    members.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(())
     }
 }
 
-impl<'de> Visitor<'de> for Message<'_, 'de> {
+impl<'de, 'f> Visitor<'de> for FirstChoice<'f, 'de> {
+    type Value = ();
+    fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+        formatter.write_str("an array or null")
+    }
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut elements: A) -> Result<(), A::Error> {
+        elements.next_element_seed(Choice { text_field: self.text_field, fields: self.fields })?;
+        while elements.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(())
+    }
+}
+
+impl<'de, 'f> Visitor<'de> for Choice<'f, 'de> {
+    type Value = ();
+    fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+        formatter.write_str("a choice object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut members: A) -> Result<(), A::Error> {
+        while let Some(member) = members.next_key()? {
+            match (member, self.text_field) {
+                (ChoiceMember::Delta, TextField::Delta) | (ChoiceMember::Message, TextField::Message) => {
+                    members.next_value_seed(Message { fields: &mut *self.fields })?
+                }
+                (ChoiceMember::FinishReason, _) => {
+                    self.fields.finish_reason = text(members.next_value::<Option<JsonText<'de>>>()?)
+                }
+                _ => {
+                    members.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl<'de, 'f> Visitor<'de> for Message<'f, 'de> {
     type Value = ();
     fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
         formatter.write_str("a message object or null")
@@ -94,13 +182,15 @@ impl<'de> Visitor<'de> for Message<'_, 'de> {
         let mut reasoning = None;
         while let Some(member) = members.next_key()? {
             match member {
-                MessageMember::Content => self.fields.content = optional_text(&mut members)?,
-                MessageMember::ReasoningContent => reasoning_content = optional_text(&mut members)?,
-                MessageMember::Reasoning => reasoning = optional_text(&mut members)?,
-                MessageMember::Other => skip(&mut members)?,
+                MessageMember::Content => self.fields.content = text(members.next_value::<Option<JsonText<'de>>>()?),
+                MessageMember::ReasoningContent => reasoning_content = members.next_value::<Option<JsonText<'de>>>()?,
+                MessageMember::Reasoning => reasoning = members.next_value::<Option<JsonText<'de>>>()?,
+                MessageMember::Other => {
+                    members.next_value::<IgnoredAny>()?;
+                }
             }
         }
-        self.fields.reasoning = reasoning_content.or(reasoning);
+        self.fields.reasoning = text(reasoning_content.or(reasoning));
         Ok(())
     }
 }

@@ -5,7 +5,6 @@
 mod audio_transcription;
 mod buffered;
 mod chat;
-mod choices_payload;
 mod completions;
 mod connect;
 mod embeddings;

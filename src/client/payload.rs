@@ -75,9 +75,13 @@ fn merged_usage(earlier: Usage, later: Usage) -> Usage {
     }
 }
 
-/// Read a payload with `seed` (which fills in what it reads; the payload must be all there
-/// is), checking its UTF-8 once as a whole rather than string by string (a payload that is not
-/// UTF-8 throughout is read as before, validating only its strings).
+/// Deserialize a payload, checking its UTF-8 once as a whole rather than string by string (a
+/// payload that is not UTF-8 throughout is read as before, validating only its strings).
+pub(crate) fn from_json<'a, T: Deserialize<'a>>(input: &'a [u8]) -> serde_json::Result<T> {
+    from_json_seed(input, PhantomData)
+}
+
+/// `from_json` for a seed that fills in what it reads (the payload must be all there is).
 pub(crate) fn from_json_seed<'a, S: DeserializeSeed<'a>>(input: &'a [u8], seed: S) -> serde_json::Result<S::Value> {
     match std::str::from_utf8(input) {
         Ok(text) => read_whole(&mut serde_json::Deserializer::from_str(text), seed),
@@ -195,10 +199,10 @@ mod tests {
     }
 
     #[test]
-    fn from_json_seed_reads_a_payload_that_is_not_utf8_outside_its_kept_strings_as_before() {
-        let sample: Sample = from_json_seed(b"{\"skipped\":\"\xff\",\"choices\":[\"ok\"]}", PhantomData).unwrap();
+    fn from_json_reads_a_payload_that_is_not_utf8_outside_its_kept_strings_as_before() {
+        let sample: Sample = from_json(b"{\"skipped\":\"\xff\",\"choices\":[\"ok\"]}").unwrap();
         assert!(matches!(sample.choices, Some(JsonText(Cow::Borrowed("ok")))));
-        assert!(from_json_seed(b"{\"choices\":[\"\xff\"]}", PhantomData::<Sample>).is_err());
+        assert!(from_json::<Sample>(b"{\"choices\":[\"\xff\"]}").is_err());
     }
 
     #[test]
