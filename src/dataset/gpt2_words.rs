@@ -6,7 +6,8 @@
 //! pre-tokens' ids and counts together are the whole text's, exactly.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
+
+use foldhash::{HashMap, HashMapExt};
 
 /// Most pre-tokens a thread remembers; the memo starts over when it is full (bounded memory).
 const MAX_REMEMBERED_WORDS: usize = 1 << 16;
