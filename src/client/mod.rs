@@ -196,9 +196,7 @@ impl HttpClient {
         // HTTP/1.1, the one every request shares next on HTTP/2.
         let (mut fresh, mut sent_again) = (false, false);
         let (lease, response, taken_at) = loop {
-            // Boxed, as is the video-job follow-up below: their futures are large and short-lived,
-            // and every request's task would otherwise hold room for them while it streams.
-            let mut lease = match Box::pin(self.pool.check_out(session, fresh, trace)).await {
+            let mut lease = match self.pool.check_out(session, fresh, trace).await {
                 Ok(lease) => lease,
                 Err(why) => return self.fail(record, failure::connect_failed(why, &self.uri_text)),
             };
@@ -258,6 +256,8 @@ impl HttpClient {
             self.pool.check_in(lease);
         }
         if matches!(self.format, PayloadFormat::Kind(EndpointKind::VideoGeneration)) && record.error.is_none() {
+            // Boxed, as is connecting in the pool: the future is large and rarely needed, and
+            // every request's task would otherwise hold room for it while it streams.
             Box::pin(self.follow_video_job(record)).await;
         }
     }

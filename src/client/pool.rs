@@ -138,7 +138,9 @@ impl Pool {
                 connection
             }
             None => {
-                let connection = self.connector.connect(trace).await?;
+                // Boxed: connecting (TCP, TLS, the HTTP handshake) is most of this future's size
+                // (~9 KB unboxed), yet only a request that opens a connection needs it.
+                let connection = Box::pin(self.connector.connect(trace)).await?;
                 if let (Some(_), Sender::Http2(sender)) = (&opening, &connection.sender) {
                     self.idle().http2 = Some((sender.clone(), connection.info));
                 }

@@ -14,15 +14,16 @@ use crate::result::{MetricKind, MetricResult, Stats};
 
 #[derive(Debug, Default)]
 pub struct MetricAccumulator {
-    /// Every value of each record metric, by tag, in display units.
-    samples: HashMap<&'static str, SampleColumn>,
+    /// Every value of each record metric, by tag, in display units (looked up for every value
+    /// of every record: hashed with foldhash, not SipHash).
+    samples: foldhash::HashMap<&'static str, SampleColumn>,
     totals: RunTotals,
 }
 
 impl MetricAccumulator {
     /// `goodput`: the run has SLOs, so good requests are counted.
     pub fn new(goodput: bool) -> Self {
-        Self { samples: HashMap::new(), totals: RunTotals::new(goodput) }
+        Self { samples: foldhash::HashMap::default(), totals: RunTotals::new(goodput) }
     }
 
     /// A successful record that ran over these wall-clock times; `good`: it met every SLO.
