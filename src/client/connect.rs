@@ -100,6 +100,20 @@ impl Connector {
             let info = ConnectionInfo { local, remote, http2: self.http2, tls: false };
             return self.handshake(tcp, info).await;
         };
+        // Boxed: the TLS state is most of a connecting future's size (~9 KB against 1.4 KB
+        // without it), and at thousands of users connecting at once plain ones paid for it too.
+        Box::pin(self.over_tls(tcp, connector, name, (local, remote), trace)).await
+    }
+
+    /// The TLS handshake, then the HTTP one over it.
+    async fn over_tls(
+        &self,
+        tcp: TcpStream,
+        connector: &TlsConnector,
+        name: &ServerName<'static>,
+        (local, remote): (SocketAddr, SocketAddr),
+        trace: &mut HttpTrace,
+    ) -> Result<Connection, String> {
         trace.tls_handshake_start_ns = Some(self.clock.now_ns());
         let stream = connector.connect(name.clone(), tcp).await.map_err(|error| tls_failure(&self.host, &error))?;
         trace.tls_handshake_end_ns = Some(self.clock.now_ns());

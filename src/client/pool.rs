@@ -138,8 +138,8 @@ impl Pool {
                 connection
             }
             None => {
-                // Boxed: connecting (TCP, TLS, the HTTP handshake) is most of this future's size
-                // (~9 KB unboxed), yet only a request that opens a connection needs it.
+                // Boxed: connecting is most of this future's size (1.4 KB, more with TLS), yet
+                // only a request that opens a connection needs it.
                 let connection = Box::pin(self.connector.connect(trace)).await?;
                 if let (Some(_), Sender::Http2(sender)) = (&opening, &connection.sender) {
                     self.idle().http2 = Some((sender.clone(), connection.info));
