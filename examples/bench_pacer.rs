@@ -2,13 +2,16 @@
 //! a tokio `sleep_until` loop (the dispatcher before it) side by side at the same rates in one
 //! run, so a noisy machine hits both alike. Each arrival is handed to the tokio runtime as a
 //! spawned task, as the dispatcher does; prints the pacing error (wake-up − due), the dispatch
-//! delay (the task's first poll − due) and the CPU each used.
+//! delay (the task's first poll − due), how much of that delay was a parked worker waking up,
+//! and the CPU each used. It starts with the machine's CPU idle driver, whose wake-ups are
+//! most of a dispatch delay's tail on a virtual machine.
 //!
 //!     cargo run --release --example bench_pacer [seconds per rate, default 3]
 
+use std::cell::Cell;
 use std::ops::ControlFlow;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use aiperf::clock::RunClock;
 use aiperf::load::pacer::{self, Due};
@@ -19,11 +22,21 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 const RATES_RPS: [f64; 4] = [1_000.0, 5_000.0, 10_000.0, 20_000.0];
 
+/// The benchmark's clock, for the runtime's unpark hook.
+static CLOCK: OnceLock<RunClock> = OnceLock::new();
+
+thread_local! {
+    /// When this runtime worker last woke from parking (run-clock ns).
+    static UNPARKED_NS: Cell<u64> = const { Cell::new(0) };
+}
+
 /// What one pacing run measured.
 #[derive(Default)]
 struct Measured {
     pacing: DurationHistogram,
     dispatch: Arc<DurationHistogram>,
+    /// For tasks whose worker was parked when they were due: its wake-up − due.
+    worker_wake: Arc<DurationHistogram>,
     first_fired_ns: AtomicU64,
     last_fired_ns: AtomicU64,
 }
@@ -35,10 +48,17 @@ impl Measured {
         self.last_fired_ns.fetch_max(due.fired_ns, Ordering::Relaxed);
     }
 
-    /// Hand the arrival to the runtime; its task notes how late it first ran.
+    /// Hand the arrival to the runtime; its task notes how late it first ran, and how late its
+    /// worker woke when the worker was parked at the arrival's time.
     fn spawn(&self, clock: RunClock, scheduled_ns: u64) -> impl Future<Output = ()> + Send + 'static {
-        let dispatch = self.dispatch.clone();
-        async move { dispatch.record_ns(clock.now_ns().saturating_sub(scheduled_ns)) }
+        let (dispatch, worker_wake) = (self.dispatch.clone(), self.worker_wake.clone());
+        async move {
+            dispatch.record_ns(clock.now_ns().saturating_sub(scheduled_ns));
+            let unparked_ns = UNPARKED_NS.get();
+            if unparked_ns >= scheduled_ns {
+                worker_wake.record_ns(unparked_ns - scheduled_ns);
+            }
+        }
     }
 }
 
@@ -89,13 +109,44 @@ fn us(histogram: &DurationHistogram, pct: f64) -> String {
     histogram.percentile_ms(pct).map_or_else(|| "n/a".into(), |ms| format!("{:.0}", ms * 1000.0))
 }
 
-#[tokio::main]
-async fn main() {
-    let seconds: f64 = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(3.0);
+/// The CPU idle driver, and on a VM with `haltpoll` how long an idle vCPU polls before it
+/// halts (0: it halts at once, and waking it is the hypervisor's business).
+fn idle_state() -> String {
+    let read = |path: &str| std::fs::read_to_string(path).map(|text| text.trim().to_owned()).ok();
+    let driver = read("/sys/devices/system/cpu/cpuidle/current_driver").unwrap_or_else(|| "unknown".into());
+    match read("/sys/module/haltpoll/parameters/guest_halt_poll_ns") {
+        Some(ns) if driver == "haltpoll" => format!("CPU idle driver: haltpoll, guest_halt_poll_ns {ns}"),
+        _ => format!("CPU idle driver: {driver}"),
+    }
+}
+
+fn main() {
     let clock = RunClock::start();
+    CLOCK.set(clock).ok();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .on_thread_unpark(|| UNPARKED_NS.set(CLOCK.get().map_or(0, RunClock::now_ns)))
+        .build()
+        .expect("a tokio runtime");
+    runtime.block_on(run(clock));
+}
+
+async fn run(clock: RunClock) {
+    let seconds: f64 = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(3.0);
+    println!("{}", idle_state());
     println!(
-        "{:<12} {:>7} {:>9} {:>8} {:>8} {:>10} {:>9} {:>8} {:>8} {:>6}",
-        "pacer", "target", "achieved", "pace p50", "pace p99", "pace p99.9", "pace max", "disp p50", "disp p99", "CPU%"
+        "{:<12} {:>7} {:>9} {:>8} {:>8} {:>10} {:>9} {:>8} {:>8} {:>9} {:>6}",
+        "pacer",
+        "target",
+        "achieved",
+        "pace p50",
+        "pace p99",
+        "pace p99.9",
+        "pace max",
+        "disp p50",
+        "disp p99",
+        "wake p99",
+        "CPU%"
     );
     for rate_rps in RATES_RPS {
         for tokio_timer in [true, false] {
@@ -117,7 +168,7 @@ async fn main() {
                 / 1e9;
             let achieved = measured.pacing.count().saturating_sub(1) as f64 / span_s;
             println!(
-                "{:<12} {:>7.0} {:>9.1} {:>8} {:>8} {:>10} {:>9} {:>8} {:>8} {:>6.0}",
+                "{:<12} {:>7.0} {:>9.1} {:>8} {:>8} {:>10} {:>9} {:>8} {:>8} {:>9} {:>6.0}",
                 if tokio_timer { "tokio timer" } else { "pacer thread" },
                 rate_rps,
                 achieved,
@@ -127,9 +178,13 @@ async fn main() {
                 us(&measured.pacing, 100.0),
                 us(&measured.dispatch, 50.0),
                 us(&measured.dispatch, 99.0),
+                us(&measured.worker_wake, 99.0),
                 cpu_percent
             );
         }
     }
-    println!("(pacing and dispatch delay in µs; CPU of the whole process in % of one core)");
+    println!(
+        "(pacing, dispatch delay and a parked worker's wake-up after the due time in µs; CPU of the whole \
+         process in % of one core)"
+    );
 }
