@@ -1,12 +1,13 @@
-//! Benchmark of open-loop pacing alone, no HTTP: the pacer thread (`aiperf::load::pacer`) and
-//! a tokio `sleep_until` loop (the dispatcher before it) side by side at the same rates in one
-//! run, so a noisy machine hits both alike. Each arrival is handed to the tokio runtime as a
+//! Benchmark of open-loop pacing alone, no HTTP: the pacer thread (`aiperf::load::pacer`), the
+//! same with idle cores kept awake (`aiperf::load::idle_spinners`, `--keep-cores-awake`) and a
+//! tokio `sleep_until` loop (the dispatcher before the pacer) side by side at the same rates in
+//! one run, so a noisy machine hits all alike. Each arrival is handed to the tokio runtime as a
 //! spawned task, as the dispatcher does; prints the pacing error (wake-up − due), the dispatch
 //! delay (the task's first poll − due), how much of that delay was a parked worker waking up,
 //! and the CPU each used. It starts with the machine's CPU idle driver, whose wake-ups are
 //! most of a dispatch delay's tail on a virtual machine.
 //!
-//!     cargo run --release --example bench_pacer [seconds per rate, default 3]
+//!     cargo run --release --example bench_pacer [seconds per rate, default 3] [rate ...]
 
 use std::cell::Cell;
 use std::ops::ControlFlow;
@@ -14,13 +15,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use aiperf::clock::RunClock;
+use aiperf::load::idle_spinners::IdleSpinners;
 use aiperf::load::pacer::{self, Due};
 use aiperf::load::{DurationHistogram, process_cpu_ns};
 
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-const RATES_RPS: [f64; 4] = [1_000.0, 5_000.0, 10_000.0, 20_000.0];
+const DEFAULT_RATES_RPS: [f64; 4] = [1_000.0, 5_000.0, 10_000.0, 20_000.0];
 
 /// The benchmark's clock, for the runtime's unpark hook.
 static CLOCK: OnceLock<RunClock> = OnceLock::new();
@@ -65,6 +67,27 @@ impl Measured {
 fn offsets(rate_rps: f64, seconds: f64) -> impl Iterator<Item = u64> + Send + 'static {
     let count = (rate_rps * seconds) as u64;
     (0..count).map(move |i| (i as f64 * 1e9 / rate_rps) as u64)
+}
+
+/// How the arrivals are paced.
+#[derive(Clone, Copy, PartialEq)]
+enum Pacing {
+    TokioTimer,
+    PacerThread,
+    /// The pacer thread, with idle cores kept awake meanwhile.
+    CoresAwake,
+}
+
+impl Pacing {
+    const ALL: [Pacing; 3] = [Pacing::TokioTimer, Pacing::PacerThread, Pacing::CoresAwake];
+
+    fn label(self) -> &'static str {
+        match self {
+            Pacing::TokioTimer => "tokio timer",
+            Pacing::PacerThread => "pacer thread",
+            Pacing::CoresAwake => "cores awake",
+        }
+    }
 }
 
 /// The pacer thread, handing each arrival to the runtime.
@@ -132,10 +155,12 @@ fn main() {
 }
 
 async fn run(clock: RunClock) {
-    let seconds: f64 = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(3.0);
+    let args: Vec<f64> = std::env::args().skip(1).filter_map(|arg| arg.parse().ok()).collect();
+    let seconds = args.first().copied().unwrap_or(3.0);
+    let rates_rps = if args.len() > 1 { args[1..].to_vec() } else { DEFAULT_RATES_RPS.to_vec() };
     println!("{}", idle_state());
     println!(
-        "{:<12} {:>7} {:>9} {:>8} {:>8} {:>10} {:>9} {:>8} {:>8} {:>9} {:>6}",
+        "{:<12} {:>7} {:>9} {:>8} {:>8} {:>10} {:>9} {:>8} {:>8} {:>9} {:>6} {:>6}",
         "pacer",
         "target",
         "achieved",
@@ -146,21 +171,25 @@ async fn run(clock: RunClock) {
         "disp p50",
         "disp p99",
         "wake p99",
-        "CPU%"
+        "CPU%",
+        "awake%"
     );
-    for rate_rps in RATES_RPS {
-        for tokio_timer in [true, false] {
+    for rate_rps in rates_rps {
+        for pacing in Pacing::ALL {
             let cpu_before_ns = process_cpu_ns();
             let started_ns = clock.now_ns();
-            let measured = if tokio_timer {
-                with_tokio_timer(clock, rate_rps, seconds).await
-            } else {
-                with_pacer(clock, rate_rps, seconds).await
+            let workers = tokio::runtime::Handle::current().metrics().num_workers();
+            let spinners = (pacing == Pacing::CoresAwake).then(|| IdleSpinners::start(workers));
+            let measured = match pacing {
+                Pacing::TokioTimer => with_tokio_timer(clock, rate_rps, seconds).await,
+                Pacing::PacerThread | Pacing::CoresAwake => with_pacer(clock, rate_rps, seconds).await,
             };
+            let idle_spin_ns = spinners.map_or(0, IdleSpinners::stop);
             // Let the last tasks run before reading their delays.
             tokio::time::sleep(std::time::Duration::from_millis(50)).await;
             let wall_ns = clock.now_ns() - started_ns;
-            let cpu_percent = 100.0 * process_cpu_ns().saturating_sub(cpu_before_ns) as f64 / wall_ns as f64;
+            let percent_of_wall = |ns: u64| 100.0 * ns as f64 / wall_ns as f64;
+            let cpu_percent = percent_of_wall(process_cpu_ns().saturating_sub(cpu_before_ns + idle_spin_ns));
             let span_s = measured
                 .last_fired_ns
                 .load(Ordering::Relaxed)
@@ -168,8 +197,8 @@ async fn run(clock: RunClock) {
                 / 1e9;
             let achieved = measured.pacing.count().saturating_sub(1) as f64 / span_s;
             println!(
-                "{:<12} {:>7.0} {:>9.1} {:>8} {:>8} {:>10} {:>9} {:>8} {:>8} {:>9} {:>6.0}",
-                if tokio_timer { "tokio timer" } else { "pacer thread" },
+                "{:<12} {:>7.0} {:>9.1} {:>8} {:>8} {:>10} {:>9} {:>8} {:>8} {:>9} {:>6.0} {:>6.0}",
+                pacing.label(),
                 rate_rps,
                 achieved,
                 us(&measured.pacing, 50.0),
@@ -179,12 +208,13 @@ async fn run(clock: RunClock) {
                 us(&measured.dispatch, 50.0),
                 us(&measured.dispatch, 99.0),
                 us(&measured.worker_wake, 99.0),
-                cpu_percent
+                cpu_percent,
+                percent_of_wall(idle_spin_ns)
             );
         }
     }
     println!(
         "(pacing, dispatch delay and a parked worker's wake-up after the due time in µs; CPU of the whole \
-         process in % of one core)"
+         process but the threads keeping idle cores awake, and theirs (awake%), in % of one core)"
     );
 }

@@ -56,6 +56,7 @@ async fn main() -> anyhow::Result<()> {
         builtin_server: Some(Arc::new(MockStarter)),
         segment: None,
         start_at_ns: None,
+        keep_cores_awake: false,
         metrics_listen: None,
     };
     println!(

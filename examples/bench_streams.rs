@@ -142,6 +142,7 @@ fn client(url: &str, users: usize, tokens: f64, http2: bool) -> anyhow::Result<(
         builtin_server: None,
         segment: None,
         start_at_ns: None,
+        keep_cores_awake: false,
         metrics_listen: None,
     };
     let started = std::time::Instant::now();

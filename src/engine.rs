@@ -52,6 +52,8 @@ pub struct RunOptions {
     pub segment: Option<ExecutionSegment>,
     /// Begin the first phase at this wall-clock time, epoch ns (`--start-at`).
     pub start_at_ns: Option<u64>,
+    /// Keep idle cores awake while open-loop phases pace (`--keep-cores-awake`).
+    pub keep_cores_awake: bool,
 }
 
 /// Check a plan for mistakes a user can make, before anything starts.
@@ -289,6 +291,7 @@ fn load_context(
         cancel: options.cancel.clone(),
         id_seed: clock.epoch_ns(0) ^ options.segment.map_or(0, |s| u64::from(s.index) << 48),
         segment: options.segment,
+        keep_cores_awake: options.keep_cores_awake,
     })
 }
 

@@ -106,6 +106,10 @@ pub struct ClientSelfCheck {
     /// 5,000 req/s), so it is kept out of the client's CPU use. None in closed-loop modes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pacer_cpu_percent: Option<f64>,
+    /// With `--keep-cores-awake`: the CPU time of the idle-priority threads that kept idle
+    /// cores from sleeping while the pacer ran, in % of one core; kept out of the client's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_spin_cpu_percent: Option<f64>,
     pub cpu_cores: usize,
     /// Requests that waited for a slot under the phase's `max_concurrency` (None: none waited).
     #[serde(skip_serializing_if = "Option::is_none")]

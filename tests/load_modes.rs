@@ -108,6 +108,48 @@ fn a_rate_phase_keeps_its_rate_and_counts_add_up_with_cancellations() {
 }
 
 #[test]
+fn keeping_cores_awake_sends_the_same_arrivals_and_reports_its_cpu_apart() {
+    let scenario = r#"run(#{ name: "awake", endpoint: endpoint(#{ url: "mock", mock: #{ ttft: ms(5), itl: ms(1) } }),
+                             dataset: synthetic(#{ isl: 20, osl: 4 }),
+                             phases: [ rate(#{ rate: 200, arrival: "constant", requests: 100 }) ] });"#;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("awake.rhai");
+    std::fs::write(&path, scenario).expect("write scenario");
+    let run = |flag: Option<&str>, env: Option<&str>| {
+        let mut command = aiperf_command(dir.path());
+        command.arg("run").arg(&path).args(flag).env_remove("AIPERF_KEEP_CORES_AWAKE");
+        if let Some(value) = env {
+            command.env("AIPERF_KEEP_CORES_AWAKE", value);
+        }
+        let output = command.output().expect("run aiperf");
+        assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+        let summary = common::read_json(&dir.path().join("artifacts/awake/profile_export_aiperf.json"));
+        (summary, String::from_utf8_lossy(&output.stdout).to_string())
+    };
+    for (flag, env) in [(Some("--keep-cores-awake"), None), (None, Some("1"))] {
+        let (summary, stdout) = run(flag, env);
+        assert_eq!(summary["phases"][0]["sent"], 100);
+        assert_eq!(summary["phases"][0]["completed"], 100);
+        let check = self_check(&summary);
+        let idle_spin = check["idle_spin_cpu_percent"].as_f64().unwrap_or_else(|| panic!("{check}"));
+        assert!(idle_spin > 0.0, "the spinners' CPU is reported: {check}");
+        assert!(check["pacer_cpu_percent"].as_f64().is_some(), "{check}");
+        assert!(stdout.contains("the idle cores kept awake"), "{stdout}");
+        let text = std::fs::read_to_string(dir.path().join("artifacts/awake/profile_export.jsonl")).expect("records");
+        let mut scheduled: Vec<u64> = text
+            .lines()
+            .map(|line| ns(&serde_json::from_str::<Value>(line).expect("a JSON line"), "credit_issued_ns"))
+            .collect();
+        scheduled.sort();
+        assert_eq!(scheduled.len(), 100);
+        assert!(scheduled.windows(2).all(|w| w[1] - w[0] == 5_000_000), "constant arrivals 5 ms apart");
+    }
+    let (summary, stdout) = run(None, Some("0"));
+    assert!(self_check(&summary).get("idle_spin_cpu_percent").is_none(), "off unless asked");
+    assert!(!stdout.contains("kept awake"), "{stdout}");
+}
+
+#[test]
 fn a_concurrency_ramp_reaches_its_target() {
     let run = run_scenario(
         "ramped",

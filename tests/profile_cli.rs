@@ -63,6 +63,21 @@ fn a_request_rate_run_sends_its_count_at_the_rate_pattern() {
 }
 
 #[test]
+fn the_environment_keeps_cores_awake_for_a_profile_run_too() {
+    let dir = tempfile::tempdir().expect("dir");
+    let output = aiperf_command(dir.path())
+        .arg("profile")
+        .args("-m m -u mock --request-rate 100 --num-requests 20 --isl 16 --osl 4 --artifact-dir out".split(' '))
+        .env("AIPERF_KEEP_CORES_AWAKE", "true")
+        .output()
+        .expect("run aiperf profile");
+    assert_ok(&output);
+    let summary = read_json(&dir.path().join("out/profile_export_aiperf.json"));
+    let check = &summary["client_self_check"][0];
+    assert!(check["idle_spin_cpu_percent"].as_f64().is_some_and(|percent| percent > 0.0), "{check}");
+}
+
+#[test]
 fn warmup_requests_are_sent_and_kept_out_of_the_results() {
     let dir = tempfile::tempdir().expect("dir");
     let output = profile(

@@ -190,6 +190,11 @@ pub struct RunArgs {
     /// Write report.html into every run's and sweep's folder (`report: false` in one opts out)
     #[arg(long)]
     pub report: bool,
+    /// While an open-loop phase paces, keep idle cores from sleeping with idle-priority
+    /// threads, so a request due is never held up by a core waking (tighter dispatch delay;
+    /// costs the idle cores' time, reported apart). Else $AIPERF_KEEP_CORES_AWAKE=1
+    #[arg(long)]
+    pub keep_cores_awake: bool,
     #[command(flatten)]
     pub script: ScriptArgs,
 }

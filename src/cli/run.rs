@@ -34,6 +34,7 @@ pub fn run(args: RunArgs, runtime: &tokio::runtime::Runtime) -> i32 {
         progress,
         metrics_listen: args.metrics_listen,
         distribution,
+        keep_cores_awake: args.keep_cores_awake || keep_cores_awake_from_env(),
     };
     execute(Scenario::File(args.scenario), options, mode, settings, runtime)
 }
@@ -44,6 +45,13 @@ struct ScenarioOptions {
     progress: bool,
     metrics_listen: Option<std::net::SocketAddr>,
     distribution: Distribution,
+    keep_cores_awake: bool,
+}
+
+/// `--keep-cores-awake` from the environment: AIPERF_KEEP_CORES_AWAKE set to 1, true, yes or on.
+fn keep_cores_awake_from_env() -> bool {
+    std::env::var("AIPERF_KEEP_CORES_AWAKE")
+        .is_ok_and(|value| matches!(value.trim().to_ascii_lowercase().as_str(), "1" | "true" | "yes" | "on"))
 }
 
 /// Which share of each plan this process runs, and when it starts (`--segment`, `--start-at`).
@@ -80,7 +88,13 @@ pub fn run_source(
 ) -> i32 {
     let settings =
         ScenarioSettings { args: Default::default(), search_path: Vec::new(), max_operations: 0, report: false };
-    let options = ScenarioOptions { artifact_root, progress: true, metrics_listen: None, distribution };
+    let options = ScenarioOptions {
+        artifact_root,
+        progress: true,
+        metrics_listen: None,
+        distribution,
+        keep_cores_awake: keep_cores_awake_from_env(),
+    };
     execute(Scenario::Text { source, path }, options, mode, settings, runtime)
 }
 
@@ -120,6 +134,7 @@ fn execute(
         metrics_listen: scenario_options.metrics_listen,
         segment: scenario_options.distribution.segment,
         start_at_ns: scenario_options.distribution.start_at_ns,
+        keep_cores_awake: scenario_options.keep_cores_awake,
     };
     let code = match run_on_script_thread(scenario, runtime, options, mode, settings) {
         Ok(Ok(outcome)) if outcome.all_requests_failed => exit_code::ALL_REQUESTS_FAILED,
@@ -148,6 +163,7 @@ pub fn check(args: CheckArgs, runtime: &tokio::runtime::Runtime) -> i32 {
         metrics_listen: None,
         segment: None,
         start_at_ns: None,
+        keep_cores_awake: false,
     };
     match run_on_script_thread(
         Scenario::File(args.scenario.clone()),

@@ -6,6 +6,7 @@ mod concurrency;
 mod conversation_queue;
 mod histogram;
 mod history;
+pub mod idle_spinners;
 mod open_loop;
 pub mod pacer;
 mod ramp;
@@ -52,6 +53,8 @@ pub struct LoadContext {
     pub id_seed: u64,
     /// The execution segment this process runs: open-loop phases keep its arrivals only.
     pub segment: Option<crate::plan::segment::ExecutionSegment>,
+    /// Keep idle cores awake while open-loop phases pace (`idle_spinners.rs`).
+    pub keep_cores_awake: bool,
 }
 
 /// Live counts of one phase, read by the progress display and the client self-check.
@@ -104,6 +107,8 @@ pub(crate) struct SendWindow {
     last_fired_ns: u64,
     /// CPU time of the pacer thread that fired them (open-loop modes that have one).
     pacer_cpu_ns: Option<u64>,
+    /// CPU time of the threads that kept idle cores awake meanwhile (`keep_cores_awake`).
+    idle_spin_cpu_ns: Option<u64>,
 }
 
 impl SendWindow {

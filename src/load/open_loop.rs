@@ -12,6 +12,7 @@ use tokio::sync::{Semaphore, oneshot};
 use tokio::task::JoinSet;
 
 use super::conversation_queue::{self, ConversationQueue, QueuedTurn};
+use super::idle_spinners::IdleSpinners;
 use super::pacer::{self, Due};
 use super::self_check::thread_cpu_ns;
 use super::session_claims::SessionClaims;
@@ -87,6 +88,7 @@ impl Dispatcher {
         // Arrivals at or past the phase's end of sending are never waited for.
         let offsets_ns = offsets_ns.take_while(|offset_ns| stop_ns.is_none_or(|stop| origin_ns + offset_ns < stop));
         let stop = || abandoned.load(Ordering::Relaxed) || ctx.cancel.is_cancelled();
+        let spinners = ctx.keep_cores_awake.then(|| IdleSpinners::start(self.runtime.metrics().num_workers()));
         let cpu_before_ns = thread_cpu_ns();
         pacer::pace(&ctx.clock, origin_ns, offsets_ns, stop, |Due { scheduled_ns, fired_ns }| {
             let requests_done = match &conversations {
@@ -117,6 +119,7 @@ impl Dispatcher {
             ControlFlow::Continue(())
         });
         window.pacer_cpu_ns = Some(thread_cpu_ns().saturating_sub(cpu_before_ns));
+        window.idle_spin_cpu_ns = spinners.map(IdleSpinners::stop);
         (window, tasks)
     }
 

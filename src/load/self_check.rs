@@ -82,7 +82,9 @@ pub fn assess(
     let cpu_cores = std::thread::available_parallelism().map_or(1, usize::from);
     let percent_of_wall = |ns: u64| if wall_ns > 0 { 100.0 * ns as f64 / wall_ns as f64 } else { 0.0 };
     let pacer_cpu_ns = window.and_then(|window| window.pacer_cpu_ns);
-    let client_cpu_percent = percent_of_wall(cpu_ns.saturating_sub(pacer_cpu_ns.unwrap_or(0)));
+    let idle_spin_cpu_ns = window.and_then(|window| window.idle_spin_cpu_ns);
+    let by_design_ns = pacer_cpu_ns.unwrap_or(0) + idle_spin_cpu_ns.unwrap_or(0);
+    let client_cpu_percent = percent_of_wall(cpu_ns.saturating_sub(by_design_ns));
     let sent = counters.sent.load(Ordering::Relaxed);
     let (scheduled_rate_rps, achieved_rate_rps) = match window {
         Some(window) => window.rates_rps().map_or((None, None), |(s, a)| (Some(s), Some(a))),
@@ -106,6 +108,7 @@ pub fn assess(
         peak_in_flight: counters.peak_in_flight.load(Ordering::Relaxed),
         client_cpu_percent,
         pacer_cpu_percent: pacer_cpu_ns.map(percent_of_wall),
+        idle_spin_cpu_percent: idle_spin_cpu_ns.map(percent_of_wall),
         cpu_cores,
         concurrency_cap_wait: cap.and_then(|n| counters.cap_wait.held_back(n)),
         connection_pool_wait: counters.pool_wait.held_back(max_connections as u64),
@@ -147,7 +150,8 @@ pub fn assess(
         } else {
             check.client_bound = true;
             check.warnings.push(format!(
-                "the client sent requests late: dispatch delay p99 {dispatch_p99_ms:.2} ms (limit {DISPATCH_DELAY_P99_LIMIT_MS} ms)"
+                "the client sent requests late: dispatch delay p99 {dispatch_p99_ms:.2} ms (limit {DISPATCH_DELAY_P99_LIMIT_MS} ms){}",
+                woke_late_hint(&check, pacing_p99_ms)
             ));
         }
     }
@@ -175,6 +179,19 @@ pub fn assess(
         ));
     }
     check
+}
+
+/// Where the pacer handed its arrivals over on time but they went out late, the runtime's
+/// worker was slow to wake: the words that say so and what helps, if cores were not kept awake.
+fn woke_late_hint(check: &ClientSelfCheck, pacing_p99_ms: f64) -> String {
+    let pacer_on_time = check.pacer_cpu_percent.is_some() && pacing_p99_ms <= DISPATCH_DELAY_P99_LIMIT_MS / 2.0;
+    if !pacer_on_time || check.idle_spin_cpu_percent.is_some() {
+        return String::new();
+    }
+    format!(
+        "; the pacer was on time (pacing error p99 {pacing_p99_ms:.2} ms), so the runtime's idle worker woke late: \
+         --keep-cores-awake (or AIPERF_KEEP_CORES_AWAKE=1) keeps idle cores from sleeping while it paces"
+    )
 }
 
 /// One sentence per limit that made requests wait before they went out.
@@ -251,6 +268,42 @@ mod tests {
         paced.pacer_cpu_ns = Some(0);
         let saturated = assess(&rate_phase(None), &counters, Some(paced), cpu_ns, 1_000_000_000, 64);
         assert!(saturated.client_bound, "the same CPU without the pacer's share saturates: {saturated:?}");
+    }
+
+    #[test]
+    fn the_idle_spinners_cpu_is_kept_out_of_the_clients_too() {
+        let counters = PhaseCounters::default();
+        let cores = std::thread::available_parallelism().map_or(1, usize::from) as u64;
+        let mut paced = window(101, 1_000_000_000, 1_000_000_000);
+        paced.pacer_cpu_ns = Some(cores * 200_000_000);
+        paced.idle_spin_cpu_ns = Some(cores * 700_000_000);
+        let check = assess(&rate_phase(None), &counters, Some(paced), cores * 1_000_000_000, 1_000_000_000, 64);
+        assert_eq!(check.idle_spin_cpu_percent, Some(cores as f64 * 70.0));
+        assert!((check.client_cpu_percent - cores as f64 * 10.0).abs() < 1e-9, "{}", check.client_cpu_percent);
+        assert!(!check.client_bound, "{:?}", check.warnings);
+    }
+
+    #[test]
+    fn a_late_dispatch_with_the_pacer_on_time_points_at_keeping_cores_awake() {
+        let counters = PhaseCounters::default();
+        (0..100).for_each(|_| counters.dispatch_delay.record_ns(5_000_000));
+        (0..100).for_each(|_| counters.pacing_error.record_ns(20_000));
+        let mut paced = window(101, 1_000_000_000, 1_000_000_000);
+        paced.pacer_cpu_ns = Some(100_000_000);
+        let check = assess(&rate_phase(None), &counters, Some(paced), 0, 1_000_000_000, 64);
+        assert!(check.client_bound);
+        assert!(
+            check.warnings[0].contains("the pacer was on time") && check.warnings[0].contains("--keep-cores-awake"),
+            "{:?}",
+            check.warnings
+        );
+        paced.idle_spin_cpu_ns = Some(900_000_000);
+        let awake = assess(&rate_phase(None), &counters, Some(paced), 0, 1_000_000_000, 64);
+        assert!(awake.client_bound && !awake.warnings[0].contains("--keep-cores-awake"), "{:?}", awake.warnings);
+        (0..100).for_each(|_| counters.pacing_error.record_ns(4_000_000));
+        paced.idle_spin_cpu_ns = None;
+        let pacer_late = assess(&rate_phase(None), &counters, Some(paced), 0, 1_000_000_000, 64);
+        assert!(!pacer_late.warnings[0].contains("--keep-cores-awake"), "{:?}", pacer_late.warnings);
     }
 
     #[test]

@@ -69,6 +69,7 @@ pub fn combined_self_check(phase: &Phase, runs: &[SegmentRun]) -> ClientSelfChec
         peak_in_flight: checks.iter().map(|c| c.peak_in_flight).sum(),
         client_cpu_percent: checks.iter().map(|c| c.client_cpu_percent).sum(),
         pacer_cpu_percent: summed(|c| c.pacer_cpu_percent),
+        idle_spin_cpu_percent: summed(|c| c.idle_spin_cpu_percent),
         cpu_cores: checks.iter().map(|c| c.cpu_cores).sum(),
         concurrency_cap_wait: merged_waits(checks.iter().map(|c| c.concurrency_cap_wait.as_ref())),
         connection_pool_wait: merged_waits(checks.iter().map(|c| c.connection_pool_wait.as_ref())),

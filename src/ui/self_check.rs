@@ -47,11 +47,14 @@ fn render_phase(check: &ClientSelfCheck) -> String {
         " peak in flight {}; CPU {:.0} % of {} cores",
         check.peak_in_flight, check.client_cpu_percent, check.cpu_cores
     );
-    match check.pacer_cpu_percent {
-        Some(pacer) => {
+    match (check.pacer_cpu_percent, check.idle_spin_cpu_percent) {
+        (Some(pacer), Some(idle_spin)) => {
+            let _ = writeln!(out, " (and the pacer thread's {pacer:.0} %, the idle cores kept awake {idle_spin:.0} %)");
+        }
+        (Some(pacer), None) => {
             let _ = writeln!(out, " (and the pacer thread's {pacer:.0} %)");
         }
-        None => out.push('\n'),
+        _ => out.push('\n'),
     }
     for limit in &check.held_back_by {
         let _ = writeln!(out, "Held back by the plan, not the client: {limit}");
@@ -98,6 +101,11 @@ mod tests {
         assert!(text.contains("CPU 190 % of 2 cores (and the pacer thread's 20 %)\n"), "{text}");
         assert!(text.contains("  - the client sent 80.0 req/s"), "{text}");
         assert!(!text.contains("timer wake-up"), "a phase without timer-woken turns shows none: {text}");
+        let awake = render_phase(&ClientSelfCheck { idle_spin_cpu_percent: Some(95.0), ..check.clone() });
+        assert!(
+            awake.contains("CPU 190 % of 2 cores (and the pacer thread's 20 %, the idle cores kept awake 95 %)\n"),
+            "{awake}"
+        );
         let calm = render_phase(&ClientSelfCheck { phase: "c".into(), ..Default::default() });
         assert!(!calm.contains("WARNING") && calm.contains("achieved n/a"), "{calm}");
         let capped = render_phase(&ClientSelfCheck {
