@@ -1,8 +1,9 @@
 //! Benchmark of the open-loop scheduler: rate mode against the in-process mock (non-streaming,
 //! no delays) at 1k, 5k and 10k req/s; prints target vs achieved rate, pacing and dispatch delay,
-//! and the CPU of the process and of its pacer thread.
+//! and the CPU of the process and of its pacer thread; with `--keep-cores-awake`, each rate runs
+//! twice, without and with idle cores kept awake (`awake` column), and that CPU apart.
 //!
-//!     cargo run --release --example bench_rate [seconds per rate, default 5]
+//!     cargo run --release --example bench_rate [seconds per rate, default 5] [--keep-cores-awake]
 
 use aiperf::cancel::CancelSignal;
 use aiperf::engine::{self, RunOptions};
@@ -46,9 +47,10 @@ fn ms(value: Option<f64>) -> String {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    let seconds: f64 = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(5.0);
+    let seconds: f64 = std::env::args().skip(1).find_map(|s| s.parse().ok()).unwrap_or(5.0);
+    let compare_awake = std::env::args().any(|arg| arg == "--keep-cores-awake");
     let artifacts = tempfile_dir()?;
-    let options = RunOptions {
+    let mut options = RunOptions {
         artifact_root: artifacts.clone(),
         cli_command: None,
         progress: false,
@@ -60,8 +62,9 @@ async fn main() -> anyhow::Result<()> {
         metrics_listen: None,
     };
     println!(
-        "{:>8} {:>10} {:>10} {:>9} {:>9} {:>10} {:>10} {:>9} {:>6} {:>7} {:>6}",
+        "{:>8} {:>6} {:>10} {:>10} {:>9} {:>9} {:>10} {:>10} {:>9} {:>6} {:>7} {:>7} {:>6}",
         "target",
+        "awake",
         "achieved",
         "completed",
         "pace p50",
@@ -71,15 +74,21 @@ async fn main() -> anyhow::Result<()> {
         "peak",
         "CPU%",
         "pacer%",
+        "awake%",
         "bound"
     );
-    for rate_rps in RATES_RPS {
+    let awake_settings: &[bool] = if compare_awake { &[false, true] } else { &[false] };
+    for (rate_rps, &keep_cores_awake) in
+        RATES_RPS.iter().flat_map(|rate| awake_settings.iter().map(move |a| (*rate, a)))
+    {
+        options.keep_cores_awake = keep_cores_awake;
         let result = engine::execute(&plan(rate_rps, seconds), &options).await?;
         let Some(phase) = result.phases.first() else { continue };
         let check = &phase.self_check;
         println!(
-            "{:>8.0} {:>10.1} {:>10} {:>9} {:>9} {:>10} {:>10} {:>9} {:>6.0} {:>7.0} {:>6}",
+            "{:>8.0} {:>6} {:>10.1} {:>10} {:>9} {:>9} {:>10} {:>10} {:>9} {:>6.0} {:>7.0} {:>7.0} {:>6}",
             rate_rps,
+            if keep_cores_awake { "yes" } else { "no" },
             check.achieved_rate_rps.unwrap_or(0.0),
             phase.completed,
             ms(check.pacing_error_p50_ms),
@@ -89,12 +98,13 @@ async fn main() -> anyhow::Result<()> {
             check.peak_in_flight,
             check.client_cpu_percent,
             check.pacer_cpu_percent.unwrap_or(0.0),
+            check.idle_spin_cpu_percent.unwrap_or(0.0),
             check.client_bound
         );
     }
     println!(
         "(pacing and dispatch delay in ms; CPU is the whole process, mock included, less the pacer thread's own \
-         (pacer%), in % of one core)"
+         (pacer%) and the idle cores kept awake (awake%), in % of one core)"
     );
     std::fs::remove_dir_all(&artifacts).ok();
     Ok(())
