@@ -179,7 +179,7 @@ async fn run(clock: RunClock) {
             let cpu_before_ns = process_cpu_ns();
             let started_ns = clock.now_ns();
             let workers = tokio::runtime::Handle::current().metrics().num_workers();
-            let spinners = (pacing == Pacing::CoresAwake).then(|| IdleSpinners::start(workers));
+            let spinners = (pacing == Pacing::CoresAwake).then(|| IdleSpinners::start(workers)).flatten();
             let measured = match pacing {
                 Pacing::TokioTimer => with_tokio_timer(clock, rate_rps, seconds).await,
                 Pacing::PacerThread | Pacing::CoresAwake => with_pacer(clock, rate_rps, seconds).await,

@@ -88,7 +88,8 @@ impl Dispatcher {
         // Arrivals at or past the phase's end of sending are never waited for.
         let offsets_ns = offsets_ns.take_while(|offset_ns| stop_ns.is_none_or(|stop| origin_ns + offset_ns < stop));
         let stop = || abandoned.load(Ordering::Relaxed) || ctx.cancel.is_cancelled();
-        let spinners = ctx.keep_cores_awake.then(|| IdleSpinners::start(self.runtime.metrics().num_workers()));
+        let spinners =
+            ctx.keep_cores_awake.then(|| IdleSpinners::start(self.runtime.metrics().num_workers())).flatten();
         let cpu_before_ns = thread_cpu_ns();
         pacer::pace(&ctx.clock, origin_ns, offsets_ns, stop, |Due { scheduled_ns, fired_ns }| {
             let requests_done = match &conversations {
