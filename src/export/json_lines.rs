@@ -35,6 +35,12 @@ impl JsonLinesFile {
         written.with_context(|| format!("cannot write to {}", self.path.display()))
     }
 
+    /// Appends `line`, JSON text written by the caller.
+    pub fn write_text(&mut self, line: &[u8]) -> Result<()> {
+        let written = self.out.write_all(line).and_then(|()| self.out.write_all(b"\n"));
+        written.with_context(|| format!("cannot write to {}", self.path.display()))
+    }
+
     /// Puts every line written so far in the file.
     pub fn flush(&mut self) -> Result<()> {
         self.out.flush().with_context(|| format!("cannot write to {}", self.path.display()))

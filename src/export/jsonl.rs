@@ -7,18 +7,16 @@ use std::path::Path;
 
 use anyhow::Result;
 use serde::Serialize;
-use serde::ser::{SerializeMap, Serializer};
-use serde_json::Value;
 
 use crate::clock::RunClock;
 use crate::metrics::record_sink::RecordSink;
 use crate::metrics::record_values::RecordMetrics;
-use crate::metrics::registry::{GOOD_REQUEST_COUNT, MetricFlags};
 use crate::plan::PhaseKind;
-use crate::record::{RecordError, RequestRecord};
+use crate::record::RequestRecord;
 use crate::rng::SeededRng;
 
 use super::json_lines::JsonLinesFile;
+use super::jsonl_metrics::MetricsBlock;
 use super::trace_data::trace_data;
 
 pub struct RecordsJsonlWriter {
@@ -27,6 +25,9 @@ pub struct RecordsJsonlWriter {
     ids: RecordIds,
     /// Add each record's `trace_data` (`export_http_trace`).
     http_trace: bool,
+    metrics_block: MetricsBlock,
+    /// The line being written (kept for its capacity).
+    line: Vec<u8>,
 }
 
 impl RecordsJsonlWriter {
@@ -37,6 +38,8 @@ impl RecordsJsonlWriter {
             clock,
             ids: RecordIds::new(clock.epoch_ns(0)),
             http_trace: false,
+            metrics_block: MetricsBlock::default(),
+            line: Vec::new(),
         })
     }
 
@@ -48,20 +51,27 @@ impl RecordsJsonlWriter {
 }
 
 impl RecordSink for RecordsJsonlWriter {
-    /// Appends the record's line.
+    /// Appends the record's line, shaped like AIPerf's profile_export.jsonl and in its order:
+    /// metadata, metrics, trace_data (with `export_http_trace`), error (failed records only).
+    /// Written straight from the record, with no JSON tree in between.
     fn write(&mut self, record: &RequestRecord, metrics: &RecordMetrics, good: Option<bool>) -> Result<()> {
         self.ids.see(record);
-        let trace_data = match (self.http_trace, &record.trace) {
-            (true, Some(trace)) => Some(trace_data(trace, record, &self.clock)),
-            _ => None,
-        };
-        let line = RecordLine {
-            metadata: Metadata::of(record, &self.clock, &self.ids),
-            metrics: LineMetrics { metrics, good },
-            trace_data,
-            error: record.error.as_ref(),
-        };
-        self.file.write(&line)
+        let line = &mut self.line;
+        line.clear();
+        line.extend_from_slice(br#"{"metadata":"#);
+        serde_json::to_writer(&mut *line, &Metadata::of(record, &self.clock, &self.ids))?;
+        line.extend_from_slice(br#","metrics":"#);
+        self.metrics_block.write(line, metrics, good)?;
+        if let (true, Some(trace)) = (self.http_trace, &record.trace) {
+            line.extend_from_slice(br#","trace_data":"#);
+            serde_json::to_writer(&mut *line, &trace_data(trace, record, &self.clock))?;
+        }
+        if let Some(error) = &record.error {
+            line.extend_from_slice(br#","error":"#);
+            serde_json::to_writer(&mut *line, error)?;
+        }
+        line.push(b'}');
+        self.file.write_text(line)
     }
 
     fn caught_up(&mut self) -> Result<()> {
@@ -71,49 +81,6 @@ impl RecordSink for RecordsJsonlWriter {
     /// Flushes and syncs the file.
     fn finish(self: Box<Self>) -> Result<()> {
         self.file.finish()
-    }
-}
-
-/// One record's line, shaped like AIPerf's profile_export.jsonl and in its order: metadata,
-/// metrics, trace_data (with `export_http_trace`), error (failed records only). Serialised
-/// straight from the record, with no JSON tree in between.
-#[derive(Serialize)]
-struct RecordLine<'a> {
-    metadata: Metadata<'a>,
-    metrics: LineMetrics<'a>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    trace_data: Option<Value>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    error: Option<&'a RecordError>,
-}
-
-/// A record's `metrics` block: `{tag: {"value", "unit"}}` for each metric shown per record,
-/// then, when the run has SLOs, AIPerf's good mark (1 when every SLO was met, else 0).
-struct LineMetrics<'a> {
-    metrics: &'a RecordMetrics,
-    good: Option<bool>,
-}
-
-#[derive(Serialize)]
-struct ValueWithUnit<V> {
-    value: V,
-    unit: &'static str,
-}
-
-impl Serialize for LineMetrics<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(None)?;
-        for (def, value) in self.metrics.entries.iter().filter(|(def, _)| !def.has(MetricFlags::NO_INDIVIDUAL_RECORDS))
-        {
-            map.serialize_entry(def.tag, &ValueWithUnit { value, unit: def.unit })?;
-        }
-        if let Some(good) = self.good {
-            map.serialize_entry(
-                GOOD_REQUEST_COUNT.tag,
-                &ValueWithUnit { value: u8::from(good), unit: GOOD_REQUEST_COUNT.unit },
-            )?;
-        }
-        map.end()
     }
 }
 
@@ -231,10 +198,17 @@ mod tests {
     use super::*;
     use crate::metrics::RecordProcessor;
     use crate::metrics::test_support::{context, failed_record, streamed_record, unmeasured_record};
-    use serde_json::json;
+    use serde_json::{Value, json};
 
+    /// Each line, read back; every line must be exactly what serde_json writes for what it holds.
     fn lines_of(path: &Path) -> Vec<Value> {
-        std::fs::read_to_string(path).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+        let text = std::fs::read_to_string(path).unwrap();
+        let parse = |line: &str| {
+            let value: Value = serde_json::from_str(line).unwrap();
+            assert_eq!(serde_json::to_string(&value).unwrap(), line, "compact JSON, as serde_json writes it");
+            value
+        };
+        text.lines().map(parse).collect()
     }
 
     #[test]

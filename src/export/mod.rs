@@ -12,6 +12,7 @@ pub mod inputs_json;
 pub mod json;
 mod json_lines;
 pub mod jsonl;
+mod jsonl_metrics;
 pub mod names;
 pub mod raw_jsonl;
 pub mod segment_files;
