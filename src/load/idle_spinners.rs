@@ -128,16 +128,17 @@ fn lower_to_idle_priority() -> Result<(), String> {
 mod tests {
     use super::*;
 
-    /// The scheduling policy of each of this process's threads whose name starts with `prefix`.
+    /// The scheduling policy of each of this process's threads whose name starts with `prefix`
+    /// (field 41 of its `stat`, counted after the name, which ends at the last `)`).
     fn policies_of_threads(prefix: &str) -> Vec<String> {
         let tasks = std::fs::read_dir("/proc/self/task").unwrap();
         tasks
             .filter_map(|task| {
                 let task = task.ok()?.path();
                 let name = std::fs::read_to_string(task.join("comm")).ok()?;
-                let sched = std::fs::read_to_string(task.join("sched")).ok()?;
-                let policy =
-                    sched.lines().find(|line| line.starts_with("policy"))?.split(':').nth(1)?.trim().to_owned();
+                let stat = std::fs::read_to_string(task.join("stat")).ok()?;
+                let after_name = &stat[stat.rfind(')')? + 1..];
+                let policy = after_name.split_whitespace().nth(41 - 3)?.to_owned();
                 name.starts_with(prefix).then_some(policy)
             })
             .collect()
