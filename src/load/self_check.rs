@@ -181,16 +181,18 @@ pub fn assess(
     check
 }
 
-/// Where the pacer handed its arrivals over on time but they went out late, the runtime's
-/// worker was slow to wake: the words that say so and what helps, if cores were not kept awake.
+/// Where the pacer handed its arrivals over on time but they went out late, they waited for
+/// the runtime's worker (busy elsewhere, or on a core slow to wake): the words that say so and
+/// what helps the latter, if cores were not kept awake.
 fn woke_late_hint(check: &ClientSelfCheck, pacing_p99_ms: f64) -> String {
     let pacer_on_time = check.pacer_cpu_percent.is_some() && pacing_p99_ms <= DISPATCH_DELAY_P99_LIMIT_MS / 2.0;
     if !pacer_on_time || check.idle_spin_cpu_percent.is_some() {
         return String::new();
     }
     format!(
-        "; the pacer was on time (pacing error p99 {pacing_p99_ms:.2} ms), so the runtime's idle worker woke late: \
-         --keep-cores-awake (or AIPERF_KEEP_CORES_AWAKE=1) keeps idle cores from sleeping while it paces"
+        "; the pacer was on time (pacing error p99 {pacing_p99_ms:.2} ms), so the requests waited for the runtime's \
+         worker: a machine short of CPU, or an idle core slow to wake, which --keep-cores-awake (or \
+         AIPERF_KEEP_CORES_AWAKE=1) prevents while it paces"
     )
 }
 
