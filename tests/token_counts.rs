@@ -57,7 +57,9 @@ fn use_server_token_count_takes_isl_and_osl_from_usage() {
     assert_eq!(stat(&summary, "usage_prompt_tokens_diff_pct", "max"), 0.0);
     assert_eq!(stat(&summary, "usage_discrepancy_count", "avg"), 0.0);
     assert_eq!(summary["input_config"]["endpoint"]["use_server_token_count"], true);
-    assert!(!run.stdout().contains("WARNING"), "{}", run.stdout());
+    // No token warning; the client self-check may still warn on a loaded machine.
+    let token_warnings = ["requests got an output length", "the server's usage differs"];
+    assert!(!token_warnings.iter().any(|warning| run.stdout().contains(warning)), "{}", run.stdout());
 }
 
 #[test]
