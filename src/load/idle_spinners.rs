@@ -8,8 +8,8 @@
 //! client's own quota, so no spinner starts there.
 
 use std::path::Path;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Once};
 use std::thread::JoinHandle;
 
 use super::self_check::thread_cpu_ns;
@@ -21,14 +21,18 @@ pub struct IdleSpinners {
 }
 
 impl IdleSpinners {
-    /// One spinner for each core but the pacer's, at most one per runtime worker; None (with a
-    /// warning) where a cgroup caps the process's CPU time.
+    /// One spinner for each core but the pacer's, at most one per runtime worker; None where a
+    /// cgroup caps the process's CPU time (with a warning, the first time: a sweep's every
+    /// phase would repeat it).
     pub fn start(runtime_workers: usize) -> Option<Self> {
         if let Some(quota) = cpu_quota(Path::new("/proc/self/cgroup"), Path::new("/sys/fs/cgroup")) {
-            tracing::warn!(
-                "cores are not kept awake: a cgroup caps this process's CPU time ({quota}), and spinning would spend \
-                 that quota"
-            );
+            static WARNED: Once = Once::new();
+            WARNED.call_once(|| {
+                tracing::warn!(
+                    "cores are not kept awake: a cgroup caps this process's CPU time ({quota}), and spinning would \
+                     spend that quota"
+                )
+            });
             return None;
         }
         let cores = std::thread::available_parallelism().map_or(1, usize::from);
