@@ -151,7 +151,7 @@ pub fn assess(
             check.client_bound = true;
             check.warnings.push(format!(
                 "the client sent requests late: dispatch delay p99 {dispatch_p99_ms:.2} ms (limit {DISPATCH_DELAY_P99_LIMIT_MS} ms){}",
-                woke_late_hint(&check, pacing_p99_ms)
+                runtime_wait_hint(&check, pacing_p99_ms)
             ));
         }
     }
@@ -184,7 +184,7 @@ pub fn assess(
 /// Where the pacer handed its arrivals over on time but they went out late, they waited for
 /// the runtime's worker (busy elsewhere, or on a core slow to wake): the words that say so and
 /// what helps the latter, if cores were not kept awake.
-fn woke_late_hint(check: &ClientSelfCheck, pacing_p99_ms: f64) -> String {
+fn runtime_wait_hint(check: &ClientSelfCheck, pacing_p99_ms: f64) -> String {
     let pacer_on_time = check.pacer_cpu_percent.is_some() && pacing_p99_ms <= DISPATCH_DELAY_P99_LIMIT_MS / 2.0;
     if !pacer_on_time || check.idle_spin_cpu_percent.is_some() {
         return String::new();
