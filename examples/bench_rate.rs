@@ -78,29 +78,29 @@ async fn main() -> anyhow::Result<()> {
         "bound"
     );
     let awake_settings: &[bool] = if compare_awake { &[false, true] } else { &[false] };
-    for (rate_rps, &keep_cores_awake) in
-        RATES_RPS.iter().flat_map(|rate| awake_settings.iter().map(move |a| (*rate, a)))
-    {
-        options.keep_cores_awake = keep_cores_awake;
-        let result = engine::execute(&plan(rate_rps, seconds), &options).await?;
-        let Some(phase) = result.phases.first() else { continue };
-        let check = &phase.self_check;
-        println!(
-            "{:>8.0} {:>6} {:>10.1} {:>10} {:>9} {:>9} {:>10} {:>10} {:>9} {:>6.0} {:>7.0} {:>7.0} {:>6}",
-            rate_rps,
-            if keep_cores_awake { "yes" } else { "no" },
-            check.achieved_rate_rps.unwrap_or(0.0),
-            phase.completed,
-            ms(check.pacing_error_p50_ms),
-            ms(check.pacing_error_p99_ms),
-            ms(check.dispatch_delay_p50_ms),
-            ms(check.dispatch_delay_p99_ms),
-            check.peak_in_flight,
-            check.client_cpu_percent,
-            check.pacer_cpu_percent.unwrap_or(0.0),
-            check.idle_spin_cpu_percent.unwrap_or(0.0),
-            check.client_bound
-        );
+    for rate_rps in RATES_RPS {
+        for &keep_cores_awake in awake_settings {
+            options.keep_cores_awake = keep_cores_awake;
+            let result = engine::execute(&plan(rate_rps, seconds), &options).await?;
+            let Some(phase) = result.phases.first() else { continue };
+            let check = &phase.self_check;
+            println!(
+                "{:>8.0} {:>6} {:>10.1} {:>10} {:>9} {:>9} {:>10} {:>10} {:>9} {:>6.0} {:>7.0} {:>7.0} {:>6}",
+                rate_rps,
+                if keep_cores_awake { "yes" } else { "no" },
+                check.achieved_rate_rps.unwrap_or(0.0),
+                phase.completed,
+                ms(check.pacing_error_p50_ms),
+                ms(check.pacing_error_p99_ms),
+                ms(check.dispatch_delay_p50_ms),
+                ms(check.dispatch_delay_p99_ms),
+                check.peak_in_flight,
+                check.client_cpu_percent,
+                check.pacer_cpu_percent.unwrap_or(0.0),
+                check.idle_spin_cpu_percent.unwrap_or(0.0),
+                check.client_bound
+            );
+        }
     }
     println!(
         "(pacing and dispatch delay in ms; CPU is the whole process, mock included, less the pacer thread's own \
