@@ -7,6 +7,7 @@ use serde::Deserialize;
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
+use super::chat_fast_path;
 use super::payload::{JsonText, ResponseFields, WireUsage, from_json_seed, text};
 
 /// Fields of one streamed chunk (`choices[0].delta`).
@@ -21,15 +22,24 @@ pub(crate) fn parse_full_body(body: &[u8]) -> serde_json::Result<ResponseFields<
 
 /// Which member of the choice holds the text.
 #[derive(Clone, Copy)]
-enum TextField {
+pub(super) enum TextField {
     Delta,
     Message,
 }
 
-/// The payload is read straight into `ResponseFields` as the parser meets its members: this
-/// runs for every streamed token, and building a payload struct first cost a copy of a few
-/// hundred bytes at each level. Members other than these are skipped unparsed.
+/// The payload is read by `chat_fast_path` when it takes the usual form, and otherwise
+/// straight into `ResponseFields` as `serde_json` meets its members: this runs for every
+/// streamed token, and building a payload struct first cost a copy of a few hundred bytes at
+/// each level. Members other than these are skipped unparsed.
 fn parse(input: &[u8], text_field: TextField) -> serde_json::Result<ResponseFields<'_>> {
+    if let Some(fields) = chat_fast_path::read(input, text_field) {
+        return Ok(fields);
+    }
+    read_with_serde(input, text_field)
+}
+
+/// The payload read by `serde_json`, whatever its form.
+pub(super) fn read_with_serde(input: &[u8], text_field: TextField) -> serde_json::Result<ResponseFields<'_>> {
     let mut fields = ResponseFields::default();
     from_json_seed(input, Payload { text_field, fields: &mut fields })?;
     Ok(fields)

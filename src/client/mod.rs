@@ -5,6 +5,7 @@
 mod audio_transcription;
 mod buffered;
 mod chat;
+mod chat_fast_path;
 mod completions;
 mod connect;
 mod embeddings;
@@ -14,6 +15,7 @@ mod image_retrieval;
 mod images_api;
 mod insecure;
 mod io_usage;
+mod json_cursor;
 mod json_paths;
 mod messages;
 mod open_files;
