@@ -7,7 +7,7 @@ use serde::Deserialize;
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
-use super::chat_fast_path;
+use super::chat_fast_path::{self, TextField};
 use super::payload::{JsonText, ResponseFields, WireUsage, from_json_seed, text};
 
 /// Fields of one streamed chunk (`choices[0].delta`).
@@ -18,13 +18,6 @@ pub(crate) fn parse_stream_event(data: &[u8]) -> serde_json::Result<ResponseFiel
 /// Fields of a whole response (`choices[0].message`).
 pub(crate) fn parse_full_body(body: &[u8]) -> serde_json::Result<ResponseFields<'_>> {
     parse(body, TextField::Message)
-}
-
-/// Which member of the choice holds the text.
-#[derive(Clone, Copy)]
-pub(super) enum TextField {
-    Delta,
-    Message,
 }
 
 /// The payload is read by `chat_fast_path` when it takes the usual form, and otherwise
@@ -39,7 +32,7 @@ fn parse(input: &[u8], text_field: TextField) -> serde_json::Result<ResponseFiel
 }
 
 /// The payload read by `serde_json`, whatever its form.
-pub(super) fn read_with_serde(input: &[u8], text_field: TextField) -> serde_json::Result<ResponseFields<'_>> {
+fn read_with_serde(input: &[u8], text_field: TextField) -> serde_json::Result<ResponseFields<'_>> {
     let mut fields = ResponseFields::default();
     from_json_seed(input, Payload { text_field, fields: &mut fields })?;
     Ok(fields)
@@ -310,5 +303,116 @@ mod tests {
         let payload = br#"{"choices":[{"delta":{"content":"d"},"message":{"content":"m"}}]}"#;
         assert_eq!(parse_stream_event(payload).unwrap().content.as_deref(), Some("d"));
         assert_eq!(parse_full_body(payload).unwrap().content.as_deref(), Some("m"));
+    }
+}
+
+#[cfg(test)]
+mod fast_path_agrees {
+    use std::borrow::Cow;
+
+    use super::*;
+    use crate::rng::SeededRng;
+
+    /// Payloads as servers send them (vLLM, SGLang, TRT-LLM, llama.cpp, OpenAI), each read by
+    /// the fast path.
+    const USUAL: [&str; 10] = [
+        r#"{"id":"chatcmpl-6b08","object":"chat.completion.chunk","created":1795697457,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}"#,
+        r#"{"id":"chatcmpl-6b08","object":"chat.completion.chunk","created":1795697457,"model":"m","choices":[{"index":0,"delta":{"content":" the"},"finish_reason":"length","stop_reason":null}],"usage":null}"#,
+        r#"{"id":"x","choices":[],"usage":{"prompt_tokens":10,"total_tokens":14,"completion_tokens":4,"prompt_tokens_details":null,"completion_tokens_details":{"reasoning_tokens":1,"audio_tokens":0}}}"#,
+        r#"{"choices":[{"delta":{"content":null,"reasoning_content":"Hm, é…"},"index":0}],"system_fingerprint":"fp_44709d6fcb"}"#,
+        r#" { "choices" : [ { "delta" : { "reasoning" : "b" } , "finish_reason" : null } ] } "#,
+        r#"{"choices":[{"index":0,"delta":{"content":"x"},"logprobs":{"content":[{"token":"x","logprob":-0.0123,"bytes":[120],"top_logprobs":[{"token":"y","logprob":-4.5e-05,"bytes":null}]}]}}]}"#,
+        r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"f","arguments":"{\"a\":1}"}}]},"finish_reason":null}]}"#,
+        r#"{"choices":[{"delta":{"content":"A"}},{"delta":{"content":"B"},"finish_reason":"stop"}],"timings":{"predicted_ms":12.5,"cache_n":0}}"#,
+        r#"{"choices":null,"usage":null,"created":0,"flag":true,"other":false,"neg":-1}"#,
+        r#"{"choices":[{"message":{"role":"assistant","content":"Hello","reasoning_content":"hm"},"finish_reason":"stop"}],"usage":{"prompt_tokens":2,"completion_tokens":1,"total_tokens":3}}"#,
+    ];
+
+    /// What a payload's fields come to, to compare.
+    fn summary(fields: &ResponseFields<'_>) -> String {
+        format!(
+            "{:?} {:?} {:?} {:?} {} {}",
+            fields.content.as_deref(),
+            fields.reasoning.as_deref(),
+            fields.finish_reason.as_deref(),
+            fields.usage,
+            fields.error.is_some(),
+            fields.media.is_some()
+        )
+    }
+
+    /// Whatever the fast path reads, serde_json reads the same from.
+    fn check_agrees(input: &[u8], text_field: TextField) -> bool {
+        let Some(fast) = chat_fast_path::read(input, text_field) else {
+            return false;
+        };
+        let shown = String::from_utf8_lossy(input);
+        match read_with_serde(input, text_field) {
+            Ok(serde) => assert_eq!(summary(&fast), summary(&serde), "{shown}"),
+            Err(error) => panic!("the fast path read what serde_json refuses ({error}): {shown}"),
+        }
+        true
+    }
+
+    #[test]
+    fn the_usual_payloads_are_read_fast_and_as_serde_json_reads_them() {
+        for text in USUAL {
+            for text_field in [TextField::Delta, TextField::Message] {
+                assert!(check_agrees(text.as_bytes(), text_field), "not read fast: {text}");
+            }
+        }
+        assert!(check_agrees("{\"métadonnées\":{\"é\":1},\"choices\":[]}".as_bytes(), TextField::Delta));
+        let fields = chat_fast_path::read(USUAL[3].as_bytes(), TextField::Delta).unwrap();
+        assert_eq!(fields.reasoning.as_deref(), Some("Hm, é…"));
+        assert!(matches!(fields.reasoning, Some(Cow::Borrowed(_))));
+        assert_eq!(
+            chat_fast_path::read(USUAL[2].as_bytes(), TextField::Delta)
+                .unwrap()
+                .usage
+                .and_then(|usage| usage.reasoning_tokens),
+            Some(1)
+        );
+    }
+
+    #[test]
+    fn what_the_fast_path_does_not_take_is_left_to_serde_json() {
+        for text in [
+            r#"{"choices":[{"delta":{"content":"a\nb"}}]}"#,
+            r#"{"error":{"message":"overloaded"}}"#,
+            r#"{"error":null}"#,
+            r#"{"choices":[],"usage":{"prompt_tokens":1,"prompt_tokens":2}}"#,
+            r#"{"choices":[],"usage":{"prompt_tokens":1.0}}"#,
+            r#"{"choices":[],"usage":[1,2,3,null]}"#,
+            r#"{"choices":{"delta":{}}}"#,
+            r#"{"choices":[{"delta":{"content":7}}]}"#,
+            r#"{"choices":[{"delta":{"content":"a"}}]} trailing"#,
+            "{\"choices\":[",
+        ] {
+            assert!(chat_fast_path::read(text.as_bytes(), TextField::Delta).is_none(), "{text}");
+        }
+    }
+
+    /// Every payload above, cut, grown and changed at random places (UTF-8 broken too): where
+    /// the fast path reads the result, `serde_json` reads the same and does not refuse it.
+    #[test]
+    fn mangled_payloads_never_read_differently_from_serde_json() {
+        const TRICKY: &[u8] = b"\"\\,:{}[] 0-.eEn1tf\x01u\xff\xc3";
+        let mut rng = SeededRng::new(16);
+        let mut read_fast = 0;
+        for _ in 0..40_000 {
+            let mut bytes = USUAL[rng.below(USUAL.len() as u64) as usize].as_bytes().to_vec();
+            for _ in 0..=rng.below(2) {
+                let at = rng.below(bytes.len() as u64) as usize;
+                let tricky = TRICKY[rng.below(TRICKY.len() as u64) as usize];
+                match rng.below(3) {
+                    0 => drop(bytes.remove(at)),
+                    1 => bytes.insert(at, tricky),
+                    _ => bytes[at] = tricky,
+                }
+            }
+            let text_field = if rng.below(2) == 0 { TextField::Delta } else { TextField::Message };
+            read_fast += usize::from(check_agrees(&bytes, text_field));
+        }
+        assert!(read_fast > 5_000, "only {read_fast} mangled payloads were read fast");
     }
 }
