@@ -7,25 +7,33 @@ use serde::Deserialize;
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
-use super::chat_fast_path::{self, TextField};
+use super::chat_fast_path::{self, SkippedPrefix, TextField};
 use super::payload::{JsonText, ResponseFields, WireUsage, from_json_seed, text};
 
-/// Fields of one streamed chunk (`choices[0].delta`).
-pub(crate) fn parse_stream_event(data: &[u8]) -> serde_json::Result<ResponseFields<'_>> {
-    parse(data, TextField::Delta)
+/// Fields of one streamed chunk (`choices[0].delta`); `skipped` is carried from one chunk of a
+/// stream to the next.
+pub(crate) fn parse_stream_event<'a>(
+    data: &'a [u8],
+    skipped: &mut SkippedPrefix,
+) -> serde_json::Result<ResponseFields<'a>> {
+    parse(data, TextField::Delta, Some(skipped))
 }
 
 /// Fields of a whole response (`choices[0].message`).
 pub(crate) fn parse_full_body(body: &[u8]) -> serde_json::Result<ResponseFields<'_>> {
-    parse(body, TextField::Message)
+    parse(body, TextField::Message, None)
 }
 
 /// The payload is read by `chat_fast_path` when it takes the usual form, and otherwise
 /// straight into `ResponseFields` as `serde_json` meets its members: this runs for every
 /// streamed token, and building a payload struct first cost a copy of a few hundred bytes at
 /// each level. Members other than these are skipped unparsed.
-fn parse(input: &[u8], text_field: TextField) -> serde_json::Result<ResponseFields<'_>> {
-    if let Some(fields) = chat_fast_path::read(input, text_field) {
+fn parse<'a>(
+    input: &'a [u8],
+    text_field: TextField,
+    skipped: Option<&mut SkippedPrefix>,
+) -> serde_json::Result<ResponseFields<'a>> {
+    if let Some(fields) = chat_fast_path::read(input, text_field, skipped) {
         return Ok(fields);
     }
     read_with_serde(input, text_field)
@@ -205,32 +213,36 @@ mod tests {
     use super::*;
     use crate::record::Usage;
 
+    /// One chunk, read as the first of its stream.
+    fn stream_event(data: &[u8]) -> serde_json::Result<ResponseFields<'_>> {
+        parse_stream_event(data, &mut SkippedPrefix::default())
+    }
+
     #[test]
     fn delta_content_and_finish_reason_are_read() {
-        let fields = parse_stream_event(
+        let fields = stream_event(
             br#"{"id":"x","choices":[{"index":0,"delta":{"content":"Hel"},"finish_reason":null}],"usage":null}"#,
         )
         .unwrap();
         assert_eq!(fields.content.as_deref(), Some("Hel"));
         assert!(fields.reasoning.is_none() && fields.finish_reason.is_none() && fields.usage.is_none());
 
-        let last = parse_stream_event(br#"{"choices":[{"delta":{},"finish_reason":"length"}]}"#).unwrap();
+        let last = stream_event(br#"{"choices":[{"delta":{},"finish_reason":"length"}]}"#).unwrap();
         assert_eq!(last.finish_reason.as_deref(), Some("length"));
         assert!(last.content.is_none());
     }
 
     #[test]
     fn reasoning_comes_from_reasoning_content_or_reasoning() {
-        let fields =
-            parse_stream_event(br#"{"choices":[{"delta":{"content":null,"reasoning_content":"think"}}]}"#).unwrap();
+        let fields = stream_event(br#"{"choices":[{"delta":{"content":null,"reasoning_content":"think"}}]}"#).unwrap();
         assert_eq!(fields.reasoning.as_deref(), Some("think"));
-        let fields = parse_stream_event(br#"{"choices":[{"delta":{"reasoning":"ponder"}}]}"#).unwrap();
+        let fields = stream_event(br#"{"choices":[{"delta":{"reasoning":"ponder"}}]}"#).unwrap();
         assert_eq!(fields.reasoning.as_deref(), Some("ponder"));
     }
 
     #[test]
     fn usage_only_chunk_has_usage_and_no_text() {
-        let fields = parse_stream_event(
+        let fields = stream_event(
             br#"{"choices":[],"usage":{"prompt_tokens":10,"completion_tokens":4,"total_tokens":14,"completion_tokens_details":{"reasoning_tokens":1}}}"#,
         )
         .unwrap();
@@ -248,7 +260,7 @@ mod tests {
 
     #[test]
     fn error_payload_is_kept() {
-        let fields = parse_stream_event(br#"{"error":{"message":"overloaded","type":"server_error"}}"#).unwrap();
+        let fields = stream_event(br#"{"error":{"message":"overloaded","type":"server_error"}}"#).unwrap();
         assert_eq!(fields.error, Some(json!({"message": "overloaded", "type": "server_error"})));
     }
 
@@ -266,15 +278,15 @@ mod tests {
 
     #[test]
     fn broken_json_is_an_error() {
-        assert!(parse_stream_event(b"{\"choices\":[").is_err());
-        assert!(parse_stream_event(br#"{"choices":[{"delta":{"content":"a"}}]} trailing"#).is_err());
-        assert!(parse_stream_event(br#"{"choices":{"delta":{}}}"#).is_err(), "choices must be an array");
-        assert!(parse_stream_event(br#"{"choices":[{"delta":{"content":7}}]}"#).is_err());
+        assert!(stream_event(b"{\"choices\":[").is_err());
+        assert!(stream_event(br#"{"choices":[{"delta":{"content":"a"}}]} trailing"#).is_err());
+        assert!(stream_event(br#"{"choices":{"delta":{}}}"#).is_err(), "choices must be an array");
+        assert!(stream_event(br#"{"choices":[{"delta":{"content":7}}]}"#).is_err());
     }
 
     #[test]
     fn the_first_choice_counts_and_null_members_are_absent() {
-        let fields = parse_stream_event(
+        let fields = stream_event(
             br#"{"choices":[{"delta":{"content":"A"}},{"delta":{"content":"B"},"finish_reason":"stop"}]}"#,
         )
         .unwrap();
@@ -285,7 +297,7 @@ mod tests {
             br#"{"choices":[{"delta":null,"finish_reason":null}]}"#,
             br#"{"choices":[{"delta":{"content":null,"reasoning_content":null}}]}"#,
         ] {
-            let fields = parse_stream_event(payload).unwrap();
+            let fields = stream_event(payload).unwrap();
             assert!(fields.content.is_none() && fields.reasoning.is_none() && fields.finish_reason.is_none());
             assert!(fields.usage.is_none() && fields.error.is_none());
         }
@@ -293,15 +305,14 @@ mod tests {
 
     #[test]
     fn reasoning_content_wins_over_reasoning_in_any_order_and_escapes_are_undone() {
-        let fields =
-            parse_stream_event(br#"{"choices":[{"delta":{"reasoning":"b","reasoning_content":"a\nz"}}]}"#).unwrap();
+        let fields = stream_event(br#"{"choices":[{"delta":{"reasoning":"b","reasoning_content":"a\nz"}}]}"#).unwrap();
         assert_eq!(fields.reasoning.as_deref(), Some("a\nz"));
     }
 
     #[test]
     fn a_stream_chunk_reads_delta_and_a_whole_response_reads_message() {
         let payload = br#"{"choices":[{"delta":{"content":"d"},"message":{"content":"m"}}]}"#;
-        assert_eq!(parse_stream_event(payload).unwrap().content.as_deref(), Some("d"));
+        assert_eq!(stream_event(payload).unwrap().content.as_deref(), Some("d"));
         assert_eq!(parse_full_body(payload).unwrap().content.as_deref(), Some("m"));
     }
 }
@@ -341,9 +352,10 @@ mod fast_path_agrees {
         )
     }
 
-    /// Whatever the fast path reads, serde_json reads the same from.
-    fn check_agrees(input: &[u8], text_field: TextField) -> bool {
-        let Some(fast) = chat_fast_path::read(input, text_field) else {
+    /// Whatever the fast path reads (after the payloads `skipped` remembers), serde_json reads
+    /// the same from.
+    fn check_agrees(input: &[u8], text_field: TextField, skipped: Option<&mut SkippedPrefix>) -> bool {
+        let Some(fast) = chat_fast_path::read(input, text_field, skipped) else {
             return false;
         };
         let shown = String::from_utf8_lossy(input);
@@ -358,15 +370,15 @@ mod fast_path_agrees {
     fn the_usual_payloads_are_read_fast_and_as_serde_json_reads_them() {
         for text in USUAL {
             for text_field in [TextField::Delta, TextField::Message] {
-                assert!(check_agrees(text.as_bytes(), text_field), "not read fast: {text}");
+                assert!(check_agrees(text.as_bytes(), text_field, None), "not read fast: {text}");
             }
         }
-        assert!(check_agrees("{\"métadonnées\":{\"é\":1},\"choices\":[]}".as_bytes(), TextField::Delta));
-        let fields = chat_fast_path::read(USUAL[3].as_bytes(), TextField::Delta).unwrap();
+        assert!(check_agrees("{\"métadonnées\":{\"é\":1},\"choices\":[]}".as_bytes(), TextField::Delta, None));
+        let fields = chat_fast_path::read(USUAL[3].as_bytes(), TextField::Delta, None).unwrap();
         assert_eq!(fields.reasoning.as_deref(), Some("Hm, é…"));
         assert!(matches!(fields.reasoning, Some(Cow::Borrowed(_))));
         assert_eq!(
-            chat_fast_path::read(USUAL[2].as_bytes(), TextField::Delta)
+            chat_fast_path::read(USUAL[2].as_bytes(), TextField::Delta, None)
                 .unwrap()
                 .usage
                 .and_then(|usage| usage.reasoning_tokens),
@@ -388,19 +400,50 @@ mod fast_path_agrees {
             r#"{"choices":[{"delta":{"content":"a"}}]} trailing"#,
             "{\"choices\":[",
         ] {
-            assert!(chat_fast_path::read(text.as_bytes(), TextField::Delta).is_none(), "{text}");
+            assert!(chat_fast_path::read(text.as_bytes(), TextField::Delta, None).is_none(), "{text}");
         }
     }
 
+    #[test]
+    fn a_stream_s_chunks_read_after_one_another_read_as_each_alone() {
+        let head = r#"{"id":"chatcmpl-9","object":"chat.completion.chunk","created":1795697457,"model":"m","#;
+        let stream = [
+            format!(
+                r#"{head}"choices":[{{"index":0,"delta":{{"role":"assistant","content":""}},"finish_reason":null}}]}}"#
+            ),
+            format!(r#"{head}"choices":[{{"index":0,"delta":{{"content":" the"}},"finish_reason":null}}]}}"#),
+            format!(r#"{head}"choices":[{{"index":0,"delta":{{"content":"\n"}},"finish_reason":null}}]}}"#),
+            format!(r#"{head}"choices":[{{"index":0,"delta":{{"content":" end"}},"finish_reason":"length"}}]}}"#),
+            format!(r#"{head}"choices":[],"usage":{{"prompt_tokens":1,"completion_tokens":3,"total_tokens":4}}}}"#),
+            // Another stream's head, and a number that the remembered one only starts.
+            r#"{"id":"chatcmpl-10","created":17956974570,"choices":[{"delta":{"content":"x"}}]}"#.to_string(),
+            r#"{"id":"chatcmpl-10","created":17956974570.5,"choices":[{"delta":{"content":"y"}}]}"#.to_string(),
+            r#"{"id":"chatcmpl-10","created":1795697457,"choices":[{"delta":{"content":"z"}}]}"#.to_string(),
+        ];
+        let mut skipped = SkippedPrefix::default();
+        for chunk in &stream {
+            let one = parse_stream_event(chunk.as_bytes(), &mut SkippedPrefix::default()).unwrap();
+            let following = parse_stream_event(chunk.as_bytes(), &mut skipped).unwrap();
+            assert_eq!(summary(&following), summary(&one), "{chunk}");
+        }
+        let mut skipped = SkippedPrefix::default();
+        assert!(check_agrees(stream[0].as_bytes(), TextField::Delta, Some(&mut skipped)));
+        assert!(check_agrees(stream[1].as_bytes(), TextField::Delta, Some(&mut skipped)));
+        assert!(!check_agrees(stream[2].as_bytes(), TextField::Delta, Some(&mut skipped)), "an escape: serde_json's");
+        assert!(check_agrees(stream[3].as_bytes(), TextField::Delta, Some(&mut skipped)));
+    }
+
     /// Every payload above, cut, grown and changed at random places (UTF-8 broken too): where
-    /// the fast path reads the result, `serde_json` reads the same and does not refuse it.
+    /// the fast path reads the result, alone or after the payload it was made from,
+    /// `serde_json` reads the same and does not refuse it.
     #[test]
     fn mangled_payloads_never_read_differently_from_serde_json() {
         const TRICKY: &[u8] = b"\"\\,:{}[] 0-.eEn1tf\x01u\xff\xc3";
         let mut rng = SeededRng::new(16);
         let mut read_fast = 0;
         for _ in 0..40_000 {
-            let mut bytes = USUAL[rng.below(USUAL.len() as u64) as usize].as_bytes().to_vec();
+            let original = USUAL[rng.below(USUAL.len() as u64) as usize].as_bytes();
+            let mut bytes = original.to_vec();
             for _ in 0..=rng.below(2) {
                 let at = rng.below(bytes.len() as u64) as usize;
                 let tricky = TRICKY[rng.below(TRICKY.len() as u64) as usize];
@@ -411,7 +454,12 @@ mod fast_path_agrees {
                 }
             }
             let text_field = if rng.below(2) == 0 { TextField::Delta } else { TextField::Message };
-            read_fast += usize::from(check_agrees(&bytes, text_field));
+            let mut skipped = SkippedPrefix::default();
+            let after_original = rng.below(2) == 0;
+            if after_original {
+                chat_fast_path::read(original, text_field, Some(&mut skipped)).unwrap();
+            }
+            read_fast += usize::from(check_agrees(&bytes, text_field, after_original.then_some(&mut skipped)));
         }
         assert!(read_fast > 5_000, "only {read_fast} mangled payloads were read fast");
     }

@@ -6,7 +6,7 @@
 
 use std::borrow::Cow;
 
-use super::json_cursor::JsonCursor;
+use super::json_cursor::{JsonCursor, Members};
 use super::payload::ResponseFields;
 use crate::record::Usage;
 
@@ -19,20 +19,69 @@ pub(super) enum TextField {
     Message,
 }
 
-/// The payload's fields, or `None` to have `serde_json` read it.
-pub(super) fn read(input: &[u8], text_field: TextField) -> Option<ResponseFields<'_>> {
-    let mut cursor = JsonCursor::new(input);
+/// The leading members of a stream's last payload that set nothing (`id`, `object`,
+/// `created`, `model`: the same in every chunk of a stream, as servers send them), as bytes.
+/// A payload that starts with the same bytes is read from where they end: reading them again
+/// would come to the same. (Where a value only starts the same, a number or a word that goes
+/// on, what follows is no `,` or `}` and the payload goes to `serde_json`.)
+#[derive(Debug, Default)]
+pub(crate) struct SkippedPrefix(Vec<u8>);
+
+impl SkippedPrefix {
+    /// A cursor past the prefix, when `input` starts with it.
+    fn resume<'a>(&self, input: &'a [u8]) -> Option<(JsonCursor<'a>, Members)> {
+        (!self.0.is_empty() && input.starts_with(&self.0)).then(|| JsonCursor::inside_object(input, self.0.len()))
+    }
+
+    fn remember(&mut self, prefix: &[u8]) {
+        if self.0 != prefix {
+            self.0.clear();
+            self.0.extend_from_slice(prefix);
+        }
+    }
+}
+
+/// The payload's fields, or `None` to have `serde_json` read it; `skipped` carries what a
+/// stream's payloads share from one to the next.
+pub(super) fn read<'a>(
+    input: &'a [u8],
+    text_field: TextField,
+    skipped: Option<&mut SkippedPrefix>,
+) -> Option<ResponseFields<'a>> {
+    let (mut cursor, mut members) = match skipped.as_deref().and_then(|skipped| skipped.resume(input)) {
+        Some(resumed) => resumed,
+        None => {
+            let mut cursor = JsonCursor::new(input);
+            let members = cursor.object()?;
+            (cursor, members)
+        }
+    };
     let mut fields = ResponseFields::default();
-    let mut members = cursor.object()?;
+    // Where the members that set nothing end, while no other has come.
+    let mut prefix_end = None;
+    let mut setting = false;
     while let Some(key) = cursor.key(&mut members)? {
         match key {
             b"choices" => first_choice(&mut cursor, text_field, &mut fields)?,
             b"usage" => fields.usage = usage(&mut cursor)?,
             b"error" => return None,
-            _ => cursor.skip_value()?,
+            _ => {
+                cursor.skip_value()?;
+                if !setting {
+                    prefix_end = Some(cursor.position());
+                }
+                continue;
+            }
         }
+        setting = true;
     }
-    cursor.at_end().then_some(fields)
+    if !cursor.at_end() {
+        return None;
+    }
+    if let (Some(skipped), Some(end)) = (skipped, prefix_end) {
+        skipped.remember(&input[..end]);
+    }
+    Some(fields)
 }
 
 /// `choices`: null, or an array whose first element is read and the rest skipped.
@@ -139,4 +188,30 @@ fn reasoning_tokens(cursor: &mut JsonCursor<'_>) -> Option<Option<u64>> {
         }
     }
     Some(reasoning_tokens)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_members_before_choices_are_remembered_and_skipped_in_the_next_chunk() {
+        let first = br#"{"id":"c-1","object":"chunk","created":7,"choices":[{"delta":{"content":"a"}}],"x":1}"#;
+        let mut skipped = SkippedPrefix::default();
+        assert_eq!(read(first, TextField::Delta, Some(&mut skipped)).unwrap().content.as_deref(), Some("a"));
+        assert_eq!(skipped.0, br#"{"id":"c-1","object":"chunk","created":7"#);
+
+        let next = br#"{"id":"c-1","object":"chunk","created":7,"choices":[{"delta":{"content":"b"}}]}"#;
+        assert!(skipped.resume(next).is_some());
+        assert_eq!(read(next, TextField::Delta, Some(&mut skipped)).unwrap().content.as_deref(), Some("b"));
+
+        let other = br#"{"id":"c-2","choices":[]}"#;
+        assert!(skipped.resume(other).is_none());
+        read(other, TextField::Delta, Some(&mut skipped)).unwrap();
+        assert_eq!(skipped.0, br#"{"id":"c-2""#);
+
+        let choices_first = br#"{"choices":[],"id":"c-3"}"#;
+        read(choices_first, TextField::Delta, Some(&mut skipped)).unwrap();
+        assert_eq!(skipped.0, br#"{"id":"c-2""#, "nothing before choices: the last prefix stays");
+    }
 }

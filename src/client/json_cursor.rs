@@ -31,6 +31,17 @@ impl<'a> JsonCursor<'a> {
         JsonCursor { bytes, at: 0 }
     }
 
+    /// A cursor at `at` inside an object whose first member has been read (`at` is where
+    /// another reading of the same bytes stood, right after a member's value).
+    pub fn inside_object(bytes: &'a [u8], at: usize) -> (Self, Members) {
+        (JsonCursor { bytes, at }, Members { first: false })
+    }
+
+    /// How many bytes have been read.
+    pub fn position(&self) -> usize {
+        self.at
+    }
+
     /// The next byte that is not whitespace, not consumed.
     #[inline]
     pub fn peek(&mut self) -> Option<u8> {

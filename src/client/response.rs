@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use crate::plan::{Endpoint, EndpointKind};
 
+use super::chat_fast_path::SkippedPrefix;
 use super::payload::ResponseFields;
 use super::template::TemplateReader;
 use super::{
@@ -43,9 +44,13 @@ impl From<EndpointKind> for PayloadFormat {
 }
 
 /// Parse one streamed event's JSON as `format` says.
-pub(crate) fn parse_stream_event<'a>(format: &PayloadFormat, data: &'a [u8]) -> serde_json::Result<ResponseFields<'a>> {
+pub(crate) fn parse_stream_event<'a>(
+    format: &PayloadFormat,
+    data: &'a [u8],
+    skipped: &mut SkippedPrefix,
+) -> serde_json::Result<ResponseFields<'a>> {
     match format {
-        PayloadFormat::Kind(EndpointKind::Chat) => chat::parse_stream_event(data),
+        PayloadFormat::Kind(EndpointKind::Chat) => chat::parse_stream_event(data, skipped),
         PayloadFormat::Kind(EndpointKind::Responses) => responses::parse_stream_event(data),
         PayloadFormat::Kind(EndpointKind::Tgi) => tgi::parse_payload(data),
         PayloadFormat::Kind(EndpointKind::Completions) => completions::parse_payload(data),

@@ -11,6 +11,7 @@ use crate::plan::ResponseLimits;
 use crate::record::RequestRecord;
 
 use super::FirstToken;
+use super::chat_fast_path::SkippedPrefix;
 use super::failure;
 use super::response::{self, PayloadFormat};
 use super::sse::{EventTooLarge, SseEvent, SseParser};
@@ -71,6 +72,8 @@ struct EventSink {
     received: u64,
     /// `[DONE]` arrived.
     done: bool,
+    /// What the stream's chat chunks share, read once.
+    skipped: SkippedPrefix,
 }
 
 impl EventStream {
@@ -78,7 +81,7 @@ impl EventStream {
         let format = format.into();
         Self {
             parser: SseParser::new(limits.max_event_bytes),
-            events: EventSink { format, received: 0, done: false },
+            events: EventSink { format, received: 0, done: false, skipped: SkippedPrefix::default() },
             bytes_fed: 0,
             max_response_bytes: limits.max_response_bytes,
         }
@@ -138,7 +141,7 @@ impl EventSink {
             self.done = true;
             return ControlFlow::Break(());
         }
-        let fields = match response::parse_stream_event(&self.format, event.data) {
+        let fields = match response::parse_stream_event(&self.format, event.data, &mut self.skipped) {
             Ok(fields) => fields,
             Err(_) => {
                 record.error = Some(failure::invalid_response("stream event", event.data));
