@@ -7,7 +7,7 @@ use serde::Deserialize;
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
-use super::chat_fast_path::{self, SkippedPrefix, TextField};
+use super::fast_payload::{self, SkippedPrefix, TextField};
 use super::payload::{JsonText, ResponseFields, WireUsage, from_json_seed, text};
 
 /// Fields of one streamed chunk (`choices[0].delta`); `skipped` is carried from one chunk of a
@@ -24,7 +24,7 @@ pub(crate) fn parse_full_body(body: &[u8]) -> serde_json::Result<ResponseFields<
     parse(body, TextField::Message, None)
 }
 
-/// The payload is read by `chat_fast_path` when it takes the usual form, and otherwise
+/// The payload is read by `fast_payload` when it takes the usual form, and otherwise
 /// straight into `ResponseFields` as `serde_json` meets its members: this runs for every
 /// streamed token, and building a payload struct first cost a copy of a few hundred bytes at
 /// each level. Members other than these are skipped unparsed.
@@ -33,7 +33,7 @@ fn parse<'a>(
     text_field: TextField,
     skipped: Option<&mut SkippedPrefix>,
 ) -> serde_json::Result<ResponseFields<'a>> {
-    if let Some(fields) = chat_fast_path::read(input, text_field, skipped) {
+    if let Some(fields) = fast_payload::read(input, text_field, skipped) {
         return Ok(fields);
     }
     read_with_serde(input, text_field)
@@ -322,7 +322,7 @@ mod fast_path_agrees {
     use std::borrow::Cow;
 
     use super::*;
-    use crate::rng::SeededRng;
+    use crate::client::fast_payload::agreement;
 
     /// Payloads as servers send them (vLLM, SGLang, TRT-LLM, llama.cpp, OpenAI), each read by
     /// the fast path.
@@ -339,31 +339,10 @@ mod fast_path_agrees {
         r#"{"choices":[{"message":{"role":"assistant","content":"Hello","reasoning_content":"hm"},"finish_reason":"stop"}],"usage":{"prompt_tokens":2,"completion_tokens":1,"total_tokens":3}}"#,
     ];
 
-    /// What a payload's fields come to, to compare.
-    fn summary(fields: &ResponseFields<'_>) -> String {
-        format!(
-            "{:?} {:?} {:?} {:?} {} {}",
-            fields.content.as_deref(),
-            fields.reasoning.as_deref(),
-            fields.finish_reason.as_deref(),
-            fields.usage,
-            fields.error.is_some(),
-            fields.media.is_some()
-        )
-    }
-
     /// Whatever the fast path reads (after the payloads `skipped` remembers), serde_json reads
     /// the same from.
     fn check_agrees(input: &[u8], text_field: TextField, skipped: Option<&mut SkippedPrefix>) -> bool {
-        let Some(fast) = chat_fast_path::read(input, text_field, skipped) else {
-            return false;
-        };
-        let shown = String::from_utf8_lossy(input);
-        match read_with_serde(input, text_field) {
-            Ok(serde) => assert_eq!(summary(&fast), summary(&serde), "{shown}"),
-            Err(error) => panic!("the fast path read what serde_json refuses ({error}): {shown}"),
-        }
-        true
+        agreement::agrees(input, fast_payload::read(input, text_field, skipped), || read_with_serde(input, text_field))
     }
 
     #[test]
@@ -374,11 +353,11 @@ mod fast_path_agrees {
             }
         }
         assert!(check_agrees("{\"métadonnées\":{\"é\":1},\"choices\":[]}".as_bytes(), TextField::Delta, None));
-        let fields = chat_fast_path::read(USUAL[3].as_bytes(), TextField::Delta, None).unwrap();
+        let fields = fast_payload::read(USUAL[3].as_bytes(), TextField::Delta, None).unwrap();
         assert_eq!(fields.reasoning.as_deref(), Some("Hm, é…"));
         assert!(matches!(fields.reasoning, Some(Cow::Borrowed(_))));
         assert_eq!(
-            chat_fast_path::read(USUAL[2].as_bytes(), TextField::Delta, None)
+            fast_payload::read(USUAL[2].as_bytes(), TextField::Delta, None)
                 .unwrap()
                 .usage
                 .and_then(|usage| usage.reasoning_tokens),
@@ -400,7 +379,7 @@ mod fast_path_agrees {
             r#"{"choices":[{"delta":{"content":"a"}}]} trailing"#,
             "{\"choices\":[",
         ] {
-            assert!(chat_fast_path::read(text.as_bytes(), TextField::Delta, None).is_none(), "{text}");
+            assert!(fast_payload::read(text.as_bytes(), TextField::Delta, None).is_none(), "{text}");
         }
     }
 
@@ -424,7 +403,7 @@ mod fast_path_agrees {
         for chunk in &stream {
             let one = parse_stream_event(chunk.as_bytes(), &mut SkippedPrefix::default()).unwrap();
             let following = parse_stream_event(chunk.as_bytes(), &mut skipped).unwrap();
-            assert_eq!(summary(&following), summary(&one), "{chunk}");
+            assert_eq!(agreement::summary(&following), agreement::summary(&one), "{chunk}");
         }
         let mut skipped = SkippedPrefix::default();
         assert!(check_agrees(stream[0].as_bytes(), TextField::Delta, Some(&mut skipped)));
@@ -438,29 +417,8 @@ mod fast_path_agrees {
     /// `serde_json` reads the same and does not refuse it.
     #[test]
     fn mangled_payloads_never_read_differently_from_serde_json() {
-        const TRICKY: &[u8] = b"\"\\,:{}[] 0-.eEn1tf\x01u\xff\xc3";
-        let mut rng = SeededRng::new(16);
-        let mut read_fast = 0;
-        for _ in 0..40_000 {
-            let original = USUAL[rng.below(USUAL.len() as u64) as usize].as_bytes();
-            let mut bytes = original.to_vec();
-            for _ in 0..=rng.below(2) {
-                let at = rng.below(bytes.len() as u64) as usize;
-                let tricky = TRICKY[rng.below(TRICKY.len() as u64) as usize];
-                match rng.below(3) {
-                    0 => drop(bytes.remove(at)),
-                    1 => bytes.insert(at, tricky),
-                    _ => bytes[at] = tricky,
-                }
-            }
-            let text_field = if rng.below(2) == 0 { TextField::Delta } else { TextField::Message };
-            let mut skipped = SkippedPrefix::default();
-            let after_original = rng.below(2) == 0;
-            if after_original {
-                chat_fast_path::read(original, text_field, Some(&mut skipped)).unwrap();
-            }
-            read_fast += usize::from(check_agrees(&bytes, text_field, after_original.then_some(&mut skipped)));
-        }
+        let text_fields = [TextField::Delta, TextField::Message];
+        let read_fast = agreement::mangled_read_fast(&USUAL, &text_fields, 40_000, read_with_serde);
         assert!(read_fast > 5_000, "only {read_fast} mangled payloads were read fast");
     }
 }

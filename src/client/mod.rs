@@ -5,11 +5,11 @@
 mod audio_transcription;
 mod buffered;
 mod chat;
-mod chat_fast_path;
 mod completions;
 mod connect;
 mod embeddings;
 mod failure;
+mod fast_payload;
 mod headers;
 mod image_retrieval;
 mod images_api;

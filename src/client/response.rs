@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use crate::plan::{Endpoint, EndpointKind};
 
-use super::chat_fast_path::SkippedPrefix;
+use super::fast_payload::SkippedPrefix;
 use super::payload::ResponseFields;
 use super::template::TemplateReader;
 use super::{
@@ -53,7 +53,7 @@ pub(crate) fn parse_stream_event<'a>(
         PayloadFormat::Kind(EndpointKind::Chat) => chat::parse_stream_event(data, skipped),
         PayloadFormat::Kind(EndpointKind::Responses) => responses::parse_stream_event(data),
         PayloadFormat::Kind(EndpointKind::Tgi) => tgi::parse_payload(data),
-        PayloadFormat::Kind(EndpointKind::Completions) => completions::parse_payload(data),
+        PayloadFormat::Kind(EndpointKind::Completions) => completions::parse_stream_event(data, skipped),
         PayloadFormat::Kind(EndpointKind::Messages) => messages::parse_stream_event(data),
         PayloadFormat::Kind(EndpointKind::Raw) => raw::parse_stream_event(data),
         PayloadFormat::Kind(EndpointKind::SolidoRag) => solido_rag::parse_payload(data),

@@ -11,8 +11,8 @@ use crate::plan::ResponseLimits;
 use crate::record::RequestRecord;
 
 use super::FirstToken;
-use super::chat_fast_path::SkippedPrefix;
 use super::failure;
+use super::fast_payload::SkippedPrefix;
 use super::response::{self, PayloadFormat};
 use super::sse::{EventTooLarge, SseEvent, SseParser};
 

@@ -1,8 +1,9 @@
-//! The chat payload read without `serde_json` when it takes the usual form (it runs for every
-//! streamed token): the same members as `chat.rs` reads, with the same meaning, through
-//! `JsonCursor`. `None` for anything else — a string with escapes to undo, an `error` member,
-//! a count that is not a plain integer, text that is not JSON — and `chat.rs` reads it with
-//! `serde_json` instead, so what the two give never differs.
+//! The chat and completions payloads read without `serde_json` when they take the usual form
+//! (this runs for every streamed token): the same members as `chat.rs` and `completions.rs`
+//! read, with the same meaning, through `JsonCursor`. `None` for anything else — a string with
+//! escapes to undo, an `error` member, a count that is not a plain integer, a member that
+//! completions' derived structs refuse twice, text that is not JSON — and the kind reads it
+//! with `serde_json` instead, so what the two give never differs.
 
 use std::borrow::Cow;
 
@@ -11,12 +12,15 @@ use super::payload::ResponseFields;
 use crate::record::Usage;
 
 /// Which member of the choice holds the text.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq)]
 pub(super) enum TextField {
-    /// A streamed chunk's `delta`.
+    /// A streamed chat chunk's `delta`.
     Delta,
-    /// A whole response's `message`.
+    /// A whole chat response's `message`.
     Message,
+    /// A completion's `text` (its payload read as derived structs are: a member given twice
+    /// is an error).
+    Text,
 }
 
 /// The leading members of a stream's last payload that set nothing (`id`, `object`,
@@ -60,10 +64,17 @@ pub(super) fn read<'a>(
     // Where the members that set nothing end, while no other has come.
     let mut prefix_end = None;
     let mut setting = false;
+    let mut twice = Twice::refused_if(text_field == TextField::Text);
     while let Some(key) = cursor.key(&mut members)? {
         match key {
-            b"choices" => first_choice(&mut cursor, text_field, &mut fields)?,
-            b"usage" => fields.usage = usage(&mut cursor)?,
+            b"choices" => {
+                twice.check(0)?;
+                first_choice(&mut cursor, text_field, &mut fields)?
+            }
+            b"usage" => {
+                twice.check(1)?;
+                fields.usage = usage(&mut cursor)?
+            }
             b"error" => return None,
             _ => {
                 cursor.skip_value()?;
@@ -105,13 +116,21 @@ fn first_choice<'a>(cursor: &mut JsonCursor<'a>, text_field: TextField, fields: 
     Some(())
 }
 
-/// One choice: `finish_reason`, and the `delta` or `message` that `text_field` names.
+/// One choice: `finish_reason`, and the `delta`, `message` or `text` that `text_field` names.
 fn choice<'a>(cursor: &mut JsonCursor<'a>, text_field: TextField, fields: &mut ResponseFields<'a>) -> Option<()> {
     let mut members = cursor.object()?;
+    let mut twice = Twice::refused_if(text_field == TextField::Text);
     while let Some(key) = cursor.key(&mut members)? {
         match (key, text_field) {
             (b"delta", TextField::Delta) | (b"message", TextField::Message) => message(cursor, fields)?,
-            (b"finish_reason", _) => fields.finish_reason = cursor.optional_string()?.map(Cow::Borrowed),
+            (b"text", TextField::Text) => {
+                twice.check(0)?;
+                fields.content = cursor.optional_string()?.map(Cow::Borrowed)
+            }
+            (b"finish_reason", _) => {
+                twice.check(1)?;
+                fields.finish_reason = cursor.optional_string()?.map(Cow::Borrowed)
+            }
             _ => cursor.skip_value()?,
         }
     }
@@ -138,13 +157,30 @@ fn message<'a>(cursor: &mut JsonCursor<'a>, fields: &mut ResponseFields<'a>) -> 
     Some(())
 }
 
+/// Which of an object's members came already, where one given twice is refused.
+struct Twice {
+    refused: bool,
+    seen: [bool; 4],
+}
+
+impl Twice {
+    fn refused_if(refused: bool) -> Self {
+        Twice { refused, seen: [false; 4] }
+    }
+
+    /// `None` when member `slot` came before and that is refused.
+    fn check(&mut self, slot: usize) -> Option<()> {
+        (!(std::mem::replace(&mut self.seen[slot], true) && self.refused)).then_some(())
+    }
+}
+
 /// `usage`: null, or its counts (a member given twice is left to `serde_json`, which refuses it).
 fn usage(cursor: &mut JsonCursor<'_>) -> Option<Option<Usage>> {
     if cursor.null() {
         return Some(None);
     }
     let mut usage = Usage::default();
-    let mut seen = [false; 4];
+    let mut twice = Twice::refused_if(true);
     let mut members = cursor.object()?;
     while let Some(key) = cursor.key(&mut members)? {
         let slot = match key {
@@ -157,9 +193,7 @@ fn usage(cursor: &mut JsonCursor<'_>) -> Option<Option<Usage>> {
                 continue;
             }
         };
-        if std::mem::replace(&mut seen[slot], true) {
-            return None;
-        }
+        twice.check(slot)?;
         match slot {
             0 => usage.prompt_tokens = cursor.optional_u64()?,
             1 => usage.completion_tokens = cursor.optional_u64()?,
@@ -176,18 +210,94 @@ fn reasoning_tokens(cursor: &mut JsonCursor<'_>) -> Option<Option<u64>> {
         return Some(None);
     }
     let mut reasoning_tokens = None;
-    let mut seen = false;
+    let mut twice = Twice::refused_if(true);
     let mut members = cursor.object()?;
     while let Some(key) = cursor.key(&mut members)? {
-        if key != b"reasoning_tokens" {
-            cursor.skip_value()?;
-        } else if std::mem::replace(&mut seen, true) {
-            return None;
-        } else {
+        if key == b"reasoning_tokens" {
+            twice.check(0)?;
             reasoning_tokens = cursor.optional_u64()?;
+        } else {
+            cursor.skip_value()?;
         }
     }
     Some(reasoning_tokens)
+}
+
+/// How the kinds' tests check the fast path: it reads what `serde_json` reads.
+#[cfg(test)]
+pub(super) mod agreement {
+    use super::{ResponseFields, SkippedPrefix, TextField, read};
+    use crate::rng::SeededRng;
+
+    /// What a payload's fields come to, to compare.
+    pub fn summary(fields: &ResponseFields<'_>) -> String {
+        format!(
+            "{:?} {:?} {:?} {:?} {} {}",
+            fields.content.as_deref(),
+            fields.reasoning.as_deref(),
+            fields.finish_reason.as_deref(),
+            fields.usage,
+            fields.error.is_some(),
+            fields.media.is_some()
+        )
+    }
+
+    /// Whether the fast path read `input`; where it did, `serde_json` must read the same.
+    pub fn agrees<'a>(
+        input: &[u8],
+        fast: Option<ResponseFields<'a>>,
+        serde: impl FnOnce() -> serde_json::Result<ResponseFields<'a>>,
+    ) -> bool {
+        let Some(fast) = fast else {
+            return false;
+        };
+        let shown = String::from_utf8_lossy(input);
+        match serde() {
+            Ok(serde) => assert_eq!(summary(&fast), summary(&serde), "{shown}"),
+            Err(error) => panic!("the fast path read what serde_json refuses ({error}): {shown}"),
+        }
+        true
+    }
+
+    /// `rounds` payloads made from `originals`, each cut, grown or changed at one to three
+    /// random places (UTF-8 broken too) and read alone or after its original (so resuming
+    /// after a remembered prefix is checked too), each checked with `agrees`; how many the
+    /// fast path read.
+    pub fn mangled_read_fast(
+        originals: &[&str],
+        text_fields: &[TextField],
+        rounds: usize,
+        serde: impl for<'a> Fn(&'a [u8], TextField) -> serde_json::Result<ResponseFields<'a>>,
+    ) -> usize {
+        let mut rng = SeededRng::new(16);
+        let pick = |rng: &mut SeededRng, count: usize| rng.below(count as u64) as usize;
+        let mut read_fast = 0;
+        for _ in 0..rounds {
+            let original = originals[pick(&mut rng, originals.len())].as_bytes();
+            let text_field = text_fields[pick(&mut rng, text_fields.len())];
+            let mut bytes = original.to_vec();
+            for _ in 0..=rng.below(2) {
+                let at = pick(&mut rng, bytes.len());
+                let tricky = TRICKY[pick(&mut rng, TRICKY.len())];
+                match rng.below(3) {
+                    0 => drop(bytes.remove(at)),
+                    1 => bytes.insert(at, tricky),
+                    _ => bytes[at] = tricky,
+                }
+            }
+            let mut skipped = SkippedPrefix::default();
+            let after_original = rng.below(2) == 0;
+            if after_original {
+                read(original, text_field, Some(&mut skipped)).expect("the originals are read fast");
+            }
+            let fast = read(&bytes, text_field, after_original.then_some(&mut skipped));
+            read_fast += usize::from(agrees(&bytes, fast, || serde(&bytes, text_field)));
+        }
+        read_fast
+    }
+
+    /// What the mangling puts in.
+    const TRICKY: &[u8] = b"\"\\,:{}[] 0-.eEn1tf\x01u\xff\xc3";
 }
 
 #[cfg(test)]
