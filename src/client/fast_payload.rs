@@ -31,14 +31,19 @@ pub(super) enum TextField {
 #[derive(Debug, Default)]
 pub(crate) struct SkippedPrefix(Vec<u8>);
 
+/// The longest head a stream remembers: servers send a few hundred bytes, and what a stream
+/// keeps stays small whatever one sends.
+const MAX_REMEMBERED_PREFIX: usize = 1024;
+
 impl SkippedPrefix {
     /// A cursor past the prefix, when `input` starts with it.
     fn resume<'a>(&self, input: &'a [u8]) -> Option<(JsonCursor<'a>, Members)> {
         (!self.0.is_empty() && input.starts_with(&self.0)).then(|| JsonCursor::inside_object(input, self.0.len()))
     }
 
+    /// Keep `prefix` for the next payload, unless it is longer than a head should be.
     fn remember(&mut self, prefix: &[u8]) {
-        if self.0 != prefix {
+        if prefix.len() <= MAX_REMEMBERED_PREFIX && self.0 != prefix {
             self.0.clear();
             self.0.extend_from_slice(prefix);
         }
@@ -323,5 +328,9 @@ mod tests {
         let choices_first = br#"{"choices":[],"id":"c-3"}"#;
         read(choices_first, TextField::Delta, Some(&mut skipped)).unwrap();
         assert_eq!(skipped.0, br#"{"id":"c-2""#, "nothing before choices: the last prefix stays");
+
+        let long_head = format!(r#"{{"id":"{}","choices":[]}}"#, "x".repeat(MAX_REMEMBERED_PREFIX));
+        read(long_head.as_bytes(), TextField::Delta, Some(&mut skipped)).unwrap();
+        assert_eq!(skipped.0, br#"{"id":"c-2""#, "a head past the cap is not kept");
     }
 }
