@@ -1,11 +1,9 @@
 //! The chat and completions payloads read without `serde_json` when they take the usual form
 //! (this runs for every streamed token): the same members as `chat.rs` and `completions.rs`
-//! read, with the same meaning, through `JsonCursor`. `None` for anything else — a string with
-//! escapes to undo, an `error` member, a count that is not a plain integer, a member that
+//! read, with the same meaning, through `JsonCursor`. `None` for anything else — a `\u`
+//! escape of a surrogate, an `error` member, a count that is not a plain integer, a member that
 //! completions' derived structs refuse twice, text that is not JSON — and the kind reads it
 //! with `serde_json` instead, so what the two give never differs.
-
-use std::borrow::Cow;
 
 use super::json_cursor::{JsonCursor, Members};
 use super::payload::ResponseFields;
@@ -130,11 +128,11 @@ fn choice<'a>(cursor: &mut JsonCursor<'a>, text_field: TextField, fields: &mut R
             (b"delta", TextField::Delta) | (b"message", TextField::Message) => message(cursor, fields)?,
             (b"text", TextField::Text) => {
                 twice.check(0)?;
-                fields.content = cursor.optional_string()?.map(Cow::Borrowed)
+                fields.content = cursor.optional_string()?
             }
             (b"finish_reason", _) => {
                 twice.check(1)?;
-                fields.finish_reason = cursor.optional_string()?.map(Cow::Borrowed)
+                fields.finish_reason = cursor.optional_string()?
             }
             _ => cursor.skip_value()?,
         }
@@ -152,13 +150,13 @@ fn message<'a>(cursor: &mut JsonCursor<'a>, fields: &mut ResponseFields<'a>) -> 
     let mut reasoning = None;
     while let Some(key) = cursor.key(&mut members)? {
         match key {
-            b"content" => fields.content = cursor.optional_string()?.map(Cow::Borrowed),
+            b"content" => fields.content = cursor.optional_string()?,
             b"reasoning_content" => reasoning_content = cursor.optional_string()?,
             b"reasoning" => reasoning = cursor.optional_string()?,
             _ => cursor.skip_value()?,
         }
     }
-    fields.reasoning = reasoning_content.or(reasoning).map(Cow::Borrowed);
+    fields.reasoning = reasoning_content.or(reasoning);
     Some(())
 }
 

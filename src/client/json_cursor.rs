@@ -5,6 +5,8 @@
 //! caller then reads the payload with `serde_json`, which gives the answer or the error: so a
 //! fast reader only needs to be right on what it accepts.
 
+use std::borrow::Cow;
+
 /// Deeper nesting than this is left to `serde_json` (whose own limit is 128).
 const MAX_DEPTH: usize = 100;
 
@@ -104,11 +106,67 @@ impl<'a> JsonCursor<'a> {
         self.eat(b':').then_some(Some(key))
     }
 
-    /// A string without escapes, borrowed (its UTF-8 checked, as `serde_json` checks the
-    /// strings it returns).
+    /// A string, borrowed when it has no escapes and otherwise with them undone; its UTF-8
+    /// checked, as `serde_json` checks the strings it returns. (A `\u` escape of a surrogate
+    /// is left to `serde_json`.)
     #[inline]
-    pub fn string(&mut self) -> Option<&'a str> {
-        std::str::from_utf8(self.plain_string()?.0).ok()
+    pub fn string(&mut self) -> Option<Cow<'a, str>> {
+        if !self.eat(b'"') {
+            return None;
+        }
+        let start = self.at;
+        let end = plain_run_end(self.bytes, start)?.0;
+        match self.bytes[end] {
+            b'"' => {
+                self.at = end + 1;
+                std::str::from_utf8(&self.bytes[start..end]).ok().map(Cow::Borrowed)
+            }
+            b'\\' => self.unescaped(start, end).map(Cow::Owned),
+            _ => None,
+        }
+    }
+
+    /// The string from `start`, whose first escape is at `escape`, with its escapes undone.
+    /// The runs between escapes are checked for UTF-8 one by one: an escape puts whole
+    /// characters between them, so a run cut inside a character fails alone as it would
+    /// with its neighbours.
+    #[cold]
+    fn unescaped(&mut self, start: usize, mut escape: usize) -> Option<String> {
+        let bytes = self.bytes;
+        let mut text = String::with_capacity(escape - start + 16);
+        let mut run_start = start;
+        loop {
+            text.push_str(std::str::from_utf8(&bytes[run_start..escape]).ok()?);
+            run_start = escape + 2;
+            text.push(match *bytes.get(escape + 1)? {
+                b'"' => '"',
+                b'\\' => '\\',
+                b'/' => '/',
+                b'b' => '\u{8}',
+                b'f' => '\u{c}',
+                b'n' => '\n',
+                b'r' => '\r',
+                b't' => '\t',
+                b'u' => {
+                    let hex = bytes.get(run_start..run_start + 4)?;
+                    run_start += 4;
+                    let code =
+                        hex.iter().try_fold(0, |code, digit| Some(code * 16 + (*digit as char).to_digit(16)?))?;
+                    char::from_u32(code)?
+                }
+                _ => return None,
+            });
+            let end = plain_run_end(bytes, run_start)?.0;
+            match bytes[end] {
+                b'"' => {
+                    text.push_str(std::str::from_utf8(&bytes[run_start..end]).ok()?);
+                    self.at = end + 1;
+                    return Some(text);
+                }
+                b'\\' => escape = end,
+                _ => return None,
+            }
+        }
     }
 
     /// The bytes of a string without escapes or control characters, and whether all of them
@@ -127,8 +185,8 @@ impl<'a> JsonCursor<'a> {
         Some((&self.bytes[start..end], ascii))
     }
 
-    /// A `null` (`Some(None)`) or a string without escapes.
-    pub fn optional_string(&mut self) -> Option<Option<&'a str>> {
+    /// A `null` (`Some(None)`) or a string.
+    pub fn optional_string(&mut self) -> Option<Option<Cow<'a, str>>> {
         if self.null() { Some(None) } else { self.string().map(Some) }
     }
 
@@ -356,12 +414,21 @@ mod tests {
     }
 
     #[test]
-    fn strings_are_borrowed_only_without_escapes() {
-        assert_eq!(JsonCursor::new(r#" "plain é" "#.as_bytes()).string(), Some("plain é"));
-        assert_eq!(JsonCursor::new(br#""a\nb""#).string(), None);
-        assert_eq!(JsonCursor::new(b"\"a\tb\"").string(), None);
+    fn strings_are_borrowed_without_escapes_and_unescaped_with_them() {
+        fn read(text: &str) -> Option<Cow<'_, str>> {
+            JsonCursor::new(text.as_bytes()).string()
+        }
+        assert!(matches!(read(r#" "plain é" "#), Some(Cow::Borrowed("plain é"))));
+        let escaped = read(r#""a\nb \"q\" \\ \/ \b\f\r\t \u00e9\u20AC é""#);
+        assert!(matches!(escaped, Some(Cow::Owned(ref text)) if text == "a\nb \"q\" \\ / \u{8}\u{c}\r\t é€ é"));
+        for refused in ["\"a\tb\"", r#""\ud83d\ude00""#, r#""\u+0e9""#, r#""\q""#, r#""a\"#, "\"\\u00\""] {
+            assert_eq!(read(refused), None, "{refused}");
+        }
         assert_eq!(JsonCursor::new(b"null").optional_string(), Some(None));
         assert_eq!(JsonCursor::new(b"7").optional_string(), None);
+        for text in [r#""a\nb""#, r#""\u00e9\u0000x""#, r#""\\\"""#, r#""x\/""#] {
+            assert_eq!(read(text).as_deref(), Some(serde_json::from_str::<String>(text).unwrap().as_str()), "{text}");
+        }
     }
 
     #[test]
