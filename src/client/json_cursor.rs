@@ -1,9 +1,10 @@
-//! A strict, forward-only reader of JSON text for the hot path's fast readers: it borrows
-//! strings without escapes, reads small unsigned integers and skips any other value, checking
-//! it as `serde_json` would. Every method answers `None` for what it does not take (escapes in
-//! a string it returns, a number that is not a plain `u64`, text that is not JSON), and the
-//! caller then reads the payload with `serde_json`, which gives the answer or the error: so a
-//! fast reader only needs to be right on what it accepts.
+//! A strict, forward-only reader of JSON bytes for the hot path's fast readers: it returns
+//! strings (borrowed when they have no escapes), reads small unsigned integers and skips any
+//! other value, checking it as `serde_json` would. Every method answers `None` for what it
+//! does not take (a surrogate escape in a string it returns, a number that is not a plain
+//! `u64`, a key with escapes, text that is not JSON), and the caller then reads the payload
+//! with `serde_json`, which gives the answer or the error: so a fast reader only needs to be
+//! right on what it accepts.
 
 use std::borrow::Cow;
 

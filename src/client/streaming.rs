@@ -72,7 +72,7 @@ struct EventSink {
     received: u64,
     /// `[DONE]` arrived.
     done: bool,
-    /// What the stream's chat chunks share, read once.
+    /// What the stream's chat or completions chunks share, read once.
     skipped: SkippedPrefix,
 }
 
