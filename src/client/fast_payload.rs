@@ -64,30 +64,30 @@ pub(super) fn read<'a>(
         }
     };
     let mut fields = ResponseFields::default();
-    // Where the members that set nothing end, while no other has come.
+    // Where the leading members that set nothing end; `in_head` until another comes.
     let mut prefix_end = None;
-    let mut setting = false;
+    let mut in_head = true;
     let mut twice = Twice::refused_if(text_field == TextField::Text);
     while let Some(key) = cursor.key(&mut members)? {
         match key {
             b"choices" => {
+                in_head = false;
                 twice.check(0)?;
                 first_choice(&mut cursor, text_field, &mut fields)?
             }
             b"usage" => {
+                in_head = false;
                 twice.check(1)?;
                 fields.usage = usage(&mut cursor)?
             }
             b"error" => return None,
             _ => {
                 cursor.skip_value()?;
-                if !setting {
+                if in_head {
                     prefix_end = Some(cursor.position());
                 }
-                continue;
             }
         }
-        setting = true;
     }
     if !cursor.at_end() {
         return None;
@@ -186,22 +186,24 @@ fn usage(cursor: &mut JsonCursor<'_>) -> Option<Option<Usage>> {
     let mut twice = Twice::refused_if(true);
     let mut members = cursor.object()?;
     while let Some(key) = cursor.key(&mut members)? {
-        let slot = match key {
-            b"prompt_tokens" => 0,
-            b"completion_tokens" => 1,
-            b"total_tokens" => 2,
-            b"completion_tokens_details" => 3,
-            _ => {
-                cursor.skip_value()?;
-                continue;
+        match key {
+            b"prompt_tokens" => {
+                twice.check(0)?;
+                usage.prompt_tokens = cursor.optional_u64()?
             }
-        };
-        twice.check(slot)?;
-        match slot {
-            0 => usage.prompt_tokens = cursor.optional_u64()?,
-            1 => usage.completion_tokens = cursor.optional_u64()?,
-            2 => usage.total_tokens = cursor.optional_u64()?,
-            _ => usage.reasoning_tokens = reasoning_tokens(cursor)?,
+            b"completion_tokens" => {
+                twice.check(1)?;
+                usage.completion_tokens = cursor.optional_u64()?
+            }
+            b"total_tokens" => {
+                twice.check(2)?;
+                usage.total_tokens = cursor.optional_u64()?
+            }
+            b"completion_tokens_details" => {
+                twice.check(3)?;
+                usage.reasoning_tokens = reasoning_tokens(cursor)?
+            }
+            _ => cursor.skip_value()?,
         }
     }
     Some(Some(usage))
