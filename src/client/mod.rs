@@ -203,7 +203,8 @@ impl HttpClient {
                 Err(why) => return self.fail(record, failure::connect_failed(why, &self.uri_text)),
             };
             let reused = trace.connection_reused_ns.is_some();
-            let taken_at = matches!(lease.connection.sender, Sender::Http2(_)).then(Arc::<TakenAt>::default);
+            let taken_at =
+                matches!(lease.connection.sender, Sender::Http2(_)).then(|| Arc::new(TakenAt::new(self.clock)));
             let request = self.request(body.clone(), request_id.clone(), taken_at.clone());
             if self.trace_details || self.raw {
                 trace.request_headers = header_pairs(request.headers());
@@ -322,7 +323,7 @@ impl HttpClient {
 
     fn request(&self, body: Bytes, request_id: HeaderValue, taken_at: Option<Arc<TakenAt>>) -> Request<RequestBody> {
         let (body, uri) = match taken_at {
-            Some(taken_at) => (RequestBody::timed(body, self.clock, taken_at), &self.uri),
+            Some(taken_at) => (RequestBody::timed(body, taken_at), &self.uri),
             None => (RequestBody::new(body), &self.origin_form),
         };
         let mut request = self.with_endpoint_headers(Method::POST, uri.clone(), body);
