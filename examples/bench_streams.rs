@@ -12,16 +12,10 @@
 //! one h2c connection instead of one connection each.
 
 use std::io::{BufRead, BufReader};
-use std::net::{Ipv4Addr, SocketAddr};
 use std::process::{Command, Stdio};
 
-use aiperf::cancel::CancelSignal;
-use aiperf::engine::{self, RunOptions};
-use aiperf::mock::{MockConfig, MockServer};
-use aiperf::plan::{
-    ConnectionSettings, Dataset, Dist, Endpoint, EndpointKind, LoadMode, Phase, PhaseKind, Plan, SyntheticDataset,
-    Transport,
-};
+#[path = "common/streams.rs"]
+mod streams;
 
 /// The allocator of the `aiperf` binary, so the benchmark measures what users run.
 #[global_allocator]
@@ -39,7 +33,7 @@ fn main() -> anyhow::Result<()> {
     }
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
-        Some("serve") => serve(args[1].parse()?, args[2].parse()?),
+        Some("serve") => streams::serve(args[1].parse()?, args[2].parse()?),
         Some("client") => client(&args[1], args[2].parse()?, args[3].parse()?, args[4] == "h2"),
         _ => compare(&args),
     }
@@ -115,40 +109,14 @@ fn compare(args: &[String]) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// A server process: the mock, slow enough that streams stay open; prints its port.
-fn serve(ttft_ms: f64, itl_ms: f64) -> anyhow::Result<()> {
-    let runtime = tokio::runtime::Runtime::new()?;
-    runtime.block_on(async {
-        let config = MockConfig { ttft_ms, itl_ms, max_running: 1_000_000, ..MockConfig::default() };
-        let server = MockServer::start(config, SocketAddr::from((Ipv4Addr::LOCALHOST, 0))).await?;
-        println!("{}", server.addr().port());
-        std::future::pending::<()>().await;
-        Ok(())
-    })
-}
-
 /// A client process: `users` users, one streamed request of `tokens` each; prints
 /// `peak ok errors wall_s vmhwm_kib`.
 fn client(url: &str, users: usize, tokens: f64, http2: bool) -> anyhow::Result<()> {
     // Warnings (e.g. the open-file limit holding connections back) as the binary shows them.
     tracing_subscriber::fmt().with_env_filter("warn").with_writer(std::io::stderr).with_target(false).init();
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-    let artifacts = std::env::temp_dir().join(format!("aiperf-bench-streams-{}", std::process::id()));
-    let options = RunOptions {
-        artifact_root: artifacts.clone(),
-        cli_command: None,
-        progress: false,
-        cancel: CancelSignal::new(),
-        builtin_server: None,
-        segment: None,
-        start_at_ns: None,
-        keep_cores_awake: false,
-        metrics_listen: None,
-    };
     let started = std::time::Instant::now();
-    let result = runtime.block_on(engine::execute(&plan(url, users, tokens, http2), &options))?;
+    let result = streams::run(&streams::plan(url, users, tokens, http2))?;
     let wall_s = started.elapsed().as_secs_f64();
-    std::fs::remove_dir_all(&artifacts).ok();
     let phase = result.phases.first().ok_or_else(|| anyhow::anyhow!("no phase ran"))?;
     println!(
         "{} {} {} {wall_s:.1} {}",
@@ -158,32 +126,6 @@ fn client(url: &str, users: usize, tokens: f64, http2: bool) -> anyhow::Result<(
         peak_rss_kib()?
     );
     Ok(())
-}
-
-fn plan(url: &str, users: usize, tokens: f64, http2: bool) -> Plan {
-    let transport = Transport {
-        http2,
-        connections: ConnectionSettings { max: Some(users), ..ConnectionSettings::default() },
-        ..Transport::default()
-    };
-    let mut plan = Plan::new(
-        format!("bench_streams_{users}"),
-        Endpoint { transport, ..Endpoint::new(url, "mock-model", EndpointKind::Chat, true) },
-        Dataset::Synthetic(SyntheticDataset::new(Dist::fixed(128.0), Dist::fixed(tokens), 1, 64)),
-        vec![Phase {
-            name: "streams".to_string(),
-            kind: PhaseKind::Profiling,
-            mode: LoadMode::Concurrency { concurrency: users, prefill_concurrency: None },
-            requests: Some(users as u64),
-            duration_s: None,
-            grace_period_s: 30.0,
-            results: true,
-            cancel: None,
-        }],
-        120.0,
-    );
-    plan.server_metrics.enabled = false;
-    plan
 }
 
 /// The process's peak resident set (VmHWM), KiB.

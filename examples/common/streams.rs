@@ -1,0 +1,71 @@
+//! What `bench_streams` and `stream_memory_map` share: the mock in a process of its own, and
+//! a plan in which every user holds one streamed chat request open at once, and running it.
+
+use std::net::{Ipv4Addr, SocketAddr};
+
+use aiperf::cancel::CancelSignal;
+use aiperf::engine::{self, RunOptions};
+use aiperf::mock::{MockConfig, MockServer};
+use aiperf::plan::{
+    ConnectionSettings, Dataset, Dist, Endpoint, EndpointKind, LoadMode, Phase, PhaseKind, Plan, SyntheticDataset,
+    Transport,
+};
+use aiperf::result::RunResult;
+
+/// The mock, slow enough that streams stay open; prints its port and serves until killed.
+pub fn serve(ttft_ms: f64, itl_ms: f64) -> anyhow::Result<()> {
+    tokio::runtime::Runtime::new()?.block_on(async {
+        let config = MockConfig { ttft_ms, itl_ms, max_running: 1_000_000, ..MockConfig::default() };
+        let server = MockServer::start(config, SocketAddr::from((Ipv4Addr::LOCALHOST, 0))).await?;
+        println!("{}", server.addr().port());
+        std::future::pending::<anyhow::Result<()>>().await
+    })
+}
+
+/// `users` users at once, one streamed chat request (ISL 128, `tokens` out) each, a
+/// connection each (or one h2c connection for all).
+pub fn plan(url: &str, users: usize, tokens: f64, http2: bool) -> Plan {
+    let transport = Transport {
+        http2,
+        connections: ConnectionSettings { max: Some(users), ..ConnectionSettings::default() },
+        ..Transport::default()
+    };
+    let mut plan = Plan::new(
+        format!("streams_{users}"),
+        Endpoint { transport, ..Endpoint::new(url, "mock-model", EndpointKind::Chat, true) },
+        Dataset::Synthetic(SyntheticDataset::new(Dist::fixed(128.0), Dist::fixed(tokens), 1, 64)),
+        vec![Phase {
+            name: "streams".to_string(),
+            kind: PhaseKind::Profiling,
+            mode: LoadMode::Concurrency { concurrency: users, prefill_concurrency: None },
+            requests: Some(users as u64),
+            duration_s: None,
+            grace_period_s: 30.0,
+            results: true,
+            cancel: None,
+        }],
+        120.0,
+    );
+    plan.server_metrics.enabled = false;
+    plan
+}
+
+/// Runs `plan` in this process on a multi-threaded runtime, its artifacts in a temporary
+/// folder removed after.
+pub fn run(plan: &Plan) -> anyhow::Result<RunResult> {
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let options = RunOptions {
+        artifact_root: std::env::temp_dir().join(format!("aiperf-{}-{}", plan.name, std::process::id())),
+        cli_command: None,
+        progress: false,
+        cancel: CancelSignal::new(),
+        builtin_server: None,
+        segment: None,
+        start_at_ns: None,
+        keep_cores_awake: false,
+        metrics_listen: None,
+    };
+    let result = runtime.block_on(engine::execute(plan, &options));
+    std::fs::remove_dir_all(&options.artifact_root).ok();
+    result
+}
