@@ -296,7 +296,10 @@ fn main() -> anyhow::Result<()> {
     if args.first().map(String::as_str) == Some("serve") {
         return streams::serve(TTFT_MS, 100.0);
     }
-    let users = args.iter().find_map(|arg| arg.parse().ok()).unwrap_or(10_000);
+    let users = (0..args.len())
+        .filter(|&at| at == 0 || args[at - 1] != "--at")
+        .find_map(|at| args[at].parse().ok())
+        .unwrap_or(10_000);
     let http2 = args.iter().any(|arg| arg == "--http2");
     let at_s: f64 =
         args.iter().position(|arg| arg == "--at").and_then(|at| args.get(at + 1)?.parse().ok()).unwrap_or(6.0);
