@@ -40,7 +40,7 @@ fn parse<'a>(
 }
 
 /// The payload read by `serde_json`, whatever its form.
-fn read_with_serde(input: &[u8], text_field: TextField) -> serde_json::Result<ResponseFields<'_>> {
+pub(super) fn read_with_serde(input: &[u8], text_field: TextField) -> serde_json::Result<ResponseFields<'_>> {
     let mut fields = ResponseFields::default();
     from_json_seed(input, Payload { text_field, fields: &mut fields })?;
     Ok(fields)

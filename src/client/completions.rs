@@ -46,7 +46,7 @@ fn parse<'a>(input: &'a [u8], skipped: Option<&mut SkippedPrefix>) -> serde_json
 }
 
 /// The payload read by `serde_json`, whatever its form.
-fn read_with_serde(input: &[u8]) -> serde_json::Result<ResponseFields<'_>> {
+pub(super) fn read_with_serde(input: &[u8]) -> serde_json::Result<ResponseFields<'_>> {
     let payload: CompletionPayload = from_json(input)?;
     let mut fields =
         ResponseFields { usage: payload.usage.map(Into::into), error: payload.error, ..Default::default() };

@@ -229,9 +229,12 @@ fn reasoning_tokens(cursor: &mut JsonCursor<'_>) -> Option<Option<u64>> {
 }
 
 /// How the kinds' tests check the fast path: it reads what `serde_json` reads.
-#[cfg(test)]
+#[cfg(any(test, feature = "fuzzing"))]
 pub(super) mod agreement {
-    use super::{ResponseFields, SkippedPrefix, TextField, read};
+    use super::ResponseFields;
+    #[cfg(test)]
+    use super::{SkippedPrefix, TextField, read};
+    #[cfg(test)]
     use crate::rng::SeededRng;
 
     /// What a payload's fields come to, to compare.
@@ -264,6 +267,7 @@ pub(super) mod agreement {
         true
     }
 
+    #[cfg(test)]
     /// `rounds` payloads made from `originals`, each cut, grown or changed at one to three
     /// random places (UTF-8 broken too) and read alone or after its original (so resuming
     /// after a remembered prefix is checked too), each checked with `agrees`; how many the
@@ -301,6 +305,7 @@ pub(super) mod agreement {
         read_fast
     }
 
+    #[cfg(test)]
     /// What the mangling puts in.
     const TRICKY: &[u8] = b"\"\\,:{}[] 0-.eEn1tf\x01u\xff\xc3";
 }

@@ -10,6 +10,8 @@ mod connect;
 mod embeddings;
 mod failure;
 mod fast_payload;
+#[cfg(feature = "fuzzing")]
+pub mod fuzzing;
 mod headers;
 mod image_retrieval;
 mod images_api;
