@@ -228,7 +228,8 @@ fn reasoning_tokens(cursor: &mut JsonCursor<'_>) -> Option<Option<u64>> {
     Some(reasoning_tokens)
 }
 
-/// How the kinds' tests check the fast path: it reads what `serde_json` reads.
+/// How the kinds' tests and the `stream_payload` fuzz target (`fuzzing.rs`) check the fast
+/// path: it reads what `serde_json` reads.
 #[cfg(any(test, feature = "fuzzing"))]
 pub(super) mod agreement {
     use super::ResponseFields;
@@ -267,11 +268,11 @@ pub(super) mod agreement {
         true
     }
 
-    #[cfg(test)]
     /// `rounds` payloads made from `originals`, each cut, grown or changed at one to three
     /// random places (UTF-8 broken too) and read alone or after its original (so resuming
     /// after a remembered prefix is checked too), each checked with `agrees`; how many the
     /// fast path read.
+    #[cfg(test)]
     pub fn mangled_read_fast(
         originals: &[&str],
         text_fields: &[TextField],
@@ -305,8 +306,8 @@ pub(super) mod agreement {
         read_fast
     }
 
-    #[cfg(test)]
     /// What the mangling puts in.
+    #[cfg(test)]
     const TRICKY: &[u8] = b"\"\\,:{}[] 0-.eEn1tf\x01u\xff\xc3";
 }
 
