@@ -34,6 +34,40 @@ pub struct Stats {
 }
 
 impl Stats {
+    /// The JSON block AIPerf writes for a metric: `{unit, avg, p1…p99, min, max, std, count,
+    /// sum}`, leaving out the stats it lacks.
+    pub fn block(&self, unit: &str) -> serde_json::Value {
+        let mut block = serde_json::Map::new();
+        block.insert("unit".into(), unit.into());
+        block.insert("avg".into(), self.avg.into());
+        let optional = [
+            ("p1", self.p1),
+            ("p5", self.p5),
+            ("p10", self.p10),
+            ("p25", self.p25),
+            ("p50", self.p50),
+            ("p75", self.p75),
+            ("p90", self.p90),
+            ("p95", self.p95),
+            ("p99", self.p99),
+            ("min", self.min),
+            ("max", self.max),
+            ("std", self.std),
+        ];
+        for (name, value) in optional {
+            if let Some(v) = value {
+                block.insert(name.into(), v.into());
+            }
+        }
+        if let Some(count) = self.count {
+            block.insert("count".into(), count.into());
+        }
+        if let Some(sum) = self.sum {
+            block.insert("sum".into(), sum.into());
+        }
+        serde_json::Value::Object(block)
+    }
+
     /// The stats block of a single-valued (aggregate or derived) metric.
     pub fn scalar(value: f64) -> Self {
         Stats { avg: value, ..Default::default() }

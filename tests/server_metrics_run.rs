@@ -188,12 +188,26 @@ fn dcgm_exporter_telemetry_lands_in_telemetry_data_and_its_exports() {
     let telemetry = &summary["telemetry_data"];
     let url = format!("http://127.0.0.1:{dcgm}/metrics");
     assert_eq!(telemetry["summary"]["endpoints_successful"][0], url.as_str());
-    let gpu1 = &telemetry["endpoints"][url.as_str()]["gpus"]["gpu_1"];
+    let gpu1 = &telemetry["endpoints"][format!("127.0.0.1:{dcgm}").as_str()]["gpus"]["gpu_1"];
     assert_eq!(gpu1["gpu_uuid"], "GPU-bbbb");
-    assert_eq!(gpu1["metrics"]["gpu_power_usage"]["avg"], 350.5);
-    assert_eq!(gpu1["metrics"]["gpu_power_usage"]["unit"], "W");
-    assert_eq!(gpu1["metrics"]["gpu_utilization"]["p99"], 87.0);
+    assert_eq!(gpu1["platform"], "nvidia");
+    assert_eq!(gpu1["metrics"]["nvidia_power_usage"]["avg"], 350.5);
+    assert_eq!(gpu1["metrics"]["nvidia_power_usage"]["unit"], "W");
+    assert_eq!(gpu1["metrics"]["nvidia_gpu_utilization"]["p99"], 87.0);
+    // The fixture's energy counter stands still: the window's energy is its growth, zero.
+    assert_eq!(gpu1["metrics"]["nvidia_energy_consumption"], serde_json::json!({"unit": "MJ", "avg": 0.0}));
     let csv = std::fs::read_to_string(dir.join("gpu_telemetry_export.csv")).expect("telemetry csv");
-    assert!(csv.lines().any(|l| l.contains(",1,NVIDIA H100 80GB HBM3,GPU-bbbb,gpu_power_usage,W,350.5000,")), "{csv}");
-    assert!(dir.join("gpu_telemetry_export.jsonl").exists());
+    let row = format!("127.0.0.1:{dcgm},1,NVIDIA H100 80GB HBM3,GPU-bbbb,nvidia,NVIDIA GPU Power Usage (W),350.50,");
+    assert!(csv.lines().any(|l| l.starts_with(&row)), "{csv}");
+    let summary_csv = std::fs::read_to_string(dir.join("profile_export_aiperf.csv")).expect("summary csv");
+    assert!(summary_csv.contains(&row), "{summary_csv}");
+    let jsonl = std::fs::read_to_string(dir.join("gpu_telemetry_export.jsonl")).expect("telemetry jsonl");
+    let first: serde_json::Value = serde_json::from_str(jsonl.lines().next().expect("a line")).expect("json");
+    assert_eq!(first["telemetry_source_url"], url.as_str());
+    assert_eq!(first["pci_bus_id"], "00000000:18:00.0");
+    assert!(first["telemetry_data"]["nvidia_power_usage"].is_number(), "{first}");
+    let title = format!("aiperf | GPU Telemetry | 127.0.0.1:{dcgm} | GPU 1 | NVIDIA H100 80GB HBM3");
+    assert!(run.stdout().contains(&title), "stdout: {}", run.stdout());
+    let console = std::fs::read_to_string(dir.join("profile_export_console.txt")).expect("console");
+    assert!(console.contains(&title) && console.contains("NVIDIA GPU Power Usage (W)"), "{console}");
 }

@@ -6,7 +6,6 @@
 use std::path::Path;
 
 use anyhow::{Context, Result};
-use serde_json::{Map, Value};
 
 use crate::result::{MetricKind, MetricResult, RunResult};
 
@@ -69,39 +68,8 @@ pub fn summary_csv(result: &RunResult) -> Result<Vec<u8>> {
     }
     bytes.extend(finish_table(table)?);
     bytes.extend_from_slice(b"\r\n\r\n");
-    bytes.extend(gpu_table(result.telemetry_data.as_ref())?);
+    bytes.extend(super::gpu_telemetry::gpu_table(result.telemetry_data.as_ref())?);
     Ok(bytes)
-}
-
-/// One row per endpoint, GPU and telemetry field of `telemetry_data`, with its stats.
-fn gpu_table(telemetry_data: Option<&Value>) -> Result<Vec<u8>> {
-    let mut table = new_table();
-    let mut header = vec!["Endpoint", "GPU_Index", "GPU_Name", "GPU_UUID", "Platform", "Metric"];
-    header.extend(&DISTRIBUTION_HEADER[1..]);
-    table.write_record(&header)?;
-    let empty = Map::new();
-    let endpoints = telemetry_data.and_then(|data| data["endpoints"].as_object()).unwrap_or(&empty);
-    for (endpoint, entry) in endpoints {
-        for gpu in entry["gpus"].as_object().unwrap_or(&empty).values() {
-            for (field, stats) in gpu["metrics"].as_object().unwrap_or(&empty) {
-                let text = |value: &Value| value.as_str().unwrap_or("").to_string();
-                let label = match stats["unit"].as_str() {
-                    Some(unit) if !unit.is_empty() => format!("{field} ({unit})"),
-                    _ => field.clone(),
-                };
-                let mut row = vec![
-                    endpoint.clone(),
-                    gpu["gpu_index"].to_string(),
-                    text(&gpu["gpu_name"]),
-                    text(&gpu["gpu_uuid"]),
-                ];
-                row.extend([text(&gpu["platform"]), label]);
-                row.extend(DISTRIBUTION_HEADER[1..].iter().map(|stat| two_decimals(stats[*stat].as_f64())));
-                table.write_record(&row)?;
-            }
-        }
-    }
-    finish_table(table)
 }
 
 #[cfg(test)]
@@ -129,12 +97,13 @@ mod tests {
     #[test]
     fn watched_gpus_fill_the_gpu_table() {
         let mut result = sample_result();
-        result.telemetry_data = Some(serde_json::json!({"endpoints": {"nvml": {"gpus": {"gpu_0": {
-            "gpu_index": 0, "gpu_name": "H100", "gpu_uuid": "GPU-a",
-            "metrics": {"gpu_power_usage": {"unit": "W", "avg": 300.0, "min": 250.0, "max": 350.0, "p50": 301.0}},
+        result.telemetry_data = Some(serde_json::json!({"endpoints": {"localhost": {"gpus": {"gpu_0": {
+            "gpu_index": 0, "gpu_name": "H100", "gpu_uuid": "GPU-a", "platform": "nvidia",
+            "metrics": {"nvidia_power_usage": {"unit": "W", "avg": 300.0, "min": 250.0, "max": 350.0, "p50": 301.0}},
         }}}}}));
         let text = String::from_utf8(summary_csv(&result).unwrap()).unwrap();
-        let last_row = "nvml,0,H100,GPU-a,,gpu_power_usage (W),300.00,250.00,350.00,,,,,,301.00,,,,,\r\n";
+        let last_row =
+            "localhost,0,H100,GPU-a,nvidia,NVIDIA GPU Power Usage (W),300.00,250.00,350.00,,,,,,301.00,,,,,\r\n";
         assert!(text.ends_with(&format!("\r\n\r\n\r\nEndpoint,GPU_Index,GPU_Name,GPU_UUID,Platform,Metric,avg,min,max,sum,p1,p5,p10,p25,p50,p75,p90,p95,p99,std\r\n{last_row}")), "{text}");
     }
 

@@ -1,5 +1,7 @@
-//! gpu_telemetry_export.jsonl (every sample) and gpu_telemetry_export.csv (one row per
-//! source, GPU and field, with the field's stats from telemetry_data).
+//! The GPU telemetry exports in AIPerf 0.13's shapes: gpu_telemetry_export.jsonl (every
+//! sample, one line per GPU and reading) and the GPU table of profile_export_aiperf.csv (one
+//! row per source, GPU and field, with the field's stats from telemetry_data), which
+//! gpu_telemetry_export.csv holds alone.
 
 use std::io::Write;
 use std::path::Path;
@@ -8,54 +10,148 @@ use anyhow::{Context, Result};
 use serde_json::{Map, Value, json};
 
 use crate::telemetry::TelemetryCollected;
+use crate::telemetry::fields::{GpuField, PLATFORM};
 
-const STAT_COLUMNS: [&str; 13] =
-    ["avg", "min", "max", "std", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99"];
+/// AIPerf's stat columns, in its order.
+const STAT_COLUMNS: [&str; 14] =
+    ["avg", "min", "max", "sum", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "std"];
 
+/// Every sample as AIPerf's `TelemetryRecord`: the GPU, the source, the time and the fields
+/// it read (absent ones left out).
 pub fn write_jsonl(collected: &TelemetryCollected, path: &Path) -> Result<()> {
     let file = std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
     let mut out = std::io::BufWriter::new(file);
     for sample in &collected.samples {
+        let mut line = Map::new();
+        line.insert("gpu_index".into(), json!(sample.gpu_index));
+        line.insert("gpu_uuid".into(), json!(sample.gpu_uuid));
+        line.insert("gpu_model_name".into(), json!(sample.gpu_name));
+        if let Some(bus) = &sample.pci_bus_id {
+            line.insert("pci_bus_id".into(), json!(bus));
+        }
+        if let Some(device) = &sample.device {
+            line.insert("device".into(), json!(device));
+        }
+        if !sample.hostname.is_empty() {
+            line.insert("hostname".into(), json!(sample.hostname));
+        }
+        line.insert("platform".into(), json!(PLATFORM));
+        line.insert("timestamp_ns".into(), json!(sample.timestamp_ns));
+        line.insert("telemetry_source_url".into(), json!(sample.source));
         let values: Map<String, Value> = sample.values.iter().map(|(f, v)| (f.name().to_string(), json!(v))).collect();
-        let line = json!({
-            "endpoint": sample.source,
-            "timestamp_ns": sample.timestamp_ns,
-            "gpu_index": sample.gpu_index,
-            "gpu_uuid": sample.gpu_uuid,
-            "gpu_name": sample.gpu_name,
-            "hostname": sample.hostname,
-            "metrics": values,
-        });
+        line.insert("telemetry_data".into(), Value::Object(values));
         serde_json::to_writer(&mut out, &line).context("encoding a GPU sample")?;
         out.write_all(b"\n")?;
     }
     out.flush().with_context(|| format!("cannot write {}", path.display()))
 }
 
-/// The CSV from a `telemetry_data` block.
+/// gpu_telemetry_export.csv: the GPU table alone.
 pub fn write_csv(telemetry_data: &Value, path: &Path) -> Result<()> {
-    let mut writer = csv::Writer::from_path(path).with_context(|| format!("cannot create {}", path.display()))?;
-    let mut header = vec!["Endpoint", "GPU_Index", "GPU_Name", "GPU_UUID", "Metric", "Unit"];
-    header.extend(STAT_COLUMNS);
-    writer.write_record(&header)?;
+    let bytes = gpu_table(Some(telemetry_data)).with_context(|| format!("cannot build {}", path.display()))?;
+    std::fs::write(path, bytes).with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// AIPerf's GPU table: `Endpoint,GPU_Index,GPU_Name,GPU_UUID,Platform,Metric,<stats>` and a
+/// `Hostname` column when any GPU has one; a metric is `Display Name (unit)`, a stat two
+/// decimals or empty (a counter has only `avg`). The header alone without GPUs.
+pub fn gpu_table(telemetry_data: Option<&Value>) -> Result<Vec<u8>> {
     let empty = Map::new();
-    for (endpoint, entry) in telemetry_data["endpoints"].as_object().unwrap_or(&empty) {
-        for gpu in entry["gpus"].as_object().unwrap_or(&empty).values() {
-            for (metric, stats) in gpu["metrics"].as_object().unwrap_or(&empty) {
-                let mut row = vec![
-                    endpoint.clone(),
-                    gpu["gpu_index"].to_string(),
-                    gpu["gpu_name"].as_str().unwrap_or("").to_string(),
-                    gpu["gpu_uuid"].as_str().unwrap_or("").to_string(),
-                    metric.clone(),
-                    stats["unit"].as_str().unwrap_or("").to_string(),
-                ];
-                row.extend(
-                    STAT_COLUMNS.iter().map(|c| stats[*c].as_f64().map(|v| format!("{v:.4}")).unwrap_or_default()),
-                );
-                writer.write_record(&row)?;
+    let endpoints = telemetry_data.and_then(|data| data["endpoints"].as_object()).unwrap_or(&empty);
+    let gpus = || {
+        endpoints.iter().flat_map(|(e, entry)| entry["gpus"].as_object().into_iter().flatten().map(move |g| (e, g.1)))
+    };
+    let with_hostname = gpus().any(|(_, gpu)| gpu["hostname"].as_str().is_some_and(|h| !h.is_empty()));
+    let mut table = csv::WriterBuilder::new().terminator(csv::Terminator::CRLF).from_writer(Vec::new());
+    let mut header = vec!["Endpoint", "GPU_Index", "GPU_Name", "GPU_UUID", "Platform", "Metric"];
+    header.extend(STAT_COLUMNS);
+    if with_hostname {
+        header.push("Hostname");
+    }
+    table.write_record(&header)?;
+    let text = |value: &Value| value.as_str().unwrap_or("").to_string();
+    for (endpoint, gpu) in gpus() {
+        for (name, stats) in gpu["metrics"].as_object().unwrap_or(&empty) {
+            let label = match GpuField::from_name(name) {
+                Some(field) => format!("{} ({})", field.display(), field.unit()),
+                None => name.clone(),
+            };
+            let mut row =
+                vec![endpoint.clone(), gpu["gpu_index"].to_string(), text(&gpu["gpu_name"]), text(&gpu["gpu_uuid"])];
+            row.extend([text(&gpu["platform"]), label]);
+            row.extend(
+                STAT_COLUMNS.iter().map(|stat| stats[*stat].as_f64().map(|v| format!("{v:.2}")).unwrap_or_default()),
+            );
+            if with_hostname {
+                row.push(text(&gpu["hostname"]));
             }
+            table.write_record(&row)?;
         }
     }
-    writer.flush().with_context(|| format!("cannot write {}", path.display()))
+    table.into_inner().map_err(|e| anyhow::anyhow!("cannot finish the GPU table: {}", e.error()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::telemetry::sample::GpuSample;
+
+    #[test]
+    fn a_sample_is_a_line_in_aiperfs_record_shape() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("gpu_telemetry_export.jsonl");
+        let sample = GpuSample {
+            source: "pynvml://localhost".into(),
+            gpu_index: 0,
+            gpu_uuid: "GPU-a".into(),
+            gpu_name: "NVIDIA H100 80GB HBM3".into(),
+            pci_bus_id: Some("00000000:18:00.0".into()),
+            device: Some("nvidia0".into()),
+            hostname: String::new(),
+            timestamp_ns: 42,
+            values: vec![(GpuField::PowerUsage, 75.5), (GpuField::EnergyConsumption, 0.25)],
+        };
+        let collected = TelemetryCollected { samples: vec![sample], ..Default::default() };
+        write_jsonl(&collected, &path).unwrap();
+        let line: Value = serde_json::from_str(std::fs::read_to_string(&path).unwrap().trim()).unwrap();
+        let keys: Vec<&str> = line.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(
+            keys,
+            [
+                "gpu_index",
+                "gpu_uuid",
+                "gpu_model_name",
+                "pci_bus_id",
+                "device",
+                "platform",
+                "timestamp_ns",
+                "telemetry_source_url",
+                "telemetry_data"
+            ]
+        );
+        assert_eq!(line["telemetry_data"], json!({"nvidia_power_usage": 75.5, "nvidia_energy_consumption": 0.25}));
+        assert_eq!(line["telemetry_source_url"], "pynvml://localhost");
+    }
+
+    #[test]
+    fn the_table_names_metrics_as_aiperf_shows_them() {
+        let data = json!({"endpoints": {"localhost": {"gpus": {"gpu_0": {
+            "gpu_index": 0, "gpu_name": "H100", "gpu_uuid": "GPU-a", "platform": "nvidia", "hostname": "node",
+            "metrics": {
+                "nvidia_power_usage": {"unit": "W", "avg": 300.0, "min": 250.0, "max": 350.0, "p50": 301.0},
+                "nvidia_energy_consumption": {"unit": "MJ", "avg": 0.0125},
+            },
+        }}}}});
+        let text = String::from_utf8(gpu_table(Some(&data)).unwrap()).unwrap();
+        let lines: Vec<&str> = text.split("\r\n").collect();
+        assert_eq!(
+            lines[0],
+            "Endpoint,GPU_Index,GPU_Name,GPU_UUID,Platform,Metric,avg,min,max,sum,p1,p5,p10,p25,p50,p75,p90,p95,p99,std,Hostname"
+        );
+        assert_eq!(
+            lines[1],
+            "localhost,0,H100,GPU-a,nvidia,NVIDIA GPU Power Usage (W),300.00,250.00,350.00,,,,,,301.00,,,,,,node"
+        );
+        assert_eq!(lines[2], "localhost,0,H100,GPU-a,nvidia,NVIDIA Energy Consumption (MJ),0.01,,,,,,,,,,,,,,node");
+    }
 }

@@ -26,36 +26,7 @@ pub fn write_summary_json(result: &RunResult, path: &Path) -> Result<()> {
 
 /// `{unit, avg, p1…p99, min, max, std, count, sum}`, leaving out the stats a metric lacks.
 pub(super) fn stats_block(metric: &MetricResult) -> Value {
-    let stats = &metric.stats;
-    let mut block = Map::new();
-    block.insert("unit".into(), json!(metric.unit));
-    block.insert("avg".into(), json!(stats.avg));
-    let optional = [
-        ("p1", stats.p1),
-        ("p5", stats.p5),
-        ("p10", stats.p10),
-        ("p25", stats.p25),
-        ("p50", stats.p50),
-        ("p75", stats.p75),
-        ("p90", stats.p90),
-        ("p95", stats.p95),
-        ("p99", stats.p99),
-        ("min", stats.min),
-        ("max", stats.max),
-        ("std", stats.std),
-    ];
-    for (name, value) in optional {
-        if let Some(v) = value {
-            block.insert(name.into(), json!(v));
-        }
-    }
-    if let Some(count) = stats.count {
-        block.insert("count".into(), json!(count));
-    }
-    if let Some(sum) = stats.sum {
-        block.insert("sum".into(), json!(sum));
-    }
-    Value::Object(block)
+    metric.stats.block(metric.unit)
 }
 
 /// The whole summary document, keys in AIPerf's order.

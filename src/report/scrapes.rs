@@ -55,22 +55,23 @@ pub fn read_server_metrics(path: &Path) -> Result<BTreeMap<String, Timeline>> {
     Ok(timelines)
 }
 
-/// Every GPU field's samples.
+/// Every GPU field's samples, by field name and `GPU <index> <model>`.
 pub fn read_gpu_telemetry(path: &Path) -> Result<GpuFields> {
     #[derive(Deserialize)]
     struct GpuSample {
         timestamp_ns: u64,
         #[serde(default)]
         gpu_index: Option<u64>,
-        #[serde(default)]
-        gpu_name: Option<String>,
-        #[serde(default)]
-        metrics: BTreeMap<String, Option<f64>>,
+        // The aliases read the files of our releases before AIPerf 0.13's shape.
+        #[serde(default, alias = "gpu_name")]
+        gpu_model_name: Option<String>,
+        #[serde(default, alias = "metrics")]
+        telemetry_data: BTreeMap<String, Option<f64>>,
     }
     let mut fields = GpuFields::new();
     for_each_line(path, |sample: GpuSample| {
-        let gpu = format!("GPU {} {}", sample.gpu_index.unwrap_or(0), sample.gpu_name.unwrap_or_default());
-        for (field, value) in sample.metrics {
+        let gpu = format!("GPU {} {}", sample.gpu_index.unwrap_or(0), sample.gpu_model_name.unwrap_or_default());
+        for (field, value) in sample.telemetry_data {
             if let Some(value) = value {
                 fields
                     .entry(field)
@@ -181,11 +182,17 @@ mod tests {
         let path = dir.path().join("gpu_telemetry_export.jsonl");
         std::fs::write(
             &path,
-            r#"{"timestamp_ns":5,"gpu_index":1,"gpu_name":"H100","metrics":{"gpu_utilization":80.0,"power":null}}"#,
+            r#"{"gpu_index":1,"gpu_model_name":"H100","timestamp_ns":5,"telemetry_data":{"nvidia_gpu_utilization":80.0,"power":null}}"#,
         )
         .unwrap();
         let fields = read_gpu_telemetry(&path).unwrap();
-        assert_eq!(fields["gpu_utilization"]["GPU 1 H100"], vec![(5, 80.0)]);
+        assert_eq!(fields["nvidia_gpu_utilization"]["GPU 1 H100"], vec![(5, 80.0)]);
+        std::fs::write(
+            &path,
+            r#"{"timestamp_ns":5,"gpu_index":0,"gpu_name":"A100","metrics":{"gpu_utilization":7.0}}"#,
+        )
+        .unwrap();
+        assert_eq!(read_gpu_telemetry(&path).unwrap()["gpu_utilization"]["GPU 0 A100"], vec![(5, 7.0)]);
         assert!(!fields.contains_key("power"));
     }
 }

@@ -6,6 +6,7 @@ use super::artifacts::RunArtifacts;
 use super::chart::{Chart, Series, Style};
 use super::scrapes::{Sample, Timeline, windowed_quantile};
 use super::time_axis::TimeAxis;
+use crate::telemetry::fields::GpuField;
 
 /// Panels drawn at most, server metrics and GPU fields each (the first by name).
 const MAX_PANELS: usize = 24;
@@ -27,10 +28,13 @@ pub fn server_charts(run: &RunArtifacts, axis: &TimeAxis, id_prefix: &str) -> Ve
     charts
 }
 
+/// The GPU panels in AIPerf's field order (power first), fields it does not know last.
 pub fn gpu_charts(run: &RunArtifacts, axis: &TimeAxis, id_prefix: &str) -> Vec<Chart> {
-    let mut charts: Vec<Chart> = run
-        .gpu
-        .iter()
+    let mut fields: Vec<_> = run.gpu.iter().collect();
+    fields
+        .sort_by_key(|(field, _)| GpuField::ALL.iter().position(|f| f.name() == field.as_str()).unwrap_or(usize::MAX));
+    let mut charts: Vec<Chart> = fields
+        .into_iter()
         .map(|(field, gpus)| {
             let series = gpus
                 .iter()
@@ -42,7 +46,10 @@ pub fn gpu_charts(run: &RunArtifacts, axis: &TimeAxis, id_prefix: &str) -> Vec<C
                     )
                 })
                 .collect();
-            let mut chart = Chart::xy(&format!("{id_prefix}gpu-{}", file_safe(field)), field, TIME, field, series);
+            let known = GpuField::from_name(field);
+            let title = known.map_or(field.as_str(), |f| f.display());
+            let unit = known.map_or(field.as_str(), |f| f.unit());
+            let mut chart = Chart::xy(&format!("{id_prefix}gpu-{}", file_safe(field)), title, TIME, unit, series);
             chart.marks = axis.marks.clone();
             chart
         })
@@ -137,13 +144,17 @@ mod tests {
             summary: serde_json::json!({}),
             records: Vec::new(),
             server_metrics: Default::default(),
-            gpu: [("gpu_utilization".to_string(), gpus)].into_iter().collect(),
+            gpu: [("nvidia_gpu_utilization".to_string(), gpus.clone()), ("nvidia_power_usage".to_string(), gpus)]
+                .into_iter()
+                .collect(),
         };
         let axis = TimeAxis { zero_ns: 1_000_000_000, marks: Vec::new() };
         let charts = gpu_charts(&run, &axis, "run1-");
-        assert_eq!(charts.len(), 1);
-        assert_eq!(charts[0].id, "run1-gpu-gpu-utilization");
-        let crate::report::chart::ChartBody::Xy(series) = &charts[0].body else { panic!("not an x-y chart") };
+        assert_eq!(charts.len(), 2);
+        assert_eq!(charts[0].id, "run1-gpu-nvidia-power-usage", "AIPerf's order: power first");
+        assert_eq!(charts[1].id, "run1-gpu-nvidia-gpu-utilization");
+        assert_eq!((charts[1].title.as_str(), charts[1].y_label.as_str()), ("NVIDIA GPU Utilization", "%"));
+        let crate::report::chart::ChartBody::Xy(series) = &charts[1].body else { panic!("not an x-y chart") };
         assert_eq!(series.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(), ["GPU 0 H100", "GPU 1 H100"]);
         assert_eq!(series[0].points, vec![(0.0, 50.0), (1.0, 70.0)]);
     }

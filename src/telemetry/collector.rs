@@ -9,7 +9,7 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use super::dcgm::samples_of;
-use super::nvml::{self, NVML_SOURCE};
+use super::nvml::{self, LOCAL_SOURCE};
 use super::sample::GpuSample;
 use crate::clock::RunClock;
 use crate::server_metrics::fetch::{ScrapeClient, fetch};
@@ -63,7 +63,7 @@ impl TelemetryCollector {
         let mut configured = dcgm.clone();
         let nvml = if use_nvml { nvml::open().map(Arc::new) } else { None };
         if nvml.is_some() {
-            configured.insert(0, NVML_SOURCE.to_string());
+            configured.insert(0, LOCAL_SOURCE.to_string());
         }
         let samples = Arc::new(Mutex::new(Vec::new()));
         let (stop, mut stopped) = watch::channel(false);
@@ -84,8 +84,8 @@ impl TelemetryCollector {
                     let nvml = nvml.clone();
                     let (host, at) = (host.clone(), clock.epoch_ns(clock.now_ns()));
                     if let Ok(read) = tokio::task::spawn_blocking(move || nvml::sample_all(&nvml, &host, at)).await {
-                        if !answered.iter().any(|a| a == NVML_SOURCE) {
-                            answered.push(NVML_SOURCE.to_string());
+                        if !answered.iter().any(|a| a == LOCAL_SOURCE) {
+                            answered.push(LOCAL_SOURCE.to_string());
                         }
                         batch.extend(read);
                     }

@@ -24,6 +24,8 @@ pub fn samples_of(scrape: &Scrape, source: &str, timestamp_ns: u64) -> Vec<GpuSa
                 gpu_index: index,
                 gpu_uuid: label(&series.labels, "UUID").unwrap_or_default().to_string(),
                 gpu_name: label(&series.labels, "modelName").unwrap_or_default().to_string(),
+                pci_bus_id: label(&series.labels, "pci_bus_id").map(str::to_string),
+                device: label(&series.labels, "device").map(str::to_string),
                 hostname: label(&series.labels, "Hostname").unwrap_or_default().to_string(),
                 timestamp_ns,
                 values: Vec::new(),
@@ -53,12 +55,14 @@ mod tests {
         assert_eq!(gpu1.gpu_name, "NVIDIA H100 80GB HBM3");
         assert_eq!(gpu1.gpu_uuid, "GPU-bbbb");
         assert_eq!(gpu1.hostname, "node-a");
+        assert_eq!(gpu1.pci_bus_id.as_deref(), Some("00000000:2A:00.0"));
+        assert_eq!(gpu1.device.as_deref(), Some("nvidia1"));
         let value = |f: GpuField| gpu1.values.iter().find(|(g, _)| *g == f).map(|(_, v)| *v);
-        assert_eq!(value(GpuField::GpuPowerUsage), Some(350.5));
+        assert_eq!(value(GpuField::PowerUsage), Some(350.5));
         assert_eq!(value(GpuField::GpuUtilization), Some(87.0));
         assert!((value(GpuField::EnergyConsumption).unwrap() - 1.5).abs() < 1e-12);
-        assert!((value(GpuField::GpuMemoryUsed).unwrap() - 40960.0 * 1_048_576.0 / 1e9).abs() < 1e-9);
-        assert_eq!(value(GpuField::GpuTemperature), Some(61.0));
+        assert!((value(GpuField::MemoryUsed).unwrap() - 40960.0 * 1_048_576.0 / 1e9).abs() < 1e-9);
+        assert_eq!(value(GpuField::Temperature), Some(61.0));
         assert_eq!(value(GpuField::XidErrors), Some(0.0));
     }
 }

@@ -1,62 +1,113 @@
-//! The GPU telemetry fields (AIPerf's names and units) and how DCGM exporter metrics map
-//! onto them, with the scale that converts DCGM's unit into the field's.
+//! The GPU telemetry fields under AIPerf 0.13's names, display names and units (our three
+//! extras, memory total and the two clocks, follow theirs), which of them are counters, and
+//! how DCGM exporter metrics map onto them with the scale from DCGM's unit to the field's.
 
 use serde::Serialize;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum GpuField {
-    GpuPowerUsage,
+    PowerUsage,
     EnergyConsumption,
     GpuUtilization,
-    MemoryCopyUtilization,
-    GpuMemoryUsed,
-    GpuMemoryTotal,
-    GpuTemperature,
+    MemoryUtilization,
+    MemoryUsed,
+    Temperature,
+    SmUtilization,
+    DecoderUtilization,
+    EncoderUtilization,
+    XidErrors,
+    PowerViolation,
+    MemoryTotal,
     SmClock,
     MemoryClock,
-    XidErrors,
 }
 
+/// The platform of every field here (AIPerf 0.13 also knows `amd`).
+pub const PLATFORM: &str = "nvidia";
+
 impl GpuField {
-    pub const ALL: [GpuField; 10] = [
-        GpuField::GpuPowerUsage,
+    /// AIPerf's order (its table and CSV rows), then ours.
+    pub const ALL: [GpuField; 14] = [
+        GpuField::PowerUsage,
         GpuField::EnergyConsumption,
         GpuField::GpuUtilization,
-        GpuField::MemoryCopyUtilization,
-        GpuField::GpuMemoryUsed,
-        GpuField::GpuMemoryTotal,
-        GpuField::GpuTemperature,
+        GpuField::MemoryUtilization,
+        GpuField::MemoryUsed,
+        GpuField::Temperature,
+        GpuField::SmUtilization,
+        GpuField::DecoderUtilization,
+        GpuField::EncoderUtilization,
+        GpuField::XidErrors,
+        GpuField::PowerViolation,
+        GpuField::MemoryTotal,
         GpuField::SmClock,
         GpuField::MemoryClock,
-        GpuField::XidErrors,
     ];
 
     pub fn name(self) -> &'static str {
         match self {
-            GpuField::GpuPowerUsage => "gpu_power_usage",
-            GpuField::EnergyConsumption => "energy_consumption",
-            GpuField::GpuUtilization => "gpu_utilization",
-            GpuField::MemoryCopyUtilization => "memory_copy_utilization",
-            GpuField::GpuMemoryUsed => "gpu_memory_used",
-            GpuField::GpuMemoryTotal => "gpu_memory_total",
-            GpuField::GpuTemperature => "gpu_temperature",
-            GpuField::SmClock => "sm_clock",
-            GpuField::MemoryClock => "memory_clock",
-            GpuField::XidErrors => "xid_errors",
+            GpuField::PowerUsage => "nvidia_power_usage",
+            GpuField::EnergyConsumption => "nvidia_energy_consumption",
+            GpuField::GpuUtilization => "nvidia_gpu_utilization",
+            GpuField::MemoryUtilization => "nvidia_memory_utilization",
+            GpuField::MemoryUsed => "nvidia_memory_used",
+            GpuField::Temperature => "nvidia_temperature",
+            GpuField::SmUtilization => "nvidia_sm_utilization",
+            GpuField::DecoderUtilization => "nvidia_decoder_utilization",
+            GpuField::EncoderUtilization => "nvidia_encoder_utilization",
+            GpuField::XidErrors => "nvidia_xid_errors",
+            GpuField::PowerViolation => "nvidia_power_violation",
+            GpuField::MemoryTotal => "nvidia_memory_total",
+            GpuField::SmClock => "nvidia_sm_clock",
+            GpuField::MemoryClock => "nvidia_memory_clock",
+        }
+    }
+
+    /// The name tables and the CSV show.
+    pub fn display(self) -> &'static str {
+        match self {
+            GpuField::PowerUsage => "NVIDIA GPU Power Usage",
+            GpuField::EnergyConsumption => "NVIDIA Energy Consumption",
+            GpuField::GpuUtilization => "NVIDIA GPU Utilization",
+            GpuField::MemoryUtilization => "NVIDIA Memory Utilization",
+            GpuField::MemoryUsed => "NVIDIA GPU Memory Used",
+            GpuField::Temperature => "NVIDIA GPU Temperature",
+            GpuField::SmUtilization => "NVIDIA SM Utilization",
+            GpuField::DecoderUtilization => "NVIDIA Decoder Utilization",
+            GpuField::EncoderUtilization => "NVIDIA Encoder Utilization",
+            GpuField::XidErrors => "NVIDIA XID Errors",
+            GpuField::PowerViolation => "NVIDIA Power Violation",
+            GpuField::MemoryTotal => "NVIDIA GPU Memory Total",
+            GpuField::SmClock => "NVIDIA SM Clock",
+            GpuField::MemoryClock => "NVIDIA Memory Clock",
         }
     }
 
     pub fn unit(self) -> &'static str {
         match self {
-            GpuField::GpuPowerUsage => "W",
+            GpuField::PowerUsage => "W",
             GpuField::EnergyConsumption => "MJ",
-            GpuField::GpuUtilization | GpuField::MemoryCopyUtilization => "%",
-            GpuField::GpuMemoryUsed | GpuField::GpuMemoryTotal => "GB",
-            GpuField::GpuTemperature => "°C",
-            GpuField::SmClock | GpuField::MemoryClock => "MHz",
+            GpuField::GpuUtilization
+            | GpuField::MemoryUtilization
+            | GpuField::SmUtilization
+            | GpuField::DecoderUtilization
+            | GpuField::EncoderUtilization => "%",
+            GpuField::MemoryUsed | GpuField::MemoryTotal => "GB",
+            GpuField::Temperature => "°C",
             GpuField::XidErrors => "count",
+            GpuField::PowerViolation => "us",
+            GpuField::SmClock | GpuField::MemoryClock => "MHz",
         }
+    }
+
+    /// A running total: the window reports how much it grew, not a distribution.
+    pub fn is_counter(self) -> bool {
+        matches!(self, GpuField::EnergyConsumption | GpuField::XidErrors | GpuField::PowerViolation)
+    }
+
+    pub fn from_name(name: &str) -> Option<GpuField> {
+        GpuField::ALL.into_iter().find(|field| field.name() == name)
     }
 }
 
@@ -66,18 +117,23 @@ const MIB_BYTES: f64 = 1_048_576.0;
 /// The field a DCGM metric fills and the factor from DCGM's unit to the field's unit.
 pub fn from_dcgm(metric: &str) -> Option<(GpuField, f64)> {
     Some(match metric {
-        "DCGM_FI_DEV_POWER_USAGE" => (GpuField::GpuPowerUsage, 1.0),
+        "DCGM_FI_DEV_POWER_USAGE" => (GpuField::PowerUsage, 1.0),
         // mJ → MJ
         "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION" => (GpuField::EnergyConsumption, 1e-9),
         "DCGM_FI_DEV_GPU_UTIL" => (GpuField::GpuUtilization, 1.0),
-        "DCGM_FI_DEV_MEM_COPY_UTIL" => (GpuField::MemoryCopyUtilization, 1.0),
+        "DCGM_FI_DEV_MEM_COPY_UTIL" => (GpuField::MemoryUtilization, 1.0),
         // MiB → GB
-        "DCGM_FI_DEV_FB_USED" => (GpuField::GpuMemoryUsed, MIB_BYTES / 1e9),
-        "DCGM_FI_DEV_FB_TOTAL" => (GpuField::GpuMemoryTotal, MIB_BYTES / 1e9),
-        "DCGM_FI_DEV_GPU_TEMP" => (GpuField::GpuTemperature, 1.0),
+        "DCGM_FI_DEV_FB_USED" => (GpuField::MemoryUsed, MIB_BYTES / 1e9),
+        "DCGM_FI_DEV_FB_TOTAL" => (GpuField::MemoryTotal, MIB_BYTES / 1e9),
+        "DCGM_FI_DEV_GPU_TEMP" => (GpuField::Temperature, 1.0),
+        "DCGM_FI_PROF_SM_ACTIVE" => (GpuField::SmUtilization, 1.0),
+        "DCGM_FI_DEV_DEC_UTIL" => (GpuField::DecoderUtilization, 1.0),
+        "DCGM_FI_DEV_ENC_UTIL" => (GpuField::EncoderUtilization, 1.0),
+        "DCGM_FI_DEV_XID_ERRORS" => (GpuField::XidErrors, 1.0),
+        // ns → µs, as AIPerf scales it
+        "DCGM_FI_DEV_POWER_VIOLATION" => (GpuField::PowerViolation, 1e-3),
         "DCGM_FI_DEV_SM_CLOCK" => (GpuField::SmClock, 1.0),
         "DCGM_FI_DEV_MEM_CLOCK" => (GpuField::MemoryClock, 1.0),
-        "DCGM_FI_DEV_XID_ERRORS" => (GpuField::XidErrors, 1.0),
         _ => return None,
     })
 }

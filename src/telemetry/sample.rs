@@ -4,11 +4,16 @@ use super::fields::GpuField;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct GpuSample {
-    /// `nvml` for local GPUs, else the DCGM exporter URL.
+    /// AIPerf's `telemetry_source_url`: `pynvml://localhost` for local GPUs, else the DCGM
+    /// exporter URL.
     pub source: String,
     pub gpu_index: u32,
     pub gpu_uuid: String,
     pub gpu_name: String,
+    /// e.g. `00000000:02:00.0`, when the source tells.
+    pub pci_bus_id: Option<String>,
+    /// e.g. `nvidia0`, when the source tells.
+    pub device: Option<String>,
     pub hostname: String,
     /// Epoch ns.
     pub timestamp_ns: u64,

@@ -3,7 +3,7 @@
 use crate::metrics::registry;
 use crate::result::{MetricKind, MetricResult, RunResult};
 
-const COLUMNS: [&str; 7] = ["avg", "min", "max", "p99", "p90", "p50", "std"];
+pub(super) const COLUMNS: [&str; 7] = ["avg", "min", "max", "p99", "p90", "p50", "std"];
 
 /// AIPerf's "LLM Metrics: Effective" table, in its order.
 const EFFECTIVE: [&str; 10] = [
@@ -82,6 +82,11 @@ fn draw(title: &str, shown: &[&MetricResult]) -> String {
             cell("std"),
         ]);
     }
+    draw_rows(title, &rows)
+}
+
+/// A table under a centred title: `Metric` and the stat columns, then one line per row.
+pub(super) fn draw_rows(title: &str, rows: &[[String; 8]]) -> String {
     let mut header: [String; 8] = Default::default();
     header[0] = "Metric".to_string();
     for (i, column) in COLUMNS.iter().enumerate() {
@@ -115,7 +120,7 @@ fn draw(title: &str, shown: &[&MetricResult]) -> String {
     out.push_str(&line("┌", "┬", "┐"));
     out.push_str(&row_text(&header));
     out.push_str(&line("├", "┼", "┤"));
-    for row in &rows {
+    for row in rows {
         out.push_str(&row_text(row));
     }
     out.push_str(&line("└", "┴", "┘"));

@@ -256,12 +256,12 @@ fn network_latency_mean(document: &mut FlagDocument, name: &str, values: &[Strin
     Ok(())
 }
 
-/// `--gpu-telemetry [dashboard] [pynvml] [node:9400 …]`: the URLs are DCGM exporters; the
-/// words choose AIPerf's display or collector and are noted.
+/// `--gpu-telemetry [dashboard] [pynvml] [metrics.csv] [node:9400 …]`: the URLs are DCGM
+/// exporters; the words (AIPerf's display, collector or DCGM field list) are noted.
 fn gpu_telemetry(document: &mut FlagDocument, name: &str, values: &[String]) -> Result<(), String> {
     document.set("benchmark.gpu_telemetry.enabled", Value::Bool(true));
-    let (urls, words): (Vec<&String>, Vec<&String>) =
-        values.iter().partition(|value| value.contains(':') || value.contains('.'));
+    let is_url = |value: &&String| !value.ends_with(".csv") && (value.contains(':') || value.contains('.'));
+    let (urls, words): (Vec<&String>, Vec<&String>) = values.iter().partition(is_url);
     for word in words {
         document
             .notes
@@ -271,4 +271,23 @@ fn gpu_telemetry(document: &mut FlagDocument, name: &str, values: &[String]) -> 
         document.set("benchmark.gpu_telemetry.urls", json!(urls));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gpu_telemetry_keeps_exporter_urls_and_notes_words_and_field_lists() {
+        let mut document = FlagDocument::default();
+        let values: Vec<String> =
+            ["pynvml", "custom_gpu_metrics.csv", "node1:9400", "http://node2:9401/metrics"].map(String::from).into();
+        gpu_telemetry(&mut document, "--gpu-telemetry", &values).unwrap();
+        assert_eq!(
+            document.document["benchmark"]["gpu_telemetry"]["urls"],
+            json!(["node1:9400", "http://node2:9401/metrics"])
+        );
+        assert_eq!(document.notes.len(), 2, "{:?}", document.notes);
+        assert!(document.notes[1].contains("custom_gpu_metrics.csv"), "{:?}", document.notes);
+    }
 }

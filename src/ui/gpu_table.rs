@@ -1,0 +1,96 @@
+//! The console's GPU telemetry tables, as AIPerf prints them after the metrics: which
+//! sources answered, then per GPU its fields with avg, min, max, p99, p90, p50 and std (a
+//! counter has only its growth over the window, under avg).
+
+use serde_json::{Map, Value};
+
+use super::table::{COLUMNS, draw_rows, format_number};
+use crate::result::RunResult;
+use crate::telemetry::fields::GpuField;
+
+/// Empty when no GPU was watched.
+pub fn render(result: &RunResult) -> String {
+    let Some(data) = &result.telemetry_data else { return String::new() };
+    let empty = Map::new();
+    let endpoints = data["endpoints"].as_object().unwrap_or(&empty);
+    let mut out = String::new();
+    for (endpoint, entry) in endpoints {
+        for gpu in entry["gpus"].as_object().unwrap_or(&empty).values() {
+            let rows: Vec<[String; 8]> = gpu["metrics"].as_object().unwrap_or(&empty).iter().map(row).collect();
+            if rows.is_empty() {
+                continue;
+            }
+            if out.is_empty() {
+                out.push_str(&sources_line(data));
+            }
+            let name = gpu["gpu_name"].as_str().unwrap_or("");
+            let title = format!("aiperf | GPU Telemetry | {endpoint} | GPU {} | {name}", gpu["gpu_index"]);
+            out.push_str(&draw_rows(&title, &rows));
+        }
+    }
+    out
+}
+
+/// `GPU telemetry: 1/2 sources reachable: localhost ✔, node2:9400 ✘ (unreachable)`
+fn sources_line(data: &Value) -> String {
+    let names = |key: &str| -> Vec<String> {
+        data["summary"][key].as_array().into_iter().flatten().filter_map(|v| v.as_str().map(str::to_string)).collect()
+    };
+    let (configured, answered) = (names("endpoints_configured"), names("endpoints_successful"));
+    let marks: Vec<String> = configured
+        .iter()
+        .map(|source| {
+            let shown = crate::telemetry::summary::endpoint_display(source);
+            if answered.contains(source) { format!("{shown} ✔") } else { format!("{shown} ✘ (unreachable)") }
+        })
+        .collect();
+    format!("GPU telemetry: {}/{} sources reachable: {}\n", answered.len(), configured.len(), marks.join(", "))
+}
+
+fn row((name, stats): (&String, &Value)) -> [String; 8] {
+    let label = match GpuField::from_name(name) {
+        Some(field) => format!("{} ({})", field.display(), field.unit()),
+        None => name.clone(),
+    };
+    let mut cells: [String; 8] = Default::default();
+    cells[0] = label;
+    for (cell, column) in cells[1..].iter_mut().zip(COLUMNS) {
+        *cell = stats[column].as_f64().map_or_else(|| "N/A".to_string(), format_number);
+    }
+    cells
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::export::test_support::sample_result;
+
+    #[test]
+    fn a_table_per_gpu_after_the_sources_line_and_nothing_without_gpus() {
+        let mut result = sample_result();
+        assert_eq!(render(&result), "");
+        result.telemetry_data = Some(serde_json::json!({
+            "summary": {
+                "endpoints_configured": ["pynvml://localhost", "http://node2:9400/metrics"],
+                "endpoints_successful": ["pynvml://localhost"],
+            },
+            "endpoints": {"localhost": {"gpus": {"gpu_0": {
+                "gpu_index": 0, "gpu_name": "NVIDIA H100 80GB HBM3",
+                "metrics": {
+                    "nvidia_power_usage": {"unit": "W", "avg": 361.28, "min": 75.1, "max": 701.55, "p99": 701.47,
+                        "p90": 698.58, "p50": 157.24, "std": 300.03},
+                    "nvidia_energy_consumption": {"unit": "MJ", "avg": 0.0079},
+                },
+            }}}},
+        }));
+        let text = render(&result);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], "GPU telemetry: 1/2 sources reachable: localhost ✔, node2:9400 ✘ (unreachable)");
+        assert!(lines[1].contains("aiperf | GPU Telemetry | localhost | GPU 0 | NVIDIA H100 80GB HBM3"), "{text}");
+        let power = lines.iter().find(|l| l.contains("NVIDIA GPU Power Usage (W)")).expect("power row");
+        assert!(power.contains("361.28") && power.contains("701.55") && power.contains("300.03"), "{power}");
+        let energy = lines.iter().find(|l| l.contains("NVIDIA Energy Consumption (MJ)")).expect("energy row");
+        assert_eq!(energy.matches("N/A").count(), 6, "{energy}");
+        assert!(energy.contains("0.01"), "{energy}");
+    }
+}
