@@ -17,6 +17,7 @@ use crate::plan::{NetworkLatency, Plan};
 use crate::result::{PhaseSummary, RunResult};
 use crate::server_metrics::fetch::scrape_client_for;
 use crate::server_metrics::{self, Collector, CollectorSettings, ProfilingWindow, ScrapePhase, ServerMetricsResult};
+use crate::telemetry::energy::FleetEnergy;
 use crate::telemetry::summary::telemetry_data;
 use crate::telemetry::{TelemetryCollected, TelemetryCollector};
 
@@ -40,6 +41,8 @@ pub struct Gathered {
     pub server_metrics: Option<Arc<ServerMetricsResult>>,
     pub telemetry: Option<TelemetryCollected>,
     pub telemetry_data: Option<serde_json::Value>,
+    /// What the GPUs drew over the profiling window (the energy metrics' input).
+    pub gpu_energy: Option<FleetEnergy>,
     /// The round trip to subtract from the latencies (network_adjusted_* metrics).
     pub network_rtt: Option<NetworkRtt>,
 }
@@ -162,8 +165,10 @@ impl RunCollectors {
         };
         let telemetry_data =
             telemetry.as_ref().map(|collected| telemetry_data(collected, window.start_ns, window.end_ns, iso_time));
+        let gpu_energy =
+            telemetry.as_ref().map(|collected| FleetEnergy::of(&collected.samples, window.start_ns, window.end_ns));
         let network_rtt = self.network.and_then(NetworkSource::finish);
-        Gathered { server_metrics, telemetry, telemetry_data, network_rtt }
+        Gathered { server_metrics, telemetry, telemetry_data, gpu_energy, network_rtt }
     }
 }
 

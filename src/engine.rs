@@ -345,7 +345,10 @@ fn run_result(
     measured: Measured,
 ) -> RunResult {
     let Measured { phases, processed, gathered } = measured;
-    let crate::metrics::ProcessedMetrics { metrics, error_summary, timeslices } = processed;
+    let crate::metrics::ProcessedMetrics { mut metrics, error_summary, timeslices } = processed;
+    if let Some(fleet) = &gathered.gpu_energy {
+        crate::telemetry::energy::add_efficiency_metrics(&mut metrics, fleet, crate::telemetry::energy::users_of(plan));
+    }
     RunResult {
         name: plan.name.clone(),
         benchmark_id: format!("{:012x}", SeededRng::new(clock.epoch_ns(0)).next_u64() & 0xffff_ffff_ffff),

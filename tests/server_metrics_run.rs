@@ -6,7 +6,7 @@ mod collectors_support;
 mod common;
 
 use collectors_support::{fixed_server, python};
-use common::{read_json, run_scenario};
+use common::{read_json, run_scenario, stat};
 
 fn scenario(extra: &str) -> String {
     format!(
@@ -196,6 +196,12 @@ fn dcgm_exporter_telemetry_lands_in_telemetry_data_and_its_exports() {
     assert_eq!(gpu1["metrics"]["nvidia_gpu_utilization"]["p99"], 87.0);
     // The fixture's energy counter stands still: the window's energy is its growth, zero.
     assert_eq!(gpu1["metrics"]["nvidia_energy_consumption"], serde_json::json!({"unit": "MJ", "avg": 0.0}));
+    // No energy counter growth: the energy metrics stand on power × the window, as AIPerf's.
+    assert_eq!(stat(&summary, "nvidia_total_gpu_power", "avg"), 120.25 + 350.5);
+    let energy = stat(&summary, "nvidia_total_gpu_energy", "avg");
+    assert!(energy > 0.0);
+    let per_request = energy / stat(&summary, "request_count", "avg");
+    assert!((stat(&summary, "nvidia_energy_per_request", "avg") - per_request).abs() < 1e-9 * per_request);
     let csv = std::fs::read_to_string(dir.join("gpu_telemetry_export.csv")).expect("telemetry csv");
     let row = format!("127.0.0.1:{dcgm},1,NVIDIA H100 80GB HBM3,GPU-bbbb,nvidia,NVIDIA GPU Power Usage (W),350.50,");
     assert!(csv.lines().any(|l| l.starts_with(&row)), "{csv}");
@@ -210,4 +216,5 @@ fn dcgm_exporter_telemetry_lands_in_telemetry_data_and_its_exports() {
     assert!(run.stdout().contains(&title), "stdout: {}", run.stdout());
     let console = std::fs::read_to_string(dir.join("profile_export_console.txt")).expect("console");
     assert!(console.contains(&title) && console.contains("NVIDIA GPU Power Usage (W)"), "{console}");
+    assert!(console.contains("GPU Power Efficiency (NVIDIA)") && console.contains("Energy per Request"), "{console}");
 }

@@ -43,6 +43,9 @@ impl MetricFlags {
     /// Computed only with a network-latency adjustment (`network_adjusted.rs`): a distribution
     /// of record values less the network round trip, or of the round-trip probes.
     pub const NETWORK_LATENCY: Self = Self(1 << 15);
+    /// Computed only with GPU telemetry (`telemetry/energy.rs`): the GPUs' energy over the
+    /// profiling window against the run's totals.
+    pub const GPU_ENERGY: Self = Self(1 << 16);
     pub const STREAMING_TOKENS_ONLY: Self = Self::STREAMING_ONLY.with(Self::PRODUCES_TOKENS_ONLY);
 
     /// Both sets of flags.
@@ -477,6 +480,34 @@ pub static NETWORK_ADJUSTED_REQUEST_LATENCY: MetricDef =
     network("network_adjusted_request_latency", "Network-Adjusted Request Latency");
 pub static NETWORK_RTT: MetricDef = network("network_rtt", "Network RTT");
 
+// ---- GPU energy efficiency (AIPerf 0.13's NVIDIA family), run-level values ----
+const fn gpu_energy(tag: &'static str, header: &'static str, unit: &'static str, flags: MetricFlags) -> MetricDef {
+    aggregate(tag, header, unit, F::GPU_ENERGY.with(F::NO_CONSOLE).with(flags))
+}
+const BETTER: MetricFlags = F::LARGER_IS_BETTER;
+pub static NVIDIA_ENERGY_DELAY_PRODUCT: MetricDef =
+    gpu_energy("nvidia_energy_delay_product", "Energy Delay Product", "J*s", F::NONE);
+pub static NVIDIA_PERFORMANCE_PER_WATT: MetricDef =
+    gpu_energy("nvidia_performance_per_watt", "Performance per Watt", "requests/sec/W", BETTER);
+pub static NVIDIA_OUTPUT_TPS_PER_WATT: MetricDef =
+    gpu_energy("nvidia_output_tps_per_watt", "Output Tokens per Second per Watt", "tokens/sec/W", BETTER);
+pub static NVIDIA_GOODPUT_PER_WATT: MetricDef =
+    gpu_energy("nvidia_goodput_per_watt", "Goodput per Watt", "good-req/s/W", BETTER);
+pub static NVIDIA_AVERAGE_GPU_POWER: MetricDef =
+    gpu_energy("nvidia_average_gpu_power", "Average GPU Power", "W", F::NONE);
+pub static NVIDIA_TOTAL_GPU_ENERGY: MetricDef = gpu_energy("nvidia_total_gpu_energy", "Total GPU Energy", "J", F::NONE);
+pub static NVIDIA_TOTAL_GPU_POWER: MetricDef = gpu_energy("nvidia_total_gpu_power", "Total GPU Power", "W", F::NONE);
+pub static NVIDIA_ENERGY_PER_TOTAL_TOKEN: MetricDef =
+    gpu_energy("nvidia_energy_per_total_token", "Energy per Total Token", "mJ/token", F::NONE);
+pub static NVIDIA_ENERGY_PER_OUTPUT_TOKEN: MetricDef =
+    gpu_energy("nvidia_energy_per_output_token", "Energy per Output Token", "mJ/token", F::NONE);
+pub static NVIDIA_ENERGY_PER_REQUEST: MetricDef =
+    gpu_energy("nvidia_energy_per_request", "Energy per Request", "joules/request", F::NONE);
+pub static NVIDIA_OUTPUT_TOKENS_PER_JOULE: MetricDef =
+    gpu_energy("nvidia_output_tokens_per_joule", "Output Tokens per Joule", "tokens/J", BETTER);
+pub static NVIDIA_ENERGY_PER_USER: MetricDef =
+    gpu_energy("nvidia_energy_per_user", "Energy per User", "joules/user", F::NONE);
+
 // ---- HTTP trace record metrics (k6 names, spec: "HTTP Trace Metrics") ----
 const TRACE: MetricFlags = F::HTTP_TRACE_ONLY;
 pub static HTTP_REQ_BLOCKED: MetricDef = record("http_req_blocked", "HTTP Blocked", "ms", TRACE, &[]);
@@ -594,6 +625,19 @@ pub static METRICS: &[&MetricDef] = &[
     &NETWORK_ADJUSTED_TIME_TO_FIRST_OUTPUT_TOKEN,
     &NETWORK_ADJUSTED_REQUEST_LATENCY,
     &NETWORK_RTT,
+    // AIPerf's display order for its GPU power-efficiency table.
+    &NVIDIA_ENERGY_DELAY_PRODUCT,
+    &NVIDIA_PERFORMANCE_PER_WATT,
+    &NVIDIA_OUTPUT_TPS_PER_WATT,
+    &NVIDIA_GOODPUT_PER_WATT,
+    &NVIDIA_AVERAGE_GPU_POWER,
+    &NVIDIA_TOTAL_GPU_ENERGY,
+    &NVIDIA_TOTAL_GPU_POWER,
+    &NVIDIA_ENERGY_PER_TOTAL_TOKEN,
+    &NVIDIA_ENERGY_PER_OUTPUT_TOKEN,
+    &NVIDIA_ENERGY_PER_REQUEST,
+    &NVIDIA_OUTPUT_TOKENS_PER_JOULE,
+    &NVIDIA_ENERGY_PER_USER,
     &MIN_REQUEST_TIMESTAMP,
     &MAX_RESPONSE_TIMESTAMP,
     &HTTP_REQ_BLOCKED,

@@ -57,7 +57,7 @@ mod tests {
         assert_eq!(gpu1.hostname, "node-a");
         assert_eq!(gpu1.pci_bus_id.as_deref(), Some("00000000:2A:00.0"));
         assert_eq!(gpu1.device.as_deref(), Some("nvidia1"));
-        let value = |f: GpuField| gpu1.values.iter().find(|(g, _)| *g == f).map(|(_, v)| *v);
+        let value = |f: GpuField| gpu1.value(f);
         assert_eq!(value(GpuField::PowerUsage), Some(350.5));
         assert_eq!(value(GpuField::GpuUtilization), Some(87.0));
         assert!((value(GpuField::EnergyConsumption).unwrap() - 1.5).abs() < 1e-12);

@@ -3,6 +3,7 @@
 
 pub mod collector;
 pub mod dcgm;
+pub mod energy;
 pub mod fields;
 pub mod nvml;
 pub mod sample;

@@ -19,3 +19,10 @@ pub struct GpuSample {
     pub timestamp_ns: u64,
     pub values: Vec<(GpuField, f64)>,
 }
+
+impl GpuSample {
+    /// This reading's value of `field`, if it has one.
+    pub fn value(&self, field: GpuField) -> Option<f64> {
+        self.values.iter().find(|(f, _)| *f == field).map(|(_, v)| *v)
+    }
+}

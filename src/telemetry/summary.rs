@@ -73,15 +73,24 @@ pub fn telemetry_data(
 /// A gauge's stats over the samples from `start_ns` on; a counter's growth from the last
 /// reading before the window (or its first inside) to its last, never below zero (a reset).
 fn field_block(field: GpuField, samples: &[&GpuSample], start_ns: u64) -> Option<Value> {
-    let value = |sample: &GpuSample| sample.values.iter().find(|(f, _)| *f == field).map(|(_, v)| *v);
-    let inside: Vec<f64> = samples.iter().filter(|s| s.timestamp_ns >= start_ns).filter_map(|s| value(s)).collect();
+    let readings: Vec<(u64, f64)> = samples.iter().filter_map(|s| Some((s.timestamp_ns, s.value(field)?))).collect();
     if field.is_counter() {
-        let last = *inside.last()?;
-        let before = samples.iter().rev().filter(|s| s.timestamp_ns < start_ns).find_map(|s| value(s));
-        let baseline = before.unwrap_or(inside[0]);
-        return Some(Stats::scalar((last - baseline).max(0.0)).block(field.unit()));
+        let growth = counter_growth(&readings, start_ns, u64::MAX)?;
+        return Some(Stats::scalar(growth).block(field.unit()));
     }
+    let inside: Vec<f64> = readings.iter().filter(|(at, _)| *at >= start_ns).map(|(_, v)| *v).collect();
     Some(distribution(&inside)?.block(field.unit()))
+}
+
+/// A counter's growth over `start_ns..=end_ns`: from its last reading before the window (or
+/// its first inside) to its last inside, never below zero (a reset). `readings` are
+/// `(epoch ns, value)` in time order; None without a reading inside.
+pub fn counter_growth(readings: &[(u64, f64)], start_ns: u64, end_ns: u64) -> Option<f64> {
+    let inside = || readings.iter().filter(|(at, _)| (start_ns..=end_ns).contains(at));
+    let last = inside().next_back()?.1;
+    let before = readings.iter().rev().find(|(at, _)| *at < start_ns);
+    let baseline = before.or_else(|| inside().next())?.1;
+    Some((last - baseline).max(0.0))
 }
 
 /// How AIPerf names a source: its URL without the scheme and a trailing `/metrics`

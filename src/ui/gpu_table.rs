@@ -1,15 +1,30 @@
 //! The console's GPU telemetry tables, as AIPerf prints them after the metrics: which
 //! sources answered, then per GPU its fields with avg, min, max, p99, p90, p50 and std (a
-//! counter has only its growth over the window, under avg).
+//! counter has only its growth over the window, under avg), then the energy metrics.
 
 use serde_json::{Map, Value};
 
-use super::table::{COLUMNS, draw_rows, format_number};
-use crate::result::RunResult;
+use super::table::{COLUMNS, draw, draw_rows, format_number};
+use crate::metrics::registry::{self, MetricFlags};
+use crate::result::{MetricResult, RunResult};
 use crate::telemetry::fields::GpuField;
 
 /// Empty when no GPU was watched.
 pub fn render(result: &RunResult) -> String {
+    let mut out = gpu_tables(result);
+    let energy: Vec<&MetricResult> = result
+        .metrics
+        .iter()
+        .filter(|m| registry::metric(m.tag).is_some_and(|d| d.has(MetricFlags::GPU_ENERGY)))
+        .collect();
+    if !energy.is_empty() {
+        out.push_str(&draw(&format!("aiperf | GPU Power Efficiency (NVIDIA) | {}", result.name), &energy));
+    }
+    out
+}
+
+/// The sources line, then a table per GPU.
+fn gpu_tables(result: &RunResult) -> String {
     let Some(data) = &result.telemetry_data else { return String::new() };
     let empty = Map::new();
     let endpoints = data["endpoints"].as_object().unwrap_or(&empty);
@@ -92,5 +107,11 @@ mod tests {
         let energy = lines.iter().find(|l| l.contains("NVIDIA Energy Consumption (MJ)")).expect("energy row");
         assert_eq!(energy.matches("N/A").count(), 6, "{energy}");
         assert!(energy.contains("0.01"), "{energy}");
+        assert!(!text.contains("GPU Power Efficiency"), "no energy metrics, no table");
+
+        result.metrics.push(registry::NVIDIA_TOTAL_GPU_ENERGY.result(crate::result::Stats::scalar(7_997.0)));
+        let text = render(&result);
+        assert!(text.contains("aiperf | GPU Power Efficiency (NVIDIA)"), "{text}");
+        assert!(text.lines().any(|l| l.contains("Total GPU Energy (J)") && l.contains("7,997.00")), "{text}");
     }
 }

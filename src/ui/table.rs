@@ -62,7 +62,7 @@ pub fn render_trace_timing(result: &RunResult) -> String {
     draw(&format!("aiperf | HTTP Trace Timing | {}", result.name), &shown)
 }
 
-fn draw(title: &str, shown: &[&MetricResult]) -> String {
+pub(super) fn draw(title: &str, shown: &[&MetricResult]) -> String {
     let mut rows: Vec<[String; 8]> = Vec::new();
     for metric in shown {
         let stats = &metric.stats;
