@@ -2,10 +2,7 @@
 //! extras, memory total and the two clocks, follow theirs), which of them are counters, and
 //! how DCGM exporter metrics map onto them with the scale from DCGM's unit to the field's.
 
-use serde::Serialize;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum GpuField {
     PowerUsage,
     EnergyConsumption,
