@@ -42,6 +42,8 @@ integral = sum((b['timestamp_ns'] - a['timestamp_ns']) / 1e9 * (a['telemetry_dat
                for a, b in zip([edge] + inside, inside))
 print(f"window energy (telemetry_data avg): {gpu['metrics']['nvidia_energy_consumption']['avg'] * 1e6:.0f} J; power x time over the same readings: {integral:.0f} J")
 print("telemetry_data fields:", list(gpu['metrics']))
+sm = [(s['timestamp_ns'], s['telemetry_data'].get('nvidia_sm_utilization'), s['telemetry_data'].get('nvidia_gpu_utilization')) for s in ours]
+print("SM utilization against GPU utilization, every 5th reading:", [(round(a, 1) if a is not None else None, b) for _, a, b in sm[::5]])
 efficiency = {k: v["avg"] for k, v in json.load(open(f"{run}/profile_export_aiperf.json")).items()
               if k.startswith("nvidia_") and isinstance(v, dict) and "avg" in v}
 print("energy metrics:", json.dumps(efficiency))

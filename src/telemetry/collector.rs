@@ -1,6 +1,6 @@
-//! The telemetry loop: every interval, read local GPUs (NVML) and scrape the DCGM exporter
-//! endpoints that were asked for; an endpoint that fails its first scrape is dropped with
-//! one warning.
+//! The telemetry loop: every interval, read local GPUs (the NVML thread) and scrape the DCGM
+//! exporter endpoints that were asked for; an endpoint that fails its first scrape is dropped
+//! with one warning.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -9,7 +9,7 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use super::dcgm::samples_of;
-use super::nvml::{self, LOCAL_SOURCE};
+use super::nvml::{LOCAL_SOURCE, NvmlSampler};
 use super::sample::GpuSample;
 use crate::clock::RunClock;
 use crate::server_metrics::fetch::{ScrapeClient, fetch};
@@ -61,7 +61,7 @@ impl TelemetryCollector {
     ) -> anyhow::Result<Self> {
         let dcgm: Vec<String> = dcgm_urls.iter().map(|u| normalize(u)).collect();
         let mut configured = dcgm.clone();
-        let nvml = if use_nvml { nvml::open().map(Arc::new) } else { None };
+        let nvml = if use_nvml { NvmlSampler::start(hostname()) } else { None };
         if nvml.is_some() {
             configured.insert(0, LOCAL_SOURCE.to_string());
         }
@@ -69,7 +69,6 @@ impl TelemetryCollector {
         let (stop, mut stopped) = watch::channel(false);
         let sink = samples.clone();
         let task = tokio::spawn(async move {
-            let host = hostname();
             let mut live: Vec<Option<String>> = dcgm.into_iter().map(Some).collect();
             let mut answered: Vec<String> = Vec::new();
             let mut ticker = tokio::time::interval(interval);
@@ -80,15 +79,13 @@ impl TelemetryCollector {
                     _ = stopped.changed() => break,
                 }
                 let mut batch = Vec::new();
-                if let Some(nvml) = &nvml {
-                    let nvml = nvml.clone();
-                    let (host, at) = (host.clone(), clock.epoch_ns(clock.now_ns()));
-                    if let Ok(read) = tokio::task::spawn_blocking(move || nvml::sample_all(&nvml, &host, at)).await {
-                        if !answered.iter().any(|a| a == LOCAL_SOURCE) {
-                            answered.push(LOCAL_SOURCE.to_string());
-                        }
-                        batch.extend(read);
+                if let Some(nvml) = &nvml
+                    && let Some(read) = nvml.sample(clock.epoch_ns(clock.now_ns())).await
+                {
+                    if !answered.iter().any(|a| a == LOCAL_SOURCE) {
+                        answered.push(LOCAL_SOURCE.to_string());
                     }
+                    batch.extend(read);
                 }
                 for slot in &mut live {
                     let Some(url) = slot.clone() else { continue };
