@@ -11,6 +11,7 @@ use serde_json::{Map, Value, json};
 
 use crate::telemetry::TelemetryCollected;
 use crate::telemetry::fields::{GpuField, PLATFORM};
+use crate::telemetry::sample::GpuSample;
 
 /// AIPerf's stat columns, in its order.
 const STAT_COLUMNS: [&str; 14] =
@@ -44,6 +45,50 @@ pub fn write_jsonl(collected: &TelemetryCollected, path: &Path) -> Result<()> {
         out.write_all(b"\n")?;
     }
     out.flush().with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// The samples of a gpu_telemetry_export.jsonl `write_jsonl` wrote (fields it does not know
+/// left out); a bad line is an error naming the file and line.
+pub fn read_jsonl(path: &Path) -> Result<Vec<GpuSample>> {
+    #[derive(serde::Deserialize)]
+    struct Line {
+        gpu_index: u32,
+        #[serde(default)]
+        gpu_uuid: String,
+        #[serde(default)]
+        gpu_model_name: String,
+        pci_bus_id: Option<String>,
+        device: Option<String>,
+        #[serde(default)]
+        hostname: String,
+        timestamp_ns: u64,
+        telemetry_source_url: String,
+        #[serde(default)]
+        telemetry_data: Map<String, Value>,
+    }
+    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let mut samples = Vec::new();
+    for (index, text) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+        let line: Line =
+            serde_json::from_str(text).with_context(|| format!("{} line {}", path.display(), index + 1))?;
+        let values = line
+            .telemetry_data
+            .iter()
+            .filter_map(|(name, value)| Some((GpuField::from_name(name)?, value.as_f64()?)))
+            .collect();
+        samples.push(GpuSample {
+            source: line.telemetry_source_url,
+            gpu_index: line.gpu_index,
+            gpu_uuid: line.gpu_uuid,
+            gpu_name: line.gpu_model_name,
+            pci_bus_id: line.pci_bus_id,
+            device: line.device,
+            hostname: line.hostname,
+            timestamp_ns: line.timestamp_ns,
+            values,
+        });
+    }
+    Ok(samples)
 }
 
 /// gpu_telemetry_export.csv: the GPU table alone.
@@ -94,7 +139,6 @@ pub fn gpu_table(telemetry_data: Option<&Value>) -> Result<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::telemetry::sample::GpuSample;
 
     #[test]
     fn a_sample_is_a_line_in_aiperfs_record_shape() {
@@ -131,6 +175,10 @@ mod tests {
         );
         assert_eq!(line["telemetry_data"], json!({"nvidia_power_usage": 75.5, "nvidia_energy_consumption": 0.25}));
         assert_eq!(line["telemetry_source_url"], "pynvml://localhost");
+        assert_eq!(read_jsonl(&path).unwrap(), collected.samples, "read back as written");
+        std::fs::write(&path, "{\"gpu_index\": 0}\n").unwrap();
+        let err = format!("{:#}", read_jsonl(&path).unwrap_err());
+        assert!(err.contains("gpu_telemetry_export.jsonl line 1"), "{err}");
     }
 
     #[test]

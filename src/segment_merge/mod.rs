@@ -3,7 +3,8 @@
 //! live run uses (`engine::record_processor`), so each metric comes out as one process running
 //! the whole plan would have computed it (or, streaming, their `segment_histograms.json` are
 //! added up: `streaming.rs`); the phases and client self-checks are combined
-//! (`combine.rs`), server metrics and GPU telemetry come from the collecting segment, and
+//! (`combine.rs`), server metrics and GPU telemetry come from the collecting segment (whose
+//! GPU readings give the energy metrics over the merged window), and
 //! `merge_report.json` keeps each segment's start, counts and self-check, and the spread of the
 //! starts.
 
@@ -23,6 +24,7 @@ use crate::export::{self, ArtifactNames};
 use crate::plan::{ExportLevel, Plan};
 use crate::result::{ClientSelfCheck, PhaseSummary, RunResult};
 use crate::rng::SeededRng;
+use crate::telemetry::energy::FleetEnergy;
 use combine::SegmentRun;
 
 /// The file beside the merged exports that describes the segments.
@@ -61,9 +63,16 @@ pub async fn merge(dirs: &[PathBuf], out: &Path, streaming: bool, cli_command: O
     } else {
         recomputed_metrics(&whole, &segments, &phases, anchor_ns, out, tokenizer.clone())?
     };
-    let crate::metrics::ProcessedMetrics { metrics, error_summary, timeslices } = processed;
+    let crate::metrics::ProcessedMetrics { mut metrics, error_summary, timeslices } = processed;
 
     let collecting = segments.iter().find(|s| s.info.segment.collects()).unwrap_or(&segments[0]);
+    if let Some(fleet) = gpu_energy(&collecting.dir, &whole, &phases, anchor_ns)? {
+        crate::telemetry::energy::add_efficiency_metrics(
+            &mut metrics,
+            &fleet,
+            crate::telemetry::energy::users_of(&whole),
+        );
+    }
     let end_ns = phases.iter().map(|phase| phase.window_end_ns).max().unwrap_or(0);
     let result = RunResult {
         name: whole.name.clone(),
@@ -201,6 +210,23 @@ fn telemetry_data(dir: &Path, plan: &Plan) -> Option<serde_json::Value> {
     summary.get("telemetry_data").cloned()
 }
 
+/// What the collecting segment's GPUs drew over the merged run's results phases, when it
+/// watched any.
+fn gpu_energy(dir: &Path, plan: &Plan, phases: &[PhaseSummary], anchor_ns: u64) -> Result<Option<FleetEnergy>> {
+    let path = dir.join(ArtifactNames::new(plan.export.prefix.as_deref()).gpu_telemetry_jsonl());
+    let results = || phases.iter().filter(|phase| phase.results);
+    let (Some(start), Some(end)) =
+        (results().map(|p| p.window_start_ns).min(), results().map(|p| p.window_end_ns).max())
+    else {
+        return Ok(None);
+    };
+    if !path.is_file() {
+        return Ok(None);
+    }
+    let samples = export::gpu_telemetry::read_jsonl(&path)?;
+    Ok(Some(FleetEnergy::of(&samples, anchor_ns + start, anchor_ns + end)))
+}
+
 /// The server-metrics and GPU telemetry exports of the collecting segment, copied as they are.
 fn copy_collector_files(from: &Path, to: &Path, plan: &Plan) -> Result<()> {
     let names = ArtifactNames::new(plan.export.prefix.as_deref());
@@ -259,4 +285,60 @@ fn write_report(segments: &[Segment], result: &RunResult, out: &Path) -> Result<
     let text = serde_json::to_string_pretty(&report).context("serializing merge_report.json")?;
     std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
     Ok(report.start_spread_ms)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::telemetry::TelemetryCollected;
+    use crate::telemetry::fields::GpuField;
+    use crate::telemetry::sample::GpuSample;
+
+    fn phase(results: bool, window_start_ns: u64, window_end_ns: u64) -> PhaseSummary {
+        PhaseSummary {
+            name: "p".into(),
+            kind: "profiling",
+            sent: 1,
+            completed: 1,
+            errors: 0,
+            cancelled: 0,
+            duration_s: 1.0,
+            results,
+            window_start_ns,
+            window_end_ns,
+            sessions: None,
+            self_check: Default::default(),
+        }
+    }
+
+    #[test]
+    fn the_collecting_segments_gpu_readings_give_the_energy_over_the_merged_results_phases() {
+        let dir = tempfile::tempdir().unwrap();
+        let plan = crate::export::test_support::sample_result().plan;
+        assert_eq!(gpu_energy(dir.path(), &plan, &[phase(true, 0, 1)], 0).unwrap(), None, "no GPU file, no energy");
+
+        const S: u64 = 1_000_000_000;
+        let anchor = 100 * S;
+        let reading = |at: u64, megajoules: f64| GpuSample {
+            source: "pynvml://localhost".into(),
+            gpu_index: 0,
+            gpu_uuid: "GPU-a".into(),
+            gpu_name: "H100".into(),
+            pci_bus_id: None,
+            device: None,
+            hostname: String::new(),
+            timestamp_ns: anchor + at * S,
+            values: vec![(GpuField::PowerUsage, 400.0), (GpuField::EnergyConsumption, megajoules)],
+        };
+        let samples = vec![reading(1, 1.0), reading(3, 1.001), reading(6, 1.003), reading(9, 1.004)];
+        let path = dir.path().join(ArtifactNames::new(plan.export.prefix.as_deref()).gpu_telemetry_jsonl());
+        export::gpu_telemetry::write_jsonl(&TelemetryCollected { samples, ..Default::default() }, &path).unwrap();
+        // A warm-up (no results) then two results phases from 2 s to 7 s of the run.
+        let phases = [phase(false, 0, 2 * S), phase(true, 2 * S, 4 * S), phase(true, 4 * S, 7 * S)];
+        let fleet = gpu_energy(dir.path(), &plan, &phases, anchor).unwrap().expect("energy");
+        assert_eq!(fleet.duration_s, 5.0);
+        // From the reading before the window (1 s) to the last inside (6 s); the one at 9 s is out.
+        assert!((fleet.counted_energy_j.unwrap() - 3_000.0).abs() < 1e-6, "{fleet:?}");
+        assert_eq!(fleet.total_power_w, Some(400.0));
+    }
 }
