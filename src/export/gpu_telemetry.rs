@@ -10,8 +10,9 @@ use anyhow::{Context, Result};
 use serde_json::{Map, Value, json};
 
 use crate::telemetry::TelemetryCollected;
-use crate::telemetry::fields::{GpuField, PLATFORM};
+use crate::telemetry::fields::{GpuField, PLATFORM, row_label};
 use crate::telemetry::sample::GpuSample;
+use crate::telemetry::summary::gpus_of;
 
 /// AIPerf's stat columns, in its order.
 const STAT_COLUMNS: [&str; 14] =
@@ -102,10 +103,7 @@ pub fn write_csv(telemetry_data: &Value, path: &Path) -> Result<()> {
 /// decimals or empty (a counter has only `avg`). The header alone without GPUs.
 pub fn gpu_table(telemetry_data: Option<&Value>) -> Result<Vec<u8>> {
     let empty = Map::new();
-    let endpoints = telemetry_data.and_then(|data| data["endpoints"].as_object()).unwrap_or(&empty);
-    let gpus = || {
-        endpoints.iter().flat_map(|(e, entry)| entry["gpus"].as_object().into_iter().flatten().map(move |g| (e, g.1)))
-    };
+    let gpus = || telemetry_data.into_iter().flat_map(gpus_of);
     let with_hostname = gpus().any(|(_, gpu)| gpu["hostname"].as_str().is_some_and(|h| !h.is_empty()));
     let mut table = csv::WriterBuilder::new().terminator(csv::Terminator::CRLF).from_writer(Vec::new());
     let mut header = vec!["Endpoint", "GPU_Index", "GPU_Name", "GPU_UUID", "Platform", "Metric"];
@@ -117,10 +115,7 @@ pub fn gpu_table(telemetry_data: Option<&Value>) -> Result<Vec<u8>> {
     let text = |value: &Value| value.as_str().unwrap_or("").to_string();
     for (endpoint, gpu) in gpus() {
         for (name, stats) in gpu["metrics"].as_object().unwrap_or(&empty) {
-            let label = match GpuField::from_name(name) {
-                Some(field) => format!("{} ({})", field.display(), field.unit()),
-                None => name.clone(),
-            };
+            let label = row_label(name);
             let mut row =
                 vec![endpoint.clone(), gpu["gpu_index"].to_string(), text(&gpu["gpu_name"]), text(&gpu["gpu_uuid"])];
             row.extend([text(&gpu["platform"]), label]);

@@ -7,7 +7,7 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use serde_json::{Map, Value, json};
 
-use crate::result::{MetricResult, RunResult};
+use crate::result::RunResult;
 
 pub const SCHEMA_VERSION: &str = "1.4";
 
@@ -24,11 +24,6 @@ pub fn write_summary_json(result: &RunResult, path: &Path) -> Result<()> {
     std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
 }
 
-/// `{unit, avg, p1…p99, min, max, std, count, sum}`, leaving out the stats a metric lacks.
-pub(super) fn stats_block(metric: &MetricResult) -> Value {
-    metric.stats.block(metric.unit)
-}
-
 /// The whole summary document, keys in AIPerf's order.
 pub fn summary_json(result: &RunResult) -> Result<Value> {
     let mut doc = Map::new();
@@ -36,7 +31,7 @@ pub fn summary_json(result: &RunResult) -> Result<Value> {
     doc.insert("aiperf_version".into(), json!(env!("CARGO_PKG_VERSION")));
     doc.insert("benchmark_id".into(), json!(result.benchmark_id));
     for metric in &result.metrics {
-        doc.insert(metric.tag.to_string(), stats_block(metric));
+        doc.insert(metric.tag.to_string(), metric.stats.block(metric.unit));
     }
     if let Some(telemetry) = &result.telemetry_data {
         doc.insert("telemetry_data".into(), telemetry.clone());

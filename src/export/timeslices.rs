@@ -7,7 +7,6 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use serde_json::{Map, Value, json};
 
-use super::json::stats_block;
 use crate::result::{RunResult, Timeslice};
 
 const CSV_HEADER: [&str; 7] = ["Timeslice", "Start_NS", "End_NS", "Metric", "Unit", "Stat", "Value"];
@@ -30,7 +29,7 @@ fn slice_json(slice: &Timeslice) -> Value {
     fields.insert("start_ns".into(), json!(slice.start_ns));
     fields.insert("end_ns".into(), json!(slice.end_ns));
     for metric in &slice.metrics {
-        fields.insert(metric.tag.into(), stats_block(metric));
+        fields.insert(metric.tag.into(), metric.stats.block(metric.unit));
     }
     Value::Object(fields)
 }

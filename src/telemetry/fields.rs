@@ -108,6 +108,15 @@ impl GpuField {
     }
 }
 
+/// How tables show a field named `name`: `NVIDIA GPU Power Usage (W)`; a name we do not know
+/// as it is.
+pub fn row_label(name: &str) -> String {
+    match GpuField::from_name(name) {
+        Some(field) => format!("{} ({})", field.display(), field.unit()),
+        None => name.to_string(),
+    }
+}
+
 /// Bytes in a MiB, for DCGM's framebuffer fields.
 const MIB_BYTES: f64 = 1_048_576.0;
 

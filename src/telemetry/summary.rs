@@ -70,6 +70,13 @@ pub fn telemetry_data(
     })
 }
 
+/// Every GPU of a `telemetry_data` block with the source it is under, in their order.
+pub fn gpus_of(telemetry_data: &Value) -> impl Iterator<Item = (&String, &Value)> {
+    let endpoints = telemetry_data["endpoints"].as_object().into_iter().flatten();
+    endpoints
+        .flat_map(|(source, entry)| entry["gpus"].as_object().into_iter().flatten().map(move |(_, gpu)| (source, gpu)))
+}
+
 /// A gauge's stats over the samples from `start_ns` on; a counter's growth from the last
 /// reading before the window (or its first inside) to its last, never below zero (a reset).
 fn field_block(field: GpuField, samples: &[&GpuSample], start_ns: u64) -> Option<Value> {

@@ -2,12 +2,13 @@
 //! sources answered, then per GPU its fields with avg, min, max, p99, p90, p50 and std (a
 //! counter has only its growth over the window, under avg), then the energy metrics.
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::table::{COLUMNS, draw, draw_rows, format_number};
 use crate::metrics::registry::{self, MetricFlags};
 use crate::result::{MetricResult, RunResult};
-use crate::telemetry::fields::GpuField;
+use crate::telemetry::fields::row_label;
+use crate::telemetry::summary::{endpoint_display, gpus_of};
 
 /// Empty when no GPU was watched.
 pub fn render(result: &RunResult) -> String {
@@ -26,22 +27,18 @@ pub fn render(result: &RunResult) -> String {
 /// The sources line, then a table per GPU.
 fn gpu_tables(result: &RunResult) -> String {
     let Some(data) = &result.telemetry_data else { return String::new() };
-    let empty = Map::new();
-    let endpoints = data["endpoints"].as_object().unwrap_or(&empty);
     let mut out = String::new();
-    for (endpoint, entry) in endpoints {
-        for gpu in entry["gpus"].as_object().unwrap_or(&empty).values() {
-            let rows: Vec<[String; 8]> = gpu["metrics"].as_object().unwrap_or(&empty).iter().map(row).collect();
-            if rows.is_empty() {
-                continue;
-            }
-            if out.is_empty() {
-                out.push_str(&sources_line(data));
-            }
-            let name = gpu["gpu_name"].as_str().unwrap_or("");
-            let title = format!("aiperf | GPU Telemetry | {endpoint} | GPU {} | {name}", gpu["gpu_index"]);
-            out.push_str(&draw_rows(&title, &rows));
+    for (endpoint, gpu) in gpus_of(data) {
+        let rows: Vec<[String; 8]> = gpu["metrics"].as_object().into_iter().flatten().map(row).collect();
+        if rows.is_empty() {
+            continue;
         }
+        if out.is_empty() {
+            out.push_str(&sources_line(data));
+        }
+        let name = gpu["gpu_name"].as_str().unwrap_or("");
+        let title = format!("aiperf | GPU Telemetry | {endpoint} | GPU {} | {name}", gpu["gpu_index"]);
+        out.push_str(&draw_rows(&title, &rows));
     }
     out
 }
@@ -55,7 +52,7 @@ fn sources_line(data: &Value) -> String {
     let marks: Vec<String> = configured
         .iter()
         .map(|source| {
-            let shown = crate::telemetry::summary::endpoint_display(source);
+            let shown = endpoint_display(source);
             if answered.contains(source) { format!("{shown} ✔") } else { format!("{shown} ✘ (unreachable)") }
         })
         .collect();
@@ -63,10 +60,7 @@ fn sources_line(data: &Value) -> String {
 }
 
 fn row((name, stats): (&String, &Value)) -> [String; 8] {
-    let label = match GpuField::from_name(name) {
-        Some(field) => format!("{} ({})", field.display(), field.unit()),
-        None => name.clone(),
-    };
+    let label = row_label(name);
     let mut cells: [String; 8] = Default::default();
     cells[0] = label;
     for (cell, column) in cells[1..].iter_mut().zip(COLUMNS) {
