@@ -17,7 +17,7 @@ enum Collected {
     Whole(Bytes),
     /// It passed the cap; the rest was left unread.
     TooLarge,
-    Broken(hyper::Error),
+    Broken(std::io::Error),
 }
 
 /// Read `body` to its end unless it passes `max_bytes`.

@@ -6,39 +6,49 @@ use std::sync::{Arc, Mutex};
 
 use anyhow::{Context, Result, anyhow};
 use http::Uri;
-use hyper::client::conn::{http1, http2};
+use hyper::client::conn::http2;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use rustls::CertificateError;
 use rustls::pki_types::ServerName;
-use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 use tokio_rustls::TlsConnector;
 
 use super::failure;
+use super::http1::Http1Connection;
 use super::open_files::OpenFileLimit;
 use super::outgoing_body::RequestBody;
+use super::socket::Socket;
 use super::tls;
 use super::wire::{WireIo, WireLog};
 use crate::clock::RunClock;
 use crate::http_trace::{ConnectionInfo, HttpTrace};
 use crate::plan::Transport;
 
-/// The sending half of an open connection.
+/// How requests go over an open connection: ours over HTTP/1.1, hyper's over HTTP/2.
 pub(crate) enum Sender {
-    Http1(http1::SendRequest<RequestBody>),
+    Http1(Http1Connection),
     Http2(http2::SendRequest<RequestBody>),
 }
 
 impl Sender {
     pub fn is_closed(&self) -> bool {
         match self {
-            Sender::Http1(sender) => sender.is_closed(),
+            Sender::Http1(connection) => connection.is_closed(),
+            Sender::Http2(sender) => sender.is_closed(),
+        }
+    }
+
+    /// Closed, or (HTTP/1.1) closed by the server while the connection sat idle.
+    pub fn closed_while_idle(&self) -> bool {
+        match self {
+            Sender::Http1(connection) => connection.closed_while_idle(),
             Sender::Http2(sender) => sender.is_closed(),
         }
     }
 }
 
-/// An open connection; its driver runs on its own task until every `Sender` is dropped.
+/// An open connection; an HTTP/2 one's driver runs on its own task until every `Sender` is
+/// dropped, an HTTP/1.1 one is driven by the request using it.
 pub(crate) struct Connection {
     pub sender: Sender,
     /// HTTP/1.1 only: what crossed the connection during the current request.
@@ -98,7 +108,7 @@ impl Connector {
         }
         let Some((connector, name)) = &self.tls else {
             let info = ConnectionInfo { local, remote, http2: self.http2, tls: false };
-            return self.handshake(tcp, info).await;
+            return self.handshake(Socket::Plain(tcp), info).await;
         };
         // Boxed: the TLS state is most of a connecting future's size (~9 KB against 1.4 KB
         // without it), and at thousands of users connecting at once plain ones paid for it too.
@@ -118,7 +128,7 @@ impl Connector {
         let stream = connector.connect(name.clone(), tcp).await.map_err(|error| tls_failure(&self.host, &error))?;
         trace.tls_handshake_end_ns = Some(self.clock.now_ns());
         let http2 = stream.get_ref().1.alpn_protocol() == Some(b"h2");
-        self.handshake(stream, ConnectionInfo { local, remote, http2, tls: true }).await
+        self.handshake(Socket::Tls(Box::new(stream)), ConnectionInfo { local, remote, http2, tls: true }).await
     }
 
     /// The addresses to try: the host itself, the cached answer, or a timed lookup.
@@ -145,29 +155,22 @@ impl Connector {
         Ok(addresses)
     }
 
-    async fn handshake<S>(&self, stream: S, info: ConnectionInfo) -> Result<Connection, String>
-    where
-        S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
-    {
-        let failed = |error: hyper::Error| format!("HTTP handshake failed: {}", failure::root_cause(&error));
+    /// HTTP/2's handshake, or an HTTP/1.1 connection (which has none) counting what crosses it.
+    async fn handshake(&self, socket: Socket, info: ConnectionInfo) -> Result<Connection, String> {
         if info.http2 {
+            let failed = |error: hyper::Error| format!("HTTP handshake failed: {}", failure::root_cause(&error));
             let (sender, connection) =
-                http2::handshake(TokioExecutor::new(), TokioIo::new(stream)).await.map_err(failed)?;
-            tokio::spawn(drive(connection));
+                http2::handshake(TokioExecutor::new(), TokioIo::new(socket)).await.map_err(failed)?;
+            tokio::spawn(async move {
+                if let Err(error) = connection.await {
+                    tracing::debug!("connection closed: {error}");
+                }
+            });
             return Ok(Connection { sender: Sender::Http2(sender), wire: None, info });
         }
         let wire = WireLog::new(self.clock);
-        let (sender, connection) =
-            http1::handshake(TokioIo::new(WireIo::new(stream, wire.clone()))).await.map_err(failed)?;
-        tokio::spawn(drive(connection));
-        Ok(Connection { sender: Sender::Http1(sender), wire: Some(wire), info })
-    }
-}
-
-/// Runs a connection until it closes; its errors reach the request that was using it.
-async fn drive<F: Future<Output = hyper::Result<()>>>(connection: F) {
-    if let Err(error) = connection.await {
-        tracing::debug!("connection closed: {error}");
+        let connection = Http1Connection::new(WireIo::new(socket, wire.clone()));
+        Ok(Connection { sender: Sender::Http1(connection), wire: Some(wire), info })
     }
 }
 

@@ -24,10 +24,12 @@ pub(crate) fn connection_error(error: &(dyn Error + 'static), uri: &str) -> Reco
     record_error("connection_error", None, format!("{} ({uri})", root_cause(error)))
 }
 
-/// No connection could be made: `<why> (<uri>)`.
 /// True when a request on a reused keep-alive connection failed because the server had
 /// already closed it (before any response): such a request is sent again on a new connection.
-pub(crate) fn is_stale_connection(error: &hyper::Error) -> bool {
+pub(crate) fn is_stale_connection(error: &io::Error) -> bool {
+    let Some(error) = error.get_ref().and_then(|inner| inner.downcast_ref::<hyper::Error>()) else {
+        return super::http1::is_stale(error);
+    };
     if error.is_incomplete_message() || error.is_canceled() || error.is_closed() {
         return true;
     }
@@ -42,6 +44,7 @@ pub(crate) fn is_stale_connection(error: &hyper::Error) -> bool {
     false
 }
 
+/// No connection could be made: `<why> (<uri>)`.
 pub(crate) fn connect_failed(why: String, uri: &str) -> RecordError {
     record_error("connection_error", None, format!("{why} ({uri})"))
 }

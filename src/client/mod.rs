@@ -1,6 +1,6 @@
-//! The HTTP client: hyper 1 over a pooled keep-alive connector (rustls for https), sending the
-//! bodies built in `request_bodies/`, and streaming response parsing into a `RequestRecord`
-//! (one response reader per endpoint kind).
+//! The HTTP client: pooled keep-alive connections (rustls for https), HTTP/1.1 of our own
+//! (`http1.rs`) or hyper's HTTP/2, sending the bodies built in `request_bodies/`, and streaming
+//! response parsing into a `RequestRecord` (one response reader per endpoint kind).
 
 mod audio_transcription;
 mod buffered;
@@ -13,6 +13,7 @@ mod fast_payload;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
 mod headers;
+mod http1;
 mod image_retrieval;
 mod images_api;
 mod insecure;
@@ -28,8 +29,10 @@ mod probe;
 mod rankings;
 mod raw;
 mod response;
+mod response_body;
 mod responses;
 mod server_trust;
+mod socket;
 mod solido_rag;
 pub mod sse;
 mod streaming;
@@ -199,7 +202,7 @@ impl HttpClient {
         // then goes once more over a new connection (as curl and browsers do): its own on
         // HTTP/1.1, the one every request shares next on HTTP/2.
         let (mut fresh, mut sent_again) = (false, false);
-        let (lease, response, taken_at) = loop {
+        let (mut lease, response, taken_at) = loop {
             let mut lease = match self.pool.check_out(session, fresh, trace).await {
                 Ok(lease) => lease,
                 Err(why) => return self.fail(record, failure::connect_failed(why, &self.uri_text)),
@@ -245,7 +248,7 @@ impl HttpClient {
         };
         let keep_frames = self.trace_details && lease.connection.wire.is_none();
         let mut timing = BodyTiming { chunks: keep_frames.then(Vec::new), ..BodyTiming::default() };
-        let body = TracedBody::new(response.into_body(), self.clock, &mut timing);
+        let body = TracedBody::new(lease.body(), self.clock, &mut timing);
         if !status.is_success() {
             buffered::read_error_response(body, status, self.limits.max_response_bytes, &self.clock, record).await;
         } else if is_event_stream {

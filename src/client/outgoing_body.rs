@@ -1,6 +1,6 @@
-//! The outgoing body as hyper sends it: one buffer prepared in `request_bodies/`, sent as a
-//! single frame; on HTTP/2 it notes when the connection took it (there the wire is shared, so
-//! that is the send time we can observe).
+//! The outgoing body: one buffer prepared in `request_bodies/`, written with the head over
+//! HTTP/1.1, sent by hyper as a single frame over HTTP/2, where it notes when the connection
+//! took it (there the wire is shared, so that is the send time we can observe).
 
 use std::convert::Infallible;
 use std::pin::Pin;
@@ -30,8 +30,8 @@ impl TakenAt {
     }
 }
 
-/// Kept small on purpose: hyper's request channel holds 32 requests in one block per
-/// connection, so every byte here is 32 bytes of that block (docs/performance.md).
+/// Kept small on purpose: hyper's request channel (HTTP/2) holds 32 requests in one block,
+/// so every byte here is 32 bytes of that block (docs/performance.md).
 pub(crate) struct RequestBody {
     data: Option<Bytes>,
     taken_at: Option<Arc<TakenAt>>,
@@ -41,6 +41,11 @@ impl RequestBody {
     /// A body that is not timed (HTTP/1.1 times its writes on the wire instead).
     pub fn new(data: Bytes) -> Self {
         Self { data: Some(data), taken_at: None }
+    }
+
+    /// The data, for a connection that writes it itself (HTTP/1.1).
+    pub fn into_data(self) -> Bytes {
+        self.data.unwrap_or_default()
     }
 
     /// A body that notes into `taken_at` when the connection takes its data.

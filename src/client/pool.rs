@@ -14,6 +14,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use super::connect::{Connection, Connector, Sender};
 use super::open_files::OpenFileLimit;
 use super::outgoing_body::RequestBody;
+use super::response_body::ResponseBody;
 use crate::clock::RunClock;
 use crate::http_trace::{ConnectionInfo, HttpTrace};
 use crate::plan::ConnectionStrategy;
@@ -57,17 +58,30 @@ struct Idle {
 pub(crate) struct Lease {
     pub connection: Connection,
     session: u64,
+    /// The body of the response to an HTTP/2 request, until it is read.
+    http2_body: Option<Incoming>,
     _slot: OwnedSemaphorePermit,
 }
 
 impl Lease {
-    pub async fn send(&mut self, request: http::Request<RequestBody>) -> hyper::Result<Response<Incoming>> {
+    /// Send `request` and wait for the response head; its body is `body()`. An HTTP/2 error
+    /// is hyper's, inside the `io::Error`.
+    pub async fn send(&mut self, request: http::Request<RequestBody>) -> std::io::Result<Response<()>> {
         match &mut self.connection.sender {
-            Sender::Http1(sender) => {
-                sender.ready().await?;
-                sender.send_request(request).await
+            Sender::Http1(connection) => connection.send(request).await,
+            Sender::Http2(sender) => {
+                let (head, body) = sender.send_request(request).await.map_err(std::io::Error::other)?.into_parts();
+                self.http2_body = Some(body);
+                Ok(Response::from_parts(head, ()))
             }
-            Sender::Http2(sender) => sender.send_request(request).await,
+        }
+    }
+
+    /// The body of the response `send` returned.
+    pub fn body(&mut self) -> ResponseBody<'_> {
+        match &mut self.connection.sender {
+            Sender::Http1(connection) => ResponseBody::Http1(connection),
+            Sender::Http2(_) => self.http2_body.take().map_or(ResponseBody::Taken, ResponseBody::Http2),
         }
     }
 }
@@ -125,12 +139,12 @@ impl Pool {
                 slot
             }
         };
-        let mut reused = if fresh { None } else { self.reusable(session).await };
+        let mut reused = if fresh { None } else { self.reusable(session) };
         let mut opening = None;
         if reused.is_none() && !fresh && self.connector.wants_http2() && self.strategy != ConnectionStrategy::NeverReuse
         {
             opening = Some(self.opening_http2.lock().await);
-            reused = self.reusable(session).await;
+            reused = self.reusable(session);
         }
         let connection = match reused {
             Some(connection) => {
@@ -149,11 +163,11 @@ impl Pool {
         };
         drop(opening);
         trace.connection = Some(connection.info);
-        Ok(Lease { connection, session, _slot: slot })
+        Ok(Lease { connection, session, http2_body: None, _slot: slot })
     }
 
     /// An idle connection that is still open, if the strategy allows one.
-    async fn reusable(&self, session: u64) -> Option<Connection> {
+    fn reusable(&self, session: u64) -> Option<Connection> {
         if self.strategy == ConnectionStrategy::NeverReuse {
             return None;
         }
@@ -168,10 +182,8 @@ impl Pool {
                     _ => idle.shared.pop(),
                 }
             };
-            let mut connection = candidate?;
-            if let Sender::Http1(sender) = &mut connection.sender
-                && sender.ready().await.is_ok()
-            {
+            let connection = candidate?;
+            if !connection.sender.closed_while_idle() {
                 return Some(connection);
             }
         }
@@ -188,7 +200,7 @@ impl Pool {
 
     /// Return a connection whose response was read to the end, for reuse.
     pub fn check_in(&self, lease: Lease) {
-        let Lease { connection, session, _slot } = lease;
+        let Lease { connection, session, .. } = lease;
         if self.strategy == ConnectionStrategy::NeverReuse || connection.sender.is_closed() {
             return;
         }

@@ -1,12 +1,14 @@
 //! The response body as the client reads it, with the arrival of each data frame noted:
 //! the first one (`http_req_waiting` ends there), their count and size, and the end.
 
+use std::io;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use bytes::Bytes;
-use hyper::body::{Body, Frame, Incoming, SizeHint};
+use hyper::body::{Body, Frame, SizeHint};
 
+use super::response_body::ResponseBody;
 use crate::clock::RunClock;
 use crate::http_trace::TraceChunk;
 
@@ -23,22 +25,22 @@ pub(crate) struct BodyTiming {
 }
 
 pub(crate) struct TracedBody<'a> {
-    inner: Incoming,
+    inner: ResponseBody<'a>,
     clock: RunClock,
     timing: &'a mut BodyTiming,
 }
 
 impl<'a> TracedBody<'a> {
-    pub fn new(inner: Incoming, clock: RunClock, timing: &'a mut BodyTiming) -> Self {
+    pub fn new(inner: ResponseBody<'a>, clock: RunClock, timing: &'a mut BodyTiming) -> Self {
         Self { inner, clock, timing }
     }
 }
 
 impl Body for TracedBody<'_> {
     type Data = Bytes;
-    type Error = hyper::Error;
+    type Error = io::Error;
 
-    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, hyper::Error>>> {
+    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, io::Error>>> {
         let this = &mut *self;
         let polled = Pin::new(&mut this.inner).poll_frame(cx);
         match &polled {

@@ -93,7 +93,7 @@ impl HttpClient {
         let request = self.with_endpoint_headers(Method::GET, target, RequestBody::new(Bytes::new()));
         let response = lease.send(request).await.map_err(|error| failure::connection_error(&error, uri))?;
         let status = response.status();
-        let mut body = response.into_body();
+        let mut body = lease.body();
         let mut collected = BytesMut::new();
         while let Some(frame) = body.frame().await {
             let frame = frame.map_err(|error| failure::connection_error(&error, uri))?;

@@ -86,6 +86,10 @@ impl<S> WireIo<S> {
     pub fn new(inner: S, log: Arc<WireLog>) -> Self {
         Self { inner, log }
     }
+
+    pub fn get_ref(&self) -> &S {
+        &self.inner
+    }
 }
 
 impl<S: AsyncRead + Unpin> AsyncRead for WireIo<S> {

@@ -8,7 +8,7 @@ use crate::http_trace::{HttpTrace, TraceChunk};
 use crate::record::RequestRecord;
 
 /// Names this client in `trace_type` (AIPerf writes `aiohttp`).
-const TRACE_TYPE: &str = "hyper";
+const TRACE_TYPE: &str = "aiperf";
 
 pub(super) fn trace_data(trace: &HttpTrace, record: &RequestRecord, clock: &RunClock) -> Value {
     let mut out = Map::new();
