@@ -109,11 +109,17 @@ impl Http1Connection {
             return Err(io::Error::new(io::ErrorKind::NotConnected, "the connection was closed"));
         }
         self.closed = true;
-        let (parts, body) = request.into_parts();
-        let body = body.into_data();
-        let head = request_head(&parts, body.len());
-        let mut outgoing = Buf::chain(&head[..], &body[..]);
-        self.io.write_all_buf(&mut outgoing).await?;
+        {
+            // In a scope of its own: what is written is not kept while the response is awaited
+            // (nor room for it in the request's task).
+            let (head, body) = {
+                let (parts, body) = request.into_parts();
+                let body = body.into_data();
+                (request_head(&parts, body.len()), body)
+            };
+            let mut outgoing = Buf::chain(&head[..], &body[..]);
+            self.io.write_all_buf(&mut outgoing).await?;
+        }
         self.io.flush().await?;
         loop {
             let response = std::future::poll_fn(|cx| self.poll_head(cx)).await?;

@@ -246,6 +246,8 @@ impl HttpClient {
             Some(content_type) => is_event_stream_type(content_type),
             None => self.streaming,
         };
+        // Its headers are not kept while the body streams in.
+        drop(response);
         let keep_frames = self.trace_details && lease.connection.wire.is_none();
         let mut timing = BodyTiming { chunks: keep_frames.then(Vec::new), ..BodyTiming::default() };
         let body = TracedBody::new(lease.body(), self.clock, &mut timing);
