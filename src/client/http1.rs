@@ -401,9 +401,16 @@ mod tests {
     use crate::client::wire::WireLog;
     use crate::clock::RunClock;
 
+    type Served = tokio::task::JoinHandle<Vec<Vec<u8>>>;
+
     /// A server on a real socket that answers each request on its one connection with the next
-    /// script (each piece written and flushed apart), then closes; it reports the requests.
-    async fn server(scripts: Vec<Vec<&'static [u8]>>) -> (Http1Connection, tokio::task::JoinHandle<Vec<Vec<u8>>>) {
+    /// script (each piece written and flushed 2 ms apart), then closes; it reports the requests.
+    async fn server(scripts: Vec<Vec<&'static [u8]>>) -> (Http1Connection, Served) {
+        server_with_gaps(scripts, Some(Duration::from_millis(2))).await
+    }
+
+    /// `server`, its pieces `gap` apart, or (`None`) each after the runtime has run the client.
+    async fn server_with_gaps(scripts: Vec<Vec<&'static [u8]>>, gap: Option<Duration>) -> (Http1Connection, Served) {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let address = listener.local_addr().unwrap();
         let served = tokio::spawn(async move {
@@ -414,7 +421,10 @@ mod tests {
                 for piece in script {
                     stream.write_all(piece).await.unwrap();
                     stream.flush().await.unwrap();
-                    tokio::time::sleep(Duration::from_millis(2)).await;
+                    match gap {
+                        Some(gap) => tokio::time::sleep(gap).await,
+                        None => tokio::task::yield_now().await,
+                    }
                 }
             }
             requests
@@ -499,6 +509,47 @@ mod tests {
         let (status, body) = exchange(&mut connection, "{}").await.unwrap();
         assert_eq!((status, body.len()), (204, 0));
         served.await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn random_bodies_cut_anywhere_are_read_whole_and_leave_the_connection_ready() {
+        let mut rng = crate::rng::SeededRng::new(16);
+        let mut draw = |bound: usize| rng.below(bound as u64) as usize;
+        for case in 0..32 {
+            let body: Vec<u8> = (0..draw(3000)).map(|_| draw(256) as u8).collect();
+            let mut response = Vec::new();
+            if draw(2) == 0 {
+                response.extend_from_slice(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n");
+                for chunk in body.chunks(1 + draw(700)) {
+                    let extension = if draw(4) == 0 { ";name=value" } else { "" };
+                    response.extend_from_slice(format!("{:x}{extension}\r\n", chunk.len()).as_bytes());
+                    response.extend_from_slice(chunk);
+                    response.extend_from_slice(b"\r\n");
+                }
+                let trailers: &[u8] = if draw(3) == 0 { b"x-trailer: 1\r\n\r\n" } else { b"\r\n" };
+                response.extend_from_slice(b"0\r\n");
+                response.extend_from_slice(trailers);
+            } else {
+                response
+                    .extend_from_slice(format!("HTTP/1.1 200 OK\r\ncontent-length: {}\r\n\r\n", body.len()).as_bytes());
+                response.extend_from_slice(&body);
+            }
+            let response: &'static [u8] = response.leak();
+            let mut pieces = Vec::new();
+            let mut rest = response;
+            while !rest.is_empty() {
+                let (piece, after) = rest.split_at((1 + draw(64)).min(rest.len()));
+                pieces.push(piece);
+                rest = after;
+            }
+            let (mut connection, served) =
+                server_with_gaps(vec![pieces, vec![b"HTTP/1.1 204 No Content\r\n\r\n"]], None).await;
+            let (_, read) = exchange(&mut connection, "{}").await.unwrap();
+            assert_eq!(read.concat(), body, "case {case}");
+            let (status, _) = exchange(&mut connection, "{}").await.unwrap();
+            assert_eq!(status, 204, "case {case}: the connection was left ready for the next request");
+            served.await.unwrap();
+        }
     }
 
     #[tokio::test]
