@@ -91,8 +91,7 @@ impl HttpClient {
             Sender::Http1(_) => absolute.path_and_query().map_or(Uri::from_static("/"), |path| Uri::from(path.clone())),
         };
         let request = self.with_endpoint_headers(Method::GET, target, RequestBody::new(Bytes::new()));
-        let response = lease.send(request).await.map_err(|error| failure::connection_error(&error, uri))?;
-        let status = response.status();
+        let status = lease.send(request).await.map_err(|error| failure::connection_error(&error, uri))?.status();
         let mut body = lease.body();
         let mut collected = BytesMut::new();
         while let Some(frame) = body.frame().await {
