@@ -1,10 +1,22 @@
-//! The check the `stream_payload` fuzz target runs (cargo feature `fuzzing`, which no release
-//! turns on): wherever the JSON cursor reads a chat or completions payload, alone or after
-//! the stream's previous payload, `serde_json` reads the same.
+//! The checks the client's fuzz targets run (cargo feature `fuzzing`, which no release turns
+//! on): `stream_payload`: wherever the JSON cursor reads a chat or completions payload, alone
+//! or after the stream's previous payload, `serde_json` reads the same; `http1_response`: an
+//! HTTP/1.1 response reads the same however it is cut.
 
 use super::fast_payload::{SkippedPrefix, TextField, agreement, read};
+use super::http1_codec::read_in_pieces;
 use super::payload::ResponseFields;
 use super::{chat, completions};
+
+/// The bytes after the first are read as one HTTP/1.1 response, all at once and in pieces of
+/// 1 to 256 bytes (the first byte + 1): panics where the status, the body or whether it ended
+/// cleanly differ.
+pub fn check_http1_response(data: &[u8]) {
+    let Some((&piece, response)) = data.split_first() else { return };
+    let whole = read_in_pieces(response, response.len());
+    let cut = read_in_pieces(response, usize::from(piece) + 1);
+    assert_eq!(cut, whole, "in pieces of {}", usize::from(piece) + 1);
+}
 
 /// The bytes before the first 0xFE (a byte UTF-8 never holds) are the stream's previous
 /// payload and those after it the payload checked; without one, `data` is read alone. Panics

@@ -14,6 +14,7 @@ mod fast_payload;
 pub mod fuzzing;
 mod headers;
 mod http1;
+mod http1_codec;
 mod image_retrieval;
 mod images_api;
 mod insecure;
