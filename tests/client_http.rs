@@ -365,27 +365,40 @@ fn a_bad_url_is_refused_by_new_with_the_url_in_the_message() {
     }
 }
 
-/// Serve every connection one answered request; a second request on the same connection is
-/// read and then the connection is closed unanswered, as a server closing an idle keep-alive
-/// connection does. Returns the url and a counter of accepted connections.
-async fn serve_one_request_per_connection(wire: Vec<u8>) -> (String, Arc<std::sync::atomic::AtomicUsize>) {
+/// Accept connections until the test ends, each served by `serve` on a task of its own.
+/// Returns the url and a counter of accepted connections.
+async fn serve_each_connection<F, Served>(serve: F) -> (String, Arc<std::sync::atomic::AtomicUsize>)
+where
+    F: Fn(TcpStream) -> Served + Send + 'static,
+    Served: std::future::Future<Output = ()> + Send + 'static,
+{
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base_url = format!("http://{}", listener.local_addr().unwrap());
     let accepted = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let counter = accepted.clone();
     tokio::spawn(async move {
-        while let Ok((mut socket, _)) = listener.accept().await {
+        while let Ok((socket, _)) = listener.accept().await {
             counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-            let wire = wire.clone();
-            tokio::spawn(async move {
-                read_request(&mut socket).await;
-                socket.write_all(&wire).await.unwrap();
-                let mut buffer = [0u8; 4096];
-                let _ = socket.read(&mut buffer).await;
-            });
+            tokio::spawn(serve(socket));
         }
     });
     (base_url, accepted)
+}
+
+/// Serve every connection one answered request; a second request on the same connection is
+/// read and then the connection is closed unanswered, as a server closing an idle keep-alive
+/// connection does.
+async fn serve_one_request_per_connection(wire: Vec<u8>) -> (String, Arc<std::sync::atomic::AtomicUsize>) {
+    serve_each_connection(move |mut socket| {
+        let wire = wire.clone();
+        async move {
+            read_request(&mut socket).await;
+            socket.write_all(&wire).await.unwrap();
+            let mut buffer = [0u8; 4096];
+            let _ = socket.read(&mut buffer).await;
+        }
+    })
+    .await
 }
 
 #[tokio::test]
@@ -404,4 +417,40 @@ async fn a_keep_alive_connection_closed_by_the_server_is_retried_on_a_new_one() 
         assert!(trace.connection_reused_ns.is_none(), "request {i} went over a new connection after the retry");
     }
     assert_eq!(accepted.load(std::sync::atomic::Ordering::SeqCst), 4, "one new connection per answered request");
+}
+
+/// Serve every connection an early 413: read the request's head only, answer, and close
+/// without reading the body (which makes the close a reset).
+async fn serve_too_large() -> (String, Arc<std::sync::atomic::AtomicUsize>) {
+    serve_each_connection(|mut socket| async move {
+        let mut head = Vec::new();
+        while !head.ends_with(b"\r\n\r\n") {
+            head.push(socket.read_u8().await.unwrap());
+        }
+        let body = r#"{"error":{"message":"request entity too large","type":"invalid_request_error"}}"#;
+        let answer = format!(
+            "HTTP/1.1 413 Payload Too Large\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        socket.write_all(answer.as_bytes()).await.unwrap();
+    })
+    .await
+}
+
+#[tokio::test]
+async fn a_server_refusing_a_large_request_before_reading_it_is_an_http_error_with_its_message() {
+    let (base_url, accepted) = serve_too_large().await;
+    let endpoint = endpoint(&base_url, EndpointKind::Chat, true);
+    let client = HttpClient::new(&endpoint, RunClock::start(), Duration::from_secs(20), 1).unwrap();
+    // 48 MB: far more than the sockets' buffers take before the server answers.
+    let body = Bytes::from(request_body(&endpoint, &"word ".repeat(48 << 18), Some(16)));
+    for i in 0..2 {
+        let mut record = record(&format!("req-{i}"));
+        client.send(body.clone(), &mut record).await;
+        let error = record.error.expect("an error");
+        assert_eq!((error.kind.as_str(), error.code), ("http_error", Some(413)), "request {i}: {}", error.message);
+        assert_eq!(error.message, "request entity too large");
+        assert_eq!(record.status, Some(413));
+    }
+    assert_eq!(accepted.load(std::sync::atomic::Ordering::SeqCst), 2, "each answered once, on its own connection");
 }

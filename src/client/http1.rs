@@ -11,7 +11,7 @@ use std::task::{Context, Poll, ready};
 
 use bytes::{Buf, Bytes, BytesMut};
 use http::{Request, Response};
-use tokio::io::AsyncWriteExt;
+use tokio::io::AsyncWrite;
 
 use super::http1_codec::{BodyStep, ClosedBeforeResponse, ResponseReader, request_head};
 use super::outgoing_body::RequestBody;
@@ -28,6 +28,8 @@ pub(crate) struct Http1Connection {
     read: BytesMut,
     next_read: usize,
     response: ResponseReader,
+    /// The request was written whole (not cut short by an early answer).
+    request_written: bool,
     /// Not to be used again: from the moment a request is written until its response has
     /// been read to the end over a connection the server keeps open.
     closed: bool,
@@ -42,7 +44,14 @@ pub(crate) fn is_stale(error: &io::Error) -> bool {
 
 impl Http1Connection {
     pub fn new(io: WireIo<Socket>) -> Self {
-        Self { io, read: BytesMut::new(), next_read: FIRST_READ, response: ResponseReader::finished(), closed: false }
+        Self {
+            io,
+            read: BytesMut::new(),
+            next_read: FIRST_READ,
+            response: ResponseReader::finished(),
+            request_written: false,
+            closed: false,
+        }
     }
 
     /// No further request may use it.
@@ -56,13 +65,19 @@ impl Http1Connection {
     }
 
     /// Write `request` (its uri in origin form) and read the response head; the body is read
-    /// next, with `poll_data`.
+    /// next, with `poll_data`. A server may answer before it has read the whole request (a 413
+    /// for a body too large, say), then stop reading or close: the answer is watched for while
+    /// the server takes no more of the request, and still read after it broke the connection,
+    /// so the request ends with the server's answer (RFC 9112 §9.5), not with a broken pipe or
+    /// a timeout. A connection whose request was cut short is not used again.
     pub async fn send(&mut self, request: Request<RequestBody>) -> io::Result<Response<()>> {
         if self.closed {
             return Err(io::Error::new(io::ErrorKind::NotConnected, "the connection was closed"));
         }
         self.closed = true;
-        {
+        self.request_written = false;
+        self.response = ResponseReader::new();
+        let written = {
             // In a scope of its own: what is written is not kept while the response is awaited
             // (nor room for it in the request's task).
             let (head, body) = {
@@ -71,11 +86,42 @@ impl Http1Connection {
                 (request_head(&parts, body.len()), body)
             };
             let mut outgoing = Buf::chain(&head[..], &body[..]);
-            self.io.write_all_buf(&mut outgoing).await?;
+            std::future::poll_fn(|cx| self.poll_write_request(cx, &mut outgoing)).await
+        };
+        match written {
+            Ok(Some(early_answer)) => Ok(early_answer),
+            Ok(None) => {
+                self.request_written = true;
+                std::future::poll_fn(|cx| self.poll_head(cx)).await
+            }
+            // Reset or closed by the server: an answer it sent first is still there to read.
+            Err(broken) if is_stale(&broken) => std::future::poll_fn(|cx| self.poll_head(cx)).await.map_err(|_| broken),
+            Err(error) => Err(error),
         }
-        self.io.flush().await?;
-        self.response = ResponseReader::new();
-        std::future::poll_fn(|cx| self.poll_head(cx)).await
+    }
+
+    /// Write what is left of the request and flush it (`None` once done); while the server
+    /// takes no more of it, a response head it has sent ends the writing (`Some`).
+    fn poll_write_request(
+        &mut self,
+        cx: &mut Context<'_>,
+        outgoing: &mut impl Buf,
+    ) -> Poll<io::Result<Option<Response<()>>>> {
+        let written = loop {
+            if !outgoing.has_remaining() {
+                break Pin::new(&mut self.io).poll_flush(cx);
+            }
+            match tokio_util::io::poll_write_buf(Pin::new(&mut self.io), cx, outgoing) {
+                Poll::Ready(Ok(0)) => break Poll::Ready(Err(io::ErrorKind::WriteZero.into())),
+                Poll::Ready(Ok(_)) => {}
+                Poll::Ready(Err(error)) => break Poll::Ready(Err(error)),
+                Poll::Pending => break Poll::Pending,
+            }
+        };
+        match written {
+            Poll::Ready(done) => Poll::Ready(done.map(|()| None)),
+            Poll::Pending => self.poll_head(cx).map_ok(Some),
+        }
     }
 
     fn poll_head(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<Response<()>>> {
@@ -96,7 +142,7 @@ impl Http1Connection {
             match self.response.body(&mut self.read, ended) {
                 Ok(BodyStep::Data(data)) => return Poll::Ready(Some(Ok(data))),
                 Ok(BodyStep::End) => {
-                    self.closed = !self.response.reusable(&self.read);
+                    self.closed = !(self.request_written && self.response.reusable(&self.read));
                     return Poll::Ready(None);
                 }
                 Ok(BodyStep::NeedMore) => {}
@@ -132,7 +178,7 @@ mod tests {
     use std::time::Duration;
 
     use http_body_util::BodyExt;
-    use tokio::io::AsyncReadExt;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
     use tokio::net::{TcpListener, TcpStream};
 
     use super::*;
@@ -191,16 +237,16 @@ mod tests {
         request
     }
 
-    fn post(body: &'static str) -> Request<RequestBody> {
+    fn post(body: impl Into<Bytes>) -> Request<RequestBody> {
         Request::post("/v1/chat/completions")
             .header("host", "example:8000")
             .header("x-request-id", "r1")
-            .body(RequestBody::new(Bytes::from_static(body.as_bytes())))
+            .body(RequestBody::new(body.into()))
             .unwrap()
     }
 
     /// The response's status and its body's pieces.
-    async fn exchange(connection: &mut Http1Connection, body: &'static str) -> io::Result<(u16, Vec<Bytes>)> {
+    async fn exchange(connection: &mut Http1Connection, body: impl Into<Bytes>) -> io::Result<(u16, Vec<Bytes>)> {
         let status = connection.send(post(body)).await?.status().as_u16();
         let mut response = ResponseBody::Http1(connection);
         let mut pieces = Vec::new();
@@ -356,5 +402,39 @@ mod tests {
         assert!(connection.next_read > FIRST_READ, "reads that filled the buffer made it larger");
         assert!(connection.next_read <= MAX_READ);
         served.await.unwrap();
+    }
+
+    /// A server that reads a request's head only, waits for the client to be held up writing
+    /// the rest, answers 413, then closes (the unread request makes that a reset) or keeps the
+    /// connection open, reading nothing more.
+    async fn answering_early(close: bool) -> (Http1Connection, tokio::task::JoinHandle<Option<TcpStream>>) {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        let served = tokio::spawn(async move {
+            let (mut stream, _) = listener.accept().await.unwrap();
+            let mut head = Vec::new();
+            while !head.ends_with(b"\r\n\r\n") {
+                head.push(stream.read_u8().await.unwrap());
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            stream.write_all(b"HTTP/1.1 413 Payload Too Large\r\ncontent-length: 9\r\n\r\ntoo large").await.unwrap();
+            (!close).then_some(stream)
+        });
+        let tcp = TcpStream::connect(address).await.unwrap();
+        (Http1Connection::new(WireIo::new(Socket::Plain(tcp), WireLog::new(RunClock::start()))), served)
+    }
+
+    #[tokio::test]
+    async fn an_answer_before_the_request_is_written_whole_is_the_response() {
+        for close in [false, true] {
+            let (mut connection, served) = answering_early(close).await;
+            // Far more than the sockets' buffers hold: the server's answer comes while the
+            // client still has most of it to write.
+            let sent = tokio::time::timeout(Duration::from_secs(20), exchange(&mut connection, vec![b'x'; 64 << 20]));
+            let (status, body) = sent.await.expect("the answer ends the request").unwrap();
+            assert_eq!((status, joined(&body).as_str()), (413, "too large"), "closed: {close}");
+            assert!(connection.is_closed(), "closed: {close}: a request cut short leaves the connection unused");
+            drop(served.await.unwrap());
+        }
     }
 }
