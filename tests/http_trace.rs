@@ -27,6 +27,11 @@ type Tally = Arc<Mutex<Vec<(u64, u64)>>>;
 /// A keep-alive HTTP/1.1 server (over TLS when `tls` is given) that answers every request with
 /// the same JSON after `SERVER_DELAY`, tallying the bytes of each exchange.
 async fn start_server(tls: Option<TlsAcceptor>) -> (u16, Tally) {
+    start_server_slow_to_shake_hands(tls, Duration::ZERO).await
+}
+
+/// `start_server`, its TLS handshakes starting `handshake_delay` after each connection.
+async fn start_server_slow_to_shake_hands(tls: Option<TlsAcceptor>, handshake_delay: Duration) -> (u16, Tally) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
     let tally = Tally::default();
@@ -38,6 +43,7 @@ async fn start_server(tls: Option<TlsAcceptor>) -> (u16, Tally) {
             tokio::spawn(async move {
                 match tls {
                     Some(acceptor) => {
+                        tokio::time::sleep(handshake_delay).await;
                         if let Ok(stream) = acceptor.accept(socket).await {
                             serve(stream, seen).await;
                         }
@@ -217,6 +223,33 @@ async fn tls_handshakes_are_timed_and_then_reused() {
     assert!(second.connection_reused() && second.tls_handshaking_ns().is_none() && second.connecting_ns().is_none());
     let tally = tally.lock().unwrap().clone();
     assert_eq!(second.request_bytes_total, tally[1].0, "HTTP bytes inside TLS");
+}
+
+#[tokio::test]
+async fn http2_refused_by_a_tls_server_opens_the_http1_connections_side_by_side() {
+    let dir = tempfile::tempdir().unwrap();
+    // The server offers no ALPN protocol, so HTTP/1.1 it is.
+    let (acceptor, ca_file) = self_signed(dir.path());
+    let (port, _) = start_server_slow_to_shake_hands(Some(acceptor), Duration::from_millis(50)).await;
+    let mut endpoint = endpoint(format!("https://localhost:{port}"));
+    endpoint.transport.tls = TlsSettings { ca_file: Some(ca_file), insecure: false };
+    endpoint.transport.http2 = true;
+    let records = send_all(client(&endpoint, 8), &endpoint, 8, 8).await;
+    let mut opened: Vec<(u64, u64)> = records
+        .iter()
+        .filter_map(|record| {
+            let trace = trace(record);
+            assert!(!trace.connection.unwrap().http2, "HTTP/1.1 was chosen");
+            Some((trace.tcp_connect_start_ns?, trace.tls_handshake_end_ns?))
+        })
+        .collect();
+    opened.sort();
+    // The first opens alone (it might have been HTTP/2, for all to share); the other seven, once
+    // it turned out HTTP/1.1, each open their own at once instead of in turn (or waiting to
+    // reuse the first).
+    assert_eq!(opened.len(), 8, "a connection for each request in flight");
+    let overlapping = opened.windows(2).filter(|pair| pair[1].0 < pair[0].1).count();
+    assert_eq!(overlapping, 6, "connections opened (connect start, handshake end): {opened:?}");
 }
 
 #[tokio::test]

@@ -33,6 +33,9 @@ pub(crate) struct Pool {
     /// Held while the shared HTTP/2 connection is being opened, so that requests starting
     /// together wait for it instead of each opening one.
     opening_http2: tokio::sync::Mutex<()>,
+    /// HTTP/2 was asked for but the server chose HTTP/1.1 (TLS's ALPN): connections open side
+    /// by side from then on, a connection a request.
+    http2_refused: AtomicBool,
     clock: RunClock,
 }
 
@@ -101,6 +104,7 @@ impl Pool {
             max_idle: max,
             idle: Mutex::new(Idle::default()),
             opening_http2: tokio::sync::Mutex::new(()),
+            http2_refused: AtomicBool::new(false),
             clock,
         }
     }
@@ -141,9 +145,10 @@ impl Pool {
         };
         let mut reused = if fresh { None } else { self.reusable(session) };
         let mut opening = None;
-        if reused.is_none() && !fresh && self.connector.wants_http2() && self.strategy != ConnectionStrategy::NeverReuse
-        {
-            opening = Some(self.opening_http2.lock().await);
+        if reused.is_none() && !fresh && self.shares_one_http2_connection() {
+            let turn = self.opening_http2.lock().await;
+            // Those that waited while the first connection turned out HTTP/1.1 go on together.
+            opening = self.shares_one_http2_connection().then_some(turn);
             reused = self.reusable(session);
         }
         let connection = match reused {
@@ -155,8 +160,11 @@ impl Pool {
                 // Boxed: connecting is most of this future's size (1.4 KB, more with TLS), yet
                 // only a request that opens a connection needs it.
                 let connection = Box::pin(self.connector.connect(trace)).await?;
-                if let (Some(_), Sender::Http2(sender)) = (&opening, &connection.sender) {
-                    self.idle().http2 = Some((sender.clone(), connection.info));
+                if opening.is_some() {
+                    match &connection.sender {
+                        Sender::Http2(sender) => self.idle().http2 = Some((sender.clone(), connection.info)),
+                        Sender::Http1(_) => self.http2_refused_by_server(),
+                    }
                 }
                 connection
             }
@@ -164,6 +172,23 @@ impl Pool {
         drop(opening);
         trace.connection = Some(connection.info);
         Ok(Lease { connection, session, http2_body: None, _slot: slot })
+    }
+
+    /// Every request is to go over one HTTP/2 connection, as far as is known.
+    fn shares_one_http2_connection(&self) -> bool {
+        self.connector.wants_http2()
+            && self.strategy != ConnectionStrategy::NeverReuse
+            && !self.http2_refused.load(Ordering::Relaxed)
+    }
+
+    /// The server answered the offer of HTTP/2 with HTTP/1.1: said once.
+    fn http2_refused_by_server(&self) {
+        if !self.http2_refused.swap(true, Ordering::Relaxed) {
+            tracing::warn!(
+                "http2 was asked for, but the server chose HTTP/1.1 (TLS ALPN): requests go over HTTP/1.1, a \
+                 connection for each one in flight"
+            );
+        }
     }
 
     /// An idle connection that is still open, if the strategy allows one.
