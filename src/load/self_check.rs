@@ -183,9 +183,10 @@ pub fn assess(
 
 /// Where the pacer handed its arrivals over on time but they went out late, they waited for
 /// the runtime's worker: the words that say so, and what helps. With no core left idle the
-/// machine was short of CPU, and keeping cores awake is no cure (it has no idle core to keep
-/// awake; measured, it made dispatch later in some runs, sooner in others: docs/performance.md); with a
-/// core idle, the worker may have been woken slowly there, which keeping cores awake prevents.
+/// machine was short of CPU, and keeping cores awake is no cure (there is no idle core to keep
+/// awake; measured, it made dispatch later in some runs and sooner in others, see
+/// docs/performance.md); with a core idle, the worker may have been woken slowly there, which
+/// keeping cores awake prevents.
 fn runtime_wait_hint(check: &ClientSelfCheck, pacing_p99_ms: f64) -> String {
     let pacer_on_time = check.pacer_cpu_percent.is_some() && pacing_p99_ms <= DISPATCH_DELAY_P99_LIMIT_MS / 2.0;
     if !pacer_on_time {
