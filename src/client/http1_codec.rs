@@ -285,12 +285,7 @@ fn framing(response: &Response<()>) -> io::Result<(Framing, bool)> {
         return Ok((Framing::Length(0), keep_alive));
     }
     if headers.contains_key(TRANSFER_ENCODING) {
-        let last_coding = headers
-            .get_all(TRANSFER_ENCODING)
-            .iter()
-            .flat_map(|value| value.as_bytes().split(|&byte| byte == b','))
-            .map(<[u8]>::trim_ascii)
-            .rfind(|coding| !coding.is_empty());
+        let last_coding = list_items(headers, TRANSFER_ENCODING).rfind(|coding| !coding.is_empty());
         if headers.contains_key(CONTENT_LENGTH) {
             keep_alive = false;
         }
@@ -308,8 +303,7 @@ fn framing(response: &Response<()>) -> io::Result<(Framing, bool)> {
 /// The content-length, which every value (and list item) must agree on.
 fn content_length(headers: &HeaderMap) -> io::Result<Option<u64>> {
     let mut length = None;
-    for item in headers.get_all(CONTENT_LENGTH).iter().flat_map(|value| value.as_bytes().split(|&byte| byte == b',')) {
-        let item = item.trim_ascii();
+    for item in list_items(headers, CONTENT_LENGTH) {
         let parsed = std::str::from_utf8(item).ok().filter(|text| text.bytes().all(|byte| byte.is_ascii_digit()));
         match (parsed.and_then(|text| text.parse::<u64>().ok()), length) {
             (Some(value), None) => length = Some(value),
@@ -320,13 +314,18 @@ fn content_length(headers: &HeaderMap) -> io::Result<Option<u64>> {
     Ok(length)
 }
 
-/// `header` lists `token` (comma-separated, any letter case).
+/// `header` lists `token` (any letter case).
 fn has_token(headers: &HeaderMap, header: HeaderName, token: &str) -> bool {
+    list_items(headers, header).any(|item| item.eq_ignore_ascii_case(token.as_bytes()))
+}
+
+/// The comma-separated items of every `header` value, in order, without their spaces.
+fn list_items(headers: &HeaderMap, header: HeaderName) -> impl DoubleEndedIterator<Item = &[u8]> {
     headers
         .get_all(header)
-        .iter()
+        .into_iter()
         .flat_map(|value| value.as_bytes().split(|&byte| byte == b','))
-        .any(|item| item.trim_ascii().eq_ignore_ascii_case(token.as_bytes()))
+        .map(<[u8]>::trim_ascii)
 }
 
 /// Reading `input` as one response that arrives `piece` bytes at a time, then ends: its
