@@ -117,7 +117,7 @@ fn main() -> anyhow::Result<()> {
     let jsonl = dir.join("profile_export.jsonl");
     let ctx = MetricsContext {
         streaming: true,
-        tokenizer: Tokenizer::shared_builtin()?,
+        tokenizer: Tokenizer::shared_builtin(),
         clock: RunClock::start(),
         produces_tokens: true,
         use_server_token_count: !tokenize,

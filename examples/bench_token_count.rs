@@ -30,7 +30,7 @@ fn main() -> anyhow::Result<()> {
     let whole = std::env::args().any(|arg| arg == "--whole");
     let sizes: Vec<usize> = std::env::args().skip(1).filter_map(|arg| arg.parse().ok()).collect();
     let sizes = if sizes.is_empty() { vec![1, 10, 20] } else { sizes };
-    let tokenizer = Tokenizer::builtin()?;
+    let tokenizer = Tokenizer::builtin();
     println!("{:>8} {:>6} {:>10} {:>10} {:>10} {:>10}", "text", "MB", "tokens", "seconds", "RSS MiB", "peak MiB");
     for (kind, unit) in [("no space", "abcdefghij"), ("words", "the fox. ")] {
         for &megabytes in &sizes {

@@ -652,7 +652,7 @@ pub(crate) fn write_console(result: &RunResult, artifact_dir: &std::path::Path) 
 pub(crate) async fn load_tokenizer(spec: &TokenizerSpec) -> Result<Arc<Tokenizer>> {
     let spec = spec.clone();
     tokio::task::spawn_blocking(move || match spec {
-        TokenizerSpec::Builtin => Tokenizer::shared_builtin(),
+        TokenizerSpec::Builtin => Ok(Tokenizer::shared_builtin()),
         other => Tokenizer::load(&other).map(Arc::new),
     })
     .await

@@ -96,7 +96,7 @@ fn raw_sends_each_entry_as_the_body_and_keeps_the_answer_as_text() {
         json!({"model": "mock-model", "messages": [{"role": "user", "content": "second one"}], "max_tokens": 6, "stream": false}),
     ];
     let dataset: String = bodies.iter().map(|body| format!("{}\n", json!({"text": body.to_string()}))).collect();
-    let tokenizer = Tokenizer::shared_builtin().unwrap();
+    let tokenizer = Tokenizer::shared_builtin();
     for streaming in [false, true] {
         let server = mock_behind_proxy();
         let name = format!("raw_{streaming}");

@@ -106,7 +106,7 @@ mod tests {
     fn clips_of(settings: AudioSettings, seed: u64) -> Vec<Vec<AudioClip>> {
         let mut spec = SyntheticDataset::new(Dist::fixed(4.0), Dist::fixed(2.0), seed, 2);
         spec.options.audio = Some(Box::new(settings));
-        let mut entries = vec![DatasetEntry::counted(&Tokenizer::shared_builtin().unwrap(), "a".into(), None); 2];
+        let mut entries = vec![DatasetEntry::counted(&Tokenizer::shared_builtin(), "a".into(), None); 2];
         add_synthetic(&spec, &mut entries).unwrap();
         entries.into_iter().map(|entry| entry.audio).collect()
     }

@@ -1,10 +1,11 @@
-//! The builtin tokenizer (GPT-2's BPE), assembled from the embedded `tokenizer.json`'s
-//! vocabulary and merges, with the file's pipeline (byte-level pre-tokenizer, post-processor
-//! and decoder; `<|endoftext|>` as the special token) set here in code. The generic loader
-//! reads a model through untyped JSON values and copies it twice; reading the two typed lists
-//! directly (the two at once) makes the same tokenizer several times faster, and every run
-//! with the builtin tokenizer waits for it before its first request. A test checks that both
-//! loaders give a tokenizer that serializes to the same JSON.
+//! The builtin tokenizer's Hugging Face pipeline (GPT-2's BPE), for the text its own tables
+//! (`gpt2_bpe`) do not take: non-ASCII text, or text holding the special token. It is
+//! assembled from the embedded `tokenizer.json`'s vocabulary and merges, with the file's
+//! pipeline (byte-level pre-tokenizer, post-processor and decoder; `<|endoftext|>` as the
+//! special token) set here in code: the generic loader reads a model through untyped JSON
+//! values and copies it twice, while reading the two typed lists directly (the two at once)
+//! is several times faster. A test checks that both loaders give a tokenizer that serializes
+//! to the same JSON.
 
 use anyhow::{Result, anyhow};
 use serde::de::DeserializeOwned;
@@ -16,7 +17,7 @@ use tokenizers::{AddedToken, Tokenizer};
 static GPT2_JSON: &[u8] = include_bytes!("../../assets/tokenizers/gpt2.tokenizer.json");
 
 /// GPT-2's one special token (id 50256, already in the vocabulary).
-const END_OF_TEXT: &str = "<|endoftext|>";
+pub(super) const END_OF_TEXT: &str = "<|endoftext|>";
 
 /// The typed value that starts right after `"key":` in the file; the rest of the file is not
 /// read (each key occurs once in it).

@@ -134,7 +134,7 @@ mod tests {
 
     #[test]
     fn every_length_is_exact_under_the_builtin_gpt2_tokenizer() {
-        assert_exact_under(&Tokenizer::shared_builtin().unwrap());
+        assert_exact_under(&Tokenizer::shared_builtin());
     }
 
     #[test]
@@ -149,7 +149,7 @@ mod tests {
 
     #[test]
     fn windows_are_sized_by_the_bytes_per_token_measured_once() {
-        let tokenizer = Tokenizer::builtin().unwrap();
+        let tokenizer = Tokenizer::builtin();
         let measured = tokenizer.bytes_per_token(measure_bytes_per_token);
         assert_eq!(measured, measured_bytes_per_token(&tokenizer), "the builtin's value is still what it measures");
         // GPT-2 on English prose: about 4 bytes a token.
@@ -165,7 +165,7 @@ mod tests {
 
     #[test]
     fn a_head_is_kept_byte_for_byte_and_counted_in_the_length() {
-        let tokenizer = Tokenizer::shared_builtin().unwrap();
+        let tokenizer = Tokenizer::shared_builtin();
         let corpus = corpus::shakespeare();
         let head = text_of_length(&tokenizer, None, corpus, 1_000, 50);
         for target in [51, 52, 80, 700] {
@@ -178,7 +178,7 @@ mod tests {
 
     #[test]
     fn a_target_no_cut_can_reach_gives_the_closest_text() {
-        let tokenizer = Tokenizer::shared_builtin().unwrap();
+        let tokenizer = Tokenizer::shared_builtin();
         let empty = text_of_length(&tokenizer, None, "", 0, 5);
         assert_eq!(empty, CountedText { text: String::new(), tokens: 0 });
         let head = CountedText::of(&tokenizer, "Hello".to_string());

@@ -73,7 +73,7 @@ mod tests {
 
     #[test]
     fn a_missing_or_empty_file_names_its_path() {
-        let tokenizer = Tokenizer::shared_builtin().unwrap();
+        let tokenizer = Tokenizer::shared_builtin();
         let dir = tempfile::tempdir().unwrap();
         let missing = dir.path().join("nowhere.jsonl");
         let err = load(&spec(&missing, FileFormat::SingleTurn, Sampling::Sequential), &tokenizer).unwrap_err();
@@ -87,7 +87,7 @@ mod tests {
 
     #[test]
     fn entries_come_out_in_sampled_order() {
-        let tokenizer = Tokenizer::shared_builtin().unwrap();
+        let tokenizer = Tokenizer::shared_builtin();
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("numbers.jsonl");
         let lines: String = (0..30).map(|i| format!("{{\"text\": \"line {i}\"}}\n")).collect();
@@ -107,7 +107,7 @@ mod tests {
 
     #[test]
     fn a_shuffled_multi_turn_file_keeps_each_session_whole_and_in_order() {
-        let tokenizer = Tokenizer::shared_builtin().unwrap();
+        let tokenizer = Tokenizer::shared_builtin();
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("sessions.jsonl");
         let lines: String = (0..20)

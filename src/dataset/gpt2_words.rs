@@ -1,9 +1,9 @@
 //! Encoding and counting GPT-2 tokens of ASCII text without the Hugging Face pipeline's
 //! per-call cost: the text is cut into the same pre-tokens as GPT-2's ByteLevel regex
 //! (`'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+`) by a
-//! hand-written scanner, spelled in GPT-2's byte-level alphabet for the BPE model, and each
-//! pre-token's count is remembered per thread. BPE never merges across pre-tokens, so the
-//! pre-tokens' ids and counts together are the whole text's, exactly.
+//! hand-written scanner for the builtin BPE (`gpt2_bpe`), and each pre-token's count is
+//! remembered per thread. BPE never merges across pre-tokens, so the pre-tokens' ids and
+//! counts together are the whole text's, exactly.
 
 use std::cell::RefCell;
 
@@ -36,19 +36,6 @@ pub(super) fn count_ascii(text: &str, count_word: impl Fn(&str) -> usize) -> usi
             })
             .sum()
     })
-}
-
-/// An ASCII pre-token as GPT-2's byte-level alphabet spells it, which is what the BPE model
-/// reads: printable bytes stand for themselves, and the bytes it does not print (controls and
-/// the space, 0–32, then 127) take the characters from U+0100 on, in byte order.
-pub(super) fn byte_level(word: &str) -> String {
-    word.bytes()
-        .map(|byte| match byte {
-            b'!'..=b'~' => char::from(byte),
-            0..=b' ' => char::from_u32(0x100 + u32::from(byte)).unwrap_or(char::REPLACEMENT_CHARACTER),
-            _ => '\u{121}',
-        })
-        .collect()
 }
 
 /// The pre-tokens of ASCII `text`, in order; together they cover it.
@@ -115,13 +102,6 @@ mod tests {
 
     fn split(text: &str) -> Vec<&str> {
         pre_tokens(text).collect()
-    }
-
-    #[test]
-    fn byte_level_spells_spaces_and_controls_as_gpt2_does() {
-        assert_eq!(byte_level(" the"), "\u{120}the");
-        assert_eq!(byte_level("\n\t!~"), "\u{10a}\u{109}!~");
-        assert_eq!(byte_level("\x00\x7f"), "\u{100}\u{121}");
     }
 
     #[test]

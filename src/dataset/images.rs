@@ -114,14 +114,8 @@ mod tests {
     }
 
     fn images_of(images: Option<ImageSettings>, seed: u64) -> Vec<Vec<String>> {
-        let mut entries = vec![
-            DatasetEntry::counted(
-                &crate::dataset::tokenizer::Tokenizer::shared_builtin().unwrap(),
-                "a".into(),
-                None
-            );
-            2
-        ];
+        let mut entries =
+            vec![DatasetEntry::counted(&crate::dataset::tokenizer::Tokenizer::shared_builtin(), "a".into(), None); 2];
         add_synthetic(&spec(images, seed), &mut entries).unwrap();
         entries.into_iter().map(|entry| entry.images).collect()
     }

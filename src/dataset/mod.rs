@@ -8,6 +8,7 @@ pub mod corpus;
 mod exact_length;
 mod fields;
 mod file;
+mod gpt2_bpe;
 mod gpt2_words;
 mod image_files;
 mod images;

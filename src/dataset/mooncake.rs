@@ -94,7 +94,7 @@ mod tests {
 
     #[test]
     fn shared_hash_ids_share_exactly_their_block() {
-        let tokenizer = Tokenizer::shared_builtin().unwrap();
+        let tokenizer = Tokenizer::shared_builtin();
         let (path, text) = test_fixture("mooncake.jsonl");
         let entries = parse(&path, &text, &tokenizer, 512, 0).unwrap();
         assert_eq!(entries.len(), 3);
@@ -121,7 +121,7 @@ mod tests {
 
     #[test]
     fn block_size_and_tokens_beyond_the_blocks() {
-        let tokenizer = Tokenizer::shared_builtin().unwrap();
+        let tokenizer = Tokenizer::shared_builtin();
         let path = Path::new("trace.jsonl");
         let trace = "{\"input_length\": 40, \"hash_ids\": [1, 2]}\n{\"input_length\": 50, \"hash_ids\": [1]}\n";
         let entries = parse(path, trace, &tokenizer, 16, 3).unwrap();
@@ -135,7 +135,7 @@ mod tests {
 
     #[test]
     fn a_bad_line_is_named() {
-        let tokenizer = Tokenizer::shared_builtin().unwrap();
+        let tokenizer = Tokenizer::shared_builtin();
         let (path, text) = test_fixture("mooncake_broken.jsonl");
         let err = parse(&path, &text, &tokenizer, 512, 0).unwrap_err().to_string();
         assert!(err.ends_with("mooncake_broken.jsonl:2: \"hash_ids\" must be an array, got `\"7\"`"), "{err}");

@@ -45,7 +45,7 @@ mod tests {
 
     #[test]
     fn every_turn_becomes_an_entry_in_order() {
-        let tokenizer = Tokenizer::shared_builtin().unwrap();
+        let tokenizer = Tokenizer::shared_builtin();
         let (path, text) = test_fixture("multi_turn.jsonl");
         let entries = parse(&path, &text, &tokenizer).unwrap();
         let turns: Vec<(&str, Option<u64>)> = entries.iter().map(|e| (e.prompt.as_str(), e.max_tokens)).collect();
@@ -64,7 +64,7 @@ mod tests {
 
     #[test]
     fn turns_carry_their_own_images() {
-        let tokenizer = Tokenizer::shared_builtin().unwrap();
+        let tokenizer = Tokenizer::shared_builtin();
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("cat.png"), b"png").unwrap();
         let path = dir.path().join("chats.jsonl");
@@ -96,7 +96,7 @@ mod tests {
 
     #[test]
     fn a_bad_turn_names_its_line_and_turn() {
-        let tokenizer = Tokenizer::shared_builtin().unwrap();
+        let tokenizer = Tokenizer::shared_builtin();
         let (path, text) = test_fixture("multi_turn_broken.jsonl");
         let err = parse(&path, &text, &tokenizer).unwrap_err().to_string();
         assert!(err.ends_with("multi_turn_broken.jsonl:2: turns[1]: missing \"text\""), "{err}");

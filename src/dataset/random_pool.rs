@@ -76,7 +76,7 @@ mod tests {
 
     #[test]
     fn a_file_is_one_pool_drawn_with_replacement() {
-        let tokenizer = Tokenizer::shared_builtin().unwrap();
+        let tokenizer = Tokenizer::shared_builtin();
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("pool.jsonl");
         let lines: String = (0..10).map(|i| format!("{{\"text\": \"entry {i}\", \"output_length\": {i}}}\n")).collect();
@@ -93,7 +93,7 @@ mod tests {
 
     #[test]
     fn a_folder_joins_one_draw_from_each_of_its_jsonl_files() {
-        let tokenizer = Tokenizer::shared_builtin().unwrap();
+        let tokenizer = Tokenizer::shared_builtin();
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(
             dir.path().join("b_passages.jsonl"),
@@ -115,7 +115,7 @@ mod tests {
 
     #[test]
     fn joined_draws_keep_every_image_and_rankings_entries_stay_in_one_pool() {
-        let tokenizer = Tokenizer::shared_builtin().unwrap();
+        let tokenizer = Tokenizer::shared_builtin();
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("a.jsonl"), "{\"text\": \"Look:\", \"image\": \"https://x/a.png\"}\n").unwrap();
         std::fs::write(dir.path().join("b.jsonl"), "{\"text\": \"and\", \"images\": [\"https://x/b.gif\"]}\n").unwrap();
@@ -133,7 +133,7 @@ mod tests {
 
     #[test]
     fn an_empty_folder_an_empty_pool_or_a_bad_line_is_named() {
-        let tokenizer = Tokenizer::shared_builtin().unwrap();
+        let tokenizer = Tokenizer::shared_builtin();
         let dir = tempfile::tempdir().unwrap();
         let err = parse(dir.path(), &tokenizer, None, 0).unwrap_err().to_string();
         assert_eq!(err, format!("dataset folder {} has no .jsonl files", dir.path().display()));

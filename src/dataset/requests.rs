@@ -198,7 +198,7 @@ mod tests {
     }
 
     fn entry(prompt: &str, images: &[&str], ranking: Option<Ranking>) -> DatasetEntry {
-        let mut entry = DatasetEntry::counted(&Tokenizer::shared_builtin().unwrap(), prompt.into(), Some(3));
+        let mut entry = DatasetEntry::counted(&Tokenizer::shared_builtin(), prompt.into(), Some(3));
         entry.images = images.iter().map(|url| url.to_string()).collect();
         entry.ranking = ranking;
         entry

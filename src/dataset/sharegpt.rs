@@ -61,7 +61,7 @@ mod tests {
 
     #[test]
     fn the_first_human_turn_is_the_prompt_and_the_answer_sets_the_output_length() {
-        let tokenizer = Tokenizer::shared_builtin().unwrap();
+        let tokenizer = Tokenizer::shared_builtin();
         let (path, text) = test_fixture("sharegpt.json");
         let entries = parse(&path, &text, &tokenizer).unwrap();
         let prompts: Vec<&str> = entries.iter().map(|e| e.prompt.as_str()).collect();
@@ -75,14 +75,14 @@ mod tests {
 
     #[test]
     fn a_conversation_without_a_human_turn_is_skipped() {
-        let tokenizer = Tokenizer::shared_builtin().unwrap();
+        let tokenizer = Tokenizer::shared_builtin();
         let only_gpt = conversation(&[("gpt", "Hi")]);
         assert_eq!(conversation_entry(&Record::new("x:1", &only_gpt), &tokenizer).unwrap(), None);
     }
 
     #[test]
     fn a_bad_conversation_names_the_line_it_starts_on() {
-        let tokenizer = Tokenizer::shared_builtin().unwrap();
+        let tokenizer = Tokenizer::shared_builtin();
         let (path, text) = test_fixture("sharegpt_broken.json");
         let err = parse(&path, &text, &tokenizer).unwrap_err().to_string();
         assert!(

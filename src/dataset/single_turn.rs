@@ -63,7 +63,7 @@ mod tests {
 
     #[test]
     fn each_line_is_an_entry_with_its_output_length() {
-        let tokenizer = Tokenizer::shared_builtin().unwrap();
+        let tokenizer = Tokenizer::shared_builtin();
         let (path, text) = test_fixture("single_turn.jsonl");
         let entries = parse(&path, &text, &tokenizer).unwrap();
         let prompts: Vec<&str> = entries.iter().map(|e| e.prompt.as_str()).collect();
@@ -85,7 +85,7 @@ mod tests {
 
     #[test]
     fn rankings_entries_keep_their_query_and_passages_and_text_entries_their_images() {
-        let tokenizer = Tokenizer::shared_builtin().unwrap();
+        let tokenizer = Tokenizer::shared_builtin();
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("cat.png"), b"png").unwrap();
         let path = dir.path().join("mixed.jsonl");
@@ -116,7 +116,7 @@ mod tests {
 
     #[test]
     fn a_bad_line_is_named() {
-        let tokenizer = Tokenizer::shared_builtin().unwrap();
+        let tokenizer = Tokenizer::shared_builtin();
         let (path, text) = test_fixture("single_turn_broken.jsonl");
         let err = parse(&path, &text, &tokenizer).unwrap_err().to_string();
         assert!(err.ends_with("single_turn_broken.jsonl:3: missing \"text\""), "{err}");

@@ -209,7 +209,7 @@ mod tests {
 
     #[test]
     fn prompts_hit_their_token_targets_and_are_reproducible() {
-        let tokenizer = Tokenizer::shared_builtin().unwrap();
+        let tokenizer = Tokenizer::shared_builtin();
         let a = generate(&spec(42), &tokenizer);
         let b = generate(&spec(42), &tokenizer);
         let c = generate(&spec(43), &tokenizer);
@@ -227,7 +227,7 @@ mod tests {
 
     #[test]
     fn fixed_lengths_are_exact() {
-        let tokenizer = Tokenizer::shared_builtin().unwrap();
+        let tokenizer = Tokenizer::shared_builtin();
         let fixed = SyntheticDataset { isl: fixed(128.0), osl: fixed(64.0), entries: 60, ..spec(1) };
         for entry in generate(&fixed, &tokenizer) {
             assert_eq!(entry.input_tokens, 128, "{:?}", entry.prompt);
@@ -236,7 +236,7 @@ mod tests {
 
     #[test]
     fn a_mixture_draws_its_pairs_by_weight() {
-        let tokenizer = Tokenizer::shared_builtin().unwrap();
+        let tokenizer = Tokenizer::shared_builtin();
         let mix = vec![
             LengthPair { isl: fixed(16.0), osl: fixed(4.0), weight: 3.0 },
             LengthPair { isl: fixed(40.0), osl: fixed(9.0), weight: 1.0 },
@@ -255,7 +255,7 @@ mod tests {
         assert_eq!(round_to_block(95, Some(64)), 64);
         assert_eq!(round_to_block(3, Some(64)), 64, "one block at least");
         assert_eq!(round_to_block(95, None), 95);
-        let tokenizer = Tokenizer::shared_builtin().unwrap();
+        let tokenizer = Tokenizer::shared_builtin();
         let blocks = with(SyntheticOptions { block_size: Some(32), ..Default::default() });
         for entry in generate(&blocks, &tokenizer) {
             assert_eq!(entry.input_tokens % 32, 0, "{}", entry.input_tokens);
@@ -264,7 +264,7 @@ mod tests {
 
     #[test]
     fn a_system_prompt_is_shared_and_counted_apart_from_the_isl() {
-        let tokenizer = Tokenizer::shared_builtin().unwrap();
+        let tokenizer = Tokenizer::shared_builtin();
         let options = SyntheticOptions { system_prompt_tokens: Some(200), ..Default::default() };
         let entries = generate(&SyntheticDataset { isl: fixed(30.0), ..with(options) }, &tokenizer);
         let system = entries[0].system_prompt.clone().expect("a system prompt");
@@ -278,7 +278,7 @@ mod tests {
 
     #[test]
     fn a_prefix_pool_starts_every_prompt_with_one_of_its_prefixes() {
-        let tokenizer = Tokenizer::shared_builtin().unwrap();
+        let tokenizer = Tokenizer::shared_builtin();
         let pool = PrefixPool { prefixes: 3, length: 40 };
         let options = SyntheticOptions { prefix_pool: Some(pool), ..Default::default() };
         let dataset = SyntheticDataset { entries: 30, ..with(options) };
@@ -307,7 +307,7 @@ mod tests {
 
     #[test]
     fn prompts_cut_on_several_threads_come_back_in_draw_order() {
-        let tokenizer = Tokenizer::shared_builtin().unwrap();
+        let tokenizer = Tokenizer::shared_builtin();
         let draws: Vec<Draw> = (0..150)
             .map(|index| Draw {
                 index,
@@ -326,7 +326,7 @@ mod tests {
 
     #[test]
     fn cache_bust_gives_every_prompt_a_prefix_of_its_own() {
-        let tokenizer = Tokenizer::shared_builtin().unwrap();
+        let tokenizer = Tokenizer::shared_builtin();
         let options = SyntheticOptions { cache_bust: true, ..Default::default() };
         let dataset = SyntheticDataset { isl: fixed(64.0), entries: 50, ..with(options) };
         let entries = generate(&dataset, &tokenizer);

@@ -10,23 +10,31 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
-use anyhow::{Context, Result, bail};
-use tokenizers::Model;
-
-use super::{builtin_tokenizer, gpt2_words, tokenizer_hub};
+use super::builtin_tokenizer::{self, END_OF_TEXT};
+use super::gpt2_bpe::Gpt2Bpe;
+use super::{gpt2_words, tokenizer_hub};
 use crate::plan::TokenizerSpec;
+use anyhow::{Context, Result, bail};
 
 /// The longest piece of text tokenized at once when counting.
 const COUNT_PIECE_BYTES: usize = 64 * 1024;
 
 pub struct Tokenizer {
-    inner: tokenizers::Tokenizer,
     name: String,
     /// Bytes of corpus text per token, measured once when first needed (see `exact_length`).
     bytes_per_token: OnceLock<f64>,
-    /// The builtin GPT-2 vocabulary's special tokens: ASCII text without them is counted word by
-    /// word (`gpt2_words`). None for other tokenizers, which always go through `inner`.
-    gpt2_special_tokens: Option<Vec<String>>,
+    kind: Kind,
+}
+
+enum Kind {
+    /// A `tokenizer.json`'s whole pipeline.
+    File(tokenizers::Tokenizer),
+    /// The builtin GPT-2 vocabulary: ASCII text without the special token goes pre-token by
+    /// pre-token (`gpt2_words`) through its own BPE tables (`gpt2_bpe`), which are ready at
+    /// once; other text through the Hugging Face pipeline, loaded when first needed (tens of
+    /// milliseconds, which a run with ASCII prompts no longer waits for before its first
+    /// request). None if that load failed (it is logged).
+    Builtin { bpe: Gpt2Bpe, pipeline: OnceLock<Option<tokenizers::Tokenizer>> },
 }
 
 impl std::fmt::Debug for Tokenizer {
@@ -38,7 +46,7 @@ impl std::fmt::Debug for Tokenizer {
 impl Tokenizer {
     pub fn load(spec: &TokenizerSpec) -> Result<Self> {
         match spec {
-            TokenizerSpec::Builtin => Self::builtin(),
+            TokenizerSpec::Builtin => Ok(Self::builtin()),
             TokenizerSpec::File { path } => Self::from_path(Path::new(path)),
             TokenizerSpec::Hub { id } => Self::from_hub(id),
         }
@@ -51,29 +59,25 @@ impl Tokenizer {
     }
 
     /// GPT-2's BPE vocabulary, embedded: needs no network and no files.
-    pub fn builtin() -> Result<Self> {
-        let inner = builtin_tokenizer::load().context("the builtin tokenizer failed to load")?;
-        let special_tokens = inner.get_added_tokens_decoder().into_values().map(|token| token.content).collect();
-        Ok(Self {
-            inner,
+    pub fn builtin() -> Self {
+        Self {
             name: TokenizerSpec::Builtin.name(),
             bytes_per_token: OnceLock::new(),
-            gpt2_special_tokens: Some(special_tokens),
-        })
+            kind: Kind::Builtin { bpe: Gpt2Bpe::new(), pipeline: OnceLock::new() },
+        }
     }
 
-    /// The builtin tokenizer, loaded once per process and shared (the in-process mock and
-    /// the client both count with it); a caller that comes while it loads waits for that load.
-    pub fn shared_builtin() -> Result<Arc<Self>> {
-        static SHARED: OnceLock<Result<Arc<Tokenizer>, String>> = OnceLock::new();
-        let loaded = SHARED.get_or_init(|| Self::builtin().map(Arc::new).map_err(|e| format!("{e:#}")));
-        loaded.clone().map_err(anyhow::Error::msg)
+    /// The builtin tokenizer, made once per process and shared (the in-process mock and the
+    /// client both count with it); a caller that comes while it is made waits for it.
+    pub fn shared_builtin() -> Arc<Self> {
+        static SHARED: OnceLock<Arc<Tokenizer>> = OnceLock::new();
+        SHARED.get_or_init(|| Arc::new(Self::builtin())).clone()
     }
 
-    /// Start loading the shared builtin tokenizer on a thread of its own, so that a run which
-    /// needs it finds it ready or part loaded (a run's first request waits for its prompts).
+    /// Start making the shared builtin tokenizer on a thread of its own, so that a run which
+    /// needs it finds it ready (a run's first request waits for its prompts).
     pub fn load_builtin_in_background() {
-        // A thread that cannot start leaves the load to the first caller.
+        // A thread that cannot start leaves the work to the first caller.
         let _ = std::thread::Builder::new().name("aiperf-tokenizer".into()).spawn(Self::shared_builtin);
     }
 
@@ -86,17 +90,12 @@ impl Tokenizer {
         let inner = tokenizers::Tokenizer::from_file(&file)
             .map_err(|e| anyhow::anyhow!("{e}"))
             .with_context(|| format!("cannot load tokenizer {}", file.display()))?;
-        Ok(Self {
-            inner,
-            name: path.display().to_string(),
-            bytes_per_token: OnceLock::new(),
-            gpt2_special_tokens: None,
-        })
+        Ok(Self { name: path.display().to_string(), bytes_per_token: OnceLock::new(), kind: Kind::File(inner) })
     }
 
     /// The builtin GPT-2 tokenizer (not the same vocabulary loaded from a file).
     pub fn is_builtin(&self) -> bool {
-        self.gpt2_special_tokens.is_some()
+        matches!(self.kind, Kind::Builtin { .. })
     }
 
     pub fn name(&self) -> &str {
@@ -117,50 +116,66 @@ impl Tokenizer {
     /// Tokens in one piece: word by word where the builtin vocabulary allows it, else by
     /// encoding it whole; the same number either way.
     fn count_piece(&self, piece: &str) -> usize {
-        if self.word_by_word(piece) {
-            gpt2_words::count_ascii(piece, |word| self.pre_token_ids(word).len())
-        } else {
-            self.encode_whole(piece).len()
+        match self.word_by_word(piece) {
+            Some(bpe) => gpt2_words::count_ascii(piece, |word| {
+                let mut ids = Vec::new();
+                bpe.encode_word(word.as_bytes(), &mut ids);
+                ids.len()
+            }),
+            None => self.encode_whole(piece).len(),
         }
     }
 
-    /// Whether `text` can go pre-token by pre-token through the BPE model alone: ASCII text
-    /// without a special token, under the builtin vocabulary. For a short text the pipeline
-    /// around the model (special-token split, regex pre-tokenizer, encoding) costs several
-    /// times what the model does.
-    fn word_by_word(&self, text: &str) -> bool {
-        self.gpt2_special_tokens
-            .as_ref()
-            .is_some_and(|special| text.is_ascii() && !special.iter().any(|token| text.contains(token.as_str())))
-    }
-
-    /// The ids of one ASCII pre-token of the builtin vocabulary, from its BPE model.
-    fn pre_token_ids(&self, word: &str) -> Vec<u32> {
-        match self.inner.get_model().tokenize(&gpt2_words::byte_level(word)) {
-            Ok(tokens) => tokens.into_iter().map(|token| token.id).collect(),
-            Err(_) => self.encode_whole(word),
+    /// The builtin BPE if `text` can go pre-token by pre-token through it: ASCII text without
+    /// the special token, under the builtin vocabulary.
+    fn word_by_word(&self, text: &str) -> Option<&Gpt2Bpe> {
+        match &self.kind {
+            Kind::Builtin { bpe, .. } if text.is_ascii() && !text.contains(END_OF_TEXT) => Some(bpe),
+            _ => None,
         }
     }
 
     /// The token ids of `text`, without special tokens (word by word where that gives the same).
     pub fn encode(&self, text: &str) -> Vec<u32> {
-        if self.word_by_word(text) {
-            gpt2_words::pre_tokens(text).flat_map(|word| self.pre_token_ids(word)).collect()
-        } else {
-            self.encode_whole(text)
+        match self.word_by_word(text) {
+            Some(bpe) => {
+                let mut ids = Vec::new();
+                for word in gpt2_words::pre_tokens(text) {
+                    bpe.encode_word(word.as_bytes(), &mut ids);
+                }
+                ids
+            }
+            None => self.encode_whole(text),
+        }
+    }
+
+    /// The Hugging Face pipeline: the file's, or the builtin one (loaded on first use).
+    fn pipeline(&self) -> Option<&tokenizers::Tokenizer> {
+        match &self.kind {
+            Kind::File(pipeline) => Some(pipeline),
+            Kind::Builtin { pipeline, .. } => pipeline
+                .get_or_init(|| {
+                    builtin_tokenizer::load()
+                        .inspect_err(|e| tracing::error!("the builtin tokenizer's pipeline failed to load: {e:#}"))
+                        .ok()
+                })
+                .as_ref(),
         }
     }
 
     /// The token ids of `text` from the whole pipeline.
     fn encode_whole(&self, text: &str) -> Vec<u32> {
-        match self.inner.encode_fast(text, false) {
-            Ok(encoding) => encoding.get_ids().to_vec(),
-            Err(_) => Vec::new(),
+        match self.pipeline().map(|pipeline| pipeline.encode_fast(text, false)) {
+            Some(Ok(encoding)) => encoding.get_ids().to_vec(),
+            _ => Vec::new(),
         }
     }
 
     pub fn decode(&self, ids: &[u32]) -> String {
-        self.inner.decode(ids, false).unwrap_or_default()
+        match &self.kind {
+            Kind::Builtin { .. } => Gpt2Bpe::decode(ids),
+            Kind::File(pipeline) => pipeline.decode(ids, false).unwrap_or_default(),
+        }
     }
 }
 
@@ -196,7 +211,7 @@ mod tests {
 
     #[test]
     fn builtin_tokenizer_counts_gpt2_tokens() {
-        let t = Tokenizer::builtin().unwrap();
+        let t = Tokenizer::builtin();
         // GPT-2: "Hello" " world" "!" are three tokens.
         assert_eq!(t.count("Hello world!"), 3);
         assert_eq!(t.count(""), 0);
@@ -238,7 +253,7 @@ mod tests {
 
     #[test]
     fn the_builtin_word_by_word_count_and_ids_equal_the_whole_encoding() {
-        let t = Tokenizer::builtin().unwrap();
+        let t = Tokenizer::builtin();
         let mut rng = crate::rng::SeededRng::new(7);
         for len in (0..400).map(|i| i % 40) {
             let text = tricky_ascii(&mut rng, len);
@@ -246,10 +261,41 @@ mod tests {
             assert_eq!(t.count(&text), t.encode_whole(&text).len(), "{text:?}");
         }
         let prose = &crate::dataset::corpus::shakespeare()[..20_000];
-        assert!(t.word_by_word(prose));
+        assert!(t.word_by_word(prose).is_some());
         assert_eq!(t.encode(prose), t.encode_whole(prose));
         assert_eq!(t.count(prose), t.encode_whole(prose).len());
         assert_eq!(t.count("naïve café 東京 it's"), t.encode("naïve café 東京 it's").len(), "non-ASCII text");
+    }
+
+    #[test]
+    fn the_builtin_bpe_merges_long_words_as_the_pipeline_does() {
+        let t = Tokenizer::builtin();
+        let mut rng = crate::rng::SeededRng::new(11);
+        let letters: Vec<u8> = b"etaoinshrdlucmfwypvbgkjqxz".to_vec();
+        for len in [1, 2, 3, 50, 1_000, 5_000] {
+            let word: String = (0..len).map(|_| char::from(letters[rng.below(6) as usize])).collect();
+            assert_eq!(t.encode(&word), t.encode_whole(&word), "{len} letters");
+        }
+        for word in
+            ["aaaaaaaaaaaaaaaaaaaaaaaaa", &"abcdefgh".repeat(8_000), &"1234567890".repeat(300), "!!!!!!!!!!!!!!!"]
+        {
+            assert_eq!(t.encode(word), t.encode_whole(word), "{}…", &word[..10.min(word.len())]);
+        }
+    }
+
+    #[test]
+    fn the_builtin_decoding_equals_the_pipelines() {
+        let t = Tokenizer::builtin();
+        let pipeline = t.pipeline().unwrap();
+        let mut rng = crate::rng::SeededRng::new(5);
+        for len in (0..300).map(|i| i % 30) {
+            // Any ids: byte tokens that split a UTF-8 character, the special token, the last id.
+            let ids: Vec<u32> = (0..len).map(|_| rng.below(50_257) as u32).collect();
+            assert_eq!(t.decode(&ids), pipeline.decode(&ids, false).unwrap(), "{ids:?}");
+        }
+        let split_character = t.encode_whole("é東");
+        assert_eq!(t.decode(&split_character[..1]), pipeline.decode(&split_character[..1], false).unwrap());
+        assert_eq!(t.decode(&[50_256]), "<|endoftext|>");
     }
 
     #[test]
@@ -271,7 +317,7 @@ mod tests {
 
     #[test]
     fn long_text_is_counted_in_pieces_exactly_when_it_has_spaces_and_nearly_without() {
-        let t = Tokenizer::builtin().unwrap();
+        let t = Tokenizer::builtin();
         let words = "the quick brown fox jumps over the lazy dog ".repeat(4000);
         assert!(words.len() > 2 * COUNT_PIECE_BYTES);
         assert_eq!(t.count(&words), t.encode(&words).len());

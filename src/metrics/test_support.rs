@@ -9,7 +9,7 @@ use crate::record::{RecordError, RequestOrigin, RequestRecord, ResponseChunk};
 pub fn context(streaming: bool) -> MetricsContext {
     MetricsContext {
         streaming,
-        tokenizer: Tokenizer::shared_builtin().expect("builtin tokenizer"),
+        tokenizer: Tokenizer::shared_builtin(),
         clock: RunClock::start(),
         produces_tokens: true,
         use_server_token_count: false,

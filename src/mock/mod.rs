@@ -57,7 +57,7 @@ impl MockServer {
     pub async fn start(config: MockConfig, addr: SocketAddr) -> Result<MockServer> {
         let tokenizer = tokio::task::spawn_blocking(Tokenizer::shared_builtin)
             .await
-            .context("loading the builtin tokenizer for the mock server")??;
+            .context("making the builtin tokenizer for the mock server")?;
         let state = Arc::new(state::MockState::new(config, tokenizer)?);
         let listener = TcpListener::bind(addr).await.with_context(|| format!("mock server cannot bind {addr}"))?;
         let addr = listener.local_addr().context("mock server: reading the bound address")?;

@@ -33,7 +33,7 @@ mod tests {
 
     #[test]
     fn every_word_is_one_gpt2_token_of_plain_letters() {
-        let tokenizer = Tokenizer::shared_builtin().unwrap();
+        let tokenizer = Tokenizer::shared_builtin();
         for word in WORDS {
             assert_eq!(tokenizer.count(word), 1, "{word:?} is not a single token");
             assert!(word.starts_with(' ') && word[1..].chars().all(|c| c.is_ascii_lowercase()), "{word:?}");
@@ -50,7 +50,7 @@ mod tests {
 
     #[test]
     fn output_text_counts_to_exactly_n_tokens() {
-        let tokenizer = Tokenizer::shared_builtin().unwrap();
+        let tokenizer = Tokenizer::shared_builtin();
         for n in [1u64, 2, 64, 500] {
             assert_eq!(tokenizer.count(&output_text(n)) as u64, n, "n = {n}");
         }
