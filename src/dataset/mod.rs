@@ -20,6 +20,7 @@ pub mod requests;
 mod sampling;
 mod sharegpt;
 mod single_turn;
+mod split_counts;
 pub mod synthetic;
 pub mod tokenizer;
 pub mod tokenizer_hub;

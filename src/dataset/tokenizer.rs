@@ -14,6 +14,7 @@ use anyhow::{Context, Result, bail};
 
 use super::builtin_tokenizer::{self, END_OF_TEXT};
 use super::gpt2_bpe::Gpt2Bpe;
+use super::split_counts::SplitCounts;
 use super::{gpt2_words, tokenizer_hub};
 use crate::plan::TokenizerSpec;
 
@@ -25,6 +26,8 @@ pub struct Tokenizer {
     /// Bytes of corpus text per token, measured once when first needed (see `exact_length`).
     bytes_per_token: OnceLock<f64>,
     kind: Kind,
+    /// Pre-token counts remembered for the text that goes through the pipeline.
+    split_counts: SplitCounts,
 }
 
 enum Kind {
@@ -65,6 +68,7 @@ impl Tokenizer {
             name: TokenizerSpec::Builtin.name(),
             bytes_per_token: OnceLock::new(),
             kind: Kind::Builtin { bpe: Gpt2Bpe::new(), pipeline: OnceLock::new() },
+            split_counts: SplitCounts::new(),
         }
     }
 
@@ -91,7 +95,12 @@ impl Tokenizer {
         let inner = tokenizers::Tokenizer::from_file(&file)
             .map_err(|e| anyhow::anyhow!("{e}"))
             .with_context(|| format!("cannot load tokenizer {}", file.display()))?;
-        Ok(Self { name: path.display().to_string(), bytes_per_token: OnceLock::new(), kind: Kind::File(inner) })
+        Ok(Self {
+            name: path.display().to_string(),
+            bytes_per_token: OnceLock::new(),
+            kind: Kind::File(inner),
+            split_counts: SplitCounts::new(),
+        })
     }
 
     /// The builtin GPT-2 tokenizer (not the same vocabulary loaded from a file).
@@ -114,8 +123,9 @@ impl Tokenizer {
         pieces(text, COUNT_PIECE_BYTES).map(|piece| self.count_piece(piece)).sum()
     }
 
-    /// Tokens in one piece: word by word where the builtin vocabulary allows it, else by
-    /// encoding it whole; the same number either way.
+    /// Tokens in one piece: word by word where the builtin vocabulary allows it, else from the
+    /// pipeline's pre-tokens (`split_counts`), else by encoding it whole; the same number
+    /// every way.
     fn count_piece(&self, piece: &str) -> usize {
         match self.word_by_word(piece) {
             Some(bpe) => gpt2_words::count_ascii(piece, |word| {
@@ -123,7 +133,10 @@ impl Tokenizer {
                 bpe.encode_word(word.as_bytes(), &mut ids);
                 ids.len()
             }),
-            None => self.encode_whole(piece).len(),
+            None => self
+                .pipeline()
+                .and_then(|pipeline| self.split_counts.count(pipeline, piece))
+                .unwrap_or_else(|| self.encode_whole(piece).len()),
         }
     }
 
@@ -299,6 +312,66 @@ mod tests {
         let split_character = t.encode_whole("é東");
         assert_eq!(t.decode(&split_character[..1]), pipeline.decode(&split_character[..1], false).unwrap());
         assert_eq!(t.decode(&[50_256]), "<|endoftext|>");
+    }
+
+    /// The test tokenizer file, its JSON changed by `change`, loaded from a file of its own.
+    fn fixture_changed(change: impl FnOnce(&mut serde_json::Value)) -> (Tokenizer, tempfile::TempDir) {
+        let fixture =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/trained-bytelevel-bpe-8k.tokenizer.json");
+        let mut json: serde_json::Value = serde_json::from_slice(&std::fs::read(fixture).unwrap()).unwrap();
+        change(&mut json);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("tokenizer.json");
+        std::fs::write(&path, json.to_string()).unwrap();
+        (Tokenizer::from_path(&path).unwrap(), dir)
+    }
+
+    #[test]
+    fn counts_from_a_pipelines_pre_tokens_equal_its_whole_encodings() {
+        let (plain, _plain_dir) = fixture_changed(|_| {});
+        // A Llama-3-style pipeline: a normalizer, a regex split before the byte-level step,
+        // and added tokens that strip the spaces around them or match after normalizing.
+        let (llama_like, _llama_dir) = fixture_changed(|json| {
+            json["normalizer"] =
+                serde_json::json!({ "type": "Sequence", "normalizers": [{ "type": "NFC" }, { "type": "Lowercase" }] });
+            json["pre_tokenizer"] = serde_json::json!({ "type": "Sequence", "pretokenizers": [
+                { "type": "Split", "behavior": "Isolated", "invert": false, "pattern": { "Regex":
+                    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+" } },
+                { "type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": false },
+            ]});
+            let next_id = json["model"]["vocab"].as_object().unwrap().len();
+            let added = json["added_tokens"].as_array_mut().unwrap();
+            for (offset, (content, strip, normalized)) in
+                [("<tool>", true, false), ("end of turn", false, true)].into_iter().enumerate()
+            {
+                added.push(serde_json::json!({ "id": next_id + offset, "content": content, "single_word": false,
+                    "lstrip": strip, "rstrip": strip, "normalized": normalized, "special": !normalized }));
+            }
+        });
+        let gpt2_file = Tokenizer::from_path(Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/assets/tokenizers/gpt2.tokenizer.json"
+        )))
+        .unwrap();
+        let builtin = Tokenizer::builtin();
+        let mut rng = crate::rng::SeededRng::new(3);
+        for len in (0..300).map(|i| i % 30) {
+            let ascii = tricky_ascii(&mut rng, len);
+            let text = format!("{ascii} <tool> naïve Café, 東京 END OF TURN {ascii}\u{0301}x ");
+            for t in [&plain, &llama_like, &gpt2_file, &builtin] {
+                let whole = t.encode_whole(&text).len();
+                let from_pre_tokens = t.split_counts.count(t.pipeline().unwrap(), &text);
+                assert_eq!(from_pre_tokens, Some(whole), "{} on {text:?}", t.name());
+                assert_eq!((t.count(&text), t.count(&text)), (whole, whole), "{} on {text:?}", t.name());
+            }
+        }
+        let (truncating, _truncating_dir) = fixture_changed(|json| {
+            json["truncation"] =
+                serde_json::json!({ "direction": "Right", "max_length": 5, "strategy": "LongestFirst", "stride": 0 });
+        });
+        let text = "a text of many more than five tokens, which the pipeline cuts";
+        assert_eq!(truncating.split_counts.count(truncating.pipeline().unwrap(), text), None);
+        assert_eq!(truncating.count(text), 5, "a truncating pipeline counts as it encodes");
     }
 
     #[test]
