@@ -2,6 +2,8 @@
 //! (single-turn, multi-turn, mooncake traces, ShareGPT) in the order their sampling gives,
 //! and the tokenizer that counts them.
 
+mod ascii_path;
+mod ascii_pre_tokens;
 mod audio;
 mod builtin_tokenizer;
 pub mod corpus;
@@ -9,7 +11,6 @@ mod exact_length;
 mod fields;
 mod file;
 mod gpt2_bpe;
-mod gpt2_words;
 mod image_files;
 mod images;
 mod mooncake;
@@ -24,6 +25,7 @@ mod split_counts;
 pub mod synthetic;
 pub mod tokenizer;
 pub mod tokenizer_hub;
+mod word_counts;
 
 use std::sync::Arc;
 

@@ -11,11 +11,14 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use anyhow::{Context, Result, bail};
+use tokenizers::Model;
 
+use super::ascii_path::{AsciiPath, byte_level};
+use super::ascii_pre_tokens::{self, Pattern};
 use super::builtin_tokenizer::{self, END_OF_TEXT};
 use super::gpt2_bpe::Gpt2Bpe;
-use super::split_counts::SplitCounts;
-use super::{gpt2_words, tokenizer_hub};
+use super::word_counts::WordCounts;
+use super::{split_counts, tokenizer_hub};
 use crate::plan::TokenizerSpec;
 
 /// The longest piece of text tokenized at once when counting.
@@ -26,18 +29,22 @@ pub struct Tokenizer {
     /// Bytes of corpus text per token, measured once when first needed (see `exact_length`).
     bytes_per_token: OnceLock<f64>,
     kind: Kind,
-    /// Pre-token counts remembered for the text that goes through the pipeline.
-    split_counts: SplitCounts,
+    /// Where ASCII text may skip the pipeline: pre-token by pre-token to the model alone.
+    ascii_path: Option<AsciiPath>,
+    /// Word counts remembered for the text on that path (raw words), and for the text that
+    /// goes through the pipeline (`split_counts`: its pre-tokens as the model reads them).
+    ascii_words: WordCounts,
+    pipeline_words: WordCounts,
 }
 
 enum Kind {
     /// A `tokenizer.json`'s whole pipeline.
     File(tokenizers::Tokenizer),
     /// The builtin GPT-2 vocabulary: ASCII text without the special token goes pre-token by
-    /// pre-token (`gpt2_words`) through its own BPE tables (`gpt2_bpe`), which are ready at
-    /// once; other text through the Hugging Face pipeline, loaded when first needed (tens of
-    /// milliseconds, which a run with ASCII prompts no longer waits for before its first
-    /// request). None if that load failed (it is logged).
+    /// pre-token through its own BPE tables (`gpt2_bpe`), which are ready at once; other text
+    /// through the Hugging Face pipeline, loaded when first needed (tens of milliseconds,
+    /// which a run with ASCII prompts no longer waits for before its first request). None if
+    /// that load failed (it is logged).
     Builtin { bpe: Gpt2Bpe, pipeline: OnceLock<Option<tokenizers::Tokenizer>> },
 }
 
@@ -68,7 +75,9 @@ impl Tokenizer {
             name: TokenizerSpec::Builtin.name(),
             bytes_per_token: OnceLock::new(),
             kind: Kind::Builtin { bpe: Gpt2Bpe::new(), pipeline: OnceLock::new() },
-            split_counts: SplitCounts::new(),
+            ascii_path: Some(AsciiPath::new(Pattern::Gpt2, vec![END_OF_TEXT.to_string()])),
+            ascii_words: WordCounts::new(),
+            pipeline_words: WordCounts::new(),
         }
     }
 
@@ -98,8 +107,10 @@ impl Tokenizer {
         Ok(Self {
             name: path.display().to_string(),
             bytes_per_token: OnceLock::new(),
+            ascii_path: AsciiPath::of(&inner),
             kind: Kind::File(inner),
-            split_counts: SplitCounts::new(),
+            ascii_words: WordCounts::new(),
+            pipeline_words: WordCounts::new(),
         })
     }
 
@@ -123,44 +134,48 @@ impl Tokenizer {
         pieces(text, COUNT_PIECE_BYTES).map(|piece| self.count_piece(piece)).sum()
     }
 
-    /// Tokens in one piece: word by word where the builtin vocabulary allows it, else from the
+    /// Tokens in one piece: word by word where the ASCII path allows it, else from the
     /// pipeline's pre-tokens (`split_counts`), else by encoding it whole; the same number
     /// every way.
     fn count_piece(&self, piece: &str) -> usize {
-        match self.word_by_word(piece) {
-            Some(bpe) => gpt2_words::count_ascii(piece, |word| {
+        let by_words = self.ascii_pattern(piece).and_then(|pattern| {
+            let words = ascii_pre_tokens::pre_tokens(pattern, piece);
+            self.ascii_words.sum(words, |word| {
                 let mut ids = Vec::new();
-                bpe.encode_word(word.as_bytes(), &mut ids);
-                ids.len()
-            }),
-            None => self
-                .pipeline()
-                .and_then(|pipeline| self.split_counts.count(pipeline, piece))
-                .unwrap_or_else(|| self.encode_whole(piece).len()),
-        }
+                self.word_ids(word, &mut ids).map(|()| ids.len())
+            })
+        });
+        by_words
+            .or_else(|| self.pipeline().and_then(|pipeline| split_counts::count(pipeline, piece, &self.pipeline_words)))
+            .unwrap_or_else(|| self.encode_whole(piece).len())
     }
 
-    /// The builtin BPE if `text` can go pre-token by pre-token through it: ASCII text without
-    /// the special token, under the builtin vocabulary.
-    fn word_by_word(&self, text: &str) -> Option<&Gpt2Bpe> {
+    /// The pattern that cuts `text` into pre-tokens if it may take the ASCII path.
+    fn ascii_pattern(&self, text: &str) -> Option<Pattern> {
+        self.ascii_path.as_ref().filter(|path| path.takes(text)).map(|path| path.pattern)
+    }
+
+    /// Appends the ids of one ASCII pre-token from the model alone (None if the model failed).
+    fn word_ids(&self, word: &str, ids: &mut Vec<u32>) -> Option<()> {
         match &self.kind {
-            Kind::Builtin { bpe, .. } if text.is_ascii() && !text.contains(END_OF_TEXT) => Some(bpe),
-            _ => None,
+            Kind::Builtin { bpe, .. } => bpe.encode_word(word.as_bytes(), ids),
+            Kind::File(pipeline) => {
+                let tokens = pipeline.get_model().tokenize(&byte_level(word)).ok()?;
+                ids.extend(tokens.iter().map(|token| token.id));
+            }
         }
+        Some(())
     }
 
     /// The token ids of `text`, without special tokens (word by word where that gives the same).
     pub fn encode(&self, text: &str) -> Vec<u32> {
-        match self.word_by_word(text) {
-            Some(bpe) => {
-                let mut ids = Vec::new();
-                for word in gpt2_words::pre_tokens(text) {
-                    bpe.encode_word(word.as_bytes(), &mut ids);
-                }
-                ids
+        if let Some(pattern) = self.ascii_pattern(text) {
+            let mut ids = Vec::new();
+            if ascii_pre_tokens::pre_tokens(pattern, text).all(|word| self.word_ids(word, &mut ids).is_some()) {
+                return ids;
             }
-            None => self.encode_whole(text),
         }
+        self.encode_whole(text)
     }
 
     /// The Hugging Face pipeline: the file's, or the builtin one (loaded on first use).
@@ -275,7 +290,7 @@ mod tests {
             assert_eq!(t.count(&text), t.encode_whole(&text).len(), "{text:?}");
         }
         let prose = &crate::dataset::corpus::shakespeare()[..20_000];
-        assert!(t.word_by_word(prose).is_some());
+        assert_eq!(t.ascii_pattern(prose), Some(Pattern::Gpt2));
         assert_eq!(t.encode(prose), t.encode_whole(prose));
         assert_eq!(t.count(prose), t.encode_whole(prose).len());
         assert_eq!(t.count("naïve café 東京 it's"), t.encode("naïve café 東京 it's").len(), "non-ASCII text");
@@ -360,7 +375,7 @@ mod tests {
             let text = format!("{ascii} <tool> naïve Café, 東京 END OF TURN {ascii}\u{0301}x ");
             for t in [&plain, &llama_like, &gpt2_file, &builtin] {
                 let whole = t.encode_whole(&text).len();
-                let from_pre_tokens = t.split_counts.count(t.pipeline().unwrap(), &text);
+                let from_pre_tokens = split_counts::count(t.pipeline().unwrap(), &text, &t.pipeline_words);
                 assert_eq!(from_pre_tokens, Some(whole), "{} on {text:?}", t.name());
                 assert_eq!((t.count(&text), t.count(&text)), (whole, whole), "{} on {text:?}", t.name());
             }
@@ -370,8 +385,53 @@ mod tests {
                 serde_json::json!({ "direction": "Right", "max_length": 5, "strategy": "LongestFirst", "stride": 0 });
         });
         let text = "a text of many more than five tokens, which the pipeline cuts";
-        assert_eq!(truncating.split_counts.count(truncating.pipeline().unwrap(), text), None);
+        assert_eq!(split_counts::count(truncating.pipeline().unwrap(), text, &truncating.pipeline_words), None);
         assert_eq!(truncating.count(text), 5, "a truncating pipeline counts as it encodes");
+    }
+
+    /// The fixture with `regex` split off before its byte-level step (as Llama 3's and Qwen
+    /// 2's files have it), `normalizer` and one more added token.
+    fn fixture_split_by(regex: &str, normalizer: serde_json::Value) -> (Tokenizer, tempfile::TempDir) {
+        fixture_changed(|json| {
+            json["normalizer"] = normalizer;
+            json["pre_tokenizer"] = serde_json::json!({ "type": "Sequence", "pretokenizers": [
+                { "type": "Split", "behavior": "Isolated", "invert": false, "pattern": { "Regex": regex } },
+                { "type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": false },
+            ]});
+            let next_id = json["model"]["vocab"].as_object().unwrap().len();
+            json["added_tokens"]
+                .as_array_mut()
+                .unwrap()
+                .push(serde_json::json!({ "id": next_id, "content": "<|eot_id|>",
+                "single_word": false, "lstrip": false, "rstrip": false, "normalized": false, "special": true }));
+        })
+    }
+
+    #[test]
+    fn ascii_text_under_llama3_qwen2_and_gpt2_files_goes_word_by_word_to_the_same_ids() {
+        let (llama3, _llama3_dir) = fixture_split_by(Pattern::LLAMA3_REGEX, serde_json::Value::Null);
+        let (qwen2, _qwen2_dir) = fixture_split_by(Pattern::QWEN2_REGEX, serde_json::json!({ "type": "NFC" }));
+        let (plain, _plain_dir) = fixture_changed(|_| {});
+        let (lowercased, _lowercased_dir) =
+            fixture_split_by(Pattern::LLAMA3_REGEX, serde_json::json!({ "type": "Lowercase" }));
+        let mut rng = crate::rng::SeededRng::new(23);
+        let prose = &crate::dataset::corpus::shakespeare()[..10_000];
+        for (t, pattern) in [
+            (&llama3, Some(Pattern::Llama3)),
+            (&qwen2, Some(Pattern::Qwen2)),
+            (&plain, Some(Pattern::Gpt2)),
+            (&lowercased, None),
+        ] {
+            assert_eq!(t.ascii_pattern(prose), pattern, "{}", t.name());
+            let texts = (0..200).map(|i| tricky_ascii(&mut rng, i % 30).replace("<|endoftext|>", "<|eot_id|>"));
+            for text in texts.chain([prose.to_string(), "12345 digits, 'CAPS'\r\n\tdone<|eot_id|> naïve".to_string()])
+            {
+                let whole = t.encode_whole(&text);
+                assert_eq!(t.encode(&text), whole, "{} on {text:?}", t.name());
+                assert_eq!((t.count(&text), t.count(&text)), (whole.len(), whole.len()), "{} on {text:?}", t.name());
+            }
+        }
+        assert_eq!(llama3.ascii_pattern("a <|eot_id|> b"), None, "an added token takes the pipeline");
     }
 
     #[test]

@@ -1,0 +1,108 @@
+//! When ASCII text may skip a tokenizer's pipeline: its pre-tokenizer is one of the regexes
+//! `ascii_pre_tokens` scans, then the byte-level alphabet; its normalizer leaves ASCII as it is
+//! (none, or Unicode normal forms); it does not truncate; and the text holds none of its added
+//! tokens. Each pre-token, spelled in the byte-level alphabet, then goes to the model alone,
+//! which is what the pipeline would do with it.
+
+use serde_json::Value;
+
+use super::ascii_pre_tokens::Pattern;
+
+pub(super) struct AsciiPath {
+    pub(super) pattern: Pattern,
+    added_tokens: Vec<String>,
+    /// Whether a byte begins one of the added tokens: a text without any such byte holds none.
+    added_token_starts: [bool; 256],
+}
+
+impl AsciiPath {
+    pub(super) fn new(pattern: Pattern, added_tokens: Vec<String>) -> Self {
+        let mut added_token_starts = [false; 256];
+        for token in &added_tokens {
+            if let Some(&first) = token.as_bytes().first() {
+                added_token_starts[usize::from(first)] = true;
+            }
+        }
+        Self { pattern, added_tokens, added_token_starts }
+    }
+
+    /// The path through `pipeline`'s model, if the pipeline allows one.
+    pub(super) fn of(pipeline: &tokenizers::Tokenizer) -> Option<Self> {
+        if pipeline.get_truncation().is_some() {
+            return None;
+        }
+        if let Some(normalizer) = pipeline.get_normalizer() {
+            keeps_ascii(&serde_json::to_value(normalizer).ok()?).then_some(())?;
+        }
+        let pattern = pattern_of(&serde_json::to_value(pipeline.get_pre_tokenizer()?).ok()?)?;
+        let added_tokens = pipeline.get_added_tokens_decoder().into_values().map(|token| token.content).collect();
+        Some(Self::new(pattern, added_tokens))
+    }
+
+    /// Whether `text` may take the path: ASCII, without an added token.
+    pub(super) fn takes(&self, text: &str) -> bool {
+        text.is_ascii()
+            && (!text.bytes().any(|byte| self.added_token_starts[usize::from(byte)])
+                || !self.added_tokens.iter().any(|token| text.contains(token.as_str())))
+    }
+}
+
+/// Whether a normalizer (as its JSON) leaves ASCII text as it is.
+fn keeps_ascii(normalizer: &Value) -> bool {
+    match normalizer["type"].as_str() {
+        Some("NFC" | "NFD" | "NFKC" | "NFKD") => true,
+        Some("Sequence") => normalizer["normalizers"].as_array().is_some_and(|all| all.iter().all(keeps_ascii)),
+        _ => false,
+    }
+}
+
+/// The pattern of a pre-tokenizer (as its JSON) that cuts with a known regex and then spells
+/// bytes in the byte-level alphabet, adding no space in front.
+fn pattern_of(pre_tokenizer: &Value) -> Option<Pattern> {
+    let byte_level = |value: &Value, use_regex: bool| {
+        value["type"] == "ByteLevel" && value["add_prefix_space"] == false && value["use_regex"] == use_regex
+    };
+    if byte_level(pre_tokenizer, true) {
+        return Some(Pattern::Gpt2);
+    }
+    match pre_tokenizer["pretokenizers"].as_array().map(Vec::as_slice) {
+        Some([split, spell]) if pre_tokenizer["type"] == "Sequence" && byte_level(spell, false) => {
+            let isolated = split["type"] == "Split" && split["behavior"] == "Isolated" && split["invert"] == false;
+            isolated.then(|| Pattern::of_regex(split["pattern"]["Regex"].as_str()?)).flatten()
+        }
+        _ => None,
+    }
+}
+
+/// An ASCII pre-token as the byte-level alphabet spells it, which is what the model reads:
+/// printable bytes stand for themselves, and the bytes it does not print (controls and the
+/// space, 0–32, then 127) take the characters from U+0100 on, in byte order.
+pub(super) fn byte_level(word: &str) -> String {
+    word.bytes()
+        .map(|byte| match byte {
+            b'!'..=b'~' => char::from(byte),
+            0..=b' ' => char::from_u32(0x100 + u32::from(byte)).unwrap_or(char::REPLACEMENT_CHARACTER),
+            _ => '\u{121}',
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn byte_level_spells_spaces_and_controls_as_gpt2_does() {
+        assert_eq!(byte_level(" the"), "\u{120}the");
+        assert_eq!(byte_level("\n\t!~"), "\u{10a}\u{109}!~");
+        assert_eq!(byte_level("\x00\x7f"), "\u{100}\u{121}");
+    }
+
+    #[test]
+    fn text_with_an_added_token_or_not_ascii_takes_the_pipeline() {
+        let path = AsciiPath::new(Pattern::Gpt2, vec!["<|eot|>".into()]);
+        assert!(path.takes("a < b, plain ASCII"));
+        assert!(!path.takes("done<|eot|>"));
+        assert!(!path.takes("café"));
+    }
+}
