@@ -69,6 +69,9 @@ fn class(byte: u8) -> Class {
     }
 }
 
+/// What follows the apostrophe in the contractions every pattern begins with.
+const CONTRACTIONS: [&[u8]; 7] = [b"s", b"t", b"re", b"ve", b"m", b"ll", b"d"];
+
 /// Length of the bytes of `class` at the start of `bytes`.
 fn run_of(bytes: &[u8], of: Class) -> usize {
     bytes.iter().position(|&byte| class(byte) != of).unwrap_or(bytes.len())
@@ -78,7 +81,7 @@ fn run_of(bytes: &[u8], of: Class) -> usize {
 /// alternative that matches there, as a backtracking engine picks it.
 fn gpt2_pre_token_len(bytes: &[u8]) -> usize {
     if bytes[0] == b'\'' {
-        for suffix in [&b"s"[..], b"t", b"re", b"ve", b"m", b"ll", b"d"] {
+        for suffix in CONTRACTIONS {
             if bytes[1..].starts_with(suffix) {
                 return 1 + suffix.len();
             }
@@ -102,7 +105,7 @@ fn llama3_pre_token_len(bytes: &[u8], max_digits: usize) -> usize {
     let first = class(bytes[0]);
     // `(?i:'s|'t|'re|'ve|'m|'ll|'d)`
     if bytes[0] == b'\'' {
-        for suffix in [&b"s"[..], b"t", b"re", b"ve", b"m", b"ll", b"d"] {
+        for suffix in CONTRACTIONS {
             if bytes.len() > suffix.len() && bytes[1..=suffix.len()].eq_ignore_ascii_case(suffix) {
                 return 1 + suffix.len();
             }
