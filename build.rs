@@ -10,11 +10,15 @@
 use std::collections::HashMap;
 use std::path::Path;
 
+#[path = "src/dataset/byte_level_alphabet.rs"]
+mod byte_level_alphabet;
+
 const SOURCE: &str = "assets/tokenizers/gpt2.tokenizer.json";
 
 fn main() {
     println!("cargo::rerun-if-changed={SOURCE}");
     println!("cargo::rerun-if-changed=build.rs");
+    println!("cargo::rerun-if-changed=src/dataset/byte_level_alphabet.rs");
     let text = std::fs::read(SOURCE).unwrap_or_else(|e| panic!("cannot read {SOURCE}: {e}"));
     let json: serde_json::Value = serde_json::from_slice(&text).unwrap_or_else(|e| panic!("{SOURCE}: {e}"));
     let model = &json["model"];
@@ -36,7 +40,7 @@ fn main() {
     let id_of =
         |token: &str| *vocab.get(token).unwrap_or_else(|| panic!("{SOURCE}: {token:?} is not in the vocabulary"));
 
-    let alphabet = byte_level_alphabet();
+    let alphabet = byte_level_alphabet::ALPHABET;
     let byte_of: HashMap<char, u8> = alphabet.iter().enumerate().map(|(byte, &c)| (c, byte as u8)).collect();
 
     let mut merges = Vec::new();
@@ -76,23 +80,4 @@ fn main() {
         let path = Path::new(&out_dir).join(name);
         std::fs::write(&path, bytes).unwrap_or_else(|e| panic!("cannot write {}: {e}", path.display()));
     }
-}
-
-/// GPT-2's byte-level alphabet: the character standing for each byte. Printable bytes stand
-/// for themselves; the others (0–32, 127–160 and 173) take the characters from U+0100 on, in
-/// byte order.
-fn byte_level_alphabet() -> [char; 256] {
-    let mut alphabet = ['\0'; 256];
-    let mut next_stand_in = 0x100;
-    for (byte, slot) in alphabet.iter_mut().enumerate() {
-        let printable = matches!(byte, 0x21..=0x7E | 0xA1..=0xAC | 0xAE..=0xFF);
-        let code = if printable {
-            byte as u32
-        } else {
-            next_stand_in += 1;
-            next_stand_in - 1
-        };
-        *slot = char::from_u32(code).expect("below U+0200, every code is a char");
-    }
-    alphabet
 }

@@ -7,6 +7,7 @@
 use serde_json::Value;
 
 use super::ascii_pre_tokens::Pattern;
+use super::byte_level_alphabet::ALPHABET;
 
 pub(super) struct AsciiPath {
     pub(super) pattern: Pattern,
@@ -74,17 +75,9 @@ fn pattern_of(pre_tokenizer: &Value) -> Option<Pattern> {
     }
 }
 
-/// An ASCII pre-token as the byte-level alphabet spells it, which is what the model reads:
-/// printable bytes stand for themselves, and the bytes it does not print (controls and the
-/// space, 0–32, then 127) take the characters from U+0100 on, in byte order.
+/// A pre-token as the byte-level alphabet spells it, which is what the model reads.
 pub(super) fn byte_level(word: &str) -> String {
-    word.bytes()
-        .map(|byte| match byte {
-            b'!'..=b'~' => char::from(byte),
-            0..=b' ' => char::from_u32(0x100 + u32::from(byte)).unwrap_or(char::REPLACEMENT_CHARACTER),
-            _ => '\u{121}',
-        })
-        .collect()
+    word.bytes().map(|byte| ALPHABET[usize::from(byte)]).collect()
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@ mod ascii_path;
 mod ascii_pre_tokens;
 mod audio;
 mod builtin_tokenizer;
+mod byte_level_alphabet;
 pub mod corpus;
 mod exact_length;
 mod fields;
