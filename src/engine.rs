@@ -57,6 +57,9 @@ pub struct RunOptions {
 }
 
 /// Check a plan for mistakes a user can make, before anything starts.
+/// The most turns a synthetic conversation may have on average.
+const MAX_TURNS: f64 = 10_000.0;
+
 pub fn validate(plan: &Plan) -> Result<()> {
     if plan.name.trim().is_empty() {
         bail!("the run needs a non-empty name");
@@ -82,6 +85,12 @@ pub fn validate(plan: &Plan) -> Result<()> {
     if let Some(problem) = plan.network_latency.problem() {
         bail!("{problem}");
     }
+    if let Some(problem) = plan.span_problem() {
+        bail!("{problem}");
+    }
+    if let Some(problem) = crate::client::credentials_problem(&plan.endpoint.url) {
+        bail!("{problem}");
+    }
     crate::metrics::goodput::Slos::from_plan(&plan.slos).map_err(anyhow::Error::msg)?;
     if plan.slos.is_empty()
         && let Some(t) = plan.thresholds.iter().find(|t| crate::thresholds::needs_slos(t))
@@ -95,6 +104,20 @@ pub fn validate(plan: &Plan) -> Result<()> {
             }
             if spec.isl.mean().is_nan() || spec.isl.mean() < 1.0 || spec.osl.mean().is_nan() || spec.osl.mean() < 1.0 {
                 bail!("synthetic dataset: isl and osl need a mean of at least 1 token");
+            }
+            if let Some(shape) = &spec.options.conversation {
+                if let Some(problem) = shape.turns.problem().or(shape.turn_delay_s.problem()) {
+                    bail!("synthetic dataset: {problem}");
+                }
+                if !(1.0..=MAX_TURNS).contains(&shape.turns.mean()) {
+                    bail!("synthetic dataset: `turns` must be from 1 to {MAX_TURNS}, got {}", shape.turns.mean());
+                }
+                if !(0.0..=crate::plan::MAX_SECONDS).contains(&shape.turn_delay_s.mean()) {
+                    bail!(
+                        "synthetic dataset: `turn_delay` must be a time from 0 s, got {} s",
+                        shape.turn_delay_s.mean()
+                    );
+                }
             }
         }
         Dataset::File(spec) => {
@@ -394,7 +417,8 @@ fn write_segment_info(
     info.write(&result.artifact_dir)
 }
 
-/// The summaries, the collectors' exports and the console text.
+/// The summaries, the collectors' exports and the console text, then the marker that says
+/// they are all there.
 fn write_artifacts(
     result: &RunResult,
     telemetry: Option<&crate::telemetry::TelemetryCollected>,
@@ -402,7 +426,8 @@ fn write_artifacts(
 ) -> Result<()> {
     export::write_summaries(result, artifact_dir)?;
     collectors::write_exports(result, telemetry, artifact_dir)?;
-    write_console(result, artifact_dir)
+    write_console(result, artifact_dir)?;
+    export::ready_marker::write(artifact_dir, result.was_cancelled)
 }
 
 /// `<artifact root>/<run>/` (a segment's: `<artifact root>/<run>/segment-I-of-N/`), created.
@@ -414,6 +439,7 @@ fn create_artifact_dir(plan: &Plan, options: &RunOptions) -> Result<PathBuf> {
     };
     std::fs::create_dir_all(&artifact_dir)
         .with_context(|| format!("cannot create artifact folder {}", artifact_dir.display()))?;
+    export::ready_marker::clear(&artifact_dir)?;
     Ok(artifact_dir)
 }
 

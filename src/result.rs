@@ -111,7 +111,9 @@ pub struct ClientSelfCheck {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idle_spin_cpu_percent: Option<f64>,
     pub cpu_cores: usize,
-    /// Requests that waited for a slot under the phase's `max_concurrency` (None: none waited).
+    /// Requests that waited for a slot under the phase's `max_concurrency` (a rate phase's or
+    /// a rate ramp's), or sessions that waited for one of a `users` phase's users (None: none
+    /// waited).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub concurrency_cap_wait: Option<HeldBack>,
     /// Requests that waited for a connection of the client's pool (None: none waited).
@@ -184,12 +186,12 @@ impl RunResult {
         self.thresholds.iter().all(|t| t.passed)
     }
 
-    /// The first phase feeding the results whose requests all failed (none succeeded, some
-    /// errors), unless the run was cancelled.
+    /// The first phase feeding the results that measured nothing (none of its requests
+    /// succeeded; some failed or were cancelled), unless the run was cancelled.
     pub fn results_phase_without_success(&self) -> Option<&PhaseSummary> {
         if self.was_cancelled {
             return None;
         }
-        self.phases.iter().find(|phase| phase.results && phase.completed == 0 && phase.errors > 0)
+        self.phases.iter().find(|phase| phase.results && phase.completed == 0 && phase.errors + phase.cancelled > 0)
     }
 }

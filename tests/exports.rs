@@ -144,8 +144,8 @@ fn a_prefix_renames_every_export_file() {
     let expected: BTreeSet<String> = [
         "bench1.jsonl",
         "bench1_raw.jsonl",
-        "bench1_aiperf.json",
-        "bench1_aiperf.csv",
+        "bench1.json",
+        "bench1.csv",
         "bench1_console.txt",
         "bench1_server_metrics.json",
         "bench1_server_metrics.csv",
@@ -153,13 +153,15 @@ fn a_prefix_renames_every_export_file() {
         "bench1_server_metrics.parquet",
         "bench1_gpu_telemetry.jsonl",
         "bench1_gpu_telemetry.csv",
-        // The prepared inputs keep AIPerf's name: the prefix renames the profile exports.
+        // The prepared inputs and the marker that the run's files are complete keep AIPerf's
+        // names: the prefix renames the profile exports.
         "inputs.json",
+        ".aiperf_results_ready.json",
     ]
     .map(String::from)
     .into();
     assert_eq!(file_names(&dir), expected, "only prefixed files, none of the default profile names");
-    let summary = read_json(&dir.join("bench1_aiperf.json"));
+    let summary = read_json(&dir.join("bench1.json"));
     assert_eq!(summary["input_config"]["artifacts"]["prefix"], "bench1");
     assert_eq!(summary["request_count"]["avg"], 6.0);
     let server_metrics = read_json(&dir.join("bench1_server_metrics.json"));

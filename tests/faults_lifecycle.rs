@@ -93,15 +93,19 @@ fn assert_accounted(artifacts: &Path) -> (Value, Vec<Value>) {
     (summary, lines)
 }
 
-/// Stop a long run with `signal` while requests are in flight: its exit code, and its
-/// artifacts are checked to be complete and honest.
-fn stop_mid_run(name: &str, signal: libc::c_int) -> i32 {
+/// Stop a long run with `signal` (sent `times` times at once) while requests are in flight:
+/// its exit code, and its artifacts are checked to be complete and honest.
+fn stop_mid_run(name: &str, signal: libc::c_int, times: usize) -> i32 {
     let (_dir, mut child, artifacts) = spawn_run(name, &long_run(name, ""));
     wait_until_sending(&artifacts);
-    send_signal(&child, signal);
+    for _ in 0..times {
+        send_signal(&child, signal);
+    }
     let status = wait_at_most(&mut child, Duration::from_secs(30)).expect("the run stopped after the signal");
     let (summary, lines) = assert_accounted(&artifacts);
     assert_eq!(summary["was_cancelled"], true);
+    let marker = read_json(&artifacts.join(".aiperf_results_ready.json"));
+    assert_eq!(marker, serde_json::json!({ "ready": true, "was_cancelled": true, "partial": true }));
     // 200 tokens × 20 ms = 4 s per request: nothing finished, the 4 in flight were cancelled.
     assert_eq!(lines.len(), 4, "every request sent is accounted for");
     assert!(lines.iter().all(|line| line["metadata"]["was_cancelled"] == true), "{lines:?}");
@@ -110,17 +114,23 @@ fn stop_mid_run(name: &str, signal: libc::c_int) -> i32 {
 
 #[test]
 fn sigint_mid_run_writes_partial_artifacts_and_exits_130() {
-    assert_eq!(stop_mid_run("interrupted", libc::SIGINT), 130);
+    assert_eq!(stop_mid_run("interrupted", libc::SIGINT, 1), 130);
 }
 
 #[test]
 fn sigterm_mid_run_writes_partial_artifacts_and_exits_143() {
-    assert_eq!(stop_mid_run("terminated", libc::SIGTERM), 143);
+    assert_eq!(stop_mid_run("terminated", libc::SIGTERM, 1), 143);
+}
+
+#[test]
+fn a_signal_sent_again_at_once_is_one_stop_as_under_gnu_timeout() {
+    // `timeout` signals the process and then its process group: the same SIGTERM twice.
+    assert_eq!(stop_mid_run("timed_out", libc::SIGTERM, 2), 143);
 }
 
 #[test]
 fn sighup_mid_run_writes_partial_artifacts_and_exits_129() {
-    assert_eq!(stop_mid_run("hung_up", libc::SIGHUP), 129);
+    assert_eq!(stop_mid_run("hung_up", libc::SIGHUP, 1), 129);
 }
 
 #[test]
@@ -131,7 +141,8 @@ fn a_second_signal_quits_at_once() {
     let (_dir, mut child, artifacts) = spawn_run("twice", &long_run("twice", extra));
     wait_until_sending(&artifacts);
     send_signal(&child, libc::SIGTERM);
-    std::thread::sleep(Duration::from_millis(500));
+    // A signal within a second of the first is the same request to stop.
+    std::thread::sleep(Duration::from_millis(1200));
     send_signal(&child, libc::SIGINT);
     let status = wait_at_most(&mut child, Duration::from_secs(10)).expect("the second signal ended the process");
     assert_eq!(status.code(), Some(130), "the second signal's own exit code");

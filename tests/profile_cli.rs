@@ -99,6 +99,95 @@ fn warmup_requests_are_sent_and_kept_out_of_the_results() {
 }
 
 #[test]
+fn synthetic_conversations_are_played_as_sessions_in_concurrency_and_rate_phases() {
+    let dir = tempfile::tempdir().expect("dir");
+    for (mode, name) in [("--concurrency 2", "closed"), ("--request-rate 200 --arrival-pattern constant", "open")] {
+        let output = profile(
+            dir.path(),
+            &format!(
+                "--model m --url mock --streaming {mode} --conversation-turn-mean 3 --conversation-turn-delay-mean 5 --isl 16 --osl 4 --request-count 12 --output-artifact-dir artifacts/{name}"
+            ),
+        );
+        assert_ok(&output);
+        let stderr = text(&output.stderr);
+        assert!(stderr.contains("100 conversations of 3 turns (0.005 s between)"), "{stderr}");
+        let run = dir.path().join("artifacts").join(name);
+        let inputs = read_json(&run.join("inputs.json"));
+        let sessions = inputs["data"].as_array().expect("sessions");
+        assert_eq!(sessions.len(), 100);
+        assert!(sessions.iter().all(|session| session["payloads"].as_array().map(Vec::len) == Some(3)), "{name}");
+        let records = std::fs::read_to_string(run.join("profile_export.jsonl")).expect("records");
+        let mut turns: std::collections::BTreeMap<String, Vec<u64>> = Default::default();
+        for line in records.lines() {
+            let record: serde_json::Value = serde_json::from_str(line).expect("a JSON line");
+            let metadata = &record["metadata"];
+            let session = metadata["conversation_id"].as_str().expect("conversation_id").to_string();
+            turns.entry(session).or_default().push(metadata["turn_index"].as_u64().expect("turn_index"));
+        }
+        assert_eq!(turns.len(), 4, "{name}: 12 requests are 4 whole sessions: {turns:?}");
+        assert!(turns.values().all(|turns| turns == &[0, 1, 2]), "{name}: {turns:?}");
+    }
+    let args = "--model m --url mock --concurrency 2 --conversation-turn-mean 3 --conversation-turn-stddev 1 --conversation-turn-delay-mean 500 --conversation-turn-delay-ratio 2 --request-count 12 --dry-run --emit-scenario out.rhai";
+    let profiled = profile(dir.path(), args);
+    assert_ok(&profiled);
+    let plans = plans_of(&text(&profiled.stdout));
+    assert_eq!(plans[0]["dataset"]["conversation"]["turn_delay_s"]["mean"], 1.0, "{:#}", plans[0]["dataset"]);
+    let dry = aiperf_command(dir.path()).args(["run", "out.rhai", "--dry-run"]).output().expect("dry run");
+    assert_ok(&dry);
+    assert_eq!(text(&dry.stdout), text(&profiled.stdout), "the scenario's plans differ from the command's");
+}
+
+#[test]
+fn errors_name_no_scenario_file_and_advise_in_flags() {
+    let dir = tempfile::tempdir().expect("dir");
+    let url = format!("http://127.0.0.1:{}", common::closed_port());
+    let output = profile(dir.path(), &format!("--model m --url {url} --request-count 2"));
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(69), "{stderr}");
+    assert!(
+        stderr.contains(&format!("error: run `m-chat-concurrency1` failed: the endpoint {url} does not answer")),
+        "{stderr}"
+    );
+    assert!(stderr.contains("wait for it with --wait-for-model-timeout 60"), "{stderr}");
+    assert!(!stderr.contains("aiperf-profile.rhai") && !stderr.contains("preflight:"), "{stderr}");
+    let output = profile(dir.path(), "--model m --url http://user:sk-QZX@127.0.0.1:1 --request-count 2");
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("http://<redacted>@127.0.0.1:1: credentials in a url are not sent"), "{stderr}");
+    assert!(!stderr.contains("sk-QZX"), "{stderr}");
+}
+
+#[test]
+fn a_span_no_timer_can_hold_is_refused_by_its_setting() {
+    let dir = tempfile::tempdir().expect("dir");
+    let output = profile(dir.path(), "--model m --url mock --benchmark-duration 1e300 --dry-run");
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("phase `profiling`: duration: 1e300 s is not a time a run can wait"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn a_warmup_of_zero_requests_or_seconds_is_no_warmup() {
+    let dir = tempfile::tempdir().expect("dir");
+    for warmup in ["--warmup-request-count 0", "--warmup-duration 0", "--warmup-request-count 0 --warmup-duration 0"] {
+        let dry = profile(dir.path(), &format!("--model m --url mock --request-count 3 {warmup} --dry-run"));
+        assert_ok(&dry);
+        let plans = plans_of(&text(&dry.stdout));
+        let kinds: Vec<&serde_json::Value> =
+            plans[0]["phases"].as_array().expect("phases").iter().map(|p| &p["kind"]).collect();
+        assert_eq!(kinds, ["profiling"], "{warmup}");
+    }
+    let dry = profile(
+        dir.path(),
+        "--model m --url mock --request-count 3 --warmup-request-count 0 --warmup-duration 2 --dry-run",
+    );
+    assert_ok(&dry);
+    let plans = plans_of(&text(&dry.stdout));
+    assert_eq!(plans[0]["phases"][0]["kind"], "warmup", "a warmup of 2 seconds stays");
+}
+
+#[test]
 fn a_concurrency_list_sweeps_and_each_variation_runs() {
     let dir = tempfile::tempdir().expect("dir");
     let output = profile(

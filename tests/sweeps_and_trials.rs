@@ -327,7 +327,7 @@ sweep(#{ name: "mixed", grid: #{ users: [1, 2] } }, |v| bench(e, v.users, `u${v.
     };
     // Trials: every trial's files and the aggregate follow the prefix (its extension dropped).
     let repeated = run.artifacts("repeated");
-    assert!(repeated.join("profile_runs/run_0002/bench_aiperf.json").is_file());
+    assert!(repeated.join("profile_runs/run_0002/bench.json").is_file());
     assert_eq!(listing(repeated.join("aggregate")), ["bench_aiperf_aggregate.csv", "bench_aiperf_aggregate.json"]);
     let aggregate = read_json(&repeated.join("aggregate/bench_aiperf_aggregate.json"));
     assert_eq!(aggregate["metadata"]["run_labels"], json!(["run_0001", "run_0002"]));

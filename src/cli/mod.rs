@@ -272,32 +272,96 @@ pub fn main_with(cli: Cli) -> i32 {
     code
 }
 
-/// The command line as typed, with secret values replaced (for run_info).
+/// The command line as typed, with secret values replaced (for run_info): `--api-key`'s, a
+/// `--set` of a secret-looking name, and credential headers given with `-H`/`--header`.
 pub fn redacted_command_line() -> String {
-    let mut redact_next = false;
-    let mut set_next = false;
+    redact_command_line(std::env::args())
+}
+
+fn redact_command_line(args: impl IntoIterator<Item = String>) -> String {
+    /// What the argument before this one asks of it.
+    #[derive(Clone, Copy)]
+    enum Next {
+        AsIs,
+        Redact,
+        SetValue,
+        Header,
+    }
+    let mut next = Next::AsIs;
     let mut parts = Vec::new();
-    for arg in std::env::args() {
-        if redact_next {
-            parts.push(crate::plan::REDACTED.to_string());
-            redact_next = false;
-            continue;
+    for arg in args {
+        match std::mem::replace(&mut next, Next::AsIs) {
+            Next::Redact => {
+                parts.push(crate::plan::REDACTED.to_string());
+                continue;
+            }
+            Next::SetValue => {
+                parts.push(script_args::redact_secret_value(&arg));
+                continue;
+            }
+            Next::Header => {
+                parts.push(redact_header_argument(&arg));
+                continue;
+            }
+            Next::AsIs => {}
         }
-        if std::mem::take(&mut set_next) {
-            parts.push(script_args::redact_secret_value(&arg));
-            continue;
-        }
-        set_next = arg == "--set";
+        next = match arg.as_str() {
+            "--set" => Next::SetValue,
+            "--api-key" => Next::Redact,
+            "-H" | "--header" => Next::Header,
+            _ => Next::AsIs,
+        };
         if let Some(value) = arg.strip_prefix("--set=") {
             parts.push(format!("--set={}", script_args::redact_secret_value(value)));
-        } else if arg == "--api-key" {
-            redact_next = true;
-            parts.push(arg);
         } else if arg.starts_with("--api-key=") {
             parts.push(format!("--api-key={}", crate::plan::REDACTED));
+        } else if let Some(value) = arg.strip_prefix("--header=") {
+            parts.push(format!("--header={}", redact_header_argument(value)));
         } else {
             parts.push(arg);
         }
     }
     parts.join(" ")
+}
+
+/// A `-H` value (`Name: value`, or headers as JSON) with the values of credential headers
+/// replaced; JSON naming one is replaced whole.
+fn redact_header_argument(text: &str) -> String {
+    let trimmed = text.trim_start();
+    if trimmed.starts_with('{') {
+        let lower = trimmed.to_ascii_lowercase();
+        let names_a_secret = lower.split('"').skip(1).step_by(2).any(crate::plan::is_secret_header);
+        return if names_a_secret { crate::plan::REDACTED.to_string() } else { text.to_string() };
+    }
+    match text.split_once(':') {
+        Some((name, _)) if crate::plan::is_secret_header(name.trim()) => {
+            format!("{}: {}", name.trim(), crate::plan::REDACTED)
+        }
+        _ => text.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redact_command_line;
+
+    fn redacted(line: &str) -> String {
+        redact_command_line(line.split(' ').map(str::to_string))
+    }
+
+    #[test]
+    fn credentials_never_reach_the_recorded_command_line() {
+        assert_eq!(
+            redacted(
+                "aiperf profile --api-key sk-1 -H Authorization:Bearer_sk-2 --header=X-Api-Key:sk-3 -H X-Team:infra"
+            ),
+            "aiperf profile --api-key <redacted> -H Authorization: <redacted> --header=X-Api-Key: <redacted> -H X-Team:infra"
+        );
+        assert_eq!(
+            redacted("aiperf profile --api-key=sk-1 --set hf_token=sk-4"),
+            "aiperf profile --api-key=<redacted> --set hf_token=<redacted>"
+        );
+        assert_eq!(redacted(r#"aiperf profile -H {"authorization":"Bearer_sk-5"}"#), "aiperf profile -H <redacted>");
+        assert_eq!(redacted(r#"aiperf profile -H {"X-Team":"infra"}"#), r#"aiperf profile -H {"X-Team":"infra"}"#);
+    }
 }

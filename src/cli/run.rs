@@ -77,10 +77,11 @@ impl Distribution {
 const START_AT_ENV: &str = "AIPERF_START_AT";
 
 /// Execute (or with `ScriptMode::DryRun` print) a scenario given as text, as `run` does a file:
-/// `aiperf profile` runs its generated scenario here.
+/// `aiperf profile` runs its generated scenario here, its errors told by `describe_error`.
 pub fn run_source(
     source: String,
     path: PathBuf,
+    describe_error: fn(&str) -> String,
     artifact_root: PathBuf,
     mode: ScriptMode,
     distribution: Distribution,
@@ -95,13 +96,14 @@ pub fn run_source(
         distribution,
         keep_cores_awake: keep_cores_awake_from_env(),
     };
-    execute(Scenario::Text { source, path }, options, mode, settings, runtime)
+    execute(Scenario::Text { source, path, describe_error }, options, mode, settings, runtime)
 }
 
-/// A scenario to execute: a file, or text named by a path (for messages and relative files).
+/// A scenario to execute: a file, or text named by a path (for relative files) whose errors
+/// are told in its front end's terms.
 enum Scenario {
     File(PathBuf),
-    Text { source: String, path: PathBuf },
+    Text { source: String, path: PathBuf, describe_error: fn(&str) -> String },
 }
 
 /// Run a scenario with the stop signals watched; the exit code says how it ended.
@@ -136,12 +138,20 @@ fn execute(
         start_at_ns: scenario_options.distribution.start_at_ns,
         keep_cores_awake: scenario_options.keep_cores_awake,
     };
+    // A scenario given as text has no file a line could point into: its own wording instead.
+    let text_errors = match &scenario {
+        Scenario::Text { describe_error, .. } => Some(*describe_error),
+        Scenario::File(_) => None,
+    };
     let code = match run_on_script_thread(scenario, runtime, options, mode, settings) {
         Ok(Ok(outcome)) if outcome.all_requests_failed => exit_code::ALL_REQUESTS_FAILED,
         Ok(Ok(outcome)) if outcome.thresholds_failed => exit_code::THRESHOLDS_FAILED,
         Ok(Ok(_)) => exit_code::OK,
         Ok(Err(error)) => {
-            eprintln!("error: {error}");
+            match text_errors {
+                Some(describe) => eprintln!("error: {}", describe(&error.message)),
+                None => eprintln!("error: {error}"),
+            }
             if error.endpoint_unreachable { exit_code::ENDPOINT_UNREACHABLE } else { exit_code::SCRIPT_ERROR }
         }
         Err(message) => {
@@ -205,7 +215,7 @@ fn run_on_script_thread(
         .stack_size(SCRIPT_STACK_BYTES)
         .spawn(move || match scenario {
             Scenario::File(path) => script::run_scenario(&path, handle, options, mode, &settings),
-            Scenario::Text { source, path } => {
+            Scenario::Text { source, path, .. } => {
                 script::run_scenario_source(&source, &path, handle, options, mode, &settings)
             }
         })

@@ -1,13 +1,19 @@
 //! Stop signals during `aiperf run`: SIGINT (Ctrl-C), SIGTERM (Kubernetes, Slurm, CI time-outs)
 //! and SIGHUP each stop the current run like Ctrl-C (sending stops, in-flight requests are
-//! cancelled, partial artifacts are written); a second signal of any kind ends the process at once.
+//! cancelled, partial artifacts are written); a second signal of any kind ends the process at once,
+//! unless it came within a second of the first: GNU `timeout` and job controls signal the
+//! process and then its process group, microseconds apart, and that is one request to stop.
 
 use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
 
 use tokio::signal::unix::{Signal, SignalKind, signal};
 
 use super::exit_code;
 use crate::cancel::CancelSignal;
+
+/// A signal this soon after the first is taken as the same request to stop.
+const SAME_REQUEST: Duration = Duration::from_secs(1);
 
 /// A signal that stops a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,7 +49,8 @@ pub struct SignalWatcher {
 }
 
 impl SignalWatcher {
-    /// Raise `cancel` at the first stop signal; exit at once at the second.
+    /// Raise `cancel` at the first stop signal; exit at once at a second one that comes a
+    /// second or more after it.
     pub fn start(runtime: &tokio::runtime::Runtime, cancel: CancelSignal) -> std::io::Result<Self> {
         let _entered = runtime.enter();
         let mut streams = Streams {
@@ -56,6 +63,7 @@ impl SignalWatcher {
             let received = received.clone();
             async move {
                 let first = streams.next().await;
+                let first_at = Instant::now();
                 let _ = received.set(first);
                 eprintln!(
                     "\n{}: stopping the run, cancelling in-flight requests, writing artifacts \
@@ -63,7 +71,12 @@ impl SignalWatcher {
                     first.name()
                 );
                 cancel.cancel();
-                let second = streams.next().await;
+                let second = loop {
+                    let next = streams.next().await;
+                    if first_at.elapsed() >= SAME_REQUEST {
+                        break next;
+                    }
+                };
                 eprintln!("{}: quitting at once", second.name());
                 std::process::exit(second.exit_code());
             }

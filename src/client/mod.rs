@@ -62,6 +62,7 @@ use connect::{Connector, Sender};
 use outgoing_body::{RequestBody, TakenAt};
 use pool::{Lease, Pool};
 use response::PayloadFormat;
+pub(crate) use target::credentials_problem;
 pub(crate) use tls::client_config as tls_client_config;
 use traced_body::{BodyTiming, TracedBody};
 

@@ -5,8 +5,25 @@ use anyhow::{Result, anyhow};
 use http::Uri;
 use http::uri::Scheme;
 
+/// Why `url` cannot be used when it carries credentials (`user:password@host`): they would go
+/// out in the Host header and into every artifact that names the url; the message shows the
+/// url with them masked.
+pub(crate) fn credentials_problem(url: &str) -> Option<String> {
+    let (scheme, rest) = url.trim().split_once("://")?;
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (_credentials, host) = rest[..authority_end].rsplit_once('@')?;
+    Some(format!(
+        "endpoint url {scheme}://{}@{host}{}: credentials in a url are not sent; give the key as the endpoint's api_key (--api-key) or an Authorization header",
+        crate::plan::REDACTED,
+        &rest[authority_end..]
+    ))
+}
+
 /// `base_url` + `endpoint_path`, e.g. `http://host:8000` → `http://host:8000/v1/chat/completions`.
 pub(crate) fn request_uri(base_url: &str, endpoint_path: &str) -> Result<Uri> {
+    if let Some(problem) = credentials_problem(base_url) {
+        return Err(anyhow!("{problem}"));
+    }
     let invalid = |why: String| anyhow!("invalid endpoint url {base_url:?}: {why}");
     let base: Uri = base_url.trim().parse().map_err(|error| invalid(format!("{error}")))?;
     let scheme = match base.scheme_str() {
@@ -68,6 +85,20 @@ mod tests {
         );
         let completions = request_uri("http://host:1/v1/completions/", EndpointKind::Completions.path()).unwrap();
         assert_eq!(completions.to_string(), "http://host:1/v1/completions");
+    }
+
+    #[test]
+    fn credentials_in_a_url_are_refused_and_never_shown() {
+        for url in ["http://user:sk-SECRET@127.0.0.1:8000", "https://sk-SECRET@host/v1?x=1"] {
+            let error = request_uri(url, EndpointKind::Chat.path()).expect_err(url).to_string();
+            assert!(!error.contains("sk-SECRET"), "{error}");
+            assert!(error.contains("credentials in a url are not sent"), "{error}");
+        }
+        assert!(credentials_problem("https://host/v1/path@x").is_none(), "an @ in the path is no credential");
+        assert_eq!(
+            credentials_problem("http://u:p@h:1/v1").as_deref().and_then(|p| p.split(':').nth(1)),
+            Some("//<redacted>@h")
+        );
     }
 
     #[test]

@@ -1,12 +1,13 @@
 //! Synthetic prompts: ISL and OSL drawn from normal distributions (or a weighted mixture of
 //! pairs), each prompt cut from the corpus to exactly its ISL under the run's tokenizer, with
-//! an optional shared system prompt, prefix pool or cache-busting marker. Seeded: the same
-//! seed and tokenizer give byte-identical prompts.
+//! an optional shared system prompt, prefix pool or cache-busting marker; with a conversation
+//! shape, each entry is a session of several prompts. Seeded: the same seed and tokenizer give
+//! byte-identical prompts.
 
 use std::sync::Arc;
 
 use super::exact_length::{CountedText, text_of_length};
-use super::{DatasetEntry, SystemPrompt, corpus, tokenizer::Tokenizer};
+use super::{DatasetEntry, FileTurn, SystemPrompt, corpus, tokenizer::Tokenizer};
 use crate::plan::{Dist, SyntheticDataset};
 use crate::rng::SeededRng;
 
@@ -14,9 +15,12 @@ use crate::rng::SeededRng;
 const SYSTEM_PROMPT_SALT: u64 = 0x5157_E3A1;
 /// Seeds the prefixes' places in the corpus apart from the prompts'.
 const PREFIX_SALT: u64 = 0x9E37_79B9_7F4A_7C15;
+/// Seeds the sessions' turn counts and delays apart from the prompts'.
+const CONVERSATION_SALT: u64 = 0xC0_4E55_10A5;
 
-/// Generate `spec.entries` prompts.
+/// Generate `spec.entries` prompts, or `spec.entries` sessions of prompts.
 pub fn generate(spec: &SyntheticDataset, tokenizer: &Tokenizer) -> Vec<DatasetEntry> {
+    let turns = conversation_turns(spec);
     let text = corpus::shakespeare();
     let options = &spec.options;
     let seed = spec.random_seed;
@@ -37,7 +41,8 @@ pub fn generate(spec: &SyntheticDataset, tokenizer: &Tokenizer) -> Vec<DatasetEn
     // cutting, which re-encodes each prompt, is then shared out between threads.
     let mut rng = SeededRng::new(seed);
     let batch_size = options.batch_size.unwrap_or(1).max(1) as usize;
-    let draws: Vec<Draw> = (0..spec.entries.max(1) * batch_size)
+    let prompt_count = turns.as_ref().map_or(spec.entries.max(1), Vec::len);
+    let draws: Vec<Draw> = (0..prompt_count * batch_size)
         .map(|index| {
             let (isl, osl) = pick_lengths(&mut rng, spec);
             let input_tokens = round_to_block(sample_length(&mut rng, isl), options.block_size);
@@ -64,7 +69,7 @@ pub fn generate(spec: &SyntheticDataset, tokenizer: &Tokenizer) -> Vec<DatasetEn
     let prompts = map_in_parallel(&draws, cut);
     // With a batch size, each entry's texts are that many consecutive draws.
     let mut texts = draws.iter().zip(prompts);
-    let mut entries = Vec::with_capacity(spec.entries.max(1));
+    let mut entries = Vec::with_capacity(prompt_count);
     while let Some((draw, prompt)) = texts.next() {
         let batch: Vec<CountedText> = texts.by_ref().take(batch_size - 1).map(|(_, text)| text).collect();
         entries.push(DatasetEntry {
@@ -79,7 +84,27 @@ pub fn generate(spec: &SyntheticDataset, tokenizer: &Tokenizer) -> Vec<DatasetEn
             batch: batch.into_iter().map(|text| text.text).collect(),
         });
     }
+    for (entry, turn) in entries.iter_mut().zip(turns.unwrap_or_default()) {
+        entry.turn = Some(turn);
+    }
     entries
+}
+
+/// Each prompt's place in its session when the dataset holds conversations: `spec.entries`
+/// sessions, their turn counts and delays drawn from a generator of their own, so that the
+/// prompts are the sequence the same seed gives without conversations, only longer.
+fn conversation_turns(spec: &SyntheticDataset) -> Option<Vec<FileTurn>> {
+    let shape = spec.options.conversation.as_ref()?;
+    let mut rng = SeededRng::new(spec.random_seed ^ CONVERSATION_SALT);
+    let mut turns = Vec::new();
+    for _ in 0..spec.entries.max(1) {
+        let count = shape.turns.sample(&mut rng).round().max(1.0) as u32;
+        for index in 0..count {
+            let delay_ms = (index > 0).then(|| shape.turn_delay_s.sample(&mut rng).max(0.0) * 1000.0);
+            turns.push(FileTurn { index, delay_ms });
+        }
+    }
+    Some(turns)
 }
 
 /// What the seed decided for one prompt, before its text is cut.
@@ -181,8 +206,10 @@ fn cache_bust_marker(seed: u64, index: usize) -> String {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeSet;
+
     use super::*;
-    use crate::plan::{LengthPair, PrefixPool, SyntheticOptions};
+    use crate::plan::{ConversationShape, LengthPair, PrefixPool, SyntheticOptions};
 
     fn spec(seed: u64) -> SyntheticDataset {
         SyntheticDataset {
@@ -223,6 +250,24 @@ mod tests {
         }
         let mean = a.iter().map(|e| e.input_tokens as f64).sum::<f64>() / a.len() as f64;
         assert!((mean - 100.0).abs() < 15.0, "mean isl {mean}");
+    }
+
+    #[test]
+    fn a_conversation_shape_makes_each_entry_a_session_of_the_same_prompts() {
+        let tokenizer = Tokenizer::shared_builtin();
+        let conversation = ConversationShape { turns: Dist::normal(3.0, 1.0), turn_delay_s: Dist::fixed(0.25) };
+        let spec = with(SyntheticOptions { conversation: Some(conversation), ..SyntheticOptions::default() });
+        let sessions = generate(&spec, &tokenizer);
+        let turns: Vec<FileTurn> = sessions.iter().map(|entry| entry.turn.expect("every prompt is a turn")).collect();
+        assert_eq!(turns.iter().filter(|turn| turn.index == 0).count(), 20, "one session per entry");
+        assert!(turns.iter().all(|turn| (turn.index == 0) == turn.delay_ms.is_none()), "{turns:?}");
+        assert!(turns.iter().filter(|turn| turn.index > 0).all(|turn| turn.delay_ms == Some(250.0)));
+        let lengths: BTreeSet<usize> =
+            sessions.chunk_by(|_, next| next.turn.is_some_and(|turn| turn.index > 0)).map(<[_]>::len).collect();
+        assert!(lengths.len() > 1 && lengths.iter().all(|n| (1..=7).contains(n)), "drawn turn counts: {lengths:?}");
+        let single = generate(&with(SyntheticOptions::default()), &tokenizer);
+        assert_eq!(prompts(&sessions)[..20], prompts(&single)[..], "the seed's prompts, in the same order");
+        assert_eq!(prompts(&generate(&spec, &tokenizer)), prompts(&sessions), "reproducible");
     }
 
     #[test]

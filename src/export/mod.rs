@@ -15,6 +15,7 @@ pub mod jsonl;
 mod jsonl_metrics;
 pub mod names;
 pub mod raw_jsonl;
+pub mod ready_marker;
 pub mod segment_files;
 pub mod segment_histograms;
 pub mod server_metrics;

@@ -22,14 +22,21 @@ impl ArtifactNames {
         format!("{}{suffix}", self.prefix.as_deref().unwrap_or(DEFAULT_STEM))
     }
 
-    /// `profile_export_aiperf.json` or `P_aiperf.json`.
+    /// `profile_export_aiperf.json` or `P.json`.
     pub fn summary_json(&self) -> String {
-        self.profile("_aiperf.json")
+        self.summary("json")
     }
 
-    /// `profile_export_aiperf.csv` or `P_aiperf.csv`.
+    /// `profile_export_aiperf.csv` or `P.csv`.
     pub fn summary_csv(&self) -> String {
-        self.profile("_aiperf.csv")
+        self.summary("csv")
+    }
+
+    fn summary(&self, extension: &str) -> String {
+        match &self.prefix {
+            Some(prefix) => format!("{prefix}.{extension}"),
+            None => format!("{DEFAULT_STEM}_aiperf.{extension}"),
+        }
     }
 
     /// `profile_export_aiperf_timeslices.json` or `P_timeslices.json` (AIPerf's prefixed name).
@@ -114,16 +121,31 @@ impl ArtifactNames {
     }
 }
 
-/// The prefix a scenario gave, its file extension stripped (`"bench.json"` → `"bench"`); an
-/// error for a value that is not a plain file name.
+/// The endings AIPerf strips from a prefix, longest first, so that a prefix given as one of
+/// its files' names (`bench_raw.jsonl`) names the same files as `bench`.
+const EXPORT_ENDINGS: &[&str] = &[
+    "_server_metrics.parquet",
+    "_server_metrics.jsonl",
+    "_server_metrics.json",
+    "_server_metrics.csv",
+    "_gpu_telemetry.jsonl",
+    "_timeslices.csv",
+    "_timeslices.json",
+    "_raw.jsonl",
+    ".parquet",
+    ".csv",
+    ".json",
+    ".jsonl",
+];
+
+/// The prefix a scenario gave, an export file's ending stripped as AIPerf strips it
+/// (`"bench.json"` and `"bench_raw.jsonl"` → `"bench"`); an error for a value that is not a
+/// plain file name.
 pub fn parse_prefix(value: &str) -> Result<String, String> {
     if value.contains(['/', '\\']) {
         return Err(format!("`{value}` must be a file name prefix, not a path (no `/` or `\\`)"));
     }
-    let stem = match value.rsplit_once('.') {
-        Some((stem, _extension)) if !stem.is_empty() => stem,
-        _ => value,
-    };
+    let stem = EXPORT_ENDINGS.iter().find_map(|ending| value.strip_suffix(ending)).unwrap_or(value);
     if stem.trim().is_empty() || stem.trim_matches('.').is_empty() {
         return Err(format!("`{value}` must name files, e.g. \"my_benchmark\""));
     }
@@ -156,8 +178,8 @@ mod tests {
     #[test]
     fn a_prefix_renames_every_file() {
         let names = ArtifactNames::new(Some("bench"));
-        assert_eq!(names.summary_json(), "bench_aiperf.json");
-        assert_eq!(names.summary_csv(), "bench_aiperf.csv");
+        assert_eq!(names.summary_json(), "bench.json");
+        assert_eq!(names.summary_csv(), "bench.csv");
         assert_eq!(names.timeslices_json(), "bench_timeslices.json");
         assert_eq!(names.timeslices_csv(), "bench_timeslices.csv");
         assert_eq!(names.aggregate_json(), "bench_aiperf_aggregate.json");
@@ -178,8 +200,13 @@ mod tests {
         assert_eq!(parse_prefix("my_benchmark").as_deref(), Ok("my_benchmark"));
         assert_eq!(parse_prefix("my_benchmark.json").as_deref(), Ok("my_benchmark"));
         assert_eq!(parse_prefix("run.v2.csv").as_deref(), Ok("run.v2"));
+        assert_eq!(parse_prefix("run.v2").as_deref(), Ok("run.v2"));
+        assert_eq!(parse_prefix("bench_raw.jsonl").as_deref(), Ok("bench"));
+        assert_eq!(parse_prefix("bench_timeslices.csv").as_deref(), Ok("bench"));
+        assert_eq!(parse_prefix("bench_server_metrics.parquet").as_deref(), Ok("bench"));
+        assert_eq!(parse_prefix("bench.jsonl").as_deref(), Ok("bench"));
         assert_eq!(parse_prefix(".hidden").as_deref(), Ok(".hidden"));
-        for bad in ["a/b", "a\\b", "", "..", " "] {
+        for bad in ["a/b", "a\\b", "", "..", " ", ".json"] {
             assert!(parse_prefix(bad).is_err(), "{bad:?} accepted");
         }
     }

@@ -91,7 +91,9 @@ pub fn assess(
         None => (None, (wall_ns > 0).then(|| sent as f64 / (wall_ns as f64 / 1e9))),
     };
     let cap = match &phase.mode {
-        LoadMode::Rate { max_concurrency: Some(n), .. } => Some(*n as u64),
+        LoadMode::Rate { max_concurrency: Some(n), .. }
+        | LoadMode::Ramp { ramped: RampedQuantity::Rate, max_concurrency: Some(n), .. }
+        | LoadMode::Users { users: n, .. } => Some(*n as u64),
         _ => None,
     };
     let mut check = ClientSelfCheck {
@@ -369,6 +371,33 @@ mod tests {
         assert_eq!(check.held_back_by.len(), 1, "{:?}", check.held_back_by);
         let expected = "the concurrency cap of 4 held requests back: 60 requests waited for a slot (longest 40.0 ms, 2.40 s in all)";
         assert!(check.held_back_by[0].starts_with(expected), "{:?}", check.held_back_by);
+    }
+
+    #[test]
+    fn sessions_waiting_for_a_user_or_a_rate_ramps_cap_are_named_not_blamed() {
+        let ramp = Phase {
+            name: "ramp".into(),
+            mode: LoadMode::Ramp {
+                ramped: RampedQuantity::Rate,
+                start: 0.0,
+                stages: vec![crate::plan::RampStage { duration_s: 2.0, target: 50.0 }],
+                arrival: Arrival::Constant,
+                seed: 0,
+                hold: false,
+                max_concurrency: Some(3),
+            },
+            ..rate_phase(None)
+        };
+        for (phase, limit) in [(users_phase(), 8), (ramp, 3)] {
+            let counters = PhaseCounters::default();
+            (0..100).for_each(|_| counters.dispatch_delay.record_ns(50_000_000));
+            (0..30).for_each(|_| counters.cap_wait.note(45_000_000));
+            counters.completed.store(100, Ordering::Relaxed);
+            let check = assess(&phase, &counters, None, 0, 1_000_000_000, 64);
+            assert!(!check.client_bound && check.warnings.is_empty(), "{}: {:?}", phase.name, check.warnings);
+            let expected = format!("the concurrency cap of {limit} held requests back: 30 requests waited");
+            assert!(check.held_back_by[0].starts_with(&expected), "{}: {:?}", phase.name, check.held_back_by);
+        }
     }
 
     #[test]

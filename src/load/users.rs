@@ -67,11 +67,20 @@ pub(super) async fn run(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, shape: Sessio
         let fired_ns = ctx.clock.now_ns();
         run.counters.pacing_error.record_ns(fired_ns.saturating_sub(scheduled_ns));
         window.note(scheduled_ns, fired_ns);
-        // A session that finds every user busy waits; its first turn's dispatch delay shows it.
-        let user = tokio::select! {
-            user = users.clone().acquire_owned() => match user { Ok(user) => user, Err(_) => break },
-            _ = &mut stop_sending => break,
-            _ = ctx.cancel.cancelled() => break,
+        // A session that finds every user busy waits; its first turn's dispatch delay shows it,
+        // and the wait is counted as the users limit's, so the self-check names the limit.
+        let user = match users.clone().try_acquire_owned() {
+            Ok(user) => user,
+            Err(_) => {
+                let waiting_since = tokio::time::Instant::now();
+                let user = tokio::select! {
+                    user = users.clone().acquire_owned() => match user { Ok(user) => user, Err(_) => break },
+                    _ = &mut stop_sending => break,
+                    _ = ctx.cancel.cancelled() => break,
+                };
+                run.counters.cap_wait.note(waiting_since.elapsed().as_nanos() as u64);
+                user
+            }
         };
         let mut rng = SeededRng::new(seed ^ session.wrapping_mul(0x9E37_79B9_7F4A_7C15));
         let replay = match &file_sessions {

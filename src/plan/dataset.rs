@@ -237,6 +237,19 @@ pub struct SyntheticOptions {
     /// Synthetic audio files sent with each prompt (audio transcription).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub audio: Option<Box<super::AudioSettings>>,
+    /// Conversations: each entry a session of several prompts (AIPerf's `turns` and
+    /// `turn_delay`), played like a multi-turn file's sessions in every mode.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conversation: Option<ConversationShape>,
+}
+
+/// The sessions of a synthetic dataset: each has `turns` prompts (drawn, rounded, at least
+/// one), and each turn after the first waits `turn_delay_s` (drawn, at least 0) after the
+/// previous answer.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ConversationShape {
+    pub turns: Dist,
+    pub turn_delay_s: Dist,
 }
 
 /// One ISL/OSL pair of a length mixture and its relative weight.

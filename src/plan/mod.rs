@@ -11,6 +11,8 @@ mod phase;
 mod response_limits;
 pub mod run_coordinates;
 pub mod segment;
+mod spans;
+pub use spans::MAX_SECONDS;
 
 use std::collections::BTreeMap;
 

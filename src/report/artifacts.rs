@@ -1,6 +1,7 @@
 //! Finds the runs under the folders given to `aiperf plot` (a run folder, a sweep folder, or
 //! any folder above them) and reads what the report draws from each: the summary
-//! (`*_aiperf.json`), its records, and its server-metrics and GPU exports where they exist.
+//! (`profile_export_aiperf.json`, or `P.json` with a prefix P), its records, and its
+//! server-metrics and GPU exports where they exist.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -14,7 +15,9 @@ use crate::export::ArtifactNames;
 
 /// Folders this deep under a given folder are not searched.
 const MAX_DEPTH: usize = 8;
-const SUMMARY_SUFFIX: &str = "_aiperf.json";
+const DEFAULT_SUMMARY: &str = "profile_export_aiperf.json";
+/// How builds before AIPerf's prefixed names named a prefixed summary (`P_aiperf.json`).
+const EARLIER_PREFIXED_SUMMARY: &str = "_aiperf.json";
 const SWEEP_SUFFIX: &str = "_aiperf_sweep.json";
 
 /// One run's artifacts.
@@ -53,18 +56,18 @@ pub fn read(dirs: &[PathBuf]) -> Result<ReportInput> {
         if !dir.is_dir() {
             bail!("{} is not a folder of run artifacts", dir.display());
         }
-        let mut summaries = Vec::new();
+        let mut summaries: Vec<Summary> = Vec::new();
         let mut sweeps = Vec::new();
         find_files(dir, 0, &mut summaries, &mut sweeps)?;
         if summaries.is_empty() {
             bail!(
-                "no run found in {}: it holds no profile_export_aiperf.json (or <prefix>_aiperf.json)",
+                "no run found in {}: it holds no profile_export_aiperf.json (or <prefix>.json beside <prefix>_console.txt)",
                 dir.display()
             );
         }
-        summaries.sort_by_key(|path| natural_key(path));
+        summaries.sort_by_key(|summary| natural_key(&summary.path));
         for summary in summaries {
-            runs.push(read_run(dir, &summary)?);
+            runs.push(read_run(dir, summary)?);
         }
         if sweep_parameters.is_empty() {
             sweeps.sort();
@@ -76,7 +79,32 @@ pub fn read(dirs: &[PathBuf]) -> Result<ReportInput> {
     Ok(ReportInput { runs, sweep_parameters })
 }
 
-fn find_files(dir: &Path, depth: usize, summaries: &mut Vec<PathBuf>, sweeps: &mut Vec<PathBuf>) -> Result<()> {
+/// A run's summary file and the prefix its other files share (None: AIPerf's default names).
+struct Summary {
+    path: PathBuf,
+    prefix: Option<String>,
+}
+
+impl Summary {
+    /// The summary `name` in `dir` is, if it is one: AIPerf's default name, a prefix's `P.json`
+    /// beside its `P_console.txt` (every run writes one; a `P.jsonl` would not tell it from
+    /// `P_server_metrics.json`), or the `P_aiperf.json` of earlier builds.
+    fn of(dir: &Path, name: &str) -> Option<Self> {
+        let path = dir.join(name);
+        if name == DEFAULT_SUMMARY {
+            return Some(Summary { path, prefix: None });
+        }
+        let stem = name.strip_suffix(".json")?;
+        let prefix = if dir.join(format!("{stem}_console.txt")).is_file() {
+            stem
+        } else {
+            name.strip_suffix(EARLIER_PREFIXED_SUMMARY)?
+        };
+        Some(Summary { path, prefix: Some(prefix.to_string()) })
+    }
+}
+
+fn find_files(dir: &Path, depth: usize, summaries: &mut Vec<Summary>, sweeps: &mut Vec<PathBuf>) -> Result<()> {
     let entries = std::fs::read_dir(dir).with_context(|| format!("cannot list {}", dir.display()))?;
     for entry in entries {
         let path = entry.with_context(|| format!("cannot list {}", dir.display()))?.path();
@@ -87,8 +115,8 @@ fn find_files(dir: &Path, depth: usize, summaries: &mut Vec<PathBuf>, sweeps: &m
             }
         } else if name.ends_with(SWEEP_SUFFIX) {
             sweeps.push(path);
-        } else if name.ends_with(SUMMARY_SUFFIX) {
-            summaries.push(path);
+        } else if let Some(summary) = Summary::of(dir, &name) {
+            summaries.push(summary);
         }
     }
     Ok(())
@@ -116,12 +144,10 @@ fn read_json(path: &Path) -> Result<Value> {
     serde_json::from_str(&text).with_context(|| format!("{} is not valid JSON", path.display()))
 }
 
-fn read_run(root: &Path, summary_path: &Path) -> Result<RunArtifacts> {
+fn read_run(root: &Path, Summary { path: summary_path, prefix }: Summary) -> Result<RunArtifacts> {
     let dir = summary_path.parent().unwrap_or(root).to_path_buf();
-    let file_name = summary_path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
-    let stem = file_name.trim_end_matches(SUMMARY_SUFFIX);
-    let names = ArtifactNames::new((stem != "profile_export").then_some(stem));
-    let summary = read_json(summary_path)?;
+    let names = ArtifactNames::new(prefix.as_deref());
+    let summary = read_json(&summary_path)?;
     let records_path = dir.join(names.records());
     let records = if records_path.is_file() { records::read(&records_path)? } else { Vec::new() };
     let server_path = dir.join(names.server_metrics(crate::plan::ServerMetricsFormat::Jsonl));
@@ -162,16 +188,24 @@ mod tests {
         let sweep = root.path().join("s");
         write(&sweep.join("users_2/profile_export_aiperf.json"), r#"{"request_throughput":{"avg":2.0}}"#);
         write(&sweep.join("users_16/profile_export_aiperf.json"), r#"{}"#);
-        write(&sweep.join("users_1/bench_aiperf.json"), r#"{"request_throughput":{"avg":1.0}}"#);
+        write(&sweep.join("users_1/bench.json"), r#"{"request_throughput":{"avg":1.0}}"#);
         write(&sweep.join("users_1/bench.jsonl"), r#"{"metadata":{"request_start_ns":1},"metrics":{}}"#);
+        write(&sweep.join("users_1/bench_console.txt"), "");
+        write(&sweep.join("users_1/bench_server_metrics.json"), r#"{}"#);
+        write(&sweep.join("users_1/bench_server_metrics.jsonl"), "");
+        write(&sweep.join("users_1/bench_timeslices.json"), r#"{}"#);
+        write(&sweep.join("users_1/inputs.json"), r#"{}"#);
+        write(&sweep.join("users_4/old_aiperf.json"), r#"{"request_throughput":{"avg":4.0}}"#);
+        write(&sweep.join("users_4/old.jsonl"), r#"{"metadata":{"request_start_ns":1},"metrics":{}}"#);
         write(
             &sweep.join("sweep_aggregate/profile_export_aiperf_sweep.json"),
             r#"{"metadata":{"sweep_parameters":[{"name":"users","values":[1,2]}]}}"#,
         );
         let input = read(std::slice::from_ref(&sweep)).unwrap();
         let labels: Vec<&str> = input.runs.iter().map(|r| r.label.as_str()).collect();
-        assert_eq!(labels, ["users_1", "users_2", "users_16"]);
+        assert_eq!(labels, ["users_1", "users_2", "users_4", "users_16"]);
         assert_eq!(input.runs[0].records.len(), 1, "the prefixed records file is found");
+        assert_eq!(input.runs[2].records.len(), 1, "an earlier build's prefixed records are found");
         assert_eq!(input.runs[1].stat("request_throughput", "avg"), Some(2.0));
         assert_eq!(input.sweep_parameters, ["users"]);
     }

@@ -26,6 +26,21 @@ pub fn dist_of(r: &mut MapReader, key: &str, default: f64) -> ScriptResult<Dist>
     Dist::from_fields(&fields).or_else(|problem| script_error(format!("{what}: `{key}`: {problem}")))
 }
 
+/// A conversation's `turns` (at least 1, default 1) and the wait under `wait_key` after each
+/// answer (at least 0 s, default 0), as `users` and `synthetic` take them.
+pub fn turns_and_wait(r: &mut MapReader, wait_key: &str) -> ScriptResult<(Dist, Dist)> {
+    let what = r.what();
+    let turns = dist_of(r, "turns", 1.0)?;
+    if turns.mean().is_nan() || turns.mean() < 1.0 {
+        return script_error(format!("{what}: `turns` must be at least 1, got {}", turns.mean()));
+    }
+    let wait_s = dist_of(r, wait_key, 0.0)?;
+    if wait_s.mean().is_nan() || wait_s.mean() < 0.0 {
+        return script_error(format!("{what}: `{wait_key}` cannot be negative"));
+    }
+    Ok((turns, wait_s))
+}
+
 fn numbers<const N: usize>(what: &str, values: [&Dynamic; N]) -> ScriptResult<[f64; N]> {
     let mut out = [0.0; N];
     for (slot, value) in out.iter_mut().zip(values) {

@@ -288,6 +288,10 @@ fn dataset(dataset: &Dataset) -> String {
             if let Some(audio) = &options.audio {
                 keys.push(audio_map(audio));
             }
+            if let Some(conversation) = &options.conversation {
+                keys.push(format!("turns: {}", dist(&conversation.turns)));
+                keys.push(format!("turn_delay: {}", dist(&conversation.turn_delay_s)));
+            }
             format!("synthetic(#{{ {} }})", keys.join(", "))
         }
         Dataset::File(spec) => {

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use rhai::{Array, Engine, Map};
 
-use super::distributions::dist_of;
+use super::distributions::turns_and_wait;
 use super::keys::{MapReader, ScriptResult, number, script_error};
 use super::paths;
 use crate::load::schedule;
@@ -286,14 +286,7 @@ fn users(map: Map) -> ScriptResult<Phase> {
     if !(session_rate.is_finite() && session_rate > 0.0) {
         return script_error(format!("users: `rate` must be positive, got {session_rate}"));
     }
-    let turns = dist_of(&mut r, "turns", 1.0)?;
-    if turns.mean().is_nan() || turns.mean() < 1.0 {
-        return script_error(format!("users: `turns` must be at least 1, got {}", turns.mean()));
-    }
-    let think_time_s = dist_of(&mut r, "think_time", 0.0)?;
-    if think_time_s.mean().is_nan() || think_time_s.mean() < 0.0 {
-        return script_error("users: `think_time` cannot be negative");
-    }
+    let (turns, think_time_s) = turns_and_wait(&mut r, "think_time")?;
     let seed = r.opt_u64("seed")?.unwrap_or(0);
     let mode = LoadMode::Users { users: users as usize, session_rate, turns, think_time_s, seed };
     finish(&mut r, PhaseKind::Profiling, mode, true)

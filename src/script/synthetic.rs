@@ -3,9 +3,9 @@
 
 use rhai::{Engine, Map};
 
-use super::distributions::dist_of;
+use super::distributions::{dist_of, turns_and_wait};
 use super::keys::{MapReader, ScriptResult, script_error};
-use crate::plan::{Dataset, Dist, LengthPair, PrefixPool, SyntheticDataset, SyntheticOptions};
+use crate::plan::{ConversationShape, Dataset, Dist, LengthPair, PrefixPool, SyntheticDataset, SyntheticOptions};
 
 pub fn register(engine: &mut Engine) {
     engine.register_fn("synthetic", synthetic);
@@ -24,11 +24,13 @@ const SYNTHETIC_KEYS: &[&str] = &[
     "cache_bust",
     "batch_size",
     "audio",
+    "turns",
+    "turn_delay",
 ];
 
 /// `synthetic(#{ isl: normal(550, 50), osl: fixed(256), seed: 42, entries: 100, images: #{..}, mix: [..],
 /// block_size: 64, system_prompt: 200, prefix_pool: #{ prefixes: 8, length: 512 }, cache_bust: true,
-/// audio: #{..} })`
+/// audio: #{..}, turns: normal(4, 1), turn_delay: ms(800) })`
 fn synthetic(map: Map) -> ScriptResult<Dataset> {
     let mut r = MapReader::new("synthetic", map, SYNTHETIC_KEYS)?;
     if r.has("mix") && (r.has("isl") || r.has("osl")) {
@@ -61,8 +63,22 @@ fn synthetic(map: Map) -> ScriptResult<Dataset> {
     }
     let batch_size = batch_size.filter(|size| *size > 1).map(|size| size as u32);
     let audio = r.opt_map("audio")?.map(super::audio::audio_settings).transpose()?.map(Box::new);
-    let options =
-        SyntheticOptions { mix, block_size, system_prompt_tokens, prefix_pool, cache_bust, batch_size, audio };
+    let conversation = if r.has("turns") || r.has("turn_delay") {
+        let (turns, turn_delay_s) = turns_and_wait(&mut r, "turn_delay")?;
+        Some(ConversationShape { turns, turn_delay_s })
+    } else {
+        None
+    };
+    let options = SyntheticOptions {
+        mix,
+        block_size,
+        system_prompt_tokens,
+        prefix_pool,
+        cache_bust,
+        batch_size,
+        audio,
+        conversation,
+    };
     Ok(Dataset::Synthetic(SyntheticDataset { isl, osl, random_seed, entries, images, options }))
 }
 
@@ -165,6 +181,7 @@ mod tests {
                 cache_bust: false,
                 batch_size: None,
                 audio: None,
+                conversation: None,
             }
         );
         assert!(options_of(&[("cache_bust", Dynamic::from(true))]).cache_bust);

@@ -54,6 +54,7 @@ pub async fn merge(dirs: &[PathBuf], out: &Path, streaming: bool, cli_command: O
     let whole = segments[0].info.plan.clone();
     let anchor_ns = segments.iter().map(|s| s.info.clock_anchor_ns).min().unwrap_or(0);
     std::fs::create_dir_all(out).with_context(|| format!("cannot create folder {}", out.display()))?;
+    export::ready_marker::clear(out)?;
 
     let phases = merged_phases(&whole, &segments);
     let tokenizer = crate::engine::load_tokenizer(&whole.tokenizer).await?;
@@ -97,6 +98,7 @@ pub async fn merge(dirs: &[PathBuf], out: &Path, streaming: bool, cli_command: O
     copy_collector_files(&collecting.dir, out, &whole)?;
     crate::engine::write_console(&result, out)?;
     let start_spread_ms = write_report(&segments, &result, out)?;
+    export::ready_marker::write(out, result.was_cancelled)?;
     Ok(Merged { result, start_spread_ms })
 }
 

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow};
 use bytes::Bytes;
-use http_body_util::{BodyExt, Empty};
+use http_body_util::{BodyExt, Empty, Limited};
 use hyper_rustls::{HttpsConnector, HttpsConnectorBuilder};
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
@@ -15,6 +15,10 @@ use hyper_util::rt::TokioExecutor;
 use crate::plan::TlsSettings;
 
 pub type ScrapeClient = Client<HttpsConnector<HttpConnector>, Empty<Bytes>>;
+
+/// The largest page a scrape reads: a server's or an exporter's metrics are kilobytes to a
+/// few megabytes, and a scrape never holds more whatever the endpoint sends.
+const MAX_PAGE_BYTES: usize = 64 << 20;
 
 /// A keep-alive client for scraping (one connection per endpoint is plenty).
 pub fn scrape_client(tls_settings: &TlsSettings) -> Result<ScrapeClient> {
@@ -82,7 +86,12 @@ pub async fn fetch(client: &ScrapeClient, url: &str, timeout: Duration) -> Resul
             response.headers().get(http::header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("").to_string();
         let mut fetched = Fetched { status, content_type, body: None };
         if !fetched.is_json() {
-            let bytes = response.into_body().collect().await.map_err(|e| anyhow!("reading the body: {e}"))?;
+            let body = Limited::new(response.into_body(), MAX_PAGE_BYTES);
+            let bytes =
+                body.collect().await.map_err(|e| match e.downcast_ref::<http_body_util::LengthLimitError>() {
+                    Some(_) => anyhow!("the page is over {} MiB, more than a metrics page holds", MAX_PAGE_BYTES >> 20),
+                    None => anyhow!("reading the body: {e}"),
+                })?;
             fetched.body = Some(String::from_utf8_lossy(&bytes.to_bytes()).into_owned());
         }
         Ok::<_, anyhow::Error>(fetched)
@@ -103,5 +112,25 @@ mod tests {
         assert_eq!(fetched.status, 200);
         assert!(fetched.body.is_some_and(|body| body.contains("vllm:")), "the mock's Prometheus text");
         server.shutdown().await;
+    }
+
+    #[tokio::test]
+    async fn a_page_past_the_limit_is_refused_without_being_held() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/metrics", listener.local_addr().unwrap());
+        tokio::spawn(async move {
+            let (mut socket, _) = listener.accept().await.unwrap();
+            let mut request = [0u8; 1024];
+            let _ = socket.read(&mut request).await;
+            let header = "HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ntransfer-encoding: chunked\r\n\r\n";
+            socket.write_all(header.as_bytes()).await.unwrap();
+            let chunk = format!("{:x}\r\n{}\r\n", 1 << 20, "x".repeat(1 << 20));
+            // An endless page: the scrape stops reading it at the limit.
+            while socket.write_all(chunk.as_bytes()).await.is_ok() {}
+        });
+        let client = scrape_client_for(&TlsSettings::default(), [url.as_str()].into_iter()).unwrap();
+        let error = fetch(&client, &url, Duration::from_secs(30)).await.unwrap_err().to_string();
+        assert!(error.contains("the page is over 64 MiB"), "{error}");
     }
 }

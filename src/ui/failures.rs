@@ -14,10 +14,15 @@ pub fn error_line(error: &ErrorCount) -> String {
 
 /// Why the run counts as failed, with its most frequent errors.
 pub fn render_all_failed(result: &RunResult, phase: &PhaseSummary) -> String {
+    let cancelled = match phase.cancelled {
+        0 => String::new(),
+        n => format!(", {n} cancelled: cut off at the phase's end or by its cancellation rate"),
+    };
     let mut out = format!(
-        "error: run `{}`: none of the {} requests of phase `{}` succeeded ({} failed); the most frequent errors:\n",
+        "error: run `{}`: none of the {} requests of phase `{}` succeeded ({} failed{cancelled})",
         result.name, phase.sent, phase.name, phase.errors
     );
+    out.push_str(if result.error_summary.is_empty() { "\n" } else { "; the most frequent errors:\n" });
     let mut errors: Vec<&ErrorCount> = result.error_summary.iter().collect();
     errors.sort_by_key(|error| std::cmp::Reverse(error.count));
     for error in errors.into_iter().take(TOP_ERRORS) {
@@ -69,5 +74,38 @@ mod tests {
         assert_eq!(lines[5], "  3 × kind3 500: kind3 happened");
         assert!(lines[6].contains("allow_all_failed: true"), "{text}");
         assert_eq!(error_line(&errors("timeout", None, 2)), "  2 × timeout: timeout happened");
+    }
+
+    #[test]
+    fn a_phase_whose_requests_were_all_cancelled_measured_nothing() {
+        let mut result = crate::export::test_support::sample_result();
+        result.error_summary.clear();
+        let phase = PhaseSummary {
+            name: "profiling".into(),
+            kind: "profiling",
+            sent: 4,
+            completed: 0,
+            errors: 0,
+            cancelled: 4,
+            duration_s: 2.0,
+            results: true,
+            window_start_ns: 0,
+            window_end_ns: 1,
+            sessions: None,
+            self_check: Default::default(),
+        };
+        result.phases = vec![phase.clone()];
+        assert_eq!(result.results_phase_without_success().map(|p| p.cancelled), Some(4));
+        let text = render_all_failed(&result, &phase);
+        assert!(
+            text.starts_with(&format!(
+                "error: run `{}`: none of the 4 requests of phase `profiling` succeeded (0 failed, 4 cancelled",
+                result.name
+            )),
+            "{text}"
+        );
+        assert!(!text.contains("most frequent errors"), "{text}");
+        result.phases[0].completed = 1;
+        assert!(result.results_phase_without_success().is_none(), "one success is a measurement");
     }
 }

@@ -59,7 +59,16 @@ fn dataset(dataset: &Dataset) -> String {
                 pairs => format!("a mix of {pairs} isl/osl pairs"),
             };
             let shape = prompt_shape(&spec.options);
-            format!("synthetic: {lengths}, {} prompts, seed {}{shape}", spec.entries, spec.random_seed)
+            let entries = match &spec.options.conversation {
+                Some(conversation) => format!(
+                    "{} conversations of {} turns ({} s between)",
+                    spec.entries,
+                    dist(&conversation.turns),
+                    dist(&conversation.turn_delay_s)
+                ),
+                None => format!("{} prompts", spec.entries),
+            };
+            format!("synthetic: {lengths}, {entries}, seed {}{shape}", spec.random_seed)
         }
         Dataset::File(spec) => format!(
             "file {} ({}, {}, at end {})",
@@ -279,6 +288,7 @@ run sweep_8 → artifacts/sweep_8
             cache_bust: false,
             batch_size: None,
             audio: None,
+            conversation: None,
         };
         let text = render(&plan, Path::new("artifacts/sweep_8"));
         let expected = "  dataset   synthetic: a mix of 2 isl/osl pairs, 100 prompts, seed 42, isl in blocks of 64, \

@@ -30,7 +30,7 @@ pub const CONVERSATION: Group = Group {
             &["--conversation-turn-mean", "--session-turns-mean"],
             "datasets.main.turns.mean",
             Kind::Float,
-            "Turns per conversation (user-centric mode) [default: 1]",
+            "Turns per synthetic conversation, played as sessions in every mode [default: 1]",
         ),
         set(
             &["--conversation-turn-stddev", "--session-turns-stddev"],
@@ -131,7 +131,7 @@ pub const PROMPT: Group = Group {
             &["--prompt-batch-size", "--batch-size-text", "--batch-size", "-b"],
             "benchmark.datasets.main.prompts.batch_size",
             Kind::Int,
-            "Texts per request (only 1 is supported) [default: 1]",
+            "Texts per request (more than 1 for embeddings endpoints) [default: 1]",
         ),
         set(
             &["--prompt-corpus"],

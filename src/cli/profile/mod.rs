@@ -92,7 +92,21 @@ pub fn profile(args: &[String], runtime: &tokio::runtime::Runtime) -> i32 {
             return super::exit_code::SCRIPT_ERROR;
         }
     };
-    super::run::run_source(source, virtual_path(&cwd), artifact_root, mode, distribution, runtime)
+    super::run::run_source(source, virtual_path(&cwd), in_flag_terms, artifact_root, mode, distribution, runtime)
+}
+
+/// Advice the engine gives in a scenario's terms, and the same in `aiperf profile` flags.
+const FLAG_TERMS: &[(&str, &str)] = &[
+    ("preflight: #{ wait_timeout: seconds(60) }", "--wait-for-model-timeout 60"),
+    ("or skip the check with preflight: false", "or check that --url names the server"),
+    ("a run that expects this can say allow_all_failed: true", "a run that expects this can ignore exit code 98"),
+    ("tokenizer: \"builtin\"", "--tokenizer builtin"),
+];
+
+/// An error of the generated scenario as an `aiperf profile` user reads it: the advice it
+/// gives in flags where one says the same.
+fn in_flag_terms(message: &str) -> String {
+    FLAG_TERMS.iter().fold(message.to_string(), |message, (scenario, flags)| message.replace(scenario, flags))
 }
 
 /// The file the in-memory scenario stands for: in the working directory, so the paths it

@@ -10,8 +10,8 @@ use super::values::{named, opt_dist, opt_f64, opt_str, opt_u64};
 use crate::config::ConfigError;
 use crate::dataset::public;
 use crate::plan::{
-    AtEnd, Dataset, Dist, EndpointKind, FileDataset, FileFormat, ImageFormat, ImageSettings, LengthPair, PrefixPool,
-    Sampling, SpeedBenchCategory, SyntheticDataset,
+    AtEnd, ConversationShape, Dataset, Dist, EndpointKind, FileDataset, FileFormat, ImageFormat, ImageSettings,
+    LengthPair, PrefixPool, Sampling, SpeedBenchCategory, SyntheticDataset,
 };
 
 /// This project's synthetic defaults where AIPerf has none (AIPerf then lets the server
@@ -116,7 +116,22 @@ fn synthetic(dataset: &Value, seed: u64, kind: EndpointKind) -> Result<Dataset, 
     if let Some(audio) = dataset.get("audio").filter(|audio| !audio.is_null()) {
         spec.options.audio = super::audio::audio_settings(audio, kind)?.map(Box::new);
     }
+    spec.options.conversation = conversation(dataset)?;
     Ok(Dataset::Synthetic(spec))
+}
+
+/// `turns`, `turn_delay` (ms) and `turn_delay_ratio`: sessions of several prompts, or none
+/// when every session would have one turn.
+fn conversation(dataset: &Value) -> Result<Option<ConversationShape>, ConfigError> {
+    let Some(turns) = opt_dist(dataset, "turns", "datasets.main.turns")? else {
+        return Ok(None);
+    };
+    if turns.is_fixed() && turns.mean() <= 1.0 {
+        return Ok(None);
+    }
+    let delay_ms = opt_dist(dataset, "turn_delay", "datasets.main.turn_delay")?.unwrap_or(Dist::fixed(0.0));
+    let ratio = opt_f64(dataset, "turn_delay_ratio", "datasets.main.turn_delay_ratio")?.unwrap_or(1.0);
+    Ok(Some(ConversationShape { turns, turn_delay_s: delay_ms.scaled(ratio / 1000.0) }))
 }
 
 fn image_settings(images: &Value, kind: EndpointKind) -> Result<Option<ImageSettings>, ConfigError> {

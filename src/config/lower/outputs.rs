@@ -92,10 +92,14 @@ fn network_latency_of(node: &Value) -> Result<NetworkLatency, ConfigError> {
     }
 }
 
+/// AIPerf's server-metrics exports when a config names none (a scenario's default adds parquet).
+const AIPERF_SERVER_METRICS_FORMATS: [ServerMetricsFormat; 2] = [ServerMetricsFormat::Json, ServerMetricsFormat::Csv];
+
 fn server_metrics_of(node: Value) -> Result<ServerMetricsConfig, ConfigError> {
     let mut config = ServerMetricsConfig {
         enabled: opt_bool(&node, "enabled", "server_metrics.enabled")?.unwrap_or(true),
         urls: strings(&node, "urls"),
+        formats: AIPERF_SERVER_METRICS_FORMATS.to_vec(),
         ..ServerMetricsConfig::default()
     };
     if node.get("formats").is_some() {

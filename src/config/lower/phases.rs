@@ -28,6 +28,7 @@ pub fn lower(benchmark: &Value, dataset: &Dataset, seed: u64) -> Result<Vec<Phas
         Some(Value::Array(items)) => items.clone(),
         Some(other) => return Err(ConfigError::new(format!("phases: expected a list of phases, got {other}"))),
     };
+    items = items.into_iter().filter_map(without_zero_warmup).collect();
     if !items.iter().any(|item| !is_warmup(item)) {
         items.push(Value::Object(Map::from_iter([("name".to_string(), Value::from("profiling"))])));
     }
@@ -47,6 +48,23 @@ fn is_warmup(item: &Value) -> bool {
     item.get("kind").and_then(Value::as_str) == Some("warmup")
         || item.get("name").and_then(Value::as_str) == Some("warmup")
         || item.get("exclude_from_results").and_then(Value::as_bool) == Some(true)
+}
+
+/// A warmup's amounts of 0 (requests, sessions or seconds) are unset, as AIPerf reads
+/// `--warmup-request-count 0`; a warmup that had only such amounts is none.
+fn without_zero_warmup(mut item: Value) -> Option<Value> {
+    if !is_warmup(&item) {
+        return Some(item);
+    }
+    let Some(fields) = item.as_object_mut() else { return Some(item) };
+    let amounts = ["requests", "sessions", "duration"];
+    let zero = |fields: &Map<String, Value>, key: &str| fields.get(key).and_then(Value::as_f64) == Some(0.0);
+    let zeros: Vec<&str> = amounts.into_iter().filter(|key| zero(fields, key)).collect();
+    for key in &zeros {
+        fields.remove(*key);
+    }
+    let amount_left = amounts.iter().any(|key| fields.get(*key).is_some_and(|value| !value.is_null()));
+    (zeros.is_empty() || amount_left).then_some(item)
 }
 
 /// A warmup phase takes the profiling phase's type, concurrency and rate where it sets none.
