@@ -32,6 +32,7 @@ fn plan(rate_rps: f64, seconds: f64) -> Plan {
             kind: PhaseKind::Profiling,
             mode: LoadMode::Rate { rate: rate_rps, arrival: Arrival::Constant, max_concurrency: None, seed: 1 },
             requests: None,
+            sessions: None,
             duration_s: Some(seconds),
             grace_period_s: 5.0,
             results: true,

@@ -75,6 +75,7 @@ fn run_result(count: u64, processed: ProcessedMetrics, dir: &std::path::Path) ->
         kind: PhaseKind::Profiling,
         mode: LoadMode::Concurrency { concurrency: 256, prefill_concurrency: None },
         requests: Some(count),
+        sessions: None,
         duration_s: None,
         grace_period_s: 30.0,
         results: true,

@@ -27,6 +27,7 @@ async fn main() -> anyhow::Result<()> {
             kind: PhaseKind::Profiling,
             mode: LoadMode::Concurrency { concurrency: 8, prefill_concurrency: None },
             requests: Some(200),
+            sessions: None,
             duration_s: None,
             grace_period_s: 30.0,
             results: true,

@@ -138,6 +138,31 @@ fn synthetic_conversations_are_played_as_sessions_in_concurrency_and_rate_phases
 }
 
 #[test]
+fn the_conversation_count_counts_whole_sessions_in_every_mode() {
+    let dir = tempfile::tempdir().expect("dir");
+    let cases = [
+        ("--concurrency 2 --conversation-turn-mean 3", "closed", 15),
+        ("--request-rate 300 --arrival-pattern constant --conversation-turn-mean 3", "open", 15),
+        ("--user-centric-rate 50 --num-users 2 --conversation-turn-mean 3", "users", 15),
+        ("--concurrency 2", "single", 5),
+    ];
+    for (mode, name, requests) in cases {
+        let output = profile(
+            dir.path(),
+            &format!(
+                "--model m --url mock {mode} --conversation-num 5 --isl 16 --osl 4 --output-artifact-dir artifacts/{name}"
+            ),
+        );
+        assert_ok(&output);
+        let summary = read_json(&dir.path().join("artifacts").join(name).join("profile_export_aiperf.json"));
+        assert_eq!(stat(&summary, "request_count", "avg"), f64::from(requests), "{name}");
+        if requests > 5 {
+            assert_eq!(summary["phases"][0]["sessions"]["completed"], 5, "{name}: {}", summary["phases"][0]);
+        }
+    }
+}
+
+#[test]
 fn errors_name_no_scenario_file_and_advise_in_flags() {
     let dir = tempfile::tempdir().expect("dir");
     let url = format!("http://127.0.0.1:{}", common::closed_port());

@@ -39,6 +39,7 @@ pub fn plan(url: &str, users: usize, tokens: f64, http2: bool) -> Plan {
             kind: PhaseKind::Profiling,
             mode: LoadMode::Concurrency { concurrency: users, prefill_concurrency: None },
             requests: Some(users as u64),
+            sessions: None,
             duration_s: None,
             grace_period_s: 30.0,
             results: true,

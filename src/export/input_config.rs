@@ -173,6 +173,9 @@ fn phase(phase: &Phase) -> Value {
     if let Some(requests) = phase.requests {
         out.insert("requests".into(), json!(requests));
     }
+    if let Some(sessions) = phase.sessions {
+        out.insert("sessions".into(), json!(sessions));
+    }
     if let Some(duration) = phase.duration_s {
         out.insert("duration".into(), json!(duration));
     }

@@ -21,6 +21,7 @@ pub fn sample_result() -> RunResult {
             kind: PhaseKind::Profiling,
             mode: LoadMode::Concurrency { concurrency: 8, prefill_concurrency: None },
             requests: Some(4),
+            sessions: None,
             duration_s: None,
             grace_period_s: 30.0,
             results: true,

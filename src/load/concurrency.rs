@@ -17,7 +17,7 @@ pub(super) async fn run(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, users: usize,
     let prefill = prefill_concurrency.map(|places| Arc::new(Semaphore::new(places)));
     let deadlines = PhaseDeadlines::of(&run.phase);
     let work = Arc::new(UserWork::of(&ctx, &run));
-    let users = match run.phase.requests {
+    let users = match run.phase.single_request_limit() {
         Some(limit) => users.min(limit.max(1) as usize),
         None => users,
     };
@@ -67,7 +67,7 @@ impl UserWork {
         match self {
             Self::Requests(issued) => {
                 let request_index = issued.fetch_add(1, Ordering::Relaxed);
-                if run.phase.requests.is_some_and(|limit| request_index >= limit) {
+                if run.phase.single_request_limit().is_some_and(|limit| request_index >= limit) {
                     return false;
                 }
                 send_one(ctx, run, deadlines, ids, request_index, ctx.clock.now_ns(), prefill).await;
@@ -86,7 +86,9 @@ impl UserWork {
     /// Whether every request of the phase has been taken.
     pub fn exhausted(&self, run: &PhaseRun) -> bool {
         match self {
-            Self::Requests(issued) => run.phase.requests.is_some_and(|limit| issued.load(Ordering::Relaxed) >= limit),
+            Self::Requests(issued) => {
+                run.phase.single_request_limit().is_some_and(|limit| issued.load(Ordering::Relaxed) >= limit)
+            }
             Self::Sessions(sessions) => !sessions.can_start(),
         }
     }

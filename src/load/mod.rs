@@ -185,8 +185,12 @@ pub async fn run_phase(ctx: Arc<LoadContext>, run: Arc<PhaseRun>) -> PhaseSummar
 /// Mistakes in a phase's timing mode that the builders cannot see alone.
 pub fn check_phase(phase: &Phase) -> Result<(), String> {
     let name = &phase.name;
-    if phase.requests.is_none() && phase.duration_s.is_none() && !matches!(phase.mode, LoadMode::Schedule(_)) {
-        return Err(format!("phase `{name}` needs a stop condition: `requests`, `duration`, or both"));
+    let stops = phase.requests.is_some() || phase.sessions.is_some() || phase.duration_s.is_some();
+    if !stops && !matches!(phase.mode, LoadMode::Schedule(_)) {
+        return Err(format!("phase `{name}` needs a stop condition: `requests`, `sessions` or `duration`"));
+    }
+    if phase.sessions == Some(0) {
+        return Err(format!("phase `{name}`: `sessions` must be at least 1"));
     }
     let positive = |value: f64| value.is_finite() && value > 0.0;
     match &phase.mode {
@@ -487,6 +491,7 @@ mod tests {
             kind: crate::plan::PhaseKind::Profiling,
             mode,
             requests: Some(1),
+            sessions: None,
             duration_s: None,
             grace_period_s: 0.0,
             results: true,

@@ -94,7 +94,7 @@ impl Dispatcher {
         pacer::pace(&ctx.clock, origin_ns, offsets_ns, stop, |Due { scheduled_ns, fired_ns }| {
             let requests_done = match &conversations {
                 Some(queue) => queue.finished(),
-                None => run.phase.requests.is_some_and(|limit| next_index >= limit),
+                None => run.phase.single_request_limit().is_some_and(|limit| next_index >= limit),
             };
             if requests_done || ctx.cancel.is_cancelled() {
                 return ControlFlow::Break(());

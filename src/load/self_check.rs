@@ -246,6 +246,7 @@ mod tests {
             kind: PhaseKind::Profiling,
             mode: LoadMode::Rate { rate: 100.0, arrival: Arrival::Constant, max_concurrency, seed: 0 },
             requests: Some(100),
+            sessions: None,
             duration_s: None,
             grace_period_s: 0.0,
             results: true,

@@ -1,7 +1,8 @@
 //! A phase's request limit shared out to whole sessions. A session claims the request indexes
 //! of all its turns when it starts, and starts only if they all fit in what the limit has
 //! left, so a request limit never cuts a session: once one does not fit, no session starts
-//! again, and the requests left are reported as unclaimed. Each claim carries a tally of its
+//! again, and the requests left are reported as unclaimed. A phase's session limit stops the
+//! claims after that many sessions. Each claim carries a tally of its
 //! turns that counts, when the session ends however it ends, whether every turn went out; a
 //! duration end, a cancel or a failed turn leaves turns unsent, and the phase summary's
 //! `sessions` block says how many.
@@ -40,9 +41,10 @@ impl SessionCounts {
     }
 }
 
-/// Hands out whole sessions' request indexes under a phase's request limit.
+/// Hands out whole sessions' request indexes under a phase's request and session limits.
 pub(super) struct SessionClaims {
     limit: Option<u64>,
+    session_limit: Option<u64>,
     next: Mutex<NextClaim>,
     counters: Arc<PhaseCounters>,
 }
@@ -68,24 +70,31 @@ pub(super) struct Claim {
 impl SessionClaims {
     /// The claims of a phase, counted in its counters.
     pub fn of(run: &PhaseRun) -> Self {
-        Self::new(run.phase.requests, run.counters.clone())
+        Self::new(run.phase.requests, run.counters.clone()).with_session_limit(run.phase.sessions)
     }
 
     pub fn new(limit: Option<u64>, counters: Arc<PhaseCounters>) -> Self {
-        Self { limit, next: Mutex::default(), counters }
+        Self { limit, session_limit: None, next: Mutex::default(), counters }
+    }
+
+    /// The same claims, ending after `sessions` sessions.
+    pub fn with_session_limit(self, sessions: Option<u64>) -> Self {
+        Self { session_limit: sessions, ..self }
     }
 
     /// Whether another session may still try to start.
     pub fn open(&self) -> bool {
         let next = self.lock();
-        !next.closed && self.limit.is_none_or(|limit| next.first_index < limit)
+        !next.closed
+            && self.limit.is_none_or(|limit| next.first_index < limit)
+            && self.session_limit.is_none_or(|sessions| next.session < sessions)
     }
 
     /// Start the next session, whose turn count `turns_of` gives from its number, if all its
     /// turns fit under the limit; else close the claims and count the requests left unclaimed.
     pub fn claim(&self, turns_of: impl FnOnce(u64) -> u32) -> Option<Claim> {
         let mut next = self.lock();
-        if next.closed {
+        if next.closed || self.session_limit.is_some_and(|sessions| next.session >= sessions) {
             return None;
         }
         let turns = turns_of(next.session);
@@ -175,6 +184,18 @@ mod tests {
         let endless = SessionClaims::new(None, Arc::new(PhaseCounters::default()));
         assert_eq!(std::iter::from_fn(|| endless.claim(|_| 1000)).take(50).count(), 50);
         assert!(endless.open());
+    }
+
+    #[test]
+    fn a_session_limit_ends_the_claims_after_that_many_sessions() {
+        let counters = Arc::new(PhaseCounters::default());
+        let claims = SessionClaims::new(Some(100), counters.clone()).with_session_limit(Some(5));
+        let firsts: Vec<u64> = std::iter::from_fn(|| claims.claim(|_| 3)).map(|claim| claim.first_index).collect();
+        assert_eq!(firsts, [0, 3, 6, 9, 12], "5 whole sessions of 3 turns");
+        assert!(!claims.open());
+        assert_eq!(summary(&counters).unclaimed_requests, 0, "no session was refused for its turns");
+        let tight = SessionClaims::new(Some(7), Arc::new(PhaseCounters::default())).with_session_limit(Some(5));
+        assert_eq!(std::iter::from_fn(|| tight.claim(|_| 3)).count(), 2, "the request limit first");
     }
 
     #[test]

@@ -165,6 +165,10 @@ pub struct Phase {
     /// Stop after this many requests have been sent.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub requests: Option<u64>,
+    /// Stop after this many sessions have started (AIPerf's `--conversation-num`): whole
+    /// conversations where the phase plays them, else this many requests.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub sessions: Option<u64>,
     /// Stop sending after this many seconds.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub duration_s: Option<f64>,
@@ -175,6 +179,17 @@ pub struct Phase {
     pub results: bool,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub cancel: Option<Cancellation>,
+}
+
+impl Phase {
+    /// The most requests a phase of single requests sends: its `requests` or its `sessions`
+    /// (each request a session of its own), whichever is lower.
+    pub fn single_request_limit(&self) -> Option<u64> {
+        match (self.requests, self.sessions) {
+            (Some(requests), Some(sessions)) => Some(requests.min(sessions)),
+            (requests, sessions) => requests.or(sessions),
+        }
+    }
 }
 
 fn feeds_results_by_default() -> bool {

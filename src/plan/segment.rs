@@ -152,6 +152,9 @@ fn cut_phase(phase: &mut Phase, segment: ExecutionSegment) -> Result<(), String>
     if let Some(requests) = phase.requests {
         phase.requests = Some(segment.part_of("its requests", &name, requests)?);
     }
+    if let Some(sessions) = phase.sessions {
+        phase.sessions = Some(segment.part_of("its sessions", &name, sessions)?);
+    }
     let at_least_one = |limit: usize| (segment.share(limit as u64) as usize).max(1);
     match &mut phase.mode {
         LoadMode::Concurrency { concurrency, prefill_concurrency } => {
@@ -205,6 +208,7 @@ mod tests {
             kind: PhaseKind::Profiling,
             mode,
             requests,
+            sessions: None,
             duration_s: None,
             grace_period_s: 0.0,
             results: true,

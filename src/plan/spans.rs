@@ -65,6 +65,7 @@ mod tests {
             kind: PhaseKind::Profiling,
             mode: LoadMode::Concurrency { concurrency: 1, prefill_concurrency: None },
             requests: Some(1),
+            sessions: None,
             duration_s: None,
             grace_period_s: 30.0,
             results: true,

@@ -402,6 +402,9 @@ fn phase(phase: &Phase) -> String {
     if let Some(requests) = phase.requests {
         keys.push(format!("requests: {requests}"));
     }
+    if let Some(sessions) = phase.sessions {
+        keys.push(format!("sessions: {sessions}"));
+    }
     if let (Some(duration), false) = (phase.duration_s, ramp) {
         keys.push(format!("duration: {}", float(duration)));
     }

@@ -32,7 +32,7 @@ pub fn register(engine: &mut Engine, scenario_dir: PathBuf) {
 /// The builder's keys: its mode's keys and those every phase takes.
 macro_rules! keys {
     ($($key:literal),* $(,)?) => {
-        &[$($key,)* "name", "requests", "duration", "grace_period", "results", "cancel"]
+        &[$($key,)* "name", "requests", "sessions", "duration", "grace_period", "results", "cancel"]
     };
 }
 
@@ -44,12 +44,16 @@ fn finish(r: &mut MapReader, kind: PhaseKind, mode: LoadMode, needs_stop: bool) 
         other => other.as_str().to_string(),
     });
     let requests = r.opt_u64("requests")?;
+    let sessions = r.opt_u64("sessions")?;
     let duration_s = r.opt_f64("duration")?;
-    if needs_stop && requests.is_none() && duration_s.is_none() {
+    if needs_stop && requests.is_none() && sessions.is_none() && duration_s.is_none() {
         return script_error(format!("{what}: give `requests`, `duration` (e.g. seconds(30)), or both"));
     }
     if requests == Some(0) {
         return script_error(format!("{what}: `requests` must be at least 1"));
+    }
+    if sessions == Some(0) {
+        return script_error(format!("{what}: `sessions` must be at least 1"));
     }
     if duration_s.is_some_and(|d| d.is_nan() || d <= 0.0) {
         return script_error(format!("{what}: `duration` must be positive"));
@@ -60,7 +64,7 @@ fn finish(r: &mut MapReader, kind: PhaseKind, mode: LoadMode, needs_stop: bool) 
         Some(map) => Some(cancellation(map)?),
         None => None,
     };
-    Ok(Phase { name, kind, mode, requests, duration_s, grace_period_s, results, cancel })
+    Ok(Phase { name, kind, mode, requests, sessions, duration_s, grace_period_s, results, cancel })
 }
 
 /// `cancel: #{ fraction: 0.1, after: ms(500) }`

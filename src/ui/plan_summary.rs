@@ -102,12 +102,15 @@ fn prompt_shape(options: &SyntheticOptions) -> String {
 }
 
 fn phase_line(phase: &Phase) -> String {
-    let stop = match (phase.requests, phase.duration_s) {
-        (Some(requests), Some(duration_s)) => format!(", {requests} requests or {duration_s} s"),
-        (Some(requests), None) => format!(", {requests} requests"),
-        (None, Some(duration_s)) => format!(", {duration_s} s"),
-        (None, None) => String::new(),
-    };
+    let stops: Vec<String> = [
+        phase.requests.map(|requests| format!("{requests} requests")),
+        phase.sessions.map(|sessions| format!("{sessions} sessions")),
+        phase.duration_s.map(|duration_s| format!("{duration_s} s")),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let stop = if stops.is_empty() { String::new() } else { format!(", {}", stops.join(" or ")) };
     let results = if phase.results { "" } else { " (not in results)" };
     let mode = mode(&phase.mode);
     // A phase named after its mode (`concurrency`, `rate`, …) shows the mode alone.
@@ -207,6 +210,7 @@ mod tests {
             kind,
             mode,
             requests,
+            sessions: None,
             duration_s,
             grace_period_s: 30.0,
             results: kind == PhaseKind::Profiling,

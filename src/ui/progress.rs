@@ -24,9 +24,12 @@ impl PhaseProgress {
     /// Start showing `phase`; draws only when stderr is a terminal and `enabled`.
     pub fn start(phase: &Phase, counters: Arc<PhaseCounters>, enabled: bool) -> Self {
         let label = format!("{} ({})", phase.name, phase.kind.as_str());
-        let by_time = phase.requests.is_none();
-        let length = match (phase.requests, phase.duration_s) {
-            (Some(requests), _) => requests,
+        // Sessions stand in for requests where a phase counts only them (one request each, or
+        // whole conversations, whose bar then fills before their last turns).
+        let count = phase.requests.or(phase.sessions);
+        let by_time = count.is_none();
+        let length = match (count, phase.duration_s) {
+            (Some(count), _) => count,
             (None, Some(seconds)) => (seconds * 10.0).ceil() as u64,
             (None, None) => 0,
         };

@@ -128,10 +128,11 @@ fn lower_phase(item: &Value, dataset: &Dataset, main: &Value, seed: u64) -> Resu
         }
     };
     let mode = with_ramps(mode, item, &key)?;
-    let mut requests = opt_u64(item, "requests", &key("requests"))?.or(opt_u64(item, "sessions", &key("sessions"))?);
+    let mut requests = opt_u64(item, "requests", &key("requests"))?;
+    let sessions = opt_u64(item, "sessions", &key("sessions"))?;
     let duration_s = opt_f64(item, "duration", &key("duration"))?;
     let needs_stop = matches!(mode, LoadMode::Concurrency { .. } | LoadMode::Rate { .. } | LoadMode::Users { .. });
-    if needs_stop && requests.is_none() && duration_s.is_none() {
+    if needs_stop && requests.is_none() && sessions.is_none() && duration_s.is_none() {
         requests = Some(default_requests(dataset));
     }
     let cancel = match item.get("cancellation").filter(|value| !value.is_null()) {
@@ -146,6 +147,7 @@ fn lower_phase(item: &Value, dataset: &Dataset, main: &Value, seed: u64) -> Resu
         kind,
         mode,
         requests,
+        sessions,
         duration_s,
         grace_period_s: opt_f64(item, "grace_period", &key("grace_period"))?.unwrap_or(DEFAULT_GRACE_PERIOD_S).max(0.0),
         results: !warmup,
