@@ -210,7 +210,8 @@ fn plan_of_this_process(whole_plan: &Plan, segment: Option<ExecutionSegment>) ->
 }
 
 /// The tokenizer and every request, built (and a bad dataset file reported) before anything is
-/// sent, while the endpoint is checked; the first of them to fail stops the run.
+/// sent, while the endpoint is checked; the first of them to fail, or a stop signal, stops the
+/// run.
 async fn prepare_while_checking_endpoint(
     plan: &Plan,
     options: &RunOptions,
@@ -221,8 +222,12 @@ async fn prepare_while_checking_endpoint(
         Ok((tokenizer, prepared))
     };
     let preflight = crate::preflight::check(&plan.endpoint, &plan.preflight, &options.cancel);
-    let ((), built) = tokio::try_join!(preflight, build)?;
-    Ok(built)
+    // A stop signal does not wait for a large dataset: what was being built is dropped (its
+    // blocking work ends with the process).
+    tokio::select! {
+        joined = async { tokio::try_join!(preflight, build) } => Ok(joined?.1),
+        () = options.cancel.cancelled() => bail!("stopped while the requests were being prepared; nothing was sent"),
+    }
 }
 
 /// What a segment's files say of the whole dataset: the images of every entry, and the index

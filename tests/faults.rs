@@ -94,6 +94,25 @@ fn a_500_is_an_http_error_with_its_message() {
 }
 
 #[test]
+fn a_server_quoting_the_api_key_back_never_puts_it_in_an_artifact_or_on_the_console() {
+    let server = FaultServer::start(FaultConfig::new(Fault::UnauthorizedEcho, 2));
+    let run = run_against(&server, r#"api_key: "sk-QZXECHOED""#, 6, r#"export_level: "raw","#);
+    assert_eq!(run.code(), Some(0), "stderr: {}", run.stderr());
+    let outcome = accounted(&run);
+    assert_eq!(outcome.errors, 3, "{:?}", outcome.error_texts);
+    for text in &outcome.error_texts {
+        assert!(text.contains("invalid credentials: Bearer <redacted>"), "{text}");
+    }
+    assert!(!format!("{}{}", run.stdout(), run.stderr()).contains("QZXECHOED"), "the key reached the console");
+    for entry in std::fs::read_dir(run.artifacts(RUN)).expect("artifacts") {
+        let path = entry.expect("entry").path();
+        let text = String::from_utf8_lossy(&std::fs::read(&path).expect("read")).into_owned();
+        let at = text.find("QZXECHOED").map(|at| &text[at.saturating_sub(200)..at + 20]);
+        assert!(at.is_none(), "the key reached {}: {at:?}", path.display());
+    }
+}
+
+#[test]
 fn a_malformed_json_event_is_an_invalid_response_quoting_it() {
     half_faulty(Fault::MalformedEvent, "invalid_response: \"invalid JSON in stream event: {\\\"choices\\\": [oops");
 }

@@ -134,6 +134,28 @@ fn sighup_mid_run_writes_partial_artifacts_and_exits_129() {
 }
 
 #[test]
+fn a_signal_while_a_large_dataset_is_built_stops_at_once() {
+    // 40,000 prompts of 4,000 tokens take minutes to cut: the stop must not wait for them.
+    let source = r#"run(#{
+        name: "big",
+        endpoint: endpoint(#{ url: "mock" }),
+        dataset: synthetic(#{ isl: 4000, osl: 4, entries: 40000 }),
+        phases: [ concurrency(#{ users: 2, requests: 4 }) ],
+    });"#;
+    let (_dir, mut child, artifacts) = spawn_run("big", source);
+    std::thread::sleep(Duration::from_millis(1500));
+    let signalled = Instant::now();
+    send_signal(&child, libc::SIGINT);
+    let status = wait_at_most(&mut child, Duration::from_secs(20)).expect("the run stopped after the signal");
+    assert!(signalled.elapsed() < Duration::from_secs(10), "took {:?}", signalled.elapsed());
+    assert_eq!(status.code(), Some(130));
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().expect("stderr"), &mut stderr).expect("stderr");
+    assert!(stderr.contains("stopped while the requests were being prepared; nothing was sent"), "{stderr}");
+    assert!(!artifacts.join("inputs.json").exists(), "the dataset was never finished");
+}
+
+#[test]
 fn a_second_signal_quits_at_once() {
     // The stopped run then waits 30 s before its last server-metrics scrape: the second
     // signal must not wait for that.

@@ -49,11 +49,42 @@ pub(crate) fn static_headers(endpoint: &Endpoint) -> Result<HeaderMap> {
     Ok(headers)
 }
 
+/// Credentials shorter than this are not looked for in messages: they would mask common text.
+const SHORTEST_MASKED_SECRET: usize = 6;
+
+/// The credentials the endpoint's requests carry, as a server might quote them back: the api
+/// key, and each secret header's value (with and without its `Bearer ` scheme).
+pub(crate) fn secret_values(endpoint: &Endpoint) -> Vec<String> {
+    let headers = endpoint.headers.iter().filter(|(name, _)| is_secret_header(name)).map(|(_, value)| value.trim());
+    let mut secrets: Vec<String> = endpoint
+        .api_key
+        .iter()
+        .map(|key| key.trim())
+        .chain(headers)
+        .flat_map(|value| [Some(value), value.split_once(' ').map(|(_, credential)| credential.trim())])
+        .flatten()
+        .filter(|secret| secret.len() >= SHORTEST_MASKED_SECRET)
+        .map(str::to_owned)
+        .collect();
+    // The longest first, so that a value is masked whole before a part of it is looked for.
+    secrets.sort_by_key(|secret| std::cmp::Reverse(secret.len()));
+    secrets.dedup();
+    secrets
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
+
+    #[test]
+    fn the_credentials_to_mask_are_the_key_and_secret_headers_values() {
+        let with =
+            endpoint(true, Some(" sk-123456 "), &[("Authorization", "Bearer tok-abcdef"), ("X-Team", "infra-team")]);
+        assert_eq!(secret_values(&with), ["Bearer tok-abcdef", "tok-abcdef", "sk-123456"]);
+        assert!(secret_values(&endpoint(true, Some("abc"), &[])).is_empty(), "too short to look for");
+    }
 
     fn endpoint(streaming: bool, api_key: Option<&str>, headers: &[(&str, &str)]) -> Endpoint {
         Endpoint {

@@ -85,6 +85,9 @@ pub struct HttpClient {
     uri_text: String,
     /// Headers every request carries (may hold the api key: never log them).
     headers: HeaderMap,
+    /// The credentials among them (the api key, secret headers' values), masked in any error
+    /// message a server sends back, which may quote them.
+    secrets: Vec<String>,
     request_timeout: Duration,
     limits: ResponseLimits,
     /// Keep every chunk and header of each request in its trace (for `export_http_trace`).
@@ -121,6 +124,7 @@ impl HttpClient {
             origin_form,
             uri,
             headers: headers::static_headers(endpoint)?,
+            secrets: headers::secret_values(endpoint),
             request_timeout,
             limits: endpoint.limits,
             trace_details: false,
@@ -174,6 +178,29 @@ impl HttpClient {
             if let Some(trace) = &mut record.trace {
                 trace.error_ns = Some(record.end_ns);
             }
+        }
+        self.mask_secrets(record);
+    }
+
+    /// A server may quote a request's credentials back (a 401 naming the key it refused):
+    /// they are masked in the error message and the raw response events, the texts of a
+    /// record that come from the server.
+    fn mask_secrets(&self, record: &mut RequestRecord) {
+        if self.secrets.is_empty() {
+            return;
+        }
+        let mask = |text: &mut String| {
+            for secret in &self.secrets {
+                if text.contains(secret.as_str()) {
+                    *text = text.replace(secret.as_str(), REDACTED);
+                }
+            }
+        };
+        if let Some(error) = &mut record.error {
+            mask(&mut error.message);
+        }
+        if let Some(raw) = &mut record.raw {
+            raw.responses.iter_mut().for_each(|response| mask(&mut response.data));
         }
     }
 

@@ -21,6 +21,8 @@ pub enum Fault {
     TooManyRequests { retry_after_s: u32 },
     /// 500 with an OpenAI error body.
     ServerError,
+    /// 401 whose error message quotes the request's `Authorization` header back.
+    UnauthorizedEcho,
     /// One good token, then an event that is not JSON.
     MalformedEvent,
     /// Some tokens, then the body ends cleanly without `[DONE]` or a finish reason.
@@ -203,6 +205,8 @@ struct Request {
     path: String,
     streaming: bool,
     prompt_bytes: usize,
+    /// The `Authorization` header's value as sent.
+    authorization: String,
 }
 
 /// One request (head and content-length body) from `stream`; `None` once the client closed.
@@ -221,7 +225,13 @@ async fn read_request<S: AsyncRead + Unpin>(
         }
         buffered.extend_from_slice(&chunk[..read]);
     };
-    let head = String::from_utf8_lossy(&buffered[..head_end]).to_ascii_lowercase();
+    let sent_head = String::from_utf8_lossy(&buffered[..head_end]).into_owned();
+    let authorization = sent_head
+        .lines()
+        .find_map(|line| line.split_once(':').filter(|(name, _)| name.eq_ignore_ascii_case("authorization")))
+        .map(|(_, value)| value.trim().to_string())
+        .unwrap_or_default();
+    let head = sent_head.to_ascii_lowercase();
     let path = head.split_whitespace().nth(1).unwrap_or("/").to_string();
     let body_len: usize = head
         .lines()
@@ -237,7 +247,7 @@ async fn read_request<S: AsyncRead + Unpin>(
     }
     let body = &buffered[head_end..head_end + body_len];
     let streaming = body.windows(13).any(|window| window == b"\"stream\":true");
-    let request = Request { path, streaming, prompt_bytes: body_len };
+    let request = Request { path, streaming, prompt_bytes: body_len, authorization };
     buffered.drain(..head_end + body_len);
     Ok(Some(request))
 }
@@ -263,6 +273,11 @@ async fn answer_chat<S: AsyncWrite + Unpin>(
         Fault::ServerError => {
             let body = br#"{"error":{"message":"injected internal server error","type":"server_error"}}"#;
             write_response(stream, "500 Internal Server Error", "application/json", body).await?;
+            return Ok(None);
+        }
+        Fault::UnauthorizedEcho => {
+            let body = format!(r#"{{"error":{{"message":"invalid credentials: {}"}}}}"#, request.authorization);
+            write_response(stream, "401 Unauthorized", "application/json", body.as_bytes()).await?;
             return Ok(None);
         }
         Fault::SlowHeaders(delay) => tokio::time::sleep(delay).await,
