@@ -56,10 +56,10 @@ pub struct RunOptions {
     pub keep_cores_awake: bool,
 }
 
-/// Check a plan for mistakes a user can make, before anything starts.
 /// The most turns a synthetic conversation may have on average.
 const MAX_TURNS: f64 = 10_000.0;
 
+/// Check a plan for mistakes a user can make, before anything starts.
 pub fn validate(plan: &Plan) -> Result<()> {
     if plan.name.trim().is_empty() {
         bail!("the run needs a non-empty name");
@@ -114,7 +114,8 @@ pub fn validate(plan: &Plan) -> Result<()> {
                 }
                 if !(0.0..=crate::plan::MAX_SECONDS).contains(&shape.turn_delay_s.mean()) {
                     bail!(
-                        "synthetic dataset: `turn_delay` must be a time from 0 s, got {} s",
+                        "synthetic dataset: `turn_delay` must be from 0 to {:e} s, got {} s",
+                        crate::plan::MAX_SECONDS,
                         shape.turn_delay_s.mean()
                     );
                 }

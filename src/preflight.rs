@@ -28,6 +28,10 @@ pub struct Unreachable {
 
 impl std::fmt::Display for Unreachable {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.cause.starts_with(crate::client::TLS_FAILURE_OPENING) {
+            // A server answered: its certificate is the problem, which waiting does not cure.
+            return write!(f, "the endpoint {} was reached, but {}; nothing was sent", self.url, self.cause);
+        }
         write!(f, "the endpoint {} does not answer: {}", self.url, self.cause)?;
         if self.tries > 1 {
             write!(f, " (pre-flight check: {} tries over {:.1} s)", self.tries, self.waited_s)?;
@@ -92,6 +96,26 @@ mod tests {
     fn closed_port() -> u16 {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         listener.local_addr().unwrap().port()
+    }
+
+    #[test]
+    fn a_refused_certificate_is_told_apart_from_a_server_that_is_not_there() {
+        let tls = Unreachable {
+            url: "https://localhost:1".into(),
+            cause: format!(
+                "{}localhost failed: invalid peer certificate: UnknownIssuer",
+                crate::client::TLS_FAILURE_OPENING
+            ),
+            tries: 1,
+            waited_s: 0.0,
+        };
+        assert_eq!(
+            tls.to_string(),
+            "the endpoint https://localhost:1 was reached, but TLS handshake with localhost failed: invalid peer \
+             certificate: UnknownIssuer; nothing was sent"
+        );
+        let refused = Unreachable { cause: "connection refused".into(), ..tls };
+        assert!(refused.to_string().contains("does not answer: connection refused; nothing was sent. Check the url"));
     }
 
     #[tokio::test]

@@ -194,6 +194,9 @@ async fn open_tcp(addresses: &[SocketAddr]) -> Result<TcpStream, String> {
     })
 }
 
+/// How a failed TLS handshake's message opens: a server answered, so waiting for it is no cure.
+pub(crate) const TLS_FAILURE_OPENING: &str = "TLS handshake with ";
+
 /// A failed handshake in one sentence; certificate problems say how to trust the server.
 fn tls_failure(host: &str, error: &std::io::Error) -> String {
     let cause = failure::root_cause(error);
@@ -203,7 +206,7 @@ fn tls_failure(host: &str, error: &std::io::Error) -> String {
             _ => None,
         });
     let Some(problem) = certificate_problem else {
-        return format!("TLS handshake with {host} failed: {cause}");
+        return format!("{TLS_FAILURE_OPENING}{host} failed: {cause}");
     };
     let advice = match problem {
         CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. } => format!(
@@ -221,7 +224,7 @@ fn tls_failure(host: &str, error: &std::io::Error) -> String {
             .to_owned(),
     };
     format!(
-        "TLS handshake with {host} failed: {cause}; {advice} (tls: #{{ insecure: true }} skips verification, \
+        "{TLS_FAILURE_OPENING}{host} failed: {cause}; {advice} (tls: #{{ insecure: true }} skips verification, \
          only as a last resort)"
     )
 }

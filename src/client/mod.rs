@@ -58,6 +58,7 @@ use crate::clock::RunClock;
 use crate::plan::{Endpoint, EndpointKind, REDACTED, ResponseLimits, is_secret_header};
 use crate::record::{RawExchange, RecordError, RequestRecord};
 
+pub(crate) use connect::TLS_FAILURE_OPENING;
 use connect::{Connector, Sender};
 use outgoing_body::{RequestBody, TakenAt};
 use pool::{Lease, Pool};

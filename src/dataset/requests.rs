@@ -22,6 +22,7 @@ use crate::request_bodies::{
 pub struct PreparedRequest {
     pub body: Bytes,
     pub input_tokens: u64,
+    /// The output length the request asks for (none for kinds that ask none).
     pub max_tokens: Option<u64>,
     /// The system prompt the body opens with (a conversation keeps it first).
     pub system_prompt: Option<Arc<SystemPrompt>>,
@@ -42,7 +43,8 @@ impl PreparedRequest {
         Self {
             body: Bytes::from(body),
             input_tokens: entry.input_tokens,
-            max_tokens: entry.max_tokens,
+            // A kind whose requests ask no length is not held to one.
+            max_tokens: entry.max_tokens.filter(|_| endpoint.kind.asks_output_length()),
             system_prompt: entry.system_prompt,
             turn: entry.turn,
         }
@@ -221,6 +223,20 @@ mod tests {
                    {"type": "image_url", "image_url": {"url": "data:image/gif;base64,R0"}}])
         );
         assert_eq!(body(&prepared.requests[1])["messages"][0]["content"], "plain");
+    }
+
+    #[test]
+    fn only_kinds_that_ask_an_output_length_are_held_to_one() {
+        for (kind, asked) in [
+            (EndpointKind::Chat, Some(3)),
+            (EndpointKind::Completions, Some(3)),
+            (EndpointKind::SolidoRag, None),
+            (EndpointKind::Embeddings, None),
+            (EndpointKind::ImageGeneration, None),
+        ] {
+            let prepared = prepare(&file_dataset(), &test_endpoint(kind), vec![entry("a b c", &[], None)]).unwrap();
+            assert_eq!(prepared.requests[0].max_tokens, asked, "{kind:?}");
+        }
     }
 
     #[test]

@@ -2,10 +2,9 @@
 //! of all its turns when it starts, and starts only if they all fit in what the limit has
 //! left, so a request limit never cuts a session: once one does not fit, no session starts
 //! again, and the requests left are reported as unclaimed. A phase's session limit stops the
-//! claims after that many sessions. Each claim carries a tally of its
-//! turns that counts, when the session ends however it ends, whether every turn went out; a
-//! duration end, a cancel or a failed turn leaves turns unsent, and the phase summary's
-//! `sessions` block says how many.
+//! claims after that many sessions. Each claim carries a tally of its turns that counts, when
+//! the session ends however it ends, whether every turn went out; a duration end, a cancel or
+//! a failed turn leaves turns unsent, and the phase summary's `sessions` block says how many.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};

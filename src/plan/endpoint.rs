@@ -144,6 +144,20 @@ impl EndpointKind {
         matches!(self, EndpointKind::AudioTranscription | EndpointKind::Chat)
     }
 
+    /// Its requests carry an output length (max tokens), so what came back can be held
+    /// against it.
+    pub fn asks_output_length(self) -> bool {
+        matches!(
+            self,
+            EndpointKind::Chat
+                | EndpointKind::Completions
+                | EndpointKind::Responses
+                | EndpointKind::Tgi
+                | EndpointKind::Template
+                | EndpointKind::Messages
+        )
+    }
+
     /// The API can stream its answer (SSE).
     pub fn can_stream(self) -> bool {
         !self.scores_input() && !matches!(self, EndpointKind::ImageRetrieval | EndpointKind::VideoGeneration)
