@@ -18,13 +18,14 @@ const RUN: &str = "faults";
 /// timeout and server metrics off unless `extra` (more `run` keys) says otherwise.
 fn scenario(url: &str, endpoint_extra: &str, requests: u32, extra: &str) -> String {
     let metrics = if extra.contains("server_metrics") { "" } else { "server_metrics: #{ enabled: false }," };
+    let timeout = if extra.contains("request_timeout") { "" } else { "request_timeout: 1.0," };
     format!(
         r#"run(#{{
             name: "{RUN}",
             endpoint: endpoint(#{{ url: "{url}", model: "m", kind: "chat", {endpoint_extra} }}),
             dataset: synthetic(#{{ isl: fixed(20), osl: fixed(8), seed: 1, entries: 4 }}),
             phases: [ concurrency(#{{ users: 2, requests: {requests} }}) ],
-            request_timeout: 1.0,
+            {timeout}
             {metrics}
             {extra}
         }});"#
@@ -133,6 +134,21 @@ fn a_tcp_reset_mid_stream_is_a_stream_error_naming_the_reset() {
 #[test]
 fn a_stall_after_the_first_token_is_a_timeout_while_reading() {
     half_faulty(Fault::StallAfterFirstToken, "timeout: \"request timed out after 1s while reading the response\"");
+}
+
+#[test]
+fn a_body_that_never_ends_after_done_completes_at_done() {
+    let server = FaultServer::start(FaultConfig::new(Fault::StallAfterDone, 1));
+    let started = Instant::now();
+    let run = run_against(&server, "", 4, "request_timeout: seconds(60),");
+    assert_eq!(run.code(), Some(0), "stderr: {}", run.stderr());
+    let outcome = accounted(&run);
+    assert_eq!((outcome.ok, outcome.errors, outcome.cancelled), (4, 0, 0), "{:?}", outcome.error_texts);
+    assert!(started.elapsed() < Duration::from_secs(20), "held to the timeout: {:?}", started.elapsed());
+    for record in run.records(RUN) {
+        let latency = record["metrics"]["request_latency"]["value"].as_f64().expect("a latency");
+        assert!(latency < 500.0, "the answer ends at [DONE], not after the drain: {latency} ms");
+    }
 }
 
 #[test]

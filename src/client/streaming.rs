@@ -2,6 +2,7 @@
 //! arrival times, usage and finish_reason; `[DONE]`, error events and early ends are judged.
 
 use std::ops::ControlFlow;
+use std::time::Duration;
 
 use super::traced_body::TracedBody;
 use http_body_util::BodyExt;
@@ -16,8 +17,13 @@ use super::fast_payload::SkippedPrefix;
 use super::response::{self, PayloadFormat};
 use super::sse::{EventTooLarge, SseEvent, SseParser};
 
+/// How long the rest of a body is drained after `[DONE]`: a server that then never ends it
+/// loses the connection instead of holding the request to its timeout.
+const DRAIN_AFTER_DONE: Duration = Duration::from_secs(1);
+
 /// Read the whole stream into `record`. `completed` turns true once `[DONE]` arrives, after
-/// which the rest of the body is only drained (so the connection can go back to the pool).
+/// which the rest of the body is only drained (so the connection can go back to the pool),
+/// for at most `DRAIN_AFTER_DONE`; the response then ends at `[DONE]`.
 pub(crate) async fn read_event_stream(
     mut body: TracedBody<'_>,
     format: &PayloadFormat,
@@ -51,8 +57,10 @@ pub(crate) async fn read_event_stream(
     }
     if stream.is_done() {
         *completed = true;
-        while let Some(Ok(_)) = body.frame().await {}
-        record.end_ns = clock.now_ns();
+        let drained = tokio::time::timeout(DRAIN_AFTER_DONE, async { while let Some(Ok(_)) = body.frame().await {} });
+        if drained.await.is_ok() {
+            record.end_ns = clock.now_ns();
+        }
     }
 }
 

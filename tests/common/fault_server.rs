@@ -31,6 +31,8 @@ pub enum Fault {
     ResetMidStream,
     /// One token, then nothing more (the connection stays open).
     StallAfterFirstToken,
+    /// A whole answer and `[DONE]`, but the body never ends (the connection stays open).
+    StallAfterDone,
     /// The response headers come only after this long.
     SlowHeaders(Duration),
     /// One event whose text is this many bytes without a space.
@@ -327,6 +329,10 @@ async fn answer_chat<S: AsyncWrite + Unpin>(
     let last =
         format!("data: {{\"choices\":[{{\"delta\":{{}},\"finish_reason\":\"stop\"}}]{usage}}}\n\ndata: [DONE]\n\n");
     write_chunk(stream, last.as_bytes()).await?;
+    if fault == Fault::StallAfterDone {
+        stream.flush().await?;
+        std::future::pending::<()>().await;
+    }
     stream.write_all(b"0\r\n\r\n").await?;
     // A malformed event ends the stream for the client, which then drops the connection.
     Ok(matches!(fault, Fault::MalformedEvent).then_some(Ending::Closed))
