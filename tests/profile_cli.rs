@@ -183,13 +183,16 @@ fn errors_name_no_scenario_file_and_advise_in_flags() {
 }
 
 #[test]
-fn a_span_no_timer_can_hold_is_refused_by_its_setting() {
+fn impossible_values_are_refused_by_their_setting() {
     let dir = tempfile::tempdir().expect("dir");
     let output = profile(dir.path(), "--model m --url mock --benchmark-duration 1e300 --dry-run");
     let stderr = text(&output.stderr);
     assert_eq!(output.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("phase `profiling`: duration: 1e300 s is not a time a run can wait"), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
+    let output = profile(dir.path(), "--model m --url mock --concurrency 0 --dry-run");
+    assert_eq!(output.status.code(), Some(2));
+    assert!(text(&output.stderr).contains("phases.profiling.concurrency (--concurrency): must be at least 1"));
 }
 
 #[test]

@@ -95,6 +95,9 @@ fn lower_phase(item: &Value, dataset: &Dataset, main: &Value, seed: u64) -> Resu
     }
     let kind = if warmup { PhaseKind::Warmup } else { PhaseKind::Profiling };
     let concurrency = opt_u64(item, "concurrency", &key("concurrency"))?;
+    if concurrency == Some(0) {
+        return Err(ConfigError::new(format!("{} (--concurrency): must be at least 1", key("concurrency"))));
+    }
     let rate = opt_f64(item, "rate", &key("rate"))?;
     let default_type = if rate.is_some() { "poisson" } else { "concurrency" };
     let mode = match opt_str(item, "type", &key("type"))?.unwrap_or(default_type) {
