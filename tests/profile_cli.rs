@@ -196,6 +196,24 @@ fn impossible_values_are_refused_by_their_setting() {
 }
 
 #[test]
+fn only_the_first_trial_warms_up_unless_asked_otherwise() {
+    let dir = tempfile::tempdir().expect("dir");
+    let phases_of = |run: &str, trial: u32| {
+        let summary =
+            dir.path().join(format!("artifacts/{run}/profile_runs/run_000{trial}/profile_export_aiperf.json"));
+        let plan = &read_json(&summary)["input_config"]["plan"];
+        plan["phases"].as_array().expect("phases").iter().map(|phase| phase["kind"].clone()).collect::<Vec<_>>()
+    };
+    let base = "--model m --url mock --request-count 3 --warmup-request-count 2 --num-profile-runs 2 --isl 8 --osl 2";
+    assert_ok(&profile(dir.path(), &format!("{base} --output-artifact-dir artifacts/once")));
+    assert_eq!(phases_of("once", 1), ["warmup", "profiling"]);
+    assert_eq!(phases_of("once", 2), ["profiling"], "AIPerf's default: the later trials skip the warmup");
+    let each = format!("{base} --no-profile-run-disable-warmup-after-first --output-artifact-dir artifacts/each");
+    assert_ok(&profile(dir.path(), &each));
+    assert_eq!(phases_of("each", 2), ["warmup", "profiling"]);
+}
+
+#[test]
 fn a_warmup_of_zero_requests_or_seconds_is_no_warmup() {
     let dir = tempfile::tempdir().expect("dir");
     for warmup in ["--warmup-request-count 0", "--warmup-duration 0", "--warmup-request-count 0 --warmup-duration 0"] {

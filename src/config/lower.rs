@@ -44,6 +44,7 @@ pub fn lower(document: &Value, base_dir: &Path) -> Result<ProfileJob, ConfigErro
         trials: settings.num_runs,
         cooldown_s: settings.cooldown_s,
         confidence: settings.confidence,
+        warmup_once: settings.disable_warmup_after_first,
         variation_pause_s: sweep_key("cooldown_seconds").and_then(Value::as_f64).unwrap_or(0.0),
         notes: sweep_notes(sweep_key("iteration_order"), sweep_key("sla_filters"), settings.num_runs),
     })

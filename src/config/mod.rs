@@ -88,6 +88,8 @@ pub struct ProfileJob {
     pub notes: Vec<String>,
     /// Confidence level of the trial aggregate.
     pub confidence: f64,
+    /// Only the first trial runs the warmup (`multi_run.disable_warmup_after_first`).
+    pub warmup_once: bool,
 }
 
 /// One point of a sweep: the swept values (dotted document path → value) and its plan.

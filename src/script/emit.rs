@@ -69,12 +69,18 @@ pub fn scenario(job: &ProfileJob, sweep_name: &str, header: &str, api_key: ApiKe
     out
 }
 
-/// `, trials: n, cooldown: s, confidence: c` when the job repeats its runs.
+/// `, trials: n, cooldown: s, confidence: c, warmup_once: w` when the job repeats its runs.
 fn repetition(job: &ProfileJob) -> String {
     if job.trials <= 1 {
         return String::new();
     }
-    format!(", trials: {}, cooldown: {}, confidence: {}", job.trials, float(job.cooldown_s), float(job.confidence))
+    format!(
+        ", trials: {}, cooldown: {}, confidence: {}, warmup_once: {}",
+        job.trials,
+        float(job.cooldown_s),
+        float(job.confidence),
+        job.warmup_once
+    )
 }
 
 fn run_map(plan: &Plan, named: bool, repeat: &str, api_key: ApiKey, depth: usize) -> String {

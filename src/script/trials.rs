@@ -16,11 +16,11 @@ use super::run_host::{RunHost, ScenarioSweep, run_plan};
 use crate::aggregate::TrialSet;
 use crate::aggregate::trials::combined_result;
 use crate::export::{ArtifactNames, aggregate_csv, aggregate_json};
-use crate::plan::RunCoordinates;
 use crate::plan::run_coordinates::{folder_under, label_of};
+use crate::plan::{PhaseKind, RunCoordinates};
 
 /// The `run(#{..})` keys this module reads.
-pub const RUN_EXTRA_KEYS: &[&str] = &["trials", "cooldown", "confidence", "sweep", "report"];
+pub const RUN_EXTRA_KEYS: &[&str] = &["trials", "cooldown", "confidence", "warmup_once", "sweep", "report"];
 const SWEEP_LABEL_KEYS: &[&str] = &["variation", "label", "index", "id"];
 /// AIPerf's default confidence level.
 const DEFAULT_CONFIDENCE: f64 = 0.95;
@@ -34,10 +34,12 @@ pub struct Repetition {
     /// The pause between two trials, seconds.
     pub cooldown_s: f64,
     pub confidence: f64,
+    /// Only the first trial runs the warmup phases (AIPerf's `disable_warmup_after_first`).
+    pub warmup_once: bool,
 }
 
 impl Repetition {
-    /// `trials`, `cooldown` and `confidence` from `reader` (of `run` or `sweep`).
+    /// `trials`, `cooldown`, `confidence` and `warmup_once` from `reader` (of `run` or `sweep`).
     pub fn read(reader: &mut MapReader, what: &str) -> ScriptResult<Self> {
         let trials = reader.opt_u64("trials")?.unwrap_or(1);
         if trials == 0 {
@@ -51,7 +53,8 @@ impl Repetition {
         if !(confidence > 0.0 && confidence < 1.0) {
             return script_error(format!("{what}: `confidence` must be between 0 and 1, e.g. 0.95; got {confidence}"));
         }
-        Ok(Self { trials, cooldown_s, confidence })
+        let warmup_once = reader.opt_bool("warmup_once")?.unwrap_or(false);
+        Ok(Self { trials, cooldown_s, confidence, warmup_once })
     }
 }
 
@@ -178,6 +181,9 @@ pub fn run_trials(
     for trial in 0..count {
         let mut trial_plan = plan.clone();
         trial_plan.run_info.trial = trial;
+        if trial > 0 && repetition.warmup_once {
+            trial_plan.phases.retain(|phase| phase.kind != PhaseKind::Warmup);
+        }
         let label = format!("run_{:04}", trial + 1);
         if several {
             trial_plan.run_info.parent_folders = layout.trial_folders.clone();

@@ -3,7 +3,7 @@
 use serde_json::{Value, json};
 
 use super::document::FlagDocument;
-use super::flags::{Arity, Group, Kind, apply, command, fixed, note, set, unsupported};
+use super::flags::{Arity, Group, Kind, apply, command, fixed, note, set, switch_value, unsupported};
 
 const ENDPOINT_TYPES: Kind = Kind::Choice(&[
     ("audio-transcription", "audio_transcription"),
@@ -358,11 +358,7 @@ fn public_dataset(document: &mut FlagDocument, _: &str, values: &[String]) -> Re
 }
 
 fn dataset_wrap(document: &mut FlagDocument, name: &str, values: &[String]) -> Result<(), String> {
-    let on = match values.first() {
-        Some(value) => Kind::Bool.read(value)? == Value::Bool(true),
-        None => true,
-    };
-    document.set("benchmark.datasets.main.allow_wrap", Value::Bool(on != name.starts_with("--no-")));
+    document.set("benchmark.datasets.main.allow_wrap", Value::Bool(switch_value(name, values)?));
     Ok(())
 }
 

@@ -61,6 +61,16 @@ pub enum Action {
     Command,
 }
 
+/// What a switch given as `name` says: on, or the value given (`--flag=false`), turned over
+/// by its `--no-` form.
+pub fn switch_value(name: &str, values: &[String]) -> Result<bool, String> {
+    let on = match values.first() {
+        Some(value) => Kind::Bool.read(value)? == serde_json::Value::Bool(true),
+        None => true,
+    };
+    Ok(on != name.starts_with("--no-"))
+}
+
 pub const fn set(names: &'static [&'static str], path: &'static str, kind: Kind, help: &'static str) -> Flag {
     let arity = if matches!(kind, Kind::Bool) { Arity::Switch } else { Arity::One };
     Flag { names, arity, action: Action::Set(path, kind), help }

@@ -1,10 +1,10 @@
 //! AIPerf's Load Generator, Scenario, Warmup, User-Centric Rate, Request Cancellation and
 //! Multi-Run flags.
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::document::FlagDocument;
-use super::flags::{Arity, Group, Kind, apply, note, set, sweep, unsupported};
+use super::flags::{Arity, Group, Kind, apply, note, set, sweep, switch_value, unsupported};
 
 const ARRIVAL: Kind = Kind::Choice(&[
     ("constant", "constant"),
@@ -218,10 +218,11 @@ pub const MULTI_RUN: Group = Group {
             Kind::Float,
             "Confidence level of the aggregate [default: 0.95]",
         ),
-        note(
+        apply(
             &["--profile-run-disable-warmup-after-first", "--no-profile-run-disable-warmup-after-first"],
             Arity::Switch,
-            "every trial runs its warmup phase",
+            warmup_after_first,
+            "Only the first trial runs the warmup [default: True]",
         ),
         note(&["--set-consistent-seed", "--no-set-consistent-seed"], Arity::Switch, "every trial uses the run's seed"),
         unsupported(
@@ -310,6 +311,12 @@ fn request_rate(document: &mut FlagDocument, _: &str, values: &[String]) -> Resu
 fn arrival_pattern(document: &mut FlagDocument, _: &str, values: &[String]) -> Result<(), String> {
     let pattern = ARRIVAL.read(values.first().map_or("", String::as_str))?;
     document.set("benchmark.phases.profiling.type", pattern);
+    Ok(())
+}
+
+/// `--profile-run-disable-warmup-after-first` and its `--no-` form.
+fn warmup_after_first(document: &mut FlagDocument, name: &str, values: &[String]) -> Result<(), String> {
+    document.set("multi_run.disable_warmup_after_first", Value::Bool(switch_value(name, values)?));
     Ok(())
 }
 
