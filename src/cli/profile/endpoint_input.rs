@@ -164,7 +164,11 @@ pub const ENDPOINT: Group = Group {
             "video-generation always fetches each finished video (its download counts in the request latency)",
         ),
         apply(&["--request-content-type"], Arity::One, content_type, "Only application-json: bodies are JSON"),
-        note(&["--session-header"], Arity::One, "requests carry X-Correlation-ID; the header name is fixed"),
+        note(
+            &["--session-header"],
+            Arity::One,
+            "no session header is sent (AIPerf's X-Correlation-ID); records still carry x_correlation_id",
+        ),
         unsupported(&["--uuid-and-strip"], Arity::Switch, "multimodal cache stripping is not done by this project"),
     ],
 };
