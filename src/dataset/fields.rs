@@ -6,9 +6,22 @@ use std::path::Path;
 use anyhow::{Context, Result, bail};
 use serde_json::{Map, Value};
 
-/// The whole file as text.
+/// The UTF-8 byte order mark some editors and exporters put at the start of a text file.
+const BYTE_ORDER_MARK: &str = "\u{feff}";
+
+/// The whole file as text, without a byte order mark; bytes that are not UTF-8 are an error
+/// naming their line.
 pub fn read(path: &Path) -> Result<String> {
-    std::fs::read_to_string(path).with_context(|| format!("cannot read dataset file {}", path.display()))
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read dataset file {}", path.display()))?;
+    let text = String::from_utf8(bytes).map_err(|error| {
+        let valid = &error.as_bytes()[..error.utf8_error().valid_up_to()];
+        let line = valid.iter().filter(|&&byte| byte == b'\n').count() + 1;
+        anyhow::anyhow!("{}:{line}: not UTF-8 text (a dataset file must be UTF-8)", path.display())
+    })?;
+    Ok(match text.strip_prefix(BYTE_ORDER_MARK) {
+        Some(rest) => rest.to_owned(),
+        None => text,
+    })
 }
 
 /// One JSON object of a dataset file and where it came from.
@@ -114,5 +127,22 @@ impl<'a> Record<'a> {
                 None => self.wrong_type(key, "an array of objects", item),
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_byte_order_mark_is_dropped_and_bytes_that_are_not_utf8_name_their_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let marked = dir.path().join("marked.jsonl");
+        std::fs::write(&marked, "\u{feff}{\"text\": \"hi\"}\n").unwrap();
+        assert_eq!(read(&marked).unwrap(), "{\"text\": \"hi\"}\n");
+        let broken = dir.path().join("broken.jsonl");
+        std::fs::write(&broken, b"{\"text\": \"a\"}\n{\"text\": \"\xff\"}\n").unwrap();
+        let error = format!("{:#}", read(&broken).unwrap_err());
+        assert_eq!(error, format!("{}:2: not UTF-8 text (a dataset file must be UTF-8)", broken.display()));
     }
 }
