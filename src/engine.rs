@@ -24,7 +24,9 @@ use crate::metrics::network_adjusted::NetworkRtt;
 use crate::metrics::record_sink::RecordSink;
 use crate::metrics::{MetricsContext, RecordProcessor};
 use crate::plan::segment::{self, ExecutionSegment};
-use crate::plan::{Dataset, ExportLevel, FileDataset, FileFormat, Phase, Plan, SyntheticDataset, TokenizerSpec};
+use crate::plan::{
+    ConversationShape, Dataset, ExportLevel, FileDataset, FileFormat, Phase, Plan, SyntheticDataset, TokenizerSpec,
+};
 use crate::result::RunResult;
 use crate::rng::SeededRng;
 use crate::ui::progress::PhaseProgress;
@@ -55,9 +57,6 @@ pub struct RunOptions {
     /// Keep idle cores awake while open-loop phases pace (`--keep-cores-awake`).
     pub keep_cores_awake: bool,
 }
-
-/// The most turns a synthetic conversation may have on average.
-const MAX_TURNS: f64 = 10_000.0;
 
 /// Check a plan for mistakes a user can make, before anything starts.
 pub fn validate(plan: &Plan) -> Result<()> {
@@ -105,20 +104,8 @@ pub fn validate(plan: &Plan) -> Result<()> {
             if spec.isl.mean().is_nan() || spec.isl.mean() < 1.0 || spec.osl.mean().is_nan() || spec.osl.mean() < 1.0 {
                 bail!("synthetic dataset: isl and osl need a mean of at least 1 token");
             }
-            if let Some(shape) = &spec.options.conversation {
-                if let Some(problem) = shape.turns.problem().or(shape.turn_delay_s.problem()) {
-                    bail!("synthetic dataset: {problem}");
-                }
-                if !(1.0..=MAX_TURNS).contains(&shape.turns.mean()) {
-                    bail!("synthetic dataset: `turns` must be from 1 to {MAX_TURNS}, got {}", shape.turns.mean());
-                }
-                if !(0.0..=crate::plan::MAX_SECONDS).contains(&shape.turn_delay_s.mean()) {
-                    bail!(
-                        "synthetic dataset: `turn_delay` must be from 0 to {:e} s, got {} s",
-                        crate::plan::MAX_SECONDS,
-                        shape.turn_delay_s.mean()
-                    );
-                }
+            if let Some(problem) = spec.options.conversation.as_ref().and_then(ConversationShape::problem) {
+                bail!("synthetic dataset: {problem}");
             }
         }
         Dataset::File(spec) => {

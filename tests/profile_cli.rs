@@ -26,6 +26,14 @@ fn assert_ok(output: &Output) {
     assert_eq!(output.status.code(), Some(0), "stdout:\n{}\nstderr:\n{}", text(&output.stdout), text(&output.stderr));
 }
 
+/// `aiperf run out.rhai --dry-run` (the scenario `--emit-scenario out.rhai` wrote in `dir`)
+/// prints the plans the `profiled` dry run printed.
+fn assert_scenario_builds_the_same_plans(dir: &Path, profiled: &Output) {
+    let dry = aiperf_command(dir).args(["run", "out.rhai", "--dry-run"]).output().expect("dry run");
+    assert_ok(&dry);
+    assert_eq!(text(&dry.stdout), text(&profiled.stdout), "the scenario's plans differ from the command's");
+}
+
 fn lines(path: &Path) -> usize {
     std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display())).lines().count()
 }
@@ -132,9 +140,7 @@ fn synthetic_conversations_are_played_as_sessions_in_concurrency_and_rate_phases
     assert_ok(&profiled);
     let plans = plans_of(&text(&profiled.stdout));
     assert_eq!(plans[0]["dataset"]["conversation"]["turn_delay_s"]["mean"], 1.0, "{:#}", plans[0]["dataset"]);
-    let dry = aiperf_command(dir.path()).args(["run", "out.rhai", "--dry-run"]).output().expect("dry run");
-    assert_ok(&dry);
-    assert_eq!(text(&dry.stdout), text(&profiled.stdout), "the scenario's plans differ from the command's");
+    assert_scenario_builds_the_same_plans(dir.path(), &profiled);
 }
 
 #[test]
@@ -327,9 +333,7 @@ fn in_phase_ramps_lower_to_held_ramps_that_the_emitted_scenario_builds_too() {
     assert_eq!(profiling["ramped"], "rate");
     assert_eq!(profiling["stages"], serde_json::json!([{"duration_s": 60.0, "target": 200.0}]), "{plan}");
     assert_eq!((&profiling["max_concurrency"], &profiling["duration_s"]), (&200.into(), &300.0.into()));
-    let dry = aiperf_command(dir.path()).args(["run", "out.rhai", "--dry-run"]).output().expect("dry run");
-    assert_ok(&dry);
-    assert_eq!(text(&dry.stdout), text(&profiled.stdout), "the scenario's plans differ from the command's");
+    assert_scenario_builds_the_same_plans(dir.path(), &profiled);
     let ramped = profile(
         dir.path(),
         "--model m --url mock --concurrency 4 --concurrency-ramp-duration 0.5 --request-count 24 --osl 4 --artifact-dir out/ramp",
@@ -360,9 +364,7 @@ fn lognormal_and_mixed_lengths_reach_the_plans_and_the_emitted_scenario() {
     );
     let scenario = std::fs::read_to_string(dir.path().join("out.rhai")).expect("out.rhai");
     assert!(scenario.contains("lognormal(1024.0, 904.0)") && scenario.contains("mixture(["), "{scenario}");
-    let dry = aiperf_command(dir.path()).args(["run", "out.rhai", "--dry-run"]).output().expect("dry run");
-    assert_ok(&dry);
-    assert_eq!(text(&dry.stdout), text(&profiled.stdout), "the scenario's plans differ from the command's");
+    assert_scenario_builds_the_same_plans(dir.path(), &profiled);
 }
 
 #[test]

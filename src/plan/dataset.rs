@@ -252,6 +252,24 @@ pub struct ConversationShape {
     pub turn_delay_s: Dist,
 }
 
+impl ConversationShape {
+    /// The most turns a conversation may have on average.
+    const MAX_TURNS: f64 = 10_000.0;
+
+    /// What makes the shape one no run can play, as a message; None when nothing does.
+    pub fn problem(&self) -> Option<String> {
+        if let Some(problem) = self.turns.problem().or(self.turn_delay_s.problem()) {
+            return Some(problem);
+        }
+        let (turns, delay_s) = (self.turns.mean(), self.turn_delay_s.mean());
+        if !(1.0..=Self::MAX_TURNS).contains(&turns) {
+            return Some(format!("`turns` must be from 1 to {}, got {turns}", Self::MAX_TURNS));
+        }
+        (!(0.0..=super::MAX_SECONDS).contains(&delay_s))
+            .then(|| format!("`turn_delay` must be from 0 to {:e} s, got {delay_s} s", super::MAX_SECONDS))
+    }
+}
+
 /// One ISL/OSL pair of a length mixture and its relative weight.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct LengthPair {
@@ -291,6 +309,20 @@ pub enum ImageFormat {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_conversation_shape_no_run_can_play_is_named() {
+        let shape = |turns: f64, delay_s: f64| ConversationShape {
+            turns: Dist::fixed(turns),
+            turn_delay_s: Dist::fixed(delay_s),
+        };
+        assert_eq!(shape(3.0, 0.5).problem(), None);
+        assert_eq!(shape(0.5, 0.0).problem().as_deref(), Some("`turns` must be from 1 to 10000, got 0.5"));
+        assert_eq!(
+            shape(2.0, 1e12).problem().as_deref(),
+            Some("`turn_delay` must be from 0 to 1e9 s, got 1000000000000 s")
+        );
+    }
 
     #[test]
     fn file_formats_are_written_and_read_by_name() {

@@ -99,7 +99,6 @@ pub fn profile(args: &[String], runtime: &tokio::runtime::Runtime) -> i32 {
 const FLAG_TERMS: &[(&str, &str)] = &[
     ("preflight: #{ wait_timeout: seconds(60) }", "--wait-for-model-timeout 60"),
     ("or skip the check with preflight: false", "or check that --url names the server"),
-    ("a run that expects this can say allow_all_failed: true", "a run that expects this can ignore exit code 98"),
     ("tokenizer: \"builtin\"", "--tokenizer builtin"),
 ];
 
