@@ -163,10 +163,16 @@ fn phase(phase: &Phase) -> Value {
             }
             "fixed_schedule"
         }
+        LoadMode::UserCentric { users, rate, .. } => {
+            out.insert("users".into(), json!(users));
+            out.insert("rate".into(), json!(rate));
+            "user_centric"
+        }
+        // AIPerf has no phase that starts sessions at a rate: the plan under `plan` holds it.
         LoadMode::Users { users, session_rate, .. } => {
             out.insert("users".into(), json!(users));
-            out.insert("rate".into(), json!(session_rate));
-            "user_centric"
+            out.insert("session_rate".into(), json!(session_rate));
+            "session_rate"
         }
     };
     out.insert("type".into(), json!(kind));

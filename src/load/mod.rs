@@ -15,6 +15,7 @@ mod replay;
 pub mod schedule;
 mod self_check;
 mod session_claims;
+mod user_centric;
 mod users;
 mod wait_tally;
 
@@ -161,6 +162,10 @@ pub async fn run_phase(ctx: Arc<LoadContext>, run: Arc<PhaseRun>) -> PhaseSummar
             };
             Some(users::run(ctx.clone(), run.clone(), shape, *seed).await)
         }
+        LoadMode::UserCentric { users, rate, turns, seed } => {
+            let shape = user_centric::UserCentric { users: *users, rate_rps: *rate, turns: turns.clone() };
+            Some(user_centric::run(ctx.clone(), run.clone(), shape, *seed).await)
+        }
     };
     let ended_ns = ctx.clock.now_ns();
     let cpu_ns = self_check::process_cpu_ns().saturating_sub(cpu_before_ns);
@@ -216,6 +221,10 @@ pub fn check_phase(phase: &Phase) -> Result<(), String> {
         LoadMode::Users { session_rate, .. } if !positive(*session_rate) => {
             Err(format!("phase `{name}`: `rate` (sessions per second) must be positive"))
         }
+        LoadMode::UserCentric { users: 0, .. } => Err(format!("phase `{name}`: `users` must be at least 1")),
+        LoadMode::UserCentric { rate, .. } if !positive(*rate) => {
+            Err(format!("phase `{name}`: `rate` (requests per second over all users) must be positive"))
+        }
         _ => Ok(()),
     }
 }
@@ -231,7 +240,7 @@ pub fn connection_pool_size(phase: &Phase) -> usize {
     let size = match &phase.mode {
         LoadMode::Concurrency { concurrency, .. } => *concurrency,
         LoadMode::Rate { max_concurrency: Some(n), .. } => *n,
-        LoadMode::Users { users, .. } => *users,
+        LoadMode::Users { users, .. } | LoadMode::UserCentric { users, .. } => *users,
         LoadMode::Rate { rate, .. } => rate_guess(*rate),
         LoadMode::Ramp { ramped, start, stages, .. } => {
             let peak = stages.iter().map(|s| s.target).fold(*start, f64::max);

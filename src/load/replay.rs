@@ -49,11 +49,25 @@ impl SessionSource {
 
     /// The next replay; None once the next session's turns no longer fit under the limit.
     pub fn claim(&self) -> Option<Replay> {
+        self.claim_first_turns(None)
+    }
+
+    /// The next replay, of its session's first `max_turns` turns at most (all without).
+    pub fn claim_first_turns(&self, max_turns: Option<u32>) -> Option<Replay> {
         let count = self.sessions.len() as u64;
-        let session_turns = |session: u64| self.sessions[(session % count) as usize].clone();
+        let session_turns = |session: u64| {
+            let turns = self.sessions[(session % count) as usize].clone();
+            let kept = max_turns.map_or(turns.len(), |max| turns.len().min(max as usize));
+            turns.start..turns.start + kept
+        };
         let claim = self.claims.claim(|session| session_turns(session).len() as u32)?;
         let turns = Turns::File(session_turns(claim.session));
         Some(Replay::new(claim, turns))
+    }
+
+    /// The sessions' average turn count.
+    pub fn average_turns(&self) -> f64 {
+        self.sessions.iter().map(|turns| turns.len() as f64).sum::<f64>() / self.sessions.len() as f64
     }
 }
 
@@ -89,6 +103,14 @@ impl Replay {
     pub fn generated(claim: Claim) -> Self {
         let turns = Turns::Generated(claim.turns);
         Self::new(claim, turns)
+    }
+
+    /// How many turns it plays.
+    pub fn turn_count(&self) -> u32 {
+        match &self.turns {
+            Turns::File(turns) => turns.len() as u32,
+            Turns::Generated(count) => *count,
+        }
     }
 
     /// Its next turn, the body built with the history; None when the session is over.
@@ -145,6 +167,13 @@ impl ReadyTurn {
             .map(|delay_ms| Duration::try_from_secs_f64(delay_ms / 1000.0).unwrap_or_default());
         (replay, delay)
     }
+
+    /// The replay moved past this turn, which got no answer: the history goes on without it.
+    pub fn unanswered(self) -> Replay {
+        let mut replay = self.replay;
+        replay.next += 1;
+        replay
+    }
 }
 
 /// When the turns of a played replay are due: the first at `first_scheduled_ns`, each later
@@ -193,7 +222,7 @@ pub(super) async fn play(
 }
 
 /// Sleep until run-clock time `at_ns`; false when sending stops or the run is cancelled first.
-async fn wait_until(ctx: &LoadContext, deadlines: PhaseDeadlines, at_ns: u64) -> bool {
+pub(super) async fn wait_until(ctx: &LoadContext, deadlines: PhaseDeadlines, at_ns: u64) -> bool {
     let due = tokio::time::Instant::from_std(ctx.clock.instant_at(at_ns));
     tokio::select! {
         _ = tokio::time::sleep_until(due) => true,

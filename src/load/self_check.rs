@@ -48,7 +48,7 @@ pub fn thread_cpu_ns() -> u64 {
     now.tv_sec as u64 * 1_000_000_000 + now.tv_nsec as u64
 }
 
-/// The rate a phase was asked for, requests (or, for users, sessions) per second.
+/// The rate a phase was asked for, requests (or, for `users` with a session rate, sessions) per second.
 pub fn target_rate_rps(phase: &Phase) -> Option<f64> {
     match &phase.mode {
         LoadMode::Rate { rate, .. } => Some(*rate),
@@ -63,6 +63,7 @@ pub fn target_rate_rps(phase: &Phase) -> Option<f64> {
             (duration_s > 0.0).then(|| area / duration_s)
         }
         LoadMode::Users { session_rate, .. } => Some(*session_rate),
+        LoadMode::UserCentric { rate, .. } => Some(*rate),
         _ => None,
     }
 }

@@ -64,6 +64,11 @@ pub enum LoadMode {
     /// Multi-turn sessions: new sessions arrive at `session_rate` per second, at most `users` live;
     /// each turn waits for the previous answer plus a think time and carries the history.
     Users { users: usize, session_rate: f64, turns: Dist, think_time_s: Dist, seed: u64 },
+    /// AIPerf's user-centric rate: `users` users share `rate` requests per second in all, each
+    /// sending its turns `users / rate` seconds apart, at staggered points of their sessions
+    /// at t = 0 and replaced as they finish (`load/user_centric.rs`). `turns` shapes the
+    /// sessions of a dataset that has none of its own.
+    UserCentric { users: usize, rate: f64, turns: Dist, seed: u64 },
 }
 
 /// The pattern of open-loop arrival times.

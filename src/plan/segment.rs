@@ -191,6 +191,12 @@ fn cut_phase(phase: &mut Phase, segment: ExecutionSegment) -> Result<(), String>
             *users = segment.part_of("users", &name, *users as u64)? as usize;
             *session_rate = segment.scaled(*session_rate);
         }
+        LoadMode::UserCentric { users, rate, .. } => {
+            // Each segment's users keep the whole phase's turn gap (users / rate).
+            let mine = segment.part_of("users", &name, *users as u64)? as usize;
+            *rate *= mine as f64 / *users as f64;
+            *users = mine;
+        }
     }
     Ok(())
 }

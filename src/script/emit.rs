@@ -395,9 +395,16 @@ fn phase(phase: &Phase) -> String {
             keys.push(format!("speedup: {}", float(schedule.speedup)));
             "schedule"
         }
+        LoadMode::UserCentric { users, rate, turns, seed } => {
+            keys.push(format!("users: {users}"));
+            keys.push(format!("rate: {}", float(*rate)));
+            keys.push(format!("turns: {}", dist(turns)));
+            keys.push(format!("seed: {seed}"));
+            "users"
+        }
         LoadMode::Users { users, session_rate, turns, think_time_s, seed } => {
             keys.push(format!("users: {users}"));
-            keys.push(format!("rate: {}", float(*session_rate)));
+            keys.push(format!("session_rate: {}", float(*session_rate)));
             keys.push(format!("turns: {}", dist(turns)));
             keys.push(format!("think_time: {}", dist(think_time_s)));
             keys.push(format!("seed: {seed}"));

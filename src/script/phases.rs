@@ -97,7 +97,7 @@ fn mode_name(mode: &LoadMode) -> &'static str {
         LoadMode::Rate { .. } => "rate",
         LoadMode::Ramp { .. } => "ramp",
         LoadMode::Schedule(_) => "schedule",
-        LoadMode::Users { .. } => "users",
+        LoadMode::Users { .. } | LoadMode::UserCentric { .. } => "users",
     }
 }
 
@@ -277,21 +277,36 @@ fn fixed_schedule(map: Map, scenario_dir: &Path) -> ScriptResult<Phase> {
     finish(&mut r, PhaseKind::Profiling, LoadMode::Schedule(fixed), false)
 }
 
-/// `users(#{ users: 16, rate: 2, turns: normal(4, 1), think_time: normal(ms(800), ms(200)), duration: seconds(60) })`
+/// `users(#{ users: 30, rate: 2, turns: 4, duration: seconds(60) })`: AIPerf's user-centric
+/// rate, `rate` requests per second over all users;
+/// `users(#{ users: 16, session_rate: 2, turns: normal(4, 1), think_time: ms(800), duration: seconds(60) })`:
+/// new sessions per second, each turn a think time after the previous answer.
 fn users(map: Map) -> ScriptResult<Phase> {
-    let mut r = MapReader::new("users", map, keys!["users", "rate", "turns", "think_time", "seed"])?;
+    let mut r = MapReader::new("users", map, keys!["users", "rate", "session_rate", "turns", "think_time", "seed"])?;
     let users = r.opt_u64("users")?.unwrap_or(1);
     if users == 0 {
         return script_error("users: `users` must be at least 1");
     }
-    let Some(session_rate) = r.opt_f64("rate")? else {
-        return script_error("users: `rate` (new sessions per second) is required");
+    let positive = |key: &str, value: f64| {
+        if value.is_finite() && value > 0.0 { Ok(value) } else { script_error(format!("users: `{key}` must be positive, got {value}")) }
     };
-    if !(session_rate.is_finite() && session_rate > 0.0) {
-        return script_error(format!("users: `rate` must be positive, got {session_rate}"));
-    }
+    let rate = r.opt_f64("rate")?.map(|rate| positive("rate", rate)).transpose()?;
+    let session_rate = r.opt_f64("session_rate")?.map(|rate| positive("session_rate", rate)).transpose()?;
+    let has_think_time = r.has("think_time");
     let (turns, think_time_s) = turns_and_wait(&mut r, "think_time")?;
     let seed = r.opt_u64("seed")?.unwrap_or(0);
-    let mode = LoadMode::Users { users: users as usize, session_rate, turns, think_time_s, seed };
+    let users = users as usize;
+    let mode = match (rate, session_rate) {
+        (Some(rate), None) if has_think_time => {
+            return script_error(format!(
+                "users: `think_time` paces `session_rate` sessions; with `rate` each user's turns are users / rate = {} s apart",
+                users as f64 / rate
+            ));
+        }
+        (Some(rate), None) => LoadMode::UserCentric { users, rate, turns, seed },
+        (None, Some(session_rate)) => LoadMode::Users { users, session_rate, turns, think_time_s, seed },
+        (Some(_), Some(_)) => return script_error("users: give `rate` (requests per second over all users) or `session_rate` (new sessions per second), not both"),
+        (None, None) => return script_error("users: give `rate` (requests per second over all users, AIPerf's user-centric rate) or `session_rate` (new sessions per second)"),
+    };
     finish(&mut r, PhaseKind::Profiling, mode, true)
 }

@@ -150,6 +150,10 @@ fn mode(mode: &LoadMode) -> String {
         LoadMode::Users { users, session_rate, turns, think_time_s, .. } => {
             format!("users {users} ({session_rate} sessions/s, {} turns, think {} s)", dist(turns), dist(think_time_s))
         }
+        LoadMode::UserCentric { users, rate, turns, .. } => {
+            let gap_s = *users as f64 / rate;
+            format!("user-centric {users} users, {rate} req/s in all (each user's turns {gap_s} s apart, {} turns)", dist(turns))
+        }
     }
 }
 

@@ -168,13 +168,13 @@ pub const USER_CENTRIC: Group = Group {
             &["--user-centric-rate"],
             Arity::One,
             user_centric_rate,
-            "New multi-turn sessions per second (needs --num-users)",
+            "Requests per second over all users, each user's turns --num-users / rate s apart (needs --num-users)",
         ),
         sweep(
             &["--num-users"],
             "phases.profiling.users",
             Kind::Int,
-            "Sessions live at once in user-centric mode; a list sweeps it",
+            "Users in user-centric mode; a list sweeps it",
         ),
     ],
 };

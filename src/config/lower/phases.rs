@@ -134,7 +134,10 @@ fn lower_phase(item: &Value, dataset: &Dataset, main: &Value, seed: u64) -> Resu
     let mut requests = opt_u64(item, "requests", &key("requests"))?;
     let sessions = opt_u64(item, "sessions", &key("sessions"))?;
     let duration_s = opt_f64(item, "duration", &key("duration"))?;
-    let needs_stop = matches!(mode, LoadMode::Concurrency { .. } | LoadMode::Rate { .. } | LoadMode::Users { .. });
+    let needs_stop = matches!(
+        mode,
+        LoadMode::Concurrency { .. } | LoadMode::Rate { .. } | LoadMode::Users { .. } | LoadMode::UserCentric { .. }
+    );
     if needs_stop && requests.is_none() && sessions.is_none() && duration_s.is_none() {
         requests = Some(default_requests(dataset));
     }
@@ -255,8 +258,9 @@ fn default_requests(dataset: &Dataset) -> u64 {
     }
 }
 
-/// `user_centric`: sessions start at `rate` with at most `users` live; turns and think times
-/// come from the dataset's `turns` and `turn_delay` (ms, times `turn_delay_ratio`).
+/// `user_centric`: AIPerf's user-centric rate, `rate` requests per second over `users` users;
+/// the sessions' turns come from the dataset's `turns`, and (as in AIPerf) its `turn_delay`
+/// does not pace them: each user's turns are users / rate seconds apart.
 fn users_mode(
     item: &Value,
     main: &Value,
@@ -267,17 +271,14 @@ fn users_mode(
     let Some(users) = opt_u64(item, "users", &key("users"))? else {
         return Err(ConfigError::new(format!("{} (--num-users): a user_centric phase needs users", key("users"))));
     };
-    let Some(session_rate) = rate else {
+    let Some(rate) = rate else {
         return Err(ConfigError::new(format!(
             "{} (--user-centric-rate): a user_centric phase needs a rate",
             key("rate")
         )));
     };
     let turns = opt_dist(main, "turns", "datasets.main.turns")?.unwrap_or(Dist::fixed(1.0));
-    let delay_ms = opt_dist(main, "turn_delay", "datasets.main.turn_delay")?.unwrap_or(Dist::fixed(0.0));
-    let ratio = opt_f64(main, "turn_delay_ratio", "datasets.main.turn_delay_ratio")?.unwrap_or(1.0);
-    let think_time_s = delay_ms.scaled(ratio / 1000.0);
-    Ok(LoadMode::Users { users: users.max(1) as usize, session_rate, turns, think_time_s, seed })
+    Ok(LoadMode::UserCentric { users: users.max(1) as usize, rate, turns, seed })
 }
 
 /// `fixed_schedule`: the timestamps of the dataset's trace file (its path already anchored),
