@@ -264,7 +264,7 @@ fn assert_file_delays(sessions: &[(String, Vec<Value>)], slack_ms: f64) {
 
 #[test]
 fn a_users_phase_replays_multi_turn_file_sessions_with_history_and_delays() {
-    let run = replay_sessions("replay", "users(#{ users: 2, rate: 100, requests: 6 })");
+    let run = replay_sessions("replay", "users(#{ users: 2, session_rate: 100, requests: 6 })");
     let inputs = read_json(&run.artifacts("replay").join("inputs.json"));
     let turns_per_session: Vec<usize> = inputs["data"]
         .as_array()

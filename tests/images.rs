@@ -224,7 +224,7 @@ fn a_users_phase_keeps_each_turn_s_synthetic_images_in_the_history() {
             endpoint: endpoint(#{ url: "mock", kind: "chat", mock: #{ ttft: ms(1), itl: ms(1) } }),
             dataset: synthetic(#{ isl: fixed(12), osl: fixed(3), seed: 5, entries: 6,
                                   images: #{ count: 1, width: 16, height: 8, format: "png" } }),
-            phases: [users(#{ users: 1, rate: 50, turns: 3, think_time: ms(2), requests: 6, seed: 1 })],
+            phases: [users(#{ users: 1, session_rate: 50, turns: 3, think_time: ms(2), requests: 6, seed: 1 })],
             export_level: "raw",
         });"#,
     );
@@ -266,7 +266,7 @@ fn multi_turn_file_images_are_sent_and_kept_in_the_history_in_every_mode() {
     std::fs::write(dir.path().join("data/chats.jsonl"), sessions.concat()).expect("dataset");
     let scenario = dir.path().join("chats.rhai");
     let runs = [
-        ("users", "users(#{ users: 2, rate: 50, requests: 5, think_time: ms(80) })"),
+        ("users", "users(#{ users: 2, session_rate: 50, requests: 5, think_time: ms(80) })"),
         ("closed", "concurrency(#{ users: 2, requests: 5 })"),
         ("open", "rate(#{ rate: 50, requests: 5 })"),
     ];

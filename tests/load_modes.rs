@@ -206,7 +206,7 @@ fn a_session_never_overlaps_its_own_turns_and_carries_its_history() {
         "sessions",
         r#"run(#{ endpoint: endpoint(#{ url: "mock", mock: #{ ttft: ms(20), itl: ms(2) } }),
                  dataset: synthetic(#{ isl: 30, osl: 6, seed: 2 }),
-                 phases: [ users(#{ users: 3, rate: 20, turns: 3, think_time: ms(30), requests: 18, seed: 5 }) ] });"#,
+                 phases: [ users(#{ users: 3, session_rate: 20, turns: 3, think_time: ms(30), requests: 18, seed: 5 }) ] });"#,
     );
     assert_eq!(run.code(), Some(0), "{}", run.stderr());
     let records = run.records("sessions");
@@ -373,4 +373,75 @@ fn an_open_loop_phase_sends_every_arrival_once_in_order_for_its_duration() {
     let check = self_check(&summary);
     assert_eq!(check["scheduled_rate_rps"], 500.0);
     assert!(check["pacing_error_p99_ms"].is_f64(), "the pacer reports its pacing error: {check}");
+}
+
+/// Each conversation's turns as (due, sent) ns pairs in turn order.
+fn turns_by_conversation(records: &[Value]) -> BTreeMap<String, Vec<(u64, u64)>> {
+    let mut users: BTreeMap<String, Vec<(u64, u64, u64)>> = BTreeMap::new();
+    for record in records {
+        let turn = record["metadata"]["turn_index"].as_u64().expect("a turn index");
+        let conversation = record["metadata"]["conversation_id"].as_str().expect("a conversation id").to_owned();
+        users.entry(conversation).or_default().push((
+            turn,
+            ns(record, "credit_issued_ns"),
+            ns(record, "request_start_ns"),
+        ));
+    }
+    users
+        .into_iter()
+        .map(|(conversation, mut turns)| {
+            turns.sort();
+            (conversation, turns.into_iter().map(|(_, due, sent)| (due, sent)).collect())
+        })
+        .collect()
+}
+
+#[test]
+fn user_centric_users_share_the_total_rate_each_sending_its_turns_users_over_rate_apart() {
+    // AIPerf's KV-cache benchmark shape: 30 users at 2 requests per second in all, 20 s.
+    let (users, rate_rps, duration_s) = (30.0, 2.0, 20.0);
+    let run = run_scenario(
+        "user_centric",
+        r#"run(#{ endpoint: endpoint(#{ url: "mock", mock: #{ ttft: ms(20), itl: ms(2) } }),
+                 dataset: synthetic(#{ isl: 16, osl: 4, turns: 4, seed: 3 }),
+                 phases: [ users(#{ users: 30, rate: 2.0, duration: seconds(20), grace_period: seconds(2) }) ] });"#,
+    );
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    assert!(
+        run.stderr().contains("user-centric 30 users, 2 req/s in all (each user's turns 15 s apart"),
+        "{}",
+        run.stderr()
+    );
+    let records = run.records("user_centric");
+    let sent_rps = records.len() as f64 / duration_s;
+    assert!(
+        (sent_rps / rate_rps - 1.0).abs() <= 0.05,
+        "{} requests in {duration_s} s: {sent_rps} req/s",
+        records.len()
+    );
+    let origin = records.iter().map(|r| ns(r, "request_start_ns")).min().expect("requests");
+    let turns = turns_by_conversation(&records);
+    // Virtual history: at t = 0 the users stand at staggered points of their sessions, so the
+    // first turn gap (15 s) is filled by 30 different users one stagger (0.5 s) apart.
+    let mut firsts: Vec<u64> =
+        turns.values().map(|turns| turns[0].1 - origin).filter(|t| *t < 15_000_000_000).collect();
+    firsts.sort();
+    assert_eq!(firsts.len(), 30, "{firsts:?}");
+    for (k, at) in firsts.iter().enumerate() {
+        assert!((*at as f64 / 1e9 - k as f64 * 0.5).abs() < 0.05, "user {k} first sent at {at} ns");
+    }
+    let gap_s = users / rate_rps;
+    let gaps: Vec<f64> =
+        turns.values().flat_map(|turns| turns.windows(2).map(|w| (w[1].1 - w[0].1) as f64 / 1e9)).collect();
+    assert!(gaps.len() >= 5, "users that sent a second turn in 20 s: {gaps:?}");
+    assert!(gaps.iter().all(|gap| (gap / gap_s - 1.0).abs() <= 0.05), "turn gaps {gaps:?}, want {gap_s} s");
+    // Latency counts from when a turn was due; it went out then.
+    for (due, sent) in turns.values().flatten() {
+        let late_ms = (*sent as f64 - *due as f64) / 1e6;
+        assert!((0.0..25.0).contains(&late_ms), "sent {late_ms} ms after it was due");
+    }
+    let summary = run.summary("user_centric");
+    let check = self_check(&summary);
+    assert_eq!(check["target_rate_rps"], 2.0, "{check}");
+    assert_eq!(check["client_bound"], false, "{check}");
 }

@@ -149,7 +149,8 @@ fn the_conversation_count_counts_whole_sessions_in_every_mode() {
     let cases = [
         ("--concurrency 2 --conversation-turn-mean 3", "closed", 15),
         ("--request-rate 300 --arrival-pattern constant --conversation-turn-mean 3", "open", 15),
-        ("--user-centric-rate 50 --num-users 2 --conversation-turn-mean 3", "users", 15),
+        // The user standing one turn from its end at t = 0 (virtual history) sends 1 of its 3 turns.
+        ("--user-centric-rate 50 --num-users 2 --conversation-turn-mean 3", "users", 13),
         ("--concurrency 2", "single", 5),
     ];
     for (mode, name, requests) in cases {
@@ -657,4 +658,78 @@ fn a_mooncake_trace_replays_on_its_fixed_schedule() {
     assert_eq!(plan["phases"][0]["type"], "schedule", "{plan}");
     assert_eq!(plan["dataset"]["format"], "mooncake");
     assert_eq!(plan["dataset"]["block_size"], 32);
+}
+
+/// Each session's due times (`credit_issued_ns`) in turn order, from `profile_export.jsonl`.
+fn due_times_by_session(records: &Path) -> std::collections::BTreeMap<String, Vec<(u64, u64)>> {
+    let mut sessions: std::collections::BTreeMap<String, Vec<(u64, u64)>> = Default::default();
+    for line in std::fs::read_to_string(records).expect("records").lines() {
+        let record: serde_json::Value = serde_json::from_str(line).expect("a JSON line");
+        let metadata = &record["metadata"];
+        let session = metadata["conversation_id"].as_str().expect("conversation id").to_owned();
+        let turn = metadata["turn_index"].as_u64().expect("turn index");
+        sessions.entry(session).or_default().push((turn, metadata["credit_issued_ns"].as_u64().expect("due")));
+    }
+    sessions.values_mut().for_each(|turns| turns.sort());
+    sessions
+}
+
+#[test]
+fn the_user_centric_rate_is_the_total_rate_with_each_users_turns_users_over_rate_apart() {
+    let dir = tempfile::tempdir().expect("dir");
+    let flags = "--model m --url mock --user-centric-rate 20 --num-users 10 --conversation-turn-mean 4 \
+                 --benchmark-duration 4 --isl 16 --osl 4";
+    let dry = profile(dir.path(), &format!("{flags} --dry-run --emit-scenario out.rhai"));
+    assert_ok(&dry);
+    let phase = &plans_of(&text(&dry.stdout))[0]["phases"][0];
+    assert_eq!(
+        (phase["type"].as_str(), phase["users"].as_u64(), phase["rate"].as_f64()),
+        (Some("user_centric"), Some(10), Some(20.0))
+    );
+    assert_scenario_builds_the_same_plans(dir.path(), &dry);
+    let ran = profile(dir.path(), &format!("{flags} --output-artifact-dir artifacts/uc"));
+    assert_ok(&ran);
+    let stderr = text(&ran.stderr);
+    assert!(stderr.contains("user-centric 10 users, 20 req/s in all (each user's turns 0.5 s apart"), "{stderr}");
+    let run = dir.path().join("artifacts/uc");
+    let sent = lines(&run.join("profile_export.jsonl")) as f64;
+    assert!((sent / (20.0 * 4.0) - 1.0).abs() <= 0.05, "{sent} requests in 4 s at 20 req/s");
+    let gaps_s: Vec<f64> = due_times_by_session(&run.join("profile_export.jsonl"))
+        .values()
+        .flat_map(|turns| turns.windows(2).map(|w| (w[1].1 - w[0].1) as f64 / 1e9).collect::<Vec<_>>())
+        .collect();
+    assert!(gaps_s.len() > 40, "{gaps_s:?}");
+    assert!(gaps_s.iter().all(|gap| (gap / 0.5 - 1.0).abs() <= 0.05), "turn gaps {gaps_s:?}, want 10 / 20 = 0.5 s");
+    let summary = read_json(&run.join("profile_export_aiperf.json"));
+    let phase = &summary["input_config"]["phases"][0];
+    assert_eq!(
+        (phase["type"].as_str(), phase["users"].as_u64(), phase["rate"].as_f64()),
+        (Some("user_centric"), Some(10), Some(20.0)),
+        "{phase}"
+    );
+}
+
+#[test]
+fn a_user_centric_config_phase_lowers_to_the_total_rate_and_round_trips_through_rhai() {
+    let dir = tempfile::tempdir().expect("dir");
+    let config = r#"
+schemaVersion: "2.0"
+benchmark:
+  model: m
+  endpoint: {url: http://localhost:8000/v1/chat/completions, type: chat}
+  dataset: {type: synthetic, entries: 50, prompts: {isl: 16, osl: 4}, turns: {mean: 5, stddev: 1}, turnDelay: {mean: 2000}}
+  phases:
+    - {name: profiling, type: user_centric, users: 30, rate: 2.0, duration: 20}
+"#;
+    std::fs::write(dir.path().join("uc.yaml"), config).expect("config");
+    let dry = profile(dir.path(), "--config uc.yaml --url mock --dry-run --emit-scenario out.rhai");
+    assert_ok(&dry);
+    let phase = &plans_of(&text(&dry.stdout))[0]["phases"][0];
+    assert_eq!(phase["type"], "user_centric", "{phase}");
+    assert_eq!((phase["users"].as_u64(), phase["rate"].as_f64()), (Some(30), Some(2.0)), "{phase}");
+    assert_eq!(phase["turns"]["mean"], 5.0, "{phase}");
+    assert!(phase.get("think_time_s").is_none(), "the turn delay does not pace user-centric turns: {phase}");
+    let scenario = std::fs::read_to_string(dir.path().join("out.rhai")).expect("out.rhai");
+    assert!(scenario.contains("users: 30, rate: 2.0, turns: normal(5.0, 1.0)"), "{scenario}");
+    assert_scenario_builds_the_same_plans(dir.path(), &dry);
 }

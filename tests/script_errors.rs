@@ -78,3 +78,16 @@ fn a_held_ramp_needs_a_stop_and_a_users_ramp_takes_no_cap() {
         assert!(run.stderr().contains(message), "{name}: {}", run.stderr());
     }
 }
+
+#[test]
+fn a_users_phase_takes_a_total_rate_or_a_session_rate_and_a_think_time_only_with_the_latter() {
+    for (name, phase, message) in [
+        ("neither", "users(#{ users: 2, requests: 4 })", "give `rate` (requests per second over all users"),
+        ("both", "users(#{ users: 2, rate: 1, session_rate: 1, requests: 4 })", "not both"),
+        ("think", "users(#{ users: 4, rate: 2, think_time: ms(5), requests: 4 })", "users / rate = 2 s apart"),
+    ] {
+        let run = run_scenario(name, &format!("let p = {phase};\n"));
+        assert_eq!(run.code(), Some(2), "{name}");
+        assert!(run.stderr().contains(message), "{name}: {}", run.stderr());
+    }
+}

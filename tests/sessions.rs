@@ -66,8 +66,9 @@ fn assert_whole_sessions(run: &ScenarioRun, name: &str, sessions: usize, unclaim
 
 /// A users phase of 3-turn generated sessions under a limit of `requests`.
 fn generated_sessions(name: &str, requests: u64) -> ScenarioRun {
-    let phase =
-        format!("users(#{{ users: 4, rate: 100.0, turns: fixed(3), think_time: ms(0), requests: {requests} }})");
+    let phase = format!(
+        "users(#{{ users: 4, session_rate: 100.0, turns: fixed(3), think_time: ms(0), requests: {requests} }})"
+    );
     run(name, "synthetic(#{ isl: 16, osl: 3 })", &phase)
 }
 
@@ -90,7 +91,7 @@ fn a_multi_turn_file_gives_whole_sessions_in_every_mode_that_plays_them() {
     let dataset = r#"file(#{ path: "sessions.jsonl", format: "multi_turn" })"#;
     for (name, phase) in [
         ("closed", "concurrency(#{ users: 3, requests: 25 })"),
-        ("users", "users(#{ users: 3, rate: 200.0, requests: 25 })"),
+        ("users", "users(#{ users: 3, session_rate: 200.0, requests: 25 })"),
         ("open", r#"rate(#{ rate: 400.0, arrival: "constant", requests: 25 })"#),
     ] {
         let run = run(name, dataset, phase);
@@ -101,7 +102,7 @@ fn a_multi_turn_file_gives_whole_sessions_in_every_mode_that_plays_them() {
 #[test]
 fn a_duration_that_cuts_sessions_reports_their_unsent_turns() {
     let dataset = "synthetic(#{ isl: 16, osl: 3 })";
-    let phase = "users(#{ users: 2, rate: 100.0, turns: fixed(4), think_time: ms(250), duration: 0.4 })";
+    let phase = "users(#{ users: 2, session_rate: 100.0, turns: fixed(4), think_time: ms(250), duration: 0.4 })";
     let run = run("cut", dataset, phase);
     let phase = &run.summary("cut")["phases"][0];
     let sessions = &phase["sessions"];

@@ -50,7 +50,11 @@ pub(super) fn virtual_history(users: usize, session_turns: u32) -> Vec<InitialUs
                 Some(step) => (i * step) % users,
                 None => virtual_age % users,
             };
-            (turns_left > 0).then(|| InitialUser { user: i + 1, order: users - slot, turns_left: Some(turns_left as u32) })
+            (turns_left > 0).then(|| InitialUser {
+                user: i + 1,
+                order: users - slot,
+                turns_left: Some(turns_left as u32),
+            })
         })
         .collect();
     initial.push(InitialUser { user: users + 1, order: 0, turns_left: None });

@@ -288,7 +288,11 @@ fn users(map: Map) -> ScriptResult<Phase> {
         return script_error("users: `users` must be at least 1");
     }
     let positive = |key: &str, value: f64| {
-        if value.is_finite() && value > 0.0 { Ok(value) } else { script_error(format!("users: `{key}` must be positive, got {value}")) }
+        if value.is_finite() && value > 0.0 {
+            Ok(value)
+        } else {
+            script_error(format!("users: `{key}` must be positive, got {value}"))
+        }
     };
     let rate = r.opt_f64("rate")?.map(|rate| positive("rate", rate)).transpose()?;
     let session_rate = r.opt_f64("session_rate")?.map(|rate| positive("session_rate", rate)).transpose()?;
@@ -305,8 +309,16 @@ fn users(map: Map) -> ScriptResult<Phase> {
         }
         (Some(rate), None) => LoadMode::UserCentric { users, rate, turns, seed },
         (None, Some(session_rate)) => LoadMode::Users { users, session_rate, turns, think_time_s, seed },
-        (Some(_), Some(_)) => return script_error("users: give `rate` (requests per second over all users) or `session_rate` (new sessions per second), not both"),
-        (None, None) => return script_error("users: give `rate` (requests per second over all users, AIPerf's user-centric rate) or `session_rate` (new sessions per second)"),
+        (Some(_), Some(_)) => {
+            return script_error(
+                "users: give `rate` (requests per second over all users) or `session_rate` (new sessions per second), not both",
+            );
+        }
+        (None, None) => {
+            return script_error(
+                "users: give `rate` (requests per second over all users, AIPerf's user-centric rate) or `session_rate` (new sessions per second)",
+            );
+        }
     };
     finish(&mut r, PhaseKind::Profiling, mode, true)
 }

@@ -152,7 +152,10 @@ fn mode(mode: &LoadMode) -> String {
         }
         LoadMode::UserCentric { users, rate, turns, .. } => {
             let gap_s = *users as f64 / rate;
-            format!("user-centric {users} users, {rate} req/s in all (each user's turns {gap_s} s apart, {} turns)", dist(turns))
+            format!(
+                "user-centric {users} users, {rate} req/s in all (each user's turns {gap_s} s apart, {} turns)",
+                dist(turns)
+            )
         }
     }
 }

@@ -170,12 +170,7 @@ pub const USER_CENTRIC: Group = Group {
             user_centric_rate,
             "Requests per second over all users, each user's turns --num-users / rate s apart (needs --num-users)",
         ),
-        sweep(
-            &["--num-users"],
-            "phases.profiling.users",
-            Kind::Int,
-            "Users in user-centric mode; a list sweeps it",
-        ),
+        sweep(&["--num-users"], "phases.profiling.users", Kind::Int, "Users in user-centric mode; a list sweeps it"),
     ],
 };
 
