@@ -687,11 +687,11 @@ fn the_user_centric_rate_is_the_total_rate_with_each_users_turns_users_over_rate
         (Some("user_centric"), Some(10), Some(20.0))
     );
     assert_scenario_builds_the_same_plans(dir.path(), &dry);
-    let ran = profile(dir.path(), &format!("{flags} --output-artifact-dir artifacts/uc"));
+    let ran = profile(dir.path(), flags);
     assert_ok(&ran);
     let stderr = text(&ran.stderr);
     assert!(stderr.contains("user-centric 10 users, 20 req/s in all (each user's turns 0.5 s apart"), "{stderr}");
-    let run = dir.path().join("artifacts/uc");
+    let run = dir.path().join("artifacts/m-chat-user_centric-users10-qps20.0");
     let sent = lines(&run.join("profile_export.jsonl")) as f64;
     assert!((sent / (20.0 * 4.0) - 1.0).abs() <= 0.05, "{sent} requests in 4 s at 20 req/s");
     let gaps_s: Vec<f64> = due_times_by_session(&run.join("profile_export.jsonl"))

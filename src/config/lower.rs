@@ -129,7 +129,8 @@ fn lower_benchmark(benchmark: &Value, base_dir: &Path, seed: Option<u64>, name: 
     Ok(plan)
 }
 
-/// AIPerf's automatic run name: `<model>-<endpoint type>-<mode><value>`.
+/// AIPerf's automatic run name: `<model>-<endpoint type>-<mode><value>` (a user-centric
+/// phase's `user_centric-users<N>-qps<R>`).
 fn run_name(benchmark: &Value) -> String {
     let model = benchmark.pointer("/models/items/0/name").and_then(Value::as_str).unwrap_or("model");
     let kind = benchmark.pointer("/endpoint/type").and_then(Value::as_str).unwrap_or("chat");
@@ -137,6 +138,11 @@ fn run_name(benchmark: &Value) -> String {
         phases.iter().find(|phase| phase.get("name").and_then(Value::as_str) == Some("profiling")).or(phases.last())
     });
     let mode = match profiling {
+        Some(phase) if phase.get("type").and_then(Value::as_str) == Some("user_centric") => {
+            let users = phase.get("users").map(|users| format!("-users{users}")).unwrap_or_default();
+            let rate = phase.get("rate").map(|rate| format!("-qps{rate}")).unwrap_or_default();
+            format!("user_centric{users}{rate}")
+        }
         Some(phase) if phase.get("rate").is_some() => format!("request_rate{}", phase["rate"]),
         Some(phase) => format!("concurrency{}", phase.get("concurrency").cloned().unwrap_or(Value::from(1))),
         None => "concurrency1".to_string(),

@@ -274,6 +274,17 @@ mod tests {
         assert_eq!(layout, expected);
     }
 
+    /// The timeline figure of docs/scenarios.md: 6 users, sessions of 4 turns, where 6 and the
+    /// 3-gap lifetime share a factor, so the coprime step 5 orders them.
+    #[test]
+    fn six_users_of_four_turns_stand_as_the_docs_timeline_shows() {
+        let layout: Vec<(usize, Option<u32>, usize)> =
+            virtual_history(6, 4).into_iter().map(|u| (u.user, u.turns_left, u.order)).collect();
+        let expected =
+            [(2, Some(1), 1), (3, Some(1), 2), (4, Some(2), 3), (5, Some(2), 4), (6, Some(3), 5), (7, None, 0)];
+        assert_eq!(layout, expected);
+    }
+
     #[test]
     fn every_stagger_slot_is_taken_once_even_when_the_ages_share_a_factor() {
         for (users, turns) in [(30, 4), (12, 5), (2, 3), (1, 1), (7, 1), (10, 11)] {

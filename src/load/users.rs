@@ -1,7 +1,5 @@
-//! User-centric multi-turn mode: sessions start at a target rate with at most `users` live;
-//! each sends its turns in order, every turn after the previous answer plus a think time,
-//! carrying the conversation so far. A multi-turn file's sessions are replayed as written,
-//! each turn's `delay` standing in for the think time; other datasets give generated sessions.
+//! Session-rate multi-turn mode (`users(#{ session_rate })`): sessions start at a rate with at most `users` live,
+//! each turn a think time (a multi-turn file's `delay`) after the previous answer, carrying the conversation so far.
 
 use std::sync::Arc;
 use std::time::Duration;
