@@ -285,6 +285,22 @@ mod tests {
     }
 
     #[test]
+    fn a_replay_of_a_sessions_first_turns_claims_only_those() {
+        let turns = [0, 1, 2, 0, 1].map(|index| request(Some(index)));
+        let source = SessionSource::of(&turns, claims(Some(6))).unwrap();
+        assert_eq!(source.average_turns(), 2.5);
+        let claimed: Vec<(Range<usize>, u64, u32)> = [Some(1), None, Some(5), Some(1)]
+            .into_iter()
+            .map_while(|max_turns| source.claim_first_turns(max_turns))
+            .map(|replay| match &replay.turns {
+                Turns::File(turns) => (turns.clone(), replay.first_index, replay.turn_count()),
+                Turns::Generated(_) => panic!("a file session"),
+            })
+            .collect();
+        assert_eq!(claimed, [(0..1, 0, 1), (3..5, 1, 2), (0..3, 3, 3)], "the fourth (1 turn) does not fit in 6");
+    }
+
+    #[test]
     fn a_generated_session_sends_its_claimed_requests_in_order() {
         let requests = [request(None), request(None), request(None)];
         let claims = claims(Some(7));

@@ -206,8 +206,7 @@ pub(super) async fn run(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, shape: UserCe
         while users.try_join_next().is_some() {}
     }
     while users.join_next().await.is_some() {}
-    let window = *shared.window.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    window
+    *shared.window.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// One user's turns, never two at once: the first at `first_due_ns`, each next one a turn gap
