@@ -243,3 +243,42 @@ fn session_headers_carry_the_conversation_id_renamed_and_switched_as_aiperf_does
     assert!(sent.iter().all(|request| request.header("x-correlation-id").is_none()), "none asked for");
     assert!(sent.iter().all(|request| request.header("x-request-id").is_some()), "X-Request-ID stays");
 }
+
+#[test]
+fn a_config_files_urls_and_session_strategy_send_each_prompt_to_one_url() {
+    let servers = mocks(2, 2.0);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config = format!(
+        r#"schemaVersion: "2.0"
+benchmark:
+  model: m
+  endpoint:
+    urls: ["{}", "{}"]
+    urlStrategy: session
+    type: chat
+    streaming: true
+  dataset:
+    type: synthetic
+    entries: 5
+    isl: 16
+    osl: 4
+  profiling:
+    type: concurrency
+    concurrency: 2
+    requests: 40
+"#,
+        servers[0].url, servers[1].url
+    );
+    std::fs::write(dir.path().join("urls.yaml"), config).expect("write the config");
+    profile(dir.path(), "--config urls.yaml", &[]);
+    let sent = sent_by_url(&servers);
+    assert_eq!(sent.len(), 40);
+    let mut urls_of_prompt: BTreeMap<Vec<u8>, BTreeSet<usize>> = BTreeMap::new();
+    for (url, request) in &sent {
+        urls_of_prompt.entry(request.body.clone()).or_default().insert(*url);
+    }
+    assert_eq!(urls_of_prompt.len(), 5, "five prompts");
+    assert!(urls_of_prompt.values().all(|urls| urls.len() == 1), "each prompt always at one url: {urls_of_prompt:?}");
+    let used: BTreeSet<usize> = urls_of_prompt.values().flatten().copied().collect();
+    assert_eq!(used.len(), 2, "the prompts hash to both urls");
+}

@@ -1,5 +1,6 @@
-//! Which of the endpoint's urls a request goes to (`UrlStrategy`) and the value of its session
-//! headers (its correlation id), both decided once per conversation and kept for its later turns.
+//! Which of the endpoint's urls a request goes to (`UrlStrategy`; a conversation's later turns
+//! keep its url where the strategy says so) and the value of its session headers (its
+//! conversation's correlation id, derived from the conversation's number: no state kept).
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -20,18 +21,17 @@ pub(crate) struct Router {
     session_headers: bool,
     /// Makes the correlation ids differ from every other run's (the run clock's anchor).
     salt: u64,
-    /// The routes of the current phase's conversations, by session.
+    /// Round robin's url of each conversation of the current phase.
     conversations: Mutex<Conversations>,
 }
 
 #[derive(Default)]
 struct Conversations {
     phase: usize,
-    by_session: HashMap<u64, Route>,
+    url_of_session: HashMap<u64, usize>,
 }
 
 /// Where one request goes and the value of its session headers.
-#[derive(Clone)]
 pub(crate) struct Route {
     pub url: usize,
     pub session_id: Option<HeaderValue>,
@@ -49,60 +49,53 @@ impl Router {
         }
     }
 
-    /// The route of `record`: a conversation's first turn (a request outside conversations)
-    /// takes a url by the strategy; a later turn keeps its conversation's, except that
-    /// least-in-flight picks again for every request. `in_flight(i)`: requests at url `i`.
+    /// The route of `record`. `in_flight(i)`: the requests in flight at url `i`.
     pub fn route(&self, record: &RequestRecord, in_flight: impl Fn(usize) -> usize) -> Route {
-        if self.urls == 1 && !self.session_headers {
-            return Route { url: 0, session_id: None };
+        let session_id = self.session_headers.then(|| self.id_of(record)).flatten();
+        Route { url: self.url_of(record, &in_flight), session_id }
+    }
+
+    /// Round robin: each conversation's first turn (each request outside conversations) takes
+    /// the next url, its later turns keep it; session: the url a conversation's number (a
+    /// request's dataset entry outside conversations) hashes to; least in flight: the idlest
+    /// url for every request.
+    fn url_of(&self, record: &RequestRecord, in_flight: &impl Fn(usize) -> usize) -> usize {
+        if self.urls == 1 {
+            return 0;
         }
-        let Some(turn) = record.turn else {
-            return Route {
-                url: self.first_url(record.origin.dataset_index as u64, &in_flight),
-                session_id: self.id_of(record),
-            };
-        };
-        let mut conversations = self.conversations.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        if conversations.phase != record.origin.phase_index {
-            // Session numbers start again in each phase.
-            *conversations = Conversations { phase: record.origin.phase_index, by_session: HashMap::new() };
-        }
-        let route = match conversations.by_session.get(&turn.session) {
-            Some(route) => route.clone(),
-            None => {
-                let route = Route { url: self.first_url(turn.session, &in_flight), session_id: self.id_of(record) };
-                conversations.by_session.insert(turn.session, route.clone());
-                return route;
+        match (self.strategy, record.turn) {
+            (UrlStrategy::LeastInFlight, _) => self.least_in_flight(in_flight),
+            (UrlStrategy::Session, Some(turn)) => self.hashed(turn.session),
+            (UrlStrategy::Session, None) => self.hashed(record.origin.dataset_index as u64),
+            (UrlStrategy::RoundRobin, None) => self.next_in_turn(),
+            (UrlStrategy::RoundRobin, Some(turn)) => {
+                let mut conversations = self.conversations.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+                if conversations.phase != record.origin.phase_index {
+                    // Session numbers start again in each phase.
+                    *conversations = Conversations { phase: record.origin.phase_index, ..Conversations::default() };
+                }
+                *conversations.url_of_session.entry(turn.session).or_insert_with(|| self.next_in_turn())
             }
-        };
-        drop(conversations);
-        match self.strategy {
-            UrlStrategy::LeastInFlight => Route { url: self.least_in_flight(&in_flight), ..route },
-            UrlStrategy::RoundRobin | UrlStrategy::Session => route,
         }
     }
 
-    /// The url of a new conversation; `conversation`: its number (a request's dataset entry
-    /// outside conversations), which `session` hashes.
-    fn first_url(&self, conversation: u64, in_flight: &impl Fn(usize) -> usize) -> usize {
-        match self.strategy {
-            UrlStrategy::RoundRobin => (self.started.fetch_add(1, Ordering::Relaxed) % self.urls as u64) as usize,
-            UrlStrategy::LeastInFlight => self.least_in_flight(in_flight),
-            UrlStrategy::Session => (mix(conversation) % self.urls as u64) as usize,
-        }
+    fn next_in_turn(&self) -> usize {
+        (self.started.fetch_add(1, Ordering::Relaxed) % self.urls as u64) as usize
+    }
+
+    fn hashed(&self, conversation: u64) -> usize {
+        (mix(conversation) % self.urls as u64) as usize
     }
 
     /// The url with the fewest requests in flight; among equals, the first after the one the
     /// previous pick started from.
     fn least_in_flight(&self, in_flight: &impl Fn(usize) -> usize) -> usize {
-        let first = (self.started.fetch_add(1, Ordering::Relaxed) % self.urls as u64) as usize;
+        let first = self.next_in_turn();
         (0..self.urls).map(|step| (first + step) % self.urls).min_by_key(|&url| in_flight(url)).unwrap_or(0)
     }
 
+    /// The conversation's correlation id as a header value (the one its records export).
     fn id_of(&self, record: &RequestRecord) -> Option<HeaderValue> {
-        if !self.session_headers {
-            return None;
-        }
         HeaderValue::try_from(record.correlation_id(self.salt)).ok()
     }
 }
