@@ -282,3 +282,48 @@ benchmark:
     let used: BTreeSet<usize> = urls_of_prompt.values().flatten().copied().collect();
     assert_eq!(used.len(), 2, "the prompts hash to both urls");
 }
+
+#[test]
+fn the_emitted_scenario_keeps_the_urls_strategy_and_session_headers() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let flags = "--model m --url http://127.0.0.1:1 --url 127.0.0.1:2/v1/chat/completions --url-strategy least-in-flight --session-header X-Session-ID --request-count 4 --dry-run --emit-scenario out.rhai";
+    let profiled = profile(dir.path(), flags, &[("AIPERF_HTTP_X_DYNAMO_SESSION_ID_FROM_CORRELATION_ID", "on")]);
+    let plans = String::from_utf8_lossy(&profiled.stdout).to_string();
+    for shown in [r#""more_urls":["http://127.0.0.1:2"]"#, r#""url_strategy":"least_in_flight""#] {
+        assert!(plans.replace([' ', '\n'], "").contains(shown), "{shown} in {plans}");
+    }
+    let scenario = std::fs::read_to_string(dir.path().join("out.rhai")).expect("out.rhai");
+    assert!(
+        scenario.contains(r#"session_headers: ["X-Session-ID", "X-Session-Affinity", "X-Dynamo-Session-ID"]"#),
+        "{scenario}"
+    );
+    let dry = aiperf_command(dir.path()).args(["run", "out.rhai", "--dry-run"]).output().expect("dry run");
+    assert_eq!(dry.status.code(), Some(0), "{}", String::from_utf8_lossy(&dry.stderr));
+    assert_eq!(String::from_utf8_lossy(&dry.stdout), plans, "the scenario builds the same plans, switches or not");
+}
+
+#[test]
+fn impossible_url_settings_are_refused_with_what_to_do() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let refused = |flags: &str, env: &[(&str, &str)]| {
+        let mut command = aiperf_command(dir.path());
+        command.arg("profile").args(flags.split_whitespace()).envs(env.iter().copied());
+        let output = command.output().expect("run aiperf profile");
+        assert_eq!(output.status.code(), Some(2), "{flags}");
+        String::from_utf8_lossy(&output.stderr).to_string()
+    };
+    let mixed = refused("--model m --url mock --url http://127.0.0.1:1 --dry-run", &[]);
+    assert!(mixed.contains("`mock` is the one built-in server"), "{mixed}");
+    let strategy = refused("--model m --url mock --url-strategy random --dry-run", &[]);
+    assert!(strategy.contains("round-robin"), "{strategy}");
+    let switch =
+        refused("--model m --url mock --dry-run", &[("AIPERF_HTTP_X_SESSION_ID_FROM_CORRELATION_ID", "maybe")]);
+    assert!(switch.contains("AIPERF_HTTP_X_SESSION_ID_FROM_CORRELATION_ID") && switch.contains("maybe"), "{switch}");
+
+    let bad_rhai = common::run_scenario(
+        "bad",
+        r#"run(#{ name: "bad", endpoint: endpoint(#{ url: ["http://127.0.0.1:1", 2] }), dataset: synthetic(#{ isl: 8, osl: 2 }), phases: [ concurrency(#{ users: 1, requests: 1 }) ] });"#,
+    );
+    assert_ne!(bad_rhai.code(), Some(0));
+    assert!(bad_rhai.stderr().contains("`url` must hold strings"), "{}", bad_rhai.stderr());
+}
