@@ -327,3 +327,19 @@ fn impossible_url_settings_are_refused_with_what_to_do() {
     assert_ne!(bad_rhai.code(), Some(0));
     assert!(bad_rhai.stderr().contains("`url` must hold strings"), "{}", bad_rhai.stderr());
 }
+
+#[test]
+fn the_pre_flight_check_asks_every_url() {
+    let up = mocks(1, 2.0);
+    let down = format!("http://127.0.0.1:{}", common::closed_port());
+    let dir = tempfile::tempdir().expect("temp dir");
+    let output = aiperf_command(dir.path())
+        .arg("profile")
+        .args(["--model", "m", "--url", &up[0].url, "--url", &down, "--request-count", "2"])
+        .output()
+        .expect("run aiperf profile");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(69), "{stderr}");
+    assert!(stderr.contains(&format!("the endpoint {down} does not answer")), "{stderr}");
+    assert!(up[0].posts_to(CHAT).is_empty(), "nothing was sent");
+}
