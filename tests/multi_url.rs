@@ -176,7 +176,7 @@ fn run_rhai(name: &str, endpoint_keys: &str, phase: &str) -> ScenarioRun {
 
 #[test]
 fn least_in_flight_keeps_requests_off_a_slow_url() {
-    let slow = MockBehindProxy::start(MockConfig { ttft_ms: 300.0, itl_ms: 1.0, ..MockConfig::default() });
+    let slow = MockBehindProxy::start(MockConfig { ttft_ms: 1000.0, itl_ms: 1.0, ..MockConfig::default() });
     let fast = mocks(2, 2.0);
     let urls = format!(r#""{}", "{}", "{}""#, slow.url, fast[0].url, fast[1].url);
     let run = run_rhai(
