@@ -319,6 +319,8 @@ fn impossible_url_settings_are_refused_with_what_to_do() {
     let switch =
         refused("--model m --url mock --dry-run", &[("AIPERF_HTTP_X_SESSION_ID_FROM_CORRELATION_ID", "maybe")]);
     assert!(switch.contains("AIPERF_HTTP_X_SESSION_ID_FROM_CORRELATION_ID") && switch.contains("maybe"), "{switch}");
+    let header = refused("--model m --url mock --session-header X@Session --dry-run", &[]);
+    assert!(header.contains(r#"session header "X@Session" is not a valid HTTP header name"#), "{header}");
 
     let bad_rhai = common::run_scenario(
         "bad",

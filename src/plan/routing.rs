@@ -70,6 +70,7 @@ pub fn aiperf_session_headers(rename: Option<&str>) -> Result<Vec<String>, Strin
 
 fn session_headers_with(rename: Option<&str>, env: impl Fn(&str) -> Option<String>) -> Result<Vec<String>, String> {
     let correlation = rename.map(str::trim).filter(|name| !name.is_empty()).unwrap_or(CORRELATION_HEADER);
+    check_header_name(correlation)?;
     let mut headers = vec![correlation.to_string()];
     for (variable, header, default) in SESSION_HEADER_SWITCHES {
         let on = match env(variable) {
@@ -83,6 +84,14 @@ fn session_headers_with(rename: Option<&str>, env: impl Fn(&str) -> Option<Strin
         }
     }
     Ok(headers)
+}
+
+/// Whether `name` can be sent as a header's name.
+pub fn check_header_name(name: &str) -> Result<(), String> {
+    match http::HeaderName::from_bytes(name.as_bytes()) {
+        Ok(_) => Ok(()),
+        Err(_) => Err(format!("session header {name:?} is not a valid HTTP header name")),
+    }
 }
 
 /// A boolean as pydantic reads one from the environment.
@@ -123,6 +132,7 @@ mod tests {
             ["X-Session-ID", "X-SMG-Routing-Key", "X-Dynamo-Session-ID"],
             "renamed, affinity off, and X-Session-ID is not sent twice"
         );
+        assert!(session_headers_with(Some("X Session"), |_| None).unwrap_err().contains("\"X Session\""));
         let bad = session_headers_with(None, |_| Some("maybe".to_string())).unwrap_err();
         assert!(bad.contains("AIPERF_HTTP_X_SESSION_ID_FROM_CORRELATION_ID") && bad.contains("maybe"), "{bad}");
     }

@@ -4,7 +4,7 @@
 use rhai::Array;
 
 use super::keys::{MapReader, ScriptResult, script_error};
-use crate::plan::{MOCK_URL, UrlStrategy, aiperf_session_headers};
+use crate::plan::{MOCK_URL, UrlStrategy, aiperf_session_headers, check_header_name};
 
 /// Where an endpoint's requests go and the session headers they carry.
 pub(super) struct Routing {
@@ -57,8 +57,8 @@ pub(super) fn routing(r: &mut MapReader) -> ScriptResult<Routing> {
             Err(problem) => return script_error(format!("endpoint: {problem}")),
         },
     };
-    if let Some(bad) = session_headers.iter().find(|name| http::HeaderName::from_bytes(name.as_bytes()).is_err()) {
-        return script_error(format!("endpoint: session header {bad:?} is not a valid HTTP header name"));
+    if let Some(problem) = session_headers.iter().find_map(|name| check_header_name(name).err()) {
+        return script_error(format!("endpoint: {problem}"));
     }
     Ok(Routing { urls, strategy, session_headers })
 }
