@@ -98,6 +98,7 @@ fn run_result(count: u64, processed: ProcessedMetrics, dir: &std::path::Path) ->
         tokenizer: "builtin:gpt2".into(),
         metrics: processed.metrics,
         error_summary: processed.error_summary,
+        by_url: processed.by_url,
         phases: Vec::new(),
         artifact_dir: dir.to_path_buf(),
         cli_command: None,

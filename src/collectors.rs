@@ -54,13 +54,19 @@ enum NetworkSource {
 }
 
 impl RunCollectors {
-    /// Start both collectors; `base_url` is the inference server's (the mock's once started).
+    /// Start both collectors; `base_url` is the inference server's (the mock's once started),
+    /// whose `/metrics` is scraped with each further url's.
     pub async fn start(plan: &Plan, base_url: &str, clock: RunClock) -> Result<Self> {
         let config = &plan.server_metrics;
         let gpu = &plan.gpu_telemetry;
         let mut urls = Vec::new();
         if config.enabled {
             urls.push(server_metrics::urls::default_for(base_url));
+            for url in plan.endpoint.more_urls.iter().map(|url| server_metrics::urls::default_for(url)) {
+                if !urls.contains(&url) {
+                    urls.push(url);
+                }
+            }
             for url in &config.urls {
                 let url = server_metrics::urls::normalize(url);
                 if !urls.contains(&url) {

@@ -87,7 +87,7 @@ pub fn validate(plan: &Plan) -> Result<()> {
     if let Some(problem) = plan.span_problem() {
         bail!("{problem}");
     }
-    if let Some(problem) = crate::client::credentials_problem(&plan.endpoint.url) {
+    if let Some(problem) = plan.endpoint.urls().find_map(crate::client::credentials_problem) {
         bail!("{problem}");
     }
     crate::metrics::goodput::Slos::from_plan(&plan.slos).map_err(anyhow::Error::msg)?;
@@ -117,8 +117,10 @@ pub fn validate(plan: &Plan) -> Result<()> {
             }
         }
     }
-    if !plan.endpoint.is_mock() {
-        let url = &plan.endpoint.url;
+    if plan.endpoint.is_mock() && !plan.endpoint.more_urls.is_empty() {
+        bail!("endpoint url \"mock\" is the one built-in server and cannot be listed with other urls");
+    }
+    for url in plan.endpoint.urls().filter(|_| !plan.endpoint.is_mock()) {
         if !(url.starts_with("http://") || url.starts_with("https://")) {
             bail!("endpoint url `{url}` must start with http:// or https:// (or be \"mock\" for the built-in server)");
         }
@@ -361,7 +363,7 @@ fn run_result(
     measured: Measured,
 ) -> RunResult {
     let Measured { phases, processed, gathered } = measured;
-    let crate::metrics::ProcessedMetrics { mut metrics, error_summary, timeslices } = processed;
+    let crate::metrics::ProcessedMetrics { mut metrics, error_summary, by_url, timeslices } = processed;
     if let Some(fleet) = &gathered.gpu_energy {
         crate::telemetry::energy::add_efficiency_metrics(&mut metrics, fleet, crate::telemetry::energy::users_of(plan));
     }
@@ -376,6 +378,7 @@ fn run_result(
         thresholds: crate::thresholds::evaluate(&plan.thresholds, &metrics),
         metrics,
         error_summary,
+        by_url,
         phases,
         artifact_dir: artifact_dir.to_path_buf(),
         cli_command: options.cli_command.clone(),

@@ -1,5 +1,5 @@
-//! The pre-flight check before a run's first phase: does anything answer at the endpoint's
-//! url? One GET of `/v1/models` through the run's own client stack (TLS settings, headers),
+//! The pre-flight check before a run's first phase: does anything answer at each of the
+//! endpoint's urls? One GET of `/v1/models` through the run's own client stack (TLS settings, headers),
 //! with a short time limit, tried again until `wait_timeout` when asked. No answer stops the
 //! run before anything is sent, with an `Unreachable` error (exit code 69 on the command line).
 
@@ -46,12 +46,21 @@ impl std::fmt::Display for Unreachable {
 
 impl std::error::Error for Unreachable {}
 
-/// Check that `endpoint` answers, as `preflight` says (skipped when it is off or the mock).
+/// Check that every url of `endpoint` answers, one after the other, as `preflight` says (skipped when it is off or the mock).
 /// Returns at once, without an error, when `cancel` is raised while waiting.
 pub async fn check(endpoint: &Endpoint, preflight: &Preflight, cancel: &CancelSignal) -> Result<()> {
     if !preflight.enabled || endpoint.is_mock() {
         return Ok(());
     }
+    for url in endpoint.urls() {
+        let one = Endpoint { url: url.to_string(), more_urls: Vec::new(), ..endpoint.clone() };
+        check_url(&one, preflight, cancel).await?;
+    }
+    Ok(())
+}
+
+/// The check of an endpoint's one url.
+async fn check_url(endpoint: &Endpoint, preflight: &Preflight, cancel: &CancelSignal) -> Result<()> {
     let timeout = Duration::from_secs_f64(preflight.timeout_s);
     let client = HttpClient::new(endpoint, RunClock::start(), timeout, 1)
         .with_context(|| format!("endpoint {}", endpoint.url))?;
@@ -60,7 +69,7 @@ pub async fn check(endpoint: &Endpoint, preflight: &Preflight, cancel: &CancelSi
     let mut tries = 0;
     loop {
         tries += 1;
-        let cause = match tokio::time::timeout(timeout, client.probe(&endpoint.url, PROBE_PATH)).await {
+        let cause = match tokio::time::timeout(timeout, client.probe(PROBE_PATH)).await {
             Ok(Ok(status)) => {
                 tracing::debug!("pre-flight: {} answered {status} after {tries} tries", endpoint.url);
                 return Ok(());

@@ -2,6 +2,7 @@
 //! happened to one request (when it was due, sent, answered, each chunk's arrival, the text,
 //! the usage block, or the error); metrics are pure functions of it.
 
+use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -9,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::http_trace::HttpTrace;
 use crate::plan::PhaseKind;
+use crate::rng::SeededRng;
 
 /// Where a request came from: its phase and its place in the dataset.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -181,6 +183,17 @@ pub struct RequestRecord {
     /// None: this run's own client.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worker_id: Option<String>,
+    /// The base url it went to, when the endpoint has several.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<SentTo>,
+}
+
+/// Which of the endpoint's several base urls a request went to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SentTo {
+    /// Its place among the endpoint's urls (AIPerf's `url_index`).
+    pub index: u32,
+    pub url: Arc<str>,
 }
 
 impl RequestRecord {
@@ -213,7 +226,20 @@ impl RequestRecord {
             raw: None,
             media: MediaOutput::default(),
             worker_id: None,
+            url: None,
         }
+    }
+
+    /// Its correlation id, UUID-shaped, as sent in its session headers and exported: one per
+    /// session, shared by its turns (the request's own outside sessions), distinct per run
+    /// (`salt`: the run clock's wall-clock anchor).
+    pub fn correlation_id(&self, salt: u64) -> String {
+        let mut hasher = DefaultHasher::new();
+        match self.turn {
+            Some(turn) => (salt, self.origin.phase_index, turn.session).hash(&mut hasher),
+            None => (salt, &self.x_request_id).hash(&mut hasher),
+        }
+        SeededRng::new(hasher.finish()).uuid()
     }
 
     /// A valid record succeeded: no error and not cancelled.

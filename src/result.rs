@@ -22,6 +22,15 @@ pub struct Timeslice {
     pub metrics: Vec<MetricResult>,
 }
 
+/// The main metrics of the requests sent to one of the endpoint's urls (when it has several).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct UrlMetrics {
+    /// Its place among the endpoint's urls.
+    pub url_index: u32,
+    pub url: String,
+    pub metrics: Vec<MetricResult>,
+}
+
 /// How many requests failed with one kind of error.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ErrorCount {
@@ -156,6 +165,9 @@ pub struct RunResult {
     /// Profiling metrics in registry order.
     pub metrics: Vec<MetricResult>,
     pub error_summary: Vec<ErrorCount>,
+    /// The main metrics of each url, when the endpoint has several (`by_url` in the summary JSON).
+    #[serde(skip)]
+    pub by_url: Vec<UrlMetrics>,
     pub phases: Vec<PhaseSummary>,
     pub artifact_dir: PathBuf,
     /// The command line that launched the run (secrets removed), for `run_info`.

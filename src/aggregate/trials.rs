@@ -122,6 +122,8 @@ pub fn combined_result(set: &TrialSet) -> Option<RunResult> {
     Some(RunResult {
         metrics,
         thresholds,
+        // Each trial's own breakdown stays in its own summary.
+        by_url: Vec::new(),
         was_cancelled: set.trials.iter().any(|trial| trial.was_cancelled),
         start_time: set.trials.first().map_or_else(String::new, |first| first.start_time.clone()),
         ..(**last).clone()

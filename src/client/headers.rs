@@ -1,4 +1,5 @@
-//! The headers every request of an endpoint carries, built and checked once per client.
+//! The headers every request of an endpoint carries, and the names of those that carry its
+//! correlation id, built and checked once per client.
 //! Credential values are marked sensitive and never appear in errors or logs.
 
 use anyhow::{Result, anyhow};
@@ -47,6 +48,19 @@ pub(crate) fn static_headers(endpoint: &Endpoint) -> Result<HeaderMap> {
         headers.insert(header_name, header_value);
     }
     Ok(headers)
+}
+
+/// The headers that carry each request's correlation id, checked; a name that is not one is
+/// an error that names it.
+pub(crate) fn session_header_names(endpoint: &Endpoint) -> Result<Vec<HeaderName>> {
+    endpoint
+        .session_headers
+        .iter()
+        .map(|name| {
+            HeaderName::from_bytes(name.trim().as_bytes())
+                .map_err(|_| anyhow!("session header name {name:?} is not a valid HTTP header name"))
+        })
+        .collect()
 }
 
 /// Credentials shorter than this are not looked for in messages: they would mask common text.

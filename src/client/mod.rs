@@ -7,6 +7,7 @@ mod buffered;
 mod chat;
 mod completions;
 mod connect;
+mod destinations;
 mod embeddings;
 mod failure;
 mod fast_payload;
@@ -32,6 +33,7 @@ mod raw;
 mod response;
 mod response_body;
 mod responses;
+mod routing;
 mod server_trust;
 mod socket;
 mod solido_rag;
@@ -49,20 +51,22 @@ mod wire;
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{Result, anyhow};
+use anyhow::Result;
 use bytes::Bytes;
 use http::header::{CONTENT_LENGTH, CONTENT_TYPE, HOST, HeaderValue};
-use http::{HeaderMap, Method, Request, Uri};
+use http::{HeaderMap, HeaderName, Method, Request, Uri};
 
 use crate::clock::RunClock;
 use crate::plan::{Endpoint, EndpointKind, REDACTED, ResponseLimits, is_secret_header};
-use crate::record::{RawExchange, RecordError, RequestRecord};
+use crate::record::{RawExchange, RecordError, RequestRecord, SentTo};
 
+use connect::Sender;
 pub(crate) use connect::TLS_FAILURE_OPENING;
-use connect::{Connector, Sender};
+use destinations::Destination;
 use outgoing_body::{RequestBody, TakenAt};
-use pool::{Lease, Pool};
+use pool::Lease;
 use response::PayloadFormat;
+use routing::{Route, Router};
 pub(crate) use target::credentials_problem;
 pub(crate) use tls::client_config as tls_client_config;
 use traced_body::{BodyTiming, TracedBody};
@@ -72,20 +76,18 @@ pub type FirstToken = tokio::sync::oneshot::Sender<()>;
 
 pub use crate::http_trace::{ConnectionInfo, HttpTrace, TraceChunk};
 
-/// Sends requests to one endpoint and fills records with what came back.
+/// Sends requests to one endpoint (over each of its urls) and fills records with what came back.
 pub struct HttpClient {
-    pool: Pool,
+    /// Each base url of the endpoint, with its own pool; at least one.
+    destinations: Vec<Destination>,
+    router: Router,
     clock: RunClock,
     format: PayloadFormat,
     streaming: bool,
-    /// The absolute request uri (HTTP/2) and its origin form (HTTP/1.1, with a Host header).
-    uri: Uri,
-    origin_form: Uri,
-    host: HeaderValue,
-    /// `uri` as text, for error messages.
-    uri_text: String,
     /// Headers every request carries (may hold the api key: never log them).
     headers: HeaderMap,
+    /// Headers that carry the request's correlation id (its conversation's).
+    session_headers: Vec<HeaderName>,
     /// The credentials among them (the api key, secret headers' values), masked in any error
     /// message a server sends back, which may quote them.
     secrets: Vec<String>,
@@ -98,33 +100,31 @@ pub struct HttpClient {
 }
 
 impl HttpClient {
-    /// A client for `endpoint` (its url must be a real http(s) base url, not `mock`). At most
-    /// `max_connections` connections are in use at once, unless the endpoint sets its own limit.
+    /// A client for `endpoint` (its urls must be real http(s) base urls, not `mock`). At most
+    /// `max_connections` connections are in use at once at each url, unless the endpoint sets
+    /// its own limit.
     pub fn new(
         endpoint: &Endpoint,
         clock: RunClock,
         request_timeout: Duration,
         max_connections: usize,
     ) -> Result<Self> {
-        let uri = target::request_uri(&endpoint.url, endpoint.request_path())?;
-        let transport = &endpoint.transport;
-        let connector = Connector::new(&uri, transport, clock)?;
-        let max_connections = transport.connections.max.unwrap_or(max_connections);
-        let origin_form = match uri.path_and_query() {
-            Some(path) => Uri::from(path.clone()),
-            None => Uri::from_static("/"),
-        };
-        let authority = uri.authority().ok_or_else(|| anyhow!("the endpoint url has no host"))?;
+        let max_connections = endpoint.transport.connections.max.unwrap_or(max_connections);
+        let destinations = endpoint
+            .urls()
+            .map(|url| Destination::new(url, endpoint, clock, max_connections))
+            .collect::<Result<Vec<_>>>()?;
+        let session_headers = headers::session_header_names(endpoint)?;
+        let router =
+            Router::new(endpoint.url_strategy, destinations.len(), !session_headers.is_empty(), clock.epoch_ns(0));
         Ok(Self {
-            pool: Pool::new(connector, transport.connections.strategy, max_connections, clock),
+            destinations,
+            router,
             clock,
             format: PayloadFormat::of(endpoint),
             streaming: endpoint.streaming,
-            uri_text: uri.to_string(),
-            host: HeaderValue::from_str(authority.as_str())?,
-            origin_form,
-            uri,
             headers: headers::static_headers(endpoint)?,
+            session_headers,
             secrets: headers::secret_values(endpoint),
             request_timeout,
             limits: endpoint.limits,
@@ -133,16 +133,16 @@ impl HttpClient {
         })
     }
 
-    /// At most this many connections are in use at once (requests beyond wait for one).
+    /// At most this many connections are in use at once at each url (requests beyond wait for one).
     pub fn max_connections(&self) -> usize {
-        self.pool.max()
+        self.destinations.iter().map(|destination| destination.pool.max()).min().unwrap_or(1)
     }
 
     /// The server runs in this process (the url `mock`): each connection then takes two of
     /// the process's open files, and the pool is bounded by that.
     pub fn serving_itself(mut self, in_process: bool) -> Self {
         if in_process {
-            self.pool = self.pool.sharing_files_with_server();
+            self.destinations = self.destinations.into_iter().map(Destination::sharing_files_with_server).collect();
         }
         self
     }
@@ -224,6 +224,12 @@ impl HttpClient {
         if self.raw {
             record.raw = Some(Box::new(RawExchange { payload: body.clone(), responses: Vec::new() }));
         }
+        let route = self.router.route(record, |url| self.destinations[url].in_flight());
+        let destination = &self.destinations[route.url];
+        let _in_flight_here = destination.enter();
+        if self.destinations.len() > 1 {
+            record.url = Some(SentTo { index: route.url as u32, url: destination.base_url.clone() });
+        }
         record.start_ns = self.clock.now_ns();
         let trace = record.trace.insert(Box::default());
         let session = record.origin.dataset_index as u64;
@@ -233,14 +239,14 @@ impl HttpClient {
         // HTTP/1.1, the one every request shares next on HTTP/2.
         let (mut fresh, mut sent_again) = (false, false);
         let (mut lease, response, taken_at) = loop {
-            let mut lease = match self.pool.check_out(session, fresh, trace).await {
+            let mut lease = match destination.pool.check_out(session, fresh, trace).await {
                 Ok(lease) => lease,
-                Err(why) => return self.fail(record, failure::connect_failed(why, &self.uri_text)),
+                Err(why) => return self.fail(record, failure::connect_failed(why, &destination.uri_text)),
             };
             let reused = trace.connection_reused_ns.is_some();
             let taken_at =
                 matches!(lease.connection.sender, Sender::Http2(_)).then(|| Arc::new(TakenAt::new(self.clock)));
-            let request = self.request(body.clone(), request_id.clone(), taken_at.clone());
+            let request = self.request(destination, &route, body.clone(), request_id.clone(), taken_at.clone());
             if self.trace_details || self.raw {
                 trace.request_headers = header_pairs(request.headers());
                 trace.request_headers.push((CONTENT_LENGTH.to_string(), body_bytes.to_string()));
@@ -257,11 +263,11 @@ impl HttpClient {
                     trace.connection = None;
                     sent_again = true;
                     match &lease.connection.sender {
-                        Sender::Http2(_) => self.pool.forget_http2(&lease.connection.info),
+                        Sender::Http2(_) => destination.pool.forget_http2(&lease.connection.info),
                         Sender::Http1(_) => fresh = true,
                     }
                 }
-                Err(error) => return self.fail(record, failure::connection_error(&error, &self.uri_text)),
+                Err(error) => return self.fail(record, failure::connection_error(&error, &destination.uri_text)),
             }
         };
         let ack_ns = self.clock.now_ns();
@@ -288,17 +294,17 @@ impl HttpClient {
             streaming::read_event_stream(body, &self.format, limits, &self.clock, record, completed, first_token).await;
         } else {
             let max_bytes = self.limits.max_response_bytes;
-            buffered::read_json_response(body, status, &self.format, max_bytes, &self.clock, &self.uri_text, record)
-                .await;
+            let uri_text = &destination.uri_text;
+            buffered::read_json_response(body, status, &self.format, max_bytes, &self.clock, uri_text, record).await;
         }
         self.finish_trace(record, &lease, timing.first_data_ns.is_some().then_some(&timing), body_bytes, taken_at);
         if timing.ended {
-            self.pool.check_in(lease);
+            destination.pool.check_in(lease);
         }
         if matches!(self.format, PayloadFormat::Kind(EndpointKind::VideoGeneration)) && record.error.is_none() {
             // Boxed, as is connecting in the pool: the future is large and rarely needed, and
             // every request's task would otherwise hold room for it while it streams.
-            Box::pin(self.follow_video_job(record)).await;
+            Box::pin(self.follow_video_job(destination, record)).await;
         }
     }
 
@@ -358,25 +364,45 @@ impl HttpClient {
         record.error = Some(error);
     }
 
-    fn request(&self, body: Bytes, request_id: HeaderValue, taken_at: Option<Arc<TakenAt>>) -> Request<RequestBody> {
+    /// The POST to `destination`, with the request's id and its route's session headers.
+    fn request(
+        &self,
+        destination: &Destination,
+        route: &Route,
+        body: Bytes,
+        request_id: HeaderValue,
+        taken_at: Option<Arc<TakenAt>>,
+    ) -> Request<RequestBody> {
         let (body, uri) = match taken_at {
-            Some(taken_at) => (RequestBody::timed(body, taken_at), &self.uri),
-            None => (RequestBody::new(body), &self.origin_form),
+            Some(taken_at) => (RequestBody::timed(body, taken_at), &destination.uri),
+            None => (RequestBody::new(body), &destination.origin_form),
         };
-        let mut request = self.with_endpoint_headers(Method::POST, uri.clone(), body);
-        request.headers_mut().insert("x-request-id", request_id);
+        let mut request = self.with_endpoint_headers(destination, Method::POST, uri.clone(), body);
+        let headers = request.headers_mut();
+        headers.insert("x-request-id", request_id);
+        if let Some(session_id) = &route.session_id {
+            for name in &self.session_headers {
+                headers.insert(name.clone(), session_id.clone());
+            }
+        }
         request
     }
 
     /// A request carrying the endpoint's headers; `uri` is absolute (HTTP/2) or in origin form
-    /// (HTTP/1.1, which then gets a Host header).
-    fn with_endpoint_headers(&self, method: Method, uri: Uri, body: RequestBody) -> Request<RequestBody> {
+    /// (HTTP/1.1, which then gets `destination`'s Host header).
+    fn with_endpoint_headers(
+        &self,
+        destination: &Destination,
+        method: Method,
+        uri: Uri,
+        body: RequestBody,
+    ) -> Request<RequestBody> {
         let mut request = Request::new(body);
         *request.method_mut() = method;
         *request.uri_mut() = uri;
         *request.headers_mut() = self.headers.clone();
         if request.uri().authority().is_none() {
-            request.headers_mut().insert(HOST, self.host.clone());
+            request.headers_mut().insert(HOST, destination.host.clone());
         }
         request
     }

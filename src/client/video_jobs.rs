@@ -10,6 +10,7 @@ use http::{Method, StatusCode, Uri};
 use http_body_util::BodyExt;
 
 use super::connect::Sender;
+use super::destinations::Destination;
 use super::outgoing_body::RequestBody;
 use super::response::parse_full_body;
 use super::video_generation::{COMPLETED, FAILED};
@@ -24,25 +25,25 @@ const LONGEST_POLL_WAIT: Duration = Duration::from_secs(1);
 impl HttpClient {
     /// Poll the job the record's submission answered with until it ends, then fetch its video.
     /// A failed job, a bad answer or a broken connection ends the record with its error.
-    pub(super) async fn follow_video_job(&self, record: &mut RequestRecord) {
+    pub(super) async fn follow_video_job(&self, destination: &Destination, record: &mut RequestRecord) {
         let mut wait = FIRST_POLL_WAIT;
         loop {
             let Some((id, status)) = record.media.video_job.clone() else {
                 record.error = Some(failure::invalid_request("the video job answer has no id".into()));
                 return;
             };
-            let job_uri = match self.job_uri(&id) {
+            let job_uri = match job_uri(destination, &id) {
                 Ok(uri) => uri,
                 Err(error) => return self.fail(record, error),
             };
             match status.as_str() {
-                COMPLETED => return self.fetch_video(record, &format!("{job_uri}/content")).await,
+                COMPLETED => return self.fetch_video(destination, record, &format!("{job_uri}/content")).await,
                 FAILED => return,
                 _ => {}
             }
             tokio::time::sleep(wait).await;
             wait = (wait * 2).min(LONGEST_POLL_WAIT);
-            let answer = match self.get(&job_uri, record.origin.dataset_index as u64).await {
+            let answer = match self.get(destination, &job_uri, record.origin.dataset_index as u64).await {
                 Ok(answer) => answer,
                 Err(error) => return self.fail(record, error),
             };
@@ -65,32 +66,25 @@ impl HttpClient {
     }
 
     /// Download the finished video (counted, not kept).
-    async fn fetch_video(&self, record: &mut RequestRecord, content_uri: &str) {
-        match self.get(content_uri, record.origin.dataset_index as u64).await {
+    async fn fetch_video(&self, destination: &Destination, record: &mut RequestRecord, content_uri: &str) {
+        match self.get(destination, content_uri, record.origin.dataset_index as u64).await {
             Ok(_video) => record.end_ns = self.clock.now_ns(),
             Err(error) => self.fail(record, error),
         }
     }
 
-    /// `/v1/videos/{id}` under the submission's url; an id that is not a plain name is refused.
-    fn job_uri(&self, id: &str) -> Result<String, RecordError> {
-        if id.is_empty() || !id.bytes().all(|byte| byte.is_ascii_alphanumeric() || b"-_.".contains(&byte)) {
-            return Err(failure::invalid_request(format!("video job id {id:?} is not a plain name")));
-        }
-        Ok(format!("{}/{id}", self.uri_text.trim_end_matches('/')))
-    }
-
     /// GET `uri` over the pool: the whole 2xx body (at most `max_response_bytes`), or the error.
-    async fn get(&self, uri: &str, session: u64) -> Result<Bytes, RecordError> {
+    async fn get(&self, destination: &Destination, uri: &str, session: u64) -> Result<Bytes, RecordError> {
         let absolute: Uri = uri.parse().map_err(|_| failure::invalid_request(format!("bad job url {uri:?}")))?;
         let mut scratch = HttpTrace::default();
+        let pool = &destination.pool;
         let mut lease =
-            self.pool.check_out(session, false, &mut scratch).await.map_err(|why| failure::connect_failed(why, uri))?;
+            pool.check_out(session, false, &mut scratch).await.map_err(|why| failure::connect_failed(why, uri))?;
         let target = match lease.connection.sender {
             Sender::Http2(_) => absolute,
             Sender::Http1(_) => absolute.path_and_query().map_or(Uri::from_static("/"), |path| Uri::from(path.clone())),
         };
-        let request = self.with_endpoint_headers(Method::GET, target, RequestBody::new(Bytes::new()));
+        let request = self.with_endpoint_headers(destination, Method::GET, target, RequestBody::new(Bytes::new()));
         let status = lease.send(request).await.map_err(|error| failure::connection_error(&error, uri))?.status();
         let mut body = lease.body();
         let mut collected = BytesMut::new();
@@ -102,10 +96,18 @@ impl HttpClient {
             }
             collected.extend_from_slice(data);
         }
-        self.pool.check_in(lease);
+        pool.check_in(lease);
         if !status.is_success() {
             return Err(failure::http_error(status, failure::error_body_message(status, &collected)));
         }
         Ok(collected.freeze())
     }
+}
+
+/// `/v1/videos/{id}` under the submission's url; an id that is not a plain name is refused.
+fn job_uri(destination: &Destination, id: &str) -> Result<String, RecordError> {
+    if id.is_empty() || !id.bytes().all(|byte| byte.is_ascii_alphanumeric() || b"-_.".contains(&byte)) {
+        return Err(failure::invalid_request(format!("video job id {id:?} is not a plain name")));
+    }
+    Ok(format!("{}/{id}", destination.uri_text.trim_end_matches('/')))
 }

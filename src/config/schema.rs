@@ -22,9 +22,19 @@ use crate::suggest::closest;
 
 const SCHEMA_TEXT: &str = include_str!("../../schemas/aiperf-config.schema.json");
 
+/// Choices this project takes beyond AIPerf's, by the schema definition that lists them.
+const EXTENDED_ENUMS: &[(&str, &[&str])] = &[("URLSelectionStrategy", &["least_in_flight", "session"])];
+
 fn schema() -> &'static Value {
     static SCHEMA: OnceLock<Value> = OnceLock::new();
-    SCHEMA.get_or_init(|| serde_json::from_str(SCHEMA_TEXT).unwrap_or(Value::Bool(true)))
+    SCHEMA.get_or_init(|| {
+        let mut schema = serde_json::from_str(SCHEMA_TEXT).unwrap_or(Value::Bool(true));
+        for (definition, extra) in EXTENDED_ENUMS {
+            let choices = schema.pointer_mut(&format!("/$defs/{definition}/enum")).and_then(Value::as_array_mut);
+            choices.into_iter().for_each(|choices| choices.extend(extra.iter().map(|&choice| Value::from(choice))));
+        }
+        schema
+    })
 }
 
 /// Every place the document breaks the schema, as `key.path: problem` lines.

@@ -15,11 +15,17 @@ use crate::plan::{
 pub fn benchmark_of_plan(plan: &Plan) -> Value {
     let endpoint = &plan.endpoint;
     let mut endpoint_out = json!({
-        "urls": [endpoint.url],
+        "urls": endpoint.urls().collect::<Vec<_>>(),
         "type": endpoint.kind.as_str(),
         "streaming": endpoint.streaming,
         "timeout": plan.request_timeout_s,
     });
+    if !endpoint.url_strategy.is_default() {
+        endpoint_out["url_strategy"] = json!(endpoint.url_strategy.as_str());
+    }
+    if let Some(renamed) = endpoint.session_headers.first().filter(|name| *name != crate::plan::CORRELATION_HEADER) {
+        endpoint_out["session_header"] = json!(renamed);
+    }
     if let Some(path) = &endpoint.request.path {
         endpoint_out["path"] = json!(path);
     }

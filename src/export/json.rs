@@ -1,6 +1,7 @@
 //! profile_export_aiperf.json: the run's summary (schema 1.4): provenance, one stats block
 //! per metric, the plan as `input_config` (in AIPerf's shape: `input_config.rs`),
-//! `run_info`, the error summary and the times.
+//! `run_info`, the error summary, the metrics of each url when the endpoint has several
+//! (`by_url`, this project's own key) and the times.
 
 use std::path::Path;
 
@@ -67,10 +68,27 @@ pub fn summary_json(result: &RunResult) -> Result<Value> {
         "error_summary".into(),
         serde_json::to_value(&result.error_summary).context("cannot encode the error summary")?,
     );
+    if !result.by_url.is_empty() {
+        doc.insert("by_url".into(), by_url(result));
+    }
     doc.insert("start_time".into(), json!(result.start_time));
     doc.insert("end_time".into(), json!(result.end_time));
     doc.insert("tokenizer".into(), json!(result.tokenizer));
     Ok(Value::Object(doc))
+}
+
+/// `by_url`: each url's index, url and main metrics, in the top level's stats blocks.
+fn by_url(result: &RunResult) -> Value {
+    let urls = result.by_url.iter().map(|url| {
+        let mut entry = Map::new();
+        entry.insert("url_index".into(), json!(url.url_index));
+        entry.insert("url".into(), json!(url.url));
+        for metric in &url.metrics {
+            entry.insert(metric.tag.to_string(), metric.stats.block(metric.unit));
+        }
+        Value::Object(entry)
+    });
+    Value::Array(urls.collect())
 }
 
 #[cfg(test)]

@@ -13,7 +13,6 @@ use crate::metrics::record_sink::RecordSink;
 use crate::metrics::record_values::RecordMetrics;
 use crate::plan::PhaseKind;
 use crate::record::RequestRecord;
-use crate::rng::SeededRng;
 
 use super::json_lines::JsonLinesFile;
 use super::jsonl_metrics::MetricsBlock;
@@ -123,13 +122,8 @@ impl RecordIds {
         self.profiling_phases.iter().position(|&phase| phase == record.origin.phase_index)
     }
 
-    /// A UUID-shaped id shared by a session's turns (a request's own outside sessions).
     fn correlation_id(&self, record: &RequestRecord) -> String {
-        let key = match record.turn {
-            Some(turn) => hash_of(&(self.salt, record.origin.phase_index, turn.session)),
-            None => hash_of(&(self.salt, &record.x_request_id)),
-        };
-        SeededRng::new(key).uuid()
+        record.correlation_id(self.salt)
     }
 }
 
@@ -162,6 +156,11 @@ pub(super) struct Metadata<'a> {
     context_overflow_skip: bool,
     agent_depth: u32,
     root_correlation_id: String,
+    /// Which of the endpoint's several urls it went to (none with one url).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    url_index: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    url: Option<&'a str>,
 }
 
 impl<'a> Metadata<'a> {
@@ -189,6 +188,8 @@ impl<'a> Metadata<'a> {
             context_overflow_skip: false,
             agent_depth: 0,
             root_correlation_id: correlation_id,
+            url_index: record.url.as_ref().map(|sent_to| sent_to.index),
+            url: record.url.as_ref().map(|sent_to| &*sent_to.url),
         }
     }
 }

@@ -62,6 +62,7 @@ pub fn sample_result() -> RunResult {
             error_details: RecordError { code: Some(503), kind: "http_error".into(), message: "busy".into() },
             count: 1,
         }],
+        by_url: Vec::new(),
         phases: Vec::new(),
         artifact_dir: PathBuf::from("artifacts/c8"),
         cli_command: Some("aiperf run scenario.rhai".into()),

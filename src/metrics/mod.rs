@@ -4,6 +4,7 @@
 
 pub mod accumulator;
 pub mod aggregate;
+mod by_url;
 pub mod derived;
 pub mod errors;
 pub mod goodput;

@@ -6,6 +6,7 @@ use anyhow::Result;
 
 use super::MetricsContext;
 use super::accumulator::MetricAccumulator;
+use super::by_url::UrlAccumulators;
 use super::errors::ErrorTally;
 use super::goodput::Slos;
 use super::in_flight::{InFlightCurves, RecordTokens};
@@ -18,7 +19,7 @@ use super::time_weighted::time_weighted_metrics;
 use super::timeslices::{TimesliceAccumulator, Timeslicing};
 use crate::plan::PhaseKind;
 use crate::record::RequestRecord;
-use crate::result::{ErrorCount, MetricResult, Timeslice};
+use crate::result::{ErrorCount, MetricResult, Timeslice, UrlMetrics};
 
 /// What the records added up to.
 #[derive(Debug)]
@@ -26,6 +27,8 @@ pub struct ProcessedMetrics {
     /// Every metric with a value, in registry order.
     pub metrics: Vec<MetricResult>,
     pub error_summary: Vec<ErrorCount>,
+    /// The main metrics of each url, when the endpoint has several.
+    pub by_url: Vec<UrlMetrics>,
     /// Empty unless the run asked for timeslices.
     pub timeslices: Vec<Timeslice>,
 }
@@ -39,6 +42,7 @@ pub struct RecordProcessor {
     run: MetricAccumulator,
     in_flight: InFlightCurves,
     timeslices: Option<TimesliceAccumulator>,
+    by_url: UrlAccumulators,
     errors: ErrorTally,
     /// The run's SLOs (goodput).
     slos: Option<Slos>,
@@ -52,6 +56,7 @@ impl RecordProcessor {
             run: MetricAccumulator::new(false),
             in_flight: InFlightCurves::default(),
             timeslices: None,
+            by_url: UrlAccumulators::default(),
             errors: ErrorTally::default(),
             slos: None,
         }
@@ -66,6 +71,7 @@ impl RecordProcessor {
     /// Count the successful requests that meet every one of `slos` (None: no goodput metrics).
     pub fn with_slos(mut self, slos: Option<Slos>) -> Self {
         self.run = MetricAccumulator::new(slos.is_some());
+        self.by_url = UrlAccumulators::new(slos.is_some());
         self.slos = slos;
         self
     }
@@ -94,6 +100,9 @@ impl RecordProcessor {
             if let Some(slices) = &mut self.timeslices {
                 slices.slice_for(record.start_ns).add_success(&metrics, span, record.requested_output_tokens, good);
             }
+            if let Some(sent_to) = &record.url {
+                self.by_url.of(sent_to).add_success(&metrics, span, record.requested_output_tokens, good);
+            }
             self.in_flight.add(&record, Some(record_tokens(&metrics)), self.ctx.streaming);
             metrics
         } else if let (Some(error), false) = (&record.error, record.was_cancelled) {
@@ -102,6 +111,9 @@ impl RecordProcessor {
             self.run.add_error(&metrics);
             if let Some(slices) = &mut self.timeslices {
                 slices.slice_for(record.start_ns).add_error(&metrics);
+            }
+            if let Some(sent_to) = &record.url {
+                self.by_url.of(sent_to).add_error(&metrics);
             }
             self.in_flight.add(&record, None, self.ctx.streaming);
             metrics
@@ -158,7 +170,8 @@ impl RecordProcessor {
                 .timeslices
                 .map(|slices| slices.finish(&segments, has_phases, has_tokens, &self.ctx.clock))
                 .unwrap_or_default();
-            Ok(ProcessedMetrics { metrics, error_summary: self.errors.into_summary(), timeslices })
+            let by_url = self.by_url.finish();
+            Ok(ProcessedMetrics { metrics, error_summary: self.errors.into_summary(), by_url, timeslices })
         })
     }
 }

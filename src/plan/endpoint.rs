@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize, Serializer};
 
-use super::{MOCK_URL, MockConfig, ResponseLimits};
+use super::{MOCK_URL, MockConfig, ResponseLimits, UrlStrategy, default_session_headers};
 
 /// Named as AIPerf's `--endpoint-type` names them in the exports' `input_config`.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
@@ -166,8 +166,16 @@ impl EndpointKind {
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Endpoint {
-    /// Base url (`http://host:port`), or `mock` for the built-in server.
+    /// Base url (`http://host:port`), or `mock` for the built-in server; the first of several.
     pub url: String,
+    /// The base urls after `url` that requests are spread over too (`url_strategy`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub more_urls: Vec<String>,
+    #[serde(default, skip_serializing_if = "UrlStrategy::is_default")]
+    pub url_strategy: UrlStrategy,
+    /// Headers sent with the request's correlation id (its conversation's, shared by every turn).
+    #[serde(default = "default_session_headers")]
+    pub session_headers: Vec<String>,
     pub model: String,
     #[serde(rename = "type")]
     pub kind: EndpointKind,
@@ -328,6 +336,9 @@ impl Endpoint {
     pub fn new(url: impl Into<String>, model: impl Into<String>, kind: EndpointKind, streaming: bool) -> Self {
         Endpoint {
             url: url.into(),
+            more_urls: Vec::new(),
+            url_strategy: UrlStrategy::default(),
+            session_headers: default_session_headers(),
             model: model.into(),
             kind,
             streaming,
@@ -343,6 +354,11 @@ impl Endpoint {
 
     pub fn is_mock(&self) -> bool {
         self.url == MOCK_URL
+    }
+
+    /// Every base url, `url` first.
+    pub fn urls(&self) -> impl Iterator<Item = &str> {
+        std::iter::once(self.url.as_str()).chain(self.more_urls.iter().map(String::as_str))
     }
 
     /// The path requests go to: the scenario's `path`, or the kind's.

@@ -9,6 +9,7 @@ mod mock_config;
 mod network_latency;
 mod phase;
 mod response_limits;
+mod routing;
 pub mod run_coordinates;
 pub mod segment;
 mod spans;
@@ -26,6 +27,7 @@ pub use mock_config::MockConfig;
 pub use network_latency::*;
 pub use phase::*;
 pub use response_limits::*;
+pub use routing::*;
 pub use run_coordinates::RunCoordinates;
 
 /// The url that means "start the built-in mock server in-process".

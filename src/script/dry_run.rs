@@ -47,6 +47,7 @@ pub fn placeholder_result(plan: &Plan, artifact_root: &std::path::Path) -> RunRe
         tokenizer: plan.tokenizer.name(),
         metrics: METRICS.iter().filter(|def| def.exported()).map(|def| def.result(stats.clone())).collect(),
         error_summary: Vec::new(),
+        by_url: Vec::new(),
         phases: Vec::new(),
         artifact_dir: plan.run_info.artifact_dir(artifact_root, &plan.name),
         cli_command: None,

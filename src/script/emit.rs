@@ -183,12 +183,23 @@ fn endpoint(endpoint: &Endpoint, api_key: ApiKey) -> String {
         EndpointKind::SolidoRag => ("solido_rag", None),
         media => (media.as_str(), None),
     };
+    let url = match endpoint.more_urls.is_empty() {
+        true => string(&endpoint.url),
+        false => format!("[{}]", endpoint.urls().map(string).collect::<Vec<_>>().join(", ")),
+    };
     let mut keys = vec![
-        format!("url: {}", string(&endpoint.url)),
+        format!("url: {url}"),
         format!("model: {}", string(&endpoint.model)),
         format!("kind: {}", string(kind)),
         format!("streaming: {}", endpoint.streaming),
     ];
+    if !endpoint.url_strategy.is_default() {
+        keys.push(format!("url_strategy: {}", string(endpoint.url_strategy.as_str())));
+    }
+    if endpoint.session_headers != crate::plan::default_session_headers() {
+        let session_headers: Vec<String> = endpoint.session_headers.iter().map(|name| string(name)).collect();
+        keys.push(format!("session_headers: [{}]", session_headers.join(", ")));
+    }
     if let Some(dialect) = dialect {
         keys.push(format!("dialect: {}", string(dialect)));
     }

@@ -1,4 +1,4 @@
-//! `endpoint(#{..})`: the server a scenario benchmarks, its kind and request options, TLS,
+//! `endpoint(#{..})`: the server(s) a scenario benchmarks, its kind and request options, TLS,
 //! connection reuse and the built-in mock's settings.
 
 use std::collections::BTreeMap;
@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use rhai::{Dynamic, Map};
 
 use super::endpoint_request::{check_template_fills, endpoint_kind, request_options};
+use super::endpoint_routing::routing;
 use super::keys::{MapReader, ScriptResult, script_error};
 use crate::plan::MockConfig;
 use crate::plan::{
@@ -14,6 +15,10 @@ use crate::plan::{
 
 const ENDPOINT_KEYS: &[&str] = &[
     "url",
+    "urls",
+    "url_strategy",
+    "session_headers",
+    "session_header",
     "model",
     "kind",
     "streaming",
@@ -34,10 +39,12 @@ const ENDPOINT_KEYS: &[&str] = &[
 ];
 
 /// `endpoint(#{ url, model, kind, streaming, api_key, headers, extra, mock, tls, http2,
-/// connections, limits })` plus the kind-specific keys of `endpoint_request.rs`.
+/// connections, limits })` plus the kind-specific keys of `endpoint_request.rs` and the urls'
+/// and session headers' keys of `endpoint_routing.rs`.
 pub(super) fn endpoint(map: Map) -> ScriptResult<Endpoint> {
     let mut r = MapReader::new("endpoint", map, ENDPOINT_KEYS)?;
-    let url = r.string("url")?;
+    let routing = routing(&mut r)?;
+    let url = routing.urls[0].clone();
     let model = r.opt_string("model")?.unwrap_or_else(|| "mock-model".to_string());
     let kind = endpoint_kind(&mut r)?;
     let streaming = match r.opt_bool("streaming")? {
@@ -78,7 +85,22 @@ pub(super) fn endpoint(map: Map) -> ScriptResult<Endpoint> {
     if request.template.is_some() && !extra.is_empty() {
         return script_error("endpoint: a template endpoint takes no `extra`; write those fields into `body`");
     }
-    let endpoint = Endpoint { url, model, kind, streaming, api_key, headers, extra, mock, transport, request, limits };
+    let endpoint = Endpoint {
+        url,
+        more_urls: routing.urls[1..].to_vec(),
+        url_strategy: routing.strategy,
+        session_headers: routing.session_headers,
+        model,
+        kind,
+        streaming,
+        api_key,
+        headers,
+        extra,
+        mock,
+        transport,
+        request,
+        limits,
+    };
     check_template_fills(&endpoint)?;
     Ok(endpoint)
 }

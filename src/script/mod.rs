@@ -12,6 +12,7 @@ mod dry_run;
 pub mod emit;
 mod endpoint;
 mod endpoint_request;
+mod endpoint_routing;
 mod file_dataset;
 mod images;
 mod imports;

@@ -64,7 +64,7 @@ pub async fn merge(dirs: &[PathBuf], out: &Path, streaming: bool, cli_command: O
     } else {
         recomputed_metrics(&whole, &segments, &phases, anchor_ns, out, tokenizer.clone())?
     };
-    let crate::metrics::ProcessedMetrics { mut metrics, error_summary, timeslices } = processed;
+    let crate::metrics::ProcessedMetrics { mut metrics, error_summary, by_url, timeslices } = processed;
 
     let collecting = segments.iter().find(|s| s.info.segment.collects()).unwrap_or(&segments[0]);
     if let Some(fleet) = gpu_energy(&collecting.dir, &whole, &phases, anchor_ns)? {
@@ -86,6 +86,7 @@ pub async fn merge(dirs: &[PathBuf], out: &Path, streaming: bool, cli_command: O
         thresholds: crate::thresholds::evaluate(&whole.thresholds, &metrics),
         metrics,
         error_summary,
+        by_url,
         phases,
         artifact_dir: out.to_path_buf(),
         cli_command,

@@ -31,6 +31,7 @@ pub fn merged_metrics<'a>(dirs: impl IntoIterator<Item = &'a Path>) -> Result<Pr
     Ok(ProcessedMetrics {
         metrics: metric_results(distributions, &totals, Vec::new()),
         error_summary: errors.into_summary(),
+        by_url: Vec::new(),
         timeslices: Vec::new(),
     })
 }

@@ -46,7 +46,11 @@ fn network_latency(latency: &NetworkLatency) -> Option<String> {
 }
 
 fn endpoint(endpoint: &Endpoint) -> String {
-    let url = if endpoint.is_mock() { "mock (built-in server)" } else { endpoint.url.as_str() };
+    let url = match (endpoint.is_mock(), endpoint.more_urls.len()) {
+        (true, _) => "mock (built-in server)".to_string(),
+        (false, 0) => endpoint.url.clone(),
+        (false, more) => format!("{} and {more} more urls ({})", endpoint.url, endpoint.url_strategy.as_str()),
+    };
     let streaming = if endpoint.streaming { "streaming" } else { "not streaming" };
     format!("{url} {}, model {}, {streaming}", endpoint.kind.as_str(), endpoint.model)
 }

@@ -1,7 +1,8 @@
-//! The console metrics table, drawn with box characters like AIPerf's.
+//! The console metrics tables, drawn with box characters like AIPerf's (and the breakdown by
+//! url of an endpoint with several).
 
 use crate::metrics::registry;
-use crate::result::{MetricKind, MetricResult, RunResult};
+use crate::result::{MetricKind, MetricResult, RunResult, UrlMetrics};
 
 pub(super) const COLUMNS: [&str; 7] = ["avg", "min", "max", "p99", "p90", "p50", "std"];
 
@@ -46,7 +47,38 @@ pub fn render(result: &RunResult) -> String {
         .chain(console().filter(|m| m.kind != MetricKind::Record))
         .collect();
     out.push_str(&draw(&format!("aiperf | LLM Metrics | {}", result.name), &shown));
+    out.push_str(&render_by_url(result));
     out
+}
+
+const BY_URL_HEADER: [&str; 8] =
+    ["URL", "Requests", "Errors", "Req/s", "TTFT avg (ms)", "ITL avg (ms)", "Latency avg (ms)", "Latency p99 (ms)"];
+
+/// Each url's requests, errors, throughput and latencies, when the endpoint has several
+/// (empty otherwise).
+fn render_by_url(result: &RunResult) -> String {
+    if result.by_url.is_empty() {
+        return String::new();
+    }
+    let rows: Vec<[String; 8]> = result.by_url.iter().map(by_url_row).collect();
+    draw_grid(&format!("aiperf | Metrics by URL | {}", result.name), &BY_URL_HEADER.map(str::to_string), &rows)
+}
+
+fn by_url_row(url: &UrlMetrics) -> [String; 8] {
+    let metric = |tag: &str| url.metrics.iter().find(|metric| metric.tag == tag);
+    let shown = |value: Option<f64>| value.map_or_else(|| "N/A".to_string(), format_number);
+    let count = |tag: &str| metric(tag).map_or(0, |metric| metric.stats.avg as u64);
+    let avg = |tag: &str| shown(metric(tag).map(|metric| metric.stats.avg));
+    [
+        format!("{} {}", url.url_index, url.url),
+        count("request_count").to_string(),
+        count("error_request_count").to_string(),
+        avg("request_throughput"),
+        avg("time_to_first_token"),
+        avg("inter_token_latency"),
+        avg("request_latency"),
+        shown(metric("request_latency").and_then(|metric| metric.stats.p99)),
+    ]
 }
 
 /// The HTTP trace-timing table (http_req_* metrics); empty when the run has none.
@@ -92,8 +124,13 @@ pub(super) fn draw_rows(title: &str, rows: &[[String; 8]]) -> String {
     for (i, column) in COLUMNS.iter().enumerate() {
         header[i + 1] = column.to_string();
     }
-    let mut widths = [0usize; 8];
-    for row in rows.iter().chain(std::iter::once(&header)) {
+    draw_grid(title, &header, rows)
+}
+
+/// A table under a centred title: `header`, then one line per row.
+pub(super) fn draw_grid<const N: usize>(title: &str, header: &[String; N], rows: &[[String; N]]) -> String {
+    let mut widths = [0usize; N];
+    for row in rows.iter().chain(std::iter::once(header)) {
         for (width, cell) in widths.iter_mut().zip(row.iter()) {
             *width = (*width).max(cell.chars().count());
         }
@@ -107,7 +144,7 @@ pub(super) fn draw_rows(title: &str, rows: &[[String; 8]]) -> String {
         s.push('\n');
         s
     };
-    let row_text = |cells: &[String; 8]| {
+    let row_text = |cells: &[String; N]| {
         let mut s = String::from("│");
         for (cell, width) in cells.iter().zip(widths.iter()) {
             s.push_str(&format!(" {cell:>width$} │"));
@@ -118,7 +155,7 @@ pub(super) fn draw_rows(title: &str, rows: &[[String; 8]]) -> String {
     let total_width: usize = widths.iter().map(|w| w + 3).sum::<usize>() + 1;
     let mut out = format!("{title:^total_width$}\n");
     out.push_str(&line("┌", "┬", "┐"));
-    out.push_str(&row_text(&header));
+    out.push_str(&row_text(header));
     out.push_str(&line("├", "┼", "┤"));
     for row in rows {
         out.push_str(&row_text(row));
@@ -160,6 +197,26 @@ mod tests {
         assert_eq!(format_number(0.0), "0.00");
         assert_eq!(format_number(999.999), "1,000.00");
         assert_eq!(format_number(-12.5), "-12.50");
+    }
+
+    #[test]
+    fn each_url_gets_a_row_and_one_url_no_table() {
+        let mut result = crate::export::test_support::sample_result();
+        assert!(!render(&result).contains("Metrics by URL"));
+        let metrics = vec![
+            registry::REQUEST_COUNT.result(Stats::scalar(60.0)),
+            registry::REQUEST_LATENCY.result(Stats { p99: Some(12.5), ..Stats::scalar(10.0) }),
+        ];
+        result.by_url = (0..2)
+            .map(|url_index| UrlMetrics {
+                url_index,
+                url: format!("http://127.0.0.1:900{url_index}"),
+                metrics: metrics.clone(),
+            })
+            .collect();
+        let table = render_by_url(&result);
+        assert!(table.contains("Metrics by URL") && table.contains("1 http://127.0.0.1:9001"), "{table}");
+        assert!(table.contains("12.50") && table.contains("N/A"), "{table}");
     }
 
     #[test]

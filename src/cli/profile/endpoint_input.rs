@@ -75,9 +75,18 @@ pub const ENDPOINT: Group = Group {
             &["--url", "-u"],
             Arity::Many,
             urls,
-            "Base URL of the server, or `mock` for the built-in one [default: http://localhost:8000]",
+            "Base URL of the server, or `mock` for the built-in one; repeated: requests spread over them by --url-strategy [default: http://localhost:8000]",
         ),
-        note(&["--url-strategy"], Arity::One, "one URL per run here, so there is nothing to balance"),
+        set(
+            &["--url-strategy"],
+            "benchmark.endpoint.url_strategy",
+            Kind::Choice(&[
+                ("round-robin", "round_robin"),
+                ("least-in-flight", "least_in_flight"),
+                ("session", "session"),
+            ]),
+            "How requests are spread over several --url: round-robin (a conversation stays on its URL), least-in-flight, session (a conversation's URL by a hash of its number) [default: round-robin]",
+        ),
         set(
             &["--request-timeout-seconds"],
             "benchmark.endpoint.timeout",
@@ -164,10 +173,11 @@ pub const ENDPOINT: Group = Group {
             "video-generation always fetches each finished video (its download counts in the request latency)",
         ),
         apply(&["--request-content-type"], Arity::One, content_type, "Only application-json: bodies are JSON"),
-        note(
+        set(
             &["--session-header"],
-            Arity::One,
-            "no session header is sent (AIPerf's X-Correlation-ID); records still carry x_correlation_id",
+            "benchmark.endpoint.session_header",
+            Kind::Text,
+            "Header that carries each conversation's id on every turn, instead of X-Correlation-ID",
         ),
         unsupported(&["--uuid-and-strip"], Arity::Switch, "multimodal cache stripping is not done by this project"),
     ],

@@ -1,6 +1,6 @@
-//! `benchmark.endpoint`, `models` and `tokenizer` lowered: the url (AIPerf's default, `http://`
-//! added, the type's path dropped), the endpoint type among this project's kinds, streaming,
-//! key, headers, body fields, connection reuse.
+//! `benchmark.endpoint`, `models` and `tokenizer` lowered: the urls (AIPerf's default, `http://`
+//! added, the type's path dropped) and their strategy, the endpoint type among this project's
+//! kinds, streaming, key, headers, session headers, body fields, connection reuse.
 
 use serde_json::Value;
 
@@ -8,7 +8,10 @@ use super::values::{opt_bool, opt_f64, opt_str};
 use crate::config::ConfigError;
 use crate::dataset::tokenizer_hub;
 use crate::plan::MockConfig;
-use crate::plan::{ConnectionStrategy, Endpoint, EndpointKind, MOCK_URL, MaxTokensField, Preflight, TokenizerSpec};
+use crate::plan::{
+    ConnectionStrategy, Endpoint, EndpointKind, MOCK_URL, MaxTokensField, Preflight, TokenizerSpec, UrlStrategy,
+    aiperf_session_headers,
+};
 
 /// AIPerf's default server.
 const DEFAULT_URL: &str = "http://localhost:8000";
@@ -23,9 +26,21 @@ pub fn lower(benchmark: &Value) -> Result<Endpoint, ConfigError> {
     let endpoint = benchmark.get("endpoint").cloned().unwrap_or(Value::Null);
     let kind = kind_of(opt_str(&endpoint, "type", "endpoint.type")?.unwrap_or("chat"))?;
     let model = model(benchmark)?;
-    let url = url(&endpoint, kind)?;
+    let mut urls = urls(&endpoint, kind)?.into_iter();
+    let url = urls.next().unwrap_or_else(|| DEFAULT_URL.to_string());
     let streaming = opt_bool(&endpoint, "streaming", "endpoint.streaming")?.unwrap_or(false) && kind.can_stream();
     let mut lowered = Endpoint::new(url, model.clone(), kind, streaming);
+    lowered.more_urls = urls.collect();
+    if let Some(strategy) = opt_str(&endpoint, "url_strategy", "endpoint.url_strategy")? {
+        lowered.url_strategy = UrlStrategy::named(strategy).ok_or_else(|| {
+            ConfigError::new(format!(
+                "endpoint.url_strategy (--url-strategy): `{strategy}`; expected {}",
+                UrlStrategy::NAMES
+            ))
+        })?;
+    }
+    let session_header = opt_str(&endpoint, "session_header", "endpoint.session_header")?;
+    lowered.session_headers = aiperf_session_headers(session_header).map_err(ConfigError::new)?;
     lowered.api_key =
         opt_str(&endpoint, "api_key", "endpoint.api_key")?.filter(|key| !key.is_empty()).map(str::to_string);
     for (name, value) in endpoint.get("headers").and_then(Value::as_object).into_iter().flatten() {
@@ -124,28 +139,29 @@ fn model(benchmark: &Value) -> Result<String, ConfigError> {
     }
 }
 
-/// The base url: `mock`, or the one url with `http://` added and the type's path dropped.
-fn url(endpoint: &Value, kind: EndpointKind) -> Result<String, ConfigError> {
-    let urls: Vec<&str> = match endpoint.get("urls") {
+/// The base urls: `mock`, or each url with `http://` added and the type's path dropped
+/// (AIPerf's default server when none is given).
+fn urls(endpoint: &Value, kind: EndpointKind) -> Result<Vec<String>, ConfigError> {
+    let given: Vec<&str> = match endpoint.get("urls") {
         Some(Value::Array(urls)) => urls.iter().filter_map(Value::as_str).collect(),
         _ => Vec::new(),
     };
-    let url = match urls.as_slice() {
-        [] => DEFAULT_URL,
-        [one] => one,
-        _ => {
-            return Err(ConfigError::new(format!(
-                "endpoint.urls (--url): {} urls given; this project sends to one url per run",
-                urls.len()
-            )));
-        }
-    };
+    if given.len() > 1 && given.contains(&MOCK_URL) {
+        return Err(ConfigError::new(
+            "endpoint.urls (--url): `mock` is the one built-in server and cannot be listed with other urls; start several `aiperf mock --port N` servers instead",
+        ));
+    }
+    let given = if given.is_empty() { vec![DEFAULT_URL] } else { given };
+    Ok(given.into_iter().map(|url| base_url(url, kind)).collect())
+}
+
+fn base_url(url: &str, kind: EndpointKind) -> String {
     if url == MOCK_URL {
-        return Ok(url.to_string());
+        return url.to_string();
     }
     let url = if url.contains("://") { url.to_string() } else { format!("http://{url}") };
     let url = url.strip_suffix(kind.path()).unwrap_or(&url);
-    Ok(url.trim_end_matches('/').to_string())
+    url.trim_end_matches('/').to_string()
 }
 
 pub fn timeout_s(benchmark: &Value) -> Result<f64, ConfigError> {
