@@ -361,7 +361,7 @@ fn run_result(
     measured: Measured,
 ) -> RunResult {
     let Measured { phases, processed, gathered } = measured;
-    let crate::metrics::ProcessedMetrics { mut metrics, error_summary, timeslices } = processed;
+    let crate::metrics::ProcessedMetrics { mut metrics, error_summary, timeslices, spec_decode_histogram } = processed;
     if let Some(fleet) = &gathered.gpu_energy {
         crate::telemetry::energy::add_efficiency_metrics(&mut metrics, fleet, crate::telemetry::energy::users_of(plan));
     }
@@ -383,6 +383,7 @@ fn run_result(
         server_metrics: gathered.server_metrics,
         telemetry_data: gathered.telemetry_data,
         timeslices,
+        spec_decode_histogram,
     }
 }
 

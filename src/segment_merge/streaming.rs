@@ -32,5 +32,6 @@ pub fn merged_metrics<'a>(dirs: impl IntoIterator<Item = &'a Path>) -> Result<Pr
         metrics: metric_results(distributions, &totals, Vec::new()),
         error_summary: errors.into_summary(),
         timeslices: Vec::new(),
+        spec_decode_histogram: totals.spec_decode_histogram().to_vec(),
     })
 }
