@@ -226,16 +226,21 @@ pub static VIDEO_INFERENCE_TIME: MetricDef =
 pub static VIDEO_PEAK_MEMORY: MetricDef =
     record("video_peak_memory", "Video Peak Memory", "MB", F::PRODUCES_VIDEO_ONLY, &[]);
 pub static USAGE_PROMPT_TOKENS: MetricDef =
-    record("usage_prompt_tokens", "Usage Prompt Tokens", "tokens", F::USAGE_FIELD_ONLY, &[]);
-pub static USAGE_COMPLETION_TOKENS: MetricDef =
-    record("usage_completion_tokens", "Usage Completion Tokens", "tokens", F::USAGE_FIELD_ONLY, &[]);
+    record("usage_prompt_tokens", "Usage Prompt Tokens", "tokens", F::USAGE_FIELD_ONLY.with(F::LARGER_IS_BETTER), &[]);
+pub static USAGE_COMPLETION_TOKENS: MetricDef = record(
+    "usage_completion_tokens",
+    "Usage Completion Tokens",
+    "tokens",
+    F::USAGE_FIELD_ONLY.with(F::LARGER_IS_BETTER),
+    &[],
+);
 pub static USAGE_TOTAL_TOKENS: MetricDef =
-    record("usage_total_tokens", "Usage Total Tokens", "tokens", F::USAGE_FIELD_ONLY, &[]);
+    record("usage_total_tokens", "Usage Total Tokens", "tokens", F::USAGE_FIELD_ONLY.with(F::LARGER_IS_BETTER), &[]);
 pub static USAGE_REASONING_TOKENS: MetricDef = record(
     "usage_reasoning_tokens",
     "Usage Reasoning Tokens",
     "tokens",
-    F::USAGE_FIELD_ONLY.with(F::SUPPORTS_REASONING),
+    F::USAGE_FIELD_ONLY.with(F::SUPPORTS_REASONING).with(F::LARGER_IS_BETTER),
     &[],
 );
 const fn usage(tag: &'static str, header: &'static str, flags: MetricFlags) -> MetricDef {
@@ -489,35 +494,35 @@ pub static TOTAL_USAGE_PROMPT_TOKENS: MetricDef = derived(
     "total_usage_prompt_tokens",
     "Total Usage Prompt Tokens",
     "tokens",
-    F::USAGE_FIELD_ONLY,
+    F::USAGE_FIELD_ONLY.with(F::LARGER_IS_BETTER),
     &[&USAGE_PROMPT_TOKENS],
 );
 pub static TOTAL_USAGE_COMPLETION_TOKENS: MetricDef = derived(
     "total_usage_completion_tokens",
     "Total Usage Completion Tokens",
     "tokens",
-    F::USAGE_FIELD_ONLY,
+    F::USAGE_FIELD_ONLY.with(F::LARGER_IS_BETTER),
     &[&USAGE_COMPLETION_TOKENS],
 );
 pub static TOTAL_USAGE_TOTAL_TOKENS: MetricDef = derived(
     "total_usage_total_tokens",
     "Total Usage Total Tokens",
     "tokens",
-    F::USAGE_FIELD_ONLY,
+    F::USAGE_FIELD_ONLY.with(F::LARGER_IS_BETTER),
     &[&USAGE_TOTAL_TOKENS],
 );
 pub static TOTAL_USAGE_REASONING_TOKENS: MetricDef = derived(
     "total_usage_reasoning_tokens",
     "Total Usage Reasoning Tokens",
     "tokens",
-    F::USAGE_FIELD_ONLY,
+    F::USAGE_FIELD_ONLY.with(F::LARGER_IS_BETTER),
     &[&USAGE_REASONING_TOKENS],
 );
 pub static TOTAL_USAGE_PROMPT_CACHE_READ_TOKENS: MetricDef = derived(
     "total_usage_prompt_cache_read_tokens",
     "Total Usage Prompt Cache Read Tokens",
     "tokens",
-    F::USAGE_FIELD_ONLY,
+    F::USAGE_FIELD_ONLY.with(F::LARGER_IS_BETTER),
     &[&USAGE_PROMPT_CACHE_READ_TOKENS],
 );
 pub static TOTAL_USAGE_PROMPT_CACHE_WRITE_TOKENS: MetricDef = derived(
@@ -538,28 +543,28 @@ pub static TOTAL_USAGE_PROMPT_AUDIO_TOKENS: MetricDef = derived(
     "total_usage_prompt_audio_tokens",
     "Total Usage Prompt Audio Tokens",
     "tokens",
-    F::USAGE_FIELD_ONLY,
+    F::USAGE_FIELD_ONLY.with(F::LARGER_IS_BETTER).with(F::SUPPORTS_AUDIO_ONLY),
     &[&USAGE_PROMPT_AUDIO_TOKENS],
 );
 pub static TOTAL_USAGE_COMPLETION_AUDIO_TOKENS: MetricDef = derived(
     "total_usage_completion_audio_tokens",
     "Total Usage Completion Audio Tokens",
     "tokens",
-    F::USAGE_FIELD_ONLY,
+    F::USAGE_FIELD_ONLY.with(F::PRODUCES_TOKENS_ONLY).with(F::LARGER_IS_BETTER).with(F::SUPPORTS_AUDIO_ONLY),
     &[&USAGE_COMPLETION_AUDIO_TOKENS],
 );
 pub static TOTAL_USAGE_ACCEPTED_PREDICTION_TOKENS: MetricDef = derived(
     "total_usage_accepted_prediction_tokens",
     "Total Usage Accepted Prediction Tokens",
     "tokens",
-    F::USAGE_FIELD_ONLY,
+    F::USAGE_FIELD_ONLY.with(F::PRODUCES_TOKENS_ONLY).with(F::LARGER_IS_BETTER),
     &[&USAGE_ACCEPTED_PREDICTION_TOKENS],
 );
 pub static TOTAL_USAGE_REJECTED_PREDICTION_TOKENS: MetricDef = derived(
     "total_usage_rejected_prediction_tokens",
     "Total Usage Rejected Prediction Tokens",
     "tokens",
-    F::USAGE_FIELD_ONLY,
+    F::USAGE_FIELD_ONLY.with(F::PRODUCES_TOKENS_ONLY),
     &[&USAGE_REJECTED_PREDICTION_TOKENS],
 );
 pub static TOTAL_USAGE_TOOL_USE_PROMPT_TOKENS: MetricDef = derived(
@@ -573,7 +578,7 @@ pub static TOTAL_USAGE_PROMPT_AUDIO_SECONDS: MetricDef = derived(
     "total_usage_prompt_audio_seconds",
     "Total Usage Prompt Audio Seconds",
     "sec",
-    F::USAGE_FIELD_ONLY,
+    F::USAGE_FIELD_ONLY.with(F::LARGER_IS_BETTER).with(F::SUPPORTS_AUDIO_ONLY),
     &[&USAGE_PROMPT_AUDIO_SECONDS],
 );
 /// Cache-read tokens / prompt tokens over the run, in percent (token-weighted).

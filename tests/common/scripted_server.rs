@@ -11,6 +11,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// What one request gets.
 pub enum Reply {
     Json(String),
+    /// A JSON body under another status (a refusal).
+    Status(u16, String),
     /// SSE events; each is sent as a `data:` line (a pair `(event type, data)` with `event:`).
     Sse(Vec<(Option<String>, String)>),
 }
@@ -74,7 +76,8 @@ fn serve(stream: TcpStream, script: &Script, posts: &AtomicU64) {
         let (method, path) = (words.next().unwrap_or(""), words.next().unwrap_or(""));
         let reply = (method == "POST").then(|| script(path, &body, posts.fetch_add(1, Ordering::SeqCst))).flatten();
         let (status, content_type, payload) = match reply {
-            Some(Reply::Json(json)) => ("200 OK", "application/json", json),
+            Some(Reply::Json(json)) => ("200 OK".to_string(), "application/json", json),
+            Some(Reply::Status(code, json)) => (format!("{code} Refused"), "application/json", json),
             Some(Reply::Sse(events)) => {
                 let mut text = String::new();
                 for (event_type, data) in events {
@@ -83,9 +86,9 @@ fn serve(stream: TcpStream, script: &Script, posts: &AtomicU64) {
                     }
                     text.push_str(&format!("data: {data}\n\n"));
                 }
-                ("200 OK", "text/event-stream", text)
+                ("200 OK".to_string(), "text/event-stream", text)
             }
-            None => ("404 Not Found", "text/plain", "not found".to_string()),
+            None => ("404 Not Found".to_string(), "text/plain", "not found".to_string()),
         };
         let head =
             format!("HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n\r\n", payload.len());
