@@ -201,6 +201,13 @@ mod tests {
     }
 
     #[test]
+    fn a_report_survives_the_segment_records_round_trip() {
+        let report = SpecDecodeReport::One(from_response_metrics(&vllm(good())).unwrap());
+        let text = serde_json::to_string(&report).unwrap();
+        assert_eq!(serde_json::from_str::<SpecDecodeReport>(&text).unwrap(), report);
+    }
+
+    #[test]
     fn a_second_report_leaves_the_request_without_statistics() {
         let stats = from_response_metrics(&vllm(good())).unwrap();
         let mut report = SpecDecodeReport::default();
