@@ -1,9 +1,10 @@
 //! The chat and completions payloads read without `serde_json` when they take the usual form
 //! (this runs for every streamed token): the same members as `chat.rs` and `completions.rs`
 //! read, with the same meaning, through `JsonCursor`. `None` for anything else — a `\u`
-//! escape of a surrogate, an `error` or `metrics` member, a count that is not a plain integer, a member that
-//! completions' derived structs refuse twice, text that is not JSON — and the kind reads it
-//! with `serde_json` instead, so what the two give never differs.
+//! escape of a surrogate, an `error` or `metrics` member, a usage member other than OpenAI's,
+//! a count that is not a plain integer, a member that completions' derived structs refuse
+//! twice, text that is not JSON — and the kind reads it with `serde_json` instead, so what the
+//! two give never differs.
 
 use super::json_cursor::{JsonCursor, Members};
 use super::payload::ResponseFields;
