@@ -363,7 +363,8 @@ fn run_result(
     measured: Measured,
 ) -> RunResult {
     let Measured { phases, processed, gathered } = measured;
-    let crate::metrics::ProcessedMetrics { mut metrics, error_summary, by_url, timeslices } = processed;
+    let crate::metrics::ProcessedMetrics { mut metrics, error_summary, by_url, timeslices, spec_decode_histogram } =
+        processed;
     if let Some(fleet) = &gathered.gpu_energy {
         crate::telemetry::energy::add_efficiency_metrics(&mut metrics, fleet, crate::telemetry::energy::users_of(plan));
     }
@@ -386,6 +387,7 @@ fn run_result(
         server_metrics: gathered.server_metrics,
         telemetry_data: gathered.telemetry_data,
         timeslices,
+        spec_decode_histogram,
     }
 }
 

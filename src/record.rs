@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use crate::http_trace::HttpTrace;
 use crate::plan::PhaseKind;
 use crate::rng::SeededRng;
+use crate::spec_decode::SpecDecodeReport;
 
 /// Where a request came from: its phase and its place in the dataset.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -49,13 +50,64 @@ pub struct ResponseChunk {
     pub has_reasoning: bool,
 }
 
-/// The `usage` block as the server reported it (a stream's blocks merged, later values winning).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// The `usage` block as the server reported it (a stream's blocks merged, later values winning),
+/// each field under AIPerf's name whatever the vendor called it (`client/wire_usage.rs`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Usage {
+    /// Every token the server processed as input (Anthropic's cache reads and writes included).
     pub prompt_tokens: Option<u64>,
     pub completion_tokens: Option<u64>,
     pub total_tokens: Option<u64>,
     pub reasoning_tokens: Option<u64>,
+    /// Prompt tokens served from the prompt (KV) cache.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_cache_read_tokens: Option<u64>,
+    /// Prompt tokens written to the cache (Anthropic, Bedrock).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_cache_write_tokens: Option<u64>,
+    /// Prompt tokens that missed the cache, where the server counts them apart (DeepSeek).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_cache_miss_tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_audio_tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completion_audio_tokens: Option<u64>,
+    /// Tokens of a predicted output the model used (OpenAI's predicted outputs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accepted_prediction_tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rejected_prediction_tokens: Option<u64>,
+    /// Tokens of the tool declarations, counted apart from the prompt (Gemini).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_use_prompt_tokens: Option<u64>,
+    /// Seconds of input audio (Mistral): a duration, not a count.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_audio_seconds: Option<f64>,
+}
+
+impl Usage {
+    /// `later`, with what it leaves out taken from `self` (the Messages API sends the input
+    /// count at the start of a stream and the output count at its end).
+    pub fn updated_by(self, later: Usage) -> Usage {
+        let prompt_tokens = later.prompt_tokens.or(self.prompt_tokens);
+        let completion_tokens = later.completion_tokens.or(self.completion_tokens);
+        let total_tokens = later.total_tokens.or_else(|| prompt_tokens.zip(completion_tokens).map(|(p, c)| p + c));
+        Usage {
+            prompt_tokens,
+            completion_tokens,
+            total_tokens,
+            reasoning_tokens: later.reasoning_tokens.or(self.reasoning_tokens),
+            prompt_cache_read_tokens: later.prompt_cache_read_tokens.or(self.prompt_cache_read_tokens),
+            prompt_cache_write_tokens: later.prompt_cache_write_tokens.or(self.prompt_cache_write_tokens),
+            prompt_cache_miss_tokens: later.prompt_cache_miss_tokens.or(self.prompt_cache_miss_tokens),
+            prompt_audio_tokens: later.prompt_audio_tokens.or(self.prompt_audio_tokens),
+            completion_audio_tokens: later.completion_audio_tokens.or(self.completion_audio_tokens),
+            accepted_prediction_tokens: later.accepted_prediction_tokens.or(self.accepted_prediction_tokens),
+            rejected_prediction_tokens: later.rejected_prediction_tokens.or(self.rejected_prediction_tokens),
+            tool_use_prompt_tokens: later.tool_use_prompt_tokens.or(self.tool_use_prompt_tokens),
+            prompt_audio_seconds: later.prompt_audio_seconds.or(self.prompt_audio_seconds),
+        }
+    }
 }
 
 /// What a media endpoint's answer reported beside text: the images it made, and a video job's
@@ -179,6 +231,12 @@ pub struct RequestRecord {
     pub raw: Option<Box<RawExchange>>,
     /// Images and video figures of a media endpoint's answer.
     pub media: MediaOutput,
+    /// Seconds of the audio the request sent (its first clip), for RTFx.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub audio_seconds: Option<f64>,
+    /// The speculative-decoding statistics the server reported for this request.
+    #[serde(default, skip_serializing_if = "SpecDecodeReport::is_absent")]
+    pub spec_decode: SpecDecodeReport,
     /// The client that sent it, when a merge of execution segments names it (`segment_<i>`);
     /// None: this run's own client.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -225,6 +283,8 @@ impl RequestRecord {
             turn: None,
             raw: None,
             media: MediaOutput::default(),
+            audio_seconds: None,
+            spec_decode: SpecDecodeReport::Absent,
             worker_id: None,
             url: None,
         }

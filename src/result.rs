@@ -186,6 +186,9 @@ pub struct RunResult {
     /// their own files).
     #[serde(skip)]
     pub timeslices: Vec<Timeslice>,
+    /// Index j: the verify steps of all requests that accepted exactly j draft tokens (empty
+    /// when no response reported speculative decoding).
+    pub spec_decode_histogram: Vec<u64>,
 }
 
 impl RunResult {

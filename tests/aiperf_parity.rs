@@ -179,3 +179,180 @@ fn a_too_short_or_misspelled_slice_duration_is_refused_by_name() {
     assert_ne!(run.code(), Some(0));
     assert!(run.stderr().contains("did you mean `slice_duration`"), "stderr: {}", run.stderr());
 }
+
+/// AIPerf 0.13's metric classes whose work is on other branches: AMD GPU telemetry, and the
+/// timing-fidelity metrics (stream setup/prefill, credit drop, replay schedule lag).
+const ON_OTHER_BRANCHES: &[&str] = &[
+    "amd_",
+    "stream_setup_latency",
+    "stream_prefill_latency",
+    "credit_drop_latency",
+    "replay_sched_",
+    "replay_send_schedule_offset",
+];
+
+/// The families issue 42 adds here: prompt cache and usage extras, speculative decoding,
+/// audio, reasoning.
+const NEW_FAMILIES: &[&str] = &[
+    "usage_",
+    "total_usage_",
+    "overall_usage_",
+    "spec_decode_",
+    "total_spec_decode_steps",
+    "total_accepted_draft_tokens",
+    "total_draft_tokens",
+    "audio_duration",
+    "rtfx",
+    "thinking_efficiency",
+    "overall_thinking_efficiency",
+    "requested_osl",
+    "context_overflow_count",
+];
+
+/// One line of tests/fixtures/aiperf-0.13-metric-classes.tsv.
+struct AiperfMetric {
+    tag: String,
+    unit: String,
+    flags: Vec<String>,
+    header: String,
+    console_group: String,
+}
+
+fn aiperf_metric_classes() -> Vec<AiperfMetric> {
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/aiperf-0.13-metric-classes.tsv"),
+    )
+    .unwrap();
+    text.lines()
+        .filter(|line| !line.starts_with('#'))
+        .map(|line| {
+            let cells: Vec<&str> = line.split('\t').collect();
+            AiperfMetric {
+                tag: cells[0].to_string(),
+                unit: cells[1].to_string(),
+                flags: cells[2].split('|').filter(|flag| *flag != "-").map(str::to_string).collect(),
+                header: cells[3].to_string(),
+                console_group: cells[4].to_string(),
+            }
+        })
+        .collect()
+}
+
+fn starts_any(tag: &str, prefixes: &[&str]) -> bool {
+    prefixes.iter().any(|prefix| tag.starts_with(prefix))
+}
+
+#[test]
+fn every_aiperf_metric_class_has_a_metric_of_the_same_name_with_its_unit_and_flags() {
+    use aiperf::metrics::registry::{self, MetricFlags};
+    let classes = aiperf_metric_classes();
+    assert_eq!(classes.len(), 139);
+    let missing: Vec<&str> = classes
+        .iter()
+        .map(|class| class.tag.as_str())
+        .filter(|tag| !starts_any(tag, ON_OTHER_BRANCHES) && registry::metric(tag).is_none())
+        .collect();
+    assert_eq!(missing, Vec::<&str>::new(), "AIPerf 0.13 metrics without a counterpart here");
+
+    let flag = |name: &str| match name {
+        "INTERNAL" => MetricFlags::INTERNAL,
+        "EXPERIMENTAL" => MetricFlags::EXPERIMENTAL,
+        "ERROR_ONLY" => MetricFlags::ERROR_ONLY,
+        "NO_INDIVIDUAL_RECORDS" => MetricFlags::NO_INDIVIDUAL_RECORDS,
+        "STREAMING_ONLY" => MetricFlags::STREAMING_ONLY,
+        "SUPPORTS_AUDIO_ONLY" => MetricFlags::SUPPORTS_AUDIO_ONLY,
+        "SUPPORTS_REASONING" => MetricFlags::SUPPORTS_REASONING,
+        "LARGER_IS_BETTER" => MetricFlags::LARGER_IS_BETTER,
+        other => panic!("flag {other}"),
+    };
+    let compared =
+        ["INTERNAL", "EXPERIMENTAL", "ERROR_ONLY", "STREAMING_ONLY", "SUPPORTS_AUDIO_ONLY", "LARGER_IS_BETTER"];
+    let mut differences = Vec::new();
+    for class in classes.iter().filter(|class| starts_any(&class.tag, NEW_FAMILIES)) {
+        let ours = registry::metric(&class.tag).unwrap();
+        if (ours.header, ours.unit) != (class.header.as_str(), class.unit.as_str()) {
+            differences.push(format!("{}: {} ({}) here", class.tag, ours.header, ours.unit));
+        }
+        for name in compared {
+            if ours.has(flag(name)) != class.flags.iter().any(|f| f == name) {
+                differences.push(format!("{}: {name}", class.tag));
+            }
+        }
+        let shown_by_aiperf = class.console_group != "none"
+            && !class.flags.iter().any(|f| ["ERROR_ONLY", "INTERNAL", "EXPERIMENTAL"].contains(&f.as_str()));
+        if ours.shown_on_console() != shown_by_aiperf {
+            differences.push(format!("{}: on the console", class.tag));
+        }
+    }
+    assert_eq!(differences, Vec::<String>::new(), "headers, units and flags that differ from AIPerf's");
+}
+
+#[test]
+fn a_run_with_the_data_writes_every_metric_of_the_new_families_under_aiperf_s_name() {
+    use common::scripted_server::{Reply, ScriptedServer};
+    use serde_json::json;
+    // Every usage member AIPerf reads, vLLM's statistics on the usage chunk, and every fifth
+    // request refused for its length.
+    let server = ScriptedServer::start(|path, _, index| {
+        if path != "/v1/chat/completions" {
+            return None;
+        }
+        if index % 5 == 4 {
+            let refusal = json!({ "error": { "message": "This model's maximum context length is 8 tokens" } });
+            return Some(Reply::Status(400, refusal.to_string()));
+        }
+        let usage = json!({
+            "prompt_tokens": 40, "completion_tokens": 5, "total_tokens": 45,
+            "prompt_tokens_details": { "cached_tokens": 16, "audio_tokens": 24 },
+            "completion_tokens_details": { "reasoning_tokens": 3, "audio_tokens": 1,
+                "accepted_prediction_tokens": 1, "rejected_prediction_tokens": 1 },
+            "cache_creation_input_tokens": 8, "prompt_cache_miss_tokens": 24,
+            "toolUsePromptTokenCount": 4, "prompt_audio_seconds": 1.5
+        });
+        let spec_decode = json!({ "speculative_decoding": {
+            "acceptance_histogram": [1, 2], "num_spec_steps": 3, "num_spec_tokens": 1,
+            "mean_acceptance_length": 1.6667, "draft_acceptance_rate": 0.6667,
+            "num_accepted_draft_tokens": 2, "num_draft_tokens": 3 } });
+        let events = [
+            json!({ "choices": [{ "delta": { "reasoning_content": " the the the" } }] }),
+            json!({ "choices": [{ "delta": { "content": " the end" }, "finish_reason": "stop" }] }),
+            json!({ "choices": [], "usage": usage, "metrics": spec_decode }),
+        ];
+        let mut sse: Vec<_> = events.iter().map(|event| (None, event.to_string())).collect();
+        sse.push((None, "[DONE]".to_string()));
+        Some(Reply::Sse(sse))
+    });
+    let run = run_scenario(
+        "families",
+        &format!(
+            r#"
+            run(#{{
+                name: "families",
+                endpoint: endpoint(#{{ url: "{}", model: "m", kind: "chat", streaming: true }}),
+                dataset: synthetic(#{{ isl: 8, osl: 4, entries: 2, audio: #{{ length: 1.5, sample_rates: [8], depths: [16] }} }}),
+                phases: [concurrency(#{{ users: 2, requests: 10 }})],
+                server_metrics: #{{ enabled: false }},
+            }});
+            "#,
+            server.url()
+        ),
+    );
+    assert_eq!(run.code(), Some(0), "stderr: {}", run.stderr());
+    let summary = run.summary("families");
+    let unwritten: Vec<String> = aiperf_metric_classes()
+        .into_iter()
+        .filter(|class| starts_any(&class.tag, NEW_FAMILIES) && !class.flags.iter().any(|f| f == "INTERNAL"))
+        .map(|class| class.tag)
+        .filter(|tag| summary.get(tag).is_none())
+        .collect();
+    assert_eq!(unwritten, Vec::<String>::new(), "metrics of the new families missing from the summary");
+    assert!(summary.get("requested_osl").is_none(), "AIPerf keeps its INTERNAL metrics to itself");
+    assert_eq!(summary["context_overflow_count"]["avg"], 2.0);
+    assert_eq!(summary["error_request_count"]["avg"], 2.0);
+    let record_tags: BTreeSet<String> =
+        run.records("families").iter().flat_map(|line| keys(&line["metrics"])).collect();
+    for tag in ["usage_prompt_cache_read_tokens", "spec_decode_steps", "rtfx", "audio_duration", "thinking_efficiency"]
+    {
+        assert!(record_tags.contains(tag), "{tag} in the records");
+    }
+}

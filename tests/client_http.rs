@@ -174,7 +174,8 @@ async fn a_chat_stream_split_awkwardly_is_read_whole() {
             prompt_tokens: Some(4),
             completion_tokens: Some(5),
             total_tokens: Some(9),
-            reasoning_tokens: Some(2)
+            reasoning_tokens: Some(2),
+            ..Usage::default()
         })
     );
     assert_eq!(record.chunks.len(), 4, "{:?}", record.chunks);

@@ -115,6 +115,17 @@ fn audio_transcription_uploads_wav_files_and_reads_the_transcript() {
         assert_eq!(summary.get("time_to_first_token").is_some(), streaming);
         let inputs = read_json(&run.artifacts(&name).join("inputs.json"));
         assert_eq!(inputs["data"][0]["payloads"][0]["form_data_bytes"], sent[0].body.len());
+
+        // RTFx: the 2 s of audio each request sent over its latency in seconds.
+        assert_eq!(stat(&summary, "audio_duration", "avg"), 2.0);
+        for line in run.records(&name) {
+            let metrics = &line["metrics"];
+            let value = |tag: &str| metrics[tag]["value"].as_f64().unwrap_or_else(|| panic!("{tag}: {metrics}"));
+            let expected = 2.0 / (value("request_latency") / 1e3);
+            assert!((value("rtfx") - expected).abs() < 1e-9 * expected, "rtfx {} != {expected}", value("rtfx"));
+            assert_eq!(value("audio_duration"), 2.0);
+        }
+        assert!(run.stdout().contains("Inverse Real-Time Factor (RTFx)"), "{}", run.stdout());
     }
 }
 

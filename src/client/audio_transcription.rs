@@ -6,8 +6,8 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::io_usage::IoUsage;
 use super::payload::{JsonText, ResponseFields, first_element, text};
+use super::wire_usage::WireUsage;
 
 /// The finish reason a `transcript.text.done` event stands for.
 const DONE_REASON: &str = "stop";
@@ -22,7 +22,7 @@ struct TranscriptionPayload<'a> {
     delta: Option<JsonText<'a>>,
     #[serde(default, borrow, deserialize_with = "first_element")]
     choices: Option<ChunkChoice<'a>>,
-    usage: Option<IoUsage>,
+    usage: Option<WireUsage>,
     error: Option<Value>,
 }
 

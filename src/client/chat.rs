@@ -8,7 +8,9 @@ use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess,
 use serde_json::Value;
 
 use super::fast_payload::{self, SkippedPrefix, TextField};
-use super::payload::{JsonText, ResponseFields, WireUsage, from_json_seed, text};
+use super::payload::{JsonText, ResponseFields, from_json_seed, text};
+use super::wire_usage::WireUsage;
+use crate::spec_decode;
 
 /// Fields of one streamed chunk (`choices[0].delta`); `skipped` is carried from one chunk of a
 /// stream to the next.
@@ -52,6 +54,8 @@ enum PayloadMember {
     Choices,
     Usage,
     Error,
+    /// vLLM's per-request statistics (`speculative_decoding`).
+    Metrics,
     #[serde(other)]
     Other,
 }
@@ -77,7 +81,7 @@ enum MessageMember {
     Other,
 }
 
-/// The payload object: `choices`, `usage`, `error`.
+/// The payload object: `choices`, `usage`, `error`, `metrics`.
 struct Payload<'f, 'a> {
     text_field: TextField,
     fields: &'f mut ResponseFields<'a>,
@@ -130,6 +134,10 @@ impl<'de, 'f> Visitor<'de> for Payload<'f, 'de> {
                 }
                 PayloadMember::Usage => self.fields.usage = members.next_value::<Option<WireUsage>>()?.map(Into::into),
                 PayloadMember::Error => self.fields.error = members.next_value::<Option<Value>>()?,
+                PayloadMember::Metrics => {
+                    let metrics = members.next_value::<Value>()?;
+                    self.fields.spec_decode = spec_decode::from_response_metrics(&metrics)
+                }
                 PayloadMember::Other => {
                     members.next_value::<IgnoredAny>()?;
                 }
@@ -233,6 +241,26 @@ mod tests {
     }
 
     #[test]
+    fn the_usage_chunk_gives_cache_reads_and_vllm_s_speculative_decoding_statistics() {
+        let fields = stream_event(
+            br#"{"id":"x","choices":[],"usage":{"prompt_tokens":100,"completion_tokens":9,"total_tokens":109,
+                "prompt_tokens_details":{"cached_tokens":64}},
+                "metrics":{"speculative_decoding":{"acceptance_histogram":[1,0,3],"num_spec_steps":4,"num_spec_tokens":2,
+                "mean_acceptance_length":2.5,"draft_acceptance_rate":0.75,"num_accepted_draft_tokens":6,"num_draft_tokens":8}}}"#,
+        )
+        .unwrap();
+        assert_eq!(fields.usage.and_then(|usage| usage.prompt_cache_read_tokens), Some(64));
+        let stats = fields.spec_decode.unwrap();
+        assert_eq!((stats.num_spec_steps, stats.num_accepted_draft_tokens, stats.num_draft_tokens), (4, 6, 8));
+        assert_eq!(stats.acceptance_histogram, vec![1, 0, 3]);
+        let whole = parse_full_body(
+            br#"{"choices":[{"message":{"content":"hi"}}],"metrics":{"speculative_decoding":{"acceptance_histogram":[2],"num_spec_steps":2,"num_spec_tokens":0,"mean_acceptance_length":1.0,"draft_acceptance_rate":0.0,"num_accepted_draft_tokens":0,"num_draft_tokens":0}}}"#,
+        )
+        .unwrap();
+        assert_eq!(whole.spec_decode.map(|stats| stats.num_spec_steps), Some(2));
+    }
+
+    #[test]
     fn reasoning_comes_from_reasoning_content_or_reasoning() {
         let fields = stream_event(br#"{"choices":[{"delta":{"content":null,"reasoning_content":"think"}}]}"#).unwrap();
         assert_eq!(fields.reasoning.as_deref(), Some("think"));
@@ -252,7 +280,8 @@ mod tests {
                 prompt_tokens: Some(10),
                 completion_tokens: Some(4),
                 total_tokens: Some(14),
-                reasoning_tokens: Some(1)
+                reasoning_tokens: Some(1),
+                ..Default::default()
             })
         );
         assert!(fields.content.is_none());
@@ -326,7 +355,7 @@ mod fast_path_agrees {
 
     /// Payloads as servers send them (vLLM, SGLang, TRT-LLM, llama.cpp, OpenAI), each read by
     /// the fast path.
-    const USUAL: [&str; 12] = [
+    const USUAL: [&str; 13] = [
         r#"{"id":"chatcmpl-6b08","object":"chat.completion.chunk","created":1795697457,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}"#,
         r#"{"id":"chatcmpl-6b08","object":"chat.completion.chunk","created":1795697457,"model":"m","choices":[{"index":0,"delta":{"content":" the"},"finish_reason":"length","stop_reason":null}],"usage":null}"#,
         r#"{"id":"x","choices":[],"usage":{"prompt_tokens":10,"total_tokens":14,"completion_tokens":4,"prompt_tokens_details":null,"completion_tokens_details":{"reasoning_tokens":1,"audio_tokens":0}}}"#,
@@ -339,6 +368,7 @@ mod fast_path_agrees {
         r#"{"choices":[{"message":{"role":"assistant","content":"Hello","reasoning_content":"hm"},"finish_reason":"stop"}],"usage":{"prompt_tokens":2,"completion_tokens":1,"total_tokens":3}}"#,
         r#"{"id":"chatcmpl-6b08","object":"chat.completion.chunk","created":1795697457,"model":"m","choices":[{"index":0,"delta":{"content":".\n\n```rust\nlet s = \"\\t\";"},"finish_reason":null}]}"#,
         r#"{"choices":[{"message":{"content":"caf\u00e9 \u20ac \/ \b\f\r\t","reasoning_content":"step 1:\n"}}]}"#,
+        r#"{"id":"x","choices":[],"usage":{"prompt_tokens":90,"completion_tokens":7,"total_tokens":97,"prompt_tokens_details":{"cached_tokens":64,"audio_tokens":0},"completion_tokens_details":{"reasoning_tokens":0,"audio_tokens":0,"accepted_prediction_tokens":3,"rejected_prediction_tokens":1}}}"#,
     ];
 
     /// Whatever the fast path reads (after the payloads `skipped` remembers), serde_json reads
@@ -380,6 +410,9 @@ mod fast_path_agrees {
             r#"{"choices":[{"delta":{"content":7}}]}"#,
             r#"{"choices":[{"delta":{"content":"a"}}]} trailing"#,
             "{\"choices\":[",
+            r#"{"choices":[],"usage":{"prompt_tokens":4},"metrics":{"speculative_decoding":null}}"#,
+            r#"{"choices":[],"usage":{"input_tokens":4,"cache_read_input_tokens":2}}"#,
+            r#"{"choices":[],"usage":{"prompt_tokens_details":{"cached_tokens":1,"cached_tokens":2}}}"#,
         ] {
             assert!(fast_payload::read(text.as_bytes(), TextField::Delta, None).is_none(), "{text}");
         }

@@ -6,7 +6,9 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::fast_payload::{self, SkippedPrefix, TextField};
-use super::payload::{JsonText, ResponseFields, WireUsage, first_element, from_json, text};
+use super::payload::{JsonText, ResponseFields, first_element, from_json, text};
+use super::wire_usage::WireUsage;
+use crate::spec_decode;
 
 #[derive(Deserialize)]
 struct CompletionPayload<'a> {
@@ -14,6 +16,8 @@ struct CompletionPayload<'a> {
     choices: Option<CompletionChoice<'a>>,
     usage: Option<WireUsage>,
     error: Option<Value>,
+    /// vLLM's per-request statistics (`speculative_decoding`).
+    metrics: Option<Value>,
 }
 
 #[derive(Deserialize)]
@@ -48,8 +52,12 @@ fn parse<'a>(input: &'a [u8], skipped: Option<&mut SkippedPrefix>) -> serde_json
 /// The payload read by `serde_json`, whatever its form.
 pub(super) fn read_with_serde(input: &[u8]) -> serde_json::Result<ResponseFields<'_>> {
     let payload: CompletionPayload = from_json(input)?;
-    let mut fields =
-        ResponseFields { usage: payload.usage.map(Into::into), error: payload.error, ..Default::default() };
+    let mut fields = ResponseFields {
+        usage: payload.usage.map(Into::into),
+        error: payload.error,
+        spec_decode: payload.metrics.as_ref().and_then(spec_decode::from_response_metrics),
+        ..Default::default()
+    };
     if let Some(choice) = payload.choices {
         fields.content = text(choice.text);
         fields.finish_reason = text(choice.finish_reason);

@@ -1,12 +1,14 @@
 //! The chat and completions payloads read without `serde_json` when they take the usual form
 //! (this runs for every streamed token): the same members as `chat.rs` and `completions.rs`
 //! read, with the same meaning, through `JsonCursor`. `None` for anything else — a `\u`
-//! escape of a surrogate, an `error` member, a count that is not a plain integer, a member that
-//! completions' derived structs refuse twice, text that is not JSON — and the kind reads it
-//! with `serde_json` instead, so what the two give never differs.
+//! escape of a surrogate, an `error` or `metrics` member, a usage member other than OpenAI's,
+//! a count that is not a plain integer, a member that completions' derived structs refuse
+//! twice, text that is not JSON — and the kind reads it with `serde_json` instead, so what the
+//! two give never differs.
 
 use super::json_cursor::{JsonCursor, Members};
 use super::payload::ResponseFields;
+use super::wire_usage::{self, TokenDetails, WireUsage};
 use crate::record::Usage;
 
 /// Which member of the choice holds the text.
@@ -80,7 +82,8 @@ pub(super) fn read<'a>(
                 twice.check(1)?;
                 fields.usage = usage(&mut cursor)?
             }
-            b"error" => return None,
+            // vLLM's statistics (`metrics.speculative_decoding`), once a request: serde_json's.
+            b"error" | b"metrics" => return None,
             _ => {
                 cursor.skip_value()?;
                 if in_head {
@@ -163,12 +166,12 @@ fn message<'a>(cursor: &mut JsonCursor<'a>, fields: &mut ResponseFields<'a>) -> 
 /// Which of an object's members came already, where one given twice is refused.
 struct Twice {
     refused: bool,
-    seen: [bool; 4],
+    seen: [bool; 5],
 }
 
 impl Twice {
     fn refused_if(refused: bool) -> Self {
-        Twice { refused, seen: [false; 4] }
+        Twice { refused, seen: [false; 5] }
     }
 
     /// `None` when member `slot` came before and that is refused.
@@ -177,55 +180,70 @@ impl Twice {
     }
 }
 
-/// `usage`: null, or its counts (a member given twice is left to `serde_json`, which refuses it).
+/// `usage`: null, or its counts. The OpenAI members are read here; another member that
+/// `WireUsage` reads sends the payload to `serde_json` (a member given twice too, which it refuses).
 fn usage(cursor: &mut JsonCursor<'_>) -> Option<Option<Usage>> {
     if cursor.null() {
         return Some(None);
     }
-    let mut usage = Usage::default();
+    let (mut prompt_tokens, mut completion_tokens, mut total_tokens) = (None, None, None);
+    let (mut prompt_details, mut completion_details) = (None, None);
     let mut twice = Twice::refused_if(true);
     let mut members = cursor.object()?;
     while let Some(key) = cursor.key(&mut members)? {
         match key {
             b"prompt_tokens" => {
                 twice.check(0)?;
-                usage.prompt_tokens = cursor.optional_u64()?
+                prompt_tokens = cursor.optional_u64()?
             }
             b"completion_tokens" => {
                 twice.check(1)?;
-                usage.completion_tokens = cursor.optional_u64()?
+                completion_tokens = cursor.optional_u64()?
             }
             b"total_tokens" => {
                 twice.check(2)?;
-                usage.total_tokens = cursor.optional_u64()?
+                total_tokens = cursor.optional_u64()?
+            }
+            b"prompt_tokens_details" => {
+                twice.check(3)?;
+                prompt_details = token_details(cursor)?
             }
             b"completion_tokens_details" => {
-                twice.check(3)?;
-                usage.reasoning_tokens = reasoning_tokens(cursor)?
+                twice.check(4)?;
+                completion_details = token_details(cursor)?
             }
+            other if wire_usage::MEMBERS.contains(&other) => return None,
             _ => cursor.skip_value()?,
         }
     }
-    Some(Some(usage))
+    let wire = WireUsage::openai(prompt_tokens, completion_tokens, total_tokens, prompt_details, completion_details);
+    Some(Some(wire.into()))
 }
 
-/// `completion_tokens_details`: null, or the object holding `reasoning_tokens`.
-fn reasoning_tokens(cursor: &mut JsonCursor<'_>) -> Option<Option<u64>> {
+/// `prompt_tokens_details` or `completion_tokens_details`: null, or the object of counts.
+fn token_details(cursor: &mut JsonCursor<'_>) -> Option<Option<TokenDetails>> {
     if cursor.null() {
         return Some(None);
     }
-    let mut reasoning_tokens = None;
+    let mut details = TokenDetails::default();
     let mut twice = Twice::refused_if(true);
     let mut members = cursor.object()?;
     while let Some(key) = cursor.key(&mut members)? {
-        if key == b"reasoning_tokens" {
-            twice.check(0)?;
-            reasoning_tokens = cursor.optional_u64()?;
-        } else {
-            cursor.skip_value()?;
-        }
+        let (slot, field) = match key {
+            b"cached_tokens" => (0, &mut details.cached_tokens),
+            b"audio_tokens" => (1, &mut details.audio_tokens),
+            b"reasoning_tokens" => (2, &mut details.reasoning_tokens),
+            b"accepted_prediction_tokens" => (3, &mut details.accepted_prediction_tokens),
+            b"rejected_prediction_tokens" => (4, &mut details.rejected_prediction_tokens),
+            _ => {
+                cursor.skip_value()?;
+                continue;
+            }
+        };
+        twice.check(slot)?;
+        *field = cursor.optional_u64()?;
     }
-    Some(reasoning_tokens)
+    Some(Some(details))
 }
 
 /// How the kinds' tests and the `stream_payload` fuzz target (`fuzzing.rs`) check the fast
@@ -241,13 +259,14 @@ pub(super) mod agreement {
     /// What a payload's fields come to, to compare.
     pub fn summary(fields: &ResponseFields<'_>) -> String {
         format!(
-            "{:?} {:?} {:?} {:?} {} {}",
+            "{:?} {:?} {:?} {:?} {} {} {:?}",
             fields.content.as_deref(),
             fields.reasoning.as_deref(),
             fields.finish_reason.as_deref(),
             fields.usage,
             fields.error.is_some(),
-            fields.media.is_some()
+            fields.media.is_some(),
+            fields.spec_decode
         )
     }
 

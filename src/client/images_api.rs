@@ -7,8 +7,8 @@ use serde::Deserialize;
 use serde::de::IgnoredAny;
 use serde_json::Value;
 
-use super::io_usage::IoUsage;
 use super::payload::{JsonText, ResponseFields};
+use super::wire_usage::WireUsage;
 use crate::record::MediaOutput;
 
 /// The finish reason a `…completed` event stands for (a stream of images has no `[DONE]`).
@@ -20,7 +20,7 @@ struct ImagesPayload<'a> {
     event_type: Option<JsonText<'a>>,
     /// The images of a whole answer (only counted).
     data: Option<Vec<IgnoredAny>>,
-    usage: Option<IoUsage>,
+    usage: Option<WireUsage>,
     error: Option<Value>,
 }
 

@@ -10,6 +10,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::payload::{JsonText, ResponseFields, text};
+use super::wire_usage::WireUsage;
 use crate::record::Usage;
 
 /// The `anthropic-version` header every request carries (unless the endpoint sets its own).
@@ -26,7 +27,7 @@ struct StreamEvent<'a> {
     #[serde(borrow)]
     delta: Option<Delta<'a>>,
     /// `message_delta`: the usage so far.
-    usage: Option<MessagesUsage>,
+    usage: Option<WireUsage>,
     /// An `error` event's error.
     error: Option<Value>,
 }
@@ -49,7 +50,7 @@ struct MessageObject {
     #[serde(default)]
     content: Vec<ContentBlock>,
     stop_reason: Option<String>,
-    usage: Option<MessagesUsage>,
+    usage: Option<WireUsage>,
     error: Option<Value>,
 }
 
@@ -61,22 +62,13 @@ struct ContentBlock {
     thinking: Option<String>,
 }
 
-#[derive(Deserialize)]
-struct MessagesUsage {
-    input_tokens: Option<u64>,
-    output_tokens: Option<u64>,
-}
-
-impl From<MessagesUsage> for Usage {
-    fn from(wire: MessagesUsage) -> Self {
-        let total_tokens = wire.input_tokens.zip(wire.output_tokens).map(|(input, output)| input + output);
-        Usage {
-            prompt_tokens: wire.input_tokens,
-            completion_tokens: wire.output_tokens,
-            total_tokens,
-            reasoning_tokens: None,
-        }
-    }
+/// A Messages usage block: its input count leaves out the cache reads and writes, which
+/// `WireUsage` adds back; the total is input and output, as the API gives none.
+fn usage(wire: WireUsage) -> Usage {
+    let usage = Usage::from(wire);
+    let total_tokens =
+        usage.total_tokens.or_else(|| usage.prompt_tokens.zip(usage.completion_tokens).map(|(p, c)| p + c));
+    Usage { total_tokens, ..usage }
 }
 
 /// Fields of one streamed event: text and thinking deltas, the input usage of `message_start`,
@@ -88,7 +80,11 @@ pub(crate) fn parse_stream_event(data: &[u8]) -> serde_json::Result<ResponseFiel
         "message_start" => {
             if let Some(message) = event.message {
                 // Its output count is a placeholder (1); only the input count is known yet.
-                fields.usage = message.usage.map(|usage| MessagesUsage { output_tokens: None, ..usage }.into());
+                fields.usage = message.usage.map(|wire| Usage {
+                    completion_tokens: None,
+                    total_tokens: None,
+                    ..Usage::from(wire)
+                });
             }
         }
         "content_block_delta" => {
@@ -102,7 +98,7 @@ pub(crate) fn parse_stream_event(data: &[u8]) -> serde_json::Result<ResponseFiel
         }
         "message_delta" => {
             fields.finish_reason = event.delta.and_then(|delta| text(delta.stop_reason));
-            fields.usage = event.usage.map(Into::into);
+            fields.usage = event.usage.map(usage);
         }
         "error" => fields.error = Some(event.error.unwrap_or_else(|| "error event".into())),
         _ => {}
@@ -126,7 +122,7 @@ pub(crate) fn parse_full_body(body: &[u8]) -> serde_json::Result<ResponseFields<
         content: Some(Cow::Owned(content)),
         reasoning: Some(Cow::Owned(reasoning)),
         finish_reason: message.stop_reason.map(Cow::Owned),
-        usage: message.usage.map(Into::into),
+        usage: message.usage.map(usage),
         error: message.error,
         ..Default::default()
     })

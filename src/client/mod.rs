@@ -19,7 +19,6 @@ mod http1_codec;
 mod image_retrieval;
 mod images_api;
 mod insecure;
-mod io_usage;
 mod json_cursor;
 mod json_paths;
 mod messages;
@@ -47,6 +46,7 @@ mod traced_body;
 mod video_generation;
 mod video_jobs;
 mod wire;
+mod wire_usage;
 
 use std::sync::Arc;
 use std::time::Duration;

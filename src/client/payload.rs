@@ -9,6 +9,7 @@ use serde::Deserialize;
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, SeqAccess, Visitor};
 
 use crate::record::{MediaOutput, RequestRecord, ResponseChunk, Usage};
+use crate::spec_decode::SpecDecodeStats;
 
 /// The fields of one payload that a record keeps.
 #[derive(Debug, Default)]
@@ -22,6 +23,8 @@ pub(crate) struct ResponseFields<'a> {
     /// Images and video figures of a media endpoint's payload (boxed: the struct is moved
     /// once per streamed event, and only media kinds fill this).
     pub media: Option<Box<MediaOutput>>,
+    /// The speculative-decoding statistics at the payload's root (`metrics`), where sent.
+    pub spec_decode: Option<Box<SpecDecodeStats>>,
 }
 
 impl ResponseFields<'_> {
@@ -41,6 +44,9 @@ impl ResponseFields<'_> {
         if let Some(media) = self.media {
             record.media.merge(*media);
         }
+        if let Some(stats) = self.spec_decode {
+            record.spec_decode.add(stats);
+        }
         if let Some(text) = content {
             record.content.push_str(&text);
         }
@@ -54,24 +60,10 @@ impl ResponseFields<'_> {
         }
         if let Some(usage) = self.usage {
             record.usage = Some(match record.usage {
-                Some(earlier) => merged_usage(earlier, usage),
+                Some(earlier) => earlier.updated_by(usage),
                 None => usage,
             });
         }
-    }
-}
-
-/// `later`, with what it leaves out taken from `earlier` (the Messages API sends the input
-/// count at the start of a stream and the output count at its end).
-fn merged_usage(earlier: Usage, later: Usage) -> Usage {
-    let prompt_tokens = later.prompt_tokens.or(earlier.prompt_tokens);
-    let completion_tokens = later.completion_tokens.or(earlier.completion_tokens);
-    let total_tokens = later.total_tokens.or_else(|| prompt_tokens.zip(completion_tokens).map(|(p, c)| p + c));
-    Usage {
-        prompt_tokens,
-        completion_tokens,
-        total_tokens,
-        reasoning_tokens: later.reasoning_tokens.or(earlier.reasoning_tokens),
     }
 }
 
@@ -130,31 +122,6 @@ pub(crate) fn text(value: Option<JsonText<'_>>) -> Option<Cow<'_, str>> {
     value.map(|JsonText(text)| text)
 }
 
-/// The `usage` block as servers send it.
-#[derive(Debug, Deserialize)]
-pub(crate) struct WireUsage {
-    prompt_tokens: Option<u64>,
-    completion_tokens: Option<u64>,
-    total_tokens: Option<u64>,
-    completion_tokens_details: Option<WireTokenDetails>,
-}
-
-#[derive(Debug, Deserialize)]
-struct WireTokenDetails {
-    reasoning_tokens: Option<u64>,
-}
-
-impl From<WireUsage> for Usage {
-    fn from(wire: WireUsage) -> Self {
-        Usage {
-            prompt_tokens: wire.prompt_tokens,
-            completion_tokens: wire.completion_tokens,
-            total_tokens: wire.total_tokens,
-            reasoning_tokens: wire.completion_tokens_details.and_then(|details| details.reasoning_tokens),
-        }
-    }
-}
-
 /// `deserialize_with` for `choices`: keeps only the first element (skipping the rest without
 /// building them) and takes `null` as no choice, so no `Vec` is built per payload.
 pub(crate) fn first_element<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
@@ -211,20 +178,5 @@ mod tests {
             let sample: Sample = serde_json::from_slice(body).unwrap();
             assert!(sample.choices.is_none());
         }
-    }
-
-    #[test]
-    fn usage_takes_reasoning_tokens_from_the_details() {
-        let wire: WireUsage = serde_json::from_str(r#"{"prompt_tokens":3,"completion_tokens":5,"total_tokens":8,"completion_tokens_details":{"reasoning_tokens":2}}"#).unwrap();
-        let usage = Usage::from(wire);
-        assert_eq!(
-            usage,
-            Usage {
-                prompt_tokens: Some(3),
-                completion_tokens: Some(5),
-                total_tokens: Some(8),
-                reasoning_tokens: Some(2)
-            }
-        );
     }
 }

@@ -6,7 +6,8 @@ use serde::Deserialize;
 use serde::de::IgnoredAny;
 use serde_json::Value;
 
-use super::payload::{ResponseFields, WireUsage};
+use super::payload::ResponseFields;
+use super::wire_usage::WireUsage;
 use crate::plan::EndpointKind;
 
 /// Cohere: `{"results": [{"index", "relevance_score"}]}`; NIM: `{"rankings": [{"index", "logit"}]}`.

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::payload::{JsonText, ResponseFields, text};
-use crate::record::Usage;
+use super::wire_usage::WireUsage;
 
 /// One streamed event; its `type` says which members matter.
 #[derive(Deserialize)]
@@ -27,7 +27,7 @@ struct StreamEvent<'a> {
 #[derive(Deserialize)]
 struct ResponseObject {
     status: Option<String>,
-    usage: Option<ResponsesUsage>,
+    usage: Option<WireUsage>,
     error: Option<Value>,
     #[serde(default)]
     output: Vec<OutputItem>,
@@ -46,30 +46,6 @@ struct OutputItem {
 #[derive(Deserialize)]
 struct TextPart {
     text: Option<String>,
-}
-
-#[derive(Deserialize)]
-struct ResponsesUsage {
-    input_tokens: Option<u64>,
-    output_tokens: Option<u64>,
-    total_tokens: Option<u64>,
-    output_tokens_details: Option<OutputTokenDetails>,
-}
-
-#[derive(Deserialize)]
-struct OutputTokenDetails {
-    reasoning_tokens: Option<u64>,
-}
-
-impl From<ResponsesUsage> for Usage {
-    fn from(wire: ResponsesUsage) -> Self {
-        Usage {
-            prompt_tokens: wire.input_tokens,
-            completion_tokens: wire.output_tokens,
-            total_tokens: wire.total_tokens,
-            reasoning_tokens: wire.output_tokens_details.and_then(|details| details.reasoning_tokens),
-        }
-    }
 }
 
 /// Fields of one streamed event: text and reasoning deltas, the final status and usage, errors.
@@ -114,7 +90,7 @@ pub(crate) fn parse_full_body(body: &[u8]) -> serde_json::Result<ResponseFields<
         finish_reason: response.status.map(Cow::Owned),
         usage: response.usage.map(Into::into),
         error: response.error,
-        media: None,
+        ..Default::default()
     })
 }
 

@@ -6,8 +6,8 @@
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::io_usage::IoUsage;
 use super::payload::{JsonText, ResponseFields};
+use super::wire_usage::WireUsage;
 use crate::record::MediaOutput;
 
 /// The job is done and its video can be fetched.
@@ -23,7 +23,7 @@ struct VideoJob<'a> {
     status: Option<JsonText<'a>>,
     inference_time_s: Option<f64>,
     peak_memory_mb: Option<f64>,
-    usage: Option<IoUsage>,
+    usage: Option<WireUsage>,
     error: Option<Value>,
 }
 

@@ -28,6 +28,8 @@ pub struct PreparedRequest {
     pub system_prompt: Option<Arc<SystemPrompt>>,
     /// Its place in a session of a multi-turn file (a `users` phase replays those sessions).
     pub turn: Option<FileTurn>,
+    /// Seconds of the first audio clip it sends (RTFx reads it).
+    pub audio_seconds: Option<f64>,
 }
 
 impl PreparedRequest {
@@ -47,6 +49,7 @@ impl PreparedRequest {
             max_tokens: entry.max_tokens.filter(|_| endpoint.kind.asks_output_length()),
             system_prompt: entry.system_prompt,
             turn: entry.turn,
+            audio_seconds: None,
         }
     }
 }
@@ -113,6 +116,7 @@ pub fn prepare(dataset: &Dataset, endpoint: &Endpoint, entries: Vec<DatasetEntry
         )
         .with_context(|| format!("request {index} of the dataset"))?;
         let mut request = PreparedRequest::of(endpoint, entry);
+        request.audio_seconds = audio.first().map(|clip| clip.seconds);
         if let Some(ranking) = ranking {
             request.body = Bytes::from(rankings_request_body(endpoint, &ranking.query, &ranking.passages));
         }

@@ -25,6 +25,18 @@ pub fn write_summary_json(result: &RunResult, path: &Path) -> Result<()> {
     std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
 }
 
+/// AIPerf's `{"j": steps}` of the pooled accepted-draft histogram, empty buckets left out;
+/// None when no step was reported.
+fn pooled_spec_decode_histogram(histogram: &[u64]) -> Option<Value> {
+    let buckets: Map<String, Value> = histogram
+        .iter()
+        .enumerate()
+        .filter(|(_, steps)| **steps > 0)
+        .map(|(j, steps)| (j.to_string(), json!(steps)))
+        .collect();
+    (!buckets.is_empty()).then_some(Value::Object(buckets))
+}
+
 /// The whole summary document, keys in AIPerf's order.
 pub fn summary_json(result: &RunResult) -> Result<Value> {
     let mut doc = Map::new();
@@ -62,6 +74,9 @@ pub fn summary_json(result: &RunResult) -> Result<Value> {
             "cli_command": result.cli_command,
         }),
     );
+    if let Some(pooled) = pooled_spec_decode_histogram(&result.spec_decode_histogram) {
+        doc.insert("pooled_spec_decode_acceptance_histogram".into(), pooled);
+    }
     doc.insert("was_cancelled".into(), json!(result.was_cancelled));
     doc.insert("is_complete".into(), json!(!result.was_cancelled));
     doc.insert(

@@ -67,9 +67,9 @@ impl RecordSink for SegmentHistogramsWriter {
         if record.is_valid() {
             let start_epoch_ns = self.clock.epoch_ns(record.start_ns);
             let span = (start_epoch_ns, start_epoch_ns + request_latency_ns(record));
-            self.totals.add_success(metrics, span, record.requested_output_tokens, good.unwrap_or(false));
+            self.totals.add_success(record, metrics, span, good.unwrap_or(false));
         } else if let (Some(error), false) = (&record.error, record.was_cancelled) {
-            self.totals.add_error();
+            self.totals.add_error(record);
             self.errors.add(error);
         } else {
             return Ok(());

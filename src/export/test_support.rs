@@ -71,5 +71,6 @@ pub fn sample_result() -> RunResult {
         telemetry_data: None,
         thresholds: Vec::new(),
         timeslices: Vec::new(),
+        spec_decode_histogram: Vec::new(),
     }
 }

@@ -167,6 +167,7 @@ mod tests {
             max_tokens: None,
             system_prompt: None,
             turn: Some(FileTurn { index, delay_ms: None }),
+            audio_seconds: None,
         }
     }
 

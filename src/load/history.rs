@@ -118,6 +118,7 @@ mod tests {
             max_tokens: Some(8),
             system_prompt: None,
             turn: None,
+            audio_seconds: None,
         }
     }
 

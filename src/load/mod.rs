@@ -296,6 +296,8 @@ struct Outgoing {
     body: Bytes,
     input_tokens: u64,
     max_tokens: Option<u64>,
+    /// Seconds of the audio it sends.
+    audio_seconds: Option<f64>,
     turn: Option<SessionTurn>,
     /// A closed-loop turn that slept on a tokio timer until it was due (a think time or the
     /// file's `delay`): its lateness is the timer's wake-up lateness, which the self-check
@@ -316,6 +318,7 @@ impl Outgoing {
             body: prepared.body.clone(),
             input_tokens: prepared.input_tokens,
             max_tokens: prepared.max_tokens,
+            audio_seconds: prepared.audio_seconds,
             turn: None,
             woke_on_timer: false,
         })
@@ -400,6 +403,7 @@ async fn send(
         request.max_tokens,
     );
     record.turn = request.turn;
+    record.audio_seconds = request.audio_seconds;
     let counters = &run.counters;
     counters.sent.fetch_add(1, Ordering::Relaxed);
 

@@ -148,6 +148,7 @@ impl ReadyTurn {
             body: self.body.body.clone(),
             input_tokens: self.body.input_tokens,
             max_tokens: self.max_tokens,
+            audio_seconds: None,
             turn: Some(SessionTurn { session: self.replay.session, turn: self.replay.next }),
             woke_on_timer: false,
         }
@@ -248,6 +249,7 @@ mod tests {
             max_tokens: None,
             system_prompt: None,
             turn: turn.map(|index| FileTurn { index, delay_ms: None }),
+            audio_seconds: None,
         }
     }
 

@@ -10,6 +10,7 @@ use super::record_values::RecordMetrics;
 use super::registry::{self, MetricDef};
 use super::run_totals::RunTotals;
 use super::sample_column::SampleColumn;
+use crate::record::RequestRecord;
 use crate::result::{MetricKind, MetricResult, Stats};
 
 #[derive(Debug, Default)]
@@ -26,22 +27,27 @@ impl MetricAccumulator {
         Self { samples: foldhash::HashMap::default(), totals: RunTotals::new(goodput) }
     }
 
-    /// A successful record that ran over these wall-clock times; `good`: it met every SLO.
+    /// A successful `record` that ran over these wall-clock times; `good`: it met every SLO.
     pub fn add_success(
         &mut self,
+        record: &RequestRecord,
         metrics: &RecordMetrics,
         epoch_span_ns: (u64, u64),
-        requested_output_tokens: Option<u64>,
         good: bool,
     ) {
-        self.totals.add_success(metrics, epoch_span_ns, requested_output_tokens, good);
+        self.totals.add_success(record, metrics, epoch_span_ns, good);
         self.add_samples(metrics);
     }
 
     /// A failed record.
-    pub fn add_error(&mut self, metrics: &RecordMetrics) {
-        self.totals.add_error();
+    pub fn add_error(&mut self, record: &RequestRecord, metrics: &RecordMetrics) {
+        self.totals.add_error(record);
         self.add_samples(metrics);
+    }
+
+    /// The accepted-draft histogram of the requests' speculative decoding, pooled.
+    pub fn spec_decode_histogram(&self) -> &[u64] {
+        self.totals.spec_decode_histogram()
     }
 
     fn add_samples(&mut self, metrics: &RecordMetrics) {

@@ -11,6 +11,9 @@ pub struct RunCounters {
     error_request_count: u64,
     first_request_epoch_ns: Option<u64>,
     last_response_epoch_ns: Option<u64>,
+    /// Errors that said the prompt overflowed the context.
+    #[serde(default)]
+    context_overflow_count: u64,
 }
 
 impl RunCounters {
@@ -23,14 +26,17 @@ impl RunCounters {
             Some(self.last_response_epoch_ns.map_or(last_response_epoch_ns, |t| t.max(last_response_epoch_ns)));
     }
 
-    pub fn add_error(&mut self) {
+    /// A failed request; `context_overflow`: its error said the prompt overflowed the context.
+    pub fn add_error(&mut self, context_overflow: bool) {
         self.error_request_count += 1;
+        self.context_overflow_count += u64::from(context_overflow);
     }
 
     /// Adds `other`'s counts and widens the extremes to its.
     pub fn merge(&mut self, other: RunCounters) {
         self.request_count += other.request_count;
         self.error_request_count += other.error_request_count;
+        self.context_overflow_count += other.context_overflow_count;
         let earliest = |a: Option<u64>, b: Option<u64>| a.into_iter().chain(b).min();
         let latest = |a: Option<u64>, b: Option<u64>| a.into_iter().chain(b).max();
         self.first_request_epoch_ns = earliest(self.first_request_epoch_ns, other.first_request_epoch_ns);
@@ -46,6 +52,7 @@ impl RunCounters {
         }
         if self.error_request_count > 0 {
             values.push((&registry::ERROR_REQUEST_COUNT, self.error_request_count as f64));
+            values.push((&registry::CONTEXT_OVERFLOW_COUNT, self.context_overflow_count as f64));
         }
         if let (Some(first), Some(last)) = (self.first_request_epoch_ns, self.last_response_epoch_ns) {
             values.push((&registry::MIN_REQUEST_TIMESTAMP, first as f64));
@@ -69,9 +76,11 @@ mod tests {
         assert!(counters.values().is_empty());
         counters.add_success(2_000, 9_000);
         counters.add_success(1_000, 5_000);
-        counters.add_error();
+        counters.add_error(true);
+        counters.add_error(false);
         assert_eq!(value(&counters, &registry::REQUEST_COUNT), Some(2.0));
-        assert_eq!(value(&counters, &registry::ERROR_REQUEST_COUNT), Some(1.0));
+        assert_eq!(value(&counters, &registry::ERROR_REQUEST_COUNT), Some(2.0));
+        assert_eq!(value(&counters, &registry::CONTEXT_OVERFLOW_COUNT), Some(1.0));
         assert_eq!(value(&counters, &registry::MIN_REQUEST_TIMESTAMP), Some(1_000.0));
         assert_eq!(value(&counters, &registry::MAX_RESPONSE_TIMESTAMP), Some(9_000.0));
     }
@@ -79,8 +88,9 @@ mod tests {
     #[test]
     fn an_all_error_run_still_has_a_request_count_of_zero() {
         let mut counters = RunCounters::default();
-        counters.add_error();
+        counters.add_error(false);
         assert_eq!(value(&counters, &registry::REQUEST_COUNT), Some(0.0));
+        assert_eq!(value(&counters, &registry::CONTEXT_OVERFLOW_COUNT), Some(0.0));
         assert_eq!(value(&counters, &registry::MIN_REQUEST_TIMESTAMP), None);
     }
 }

@@ -23,6 +23,11 @@ fn per_second(known: &KnownValues, amount: f64) -> Option<f64> {
     (duration_s > 0.0).then(|| amount / duration_s)
 }
 
+/// `part / whole`; None when `whole` is 0.
+fn ratio(part: f64, whole: f64) -> Option<f64> {
+    (whole != 0.0).then(|| part / whole)
+}
+
 fn completed_requests(known: &KnownValues) -> f64 {
     get(known, &r::REQUEST_COUNT).unwrap_or(0.0) + get(known, &r::ERROR_REQUEST_COUNT).unwrap_or(0.0)
 }
@@ -42,6 +47,31 @@ static DERIVATIONS: &[(&MetricDef, Formula)] = &[
     (&r::TOTAL_USAGE_COMPLETION_TOKENS, |k| get(k, &r::USAGE_COMPLETION_TOKENS)),
     (&r::TOTAL_USAGE_TOTAL_TOKENS, |k| get(k, &r::USAGE_TOTAL_TOKENS)),
     (&r::TOTAL_ERROR_ISL, |k| get(k, &r::ERROR_ISL)),
+    (&r::TOTAL_USAGE_REASONING_TOKENS, |k| get(k, &r::USAGE_REASONING_TOKENS)),
+    (&r::TOTAL_USAGE_PROMPT_CACHE_READ_TOKENS, |k| get(k, &r::USAGE_PROMPT_CACHE_READ_TOKENS)),
+    (&r::TOTAL_USAGE_PROMPT_CACHE_WRITE_TOKENS, |k| get(k, &r::USAGE_PROMPT_CACHE_WRITE_TOKENS)),
+    (&r::TOTAL_USAGE_PROMPT_CACHE_MISS_TOKENS, |k| get(k, &r::USAGE_PROMPT_CACHE_MISS_TOKENS)),
+    (&r::TOTAL_USAGE_PROMPT_AUDIO_TOKENS, |k| get(k, &r::USAGE_PROMPT_AUDIO_TOKENS)),
+    (&r::TOTAL_USAGE_COMPLETION_AUDIO_TOKENS, |k| get(k, &r::USAGE_COMPLETION_AUDIO_TOKENS)),
+    (&r::TOTAL_USAGE_ACCEPTED_PREDICTION_TOKENS, |k| get(k, &r::USAGE_ACCEPTED_PREDICTION_TOKENS)),
+    (&r::TOTAL_USAGE_REJECTED_PREDICTION_TOKENS, |k| get(k, &r::USAGE_REJECTED_PREDICTION_TOKENS)),
+    (&r::TOTAL_USAGE_TOOL_USE_PROMPT_TOKENS, |k| get(k, &r::USAGE_TOOL_USE_PROMPT_TOKENS)),
+    (&r::TOTAL_USAGE_PROMPT_AUDIO_SECONDS, |k| get(k, &r::USAGE_PROMPT_AUDIO_SECONDS)),
+    (&r::OVERALL_USAGE_PROMPT_CACHE_READ_PCT, |k| {
+        ratio(get(k, &r::TOTAL_USAGE_PROMPT_CACHE_READ_TOKENS)?, get(k, &r::TOTAL_USAGE_PROMPT_TOKENS)?)
+            .map(|share| share * 100.0)
+    }),
+    (&r::OVERALL_THINKING_EFFICIENCY, |k| ratio(get(k, &r::TOTAL_REASONING_TOKENS)?, get(k, &r::TOTAL_OUTPUT_TOKENS)?)),
+    (&r::TOTAL_SPEC_DECODE_STEPS, |k| get(k, &r::SPEC_DECODE_STEPS)),
+    (&r::TOTAL_ACCEPTED_DRAFT_TOKENS, |k| get(k, &r::SPEC_DECODE_ACCEPTED_DRAFT_TOKENS)),
+    (&r::TOTAL_DRAFT_TOKENS, |k| get(k, &r::SPEC_DECODE_DRAFT_TOKENS)),
+    (&r::SPEC_DECODE_TOKEN_WEIGHTED_ACCEPTANCE_LENGTH, |k| {
+        ratio(get(k, &r::TOTAL_ACCEPTED_DRAFT_TOKENS)?, get(k, &r::TOTAL_SPEC_DECODE_STEPS)?)
+            .map(|per_step| 1.0 + per_step)
+    }),
+    (&r::SPEC_DECODE_OVERALL_DRAFT_ACCEPTANCE_RATE, |k| {
+        ratio(get(k, &r::TOTAL_ACCEPTED_DRAFT_TOKENS)?, get(k, &r::TOTAL_DRAFT_TOKENS)?).map(|share| share * 100.0)
+    }),
     (&r::REQUEST_THROUGHPUT, |k| per_second(k, get(k, &r::REQUEST_COUNT)?)),
     (&r::OUTPUT_TOKEN_THROUGHPUT, |k| per_second(k, get(k, &r::TOTAL_OSL)?)),
     (&r::INPUT_TOKEN_THROUGHPUT, |k| per_second(k, get(k, &r::TOTAL_ISL)?)),
@@ -143,6 +173,51 @@ mod tests {
         let d = derive_all(&mut k);
         assert_eq!(value(&d, &r::GOODPUT), Some(483.0 / 25.0));
         assert_eq!(value(&d, &r::GOOD_REQUEST_FRACTION), Some(0.966));
+    }
+
+    #[test]
+    fn cache_spec_decode_and_thinking_ratios_are_token_weighted() {
+        let mut k = known(&[
+            (&r::USAGE_PROMPT_TOKENS, 1000.0),
+            (&r::USAGE_PROMPT_CACHE_READ_TOKENS, 640.0),
+            (&r::USAGE_REASONING_TOKENS, 30.0),
+            (&r::SPEC_DECODE_STEPS, 40.0),
+            (&r::SPEC_DECODE_ACCEPTED_DRAFT_TOKENS, 70.0),
+            (&r::SPEC_DECODE_DRAFT_TOKENS, 120.0),
+            (&r::OUTPUT_TOKEN_COUNT, 200.0),
+            (&r::REASONING_TOKEN_COUNT, 50.0),
+        ]);
+        let d = derive_all(&mut k);
+        assert_eq!(value(&d, &r::TOTAL_USAGE_PROMPT_CACHE_READ_TOKENS), Some(640.0));
+        assert_eq!(value(&d, &r::OVERALL_USAGE_PROMPT_CACHE_READ_PCT), Some(64.0));
+        assert_eq!(value(&d, &r::TOTAL_USAGE_REASONING_TOKENS), Some(30.0));
+        assert_eq!(value(&d, &r::TOTAL_USAGE_PROMPT_CACHE_WRITE_TOKENS), None);
+        assert_eq!(value(&d, &r::TOTAL_SPEC_DECODE_STEPS), Some(40.0));
+        // 1 + 70 / 40; 70 / 120.
+        assert_eq!(value(&d, &r::SPEC_DECODE_TOKEN_WEIGHTED_ACCEPTANCE_LENGTH), Some(2.75));
+        assert_eq!(value(&d, &r::SPEC_DECODE_OVERALL_DRAFT_ACCEPTANCE_RATE), Some(70.0 / 120.0 * 100.0));
+        assert_eq!(value(&d, &r::OVERALL_THINKING_EFFICIENCY), Some(0.25));
+
+        // Zero prompt tokens, zero steps, zero drafts, zero output: no ratio.
+        let mut zero = known(&[
+            (&r::USAGE_PROMPT_TOKENS, 0.0),
+            (&r::USAGE_PROMPT_CACHE_READ_TOKENS, 0.0),
+            (&r::SPEC_DECODE_STEPS, 0.0),
+            (&r::SPEC_DECODE_ACCEPTED_DRAFT_TOKENS, 0.0),
+            (&r::SPEC_DECODE_DRAFT_TOKENS, 0.0),
+            (&r::OUTPUT_TOKEN_COUNT, 0.0),
+            (&r::REASONING_TOKEN_COUNT, 0.0),
+        ]);
+        let d = derive_all(&mut zero);
+        for def in [
+            &r::OVERALL_USAGE_PROMPT_CACHE_READ_PCT,
+            &r::SPEC_DECODE_TOKEN_WEIGHTED_ACCEPTANCE_LENGTH,
+            &r::SPEC_DECODE_OVERALL_DRAFT_ACCEPTANCE_RATE,
+            &r::OVERALL_THINKING_EFFICIENCY,
+        ] {
+            assert_eq!(value(&d, def), None, "{}", def.tag);
+        }
+        assert_eq!(value(&d, &r::TOTAL_USAGE_PROMPT_CACHE_READ_TOKENS), Some(0.0));
     }
 
     #[test]

@@ -31,6 +31,8 @@ pub struct ProcessedMetrics {
     pub by_url: Vec<UrlMetrics>,
     /// Empty unless the run asked for timeslices.
     pub timeslices: Vec<Timeslice>,
+    /// The requests' accepted-draft histograms, pooled (`RunResult::spec_decode_histogram`).
+    pub spec_decode_histogram: Vec<u64>,
 }
 
 /// Consumes profiling records one at a time (on its own thread): computes each record's
@@ -96,24 +98,24 @@ impl RecordProcessor {
             let metrics = success_metrics(&record, &self.ctx);
             let good = self.slos.as_ref().is_some_and(|slos| slos.met(&metrics));
             good_mark = self.slos.is_some().then_some(good);
-            self.run.add_success(&metrics, span, record.requested_output_tokens, good);
+            self.run.add_success(&record, &metrics, span, good);
             if let Some(slices) = &mut self.timeslices {
-                slices.slice_for(record.start_ns).add_success(&metrics, span, record.requested_output_tokens, good);
+                slices.slice_for(record.start_ns).add_success(&record, &metrics, span, good);
             }
             if let Some(sent_to) = &record.url {
-                self.by_url.of(sent_to).add_success(&metrics, span, record.requested_output_tokens, good);
+                self.by_url.of(sent_to).add_success(&record, &metrics, span, good);
             }
             self.in_flight.add(&record, Some(record_tokens(&metrics)), self.ctx.streaming);
             metrics
         } else if let (Some(error), false) = (&record.error, record.was_cancelled) {
             self.errors.add(error);
             let metrics = error_metrics(&record);
-            self.run.add_error(&metrics);
+            self.run.add_error(&record, &metrics);
             if let Some(slices) = &mut self.timeslices {
-                slices.slice_for(record.start_ns).add_error(&metrics);
+                slices.slice_for(record.start_ns).add_error(&record, &metrics);
             }
             if let Some(sent_to) = &record.url {
-                self.by_url.of(sent_to).add_error(&metrics);
+                self.by_url.of(sent_to).add_error(&record, &metrics);
             }
             self.in_flight.add(&record, None, self.ctx.streaming);
             metrics
@@ -143,6 +145,7 @@ impl RecordProcessor {
     pub fn finish_adjusted(self, network_rtt: Option<&NetworkRtt>) -> Result<ProcessedMetrics> {
         let (has_phases, has_tokens) = (self.in_flight.has_phases(), self.in_flight.has_tokens());
         let window = self.in_flight.window();
+        let spec_decode_histogram = self.run.spec_decode_histogram().to_vec();
         let (sinks, in_flight, run) = (self.sinks, self.in_flight, self.run);
         std::thread::scope(|scope| {
             // The files are flushed and synced, and the in-flight changes swept into segments,
@@ -171,7 +174,13 @@ impl RecordProcessor {
                 .map(|slices| slices.finish(&segments, has_phases, has_tokens, &self.ctx.clock))
                 .unwrap_or_default();
             let by_url = self.by_url.finish();
-            Ok(ProcessedMetrics { metrics, error_summary: self.errors.into_summary(), by_url, timeslices })
+            Ok(ProcessedMetrics {
+                metrics,
+                error_summary: self.errors.into_summary(),
+                by_url,
+                timeslices,
+                spec_decode_histogram,
+            })
         })
     }
 }

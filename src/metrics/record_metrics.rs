@@ -6,7 +6,8 @@ use super::http_trace::push_trace_metrics;
 use super::record_values::{MetricValue, RecordMetrics};
 use super::registry::{self, MetricFlags};
 use super::token_checks::push_diff_metrics;
-use crate::record::RequestRecord;
+use crate::record::{RequestRecord, Usage};
+use crate::spec_decode::SpecDecodeStats;
 
 const NS_PER_MS: f64 = 1e6;
 const NS_PER_SEC: f64 = 1e9;
@@ -71,18 +72,23 @@ pub fn success_metrics(record: &RequestRecord, ctx: &MetricsContext) -> RecordMe
     if let Some(reasoning) = reasoning_tokens {
         metrics.push(&registry::REASONING_TOKEN_COUNT, MetricValue::Count(reasoning));
     }
+    if let (Some(reasoning), true) = (reasoning_tokens, output_tokens > 0) {
+        metrics.push(&registry::THINKING_EFFICIENCY, MetricValue::Float(reasoning as f64 / output_tokens as f64));
+    }
+    if let Some(requested) = record.requested_output_tokens {
+        metrics.push(&registry::REQUESTED_OSL, MetricValue::Count(requested));
+    }
     if let Some(usage) = &record.usage {
-        let fields = [
-            (&registry::USAGE_PROMPT_TOKENS, usage.prompt_tokens),
-            (&registry::USAGE_COMPLETION_TOKENS, usage.completion_tokens),
-            (&registry::USAGE_TOTAL_TOKENS, usage.total_tokens),
-            (&registry::USAGE_REASONING_TOKENS, usage.reasoning_tokens),
-        ];
-        for (def, value) in fields {
-            if let Some(tokens) = value {
-                metrics.push(def, MetricValue::Count(tokens));
-            }
+        push_usage_metrics(&mut metrics, usage);
+    }
+    if let Some(seconds) = record.audio_seconds.filter(|seconds| *seconds > 0.0) {
+        metrics.push(&registry::AUDIO_DURATION, MetricValue::Float(seconds));
+        if latency_ns > 0 {
+            metrics.push(&registry::RTFX, MetricValue::Float(seconds / (latency_ns as f64 / NS_PER_SEC)));
         }
+    }
+    if let Some(stats) = record.spec_decode.stats() {
+        push_spec_decode_metrics(&mut metrics, stats);
     }
     // Images made (image generation and edits), else images sent (vision chat, retrieval).
     let images = match record.media.images {
@@ -104,6 +110,47 @@ pub fn success_metrics(record: &RequestRecord, ctx: &MetricsContext) -> RecordMe
         metrics.entries.retain(|(def, _)| !def.has(MetricFlags::PRODUCES_TOKENS_ONLY));
     }
     metrics.in_registry_order()
+}
+
+/// Each count the server's `usage` block gave.
+fn push_usage_metrics(metrics: &mut RecordMetrics, usage: &Usage) {
+    let counts = [
+        (&registry::USAGE_PROMPT_TOKENS, usage.prompt_tokens),
+        (&registry::USAGE_COMPLETION_TOKENS, usage.completion_tokens),
+        (&registry::USAGE_TOTAL_TOKENS, usage.total_tokens),
+        (&registry::USAGE_REASONING_TOKENS, usage.reasoning_tokens),
+        (&registry::USAGE_PROMPT_CACHE_READ_TOKENS, usage.prompt_cache_read_tokens),
+        (&registry::USAGE_PROMPT_CACHE_WRITE_TOKENS, usage.prompt_cache_write_tokens),
+        (&registry::USAGE_PROMPT_CACHE_MISS_TOKENS, usage.prompt_cache_miss_tokens),
+        (&registry::USAGE_PROMPT_AUDIO_TOKENS, usage.prompt_audio_tokens),
+        (&registry::USAGE_COMPLETION_AUDIO_TOKENS, usage.completion_audio_tokens),
+        (&registry::USAGE_ACCEPTED_PREDICTION_TOKENS, usage.accepted_prediction_tokens),
+        (&registry::USAGE_REJECTED_PREDICTION_TOKENS, usage.rejected_prediction_tokens),
+        (&registry::USAGE_TOOL_USE_PROMPT_TOKENS, usage.tool_use_prompt_tokens),
+    ];
+    for (def, value) in counts {
+        if let Some(tokens) = value {
+            metrics.push(def, MetricValue::Count(tokens));
+        }
+    }
+    if let Some(seconds) = usage.prompt_audio_seconds {
+        metrics.push(&registry::USAGE_PROMPT_AUDIO_SECONDS, MetricValue::Float(seconds));
+    }
+}
+
+/// The server's acceptance statistics of one request, as AIPerf derives them.
+fn push_spec_decode_metrics(metrics: &mut RecordMetrics, stats: &SpecDecodeStats) {
+    metrics.push(&registry::SPEC_DECODE_ACCEPTANCE_LENGTH, MetricValue::Float(stats.mean_acceptance_length));
+    metrics.push(&registry::SPEC_DECODE_DRAFT_ACCEPTANCE_RATE, MetricValue::Float(stats.draft_acceptance_rate * 100.0));
+    let verified = stats.num_draft_tokens + stats.num_spec_steps;
+    if verified > 0 {
+        let emitted = stats.num_accepted_draft_tokens + stats.num_spec_steps;
+        metrics
+            .push(&registry::SPEC_DECODE_ACCEPTED_PER_VERIFIED, MetricValue::Float(emitted as f64 / verified as f64));
+    }
+    metrics.push(&registry::SPEC_DECODE_STEPS, MetricValue::Count(stats.num_spec_steps));
+    metrics.push(&registry::SPEC_DECODE_ACCEPTED_DRAFT_TOKENS, MetricValue::Count(stats.num_accepted_draft_tokens));
+    metrics.push(&registry::SPEC_DECODE_DRAFT_TOKENS, MetricValue::Count(stats.num_draft_tokens));
 }
 
 /// Images sent, images per second of request latency, and latency per image.
@@ -320,11 +367,89 @@ mod tests {
             completion_tokens: Some(1),
             total_tokens: None,
             reasoning_tokens: None,
+            ..Default::default()
         });
         let m = success_metrics(&record, &context(true));
         assert_eq!(count(&m, &registry::USAGE_PROMPT_TOKENS), 4);
         assert_eq!(count(&m, &registry::USAGE_COMPLETION_TOKENS), 1);
         assert!(m.get(&registry::USAGE_TOTAL_TOKENS).is_none());
+    }
+
+    #[test]
+    fn cache_audio_prediction_and_tool_counts_of_the_usage_become_metrics() {
+        let mut record = streamed_record(0, &[1_000_000], " the", 4);
+        record.usage = Some(Usage {
+            prompt_tokens: Some(100),
+            prompt_cache_read_tokens: Some(0),
+            prompt_cache_write_tokens: Some(40),
+            prompt_cache_miss_tokens: Some(60),
+            prompt_audio_tokens: Some(5),
+            completion_audio_tokens: Some(6),
+            accepted_prediction_tokens: Some(7),
+            rejected_prediction_tokens: Some(8),
+            tool_use_prompt_tokens: Some(9),
+            prompt_audio_seconds: Some(2.5),
+            ..Default::default()
+        });
+        let m = success_metrics(&record, &context(true));
+        // A reported 0 is a value: the server reports cache reads and none hit.
+        assert_eq!(count(&m, &registry::USAGE_PROMPT_CACHE_READ_TOKENS), 0);
+        assert_eq!(count(&m, &registry::USAGE_PROMPT_CACHE_WRITE_TOKENS), 40);
+        assert_eq!(count(&m, &registry::USAGE_PROMPT_CACHE_MISS_TOKENS), 60);
+        assert_eq!(count(&m, &registry::USAGE_PROMPT_AUDIO_TOKENS), 5);
+        assert_eq!(count(&m, &registry::USAGE_COMPLETION_AUDIO_TOKENS), 6);
+        assert_eq!(count(&m, &registry::USAGE_ACCEPTED_PREDICTION_TOKENS), 7);
+        assert_eq!(count(&m, &registry::USAGE_REJECTED_PREDICTION_TOKENS), 8);
+        assert_eq!(count(&m, &registry::USAGE_TOOL_USE_PROMPT_TOKENS), 9);
+        assert!(close(float(&m, &registry::USAGE_PROMPT_AUDIO_SECONDS), 2.5));
+        record.usage = Some(Usage { prompt_tokens: Some(100), ..Default::default() });
+        assert!(success_metrics(&record, &context(true)).get(&registry::USAGE_PROMPT_CACHE_READ_TOKENS).is_none());
+    }
+
+    #[test]
+    fn rtfx_is_audio_seconds_over_request_latency_in_seconds() {
+        // 12.5 s of audio answered 500 ms after the send.
+        let mut record = streamed_record(1_000_000, &[501_000_000], " the", 4);
+        let m = success_metrics(&record, &context(false));
+        assert!(m.get(&registry::AUDIO_DURATION).is_none() && m.get(&registry::RTFX).is_none());
+        record.audio_seconds = Some(12.5);
+        let m = success_metrics(&record, &context(false));
+        assert!(close(float(&m, &registry::AUDIO_DURATION), 12.5));
+        assert!(close(float(&m, &registry::RTFX), 25.0));
+    }
+
+    #[test]
+    fn thinking_efficiency_divides_reasoning_by_answer_tokens_and_requested_osl_is_kept() {
+        let mut record = streamed_record(0, &[5_000_000, 7_000_000], " the the the the", 10);
+        record.reasoning = " the".to_string();
+        record.requested_output_tokens = Some(32);
+        let m = success_metrics(&record, &context(true));
+        assert!(close(float(&m, &registry::THINKING_EFFICIENCY), 0.25));
+        assert_eq!(count(&m, &registry::REQUESTED_OSL), 32);
+        record.content.clear();
+        assert!(success_metrics(&record, &context(true)).get(&registry::THINKING_EFFICIENCY).is_none());
+    }
+
+    #[test]
+    fn spec_decode_statistics_give_acceptance_length_rate_and_accepted_per_verified() {
+        let mut record = streamed_record(0, &[1_000_000], " the", 4);
+        record.spec_decode.add(Box::new(SpecDecodeStats {
+            mean_acceptance_length: 2.75,
+            draft_acceptance_rate: 7.0 / 12.0,
+            acceptance_histogram: vec![1, 1, 0, 2],
+            num_accepted_draft_tokens: 7,
+            num_draft_tokens: 12,
+            num_spec_steps: 4,
+            num_spec_tokens: Some(3),
+        }));
+        let m = success_metrics(&record, &context(true));
+        assert!(close(float(&m, &registry::SPEC_DECODE_ACCEPTANCE_LENGTH), 2.75));
+        assert!(close(float(&m, &registry::SPEC_DECODE_DRAFT_ACCEPTANCE_RATE), 700.0 / 12.0));
+        // (7 + 4) / (12 + 4)
+        assert!(close(float(&m, &registry::SPEC_DECODE_ACCEPTED_PER_VERIFIED), 11.0 / 16.0));
+        assert_eq!(count(&m, &registry::SPEC_DECODE_STEPS), 4);
+        assert_eq!(count(&m, &registry::SPEC_DECODE_ACCEPTED_DRAFT_TOKENS), 7);
+        assert_eq!(count(&m, &registry::SPEC_DECODE_DRAFT_TOKENS), 12);
     }
 
     #[test]
@@ -357,6 +482,7 @@ mod tests {
             completion_tokens: Some(9),
             total_tokens: Some(21),
             reasoning_tokens: Some(4),
+            ..Default::default()
         });
         let client = success_metrics(&record, &context(true));
         assert_eq!(count(&client, &registry::INPUT_SEQUENCE_LENGTH), 10);

@@ -46,6 +46,10 @@ impl MetricFlags {
     /// Computed only with GPU telemetry (`telemetry/energy.rs`): the GPUs' energy over the
     /// profiling window against the run's totals.
     pub const GPU_ENERGY: Self = Self(1 << 16);
+    /// Computed only when the requests carry audio (RTFx and its inputs, audio usage).
+    pub const SUPPORTS_AUDIO_ONLY: Self = Self(1 << 17);
+    /// AIPerf computes it only in its developer mode; here it is exported, never on the console.
+    pub const EXPERIMENTAL: Self = Self(1 << 18);
     pub const STREAMING_TOKENS_ONLY: Self = Self::STREAMING_ONLY.with(Self::PRODUCES_TOKENS_ONLY);
 
     /// Both sets of flags.
@@ -82,6 +86,7 @@ impl MetricDef {
     /// Shown in the console table.
     pub fn shown_on_console(&self) -> bool {
         !self.has(MetricFlags::NO_CONSOLE)
+            && !self.has(MetricFlags::EXPERIMENTAL)
             && !self.has(MetricFlags::INTERNAL)
             && !self.has(MetricFlags::HTTP_TRACE_ONLY)
     }
@@ -221,18 +226,93 @@ pub static VIDEO_INFERENCE_TIME: MetricDef =
 pub static VIDEO_PEAK_MEMORY: MetricDef =
     record("video_peak_memory", "Video Peak Memory", "MB", F::PRODUCES_VIDEO_ONLY, &[]);
 pub static USAGE_PROMPT_TOKENS: MetricDef =
-    record("usage_prompt_tokens", "Usage Prompt Tokens", "tokens", F::USAGE_FIELD_ONLY, &[]);
-pub static USAGE_COMPLETION_TOKENS: MetricDef =
-    record("usage_completion_tokens", "Usage Completion Tokens", "tokens", F::USAGE_FIELD_ONLY, &[]);
+    record("usage_prompt_tokens", "Usage Prompt Tokens", "tokens", F::USAGE_FIELD_ONLY.with(F::LARGER_IS_BETTER), &[]);
+pub static USAGE_COMPLETION_TOKENS: MetricDef = record(
+    "usage_completion_tokens",
+    "Usage Completion Tokens",
+    "tokens",
+    F::USAGE_FIELD_ONLY.with(F::LARGER_IS_BETTER),
+    &[],
+);
 pub static USAGE_TOTAL_TOKENS: MetricDef =
-    record("usage_total_tokens", "Usage Total Tokens", "tokens", F::USAGE_FIELD_ONLY, &[]);
+    record("usage_total_tokens", "Usage Total Tokens", "tokens", F::USAGE_FIELD_ONLY.with(F::LARGER_IS_BETTER), &[]);
 pub static USAGE_REASONING_TOKENS: MetricDef = record(
     "usage_reasoning_tokens",
     "Usage Reasoning Tokens",
     "tokens",
-    F::USAGE_FIELD_ONLY.with(F::SUPPORTS_REASONING),
+    F::USAGE_FIELD_ONLY.with(F::SUPPORTS_REASONING).with(F::LARGER_IS_BETTER),
     &[],
 );
+const fn usage(tag: &'static str, header: &'static str, flags: MetricFlags) -> MetricDef {
+    record(tag, header, "tokens", F::USAGE_FIELD_ONLY.with(flags), &[])
+}
+pub static USAGE_PROMPT_CACHE_READ_TOKENS: MetricDef =
+    usage("usage_prompt_cache_read_tokens", "Usage Prompt Cache Read Tokens", F::LARGER_IS_BETTER);
+pub static USAGE_PROMPT_CACHE_WRITE_TOKENS: MetricDef =
+    usage("usage_prompt_cache_write_tokens", "Usage Prompt Cache Write Tokens", F::NONE);
+pub static USAGE_PROMPT_CACHE_MISS_TOKENS: MetricDef =
+    usage("usage_prompt_cache_miss_tokens", "Usage Prompt Cache Miss Tokens", F::NONE);
+pub static USAGE_PROMPT_AUDIO_TOKENS: MetricDef =
+    usage("usage_prompt_audio_tokens", "Usage Prompt Audio Tokens", F::LARGER_IS_BETTER.with(F::SUPPORTS_AUDIO_ONLY));
+pub static USAGE_COMPLETION_AUDIO_TOKENS: MetricDef = usage(
+    "usage_completion_audio_tokens",
+    "Usage Completion Audio Tokens",
+    F::PRODUCES_TOKENS_ONLY.with(F::LARGER_IS_BETTER).with(F::SUPPORTS_AUDIO_ONLY),
+);
+pub static USAGE_ACCEPTED_PREDICTION_TOKENS: MetricDef = usage(
+    "usage_accepted_prediction_tokens",
+    "Usage Accepted Prediction Tokens",
+    F::PRODUCES_TOKENS_ONLY.with(F::LARGER_IS_BETTER),
+);
+pub static USAGE_REJECTED_PREDICTION_TOKENS: MetricDef =
+    usage("usage_rejected_prediction_tokens", "Usage Rejected Prediction Tokens", F::PRODUCES_TOKENS_ONLY);
+pub static USAGE_TOOL_USE_PROMPT_TOKENS: MetricDef =
+    usage("usage_tool_use_prompt_tokens", "Usage Tool Use Prompt Tokens", F::NONE);
+/// Seconds, not tokens (Mistral's `prompt_audio_seconds`).
+pub static USAGE_PROMPT_AUDIO_SECONDS: MetricDef = record(
+    "usage_prompt_audio_seconds",
+    "Usage Prompt Audio Seconds",
+    "sec",
+    F::USAGE_FIELD_ONLY.with(F::LARGER_IS_BETTER).with(F::SUPPORTS_AUDIO_ONLY),
+    &[],
+);
+/// Seconds of audio the request sent (its first clip).
+pub static AUDIO_DURATION: MetricDef =
+    record("audio_duration", "Audio Duration", "sec", F::SUPPORTS_AUDIO_ONLY.with(F::NO_CONSOLE), &[]);
+/// Audio seconds per second of request latency: how many times faster than real time.
+pub static RTFX: MetricDef = record(
+    "rtfx",
+    "Inverse Real-Time Factor (RTFx)",
+    "ratio",
+    F::SUPPORTS_AUDIO_ONLY.with(F::LARGER_IS_BETTER),
+    &[&AUDIO_DURATION, &REQUEST_LATENCY],
+);
+/// Reasoning tokens / output tokens of one request.
+pub static THINKING_EFFICIENCY: MetricDef = record(
+    "thinking_efficiency",
+    "Thinking Efficiency",
+    "ratio",
+    F::PRODUCES_TOKENS_ONLY.with(F::SUPPORTS_REASONING).with(F::EXPERIMENTAL),
+    &[&REASONING_TOKEN_COUNT, &OUTPUT_TOKEN_COUNT],
+);
+/// The max tokens the request asked for.
+pub static REQUESTED_OSL: MetricDef =
+    record("requested_osl", "Requested OSL", "tokens", F::PRODUCES_TOKENS_ONLY.with(F::INTERNAL), &[]);
+
+// ---- Speculative decoding (per-request statistics the server reported, `spec_decode.rs`) ----
+/// 1 + accepted drafts / verify steps, as the server reported it.
+pub static SPEC_DECODE_ACCEPTANCE_LENGTH: MetricDef =
+    record("spec_decode_acceptance_length", "Acceptance Length", "ratio", F::LARGER_IS_BETTER, &[]);
+pub static SPEC_DECODE_DRAFT_ACCEPTANCE_RATE: MetricDef =
+    record("spec_decode_draft_acceptance_rate", "Draft Acceptance Rate", "%", F::LARGER_IS_BETTER, &[]);
+/// (accepted drafts + steps) / (proposed drafts + steps): emitted over verified tokens.
+pub static SPEC_DECODE_ACCEPTED_PER_VERIFIED: MetricDef =
+    record("spec_decode_accepted_per_verified", "Accepted per Verified", "ratio", F::LARGER_IS_BETTER, &[]);
+pub static SPEC_DECODE_STEPS: MetricDef = record("spec_decode_steps", "Spec Decode Steps", "count", F::NONE, &[]);
+pub static SPEC_DECODE_ACCEPTED_DRAFT_TOKENS: MetricDef =
+    record("spec_decode_accepted_draft_tokens", "Accepted Draft Tokens", "tokens", F::NO_CONSOLE, &[]);
+pub static SPEC_DECODE_DRAFT_TOKENS: MetricDef =
+    record("spec_decode_draft_tokens", "Draft Tokens", "tokens", F::NO_CONSOLE, &[]);
 pub static USAGE_PROMPT_TOKENS_DIFF_PCT: MetricDef = record(
     "usage_prompt_tokens_diff_pct",
     "Usage Prompt Diff %",
@@ -319,6 +399,9 @@ pub static USAGE_DISCREPANCY_COUNT: MetricDef = aggregate(
 /// Requests whose output length missed the requested one by more than the threshold.
 pub static OSL_MISMATCH_COUNT: MetricDef =
     aggregate("osl_mismatch_count", "OSL Mismatch Count", "requests", F::PRODUCES_TOKENS_ONLY.with(F::NO_CONSOLE));
+/// Failed requests whose error says the prompt overflowed the context (AIPerf's phrases).
+pub static CONTEXT_OVERFLOW_COUNT: MetricDef =
+    aggregate("context_overflow_count", "Context Overflow Count", "requests", F::ERROR_ONLY.with(F::NO_CONSOLE));
 pub static MIN_REQUEST_TIMESTAMP: MetricDef =
     aggregate("min_request_timestamp", "Minimum Request Timestamp", "ns", F::INTERNAL.with(F::NO_CONSOLE));
 pub static MAX_RESPONSE_TIMESTAMP: MetricDef =
@@ -411,22 +494,135 @@ pub static TOTAL_USAGE_PROMPT_TOKENS: MetricDef = derived(
     "total_usage_prompt_tokens",
     "Total Usage Prompt Tokens",
     "tokens",
-    F::USAGE_FIELD_ONLY,
+    F::USAGE_FIELD_ONLY.with(F::LARGER_IS_BETTER),
     &[&USAGE_PROMPT_TOKENS],
 );
 pub static TOTAL_USAGE_COMPLETION_TOKENS: MetricDef = derived(
     "total_usage_completion_tokens",
     "Total Usage Completion Tokens",
     "tokens",
-    F::USAGE_FIELD_ONLY,
+    F::USAGE_FIELD_ONLY.with(F::LARGER_IS_BETTER),
     &[&USAGE_COMPLETION_TOKENS],
 );
 pub static TOTAL_USAGE_TOTAL_TOKENS: MetricDef = derived(
     "total_usage_total_tokens",
     "Total Usage Total Tokens",
     "tokens",
-    F::USAGE_FIELD_ONLY,
+    F::USAGE_FIELD_ONLY.with(F::LARGER_IS_BETTER),
     &[&USAGE_TOTAL_TOKENS],
+);
+pub static TOTAL_USAGE_REASONING_TOKENS: MetricDef = derived(
+    "total_usage_reasoning_tokens",
+    "Total Usage Reasoning Tokens",
+    "tokens",
+    F::USAGE_FIELD_ONLY.with(F::LARGER_IS_BETTER),
+    &[&USAGE_REASONING_TOKENS],
+);
+pub static TOTAL_USAGE_PROMPT_CACHE_READ_TOKENS: MetricDef = derived(
+    "total_usage_prompt_cache_read_tokens",
+    "Total Usage Prompt Cache Read Tokens",
+    "tokens",
+    F::USAGE_FIELD_ONLY.with(F::LARGER_IS_BETTER),
+    &[&USAGE_PROMPT_CACHE_READ_TOKENS],
+);
+pub static TOTAL_USAGE_PROMPT_CACHE_WRITE_TOKENS: MetricDef = derived(
+    "total_usage_prompt_cache_write_tokens",
+    "Total Usage Prompt Cache Write Tokens",
+    "tokens",
+    F::USAGE_FIELD_ONLY,
+    &[&USAGE_PROMPT_CACHE_WRITE_TOKENS],
+);
+pub static TOTAL_USAGE_PROMPT_CACHE_MISS_TOKENS: MetricDef = derived(
+    "total_usage_prompt_cache_miss_tokens",
+    "Total Usage Prompt Cache Miss Tokens",
+    "tokens",
+    F::USAGE_FIELD_ONLY,
+    &[&USAGE_PROMPT_CACHE_MISS_TOKENS],
+);
+pub static TOTAL_USAGE_PROMPT_AUDIO_TOKENS: MetricDef = derived(
+    "total_usage_prompt_audio_tokens",
+    "Total Usage Prompt Audio Tokens",
+    "tokens",
+    F::USAGE_FIELD_ONLY.with(F::LARGER_IS_BETTER).with(F::SUPPORTS_AUDIO_ONLY),
+    &[&USAGE_PROMPT_AUDIO_TOKENS],
+);
+pub static TOTAL_USAGE_COMPLETION_AUDIO_TOKENS: MetricDef = derived(
+    "total_usage_completion_audio_tokens",
+    "Total Usage Completion Audio Tokens",
+    "tokens",
+    F::USAGE_FIELD_ONLY.with(F::PRODUCES_TOKENS_ONLY).with(F::LARGER_IS_BETTER).with(F::SUPPORTS_AUDIO_ONLY),
+    &[&USAGE_COMPLETION_AUDIO_TOKENS],
+);
+pub static TOTAL_USAGE_ACCEPTED_PREDICTION_TOKENS: MetricDef = derived(
+    "total_usage_accepted_prediction_tokens",
+    "Total Usage Accepted Prediction Tokens",
+    "tokens",
+    F::USAGE_FIELD_ONLY.with(F::PRODUCES_TOKENS_ONLY).with(F::LARGER_IS_BETTER),
+    &[&USAGE_ACCEPTED_PREDICTION_TOKENS],
+);
+pub static TOTAL_USAGE_REJECTED_PREDICTION_TOKENS: MetricDef = derived(
+    "total_usage_rejected_prediction_tokens",
+    "Total Usage Rejected Prediction Tokens",
+    "tokens",
+    F::USAGE_FIELD_ONLY.with(F::PRODUCES_TOKENS_ONLY),
+    &[&USAGE_REJECTED_PREDICTION_TOKENS],
+);
+pub static TOTAL_USAGE_TOOL_USE_PROMPT_TOKENS: MetricDef = derived(
+    "total_usage_tool_use_prompt_tokens",
+    "Total Usage Tool Use Prompt Tokens",
+    "tokens",
+    F::USAGE_FIELD_ONLY,
+    &[&USAGE_TOOL_USE_PROMPT_TOKENS],
+);
+pub static TOTAL_USAGE_PROMPT_AUDIO_SECONDS: MetricDef = derived(
+    "total_usage_prompt_audio_seconds",
+    "Total Usage Prompt Audio Seconds",
+    "sec",
+    F::USAGE_FIELD_ONLY.with(F::LARGER_IS_BETTER).with(F::SUPPORTS_AUDIO_ONLY),
+    &[&USAGE_PROMPT_AUDIO_SECONDS],
+);
+/// Cache-read tokens / prompt tokens over the run, in percent (token-weighted).
+pub static OVERALL_USAGE_PROMPT_CACHE_READ_PCT: MetricDef = derived(
+    "overall_usage_prompt_cache_read_pct",
+    "Overall Usage Prompt Cache Read %",
+    "%",
+    F::USAGE_FIELD_ONLY.with(F::LARGER_IS_BETTER),
+    &[&TOTAL_USAGE_PROMPT_CACHE_READ_TOKENS, &TOTAL_USAGE_PROMPT_TOKENS],
+);
+/// Total reasoning tokens / total output tokens.
+pub static OVERALL_THINKING_EFFICIENCY: MetricDef = derived(
+    "overall_thinking_efficiency",
+    "Overall Thinking Efficiency",
+    "ratio",
+    F::PRODUCES_TOKENS_ONLY.with(F::SUPPORTS_REASONING).with(F::EXPERIMENTAL),
+    &[&TOTAL_OUTPUT_TOKENS, &TOTAL_REASONING_TOKENS],
+);
+pub static TOTAL_SPEC_DECODE_STEPS: MetricDef =
+    derived("total_spec_decode_steps", "Total Spec Decode Steps", "count", F::NO_CONSOLE, &[&SPEC_DECODE_STEPS]);
+pub static TOTAL_ACCEPTED_DRAFT_TOKENS: MetricDef = derived(
+    "total_accepted_draft_tokens",
+    "Total Accepted Draft Tokens",
+    "tokens",
+    F::NO_CONSOLE,
+    &[&SPEC_DECODE_ACCEPTED_DRAFT_TOKENS],
+);
+pub static TOTAL_DRAFT_TOKENS: MetricDef =
+    derived("total_draft_tokens", "Total Draft Tokens", "tokens", F::NO_CONSOLE, &[&SPEC_DECODE_DRAFT_TOKENS]);
+/// 1 + total accepted drafts / total verify steps: every step weighs the same.
+pub static SPEC_DECODE_TOKEN_WEIGHTED_ACCEPTANCE_LENGTH: MetricDef = derived(
+    "spec_decode_token_weighted_acceptance_length",
+    "Token-Weighted Acceptance Length",
+    "ratio",
+    F::LARGER_IS_BETTER,
+    &[&TOTAL_ACCEPTED_DRAFT_TOKENS, &TOTAL_SPEC_DECODE_STEPS],
+);
+/// Total accepted drafts / total proposed drafts, in percent.
+pub static SPEC_DECODE_OVERALL_DRAFT_ACCEPTANCE_RATE: MetricDef = derived(
+    "spec_decode_overall_draft_acceptance_rate",
+    "Overall Draft Acceptance Rate",
+    "%",
+    F::LARGER_IS_BETTER,
+    &[&TOTAL_ACCEPTED_DRAFT_TOKENS, &TOTAL_DRAFT_TOKENS],
 );
 pub static TOTAL_ERROR_ISL: MetricDef = derived(
     "total_error_isl",
@@ -566,6 +762,10 @@ pub static METRICS: &[&MetricDef] = &[
     &INPUT_SEQUENCE_LENGTH,
     &OUTPUT_TOKEN_COUNT,
     &REASONING_TOKEN_COUNT,
+    &THINKING_EFFICIENCY,
+    &REQUESTED_OSL,
+    &AUDIO_DURATION,
+    &RTFX,
     &NUM_IMAGES,
     &IMAGE_THROUGHPUT,
     &IMAGE_LATENCY,
@@ -587,10 +787,20 @@ pub static METRICS: &[&MetricDef] = &[
     &TOTAL_OSL,
     &TOTAL_ISL,
     &TOTAL_REASONING_TOKENS,
+    &OVERALL_THINKING_EFFICIENCY,
     &USAGE_PROMPT_TOKENS,
     &USAGE_COMPLETION_TOKENS,
     &USAGE_TOTAL_TOKENS,
     &USAGE_REASONING_TOKENS,
+    &USAGE_PROMPT_CACHE_READ_TOKENS,
+    &USAGE_PROMPT_CACHE_WRITE_TOKENS,
+    &USAGE_PROMPT_CACHE_MISS_TOKENS,
+    &USAGE_PROMPT_AUDIO_TOKENS,
+    &USAGE_COMPLETION_AUDIO_TOKENS,
+    &USAGE_ACCEPTED_PREDICTION_TOKENS,
+    &USAGE_REJECTED_PREDICTION_TOKENS,
+    &USAGE_TOOL_USE_PROMPT_TOKENS,
+    &USAGE_PROMPT_AUDIO_SECONDS,
     &USAGE_PROMPT_TOKENS_DIFF_PCT,
     &USAGE_COMPLETION_TOKENS_DIFF_PCT,
     &USAGE_REASONING_TOKENS_DIFF_PCT,
@@ -600,8 +810,31 @@ pub static METRICS: &[&MetricDef] = &[
     &TOTAL_USAGE_PROMPT_TOKENS,
     &TOTAL_USAGE_COMPLETION_TOKENS,
     &TOTAL_USAGE_TOTAL_TOKENS,
+    &TOTAL_USAGE_REASONING_TOKENS,
+    &TOTAL_USAGE_PROMPT_CACHE_READ_TOKENS,
+    &TOTAL_USAGE_PROMPT_CACHE_WRITE_TOKENS,
+    &TOTAL_USAGE_PROMPT_CACHE_MISS_TOKENS,
+    &TOTAL_USAGE_PROMPT_AUDIO_TOKENS,
+    &TOTAL_USAGE_COMPLETION_AUDIO_TOKENS,
+    &TOTAL_USAGE_ACCEPTED_PREDICTION_TOKENS,
+    &TOTAL_USAGE_REJECTED_PREDICTION_TOKENS,
+    &TOTAL_USAGE_TOOL_USE_PROMPT_TOKENS,
+    &TOTAL_USAGE_PROMPT_AUDIO_SECONDS,
+    &OVERALL_USAGE_PROMPT_CACHE_READ_PCT,
+    &SPEC_DECODE_ACCEPTANCE_LENGTH,
+    &SPEC_DECODE_TOKEN_WEIGHTED_ACCEPTANCE_LENGTH,
+    &SPEC_DECODE_DRAFT_ACCEPTANCE_RATE,
+    &SPEC_DECODE_OVERALL_DRAFT_ACCEPTANCE_RATE,
+    &SPEC_DECODE_ACCEPTED_PER_VERIFIED,
+    &SPEC_DECODE_STEPS,
+    &SPEC_DECODE_ACCEPTED_DRAFT_TOKENS,
+    &SPEC_DECODE_DRAFT_TOKENS,
+    &TOTAL_SPEC_DECODE_STEPS,
+    &TOTAL_ACCEPTED_DRAFT_TOKENS,
+    &TOTAL_DRAFT_TOKENS,
     &ERROR_ISL,
     &TOTAL_ERROR_ISL,
+    &CONTEXT_OVERFLOW_COUNT,
     &DISPATCH_DELAY,
     &SCHEDULED_REQUEST_LATENCY,
     &SCHEDULED_TIME_TO_FIRST_TOKEN,

@@ -90,6 +90,15 @@ pub fn html(run: &RunArtifacts) -> String {
         latency_card(run, "request latency", "request_latency"),
         Some(errors_card(run)),
         stat_card(run, "goodput", "goodput", "avg", "requests/s within the SLOs"),
+        stat_card(run, "prompt cache hits", "overall_usage_prompt_cache_read_pct", "avg", "% of prompt tokens"),
+        stat_card(
+            run,
+            "acceptance length",
+            "spec_decode_token_weighted_acceptance_length",
+            "avg",
+            "tokens per verify step",
+        ),
+        stat_card(run, "RTFx", "rtfx", "avg", "times faster than real time"),
         thresholds_card(&run.summary),
         self_check_card(&run.summary),
     ];
@@ -109,4 +118,31 @@ pub fn html(run: &RunArtifacts) -> String {
     }
     html.push_str("</div>");
     html
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cache_acceptance_and_rtfx_cards_show_when_the_run_has_them() {
+        let run = |summary: Value| RunArtifacts {
+            label: "run".into(),
+            dir: "run".into(),
+            summary,
+            records: Vec::new(),
+            server_metrics: Default::default(),
+            gpu: Default::default(),
+        };
+        let plain = html(&run(serde_json::json!({})));
+        assert!(!plain.contains("prompt cache hits") && !plain.contains("RTFx"), "{plain}");
+        let with_them = html(&run(serde_json::json!({
+            "overall_usage_prompt_cache_read_pct": { "unit": "%", "avg": 64.0 },
+            "spec_decode_token_weighted_acceptance_length": { "unit": "ratio", "avg": 2.75 },
+            "rtfx": { "unit": "ratio", "avg": 27.0 },
+        })));
+        for label in ["prompt cache hits", "acceptance length", "RTFx"] {
+            assert!(with_them.contains(label), "{label}: {with_them}");
+        }
+    }
 }

@@ -56,5 +56,6 @@ pub fn placeholder_result(plan: &Plan, artifact_root: &std::path::Path) -> RunRe
         telemetry_data: None,
         thresholds: Vec::new(),
         timeslices: Vec::new(),
+        spec_decode_histogram: Vec::new(),
     }
 }

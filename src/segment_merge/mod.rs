@@ -64,7 +64,8 @@ pub async fn merge(dirs: &[PathBuf], out: &Path, streaming: bool, cli_command: O
     } else {
         recomputed_metrics(&whole, &segments, &phases, anchor_ns, out, tokenizer.clone())?
     };
-    let crate::metrics::ProcessedMetrics { mut metrics, error_summary, by_url, timeslices } = processed;
+    let crate::metrics::ProcessedMetrics { mut metrics, error_summary, by_url, timeslices, spec_decode_histogram } =
+        processed;
 
     let collecting = segments.iter().find(|s| s.info.segment.collects()).unwrap_or(&segments[0]);
     if let Some(fleet) = gpu_energy(&collecting.dir, &whole, &phases, anchor_ns)? {
@@ -94,6 +95,7 @@ pub async fn merge(dirs: &[PathBuf], out: &Path, streaming: bool, cli_command: O
         server_metrics: None,
         telemetry_data: telemetry_data(&collecting.dir, &whole),
         timeslices,
+        spec_decode_histogram,
     };
     export::write_summaries(&result, out)?;
     copy_collector_files(&collecting.dir, out, &whole)?;

@@ -33,5 +33,6 @@ pub fn merged_metrics<'a>(dirs: impl IntoIterator<Item = &'a Path>) -> Result<Pr
         error_summary: errors.into_summary(),
         by_url: Vec::new(),
         timeslices: Vec::new(),
+        spec_decode_histogram: totals.spec_decode_histogram().to_vec(),
     })
 }

@@ -29,26 +29,101 @@ const ACTIVE: [&str; 5] = [
     "active_total_throughput",
 ];
 
-/// The console tables of `result` as AIPerf prints them: the Effective and Active metrics
-/// (those the run has), then every console metric, each with a title line.
+/// AIPerf's "Usage" table (the server's usage counts), in its display order.
+const USAGE: [&str; 27] = [
+    "usage_prompt_tokens",
+    "usage_prompt_cache_read_tokens",
+    "usage_prompt_cache_write_tokens",
+    "usage_prompt_cache_miss_tokens",
+    "usage_prompt_audio_tokens",
+    "usage_tool_use_prompt_tokens",
+    "usage_prompt_audio_seconds",
+    "usage_completion_tokens",
+    "usage_reasoning_tokens",
+    "usage_completion_audio_tokens",
+    "usage_accepted_prediction_tokens",
+    "usage_rejected_prediction_tokens",
+    "usage_total_tokens",
+    "total_usage_prompt_tokens",
+    "total_usage_prompt_cache_read_tokens",
+    "overall_usage_prompt_cache_read_pct",
+    "total_usage_prompt_cache_write_tokens",
+    "total_usage_prompt_cache_miss_tokens",
+    "total_usage_prompt_audio_tokens",
+    "total_usage_tool_use_prompt_tokens",
+    "total_usage_prompt_audio_seconds",
+    "total_usage_completion_tokens",
+    "total_usage_reasoning_tokens",
+    "total_usage_completion_audio_tokens",
+    "total_usage_accepted_prediction_tokens",
+    "total_usage_rejected_prediction_tokens",
+    "total_usage_total_tokens",
+];
+
+/// AIPerf's "Spec Decode" table, in its display order.
+const SPEC_DECODE: [&str; 6] = [
+    "spec_decode_acceptance_length",
+    "spec_decode_token_weighted_acceptance_length",
+    "spec_decode_draft_acceptance_rate",
+    "spec_decode_overall_draft_acceptance_rate",
+    "spec_decode_accepted_per_verified",
+    "spec_decode_steps",
+];
+
+/// Buckets of the accepted-draft histogram shown one by one; the rest are folded into one.
+const SPEC_DECODE_HISTOGRAM_BUCKETS: usize = 8;
+
+/// The console tables of `result` as AIPerf prints them: the Effective, Active and Usage
+/// metrics (those the run has), every other console metric, then the Spec Decode metrics with
+/// the pooled accepted-draft histogram, each table with a title line.
 pub fn render(result: &RunResult) -> String {
     let mut out = String::new();
-    for (group, tags) in [("Effective", &EFFECTIVE[..]), ("Active", &ACTIVE[..])] {
-        let shown: Vec<&MetricResult> =
-            tags.iter().filter_map(|tag| result.metrics.iter().find(|m| m.tag == *tag)).collect();
+    // The time-weighted metrics are kept off the main table; the Usage and Spec Decode tables
+    // hold console metrics only.
+    let group = |tags: &[&str], console_only: bool| -> Vec<&MetricResult> {
+        let found = |tag: &&str| result.metrics.iter().find(|m| m.tag == *tag && (m.console || !console_only));
+        tags.iter().filter_map(found).collect()
+    };
+    for (title, tags, console_only) in
+        [("Effective", &EFFECTIVE[..], false), ("Active", &ACTIVE[..], false), ("Usage", &USAGE[..], true)]
+    {
+        let shown = group(tags, console_only);
         if !shown.is_empty() {
-            out.push_str(&draw(&format!("aiperf | LLM Metrics: {group} | {}", result.name), &shown));
+            out.push_str(&draw(&format!("aiperf | LLM Metrics: {title} | {}", result.name), &shown));
         }
     }
     // Distributions first, then the single-valued metrics, as AIPerf orders them.
-    let console = || result.metrics.iter().filter(|m| m.console);
+    let grouped = |m: &&MetricResult| USAGE.contains(&m.tag) || SPEC_DECODE.contains(&m.tag);
+    let console = || result.metrics.iter().filter(|m| m.console).filter(|m| !grouped(m));
     let shown: Vec<&MetricResult> = console()
         .filter(|m| m.kind == MetricKind::Record)
         .chain(console().filter(|m| m.kind != MetricKind::Record))
         .collect();
     out.push_str(&draw(&format!("aiperf | LLM Metrics | {}", result.name), &shown));
+    let spec_decode = group(&SPEC_DECODE, true);
+    if !spec_decode.is_empty() {
+        out.push_str(&draw(&format!("aiperf | LLM Metrics: Spec Decode | {}", result.name), &spec_decode));
+    }
+    if let Some(line) = acceptance_histogram_line(&result.spec_decode_histogram) {
+        out.push_str(&format!("  {line}\n"));
+    }
     out.push_str(&render_by_url(result));
     out
+}
+
+/// The share of verify steps that accepted 0, 1, 2, … drafts, on one line (from
+/// `SPEC_DECODE_HISTOGRAM_BUCKETS` drafts on in one bucket); None without steps.
+fn acceptance_histogram_line(histogram: &[u64]) -> Option<String> {
+    let steps: u64 = histogram.iter().sum();
+    let highest = histogram.iter().rposition(|count| *count > 0)?;
+    let share = |count: u64| format!("{:.0}%", count as f64 / steps as f64 * 100.0);
+    let shown = highest.min(SPEC_DECODE_HISTOGRAM_BUCKETS - 1);
+    let mut buckets: Vec<String> = (0..=shown).map(|j| format!("{j}: {}", share(histogram[j]))).collect();
+    if highest >= SPEC_DECODE_HISTOGRAM_BUCKETS {
+        let folded = histogram[SPEC_DECODE_HISTOGRAM_BUCKETS..].iter().sum();
+        buckets.push(format!(">={SPEC_DECODE_HISTOGRAM_BUCKETS}: {}", share(folded)));
+    }
+    Some(format!("Accepted drafts per step (% of steps):  {}", buckets.join("   ")))
 }
 
 const BY_URL_HEADER: [&str; 8] =
@@ -235,5 +310,38 @@ mod tests {
         assert!(at("Active Total Throughput (tokens/sec)") < at("LLM Metrics | c8"));
         assert!(at("LLM Metrics | c8") < at("Request Latency (ms)"));
         assert_eq!(table.matches("Effective Concurrency").count(), 1, "shown once:\n{table}");
+    }
+
+    #[test]
+    fn usage_and_spec_decode_metrics_get_their_tables_around_the_main_one() {
+        let mut result = crate::export::test_support::sample_result();
+        result.metrics.push(registry::USAGE_PROMPT_TOKENS.result(Stats::scalar(10.0)));
+        result.metrics.push(registry::USAGE_PROMPT_CACHE_READ_TOKENS.result(Stats::scalar(6.0)));
+        result.metrics.push(registry::SPEC_DECODE_ACCEPTANCE_LENGTH.result(Stats::scalar(2.5)));
+        result.metrics.push(registry::SPEC_DECODE_DRAFT_TOKENS.result(Stats::scalar(9.0)));
+        result.spec_decode_histogram = vec![1, 1, 0, 2];
+        let table = render(&result);
+        let at = |text: &str| table.find(text).unwrap_or_else(|| panic!("no `{text}` in\n{table}"));
+        assert!(at("LLM Metrics: Usage") < at("Usage Prompt Tokens (tokens)"));
+        assert!(at("Usage Prompt Tokens (tokens)") < at("Usage Prompt Cache Read Tokens"));
+        assert!(at("Usage Prompt Cache Read Tokens") < at("LLM Metrics | c8"));
+        assert!(at("LLM Metrics | c8") < at("LLM Metrics: Spec Decode"));
+        assert!(at("LLM Metrics: Spec Decode") < at("Acceptance Length (ratio)"));
+        assert!(!table.contains("Draft Tokens"), "kept off the console:\n{table}");
+        assert!(
+            table.ends_with("  Accepted drafts per step (% of steps):  0: 25%   1: 25%   2: 0%   3: 50%\n"),
+            "{table}"
+        );
+    }
+
+    #[test]
+    fn the_acceptance_histogram_folds_its_long_tail() {
+        assert_eq!(acceptance_histogram_line(&[0, 0]), None);
+        let mut histogram = vec![0; 12];
+        histogram[0] = 2;
+        histogram[9] = 1;
+        histogram[11] = 1;
+        let line = acceptance_histogram_line(&histogram).unwrap();
+        assert!(line.ends_with("0: 50%   1: 0%   2: 0%   3: 0%   4: 0%   5: 0%   6: 0%   7: 0%   >=8: 50%"), "{line}");
     }
 }

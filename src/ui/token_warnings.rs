@@ -1,5 +1,6 @@
 //! End-of-run warnings about token counts: outputs that missed the requested length (the
-//! server did not honour max_tokens), and server usage that disagrees with the client's counts.
+//! server did not honour max_tokens), server usage that disagrees with the client's counts, and
+//! server usage without prompt-cache reads (as AIPerf hints).
 
 use std::fmt::Write;
 
@@ -36,6 +37,17 @@ pub fn render(result: &RunResult) -> String {
              counts by more than {USAGE_DISCREPANCY_THRESHOLD_PCT} %: the tokenizer is probably not the model's.\n  \
              Count with the model's own: tokenizer: \"<model id>\", or take the server's counts: \
              use_server_token_count: true."
+        );
+    }
+    if result.metric(registry::TOTAL_USAGE_PROMPT_TOKENS.tag).is_some()
+        && result.metric(registry::TOTAL_USAGE_PROMPT_CACHE_READ_TOKENS.tag).is_none()
+    {
+        let _ = writeln!(
+            out,
+            "NOTE: the server reports token usage but no prompt-cache reads \
+             (usage.prompt_tokens_details.cached_tokens), so the prompt-cache metrics are empty; a server with \
+             prefix caching reports them when asked: vLLM --enable-prompt-tokens-details, SGLang \
+             --enable-cache-report (TensorRT-LLM always does)."
         );
     }
     out
@@ -75,5 +87,16 @@ mod tests {
         result.metrics.push(registry::USAGE_DISCREPANCY_COUNT.result(Stats::scalar(2.0)));
         let text = render(&result);
         assert!(text.contains("for 2 of") && text.contains("use_server_token_count: true"), "{text}");
+    }
+
+    #[test]
+    fn usage_without_cache_reads_gets_one_note_and_a_reported_zero_none() {
+        let mut result = sample_result();
+        result.metrics.push(registry::TOTAL_USAGE_PROMPT_TOKENS.result(Stats::scalar(100.0)));
+        let text = render(&result);
+        assert_eq!(text.lines().count(), 1, "{text}");
+        assert!(text.contains("no prompt-cache reads") && text.contains("--enable-prompt-tokens-details"), "{text}");
+        result.metrics.push(registry::TOTAL_USAGE_PROMPT_CACHE_READ_TOKENS.result(Stats::scalar(0.0)));
+        assert_eq!(render(&result), "");
     }
 }

@@ -6,6 +6,7 @@
 pub mod fault_server;
 pub mod llama_server;
 pub mod mock_process;
+pub mod scripted_server;
 pub mod tee_proxy;
 
 use std::collections::BTreeMap;
