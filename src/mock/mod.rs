@@ -31,6 +31,7 @@ mod stats;
 mod tgi;
 mod video_jobs;
 mod videos_api;
+mod word_ids;
 mod words;
 
 use std::net::{Ipv4Addr, SocketAddr};

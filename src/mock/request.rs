@@ -66,7 +66,10 @@ impl PromptInput {
 
     /// The whole prompt as one token sequence: the texts in order, then the ids sent as ids.
     pub fn token_sequence(&self, tokenizer: &Tokenizer) -> Vec<u32> {
-        let mut tokens: Vec<u32> = self.texts.iter().flat_map(|text| tokenizer.encode_in_pieces(text)).collect();
+        let mut tokens = Vec::new();
+        for text in &self.texts {
+            super::word_ids::append_token_ids(tokenizer, text, &mut tokens);
+        }
         tokens.extend_from_slice(&self.token_ids);
         tokens
     }
