@@ -185,3 +185,26 @@ fn mock_config(map: Map, model: &str) -> ScriptResult<MockConfig> {
         spec_decode_acceptance,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mock_settings_take_the_prefix_cache_and_speculative_decoding() {
+        let mut map = Map::new();
+        map.insert("prefill_per_token".into(), Dynamic::from(0.000_05_f64));
+        map.insert("prefix_cache_blocks".into(), Dynamic::from(64_i64));
+        map.insert("prefix_block_tokens".into(), Dynamic::from(32_i64));
+        map.insert("spec_decode_tokens".into(), Dynamic::from(3_i64));
+        map.insert("spec_decode_acceptance".into(), Dynamic::from(0.6_f64));
+        let config = mock_config(map, "m").unwrap();
+        assert!((config.prefill_ms_per_token - 0.05).abs() < 1e-12, "{}", config.prefill_ms_per_token);
+        assert_eq!((config.prefix_cache_blocks, config.prefix_block_tokens, config.spec_decode_tokens), (64, 32, 3));
+        assert_eq!(config.spec_decode_acceptance, 0.6);
+        let mut bad = Map::new();
+        bad.insert("spec_decode_acceptance".into(), Dynamic::from(1.5_f64));
+        let error = mock_config(bad, "m").unwrap_err().to_string();
+        assert!(error.contains("spec_decode_acceptance"), "{error}");
+    }
+}
