@@ -18,6 +18,7 @@ use super::openai;
 use super::reply;
 use super::request::{Endpoint, PromptCacheUse, PromptInput, Usage};
 use super::state::MockState;
+use super::stats::ModelStats;
 use super::words;
 
 /// Largest request body accepted.
@@ -42,16 +43,7 @@ pub async fn serve(state: Arc<MockState>, endpoint: Endpoint, request: Request<I
     };
     let stats = state.stats.for_model(&model);
     let prompt_tokens = prompt.tokens;
-    let prompt_cache = match (&state.prefix_cache, prompt.block_keys) {
-        (Some(cache), Some(keys)) => {
-            let cache_use = cache.serve(&keys, prompt_tokens);
-            stats.prefix_cache_queried_tokens.fetch_add(prompt_tokens, Relaxed);
-            stats.prefix_cache_hit_tokens.fetch_add(cache_use.read_tokens, Relaxed);
-            Some(cache_use)
-        }
-        (Some(_), None) => Some(PromptCacheUse::default()),
-        (None, _) => None,
-    };
+    let prompt_cache = use_prefix_cache(&state, &stats, prompt);
     let output_tokens = parsed.output_tokens.unwrap_or(state.config.default_output_tokens);
     let job = Job { arrival, prompt_tokens, prompt_cache, output_tokens };
     let id_prefix = match endpoint {
@@ -92,6 +84,19 @@ pub async fn serve(state: Arc<MockState>, endpoint: Endpoint, request: Request<I
     drop(generation);
     let usage = Usage { prompt_tokens, completion_tokens: output_tokens, prompt_cache };
     reply::json(StatusCode::OK, writer.whole_response(&words::output_text(output_tokens), usage))
+}
+
+/// The prefix cache's part in a prompt: looked up (and counted) when the prompt was keyed,
+/// nothing read or written when the request asked for no caching, `None` without a cache.
+fn use_prefix_cache(state: &MockState, stats: &ModelStats, prompt: PromptTokens) -> Option<PromptCacheUse> {
+    let cache = state.prefix_cache.as_ref()?;
+    let Some(keys) = prompt.block_keys else {
+        return Some(PromptCacheUse::default());
+    };
+    let cache_use = cache.serve(&keys, prompt.tokens);
+    stats.prefix_cache_queried_tokens.fetch_add(prompt.tokens, Relaxed);
+    stats.prefix_cache_hit_tokens.fetch_add(cache_use.read_tokens, Relaxed);
+    Some(cache_use)
 }
 
 /// The whole request body, or the error reply when it is too large or cannot be read.

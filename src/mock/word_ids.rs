@@ -12,16 +12,22 @@ const MAX_REMEMBERED_WORDS: usize = 1 << 16;
 /// The longest word remembered.
 const MAX_REMEMBERED_WORD_BYTES: usize = 64;
 
+/// The ids of the words one tokenizer encoded.
+#[derive(Default)]
+struct WordIds {
+    tokenizer_name: String,
+    by_word: HashMap<Box<str>, Box<[u32]>>,
+}
+
 thread_local! {
-    /// The tokenizer's name and, under it, word → ids.
-    static WORD_IDS: RefCell<(String, HashMap<Box<str>, Box<[u32]>>)> = RefCell::default();
+    static WORD_IDS: RefCell<WordIds> = RefCell::default();
 }
 
 /// Appends the ids of `text` to `ids`: the same as encoding it whole, under the builtin
 /// tokenizer's GPT-2 pre-tokenizer, where a space always starts the pre-token of the word
 /// after it, so cutting the text before such a space never splits a pre-token.
 pub fn append_token_ids(tokenizer: &Tokenizer, text: &str, ids: &mut Vec<u32>) {
-    WORD_IDS.with_borrow_mut(|(tokenizer_name, memo)| {
+    WORD_IDS.with_borrow_mut(|WordIds { tokenizer_name, by_word: memo }| {
         if tokenizer_name != tokenizer.name() {
             *tokenizer_name = tokenizer.name().to_string();
             memo.clear();
