@@ -1,5 +1,6 @@
 //! End-to-end checks of the built-in mock server over real HTTP: response shapes, token
-//! counts, timing, queueing, metrics and error replies.
+//! counts, timing, queueing, metrics and error replies; its prefix cache, simulated
+//! speculative decoding and transcription durations.
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
@@ -141,7 +142,8 @@ async fn streaming_chat_sends_role_tokens_finish_usage_and_done() {
     let prompt_tokens = tokens_in("You are terse.\nSay hi.") as u64;
     assert_eq!(
         usage["usage"],
-        json!({"prompt_tokens": prompt_tokens, "completion_tokens": 7, "total_tokens": prompt_tokens + 7})
+        json!({"prompt_tokens": prompt_tokens, "completion_tokens": 7, "total_tokens": prompt_tokens + 7,
+               "prompt_tokens_details": {"cached_tokens": 0}})
     );
     server.shutdown().await;
 }
@@ -182,7 +184,8 @@ async fn non_streaming_bodies_carry_the_text_and_usage() {
     let prompt_tokens = tokens_in("hello there") as u64;
     assert_eq!(
         reply["usage"],
-        json!({"prompt_tokens": prompt_tokens, "completion_tokens": 500, "total_tokens": prompt_tokens + 500})
+        json!({"prompt_tokens": prompt_tokens, "completion_tokens": 500, "total_tokens": prompt_tokens + 500,
+               "prompt_tokens_details": {"cached_tokens": 0}})
     );
 
     let (status, reply) =
@@ -409,9 +412,272 @@ async fn models_are_listed_and_shutdown_stops_serving() {
 
 #[tokio::test]
 async fn invalid_settings_are_refused_at_start() {
-    for bad in
-        [config(-1.0, 0.0), config(f64::NAN, 0.0), MockConfig { default_output_tokens: 0, ..MockConfig::default() }]
-    {
+    for bad in [
+        config(-1.0, 0.0),
+        config(f64::NAN, 0.0),
+        MockConfig { default_output_tokens: 0, ..MockConfig::default() },
+        MockConfig { prefill_ms_per_token: -0.1, ..MockConfig::default() },
+        MockConfig { prefix_block_tokens: 0, ..MockConfig::default() },
+        MockConfig { spec_decode_tokens: 3, spec_decode_acceptance: 1.5, ..MockConfig::default() },
+        MockConfig { spec_decode_tokens: 1_000, ..MockConfig::default() },
+    ] {
         assert!(MockServer::start(bad, local()).await.is_err());
     }
+}
+
+/// 1024 tokens under the builtin tokenizer (each ` the` is one).
+fn prefix_of_1024_tokens(word: &str) -> String {
+    let prefix = word.repeat(1024);
+    assert_eq!(tokens_in(&prefix), 1024, "{word:?} is one token");
+    prefix
+}
+
+fn chat_request(content: &str, stream: bool) -> Value {
+    json!({"messages": [{"role": "user", "content": content}], "max_tokens": 2, "stream": stream,
+           "stream_options": {"include_usage": true}})
+}
+
+/// The streamed chat reply's first token's arrival and its usage chunk's `usage`.
+async fn streamed_chat(client: &HttpClient, server: &MockServer, content: &str) -> (Duration, Value) {
+    let events = post_stream(client, server, "/v1/chat/completions", chat_request(content, true)).await;
+    let usage_chunk: Value = serde_json::from_str(&events[events.len() - 2].1).unwrap();
+    (events[1].0, usage_chunk["usage"].clone())
+}
+
+#[tokio::test]
+async fn a_shared_prefix_is_read_from_the_cache_and_its_prefill_skipped() {
+    let server = start(MockConfig { prefill_ms_per_token: 0.1, ..config(5.0, 0.0) }).await;
+    let client = client();
+    let prefix = prefix_of_1024_tokens(" the");
+    let (cold_ttft, cold) = streamed_chat(&client, &server, &format!("{prefix} first question")).await;
+    let (warm_ttft, warm) = streamed_chat(&client, &server, &format!("{prefix} second question here")).await;
+    let (other_ttft, other) = streamed_chat(&client, &server, &format!("{} third", prefix_of_1024_tokens(" a"))).await;
+    assert_eq!(cold["prompt_tokens_details"]["cached_tokens"], 0);
+    assert_eq!(warm["prompt_tokens_details"]["cached_tokens"], 1024, "the 64 blocks of the shared prefix");
+    assert_eq!(other["prompt_tokens_details"]["cached_tokens"], 0, "another prompt shares no block");
+    // 5 ms plus 0.1 ms per uncached token: ~108 ms cold, ~5.4 ms with 1024 tokens cached.
+    let millis = |ttft: Duration| ttft.as_secs_f64() * 1000.0;
+    assert!(millis(cold_ttft) >= 107.0 && millis(other_ttft) >= 107.0, "{cold_ttft:?} {other_ttft:?}");
+    assert!(millis(warm_ttft) < 60.0, "the cached prefix is not computed again: {warm_ttft:?}");
+
+    let (status, whole) = post_json(&client, &server, "/v1/chat/completions", chat_request(&prefix, false)).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(whole["usage"]["prompt_tokens"], 1024);
+    assert_eq!(
+        whole["usage"]["prompt_tokens_details"]["cached_tokens"], 1008,
+        "a prompt cached whole still computes its last token: its last block is not read"
+    );
+    let completion = json!({"prompt": format!("{prefix} and more"), "max_tokens": 1});
+    let (_, completion) = post_json(&client, &server, "/v1/completions", completion).await;
+    assert_eq!(completion["usage"]["prompt_tokens_details"]["cached_tokens"], 1024, "the same tokens, the same blocks");
+    let responses = json!({"input": format!("{prefix} again"), "max_output_tokens": 1});
+    let (_, responses) = post_json(&client, &server, "/v1/responses", responses).await;
+    assert_eq!(responses["usage"]["input_tokens_details"]["cached_tokens"], 1024);
+
+    let metrics = metrics_text(&client, &server).await;
+    let label = r#"model_name="mock-model""#;
+    let prompts = [&cold, &warm, &other, &whole["usage"], &completion["usage"]];
+    let queried: u64 = prompts.iter().map(|usage| usage["prompt_tokens"].as_u64().unwrap()).sum::<u64>()
+        + responses["usage"]["input_tokens"].as_u64().unwrap();
+    assert_eq!(sample(&metrics, &format!("vllm:prefix_cache_queries_total{{{label}}}")), queried as f64);
+    assert_eq!(
+        sample(&metrics, &format!("vllm:prefix_cache_hits_total{{{label}}}")),
+        (1024 + 1008 + 1024 + 1024) as f64
+    );
+
+    assert!(server.reset_prefix_cache());
+    let (_, after_reset) = streamed_chat(&client, &server, &format!("{prefix} first question")).await;
+    assert_eq!(after_reset["prompt_tokens_details"]["cached_tokens"], 0, "reset forgets every block");
+}
+
+#[tokio::test]
+async fn anthropic_messages_cache_what_a_breakpoint_marks_and_split_the_input() {
+    let server = start(config(0.0, 0.0)).await;
+    let client = client();
+    let prefix = prefix_of_1024_tokens(" the");
+    let message = |question: &str, marked: bool| {
+        let mut block = json!({"type": "text", "text": format!("{prefix}{question}")});
+        if marked {
+            block["cache_control"] = json!({"type": "ephemeral"});
+        }
+        json!({"model": "claude", "max_tokens": 3, "messages": [{"role": "user", "content": [block]}]})
+    };
+    let mut usages = Vec::new();
+    for (question, marked) in [(" one", false), (" two", true), (" three", true)] {
+        let body = message(question, marked).to_string();
+        let request = Request::post(format!("{}/v1/messages", server.base_url()))
+            .header("anthropic-version", "2023-06-01")
+            .header("content-type", "application/json")
+            .body(Full::new(Bytes::from(body)))
+            .unwrap();
+        let reply: Value = serde_json::from_str(&text_of(client.request(request).await.unwrap()).await).unwrap();
+        usages.push(reply["usage"].clone());
+    }
+    let prompt_tokens = tokens_in(&format!("{prefix} two")) as u64;
+    assert_eq!(
+        usages[0],
+        json!({"input_tokens": tokens_in(&format!("{prefix} one")), "cache_creation_input_tokens": 0,
+               "cache_read_input_tokens": 0, "output_tokens": 3}),
+        "no breakpoint, no caching"
+    );
+    let written = (prompt_tokens / 16) * 16;
+    assert_eq!(
+        usages[1],
+        json!({"input_tokens": prompt_tokens - written, "cache_creation_input_tokens": written,
+               "cache_read_input_tokens": 0, "output_tokens": 3})
+    );
+    assert_eq!(usages[2]["cache_read_input_tokens"], 1024);
+}
+
+#[tokio::test]
+async fn a_thousand_concurrent_streams_share_a_cached_prefix() {
+    const STREAMS: usize = 1_000;
+    let server = std::sync::Arc::new(start(MockConfig { max_running: STREAMS, ..config(100.0, 2.0) }).await);
+    let h2: HttpClient = Client::builder(TokioExecutor::new()).http2_only(true).build_http();
+    let prefix = " the".repeat(512);
+    let started = Instant::now();
+    let mut streams = tokio::task::JoinSet::new();
+    for index in 0..STREAMS {
+        let (h2, server) = (h2.clone(), server.clone());
+        let request = json!({"messages": [{"role": "user", "content": format!("{prefix} question {index}")}],
+                             "max_tokens": 20, "stream": true, "stream_options": {"include_usage": true}});
+        streams.spawn(async move {
+            let events = post_stream(&h2, &server, "/v1/chat/completions", request).await;
+            assert_eq!(events.len(), 1 + 20 + 1 + 1, "role, 20 tokens, usage, [DONE]");
+            let usage: Value = serde_json::from_str(&events[21].1).unwrap();
+            usage["usage"]["prompt_tokens_details"]["cached_tokens"].as_u64().unwrap()
+        });
+    }
+    let cached: Vec<u64> = streams.join_all().await;
+    let elapsed = started.elapsed();
+    assert_eq!(cached.len(), STREAMS);
+    assert_eq!(cached.iter().filter(|tokens| **tokens == 0).count(), 1, "only the first to arrive misses");
+    assert_eq!(cached.iter().sum::<u64>(), 512 * (STREAMS as u64 - 1));
+    let metrics = metrics_text(&client(), &server).await;
+    let hits = sample(&metrics, r#"vllm:prefix_cache_hits_total{model_name="mock-model"}"#);
+    assert_eq!(hits, 512.0 * (STREAMS as f64 - 1.0));
+    println!("{STREAMS} concurrent streams with a cached 512-token prefix served in {elapsed:?}");
+}
+
+#[tokio::test]
+async fn speculative_decoding_reports_vllm_s_per_request_metrics_at_the_configured_rate() {
+    const RATE: f64 = 0.6;
+    let server = start(MockConfig { spec_decode_tokens: 3, spec_decode_acceptance: RATE, ..config(0.0, 0.0) }).await;
+    let client = client();
+    let (mut steps, mut accepted, mut drafted) = (0, 0, 0);
+    for index in 0..200 {
+        let request =
+            json!({"messages": [{"role": "user", "content": format!("question {index}")}], "max_tokens": 500});
+        let (status, reply) = post_json(&client, &server, "/v1/chat/completions", request).await;
+        assert_eq!(status, StatusCode::OK);
+        let stats = &reply["metrics"]["speculative_decoding"];
+        let histogram: Vec<u64> =
+            stats["acceptance_histogram"].as_array().unwrap().iter().map(|n| n.as_u64().unwrap()).collect();
+        // What AIPerf's vLLM adapter checks: k + 1 buckets, the steps and the accepted
+        // tokens they add up to, no more accepted than drafted.
+        assert_eq!((histogram.len(), stats["num_spec_tokens"].as_u64()), (4, Some(3)));
+        let request_steps = stats["num_spec_steps"].as_u64().unwrap();
+        let request_accepted = stats["num_accepted_draft_tokens"].as_u64().unwrap();
+        assert_eq!(histogram.iter().sum::<u64>(), request_steps);
+        assert_eq!(histogram.iter().zip(0..).map(|(count, j)| count * j).sum::<u64>(), request_accepted);
+        assert_eq!(stats["num_draft_tokens"].as_u64().unwrap(), 3 * request_steps);
+        let mean_length = stats["mean_acceptance_length"].as_f64().unwrap();
+        assert!((mean_length - (1.0 + request_accepted as f64 / request_steps as f64)).abs() < 1e-9);
+        assert!(request_steps < 499, "steps emit more than one token: {request_steps}");
+        steps += request_steps;
+        accepted += request_accepted;
+        drafted += 3 * request_steps;
+    }
+    let rate = accepted as f64 / drafted as f64;
+    assert!((rate - RATE).abs() < 0.01 * RATE, "draft acceptance rate {rate}, configured {RATE}");
+
+    let metrics = metrics_text(&client, &server).await;
+    let label = r#"model_name="mock-model""#;
+    assert_eq!(sample(&metrics, &format!("vllm:spec_decode_num_drafts_total{{{label}}}")), steps as f64);
+    assert_eq!(sample(&metrics, &format!("vllm:spec_decode_num_draft_tokens_total{{{label}}}")), drafted as f64);
+    assert_eq!(sample(&metrics, &format!("vllm:spec_decode_num_accepted_tokens_total{{{label}}}")), accepted as f64);
+    let per_position: f64 = (0..3)
+        .map(|position| {
+            sample(
+                &metrics,
+                &format!(r#"vllm:spec_decode_num_accepted_tokens_per_pos_total{{{label},position="{position}"}}"#),
+            )
+        })
+        .sum();
+    assert_eq!(per_position, accepted as f64);
+}
+
+#[tokio::test]
+async fn a_speculative_stream_carries_the_metrics_on_its_usage_chunk_and_ends_sooner() {
+    let server = start(MockConfig { spec_decode_tokens: 4, spec_decode_acceptance: 1.0, ..config(10.0, 20.0) }).await;
+    let client = client();
+    let request = json!({"messages": [{"role": "user", "content": "q"}], "max_tokens": 11, "stream": true,
+                         "stream_options": {"include_usage": true}});
+    let events = post_stream(&client, &server, "/v1/chat/completions", request).await;
+    let usage_chunk: Value = serde_json::from_str(&events[events.len() - 2].1).unwrap();
+    let stats = &usage_chunk["metrics"]["speculative_decoding"];
+    assert_eq!(stats["acceptance_histogram"], json!([0, 0, 0, 0, 2]), "two steps of 5 tokens after the first");
+    assert_eq!(stats["draft_acceptance_rate"], 1.0);
+    assert_eq!(stats["mean_acceptance_length"], 5.0);
+    // Two decode steps of 20 ms after a 10 ms first token, not ten.
+    let last_token_at = events[events.len() - 3].0;
+    assert!(
+        last_token_at >= Duration::from_millis(50) && last_token_at < Duration::from_millis(150),
+        "{last_token_at:?}"
+    );
+}
+
+/// A WAV file of `seconds` of 16 kHz mono silence.
+fn wav_of(seconds: f64) -> Vec<u8> {
+    let spec = hound::WavSpec {
+        channels: 1,
+        sample_rate: 16_000,
+        bits_per_sample: 16,
+        sample_format: hound::SampleFormat::Int,
+    };
+    let mut bytes = std::io::Cursor::new(Vec::new());
+    let mut writer = hound::WavWriter::new(&mut bytes, spec).unwrap();
+    for _ in 0..(seconds * 16_000.0) as usize {
+        writer.write_sample(0i16).unwrap();
+    }
+    writer.finalize().unwrap();
+    bytes.into_inner()
+}
+
+async fn transcribe(client: &HttpClient, server: &MockServer, fields: &[(&str, &str)], wav: &[u8]) -> Value {
+    let boundary = "mock-boundary";
+    let mut body = Vec::new();
+    for (name, value) in fields {
+        body.extend_from_slice(
+            format!("--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"\r\n\r\n{value}\r\n").as_bytes(),
+        );
+    }
+    body.extend_from_slice(
+        format!("--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.wav\"\r\nContent-Type: audio/wav\r\n\r\n").as_bytes(),
+    );
+    body.extend_from_slice(wav);
+    body.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
+    let request = Request::post(format!("{}/v1/audio/transcriptions", server.base_url()))
+        .header("content-type", format!("multipart/form-data; boundary={boundary}"))
+        .body(Full::new(Bytes::from(body)))
+        .unwrap();
+    let response = client.request(request).await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    serde_json::from_str(&text_of(response).await).unwrap()
+}
+
+#[tokio::test]
+async fn transcriptions_carry_the_audio_s_duration() {
+    let server = start(config(0.0, 0.0)).await;
+    let client = client();
+    let wav = wav_of(2.5);
+    let verbose =
+        transcribe(&client, &server, &[("model", "whisper-1"), ("response_format", "verbose_json")], &wav).await;
+    assert_eq!(verbose["duration"], 2.5);
+    assert_eq!(verbose["task"], "transcribe");
+    assert_eq!(verbose["usage"], json!({"type": "duration", "seconds": 3}), "whole seconds, rounded up");
+    assert_eq!(tokens_in(verbose["text"].as_str().unwrap()), 6, "a word per 0.4 s");
+    let tokens = transcribe(&client, &server, &[("model", "gpt-4o-transcribe")], &wav).await;
+    assert!(tokens.get("duration").is_none());
+    assert_eq!(tokens["usage"], json!({"type": "tokens", "input_tokens": 25, "output_tokens": 6, "total_tokens": 31}));
 }

@@ -21,6 +21,11 @@ pub fn serve(args: MockArgs, runtime: &tokio::runtime::Runtime) -> i32 {
         max_running: args.max_running.max(1),
         models: vec![args.model],
         api_key: args.api_key,
+        prefill_ms_per_token: args.prefill_ms_per_token,
+        prefix_cache_blocks: args.prefix_cache_blocks,
+        prefix_block_tokens: args.prefix_block_tokens,
+        spec_decode_tokens: args.spec_decode_tokens,
+        spec_decode_acceptance: args.spec_decode_acceptance,
     };
     runtime.block_on(async move {
         let server = match MockServer::start(config, addr).await {

@@ -233,6 +233,21 @@ pub struct MockArgs {
     /// Require `Authorization: Bearer <KEY>`
     #[arg(long, env = "AIPERF_MOCK_API_KEY", hide_env_values = true)]
     pub api_key: Option<String>,
+    /// Time to first token added per prompt token not read from the prefix cache, ms
+    #[arg(long, default_value_t = 0.0)]
+    pub prefill_ms_per_token: f64,
+    /// Prefix cache capacity in blocks (0 turns the cache off)
+    #[arg(long, default_value_t = 16_384)]
+    pub prefix_cache_blocks: u64,
+    /// Tokens per prefix cache block
+    #[arg(long, default_value_t = 16)]
+    pub prefix_block_tokens: u64,
+    /// Draft tokens per simulated speculative decoding step (0: no speculative decoding)
+    #[arg(long, default_value_t = 0)]
+    pub spec_decode_tokens: u32,
+    /// Share of draft tokens accepted, 0 to 1
+    #[arg(long, default_value_t = 0.7)]
+    pub spec_decode_acceptance: f64,
 }
 
 impl Cli {

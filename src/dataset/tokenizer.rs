@@ -178,6 +178,12 @@ impl Tokenizer {
         self.encode_whole(text)
     }
 
+    /// The token ids of `text` cut into the pieces `count` cuts it into, so that a long text
+    /// without whitespace costs linear time here too.
+    pub fn encode_in_pieces(&self, text: &str) -> Vec<u32> {
+        pieces(text, COUNT_PIECE_BYTES).flat_map(|piece| self.encode(piece)).collect()
+    }
+
     /// The Hugging Face pipeline: the file's, or the builtin one (loaded on first use).
     fn pipeline(&self) -> Option<&tokenizers::Tokenizer> {
         match &self.kind {

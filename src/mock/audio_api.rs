@@ -1,7 +1,10 @@
 //! The mock's `POST /v1/audio/transcriptions`: reads the uploaded WAV file (a form with `file`
 //! and `model`), and answers after the time to first token with a transcript of one word per
-//! 0.4 s of audio: whole (`text`, `usage`) or, with `stream=true`, one
-//! `transcript.text.delta` event per word and a `transcript.text.done` event with the usage.
+//! 0.4 s of audio: whole (`text`, `usage`; with `response_format=verbose_json` also the audio's
+//! `duration`) or, with `stream=true`, one `transcript.text.delta` event per word and a
+//! `transcript.text.done` event with the usage. A Whisper model's usage is the audio's length
+//! (`{"type":"duration","seconds":…}`, as OpenAI's whisper-1 and vLLM report it), any other
+//! model's is in tokens (as OpenAI's gpt-4o transcription models report it).
 
 use std::fmt::Write;
 use std::io::Cursor;
@@ -41,13 +44,20 @@ pub async fn serve(state: Arc<MockState>, request: Request<Incoming>) -> Respons
     }
     let stream = form::text(&parts, "stream") == Some("true");
     let word_count = ((seconds / SECONDS_PER_WORD).round() as u64).max(1);
-    let input_tokens = (seconds * AUDIO_TOKENS_PER_SECOND).ceil() as u64;
-    let usage = json!({"type": "tokens", "input_tokens": input_tokens, "output_tokens": word_count,
-                       "total_tokens": input_tokens + word_count});
+    let usage = usage(form::text(&parts, "model").unwrap_or_default(), seconds, word_count);
     tokio::time::sleep(state.timing.time_to_first_token).await;
     let text = words::output_text(word_count);
     if !stream {
-        return reply::json(StatusCode::OK, json!({"text": text, "usage": usage}).to_string());
+        let body = match form::text(&parts, "response_format") {
+            Some("verbose_json") => {
+                let language = form::text(&parts, "language").unwrap_or("english");
+                let segment = json!({"id": 0, "seek": 0, "start": 0.0, "end": seconds, "text": text});
+                json!({"task": "transcribe", "language": language, "duration": seconds, "text": text,
+                       "segments": [segment], "usage": usage})
+            }
+            _ => json!({"text": text, "usage": usage}),
+        };
+        return reply::json(StatusCode::OK, body.to_string());
     }
     let mut events = String::new();
     for index in 0..word_count {
@@ -56,6 +66,16 @@ pub async fn serve(state: Arc<MockState>, request: Request<Incoming>) -> Respons
     }
     let _ = write!(events, "data: {}\n\n", json!({"type": "transcript.text.done", "text": text, "usage": usage}));
     reply::with_body(StatusCode::OK, "text/event-stream", MockBody::whole(events))
+}
+
+/// The usage of a transcript of `word_count` words of `seconds` of audio by `model`.
+fn usage(model: &str, seconds: f64, word_count: u64) -> serde_json::Value {
+    if model.to_ascii_lowercase().contains("whisper") {
+        return json!({"type": "duration", "seconds": seconds.ceil() as u64});
+    }
+    let input_tokens = (seconds * AUDIO_TOKENS_PER_SECOND).ceil() as u64;
+    json!({"type": "tokens", "input_tokens": input_tokens, "output_tokens": word_count,
+           "total_tokens": input_tokens + word_count})
 }
 
 /// The length of the uploaded `file`, which must be a WAV file.

@@ -63,8 +63,12 @@ impl TokenStream {
                 generation.emit(due_count, now);
                 if generation.is_complete() {
                     if self.include_usage {
-                        let usage =
-                            Usage { prompt_tokens: generation.job().prompt_tokens, completion_tokens: output_tokens };
+                        let job = generation.job();
+                        let usage = Usage {
+                            prompt_tokens: job.prompt_tokens,
+                            completion_tokens: output_tokens,
+                            prompt_cache: job.prompt_cache,
+                        };
                         self.writer.push_usage_chunk(&mut events, usage);
                     }
                     self.writer.push_done(&mut events);

@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use super::request::{Endpoint, Usage};
+use super::request::{Endpoint, PromptCacheUse, Usage};
 use super::{messages_api, responses_api, solido_rag, tgi, words};
 
 /// The fixed parts of one response (id, created, model), pre-rendered once per request.
@@ -14,9 +14,14 @@ pub struct ResponseWriter {
     chunk_head: String,
     /// The same head for the non-streaming body.
     whole_head: String,
-    /// The request's prompt tokens and leading thinking tokens (for the Messages API's events).
+    /// The request's prompt tokens, the cache's part in them and the leading thinking tokens
+    /// (for the Messages API's events).
     prompt_tokens: u64,
+    prompt_cache: Option<PromptCacheUse>,
     thinking_tokens: u64,
+    /// `"metrics":{…}` members for the response root (vLLM's per-request speculative decoding
+    /// metrics), chat and completions only.
+    root_metrics: Option<String>,
 }
 
 impl ResponseWriter {
@@ -42,15 +47,43 @@ impl ResponseWriter {
     }
 
     fn with_heads(endpoint: Endpoint, chunk_head: String, whole_head: String) -> Self {
-        Self { endpoint, chunk_head, whole_head, prompt_tokens: 0, thinking_tokens: 0 }
+        Self {
+            endpoint,
+            chunk_head,
+            whole_head,
+            prompt_tokens: 0,
+            prompt_cache: None,
+            thinking_tokens: 0,
+            root_metrics: None,
+        }
     }
 
-    /// What the Messages API's events report: the prompt's tokens, and how many of the first
-    /// output tokens are thinking.
-    pub fn with_request(mut self, prompt_tokens: u64, thinking_tokens: u64) -> Self {
+    /// What the Messages API's events report: the prompt's tokens, the cache's part in them,
+    /// and how many of the first output tokens are thinking.
+    pub fn with_request(
+        mut self,
+        prompt_tokens: u64,
+        prompt_cache: Option<PromptCacheUse>,
+        thinking_tokens: u64,
+    ) -> Self {
         self.prompt_tokens = prompt_tokens;
+        self.prompt_cache = prompt_cache;
         self.thinking_tokens = thinking_tokens;
         self
+    }
+
+    /// The root `metrics` object (a JSON object) that chat and completions answers carry, on
+    /// the whole body or on the streamed usage chunk.
+    pub fn with_root_metrics(mut self, metrics_json: Option<String>) -> Self {
+        if matches!(self.endpoint, Endpoint::Chat | Endpoint::Completions) {
+            self.root_metrics = metrics_json;
+        }
+        self
+    }
+
+    /// `,"metrics":{…}` when there are root metrics, else nothing.
+    fn root_metrics_member(&self) -> String {
+        self.root_metrics.as_ref().map(|metrics| format!(r#","metrics":{metrics}"#)).unwrap_or_default()
     }
 
     /// Chat streams open with the assistant role and empty content (as vLLM does); it carries
@@ -60,7 +93,9 @@ impl ResponseWriter {
             responses_api::push_created(out, &self.chunk_head);
         }
         if self.endpoint == Endpoint::Messages {
-            messages_api::push_start(out, &self.chunk_head, self.prompt_tokens, self.thinking_tokens);
+            let prompt =
+                Usage { prompt_tokens: self.prompt_tokens, completion_tokens: 0, prompt_cache: self.prompt_cache };
+            messages_api::push_start(out, &self.chunk_head, prompt, self.thinking_tokens);
         }
         if self.endpoint == Endpoint::Chat {
             out.push_str("data: ");
@@ -112,7 +147,7 @@ impl ResponseWriter {
         }
         out.push_str("data: ");
         out.push_str(&self.chunk_head);
-        let _ = write!(out, r#"[],"usage":{}}}"#, usage_json(usage));
+        let _ = write!(out, r#"[],"usage":{}{}}}"#, usage_json(usage), self.root_metrics_member());
         out.push_str("\n\n");
     }
 
@@ -137,17 +172,24 @@ impl ResponseWriter {
                 format!(r#"{{"index":0,"text":"{text}","logprobs":null,"finish_reason":"length"}}"#)
             }
         };
-        format!(r#"{}[{choice}],"usage":{}}}"#, self.whole_head, usage_json(usage))
+        format!(r#"{}[{choice}],"usage":{}{}}}"#, self.whole_head, usage_json(usage), self.root_metrics_member())
     }
 }
 
+/// OpenAI's usage object; with a prefix cache, `prompt_tokens_details.cached_tokens` as vLLM
+/// writes it (`--enable-prompt-tokens-details`).
 fn usage_json(usage: Usage) -> String {
-    format!(
-        r#"{{"prompt_tokens":{},"completion_tokens":{},"total_tokens":{}}}"#,
+    let mut json = format!(
+        r#"{{"prompt_tokens":{},"completion_tokens":{},"total_tokens":{}"#,
         usage.prompt_tokens,
         usage.completion_tokens,
         usage.prompt_tokens + usage.completion_tokens
-    )
+    );
+    if let Some(cache) = usage.prompt_cache {
+        let _ = write!(json, r#","prompt_tokens_details":{{"cached_tokens":{}}}"#, cache.read_tokens);
+    }
+    json.push('}');
+    json
 }
 
 #[cfg(test)]
@@ -167,7 +209,7 @@ mod tests {
         writer.push_opening_chunk(&mut out);
         writer.push_token_chunk(&mut out, " the", false);
         writer.push_token_chunk(&mut out, " of", true);
-        writer.push_usage_chunk(&mut out, Usage { prompt_tokens: 3, completion_tokens: 2 });
+        writer.push_usage_chunk(&mut out, Usage { prompt_tokens: 3, completion_tokens: 2, prompt_cache: None });
         writer.push_done(&mut out);
         let events = events(&out);
         assert_eq!(events.len(), 5);
@@ -199,7 +241,7 @@ mod tests {
 
     #[test]
     fn whole_responses_carry_text_and_usage() {
-        let usage = Usage { prompt_tokens: 1, completion_tokens: 2 };
+        let usage = Usage { prompt_tokens: 1, completion_tokens: 2, prompt_cache: None };
         let chat: Value =
             serde_json::from_str(&ResponseWriter::new(Endpoint::Chat, "c", 1, "m").whole_response(" a b", usage))
                 .unwrap();
@@ -211,5 +253,23 @@ mod tests {
                 .unwrap();
         assert_eq!(completion["choices"][0]["text"], " a");
         assert_eq!(completion["choices"][0]["finish_reason"], "length");
+    }
+
+    #[test]
+    fn cached_tokens_and_root_metrics_go_on_the_usage_chunk_and_the_whole_body() {
+        let cache = PromptCacheUse { read_tokens: 16, written_tokens: 16 };
+        let usage = Usage { prompt_tokens: 40, completion_tokens: 2, prompt_cache: Some(cache) };
+        let metrics = Some(r#"{"speculative_decoding":{"num_spec_steps":1}}"#.to_string());
+        let writer = ResponseWriter::new(Endpoint::Chat, "c", 1, "m").with_root_metrics(metrics.clone());
+        let mut out = String::new();
+        writer.push_usage_chunk(&mut out, usage);
+        let chunk: Value = serde_json::from_str(events(&out)[0]).unwrap();
+        let whole: Value = serde_json::from_str(&writer.whole_response(" a", usage)).unwrap();
+        for reply in [chunk, whole] {
+            assert_eq!(reply["usage"]["prompt_tokens_details"], json!({"cached_tokens": 16}));
+            assert_eq!(reply["metrics"]["speculative_decoding"]["num_spec_steps"], 1);
+        }
+        let messages = ResponseWriter::new(Endpoint::Messages, "c", 1, "m").with_root_metrics(metrics);
+        assert!(!messages.whole_response(" a", usage).contains("metrics"), "only chat and completions carry them");
     }
 }

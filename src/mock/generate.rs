@@ -3,6 +3,7 @@
 //! for a running slot, then stream or send the generated text.
 
 use std::sync::Arc;
+use std::sync::atomic::Ordering::Relaxed;
 
 use bytes::Bytes;
 use http::{Request, Response, StatusCode};
@@ -12,11 +13,12 @@ use tokio::time::Instant;
 
 use super::body::{MockBody, TokenStream};
 use super::chunks::ResponseWriter;
-use super::generation::{self, Job};
+use super::generation::{self, DecodeSteps, Job};
 use super::openai;
 use super::reply;
-use super::request::{Endpoint, PromptInput, Usage};
+use super::request::{Endpoint, PromptCacheUse, PromptInput, Usage};
 use super::state::MockState;
+use super::stats::ModelStats;
 use super::words;
 
 /// Largest request body accepted.
@@ -34,14 +36,29 @@ pub async fn serve(state: Arc<MockState>, endpoint: Endpoint, request: Request<I
         Ok(parsed) => parsed,
         Err(message) => return reply::invalid_request(&message),
     };
-    let Some(prompt_tokens) = count_prompt_tokens(&state, parsed.prompt).await else {
+    let model = parsed.model.unwrap_or_else(|| state.default_model().to_string());
+    let caching = parsed.prompt_caching && state.prefix_cache.is_some();
+    let Some(prompt) = read_prompt(&state, parsed.prompt, caching.then(|| model.clone())).await else {
         return tokenizer_failed();
     };
-    let model = parsed.model.unwrap_or_else(|| state.default_model().to_string());
     let stats = state.stats.for_model(&model);
+    let prompt_tokens = prompt.tokens;
+    let prompt_cache = use_prefix_cache(&state, &stats, prompt);
     let output_tokens = parsed.output_tokens.unwrap_or(state.config.default_output_tokens);
-    let job = Job { arrival, prompt_tokens, output_tokens };
-    let Some(mut generation) = generation::admit(&state.running_slots, stats, job, state.timing).await else {
+    let job = Job { arrival, prompt_tokens, prompt_cache, output_tokens };
+    let id_prefix = match endpoint {
+        Endpoint::Chat => "chatcmpl",
+        Endpoint::Completions => "cmpl",
+        Endpoint::Responses | Endpoint::Tgi { .. } => "resp",
+        Endpoint::Messages => "msg",
+        Endpoint::SolidoRag { .. } => "rag",
+    };
+    let (response_id, serial) = state.next_response(id_prefix);
+    let steps = match &state.spec_decoder {
+        Some(decoder) => DecodeSteps::Speculative(decoder.simulate(serial, output_tokens)),
+        None => DecodeSteps::OneTokenEach,
+    };
+    let Some(mut generation) = generation::admit(&state.running_slots, stats, job, state.timing, steps).await else {
         return reply::error(
             StatusCode::SERVICE_UNAVAILABLE,
             "server_error",
@@ -50,16 +67,10 @@ pub async fn serve(state: Arc<MockState>, endpoint: Endpoint, request: Request<I
         );
     };
 
-    let id_prefix = match endpoint {
-        Endpoint::Chat => "chatcmpl",
-        Endpoint::Completions => "cmpl",
-        Endpoint::Responses | Endpoint::Tgi { .. } => "resp",
-        Endpoint::Messages => "msg",
-        Endpoint::SolidoRag { .. } => "rag",
-    };
     let thinking_tokens = parsed.thinking_tokens.min(output_tokens - 1);
-    let writer = ResponseWriter::new(endpoint, &state.next_response_id(id_prefix), state.started_epoch_s, &model)
-        .with_request(prompt_tokens, thinking_tokens);
+    let writer = ResponseWriter::new(endpoint, &response_id, state.started_epoch_s, &model)
+        .with_request(prompt_tokens, prompt_cache, thinking_tokens)
+        .with_root_metrics(generation.spec_decode().map(|run| run.metrics_json()));
     if parsed.stream {
         let mut response = reply::with_body(
             StatusCode::OK,
@@ -71,8 +82,21 @@ pub async fn serve(state: Arc<MockState>, endpoint: Endpoint, request: Request<I
     }
     generation.run_to_end().await;
     drop(generation);
-    let usage = Usage { prompt_tokens, completion_tokens: output_tokens };
+    let usage = Usage { prompt_tokens, completion_tokens: output_tokens, prompt_cache };
     reply::json(StatusCode::OK, writer.whole_response(&words::output_text(output_tokens), usage))
+}
+
+/// The prefix cache's part in a prompt: looked up (and counted) when the prompt was keyed,
+/// nothing read or written when the request asked for no caching, `None` without a cache.
+fn use_prefix_cache(state: &MockState, stats: &ModelStats, prompt: PromptTokens) -> Option<PromptCacheUse> {
+    let cache = state.prefix_cache.as_ref()?;
+    let Some(keys) = prompt.block_keys else {
+        return Some(PromptCacheUse::default());
+    };
+    let cache_use = cache.serve(&keys, prompt.tokens);
+    stats.prefix_cache_queried_tokens.fetch_add(prompt.tokens, Relaxed);
+    stats.prefix_cache_hit_tokens.fetch_add(cache_use.read_tokens, Relaxed);
+    Some(cache_use)
 }
 
 /// The whole request body, or the error reply when it is too large or cannot be read.
@@ -91,20 +115,42 @@ pub async fn read_body(request: Request<Incoming>) -> Result<Bytes, Response<Moc
 /// while the configured time to first token passes; the error reply if counting failed.
 pub async fn count_input_tokens(state: &Arc<MockState>, texts: Vec<String>) -> Result<u64, Response<MockBody>> {
     let delay = tokio::time::sleep(state.timing.time_to_first_token);
-    let tokens = count_prompt_tokens(state, PromptInput { texts, token_ids: 0 }).await;
+    let prompt = read_prompt(state, PromptInput::from_texts(texts), None).await;
     delay.await;
-    tokens.ok_or_else(tokenizer_failed)
+    prompt.map(|prompt| prompt.tokens).ok_or_else(tokenizer_failed)
 }
 
 fn tokenizer_failed() -> Response<MockBody> {
     reply::error(StatusCode::INTERNAL_SERVER_ERROR, "server_error", "tokenizer_failed", "prompt tokenization failed")
 }
 
-/// `None` only if tokenizing on the blocking pool failed.
-async fn count_prompt_tokens(state: &Arc<MockState>, prompt: PromptInput) -> Option<u64> {
+/// A prompt as the mock counts and caches it.
+struct PromptTokens {
+    tokens: u64,
+    /// The prefix cache keys of its whole blocks, when it goes through the cache.
+    block_keys: Option<Vec<u64>>,
+}
+
+/// Count the prompt's tokens and, with `cache_namespace` (the model), key its blocks for the
+/// prefix cache; `None` only if that failed on the blocking pool.
+async fn read_prompt(
+    state: &Arc<MockState>,
+    prompt: PromptInput,
+    cache_namespace: Option<String>,
+) -> Option<PromptTokens> {
     if prompt.text_bytes() <= INLINE_TOKENIZE_BYTES {
-        return Some(prompt.token_count(&state.tokenizer));
+        return Some(tokenize(state, &prompt, cache_namespace.as_deref()));
     }
-    let tokenizer = state.tokenizer.clone();
-    tokio::task::spawn_blocking(move || prompt.token_count(&tokenizer)).await.ok()
+    let state = state.clone();
+    tokio::task::spawn_blocking(move || tokenize(&state, &prompt, cache_namespace.as_deref())).await.ok()
+}
+
+fn tokenize(state: &MockState, prompt: &PromptInput, cache_namespace: Option<&str>) -> PromptTokens {
+    let tokens = prompt.token_count(&state.tokenizer);
+    let block_keys = state
+        .prefix_cache
+        .as_ref()
+        .zip(cache_namespace)
+        .map(|(cache, namespace)| cache.block_keys(namespace, &prompt.token_sequence(&state.tokenizer)));
+    PromptTokens { tokens, block_keys }
 }

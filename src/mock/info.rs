@@ -21,6 +21,7 @@ pub fn health() -> Response<MockBody> {
 }
 
 pub fn metrics(state: &MockState) -> Response<MockBody> {
-    let text = prom::render(&state.stats.snapshot());
+    let spec_decode_tokens = state.spec_decoder.as_ref().map(|decoder| decoder.draft_tokens());
+    let text = prom::render(&state.stats.snapshot(), spec_decode_tokens);
     reply::with_body(StatusCode::OK, prom::CONTENT_TYPE, MockBody::whole(text))
 }

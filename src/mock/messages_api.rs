@@ -9,7 +9,9 @@ use http::HeaderMap;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::request::{GenerationRequest, Usage, WireMessage, chat_prompt, checked_output_tokens, parse_json};
+use super::request::{
+    GenerationRequest, Usage, WireMessage, chat_prompt, checked_output_tokens, has_cache_control, parse_json,
+};
 use super::words;
 
 #[derive(Deserialize)]
@@ -20,6 +22,8 @@ struct WireRequest {
     max_tokens: Option<u64>,
     stream: Option<bool>,
     thinking: Option<WireThinking>,
+    /// Automatic caching: a breakpoint at the end of the prompt.
+    cache_control: Option<Value>,
 }
 
 /// `{"type": "enabled", "budget_tokens": N}` turns extended thinking on.
@@ -39,19 +43,26 @@ pub fn check_version(headers: &HeaderMap) -> Result<(), String> {
 }
 
 /// Parse a request body; the error is a message for a 400 reply. With thinking enabled, the
-/// first `budget_tokens` output tokens (all but the last at most) are thinking.
+/// first `budget_tokens` output tokens (all but the last at most) are thinking. The system
+/// text leads the prompt; the prompt is cached only when the request marks a `cache_control`
+/// breakpoint (top level, in `system` or in a message).
 pub fn parse(body: &[u8]) -> Result<GenerationRequest, String> {
     let wire: WireRequest = parse_json(body)?;
     let max_tokens = wire.max_tokens.ok_or("max_tokens: Field required")?;
-    let mut prompt = chat_prompt(wire.messages.ok_or("messages: Field required")?)?;
-    match wire.system {
-        None | Some(Value::Null) => {}
-        Some(Value::String(system)) => prompt.texts.push(system),
+    let messages = wire.messages.ok_or("messages: Field required")?;
+    let prompt_caching = wire.cache_control.is_some()
+        || has_cache_control(wire.system.as_ref())
+        || messages.iter().any(WireMessage::marks_cache_breakpoint);
+    let mut prompt = chat_prompt(messages)?;
+    let system_texts = match wire.system {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::String(system)) => vec![system],
         Some(Value::Array(blocks)) => {
-            prompt.texts.extend(blocks.iter().filter_map(|block| block["text"].as_str()).map(str::to_string))
+            blocks.iter().filter_map(|block| block["text"].as_str()).map(str::to_string).collect()
         }
         Some(_) => return Err("system: must be a string or a list of text blocks".into()),
-    }
+    };
+    prompt.texts.splice(0..0, system_texts);
     let thinking_tokens = match wire.thinking {
         Some(thinking) if thinking.thinking_type == "enabled" => match thinking.budget_tokens {
             Some(budget) if budget >= 1 => budget,
@@ -66,6 +77,7 @@ pub fn parse(body: &[u8]) -> Result<GenerationRequest, String> {
         include_usage: true,
         output_tokens: checked_output_tokens(Some(max_tokens))?,
         thinking_tokens,
+        prompt_caching,
     })
 }
 
@@ -88,10 +100,26 @@ fn push_block_stop(out: &mut String, index: u64) {
     push_event(out, "content_block_stop", &format!(r#"{{"type":"content_block_stop","index":{index}}}"#));
 }
 
-/// `message_start` (with the input usage) and the start of the first content block.
-pub fn push_start(out: &mut String, members: &str, prompt_tokens: u64, thinking_tokens: u64) {
+/// Anthropic's usage object: `input_tokens` counts only what was neither read from the cache
+/// nor written to it (the cache's tokens are reported beside it) when the mock caches.
+fn usage_json(usage: Usage) -> Value {
+    let Some(cache) = usage.prompt_cache else {
+        return json!({"input_tokens": usage.prompt_tokens, "output_tokens": usage.completion_tokens});
+    };
+    json!({
+        "input_tokens": usage.prompt_tokens.saturating_sub(cache.read_tokens + cache.written_tokens),
+        "cache_creation_input_tokens": cache.written_tokens,
+        "cache_read_input_tokens": cache.read_tokens,
+        "output_tokens": usage.completion_tokens,
+    })
+}
+
+/// `message_start` (with the input usage and one output token) and the start of the first
+/// content block.
+pub fn push_start(out: &mut String, members: &str, prompt: Usage, thinking_tokens: u64) {
+    let usage = usage_json(Usage { completion_tokens: 1, ..prompt });
     let data = format!(
-        r#"{{"type":"message_start","message":{{{members},"content":[],"stop_reason":null,"stop_sequence":null,"usage":{{"input_tokens":{prompt_tokens},"output_tokens":1}}}}}}"#
+        r#"{{"type":"message_start","message":{{{members},"content":[],"stop_reason":null,"stop_sequence":null,"usage":{usage}}}}}"#
     );
     push_event(out, "message_start", &data);
     push_block_start(out, 0, thinking_tokens > 0);
@@ -127,8 +155,8 @@ pub fn push_token(out: &mut String, index: u64, output_tokens: u64, thinking_tok
 /// `message_delta` with the stop reason and the usage, then `message_stop`.
 pub fn push_end(out: &mut String, usage: Usage) {
     let data = format!(
-        r#"{{"type":"message_delta","delta":{{"stop_reason":"max_tokens","stop_sequence":null}},"usage":{{"input_tokens":{},"output_tokens":{}}}}}"#,
-        usage.prompt_tokens, usage.completion_tokens
+        r#"{{"type":"message_delta","delta":{{"stop_reason":"max_tokens","stop_sequence":null}},"usage":{}}}"#,
+        usage_json(usage)
     );
     push_event(out, "message_delta", &data);
     push_event(out, "message_stop", r#"{"type":"message_stop"}"#);
@@ -145,12 +173,13 @@ pub fn whole_response(members: &str, usage: Usage, thinking_tokens: u64) -> Stri
     }
     content.push(json!({"type": "text", "text": words_in(thinking_tokens..usage.completion_tokens)}));
     let content = Value::Array(content);
-    let usage = json!({"input_tokens": usage.prompt_tokens, "output_tokens": usage.completion_tokens});
+    let usage = usage_json(usage);
     format!(r#"{{{members},"content":{content},"stop_reason":"max_tokens","stop_sequence":null,"usage":{usage}}}"#)
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::request::PromptCacheUse;
     use super::*;
 
     fn events(out: &str) -> Vec<(String, Value)> {
@@ -173,7 +202,8 @@ mod tests {
                 "thinking":{"type":"enabled","budget_tokens":2}}"#,
         )
         .unwrap();
-        assert_eq!(request.prompt.texts, ["hello", "be brief"]);
+        assert_eq!(request.prompt.texts, ["be brief", "hello"]);
+        assert!(!request.prompt_caching, "nothing marked for caching");
         assert_eq!((request.output_tokens, request.thinking_tokens, request.stream), (Some(6), 2, true));
         assert!(parse(br#"{"messages":[]}"#).unwrap_err().contains("max_tokens"));
         assert!(parse(br#"{"max_tokens":3}"#).unwrap_err().contains("messages"));
@@ -189,11 +219,12 @@ mod tests {
     fn a_stream_thinks_then_speaks_and_ends_with_the_usage() {
         let members = object_members("msg_1", r#""m""#);
         let mut out = String::new();
-        push_start(&mut out, &members, 5, 1);
+        let prompt = Usage { prompt_tokens: 5, completion_tokens: 0, prompt_cache: None };
+        push_start(&mut out, &members, prompt, 1);
         for index in 0..3 {
             push_token(&mut out, index, 3, 1);
         }
-        push_end(&mut out, Usage { prompt_tokens: 5, completion_tokens: 3 });
+        push_end(&mut out, Usage { completion_tokens: 3, ..prompt });
         let events = events(&out);
         let names: Vec<&str> = events.iter().map(|(name, _)| name.as_str()).collect();
         assert_eq!(
@@ -212,7 +243,7 @@ mod tests {
                 "message_stop"
             ]
         );
-        assert_eq!(events[0].1["message"]["usage"]["input_tokens"], 5);
+        assert_eq!(events[0].1["message"]["usage"], json!({"input_tokens": 5, "output_tokens": 1}));
         assert_eq!(events[1].1["content_block"]["type"], "thinking");
         assert_eq!(events[2].1["delta"]["thinking"], words::word_at(0));
         assert_eq!(events[6].1["delta"], json!({"type": "text_delta", "text": words::word_at(1)}));
@@ -223,15 +254,38 @@ mod tests {
     #[test]
     fn a_whole_message_has_its_thinking_and_text_blocks() {
         let members = object_members("msg_1", r#""m""#);
-        let whole: Value =
-            serde_json::from_str(&whole_response(&members, Usage { prompt_tokens: 2, completion_tokens: 3 }, 1))
-                .unwrap();
+        let whole: Value = serde_json::from_str(&whole_response(&members, usage(2, 3), 1)).unwrap();
         assert_eq!(whole["content"][0]["thinking"], words::word_at(0));
         assert_eq!(whole["content"][1]["text"], format!("{}{}", words::word_at(1), words::word_at(2)));
         assert_eq!(whole["usage"], json!({"input_tokens": 2, "output_tokens": 3}));
-        let plain: Value =
-            serde_json::from_str(&whole_response(&members, Usage { prompt_tokens: 2, completion_tokens: 2 }, 0))
-                .unwrap();
+        let plain: Value = serde_json::from_str(&whole_response(&members, usage(2, 2), 0)).unwrap();
         assert_eq!(plain["content"].as_array().map(Vec::len), Some(1));
+    }
+
+    fn usage(prompt_tokens: u64, completion_tokens: u64) -> Usage {
+        Usage { prompt_tokens, completion_tokens, prompt_cache: None }
+    }
+
+    #[test]
+    fn a_cache_breakpoint_turns_caching_on_and_the_usage_splits_the_input() {
+        let marked = [
+            r#"{"max_tokens":3,"messages":[],"cache_control":{"type":"ephemeral"}}"#,
+            r#"{"max_tokens":3,"messages":[],"system":[{"type":"text","text":"s","cache_control":{"type":"ephemeral"}}]}"#,
+            r#"{"max_tokens":3,"messages":[{"role":"user","content":[{"type":"text","text":"a","cache_control":{"type":"ephemeral"}}]}]}"#,
+        ];
+        for body in marked {
+            assert!(parse(body.as_bytes()).unwrap().prompt_caching, "{body}");
+        }
+        let cache = PromptCacheUse { read_tokens: 32, written_tokens: 16 };
+        let whole: Value = serde_json::from_str(&whole_response(
+            &object_members("msg_1", r#""m""#),
+            Usage { prompt_cache: Some(cache), ..usage(50, 2) },
+            0,
+        ))
+        .unwrap();
+        assert_eq!(
+            whole["usage"],
+            json!({"input_tokens": 2, "cache_creation_input_tokens": 16, "cache_read_input_tokens": 32, "output_tokens": 2})
+        );
     }
 }

@@ -16,6 +16,7 @@ mod images_api;
 mod info;
 mod messages_api;
 mod openai;
+mod prefix_cache;
 mod prom;
 mod reply;
 mod request;
@@ -24,11 +25,13 @@ mod responses_api;
 mod router;
 mod server;
 mod solido_rag;
+mod spec_decode;
 mod state;
 mod stats;
 mod tgi;
 mod video_jobs;
 mod videos_api;
+mod word_ids;
 mod words;
 
 use std::net::{Ipv4Addr, SocketAddr};
@@ -47,6 +50,7 @@ pub use crate::plan::MockConfig;
 /// A running mock server; dropping it (or `shutdown`) stops it.
 pub struct MockServer {
     addr: SocketAddr,
+    state: Arc<state::MockState>,
     stop: watch::Sender<bool>,
     /// The accept loop (which owns every connection task); `None` once shut down.
     serving: Option<JoinHandle<()>>,
@@ -62,9 +66,15 @@ impl MockServer {
         let listener = TcpListener::bind(addr).await.with_context(|| format!("mock server cannot bind {addr}"))?;
         let addr = listener.local_addr().context("mock server: reading the bound address")?;
         let (stop, stop_requested) = watch::channel(false);
-        let serving = tokio::spawn(server::serve(listener, state, stop_requested));
+        let serving = tokio::spawn(server::serve(listener, state.clone(), stop_requested));
         tracing::debug!("mock server listening on http://{addr}");
-        Ok(MockServer { addr, stop, serving: Some(serving) })
+        Ok(MockServer { addr, state, stop, serving: Some(serving) })
+    }
+
+    /// Empty the prefix cache (what vLLM's `POST /reset_prefix_cache` does); false when the
+    /// server runs without one.
+    pub fn reset_prefix_cache(&self) -> bool {
+        self.state.reset_prefix_cache()
     }
 
     pub fn addr(&self) -> SocketAddr {

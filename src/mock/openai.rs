@@ -46,6 +46,7 @@ pub fn parse(endpoint: Endpoint, body: &[u8]) -> Result<GenerationRequest, Strin
         include_usage: wire.stream_options.and_then(|options| options.include_usage).unwrap_or(false),
         output_tokens,
         thinking_tokens: 0,
+        prompt_caching: true,
     })
 }
 
@@ -59,8 +60,10 @@ fn completion_prompt(prompt: &Value) -> Result<PromptInput, String> {
             for item in items {
                 match item {
                     Value::String(text) => input.texts.push(text.clone()),
-                    Value::Number(_) => input.token_ids += 1,
-                    Value::Array(ids) if ids.iter().all(Value::is_number) => input.token_ids += ids.len() as u64,
+                    Value::Number(id) => input.token_ids.push(token_id(id)),
+                    Value::Array(ids) if ids.iter().all(Value::is_number) => {
+                        input.token_ids.extend(ids.iter().filter_map(Value::as_number).map(token_id))
+                    }
                     _ => return Err(malformed()),
                 }
             }
@@ -68,6 +71,12 @@ fn completion_prompt(prompt: &Value) -> Result<PromptInput, String> {
         _ => return Err(malformed()),
     }
     Ok(input)
+}
+
+/// A token id as sent; one that no vocabulary has (negative, fractional, huge) still counts as
+/// a token, under a stand-in id.
+fn token_id(id: &serde_json::Number) -> u32 {
+    id.as_u64().and_then(|id| u32::try_from(id).ok()).unwrap_or(u32::MAX)
 }
 
 #[cfg(test)]
@@ -92,7 +101,7 @@ mod tests {
         assert_eq!(request.prompt.texts, vec!["a b".to_string(), "c".to_string()]);
         assert!(!request.stream);
         let request = parse(Endpoint::Completions, br#"{"prompt":[[1,2,3],[4]]}"#).unwrap();
-        assert_eq!(request.prompt.token_ids, 4);
+        assert_eq!(request.prompt.token_ids, [1, 2, 3, 4]);
         assert_eq!(request.output_tokens, None);
     }
 

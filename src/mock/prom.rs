@@ -1,5 +1,6 @@
-//! Renders the mock's live stats as Prometheus text exposition format 0.0.4, with vLLM's
-//! metric names and a `model_name` label.
+//! Renders the mock's live stats as Prometheus text exposition format 0.0.4, with vLLM's (V1)
+//! metric names and a `model_name` label; the speculative decoding families only when the mock
+//! simulates it, as vLLM registers them only with a speculative config.
 
 use std::fmt::Write;
 use std::sync::Arc;
@@ -14,8 +15,9 @@ pub const KV_CACHE_CAPACITY_TOKENS: u64 = 262_144;
 
 type Models = [(String, Arc<ModelStats>)];
 
-/// The whole /metrics body.
-pub fn render(models: &Models) -> String {
+/// The whole /metrics body; `spec_decode_tokens` is the draft length when the mock simulates
+/// speculative decoding.
+pub fn render(models: &Models, spec_decode_tokens: Option<u32>) -> String {
     let mut out = String::with_capacity(4096 + models.len() * 8192);
     gauge(&mut out, models, "vllm:num_requests_running", "Number of requests currently generating.", |stats| {
         stats.running.load(Relaxed).to_string()
@@ -31,6 +33,23 @@ pub fn render(models: &Models) -> String {
     counter(&mut out, models, "vllm:generation_tokens_total", "Number of generation tokens processed.", |s| {
         &s.generation_tokens
     });
+    counter(
+        &mut out,
+        models,
+        "vllm:prefix_cache_queries_total",
+        "Prefix cache queries, in terms of number of queried tokens.",
+        |s| &s.prefix_cache_queried_tokens,
+    );
+    counter(
+        &mut out,
+        models,
+        "vllm:prefix_cache_hits_total",
+        "Prefix cache hits, in terms of number of cached tokens.",
+        |s| &s.prefix_cache_hit_tokens,
+    );
+    if let Some(draft_tokens) = spec_decode_tokens {
+        spec_decode_families(&mut out, models, draft_tokens);
+    }
     family_header(&mut out, "vllm:request_success_total", "Count of successfully processed requests.", "counter");
     for (model, stats) in models {
         let labels = format!("model_name=\"{}\",finished_reason=\"length\"", escape_label(model));
@@ -58,6 +77,29 @@ pub fn render(models: &Models) -> String {
         |s| &s.e2e_latency,
     );
     out
+}
+
+fn spec_decode_families(out: &mut String, models: &Models, draft_tokens: u32) {
+    counter(out, models, "vllm:spec_decode_num_drafts_total", "Number of spec decoding drafts.", |s| {
+        &s.spec_decode.drafts
+    });
+    counter(out, models, "vllm:spec_decode_num_draft_tokens_total", "Number of draft tokens.", |s| {
+        &s.spec_decode.draft_tokens
+    });
+    counter(out, models, "vllm:spec_decode_num_accepted_tokens_total", "Number of accepted tokens.", |s| {
+        &s.spec_decode.accepted_tokens
+    });
+    let name = "vllm:spec_decode_num_accepted_tokens_per_pos_total";
+    family_header(out, name, "Accepted tokens per draft position.", "counter");
+    for (model, stats) in models {
+        let model = escape_label(model);
+        for (position, accepted) in
+            stats.spec_decode.accepted_per_position.iter().take(draft_tokens as usize).enumerate()
+        {
+            let _ =
+                writeln!(out, "{name}{{model_name=\"{model}\",position=\"{position}\"}} {}", accepted.load(Relaxed));
+        }
+    }
 }
 
 fn family_header(out: &mut String, name: &str, help: &str, kind: &str) {
@@ -116,7 +158,12 @@ mod tests {
         stats.time_to_first_token.observe(Duration::from_millis(30));
         stats.inter_token_latency.observe_many(Duration::from_millis(5), 4);
         stats.e2e_latency.observe(Duration::from_secs(1000));
-        let text = render(&registry.snapshot());
+        stats.prefix_cache_queried_tokens.store(64, Relaxed);
+        stats.prefix_cache_hit_tokens.store(48, Relaxed);
+        stats.spec_decode.drafts.store(5, Relaxed);
+        stats.spec_decode.accepted_per_position[1].store(2, Relaxed);
+        let text = render(&registry.snapshot(), Some(2));
+        assert!(!render(&registry.snapshot(), None).contains("spec_decode"), "no speculative decoding, no families");
 
         let label = "model_name=\"m\\\"1\"";
         for expected in [
@@ -129,6 +176,14 @@ mod tests {
             format!("vllm:generation_tokens_total{{{label}}} 40"),
             format!("vllm:prompt_tokens_total{{{label}}} 7"),
             format!("vllm:request_success_total{{{label},finished_reason=\"length\"}} 3"),
+            "# TYPE vllm:prefix_cache_queries_total counter".to_string(),
+            format!("vllm:prefix_cache_queries_total{{{label}}} 64"),
+            format!("vllm:prefix_cache_hits_total{{{label}}} 48"),
+            format!("vllm:spec_decode_num_drafts_total{{{label}}} 5"),
+            format!("vllm:spec_decode_num_draft_tokens_total{{{label}}} 0"),
+            format!("vllm:spec_decode_num_accepted_tokens_total{{{label}}} 0"),
+            format!("vllm:spec_decode_num_accepted_tokens_per_pos_total{{{label},position=\"0\"}} 0"),
+            format!("vllm:spec_decode_num_accepted_tokens_per_pos_total{{{label},position=\"1\"}} 2"),
             "# TYPE vllm:time_to_first_token_seconds histogram".to_string(),
             format!("vllm:time_to_first_token_seconds_bucket{{{label},le=\"0.02\"}} 0"),
             format!("vllm:time_to_first_token_seconds_bucket{{{label},le=\"0.04\"}} 1"),

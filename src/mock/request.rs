@@ -39,22 +39,39 @@ pub struct GenerationRequest {
     pub output_tokens: Option<u64>,
     /// How many of the first output tokens are thinking (Messages API; 0 elsewhere).
     pub thinking_tokens: u64,
+    /// Whether the prompt goes through the prefix cache: always, except a Messages API request
+    /// that marks no `cache_control` breakpoint (Anthropic caches only what is marked).
+    pub prompt_caching: bool,
 }
 
 /// The prompt as sent: texts to tokenize, plus tokens sent already as ids.
 #[derive(Debug, Default)]
 pub struct PromptInput {
     pub texts: Vec<String>,
-    pub token_ids: u64,
+    pub token_ids: Vec<u32>,
 }
 
 impl PromptInput {
+    pub fn from_texts(texts: Vec<String>) -> Self {
+        Self { texts, token_ids: Vec::new() }
+    }
+
     pub fn text_bytes(&self) -> usize {
         self.texts.iter().map(String::len).sum()
     }
 
     pub fn token_count(&self, tokenizer: &Tokenizer) -> u64 {
-        self.token_ids + self.texts.iter().map(|text| tokenizer.count(text) as u64).sum::<u64>()
+        self.token_ids.len() as u64 + self.texts.iter().map(|text| tokenizer.count(text) as u64).sum::<u64>()
+    }
+
+    /// The whole prompt as one token sequence: the texts in order, then the ids sent as ids.
+    pub fn token_sequence(&self, tokenizer: &Tokenizer) -> Vec<u32> {
+        let mut tokens = Vec::new();
+        for text in &self.texts {
+            super::word_ids::append_token_ids(tokenizer, text, &mut tokens);
+        }
+        tokens.extend_from_slice(&self.token_ids);
+        tokens
     }
 }
 
@@ -62,11 +79,36 @@ impl PromptInput {
 pub struct Usage {
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
+    /// The prefix cache's part in the prompt; `None` when the mock runs without one.
+    pub prompt_cache: Option<PromptCacheUse>,
+}
+
+/// What the prefix cache did for one prompt, in tokens.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PromptCacheUse {
+    /// Prompt tokens found cached (a whole-block prefix): not computed again.
+    pub read_tokens: u64,
+    /// Prompt tokens of the whole blocks newly stored in the cache.
+    pub written_tokens: u64,
 }
 
 #[derive(Deserialize)]
 pub struct WireMessage {
     content: Option<Value>,
+}
+
+impl WireMessage {
+    /// Whether a content part carries an Anthropic `cache_control` breakpoint.
+    pub fn marks_cache_breakpoint(&self) -> bool {
+        has_cache_control(self.content.as_ref())
+    }
+}
+
+/// Whether `blocks` is a list of content blocks one of which has a `cache_control`.
+pub fn has_cache_control(blocks: Option<&Value>) -> bool {
+    blocks
+        .and_then(Value::as_array)
+        .is_some_and(|blocks| blocks.iter().any(|block| block.get("cache_control").is_some()))
 }
 
 /// A request body as `T`; the error is a message for a 400 reply.
@@ -111,7 +153,7 @@ pub fn chat_prompt(messages: Vec<WireMessage>) -> Result<PromptInput, String> {
             Some(_) => return Err(format!("messages[{index}].content must be a string or an array of content parts")),
         }
     }
-    Ok(PromptInput { texts: vec![parts.join("\n")], token_ids: 0 })
+    Ok(PromptInput::from_texts(vec![parts.join("\n")]))
 }
 
 /// Anything but an `input_audio` part passes; that one needs base64 data and a wav or mp3 format.

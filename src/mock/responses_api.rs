@@ -24,7 +24,7 @@ struct WireRequest {
 pub fn parse(body: &[u8]) -> Result<GenerationRequest, String> {
     let wire: WireRequest = parse_json(body)?;
     let prompt = match wire.input.ok_or("missing field `input`")? {
-        Value::String(text) => PromptInput { texts: vec![text], token_ids: 0 },
+        Value::String(text) => PromptInput::from_texts(vec![text]),
         messages @ Value::Array(_) => {
             let messages: Vec<WireMessage> = serde_json::from_value(messages)
                 .map_err(|error| format!("input must be a string or a list of messages: {error}"))?;
@@ -39,6 +39,7 @@ pub fn parse(body: &[u8]) -> Result<GenerationRequest, String> {
         include_usage: true,
         output_tokens: checked_output_tokens(wire.max_output_tokens)?,
         thinking_tokens: 0,
+        prompt_caching: true,
     })
 }
 
@@ -74,17 +75,22 @@ pub fn push_completed(out: &mut String, members: &str, text: &str, usage: Usage)
 pub fn whole_response(members: &str, text: &str, usage: Usage) -> String {
     let message = json!([{"type": "message", "role": "assistant", "status": "completed",
                           "content": [{"type": "output_text", "text": text}]}]);
-    let usage = json!({
+    let mut usage_json = json!({
         "input_tokens": usage.prompt_tokens,
         "output_tokens": usage.completion_tokens,
         "total_tokens": usage.prompt_tokens + usage.completion_tokens,
         "output_tokens_details": {"reasoning_tokens": 0},
     });
+    if let Some(cache) = usage.prompt_cache {
+        usage_json["input_tokens_details"] = json!({"cached_tokens": cache.read_tokens});
+    }
+    let usage = usage_json;
     format!(r#"{{{members},"status":"completed","error":null,"output":{message},"usage":{usage}}}"#)
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::request::PromptCacheUse;
     use super::*;
 
     #[test]
@@ -105,7 +111,13 @@ mod tests {
         let mut out = String::new();
         push_created(&mut out, &members);
         push_delta(&mut out, " the");
-        push_completed(&mut out, &members, " the", Usage { prompt_tokens: 2, completion_tokens: 1 });
+        let cache = PromptCacheUse { read_tokens: 16, written_tokens: 0 };
+        push_completed(
+            &mut out,
+            &members,
+            " the",
+            Usage { prompt_tokens: 20, completion_tokens: 1, prompt_cache: Some(cache) },
+        );
         let events: Vec<(&str, Value)> = out
             .split("\n\n")
             .filter(|event| !event.is_empty())
@@ -119,7 +131,8 @@ mod tests {
         assert_eq!(events[1].1["delta"], " the");
         let completed = &events[2].1["response"];
         assert_eq!(completed["output"][0]["content"][0]["text"], " the");
-        assert_eq!(completed["usage"]["total_tokens"], 3);
+        assert_eq!(completed["usage"]["total_tokens"], 21);
+        assert_eq!(completed["usage"]["input_tokens_details"], json!({"cached_tokens": 16}));
         assert_eq!(completed["model"], "m");
     }
 }

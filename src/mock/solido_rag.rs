@@ -34,11 +34,12 @@ pub fn parse(body: &[u8], stream: bool) -> Result<GenerationRequest, String> {
     let query = wire.query.filter(|query| !query.is_empty()).ok_or("query: a non-empty list of texts is required")?;
     Ok(GenerationRequest {
         model: wire.inference_model,
-        prompt: PromptInput { texts: query, token_ids: 0 },
+        prompt: PromptInput::from_texts(query),
         stream,
         include_usage: false,
         output_tokens: None,
         thinking_tokens: 0,
+        prompt_caching: true,
     })
 }
 

@@ -1,5 +1,6 @@
 //! What every request handler shares: the validated settings, the tokenizer, the running
-//! slots, the live stats and the response-id counter.
+//! slots, the prefix cache, the speculative decoding simulator, the live stats and the
+//! response-id counter.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -11,7 +12,9 @@ use http::header::AUTHORIZATION;
 use tokio::sync::Semaphore;
 
 use super::generation::Timing;
+use super::prefix_cache::PrefixCache;
 use super::request::MAX_OUTPUT_TOKENS;
+use super::spec_decode::{MAX_SPEC_TOKENS, SpecDecoder};
 use super::stats::StatsRegistry;
 use crate::dataset::tokenizer::Tokenizer;
 use crate::plan::MockConfig;
@@ -20,6 +23,12 @@ use crate::plan::MockConfig;
 const MAX_DELAY_MS: f64 = 3_600_000.0;
 /// Model name served when the settings list none.
 const FALLBACK_MODEL: &str = "mock-model";
+/// The most prefill time per prompt token the mock accepts, ms.
+const MAX_PREFILL_MS_PER_TOKEN: f64 = 1000.0;
+/// The largest prefix cache block, in tokens.
+const MAX_BLOCK_TOKENS: u64 = 65_536;
+/// The largest prefix cache, in blocks (its memory grows with it: tens of bytes a block).
+const MAX_CACHE_BLOCKS: u64 = 1 << 26;
 
 pub struct MockState {
     pub config: MockConfig,
@@ -27,6 +36,10 @@ pub struct MockState {
     pub tokenizer: Arc<Tokenizer>,
     pub running_slots: Arc<Semaphore>,
     pub stats: StatsRegistry,
+    /// `None` when turned off (`prefix_cache_blocks: 0`).
+    pub prefix_cache: Option<PrefixCache>,
+    /// `None` unless speculative decoding is simulated.
+    pub spec_decoder: Option<SpecDecoder>,
     pub started_epoch_s: u64,
     expected_authorization: Option<String>,
     next_response_serial: AtomicU64,
@@ -36,10 +49,19 @@ pub struct MockState {
 
 impl MockState {
     pub fn new(config: MockConfig, tokenizer: Arc<Tokenizer>) -> Result<Self> {
+        if !(0.0..=MAX_PREFILL_MS_PER_TOKEN).contains(&config.prefill_ms_per_token) {
+            bail!(
+                "mock prefill_ms_per_token must be between 0 and {MAX_PREFILL_MS_PER_TOKEN} ms, got {}",
+                config.prefill_ms_per_token
+            );
+        }
         let timing = Timing {
             time_to_first_token: delay("ttft_ms", config.ttft_ms)?,
+            prefill_per_token: Duration::from_secs_f64(config.prefill_ms_per_token / 1000.0),
             inter_token: delay("itl_ms", config.itl_ms)?,
         };
+        let prefix_cache = prefix_cache(&config)?;
+        let spec_decoder = spec_decoder(&config)?;
         if !(1..=MAX_OUTPUT_TOKENS).contains(&config.default_output_tokens) {
             bail!(
                 "mock default_output_tokens must be between 1 and {MAX_OUTPUT_TOKENS}, got {}",
@@ -56,6 +78,8 @@ impl MockState {
             tokenizer,
             running_slots,
             stats,
+            prefix_cache,
+            spec_decoder,
             started_epoch_s,
             expected_authorization,
             next_response_serial: AtomicU64::new(0),
@@ -75,8 +99,19 @@ impl MockState {
 
     /// A fresh response id such as `chatcmpl-1a2b3c4d00000007`.
     pub fn next_response_id(&self, prefix: &str) -> String {
+        self.next_response(prefix).0
+    }
+
+    /// A fresh response id and its serial number (0 for the server's first response).
+    pub fn next_response(&self, prefix: &str) -> (String, u64) {
         let serial = self.next_response_serial.fetch_add(1, Relaxed);
-        format!("{prefix}-{:08x}{serial:08x}", self.started_epoch_s as u32)
+        (format!("{prefix}-{:08x}{serial:08x}", self.started_epoch_s as u32), serial)
+    }
+
+    /// Empty the prefix cache, as vLLM's `POST /reset_prefix_cache` does; false when the mock
+    /// runs without one.
+    pub fn reset_prefix_cache(&self) -> bool {
+        self.prefix_cache.as_ref().inspect(|cache| cache.reset()).is_some()
     }
 
     /// True when no key is configured, or the request carries `Authorization: Bearer <key>` or
@@ -92,6 +127,32 @@ impl MockState {
 
 fn served_models(config: &MockConfig) -> Vec<String> {
     if config.models.is_empty() { vec![FALLBACK_MODEL.to_string()] } else { config.models.clone() }
+}
+
+fn prefix_cache(config: &MockConfig) -> Result<Option<PrefixCache>> {
+    if config.prefix_cache_blocks == 0 {
+        return Ok(None);
+    }
+    if !(1..=MAX_BLOCK_TOKENS).contains(&config.prefix_block_tokens) {
+        bail!("mock prefix_block_tokens must be between 1 and {MAX_BLOCK_TOKENS}, got {}", config.prefix_block_tokens);
+    }
+    if config.prefix_cache_blocks > MAX_CACHE_BLOCKS {
+        bail!("mock prefix_cache_blocks must be at most {MAX_CACHE_BLOCKS}, got {}", config.prefix_cache_blocks);
+    }
+    Ok(Some(PrefixCache::new(config.prefix_block_tokens as usize, config.prefix_cache_blocks as usize)))
+}
+
+fn spec_decoder(config: &MockConfig) -> Result<Option<SpecDecoder>> {
+    if config.spec_decode_tokens == 0 {
+        return Ok(None);
+    }
+    if config.spec_decode_tokens > MAX_SPEC_TOKENS {
+        bail!("mock spec_decode_tokens must be between 0 and {MAX_SPEC_TOKENS}, got {}", config.spec_decode_tokens);
+    }
+    if !(0.0..=1.0).contains(&config.spec_decode_acceptance) {
+        bail!("mock spec_decode_acceptance must be between 0 and 1, got {}", config.spec_decode_acceptance);
+    }
+    Ok(Some(SpecDecoder::new(config.spec_decode_tokens, config.spec_decode_acceptance)))
 }
 
 fn delay(name: &str, milliseconds: f64) -> Result<Duration> {

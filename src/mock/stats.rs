@@ -5,6 +5,8 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use super::spec_decode::SpecDecodeCounters;
+
 /// Upper bounds (seconds) of the time-to-first-token buckets, as vLLM uses.
 pub const TTFT_BOUNDS_S: &[f64] = &[
     0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0,
@@ -92,6 +94,10 @@ pub struct ModelStats {
     pub generation_tokens: AtomicU64,
     /// Requests that generated all their tokens (finish reason `length`).
     pub finished_by_length: AtomicU64,
+    /// Prompt tokens looked up in the prefix cache, and those found there.
+    pub prefix_cache_queried_tokens: AtomicU64,
+    pub prefix_cache_hit_tokens: AtomicU64,
+    pub spec_decode: SpecDecodeCounters,
     pub time_to_first_token: Histogram,
     pub inter_token_latency: Histogram,
     pub e2e_latency: Histogram,
@@ -106,6 +112,9 @@ impl ModelStats {
             prompt_tokens: AtomicU64::new(0),
             generation_tokens: AtomicU64::new(0),
             finished_by_length: AtomicU64::new(0),
+            prefix_cache_queried_tokens: AtomicU64::new(0),
+            prefix_cache_hit_tokens: AtomicU64::new(0),
+            spec_decode: SpecDecodeCounters::new(),
             time_to_first_token: Histogram::new(TTFT_BOUNDS_S),
             inter_token_latency: Histogram::new(ITL_BOUNDS_S),
             e2e_latency: Histogram::new(E2E_BOUNDS_S),

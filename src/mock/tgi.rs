@@ -28,11 +28,12 @@ pub fn parse(body: &[u8], stream: bool) -> Result<GenerationRequest, String> {
     let inputs = wire.inputs.ok_or("missing field `inputs`")?;
     Ok(GenerationRequest {
         model: None,
-        prompt: PromptInput { texts: vec![inputs], token_ids: 0 },
+        prompt: PromptInput::from_texts(vec![inputs]),
         stream,
         include_usage: false,
         output_tokens: checked_output_tokens(wire.parameters.max_new_tokens)?,
         thinking_tokens: 0,
+        prompt_caching: true,
     })
 }
 

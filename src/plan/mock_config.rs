@@ -1,5 +1,6 @@
-//! Settings of the built-in mock server (a plan's `endpoint.mock`): how fast it answers and how
-//! much it says. The engine hands them to the server its caller provides (`builtin_server.rs`).
+//! Settings of the built-in mock server (a plan's `endpoint.mock`): how fast it answers, how
+//! much it says, its prefix cache and simulated speculative decoding. The engine hands them to
+//! the server its caller provides (`builtin_server.rs`).
 
 use serde::{Deserialize, Serialize};
 
@@ -19,6 +20,16 @@ pub struct MockConfig {
     /// When set, requests must carry `Authorization: Bearer <api_key>`. Never exported.
     #[serde(skip_serializing)]
     pub api_key: Option<String>,
+    /// Time to first token added per prompt token not read from the prefix cache, ms.
+    pub prefill_ms_per_token: f64,
+    /// Capacity of the prefix cache in blocks; 0 turns it off (no `cached_tokens` reported).
+    pub prefix_cache_blocks: u64,
+    /// Tokens per prefix cache block.
+    pub prefix_block_tokens: u64,
+    /// Draft tokens per speculative decoding step; 0 turns the simulation off.
+    pub spec_decode_tokens: u32,
+    /// Share of draft tokens accepted (accepted / drafted, as vLLM reports it), 0 to 1.
+    pub spec_decode_acceptance: f64,
 }
 
 impl Default for MockConfig {
@@ -30,6 +41,11 @@ impl Default for MockConfig {
             max_running: 256,
             models: vec!["mock-model".to_string()],
             api_key: None,
+            prefill_ms_per_token: 0.0,
+            prefix_cache_blocks: 16_384,
+            prefix_block_tokens: 16,
+            spec_decode_tokens: 0,
+            spec_decode_acceptance: 0.7,
         }
     }
 }

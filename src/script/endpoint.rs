@@ -152,9 +152,22 @@ fn response_limits(map: Map) -> ScriptResult<ResponseLimits> {
     Ok(ResponseLimits { max_event_bytes, max_response_bytes })
 }
 
-const MOCK_KEYS: &[&str] = &["ttft", "itl", "output_tokens", "max_running", "api_key"];
+const MOCK_KEYS: &[&str] = &[
+    "ttft",
+    "itl",
+    "output_tokens",
+    "max_running",
+    "api_key",
+    "prefill_per_token",
+    "prefix_cache_blocks",
+    "prefix_block_tokens",
+    "spec_decode_tokens",
+    "spec_decode_acceptance",
+];
 
-/// `mock: #{ ttft: ms(20), itl: ms(5), output_tokens: 64, max_running: 256, api_key }`
+/// `mock: #{ ttft: ms(20), itl: ms(5), output_tokens: 64, max_running: 256, api_key,
+/// prefill_per_token: ms(0.05), prefix_cache_blocks: 16384, prefix_block_tokens: 16,
+/// spec_decode_tokens: 3, spec_decode_acceptance: 0.7 }`
 fn mock_config(map: Map, model: &str) -> ScriptResult<MockConfig> {
     let mut r = MapReader::new("endpoint mock", map, MOCK_KEYS)?;
     let defaults = MockConfig::default();
@@ -166,5 +179,54 @@ fn mock_config(map: Map, model: &str) -> ScriptResult<MockConfig> {
     let default_output_tokens = r.opt_u64("output_tokens")?.unwrap_or(defaults.default_output_tokens);
     let max_running = r.opt_u64("max_running")?.map(|n| n.max(1) as usize).unwrap_or(defaults.max_running);
     let api_key = r.opt_string("api_key")?;
-    Ok(MockConfig { ttft_ms, itl_ms, default_output_tokens, max_running, models: vec![model.to_string()], api_key })
+    let prefill_ms_per_token = r.opt_f64("prefill_per_token")?.map_or(defaults.prefill_ms_per_token, |s| s * 1000.0);
+    let spec_decode_acceptance = r.opt_f64("spec_decode_acceptance")?.unwrap_or(defaults.spec_decode_acceptance);
+    if prefill_ms_per_token < 0.0 || !(0.0..=1.0).contains(&spec_decode_acceptance) {
+        return script_error(
+            "endpoint mock: `prefill_per_token` cannot be negative and `spec_decode_acceptance` must be between 0 and 1",
+        );
+    }
+    let spec_decode_tokens = match r.opt_u64("spec_decode_tokens")? {
+        None => defaults.spec_decode_tokens,
+        Some(tokens) => match u32::try_from(tokens) {
+            Ok(tokens) => tokens,
+            Err(_) => return script_error(format!("endpoint mock: `spec_decode_tokens` {tokens} is too large")),
+        },
+    };
+    Ok(MockConfig {
+        ttft_ms,
+        itl_ms,
+        default_output_tokens,
+        max_running,
+        models: vec![model.to_string()],
+        api_key,
+        prefill_ms_per_token,
+        prefix_cache_blocks: r.opt_u64("prefix_cache_blocks")?.unwrap_or(defaults.prefix_cache_blocks),
+        prefix_block_tokens: r.opt_u64("prefix_block_tokens")?.unwrap_or(defaults.prefix_block_tokens),
+        spec_decode_tokens,
+        spec_decode_acceptance,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mock_settings_take_the_prefix_cache_and_speculative_decoding() {
+        let mut map = Map::new();
+        map.insert("prefill_per_token".into(), Dynamic::from(0.000_05_f64));
+        map.insert("prefix_cache_blocks".into(), Dynamic::from(64_i64));
+        map.insert("prefix_block_tokens".into(), Dynamic::from(32_i64));
+        map.insert("spec_decode_tokens".into(), Dynamic::from(3_i64));
+        map.insert("spec_decode_acceptance".into(), Dynamic::from(0.6_f64));
+        let config = mock_config(map, "m").unwrap();
+        assert!((config.prefill_ms_per_token - 0.05).abs() < 1e-12, "{}", config.prefill_ms_per_token);
+        assert_eq!((config.prefix_cache_blocks, config.prefix_block_tokens, config.spec_decode_tokens), (64, 32, 3));
+        assert_eq!(config.spec_decode_acceptance, 0.6);
+        let mut bad = Map::new();
+        bad.insert("spec_decode_acceptance".into(), Dynamic::from(1.5_f64));
+        let error = mock_config(bad, "m").unwrap_err().to_string();
+        assert!(error.contains("spec_decode_acceptance"), "{error}");
+    }
 }
