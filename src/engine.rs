@@ -117,6 +117,9 @@ pub fn validate(plan: &Plan) -> Result<()> {
             }
         }
     }
+    if let Some(problem) = plan.dataset.openings_problem(plan.endpoint.kind) {
+        bail!("dataset: {problem}");
+    }
     if !plan.endpoint.is_mock() {
         let url = &plan.endpoint.url;
         if !(url.starts_with("http://") || url.starts_with("https://")) {

@@ -1,0 +1,122 @@
+//! What AIPerf's dataset flags put on the wire, run for real against the built-in mock: a
+//! verbatim system prompt and each conversation's user context (read back from the raw
+//! export's payloads), `--random-range-ratio` windows, a file asked for more requests than
+//! it has entries, and `--vary-seed-per-trial`.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::Output;
+
+use serde_json::Value;
+
+fn profile(dir: &Path, command_line: &str) -> Output {
+    let output = common::aiperf_command(dir)
+        .arg("profile")
+        .args(command_line.split_whitespace())
+        .output()
+        .expect("run aiperf profile");
+    common::succeeded(&output, command_line);
+    output
+}
+
+fn json_lines(path: &Path) -> Vec<Value> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    text.lines().map(|line| serde_json::from_str(line).expect("a JSON line")).collect()
+}
+
+#[test]
+fn the_system_prompt_is_sent_verbatim_and_each_conversation_keeps_its_user_context() {
+    let dir = tempfile::tempdir().expect("dir");
+    let system = "You are a terse assistant.\nAnswer in one line: \"ok\" or \"no\".";
+    std::fs::write(dir.path().join("system.txt"), system).expect("write system prompt");
+    profile(
+        dir.path(),
+        "--model m --url mock --endpoint-type chat --system-prompt-file system.txt --user-context-prompt-length 24 \
+         --conversation-num 4 --conversation-turn-mean 3 --isl 16 --osl 4 --concurrency 2 --export-level raw \
+         --artifact-dir out",
+    );
+    let lines = json_lines(&dir.path().join("out/profile_export_raw.jsonl"));
+    assert_eq!(lines.len(), 12, "4 conversations of 3 turns");
+    let mut contexts = BTreeSet::new();
+    let mut by_conversation: std::collections::BTreeMap<String, BTreeSet<String>> = Default::default();
+    for line in &lines {
+        let messages = line["payload"]["messages"].as_array().expect("chat messages");
+        assert_eq!(messages[0], serde_json::json!({"role": "system", "content": system}), "verbatim, first");
+        assert_eq!(messages[1]["role"], "user");
+        let context = messages[1]["content"].as_str().expect("the user context").to_string();
+        let turn = line["metadata"]["turn_index"].as_u64().expect("turn index") as usize;
+        assert_eq!(messages.len(), 2 + 2 * turn + 1, "system, context, the history and the new turn: {messages:?}");
+        let conversation = line["metadata"]["conversation_id"].as_str().unwrap_or_default().to_string();
+        by_conversation.entry(conversation).or_default().insert(context.clone());
+        contexts.insert(context);
+    }
+    assert!(by_conversation.values().all(|contexts| contexts.len() == 1), "one context per conversation");
+    assert_eq!(contexts.len(), 4, "each conversation has its own context");
+}
+
+#[test]
+fn a_range_ratio_draws_lengths_from_its_window() {
+    let dir = tempfile::tempdir().expect("dir");
+    profile(
+        dir.path(),
+        "--model m --url mock --endpoint-type chat --isl 100 --osl 20 --random-range-ratio 0.5 --num-dataset-entries 40 \
+         --request-count 40 --concurrency 4 --artifact-dir out",
+    );
+    let records = json_lines(&dir.path().join("out/profile_export.jsonl"));
+    let metric = |record: &Value, name: &str| record["metrics"][name]["value"].as_f64().expect(name);
+    let isl: Vec<f64> = records.iter().map(|record| metric(record, "input_sequence_length")).collect();
+    let osl: Vec<f64> = records.iter().map(|record| metric(record, "output_sequence_length")).collect();
+    assert!(isl.iter().all(|n| (50.0..=150.0).contains(n)), "{isl:?}");
+    assert!(osl.iter().all(|n| (10.0..=30.0).contains(n)), "{osl:?}");
+    let distinct = |values: &[f64]| values.iter().map(|n| *n as u64).collect::<BTreeSet<_>>().len();
+    assert!(distinct(&isl) > 10 && distinct(&osl) > 5, "spread over the window: {isl:?} {osl:?}");
+}
+
+#[test]
+fn a_file_asked_for_more_requests_than_it_has_starts_again_as_aiperf_does() {
+    let dir = tempfile::tempdir().expect("dir");
+    let lines: Vec<String> = (1..=4).map(|n| format!("{{\"text\": \"prompt number {n}\"}}")).collect();
+    std::fs::write(dir.path().join("four.jsonl"), lines.join("\n")).expect("write file");
+    let output = profile(
+        dir.path(),
+        "--model m --url mock --endpoint-type chat --input-file four.jsonl --custom-dataset-type single_turn \
+         --dataset-sampling-strategy sequential --request-count 10 --osl 4 --export-level raw --artifact-dir out",
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("more requests than entries start again from the first"), "{stdout}");
+    let raw = json_lines(&dir.path().join("out/profile_export_raw.jsonl"));
+    let mut sent: Vec<(u64, String)> = raw
+        .iter()
+        .map(|line| {
+            let content = line["payload"]["messages"][0]["content"].as_str().unwrap_or_default().to_string();
+            (line["start_perf_ns"].as_u64().unwrap_or_default(), content)
+        })
+        .collect();
+    sent.sort();
+    let order: Vec<&str> = sent.iter().map(|(_, content)| content.trim_start_matches("prompt number ")).collect();
+    assert_eq!(order, ["1", "2", "3", "4", "1", "2", "3", "4", "1", "2"], "10 requests from 4 entries, in order");
+}
+
+#[test]
+fn each_trial_draws_from_its_own_seed_and_the_seeds_repeat_across_runs() {
+    let prompts_of_trials = || {
+        let dir = tempfile::tempdir().expect("dir");
+        profile(
+            dir.path(),
+            "--model m --url mock --endpoint-type chat --isl 12 --osl 2 --request-count 3 --num-dataset-entries 3 \
+             --num-profile-runs 2 --vary-seed-per-trial --random-seed 42 --artifact-dir out",
+        );
+        (1..=2)
+            .map(|trial| {
+                let inputs =
+                    common::read_json(&dir.path().join(format!("out/profile_runs/run_{trial:04}/inputs.json")));
+                inputs["data"].to_string()
+            })
+            .collect::<Vec<_>>()
+    };
+    let first = prompts_of_trials();
+    assert_ne!(first[0], first[1], "each trial has prompts of its own");
+    assert_eq!(prompts_of_trials(), first, "the same trials draw the same prompts in another run");
+}
