@@ -84,8 +84,8 @@ fn a_file_asked_for_more_requests_than_it_has_starts_again_as_aiperf_does() {
         "--model m --url mock --endpoint-type chat --input-file four.jsonl --custom-dataset-type single_turn \
          --dataset-sampling-strategy sequential --request-count 10 --osl 4 --export-level raw --artifact-dir out",
     );
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(stdout.contains("more requests than entries start again from the first"), "{stdout}");
+    let printed = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    assert!(printed.contains("more requests than entries start again from the first"), "{printed}");
     let raw = json_lines(&dir.path().join("out/profile_export_raw.jsonl"));
     let mut sent: Vec<(u64, String)> = raw
         .iter()
