@@ -120,3 +120,57 @@ fn each_trial_draws_from_its_own_seed_and_the_seeds_repeat_across_runs() {
     assert_ne!(first[0], first[1], "each trial has prompts of its own");
     assert_eq!(prompts_of_trials(), first, "the same trials draw the same prompts in another run");
 }
+
+#[test]
+fn the_emitted_scenario_builds_the_same_plans_with_every_dataset_flag() {
+    let dir = tempfile::tempdir().expect("dir");
+    std::fs::write(dir.path().join("four.jsonl"), "{\"text\": \"a\"}\n{\"text\": \"b\"}\n").expect("write file");
+    for command_line in [
+        "--model m --url mock --system-prompt Be_brief. --user-context-prompt-length 16 --isl 100 --osl 20 \
+         --random-range-ratio {\"input\":0.2,\"output\":0.5} --num-profile-runs 2 --vary-seed-per-trial",
+        "--model m --url mock --input-file four.jsonl --custom-dataset-type single_turn --system-prompt Be_brief. \
+         --request-count 5",
+        "--model m --url mock --isl 100 --osl 20 --random-range-ratio 0.5 --random-corpus-style sglang",
+    ] {
+        let profiled = common::aiperf_command(dir.path())
+            .arg("profile")
+            .args(command_line.split_whitespace())
+            .args(["--dry-run", "--emit-scenario", "out.rhai"])
+            .output()
+            .expect("run aiperf profile");
+        common::succeeded(&profiled, command_line);
+        let plan: Value = serde_json::Deserializer::from_slice(&profiled.stdout)
+            .into_iter()
+            .next()
+            .expect("a plan")
+            .expect("plan JSON");
+        let dataset = &plan["dataset"];
+        assert!(dataset["system_prompt"] == "Be_brief." || dataset["isl"]["type"] == "uniform", "{dataset}");
+        let dry = common::aiperf_command(dir.path()).args(["run", "out.rhai", "--dry-run"]).output().expect("dry run");
+        common::succeeded(&dry, "the emitted scenario");
+        assert_eq!(dry.stdout, profiled.stdout, "{command_line}: the scenario's plans differ from the command's");
+    }
+}
+
+#[test]
+fn what_cannot_be_sent_stops_the_run_with_the_flag_named() {
+    let dir = tempfile::tempdir().expect("dir");
+    for (command_line, message) in [
+        ("--model m --url mock --endpoint-type embeddings --system-prompt hi", "not \"embeddings\""),
+        ("--model m --url mock --system-prompt hi --shared-system-prompt-length 20", "takes the place"),
+        ("--model m --url mock --system-prompt-file absent.txt", "--system-prompt-file): cannot read"),
+        ("--model m --url mock --osl 20 --random-range-ratio 0.3", "needs --isl set explicitly"),
+        ("--model m --url mock --isl 20 --osl 20 --random-range-ratio 1.5", "below 1, got 1.5"),
+    ] {
+        let output = common::aiperf_command(dir.path())
+            .arg("profile")
+            .args(command_line.split_whitespace())
+            .args(["--request-count", "2"])
+            .output()
+            .expect("run aiperf profile");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success(), "{command_line}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{command_line}: {stderr}");
+        assert!(stderr.contains(message), "{command_line}: {stderr}");
+    }
+}

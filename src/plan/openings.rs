@@ -17,11 +17,13 @@ impl Dataset {
         let kinds = "chat, completions, responses, messages or chat_embeddings";
         if let Some(text) = self.system_prompt() {
             if text.trim().is_empty() {
-                return Some("`system_prompt` is empty or only whitespace; leave it out to send none".into());
+                return Some(
+                    "`system_prompt` (--system-prompt) is empty or only whitespace; leave it out to send none".into(),
+                );
             }
             if !carried {
                 return Some(format!(
-                    "a verbatim `system_prompt` is sent to {kinds} endpoints only, not \"{}\"",
+                    "a verbatim `system_prompt` (--system-prompt) is sent to {kinds} endpoints only, not \"{}\"",
                     kind.as_str()
                 ));
             }
@@ -31,18 +33,21 @@ impl Dataset {
         if options.system_prompt.is_some() && (options.system_prompt_tokens.is_some() || options.prefix_pool.is_some())
         {
             return Some(
-                "a verbatim `system_prompt` takes the place of a synthetic one: leave out the system prompt's tokens and the prefix pool"
+                "a verbatim `system_prompt` (--system-prompt) takes the place of a synthetic one: leave out its tokens \
+                 (--shared-system-prompt-length) and the prefix pool (--num-prefix-prompts)"
                     .into(),
             );
         }
         match options.user_context_tokens {
-            Some(0) => Some("`user_context` must be at least 1 token (or left out)".into()),
-            Some(_) if options.prefix_pool.is_some() => {
-                Some("`user_context` and a prefix pool are exclusive (AIPerf's prefix_prompts)".into())
-            }
-            Some(_) if !carried => {
-                Some(format!("`user_context` is sent to {kinds} endpoints only, not \"{}\"", kind.as_str()))
-            }
+            Some(0) => Some("`user_context` (--user-context-prompt-length) must be at least 1 token".into()),
+            Some(_) if options.prefix_pool.is_some() => Some(
+                "`user_context` (--user-context-prompt-length) and a prefix pool (--num-prefix-prompts) are exclusive"
+                    .into(),
+            ),
+            Some(_) if !carried => Some(format!(
+                "`user_context` (--user-context-prompt-length) is sent to {kinds} endpoints only, not \"{}\"",
+                kind.as_str()
+            )),
             _ => None,
         }
     }
