@@ -74,29 +74,48 @@ fn a_range_ratio_draws_lengths_from_its_window() {
     assert!(distinct(&isl) > 10 && distinct(&osl) > 5, "spread over the window: {isl:?} {osl:?}");
 }
 
-#[test]
-fn a_file_asked_for_more_requests_than_it_has_starts_again_as_aiperf_does() {
+/// `aiperf profile` over a file of `entries` single prompts asked for `requests` with
+/// `sampling`, one at a time: what it printed, and the prompt numbers in the order sent.
+fn file_run(entries: usize, requests: usize, sampling: &str) -> (String, Vec<String>) {
     let dir = tempfile::tempdir().expect("dir");
-    let lines: Vec<String> = (1..=4).map(|n| format!("{{\"text\": \"prompt number {n}\"}}")).collect();
-    std::fs::write(dir.path().join("four.jsonl"), lines.join("\n")).expect("write file");
+    let lines: Vec<String> = (1..=entries).map(|n| format!("{{\"text\": \"prompt number {n}\"}}")).collect();
+    std::fs::write(dir.path().join("prompts.jsonl"), lines.join("\n")).expect("write file");
     let output = profile(
         dir.path(),
-        "--model m --url mock --endpoint-type chat --input-file four.jsonl --custom-dataset-type single_turn \
-         --dataset-sampling-strategy sequential --request-count 10 --osl 4 --export-level raw --artifact-dir out",
+        &format!(
+            "--model m --url mock --endpoint-type chat --input-file prompts.jsonl --custom-dataset-type single_turn \
+             --dataset-sampling-strategy {sampling} --request-count {requests} --osl 4 --export-level raw \
+             --artifact-dir out"
+        ),
     );
     let printed = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
-    assert!(printed.contains("more requests than entries start again from the first"), "{printed}");
     let raw = json_lines(&dir.path().join("out/profile_export_raw.jsonl"));
     let mut sent: Vec<(u64, String)> = raw
         .iter()
         .map(|line| {
-            let content = line["payload"]["messages"][0]["content"].as_str().unwrap_or_default().to_string();
-            (line["start_perf_ns"].as_u64().unwrap_or_default(), content)
+            let content = line["payload"]["messages"][0]["content"].as_str().unwrap_or_default();
+            (line["start_perf_ns"].as_u64().unwrap_or_default(), content.trim_start_matches("prompt number ").into())
         })
         .collect();
     sent.sort();
-    let order: Vec<&str> = sent.iter().map(|(_, content)| content.trim_start_matches("prompt number ")).collect();
+    (printed, sent.into_iter().map(|(_, number)| number).collect())
+}
+
+#[test]
+fn a_file_asked_for_more_requests_than_it_has_starts_again_as_aiperf_does() {
+    let (printed, order) = file_run(4, 10, "sequential");
+    assert!(printed.contains("more requests than entries start again from the first"), "{printed}");
     assert_eq!(order, ["1", "2", "3", "4", "1", "2", "3", "4", "1", "2"], "10 requests from 4 entries, in order");
+
+    let (printed, order) = file_run(6, 18, "shuffle");
+    assert!(printed.contains("more requests than entries go through them again, reshuffled"), "{printed}");
+    let passes: Vec<&[String]> = order.chunks(6).collect();
+    for pass in &passes {
+        let mut numbers = pass.to_vec();
+        numbers.sort();
+        assert_eq!(numbers, ["1", "2", "3", "4", "5", "6"], "every entry once a pass: {order:?}");
+    }
+    assert!(passes[0] != passes[1] || passes[1] != passes[2], "each pass reshuffled: {order:?}");
 }
 
 #[test]

@@ -89,9 +89,7 @@ fn past_the_last_entry(sampling: Sampling, at_end: AtEnd) -> &'static str {
     match (at_end, sampling) {
         (AtEnd::Stop, _) => "each entry sent at most once per phase, then the phase stops",
         (AtEnd::Wrap, Sampling::Sequential) => "in file order; more requests than entries start again from the first",
-        (AtEnd::Wrap, Sampling::Shuffle) => {
-            "shuffled; more requests than entries go through the same shuffled order again"
-        }
+        (AtEnd::Wrap, Sampling::Shuffle) => "shuffled; more requests than entries go through them again, reshuffled",
         (AtEnd::Wrap, Sampling::Random) => {
             "drawn at random with replacement; more requests than entries repeat the draws"
         }
