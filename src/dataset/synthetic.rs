@@ -16,7 +16,7 @@ const SYSTEM_PROMPT_SALT: u64 = 0x5157_E3A1;
 /// Seeds the prefixes' places in the corpus apart from the prompts'.
 const PREFIX_SALT: u64 = 0x9E37_79B9_7F4A_7C15;
 /// Seeds each conversation's user context's place in the corpus apart from the prompts'.
-const USER_CONTEXT_SALT: u64 = 0x05E2_C0E7_E47;
+const USER_CONTEXT_SALT: u64 = 0x005E_2C0E_7E47;
 /// Seeds the sessions' turn counts and delays apart from the prompts'.
 const CONVERSATION_SALT: u64 = 0xC0_4E55_10A5;
 

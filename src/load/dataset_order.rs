@@ -9,7 +9,7 @@ use crate::rng::SeededRng;
 /// The most requests whose order is laid out ahead; later ones repeat the laid-out passes.
 const MOST_LAID_OUT: u64 = 1 << 20;
 /// Seeds the later passes' shuffles apart from the first.
-const PASS_SALT: u64 = 0x5A55_E5;
+const PASS_SALT: u64 = 0x005A_55E5;
 
 #[derive(Debug, Default)]
 pub struct DatasetOrder {
