@@ -117,6 +117,9 @@ pub fn validate(plan: &Plan) -> Result<()> {
             }
         }
     }
+    if let Some(problem) = plan.dataset.openings_problem(plan.endpoint.kind) {
+        bail!("dataset: {problem}");
+    }
     if plan.endpoint.is_mock() && !plan.endpoint.more_urls.is_empty() {
         bail!("endpoint url \"mock\" is the one built-in server and cannot be listed with other urls");
     }
@@ -168,7 +171,7 @@ pub async fn execute(whole_plan: &Plan, options: &RunOptions) -> Result<RunResul
     let metrics =
         MetricsThread::start(plan, metrics_context, &artifact_dir, records, servers.live_metrics(), segment_sinks)?;
     let entry_limit = plan.dataset.stops_at_end().then_some(prepared.requests.len() as u64);
-    let context = load_context(client, prepared.requests, clock, sink, options);
+    let context = load_context(plan, client, prepared.requests, clock, sink, options);
     let started_ns = wait_for_start_time(options).await;
     let live = servers.live_metrics();
     let mut measured = measure(plan, options, &endpoint.url, context, entry_limit, metrics, live.as_deref()).await?;
@@ -295,6 +298,7 @@ fn segment_sinks(
 
 /// What every phase's requests share: the client, the prepared requests, the record channel.
 fn load_context(
+    plan: &Plan,
     client: HttpClient,
     requests: Vec<dataset::requests::PreparedRequest>,
     clock: RunClock,
@@ -303,6 +307,7 @@ fn load_context(
 ) -> Arc<LoadContext> {
     Arc::new(LoadContext {
         client,
+        order: crate::load::dataset_order::DatasetOrder::of(plan, &requests),
         requests,
         clock,
         sink,

@@ -629,7 +629,7 @@ fn inline_records_are_sent_as_a_file_dataset_would_be() {
     let output = profile(dir.path(), &format!("--config {} --url mock --artifact-dir out/inline", template.display()));
     assert_ok(&output);
     let summary = read_json(&dir.path().join("out/inline/profile_export_aiperf.json"));
-    assert_eq!(stat(&summary, "request_count", "avg"), 5.0, "the five records, then the dataset's end");
+    assert_eq!(stat(&summary, "request_count", "avg"), 50.0, "its 50 requests from five records, as AIPerf 0.13 sends");
     let dataset = &summary["input_config"]["plan"]["dataset"];
     assert_eq!(dataset["path"], "datasets.main.records");
     let records = dataset["records"].as_str().expect("records");

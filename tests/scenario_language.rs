@@ -187,7 +187,7 @@ fn files_a_scenario_names_are_relative_to_it_from_any_working_directory() {
     let artifacts = elsewhere.join("artifacts/paths");
     assert!(stderr.contains(&format!("run paths → {}\n", artifacts.display())), "{stderr}");
     let dataset_line = format!(
-        "  dataset   file {} (single_turn, sequential, at end wrap)\n",
+        "  dataset   file {} (single_turn, in file order; more requests than entries start again from the first)\n",
         root.path().join("bench/data/prompts.jsonl").display()
     );
     assert!(stderr.contains(&dataset_line), "{stderr}");

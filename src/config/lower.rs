@@ -7,6 +7,8 @@ mod dataset;
 mod endpoint;
 mod outputs;
 mod phases;
+mod range_ratio;
+mod system_prompt;
 mod values;
 
 use std::path::{Path, PathBuf};
@@ -45,6 +47,7 @@ pub fn lower(document: &Value, base_dir: &Path) -> Result<ProfileJob, ConfigErro
         cooldown_s: settings.cooldown_s,
         confidence: settings.confidence,
         warmup_once: settings.disable_warmup_after_first,
+        vary_seed: settings.vary_seed_per_trial,
         variation_pause_s: sweep_key("cooldown_seconds").and_then(Value::as_f64).unwrap_or(0.0),
         notes: sweep_notes(sweep_key("iteration_order"), sweep_key("sla_filters"), settings.num_runs),
     })

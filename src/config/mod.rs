@@ -90,6 +90,8 @@ pub struct ProfileJob {
     pub confidence: f64,
     /// Only the first trial runs the warmup (`multi_run.disable_warmup_after_first`).
     pub warmup_once: bool,
+    /// Each trial draws its workload from a seed of its own (`multi_run.vary_seed_per_trial`).
+    pub vary_seed: bool,
 }
 
 /// One point of a sweep: the swept values (dotted document path → value) and its plan.

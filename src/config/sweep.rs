@@ -39,6 +39,8 @@ pub struct MultiRun {
     pub set_consistent_seed: bool,
     /// Warmup phases run in the first run only.
     pub disable_warmup_after_first: bool,
+    /// Each run draws its workload from a seed of its own (`trial_seed`).
+    pub vary_seed_per_trial: bool,
 }
 
 /// The document's `multi_run:` settings (one run, no cooldown, 95 % confidence by default).
@@ -52,6 +54,7 @@ pub fn multi_run_settings(document: &Value) -> MultiRun {
         confidence: number("confidence_level").unwrap_or(0.95),
         set_consistent_seed: flag("set_consistent_seed").unwrap_or(true),
         disable_warmup_after_first: flag("disable_warmup_after_first").unwrap_or(true),
+        vary_seed_per_trial: flag("vary_seed_per_trial").unwrap_or(false),
     }
 }
 

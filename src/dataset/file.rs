@@ -68,6 +68,7 @@ mod tests {
             block_size: 512,
             draws: None,
             records: None,
+            system_prompt: None,
         }
     }
 

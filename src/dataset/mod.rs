@@ -46,6 +46,9 @@ pub struct DatasetEntry {
     pub max_tokens: Option<u64>,
     /// Sent ahead of the prompt, the same for every entry (its tokens are in `input_tokens`).
     pub system_prompt: Option<Arc<SystemPrompt>>,
+    /// A user message of its conversation's own, sent after the system prompt and before the
+    /// turns (AIPerf's user context prompt; its tokens are in `input_tokens`).
+    pub user_context: Option<Arc<SystemPrompt>>,
     /// Its place in a session of a multi-turn file; `None` for a prompt of its own.
     pub turn: Option<FileTurn>,
     /// Images sent after the prompt (vision chat), as `data:` or http(s) URLs.
@@ -66,8 +69,9 @@ pub struct Ranking {
     pub passages: Vec<String>,
 }
 
-/// Text sent ahead of every prompt of a dataset: a system message in chat requests, the
-/// start of the prompt in completions requests.
+/// Text sent ahead of every prompt of a dataset or a conversation (a system prompt, a user
+/// context): a message of its own in chat requests, the start of the prompt in completions
+/// requests.
 #[derive(Debug, PartialEq)]
 pub struct SystemPrompt {
     pub text: String,
@@ -92,6 +96,7 @@ impl DatasetEntry {
             input_tokens,
             max_tokens,
             system_prompt: None,
+            user_context: None,
             turn: None,
             images: Vec::new(),
             ranking: None,
@@ -104,15 +109,23 @@ impl DatasetEntry {
 /// Build every entry of `dataset` (before the run, off the hot path). A dataset file that
 /// cannot be read or has a bad line is an error naming the file (and line).
 pub fn build(dataset: &Dataset, tokenizer: &Tokenizer) -> Result<Vec<DatasetEntry>> {
-    match dataset {
+    let mut entries = match dataset {
         Dataset::Synthetic(spec) => {
             let mut entries = synthetic::generate(spec, tokenizer);
             images::add_synthetic(spec, &mut entries)?;
             audio::add_synthetic(spec, &mut entries)?;
-            Ok(entries)
+            entries
         }
-        Dataset::File(spec) => file::load(spec, tokenizer),
+        Dataset::File(spec) => file::load(spec, tokenizer)?,
+    };
+    if let Some(text) = dataset.system_prompt() {
+        let system = Arc::new(SystemPrompt { text: text.to_string(), tokens: tokenizer.count(text) as u64 });
+        for entry in &mut entries {
+            entry.input_tokens += system.tokens;
+            entry.system_prompt = Some(system.clone());
+        }
     }
+    Ok(entries)
 }
 
 /// A fixture of `tests/fixtures/datasets/`: its path and its text.

@@ -13,8 +13,8 @@ use super::{DatasetEntry, FileTurn, SystemPrompt};
 use crate::plan::segment::ExecutionSegment;
 use crate::plan::{Dataset, Endpoint, EndpointKind};
 use crate::request_bodies::{
-    AudioUpload, InputAudio, media_request_body, rankings_request_body, request_body, with_media_parts,
-    with_messages_system, with_system_prompt,
+    AudioUpload, InputAudio, media_request_body, rankings_request_body, request_body, responses_with_openings,
+    with_media_parts, with_messages_system, with_system_prompt, with_user_context,
 };
 
 /// A request body built before the run, so the hot path only clones a `Bytes`.
@@ -26,6 +26,8 @@ pub struct PreparedRequest {
     pub max_tokens: Option<u64>,
     /// The system prompt the body opens with (a conversation keeps it first).
     pub system_prompt: Option<Arc<SystemPrompt>>,
+    /// The conversation's user context, after the system prompt (kept there in every turn).
+    pub user_context: Option<Arc<SystemPrompt>>,
     /// Its place in a session of a multi-turn file (a `users` phase replays those sessions).
     pub turn: Option<FileTurn>,
     /// Seconds of the first audio clip it sends (RTFx reads it).
@@ -33,14 +35,26 @@ pub struct PreparedRequest {
 }
 
 impl PreparedRequest {
-    /// The request that sends `entry` to `endpoint` (a system prompt as the kind takes one;
-    /// a raw body as given).
+    /// The request that sends `entry` to `endpoint` (a system prompt and a user context as
+    /// the kind takes them; a raw body as given).
     pub fn of(endpoint: &Endpoint, entry: DatasetEntry) -> Self {
         let body = request_body(endpoint, &entry.prompt, entry.max_tokens);
-        let body = match (&entry.system_prompt, endpoint.kind) {
-            (None, _) | (Some(_), EndpointKind::Raw) => body,
-            (Some(system), EndpointKind::Messages) => with_messages_system(body, &system.text),
-            (Some(system), _) => with_system_prompt(body, &system.text),
+        let system = entry.system_prompt.as_ref().map(|system| system.text.as_str());
+        let context = entry.user_context.as_ref().map(|context| context.text.as_str());
+        let body = match endpoint.kind {
+            EndpointKind::Raw => body,
+            EndpointKind::Responses => responses_with_openings(body, system, context),
+            kind => {
+                let body = match context {
+                    Some(context) => with_user_context(body, context),
+                    None => body,
+                };
+                match (system, kind) {
+                    (None, _) => body,
+                    (Some(system), EndpointKind::Messages) => with_messages_system(body, system),
+                    (Some(system), _) => with_system_prompt(body, system),
+                }
+            }
         };
         Self {
             body: Bytes::from(body),
@@ -48,6 +62,7 @@ impl PreparedRequest {
             // A kind whose requests ask no length is not held to one.
             max_tokens: entry.max_tokens.filter(|_| endpoint.kind.asks_output_length()),
             system_prompt: entry.system_prompt,
+            user_context: entry.user_context,
             turn: entry.turn,
             audio_seconds: None,
         }
@@ -200,6 +215,7 @@ mod tests {
             block_size: 512,
             draws: None,
             records: None,
+            system_prompt: None,
         })
     }
 

@@ -48,6 +48,7 @@ fn ranking_entry(line: &Record<'_>, tokenizer: &Tokenizer) -> Result<DatasetEntr
         input_tokens,
         max_tokens: None,
         system_prompt: None,
+        user_context: None,
         turn: None,
         images: Vec::new(),
         audio: Vec::new(),

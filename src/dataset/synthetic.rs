@@ -15,6 +15,8 @@ use crate::rng::SeededRng;
 const SYSTEM_PROMPT_SALT: u64 = 0x5157_E3A1;
 /// Seeds the prefixes' places in the corpus apart from the prompts'.
 const PREFIX_SALT: u64 = 0x9E37_79B9_7F4A_7C15;
+/// Seeds each conversation's user context's place in the corpus apart from the prompts'.
+const USER_CONTEXT_SALT: u64 = 0x005E_2C0E_7E47;
 /// Seeds the sessions' turn counts and delays apart from the prompts'.
 const CONVERSATION_SALT: u64 = 0xC0_4E55_10A5;
 
@@ -77,6 +79,7 @@ pub fn generate(spec: &SyntheticDataset, tokenizer: &Tokenizer) -> Vec<DatasetEn
             input_tokens: prompt.tokens + batch.iter().map(|text| text.tokens).sum::<u64>() + system_tokens,
             max_tokens: Some(draw.output_tokens),
             system_prompt: system_prompt.clone(),
+            user_context: None,
             turn: None,
             images: Vec::new(),
             audio: Vec::new(),
@@ -87,7 +90,38 @@ pub fn generate(spec: &SyntheticDataset, tokenizer: &Tokenizer) -> Vec<DatasetEn
     for (entry, turn) in entries.iter_mut().zip(turns.unwrap_or_default()) {
         entry.turn = Some(turn);
     }
+    if let Some(tokens) = options.user_context_tokens {
+        add_user_contexts(&mut entries, tokenizer, seed, tokens);
+    }
     entries
+}
+
+/// Give each conversation (a session, or a single prompt) a user context of `tokens` tokens
+/// of its own, cut from its own seeded place in the corpus.
+fn add_user_contexts(entries: &mut [DatasetEntry], tokenizer: &Tokenizer, seed: u64, tokens: u64) {
+    let text = corpus::shakespeare();
+    let starts = entries.iter().filter(|entry| entry.turn.is_none_or(|turn| turn.index == 0)).count();
+    let places: Vec<Draw> = (0..starts)
+        .map(|index| Draw {
+            index,
+            input_tokens: tokens,
+            output_tokens: 0,
+            offset: corpus_offset(seed ^ USER_CONTEXT_SALT.wrapping_mul(index as u64 + 1), text),
+            prefix: None,
+        })
+        .collect();
+    let contexts = map_in_parallel(&places, |place| text_of_length(tokenizer, None, text, place.offset, tokens));
+    let mut contexts = contexts.into_iter().map(|cut| Arc::new(SystemPrompt { text: cut.text, tokens: cut.tokens }));
+    let mut current = None;
+    for entry in entries {
+        if entry.turn.is_none_or(|turn| turn.index == 0) {
+            current = contexts.next();
+        }
+        if let Some(context) = &current {
+            entry.input_tokens += context.tokens;
+            entry.user_context = Some(context.clone());
+        }
+    }
 }
 
 /// Each prompt's place in its session when the dataset holds conversations: `spec.entries`

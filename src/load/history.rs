@@ -1,6 +1,6 @@
 //! A multi-turn conversation's history, and the request body of its next turn: the system
-//! prompt if any, then the chat `messages` (or the completions `prompt`) of every earlier
-//! turn, then the new prompt. A chat turn's user message is kept whole, so the images of a
+//! prompt and user context if any, then the chat `messages` (or the completions `prompt`) of
+//! every earlier turn, then the new prompt. A chat turn's user message is kept whole, so the images of a
 //! vision turn (its `image_url` parts) go with it in every later turn.
 
 use bytes::Bytes;
@@ -39,12 +39,13 @@ pub(super) struct NextTurn {
 }
 
 impl Conversation {
-    /// The body that sends `prepared`'s prompt after the history (and after the system
-    /// prompt, which stays first); the prepared body itself when it is not a chat or
+    /// The body that sends `prepared`'s prompt after the history (and after the system prompt
+    /// and user context, which stay first); the prepared body itself when it is not a chat or
     /// completions body.
     pub fn next_turn(&self, prepared: &PreparedRequest) -> NextTurn {
-        let system = prepared.system_prompt.as_deref();
-        let prompt_tokens = prepared.input_tokens.saturating_sub(system.map_or(0, |system| system.tokens));
+        let openings = [prepared.system_prompt.as_deref(), prepared.user_context.as_deref()];
+        let opening_tokens: u64 = openings.iter().flatten().map(|opening| opening.tokens).sum();
+        let prompt_tokens = prepared.input_tokens.saturating_sub(opening_tokens);
         let next = |body: Bytes, said: Said| NextTurn {
             body,
             input_tokens: self.history_tokens + prepared.input_tokens,
@@ -64,7 +65,7 @@ impl Conversation {
             if self.exchanges.is_empty() {
                 return next(prepared.body.clone(), said);
             }
-            let mut conversation: Vec<Value> = before.iter().take_while(|m| m["role"] == "system").cloned().collect();
+            let mut conversation: Vec<Value> = before.to_vec();
             for exchange in &self.exchanges {
                 if let Said::Message(earlier) = &exchange.said {
                     conversation.push(earlier.clone());
@@ -78,7 +79,7 @@ impl Conversation {
         let Some(whole) = body.get("prompt").and_then(Value::as_str) else {
             return unchanged();
         };
-        let opening = system.map(|system| completions_opening(&system.text)).unwrap_or_default();
+        let opening: String = openings.iter().flatten().map(|opening| completions_opening(&opening.text)).collect();
         let prompt = whole.strip_prefix(opening.as_str()).unwrap_or(whole).to_string();
         if self.exchanges.is_empty() {
             return next(prepared.body.clone(), Said::Text(prompt));
@@ -109,7 +110,7 @@ mod tests {
 
     use super::*;
     use crate::dataset::SystemPrompt;
-    use crate::request_bodies::with_system_prompt;
+    use crate::request_bodies::{with_system_prompt, with_user_context};
 
     fn prepared(body: Value, input_tokens: u64) -> PreparedRequest {
         PreparedRequest {
@@ -117,6 +118,7 @@ mod tests {
             input_tokens,
             max_tokens: Some(8),
             system_prompt: None,
+            user_context: None,
             turn: None,
             audio_seconds: None,
         }
@@ -226,5 +228,41 @@ mod tests {
         assert_eq!(body_of(&turn)["prompt"], json!("Be brief.\n\nQ1 A1\n\nQ2"));
         let other = json!({ "input": "x" }).to_string().into_bytes();
         assert_eq!(with_system_prompt(other.clone(), "s"), other, "other bodies are left alone");
+    }
+
+    #[test]
+    fn a_user_context_follows_the_system_prompt_in_every_turn_and_is_counted_once() {
+        let system = Arc::new(SystemPrompt { text: "Be brief.".into(), tokens: 3 });
+        let context = Arc::new(SystemPrompt { text: "I am Ann.".into(), tokens: 4 });
+        let opened = |body: Value| {
+            let body = with_user_context(body.to_string().into_bytes(), &context.text);
+            PreparedRequest {
+                body: Bytes::from(with_system_prompt(body, &system.text)),
+                system_prompt: Some(system.clone()),
+                user_context: Some(context.clone()),
+                ..prepared(json!({}), 3 + 4 + 1)
+            }
+        };
+        let chat = |content: &str| json!({ "messages": [{ "role": "user", "content": content }] });
+        let mut conversation = Conversation::default();
+        let turn = conversation.next_turn(&opened(chat("one")));
+        conversation.remember(turn, Answer { text: "uno".into(), tokens: 2 });
+        let turn = conversation.next_turn(&opened(chat("two")));
+        assert_eq!(
+            body_of(&turn)["messages"],
+            json!([
+                { "role": "system", "content": "Be brief." },
+                { "role": "user", "content": "I am Ann." },
+                { "role": "user", "content": "one" },
+                { "role": "assistant", "content": "uno" },
+                { "role": "user", "content": "two" }
+            ])
+        );
+        assert_eq!(turn.input_tokens, 3 + 4 + 1 + 2 + 1);
+        let mut conversation = Conversation::default();
+        let turn = conversation.next_turn(&opened(json!({ "prompt": "Q1" })));
+        conversation.remember(turn, Answer { text: " A1".into(), tokens: 1 });
+        let turn = conversation.next_turn(&opened(json!({ "prompt": "Q2" })));
+        assert_eq!(body_of(&turn)["prompt"], json!("Be brief.\n\nI am Ann.\n\nQ1 A1\n\nQ2"));
     }
 }

@@ -4,6 +4,7 @@
 mod arrival;
 mod concurrency;
 mod conversation_queue;
+pub mod dataset_order;
 mod histogram;
 mod history;
 pub mod idle_spinners;
@@ -46,6 +47,8 @@ pub use wait_tally::WaitTally;
 pub struct LoadContext {
     pub client: HttpClient,
     pub requests: Vec<PreparedRequest>,
+    /// Which of `requests` each request of a phase sends.
+    pub order: dataset_order::DatasetOrder,
     pub clock: RunClock,
     /// Records of phases that feed the results go here (to the metrics thread); others are only counted.
     pub sink: Sender<RequestRecord>,
@@ -308,7 +311,7 @@ struct Outgoing {
 impl Outgoing {
     /// Dataset entry `request_index` (cycling through the dataset); None for an empty dataset.
     fn from_dataset(ctx: &LoadContext, request_index: u64, scheduled_ns: u64, x_request_id: String) -> Option<Self> {
-        let dataset_index = (request_index % ctx.requests.len().max(1) as u64) as usize;
+        let dataset_index = ctx.order.index(request_index, ctx.requests.len());
         let prepared = ctx.requests.get(dataset_index)?;
         Some(Self {
             request_index,

@@ -248,6 +248,7 @@ mod tests {
             input_tokens: 1,
             max_tokens: None,
             system_prompt: None,
+            user_context: None,
             turn: turn.map(|index| FileTurn { index, delay_ms: None }),
             audio_seconds: None,
         }

@@ -22,6 +22,14 @@ impl Dataset {
         }
     }
 
+    /// The verbatim system prompt sent ahead of every request (AIPerf's `system_prompt`).
+    pub fn system_prompt(&self) -> Option<&str> {
+        match self {
+            Dataset::Synthetic(spec) => spec.options.system_prompt.as_deref(),
+            Dataset::File(spec) => spec.system_prompt.as_deref(),
+        }
+    }
+
     /// Each phase sends at most the dataset's entries (`at_end: "stop"`).
     pub fn stops_at_end(&self) -> bool {
         matches!(self, Dataset::File(FileDataset { at_end: AtEnd::Stop, .. }))
@@ -48,6 +56,9 @@ pub struct FileDataset {
     /// them in messages.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub records: Option<String>,
+    /// Sent verbatim as the system prompt of every request (AIPerf's `system_prompt`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system_prompt: Option<String>,
 }
 
 /// Written by name (`single_turn`, …, `speed_bench_coding`).
@@ -224,6 +235,14 @@ pub struct SyntheticOptions {
     /// Tokens of a system prompt shared by every request (sent before the prompt, not part of its ISL).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub system_prompt_tokens: Option<u64>,
+    /// Sent verbatim as the system prompt of every request (AIPerf's `system_prompt`; not with
+    /// `system_prompt_tokens` or a prefix pool).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system_prompt: Option<String>,
+    /// Tokens of a user message of each conversation's own, sent after the system prompt and
+    /// before the turns of every request of it (AIPerf's `user_context_length`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_context_tokens: Option<u64>,
     /// Every prompt starts with one of a few fixed prefixes (counted in its ISL).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prefix_pool: Option<PrefixPool>,

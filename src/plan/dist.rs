@@ -1,7 +1,8 @@
 //! A distribution of token lengths, turn counts or times, and the one place it is sampled.
 //! Its JSON is AIPerf's long form (`{type: normal, mean, stddev}`, `{type: lognormal, mean,
 //! median}`, `{type: multimodal, peaks}`, `{type: empirical, points}`, optional `min`/`max`),
-//! so a config's distribution reads straight into it.
+//! so a config's distribution reads straight into it; `{type: uniform, low, high}` is this
+//! project's (whole numbers, both ends included: AIPerf's `--random-range-ratio` windows).
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -36,6 +37,8 @@ pub enum Shape {
     Multimodal { peaks: Vec<Peak> },
     /// Weighted discrete values.
     Empirical { points: Vec<Point> },
+    /// Every whole number from `low` to `high` (both included) equally likely.
+    Uniform { low: f64, high: f64 },
 }
 
 /// One component of a mixture; weights are relative (1 when omitted).
@@ -71,6 +74,10 @@ impl Dist {
         Self { shape: Shape::Lognormal { mean, median }, min: None, max: None }
     }
 
+    pub fn uniform(low: f64, high: f64) -> Self {
+        Self { shape: Shape::Uniform { low, high }, min: None, max: None }
+    }
+
     /// A distribution as a config or a scenario writes it: a number (fixed), `{value}`
     /// (fixed), `{mean, stddev}`, `{mean, median}`, `{peaks}`, `{points}`, with or without
     /// `type`, optional `min`/`max`; checked.
@@ -84,6 +91,7 @@ impl Dist {
                     None if map.contains_key("peaks") => "multimodal".into(),
                     None if map.contains_key("points") => "empirical".into(),
                     None if map.contains_key("median") => "lognormal".into(),
+                    None if map.contains_key("low") => "uniform".into(),
                     None if map.contains_key("mean") => "normal".into(),
                     None if map.contains_key("value") => "fixed".into(),
                     None => return Err("a distribution needs `value`, `mean`, `peaks` or `points`".into()),
@@ -130,6 +138,7 @@ impl Dist {
                 let weights: Vec<f64> = points.iter().map(|point| point.weight).collect();
                 points[pick(rng, &weights)].value
             }
+            Shape::Uniform { low, high } => low + rng.below((high - low) as u64 + 1) as f64,
         };
         value.max(self.min.unwrap_or(f64::NEG_INFINITY)).min(self.max.unwrap_or(f64::INFINITY))
     }
@@ -140,6 +149,7 @@ impl Dist {
             Shape::Normal { mean, .. } | Shape::Lognormal { mean, .. } => *mean,
             Shape::Multimodal { peaks } => weighted_mean(peaks.iter().map(|peak| (peak.dist.mean(), peak.weight))),
             Shape::Empirical { points } => weighted_mean(points.iter().map(|point| (point.value, point.weight))),
+            Shape::Uniform { low, high } => (low + high) / 2.0,
         }
     }
 
@@ -148,6 +158,7 @@ impl Dist {
         match &self.shape {
             Shape::Normal { stddev, .. } => *stddev == 0.0,
             Shape::Lognormal { mean, median } => mean == median,
+            Shape::Uniform { low, high } => low == high,
             Shape::Multimodal { .. } | Shape::Empirical { .. } => false,
         }
     }
@@ -166,6 +177,7 @@ impl Dist {
                     .map(|point| Point { value: point.value * factor, weight: point.weight })
                     .collect(),
             },
+            Shape::Uniform { low, high } => Shape::Uniform { low: low * factor, high: high * factor },
         };
         Self { shape, min: self.min.map(|min| min * factor), max: self.max.map(|max| max * factor) }
     }
@@ -178,6 +190,16 @@ impl Dist {
             }
             Shape::Lognormal { mean, median } if !(*median > 0.0 && median <= mean && mean.is_finite()) => {
                 format!("a lognormal distribution needs 0 < median <= mean, got mean {mean} and median {median}")
+            }
+            Shape::Uniform { low, high }
+                if !(low.is_finite()
+                    && high.is_finite()
+                    && *low >= 0.0
+                    && low <= high
+                    && low.fract() == 0.0
+                    && high.fract() == 0.0) =>
+            {
+                format!("a uniform distribution needs whole numbers 0 <= low <= high, got {low} and {high}")
             }
             Shape::Multimodal { peaks } if peaks.is_empty() || !weights_ok(peaks.iter().map(|peak| peak.weight)) => {
                 "a multimodal distribution needs peaks with non-negative weights, not all 0".to_string()
@@ -265,6 +287,23 @@ mod tests {
             serde_json::to_value(Dist::normal(3.0, 1.0)).unwrap(),
             json!({"type": "normal", "mean": 3.0, "stddev": 1.0})
         );
+    }
+
+    #[test]
+    fn a_uniform_window_draws_every_whole_number_in_it() {
+        let dist = Dist::from_fields(&json!({"low": 3, "high": 6})).expect("reads");
+        assert_eq!(dist, Dist::uniform(3.0, 6.0));
+        assert_eq!(dist.mean(), 4.5);
+        let mut rng = SeededRng::new(2);
+        let mut seen = [0; 4];
+        for _ in 0..4000 {
+            let draw = dist.sample(&mut rng);
+            assert_eq!(draw.fract(), 0.0);
+            seen[(draw - 3.0) as usize] += 1;
+        }
+        assert!(seen.iter().all(|count| (850..1150).contains(count)), "{seen:?}");
+        assert!(Dist::uniform(5.0, 5.0).is_fixed());
+        assert!(Dist::from_fields(&json!({"low": 9, "high": 2})).unwrap_err().contains("0 <= low <= high"));
     }
 
     #[test]

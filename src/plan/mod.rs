@@ -7,13 +7,16 @@ mod dist;
 mod endpoint;
 mod mock_config;
 mod network_latency;
+mod openings;
 mod phase;
 mod response_limits;
 mod routing;
 pub mod run_coordinates;
 pub mod segment;
 mod spans;
+mod trial_seed;
 pub use spans::MAX_SECONDS;
+pub use trial_seed::trial_seed;
 
 use std::collections::BTreeMap;
 

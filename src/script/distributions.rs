@@ -1,5 +1,5 @@
 //! Distributions in scenarios: `normal(mean, stddev)`, `fixed(value)`, `lognormal(mean,
-//! median)`, `mixture([dists], [weights])`, `empirical([values], [weights])` and
+//! median)`, `uniform(low, high)`, `mixture([dists], [weights])`, `empirical([values], [weights])` and
 //! `bounded(dist, min, max)` build the maps that `dist_of` reads into a `plan::Dist` (the
 //! same reading as a config's distributions).
 
@@ -12,6 +12,7 @@ pub fn register(engine: &mut Engine) {
     engine.register_fn("normal", |mean: Dynamic, stddev: Dynamic| normal(&mean, &stddev));
     engine.register_fn("fixed", |value: Dynamic| normal(&value, &Dynamic::from(0_i64)));
     engine.register_fn("lognormal", |mean: Dynamic, median: Dynamic| lognormal(&mean, &median));
+    engine.register_fn("uniform", |low: Dynamic, high: Dynamic| uniform(&low, &high));
     engine.register_fn("mixture", |dists: Array, weights: Array| mixture(dists, weights));
     engine.register_fn("empirical", |values: Array, weights: Array| empirical(values, weights));
     engine.register_fn("bounded", bounded);
@@ -72,6 +73,15 @@ fn lognormal(mean: &Dynamic, median: &Dynamic) -> ScriptResult<Map> {
         return script_error(format!("lognormal(mean, median) needs 0 < median <= mean, got {mean} and {median}"));
     }
     Ok(map_of(&[("mean", Dynamic::from(mean)), ("median", Dynamic::from(median))]))
+}
+
+/// `#{ low, high }`: whole numbers, both ends included.
+fn uniform(low: &Dynamic, high: &Dynamic) -> ScriptResult<Map> {
+    let [low, high] = numbers("uniform(low, high)", [low, high])?;
+    match Dist::uniform(low, high).problem() {
+        Some(problem) => script_error(format!("uniform(low, high): {problem}")),
+        None => Ok(map_of(&[("low", Dynamic::from(low)), ("high", Dynamic::from(high))])),
+    }
 }
 
 /// Relative weights, one per item (all 1 when the array is empty).

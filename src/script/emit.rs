@@ -75,11 +75,12 @@ fn repetition(job: &ProfileJob) -> String {
         return String::new();
     }
     format!(
-        ", trials: {}, cooldown: {}, confidence: {}, warmup_once: {}",
+        ", trials: {}, cooldown: {}, confidence: {}, warmup_once: {}{}",
         job.trials,
         float(job.cooldown_s),
         float(job.confidence),
-        job.warmup_once
+        job.warmup_once,
+        if job.vary_seed { ", vary_seed: true" } else { "" }
     )
 }
 
@@ -279,6 +280,12 @@ fn dataset(dataset: &Dataset) -> String {
             if let Some(tokens) = options.system_prompt_tokens {
                 keys.push(format!("system_prompt: {tokens}"));
             }
+            if let Some(text) = &options.system_prompt {
+                keys.push(format!("system_prompt: {}", string(text)));
+            }
+            if let Some(tokens) = options.user_context_tokens {
+                keys.push(format!("user_context: {tokens}"));
+            }
             if let Some(pool) = options.prefix_pool {
                 keys.push(format!("prefix_pool: #{{ prefixes: {}, length: {} }}", pool.prefixes, pool.length));
             }
@@ -330,8 +337,13 @@ fn dataset(dataset: &Dataset) -> String {
             let draws = spec.draws.map(|draws| format!(", entries: {draws}")).unwrap_or_default();
             let records =
                 spec.records.as_ref().map(|records| format!(", records: {}", string(records))).unwrap_or_default();
+            let system = spec
+                .system_prompt
+                .as_ref()
+                .map(|text| format!(", system_prompt: {}", string(text)))
+                .unwrap_or_default();
             format!(
-                "file(#{{ path: {}, format: {}, sampling: {}, at_end: {}, seed: {}{block_size}{draws}{records} }})",
+                "file(#{{ path: {}, format: {}, sampling: {}, at_end: {}, seed: {}{block_size}{draws}{records}{system} }})",
                 string(&spec.path),
                 string(format),
                 string(sampling),
@@ -513,6 +525,7 @@ fn dist(dist: &Dist) -> String {
             points.iter().map(|point| float(point.value)).collect::<Vec<_>>().join(", "),
             points.iter().map(|point| float(point.weight)).collect::<Vec<_>>().join(", ")
         ),
+        Shape::Uniform { low, high } => format!("uniform({}, {})", float(*low), float(*high)),
     };
     if dist.min.is_none() && dist.max.is_none() {
         return shape;

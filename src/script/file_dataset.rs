@@ -1,4 +1,4 @@
-//! `file(#{ path, format, sampling, at_end, seed, block_size, entries, records })`: a dataset
+//! `file(#{ path, format, sampling, at_end, seed, block_size, entries, records, system_prompt })`: a dataset
 //! read from a file (or a folder, for `random_pool`; relative to the scenario file) when the
 //! run starts, or from `records` (its JSONL lines inline, `path` naming them); `run(#{ dataset: .. })`
 //! takes it.
@@ -11,7 +11,8 @@ use crate::plan::{AtEnd, Dataset, FileDataset, FileFormat, Sampling};
 /// Tokens per mooncake hash-id block unless `block_size` says otherwise (Mooncake's own).
 const DEFAULT_BLOCK_SIZE: u64 = 512;
 
-const FILE_KEYS: &[&str] = &["path", "format", "sampling", "at_end", "seed", "block_size", "entries", "records"];
+const FILE_KEYS: &[&str] =
+    &["path", "format", "sampling", "at_end", "seed", "block_size", "entries", "records", "system_prompt"];
 
 pub fn register(engine: &mut Engine) {
     engine.register_fn("file", file);
@@ -51,9 +52,20 @@ fn file(map: Map) -> ScriptResult<Dataset> {
     if records.is_some() && format == FileFormat::RandomPool {
         return script_error("file: format \"random_pool\" reads a folder; `records` are not taken");
     }
+    let system_prompt = r.opt_string("system_prompt")?;
     let block_size = block_size as usize;
     let draws = draws.map(|draws| draws as usize);
-    Ok(Dataset::File(FileDataset { path, format, sampling, at_end, random_seed, block_size, draws, records }))
+    Ok(Dataset::File(FileDataset {
+        path,
+        format,
+        sampling,
+        at_end,
+        random_seed,
+        block_size,
+        draws,
+        records,
+        system_prompt,
+    }))
 }
 
 #[cfg(test)]
@@ -80,6 +92,7 @@ mod tests {
                 block_size: 512,
                 draws: None,
                 records: None,
+                system_prompt: None,
             }
         );
         let full = file(map(&[

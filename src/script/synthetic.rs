@@ -20,6 +20,7 @@ const SYNTHETIC_KEYS: &[&str] = &[
     "mix",
     "block_size",
     "system_prompt",
+    "user_context",
     "prefix_pool",
     "cache_bust",
     "batch_size",
@@ -29,7 +30,7 @@ const SYNTHETIC_KEYS: &[&str] = &[
 ];
 
 /// `synthetic(#{ isl: normal(550, 50), osl: fixed(256), seed: 42, entries: 100, images: #{..}, mix: [..],
-/// block_size: 64, system_prompt: 200, prefix_pool: #{ prefixes: 8, length: 512 }, cache_bust: true,
+/// block_size: 64, system_prompt: 200 (tokens) or "You are …" (verbatim), user_context: 64, prefix_pool: #{ prefixes: 8, length: 512 }, cache_bust: true,
 /// audio: #{..}, turns: normal(4, 1), turn_delay: ms(800) })`
 fn synthetic(map: Map) -> ScriptResult<Dataset> {
     let mut r = MapReader::new("synthetic", map, SYNTHETIC_KEYS)?;
@@ -46,9 +47,21 @@ fn synthetic(map: Map) -> ScriptResult<Dataset> {
     if block_size == Some(0) {
         return script_error("synthetic: `block_size` must be at least 1 token");
     }
-    let system_prompt_tokens = r.opt_u64("system_prompt")?;
-    if system_prompt_tokens == Some(0) {
-        return script_error("synthetic: `system_prompt` must be at least 1 token (or left out)");
+    let (system_prompt_tokens, system_prompt) = match r.opt_value("system_prompt") {
+        Some(text) if text.is_string() => (None, text.into_string().ok()),
+        Some(tokens) => match tokens.as_int() {
+            Ok(tokens) if tokens > 0 => (Some(tokens as u64), None),
+            _ => {
+                return script_error(format!(
+                    "synthetic: `system_prompt` is a number of tokens (at least 1) or the text to send, got `{tokens}`"
+                ));
+            }
+        },
+        None => (None, None),
+    };
+    let user_context_tokens = r.opt_u64("user_context")?;
+    if user_context_tokens == Some(0) {
+        return script_error("synthetic: `user_context` must be at least 1 token (or left out)");
     }
     let prefix_pool = r.opt_map("prefix_pool")?.map(prefix_pool).transpose()?;
     let cache_bust = r.opt_bool("cache_bust")?.unwrap_or(false);
@@ -73,6 +86,8 @@ fn synthetic(map: Map) -> ScriptResult<Dataset> {
         mix,
         block_size,
         system_prompt_tokens,
+        system_prompt,
+        user_context_tokens,
         prefix_pool,
         cache_bust,
         batch_size,
@@ -178,6 +193,8 @@ mod tests {
                 block_size: Some(64),
                 system_prompt_tokens: Some(200),
                 prefix_pool: Some(PrefixPool { prefixes: 8, length: 512 }),
+                system_prompt: None,
+                user_context_tokens: None,
                 cache_bust: false,
                 batch_size: None,
                 audio: None,
@@ -185,6 +202,11 @@ mod tests {
             }
         );
         assert!(options_of(&[("cache_bust", Dynamic::from(true))]).cache_bust);
+        let verbatim = options_of(&[("system_prompt", "Answer in French.".into()), ("user_context", int(64))]);
+        assert_eq!(
+            (verbatim.system_prompt.as_deref(), verbatim.system_prompt_tokens, verbatim.user_context_tokens),
+            (Some("Answer in French."), None, Some(64))
+        );
     }
 
     #[test]
@@ -202,7 +224,8 @@ mod tests {
         let typo = Dynamic::from(vec![Dynamic::from(map(&[("isl", int(8)), ("osl", int(8)), ("wieght", int(1))]))]);
         assert!(err(&[("mix", typo)]).contains("synthetic mix: unknown key `wieght` (did you mean `weight`?)"));
         assert!(err(&[("block_size", int(0))]).contains("`block_size` must be at least 1"));
-        assert!(err(&[("system_prompt", int(0))]).contains("`system_prompt` must be at least 1"));
+        assert!(err(&[("system_prompt", int(0))]).contains("`system_prompt` is a number of tokens (at least 1)"));
+        assert!(err(&[("user_context", int(0))]).contains("`user_context` must be at least 1"));
         assert!(err(&[("prefix_pool", Dynamic::from(map(&[("prefixes", int(2))])))]).contains("needs `prefixes`"));
         assert!(err(&[("prefix_pool", pool()), ("cache_bust", Dynamic::from(true))]).contains("cannot go with"));
         assert!(err(&[("cache_bus", Dynamic::from(true))]).contains("did you mean `cache_bust`"));

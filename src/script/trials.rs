@@ -17,10 +17,11 @@ use crate::aggregate::TrialSet;
 use crate::aggregate::trials::combined_result;
 use crate::export::{ArtifactNames, aggregate_csv, aggregate_json};
 use crate::plan::run_coordinates::{folder_under, label_of};
-use crate::plan::{PhaseKind, RunCoordinates};
+use crate::plan::{PhaseKind, RunCoordinates, trial_seed};
 
 /// The `run(#{..})` keys this module reads.
-pub const RUN_EXTRA_KEYS: &[&str] = &["trials", "cooldown", "confidence", "warmup_once", "sweep", "report"];
+pub const RUN_EXTRA_KEYS: &[&str] =
+    &["trials", "cooldown", "confidence", "warmup_once", "vary_seed", "sweep", "report"];
 const SWEEP_LABEL_KEYS: &[&str] = &["variation", "label", "index", "id"];
 /// AIPerf's default confidence level.
 const DEFAULT_CONFIDENCE: f64 = 0.95;
@@ -36,10 +37,13 @@ pub struct Repetition {
     pub confidence: f64,
     /// Only the first trial runs the warmup phases (AIPerf's `disable_warmup_after_first`).
     pub warmup_once: bool,
+    /// Each trial draws its workload from a seed of its own (AIPerf's `vary_seed_per_trial`).
+    pub vary_seed: bool,
 }
 
 impl Repetition {
-    /// `trials`, `cooldown`, `confidence` and `warmup_once` from `reader` (of `run` or `sweep`).
+    /// `trials`, `cooldown`, `confidence`, `warmup_once` and `vary_seed` from `reader` (of
+    /// `run` or `sweep`).
     pub fn read(reader: &mut MapReader, what: &str) -> ScriptResult<Self> {
         let trials = reader.opt_u64("trials")?.unwrap_or(1);
         if trials == 0 {
@@ -54,7 +58,8 @@ impl Repetition {
             return script_error(format!("{what}: `confidence` must be between 0 and 1, e.g. 0.95; got {confidence}"));
         }
         let warmup_once = reader.opt_bool("warmup_once")?.unwrap_or(false);
-        Ok(Self { trials, cooldown_s, confidence, warmup_once })
+        let vary_seed = reader.opt_bool("vary_seed")?.unwrap_or(false);
+        Ok(Self { trials, cooldown_s, confidence, warmup_once, vary_seed })
     }
 }
 
@@ -180,6 +185,10 @@ pub fn run_trials(
     let mut trials = Vec::new();
     for trial in 0..count {
         let mut trial_plan = plan.clone();
+        if repetition.vary_seed {
+            let label = plan.run_info.variation_label.as_deref();
+            trial_plan = trial_plan.reseeded(trial_seed(plan.dataset.random_seed(), label, trial));
+        }
         trial_plan.run_info.trial = trial;
         if trial > 0 && repetition.warmup_once {
             trial_plan.phases.retain(|phase| phase.kind != PhaseKind::Warmup);

@@ -7,7 +7,8 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::plan::{
-    Arrival, Dataset, Dist, Endpoint, LoadMode, NetworkLatency, Phase, Plan, RampedQuantity, Shape, SyntheticOptions,
+    Arrival, AtEnd, Dataset, Dist, Endpoint, LoadMode, NetworkLatency, Phase, Plan, RampedQuantity, Sampling, Shape,
+    SyntheticOptions,
 };
 
 /// ```text
@@ -74,14 +75,33 @@ fn dataset(dataset: &Dataset) -> String {
             };
             format!("synthetic: {lengths}, {entries}, seed {}{shape}", spec.random_seed)
         }
-        Dataset::File(spec) => format!(
-            "file {} ({}, {}, at end {})",
-            spec.path,
-            name_of(&spec.format),
-            name_of(&spec.sampling),
-            name_of(&spec.at_end)
-        ),
+        Dataset::File(spec) => {
+            let system = spec.system_prompt.as_deref().map(verbatim_system_prompt).map(|s| format!(", {s}"));
+            format!(
+                "file {} ({}, {}){}",
+                spec.path,
+                name_of(&spec.format),
+                past_the_last_entry(spec.sampling, spec.at_end),
+                system.unwrap_or_default()
+            )
+        }
     }
+}
+
+/// What requests take once every entry of a file was sent (AIPerf's samplers wrap).
+fn past_the_last_entry(sampling: Sampling, at_end: AtEnd) -> &'static str {
+    match (at_end, sampling) {
+        (AtEnd::Stop, _) => "each entry sent at most once per phase, then the phase stops",
+        (AtEnd::Wrap, Sampling::Sequential) => "in file order; more requests than entries start again from the first",
+        (AtEnd::Wrap, Sampling::Shuffle) => "shuffled; more requests than entries go through them again, reshuffled",
+        (AtEnd::Wrap, Sampling::Random) => {
+            "drawn at random with replacement; more requests than entries repeat the draws"
+        }
+    }
+}
+
+fn verbatim_system_prompt(text: &str) -> String {
+    format!("system prompt \"{}\" ({} chars)", text.chars().take(24).collect::<String>(), text.chars().count())
 }
 
 /// The synthetic options that shape each prompt, each after a comma; empty without any.
@@ -92,6 +112,12 @@ fn prompt_shape(options: &SyntheticOptions) -> String {
     }
     if let Some(tokens) = options.system_prompt_tokens {
         let _ = write!(shape, ", system prompt {tokens} tokens");
+    }
+    if let Some(text) = &options.system_prompt {
+        let _ = write!(shape, ", {}", verbatim_system_prompt(text));
+    }
+    if let Some(tokens) = options.user_context_tokens {
+        let _ = write!(shape, ", a user context of {tokens} tokens per conversation");
     }
     if let Some(pool) = options.prefix_pool {
         let _ = write!(shape, ", {} prefixes of {} tokens", pool.prefixes, pool.length);
@@ -180,6 +206,7 @@ fn dist(dist: &Dist) -> String {
         Shape::Lognormal { mean, median } => format!("lognormal {mean} (median {median})"),
         Shape::Multimodal { .. } => format!("mixture (mean {:.0})", dist.mean()),
         Shape::Empirical { .. } => format!("empirical (mean {:.0})", dist.mean()),
+        Shape::Uniform { low, high } => format!("{low}..={high}"),
     }
 }
 
@@ -304,10 +331,12 @@ run sweep_8 → artifacts/sweep_8
             batch_size: None,
             audio: None,
             conversation: None,
+            system_prompt: None,
+            user_context_tokens: Some(16),
         };
         let text = render(&plan, Path::new("artifacts/sweep_8"));
         let expected = "  dataset   synthetic: a mix of 2 isl/osl pairs, 100 prompts, seed 42, isl in blocks of 64, \
-                        system prompt 200 tokens, 8 prefixes of 512 tokens\n";
+                        system prompt 200 tokens, a user context of 16 tokens per conversation, 8 prefixes of 512 tokens\n";
         assert!(text.contains(expected), "{text}");
     }
 
@@ -323,6 +352,7 @@ run sweep_8 → artifacts/sweep_8
             block_size: 512,
             draws: None,
             records: None,
+            system_prompt: None,
         });
         plan.phases = vec![phase(
             "ramp",
@@ -343,7 +373,12 @@ run sweep_8 → artifacts/sweep_8
             None,
         )];
         let text = render(&plan, Path::new("out/x"));
-        assert!(text.contains("  dataset   file traces/a.jsonl (mooncake, shuffle, at end stop)\n"), "{text}");
+        assert!(
+            text.contains(
+                "  dataset   file traces/a.jsonl (mooncake, each entry sent at most once per phase, then the phase stops)\n"
+            ),
+            "{text}"
+        );
         assert!(text.contains("  phase 1   ramp concurrency 1 → 8 → 32 over 30 s\n"), "{text}");
     }
 }

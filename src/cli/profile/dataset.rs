@@ -97,12 +97,18 @@ pub const ISL: Group = Group {
             sequence_distribution,
             "Weighted ISL,OSL pairs: 128,64:25;512,128:75 (ISL|stddev,OSL|stddev:percent)",
         ),
-        unsupported(
+        set(
             &["--random-range-ratio"],
-            Arity::One,
-            "uniform length windows are not supported; use --isl-stddev or --seq-dist",
+            "benchmark.datasets.main.prompts.random_range_ratio",
+            Kind::Text,
+            "ISL and OSL drawn uniformly from a window around --isl/--osl: r or {\"input\": r, \"output\": r}",
         ),
-        note(&["--random-corpus-style"], Arity::One, "prompts come from the embedded Shakespeare corpus"),
+        set(
+            &["--random-corpus-style"],
+            "benchmark.datasets.main.prompts.random_corpus_style",
+            Kind::Choice(&[("vllm", "vllm"), ("sglang", "sglang")]),
+            "The window of --random-range-ratio: vllm [mean(1-r), mean(1+r)], sglang [mean r, mean] [default: vllm]",
+        ),
     ],
 };
 
@@ -145,15 +151,17 @@ pub const PROMPT: Group = Group {
 pub const PREFIX_PROMPT: Group = Group {
     title: "Prefix Prompt",
     flags: &[
-        unsupported(
+        set(
             &["--system-prompt"],
-            Arity::One,
-            "verbatim system prompts are not supported; --shared-system-prompt-length sends a shared one of that many tokens",
+            "benchmark.datasets.main.system_prompt",
+            Kind::Text,
+            "A system prompt sent verbatim ahead of every request",
         ),
-        unsupported(
+        set(
             &["--system-prompt-file"],
-            Arity::One,
-            "verbatim system prompts are not supported; --shared-system-prompt-length sends a shared one of that many tokens",
+            "benchmark.datasets.main.system_prompt_file",
+            Kind::Text,
+            "A UTF-8 file whose text is sent verbatim as the system prompt of every request",
         ),
         set(
             &["--prompt-prefix-pool-size", "--prefix-prompt-pool-size", "--num-prefix-prompts"],
@@ -173,10 +181,11 @@ pub const PREFIX_PROMPT: Group = Group {
             Kind::Int,
             "Tokens of a system prompt shared by every request",
         ),
-        unsupported(
+        set(
             &["--user-context-prompt-length"],
-            Arity::One,
-            "per-session user context prompts are not supported",
+            "benchmark.datasets.main.prefix_prompts.user_context_length",
+            Kind::Int,
+            "Tokens of a user message of each conversation's own, sent after the system prompt",
         ),
     ],
 };

@@ -3,7 +3,7 @@
 use serde_json::{Value, json};
 
 use super::document::FlagDocument;
-use super::flags::{Arity, Group, Kind, apply, command, fixed, note, set, switch_value, unsupported};
+use super::flags::{Arity, Group, Kind, apply, command, fixed, note, set, unsupported};
 
 const ENDPOINT_TYPES: Kind = Kind::Choice(&[
     ("audio-transcription", "audio_transcription"),
@@ -240,11 +240,10 @@ pub const INPUT: Group = Group {
             Kind::Choice(&[("random", "random"), ("sequential", "sequential"), ("shuffle", "shuffle")]),
             "Order of dataset entries: random, sequential, shuffle",
         ),
-        apply(
+        note(
             &["--allow-dataset-wrap", "--no-allow-dataset-wrap"],
             Arity::Switch,
-            dataset_wrap,
-            "Start a file dataset again after its last entry [default: False]",
+            "AIPerf's weka/agentic replay only; a file dataset here starts again after its last entry, as AIPerf's samplers do",
         ),
         set(&["--random-seed"], "random_seed", Kind::Int, "Seed of the prompts, their order and the arrival times"),
         unsupported(&["--trace-session-sample-ratio"], Arity::One, "trace session sampling is not supported"),
@@ -368,11 +367,6 @@ fn input_file(document: &mut FlagDocument, _: &str, values: &[String]) -> Result
 fn public_dataset(document: &mut FlagDocument, _: &str, values: &[String]) -> Result<(), String> {
     document.set("benchmark.datasets.main.type", json!("public"));
     document.set("benchmark.datasets.main.dataset", json!(values.first().cloned().unwrap_or_default()));
-    Ok(())
-}
-
-fn dataset_wrap(document: &mut FlagDocument, name: &str, values: &[String]) -> Result<(), String> {
-    document.set("benchmark.datasets.main.allow_wrap", Value::Bool(switch_value(name, values)?));
     Ok(())
 }
 

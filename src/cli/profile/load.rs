@@ -220,10 +220,11 @@ pub const MULTI_RUN: Group = Group {
             "Only the first trial runs the warmup [default: True]",
         ),
         note(&["--set-consistent-seed", "--no-set-consistent-seed"], Arity::Switch, "every trial uses the run's seed"),
-        unsupported(
+        apply(
             &["--vary-seed-per-trial", "--no-vary-seed-per-trial"],
             Arity::Switch,
-            "every trial uses the run's seed",
+            vary_seed_per_trial,
+            "Each trial draws its prompts and arrivals from a seed of its own [default: False]",
         ),
         unsupported(
             &["--convergence-metric"],
@@ -310,6 +311,11 @@ fn arrival_pattern(document: &mut FlagDocument, _: &str, values: &[String]) -> R
 }
 
 /// `--profile-run-disable-warmup-after-first` and its `--no-` form.
+fn vary_seed_per_trial(document: &mut FlagDocument, name: &str, values: &[String]) -> Result<(), String> {
+    document.set("multi_run.vary_seed_per_trial", Value::Bool(switch_value(name, values)?));
+    Ok(())
+}
+
 fn warmup_after_first(document: &mut FlagDocument, name: &str, values: &[String]) -> Result<(), String> {
     document.set("multi_run.disable_warmup_after_first", Value::Bool(switch_value(name, values)?));
     Ok(())

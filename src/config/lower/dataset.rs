@@ -38,27 +38,32 @@ pub fn main_dataset(benchmark: &Value) -> Result<Value, ConfigError> {
 pub fn lower(benchmark: &Value, base_dir: &Path, seed: u64, kind: EndpointKind) -> Result<Dataset, ConfigError> {
     let dataset = main_dataset(benchmark)?;
     let seed = opt_u64(&dataset, "random_seed", "datasets.main.random_seed")?.unwrap_or(seed);
-    for (key, flag) in
-        [("system_prompt", "--system-prompt"), ("system_prompt_file", "--system-prompt-file"), ("video", "--video-*")]
-    {
-        if dataset.get(key).is_some_and(|value| !value.is_null()) {
-            return Err(ConfigError::new(format!("datasets.main.{key} ({flag}): not supported by this project")));
-        }
+    if dataset.get("video").is_some_and(|value| !value.is_null()) {
+        return Err(ConfigError::new("datasets.main.video (--video-*): not supported by this project"));
     }
-    match opt_str(&dataset, "type", "datasets.main.type")?.unwrap_or("synthetic") {
-        "synthetic" => synthetic(&dataset, seed, kind),
+    let system_prompt = super::system_prompt::verbatim(&dataset, base_dir)?;
+    let mut lowered = match opt_str(&dataset, "type", "datasets.main.type")?.unwrap_or("synthetic") {
+        "synthetic" => synthetic(&dataset, seed, kind)?,
         // `--input-file` with `--public-dataset`: that file, read as the public dataset.
-        "file" if dataset.get("dataset").is_some_and(Value::is_string) => file(&public(&dataset)?, base_dir, seed),
-        "file" => file(&dataset, base_dir, seed),
-        "public" => file(&public(&dataset)?, base_dir, seed),
-        other => Err(ConfigError::new(format!("datasets.main.type: `{other}`; expected synthetic, file or public"))),
+        "file" if dataset.get("dataset").is_some_and(Value::is_string) => file(&public(&dataset)?, base_dir, seed)?,
+        "file" => file(&dataset, base_dir, seed)?,
+        "public" => file(&public(&dataset)?, base_dir, seed)?,
+        other => {
+            return Err(ConfigError::new(format!("datasets.main.type: `{other}`; expected synthetic, file or public")));
+        }
+    };
+    match &mut lowered {
+        Dataset::Synthetic(spec) => spec.options.system_prompt = system_prompt,
+        Dataset::File(spec) => spec.system_prompt = system_prompt,
     }
+    Ok(lowered)
 }
 
 fn synthetic(dataset: &Value, seed: u64, kind: EndpointKind) -> Result<Dataset, ConfigError> {
     let prompts = dataset.get("prompts").cloned().unwrap_or(Value::Null);
     let isl = opt_dist(&prompts, "isl", "datasets.main.prompts.isl")?.unwrap_or(Dist::fixed(DEFAULT_ISL));
     let osl = opt_dist(&prompts, "osl", "datasets.main.prompts.osl")?.unwrap_or(Dist::fixed(DEFAULT_OSL));
+    let (isl, osl) = super::range_ratio::windows(&prompts, &isl, &osl)?.unwrap_or((isl, osl));
     let entries = opt_u64(dataset, "entries", "datasets.main.entries")?.unwrap_or(DEFAULT_ENTRIES).max(1);
     let mut spec = SyntheticDataset::new(isl, osl, seed, entries as usize);
     let batch_size = opt_u64(&prompts, "batch_size", "datasets.main.prompts.batch_size")?.filter(|size| *size > 1);
@@ -104,11 +109,8 @@ fn synthetic(dataset: &Value, seed: u64, kind: EndpointKind) -> Result<Dataset, 
         spec.options.system_prompt_tokens =
             opt_u64(prefix, "shared_system_length", "datasets.main.prefix_prompts.shared_system_length")?
                 .filter(|n| *n > 0);
-        if opt_u64(prefix, "user_context_length", "datasets.main.prefix_prompts.user_context_length")?.is_some() {
-            return Err(ConfigError::new(
-                "datasets.main.prefix_prompts.user_context_length (--user-context-prompt-length): not supported",
-            ));
-        }
+        spec.options.user_context_tokens =
+            opt_u64(prefix, "user_context_length", "datasets.main.prefix_prompts.user_context_length")?;
     }
     if let Some(images) = dataset.get("images").filter(|images| !images.is_null()) {
         spec.images = image_settings(images, kind)?;
@@ -212,7 +214,6 @@ fn file(dataset: &Value, base_dir: &Path, seed: u64) -> Result<Dataset, ConfigEr
             return Err(ConfigError::new(format!("datasets.main.sampling: `{other}`; sequential, random or shuffle")));
         }
     };
-    let wraps = dataset.get("allow_wrap").and_then(Value::as_bool).unwrap_or(false);
     let block_size = opt_u64(dataset, "block_size", "datasets.main.block_size")?
         .or(dataset
             .get("prompts")
@@ -229,11 +230,13 @@ fn file(dataset: &Value, base_dir: &Path, seed: u64) -> Result<Dataset, ConfigEr
         path,
         format,
         sampling,
-        at_end: if wraps { AtEnd::Wrap } else { AtEnd::Stop },
+        // AIPerf's samplers start again after the last entry (`allow_wrap` is its agentic replay's).
+        at_end: AtEnd::Wrap,
         random_seed: seed,
         block_size: block_size as usize,
         draws: opt_u64(dataset, "entries", "datasets.main.entries")?.map(|n| n as usize),
         records,
+        system_prompt: None,
     }))
 }
 

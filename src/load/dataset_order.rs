@@ -1,0 +1,130 @@
+//! Which prepared request a phase's `n`-th request sends: the dataset's order, again and again;
+//! a shuffled file is shuffled anew for each pass after the first, as AIPerf 0.13's shuffle
+//! sampler does once it has gone through every entry.
+
+use super::PreparedRequest;
+use crate::plan::{AtEnd, Dataset, FileDataset, Plan, Sampling};
+use crate::rng::SeededRng;
+
+/// The most requests whose order is laid out ahead; later ones repeat the laid-out passes.
+const MOST_LAID_OUT: u64 = 1 << 20;
+/// Seeds the later passes' shuffles apart from the first.
+const PASS_SALT: u64 = 0x005A_55E5;
+
+#[derive(Debug, Default)]
+pub struct DatasetOrder {
+    /// Each pass after the first, as indices into the prepared requests (none: every pass is
+    /// the first's order).
+    later_passes: Vec<Vec<u32>>,
+}
+
+impl DatasetOrder {
+    /// The order of `plan`'s prepared `requests`: reshuffled passes for a shuffled file dataset
+    /// of single requests that wraps, enough for the phase that asks the most requests (or as
+    /// many as `MOST_LAID_OUT` allows when a phase runs for a duration). Sessions keep theirs.
+    pub fn of(plan: &Plan, requests: &[PreparedRequest]) -> Self {
+        let len = requests.len();
+        if requests.iter().any(|request| request.turn.is_some()) {
+            return Self::default();
+        }
+        let Dataset::File(FileDataset { sampling: Sampling::Shuffle, at_end: AtEnd::Wrap, random_seed, .. }) =
+            &plan.dataset
+        else {
+            return Self::default();
+        };
+        if len < 2 || len as u64 >= MOST_LAID_OUT {
+            return Self::default();
+        }
+        let unbounded = plan.phases.iter().any(|phase| phase.requests.is_none());
+        let most = plan.phases.iter().filter_map(|phase| phase.requests).max().unwrap_or(0);
+        let wanted = if unbounded { MOST_LAID_OUT } else { most.min(MOST_LAID_OUT) };
+        let passes = wanted.div_ceil(len as u64).saturating_sub(1) as usize;
+        let mut rng = SeededRng::new(random_seed ^ PASS_SALT);
+        let later_passes = (0..passes)
+            .map(|_| {
+                let mut pass: Vec<u32> = (0..len as u32).collect();
+                for i in (1..len).rev() {
+                    pass.swap(i, rng.below(i as u64 + 1) as usize);
+                }
+                pass
+            })
+            .collect();
+        Self { later_passes }
+    }
+
+    /// The prepared request that request `request_index` of a phase sends, of `len`.
+    pub fn index(&self, request_index: u64, len: usize) -> usize {
+        let len = len.max(1) as u64;
+        let (pass, place) = (request_index / len, (request_index % len) as usize);
+        if pass == 0 || self.later_passes.is_empty() {
+            return place;
+        }
+        let later = &self.later_passes[((pass - 1) % self.later_passes.len() as u64) as usize];
+        later[place] as usize
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::{Endpoint, FileFormat, LoadMode, Phase, PhaseKind};
+
+    fn plan(sampling: Sampling, requests: Option<u64>) -> Plan {
+        let endpoint: Endpoint = serde_json::from_value(
+            serde_json::json!({ "url": "mock", "model": "m", "type": "chat", "streaming": false }),
+        )
+        .unwrap();
+        let phase = Phase {
+            name: "profiling".to_string(),
+            kind: PhaseKind::Profiling,
+            mode: LoadMode::Concurrency { concurrency: 1, prefill_concurrency: None },
+            requests,
+            sessions: None,
+            duration_s: None,
+            grace_period_s: 30.0,
+            results: true,
+            cancel: None,
+        };
+        let dataset = Dataset::File(FileDataset {
+            path: "x.jsonl".into(),
+            format: FileFormat::SingleTurn,
+            sampling,
+            at_end: AtEnd::Wrap,
+            random_seed: 3,
+            block_size: 512,
+            draws: None,
+            records: None,
+            system_prompt: None,
+        });
+        Plan::new("order", endpoint, dataset, vec![phase], 60.0)
+    }
+
+    #[test]
+    fn a_shuffled_file_is_shuffled_anew_for_each_pass_and_every_entry_is_sent_once_a_pass() {
+        let requests = |count: usize| -> Vec<PreparedRequest> {
+            (0..count)
+                .map(|_| PreparedRequest {
+                    body: bytes::Bytes::new(),
+                    input_tokens: 1,
+                    max_tokens: None,
+                    system_prompt: None,
+                    user_context: None,
+                    turn: None,
+                    audio_seconds: None,
+                })
+                .collect()
+        };
+        let order = DatasetOrder::of(&plan(Sampling::Shuffle, Some(40)), &requests(10));
+        let passes: Vec<Vec<usize>> =
+            (0..4).map(|pass| (0..10).map(|place| order.index(pass * 10 + place, 10)).collect()).collect();
+        assert_eq!(passes[0], (0..10).collect::<Vec<_>>(), "the first pass is the dataset's own order");
+        for pass in &passes[1..] {
+            let mut sorted = pass.clone();
+            sorted.sort();
+            assert_eq!(sorted, (0..10).collect::<Vec<_>>(), "every entry once a pass: {pass:?}");
+        }
+        assert!(passes[1] != passes[0] && passes[2] != passes[1], "{passes:?}");
+        let sequential = DatasetOrder::of(&plan(Sampling::Sequential, Some(40)), &requests(10));
+        assert_eq!((0..25).map(|i| sequential.index(i, 10)).collect::<Vec<_>>()[20..], [0, 1, 2, 3, 4]);
+    }
+}

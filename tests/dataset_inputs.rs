@@ -1,0 +1,195 @@
+//! What AIPerf's dataset flags put on the wire, run for real against the built-in mock: a
+//! verbatim system prompt and each conversation's user context (read back from the raw
+//! export's payloads), `--random-range-ratio` windows, a file asked for more requests than
+//! it has entries, and `--vary-seed-per-trial`.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::Output;
+
+use serde_json::Value;
+
+fn profile(dir: &Path, command_line: &str) -> Output {
+    let output = common::aiperf_command(dir)
+        .arg("profile")
+        .args(command_line.split_whitespace())
+        .output()
+        .expect("run aiperf profile");
+    common::succeeded(&output, command_line);
+    output
+}
+
+fn json_lines(path: &Path) -> Vec<Value> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    text.lines().map(|line| serde_json::from_str(line).expect("a JSON line")).collect()
+}
+
+#[test]
+fn the_system_prompt_is_sent_verbatim_and_each_conversation_keeps_its_user_context() {
+    let dir = tempfile::tempdir().expect("dir");
+    let system = "You are a terse assistant.\nAnswer in one line: \"ok\" or \"no\".";
+    std::fs::write(dir.path().join("system.txt"), system).expect("write system prompt");
+    profile(
+        dir.path(),
+        "--model m --url mock --endpoint-type chat --system-prompt-file system.txt --user-context-prompt-length 24 \
+         --conversation-num 4 --conversation-turn-mean 3 --isl 16 --osl 4 --concurrency 2 --export-level raw \
+         --artifact-dir out",
+    );
+    let lines = json_lines(&dir.path().join("out/profile_export_raw.jsonl"));
+    assert_eq!(lines.len(), 12, "4 conversations of 3 turns");
+    let mut contexts = BTreeSet::new();
+    let mut by_conversation: std::collections::BTreeMap<String, BTreeSet<String>> = Default::default();
+    for line in &lines {
+        let messages = line["payload"]["messages"].as_array().expect("chat messages");
+        assert_eq!(messages[0], serde_json::json!({"role": "system", "content": system}), "verbatim, first");
+        assert_eq!(messages[1]["role"], "user");
+        let context = messages[1]["content"].as_str().expect("the user context").to_string();
+        let turn = line["metadata"]["turn_index"].as_u64().expect("turn index") as usize;
+        assert_eq!(messages.len(), 2 + 2 * turn + 1, "system, context, the history and the new turn: {messages:?}");
+        let conversation = line["metadata"]["conversation_id"].as_str().unwrap_or_default().to_string();
+        by_conversation.entry(conversation).or_default().insert(context.clone());
+        contexts.insert(context);
+    }
+    assert!(by_conversation.values().all(|contexts| contexts.len() == 1), "one context per conversation");
+    assert_eq!(contexts.len(), 4, "each conversation has its own context");
+}
+
+#[test]
+fn a_range_ratio_draws_lengths_from_its_window() {
+    let dir = tempfile::tempdir().expect("dir");
+    profile(
+        dir.path(),
+        "--model m --url mock --endpoint-type chat --isl 100 --osl 20 --random-range-ratio 0.5 --num-dataset-entries 40 \
+         --request-count 40 --concurrency 4 --artifact-dir out",
+    );
+    let records = json_lines(&dir.path().join("out/profile_export.jsonl"));
+    let metric = |record: &Value, name: &str| record["metrics"][name]["value"].as_f64().expect(name);
+    let isl: Vec<f64> = records.iter().map(|record| metric(record, "input_sequence_length")).collect();
+    let osl: Vec<f64> = records.iter().map(|record| metric(record, "output_sequence_length")).collect();
+    assert!(isl.iter().all(|n| (50.0..=150.0).contains(n)), "{isl:?}");
+    assert!(osl.iter().all(|n| (10.0..=30.0).contains(n)), "{osl:?}");
+    let distinct = |values: &[f64]| values.iter().map(|n| *n as u64).collect::<BTreeSet<_>>().len();
+    assert!(distinct(&isl) > 10 && distinct(&osl) > 5, "spread over the window: {isl:?} {osl:?}");
+}
+
+/// `aiperf profile` over a file of `entries` single prompts asked for `requests` with
+/// `sampling`, one at a time: what it printed, and the prompt numbers in the order sent.
+fn file_run(entries: usize, requests: usize, sampling: &str) -> (String, Vec<String>) {
+    let dir = tempfile::tempdir().expect("dir");
+    let lines: Vec<String> = (1..=entries).map(|n| format!("{{\"text\": \"prompt number {n}\"}}")).collect();
+    std::fs::write(dir.path().join("prompts.jsonl"), lines.join("\n")).expect("write file");
+    let output = profile(
+        dir.path(),
+        &format!(
+            "--model m --url mock --endpoint-type chat --input-file prompts.jsonl --custom-dataset-type single_turn \
+             --dataset-sampling-strategy {sampling} --request-count {requests} --osl 4 --export-level raw \
+             --artifact-dir out"
+        ),
+    );
+    let printed = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    let raw = json_lines(&dir.path().join("out/profile_export_raw.jsonl"));
+    let mut sent: Vec<(u64, String)> = raw
+        .iter()
+        .map(|line| {
+            let content = line["payload"]["messages"][0]["content"].as_str().unwrap_or_default();
+            (line["start_perf_ns"].as_u64().unwrap_or_default(), content.trim_start_matches("prompt number ").into())
+        })
+        .collect();
+    sent.sort();
+    (printed, sent.into_iter().map(|(_, number)| number).collect())
+}
+
+#[test]
+fn a_file_asked_for_more_requests_than_it_has_starts_again_as_aiperf_does() {
+    let (printed, order) = file_run(4, 10, "sequential");
+    assert!(printed.contains("more requests than entries start again from the first"), "{printed}");
+    assert_eq!(order, ["1", "2", "3", "4", "1", "2", "3", "4", "1", "2"], "10 requests from 4 entries, in order");
+
+    let (printed, order) = file_run(6, 18, "shuffle");
+    assert!(printed.contains("more requests than entries go through them again, reshuffled"), "{printed}");
+    let passes: Vec<&[String]> = order.chunks(6).collect();
+    for pass in &passes {
+        let mut numbers = pass.to_vec();
+        numbers.sort();
+        assert_eq!(numbers, ["1", "2", "3", "4", "5", "6"], "every entry once a pass: {order:?}");
+    }
+    assert!(passes[0] != passes[1] || passes[1] != passes[2], "each pass reshuffled: {order:?}");
+}
+
+#[test]
+fn each_trial_draws_from_its_own_seed_and_the_seeds_repeat_across_runs() {
+    let prompts_of_trials = || {
+        let dir = tempfile::tempdir().expect("dir");
+        profile(
+            dir.path(),
+            "--model m --url mock --endpoint-type chat --isl 12 --osl 2 --request-count 3 --num-dataset-entries 3 \
+             --num-profile-runs 2 --vary-seed-per-trial --random-seed 42 --artifact-dir out",
+        );
+        (1..=2)
+            .map(|trial| {
+                let inputs =
+                    common::read_json(&dir.path().join(format!("out/profile_runs/run_{trial:04}/inputs.json")));
+                inputs["data"].to_string()
+            })
+            .collect::<Vec<_>>()
+    };
+    let first = prompts_of_trials();
+    assert_ne!(first[0], first[1], "each trial has prompts of its own");
+    assert_eq!(prompts_of_trials(), first, "the same trials draw the same prompts in another run");
+}
+
+#[test]
+fn the_emitted_scenario_builds_the_same_plans_with_every_dataset_flag() {
+    let dir = tempfile::tempdir().expect("dir");
+    std::fs::write(dir.path().join("four.jsonl"), "{\"text\": \"a\"}\n{\"text\": \"b\"}\n").expect("write file");
+    for command_line in [
+        "--model m --url mock --system-prompt Be_brief. --user-context-prompt-length 16 --isl 100 --osl 20 \
+         --random-range-ratio {\"input\":0.2,\"output\":0.5} --num-profile-runs 2 --vary-seed-per-trial",
+        "--model m --url mock --input-file four.jsonl --custom-dataset-type single_turn --system-prompt Be_brief. \
+         --request-count 5",
+        "--model m --url mock --isl 100 --osl 20 --random-range-ratio 0.5 --random-corpus-style sglang",
+    ] {
+        let profiled = common::aiperf_command(dir.path())
+            .arg("profile")
+            .args(command_line.split_whitespace())
+            .args(["--dry-run", "--emit-scenario", "out.rhai"])
+            .output()
+            .expect("run aiperf profile");
+        common::succeeded(&profiled, command_line);
+        let plan: Value = serde_json::Deserializer::from_slice(&profiled.stdout)
+            .into_iter()
+            .next()
+            .expect("a plan")
+            .expect("plan JSON");
+        let dataset = &plan["dataset"];
+        assert!(dataset["system_prompt"] == "Be_brief." || dataset["isl"]["type"] == "uniform", "{dataset}");
+        let dry = common::aiperf_command(dir.path()).args(["run", "out.rhai", "--dry-run"]).output().expect("dry run");
+        common::succeeded(&dry, "the emitted scenario");
+        assert_eq!(dry.stdout, profiled.stdout, "{command_line}: the scenario's plans differ from the command's");
+    }
+}
+
+#[test]
+fn what_cannot_be_sent_stops_the_run_with_the_flag_named() {
+    let dir = tempfile::tempdir().expect("dir");
+    for (command_line, message) in [
+        ("--model m --url mock --endpoint-type embeddings --system-prompt hi", "not \"embeddings\""),
+        ("--model m --url mock --system-prompt hi --shared-system-prompt-length 20", "takes the place"),
+        ("--model m --url mock --system-prompt-file absent.txt", "--system-prompt-file): cannot read"),
+        ("--model m --url mock --osl 20 --random-range-ratio 0.3", "needs --isl set explicitly"),
+        ("--model m --url mock --isl 20 --osl 20 --random-range-ratio 1.5", "below 1, got 1.5"),
+    ] {
+        let output = common::aiperf_command(dir.path())
+            .arg("profile")
+            .args(command_line.split_whitespace())
+            .args(["--request-count", "2"])
+            .output()
+            .expect("run aiperf profile");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success(), "{command_line}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{command_line}: {stderr}");
+        assert!(stderr.contains(message), "{command_line}: {stderr}");
+    }
+}
