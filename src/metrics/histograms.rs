@@ -182,7 +182,7 @@ impl MetricHistogram {
     fn stats(&self) -> Stats {
         let count = self.count as f64;
         let avg = self.sum / count;
-        let variance = if self.count < 2 { 0.0 } else { (self.sum_squares - self.sum * avg) / (count - 1.0) };
+        let variance = (self.sum_squares - self.sum * avg) / count;
         let moments =
             Moments { count: self.count, sum: self.sum, min: self.min, max: self.max, std: variance.max(0.0).sqrt() };
         moments.stats(|pct| self.percentile(pct))

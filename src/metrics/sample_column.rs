@@ -88,9 +88,9 @@ fn scaled_distribution(units: &mut [u32], scale: f64) -> Option<Stats> {
         squares += u128::from(unit) * u128::from(unit);
     }
     let n = count as u128;
-    // n·Σx² − (Σx)² = n(n−1)·variance, exact and never negative.
+    // n·Σx² − (Σx)² = n²·variance (the population's), exact and never negative.
     let spread = n * squares - sum * sum;
-    let std_units = if count > 1 { (spread as f64 / (count as f64 * (count - 1) as f64)).sqrt() } else { 0.0 };
+    let std_units = (spread as f64 / (count as f64 * count as f64)).sqrt();
     let mut ranks: Vec<usize> = PERCENTILES
         .iter()
         .flat_map(|&pct| {

@@ -1,11 +1,22 @@
 //! Distribution statistics of a record metric: mean, extremes, numpy-style (linear)
-//! percentiles, sample standard deviation (ddof=1), count and sum.
+//! percentiles, standard deviation, count and sum. Record metrics take the population
+//! standard deviation (ddof=0, numpy's default, as AIPerf 0.13 computes them); GPU telemetry the
+//! sample one (ddof=1, as AIPerf's telemetry does).
 
 use crate::result::Stats;
 
-/// The full stats block of `values`; None when there are no values.
+/// The full stats block of `values` with the population standard deviation; None when there
+/// are no values.
 pub fn distribution(values: &[f64]) -> Option<Stats> {
     distribution_in_place(&mut values.to_vec())
+}
+
+/// `distribution` with the sample standard deviation (ddof=1): a time series' samples.
+pub fn sample_distribution(values: &[f64]) -> Option<Stats> {
+    let mut stats = distribution(values)?;
+    let count = values.len() as f64;
+    stats.std = stats.std.map(|population| if count < 2.0 { 0.0 } else { population * (count / (count - 1.0)).sqrt() });
+    Some(stats)
 }
 
 /// `distribution`, sorting `values` where they lie instead of a copy (for the run's kept
@@ -20,7 +31,7 @@ pub fn distribution_in_place(values: &mut [f64]) -> Option<Stats> {
     let sum: f64 = sorted.iter().sum();
     let avg = sum / count as f64;
     let moments =
-        Moments { count: count as u64, sum, min: sorted[0], max: sorted[count - 1], std: sample_std(sorted, avg) };
+        Moments { count: count as u64, sum, min: sorted[0], max: sorted[count - 1], std: population_std(sorted, avg) };
     Some(moments.stats(|pct| percentile(sorted, pct)))
 }
 
@@ -30,7 +41,7 @@ pub struct Moments {
     pub sum: f64,
     pub min: f64,
     pub max: f64,
-    /// Sample standard deviation (ddof=1).
+    /// Population standard deviation (ddof=0).
     pub std: f64,
 }
 
@@ -74,13 +85,10 @@ pub fn interpolate(count: usize, pct: f64, at: impl Fn(usize) -> f64) -> f64 {
     at(lower) + (at(upper) - at(lower)) * fraction
 }
 
-/// Sample standard deviation (ddof=1); 0 for a single value.
-fn sample_std(values: &[f64], mean: f64) -> f64 {
-    if values.len() < 2 {
-        return 0.0;
-    }
+/// Population standard deviation (ddof=0); 0 for a single value.
+fn population_std(values: &[f64], mean: f64) -> f64 {
     let squares: f64 = values.iter().map(|v| (v - mean).powi(2)).sum();
-    (squares / (values.len() - 1) as f64).sqrt()
+    (squares / values.len() as f64).sqrt()
 }
 
 #[cfg(test)]
@@ -108,13 +116,16 @@ mod tests {
     }
 
     #[test]
-    fn mean_extremes_sum_and_sample_std() {
+    fn mean_extremes_sum_and_population_std_and_sample_std_for_series() {
         let s = distribution(&[2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0]).unwrap();
         assert!(close(s.avg, 5.0));
         assert_eq!((s.min, s.max, s.count), (Some(2.0), Some(9.0), Some(8)));
         assert!(close(s.sum.unwrap(), 40.0));
-        // Sum of squared deviations is 32; ddof=1 -> sqrt(32/7).
-        assert!(close(s.std.unwrap(), (32.0f64 / 7.0).sqrt()));
+        // Sum of squared deviations is 32: numpy.std (ddof=0) -> sqrt(32/8) = 2, ddof=1 -> sqrt(32/7).
+        assert!(close(s.std.unwrap(), 2.0));
+        let series = sample_distribution(&[2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0]).unwrap();
+        assert!(close(series.std.unwrap(), (32.0f64 / 7.0).sqrt()));
+        assert_eq!(sample_distribution(&[3.0]).unwrap().std, Some(0.0));
     }
 
     #[test]

@@ -11,7 +11,7 @@ use super::estimate::{BucketLearning, accumulate_bucket_statistics, polynomial_p
 use super::parse::HistogramValue;
 use super::timeslice::{Slice, tile};
 use super::window::{PhaseSamples, SampleTimes, cumulative_curve, total_seconds, value_at};
-use crate::metrics::stats::distribution;
+use crate::metrics::stats::sample_distribution;
 
 const PERCENTILES: [f64; 9] = [1.0, 5.0, 10.0, 25.0, 50.0, 75.0, 90.0, 95.0, 99.0];
 
@@ -123,7 +123,7 @@ pub fn gauge(
     slice_ns: Option<u64>,
 ) -> Option<(GaugeStats, Vec<Timeslice>)> {
     let window_values: Vec<f64> = phases.iter().flat_map(|phase| values[phase.gauge_range()].iter().copied()).collect();
-    let stats = distribution(&window_values)?;
+    let stats = sample_distribution(&window_values)?;
     let or_zero = |v: Option<f64>| v.unwrap_or(0.0);
     let gauge_stats = GaugeStats {
         avg: stats.avg,
@@ -153,7 +153,7 @@ pub fn gauge(
             })
             .map(|at| values[at])
             .collect();
-        let Some(window) = distribution(&in_slice) else { continue };
+        let Some(window) = sample_distribution(&in_slice) else { continue };
         let mut fields = Map::new();
         fields.insert("avg".into(), window.avg.into());
         fields.insert("min".into(), or_zero(window.min).into());
@@ -199,7 +199,7 @@ pub fn counter(
         fields.insert("rate".into(), slice_rate.into());
         out.push(timeslice(&slice, fields));
     }
-    if let Some(spread) = distribution(&complete_rates) {
+    if let Some(spread) = sample_distribution(&complete_rates) {
         stats.rate_avg = Some(spread.avg);
         stats.rate_min = spread.min;
         stats.rate_max = spread.max;

@@ -10,7 +10,7 @@ use super::collector::TelemetryCollected;
 use super::fields::{GpuField, PLATFORM};
 use super::sample::GpuSample;
 use crate::metric_result::Stats;
-use crate::metrics::stats::distribution;
+use crate::metrics::stats::sample_distribution;
 
 /// The `telemetry_data` block; `start_ns`/`end_ns` bound the profiling window (epoch ns).
 pub fn telemetry_data(
@@ -86,7 +86,7 @@ fn field_block(field: GpuField, samples: &[&GpuSample], start_ns: u64) -> Option
         return Some(Stats::scalar(growth).block(field.unit()));
     }
     let inside: Vec<f64> = readings.iter().filter(|(at, _)| *at >= start_ns).map(|(_, v)| *v).collect();
-    Some(distribution(&inside)?.block(field.unit()))
+    Some(sample_distribution(&inside)?.block(field.unit()))
 }
 
 /// A counter's growth over `start_ns..=end_ns`: from its last reading before the window (or
