@@ -7,6 +7,7 @@ mod dataset;
 mod endpoint;
 mod outputs;
 mod phases;
+mod server_control;
 mod values;
 
 use std::path::{Path, PathBuf};
@@ -118,6 +119,8 @@ fn lower_benchmark(benchmark: &Value, base_dir: &Path, seed: Option<u64>, name: 
         gpu_telemetry: outputs.gpu_telemetry,
         network_latency: outputs.network_latency,
         metrics_listen: None,
+        server_control: server_control::lower(benchmark)?,
+        failed_request_threshold: server_control::failed_request_threshold(benchmark)?,
         slos: outputs.slos,
         thresholds: Vec::new(),
         abort_on_fail: false,

@@ -21,6 +21,7 @@ pub fn health() -> Response<MockBody> {
 }
 
 pub fn metrics(state: &MockState) -> Response<MockBody> {
-    let text = prom::render(&state.stats.snapshot());
+    let mut text = prom::render(&state.stats.snapshot());
+    state.control.render(&mut text);
     reply::with_body(StatusCode::OK, prom::CONTENT_TYPE, MockBody::whole(text))
 }

@@ -134,6 +134,10 @@ fn run_map(plan: &Plan, named: bool, repeat: &str, api_key: ApiKey, depth: usize
     if !plan.preflight.is_default() {
         keys.push(preflight(&plan.preflight));
     }
+    keys.extend(super::server_control::emitted(&plan.server_control));
+    if let Some(threshold) = plan.failed_request_threshold {
+        keys.push(format!("failed_request_threshold: {}", float(threshold)));
+    }
     match plan.network_latency {
         NetworkLatency::Off => {}
         NetworkLatency::Automatic { ping_interval_s } => {
@@ -148,8 +152,9 @@ fn run_map(plan: &Plan, named: bool, repeat: &str, api_key: ApiKey, depth: usize
 }
 
 fn preflight(preflight: &Preflight) -> String {
+    let mode = preflight.mode.map(|mode| format!(", mode: {}", string(mode.as_str()))).unwrap_or_default();
     format!(
-        "preflight: #{{ enabled: {}, timeout: {}, wait_timeout: {}, wait_interval: {} }}",
+        "preflight: #{{ enabled: {}, timeout: {}, wait_timeout: {}, wait_interval: {}{mode} }}",
         preflight.enabled,
         float(preflight.timeout_s),
         float(preflight.wait_timeout_s),
@@ -504,7 +509,7 @@ fn dist(dist: &Dist) -> String {
 }
 
 /// A Rhai float literal that reads back as exactly `value`.
-fn float(value: f64) -> String {
+pub(super) fn float(value: f64) -> String {
     let text = format!("{value:?}");
     match text.split_once('e') {
         Some((mantissa, exponent)) if !mantissa.contains('.') => format!("{mantissa}.0e{exponent}"),
@@ -512,7 +517,7 @@ fn float(value: f64) -> String {
     }
 }
 
-fn string(text: &str) -> String {
+pub(super) fn string(text: &str) -> String {
     serde_json::to_string(text).unwrap_or_else(|_| "\"\"".to_string())
 }
 

@@ -25,6 +25,7 @@ mod report_after;
 mod results;
 mod run_fn;
 mod run_host;
+mod server_control;
 mod slos;
 mod stdlib;
 mod sweeps;
@@ -57,6 +58,8 @@ pub struct ScriptError {
     pub message: String,
     /// A run stopped because nothing answered at its endpoint (the pre-flight check).
     pub endpoint_unreachable: bool,
+    /// A run stopped because too many of its requests failed (`failed_request_threshold`).
+    pub failed_request_threshold: bool,
 }
 
 impl std::fmt::Display for ScriptError {
@@ -146,6 +149,7 @@ pub fn run_scenario(
         column: None,
         message: format!("cannot read the scenario: {e}"),
         endpoint_unreachable: false,
+        failed_request_threshold: false,
     })?;
     run_scenario_source(&source, path, runtime, options, mode, settings)
 }
@@ -170,6 +174,7 @@ pub fn run_scenario_source(
         thresholds_failed: AtomicBool::new(false),
         aborted_on_threshold: AtomicBool::new(false),
         endpoint_unreachable: AtomicBool::new(false),
+        failed_request_threshold: AtomicBool::new(false),
         all_requests_failed: AtomicBool::new(false),
         mode,
         scenario_sweep: Default::default(),
@@ -190,6 +195,7 @@ pub fn run_scenario_source(
         }
         Err(e) => Err(ScriptError {
             endpoint_unreachable: host.endpoint_unreachable.load(Ordering::SeqCst),
+            failed_request_threshold: host.failed_request_threshold.load(Ordering::SeqCst),
             ..from_eval_error(path, &e, &engine)
         }),
     }
@@ -236,6 +242,7 @@ fn script_error(path: &Path, position: Position, message: &str) -> ScriptError {
         column: position.position(),
         message: strip_position(message),
         endpoint_unreachable: false,
+        failed_request_threshold: false,
     }
 }
 

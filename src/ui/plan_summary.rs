@@ -260,6 +260,8 @@ mod tests {
             allow_all_failed: false,
             network_latency: Default::default(),
             metrics_listen: None,
+            server_control: Default::default(),
+            failed_request_threshold: None,
             run_info: Default::default(),
         }
     }

@@ -8,7 +8,9 @@ use super::values::{opt_bool, opt_f64, opt_str};
 use crate::config::ConfigError;
 use crate::dataset::tokenizer_hub;
 use crate::plan::MockConfig;
-use crate::plan::{ConnectionStrategy, Endpoint, EndpointKind, MOCK_URL, MaxTokensField, Preflight, TokenizerSpec};
+use crate::plan::{
+    ConnectionStrategy, Endpoint, EndpointKind, MOCK_URL, MaxTokensField, Preflight, ReadinessMode, TokenizerSpec,
+};
 
 /// AIPerf's default server.
 const DEFAULT_URL: &str = "http://localhost:8000";
@@ -154,8 +156,7 @@ pub fn timeout_s(benchmark: &Value) -> Result<f64, ConfigError> {
 }
 
 /// The pre-flight check: AIPerf's `wait_for_model_timeout` (0: one try, no wait) and
-/// `wait_for_model_interval` (1 s unless given; AIPerf's is 5 s); the probe is always
-/// `GET /v1/models` here.
+/// `wait_for_model_interval` (1 s unless given; AIPerf's is 5 s) and `wait_for_model_mode`.
 pub fn preflight(benchmark: &Value) -> Result<Preflight, ConfigError> {
     let endpoint = benchmark.get("endpoint").cloned().unwrap_or(Value::Null);
     let defaults = Preflight::default();
@@ -164,7 +165,18 @@ pub fn preflight(benchmark: &Value) -> Result<Preflight, ConfigError> {
             .unwrap_or(defaults.wait_timeout_s),
         wait_interval_s: opt_f64(&endpoint, "wait_for_model_interval", "endpoint.wait_for_model_interval")?
             .unwrap_or(defaults.wait_interval_s),
+        mode: readiness_mode(&endpoint)?,
         ..defaults
+    })
+}
+
+/// AIPerf's `wait_for_model_mode`; without it the check takes any answer to GET /v1/models.
+fn readiness_mode(endpoint: &Value) -> Result<Option<ReadinessMode>, ConfigError> {
+    let Some(name) = opt_str(endpoint, "wait_for_model_mode", "endpoint.wait_for_model_mode")? else { return Ok(None) };
+    ReadinessMode::named(name).map(Some).ok_or_else(|| {
+        ConfigError::new(format!(
+            "endpoint.wait_for_model_mode (--wait-for-model-mode): `{name}`; expected models, inference or both"
+        ))
     })
 }
 
