@@ -142,7 +142,7 @@ pub struct KubeManifestArgs {
 
 #[derive(Debug, clap::Args)]
 pub struct MergeArgs {
-    /// The segment folders (`<run>/segment-I-of-N`), all N of them
+    /// The segment folders (`<run>/segment-I-of-N`), all N of them, or folders they are found below
     #[arg(required = true, num_args = 1..)]
     pub dirs: Vec<PathBuf>,
     /// Where the merged run's exports go
