@@ -176,3 +176,38 @@ fn too_many_failed_requests_stop_the_run_with_its_partial_artifacts_and_exit_cod
     assert!((10.0..200.0).contains(&sent), "the run stopped early: {sent} requests measured");
     assert!(server.chat_requests() < 200, "{} requests reached the server", server.chat_requests());
 }
+
+#[test]
+fn the_flags_lower_to_a_plan_that_the_emitted_scenario_builds_too() {
+    let dir = tempfile::tempdir().expect("dir");
+    let profile = aiperf_command(dir.path())
+        .arg("profile")
+        .args(["--model", "m", "--url", "http://127.0.0.1:9", "--request-count", "4"])
+        .args(["--reset-kv-cache-path", "/flush_cache", "--server-profiler", "--server-profiler-timeout-seconds", "5"])
+        .args(["--failed-request-threshold", "0.25", "--wait-for-model-mode", "both", "--wait-for-model-timeout", "3"])
+        .args(["--dry-run", "--emit-scenario", "out.rhai"])
+        .output()
+        .expect("aiperf profile --dry-run");
+    succeeded(&profile, "the control flags, dry");
+    let plan: serde_json::Value = serde_json::from_slice(&profile.stdout).expect("the plan as JSON");
+    let control = &plan["server_control"];
+    assert_eq!(control["reset_kv_cache"]["path"], "/flush_cache");
+    assert_eq!(control["reset_kv_cache"]["timeout_s"], 30.0);
+    assert_eq!(control["server_profiler"]["start_path"], "/start_profile");
+    assert_eq!(control["server_profiler"]["timeout_s"], 5.0);
+    assert_eq!(plan["failed_request_threshold"], 0.25);
+    assert_eq!(plan["preflight"]["mode"], "both");
+    let dry = aiperf_command(dir.path()).args(["run", "out.rhai", "--dry-run"]).output().expect("dry run");
+    succeeded(&dry, "the emitted scenario, dry");
+    assert_eq!(dry.stdout, profile.stdout, "the scenario's plan differs from the command's");
+
+    let refused = aiperf_command(dir.path())
+        .arg("profile")
+        .args(["--model", "m", "--url", "mock", "--reset-kv-cache-path", "reset", "--dry-run"])
+        .output()
+        .expect("aiperf profile");
+    assert_eq!(refused.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("--reset-kv-cache-path"), "{stderr}");
+    assert!(stderr.contains("expects a path on the endpoint's server starting with `/`, got `reset`"), "{stderr}");
+}

@@ -40,29 +40,6 @@ pub fn server_control_of(run: &mut MapReader) -> ScriptResult<ServerControl> {
     Ok(ServerControl { reset_kv_cache, server_profiler })
 }
 
-/// The `run` keys that ask for `control` (none when it is off), for `--emit-scenario`.
-pub fn emitted(control: &ServerControl) -> Vec<String> {
-    use super::emit::{float, string};
-    let mut keys = Vec::new();
-    if let Some(reset) = &control.reset_kv_cache {
-        keys.push(format!(
-            "reset_kv_cache: #{{ path: {}, timeout: {}, max_retry: {} }}",
-            string(&reset.path),
-            float(reset.timeout_s),
-            float(reset.max_retry_s)
-        ));
-    }
-    if let Some(profiler) = &control.server_profiler {
-        keys.push(format!(
-            "server_profiler: #{{ start_path: {}, stop_path: {}, timeout: {} }}",
-            string(&profiler.start_path),
-            string(&profiler.stop_path),
-            float(profiler.timeout_s)
-        ));
-    }
-    keys
-}
-
 /// Off (unset or `false`), on with the defaults (`true`), or on with a map's settings.
 fn switch_or_map(value: Option<Dynamic>, key: &str, keys: &[&str]) -> ScriptResult<Option<Option<Map>>> {
     let Some(value) = value else { return Ok(None) };
@@ -99,17 +76,6 @@ mod tests {
         let profiler = control.server_profiler.unwrap();
         assert_eq!((profiler.start_path.as_str(), profiler.stop_path.as_str()), ("/p/start", "/stop_profile"));
         assert_eq!((control.reset_kv_cache, profiler.timeout_s), (None, 5.0));
-    }
-
-    #[test]
-    fn emitted_keys_read_back_as_the_same_settings() {
-        let control = ServerControl {
-            reset_kv_cache: Some(ResetKvCache { path: "/flush_cache".into(), timeout_s: 2.5, max_retry_s: 0.0 }),
-            server_profiler: Some(ServerProfiler::default()),
-        };
-        let script = format!("#{{ {} }}", emitted(&control).join(", "));
-        assert_eq!(control_of(&script).unwrap(), control);
-        assert!(emitted(&ServerControl::default()).is_empty());
     }
 
     #[test]
