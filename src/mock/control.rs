@@ -1,7 +1,7 @@
 //! The server control routes vLLM serves and AIPerf's `--reset-kv-cache` / `--server-profiler`
 //! call: `POST /reset_prefix_cache`, `/start_profile`, `/stop_profile`, each answered 200 and
-//! counted in /metrics (`aiperf_mock_control_requests_total{path}`), with whether a profile is
-//! running (`aiperf_mock_profiler_running`).
+//! counted in /metrics (`aiperf_mock_control_requests_total{path}`, from the first one on), with
+//! whether a profile is running (`aiperf_mock_profiler_running`).
 
 use std::fmt::Write;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
@@ -53,8 +53,12 @@ impl ControlCounts {
         reply::with_body(StatusCode::OK, "text/plain", MockBody::whole(String::new()))
     }
 
-    /// Their families in Prometheus text format, appended to `out`.
+    /// Their families in Prometheus text format, appended to `out`, once a control request came
+    /// (so the server metrics of runs that send none are what they were).
     pub fn render(&self, out: &mut String) {
+        if self.requests.iter().all(|count| count.load(Relaxed) == 0) {
+            return;
+        }
         let name = "aiperf_mock_control_requests_total";
         let _ = writeln!(out, "# HELP {name} Control requests received (KV-cache reset, profiler start and stop).");
         let _ = writeln!(out, "# TYPE {name} counter");
@@ -75,6 +79,9 @@ mod tests {
     #[test]
     fn each_route_is_counted_and_the_profiler_state_follows_start_and_stop() {
         let counts = ControlCounts::default();
+        let mut text = String::new();
+        counts.render(&mut text);
+        assert_eq!(text, "", "nothing before the first control request");
         for path in ["/reset_prefix_cache", "/start_profile", "/reset_prefix_cache"] {
             assert_eq!(counts.serve(ControlRoute::of(path).unwrap()).status(), StatusCode::OK);
         }
