@@ -60,18 +60,18 @@ impl ServerControlRequests {
     pub fn of(plan: &Plan, endpoint: &Endpoint, segment: Option<ExecutionSegment>, clock: RunClock) -> Result<Self> {
         let sends = segment.is_none_or(|segment| segment.index == 0);
         let settings = if sends { plan.server_control.clone() } else { ServerControl::default() };
-        let mut origins: Vec<(String, HttpClient)> = Vec::new();
-        if !settings.is_off() {
-            for url in [endpoint.url.as_str()] {
-                let origin = origin_of(url).with_context(|| format!("endpoint url `{url}`"))?;
-                if origins.iter().any(|(known, _)| *known == origin) {
-                    continue;
-                }
-                let at_origin = Endpoint { url: origin.clone(), ..endpoint.clone() };
-                let client = HttpClient::new(&at_origin, clock, Duration::from_secs(24 * 3600), 1)
-                    .with_context(|| format!("server control requests to {origin}"))?;
-                origins.push((origin, client));
-            }
+        let urls = if settings.is_off() { Vec::new() } else { vec![endpoint.url.as_str()] };
+        let timeouts_s = [
+            settings.reset_kv_cache.as_ref().map(|r| r.timeout_s),
+            settings.server_profiler.as_ref().map(|p| p.timeout_s),
+        ];
+        let longest_timeout = Duration::from_secs_f64(timeouts_s.into_iter().flatten().fold(0.0, f64::max));
+        let mut origins = Vec::new();
+        for origin in unique_origins(urls)? {
+            let at_origin = Endpoint { url: origin.clone(), ..endpoint.clone() };
+            let client = HttpClient::new(&at_origin, clock, longest_timeout, 1)
+                .with_context(|| format!("server control requests to {origin}"))?;
+            origins.push((origin, client));
         }
         Ok(Self { settings, origins })
     }
@@ -153,6 +153,18 @@ async fn post(client: &HttpClient, origin: &str, path: &str, timeout_s: f64) -> 
     }
 }
 
+/// The origins of `urls`, each once, in order.
+fn unique_origins<'a>(urls: impl IntoIterator<Item = &'a str>) -> Result<Vec<String>> {
+    let mut origins: Vec<String> = Vec::new();
+    for url in urls {
+        let origin = origin_of(url).with_context(|| format!("endpoint url `{url}`"))?;
+        if !origins.contains(&origin) {
+            origins.push(origin);
+        }
+    }
+    Ok(origins)
+}
+
 /// `scheme://host:port` of an http(s) url: control requests go to the server, not under the
 /// endpoint's path prefix.
 fn origin_of(url: &str) -> Result<String> {
@@ -172,6 +184,50 @@ mod tests {
         assert_eq!(origin_of("http://127.0.0.1:8000/prefix/v1").unwrap(), "http://127.0.0.1:8000");
         assert_eq!(origin_of("https://host").unwrap(), "https://host");
         assert!(origin_of("mock").is_err());
+        let origins = unique_origins(["http://a:1/x", "http://b:2", "http://a:1/y"]).unwrap();
+        assert_eq!(origins, ["http://a:1", "http://b:2"]);
+    }
+
+    /// A server on a loopback port answering its requests with `statuses` in turn (then 200),
+    /// and how many it got.
+    async fn answering(statuses: Vec<u16>) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let served = std::sync::Arc::new(AtomicUsize::new(0));
+        let count = served.clone();
+        tokio::spawn(async move {
+            while let Ok((mut stream, _)) = listener.accept().await {
+                let mut head = vec![0u8; 4096];
+                let _ = stream.read(&mut head).await;
+                let status = statuses.get(count.fetch_add(1, Ordering::SeqCst)).copied().unwrap_or(200);
+                let answer = format!("HTTP/1.1 {status} X\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
+                let _ = stream.write_all(answer.as_bytes()).await;
+            }
+        });
+        (url, served)
+    }
+
+    fn resetting(url: &str) -> ServerControlRequests {
+        let mut plan = crate::export::test_support::sample_result().plan;
+        plan.server_control.reset_kv_cache = Some(crate::plan::ResetKvCache::default());
+        let endpoint = Endpoint { url: url.to_string(), ..plan.endpoint.clone() };
+        ServerControlRequests::of(&plan, &endpoint, None, RunClock::start()).unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_busy_server_is_asked_again_and_a_refusal_is_not() {
+        use std::sync::atomic::Ordering;
+        let (url, served) = answering(vec![503]).await;
+        let started = std::time::Instant::now();
+        resetting(&url).reset_kv_cache().await.unwrap();
+        assert_eq!(served.load(Ordering::SeqCst), 2);
+        assert!(started.elapsed() >= FIRST_RETRY_WAIT, "waited {:?} before trying again", started.elapsed());
+
+        let (url, served) = answering(vec![404]).await;
+        let failed = resetting(&url).reset_kv_cache().await.unwrap_err();
+        assert_eq!((failed.cause.as_str(), served.load(Ordering::SeqCst)), ("answered 404", 1));
     }
 
     #[test]

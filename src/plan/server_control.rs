@@ -63,6 +63,24 @@ impl ServerControl {
         self.reset_kv_cache.is_none() && self.server_profiler.is_none()
     }
 
+    /// The requests in a few words, for the plan summary; None when off.
+    pub fn describe(&self) -> Option<String> {
+        let reset = self.reset_kv_cache.as_ref().map(|reset| {
+            format!(
+                "POST {} before the run ({} s, busy retried for {} s)",
+                reset.path, reset.timeout_s, reset.max_retry_s
+            )
+        });
+        let profiler = self.server_profiler.as_ref().map(|profiler| {
+            format!(
+                "POST {} and {} around each results phase ({} s)",
+                profiler.start_path, profiler.stop_path, profiler.timeout_s
+            )
+        });
+        let parts: Vec<String> = reset.into_iter().chain(profiler).collect();
+        (!parts.is_empty()).then(|| parts.join("; "))
+    }
+
     /// What is wrong with the settings: a path that is not relative to the server's origin,
     /// a time limit that is not a positive number of seconds.
     pub fn problem(&self) -> Option<String> {
@@ -111,5 +129,11 @@ mod tests {
             server_profiler: Some(ServerProfiler::default()),
         };
         assert_eq!(no_retry.problem(), None);
+        assert_eq!(
+            no_retry.describe().unwrap(),
+            "POST /reset_prefix_cache before the run (30 s, busy retried for 0 s); \
+             POST /start_profile and /stop_profile around each results phase (30 s)"
+        );
+        assert_eq!(ServerControl::default().describe(), None);
     }
 }

@@ -31,6 +31,12 @@ pub fn render(plan: &Plan, artifact_dir: &Path) -> String {
     if let Some(network) = network_latency(&plan.network_latency) {
         let _ = writeln!(text, "  network   {network}");
     }
+    if let Some(control) = plan.server_control.describe() {
+        let _ = writeln!(text, "  control   {control}");
+    }
+    if let Some(threshold) = plan.failed_request_threshold {
+        let _ = writeln!(text, "  stop      when more than {} % of a results phase's requests fail", 100.0 * threshold);
+    }
     text
 }
 
