@@ -16,6 +16,8 @@ use crate::plan::{
 const DEFAULT_URL: &str = "http://localhost:8000";
 /// AIPerf's default request timeout, seconds.
 const DEFAULT_TIMEOUT_S: f64 = 21600.0;
+/// How long AIPerf's readiness probe waits for its one-token request, seconds.
+const INFERENCE_PROBE_TIMEOUT_S: f64 = 30.0;
 
 const SUPPORTED_TYPES: &str = "chat, completions, embeddings, cohere_rankings, hf_tei_rankings, nim_rankings, responses, \
      huggingface_generate, messages, raw, chat_embeddings, nim_embeddings, solido_rag, audio_transcription, \
@@ -155,17 +157,21 @@ pub fn timeout_s(benchmark: &Value) -> Result<f64, ConfigError> {
     Ok(opt_f64(&endpoint, "timeout", "endpoint.timeout")?.unwrap_or(DEFAULT_TIMEOUT_S))
 }
 
-/// The pre-flight check: AIPerf's `wait_for_model_timeout` (0: one try, no wait) and
-/// `wait_for_model_interval` (1 s unless given; AIPerf's is 5 s) and `wait_for_model_mode`.
+/// The pre-flight check: AIPerf's `wait_for_model_timeout` (0: one try, no wait),
+/// `wait_for_model_interval` (1 s unless given; AIPerf's is 5 s) and `wait_for_model_mode`,
+/// whose one-token request may take AIPerf's 30 s.
 pub fn preflight(benchmark: &Value) -> Result<Preflight, ConfigError> {
     let endpoint = benchmark.get("endpoint").cloned().unwrap_or(Value::Null);
     let defaults = Preflight::default();
+    let mode = readiness_mode(&endpoint)?;
+    let sends_inference = matches!(mode, Some(ReadinessMode::Inference | ReadinessMode::Both));
     Ok(Preflight {
+        timeout_s: if sends_inference { INFERENCE_PROBE_TIMEOUT_S } else { defaults.timeout_s },
         wait_timeout_s: opt_f64(&endpoint, "wait_for_model_timeout", "endpoint.wait_for_model_timeout")?
             .unwrap_or(defaults.wait_timeout_s),
         wait_interval_s: opt_f64(&endpoint, "wait_for_model_interval", "endpoint.wait_for_model_interval")?
             .unwrap_or(defaults.wait_interval_s),
-        mode: readiness_mode(&endpoint)?,
+        mode,
         ..defaults
     })
 }
