@@ -13,6 +13,8 @@ use crate::cancel::CancelSignal;
 use crate::client::HttpClient;
 use crate::clock::RunClock;
 use crate::collectors::{self, RunCollectors};
+use crate::control::failed_requests::{FailedRequestWatch, FailedRequestsExceeded};
+use crate::control::server_requests::ServerControlRequests;
 use crate::dataset::{self, tokenizer::Tokenizer};
 use crate::export::jsonl::RecordsJsonlWriter;
 use crate::export::raw_jsonl::RawJsonlWriter;
@@ -87,6 +89,12 @@ pub fn validate(plan: &Plan) -> Result<()> {
     if let Some(problem) = plan.span_problem() {
         bail!("{problem}");
     }
+    if let Some(problem) = plan.server_control.problem() {
+        bail!("{problem}");
+    }
+    if plan.failed_request_threshold.is_some_and(|threshold| !(0.0..=1.0).contains(&threshold)) {
+        bail!("failed_request_threshold must be between 0 and 1 (a share of the requests)");
+    }
     if let Some(problem) = plan.endpoint.urls().find_map(crate::client::credentials_problem) {
         bail!("{problem}");
     }
@@ -155,6 +163,8 @@ pub fn validate(plan: &Plan) -> Result<()> {
 pub async fn execute(whole_plan: &Plan, options: &RunOptions) -> Result<RunResult> {
     let plan = plan_of_this_process(whole_plan, options.segment)?;
     let plan = &*plan;
+    // The run's own stop signal: raised by the scenario's, or by the failed-request watch.
+    let options = &RunOptions { cancel: options.cancel.child(), ..options.clone() };
     let (tokenizer, prepared) = prepare_while_checking_endpoint(plan, options).await?;
     let start_time = chrono::Utc::now();
     let artifact_dir = create_artifact_dir(plan, options)?;
@@ -164,17 +174,21 @@ pub async fn execute(whole_plan: &Plan, options: &RunOptions) -> Result<RunResul
     let servers = RunServers::start(plan, options).await?;
     let endpoint = servers.endpoint_of(plan);
     let clock = RunClock::start();
+    let control = ServerControlRequests::of(plan, &endpoint, options.segment, clock)?;
+    reset_kv_cache(&control, options).await?;
     let client = connect(plan, &endpoint, clock)?.serving_itself(servers.builtin.is_some());
     let (sink, records) = std::sync::mpsc::channel();
     let metrics_context = metrics_context(plan, &endpoint, tokenizer.clone(), clock, prepared.images);
-    let segment_sinks = segment_sinks(plan, segment_records, &artifact_dir, clock);
-    let metrics =
-        MetricsThread::start(plan, metrics_context, &artifact_dir, records, servers.live_metrics(), segment_sinks)?;
+    let (failed_request_watch, failed_requests_verdict) = FailedRequestWatch::of(plan, &options.cancel).unzip();
+    let mut sinks = segment_sinks(plan, segment_records, &artifact_dir, clock);
+    sinks.extend(failed_request_watch.map(|watch| Box::new(watch) as Box<dyn RecordSink>));
+    let metrics = MetricsThread::start(plan, metrics_context, &artifact_dir, records, servers.live_metrics(), sinks)?;
     let entry_limit = plan.dataset.stops_at_end().then_some(prepared.requests.len() as u64);
     let context = load_context(plan, client, prepared.requests, clock, sink, options);
     let started_ns = wait_for_start_time(options).await;
     let live = servers.live_metrics();
-    let mut measured = measure(plan, options, &endpoint.url, context, entry_limit, metrics, live.as_deref()).await?;
+    let target = Target { url: &endpoint.url, control: &control };
+    let mut measured = measure(plan, options, &target, context, entry_limit, metrics, live.as_deref()).await?;
     servers.stop().await;
     let telemetry = measured.gathered.telemetry.take();
     let result = run_result(plan, options, start_time, clock, &tokenizer, &artifact_dir, measured);
@@ -182,7 +196,24 @@ pub async fn execute(whole_plan: &Plan, options: &RunOptions) -> Result<RunResul
         write_segment_info(whole_plan, options, segment, clock, started_ns, share, &result)?;
     }
     write_artifacts(&result, telemetry.as_ref(), &artifact_dir)?;
+    if let Some(exceeded) = failed_requests_verdict.as_ref().and_then(|verdict| verdict.get()) {
+        return Err(FailedRequestsExceeded { artifact_dir: Some(artifact_dir), ..exceeded.clone() }.into());
+    }
     Ok(result)
+}
+
+/// The KV-cache reset the plan asks for, before anything is sent; a stop signal ends the wait.
+async fn reset_kv_cache(control: &ServerControlRequests, options: &RunOptions) -> Result<()> {
+    tokio::select! {
+        reset = control.reset_kv_cache() => Ok(reset?),
+        () = options.cancel.cancelled() => bail!("stopped during the KV-cache reset; nothing was sent"),
+    }
+}
+
+/// The server the phases load: its url (for the collectors) and the control requests around them.
+struct Target<'a> {
+    url: &'a str,
+    control: &'a ServerControlRequests,
 }
 
 /// The plan this process runs: the whole plan, or its execution segment's share (the whole
@@ -345,14 +376,14 @@ struct Measured {
 async fn measure(
     plan: &Plan,
     options: &RunOptions,
-    url: &str,
+    target: &Target<'_>,
     context: Arc<LoadContext>,
     entry_limit: Option<u64>,
     metrics: MetricsThread,
     live: Option<&LiveMetrics>,
 ) -> Result<Measured> {
     let (phases, gathered) =
-        run_phases(plan, options, url, context, entry_limit, &metrics.profiling_start_ns, live).await?;
+        run_phases(plan, options, target, context, entry_limit, &metrics.profiling_start_ns, live).await?;
     let processed = metrics.join(gathered.network_rtt.clone()).await?;
     Ok(Measured { phases, processed, gathered })
 }
@@ -611,24 +642,27 @@ impl MetricsThread {
 
 /// Every phase in order (until a stop), with the collectors told each one's start and end;
 /// they stop after the last phase that feeds the results, so a cool-down's load never reaches
-/// the server metrics.
+/// the server metrics. The server's profiler (when asked for) runs during each results phase.
 async fn run_phases(
     plan: &Plan,
     options: &RunOptions,
-    url: &str,
+    target: &Target<'_>,
     context: Arc<LoadContext>,
     entry_limit: Option<u64>,
     profiling_start_ns: &std::sync::OnceLock<u64>,
     live: Option<&LiveMetrics>,
 ) -> Result<(Vec<crate::result::PhaseSummary>, collectors::Gathered)> {
     let clock = context.clock;
-    let mut collectors = Some(RunCollectors::start(plan, url, clock).await?);
+    let mut collectors = Some(RunCollectors::start(plan, target.url, clock).await?);
     let mut gathered = None;
     let last_results_phase = plan.phases.iter().rposition(|phase| phase.results);
     let mut phases = Vec::with_capacity(plan.phases.len());
     for (index, phase) in plan.phases.iter().enumerate() {
         if options.cancel.is_cancelled() {
             break;
+        }
+        if phase.results {
+            target.control.start_profiler().await?;
         }
         if let Some(collectors) = collectors.as_mut() {
             collectors.phase_started(phase.results).await;
@@ -644,6 +678,9 @@ async fn run_phases(
         let progress = PhaseProgress::start(&phase, counters.clone(), options.progress);
         let run = Arc::new(PhaseRun { phase: phase.clone(), index, name: Arc::from(phase.name.as_str()), counters });
         let summary = load::run_phase(context.clone(), run).await;
+        if phase.results {
+            target.control.stop_profiler().await;
+        }
         progress.finish(&summary);
         if let Some(running) = collectors.as_mut() {
             running.phase_ended(&summary).await;

@@ -12,6 +12,7 @@ pub mod client;
 pub mod clock;
 pub mod collectors;
 pub mod config;
+pub mod control;
 pub mod dataset;
 pub mod engine;
 pub mod export;

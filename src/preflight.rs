@@ -1,19 +1,25 @@
 //! The pre-flight check before a run's first phase: does anything answer at each of the
 //! endpoint's urls? One GET of `/v1/models` through the run's own client stack (TLS settings, headers),
-//! with a short time limit, tried again until `wait_timeout` when asked. No answer stops the
-//! run before anything is sent, with an `Unreachable` error (exit code 69 on the command line).
+//! with a short time limit, tried again until `wait_timeout` when asked; or, with a readiness
+//! mode, AIPerf's probes (`/v1/models` lists the model; a one-token request is answered below
+//! 500). No answer stops the run before anything is sent, with an `Unreachable` error (exit
+//! code 69 on the command line).
 
 use std::time::Duration;
 
 use anyhow::{Context, Result};
+use bytes::Bytes;
+use http::Method;
 
 use crate::cancel::CancelSignal;
 use crate::client::HttpClient;
 use crate::clock::RunClock;
-use crate::plan::{Endpoint, Preflight};
+use crate::plan::{Endpoint, EndpointKind, Preflight, ReadinessMode};
 
 /// What the check asks for; any HTTP answer, even 404 or 401, means a server is there.
 pub const PROBE_PATH: &str = "/v1/models";
+/// The prompt of the inference probe (AIPerf's: one short word, one token asked for).
+const PROBE_PROMPT: &str = "Lo";
 
 /// Nothing answered at the endpoint's url.
 #[derive(Debug, Clone, PartialEq)]
@@ -24,6 +30,8 @@ pub struct Unreachable {
     pub tries: u32,
     /// How long the check waited for the server, seconds (0 for a single try).
     pub waited_s: f64,
+    /// The readiness probe that was not passed; None: the check for any answer.
+    pub mode: Option<ReadinessMode>,
 }
 
 impl std::fmt::Display for Unreachable {
@@ -32,7 +40,16 @@ impl std::fmt::Display for Unreachable {
             // A server answered: its certificate is the problem, which waiting does not cure.
             return write!(f, "the endpoint {} was reached, but {}; nothing was sent", self.url, self.cause);
         }
-        write!(f, "the endpoint {} does not answer: {}", self.url, self.cause)?;
+        match self.mode {
+            Some(mode) => write!(
+                f,
+                "the endpoint {} is not ready (wait_for_model_mode {}): {}",
+                self.url,
+                mode.as_str(),
+                self.cause
+            )?,
+            None => write!(f, "the endpoint {} does not answer: {}", self.url, self.cause)?,
+        }
         if self.tries > 1 {
             write!(f, " (pre-flight check: {} tries over {:.1} s)", self.tries, self.waited_s)?;
         }
@@ -69,9 +86,9 @@ async fn check_url(endpoint: &Endpoint, preflight: &Preflight, cancel: &CancelSi
     let mut tries = 0;
     loop {
         tries += 1;
-        let cause = match tokio::time::timeout(timeout, client.probe(PROBE_PATH)).await {
-            Ok(Ok(status)) => {
-                tracing::debug!("pre-flight: {} answered {status} after {tries} tries", endpoint.url);
+        let cause = match tokio::time::timeout(timeout, probe(&client, endpoint, preflight.mode)).await {
+            Ok(Ok(answer)) => {
+                tracing::debug!("pre-flight: {} {answer} after {tries} tries", endpoint.url);
                 return Ok(());
             }
             Ok(Err(why)) => why,
@@ -80,7 +97,7 @@ async fn check_url(endpoint: &Endpoint, preflight: &Preflight, cancel: &CancelSi
         let next_try = tokio::time::Instant::now() + Duration::from_secs_f64(preflight.wait_interval_s);
         if next_try > deadline {
             let waited_s = started.elapsed().as_secs_f64();
-            return Err(Unreachable { url: endpoint.url.clone(), cause, tries, waited_s }.into());
+            return Err(Unreachable { url: endpoint.url.clone(), cause, tries, waited_s, mode: preflight.mode }.into());
         }
         if tries == 1 {
             eprintln!("waiting up to {:.0} s for {} to answer ({cause})", preflight.wait_timeout_s, endpoint.url);
@@ -89,6 +106,61 @@ async fn check_url(endpoint: &Endpoint, preflight: &Preflight, cancel: &CancelSi
             _ = tokio::time::sleep_until(next_try) => {}
             _ = cancel.cancelled() => return Ok(()),
         }
+    }
+}
+
+/// One try of the check `mode` asks for: what the server answered when it passed, or why not.
+async fn probe(client: &HttpClient, endpoint: &Endpoint, mode: Option<ReadinessMode>) -> Result<String, String> {
+    match mode {
+        None => client.probe(&endpoint.url, PROBE_PATH).await.map(|status| format!("answered {status}")),
+        Some(ReadinessMode::Models) => models_listed(client, endpoint).await,
+        Some(ReadinessMode::Inference) => inference_answered(client, endpoint).await,
+        Some(ReadinessMode::Both) => {
+            models_listed(client, endpoint).await?;
+            inference_answered(client, endpoint).await
+        }
+    }
+}
+
+/// `GET /v1/models` lists the endpoint's model; a server without that route (404) passes when
+/// its base url answers 2xx.
+async fn models_listed(client: &HttpClient, endpoint: &Endpoint) -> Result<String, String> {
+    let (status, body) = client.request_aside(Method::GET, &endpoint.url, PROBE_PATH, Bytes::new()).await?;
+    if status == 404 {
+        let (status, _) = client.request_aside(Method::GET, &endpoint.url, "/", Bytes::new()).await?;
+        return match status {
+            200..=299 => Ok(format!("has no {PROBE_PATH}; its base url answered {status}")),
+            _ => Err(format!("GET {PROBE_PATH} answered 404 and the base url {status}")),
+        };
+    }
+    let listed = serde_json::from_slice::<serde_json::Value>(&body).ok().is_some_and(|models| {
+        models["data"].as_array().is_some_and(|data| data.iter().any(|model| model["id"] == endpoint.model.as_str()))
+    });
+    match (status, listed) {
+        (200, true) => Ok(format!("lists model `{}`", endpoint.model)),
+        (200, false) => Err(format!("GET {PROBE_PATH} does not list model `{}`", endpoint.model)),
+        _ => Err(format!("GET {PROBE_PATH} answered {status}")),
+    }
+}
+
+/// A one-token request to the endpoint's own path gets any status below 500 (a 4xx says the
+/// server is up and will answer the benchmark's requests the same way).
+async fn inference_answered(client: &HttpClient, endpoint: &Endpoint) -> Result<String, String> {
+    let model = endpoint.model.as_str();
+    let body = match endpoint.kind {
+        EndpointKind::Completions => serde_json::json!({ "model": model, "prompt": PROBE_PROMPT, "max_tokens": 1 }),
+        EndpointKind::Embeddings | EndpointKind::NimEmbeddings => {
+            serde_json::json!({ "model": model, "input": PROBE_PROMPT })
+        }
+        _ => {
+            serde_json::json!({ "model": model, "messages": [{ "role": "user", "content": PROBE_PROMPT }], "max_tokens": 1 })
+        }
+    };
+    let path = endpoint.request_path();
+    let (status, _) = client.request_aside(Method::POST, &endpoint.url, path, Bytes::from(body.to_string())).await?;
+    match status {
+        0..=499 => Ok(format!("answered a one-token request with {status}")),
+        _ => Err(format!("a one-token request to {path} was answered {status}")),
     }
 }
 
@@ -117,6 +189,7 @@ mod tests {
             ),
             tries: 1,
             waited_s: 0.0,
+            mode: None,
         };
         assert_eq!(
             tls.to_string(),
@@ -164,6 +237,32 @@ mod tests {
         let unreachable = error.downcast_ref::<Unreachable>().expect("an Unreachable error");
         let closed = ["connection reset by peer", "connection closed before message completed"];
         assert!(closed.contains(&unreachable.cause.as_str()) && unreachable.url == url, "{unreachable:?}");
+    }
+
+    #[tokio::test]
+    async fn readiness_modes_ask_for_the_model_and_a_one_token_answer() {
+        let server = crate::mock::MockServer::start(Default::default(), "127.0.0.1:0".parse().unwrap()).await.unwrap();
+        let served = Endpoint::new(server.base_url(), "mock-model", EndpointKind::Chat, false);
+        for mode in [ReadinessMode::Models, ReadinessMode::Inference, ReadinessMode::Both] {
+            let preflight = Preflight { mode: Some(mode), ..Preflight::default() };
+            check(&served, &preflight, &CancelSignal::new()).await.unwrap();
+        }
+        let other_model = Endpoint { model: "other".into(), ..served.clone() };
+        let preflight = Preflight { mode: Some(ReadinessMode::Both), ..Preflight::default() };
+        let error = check(&other_model, &preflight, &CancelSignal::new()).await.unwrap_err();
+        assert_eq!(
+            error.downcast_ref::<Unreachable>().map(|u| u.cause.as_str()),
+            Some("GET /v1/models does not list model `other`")
+        );
+        assert!(error.to_string().contains("is not ready (wait_for_model_mode both)"), "{error}");
+        let inference = Preflight { mode: Some(ReadinessMode::Inference), ..Preflight::default() };
+        check(&other_model, &inference, &CancelSignal::new()).await.unwrap();
+        let no_route = Endpoint {
+            request: crate::plan::RequestOptions { path: Some("/nothing".into()), ..Default::default() },
+            ..served
+        };
+        check(&no_route, &inference, &CancelSignal::new()).await.unwrap();
+        server.shutdown().await;
     }
 
     #[tokio::test]

@@ -217,10 +217,34 @@ fn a_merge_without_every_segment_and_a_segment_out_of_range_are_refused_by_name(
     assert_eq!(merge.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&merge.stderr);
     assert!(stderr.contains("segment 1 of 2 is missing"), "{stderr}");
+    std::fs::create_dir_all(space.path("empty/inner")).expect("an empty folder");
     let not_a_segment =
-        aiperf_command(space.dir.path()).arg("merge").arg(space.dir.path()).args(["-o", "out"]).output();
+        aiperf_command(space.dir.path()).arg("merge").arg(space.path("empty")).args(["-o", "out"]).output();
     let stderr = String::from_utf8_lossy(&not_a_segment.expect("merge").stderr).to_string();
-    assert!(stderr.contains("is not a segment's folder"), "{stderr}");
+    assert!(stderr.contains("is not a segment's folder and holds none: no segment.json"), "{stderr}");
+}
+
+#[test]
+fn merge_finds_the_segment_folders_below_the_artifact_dirs_of_aiperf_profile() {
+    let port = closed_port();
+    let _mock = MockProcess::start(port);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let url = format!("http://127.0.0.1:{port}");
+    for (segment, artifact_dir) in [("0/2", "s0"), ("1/2", "s1")] {
+        let output = aiperf_command(dir.path())
+            .arg("profile")
+            .args(["--url", &url, "--model", "mock-model", "--request-count", "10", "--concurrency", "2"])
+            .args(["--isl", "8", "--osl", "2", "--wait-for-model-timeout", "20", "--artifact-dir", artifact_dir])
+            .env("AIPERF_SEGMENT", segment)
+            .output()
+            .expect("aiperf profile of one segment");
+        succeeded(&output, segment);
+    }
+    let merged = aiperf_command(dir.path()).args(["merge", "s0", "s1", "-o", "out"]).output().expect("aiperf merge");
+    succeeded(&merged, "aiperf merge s0 s1");
+    assert!(String::from_utf8_lossy(&merged.stdout).contains("merged 2 segments into out"));
+    let summary = read_json(&dir.path().join("out/profile_export_aiperf.json"));
+    assert_eq!(stat(&summary, "request_count", "avg"), 10.0, "both segments' requests, merged");
 }
 
 /// A one-node Slurm cluster started by `scripts/slurm.sh` in a folder of its own, stopped when dropped.

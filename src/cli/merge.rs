@@ -24,7 +24,7 @@ pub fn merge(args: MergeArgs, runtime: &tokio::runtime::Runtime) -> i32 {
     ui::stdout::print(&ui::thresholds::render(result));
     ui::stdout::print_line(&format!(
         "merged {} segments into {} (their first phases started within {:.1} ms)",
-        args.dirs.len(),
+        merged.segments,
         args.out.display(),
         merged.start_spread_ms
     ));

@@ -26,6 +26,9 @@ pub mod exit_code {
     /// Nothing answered at a run's endpoint (the pre-flight check: refused, unknown host, TLS,
     /// no answer in time); nothing was sent. Like sysexits' EX_UNAVAILABLE.
     pub const ENDPOINT_UNREACHABLE: i32 = 69;
+    /// More of a run's requests failed than its `failed_request_threshold` allows: the run was
+    /// stopped and its partial artifacts written.
+    pub const FAILED_REQUEST_THRESHOLD: i32 = 97;
     /// A run's results phase ended without one successful request; its artifacts are written
     /// and the most frequent errors printed (`allow_all_failed: true` in `run` accepts it).
     pub const ALL_REQUESTS_FAILED: i32 = 98;
@@ -139,7 +142,7 @@ pub struct KubeManifestArgs {
 
 #[derive(Debug, clap::Args)]
 pub struct MergeArgs {
-    /// The segment folders (`<run>/segment-I-of-N`), all N of them
+    /// The segment folders (`<run>/segment-I-of-N`), all N of them, or folders they are found below
     #[arg(required = true, num_args = 1..)]
     pub dirs: Vec<PathBuf>,
     /// Where the merged run's exports go

@@ -152,7 +152,13 @@ fn execute(
                 Some(describe) => eprintln!("error: {}", describe(&error.message)),
                 None => eprintln!("error: {error}"),
             }
-            if error.endpoint_unreachable { exit_code::ENDPOINT_UNREACHABLE } else { exit_code::SCRIPT_ERROR }
+            if error.endpoint_unreachable {
+                exit_code::ENDPOINT_UNREACHABLE
+            } else if error.failed_request_threshold {
+                exit_code::FAILED_REQUEST_THRESHOLD
+            } else {
+                exit_code::SCRIPT_ERROR
+            }
         }
         Err(message) => {
             eprintln!("error: {message}");

@@ -8,6 +8,7 @@ mod endpoint;
 mod outputs;
 mod phases;
 mod range_ratio;
+mod server_control;
 mod system_prompt;
 mod values;
 
@@ -121,6 +122,8 @@ fn lower_benchmark(benchmark: &Value, base_dir: &Path, seed: Option<u64>, name: 
         gpu_telemetry: outputs.gpu_telemetry,
         network_latency: outputs.network_latency,
         metrics_listen: None,
+        server_control: server_control::lower(benchmark)?,
+        failed_request_threshold: server_control::failed_request_threshold(benchmark)?,
         slos: outputs.slos,
         thresholds: Vec::new(),
         abort_on_fail: false,

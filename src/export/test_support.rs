@@ -40,6 +40,8 @@ pub fn sample_result() -> RunResult {
         allow_all_failed: false,
         network_latency: Default::default(),
         metrics_listen: None,
+        server_control: Default::default(),
+        failed_request_threshold: None,
         run_info: Default::default(),
     };
     let latency = distribution(&[10.0, 20.0, 30.0, 40.0]).expect("values");

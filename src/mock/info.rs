@@ -22,6 +22,7 @@ pub fn health() -> Response<MockBody> {
 
 pub fn metrics(state: &MockState) -> Response<MockBody> {
     let spec_decode_tokens = state.spec_decoder.as_ref().map(|decoder| decoder.draft_tokens());
-    let text = prom::render(&state.stats.snapshot(), spec_decode_tokens);
+    let mut text = prom::render(&state.stats.snapshot(), spec_decode_tokens);
+    state.control.render(&mut text);
     reply::with_body(StatusCode::OK, prom::CONTENT_TYPE, MockBody::whole(text))
 }

@@ -2,11 +2,13 @@
 //! target for other tools via `aiperf mock`). Serves chat and completions, the Responses API,
 //! TGI's generate, Anthropic's Messages API and SOLIDO RAG, streaming and not, with configurable
 //! timing; embeddings and rerank (Cohere, TEI, NIM); audio transcription, image generation, edits and retrieval, and
-//! SGLang-style video jobs; plus /v1/models, /health and Prometheus /metrics (vLLM names).
+//! SGLang-style video jobs; plus /v1/models, /health, Prometheus /metrics (vLLM names) and
+//! vLLM's control routes (KV-cache reset, profiler start and stop).
 
 mod audio_api;
 mod body;
 mod chunks;
+mod control;
 mod embeddings;
 mod form;
 mod generate;

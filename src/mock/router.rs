@@ -8,6 +8,7 @@ use http::{Method, Request, Response, StatusCode};
 use hyper::body::Incoming;
 
 use super::body::MockBody;
+use super::control::ControlRoute;
 use super::images_api::ImageRoute;
 use super::request::Endpoint;
 use super::rerank::Dialect;
@@ -35,6 +36,7 @@ enum Route {
     Models,
     Health,
     Metrics,
+    Control(ControlRoute),
 }
 
 impl Route {
@@ -60,7 +62,7 @@ impl Route {
             "/v1/infer" => Some(Route::ImageRetrieval),
             "/v1/videos" => Some(Route::Videos),
             _ if path.starts_with("/v1/videos/") => Some(Route::VideoJob),
-            _ => None,
+            _ => ControlRoute::of(path).map(Route::Control),
         }
     }
 
@@ -113,5 +115,11 @@ pub async fn route(state: Arc<MockState>, request: Request<Incoming>) -> Result<
         Route::Models => info::models(&state),
         Route::Health => info::health(),
         Route::Metrics => info::metrics(&state),
+        Route::Control(route) => {
+            if route == ControlRoute::ResetPrefixCache {
+                state.reset_prefix_cache();
+            }
+            state.control.serve(route)
+        }
     })
 }

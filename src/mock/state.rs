@@ -45,6 +45,8 @@ pub struct MockState {
     next_response_serial: AtomicU64,
     /// Video generation jobs not yet fetched.
     pub video_jobs: super::video_jobs::VideoJobs,
+    /// The control routes' counts.
+    pub control: super::control::ControlCounts,
 }
 
 impl MockState {
@@ -84,6 +86,7 @@ impl MockState {
             expected_authorization,
             next_response_serial: AtomicU64::new(0),
             video_jobs: Default::default(),
+            control: Default::default(),
         })
     }
 

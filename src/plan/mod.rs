@@ -13,6 +13,7 @@ mod response_limits;
 mod routing;
 pub mod run_coordinates;
 pub mod segment;
+mod server_control;
 mod spans;
 mod trial_seed;
 pub use spans::MAX_SECONDS;
@@ -32,6 +33,7 @@ pub use phase::*;
 pub use response_limits::*;
 pub use routing::*;
 pub use run_coordinates::RunCoordinates;
+pub use server_control::*;
 
 /// The url that means "start the built-in mock server in-process".
 pub const MOCK_URL: &str = "mock";
@@ -82,6 +84,12 @@ pub struct Plan {
     /// (`metrics_listen`; the command line's `--metrics-listen` takes precedence).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metrics_listen: Option<std::net::SocketAddr>,
+    /// Control requests sent to the server beside the load (KV-cache reset, profiler).
+    #[serde(default, skip_serializing_if = "ServerControl::is_off")]
+    pub server_control: ServerControl,
+    /// Stop the run once more than this share (0 to 1) of a results phase's requests failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed_request_threshold: Option<f64>,
     /// Where the run sits in a sweep (sweep id, variation, trial): `run_info`, not `input_config`.
     #[serde(skip)]
     pub run_info: RunCoordinates,
@@ -115,6 +123,8 @@ impl Plan {
             allow_all_failed: false,
             network_latency: NetworkLatency::Off,
             metrics_listen: None,
+            server_control: ServerControl::default(),
+            failed_request_threshold: None,
             run_info: Default::default(),
         }
     }
@@ -173,11 +183,42 @@ pub struct Preflight {
     pub wait_timeout_s: f64,
     /// Time between tries while waiting, seconds.
     pub wait_interval_s: f64,
+    /// What counts as ready (AIPerf's `wait_for_model_mode`); None: any answer to the GET.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<ReadinessMode>,
 }
 
 impl Default for Preflight {
     fn default() -> Self {
-        Self { enabled: true, timeout_s: 5.0, wait_timeout_s: 0.0, wait_interval_s: 1.0 }
+        Self { enabled: true, timeout_s: 5.0, wait_timeout_s: 0.0, wait_interval_s: 1.0, mode: None }
+    }
+}
+
+/// AIPerf's readiness probes.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum ReadinessMode {
+    /// `GET /v1/models` lists the model (a 404 there: the base url answers 2xx).
+    Models,
+    /// A one-token request to the endpoint gets any status below 500.
+    Inference,
+    /// `models`, then `inference`.
+    Both,
+}
+
+impl ReadinessMode {
+    pub fn named(name: &str) -> Option<Self> {
+        [ReadinessMode::Models, ReadinessMode::Inference, ReadinessMode::Both]
+            .into_iter()
+            .find(|mode| mode.as_str() == name)
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReadinessMode::Models => "models",
+            ReadinessMode::Inference => "inference",
+            ReadinessMode::Both => "both",
+        }
     }
 }
 

@@ -10,7 +10,7 @@ use crate::config::ProfileJob;
 use crate::plan::{
     Arrival, AtEnd, AudioSettings, ConnectionStrategy, Dataset, Dist, Endpoint, EndpointKind, ExportLevel, FileFormat,
     ImageFormat, LoadMode, MaxTokensField, NetworkLatency, Phase, PhaseKind, Plan, Preflight, RampedQuantity, Sampling,
-    ScheduleTrace, ServerMetricsFormat, Shape, TokenizerSpec,
+    ScheduleTrace, ServerControl, ServerMetricsFormat, Shape, TokenizerSpec,
 };
 
 /// Where the API key of the scenario comes from.
@@ -135,6 +135,10 @@ fn run_map(plan: &Plan, named: bool, repeat: &str, api_key: ApiKey, depth: usize
     if !plan.preflight.is_default() {
         keys.push(preflight(&plan.preflight));
     }
+    keys.extend(server_control(&plan.server_control));
+    if let Some(threshold) = plan.failed_request_threshold {
+        keys.push(format!("failed_request_threshold: {}", float(threshold)));
+    }
     match plan.network_latency {
         NetworkLatency::Off => {}
         NetworkLatency::Automatic { ping_interval_s } => {
@@ -149,13 +153,36 @@ fn run_map(plan: &Plan, named: bool, repeat: &str, api_key: ApiKey, depth: usize
 }
 
 fn preflight(preflight: &Preflight) -> String {
+    let mode = preflight.mode.map(|mode| format!(", mode: {}", string(mode.as_str()))).unwrap_or_default();
     format!(
-        "preflight: #{{ enabled: {}, timeout: {}, wait_timeout: {}, wait_interval: {} }}",
+        "preflight: #{{ enabled: {}, timeout: {}, wait_timeout: {}, wait_interval: {}{mode} }}",
         preflight.enabled,
         float(preflight.timeout_s),
         float(preflight.wait_timeout_s),
         float(preflight.wait_interval_s)
     )
+}
+
+/// The `reset_kv_cache` and `server_profiler` keys of a run that sends them.
+fn server_control(control: &ServerControl) -> Vec<String> {
+    let mut keys = Vec::new();
+    if let Some(reset) = &control.reset_kv_cache {
+        keys.push(format!(
+            "reset_kv_cache: #{{ path: {}, timeout: {}, max_retry: {} }}",
+            string(&reset.path),
+            float(reset.timeout_s),
+            float(reset.max_retry_s)
+        ));
+    }
+    if let Some(profiler) = &control.server_profiler {
+        keys.push(format!(
+            "server_profiler: #{{ start_path: {}, stop_path: {}, timeout: {} }}",
+            string(&profiler.start_path),
+            string(&profiler.stop_path),
+            float(profiler.timeout_s)
+        ));
+    }
+    keys
 }
 
 /// An SLO in the scenario's units: seconds for metrics in ms (`ms(..)`), the metric's unit otherwise.

@@ -26,6 +26,7 @@ mod report_after;
 mod results;
 mod run_fn;
 mod run_host;
+mod server_control;
 mod slos;
 mod stdlib;
 mod sweeps;
@@ -58,6 +59,8 @@ pub struct ScriptError {
     pub message: String,
     /// A run stopped because nothing answered at its endpoint (the pre-flight check).
     pub endpoint_unreachable: bool,
+    /// A run stopped because too many of its requests failed (`failed_request_threshold`).
+    pub failed_request_threshold: bool,
 }
 
 impl std::fmt::Display for ScriptError {
@@ -147,6 +150,7 @@ pub fn run_scenario(
         column: None,
         message: format!("cannot read the scenario: {e}"),
         endpoint_unreachable: false,
+        failed_request_threshold: false,
     })?;
     run_scenario_source(&source, path, runtime, options, mode, settings)
 }
@@ -171,6 +175,7 @@ pub fn run_scenario_source(
         thresholds_failed: AtomicBool::new(false),
         aborted_on_threshold: AtomicBool::new(false),
         endpoint_unreachable: AtomicBool::new(false),
+        failed_request_threshold: AtomicBool::new(false),
         all_requests_failed: AtomicBool::new(false),
         mode,
         scenario_sweep: Default::default(),
@@ -191,6 +196,7 @@ pub fn run_scenario_source(
         }
         Err(e) => Err(ScriptError {
             endpoint_unreachable: host.endpoint_unreachable.load(Ordering::SeqCst),
+            failed_request_threshold: host.failed_request_threshold.load(Ordering::SeqCst),
             ..from_eval_error(path, &e, &engine)
         }),
     }
@@ -237,6 +243,7 @@ fn script_error(path: &Path, position: Position, message: &str) -> ScriptError {
         column: position.position(),
         message: strip_position(message),
         endpoint_unreachable: false,
+        failed_request_threshold: false,
     }
 }
 

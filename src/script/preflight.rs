@@ -1,12 +1,13 @@
 //! The `preflight:` key of `run(#{..})`: `false` to skip the check, or
-//! `#{ timeout, wait_timeout, wait_interval }` (seconds, e.g. `seconds(60)`).
+//! `#{ timeout, wait_timeout, wait_interval, mode }` (seconds, e.g. `seconds(60)`; `mode`:
+//! AIPerf's "models", "inference" or "both").
 
 use rhai::{Dynamic, Map};
 
 use super::keys::{MapReader, ScriptResult, script_error};
-use crate::plan::Preflight;
+use crate::plan::{Preflight, ReadinessMode};
 
-const PREFLIGHT_KEYS: &[&str] = &["enabled", "timeout", "wait_timeout", "wait_interval"];
+const PREFLIGHT_KEYS: &[&str] = &["enabled", "timeout", "wait_timeout", "wait_interval", "mode"];
 
 /// The check a `preflight:` value asks for.
 pub fn preflight_of(value: Dynamic) -> ScriptResult<Preflight> {
@@ -15,7 +16,7 @@ pub fn preflight_of(value: Dynamic) -> ScriptResult<Preflight> {
     }
     let Some(map) = value.clone().try_cast::<Map>() else {
         return script_error(format!(
-            "run: `preflight` must be true, false or #{{ timeout, wait_timeout, wait_interval }}, got {} `{value}`",
+            "run: `preflight` must be true, false or #{{ timeout, wait_timeout, wait_interval, mode }}, got {} `{value}`",
             value.type_name()
         ));
     };
@@ -37,7 +38,17 @@ pub fn preflight_of(value: Dynamic) -> ScriptResult<Preflight> {
         timeout_s: seconds(&mut r, "timeout", false, defaults.timeout_s)?,
         wait_timeout_s: seconds(&mut r, "wait_timeout", true, defaults.wait_timeout_s)?,
         wait_interval_s: seconds(&mut r, "wait_interval", false, defaults.wait_interval_s)?,
+        mode: r.opt_string("mode")?.map(|name| readiness_mode(&name)).transpose()?,
     })
+}
+
+fn readiness_mode(name: &str) -> ScriptResult<ReadinessMode> {
+    match ReadinessMode::named(name) {
+        Some(mode) => Ok(mode),
+        None => {
+            script_error(format!("preflight: `mode` must be \"models\", \"inference\" or \"both\", got \"{name}\""))
+        }
+    }
 }
 
 #[cfg(test)]

@@ -44,6 +44,9 @@ const RUN_KEYS: &[&str] = &[
     "allow_all_failed",
     "network_latency",
     "metrics_listen",
+    "reset_kv_cache",
+    "server_profiler",
+    "failed_request_threshold",
     "trials",
     "cooldown",
     "confidence",
@@ -139,6 +142,8 @@ pub fn plan_of(map: Map, default_name: String) -> ScriptResult<Plan> {
         allow_all_failed: r.opt_bool("allow_all_failed")?.unwrap_or(false),
         network_latency,
         metrics_listen,
+        server_control: super::server_control::server_control_of(&mut r)?,
+        failed_request_threshold: r.opt_f64("failed_request_threshold")?,
         run_info: Default::default(),
     };
     if let Err(e) = engine::validate(&plan) {

@@ -28,6 +28,8 @@ pub struct RunHost {
     pub aborted_on_threshold: AtomicBool,
     /// A run stopped before sending because nothing answered at its endpoint (pre-flight).
     pub endpoint_unreachable: AtomicBool,
+    /// A run stopped because too many of its requests failed (`failed_request_threshold`).
+    pub failed_request_threshold: AtomicBool,
     /// A run's results phase ended without one successful request (and the run did not allow it).
     pub all_requests_failed: AtomicBool,
     /// Benchmark, or only check (and print) the plans.
@@ -81,6 +83,9 @@ pub(super) fn run_plan(host: &RunHost, plan: Plan) -> ScriptResult<RunResults> {
         Err(e) => {
             if e.downcast_ref::<crate::preflight::Unreachable>().is_some() {
                 host.endpoint_unreachable.store(true, Ordering::SeqCst);
+            }
+            if e.downcast_ref::<crate::control::failed_requests::FailedRequestsExceeded>().is_some() {
+                host.failed_request_threshold.store(true, Ordering::SeqCst);
             }
             return script_error(format!("run `{}` failed: {e:#}", plan.name));
         }

@@ -1,4 +1,5 @@
-//! `aiperf merge DIR... -o OUT`: one run from the folders of its execution segments. Every
+//! `aiperf merge DIR... -o OUT`: one run from the folders of its execution segments (given, or
+//! found below the folders given: `find.rs`). Every
 //! segment's records, moved onto one timeline (`shift.rs`), go through the record processor a
 //! live run uses (`engine::record_processor`), so each metric comes out as one process running
 //! the whole plan would have computed it (or, streaming, their `segment_histograms.json` are
@@ -9,6 +10,7 @@
 //! starts.
 
 mod combine;
+mod find;
 mod shift;
 mod streaming;
 
@@ -43,6 +45,8 @@ struct Segment {
 /// What a merge made.
 pub struct Merged {
     pub result: RunResult,
+    /// How many segment folders were merged.
+    pub segments: usize,
     /// Latest minus earliest first-phase start of the segments, ms.
     pub start_spread_ms: f64,
 }
@@ -102,7 +106,7 @@ pub async fn merge(dirs: &[PathBuf], out: &Path, streaming: bool, cli_command: O
     crate::engine::write_console(&result, out)?;
     let start_spread_ms = write_report(&segments, &result, out)?;
     export::ready_marker::write(out, result.was_cancelled)?;
-    Ok(Merged { result, start_spread_ms })
+    Ok(Merged { result, segments: segments.len(), start_spread_ms })
 }
 
 /// The merged run's metrics from every segment's records, on one timeline, through the record
@@ -148,8 +152,9 @@ fn read_segments(dirs: &[PathBuf]) -> Result<Vec<Segment>> {
     if dirs.is_empty() {
         bail!("merge needs the segment folders to merge");
     }
+    let dirs = find::segment_folders(dirs)?;
     let mut segments = Vec::with_capacity(dirs.len());
-    for dir in dirs {
+    for dir in &dirs {
         let info = SegmentInfo::read(dir)?;
         let phases = info.phases.iter().map(segment_files::SegmentPhase::summary).collect();
         segments.push(Segment { dir: dir.clone(), info, phases, delta_ns: 0 });
@@ -165,7 +170,7 @@ fn read_segments(dirs: &[PathBuf]) -> Result<Vec<Segment>> {
                 segments[0].dir.display()
             );
         }
-        if segment.info.plan != segments[0].info.plan {
+        if !same_plan_but_name(&segment.info.plan, &segments[0].info.plan) {
             bail!("{folder} ran another plan than {}", segments[0].dir.display());
         }
         if segment.info.segment.index as usize != position {
@@ -182,6 +187,11 @@ fn read_segments(dirs: &[PathBuf]) -> Result<Vec<Segment>> {
         segment.delta_ns = segment.info.clock_anchor_ns - anchor_ns;
     }
     Ok(segments)
+}
+
+/// Segments may be named apart: `aiperf profile --artifact-dir s0` names its run `s0`.
+fn same_plan_but_name(plan: &Plan, other: &Plan) -> bool {
+    Plan { name: other.name.clone(), ..plan.clone() } == *other
 }
 
 fn merged_phases(whole: &Plan, segments: &[Segment]) -> Vec<PhaseSummary> {

@@ -32,6 +32,12 @@ pub fn render(plan: &Plan, artifact_dir: &Path) -> String {
     if let Some(network) = network_latency(&plan.network_latency) {
         let _ = writeln!(text, "  network   {network}");
     }
+    if let Some(control) = plan.server_control.describe() {
+        let _ = writeln!(text, "  control   {control}");
+    }
+    if let Some(threshold) = plan.failed_request_threshold {
+        let _ = writeln!(text, "  stop      when more than {} % of a results phase's requests fail", 100.0 * threshold);
+    }
     text
 }
 
@@ -298,6 +304,8 @@ mod tests {
             allow_all_failed: false,
             network_latency: Default::default(),
             metrics_listen: None,
+            server_control: Default::default(),
+            failed_request_threshold: None,
             run_info: Default::default(),
         }
     }

@@ -4,6 +4,9 @@ use serde_json::{Value, json};
 
 use super::document::FlagDocument;
 use super::flags::{Arity, Group, Kind, apply, command, fixed, note, set, unsupported};
+use super::server_control;
+
+const READINESS_MODES: Kind = Kind::Choice(&[("models", "models"), ("inference", "inference"), ("both", "both")]);
 
 const ENDPOINT_TYPES: Kind = Kind::Choice(&[
     ("audio-transcription", "audio_transcription"),
@@ -99,10 +102,11 @@ pub const ENDPOINT: Group = Group {
             Kind::Float,
             "Seconds to wait for the server to answer before benchmarking (the pre-flight check) [default: 0]",
         ),
-        note(
+        set(
             &["--wait-for-model-mode"],
-            Arity::One,
-            "the pre-flight check always probes GET /v1/models (AIPerf's `models` mode)",
+            "benchmark.endpoint.wait_for_model_mode",
+            READINESS_MODES,
+            "What the pre-flight check waits for: models (GET /v1/models lists the model), inference (a one-token request answers below 500), or both [default: any answer to GET /v1/models]",
         ),
         set(
             &["--wait-for-model-interval"],
@@ -110,32 +114,47 @@ pub const ENDPOINT: Group = Group {
             Kind::Float,
             "Seconds between pre-flight probes while waiting [default: 1]",
         ),
-        unsupported(&["--reset-kv-cache"], Arity::Switch, "KV-cache reset requests are not sent by this project"),
-        unsupported(
+        apply(
+            &["--reset-kv-cache"],
+            Arity::Switch,
+            server_control::switch,
+            "POST /reset_prefix_cache to the server before each run (each sweep value and trial) [default: False]",
+        ),
+        apply(
             &["--reset-kv-cache-timeout-seconds"],
             Arity::One,
-            "KV-cache reset requests are not sent by this project",
+            server_control::setting,
+            "Time limit of one KV-cache reset request, seconds [default: 30]",
         ),
-        unsupported(&["--reset-kv-cache-path"], Arity::One, "KV-cache reset requests are not sent by this project"),
-        unsupported(
+        apply(
+            &["--reset-kv-cache-path"],
+            Arity::One,
+            server_control::setting,
+            "Path of the KV-cache reset request [default: /reset_prefix_cache]",
+        ),
+        apply(
             &["--server-profiler"],
             Arity::Switch,
-            "server profiler start/stop requests are not sent by this project",
+            server_control::switch,
+            "POST /start_profile before each profiling phase and /stop_profile after it [default: False]",
         ),
-        unsupported(
+        apply(
             &["--server-profiler-timeout-seconds"],
             Arity::One,
-            "server profiler requests are not sent by this project",
+            server_control::setting,
+            "Time limit of one profiler start or stop request, seconds [default: 30]",
         ),
-        unsupported(
+        apply(
             &["--server-profiler-start-path"],
             Arity::One,
-            "server profiler requests are not sent by this project",
+            server_control::setting,
+            "Path of the profiler start request [default: /start_profile]",
         ),
-        unsupported(
+        apply(
             &["--server-profiler-stop-path"],
             Arity::One,
-            "server profiler requests are not sent by this project",
+            server_control::setting,
+            "Path of the profiler stop request [default: /stop_profile]",
         ),
         set(
             &["--api-key"],

@@ -82,10 +82,11 @@ pub const LOAD_GENERATOR: Group = Group {
             "Seconds over which the request rate grows from 0 to its target, which then holds",
         ),
         unsupported(&["--request-rate-series"], Arity::One, RAMPS),
-        unsupported(
+        set(
             &["--failed-request-threshold"],
-            Arity::One,
-            "runs are not aborted on an error ratio; use a Rhai threshold on request_error_rate",
+            "benchmark.phases.profiling.failed_request_threshold",
+            Kind::Float,
+            "Stop the run once more than this share (0 to 1) of the profiling requests failed, after max(concurrency, 10) of them; exit code 97",
         ),
         note(&["--trajectory-start-min-ratio"], Arity::One, "agentic replay only, which this project does not have"),
         note(&["--trajectory-start-max-ratio"], Arity::One, "agentic replay only, which this project does not have"),

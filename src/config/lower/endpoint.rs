@@ -9,14 +9,16 @@ use crate::config::ConfigError;
 use crate::dataset::tokenizer_hub;
 use crate::plan::MockConfig;
 use crate::plan::{
-    ConnectionStrategy, Endpoint, EndpointKind, MOCK_URL, MaxTokensField, Preflight, TokenizerSpec, UrlStrategy,
-    aiperf_session_headers,
+    ConnectionStrategy, Endpoint, EndpointKind, MOCK_URL, MaxTokensField, Preflight, ReadinessMode, TokenizerSpec,
+    UrlStrategy, aiperf_session_headers,
 };
 
 /// AIPerf's default server.
 const DEFAULT_URL: &str = "http://localhost:8000";
 /// AIPerf's default request timeout, seconds.
 const DEFAULT_TIMEOUT_S: f64 = 21600.0;
+/// How long AIPerf's readiness probe waits for its one-token request, seconds.
+const INFERENCE_PROBE_TIMEOUT_S: f64 = 30.0;
 
 const SUPPORTED_TYPES: &str = "chat, completions, embeddings, cohere_rankings, hf_tei_rankings, nim_rankings, responses, \
      huggingface_generate, messages, raw, chat_embeddings, nim_embeddings, solido_rag, audio_transcription, \
@@ -169,18 +171,32 @@ pub fn timeout_s(benchmark: &Value) -> Result<f64, ConfigError> {
     Ok(opt_f64(&endpoint, "timeout", "endpoint.timeout")?.unwrap_or(DEFAULT_TIMEOUT_S))
 }
 
-/// The pre-flight check: AIPerf's `wait_for_model_timeout` (0: one try, no wait) and
-/// `wait_for_model_interval` (1 s unless given; AIPerf's is 5 s); the probe is always
-/// `GET /v1/models` here.
+/// The pre-flight check: AIPerf's `wait_for_model_timeout` (0: one try, no wait),
+/// `wait_for_model_interval` (1 s unless given; AIPerf's is 5 s) and `wait_for_model_mode`,
+/// whose one-token request may take AIPerf's 30 s.
 pub fn preflight(benchmark: &Value) -> Result<Preflight, ConfigError> {
     let endpoint = benchmark.get("endpoint").cloned().unwrap_or(Value::Null);
     let defaults = Preflight::default();
+    let mode = readiness_mode(&endpoint)?;
+    let sends_inference = matches!(mode, Some(ReadinessMode::Inference | ReadinessMode::Both));
     Ok(Preflight {
+        timeout_s: if sends_inference { INFERENCE_PROBE_TIMEOUT_S } else { defaults.timeout_s },
         wait_timeout_s: opt_f64(&endpoint, "wait_for_model_timeout", "endpoint.wait_for_model_timeout")?
             .unwrap_or(defaults.wait_timeout_s),
         wait_interval_s: opt_f64(&endpoint, "wait_for_model_interval", "endpoint.wait_for_model_interval")?
             .unwrap_or(defaults.wait_interval_s),
+        mode,
         ..defaults
+    })
+}
+
+/// AIPerf's `wait_for_model_mode`; without it the check takes any answer to GET /v1/models.
+fn readiness_mode(endpoint: &Value) -> Result<Option<ReadinessMode>, ConfigError> {
+    let Some(name) = opt_str(endpoint, "wait_for_model_mode", "endpoint.wait_for_model_mode")? else { return Ok(None) };
+    ReadinessMode::named(name).map(Some).ok_or_else(|| {
+        ConfigError::new(format!(
+            "endpoint.wait_for_model_mode (--wait-for-model-mode): `{name}`; expected models, inference or both"
+        ))
     })
 }
 

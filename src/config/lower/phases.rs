@@ -19,8 +19,7 @@ const DEFAULT_GRACE_PERIOD_S: f64 = 30.0;
 const DEFAULT_REQUESTS: u64 = 10;
 
 /// Keys of AIPerf phases that change the load in ways this project does not do, and their flags.
-const UNSUPPORTED: &[(&str, &str)] =
-    &[("rate_series", "--request-rate-series"), ("failed_request_threshold", "--failed-request-threshold")];
+const UNSUPPORTED: &[(&str, &str)] = &[("rate_series", "--request-rate-series")];
 
 pub fn lower(benchmark: &Value, dataset: &Dataset, seed: u64) -> Result<Vec<Phase>, ConfigError> {
     let mut items: Vec<Value> = match benchmark.get("phases") {
@@ -44,7 +43,7 @@ pub fn lower(benchmark: &Value, dataset: &Dataset, seed: u64) -> Result<Vec<Phas
         .collect()
 }
 
-fn is_warmup(item: &Value) -> bool {
+pub(super) fn is_warmup(item: &Value) -> bool {
     item.get("kind").and_then(Value::as_str) == Some("warmup")
         || item.get("name").and_then(Value::as_str) == Some("warmup")
         || item.get("exclude_from_results").and_then(Value::as_bool) == Some(true)
