@@ -7,6 +7,7 @@ mod dataset;
 mod endpoint;
 mod outputs;
 mod phases;
+mod rate_series;
 mod values;
 
 use std::path::{Path, PathBuf};

@@ -7,7 +7,8 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::plan::{
-    Arrival, Dataset, Dist, Endpoint, LoadMode, NetworkLatency, Phase, Plan, RampedQuantity, Shape, SyntheticOptions,
+    Arrival, Dataset, Dist, Endpoint, LoadMode, NetworkLatency, Phase, Plan, PrefillCap, RampedQuantity, Shape,
+    SyntheticOptions,
 };
 
 /// ```text
@@ -129,14 +130,21 @@ fn mode(mode: &LoadMode) -> String {
             let cap = max_concurrency.map(|max| format!(", at most {max} in flight")).unwrap_or_default();
             format!("rate {rate}/s {}{cap}", arrival(pattern))
         }
-        LoadMode::Ramp { ramped, start, stages, arrival: pattern, hold, max_concurrency, .. } => {
+        closed if closed.ramped_closed_loop().is_some() => {
+            let (users, ramp_s, prefill) = closed.ramped_closed_loop().unwrap_or_default();
+            let ramp = ramp_s.map(|seconds| format!(", ramped from 1 over {seconds} s")).unwrap_or_default();
+            let prefill = prefill.map(|cap| format!(" (prefill {})", prefill_cap(cap))).unwrap_or_default();
+            format!("concurrency {users}{ramp}{prefill}, then held")
+        }
+        LoadMode::Ramp { ramped, start, stages, arrival: pattern, hold, max_concurrency, prefill, .. } => {
             let targets: Vec<String> = stages.iter().map(|stage| stage.target.to_string()).collect();
             let seconds: f64 = stages.iter().map(|stage| stage.duration_s).sum();
             let held = if *hold { ", then held" } else { "" };
             let cap = max_concurrency.map(|max| format!(", at most {max} in flight")).unwrap_or_default();
             match ramped {
                 RampedQuantity::Concurrency => {
-                    format!("ramp concurrency {start} → {} over {seconds} s{held}", targets.join(" → "))
+                    let prefill = prefill.map(|cap| format!(" (prefill {})", prefill_cap(cap))).unwrap_or_default();
+                    format!("ramp concurrency {start} → {} over {seconds} s{held}{prefill}", targets.join(" → "))
                 }
                 RampedQuantity::Rate => {
                     let pattern = arrival(pattern);
@@ -150,6 +158,14 @@ fn mode(mode: &LoadMode) -> String {
         LoadMode::Users { users, session_rate, turns, think_time_s, .. } => {
             format!("users {users} ({session_rate} sessions/s, {} turns, think {} s)", dist(turns), dist(think_time_s))
         }
+    }
+}
+
+/// `8`, or `8, ramped from 1 over 10 s`.
+fn prefill_cap(cap: PrefillCap) -> String {
+    match cap.ramp_s {
+        Some(seconds) => format!("{}, ramped from 1 over {seconds} s", cap.concurrency),
+        None => cap.concurrency.to_string(),
     }
 }
 
@@ -327,6 +343,7 @@ run sweep_8 → artifacts/sweep_8
                 seed: 0,
                 hold: false,
                 max_concurrency: None,
+                prefill: None,
             },
             None,
             None,
