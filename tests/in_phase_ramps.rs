@@ -57,6 +57,10 @@ fn held_at(spans: &[(f64, f64)], at_s: f64) -> usize {
     spans.iter().filter(|(start, end)| *start <= at_s && at_s < *end).count()
 }
 
+/// How late the first request may start after its phase (and its ramps) began: a window that
+/// ends at a ramp's step is checked up to this much before it.
+const START_LAG_S: f64 = 0.05;
+
 /// The most spans held at once at the instants from `from_s` to `to_s` (1 ms apart).
 fn peak_between(spans: &[(f64, f64)], from_s: f64, to_s: f64) -> usize {
     let instants = ((to_s - from_s) * 1000.0) as usize;
@@ -93,6 +97,21 @@ fn profile_flags_lower_to_held_ramps_with_prefill_and_warmup_ramps() {
     assert_eq!(profiling["stages"], json!([{"duration_s": 4.0, "target": 20.0}]));
     assert_eq!((&warmup["ramped"], &warmup["start"]), (&json!("rate"), &json!(0.5)), "10 × 0.1 s / 2 s: {own}");
     assert_eq!(warmup["stages"], json!([{"duration_s": 2.0, "target": 10.0}]));
+
+    let capped = dry_plan_round_tripped(
+        dir.path(),
+        "--model m --url mock --request-rate 50 --concurrency 10 --concurrency-ramp-duration 2 --request-count 50",
+    );
+    let profiling = &capped["phases"][0];
+    assert_eq!(
+        (&profiling["ramped"], &profiling["start"], &profiling["stages"]),
+        (&json!("rate"), &json!(50.0), &json!([]))
+    );
+    assert_eq!(
+        (&profiling["max_concurrency"], &profiling["max_concurrency_ramp_s"]),
+        (&json!(10), &json!(2.0)),
+        "{capped}"
+    );
 }
 
 #[test]
@@ -203,7 +222,7 @@ fn a_concurrency_ramp_adds_one_user_at_each_step() {
     let mut exact = 0;
     for step in 0..7 {
         let allowed = step + 1;
-        let peak = peak_between(&spans, 0.2 * step as f64, 0.2 * (step + 1) as f64);
+        let peak = peak_between(&spans, 0.2 * step as f64, 0.2 * (step + 1) as f64 - START_LAG_S);
         assert!(
             peak <= allowed,
             "{peak} in flight between {:.1} s and {:.1} s (at most {allowed})",
@@ -237,15 +256,40 @@ fn a_prefill_ramp_opens_one_place_at_each_step_and_leaves_decoding_alone() {
         let ttft_ms = r["metrics"]["time_to_first_token"]["value"].as_f64().expect("ttft");
         start + (ttft_ms * 1e6) as u64
     });
-    assert!(peak_between(&prefill, 0.0, 0.4) <= 1, "more than 1 waiting for a first token before 0.4 s");
-    assert!(peak_between(&prefill, 0.4, 0.8) <= 2, "more than 2 waiting for a first token before 0.8 s");
+    let before = |step_s: f64| step_s - START_LAG_S;
+    assert!(peak_between(&prefill, 0.0, before(0.4)) <= 1, "more than 1 waiting for a first token before 0.4 s");
+    assert!(peak_between(&prefill, 0.4, before(0.8)) <= 2, "more than 2 waiting for a first token before 0.8 s");
     assert_eq!(peak_between(&prefill, 0.8, 1.9), 3, "the cap reaches 3 and holds");
-    assert_eq!(peak_between(&prefill, 0.45, 0.8), 2, "the second place opens at 0.4 s");
+    assert_eq!(peak_between(&prefill, 0.45, before(0.8)), 2, "the second place opens at 0.4 s");
     let whole = spans_s(&records, |r, _| ns(r, "request_end_ns"));
     assert!(peak_between(&whole, 0.9, 1.9) > 3, "decoding requests were held back too");
     let summary = run.summary("prefill_ramp");
     let check = &summary["client_self_check"][0];
     assert_eq!(check["client_bound"], false, "the ramped cap's waits are the plan's, not the client's: {check}");
+}
+
+#[test]
+fn a_rate_phases_cap_ramp_lets_one_more_request_in_flight_at_each_step() {
+    // 100 req/s of ~110 ms requests want 11 in flight; the cap of 4 opens over 0.6 s: 1 until
+    // 0.2 s, 2 until 0.4 s, 3 until 0.6 s, then 4.
+    let run = run_scenario(
+        "capped",
+        r#"run(#{ endpoint: endpoint(#{ url: "mock", mock: #{ ttft: ms(100), itl: ms(2) } }),
+                 dataset: synthetic(#{ isl: 20, osl: 4 }),
+                 phases: [ rate(#{ rate: 100, arrival: "constant", max_concurrency: 4, max_concurrency_ramp: seconds(0.6),
+                                   duration: seconds(1.2), grace_period: seconds(5) }) ] });"#,
+    );
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let records = run.records("capped");
+    let spans = spans_s(&records, |r, _| ns(r, "request_end_ns"));
+    for (step, allowed) in [(0.0, 1), (0.2, 2), (0.4, 3), (0.6, 4)] {
+        let peak = peak_between(&spans, step, step + 0.2 - START_LAG_S);
+        assert!(peak <= allowed, "{peak} in flight between {step} s and {} s (cap {allowed})", step + 0.2);
+    }
+    assert_eq!(peak_between(&spans, 0.7, 1.2), 4, "the cap reaches 4 and holds");
+    let summary = run.summary("capped");
+    let check = &summary["client_self_check"][0];
+    assert!(check["held_back_by"][0].as_str().is_some_and(|held| held.contains("concurrency cap of 4")), "{check}");
 }
 
 #[test]

@@ -114,10 +114,12 @@ fn arrival_type(arrival: &Arrival, out: &mut Map<String, Value>) -> &'static str
     }
 }
 
-/// One stage from AIPerf's rate ramp start (`plan::rate_ramp`): its `rate_ramp`. Other held
+/// No stage (a held rate), or one from AIPerf's rate ramp start (`plan::rate_ramp`): its
+/// `rate` and `rate_ramp`. Other held
 /// rates are series; a k6 ramp from 0 reads best as a ramp too (a series' rates are above 0).
 fn is_aiperf_rate_ramp(start: f64, stages: &[RampStage]) -> bool {
     match stages {
+        [] => true,
         [stage] => (crate::plan::rate_ramp(stage.target, stage.duration_s).0 - start).abs() < 1e-9,
         _ => false,
     }
@@ -157,9 +159,22 @@ fn phase(phase: &Phase) -> Value {
             }
             arrival_type(arrival, &mut out)
         }
-        LoadMode::Ramp { ramped, start, stages, arrival, max_concurrency, prefill, hold, .. } => {
+        LoadMode::Ramp {
+            ramped,
+            start,
+            stages,
+            arrival,
+            max_concurrency,
+            max_concurrency_ramp_s,
+            prefill,
+            hold,
+            ..
+        } => {
             if let Some(limit) = max_concurrency {
                 out.insert("concurrency".into(), json!(limit));
+            }
+            if let Some(seconds) = max_concurrency_ramp_s {
+                out.insert("concurrency_ramp".into(), json!({"duration": seconds}));
             }
             let target = stages.last().map_or(*start, |stage| stage.target);
             let ramp = json!({"duration": stages.iter().map(|stage| stage.duration_s).sum::<f64>()});
@@ -183,7 +198,9 @@ fn phase(phase: &Phase) -> Value {
                 }
                 RampedQuantity::Rate => {
                     out.insert("rate".into(), json!(target));
-                    out.insert("rate_ramp".into(), ramp);
+                    if !stages.is_empty() {
+                        out.insert("rate_ramp".into(), ramp);
+                    }
                     arrival_type(arrival, &mut out)
                 }
             }

@@ -9,8 +9,8 @@ mod history;
 pub mod idle_spinners;
 mod open_loop;
 pub mod pacer;
-mod prefill_places;
 mod ramp;
+mod ramped_places;
 mod rate;
 mod replay;
 pub mod schedule;
@@ -206,8 +206,11 @@ pub fn check_phase(phase: &Phase) -> Result<(), String> {
         LoadMode::Rate { max_concurrency: Some(0), .. } => {
             Err(format!("phase `{name}`: `max_concurrency` must be at least 1"))
         }
-        LoadMode::Ramp { stages, .. } if stages.is_empty() && phase.mode.ramped_closed_loop().is_none() => {
+        LoadMode::Ramp { stages, hold: false, .. } if stages.is_empty() => {
             Err(format!("phase `{name}`: a ramp needs stages"))
+        }
+        LoadMode::Ramp { max_concurrency_ramp_s: Some(seconds), .. } if !positive(*seconds) => {
+            Err(format!("phase `{name}`: `max_concurrency_ramp` must be a positive duration"))
         }
         LoadMode::Ramp { prefill: Some(cap), .. } if cap.concurrency == 0 => {
             Err(format!("phase `{name}`: `prefill_concurrency` must be at least 1"))

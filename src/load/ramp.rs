@@ -10,7 +10,7 @@ use tokio::task::JoinHandle;
 
 use super::arrival::{ArrivalTimes, Profile};
 use super::concurrency::UserWork;
-use super::prefill_places::PrefillPlaces;
+use super::ramped_places::RampedPlaces;
 use super::{LoadContext, PhaseDeadlines, PhaseRun, SendWindow, open_loop, request_ids};
 use crate::plan::{Arrival, PrefillCap, RampStage};
 
@@ -53,7 +53,7 @@ pub(super) async fn run_concurrency(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, s
     let deadlines = PhaseDeadlines::of(&run.phase);
     let profile = Profile::stages(shape.start_users, shape.stages);
     let profile = if shape.hold { profile.holding_last_target() } else { profile };
-    let prefill = shape.prefill.map(PrefillPlaces::open);
+    let prefill = shape.prefill.map(|cap| RampedPlaces::open(cap.concurrency, cap.ramp_s));
     let allowed_users = Arc::new(AtomicUsize::new(0));
     let work = Arc::new(UserWork::of(&ctx, &run));
     let started = tokio::time::Instant::now();

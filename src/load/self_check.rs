@@ -400,6 +400,7 @@ mod tests {
                 seed: 0,
                 hold: false,
                 max_concurrency: Some(3),
+                max_concurrency_ramp_s: None,
                 prefill: None,
             },
             ..rate_phase(None)

@@ -19,24 +19,6 @@ pub struct PrefillCap {
     pub ramp_s: Option<f64>,
 }
 
-impl PrefillCap {
-    /// Requests that may wait for their first token when the phase starts.
-    pub fn initial_places(&self) -> usize {
-        if self.ramp_s.is_some() { 1 } else { self.concurrency }
-    }
-
-    /// Seconds into the phase at which the cap grows to 2, 3, … `concurrency`.
-    pub fn step_times_s(&self) -> Vec<f64> {
-        match self.ramp_s {
-            Some(ramp_s) if self.concurrency > 1 => {
-                let steps = (self.concurrency - 1) as f64;
-                (1..self.concurrency).map(|step| ramp_s * step as f64 / steps).collect()
-            }
-            _ => Vec::new(),
-        }
-    }
-}
-
 /// A closed loop of `users`: plain, or, with a ramp of its users (AIPerf's `concurrency_ramp`,
 /// from 1 user) or of its prefill cap, a held concurrency ramp.
 pub fn closed_loop(users: usize, ramp_s: Option<f64>, prefill: Option<PrefillCap>) -> LoadMode {
@@ -51,6 +33,7 @@ pub fn closed_loop(users: usize, ramp_s: Option<f64>, prefill: Option<PrefillCap
         seed: 0,
         hold: true,
         max_concurrency: None,
+        max_concurrency_ramp_s: None,
         prefill,
     }
 }
@@ -67,13 +50,14 @@ impl LoadMode {
             hold: true,
             max_concurrency: None,
             prefill,
+            ..
         } = self
         else {
             return None;
         };
         let whole = |users: f64| (users >= 1.0 && users.fract() == 0.0).then_some(users as usize);
         match stages.as_slice() {
-            [] if prefill.is_some_and(|cap| cap.ramp_s.is_some()) => Some((whole(*start)?, None, *prefill)),
+            [] => Some((whole(*start)?, None, *prefill)),
             [stage] if *start == 1.0 => Some((whole(stage.target)?, Some(stage.duration_s), *prefill)),
             _ => None,
         }
@@ -130,12 +114,14 @@ pub fn rate_series(points: &[RatePoint], ramp_s: Option<f64>) -> Result<(f64, Ve
     Ok((start, stages))
 }
 
-/// An open loop whose rate runs from `start` through `stages`, then holds the last target.
+/// An open loop whose rate runs from `start` through `stages`, then holds the last target;
+/// at most `max_concurrency` in flight, a cap that grows from 1 over `max_concurrency_ramp_s`
+/// (AIPerf's `concurrency_ramp` of a rate phase).
 pub fn held_rate(
     start: f64,
     stages: Vec<RampStage>,
     arrival: Arrival,
-    max_concurrency: Option<usize>,
+    (max_concurrency, max_concurrency_ramp_s): (Option<usize>, Option<f64>),
     seed: u64,
 ) -> LoadMode {
     LoadMode::Ramp {
@@ -146,6 +132,7 @@ pub fn held_rate(
         seed,
         hold: true,
         max_concurrency,
+        max_concurrency_ramp_s: max_concurrency_ramp_s.filter(|_| max_concurrency.is_some()),
         prefill: None,
     }
 }
@@ -156,15 +143,6 @@ mod tests {
 
     fn point(time_s: f64, rps: f64) -> RatePoint {
         RatePoint { time_s, rps }
-    }
-
-    #[test]
-    fn a_prefill_ramp_steps_by_one_evenly_to_its_cap() {
-        let cap = PrefillCap { concurrency: 5, ramp_s: Some(2.0) };
-        assert_eq!(cap.initial_places(), 1);
-        assert_eq!(cap.step_times_s(), vec![0.5, 1.0, 1.5, 2.0]);
-        let flat = PrefillCap { concurrency: 5, ramp_s: None };
-        assert_eq!((flat.initial_places(), flat.step_times_s()), (5, vec![]));
     }
 
     #[test]
@@ -187,6 +165,7 @@ mod tests {
             seed: 0,
             hold: true,
             max_concurrency: None,
+            max_concurrency_ramp_s: None,
             prefill: None,
         };
         assert_eq!(k6.ramped_closed_loop(), None, "a ramp from 0 users is not AIPerf's");

@@ -49,7 +49,8 @@ pub enum LoadMode {
     /// with `hold`, the last target (or `start`, without stages) then holds until the phase's
     /// requests or duration stop it (AIPerf's in-phase ramps). Users come and go in whole steps,
     /// each due at its share of the stage. A rate ramp keeps at most `max_concurrency` in
-    /// flight; a concurrency ramp at most `prefill` waiting for their first token.
+    /// flight (a cap that may ramp too); a concurrency ramp at most `prefill` waiting for
+    /// their first token.
     Ramp {
         ramped: RampedQuantity,
         start: f64,
@@ -60,6 +61,9 @@ pub enum LoadMode {
         hold: bool,
         #[serde(skip_serializing_if = "Option::is_none", default)]
         max_concurrency: Option<usize>,
+        /// `max_concurrency` grows from 1 over these seconds, in whole steps.
+        #[serde(skip_serializing_if = "Option::is_none", default)]
+        max_concurrency_ramp_s: Option<f64>,
         #[serde(skip_serializing_if = "Option::is_none", default)]
         prefill: Option<PrefillCap>,
     },

@@ -290,6 +290,7 @@ mod tests {
                 seed: 1,
                 hold: false,
                 max_concurrency: None,
+                max_concurrency_ramp_s: None,
                 prefill: None,
             },
             None,

@@ -365,7 +365,35 @@ fn phase(phase: &Phase) -> String {
                 PhaseKind::Profiling => "concurrency",
             }
         }
-        LoadMode::Ramp { ramped, start, stages, arrival: pattern, seed, hold, max_concurrency, prefill } => {
+        LoadMode::Ramp {
+            ramped: RampedQuantity::Rate,
+            start,
+            stages,
+            arrival: pattern,
+            seed,
+            hold: true,
+            max_concurrency,
+            max_concurrency_ramp_s,
+            ..
+        } if stages.is_empty() => {
+            keys.push(format!("rate: {}", float(*start)));
+            keys.extend(arrival(*pattern));
+            keys.extend(max_concurrency.map(|max| format!("max_concurrency: {max}")));
+            keys.extend(max_concurrency_ramp_s.map(|seconds| format!("max_concurrency_ramp: {}", float(seconds))));
+            keys.push(format!("seed: {seed}"));
+            "rate"
+        }
+        LoadMode::Ramp {
+            ramped,
+            start,
+            stages,
+            arrival: pattern,
+            seed,
+            hold,
+            max_concurrency,
+            max_concurrency_ramp_s,
+            prefill,
+        } => {
             let stages: Vec<String> = stages
                 .iter()
                 .map(|stage| format!("#{{ duration: {}, target: {} }}", float(stage.duration_s), float(stage.target)))
@@ -386,6 +414,7 @@ fn phase(phase: &Phase) -> String {
             if let Some(max) = max_concurrency {
                 keys.push(format!("max_concurrency: {max}"));
             }
+            keys.extend(max_concurrency_ramp_s.map(|seconds| format!("max_concurrency_ramp: {}", float(seconds))));
             keys.extend(prefill_keys(*prefill));
             "ramp"
         }

@@ -1,11 +1,14 @@
 //! The in-phase ramp keys of the phase builders: `ramp` and `prefill_ramp` of `concurrency`
-//! (and `warmup`), `ramp` and `series` of `rate`, `prefill_concurrency` and `prefill_ramp` of
-//! a `ramp` of users; each read into the plan's held ramps (`plan::in_phase_ramps`).
+//! (and `warmup`), `ramp`, `series` and `max_concurrency_ramp` of `rate`,
+//! `prefill_concurrency` and `prefill_ramp` of a `ramp` of users, `max_concurrency_ramp` of a
+//! `ramp` of rate; each read into the plan's held ramps (`plan::in_phase_ramps`).
 
 use rhai::Dynamic;
 
 use super::keys::{MapReader, ScriptResult, number, script_error};
-use crate::plan::{Arrival, LoadMode, PrefillCap, RatePoint, closed_loop, held_rate, rate_ramp, rate_series};
+use crate::plan::{
+    Arrival, LoadMode, PrefillCap, RampedQuantity, RatePoint, closed_loop, held_rate, rate_ramp, rate_series,
+};
 
 /// A positive number of seconds at `key`, if given.
 fn seconds(r: &mut MapReader, key: &str) -> ScriptResult<Option<f64>> {
@@ -39,6 +42,7 @@ pub fn closed_loop_of(r: &mut MapReader, users: usize) -> ScriptResult<LoadMode>
 
 /// `rate(#{ rate: 20, ramp: seconds(30) })` climbs to 20 req/s, `rate(#{ series: [[0, 5], [seconds(60), 50]] })`
 /// follows the points (after the ramp, when both are given); both then hold.
+/// `max_concurrency_ramp` grows the `max_concurrency` cap from 1.
 pub fn open_loop_of(
     r: &mut MapReader,
     rate: Option<f64>,
@@ -48,6 +52,10 @@ pub fn open_loop_of(
 ) -> ScriptResult<LoadMode> {
     let what = r.what();
     let ramp_s = seconds(r, "ramp")?;
+    let cap_ramp_s = seconds(r, "max_concurrency_ramp")?;
+    if cap_ramp_s.is_some() && max_concurrency.is_none() {
+        return script_error(format!("{what}: `max_concurrency_ramp` ramps `max_concurrency`; give it too"));
+    }
     let series = match r.opt_array("series")? {
         Some(items) => Some(points(what, &items)?),
         None => None,
@@ -60,6 +68,7 @@ pub fn open_loop_of(
         (Some(rate), None, _) if !(rate.is_finite() && rate > 0.0) => {
             return script_error(format!("{what}: `rate` must be positive, got {rate}"));
         }
+        (Some(rate), None, None) if cap_ramp_s.is_some() => (rate, Vec::new()),
         (Some(rate), None, None) => return Ok(LoadMode::Rate { rate, arrival, max_concurrency, seed }),
         (Some(rate), None, Some(ramp_s)) => rate_ramp(rate, ramp_s),
         (None, Some(points), ramp_s) => match rate_series(&points, ramp_s) {
@@ -67,7 +76,7 @@ pub fn open_loop_of(
             Err(why) => return script_error(format!("{what}: `series`: {why}")),
         },
     };
-    Ok(held_rate(start, stages, arrival, max_concurrency, seed))
+    Ok(held_rate(start, stages, arrival, (max_concurrency, cap_ramp_s), seed))
 }
 
 /// `[[time, rate], ..]`: seconds into the series and requests per second.
@@ -88,4 +97,26 @@ fn points(what: &str, items: &[Dynamic]) -> ScriptResult<Vec<RatePoint>> {
             }
         })
         .collect()
+}
+
+/// A `ramp`'s limits: the prefill cap of a ramp of users, the ramp of a rate ramp's cap.
+pub fn ramp_limits(
+    r: &mut MapReader,
+    ramped: RampedQuantity,
+    max_concurrency: Option<usize>,
+) -> ScriptResult<(Option<PrefillCap>, Option<f64>)> {
+    let prefill = prefill_cap(r)?;
+    let cap_ramp_s = seconds(r, "max_concurrency_ramp")?;
+    match ramped {
+        RampedQuantity::Rate if prefill.is_some() => {
+            script_error("ramp: `prefill_concurrency` applies to ramps of users only")
+        }
+        RampedQuantity::Concurrency if cap_ramp_s.is_some() => {
+            script_error("ramp: `max_concurrency_ramp` applies to rate ramps only")
+        }
+        _ if cap_ramp_s.is_some() && max_concurrency.is_none() => {
+            script_error("ramp: `max_concurrency_ramp` ramps `max_concurrency`; give it too")
+        }
+        _ => Ok((prefill, cap_ramp_s)),
+    }
 }

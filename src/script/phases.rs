@@ -133,7 +133,7 @@ fn rate(map: Map) -> ScriptResult<Phase> {
     let mut r = MapReader::new(
         "rate",
         map,
-        keys!["rate", "arrival", "smoothness", "max_concurrency", "seed", "ramp", "series"],
+        keys!["rate", "arrival", "smoothness", "max_concurrency", "seed", "ramp", "series", "max_concurrency_ramp"],
     )?;
     let rate = r.opt_f64("rate")?;
     let arrival = arrival(&mut r)?;
@@ -161,6 +161,7 @@ fn ramp(map: Map) -> ScriptResult<Phase> {
             "seed",
             "hold",
             "max_concurrency",
+            "max_concurrency_ramp",
             "prefill_concurrency",
             "prefill_ramp"
         ],
@@ -199,12 +200,10 @@ fn ramp(map: Map) -> ScriptResult<Phase> {
         (_, Some(0)) => return script_error("ramp: `max_concurrency` must be at least 1"),
         _ => {}
     }
-    let prefill = phase_ramps::prefill_cap(&mut r)?;
-    if ramped == RampedQuantity::Rate && prefill.is_some() {
-        return script_error("ramp: `prefill_concurrency` applies to ramps of users only");
-    }
+    let (prefill, max_concurrency_ramp_s) = phase_ramps::ramp_limits(&mut r, ramped, max_concurrency)?;
     let total_s: f64 = stages.iter().map(|s| s.duration_s).sum();
-    let mode = LoadMode::Ramp { ramped, start, stages, arrival, seed, hold, max_concurrency, prefill };
+    let mode =
+        LoadMode::Ramp { ramped, start, stages, arrival, seed, hold, max_concurrency, max_concurrency_ramp_s, prefill };
     let mut phase = finish(&mut r, PhaseKind::Profiling, mode, hold)?;
     if !hold {
         phase.duration_s = Some(total_s);

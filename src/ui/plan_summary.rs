@@ -136,11 +136,25 @@ fn mode(mode: &LoadMode) -> String {
             let prefill = prefill.map(|cap| format!(" (prefill {})", prefill_cap(cap))).unwrap_or_default();
             format!("concurrency {users}{ramp}{prefill}, then held")
         }
-        LoadMode::Ramp { ramped, start, stages, arrival: pattern, hold, max_concurrency, prefill, .. } => {
+        LoadMode::Ramp {
+            ramped,
+            start,
+            stages,
+            arrival: pattern,
+            hold,
+            max_concurrency,
+            max_concurrency_ramp_s,
+            prefill,
+            ..
+        } => {
             let targets: Vec<String> = stages.iter().map(|stage| stage.target.to_string()).collect();
             let seconds: f64 = stages.iter().map(|stage| stage.duration_s).sum();
             let held = if *hold { ", then held" } else { "" };
-            let cap = max_concurrency.map(|max| format!(", at most {max} in flight")).unwrap_or_default();
+            let cap_ramp = max_concurrency_ramp_s.map(|s| format!(" (ramped from 1 over {s} s)")).unwrap_or_default();
+            let cap = max_concurrency.map(|max| format!(", at most {max} in flight{cap_ramp}")).unwrap_or_default();
+            if *ramped == RampedQuantity::Rate && stages.is_empty() {
+                return format!("rate {start}/s {}{cap}", arrival(pattern));
+            }
             match ramped {
                 RampedQuantity::Concurrency => {
                     let prefill = prefill.map(|cap| format!(" (prefill {})", prefill_cap(cap))).unwrap_or_default();
@@ -343,6 +357,7 @@ run sweep_8 → artifacts/sweep_8
                 seed: 0,
                 hold: false,
                 max_concurrency: None,
+                max_concurrency_ramp_s: None,
                 prefill: None,
             },
             None,

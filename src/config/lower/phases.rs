@@ -207,11 +207,10 @@ fn ramp_duration_s(
 
 /// AIPerf's in-phase ramps (`in_phase_ramps`): a concurrency phase's users (`concurrency_ramp`)
 /// and prefill cap (`prefill_ramp`) step up from 1, a rate phase's rate climbs to its target
-/// (`rate_ramp`) or follows its `rate_series` (after the rate ramp, when both are given); the
-/// targets then hold until the phase's requests or duration stop it. A rate phase's
-/// `concurrency_ramp` only eases its in-flight cap, which the rate ramp already keeps low at
-/// the start: the cap holds at its target. A `prefill_ramp` with no prefill concurrency to
-/// ramp changes nothing.
+/// (`rate_ramp`) or follows its `rate_series` (after the rate ramp, when both are given) while
+/// its in-flight cap (`concurrency`) steps up from 1 over its `concurrency_ramp`; the targets
+/// then hold until the phase's requests or duration stop it. A ramp of a limit the phase does
+/// not set (a prefill concurrency, a rate phase's cap) changes nothing, as in AIPerf.
 fn with_ramps(
     mode: LoadMode,
     item: &Value,
@@ -243,21 +242,16 @@ fn with_ramps(
             )
         }
         LoadMode::Rate { rate, arrival, max_concurrency, seed } => {
+            let cap_ramp_s = concurrency_ramp.filter(|_| max_concurrency.is_some());
             let (start, stages) = match (series, rate_ramp) {
                 (Some(points), rate_ramp) => rate_series(&points, rate_ramp).map_err(|why| {
                     ConfigError::new(format!("{} (--request-rate-series): {why}", key("rate_series")))
                 })?,
                 (None, Some(seconds)) => crate::plan::rate_ramp(rate, seconds),
-                (None, None) if concurrency_ramp.is_some() => {
-                    return refuse(
-                        "concurrency_ramp",
-                        flag("concurrency-ramp-duration"),
-                        "a rate phase ramps its cap only together with a rate_ramp; write a Rhai ramp(#{..}) phase instead",
-                    );
-                }
+                (None, None) if cap_ramp_s.is_some() => (rate, Vec::new()),
                 (None, None) => return Ok(LoadMode::Rate { rate, arrival, max_concurrency, seed }),
             };
-            Ok(held_rate(start, stages, arrival, max_concurrency, seed))
+            Ok(held_rate(start, stages, arrival, (max_concurrency, cap_ramp_s), seed))
         }
         mode if concurrency_ramp.is_none() && rate_ramp.is_none() && series.is_none() => Ok(mode),
         _ => {
