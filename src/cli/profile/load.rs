@@ -82,7 +82,7 @@ pub const LOAD_GENERATOR: Group = Group {
             &["--request-rate-ramp-duration"],
             "benchmark.phases.profiling.rate_ramp",
             Kind::Float,
-            "Seconds over which the request rate grows from 0 to its target, which then holds",
+            "Seconds over which the request rate climbs to its target, which then holds",
         ),
         apply(
             &["--request-rate-series"],
