@@ -331,6 +331,18 @@ run sweep_8 → artifacts/sweep_8
     }
 
     #[test]
+    fn in_phase_ramps_are_named_with_their_steps_and_caps() {
+        let prefill = Some(PrefillCap { concurrency: 8, ramp_s: Some(10.0) });
+        let users = crate::plan::closed_loop(64, Some(30.0), prefill);
+        assert_eq!(
+            mode(&users),
+            "concurrency 64, ramped from 1 over 30 s (prefill 8, ramped from 1 over 10 s), then held"
+        );
+        let capped = crate::plan::held_rate(20.0, Vec::new(), Arrival::Poisson, (Some(200), Some(60.0)), 0);
+        assert_eq!(mode(&capped), "rate 20/s poisson, at most 200 in flight (ramped from 1 over 60 s)");
+    }
+
+    #[test]
     fn file_datasets_and_other_modes_are_named() {
         let mut plan = plan();
         plan.dataset = Dataset::File(FileDataset {
