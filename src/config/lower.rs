@@ -8,6 +8,7 @@ mod endpoint;
 mod outputs;
 mod phases;
 mod range_ratio;
+mod rate_series;
 mod server_control;
 mod system_prompt;
 mod values;

@@ -7,8 +7,8 @@
 use serde_json::{Map, Value, json};
 
 use crate::plan::{
-    Arrival, Dataset, Dist, ExportLevel, FileFormat, LoadMode, NetworkLatency, Phase, PhaseKind, Plan, RampedQuantity,
-    ScheduleTrace,
+    Arrival, Dataset, Dist, ExportLevel, FileFormat, LoadMode, NetworkLatency, Phase, PhaseKind, Plan, RampStage,
+    RampedQuantity, ScheduleTrace,
 };
 
 /// The plan in the schema's `benchmark` shape, with the plan itself under `plan`.
@@ -120,6 +120,28 @@ fn arrival_type(arrival: &Arrival, out: &mut Map<String, Value>) -> &'static str
     }
 }
 
+/// No stage (a held rate), or one from AIPerf's rate ramp start (`plan::rate_ramp`): its
+/// `rate` and `rate_ramp`. Other held
+/// rates are series; a k6 ramp from 0 reads best as a ramp too (a series' rates are above 0).
+fn is_aiperf_rate_ramp(start: f64, stages: &[RampStage]) -> bool {
+    match stages {
+        [] => true,
+        [stage] => (crate::plan::rate_ramp(stage.target, stage.duration_s).0 - start).abs() < 1e-9,
+        _ => false,
+    }
+}
+
+/// A rate moved through its stages as AIPerf's series points from the phase start.
+fn rate_points(start: f64, stages: &[RampStage]) -> Vec<Value> {
+    let mut time_s = 0.0;
+    let mut points = vec![json!({"time_s": 0.0, "qps": start})];
+    for stage in stages {
+        time_s += stage.duration_s;
+        points.push(json!({"time_s": time_s, "qps": stage.target}));
+    }
+    points
+}
+
 fn phase(phase: &Phase) -> Value {
     let mut out = Map::new();
     out.insert("name".into(), json!(phase.name));
@@ -143,21 +165,48 @@ fn phase(phase: &Phase) -> Value {
             }
             arrival_type(arrival, &mut out)
         }
-        LoadMode::Ramp { ramped, stages, arrival, max_concurrency, .. } => {
+        LoadMode::Ramp {
+            ramped,
+            start,
+            stages,
+            arrival,
+            max_concurrency,
+            max_concurrency_ramp_s,
+            prefill,
+            hold,
+            ..
+        } => {
             if let Some(limit) = max_concurrency {
                 out.insert("concurrency".into(), json!(limit));
             }
-            let target = stages.last().map_or(0.0, |stage| stage.target);
+            if let Some(seconds) = max_concurrency_ramp_s {
+                out.insert("concurrency_ramp".into(), json!({"duration": seconds}));
+            }
+            let target = stages.last().map_or(*start, |stage| stage.target);
             let ramp = json!({"duration": stages.iter().map(|stage| stage.duration_s).sum::<f64>()});
+            if let Some(cap) = prefill {
+                out.insert("prefill_concurrency".into(), json!(cap.concurrency));
+                if let Some(seconds) = cap.ramp_s {
+                    out.insert("prefill_ramp".into(), json!({"duration": seconds}));
+                }
+            }
             match ramped {
                 RampedQuantity::Concurrency => {
                     out.insert("concurrency".into(), json!(target.round() as u64));
-                    out.insert("concurrency_ramp".into(), ramp);
+                    if !stages.is_empty() {
+                        out.insert("concurrency_ramp".into(), ramp);
+                    }
                     "concurrency"
+                }
+                RampedQuantity::Rate if *hold && *start > 0.0 && !is_aiperf_rate_ramp(*start, stages) => {
+                    out.insert("rate_series".into(), json!({"points": rate_points(*start, stages)}));
+                    arrival_type(arrival, &mut out)
                 }
                 RampedQuantity::Rate => {
                     out.insert("rate".into(), json!(target));
-                    out.insert("rate_ramp".into(), ramp);
+                    if !stages.is_empty() {
+                        out.insert("rate_ramp".into(), ramp);
+                    }
                     arrival_type(arrival, &mut out)
                 }
             }

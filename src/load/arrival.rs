@@ -68,6 +68,7 @@ impl Segment {
 /// (or ends, when `tail` is None). Its integral turns unit-rate arrivals into real times.
 #[derive(Debug, Clone)]
 pub struct Profile {
+    start: f64,
     segments: Vec<Segment>,
     tail: Option<f64>,
 }
@@ -75,7 +76,7 @@ pub struct Profile {
 impl Profile {
     /// A constant value forever.
     pub fn constant(value: f64) -> Self {
-        Self { segments: Vec::new(), tail: Some(value) }
+        Self { start: value, segments: Vec::new(), tail: Some(value) }
     }
 
     /// From `start` through each stage's target; ends after the last stage.
@@ -89,13 +90,29 @@ impl Profile {
             from = stage.target;
             segments.push(segment);
         }
-        Self { segments, tail: None }
+        Self { start, segments, tail: None }
     }
 
-    /// The same stages, then their last target forever.
+    /// The same stages, then their last target (the start, without stages) forever.
     pub fn holding_last_target(self) -> Self {
-        let tail = self.segments.last().map(|segment| segment.to);
+        let tail = Some(self.segments.last().map_or(self.start, |segment| segment.to));
         Self { tail, ..self }
+    }
+
+    /// The value at `t_s` moved in whole steps: each stage steps by one at a time, each step
+    /// due at its share of the stage (AIPerf's stepped concurrency ramps); after the end, the
+    /// last target.
+    pub fn stepped_value_at(&self, t_s: f64) -> f64 {
+        for segment in &self.segments {
+            if t_s < segment.start_s + segment.duration_s {
+                let progress = ((t_s - segment.start_s) / segment.duration_s).clamp(0.0, 1.0);
+                let change = segment.to - segment.from;
+                // The margin keeps a step due exactly now from rounding down to the last one.
+                let steps_taken = (change.abs() * progress + 1e-9).floor().min(change.abs());
+                return segment.from + steps_taken.copysign(change);
+            }
+        }
+        self.value_at(t_s)
     }
 
     /// The value at `t_s` seconds; after the end, the last target.
@@ -106,7 +123,7 @@ impl Profile {
                 return segment.from + (segment.to - segment.from) * progress;
             }
         }
-        self.tail.or(self.segments.last().map(|s| s.to)).unwrap_or(0.0)
+        self.tail.or(self.segments.last().map(|s| s.to)).unwrap_or(self.start)
     }
 
     /// The time at which the integral reaches `area`; None past the end of a finite profile.
@@ -229,6 +246,21 @@ mod tests {
         assert_eq!(times.len(), 40, "a held ramp does not end");
         let by_4s = times.iter().filter(|&&t| t < 4_000_000_000).count();
         assert!((29..=31).contains(&by_4s), "{by_4s} by 4 s (area 30)");
+    }
+
+    #[test]
+    fn a_stepped_profile_moves_one_whole_step_at_each_share_of_the_stage() {
+        // 1 → 5 over 2 s: 2 at 0.5 s, 3 at 1 s, 4 at 1.5 s, 5 at 2 s (AIPerf's step times).
+        let up = Profile::stages(1.0, &[RampStage { duration_s: 2.0, target: 5.0 }]).holding_last_target();
+        let at = |t: f64| up.stepped_value_at(t);
+        assert_eq!(
+            [at(0.0), at(0.49), at(0.5), at(1.2), at(1.99), at(2.0), at(60.0)],
+            [1.0, 1.0, 2.0, 3.0, 4.0, 5.0, 5.0]
+        );
+        let down = Profile::stages(4.0, &[RampStage { duration_s: 4.0, target: 0.0 }]);
+        assert_eq!([down.stepped_value_at(0.5), down.stepped_value_at(1.0)], [4.0, 3.0]);
+        let flat = Profile::stages(7.0, &[]).holding_last_target();
+        assert_eq!(flat.stepped_value_at(3.0), 7.0, "no stages: the start holds");
     }
 
     #[test]

@@ -11,6 +11,7 @@ pub mod idle_spinners;
 mod open_loop;
 pub mod pacer;
 mod ramp;
+mod ramped_places;
 mod rate;
 mod replay;
 pub mod schedule;
@@ -32,7 +33,7 @@ use crate::cancel::CancelSignal;
 use crate::client::HttpClient;
 use crate::clock::RunClock;
 use crate::dataset::requests::{PreparedRequest, conversations};
-use crate::plan::{LoadMode, Phase, RampedQuantity};
+use crate::plan::{LoadMode, Phase, PrefillCap, RampedQuantity};
 use crate::record::{RequestOrigin, RequestRecord, SessionTurn};
 use crate::result::PhaseSummary;
 use crate::rng::SeededRng;
@@ -147,12 +148,15 @@ pub async fn run_phase(ctx: Arc<LoadContext>, run: Arc<PhaseRun>) -> PhaseSummar
         LoadMode::Rate { rate, arrival, max_concurrency, seed } => {
             Some(rate::run(ctx.clone(), run.clone(), *rate, *arrival, *max_concurrency, *seed).await)
         }
-        LoadMode::Ramp { ramped: RampedQuantity::Rate, start, stages, arrival, seed, hold, max_concurrency } => {
+        LoadMode::Ramp {
+            ramped: RampedQuantity::Rate, start, stages, arrival, seed, hold, max_concurrency, ..
+        } => {
             let shape = ramp::RateRamp { start_rps: *start, stages, hold: *hold, max_in_flight: *max_concurrency };
             Some(ramp::run_rate(ctx.clone(), run.clone(), shape, *arrival, *seed).await)
         }
-        LoadMode::Ramp { ramped: RampedQuantity::Concurrency, start, stages, .. } => {
-            ramp::run_concurrency(ctx.clone(), run.clone(), *start, stages).await;
+        LoadMode::Ramp { ramped: RampedQuantity::Concurrency, start, stages, hold, prefill, .. } => {
+            let shape = ramp::UsersRamp { start_users: *start, stages, hold: *hold, prefill: *prefill };
+            ramp::run_concurrency(ctx.clone(), run.clone(), shape).await;
             None
         }
         LoadMode::Schedule(fixed) => Some(schedule::run(ctx.clone(), run.clone(), fixed).await),
@@ -210,7 +214,21 @@ pub fn check_phase(phase: &Phase) -> Result<(), String> {
         LoadMode::Rate { max_concurrency: Some(0), .. } => {
             Err(format!("phase `{name}`: `max_concurrency` must be at least 1"))
         }
-        LoadMode::Ramp { stages, .. } if stages.is_empty() => Err(format!("phase `{name}`: a ramp needs stages")),
+        LoadMode::Ramp { stages, hold: false, .. } if stages.is_empty() => {
+            Err(format!("phase `{name}`: a ramp needs stages"))
+        }
+        LoadMode::Ramp { max_concurrency_ramp_s: Some(seconds), .. } if !positive(*seconds) => {
+            Err(format!("phase `{name}`: `max_concurrency_ramp` must be a positive duration"))
+        }
+        LoadMode::Ramp { prefill: Some(cap), .. } if cap.concurrency == 0 => {
+            Err(format!("phase `{name}`: `prefill_concurrency` must be at least 1"))
+        }
+        LoadMode::Ramp { ramped: RampedQuantity::Rate, prefill: Some(_), .. } => {
+            Err(format!("phase `{name}`: a prefill cap applies to concurrency ramps only"))
+        }
+        LoadMode::Ramp { prefill: Some(PrefillCap { ramp_s: Some(seconds), .. }), .. } if !positive(*seconds) => {
+            Err(format!("phase `{name}`: `prefill_ramp` must be a positive duration"))
+        }
         LoadMode::Ramp { max_concurrency: Some(0), .. } => {
             Err(format!("phase `{name}`: `max_concurrency` must be at least 1"))
         }

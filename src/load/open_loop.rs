@@ -14,12 +14,15 @@ use tokio::task::JoinSet;
 use super::conversation_queue::{self, ConversationQueue, QueuedTurn};
 use super::idle_spinners::IdleSpinners;
 use super::pacer::{self, Due};
+use super::ramped_places::RampedPlaces;
 use super::self_check::thread_cpu_ns;
 use super::session_claims::SessionClaims;
 use super::{Limits, LoadContext, Outgoing, PhaseDeadlines, PhaseRun, SendWindow, request_ids, send};
+use crate::plan::LoadMode;
 
 /// Send one request at each offset (ns from now) until the offsets, the phase's request count
-/// or its duration run out; at most `max_in_flight` at once when given. A multi-turn file is
+/// or its duration run out; at most `max_in_flight` at once when given (a cap a rate ramp
+/// may ramp from 1). A multi-turn file is
 /// sent as conversations: each offset sends the next ready turn (`conversation_queue.rs`).
 pub(super) async fn dispatch(
     ctx: Arc<LoadContext>,
@@ -27,7 +30,13 @@ pub(super) async fn dispatch(
     offsets_ns: impl Iterator<Item = u64> + Send + 'static,
     max_in_flight: Option<usize>,
 ) -> SendWindow {
-    let dispatcher = Dispatcher::new(ctx, run, max_in_flight);
+    let cap_ramp_s = match &run.phase.mode {
+        LoadMode::Ramp { max_concurrency_ramp_s, .. } => *max_concurrency_ramp_s,
+        _ => None,
+    };
+    // Held until every request has been joined: a ramping cap keeps growing for the late ones.
+    let slots = max_in_flight.map(|limit| RampedPlaces::open(limit, cap_ramp_s));
+    let dispatcher = Dispatcher::new(ctx, run, slots.as_ref().map(|slots| slots.places.clone()));
     let abandoned = Arc::new(AtomicBool::new(false));
     // Should this future be dropped, the pacer stops spawning within a nap.
     let _stop_on_drop = StopOnDrop(abandoned.clone());
@@ -68,10 +77,9 @@ struct Dispatcher {
 }
 
 impl Dispatcher {
-    fn new(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, max_in_flight: Option<usize>) -> Self {
+    fn new(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, slots: Option<Arc<Semaphore>>) -> Self {
         let deadlines = PhaseDeadlines::of(&run.phase);
         let origin_ns = ctx.clock.now_ns();
-        let slots = max_in_flight.map(|n| Arc::new(Semaphore::new(n)));
         Self { ctx, run, runtime: Handle::current(), deadlines, origin_ns, slots }
     }
 

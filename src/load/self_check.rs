@@ -52,15 +52,26 @@ pub fn thread_cpu_ns() -> u64 {
 pub fn target_rate_rps(phase: &Phase) -> Option<f64> {
     match &phase.mode {
         LoadMode::Rate { rate, .. } => Some(*rate),
-        LoadMode::Ramp { ramped: RampedQuantity::Rate, start, stages, .. } => {
-            let mut from = *start;
-            let (mut area, mut duration_s) = (0.0, 0.0);
+        LoadMode::Ramp { ramped: RampedQuantity::Rate, start, stages, hold, .. } => {
+            // The mean over the stages, or over the phase's duration when the last target holds.
+            let stages_s: f64 = stages.iter().map(|stage| stage.duration_s).sum();
+            let span_s = match (hold, phase.duration_s) {
+                (true, Some(duration_s)) => duration_s,
+                _ => stages_s,
+            };
+            let (mut from, mut at_s, mut area) = (*start, 0.0, 0.0);
             for stage in stages {
-                area += (from + stage.target) / 2.0 * stage.duration_s;
-                duration_s += stage.duration_s;
+                if at_s >= span_s {
+                    break;
+                }
+                let within_s = stage.duration_s.min(span_s - at_s);
+                let reached = from + (stage.target - from) * within_s / stage.duration_s;
+                area += (from + reached) / 2.0 * within_s;
+                at_s += stage.duration_s;
                 from = stage.target;
             }
-            (duration_s > 0.0).then(|| area / duration_s)
+            area += from * (span_s - at_s).max(0.0);
+            (span_s > 0.0).then(|| area / span_s)
         }
         LoadMode::Users { session_rate, .. } => Some(*session_rate),
         LoadMode::UserCentric { rate, .. } => Some(*rate),
@@ -134,6 +145,9 @@ pub fn assess(
     if let Some(dispatch_p99_ms) = check.dispatch_delay_p99_ms.filter(|ms| *ms > DISPATCH_DELAY_P99_LIMIT_MS) {
         let prefill_cap = match &phase.mode {
             LoadMode::Concurrency { prefill_concurrency: Some(n), .. } => Some(*n as u64),
+            // A ramped cap holds requests back below its final places too.
+            LoadMode::Ramp { prefill: Some(cap), .. } if cap.ramp_s.is_some() => Some(1),
+            LoadMode::Ramp { prefill: Some(cap), .. } => Some(cap.concurrency as u64),
             _ => None,
         };
         if !held_back.is_empty() {
@@ -387,6 +401,8 @@ mod tests {
                 seed: 0,
                 hold: false,
                 max_concurrency: Some(3),
+                max_concurrency_ramp_s: None,
+                prefill: None,
             },
             ..rate_phase(None)
         };

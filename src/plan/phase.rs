@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::Dist;
+use super::{Dist, PrefillCap};
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
@@ -46,8 +46,11 @@ pub enum LoadMode {
         seed: u64,
     },
     /// Concurrency or rate moved linearly from `start` through each stage's target (k6 stages);
-    /// with `hold`, the last target then holds until the phase's requests or duration stop it
-    /// (AIPerf's in-phase ramps). A rate ramp keeps at most `max_concurrency` in flight.
+    /// with `hold`, the last target (or `start`, without stages) then holds until the phase's
+    /// requests or duration stop it (AIPerf's in-phase ramps). Users come and go in whole steps,
+    /// each due at its share of the stage. A rate ramp keeps at most `max_concurrency` in
+    /// flight (a cap that may ramp too); a concurrency ramp at most `prefill` waiting for
+    /// their first token.
     Ramp {
         ramped: RampedQuantity,
         start: f64,
@@ -58,6 +61,11 @@ pub enum LoadMode {
         hold: bool,
         #[serde(skip_serializing_if = "Option::is_none", default)]
         max_concurrency: Option<usize>,
+        /// `max_concurrency` grows from 1 over these seconds, in whole steps.
+        #[serde(skip_serializing_if = "Option::is_none", default)]
+        max_concurrency_ramp_s: Option<f64>,
+        #[serde(skip_serializing_if = "Option::is_none", default)]
+        prefill: Option<PrefillCap>,
     },
     /// Replay the send times of a trace.
     Schedule(FixedSchedule),

@@ -162,8 +162,11 @@ fn cut_phase(phase: &mut Phase, segment: ExecutionSegment) -> Result<(), String>
             *prefill_concurrency = prefill_concurrency.map(at_least_one);
         }
         LoadMode::Rate { max_concurrency, .. } => *max_concurrency = max_concurrency.map(at_least_one),
-        LoadMode::Ramp { ramped, start, stages, max_concurrency, .. } => {
+        LoadMode::Ramp { ramped, start, stages, max_concurrency, prefill, .. } => {
             *max_concurrency = max_concurrency.map(at_least_one);
+            if let Some(cap) = prefill {
+                cap.concurrency = at_least_one(cap.concurrency);
+            }
             if *ramped == RampedQuantity::Concurrency {
                 *start = segment.scaled(*start);
                 for stage in stages.iter_mut() {
@@ -293,6 +296,8 @@ mod tests {
                 seed: 1,
                 hold: false,
                 max_concurrency: None,
+                max_concurrency_ramp_s: None,
+                prefill: None,
             },
             None,
         );

@@ -9,8 +9,8 @@ use serde_json::Value;
 use crate::config::ProfileJob;
 use crate::plan::{
     Arrival, AtEnd, AudioSettings, ConnectionStrategy, Dataset, Dist, Endpoint, EndpointKind, ExportLevel, FileFormat,
-    ImageFormat, LoadMode, MaxTokensField, NetworkLatency, Phase, PhaseKind, Plan, Preflight, RampedQuantity, Sampling,
-    ScheduleTrace, ServerControl, ServerMetricsFormat, Shape, TokenizerSpec,
+    ImageFormat, LoadMode, MaxTokensField, NetworkLatency, Phase, PhaseKind, Plan, PrefillCap, Preflight,
+    RampedQuantity, Sampling, ScheduleTrace, ServerControl, ServerMetricsFormat, Shape, TokenizerSpec,
 };
 
 /// Where the API key of the scenario comes from.
@@ -404,7 +404,46 @@ fn phase(phase: &Phase) -> String {
             keys.push(format!("seed: {seed}"));
             "rate"
         }
-        LoadMode::Ramp { ramped, start, stages, arrival: pattern, seed, hold, max_concurrency } => {
+        mode @ LoadMode::Ramp { .. } if mode.ramped_closed_loop().is_some() => {
+            let (users, ramp_s, prefill) = mode.ramped_closed_loop().unwrap_or_default();
+            keys.push(format!("users: {users}"));
+            keys.extend(ramp_s.map(|seconds| format!("ramp: {}", float(seconds))));
+            keys.extend(prefill_keys(prefill));
+            match phase.kind {
+                PhaseKind::Warmup => "warmup",
+                PhaseKind::Cooldown => "cooldown",
+                PhaseKind::Profiling => "concurrency",
+            }
+        }
+        LoadMode::Ramp {
+            ramped: RampedQuantity::Rate,
+            start,
+            stages,
+            arrival: pattern,
+            seed,
+            hold: true,
+            max_concurrency,
+            max_concurrency_ramp_s,
+            ..
+        } if stages.is_empty() => {
+            keys.push(format!("rate: {}", float(*start)));
+            keys.extend(arrival(*pattern));
+            keys.extend(max_concurrency.map(|max| format!("max_concurrency: {max}")));
+            keys.extend(max_concurrency_ramp_s.map(|seconds| format!("max_concurrency_ramp: {}", float(seconds))));
+            keys.push(format!("seed: {seed}"));
+            "rate"
+        }
+        LoadMode::Ramp {
+            ramped,
+            start,
+            stages,
+            arrival: pattern,
+            seed,
+            hold,
+            max_concurrency,
+            max_concurrency_ramp_s,
+            prefill,
+        } => {
             let stages: Vec<String> = stages
                 .iter()
                 .map(|stage| format!("#{{ duration: {}, target: {} }}", float(stage.duration_s), float(stage.target)))
@@ -425,6 +464,8 @@ fn phase(phase: &Phase) -> String {
             if let Some(max) = max_concurrency {
                 keys.push(format!("max_concurrency: {max}"));
             }
+            keys.extend(max_concurrency_ramp_s.map(|seconds| format!("max_concurrency_ramp: {}", float(seconds))));
+            keys.extend(prefill_keys(*prefill));
             "ramp"
         }
         LoadMode::Schedule(schedule) => {
@@ -482,6 +523,13 @@ fn phase(phase: &Phase) -> String {
         (_, PhaseKind::Warmup) => format!("warmup({built})"),
         (_, PhaseKind::Cooldown) => format!("cooldown({built})"),
     }
+}
+
+/// `prefill_concurrency` and its `prefill_ramp`, when there is a cap.
+fn prefill_keys(prefill: Option<PrefillCap>) -> Vec<String> {
+    let Some(cap) = prefill else { return Vec::new() };
+    let ramp = cap.ramp_s.map(|seconds| format!("prefill_ramp: {}", float(seconds)));
+    [format!("prefill_concurrency: {}", cap.concurrency)].into_iter().chain(ramp).collect()
 }
 
 fn arrival(pattern: Arrival) -> Vec<String> {

@@ -20,6 +20,7 @@ mod keys;
 mod limits;
 mod network_latency;
 mod paths;
+mod phase_ramps;
 mod phases;
 mod preflight;
 mod report_after;

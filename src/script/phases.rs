@@ -7,7 +7,7 @@ use rhai::{Array, Engine, Map};
 
 use super::distributions::turns_and_wait;
 use super::keys::{MapReader, ScriptResult, number, script_error};
-use super::paths;
+use super::{paths, phase_ramps};
 use crate::load::schedule;
 use crate::plan::{
     Arrival, Cancellation, FixedSchedule, LoadMode, Phase, PhaseKind, RampStage, RampedQuantity, ScheduleTrace,
@@ -83,7 +83,8 @@ fn cancellation(map: Map) -> ScriptResult<Cancellation> {
 
 /// `warmup(rate(#{..}))`, `cooldown(users(#{..}))`: any phase, kept out of the results.
 fn side_phase(mut phase: Phase, kind: PhaseKind) -> Phase {
-    if phase.kind == PhaseKind::Profiling && phase.name == mode_name(&phase.mode) {
+    let builders = ["concurrency", "rate", "ramp", "schedule", "users"];
+    if phase.kind == PhaseKind::Profiling && builders.contains(&phase.name.as_str()) {
         phase.name = kind.as_str().to_string();
     }
     phase.kind = kind;
@@ -91,19 +92,10 @@ fn side_phase(mut phase: Phase, kind: PhaseKind) -> Phase {
     phase
 }
 
-fn mode_name(mode: &LoadMode) -> &'static str {
-    match mode {
-        LoadMode::Concurrency { .. } => "concurrency",
-        LoadMode::Rate { .. } => "rate",
-        LoadMode::Ramp { .. } => "ramp",
-        LoadMode::Schedule(_) => "schedule",
-        LoadMode::Users { .. } | LoadMode::UserCentric { .. } => "users",
-    }
-}
-
 /// `concurrency(#{ users: 8, requests: 500 })`, `warmup(#{ requests: 20, concurrency: 4 })`
 fn concurrency(kind: PhaseKind, builder: &'static str, map: Map) -> ScriptResult<Phase> {
-    let mut r = MapReader::new(builder, map, keys!["users", "concurrency", "prefill_concurrency"])?;
+    let mut r =
+        MapReader::new(builder, map, keys!["users", "concurrency", "prefill_concurrency", "ramp", "prefill_ramp"])?;
     let users = match (r.opt_u64("users")?, r.opt_u64("concurrency")?) {
         (Some(_), Some(_)) => return script_error(format!("{builder}: give `users` or `concurrency`, not both")),
         (Some(n), None) | (None, Some(n)) => n,
@@ -112,14 +104,7 @@ fn concurrency(kind: PhaseKind, builder: &'static str, map: Map) -> ScriptResult
     if users == 0 {
         return script_error(format!("{builder}: concurrency must be at least 1"));
     }
-    let prefill_concurrency = r.opt_u64("prefill_concurrency")?;
-    if prefill_concurrency == Some(0) {
-        return script_error(format!("{builder}: `prefill_concurrency` must be at least 1"));
-    }
-    let mode = LoadMode::Concurrency {
-        concurrency: users as usize,
-        prefill_concurrency: prefill_concurrency.map(|n| n as usize),
-    };
+    let mode = phase_ramps::closed_loop_of(&mut r, users as usize)?;
     finish(&mut r, kind, mode, true)
 }
 
@@ -142,22 +127,23 @@ fn arrival(r: &mut MapReader) -> ScriptResult<Arrival> {
     }
 }
 
-/// `rate(#{ rate: 20, arrival: "poisson", max_concurrency: 64, seed: 1, duration: seconds(60) })`
+/// `rate(#{ rate: 20, arrival: "poisson", max_concurrency: 64, seed: 1, duration: seconds(60) })`,
+/// with `ramp` or `series` (`phase_ramps.rs`).
 fn rate(map: Map) -> ScriptResult<Phase> {
-    let mut r = MapReader::new("rate", map, keys!["rate", "arrival", "smoothness", "max_concurrency", "seed"])?;
-    let Some(rate) = r.opt_f64("rate")? else {
-        return script_error("rate: `rate` (requests per second) is required");
-    };
-    if !(rate.is_finite() && rate > 0.0) {
-        return script_error(format!("rate: `rate` must be positive, got {rate}"));
-    }
+    let mut r = MapReader::new(
+        "rate",
+        map,
+        keys!["rate", "arrival", "smoothness", "max_concurrency", "seed", "ramp", "series", "max_concurrency_ramp"],
+    )?;
+    let rate = r.opt_f64("rate")?;
     let arrival = arrival(&mut r)?;
     let max_concurrency = r.opt_u64("max_concurrency")?.map(|n| n as usize);
     if max_concurrency == Some(0) {
         return script_error("rate: `max_concurrency` must be at least 1");
     }
     let seed = r.opt_u64("seed")?.unwrap_or(0);
-    finish(&mut r, PhaseKind::Profiling, LoadMode::Rate { rate, arrival, max_concurrency, seed }, true)
+    let mode = phase_ramps::open_loop_of(&mut r, rate, arrival, max_concurrency, seed)?;
+    finish(&mut r, PhaseKind::Profiling, mode, true)
 }
 
 /// `ramp(#{ rate: [#{ duration: seconds(30), target: 100 }, ..] })` or `ramp(#{ users: [..] })`;
@@ -166,7 +152,19 @@ fn ramp(map: Map) -> ScriptResult<Phase> {
     let mut r = MapReader::new(
         "ramp",
         map,
-        keys!["users", "rate", "start", "arrival", "smoothness", "seed", "hold", "max_concurrency"],
+        keys![
+            "users",
+            "rate",
+            "start",
+            "arrival",
+            "smoothness",
+            "seed",
+            "hold",
+            "max_concurrency",
+            "max_concurrency_ramp",
+            "prefill_concurrency",
+            "prefill_ramp"
+        ],
     )?;
     let (ramped, items) = match (r.opt_array("users")?, r.opt_array("rate")?) {
         (Some(items), None) => (RampedQuantity::Concurrency, items),
@@ -202,8 +200,10 @@ fn ramp(map: Map) -> ScriptResult<Phase> {
         (_, Some(0)) => return script_error("ramp: `max_concurrency` must be at least 1"),
         _ => {}
     }
+    let (prefill, max_concurrency_ramp_s) = phase_ramps::ramp_limits(&mut r, ramped, max_concurrency)?;
     let total_s: f64 = stages.iter().map(|s| s.duration_s).sum();
-    let mode = LoadMode::Ramp { ramped, start, stages, arrival, seed, hold, max_concurrency };
+    let mode =
+        LoadMode::Ramp { ramped, start, stages, arrival, seed, hold, max_concurrency, max_concurrency_ramp_s, prefill };
     let mut phase = finish(&mut r, PhaseKind::Profiling, mode, hold)?;
     if !hold {
         phase.duration_s = Some(total_s);

@@ -7,8 +7,8 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::plan::{
-    Arrival, AtEnd, Dataset, Dist, Endpoint, LoadMode, NetworkLatency, Phase, Plan, RampedQuantity, Sampling, Shape,
-    SyntheticOptions,
+    Arrival, AtEnd, Dataset, Dist, Endpoint, LoadMode, NetworkLatency, Phase, Plan, PrefillCap, RampedQuantity,
+    Sampling, Shape, SyntheticOptions,
 };
 
 /// ```text
@@ -165,14 +165,35 @@ fn mode(mode: &LoadMode) -> String {
             let cap = max_concurrency.map(|max| format!(", at most {max} in flight")).unwrap_or_default();
             format!("rate {rate}/s {}{cap}", arrival(pattern))
         }
-        LoadMode::Ramp { ramped, start, stages, arrival: pattern, hold, max_concurrency, .. } => {
+        closed if closed.ramped_closed_loop().is_some() => {
+            let (users, ramp_s, prefill) = closed.ramped_closed_loop().unwrap_or_default();
+            let ramp = ramp_s.map(|seconds| format!(", ramped from 1 over {seconds} s")).unwrap_or_default();
+            let prefill = prefill.map(|cap| format!(" (prefill {})", prefill_cap(cap))).unwrap_or_default();
+            format!("concurrency {users}{ramp}{prefill}, then held")
+        }
+        LoadMode::Ramp {
+            ramped,
+            start,
+            stages,
+            arrival: pattern,
+            hold,
+            max_concurrency,
+            max_concurrency_ramp_s,
+            prefill,
+            ..
+        } => {
             let targets: Vec<String> = stages.iter().map(|stage| stage.target.to_string()).collect();
             let seconds: f64 = stages.iter().map(|stage| stage.duration_s).sum();
             let held = if *hold { ", then held" } else { "" };
-            let cap = max_concurrency.map(|max| format!(", at most {max} in flight")).unwrap_or_default();
+            let cap_ramp = max_concurrency_ramp_s.map(|s| format!(" (ramped from 1 over {s} s)")).unwrap_or_default();
+            let cap = max_concurrency.map(|max| format!(", at most {max} in flight{cap_ramp}")).unwrap_or_default();
+            if *ramped == RampedQuantity::Rate && stages.is_empty() {
+                return format!("rate {start}/s {}{cap}", arrival(pattern));
+            }
             match ramped {
                 RampedQuantity::Concurrency => {
-                    format!("ramp concurrency {start} → {} over {seconds} s{held}", targets.join(" → "))
+                    let prefill = prefill.map(|cap| format!(" (prefill {})", prefill_cap(cap))).unwrap_or_default();
+                    format!("ramp concurrency {start} → {} over {seconds} s{held}{prefill}", targets.join(" → "))
                 }
                 RampedQuantity::Rate => {
                     let pattern = arrival(pattern);
@@ -193,6 +214,14 @@ fn mode(mode: &LoadMode) -> String {
                 dist(turns)
             )
         }
+    }
+}
+
+/// `8`, or `8, ramped from 1 over 10 s`.
+fn prefill_cap(cap: PrefillCap) -> String {
+    match cap.ramp_s {
+        Some(seconds) => format!("{}, ramped from 1 over {seconds} s", cap.concurrency),
+        None => cap.concurrency.to_string(),
     }
 }
 
@@ -349,6 +378,18 @@ run sweep_8 → artifacts/sweep_8
     }
 
     #[test]
+    fn in_phase_ramps_are_named_with_their_steps_and_caps() {
+        let prefill = Some(PrefillCap { concurrency: 8, ramp_s: Some(10.0) });
+        let users = crate::plan::closed_loop(64, Some(30.0), prefill);
+        assert_eq!(
+            mode(&users),
+            "concurrency 64, ramped from 1 over 30 s (prefill 8, ramped from 1 over 10 s), then held"
+        );
+        let capped = crate::plan::held_rate(20.0, Vec::new(), Arrival::Poisson, (Some(200), Some(60.0)), 0);
+        assert_eq!(mode(&capped), "rate 20/s poisson, at most 200 in flight (ramped from 1 over 60 s)");
+    }
+
+    #[test]
     fn file_datasets_and_other_modes_are_named() {
         let mut plan = plan();
         plan.dataset = Dataset::File(FileDataset {
@@ -376,6 +417,8 @@ run sweep_8 → artifacts/sweep_8
                 seed: 0,
                 hold: false,
                 max_concurrency: None,
+                max_concurrency_ramp_s: None,
+                prefill: None,
             },
             None,
             None,

@@ -13,9 +13,12 @@ const ARRIVAL: Kind = Kind::Choice(&[
     ("concurrency-burst", "concurrency"),
 ]);
 
-const RAMPS: &str = "AIPerf's in-phase ramps are not supported; write a ramp(#{..}) phase in a Rhai scenario (--emit-scenario gives one to start from)";
 const RECIPES: &str =
     "adaptive searches and recipes are not supported; sweep lists (--concurrency 1,2,4) and Rhai sweeps are";
+
+const WARMUP_CONCURRENCY_RAMP: &str = "benchmark.phases.warmup.concurrency_ramp";
+const WARMUP_PREFILL_RAMP: &str = "benchmark.phases.warmup.prefill_ramp";
+const WARMUP_RATE_RAMP: &str = "benchmark.phases.warmup.rate_ramp";
 
 pub const LOAD_GENERATOR: Group = Group {
     title: "Load Generator",
@@ -73,15 +76,20 @@ pub const LOAD_GENERATOR: Group = Group {
             &["--prefill-concurrency-ramp-duration"],
             "benchmark.phases.profiling.prefill_ramp",
             Kind::Float,
-            "Seconds to ramp the prefill concurrency (refused when one is set)",
+            "Seconds over which the prefill concurrency grows from 1 to its target, which then holds",
         ),
         set(
             &["--request-rate-ramp-duration"],
             "benchmark.phases.profiling.rate_ramp",
             Kind::Float,
-            "Seconds over which the request rate grows from 0 to its target, which then holds",
+            "Seconds over which the request rate climbs to its target, which then holds",
         ),
-        unsupported(&["--request-rate-series"], Arity::One, RAMPS),
+        apply(
+            &["--request-rate-series"],
+            Arity::One,
+            request_rate_series,
+            "JSON file of {time_s, qps} points: the rate moves linearly between them, then holds the last",
+        ),
         set(
             &["--failed-request-threshold"],
             "benchmark.phases.profiling.failed_request_threshold",
@@ -125,7 +133,12 @@ pub const WARMUP: Group = Group {
         ),
         note(&["--agentic-cache-warmup-duration"], Arity::One, "agentic replay only, which this project does not have"),
         note(&["--agentic-warmup-grace-period"], Arity::One, "agentic replay only, which this project does not have"),
-        unsupported(&["--num-warmup-sessions"], Arity::One, "warmup counts requests here; use --warmup-request-count"),
+        set(
+            &["--num-warmup-sessions"],
+            "benchmark.phases.warmup.sessions",
+            Kind::Int,
+            "Sessions (whole conversations) of a warmup phase kept out of the results",
+        ),
         set(
             &["--warmup-concurrency"],
             "benchmark.phases.warmup.concurrency",
@@ -156,9 +169,24 @@ pub const WARMUP: Group = Group {
             Kind::Float,
             "Seconds warmup requests may finish after its duration",
         ),
-        unsupported(&["--warmup-concurrency-ramp-duration"], Arity::One, RAMPS),
-        unsupported(&["--warmup-prefill-concurrency-ramp-duration"], Arity::One, RAMPS),
-        unsupported(&["--warmup-request-rate-ramp-duration"], Arity::One, RAMPS),
+        set(
+            &["--warmup-concurrency-ramp-duration"],
+            WARMUP_CONCURRENCY_RAMP,
+            Kind::Float,
+            "Seconds over which the warmup concurrency grows from 1 [default: --concurrency-ramp-duration]",
+        ),
+        set(
+            &["--warmup-prefill-concurrency-ramp-duration"],
+            WARMUP_PREFILL_RAMP,
+            Kind::Float,
+            "Seconds over which the warmup prefill concurrency grows from 1 [default: --prefill-concurrency-ramp-duration]",
+        ),
+        set(
+            &["--warmup-request-rate-ramp-duration"],
+            WARMUP_RATE_RAMP,
+            Kind::Float,
+            "Seconds over which the warmup request rate climbs to its target [default: --request-rate-ramp-duration]",
+        ),
     ],
 };
 
@@ -333,4 +361,76 @@ fn user_centric_rate(document: &mut FlagDocument, _: &str, values: &[String]) ->
     document.set("benchmark.phases.profiling.rate", rate);
     document.set("benchmark.phases.profiling.type", json!("user_centric"));
     Ok(())
+}
+
+/// `--request-rate-series FILE`: an open-loop profiling phase whose rate follows the file's points.
+fn request_rate_series(document: &mut FlagDocument, _: &str, values: &[String]) -> Result<(), String> {
+    let path = values.first().map_or("", String::as_str);
+    document.set("benchmark.phases.profiling.rate_series", json!({ "path": path }));
+    if crate::config::get_path(&document.document, "benchmark.phases.profiling.type").is_none() {
+        document.set("benchmark.phases.profiling.type", json!("poisson"));
+    }
+    Ok(())
+}
+
+/// AIPerf's warmup ramps, once every flag is read: a warmup the flags start (its requests,
+/// sessions or duration) takes each profiling ramp it does not set itself, the rate ramp only
+/// when it has a rate (`--warmup-request-rate` or `--request-rate`). Without a warmup and a
+/// config file to hold one, the warmup ramp flags do nothing, as in AIPerf, and say so.
+pub fn warmup_ramps(document: &mut FlagDocument, with_config_file: bool) -> Result<(), String> {
+    let has = |document: &FlagDocument, path: &str| crate::config::get_path(&document.document, path).is_some();
+    let started = ["requests", "sessions", "duration"]
+        .iter()
+        .any(|amount| has(document, &format!("benchmark.phases.warmup.{amount}")));
+    let ramps = [
+        (WARMUP_CONCURRENCY_RAMP, "benchmark.phases.profiling.concurrency_ramp", "--warmup-concurrency-ramp-duration"),
+        (WARMUP_PREFILL_RAMP, "benchmark.phases.profiling.prefill_ramp", "--warmup-prefill-concurrency-ramp-duration"),
+        (WARMUP_RATE_RAMP, "benchmark.phases.profiling.rate_ramp", "--warmup-request-rate-ramp-duration"),
+    ];
+    if !started {
+        if !with_config_file {
+            for (warmup, _, flag) in ramps {
+                if !has(document, warmup) {
+                    continue;
+                }
+                forget(document, warmup);
+                document.notes.push(format!(
+                    "note: {flag} has no effect here: there is no warmup (give --warmup-request-count, --num-warmup-sessions or --warmup-duration)"
+                ));
+            }
+        }
+        return Ok(());
+    }
+    let warmup_rate = has(document, "benchmark.phases.warmup.rate")
+        || has(document, "benchmark.phases.profiling.rate")
+        || document.sweep.iter().any(|(path, _)| path == "phases.profiling.rate");
+    for (warmup, profiling, flag) in ramps {
+        let rate_ramp = warmup == WARMUP_RATE_RAMP;
+        if has(document, warmup) {
+            if rate_ramp && !warmup_rate {
+                return Err(format!("{flag} needs a warmup rate: give --warmup-request-rate (or --request-rate)"));
+            }
+            continue;
+        }
+        if let Some(seconds) = crate::config::get_path(&document.document, profiling).cloned()
+            && (warmup_rate || !rate_ramp)
+        {
+            document.set(warmup, seconds);
+        }
+    }
+    Ok(())
+}
+
+/// Drop what the flags set at `path` (a key of the warmup phase) from their document.
+fn forget(document: &mut FlagDocument, path: &str) {
+    document.sets.retain(|(set, _)| set != path);
+    let Some(field) = path.strip_prefix("benchmark.phases.warmup.") else { return };
+    if let Some(phases) = document.document.pointer_mut("/benchmark/phases").and_then(Value::as_array_mut) {
+        for phase in phases.iter_mut().filter(|phase| phase.get("name").and_then(Value::as_str) == Some("warmup")) {
+            if let Some(fields) = phase.as_object_mut() {
+                fields.remove(field);
+            }
+        }
+        phases.retain(|phase| phase.as_object().is_none_or(|fields| fields.keys().any(|key| key != "name")));
+    }
 }

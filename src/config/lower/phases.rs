@@ -9,17 +9,14 @@ use serde_json::{Map, Value};
 use super::values::{opt_bool, opt_dist, opt_f64, opt_str, opt_u64};
 use crate::config::ConfigError;
 use crate::plan::{
-    Arrival, Cancellation, Dataset, Dist, FixedSchedule, LoadMode, Phase, PhaseKind, RampStage, RampedQuantity,
-    ScheduleTrace,
+    Arrival, Cancellation, Dataset, Dist, FixedSchedule, LoadMode, Phase, PhaseKind, PrefillCap, RatePoint,
+    ScheduleTrace, closed_loop, held_rate, rate_series,
 };
 
 /// AIPerf's grace period after a duration, seconds.
 const DEFAULT_GRACE_PERIOD_S: f64 = 30.0;
 /// Requests of a profiling phase that names neither a count nor a duration (AIPerf's).
 const DEFAULT_REQUESTS: u64 = 10;
-
-/// Keys of AIPerf phases that change the load in ways this project does not do, and their flags.
-const UNSUPPORTED: &[(&str, &str)] = &[("rate_series", "--request-rate-series")];
 
 pub fn lower(benchmark: &Value, dataset: &Dataset, seed: u64) -> Result<Vec<Phase>, ConfigError> {
     let mut items: Vec<Value> = match benchmark.get("phases") {
@@ -66,11 +63,16 @@ fn without_zero_warmup(mut item: Value) -> Option<Value> {
     (zeros.is_empty() || amount_left).then_some(item)
 }
 
-/// A warmup phase takes the profiling phase's type, concurrency and rate where it sets none.
+/// A warmup phase takes the profiling phase's type, concurrency and rate where it sets none;
+/// a profiling rate series is not a rate it takes (AIPerf's warmup then keeps its users).
 fn inherit(warmup: &Value, profiling: &Value) -> Value {
     let mut merged = warmup.clone();
     if let (Some(merged), Some(profiling)) = (merged.as_object_mut(), profiling.as_object()) {
+        let series_only = profiling.get("rate").is_none_or(Value::is_null) && !merged.contains_key("rate");
         for key in ["type", "concurrency", "prefill_concurrency", "rate", "smoothness"] {
+            if key == "type" && series_only && profiling.get("rate_series").is_some_and(|v| !v.is_null()) {
+                continue;
+            }
             if let (false, Some(value)) = (merged.contains_key(key), profiling.get(key)) {
                 merged.insert(key.to_string(), value.clone());
             }
@@ -84,20 +86,22 @@ fn lower_phase(item: &Value, dataset: &Dataset, main: &Value, seed: u64) -> Resu
     let name =
         opt_str(item, "name", "phases[].name")?.unwrap_or(if warmup { "warmup" } else { "profiling" }).to_string();
     let key = |field: &str| format!("phases.{name}.{field}");
-    for (field, flag) in UNSUPPORTED {
-        if item.get(*field).is_some_and(|value| !value.is_null()) {
-            return Err(ConfigError::new(format!(
-                "{} ({flag}): not supported by this project; write a Rhai ramp(#{{..}}) phase instead",
-                key(field)
-            )));
-        }
-    }
     let kind = if warmup { PhaseKind::Warmup } else { PhaseKind::Profiling };
     let concurrency = opt_u64(item, "concurrency", &key("concurrency"))?;
     if concurrency == Some(0) {
         return Err(ConfigError::new(format!("{} (--concurrency): must be at least 1", key("concurrency"))));
     }
-    let rate = opt_f64(item, "rate", &key("rate"))?;
+    let series = super::rate_series::read(item.get("rate_series").unwrap_or(&Value::Null), &key("rate_series"))?;
+    let rate = match (opt_f64(item, "rate", &key("rate"))?, &series) {
+        (Some(_), Some(_)) => {
+            return Err(ConfigError::new(format!(
+                "{} (--request-rate-series): a phase has a rate or a rate series, not both",
+                key("rate_series")
+            )));
+        }
+        (None, Some(points)) => points.first().map(|point| point.rps),
+        (rate, None) => rate,
+    };
     let default_type = if rate.is_some() { "poisson" } else { "concurrency" };
     let mode = match opt_str(item, "type", &key("type"))?.unwrap_or(default_type) {
         "concurrency" => LoadMode::Concurrency {
@@ -129,13 +133,17 @@ fn lower_phase(item: &Value, dataset: &Dataset, main: &Value, seed: u64) -> Resu
             )));
         }
     };
-    let mode = with_ramps(mode, item, &key)?;
+    let mode = with_ramps(mode, item, series, warmup, &key)?;
     let mut requests = opt_u64(item, "requests", &key("requests"))?;
     let sessions = opt_u64(item, "sessions", &key("sessions"))?;
     let duration_s = opt_f64(item, "duration", &key("duration"))?;
     let needs_stop = matches!(
         mode,
-        LoadMode::Concurrency { .. } | LoadMode::Rate { .. } | LoadMode::Users { .. } | LoadMode::UserCentric { .. }
+        LoadMode::Concurrency { .. }
+            | LoadMode::Rate { .. }
+            | LoadMode::Users { .. }
+            | LoadMode::UserCentric { .. }
+            | LoadMode::Ramp { hold: true, .. }
     );
     if needs_stop && requests.is_none() && sessions.is_none() && duration_s.is_none() {
         requests = Some(default_requests(dataset));
@@ -161,7 +169,8 @@ fn lower_phase(item: &Value, dataset: &Dataset, main: &Value, seed: u64) -> Resu
 }
 
 /// The seconds of a phase's `{duration, strategy?}` ramp (or bare seconds, as a flag sets
-/// it); only linear ramps are run.
+/// it). AIPerf 0.13 reads only the duration and ramps linearly whatever the strategy says;
+/// so does this project.
 fn ramp_duration_s(
     item: &Value,
     field: &str,
@@ -175,10 +184,10 @@ fn ramp_duration_s(
         return Ok(Some(seconds).filter(|seconds| *seconds > 0.0));
     }
     match opt_str(ramp, "strategy", &key(&format!("{field}.strategy")))? {
-        None | Some("linear") => {}
+        None | Some("linear" | "exponential" | "poisson") => {}
         Some(other) => {
             return Err(ConfigError::new(format!(
-                "{} ({flag}): `{other}` ramps are not supported; linear",
+                "{} ({flag}): `{other}` is not a ramp strategy; linear, exponential or poisson",
                 key(&format!("{field}.strategy"))
             )));
         }
@@ -186,57 +195,62 @@ fn ramp_duration_s(
     Ok(opt_f64(ramp, "duration", &key(&format!("{field}.duration")))?.filter(|seconds| *seconds > 0.0))
 }
 
-/// AIPerf's in-phase ramps: a concurrency phase's users grow from 1 (`concurrency_ramp`), a
-/// rate phase's rate from 0 (`rate_ramp`), linearly to the target, which then holds until the
-/// phase's requests or duration stop it. A rate phase's `concurrency_ramp` only eases its
-/// in-flight cap, which the rate ramp already keeps low at the start: the cap holds at its
-/// target. A `prefill_ramp` with no prefill concurrency to ramp changes nothing.
-fn with_ramps(mode: LoadMode, item: &Value, key: &dyn Fn(&str) -> String) -> Result<LoadMode, ConfigError> {
-    let concurrency_ramp = ramp_duration_s(item, "concurrency_ramp", "--concurrency-ramp-duration", key)?;
-    let rate_ramp = ramp_duration_s(item, "rate_ramp", "--request-rate-ramp-duration", key)?;
-    let prefill_ramp = ramp_duration_s(item, "prefill_ramp", "--prefill-concurrency-ramp-duration", key)?;
-    let unsupported = |field: &str, flag: &str, why: &str| {
-        Err(ConfigError::new(format!("{} ({flag}): {why}; write a Rhai ramp(#{{..}}) phase instead", key(field))))
-    };
-    if prefill_ramp.is_some() && item.get("prefill_concurrency").is_some_and(|value| !value.is_null()) {
-        return unsupported("prefill_ramp", "--prefill-concurrency-ramp-duration", "not supported by this project");
-    }
-    let stage = |duration_s: f64, target: f64| vec![RampStage { duration_s, target }];
-    match (mode, concurrency_ramp, rate_ramp) {
-        (mode, None, None) => Ok(mode),
-        (LoadMode::Concurrency { prefill_concurrency: Some(_), .. }, Some(_), _) => unsupported(
-            "concurrency_ramp",
-            "--concurrency-ramp-duration",
-            "a ramp with a prefill concurrency is not supported",
-        ),
-        (LoadMode::Concurrency { concurrency, .. }, Some(seconds), None) => Ok(LoadMode::Ramp {
-            ramped: RampedQuantity::Concurrency,
-            start: 1.0,
-            stages: stage(seconds, concurrency as f64),
-            arrival: Arrival::Constant,
-            seed: 0,
-            hold: true,
-            max_concurrency: None,
-        }),
-        (LoadMode::Rate { rate, arrival, max_concurrency, seed }, _, Some(seconds)) => Ok(LoadMode::Ramp {
-            ramped: RampedQuantity::Rate,
-            start: 0.0,
-            stages: stage(seconds, rate),
-            arrival,
-            seed,
-            hold: true,
-            max_concurrency,
-        }),
-        (LoadMode::Rate { .. }, Some(_), None) => unsupported(
-            "concurrency_ramp",
-            "--concurrency-ramp-duration",
-            "a rate phase ramps its cap only together with a rate_ramp",
-        ),
-        (_, Some(_), _) => {
-            unsupported("concurrency_ramp", "--concurrency-ramp-duration", "not supported for this phase type")
+/// AIPerf's in-phase ramps (`in_phase_ramps`): a concurrency phase's users (`concurrency_ramp`)
+/// and prefill cap (`prefill_ramp`) step up from 1, a rate phase's rate climbs to its target
+/// (`rate_ramp`) or follows its `rate_series` (after the rate ramp, when both are given) while
+/// its in-flight cap (`concurrency`) steps up from 1 over its `concurrency_ramp`; the targets
+/// then hold until the phase's requests or duration stop it. A ramp of a limit the phase does
+/// not set (a prefill concurrency, a rate phase's cap) changes nothing, as in AIPerf.
+fn with_ramps(
+    mode: LoadMode,
+    item: &Value,
+    series: Option<Vec<RatePoint>>,
+    warmup: bool,
+    key: &dyn Fn(&str) -> String,
+) -> Result<LoadMode, ConfigError> {
+    let flag = |name: &str| if warmup { format!("--warmup-{name}") } else { format!("--{name}") };
+    let concurrency_ramp = ramp_duration_s(item, "concurrency_ramp", &flag("concurrency-ramp-duration"), key)?;
+    let rate_ramp = ramp_duration_s(item, "rate_ramp", &flag("request-rate-ramp-duration"), key)?;
+    let prefill_ramp = ramp_duration_s(item, "prefill_ramp", &flag("prefill-concurrency-ramp-duration"), key)?;
+    let refuse =
+        |field: &str, flag: String, why: &str| Err(ConfigError::new(format!("{} ({flag}): {why}", key(field))));
+    match mode {
+        LoadMode::Concurrency { .. } if rate_ramp.is_some() => {
+            refuse("rate_ramp", flag("request-rate-ramp-duration"), "ramps a rate; this phase has none (give `rate`)")
         }
-        (_, None, Some(_)) => {
-            unsupported("rate_ramp", "--request-rate-ramp-duration", "not supported for this phase type")
+        LoadMode::Concurrency { concurrency, prefill_concurrency } => {
+            let prefill = prefill_concurrency.map(|concurrency| PrefillCap { concurrency, ramp_s: prefill_ramp });
+            Ok(closed_loop(concurrency, concurrency_ramp, prefill))
+        }
+        LoadMode::Rate { .. }
+            if prefill_ramp.is_some() && item.get("prefill_concurrency").is_some_and(|v| !v.is_null()) =>
+        {
+            refuse(
+                "prefill_ramp",
+                flag("prefill-concurrency-ramp-duration"),
+                "a rate phase's prefill concurrency is not supported; give the phase `type: concurrency`",
+            )
+        }
+        LoadMode::Rate { rate, arrival, max_concurrency, seed } => {
+            let cap_ramp_s = concurrency_ramp.filter(|_| max_concurrency.is_some());
+            let (start, stages) = match (series, rate_ramp) {
+                (Some(points), rate_ramp) => rate_series(&points, rate_ramp).map_err(|why| {
+                    ConfigError::new(format!("{} (--request-rate-series): {why}", key("rate_series")))
+                })?,
+                (None, Some(seconds)) => crate::plan::rate_ramp(rate, seconds),
+                (None, None) if cap_ramp_s.is_some() => (rate, Vec::new()),
+                (None, None) => return Ok(LoadMode::Rate { rate, arrival, max_concurrency, seed }),
+            };
+            Ok(held_rate(start, stages, arrival, (max_concurrency, cap_ramp_s), seed))
+        }
+        mode if concurrency_ramp.is_none() && rate_ramp.is_none() && series.is_none() => Ok(mode),
+        _ => {
+            let (field, flag) = match (&series, rate_ramp) {
+                (Some(_), _) => ("rate_series", "--request-rate-series".to_string()),
+                (None, Some(_)) => ("rate_ramp", flag("request-rate-ramp-duration")),
+                (None, None) => ("concurrency_ramp", flag("concurrency-ramp-duration")),
+            };
+            refuse(field, flag, "not supported for this phase type; write a Rhai ramp(#{..}) phase instead")
         }
     }
 }
