@@ -508,6 +508,29 @@ pub static NVIDIA_OUTPUT_TOKENS_PER_JOULE: MetricDef =
 pub static NVIDIA_ENERGY_PER_USER: MetricDef =
     gpu_energy("nvidia_energy_per_user", "Energy per User", "joules/user", F::NONE);
 
+// ---- GPU energy efficiency (AIPerf 0.13's AMD family, the NVIDIA one's twin), run-level values ----
+pub static AMD_ENERGY_DELAY_PRODUCT: MetricDef =
+    gpu_energy("amd_energy_delay_product", "Energy Delay Product", "J*s", F::NONE);
+pub static AMD_PERFORMANCE_PER_WATT: MetricDef =
+    gpu_energy("amd_performance_per_watt", "Performance per Watt", "requests/sec/W", BETTER);
+pub static AMD_OUTPUT_TPS_PER_WATT: MetricDef =
+    gpu_energy("amd_output_tps_per_watt", "Output Tokens per Second per Watt", "tokens/sec/W", BETTER);
+pub static AMD_GOODPUT_PER_WATT: MetricDef =
+    gpu_energy("amd_goodput_per_watt", "Goodput per Watt", "good-req/s/W", BETTER);
+pub static AMD_AVERAGE_GPU_POWER: MetricDef = gpu_energy("amd_average_gpu_power", "Average GPU Power", "W", F::NONE);
+pub static AMD_TOTAL_GPU_ENERGY: MetricDef = gpu_energy("amd_total_gpu_energy", "Total GPU Energy", "J", F::NONE);
+pub static AMD_TOTAL_GPU_POWER: MetricDef = gpu_energy("amd_total_gpu_power", "Total GPU Power", "W", F::NONE);
+pub static AMD_ENERGY_PER_TOTAL_TOKEN: MetricDef =
+    gpu_energy("amd_energy_per_total_token", "Energy per Total Token", "mJ/token", F::NONE);
+pub static AMD_ENERGY_PER_OUTPUT_TOKEN: MetricDef =
+    gpu_energy("amd_energy_per_output_token", "Energy per Output Token", "mJ/token", F::NONE);
+pub static AMD_ENERGY_PER_REQUEST: MetricDef =
+    gpu_energy("amd_energy_per_request", "Energy per Request", "joules/request", F::NONE);
+pub static AMD_OUTPUT_TOKENS_PER_JOULE: MetricDef =
+    gpu_energy("amd_output_tokens_per_joule", "Output Tokens per Joule", "tokens/J", BETTER);
+pub static AMD_ENERGY_PER_USER: MetricDef =
+    gpu_energy("amd_energy_per_user", "Energy per User", "joules/user", F::NONE);
+
 // ---- HTTP trace record metrics (k6 names, spec: "HTTP Trace Metrics") ----
 const TRACE: MetricFlags = F::HTTP_TRACE_ONLY;
 pub static HTTP_REQ_BLOCKED: MetricDef = record("http_req_blocked", "HTTP Blocked", "ms", TRACE, &[]);
@@ -638,6 +661,18 @@ pub static METRICS: &[&MetricDef] = &[
     &NVIDIA_ENERGY_PER_REQUEST,
     &NVIDIA_OUTPUT_TOKENS_PER_JOULE,
     &NVIDIA_ENERGY_PER_USER,
+    &AMD_ENERGY_DELAY_PRODUCT,
+    &AMD_PERFORMANCE_PER_WATT,
+    &AMD_OUTPUT_TPS_PER_WATT,
+    &AMD_GOODPUT_PER_WATT,
+    &AMD_AVERAGE_GPU_POWER,
+    &AMD_TOTAL_GPU_ENERGY,
+    &AMD_TOTAL_GPU_POWER,
+    &AMD_ENERGY_PER_TOTAL_TOKEN,
+    &AMD_ENERGY_PER_OUTPUT_TOKEN,
+    &AMD_ENERGY_PER_REQUEST,
+    &AMD_OUTPUT_TOKENS_PER_JOULE,
+    &AMD_ENERGY_PER_USER,
     &MIN_REQUEST_TIMESTAMP,
     &MAX_RESPONSE_TIMESTAMP,
     &HTTP_REQ_BLOCKED,

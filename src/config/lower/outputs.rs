@@ -123,6 +123,8 @@ fn gpu_telemetry_of(node: Value) -> Result<GpuTelemetryConfig, ConfigError> {
     Ok(GpuTelemetryConfig {
         enabled: opt_bool(&node, "enabled", "gpu_telemetry.enabled")?.unwrap_or(true),
         dcgm_urls: strings(&node, "urls"),
+        // AIPerf's other collectors (dcgm, pynvml) are what this reads anyway.
+        amd_smi: opt_str(&node, "collector", "gpu_telemetry.collector")? == Some("amdsmi"),
         ..GpuTelemetryConfig::default()
     })
 }
