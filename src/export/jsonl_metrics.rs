@@ -22,7 +22,8 @@ impl MetricsBlock {
     /// AIPerf's good mark (1 when every SLO was met, else 0).
     pub fn write(&mut self, line: &mut Vec<u8>, metrics: &RecordMetrics, good: Option<bool>) -> serde_json::Result<()> {
         let good = good.map(|good| MetricValue::Count(u64::from(good)));
-        let shown = metrics.entries.iter().filter(|(def, _)| !def.has(MetricFlags::NO_INDIVIDUAL_RECORDS));
+        let shown =
+            metrics.entries.iter().filter(|(def, _)| !def.has(MetricFlags::NO_INDIVIDUAL_RECORDS) && def.exported());
         let entries =
             shown.map(|(def, value)| (*def, value)).chain(good.iter().map(|good| (&GOOD_REQUEST_COUNT, good)));
         line.push(b'{');

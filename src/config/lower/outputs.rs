@@ -146,3 +146,19 @@ fn slos_of(node: Value) -> Result<BTreeMap<String, f64>, ConfigError> {
     }
     Ok(slos)
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn gpu_telemetry_reads_exporter_urls_and_the_amdsmi_collector() {
+        let config = gpu_telemetry_of(json!({"collector": "amdsmi", "urls": ["node1:5000"]})).unwrap();
+        assert!(config.amd_smi && config.enabled);
+        assert_eq!(config.dcgm_urls, ["node1:5000"]);
+        assert!(!gpu_telemetry_of(json!({"collector": "dcgm"})).unwrap().amd_smi);
+        assert!(!gpu_telemetry_of(Value::Null).unwrap().amd_smi);
+    }
+}
