@@ -290,3 +290,34 @@ fn amd_exporter_telemetry_gives_the_amd_energy_family_the_recorded_pages_imply()
     assert!(console.contains("GPU Power Efficiency (AMD)") && console.contains("Output Tokens per Joule"), "{console}");
     assert!(!console.contains("GPU Power Efficiency (NVIDIA)"), "{console}");
 }
+
+#[test]
+fn profile_reads_an_amd_exporter_url_and_notes_a_missing_amd_smi_in_one_line() {
+    let fixture = |name: &str| {
+        std::fs::read_to_string(format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"))).expect("fixture")
+    };
+    let amd =
+        growing_server("/metrics", &fixture("amd_exporter_mi300x_a.prom"), &fixture("amd_exporter_mi300x_b.prom"));
+    let dir = tempfile::tempdir().expect("temp dir");
+    let command_line = format!(
+        "-m m -u mock --streaming --concurrency 2 --request-count 20 --isl 16 --osl 8 --ui-type none \
+         --no-server-metrics --gpu-telemetry amdsmi 127.0.0.1:{amd}"
+    );
+    let output = common::aiperf_command(dir.path())
+        .arg("profile")
+        .args(command_line.split_whitespace())
+        .env("PATH", "/usr/bin:/bin")
+        .output()
+        .expect("run aiperf profile");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let notes: Vec<&str> = stderr.lines().filter(|l| l.contains("amd-smi")).collect();
+    assert_eq!(notes.len(), 1, "{stderr}");
+    assert!(notes[0].contains("amd-smi is not installed") && !notes[0].contains("ERROR"), "{}", notes[0]);
+    let run =
+        std::fs::read_dir(dir.path().join("artifacts")).expect("artifacts").next().expect("a run").expect("entry");
+    let summary = read_json(&run.path().join("profile_export_aiperf.json"));
+    assert_eq!(stat(&summary, "amd_total_gpu_power", "avg"), 742.0 + 315.5);
+    let configured = &summary["telemetry_data"]["summary"]["endpoints_configured"];
+    assert_eq!(configured, &serde_json::json!([format!("http://127.0.0.1:{amd}/metrics")]), "no amd-smi to read");
+}
