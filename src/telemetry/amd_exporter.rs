@@ -29,6 +29,9 @@ fn from_amd_exporter(metric: &str) -> Option<(GpuField, f64, u8)> {
     })
 }
 
+/// Each field's value with the rank of the metric that gave it.
+type RankedValues = BTreeMap<GpuField, (u8, f64)>;
+
 fn label<'a>(labels: &'a [(String, String)], name: &str) -> Option<&'a str> {
     labels.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str()).filter(|v| !v.is_empty())
 }
@@ -36,7 +39,7 @@ fn label<'a>(labels: &'a [(String, String)], name: &str) -> Option<&'a str> {
 /// The samples of one exporter scrape taken at `timestamp_ns` (none when the page has no
 /// AMD GPU metric).
 pub fn samples_of(scrape: &Scrape, source: &str, timestamp_ns: u64) -> Vec<GpuSample> {
-    let mut gpus: BTreeMap<u32, (GpuSample, BTreeMap<GpuField, (u8, f64)>)> = BTreeMap::new();
+    let mut gpus: BTreeMap<u32, (GpuSample, RankedValues)> = BTreeMap::new();
     for family in &scrape.families {
         let Some((field, scale, rank)) = from_amd_exporter(&family.name) else { continue };
         for series in &family.series {
@@ -59,7 +62,7 @@ pub fn samples_of(scrape: &Scrape, source: &str, timestamp_ns: u64) -> Vec<GpuSa
                     timestamp_ns,
                     values: Vec::new(),
                 };
-                (sample, BTreeMap::new())
+                (sample, RankedValues::new())
             });
             let better = values.get(&field).is_none_or(|(held, _)| rank < *held);
             if value.is_finite() && better {
