@@ -270,8 +270,11 @@ fn amd_exporter_telemetry_gives_the_amd_energy_family_the_recorded_pages_imply()
     let average_w = stat(&summary, "amd_average_gpu_power", "avg");
     near("amd_performance_per_watt", stat(&summary, "request_throughput", "avg") / average_w);
     near("amd_output_tps_per_watt", stat(&summary, "output_token_throughput", "avg") / average_w);
+    // The average is over the phase's window, which holds the requests' span (the benchmark
+    // duration) and the moments before the first send and after the last answer.
     let duration_s = stat(&summary, "benchmark_duration", "avg");
-    assert!((average_w * duration_s - energy_j).abs() < 1e-3 * energy_j, "{average_w} W over {duration_s} s");
+    let over_requests_w = energy_j / duration_s;
+    assert!(average_w <= over_requests_w && average_w > 0.9 * over_requests_w, "{average_w} W, {over_requests_w} W");
     assert_eq!(summary["amd_total_gpu_power"]["unit"], "W");
     assert_eq!(summary["amd_energy_per_output_token"]["unit"], "mJ/token");
     assert!(summary.get("nvidia_total_gpu_energy").is_none() && summary.get("amd_goodput_per_watt").is_none());
