@@ -124,6 +124,7 @@ fn main() -> anyhow::Result<()> {
         produces_tokens: true,
         use_server_token_count: !tokenize,
         images_per_entry: Vec::new(),
+        fixed_schedule_phases: Vec::new(),
     };
     let rss_before = peak_rss_mib();
     let phase: Arc<str> = Arc::from("profiling");

@@ -19,7 +19,7 @@ use crate::server_metrics::fetch::scrape_client_for;
 use crate::server_metrics::{self, Collector, CollectorSettings, ProfilingWindow, ScrapePhase, ServerMetricsResult};
 use crate::telemetry::energy::FleetEnergy;
 use crate::telemetry::summary::telemetry_data;
-use crate::telemetry::{TelemetryCollected, TelemetryCollector};
+use crate::telemetry::{AmdSmiUse, TelemetryCollected, TelemetryCollector};
 
 /// Final-scrape wait against real servers (AIPerf's default) and against the in-process mock.
 const FLUSH_PERIOD_S: f64 = 2.0;
@@ -92,9 +92,15 @@ impl RunCollectors {
         } else {
             None
         };
-        let telemetry = if gpu.enabled || !gpu.dcgm_urls.is_empty() {
+        let telemetry = if gpu.enabled || gpu.amd_smi || !gpu.dcgm_urls.is_empty() {
+            let amd_smi = match (gpu.amd_smi, gpu.enabled) {
+                (true, _) => AmdSmiUse::Asked,
+                (false, true) => AmdSmiUse::WhereInstalled,
+                (false, false) => AmdSmiUse::Off,
+            };
             Some(TelemetryCollector::start(
                 gpu.enabled,
+                amd_smi,
                 &gpu.dcgm_urls,
                 Duration::from_secs_f64(gpu.interval_s),
                 client,

@@ -536,6 +536,13 @@ pub(crate) fn metrics_context(
         produces_tokens: endpoint.kind.produces_tokens(),
         use_server_token_count: plan.use_server_token_count,
         images_per_entry,
+        fixed_schedule_phases: plan
+            .phases
+            .iter()
+            .enumerate()
+            .filter(|(_, phase)| matches!(phase.mode, crate::plan::LoadMode::Schedule(_)))
+            .map(|(index, _)| index)
+            .collect(),
     }
 }
 

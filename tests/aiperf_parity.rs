@@ -341,18 +341,20 @@ fn a_run_with_the_data_writes_every_metric_of_the_new_families_under_aiperf_s_na
     let summary = run.summary("families");
     let unwritten: Vec<String> = aiperf_metric_classes()
         .into_iter()
-        .filter(|class| starts_any(&class.tag, NEW_FAMILIES) && !class.flags.iter().any(|f| f == "INTERNAL"))
+        .filter(|class| {
+            starts_any(&class.tag, NEW_FAMILIES) && !class.flags.iter().any(|f| f == "INTERNAL" || f == "EXPERIMENTAL")
+        })
         .map(|class| class.tag)
         .filter(|tag| summary.get(tag).is_none())
         .collect();
     assert_eq!(unwritten, Vec::<String>::new(), "metrics of the new families missing from the summary");
     assert!(summary.get("requested_osl").is_none(), "AIPerf keeps its INTERNAL metrics to itself");
+    assert!(summary.get("thinking_efficiency").is_none(), "and its EXPERIMENTAL ones outside developer mode");
     assert_eq!(summary["context_overflow_count"]["avg"], 2.0);
     assert_eq!(summary["error_request_count"]["avg"], 2.0);
     let record_tags: BTreeSet<String> =
         run.records("families").iter().flat_map(|line| keys(&line["metrics"])).collect();
-    for tag in ["usage_prompt_cache_read_tokens", "spec_decode_steps", "rtfx", "audio_duration", "thinking_efficiency"]
-    {
+    for tag in ["usage_prompt_cache_read_tokens", "spec_decode_steps", "rtfx", "audio_duration"] {
         assert!(record_tags.contains(tag), "{tag} in the records");
     }
 }

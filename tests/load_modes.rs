@@ -445,3 +445,86 @@ fn user_centric_users_share_the_total_rate_each_sending_its_turns_users_over_rat
     assert_eq!(check["target_rate_rps"], 2.0, "{check}");
     assert_eq!(check["client_bound"], false, "{check}");
 }
+
+/// A streamed fixed-schedule replay of 40 requests 10 ms apart.
+fn streamed_replay() -> String {
+    let timestamps: Vec<String> = (0..40).map(|i| (i * 10).to_string()).collect();
+    format!(
+        r#"run(#{{ name: "lag", endpoint: endpoint(#{{ url: "mock", streaming: true, mock: #{{ ttft: ms(5), itl: ms(1) }} }}),
+                 dataset: synthetic(#{{ isl: 20, osl: 4 }}),
+                 phases: [ schedule(#{{ timestamps: [{}] }}) ] }});"#,
+        timestamps.join(", ")
+    )
+}
+
+#[test]
+fn a_fixed_schedule_replay_reports_a_small_schedule_lag_and_hides_aiperfs_hidden_metrics() {
+    let run = run_scenario("lag", &streamed_replay());
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let summary = run.summary("lag");
+    let lag = |pct: &str| stat(&summary, &format!("replay_sched_lag_{pct}"), "avg");
+    let (p50, p90, p99) = (lag("p50"), lag("p90"), lag("p99"));
+    assert!(0.0 <= p50 && p50 <= p90 && p90 <= p99, "{p50} {p90} {p99}");
+    // Anchored at the least-late request: a loaded test machine still keeps the tail far
+    // below AIPerf's 500 ms degradation mark.
+    assert!(p99 < 50.0, "p99 schedule lag {p99} ms");
+    assert_eq!(summary["replay_sched_lag_p99"]["unit"], "ms");
+    assert_eq!(stat(&summary, "replay_sched_degraded", "avg"), 0.0);
+    for hidden in
+        ["stream_setup_latency", "stream_prefill_latency", "credit_drop_latency", "replay_send_schedule_offset"]
+    {
+        assert!(summary.get(hidden).is_none(), "{hidden} is hidden, as AIPerf hides it");
+        assert!(run.records("lag").iter().all(|r| r["metrics"].get(hidden).is_none()), "{hidden} in a record");
+    }
+    assert!(!run.stdout().contains("Replay Schedule Lag"), "off the console, as AIPerf's");
+
+    let concurrency = run_scenario(
+        "closed",
+        r#"run(#{ name: "closed", endpoint: endpoint(#{ url: "mock" }), dataset: synthetic(#{ isl: 20, osl: 4 }),
+                 phases: [ concurrency(#{ users: 2, requests: 6 }) ] });"#,
+    );
+    assert!(concurrency.summary("closed").get("replay_sched_lag_p50").is_none(), "no schedule, no lag");
+}
+
+#[test]
+fn aiperfs_developer_mode_shows_the_stream_and_credit_metrics() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("lag.rhai");
+    std::fs::write(&path, streamed_replay()).expect("write scenario");
+    let output = aiperf_command(dir.path())
+        .env("AIPERF_DEV_MODE", "1")
+        .env("AIPERF_DEV_SHOW_EXPERIMENTAL_METRICS", "1")
+        .env("AIPERF_DEV_SHOW_INTERNAL_METRICS", "1")
+        .arg("run")
+        .arg(&path)
+        .output()
+        .expect("run aiperf");
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let artifacts = dir.path().join("artifacts");
+    let summary_path =
+        walk(&artifacts).into_iter().find(|p| p.ends_with("profile_export_aiperf.json")).expect("summary");
+    let summary: Value = serde_json::from_str(&std::fs::read_to_string(&summary_path).unwrap()).unwrap();
+    let (setup, prefill) =
+        (stat(&summary, "stream_setup_latency", "avg"), stat(&summary, "stream_prefill_latency", "avg"));
+    let ttft = stat(&summary, "time_to_first_token", "avg");
+    assert!(
+        setup >= 0.0 && prefill >= 0.0 && (setup + prefill - ttft).abs() < 1e-6 * ttft.max(1.0),
+        "{setup} + {prefill} vs {ttft}"
+    );
+    assert_eq!(summary["credit_drop_latency"]["count"], 40);
+    assert_eq!(summary["replay_send_schedule_offset"]["unit"], "ns");
+    let records_path = summary_path.with_file_name("profile_export.jsonl");
+    let first: Value =
+        serde_json::from_str(std::fs::read_to_string(records_path).unwrap().lines().next().unwrap()).unwrap();
+    assert!(first["metrics"]["stream_setup_latency"]["value"].is_number(), "{first}");
+}
+
+/// Every file under `dir`.
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() { files.extend(walk(&path)) } else { files.push(path) }
+    }
+    files
+}

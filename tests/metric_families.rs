@@ -114,9 +114,10 @@ fn prompt_cache_spec_decode_and_prediction_metrics_are_exact_streamed_or_not() {
         assert_eq!(summary["spec_decode_acceptance_length"]["unit"], "ratio");
         assert_eq!(summary["pooled_spec_decode_acceptance_histogram"], json!({ "0": 9, "1": 6, "3": 6 }));
 
-        // Reasoning " the the the" (3 tokens) over the answer " the end" (2).
-        close(value("thinking_efficiency"), 1.5, "thinking efficiency");
-        close(value("overall_thinking_efficiency"), 1.5, "overall thinking efficiency");
+        // Thinking efficiency is one of AIPerf's experimental metrics: out of the exports unless
+        // its developer mode shows them (its formula is tested in the registry's unit tests).
+        assert!(summary.get("thinking_efficiency").is_none(), "experimental, hidden as AIPerf hides it");
+        assert!(summary.get("overall_thinking_efficiency").is_none(), "experimental, hidden as AIPerf hides it");
 
         // Each record carries its own values; run-level ones stay out of the records.
         let records = run.records(&name);

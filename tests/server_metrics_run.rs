@@ -1,11 +1,12 @@
 //! Server metrics and GPU telemetry during real runs against the mock: the vLLM metrics
 //! in JSON, CSV, JSONL and Parquet (read back by pyarrow and DuckDB), the TRT-LLM probe and
-//! auto-disable, and DCGM telemetry in profile_export_aiperf.json.
+//! auto-disable, and DCGM and AMD exporter telemetry in profile_export_aiperf.json with the
+//! energy-efficiency metrics they give.
 
 mod collectors_support;
 mod common;
 
-use collectors_support::{fixed_server, python};
+use collectors_support::{fixed_server, growing_server, python};
 use common::{read_json, run_scenario, stat};
 
 fn scenario(extra: &str) -> String {
@@ -217,4 +218,109 @@ fn dcgm_exporter_telemetry_lands_in_telemetry_data_and_its_exports() {
     let console = std::fs::read_to_string(dir.join("profile_export_console.txt")).expect("console");
     assert!(console.contains(&title) && console.contains("NVIDIA GPU Power Usage (W)"), "{console}");
     assert!(console.contains("GPU Power Efficiency (NVIDIA)") && console.contains("Energy per Request"), "{console}");
+}
+
+/// Joules each recorded AMD GPU's counter grows per scrape (tests/fixtures/amd_exporter_mi300x_*).
+const AMD_GPU_JOULES_PER_SCRAPE: [f64; 2] = [742.0, 315.5];
+
+#[test]
+fn amd_exporter_telemetry_gives_the_amd_energy_family_the_recorded_pages_imply() {
+    let fixture = |name: &str| {
+        std::fs::read_to_string(format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"))).expect("fixture")
+    };
+    let (first, second) = (fixture("amd_exporter_mi300x_a.prom"), fixture("amd_exporter_mi300x_b.prom"));
+    let amd = growing_server("/metrics", &first, &second);
+    let extra = format!(
+        "server_metrics: #{{ enabled: false }}, gpu_telemetry: #{{ enabled: false, dcgm_urls: [\"127.0.0.1:{amd}\"], interval: ms(100) }},"
+    );
+    let run = run_scenario("sm", &scenario(&extra));
+    assert_eq!(run.code(), Some(0), "stderr: {}", run.stderr());
+    let dir = run.artifacts("sm");
+    let summary = read_json(&dir.join("profile_export_aiperf.json"));
+
+    let gpu1 = &summary["telemetry_data"]["endpoints"][format!("127.0.0.1:{amd}").as_str()]["gpus"]["gpu_1"];
+    assert_eq!(gpu1["platform"], "amd");
+    assert_eq!(gpu1["gpu_name"], "AMD Instinct MI300X OAM");
+    assert_eq!(gpu1["gpu_uuid"], "93ff74a1-0000-1000-8046-0f9b7c3d2e02");
+    assert_eq!(gpu1["metrics"]["amd_power"]["avg"], 315.5);
+    assert_eq!(gpu1["metrics"]["amd_temperature"]["max"], 59.0);
+    assert_eq!(gpu1["metrics"]["amd_gfx_activity"]["p50"], 41.0);
+    assert_eq!(gpu1["metrics"]["amd_energy_consumption"]["unit"], "MJ");
+    assert!(gpu1["metrics"].get("nvidia_power_usage").is_none(), "{gpu1}");
+
+    // Power: the two GPUs' constant readings, summed.
+    let power_w: f64 = [742.0, 315.5].iter().sum();
+    assert_eq!(stat(&summary, "amd_total_gpu_power", "avg"), power_w);
+    // Energy: both counters grew by their recorded step on each of the same scrapes.
+    let energy_j = stat(&summary, "amd_total_gpu_energy", "avg");
+    let scrapes = energy_j / AMD_GPU_JOULES_PER_SCRAPE.iter().sum::<f64>();
+    assert!(scrapes >= 1.0 && (scrapes - scrapes.round()).abs() < 1e-6, "{energy_j} J is not whole scrapes");
+    let near = |tag: &str, expected: f64| {
+        let got = stat(&summary, tag, "avg");
+        assert!((got - expected).abs() <= 1e-9 * expected.abs(), "{tag}: {got} against {expected}");
+    };
+    let output_tokens = stat(&summary, "total_osl", "avg");
+    near("amd_energy_per_output_token", energy_j * 1e3 / output_tokens);
+    near("amd_output_tokens_per_joule", output_tokens / energy_j);
+    near("amd_energy_per_total_token", energy_j * 1e3 / (output_tokens + stat(&summary, "total_isl", "avg")));
+    let requests = stat(&summary, "request_count", "avg");
+    near("amd_energy_per_request", energy_j / requests);
+    near("amd_energy_per_user", energy_j / 4.0);
+    near("amd_energy_delay_product", energy_j / requests * stat(&summary, "request_latency", "avg") / 1e3);
+    let average_w = stat(&summary, "amd_average_gpu_power", "avg");
+    near("amd_performance_per_watt", stat(&summary, "request_throughput", "avg") / average_w);
+    near("amd_output_tps_per_watt", stat(&summary, "output_token_throughput", "avg") / average_w);
+    // The average is over the phase's window, which holds the requests' span (the benchmark
+    // duration) and the moments before the first send and after the last answer.
+    let duration_s = stat(&summary, "benchmark_duration", "avg");
+    let over_requests_w = energy_j / duration_s;
+    assert!(average_w <= over_requests_w && average_w > 0.9 * over_requests_w, "{average_w} W, {over_requests_w} W");
+    assert_eq!(summary["amd_total_gpu_power"]["unit"], "W");
+    assert_eq!(summary["amd_energy_per_output_token"]["unit"], "mJ/token");
+    assert!(summary.get("nvidia_total_gpu_energy").is_none() && summary.get("amd_goodput_per_watt").is_none());
+
+    let csv = std::fs::read_to_string(dir.join("gpu_telemetry_export.csv")).expect("telemetry csv");
+    let row = format!(
+        "127.0.0.1:{amd},1,AMD Instinct MI300X OAM,93ff74a1-0000-1000-8046-0f9b7c3d2e02,amd,AMD GPU Power (W),315.50,"
+    );
+    assert!(csv.lines().any(|l| l.starts_with(&row)), "{csv}");
+    let summary_csv = std::fs::read_to_string(dir.join("profile_export_aiperf.csv")).expect("summary csv");
+    assert!(summary_csv.lines().any(|l| l.starts_with("Energy per Output Token")), "{summary_csv}");
+    let jsonl = std::fs::read_to_string(dir.join("gpu_telemetry_export.jsonl")).expect("telemetry jsonl");
+    let first: serde_json::Value = serde_json::from_str(jsonl.lines().next().expect("a line")).expect("json");
+    assert_eq!((first["platform"].as_str(), first["device"].as_str()), (Some("amd"), Some("amd0")));
+    let console = std::fs::read_to_string(dir.join("profile_export_console.txt")).expect("console");
+    assert!(console.contains("GPU Power Efficiency (AMD)") && console.contains("Output Tokens per Joule"), "{console}");
+    assert!(!console.contains("GPU Power Efficiency (NVIDIA)"), "{console}");
+}
+
+#[test]
+fn profile_reads_an_amd_exporter_url_and_notes_a_missing_amd_smi_in_one_line() {
+    let fixture = |name: &str| {
+        std::fs::read_to_string(format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"))).expect("fixture")
+    };
+    let amd =
+        growing_server("/metrics", &fixture("amd_exporter_mi300x_a.prom"), &fixture("amd_exporter_mi300x_b.prom"));
+    let dir = tempfile::tempdir().expect("temp dir");
+    let command_line = format!(
+        "-m m -u mock --streaming --concurrency 2 --request-count 20 --isl 16 --osl 8 --ui-type none \
+         --no-server-metrics --gpu-telemetry amdsmi 127.0.0.1:{amd}"
+    );
+    let output = common::aiperf_command(dir.path())
+        .arg("profile")
+        .args(command_line.split_whitespace())
+        .env("PATH", "/usr/bin:/bin")
+        .output()
+        .expect("run aiperf profile");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let notes: Vec<&str> = stderr.lines().filter(|l| l.contains("amd-smi")).collect();
+    assert_eq!(notes.len(), 1, "{stderr}");
+    assert!(notes[0].contains("amd-smi is not installed") && !notes[0].contains("ERROR"), "{}", notes[0]);
+    let run =
+        std::fs::read_dir(dir.path().join("artifacts")).expect("artifacts").next().expect("a run").expect("entry");
+    let summary = read_json(&run.path().join("profile_export_aiperf.json"));
+    assert_eq!(stat(&summary, "amd_total_gpu_power", "avg"), 742.0 + 315.5);
+    let configured = &summary["telemetry_data"]["summary"]["endpoints_configured"];
+    assert_eq!(configured, &serde_json::json!([format!("http://127.0.0.1:{amd}/metrics")]), "no amd-smi to read");
 }

@@ -10,7 +10,7 @@ use anyhow::{Context, Result};
 use serde_json::{Map, Value, json};
 
 use crate::telemetry::TelemetryCollected;
-use crate::telemetry::fields::{GpuField, PLATFORM, row_label};
+use crate::telemetry::fields::{GpuField, row_label};
 use crate::telemetry::sample::GpuSample;
 use crate::telemetry::summary::gpus_of;
 
@@ -37,7 +37,7 @@ pub fn write_jsonl(collected: &TelemetryCollected, path: &Path) -> Result<()> {
         if !sample.hostname.is_empty() {
             line.insert("hostname".into(), json!(sample.hostname));
         }
-        line.insert("platform".into(), json!(PLATFORM));
+        line.insert("platform".into(), json!(sample.vendor().platform()));
         line.insert("timestamp_ns".into(), json!(sample.timestamp_ns));
         line.insert("telemetry_source_url".into(), json!(sample.source));
         let values: Map<String, Value> = sample.values.iter().map(|(f, v)| (f.name().to_string(), json!(v))).collect();

@@ -8,6 +8,7 @@ use super::derived::{KnownValues, derive_all};
 use super::network_adjusted::NetworkRtt;
 use super::record_values::RecordMetrics;
 use super::registry::{self, MetricDef};
+use super::replay_lag::replay_lag_metrics;
 use super::run_totals::RunTotals;
 use super::sample_column::SampleColumn;
 use crate::record::RequestRecord;
@@ -62,9 +63,27 @@ impl MetricAccumulator {
     /// waited for on another thread; called once the kept values are gone), and the
     /// network-adjusted latencies when the run subtracts a round trip.
     pub fn finish(
+        self,
+        time_weighted: impl FnOnce() -> Vec<(&'static MetricDef, Stats)>,
+        network_rtt: Option<&NetworkRtt>,
+    ) -> Vec<MetricResult> {
+        self.finish_scoped(time_weighted, network_rtt, false)
+    }
+
+    /// `finish` for the whole run: with the run-scoped metrics too (the replay-schedule lag).
+    pub fn finish_run(
+        self,
+        time_weighted: impl FnOnce() -> Vec<(&'static MetricDef, Stats)>,
+        network_rtt: Option<&NetworkRtt>,
+    ) -> Vec<MetricResult> {
+        self.finish_scoped(time_weighted, network_rtt, true)
+    }
+
+    fn finish_scoped(
         mut self,
         time_weighted: impl FnOnce() -> Vec<(&'static MetricDef, Stats)>,
         network_rtt: Option<&NetworkRtt>,
+        whole_run: bool,
     ) -> Vec<MetricResult> {
         let mut distributions: HashMap<&'static str, Stats> = HashMap::new();
         for (tag, column) in &mut self.samples {
@@ -73,16 +92,23 @@ impl MetricAccumulator {
             }
         }
         let adjusted = network_rtt.map(|rtt| rtt.adjusted(|tag| self.samples.get(tag).map(SampleColumn::values)));
+        let replay_lag = self
+            .samples
+            .get(registry::REPLAY_SEND_SCHEDULE_OFFSET.tag)
+            .filter(|_| whole_run)
+            .map(|offsets| replay_lag_metrics(&offsets.values()));
         drop(self.samples);
         let mut others = time_weighted();
         others.extend(adjusted.into_iter().flatten());
+        others.extend(replay_lag.into_iter().flatten());
         metric_results(distributions, &self.totals, others)
     }
 }
 
 /// Every exported metric with a value, in registry order, from the record metrics'
 /// `distributions` (by tag), the run's `totals` (aggregate values, and with the distributions'
-/// sums the derived ones) and `others` computed elsewhere (time-weighted, network-adjusted).
+/// sums the derived ones) and `others` computed elsewhere (time-weighted, network-adjusted,
+/// replay lag).
 pub fn metric_results(
     distributions: HashMap<&'static str, Stats>,
     totals: &RunTotals,
@@ -105,7 +131,8 @@ pub fn metric_results(
             let stats = match def.kind {
                 MetricKind::Record => stats_by_tag.remove(def.tag)?,
                 _ if def.has(registry::MetricFlags::TIME_WEIGHTED)
-                    || def.has(registry::MetricFlags::NETWORK_LATENCY) =>
+                    || def.has(registry::MetricFlags::NETWORK_LATENCY)
+                    || def.has(registry::MetricFlags::FIXED_SCHEDULE_ONLY) =>
                 {
                     stats_by_tag.remove(def.tag)?
                 }

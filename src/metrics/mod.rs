@@ -17,6 +17,7 @@ pub mod record_metrics;
 pub mod record_sink;
 pub mod record_values;
 pub mod registry;
+pub mod replay_lag;
 pub mod run_totals;
 pub mod sample_column;
 pub mod sorted_blocks;
@@ -47,4 +48,7 @@ pub struct MetricsContext {
     /// Images sent with each dataset entry's request (vision chat), by dataset index; empty
     /// or 0 when none.
     pub images_per_entry: Vec<u32>,
+    /// The phases (by index) that replay a fixed schedule: their records carry the replay
+    /// schedule offset.
+    pub fixed_schedule_phases: Vec<usize>,
 }

@@ -160,7 +160,7 @@ impl RecordProcessor {
             });
             // The segments stay for the timeslices.
             let mut segments = Vec::new();
-            let metrics = run.finish(
+            let metrics = run.finish_run(
                 || {
                     let (swept, time_weighted) = joined(swept);
                     segments = swept;

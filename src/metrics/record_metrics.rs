@@ -59,6 +59,7 @@ pub fn success_metrics(record: &RequestRecord, ctx: &MetricsContext) -> RecordMe
 
     metrics.push(&registry::REQUEST_LATENCY, MetricValue::Float(ns_to_ms(latency_ns)));
     push_schedule_relative_metrics(&mut metrics, record, ctx.streaming);
+    push_timing_fidelity_metrics(&mut metrics, record, ctx);
     if ctx.streaming {
         push_streaming_metrics(&mut metrics, record, latency_ns, input_sequence_length, output_sequence_length);
     }
@@ -182,6 +183,31 @@ fn push_schedule_relative_metrics(metrics: &mut RecordMetrics, record: &RequestR
     }
 }
 
+/// AIPerf's timing-fidelity metrics: the stream's set-up and prefill (streamed records with
+/// their response headers' time), the credit drop latency (not for a session's later turns,
+/// which AIPerf leaves out too) and, in fixed-schedule phases, the send's offset from its
+/// due time.
+fn push_timing_fidelity_metrics(metrics: &mut RecordMetrics, record: &RequestRecord, ctx: &MetricsContext) {
+    if let (true, Some(ack_ns)) = (ctx.streaming, record.ack_ns) {
+        let setup_ns = ack_ns.saturating_sub(record.start_ns);
+        metrics.push(&registry::STREAM_SETUP_LATENCY, MetricValue::Float(ns_to_ms(setup_ns)));
+        if let Some(first_chunk) = record.chunks.first() {
+            let ttft_ns = first_chunk.ns.saturating_sub(record.start_ns);
+            metrics.push(
+                &registry::STREAM_PREFILL_LATENCY,
+                MetricValue::Float(ns_to_ms(ttft_ns.saturating_sub(setup_ns))),
+            );
+        }
+    }
+    let late_ns = record.start_ns.saturating_sub(record.scheduled_ns);
+    if record.turn.is_none_or(|turn| turn.turn == 0) {
+        metrics.push(&registry::CREDIT_DROP_LATENCY, MetricValue::Float(ns_to_ms(late_ns)));
+    }
+    if ctx.fixed_schedule_phases.contains(&record.origin.phase_index) {
+        metrics.push(&registry::REPLAY_SEND_SCHEDULE_OFFSET, MetricValue::Float(late_ns as f64));
+    }
+}
+
 /// TTFT, TTST, TTFO, ITL, ICL and the per-user throughputs of a streamed record.
 fn push_streaming_metrics(
     metrics: &mut RecordMetrics,
@@ -281,6 +307,38 @@ mod tests {
         // Entries come in registry order.
         let positions: Vec<usize> = m.entries.iter().map(|(d, _)| registry::position(d)).collect();
         assert!(positions.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn timing_fidelity_metrics_split_the_ttft_and_time_the_release() {
+        // Due at 1 ms, sent at 4 ms, headers at 6.5 ms, first chunk at 14 ms.
+        let mut record = streamed_record(4_000_000, &[14_000_000, 20_000_000], " the the", 8);
+        record.scheduled_ns = 1_000_000;
+        record.ack_ns = Some(6_500_000);
+        let m = success_metrics(&record, &context(true));
+        assert!(close(float(&m, &registry::STREAM_SETUP_LATENCY), 2.5));
+        assert!(close(float(&m, &registry::STREAM_PREFILL_LATENCY), 7.5));
+        assert!(close(
+            float(&m, &registry::STREAM_SETUP_LATENCY) + float(&m, &registry::STREAM_PREFILL_LATENCY),
+            float(&m, &registry::TIME_TO_FIRST_TOKEN)
+        ));
+        assert!(close(float(&m, &registry::CREDIT_DROP_LATENCY), 3.0));
+        assert!(m.get(&registry::REPLAY_SEND_SCHEDULE_OFFSET).is_none(), "not a fixed-schedule phase");
+
+        let replay = MetricsContext { fixed_schedule_phases: vec![0], ..context(false) };
+        let m = success_metrics(&record, &replay);
+        assert!(close(float(&m, &registry::REPLAY_SEND_SCHEDULE_OFFSET), 3_000_000.0));
+        assert!(m.get(&registry::STREAM_SETUP_LATENCY).is_none(), "not streamed");
+
+        record.turn = Some(crate::record::SessionTurn { session: 1, turn: 2 });
+        record.ack_ns = None;
+        let m = success_metrics(&record, &context(true));
+        assert!(m.get(&registry::CREDIT_DROP_LATENCY).is_none(), "a later turn has no credit drop");
+        assert!(m.get(&registry::STREAM_SETUP_LATENCY).is_none() && m.get(&registry::STREAM_PREFILL_LATENCY).is_none());
+        let hidden =
+            [&registry::STREAM_SETUP_LATENCY, &registry::CREDIT_DROP_LATENCY, &registry::REPLAY_SEND_SCHEDULE_OFFSET];
+        assert!(hidden.iter().all(|def| !def.shown_on_console() && !def.exported()), "hidden as AIPerf hides them");
+        assert!(registry::REPLAY_SCHED_LAG_P99.exported() && !registry::REPLAY_SCHED_LAG_P99.shown_on_console());
     }
 
     #[test]

@@ -48,8 +48,11 @@ impl MetricFlags {
     pub const GPU_ENERGY: Self = Self(1 << 16);
     /// Computed only when the requests carry audio (RTFx and its inputs, audio usage).
     pub const SUPPORTS_AUDIO_ONLY: Self = Self(1 << 17);
-    /// AIPerf computes it only in its developer mode; here it is exported, never on the console.
+    /// AIPerf's experimental metrics: off the console, and out of the exports unless AIPerf's
+    /// developer mode shows them (`AIPERF_DEV_MODE=1`, `AIPERF_DEV_SHOW_EXPERIMENTAL_METRICS=1`).
     pub const EXPERIMENTAL: Self = Self(1 << 18);
+    /// Computed only for phases that replay a fixed schedule of send times (trace replay).
+    pub const FIXED_SCHEDULE_ONLY: Self = Self(1 << 19);
     pub const STREAMING_TOKENS_ONLY: Self = Self::STREAMING_ONLY.with(Self::PRODUCES_TOKENS_ONLY);
 
     /// Both sets of flags.
@@ -96,9 +99,12 @@ impl MetricDef {
         self.has(MetricFlags::HTTP_TRACE_ONLY) && !self.has(MetricFlags::NO_CONSOLE)
     }
 
-    /// Written to the summary exports (JSON, CSV) and returned in the results.
+    /// Written to the summary exports (JSON, CSV) and the records, and returned in the
+    /// results: not an internal or experimental metric, unless AIPerf's developer mode shows it.
     pub fn exported(&self) -> bool {
-        !self.has(MetricFlags::INTERNAL)
+        let shown = DeveloperView::of_environment();
+        (!self.has(MetricFlags::INTERNAL) || shown.internal)
+            && (!self.has(MetricFlags::EXPERIMENTAL) || shown.experimental)
     }
 
     /// This metric's result with the given statistics.
@@ -111,6 +117,30 @@ impl MetricDef {
             console: self.shown_on_console(),
             stats,
         }
+    }
+}
+
+/// What AIPerf's developer mode adds to the exports, read once from its environment variables
+/// (`AIPERF_DEV_MODE` with `AIPERF_DEV_SHOW_INTERNAL_METRICS` / `_SHOW_EXPERIMENTAL_METRICS`).
+#[derive(Debug, Clone, Copy, Default)]
+struct DeveloperView {
+    internal: bool,
+    experimental: bool,
+}
+
+impl DeveloperView {
+    fn of_environment() -> Self {
+        static VIEW: std::sync::OnceLock<DeveloperView> = std::sync::OnceLock::new();
+        *VIEW.get_or_init(|| {
+            let on = |name: &str| {
+                std::env::var(name).is_ok_and(|v| matches!(v.to_ascii_lowercase().as_str(), "1" | "true" | "yes"))
+            };
+            let developer = on("AIPERF_DEV_MODE");
+            Self {
+                internal: developer && on("AIPERF_DEV_SHOW_INTERNAL_METRICS"),
+                experimental: developer && on("AIPERF_DEV_SHOW_EXPERIMENTAL_METRICS"),
+            }
+        })
     }
 }
 
@@ -704,6 +734,60 @@ pub static NVIDIA_OUTPUT_TOKENS_PER_JOULE: MetricDef =
 pub static NVIDIA_ENERGY_PER_USER: MetricDef =
     gpu_energy("nvidia_energy_per_user", "Energy per User", "joules/user", F::NONE);
 
+// ---- GPU energy efficiency (AIPerf 0.13's AMD family, the NVIDIA one's twin), run-level values ----
+pub static AMD_ENERGY_DELAY_PRODUCT: MetricDef =
+    gpu_energy("amd_energy_delay_product", "Energy Delay Product", "J*s", F::NONE);
+pub static AMD_PERFORMANCE_PER_WATT: MetricDef =
+    gpu_energy("amd_performance_per_watt", "Performance per Watt", "requests/sec/W", BETTER);
+pub static AMD_OUTPUT_TPS_PER_WATT: MetricDef =
+    gpu_energy("amd_output_tps_per_watt", "Output Tokens per Second per Watt", "tokens/sec/W", BETTER);
+pub static AMD_GOODPUT_PER_WATT: MetricDef =
+    gpu_energy("amd_goodput_per_watt", "Goodput per Watt", "good-req/s/W", BETTER);
+pub static AMD_AVERAGE_GPU_POWER: MetricDef = gpu_energy("amd_average_gpu_power", "Average GPU Power", "W", F::NONE);
+pub static AMD_TOTAL_GPU_ENERGY: MetricDef = gpu_energy("amd_total_gpu_energy", "Total GPU Energy", "J", F::NONE);
+pub static AMD_TOTAL_GPU_POWER: MetricDef = gpu_energy("amd_total_gpu_power", "Total GPU Power", "W", F::NONE);
+pub static AMD_ENERGY_PER_TOTAL_TOKEN: MetricDef =
+    gpu_energy("amd_energy_per_total_token", "Energy per Total Token", "mJ/token", F::NONE);
+pub static AMD_ENERGY_PER_OUTPUT_TOKEN: MetricDef =
+    gpu_energy("amd_energy_per_output_token", "Energy per Output Token", "mJ/token", F::NONE);
+pub static AMD_ENERGY_PER_REQUEST: MetricDef =
+    gpu_energy("amd_energy_per_request", "Energy per Request", "joules/request", F::NONE);
+pub static AMD_OUTPUT_TOKENS_PER_JOULE: MetricDef =
+    gpu_energy("amd_output_tokens_per_joule", "Output Tokens per Joule", "tokens/J", BETTER);
+pub static AMD_ENERGY_PER_USER: MetricDef =
+    gpu_energy("amd_energy_per_user", "Energy per User", "joules/user", F::NONE);
+
+// ---- Timing fidelity (AIPerf 0.13's stream, credit and replay-schedule metrics) ----
+/// Response headers in − send start: connection, request and stream set-up (`ack_ns`).
+pub static STREAM_SETUP_LATENCY: MetricDef =
+    record("stream_setup_latency", "Stream Setup Latency", "ms", F::STREAMING_ONLY.with(F::EXPERIMENTAL), &[]);
+/// Time to first token − stream setup latency: the prefill after the stream opened.
+pub static STREAM_PREFILL_LATENCY: MetricDef = record(
+    "stream_prefill_latency",
+    "Stream Prefill Latency",
+    "ms",
+    F::STREAMING_TOKENS_ONLY.with(F::EXPERIMENTAL),
+    &[&STREAM_SETUP_LATENCY, &TIME_TO_FIRST_TOKEN],
+);
+/// Send start − the moment the scheduler released the request (its due time), first turns only.
+pub static CREDIT_DROP_LATENCY: MetricDef =
+    record("credit_drop_latency", "Credit Drop Latency", "ms", F::INTERNAL, &[]);
+/// Send start − the due time of a fixed-schedule request, ns: the replay lag's raw values.
+pub static REPLAY_SEND_SCHEDULE_OFFSET: MetricDef = record(
+    "replay_send_schedule_offset",
+    "Replay Send Schedule Offset",
+    "ns",
+    F::INTERNAL.with(F::FIXED_SCHEDULE_ONLY),
+    &[],
+);
+const fn replay_lag(tag: &'static str, header: &'static str, unit: &'static str) -> MetricDef {
+    aggregate(tag, header, unit, F::FIXED_SCHEDULE_ONLY.with(F::NO_CONSOLE))
+}
+pub static REPLAY_SCHED_LAG_P50: MetricDef = replay_lag("replay_sched_lag_p50", "Replay Schedule Lag p50", "ms");
+pub static REPLAY_SCHED_LAG_P90: MetricDef = replay_lag("replay_sched_lag_p90", "Replay Schedule Lag p90", "ms");
+pub static REPLAY_SCHED_LAG_P99: MetricDef = replay_lag("replay_sched_lag_p99", "Replay Schedule Lag p99", "ms");
+pub static REPLAY_SCHED_DEGRADED: MetricDef = replay_lag("replay_sched_degraded", "Replay Schedule Degraded", "count");
+
 // ---- HTTP trace record metrics (k6 names, spec: "HTTP Trace Metrics") ----
 const TRACE: MetricFlags = F::HTTP_TRACE_ONLY;
 pub static HTTP_REQ_BLOCKED: MetricDef = record("http_req_blocked", "HTTP Blocked", "ms", TRACE, &[]);
@@ -871,6 +955,26 @@ pub static METRICS: &[&MetricDef] = &[
     &NVIDIA_ENERGY_PER_REQUEST,
     &NVIDIA_OUTPUT_TOKENS_PER_JOULE,
     &NVIDIA_ENERGY_PER_USER,
+    &AMD_ENERGY_DELAY_PRODUCT,
+    &AMD_PERFORMANCE_PER_WATT,
+    &AMD_OUTPUT_TPS_PER_WATT,
+    &AMD_GOODPUT_PER_WATT,
+    &AMD_AVERAGE_GPU_POWER,
+    &AMD_TOTAL_GPU_ENERGY,
+    &AMD_TOTAL_GPU_POWER,
+    &AMD_ENERGY_PER_TOTAL_TOKEN,
+    &AMD_ENERGY_PER_OUTPUT_TOKEN,
+    &AMD_ENERGY_PER_REQUEST,
+    &AMD_OUTPUT_TOKENS_PER_JOULE,
+    &AMD_ENERGY_PER_USER,
+    &STREAM_SETUP_LATENCY,
+    &STREAM_PREFILL_LATENCY,
+    &CREDIT_DROP_LATENCY,
+    &REPLAY_SEND_SCHEDULE_OFFSET,
+    &REPLAY_SCHED_LAG_P50,
+    &REPLAY_SCHED_LAG_P90,
+    &REPLAY_SCHED_LAG_P99,
+    &REPLAY_SCHED_DEGRADED,
     &MIN_REQUEST_TIMESTAMP,
     &MAX_RESPONSE_TIMESTAMP,
     &HTTP_REQ_BLOCKED,

@@ -274,20 +274,24 @@ impl Default for ServerMetricsConfig {
     }
 }
 
-/// GPU telemetry: local GPUs through NVML, and DCGM exporter endpoints when listed.
+/// GPU telemetry: local GPUs through NVML (and amd-smi where installed), and GPU exporter
+/// endpoints (DCGM's, AMD's device-metrics exporter) when listed.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct GpuTelemetryConfig {
-    /// Read local GPUs through NVML (if the library is there).
+    /// Read local GPUs through NVML and amd-smi (each if it is there).
     pub enabled: bool,
-    /// DCGM exporter /metrics URLs (none by default: no probing unless asked).
+    /// GPU exporter /metrics URLs, DCGM's or AMD's (none by default: no probing unless asked).
     pub dcgm_urls: Vec<String>,
     /// Time between samples, seconds.
     pub interval_s: f64,
+    /// amd-smi was asked for (AIPerf's `amdsmi` collector): its absence is said.
+    #[serde(default)]
+    pub amd_smi: bool,
 }
 
 impl Default for GpuTelemetryConfig {
     fn default() -> Self {
-        Self { enabled: true, dcgm_urls: Vec::new(), interval_s: 0.333 }
+        Self { enabled: true, dcgm_urls: Vec::new(), interval_s: 0.333, amd_smi: false }
     }
 }
 

@@ -54,9 +54,9 @@ pub fn server_metrics(map: Map) -> ScriptResult<ServerMetricsConfig> {
     Ok(config)
 }
 
-const GPU_TELEMETRY_KEYS: &[&str] = &["enabled", "dcgm_urls", "interval"];
+const GPU_TELEMETRY_KEYS: &[&str] = &["enabled", "dcgm_urls", "interval", "amd_smi"];
 
-/// `gpu_telemetry: #{ enabled, dcgm_urls, interval }`
+/// `gpu_telemetry: #{ enabled, dcgm_urls, interval, amd_smi }`
 pub fn gpu_telemetry(map: Map) -> ScriptResult<GpuTelemetryConfig> {
     const WHAT: &str = "gpu_telemetry";
     let mut r = MapReader::new(WHAT, map, GPU_TELEMETRY_KEYS)?;
@@ -66,6 +66,7 @@ pub fn gpu_telemetry(map: Map) -> ScriptResult<GpuTelemetryConfig> {
         config.dcgm_urls = strings(WHAT, "dcgm_urls", urls)?;
     }
     config.interval_s = positive(WHAT, "interval", r.opt_f64("interval")?)?.unwrap_or(config.interval_s);
+    config.amd_smi = r.opt_bool("amd_smi")?.unwrap_or(false);
     Ok(config)
 }
 

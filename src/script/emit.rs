@@ -121,10 +121,11 @@ fn run_map(plan: &Plan, named: bool, repeat: &str, api_key: ApiKey, depth: usize
     keys.push(format!("server_metrics: {}", server_metrics(plan)));
     let telemetry = &plan.gpu_telemetry;
     keys.push(format!(
-        "gpu_telemetry: #{{ enabled: {}, dcgm_urls: {}, interval: {} }}",
+        "gpu_telemetry: #{{ enabled: {}, dcgm_urls: {}, interval: {}, amd_smi: {} }}",
         telemetry.enabled,
         strings(&telemetry.dcgm_urls),
-        float(telemetry.interval_s)
+        float(telemetry.interval_s),
+        telemetry.amd_smi
     ));
     if !plan.slos.is_empty() {
         let slos: Vec<String> =

@@ -353,7 +353,8 @@ mod tests {
         let fleet = gpu_energy(dir.path(), &plan, &phases, anchor).unwrap().expect("energy");
         assert_eq!(fleet.duration_s, 5.0);
         // From the reading before the window (1 s) to the last inside (6 s); the one at 9 s is out.
-        assert!((fleet.counted_energy_j.unwrap() - 3_000.0).abs() < 1e-6, "{fleet:?}");
-        assert_eq!(fleet.total_power_w, Some(400.0));
+        let drawn = fleet.vendors[0];
+        assert!((drawn.counted_energy_j.unwrap() - 3_000.0).abs() < 1e-6, "{fleet:?}");
+        assert_eq!(drawn.total_power_w, Some(400.0));
     }
 }

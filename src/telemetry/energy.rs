@@ -1,10 +1,10 @@
-//! AIPerf 0.13's GPU energy-efficiency metrics (`nvidia_total_gpu_energy`,
-//! `nvidia_energy_per_output_token`, `nvidia_output_tokens_per_joule`, …): the GPUs' energy
-//! over the profiling window against the run's token, request and latency totals. The energy
-//! is the energy counters' growth summed over the GPUs, or, when no GPU counts energy, their
-//! summed mean power times the window.
+//! AIPerf 0.13's GPU energy-efficiency metrics, one family per vendor (`nvidia_*`, `amd_*`:
+//! `_total_gpu_energy`, `_energy_per_output_token`, `_output_tokens_per_joule`, …): a vendor's
+//! GPUs' energy over the profiling window against the run's token, request and latency
+//! totals. The energy is the energy counters' growth summed over the GPUs, or, when no GPU
+//! counts energy, their summed mean power times the window.
 
-use super::fields::GpuField;
+use super::fields::Vendor;
 use super::sample::GpuSample;
 use super::summary::counter_growth;
 use crate::metrics::registry::{self, MetricDef};
@@ -15,55 +15,125 @@ use crate::result::{MetricResult, Stats};
 /// lands up to an interval after the last response (AIPerf's `FINAL_SCRAPE_GRACE_NS`).
 const END_GRACE_NS: u64 = 666_000_000;
 
-/// What the GPUs drew over the profiling window.
+/// What one vendor's GPUs drew over the profiling window.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct FleetEnergy {
+pub struct VendorEnergy {
+    pub vendor: Vendor,
     /// The GPUs' mean power readings in the window, summed, W; None without a reading.
     pub total_power_w: Option<f64>,
     /// The GPUs' energy counters' growth over the window, summed, J; None without a counter.
     pub counted_energy_j: Option<f64>,
+}
+
+/// What the GPUs drew over the profiling window, per vendor that reported.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FleetEnergy {
+    pub vendors: Vec<VendorEnergy>,
     pub duration_s: f64,
 }
 
 impl FleetEnergy {
     /// From every GPU reading and the profiling window (epoch ns).
     pub fn of(samples: &[GpuSample], start_ns: u64, end_ns: u64) -> Self {
-        let mut gpus: Vec<(&str, &str)> = samples.iter().map(|s| (s.source.as_str(), s.gpu_uuid.as_str())).collect();
+        let mut gpus: Vec<(Vendor, &str, &str)> =
+            samples.iter().map(|s| (s.vendor(), s.source.as_str(), s.gpu_uuid.as_str())).collect();
         gpus.sort_unstable();
         gpus.dedup();
-        let (mut total_power_w, mut counted_energy_j) = (None, None);
-        for (source, uuid) in gpus {
+        let mut vendors: Vec<VendorEnergy> = Vec::new();
+        for (vendor, source, uuid) in gpus {
             let readings: Vec<&GpuSample> =
                 samples.iter().filter(|s| s.source == source && s.gpu_uuid == uuid).collect();
-            let series = |field: GpuField| -> Vec<(u64, f64)> {
+            let series = |field| -> Vec<(u64, f64)> {
                 readings.iter().filter_map(|s| Some((s.timestamp_ns, s.value(field)?))).collect()
             };
-            let power: Vec<f64> = series(GpuField::PowerUsage)
+            if vendors.last().is_none_or(|v| v.vendor != vendor) {
+                vendors.push(VendorEnergy { vendor, total_power_w: None, counted_energy_j: None });
+            }
+            let Some(drawn) = vendors.last_mut() else { continue };
+            let power: Vec<f64> = series(vendor.power_field())
                 .into_iter()
                 .filter(|(at, _)| (start_ns..=end_ns).contains(at))
                 .map(|(_, watts)| watts)
                 .collect();
             if !power.is_empty() {
-                *total_power_w.get_or_insert(0.0) += power.iter().sum::<f64>() / power.len() as f64;
+                *drawn.total_power_w.get_or_insert(0.0) += power.iter().sum::<f64>() / power.len() as f64;
             }
-            if let Some(growth) = counter_growth(&series(GpuField::EnergyConsumption), start_ns, end_ns + END_GRACE_NS)
-            {
+            let energy = series(vendor.energy_field());
+            if let Some(growth) = counter_growth(&energy, start_ns, end_ns + END_GRACE_NS) {
                 // MJ → J
-                *counted_energy_j.get_or_insert(0.0) += growth * 1e6;
+                *drawn.counted_energy_j.get_or_insert(0.0) += growth * 1e6;
             }
         }
-        Self { total_power_w, counted_energy_j, duration_s: end_ns.saturating_sub(start_ns) as f64 / 1e9 }
+        Self { vendors, duration_s: end_ns.saturating_sub(start_ns) as f64 / 1e9 }
     }
 
+    /// What `vendor`'s GPUs drew, if any reported.
+    pub fn of_vendor(&self, vendor: Vendor) -> Option<&VendorEnergy> {
+        self.vendors.iter().find(|v| v.vendor == vendor)
+    }
+}
+
+impl VendorEnergy {
     /// The window's energy (J) and mean power (W): the counters' when they grew, else the
     /// power readings' times the window.
-    fn energy_and_power(&self) -> Option<(f64, f64)> {
+    fn energy_and_power(&self, duration_s: f64) -> Option<(f64, f64)> {
         if let Some(energy) = self.counted_energy_j.filter(|e| *e > 0.0) {
-            let power = if self.duration_s > 0.0 { energy / self.duration_s } else { 0.0 };
+            let power = if duration_s > 0.0 { energy / duration_s } else { 0.0 };
             return Some((energy, power));
         }
-        let power = self.total_power_w.filter(|p| *p > 0.0 && self.duration_s > 0.0)?;
-        Some((power * self.duration_s, power))
+        let power = self.total_power_w.filter(|p| *p > 0.0 && duration_s > 0.0)?;
+        Some((power * duration_s, power))
+    }
+}
+
+/// One vendor's twelve metrics.
+struct VendorMetrics {
+    total_power: &'static MetricDef,
+    average_power: &'static MetricDef,
+    total_energy: &'static MetricDef,
+    output_tokens_per_joule: &'static MetricDef,
+    energy_per_output_token: &'static MetricDef,
+    energy_per_total_token: &'static MetricDef,
+    energy_per_request: &'static MetricDef,
+    energy_per_user: &'static MetricDef,
+    energy_delay_product: &'static MetricDef,
+    performance_per_watt: &'static MetricDef,
+    output_tps_per_watt: &'static MetricDef,
+    goodput_per_watt: &'static MetricDef,
+}
+
+impl VendorMetrics {
+    fn of(vendor: Vendor) -> Self {
+        match vendor {
+            Vendor::Nvidia => Self {
+                total_power: &registry::NVIDIA_TOTAL_GPU_POWER,
+                average_power: &registry::NVIDIA_AVERAGE_GPU_POWER,
+                total_energy: &registry::NVIDIA_TOTAL_GPU_ENERGY,
+                output_tokens_per_joule: &registry::NVIDIA_OUTPUT_TOKENS_PER_JOULE,
+                energy_per_output_token: &registry::NVIDIA_ENERGY_PER_OUTPUT_TOKEN,
+                energy_per_total_token: &registry::NVIDIA_ENERGY_PER_TOTAL_TOKEN,
+                energy_per_request: &registry::NVIDIA_ENERGY_PER_REQUEST,
+                energy_per_user: &registry::NVIDIA_ENERGY_PER_USER,
+                energy_delay_product: &registry::NVIDIA_ENERGY_DELAY_PRODUCT,
+                performance_per_watt: &registry::NVIDIA_PERFORMANCE_PER_WATT,
+                output_tps_per_watt: &registry::NVIDIA_OUTPUT_TPS_PER_WATT,
+                goodput_per_watt: &registry::NVIDIA_GOODPUT_PER_WATT,
+            },
+            Vendor::Amd => Self {
+                total_power: &registry::AMD_TOTAL_GPU_POWER,
+                average_power: &registry::AMD_AVERAGE_GPU_POWER,
+                total_energy: &registry::AMD_TOTAL_GPU_ENERGY,
+                output_tokens_per_joule: &registry::AMD_OUTPUT_TOKENS_PER_JOULE,
+                energy_per_output_token: &registry::AMD_ENERGY_PER_OUTPUT_TOKEN,
+                energy_per_total_token: &registry::AMD_ENERGY_PER_TOTAL_TOKEN,
+                energy_per_request: &registry::AMD_ENERGY_PER_REQUEST,
+                energy_per_user: &registry::AMD_ENERGY_PER_USER,
+                energy_delay_product: &registry::AMD_ENERGY_DELAY_PRODUCT,
+                performance_per_watt: &registry::AMD_PERFORMANCE_PER_WATT,
+                output_tps_per_watt: &registry::AMD_OUTPUT_TPS_PER_WATT,
+                goodput_per_watt: &registry::AMD_GOODPUT_PER_WATT,
+            },
+        }
     }
 }
 
@@ -81,47 +151,55 @@ pub fn users_of(plan: &Plan) -> Option<u64> {
 
 /// The run's metrics with the energy metrics among them, in the registry's order.
 pub fn add_efficiency_metrics(metrics: &mut Vec<MetricResult>, fleet: &FleetEnergy, users: Option<u64>) {
-    let energy = efficiency_metrics(fleet, metrics, users);
+    let energy: Vec<MetricResult> =
+        fleet.vendors.iter().flat_map(|drawn| efficiency_metrics(drawn, fleet.duration_s, metrics, users)).collect();
     metrics.extend(energy);
     metrics.sort_by_key(|m| registry::metric(m.tag).map_or(usize::MAX, registry::position));
 }
 
-/// Every energy metric its inputs allow, each a single value, in the registry's order.
-fn efficiency_metrics(fleet: &FleetEnergy, metrics: &[MetricResult], users: Option<u64>) -> Vec<MetricResult> {
+/// Every energy metric of one vendor its inputs allow, each a single value, in the registry's
+/// order.
+fn efficiency_metrics(
+    drawn: &VendorEnergy,
+    duration_s: f64,
+    metrics: &[MetricResult],
+    users: Option<u64>,
+) -> Vec<MetricResult> {
+    let defs = VendorMetrics::of(drawn.vendor);
     let avg = |tag: &str| metrics.iter().find(|m| m.tag == tag).map(|m| m.stats.avg).filter(|v| v.is_finite());
     let mut out: Vec<(&'static MetricDef, f64)> = Vec::new();
-    if let Some(power) = fleet.total_power_w.filter(|p| *p > 0.0) {
-        out.push((&registry::NVIDIA_TOTAL_GPU_POWER, power));
+    if let Some(power) = drawn.total_power_w.filter(|p| *p > 0.0) {
+        out.push((defs.total_power, power));
     }
-    if let Some((energy, power)) = fleet.energy_and_power() {
+    if let Some((energy, power)) = drawn.energy_and_power(duration_s) {
         if power > 0.0 {
-            out.push((&registry::NVIDIA_AVERAGE_GPU_POWER, power));
+            out.push((defs.average_power, power));
         }
-        out.push((&registry::NVIDIA_TOTAL_GPU_ENERGY, energy));
+        out.push((defs.total_energy, energy));
         let output_tokens = avg("total_osl").filter(|t| *t > 0.0);
         if let Some(tokens) = output_tokens {
-            out.push((&registry::NVIDIA_OUTPUT_TOKENS_PER_JOULE, tokens / energy));
-            out.push((&registry::NVIDIA_ENERGY_PER_OUTPUT_TOKEN, energy * 1e3 / tokens));
+            out.push((defs.output_tokens_per_joule, tokens / energy));
+            out.push((defs.energy_per_output_token, energy * 1e3 / tokens));
         }
         let all_tokens = avg("total_isl").unwrap_or(0.0) + output_tokens.unwrap_or(0.0);
         if all_tokens > 0.0 {
-            out.push((&registry::NVIDIA_ENERGY_PER_TOTAL_TOKEN, energy * 1e3 / all_tokens));
+            out.push((defs.energy_per_total_token, energy * 1e3 / all_tokens));
         }
         let per_request = avg("request_count").filter(|n| *n > 0.0).map(|n| energy / n);
         if let Some(per_request) = per_request {
-            out.push((&registry::NVIDIA_ENERGY_PER_REQUEST, per_request));
+            out.push((defs.energy_per_request, per_request));
         }
         if let Some(users) = users {
-            out.push((&registry::NVIDIA_ENERGY_PER_USER, energy / users as f64));
+            out.push((defs.energy_per_user, energy / users as f64));
         }
         if let (Some(per_request), Some(latency_ms)) = (per_request, avg("request_latency").filter(|l| *l > 0.0)) {
-            out.push((&registry::NVIDIA_ENERGY_DELAY_PRODUCT, per_request * latency_ms / 1e3));
+            out.push((defs.energy_delay_product, per_request * latency_ms / 1e3));
         }
         if power > 0.0 {
             let per_watt = [
-                ("request_throughput", &registry::NVIDIA_PERFORMANCE_PER_WATT),
-                ("output_token_throughput", &registry::NVIDIA_OUTPUT_TPS_PER_WATT),
-                ("goodput", &registry::NVIDIA_GOODPUT_PER_WATT),
+                ("request_throughput", defs.performance_per_watt),
+                ("output_token_throughput", defs.output_tps_per_watt),
+                ("goodput", defs.goodput_per_watt),
             ];
             out.extend(per_watt.into_iter().filter_map(|(tag, def)| Some((def, avg(tag)? / power))));
         }
@@ -133,6 +211,7 @@ fn efficiency_metrics(fleet: &FleetEnergy, metrics: &[MetricResult], users: Opti
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::telemetry::fields::GpuField;
 
     const S: u64 = 1_000_000_000;
 
@@ -179,8 +258,10 @@ mod tests {
         ];
         let fleet = FleetEnergy::of(&samples, S, 11 * S);
         assert_eq!(fleet.duration_s, 10.0);
-        assert!((fleet.counted_energy_j.unwrap() - 5_000.0).abs() < 1e-6, "{fleet:?}");
-        assert_eq!(fleet.total_power_w, Some(300.0 + 200.0));
+        let drawn = fleet.of_vendor(Vendor::Nvidia).unwrap();
+        assert!((drawn.counted_energy_j.unwrap() - 5_000.0).abs() < 1e-6, "{fleet:?}");
+        assert_eq!(drawn.total_power_w, Some(300.0 + 200.0));
+        assert_eq!(fleet.vendors.len(), 1);
 
         let metrics = [
             metric(&registry::TOTAL_OSL, 10_000.0),
@@ -189,7 +270,7 @@ mod tests {
             metric(&registry::REQUEST_LATENCY, 2_000.0),
             metric(&registry::REQUEST_THROUGHPUT, 10.0),
         ];
-        let out = efficiency_metrics(&fleet, &metrics, Some(8));
+        let out = efficiency_metrics(drawn, fleet.duration_s, &metrics, Some(8));
         assert_near(&out, "nvidia_total_gpu_energy", 5_000.0);
         assert_near(&out, "nvidia_average_gpu_power", 500.0);
         assert_near(&out, "nvidia_total_gpu_power", 500.0);
@@ -212,12 +293,41 @@ mod tests {
     fn without_an_energy_counter_power_times_the_window_stands_in_and_without_readings_nothing() {
         let samples = vec![reading("a", 2.0, 250.0, None), reading("a", 4.0, 350.0, None)];
         let fleet = FleetEnergy::of(&samples, S, 5 * S);
-        assert_eq!(fleet.counted_energy_j, None);
-        let out = efficiency_metrics(&fleet, &[], None);
+        let drawn = fleet.of_vendor(Vendor::Nvidia).unwrap();
+        assert_eq!(drawn.counted_energy_j, None);
+        let out = efficiency_metrics(drawn, fleet.duration_s, &[], None);
         assert_near(&out, "nvidia_total_gpu_energy", 1_200.0);
         assert_near(&out, "nvidia_average_gpu_power", 300.0);
         assert_eq!(value(&out, "nvidia_energy_per_user"), None);
 
-        assert!(efficiency_metrics(&FleetEnergy::of(&[], S, 5 * S), &[], Some(4)).is_empty());
+        let mut none = Vec::new();
+        add_efficiency_metrics(&mut none, &FleetEnergy::of(&[], S, 5 * S), Some(4));
+        assert!(none.is_empty());
+    }
+
+    #[test]
+    fn each_vendor_gets_its_own_family_from_its_own_fields() {
+        let mut amd = reading("m", 2.0, 0.0, None);
+        amd.values = vec![(GpuField::AmdPower, 750.0), (GpuField::AmdEnergyConsumption, 1.0)];
+        let mut amd_later = amd.clone();
+        amd_later.timestamp_ns = 4 * S;
+        amd_later.values = vec![(GpuField::AmdPower, 750.0), (GpuField::AmdEnergyConsumption, 1.0015)];
+        let samples = vec![reading("n", 2.0, 100.0, None), reading("n", 4.0, 100.0, None), amd, amd_later];
+        let fleet = FleetEnergy::of(&samples, S, 5 * S);
+        assert_eq!(fleet.vendors.len(), 2);
+        let mut all = vec![metric(&registry::TOTAL_OSL, 3_000.0), metric(&registry::REQUEST_COUNT, 10.0)];
+        add_efficiency_metrics(&mut all, &fleet, Some(2));
+        // AMD: 1.5 kJ from its counter over 4 s; NVIDIA: 100 W times 4 s.
+        assert_near(&all, "amd_total_gpu_energy", 1_500.0);
+        assert_near(&all, "amd_total_gpu_power", 750.0);
+        assert_near(&all, "amd_average_gpu_power", 375.0);
+        assert_near(&all, "amd_output_tokens_per_joule", 2.0);
+        assert_near(&all, "amd_energy_per_output_token", 500.0);
+        assert_near(&all, "amd_energy_per_request", 150.0);
+        assert_near(&all, "amd_energy_per_user", 750.0);
+        assert_near(&all, "nvidia_total_gpu_energy", 400.0);
+        assert_near(&all, "nvidia_energy_per_output_token", 400.0 * 1e3 / 3_000.0);
+        let amd_tags = all.iter().filter(|m| m.tag.starts_with("amd_")).count();
+        assert_eq!(amd_tags, all.iter().filter(|m| m.tag.starts_with("nvidia_")).count());
     }
 }

@@ -1,6 +1,7 @@
 //! The GPU telemetry fields under AIPerf 0.13's names, display names and units (our three
-//! extras, memory total and the two clocks, follow theirs), which of them are counters, and
-//! how DCGM exporter metrics map onto them with the scale from DCGM's unit to the field's.
+//! extras, memory total and the two clocks, follow theirs), each with its vendor (AIPerf's
+//! `platform`), which of them are counters, and how DCGM exporter metrics map onto them with
+//! the scale from DCGM's unit to the field's.
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum GpuField {
@@ -18,14 +19,64 @@ pub enum GpuField {
     MemoryTotal,
     SmClock,
     MemoryClock,
+    AmdPower,
+    AmdEnergyConsumption,
+    AmdGfxActivity,
+    AmdUmcActivity,
+    AmdMmActivity,
+    AmdMemoryUsed,
+    AmdTemperature,
+    AmdEccUncorrectable,
+    AmdThrottleStatus,
 }
 
-/// The platform of every field here (AIPerf 0.13 also knows `amd`).
-pub const PLATFORM: &str = "nvidia";
+/// Whose GPU a reading is of: AIPerf's `platform` of a GPU, and the prefix of its fields and
+/// energy metrics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Vendor {
+    Nvidia,
+    Amd,
+}
+
+impl Vendor {
+    pub const ALL: [Vendor; 2] = [Vendor::Nvidia, Vendor::Amd];
+
+    /// AIPerf's `platform` value.
+    pub fn platform(self) -> &'static str {
+        match self {
+            Vendor::Nvidia => "nvidia",
+            Vendor::Amd => "amd",
+        }
+    }
+
+    /// As titles write it: `NVIDIA`, `AMD`.
+    pub fn display(self) -> &'static str {
+        match self {
+            Vendor::Nvidia => "NVIDIA",
+            Vendor::Amd => "AMD",
+        }
+    }
+
+    /// The field of the GPUs' power draw (W).
+    pub fn power_field(self) -> GpuField {
+        match self {
+            Vendor::Nvidia => GpuField::PowerUsage,
+            Vendor::Amd => GpuField::AmdPower,
+        }
+    }
+
+    /// The field of the GPUs' energy counter (MJ).
+    pub fn energy_field(self) -> GpuField {
+        match self {
+            Vendor::Nvidia => GpuField::EnergyConsumption,
+            Vendor::Amd => GpuField::AmdEnergyConsumption,
+        }
+    }
+}
 
 impl GpuField {
-    /// AIPerf's order (its table and CSV rows), then ours.
-    pub const ALL: [GpuField; 14] = [
+    /// AIPerf's order (its table and CSV rows), then ours, then AMD's in AIPerf's order.
+    pub const ALL: [GpuField; 23] = [
         GpuField::PowerUsage,
         GpuField::EnergyConsumption,
         GpuField::GpuUtilization,
@@ -40,7 +91,21 @@ impl GpuField {
         GpuField::MemoryTotal,
         GpuField::SmClock,
         GpuField::MemoryClock,
+        GpuField::AmdPower,
+        GpuField::AmdEnergyConsumption,
+        GpuField::AmdGfxActivity,
+        GpuField::AmdUmcActivity,
+        GpuField::AmdMmActivity,
+        GpuField::AmdMemoryUsed,
+        GpuField::AmdTemperature,
+        GpuField::AmdEccUncorrectable,
+        GpuField::AmdThrottleStatus,
     ];
+
+    /// The vendor whose GPUs report this field.
+    pub fn vendor(self) -> Vendor {
+        if self.name().starts_with("amd_") { Vendor::Amd } else { Vendor::Nvidia }
+    }
 
     pub fn name(self) -> &'static str {
         match self {
@@ -58,6 +123,15 @@ impl GpuField {
             GpuField::MemoryTotal => "nvidia_memory_total",
             GpuField::SmClock => "nvidia_sm_clock",
             GpuField::MemoryClock => "nvidia_memory_clock",
+            GpuField::AmdPower => "amd_power",
+            GpuField::AmdEnergyConsumption => "amd_energy_consumption",
+            GpuField::AmdGfxActivity => "amd_gfx_activity",
+            GpuField::AmdUmcActivity => "amd_umc_activity",
+            GpuField::AmdMmActivity => "amd_mm_activity",
+            GpuField::AmdMemoryUsed => "amd_memory_used",
+            GpuField::AmdTemperature => "amd_temperature",
+            GpuField::AmdEccUncorrectable => "amd_ecc_uncorrectable",
+            GpuField::AmdThrottleStatus => "amd_throttle_status",
         }
     }
 
@@ -78,21 +152,33 @@ impl GpuField {
             GpuField::MemoryTotal => "NVIDIA GPU Memory Total",
             GpuField::SmClock => "NVIDIA SM Clock",
             GpuField::MemoryClock => "NVIDIA Memory Clock",
+            GpuField::AmdPower => "AMD GPU Power",
+            GpuField::AmdEnergyConsumption => "AMD Energy Consumption",
+            GpuField::AmdGfxActivity => "AMD GFX Activity",
+            GpuField::AmdUmcActivity => "AMD UMC Activity",
+            GpuField::AmdMmActivity => "AMD MM Activity",
+            GpuField::AmdMemoryUsed => "AMD GPU Memory Used",
+            GpuField::AmdTemperature => "AMD GPU Temperature",
+            GpuField::AmdEccUncorrectable => "AMD ECC Uncorrectable",
+            GpuField::AmdThrottleStatus => "AMD Throttle Status",
         }
     }
 
     pub fn unit(self) -> &'static str {
         match self {
-            GpuField::PowerUsage => "W",
-            GpuField::EnergyConsumption => "MJ",
+            GpuField::PowerUsage | GpuField::AmdPower => "W",
+            GpuField::EnergyConsumption | GpuField::AmdEnergyConsumption => "MJ",
             GpuField::GpuUtilization
             | GpuField::MemoryUtilization
             | GpuField::SmUtilization
             | GpuField::DecoderUtilization
-            | GpuField::EncoderUtilization => "%",
-            GpuField::MemoryUsed | GpuField::MemoryTotal => "GB",
-            GpuField::Temperature => "°C",
-            GpuField::XidErrors => "count",
+            | GpuField::EncoderUtilization
+            | GpuField::AmdGfxActivity
+            | GpuField::AmdUmcActivity
+            | GpuField::AmdMmActivity => "%",
+            GpuField::MemoryUsed | GpuField::MemoryTotal | GpuField::AmdMemoryUsed => "GB",
+            GpuField::Temperature | GpuField::AmdTemperature => "°C",
+            GpuField::XidErrors | GpuField::AmdEccUncorrectable | GpuField::AmdThrottleStatus => "count",
             GpuField::PowerViolation => "us",
             GpuField::SmClock | GpuField::MemoryClock => "MHz",
         }
@@ -100,7 +186,14 @@ impl GpuField {
 
     /// A running total: the window reports how much it grew, not a distribution.
     pub fn is_counter(self) -> bool {
-        matches!(self, GpuField::EnergyConsumption | GpuField::XidErrors | GpuField::PowerViolation)
+        matches!(
+            self,
+            GpuField::EnergyConsumption
+                | GpuField::XidErrors
+                | GpuField::PowerViolation
+                | GpuField::AmdEnergyConsumption
+                | GpuField::AmdEccUncorrectable
+        )
     }
 
     pub fn from_name(name: &str) -> Option<GpuField> {
@@ -117,8 +210,9 @@ pub fn row_label(name: &str) -> String {
     }
 }
 
-/// Bytes in a MiB, for DCGM's framebuffer fields.
-const MIB_BYTES: f64 = 1_048_576.0;
+/// Bytes in a MiB, for DCGM's framebuffer fields and AMD's VRAM "MB" (amd-smi divides bytes
+/// by 1024²).
+pub const MIB_BYTES: f64 = 1_048_576.0;
 
 /// The field a DCGM metric fills and the factor from DCGM's unit to the field's unit.
 pub fn from_dcgm(metric: &str) -> Option<(GpuField, f64)> {

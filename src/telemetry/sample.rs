@@ -1,6 +1,6 @@
 //! One reading of one GPU: which source and GPU it came from, when, and its field values.
 
-use super::fields::GpuField;
+use super::fields::{GpuField, Vendor};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct GpuSample {
@@ -24,5 +24,10 @@ impl GpuSample {
     /// This reading's value of `field`, if it has one.
     pub fn value(&self, field: GpuField) -> Option<f64> {
         self.values.iter().find(|(f, _)| *f == field).map(|(_, v)| *v)
+    }
+
+    /// Whose GPU this is: every source reads one vendor's fields (NVIDIA when it read none).
+    pub fn vendor(&self) -> Vendor {
+        self.values.first().map_or(Vendor::Nvidia, |(field, _)| field.vendor())
     }
 }

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value, json};
 
 use super::collector::TelemetryCollected;
-use super::fields::{GpuField, PLATFORM};
+use super::fields::GpuField;
 use super::sample::GpuSample;
 use crate::metric_result::Stats;
 use crate::metrics::stats::sample_distribution;
@@ -46,7 +46,7 @@ pub fn telemetry_data(
                 "gpu_index": index,
                 "gpu_name": first.gpu_name,
                 "gpu_uuid": first.gpu_uuid,
-                "platform": PLATFORM,
+                "platform": first.vendor().platform(),
             });
             if !first.hostname.is_empty() {
                 gpu["hostname"] = json!(first.hostname);

@@ -1,25 +1,30 @@
 //! The console's GPU telemetry tables, as AIPerf prints them after the metrics: which
 //! sources answered, then per GPU its fields with avg, min, max, p99, p90, p50 and std (a
-//! counter has only its growth over the window, under avg), then the energy metrics.
+//! counter has only its growth over the window, under avg), then each vendor's energy metrics.
 
 use serde_json::Value;
 
 use super::table::{COLUMNS, draw, draw_rows, format_number};
 use crate::metrics::registry::{self, MetricFlags};
 use crate::result::{MetricResult, RunResult};
-use crate::telemetry::fields::row_label;
+use crate::telemetry::fields::{Vendor, row_label};
 use crate::telemetry::summary::{endpoint_display, gpus_of};
 
 /// Empty when no GPU was watched.
 pub fn render(result: &RunResult) -> String {
     let mut out = gpu_tables(result);
-    let energy: Vec<&MetricResult> = result
-        .metrics
-        .iter()
-        .filter(|m| registry::metric(m.tag).is_some_and(|d| d.has(MetricFlags::GPU_ENERGY)))
-        .collect();
-    if !energy.is_empty() {
-        out.push_str(&draw(&format!("aiperf | GPU Power Efficiency (NVIDIA) | {}", result.name), &energy));
+    for vendor in Vendor::ALL {
+        let prefix = format!("{}_", vendor.platform());
+        let energy: Vec<&MetricResult> = result
+            .metrics
+            .iter()
+            .filter(|m| m.tag.starts_with(&prefix))
+            .filter(|m| registry::metric(m.tag).is_some_and(|d| d.has(MetricFlags::GPU_ENERGY)))
+            .collect();
+        if !energy.is_empty() {
+            let title = format!("aiperf | GPU Power Efficiency ({}) | {}", vendor.display(), result.name);
+            out.push_str(&draw(&title, &energy));
+        }
     }
     out
 }

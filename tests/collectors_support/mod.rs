@@ -175,6 +175,51 @@ pub fn fixed_server(routes: Vec<(&'static str, &'static str, String)>) -> u16 {
     port
 }
 
+/// A server answering `path` with the k-th scrape of an exporter recorded twice: each line of
+/// `first` whose value `second` changed goes on growing by that change every scrape (counters),
+/// the others stay as recorded; scrape 0 is `first`.
+pub fn growing_server(path: &'static str, first: &str, second: &str) -> u16 {
+    let value_of = |line: &str| line.rsplit_once(' ').and_then(|(_, v)| v.parse::<f64>().ok());
+    let lines: Vec<(String, f64)> = first
+        .lines()
+        .zip(second.lines())
+        .map(|(a, b)| match (value_of(a), value_of(b)) {
+            (Some(va), Some(vb)) => (a.to_string(), vb - va),
+            _ => (a.to_string(), 0.0),
+        })
+        .collect();
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    std::thread::spawn(move || {
+        for (scrape, stream) in listener.incoming().flatten().enumerate() {
+            let mut stream = stream;
+            let mut buffer = [0u8; 4096];
+            let read = stream.read(&mut buffer).unwrap_or(0);
+            let request = String::from_utf8_lossy(&buffer[..read]);
+            if request.split_whitespace().nth(1) != Some(path) {
+                let _ = write!(stream, "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+                continue;
+            }
+            let mut body = String::new();
+            for (line, step) in &lines {
+                match line.rsplit_once(' ') {
+                    Some((series, value)) if *step != 0.0 => {
+                        let grown = value.parse::<f64>().unwrap_or(0.0) + scrape as f64 * step;
+                        body.push_str(&format!("{series} {grown}\n"));
+                    }
+                    _ => body.push_str(&format!("{line}\n")),
+                }
+            }
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    port
+}
+
 /// Run python3 on `script` with `args`; a missing pyarrow/duckdb fails with the setup hint.
 pub fn python(script: &str, args: &[&str]) -> String {
     let python = require_program("python3");

@@ -170,7 +170,7 @@ pub const GPU_TELEMETRY: Group = Group {
             &["--gpu-telemetry"],
             Arity::Many,
             gpu_telemetry,
-            "GPU telemetry: local GPUs through NVML and these DCGM exporter URLs",
+            "GPU telemetry: local GPUs through NVML and amd-smi, and these DCGM or AMD exporter URLs",
         ),
         fixed(
             &["--no-gpu-telemetry"],
@@ -256,12 +256,17 @@ fn network_latency_mean(document: &mut FlagDocument, name: &str, values: &[Strin
     Ok(())
 }
 
-/// `--gpu-telemetry [dashboard] [pynvml] [metrics.csv] [node:9400 …]`: the URLs are DCGM
-/// exporters; the words (AIPerf's display, collector or DCGM field list) are noted.
+/// `--gpu-telemetry [dashboard] [pynvml|amdsmi] [metrics.csv] [node:9400 …]`: the URLs are
+/// GPU exporters (DCGM's or AMD's), `amdsmi` reads local AMD GPUs through amd-smi; the other
+/// words (AIPerf's display, collector or DCGM field list) are noted.
 fn gpu_telemetry(document: &mut FlagDocument, name: &str, values: &[String]) -> Result<(), String> {
     document.set("benchmark.gpu_telemetry.enabled", Value::Bool(true));
     let is_url = |value: &&String| !value.ends_with(".csv") && (value.contains(':') || value.contains('.'));
     let (urls, words): (Vec<&String>, Vec<&String>) = values.iter().partition(is_url);
+    let (amd_smi, words): (Vec<&String>, Vec<&String>) = words.into_iter().partition(|word| *word == "amdsmi");
+    if !amd_smi.is_empty() {
+        document.set("benchmark.gpu_telemetry.collector", json!("amdsmi"));
+    }
     for word in words {
         document
             .notes
@@ -289,5 +294,15 @@ mod tests {
         );
         assert_eq!(document.notes.len(), 2, "{:?}", document.notes);
         assert!(document.notes[1].contains("custom_gpu_metrics.csv"), "{:?}", document.notes);
+    }
+
+    #[test]
+    fn gpu_telemetry_amdsmi_asks_for_the_amd_smi_collector_without_a_note() {
+        let mut document = FlagDocument::default();
+        let values: Vec<String> = ["amdsmi", "node1:5000"].map(String::from).into();
+        gpu_telemetry(&mut document, "--gpu-telemetry", &values).unwrap();
+        assert_eq!(document.document["benchmark"]["gpu_telemetry"]["collector"], json!("amdsmi"));
+        assert_eq!(document.document["benchmark"]["gpu_telemetry"]["urls"], json!(["node1:5000"]));
+        assert!(document.notes.is_empty(), "{:?}", document.notes);
     }
 }

@@ -123,6 +123,8 @@ fn gpu_telemetry_of(node: Value) -> Result<GpuTelemetryConfig, ConfigError> {
     Ok(GpuTelemetryConfig {
         enabled: opt_bool(&node, "enabled", "gpu_telemetry.enabled")?.unwrap_or(true),
         dcgm_urls: strings(&node, "urls"),
+        // AIPerf's other collectors (dcgm, pynvml) are what this reads anyway.
+        amd_smi: opt_str(&node, "collector", "gpu_telemetry.collector")? == Some("amdsmi"),
         ..GpuTelemetryConfig::default()
     })
 }
@@ -143,4 +145,20 @@ fn slos_of(node: Value) -> Result<BTreeMap<String, f64>, ConfigError> {
         slos.insert(tag.clone(), objective);
     }
     Ok(slos)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn gpu_telemetry_reads_exporter_urls_and_the_amdsmi_collector() {
+        let config = gpu_telemetry_of(json!({"collector": "amdsmi", "urls": ["node1:5000"]})).unwrap();
+        assert!(config.amd_smi && config.enabled);
+        assert_eq!(config.dcgm_urls, ["node1:5000"]);
+        assert!(!gpu_telemetry_of(json!({"collector": "dcgm"})).unwrap().amd_smi);
+        assert!(!gpu_telemetry_of(Value::Null).unwrap().amd_smi);
+    }
 }
