@@ -53,6 +53,7 @@ fn record(index: u64, phase: &Arc<str>) -> RequestRecord {
         completion_tokens: Some(EVENTS),
         total_tokens: Some(128 + EVENTS),
         reasoning_tokens: None,
+        ..Usage::default()
     });
     record.finish_reason = Some("length".into());
     record
@@ -99,6 +100,7 @@ fn run_result(count: u64, processed: ProcessedMetrics, dir: &std::path::Path) ->
         metrics: processed.metrics,
         error_summary: processed.error_summary,
         by_url: processed.by_url,
+        spec_decode_histogram: processed.spec_decode_histogram,
         phases: Vec::new(),
         artifact_dir: dir.to_path_buf(),
         cli_command: None,

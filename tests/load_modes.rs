@@ -528,3 +528,37 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     }
     files
 }
+
+/// The run's overall prompt-cache hit rate (%) from AIPerf's metric.
+fn cache_read_pct(run: &common::ScenarioRun, name: &str) -> f64 {
+    stat(&run.summary(name), "overall_usage_prompt_cache_read_pct", "avg")
+}
+
+#[test]
+fn a_user_centric_kv_cache_benchmark_against_the_mock_shows_a_real_prefix_cache_hit_rate() {
+    // AIPerf's kv_cache_test shape, scaled down: users whose turns carry their history and a
+    // shared system prompt, against the mock's prefix cache.
+    let sessions = run_scenario(
+        "kv_cache",
+        r#"run(#{ name: "kv_cache", endpoint: endpoint(#{ url: "mock", mock: #{ ttft: ms(5), itl: ms(1) } }),
+                 dataset: synthetic(#{ isl: 48, osl: 8, turns: 3, system_prompt: 128, seed: 5 }),
+                 phases: [ users(#{ users: 4, rate: 40.0, requests: 24 }) ] });"#,
+    );
+    assert_eq!(sessions.code(), Some(0), "{}", sessions.stderr());
+    let single = run_scenario(
+        "cold",
+        r#"run(#{ name: "cold", endpoint: endpoint(#{ url: "mock", mock: #{ ttft: ms(5), itl: ms(1) } }),
+                 dataset: synthetic(#{ isl: 176, osl: 8, seed: 5 }),
+                 phases: [ concurrency(#{ users: 4, requests: 24 }) ] });"#,
+    );
+    assert_eq!(single.code(), Some(0), "{}", single.stderr());
+    let (warm, cold) = (cache_read_pct(&sessions, "kv_cache"), cache_read_pct(&single, "cold"));
+    // Every turn after the first request reads at least the shared system prompt back, and a
+    // later turn its history too; distinct single prompts share nothing but their first tokens.
+    assert!(warm > 50.0 && warm < 100.0, "hit rate with shared prefixes {warm} %");
+    assert!(cold < 10.0, "hit rate of distinct prompts {cold} %");
+    let summary = sessions.summary("kv_cache");
+    let reads = stat(&summary, "total_usage_prompt_cache_read_tokens", "avg");
+    let prompts = stat(&summary, "total_usage_prompt_tokens", "avg");
+    assert!((reads / prompts * 100.0 - warm).abs() < 1e-6, "{reads} of {prompts} tokens, {warm} %");
+}
