@@ -81,8 +81,8 @@ mod tests {
     fn both_tables_in_the_reference_layout() {
         let text = String::from_utf8(summary_csv(&sample_result()).unwrap()).unwrap();
         let expected = "Metric,avg,min,max,sum,p1,p5,p10,p25,p50,p75,p90,p95,p99,std\r\n\
-            Request Latency (ms),25.00,10.00,40.00,100.00,10.30,11.50,13.00,17.50,25.00,32.50,37.00,38.50,39.70,12.91\r\n\
-            Time to First Token (ms),1.50,1.00,2.00,3.00,1.01,1.05,1.10,1.25,1.50,1.75,1.90,1.95,1.99,0.71\r\n\
+            Request Latency (ms),25.00,10.00,40.00,100.00,10.30,11.50,13.00,17.50,25.00,32.50,37.00,38.50,39.70,11.18\r\n\
+            Time to First Token (ms),1.50,1.00,2.00,3.00,1.01,1.05,1.10,1.25,1.50,1.75,1.90,1.95,1.99,0.50\r\n\
             \r\n\
             Metric,Value\r\n\
             Benchmark Duration (sec),2.00\r\n\
