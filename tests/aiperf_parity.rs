@@ -236,11 +236,8 @@ fn every_aiperf_metric_class_has_a_metric_of_the_same_name_with_its_unit_and_fla
     use aiperf::metrics::registry::{self, MetricFlags};
     let classes = aiperf_metric_classes();
     assert_eq!(classes.len(), 139);
-    let missing: Vec<&str> = classes
-        .iter()
-        .map(|class| class.tag.as_str())
-        .filter(|tag| registry::metric(tag).is_none())
-        .collect();
+    let missing: Vec<&str> =
+        classes.iter().map(|class| class.tag.as_str()).filter(|tag| registry::metric(tag).is_none()).collect();
     assert_eq!(missing, Vec::<&str>::new(), "AIPerf 0.13 metrics without a counterpart here");
 
     let flag = |name: &str| match name {
