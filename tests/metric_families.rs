@@ -200,3 +200,54 @@ fn a_server_that_reports_usage_without_cache_reads_gets_the_hint_and_no_spec_dec
     assert!(!stdout.contains("Spec Decode"), "{stdout}");
     assert!(summary.get("total_usage_prompt_cache_read_tokens").is_none());
 }
+
+#[test]
+fn against_the_mock_a_resent_prompt_reads_its_whole_blocks_back_and_drafts_are_accepted_at_the_set_rate() {
+    // Prompt cache, end to end: one prompt sent 4 times, one at a time. The mock's prefix cache
+    // keeps whole blocks of 16 tokens and, as vLLM, recomputes a prompt's last token, so each
+    // resend reads floor((prompt − 1) / 16) × 16 tokens back and the first reads none.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let prompt = "the quick brown fox jumps over the lazy dog ".repeat(12);
+    let lines = format!("{}\n", json!({ "text": prompt })).repeat(4);
+    std::fs::write(dir.path().join("same.jsonl"), lines).expect("write dataset");
+    let path = dir.path().join("same.jsonl").display().to_string().replace('\\', "/");
+    let resent = run_scenario(
+        "resent",
+        &format!(
+            r#"run(#{{ name: "resent", endpoint: endpoint(#{{ url: "mock", streaming: true }}),
+                     dataset: file(#{{ path: "{path}", format: "single_turn" }}),
+                     phases: [ concurrency(#{{ users: 1, requests: 4 }}) ] }});"#
+        ),
+    );
+    assert_eq!(resent.code(), Some(0), "{}", resent.stderr());
+    let summary = resent.summary("resent");
+    let prompt_tokens = stat(&summary, "usage_prompt_tokens", "avg");
+    assert_eq!(stat(&summary, "usage_prompt_tokens", "min"), prompt_tokens, "the same prompt each time");
+    let per_resend = ((prompt_tokens - 1.0) / 16.0).floor() * 16.0;
+    assert_eq!(stat(&summary, "total_usage_prompt_cache_read_tokens", "avg"), 3.0 * per_resend);
+    assert_eq!(stat(&summary, "usage_prompt_cache_read_tokens", "min"), 0.0, "the first send finds nothing");
+    close(
+        stat(&summary, "overall_usage_prompt_cache_read_pct", "avg"),
+        3.0 * per_resend / (4.0 * prompt_tokens) * 100.0,
+        "hit rate",
+    );
+
+    // Speculative decoding, end to end: the mock drafts 3 tokens a step and accepts them at 0.7
+    // overall; the run's draft acceptance rate over 200 requests of 256 tokens (about 16,000
+    // verify steps: a standard error near 0.3 points) comes back within 1 point of it.
+    let drafted = run_scenario(
+        "drafted",
+        r#"run(#{ name: "drafted",
+                 endpoint: endpoint(#{ url: "mock", streaming: true,
+                                       mock: #{ ttft: ms(1), itl: ms(0), spec_decode_tokens: 3, spec_decode_acceptance: 0.7 } }),
+                 dataset: synthetic(#{ isl: 16, osl: 256, seed: 9 }),
+                 phases: [ concurrency(#{ users: 8, requests: 200 }) ] });"#,
+    );
+    assert_eq!(drafted.code(), Some(0), "{}", drafted.stderr());
+    let summary = drafted.summary("drafted");
+    let overall = stat(&summary, "spec_decode_overall_draft_acceptance_rate", "avg");
+    assert!((overall - 70.0).abs() <= 1.0, "overall draft acceptance {overall} %, set 70 %");
+    let (accepted, drafts) =
+        (stat(&summary, "total_accepted_draft_tokens", "avg"), stat(&summary, "total_draft_tokens", "avg"));
+    close(overall, accepted / drafts * 100.0, "overall rate = accepted / drafted");
+}
