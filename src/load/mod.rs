@@ -117,14 +117,18 @@ pub(crate) struct SendWindow {
 }
 
 impl SendWindow {
+    /// Count a request due at `scheduled_ns` that went out at `fired_ns`, in any order (a
+    /// user-centric phase's users send theirs from their own tasks).
     fn note(&mut self, scheduled_ns: u64, fired_ns: u64) {
         if self.count == 0 {
-            self.first_scheduled_ns = scheduled_ns;
-            self.first_fired_ns = fired_ns;
+            (self.first_scheduled_ns, self.last_scheduled_ns) = (scheduled_ns, scheduled_ns);
+            (self.first_fired_ns, self.last_fired_ns) = (fired_ns, fired_ns);
         }
         self.count += 1;
-        self.last_scheduled_ns = scheduled_ns;
-        self.last_fired_ns = fired_ns;
+        self.first_scheduled_ns = self.first_scheduled_ns.min(scheduled_ns);
+        self.last_scheduled_ns = self.last_scheduled_ns.max(scheduled_ns);
+        self.first_fired_ns = self.first_fired_ns.min(fired_ns);
+        self.last_fired_ns = self.last_fired_ns.max(fired_ns);
     }
 
     /// Requests per second over the scheduled times, and over the times they went out.

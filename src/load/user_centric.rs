@@ -151,16 +151,7 @@ impl Shared {
     /// Count a turn due at `scheduled_ns` that went out at `fired_ns` (in any order).
     fn note_sent(&self, scheduled_ns: u64, fired_ns: u64) {
         self.run.counters.pacing_error.record_ns(fired_ns.saturating_sub(scheduled_ns));
-        let mut window = self.window.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        if window.count == 0 {
-            window.note(scheduled_ns, fired_ns);
-            return;
-        }
-        window.count += 1;
-        window.first_scheduled_ns = window.first_scheduled_ns.min(scheduled_ns);
-        window.last_scheduled_ns = window.last_scheduled_ns.max(scheduled_ns);
-        window.first_fired_ns = window.first_fired_ns.min(fired_ns);
-        window.last_fired_ns = window.last_fired_ns.max(fired_ns);
+        self.window.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).note(scheduled_ns, fired_ns);
     }
 }
 

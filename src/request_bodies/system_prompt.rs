@@ -8,27 +8,23 @@ use serde_json::{Map, Value, json};
 /// `body` with `system` ahead of its prompt: a first system message in a chat body, text
 /// (and a blank line) before the prompt of a completions body; any other body as it was.
 pub fn with_system_prompt(body: Vec<u8>, system: &str) -> Vec<u8> {
-    edited(body, |fields| {
-        if let Some(Value::Array(messages)) = fields.get_mut("messages") {
-            messages.insert(0, json!({ "role": "system", "content": system }));
-        } else if let Some(Value::String(prompt)) = fields.get_mut("prompt") {
-            prompt.insert_str(0, &completions_opening(system));
-        } else {
-            return false;
-        }
-        true
-    })
+    with_opening(body, "system", system)
 }
 
 /// `body` with the user message `context` before its prompt: a user message first in a chat
 /// or Messages body, text (and a blank line) before a completions prompt; any other body as
 /// it was.
 pub fn with_user_context(body: Vec<u8>, context: &str) -> Vec<u8> {
+    with_opening(body, "user", context)
+}
+
+/// `body` with `text` first: a message of `role` in a chat body, text before a completions prompt.
+fn with_opening(body: Vec<u8>, role: &str, text: &str) -> Vec<u8> {
     edited(body, |fields| {
         if let Some(Value::Array(messages)) = fields.get_mut("messages") {
-            messages.insert(0, json!({ "role": "user", "content": context }));
+            messages.insert(0, json!({ "role": role, "content": text }));
         } else if let Some(Value::String(prompt)) = fields.get_mut("prompt") {
-            prompt.insert_str(0, &completions_opening(context));
+            prompt.insert_str(0, &completions_opening(text));
         } else {
             return false;
         }
