@@ -35,7 +35,7 @@ fn run(name: &str, url: &str, kind: &str, streaming: bool) -> ScenarioRun {
 /// tokens cached. Odd ones: k = 1, 3 steps accepting 0, 0, 1 (1 of 3), nothing cached.
 fn usage_and_spec_decode(index: u64) -> (Value, Value) {
     let (histogram, steps, k, accepted, drafted, cached) =
-        if index % 2 == 0 { (json!([1, 1, 0, 2]), 4, 3, 7, 12, 64) } else { (json!([2, 1]), 3, 1, 1, 3, 0) };
+        if index.is_multiple_of(2) { (json!([1, 1, 0, 2]), 4, 3, 7, 12, 64) } else { (json!([2, 1]), 3, 1, 1, 3, 0) };
     let usage = json!({
         "prompt_tokens": 100, "completion_tokens": 2, "total_tokens": 102,
         "prompt_tokens_details": { "cached_tokens": cached },
