@@ -26,6 +26,7 @@ mod split_counts;
 pub mod synthetic;
 pub mod tokenizer;
 pub mod tokenizer_hub;
+pub mod trace_session;
 mod word_counts;
 
 use std::sync::Arc;
@@ -35,6 +36,7 @@ use anyhow::Result;
 use crate::plan::Dataset;
 pub use audio::AudioClip;
 use tokenizer::Tokenizer;
+use trace_session::TraceSession;
 
 /// One prompt ready to send.
 #[derive(Debug, Clone, PartialEq)]
@@ -60,6 +62,8 @@ pub struct DatasetEntry {
     pub batch: Vec<String>,
     /// Audio files uploaded with the prompt (audio transcription).
     pub audio: Vec<AudioClip>,
+    /// Its conversation in a recorded agentic trace (tracelab, weka, dag_jsonl).
+    pub trace: Option<Arc<TraceSession>>,
 }
 
 /// The query and passages of a rankings entry of a dataset file, sent as they are.
@@ -85,6 +89,8 @@ pub struct FileTurn {
     pub index: u32,
     /// How long to wait after the previous turn's answer before sending this one.
     pub delay_ms: Option<f64>,
+    /// When the trace recorded it (ms on the trace's own clock), if it did.
+    pub timestamp_ms: Option<f64>,
 }
 
 impl DatasetEntry {
@@ -102,6 +108,7 @@ impl DatasetEntry {
             ranking: None,
             batch: Vec::new(),
             audio: Vec::new(),
+            trace: None,
         }
     }
 }

@@ -30,7 +30,7 @@ pub fn parse(path: &Path, text: &str, tokenizer: &Tokenizer) -> Result<Vec<Datas
             }
             let prompt = turn.string("text")?.to_string();
             let mut entry = DatasetEntry::counted(tokenizer, prompt, turn.opt_u64("output_length")?);
-            entry.turn = Some(FileTurn { index: index as u32, delay_ms });
+            entry.turn = Some(FileTurn { index: index as u32, delay_ms, timestamp_ms: None });
             entry.images = images.of(turn)?;
             entries.push(entry);
         }
@@ -55,9 +55,9 @@ mod tests {
         assert_eq!(
             turns,
             [
-                Some(FileTurn { index: 0, delay_ms: None }),
-                Some(FileTurn { index: 1, delay_ms: Some(500.0) }),
-                Some(FileTurn { index: 0, delay_ms: None })
+                Some(FileTurn { index: 0, delay_ms: None, timestamp_ms: None }),
+                Some(FileTurn { index: 1, delay_ms: Some(500.0), timestamp_ms: None }),
+                Some(FileTurn { index: 0, delay_ms: None, timestamp_ms: None })
             ]
         );
     }

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use anyhow::{Context, Result, bail};
 use bytes::Bytes;
 
-use super::{DatasetEntry, FileTurn, SystemPrompt};
+use super::{DatasetEntry, FileTurn, SystemPrompt, trace_session::TraceSession};
 use crate::plan::segment::ExecutionSegment;
 use crate::plan::{Dataset, Endpoint, EndpointKind};
 use crate::request_bodies::{
@@ -32,6 +32,8 @@ pub struct PreparedRequest {
     pub turn: Option<FileTurn>,
     /// Seconds of the first audio clip it sends (RTFx reads it).
     pub audio_seconds: Option<f64>,
+    /// Its conversation in a recorded agentic trace (agentic replay reads the tree).
+    pub trace: Option<Arc<TraceSession>>,
 }
 
 impl PreparedRequest {
@@ -65,6 +67,7 @@ impl PreparedRequest {
             user_context: entry.user_context,
             turn: entry.turn,
             audio_seconds: None,
+            trace: entry.trace,
         }
     }
 }
@@ -297,7 +300,7 @@ mod tests {
             .enumerate()
             .map(|(index, turn)| {
                 let mut entry = entry(&format!("prompt {index}"), &[], None);
-                entry.turn = turn.map(|index| crate::dataset::FileTurn { index, delay_ms: None });
+                entry.turn = turn.map(|index| crate::dataset::FileTurn { index, delay_ms: None, timestamp_ms: None });
                 entry
             })
             .collect();

@@ -54,6 +54,7 @@ fn ranking_entry(line: &Record<'_>, tokenizer: &Tokenizer) -> Result<DatasetEntr
         audio: Vec::new(),
         ranking: Some(Ranking { query, passages }),
         batch: Vec::new(),
+        trace: None,
     })
 }
 

@@ -85,6 +85,7 @@ pub fn generate(spec: &SyntheticDataset, tokenizer: &Tokenizer) -> Vec<DatasetEn
             audio: Vec::new(),
             ranking: None,
             batch: batch.into_iter().map(|text| text.text).collect(),
+            trace: None,
         });
     }
     for (entry, turn) in entries.iter_mut().zip(turns.unwrap_or_default()) {
@@ -135,7 +136,7 @@ fn conversation_turns(spec: &SyntheticDataset) -> Option<Vec<FileTurn>> {
         let count = shape.turns.sample(&mut rng).round().max(1.0) as u32;
         for index in 0..count {
             let delay_ms = (index > 0).then(|| shape.turn_delay_s.sample(&mut rng).max(0.0) * 1000.0);
-            turns.push(FileTurn { index, delay_ms });
+            turns.push(FileTurn { index, delay_ms, timestamp_ms: None });
         }
     }
     Some(turns)

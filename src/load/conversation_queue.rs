@@ -167,8 +167,9 @@ mod tests {
             max_tokens: None,
             system_prompt: None,
             user_context: None,
-            turn: Some(FileTurn { index, delay_ms: None }),
+            turn: Some(FileTurn { index, delay_ms: None, timestamp_ms: None }),
             audio_seconds: None,
+            trace: None,
         }
     }
 

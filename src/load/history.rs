@@ -121,6 +121,7 @@ mod tests {
             user_context: None,
             turn: None,
             audio_seconds: None,
+            trace: None,
         }
     }
 

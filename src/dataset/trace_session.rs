@@ -1,0 +1,39 @@
+//! Where a turn of a recorded agentic trace sits in the trace's tree of conversations: the
+//! readers of agentic traces (tracelab, weka, dag_jsonl) fill it, agentic replay plays it.
+
+use std::sync::Arc;
+
+/// A conversation of a trace, shared by all its turns.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TraceSession {
+    /// Its id in the trace.
+    pub id: Arc<str>,
+    /// 0 for a root conversation, 1 for a sub-agent a root spawned, and so on.
+    pub agent_depth: u32,
+    /// The conversation that spawned this one; `None` for a root.
+    pub parent: Option<Arc<str>>,
+    /// The root of its tree (its own id for a root).
+    pub root: Arc<str>,
+    /// The parent's turn (index) after whose answer this one starts, when the trace says.
+    pub spawned_after_turn: Option<u32>,
+    /// The parent's turn (index) that waits until this one has finished, if any (a join).
+    pub joined_at_turn: Option<u32>,
+    /// A fork starts from the parent's history; a spawn starts with a fresh context.
+    pub inherits_history: bool,
+}
+
+impl TraceSession {
+    /// A root conversation named `id`.
+    pub fn root(id: &str) -> Self {
+        let id: Arc<str> = Arc::from(id);
+        Self {
+            root: id.clone(),
+            id,
+            agent_depth: 0,
+            parent: None,
+            spawned_after_turn: None,
+            joined_at_turn: None,
+            inherits_history: false,
+        }
+    }
+}
