@@ -37,6 +37,7 @@ pub mod server_metrics;
 pub mod spec_decode;
 pub mod start_at;
 pub mod suggest;
+pub mod synthesis;
 pub mod telemetry;
 pub mod thresholds;
 pub mod ui;

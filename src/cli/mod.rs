@@ -1,6 +1,7 @@
 //! The command line: `aiperf run <scenario.rhai>`, `aiperf check`, `aiperf mock`, `aiperf profile`,
-//! `aiperf config` and `aiperf plot`.
+//! `aiperf config`, `aiperf plot`, `aiperf synthesize` and `aiperf analyze-trace`.
 
+mod analyze_trace;
 mod config;
 mod kube;
 mod merge;
@@ -10,6 +11,7 @@ mod profile;
 mod run;
 mod script_args;
 mod signals;
+mod synthesize;
 
 use std::path::PathBuf;
 
@@ -98,6 +100,14 @@ pub enum Command {
     /// Kubernetes: `aiperf kube manifest SCENARIO --workers N --image IMAGE`
     #[command(subcommand)]
     Kube(KubeCommand),
+    /// Reshape a mooncake trace as `aiperf profile --synthesis-*` does before a run
+    #[command(
+        after_help = "Example:\n  aiperf synthesize mooncake-trace trace.jsonl --synthesis-speedup-ratio 2 --output-file fast.jsonl"
+    )]
+    Synthesize(synthesize::SynthesizeArgs),
+    /// A mooncake trace's statistics: ISL/OSL, shared prefixes, cache hit rates, request rate
+    #[command(after_help = "Example:\n  aiperf analyze-trace trace.jsonl --output-file trace_analysis.json")]
+    AnalyzeTrace(analyze_trace::AnalyzeTraceArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -283,6 +293,8 @@ pub fn main_with(cli: Cli) -> i32 {
         Command::Plot(args) => plot::plot(args),
         Command::Merge(args) => merge::merge(args, &runtime),
         Command::Kube(command) => kube::run(command),
+        Command::Synthesize(args) => synthesize::synthesize(args),
+        Command::AnalyzeTrace(args) => analyze_trace::analyze_trace(args),
     };
     // Everything a command writes was awaited; what is left (a dataset build that a failed
     // pre-flight made moot) must not hold the exit.

@@ -10,6 +10,7 @@ mod phases;
 mod range_ratio;
 mod rate_series;
 mod server_control;
+mod synthesis;
 mod system_prompt;
 mod values;
 

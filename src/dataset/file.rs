@@ -69,6 +69,7 @@ mod tests {
             draws: None,
             records: None,
             system_prompt: None,
+            synthesis: None,
         }
     }
 

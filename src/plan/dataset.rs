@@ -59,6 +59,9 @@ pub struct FileDataset {
     /// Sent verbatim as the system prompt of every request (AIPerf's `system_prompt`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub system_prompt: Option<String>,
+    /// A mooncake trace reshaped before it is read (AIPerf's `synthesis`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub synthesis: Option<super::TraceSynthesis>,
 }
 
 /// Written by name (`single_turn`, …, `speed_bench_coding`).

@@ -65,6 +65,7 @@ fn file(map: Map) -> ScriptResult<Dataset> {
         draws,
         records,
         system_prompt,
+        synthesis: None,
     }))
 }
 
@@ -93,6 +94,7 @@ mod tests {
                 draws: None,
                 records: None,
                 system_prompt: None,
+                synthesis: None,
             }
         );
         let full = file(map(&[

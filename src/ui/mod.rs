@@ -10,4 +10,5 @@ pub mod sweep;
 pub mod table;
 pub mod thresholds;
 pub mod token_warnings;
+pub mod trace_analysis;
 pub mod trials;

@@ -9,7 +9,6 @@ use super::flags::{Arity, Group, Kind, apply, note, set, sweep, unsupported};
 const BASETEN: &str = "baseten_trace replay only, which this project does not have";
 const VIDEO: &str =
     "video inputs are not generated: no endpoint type here takes video in (video-generation makes videos from text)";
-const SYNTHESIS: &str = "trace synthesis is not supported; replay the trace as recorded";
 
 pub const CONVERSATION: Group = Group {
     title: "Conversation Input",
@@ -233,13 +232,48 @@ pub const RANKINGS: Group = Group {
 pub const SYNTHESIS_GROUP: Group = Group {
     title: "Synthesis",
     flags: &[
-        unsupported(&["--synthesis-speedup-ratio"], Arity::One, SYNTHESIS),
-        unsupported(&["--synthesis-prefix-len-multiplier"], Arity::One, SYNTHESIS),
-        unsupported(&["--synthesis-prefix-root-multiplier"], Arity::One, SYNTHESIS),
-        unsupported(&["--synthesis-prompt-len-multiplier"], Arity::One, SYNTHESIS),
-        unsupported(&["--synthesis-output-len-multiplier"], Arity::One, SYNTHESIS),
-        unsupported(&["--synthesis-max-isl"], Arity::One, SYNTHESIS),
-        unsupported(&["--synthesis-max-osl"], Arity::One, SYNTHESIS),
+        set(
+            &["--synthesis-speedup-ratio"],
+            "benchmark.datasets.main.synthesis.speedup_ratio",
+            Kind::Float,
+            "Divide the mooncake trace's timestamps by this (2: twice the rate) [default: 1.0]",
+        ),
+        set(
+            &["--synthesis-prefix-len-multiplier"],
+            "benchmark.datasets.main.synthesis.prefix_len_multiplier",
+            Kind::Float,
+            "Scale each request's shared prefix blocks [default: 1.0]",
+        ),
+        set(
+            &["--synthesis-prefix-root-multiplier"],
+            "benchmark.datasets.main.synthesis.prefix_root_multiplier",
+            Kind::Int,
+            "Spread requests over this many copies of the prefix tree [default: 1]",
+        ),
+        set(
+            &["--synthesis-prompt-len-multiplier"],
+            "benchmark.datasets.main.synthesis.prompt_len_multiplier",
+            Kind::Float,
+            "Scale each request's own (unshared) prompt tokens [default: 1.0]",
+        ),
+        set(
+            &["--synthesis-output-len-multiplier"],
+            "benchmark.datasets.main.synthesis.output_len_multiplier",
+            Kind::Float,
+            "Scale each output_length [default: 1.0]",
+        ),
+        set(
+            &["--synthesis-max-isl"],
+            "benchmark.datasets.main.synthesis.max_isl",
+            Kind::Int,
+            "Drop requests with an input_length above this",
+        ),
+        set(
+            &["--synthesis-max-osl"],
+            "benchmark.datasets.main.synthesis.max_osl",
+            Kind::Int,
+            "Cut output lengths above this to it",
+        ),
     ],
 };
 

@@ -237,6 +237,8 @@ fn file(dataset: &Value, base_dir: &Path, seed: u64) -> Result<Dataset, ConfigEr
         draws: opt_u64(dataset, "entries", "datasets.main.entries")?.map(|n| n as usize),
         records,
         system_prompt: None,
+        // AIPerf reshapes trace formats only; other files ignore `synthesis`.
+        synthesis: if format == FileFormat::Mooncake { super::synthesis::lower(dataset)? } else { None },
     }))
 }
 

@@ -125,7 +125,7 @@ fn lower_phase(item: &Value, dataset: &Dataset, main: &Value, seed: u64) -> Resu
             LoadMode::Rate { rate, arrival, max_concurrency: concurrency.map(|n| n as usize), seed }
         }
         "user_centric" => users_mode(item, main, &key, rate, seed)?,
-        "fixed_schedule" => schedule_mode(item, dataset, main, &key)?,
+        "fixed_schedule" => schedule_mode(item, dataset, &key)?,
         other => {
             return Err(ConfigError::new(format!(
                 "{}: `{other}` is not supported; concurrency, poisson, constant, gamma, user_centric or fixed_schedule",
@@ -295,13 +295,9 @@ fn users_mode(
 }
 
 /// `fixed_schedule`: the timestamps of the dataset's trace file (its path already anchored),
-/// sped up by the dataset's `synthesis.speedup_ratio`.
-fn schedule_mode(
-    item: &Value,
-    dataset: &Dataset,
-    main: &Value,
-    key: &dyn Fn(&str) -> String,
-) -> Result<LoadMode, ConfigError> {
+/// sped up by the dataset's `synthesis.speedup_ratio`, without those of requests its
+/// `synthesis.max_isl` drops.
+fn schedule_mode(item: &Value, dataset: &Dataset, key: &dyn Fn(&str) -> String) -> Result<LoadMode, ConfigError> {
     let Dataset::File(file) = dataset else {
         return Err(ConfigError::new(format!(
             "{} (--fixed-schedule): a fixed schedule replays a trace file; give --input-file",
@@ -310,17 +306,17 @@ fn schedule_mode(
     };
     let timestamps_ms = crate::load::schedule::read_trace(Path::new(&file.path))
         .map_err(|e| ConfigError::new(format!("{}: {e}", key("type"))))?;
-    let speedup = match main.get("synthesis").filter(|synthesis| !synthesis.is_null()) {
-        Some(synthesis) => opt_f64(synthesis, "speedup_ratio", "datasets.main.synthesis.speedup_ratio")?.unwrap_or(1.0),
-        None => 1.0,
-    };
-    if !(speedup > 0.0 && speedup.is_finite()) {
-        return Err(ConfigError::new(format!(
-            "datasets.main.synthesis.speedup_ratio (--synthesis-speedup-ratio): must be above 0, got {speedup}"
-        )));
+    let mut trace = ScheduleTrace::File { path: file.path.clone(), timestamps_ms };
+    if let Some(max_isl) = file.synthesis.as_ref().and_then(|synthesis| synthesis.max_isl) {
+        let kept = crate::synthesis::timestamps_within_max_isl(Path::new(&file.path), max_isl)
+            .map_err(|e| ConfigError::new(format!("{}: {e:#}", key("type"))))?;
+        if kept.len() < trace.timestamps_ms().len() {
+            trace = ScheduleTrace::Inline { timestamps_ms: kept };
+        }
     }
+    let speedup = file.synthesis.as_ref().map_or(1.0, |synthesis| synthesis.speedup_ratio);
     Ok(LoadMode::Schedule(FixedSchedule {
-        trace: ScheduleTrace::File { path: file.path.clone(), timestamps_ms },
+        trace,
         start_offset_ms: opt_f64(item, "start_offset", &key("start_offset"))?,
         end_offset_ms: opt_f64(item, "end_offset", &key("end_offset"))?,
         auto_offset: opt_bool(item, "auto_offset", &key("auto_offset"))?.unwrap_or(true),
