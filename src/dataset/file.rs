@@ -10,6 +10,7 @@ use super::{
     tokenizer::Tokenizer,
 };
 use crate::plan::{FileDataset, FileFormat};
+use crate::synthesis;
 
 /// Every entry of the file `spec.path` (relative to the working directory), or of its inline
 /// `records`, sampled.
@@ -32,7 +33,15 @@ pub fn load(spec: &FileDataset, tokenizer: &Tokenizer) -> Result<Vec<DatasetEntr
         FileFormat::RandomPool => return random_pool::parse(path, tokenizer, spec.draws, spec.random_seed),
         FileFormat::SingleTurn => single_turn::parse(path, &text()?, tokenizer)?,
         FileFormat::MultiTurn => multi_turn::parse(path, &text()?, tokenizer)?,
-        FileFormat::Mooncake => mooncake::parse(path, &text()?, tokenizer, spec.block_size, spec.random_seed)?,
+        FileFormat::Mooncake => {
+            let text = match &spec.synthesis {
+                Some(settings) => {
+                    synthesis::synthesize_jsonl(path, &text()?, settings, spec.block_size as u64, spec.random_seed)?
+                }
+                None => text()?,
+            };
+            mooncake::parse(path, &text, tokenizer, spec.block_size, spec.random_seed)?
+        }
         FileFormat::Sharegpt => sharegpt::parse(path, &text()?, tokenizer)?,
         FileFormat::SpeedBench(category) => bail!("{}", public::not_read_message(category)),
     };

@@ -370,14 +370,20 @@ fn dataset(dataset: &Dataset) -> String {
                 .as_ref()
                 .map(|text| format!(", system_prompt: {}", string(text)))
                 .unwrap_or_default();
-            format!(
+            let file = format!(
                 "file(#{{ path: {}, format: {}, sampling: {}, at_end: {}, seed: {}{block_size}{draws}{records}{system} }})",
                 string(&spec.path),
                 string(format),
                 string(sampling),
                 string(at_end),
                 spec.random_seed,
-            )
+            );
+            match &spec.synthesis {
+                Some(settings) => {
+                    format!("synthesize({file}, {})", super::trace_synthesis::emitted_map(settings, float))
+                }
+                None => file,
+            }
         }
     }
 }

@@ -34,6 +34,7 @@ mod sweeps;
 mod synthetic;
 mod text_values;
 mod thresholds;
+mod trace_synthesis;
 mod trial_results;
 mod trials;
 mod units;
@@ -114,6 +115,7 @@ pub fn build_engine(host: Arc<RunHost>, settings: &ScenarioSettings) -> Engine {
     console::register(&mut engine);
     builders::register(&mut engine);
     file_dataset::register(&mut engine);
+    trace_synthesis::register(&mut engine);
     synthetic::register(&mut engine);
     phases::register(&mut engine, host.scenario_dir.clone());
     results::register(&mut engine);

@@ -83,8 +83,9 @@ fn dataset(dataset: &Dataset) -> String {
         }
         Dataset::File(spec) => {
             let system = spec.system_prompt.as_deref().map(verbatim_system_prompt).map(|s| format!(", {s}"));
+            let synthesized = if spec.synthesis.is_some() { ", synthesized" } else { "" };
             format!(
-                "file {} ({}, {}){}",
+                "file {} ({}{synthesized}, {}){}",
                 spec.path,
                 name_of(&spec.format),
                 past_the_last_entry(spec.sampling, spec.at_end),
