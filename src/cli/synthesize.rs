@@ -24,7 +24,7 @@ pub struct SynthesizeArgs {
     #[arg(value_enum)]
     pub target: SynthesisTarget,
     /// The mooncake trace (JSONL) to reshape
-    #[arg(value_name = "INPUT-FILE", required_unless_present = "input_file_flag")]
+    #[arg(value_name = "INPUT-FILE")]
     pub input_file: Option<PathBuf>,
     /// The mooncake trace, as a flag
     #[arg(long = "input-file", value_name = "INPUT-FILE", conflicts_with = "input_file")]

@@ -1,0 +1,225 @@
+//! Trace synthesis and analysis through the binary: `aiperf synthesize mooncake-trace` checked
+//! by `aiperf analyze-trace`, and the `--synthesis-*` flags, a config's `synthesis` and Rhai's
+//! `synthesize(..)` reshaping a trace that a run sends to the built-in mock.
+
+mod common;
+
+use std::path::Path;
+use std::process::Output;
+
+use common::{aiperf_command, read_json, run_scenario, stat, succeeded};
+use serde_json::Value;
+
+fn aiperf(dir: &Path, command_line: &str) -> Output {
+    aiperf_command(dir).args(command_line.split_whitespace()).output().expect("run aiperf")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).to_string()
+}
+
+/// 30 requests 200 ms apart in three groups; each group's requests share two blocks of 512
+/// tokens, then have tokens of their own (one block), in six sessions.
+fn grouped_trace() -> String {
+    (0..30u64)
+        .map(|i| {
+            let group = i % 3;
+            let own_tokens = 100 + i * 7;
+            format!(
+                "{{\"timestamp\": {}, \"input_length\": {}, \"output_length\": {}, \"hash_ids\": [{}, {}, {}], \"session_id\": \"s{}\"}}\n",
+                i * 200,
+                1024 + own_tokens,
+                20 + i,
+                group * 10,
+                group * 10 + 1,
+                1000 + i,
+                i % 6
+            )
+        })
+        .collect()
+}
+
+/// `aiperf analyze-trace TRACE --output-file TRACE.json`: what it printed and the JSON it wrote.
+fn analyze(dir: &Path, trace: &str) -> (String, Value) {
+    let report = format!("{trace}.analysis.json");
+    let output = aiperf(dir, &format!("analyze-trace {trace} --output-file {report}"));
+    succeeded(&output, "analyze-trace");
+    (text(&output.stdout), read_json(&dir.join(report)))
+}
+
+#[test]
+fn synthesize_doubles_the_rate_and_the_shared_prefixes_as_analyze_trace_reads_them() {
+    let dir = tempfile::tempdir().expect("dir");
+    std::fs::write(dir.path().join("trace.jsonl"), grouped_trace()).expect("trace");
+    let output = aiperf(
+        dir.path(),
+        "synthesize mooncake-trace trace.jsonl --synthesis-speedup-ratio 2 --synthesis-prefix-len-multiplier 2 \
+         --output-file fast.jsonl",
+    );
+    succeeded(&output, "synthesize");
+    assert!(text(&output.stdout).contains("Synthesized 30 of 30 requests of trace.jsonl to fast.jsonl"));
+
+    let (before_text, before) = analyze(dir.path(), "trace.jsonl");
+    let (after_text, after) = analyze(dir.path(), "fast.jsonl");
+    assert_eq!((before["total_requests"].as_u64(), after["total_requests"].as_u64()), (Some(30), Some(30)));
+    let rate = |stats: &Value| stats["request_rate_per_s"].as_f64().expect("a rate");
+    assert!((rate(&before) - 5.0).abs() < 1e-9, "29 arrivals in 5.8 s: {}", rate(&before));
+    assert!((rate(&after) / rate(&before) - 2.0).abs() < 1e-9, "{} vs {}", rate(&after), rate(&before));
+    assert!(before_text.contains("Request rate:     5.00 req/s"), "{before_text}");
+    assert!(after_text.contains("Request rate:     10.00 req/s"), "{after_text}");
+
+    let mean = |stats: &Value, key: &str| stats[key]["mean"].as_f64().unwrap_or_else(|| panic!("{key} in {stats}"));
+    assert_eq!(mean(&before, "context_length_stats"), 1024.0, "two shared blocks");
+    assert_eq!(mean(&after, "context_length_stats"), 2048.0, "stretched to four");
+    assert_eq!(mean(&after, "unique_prompt_length_stats"), mean(&before, "unique_prompt_length_stats"));
+    assert_eq!(mean(&after, "isl_stats"), mean(&before, "isl_stats") + 1024.0);
+    assert_eq!(after["osl_stats"], before["osl_stats"], "outputs untouched");
+    assert_eq!((before["num_prefix_groups"].as_u64(), after["num_prefix_groups"].as_u64()), (Some(3), Some(3)));
+    assert_eq!(after["num_sessions"].as_u64(), Some(6));
+    for table_row in
+        ["Input Length", "Context Length", "Unique Prompt Length", "Output Length", "Theoretical Hit Rates"]
+    {
+        assert!(after_text.contains(table_row), "{table_row} missing:\n{after_text}");
+    }
+}
+
+#[test]
+fn a_bad_trace_line_and_the_agentic_target_are_named() {
+    let dir = tempfile::tempdir().expect("dir");
+    std::fs::write(dir.path().join("bad.jsonl"), "{\"input_length\": 10}\n{\"input_length\": \"ten\"}\n")
+        .expect("trace");
+    let bad = aiperf(dir.path(), "synthesize mooncake-trace bad.jsonl --synthesis-speedup-ratio 2");
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(text(&bad.stderr).contains("bad.jsonl:2: \"input_length\" must be a whole number ≥ 0, got `\"ten\"`"));
+    let analyzed = aiperf(dir.path(), "analyze-trace bad.jsonl");
+    assert!(text(&analyzed.stderr).contains("bad.jsonl:2: \"input_length\""), "{}", text(&analyzed.stderr));
+    let zero = aiperf(dir.path(), "synthesize mooncake-trace bad.jsonl --synthesis-prompt-len-multiplier 0");
+    assert_eq!(zero.status.code(), Some(2));
+    assert!(text(&zero.stderr).contains("--synthesis-prompt-len-multiplier: must be above 0, got 0"));
+    let agentic = aiperf(dir.path(), "synthesize agentic-code");
+    assert_eq!(agentic.status.code(), Some(2));
+    assert!(text(&agentic.stderr).contains("`aiperf synthesize agentic-code`"), "{}", text(&agentic.stderr));
+}
+
+/// Seven requests 100 ms apart sharing a block of 16 tokens; the one at 250 ms is too long for
+/// `--synthesis-max-isl 100`.
+const SHORT_TRACE: &str = "\
+{\"timestamp\": 0, \"input_length\": 40, \"output_length\": 5, \"hash_ids\": [1, 2, 10]}
+{\"timestamp\": 100, \"input_length\": 40, \"output_length\": 5, \"hash_ids\": [1, 2, 11]}
+{\"timestamp\": 200, \"input_length\": 40, \"output_length\": 5, \"hash_ids\": [1, 2, 12]}
+{\"timestamp\": 250, \"input_length\": 200, \"output_length\": 5, \"hash_ids\": [1, 2, 13]}
+{\"timestamp\": 300, \"input_length\": 40, \"output_length\": 5, \"hash_ids\": [1, 2, 14]}
+{\"timestamp\": 400, \"input_length\": 40, \"output_length\": 5, \"hash_ids\": [1, 2, 15]}
+{\"timestamp\": 500, \"input_length\": 40, \"output_length\": 5, \"hash_ids\": [1, 2, 16]}
+";
+
+const SYNTHESIS_FLAGS: &str = "--model m --url mock --input-file trace.jsonl --custom-dataset-type mooncake_trace \
+     --fixed-schedule --fixed-schedule-auto-offset --isl-block-size 16 --synthesis-speedup-ratio 0.5 \
+     --synthesis-output-len-multiplier 2 --synthesis-max-isl 100";
+
+#[test]
+fn profile_synthesis_flags_stretch_the_schedule_and_reshape_what_is_sent() {
+    let dir = tempfile::tempdir().expect("dir");
+    std::fs::write(dir.path().join("trace.jsonl"), SHORT_TRACE).expect("trace");
+    let output = aiperf(dir.path(), &format!("profile {SYNTHESIS_FLAGS} --artifact-dir out/syn"));
+    succeeded(&output, "profile");
+    let run = dir.path().join("out/syn");
+    let summary = read_json(&run.join("profile_export_aiperf.json"));
+    assert_eq!(stat(&summary, "request_count", "avg"), 6.0, "the 200-token request is dropped");
+    assert_eq!(stat(&summary, "output_sequence_length", "avg"), 10.0, "5 tokens × 2");
+    assert!((stat(&summary, "input_sequence_length", "avg") - 40.0).abs() <= 2.0);
+    let mut due_ns: Vec<u64> = std::fs::read_to_string(run.join("profile_export.jsonl"))
+        .expect("records")
+        .lines()
+        .map(|line| {
+            serde_json::from_str::<Value>(line).expect("a JSON line")["metadata"]["credit_issued_ns"]
+                .as_u64()
+                .expect("due")
+        })
+        .collect();
+    due_ns.sort();
+    let gaps_ms: Vec<f64> = due_ns.windows(2).map(|pair| (pair[1] - pair[0]) as f64 / 1e6).collect();
+    assert_eq!(gaps_ms.len(), 5);
+    assert!(gaps_ms.iter().all(|gap| (gap - 200.0).abs() < 20.0), "100 ms apart stretched to 200: {gaps_ms:?}");
+    let dataset = &summary["input_config"]["plan"]["dataset"];
+    assert_eq!(dataset["synthesis"]["speedup_ratio"], 0.5, "{dataset}");
+    assert_eq!(dataset["synthesis"]["max_isl"], 100, "{dataset}");
+}
+
+#[test]
+fn synthesis_flags_round_trip_through_the_emitted_scenario() {
+    let dir = tempfile::tempdir().expect("dir");
+    std::fs::write(dir.path().join("trace.jsonl"), SHORT_TRACE).expect("trace");
+    let dry = aiperf(dir.path(), &format!("profile {SYNTHESIS_FLAGS} --dry-run --emit-scenario out.rhai"));
+    succeeded(&dry, "dry run");
+    let scenario = std::fs::read_to_string(dir.path().join("out.rhai")).expect("scenario");
+    assert!(scenario.contains("synthesize(file(#{"), "{scenario}");
+    assert!(scenario.contains("#{ speedup_ratio: 0.5, output_len_multiplier: 2.0, max_isl: 100 })"), "{scenario}");
+    let again = aiperf(dir.path(), "run out.rhai --dry-run");
+    succeeded(&again, "the emitted scenario");
+    assert_eq!(text(&again.stdout), text(&dry.stdout), "the scenario's plans differ from the command's");
+}
+
+#[test]
+fn a_config_synthesis_reshapes_the_trace_it_sends() {
+    let dir = tempfile::tempdir().expect("dir");
+    std::fs::write(dir.path().join("trace.jsonl"), SHORT_TRACE).expect("trace");
+    std::fs::write(
+        dir.path().join("synthesis.yaml"),
+        r#"schemaVersion: "2.0"
+benchmark:
+  model: m
+  endpoint: {url: http://localhost:8000/v1/chat/completions, type: chat}
+  dataset:
+    type: file
+    path: trace.jsonl
+    format: mooncake_trace
+    blockSize: 16
+    synthesis: {promptLenMultiplier: 2.0, maxOsl: 3, maxIsl: 100}
+  phases: {type: concurrency, concurrency: 2, requests: 6}
+"#,
+    )
+    .expect("config");
+    let output = aiperf(dir.path(), "profile --config synthesis.yaml --url mock --artifact-dir out/config");
+    succeeded(&output, "profile --config");
+    let summary = read_json(&dir.path().join("out/config/profile_export_aiperf.json"));
+    assert_eq!(stat(&summary, "request_count", "avg"), 6.0);
+    assert_eq!(stat(&summary, "output_sequence_length", "avg"), 3.0, "maxOsl");
+    // Two shared blocks of 16 stay; the 8 own tokens double to 16: 48 tokens.
+    assert!(
+        (stat(&summary, "input_sequence_length", "avg") - 48.0).abs() <= 2.0,
+        "{}",
+        summary["input_sequence_length"]
+    );
+}
+
+#[test]
+fn a_rhai_synthesize_transform_reshapes_the_file_dataset() {
+    let run = run_scenario(
+        "synth",
+        &format!(
+            r#"
+        let trace = synthesize(file(#{{ path: "trace.jsonl", format: "mooncake", block_size: 16, records: {records} }}),
+                               #{{ prefix_len_multiplier: 2.0, max_osl: 4 }});
+        run(#{{
+            name: "synth",
+            endpoint: endpoint(#{{ url: "mock", mock: #{{ ttft: ms(1), itl: ms(1) }} }}),
+            dataset: trace,
+            phases: [concurrency(#{{ users: 1, requests: 6 }})],
+        }});
+        "#,
+            records = serde_json::to_string(SHORT_TRACE).expect("records")
+        ),
+    );
+    assert_eq!(run.code(), Some(0), "stderr: {}", run.stderr());
+    let summary = run.summary("synth");
+    assert_eq!(stat(&summary, "output_sequence_length", "avg"), 4.0, "max_osl");
+    // Two shared blocks of 16 become four; the 8 own tokens stay: 72 tokens, the 200-token one
+    // 232 (no max_isl here), read in file order: (5 × 72 + 232) / 6.
+    let wanted = (5.0 * 72.0 + 232.0) / 6.0;
+    assert!(
+        (stat(&summary, "input_sequence_length", "avg") - wanted).abs() <= 2.0,
+        "{}",
+        summary["input_sequence_length"]
+    );
+}
