@@ -33,7 +33,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Vec<TraceLine>> {
 
 /// The lines as JSONL text, one object per line.
 pub fn to_jsonl(lines: &[TraceLine]) -> String {
-    lines.iter().map(|line| format!("{}\n", Value::Object(line.fields.clone()))).collect()
+    lines.iter().map(|line| format!("{}\n", serde_json::to_string(&line.fields).unwrap_or_default())).collect()
 }
 
 impl TraceLine {

@@ -250,15 +250,20 @@ pub fn format_number(value: f64) -> String {
     }
     let fixed = format!("{:.2}", value.abs());
     let (integer, fraction) = fixed.split_once('.').unwrap_or((&fixed, "00"));
+    let sign = if value < 0.0 && !fixed.trim_start_matches(['0', '.']).is_empty() { "-" } else { "" };
+    format!("{sign}{}.{fraction}", thousands(integer))
+}
+
+/// `1234567` → `1,234,567` (ASCII digits).
+pub(super) fn thousands(digits: &str) -> String {
     let mut grouped = String::new();
-    for (i, digit) in integer.chars().enumerate() {
-        if i > 0 && (integer.len() - i) % 3 == 0 {
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             grouped.push(',');
         }
         grouped.push(digit);
     }
-    let sign = if value < 0.0 && !fixed.trim_start_matches(['0', '.']).is_empty() { "-" } else { "" };
-    format!("{sign}{grouped}.{fraction}")
+    grouped
 }
 
 #[cfg(test)]

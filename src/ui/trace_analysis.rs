@@ -1,7 +1,7 @@
 //! `aiperf analyze-trace`'s report: AIPerf's counts and "Trace Statistics" table, with the
 //! trace's sessions, duration and request rate after its counts.
 
-use super::table::{draw_grid, format_number};
+use super::table::{draw_grid, format_number, thousands};
 use crate::synthesis::{MetricStats, TraceAnalysis};
 
 pub fn render(stats: &TraceAnalysis) -> String {
@@ -41,17 +41,8 @@ fn row(name: &str, stats: Option<MetricStats>) -> [String; 8] {
     row
 }
 
-/// `12345` → `12,345`
-fn grouped(value: u64) -> String {
-    let digits = value.to_string();
-    let mut out = String::new();
-    for (i, digit) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(digit);
-    }
-    out
+fn grouped(count: u64) -> String {
+    thousands(&count.to_string())
 }
 
 #[cfg(test)]
