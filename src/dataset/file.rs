@@ -97,6 +97,33 @@ mod tests {
     }
 
     #[test]
+    fn a_synthesized_trace_is_reshaped_and_its_errors_name_the_files_lines() {
+        let tokenizer = Tokenizer::shared_builtin();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("trace.jsonl");
+        let trace = "{\"input_length\": 900, \"output_length\": 4}\n{\"input_length\": 30, \"output_length\": 4}\n";
+        std::fs::write(&path, trace).unwrap();
+        let settings =
+            crate::plan::TraceSynthesis { output_len_multiplier: 2.0, max_isl: Some(100), ..Default::default() };
+        let synthesized = FileDataset {
+            synthesis: Some(settings.clone()),
+            ..spec(&path, FileFormat::Mooncake, Sampling::Sequential)
+        };
+        let entries = load(&synthesized, &tokenizer).unwrap();
+        assert_eq!(
+            entries.iter().map(|e| e.max_tokens).collect::<Vec<_>>(),
+            [Some(8)],
+            "the 900-token line is dropped"
+        );
+
+        // Only the limit: the third line reaches the reader as written, on its own line.
+        std::fs::write(&path, format!("{trace}{{\"input_length\": 20, \"hash_ids\": [1, 2]}}\n")).unwrap();
+        let limited = crate::plan::TraceSynthesis { max_isl: Some(100), ..Default::default() };
+        let err = load(&FileDataset { synthesis: Some(limited), ..synthesized }, &tokenizer).unwrap_err().to_string();
+        assert!(err.contains("trace.jsonl:3: 2 hash_ids of 512 tokens"), "{err}");
+    }
+
+    #[test]
     fn entries_come_out_in_sampled_order() {
         let tokenizer = Tokenizer::shared_builtin();
         let dir = tempfile::tempdir().unwrap();

@@ -8,6 +8,7 @@ mod trace;
 
 pub use analysis::{MetricStats, TraceAnalysis, analyze};
 pub use synthesizer::synthesize;
+use trace::to_jsonl_in_place;
 pub use trace::{TraceLine, parse, to_jsonl};
 
 use std::path::Path;
@@ -17,7 +18,8 @@ use anyhow::{Context, Result};
 use crate::plan::TraceSynthesis;
 
 /// The JSONL text of the trace `text` (read from `path`) reshaped by `settings`, with
-/// `block_size` tokens per hash id and `seed` spreading requests over prefix roots.
+/// `block_size` tokens per hash id and `seed` spreading requests over prefix roots; each
+/// request stays on its line of the file.
 pub fn synthesize_jsonl(
     path: &Path,
     text: &str,
@@ -25,7 +27,7 @@ pub fn synthesize_jsonl(
     block_size: u64,
     seed: u64,
 ) -> Result<String> {
-    Ok(to_jsonl(&synthesize(parse(path, text)?, settings, block_size, seed)?))
+    Ok(to_jsonl_in_place(&synthesize(parse(path, text)?, settings, block_size, seed)?))
 }
 
 /// The timestamps (ms) of the trace file's requests that `max_isl` keeps, in file order: the

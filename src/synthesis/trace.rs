@@ -11,6 +11,8 @@ use serde_json::{Map, Value};
 pub struct TraceLine {
     /// `file:line`, the prefix of every error about this line.
     pub at: String,
+    /// Its line in the file, from 1.
+    pub number: usize,
     pub fields: Map<String, Value>,
 }
 
@@ -23,7 +25,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Vec<TraceLine>> {
         }
         let at = format!("{}:{}", path.display(), index + 1);
         match serde_json::from_str::<Value>(line) {
-            Ok(Value::Object(fields)) => lines.push(TraceLine { at, fields }),
+            Ok(Value::Object(fields)) => lines.push(TraceLine { at, number: index + 1, fields }),
             Ok(other) => bail!("{at}: expected a JSON object, got `{other}`"),
             Err(e) => bail!("{at}: invalid JSON: {e}"),
         }
@@ -34,6 +36,20 @@ pub fn parse(path: &Path, text: &str) -> Result<Vec<TraceLine>> {
 /// The lines as JSONL text, one object per line.
 pub fn to_jsonl(lines: &[TraceLine]) -> String {
     lines.iter().map(|line| format!("{}\n", serde_json::to_string(&line.fields).unwrap_or_default())).collect()
+}
+
+/// The lines as JSONL text, each on its line of the file it was read from (blank lines where
+/// lines were dropped), so that a reader of the text names the file's own lines.
+pub fn to_jsonl_in_place(lines: &[TraceLine]) -> String {
+    let mut text = String::new();
+    let mut written = 0;
+    for line in lines {
+        text.extend(std::iter::repeat_n('\n', line.number.saturating_sub(written + 1)));
+        text.push_str(&serde_json::to_string(&line.fields).unwrap_or_default());
+        text.push('\n');
+        written = written.max(line.number);
+    }
+    text
 }
 
 impl TraceLine {
@@ -103,6 +119,9 @@ mod tests {
         assert_eq!((line.count("input_length").unwrap(), line.hash_ids().unwrap()), (Some(10), vec![1, 2]));
         assert_eq!(line.timestamp_ms().unwrap(), Some(5.0));
         assert_eq!(to_jsonl(&lines), "{\"timestamp\":5,\"input_length\":10.0,\"hash_ids\":[1,2],\"extra\":\"kept\"}\n");
+        let spaced = parse(path, "{\"a\": 1}\n\n{\"b\": 2}\n{\"c\": 3}\n").unwrap();
+        let kept: Vec<TraceLine> = spaced.into_iter().filter(|line| !line.fields.contains_key("b")).collect();
+        assert_eq!(to_jsonl_in_place(&kept), "{\"a\":1}\n\n\n{\"c\":3}\n", "line 4 stays line 4");
 
         let bad = parse(path, "{\"input_length\": -3, \"hash_ids\": [\"a\"]}").unwrap();
         assert_eq!(
