@@ -31,15 +31,7 @@ struct Row {
 fn rows(path: &Path) -> Result<Vec<Row>> {
     let file = File::open(path).with_context(|| format!("cannot read dataset file {}", path.display()))?;
     let reader = SerializedFileReader::new(file).with_context(|| format!("{}: not a Parquet file", path.display()))?;
-    let columns: Vec<String> = reader
-        .metadata()
-        .file_metadata()
-        .schema_descr()
-        .root_schema()
-        .get_fields()
-        .iter()
-        .map(|f| f.name().to_string())
-        .collect();
+    let columns = super::recorded_times::columns_of(&reader);
     let missing: Vec<&str> = REQUIRED.iter().copied().filter(|name| !columns.iter().any(|c| c == name)).collect();
     if !missing.is_empty() {
         bail!(
@@ -140,7 +132,7 @@ pub fn times_ms(path: &Path) -> Result<Vec<f64>> {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use std::sync::Arc;
 
     use arrow_array::builder::{ListBuilder, UInt64Builder};
@@ -150,7 +142,7 @@ pub(crate) mod tests {
     use super::*;
 
     /// A Baseten trace of `(start ms, prompt, output tokens, hashes)` rows written to `path`.
-    pub(crate) fn write_trace(path: &Path, rows: &[(i64, &str, i64, &[u64])]) {
+    fn write_trace(path: &Path, rows: &[(i64, &str, i64, &[u64])]) {
         let mut hashes = ListBuilder::new(UInt64Builder::new());
         for (_, _, _, row_hashes) in rows {
             hashes.values().append_slice(row_hashes);

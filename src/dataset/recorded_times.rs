@@ -5,6 +5,7 @@
 use std::path::Path;
 
 use anyhow::Result;
+use parquet::file::reader::{FileReader, SerializedFileReader};
 
 use super::{DatasetEntry, FileTurn, bailian_trace, baseten_trace, burst_gpt, sagemaker_data_capture};
 
@@ -36,6 +37,17 @@ pub fn of_trace(path: &Path) -> Option<Result<Vec<f64>>> {
         _ if sagemaker_data_capture::looks_like(path) => Some(sagemaker_data_capture::times_ms(path)),
         _ => None,
     }
+}
+
+/// The column names of a Parquet file, if it is one.
+pub fn parquet_columns(path: &Path) -> Option<Vec<String>> {
+    Some(columns_of(&SerializedFileReader::new(std::fs::File::open(path).ok()?).ok()?))
+}
+
+/// The top-level column names of an open Parquet file.
+pub(super) fn columns_of(reader: &SerializedFileReader<std::fs::File>) -> Vec<String> {
+    let schema = reader.metadata().file_metadata().schema_descr().root_schema().get_fields().to_vec();
+    schema.iter().map(|field| field.name().to_string()).collect()
 }
 
 /// The first non-blank line of a text file parsed as a JSON object, if it is one.
