@@ -279,3 +279,33 @@ fn a_baseten_trace_replays_its_prompts_at_their_times() {
         ]
     );
 }
+
+#[test]
+fn a_config_file_replays_a_burst_gpt_trace_sped_up_up_to_its_end_offset() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let csv = "Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n\
+               2.0,ChatGPT,10,4,14,Conversation log\n2.4,ChatGPT,10,5,15,Conversation log\n\
+               2.8,ChatGPT,10,6,16,Conversation log\n9.0,ChatGPT,10,7,17,Conversation log\n";
+    std::fs::write(dir.path().join("burst.csv"), csv).expect("trace");
+    let config = r#"
+schemaVersion: "2.0"
+benchmark:
+  model: m
+  endpoint: { url: mock, type: chat }
+  dataset: { type: file, path: burst.csv, format: burst_gpt_trace, synthesis: { speedupRatio: 2.0 } }
+  phases: { type: fixed_schedule, autoOffset: true, endOffset: 3000 }
+  artifacts: { dir: ./out }
+"#;
+    std::fs::write(dir.path().join("burst.yaml"), config).expect("config");
+    let output = aiperf_command(dir.path()).args(["profile", "--config", "burst.yaml"]).output().expect("profile");
+    common::succeeded(&output, "aiperf profile --config burst.yaml");
+    let text = std::fs::read_to_string(dir.path().join("out/profile_export.jsonl")).expect("records");
+    let mut records: Vec<Value> = text.lines().map(|line| serde_json::from_str(line).expect("a line")).collect();
+    records.sort_by_key(|record| ns(record, "credit_issued_ns"));
+    let first_ns = ns(&records[0], "credit_issued_ns");
+    let offsets: Vec<(u64, u64)> = records
+        .iter()
+        .map(|r| ((ns(r, "credit_issued_ns") - first_ns) / 1_000_000, metric(r, "output_sequence_length")))
+        .collect();
+    assert_eq!(offsets, [(0, 4), (200, 5), (400, 6)], "(t − 2 s) / 2, nothing after 3 s");
+}
