@@ -195,6 +195,9 @@ mod tests {
         writer.close().unwrap();
         let error = parse(&path, &tokenizer).unwrap_err().to_string();
         assert!(error.ends_with("missing timestamp_start_unix_ms, input_tokens, output_tokens"), "{error}");
+        write_trace(&path, &[(5, "fine", 1, &[]), (6, "negative", -3, &[])]);
+        let error = parse(&path, &tokenizer).unwrap_err().to_string();
+        assert!(error.ends_with("bad.parquet row 2: \"output_tokens\" must be a whole number ≥ 0, got -3"), "{error}");
         std::fs::write(&path, "not parquet").unwrap();
         assert!(format!("{:#}", parse(&path, &tokenizer).unwrap_err()).contains("bad.parquet: not a Parquet file"));
     }
