@@ -733,3 +733,66 @@ benchmark:
     assert!(scenario.contains("users: 30, rate: 2.0, turns: normal(5.0, 1.0)"), "{scenario}");
     assert_scenario_builds_the_same_plans(dir.path(), &dry);
 }
+
+#[test]
+fn raw_payload_bodies_go_out_as_written_through_the_raw_endpoint() {
+    let dir = tempfile::tempdir().expect("dir");
+    let bodies = [
+        serde_json::json!({"model": "m", "messages": [{"role": "user", "content": "one"}], "max_tokens": 3}),
+        serde_json::json!({"model": "m", "messages": [{"role": "user", "content": "two"}], "max_tokens": 5}),
+    ];
+    let text: String = bodies.iter().map(|body| format!("{body}\n")).collect();
+    std::fs::write(dir.path().join("bodies.jsonl"), text).expect("bodies");
+    let output = profile(
+        dir.path(),
+        "--model m --url mock --endpoint-type raw --endpoint /v1/chat/completions --custom-dataset-type raw_payload \
+         --input-file bodies.jsonl --request-count 4 --artifact-dir out/raw",
+    );
+    assert_ok(&output);
+    let run = dir.path().join("out/raw");
+    assert_eq!(lines(&run.join("profile_export.jsonl")), 4);
+    let inputs = read_json(&run.join("inputs.json"));
+    let sent: Vec<serde_json::Value> =
+        inputs["data"].as_array().expect("sessions").iter().map(|session| session["payloads"][0].clone()).collect();
+    assert_eq!(sent, bodies, "each line is the whole body");
+}
+
+#[test]
+fn a_bailian_trace_with_timestamps_is_replayed_on_its_schedule_by_itself() {
+    let dir = tempfile::tempdir().expect("dir");
+    std::fs::write(
+        dir.path().join("bailian.jsonl"),
+        "{\"chat_id\": 1, \"parent_chat_id\": -1, \"timestamp\": 5.0, \"input_length\": 30, \"output_length\": 4, \"turn\": 1, \"hash_ids\": [1, 2]}\n\
+         {\"chat_id\": 2, \"parent_chat_id\": 1, \"timestamp\": 5.2, \"input_length\": 40, \"output_length\": 6, \"turn\": 2, \"hash_ids\": [1, 2, 3]}\n\
+         {\"chat_id\": 3, \"parent_chat_id\": -1, \"timestamp\": 5.1, \"input_length\": 20, \"output_length\": 5, \"turn\": 1, \"hash_ids\": [9]}\n",
+    )
+    .expect("trace");
+    let flags = "--model m --url mock --custom-dataset-type bailian_trace --input-file bailian.jsonl \
+                 --fixed-schedule-auto-offset --concurrency 2";
+    let dry = profile(dir.path(), &format!("{flags} --dry-run --emit-scenario out.rhai"));
+    assert_ok(&dry);
+    let plan = &plans_of(&text(&dry.stdout))[0];
+    assert_eq!(
+        (plan["phases"][0]["type"].as_str(), plan["dataset"]["block_size"].as_u64()),
+        (Some("schedule"), Some(16))
+    );
+    assert_scenario_builds_the_same_plans(dir.path(), &dry);
+
+    let ran = profile(dir.path(), &format!("{flags} --fixed-schedule-end-offset 5150 --artifact-dir out/trace"));
+    assert_ok(&ran);
+    let mut due_ns: Vec<u64> = due_times_by_session(&dir.path().join("out/trace/profile_export.jsonl"))
+        .into_values()
+        .flatten()
+        .map(|(_, due_ns)| due_ns)
+        .collect();
+    due_ns.sort();
+    let offsets_ms: Vec<u64> = due_ns.iter().map(|due| (due - due_ns[0]) / 1_000_000).collect();
+    assert_eq!(offsets_ms, [0, 100], "5.2 s is past the end offset");
+
+    let refused = profile(
+        dir.path(),
+        "--model m --url mock --custom-dataset-type bailian_trace --input-file bailian.jsonl --request-rate 5",
+    );
+    assert_eq!(refused.status.code(), Some(2), "{}", text(&refused.stderr));
+    assert!(text(&refused.stderr).contains("pass --no-fixed-schedule"), "{}", text(&refused.stderr));
+}

@@ -6,8 +6,8 @@ use std::path::Path;
 use anyhow::{Result, bail};
 
 use super::{
-    DatasetEntry, fields, mooncake, multi_turn, public, random_pool, sampling, sharegpt, single_turn,
-    tokenizer::Tokenizer,
+    DatasetEntry, bailian_trace, baseten_trace, burst_gpt, fields, inputs_json, mooncake, multi_turn, public,
+    random_pool, raw_payload, sagemaker_data_capture, sampling, sharegpt, single_turn, tokenizer::Tokenizer,
 };
 use crate::plan::{FileDataset, FileFormat};
 use crate::synthesis;
@@ -43,12 +43,21 @@ pub fn load(spec: &FileDataset, tokenizer: &Tokenizer) -> Result<Vec<DatasetEntr
             mooncake::parse(path, &text, tokenizer, spec.block_size, spec.random_seed)?
         }
         FileFormat::Sharegpt => sharegpt::parse(path, &text()?, tokenizer)?,
+        FileFormat::RawPayload => raw_payload::load(path, spec.records.as_deref(), tokenizer)?,
+        FileFormat::InputsJson => inputs_json::parse(path, &text()?, tokenizer)?,
+        FileFormat::SagemakerDataCapture => sagemaker_data_capture::load(path, spec.records.as_deref(), tokenizer)?,
+        FileFormat::BurstGpt => burst_gpt::parse(path, &text()?, tokenizer, spec.random_seed)?,
+        FileFormat::Bailian => bailian_trace::parse(path, &text()?, tokenizer, spec.block_size, spec.random_seed)?,
+        FileFormat::Baseten if spec.records.is_some() => {
+            bail!("dataset {}: a Baseten trace is a Parquet file; inline records are not taken", path.display())
+        }
+        FileFormat::Baseten => baseten_trace::parse(path, tokenizer)?,
         FileFormat::SpeedBench(category) => bail!("{}", public::not_read_message(category)),
     };
     if entries.is_empty() {
         bail!("dataset file {} has no entries", path.display());
     }
-    if spec.format == FileFormat::MultiTurn {
+    if matches!(spec.format, FileFormat::MultiTurn | FileFormat::RawPayload | FileFormat::InputsJson) {
         let sessions: Vec<Vec<DatasetEntry>> = entries
             .chunk_by(|_, next| next.turn.is_some_and(|turn| turn.index > 0))
             .map(<[DatasetEntry]>::to_vec)

@@ -5,7 +5,10 @@
 mod ascii_path;
 mod ascii_pre_tokens;
 mod audio;
+mod bailian_trace;
+mod baseten_trace;
 mod builtin_tokenizer;
+mod burst_gpt;
 mod byte_level_alphabet;
 pub mod corpus;
 mod exact_length;
@@ -14,11 +17,16 @@ mod file;
 mod gpt2_bpe;
 mod image_files;
 mod images;
+mod inputs_json;
 mod mooncake;
 mod multi_turn;
+pub mod own_body;
 pub mod public;
 mod random_pool;
+mod raw_payload;
+pub mod recorded_times;
 pub mod requests;
+mod sagemaker_data_capture;
 mod sampling;
 mod sharegpt;
 mod single_turn;
@@ -64,6 +72,8 @@ pub struct DatasetEntry {
     pub audio: Vec<AudioClip>,
     /// Its conversation in a recorded agentic trace (tracelab, weka, dag_jsonl).
     pub trace: Option<Arc<TraceSession>>,
+    /// A body of its own (raw payloads, inputs.json, captured or recorded requests).
+    pub own_body: Option<own_body::OwnBody>,
 }
 
 /// The query and passages of a rankings entry of a dataset file, sent as they are.
@@ -109,6 +119,7 @@ impl DatasetEntry {
             batch: Vec::new(),
             audio: Vec::new(),
             trace: None,
+            own_body: None,
         }
     }
 }

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use anyhow::{Context, Result, bail};
 use bytes::Bytes;
 
-use super::{DatasetEntry, FileTurn, SystemPrompt, trace_session::TraceSession};
+use super::{DatasetEntry, FileTurn, SystemPrompt, own_body::OwnBody, trace_session::TraceSession};
 use crate::plan::segment::ExecutionSegment;
 use crate::plan::{Dataset, Endpoint, EndpointKind};
 use crate::request_bodies::{
@@ -34,32 +34,21 @@ pub struct PreparedRequest {
     pub audio_seconds: Option<f64>,
     /// Its conversation in a recorded agentic trace (agentic replay reads the tree).
     pub trace: Option<Arc<TraceSession>>,
+    /// Sent as it is in every turn: the body carries its conversation's history itself.
+    pub verbatim: bool,
 }
 
 impl PreparedRequest {
     /// The request that sends `entry` to `endpoint` (a system prompt and a user context as
     /// the kind takes them; a raw body as given).
     pub fn of(endpoint: &Endpoint, entry: DatasetEntry) -> Self {
-        let body = request_body(endpoint, &entry.prompt, entry.max_tokens);
-        let system = entry.system_prompt.as_ref().map(|system| system.text.as_str());
-        let context = entry.user_context.as_ref().map(|context| context.text.as_str());
-        let body = match endpoint.kind {
-            EndpointKind::Raw => body,
-            EndpointKind::Responses => responses_with_openings(body, system, context),
-            kind => {
-                let body = match context {
-                    Some(context) => with_user_context(body, context),
-                    None => body,
-                };
-                match (system, kind) {
-                    (None, _) => body,
-                    (Some(system), EndpointKind::Messages) => with_messages_system(body, system),
-                    (Some(system), _) => with_system_prompt(body, system),
-                }
-            }
+        let body = match &entry.own_body {
+            Some(own) => own.body(endpoint, &entry.prompt, entry.max_tokens),
+            None => Bytes::from(kind_body(endpoint, &entry)),
         };
         Self {
-            body: Bytes::from(body),
+            verbatim: matches!(entry.own_body, Some(OwnBody::Verbatim(_))),
+            body,
             input_tokens: entry.input_tokens,
             // A kind whose requests ask no length is not held to one.
             max_tokens: entry.max_tokens.filter(|_| endpoint.kind.asks_output_length()),
@@ -68,6 +57,28 @@ impl PreparedRequest {
             turn: entry.turn,
             audio_seconds: None,
             trace: entry.trace,
+        }
+    }
+}
+
+/// The endpoint kind's body for `entry`'s prompt, with its system prompt and user context.
+fn kind_body(endpoint: &Endpoint, entry: &DatasetEntry) -> Vec<u8> {
+    let body = request_body(endpoint, &entry.prompt, entry.max_tokens);
+    let system = entry.system_prompt.as_ref().map(|system| system.text.as_str());
+    let context = entry.user_context.as_ref().map(|context| context.text.as_str());
+    match endpoint.kind {
+        EndpointKind::Raw => body,
+        EndpointKind::Responses => responses_with_openings(body, system, context),
+        kind => {
+            let body = match context {
+                Some(context) => with_user_context(body, context),
+                None => body,
+            };
+            match (system, kind) {
+                (None, _) => body,
+                (Some(system), EndpointKind::Messages) => with_messages_system(body, system),
+                (Some(system), _) => with_system_prompt(body, system),
+            }
         }
     }
 }
@@ -118,6 +129,11 @@ pub fn prepare(dataset: &Dataset, endpoint: &Endpoint, entries: Vec<DatasetEntry
     let mut prepared =
         Prepared { requests: Vec::with_capacity(entries.len()), images: Vec::with_capacity(entries.len()) };
     for (index, mut entry) in entries.into_iter().enumerate() {
+        if entry.own_body.is_some() {
+            prepared.images.push(0);
+            prepared.requests.push(PreparedRequest::of(endpoint, entry));
+            continue;
+        }
         let images = std::mem::take(&mut entry.images);
         let ranking = entry.ranking.take();
         let batch = std::mem::take(&mut entry.batch);
@@ -180,6 +196,15 @@ fn check_kind(dataset: &Dataset, endpoint: &Endpoint, entries: &[DatasetEntry]) 
         );
     }
     let Dataset::File(file) = dataset else { return Ok(()) };
+    if kind != EndpointKind::Chat
+        && entries.iter().any(|entry| entry.own_body.as_ref().is_some_and(OwnBody::sets_messages))
+    {
+        bail!(
+            "dataset file {}: captured chat requests (\"messages\") need a chat endpoint (kind: \"chat\"), not \"{}\"",
+            file.path,
+            kind.as_str()
+        );
+    }
     if !kind.takes_images() && entries.iter().any(|entry| !entry.images.is_empty()) {
         bail!(
             "dataset file {}: entries with \"image\" or \"images\" need a chat endpoint (kind: \"chat\"), not \"{}\" (image_edit and image_retrieval take them too)",

@@ -169,6 +169,7 @@ mod tests {
             user_context: None,
             turn: Some(FileTurn { index, delay_ms: None, timestamp_ms: None }),
             audio_seconds: None,
+            verbatim: false,
             trace: None,
         }
     }

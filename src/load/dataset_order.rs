@@ -112,6 +112,7 @@ mod tests {
                     user_context: None,
                     turn: None,
                     audio_seconds: None,
+                    verbatim: false,
                     trace: None,
                 })
                 .collect()

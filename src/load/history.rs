@@ -41,7 +41,7 @@ pub(super) struct NextTurn {
 impl Conversation {
     /// The body that sends `prepared`'s prompt after the history (and after the system prompt
     /// and user context, which stay first); the prepared body itself when it is not a chat or
-    /// completions body.
+    /// completions body, or a body sent as it is.
     pub fn next_turn(&self, prepared: &PreparedRequest) -> NextTurn {
         let openings = [prepared.system_prompt.as_deref(), prepared.user_context.as_deref()];
         let opening_tokens: u64 = openings.iter().flatten().map(|opening| opening.tokens).sum();
@@ -53,6 +53,10 @@ impl Conversation {
             prompt_tokens,
         };
         let unchanged = || next(prepared.body.clone(), Said::Text(String::new()));
+        if prepared.verbatim {
+            let own = prepared.input_tokens;
+            return NextTurn { input_tokens: own, ..next(prepared.body.clone(), Said::Text(String::new())) };
+        }
         let Ok(Value::Object(mut body)) = serde_json::from_slice::<Value>(&prepared.body) else {
             return unchanged();
         };
@@ -121,6 +125,7 @@ mod tests {
             user_context: None,
             turn: None,
             audio_seconds: None,
+            verbatim: false,
             trace: None,
         }
     }

@@ -251,6 +251,7 @@ mod tests {
             user_context: None,
             turn: turn.map(|index| FileTurn { index, delay_ms: None, timestamp_ms: None }),
             audio_seconds: None,
+            verbatim: false,
             trace: None,
         }
     }

@@ -21,8 +21,12 @@ pub fn offsets_ns(fixed: &FixedSchedule) -> Vec<u64> {
     kept.iter().map(|t| ((t - base_ms).max(0.0) / fixed.speedup * 1e6) as u64).collect()
 }
 
-/// The `timestamp` (ms) of every line of a JSONL trace (mooncake style); blank lines are skipped.
+/// The `timestamp` (ms) of every line of a JSONL trace (mooncake style; blank lines are
+/// skipped), or the recorded times of a BurstGPT, Bailian, SageMaker or Baseten trace.
 pub fn read_trace(path: &Path) -> Result<Vec<f64>, String> {
+    if let Some(times_ms) = crate::dataset::recorded_times::of_trace(path) {
+        return times_ms.map_err(|e| format!("{e:#}"));
+    }
     let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read trace {}: {e}", path.display()))?;
     let mut timestamps_ms = Vec::new();
     for (number, line) in text.lines().enumerate().filter(|(_, line)| !line.trim().is_empty()) {

@@ -80,18 +80,36 @@ pub enum FileFormat {
     /// Single-turn JSONL entries drawn at random with replacement: from one file, or one from
     /// each file of a folder, merged into one prompt.
     RandomPool,
+    /// JSONL of whole chat request bodies sent as written (a folder: a session per file).
+    RawPayload,
+    /// An `inputs.json` (AIPerf's or this project's): each session's payloads sent as written.
+    InputsJson,
+    /// SageMaker Data Capture JSONL (or a folder of it): captured chat requests at their times.
+    SagemakerDataCapture,
+    /// BurstGPT CSV: `Timestamp` (s), `Request tokens`, `Response tokens`.
+    BurstGpt,
+    /// Bailian JSONL trace: `chat_id`, `timestamp` (s), lengths and `hash_ids` (16-token blocks).
+    Bailian,
+    /// Baseten Parquet trace: recorded prompts at `timestamp_start_unix_ms`.
+    Baseten,
     /// A category of the public SPEED-Bench dataset (AIPerf's `speed_bench_*` formats): named in
     /// plans, not read by this version (its file format is not known here).
     SpeedBench(SpeedBenchCategory),
 }
 
 impl FileFormat {
-    const READ: [FileFormat; 5] = [
+    const READ: [FileFormat; 11] = [
         FileFormat::SingleTurn,
         FileFormat::MultiTurn,
         FileFormat::Mooncake,
         FileFormat::Sharegpt,
         FileFormat::RandomPool,
+        FileFormat::RawPayload,
+        FileFormat::InputsJson,
+        FileFormat::SagemakerDataCapture,
+        FileFormat::BurstGpt,
+        FileFormat::Bailian,
+        FileFormat::Baseten,
     ];
 
     /// Its name in plans and scenarios.
@@ -102,7 +120,26 @@ impl FileFormat {
             FileFormat::Mooncake => "mooncake",
             FileFormat::Sharegpt => "sharegpt",
             FileFormat::RandomPool => "random_pool",
+            FileFormat::RawPayload => "raw_payload",
+            FileFormat::InputsJson => "inputs_json",
+            FileFormat::SagemakerDataCapture => "sagemaker_data_capture",
+            FileFormat::BurstGpt => "burst_gpt_trace",
+            FileFormat::Bailian => "bailian_trace",
+            FileFormat::Baseten => "baseten_trace",
             FileFormat::SpeedBench(category) => category.format_name(),
+        }
+    }
+
+    /// Builds its prompts from hash-id blocks, whose size a dataset may set.
+    pub fn takes_block_size(self) -> bool {
+        matches!(self, FileFormat::Mooncake | FileFormat::Bailian)
+    }
+
+    /// Tokens per hash-id block unless the dataset says otherwise (AIPerf's loader defaults).
+    pub fn default_block_size(self) -> usize {
+        match self {
+            FileFormat::Bailian => 16,
+            _ => 512,
         }
     }
 
@@ -355,7 +392,7 @@ mod tests {
             let written = serde_json::to_string(&format).unwrap();
             assert_eq!(serde_json::from_str::<FileFormat>(&written).unwrap(), format, "{written}");
         }
-        assert_eq!(FileFormat::all().count(), 16);
+        assert_eq!(FileFormat::all().count(), 22);
         let error = serde_json::from_str::<FileFormat>("\"speed_bench_poetry\"").unwrap_err();
         assert!(error.to_string().contains("unknown file format `speed_bench_poetry`"), "{error}");
     }

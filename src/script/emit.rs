@@ -8,9 +8,9 @@ use serde_json::Value;
 
 use crate::config::ProfileJob;
 use crate::plan::{
-    Arrival, AtEnd, AudioSettings, ConnectionStrategy, Dataset, Dist, Endpoint, EndpointKind, ExportLevel, FileFormat,
-    ImageFormat, LoadMode, MaxTokensField, NetworkLatency, Phase, PhaseKind, Plan, PrefillCap, Preflight,
-    RampedQuantity, Sampling, ScheduleTrace, ServerControl, ServerMetricsFormat, Shape, TokenizerSpec,
+    Arrival, AtEnd, AudioSettings, ConnectionStrategy, Dataset, Dist, Endpoint, EndpointKind, ExportLevel, ImageFormat,
+    LoadMode, MaxTokensField, NetworkLatency, Phase, PhaseKind, Plan, PrefillCap, Preflight, RampedQuantity, Sampling,
+    ScheduleTrace, ServerControl, ServerMetricsFormat, Shape, TokenizerSpec,
 };
 
 /// Where the API key of the scenario comes from.
@@ -357,10 +357,10 @@ fn dataset(dataset: &Dataset) -> String {
                 AtEnd::Wrap => "wrap",
                 AtEnd::Stop => "stop",
             };
-            // `file()` takes a block size for mooncake traces only (the others never use one).
-            let block_size = match spec.format {
-                FileFormat::Mooncake => format!(", block_size: {}", spec.block_size),
-                _ => String::new(),
+            // `file()` takes a block size for hash-id traces only (the others never use one).
+            let block_size = match spec.format.takes_block_size() {
+                true => format!(", block_size: {}", spec.block_size),
+                false => String::new(),
             };
             let draws = spec.draws.map(|draws| format!(", entries: {draws}")).unwrap_or_default();
             let records =

@@ -8,9 +8,6 @@ use rhai::{Engine, Map};
 use super::keys::{MapReader, ScriptResult, script_error};
 use crate::plan::{AtEnd, Dataset, FileDataset, FileFormat, Sampling};
 
-/// Tokens per mooncake hash-id block unless `block_size` says otherwise (Mooncake's own).
-const DEFAULT_BLOCK_SIZE: u64 = 512;
-
 const FILE_KEYS: &[&str] =
     &["path", "format", "sampling", "at_end", "seed", "block_size", "entries", "records", "system_prompt"];
 
@@ -37,12 +34,12 @@ fn file(map: Map) -> ScriptResult<Dataset> {
     };
     let at_end = r.choice("at_end", &[("wrap", AtEnd::Wrap), ("stop", AtEnd::Stop)])?;
     let random_seed = r.opt_u64("seed")?.unwrap_or(0);
-    let block_size = r.opt_u64("block_size")?.unwrap_or(DEFAULT_BLOCK_SIZE);
+    let block_size = r.opt_u64("block_size")?.unwrap_or(format.default_block_size() as u64);
     if block_size == 0 {
         return script_error("file: `block_size` must be at least 1 token");
     }
-    if r.has("block_size") && format != FileFormat::Mooncake {
-        return script_error("file: `block_size` applies to format \"mooncake\" only");
+    if r.has("block_size") && !format.takes_block_size() {
+        return script_error("file: `block_size` applies to formats \"mooncake\" and \"bailian_trace\" only");
     }
     let draws = r.opt_u64("entries")?;
     if draws == Some(0) {
@@ -122,7 +119,7 @@ mod tests {
         assert!(
             err(&[("path", "a".into()), ("at_end", "loop".into())]).contains("`at_end` must be \"wrap\" or \"stop\"")
         );
-        assert!(err(&[("path", "a".into()), ("block_size", Dynamic::from(8_i64))]).contains("\"mooncake\" only"));
+        assert!(err(&[("path", "a".into()), ("block_size", Dynamic::from(8_i64))]).contains("\"bailian_trace\" only"));
         let zero = [("path", "a".into()), ("format", "mooncake".into()), ("block_size", Dynamic::from(0_i64))];
         assert!(err(&zero).contains("`block_size` must be at least 1"));
         assert!(err(&[("path", "a".into()), ("formt", "mooncake".into())]).contains("did you mean `format`"));

@@ -15,6 +15,7 @@ mod load;
 mod output_service;
 mod parse;
 mod server_control;
+mod trace_schedule;
 
 use std::path::{Path, PathBuf};
 
@@ -51,6 +52,13 @@ pub fn profile(args: &[String], runtime: &tokio::runtime::Runtime) -> i32 {
         },
         None => (flags.document, cwd.clone()),
     };
+    if command.config.is_none()
+        && !command.no_fixed_schedule
+        && let Err(message) = trace_schedule::promote(&mut document, &cwd)
+    {
+        eprintln!("error: {message}");
+        return exit_code::SCRIPT_ERROR;
+    }
     complete::complete(&mut document);
     let mut job = match config::lower(&document, &base_dir) {
         Ok(job) => job,

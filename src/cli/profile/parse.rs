@@ -22,6 +22,8 @@ pub struct ProfileCommand {
     pub metrics_listen: Option<std::net::SocketAddr>,
     /// `--dry-run`: print the plans, send nothing.
     pub dry_run: bool,
+    /// `--no-fixed-schedule`: a trace with timestamps keeps the chosen timing mode.
+    pub no_fixed_schedule: bool,
     /// `--help`.
     pub help: bool,
 }
@@ -109,6 +111,7 @@ fn apply(command: &mut ProfileCommand, flag: &Flag, name: &str, values: &[String
         "--emit-scenario" => command.emit_scenario = Some(PathBuf::from(one())),
         "--metrics-listen" => command.metrics_listen = Some(crate::live::listen_address(one())?),
         "--dry-run" => command.dry_run = true,
+        "--no-fixed-schedule" => command.no_fixed_schedule = true,
         "--help" => command.help = true,
         _ => {}
     }

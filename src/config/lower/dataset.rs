@@ -19,8 +19,6 @@ use crate::plan::{
 const DEFAULT_ISL: f64 = 550.0;
 const DEFAULT_OSL: f64 = 150.0;
 const DEFAULT_ENTRIES: u64 = 100;
-/// Tokens per mooncake hash-id block (AIPerf's default for mooncake traces).
-const DEFAULT_BLOCK_SIZE: u64 = 512;
 
 /// The run's one dataset (`main`, or the only one).
 pub fn main_dataset(benchmark: &Value) -> Result<Value, ConfigError> {
@@ -197,11 +195,17 @@ fn file(dataset: &Value, base_dir: &Path, seed: u64) -> Result<Dataset, ConfigEr
         "mooncake_trace" => FileFormat::Mooncake,
         "random_pool" => FileFormat::RandomPool,
         "sharegpt" => FileFormat::Sharegpt,
+        "raw_payload" => FileFormat::RawPayload,
+        "inputs_json" => FileFormat::InputsJson,
+        "sagemaker_data_capture" => FileFormat::SagemakerDataCapture,
+        "burst_gpt_trace" => FileFormat::BurstGpt,
+        "bailian_trace" => FileFormat::Bailian,
+        "baseten_trace" => FileFormat::Baseten,
         other => match SpeedBenchCategory::from_format_name(other) {
             Some(category) => FileFormat::SpeedBench(category),
             None => {
                 return Err(ConfigError::new(format!(
-                    "datasets.main.format (--custom-dataset-type): `{other}` is not read by this project; single_turn, multi_turn, mooncake_trace, random_pool"
+                    "datasets.main.format (--custom-dataset-type): `{other}` is not read by this project; single_turn, multi_turn, mooncake_trace, random_pool, raw_payload, inputs_json, sagemaker_data_capture, burst_gpt_trace, bailian_trace, baseten_trace"
                 )));
             }
         },
@@ -220,7 +224,7 @@ fn file(dataset: &Value, base_dir: &Path, seed: u64) -> Result<Dataset, ConfigEr
             .map(|prompts| opt_u64(prompts, "block_size", "datasets.main.prompts.block_size"))
             .transpose()?
             .flatten())
-        .unwrap_or(DEFAULT_BLOCK_SIZE);
+        .unwrap_or(format.default_block_size() as u64);
     if records.is_some() && format == FileFormat::RandomPool {
         return Err(ConfigError::new(
             "datasets.main.records: inline random_pool records are not supported; write the pools to a folder",

@@ -1,0 +1,204 @@
+//! Baseten completion traces (Parquet, AIPerf's `baseten_trace`): a recorded request per row,
+//! `timestamp_start_unix_ms` (replayed from the earliest row, in ms), its literal `prompt`,
+//! `input_tokens` and `output_tokens` (at least 1, also pinned as `min_tokens`), and the
+//! optional KV-cache hints `total_hashes` and `block_size`, sent in the body as `hash_ids` and
+//! `block_size`. Every row is sent at its own recorded time (AIPerf's open-loop replay).
+
+use std::fs::File;
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+use parquet::file::reader::{FileReader, SerializedFileReader};
+use parquet::record::{Field, Row as ParquetRow};
+use serde_json::{Map, Value};
+
+use super::own_body::OwnBody;
+use super::recorded_times::in_time_order;
+use super::{DatasetEntry, tokenizer::Tokenizer};
+
+const TIME: &str = "timestamp_start_unix_ms";
+const REQUIRED: [&str; 4] = [TIME, "prompt", "input_tokens", "output_tokens"];
+
+/// One recorded request.
+struct Row {
+    start_unix_ms: u64,
+    prompt: String,
+    output_tokens: u64,
+    total_hashes: Vec<u64>,
+    block_size: Option<u64>,
+}
+
+fn rows(path: &Path) -> Result<Vec<Row>> {
+    let file = File::open(path).with_context(|| format!("cannot read dataset file {}", path.display()))?;
+    let reader = SerializedFileReader::new(file).with_context(|| format!("{}: not a Parquet file", path.display()))?;
+    let columns = super::recorded_times::columns_of(&reader);
+    let missing: Vec<&str> = REQUIRED.iter().copied().filter(|name| !columns.iter().any(|c| c == name)).collect();
+    if !missing.is_empty() {
+        bail!(
+            "{}: a Baseten trace needs the columns {}; missing {}",
+            path.display(),
+            REQUIRED.join(", "),
+            missing.join(", ")
+        );
+    }
+    let mut rows = Vec::new();
+    let iter = reader.get_row_iter(None).with_context(|| format!("{}: cannot read its rows", path.display()))?;
+    for (index, row) in iter.enumerate() {
+        let at = format!("{} row {}", path.display(), index + 1);
+        let row = row.with_context(|| format!("{at}: cannot be read"))?;
+        rows.push(parse_row(&at, &row)?);
+    }
+    Ok(rows)
+}
+
+fn parse_row(at: &str, row: &ParquetRow) -> Result<Row> {
+    let field = |name: &str| row.get_column_iter().find(|(column, _)| column.as_str() == name).map(|(_, value)| value);
+    let count = |name: &str, value: &Field| -> Result<u64> {
+        whole(value).with_context(|| format!("{at}: \"{name}\" must be a whole number ≥ 0, got {value}"))
+    };
+    let required = |name: &str| -> Result<&Field> {
+        field(name).filter(|value| !matches!(value, Field::Null)).with_context(|| format!("{at}: missing \"{name}\""))
+    };
+    let prompt = match required("prompt")? {
+        Field::Str(prompt) => prompt.clone(),
+        other => bail!("{at}: \"prompt\" must be a string, got {other}"),
+    };
+    let total_hashes = match field("total_hashes") {
+        None | Some(Field::Null) => Vec::new(),
+        Some(Field::ListInternal(list)) => {
+            list.elements().iter().map(|hash| count("total_hashes", hash)).collect::<Result<Vec<u64>>>()?
+        }
+        Some(other) => bail!("{at}: \"total_hashes\" must be a list of whole numbers, got {other}"),
+    };
+    let block_size = match field("block_size") {
+        None | Some(Field::Null) => None,
+        Some(value) => Some(count("block_size", value)?).filter(|size| *size > 0),
+    };
+    count("input_tokens", required("input_tokens")?)?;
+    Ok(Row {
+        start_unix_ms: count(TIME, required(TIME)?)?,
+        prompt,
+        output_tokens: count("output_tokens", required("output_tokens")?)?,
+        total_hashes,
+        block_size,
+    })
+}
+
+/// An integer column's value, if it is a whole number ≥ 0.
+fn whole(value: &Field) -> Option<u64> {
+    match *value {
+        Field::Byte(n) => u64::try_from(n).ok(),
+        Field::Short(n) => u64::try_from(n).ok(),
+        Field::Int(n) => u64::try_from(n).ok(),
+        Field::Long(n) => u64::try_from(n).ok(),
+        Field::UByte(n) => Some(n.into()),
+        Field::UShort(n) => Some(n.into()),
+        Field::UInt(n) => Some(n.into()),
+        Field::ULong(n) => Some(n),
+        _ => None,
+    }
+}
+
+pub fn parse(path: &Path, tokenizer: &Tokenizer) -> Result<Vec<DatasetEntry>> {
+    let rows = rows(path)?;
+    let first_ms = rows.iter().map(|row| row.start_unix_ms).min().unwrap_or(0);
+    let timed = rows
+        .into_iter()
+        .map(|row| {
+            let output_length = row.output_tokens.max(1);
+            let mut recorded = Map::new();
+            recorded.insert("min_tokens".into(), output_length.into());
+            if !row.total_hashes.is_empty() {
+                recorded.insert("hash_ids".into(), Value::from(row.total_hashes));
+            }
+            if let Some(block_size) = row.block_size {
+                recorded.insert("block_size".into(), block_size.into());
+            }
+            let mut entry = DatasetEntry::counted(tokenizer, row.prompt, Some(output_length));
+            entry.own_body = Some(OwnBody::Merged(recorded));
+            ((row.start_unix_ms - first_ms) as f64, entry)
+        })
+        .collect();
+    Ok(in_time_order(timed))
+}
+
+/// The trace's times (ms from the earliest row), ascending.
+pub fn times_ms(path: &Path) -> Result<Vec<f64>> {
+    let starts: Vec<u64> = rows(path)?.iter().map(|row| row.start_unix_ms).collect();
+    let first_ms = starts.iter().copied().min().unwrap_or(0);
+    let mut times: Vec<f64> = starts.iter().map(|start| (start - first_ms) as f64).collect();
+    times.sort_by(f64::total_cmp);
+    Ok(times)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow_array::builder::{ListBuilder, UInt64Builder};
+    use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray};
+    use parquet::arrow::ArrowWriter;
+
+    use super::*;
+
+    /// A Baseten trace of `(start ms, prompt, output tokens, hashes)` rows written to `path`.
+    fn write_trace(path: &Path, rows: &[(i64, &str, i64, &[u64])]) {
+        let mut hashes = ListBuilder::new(UInt64Builder::new());
+        for (_, _, _, row_hashes) in rows {
+            hashes.values().append_slice(row_hashes);
+            hashes.append(true);
+        }
+        let columns: Vec<(&str, ArrayRef)> = vec![
+            (TIME, Arc::new(Int64Array::from_iter_values(rows.iter().map(|row| row.0)))),
+            ("prompt", Arc::new(StringArray::from_iter_values(rows.iter().map(|row| row.1)))),
+            ("input_tokens", Arc::new(Int64Array::from_iter_values(rows.iter().map(|row| row.1.len() as i64)))),
+            ("output_tokens", Arc::new(Int64Array::from_iter_values(rows.iter().map(|row| row.2)))),
+            ("total_hashes", Arc::new(hashes.finish())),
+            ("block_size", Arc::new(Int64Array::from_iter_values(rows.iter().map(|_| 64)))),
+        ];
+        let batch = RecordBatch::try_from_iter(columns).unwrap();
+        let mut writer = ArrowWriter::try_new(File::create(path).unwrap(), batch.schema(), None).unwrap();
+        writer.write(&batch).unwrap();
+        writer.close().unwrap();
+    }
+
+    #[test]
+    fn rows_replay_their_prompts_from_the_earliest_start() {
+        let tokenizer = Tokenizer::shared_builtin();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("trace.parquet");
+        write_trace(
+            &path,
+            &[(1_700_000_000_900, "later prompt", 0, &[]), (1_700_000_000_000, "first prompt", 7, &[3, 4])],
+        );
+        let entries = parse(&path, &tokenizer).unwrap();
+        let seen: Vec<(&str, Option<f64>, Option<u64>)> =
+            entries.iter().map(|e| (e.prompt.as_str(), e.turn.and_then(|t| t.timestamp_ms), e.max_tokens)).collect();
+        assert_eq!(seen, [("first prompt", Some(0.0), Some(7)), ("later prompt", Some(900.0), Some(1))]);
+        let Some(OwnBody::Merged(recorded)) = &entries[0].own_body else { panic!("a merged body") };
+        assert_eq!(
+            Value::Object(recorded.clone()),
+            serde_json::json!({"min_tokens": 7, "hash_ids": [3, 4], "block_size": 64})
+        );
+        assert_eq!(times_ms(&path).unwrap(), vec![0.0, 900.0]);
+    }
+
+    #[test]
+    fn a_file_without_the_columns_or_not_parquet_is_named() {
+        let tokenizer = Tokenizer::shared_builtin();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("bad.parquet");
+        let batch =
+            RecordBatch::try_from_iter([("prompt", Arc::new(StringArray::from(vec!["p"])) as ArrayRef)]).unwrap();
+        let mut writer = ArrowWriter::try_new(File::create(&path).unwrap(), batch.schema(), None).unwrap();
+        writer.write(&batch).unwrap();
+        writer.close().unwrap();
+        let error = parse(&path, &tokenizer).unwrap_err().to_string();
+        assert!(error.ends_with("missing timestamp_start_unix_ms, input_tokens, output_tokens"), "{error}");
+        write_trace(&path, &[(5, "fine", 1, &[]), (6, "negative", -3, &[])]);
+        let error = parse(&path, &tokenizer).unwrap_err().to_string();
+        assert!(error.ends_with("bad.parquet row 2: \"output_tokens\" must be a whole number ≥ 0, got -3"), "{error}");
+        std::fs::write(&path, "not parquet").unwrap();
+        assert!(format!("{:#}", parse(&path, &tokenizer).unwrap_err()).contains("bad.parquet: not a Parquet file"));
+    }
+}

@@ -1,0 +1,311 @@
+//! AIPerf's trace and payload formats end to end: a small file of each (written by the test),
+//! read by a scenario's `file(..)` dataset and sent to the in-process mock; counts, the bodies
+//! the mock got (the raw export) and the replayed times (the records) checked.
+
+mod common;
+
+use std::fs::File;
+use std::path::Path;
+use std::sync::Arc;
+
+use arrow_array::builder::{ListBuilder, UInt64Builder};
+use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray};
+use common::{ScenarioRun, aiperf_command, read_json};
+use parquet::arrow::ArrowWriter;
+use serde_json::{Value, json};
+
+/// Write `files` (name, contents) into a temp folder, then the scenario, and run it there.
+fn run_with_files(name: &str, files: &[(&str, String)], source: &str) -> ScenarioRun {
+    let dir = tempfile::tempdir().expect("temp dir");
+    for (file, contents) in files {
+        let path = dir.path().join(file);
+        std::fs::create_dir_all(path.parent().expect("a folder")).expect("folder");
+        std::fs::write(path, contents).expect("write file");
+    }
+    run_in(dir, name, source)
+}
+
+fn run_in(dir: tempfile::TempDir, name: &str, source: &str) -> ScenarioRun {
+    let path = dir.path().join(format!("{name}.rhai"));
+    std::fs::write(&path, source).expect("write scenario");
+    let output = aiperf_command(dir.path()).arg("run").arg(&path).output().expect("run aiperf");
+    let run = ScenarioRun { dir, output };
+    assert_eq!(run.code(), Some(0), "stderr: {}", run.stderr());
+    run
+}
+
+fn ns(record: &Value, field: &str) -> u64 {
+    record["metadata"][field].as_u64().unwrap_or_else(|| panic!("{field} missing in {record}"))
+}
+
+fn metric(record: &Value, name: &str) -> u64 {
+    record["metrics"][name]["value"].as_u64().unwrap_or_else(|| panic!("{name} missing in {record}"))
+}
+
+/// The records of run `name` in the order they were due: each one's offset (ms) from the
+/// first's due time and its output length; each was sent within the pacer's error of its time.
+fn replayed(run: &ScenarioRun, name: &str) -> Vec<(u64, u64)> {
+    let mut records = run.records(name);
+    records.sort_by_key(|record| ns(record, "credit_issued_ns"));
+    let first_ns = ns(&records[0], "credit_issued_ns");
+    records
+        .iter()
+        .map(|record| {
+            let late_ms = (ns(record, "request_start_ns") as f64 - ns(record, "credit_issued_ns") as f64) / 1e6;
+            assert!((0.0..25.0).contains(&late_ms), "sent {late_ms} ms after its time");
+            ((ns(record, "credit_issued_ns") - first_ns) / 1_000_000, metric(record, "output_sequence_length"))
+        })
+        .collect()
+}
+
+/// The bodies the mock got in run `name`, by session, each session's turns in order.
+fn sent_bodies(run: &ScenarioRun, name: &str) -> Vec<Vec<Value>> {
+    run.raw_sessions(name)
+        .into_values()
+        .map(|turns| turns.iter().map(|turn| turn["payload"].clone()).collect())
+        .collect()
+}
+
+#[test]
+fn raw_payload_lines_and_session_folders_are_sent_as_written() {
+    let body = |text: &str, max_tokens: u64| json!({"model": "mock-model", "messages": [{"role": "user", "content": text}], "max_tokens": max_tokens, "stream": false});
+    let lines = [body("first line", 3), body("second line", 5), body("third line", 7)];
+    let mut turn_2 = body("turn two", 4);
+    turn_2["messages"] = json!([{"role": "user", "content": "turn one"}, {"role": "assistant", "content": "recorded"},
+                                 {"role": "user", "content": "turn two"}]);
+    let session = [body("turn one", 2), turn_2];
+    let jsonl = |bodies: &[Value]| bodies.iter().map(|b| format!("{b}\n")).collect::<String>();
+    let run = run_with_files(
+        "raw",
+        &[
+            ("bodies.jsonl", jsonl(&lines)),
+            ("sessions/a.jsonl", jsonl(&session)),
+            ("sessions/b.jsonl", jsonl(&lines[..1])),
+        ],
+        r#"
+        let mock = endpoint(#{ url: "mock", mock: #{ ttft: ms(1), itl: ms(1) } });
+        run(#{ name: "lines", endpoint: mock, export_level: "raw",
+               dataset: file(#{ path: "bodies.jsonl", format: "raw_payload", at_end: "stop" }),
+               phases: [ concurrency(#{ users: 2, requests: 10 }) ] });
+        run(#{ name: "folder", endpoint: mock, export_level: "raw",
+               dataset: file(#{ path: "sessions", format: "raw_payload", at_end: "stop" }),
+               phases: [ concurrency(#{ users: 2, requests: 10 }) ] });
+        "#,
+    );
+    let mut sent: Vec<Value> = sent_bodies(&run, "lines").into_iter().flatten().collect();
+    sent.sort_by_key(|body| body["max_tokens"].as_u64());
+    assert_eq!(sent, lines, "each line sent once, as written");
+    let mut osl: Vec<u64> = run.records("lines").iter().map(|r| metric(r, "output_sequence_length")).collect();
+    osl.sort();
+    assert_eq!(osl, [3, 5, 7], "the mock answered each body's own max_tokens");
+
+    let mut sessions = sent_bodies(&run, "folder");
+    sessions.sort_by_key(Vec::len);
+    assert_eq!(
+        sessions,
+        [lines[..1].to_vec(), session.to_vec()],
+        "a session per file, each turn as written (no history added)"
+    );
+    let records = run.raw_sessions("folder");
+    let turns = records.values().find(|turns| turns.len() == 2).expect("the two-turn session");
+    assert!(
+        ns(&turns[1], "request_start_ns") >= ns(&turns[0], "request_end_ns"),
+        "turn two waits for turn one's answer"
+    );
+}
+
+#[test]
+fn inputs_json_replays_exactly_the_bodies_a_run_wrote() {
+    let run = run_with_files(
+        "replay",
+        &[],
+        r#"
+        let mock = endpoint(#{ url: "mock", kind: "chat", streaming: true, mock: #{ ttft: ms(1), itl: ms(1) } });
+        run(#{ name: "first", endpoint: mock,
+               dataset: synthetic(#{ isl: 30, osl: 5, entries: 3, turns: 2 }),
+               phases: [ concurrency(#{ users: 1, requests: 6 }) ] });
+        run(#{ name: "again", endpoint: mock, export_level: "raw",
+               dataset: file(#{ path: "artifacts/first/inputs.json", format: "inputs_json", at_end: "stop" }),
+               phases: [ concurrency(#{ users: 1, requests: 100 }) ] });
+        "#,
+    );
+    let written = read_json(&run.artifacts("first").join("inputs.json"));
+    assert_eq!(read_json(&run.artifacts("again").join("inputs.json")), written, "the same inputs.json again");
+    let payloads: Vec<Vec<Value>> = written["data"]
+        .as_array()
+        .expect("sessions")
+        .iter()
+        .map(|session| session["payloads"].as_array().expect("payloads").clone())
+        .collect();
+    assert_eq!(payloads.len(), 3);
+    assert!(payloads.iter().all(|turns| turns.len() == 2));
+    let mut sent = sent_bodies(&run, "again");
+    let mut wanted = payloads.clone();
+    sent.sort_by_key(|turns| turns[0].to_string());
+    wanted.sort_by_key(|turns| turns[0].to_string());
+    assert_eq!(sent, wanted, "every session's turns sent as written, in order");
+    assert_eq!(run.records("again").len(), 6);
+}
+
+#[test]
+fn a_burst_gpt_trace_is_replayed_at_its_times() {
+    let csv = "Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n\
+               10.0,ChatGPT,40,4,44,Conversation log\n\
+               10.3,ChatGPT,20,6,26,Conversation log\n\
+               10.1,GPT-4,30,5,35,API log\n";
+    let run = run_with_files(
+        "burst",
+        &[("burst.csv", csv.to_string())],
+        r#"run(#{ name: "burst", endpoint: endpoint(#{ url: "mock", mock: #{ ttft: ms(1), itl: ms(1) } }),
+                  dataset: file(#{ path: "burst.csv", format: "burst_gpt_trace" }),
+                  phases: [ schedule(#{ file: "burst.csv", auto_offset: true }) ] });"#,
+    );
+    assert_eq!(replayed(&run, "burst"), [(0, 4), (100, 5), (300, 6)]);
+    let mut isl: Vec<u64> = run.records("burst").iter().map(|r| metric(r, "input_sequence_length")).collect();
+    isl.sort();
+    assert_eq!(isl, [20, 30, 40]);
+}
+
+#[test]
+fn a_bailian_trace_is_replayed_at_its_times_with_shared_blocks() {
+    let trace = [
+        json!({"chat_id": 159, "parent_chat_id": -1, "timestamp": 61.0, "input_length": 40, "output_length": 5, "type": "text", "turn": 1, "hash_ids": [1089, 1090]}),
+        json!({"chat_id": 160, "parent_chat_id": 159, "timestamp": 61.4, "input_length": 60, "output_length": 7, "type": "text", "turn": 2, "hash_ids": [1089, 1090, 1091]}),
+        json!({"chat_id": 170, "parent_chat_id": -1, "timestamp": 61.2, "input_length": 20, "output_length": 6, "type": "text", "turn": 1, "hash_ids": [5]}),
+    ];
+    let text: String = trace.iter().map(|line| format!("{line}\n")).collect();
+    let run = run_with_files(
+        "bailian",
+        &[("bailian.jsonl", text)],
+        r#"run(#{ name: "bailian", endpoint: endpoint(#{ url: "mock", mock: #{ ttft: ms(1), itl: ms(1) } }),
+                  dataset: file(#{ path: "bailian.jsonl", format: "bailian_trace" }), export_level: "raw",
+                  phases: [ schedule(#{ file: "bailian.jsonl", auto_offset: true, speedup: 2.0 }) ] });"#,
+    );
+    assert_eq!(replayed(&run, "bailian"), [(0, 5), (100, 6), (200, 7)], "(t − 61 s) / 2");
+    let mut sent: Vec<Value> = sent_bodies(&run, "bailian").into_iter().flatten().collect();
+    let asked = |body: &Value| body["max_completion_tokens"].as_u64().or(body["max_tokens"].as_u64());
+    sent.sort_by_key(asked);
+    let opening =
+        |body: &Value| body["messages"][0]["content"].as_str().expect("a prompt").chars().take(40).collect::<String>();
+    let (five, six, seven) = (opening(&sent[0]), opening(&sent[1]), opening(&sent[2]));
+    assert_eq!(five, seven, "hash ids 1089 and 1090 open both prompts");
+    assert_ne!(five, six, "hash id 5 is another block");
+}
+
+#[test]
+fn sagemaker_captures_are_replayed_with_their_messages_at_their_times() {
+    let capture = |time: &str, content: &str, max_tokens: u64| {
+        let request = json!({"messages": [{"role": "system", "content": "be brief"}, {"role": "user", "content": content}],
+                             "max_tokens": max_tokens});
+        json!({"captureData": {"endpointInput": {"data": request.to_string(), "encoding": "JSON"},
+                               "endpointOutput": {"data": "{\"usage\": {\"prompt_tokens\": 9}}", "encoding": "JSON"}},
+               "eventMetadata": {"eventId": content, "inferenceTime": time}, "eventVersion": "0"})
+        .to_string()
+    };
+    let first_hour = format!(
+        "{}\n{}\n",
+        capture("2026-04-29T00:03:18.250Z", "second", 6),
+        capture("2026-04-29T00:03:18Z", "first", 4)
+    );
+    let second_hour = format!("{}\n", capture("2026-04-29T00:03:18.400Z", "third", 8));
+    let run = run_with_files(
+        "capture",
+        &[("captured/2026/04/29/00/a.jsonl", first_hour), ("captured/2026/04/29/01/b.jsonl", second_hour)],
+        r#"run(#{ name: "capture", endpoint: endpoint(#{ url: "mock", mock: #{ ttft: ms(1), itl: ms(1) } }),
+                  dataset: file(#{ path: "captured", format: "sagemaker_data_capture" }), export_level: "raw",
+                  phases: [ schedule(#{ file: "captured" }) ] });"#,
+    );
+    assert_eq!(replayed(&run, "capture"), [(0, 4), (250, 6), (400, 8)]);
+    let mut said: Vec<(Value, Value)> = sent_bodies(&run, "capture")
+        .into_iter()
+        .flatten()
+        .map(|body| (body["messages"].clone(), body["model"].clone()))
+        .collect();
+    said.sort_by_key(|(messages, _)| messages[1]["content"].to_string());
+    assert_eq!(said[0].0, json!([{"role": "system", "content": "be brief"}, {"role": "user", "content": "first"}]));
+    assert!(said.iter().all(|(_, model)| model.is_string()), "the endpoint's model, the captured messages");
+}
+
+/// A Baseten trace of `(start unix ms, prompt, output tokens, hashes)` rows written to `path`.
+fn write_baseten(path: &Path, rows: &[(i64, &str, i64, &[u64])]) {
+    let mut hashes = ListBuilder::new(UInt64Builder::new());
+    for (_, _, _, row_hashes) in rows {
+        hashes.values().append_slice(row_hashes);
+        hashes.append(true);
+    }
+    let columns: Vec<(&str, ArrayRef)> = vec![
+        ("timestamp_start_unix_ms", Arc::new(Int64Array::from_iter_values(rows.iter().map(|row| row.0)))),
+        ("prompt", Arc::new(StringArray::from_iter_values(rows.iter().map(|row| row.1)))),
+        ("input_tokens", Arc::new(Int64Array::from_iter_values(rows.iter().map(|_| 4)))),
+        ("output_tokens", Arc::new(Int64Array::from_iter_values(rows.iter().map(|row| row.2)))),
+        ("total_hashes", Arc::new(hashes.finish())),
+    ];
+    let batch = RecordBatch::try_from_iter(columns).expect("batch");
+    let mut writer = ArrowWriter::try_new(File::create(path).expect("create"), batch.schema(), None).expect("writer");
+    writer.write(&batch).expect("write");
+    writer.close().expect("close");
+}
+
+#[test]
+fn a_baseten_trace_replays_its_prompts_at_their_times() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let start = 1_777_420_998_000;
+    write_baseten(
+        &dir.path().join("trace.parquet"),
+        &[
+            (start + 300, "the third prompt", 0, &[]),
+            (start, "the first prompt", 5, &[11, 12]),
+            (start + 150, "the second prompt", 3, &[11]),
+        ],
+    );
+    let run = run_in(
+        dir,
+        "baseten",
+        r#"run(#{ name: "baseten", endpoint: endpoint(#{ url: "mock", kind: "completions", mock: #{ ttft: ms(1), itl: ms(1) } }),
+                  dataset: file(#{ path: "trace.parquet", format: "baseten_trace" }), export_level: "raw",
+                  phases: [ schedule(#{ file: "trace.parquet" }) ] });"#,
+    );
+    assert_eq!(replayed(&run, "baseten"), [(0, 5), (150, 3), (300, 1)], "no output length asks 1");
+    let mut sent: Vec<Value> = sent_bodies(&run, "baseten").into_iter().flatten().collect();
+    sent.sort_by_key(|body| body["min_tokens"].as_u64());
+    let seen: Vec<(&Value, &Value, Option<&Value>)> =
+        sent.iter().map(|body| (&body["prompt"], &body["min_tokens"], body.get("hash_ids"))).collect();
+    assert_eq!(
+        seen,
+        [
+            (&json!("the third prompt"), &json!(1), None),
+            (&json!("the second prompt"), &json!(3), Some(&json!([11]))),
+            (&json!("the first prompt"), &json!(5), Some(&json!([11, 12]))),
+        ]
+    );
+}
+
+#[test]
+fn a_config_file_replays_a_burst_gpt_trace_sped_up_up_to_its_end_offset() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let csv = "Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n\
+               2.0,ChatGPT,10,4,14,Conversation log\n2.4,ChatGPT,10,5,15,Conversation log\n\
+               2.8,ChatGPT,10,6,16,Conversation log\n9.0,ChatGPT,10,7,17,Conversation log\n";
+    std::fs::write(dir.path().join("burst.csv"), csv).expect("trace");
+    let config = r#"
+schemaVersion: "2.0"
+benchmark:
+  model: m
+  endpoint: { url: mock, type: chat }
+  dataset: { type: file, path: burst.csv, format: burst_gpt_trace, synthesis: { speedupRatio: 2.0 } }
+  phases: { type: fixed_schedule, autoOffset: true, endOffset: 3000 }
+  artifacts: { dir: ./out }
+"#;
+    std::fs::write(dir.path().join("burst.yaml"), config).expect("config");
+    let output = aiperf_command(dir.path()).args(["profile", "--config", "burst.yaml"]).output().expect("profile");
+    common::succeeded(&output, "aiperf profile --config burst.yaml");
+    let text = std::fs::read_to_string(dir.path().join("out/profile_export.jsonl")).expect("records");
+    let mut records: Vec<Value> = text.lines().map(|line| serde_json::from_str(line).expect("a line")).collect();
+    records.sort_by_key(|record| ns(record, "credit_issued_ns"));
+    let first_ns = ns(&records[0], "credit_issued_ns");
+    let offsets: Vec<(u64, u64)> = records
+        .iter()
+        .map(|r| ((ns(r, "credit_issued_ns") - first_ns) / 1_000_000, metric(r, "output_sequence_length")))
+        .collect();
+    assert_eq!(offsets, [(0, 4), (200, 5), (400, 6)], "(t − 2 s) / 2, nothing after 3 s");
+}
