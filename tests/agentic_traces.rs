@@ -254,6 +254,14 @@ fn the_flags_come_back_in_the_emitted_scenario_and_bad_values_are_named() {
     assert_ne!(refused.status.code(), Some(0));
     assert!(stderr.contains("--max-context-length"), "{stderr}");
 
+    let scheduled = common::aiperf_command(dir.path())
+        .args(["profile", "--model", "m", "--url", "mock", "--input-file", "trace.json"])
+        .args(["--custom-dataset-type", "weka_trace", "--fixed-schedule", "--dry-run"])
+        .output()
+        .expect("run aiperf profile");
+    let stderr = String::from_utf8_lossy(&scheduled.stderr);
+    assert!(stderr.contains("weka_trace traces play as sessions"), "{stderr}");
+
     std::fs::write(dir.path().join("bad.jsonl"), "{\"session_id\": \"a\", \"turns\": [{\"messages\": []}]}\n")
         .expect("write");
     let bad = common::aiperf_command(dir.path())
