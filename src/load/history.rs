@@ -280,4 +280,35 @@ mod tests {
         let turn = conversation.next_turn(&opened(json!({ "prompt": "Q2" })));
         assert_eq!(body_of(&turn)["prompt"], json!("Be brief.\n\nI am Ann.\n\nQ1 A1\n\nQ2"));
     }
+
+    #[test]
+    fn a_trace_turn_says_all_its_messages_after_the_openings() {
+        let system = Arc::new(SystemPrompt { text: "Be brief.".into(), tokens: 3 });
+        let trace = Some(Arc::new(crate::dataset::trace_session::TraceSession::root("t")));
+        let turn_of = |messages: Value| PreparedRequest {
+            system_prompt: Some(system.clone()),
+            trace: trace.clone(),
+            ..prepared(json!({ "model": "m", "messages": messages }), 10)
+        };
+        let mut conversation = Conversation::default();
+        let first = turn_of(json!([
+            { "role": "system", "content": "Be brief." },
+            { "role": "system", "content": "You plan." },
+            { "role": "user", "content": "Go." }
+        ]));
+        let turn = conversation.next_turn(&first);
+        conversation.remember(turn, Answer { text: "ok".into(), tokens: 1 });
+        let second = turn_of(json!([
+            { "role": "system", "content": "Be brief." },
+            { "role": "tool", "tool_call_id": "c1", "content": "42" },
+            { "role": "user", "content": "And?" }
+        ]));
+        let roles: Vec<Value> = body_of(&conversation.next_turn(&second))["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|message| message["role"].clone())
+            .collect();
+        assert_eq!(roles, ["system", "system", "user", "assistant", "tool", "user"]);
+    }
 }
