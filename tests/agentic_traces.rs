@@ -272,3 +272,32 @@ fn the_flags_come_back_in_the_emitted_scenario_and_bad_values_are_named() {
     let stderr = String::from_utf8_lossy(&bad.stderr);
     assert!(stderr.contains("bad.jsonl:1: turns[0]: \"messages\" must be a non-empty list"), "{stderr}");
 }
+
+#[test]
+fn a_config_file_names_the_format_and_its_trace_settings() {
+    let dir = tempfile::tempdir().expect("dir");
+    std::fs::write(dir.path().join("trace.json"), WEKA).expect("write the trace");
+    let config = r#"schemaVersion: "2.0"
+benchmark:
+  model: m
+  endpoint:
+    urls: ["mock"]
+    type: chat
+  dataset:
+    type: file
+    path: trace.json
+    format: weka_trace
+    ignoreTraceDelays: true
+    traceIdleGapCapSeconds: 30
+  profiling:
+    type: concurrency
+    concurrency: 2
+    requests: 5
+"#;
+    std::fs::write(dir.path().join("weka.yaml"), config).expect("write the config");
+    profile(dir.path(), "--config weka.yaml --artifact-dir out");
+    let sessions = conversations(&json_lines(&dir.path().join("out/profile_export.jsonl")));
+    assert_eq!(sessions.values().map(Vec::len).collect::<Vec<_>>(), [3, 2]);
+    let gaps: Vec<f64> = sessions.values().flat_map(|turns| gaps_ms(turns)).collect();
+    assert!(gaps.iter().all(|gap| *gap < 150.0), "delays ignored: {gaps:?}");
+}
