@@ -244,6 +244,18 @@ pub struct RequestRecord {
     /// The base url it went to, when the endpoint has several.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<SentTo>,
+    /// Its conversation's place in a recorded agentic trace's tree of sub-agents.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<AgentPlace>,
+}
+
+/// Where a request's conversation sits in an agentic trace's tree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AgentPlace {
+    /// 0 for a root conversation, 1 for a sub-agent it spawned, ...
+    pub depth: u32,
+    /// The phase session its tree's root played in (its correlation id is the root's).
+    pub root_session: u64,
 }
 
 /// Which of the endpoint's several base urls a request went to.
@@ -287,6 +299,7 @@ impl RequestRecord {
             spec_decode: SpecDecodeReport::Absent,
             worker_id: None,
             url: None,
+            agent: None,
         }
     }
 
@@ -294,11 +307,28 @@ impl RequestRecord {
     /// session, shared by its turns (the request's own outside sessions), distinct per run
     /// (`salt`: the run clock's wall-clock anchor).
     pub fn correlation_id(&self, salt: u64) -> String {
-        let mut hasher = DefaultHasher::new();
         match self.turn {
-            Some(turn) => (salt, self.origin.phase_index, turn.session).hash(&mut hasher),
-            None => (salt, &self.x_request_id).hash(&mut hasher),
+            Some(turn) => self.session_correlation_id(salt, turn.session),
+            None => {
+                let mut hasher = DefaultHasher::new();
+                (salt, &self.x_request_id).hash(&mut hasher);
+                SeededRng::new(hasher.finish()).uuid()
+            }
         }
+    }
+
+    /// The correlation id of its tree's root conversation (its own outside agentic traces).
+    pub fn root_correlation_id(&self, salt: u64) -> String {
+        match self.agent {
+            Some(agent) => self.session_correlation_id(salt, agent.root_session),
+            None => self.correlation_id(salt),
+        }
+    }
+
+    /// The correlation id of session `session` of its phase.
+    fn session_correlation_id(&self, salt: u64, session: u64) -> String {
+        let mut hasher = DefaultHasher::new();
+        (salt, self.origin.phase_index, session).hash(&mut hasher);
         SeededRng::new(hasher.finish()).uuid()
     }
 

@@ -12,6 +12,7 @@ mod rate_series;
 mod server_control;
 mod synthesis;
 mod system_prompt;
+mod trace_handling;
 mod values;
 
 use std::path::{Path, PathBuf};

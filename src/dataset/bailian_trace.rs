@@ -47,7 +47,7 @@ pub fn parse(
     block_size: usize,
     seed: u64,
 ) -> Result<Vec<DatasetEntry>> {
-    let mut blocks = Blocks::new(tokenizer, block_size, seed);
+    let mut blocks = Blocks::new(tokenizer, block_size as u64, seed);
     let timed = rows(path, text)?
         .into_iter()
         .enumerate()

@@ -6,7 +6,7 @@ use std::path::Path;
 use anyhow::{Result, bail};
 
 use super::{
-    DatasetEntry, bailian_trace, baseten_trace, burst_gpt, fields, inputs_json, mooncake, multi_turn, public,
+    DatasetEntry, agentic, bailian_trace, baseten_trace, burst_gpt, fields, inputs_json, mooncake, multi_turn, public,
     random_pool, raw_payload, sagemaker_data_capture, sampling, sharegpt, single_turn, tokenizer::Tokenizer,
 };
 use crate::plan::{FileDataset, FileFormat};
@@ -53,6 +53,13 @@ pub fn load(spec: &FileDataset, tokenizer: &Tokenizer) -> Result<Vec<DatasetEntr
         }
         FileFormat::Baseten => baseten_trace::parse(path, tokenizer)?,
         FileFormat::SpeedBench(category) => bail!("{}", public::not_read_message(category)),
+        FileFormat::Tracelab | FileFormat::WekaTrace | FileFormat::DagJsonl => {
+            let entries = agentic::load(spec, tokenizer)?;
+            if entries.is_empty() {
+                bail!("dataset file {} has no requests to send", path.display());
+            }
+            return Ok(entries);
+        }
     };
     if entries.is_empty() {
         bail!("dataset file {} has no entries", path.display());
@@ -88,6 +95,7 @@ mod tests {
             records: None,
             system_prompt: None,
             synthesis: None,
+            trace: Default::default(),
         }
     }
 

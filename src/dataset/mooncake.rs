@@ -21,7 +21,7 @@ pub fn parse(
     block_size: usize,
     seed: u64,
 ) -> Result<Vec<DatasetEntry>> {
-    let mut blocks = Blocks::new(tokenizer, block_size, seed);
+    let mut blocks = Blocks::new(tokenizer, block_size as u64, seed);
     let mut entries = Vec::new();
     for (line, (at, object)) in json_lines(path, text)?.into_iter().enumerate() {
         let request = Record::new(&at, &object);
@@ -43,7 +43,7 @@ pub fn parse(
     Ok(entries)
 }
 
-/// The text of each hash id's block, made once per id (the hash-id traces' prompts).
+/// The text of each hash id's block, made once per id (agentic traces share it: `agentic/prompts.rs`).
 pub(super) struct Blocks<'a> {
     tokenizer: &'a Tokenizer,
     block_size: u64,
@@ -52,8 +52,9 @@ pub(super) struct Blocks<'a> {
 }
 
 impl<'a> Blocks<'a> {
-    pub(super) fn new(tokenizer: &'a Tokenizer, block_size: usize, seed: u64) -> Self {
-        Self { tokenizer, block_size: block_size.max(1) as u64, seed, full: HashMap::new() }
+    /// Blocks of `block_size` tokens (at least 1), their text drawn with `seed`.
+    pub(super) fn new(tokenizer: &'a Tokenizer, block_size: u64, seed: u64) -> Self {
+        Self { tokenizer, block_size: block_size.max(1), seed, full: HashMap::new() }
     }
 
     /// Where in the corpus the block of `hash_id` starts (a seeded draw per id).

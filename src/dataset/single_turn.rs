@@ -56,6 +56,7 @@ fn ranking_entry(line: &Record<'_>, tokenizer: &Tokenizer) -> Result<DatasetEntr
         batch: Vec::new(),
         trace: None,
         own_body: None,
+        messages: None,
     })
 }
 

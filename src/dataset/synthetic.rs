@@ -87,6 +87,7 @@ pub fn generate(spec: &SyntheticDataset, tokenizer: &Tokenizer) -> Vec<DatasetEn
             batch: batch.into_iter().map(|text| text.text).collect(),
             trace: None,
             own_body: None,
+            messages: None,
         });
     }
     for (entry, turn) in entries.iter_mut().zip(turns.unwrap_or_default()) {

@@ -170,7 +170,7 @@ impl<'a> Metadata<'a> {
         Self {
             session_num: origin.index_in_phase,
             x_request_id: &record.x_request_id,
-            x_correlation_id: correlation_id.clone(),
+            x_correlation_id: correlation_id,
             conversation_id: format!("session_{:06}", record.turn.map_or(origin.dataset_index as u64, |t| t.session)),
             turn_index: record.turn.map_or(0, |t| t.turn),
             credit_issued_ns: clock.epoch_ns(record.scheduled_ns),
@@ -186,8 +186,8 @@ impl<'a> Metadata<'a> {
             phase_kind: origin.phase_kind.as_str(),
             was_cancelled: record.was_cancelled,
             context_overflow_skip: false,
-            agent_depth: 0,
-            root_correlation_id: correlation_id,
+            agent_depth: record.agent.map_or(0, |agent| agent.depth),
+            root_correlation_id: record.root_correlation_id(ids.salt),
             url_index: record.url.as_ref().map(|sent_to| sent_to.index),
             url: record.url.as_ref().map(|sent_to| &*sent_to.url),
         }

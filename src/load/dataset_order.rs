@@ -96,6 +96,7 @@ mod tests {
             records: None,
             system_prompt: None,
             synthesis: None,
+            trace: Default::default(),
         });
         Plan::new("order", endpoint, dataset, vec![phase], 60.0)
     }

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::Dist;
+use super::{Dist, TraceHandling};
 
 /// A plan holds one, built once: the synthetic variant's size (its distributions) costs nothing.
 #[allow(clippy::large_enum_variant)]
@@ -62,6 +62,9 @@ pub struct FileDataset {
     /// A mooncake trace reshaped before it is read (AIPerf's `synthesis`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub synthesis: Option<super::TraceSynthesis>,
+    /// How a trace's recorded timing and sessions are played (agentic trace formats).
+    #[serde(default, skip_serializing_if = "TraceHandling::is_default")]
+    pub trace: TraceHandling,
 }
 
 /// Written by name (`single_turn`, …, `speed_bench_coding`).
@@ -92,13 +95,21 @@ pub enum FileFormat {
     Bailian,
     /// Baseten Parquet trace: recorded prompts at `timestamp_start_unix_ms`.
     Baseten,
+    /// TraceLab agentic-coding rounds (JSONL, or gzipped), a row per LLM round, grouped by
+    /// `session_id`; sub-agents recovered by timing containment.
+    Tracelab,
+    /// Weka (kv-cache-tester) agentic traces: a JSON object per file (or a folder of them),
+    /// `requests` of `t`, `in`, `out`, `hash_ids` and `subagent` entries.
+    WekaTrace,
+    /// DAG JSONL: a conversation per line, `turns` of chat `messages` with `forks` and `spawns`.
+    DagJsonl,
     /// A category of the public SPEED-Bench dataset (AIPerf's `speed_bench_*` formats): named in
     /// plans, not read by this version (its file format is not known here).
     SpeedBench(SpeedBenchCategory),
 }
 
 impl FileFormat {
-    const READ: [FileFormat; 11] = [
+    const READ: [FileFormat; 14] = [
         FileFormat::SingleTurn,
         FileFormat::MultiTurn,
         FileFormat::Mooncake,
@@ -110,6 +121,9 @@ impl FileFormat {
         FileFormat::BurstGpt,
         FileFormat::Bailian,
         FileFormat::Baseten,
+        FileFormat::Tracelab,
+        FileFormat::WekaTrace,
+        FileFormat::DagJsonl,
     ];
 
     /// Its name in plans and scenarios.
@@ -126,21 +140,30 @@ impl FileFormat {
             FileFormat::BurstGpt => "burst_gpt_trace",
             FileFormat::Bailian => "bailian_trace",
             FileFormat::Baseten => "baseten_trace",
+            FileFormat::Tracelab => "tracelab",
+            FileFormat::WekaTrace => "weka_trace",
+            FileFormat::DagJsonl => "dag_jsonl",
             FileFormat::SpeedBench(category) => category.format_name(),
         }
     }
 
     /// Builds its prompts from hash-id blocks, whose size a dataset may set.
     pub fn takes_block_size(self) -> bool {
-        matches!(self, FileFormat::Mooncake | FileFormat::Bailian)
+        matches!(self, FileFormat::Mooncake | FileFormat::Bailian | FileFormat::Tracelab)
     }
 
     /// Tokens per hash-id block unless the dataset says otherwise (AIPerf's loader defaults).
     pub fn default_block_size(self) -> usize {
         match self {
             FileFormat::Bailian => 16,
+            FileFormat::Tracelab => 64,
             _ => 512,
         }
+    }
+
+    /// A recorded agentic trace: sessions in a tree of sub-agents (`dataset::agentic`).
+    pub fn is_agentic_trace(self) -> bool {
+        matches!(self, FileFormat::Tracelab | FileFormat::WekaTrace | FileFormat::DagJsonl)
     }
 
     /// Every format, with the name `name()` gives it.
@@ -392,7 +415,7 @@ mod tests {
             let written = serde_json::to_string(&format).unwrap();
             assert_eq!(serde_json::from_str::<FileFormat>(&written).unwrap(), format, "{written}");
         }
-        assert_eq!(FileFormat::all().count(), 22);
+        assert_eq!(FileFormat::all().count(), 25);
         let error = serde_json::from_str::<FileFormat>("\"speed_bench_poetry\"").unwrap_err();
         assert!(error.to_string().contains("unknown file format `speed_bench_poetry`"), "{error}");
     }

@@ -16,6 +16,7 @@ pub mod run_coordinates;
 pub mod segment;
 mod server_control;
 mod spans;
+mod trace_handling;
 mod trace_synthesis;
 mod trial_seed;
 pub use spans::MAX_SECONDS;
@@ -37,6 +38,7 @@ pub use response_limits::*;
 pub use routing::*;
 pub use run_coordinates::RunCoordinates;
 pub use server_control::*;
+pub use trace_handling::TraceHandling;
 pub use trace_synthesis::TraceSynthesis;
 
 /// The url that means "start the built-in mock server in-process".

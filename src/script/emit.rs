@@ -362,6 +362,7 @@ fn dataset(dataset: &Dataset) -> String {
                 true => format!(", block_size: {}", spec.block_size),
                 false => String::new(),
             };
+            let trace = super::emit_trace_handling::keys(&spec.trace);
             let draws = spec.draws.map(|draws| format!(", entries: {draws}")).unwrap_or_default();
             let records =
                 spec.records.as_ref().map(|records| format!(", records: {}", string(records))).unwrap_or_default();
@@ -371,7 +372,7 @@ fn dataset(dataset: &Dataset) -> String {
                 .map(|text| format!(", system_prompt: {}", string(text)))
                 .unwrap_or_default();
             let file = format!(
-                "file(#{{ path: {}, format: {}, sampling: {}, at_end: {}, seed: {}{block_size}{draws}{records}{system} }})",
+                "file(#{{ path: {}, format: {}, sampling: {}, at_end: {}, seed: {}{block_size}{draws}{records}{system}{trace} }})",
                 string(&spec.path),
                 string(format),
                 string(sampling),

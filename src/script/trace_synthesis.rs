@@ -90,6 +90,7 @@ mod tests {
             records: None,
             system_prompt: None,
             synthesis: None,
+            trace: Default::default(),
         })
     }
 

@@ -404,6 +404,7 @@ run sweep_8 → artifacts/sweep_8
             records: None,
             system_prompt: None,
             synthesis: None,
+            trace: Default::default(),
         });
         plan.phases = vec![phase(
             "ramp",

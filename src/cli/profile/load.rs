@@ -99,7 +99,12 @@ pub const LOAD_GENERATOR: Group = Group {
         note(&["--trajectory-start-min-ratio"], Arity::One, "agentic replay only, which this project does not have"),
         note(&["--trajectory-start-max-ratio"], Arity::One, "agentic replay only, which this project does not have"),
         note(&["--burst-phase-starts"], Arity::Switch, "agentic replay only, which this project does not have"),
-        note(&["--trace-idle-gap-cap-seconds"], Arity::One, "weka trace replay only, which this project does not have"),
+        set(
+            &["--trace-idle-gap-cap-seconds"],
+            "benchmark.datasets.main.trace_idle_gap_cap_seconds",
+            Kind::Float,
+            "weka_trace and tracelab: within one root trace, cut every gap between request starts to at most this many seconds",
+        ),
         note(&["--system-idle-gap-cap-seconds"], Arity::One, "agentic replay only, which this project does not have"),
     ],
 };

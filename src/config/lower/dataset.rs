@@ -201,11 +201,14 @@ fn file(dataset: &Value, base_dir: &Path, seed: u64) -> Result<Dataset, ConfigEr
         "burst_gpt_trace" => FileFormat::BurstGpt,
         "bailian_trace" => FileFormat::Bailian,
         "baseten_trace" => FileFormat::Baseten,
+        "tracelab" => FileFormat::Tracelab,
+        "weka_trace" => FileFormat::WekaTrace,
+        "dag_jsonl" => FileFormat::DagJsonl,
         other => match SpeedBenchCategory::from_format_name(other) {
             Some(category) => FileFormat::SpeedBench(category),
             None => {
                 return Err(ConfigError::new(format!(
-                    "datasets.main.format (--custom-dataset-type): `{other}` is not read by this project; single_turn, multi_turn, mooncake_trace, random_pool, raw_payload, inputs_json, sagemaker_data_capture, burst_gpt_trace, bailian_trace, baseten_trace"
+                    "datasets.main.format (--custom-dataset-type): `{other}` is not read by this project; single_turn, multi_turn, mooncake_trace, random_pool, raw_payload, inputs_json, sagemaker_data_capture, burst_gpt_trace, bailian_trace, baseten_trace, tracelab, weka_trace, dag_jsonl"
                 )));
             }
         },
@@ -243,6 +246,7 @@ fn file(dataset: &Value, base_dir: &Path, seed: u64) -> Result<Dataset, ConfigEr
         system_prompt: None,
         // AIPerf reshapes trace formats only; other files ignore `synthesis`.
         synthesis: if format == FileFormat::Mooncake { super::synthesis::lower(dataset)? } else { None },
+        trace: super::trace_handling::lower(dataset, format)?,
     }))
 }
 

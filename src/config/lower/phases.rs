@@ -304,6 +304,13 @@ fn schedule_mode(item: &Value, dataset: &Dataset, key: &dyn Fn(&str) -> String) 
             key("type")
         )));
     };
+    if file.format.is_agentic_trace() {
+        return Err(ConfigError::new(format!(
+            "{} (--fixed-schedule): {} traces play as sessions (concurrency, request rate, users) with their recorded delays, not on a fixed schedule",
+            key("type"),
+            file.format.name()
+        )));
+    }
     let timestamps_ms = crate::load::schedule::read_trace(Path::new(&file.path))
         .map_err(|e| ConfigError::new(format!("{}: {e}", key("type"))))?;
     let mut trace = ScheduleTrace::File { path: file.path.clone(), timestamps_ms };
