@@ -14,7 +14,14 @@ use crate::plan::{FileDataset, FileFormat};
 /// Every entry of the file `spec.path` (relative to the working directory), or of its inline
 /// `records`, sampled.
 pub fn load(spec: &FileDataset, tokenizer: &Tokenizer) -> Result<Vec<DatasetEntry>> {
-    let path = Path::new(&spec.path);
+    let speed_bench_file;
+    let path = match spec.format {
+        FileFormat::SpeedBench(format) if spec.records.is_none() => {
+            speed_bench_file = public::speed_bench::resolve(Path::new(&spec.path), format)?;
+            speed_bench_file.as_path()
+        }
+        _ => Path::new(&spec.path),
+    };
     if spec.records.is_none()
         && !path.exists()
         && let Some(hint) = public::missing_file_hint(path, spec.format)
@@ -34,12 +41,13 @@ pub fn load(spec: &FileDataset, tokenizer: &Tokenizer) -> Result<Vec<DatasetEntr
         FileFormat::MultiTurn => multi_turn::parse(path, &text()?, tokenizer)?,
         FileFormat::Mooncake => mooncake::parse(path, &text()?, tokenizer, spec.block_size, spec.random_seed)?,
         FileFormat::Sharegpt => sharegpt::parse(path, &text()?, tokenizer)?,
-        FileFormat::SpeedBench(category) => bail!("{}", public::not_read_message(category)),
+        FileFormat::SpeedBench(format) => public::speed_bench::parse(path, &text()?, format, tokenizer)?,
+        FileFormat::Public => public::load(spec, tokenizer)?,
     };
     if entries.is_empty() {
         bail!("dataset file {} has no entries", path.display());
     }
-    if spec.format == FileFormat::MultiTurn {
+    if spec.format.has_sessions() {
         let sessions: Vec<Vec<DatasetEntry>> = entries
             .chunk_by(|_, next| next.turn.is_some_and(|turn| turn.index > 0))
             .map(<[DatasetEntry]>::to_vec)
@@ -69,6 +77,7 @@ mod tests {
             draws: None,
             records: None,
             system_prompt: None,
+            public: None,
         }
     }
 

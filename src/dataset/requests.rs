@@ -219,6 +219,7 @@ mod tests {
             draws: None,
             records: None,
             system_prompt: None,
+            public: None,
         })
     }
 

@@ -21,7 +21,11 @@ pub fn register(engine: &mut Engine) {
 fn file(map: Map) -> ScriptResult<Dataset> {
     let mut r = MapReader::new("file", map, FILE_KEYS)?;
     let path = r.string("path")?;
-    let formats: Vec<(&str, FileFormat)> = FileFormat::all().map(|format| (format.name(), format)).collect();
+    // A public dataset names itself: `public_dataset(#{ name })`.
+    let formats: Vec<(&str, FileFormat)> = FileFormat::all()
+        .filter(|format| *format != FileFormat::Public)
+        .map(|format| (format.name(), format))
+        .collect();
     let format = r.choice("format", &formats)?;
     let sampling_given = r.has("sampling");
     let sampling = r.choice(
@@ -65,6 +69,7 @@ fn file(map: Map) -> ScriptResult<Dataset> {
         draws,
         records,
         system_prompt,
+        public: None,
     }))
 }
 
@@ -93,6 +98,7 @@ mod tests {
                 draws: None,
                 records: None,
                 system_prompt: None,
+                public: None,
             }
         );
         let full = file(map(&[

@@ -23,6 +23,7 @@ mod paths;
 mod phase_ramps;
 mod phases;
 mod preflight;
+mod public_dataset;
 mod report_after;
 mod results;
 mod run_fn;
@@ -114,6 +115,7 @@ pub fn build_engine(host: Arc<RunHost>, settings: &ScenarioSettings) -> Engine {
     console::register(&mut engine);
     builders::register(&mut engine);
     file_dataset::register(&mut engine);
+    public_dataset::register(&mut engine);
     synthetic::register(&mut engine);
     phases::register(&mut engine, host.scenario_dir.clone());
     results::register(&mut engine);

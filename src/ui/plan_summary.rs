@@ -402,6 +402,7 @@ run sweep_8 → artifacts/sweep_8
             draws: None,
             records: None,
             system_prompt: None,
+            public: None,
         });
         plan.phases = vec![phase(
             "ramp",
