@@ -594,8 +594,12 @@ fn the_speed_bench_sweep_sends_each_category_s_prompts_and_a_missing_file_names_
         ),
     );
     assert_ok(&coding);
-    let sent: Vec<String> =
-        proxy.requests().into_iter().map(|request| String::from_utf8_lossy(&request.body).into_owned()).collect();
+    let sent: Vec<String> = proxy
+        .requests()
+        .into_iter()
+        .filter(|request| request.path.ends_with("/chat/completions"))
+        .map(|request| String::from_utf8_lossy(&request.body).into_owned())
+        .collect();
     let last_user = |body: &str| -> String {
         let body: serde_json::Value = serde_json::from_str(body).expect("JSON body");
         let messages = body["messages"].as_array().expect("messages");
