@@ -78,9 +78,9 @@ mod tests {
         let file = dir.path().join("train.jsonl");
         std::fs::write(&file, "{\"problem\": \"1+1?\"}\n{\"problem\": \"  \"}\n{\"problem\": \"2+2?\"}\n").unwrap();
         let tokenizer = Tokenizer::shared_builtin();
-        let entries = read(&[file.clone()], "problem", None, None, None, &tokenizer).unwrap();
+        let entries = read(std::slice::from_ref(&file), "problem", None, None, None, &tokenizer).unwrap();
         assert_eq!(entries.iter().map(|e| e.prompt.as_str()).collect::<Vec<_>>(), ["1+1?", "2+2?"]);
-        assert_eq!(read(&[file.clone()], "problem", None, None, Some(1), &tokenizer).unwrap().len(), 1);
+        assert_eq!(read(std::slice::from_ref(&file), "problem", None, None, Some(1), &tokenizer).unwrap().len(), 1);
         let error = read(&[file], "question", None, None, None, &tokenizer).unwrap_err().to_string();
         assert!(error.ends_with("train.jsonl:1: no column `question` (its columns: [\"problem\"])"), "{error}");
     }

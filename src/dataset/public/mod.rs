@@ -74,7 +74,7 @@ impl PublicDataset {
     /// Why `filters` cannot be used with this dataset, if they cannot (AIPerf's own check:
     /// only the datasets that declare filters take them).
     pub fn filters_problem(&self, filters: usize) -> Option<String> {
-        (filters > 0 && !matches!(self.reader, Reader::Exgentic { .. })).then(|| {
+        (filters > 0 && !matches!(self.reader, Reader::Exgentic)).then(|| {
             format!("public dataset {} does not take --dataset-filter (only exgentic and exgentic_v2 do)", self.name)
         })
     }
@@ -159,7 +159,7 @@ pub fn load(spec: &FileDataset, tokenizer: &Tokenizer) -> Result<Vec<DatasetEntr
         Reader::Mmvu => bail!(
             "public dataset mmvu: its questions are sent with their video (a video_url part), which this build does not send"
         ),
-        Reader::Exgentic { .. } => bail!(
+        Reader::Exgentic => bail!(
             "public dataset {}: Exgentic traces (recorded messages, tools and timing of agent runs) are not read by this build",
             dataset.name
         ),
