@@ -245,6 +245,10 @@ fn a_speech_dataset_sends_its_clips_under_30_seconds_with_the_transcription_prom
         assert_eq!(parts[1]["input_audio"]["format"], "wav");
         assert_eq!(parts[1]["input_audio"]["data"], BASE64.encode(clip), "the 31 s clip is skipped");
     }
+    let uploads = caches
+        .profile("--public-dataset librispeech --endpoint-type audio-transcription --request-count 3 --concurrency 1");
+    succeeded(&uploads);
+    assert_eq!(caches.request_count(), 3.0, "each clip uploaded to the transcription endpoint");
 }
 
 #[test]
