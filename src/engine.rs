@@ -26,9 +26,7 @@ use crate::metrics::network_adjusted::NetworkRtt;
 use crate::metrics::record_sink::RecordSink;
 use crate::metrics::{MetricsContext, RecordProcessor};
 use crate::plan::segment::{self, ExecutionSegment};
-use crate::plan::{
-    ConversationShape, Dataset, ExportLevel, FileDataset, FileFormat, Phase, Plan, SyntheticDataset, TokenizerSpec,
-};
+use crate::plan::{ConversationShape, Dataset, ExportLevel, Phase, Plan, SyntheticDataset, TokenizerSpec};
 use crate::result::RunResult;
 use crate::rng::SeededRng;
 use crate::ui::progress::PhaseProgress;
@@ -217,7 +215,7 @@ struct Target<'a> {
 }
 
 /// The plan this process runs: the whole plan, or its execution segment's share (the whole
-/// plan checked first), checked; a public dataset that cannot be read yet stops it here.
+/// plan checked first), checked.
 fn plan_of_this_process(whole_plan: &Plan, segment: Option<ExecutionSegment>) -> Result<Cow<'_, Plan>> {
     let plan = match segment {
         Some(segment) => {
@@ -227,9 +225,6 @@ fn plan_of_this_process(whole_plan: &Plan, segment: Option<ExecutionSegment>) ->
         None => Cow::Borrowed(whole_plan),
     };
     validate(&plan)?;
-    if let Dataset::File(FileDataset { format: FileFormat::SpeedBench(category), .. }) = &plan.dataset {
-        bail!("{}", crate::dataset::public::not_read_message(*category));
-    }
     Ok(plan)
 }
 

@@ -10,10 +10,7 @@ use serde_yaml::Value;
 
 /// Templates that do not run here, with the message they stop with; emptied as what they
 /// need lands.
-const NOT_YET: &[(&str, &str)] = &[(
-    "speed_bench_sweep.yaml",
-    "public dataset speed_bench_coding (SPEED-Bench) is not read by this version of aiperf",
-)];
+const NOT_YET: &[(&str, &str)] = &[];
 
 /// A few ShareGPT conversations, saved where public_dataset.yaml finds ShareGPT (nothing is
 /// downloaded in the tests).
@@ -142,6 +139,12 @@ fn every_template_runs_for_real_against_the_mock() {
         let cache = dir.path().join("cache");
         std::fs::create_dir_all(&cache).expect("cache folder");
         std::fs::write(cache.join("ShareGPT_V3_unfiltered_cleaned_split.json"), SHAREGPT).expect("ShareGPT");
+        // Where speed_bench_sweep.yaml reads SPEED-Bench's qualitative split.
+        let speed_bench = dir.path().join("datasets/speed-bench");
+        std::fs::create_dir_all(&speed_bench).expect("SPEED-Bench folder");
+        let fixture =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/datasets/speed_bench_qualitative.jsonl");
+        std::fs::copy(fixture, speed_bench.join("qualitative.jsonl")).expect("SPEED-Bench file");
         let output = common::aiperf_command(dir.path())
             .env("AIPERF_DATASET_CACHE", &cache)
             .args(["profile", "--config"])

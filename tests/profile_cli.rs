@@ -276,10 +276,13 @@ fn flags_with_no_meaning_here_are_noted_and_impossible_ones_refused() {
     assert!(stderr.contains("note: --zmq-host has no effect here"), "{stderr}");
     assert!(!dir.path().join("artifacts").exists(), "a dry run wrote artifacts");
 
-    let refused = profile(dir.path(), "--model m --url mock --public-dataset librispeech");
+    let refused = profile(dir.path(), "--model m --url mock --public-dataset librispeak");
     assert_eq!(refused.status.code(), Some(2));
     let stderr = text(&refused.stderr);
-    assert!(stderr.contains("--public-dataset") && stderr.contains("`librispeech`"), "{stderr}");
+    assert!(
+        stderr.contains("--public-dataset") && stderr.contains("`librispeak` is not an AIPerf public dataset"),
+        "{stderr}"
+    );
     let video = profile(dir.path(), "--model m --video-fps 4");
     assert_eq!(video.status.code(), Some(2));
     assert!(text(&video.stderr).contains("--video-fps: not supported"), "{}", text(&video.stderr));
@@ -557,27 +560,68 @@ fn every_aiperf_template_gives_its_plans() {
 }
 
 #[test]
-fn the_speed_bench_sweep_plans_name_each_category_and_a_run_stops_before_sending() {
+fn the_speed_bench_sweep_sends_each_category_s_prompts_and_a_missing_file_names_its_fetch() {
     let template = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/aiperf-configs/speed_bench_sweep.yaml");
     let dir = tempfile::tempdir().expect("dir");
-    let dry = profile(dir.path(), &format!("--config {} --url mock --dry-run", template.display()));
+    let config = dir.path().join("speed_bench_sweep.yaml");
+    std::fs::copy(&template, &config).expect("template copy");
+    let dry = profile(dir.path(), &format!("--config {} --url mock --dry-run", config.display()));
     assert_ok(&dry);
     let plans = text(&dry.stdout);
     for category in ["speed_bench_coding", "speed_bench_rag", "speed_bench_writing"] {
         assert!(plans.contains(&format!("\"format\": \"{category}\"")), "{category} not in\n{plans}");
     }
-    let proxy = common::tee_proxy::MockBehindProxy::start(aiperf::mock::MockConfig::default());
-    let run = profile(dir.path(), &format!("--config {} --url {}", template.display(), proxy.url));
-    assert_eq!(run.status.code(), Some(2), "{}", text(&run.stderr));
+    let small = "--warmup-request-count 1 --request-count 4 --concurrency 1";
+    let missing = profile(dir.path(), &format!("--config {} --url mock {small}", config.display()));
+    assert_ne!(missing.status.code(), Some(0));
+    let stderr = text(&missing.stderr);
     assert!(
-        text(&run.stderr).contains(
-            "public dataset speed_bench_coding (SPEED-Bench) is not read by this version of aiperf: its file format is not known here; nothing was sent"
-        ),
-        "{}",
-        text(&run.stderr)
+        stderr.contains("speed_bench_coding: ")
+            && stderr.contains("datasets/speed-bench/qualitative.jsonl does not exist"),
+        "{stderr}"
     );
-    let sent: Vec<(String, String)> = proxy.requests().into_iter().map(|r| (r.method, r.path)).collect();
-    assert!(sent.is_empty(), "nothing reaches the server: {sent:?}");
+    assert!(stderr.contains("huggingface-cli download --repo-type dataset nvidia/SPEED-Bench"), "{stderr}");
+
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/datasets/speed_bench_qualitative.jsonl");
+    std::fs::create_dir_all(dir.path().join("datasets/speed-bench")).expect("folder");
+    std::fs::copy(fixture, dir.path().join("datasets/speed-bench/qualitative.jsonl")).expect("SPEED-Bench file");
+    let proxy = common::tee_proxy::MockBehindProxy::start(aiperf::mock::MockConfig::default());
+    let coding = profile(
+        dir.path(),
+        &format!(
+            "--model m --url {} --endpoint-type chat --input-file datasets/speed-bench/qualitative.jsonl --custom-dataset-type speed-bench-coding --request-count 4 --concurrency 1",
+            proxy.url
+        ),
+    );
+    assert_ok(&coding);
+    let sent: Vec<String> = proxy
+        .requests()
+        .into_iter()
+        .filter(|request| request.path.ends_with("/chat/completions"))
+        .map(|request| String::from_utf8_lossy(&request.body).into_owned())
+        .collect();
+    let last_user = |body: &str| -> String {
+        let body: serde_json::Value = serde_json::from_str(body).expect("JSON body");
+        let messages = body["messages"].as_array().expect("messages");
+        let users: Vec<&serde_json::Value> = messages.iter().filter(|m| m["role"] == "user").collect();
+        users.last().and_then(|m| m["content"].as_str()).unwrap_or_default().to_string()
+    };
+    let prompts: Vec<String> = sent.iter().map(|body| last_user(body)).collect();
+    assert_eq!(
+        prompts,
+        [
+            "Write a Python function that reverses a string.",
+            "Explain what a mutex is.",
+            "Now show one in Rust.",
+            "Review: for i in range(len(xs)): print(xs[i])"
+        ],
+        "the coding rows in order, a two-message row as two turns"
+    );
+    let with_system: serde_json::Value = serde_json::from_str(&sent[3]).expect("JSON body");
+    assert_eq!(
+        with_system["messages"][0],
+        serde_json::json!({"role": "system", "content": "You are a terse reviewer."})
+    );
 }
 
 #[test]

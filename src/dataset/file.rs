@@ -15,7 +15,14 @@ use crate::synthesis;
 /// Every entry of the file `spec.path` (relative to the working directory), or of its inline
 /// `records`, sampled.
 pub fn load(spec: &FileDataset, tokenizer: &Tokenizer) -> Result<Vec<DatasetEntry>> {
-    let path = Path::new(&spec.path);
+    let speed_bench_file;
+    let path = match spec.format {
+        FileFormat::SpeedBench(format) if spec.records.is_none() => {
+            speed_bench_file = public::speed_bench::resolve(Path::new(&spec.path), format)?;
+            speed_bench_file.as_path()
+        }
+        _ => Path::new(&spec.path),
+    };
     if spec.records.is_none()
         && !path.exists()
         && let Some(hint) = public::missing_file_hint(path, spec.format)
@@ -52,7 +59,8 @@ pub fn load(spec: &FileDataset, tokenizer: &Tokenizer) -> Result<Vec<DatasetEntr
             bail!("dataset {}: a Baseten trace is a Parquet file; inline records are not taken", path.display())
         }
         FileFormat::Baseten => baseten_trace::parse(path, tokenizer)?,
-        FileFormat::SpeedBench(category) => bail!("{}", public::not_read_message(category)),
+        FileFormat::SpeedBench(format) => public::speed_bench::parse(path, &text()?, format, tokenizer)?,
+        FileFormat::Public => public::load(spec, tokenizer)?,
         FileFormat::Tracelab | FileFormat::WekaTrace | FileFormat::DagJsonl => {
             let entries = agentic::load(spec, tokenizer)?;
             if entries.is_empty() {
@@ -64,7 +72,7 @@ pub fn load(spec: &FileDataset, tokenizer: &Tokenizer) -> Result<Vec<DatasetEntr
     if entries.is_empty() {
         bail!("dataset file {} has no entries", path.display());
     }
-    if matches!(spec.format, FileFormat::MultiTurn | FileFormat::RawPayload | FileFormat::InputsJson) {
+    if spec.format.has_sessions() {
         let sessions: Vec<Vec<DatasetEntry>> = entries
             .chunk_by(|_, next| next.turn.is_some_and(|turn| turn.index > 0))
             .map(<[DatasetEntry]>::to_vec)
@@ -96,6 +104,7 @@ mod tests {
             system_prompt: None,
             synthesis: None,
             trace: Default::default(),
+            public: None,
         }
     }
 

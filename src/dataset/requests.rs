@@ -276,6 +276,7 @@ mod tests {
             system_prompt: None,
             synthesis: None,
             trace: Default::default(),
+            public: None,
         })
     }
 

@@ -104,6 +104,12 @@ fn dataset(dataset: &Dataset) -> Value {
             if let Some(draws) = spec.draws {
                 out["entries"] = json!(draws);
             }
+            if let Some(source) = &spec.public {
+                out["type"] = json!("public");
+                out["dataset"] = json!(source.name);
+                out["hf_subset"] = json!(source.hf_subset);
+                out["filters"] = json!(source.filters);
+            }
             out
         }
     }

@@ -97,6 +97,7 @@ mod tests {
             system_prompt: None,
             synthesis: None,
             trace: Default::default(),
+            public: None,
         });
         Plan::new("order", endpoint, dataset, vec![phase], 60.0)
     }

@@ -65,6 +65,22 @@ pub struct FileDataset {
     /// How a trace's recorded timing and sessions are played (agentic trace formats).
     #[serde(default, skip_serializing_if = "TraceHandling::is_default")]
     pub trace: TraceHandling,
+    /// The public dataset a `FileFormat::Public` file is (AIPerf's `--public-dataset`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub public: Option<PublicSource>,
+}
+
+/// A public dataset by its AIPerf name, with the Hugging Face subset (config) and the
+/// dataset-specific filters asked for.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct PublicSource {
+    pub name: String,
+    /// Overrides the dataset's own subset (AIPerf's `--hf-subset`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hf_subset: Option<String>,
+    /// `key=value` filters (AIPerf's `--dataset-filter`), for the datasets that take them.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub filters: std::collections::BTreeMap<String, String>,
 }
 
 /// Written by name (`single_turn`, …, `speed_bench_coding`).
@@ -103,13 +119,16 @@ pub enum FileFormat {
     WekaTrace,
     /// DAG JSONL: a conversation per line, `turns` of chat `messages` with `forks` and `spawns`.
     DagJsonl,
-    /// A category of the public SPEED-Bench dataset (AIPerf's `speed_bench_*` formats): named in
-    /// plans, not read by this version (its file format is not known here).
+    /// A split (and category) of the SPEED-Bench dataset (AIPerf's `speed_bench_*` formats):
+    /// JSONL, a session per line: `question_id`, `category` and `messages` of `role`/`content`.
     SpeedBench(SpeedBenchCategory),
+    /// A public dataset of the Hugging Face hub (or a file AIPerf fetches), read from the local
+    /// cache as the `public` field of its `FileDataset` names.
+    Public,
 }
 
 impl FileFormat {
-    const READ: [FileFormat; 14] = [
+    const READ: [FileFormat; 15] = [
         FileFormat::SingleTurn,
         FileFormat::MultiTurn,
         FileFormat::Mooncake,
@@ -124,6 +143,7 @@ impl FileFormat {
         FileFormat::Tracelab,
         FileFormat::WekaTrace,
         FileFormat::DagJsonl,
+        FileFormat::Public,
     ];
 
     /// Its name in plans and scenarios.
@@ -144,6 +164,7 @@ impl FileFormat {
             FileFormat::WekaTrace => "weka_trace",
             FileFormat::DagJsonl => "dag_jsonl",
             FileFormat::SpeedBench(category) => category.format_name(),
+            FileFormat::Public => "public",
         }
     }
 
@@ -159,6 +180,18 @@ impl FileFormat {
             FileFormat::Tracelab => 64,
             _ => 512,
         }
+    }
+
+    /// Its entries come in sessions of several turns, which sampling keeps whole.
+    pub fn has_sessions(self) -> bool {
+        matches!(
+            self,
+            FileFormat::MultiTurn
+                | FileFormat::RawPayload
+                | FileFormat::InputsJson
+                | FileFormat::SpeedBench(_)
+                | FileFormat::Public
+        )
     }
 
     /// A recorded agentic trace: sessions in a tree of sub-agents (`dataset::agentic`).
@@ -186,52 +219,72 @@ impl TryFrom<String> for FileFormat {
     }
 }
 
-/// The SPEED-Bench categories AIPerf names as `speed_bench_<category>`.
+/// One of AIPerf's `speed_bench_*` formats: a split file of the SPEED-Bench dataset
+/// (`qualitative.jsonl`, `throughput_1k.jsonl`, …) and the category its rows are kept by
+/// (none: every row).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SpeedBenchCategory {
-    Coding,
-    Humanities,
-    Math,
-    Multilingual,
-    Qa,
-    Rag,
-    Reasoning,
-    Roleplay,
-    Stem,
-    Summarization,
-    Writing,
-}
+pub struct SpeedBenchCategory(u8);
+
+/// Each SPEED-Bench format's name, split and category.
+const SPEED_BENCH_FORMATS: [(&str, &str, Option<&str>); 32] = [
+    ("speed_bench_qualitative", "qualitative", None),
+    ("speed_bench_coding", "qualitative", Some("coding")),
+    ("speed_bench_humanities", "qualitative", Some("humanities")),
+    ("speed_bench_math", "qualitative", Some("math")),
+    ("speed_bench_multilingual", "qualitative", Some("multilingual")),
+    ("speed_bench_qa", "qualitative", Some("qa")),
+    ("speed_bench_rag", "qualitative", Some("rag")),
+    ("speed_bench_reasoning", "qualitative", Some("reasoning")),
+    ("speed_bench_roleplay", "qualitative", Some("roleplay")),
+    ("speed_bench_stem", "qualitative", Some("stem")),
+    ("speed_bench_summarization", "qualitative", Some("summarization")),
+    ("speed_bench_writing", "qualitative", Some("writing")),
+    ("speed_bench_throughput_1k", "throughput_1k", None),
+    ("speed_bench_throughput_2k", "throughput_2k", None),
+    ("speed_bench_throughput_8k", "throughput_8k", None),
+    ("speed_bench_throughput_16k", "throughput_16k", None),
+    ("speed_bench_throughput_32k", "throughput_32k", None),
+    ("speed_bench_throughput_1k_low_entropy", "throughput_1k", Some("low_entropy")),
+    ("speed_bench_throughput_1k_mixed", "throughput_1k", Some("mixed")),
+    ("speed_bench_throughput_1k_high_entropy", "throughput_1k", Some("high_entropy")),
+    ("speed_bench_throughput_2k_low_entropy", "throughput_2k", Some("low_entropy")),
+    ("speed_bench_throughput_2k_mixed", "throughput_2k", Some("mixed")),
+    ("speed_bench_throughput_2k_high_entropy", "throughput_2k", Some("high_entropy")),
+    ("speed_bench_throughput_8k_low_entropy", "throughput_8k", Some("low_entropy")),
+    ("speed_bench_throughput_8k_mixed", "throughput_8k", Some("mixed")),
+    ("speed_bench_throughput_8k_high_entropy", "throughput_8k", Some("high_entropy")),
+    ("speed_bench_throughput_16k_low_entropy", "throughput_16k", Some("low_entropy")),
+    ("speed_bench_throughput_16k_mixed", "throughput_16k", Some("mixed")),
+    ("speed_bench_throughput_16k_high_entropy", "throughput_16k", Some("high_entropy")),
+    ("speed_bench_throughput_32k_low_entropy", "throughput_32k", Some("low_entropy")),
+    ("speed_bench_throughput_32k_mixed", "throughput_32k", Some("mixed")),
+    ("speed_bench_throughput_32k_high_entropy", "throughput_32k", Some("high_entropy")),
+];
 
 impl SpeedBenchCategory {
-    pub const ALL: [SpeedBenchCategory; 11] = [
-        SpeedBenchCategory::Coding,
-        SpeedBenchCategory::Humanities,
-        SpeedBenchCategory::Math,
-        SpeedBenchCategory::Multilingual,
-        SpeedBenchCategory::Qa,
-        SpeedBenchCategory::Rag,
-        SpeedBenchCategory::Reasoning,
-        SpeedBenchCategory::Roleplay,
-        SpeedBenchCategory::Stem,
-        SpeedBenchCategory::Summarization,
-        SpeedBenchCategory::Writing,
-    ];
+    pub const ALL: [SpeedBenchCategory; 32] = {
+        let mut all = [SpeedBenchCategory(0); 32];
+        let mut index = 0;
+        while index < all.len() {
+            all[index] = SpeedBenchCategory(index as u8);
+            index += 1;
+        }
+        all
+    };
 
     /// The format name AIPerf gives it (`speed_bench_coding`).
     pub fn format_name(self) -> &'static str {
-        match self {
-            SpeedBenchCategory::Coding => "speed_bench_coding",
-            SpeedBenchCategory::Humanities => "speed_bench_humanities",
-            SpeedBenchCategory::Math => "speed_bench_math",
-            SpeedBenchCategory::Multilingual => "speed_bench_multilingual",
-            SpeedBenchCategory::Qa => "speed_bench_qa",
-            SpeedBenchCategory::Rag => "speed_bench_rag",
-            SpeedBenchCategory::Reasoning => "speed_bench_reasoning",
-            SpeedBenchCategory::Roleplay => "speed_bench_roleplay",
-            SpeedBenchCategory::Stem => "speed_bench_stem",
-            SpeedBenchCategory::Summarization => "speed_bench_summarization",
-            SpeedBenchCategory::Writing => "speed_bench_writing",
-        }
+        SPEED_BENCH_FORMATS[usize::from(self.0)].0
+    }
+
+    /// The split it reads (`qualitative`, `throughput_1k`, …): its file is `<split>.jsonl`.
+    pub fn split(self) -> &'static str {
+        SPEED_BENCH_FORMATS[usize::from(self.0)].1
+    }
+
+    /// The `category` its rows must have; `None` keeps every row of the split.
+    pub fn category(self) -> Option<&'static str> {
+        SPEED_BENCH_FORMATS[usize::from(self.0)].2
     }
 
     /// The category AIPerf's format `name` names, if it is one.
@@ -409,13 +462,13 @@ mod tests {
     #[test]
     fn file_formats_are_written_and_read_by_name() {
         assert_eq!(serde_json::to_value(FileFormat::Mooncake).unwrap(), "mooncake");
-        let coding = FileFormat::SpeedBench(SpeedBenchCategory::Coding);
+        let coding = FileFormat::SpeedBench(SpeedBenchCategory::from_format_name("speed_bench_coding").unwrap());
         assert_eq!(serde_json::to_value(coding).unwrap(), "speed_bench_coding");
         for format in FileFormat::all() {
             let written = serde_json::to_string(&format).unwrap();
             assert_eq!(serde_json::from_str::<FileFormat>(&written).unwrap(), format, "{written}");
         }
-        assert_eq!(FileFormat::all().count(), 25);
+        assert_eq!(FileFormat::all().count(), 47);
         let error = serde_json::from_str::<FileFormat>("\"speed_bench_poetry\"").unwrap_err();
         assert!(error.to_string().contains("unknown file format `speed_bench_poetry`"), "{error}");
     }

@@ -8,9 +8,9 @@ use serde_json::Value;
 
 use crate::config::ProfileJob;
 use crate::plan::{
-    Arrival, AtEnd, AudioSettings, ConnectionStrategy, Dataset, Dist, Endpoint, EndpointKind, ExportLevel, ImageFormat,
-    LoadMode, MaxTokensField, NetworkLatency, Phase, PhaseKind, Plan, PrefillCap, Preflight, RampedQuantity, Sampling,
-    ScheduleTrace, ServerControl, ServerMetricsFormat, Shape, TokenizerSpec,
+    Arrival, AtEnd, AudioSettings, ConnectionStrategy, Dataset, Dist, Endpoint, EndpointKind, ExportLevel, FileDataset,
+    ImageFormat, LoadMode, MaxTokensField, NetworkLatency, Phase, PhaseKind, Plan, PrefillCap, Preflight, PublicSource,
+    RampedQuantity, Sampling, ScheduleTrace, ServerControl, ServerMetricsFormat, Shape, TokenizerSpec,
 };
 
 /// Where the API key of the scenario comes from.
@@ -346,6 +346,7 @@ fn dataset(dataset: &Dataset) -> String {
             }
             format!("synthetic(#{{ {} }})", keys.join(", "))
         }
+        Dataset::File(spec @ FileDataset { public: Some(source), .. }) => public_dataset(spec, source),
         Dataset::File(spec) => {
             let format = spec.format.name();
             let sampling = match spec.sampling {
@@ -387,6 +388,31 @@ fn dataset(dataset: &Dataset) -> String {
             }
         }
     }
+}
+
+/// `public_dataset(#{..})` of a public dataset, at the path the plan reads.
+fn public_dataset(spec: &FileDataset, source: &PublicSource) -> String {
+    let mut keys = vec![format!("name: {}", string(&source.name)), format!("path: {}", string(&spec.path))];
+    if let Some(subset) = &source.hf_subset {
+        keys.push(format!("hf_subset: {}", string(subset)));
+    }
+    if !source.filters.is_empty() {
+        let filters: Vec<String> =
+            source.filters.iter().map(|(key, value)| format!("{}: {}", string(key), string(value))).collect();
+        keys.push(format!("filters: #{{ {} }}", filters.join(", ")));
+    }
+    let sampling =
+        serde_json::to_value(spec.sampling).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+    let at_end =
+        serde_json::to_value(spec.at_end).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+    keys.push(format!("sampling: {}, at_end: {}, seed: {}", string(&sampling), string(&at_end), spec.random_seed));
+    if let Some(draws) = spec.draws {
+        keys.push(format!("entries: {draws}"));
+    }
+    if let Some(system) = &spec.system_prompt {
+        keys.push(format!("system_prompt: {}", string(system)));
+    }
+    format!("public_dataset(#{{ {} }})", keys.join(", "))
 }
 
 fn phase(phase: &Phase) -> String {

@@ -34,7 +34,11 @@ pub fn register(engine: &mut Engine) {
 fn file(map: Map) -> ScriptResult<Dataset> {
     let mut r = MapReader::new("file", map, FILE_KEYS)?;
     let path = r.string("path")?;
-    let formats: Vec<(&str, FileFormat)> = FileFormat::all().map(|format| (format.name(), format)).collect();
+    // A public dataset names itself: `public_dataset(#{ name })`.
+    let formats: Vec<(&str, FileFormat)> = FileFormat::all()
+        .filter(|format| *format != FileFormat::Public)
+        .map(|format| (format.name(), format))
+        .collect();
     let format = r.choice("format", &formats)?;
     let sampling_given = r.has("sampling");
     let sampling = r.choice(
@@ -83,6 +87,7 @@ fn file(map: Map) -> ScriptResult<Dataset> {
         system_prompt,
         synthesis: None,
         trace,
+        public: None,
     }))
 }
 
@@ -135,6 +140,7 @@ mod tests {
                 system_prompt: None,
                 synthesis: None,
                 trace: Default::default(),
+                public: None,
             }
         );
         let full = file(map(&[

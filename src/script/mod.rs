@@ -24,6 +24,7 @@ mod paths;
 mod phase_ramps;
 mod phases;
 mod preflight;
+mod public_dataset;
 mod report_after;
 mod results;
 mod run_fn;
@@ -117,6 +118,7 @@ pub fn build_engine(host: Arc<RunHost>, settings: &ScenarioSettings) -> Engine {
     builders::register(&mut engine);
     file_dataset::register(&mut engine);
     trace_synthesis::register(&mut engine);
+    public_dataset::register(&mut engine);
     synthetic::register(&mut engine);
     phases::register(&mut engine, host.scenario_dir.clone());
     results::register(&mut engine);

@@ -405,6 +405,7 @@ run sweep_8 → artifacts/sweep_8
             system_prompt: None,
             synthesis: None,
             trace: Default::default(),
+            public: None,
         });
         plan.phases = vec![phase(
             "ramp",

@@ -44,6 +44,38 @@ const DATASET_TYPES: Kind = Kind::Choice(&[
     ("sagemaker-data-capture", "sagemaker_data_capture"),
     ("tracelab", "tracelab"),
     ("weka-trace", "weka_trace"),
+    ("speed-bench-qualitative", "speed_bench_qualitative"),
+    ("speed-bench-coding", "speed_bench_coding"),
+    ("speed-bench-humanities", "speed_bench_humanities"),
+    ("speed-bench-math", "speed_bench_math"),
+    ("speed-bench-multilingual", "speed_bench_multilingual"),
+    ("speed-bench-qa", "speed_bench_qa"),
+    ("speed-bench-rag", "speed_bench_rag"),
+    ("speed-bench-reasoning", "speed_bench_reasoning"),
+    ("speed-bench-roleplay", "speed_bench_roleplay"),
+    ("speed-bench-stem", "speed_bench_stem"),
+    ("speed-bench-summarization", "speed_bench_summarization"),
+    ("speed-bench-writing", "speed_bench_writing"),
+    ("speed-bench-throughput-1-k", "speed_bench_throughput_1k"),
+    ("speed-bench-throughput-2-k", "speed_bench_throughput_2k"),
+    ("speed-bench-throughput-8-k", "speed_bench_throughput_8k"),
+    ("speed-bench-throughput-16-k", "speed_bench_throughput_16k"),
+    ("speed-bench-throughput-32-k", "speed_bench_throughput_32k"),
+    ("speed-bench-throughput-1-k-low-entropy", "speed_bench_throughput_1k_low_entropy"),
+    ("speed-bench-throughput-1-k-mixed", "speed_bench_throughput_1k_mixed"),
+    ("speed-bench-throughput-1-k-high-entropy", "speed_bench_throughput_1k_high_entropy"),
+    ("speed-bench-throughput-2-k-low-entropy", "speed_bench_throughput_2k_low_entropy"),
+    ("speed-bench-throughput-2-k-mixed", "speed_bench_throughput_2k_mixed"),
+    ("speed-bench-throughput-2-k-high-entropy", "speed_bench_throughput_2k_high_entropy"),
+    ("speed-bench-throughput-8-k-low-entropy", "speed_bench_throughput_8k_low_entropy"),
+    ("speed-bench-throughput-8-k-mixed", "speed_bench_throughput_8k_mixed"),
+    ("speed-bench-throughput-8-k-high-entropy", "speed_bench_throughput_8k_high_entropy"),
+    ("speed-bench-throughput-16-k-low-entropy", "speed_bench_throughput_16k_low_entropy"),
+    ("speed-bench-throughput-16-k-mixed", "speed_bench_throughput_16k_mixed"),
+    ("speed-bench-throughput-16-k-high-entropy", "speed_bench_throughput_16k_high_entropy"),
+    ("speed-bench-throughput-32-k-low-entropy", "speed_bench_throughput_32k_low_entropy"),
+    ("speed-bench-throughput-32-k-mixed", "speed_bench_throughput_32k_mixed"),
+    ("speed-bench-throughput-32-k-high-entropy", "speed_bench_throughput_32k_high_entropy"),
 ]);
 
 pub const ENDPOINT: Group = Group {
@@ -227,28 +259,31 @@ pub const INPUT: Group = Group {
             &["--public-dataset"],
             Arity::One,
             public_dataset,
-            "A public dataset (sharegpt), read from $AIPERF_DATASET_CACHE or ~/.cache/aiperf/datasets/ (or --input-file); nothing is downloaded",
+            "An AIPerf public dataset (sharegpt, aimo, mmstar, librispeech, …), read from the Hugging Face hub cache or ~/.cache/aiperf/datasets/ (or --input-file); nothing is downloaded",
         ),
-        note(
+        set(
             &["--hf-subset"],
-            Arity::One,
-            "only used with the Hugging Face public datasets, which this project does not read",
+            "benchmark.datasets.main.hf_subset",
+            Kind::Text,
+            "The Hugging Face subset (config) of --public-dataset, instead of its own",
         ),
-        note(
+        apply(
             &["--hf-weka-dataset"],
             Arity::One,
-            "only used with the Hugging Face public datasets, which this project does not read",
+            hf_weka_dataset,
+            "The Hugging Face repository of Weka traces read as --public-dataset weka_hf (picks it)",
         ),
-        note(
+        apply(
             &["--dataset-filter"],
             Arity::Many,
-            "only used with the Hugging Face public datasets, which this project does not read",
+            dataset_filters,
+            "key=value filter of a public dataset that takes filters (repeatable)",
         ),
         set(
             &["--custom-dataset-type"],
             "benchmark.datasets.main.format",
             DATASET_TYPES,
-            "Format of --input-file: single-turn, multi-turn, mooncake-trace, random-pool, raw-payload, inputs-json, sagemaker-data-capture, burst-gpt-trace, bailian-trace, baseten-trace, tracelab, weka-trace, dag-jsonl",
+            "Format of --input-file: single-turn, multi-turn, mooncake-trace, random-pool, raw-payload, inputs-json, sagemaker-data-capture, burst-gpt-trace, bailian-trace, baseten-trace, tracelab, weka-trace, dag-jsonl, speed-bench-*",
         ),
         set(
             &["--ignore-trace-delays"],
@@ -410,6 +445,29 @@ fn input_file(document: &mut FlagDocument, _: &str, values: &[String]) -> Result
 fn public_dataset(document: &mut FlagDocument, _: &str, values: &[String]) -> Result<(), String> {
     document.set("benchmark.datasets.main.type", json!("public"));
     document.set("benchmark.datasets.main.dataset", json!(values.first().cloned().unwrap_or_default()));
+    Ok(())
+}
+
+fn hf_weka_dataset(document: &mut FlagDocument, _: &str, values: &[String]) -> Result<(), String> {
+    document.set("benchmark.datasets.main.type", json!("public"));
+    document.set("benchmark.datasets.main.hf_weka_dataset", json!(values.first().cloned().unwrap_or_default()));
+    Ok(())
+}
+
+/// `key=value` pairs (AIPerf's rules: both sides non-empty, each key once).
+fn dataset_filters(document: &mut FlagDocument, _: &str, values: &[String]) -> Result<(), String> {
+    let mut seen = Vec::new();
+    for item in values {
+        let (key, value) = item.split_once('=').map(|(key, value)| (key.trim(), value.trim())).unwrap_or_default();
+        if key.is_empty() || value.is_empty() {
+            return Err(format!("expects a non-empty key=value, got `{item}`"));
+        }
+        if seen.contains(&key) {
+            return Err(format!("key `{key}` is given twice"));
+        }
+        seen.push(key);
+        document.insert("benchmark.datasets.main.filters", key, json!(value));
+    }
     Ok(())
 }
 

@@ -1,7 +1,8 @@
 //! `benchmark.datasets` lowered: synthetic prompts (lengths, mixture, prefixes, system prompt,
-//! cache bust, images) or a file this project reads; a public dataset is the file of it in the
-//! dataset cache (`dataset::public`).
+//! cache bust, images) or a file this project reads; a public dataset is its file or folder in
+//! the local caches (`dataset::public`).
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde_json::Value;
@@ -40,12 +41,19 @@ pub fn lower(benchmark: &Value, base_dir: &Path, seed: u64, kind: EndpointKind) 
         return Err(ConfigError::new("datasets.main.video (--video-*): not supported by this project"));
     }
     let system_prompt = super::system_prompt::verbatim(&dataset, base_dir)?;
+    let is_public = dataset.get("type").and_then(Value::as_str) == Some("public")
+        || dataset.get("dataset").is_some_and(Value::is_string);
+    if !is_public && dataset.get("filters").is_some_and(|filters| !filters.is_null()) {
+        return Err(ConfigError::new(
+            "datasets.main.filters (--dataset-filter) needs a public dataset (--public-dataset)",
+        ));
+    }
     let mut lowered = match opt_str(&dataset, "type", "datasets.main.type")?.unwrap_or("synthetic") {
         "synthetic" => synthetic(&dataset, seed, kind)?,
         // `--input-file` with `--public-dataset`: that file, read as the public dataset.
-        "file" if dataset.get("dataset").is_some_and(Value::is_string) => file(&public(&dataset)?, base_dir, seed)?,
-        "file" => file(&dataset, base_dir, seed)?,
-        "public" => file(&public(&dataset)?, base_dir, seed)?,
+        "file" if dataset.get("dataset").is_some_and(Value::is_string) => public(&dataset, base_dir, seed)?,
+        "file" => Dataset::File(file(&dataset, base_dir, seed)?),
+        "public" => public(&dataset, base_dir, seed)?,
         other => {
             return Err(ConfigError::new(format!("datasets.main.type: `{other}`; expected synthetic, file or public")));
         }
@@ -175,7 +183,7 @@ fn image_settings(images: &Value, kind: EndpointKind) -> Result<Option<ImageSett
     }))
 }
 
-fn file(dataset: &Value, base_dir: &Path, seed: u64) -> Result<Dataset, ConfigError> {
+fn file(dataset: &Value, base_dir: &Path, seed: u64) -> Result<FileDataset, ConfigError> {
     let records = inline_records(dataset)?;
     let path = match (opt_str(dataset, "path", "datasets.main.path")?, &records) {
         (Some(path), None) => super::values::anchored(base_dir, path),
@@ -208,7 +216,7 @@ fn file(dataset: &Value, base_dir: &Path, seed: u64) -> Result<Dataset, ConfigEr
             Some(category) => FileFormat::SpeedBench(category),
             None => {
                 return Err(ConfigError::new(format!(
-                    "datasets.main.format (--custom-dataset-type): `{other}` is not read by this project; single_turn, multi_turn, mooncake_trace, random_pool, raw_payload, inputs_json, sagemaker_data_capture, burst_gpt_trace, bailian_trace, baseten_trace, tracelab, weka_trace, dag_jsonl"
+                    "datasets.main.format (--custom-dataset-type): `{other}` is not read by this project; single_turn, multi_turn, mooncake_trace, random_pool, raw_payload, inputs_json, sagemaker_data_capture, burst_gpt_trace, bailian_trace, baseten_trace, tracelab, weka_trace, dag_jsonl, speed_bench_*"
                 )));
             }
         },
@@ -233,7 +241,7 @@ fn file(dataset: &Value, base_dir: &Path, seed: u64) -> Result<Dataset, ConfigEr
             "datasets.main.records: inline random_pool records are not supported; write the pools to a folder",
         ));
     }
-    Ok(Dataset::File(FileDataset {
+    Ok(FileDataset {
         path,
         format,
         sampling,
@@ -247,26 +255,46 @@ fn file(dataset: &Value, base_dir: &Path, seed: u64) -> Result<Dataset, ConfigEr
         // AIPerf reshapes trace formats only; other files ignore `synthesis`.
         synthesis: if format == FileFormat::Mooncake { super::synthesis::lower(dataset)? } else { None },
         trace: super::trace_handling::lower(dataset, format)?,
-    }))
+        public: None,
+    })
 }
 
-/// A public dataset as the file dataset it is read as: the file from the dataset cache (or
-/// the `path` `--input-file` gives) in the dataset's format; its `entries` and `sampling` kept.
-fn public(dataset: &Value) -> Result<Value, ConfigError> {
-    let name = opt_str(dataset, "dataset", "datasets.main.dataset")?.unwrap_or_default();
-    let Some(known) = public::named(name) else {
-        let known: Vec<&str> = public::PUBLIC_DATASETS.iter().map(|known| known.name).collect();
-        return Err(ConfigError::new(format!(
-            "datasets.main.dataset (--public-dataset): `{name}` is not read by this project; it reads {}",
-            known.join(", ")
-        )));
-    };
-    let mut file = dataset.clone();
-    if file.get("path").is_none_or(Value::is_null) {
-        file["path"] = Value::from(known.cached_path().display().to_string());
+/// A public dataset as the file dataset it is read as: its cached file or hub cache folder
+/// (or the `path` `--input-file` gives), its subset and filters; `entries` and `sampling` kept.
+fn public(dataset: &Value, base_dir: &Path, seed: u64) -> Result<Dataset, ConfigError> {
+    let given_path =
+        opt_str(dataset, "path", "datasets.main.path")?.map(|path| super::values::anchored(base_dir, path));
+    let (path, format, source) = public::resolve(
+        opt_str(dataset, "dataset", "datasets.main.dataset")?,
+        opt_str(dataset, "hf_weka_dataset", "datasets.main.hf_weka_dataset")?,
+        opt_str(dataset, "hf_subset", "datasets.main.hf_subset")?.map(str::to_string),
+        dataset_filters(dataset)?,
+        given_path,
+    )
+    .map_err(|problem| ConfigError::new(format!("datasets.main.dataset (--public-dataset): {problem}")))?;
+    let mut file_value = dataset.clone();
+    if let Value::Object(keys) = &mut file_value {
+        keys.remove("format");
+        keys.insert("path".into(), Value::from(path.clone()));
     }
-    file["format"] = Value::from(known.name);
-    Ok(file)
+    let mut spec = file(&file_value, base_dir, seed)?;
+    (spec.path, spec.format, spec.public) = (path, format, source);
+    Ok(Dataset::File(spec))
+}
+
+/// `filters:` (`--dataset-filter key=value`): a map of text values.
+fn dataset_filters(dataset: &Value) -> Result<BTreeMap<String, String>, ConfigError> {
+    match dataset.get("filters") {
+        None | Some(Value::Null) => Ok(BTreeMap::new()),
+        Some(Value::Object(filters)) => filters
+            .iter()
+            .map(|(key, value)| match value {
+                Value::String(text) => Ok((key.clone(), text.clone())),
+                other => Err(ConfigError::new(format!("datasets.main.filters.{key}: a text value, got `{other}`"))),
+            })
+            .collect(),
+        Some(other) => Err(ConfigError::new(format!("datasets.main.filters: a map of key: value, got `{other}`"))),
+    }
 }
 
 /// The name inline records go by in messages (`datasets.main.records:2: missing "text"`).

@@ -113,6 +113,7 @@ mod tests {
             system_prompt: None,
             synthesis: None,
             trace: TraceHandling::default(),
+            public: None,
         }
     }
 

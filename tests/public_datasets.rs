@@ -1,0 +1,380 @@
+//! `aiperf profile --public-dataset` against the built-in mock, each dataset family read from a
+//! Hugging Face hub cache the test writes (Parquet with images and audio, JSONL) or from the
+//! aiperf dataset cache; what was sent read back from `inputs.json` and the summary.
+
+mod common;
+
+use std::io::Cursor;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::sync::Arc;
+
+use arrow_array::builder::{ListBuilder, StringBuilder, StructBuilder};
+use arrow_array::{ArrayRef, BinaryArray, RecordBatch, StringArray, StructArray};
+use arrow_schema::{DataType, Field, Fields};
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use common::{aiperf_command, read_json, stat};
+use parquet::arrow::ArrowWriter;
+use serde_json::Value;
+
+/// A temp folder holding a hub cache (`hub/`) and an aiperf dataset cache (`aiperf/`).
+struct Caches {
+    dir: tempfile::TempDir,
+}
+
+impl Caches {
+    fn new() -> Self {
+        Caches { dir: tempfile::tempdir().expect("temp dir") }
+    }
+
+    /// The snapshot folder of `repo` at revision `rev`, with `refs/main` naming it.
+    fn snapshot(&self, repo: &str) -> PathBuf {
+        let repo_dir = self.dir.path().join("hub").join(format!("datasets--{}", repo.replace('/', "--")));
+        std::fs::create_dir_all(repo_dir.join("refs")).expect("refs");
+        std::fs::write(repo_dir.join("refs/main"), "0123abcd").expect("refs/main");
+        let snapshot = repo_dir.join("snapshots/0123abcd");
+        std::fs::create_dir_all(&snapshot).expect("snapshot");
+        snapshot
+    }
+
+    /// `aiperf profile` with `args` and `--artifact-dir out`, reading these caches.
+    fn profile(&self, args: &str) -> Output {
+        aiperf_command(self.dir.path())
+            .env("HF_HUB_CACHE", self.dir.path().join("hub"))
+            .env("AIPERF_DATASET_CACHE", self.dir.path().join("aiperf"))
+            .arg("profile")
+            .args(format!("--model m --url mock --artifact-dir out {args}").split_whitespace())
+            .output()
+            .expect("run aiperf profile")
+    }
+
+    fn sent_messages(&self) -> Vec<Value> {
+        let inputs = read_json(&self.dir.path().join("out/inputs.json"));
+        let sessions = inputs["data"].as_array().expect("inputs.json data").clone();
+        sessions
+            .iter()
+            .flat_map(|session| session["payloads"].as_array().cloned().unwrap_or_default())
+            .map(|payload| payload["messages"].as_array().and_then(|m| m.last()).cloned().unwrap_or_default())
+            .collect()
+    }
+
+    fn request_count(&self) -> f64 {
+        stat(&read_json(&self.dir.path().join("out/profile_export_aiperf.json")), "request_count", "avg")
+    }
+}
+
+fn succeeded(output: &Output) {
+    common::succeeded(output, "aiperf profile");
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn write_parquet(path: &Path, columns: Vec<(&str, ArrayRef)>) {
+    std::fs::create_dir_all(path.parent().expect("parent")).expect("folder");
+    let batch = RecordBatch::try_from_iter(columns).expect("batch");
+    let mut writer =
+        ArrowWriter::try_new(std::fs::File::create(path).expect("file"), batch.schema(), None).expect("writer");
+    writer.write(&batch).expect("write");
+    writer.close().expect("close");
+}
+
+fn strings(values: &[&str]) -> ArrayRef {
+    Arc::new(StringArray::from(values.to_vec()))
+}
+
+/// A hub media column: `{bytes, path}` per row.
+fn media(items: &[Vec<u8>]) -> ArrayRef {
+    let bytes: Vec<Option<&[u8]>> = items.iter().map(|item| Some(item.as_slice())).collect();
+    let paths: Vec<&str> = items.iter().map(|_| "file").collect();
+    Arc::new(StructArray::from(vec![
+        (Arc::new(Field::new("bytes", DataType::Binary, true)), Arc::new(BinaryArray::from(bytes)) as ArrayRef),
+        (Arc::new(Field::new("path", DataType::Utf8, true)), strings(&paths)),
+    ]))
+}
+
+fn png(side: u32) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    let mut encoder = png::Encoder::new(&mut bytes, side, side);
+    encoder.set_color(png::ColorType::Grayscale);
+    let mut writer = encoder.write_header().expect("PNG header");
+    writer.write_image_data(&vec![128; (side * side) as usize]).expect("PNG data");
+    writer.finish().expect("PNG end");
+    bytes
+}
+
+fn wav(seconds: f64) -> Vec<u8> {
+    let spec =
+        hound::WavSpec { channels: 1, sample_rate: 8000, bits_per_sample: 16, sample_format: hound::SampleFormat::Int };
+    let mut bytes = Cursor::new(Vec::new());
+    let mut writer = hound::WavWriter::new(&mut bytes, spec).expect("WAV");
+    for _ in 0..(seconds * 8000.0) as u32 {
+        writer.write_sample(0i16).expect("sample");
+    }
+    writer.finalize().expect("WAV end");
+    bytes.into_inner()
+}
+
+/// ShareGPT-style conversations (`from`/`value`), one list per row.
+fn conversations(rows: &[&[(&str, &str)]]) -> ArrayRef {
+    let fields =
+        Fields::from(vec![Field::new("from", DataType::Utf8, true), Field::new("value", DataType::Utf8, true)]);
+    let mut list = ListBuilder::new(StructBuilder::from_fields(fields, 4));
+    for row in rows {
+        for (from, value) in *row {
+            let messages = list.values();
+            messages.field_builder::<StringBuilder>(0).expect("from").append_value(from);
+            messages.field_builder::<StringBuilder>(1).expect("value").append_value(value);
+            messages.append(true);
+        }
+        list.append(true);
+    }
+    Arc::new(list.finish())
+}
+
+fn text_of(message: &Value) -> String {
+    match &message["content"] {
+        Value::String(text) => text.clone(),
+        Value::Array(parts) => parts.iter().filter_map(|part| part["text"].as_str()).collect(),
+        _ => String::new(),
+    }
+}
+
+#[test]
+fn an_instruction_dataset_sends_each_prompt_of_its_split_and_skips_blank_ones() {
+    let caches = Caches::new();
+    let snapshot = caches.snapshot("AI-MO/NuminaMath-TIR");
+    let problems = ["What is 2+3?", "  ", "Solve x^2 = 4.", "Sum 1..10?"];
+    write_parquet(&snapshot.join("data/train-00000-of-00001.parquet"), vec![("problem", strings(&problems))]);
+    write_parquet(&snapshot.join("data/test-00000-of-00001.parquet"), vec![("problem", strings(&["a test row"]))]);
+    let run = caches.profile("--public-dataset aimo --request-count 3 --concurrency 1");
+    succeeded(&run);
+    assert_eq!(caches.request_count(), 3.0);
+    let sent: Vec<String> = caches.sent_messages().iter().map(text_of).collect();
+    assert_eq!(
+        sent,
+        ["What is 2+3?", "Solve x^2 = 4.", "Sum 1..10?"],
+        "the train split in order, the blank row skipped"
+    );
+}
+
+#[test]
+fn a_vision_dataset_sends_each_row_s_image_as_a_data_url() {
+    let caches = Caches::new();
+    let snapshot = caches.snapshot("Lin-Chen/MMStar");
+    let image = png(4);
+    write_parquet(
+        &snapshot.join("mmstar/val-00000-of-00001.parquet"),
+        vec![
+            ("question", strings(&["What colour is it?", "How big is it?"])),
+            ("image", media(&[image.clone(), image.clone()])),
+        ],
+    );
+    let run = caches.profile("--public-dataset mmstar --endpoint-type chat --request-count 2 --concurrency 1");
+    succeeded(&run);
+    assert_eq!(caches.request_count(), 2.0);
+    let sent = caches.sent_messages();
+    let parts = sent[0]["content"].as_array().expect("parts");
+    assert_eq!(parts[0], serde_json::json!({"type": "text", "text": "What colour is it?"}));
+    assert_eq!(parts[1]["image_url"]["url"], format!("data:image/png;base64,{}", BASE64.encode(&image)));
+}
+
+#[test]
+fn a_conversation_dataset_reads_its_default_subset_or_the_one_asked_for() {
+    let caches = Caches::new();
+    let snapshot = caches.snapshot("lmms-lab/LLaVA-OneVision-Data");
+    let image = png(2);
+    write_parquet(
+        &snapshot.join("sharegpt4o/train-00000-of-00001.parquet"),
+        vec![
+            (
+                "conversations",
+                conversations(&[
+                    &[("human", "<image>\nDescribe the picture."), ("gpt", "A grey square.")],
+                    &[("gpt", "Hello"), ("human", "What is shown?")],
+                ]),
+            ),
+            ("image", media(&[image.clone(), image.clone()])),
+        ],
+    );
+    write_parquet(
+        &snapshot.join("CLEVR/train-00000-of-00001.parquet"),
+        vec![("conversations", conversations(&[&[("human", "Count the cubes.")]])), ("image", media(&[image]))],
+    );
+    let default =
+        caches.profile("--public-dataset llava-onevision --endpoint-type chat --request-count 2 --concurrency 1");
+    succeeded(&default);
+    let sent: Vec<String> = caches.sent_messages().iter().map(text_of).collect();
+    assert_eq!(sent, ["Describe the picture.", "What is shown?"], "sharegpt4o, `<image>` taken out");
+
+    let subset = caches.profile(
+        "--public-dataset llava_onevision --hf-subset CLEVR --endpoint-type chat --request-count 2 --concurrency 1",
+    );
+    succeeded(&subset);
+    assert_eq!(caches.request_count(), 2.0, "the CLEVR subset's one row, sent twice");
+    let sent: Vec<String> = caches.sent_messages().iter().map(text_of).collect();
+    assert_eq!(sent, ["Count the cubes."]);
+
+    let unknown = caches.profile("--public-dataset llava_onevision --hf-subset nope --request-count 1");
+    assert_ne!(unknown.status.code(), Some(0));
+    let message = stderr(&unknown);
+    assert!(message.contains("subset `nope` is not in") && message.contains("CLEVR, sharegpt4o"), "{message}");
+}
+
+#[test]
+fn a_speech_dataset_sends_its_clips_under_30_seconds_with_the_transcription_prompt() {
+    let caches = Caches::new();
+    let snapshot = caches.snapshot("openslr/librispeech_asr");
+    let clips = [wav(0.5), wav(31.0), wav(1.0)];
+    write_parquet(
+        &snapshot.join("clean/test/0000.parquet"),
+        vec![("audio", media(&clips)), ("text", strings(&["A", "B", "C"]))],
+    );
+    write_parquet(
+        &snapshot.join("other/test/0000.parquet"),
+        vec![("audio", media(&[wav(0.2)])), ("text", strings(&["D"]))],
+    );
+    let run = caches.profile("--public-dataset librispeech --endpoint-type chat --request-count 2 --concurrency 1");
+    succeeded(&run);
+    assert_eq!(caches.request_count(), 2.0);
+    for (message, clip) in caches.sent_messages().iter().zip([&clips[0], &clips[2]]) {
+        let parts = message["content"].as_array().expect("parts");
+        assert_eq!(parts[0]["text"], "Transcribe this audio.");
+        assert_eq!(parts[1]["input_audio"]["format"], "wav");
+        assert_eq!(parts[1]["input_audio"]["data"], BASE64.encode(clip), "the 31 s clip is skipped");
+    }
+    let uploads = caches
+        .profile("--public-dataset librispeech --endpoint-type audio-transcription --request-count 3 --concurrency 1");
+    succeeded(&uploads);
+    assert_eq!(caches.request_count(), 3.0, "each clip uploaded to the transcription endpoint");
+}
+
+#[test]
+fn mt_bench_rows_are_two_turn_sessions() {
+    let caches = Caches::new();
+    let snapshot = caches.snapshot("HuggingFaceH4/mt_bench_prompts");
+    let mut prompts = ListBuilder::new(StringBuilder::new());
+    for row in [["Write a poem.", "Make it shorter."], ["Name a river.", "Where is it?"]] {
+        for text in row {
+            prompts.values().append_value(text);
+        }
+        prompts.append(true);
+    }
+    write_parquet(
+        &snapshot.join("data/train-00000-of-00001.parquet"),
+        vec![("prompt", Arc::new(prompts.finish()) as ArrayRef)],
+    );
+    let run = caches.profile("--public-dataset spec-al-mtbench --endpoint-type chat --request-count 4 --concurrency 1");
+    succeeded(&run);
+    assert_eq!(caches.request_count(), 4.0);
+    let inputs = read_json(&caches.dir.path().join("out/inputs.json"));
+    let sessions = inputs["data"].as_array().expect("sessions");
+    assert_eq!(sessions.len(), 2, "two sessions of two turns");
+    let sent: Vec<String> = caches.sent_messages().iter().map(text_of).collect();
+    assert_eq!(sent, ["Write a poem.", "Make it shorter.", "Name a river.", "Where is it?"]);
+}
+
+#[test]
+fn spec_bench_reads_the_aiperf_cache_file_and_a_missing_hub_copy_names_its_fetch() {
+    let caches = Caches::new();
+    let aiperf_cache = caches.dir.path().join("aiperf");
+    std::fs::create_dir_all(&aiperf_cache).expect("cache");
+    let rows = "{\"question_id\": 1, \"turns\": [\"Translate hello.\", \"And goodbye?\"]}\n{\"question_id\": 2, \"turns\": []}\n{\"question_id\": 3, \"turns\": [\"Name a prime.\"]}\n";
+    std::fs::write(aiperf_cache.join("spec_bench.jsonl"), rows).expect("spec_bench.jsonl");
+    let run = caches.profile("--public-dataset spec-bench --request-count 2 --concurrency 1");
+    succeeded(&run);
+    let sent: Vec<String> = caches.sent_messages().iter().map(text_of).collect();
+    assert_eq!(sent, ["Translate hello.", "Name a prime."]);
+
+    std::fs::remove_dir_all(caches.dir.path().join("out")).expect("the first run's artifacts");
+    let missing = caches.profile("--public-dataset aimo --request-count 2");
+    assert_ne!(missing.status.code(), Some(0));
+    let message = stderr(&missing);
+    assert!(
+        message.contains("public dataset aimo: ") && message.contains("datasets--AI-MO--NuminaMath-TIR does not exist"),
+        "{message}"
+    );
+    assert!(message.contains("huggingface-cli download --repo-type dataset AI-MO/NuminaMath-TIR"), "{message}");
+    assert!(!caches.dir.path().join("out/profile_export.jsonl").exists(), "nothing was sent");
+}
+
+#[test]
+fn filters_are_taken_by_the_datasets_that_declare_them_only() {
+    let caches = Caches::new();
+    let refused = caches.profile("--public-dataset aimo --dataset-filter harness=claude_code --request-count 1");
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(stderr(&refused).contains("public dataset aimo does not take --dataset-filter"), "{}", stderr(&refused));
+    let malformed = caches.profile("--public-dataset exgentic --dataset-filter harness --request-count 1");
+    assert_eq!(malformed.status.code(), Some(2));
+    assert!(stderr(&malformed).contains("expects a non-empty key=value, got `harness`"), "{}", stderr(&malformed));
+    let without_public = caches.profile("--dataset-filter a=b --request-count 1");
+    assert_eq!(without_public.status.code(), Some(2));
+    assert!(
+        stderr(&without_public).contains("needs a public dataset (--public-dataset)"),
+        "{}",
+        stderr(&without_public)
+    );
+}
+
+#[test]
+fn a_weka_trace_repository_is_handed_to_the_weka_trace_reader() {
+    let caches = Caches::new();
+    let snapshot = caches.snapshot("semianalysisai/cc-traces-weka-062126");
+    std::fs::write(snapshot.join("traces.jsonl"), "{\"trace_id\": \"t\"}\n").expect("trace file");
+    let run = caches.profile("--public-dataset semianalysis-cc-traces-weka-062126 --request-count 1 --dry-run");
+    succeeded(&run);
+    let plan: Value = serde_json::from_slice(&run.stdout).expect("plan");
+    assert_eq!(plan["dataset"]["public"]["name"], "semianalysis_cc_traces_weka_062126");
+    assert!(
+        plan["dataset"]["path"]
+            .as_str()
+            .is_some_and(|path| path.ends_with("datasets--semianalysisai--cc-traces-weka-062126"))
+    );
+    if aiperf::plan::FileFormat::try_from("weka_trace".to_string()).is_err() {
+        let run = caches.profile("--public-dataset semianalysis-cc-traces-weka-062126 --request-count 1");
+        assert_ne!(run.status.code(), Some(0));
+        let message = stderr(&run);
+        assert!(
+            message.contains("traces.jsonl) are Weka agentic traces, and the weka_trace reader is not in this build"),
+            "{message}"
+        );
+    }
+}
+
+#[test]
+fn emit_scenario_writes_a_public_dataset_back_as_the_same_plan() {
+    let caches = Caches::new();
+    let snapshot = caches.snapshot("AI-MO/NuminaMath-TIR");
+    write_parquet(&snapshot.join("data/train-00000-of-00001.parquet"), vec![("problem", strings(&["1+1?", "2+2?"]))]);
+    let args = "--public-dataset aimo --hf-subset data --num-dataset-entries 2 --request-count 2 --concurrency 1";
+    let emitted = caches.profile(&format!("{args} --dry-run --emit-scenario out.rhai"));
+    succeeded(&emitted);
+    let scenario = std::fs::read_to_string(caches.dir.path().join("out.rhai")).expect("out.rhai");
+    assert!(
+        scenario.contains("public_dataset(#{ name: \"aimo\", path: ") && scenario.contains("hf_subset: \"data\""),
+        "{scenario}"
+    );
+    let dry = aiperf_command(caches.dir.path()).args(["run", "out.rhai", "--dry-run"]).output().expect("dry run");
+    succeeded(&dry);
+    assert_eq!(
+        String::from_utf8_lossy(&dry.stdout),
+        String::from_utf8_lossy(&emitted.stdout),
+        "the scenario's plan differs"
+    );
+}
+
+#[test]
+fn sharegpt_is_read_from_the_hub_cache_when_the_aiperf_cache_has_no_copy() {
+    let caches = Caches::new();
+    let snapshot = caches.snapshot("anon8231489123/ShareGPT_Vicuna_unfiltered");
+    let conversations =
+        r#"[{"conversations": [{"from": "human", "value": "Hi there"}, {"from": "gpt", "value": "Hello"}]}]"#;
+    std::fs::write(snapshot.join("ShareGPT_V3_unfiltered_cleaned_split.json"), conversations).expect("ShareGPT file");
+    let run = caches.profile("--public-dataset sharegpt --request-count 2 --concurrency 1");
+    succeeded(&run);
+    assert_eq!(caches.request_count(), 2.0);
+    let sent: Vec<String> = caches.sent_messages().iter().map(text_of).collect();
+    assert_eq!(sent, ["Hi there"]);
+}
