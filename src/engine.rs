@@ -27,7 +27,8 @@ use crate::metrics::record_sink::RecordSink;
 use crate::metrics::{MetricsContext, RecordProcessor};
 use crate::plan::segment::{self, ExecutionSegment};
 use crate::plan::{
-    ConversationShape, Dataset, ExportLevel, FileDataset, FileFormat, Phase, Plan, SyntheticDataset, TokenizerSpec,
+    ConversationShape, Dataset, EndpointKind, ExportLevel, FileDataset, FileFormat, Phase, Plan, SyntheticDataset,
+    TokenizerSpec,
 };
 use crate::result::RunResult;
 use crate::rng::SeededRng;
@@ -154,6 +155,12 @@ pub fn validate(plan: &Plan) -> Result<()> {
             "synthetic `audio` needs an audio_transcription or chat endpoint (kind: \"audio_transcription\" or \"chat\"), not \"{}\"",
             plan.endpoint.kind.as_str()
         );
+    }
+    if let Dataset::Synthetic(synthetic) = &plan.dataset
+        && synthetic.options.video.is_some()
+        && plan.endpoint.kind != EndpointKind::Chat
+    {
+        bail!("synthetic `video` needs a chat endpoint (kind: \"chat\"), not \"{}\"", plan.endpoint.kind.as_str());
     }
     Ok(())
 }

@@ -12,6 +12,7 @@ mod rate_series;
 mod server_control;
 mod system_prompt;
 mod values;
+mod video;
 
 use std::path::{Path, PathBuf};
 

@@ -6,6 +6,7 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::video_parts::video_part_problem;
 use crate::dataset::tokenizer::Tokenizer;
 
 /// The most tokens one request may ask for (keeps a zero-delay response buffer bounded).
@@ -145,6 +146,11 @@ pub fn chat_prompt(messages: Vec<WireMessage>) -> Result<PromptInput, String> {
                         "messages[{index}].content[{bad}]: an input_audio part needs input_audio.data (base64) and \
                          input_audio.format (wav or mp3)"
                     ));
+                }
+                if let Some((bad, problem)) =
+                    content_parts.iter().enumerate().find_map(|(at, part)| Some((at, video_part_problem(part)?)))
+                {
+                    return Err(format!("messages[{index}].content[{bad}]: {problem}"));
                 }
                 let texts: Vec<&str> =
                     content_parts.iter().filter_map(|part| part.get("text").and_then(Value::as_str)).collect();

@@ -17,6 +17,7 @@ pub mod segment;
 mod server_control;
 mod spans;
 mod trial_seed;
+mod video;
 pub use spans::MAX_SECONDS;
 pub use trial_seed::trial_seed;
 
@@ -36,6 +37,7 @@ pub use response_limits::*;
 pub use routing::*;
 pub use run_coordinates::RunCoordinates;
 pub use server_control::*;
+pub use video::*;
 
 /// The url that means "start the built-in mock server in-process".
 pub const MOCK_URL: &str = "mock";

@@ -37,6 +37,7 @@ mod thresholds;
 mod trial_results;
 mod trials;
 mod units;
+mod video;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
