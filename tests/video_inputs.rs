@@ -42,6 +42,8 @@ fn aiperf_profile_with_the_video_flags_sends_each_request_its_videos_and_the_moc
     assert_eq!(stat(&summary, "request_count", "avg"), 6.0);
     assert!(summary["error_request_count"].is_null(), "the mock accepted every video: {}", summary["error_summary"]);
 
+    let metrics = http_get(&proxy.url, "/metrics");
+    assert!(metrics.contains("aiperf_mock_video_inputs_total{model_name=\"vlm\"} 12"), "the mock counted 6 x 2 videos");
     let sent = proxy.posts_to("/v1/chat/completions");
     assert_eq!(sent.len(), 6);
     for request in &sent {
@@ -59,6 +61,16 @@ fn aiperf_profile_with_the_video_flags_sends_each_request_its_videos_and_the_moc
                  "r_frame_rate": "8/1", "nb_read_frames": "4" }]),
         "0.5 s at 8 fps, no audio track"
     );
+}
+
+/// The whole reply to a GET of `path` at `base_url` (`http://127.0.0.1:port`).
+fn http_get(base_url: &str, path: &str) -> String {
+    let host = base_url.trim_start_matches("http://").trim_end_matches('/');
+    let mut stream = std::net::TcpStream::connect(host).expect("connect");
+    write!(stream, "GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n").expect("send");
+    let mut reply = String::new();
+    stream.read_to_string(&mut reply).expect("read the reply");
+    reply
 }
 
 /// The status line and body of a chat request carrying `video_url` to a mock on `addr`.
