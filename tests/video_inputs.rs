@@ -111,6 +111,36 @@ fn the_mock_answers_a_malformed_video_with_a_400_naming_the_part() {
 }
 
 #[test]
+fn a_config_v2_video_block_in_aiperf_s_camel_case_lowers_to_the_same_video_settings() {
+    let dir = tempfile::tempdir().expect("dir");
+    let config = "schemaVersion: \"2.0\"
+benchmark:
+  model: vlm
+  endpoint: { url: http://localhost:8000/v1/chat/completions, type: chat }
+  dataset:
+    type: synthetic
+    entries: 3
+    prompts: { isl: 16, osl: 4 }
+    video: { batchSize: 3, width: 32, height: 16, fps: 2, duration: 1.5, synthType: noise, format: mp4,
+             codec: libopenh264, audio: { channels: 0, sampleRate: 48, depth: 24 } }
+  phases:
+    - { name: profiling, type: concurrency, concurrency: 1, requests: 3 }
+";
+    std::fs::write(dir.path().join("video.yaml"), config).expect("write the config");
+    let output = common::aiperf_command(dir.path())
+        .args(["profile", "--config", "video.yaml", "--dry-run"])
+        .output()
+        .expect("run aiperf profile");
+    common::succeeded(&output, "the config");
+    let plan: Value =
+        serde_json::Deserializer::from_slice(&output.stdout).into_iter().next().expect("a plan").expect("JSON");
+    assert_eq!(
+        plan["dataset"]["video"],
+        json!({ "count": 3, "width": 32, "height": 16, "fps": 2, "duration_s": 1.5, "synth": "noise" })
+    );
+}
+
+#[test]
 fn what_is_not_made_is_refused_before_the_run_with_the_flag_named() {
     let dir = tempfile::tempdir().expect("dir");
     for (flags, message) in [
