@@ -94,7 +94,7 @@ impl VideoSettings {
             return Err(format!("videos per request must be 1 to {MAX_VIDEOS}, got {count}"));
         }
         for (side, pixels) in [("width", width), ("height", height)] {
-            if !(2..=MAX_SIDE).contains(&pixels) || pixels % 2 == 1 {
+            if !(2..=MAX_SIDE).contains(&pixels) || !pixels.is_multiple_of(2) {
                 return Err(format!(
                     "video {side} must be an even number of pixels from 2 to {MAX_SIDE}, got {pixels}"
                 ));
