@@ -19,7 +19,7 @@ LLAMA_CPP_PYTHON_VERSION="0.3.36"
 CACHE_ROOT="${AIPERF_CACHE:-$HOME/.cache/aiperf}"
 LLAMA_DIR="$CACHE_ROOT/llama-server-$LLAMA_CPP_PYTHON_VERSION"
 LLAMA_BIN="$LLAMA_DIR/bin/llama-server"
-APT_PACKAGES=(cmake ninja-build prometheus-node-exporter prometheus prometheus-pushgateway chromium)
+APT_PACKAGES=(cmake ninja-build ffmpeg prometheus-node-exporter prometheus prometheus-pushgateway chromium)
 
 if [[ "${1:-}" == "--print" ]]; then
     echo "$LLAMA_BIN"

@@ -26,7 +26,9 @@ use crate::metrics::network_adjusted::NetworkRtt;
 use crate::metrics::record_sink::RecordSink;
 use crate::metrics::{MetricsContext, RecordProcessor};
 use crate::plan::segment::{self, ExecutionSegment};
-use crate::plan::{ConversationShape, Dataset, ExportLevel, Phase, Plan, SyntheticDataset, TokenizerSpec};
+use crate::plan::{
+    ConversationShape, Dataset, EndpointKind, ExportLevel, Phase, Plan, SyntheticDataset, TokenizerSpec,
+};
 use crate::result::RunResult;
 use crate::rng::SeededRng;
 use crate::ui::progress::PhaseProgress;
@@ -152,6 +154,12 @@ pub fn validate(plan: &Plan) -> Result<()> {
             "synthetic `audio` needs an audio_transcription or chat endpoint (kind: \"audio_transcription\" or \"chat\"), not \"{}\"",
             plan.endpoint.kind.as_str()
         );
+    }
+    if let Dataset::Synthetic(synthetic) = &plan.dataset
+        && synthetic.options.video.is_some()
+        && plan.endpoint.kind != EndpointKind::Chat
+    {
+        bail!("synthetic `video` needs a chat endpoint (kind: \"chat\"), not \"{}\"", plan.endpoint.kind.as_str());
     }
     Ok(())
 }

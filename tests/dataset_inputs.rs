@@ -150,6 +150,8 @@ fn the_emitted_scenario_builds_the_same_plans_with_every_dataset_flag() {
         "--model m --url mock --input-file four.jsonl --custom-dataset-type single_turn --system-prompt Be_brief. \
          --request-count 5",
         "--model m --url mock --isl 100 --osl 20 --random-range-ratio 0.5 --random-corpus-style sglang",
+        "--model m --url mock --isl 100 --osl 20 --random-range-ratio 0.5 --video-width 64 --video-height 48 \
+         --video-fps 8 --video-duration 0.5 --video-synth-type grid-clock --video-batch-size 2",
     ] {
         let profiled = common::aiperf_command(dir.path())
             .arg("profile")

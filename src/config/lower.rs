@@ -14,6 +14,7 @@ mod synthesis;
 mod system_prompt;
 mod trace_handling;
 mod values;
+mod video;
 
 use std::path::{Path, PathBuf};
 

@@ -36,6 +36,7 @@ pub mod synthetic;
 pub mod tokenizer;
 pub mod tokenizer_hub;
 pub mod trace_session;
+pub mod video;
 mod word_counts;
 
 use std::sync::Arc;
@@ -71,6 +72,8 @@ pub struct DatasetEntry {
     pub batch: Vec<String>,
     /// Audio files uploaded with the prompt (audio transcription).
     pub audio: Vec<AudioClip>,
+    /// Videos sent after the prompt (video understanding chat), as `data:video/mp4` URLs.
+    pub videos: Vec<String>,
     /// Its conversation in a recorded agentic trace (tracelab, weka, dag_jsonl).
     pub trace: Option<Arc<TraceSession>>,
     /// A body of its own (raw payloads, inputs.json, captured or recorded requests).
@@ -132,6 +135,7 @@ impl DatasetEntry {
             ranking: None,
             batch: Vec::new(),
             audio: Vec::new(),
+            videos: Vec::new(),
             trace: None,
             own_body: None,
             messages: None,
@@ -147,6 +151,7 @@ pub fn build(dataset: &Dataset, tokenizer: &Tokenizer) -> Result<Vec<DatasetEntr
             let mut entries = synthetic::generate(spec, tokenizer);
             images::add_synthetic(spec, &mut entries)?;
             audio::add_synthetic(spec, &mut entries)?;
+            video::add_synthetic(spec, &mut entries)?;
             entries
         }
         Dataset::File(spec) => file::load(spec, tokenizer)?,

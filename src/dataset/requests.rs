@@ -139,6 +139,7 @@ pub fn prepare(dataset: &Dataset, endpoint: &Endpoint, entries: Vec<DatasetEntry
         let batch = std::mem::take(&mut entry.batch);
         let audio = std::mem::take(&mut entry.audio);
         let preset = entry.messages.take();
+        let videos = std::mem::take(&mut entry.videos);
         let media_body = media_request_body(
             endpoint,
             &entry.prompt,
@@ -163,13 +164,15 @@ pub fn prepare(dataset: &Dataset, endpoint: &Endpoint, entries: Vec<DatasetEntry
         }
         if let Some(body) = media_body {
             request.body = Bytes::from(body);
-        } else if !images.is_empty() || !audio.is_empty() {
+        } else if !images.is_empty() || !audio.is_empty() || !videos.is_empty() {
             let audio: Vec<InputAudio<'_>> =
                 audio.iter().map(|clip| InputAudio { bytes: &clip.bytes, format: clip.format_name() }).collect();
-            let Some(body) = with_media_parts(&request.body, &images, &audio)
-                .with_context(|| format!("adding images or audio to request {index} of the dataset"))?
+            let Some(body) = with_media_parts(&request.body, &images, &audio, &videos)
+                .with_context(|| format!("adding images, audio or videos to request {index} of the dataset"))?
             else {
-                bail!("images and audio need a chat endpoint (kind: \"chat\"); request {index} has no `messages`");
+                bail!(
+                    "images, audio and videos need a chat endpoint (kind: \"chat\"); request {index} has no `messages`"
+                );
             };
             request.body = Bytes::from(body);
         }

@@ -52,6 +52,7 @@ fn ranking_entry(line: &Record<'_>, tokenizer: &Tokenizer) -> Result<DatasetEntr
         turn: None,
         images: Vec::new(),
         audio: Vec::new(),
+        videos: Vec::new(),
         ranking: Some(Ranking { query, passages }),
         batch: Vec::new(),
         trace: None,

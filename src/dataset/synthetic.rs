@@ -83,6 +83,7 @@ pub fn generate(spec: &SyntheticDataset, tokenizer: &Tokenizer) -> Vec<DatasetEn
             turn: None,
             images: Vec::new(),
             audio: Vec::new(),
+            videos: Vec::new(),
             ranking: None,
             batch: batch.into_iter().map(|text| text.text).collect(),
             trace: None,

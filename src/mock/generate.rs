@@ -38,10 +38,12 @@ pub async fn serve(state: Arc<MockState>, endpoint: Endpoint, request: Request<I
     };
     let model = parsed.model.unwrap_or_else(|| state.default_model().to_string());
     let caching = parsed.prompt_caching && state.prefix_cache.is_some();
+    let videos = parsed.prompt.videos;
     let Some(prompt) = read_prompt(&state, parsed.prompt, caching.then(|| model.clone())).await else {
         return tokenizer_failed();
     };
     let stats = state.stats.for_model(&model);
+    stats.video_inputs.fetch_add(videos, Relaxed);
     let prompt_tokens = prompt.tokens;
     let prompt_cache = use_prefix_cache(&state, &stats, prompt);
     let output_tokens = parsed.output_tokens.unwrap_or(state.config.default_output_tokens);

@@ -32,6 +32,7 @@ mod state;
 mod stats;
 mod tgi;
 mod video_jobs;
+mod video_parts;
 mod videos_api;
 mod word_ids;
 mod words;

@@ -47,6 +47,11 @@ pub fn render(models: &Models, spec_decode_tokens: Option<u32>) -> String {
         "Prefix cache hits, in terms of number of cached tokens.",
         |s| &s.prefix_cache_hit_tokens,
     );
+    if models.iter().any(|(_, stats)| stats.video_inputs.load(Relaxed) > 0) {
+        counter(&mut out, models, "aiperf_mock_video_inputs_total", "Chat video_url parts accepted.", |s| {
+            &s.video_inputs
+        });
+    }
     if let Some(draft_tokens) = spec_decode_tokens {
         spec_decode_families(&mut out, models, draft_tokens);
     }
@@ -164,6 +169,9 @@ mod tests {
         stats.spec_decode.accepted_per_position[1].store(2, Relaxed);
         let text = render(&registry.snapshot(), Some(2));
         assert!(!render(&registry.snapshot(), None).contains("spec_decode"), "no speculative decoding, no families");
+        assert!(!text.contains("video_inputs"), "no video inputs yet, no family");
+        stats.video_inputs.store(6, Relaxed);
+        let text = render(&registry.snapshot(), Some(2));
 
         let label = "model_name=\"m\\\"1\"";
         for expected in [
@@ -175,6 +183,8 @@ mod tests {
             "# TYPE vllm:generation_tokens_total counter".to_string(),
             format!("vllm:generation_tokens_total{{{label}}} 40"),
             format!("vllm:prompt_tokens_total{{{label}}} 7"),
+            "# TYPE aiperf_mock_video_inputs_total counter".to_string(),
+            format!("aiperf_mock_video_inputs_total{{{label}}} 6"),
             format!("vllm:request_success_total{{{label},finished_reason=\"length\"}} 3"),
             "# TYPE vllm:prefix_cache_queries_total counter".to_string(),
             format!("vllm:prefix_cache_queries_total{{{label}}} 64"),

@@ -6,6 +6,7 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::video_parts::video_part_problem;
 use crate::dataset::tokenizer::Tokenizer;
 
 /// The most tokens one request may ask for (keeps a zero-delay response buffer bounded).
@@ -49,11 +50,13 @@ pub struct GenerationRequest {
 pub struct PromptInput {
     pub texts: Vec<String>,
     pub token_ids: Vec<u32>,
+    /// Chat `video_url` parts, each checked (`video_parts.rs`).
+    pub videos: u64,
 }
 
 impl PromptInput {
     pub fn from_texts(texts: Vec<String>) -> Self {
-        Self { texts, token_ids: Vec::new() }
+        Self { texts, token_ids: Vec::new(), videos: 0 }
     }
 
     pub fn text_bytes(&self) -> usize {
@@ -129,6 +132,7 @@ pub fn checked_output_tokens(requested: Option<u64>) -> Result<Option<u64>, Stri
 /// Chat: the text of every message, joined with newlines.
 pub fn chat_prompt(messages: Vec<WireMessage>) -> Result<PromptInput, String> {
     let mut parts = Vec::with_capacity(messages.len());
+    let mut videos = 0;
     for (index, message) in messages.into_iter().enumerate() {
         match message.content {
             None | Some(Value::Null) => {}
@@ -146,6 +150,12 @@ pub fn chat_prompt(messages: Vec<WireMessage>) -> Result<PromptInput, String> {
                          input_audio.format (wav or mp3)"
                     ));
                 }
+                if let Some((bad, problem)) =
+                    content_parts.iter().enumerate().find_map(|(at, part)| Some((at, video_part_problem(part)?)))
+                {
+                    return Err(format!("messages[{index}].content[{bad}]: {problem}"));
+                }
+                videos += content_parts.iter().filter(|part| part["type"] == "video_url").count() as u64;
                 let texts: Vec<&str> =
                     content_parts.iter().filter_map(|part| part.get("text").and_then(Value::as_str)).collect();
                 parts.push(texts.join("\n"));
@@ -153,7 +163,7 @@ pub fn chat_prompt(messages: Vec<WireMessage>) -> Result<PromptInput, String> {
             Some(_) => return Err(format!("messages[{index}].content must be a string or an array of content parts")),
         }
     }
-    Ok(PromptInput::from_texts(vec![parts.join("\n")]))
+    Ok(PromptInput { videos, ..PromptInput::from_texts(vec![parts.join("\n")]) })
 }
 
 /// Anything but an `input_audio` part passes; that one needs base64 data and a wav or mp3 format.

@@ -97,6 +97,8 @@ pub struct ModelStats {
     /// Prompt tokens looked up in the prefix cache, and those found there.
     pub prefix_cache_queried_tokens: AtomicU64,
     pub prefix_cache_hit_tokens: AtomicU64,
+    /// Chat `video_url` parts accepted.
+    pub video_inputs: AtomicU64,
     pub spec_decode: SpecDecodeCounters,
     pub time_to_first_token: Histogram,
     pub inter_token_latency: Histogram,
@@ -114,6 +116,7 @@ impl ModelStats {
             finished_by_length: AtomicU64::new(0),
             prefix_cache_queried_tokens: AtomicU64::new(0),
             prefix_cache_hit_tokens: AtomicU64::new(0),
+            video_inputs: AtomicU64::new(0),
             spec_decode: SpecDecodeCounters::new(),
             time_to_first_token: Histogram::new(TTFT_BOUNDS_S),
             inter_token_latency: Histogram::new(ITL_BOUNDS_S),

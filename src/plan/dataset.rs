@@ -372,6 +372,9 @@ pub struct SyntheticOptions {
     /// Synthetic audio files sent with each prompt (audio transcription).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub audio: Option<Box<super::AudioSettings>>,
+    /// Synthetic videos sent with each prompt (video understanding chat).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub video: Option<Box<super::VideoSettings>>,
     /// Conversations: each entry a session of several prompts (AIPerf's `turns` and
     /// `turn_delay`), played like a multi-turn file's sessions in every mode.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -19,6 +19,7 @@ mod spans;
 mod trace_handling;
 mod trace_synthesis;
 mod trial_seed;
+mod video;
 pub use spans::MAX_SECONDS;
 pub use trial_seed::trial_seed;
 
@@ -40,6 +41,7 @@ pub use run_coordinates::RunCoordinates;
 pub use server_control::*;
 pub use trace_handling::TraceHandling;
 pub use trace_synthesis::TraceSynthesis;
+pub use video::*;
 
 /// The url that means "start the built-in mock server in-process".
 pub const MOCK_URL: &str = "mock";

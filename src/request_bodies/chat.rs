@@ -1,5 +1,5 @@
 //! The chat completions body (`/v1/chat/completions`): the prompt as one user message, and an
-//! entry's images and audio added to the last message as content parts.
+//! entry's images, audio and videos added to the last message as content parts.
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
@@ -21,12 +21,13 @@ pub struct InputAudio<'a> {
 }
 
 /// A chat body whose last message also carries `image_urls` as OpenAI `image_url` content
-/// parts and `audio` as `input_audio` parts (base64), after its text; None for a body
-/// without messages.
+/// parts, `audio` as `input_audio` parts (base64) and `video_urls` as `video_url` parts, after
+/// its text; None for a body without messages.
 pub fn with_media_parts(
     body: &[u8],
     image_urls: &[String],
     audio: &[InputAudio<'_>],
+    video_urls: &[String],
 ) -> serde_json::Result<Option<Vec<u8>>> {
     let mut body: Value = serde_json::from_slice(body)?;
     let Some(message) = body.get_mut("messages").and_then(Value::as_array_mut).and_then(|m| m.last_mut()) else {
@@ -41,6 +42,7 @@ pub fn with_media_parts(
     parts.extend(audio.iter().map(|clip| {
         json!({ "type": "input_audio", "input_audio": { "data": BASE64.encode(clip.bytes), "format": clip.format } })
     }));
+    parts.extend(video_urls.iter().map(|url| json!({ "type": "video_url", "video_url": { "url": url } })));
     message["content"] = Value::Array(parts);
     serde_json::to_vec(&body).map(Some)
 }
@@ -87,7 +89,7 @@ mod tests {
     fn images_become_content_parts_after_the_text() {
         let plain = crate::request_bodies::request_body(&endpoint(true), "describe", Some(4));
         let urls = ["data:image/png;base64,AAAA".to_string(), "data:image/png;base64,BBBB".to_string()];
-        let body: Value = serde_json::from_slice(&with_media_parts(&plain, &urls, &[]).unwrap().unwrap()).unwrap();
+        let body: Value = serde_json::from_slice(&with_media_parts(&plain, &urls, &[], &[]).unwrap().unwrap()).unwrap();
         assert_eq!(
             body["messages"],
             json!([{"role": "user", "content": [
@@ -97,21 +99,24 @@ mod tests {
             ]}])
         );
         assert_eq!(body["max_completion_tokens"], 4);
-        assert_eq!(with_media_parts(br#"{"prompt":"x"}"#, &urls, &[]).unwrap(), None);
+        assert_eq!(with_media_parts(br#"{"prompt":"x"}"#, &urls, &[], &[]).unwrap(), None);
     }
 
     #[test]
-    fn audio_becomes_base64_input_audio_parts_after_the_images() {
+    fn audio_and_videos_become_input_audio_and_video_url_parts_after_the_images() {
         let plain = crate::request_bodies::request_body(&endpoint(true), "listen", None);
         let urls = ["https://x/a.png".to_string()];
         let audio = [InputAudio { bytes: b"RIFF", format: "wav" }];
-        let body: Value = serde_json::from_slice(&with_media_parts(&plain, &urls, &audio).unwrap().unwrap()).unwrap();
+        let videos = ["data:video/mp4;base64,AAAAGGZ0eXA=".to_string()];
+        let body: Value =
+            serde_json::from_slice(&with_media_parts(&plain, &urls, &audio, &videos).unwrap().unwrap()).unwrap();
         assert_eq!(
             body["messages"][0]["content"],
             json!([
                 {"type": "text", "text": "listen"},
                 {"type": "image_url", "image_url": {"url": "https://x/a.png"}},
                 {"type": "input_audio", "input_audio": {"data": "UklGRg==", "format": "wav"}},
+                {"type": "video_url", "video_url": {"url": "data:video/mp4;base64,AAAAGGZ0eXA="}},
             ])
         );
     }

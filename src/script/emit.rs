@@ -340,6 +340,9 @@ fn dataset(dataset: &Dataset) -> String {
             if let Some(audio) = &options.audio {
                 keys.push(audio_map(audio));
             }
+            if let Some(video) = &options.video {
+                keys.push(format!("video: {}", super::video::video_map(video)));
+            }
             if let Some(conversation) = &options.conversation {
                 keys.push(format!("turns: {}", dist(&conversation.turns)));
                 keys.push(format!("turn_delay: {}", dist(&conversation.turn_delay_s)));

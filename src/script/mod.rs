@@ -40,6 +40,7 @@ mod trace_synthesis;
 mod trial_results;
 mod trials;
 mod units;
+mod video;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

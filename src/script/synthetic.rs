@@ -25,13 +25,14 @@ const SYNTHETIC_KEYS: &[&str] = &[
     "cache_bust",
     "batch_size",
     "audio",
+    "video",
     "turns",
     "turn_delay",
 ];
 
 /// `synthetic(#{ isl: normal(550, 50), osl: fixed(256), seed: 42, entries: 100, images: #{..}, mix: [..],
 /// block_size: 64, system_prompt: 200 (tokens) or "You are …" (verbatim), user_context: 64, prefix_pool: #{ prefixes: 8, length: 512 }, cache_bust: true,
-/// audio: #{..}, turns: normal(4, 1), turn_delay: ms(800) })`
+/// audio: #{..}, video: #{..}, turns: normal(4, 1), turn_delay: ms(800) })`
 fn synthetic(map: Map) -> ScriptResult<Dataset> {
     let mut r = MapReader::new("synthetic", map, SYNTHETIC_KEYS)?;
     if r.has("mix") && (r.has("isl") || r.has("osl")) {
@@ -76,6 +77,7 @@ fn synthetic(map: Map) -> ScriptResult<Dataset> {
     }
     let batch_size = batch_size.filter(|size| *size > 1).map(|size| size as u32);
     let audio = r.opt_map("audio")?.map(super::audio::audio_settings).transpose()?.map(Box::new);
+    let video = r.opt_map("video")?.map(super::video::video_settings).transpose()?.map(Box::new);
     let conversation = if r.has("turns") || r.has("turn_delay") {
         let (turns, turn_delay_s) = turns_and_wait(&mut r, "turn_delay")?;
         Some(ConversationShape { turns, turn_delay_s })
@@ -92,6 +94,7 @@ fn synthetic(map: Map) -> ScriptResult<Dataset> {
         cache_bust,
         batch_size,
         audio,
+        video,
         conversation,
     };
     Ok(Dataset::Synthetic(SyntheticDataset { isl, osl, random_seed, entries, images, options }))
@@ -198,6 +201,7 @@ mod tests {
                 cache_bust: false,
                 batch_size: None,
                 audio: None,
+                video: None,
                 conversation: None,
             }
         );

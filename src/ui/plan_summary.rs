@@ -368,6 +368,7 @@ run sweep_8 → artifacts/sweep_8
             cache_bust: false,
             batch_size: None,
             audio: None,
+            video: None,
             conversation: None,
             system_prompt: None,
             user_context_tokens: Some(16),

@@ -7,8 +7,6 @@ use super::document::FlagDocument;
 use super::flags::{Arity, Group, Kind, apply, note, set, sweep, unsupported};
 
 const BASETEN: &str = "baseten_trace replay only, which this project does not have";
-const VIDEO: &str =
-    "video inputs are not generated: no endpoint type here takes video in (video-generation makes videos from text)";
 
 pub const CONVERSATION: Group = Group {
     title: "Conversation Input",
@@ -385,20 +383,83 @@ pub const IMAGE_INPUT: Group = Group {
 pub const VIDEO_INPUT: Group = Group {
     title: "Video Input",
     flags: &[
-        unsupported(&["--video-batch-size", "--batch-size-video"], Arity::One, VIDEO),
-        unsupported(&["--video-duration"], Arity::One, VIDEO),
-        unsupported(&["--video-fps"], Arity::One, VIDEO),
-        unsupported(&["--video-width"], Arity::One, VIDEO),
-        unsupported(&["--video-height"], Arity::One, VIDEO),
-        unsupported(&["--video-synth-type"], Arity::One, VIDEO),
-        unsupported(&["--video-format"], Arity::One, VIDEO),
-        unsupported(&["--video-codec"], Arity::One, VIDEO),
-        unsupported(&["--video-audio-sample-rate"], Arity::One, VIDEO),
-        unsupported(&["--video-audio-num-channels"], Arity::One, VIDEO),
-        unsupported(&["--video-audio-codec"], Arity::One, VIDEO),
-        unsupported(&["--video-audio-depth"], Arity::One, VIDEO),
+        set(
+            &["--video-batch-size", "--batch-size-video"],
+            "benchmark.datasets.main.video.batch_size",
+            Kind::Int,
+            "Videos per chat request (video_url parts) [default: 1]",
+        ),
+        set(
+            &["--video-duration"],
+            "benchmark.datasets.main.video.duration",
+            Kind::Float,
+            "Seconds of each video; frames = duration x fps [default: 1.0]",
+        ),
+        set(&["--video-fps"], "benchmark.datasets.main.video.fps", Kind::Int, "Frames per second [default: 4]"),
+        set(
+            &["--video-width"],
+            "benchmark.datasets.main.video.width",
+            Kind::Int,
+            "Video width in pixels, even; with --video-height [default: none, no videos]",
+        ),
+        set(
+            &["--video-height"],
+            "benchmark.datasets.main.video.height",
+            Kind::Int,
+            "Video height in pixels, even; with --video-width [default: none, no videos]",
+        ),
+        set(
+            &["--video-synth-type"],
+            "benchmark.datasets.main.video.synth_type",
+            Kind::Choice(&[("moving-shapes", "moving_shapes"), ("grid-clock", "grid_clock"), ("noise", "noise")]),
+            "moving-shapes, grid-clock or noise [default: moving-shapes]",
+        ),
+        set(
+            &["--video-format"],
+            "benchmark.datasets.main.video.format",
+            Kind::Choice(&[("mp4", "mp4"), ("webm", "webm")]),
+            "mp4 (webm is refused: no Rust VP9 encoder without libvpx) [default: mp4]",
+        ),
+        set(
+            &["--video-codec"],
+            "benchmark.datasets.main.video.codec",
+            Kind::Text,
+            "H.264 only: h264, libx264 or libopenh264 (OpenH264) [default: h264]",
+        ),
+        apply(
+            &["--video-audio-sample-rate"],
+            Arity::One,
+            video_audio_sample_rate,
+            "Audio track sample rate in Hz or kHz (an audio track is refused)",
+        ),
+        set(
+            &["--video-audio-num-channels"],
+            "benchmark.datasets.main.video.audio.channels",
+            Kind::Int,
+            "0 only: videos are made without an audio track [default: 0]",
+        ),
+        set(
+            &["--video-audio-codec"],
+            "benchmark.datasets.main.video.audio.codec",
+            Kind::Choice(&[("aac", "aac"), ("libvorbis", "libvorbis"), ("libopus", "libopus")]),
+            "aac, libvorbis or libopus (an audio track is refused)",
+        ),
+        set(
+            &["--video-audio-depth"],
+            "benchmark.datasets.main.video.audio.depth",
+            Kind::Int,
+            "Audio track bit depth: 8, 16, 24 or 32 (an audio track is refused) [default: 16]",
+        ),
     ],
 };
+
+/// `--video-audio-sample-rate 44100` or `44.1`: kHz in the document, as AIPerf reads Hz above 96.
+fn video_audio_sample_rate(document: &mut FlagDocument, _flag: &str, values: &[String]) -> Result<(), String> {
+    let rate = Kind::Float.read(values.first().map_or("", String::as_str))?;
+    let khz = rate.as_f64().map(|rate| if rate > 96.0 { rate / 1000.0 } else { rate });
+    document.set("benchmark.datasets.main.video.audio.sample_rate", json!(khz));
+    Ok(())
+}
 
 const ACCURACY: &str = "accuracy benchmarks are not supported; this project measures performance";
 

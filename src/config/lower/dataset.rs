@@ -37,8 +37,9 @@ pub fn main_dataset(benchmark: &Value) -> Result<Value, ConfigError> {
 pub fn lower(benchmark: &Value, base_dir: &Path, seed: u64, kind: EndpointKind) -> Result<Dataset, ConfigError> {
     let dataset = main_dataset(benchmark)?;
     let seed = opt_u64(&dataset, "random_seed", "datasets.main.random_seed")?.unwrap_or(seed);
-    if dataset.get("video").is_some_and(|value| !value.is_null()) {
-        return Err(ConfigError::new("datasets.main.video (--video-*): not supported by this project"));
+    let synthetic_type = opt_str(&dataset, "type", "datasets.main.type")?.is_none_or(|kind| kind == "synthetic");
+    if !synthetic_type && dataset.get("video").is_some_and(|value| !value.is_null()) {
+        return Err(ConfigError::new("datasets.main.video (--video-*): videos are made for synthetic datasets only"));
     }
     let system_prompt = super::system_prompt::verbatim(&dataset, base_dir)?;
     let is_public = dataset.get("type").and_then(Value::as_str) == Some("public")
@@ -123,6 +124,9 @@ fn synthetic(dataset: &Value, seed: u64, kind: EndpointKind) -> Result<Dataset, 
     }
     if let Some(audio) = dataset.get("audio").filter(|audio| !audio.is_null()) {
         spec.options.audio = super::audio::audio_settings(audio, kind)?.map(Box::new);
+    }
+    if let Some(video) = dataset.get("video").filter(|video| !video.is_null()) {
+        spec.options.video = super::video::video_settings(video)?.map(Box::new);
     }
     spec.options.conversation = conversation(dataset)?;
     Ok(Dataset::Synthetic(spec))
