@@ -191,6 +191,14 @@ pub struct SessionTurn {
     pub turn: u32,
 }
 
+/// A request's place in an agentic trace's tree: its conversation's depth (0 for a root) and
+/// the session of the root conversation it belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AgentPlace {
+    pub depth: u32,
+    pub root_session: u64,
+}
+
 /// Its serde form is a segment's `segment_records.jsonl` (`export/segment_files.rs`), which
 /// `aiperf merge` reads back; the raw exchange stays out of it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -237,6 +245,9 @@ pub struct RequestRecord {
     /// The speculative-decoding statistics the server reported for this request.
     #[serde(default, skip_serializing_if = "SpecDecodeReport::is_absent")]
     pub spec_decode: SpecDecodeReport,
+    /// Its place in an agentic trace's tree (agentic replay).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<AgentPlace>,
     /// The client that sent it, when a merge of execution segments names it (`segment_<i>`);
     /// None: this run's own client.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -285,6 +296,7 @@ impl RequestRecord {
             media: MediaOutput::default(),
             audio_seconds: None,
             spec_decode: SpecDecodeReport::Absent,
+            agent: None,
             worker_id: None,
             url: None,
         }
@@ -294,12 +306,28 @@ impl RequestRecord {
     /// session, shared by its turns (the request's own outside sessions), distinct per run
     /// (`salt`: the run clock's wall-clock anchor).
     pub fn correlation_id(&self, salt: u64) -> String {
-        let mut hasher = DefaultHasher::new();
         match self.turn {
-            Some(turn) => (salt, self.origin.phase_index, turn.session).hash(&mut hasher),
-            None => (salt, &self.x_request_id).hash(&mut hasher),
+            Some(turn) => self.session_correlation_id(salt, turn.session),
+            None => {
+                let mut hasher = DefaultHasher::new();
+                (salt, &self.x_request_id).hash(&mut hasher);
+                SeededRng::new(hasher.finish()).uuid()
+            }
         }
+    }
+
+    fn session_correlation_id(&self, salt: u64, session: u64) -> String {
+        let mut hasher = DefaultHasher::new();
+        (salt, self.origin.phase_index, session).hash(&mut hasher);
         SeededRng::new(hasher.finish()).uuid()
+    }
+
+    /// The correlation id of its tree's root conversation (agentic replay), else its own.
+    pub fn root_correlation_id(&self, salt: u64) -> String {
+        match self.agent {
+            Some(agent) => self.session_correlation_id(salt, agent.root_session),
+            None => self.correlation_id(salt),
+        }
     }
 
     /// A valid record succeeded: no error and not cancelled.

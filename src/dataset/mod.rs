@@ -26,6 +26,7 @@ mod split_counts;
 pub mod synthetic;
 pub mod tokenizer;
 pub mod tokenizer_hub;
+pub mod trace_links;
 pub mod trace_session;
 mod word_counts;
 

@@ -186,8 +186,8 @@ impl<'a> Metadata<'a> {
             phase_kind: origin.phase_kind.as_str(),
             was_cancelled: record.was_cancelled,
             context_overflow_skip: false,
-            agent_depth: 0,
-            root_correlation_id: correlation_id,
+            agent_depth: record.agent.map_or(0, |agent| agent.depth),
+            root_correlation_id: record.root_correlation_id(ids.salt),
             url_index: record.url.as_ref().map(|sent_to| sent_to.index),
             url: record.url.as_ref().map(|sent_to| &*sent_to.url),
         }

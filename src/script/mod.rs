@@ -1,6 +1,7 @@
 //! The Rhai front: a scenario script builds Plans with the builders and runs them with
 //! `run(#{..})`, which returns results. Script errors come back as file:line:column.
 
+mod agentic_replay;
 mod args;
 mod audio;
 mod builders;

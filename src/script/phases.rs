@@ -27,6 +27,7 @@ pub fn register(engine: &mut Engine, scenario_dir: PathBuf) {
     engine.register_fn("ramp", ramp);
     engine.register_fn("schedule", move |map: Map| fixed_schedule(map, &scenario_dir));
     engine.register_fn("users", users);
+    engine.register_fn("agentic_replay", super::agentic_replay::agentic_replay);
 }
 
 /// The builder's keys: its mode's keys and those every phase takes.
@@ -37,7 +38,7 @@ macro_rules! keys {
 }
 
 /// Read the common keys and assemble the phase.
-fn finish(r: &mut MapReader, kind: PhaseKind, mode: LoadMode, needs_stop: bool) -> ScriptResult<Phase> {
+pub(super) fn finish(r: &mut MapReader, kind: PhaseKind, mode: LoadMode, needs_stop: bool) -> ScriptResult<Phase> {
     let what = r.what();
     let name = r.opt_string("name")?.unwrap_or_else(|| match kind {
         PhaseKind::Profiling => what.to_string(),
