@@ -68,9 +68,13 @@ fn mock() -> MockBehindProxy {
 }
 
 fn run_replay(server: &MockBehindProxy, name: &str, phases: &str) -> ScenarioRun {
+    run_trace(server, name, &trace_file(), phases)
+}
+
+fn run_trace(server: &MockBehindProxy, name: &str, trace: &str, phases: &str) -> ScenarioRun {
     let url = &server.url;
     let dir = tempfile::tempdir().expect("temp dir");
-    std::fs::write(dir.path().join("trace.jsonl"), trace_file()).expect("write the trace");
+    std::fs::write(dir.path().join("trace.jsonl"), trace).expect("write the trace");
     let scenario = dir.path().join(format!("{name}.rhai"));
     let source = format!(
         r#"run(#{{ name: "{name}", endpoint: endpoint(#{{ url: "{url}" }}),
@@ -269,6 +273,36 @@ fn burst_phase_starts_fire_the_priming_requests_together() {
     assert!(together_ms < 10.0, "both lanes start at once: {together_ms:.1} ms apart");
     assert_gap_ms("r2 turn 3 after s2 turn 1", start("r2", 3) - start("s2", 1), 10);
     assert_gap_ms("s1 turn 2 after r1 turn 2", start("s1", 2) - start("r1", 2), 40);
+}
+
+#[test]
+fn the_system_idle_gap_cap_brings_a_long_recorded_pause_forward() {
+    let server = mock();
+    let trace = r#"{"session_id": "slow", "turns": [{"text": "slow turn 0", "output_length": 3, "timestamp": 0}, {"text": "slow turn 1", "output_length": 3, "timestamp": 100}, {"text": "slow turn 2", "output_length": 3, "timestamp": 5100}]}"#;
+    let replay = "lanes: 1, start_min_ratio: 0.0, start_max_ratio: 0.0, requests: 3";
+    let run =
+        run_trace(&server, "capped", trace, &format!("agentic_replay(#{{ {replay}, system_idle_gap_cap: 0.2 }})"));
+    let profiled = sent(&run, "capped");
+    assert_eq!(pairs(&profiled), expected(&[("slow", 0), ("slow", 1), ("slow", 2)]));
+    let start = |turn: u64| find(&profiled, "slow", turn).ns("request_start_ns");
+    let end = |turn: u64| find(&profiled, "slow", turn).ns("request_end_ns");
+    assert_gap_ms("a pause within the cap is kept", start(1) - end(0), 100);
+    assert_gap_ms("a 5 s pause is capped at 200 ms of idleness", start(2) - end(1), 200);
+}
+
+#[test]
+fn a_cache_warm_up_replays_the_trajectories_idle_free_with_one_token_for_its_duration() {
+    let server = mock();
+    let phases = format!(
+        r#"agentic_replay(#{{ stage: "priming", {REPLAY}, cache_warmup: 0.4 }}),
+           agentic_replay(#{{ {REPLAY}, requests: 2 }})"#
+    );
+    let run = run_replay(&server, "pressed", &phases);
+    let (warmup_sent, warmup_s) = warmup_phase(&run, "pressed");
+    let one_token = primed(&server).len() as u64;
+    assert_eq!(one_token, warmup_sent, "every warm-up request asks for one token");
+    assert!(warmup_sent > 4 + 12, "after the 4 primed turns the trees run on and recycle: {warmup_sent}");
+    assert!((0.4..2.0).contains(&warmup_s), "it lasts its duration, then drains: {warmup_s} s");
 }
 
 #[test]

@@ -1,13 +1,17 @@
 //! `agentic_replay(#{ lanes: 8, duration: minutes(5) })`: AIPerf's agentic replay of the
 //! run's agentic trace; `stage: "priming"` makes its warm-up (not in the results).
 
-use rhai::Map;
+use rhai::{Engine, Map};
 
 use super::keys::{MapReader, ScriptResult, script_error};
 use super::phases::finish;
 use crate::plan::{AgenticReplay, LoadMode, Phase, PhaseKind, ReplayStage};
 
-pub(super) fn agentic_replay(map: Map) -> ScriptResult<Phase> {
+pub(super) fn register(engine: &mut Engine) {
+    engine.register_fn("agentic_replay", agentic_replay);
+}
+
+fn agentic_replay(map: Map) -> ScriptResult<Phase> {
     let keys = &[
         "stage",
         "lanes",

@@ -117,6 +117,7 @@ pub fn build_engine(host: Arc<RunHost>, settings: &ScenarioSettings) -> Engine {
     file_dataset::register(&mut engine);
     synthetic::register(&mut engine);
     phases::register(&mut engine, host.scenario_dir.clone());
+    agentic_replay::register(&mut engine);
     results::register(&mut engine);
     compare::register(&mut engine);
     trial_results::register(&mut engine);

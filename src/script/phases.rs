@@ -27,7 +27,6 @@ pub fn register(engine: &mut Engine, scenario_dir: PathBuf) {
     engine.register_fn("ramp", ramp);
     engine.register_fn("schedule", move |map: Map| fixed_schedule(map, &scenario_dir));
     engine.register_fn("users", users);
-    engine.register_fn("agentic_replay", super::agentic_replay::agentic_replay);
 }
 
 /// The builder's keys: its mode's keys and those every phase takes.
