@@ -191,14 +191,6 @@ pub struct SessionTurn {
     pub turn: u32,
 }
 
-/// A request's place in an agentic trace's tree: its conversation's depth (0 for a root) and
-/// the session of the root conversation it belongs to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct AgentPlace {
-    pub depth: u32,
-    pub root_session: u64,
-}
-
 /// Its serde form is a segment's `segment_records.jsonl` (`export/segment_files.rs`), which
 /// `aiperf merge` reads back; the raw exchange stays out of it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -245,9 +237,6 @@ pub struct RequestRecord {
     /// The speculative-decoding statistics the server reported for this request.
     #[serde(default, skip_serializing_if = "SpecDecodeReport::is_absent")]
     pub spec_decode: SpecDecodeReport,
-    /// Its place in an agentic trace's tree (agentic replay).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub agent: Option<AgentPlace>,
     /// The client that sent it, when a merge of execution segments names it (`segment_<i>`);
     /// None: this run's own client.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -255,6 +244,18 @@ pub struct RequestRecord {
     /// The base url it went to, when the endpoint has several.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<SentTo>,
+    /// Its conversation's place in a recorded agentic trace's tree of sub-agents.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<AgentPlace>,
+}
+
+/// Where a request's conversation sits in an agentic trace's tree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AgentPlace {
+    /// 0 for a root conversation, 1 for a sub-agent it spawned, ...
+    pub depth: u32,
+    /// The phase session its tree's root played in (its correlation id is the root's).
+    pub root_session: u64,
 }
 
 /// Which of the endpoint's several base urls a request went to.
@@ -296,9 +297,9 @@ impl RequestRecord {
             media: MediaOutput::default(),
             audio_seconds: None,
             spec_decode: SpecDecodeReport::Absent,
-            agent: None,
             worker_id: None,
             url: None,
+            agent: None,
         }
     }
 
@@ -316,18 +317,19 @@ impl RequestRecord {
         }
     }
 
-    fn session_correlation_id(&self, salt: u64, session: u64) -> String {
-        let mut hasher = DefaultHasher::new();
-        (salt, self.origin.phase_index, session).hash(&mut hasher);
-        SeededRng::new(hasher.finish()).uuid()
-    }
-
-    /// The correlation id of its tree's root conversation (agentic replay), else its own.
+    /// The correlation id of its tree's root conversation (its own outside agentic traces).
     pub fn root_correlation_id(&self, salt: u64) -> String {
         match self.agent {
             Some(agent) => self.session_correlation_id(salt, agent.root_session),
             None => self.correlation_id(salt),
         }
+    }
+
+    /// The correlation id of session `session` of its phase.
+    fn session_correlation_id(&self, salt: u64, session: u64) -> String {
+        let mut hasher = DefaultHasher::new();
+        (salt, self.origin.phase_index, session).hash(&mut hasher);
+        SeededRng::new(hasher.finish()).uuid()
     }
 
     /// A valid record succeeded: no error and not cancelled.

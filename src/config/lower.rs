@@ -12,6 +12,7 @@ mod range_ratio;
 mod rate_series;
 mod server_control;
 mod system_prompt;
+mod trace_handling;
 mod values;
 
 use std::path::{Path, PathBuf};

@@ -6,7 +6,7 @@ use std::path::Path;
 use anyhow::{Result, bail};
 
 use super::{
-    DatasetEntry, fields, mooncake, multi_turn, public, random_pool, sampling, sharegpt, single_turn,
+    DatasetEntry, agentic, fields, mooncake, multi_turn, public, random_pool, sampling, sharegpt, single_turn,
     tokenizer::Tokenizer,
 };
 use crate::plan::{FileDataset, FileFormat};
@@ -35,6 +35,13 @@ pub fn load(spec: &FileDataset, tokenizer: &Tokenizer) -> Result<Vec<DatasetEntr
         FileFormat::Mooncake => mooncake::parse(path, &text()?, tokenizer, spec.block_size, spec.random_seed)?,
         FileFormat::Sharegpt => sharegpt::parse(path, &text()?, tokenizer)?,
         FileFormat::SpeedBench(category) => bail!("{}", public::not_read_message(category)),
+        FileFormat::Tracelab | FileFormat::WekaTrace | FileFormat::DagJsonl => {
+            let entries = agentic::load(spec, tokenizer)?;
+            if entries.is_empty() {
+                bail!("dataset file {} has no requests to send", path.display());
+            }
+            return Ok(entries);
+        }
     };
     if entries.is_empty() {
         bail!("dataset file {} has no entries", path.display());
@@ -69,6 +76,7 @@ mod tests {
             draws: None,
             records: None,
             system_prompt: None,
+            trace: Default::default(),
         }
     }
 

@@ -1,7 +1,8 @@
 //! Datasets: what is sent. Synthetic prompts cut from an embedded corpus, dataset files
-//! (single-turn, multi-turn, mooncake traces, ShareGPT) in the order their sampling gives,
+//! (single-turn, multi-turn, mooncake traces, ShareGPT, agentic traces) in the order their sampling gives,
 //! and the tokenizer that counts them.
 
+pub mod agentic;
 mod ascii_path;
 mod ascii_pre_tokens;
 mod audio;
@@ -65,6 +66,19 @@ pub struct DatasetEntry {
     pub audio: Vec<AudioClip>,
     /// Its conversation in a recorded agentic trace (tracelab, weka, dag_jsonl).
     pub trace: Option<Arc<TraceSession>>,
+    /// Chat messages (and tools, and body fields) the file gives as they are sent: the turn's
+    /// new messages, sent after the conversation so far (dag_jsonl).
+    pub messages: Option<Box<PresetMessages>>,
+}
+
+/// A turn's chat messages as a trace file wrote them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PresetMessages {
+    pub messages: Vec<serde_json::Value>,
+    /// The request's `tools`, if the turn gives them.
+    pub tools: Option<Vec<serde_json::Value>>,
+    /// Further body fields (temperature, seed, ...), merged into the body's top level.
+    pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
 /// The query and passages of a rankings entry of a dataset file, sent as they are.
@@ -110,6 +124,7 @@ impl DatasetEntry {
             batch: Vec::new(),
             audio: Vec::new(),
             trace: None,
+            messages: None,
         }
     }
 }

@@ -21,7 +21,7 @@ pub fn parse(
     block_size: usize,
     seed: u64,
 ) -> Result<Vec<DatasetEntry>> {
-    let mut blocks = Blocks { tokenizer, block_size: block_size.max(1) as u64, seed, full: HashMap::new() };
+    let mut blocks = Blocks::new(tokenizer, block_size as u64, seed);
     let mut entries = Vec::new();
     for (line, (at, object)) in json_lines(path, text)?.into_iter().enumerate() {
         let request = Record::new(&at, &object);
@@ -43,15 +43,20 @@ pub fn parse(
     Ok(entries)
 }
 
-/// The text of each hash id's block, made once per id.
-struct Blocks<'a> {
+/// The text of each hash id's block, made once per id (agentic traces share it: `agentic/prompts.rs`).
+pub(super) struct Blocks<'a> {
     tokenizer: &'a Tokenizer,
     block_size: u64,
     seed: u64,
     full: HashMap<u64, String>,
 }
 
-impl Blocks<'_> {
+impl<'a> Blocks<'a> {
+    /// Blocks of `block_size` tokens (at least 1), their text drawn with `seed`.
+    pub(super) fn new(tokenizer: &'a Tokenizer, block_size: u64, seed: u64) -> Self {
+        Self { tokenizer, block_size: block_size.max(1), seed, full: HashMap::new() }
+    }
+
     /// Where in the corpus the block of `hash_id` starts (a seeded draw per id).
     fn offset(&self, hash_id: u64) -> usize {
         let corpus = corpus::shakespeare();
@@ -71,7 +76,7 @@ impl Blocks<'_> {
     }
 
     /// The prompt of one trace line (`line` seeds the text beyond its blocks).
-    fn prompt(&mut self, hash_ids: &[u64], input_length: u64, line: u64) -> String {
+    pub(super) fn prompt(&mut self, hash_ids: &[u64], input_length: u64, line: u64) -> String {
         let mut parts = Vec::with_capacity(hash_ids.len() + 1);
         let mut left = input_length;
         for &hash_id in hash_ids {

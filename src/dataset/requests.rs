@@ -9,7 +9,7 @@ use std::sync::Arc;
 use anyhow::{Context, Result, bail};
 use bytes::Bytes;
 
-use super::{DatasetEntry, FileTurn, SystemPrompt, trace_session::TraceSession};
+use super::{DatasetEntry, FileTurn, PresetMessages, SystemPrompt, trace_session::TraceSession};
 use crate::plan::segment::ExecutionSegment;
 use crate::plan::{Dataset, Endpoint, EndpointKind};
 use crate::request_bodies::{
@@ -122,6 +122,7 @@ pub fn prepare(dataset: &Dataset, endpoint: &Endpoint, entries: Vec<DatasetEntry
         let ranking = entry.ranking.take();
         let batch = std::mem::take(&mut entry.batch);
         let audio = std::mem::take(&mut entry.audio);
+        let preset = entry.messages.take();
         let media_body = media_request_body(
             endpoint,
             &entry.prompt,
@@ -135,6 +136,9 @@ pub fn prepare(dataset: &Dataset, endpoint: &Endpoint, entries: Vec<DatasetEntry
         .with_context(|| format!("request {index} of the dataset"))?;
         let mut request = PreparedRequest::of(endpoint, entry);
         request.audio_seconds = audio.first().map(|clip| clip.seconds);
+        if let Some(preset) = preset {
+            request.body = Bytes::from(with_preset_messages(&request.body, *preset)?);
+        }
         if let Some(ranking) = ranking {
             request.body = Bytes::from(rankings_request_body(endpoint, &ranking.query, &ranking.passages));
         }
@@ -159,6 +163,24 @@ pub fn prepare(dataset: &Dataset, endpoint: &Endpoint, entries: Vec<DatasetEntry
     Ok(prepared)
 }
 
+/// A chat body whose prompt message is replaced by a trace turn's own messages (after the
+/// system prompt and user context, if any), with its tools and further fields.
+fn with_preset_messages(body: &[u8], preset: PresetMessages) -> Result<Vec<u8>> {
+    let mut body: serde_json::Value = serde_json::from_slice(body).context("a chat body")?;
+    let Some(messages) = body.get_mut("messages").and_then(serde_json::Value::as_array_mut) else {
+        bail!("turns of chat messages need a chat body with `messages`");
+    };
+    messages.pop();
+    messages.extend(preset.messages);
+    if let Some(tools) = preset.tools {
+        body["tools"] = serde_json::Value::Array(tools);
+    }
+    if let Some(fields) = body.as_object_mut() {
+        fields.extend(preset.extra);
+    }
+    Ok(body.to_string().into_bytes())
+}
+
 /// An embeddings body with the entry's further texts after its prompt in `input`.
 fn with_batch(body: &[u8], batch: Vec<String>) -> Result<Vec<u8>> {
     let mut body: serde_json::Value = serde_json::from_slice(body).context("an embeddings body")?;
@@ -180,6 +202,14 @@ fn check_kind(dataset: &Dataset, endpoint: &Endpoint, entries: &[DatasetEntry]) 
         );
     }
     let Dataset::File(file) = dataset else { return Ok(()) };
+    if kind != EndpointKind::Chat && entries.iter().any(|entry| entry.messages.is_some()) {
+        bail!(
+            "dataset file {}: turns of chat messages ({}) need a chat endpoint (kind: \"chat\"), not \"{}\"",
+            file.path,
+            file.format.name(),
+            kind.as_str()
+        );
+    }
     if !kind.takes_images() && entries.iter().any(|entry| !entry.images.is_empty()) {
         bail!(
             "dataset file {}: entries with \"image\" or \"images\" need a chat endpoint (kind: \"chat\"), not \"{}\" (image_edit and image_retrieval take them too)",
@@ -219,6 +249,7 @@ mod tests {
             draws: None,
             records: None,
             system_prompt: None,
+            trace: Default::default(),
         })
     }
 

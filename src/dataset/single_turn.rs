@@ -55,6 +55,7 @@ fn ranking_entry(line: &Record<'_>, tokenizer: &Tokenizer) -> Result<DatasetEntr
         ranking: Some(Ranking { query, passages }),
         batch: Vec::new(),
         trace: None,
+        messages: None,
     })
 }
 

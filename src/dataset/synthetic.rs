@@ -86,6 +86,7 @@ pub fn generate(spec: &SyntheticDataset, tokenizer: &Tokenizer) -> Vec<DatasetEn
             ranking: None,
             batch: batch.into_iter().map(|text| text.text).collect(),
             trace: None,
+            messages: None,
         });
     }
     for (entry, turn) in entries.iter_mut().zip(turns.unwrap_or_default()) {

@@ -28,6 +28,7 @@ pub fn linked_sessions(links: &[TraceLink]) -> Result<Vec<Arc<TraceSession>>, St
         .map(|link| {
             let mut depth: u32 = 0;
             let mut at = link;
+            let mut root_index = index[link.id.as_str()];
             while let Some(parent) = &at.parent {
                 let Some(&parent_index) = index.get(parent.as_str()) else {
                     return Err(format!("conversation `{}` names parent `{parent}`, which is not in the file", at.id));
@@ -37,7 +38,9 @@ pub fn linked_sessions(links: &[TraceLink]) -> Result<Vec<Arc<TraceSession>>, St
                     return Err(format!("conversation `{}` is its own ancestor", link.id));
                 }
                 at = &links[parent_index];
+                root_index = parent_index;
             }
+            let position = index[link.id.as_str()];
             Ok(Arc::new(TraceSession {
                 id: Arc::from(link.id.as_str()),
                 agent_depth: depth,
@@ -46,6 +49,7 @@ pub fn linked_sessions(links: &[TraceLink]) -> Result<Vec<Arc<TraceSession>>, St
                 spawned_after_turn: link.spawned_after_turn,
                 joined_at_turn: link.joined_at_turn,
                 inherits_history: false,
+                sessions_after_root: position.saturating_sub(root_index) as u32,
             }))
         })
         .collect()

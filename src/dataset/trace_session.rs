@@ -20,6 +20,11 @@ pub struct TraceSession {
     pub joined_at_turn: Option<u32>,
     /// A fork starts from the parent's history; a spawn starts with a fresh context.
     pub inherits_history: bool,
+    /// How many conversations after its root's this one comes in the dataset (0 for a root):
+    /// a conversation's tree is laid out whole, root first, so a phase that hands out sessions
+    /// in dataset order finds the root's session this many sessions back (the records'
+    /// `root_correlation_id`).
+    pub sessions_after_root: u32,
 }
 
 impl TraceSession {
@@ -34,6 +39,7 @@ impl TraceSession {
             spawned_after_turn: None,
             joined_at_turn: None,
             inherits_history: false,
+            sessions_after_root: 0,
         }
     }
 }

@@ -170,7 +170,7 @@ impl<'a> Metadata<'a> {
         Self {
             session_num: origin.index_in_phase,
             x_request_id: &record.x_request_id,
-            x_correlation_id: correlation_id.clone(),
+            x_correlation_id: correlation_id,
             conversation_id: format!("session_{:06}", record.turn.map_or(origin.dataset_index as u64, |t| t.session)),
             turn_index: record.turn.map_or(0, |t| t.turn),
             credit_issued_ns: clock.epoch_ns(record.scheduled_ns),

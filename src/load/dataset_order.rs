@@ -95,6 +95,7 @@ mod tests {
             draws: None,
             records: None,
             system_prompt: None,
+            trace: Default::default(),
         });
         Plan::new("order", endpoint, dataset, vec![phase], 60.0)
     }

@@ -11,8 +11,9 @@ use crate::request_bodies::completions_opening;
 
 /// What the user said in one turn.
 enum Said {
-    /// A chat turn's user message as it was sent: text, or content parts with images.
-    Message(Value),
+    /// A chat turn's user message as it was sent (text, or content parts with images), or an
+    /// agentic trace turn's messages (a tool result, then a user message, ...).
+    Messages(Vec<Value>),
     /// A completions turn's prompt text.
     Text(String),
 }
@@ -57,22 +58,26 @@ impl Conversation {
             return unchanged();
         };
         if let Some(messages) = body.get("messages").and_then(Value::as_array) {
-            let Some((message, before)) = messages.split_last().filter(|(message, _)| message.get("content").is_some())
-            else {
-                return unchanged();
+            let said_from = match prepared.trace {
+                Some(_) => opening_messages(messages, &openings),
+                None => messages.len().saturating_sub(1),
             };
-            let said = Said::Message(message.clone());
+            let (before, message) = messages.split_at(said_from);
+            if message.is_empty() || (prepared.trace.is_none() && message[0].get("content").is_none()) {
+                return unchanged();
+            }
+            let said = Said::Messages(message.to_vec());
             if self.exchanges.is_empty() {
                 return next(prepared.body.clone(), said);
             }
             let mut conversation: Vec<Value> = before.to_vec();
             for exchange in &self.exchanges {
-                if let Said::Message(earlier) = &exchange.said {
-                    conversation.push(earlier.clone());
+                if let Said::Messages(earlier) = &exchange.said {
+                    conversation.extend(earlier.iter().cloned());
                     conversation.push(json!({ "role": "assistant", "content": exchange.answer }));
                 }
             }
-            conversation.push(message.clone());
+            conversation.extend(message.iter().cloned());
             body.insert("messages".into(), Value::Array(conversation));
             return next(Bytes::from(Value::Object(body).to_string()), said);
         }
@@ -102,6 +107,15 @@ impl Conversation {
         self.history_tokens += turn.prompt_tokens + answer.tokens;
         self.exchanges.push(Exchange { said: turn.said, answer: answer.text });
     }
+}
+
+/// How many of the leading `messages` are the system prompt and user context `openings`.
+fn opening_messages(messages: &[Value], openings: &[Option<&crate::dataset::SystemPrompt>]) -> usize {
+    let is_opening = |message: &Value| {
+        let content = message.get("content").and_then(Value::as_str);
+        openings.iter().flatten().any(|opening| content == Some(opening.text.as_str()))
+    };
+    messages.iter().take(openings.iter().flatten().count()).take_while(|message| is_opening(message)).count()
 }
 
 #[cfg(test)]

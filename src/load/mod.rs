@@ -412,6 +412,21 @@ struct Answer {
     tokens: u64,
 }
 
+/// Where the conversation of a turn of an agentic trace sits in its tree: its root played
+/// `sessions_after_root` sessions earlier (trees are laid out whole and handed out in order).
+fn agent_place(
+    ctx: &LoadContext,
+    dataset_index: usize,
+    turn: Option<SessionTurn>,
+) -> Option<crate::record::AgentPlace> {
+    let trace = ctx.requests.get(dataset_index)?.trace.as_ref()?;
+    let session = turn?.session;
+    Some(crate::record::AgentPlace {
+        depth: trace.agent_depth,
+        root_session: session.saturating_sub(u64::from(trace.sessions_after_root)),
+    })
+}
+
 /// Send one request (after taking what `limits` asks for), file its record, and return the
 /// answer of a successful multi-turn request (None otherwise).
 async fn send(
@@ -437,8 +452,8 @@ async fn send(
         request.max_tokens,
     );
     record.turn = request.turn;
-    record.agent = request.agent;
     record.audio_seconds = request.audio_seconds;
+    record.agent = request.agent.or_else(|| agent_place(ctx, request.dataset_index, request.turn));
     let counters = &run.counters;
     counters.sent.fetch_add(1, Ordering::Relaxed);
 

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::Dist;
+use super::{Dist, TraceHandling};
 
 /// A plan holds one, built once: the synthetic variant's size (its distributions) costs nothing.
 #[allow(clippy::large_enum_variant)]
@@ -59,6 +59,9 @@ pub struct FileDataset {
     /// Sent verbatim as the system prompt of every request (AIPerf's `system_prompt`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub system_prompt: Option<String>,
+    /// How a trace's recorded timing and sessions are played (agentic trace formats).
+    #[serde(default, skip_serializing_if = "TraceHandling::is_default")]
+    pub trace: TraceHandling,
 }
 
 /// Written by name (`single_turn`, …, `speed_bench_coding`).
@@ -77,18 +80,29 @@ pub enum FileFormat {
     /// Single-turn JSONL entries drawn at random with replacement: from one file, or one from
     /// each file of a folder, merged into one prompt.
     RandomPool,
+    /// TraceLab agentic-coding rounds (JSONL, or gzipped), a row per LLM round, grouped by
+    /// `session_id`; sub-agents recovered by timing containment.
+    Tracelab,
+    /// Weka (kv-cache-tester) agentic traces: a JSON object per file (or a folder of them),
+    /// `requests` of `t`, `in`, `out`, `hash_ids` and `subagent` entries.
+    WekaTrace,
+    /// DAG JSONL: a conversation per line, `turns` of chat `messages` with `forks` and `spawns`.
+    DagJsonl,
     /// A category of the public SPEED-Bench dataset (AIPerf's `speed_bench_*` formats): named in
     /// plans, not read by this version (its file format is not known here).
     SpeedBench(SpeedBenchCategory),
 }
 
 impl FileFormat {
-    const READ: [FileFormat; 5] = [
+    const READ: [FileFormat; 8] = [
         FileFormat::SingleTurn,
         FileFormat::MultiTurn,
         FileFormat::Mooncake,
         FileFormat::Sharegpt,
         FileFormat::RandomPool,
+        FileFormat::Tracelab,
+        FileFormat::WekaTrace,
+        FileFormat::DagJsonl,
     ];
 
     /// Its name in plans and scenarios.
@@ -99,8 +113,16 @@ impl FileFormat {
             FileFormat::Mooncake => "mooncake",
             FileFormat::Sharegpt => "sharegpt",
             FileFormat::RandomPool => "random_pool",
+            FileFormat::Tracelab => "tracelab",
+            FileFormat::WekaTrace => "weka_trace",
+            FileFormat::DagJsonl => "dag_jsonl",
             FileFormat::SpeedBench(category) => category.format_name(),
         }
+    }
+
+    /// A recorded agentic trace: sessions in a tree of sub-agents (`dataset::agentic`).
+    pub fn is_agentic_trace(self) -> bool {
+        matches!(self, FileFormat::Tracelab | FileFormat::WekaTrace | FileFormat::DagJsonl)
     }
 
     /// Every format, with the name `name()` gives it.
@@ -352,7 +374,7 @@ mod tests {
             let written = serde_json::to_string(&format).unwrap();
             assert_eq!(serde_json::from_str::<FileFormat>(&written).unwrap(), format, "{written}");
         }
-        assert_eq!(FileFormat::all().count(), 16);
+        assert_eq!(FileFormat::all().count(), 19);
         let error = serde_json::from_str::<FileFormat>("\"speed_bench_poetry\"").unwrap_err();
         assert!(error.to_string().contains("unknown file format `speed_bench_poetry`"), "{error}");
     }

@@ -17,6 +17,7 @@ pub mod run_coordinates;
 pub mod segment;
 mod server_control;
 mod spans;
+mod trace_handling;
 mod trial_seed;
 pub use spans::MAX_SECONDS;
 pub use trial_seed::trial_seed;
@@ -38,6 +39,7 @@ pub use response_limits::*;
 pub use routing::*;
 pub use run_coordinates::RunCoordinates;
 pub use server_control::*;
+pub use trace_handling::TraceHandling;
 
 /// The url that means "start the built-in mock server in-process".
 pub const MOCK_URL: &str = "mock";

@@ -357,11 +357,12 @@ fn dataset(dataset: &Dataset) -> String {
                 AtEnd::Wrap => "wrap",
                 AtEnd::Stop => "stop",
             };
-            // `file()` takes a block size for mooncake traces only (the others never use one).
+            // `file()` takes a block size for mooncake and tracelab traces only (the others never use one).
             let block_size = match spec.format {
-                FileFormat::Mooncake => format!(", block_size: {}", spec.block_size),
+                FileFormat::Mooncake | FileFormat::Tracelab => format!(", block_size: {}", spec.block_size),
                 _ => String::new(),
             };
+            let trace = super::emit_trace_handling::keys(&spec.trace);
             let draws = spec.draws.map(|draws| format!(", entries: {draws}")).unwrap_or_default();
             let records =
                 spec.records.as_ref().map(|records| format!(", records: {}", string(records))).unwrap_or_default();
@@ -371,7 +372,7 @@ fn dataset(dataset: &Dataset) -> String {
                 .map(|text| format!(", system_prompt: {}", string(text)))
                 .unwrap_or_default();
             format!(
-                "file(#{{ path: {}, format: {}, sampling: {}, at_end: {}, seed: {}{block_size}{draws}{records}{system} }})",
+                "file(#{{ path: {}, format: {}, sampling: {}, at_end: {}, seed: {}{block_size}{draws}{records}{system}{trace} }})",
                 string(&spec.path),
                 string(format),
                 string(sampling),

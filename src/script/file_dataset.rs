@@ -1,18 +1,36 @@
 //! `file(#{ path, format, sampling, at_end, seed, block_size, entries, records, system_prompt })`: a dataset
-//! read from a file (or a folder, for `random_pool`; relative to the scenario file) when the
+//! read from a file (or a folder, for `random_pool` and `weka_trace`; relative to the scenario file) when the
 //! run starts, or from `records` (its JSONL lines inline, `path` naming them); `run(#{ dataset: .. })`
-//! takes it.
+//! takes it. Agentic traces also take `ignore_delays`, `think_time_only`, `session_sample_ratio`,
+//! `max_context_length`, `idle_gap_cap_s` and `delay_cap_s` (`plan::TraceHandling`).
 
 use rhai::{Engine, Map};
 
 use super::keys::{MapReader, ScriptResult, script_error};
-use crate::plan::{AtEnd, Dataset, FileDataset, FileFormat, Sampling};
+use crate::plan::{AtEnd, Dataset, FileDataset, FileFormat, Sampling, TraceHandling};
 
 /// Tokens per mooncake hash-id block unless `block_size` says otherwise (Mooncake's own).
 const DEFAULT_BLOCK_SIZE: u64 = 512;
+/// Tokens per block of the ids a TraceLab trace's prefix split is turned into (AIPerf's).
+const TRACELAB_BLOCK_SIZE: u64 = 64;
 
-const FILE_KEYS: &[&str] =
-    &["path", "format", "sampling", "at_end", "seed", "block_size", "entries", "records", "system_prompt"];
+const FILE_KEYS: &[&str] = &[
+    "path",
+    "format",
+    "sampling",
+    "at_end",
+    "seed",
+    "block_size",
+    "entries",
+    "records",
+    "system_prompt",
+    "ignore_delays",
+    "think_time_only",
+    "session_sample_ratio",
+    "max_context_length",
+    "idle_gap_cap_s",
+    "delay_cap_s",
+];
 
 pub fn register(engine: &mut Engine) {
     engine.register_fn("file", file);
@@ -37,13 +55,15 @@ fn file(map: Map) -> ScriptResult<Dataset> {
     };
     let at_end = r.choice("at_end", &[("wrap", AtEnd::Wrap), ("stop", AtEnd::Stop)])?;
     let random_seed = r.opt_u64("seed")?.unwrap_or(0);
-    let block_size = r.opt_u64("block_size")?.unwrap_or(DEFAULT_BLOCK_SIZE);
+    let default_block_size = if format == FileFormat::Tracelab { TRACELAB_BLOCK_SIZE } else { DEFAULT_BLOCK_SIZE };
+    let block_size = r.opt_u64("block_size")?.unwrap_or(default_block_size);
     if block_size == 0 {
         return script_error("file: `block_size` must be at least 1 token");
     }
-    if r.has("block_size") && format != FileFormat::Mooncake {
-        return script_error("file: `block_size` applies to format \"mooncake\" only");
+    if r.has("block_size") && !matches!(format, FileFormat::Mooncake | FileFormat::Tracelab) {
+        return script_error("file: `block_size` applies to formats \"mooncake\" and \"tracelab\" only");
     }
+    let trace = trace_handling(&mut r, format)?;
     let draws = r.opt_u64("entries")?;
     if draws == Some(0) {
         return script_error("file: `entries` must be at least 1");
@@ -65,7 +85,30 @@ fn file(map: Map) -> ScriptResult<Dataset> {
         draws,
         records,
         system_prompt,
+        trace,
     }))
+}
+
+/// The trace-handling keys, taken by agentic trace formats only.
+fn trace_handling(r: &mut MapReader, format: FileFormat) -> ScriptResult<TraceHandling> {
+    let trace = TraceHandling {
+        ignore_delays: r.opt_bool("ignore_delays")?.unwrap_or(false),
+        think_time_only: r.opt_bool("think_time_only")?.unwrap_or(false),
+        session_sample_ratio: r.opt_f64("session_sample_ratio")?,
+        max_context_length: r.opt_u64("max_context_length")?,
+        idle_gap_cap_s: r.opt_f64("idle_gap_cap_s")?,
+        delay_cap_s: r.opt_f64("delay_cap_s")?,
+    };
+    if !trace.is_default() && !format.is_agentic_trace() {
+        return script_error(format!(
+            "file: the trace keys (ignore_delays, think_time_only, session_sample_ratio, max_context_length, idle_gap_cap_s, delay_cap_s) apply to formats \"tracelab\", \"weka_trace\" and \"dag_jsonl\", not \"{}\"",
+            format.name()
+        ));
+    }
+    if let Some(problem) = trace.problem() {
+        return script_error(format!("file: {problem}"));
+    }
+    Ok(trace)
 }
 
 #[cfg(test)]
@@ -93,6 +136,7 @@ mod tests {
                 draws: None,
                 records: None,
                 system_prompt: None,
+                trace: Default::default(),
             }
         );
         let full = file(map(&[
@@ -120,7 +164,19 @@ mod tests {
         assert!(
             err(&[("path", "a".into()), ("at_end", "loop".into())]).contains("`at_end` must be \"wrap\" or \"stop\"")
         );
-        assert!(err(&[("path", "a".into()), ("block_size", Dynamic::from(8_i64))]).contains("\"mooncake\" only"));
+        assert!(err(&[("path", "a".into()), ("block_size", Dynamic::from(8_i64))]).contains("\"tracelab\" only"));
+        let ignore = [("path", "a".into()), ("ignore_delays", Dynamic::from(true))];
+        assert!(
+            err(&ignore)
+                .contains("apply to formats \"tracelab\", \"weka_trace\" and \"dag_jsonl\", not \"single_turn\"")
+        );
+        let both = [
+            ("path", "a".into()),
+            ("format", "weka_trace".into()),
+            ("ignore_delays", Dynamic::from(true)),
+            ("think_time_only", Dynamic::from(true)),
+        ];
+        assert!(err(&both).contains("exclude each other"));
         let zero = [("path", "a".into()), ("format", "mooncake".into()), ("block_size", Dynamic::from(0_i64))];
         assert!(err(&zero).contains("`block_size` must be at least 1"));
         assert!(err(&[("path", "a".into()), ("formt", "mooncake".into())]).contains("did you mean `format`"));
@@ -128,6 +184,32 @@ mod tests {
         assert!(err(&pool_in_order).contains("\"random_pool\" always samples at random"));
         let no_draws = [("path", "a".into()), ("format", "random_pool".into()), ("entries", Dynamic::from(0_i64))];
         assert!(err(&no_draws).contains("`entries` must be at least 1"));
+    }
+
+    #[test]
+    fn an_agentic_trace_takes_the_trace_keys() {
+        let pairs = [
+            ("path", "trace.jsonl.gz".into()),
+            ("format", "tracelab".into()),
+            ("think_time_only", Dynamic::from(true)),
+            ("session_sample_ratio", Dynamic::from(0.5_f64)),
+            ("max_context_length", Dynamic::from(4096_i64)),
+            ("idle_gap_cap_s", Dynamic::from(30.0_f64)),
+            ("delay_cap_s", Dynamic::from(5.0_f64)),
+        ];
+        let Dataset::File(trace) = file(map(&pairs)).unwrap() else { panic!("a file") };
+        assert_eq!(trace.block_size, 64, "TraceLab's own block size");
+        assert_eq!(
+            trace.trace,
+            TraceHandling {
+                ignore_delays: false,
+                think_time_only: true,
+                session_sample_ratio: Some(0.5),
+                max_context_length: Some(4096),
+                idle_gap_cap_s: Some(30.0),
+                delay_cap_s: Some(5.0),
+            }
+        );
     }
 
     #[test]

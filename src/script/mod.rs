@@ -11,6 +11,7 @@ mod console;
 mod distributions;
 mod dry_run;
 pub mod emit;
+mod emit_trace_handling;
 mod endpoint;
 mod endpoint_request;
 mod endpoint_routing;

@@ -412,6 +412,7 @@ run sweep_8 → artifacts/sweep_8
             draws: None,
             records: None,
             system_prompt: None,
+            trace: Default::default(),
         });
         plan.phases = vec![phase(
             "ramp",

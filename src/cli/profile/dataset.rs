@@ -56,10 +56,11 @@ pub const CONVERSATION: Group = Group {
             Kind::Float,
             "Multiplier of every think time [default: 1.0]",
         ),
-        note(
+        set(
             &["--inter-turn-delay-cap-seconds"],
-            Arity::One,
-            "DAG and baseten trace loaders only, which this project does not have",
+            "benchmark.datasets.main.inter_turn_delay_cap_seconds",
+            Kind::Float,
+            "Agentic traces (tracelab, weka_trace, dag_jsonl): no turn waits longer than this many seconds",
         ),
         note(&["--max-idle-gap-cap-seconds"], Arity::One, BASETEN),
         note(&["--replay-speedup"], Arity::One, BASETEN),

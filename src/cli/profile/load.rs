@@ -114,7 +114,12 @@ pub const LOAD_GENERATOR: Group = Group {
             Kind::Bool,
             "Agentic replay: the warm-up's and profiling's first requests go at once, not at their recorded offsets",
         ),
-        note(&["--trace-idle-gap-cap-seconds"], Arity::One, "weka trace replay only, which this project does not have"),
+        set(
+            &["--trace-idle-gap-cap-seconds"],
+            "benchmark.datasets.main.trace_idle_gap_cap_seconds",
+            Kind::Float,
+            "weka_trace and tracelab: within one root trace, cut every gap between request starts to at most this many seconds",
+        ),
         set(
             &["--system-idle-gap-cap-seconds"],
             "benchmark.phases.profiling.system_idle_gap_cap_seconds",

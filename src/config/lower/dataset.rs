@@ -21,6 +21,8 @@ const DEFAULT_OSL: f64 = 150.0;
 const DEFAULT_ENTRIES: u64 = 100;
 /// Tokens per mooncake hash-id block (AIPerf's default for mooncake traces).
 const DEFAULT_BLOCK_SIZE: u64 = 512;
+/// Tokens per block of the ids a TraceLab trace's prefix split becomes (AIPerf's default).
+const TRACELAB_BLOCK_SIZE: u64 = 64;
 
 /// The run's one dataset (`main`, or the only one).
 pub fn main_dataset(benchmark: &Value) -> Result<Value, ConfigError> {
@@ -197,11 +199,14 @@ fn file(dataset: &Value, base_dir: &Path, seed: u64) -> Result<Dataset, ConfigEr
         "mooncake_trace" => FileFormat::Mooncake,
         "random_pool" => FileFormat::RandomPool,
         "sharegpt" => FileFormat::Sharegpt,
+        "tracelab" => FileFormat::Tracelab,
+        "weka_trace" => FileFormat::WekaTrace,
+        "dag_jsonl" => FileFormat::DagJsonl,
         other => match SpeedBenchCategory::from_format_name(other) {
             Some(category) => FileFormat::SpeedBench(category),
             None => {
                 return Err(ConfigError::new(format!(
-                    "datasets.main.format (--custom-dataset-type): `{other}` is not read by this project; single_turn, multi_turn, mooncake_trace, random_pool"
+                    "datasets.main.format (--custom-dataset-type): `{other}` is not read by this project; single_turn, multi_turn, mooncake_trace, random_pool, tracelab, weka_trace, dag_jsonl"
                 )));
             }
         },
@@ -220,7 +225,7 @@ fn file(dataset: &Value, base_dir: &Path, seed: u64) -> Result<Dataset, ConfigEr
             .map(|prompts| opt_u64(prompts, "block_size", "datasets.main.prompts.block_size"))
             .transpose()?
             .flatten())
-        .unwrap_or(DEFAULT_BLOCK_SIZE);
+        .unwrap_or(if format == FileFormat::Tracelab { TRACELAB_BLOCK_SIZE } else { DEFAULT_BLOCK_SIZE });
     if records.is_some() && format == FileFormat::RandomPool {
         return Err(ConfigError::new(
             "datasets.main.records: inline random_pool records are not supported; write the pools to a folder",
@@ -237,6 +242,7 @@ fn file(dataset: &Value, base_dir: &Path, seed: u64) -> Result<Dataset, ConfigEr
         draws: opt_u64(dataset, "entries", "datasets.main.entries")?.map(|n| n as usize),
         records,
         system_prompt: None,
+        trace: super::trace_handling::lower(dataset, format)?,
     }))
 }
 

@@ -1,0 +1,77 @@
+//! `datasets.main`'s trace-handling keys lowered (`ignore_trace_delays`, `use_think_time_only`,
+//! `trace_session_sample_ratio`, `max_context_length`, `trace_idle_gap_cap_seconds`,
+//! `inter_turn_delay_cap_seconds`): the agentic trace formats read them, the others refuse them.
+
+use serde_json::Value;
+
+use super::values::{opt_bool, opt_f64, opt_u64};
+use crate::config::ConfigError;
+use crate::plan::{FileFormat, TraceHandling};
+
+pub fn lower(dataset: &Value, format: FileFormat) -> Result<TraceHandling, ConfigError> {
+    let key = |field: &str| format!("datasets.main.{field}");
+    let trace = TraceHandling {
+        ignore_delays: opt_bool(dataset, "ignore_trace_delays", &key("ignore_trace_delays"))?.unwrap_or(false),
+        think_time_only: opt_bool(dataset, "use_think_time_only", &key("use_think_time_only"))?.unwrap_or(false),
+        session_sample_ratio: opt_f64(dataset, "trace_session_sample_ratio", &key("trace_session_sample_ratio"))?,
+        max_context_length: opt_u64(dataset, "max_context_length", &key("max_context_length"))?,
+        idle_gap_cap_s: opt_f64(dataset, "trace_idle_gap_cap_seconds", &key("trace_idle_gap_cap_seconds"))?,
+        delay_cap_s: opt_f64(dataset, "inter_turn_delay_cap_seconds", &key("inter_turn_delay_cap_seconds"))?,
+    };
+    if trace.max_context_length.is_some() && !matches!(format, FileFormat::WekaTrace | FileFormat::Tracelab) {
+        return Err(ConfigError::new(format!(
+            "datasets.main.max_context_length (--max-context-length): filters weka_trace and tracelab traces only, not {}",
+            format.name()
+        )));
+    }
+    if !trace.is_default() && !format.is_agentic_trace() {
+        return Err(ConfigError::new(format!(
+            "datasets.main (--ignore-trace-delays, --use-think-time-only, --trace-session-sample-ratio, --trace-idle-gap-cap-seconds, --inter-turn-delay-cap-seconds): read by the tracelab, weka_trace and dag_jsonl formats only, not {}",
+            format.name()
+        )));
+    }
+    if let Some(problem) = trace.problem() {
+        return Err(ConfigError::new(format!("datasets.main: {problem}")));
+    }
+    Ok(trace)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn the_keys_lower_and_other_formats_refuse_them() {
+        let dataset = json!({
+            "ignore_trace_delays": true,
+            "trace_session_sample_ratio": 0.5,
+            "max_context_length": 1000,
+            "trace_idle_gap_cap_seconds": 60,
+            "inter_turn_delay_cap_seconds": 2.5,
+        });
+        let trace = lower(&dataset, FileFormat::WekaTrace).unwrap();
+        assert_eq!(
+            trace,
+            TraceHandling {
+                ignore_delays: true,
+                think_time_only: false,
+                session_sample_ratio: Some(0.5),
+                max_context_length: Some(1000),
+                idle_gap_cap_s: Some(60.0),
+                delay_cap_s: Some(2.5),
+            }
+        );
+        let error = lower(&dataset, FileFormat::DagJsonl).unwrap_err().to_string();
+        assert!(error.contains("filters weka_trace and tracelab traces only, not dag_jsonl"), "{error}");
+        let error = lower(&json!({"ignore_trace_delays": true}), FileFormat::SingleTurn).unwrap_err().to_string();
+        assert!(
+            error.contains("read by the tracelab, weka_trace and dag_jsonl formats only, not single_turn"),
+            "{error}"
+        );
+        let both = json!({"ignore_trace_delays": true, "use_think_time_only": true});
+        assert!(lower(&both, FileFormat::Tracelab).unwrap_err().to_string().contains("exclude each other"));
+        assert!(lower(&json!({}), FileFormat::SingleTurn).unwrap().is_default());
+    }
+}

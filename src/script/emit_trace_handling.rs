@@ -1,0 +1,47 @@
+//! `--emit-scenario` for a file dataset's trace handling: the `file(#{..})` keys that give it back.
+
+use crate::plan::TraceHandling;
+
+/// `, ignore_delays: true, ...` for every setting that is not its default; empty otherwise.
+pub fn keys(trace: &TraceHandling) -> String {
+    let mut keys = String::new();
+    if trace.ignore_delays {
+        keys.push_str(", ignore_delays: true");
+    }
+    if trace.think_time_only {
+        keys.push_str(", think_time_only: true");
+    }
+    let mut float = |key: &str, value: Option<f64>| {
+        if let Some(value) = value {
+            keys.push_str(&format!(", {key}: {value:?}"));
+        }
+    };
+    float("session_sample_ratio", trace.session_sample_ratio);
+    float("idle_gap_cap_s", trace.idle_gap_cap_s);
+    float("delay_cap_s", trace.delay_cap_s);
+    if let Some(tokens) = trace.max_context_length {
+        keys.push_str(&format!(", max_context_length: {tokens}"));
+    }
+    keys
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_what_differs_from_the_defaults_is_written() {
+        assert_eq!(keys(&TraceHandling::default()), "");
+        let trace = TraceHandling {
+            think_time_only: true,
+            session_sample_ratio: Some(0.25),
+            max_context_length: Some(8192),
+            delay_cap_s: Some(2.0),
+            ..Default::default()
+        };
+        assert_eq!(
+            keys(&trace),
+            ", think_time_only: true, session_sample_ratio: 0.25, delay_cap_s: 2.0, max_context_length: 8192"
+        );
+    }
+}

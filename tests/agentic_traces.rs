@@ -1,0 +1,266 @@
+//! Agentic trace formats (weka_trace, tracelab, dag_jsonl) played as sessions against the
+//! built-in mock through `aiperf profile` and a scenario: every turn sent, the recorded gaps
+//! waited (or not, with `--ignore-trace-delays`; think time alone with `--use-think-time-only`),
+//! a sampled share of the sessions kept, and each sub-agent's records naming its depth and
+//! its root's correlation id.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::process::Output;
+
+use serde_json::Value;
+
+/// A weka trace: a root of three requests 0.5 s apart, each answered in 0.1 s on record
+/// (so 400 ms idle before the next, or 50 ms of recorded think time), and a sub-agent of two
+/// requests spawned after the first, 0.4 s apart after 0.1 s of server time (300 ms idle).
+const WEKA: &str = r#"{"id": "w1", "models": ["m"], "block_size": 16, "hash_id_scope": "local", "requests": [
+  {"t": 0.0, "type": "n", "model": "m", "in": 40, "out": 3, "hash_ids": [1, 2, 3], "api_time": 0.1},
+  {"type": "subagent", "t": 0.1, "agent_id": "a1", "subagent_type": "Explore", "duration_ms": 800, "status": "completed", "models": ["m"],
+   "requests": [{"t": 0.1, "type": "n", "model": "m", "in": 36, "out": 3, "hash_ids": [1, 2, 9], "api_time": 0.1},
+                {"t": 0.5, "type": "n", "model": "m", "in": 60, "out": 3, "api_time": 0.1, "think_time": 0.05}]},
+  {"t": 0.5, "type": "n", "model": "m", "in": 60, "out": 3, "api_time": 0.1, "think_time": 0.05},
+  {"t": 1.0, "type": "s", "model": "m", "in": 80, "out": 3, "api_time": 0.1, "think_time": 0.05}
+]}"#;
+
+fn profile(dir: &Path, command_line: &str) -> Output {
+    let output = common::aiperf_command(dir)
+        .arg("profile")
+        .args(command_line.split_whitespace())
+        .output()
+        .expect("run aiperf profile");
+    common::succeeded(&output, command_line);
+    output
+}
+
+fn json_lines(path: &Path) -> Vec<Value> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    text.lines().map(|line| serde_json::from_str(line).expect("a JSON line")).collect()
+}
+
+/// Each conversation's records (by `conversation_id`), in turn order.
+fn conversations(records: &[Value]) -> BTreeMap<String, Vec<Value>> {
+    let mut conversations: BTreeMap<String, Vec<Value>> = BTreeMap::new();
+    for record in records {
+        let id = record["metadata"]["conversation_id"].as_str().expect("a conversation id").to_string();
+        conversations.entry(id).or_default().push(record.clone());
+    }
+    for turns in conversations.values_mut() {
+        turns.sort_by_key(|record| record["metadata"]["turn_index"].as_u64());
+    }
+    conversations
+}
+
+/// The waits (ms) between each turn's end and the next turn's start of a conversation.
+fn gaps_ms(turns: &[Value]) -> Vec<f64> {
+    let ns = |record: &Value, key: &str| record["metadata"][key].as_u64().expect("a time") as f64;
+    turns.windows(2).map(|pair| (ns(&pair[1], "request_start_ns") - ns(&pair[0], "request_end_ns")) / 1e6).collect()
+}
+
+/// `aiperf profile` of the weka trace with `flags`: the records by conversation.
+fn weka_run(flags: &str) -> BTreeMap<String, Vec<Value>> {
+    let dir = tempfile::tempdir().expect("dir");
+    std::fs::write(dir.path().join("trace.json"), WEKA).expect("write the trace");
+    profile(
+        dir.path(),
+        &format!(
+            "--model m --url mock --endpoint-type chat --input-file trace.json --custom-dataset-type weka_trace \
+             --concurrency 2 --request-count 5 --artifact-dir out {flags}"
+        ),
+    );
+    conversations(&json_lines(&dir.path().join("out/profile_export.jsonl")))
+}
+
+#[test]
+fn a_weka_trace_plays_its_root_and_sub_agent_with_the_recorded_gaps() {
+    let sessions = weka_run("");
+    let sizes: Vec<usize> = sessions.values().map(Vec::len).collect();
+    assert_eq!(sizes, [3, 2], "the root's three turns, then the sub-agent's two");
+    let (root, child) = (&sessions["session_000000"], &sessions["session_000001"]);
+    for gap in gaps_ms(root) {
+        assert!((390.0..700.0).contains(&gap), "root waits 400 ms: {:?}", gaps_ms(root));
+    }
+    let child_gap = gaps_ms(child)[0];
+    assert!((290.0..600.0).contains(&child_gap), "sub-agent waits 300 ms: {child_gap}");
+    let depth = |record: &Value| record["metadata"]["agent_depth"].as_u64();
+    assert!(root.iter().all(|record| depth(record) == Some(0)));
+    assert!(child.iter().all(|record| depth(record) == Some(1)));
+    let root_id = &root[0]["metadata"]["x_correlation_id"];
+    for record in root.iter().chain(child) {
+        assert_eq!(&record["metadata"]["root_correlation_id"], root_id, "every record names the root");
+    }
+    assert_ne!(&child[0]["metadata"]["x_correlation_id"], root_id, "the sub-agent is a conversation of its own");
+    let osl: Vec<u64> =
+        root.iter().map(|r| r["metrics"]["output_sequence_length"]["value"].as_u64().unwrap_or(0)).collect();
+    assert_eq!(osl, [3, 3, 3], "each turn asks the recorded output length");
+}
+
+#[test]
+fn ignoring_trace_delays_sends_turns_back_to_back_and_think_time_only_waits_less() {
+    let sessions = weka_run("--ignore-trace-delays");
+    let gaps: Vec<f64> = sessions.values().flat_map(|turns| gaps_ms(turns)).collect();
+    assert_eq!(gaps.len(), 3);
+    assert!(gaps.iter().all(|gap| *gap < 150.0), "back to back: {gaps:?}");
+
+    let sessions = weka_run("--use-think-time-only");
+    let gaps: Vec<f64> = sessions.values().flat_map(|turns| gaps_ms(turns)).collect();
+    assert!(gaps.iter().all(|gap| (45.0..250.0).contains(gap)), "50 ms of think time: {gaps:?}");
+}
+
+#[test]
+fn a_sampled_share_of_the_sessions_is_kept_and_played_in_turn() {
+    let dir = tempfile::tempdir().expect("dir");
+    std::fs::create_dir(dir.path().join("traces")).expect("folder");
+    for n in 0..12 {
+        let trace = format!(
+            r#"{{"id": "t{n:02}", "models": ["m"], "block_size": 16, "hash_id_scope": "local", "requests": [{{"t": 0, "type": "n", "model": "m", "in": {}, "out": 2}}]}}"#,
+            20 + n
+        );
+        std::fs::write(dir.path().join(format!("traces/t{n:02}.json")), trace).expect("write a trace");
+    }
+    let sent = |seed: u32| -> Vec<String> {
+        let out = format!("out{seed}");
+        profile(
+            dir.path(),
+            &format!(
+                "--model m --url mock --endpoint-type chat --input-file traces --custom-dataset-type weka_trace \
+                 --trace-session-sample-ratio 0.5 --random-seed {seed} --concurrency 1 --request-count 24 \
+                 --export-level raw --artifact-dir {out} --max-context-length 100"
+            ),
+        );
+        let mut raw: Vec<(u64, String)> = json_lines(&dir.path().join(out).join("profile_export_raw.jsonl"))
+            .iter()
+            .map(|line| (line["start_perf_ns"].as_u64().unwrap_or(0), line["payload"]["messages"].to_string()))
+            .collect();
+        raw.sort();
+        raw.into_iter().map(|(_, prompt)| prompt).collect()
+    };
+    let first = sent(7);
+    let kept = first.iter().collect::<BTreeSet<_>>().len();
+    assert!((2..12).contains(&kept), "about half of 12 traces: {kept}");
+    assert!(first.iter().zip(first.iter().skip(kept)).all(|(a, b)| a == b), "the kept traces, over and over");
+    assert_eq!(sent(7), first, "the seed decides");
+}
+
+/// TraceLab rows of a root session that spawns a sub-agent (an `Agent` call of 38 s), the
+/// rounds a few hundred ms apart; gzipped.
+fn tracelab_rows() -> String {
+    let row = |id: &str, index: u32, sent_ms: u32, tokens: u64, prefix: u64, tools: &str| {
+        let at = |ms: u32| format!("2025-05-01T10:00:{:02}.{:03}Z", ms / 1000, ms % 1000);
+        format!(
+            r#"{{"session_id": "{id}", "round_index": {index}, "user": "u", "project": "p", "provider": "claude", "input_tokens_total": {tokens}, "prefix_tokens": {prefix}, "newly_append_tokens": 0, "output_tokens": 3, "timing_events": [{{"event_type": "user_message", "timestamp": "{}"}}, {{"event_type": "text", "timestamp": "{}"}}], "tools": [{tools}]}}"#,
+            at(sent_ms),
+            at(sent_ms + 100)
+        )
+    };
+    let agent = r#"{"tool_name": "Agent", "emitted_at": "2025-05-01T10:00:00.150Z", "result_at": "2025-05-01T10:00:38.150Z", "tool_wall_latency_ms": 38000}"#;
+    [
+        row("claude:root", 0, 0, 100, 0, agent),
+        row("claude:sub", 0, 200, 80, 0, ""),
+        row("claude:sub", 1, 600, 120, 64, ""),
+        row("claude:root", 1, 39_000, 200, 64, ""),
+    ]
+    .join("\n")
+}
+
+#[test]
+fn a_gzipped_tracelab_trace_nests_its_sub_agent_in_a_scenario() {
+    let dir = tempfile::tempdir().expect("dir");
+    let gz = std::fs::File::create(dir.path().join("rounds.jsonl.gz")).expect("create");
+    let mut encoder = flate2::write::GzEncoder::new(gz, flate2::Compression::fast());
+    std::io::Write::write_all(&mut encoder, tracelab_rows().as_bytes()).expect("write");
+    encoder.finish().expect("finish");
+    let scenario = dir.path().join("tracelab.rhai");
+    std::fs::write(
+        &scenario,
+        r#"run(#{ name: "tracelab", endpoint: endpoint(#{ url: "mock", mock: #{ ttft: ms(1), itl: ms(1) } }),
+            dataset: file(#{ path: "rounds.jsonl.gz", format: "tracelab", idle_gap_cap_s: 0.5 }),
+            phases: [concurrency(#{ users: 2, requests: 4 })] });"#,
+    )
+    .expect("write the scenario");
+    let output = common::aiperf_command(dir.path()).arg("run").arg(&scenario).output().expect("run aiperf");
+    common::succeeded(&output, "tracelab scenario");
+    let run = common::ScenarioRun { dir, output };
+    let sessions = conversations(&run.records("tracelab"));
+    let sizes: Vec<usize> = sessions.values().map(Vec::len).collect();
+    assert_eq!(sizes, [2, 2], "two root rounds, two sub-agent rounds");
+    let root_gap = gaps_ms(&sessions["session_000000"])[0];
+    // Request starts 0, 0.2, 0.6 and 39 s: the last gap is cut to 0.5 s, so the root's second
+    // round starts at 1.1 s, 1 s after its first one's answer.
+    assert!((990.0..1500.0).contains(&root_gap), "a 39 s gap cut by the 0.5 s cap: {root_gap}");
+    let sub = &sessions["session_000001"];
+    assert_eq!(sub[0]["metadata"]["agent_depth"], 1);
+    assert_eq!(
+        sub[0]["metadata"]["root_correlation_id"],
+        sessions["session_000000"][0]["metadata"]["x_correlation_id"]
+    );
+    let sub_gap = gaps_ms(sub)[0];
+    assert!((290.0..700.0).contains(&sub_gap), "300 ms idle between the sub-agent's rounds: {sub_gap}");
+}
+
+/// A DAG: a root whose first turn spawns a worker and whose second turn (250 ms later) sends
+/// a tool result and a question; the worker sends its own messages with tools and a temperature.
+const DAG: &str = concat!(
+    r#"{"session_id": "root", "turns": [{"messages": [{"role": "system", "content": "You plan."}, {"role": "user", "content": "Start."}], "max_tokens": 3, "spawns": ["worker"]}, {"messages": [{"role": "user", "content": "Now finish."}], "max_tokens": 3, "delay": 250}]}"#,
+    "\n",
+    r#"{"session_id": "worker", "turns": [{"messages": [{"role": "user", "content": "Do the work."}], "max_tokens": 2, "tools": [{"type": "function", "function": {"name": "grep", "parameters": {}}}], "extra": {"temperature": 0.5}}]}"#,
+    "\n",
+);
+
+#[test]
+fn a_dag_sends_its_messages_as_written_after_the_conversation_so_far() {
+    let dir = tempfile::tempdir().expect("dir");
+    std::fs::write(dir.path().join("dag.jsonl"), DAG).expect("write the dag");
+    profile(
+        dir.path(),
+        "--model m --url mock --endpoint-type chat --input-file dag.jsonl --custom-dataset-type dag_jsonl \
+         --concurrency 1 --request-count 3 --export-level raw --artifact-dir out",
+    );
+    let raw = json_lines(&dir.path().join("out/profile_export_raw.jsonl"));
+    assert_eq!(raw.len(), 3);
+    let payloads: Vec<&Value> = raw.iter().map(|line| &line["payload"]).collect();
+    let second = payloads.iter().find(|p| p["messages"].as_array().is_some_and(|m| m.len() == 4)).expect("turn 2");
+    let roles: Vec<&str> = second["messages"].as_array().unwrap().iter().map(|m| m["role"].as_str().unwrap()).collect();
+    assert_eq!(roles, ["system", "user", "assistant", "user"], "the first turn, its answer, then the new message");
+    assert_eq!(second["messages"][3]["content"], "Now finish.");
+    let worker = payloads.iter().find(|p| p["messages"][0]["content"] == "Do the work.").expect("the worker");
+    assert_eq!(worker["tools"][0]["function"]["name"], "grep");
+    assert_eq!(worker["temperature"], 0.5);
+    let sessions = conversations(&json_lines(&dir.path().join("out/profile_export.jsonl")));
+    let gap = gaps_ms(&sessions["session_000000"])[0];
+    assert!((240.0..600.0).contains(&gap), "the 250 ms delay: {gap}");
+}
+
+#[test]
+fn the_flags_come_back_in_the_emitted_scenario_and_bad_values_are_named() {
+    let dir = tempfile::tempdir().expect("dir");
+    std::fs::write(dir.path().join("trace.json"), WEKA).expect("write the trace");
+    profile(
+        dir.path(),
+        "--model m --url mock --input-file trace.json --custom-dataset-type weka_trace --use-think-time-only \
+         --max-context-length 4096 --inter-turn-delay-cap-seconds 2 --dry-run --emit-scenario out.rhai",
+    );
+    let scenario = std::fs::read_to_string(dir.path().join("out.rhai")).expect("the scenario");
+    for key in ["format: \"weka_trace\"", "think_time_only: true", "max_context_length: 4096", "delay_cap_s: 2.0"] {
+        assert!(scenario.contains(key), "{key} in {scenario}");
+    }
+    let refused = common::aiperf_command(dir.path())
+        .args(["profile", "--model", "m", "--url", "mock", "--input-file", "trace.json"])
+        .args(["--custom-dataset-type", "single_turn", "--max-context-length", "10", "--dry-run"])
+        .output()
+        .expect("run aiperf profile");
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert_ne!(refused.status.code(), Some(0));
+    assert!(stderr.contains("--max-context-length"), "{stderr}");
+
+    std::fs::write(dir.path().join("bad.jsonl"), "{\"session_id\": \"a\", \"turns\": [{\"messages\": []}]}\n")
+        .expect("write");
+    let bad = common::aiperf_command(dir.path())
+        .args(["profile", "--model", "m", "--url", "mock", "--input-file", "bad.jsonl"])
+        .args(["--custom-dataset-type", "dag_jsonl", "--request-count", "1"])
+        .output()
+        .expect("run aiperf profile");
+    let stderr = String::from_utf8_lossy(&bad.stderr);
+    assert!(stderr.contains("bad.jsonl:1: turns[0]: \"messages\" must be a non-empty list"), "{stderr}");
+}
