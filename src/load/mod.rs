@@ -204,7 +204,9 @@ pub async fn run_phase(ctx: Arc<LoadContext>, run: Arc<PhaseRun>) -> PhaseSummar
 pub fn check_phase(phase: &Phase) -> Result<(), String> {
     let name = &phase.name;
     let stops = phase.requests.is_some() || phase.sessions.is_some() || phase.duration_s.is_some();
-    if !stops && !matches!(phase.mode, LoadMode::Schedule(_) | LoadMode::AgenticReplay(_)) {
+    let primes =
+        matches!(&phase.mode, LoadMode::AgenticReplay(replay) if replay.stage == crate::plan::ReplayStage::Priming);
+    if !stops && !primes && !matches!(phase.mode, LoadMode::Schedule(_)) {
         return Err(format!("phase `{name}` needs a stop condition: `requests`, `sessions` or `duration`"));
     }
     if phase.sessions == Some(0) {

@@ -58,5 +58,5 @@ fn agentic_replay(map: Map) -> ScriptResult<Phase> {
         ReplayStage::Priming => PhaseKind::Warmup,
         ReplayStage::Profiling => PhaseKind::Profiling,
     };
-    finish(&mut r, kind, LoadMode::AgenticReplay(replay), false)
+    finish(&mut r, kind, LoadMode::AgenticReplay(replay), stage == ReplayStage::Profiling)
 }
