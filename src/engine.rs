@@ -172,6 +172,12 @@ pub async fn execute(whole_plan: &Plan, options: &RunOptions) -> Result<RunResul
     // The run's own stop signal: raised by the scenario's, or by the failed-request watch.
     let options = &RunOptions { cancel: options.cancel.child(), ..options.clone() };
     let (tokenizer, prepared) = prepare_while_checking_endpoint(plan, options).await?;
+    for phase in &plan.phases {
+        if let crate::plan::LoadMode::AgenticReplay(replay) = &phase.mode {
+            crate::agents::replay::check(&prepared.requests, replay)
+                .map_err(|e| anyhow::anyhow!("phase `{}`: {e}", phase.name))?;
+        }
+    }
     let start_time = chrono::Utc::now();
     let artifact_dir = create_artifact_dir(plan, options)?;
     let (prepared, share) = SegmentShare::of(prepared, options.segment);

@@ -35,6 +35,7 @@ mod split_counts;
 pub mod synthetic;
 pub mod tokenizer;
 pub mod tokenizer_hub;
+pub mod trace_links;
 pub mod trace_session;
 pub mod video;
 mod word_counts;

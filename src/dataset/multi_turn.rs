@@ -1,7 +1,9 @@
 //! Multi-turn JSONL: a session per line, `{"session_id"?, "turns": [{"text", "output_length"?,
-//! "delay"? (ms), "image"? or "images"?}]}`. Each turn is an entry that knows its place in its
-//! session; every phase replays the sessions with their history and delays. A turn's images
-//! are named as in single-turn files (paths relative to the file, or URLs).
+//! "delay"? (ms), "timestamp"? (ms), "image"? or "images"?}]}`. Each turn is an entry that knows
+//! its place in its session; every phase replays the sessions with their history and delays. A
+//! turn's images are named as in single-turn files (paths relative to the file, or URLs). A
+//! session may name the session that spawned it (`parent_session_id`, with `spawned_after_turn`
+//! and `joined_at_turn`): the sessions then form an agentic trace's trees (agentic replay).
 
 use std::path::Path;
 
@@ -9,16 +11,29 @@ use anyhow::{Result, bail};
 
 use super::fields::{Record, json_lines};
 use super::image_files::ImageFiles;
+use super::trace_links::{TraceLink, linked_sessions};
 use super::{DatasetEntry, FileTurn, tokenizer::Tokenizer};
 
 pub fn parse(path: &Path, text: &str, tokenizer: &Tokenizer) -> Result<Vec<DatasetEntry>> {
     let mut images = ImageFiles::beside(path);
     let mut entries = Vec::new();
+    let mut links = Vec::new();
+    let mut timed = false;
     for (at, object) in json_lines(path, text)? {
         let session = Record::new(&at, &object);
-        if session.has("session_id") {
-            session.string("session_id")?;
-        }
+        let id = if session.has("session_id") { session.string("session_id")?.to_string() } else { at.clone() };
+        let turn_number = |key: &str| -> Result<Option<u32>> { Ok(session.opt_u64(key)?.map(|turn| turn as u32)) };
+        let parent = if session.has("parent_session_id") {
+            Some(session.string("parent_session_id")?.to_string())
+        } else {
+            None
+        };
+        links.push(TraceLink {
+            id,
+            parent,
+            spawned_after_turn: turn_number("spawned_after_turn")?,
+            joined_at_turn: turn_number("joined_at_turn")?,
+        });
         let turns = session.objects("turns")?;
         if turns.is_empty() {
             bail!("{at}: \"turns\" is empty");
@@ -30,9 +45,22 @@ pub fn parse(path: &Path, text: &str, tokenizer: &Tokenizer) -> Result<Vec<Datas
             }
             let prompt = turn.string("text")?.to_string();
             let mut entry = DatasetEntry::counted(tokenizer, prompt, turn.opt_u64("output_length")?);
-            entry.turn = Some(FileTurn { index: index as u32, delay_ms, timestamp_ms: None });
+            let timestamp_ms = turn.opt_number("timestamp")?;
+            timed |= timestamp_ms.is_some();
+            entry.turn = Some(FileTurn { index: index as u32, delay_ms, timestamp_ms });
             entry.images = images.of(turn)?;
             entries.push(entry);
+        }
+    }
+    if timed || links.iter().any(|link| link.parent.is_some()) {
+        let sessions = linked_sessions(&links).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        let mut sessions = sessions.into_iter();
+        let mut current = None;
+        for entry in &mut entries {
+            if entry.turn.is_some_and(|turn| turn.index == 0) {
+                current = sessions.next();
+            }
+            entry.trace = current.clone();
         }
     }
     Ok(entries)

@@ -224,6 +224,15 @@ fn phase(phase: &Phase) -> Value {
             }
             "fixed_schedule"
         }
+        LoadMode::AgenticReplay(replay) => {
+            out.insert("concurrency".into(), json!(replay.lanes));
+            out.insert("trajectory_start_min_ratio".into(), json!(replay.start_min_ratio));
+            out.insert("trajectory_start_max_ratio".into(), json!(replay.start_max_ratio));
+            out.insert("burst_phase_starts".into(), json!(replay.burst_phase_starts));
+            out.insert("system_idle_gap_cap_seconds".into(), json!(replay.system_idle_gap_cap_s));
+            out.insert("agentic_cache_warmup_duration".into(), json!(replay.cache_warmup_s));
+            "agentic_replay"
+        }
         LoadMode::UserCentric { users, rate, .. } => {
             out.insert("users".into(), json!(users));
             out.insert("rate".into(), json!(rate));

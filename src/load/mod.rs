@@ -1,6 +1,7 @@
 //! Load generation: runs each phase of a plan with its timing mode, turning dataset entries
 //! into requests and requests into `RequestRecord`s for the metrics. Never runs script code.
 
+mod agentic_replay;
 mod arrival;
 mod concurrency;
 mod conversation_queue;
@@ -34,7 +35,7 @@ use crate::client::HttpClient;
 use crate::clock::RunClock;
 use crate::dataset::requests::{PreparedRequest, conversations};
 use crate::plan::{LoadMode, Phase, PrefillCap, RampedQuantity};
-use crate::record::{RequestOrigin, RequestRecord, SessionTurn};
+use crate::record::{AgentPlace, RequestOrigin, RequestRecord, SessionTurn};
 use crate::result::PhaseSummary;
 use crate::rng::SeededRng;
 
@@ -177,6 +178,7 @@ pub async fn run_phase(ctx: Arc<LoadContext>, run: Arc<PhaseRun>) -> PhaseSummar
             let shape = user_centric::UserCentric { users: *users, rate_rps: *rate, turns: turns.clone() };
             Some(user_centric::run(ctx.clone(), run.clone(), shape, *seed).await)
         }
+        LoadMode::AgenticReplay(replay) => Some(agentic_replay::run(ctx.clone(), run.clone(), replay).await),
     };
     let ended_ns = ctx.clock.now_ns();
     let cpu_ns = self_check::process_cpu_ns().saturating_sub(cpu_before_ns);
@@ -202,7 +204,9 @@ pub async fn run_phase(ctx: Arc<LoadContext>, run: Arc<PhaseRun>) -> PhaseSummar
 pub fn check_phase(phase: &Phase) -> Result<(), String> {
     let name = &phase.name;
     let stops = phase.requests.is_some() || phase.sessions.is_some() || phase.duration_s.is_some();
-    if !stops && !matches!(phase.mode, LoadMode::Schedule(_)) {
+    let primes =
+        matches!(&phase.mode, LoadMode::AgenticReplay(replay) if replay.stage == crate::plan::ReplayStage::Priming);
+    if !stops && !primes && !matches!(phase.mode, LoadMode::Schedule(_)) {
         return Err(format!("phase `{name}` needs a stop condition: `requests`, `sessions` or `duration`"));
     }
     if phase.sessions == Some(0) {
@@ -247,6 +251,9 @@ pub fn check_phase(phase: &Phase) -> Result<(), String> {
             Err(format!("phase `{name}`: `rate` (sessions per second) must be positive"))
         }
         LoadMode::UserCentric { users: 0, .. } => Err(format!("phase `{name}`: `users` must be at least 1")),
+        LoadMode::AgenticReplay(replay) if replay.mistake().is_some() => {
+            Err(format!("phase `{name}`: {}", replay.mistake().unwrap_or_default()))
+        }
         LoadMode::UserCentric { rate, .. } if !positive(*rate) => {
             Err(format!("phase `{name}`: `rate` (requests per second over all users) must be positive"))
         }
@@ -266,6 +273,7 @@ pub fn connection_pool_size(phase: &Phase) -> usize {
         LoadMode::Concurrency { concurrency, .. } => *concurrency,
         LoadMode::Rate { max_concurrency: Some(n), .. } => *n,
         LoadMode::Users { users, .. } | LoadMode::UserCentric { users, .. } => *users,
+        LoadMode::AgenticReplay(replay) => replay.lanes * 4,
         LoadMode::Rate { rate, .. } => rate_guess(*rate),
         LoadMode::Ramp { ramped, start, stages, .. } => {
             let peak = stages.iter().map(|s| s.target).fold(*start, f64::max);
@@ -324,6 +332,8 @@ struct Outgoing {
     /// Seconds of the audio it sends.
     audio_seconds: Option<f64>,
     turn: Option<SessionTurn>,
+    /// Its place in an agentic trace's tree.
+    agent: Option<AgentPlace>,
     /// A closed-loop turn that slept on a tokio timer until it was due (a think time or the
     /// file's `delay`): its lateness is the timer's wake-up lateness, which the self-check
     /// judges on its own (`self_check::TIMER_WAKE_LATENESS_P99_LIMIT_MS`).
@@ -345,6 +355,7 @@ impl Outgoing {
             max_tokens: prepared.max_tokens,
             audio_seconds: prepared.audio_seconds,
             turn: None,
+            agent: None,
             woke_on_timer: false,
         })
     }
@@ -444,7 +455,7 @@ async fn send(
     );
     record.turn = request.turn;
     record.audio_seconds = request.audio_seconds;
-    record.agent = agent_place(ctx, request.dataset_index, request.turn);
+    record.agent = request.agent.or_else(|| agent_place(ctx, request.dataset_index, request.turn));
     let counters = &run.counters;
     counters.sent.fetch_add(1, Ordering::Relaxed);
 

@@ -150,6 +150,7 @@ impl ReadyTurn {
             max_tokens: self.max_tokens,
             audio_seconds: None,
             turn: Some(SessionTurn { session: self.replay.session, turn: self.replay.next }),
+            agent: None,
             woke_on_timer: false,
         }
     }

@@ -1,6 +1,7 @@
 //! The Plan: pure data that describes one benchmark. A scenario script builds it; the
 //! engine executes it; its JSON form is the `input_config` block of the exports.
 
+mod agentic_replay;
 mod audio;
 mod dataset;
 mod dist;
@@ -27,6 +28,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+pub use agentic_replay::*;
 pub use audio::*;
 pub use dataset::*;
 pub use dist::*;

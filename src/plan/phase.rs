@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Dist, PrefillCap};
+use super::{AgenticReplay, Dist, PrefillCap};
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
@@ -77,6 +77,8 @@ pub enum LoadMode {
     /// at t = 0 and replaced as they finish (`load/user_centric.rs`). `turns` shapes the
     /// sessions of a dataset that has none of its own.
     UserCentric { users: usize, rate: f64, turns: Dist, seed: u64 },
+    /// AIPerf's agentic replay of a recorded agentic trace (`agents/replay/`).
+    AgenticReplay(AgenticReplay),
 }
 
 /// The pattern of open-loop arrival times.

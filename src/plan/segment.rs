@@ -190,6 +190,11 @@ fn cut_phase(phase: &mut Phase, segment: ExecutionSegment) -> Result<(), String>
                 }
             }
         }
+        LoadMode::AgenticReplay(_) => {
+            return Err(format!(
+                "phase `{name}`: an agentic replay keeps its trace's trees whole and runs in one process"
+            ));
+        }
         LoadMode::Users { users, session_rate, .. } => {
             *users = segment.part_of("users", &name, *users as u64)? as usize;
             *session_rate = segment.scaled(*session_rate);

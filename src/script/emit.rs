@@ -523,6 +523,10 @@ fn phase(phase: &Phase) -> String {
             keys.push(format!("speedup: {}", float(schedule.speedup)));
             "schedule"
         }
+        LoadMode::AgenticReplay(replay) => {
+            keys.extend(agentic_replay_keys(replay));
+            "agentic_replay"
+        }
         LoadMode::UserCentric { users, rate, turns, seed } => {
             keys.push(format!("users: {users}"));
             keys.push(format!("rate: {}", float(*rate)));
@@ -560,6 +564,33 @@ fn phase(phase: &Phase) -> String {
         (_, PhaseKind::Warmup) => format!("warmup({built})"),
         (_, PhaseKind::Cooldown) => format!("cooldown({built})"),
     }
+}
+
+fn agentic_replay_keys(replay: &crate::plan::AgenticReplay) -> Vec<String> {
+    let stage = match replay.stage {
+        crate::plan::ReplayStage::Priming => "priming",
+        crate::plan::ReplayStage::Profiling => "profiling",
+    };
+    let mut keys = vec![
+        format!("stage: \"{stage}\""),
+        format!("lanes: {}", replay.lanes),
+        format!("start_min_ratio: {}", float(replay.start_min_ratio)),
+        format!("start_max_ratio: {}", float(replay.start_max_ratio)),
+    ];
+    if replay.burst_phase_starts {
+        keys.push("burst_phase_starts: true".to_string());
+    }
+    let seconds = [
+        ("system_idle_gap_cap", replay.system_idle_gap_cap_s),
+        ("cache_warmup", replay.cache_warmup_s),
+        ("warmup_grace", replay.warmup_grace_s),
+    ];
+    keys.extend(seconds.iter().filter_map(|(key, value)| value.map(|s| format!("{key}: {}", float(s)))));
+    if replay.allow_dataset_wrap {
+        keys.push("allow_dataset_wrap: true".to_string());
+    }
+    keys.push(format!("seed: {}", replay.seed));
+    keys
 }
 
 /// `prefill_concurrency` and its `prefill_ramp`, when there is a cap.

@@ -1,6 +1,7 @@
 //! The Rhai front: a scenario script builds Plans with the builders and runs them with
 //! `run(#{..})`, which returns results. Script errors come back as file:line:column.
 
+mod agentic_replay;
 mod args;
 mod audio;
 mod builders;
@@ -122,6 +123,7 @@ pub fn build_engine(host: Arc<RunHost>, settings: &ScenarioSettings) -> Engine {
     public_dataset::register(&mut engine);
     synthetic::register(&mut engine);
     phases::register(&mut engine, host.scenario_dir.clone());
+    agentic_replay::register(&mut engine);
     results::register(&mut engine);
     compare::register(&mut engine);
     trial_results::register(&mut engine);

@@ -37,7 +37,7 @@ macro_rules! keys {
 }
 
 /// Read the common keys and assemble the phase.
-fn finish(r: &mut MapReader, kind: PhaseKind, mode: LoadMode, needs_stop: bool) -> ScriptResult<Phase> {
+pub(super) fn finish(r: &mut MapReader, kind: PhaseKind, mode: LoadMode, needs_stop: bool) -> ScriptResult<Phase> {
     let what = r.what();
     let name = r.opt_string("name")?.unwrap_or_else(|| match kind {
         PhaseKind::Profiling => what.to_string(),

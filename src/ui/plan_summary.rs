@@ -208,6 +208,16 @@ fn mode(mode: &LoadMode) -> String {
         LoadMode::Users { users, session_rate, turns, think_time_s, .. } => {
             format!("users {users} ({session_rate} sessions/s, {} turns, think {} s)", dist(turns), dist(think_time_s))
         }
+        LoadMode::AgenticReplay(replay) => {
+            let stage = match replay.stage {
+                crate::plan::ReplayStage::Priming => "warm-up of the mid-flight sessions",
+                crate::plan::ReplayStage::Profiling => "turns from each cut",
+            };
+            format!(
+                "agentic replay, {} lanes, cut in {}–{} of each trajectory: {stage}",
+                replay.lanes, replay.start_min_ratio, replay.start_max_ratio
+            )
+        }
         LoadMode::UserCentric { users, rate, turns, .. } => {
             let gap_s = *users as f64 / rate;
             format!(

@@ -309,10 +309,11 @@ pub const INPUT: Group = Group {
             Kind::Choice(&[("random", "random"), ("sequential", "sequential"), ("shuffle", "shuffle")]),
             "Order of dataset entries: random, sequential, shuffle",
         ),
-        note(
+        set(
             &["--allow-dataset-wrap", "--no-allow-dataset-wrap"],
-            Arity::Switch,
-            "AIPerf's weka/agentic replay only; a file dataset here starts again after its last entry, as AIPerf's samplers do",
+            "benchmark.datasets.main.synthesis.allow_dataset_wrap",
+            Kind::Bool,
+            "Agentic replay: more lanes (concurrency) than root conversations reuse roots instead of stopping",
         ),
         set(&["--random-seed"], "random_seed", Kind::Int, "Seed of the prompts, their order and the arrival times"),
         set(

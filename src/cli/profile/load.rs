@@ -96,26 +96,47 @@ pub const LOAD_GENERATOR: Group = Group {
             Kind::Float,
             "Stop the run once more than this share (0 to 1) of the profiling requests failed, after max(concurrency, 10) of them; exit code 97",
         ),
-        note(&["--trajectory-start-min-ratio"], Arity::One, "agentic replay only, which this project does not have"),
-        note(&["--trajectory-start-max-ratio"], Arity::One, "agentic replay only, which this project does not have"),
-        note(&["--burst-phase-starts"], Arity::Switch, "agentic replay only, which this project does not have"),
+        set(
+            &["--trajectory-start-min-ratio"],
+            "benchmark.phases.profiling.trajectory_start_min_ratio",
+            Kind::Float,
+            "Agentic replay: each trajectory's cut falls at least this far (0 to 1) through its recorded span",
+        ),
+        set(
+            &["--trajectory-start-max-ratio"],
+            "benchmark.phases.profiling.trajectory_start_max_ratio",
+            Kind::Float,
+            "Agentic replay: each trajectory's cut falls at most this far (0 to 1) through its recorded span",
+        ),
+        set(
+            &["--burst-phase-starts"],
+            "benchmark.phases.profiling.burst_phase_starts",
+            Kind::Bool,
+            "Agentic replay: the warm-up's and profiling's first requests go at once, not at their recorded offsets",
+        ),
         set(
             &["--trace-idle-gap-cap-seconds"],
             "benchmark.datasets.main.trace_idle_gap_cap_seconds",
             Kind::Float,
             "weka_trace and tracelab: within one root trace, cut every gap between request starts to at most this many seconds",
         ),
-        note(&["--system-idle-gap-cap-seconds"], Arity::One, "agentic replay only, which this project does not have"),
+        set(
+            &["--system-idle-gap-cap-seconds"],
+            "benchmark.phases.profiling.system_idle_gap_cap_seconds",
+            Kind::Float,
+            "Agentic replay: with nothing in flight, pending requests move earlier so the replay idles at most this long",
+        ),
     ],
 };
 
 pub const SCENARIO: Group = Group {
     title: "Scenario",
     flags: &[
-        unsupported(
+        apply(
             &["--scenario"],
             Arity::One,
-            "AIPerf's named scenarios are not bundled; Rhai scenarios (aiperf run) are this project's",
+            scenario,
+            "inferencex-agentx-mvp: agentic replay of the trace (cuts anywhere in it, idle gaps capped at 10 s); Rhai scenarios run with aiperf run",
         ),
         note(&["--unsafe-override"], Arity::Switch, "there are no scenario guards to override"),
     ],
@@ -136,8 +157,18 @@ pub const WARMUP: Group = Group {
             Kind::Float,
             "Seconds of a warmup phase kept out of the results",
         ),
-        note(&["--agentic-cache-warmup-duration"], Arity::One, "agentic replay only, which this project does not have"),
-        note(&["--agentic-warmup-grace-period"], Arity::One, "agentic replay only, which this project does not have"),
+        set(
+            &["--agentic-cache-warmup-duration"],
+            "benchmark.phases.profiling.agentic_cache_warmup_duration",
+            Kind::Float,
+            "Agentic replay: after priming, seconds of idle-free, one-token replay of the trajectories",
+        ),
+        set(
+            &["--agentic-warmup-grace-period"],
+            "benchmark.phases.profiling.agentic_warmup_grace_period",
+            Kind::Float,
+            "Agentic replay: seconds the warm-up waits for its requests once sent (default: until all end)",
+        ),
         set(
             &["--num-warmup-sessions"],
             "benchmark.phases.warmup.sessions",
@@ -358,6 +389,30 @@ fn warmup_after_first(document: &mut FlagDocument, name: &str, values: &[String]
 fn warmup_arrival_pattern(document: &mut FlagDocument, _: &str, values: &[String]) -> Result<(), String> {
     let pattern = ARRIVAL.read(values.first().map_or("", String::as_str))?;
     document.set("benchmark.phases.warmup.type", pattern);
+    Ok(())
+}
+
+/// `--scenario inferencex-agentx-mvp`: AIPerf's agentic replay, with the scenario's cut range
+/// and idle-gap cap where no flag before it set them.
+fn scenario(document: &mut FlagDocument, _: &str, values: &[String]) -> Result<(), String> {
+    let name = values.first().map_or("", String::as_str);
+    if name != "inferencex-agentx-mvp" {
+        return Err(format!(
+            "`{name}` is not a scenario this project has; inferencex-agentx-mvp (agentic replay) is, and Rhai scenarios run with aiperf run"
+        ));
+    }
+    document.set("benchmark.phases.profiling.timing_mode", json!("agentic_replay"));
+    let defaults = [
+        ("trajectory_start_min_ratio", json!(0.0)),
+        ("trajectory_start_max_ratio", json!(1.0)),
+        ("system_idle_gap_cap_seconds", json!(10.0)),
+    ];
+    for (field, value) in defaults {
+        let path = format!("benchmark.phases.profiling.{field}");
+        if crate::config::get_path(&document.document, &path).is_none() {
+            document.set(&path, value);
+        }
+    }
     Ok(())
 }
 

@@ -31,13 +31,14 @@ pub fn lower(benchmark: &Value, dataset: &Dataset, seed: u64) -> Result<Vec<Phas
     items.sort_by_key(|item| !is_warmup(item));
     let profiling = items.iter().find(|item| !is_warmup(item)).cloned().unwrap_or(Value::Null);
     let turns = super::dataset::main_dataset(benchmark)?;
-    items
+    let phases = items
         .iter()
         .map(|item| {
             let item = if is_warmup(item) { inherit(item, &profiling) } else { item.clone() };
             lower_phase(&item, dataset, &turns, seed)
         })
-        .collect()
+        .collect::<Result<Vec<Phase>, ConfigError>>()?;
+    Ok(super::agentic_replay::with_priming(phases))
 }
 
 pub(super) fn is_warmup(item: &Value) -> bool {
@@ -69,7 +70,7 @@ fn inherit(warmup: &Value, profiling: &Value) -> Value {
     let mut merged = warmup.clone();
     if let (Some(merged), Some(profiling)) = (merged.as_object_mut(), profiling.as_object()) {
         let series_only = profiling.get("rate").is_none_or(Value::is_null) && !merged.contains_key("rate");
-        for key in ["type", "concurrency", "prefill_concurrency", "rate", "smoothness"] {
+        for key in ["type", "timing_mode", "concurrency", "prefill_concurrency", "rate", "smoothness"] {
             if key == "type" && series_only && profiling.get("rate_series").is_some_and(|v| !v.is_null()) {
                 continue;
             }
@@ -103,7 +104,12 @@ fn lower_phase(item: &Value, dataset: &Dataset, main: &Value, seed: u64) -> Resu
         (rate, None) => rate,
     };
     let default_type = if rate.is_some() { "poisson" } else { "concurrency" };
+    let agentic = super::agentic_replay::wanted(item);
+    if !agentic {
+        super::agentic_replay::stray_key(item, &key)?;
+    }
     let mode = match opt_str(item, "type", &key("type"))?.unwrap_or(default_type) {
+        _ if agentic => super::agentic_replay::mode(item, main, warmup, seed, &key)?,
         "concurrency" => LoadMode::Concurrency {
             concurrency: concurrency.unwrap_or(1).max(1) as usize,
             prefill_concurrency: opt_u64(item, "prefill_concurrency", &key("prefill_concurrency"))?.map(|n| n as usize),
@@ -144,6 +150,7 @@ fn lower_phase(item: &Value, dataset: &Dataset, main: &Value, seed: u64) -> Resu
             | LoadMode::Users { .. }
             | LoadMode::UserCentric { .. }
             | LoadMode::Ramp { hold: true, .. }
+            | LoadMode::AgenticReplay(crate::plan::AgenticReplay { stage: crate::plan::ReplayStage::Profiling, .. })
     );
     if needs_stop && requests.is_none() && sessions.is_none() && duration_s.is_none() {
         requests = Some(default_requests(dataset));

@@ -1,0 +1,125 @@
+//! AIPerf 0.13's agentic replay, the model the phase runner (`load/agentic_replay.rs`) plays:
+//! the trees of a trace (`trees.rs`), each cut at a sampled instant (`cut.rs`), the warm-up
+//! that primes the sessions mid-flight at the cut (`priming.rs`), and a tree's turns as they
+//! become due (`tree_run.rs`).
+
+mod cut;
+mod priming;
+mod tree_run;
+mod trees;
+
+pub use cut::{Cut, StreamStart, cut};
+pub use priming::{Priming, priming_schedule};
+pub use tree_run::{Step, TreeRun};
+pub use trees::{Stream, Tree, trees};
+
+use crate::dataset::requests::PreparedRequest;
+use crate::plan::AgenticReplay;
+
+/// A tree cut for one lane.
+#[derive(Debug, Clone)]
+pub struct Lane {
+    /// Its tree (an index of `trees`).
+    pub tree: usize,
+    pub cut: Cut,
+}
+
+/// The trajectories `replay` plays, one per lane, and the root the next recycled lane takes.
+/// Lane `i` takes the roots in dataset order from where lane `i - 1` stopped, skipping a
+/// tree whose cut leaves nothing to send; with fewer roots than lanes it wraps only when the
+/// replay allows it.
+pub fn lanes(trees: &[Tree], replay: &AgenticReplay) -> Result<(Vec<Lane>, usize), String> {
+    if trees.is_empty() {
+        return Err("agentic replay: the dataset has no conversations".into());
+    }
+    if replay.lanes > trees.len() && !replay.allow_dataset_wrap {
+        return Err(format!(
+            "agentic replay: {} lanes (concurrency) but the trace has {} root conversations; \
+             lower the concurrency or allow reuse (--allow-dataset-wrap, `allow_dataset_wrap: true`)",
+            replay.lanes,
+            trees.len()
+        ));
+    }
+    let ratios = (replay.start_min_ratio, replay.start_max_ratio);
+    let mut lanes = Vec::with_capacity(replay.lanes);
+    let mut next_root = 0;
+    let attempts = replay.lanes + 2 * trees.len();
+    for _ in 0..attempts {
+        if lanes.len() == replay.lanes {
+            break;
+        }
+        let tree = next_root % trees.len();
+        next_root += 1;
+        if let Some(cut) = cut(&trees[tree], ratios, replay.seed, lanes.len()) {
+            lanes.push(Lane { tree, cut });
+        }
+    }
+    if lanes.is_empty() {
+        return Err("agentic replay: no trajectory of the trace has a turn left to profile after its cut".into());
+    }
+    Ok((lanes, next_root % trees.len()))
+}
+
+/// The mistakes of replaying `requests` with `replay`, before anything is sent.
+pub fn check(requests: &[PreparedRequest], replay: &AgenticReplay) -> Result<(), String> {
+    if let Some(mistake) = replay.mistake() {
+        return Err(mistake);
+    }
+    lanes(&trees(requests)?, replay).map(|_| ())
+}
+
+/// Prepared requests in the shape the agentic trace readers give, for the tests.
+#[cfg(test)]
+pub(crate) mod shape {
+    use std::sync::Arc;
+
+    use bytes::Bytes;
+
+    use crate::dataset::FileTurn;
+    use crate::dataset::requests::PreparedRequest;
+    use crate::dataset::trace_session::TraceSession;
+
+    /// A conversation `id` (child of `parent` when given) with turns recorded at `times_ms`.
+    pub fn conversation(id: &str, parent: Option<(&str, u32, u32)>, times_ms: &[f64]) -> Vec<PreparedRequest> {
+        let session = Arc::new(match parent {
+            None => TraceSession::root(id),
+            Some((parent, root, depth)) => TraceSession {
+                parent: Some(Arc::from(parent)),
+                root: Arc::from(if root == 0 { parent } else { "r" }),
+                agent_depth: depth,
+                ..TraceSession::root(id)
+            },
+        });
+        times_ms
+            .iter()
+            .enumerate()
+            .map(|(index, &at_ms)| PreparedRequest {
+                body: Bytes::from(format!(r#"{{"messages":[{{"role":"user","content":"{id} {index}"}}]}}"#)),
+                input_tokens: 2,
+                max_tokens: Some(8),
+                system_prompt: None,
+                user_context: None,
+                turn: Some(FileTurn { index: index as u32, delay_ms: None, timestamp_ms: Some(at_ms) }),
+                audio_seconds: None,
+                trace: Some(session.clone()),
+            })
+            .collect()
+    }
+
+    /// Sets when a sub-agent starts and where it is joined.
+    pub fn with_links(
+        mut turns: Vec<PreparedRequest>,
+        spawned_after: Option<u32>,
+        joined_at: Option<u32>,
+    ) -> Vec<PreparedRequest> {
+        if let Some(session) = turns.first().and_then(|turn| turn.trace.clone()) {
+            let session = Arc::new(TraceSession {
+                spawned_after_turn: spawned_after,
+                joined_at_turn: joined_at,
+                ..(*session).clone()
+            });
+            turns.iter_mut().for_each(|turn| turn.trace = Some(session.clone()));
+        }
+        turns
+    }
+}

@@ -1,0 +1,395 @@
+//! The phase runner of an agentic replay (`agents/replay/`): one task holds every lane's tree
+//! and a queue of due turns, sends each turn with its conversation's history, and on each answer
+//! queues the turns it makes due. The priming stage sends the primed turns (one output token),
+//! then, with a cache warm-up, plays the trees idle-free for that long; the profiling stage
+//! plays them from their cuts at their recorded waits and recycles each finished lane.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use serde_json::Value;
+use tokio::task::JoinSet;
+
+use super::history::{Conversation, NextTurn};
+use super::{Answer, Limits, LoadContext, Outgoing, PhaseDeadlines, PhaseRun, SendWindow, request_ids, send};
+use crate::agents::replay::{self, Lane, Step, Tree, TreeRun, priming_schedule};
+use crate::plan::{AgenticReplay, ReplayStage};
+use crate::record::{AgentPlace, SessionTurn};
+use crate::rng::SeededRng;
+
+/// AIPerf's cap on how long an accelerated cache warm-up waits for its requests by default.
+const CACHE_WARMUP_GRACE_MAX_S: f64 = 300.0;
+
+/// Run an agentic replay phase; its dataset was checked before the run (`agents::replay::check`).
+pub(super) async fn run(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, replay: &AgenticReplay) -> SendWindow {
+    let Ok(trees) = replay::trees(&ctx.requests) else { return SendWindow::default() };
+    let Ok((lanes, next_root)) = replay::lanes(&trees, replay) else { return SendWindow::default() };
+    let ids = request_ids(&ctx, &run, 0);
+    let deadlines = PhaseDeadlines::of(&run.phase);
+    let mut player = Player {
+        ctx,
+        run,
+        trees,
+        deadlines,
+        ids,
+        next_root,
+        next_session: 0,
+        next_request: 0,
+        window: SendWindow::default(),
+        lanes: Vec::new(),
+        due: BinaryHeap::new(),
+        in_flight: JoinSet::new(),
+        manner: Manner { one_token: true, idle_free: false, recycle: false, follow: false },
+        idle_cap_ns: replay.system_idle_gap_cap_s.map(|s| (s * 1e9) as u64),
+        shift_ns: 0,
+        idle_since_ns: None,
+        stopped: false,
+        sequence: 0,
+    };
+    match replay.stage {
+        ReplayStage::Priming => {
+            player.prime(&lanes, replay).await;
+            if let Some(seconds) = replay.cache_warmup_s {
+                player.press(&lanes, replay, seconds).await;
+            }
+        }
+        ReplayStage::Profiling => player.profile(&lanes, replay).await,
+    }
+    player.window
+}
+
+/// How the turns of a stage go out.
+#[derive(Debug, Clone, Copy)]
+struct Manner {
+    /// One output token each (the warm-up's).
+    one_token: bool,
+    /// Every wait is 0.
+    idle_free: bool,
+    /// A finished tree hands its lane to the next root.
+    recycle: bool,
+    /// An answer makes the tree's next turns due (the priming requests are one-shot).
+    follow: bool,
+}
+
+/// A conversation of a lane: its session in the records and its history.
+struct StreamPlay {
+    session: u64,
+    conversation: Conversation,
+    /// Its first turn sent in this phase (the earlier ones stand in its history unanswered).
+    started: bool,
+}
+
+struct LaneRun {
+    tree: usize,
+    run: TreeRun,
+    streams: Vec<StreamPlay>,
+}
+
+/// A turn queued to go at `at_ns` (run clock, before the idle-gap shift).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Due {
+    at_ns: u64,
+    sequence: u64,
+    lane: usize,
+    stream: usize,
+    turn: u32,
+}
+
+/// A turn that ended, with what its user said and what came back.
+struct Ended {
+    lane: usize,
+    stream: usize,
+    turn: u32,
+    said: NextTurn,
+    answer: Option<Answer>,
+}
+
+enum Event {
+    Ended(Option<Ended>),
+    DueNow,
+    Stop,
+}
+
+struct Player {
+    ctx: Arc<LoadContext>,
+    run: Arc<PhaseRun>,
+    trees: Vec<Tree>,
+    deadlines: PhaseDeadlines,
+    ids: SeededRng,
+    next_root: usize,
+    next_session: u64,
+    next_request: u64,
+    window: SendWindow,
+    lanes: Vec<LaneRun>,
+    due: BinaryHeap<Reverse<Due>>,
+    in_flight: JoinSet<Option<Ended>>,
+    manner: Manner,
+    idle_cap_ns: Option<u64>,
+    /// How far the idle-gap cap has moved every queued turn earlier.
+    shift_ns: u64,
+    idle_since_ns: Option<u64>,
+    stopped: bool,
+    sequence: u64,
+}
+
+impl Player {
+    /// The warm-up's priming requests, spread so each trajectory reaches its cut at the end;
+    /// in-flight ones are cut off after the warm-up grace period, if one is set.
+    async fn prime(&mut self, lanes: &[Lane], replay: &AgenticReplay) {
+        for lane in lanes {
+            self.add_lane(lane.tree, TreeRun::from_cut(&self.trees[lane.tree], &lane.cut, false).0);
+        }
+        let schedule = priming_schedule(&self.trees, lanes, replay.burst_phase_starts);
+        let now_ns = self.ctx.clock.now_ns();
+        for priming in &schedule {
+            let step = Step { stream: priming.stream, turn: priming.turn, wait_ms: priming.at_ms };
+            self.queue(priming.lane, step, now_ns);
+        }
+        let last_ms = schedule.iter().map(|priming| priming.at_ms).fold(0.0, f64::max);
+        let sending_ends = tokio::time::Instant::now() + Duration::from_secs_f64(last_ms / 1000.0);
+        let grace = replay.warmup_grace_s.map(Duration::from_secs_f64);
+        self.deadlines = PhaseDeadlines { stop_sending: None, cut_off: grace.map(|grace| sending_ends + grace) };
+        self.play().await;
+    }
+
+    /// AIPerf's accelerated cache warm-up: the trees go on from where priming left them,
+    /// idle-free and one token each, for `seconds`; then what is in flight may finish within
+    /// the warm-up grace period (by default the lesser of `seconds` and 300 s).
+    async fn press(&mut self, lanes: &[Lane], replay: &AgenticReplay, seconds: f64) {
+        let now_ns = self.ctx.clock.now_ns();
+        for (index, lane) in lanes.iter().enumerate() {
+            let (run, steps) = TreeRun::from_cut(&self.trees[lane.tree], &lane.cut, true);
+            self.lanes[index].run = run;
+            for step in steps {
+                self.queue(index, step, now_ns);
+            }
+        }
+        self.manner = Manner { one_token: true, idle_free: true, recycle: true, follow: true };
+        let stop_sending = tokio::time::Instant::now() + Duration::from_secs_f64(seconds);
+        let grace_s = replay.warmup_grace_s.unwrap_or(seconds.min(CACHE_WARMUP_GRACE_MAX_S));
+        let cut_off = stop_sending + Duration::from_secs_f64(grace_s);
+        self.deadlines = PhaseDeadlines { stop_sending: Some(stop_sending), cut_off: Some(cut_off) };
+        self.stopped = false;
+        self.play().await;
+    }
+
+    /// The profiled turns: each lane's tree from its cut, at its recorded offsets and waits.
+    async fn profile(&mut self, lanes: &[Lane], replay: &AgenticReplay) {
+        self.manner = Manner { one_token: false, idle_free: false, recycle: true, follow: true };
+        let now_ns = self.ctx.clock.now_ns();
+        for lane in lanes {
+            let (run, steps) = TreeRun::from_cut(&self.trees[lane.tree], &lane.cut, replay.burst_phase_starts);
+            let index = self.add_lane(lane.tree, run);
+            for step in steps {
+                self.queue(index, step, now_ns);
+            }
+        }
+        self.play().await;
+    }
+
+    /// A lane playing `tree`, a session for each of its conversations.
+    fn add_lane(&mut self, tree: usize, run: TreeRun) -> usize {
+        let streams = (0..self.trees[tree].streams.len())
+            .map(|offset| StreamPlay {
+                session: self.next_session + offset as u64,
+                conversation: Conversation::default(),
+                started: false,
+            })
+            .collect::<Vec<_>>();
+        self.next_session += streams.len() as u64;
+        self.lanes.push(LaneRun { tree, run, streams });
+        self.lanes.len() - 1
+    }
+
+    fn queue(&mut self, lane: usize, step: Step, now_ns: u64) {
+        let wait_ns = if self.manner.idle_free { 0 } else { (step.wait_ms.max(0.0) * 1e6) as u64 };
+        self.sequence += 1;
+        let due = Due {
+            at_ns: now_ns + self.shift_ns + wait_ns,
+            sequence: self.sequence,
+            lane,
+            stream: step.stream,
+            turn: step.turn,
+        };
+        self.due.push(Reverse(due));
+    }
+
+    /// Send and answer until nothing is due or in flight (or sending stopped and what was in
+    /// flight has ended).
+    async fn play(&mut self) {
+        let cancel = self.ctx.cancel.clone();
+        loop {
+            let limit_reached = self.run.phase.requests.is_some_and(|limit| self.next_request >= limit);
+            if self.stopped || limit_reached || self.deadlines.sending_over() {
+                self.stopped = true;
+                self.due.clear();
+            }
+            if self.due.is_empty() && self.in_flight.is_empty() {
+                return;
+            }
+            let now_ns = self.ctx.clock.now_ns();
+            self.cap_idle_gap(now_ns);
+            let next_ns = self.due.peek().map(|Reverse(due)| due.at_ns.saturating_sub(self.shift_ns));
+            let wait = next_ns.map(|at_ns| Duration::from_nanos(at_ns.saturating_sub(now_ns)));
+            let deadlines = self.deadlines;
+            let event = tokio::select! {
+                ended = self.in_flight.join_next(), if !self.in_flight.is_empty() => {
+                    Event::Ended(ended.and_then(Result::ok).flatten())
+                }
+                _ = tokio::time::sleep(wait.unwrap_or_default()), if wait.is_some() => Event::DueNow,
+                _ = deadlines.sending_stopped(), if !self.stopped => Event::Stop,
+                _ = cancel.cancelled(), if !self.stopped => Event::Stop,
+            };
+            match event {
+                Event::Ended(Some(ended)) => self.ended(ended),
+                Event::Ended(None) => {}
+                Event::DueNow => self.send_due(),
+                Event::Stop => self.stopped = true,
+            }
+        }
+    }
+
+    /// With nothing in flight, move every queued turn earlier so the replay idles at most the cap.
+    fn cap_idle_gap(&mut self, now_ns: u64) {
+        let Some(cap_ns) = self.idle_cap_ns else { return };
+        if !self.in_flight.is_empty() {
+            self.idle_since_ns = None;
+            return;
+        }
+        let idle_since_ns = *self.idle_since_ns.get_or_insert(now_ns);
+        if let Some(Reverse(next)) = self.due.peek() {
+            let next_ns = next.at_ns.saturating_sub(self.shift_ns);
+            let allowed_ns = idle_since_ns + cap_ns;
+            if next_ns > allowed_ns {
+                self.shift_ns += next_ns - allowed_ns;
+            }
+        }
+    }
+
+    /// Send every queued turn whose time has come.
+    fn send_due(&mut self) {
+        let now_ns = self.ctx.clock.now_ns();
+        while let Some(Reverse(due)) = self.due.peek().copied() {
+            let scheduled_ns = due.at_ns.saturating_sub(self.shift_ns);
+            if scheduled_ns > now_ns {
+                return;
+            }
+            self.due.pop();
+            if self.run.phase.requests.is_some_and(|limit| self.next_request >= limit) {
+                self.stopped = true;
+                return;
+            }
+            self.send_turn(due, scheduled_ns, now_ns);
+        }
+    }
+
+    fn send_turn(&mut self, due: Due, scheduled_ns: u64, now_ns: u64) {
+        let lane = &mut self.lanes[due.lane];
+        let stream = &self.trees[lane.tree].streams[due.stream];
+        let root_session = lane.streams[0].session;
+        let play = &mut lane.streams[due.stream];
+        let requests = &self.ctx.requests[stream.requests.clone()];
+        if !play.started {
+            play.started = true;
+            for earlier in &requests[..due.turn as usize] {
+                let said = play.conversation.next_turn(earlier);
+                play.conversation.remember(said, Answer { text: String::new(), tokens: 0 });
+            }
+        }
+        let dataset_index = stream.requests.start + due.turn as usize;
+        let prepared = &self.ctx.requests[dataset_index];
+        let said = play.conversation.next_turn(prepared);
+        let one_token = self.manner.one_token;
+        let outgoing = Outgoing {
+            request_index: self.next_request,
+            dataset_index,
+            scheduled_ns,
+            x_request_id: self.ids.uuid(),
+            body: if one_token { with_one_output_token(&said.body) } else { said.body.clone() },
+            input_tokens: said.input_tokens,
+            max_tokens: if one_token { Some(1) } else { prepared.max_tokens },
+            audio_seconds: prepared.audio_seconds,
+            turn: Some(SessionTurn { session: play.session, turn: due.turn }),
+            woke_on_timer: true,
+            agent: Some(AgentPlace { depth: stream.session.agent_depth, root_session }),
+        };
+        self.next_request += 1;
+        self.window.note(scheduled_ns, now_ns);
+        let (ctx, run, deadlines) = (self.ctx.clone(), self.run.clone(), self.deadlines);
+        let (lane, stream, turn) = (due.lane, due.stream, due.turn);
+        self.in_flight.spawn(async move {
+            let answer = send(&ctx, &run, deadlines, outgoing, Limits::default()).await;
+            Some(Ended { lane, stream, turn, said, answer })
+        });
+    }
+
+    /// A turn ended: its answer joins the history, the turns it makes due are queued, and a
+    /// finished tree hands its lane to the next root.
+    fn ended(&mut self, ended: Ended) {
+        let lane = &mut self.lanes[ended.lane];
+        if let Some(answer) = ended.answer {
+            lane.streams[ended.stream].conversation.remember(ended.said, answer);
+        }
+        if !self.manner.follow || self.stopped {
+            return;
+        }
+        let tree = &self.trees[lane.tree];
+        let steps = lane.run.answered(tree, ended.stream, ended.turn);
+        let finished = lane.run.finished();
+        let now_ns = self.ctx.clock.now_ns();
+        for step in steps {
+            self.queue(ended.lane, step, now_ns);
+        }
+        if finished && self.manner.recycle {
+            self.recycle(ended.lane, now_ns);
+        }
+    }
+
+    /// Lane `lane` plays the next root from its first turn, with new sessions.
+    fn recycle(&mut self, lane: usize, now_ns: u64) {
+        let tree = self.next_root;
+        self.next_root = (self.next_root + 1) % self.trees.len();
+        let (run, steps) = TreeRun::fresh(&self.trees[tree]);
+        let added = self.add_lane(tree, run);
+        self.lanes.swap(lane, added);
+        self.lanes.pop();
+        for step in steps {
+            self.queue(lane, step, now_ns);
+        }
+    }
+}
+
+/// `body` asking for one output token (the warm-up's requests).
+fn with_one_output_token(body: &Bytes) -> Bytes {
+    let Ok(Value::Object(mut fields)) = serde_json::from_slice::<Value>(body) else { return body.clone() };
+    let limits = ["max_tokens", "max_completion_tokens", "max_output_tokens", "max_new_tokens"];
+    let mut limited = false;
+    for key in limits {
+        if let Some(value) = fields.get_mut(key) {
+            *value = Value::from(1);
+            limited = true;
+        }
+    }
+    if !limited {
+        fields.insert("max_tokens".into(), Value::from(1));
+    }
+    Bytes::from(Value::Object(fields).to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_warm_up_body_asks_for_one_token_in_the_field_it_names() {
+        let body = Bytes::from(r#"{"messages":[],"max_completion_tokens":300}"#);
+        let limited: Value = serde_json::from_slice(&with_one_output_token(&body)).unwrap();
+        assert_eq!(limited["max_completion_tokens"], 1);
+        assert!(limited.get("max_tokens").is_none());
+        let unlimited: Value = serde_json::from_slice(&with_one_output_token(&Bytes::from("{}"))).unwrap();
+        assert_eq!(unlimited["max_tokens"], 1);
+    }
+}

@@ -1,0 +1,338 @@
+//! AIPerf's agentic replay through the binary against the built-in mock, on a small agentic
+//! trace the test writes (a multi-turn file with timestamps and sub-agents): the warm-up primes
+//! exactly the sessions mid-flight at each trajectory's cut, profiling sends exactly the turns
+//! at or after it with the recorded offsets and waits, sub-agents start after their spawn turn
+//! and hold their parent's join turn, and a finished tree hands its lane to the next root.
+
+mod common;
+
+use std::collections::BTreeSet;
+
+use aiperf::mock::MockConfig;
+use common::tee_proxy::MockBehindProxy;
+use common::{ScenarioRun, aiperf_command};
+use serde_json::Value;
+
+/// Two trees (times in ms). r1: 0, 100, 200, 300, 400; its sub-agent s1 (spawned after r1's
+/// turn 1, joined at turn 3): 120, 180, 240, 280. r2: 0, 50, …, 250; s2 (after r2's turn 2):
+/// 110, 140; s3 (after r2's turn 4): 210, 230; s3a, s3's own sub-agent (after s3's turn 0): 215.
+/// Cut at half of each span: r1's at 200 ms, r2's at 125 ms.
+const TRACE: &[(&str, Option<(&str, u32, Option<u32>)>, &[u32])] = &[
+    ("r1", None, &[0, 100, 200, 300, 400]),
+    ("s1", Some(("r1", 1, Some(3))), &[120, 180, 240, 280]),
+    ("r2", None, &[0, 50, 100, 150, 200, 250]),
+    ("s2", Some(("r2", 2, None)), &[110, 140]),
+    ("s3", Some(("r2", 4, None)), &[210, 230]),
+    ("s3a", Some(("s3", 0, None)), &[215]),
+];
+
+fn trace_file() -> String {
+    let lines: Vec<String> = TRACE
+        .iter()
+        .map(|(id, parent, times)| {
+            let turns: Vec<String> = times
+                .iter()
+                .enumerate()
+                .map(|(turn, at)| format!(r#"{{"text": "{id} turn {turn}", "output_length": 3, "timestamp": {at}}}"#))
+                .collect();
+            let links = match parent {
+                None => String::new(),
+                Some((parent, spawn, join)) => {
+                    let join = join.map_or(String::new(), |join| format!(r#", "joined_at_turn": {join}"#));
+                    format!(r#", "parent_session_id": "{parent}", "spawned_after_turn": {spawn}{join}"#)
+                }
+            };
+            format!(r#"{{"session_id": "{id}"{links}, "turns": [{}]}}"#, turns.join(", "))
+        })
+        .collect();
+    lines.join("\n")
+}
+
+/// One sent request: which conversation and turn of the trace, and its record.
+#[derive(Debug, Clone)]
+struct Sent {
+    conversation: String,
+    turn: u64,
+    line: Value,
+}
+
+impl Sent {
+    fn ns(&self, key: &str) -> i64 {
+        self.line["metadata"][key].as_u64().expect("a timestamp") as i64
+    }
+}
+
+/// The mock, behind a proxy that keeps what the client sent.
+fn mock() -> MockBehindProxy {
+    MockBehindProxy::start(MockConfig { ttft_ms: 1.0, itl_ms: 1.0, ..MockConfig::default() })
+}
+
+fn run_replay(server: &MockBehindProxy, name: &str, phases: &str) -> ScenarioRun {
+    run_trace(server, name, &trace_file(), phases)
+}
+
+fn run_trace(server: &MockBehindProxy, name: &str, trace: &str, phases: &str) -> ScenarioRun {
+    let url = &server.url;
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::write(dir.path().join("trace.jsonl"), trace).expect("write the trace");
+    let scenario = dir.path().join(format!("{name}.rhai"));
+    let source = format!(
+        r#"run(#{{ name: "{name}", endpoint: endpoint(#{{ url: "{url}" }}),
+               dataset: file(#{{ path: "trace.jsonl", format: "multi_turn" }}),
+               phases: [ {phases} ], export_level: "raw" }});"#
+    );
+    std::fs::write(&scenario, source).expect("write the scenario");
+    let output = aiperf_command(dir.path()).arg("run").arg(&scenario).output().expect("run aiperf");
+    let run = ScenarioRun { dir, output };
+    assert_eq!(run.code(), Some(0), "{name}: {}", run.stderr());
+    run
+}
+
+/// The conversation and turn a chat body sends: the prompt it ends with, `<id> turn <n>`.
+fn trace_turn(body: &Value) -> (String, u64) {
+    let messages = body["messages"].as_array().expect("chat messages");
+    let prompt = messages.last().and_then(|m| m["content"].as_str()).expect("a prompt");
+    let (conversation, turn) = prompt.split_once(" turn ").expect("`<id> turn <n>`");
+    (conversation.to_string(), turn.parse().expect("a turn number"))
+}
+
+/// The output-token limit a body asks for.
+fn output_limit(body: &Value) -> Option<u64> {
+    body.get("max_completion_tokens").or(body.get("max_tokens")).and_then(Value::as_u64)
+}
+
+/// The warm-up's requests as the server got them, in order: those asking for one token.
+fn primed(server: &MockBehindProxy) -> Vec<(String, u64)> {
+    let chats = server.requests().into_iter().filter(|request| request.path.ends_with("/chat/completions"));
+    let bodies = chats.map(|request| request.json());
+    bodies.filter(|body| output_limit(body) == Some(1)).map(|body| trace_turn(&body)).collect()
+}
+
+/// The profiling requests, each named by the prompt it ends with.
+fn sent(run: &ScenarioRun, name: &str) -> Vec<Sent> {
+    let path = run.artifacts(name).join("profile_export_raw.jsonl");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    text.lines()
+        .map(|line| serde_json::from_str::<Value>(line).expect("a JSON line"))
+        .map(|line| {
+            let (conversation, turn) = trace_turn(&line["payload"]);
+            assert_eq!(line["metadata"]["turn_index"].as_u64(), Some(turn), "the record's turn is the trace's");
+            assert_eq!(output_limit(&line["payload"]), Some(3), "profiled turns ask for their own output length");
+            Sent { conversation, turn, line }
+        })
+        .collect()
+}
+
+/// The warm-up phase's requests sent and seconds, from the summary.
+fn warmup_phase(run: &ScenarioRun, name: &str) -> (u64, f64) {
+    let summary = run.summary(name);
+    let phase = &summary["phases"][0];
+    assert_eq!(phase["kind"], "warmup", "{summary}");
+    (phase["sent"].as_u64().unwrap_or_default(), phase["duration_s"].as_f64().unwrap_or_default())
+}
+
+fn pairs(sent: &[Sent]) -> BTreeSet<(String, u64)> {
+    sent.iter().map(|s| (s.conversation.clone(), s.turn)).collect()
+}
+
+fn expected(pairs: &[(&str, u64)]) -> BTreeSet<(String, u64)> {
+    pairs.iter().map(|(conversation, turn)| (conversation.to_string(), *turn)).collect()
+}
+
+fn find<'a>(sent: &'a [Sent], conversation: &str, turn: u64) -> &'a Sent {
+    sent.iter()
+        .find(|s| s.conversation == conversation && s.turn == turn)
+        .unwrap_or_else(|| panic!("{conversation} {turn}"))
+}
+
+/// `later` started `expected_ms` after `earlier` did, within the timer's tolerance.
+fn assert_gap_ms(what: &str, gap_ns: i64, expected_ms: i64) {
+    let gap_ms = gap_ns as f64 / 1e6;
+    assert!(
+        gap_ms >= expected_ms as f64 - 3.0 && gap_ms <= expected_ms as f64 + 40.0,
+        "{what}: {gap_ms:.1} ms, recorded {expected_ms} ms"
+    );
+}
+
+const REPLAY: &str = "lanes: 2, start_min_ratio: 0.5, start_max_ratio: 0.5, seed: 9";
+
+#[test]
+fn agentic_replay_primes_the_mid_flight_sessions_and_profiles_the_turns_from_each_cut() {
+    let server = mock();
+    let phases = format!(
+        r#"agentic_replay(#{{ stage: "priming", {REPLAY} }}),
+           agentic_replay(#{{ {REPLAY}, duration: 1.5, grace_period: 5 }})"#
+    );
+    let run = run_replay(&server, "agentic", &phases);
+
+    let warmup = primed(&server);
+    let warmup_set: BTreeSet<(String, u64)> = warmup.iter().cloned().collect();
+    assert_eq!(
+        warmup_set,
+        expected(&[("r1", 1), ("s1", 1), ("r2", 2), ("s2", 0)]),
+        "the last turn before the cut of each session mid-flight at it, and nothing else"
+    );
+    assert_eq!(warmup.len(), 4, "each once: {warmup:?}");
+    // Leads before the cut: r1 turn 1 100 ms, s1 turn 1 20, r2 turn 2 25, s2 turn 0 15: spread
+    // so every trajectory reaches its cut together (85 ms in), the furthest goes first.
+    assert_eq!(warmup[0], ("r1".to_string(), 1), "{warmup:?}");
+    let (warmup_sent, warmup_s) = warmup_phase(&run, "agentic");
+    assert_eq!(warmup_sent, 4);
+    assert!((0.085..0.3).contains(&warmup_s), "the warm-up spans its spread: {warmup_s} s");
+
+    // The first sessions of the profiling phase are the cut trees' (sessions 0-1 r1's tree,
+    // 2-5 r2's); the later ones are recycled lanes.
+    let profiling = sent(&run, "agentic");
+    let session = |s: &Sent| s.line["metadata"]["conversation_id"].as_str().map(str::to_string).unwrap_or_default();
+    let cut_sessions: BTreeSet<String> = (0..6).map(|n| format!("session_{n:06}")).collect();
+    let (from_cut, recycled): (Vec<Sent>, Vec<Sent>) =
+        profiling.iter().cloned().partition(|s| cut_sessions.contains(&session(s)));
+    assert_eq!(
+        pairs(&from_cut),
+        expected(&[
+            ("r1", 2),
+            ("r1", 3),
+            ("r1", 4),
+            ("s1", 2),
+            ("s1", 3),
+            ("r2", 3),
+            ("r2", 4),
+            ("r2", 5),
+            ("s2", 1),
+            ("s3", 0),
+            ("s3", 1),
+            ("s3a", 0),
+        ]),
+        "exactly the turns at or after each cut"
+    );
+    assert_eq!(from_cut.len(), 12, "each once");
+
+    let depth = |s: &Sent| s.line["metadata"]["agent_depth"].as_u64();
+    for sent in &from_cut {
+        let expected_depth = match sent.conversation.as_str() {
+            "r1" | "r2" => 0,
+            "s3a" => 2,
+            _ => 1,
+        };
+        assert_eq!(depth(sent), Some(expected_depth), "{} depth", sent.conversation);
+    }
+    let correlation = |s: &Sent, key: &str| s.line["metadata"][key].as_str().map(str::to_string);
+    let r2_root = correlation(find(&from_cut, "r2", 3), "x_correlation_id");
+    for conversation in ["s2", "s3", "s3a"] {
+        let first_turn = u64::from(conversation == "s2");
+        assert_eq!(correlation(find(&from_cut, conversation, first_turn), "root_correlation_id"), r2_root);
+    }
+    assert_ne!(
+        correlation(find(&from_cut, "s3", 0), "x_correlation_id"),
+        r2_root,
+        "a sub-agent is a session of its own"
+    );
+
+    // The history before the cut travels with the first profiled turn.
+    let r1_turn_2 = find(&from_cut, "r1", 2).line["payload"]["messages"].as_array().map_or(0, Vec::len);
+    assert_eq!(r1_turn_2, 5, "turns 0 and 1 with their answers, then turn 2");
+
+    let start = |conversation: &str, turn: u64| find(&from_cut, conversation, turn).ns("request_start_ns");
+    let end = |conversation: &str, turn: u64| find(&from_cut, conversation, turn).ns("request_end_ns");
+    // Offsets from the cut: r1 turn 2 at 0, s1 turn 2 at 40 ms.
+    assert_gap_ms("s1 turn 2 after the cut", start("s1", 2) - start("r1", 2), 40);
+    // Waits after an answer: the recorded gap between the two turns.
+    assert_gap_ms("r1 turn 4 after turn 3", start("r1", 4) - end("r1", 3), 100);
+    assert_gap_ms("s3 spawned after r2 turn 4", start("s3", 0) - end("r2", 4), 10);
+    assert_gap_ms("s3a spawned after s3 turn 0", start("s3a", 0) - end("s3", 0), 5);
+    assert!(start("r1", 3) >= end("s1", 3), "r1's turn 3 waits for s1, joined there");
+
+    assert!(!recycled.is_empty(), "finished trees hand their lanes to the next roots");
+    let first_recycled = recycled.iter().min_by_key(|s| s.ns("request_start_ns")).expect("a recycled request");
+    assert_eq!(first_recycled.turn, 0, "a recycled lane starts its root from the first turn");
+    assert_eq!(depth(first_recycled), Some(0));
+    let summary = run.summary("agentic");
+    let count = summary["request_count"]["avg"].as_f64().unwrap_or_default();
+    assert_eq!(count as usize, profiling.len(), "every profiling request recorded: {summary}");
+}
+
+#[test]
+fn burst_phase_starts_fire_the_priming_requests_together() {
+    let server = mock();
+    let phases = format!(
+        r#"agentic_replay(#{{ stage: "priming", {REPLAY}, burst_phase_starts: true }}),
+           agentic_replay(#{{ {REPLAY}, burst_phase_starts: true, requests: 4 }})"#
+    );
+    let run = run_replay(&server, "burst", &phases);
+    assert_eq!(primed(&server).len(), 4);
+    let (warmup_sent, warmup_s) = warmup_phase(&run, "burst");
+    assert_eq!(warmup_sent, 4);
+    assert!(warmup_s < 0.06, "all at once, not spread over 85 ms: {warmup_s} s");
+    let profiled = sent(&run, "burst");
+    assert_eq!(profiled.len(), 4, "the request limit");
+    assert_eq!(pairs(&profiled), expected(&[("r1", 2), ("s2", 1), ("r2", 3), ("s1", 2)]));
+    // Each lane's earliest turn after its cut (r1's at +0 ms, s2's at +15 ms) goes at once;
+    // the others keep their spacing from it (r2's turn 3 10 ms after s2's, s1's 40 after r1's).
+    let start = |conversation: &str, turn: u64| find(&profiled, conversation, turn).ns("request_start_ns");
+    let together_ms = (start("s2", 1) - start("r1", 2)).abs() as f64 / 1e6;
+    assert!(together_ms < 10.0, "both lanes start at once: {together_ms:.1} ms apart");
+    assert_gap_ms("r2 turn 3 after s2 turn 1", start("r2", 3) - start("s2", 1), 10);
+    assert_gap_ms("s1 turn 2 after r1 turn 2", start("s1", 2) - start("r1", 2), 40);
+}
+
+#[test]
+fn the_system_idle_gap_cap_brings_a_long_recorded_pause_forward() {
+    let server = mock();
+    let trace = r#"{"session_id": "slow", "turns": [{"text": "slow turn 0", "output_length": 3, "timestamp": 0}, {"text": "slow turn 1", "output_length": 3, "timestamp": 100}, {"text": "slow turn 2", "output_length": 3, "timestamp": 5100}]}"#;
+    let replay = "lanes: 1, start_min_ratio: 0.0, start_max_ratio: 0.0, requests: 3";
+    let run =
+        run_trace(&server, "capped", trace, &format!("agentic_replay(#{{ {replay}, system_idle_gap_cap: 0.2 }})"));
+    let profiled = sent(&run, "capped");
+    assert_eq!(pairs(&profiled), expected(&[("slow", 0), ("slow", 1), ("slow", 2)]));
+    let start = |turn: u64| find(&profiled, "slow", turn).ns("request_start_ns");
+    let end = |turn: u64| find(&profiled, "slow", turn).ns("request_end_ns");
+    assert_gap_ms("a pause within the cap is kept", start(1) - end(0), 100);
+    assert_gap_ms("a 5 s pause is capped at 200 ms of idleness", start(2) - end(1), 200);
+}
+
+#[test]
+fn a_cache_warm_up_replays_the_trajectories_idle_free_with_one_token_for_its_duration() {
+    let server = mock();
+    let phases = format!(
+        r#"agentic_replay(#{{ stage: "priming", {REPLAY}, cache_warmup: 0.4 }}),
+           agentic_replay(#{{ {REPLAY}, requests: 2 }})"#
+    );
+    let run = run_replay(&server, "pressed", &phases);
+    let (warmup_sent, warmup_s) = warmup_phase(&run, "pressed");
+    let one_token = primed(&server).len() as u64;
+    assert_eq!(one_token, warmup_sent, "every warm-up request asks for one token");
+    assert!(warmup_sent > 4 + 12, "after the 4 primed turns the trees run on and recycle: {warmup_sent}");
+    assert!((0.4..2.0).contains(&warmup_s), "it lasts its duration, then drains: {warmup_s} s");
+}
+
+#[test]
+fn more_lanes_than_roots_stop_with_a_message_unless_the_trace_may_wrap() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::write(dir.path().join("trace.jsonl"), trace_file()).expect("write the trace");
+    let profile = |extra: &[&str]| {
+        let mut command = aiperf_command(dir.path());
+        command.args(["profile", "--model", "m", "--url", "mock", "--endpoint-type", "chat", "--streaming"]);
+        command.args(["--input-file", "trace.jsonl", "--custom-dataset-type", "multi_turn", "--concurrency", "3"]);
+        command.args(["--scenario", "inferencex-agentx-mvp", "--benchmark-duration", "1", "--random-seed", "5"]);
+        command.args(extra);
+        command.output().expect("run aiperf profile")
+    };
+    let refused = profile(&[]);
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert_ne!(refused.status.code(), Some(0));
+    assert!(stderr.contains("3 lanes") && stderr.contains("--allow-dataset-wrap"), "{stderr}");
+    let wrapped = profile(&["--allow-dataset-wrap"]);
+    assert_eq!(wrapped.status.code(), Some(0), "{}", String::from_utf8_lossy(&wrapped.stderr));
+}
+
+#[test]
+fn the_replay_flags_need_the_agentic_replay_timing() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let output = aiperf_command(dir.path())
+        .args(["profile", "--model", "m", "--url", "mock", "--request-count", "2", "--burst-phase-starts"])
+        .output()
+        .expect("run aiperf profile");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_ne!(output.status.code(), Some(0));
+    assert!(stderr.contains("--burst-phase-starts") && stderr.contains("agentic replay"), "{stderr}");
+}
