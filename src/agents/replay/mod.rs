@@ -102,6 +102,7 @@ pub(crate) mod shape {
                 turn: Some(FileTurn { index: index as u32, delay_ms: None, timestamp_ms: Some(at_ms) }),
                 audio_seconds: None,
                 trace: Some(session.clone()),
+                verbatim: false,
             })
             .collect()
     }
