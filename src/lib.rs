@@ -4,6 +4,7 @@
 //! Flow: script/ builds a `plan::Plan` → `engine::execute` runs it (dataset/, load/, client/,
 //! mock/) → `record::RequestRecord`s → metrics/ → `result::RunResult` → export/ and ui/.
 
+pub mod agents;
 pub mod aggregate;
 pub mod builtin_server;
 pub mod cancel;
@@ -34,6 +35,7 @@ pub mod rng;
 pub mod script;
 pub mod segment_merge;
 pub mod server_metrics;
+pub mod session_metrics;
 pub mod spec_decode;
 pub mod start_at;
 pub mod suggest;

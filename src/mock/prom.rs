@@ -47,6 +47,14 @@ pub fn render(models: &Models, spec_decode_tokens: Option<u32>) -> String {
         "Prefix cache hits, in terms of number of cached tokens.",
         |s| &s.prefix_cache_hit_tokens,
     );
+    counter(&mut out, models, "mock:tool_calls_total", "Chat answers that called a tool.", |s| &s.tool_calls);
+    counter(
+        &mut out,
+        models,
+        "mock:tool_results_received_total",
+        "Tool results in the histories of the chat requests received.",
+        |s| &s.tool_results_received,
+    );
     if let Some(draft_tokens) = spec_decode_tokens {
         spec_decode_families(&mut out, models, draft_tokens);
     }

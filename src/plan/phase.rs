@@ -77,6 +77,10 @@ pub enum LoadMode {
     /// at t = 0 and replaced as they finish (`load/user_centric.rs`). `turns` shapes the
     /// sessions of a dataset that has none of its own.
     UserCentric { users: usize, rate: f64, turns: Dist, seed: u64 },
+    /// Scripted sessions (`agents/scripted/`): `users` sessions live at once, each played by the
+    /// scenario's function `session` (its name; the function itself stays with the script), a
+    /// new one started as each ends.
+    Scripted { users: usize, session: String },
 }
 
 /// The pattern of open-loop arrival times.

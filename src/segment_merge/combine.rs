@@ -30,6 +30,7 @@ pub fn merged_phase(phase: &Phase, runs: &[SegmentRun]) -> PhaseSummary {
         window_start_ns,
         window_end_ns,
         sessions: merged_sessions(runs),
+        scripted_sessions: None,
         self_check: combined_self_check(phase, runs),
     }
 }
@@ -110,6 +111,7 @@ mod tests {
             window_start_ns: start,
             window_end_ns: end,
             sessions: None,
+            scripted_sessions: None,
             self_check: check,
         }
     }
@@ -122,6 +124,7 @@ mod tests {
             mode: LoadMode::Rate { rate: 20.0, arrival: Arrival::Constant, max_concurrency: None, seed: 1 },
             requests: Some(21),
             sessions: None,
+            scripted_sessions: None,
             duration_s: None,
             grace_period_s: 0.0,
             results: true,

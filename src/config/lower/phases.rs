@@ -143,6 +143,7 @@ fn lower_phase(item: &Value, dataset: &Dataset, main: &Value, seed: u64) -> Resu
             | LoadMode::Rate { .. }
             | LoadMode::Users { .. }
             | LoadMode::UserCentric { .. }
+            | LoadMode::Scripted { .. }
             | LoadMode::Ramp { hold: true, .. }
     );
     if needs_stop && requests.is_none() && sessions.is_none() && duration_s.is_none() {
