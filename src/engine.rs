@@ -740,6 +740,7 @@ pub(crate) fn write_console(result: &RunResult, artifact_dir: &std::path::Path) 
     if result.plan.export.trace_table {
         console.push_str(&ui::table::render_trace_timing(result));
     }
+    console.push_str(&ui::scripted_sessions::render(result));
     console.push_str(&ui::gpu_table::render(result));
     console.push_str(&ui::self_check::render(result));
     console.push_str(&ui::thresholds::render(result));

@@ -97,6 +97,7 @@ pub(super) fn run_plan(host: &RunHost, plan: Plan) -> ScriptResult<RunResults> {
     if plan.export.trace_table {
         ui::stdout::print_line(&ui::table::render_trace_timing(&result));
     }
+    ui::stdout::print(&ui::scripted_sessions::render(&result));
     ui::stdout::print(&ui::gpu_table::render(&result));
     ui::stdout::print(&ui::self_check::render(&result));
     ui::stdout::print(&ui::thresholds::render(&result));
