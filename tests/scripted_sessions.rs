@@ -87,14 +87,22 @@ run(#{{ name: "agent", endpoint: target, preflight: false, server_metrics: #{{ e
     assert_eq!((sessions["started"].as_u64(), sessions["completed"].as_u64()), (Some(6), Some(6)), "{sessions}");
     assert_eq!(sessions["tool_calls"].as_u64(), Some(18));
     assert_eq!(sessions["steps_per_session"]["avg"].as_f64(), Some(4.0));
-    assert_eq!((sessions["steps"]["plan"]["requests"].as_u64(), sessions["steps"]["act"]["requests"].as_u64()), (Some(6), Some(18)));
+    assert_eq!(
+        (sessions["steps"]["plan"]["requests"].as_u64(), sessions["steps"]["act"]["requests"].as_u64()),
+        (Some(6), Some(18))
+    );
     assert_eq!(Mock::metric(port, "mock:tool_calls_total"), 18.0);
     // Turn k's history holds the k results so far: 0 + 1 + 2 + 3 per session.
     assert_eq!(Mock::metric(port, "mock:tool_results_received_total"), 36.0, "each turn resent the whole history");
     let records = run.records("agent");
     let mut turns: Vec<(String, u64)> = records
         .iter()
-        .map(|r| (r["metadata"]["conversation_id"].as_str().unwrap_or("").to_string(), r["metadata"]["turn_index"].as_u64().unwrap_or(99)))
+        .map(|r| {
+            (
+                r["metadata"]["conversation_id"].as_str().unwrap_or("").to_string(),
+                r["metadata"]["turn_index"].as_u64().unwrap_or(99),
+            )
+        })
         .collect();
     turns.sort();
     assert_eq!(turns.iter().filter(|(_, turn)| *turn == 3).count(), 6, "each session's steps are one conversation");

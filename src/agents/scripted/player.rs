@@ -53,6 +53,11 @@ impl PhaseShared {
         if self.stopped() {
             return None;
         }
+        if let Some(limit) = self.phase.run.phase.requests
+            && self.next_request.load(Ordering::Relaxed) >= limit
+        {
+            return None;
+        }
         let id = self.next_session.fetch_add(1, Ordering::Relaxed);
         match self.phase.run.phase.sessions {
             Some(limit) if id >= limit => None,
