@@ -17,6 +17,8 @@ pub struct ScriptedSessionsSummary {
     pub failed: u64,
     /// Sessions the phase's end (its duration, request or session limit, a stop) cut short.
     pub cut: u64,
+    /// The most sessions live at once.
+    pub peak_live: u64,
     /// First step sent to last answer of each session that completed, ms.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_latency_ms: Option<Stats>,

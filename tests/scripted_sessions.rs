@@ -138,6 +138,7 @@ run(#{ name: "rag", endpoint: llm, phases: [users(#{ users: 2, session: rag, ses
     assert!(sessions["steps"]["generate"]["ttft_ms"]["avg"].as_f64().unwrap_or(0.0) >= 5.0, "the mock's TTFT");
     assert!(sessions["session_latency_ms"]["avg"].as_f64().unwrap_or(0.0) >= 15.0, "three steps of at least 5 ms");
     assert!(run.stdout().contains("Scripted sessions (users): 5 started, 5 completed"), "{}", run.stdout());
+    assert!(sessions["peak_live"].as_u64().is_some_and(|peak| (1..=2).contains(&peak)), "two users: {sessions}");
 }
 
 #[test]
@@ -166,11 +167,11 @@ run(#{ name: "failing", endpoint: target, phases: [users(#{ users: 2, session: a
     assert!(run.stderr().contains("session 2 failed:"), "{}", run.stderr());
 }
 
-/// 10,000 sessions live at once (each waits out its answer and a second of client-side time),
+/// 10,000 sessions live at once (each waits out its answers and 4 s of client-side time),
 /// against `aiperf mock` in a process of its own. Slow in debug: `scripts/test.sh --release-only`.
 #[test]
 #[ignore]
-fn ten_thousand_scripted_sessions_run_at_once() {
+fn release_only_ten_thousand_scripted_sessions_run_at_once() {
     let port = closed_port();
     let _mock = Mock::start(port, 20_000, "--ttft-ms 500 --itl-ms 5 --max-running 20000");
     let started = Instant::now();
@@ -181,7 +182,7 @@ fn ten_thousand_scripted_sessions_run_at_once() {
 let target = endpoint(#{{ url: "http://127.0.0.1:{port}", model: "m", kind: "chat", streaming: true }});
 let agent = |s| {{
     let r = s.chat(#{{ user: "hi", max_tokens: 4 }});
-    s.wait(seconds(1));
+    s.wait(seconds(4));
     s.chat(#{{ user: "and?", max_tokens: 4, tag: "follow_up" }});
 }};
 run(#{{ name: "many", endpoint: target, preflight: false, server_metrics: #{{ enabled: false }}, gpu_telemetry: #{{ enabled: false }},
@@ -195,7 +196,6 @@ run(#{{ name: "many", endpoint: target, preflight: false, server_metrics: #{{ en
     assert_eq!(summary["phases"][0]["errors"].as_u64(), Some(0));
     let sessions = scripted(&summary);
     assert_eq!((sessions["started"].as_u64(), sessions["completed"].as_u64()), (Some(10_000), Some(10_000)));
-    let peak = summary["client_self_check"][0]["peak_in_flight"].as_u64().unwrap_or(0);
-    assert!(peak >= 9_000, "the sessions' requests were in flight together: peak {peak}");
+    assert_eq!(sessions["peak_live"].as_u64(), Some(10_000), "every session was live at once");
     eprintln!("10,000 sessions in {:.1} s", started.elapsed().as_secs_f64());
 }

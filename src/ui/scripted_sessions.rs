@@ -13,8 +13,8 @@ pub fn render(result: &RunResult) -> String {
         let Some(sessions) = &phase.scripted_sessions else { continue };
         let _ = write!(
             out,
-            "\nScripted sessions ({}): {} started, {} completed, {} failed, {} cut",
-            phase.name, sessions.started, sessions.completed, sessions.failed, sessions.cut
+            "\nScripted sessions ({}): {} started, {} completed, {} failed, {} cut, at most {} at once",
+            phase.name, sessions.started, sessions.completed, sessions.failed, sessions.cut, sessions.peak_live
         );
         if let Some(latency) = &sessions.session_latency_ms {
             let _ = write!(out, "; session latency {}", percentiles(latency, "ms"));

@@ -39,6 +39,8 @@ pub(super) struct PhaseShared {
     pub clients: EndpointClients,
     pub next_request: AtomicU64,
     next_session: AtomicU64,
+    live_sessions: AtomicU64,
+    peak_live_sessions: AtomicU64,
     tally: Mutex<Tally>,
 }
 
@@ -81,6 +83,8 @@ impl SessionPlayer for ScriptedPlayer {
                 phase,
                 next_request: AtomicU64::new(0),
                 next_session: AtomicU64::new(0),
+                live_sessions: AtomicU64::new(0),
+                peak_live_sessions: AtomicU64::new(0),
                 tally: Mutex::new(Tally::default()),
             });
             let (done_tx, done_rx) = tokio::sync::oneshot::channel();
@@ -95,7 +99,8 @@ impl SessionPlayer for ScriptedPlayer {
                 }
                 Err(e) => tracing::error!("cannot start the scripted sessions' threads: {e}"),
             }
-            let summary = shared.tally.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).summary();
+            let peak_live = shared.peak_live_sessions.load(Ordering::Relaxed);
+            let summary = shared.tally.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).summary(peak_live);
             let _ = shared.phase.run.counters.scripted_sessions.set(summary);
         })
     }
@@ -127,7 +132,10 @@ fn run_users(shared: &Arc<PhaseShared>, program: &SessionProgram, users: usize) 
 fn play_sessions(shared: &Arc<PhaseShared>, program: &SessionProgram) {
     while let Some(id) = shared.next_session() {
         let session = Session::new(shared.clone(), id);
+        let live = shared.live_sessions.fetch_add(1, Ordering::Relaxed) + 1;
+        shared.peak_live_sessions.fetch_max(live, Ordering::Relaxed);
         let ended = program(session.clone());
+        shared.live_sessions.fetch_sub(1, Ordering::Relaxed);
         let outcome = session.finish(ended.err());
         let failure = match &outcome.ended {
             Ended::Failed(error) => Some(error.clone()),

@@ -84,7 +84,8 @@ impl Tally {
         }
     }
 
-    pub fn summary(&self) -> ScriptedSessionsSummary {
+    /// The summary, with the most sessions that were live at once.
+    pub fn summary(&self, peak_live: u64) -> ScriptedSessionsSummary {
         let steps = self
             .tags
             .iter()
@@ -109,6 +110,7 @@ impl Tally {
             completed: self.completed,
             failed: self.failed,
             cut: self.cut,
+            peak_live,
             session_latency_ms: distribution(&self.session_latency_ms),
             steps_per_session: distribution(&self.steps_per_session),
             tool_calls_per_session: distribution(&self.tool_calls_per_session),
@@ -145,7 +147,7 @@ mod tests {
         };
         assert!(tally.add(failed()), "a new error is reported");
         assert!(!tally.add(failed()), "once");
-        let summary = tally.summary();
+        let summary = tally.summary(1);
         assert_eq!((summary.started, summary.completed, summary.failed, summary.cut), (3, 1, 2, 0));
         assert_eq!(summary.session_latency_ms.map(|s| s.avg), Some(30.0));
         assert_eq!(summary.steps["plan"].requests, 2);
