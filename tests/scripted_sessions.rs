@@ -199,3 +199,18 @@ run(#{{ name: "many", endpoint: target, preflight: false, server_metrics: #{{ en
     assert_eq!(sessions["peak_live"].as_u64(), Some(10_000), "every session was live at once");
     eprintln!("10,000 sessions in {:.1} s", started.elapsed().as_secs_f64());
 }
+
+#[test]
+fn a_dry_run_shows_the_scripted_phase_by_its_function_name_and_runs_no_session() {
+    let dir = tempfile::tempdir().expect("dir");
+    let path = dir.path().join("dry.rhai");
+    let source = r#"fn agent(s) { s.chat(#{ user: "hi" }); }
+run(#{ endpoint: endpoint(#{ url: "mock" }), phases: [users(#{ users: 3, session: Fn("agent"), sessions: 9 })] });
+"#;
+    std::fs::write(&path, source).expect("write");
+    let output = common::aiperf_command(dir.path()).args(["run", "--dry-run"]).arg(&path).output().expect("run");
+    common::succeeded(&output, "dry run");
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(text.contains(r#""type": "scripted""#) && text.contains(r#""session": "agent""#), "{text}");
+    assert!(!dir.path().join("artifacts").exists(), "nothing ran");
+}

@@ -5,6 +5,7 @@
 
 mod clients;
 mod history;
+mod phase;
 mod player;
 mod session;
 mod tally;

@@ -8,8 +8,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::clients::EndpointClients;
-use super::session::{Ended, Session};
-use super::tally::Tally;
+use super::phase::PhaseShared;
+use super::session::Session;
+use super::tally::{Ended, Tally};
 use crate::load::scripted::{ScriptedPhase, SessionPlayer};
 
 /// Stack of a user's thread: the script's evaluation, never a request (those run on the runtime).
@@ -29,42 +30,6 @@ pub struct ScriptedPlayer {
 impl ScriptedPlayer {
     pub fn new(programs: HashMap<String, SessionProgram>) -> Self {
         Self { programs }
-    }
-}
-
-/// What every session of a phase shares.
-pub(super) struct PhaseShared {
-    pub phase: ScriptedPhase,
-    pub runtime: tokio::runtime::Handle,
-    pub clients: EndpointClients,
-    pub next_request: AtomicU64,
-    next_session: AtomicU64,
-    live_sessions: AtomicU64,
-    peak_live_sessions: AtomicU64,
-    tally: Mutex<Tally>,
-}
-
-impl PhaseShared {
-    /// The phase sends no more: its duration is over or a stop signal came.
-    pub fn stopped(&self) -> bool {
-        self.phase.ctx.cancel.is_cancelled() || self.phase.deadlines.sending_over()
-    }
-
-    /// The next session's id, or None once the phase starts no more.
-    fn next_session(&self) -> Option<u64> {
-        if self.stopped() {
-            return None;
-        }
-        if let Some(limit) = self.phase.run.phase.requests
-            && self.next_request.load(Ordering::Relaxed) >= limit
-        {
-            return None;
-        }
-        let id = self.next_session.fetch_add(1, Ordering::Relaxed);
-        match self.phase.run.phase.sessions {
-            Some(limit) if id >= limit => None,
-            _ => Some(id),
-        }
     }
 }
 

@@ -2,13 +2,12 @@
 //! runtime while the session's thread waits for the answer, its client-side waits, its history
 //! and state, and what it did, for the phase's tally.
 
-use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use super::history::{ChatStep, History};
-use super::player::PhaseShared;
-use super::tally::{SessionOutcome, StepDone};
+use super::phase::PhaseShared;
+use super::tally::{Ended, SessionOutcome, StepDone};
 use crate::load::scripted::{Step, StepAnswer, send_step};
 use crate::plan::Endpoint;
 use crate::record::SessionTurn;
@@ -274,32 +273,10 @@ impl Session {
     }
 }
 
-/// How a session ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Ended {
-    Completed,
-    Failed(String),
-    Cut,
-}
-
 impl SessionState {
     fn client_for(&self, endpoint: Option<&Endpoint>) -> Result<Option<Arc<crate::client::HttpClient>>, String> {
         let Some(endpoint) = endpoint else { return Ok(None) };
         let phase = &self.shared.phase;
         self.shared.clients.client_of(endpoint, &phase.hook, phase.ctx.clock, &self.shared.runtime)
-    }
-}
-
-impl PhaseShared {
-    /// The phase's next request index, or None once the phase sends no more.
-    fn claim_request(&self) -> Option<u64> {
-        if self.stopped() {
-            return None;
-        }
-        let index = self.next_request.fetch_add(1, Ordering::Relaxed);
-        match self.phase.run.phase.requests {
-            Some(limit) if index >= limit => None,
-            _ => Some(index),
-        }
     }
 }

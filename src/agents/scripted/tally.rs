@@ -3,9 +3,16 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use super::session::Ended;
 use crate::metrics::stats::distribution;
 use crate::session_metrics::{ScriptedSessionsSummary, SessionError, StepTagSummary};
+
+/// How a session ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ended {
+    Completed,
+    Failed(String),
+    Cut,
+}
 
 /// One request of a session, as the tally keeps it.
 #[derive(Debug, Clone)]
