@@ -59,7 +59,7 @@ mod tests {
             serde_json::from_slice(&chat_step_body(&endpoint, &history, Some(&tools), Some(9), &extra)).unwrap();
         assert_eq!(body["messages"], json!(history));
         assert_eq!(body["tools"], tools);
-        assert_eq!((body["max_tokens"].as_u64(), body["stream"].as_bool()), (Some(9), Some(true)));
+        assert_eq!((body["max_completion_tokens"].as_u64(), body["stream"].as_bool()), (Some(9), Some(true)));
         assert_eq!(body["mock_tool_depth"], 3);
     }
 

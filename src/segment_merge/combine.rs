@@ -124,7 +124,6 @@ mod tests {
             mode: LoadMode::Rate { rate: 20.0, arrival: Arrival::Constant, max_concurrency: None, seed: 1 },
             requests: Some(21),
             sessions: None,
-            scripted_sessions: None,
             duration_s: None,
             grace_period_s: 0.0,
             results: true,
