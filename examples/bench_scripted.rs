@@ -23,6 +23,9 @@ struct Figures {
     dispatch_p99_ms: f64,
 }
 
+/// One figure of a run, as the summary table reads it.
+type Column = fn(&Figures) -> f64;
+
 struct Settings {
     runs: usize,
     users: u64,
@@ -56,7 +59,7 @@ fn main() -> Result<()> {
         "{} runs each, {} users, {} requests of {} tokens; medians (scripted / plain):",
         settings.runs, settings.users, settings.requests, settings.tokens
     );
-    let rows: [(&str, fn(&Figures) -> f64); 4] = [
+    let rows: [(&str, Column); 4] = [
         ("CPU per streamed event, µs", |f| f.cpu_us_per_event),
         ("TTFT p50, ms", |f| f.ttft_p50_ms),
         ("TTFT p99, ms", |f| f.ttft_p99_ms),

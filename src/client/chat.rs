@@ -207,7 +207,8 @@ impl<'de, 'f> Visitor<'de> for Message<'f, 'de> {
                 MessageMember::ReasoningContent => reasoning_content = members.next_value::<Option<JsonText<'de>>>()?,
                 MessageMember::Reasoning => reasoning = members.next_value::<Option<JsonText<'de>>>()?,
                 MessageMember::ToolCalls => {
-                    self.fields.tool_calls = members.next_value::<Option<Vec<ToolCallPiece>>>()?.map(Box::new)
+                    self.fields.tool_calls =
+                        members.next_value::<Option<Vec<ToolCallPiece>>>()?.map(Vec::into_boxed_slice)
                 }
                 MessageMember::Other => {
                     members.next_value::<IgnoredAny>()?;

@@ -27,7 +27,7 @@ pub(crate) struct ResponseFields<'a> {
     pub spec_decode: Option<Box<SpecDecodeStats>>,
     /// A chat answer's `tool_calls` pieces (read by `serde_json` only: the fast path hands
     /// such payloads over).
-    pub tool_calls: Option<Box<Vec<ToolCallPiece>>>,
+    pub tool_calls: Option<Box<[ToolCallPiece]>>,
 }
 
 impl ResponseFields<'_> {
@@ -55,7 +55,7 @@ impl ResponseFields<'_> {
             record.content.push_str(&text);
         }
         if let Some(pieces) = tool_calls {
-            record.add_tool_call_pieces(*pieces);
+            record.add_tool_call_pieces(pieces.into_vec());
         }
         if let Some(text) = reasoning {
             record.reasoning.push_str(&text);
