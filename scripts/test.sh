@@ -5,8 +5,15 @@
 #
 #   scripts/test.sh                          # everything
 #   scripts/test.sh --test faults_lifecycle  # one suite
+#   scripts/test.sh --release-only           # the tests too slow for a debug build, in release
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+if [[ "${1:-}" == "--release-only" ]]; then
+    shift
+    # Marked #[ignore] and named release_only_*: 10,000 scripted sessions at once.
+    exec cargo test --locked --release --test scripted_sessions "$@" -- --ignored release_only
+fi
 
 scripts/real-servers.sh
 cargo test --locked "$@"

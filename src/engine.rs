@@ -21,13 +21,14 @@ use crate::export::raw_jsonl::RawJsonlWriter;
 use crate::export::segment_files::{SegmentInfo, SegmentPhase, SegmentRecordsWriter};
 use crate::export::segment_histograms::SegmentHistogramsWriter;
 use crate::live::{LiveFeed, LiveMetrics, LiveServer};
+use crate::load::scripted::SessionHook;
 use crate::load::{self, LoadContext, PhaseCounters, PhaseRun};
 use crate::metrics::network_adjusted::NetworkRtt;
 use crate::metrics::record_sink::RecordSink;
 use crate::metrics::{MetricsContext, RecordProcessor};
 use crate::plan::segment::{self, ExecutionSegment};
 use crate::plan::{
-    ConversationShape, Dataset, EndpointKind, ExportLevel, Phase, Plan, SyntheticDataset, TokenizerSpec,
+    ConversationShape, Dataset, EndpointKind, ExportLevel, LoadMode, Phase, Plan, SyntheticDataset, TokenizerSpec,
 };
 use crate::result::RunResult;
 use crate::rng::SeededRng;
@@ -167,6 +168,18 @@ pub fn validate(plan: &Plan) -> Result<()> {
 /// Run `plan` (this process's segment of it, with `options.segment`) and write its artifacts;
 /// the result is returned even when the run was cancelled.
 pub async fn execute(whole_plan: &Plan, options: &RunOptions) -> Result<RunResult> {
+    execute_with_sessions(whole_plan, options, None).await
+}
+
+/// `execute`, with the player of the plan's scripted phases (`agents/scripted/`).
+pub async fn execute_with_sessions(
+    whole_plan: &Plan,
+    options: &RunOptions,
+    sessions: Option<Arc<dyn crate::load::scripted::SessionPlayer>>,
+) -> Result<RunResult> {
+    if sessions.is_none() && whole_plan.phases.iter().any(|phase| matches!(phase.mode, LoadMode::Scripted { .. })) {
+        bail!("run `{}` has scripted sessions, which only a scenario's `run(..)` can play", whole_plan.name);
+    }
     let plan = plan_of_this_process(whole_plan, options.segment)?;
     let plan = &*plan;
     // The run's own stop signal: raised by the scenario's, or by the failed-request watch.
@@ -196,7 +209,18 @@ pub async fn execute(whole_plan: &Plan, options: &RunOptions) -> Result<RunResul
     sinks.extend(failed_request_watch.map(|watch| Box::new(watch) as Box<dyn RecordSink>));
     let metrics = MetricsThread::start(plan, metrics_context, &artifact_dir, records, servers.live_metrics(), sinks)?;
     let entry_limit = plan.dataset.stops_at_end().then_some(prepared.requests.len() as u64);
-    let context = load_context(plan, client, prepared.requests, clock, sink, options);
+    let hook = sessions.map(|player| {
+        Arc::new(SessionHook {
+            player,
+            endpoint: endpoint.clone(),
+            request_timeout: Duration::from_secs_f64(plan.request_timeout_s),
+            http_trace: plan.export.http_trace,
+            raw: plan.export.level == ExportLevel::Raw,
+            serving_itself: servers.builtin.is_some(),
+            tokenizer: tokenizer.clone(),
+        })
+    });
+    let context = load_context(plan, client, prepared.requests, clock, sink, options, hook);
     let started_ns = wait_for_start_time(options).await;
     let live = servers.live_metrics();
     let target = Target { url: &endpoint.url, control: &control };
@@ -344,6 +368,7 @@ fn load_context(
     clock: RunClock,
     sink: std::sync::mpsc::Sender<crate::record::RequestRecord>,
     options: &RunOptions,
+    sessions: Option<Arc<SessionHook>>,
 ) -> Arc<LoadContext> {
     Arc::new(LoadContext {
         client,
@@ -355,6 +380,7 @@ fn load_context(
         id_seed: clock.epoch_ns(0) ^ options.segment.map_or(0, |s| u64::from(s.index) << 48),
         segment: options.segment,
         keep_cores_awake: options.keep_cores_awake,
+        sessions,
     })
 }
 
@@ -722,6 +748,7 @@ pub(crate) fn write_console(result: &RunResult, artifact_dir: &std::path::Path) 
     if result.plan.export.trace_table {
         console.push_str(&ui::table::render_trace_timing(result));
     }
+    console.push_str(&ui::scripted_sessions::render(result));
     console.push_str(&ui::gpu_table::render(result));
     console.push_str(&ui::self_check::render(result));
     console.push_str(&ui::thresholds::render(result));

@@ -35,6 +35,7 @@ pub mod rng;
 pub mod script;
 pub mod segment_merge;
 pub mod server_metrics;
+pub mod session_metrics;
 pub mod spec_decode;
 pub mod start_at;
 pub mod suggest;

@@ -247,6 +247,9 @@ pub struct RequestRecord {
     /// Its conversation's place in a recorded agentic trace's tree of sub-agents.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent: Option<AgentPlace>,
+    /// The tool calls of a chat answer, their streamed pieces joined.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCall>,
 }
 
 /// Where a request's conversation sits in an agentic trace's tree.
@@ -256,6 +259,62 @@ pub struct AgentPlace {
     pub depth: u32,
     /// The phase session its tree's root played in (its correlation id is the root's).
     pub root_session: u64,
+}
+
+/// One tool call an answer asked for (OpenAI's `tool_calls[i]`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolCall {
+    pub id: String,
+    /// The function's name.
+    pub name: String,
+    /// The function's arguments, as the JSON text the server wrote.
+    pub arguments: String,
+}
+
+/// A piece of a tool call as one payload carries it: a streamed delta names its `index` and
+/// adds to the call's arguments; a whole message gives each call at once.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+pub struct ToolCallPiece {
+    #[serde(default)]
+    pub index: Option<usize>,
+    #[serde(default)]
+    pub id: Option<String>,
+    #[serde(default)]
+    pub function: Option<ToolFunctionPiece>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+pub struct ToolFunctionPiece {
+    #[serde(default)]
+    pub name: Option<String>,
+    #[serde(default)]
+    pub arguments: Option<String>,
+}
+
+impl RequestRecord {
+    /// Add the tool-call pieces of one payload: a piece with an index the record has not seen
+    /// (or none) starts a call, the others extend theirs.
+    pub fn add_tool_call_pieces(&mut self, pieces: Vec<ToolCallPiece>) {
+        let known = self.tool_calls.len();
+        for (position, piece) in pieces.into_iter().enumerate() {
+            let index = piece.index.unwrap_or(known + position);
+            if index >= self.tool_calls.len() {
+                self.tool_calls.resize_with(index + 1, ToolCall::default);
+            }
+            let call = &mut self.tool_calls[index];
+            if let Some(id) = piece.id {
+                call.id = id;
+            }
+            if let Some(function) = piece.function {
+                if let Some(name) = function.name {
+                    call.name.push_str(&name);
+                }
+                if let Some(arguments) = function.arguments {
+                    call.arguments.push_str(&arguments);
+                }
+            }
+        }
+    }
 }
 
 /// Which of the endpoint's several base urls a request went to.
@@ -300,6 +359,7 @@ impl RequestRecord {
             worker_id: None,
             url: None,
             agent: None,
+            tool_calls: Vec::new(),
         }
     }
 

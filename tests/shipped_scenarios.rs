@@ -140,3 +140,19 @@ fn the_quickstart_and_the_client_overhead_scenarios_run() {
     let runs: Vec<_> = std::fs::read_dir(dir.path().join("artifacts")).expect("artifacts").flatten().collect();
     assert_eq!(runs.len(), 2, "quickstart and client_overhead each wrote one run folder");
 }
+
+#[test]
+fn the_agent_tools_and_rag_pipeline_scenarios_run_their_sessions_whole() {
+    let dir = tempfile::tempdir().expect("dir");
+    let short = [("AIPERF_SESSIONS", "6"), ("AIPERF_USERS", "3"), ("AIPERF_TOOL_MS", "5")];
+    let out = run_shipped(dir.path(), "agent_tools", &short);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let agent = summary(dir.path(), "agent_tools");
+    assert_eq!(stat(&agent, "request_count", "avg"), 18.0, "the mock's two tool calls, then the answer");
+    assert_eq!(agent["phases"][0]["scripted_sessions"]["completed"].as_u64(), Some(6));
+    let out = run_shipped(dir.path(), "rag_pipeline", &short);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let rag = summary(dir.path(), "rag_pipeline");
+    assert_eq!(stat(&rag, "request_count", "avg"), 18.0, "embed, rerank and generate per session");
+    assert_eq!(rag["phases"][0]["scripted_sessions"]["steps"]["rerank"]["requests"].as_u64(), Some(6));
+}

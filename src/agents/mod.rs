@@ -1,3 +1,5 @@
-//! Agentic workloads: recorded agent trajectories replayed as AIPerf does (`replay/`).
+//! Agent workloads: recorded agent trajectories replayed as AIPerf does (`replay/`), and
+//! sessions that a scenario's function drives step by step (`scripted/`).
 
 pub mod replay;
+pub mod scripted;

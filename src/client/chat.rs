@@ -10,6 +10,7 @@ use serde_json::Value;
 use super::fast_payload::{self, SkippedPrefix, TextField};
 use super::payload::{JsonText, ResponseFields, from_json_seed, text};
 use super::wire_usage::WireUsage;
+use crate::record::ToolCallPiece;
 use crate::spec_decode;
 
 /// Fields of one streamed chunk (`choices[0].delta`); `skipped` is carried from one chunk of a
@@ -77,6 +78,7 @@ enum MessageMember {
     ReasoningContent,
     /// The name some servers use instead of `reasoning_content`.
     Reasoning,
+    ToolCalls,
     #[serde(other)]
     Other,
 }
@@ -204,6 +206,10 @@ impl<'de, 'f> Visitor<'de> for Message<'f, 'de> {
                 MessageMember::Content => self.fields.content = text(members.next_value::<Option<JsonText<'de>>>()?),
                 MessageMember::ReasoningContent => reasoning_content = members.next_value::<Option<JsonText<'de>>>()?,
                 MessageMember::Reasoning => reasoning = members.next_value::<Option<JsonText<'de>>>()?,
+                MessageMember::ToolCalls => {
+                    self.fields.tool_calls =
+                        members.next_value::<Option<Vec<ToolCallPiece>>>()?.map(Vec::into_boxed_slice)
+                }
                 MessageMember::Other => {
                     members.next_value::<IgnoredAny>()?;
                 }
@@ -339,6 +345,35 @@ mod tests {
     }
 
     #[test]
+    fn tool_call_pieces_are_read_from_deltas_and_whole_messages_and_joined_on_the_record() {
+        let first = br#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"f","arguments":""}}]},"finish_reason":null}]}"#;
+        let second = br#"{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"a\":1}"}}]}}]}"#;
+        assert!(fast_payload::read(first, TextField::Delta, None).is_none(), "serde_json reads tool calls");
+        let mut record = crate::record::RequestRecord::new(
+            crate::record::RequestOrigin {
+                phase_index: 0,
+                phase_name: "p".into(),
+                phase_kind: crate::plan::PhaseKind::Profiling,
+                index_in_phase: 0,
+                dataset_index: 0,
+            },
+            "x".into(),
+            0,
+            0,
+            None,
+        );
+        stream_event(first).unwrap().record_into(&mut record, 1);
+        stream_event(second).unwrap().record_into(&mut record, 2);
+        assert_eq!(record.tool_calls.len(), 1);
+        assert_eq!((record.tool_calls[0].id.as_str(), record.tool_calls[0].name.as_str()), ("call_1", "f"));
+        assert_eq!(record.tool_calls[0].arguments, r#"{"a":1}"#);
+        assert_eq!(record.chunks.len(), 2, "each piece is output");
+        let whole = br#"{"choices":[{"message":{"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"g","arguments":"{}"}}]},"finish_reason":"tool_calls"}]}"#;
+        let pieces = parse_full_body(whole).unwrap().tool_calls.unwrap();
+        assert_eq!(pieces[0].function.as_ref().and_then(|f| f.name.as_deref()), Some("g"));
+    }
+
+    #[test]
     fn a_stream_chunk_reads_delta_and_a_whole_response_reads_message() {
         let payload = br#"{"choices":[{"delta":{"content":"d"},"message":{"content":"m"}}]}"#;
         assert_eq!(stream_event(payload).unwrap().content.as_deref(), Some("d"));
@@ -355,14 +390,13 @@ mod fast_path_agrees {
 
     /// Payloads as servers send them (vLLM, SGLang, TRT-LLM, llama.cpp, OpenAI), each read by
     /// the fast path.
-    const USUAL: [&str; 13] = [
+    const USUAL: [&str; 12] = [
         r#"{"id":"chatcmpl-6b08","object":"chat.completion.chunk","created":1795697457,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}"#,
         r#"{"id":"chatcmpl-6b08","object":"chat.completion.chunk","created":1795697457,"model":"m","choices":[{"index":0,"delta":{"content":" the"},"finish_reason":"length","stop_reason":null}],"usage":null}"#,
         r#"{"id":"x","choices":[],"usage":{"prompt_tokens":10,"total_tokens":14,"completion_tokens":4,"prompt_tokens_details":null,"completion_tokens_details":{"reasoning_tokens":1,"audio_tokens":0}}}"#,
         r#"{"choices":[{"delta":{"content":null,"reasoning_content":"Hm, é…"},"index":0}],"system_fingerprint":"fp_44709d6fcb"}"#,
         r#" { "choices" : [ { "delta" : { "reasoning" : "b" } , "finish_reason" : null } ] } "#,
         r#"{"choices":[{"index":0,"delta":{"content":"x"},"logprobs":{"content":[{"token":"x","logprob":-0.0123,"bytes":[120],"top_logprobs":[{"token":"y","logprob":-4.5e-05,"bytes":null}]}]}}]}"#,
-        r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"f","arguments":"{\"a\":1}"}}]},"finish_reason":null}]}"#,
         r#"{"choices":[{"delta":{"content":"A"}},{"delta":{"content":"B"},"finish_reason":"stop"}],"timings":{"predicted_ms":12.5,"cache_n":0}}"#,
         r#"{"choices":null,"usage":null,"created":0,"flag":true,"other":false,"neg":-1}"#,
         r#"{"choices":[{"message":{"role":"assistant","content":"Hello","reasoning_content":"hm"},"finish_reason":"stop"}],"usage":{"prompt_tokens":2,"completion_tokens":1,"total_tokens":3}}"#,

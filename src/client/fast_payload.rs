@@ -156,6 +156,8 @@ fn message<'a>(cursor: &mut JsonCursor<'a>, fields: &mut ResponseFields<'a>) -> 
             b"content" => fields.content = cursor.optional_string()?,
             b"reasoning_content" => reasoning_content = cursor.optional_string()?,
             b"reasoning" => reasoning = cursor.optional_string()?,
+            // Tool calls are rare and nested: `serde_json` reads them.
+            b"tool_calls" => return None,
             _ => cursor.skip_value()?,
         }
     }

@@ -8,7 +8,7 @@ use std::marker::PhantomData;
 use serde::Deserialize;
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, SeqAccess, Visitor};
 
-use crate::record::{MediaOutput, RequestRecord, ResponseChunk, Usage};
+use crate::record::{MediaOutput, RequestRecord, ResponseChunk, ToolCallPiece, Usage};
 use crate::spec_decode::SpecDecodeStats;
 
 /// The fields of one payload that a record keeps.
@@ -25,6 +25,9 @@ pub(crate) struct ResponseFields<'a> {
     pub media: Option<Box<MediaOutput>>,
     /// The speculative-decoding statistics at the payload's root (`metrics`), where sent.
     pub spec_decode: Option<Box<SpecDecodeStats>>,
+    /// A chat answer's `tool_calls` pieces (read by `serde_json` only: the fast path hands
+    /// such payloads over).
+    pub tool_calls: Option<Box<[ToolCallPiece]>>,
 }
 
 impl ResponseFields<'_> {
@@ -34,10 +37,11 @@ impl ResponseFields<'_> {
         let content = self.content.filter(|text| !text.is_empty());
         let reasoning = self.reasoning.filter(|text| !text.is_empty());
         let image = self.media.as_deref().is_some_and(MediaOutput::has_image);
-        if content.is_some() || reasoning.is_some() || image {
+        let tool_calls = self.tool_calls.filter(|pieces| !pieces.is_empty());
+        if content.is_some() || reasoning.is_some() || image || tool_calls.is_some() {
             record.chunks.push(ResponseChunk {
                 ns: arrival_ns,
-                has_content: content.is_some() || image,
+                has_content: content.is_some() || image || tool_calls.is_some(),
                 has_reasoning: reasoning.is_some(),
             });
         }
@@ -49,6 +53,9 @@ impl ResponseFields<'_> {
         }
         if let Some(text) = content {
             record.content.push_str(&text);
+        }
+        if let Some(pieces) = tool_calls {
+            record.add_tool_call_pieces(pieces.into_vec());
         }
         if let Some(text) = reasoning {
             record.reasoning.push_str(&text);

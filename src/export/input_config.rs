@@ -244,6 +244,11 @@ fn phase(phase: &Phase) -> Value {
             out.insert("session_rate".into(), json!(session_rate));
             "session_rate"
         }
+        LoadMode::Scripted { users, session } => {
+            out.insert("users".into(), json!(users));
+            out.insert("session".into(), json!(session));
+            "scripted_sessions"
+        }
     };
     out.insert("type".into(), json!(kind));
     if let Some(requests) = phase.requests {

@@ -16,6 +16,7 @@ mod ramped_places;
 mod rate;
 mod replay;
 pub mod schedule;
+pub mod scripted;
 mod self_check;
 mod session_claims;
 mod user_centric;
@@ -61,6 +62,8 @@ pub struct LoadContext {
     pub segment: Option<crate::plan::segment::ExecutionSegment>,
     /// Keep idle cores awake while open-loop phases pace (`idle_spinners.rs`).
     pub keep_cores_awake: bool,
+    /// What plays the scripted phases (`agents/scripted/`); None when the caller has none.
+    pub sessions: Option<Arc<scripted::SessionHook>>,
 }
 
 /// Live counts of one phase, read by the progress display and the client self-check.
@@ -85,6 +88,8 @@ pub struct PhaseCounters {
     pub pool_wait: WaitTally,
     /// The multi-turn sessions the phase played (`session_claims.rs`).
     pub sessions: SessionCounts,
+    /// What a scripted phase's sessions did, set by its player when the phase ends.
+    pub scripted_sessions: std::sync::OnceLock<crate::session_metrics::ScriptedSessionsSummary>,
 }
 
 impl PhaseCounters {
@@ -179,6 +184,10 @@ pub async fn run_phase(ctx: Arc<LoadContext>, run: Arc<PhaseRun>) -> PhaseSummar
             Some(user_centric::run(ctx.clone(), run.clone(), shape, *seed).await)
         }
         LoadMode::AgenticReplay(replay) => Some(agentic_replay::run(ctx.clone(), run.clone(), replay).await),
+        LoadMode::Scripted { users, session } => {
+            scripted::play(ctx.clone(), run.clone(), *users, session).await;
+            None
+        }
     };
     let ended_ns = ctx.clock.now_ns();
     let cpu_ns = self_check::process_cpu_ns().saturating_sub(cpu_before_ns);
@@ -196,6 +205,7 @@ pub async fn run_phase(ctx: Arc<LoadContext>, run: Arc<PhaseRun>) -> PhaseSummar
         window_start_ns: started_ns,
         window_end_ns: ended_ns,
         sessions: counters.sessions.summary(),
+        scripted_sessions: counters.scripted_sessions.get().cloned().map(Box::new),
         self_check: self_check::assess(&run.phase, counters, window, cpu_ns, wall_ns, ctx.client.max_connections()),
     }
 }
@@ -250,7 +260,9 @@ pub fn check_phase(phase: &Phase) -> Result<(), String> {
         LoadMode::Users { session_rate, .. } if !positive(*session_rate) => {
             Err(format!("phase `{name}`: `rate` (sessions per second) must be positive"))
         }
-        LoadMode::UserCentric { users: 0, .. } => Err(format!("phase `{name}`: `users` must be at least 1")),
+        LoadMode::UserCentric { users: 0, .. } | LoadMode::Scripted { users: 0, .. } => {
+            Err(format!("phase `{name}`: `users` must be at least 1"))
+        }
         LoadMode::AgenticReplay(replay) if replay.mistake().is_some() => {
             Err(format!("phase `{name}`: {}", replay.mistake().unwrap_or_default()))
         }
@@ -272,7 +284,9 @@ pub fn connection_pool_size(phase: &Phase) -> usize {
     let size = match &phase.mode {
         LoadMode::Concurrency { concurrency, .. } => *concurrency,
         LoadMode::Rate { max_concurrency: Some(n), .. } => *n,
-        LoadMode::Users { users, .. } | LoadMode::UserCentric { users, .. } => *users,
+        LoadMode::Users { users, .. } | LoadMode::UserCentric { users, .. } | LoadMode::Scripted { users, .. } => {
+            *users
+        }
         LoadMode::AgenticReplay(replay) => replay.lanes * 4,
         LoadMode::Rate { rate, .. } => rate_guess(*rate),
         LoadMode::Ramp { ramped, start, stages, .. } => {
@@ -429,6 +443,16 @@ fn agent_place(
     })
 }
 
+impl Answer {
+    /// The answer of a successful multi-turn request; None otherwise.
+    fn of_turn(record: &RequestRecord) -> Option<Self> {
+        (record.turn.is_some() && record.is_valid()).then(|| Answer {
+            tokens: record.usage.and_then(|u| u.completion_tokens).unwrap_or(record.content.len() as u64 / 4),
+            text: record.content.clone(),
+        })
+    }
+}
+
 /// Send one request (after taking what `limits` asks for), file its record, and return the
 /// answer of a successful multi-turn request (None otherwise).
 async fn send(
@@ -438,6 +462,20 @@ async fn send(
     request: Outgoing,
     limits: Limits<'_>,
 ) -> Option<Answer> {
+    send_through(&ctx.client, ctx, run, deadlines, request, limits, Answer::of_turn).await
+}
+
+/// `send` over `client` (the run's, or another endpoint's of a scripted session), returning
+/// what `answer_of` reads from the record before it goes to the metrics.
+async fn send_through<A>(
+    client: &HttpClient,
+    ctx: &LoadContext,
+    run: &PhaseRun,
+    deadlines: PhaseDeadlines,
+    request: Outgoing,
+    limits: Limits<'_>,
+    answer_of: impl FnOnce(&RequestRecord) -> A,
+) -> A {
     let woke_on_timer = request.woke_on_timer;
     let origin = RequestOrigin {
         phase_index: run.index,
@@ -492,7 +530,7 @@ async fn send(
         let _in_flight = InFlight::enter(counters);
         started = true;
         match prefill_place {
-            None => ctx.client.send(request.body, &mut record).await,
+            None => client.send(request.body, &mut record).await,
             Some(place) => {
                 // The place is given back at the first token, or when the request ends without one.
                 let (first_token, arrived) = tokio::sync::oneshot::channel();
@@ -500,7 +538,7 @@ async fn send(
                     let _ = arrived.await;
                     drop(place);
                 };
-                tokio::join!(ctx.client.send_signalling(request.body, &mut record, Some(first_token)), give_back);
+                tokio::join!(client.send_signalling(request.body, &mut record, Some(first_token)), give_back);
             }
         }
     };
@@ -533,10 +571,7 @@ async fn send(
         &counters.completed
     };
     outcome.fetch_add(1, Ordering::Relaxed);
-    let answer = (record.turn.is_some() && record.is_valid()).then(|| Answer {
-        tokens: record.usage.and_then(|u| u.completion_tokens).unwrap_or(record.content.len() as u64 / 4),
-        text: record.content.clone(),
-    });
+    let answer = answer_of(&record);
     if run.phase.results {
         // The metrics thread outlives every phase; a send can only fail if it died, and then
         // its own error is what gets reported.

@@ -176,6 +176,21 @@ impl ResponseWriter {
     }
 }
 
+impl ResponseWriter {
+    /// A chat answer that calls tool `name` (`tool_calls.rs`): its SSE events, the usage
+    /// chunk included when `usage` is given.
+    pub fn tool_call_stream(&self, name: &str, step: u64, usage: Option<Usage>) -> String {
+        let usage_json = usage.map(usage_json);
+        super::tool_calls::streamed(&self.chunk_head, name, step, usage_json.as_deref())
+    }
+
+    /// The same answer as one JSON body.
+    pub fn tool_call_body(&self, name: &str, step: u64, usage: Usage) -> String {
+        let choice = super::tool_calls::whole_choice(name, step);
+        format!(r#"{}[{choice}],"usage":{}{}}}"#, self.whole_head, usage_json(usage), self.root_metrics_member())
+    }
+}
+
 /// OpenAI's usage object; with a prefix cache, `prompt_tokens_details.cached_tokens` as vLLM
 /// writes it (`--enable-prompt-tokens-details`).
 fn usage_json(usage: Usage) -> String {

@@ -19,6 +19,7 @@ use super::reply;
 use super::request::{Endpoint, PromptCacheUse, PromptInput, Usage};
 use super::state::MockState;
 use super::stats::ModelStats;
+use super::tool_calls;
 use super::words;
 
 /// Largest request body accepted.
@@ -32,6 +33,7 @@ pub async fn serve(state: Arc<MockState>, endpoint: Endpoint, request: Request<I
         Ok(body) => body,
         Err(reply) => return reply,
     };
+    let tool_turn = if endpoint == Endpoint::Chat { tool_calls::tool_turn(&body) } else { None };
     let parsed = match openai::parse(endpoint, &body) {
         Ok(parsed) => parsed,
         Err(message) => return reply::invalid_request(&message),
@@ -44,9 +46,16 @@ pub async fn serve(state: Arc<MockState>, endpoint: Endpoint, request: Request<I
     };
     let stats = state.stats.for_model(&model);
     stats.video_inputs.fetch_add(videos, Relaxed);
+    if let Some(turn) = &tool_turn {
+        stats.tool_results_received.fetch_add(turn.tool_results, Relaxed);
+    }
+    let tool_call = tool_turn.as_ref().and_then(|turn| turn.calls(tool_calls::DEFAULT_TOOL_DEPTH));
     let prompt_tokens = prompt.tokens;
     let prompt_cache = use_prefix_cache(&state, &stats, prompt);
-    let output_tokens = parsed.output_tokens.unwrap_or(state.config.default_output_tokens);
+    let output_tokens = match tool_call {
+        Some(_) => tool_calls::TOOL_CALL_TOKENS,
+        None => parsed.output_tokens.unwrap_or(state.config.default_output_tokens),
+    };
     let job = Job { arrival, prompt_tokens, prompt_cache, output_tokens };
     let id_prefix = match endpoint {
         Endpoint::Chat => "chatcmpl",
@@ -60,7 +69,8 @@ pub async fn serve(state: Arc<MockState>, endpoint: Endpoint, request: Request<I
         Some(decoder) => DecodeSteps::Speculative(decoder.simulate(serial, output_tokens)),
         None => DecodeSteps::OneTokenEach,
     };
-    let Some(mut generation) = generation::admit(&state.running_slots, stats, job, state.timing, steps).await else {
+    let Some(mut generation) = generation::admit(&state.running_slots, stats.clone(), job, state.timing, steps).await
+    else {
         return reply::error(
             StatusCode::SERVICE_UNAVAILABLE,
             "server_error",
@@ -73,6 +83,18 @@ pub async fn serve(state: Arc<MockState>, endpoint: Endpoint, request: Request<I
     let writer = ResponseWriter::new(endpoint, &response_id, state.started_epoch_s, &model)
         .with_request(prompt_tokens, prompt_cache, thinking_tokens)
         .with_root_metrics(generation.spec_decode().map(|run| run.metrics_json()));
+    if let Some(name) = tool_call {
+        stats.tool_calls.fetch_add(1, Relaxed);
+        let step = tool_turn.as_ref().map_or(0, |turn| turn.tool_results);
+        generation.run_to_end().await;
+        drop(generation);
+        let usage = Usage { prompt_tokens, completion_tokens: output_tokens, prompt_cache };
+        if parsed.stream {
+            let text = writer.tool_call_stream(name, step, parsed.include_usage.then_some(usage));
+            return reply::with_body(StatusCode::OK, "text/event-stream", MockBody::whole(text));
+        }
+        return reply::json(StatusCode::OK, writer.tool_call_body(name, step, usage));
+    }
     if parsed.stream {
         let mut response = reply::with_body(
             StatusCode::OK,

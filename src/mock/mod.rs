@@ -31,6 +31,7 @@ mod spec_decode;
 mod state;
 mod stats;
 mod tgi;
+mod tool_calls;
 mod video_jobs;
 mod video_parts;
 mod videos_api;

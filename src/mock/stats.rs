@@ -100,6 +100,9 @@ pub struct ModelStats {
     /// Chat `video_url` parts accepted.
     pub video_inputs: AtomicU64,
     pub spec_decode: SpecDecodeCounters,
+    /// Tool calls answered (`tool_calls.rs`), and the `tool` results the requests' histories held.
+    pub tool_calls: AtomicU64,
+    pub tool_results_received: AtomicU64,
     pub time_to_first_token: Histogram,
     pub inter_token_latency: Histogram,
     pub e2e_latency: Histogram,
@@ -118,6 +121,8 @@ impl ModelStats {
             prefix_cache_hit_tokens: AtomicU64::new(0),
             video_inputs: AtomicU64::new(0),
             spec_decode: SpecDecodeCounters::new(),
+            tool_calls: AtomicU64::new(0),
+            tool_results_received: AtomicU64::new(0),
             time_to_first_token: Histogram::new(TTFT_BOUNDS_S),
             inter_token_latency: Histogram::new(ITL_BOUNDS_S),
             e2e_latency: Histogram::new(E2E_BOUNDS_S),

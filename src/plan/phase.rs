@@ -79,6 +79,10 @@ pub enum LoadMode {
     UserCentric { users: usize, rate: f64, turns: Dist, seed: u64 },
     /// AIPerf's agentic replay of a recorded agentic trace (`agents/replay/`).
     AgenticReplay(AgenticReplay),
+    /// Scripted sessions (`agents/scripted/`): `users` sessions live at once, each played by the
+    /// scenario's function `session` (its name; the function itself stays with the script), a
+    /// new one started as each ends.
+    Scripted { users: usize, session: String },
 }
 
 /// The pattern of open-loop arrival times.

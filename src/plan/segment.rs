@@ -205,6 +205,7 @@ fn cut_phase(phase: &mut Phase, segment: ExecutionSegment) -> Result<(), String>
             *rate *= mine as f64 / *users as f64;
             *users = mine;
         }
+        LoadMode::Scripted { users, .. } => *users = segment.part_of("users", &name, *users as u64)? as usize,
     }
     Ok(())
 }

@@ -542,6 +542,12 @@ fn phase(phase: &Phase) -> String {
             keys.push(format!("seed: {seed}"));
             "users"
         }
+        // The function is the scenario's own: the emitted text names it, and must define it.
+        LoadMode::Scripted { users, session } => {
+            keys.push(format!("users: {users}"));
+            keys.push(format!("session: Fn({})", string(session)));
+            "users"
+        }
     };
     let ramp = matches!(phase.mode, LoadMode::Ramp { hold: false, .. });
     if let Some(requests) = phase.requests {

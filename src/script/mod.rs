@@ -31,6 +31,7 @@ mod results;
 mod run_fn;
 mod run_host;
 mod server_control;
+mod sessions;
 mod slos;
 mod stdlib;
 mod sweeps;
@@ -122,8 +123,9 @@ pub fn build_engine(host: Arc<RunHost>, settings: &ScenarioSettings) -> Engine {
     trace_synthesis::register(&mut engine);
     public_dataset::register(&mut engine);
     synthetic::register(&mut engine);
-    phases::register(&mut engine, host.scenario_dir.clone());
+    phases::register(&mut engine, host.scenario_dir.clone(), host.session_functions.clone());
     agentic_replay::register(&mut engine);
+    sessions::register(&mut engine);
     results::register(&mut engine);
     compare::register(&mut engine);
     trial_results::register(&mut engine);
@@ -189,10 +191,12 @@ pub fn run_scenario_source(
         mode,
         scenario_sweep: Default::default(),
         report: settings.report,
+        session_functions: Arc::new(sessions::SessionFunctions::new(path.to_path_buf())),
     });
-    let engine = build_engine(host.clone(), settings);
+    let engine = Arc::new(build_engine(host.clone(), settings));
     let mut ast = engine.compile(source).map_err(|e| script_error(path, e.1, &e.0.to_string()))?;
     ast.set_source(path.display().to_string());
+    host.session_functions.attach(&engine, &ast);
     let outcome = engine.run_ast(&ast);
     let thresholds_failed = host.thresholds_failed.load(Ordering::SeqCst);
     let runs = host.runs_started.load(Ordering::SeqCst);

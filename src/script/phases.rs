@@ -2,11 +2,13 @@
 //! `schedule`, `users`, plus `warmup` and `cooldown`. Each validates its map and returns a Phase.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use rhai::{Array, Engine, Map};
 
 use super::distributions::turns_and_wait;
 use super::keys::{MapReader, ScriptResult, number, script_error};
+use super::sessions::SessionFunctions;
 use super::{paths, phase_ramps};
 use crate::load::schedule;
 use crate::plan::{
@@ -17,7 +19,8 @@ use crate::plan::{
 const DEFAULT_GRACE_PERIOD_S: f64 = 30.0;
 
 /// `scenario_dir`: the folder schedule trace files are relative to.
-pub fn register(engine: &mut Engine, scenario_dir: PathBuf) {
+/// `functions`: where a scripted phase's session function is kept (`sessions.rs`).
+pub fn register(engine: &mut Engine, scenario_dir: PathBuf, functions: Arc<SessionFunctions>) {
     engine.register_fn("concurrency", |map: Map| concurrency(PhaseKind::Profiling, "concurrency", map));
     engine.register_fn("warmup", |map: Map| concurrency(PhaseKind::Warmup, "warmup", map));
     engine.register_fn("cooldown", |map: Map| concurrency(PhaseKind::Cooldown, "cooldown", map));
@@ -26,7 +29,7 @@ pub fn register(engine: &mut Engine, scenario_dir: PathBuf) {
     engine.register_fn("rate", rate);
     engine.register_fn("ramp", ramp);
     engine.register_fn("schedule", move |map: Map| fixed_schedule(map, &scenario_dir));
-    engine.register_fn("users", users);
+    engine.register_fn("users", move |map: Map| users(map, &functions));
 }
 
 /// The builder's keys: its mode's keys and those every phase takes.
@@ -281,11 +284,16 @@ fn fixed_schedule(map: Map, scenario_dir: &Path) -> ScriptResult<Phase> {
 /// rate, `rate` requests per second over all users;
 /// `users(#{ users: 16, session_rate: 2, turns: normal(4, 1), think_time: ms(800), duration: seconds(60) })`:
 /// new sessions per second, each turn a think time after the previous answer.
-fn users(map: Map) -> ScriptResult<Phase> {
-    let mut r = MapReader::new("users", map, keys!["users", "rate", "session_rate", "turns", "think_time", "seed"])?;
+fn users(map: Map, functions: &SessionFunctions) -> ScriptResult<Phase> {
+    let mut r =
+        MapReader::new("users", map, keys!["users", "rate", "session_rate", "turns", "think_time", "seed", "session"])?;
     let users = r.opt_u64("users")?.unwrap_or(1);
     if users == 0 {
         return script_error("users: `users` must be at least 1");
+    }
+    if r.has("session") {
+        let mode = super::sessions::scripted_mode(&mut r, users as usize, functions)?;
+        return finish(&mut r, PhaseKind::Profiling, mode, true);
     }
     let positive = |key: &str, value: f64| {
         if value.is_finite() && value > 0.0 {

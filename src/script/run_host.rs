@@ -38,6 +38,8 @@ pub struct RunHost {
     pub scenario_sweep: ScenarioSweep,
     /// `--report`: every run and sweep writes its report.html unless it says `report: false`.
     pub report: bool,
+    /// The functions that play its scripted sessions.
+    pub session_functions: Arc<super::sessions::SessionFunctions>,
 }
 
 /// The sweep that a scenario's own loops belong to: every run labelled with `sweep: #{..}` and
@@ -78,7 +80,8 @@ pub(super) fn run_plan(host: &RunHost, plan: Plan) -> ScriptResult<RunResults> {
         "{}",
         ui::plan_summary::render(&plan, &plan.run_info.artifact_dir(&host.options.artifact_root, &plan.name))
     );
-    let result = match host.runtime.block_on(engine::execute(&plan, &host.options)) {
+    let players = host.session_functions.player();
+    let result = match host.runtime.block_on(engine::execute_with_sessions(&plan, &host.options, players)) {
         Ok(result) => Arc::new(result),
         Err(e) => {
             if e.downcast_ref::<crate::preflight::Unreachable>().is_some() {
@@ -94,6 +97,7 @@ pub(super) fn run_plan(host: &RunHost, plan: Plan) -> ScriptResult<RunResults> {
     if plan.export.trace_table {
         ui::stdout::print_line(&ui::table::render_trace_timing(&result));
     }
+    ui::stdout::print(&ui::scripted_sessions::render(&result));
     ui::stdout::print(&ui::gpu_table::render(&result));
     ui::stdout::print(&ui::self_check::render(&result));
     ui::stdout::print(&ui::thresholds::render(&result));

@@ -30,6 +30,7 @@ pub fn merged_phase(phase: &Phase, runs: &[SegmentRun]) -> PhaseSummary {
         window_start_ns,
         window_end_ns,
         sessions: merged_sessions(runs),
+        scripted_sessions: None,
         self_check: combined_self_check(phase, runs),
     }
 }
@@ -110,6 +111,7 @@ mod tests {
             window_start_ns: start,
             window_end_ns: end,
             sessions: None,
+            scripted_sessions: None,
             self_check: check,
         }
     }

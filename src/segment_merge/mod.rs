@@ -322,6 +322,7 @@ mod tests {
             window_start_ns,
             window_end_ns,
             sessions: None,
+            scripted_sessions: None,
             self_check: Default::default(),
         }
     }

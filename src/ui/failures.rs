@@ -64,6 +64,7 @@ mod tests {
             window_start_ns: 0,
             window_end_ns: 1,
             sessions: None,
+            scripted_sessions: None,
             self_check: Default::default(),
         };
         let text = render_all_failed(&result, &phase);
@@ -92,6 +93,7 @@ mod tests {
             window_start_ns: 0,
             window_end_ns: 1,
             sessions: None,
+            scripted_sessions: None,
             self_check: Default::default(),
         };
         result.phases = vec![phase.clone()];

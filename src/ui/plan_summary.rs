@@ -225,6 +225,7 @@ fn mode(mode: &LoadMode) -> String {
                 dist(turns)
             )
         }
+        LoadMode::Scripted { users, session } => format!("scripted sessions: {users} users, each running `{session}`"),
     }
 }
 

@@ -149,6 +149,7 @@ fn lower_phase(item: &Value, dataset: &Dataset, main: &Value, seed: u64) -> Resu
             | LoadMode::Rate { .. }
             | LoadMode::Users { .. }
             | LoadMode::UserCentric { .. }
+            | LoadMode::Scripted { .. }
             | LoadMode::Ramp { hold: true, .. }
             | LoadMode::AgenticReplay(crate::plan::AgenticReplay { stage: crate::plan::ReplayStage::Profiling, .. })
     );

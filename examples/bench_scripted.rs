@@ -1,0 +1,168 @@
+//! Scripted sessions against plain requests: the same streamed chat requests (`--tokens` each)
+//! sent by a closed-loop `concurrency` phase and by a scripted phase whose sessions each send one
+//! chat step, by an `aiperf` binary against a zero-delay mock served by this process. The two
+//! take turns, so a noisy machine hits them alike. Per run: the client's CPU per streamed event
+//! (the child's user + sys over requests × tokens), TTFT p50 and p99 (with a zero-delay server,
+//! what the client adds), the dispatch delay p99; then each median and the ratio scripted / plain.
+//!
+//!     cargo run --release --example bench_scripted -- [--runs N] [--users N] [--requests N] [--tokens N] [BINARY]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use aiperf::mock::{MockConfig, MockServer};
+use anyhow::{Context, Result, bail};
+use serde_json::Value;
+
+/// One run's figures.
+#[derive(Debug, Clone, Copy)]
+struct Figures {
+    cpu_us_per_event: f64,
+    ttft_p50_ms: f64,
+    ttft_p99_ms: f64,
+    dispatch_p99_ms: f64,
+}
+
+/// One figure of a run, as the summary table reads it.
+type Column = fn(&Figures) -> f64;
+
+struct Settings {
+    runs: usize,
+    users: u64,
+    requests: u64,
+    tokens: u64,
+    binary: PathBuf,
+}
+
+fn main() -> Result<()> {
+    let settings = settings()?;
+    let runtime = tokio::runtime::Runtime::new()?;
+    let config = MockConfig { ttft_ms: 0.0, itl_ms: 0.0, max_running: 100_000, ..MockConfig::default() };
+    let mock = runtime.block_on(MockServer::start(config, "127.0.0.1:0".parse()?))?;
+    let work = std::env::temp_dir().join(format!("aiperf-bench-scripted-{}", std::process::id()));
+    std::fs::create_dir_all(&work)?;
+    let modes = ["plain", "scripted"];
+    let mut figures: [Vec<Figures>; 2] = [Vec::new(), Vec::new()];
+    for run in 0..settings.runs {
+        for (mode, figures) in modes.iter().zip(&mut figures) {
+            let scenario = work.join(format!("{mode}.rhai"));
+            std::fs::write(&scenario, scenario_text(mode, &mock.base_url(), &settings))?;
+            let one = one_run(&settings, &scenario, &work.join(format!("run-{run}-{mode}")))?;
+            println!(
+                "run {run} {mode:>8}: CPU {:.2} µs/event, TTFT p50 {:.3} ms p99 {:.3} ms, dispatch p99 {:.3} ms",
+                one.cpu_us_per_event, one.ttft_p50_ms, one.ttft_p99_ms, one.dispatch_p99_ms
+            );
+            figures.push(one);
+        }
+    }
+    println!(
+        "{} runs each, {} users, {} requests of {} tokens; medians (scripted / plain):",
+        settings.runs, settings.users, settings.requests, settings.tokens
+    );
+    let rows: [(&str, Column); 4] = [
+        ("CPU per streamed event, µs", |f| f.cpu_us_per_event),
+        ("TTFT p50, ms", |f| f.ttft_p50_ms),
+        ("TTFT p99, ms", |f| f.ttft_p99_ms),
+        ("dispatch delay p99, ms", |f| f.dispatch_p99_ms),
+    ];
+    for (name, value) in rows {
+        let plain = median(figures[0].iter().map(value).collect());
+        let scripted = median(figures[1].iter().map(value).collect());
+        println!("  {name:<28} plain {plain:>8.3}  scripted {scripted:>8.3}  ratio {:.2}", scripted / plain);
+    }
+    std::fs::remove_dir_all(&work)?;
+    runtime.block_on(mock.shutdown());
+    Ok(())
+}
+
+fn settings() -> Result<Settings> {
+    let binary = std::env::current_exe()?.parent().and_then(Path::parent).map(|dir| dir.join("aiperf"));
+    let mut settings = Settings { runs: 5, users: 64, requests: 5000, tokens: 64, binary: binary.unwrap_or_default() };
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        let mut number = || -> Result<u64> { Ok(args.next().context("a number after the flag")?.parse()?) };
+        match arg.as_str() {
+            "--runs" => settings.runs = number()? as usize,
+            "--users" => settings.users = number()?,
+            "--requests" => settings.requests = number()?,
+            "--tokens" => settings.tokens = number()?,
+            flag if flag.starts_with("--") => bail!("unknown flag {flag}"),
+            _ => settings.binary = PathBuf::from(arg),
+        }
+    }
+    if !settings.binary.exists() {
+        bail!("no aiperf binary at {} (build it, or name it)", settings.binary.display());
+    }
+    Ok(settings)
+}
+
+/// The plain or the scripted scenario: the same requests, the same users.
+fn scenario_text(mode: &str, url: &str, settings: &Settings) -> String {
+    let Settings { users, requests, tokens, .. } = settings;
+    let phase = match mode {
+        "plain" => format!("concurrency(#{{ users: {users}, requests: {requests} }})"),
+        _ => format!(
+            "users(#{{ users: {users}, requests: {requests}, session: |s| {{ s.chat(#{{ user: PROMPT, max_tokens: {tokens} }}); }} }})"
+        ),
+    };
+    format!(
+        r#"const PROMPT = "Tell me about the sea, the wind and the long ships that sail between the islands.";
+run(#{{
+    name: "{mode}",
+    endpoint: endpoint(#{{ url: "{url}", model: "m", kind: "chat", streaming: true }}),
+    dataset: synthetic(#{{ isl: 20, osl: {tokens}, seed: 1 }}),
+    preflight: false,
+    server_metrics: #{{ enabled: false }},
+    gpu_telemetry: #{{ enabled: false }},
+    export_level: "summary",
+    phases: [{phase}],
+}});
+"#
+    )
+}
+
+/// Run the binary on `scenario` and read its figures.
+fn one_run(settings: &Settings, scenario: &Path, artifacts: &Path) -> Result<Figures> {
+    let before = children_cpu_s();
+    let status = Command::new(&settings.binary)
+        .args(["run", "--no-progress", "--artifact-dir"])
+        .arg(artifacts)
+        .arg(scenario)
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .status()?;
+    if !status.success() {
+        bail!("{} failed: {status}", scenario.display());
+    }
+    let cpu_s = children_cpu_s() - before;
+    let name = scenario.file_stem().context("scenario name")?.to_string_lossy().to_string();
+    let summary: Value =
+        serde_json::from_slice(&std::fs::read(artifacts.join(&name).join("profile_export_aiperf.json"))?)?;
+    let stat = |metric: &str, stat: &str| summary[metric][stat].as_f64().unwrap_or(f64::NAN);
+    let events = (settings.requests * settings.tokens) as f64;
+    let figures = Figures {
+        cpu_us_per_event: cpu_s * 1e6 / events,
+        ttft_p50_ms: stat("time_to_first_token", "p50"),
+        ttft_p99_ms: stat("time_to_first_token", "p99"),
+        dispatch_p99_ms: summary["client_self_check"][0]["dispatch_delay_p99_ms"].as_f64().unwrap_or(f64::NAN),
+    };
+    std::fs::remove_dir_all(artifacts)?;
+    Ok(figures)
+}
+
+/// User + system CPU seconds of the children waited for so far.
+fn children_cpu_s() -> f64 {
+    // SAFETY: getrusage fills the struct it is given.
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage);
+        usage
+    };
+    let seconds = |time: libc::timeval| time.tv_sec as f64 + time.tv_usec as f64 / 1e6;
+    seconds(usage.ru_utime) + seconds(usage.ru_stime)
+}
+
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values.get(values.len() / 2).copied().unwrap_or(f64::NAN)
+}

@@ -1,0 +1,55 @@
+//! The clients of the endpoints a session calls besides the run's own: one per endpoint, made
+//! on first use with the run's settings, the url "mock" meaning the run's built-in server.
+
+use std::sync::{Arc, Mutex};
+
+use crate::client::HttpClient;
+use crate::clock::RunClock;
+use crate::load::scripted::SessionHook;
+use crate::plan::Endpoint;
+
+pub struct EndpointClients {
+    made: Mutex<Vec<(Endpoint, Arc<HttpClient>)>>,
+    pool_size: usize,
+}
+
+impl EndpointClients {
+    pub fn new(pool_size: usize) -> Self {
+        Self { made: Mutex::new(Vec::new()), pool_size }
+    }
+
+    /// The client for `endpoint`: None for the run's own (its client), else one of this
+    /// phase's; an error names what cannot be reached.
+    pub fn client_of(
+        &self,
+        endpoint: &Endpoint,
+        hook: &SessionHook,
+        clock: RunClock,
+        runtime: &tokio::runtime::Handle,
+    ) -> Result<Option<Arc<HttpClient>>, String> {
+        let mut endpoint = endpoint.clone();
+        if endpoint.is_mock() {
+            if !hook.serving_itself {
+                return Err("an endpoint with url \"mock\" needs the run's own endpoint to be \"mock\" too".into());
+            }
+            endpoint.url = hook.endpoint.url.clone();
+            endpoint.mock = hook.endpoint.mock.clone();
+        }
+        if endpoint == hook.endpoint {
+            return Ok(None);
+        }
+        let mut made = self.made.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some((_, client)) = made.iter().find(|(known, _)| *known == endpoint) {
+            return Ok(Some(client.clone()));
+        }
+        let _inside = runtime.enter();
+        let client = HttpClient::new(&endpoint, clock, hook.request_timeout, self.pool_size)
+            .map_err(|e| format!("endpoint {}: {e:#}", endpoint.url))?
+            .keep_trace_details(hook.http_trace)
+            .keep_raw(hook.raw)
+            .serving_itself(hook.serving_itself);
+        let client = Arc::new(client);
+        made.push((endpoint, client.clone()));
+        Ok(Some(client))
+    }
+}

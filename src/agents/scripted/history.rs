@@ -1,0 +1,132 @@
+//! A session's chat history as the OpenAI chat API wants it: the messages a step adds, the
+//! `tool` results that answer the last tool calls, and each answer as an assistant message
+//! (its `tool_calls` included).
+
+use serde_json::{Map, Value, json};
+
+use crate::plan::Endpoint;
+use crate::record::ToolCall;
+
+/// What one chat step asks for.
+#[derive(Debug, Clone, Default)]
+pub struct ChatStep {
+    /// Messages appended to the history before the request (OpenAI message objects).
+    pub messages: Vec<Value>,
+    /// Results of the last answer's tool calls, appended as `tool` messages.
+    pub tool_results: Vec<ToolResult>,
+    /// Tools offered from this step on (the session keeps offering them).
+    pub tools: Option<Value>,
+    pub max_tokens: Option<u64>,
+    /// Another endpoint than the run's.
+    pub endpoint: Option<Endpoint>,
+    pub tag: Option<String>,
+    /// Body fields over the endpoint's own.
+    pub extra: Map<String, Value>,
+}
+
+/// One tool result; without an id it answers the last answer's call at its position.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolResult {
+    pub tool_call_id: Option<String>,
+    pub content: String,
+}
+
+#[derive(Debug, Default)]
+pub struct History {
+    messages: Vec<Value>,
+    /// The calls of the last answer, which ids-less results answer in order.
+    last_calls: Vec<ToolCall>,
+    tools: Option<Value>,
+}
+
+impl History {
+    /// Add a step's messages and tool results (and its tools); the results it held.
+    pub fn add_step(&mut self, step: &mut ChatStep) -> usize {
+        self.messages.append(&mut step.messages);
+        for (position, result) in step.tool_results.iter().enumerate() {
+            let id = result
+                .tool_call_id
+                .clone()
+                .or_else(|| self.last_calls.get(position).map(|call| call.id.clone()))
+                .unwrap_or_else(|| format!("call_{position}"));
+            self.messages.push(json!({ "role": "tool", "tool_call_id": id, "content": result.content }));
+        }
+        if let Some(tools) = step.tools.take() {
+            self.tools = Some(tools);
+        }
+        step.tool_results.len()
+    }
+
+    /// Add an answer as the assistant's message.
+    pub fn add_answer(&mut self, text: &str, tool_calls: &[ToolCall]) {
+        let mut message = Map::new();
+        message.insert("role".into(), "assistant".into());
+        message.insert(
+            "content".into(),
+            if text.is_empty() && !tool_calls.is_empty() { Value::Null } else { text.into() },
+        );
+        if !tool_calls.is_empty() {
+            let calls = tool_calls
+                .iter()
+                .map(|call| {
+                    json!({ "id": call.id, "type": "function",
+                            "function": { "name": call.name, "arguments": call.arguments } })
+                })
+                .collect();
+            message.insert("tool_calls".into(), Value::Array(calls));
+        }
+        self.messages.push(Value::Object(message));
+        self.last_calls = tool_calls.to_vec();
+    }
+
+    pub fn messages(&self) -> &[Value] {
+        &self.messages
+    }
+
+    pub fn tools(&self) -> Option<&Value> {
+        self.tools.as_ref()
+    }
+
+    /// The text of every message, for counting the prompt's tokens.
+    pub fn text(&self) -> String {
+        let mut text = String::new();
+        for message in &self.messages {
+            match message.get("content") {
+                Some(Value::String(content)) => text.push_str(content),
+                Some(Value::Array(parts)) => parts
+                    .iter()
+                    .filter_map(|part| part.get("text").and_then(Value::as_str))
+                    .for_each(|t| text.push_str(t)),
+                _ => {}
+            }
+            text.push('\n');
+        }
+        text
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tool_results_answer_the_last_calls_after_the_assistant_message_that_made_them() {
+        let mut history = History::default();
+        let mut first =
+            ChatStep { messages: vec![json!({"role": "user", "content": "find x"})], ..ChatStep::default() };
+        history.add_step(&mut first);
+        let call = ToolCall { id: "call_7".into(), name: "search".into(), arguments: "{}".into() };
+        history.add_answer("", std::slice::from_ref(&call));
+        let mut second = ChatStep {
+            tool_results: vec![ToolResult { tool_call_id: None, content: "x is 1".into() }],
+            ..ChatStep::default()
+        };
+        assert_eq!(history.add_step(&mut second), 1);
+        let messages = history.messages();
+        assert_eq!(messages.len(), 3);
+        assert_eq!(messages[1]["tool_calls"][0]["id"], "call_7");
+        assert_eq!(messages[1]["content"], Value::Null);
+        assert_eq!(messages[2], json!({"role": "tool", "tool_call_id": "call_7", "content": "x is 1"}));
+        assert!(history.text().contains("find x") && history.text().contains("x is 1"));
+    }
+}

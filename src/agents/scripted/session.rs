@@ -1,0 +1,282 @@
+//! One session as its function sees it: its steps (chat, embeddings, rerank), each sent on the
+//! runtime while the session's thread waits for the answer, its client-side waits, its history
+//! and state, and what it did, for the phase's tally.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use super::history::{ChatStep, History};
+use super::phase::PhaseShared;
+use super::tally::{Ended, SessionOutcome, StepDone};
+use crate::load::scripted::{Step, StepAnswer, send_step};
+use crate::plan::Endpoint;
+use crate::record::SessionTurn;
+use crate::request_bodies::{chat_step_body, embeddings_step_body, rerank_step_body};
+use crate::rng::SeededRng;
+
+/// The phase stopped sending (its duration, its request limit, a stop signal): the session ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PhaseOver;
+
+/// The kinds of step, which tag a step that names no tag.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StepKind {
+    Chat,
+    Embed,
+    Rerank,
+}
+
+impl StepKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StepKind::Chat => "chat",
+            StepKind::Embed => "embed",
+            StepKind::Rerank => "rerank",
+        }
+    }
+}
+
+/// A session's handle; clones share it (the function's `s`).
+#[derive(Clone)]
+pub struct Session(Arc<Mutex<SessionState>>);
+
+struct SessionState {
+    shared: Arc<PhaseShared>,
+    id: u64,
+    ids: SeededRng,
+    history: History,
+    /// Chat steps answered so far.
+    turn: u32,
+    steps: Vec<StepDone>,
+    tool_calls: u64,
+    first_sent_ns: Option<u64>,
+    last_end_ns: u64,
+    phase_over: bool,
+    /// The function's own values, kept for the session (`s.state`).
+    state: rhai::Map,
+}
+
+impl Session {
+    pub(super) fn new(shared: Arc<PhaseShared>, id: u64) -> Self {
+        let seed = shared.phase.ctx.id_seed ^ ((shared.phase.run.index as u64) << 32) ^ id.wrapping_mul(0x9E37_79B9);
+        Session(Arc::new(Mutex::new(SessionState {
+            shared,
+            id,
+            ids: SeededRng::new(seed),
+            history: History::default(),
+            turn: 0,
+            steps: Vec::new(),
+            tool_calls: 0,
+            first_sent_ns: None,
+            last_end_ns: 0,
+            phase_over: false,
+            state: rhai::Map::new(),
+        })))
+    }
+
+    fn state(&self) -> MutexGuard<'_, SessionState> {
+        self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    pub fn id(&self) -> u64 {
+        self.state().id
+    }
+
+    /// Chat steps answered so far.
+    pub fn turn(&self) -> u32 {
+        self.state().turn
+    }
+
+    /// Requests sent so far.
+    pub fn steps(&self) -> usize {
+        self.state().steps.len()
+    }
+
+    pub fn tool_calls(&self) -> u64 {
+        self.state().tool_calls
+    }
+
+    pub fn history(&self) -> Vec<serde_json::Value> {
+        self.state().history.messages().to_vec()
+    }
+
+    pub fn values(&self) -> rhai::Map {
+        self.state().state.clone()
+    }
+
+    pub fn set_values(&self, values: rhai::Map) {
+        self.state().state = values;
+    }
+
+    /// A chat step over the session's history; the answer joins the history.
+    pub fn chat(&self, mut step: ChatStep) -> Result<Result<StepAnswer, String>, PhaseOver> {
+        let (body, input_tokens, client) = {
+            let mut state = self.state();
+            let client = match state.client_for(step.endpoint.as_ref()) {
+                Ok(client) => client,
+                Err(why) => return Ok(Err(why)),
+            };
+            state.history.add_step(&mut step);
+            let endpoint = step.endpoint.as_ref().unwrap_or(&state.shared.phase.hook.endpoint);
+            let history = &state.history;
+            let body = chat_step_body(endpoint, history.messages(), history.tools(), step.max_tokens, &step.extra);
+            let input_tokens = state.shared.phase.hook.tokenizer.count(&history.text()) as u64;
+            (body, input_tokens, client)
+        };
+        let tag = step.tag.unwrap_or_else(|| StepKind::Chat.as_str().to_string());
+        let answer = self.send(client, body, input_tokens, step.max_tokens, tag)?;
+        let mut state = self.state();
+        if answer.ok {
+            state.history.add_answer(&answer.text, &answer.tool_calls);
+            state.turn += 1;
+        }
+        state.tool_calls += answer.tool_calls.len() as u64;
+        Ok(Ok(answer))
+    }
+
+    /// An embeddings step of `inputs`.
+    pub fn embed(
+        &self,
+        endpoint: Option<Endpoint>,
+        inputs: &[String],
+        tag: Option<String>,
+        extra: &serde_json::Map<String, serde_json::Value>,
+    ) -> Result<Result<StepAnswer, String>, PhaseOver> {
+        let prepared = self.prepare(endpoint.as_ref(), |endpoint| embeddings_step_body(endpoint, inputs, extra));
+        let (body, client) = match prepared {
+            Ok(prepared) => prepared,
+            Err(why) => return Ok(Err(why)),
+        };
+        let input_tokens = self.count_tokens(&inputs.join("\n"));
+        self.send(client, body, input_tokens, None, tag.unwrap_or_else(|| StepKind::Embed.as_str().into())).map(Ok)
+    }
+
+    /// A rerank step of `documents` against `query`.
+    pub fn rerank(
+        &self,
+        endpoint: Option<Endpoint>,
+        query: &str,
+        documents: &[String],
+        tag: Option<String>,
+        extra: &serde_json::Map<String, serde_json::Value>,
+    ) -> Result<Result<StepAnswer, String>, PhaseOver> {
+        let prepared = self.prepare(endpoint.as_ref(), |endpoint| rerank_step_body(endpoint, query, documents, extra));
+        let (body, client) = match prepared {
+            Ok(prepared) => prepared,
+            Err(why) => return Ok(Err(why)),
+        };
+        let input_tokens = self.count_tokens(&format!("{query}\n{}", documents.join("\n")));
+        self.send(client, body, input_tokens, None, tag.unwrap_or_else(|| StepKind::Rerank.as_str().into())).map(Ok)
+    }
+
+    /// Wait `seconds` on the session's thread (a tool's own time); the phase's end cuts it short.
+    pub fn wait(&self, seconds: f64) -> Result<(), PhaseOver> {
+        let shared = self.state().shared.clone();
+        let mut until = Instant::now() + Duration::from_secs_f64(seconds.clamp(0.0, crate::plan::MAX_SECONDS));
+        if let Some(stop) = shared.phase.deadlines.stop_sending() {
+            until = until.min(stop);
+        }
+        const SLICE: Duration = Duration::from_millis(50);
+        loop {
+            if shared.phase.ctx.cancel.is_cancelled() {
+                return self.over();
+            }
+            let now = Instant::now();
+            if now >= until {
+                break;
+            }
+            std::thread::sleep((until - now).min(SLICE));
+        }
+        if shared.stopped() { self.over() } else { Ok(()) }
+    }
+
+    fn over<T>(&self) -> Result<T, PhaseOver> {
+        self.state().phase_over = true;
+        Err(PhaseOver)
+    }
+
+    fn count_tokens(&self, text: &str) -> u64 {
+        self.state().shared.phase.hook.tokenizer.count(text) as u64
+    }
+
+    /// The body for the step's endpoint and the client that sends it.
+    fn prepare(
+        &self,
+        endpoint: Option<&Endpoint>,
+        body_of: impl FnOnce(&Endpoint) -> Vec<u8>,
+    ) -> Result<(Vec<u8>, Option<Arc<crate::client::HttpClient>>), String> {
+        let state = self.state();
+        let client = state.client_for(endpoint)?;
+        Ok((body_of(endpoint.unwrap_or(&state.shared.phase.hook.endpoint)), client))
+    }
+
+    /// Send one step and wait for its answer; PhaseOver when the phase sends no more.
+    fn send(
+        &self,
+        client: Option<Arc<crate::client::HttpClient>>,
+        body: Vec<u8>,
+        input_tokens: u64,
+        max_tokens: Option<u64>,
+        tag: String,
+    ) -> Result<StepAnswer, PhaseOver> {
+        let (shared, step) = {
+            let mut state = self.state();
+            let shared = state.shared.clone();
+            let Some(index_in_phase) = shared.claim_request() else {
+                drop(state);
+                return self.over();
+            };
+            let turn = SessionTurn { session: state.id, turn: state.steps.len() as u32 };
+            let scheduled_ns = shared.phase.ctx.clock.now_ns();
+            let x_request_id = state.ids.uuid();
+            let step =
+                Step { body: body.into(), input_tokens, max_tokens, index_in_phase, x_request_id, scheduled_ns, turn };
+            (shared, step)
+        };
+        let (answer_tx, answer_rx) = tokio::sync::oneshot::channel();
+        let phase = shared.clone();
+        shared.runtime.spawn(async move {
+            let deadlines = phase.phase.deadlines;
+            let answer = send_step(client.as_deref(), &phase.phase.ctx, &phase.phase.run, deadlines, step).await;
+            let _ = answer_tx.send(answer);
+        });
+        let Ok(answer) = answer_rx.blocking_recv() else {
+            return self.over();
+        };
+        let mut state = self.state();
+        state.first_sent_ns.get_or_insert(answer.start_ns);
+        state.last_end_ns = state.last_end_ns.max(answer.end_ns);
+        state.steps.push(StepDone {
+            tag,
+            ok: answer.ok,
+            latency_ns: answer.end_ns.saturating_sub(answer.start_ns),
+            ttft_ns: answer.first_output_ns.map(|first| first.saturating_sub(answer.start_ns)),
+        });
+        Ok(answer)
+    }
+
+    /// What the session did, once its function returned (`outcome`), for the tally.
+    pub(super) fn finish(&self, failed: Option<String>) -> SessionOutcome {
+        let mut state = self.state();
+        let steps = std::mem::take(&mut state.steps);
+        let ended = match failed {
+            Some(_) if state.phase_over => Ended::Cut,
+            Some(error) => Ended::Failed(error),
+            None => Ended::Completed,
+        };
+        SessionOutcome {
+            latency_ns: state.first_sent_ns.map(|first| state.last_end_ns.saturating_sub(first)),
+            tool_calls: state.tool_calls,
+            steps,
+            ended,
+        }
+    }
+}
+
+impl SessionState {
+    fn client_for(&self, endpoint: Option<&Endpoint>) -> Result<Option<Arc<crate::client::HttpClient>>, String> {
+        let Some(endpoint) = endpoint else { return Ok(None) };
+        let phase = &self.shared.phase;
+        self.shared.clients.client_of(endpoint, &phase.hook, phase.ctx.clock, &self.shared.runtime)
+    }
+}

@@ -1,0 +1,166 @@
+//! The phase's session metrics: each finished session adds its outcome, and the phase's end
+//! turns them into `ScriptedSessionsSummary` (`session_metrics.rs`).
+
+use std::collections::{BTreeMap, HashMap};
+
+use crate::metrics::stats::distribution;
+use crate::session_metrics::{ScriptedSessionsSummary, SessionError, StepTagSummary};
+
+/// How a session ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ended {
+    Completed,
+    Failed(String),
+    Cut,
+}
+
+/// One request of a session, as the tally keeps it.
+#[derive(Debug, Clone)]
+pub struct StepDone {
+    pub tag: String,
+    pub ok: bool,
+    pub latency_ns: u64,
+    pub ttft_ns: Option<u64>,
+}
+
+/// One finished session.
+#[derive(Debug, Clone)]
+pub struct SessionOutcome {
+    /// First request sent to last answer; None when it sent nothing.
+    pub latency_ns: Option<u64>,
+    pub tool_calls: u64,
+    pub steps: Vec<StepDone>,
+    pub ended: Ended,
+}
+
+#[derive(Debug, Default)]
+struct TagValues {
+    requests: u64,
+    errors: u64,
+    latency_ms: Vec<f64>,
+    ttft_ms: Vec<f64>,
+}
+
+#[derive(Debug, Default)]
+pub struct Tally {
+    started: u64,
+    completed: u64,
+    failed: u64,
+    cut: u64,
+    session_latency_ms: Vec<f64>,
+    steps_per_session: Vec<f64>,
+    tool_calls_per_session: Vec<f64>,
+    tool_calls: u64,
+    tags: BTreeMap<String, TagValues>,
+    errors: HashMap<String, u64>,
+}
+
+impl Tally {
+    /// Add a finished session; true when it failed with an error not seen before.
+    pub fn add(&mut self, session: SessionOutcome) -> bool {
+        self.started += 1;
+        self.steps_per_session.push(session.steps.len() as f64);
+        self.tool_calls_per_session.push(session.tool_calls as f64);
+        self.tool_calls += session.tool_calls;
+        for step in session.steps {
+            let values = self.tags.entry(step.tag).or_default();
+            values.requests += 1;
+            if step.ok {
+                values.latency_ms.push(step.latency_ns as f64 / 1e6);
+                values.ttft_ms.extend(step.ttft_ns.map(|ns| ns as f64 / 1e6));
+            } else {
+                values.errors += 1;
+            }
+        }
+        match session.ended {
+            Ended::Completed => {
+                self.completed += 1;
+                self.session_latency_ms.extend(session.latency_ns.map(|ns| ns as f64 / 1e6));
+                false
+            }
+            Ended::Cut => {
+                self.cut += 1;
+                false
+            }
+            Ended::Failed(error) => {
+                self.failed += 1;
+                let count = self.errors.entry(error).or_default();
+                *count += 1;
+                *count == 1
+            }
+        }
+    }
+
+    /// The summary, with the most sessions that were live at once.
+    pub fn summary(&self, peak_live: u64) -> ScriptedSessionsSummary {
+        let steps = self
+            .tags
+            .iter()
+            .map(|(tag, values)| {
+                let summary = StepTagSummary {
+                    requests: values.requests,
+                    errors: values.errors,
+                    latency_ms: distribution(&values.latency_ms),
+                    ttft_ms: distribution(&values.ttft_ms),
+                };
+                (tag.clone(), summary)
+            })
+            .collect();
+        let mut errors: Vec<SessionError> = self
+            .errors
+            .iter()
+            .map(|(message, sessions)| SessionError { message: message.clone(), sessions: *sessions })
+            .collect();
+        errors.sort_by(|a, b| b.sessions.cmp(&a.sessions).then_with(|| a.message.cmp(&b.message)));
+        ScriptedSessionsSummary {
+            started: self.started,
+            completed: self.completed,
+            failed: self.failed,
+            cut: self.cut,
+            peak_live,
+            session_latency_ms: distribution(&self.session_latency_ms),
+            steps_per_session: distribution(&self.steps_per_session),
+            tool_calls_per_session: distribution(&self.tool_calls_per_session),
+            tool_calls: self.tool_calls,
+            steps,
+            errors,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn step(tag: &str, ok: bool, latency_ms: u64) -> StepDone {
+        StepDone { tag: tag.into(), ok, latency_ns: latency_ms * 1_000_000, ttft_ns: Some(1_000_000) }
+    }
+
+    #[test]
+    fn sessions_add_up_by_outcome_and_steps_by_tag() {
+        let mut tally = Tally::default();
+        let done = SessionOutcome {
+            latency_ns: Some(30_000_000),
+            tool_calls: 2,
+            steps: vec![step("plan", true, 10), step("plan", true, 20), step("embed", false, 5)],
+            ended: Ended::Completed,
+        };
+        assert!(!tally.add(done));
+        let failed = || SessionOutcome {
+            latency_ns: None,
+            tool_calls: 0,
+            steps: Vec::new(),
+            ended: Ended::Failed("a.rhai:3:5: boom".into()),
+        };
+        assert!(tally.add(failed()), "a new error is reported");
+        assert!(!tally.add(failed()), "once");
+        let summary = tally.summary(1);
+        assert_eq!((summary.started, summary.completed, summary.failed, summary.cut), (3, 1, 2, 0));
+        assert_eq!(summary.session_latency_ms.map(|s| s.avg), Some(30.0));
+        assert_eq!(summary.steps["plan"].requests, 2);
+        assert_eq!(summary.steps["plan"].latency_ms.as_ref().map(|s| s.avg), Some(15.0));
+        assert_eq!((summary.steps["embed"].requests, summary.steps["embed"].errors), (1, 1));
+        assert_eq!(summary.errors, vec![SessionError { message: "a.rhai:3:5: boom".into(), sessions: 2 }]);
+        assert_eq!(summary.tool_calls, 2);
+    }
+}

@@ -1,0 +1,145 @@
+//! The load side of scripted phases: the hook that plays them (`agents/scripted/` fills it, so
+//! load/ runs no script code), and one step of a session, sent and filed as every request is.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+
+use super::{Limits, LoadContext, Outgoing, PhaseDeadlines, PhaseRun, send_through};
+use crate::client::HttpClient;
+use crate::dataset::tokenizer::Tokenizer;
+use crate::plan::Endpoint;
+use crate::record::{RequestRecord, SessionTurn, ToolCall, Usage};
+
+/// Plays a scripted phase to its end.
+pub trait SessionPlayer: Send + Sync {
+    fn play(&self, phase: ScriptedPhase) -> Pin<Box<dyn Future<Output = ()> + Send>>;
+}
+
+/// What a run hands its player: the player, and what a session needs to reach other endpoints
+/// as the run reaches its own.
+pub struct SessionHook {
+    pub player: Arc<dyn SessionPlayer>,
+    /// The run's endpoint at the url it is reached at (the built-in server's, for "mock").
+    pub endpoint: Endpoint,
+    pub request_timeout: Duration,
+    /// The client's switches for every endpoint: trace details, raw exchanges.
+    pub http_trace: bool,
+    pub raw: bool,
+    /// The run serves its endpoint itself (the url "mock").
+    pub serving_itself: bool,
+    /// Counts a step's prompt tokens (on the session's thread, never the runtime's).
+    pub tokenizer: Arc<Tokenizer>,
+}
+
+/// One scripted phase as its player gets it: `users` sessions of `program` at a time.
+pub struct ScriptedPhase {
+    pub ctx: Arc<LoadContext>,
+    pub run: Arc<PhaseRun>,
+    pub hook: Arc<SessionHook>,
+    pub users: usize,
+    pub program: String,
+    pub deadlines: StepDeadlines,
+}
+
+/// When the phase stops sending and cuts its requests off.
+#[derive(Debug, Clone, Copy)]
+pub struct StepDeadlines(PhaseDeadlines);
+
+impl StepDeadlines {
+    pub fn sending_over(&self) -> bool {
+        self.0.sending_over()
+    }
+
+    /// When the phase stops sending; None without a duration.
+    pub fn stop_sending(&self) -> Option<std::time::Instant> {
+        self.0.stop_sending.map(tokio::time::Instant::into_std)
+    }
+}
+
+pub(super) async fn play(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, users: usize, program: &str) {
+    let Some(hook) = ctx.sessions.clone() else {
+        tracing::error!("phase `{}`: scripted sessions are played by a scenario; nothing was sent", run.phase.name);
+        return;
+    };
+    let deadlines = StepDeadlines(PhaseDeadlines::of(&run.phase));
+    let phase = ScriptedPhase { ctx, run, hook: hook.clone(), users, program: program.to_string(), deadlines };
+    hook.player.play(phase).await
+}
+
+/// One request of a session.
+pub struct Step {
+    pub body: Bytes,
+    pub input_tokens: u64,
+    pub max_tokens: Option<u64>,
+    /// Its place among the phase's requests.
+    pub index_in_phase: u64,
+    pub x_request_id: String,
+    pub scheduled_ns: u64,
+    pub turn: SessionTurn,
+}
+
+/// What a step's request came back with, read from its record before the metrics get it.
+#[derive(Debug, Clone, Default)]
+pub struct StepAnswer {
+    pub ok: bool,
+    pub cancelled: bool,
+    pub status: Option<u16>,
+    pub error: Option<String>,
+    pub text: String,
+    pub reasoning: String,
+    pub tool_calls: Vec<ToolCall>,
+    pub usage: Option<Usage>,
+    pub finish_reason: Option<String>,
+    /// Run-clock ns: sent, first output, last byte.
+    pub start_ns: u64,
+    pub first_output_ns: Option<u64>,
+    pub end_ns: u64,
+}
+
+impl StepAnswer {
+    fn of(record: &RequestRecord) -> Self {
+        Self {
+            ok: record.is_valid(),
+            cancelled: record.was_cancelled,
+            status: record.status,
+            error: record.error.as_ref().map(|error| error.message.clone()),
+            text: record.content.clone(),
+            reasoning: record.reasoning.clone(),
+            tool_calls: record.tool_calls.clone(),
+            usage: record.usage,
+            finish_reason: record.finish_reason.clone(),
+            start_ns: record.start_ns,
+            first_output_ns: record.chunks.first().map(|chunk| chunk.ns),
+            end_ns: record.end_ns,
+        }
+    }
+}
+
+/// Send one step over `client` (None: the run's own) and file its record as any request's.
+pub async fn send_step(
+    client: Option<&HttpClient>,
+    ctx: &LoadContext,
+    run: &PhaseRun,
+    deadlines: StepDeadlines,
+    step: Step,
+) -> StepAnswer {
+    let request = Outgoing {
+        request_index: step.index_in_phase,
+        dataset_index: step.turn.session as usize,
+        scheduled_ns: step.scheduled_ns,
+        x_request_id: step.x_request_id,
+        body: step.body,
+        input_tokens: step.input_tokens,
+        max_tokens: step.max_tokens,
+        audio_seconds: None,
+        turn: Some(step.turn),
+        agent: None,
+        woke_on_timer: false,
+    };
+    let client = client.unwrap_or(&ctx.client);
+    send_through(client, ctx, run, deadlines.0, request, Limits::default(), StepAnswer::of).await
+}

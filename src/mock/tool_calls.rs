@@ -1,0 +1,166 @@
+//! Tool calls: a chat request that offers `tools` is answered with a call to its first tool
+//! while its history holds fewer `tool` results than its depth, and with text after, so an
+//! agent loop against the mock ends after a known number of turns.
+
+use std::fmt::Write;
+
+use serde::Deserialize;
+
+use super::words;
+
+/// Tool calls a session gets before text when the request names no depth (`mock_tool_depth`).
+pub const DEFAULT_TOOL_DEPTH: u64 = 2;
+/// The output tokens a tool call takes (its time to generate, its usage).
+pub const TOOL_CALL_TOKENS: u64 = 8;
+
+/// What a chat request says about tools: the tools it offers, the tool results its history
+/// holds, and the depth it asks for.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct ToolTurn {
+    /// The first offered tool's function name; None when the request offers no tool.
+    pub first_tool: Option<String>,
+    pub tool_results: u64,
+    pub depth: Option<u64>,
+}
+
+#[derive(Deserialize)]
+struct WireToolRequest {
+    #[serde(default)]
+    tools: Option<Vec<WireTool>>,
+    #[serde(default)]
+    messages: Option<Vec<WireRole>>,
+    #[serde(default)]
+    mock_tool_depth: Option<u64>,
+}
+
+#[derive(Deserialize)]
+struct WireTool {
+    #[serde(default)]
+    function: Option<WireFunction>,
+}
+
+#[derive(Deserialize)]
+struct WireFunction {
+    #[serde(default)]
+    name: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct WireRole {
+    #[serde(default)]
+    role: Option<String>,
+}
+
+/// The request's tools and tool results; None for a body that mentions neither (read without
+/// a second parse of the whole body) or that cannot be read.
+pub fn tool_turn(body: &[u8]) -> Option<ToolTurn> {
+    let finder = memchr::memmem::Finder::new(b"\"tool");
+    finder.find(body)?;
+    let wire: WireToolRequest = serde_json::from_slice(body).ok()?;
+    let first_tool = wire.tools.unwrap_or_default().into_iter().find_map(|tool| tool.function?.name);
+    let tool_results =
+        wire.messages.unwrap_or_default().iter().filter(|message| message.role.as_deref() == Some("tool")).count();
+    Some(ToolTurn { first_tool, tool_results: tool_results as u64, depth: wire.mock_tool_depth })
+}
+
+impl ToolTurn {
+    /// The tool this turn calls: its first tool, while the results are fewer than the depth.
+    pub fn calls(&self, default_depth: u64) -> Option<&str> {
+        let depth = self.depth.unwrap_or(default_depth);
+        self.first_tool.as_deref().filter(|_| self.tool_results < depth)
+    }
+}
+
+/// The call's id and arguments, numbered by the results the history holds.
+fn call_id_and_arguments(step: u64) -> (String, String) {
+    (format!("call_{step}"), format!(r#"{{\"step\":{step},\"query\":\"{}\"}}"#, words::output_text(2).trim()))
+}
+
+/// The streamed answer: the opening chunk, the call's name and id, its arguments in two pieces,
+/// the `tool_calls` finish, the usage chunk when asked, and `[DONE]`.
+pub fn streamed(chunk_head: &str, name: &str, step: u64, usage_json: Option<&str>) -> String {
+    let (id, arguments) = call_id_and_arguments(step);
+    let half = arguments.len() / 2;
+    let split = (half..arguments.len()).find(|&at| arguments.is_char_boundary(at) && !arguments[..at].ends_with('\\'));
+    let (first, second) = arguments.split_at(split.unwrap_or(arguments.len()));
+    let mut out = String::new();
+    let mut event = |choices: &str| {
+        let _ = write!(out, "data: {chunk_head}{choices}}}\n\n");
+    };
+    event(r#"[{"index":0,"delta":{"role":"assistant","content":null},"finish_reason":null}]"#);
+    event(&format!(
+        r#"[{{"index":0,"delta":{{"tool_calls":[{{"index":0,"id":"{id}","type":"function","function":{{"name":{},"arguments":""}}}}]}},"finish_reason":null}}]"#,
+        json_string(name)
+    ));
+    for piece in [first, second] {
+        event(&format!(
+            r#"[{{"index":0,"delta":{{"tool_calls":[{{"index":0,"function":{{"arguments":"{piece}"}}}}]}},"finish_reason":null}}]"#
+        ));
+    }
+    event(r#"[{"index":0,"delta":{},"finish_reason":"tool_calls"}]"#);
+    if let Some(usage_json) = usage_json {
+        event(&format!(r#"[],"usage":{usage_json}"#));
+    }
+    out.push_str("data: [DONE]\n\n");
+    out
+}
+
+/// The whole (non-streamed) answer's choice.
+pub fn whole_choice(name: &str, step: u64) -> String {
+    let (id, arguments) = call_id_and_arguments(step);
+    format!(
+        r#"{{"index":0,"message":{{"role":"assistant","content":null,"tool_calls":[{{"id":"{id}","type":"function","function":{{"name":{},"arguments":"{arguments}"}}}}]}},"finish_reason":"tool_calls"}}"#,
+        json_string(name)
+    )
+}
+
+fn json_string(text: &str) -> String {
+    serde_json::Value::String(text.to_string()).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::Value;
+
+    use super::*;
+
+    const TOOLS: &str = r#""tools":[{"type":"function","function":{"name":"search","parameters":{}}}]"#;
+
+    #[test]
+    fn a_call_while_the_results_are_fewer_than_the_depth_then_text() {
+        let body = |results: usize, depth: &str| {
+            let tool = r#"{"role":"tool","tool_call_id":"c","content":"r"}"#;
+            let history: Vec<&str> =
+                std::iter::once(r#"{"role":"user","content":"q"}"#).chain(std::iter::repeat_n(tool, results)).collect();
+            format!(r#"{{{TOOLS},"messages":[{}]{depth}}}"#, history.join(","))
+        };
+        let turn = tool_turn(body(0, "").as_bytes()).unwrap();
+        assert_eq!(turn.calls(DEFAULT_TOOL_DEPTH), Some("search"));
+        assert_eq!(tool_turn(body(2, "").as_bytes()).unwrap().calls(DEFAULT_TOOL_DEPTH), None);
+        let deeper = tool_turn(body(2, r#","mock_tool_depth":3"#).as_bytes()).unwrap();
+        assert_eq!((deeper.tool_results, deeper.calls(DEFAULT_TOOL_DEPTH)), (2, Some("search")));
+        assert!(tool_turn(br#"{"messages":[{"role":"user","content":"q"}]}"#).is_none());
+    }
+
+    #[test]
+    fn the_streamed_call_is_openai_json_whose_pieces_join_to_the_arguments() {
+        let head = r#"{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":"#;
+        let text = streamed(head, "search", 1, None);
+        let events: Vec<Value> = text
+            .split("\n\n")
+            .filter_map(|event| event.strip_prefix("data: "))
+            .filter(|data| *data != "[DONE]")
+            .map(|data| serde_json::from_str(data).unwrap())
+            .collect();
+        let arguments: String = events
+            .iter()
+            .filter_map(|event| event["choices"][0]["delta"]["tool_calls"][0]["function"]["arguments"].as_str())
+            .collect();
+        let parsed: Value = serde_json::from_str(&arguments).unwrap();
+        assert_eq!(parsed["step"], 1);
+        assert_eq!(events[1]["choices"][0]["delta"]["tool_calls"][0]["id"], "call_1");
+        assert_eq!(events.last().unwrap()["choices"][0]["finish_reason"], "tool_calls");
+        let whole: Value = serde_json::from_str(&whole_choice("search", 0)).unwrap();
+        assert_eq!(whole["message"]["tool_calls"][0]["function"]["name"], "search");
+    }
+}

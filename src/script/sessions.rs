@@ -1,0 +1,299 @@
+//! The Rhai face of scripted sessions (`agents/scripted/`): `users(#{ users, session: agent })`
+//! (read here for `phases.rs`), the session `s` a function gets with its steps (`s.chat`,
+//! `s.embed`, `s.rerank`, `s.wait`) and its answers as maps, the message helpers, and the
+//! functions kept beside the plans, which name them only.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
+
+use rhai::{AST, Array, Dynamic, Engine, EvalAltResult, FnPtr, Map};
+use serde_json::Value;
+
+use super::keys::{MapReader, ScriptResult, script_error};
+use crate::agents::scripted::{ChatStep, PhaseOver, ScriptedPlayer, Session, SessionProgram, ToolResult};
+use crate::load::scripted::{SessionPlayer, StepAnswer};
+use crate::plan::{Endpoint, LoadMode};
+
+/// The session functions a scenario's phases name, and the engine and script that run them.
+pub struct SessionFunctions {
+    functions: Mutex<BTreeMap<String, FnPtr>>,
+    /// Weak: the engine's own functions hold the host that holds this.
+    script: OnceLock<(Weak<Engine>, Arc<AST>)>,
+    scenario: PathBuf,
+}
+
+impl SessionFunctions {
+    pub fn new(scenario: PathBuf) -> Self {
+        Self { functions: Mutex::new(BTreeMap::new()), script: OnceLock::new(), scenario }
+    }
+
+    /// The engine and the compiled scenario the session functions run in.
+    pub fn attach(&self, engine: &Arc<Engine>, ast: &AST) {
+        let _ = self.script.set((Arc::downgrade(engine), Arc::new(ast.clone())));
+    }
+
+    fn keep(&self, function: FnPtr) -> String {
+        let name = function.fn_name().to_string();
+        self.functions.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).insert(name.clone(), function);
+        name
+    }
+
+    /// The player of the scripted phases; None when the scenario defines none.
+    pub fn player(&self) -> Option<Arc<dyn SessionPlayer>> {
+        let functions = self.functions.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if functions.is_empty() {
+            return None;
+        }
+        let (engine, ast) = self.script.get()?.clone();
+        let programs: HashMap<String, SessionProgram> = functions
+            .iter()
+            .map(|(name, function)| {
+                let (engine, ast, function) = (engine.clone(), ast.clone(), function.clone());
+                let scenario = self.scenario.clone();
+                let program: SessionProgram = Arc::new(move |session: Session| {
+                    let Some(engine) = engine.upgrade() else { return Err("the scenario has ended".to_string()) };
+                    function
+                        .call::<Dynamic>(&engine, &ast, (session,))
+                        .map(|_| ())
+                        .map_err(|error| describe(&scenario, &error, &engine))
+                });
+                (name.clone(), program)
+            })
+            .collect();
+        Some(Arc::new(ScriptedPlayer::new(programs)))
+    }
+}
+
+/// `file:line:column: message` of a session's error, without the name Rhai gives a closure.
+fn describe(scenario: &Path, error: &EvalAltResult, engine: &Engine) -> String {
+    let text = super::from_eval_error(scenario, error, engine).to_string();
+    match text.find(" (in function `anon$") {
+        Some(at) => text[..at].to_string() + text[at..].split_once("`)").map_or("", |(_, rest)| rest),
+        None => text,
+    }
+}
+
+/// `users(#{ users: 50, session: agent, duration: minutes(2) })`: the mode of a scripted phase.
+pub(super) fn scripted_mode(r: &mut MapReader, users: usize, functions: &SessionFunctions) -> ScriptResult<LoadMode> {
+    for key in ["rate", "session_rate", "turns", "think_time", "seed"] {
+        if r.has(key) {
+            return script_error(format!("users: `{key}` does not apply to scripted sessions (`session`)"));
+        }
+    }
+    let value = r.opt_value("session").unwrap_or_default();
+    let function = if let Some(function) = value.clone().try_cast::<FnPtr>() {
+        function
+    } else if let Some(name) = value.clone().try_cast::<String>() {
+        FnPtr::new(name).map_err(|e| e.to_string())?
+    } else {
+        return script_error(format!(
+            "users: `session` must be a function, e.g. `|s| {{ s.chat(#{{ user: \"hi\" }}); }}`, got {}",
+            value.type_name()
+        ));
+    };
+    Ok(LoadMode::Scripted { users, session: functions.keep(function) })
+}
+
+pub fn register(engine: &mut Engine) {
+    engine.register_type_with_name::<Session>("Session");
+    engine.register_get("id", |s: &mut Session| s.id() as i64);
+    engine.register_get("turn", |s: &mut Session| i64::from(s.turn()));
+    engine.register_get("steps", |s: &mut Session| s.steps() as i64);
+    engine.register_get("tool_calls", |s: &mut Session| s.tool_calls() as i64);
+    engine.register_get("history", |s: &mut Session| -> ScriptResult<Dynamic> { rhai::serde::to_dynamic(s.history()) });
+    engine.register_get_set("state", |s: &mut Session| s.values(), |s: &mut Session, values: Map| s.set_values(values));
+    engine.register_fn("chat", chat);
+    engine.register_fn("embed", embed);
+    engine.register_fn("rerank", rerank);
+    engine.register_fn("wait", |s: &mut Session, seconds: f64| phase_goes_on(s.wait(seconds)));
+    engine.register_fn("wait", |s: &mut Session, seconds: i64| phase_goes_on(s.wait(seconds as f64)));
+    engine.register_fn("user", |text: &str| message("user", text));
+    engine.register_fn("system", |text: &str| message("system", text));
+    engine.register_fn("assistant", |text: &str| message("assistant", text));
+    engine.register_fn("tool_result", |call: Map, content: Dynamic| -> Map {
+        let mut result = Map::new();
+        result.insert("tool_call_id".into(), call.get("id").cloned().unwrap_or_default());
+        result.insert("content".into(), content);
+        result
+    });
+}
+
+fn message(role: &str, text: &str) -> Map {
+    let mut message = Map::new();
+    message.insert("role".into(), role.into());
+    message.insert("content".into(), text.into());
+    message
+}
+
+fn phase_goes_on<T>(result: Result<T, PhaseOver>) -> ScriptResult<T> {
+    result.or_else(|PhaseOver| script_error("the phase is over; the session ends here"))
+}
+
+/// `s.chat(#{ messages: [user("..")], tools: TOOLS, tool_results: [..], max_tokens: 256, tag: "plan" })`
+fn chat(s: &mut Session, map: Map) -> ScriptResult<Map> {
+    let mut r = MapReader::new(
+        "chat",
+        map,
+        &["messages", "user", "tools", "tool_results", "max_tokens", "endpoint", "tag", "extra"],
+    )?;
+    let mut messages = Vec::new();
+    for (i, item) in r.opt_array("messages")?.unwrap_or_default().into_iter().enumerate() {
+        messages.push(match item.clone().try_cast::<String>() {
+            Some(text) => serde_json::json!({ "role": "user", "content": text }),
+            None => json_of(&item, &format!("chat: messages[{i}]"))?,
+        });
+    }
+    if let Some(text) = r.opt_string("user")? {
+        messages.push(serde_json::json!({ "role": "user", "content": text }));
+    }
+    let tools = r.opt_value("tools").map(|tools| json_of(&tools, "chat: `tools`")).transpose()?;
+    let tool_results = tool_results(r.opt_array("tool_results")?.unwrap_or_default())?;
+    let step = ChatStep {
+        messages,
+        tool_results,
+        tools,
+        max_tokens: r.opt_u64("max_tokens")?,
+        endpoint: r.opt_custom::<Endpoint>("endpoint", "endpoint(#{..})")?,
+        tag: r.opt_string("tag")?,
+        extra: extra(&mut r)?,
+    };
+    let tag = step.tag.clone().unwrap_or_else(|| "chat".into());
+    answered(s.chat(step), tag)
+}
+
+/// `s.embed(#{ endpoint: embedder, input: ["..", ".."], tag: "embed" })`
+fn embed(s: &mut Session, map: Map) -> ScriptResult<Map> {
+    let mut r = MapReader::new("embed", map, &["input", "endpoint", "tag", "extra"])?;
+    let inputs = match r.opt_value("input") {
+        Some(value) => strings(value, "embed: `input`")?,
+        None => return script_error("embed: `input` is required (a string or a list of strings)"),
+    };
+    let endpoint = r.opt_custom::<Endpoint>("endpoint", "endpoint(#{..})")?;
+    let tag = r.opt_string("tag")?;
+    let extra = extra(&mut r)?;
+    let shown = tag.clone().unwrap_or_else(|| "embed".into());
+    answered(s.embed(endpoint, &inputs, tag, &extra), shown)
+}
+
+/// `s.rerank(#{ endpoint: reranker, query: "..", documents: [..], tag: "rerank" })`
+fn rerank(s: &mut Session, map: Map) -> ScriptResult<Map> {
+    let mut r = MapReader::new("rerank", map, &["query", "documents", "endpoint", "tag", "extra"])?;
+    let query = r.string("query")?;
+    let documents = match r.opt_value("documents") {
+        Some(value) => strings(value, "rerank: `documents`")?,
+        None => return script_error("rerank: `documents` is required (a list of strings)"),
+    };
+    let endpoint = r.opt_custom::<Endpoint>("endpoint", "endpoint(#{..})")?;
+    let tag = r.opt_string("tag")?;
+    let extra = extra(&mut r)?;
+    let shown = tag.clone().unwrap_or_else(|| "rerank".into());
+    answered(s.rerank(endpoint, &query, &documents, tag, &extra), shown)
+}
+
+fn extra(r: &mut MapReader) -> ScriptResult<serde_json::Map<String, Value>> {
+    match r.opt_map("extra")? {
+        Some(map) => match json_of(&Dynamic::from_map(map), "`extra`")? {
+            Value::Object(fields) => Ok(fields),
+            _ => Ok(serde_json::Map::new()),
+        },
+        None => Ok(serde_json::Map::new()),
+    }
+}
+
+fn json_of(value: &Dynamic, what: &str) -> ScriptResult<Value> {
+    rhai::serde::from_dynamic::<Value>(value).or_else(|e| script_error(format!("{what} cannot be sent as JSON: {e}")))
+}
+
+fn strings(value: Dynamic, what: &str) -> ScriptResult<Vec<String>> {
+    if let Some(text) = value.clone().try_cast::<String>() {
+        return Ok(vec![text]);
+    }
+    let Some(items) = value.try_cast::<Array>() else {
+        return script_error(format!("{what} must be a string or a list of strings"));
+    };
+    items.into_iter().map(|item| Ok(text_of(&item))).collect()
+}
+
+/// A string as it is; anything else as its JSON text.
+fn text_of(value: &Dynamic) -> String {
+    match value.clone().try_cast::<String>() {
+        Some(text) => text,
+        None => {
+            rhai::serde::from_dynamic::<Value>(value).map(|json| json.to_string()).unwrap_or_else(|_| value.to_string())
+        }
+    }
+}
+
+/// `tool_results: ["result of the first call", #{ tool_call_id: "call_1", content: ".." }]`
+fn tool_results(items: Array) -> ScriptResult<Vec<ToolResult>> {
+    let mut results = Vec::with_capacity(items.len());
+    for (i, item) in items.into_iter().enumerate() {
+        let result = match item.clone().try_cast::<Map>() {
+            Some(map) => {
+                let id = map.get("tool_call_id").or_else(|| map.get("id")).map(|id| id.to_string());
+                let Some(content) = map.get("content") else {
+                    return script_error(format!("chat: tool_results[{i}] needs `content`"));
+                };
+                ToolResult { tool_call_id: id, content: text_of(content) }
+            }
+            None => ToolResult { tool_call_id: None, content: text_of(&item) },
+        };
+        results.push(result);
+    }
+    Ok(results)
+}
+
+/// A step's answer as the function reads it.
+fn answered(result: Result<Result<StepAnswer, String>, PhaseOver>, tag: String) -> ScriptResult<Map> {
+    let answer = match phase_goes_on(result)? {
+        Ok(answer) => answer,
+        Err(why) => return script_error(why),
+    };
+    let mut map = Map::new();
+    map.insert("ok".into(), answer.ok.into());
+    map.insert("status".into(), answer.status.map_or(Dynamic::UNIT, |code| Dynamic::from(i64::from(code))));
+    map.insert("error".into(), answer.error.map_or(Dynamic::UNIT, Dynamic::from));
+    map.insert("cancelled".into(), answer.cancelled.into());
+    map.insert("text".into(), answer.text.into());
+    map.insert("reasoning".into(), answer.reasoning.into());
+    let calls: Array = answer
+        .tool_calls
+        .into_iter()
+        .map(|call| {
+            let mut entry = Map::new();
+            let args = serde_json::from_str::<Value>(&call.arguments)
+                .ok()
+                .and_then(|json| rhai::serde::to_dynamic(json).ok())
+                .unwrap_or_default();
+            entry.insert("id".into(), call.id.into());
+            entry.insert("name".into(), call.name.into());
+            entry.insert("arguments".into(), call.arguments.into());
+            entry.insert("args".into(), args);
+            Dynamic::from_map(entry)
+        })
+        .collect();
+    map.insert("tool_calls".into(), calls.into());
+    let usage = answer.usage.map_or(Dynamic::UNIT, |usage| {
+        let mut fields = Map::new();
+        for (name, value) in [
+            ("prompt_tokens", usage.prompt_tokens),
+            ("completion_tokens", usage.completion_tokens),
+            ("total_tokens", usage.total_tokens),
+            ("reasoning_tokens", usage.reasoning_tokens),
+        ] {
+            if let Some(value) = value {
+                fields.insert(name.into(), (value as i64).into());
+            }
+        }
+        Dynamic::from_map(fields)
+    });
+    map.insert("usage".into(), usage);
+    map.insert("finish_reason".into(), answer.finish_reason.map_or(Dynamic::UNIT, Dynamic::from));
+    let ms = |ns: u64| ns as f64 / 1e6;
+    map.insert("latency_ms".into(), ms(answer.end_ns.saturating_sub(answer.start_ns)).into());
+    let ttft = answer.first_output_ns.map(|first| ms(first.saturating_sub(answer.start_ns)));
+    map.insert("ttft_ms".into(), ttft.map_or(Dynamic::UNIT, Dynamic::from));
+    map.insert("tag".into(), tag.into());
+    Ok(map)
+}

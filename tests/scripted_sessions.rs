@@ -1,0 +1,216 @@
+//! Scripted sessions against the mock: a tool-call loop of known depth (the mock counts the
+//! tool results each turn's history brought back), a RAG pipeline over three endpoints in one
+//! session, a script error that ends one session only, and 10,000 sessions at once.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{closed_port, run_scenario, stat};
+use serde_json::Value;
+
+/// `aiperf mock` on `port` with `args`, its open-file limit raised to `files`; killed when dropped.
+struct Mock(Child);
+
+impl Mock {
+    fn start(port: u16, files: u32, args: &str) -> Self {
+        let command = format!("ulimit -n {files} && exec {} mock --port {port} {args}", env!("CARGO_BIN_EXE_aiperf"));
+        let child = Command::new("bash")
+            .args(["-c", &command])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn aiperf mock");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "the mock did not start");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Self(child)
+    }
+
+    /// The value of the Prometheus sample `name` (summed over its labels).
+    fn metric(port: u16, name: &str) -> f64 {
+        let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).expect("connect");
+        write!(stream, "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").expect("request");
+        let mut text = String::new();
+        stream.read_to_string(&mut text).expect("response");
+        text.lines()
+            .filter(|line| line.starts_with(name) && line[name.len()..].starts_with(['{', ' ']))
+            .filter_map(|line| line.rsplit(' ').next()?.parse::<f64>().ok())
+            .sum()
+    }
+}
+
+impl Drop for Mock {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn scripted(summary: &Value) -> &Value {
+    &summary["phases"][0]["scripted_sessions"]
+}
+
+#[test]
+fn a_tool_call_loop_of_known_depth_resends_its_history_on_every_turn() {
+    let port = closed_port();
+    let _mock = Mock::start(port, 4096, "--ttft-ms 5 --itl-ms 1");
+    let run = run_scenario(
+        "agent",
+        &format!(
+            r#"
+let target = endpoint(#{{ url: "http://127.0.0.1:{port}", model: "m", kind: "chat", streaming: true }});
+const TOOLS = [#{{ type: "function", function: #{{ name: "search", parameters: #{{ type: "object" }} }} }}];
+let agent = |s| {{
+    let r = s.chat(#{{ messages: [user("find it")], tools: TOOLS, max_tokens: 16, extra: #{{ mock_tool_depth: 3 }}, tag: "plan" }});
+    while r.tool_calls.len() > 0 && s.turn < 10 {{
+        s.wait(ms(5));
+        if r.tool_calls[0].name != "search" || r.tool_calls[0].args.step != s.turn - 1 {{ throw "unexpected call"; }}
+        r = s.chat(#{{ tool_results: r.tool_calls.map(|c| `found ${{c.id}}`), extra: #{{ mock_tool_depth: 3 }}, tag: "act" }});
+    }}
+    s.state = #{{ last: r.text }};
+    if s.state.last == "" {{ throw "no text at the end"; }}
+}};
+run(#{{ name: "agent", endpoint: target, preflight: false, server_metrics: #{{ enabled: false }},
+        phases: [users(#{{ users: 3, session: agent, sessions: 6 }})] }});
+"#
+        ),
+    );
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let summary = run.summary("agent");
+    assert_eq!(stat(&summary, "request_count", "avg"), 24.0, "6 sessions of 3 tool calls and an answer");
+    let sessions = scripted(&summary);
+    assert_eq!((sessions["started"].as_u64(), sessions["completed"].as_u64()), (Some(6), Some(6)), "{sessions}");
+    assert_eq!(sessions["tool_calls"].as_u64(), Some(18));
+    assert_eq!(sessions["steps_per_session"]["avg"].as_f64(), Some(4.0));
+    assert_eq!(
+        (sessions["steps"]["plan"]["requests"].as_u64(), sessions["steps"]["act"]["requests"].as_u64()),
+        (Some(6), Some(18))
+    );
+    assert_eq!(Mock::metric(port, "mock:tool_calls_total"), 18.0);
+    // Turn k's history holds the k results so far: 0 + 1 + 2 + 3 per session.
+    assert_eq!(Mock::metric(port, "mock:tool_results_received_total"), 36.0, "each turn resent the whole history");
+    let records = run.records("agent");
+    let mut turns: Vec<(String, u64)> = records
+        .iter()
+        .map(|r| {
+            (
+                r["metadata"]["conversation_id"].as_str().unwrap_or("").to_string(),
+                r["metadata"]["turn_index"].as_u64().unwrap_or(99),
+            )
+        })
+        .collect();
+    turns.sort();
+    assert_eq!(turns.iter().filter(|(_, turn)| *turn == 3).count(), 6, "each session's steps are one conversation");
+}
+
+#[test]
+fn a_rag_pipeline_calls_three_endpoints_in_one_session_with_a_breakdown_by_step() {
+    let run = run_scenario(
+        "rag",
+        r#"
+let llm = endpoint(#{ url: "mock", model: "m", kind: "chat", streaming: true, mock: #{ ttft: ms(5), itl: ms(1) } });
+let embedder = endpoint(#{ url: "mock", model: "e", kind: "embeddings" });
+let reranker = endpoint(#{ url: "mock", model: "r", kind: "rankings", dialect: "cohere" });
+let rag = |s| {
+    let e = s.embed(#{ endpoint: embedder, input: ["what is x?", "x"], tag: "embed" });
+    let k = s.rerank(#{ endpoint: reranker, query: "what is x?", documents: ["x is 1", "y is 2", "z"], tag: "rerank" });
+    if !e.ok || !k.ok { throw `a step failed: ${e.error} ${k.error}`; }
+    s.chat(#{ messages: [system("x is 1"), user("what is x?")], max_tokens: 8, tag: "generate" });
+};
+run(#{ name: "rag", endpoint: llm, phases: [users(#{ users: 2, session: rag, sessions: 5 })] });
+"#,
+    );
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let summary = run.summary("rag");
+    assert_eq!(stat(&summary, "request_count", "avg"), 15.0);
+    let sessions = scripted(&summary);
+    assert_eq!(sessions["completed"].as_u64(), Some(5), "{sessions}");
+    for tag in ["embed", "rerank", "generate"] {
+        let step = &sessions["steps"][tag];
+        assert_eq!((step["requests"].as_u64(), step["errors"].as_u64()), (Some(5), Some(0)), "{tag}: {step}");
+        assert!(step["latency_ms"]["p50"].as_f64().unwrap_or(0.0) > 0.0, "{tag}: {step}");
+    }
+    assert!(sessions["steps"]["generate"]["ttft_ms"]["avg"].as_f64().unwrap_or(0.0) >= 5.0, "the mock's TTFT");
+    assert!(sessions["session_latency_ms"]["avg"].as_f64().unwrap_or(0.0) >= 15.0, "three steps of at least 5 ms");
+    assert!(run.stdout().contains("Scripted sessions (users): 5 started, 5 completed"), "{}", run.stdout());
+    assert!(sessions["peak_live"].as_u64().is_some_and(|peak| (1..=2).contains(&peak)), "two users: {sessions}");
+}
+
+#[test]
+fn a_script_error_ends_its_session_with_file_and_line_and_the_others_finish() {
+    let run = run_scenario(
+        "failing",
+        r#"let target = endpoint(#{ url: "mock", model: "m", kind: "chat", streaming: true, mock: #{ ttft: ms(2), itl: ms(1) } });
+let agent = |s| {
+    s.chat(#{ user: "hello", max_tokens: 4 });
+    if s.id == 2 {
+        let answer = s.chat(#{ user: "again", max_tokens: 4 });
+        answer.text.no_such_method();
+    }
+};
+run(#{ name: "failing", endpoint: target, phases: [users(#{ users: 2, session: agent, sessions: 6 })] });
+"#,
+    );
+    assert_eq!(run.code(), Some(0), "one session's error does not fail the run: {}", run.stderr());
+    let summary = run.summary("failing");
+    assert_eq!(stat(&summary, "request_count", "avg"), 7.0, "every request is accounted for");
+    let sessions = scripted(&summary);
+    assert_eq!((sessions["completed"].as_u64(), sessions["failed"].as_u64()), (Some(5), Some(1)), "{sessions}");
+    let message = sessions["errors"][0]["message"].as_str().unwrap_or("");
+    assert!(message.contains("failing.rhai:6:"), "the error names its file and line: {message}");
+    assert!(message.contains("no_such_method"), "{message}");
+    assert!(run.stderr().contains("session 2 failed:"), "{}", run.stderr());
+}
+
+/// 10,000 sessions live at once (each waits out its answers and 4 s of client-side time),
+/// against `aiperf mock` in a process of its own. Slow in debug: `scripts/test.sh --release-only`.
+#[test]
+#[ignore]
+fn release_only_ten_thousand_scripted_sessions_run_at_once() {
+    let port = closed_port();
+    let _mock = Mock::start(port, 20_000, "--ttft-ms 500 --itl-ms 5 --max-running 20000");
+    let started = Instant::now();
+    let run = run_scenario(
+        "many",
+        &format!(
+            r#"
+let target = endpoint(#{{ url: "http://127.0.0.1:{port}", model: "m", kind: "chat", streaming: true }});
+let agent = |s| {{
+    let r = s.chat(#{{ user: "hi", max_tokens: 4 }});
+    s.wait(seconds(4));
+    s.chat(#{{ user: "and?", max_tokens: 4, tag: "follow_up" }});
+}};
+run(#{{ name: "many", endpoint: target, preflight: false, server_metrics: #{{ enabled: false }}, gpu_telemetry: #{{ enabled: false }},
+        request_timeout: seconds(120), phases: [users(#{{ users: 10000, session: agent, sessions: 10000 }})] }});
+"#
+        ),
+    );
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let summary = run.summary("many");
+    assert_eq!(stat(&summary, "request_count", "avg"), 20_000.0);
+    assert_eq!(summary["phases"][0]["errors"].as_u64(), Some(0));
+    let sessions = scripted(&summary);
+    assert_eq!((sessions["started"].as_u64(), sessions["completed"].as_u64()), (Some(10_000), Some(10_000)));
+    assert_eq!(sessions["peak_live"].as_u64(), Some(10_000), "every session was live at once");
+    eprintln!("10,000 sessions in {:.1} s", started.elapsed().as_secs_f64());
+}
+
+#[test]
+fn a_dry_run_shows_the_scripted_phase_by_its_function_name_and_runs_no_session() {
+    let dir = tempfile::tempdir().expect("dir");
+    let path = dir.path().join("dry.rhai");
+    let source = r#"fn agent(s) { s.chat(#{ user: "hi" }); }
+run(#{ endpoint: endpoint(#{ url: "mock" }), phases: [users(#{ users: 3, session: Fn("agent"), sessions: 9 })] });
+"#;
+    std::fs::write(&path, source).expect("write");
+    let output = common::aiperf_command(dir.path()).args(["run", "--dry-run"]).arg(&path).output().expect("run");
+    common::succeeded(&output, "dry run");
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(text.contains(r#""type": "scripted""#) && text.contains(r#""session": "agent""#), "{text}");
+    assert!(!dir.path().join("artifacts").exists(), "nothing ran");
+}
