@@ -32,6 +32,7 @@ pub mod request_bodies;
 pub mod result;
 pub mod rng;
 pub mod script;
+pub mod search;
 pub mod segment_merge;
 pub mod server_metrics;
 pub mod spec_decode;
