@@ -3,9 +3,9 @@
 //! processes: the objective, and the worst SLA margin).
 
 use super::config::{DimensionKind, Direction, SearchConfig};
+use super::decision::{Decision, tried};
 use super::gaussian_process::{GaussianProcess, normal_cdf, normal_pdf};
 use super::iteration::{Iteration, ProbeKind};
-use super::planner::{Decision, tried};
 
 /// Candidates scored per step when the space is not a short integer range.
 const CANDIDATES: usize = 1024;

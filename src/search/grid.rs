@@ -2,8 +2,8 @@
 //! steps), in order.
 
 use super::config::{DimensionKind, SearchConfig};
+use super::decision::{Decision, tried};
 use super::iteration::{Iteration, ProbeKind};
-use super::planner::{Decision, tried};
 
 /// AIPerf's default number of grid steps per dimension.
 pub const DEFAULT_STEPS: usize = 8;

@@ -18,6 +18,12 @@ impl MetricSource for crate::result::RunResult {
     }
 }
 
+impl<T: MetricSource + ?Sized> MetricSource for std::sync::Arc<T> {
+    fn stat(&self, tag: &str, stat: &str) -> Option<f64> {
+        self.as_ref().stat(tag, stat)
+    }
+}
+
 /// Why a planner chose a point (kept in the history; the smooth-isotonic planner reads it back).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

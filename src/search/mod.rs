@@ -5,6 +5,7 @@
 pub mod bayesian;
 pub mod checkpoint;
 pub mod config;
+pub mod decision;
 pub mod driver;
 pub mod gaussian_process;
 pub mod grid;

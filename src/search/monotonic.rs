@@ -2,8 +2,8 @@
 //! bracket until feasible and infeasible values are neighbours.
 
 use super::config::SearchConfig;
+use super::decision::Decision;
 use super::iteration::{Bracket, Iteration, ProbeKind};
-use super::planner::Decision;
 
 pub fn next(config: &SearchConfig, history: &[Iteration]) -> Decision {
     let dim = &config.search_space[0];

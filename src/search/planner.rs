@@ -2,15 +2,8 @@
 //! resumed from its checkpoint continues exactly where it stopped).
 
 use super::config::{PlannerKind, SearchConfig};
-use super::iteration::{Iteration, ProbeKind};
-
-#[derive(Debug, Clone, PartialEq)]
-pub enum Decision {
-    /// Run this point (in the order of the search space).
-    Probe { point: Vec<f64>, probe: ProbeKind },
-    /// The search is over, for this reason (AIPerf's `convergence_reason`).
-    Stop(String),
-}
+pub use super::decision::Decision;
+use super::iteration::Iteration;
 
 pub fn next(config: &SearchConfig, history: &[Iteration]) -> Decision {
     if history.len() >= config.max_iterations {
@@ -22,9 +15,4 @@ pub fn next(config: &SearchConfig, history: &[Iteration]) -> Decision {
         PlannerKind::SmoothIsotonic => super::smooth_isotonic::next(config, history),
         PlannerKind::Bayesian | PlannerKind::Optuna => super::bayesian::next(config, history),
     }
-}
-
-/// Whether `point` already ran.
-pub fn tried(history: &[Iteration], point: &[f64]) -> bool {
-    history.iter().any(|iteration| iteration.point == point)
 }

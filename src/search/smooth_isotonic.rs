@@ -3,9 +3,9 @@
 //! point, and confirm it beside that point; stops when feasible and infeasible are neighbours.
 
 use super::config::{Dimension, SearchConfig};
+use super::decision::{Decision, tried};
 use super::isotonic::{first_zero, non_decreasing};
 use super::iteration::{Bracket, Iteration, ProbeKind};
-use super::planner::{Decision, tried};
 
 /// How far past the extrapolated boundary the widening step aims, so it lands beyond it.
 const OVERSHOOT: f64 = 1.2;

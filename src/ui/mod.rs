@@ -4,6 +4,7 @@ pub mod failures;
 pub mod gpu_table;
 pub mod plan_summary;
 pub mod progress;
+pub mod search;
 pub mod self_check;
 pub mod stdout;
 pub mod sweep;
