@@ -29,6 +29,10 @@ pub fn scenario(job: &ProfileJob, sweep_name: &str, header: &str, api_key: ApiKe
         let _ = writeln!(out, "// {line}");
     }
     let repeat = repetition(job);
+    if let Some(search) = &job.search {
+        out.push_str(&super::emit_search::search(job, search, sweep_name, &repeat, api_key));
+        return out;
+    }
     match job.variations.as_slice() {
         [only] if only.values.is_empty() => {
             let _ = writeln!(out, "run({});", run_map(&only.plan, true, &repeat, api_key, 0));
@@ -70,7 +74,7 @@ pub fn scenario(job: &ProfileJob, sweep_name: &str, header: &str, api_key: ApiKe
 }
 
 /// `, trials: n, cooldown: s, confidence: c, warmup_once: w` when the job repeats its runs.
-fn repetition(job: &ProfileJob) -> String {
+pub(super) fn repetition(job: &ProfileJob) -> String {
     if job.trials <= 1 {
         return String::new();
     }
@@ -84,7 +88,7 @@ fn repetition(job: &ProfileJob) -> String {
     )
 }
 
-fn run_map(plan: &Plan, named: bool, repeat: &str, api_key: ApiKey, depth: usize) -> String {
+pub(super) fn run_map(plan: &Plan, named: bool, repeat: &str, api_key: ApiKey, depth: usize) -> String {
     let pad = "    ".repeat(depth + 1);
     let end = "    ".repeat(depth);
     let mut keys = Vec::new();
@@ -611,7 +615,7 @@ fn dist(dist: &Dist) -> String {
 }
 
 /// A Rhai float literal that reads back as exactly `value`.
-fn float(value: f64) -> String {
+pub(super) fn float(value: f64) -> String {
     let text = format!("{value:?}");
     match text.split_once('e') {
         Some((mantissa, exponent)) if !mantissa.contains('.') => format!("{mantissa}.0e{exponent}"),
@@ -619,7 +623,7 @@ fn float(value: f64) -> String {
     }
 }
 
-fn string(text: &str) -> String {
+pub(super) fn string(text: &str) -> String {
     serde_json::to_string(text).unwrap_or_else(|_| "\"\"".to_string())
 }
 
@@ -629,7 +633,7 @@ fn strings(items: &[String]) -> String {
 }
 
 /// A JSON value as a Rhai literal (`()` for null, `#{..}` for objects).
-fn json(value: &Value) -> String {
+pub(super) fn json(value: &Value) -> String {
     match value {
         Value::Null => "()".to_string(),
         Value::Bool(flag) => flag.to_string(),

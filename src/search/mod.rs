@@ -14,6 +14,7 @@ pub mod isotonic;
 pub mod iteration;
 pub mod monotonic;
 pub mod planner;
+pub mod point_in_plan;
 pub mod recipes;
 pub mod smooth_isotonic;
 #[cfg(test)]

@@ -14,6 +14,7 @@ mod help;
 mod load;
 mod output_service;
 mod parse;
+mod search;
 mod server_control;
 
 use std::path::{Path, PathBuf};
