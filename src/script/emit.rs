@@ -29,10 +29,6 @@ pub fn scenario(job: &ProfileJob, sweep_name: &str, header: &str, api_key: ApiKe
         let _ = writeln!(out, "// {line}");
     }
     let repeat = repetition(job);
-    if let Some(search) = &job.search {
-        out.push_str(&super::emit_search::search(job, search, sweep_name, &repeat, api_key));
-        return out;
-    }
     match job.variations.as_slice() {
         [only] if only.values.is_empty() => {
             let _ = writeln!(out, "run({});", run_map(&only.plan, true, &repeat, api_key, 0));

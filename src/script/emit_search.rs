@@ -1,10 +1,12 @@
-//! A search written as Rhai: `import "aiperf/search"`, then `search::recipe(..)` (a recipe) or
+//! A `ProfileJob` written as Rhai, its search included: `import "aiperf/search"`, then `search::recipe(..)` (a recipe) or
 //! `search::adaptive(..)` (AIPerf's search keys) with a function that builds each iteration's
 //! run from the point, the profile's plan with each dimension read from the point.
 
 use serde_json::Value;
 
-use super::emit::{ApiKey, float, json, run_map, string};
+use std::fmt::Write as _;
+
+use super::emit::{ApiKey, float, json, repetition, run_map, string};
 use crate::config::ProfileJob;
 use crate::config::search::SearchJob;
 use crate::search::point_in_plan::set_point;
@@ -13,7 +15,18 @@ use crate::search::point_in_plan::set_point;
 /// value in the text; far from any real setting.
 const PLACEHOLDER_BASE: f64 = 7_770_001.0;
 
-pub(super) fn search(job: &ProfileJob, search: &SearchJob, name: &str, repeat: &str, api_key: ApiKey) -> String {
+/// The scenario text of `job` (see `emit::scenario`); a search is named `sweep_name`.
+pub fn scenario(job: &ProfileJob, sweep_name: &str, header: &str, api_key: ApiKey) -> String {
+    let Some(search) = &job.search else { return super::emit::scenario(job, sweep_name, header, api_key) };
+    let mut out = String::new();
+    for line in header.lines() {
+        let _ = writeln!(out, "// {line}");
+    }
+    out.push_str(&search_call(job, search, sweep_name, &repetition(job), api_key));
+    out
+}
+
+fn search_call(job: &ProfileJob, search: &SearchJob, name: &str, repeat: &str, api_key: ApiKey) -> String {
     let mut plan = job.variations[0].plan.clone();
     let mut replacements = Vec::new();
     for (index, dim) in search.config.search_space.iter().enumerate() {

@@ -10,7 +10,7 @@ mod console;
 mod distributions;
 mod dry_run;
 pub mod emit;
-mod emit_search;
+pub mod emit_search;
 mod endpoint;
 mod endpoint_request;
 mod endpoint_routing;

@@ -60,8 +60,12 @@ pub fn search_space(document: &mut FlagDocument, _: &str, values: &[String]) -> 
 
 /// One key of the (single) objective.
 fn objective_key(document: &mut FlagDocument, key: &str, entry: Value) {
-    let mut objective: Map<String, Value> =
-        get_path(&document.document, "sweep.objectives.0").and_then(Value::as_object).cloned().unwrap_or_default();
+    let mut objective: Map<String, Value> = get_path(&document.document, "sweep.objectives")
+        .and_then(Value::as_array)
+        .and_then(|objectives| objectives.first())
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
     objective.insert(key.to_string(), entry);
     mark_search(document);
     document.set("sweep.objectives", json!([objective]));
@@ -203,5 +207,10 @@ pub fn convergence(document: &mut FlagDocument, name: &str, values: &[String]) -
         ),
     };
     document.insert("multi_run.convergence", key, entry);
+    const NOT_YET: &str =
+        "note: convergence-driven stopping is not implemented yet; every --num-profile-runs trial runs";
+    if !document.notes.iter().any(|note| note == NOT_YET) {
+        document.notes.push(NOT_YET.to_string());
+    }
     Ok(())
 }
