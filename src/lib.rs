@@ -33,6 +33,7 @@ pub mod request_bodies;
 pub mod result;
 pub mod rng;
 pub mod script;
+pub mod search;
 pub mod segment_merge;
 pub mod server_metrics;
 pub mod session_metrics;

@@ -840,3 +840,59 @@ fn a_bailian_trace_with_timestamps_is_replayed_on_its_schedule_by_itself() {
     assert_eq!(refused.status.code(), Some(2), "{}", text(&refused.stderr));
     assert!(text(&refused.stderr).contains("pass --no-fixed-schedule"), "{}", text(&refused.stderr));
 }
+
+#[test]
+fn every_search_recipe_and_convergence_flag_is_accepted_and_reaches_the_search() {
+    let dir = tempfile::tempdir().expect("dir");
+    let base = "--model m --url mock --streaming --request-count 8 --dry-run";
+    let recipes = [
+        "--search-recipe max-concurrency-under-sla --ttft-sla-ms 200 --itl-sla-ms 20 --e2e-sla-ms 900 --error-rate-sla 0.05 --concurrency-min 2 --concurrency-max 64 --search-style monotonic",
+        "--search-recipe max-concurrency-under-sla --tpot-sla-ms 20 --search-style grid --concurrency-steps 5",
+        "--search-recipe max-throughput-ttft-sla --ttft-sla-ms 200 --search-max-iterations 12 --search-random-seed 3",
+        "--search-recipe max-throughput-itl-sla --itl-sla-ms 20",
+        "--search-recipe max-goodput-under-slo --ttft-sla-ms 200 --tpot-sla-ms 20 --e2e-sla-ms 900 --slo-attainment-fraction 0.9",
+        "--search-recipe pareto-sweep --isl-osl-pairs 128/128,256/64",
+        "--search-recipe concurrency-ramp --degradation-threshold 0.3 --degradation-metric-tag time_to_first_token --degradation-stat p95",
+        "--search-recipe prefill-ttft-curve --isl-min 64 --isl-max 1024 --isl-steps 4",
+        "--search-recipe decode-itl-curve --osl-min 16 --osl-max 128 --osl-steps 3 --concurrency-max 32",
+        "--search-space phases.profiling.concurrency:1,32:int --search-metric output_token_throughput --search-stat avg --search-direction maximize --search-max-iterations 8 --search-initial-points 3 --search-planner bayesian --search-sla time_to_first_token:p95:lt:200 --optuna-sampler tpe --optuna-acquisition logei --optuna-terminator regret --search-percentile-pooling mean --bo-constraint-mode penalty",
+        "--num-profile-runs 5 --convergence-metric time_to_first_token --convergence-stat p95 --convergence-threshold 0.1 --convergence-mode cv",
+    ];
+    for flags in recipes {
+        let output = profile(dir.path(), &format!("{base} {flags} --emit-scenario out.rhai"));
+        assert_ok(&output);
+        if flags.contains("--convergence-metric") {
+            assert!(
+                text(&output.stderr).contains("convergence-driven stopping is not implemented yet"),
+                "{}",
+                text(&output.stderr)
+            );
+        }
+        if flags.starts_with("--search") {
+            let scenario = std::fs::read_to_string(dir.path().join("out.rhai")).expect("out.rhai");
+            assert!(scenario.contains("import \"aiperf/search\" as search;"), "{flags}:\n{scenario}");
+            assert_scenario_builds_the_same_plans(dir.path(), &output);
+        }
+    }
+    let refused = [
+        ("--search-recipe max-concurrency-under-sla", "needs at least one of --ttft-sla-ms"),
+        ("--search-recipe max-throughput-ttft-sla", "needs --ttft-sla-ms"),
+        ("--search-recipe max-concurency-under-sla", "did you mean `max-concurrency-under-sla`"),
+        ("--search-recipe max-concurrency-under-sla --ttft-sla-ms 200 --search-style fast", "--search-style"),
+        (
+            "--search-space phases.profiling.concurrency:1,32:int --search-planner smooth-isotonic",
+            "needs at least one SLA",
+        ),
+        (
+            "--search-space datasets.main.prompts.isl:1,32:int --input-file x.jsonl --search-metric a --search-direction maximize",
+            "needs synthetic prompts",
+        ),
+        ("--search-sla time_to_first_token:p95:below:200", "lt, le, gt or ge"),
+        ("--convergence-threshold 2", "(0, 1)"),
+    ];
+    for (flags, message) in refused {
+        let output = profile(dir.path(), &format!("{base} {flags}"));
+        assert_eq!(output.status.code(), Some(2), "{flags}");
+        assert!(text(&output.stderr).contains(message), "{flags}: {}", text(&output.stderr));
+    }
+}

@@ -33,6 +33,9 @@ const DEFAULT_ARTIFACT_ROOT: &str = "artifacts";
 /// `base_dir` (the config file's folder, or the working directory for flags).
 pub fn lower(document: &Value, base_dir: &Path) -> Result<ProfileJob, ConfigError> {
     let settings = multi_run_settings(document);
+    let search = super::search::search_of(document)?;
+    let base = search.as_ref().map(|_| super::search::without_search(document));
+    let document = base.as_ref().unwrap_or(document);
     let sweep = document.get("sweep").filter(|sweep| !sweep.is_null());
     let sweep_key = |key: &str| sweep.and_then(|sweep| sweep.get(key));
     // AIPerf: variation N runs with `random_seed + N` unless `same_seed`.
@@ -47,6 +50,11 @@ pub fn lower(document: &Value, base_dir: &Path) -> Result<ProfileJob, ConfigErro
         let plan = lower_benchmark(&benchmark, base_dir, seed, name)?;
         variations.push(JobVariation { values, plan });
     }
+    let mut notes = sweep_notes(sweep_key("iteration_order"), sweep_key("sla_filters"), settings.num_runs);
+    if let Some(search) = &search {
+        super::search::check_dimensions(search, &variations[0].plan)?;
+        notes.extend(search.notes.iter().cloned());
+    }
     Ok(ProfileJob {
         variations,
         trials: settings.num_runs,
@@ -55,7 +63,8 @@ pub fn lower(document: &Value, base_dir: &Path) -> Result<ProfileJob, ConfigErro
         warmup_once: settings.disable_warmup_after_first,
         vary_seed: settings.vary_seed_per_trial,
         variation_pause_s: sweep_key("cooldown_seconds").and_then(Value::as_f64).unwrap_or(0.0),
-        notes: sweep_notes(sweep_key("iteration_order"), sweep_key("sla_filters"), settings.num_runs),
+        notes,
+        search,
     })
 }
 

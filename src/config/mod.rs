@@ -41,6 +41,7 @@ mod normalize;
 mod path;
 mod read;
 mod schema;
+pub mod search;
 mod sweep;
 
 use serde_json::Value;
@@ -92,6 +93,8 @@ pub struct ProfileJob {
     pub warmup_once: bool,
     /// Each trial draws its workload from a seed of its own (`multi_run.vary_seed_per_trial`).
     pub vary_seed: bool,
+    /// A capacity search (`sweep.type: adaptive_search`): its iterations start from the one variation.
+    pub search: Option<search::SearchJob>,
 }
 
 /// One point of a sweep: the swept values (dotted document path → value) and its plan.

@@ -21,7 +21,7 @@ use super::normalize::{seconds, snake_case};
 use super::schema::validate;
 
 /// The sweep kinds that are read; the schema's others are refused by name.
-const UNSUPPORTED_SWEEPS: [&str; 3] = ["adaptive_search", "sobol", "latin_hypercube"];
+const UNSUPPORTED_SWEEPS: [&str; 2] = ["sobol", "latin_hypercube"];
 
 /// One point of a sweep: the swept values (dotted path → value) and the whole document for it.
 pub type Variation = (Map<String, Value>, Value);

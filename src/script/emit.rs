@@ -70,7 +70,7 @@ pub fn scenario(job: &ProfileJob, sweep_name: &str, header: &str, api_key: ApiKe
 }
 
 /// `, trials: n, cooldown: s, confidence: c, warmup_once: w` when the job repeats its runs.
-fn repetition(job: &ProfileJob) -> String {
+pub(super) fn repetition(job: &ProfileJob) -> String {
     if job.trials <= 1 {
         return String::new();
     }
@@ -84,7 +84,7 @@ fn repetition(job: &ProfileJob) -> String {
     )
 }
 
-fn run_map(plan: &Plan, named: bool, repeat: &str, api_key: ApiKey, depth: usize) -> String {
+pub(super) fn run_map(plan: &Plan, named: bool, repeat: &str, api_key: ApiKey, depth: usize) -> String {
     let pad = "    ".repeat(depth + 1);
     let end = "    ".repeat(depth);
     let mut keys = Vec::new();
@@ -684,7 +684,7 @@ fn dist(dist: &Dist) -> String {
 }
 
 /// A Rhai float literal that reads back as exactly `value`.
-fn float(value: f64) -> String {
+pub(super) fn float(value: f64) -> String {
     let text = format!("{value:?}");
     match text.split_once('e') {
         Some((mantissa, exponent)) if !mantissa.contains('.') => format!("{mantissa}.0e{exponent}"),
@@ -692,7 +692,7 @@ fn float(value: f64) -> String {
     }
 }
 
-fn string(text: &str) -> String {
+pub(super) fn string(text: &str) -> String {
     serde_json::to_string(text).unwrap_or_else(|_| "\"\"".to_string())
 }
 
@@ -702,7 +702,7 @@ fn strings(items: &[String]) -> String {
 }
 
 /// A JSON value as a Rhai literal (`()` for null, `#{..}` for objects).
-fn json(value: &Value) -> String {
+pub(super) fn json(value: &Value) -> String {
     match value {
         Value::Null => "()".to_string(),
         Value::Bool(flag) => flag.to_string(),

@@ -11,6 +11,7 @@ mod console;
 mod distributions;
 mod dry_run;
 pub mod emit;
+pub mod emit_search;
 mod emit_trace_handling;
 mod endpoint;
 mod endpoint_request;
@@ -30,6 +31,7 @@ mod report_after;
 mod results;
 mod run_fn;
 mod run_host;
+mod search_fn;
 mod server_control;
 mod sessions;
 mod slos;
@@ -130,6 +132,7 @@ pub fn build_engine(host: Arc<RunHost>, settings: &ScenarioSettings) -> Engine {
     compare::register(&mut engine);
     trial_results::register(&mut engine);
     sweeps::register(&mut engine, host.clone());
+    search_fn::register(&mut engine, host.clone());
     run_fn::register(&mut engine, host);
     engine.on_print(crate::ui::stdout::print_line);
     engine.on_debug(|text, source, position| {

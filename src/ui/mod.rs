@@ -5,6 +5,7 @@ pub mod gpu_table;
 pub mod plan_summary;
 pub mod progress;
 pub mod scripted_sessions;
+pub mod search;
 pub mod self_check;
 pub mod stdout;
 pub mod sweep;

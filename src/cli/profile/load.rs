@@ -5,6 +5,7 @@ use serde_json::{Value, json};
 
 use super::document::FlagDocument;
 use super::flags::{Arity, Group, Kind, apply, note, set, sweep, switch_value, unsupported};
+use super::search;
 
 const ARRIVAL: Kind = Kind::Choice(&[
     ("constant", "constant"),
@@ -13,8 +14,7 @@ const ARRIVAL: Kind = Kind::Choice(&[
     ("concurrency-burst", "concurrency"),
 ]);
 
-const RECIPES: &str =
-    "adaptive searches and recipes are not supported; sweep lists (--concurrency 1,2,4) and Rhai sweeps are";
+const VARIANTS: &str = "scenario variants are not supported; sweep lists (--concurrency 1,2,4) and Rhai sweeps are";
 
 const WARMUP_CONCURRENCY_RAMP: &str = "benchmark.phases.warmup.concurrency_ramp";
 const WARMUP_PREFILL_RAMP: &str = "benchmark.phases.warmup.prefill_ramp";
@@ -291,14 +291,30 @@ pub const MULTI_RUN: Group = Group {
             vary_seed_per_trial,
             "Each trial draws its prompts and arrivals from a seed of its own [default: False]",
         ),
-        unsupported(
+        apply(
             &["--convergence-metric"],
             Arity::One,
-            "convergence-driven trials are not supported; --num-profile-runs sets the trials",
+            search::convergence,
+            "Stop the trials (up to --num-profile-runs) once this metric has converged",
         ),
-        unsupported(&["--convergence-stat"], Arity::One, "convergence-driven trials are not supported"),
-        unsupported(&["--convergence-threshold"], Arity::One, "convergence-driven trials are not supported"),
-        unsupported(&["--convergence-mode"], Arity::One, "convergence-driven trials are not supported"),
+        apply(
+            &["--convergence-stat"],
+            Arity::One,
+            search::convergence,
+            "Statistic the convergence judges [default: avg]",
+        ),
+        apply(
+            &["--convergence-threshold"],
+            Arity::One,
+            search::convergence,
+            "Converged below this: CI width / mean (ci-width), or std / mean (cv)",
+        ),
+        apply(
+            &["--convergence-mode"],
+            Arity::One,
+            search::convergence,
+            "ci-width, cv or distribution [default: ci-width]",
+        ),
         set(
             &["--parameter-sweep-cooldown-seconds"],
             "sweep.cooldown_seconds",
@@ -318,43 +334,144 @@ pub const MULTI_RUN: Group = Group {
             "How swept lists combine: grid or zip [default: grid]",
         ),
         note(&["--no-sweep-table"], Arity::Switch, "the sweep table is printed once, at the end"),
-        unsupported(&["--search-space"], Arity::One, RECIPES),
-        unsupported(&["--search-metric"], Arity::One, RECIPES),
-        unsupported(&["--search-stat"], Arity::One, RECIPES),
-        unsupported(&["--search-direction"], Arity::One, RECIPES),
-        unsupported(&["--search-max-iterations"], Arity::One, RECIPES),
-        unsupported(&["--search-initial-points"], Arity::One, RECIPES),
-        unsupported(&["--search-random-seed"], Arity::One, RECIPES),
-        unsupported(&["--search-planner"], Arity::One, RECIPES),
-        unsupported(&["--optuna-sampler"], Arity::One, RECIPES),
-        unsupported(&["--optuna-acquisition"], Arity::One, RECIPES),
-        unsupported(&["--optuna-terminator"], Arity::One, RECIPES),
-        unsupported(&["--search-percentile-pooling"], Arity::One, RECIPES),
-        unsupported(&["--bo-constraint-mode"], Arity::One, RECIPES),
-        unsupported(&["--variant", "--sweep-variant"], Arity::Many, RECIPES),
-        unsupported(&["--search-sla"], Arity::Many, RECIPES),
-        unsupported(&["--search-sla-tier"], Arity::Many, RECIPES),
-        unsupported(&["--search-recipe"], Arity::One, RECIPES),
-        unsupported(&["--ttft-sla-ms"], Arity::One, RECIPES),
-        unsupported(&["--isl-osl-pairs"], Arity::One, RECIPES),
-        unsupported(&["--itl-sla-ms"], Arity::One, RECIPES),
-        unsupported(&["--tpot-sla-ms"], Arity::One, RECIPES),
-        unsupported(&["--e2e-sla-ms"], Arity::One, RECIPES),
-        unsupported(&["--error-rate-sla"], Arity::One, RECIPES),
-        unsupported(&["--slo-attainment-fraction"], Arity::One, RECIPES),
-        unsupported(&["--search-style"], Arity::One, RECIPES),
-        unsupported(&["--degradation-threshold"], Arity::One, RECIPES),
-        unsupported(&["--degradation-metric-tag"], Arity::One, RECIPES),
-        unsupported(&["--degradation-stat"], Arity::One, RECIPES),
-        unsupported(&["--isl-min"], Arity::One, RECIPES),
-        unsupported(&["--isl-max"], Arity::One, RECIPES),
-        unsupported(&["--isl-steps"], Arity::One, RECIPES),
-        unsupported(&["--concurrency-min"], Arity::One, RECIPES),
-        unsupported(&["--concurrency-max"], Arity::One, RECIPES),
-        unsupported(&["--concurrency-steps"], Arity::One, RECIPES),
-        unsupported(&["--osl-min"], Arity::One, RECIPES),
-        unsupported(&["--osl-max"], Arity::One, RECIPES),
-        unsupported(&["--osl-steps"], Arity::One, RECIPES),
+        apply(
+            &["--search-space"],
+            Arity::One,
+            search::search_space,
+            "Search dimension path:lo,hi[:kind] (kind int or real), repeatable",
+        ),
+        apply(
+            &["--search-metric"],
+            Arity::One,
+            search::search_metric,
+            "Metric the search optimises, e.g. output_token_throughput",
+        ),
+        apply(&["--search-stat"], Arity::One, search::search_stat, "Statistic of that metric [default: avg]"),
+        apply(&["--search-direction"], Arity::One, search::search_direction, "maximize or minimize"),
+        apply(&["--search-max-iterations"], Arity::One, search::max_iterations, "Most runs the search makes"),
+        apply(
+            &["--search-initial-points"],
+            Arity::One,
+            search::initial_points,
+            "Quasi-random points before the Gaussian process steers [default: 5]",
+        ),
+        apply(&["--search-random-seed"], Arity::One, search::random_seed, "Seed of the quasi-random points"),
+        apply(
+            &["--search-planner"],
+            Arity::One,
+            search::search_planner,
+            "bayesian, monotonic-sla, smooth-isotonic, optuna (= bayesian here) or grid",
+        ),
+        note(
+            &["--optuna-sampler"],
+            Arity::One,
+            "the optuna planner is this project's Gaussian-process optimisation; no sampler to choose",
+        ),
+        note(&["--optuna-acquisition"], Arity::One, "the optuna planner uses constrained expected improvement"),
+        note(
+            &["--optuna-terminator"],
+            Arity::One,
+            "the search stops at its most iterations or once expected improvement is spent",
+        ),
+        note(
+            &["--search-percentile-pooling"],
+            Arity::One,
+            "an iteration's percentiles are over its requests (with trials: the mean of each trial's)",
+        ),
+        note(&["--bo-constraint-mode"], Arity::One, "deprecated in AIPerf and ignored there too"),
+        unsupported(&["--variant", "--sweep-variant"], Arity::Many, VARIANTS),
+        apply(
+            &["--search-sla"],
+            Arity::Many,
+            search::search_sla,
+            "Search SLA metric_tag:stat:op:threshold (op lt, le, gt, ge), repeatable",
+        ),
+        unsupported(
+            &["--search-sla-tier"],
+            Arity::Many,
+            "multi-tier SLA searches are not supported; run one search per tier with --search-sla",
+        ),
+        apply(
+            &["--search-recipe"],
+            Arity::One,
+            search::search_recipe,
+            "A named search: max-concurrency-under-sla, max-throughput-ttft-sla, max-throughput-itl-sla, max-goodput-under-slo, pareto-sweep, concurrency-ramp, prefill-ttft-curve, decode-itl-curve",
+        ),
+        apply(&["--ttft-sla-ms"], Arity::One, search::recipe_setting, "Recipe SLA: TTFT p95 below this many ms"),
+        apply(
+            &["--isl-osl-pairs"],
+            Arity::One,
+            search::recipe_setting,
+            "pareto-sweep: ISL/OSL pairs, e.g. 128/128,512/256",
+        ),
+        apply(&["--itl-sla-ms"], Arity::One, search::recipe_setting, "Recipe SLA: ITL p95 below this many ms"),
+        apply(
+            &["--tpot-sla-ms"],
+            Arity::One,
+            search::recipe_setting,
+            "Recipe SLA: time per output token (ITL) p95 below this many ms",
+        ),
+        apply(
+            &["--e2e-sla-ms"],
+            Arity::One,
+            search::recipe_setting,
+            "Recipe SLA: request latency p99 below this many ms",
+        ),
+        apply(
+            &["--error-rate-sla"],
+            Arity::One,
+            search::recipe_setting,
+            "Recipe SLA: error rate below this fraction, e.g. 0.05",
+        ),
+        apply(
+            &["--slo-attainment-fraction"],
+            Arity::One,
+            search::recipe_setting,
+            "max-goodput-under-slo: fraction of requests that must meet every SLO [default: 0.95]",
+        ),
+        apply(
+            &["--search-style"],
+            Arity::One,
+            search::recipe_setting,
+            "max-concurrency-under-sla: smooth_isotonic (default), monotonic, bo, optuna or grid",
+        ),
+        apply(
+            &["--degradation-threshold"],
+            Arity::One,
+            search::recipe_setting,
+            "concurrency-ramp: knee where the metric exceeds the first point by this fraction [default: 0.2]",
+        ),
+        apply(
+            &["--degradation-metric-tag"],
+            Arity::One,
+            search::recipe_setting,
+            "concurrency-ramp: the metric of the knee [default: request_latency]",
+        ),
+        apply(
+            &["--degradation-stat"],
+            Arity::One,
+            search::recipe_setting,
+            "concurrency-ramp: its statistic [default: p99]",
+        ),
+        apply(&["--isl-min"], Arity::One, search::recipe_setting, "prefill-ttft-curve: lowest ISL [default: 256]"),
+        apply(&["--isl-max"], Arity::One, search::recipe_setting, "prefill-ttft-curve: highest ISL [default: 32768]"),
+        apply(&["--isl-steps"], Arity::One, search::recipe_setting, "prefill-ttft-curve: ISL steps [default: 8]"),
+        apply(&["--concurrency-min"], Arity::One, search::recipe_setting, "Recipes: lowest concurrency [default: 1]"),
+        apply(
+            &["--concurrency-max"],
+            Arity::One,
+            search::recipe_setting,
+            "Recipes: highest concurrency [default: 1000; decode-itl-curve 200]",
+        ),
+        apply(
+            &["--concurrency-steps"],
+            Arity::One,
+            search::recipe_setting,
+            "Grid recipes: concurrency steps [default: 8]",
+        ),
+        apply(&["--osl-min"], Arity::One, search::recipe_setting, "decode-itl-curve: lowest OSL [default: 64]"),
+        apply(&["--osl-max"], Arity::One, search::recipe_setting, "decode-itl-curve: highest OSL [default: 1024]"),
+        apply(&["--osl-steps"], Arity::One, search::recipe_setting, "decode-itl-curve: OSL steps [default: 4]"),
     ],
 };
 

@@ -14,6 +14,7 @@ mod help;
 mod load;
 mod output_service;
 mod parse;
+mod search;
 mod server_control;
 mod trace_schedule;
 
@@ -22,7 +23,8 @@ use std::path::{Path, PathBuf};
 use super::exit_code;
 use crate::config::{self, ConfigError};
 use crate::script::ScriptMode;
-use crate::script::emit::{self, ApiKey};
+use crate::script::emit::ApiKey;
+use crate::script::emit_search;
 
 /// The variable a saved scenario reads its API key from.
 const API_KEY_VARIABLE: &str = "AIPERF_API_KEY";
@@ -85,14 +87,14 @@ pub fn profile(args: &[String], runtime: &tokio::runtime::Runtime) -> i32 {
                 String::new()
             }
         );
-        let text = emit::scenario(&job, &sweep_name, &header, ApiKey::FromEnv(API_KEY_VARIABLE));
+        let text = emit_search::scenario(&job, &sweep_name, &header, ApiKey::FromEnv(API_KEY_VARIABLE));
         if let Err(e) = std::fs::write(path, text) {
             eprintln!("error: cannot write {}: {e}", path.display());
             return exit_code::FAILURE;
         }
         eprintln!("wrote {}", path.display());
     }
-    let source = emit::scenario(&job, &sweep_name, "aiperf profile", ApiKey::Inline);
+    let source = emit_search::scenario(&job, &sweep_name, "aiperf profile", ApiKey::Inline);
     let mode = if command.dry_run { ScriptMode::DryRun } else { ScriptMode::Execute };
     let distribution = match super::run::Distribution::resolve(None, None, None) {
         Ok(distribution) => distribution,

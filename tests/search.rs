@@ -1,0 +1,158 @@
+//! Capacity search against the built-in mock (8 slots, TTFT 20 ms, ITL 2 ms, ISL/OSL 32, 64
+//! requests an iteration): `--search-recipe max-concurrency-under-sla` finds the boundary the
+//! mock's capacity model predicts in fewer runs than AIPerf's 10, `search_history.json` reads
+//! back with AIPerf's keys, each iteration is a run of its own, and an interrupted search
+//! resumes from its checkpoint.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+
+use common::{aiperf_command, closed_port, read_json};
+use serde_json::Value;
+
+const SLOTS: u64 = 8;
+const TTFT_MS: f64 = 20.0;
+const ITL_MS: f64 = 2.0;
+const OSL: u64 = 32;
+const TTFT_SLA_MS: f64 = 200.0;
+
+/// The highest concurrency whose TTFT p95 stays under the SLA on the mock: a request waits one
+/// whole answer (TTFT + (OSL-1)·ITL) for each wave of `SLOTS` users ahead of it, so the users
+/// that fit are the waves that fit, times the slots.
+fn true_boundary() -> i64 {
+    let answer_ms = TTFT_MS + (OSL - 1) as f64 * ITL_MS;
+    let waves_that_fit = ((TTFT_SLA_MS - TTFT_MS) / answer_ms).floor() as u64 + 1;
+    (waves_that_fit * SLOTS) as i64
+}
+
+struct Mock(Child);
+
+impl Mock {
+    fn start(port: u16) -> Self {
+        let child = Command::new(env!("CARGO_BIN_EXE_aiperf"))
+            .args(["mock", "--port", &port.to_string(), "--max-running", &SLOTS.to_string()])
+            .args(["--ttft-ms", &TTFT_MS.to_string(), "--itl-ms", &ITL_MS.to_string()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn aiperf mock");
+        Self(child)
+    }
+}
+
+impl Drop for Mock {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).to_string()
+}
+
+fn assert_ok(output: &Output) {
+    assert_eq!(output.status.code(), Some(0), "stdout:\n{}\nstderr:\n{}", text(&output.stdout), text(&output.stderr));
+}
+
+fn swept(iteration: &Value) -> i64 {
+    iteration["variation_values"]["phases.profiling.concurrency"].as_i64().expect("a concurrency")
+}
+
+#[test]
+fn max_concurrency_under_sla_finds_the_mocks_boundary_in_fewer_runs_than_aiperf() {
+    let dir = tempfile::tempdir().expect("dir");
+    let port = closed_port();
+    let _mock = Mock::start(port);
+    let command = format!(
+        "--url http://127.0.0.1:{port} --model mock-model --streaming --synthetic-input-tokens-mean 32 --output-tokens-mean {OSL} --request-count 64 --search-recipe max-concurrency-under-sla --ttft-sla-ms {TTFT_SLA_MS} --concurrency-min 1 --concurrency-max 64 --artifact-dir {}",
+        dir.path().join("artifacts/capacity").display()
+    );
+    let output = aiperf_command(dir.path()).arg("profile").args(command.split_whitespace()).output().expect("profile");
+    assert_ok(&output);
+    let search_dir = dir.path().join("artifacts/capacity");
+    let history = read_json(&search_dir.join("search_history.json"));
+    for key in ["config", "iterations", "best_trials", "boundary_summary", "recipe", "convergence_reason"] {
+        assert!(history.get(key).is_some(), "search_history.json has no `{key}`");
+    }
+    assert_eq!(history["recipe"], "max-concurrency-under-sla");
+    assert_eq!(history["config"]["planner"], "smooth_isotonic");
+    assert_eq!(history["convergence_reason"], "smooth_isotonic_precision_reached");
+    let iterations = history["iterations"].as_array().expect("iterations");
+    assert!(iterations.len() < 10, "{} runs: {iterations:?}", iterations.len());
+    for (index, iteration) in iterations.iter().enumerate() {
+        for key in ["iteration_idx", "variation_values", "objective_values", "feasible", "non_monotonic_warning"] {
+            assert!(iteration.get(key).is_some(), "iteration {index} has no `{key}`");
+        }
+        let run = search_dir.join(format!("search_iter_{index:04}"));
+        let summary = read_json(&run.join("profile_export_aiperf.json"));
+        assert_eq!(summary["request_count"]["avg"], 64.0, "iteration {index}");
+        let ttft_p95 = summary["time_to_first_token"]["p95"].as_f64().expect("ttft p95");
+        assert_eq!(iteration["feasible"], ttft_p95 < TTFT_SLA_MS, "iteration {index}: TTFT p95 {ttft_p95}");
+    }
+    let boundary = &history["boundary_summary"];
+    assert_eq!(boundary["swept_dim_path"], "phases.profiling.concurrency");
+    let found = boundary["feasible_max"]["value"].as_i64().expect("a feasible concurrency");
+    assert!((found - true_boundary()).abs() <= 1, "found {found}, the mock's boundary is {}", true_boundary());
+    assert_eq!(boundary["infeasible_min"]["value"].as_i64(), Some(found + 1));
+    assert_eq!(boundary["infeasible_min"]["first_breach"]["metric_tag"], "time_to_first_token");
+    let best = &history["best_trials"][0];
+    assert_eq!(best["feasible"], true);
+    assert!(swept(&iterations[best["iteration_idx"].as_u64().expect("index") as usize]) <= found);
+    let checkpoint = read_json(&search_dir.join("search_checkpoint.json"));
+    assert_eq!(checkpoint["iterations"].as_array().map(Vec::len), Some(iterations.len()));
+    assert!(text(&output.stdout).contains("highest that meets the SLA"), "{}", text(&output.stdout));
+}
+
+/// A search whose run function stops the scenario at its first probe above AIPERF_STOP_ABOVE
+/// users (the first three probes, 1, 4 and 16, widen the range by ×4 while TTFT stays flat).
+const INTERRUPTIBLE: &str = r#"
+import "aiperf/search" as search;
+let target = endpoint(#{ url: "mock", model: "mock-model", mock: #{ ttft: ms(20), itl: ms(2), max_running: 8 } });
+let found = search::max_concurrency_under_sla(#{ ttft_sla_ms: 200, concurrency_max: 64, name: "capacity" }, |point| {
+    let users = point["phases.profiling.concurrency"];
+    if users > env("AIPERF_STOP_ABOVE", 1000) { throw `stopped at ${users}`; }
+    #{
+        endpoint: target,
+        dataset: synthetic(#{ isl: fixed(32), osl: fixed(32), seed: 1 }),
+        phases: [concurrency(#{ users: users, requests: 64 })],
+    }
+});
+print(`answer: ${found.value} after ${found.iterations.len()} iterations`);
+"#;
+
+fn run_search(dir: &Path, stop_above: Option<u64>) -> Output {
+    let mut command = aiperf_command(dir);
+    if let Some(users) = stop_above {
+        command.env("AIPERF_STOP_ABOVE", users.to_string());
+    }
+    command.arg("run").arg("search.rhai").output().expect("run")
+}
+
+#[test]
+fn an_interrupted_search_resumes_from_its_checkpoint() {
+    let dir = tempfile::tempdir().expect("dir");
+    std::fs::write(dir.path().join("search.rhai"), INTERRUPTIBLE).expect("write");
+    let stopped = run_search(dir.path(), Some(20));
+    assert_ne!(stopped.status.code(), Some(0));
+    assert!(text(&stopped.stderr).contains("stopped at"), "{}", text(&stopped.stderr));
+    let search_dir = dir.path().join("artifacts/capacity");
+    let checkpoint = read_json(&search_dir.join("search_checkpoint.json"));
+    let done: Vec<i64> = checkpoint["iterations"].as_array().expect("iterations").iter().map(swept).collect();
+    assert_eq!(done, [1, 4, 16], "the iterations before the stop");
+    assert_eq!(checkpoint["convergence_reason"], Value::Null);
+
+    let resumed = run_search(dir.path(), None);
+    assert_ok(&resumed);
+    let stdout = text(&resumed.stdout);
+    assert!(stdout.contains("resumed from its checkpoint after 3 iterations"), "{stdout}");
+    let history = read_json(&search_dir.join("search_history.json"));
+    let tried: Vec<i64> = history["iterations"].as_array().expect("iterations").iter().map(swept).collect();
+    assert_eq!(&tried[..3], [1, 4, 16], "{tried:?}");
+    assert!(tried[3] > 20, "{tried:?}");
+    let found = history["boundary_summary"]["feasible_max"]["value"].as_i64().expect("found");
+    assert!((found - true_boundary()).abs() <= 1, "found {found}");
+    assert!(stdout.contains(&format!("answer: {found} after {} iterations", tried.len())), "{stdout}");
+}
