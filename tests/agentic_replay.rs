@@ -17,7 +17,10 @@ use serde_json::Value;
 /// turn 1, joined at turn 3): 120, 180, 240, 280. r2: 0, 50, …, 250; s2 (after r2's turn 2):
 /// 110, 140; s3 (after r2's turn 4): 210, 230; s3a, s3's own sub-agent (after s3's turn 0): 215.
 /// Cut at half of each span: r1's at 200 ms, r2's at 125 ms.
-const TRACE: &[(&str, Option<(&str, u32, Option<u32>)>, &[u32])] = &[
+/// A sub-agent's parent, the parent's turn it starts after, and the parent's turn that joins it.
+type Spawn = (&'static str, u32, Option<u32>);
+
+const TRACE: &[(&str, Option<Spawn>, &[u32])] = &[
     ("r1", None, &[0, 100, 200, 300, 400]),
     ("s1", Some(("r1", 1, Some(3))), &[120, 180, 240, 280]),
     ("r2", None, &[0, 50, 100, 150, 200, 250]),

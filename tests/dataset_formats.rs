@@ -281,7 +281,7 @@ fn a_baseten_trace_replays_its_prompts_at_their_times() {
 }
 
 #[test]
-fn a_config_file_replays_a_burst_gpt_trace_sped_up_up_to_its_end_offset() {
+fn a_config_file_replays_a_burst_gpt_trace_up_to_its_end_offset_and_refuses_its_synthesis() {
     let dir = tempfile::tempdir().expect("temp dir");
     let csv = "Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n\
                2.0,ChatGPT,10,4,14,Conversation log\n2.4,ChatGPT,10,5,15,Conversation log\n\
@@ -292,7 +292,7 @@ schemaVersion: "2.0"
 benchmark:
   model: m
   endpoint: { url: mock, type: chat }
-  dataset: { type: file, path: burst.csv, format: burst_gpt_trace, synthesis: { speedupRatio: 2.0 } }
+  dataset: { type: file, path: burst.csv, format: burst_gpt_trace }
   phases: { type: fixed_schedule, autoOffset: true, endOffset: 3000 }
   artifacts: { dir: ./out }
 "#;
@@ -307,5 +307,14 @@ benchmark:
         .iter()
         .map(|r| ((ns(r, "credit_issued_ns") - first_ns) / 1_000_000, metric(r, "output_sequence_length")))
         .collect();
-    assert_eq!(offsets, [(0, 4), (200, 5), (400, 6)], "(t − 2 s) / 2, nothing after 3 s");
+    assert_eq!(offsets, [(0, 4), (400, 5), (800, 6)], "t − 2 s, nothing after 3 s");
+
+    let synthesized =
+        config.replace("format: burst_gpt_trace }", "format: burst_gpt_trace, synthesis: { speedupRatio: 2.0 } }");
+    std::fs::write(dir.path().join("burst_fast.yaml"), synthesized).expect("config");
+    let refused =
+        aiperf_command(dir.path()).args(["profile", "--config", "burst_fast.yaml"]).output().expect("profile");
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("trace synthesis of burst_gpt_trace traces is not done"), "{stderr}");
 }

@@ -283,9 +283,9 @@ fn flags_with_no_meaning_here_are_noted_and_impossible_ones_refused() {
         stderr.contains("--public-dataset") && stderr.contains("`librispeak` is not an AIPerf public dataset"),
         "{stderr}"
     );
-    let video = profile(dir.path(), "--model m --video-fps 4");
-    assert_eq!(video.status.code(), Some(2));
-    assert!(text(&video.stderr).contains("--video-fps: not supported"), "{}", text(&video.stderr));
+    let strip = profile(dir.path(), "--model m --uuid-and-strip");
+    assert_eq!(strip.status.code(), Some(2));
+    assert!(text(&strip.stderr).contains("--uuid-and-strip: not supported"), "{}", text(&strip.stderr));
     let mp3 = profile(
         dir.path(),
         "--model m --url mock --endpoint-type audio-transcription --audio-length-mean 1 --audio-format mp3 --dry-run",

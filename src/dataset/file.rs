@@ -89,23 +89,10 @@ pub fn load(spec: &FileDataset, tokenizer: &Tokenizer) -> Result<Vec<DatasetEntr
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::{AtEnd, Sampling};
+    use crate::plan::Sampling;
 
     fn spec(path: &Path, format: FileFormat, sampling: Sampling) -> FileDataset {
-        FileDataset {
-            path: path.display().to_string(),
-            format,
-            sampling,
-            at_end: AtEnd::Wrap,
-            random_seed: 5,
-            block_size: 512,
-            draws: None,
-            records: None,
-            system_prompt: None,
-            synthesis: None,
-            trace: Default::default(),
-            public: None,
-        }
+        FileDataset { sampling, random_seed: 5, ..FileDataset::of(path.display().to_string(), format) }
     }
 
     #[test]

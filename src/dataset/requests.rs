@@ -263,24 +263,11 @@ mod tests {
     use super::*;
     use crate::dataset::Ranking;
     use crate::dataset::tokenizer::Tokenizer;
-    use crate::plan::{AtEnd, FileDataset, FileFormat, Sampling};
+    use crate::plan::{FileDataset, FileFormat};
     use crate::request_bodies::test_endpoint;
 
     fn file_dataset() -> Dataset {
-        Dataset::File(FileDataset {
-            path: "data/mixed.jsonl".into(),
-            format: FileFormat::SingleTurn,
-            sampling: Sampling::Sequential,
-            at_end: AtEnd::Wrap,
-            random_seed: 0,
-            block_size: 512,
-            draws: None,
-            records: None,
-            system_prompt: None,
-            synthesis: None,
-            trace: Default::default(),
-            public: None,
-        })
+        Dataset::File(FileDataset::of("data/mixed.jsonl", FileFormat::SingleTurn))
     }
 
     fn entry(prompt: &str, images: &[&str], ranking: Option<Ranking>) -> DatasetEntry {

@@ -86,18 +86,9 @@ mod tests {
             cancel: None,
         };
         let dataset = Dataset::File(FileDataset {
-            path: "x.jsonl".into(),
-            format: FileFormat::SingleTurn,
             sampling,
-            at_end: AtEnd::Wrap,
             random_seed: 3,
-            block_size: 512,
-            draws: None,
-            records: None,
-            system_prompt: None,
-            synthesis: None,
-            trace: Default::default(),
-            public: None,
+            ..FileDataset::of("x.jsonl", FileFormat::SingleTurn)
         });
         Plan::new("order", endpoint, dataset, vec![phase], 60.0)
     }

@@ -83,6 +83,27 @@ pub struct PublicSource {
     pub filters: std::collections::BTreeMap<String, String>,
 }
 
+impl FileDataset {
+    /// The file `path` read in `format`, in file order from seed 0, every other setting at its
+    /// default; callers set the rest with struct update syntax.
+    pub fn of(path: impl Into<String>, format: FileFormat) -> Self {
+        Self {
+            path: path.into(),
+            format,
+            sampling: Sampling::Sequential,
+            at_end: AtEnd::Wrap,
+            random_seed: 0,
+            block_size: format.default_block_size(),
+            draws: None,
+            records: None,
+            system_prompt: None,
+            synthesis: None,
+            trace: TraceHandling::default(),
+            public: None,
+        }
+    }
+}
+
 /// Written by name (`single_turn`, …, `speed_bench_coding`).
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(into = "&'static str", try_from = "String")]

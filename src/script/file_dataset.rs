@@ -76,8 +76,6 @@ fn file(map: Map) -> ScriptResult<Dataset> {
     let block_size = block_size as usize;
     let draws = draws.map(|draws| draws as usize);
     Ok(Dataset::File(FileDataset {
-        path,
-        format,
         sampling,
         at_end,
         random_seed,
@@ -85,9 +83,8 @@ fn file(map: Map) -> ScriptResult<Dataset> {
         draws,
         records,
         system_prompt,
-        synthesis: None,
         trace,
-        public: None,
+        ..FileDataset::of(path, format)
     }))
 }
 
@@ -126,23 +123,7 @@ mod tests {
     #[test]
     fn defaults_and_every_key() {
         let Dataset::File(plain) = file(map(&[("path", "data.jsonl".into())])).unwrap() else { panic!("a file") };
-        assert_eq!(
-            plain,
-            FileDataset {
-                path: "data.jsonl".into(),
-                format: FileFormat::SingleTurn,
-                sampling: Sampling::Sequential,
-                at_end: AtEnd::Wrap,
-                random_seed: 0,
-                block_size: 512,
-                draws: None,
-                records: None,
-                system_prompt: None,
-                synthesis: None,
-                trace: Default::default(),
-                public: None,
-            }
-        );
+        assert_eq!(plain, FileDataset::of("data.jsonl", FileFormat::SingleTurn));
         let full = file(map(&[
             ("path", "trace.jsonl".into()),
             ("format", "mooncake".into()),

@@ -55,18 +55,13 @@ fn public_dataset(map: Map) -> ScriptResult<Dataset> {
         return script_error("public_dataset: `entries` must be at least 1");
     }
     Ok(Dataset::File(FileDataset {
-        path,
-        format,
         sampling,
         at_end,
         random_seed: r.opt_u64("seed")?.unwrap_or(0),
-        block_size: 512,
         draws: draws.map(|draws| draws as usize),
-        records: None,
         system_prompt: r.opt_string("system_prompt")?,
-        synthesis: None,
-        trace: Default::default(),
         public,
+        ..FileDataset::of(path, format)
     }))
 }
 

@@ -79,20 +79,7 @@ mod tests {
     use super::*;
 
     fn trace(format: FileFormat) -> Dataset {
-        Dataset::File(FileDataset {
-            path: "trace.jsonl".into(),
-            format,
-            sampling: crate::plan::Sampling::Sequential,
-            at_end: crate::plan::AtEnd::Wrap,
-            random_seed: 0,
-            block_size: 512,
-            draws: None,
-            records: None,
-            system_prompt: None,
-            synthesis: None,
-            trace: Default::default(),
-            public: None,
-        })
+        Dataset::File(FileDataset::of("trace.jsonl", format))
     }
 
     fn map(pairs: &[(&str, Dynamic)]) -> Map {

@@ -406,18 +406,9 @@ run sweep_8 → artifacts/sweep_8
     fn file_datasets_and_other_modes_are_named() {
         let mut plan = plan();
         plan.dataset = Dataset::File(FileDataset {
-            path: "traces/a.jsonl".to_string(),
-            format: crate::plan::FileFormat::Mooncake,
             sampling: crate::plan::Sampling::Shuffle,
             at_end: crate::plan::AtEnd::Stop,
-            random_seed: 0,
-            block_size: 512,
-            draws: None,
-            records: None,
-            system_prompt: None,
-            synthesis: None,
-            trace: Default::default(),
-            public: None,
+            ..FileDataset::of("traces/a.jsonl", crate::plan::FileFormat::Mooncake)
         });
         plan.phases = vec![phase(
             "ramp",

@@ -72,12 +72,12 @@ impl TreeRun {
     /// holds is gated instead.
     fn release_gates(&mut self, tree: &Tree, offsets_ms: &[f64]) -> Vec<Step> {
         let mut steps = Vec::new();
-        for stream in 0..self.states.len() {
+        for (stream, &wait_ms) in offsets_ms.iter().enumerate().take(self.states.len()) {
             if let State::Sending(turn) = self.states[stream] {
                 if self.held(tree, stream, turn) {
                     self.states[stream] = State::Gated(turn);
                 } else {
-                    steps.push(Step { stream, turn, wait_ms: offsets_ms[stream] });
+                    steps.push(Step { stream, turn, wait_ms });
                 }
             }
         }

@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 use super::document::FlagDocument;
 use super::flags::{Arity, Group, Kind, apply, note, set, sweep, unsupported};
 
-const BASETEN: &str = "baseten_trace replay only, which this project does not have";
+const BASETEN: &str = "Baseten's own replay switch, not read: a baseten_trace here replays on the fixed schedule, every row at its recorded time, with min_tokens and its KV hints (docs/datasets.md)";
 
 pub const CONVERSATION: Group = Group {
     title: "Conversation Input",

@@ -256,8 +256,7 @@ fn file(dataset: &Value, base_dir: &Path, seed: u64) -> Result<FileDataset, Conf
         draws: opt_u64(dataset, "entries", "datasets.main.entries")?.map(|n| n as usize),
         records,
         system_prompt: None,
-        // AIPerf reshapes trace formats only; other files ignore `synthesis`.
-        synthesis: if format == FileFormat::Mooncake { super::synthesis::lower(dataset)? } else { None },
+        synthesis: synthesis(dataset, format)?,
         trace: super::trace_handling::lower(dataset, format)?,
         public: None,
     })
@@ -313,5 +312,20 @@ fn inline_records(dataset: &Value) -> Result<Option<String>, ConfigError> {
             Ok(Some(lines.join("\n")))
         }
         Some(_) => Err(ConfigError::new("datasets.main.records: a non-empty list of records")),
+    }
+}
+
+/// A trace's synthesis (mooncake traces here). AIPerf also reshapes Bailian and BurstGPT traces,
+/// which this project does not yet: asking for it there is refused rather than ignored, so the
+/// load sent is never other than the one asked for. Other files ignore `synthesis`, as in AIPerf.
+fn synthesis(dataset: &Value, format: FileFormat) -> Result<Option<crate::plan::TraceSynthesis>, ConfigError> {
+    let settings = super::synthesis::lower(dataset)?;
+    match format {
+        FileFormat::Mooncake => Ok(settings),
+        FileFormat::Bailian | FileFormat::BurstGpt if settings.is_some() => Err(ConfigError::new(format!(
+            "datasets.main.synthesis (--synthesis-*): trace synthesis of {} traces is not done by this project yet (mooncake traces only)",
+            format.name()
+        ))),
+        _ => Ok(None),
     }
 }

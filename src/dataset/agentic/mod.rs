@@ -98,23 +98,9 @@ fn lay_out(trees: Vec<TraceTree>, spec: &FileDataset) -> Vec<DatasetEntry> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::{AtEnd, Sampling, TraceHandling};
 
     pub(super) fn spec(path: &Path, format: FileFormat) -> FileDataset {
-        FileDataset {
-            path: path.display().to_string(),
-            format,
-            sampling: Sampling::Sequential,
-            at_end: AtEnd::Wrap,
-            random_seed: 3,
-            block_size: 16,
-            draws: None,
-            records: None,
-            system_prompt: None,
-            synthesis: None,
-            trace: TraceHandling::default(),
-            public: None,
-        }
+        FileDataset { random_seed: 3, block_size: 16, ..FileDataset::of(path.display().to_string(), format) }
     }
 
     impl FileDataset {
