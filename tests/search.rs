@@ -30,6 +30,7 @@ fn true_boundary() -> i64 {
 struct Mock(Child);
 
 impl Mock {
+    /// Serving on `port`, and listening before it returns (a search's first run does not wait).
     fn start(port: u16) -> Self {
         let child = Command::new(env!("CARGO_BIN_EXE_aiperf"))
             .args(["mock", "--port", &port.to_string(), "--max-running", &SLOTS.to_string()])
@@ -38,6 +39,11 @@ impl Mock {
             .stderr(Stdio::null())
             .spawn()
             .expect("spawn aiperf mock");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(std::time::Instant::now() < deadline, "aiperf mock did not listen on port {port}");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
         Self(child)
     }
 }
