@@ -19,6 +19,7 @@ pub mod engine;
 pub mod export;
 pub mod http_trace;
 pub mod kube;
+pub mod libs;
 pub mod live;
 pub mod load;
 pub mod metric_result;

@@ -1,9 +1,11 @@
 //! The command line: `aiperf run <scenario.rhai>`, `aiperf check`, `aiperf mock`, `aiperf profile`,
-//! `aiperf config`, `aiperf plot`, `aiperf synthesize` and `aiperf analyze-trace`.
+//! `aiperf config`, `aiperf plot`, `aiperf synthesize`, `aiperf analyze-trace` and `aiperf lib`.
 
 mod analyze_trace;
 mod config;
 mod kube;
+mod lib;
+mod lib_test;
 mod merge;
 mod mock;
 mod plot;
@@ -108,6 +110,9 @@ pub enum Command {
     /// A mooncake trace's statistics: ISL/OSL, shared prefixes, cache hit rates, request rate
     #[command(after_help = "Example:\n  aiperf analyze-trace trace.jsonl --output-file trace_analysis.json")]
     AnalyzeTrace(analyze_trace::AnalyzeTraceArgs),
+    /// Scenario libraries of aiperf.toml: `aiperf lib fetch | update [NAME] | list | test [DIR]`
+    #[command(subcommand)]
+    Lib(lib::LibCommand),
 }
 
 #[derive(Debug, Subcommand)]
@@ -295,6 +300,7 @@ pub fn main_with(cli: Cli) -> i32 {
         Command::Kube(command) => kube::run(command),
         Command::Synthesize(args) => synthesize::synthesize(args),
         Command::AnalyzeTrace(args) => analyze_trace::analyze_trace(args),
+        Command::Lib(command) => lib::run(command, &runtime),
     };
     // Everything a command writes was awaited; what is left (a dataset build that a failed
     // pre-flight made moot) must not hold the exit.

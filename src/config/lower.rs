@@ -144,6 +144,7 @@ fn lower_benchmark(benchmark: &Value, base_dir: &Path, seed: Option<u64>, name: 
         preflight: endpoint::preflight(benchmark)?,
         allow_all_failed: false,
         run_info: Default::default(),
+        libraries: Vec::new(),
     };
     crate::engine::validate(&plan).map_err(|e| ConfigError::new(format!("{e:#}")))?;
     Ok(plan)

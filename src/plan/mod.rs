@@ -7,6 +7,7 @@ mod dataset;
 mod dist;
 mod endpoint;
 mod in_phase_ramps;
+mod libraries;
 mod mock_config;
 mod network_latency;
 mod openings;
@@ -34,6 +35,7 @@ pub use dataset::*;
 pub use dist::*;
 pub use endpoint::*;
 pub use in_phase_ramps::*;
+pub use libraries::LibraryUse;
 pub use mock_config::MockConfig;
 pub use network_latency::*;
 pub use phase::*;
@@ -103,6 +105,9 @@ pub struct Plan {
     /// Where the run sits in a sweep (sweep id, variation, trial): `run_info`, not `input_config`.
     #[serde(skip)]
     pub run_info: RunCoordinates,
+    /// The scenario libraries imported before this run (`aiperf.lock`), also in `run_info`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub libraries: Vec<LibraryUse>,
 }
 
 impl Plan {
@@ -136,6 +141,7 @@ impl Plan {
             server_control: ServerControl::default(),
             failed_request_threshold: None,
             run_info: Default::default(),
+            libraries: Vec::new(),
         }
     }
 }

@@ -145,6 +145,7 @@ pub fn plan_of(map: Map, default_name: String) -> ScriptResult<Plan> {
         server_control: super::server_control::server_control_of(&mut r)?,
         failed_request_threshold: r.opt_f64("failed_request_threshold")?,
         run_info: Default::default(),
+        libraries: Vec::new(),
     };
     if let Err(e) = engine::validate(&plan) {
         return script_error(format!("run: {e}"));

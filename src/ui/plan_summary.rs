@@ -348,6 +348,7 @@ mod tests {
             server_control: Default::default(),
             failed_request_threshold: None,
             run_info: Default::default(),
+            libraries: Vec::new(),
         }
     }
 
