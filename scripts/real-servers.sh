@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the real-server tests need, idempotently: llama.cpp's llama-server (built from
 # the PyPI source package of llama-cpp-python into a cache folder keyed by its version), the
-# Prometheus exporters and headless Chromium (the HTML report's test) from Debian's packages,
+# Prometheus exporters, headless Chromium (the HTML report's test) and git (`aiperf lib fetch`,
+# tests/libs.rs) from Debian's packages,
 # pyarrow + DuckDB + Pillow (PyPI) to read the Parquet export and the JPEG images back, maturin
 # (PyPI) to build the Python wheel, kubernetes-validate (PyPI) to check the Kubernetes manifests
 # against the API schemas, and Slurm with munge (Debian's packages, `slurm.sh`) for the
@@ -19,7 +20,7 @@ LLAMA_CPP_PYTHON_VERSION="0.3.36"
 CACHE_ROOT="${AIPERF_CACHE:-$HOME/.cache/aiperf}"
 LLAMA_DIR="$CACHE_ROOT/llama-server-$LLAMA_CPP_PYTHON_VERSION"
 LLAMA_BIN="$LLAMA_DIR/bin/llama-server"
-APT_PACKAGES=(cmake ninja-build ffmpeg prometheus-node-exporter prometheus prometheus-pushgateway chromium)
+APT_PACKAGES=(git cmake ninja-build ffmpeg prometheus-node-exporter prometheus prometheus-pushgateway chromium)
 
 if [[ "${1:-}" == "--print" ]]; then
     echo "$LLAMA_BIN"
