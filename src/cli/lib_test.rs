@@ -3,14 +3,10 @@
 //! a CI gate needs.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use super::exit_code;
 use super::lib::TestArgs;
-use super::run::{Scenario, run_on_script_thread};
-use crate::cancel::CancelSignal;
-use crate::engine::RunOptions;
-use crate::mock::MockStarter;
+use super::run::{Scenario, quiet_run_options, run_on_script_thread};
 use crate::script::ScriptMode;
 use crate::ui::stdout::print_line;
 
@@ -69,17 +65,7 @@ fn run_test(
 ) -> Result<(), String> {
     let settings = args.script.settings_for(test)?;
     let stem = test.file_stem().map(|stem| stem.to_string_lossy().into_owned()).unwrap_or_default();
-    let options = RunOptions {
-        artifact_root: artifact_root.join(stem),
-        cli_command: Some(super::redacted_command_line()),
-        progress: false,
-        cancel: CancelSignal::new(),
-        builtin_server: Some(Arc::new(MockStarter)),
-        metrics_listen: None,
-        segment: None,
-        start_at_ns: None,
-        keep_cores_awake: false,
-    };
+    let options = quiet_run_options(artifact_root.join(stem), Some(super::redacted_command_line()));
     let scenario = Scenario::File(test.to_path_buf());
     match run_on_script_thread(scenario, runtime, options, ScriptMode::Execute, settings)? {
         Ok(outcome) if outcome.thresholds_failed => Err("a threshold failed".to_string()),

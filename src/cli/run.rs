@@ -188,17 +188,7 @@ pub fn check(args: CheckArgs, runtime: &tokio::runtime::Runtime) -> i32 {
             return exit_code::SCRIPT_ERROR;
         }
     };
-    let options = RunOptions {
-        artifact_root: PathBuf::from("artifacts"),
-        cli_command: None,
-        progress: false,
-        cancel: CancelSignal::new(),
-        builtin_server: Some(Arc::new(MockStarter)),
-        metrics_listen: None,
-        segment: None,
-        start_at_ns: None,
-        keep_cores_awake: false,
-    };
+    let options = quiet_run_options(PathBuf::from("artifacts"), None);
     match run_on_script_thread(Scenario::File(args.scenario.clone()), runtime, options, ScriptMode::Check, settings) {
         Ok(Ok(outcome)) => {
             let runs = if outcome.runs == 1 { "1 run".to_string() } else { format!("{} runs", outcome.runs) };
@@ -216,6 +206,22 @@ pub fn check(args: CheckArgs, runtime: &tokio::runtime::Runtime) -> i32 {
             eprintln!("error: {message}");
             exit_code::FAILURE
         }
+    }
+}
+
+/// Options of a scenario run with no progress bars, live metrics or segment, its `"mock"`
+/// urls served by the built-in server (`check`, `lib test`).
+pub(super) fn quiet_run_options(artifact_root: PathBuf, cli_command: Option<String>) -> RunOptions {
+    RunOptions {
+        artifact_root,
+        cli_command,
+        progress: false,
+        cancel: CancelSignal::new(),
+        builtin_server: Some(Arc::new(MockStarter)),
+        metrics_listen: None,
+        segment: None,
+        start_at_ns: None,
+        keep_cores_awake: false,
     }
 }
 

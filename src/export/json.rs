@@ -192,4 +192,25 @@ mod tests {
         );
         assert!(doc["input_config"]["plan"].get("run_info").is_none());
     }
+
+    #[test]
+    fn run_info_and_the_plan_name_the_libraries_used() {
+        let mut result = sample_result();
+        assert!(summary_json(&result).unwrap()["run_info"].get("libraries").is_none());
+        result.plan.libraries = vec![crate::plan::LibraryUse {
+            name: "team".into(),
+            source: "git https://git.example/perf tag v1.3".into(),
+            commit: Some("7f3725d193bc97911785733f861406660258e953".into()),
+            hash: "sha256:00".into(),
+        }];
+        let doc = summary_json(&result).unwrap();
+        let expected = json!([{
+            "name": "team",
+            "source": "git https://git.example/perf tag v1.3",
+            "commit": "7f3725d193bc97911785733f861406660258e953",
+            "hash": "sha256:00",
+        }]);
+        assert_eq!(doc["run_info"]["libraries"], expected);
+        assert_eq!(doc["input_config"]["plan"]["libraries"], expected);
+    }
 }

@@ -43,6 +43,7 @@ pub fn sample_result() -> RunResult {
         server_control: Default::default(),
         failed_request_threshold: None,
         run_info: Default::default(),
+        libraries: Vec::new(),
     };
     let latency = distribution(&[10.0, 20.0, 30.0, 40.0]).expect("values");
     RunResult {
