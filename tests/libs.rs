@@ -7,19 +7,8 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use common::{aiperf_command, read_json};
+use common::{aiperf_command, read_json, text, write};
 use serde_json::Value;
-
-fn write(path: &Path, text: &str) {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).expect("create folder");
-    }
-    std::fs::write(path, text).expect("write file");
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).to_string()
-}
 
 /// `git ARGS` in `dir`, which must succeed; its output.
 fn git(dir: &Path, args: &[&str]) -> String {
