@@ -6,6 +6,7 @@ mod agentic_replay;
 mod audio;
 mod dataset;
 mod endpoint;
+mod output_services;
 mod outputs;
 mod phases;
 mod range_ratio;
@@ -32,6 +33,7 @@ const DEFAULT_ARTIFACT_ROOT: &str = "artifacts";
 /// Lower a normalized document to what `aiperf profile` runs; relative paths resolve against
 /// `base_dir` (the config file's folder, or the working directory for flags).
 pub fn lower(document: &Value, base_dir: &Path) -> Result<ProfileJob, ConfigError> {
+    output_services::refuse_plot_block(document)?;
     let settings = multi_run_settings(document);
     let search = super::search::search_of(document)?;
     let base = search.as_ref().map(|_| super::search::without_search(document));
@@ -143,6 +145,7 @@ fn lower_benchmark(benchmark: &Value, base_dir: &Path, seed: Option<u64>, name: 
         abort_on_fail: false,
         preflight: endpoint::preflight(benchmark)?,
         allow_all_failed: false,
+        outputs: output_services::lower(benchmark)?,
         run_info: Default::default(),
     };
     crate::engine::validate(&plan).map_err(|e| ConfigError::new(format!("{e:#}")))?;

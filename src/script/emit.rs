@@ -150,6 +150,7 @@ pub(super) fn run_map(plan: &Plan, named: bool, repeat: &str, api_key: ApiKey, d
     if let Some(address) = plan.metrics_listen {
         keys.push(format!("metrics_listen: {}", string(&address.to_string())));
     }
+    keys.extend(super::emit_outputs::outputs_key(&plan.outputs));
     format!("#{{\n{pad}{}{repeat}\n{end}}}", keys.join(&format!(",\n{pad}")))
 }
 

@@ -1,0 +1,47 @@
+//! A plan's `outputs` (OpenTelemetry push, MLflow upload) written back as the `run` map's
+//! `outputs: #{..}` key.
+
+use super::emit::{float, string};
+use crate::plan::Outputs;
+
+/// The `outputs` key of a plan that sends its results anywhere; none otherwise.
+pub fn outputs_key(outputs: &Outputs) -> Option<String> {
+    if outputs.is_off() {
+        return None;
+    }
+    let mut parts = Vec::new();
+    if let Some(otel) = &outputs.otel {
+        parts.push(format!(
+            "otel: #{{ url: {}, resource_attributes: {}, interval: {} }}",
+            string(&otel.url),
+            text_map(&otel.resource_attributes),
+            float(otel.interval_s)
+        ));
+    }
+    if let Some(mlflow) = &outputs.mlflow {
+        let mut keys = vec![
+            format!("tracking_uri: {}", string(&mlflow.tracking_uri)),
+            format!("experiment: {}", string(&mlflow.experiment)),
+        ];
+        if let Some(name) = &mlflow.run_name {
+            keys.push(format!("run_name: {}", string(name)));
+        }
+        if !mlflow.tags.is_empty() {
+            keys.push(format!("tags: {}", text_map(&mlflow.tags)));
+        }
+        if let Some(parent) = &mlflow.parent_run_id {
+            keys.push(format!("parent_run_id: {}", string(parent)));
+        }
+        if !mlflow.artifact_globs.is_empty() {
+            let globs: Vec<String> = mlflow.artifact_globs.iter().map(|glob| string(glob)).collect();
+            keys.push(format!("artifact_globs: [{}]", globs.join(", ")));
+        }
+        parts.push(format!("mlflow: #{{ {} }}", keys.join(", ")));
+    }
+    Some(format!("outputs: #{{ {} }}", parts.join(", ")))
+}
+
+fn text_map(map: &std::collections::BTreeMap<String, String>) -> String {
+    let entries: Vec<String> = map.iter().map(|(key, value)| format!("{}: {}", string(key), string(value))).collect();
+    format!("#{{ {} }}", entries.join(", "))
+}
