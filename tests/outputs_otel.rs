@@ -61,10 +61,10 @@ impl Drop for Receiver {
     }
 }
 
-/// The profiling phase's point of `metric` in `push` whose attributes include `wanted`.
+/// The results phase's (`rate`) point of `metric` in `push` whose attributes include `wanted`.
 fn point<'a>(push: &'a Value, metric: &str, wanted: &[(&str, &str)]) -> Option<&'a Value> {
     push["metrics"][metric]["points"].as_array()?.iter().find(|point| {
-        point["attributes"]["aiperf.benchmark_phase"] == "profiling"
+        point["attributes"]["aiperf.phase"] == "rate"
             && wanted.iter().all(|(key, value)| point["attributes"][key] == *value)
     })
 }
@@ -130,9 +130,7 @@ fn the_receiver_sees_the_counters_rise_and_the_histograms_arrive() {
         .as_array()
         .expect("points")
         .iter()
-        .find(|point| {
-            point["attributes"]["aiperf.benchmark_phase"] == "warmup" && point["attributes"]["status"] == "ok"
-        })
+        .find(|point| point["attributes"]["aiperf.phase"] == "warmup" && point["attributes"]["status"] == "ok")
         .expect("the warmup phase's point");
     assert_eq!(warmup_ok["value"], 2);
 

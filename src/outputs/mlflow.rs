@@ -56,6 +56,33 @@ pub async fn upload_or_warn(result: &RunResult, upload: &MlflowUpload) {
     }
 }
 
+/// The means of a variation's repeated trials (`combined`) logged on the sweep's parent run,
+/// each key under the variation's label in a sweep (`concurrency_4/request_latency.p99`).
+pub async fn log_variation_or_warn(combined: &RunResult, upload: &MlflowUpload) {
+    if let Err(why) = log_variation(combined, upload).await {
+        tracing::warn!("MLflow: logging the trials' aggregate to {} failed: {why:#}", upload.tracking_uri);
+    }
+}
+
+async fn log_variation(combined: &RunResult, upload: &MlflowUpload) -> Result<()> {
+    let Some(sweep_id) = &combined.plan.run_info.sweep_id else {
+        return Ok(());
+    };
+    let server = Tracking::new(&upload.tracking_uri)?;
+    let experiment_id = server.experiment_id(&upload.experiment).await?;
+    let key = (server.base.clone(), experiment_id, sweep_id.clone());
+    let Some(parent) = lock_parents().get(&key).cloned() else {
+        bail!("the sweep's parent run was not made (its trials' uploads failed)");
+    };
+    let prefix = match &combined.plan.run_info.variation_label {
+        Some(label) => format!("{label}/"),
+        None => String::new(),
+    };
+    let metrics: BTreeMap<String, f64> =
+        mlflow_payload::metrics(combined).into_iter().map(|(key, value)| (format!("{prefix}{key}"), value)).collect();
+    server.log_batch(&parent, &metrics, &BTreeMap::new(), &BTreeMap::new()).await
+}
+
 pub async fn upload(result: &RunResult, upload: &MlflowUpload) -> Result<UploadedRun> {
     let server = Tracking::new(&upload.tracking_uri)?;
     let experiment_id = server.experiment_id(&upload.experiment).await?;

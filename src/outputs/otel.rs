@@ -145,7 +145,7 @@ fn text_attribute(key: &str, value: &str) -> KeyValue {
 }
 
 fn phase_attributes(phase: &PhaseSnapshot, extra: &[(&str, &str)]) -> Vec<KeyValue> {
-    std::iter::once(text_attribute("aiperf.benchmark_phase", &phase.name))
+    std::iter::once(text_attribute("aiperf.phase", &phase.name))
         .chain(extra.iter().map(|(key, value)| text_attribute(key, value)))
         .collect()
 }
