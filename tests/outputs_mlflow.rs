@@ -9,6 +9,7 @@ mod common;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
+use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -29,7 +30,10 @@ impl MlflowServer {
             listener.local_addr().expect("addr").port()
         };
         let log = std::fs::File::create(dir.join("mlflow-server.log")).expect("server log");
+        // Its own process group, so that its workers end with it; no job runner (unused here).
         let process = Command::new("mlflow")
+            .process_group(0)
+            .env("MLFLOW_SERVER_ENABLE_JOB_EXECUTION", "false")
             .args(["server", "--host", "127.0.0.1", "--port", &port.to_string(), "--workers", "1"])
             .arg("--backend-store-uri")
             .arg(format!("sqlite:///{}", dir.join("mlflow.db").display()))
@@ -87,8 +91,21 @@ impl MlflowServer {
 }
 
 impl Drop for MlflowServer {
+    /// Stop the server and every worker of its process group.
     fn drop(&mut self) {
-        let _ = self.process.kill();
+        let group = self.process.id() as i32;
+        // SAFETY: signals the process group this test started; no memory is touched.
+        unsafe {
+            libc::killpg(group, libc::SIGTERM);
+        }
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while self.process.try_wait().ok().flatten().is_none() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        // SAFETY: as above.
+        unsafe {
+            libc::killpg(group, libc::SIGKILL);
+        }
         let _ = self.process.wait();
     }
 }
