@@ -5,15 +5,15 @@
 //! trial, their params, metrics and tags, the variations' aggregates on the parent, and the
 //! files uploaded through the proxied artifact API.
 
+mod collectors_support;
 mod common;
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use collectors_support::http_with;
 use common::{aiperf_command, read_json, stat, succeeded};
 use serde_json::{Value, json};
 
@@ -66,21 +66,8 @@ impl MlflowServer {
 
     /// One HTTP/1.0 exchange with a JSON body: (status, body).
     fn request(&self, method: &str, path: &str, body: Option<&Value>) -> std::io::Result<(u16, String)> {
-        let mut stream = TcpStream::connect(("127.0.0.1", self.port))?;
-        stream.set_read_timeout(Some(Duration::from_secs(30)))?;
         let body = body.map(Value::to_string).unwrap_or_default();
-        write!(
-            stream,
-            "{method} {path} HTTP/1.0\r\nHost: 127.0.0.1:{}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-            self.port,
-            body.len()
-        )?;
-        let mut raw = Vec::new();
-        stream.read_to_end(&mut raw)?;
-        let text = String::from_utf8_lossy(&raw).to_string();
-        let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
-        let status = head.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
-        Ok((status, body.to_string()))
+        http_with(method, self.port, path, "application/json", &body).map(|(status, _, body)| (status, body))
     }
 
     fn json(&self, method: &str, path: &str, body: Option<&Value>) -> Value {

@@ -1,7 +1,6 @@
 //! A plan's `outputs` (OpenTelemetry push, MLflow upload) written back as the `run` map's
 //! `outputs: #{..}` key.
 
-use super::emit::{float, string};
 use crate::plan::Outputs;
 
 /// The `outputs` key of a plan that sends its results anywhere; none otherwise.
@@ -39,6 +38,15 @@ pub fn outputs_key(outputs: &Outputs) -> Option<String> {
         parts.push(format!("mlflow: #{{ {} }}", keys.join(", ")));
     }
     Some(format!("outputs: #{{ {} }}", parts.join(", ")))
+}
+
+fn string(text: &str) -> String {
+    serde_json::to_string(text).unwrap_or_else(|_| "\"\"".to_string())
+}
+
+/// A Rhai float literal (the interval: 0.1 to 60 s, never in exponent form).
+fn float(value: f64) -> String {
+    format!("{value:?}")
 }
 
 fn text_map(map: &std::collections::BTreeMap<String, String>) -> String {
