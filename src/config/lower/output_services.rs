@@ -54,6 +54,11 @@ fn refuse_unacted_artifacts(artifacts: &Value) -> Result<(), ConfigError> {
 /// `otel: {metrics_url, custom_resource_attributes, …}`: nothing without a url.
 fn otel_of(node: &Value) -> Result<Option<OtelPush>, ConfigError> {
     let Some(url) = opt_str(node, "metrics_url", "otel.metrics_url")? else {
+        if node.get("custom_resource_attributes").and_then(Value::as_object).is_some_and(|map| !map.is_empty()) {
+            return Err(ConfigError::new(
+                "otel.custom_resource_attributes (--otel-resource-attributes) needs otel.metrics_url (--otel-url): nothing is pushed without a collector",
+            ));
+        }
         return Ok(None);
     };
     let url = otel_metrics_url(url).map_err(|why| ConfigError::new(format!("otel.metrics_url (--otel-url): {why}")))?;
@@ -79,6 +84,19 @@ fn otel_of(node: &Value) -> Result<Option<OtelPush>, ConfigError> {
 /// nothing without a tracking uri.
 fn mlflow_of(node: &Value) -> Result<Option<MlflowUpload>, ConfigError> {
     let Some(tracking_uri) = opt_str(node, "tracking_uri", "mlflow.tracking_uri")? else {
+        let set = |key: &str| node.get(key).is_some_and(|value| !value.is_null() && value != &Value::Array(Vec::new()));
+        let named = ["run_name", "tags", "parent_run_id", "artifact_globs"]
+            .into_iter()
+            .find(|key| set(key))
+            .or((opt_str(node, "experiment", "mlflow.experiment")?
+                .is_some_and(|name| name != DEFAULT_MLFLOW_EXPERIMENT))
+            .then_some("experiment"));
+        if let Some(key) = named {
+            return Err(ConfigError::new(format!(
+                "mlflow.{key} (--mlflow-{}) needs mlflow.tracking_uri (--mlflow-tracking-uri): nothing is uploaded without a tracking server",
+                key.replace('_', "-").replace("tags", "tag").replace("globs", "glob")
+            )));
+        }
         return Ok(None);
     };
     let tracking_uri = mlflow_tracking_uri(tracking_uri)
@@ -185,6 +203,15 @@ mod tests {
             lower(&json!({"artifacts": {"summary": ["json"], "user_files": [], "export_outputs_json": false}})).is_ok()
         );
         assert!(refuse_plot_block(&json!({"plot": {"mode": "png"}})).unwrap_err().message.starts_with("plot:"));
+        let error = lower(&json!({"mlflow": {"run_name": "x"}})).err().expect("refused");
+        assert!(error.message.contains("--mlflow-run-name") && error.message.contains("--mlflow-tracking-uri"));
+        let error = lower(&json!({"mlflow": {"tags": ["a:b"]}})).err().expect("refused");
+        assert!(error.message.contains("--mlflow-tag)"), "{}", error.message);
+        assert!(
+            lower(&json!({"mlflow": {"experiment": "aiperf"}, "otel": {"custom_resource_attributes": {}}})).is_ok()
+        );
+        let error = lower(&json!({"otel": {"custom_resource_attributes": {"a": "b"}}})).err().expect("refused");
+        assert!(error.message.contains("--otel-url"), "{}", error.message);
         let error = lower(&json!({"mlflow": {"tracking_uri": "./mlruns"}})).err().expect("refused");
         assert!(error.message.contains("http://"), "{}", error.message);
     }
