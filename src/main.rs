@@ -21,8 +21,7 @@ fn init_logging(cli: &aiperf::cli::Cli) {
     use tracing_subscriber::EnvFilter;
     use tracing_subscriber::prelude::*;
     let console = EnvFilter::try_new(cli.log_filter()).unwrap_or_else(|_| EnvFilter::new("warn"));
-    let file_filter =
-        if cli.verbose == 0 && cli.log_level == "warn" { "warn,aiperf=info".to_string() } else { cli.log_filter() };
+    let file_filter = if cli.log_level_chosen() { cli.log_filter() } else { "warn,aiperf=info".to_string() };
     aiperf::outputs::run_log::set_file_level(file_filter.rsplit('=').next().unwrap_or("info"));
     let file = EnvFilter::try_new(&file_filter).unwrap_or_else(|_| EnvFilter::new("warn,aiperf=info"));
     tracing_subscriber::registry()

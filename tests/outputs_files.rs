@@ -123,6 +123,16 @@ fn the_log_level_chosen_is_the_file_s() {
     succeeded(&output, "a run at debug");
     let lines = log_lines(&folder.path().join("artifacts/debug/logs/aiperf.log"));
     assert!(lines.iter().any(|(_, level, _)| level == "DEBUG"), "{lines:?}");
+
+    let output = aiperf_command(folder.path())
+        .args(["profile", "--model", "m", "--url", "mock", "--request-count", "2", "--log-level", "DEBUG"])
+        .args(["--artifact-dir", "artifacts/aiperf_way"])
+        .output()
+        .expect("aiperf profile");
+    succeeded(&output, "AIPerf's --log-level after `profile`");
+    assert!(!String::from_utf8_lossy(&output.stderr).contains("note: --log-level"));
+    let lines = log_lines(&folder.path().join("artifacts/aiperf_way/logs/aiperf.log"));
+    assert!(lines.iter().any(|(_, level, _)| level == "DEBUG"), "{lines:?}");
 }
 
 #[test]

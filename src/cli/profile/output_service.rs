@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 
 use super::document::FlagDocument;
-use super::flags::{Arity, Group, Kind, apply, fixed, note, set};
+use super::flags::{Arity, Group, Kind, apply, command, fixed, note, set};
 
 pub const OUTPUT: Group = Group {
     title: "Output",
@@ -136,13 +136,13 @@ pub const TOKENIZER: Group = Group {
 pub const SERVICE: Group = Group {
     title: "Service",
     flags: &[
-        note(
+        command(
             &["--log-level"],
             Arity::One,
-            "give aiperf's own --log-level before `profile` (aiperf --log-level debug profile …)",
+            "Log level of the console and logs/aiperf.log: TRACE, DEBUG, INFO, WARNING, ERROR",
         ),
-        note(&["--verbose", "-v"], Arity::Switch, "give aiperf's own -v before `profile`"),
-        note(&["--extra-verbose", "-vv"], Arity::Switch, "give aiperf's own -vv before `profile`"),
+        command(&["--verbose", "-v"], Arity::Switch, "Log at INFO (console and logs/aiperf.log)"),
+        command(&["--extra-verbose", "-vv"], Arity::Switch, "Log at DEBUG (console and logs/aiperf.log)"),
         note(
             &["--record-processor-service-count", "--record-processors"],
             Arity::One,
