@@ -195,6 +195,7 @@ pub async fn execute_with_sessions(
     let start_time = chrono::Utc::now();
     let artifact_dir = create_artifact_dir(plan, options)?;
     let _run_log = crate::outputs::run_log::RunLog::open_for(plan, &options.artifact_root, &artifact_dir)?;
+    crate::outputs::user_files::write(plan, &artifact_dir)?;
     let (prepared, share) = SegmentShare::of(prepared, options.segment);
     let segment_records = options.segment.map(|_| SegmentRecordsWriter::create(&artifact_dir)).transpose()?;
     write_inputs(&prepared.requests, &artifact_dir)?;

@@ -1,8 +1,8 @@
 //! The files tools that collect runs look for, as AIPerf 0.13 writes them: `logs/aiperf.log`
 //! in every run folder and a sweep's top folder (AIPerf's line shape), `run_config.json` in
 //! each run folder of a sweep or of repeated trials (its `BenchmarkRun` fields), the
-//! timeslices' `input_config` in AIPerf's shape; and the config keys this project does not
-//! act on refused by name.
+//! timeslices' `input_config` in AIPerf's shape; AIPerf's `plot:` block as the report; and the
+//! config keys this project does not act on refused by name.
 
 mod common;
 
@@ -136,11 +136,71 @@ fn the_log_level_chosen_is_the_file_s() {
 }
 
 #[test]
+fn a_plot_block_writes_the_report_after_the_run() {
+    let folder = tempfile::tempdir().expect("temp dir");
+    let config = "schemaVersion: \"2.0\"\nbenchmark:\n  model: m\n  endpoint:\n    urls: [mock]\n  datasets:\n    - {name: main, type: synthetic, entries: 4, prompts: {isl: 16, osl: 4}}\n  phases:\n    - {name: profiling, type: concurrency, concurrency: 1, requests: 3}\n  artifacts:\n    dir: artifacts/plotted\nplot:\n  visualization:\n    multi_run_defaults: [pareto_throughput_vs_latency]\n";
+    std::fs::write(folder.path().join("c.yaml"), config).expect("config");
+    let output = aiperf_command(folder.path()).args(["profile", "--config", "c.yaml"]).output().expect("profile");
+    succeeded(&output, "a config with a plot block");
+    assert!(String::from_utf8_lossy(&output.stderr).contains("note: plot:"), "the block's own plots are not read");
+    let report = std::fs::read_to_string(folder.path().join("artifacts/plotted/report.html")).expect("report.html");
+    assert!(report.contains("<svg"), "a report with its charts");
+}
+
+#[test]
+fn user_files_are_written_into_each_run_folder_with_their_templates_rendered() {
+    let folder = tempfile::tempdir().expect("temp dir");
+    let config = r#"schemaVersion: "2.0"
+variables:
+  gpus: 4
+  per_gpu: 2
+  total: "{{ gpus * per_gpu }}"
+benchmark:
+  model: m
+  endpoint: {urls: [mock]}
+  datasets:
+    - {name: main, type: synthetic, entries: 4, prompts: {isl: 16, osl: 4}}
+  phases:
+    - {name: profiling, type: concurrency, concurrency: 1, requests: 2}
+  artifacts:
+    dir: artifacts/files
+    userFiles:
+      - path: input_config.json
+        content: {gpu_count: "{{ gpus }}", total: "{{ total }}", model: "{{ model }}", run: {job: "{{ job_name }}"}}
+      - path: meta/run.yaml
+        format: yaml
+        content: {artifact_dir: "{{ artifact_dir }}", tags: ["gpus={{ gpus }}"]}
+      - path: NOTES.txt
+        content: "{{ gpus }} GPUs, {{ total }} users\n"
+"#;
+    std::fs::write(folder.path().join("c.yaml"), config).expect("config");
+    let output = aiperf_command(folder.path())
+        .args(["profile", "--config", "c.yaml", "--emit-scenario", "files.rhai"])
+        .output()
+        .expect("profile");
+    succeeded(&output, "a config with user files");
+    let run = folder.path().join("artifacts/files");
+    let written = read_json(&run.join("input_config.json"));
+    assert_eq!(written, serde_json::json!({"gpu_count": 4, "total": 8, "model": "m", "run": {"job": "files"}}));
+    let yaml = std::fs::read_to_string(run.join("meta/run.yaml")).expect("run.yaml");
+    assert!(yaml.contains("artifact_dir: artifacts/files") && yaml.contains("- gpus=4"), "{yaml}");
+    assert_eq!(std::fs::read_to_string(run.join("NOTES.txt")).expect("notes"), "4 GPUs, 8 users\n");
+
+    // The emitted scenario writes them too.
+    std::fs::remove_dir_all(&run).expect("clear the run");
+    let again = aiperf_command(folder.path()).args(["run", "files.rhai"]).output().expect("aiperf run");
+    succeeded(&again, "the emitted scenario");
+    assert_eq!(read_json(&run.join("input_config.json"))["total"], 8);
+}
+
+#[test]
 fn config_keys_not_acted_on_are_refused_by_name() {
     for (yaml, named) in [
-        ("plot:\n  mode: png\n", "plot:"),
         ("benchmark:\n  artifacts:\n    summary: false\n", "artifacts.summary"),
-        ("benchmark:\n  artifacts:\n    userFiles:\n      - path: a.txt\n        content: x\n", "artifacts.user_files"),
+        (
+            "benchmark:\n  artifacts:\n    userFiles:\n      - path: ../a.txt\n        content: x\n",
+            "artifacts.user_files[0]",
+        ),
         ("benchmark:\n  artifacts:\n    exportOutputsJson: true\n", "export_outputs_json"),
     ] {
         let folder = tempfile::tempdir().expect("temp dir");

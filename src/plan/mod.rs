@@ -38,8 +38,8 @@ pub use in_phase_ramps::*;
 pub use mock_config::MockConfig;
 pub use network_latency::*;
 pub use outputs::{
-    DEFAULT_MLFLOW_EXPERIMENT, DEFAULT_OTEL_INTERVAL_S, MlflowUpload, OtelPush, Outputs, mlflow_tracking_uri,
-    otel_metrics_url, resource_attribute_pairs,
+    DEFAULT_MLFLOW_EXPERIMENT, DEFAULT_OTEL_INTERVAL_S, MlflowUpload, OtelPush, Outputs, UserFile, UserFileFormat,
+    mlflow_tracking_uri, otel_metrics_url, resource_attribute_pairs,
 };
 pub use phase::*;
 pub use response_limits::*;

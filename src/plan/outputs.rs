@@ -1,5 +1,6 @@
 //! Where a run's results go besides its folder: OTLP/HTTP metrics pushed while it runs
-//! (`otel`) and an MLflow run made from its results and files (`mlflow`).
+//! (`otel`), an MLflow run made from its results and files (`mlflow`), and the user's own
+//! files written into its folder (AIPerf's `artifacts.user_files`).
 
 use std::collections::BTreeMap;
 
@@ -16,11 +17,67 @@ pub struct Outputs {
     pub otel: Option<OtelPush>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mlflow: Option<MlflowUpload>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub user_files: Vec<UserFile>,
+    /// Values the user files' `{{ }}` templates may name besides the run's own (AIPerf: the
+    /// config file's `variables`).
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub user_file_variables: serde_json::Map<String, serde_json::Value>,
 }
 
 impl Outputs {
     pub fn is_off(&self) -> bool {
-        self.otel.is_none() && self.mlflow.is_none()
+        self.otel.is_none() && self.mlflow.is_none() && self.user_files.is_empty()
+    }
+}
+
+/// A file written into the run's folder as it starts, its `{{ }}` templates rendered with the
+/// run's values (`epoch`, `job_name`, `namespace`, `model`, `endpoint_url`, `artifact_dir`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct UserFile {
+    /// Relative to the run's folder, never above it.
+    pub path: String,
+    pub format: UserFileFormat,
+    /// Text for `text`; any JSON value for `json` and `yaml`.
+    pub content: serde_json::Value,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum UserFileFormat {
+    Text,
+    Json,
+    Yaml,
+}
+
+impl UserFile {
+    /// A file from its parts as AIPerf reads them: the format defaults to `text` for a string
+    /// and `json` otherwise; the path stays inside the run's folder.
+    pub fn new(path: &str, format: Option<&str>, content: serde_json::Value) -> Result<Self, String> {
+        let path = path.trim();
+        let inside = !path.is_empty()
+            && !path.starts_with('/')
+            && !path.starts_with('\\')
+            && !path.contains(':')
+            && path.split(['/', '\\']).all(|part| part != "..");
+        if !inside {
+            return Err(format!("path `{path}` must be relative to the run's folder and stay inside it"));
+        }
+        let format = match (format, &content) {
+            (None, serde_json::Value::String(_)) | (Some("text"), _) => UserFileFormat::Text,
+            (None, _) | (Some("json"), _) => UserFileFormat::Json,
+            (Some("yaml"), _) => UserFileFormat::Yaml,
+            (Some(other), _) => return Err(format!("`{path}`: format `{other}`; text, json or yaml")),
+        };
+        match (format, &content) {
+            (UserFileFormat::Text, serde_json::Value::String(_)) => {}
+            (UserFileFormat::Text, _) => return Err(format!("`{path}`: format text needs text content")),
+            (_, serde_json::Value::String(_)) => {
+                return Err(format!("`{path}`: format json or yaml needs a mapping or list, not text"));
+            }
+            _ => {}
+        }
+        Ok(Self { path: path.to_string(), format, content })
     }
 }
 
@@ -144,6 +201,18 @@ mod tests {
         assert!(mlflow_tracking_uri("./mlruns").unwrap_err().contains("http://"));
         assert!(mlflow_tracking_uri("https://me:secret@mlflow").unwrap_err().contains("MLFLOW_TRACKING_PASSWORD"));
         assert!(!mlflow_tracking_uri("https://me:secret@mlflow").unwrap_err().contains("secret"));
+    }
+
+    #[test]
+    fn user_files_stay_in_the_run_folder_with_aiperf_s_default_formats() {
+        let text = UserFile::new("notes/a.txt", None, serde_json::json!("x")).unwrap();
+        assert_eq!(text.format, UserFileFormat::Text);
+        assert_eq!(UserFile::new("a.json", None, serde_json::json!({"a": 1})).unwrap().format, UserFileFormat::Json);
+        for bad in ["../a.txt", "/etc/a", "a/../../b", ""] {
+            assert!(UserFile::new(bad, None, serde_json::json!("x")).is_err(), "{bad}");
+        }
+        assert!(UserFile::new("a.yaml", Some("yaml"), serde_json::json!("x")).is_err());
+        assert!(UserFile::new("a.txt", Some("text"), serde_json::json!({"a": 1})).is_err());
     }
 
     #[test]

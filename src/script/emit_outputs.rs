@@ -1,10 +1,11 @@
-//! A plan's `outputs` (OpenTelemetry push, MLflow upload) written back as the `run` map's
-//! `outputs: #{..}` key.
+//! A plan's `outputs` (OpenTelemetry push, MLflow upload, user files) written back as the
+//! `run` map's `outputs: #{..}` key.
 
 use crate::plan::Outputs;
 
-/// The `outputs` key of a plan that sends its results anywhere; none otherwise.
-pub fn outputs_key(outputs: &Outputs) -> Option<String> {
+/// The `outputs` key of a plan that sends its results anywhere; none otherwise. `literal`
+/// writes a JSON value as a Rhai literal (the user files' content).
+pub fn outputs_key(outputs: &Outputs, literal: fn(&serde_json::Value) -> String) -> Option<String> {
     if outputs.is_off() {
         return None;
     }
@@ -36,6 +37,25 @@ pub fn outputs_key(outputs: &Outputs) -> Option<String> {
             keys.push(format!("artifact_globs: [{}]", globs.join(", ")));
         }
         parts.push(format!("mlflow: #{{ {} }}", keys.join(", ")));
+    }
+    if !outputs.user_files.is_empty() {
+        let files: Vec<String> = outputs
+            .user_files
+            .iter()
+            .map(|file| {
+                let format = serde_json::to_value(file.format).unwrap_or_default();
+                format!(
+                    "#{{ path: {}, format: {}, content: {} }}",
+                    string(&file.path),
+                    literal(&format),
+                    literal(&file.content)
+                )
+            })
+            .collect();
+        parts.push(format!("user_files: [{}]", files.join(", ")));
+    }
+    if !outputs.user_file_variables.is_empty() {
+        parts.push(format!("variables: {}", literal(&serde_json::Value::Object(outputs.user_file_variables.clone()))));
     }
     Some(format!("outputs: #{{ {} }}", parts.join(", ")))
 }

@@ -1,17 +1,20 @@
-//! A run's `outputs: #{ otel: #{..}, mlflow: #{..} }`: its live metrics pushed to an
-//! OpenTelemetry collector, and an MLflow run made from its results.
+//! A run's `outputs: #{ otel: #{..}, mlflow: #{..}, user_files: [..], variables: #{..} }`: its
+//! live metrics pushed to an OpenTelemetry collector, an MLflow run made from its results, and
+//! files of the user's written into its folder.
 
 use std::collections::BTreeMap;
 
 use rhai::Map;
 
 use super::keys::{MapReader, ScriptResult, script_error};
+use crate::plan::UserFile;
 use crate::plan::{
     DEFAULT_MLFLOW_EXPERIMENT, DEFAULT_OTEL_INTERVAL_S, MlflowUpload, OtelPush, Outputs, mlflow_tracking_uri,
     otel_metrics_url,
 };
 
-const OUTPUTS_KEYS: &[&str] = &["otel", "mlflow"];
+const OUTPUTS_KEYS: &[&str] = &["otel", "mlflow", "user_files", "variables"];
+const USER_FILE_KEYS: &[&str] = &["path", "format", "content"];
 const OTEL_KEYS: &[&str] = &["url", "resource_attributes", "interval"];
 const MLFLOW_KEYS: &[&str] = &["tracking_uri", "experiment", "run_name", "tags", "parent_run_id", "artifact_globs"];
 
@@ -21,10 +24,41 @@ pub fn outputs_of(run: &mut MapReader) -> ScriptResult<Outputs> {
         return Ok(Outputs::default());
     };
     let mut r = MapReader::new("outputs", map, OUTPUTS_KEYS)?;
+    let mut user_files = Vec::new();
+    for (index, item) in r.opt_array("user_files")?.unwrap_or_default().into_iter().enumerate() {
+        let Some(map) = item.try_cast::<Map>() else {
+            return script_error(format!("outputs.user_files[{index}] must be a map #{{ path, content }}"));
+        };
+        user_files.push(user_file_of(map, index)?);
+    }
+    let user_file_variables = match r.opt_map("variables")? {
+        Some(map) => super::trials::json_map(map, "outputs.variables")?,
+        None => serde_json::Map::new(),
+    };
     Ok(Outputs {
         otel: r.opt_map("otel")?.map(otel_of).transpose()?,
         mlflow: r.opt_map("mlflow")?.map(mlflow_of).transpose()?,
+        user_files,
+        user_file_variables,
     })
+}
+
+/// `#{ path, format, content }`: content text, or a map or list for json and yaml.
+fn user_file_of(map: Map, index: usize) -> ScriptResult<UserFile> {
+    let mut r = MapReader::new("outputs.user_files", map, USER_FILE_KEYS)?;
+    let Some(path) = r.opt_string("path")? else {
+        return script_error(format!("outputs.user_files[{index}]: `path` is required"));
+    };
+    let format = r.opt_string("format")?;
+    let content = match r.opt_value("content") {
+        Some(value) => match rhai::serde::from_dynamic::<serde_json::Value>(&value) {
+            Ok(content) => content,
+            Err(_) => return script_error(format!("outputs.user_files[{index}]: `content` must hold plain values")),
+        },
+        None => return script_error(format!("outputs.user_files[{index}]: `content` is required")),
+    };
+    UserFile::new(&path, format.as_deref(), content)
+        .or_else(|why| script_error(format!("outputs.user_files[{index}]: {why}")))
 }
 
 fn otel_of(map: Map) -> ScriptResult<OtelPush> {

@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 
 use super::document::FlagDocument;
-use super::flags::{Arity, Group, Kind, apply, command, fixed, note, set};
+use super::flags::{Arity, Group, Kind, apply, command, fixed, note, set, switch_value};
 
 pub const OUTPUT: Group = Group {
     title: "Output",
@@ -33,7 +33,12 @@ pub const OUTPUT: Group = Group {
             Kind::Float,
             "Timeslice width in seconds for the time-sliced metrics",
         ),
-        note(&["--auto-plot", "--no-auto-plot"], Arity::Switch, "plots are not drawn by this project"),
+        apply(
+            &["--auto-plot", "--no-auto-plot"],
+            Arity::Switch,
+            auto_plot,
+            "Write the report (report.html) after the run or sweep [default: False]",
+        ),
         note(&["--plot-required"], Arity::Switch, "plots are not drawn by this project"),
         note(
             &["--export-outputs-json"],
@@ -253,6 +258,11 @@ fn export_level(document: &mut FlagDocument, _: &str, values: &[String]) -> Resu
     };
     document.set("benchmark.artifacts.records", records);
     document.set("benchmark.artifacts.raw", Value::Bool(raw));
+    Ok(())
+}
+
+fn auto_plot(document: &mut FlagDocument, name: &str, values: &[String]) -> Result<(), String> {
+    document.set("benchmark.artifacts.auto_plot", Value::Bool(switch_value(name, values)?));
     Ok(())
 }
 

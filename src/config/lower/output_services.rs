@@ -1,6 +1,7 @@
-//! `benchmark.otel` and `benchmark.mlflow` lowered to the plan's outputs, and the artifact
-//! keys this project does not act on (`artifacts.summary: false`, `artifacts.user_files`,
-//! `artifacts.export_outputs_json`, the top-level `plot`) refused by name.
+//! `benchmark.otel`, `benchmark.mlflow` and `artifacts.user_files` lowered to the plan's
+//! outputs; AIPerf's plotting (`plot`, `artifacts.auto_plot`) as the report; and the artifact
+//! keys this project does not act on (`artifacts.summary: false`,
+//! `artifacts.export_outputs_json`) refused by name.
 
 use std::collections::BTreeMap;
 
@@ -8,39 +9,73 @@ use serde_json::Value;
 
 use super::values::{opt_bool, opt_str};
 use crate::config::ConfigError;
+use crate::plan::UserFile;
 use crate::plan::{
     DEFAULT_MLFLOW_EXPERIMENT, DEFAULT_OTEL_INTERVAL_S, MlflowUpload, OtelPush, Outputs, mlflow_tracking_uri,
     otel_metrics_url,
 };
 
-pub fn lower(benchmark: &Value) -> Result<Outputs, ConfigError> {
-    refuse_unacted_artifacts(benchmark.get("artifacts").unwrap_or(&Value::Null))?;
+/// The outputs of `benchmark`; `variables` is the document's `variables` block (resolved),
+/// which the user files' templates may name.
+pub fn lower(benchmark: &Value, variables: Option<&Value>) -> Result<Outputs, ConfigError> {
+    let artifacts = benchmark.get("artifacts").unwrap_or(&Value::Null);
+    refuse_unacted_artifacts(artifacts)?;
+    let user_files = user_files_of(artifacts)?;
+    let user_file_variables = match variables {
+        Some(Value::Object(map)) if !user_files.is_empty() => map.clone(),
+        _ => serde_json::Map::new(),
+    };
     Ok(Outputs {
         otel: otel_of(benchmark.get("otel").unwrap_or(&Value::Null))?,
         mlflow: mlflow_of(benchmark.get("mlflow").unwrap_or(&Value::Null))?,
+        user_files,
+        user_file_variables,
     })
 }
 
-/// The top-level `plot` block: AIPerf draws its plots from it after a run; here the report
-/// is drawn by `aiperf plot` or a scenario's `report: true`.
-pub fn refuse_plot_block(document: &Value) -> Result<(), ConfigError> {
-    match document.get("plot") {
-        None | Some(Value::Null) => Ok(()),
-        Some(_) => Err(ConfigError::new(
-            "plot: not read by this project; draw the report with `aiperf plot <artifact folder>` (HTML and PNG) after the run, and remove the `plot` block",
-        )),
+/// `artifacts.user_files: [{path, format?, content}]`.
+fn user_files_of(artifacts: &Value) -> Result<Vec<UserFile>, ConfigError> {
+    let Some(items) = artifacts.get("user_files").filter(|items| !items.is_null()) else {
+        return Ok(Vec::new());
+    };
+    let Some(items) = items.as_array() else {
+        return Err(ConfigError::new(format!(
+            "artifacts.user_files: expected a list of {{path, content}}, got {items}"
+        )));
+    };
+    items
+        .iter()
+        .enumerate()
+        .map(|(index, item)| {
+            let key = format!("artifacts.user_files[{index}]");
+            let path = opt_str(item, "path", &format!("{key}.path"))?
+                .ok_or_else(|| ConfigError::new(format!("{key}: `path` is required")))?;
+            let format = opt_str(item, "format", &format!("{key}.format"))?;
+            let content = item.get("content").cloned().unwrap_or(Value::Null);
+            UserFile::new(path, format, content).map_err(|why| ConfigError::new(format!("{key}: {why}")))
+        })
+        .collect()
+}
+
+/// Whether AIPerf would plot after the run: a top-level `plot` block, or `artifacts.auto_plot`
+/// in the (first) benchmark. Here that is the report (`report.html`), with a note that the
+/// block's own plot list is not read.
+pub fn draws_report(document: &Value, notes: &mut Vec<String>) -> bool {
+    let plot_block = document.get("plot").is_some_and(|plot| !plot.is_null());
+    let auto_plot = document.pointer("/benchmark/artifacts/auto_plot") == Some(&Value::Bool(true));
+    if plot_block {
+        notes.push(
+            "note: plot: the run's report (report.html, as `aiperf plot` draws it) is written after the run; the block's own plots are not read"
+                .to_string(),
+        );
     }
+    plot_block || auto_plot
 }
 
 fn refuse_unacted_artifacts(artifacts: &Value) -> Result<(), ConfigError> {
     if artifacts.get("summary") == Some(&Value::Bool(false)) {
         return Err(ConfigError::new(
             "artifacts.summary: false is not supported: profile_export_aiperf.json is what the aggregate, the report, the merge and MLflow read; remove the key",
-        ));
-    }
-    if artifacts.get("user_files").and_then(Value::as_array).is_some_and(|files| !files.is_empty()) {
-        return Err(ConfigError::new(
-            "artifacts.user_files is not supported: files are not written into the artifact folder; remove the key (copy the files there after the run)",
         ));
     }
     if opt_bool(artifacts, "export_outputs_json", "artifacts.export_outputs_json")? == Some(true) {
@@ -171,11 +206,14 @@ mod tests {
 
     #[test]
     fn otel_and_mlflow_blocks_lower_to_the_plan_outputs() {
-        let outputs = lower(&json!({
-            "otel": {"metrics_url": "collector:4318", "custom_resource_attributes": {"team": "perf"}},
-            "mlflow": {"tracking_uri": "http://mlflow:5000/", "tags": ["team:perf", ["gpu", "h100"]],
-                       "artifact_globs": ["*.json"]},
-        }))
+        let outputs = lower(
+            &json!({
+                "otel": {"metrics_url": "collector:4318", "custom_resource_attributes": {"team": "perf"}},
+                "mlflow": {"tracking_uri": "http://mlflow:5000/", "tags": ["team:perf", ["gpu", "h100"]],
+                           "artifact_globs": ["*.json"]},
+            }),
+            None,
+        )
         .unwrap();
         let otel = outputs.otel.unwrap();
         assert_eq!(otel.url, "http://collector:4318/v1/metrics");
@@ -186,33 +224,47 @@ mod tests {
         assert_eq!(mlflow.tags["gpu"], "h100");
         assert_eq!(mlflow.tags["team"], "perf");
         assert_eq!(mlflow.artifact_globs, ["*.json"]);
-        assert!(lower(&json!({})).unwrap().is_off());
+        assert!(lower(&json!({}), None).unwrap().is_off());
+        let files = lower(
+            &json!({"artifacts": {"user_files": [{"path": "a.txt", "content": "{{ n }}"}]}}),
+            Some(&json!({"n": 4})),
+        )
+        .unwrap();
+        assert_eq!(files.user_files[0].path, "a.txt");
+        assert_eq!(files.user_file_variables["n"], 4);
+        let error = lower(&json!({"artifacts": {"user_files": [{"path": "../a", "content": "x"}]}}), None).err();
+        assert!(error.expect("refused").message.starts_with("artifacts.user_files[0]"));
     }
 
     #[test]
     fn keys_not_acted_on_are_refused_by_name() {
         for (artifacts, named) in [
             (json!({"summary": false}), "artifacts.summary"),
-            (json!({"user_files": [{"path": "a.txt", "content": "x"}]}), "artifacts.user_files"),
             (json!({"export_outputs_json": true}), "export_outputs_json"),
         ] {
-            let error = lower(&json!({ "artifacts": artifacts })).err().expect("refused");
+            let error = lower(&json!({ "artifacts": artifacts }), None).err().expect("refused");
             assert!(error.message.contains(named), "{}", error.message);
         }
         assert!(
-            lower(&json!({"artifacts": {"summary": ["json"], "user_files": [], "export_outputs_json": false}})).is_ok()
+            lower(&json!({"artifacts": {"summary": ["json"], "user_files": [], "export_outputs_json": false}}), None)
+                .is_ok()
         );
-        assert!(refuse_plot_block(&json!({"plot": {"mode": "png"}})).unwrap_err().message.starts_with("plot:"));
-        let error = lower(&json!({"mlflow": {"run_name": "x"}})).err().expect("refused");
+        let mut notes = Vec::new();
+        assert!(draws_report(&json!({"plot": {"visualization": {}}}), &mut notes));
+        assert!(notes[0].starts_with("note: plot:"));
+        assert!(draws_report(&json!({"benchmark": {"artifacts": {"auto_plot": true}}}), &mut notes));
+        assert!(!draws_report(&json!({"benchmark": {"artifacts": {"auto_plot": false}}}), &mut notes));
+        let error = lower(&json!({"mlflow": {"run_name": "x"}}), None).err().expect("refused");
         assert!(error.message.contains("--mlflow-run-name") && error.message.contains("--mlflow-tracking-uri"));
-        let error = lower(&json!({"mlflow": {"tags": ["a:b"]}})).err().expect("refused");
+        let error = lower(&json!({"mlflow": {"tags": ["a:b"]}}), None).err().expect("refused");
         assert!(error.message.contains("--mlflow-tag)"), "{}", error.message);
         assert!(
-            lower(&json!({"mlflow": {"experiment": "aiperf"}, "otel": {"custom_resource_attributes": {}}})).is_ok()
+            lower(&json!({"mlflow": {"experiment": "aiperf"}, "otel": {"custom_resource_attributes": {}}}), None)
+                .is_ok()
         );
-        let error = lower(&json!({"otel": {"custom_resource_attributes": {"a": "b"}}})).err().expect("refused");
+        let error = lower(&json!({"otel": {"custom_resource_attributes": {"a": "b"}}}), None).err().expect("refused");
         assert!(error.message.contains("--otel-url"), "{}", error.message);
-        let error = lower(&json!({"mlflow": {"tracking_uri": "./mlruns"}})).err().expect("refused");
+        let error = lower(&json!({"mlflow": {"tracking_uri": "./mlruns"}}), None).err().expect("refused");
         assert!(error.message.contains("http://"), "{}", error.message);
     }
 }
