@@ -242,7 +242,7 @@ mod tests {
             (json!({"summary": false}), "artifacts.summary"),
             (json!({"export_outputs_json": true}), "export_outputs_json"),
         ] {
-            let error = lower(&json!({ "artifacts": artifacts }), None).err().expect("refused");
+            let error = lower(&json!({ "artifacts": artifacts }), None).expect_err("refused");
             assert!(error.message.contains(named), "{}", error.message);
         }
         assert!(
@@ -254,17 +254,17 @@ mod tests {
         assert!(notes[0].starts_with("note: plot:"));
         assert!(draws_report(&json!({"benchmark": {"artifacts": {"auto_plot": true}}}), &mut notes));
         assert!(!draws_report(&json!({"benchmark": {"artifacts": {"auto_plot": false}}}), &mut notes));
-        let error = lower(&json!({"mlflow": {"run_name": "x"}}), None).err().expect("refused");
+        let error = lower(&json!({"mlflow": {"run_name": "x"}}), None).expect_err("refused");
         assert!(error.message.contains("--mlflow-run-name") && error.message.contains("--mlflow-tracking-uri"));
-        let error = lower(&json!({"mlflow": {"tags": ["a:b"]}}), None).err().expect("refused");
+        let error = lower(&json!({"mlflow": {"tags": ["a:b"]}}), None).expect_err("refused");
         assert!(error.message.contains("--mlflow-tag)"), "{}", error.message);
         assert!(
             lower(&json!({"mlflow": {"experiment": "aiperf"}, "otel": {"custom_resource_attributes": {}}}), None)
                 .is_ok()
         );
-        let error = lower(&json!({"otel": {"custom_resource_attributes": {"a": "b"}}}), None).err().expect("refused");
+        let error = lower(&json!({"otel": {"custom_resource_attributes": {"a": "b"}}}), None).expect_err("refused");
         assert!(error.message.contains("--otel-url"), "{}", error.message);
-        let error = lower(&json!({"mlflow": {"tracking_uri": "./mlruns"}}), None).err().expect("refused");
+        let error = lower(&json!({"mlflow": {"tracking_uri": "./mlruns"}}), None).expect_err("refused");
         assert!(error.message.contains("http://"), "{}", error.message);
     }
 }
