@@ -178,10 +178,11 @@ fn histogram_point(
     }
 }
 
-/// The task that pushes a run's live metrics until told to stop.
+/// The task that pushes a run's live metrics until told to stop (or dropped, when a run ends
+/// early: the task ends with it).
 pub struct OtelPusher {
-    stop: tokio::sync::oneshot::Sender<()>,
-    pushing: tokio::task::JoinHandle<()>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    pushing: Option<tokio::task::JoinHandle<()>>,
 }
 
 impl OtelPusher {
@@ -214,14 +215,26 @@ impl OtelPusher {
                 }
             }
         });
-        Ok(Self { stop, pushing })
+        Ok(Self { stop: Some(stop), pushing: Some(pushing) })
     }
 
     /// Push once more (the run's final totals) and stop.
-    pub async fn stop(self) {
-        let _ = self.stop.send(());
-        if tokio::time::timeout(PUSH_TIMEOUT + Duration::from_secs(1), self.pushing).await.is_err() {
+    pub async fn stop(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(pushing) = self.pushing.take()
+            && tokio::time::timeout(PUSH_TIMEOUT + Duration::from_secs(1), pushing).await.is_err()
+        {
             tracing::warn!("OpenTelemetry: the last push did not finish in time");
+        }
+    }
+}
+
+impl Drop for OtelPusher {
+    fn drop(&mut self) {
+        if let Some(pushing) = &self.pushing {
+            pushing.abort();
         }
     }
 }
