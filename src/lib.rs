@@ -26,6 +26,7 @@ pub mod metric_result;
 pub mod metrics;
 pub mod mock;
 pub mod network_probe;
+pub mod outputs;
 pub mod plan;
 pub mod preflight;
 pub mod record;

@@ -271,11 +271,27 @@ pub struct MockArgs {
 impl Cli {
     /// The tracing filter to use.
     pub fn log_filter(&self) -> String {
+        if let Some(filter) = self.profile_log_filter() {
+            return filter;
+        }
         match self.verbose {
             0 => self.log_level.clone(),
             1 => "info".to_string(),
             2 => "debug".to_string(),
             _ => "trace".to_string(),
+        }
+    }
+
+    /// A level was chosen (`--log-level`, `-v`, or `aiperf profile`'s own), not the default.
+    pub fn log_level_chosen(&self) -> bool {
+        self.verbose > 0 || self.log_level != "warn" || self.profile_log_filter().is_some()
+    }
+
+    /// `aiperf profile --log-level …` / `-v`: AIPerf's place for the level.
+    fn profile_log_filter(&self) -> Option<String> {
+        match &self.command {
+            Command::Profile(args) => profile::log_filter_of(&args.args),
+            _ => None,
         }
     }
 }

@@ -42,6 +42,7 @@ pub fn sample_result() -> RunResult {
         metrics_listen: None,
         server_control: Default::default(),
         failed_request_threshold: None,
+        outputs: Default::default(),
         run_info: Default::default(),
         libraries: Vec::new(),
     };
