@@ -19,6 +19,7 @@ mod scrapes;
 mod server_panels;
 mod svg;
 mod time_axis;
+mod variations;
 
 use std::path::{Path, PathBuf};
 
