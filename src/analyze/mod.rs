@@ -50,6 +50,23 @@ pub fn write_swim_lane(
     Ok(())
 }
 
+/// Call `each` with every JSON line of `path` (its 0-based line number, the record); a line
+/// that is not JSON is named by file and line.
+fn for_each_record(path: &Path, mut each: impl FnMut(usize, &serde_json::Value)) -> Result<()> {
+    use std::io::BufRead;
+    let file = std::fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
+    for (index, line) in std::io::BufReader::new(file).lines().enumerate() {
+        let line = line.with_context(|| format!("cannot read {}", path.display()))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let record = serde_json::from_str(&line)
+            .with_context(|| format!("{}:{}: not a JSON record", path.display(), index + 1))?;
+        each(index, &record);
+    }
+    Ok(())
+}
+
 fn save(path: &Path, bytes: &[u8]) -> Result<()> {
     if let Some(folder) = path.parent().filter(|f| !f.as_os_str().is_empty()) {
         std::fs::create_dir_all(folder).with_context(|| format!("cannot create {}", folder.display()))?;

@@ -5,10 +5,9 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
-use std::io::BufRead;
 use std::path::Path;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use serde_json::Value;
 
 use crate::report::{escape, nice_ticks, series_color, short_number};
@@ -74,21 +73,14 @@ pub struct Marks {
 /// left out), grouped by their session tree's root (`root_correlation_id`), else their
 /// `x_correlation_id`, else their conversation.
 pub fn read(path: &Path) -> Result<SwimLanes> {
-    let file = std::fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
     let mut groups: BTreeMap<String, Vec<(u64, u64, Option<f64>, bool)>> = BTreeMap::new();
-    for (index, line) in std::io::BufReader::new(file).lines().enumerate() {
-        let line = line.with_context(|| format!("cannot read {}", path.display()))?;
-        if line.trim().is_empty() {
-            continue;
-        }
-        let record: Value = serde_json::from_str(&line)
-            .with_context(|| format!("{}:{}: not a JSON record", path.display(), index + 1))?;
+    super::for_each_record(path, |index, record| {
         let meta = &record["metadata"];
         if meta["was_cancelled"].as_bool() == Some(true) {
-            continue;
+            return;
         }
         let (Some(start), Some(end)) = (meta["request_start_ns"].as_u64(), meta["request_end_ns"].as_u64()) else {
-            continue;
+            return;
         };
         let key = ["root_correlation_id", "x_correlation_id", "conversation_id"]
             .iter()
@@ -97,7 +89,7 @@ pub fn read(path: &Path) -> Result<SwimLanes> {
         let ttft = record["metrics"]["time_to_first_token"]["value"].as_f64();
         let failed = !record["error"].is_null();
         groups.entry(key).or_default().push((start, end.max(start), ttft, failed));
-    }
+    })?;
     if groups.is_empty() {
         bail!("no finished request in {}", path.display());
     }

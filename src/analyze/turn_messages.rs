@@ -5,10 +5,9 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
-use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use serde_json::Value;
 
 use crate::report::escape;
@@ -94,14 +93,7 @@ fn messages_of(payload: &Value) -> Vec<(String, String)> {
 fn read(files: &[PathBuf]) -> Result<Vec<Conversation>> {
     let mut conversations: BTreeMap<String, Conversation> = BTreeMap::new();
     for path in files {
-        let file = std::fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
-        for (index, line) in std::io::BufReader::new(file).lines().enumerate() {
-            let line = line.with_context(|| format!("cannot read {}", path.display()))?;
-            if line.trim().is_empty() {
-                continue;
-            }
-            let record: Value = serde_json::from_str(&line)
-                .with_context(|| format!("{}:{}: not a JSON record", path.display(), index + 1))?;
+        super::for_each_record(path, |index, record| {
             let meta = &record["metadata"];
             let id = meta["conversation_id"]
                 .as_str()
@@ -118,7 +110,7 @@ fn read(files: &[PathBuf]) -> Result<Vec<Conversation>> {
                 messages: messages_of(&record["payload"]),
                 status: record["status"].as_u64(),
             });
-        }
+        })?;
     }
     if conversations.is_empty() {
         bail!("no raw record in {}", files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>().join(", "));

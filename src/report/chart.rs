@@ -101,6 +101,8 @@ pub fn nice_ticks(low: f64, high: f64, wanted: usize) -> Vec<f64> {
 pub fn extent(series: &[Series], marks: &[(f64, String)]) -> (f64, f64, f64, f64) {
     let mut x = (f64::INFINITY, f64::NEG_INFINITY);
     let mut y = (f64::INFINITY, f64::NEG_INFINITY);
+    // The lowest point itself, error bars aside: non-negative data keeps its zero baseline.
+    let mut lowest_point = f64::INFINITY;
     for s in series {
         let half = match s.style {
             Style::Columns { width } => width / 2.0,
@@ -111,6 +113,7 @@ pub fn extent(series: &[Series], marks: &[(f64, String)]) -> (f64, f64, f64, f64
                 s.errors.get(i).copied().filter(|(ex, ey)| ex.is_finite() && ey.is_finite()).unwrap_or((0.0, 0.0));
             x = (x.0.min(px - half - ex), x.1.max(px + half + ex));
             y = (y.0.min(py - ey), y.1.max(py + ey));
+            lowest_point = lowest_point.min(py);
         }
     }
     for (mark, _) in marks {
@@ -119,13 +122,13 @@ pub fn extent(series: &[Series], marks: &[(f64, String)]) -> (f64, f64, f64, f64
     if !x.0.is_finite() {
         return (0.0, 1.0, 0.0, 1.0);
     }
-    if y.0 >= 0.0 {
+    if lowest_point >= 0.0 {
         y.0 = 0.0;
     }
     if x.1 <= x.0 {
         x = (x.0 - 1.0, x.1 + 1.0);
-    } else if series.iter().any(|s| s.style == Style::Points) {
-        // Points on the edges stay whole.
+    } else if series.iter().any(|s| s.style == Style::Points || !s.errors.is_empty()) {
+        // Points (and error bars) on the edges stay whole.
         let pad = (x.1 - x.0) * 0.03;
         x = (x.0 - pad, x.1 + pad);
     }
