@@ -69,11 +69,14 @@ pub struct Marks {
     pub benchmark_end_s: Option<f64>,
 }
 
+/// Each session's requests: (start, end in ns since the epoch, TTFT in ms, whether it failed).
+type SessionRequests = BTreeMap<String, Vec<(u64, u64, Option<f64>, bool)>>;
+
 /// The sessions of `profile_export.jsonl` (cancelled requests and requests without an end
 /// left out), grouped by their session tree's root (`root_correlation_id`), else their
 /// `x_correlation_id`, else their conversation.
 pub fn read(path: &Path) -> Result<SwimLanes> {
-    let mut groups: BTreeMap<String, Vec<(u64, u64, Option<f64>, bool)>> = BTreeMap::new();
+    let mut groups: SessionRequests = BTreeMap::new();
     super::for_each_record(path, |index, record| {
         let meta = &record["metadata"];
         if meta["was_cancelled"].as_bool() == Some(true) {
@@ -96,7 +99,7 @@ pub fn read(path: &Path) -> Result<SwimLanes> {
     Ok(lay_out(groups))
 }
 
-fn lay_out(groups: BTreeMap<String, Vec<(u64, u64, Option<f64>, bool)>>) -> SwimLanes {
+fn lay_out(groups: SessionRequests) -> SwimLanes {
     let first_ns = groups.values().flatten().map(|r| r.0).min().unwrap_or(0);
     let seconds = |ns: u64| (ns - first_ns) as f64 / 1e9;
     let mut sessions: Vec<Session> = groups
@@ -442,8 +445,8 @@ pub fn summary_marks(run_dir: &Path) -> (Option<f64>, Option<f64>) {
 mod tests {
     use super::*;
 
-    fn group(requests: &[(&str, u64, u64)]) -> BTreeMap<String, Vec<(u64, u64, Option<f64>, bool)>> {
-        let mut groups: BTreeMap<String, Vec<_>> = BTreeMap::new();
+    fn group(requests: &[(&str, u64, u64)]) -> SessionRequests {
+        let mut groups = SessionRequests::new();
         for (id, start, end) in requests {
             groups.entry(id.to_string()).or_default().push((start * 1_000_000_000, end * 1_000_000_000, None, false));
         }
