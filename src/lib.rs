@@ -6,6 +6,7 @@
 
 pub mod agents;
 pub mod aggregate;
+pub mod analyze;
 pub mod builtin_server;
 pub mod cancel;
 pub mod cli;
