@@ -90,6 +90,8 @@ pub struct PhaseCounters {
     pub sessions: SessionCounts,
     /// What a scripted phase's sessions did, set by its player when the phase ends.
     pub scripted_sessions: std::sync::OnceLock<crate::session_metrics::ScriptedSessionsSummary>,
+    /// Why the run cannot go on after this phase (an agentic replay's failed warm-up).
+    pub run_aborted: std::sync::OnceLock<String>,
 }
 
 impl PhaseCounters {
@@ -440,6 +442,7 @@ fn agent_place(
     Some(crate::record::AgentPlace {
         depth: trace.agent_depth,
         root_session: session.saturating_sub(u64::from(trace.sessions_after_root)),
+        ids_of_phase: None,
     })
 }
 
