@@ -197,8 +197,9 @@ mod tests {
         }
         let mut child = parent.fork(2);
         let turn = child.next_turn(&said("x"));
+        let body = body_of(&turn);
         let contents: Vec<&str> =
-            body_of(&turn)["messages"].as_array().unwrap().iter().map(|m| m["content"].as_str().unwrap()).collect();
+            body["messages"].as_array().unwrap().iter().map(|m| m["content"].as_str().unwrap()).collect();
         assert_eq!(contents, ["a", "A", "b", "B", "x"]);
         assert_eq!(turn.input_tokens, 2 * 4 + 3);
         child.remember(turn, Answer { text: "X".into(), tokens: 1 });
