@@ -381,6 +381,7 @@ fn load_context(
         segment: options.segment,
         keep_cores_awake: options.keep_cores_awake,
         sessions,
+        replay_handoff: Default::default(),
     })
 }
 

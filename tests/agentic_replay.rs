@@ -306,6 +306,15 @@ fn a_cache_warm_up_replays_the_trajectories_idle_free_with_one_token_for_its_dur
     assert_eq!(one_token, warmup_sent, "every warm-up request asks for one token");
     assert!(warmup_sent > 4 + 12, "after the 4 primed turns the trees run on and recycle: {warmup_sent}");
     assert!((0.4..2.0).contains(&warmup_s), "it lasts its duration, then drains: {warmup_s} s");
+    // Profiling plays the trees on from where the warm-up left them (trees it recycled, whose
+    // sessions it numbered from 2^40), not from the cuts again (sessions 0-5).
+    let profiled = sent(&run, "pressed");
+    assert_eq!(profiled.len(), 2);
+    for request in &profiled {
+        let session = request.line["metadata"]["conversation_id"].as_str().unwrap_or_default();
+        let number: u64 = session.trim_start_matches("session_").parse().expect("a session number");
+        assert!(number >= 1 << 40, "{session}: a tree the warm-up was playing");
+    }
 }
 
 #[test]
@@ -384,7 +393,10 @@ fn a_fork_sends_its_parents_history_before_its_own_turns() {
         messages.iter().map(|m| m["content"].as_str().unwrap_or_default().to_string()).collect()
     };
     let bodies: Vec<Vec<String>> = server.posts_to("/v1/chat/completions").iter().map(|r| said(&r.json())).collect();
-    let review = bodies.iter().find(|said| said.last().map(String::as_str) == Some("Review.")).unwrap_or_else(|| panic!("the fork went: {bodies:?}"));
+    let review = bodies
+        .iter()
+        .find(|said| said.last().map(String::as_str) == Some("Review."))
+        .unwrap_or_else(|| panic!("the fork went: {bodies:?}"));
     assert!(review.len() > 1 && review.contains(&"Go.".to_string()), "the root's turn before the fork: {bodies:?}");
 }
 

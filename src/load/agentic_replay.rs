@@ -1,8 +1,9 @@
 //! The phase runner of an agentic replay (`agents/replay/`): one task holds every lane's tree
 //! and a queue of due turns, sends each turn with its conversation's history, and on each answer
 //! queues the turns it makes due. The priming stage sends the primed turns (one output token),
-//! then, with a cache warm-up, plays the trees idle-free for that long; the profiling stage
-//! plays them from their cuts at their recorded waits and recycles each finished lane.
+//! then, with a cache warm-up, plays the trees idle-free for that long and hands them over as
+//! they stand (`ReplayHandoff`); the profiling stage plays them on from there (else from their
+//! cuts) at their recorded waits and recycles each finished lane.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -54,7 +55,7 @@ pub(super) async fn run(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, replay: &Agen
         lanes: Vec::new(),
         due: BinaryHeap::new(),
         in_flight: JoinSet::new(),
-        manner: Manner { one_token: true, idle_free: false, recycle: false, follow: false },
+        manner: Manner { one_token: true, idle_free: false, recycle: false, follow: false, hand_over: false },
         idle_cap_ns: replay.system_idle_gap_cap_s.map(|s| (s * 1e9) as u64),
         shift_ns: 0,
         idle_since_ns: None,
@@ -90,6 +91,17 @@ struct Manner {
     recycle: bool,
     /// An answer makes the tree's next turns due (the priming requests are one-shot).
     follow: bool,
+    /// Once sending stops, the turns that become due are kept for the next phase, not dropped.
+    hand_over: bool,
+}
+
+/// The trajectories as the cache warm-up left them, for the profiling phase to play on: each
+/// lane's tree and histories, and the turns due next with their recorded waits.
+pub struct ReplayHandoff {
+    lanes: Vec<LaneRun>,
+    due: Vec<(usize, Step)>,
+    next_root: usize,
+    next_session: u64,
 }
 
 /// A conversation of a lane: its session in the records and its history.
@@ -114,6 +126,8 @@ struct Due {
     lane: usize,
     stream: usize,
     turn: u32,
+    /// The wait the trace records before it (an idle-free stage queues it without).
+    recorded_wait_ns: u64,
 }
 
 /// A turn that ended, with what its user said and what came back.
@@ -214,7 +228,7 @@ impl Player {
                 self.queue(index, step, now_ns);
             }
         }
-        self.manner = Manner { one_token: true, idle_free: true, recycle: true, follow: true };
+        self.manner = Manner { one_token: true, idle_free: true, recycle: true, follow: true, hand_over: true };
         self.next_session = CACHE_WARMUP_RECYCLED_SESSIONS;
         let stop_sending = tokio::time::Instant::now() + Duration::from_secs_f64(seconds);
         let grace_s = replay.warmup_grace_s.unwrap_or(seconds.min(CACHE_WARMUP_GRACE_MAX_S));
@@ -222,12 +236,35 @@ impl Player {
         self.deadlines = PhaseDeadlines { stop_sending: Some(stop_sending), cut_off: Some(cut_off) };
         self.stopped = false;
         self.play().await;
+        let due = std::mem::take(&mut self.due).into_sorted_vec().into_iter().rev().map(|Reverse(due)| {
+            let step = Step { stream: due.stream, turn: due.turn, wait_ms: due.recorded_wait_ns as f64 / 1e6 };
+            (due.lane, step)
+        });
+        let handoff = ReplayHandoff {
+            lanes: std::mem::take(&mut self.lanes),
+            due: due.collect(),
+            next_root: self.next_root,
+            next_session: self.next_session,
+        };
+        *self.ctx.replay_handoff.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(handoff);
     }
 
-    /// The profiled turns: each lane's tree from its cut, at its recorded offsets and waits.
+    /// The profiled turns: each lane's tree from where the cache warm-up left it, else from its
+    /// cut, at its recorded offsets and waits.
     async fn profile(&mut self, lanes: &[Lane], replay: &AgenticReplay) {
-        self.manner = Manner { one_token: false, idle_free: false, recycle: true, follow: true };
+        self.manner = Manner { one_token: false, idle_free: false, recycle: true, follow: true, hand_over: false };
         let now_ns = self.ctx.clock.now_ns();
+        let handoff = self.ctx.replay_handoff.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).take();
+        if let Some(handoff) = handoff.filter(|handoff| handoff.lanes.len() == lanes.len()) {
+            self.lanes = handoff.lanes;
+            self.next_root = handoff.next_root;
+            self.next_session = handoff.next_session;
+            for (lane, step) in handoff.due {
+                self.queue(lane, step, now_ns);
+            }
+            self.play().await;
+            return;
+        }
         for lane in lanes {
             let (run, steps) = TreeRun::from_cut(&self.trees[lane.tree], &lane.cut, replay.burst_phase_starts);
             let index = self.add_lane(lane.tree, run);
@@ -253,7 +290,8 @@ impl Player {
     }
 
     fn queue(&mut self, lane: usize, step: Step, now_ns: u64) {
-        let wait_ns = if self.manner.idle_free { 0 } else { (step.wait_ms.max(0.0) * 1e6) as u64 };
+        let recorded_wait_ns = (step.wait_ms.max(0.0) * 1e6) as u64;
+        let wait_ns = if self.manner.idle_free { 0 } else { recorded_wait_ns };
         self.sequence += 1;
         let due = Due {
             at_ns: now_ns + self.shift_ns + wait_ns,
@@ -261,6 +299,7 @@ impl Player {
             lane,
             stream: step.stream,
             turn: step.turn,
+            recorded_wait_ns,
         };
         self.due.push(Reverse(due));
     }
@@ -273,14 +312,19 @@ impl Player {
             let limit_reached = self.run.phase.requests.is_some_and(|limit| self.next_request >= limit);
             if self.stopped || limit_reached || self.deadlines.sending_over() {
                 self.stopped = true;
-                self.due.clear();
+                if !self.manner.hand_over {
+                    self.due.clear();
+                }
             }
-            if self.due.is_empty() && self.in_flight.is_empty() {
+            if (self.stopped || self.due.is_empty()) && self.in_flight.is_empty() {
                 return;
             }
             let now_ns = self.ctx.clock.now_ns();
             self.cap_idle_gap(now_ns);
-            let next_ns = self.due.peek().map(|Reverse(due)| due.at_ns.saturating_sub(self.shift_ns));
+            let next_ns = match self.stopped {
+                true => None,
+                false => self.due.peek().map(|Reverse(due)| due.at_ns.saturating_sub(self.shift_ns)),
+            };
             let wait = next_ns.map(|at_ns| Duration::from_nanos(at_ns.saturating_sub(now_ns)));
             let deadlines = self.deadlines;
             let event = tokio::select! {
@@ -391,7 +435,7 @@ impl Player {
             None if !self.manner.follow => self.failed_primings.push(ended.lane),
             None => {}
         }
-        if !self.manner.follow || self.stopped {
+        if !self.manner.follow || (self.stopped && !self.manner.hand_over) {
             return;
         }
         let tree = &self.trees[lane.tree];

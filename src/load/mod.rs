@@ -23,6 +23,8 @@ mod user_centric;
 mod users;
 mod wait_tally;
 
+pub use agentic_replay::ReplayHandoff;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::Sender;
@@ -64,6 +66,8 @@ pub struct LoadContext {
     pub keep_cores_awake: bool,
     /// What plays the scripted phases (`agents/scripted/`); None when the caller has none.
     pub sessions: Option<Arc<scripted::SessionHook>>,
+    /// Where an agentic replay's cache warm-up leaves its trajectories for the profiling phase.
+    pub replay_handoff: std::sync::Mutex<Option<ReplayHandoff>>,
 }
 
 /// Live counts of one phase, read by the progress display and the client self-check.
