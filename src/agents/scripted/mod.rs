@@ -13,5 +13,6 @@ mod tally;
 mod workers;
 
 pub use history::{ChatStep, ToolResult};
-pub use player::{ProgramEnd, ScriptedPlayer, SessionProgram};
+pub use player::ScriptedPlayer;
 pub use session::{PhaseOver, Session, StepKind};
+pub use workers::{ProgramEnd, SessionProgram};

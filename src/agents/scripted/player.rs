@@ -10,16 +10,9 @@ use std::sync::{Arc, Mutex};
 
 use super::clients::EndpointClients;
 use super::phase::PhaseShared;
-use super::session::Session;
 use super::tally::Tally;
-use super::workers::{play_share, worker_count};
+use super::workers::{SessionProgram, play_share, worker_count};
 use crate::load::scripted::{ScriptedPhase, SessionPlayer};
-
-/// How a session's function ended: Err holds the script error, naming its `file:line`.
-pub type ProgramEnd = Result<(), String>;
-
-/// A session function as the player calls it (the script side wraps the Rhai call).
-pub type SessionProgram = Arc<dyn Fn(Session) -> ProgramEnd + Send + Sync>;
 
 /// The session functions of a scenario, by the names its plans give them.
 pub struct ScriptedPlayer {

@@ -11,7 +11,6 @@ use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult};
 
 use super::phase::PhaseShared;
-use super::player::{ProgramEnd, SessionProgram};
 use super::session::Session;
 use super::suspend::{self, Pending, SessionYielder, Woken};
 use super::tally::Ended;
@@ -19,6 +18,12 @@ use super::tally::Ended;
 /// A session's stack: the script's evaluation, never a request (those run on the runtime).
 /// Reserved, not resident: only the pages it touches take memory.
 const SESSION_STACK_BYTES: usize = 1024 * 1024;
+
+/// How a session's function ended: Err holds the script error, naming its `file:line`.
+pub type ProgramEnd = Result<(), String>;
+
+/// A session function as the workers call it (the script side wraps the Rhai call).
+pub type SessionProgram = Arc<dyn Fn(Session) -> ProgramEnd + Send + Sync>;
 
 type SessionCoroutine = Coroutine<Woken, Pending, ProgramEnd, DefaultStack>;
 
