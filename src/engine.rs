@@ -390,6 +390,7 @@ fn load_context(
         segment: options.segment,
         keep_cores_awake: options.keep_cores_awake,
         sessions,
+        replay_handoff: Default::default(),
     })
 }
 
@@ -747,7 +748,7 @@ async fn run_phases(
         let phase = capped(phase, entry_limit);
         let progress = PhaseProgress::start(&phase, counters.clone(), options.progress);
         let run = Arc::new(PhaseRun { phase: phase.clone(), index, name: Arc::from(phase.name.as_str()), counters });
-        let summary = load::run_phase(context.clone(), run).await;
+        let summary = load::run_phase(context.clone(), run.clone()).await;
         if phase.results {
             target.control.stop_profiler().await;
         }
@@ -756,6 +757,9 @@ async fn run_phases(
             running.phase_ended(&summary).await;
         }
         phases.push(summary);
+        if let Some(why) = run.counters.run_aborted.get() {
+            bail!("{why}");
+        }
         if Some(index) == last_results_phase
             && let Some(running) = collectors.take()
         {

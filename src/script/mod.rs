@@ -117,6 +117,7 @@ pub struct ScenarioSettings {
 
 /// A Rhai engine with the whole scenario API registered and the sandbox's limits set.
 pub fn build_engine(host: Arc<RunHost>, settings: &ScenarioSettings) -> Engine {
+    sessions::same_closure_names_in_every_process();
     let mut engine = Engine::new();
     limits::apply(&mut engine, settings.max_operations);
     engine.set_module_resolver(imports::ImportResolver::new(settings.search_path.clone(), settings.libraries.clone()));
