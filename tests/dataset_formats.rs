@@ -318,3 +318,77 @@ benchmark:
     assert_eq!(refused.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("trace synthesis of burst_gpt_trace traces is not done"), "{stderr}");
 }
+
+#[test]
+fn image_ids_go_with_their_images_and_a_session_sends_each_image_once_when_stripping() {
+    let rows = [
+        json!({"session_id": "s1", "text": "look", "images": ["cat.png"], "image_uuids": ["cat"]}),
+        json!({"session_id": "s2", "text": "other", "images": ["cat.png"], "image_uuids": ["cat"]}),
+        json!({"session_id": "s1", "text": "and these", "images": ["cat.png", "dog.png"], "image_uuids": ["cat", "dog"]}),
+        json!({"session_id": "s1", "text": "the dog again", "image_uuids": ["dog"]}),
+    ];
+    let jsonl: String = rows.iter().map(|row| format!("{row}\n")).collect();
+    let run = run_with_files(
+        "uuids",
+        &[("rows.jsonl", jsonl), ("cat.png", "cat".into()), ("dog.png", "dog".into())],
+        r#"
+        for strip in [false, true] {
+            run(#{ name: if strip { "stripped" } else { "kept" }, export_level: "raw",
+                   endpoint: endpoint(#{ url: "mock", kind: "chat", uuid_and_strip: strip, mock: #{ ttft: ms(1), itl: ms(1) } }),
+                   dataset: file(#{ path: "rows.jsonl", format: "single_turn", at_end: "stop" }),
+                   phases: [ concurrency(#{ users: 2, requests: 10 }) ] });
+        }
+        "#,
+    );
+    let cat = "data:image/png;base64,Y2F0";
+    let dog = "data:image/png;base64,ZG9n";
+    // Each turn's own images (the parts of its last message) as (url, uuid).
+    let images_of = |name: &str| -> Vec<Vec<(String, String)>> {
+        let mut sessions = sent_bodies(&run, name);
+        sessions.sort_by_key(|turns| std::cmp::Reverse(turns.len()));
+        sessions
+            .iter()
+            .flatten()
+            .map(|body| {
+                let message = body["messages"].as_array().and_then(|m| m.last()).expect("a message");
+                let parts = message["content"].as_array().expect("content parts");
+                parts
+                    .iter()
+                    .filter(|part| part["type"] == "image_url")
+                    .map(|part| {
+                        let url = part["image_url"]["url"].as_str().expect("url");
+                        (url.to_string(), part["uuid"].as_str().expect("uuid").to_string())
+                    })
+                    .collect()
+            })
+            .collect()
+    };
+    for name in ["kept", "stripped"] {
+        let answers = run.raw_sessions(name).into_values().flatten().map(|line| line["error"].clone());
+        assert_eq!(answers.collect::<Vec<_>>(), vec![Value::Null; 4], "{name}: every turn answered");
+    }
+    let pair = |url: &str, uuid: &str| (url.to_string(), uuid.to_string());
+    assert_eq!(
+        images_of("kept"),
+        [
+            vec![pair(cat, "cat")],
+            vec![pair(cat, "cat"), pair(dog, "dog")],
+            vec![pair("", "dog")],
+            vec![pair(cat, "cat")]
+        ],
+        "three turns of s1 in order, then s2; ids sent as given, a reference alone empty"
+    );
+    assert_eq!(
+        images_of("stripped"),
+        [
+            vec![pair(cat, "cat")],
+            vec![pair("", "cat"), pair(dog, "dog")],
+            vec![pair("", "dog")],
+            vec![pair(cat, "cat")]
+        ],
+        "a session sends each image's bytes once; another session sends them again"
+    );
+    let records = run.raw_sessions("stripped");
+    let turns = records.values().find(|turns| turns.len() == 3).expect("the three-turn session");
+    assert!(ns(&turns[2], "request_start_ns") >= ns(&turns[1], "request_end_ns"), "turns wait for the answer");
+}

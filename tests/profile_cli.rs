@@ -283,9 +283,9 @@ fn flags_with_no_meaning_here_are_noted_and_impossible_ones_refused() {
         stderr.contains("--public-dataset") && stderr.contains("`librispeak` is not an AIPerf public dataset"),
         "{stderr}"
     );
-    let strip = profile(dir.path(), "--model m --uuid-and-strip");
-    assert_eq!(strip.status.code(), Some(2));
-    assert!(text(&strip.stderr).contains("--uuid-and-strip: not supported"), "{}", text(&strip.stderr));
+    let accuracy = profile(dir.path(), "--model m --accuracy-benchmark mmlu");
+    assert_eq!(accuracy.status.code(), Some(2));
+    assert!(text(&accuracy.stderr).contains("--accuracy-benchmark: not supported"), "{}", text(&accuracy.stderr));
     let mp3 = profile(
         dir.path(),
         "--model m --url mock --endpoint-type audio-transcription --audio-length-mean 1 --audio-format mp3 --dry-run",
@@ -895,4 +895,49 @@ fn every_search_recipe_and_convergence_flag_is_accepted_and_reaches_the_search()
         assert_eq!(output.status.code(), Some(2), "{flags}");
         assert!(text(&output.stderr).contains(message), "{flags}: {}", text(&output.stderr));
     }
+}
+
+#[test]
+fn uuid_and_strip_runs_single_turn_sessions_and_is_refused_where_aiperf_refuses_it() {
+    let dir = tempfile::tempdir().expect("dir");
+    std::fs::write(dir.path().join("cat.png"), "cat").expect("image");
+    let row = |session: &str| {
+        format!(
+            "{{\"session_id\": \"{session}\", \"text\": \"look\", \"images\": [\"cat.png\"], \"image_uuids\": [\"cat\"]}}\n"
+        )
+    };
+    std::fs::write(dir.path().join("rows.jsonl"), [row("a"), row("a"), row("b")].concat()).expect("rows");
+    let flags = "--model m --url mock --endpoint-type chat --input-file rows.jsonl --custom-dataset-type single_turn \
+                 --uuid-and-strip --request-count 3 --concurrency 1 --artifact-dir out";
+    let dry = profile(dir.path(), &format!("{flags} --dry-run --emit-scenario out.rhai"));
+    assert_ok(&dry);
+    assert!(std::fs::read_to_string(dir.path().join("out.rhai")).expect("out.rhai").contains("uuid_and_strip: true"));
+    assert_scenario_builds_the_same_plans(dir.path(), &dry);
+    assert_ok(&profile(dir.path(), flags));
+    let inputs = read_json(&dir.path().join("out/inputs.json"));
+    let urls: Vec<Vec<&str>> = inputs["data"]
+        .as_array()
+        .expect("sessions")
+        .iter()
+        .map(|session| {
+            let turns = session["payloads"].as_array().expect("payloads");
+            turns.iter().map(|body| body["messages"].as_array().and_then(|m| m.last()).expect("a message")["content"][1]["image_url"]["url"].as_str().expect("url")).collect()
+        })
+        .collect();
+    assert_eq!(urls, [vec!["data:image/png;base64,Y2F0", ""], vec!["data:image/png;base64,Y2F0"]]);
+
+    let completions = profile(dir.path(), &flags.replace("--endpoint-type chat", "--endpoint-type completions"));
+    assert_eq!(completions.status.code(), Some(2));
+    assert!(
+        text(&completions.stderr).contains("--uuid-and-strip) requires endpoint type chat"),
+        "{}",
+        text(&completions.stderr)
+    );
+    std::fs::write(dir.path().join("turns.jsonl"), "{\"turns\": [{\"text\": \"a\"}]}\n").expect("turns");
+    let multi = profile(
+        dir.path(),
+        &flags.replace("rows.jsonl --custom-dataset-type single_turn", "turns.jsonl --custom-dataset-type multi_turn"),
+    );
+    assert_ne!(multi.status.code(), Some(0));
+    assert!(text(&multi.stderr).contains("not taken with a multi_turn file"), "{}", text(&multi.stderr));
 }

@@ -208,6 +208,7 @@ impl FileFormat {
         matches!(
             self,
             FileFormat::MultiTurn
+                | FileFormat::SingleTurn
                 | FileFormat::RawPayload
                 | FileFormat::InputsJson
                 | FileFormat::SpeedBench(_)

@@ -274,6 +274,9 @@ fn endpoint(endpoint: &Endpoint, api_key: ApiKey) -> String {
     if let Some(passages) = endpoint.request.passages {
         keys.push(format!("passages: {passages}"));
     }
+    if endpoint.request.uuid_and_strip {
+        keys.push("uuid_and_strip: true".to_string());
+    }
     format!("endpoint(#{{ {} }})", keys.join(", "))
 }
 
