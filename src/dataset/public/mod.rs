@@ -4,6 +4,7 @@
 //! the command that fetches them; nothing is downloaded here.
 
 mod asr;
+mod audio_decode;
 mod catalogue;
 mod conversation;
 pub mod hub_cache;
