@@ -281,7 +281,7 @@ fn a_baseten_trace_replays_its_prompts_at_their_times() {
 }
 
 #[test]
-fn a_config_file_replays_a_burst_gpt_trace_up_to_its_end_offset_and_refuses_its_synthesis() {
+fn a_config_file_replays_a_burst_gpt_trace_up_to_its_end_offset_and_its_synthesis_too() {
     let dir = tempfile::tempdir().expect("temp dir");
     let csv = "Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n\
                2.0,ChatGPT,10,4,14,Conversation log\n2.4,ChatGPT,10,5,15,Conversation log\n\
@@ -309,14 +309,22 @@ benchmark:
         .collect();
     assert_eq!(offsets, [(0, 4), (400, 5), (800, 6)], "t − 2 s, nothing after 3 s");
 
-    let synthesized =
-        config.replace("format: burst_gpt_trace }", "format: burst_gpt_trace, synthesis: { speedupRatio: 2.0 } }");
-    std::fs::write(dir.path().join("burst_fast.yaml"), synthesized).expect("config");
-    let refused =
-        aiperf_command(dir.path()).args(["profile", "--config", "burst_fast.yaml"]).output().expect("profile");
-    let stderr = String::from_utf8_lossy(&refused.stderr);
-    assert_eq!(refused.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("trace synthesis of burst_gpt_trace traces is not done"), "{stderr}");
+    let synthesized = config.replace(
+        "format: burst_gpt_trace }",
+        "format: burst_gpt_trace, synthesis: { speedupRatio: 2.0, outputLenMultiplier: 2.0 } }",
+    );
+    std::fs::write(dir.path().join("burst_fast.yaml"), synthesized.replace("./out", "./fast")).expect("config");
+    let fast = aiperf_command(dir.path()).args(["profile", "--config", "burst_fast.yaml"]).output().expect("profile");
+    common::succeeded(&fast, "aiperf profile --config burst_fast.yaml");
+    let text = std::fs::read_to_string(dir.path().join("fast/profile_export.jsonl")).expect("records");
+    let mut records: Vec<Value> = text.lines().map(|line| serde_json::from_str(line).expect("a line")).collect();
+    records.sort_by_key(|record| ns(record, "credit_issued_ns"));
+    let first_ns = ns(&records[0], "credit_issued_ns");
+    let offsets: Vec<(u64, u64)> = records
+        .iter()
+        .map(|r| ((ns(r, "credit_issued_ns") - first_ns) / 1_000_000, metric(r, "output_sequence_length")))
+        .collect();
+    assert_eq!(offsets, [(0, 8), (200, 10), (400, 12)], "twice as fast, outputs doubled");
 }
 
 #[test]

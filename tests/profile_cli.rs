@@ -833,6 +833,28 @@ fn a_bailian_trace_with_timestamps_is_replayed_on_its_schedule_by_itself() {
     let offsets_ms: Vec<u64> = due_ns.iter().map(|due| (due - due_ns[0]) / 1_000_000).collect();
     assert_eq!(offsets_ms, [0, 100], "5.2 s is past the end offset");
 
+    // Synthesis: twice as fast, the 40-token request dropped, outputs doubled.
+    let synthesized = profile(
+        dir.path(),
+        &format!(
+            "{flags} --synthesis-speedup-ratio 2 --synthesis-max-isl 35 --synthesis-output-len-multiplier 2 \
+             --artifact-dir out/synth"
+        ),
+    );
+    assert_ok(&synthesized);
+    let records = std::fs::read_to_string(dir.path().join("out/synth/profile_export.jsonl")).expect("records");
+    let mut sent: Vec<(u64, u64)> = records
+        .lines()
+        .map(|line| {
+            let record: serde_json::Value = serde_json::from_str(line).expect("a record");
+            let due_ns = record["metadata"]["credit_issued_ns"].as_u64().expect("due");
+            (due_ns, record["metrics"]["output_sequence_length"]["value"].as_u64().expect("osl"))
+        })
+        .collect();
+    sent.sort();
+    let shape: Vec<(u64, u64)> = sent.iter().map(|(due, osl)| ((due - sent[0].0) / 1_000_000, *osl)).collect();
+    assert_eq!(shape, [(0, 8), (50, 10)], "5.0 s and 5.1 s, 100 ms apart at half the gap; 5.2 s dropped");
+
     let refused = profile(
         dir.path(),
         "--model m --url mock --custom-dataset-type bailian_trace --input-file bailian.jsonl --request-rate 5",

@@ -33,6 +33,7 @@ mod sampling;
 mod sharegpt;
 mod single_turn;
 mod split_counts;
+mod synthesized_rows;
 pub mod synthetic;
 pub mod tokenizer;
 pub mod tokenizer_hub;

@@ -323,7 +323,7 @@ fn schedule_mode(item: &Value, dataset: &Dataset, key: &dyn Fn(&str) -> String) 
         .map_err(|e| ConfigError::new(format!("{}: {e}", key("type"))))?;
     let mut trace = ScheduleTrace::File { path: file.path.clone(), timestamps_ms };
     if let Some(max_isl) = file.synthesis.as_ref().and_then(|synthesis| synthesis.max_isl) {
-        let kept = crate::synthesis::timestamps_within_max_isl(Path::new(&file.path), max_isl)
+        let kept = crate::dataset::recorded_times::within_max_isl(Path::new(&file.path), max_isl)
             .map_err(|e| ConfigError::new(format!("{}: {e:#}", key("type"))))?;
         if kept.len() < trace.timestamps_ms().len() {
             trace = ScheduleTrace::Inline { timestamps_ms: kept };
