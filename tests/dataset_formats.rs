@@ -328,6 +328,41 @@ benchmark:
 }
 
 #[test]
+fn baseten_switches_pace_the_replay_and_strip_the_body_as_aiperf_s_flags_do() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let start = 1_777_420_998_000;
+    write_baseten(
+        &dir.path().join("trace.parquet"),
+        &[(start, "the first prompt", 5, &[11, 12]), (start + 400, "the second prompt", 3, &[11])],
+    );
+    let flags = "profile --model m --url mock --endpoint-type completions --input-file trace.parquet \
+                 --custom-dataset-type baseten_trace --replay-speedup 2 --omit-kv-hints --no-force-min-tokens \
+                 --export-level raw --artifact-dir out";
+    let output = aiperf_command(dir.path()).args(flags.split_whitespace()).output().expect("profile");
+    common::succeeded(&output, "aiperf profile (baseten switches)");
+    let text = std::fs::read_to_string(dir.path().join("out/profile_export_raw.jsonl")).expect("raw export");
+    let mut sent: Vec<Value> = text.lines().map(|line| serde_json::from_str(line).expect("a line")).collect();
+    sent.sort_by_key(|line| ns(line, "credit_issued_ns"));
+    let gap_ms = (ns(&sent[1], "credit_issued_ns") - ns(&sent[0], "credit_issued_ns")) / 1_000_000;
+    assert_eq!(gap_ms, 200, "400 ms recorded, replayed twice as fast");
+    for line in &sent {
+        let body = &line["payload"];
+        assert!(body.get("hash_ids").is_none() && body.get("block_size").is_none(), "--omit-kv-hints: {body}");
+        assert!(body.get("min_tokens").is_none(), "--no-force-min-tokens: {body}");
+    }
+    let scenario = aiperf_command(dir.path())
+        .args(format!("{flags} --dry-run --emit-scenario out.rhai").split_whitespace())
+        .output()
+        .expect("profile --emit-scenario");
+    common::succeeded(&scenario, "aiperf profile --emit-scenario");
+    let rhai = std::fs::read_to_string(dir.path().join("out.rhai")).expect("out.rhai");
+    assert!(rhai.contains("omit_kv_hints: true, force_min_tokens: false") && rhai.contains("speedup: 2"), "{rhai}");
+    let dry = aiperf_command(dir.path()).args(["run", "out.rhai", "--dry-run"]).output().expect("dry run");
+    common::succeeded(&dry, "aiperf run out.rhai --dry-run");
+    assert_eq!(dry.stdout, scenario.stdout, "the scenario builds the same plans");
+}
+
+#[test]
 fn image_ids_go_with_their_images_and_a_session_sends_each_image_once_when_stripping() {
     let rows = [
         json!({"session_id": "s1", "text": "look", "images": ["cat.png"], "image_uuids": ["cat"]}),

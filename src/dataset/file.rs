@@ -63,7 +63,7 @@ pub fn load(spec: &FileDataset, tokenizer: &Tokenizer) -> Result<Vec<DatasetEntr
         FileFormat::Baseten if spec.records.is_some() => {
             bail!("dataset {}: a Baseten trace is a Parquet file; inline records are not taken", path.display())
         }
-        FileFormat::Baseten => baseten_trace::parse(path, tokenizer)?,
+        FileFormat::Baseten => baseten_trace::parse(path, tokenizer, &spec.baseten)?,
         FileFormat::SpeedBench(format) => public::speed_bench::parse(path, &text()?, format, tokenizer)?,
         FileFormat::Public => public::load(spec, tokenizer)?,
         FileFormat::Tracelab | FileFormat::WekaTrace | FileFormat::DagJsonl => {

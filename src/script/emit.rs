@@ -369,7 +369,11 @@ fn dataset(dataset: &Dataset) -> String {
                 true => format!(", block_size: {}", spec.block_size),
                 false => String::new(),
             };
-            let trace = super::emit_trace_handling::keys(&spec.trace);
+            let trace = format!(
+                "{}{}",
+                super::emit_trace_handling::keys(&spec.trace),
+                super::emit_trace_handling::baseten_keys(&spec.baseten)
+            );
             let draws = spec.draws.map(|draws| format!(", entries: {draws}")).unwrap_or_default();
             let records =
                 spec.records.as_ref().map(|records| format!(", records: {}", string(records))).unwrap_or_default();

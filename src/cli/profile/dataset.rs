@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 use super::document::FlagDocument;
 use super::flags::{Arity, Group, Kind, apply, note, set, sweep, unsupported};
 
-const BASETEN: &str = "Baseten's own replay switch, not read: a baseten_trace here replays on the fixed schedule, every row at its recorded time, with min_tokens and its KV hints (docs/datasets.md)";
+const BASETEN: &str = "Baseten's own replay switch, not read: a baseten_trace here replays on the fixed schedule, every row at its recorded time (docs/datasets.md)";
 
 pub const CONVERSATION: Group = Group {
     title: "Conversation Input",
@@ -60,11 +60,26 @@ pub const CONVERSATION: Group = Group {
             "Agentic traces (tracelab, weka_trace, dag_jsonl): no turn waits longer than this many seconds",
         ),
         note(&["--max-idle-gap-cap-seconds"], Arity::One, BASETEN),
-        note(&["--replay-speedup"], Arity::One, BASETEN),
+        set(
+            &["--replay-speedup"],
+            "benchmark.datasets.main.replay_speedup",
+            Kind::Float,
+            "baseten_trace: divide the recorded times by this (2: twice as fast) [default: 1.0]",
+        ),
         note(&["--open-loop-replay", "--no-open-loop-replay"], Arity::Switch, BASETEN),
         note(&["--open-loop-strict"], Arity::Switch, BASETEN),
-        note(&["--omit-kv-hints"], Arity::Switch, BASETEN),
-        note(&["--force-min-tokens", "--no-force-min-tokens"], Arity::Switch, BASETEN),
+        set(
+            &["--omit-kv-hints"],
+            "benchmark.datasets.main.omit_kv_hints",
+            Kind::Bool,
+            "baseten_trace: send no hash_ids and block_size KV-cache hints in the body [default: False]",
+        ),
+        set(
+            &["--force-min-tokens", "--no-force-min-tokens"],
+            "benchmark.datasets.main.force_min_tokens",
+            Kind::Bool,
+            "baseten_trace: pin each row's recorded output length as min_tokens (--no-force-min-tokens: do not) [default: True]",
+        ),
     ],
 };
 
