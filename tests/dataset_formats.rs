@@ -296,35 +296,30 @@ benchmark:
   phases: { type: fixed_schedule, autoOffset: true, endOffset: 3000 }
   artifacts: { dir: ./out }
 "#;
-    std::fs::write(dir.path().join("burst.yaml"), config).expect("config");
-    let output = aiperf_command(dir.path()).args(["profile", "--config", "burst.yaml"]).output().expect("profile");
-    common::succeeded(&output, "aiperf profile --config burst.yaml");
-    let text = std::fs::read_to_string(dir.path().join("out/profile_export.jsonl")).expect("records");
-    let mut records: Vec<Value> = text.lines().map(|line| serde_json::from_str(line).expect("a line")).collect();
-    records.sort_by_key(|record| ns(record, "credit_issued_ns"));
-    let first_ns = ns(&records[0], "credit_issued_ns");
-    let offsets: Vec<(u64, u64)> = records
-        .iter()
-        .map(|r| ((ns(r, "credit_issued_ns") - first_ns) / 1_000_000, metric(r, "output_sequence_length")))
-        .collect();
-    assert_eq!(offsets, [(0, 4), (400, 5), (800, 6)], "t − 2 s, nothing after 3 s");
-
+    // Each request's due time (ms after the first's) and output length, for config `name` run in `dir`.
+    let replay = |name: &str, config: &str| -> Vec<(u64, u64)> {
+        let out = format!("./{name}");
+        std::fs::write(dir.path().join(format!("{name}.yaml")), config.replace("./out", &out)).expect("config");
+        let output = aiperf_command(dir.path())
+            .args(["profile", "--config", &format!("{name}.yaml")])
+            .output()
+            .expect("profile");
+        common::succeeded(&output, &format!("aiperf profile --config {name}.yaml"));
+        let text = std::fs::read_to_string(dir.path().join(name).join("profile_export.jsonl")).expect("records");
+        let mut records: Vec<Value> = text.lines().map(|line| serde_json::from_str(line).expect("a line")).collect();
+        records.sort_by_key(|record| ns(record, "credit_issued_ns"));
+        let first_ns = ns(&records[0], "credit_issued_ns");
+        records
+            .iter()
+            .map(|r| ((ns(r, "credit_issued_ns") - first_ns) / 1_000_000, metric(r, "output_sequence_length")))
+            .collect()
+    };
+    assert_eq!(replay("burst", config), [(0, 4), (400, 5), (800, 6)], "t − 2 s, nothing after 3 s");
     let synthesized = config.replace(
         "format: burst_gpt_trace }",
         "format: burst_gpt_trace, synthesis: { speedupRatio: 2.0, outputLenMultiplier: 2.0 } }",
     );
-    std::fs::write(dir.path().join("burst_fast.yaml"), synthesized.replace("./out", "./fast")).expect("config");
-    let fast = aiperf_command(dir.path()).args(["profile", "--config", "burst_fast.yaml"]).output().expect("profile");
-    common::succeeded(&fast, "aiperf profile --config burst_fast.yaml");
-    let text = std::fs::read_to_string(dir.path().join("fast/profile_export.jsonl")).expect("records");
-    let mut records: Vec<Value> = text.lines().map(|line| serde_json::from_str(line).expect("a line")).collect();
-    records.sort_by_key(|record| ns(record, "credit_issued_ns"));
-    let first_ns = ns(&records[0], "credit_issued_ns");
-    let offsets: Vec<(u64, u64)> = records
-        .iter()
-        .map(|r| ((ns(r, "credit_issued_ns") - first_ns) / 1_000_000, metric(r, "output_sequence_length")))
-        .collect();
-    assert_eq!(offsets, [(0, 8), (200, 10), (400, 12)], "twice as fast, outputs doubled");
+    assert_eq!(replay("fast", &synthesized), [(0, 8), (200, 10), (400, 12)], "twice as fast, outputs doubled");
 }
 
 #[test]
