@@ -304,6 +304,33 @@ fn flac_mp3_and_vorbis_clips_are_decoded_and_sent_as_wav_of_their_length() {
 }
 
 #[test]
+fn mmvu_questions_go_with_their_choices_and_video() {
+    let caches = Caches::new();
+    let letters: Vec<(Arc<Field>, ArrayRef)> = [("A", ["red", "one"]), ("B", ["blue", ""])]
+        .into_iter()
+        .map(|(letter, texts)| (Arc::new(Field::new(letter, DataType::Utf8, true)), strings(&texts)))
+        .collect();
+    write_parquet(
+        &caches.snapshot("yale-nlp/MMVU").join("data/validation-00000-of-00001.parquet"),
+        vec![
+            ("question", strings(&["What colour is the car?", "How many cars?"])),
+            ("choices", Arc::new(StructArray::from(letters)) as ArrayRef),
+            ("video", strings(&["https://example.com/videos/car.mp4", ""])),
+        ],
+    );
+    let run = caches.profile("--public-dataset mmvu --endpoint-type chat --request-count 2 --concurrency 1");
+    succeeded(&run);
+    assert_eq!(caches.request_count(), 2.0, "the row without a video skipped; the other sent twice");
+    for message in caches.sent_messages() {
+        assert_eq!(
+            message["content"],
+            serde_json::json!([{"type": "text", "text": "What colour is the car? A.red B.blue"},
+                               {"type": "video_url", "video_url": {"url": "https://example.com/videos/car.mp4"}}])
+        );
+    }
+}
+
+#[test]
 fn mt_bench_rows_are_two_turn_sessions() {
     let caches = Caches::new();
     let snapshot = caches.snapshot("HuggingFaceH4/mt_bench_prompts");
