@@ -188,7 +188,7 @@ mod tests {
         );
         assert_eq!(times_ms(&path).unwrap(), vec![0.0, 900.0]);
 
-        let bare = BasetenReplay { omit_kv_hints: true, omit_min_tokens: true, ..BasetenReplay::default() };
+        let bare = BasetenReplay { omit_kv_hints: true, omit_min_tokens: true };
         let entries = parse(&path, &tokenizer, &bare).unwrap();
         let Some(OwnBody::Merged(recorded)) = &entries[0].own_body else { panic!("a merged body") };
         assert!(recorded.is_empty(), "--omit-kv-hints and --no-force-min-tokens: {recorded:?}");
