@@ -281,7 +281,7 @@ fn a_baseten_trace_replays_its_prompts_at_their_times() {
 }
 
 #[test]
-fn a_config_file_replays_a_burst_gpt_trace_up_to_its_end_offset_and_refuses_its_synthesis() {
+fn a_config_file_replays_a_burst_gpt_trace_up_to_its_end_offset_and_its_synthesis_too() {
     let dir = tempfile::tempdir().expect("temp dir");
     let csv = "Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n\
                2.0,ChatGPT,10,4,14,Conversation log\n2.4,ChatGPT,10,5,15,Conversation log\n\
@@ -296,25 +296,137 @@ benchmark:
   phases: { type: fixed_schedule, autoOffset: true, endOffset: 3000 }
   artifacts: { dir: ./out }
 "#;
-    std::fs::write(dir.path().join("burst.yaml"), config).expect("config");
-    let output = aiperf_command(dir.path()).args(["profile", "--config", "burst.yaml"]).output().expect("profile");
-    common::succeeded(&output, "aiperf profile --config burst.yaml");
-    let text = std::fs::read_to_string(dir.path().join("out/profile_export.jsonl")).expect("records");
-    let mut records: Vec<Value> = text.lines().map(|line| serde_json::from_str(line).expect("a line")).collect();
-    records.sort_by_key(|record| ns(record, "credit_issued_ns"));
-    let first_ns = ns(&records[0], "credit_issued_ns");
-    let offsets: Vec<(u64, u64)> = records
-        .iter()
-        .map(|r| ((ns(r, "credit_issued_ns") - first_ns) / 1_000_000, metric(r, "output_sequence_length")))
-        .collect();
-    assert_eq!(offsets, [(0, 4), (400, 5), (800, 6)], "t − 2 s, nothing after 3 s");
+    // Each request's due time (ms after the first's) and output length, for config `name` run in `dir`.
+    let replay = |name: &str, config: &str| -> Vec<(u64, u64)> {
+        let out = format!("./{name}");
+        std::fs::write(dir.path().join(format!("{name}.yaml")), config.replace("./out", &out)).expect("config");
+        let output = aiperf_command(dir.path())
+            .args(["profile", "--config", &format!("{name}.yaml")])
+            .output()
+            .expect("profile");
+        common::succeeded(&output, &format!("aiperf profile --config {name}.yaml"));
+        let text = std::fs::read_to_string(dir.path().join(name).join("profile_export.jsonl")).expect("records");
+        let mut records: Vec<Value> = text.lines().map(|line| serde_json::from_str(line).expect("a line")).collect();
+        records.sort_by_key(|record| ns(record, "credit_issued_ns"));
+        let first_ns = ns(&records[0], "credit_issued_ns");
+        records
+            .iter()
+            .map(|r| ((ns(r, "credit_issued_ns") - first_ns) / 1_000_000, metric(r, "output_sequence_length")))
+            .collect()
+    };
+    assert_eq!(replay("burst", config), [(0, 4), (400, 5), (800, 6)], "t − 2 s, nothing after 3 s");
+    let synthesized = config.replace(
+        "format: burst_gpt_trace }",
+        "format: burst_gpt_trace, synthesis: { speedupRatio: 2.0, outputLenMultiplier: 2.0 } }",
+    );
+    assert_eq!(replay("fast", &synthesized), [(0, 8), (200, 10), (400, 12)], "twice as fast, outputs doubled");
+}
 
-    let synthesized =
-        config.replace("format: burst_gpt_trace }", "format: burst_gpt_trace, synthesis: { speedupRatio: 2.0 } }");
-    std::fs::write(dir.path().join("burst_fast.yaml"), synthesized).expect("config");
-    let refused =
-        aiperf_command(dir.path()).args(["profile", "--config", "burst_fast.yaml"]).output().expect("profile");
-    let stderr = String::from_utf8_lossy(&refused.stderr);
-    assert_eq!(refused.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("trace synthesis of burst_gpt_trace traces is not done"), "{stderr}");
+#[test]
+fn baseten_switches_pace_the_replay_and_strip_the_body_as_aiperf_s_flags_do() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let start = 1_777_420_998_000;
+    write_baseten(
+        &dir.path().join("trace.parquet"),
+        &[(start, "the first prompt", 5, &[11, 12]), (start + 400, "the second prompt", 3, &[11])],
+    );
+    let flags = "profile --model m --url mock --endpoint-type completions --input-file trace.parquet \
+                 --custom-dataset-type baseten_trace --replay-speedup 2 --omit-kv-hints --no-force-min-tokens \
+                 --export-level raw --artifact-dir out";
+    let output = aiperf_command(dir.path()).args(flags.split_whitespace()).output().expect("profile");
+    common::succeeded(&output, "aiperf profile (baseten switches)");
+    let text = std::fs::read_to_string(dir.path().join("out/profile_export_raw.jsonl")).expect("raw export");
+    let mut sent: Vec<Value> = text.lines().map(|line| serde_json::from_str(line).expect("a line")).collect();
+    sent.sort_by_key(|line| ns(line, "credit_issued_ns"));
+    let gap_ms = (ns(&sent[1], "credit_issued_ns") - ns(&sent[0], "credit_issued_ns")) / 1_000_000;
+    assert_eq!(gap_ms, 200, "400 ms recorded, replayed twice as fast");
+    for line in &sent {
+        let body = &line["payload"];
+        assert!(body.get("hash_ids").is_none() && body.get("block_size").is_none(), "--omit-kv-hints: {body}");
+        assert!(body.get("min_tokens").is_none(), "--no-force-min-tokens: {body}");
+    }
+    let scenario = aiperf_command(dir.path())
+        .args(format!("{flags} --dry-run --emit-scenario out.rhai").split_whitespace())
+        .output()
+        .expect("profile --emit-scenario");
+    common::succeeded(&scenario, "aiperf profile --emit-scenario");
+    let rhai = std::fs::read_to_string(dir.path().join("out.rhai")).expect("out.rhai");
+    assert!(rhai.contains("omit_kv_hints: true, force_min_tokens: false") && rhai.contains("speedup: 2"), "{rhai}");
+    let dry = aiperf_command(dir.path()).args(["run", "out.rhai", "--dry-run"]).output().expect("dry run");
+    common::succeeded(&dry, "aiperf run out.rhai --dry-run");
+    assert_eq!(dry.stdout, scenario.stdout, "the scenario builds the same plans");
+}
+
+#[test]
+fn image_ids_go_with_their_images_and_a_session_sends_each_image_once_when_stripping() {
+    let rows = [
+        json!({"session_id": "s1", "text": "look", "images": ["cat.png"], "image_uuids": ["cat"]}),
+        json!({"session_id": "s2", "text": "other", "images": ["cat.png"], "image_uuids": ["cat"]}),
+        json!({"session_id": "s1", "text": "and these", "images": ["cat.png", "dog.png"], "image_uuids": ["cat", "dog"]}),
+        json!({"session_id": "s1", "text": "the dog again", "image_uuids": ["dog"]}),
+    ];
+    let jsonl: String = rows.iter().map(|row| format!("{row}\n")).collect();
+    let run = run_with_files(
+        "uuids",
+        &[("rows.jsonl", jsonl), ("cat.png", "cat".into()), ("dog.png", "dog".into())],
+        r#"
+        for strip in [false, true] {
+            run(#{ name: if strip { "stripped" } else { "kept" }, export_level: "raw",
+                   endpoint: endpoint(#{ url: "mock", kind: "chat", uuid_and_strip: strip, mock: #{ ttft: ms(1), itl: ms(1) } }),
+                   dataset: file(#{ path: "rows.jsonl", format: "single_turn", at_end: "stop" }),
+                   phases: [ concurrency(#{ users: 2, requests: 10 }) ] });
+        }
+        "#,
+    );
+    let cat = "data:image/png;base64,Y2F0";
+    let dog = "data:image/png;base64,ZG9n";
+    // Each turn's own images (the parts of its last message) as (url, uuid).
+    let images_of = |name: &str| -> Vec<Vec<(String, String)>> {
+        let mut sessions = sent_bodies(&run, name);
+        sessions.sort_by_key(|turns| std::cmp::Reverse(turns.len()));
+        sessions
+            .iter()
+            .flatten()
+            .map(|body| {
+                let message = body["messages"].as_array().and_then(|m| m.last()).expect("a message");
+                let parts = message["content"].as_array().expect("content parts");
+                parts
+                    .iter()
+                    .filter(|part| part["type"] == "image_url")
+                    .map(|part| {
+                        let url = part["image_url"]["url"].as_str().expect("url");
+                        (url.to_string(), part["uuid"].as_str().expect("uuid").to_string())
+                    })
+                    .collect()
+            })
+            .collect()
+    };
+    for name in ["kept", "stripped"] {
+        let answers = run.raw_sessions(name).into_values().flatten().map(|line| line["error"].clone());
+        assert_eq!(answers.collect::<Vec<_>>(), vec![Value::Null; 4], "{name}: every turn answered");
+    }
+    let pair = |url: &str, uuid: &str| (url.to_string(), uuid.to_string());
+    assert_eq!(
+        images_of("kept"),
+        [
+            vec![pair(cat, "cat")],
+            vec![pair(cat, "cat"), pair(dog, "dog")],
+            vec![pair("", "dog")],
+            vec![pair(cat, "cat")]
+        ],
+        "three turns of s1 in order, then s2; ids sent as given, a reference alone empty"
+    );
+    assert_eq!(
+        images_of("stripped"),
+        [
+            vec![pair(cat, "cat")],
+            vec![pair("", "cat"), pair(dog, "dog")],
+            vec![pair("", "dog")],
+            vec![pair(cat, "cat")]
+        ],
+        "a session sends each image's bytes once; another session sends them again"
+    );
+    let records = run.raw_sessions("stripped");
+    let turns = records.values().find(|turns| turns.len() == 3).expect("the three-turn session");
+    assert!(ns(&turns[2], "request_start_ns") >= ns(&turns[1], "request_end_ns"), "turns wait for the answer");
 }

@@ -283,9 +283,9 @@ fn flags_with_no_meaning_here_are_noted_and_impossible_ones_refused() {
         stderr.contains("--public-dataset") && stderr.contains("`librispeak` is not an AIPerf public dataset"),
         "{stderr}"
     );
-    let strip = profile(dir.path(), "--model m --uuid-and-strip");
-    assert_eq!(strip.status.code(), Some(2));
-    assert!(text(&strip.stderr).contains("--uuid-and-strip: not supported"), "{}", text(&strip.stderr));
+    let accuracy = profile(dir.path(), "--model m --accuracy-benchmark mmlu");
+    assert_eq!(accuracy.status.code(), Some(2));
+    assert!(text(&accuracy.stderr).contains("--accuracy-benchmark: not supported"), "{}", text(&accuracy.stderr));
     let mp3 = profile(
         dir.path(),
         "--model m --url mock --endpoint-type audio-transcription --audio-length-mean 1 --audio-format mp3 --dry-run",
@@ -833,6 +833,28 @@ fn a_bailian_trace_with_timestamps_is_replayed_on_its_schedule_by_itself() {
     let offsets_ms: Vec<u64> = due_ns.iter().map(|due| (due - due_ns[0]) / 1_000_000).collect();
     assert_eq!(offsets_ms, [0, 100], "5.2 s is past the end offset");
 
+    // Synthesis: twice as fast, the 40-token request dropped, outputs doubled.
+    let synthesized = profile(
+        dir.path(),
+        &format!(
+            "{flags} --synthesis-speedup-ratio 2 --synthesis-max-isl 35 --synthesis-output-len-multiplier 2 \
+             --artifact-dir out/synth"
+        ),
+    );
+    assert_ok(&synthesized);
+    let records = std::fs::read_to_string(dir.path().join("out/synth/profile_export.jsonl")).expect("records");
+    let mut sent: Vec<(u64, u64)> = records
+        .lines()
+        .map(|line| {
+            let record: serde_json::Value = serde_json::from_str(line).expect("a record");
+            let due_ns = record["metadata"]["credit_issued_ns"].as_u64().expect("due");
+            (due_ns, record["metrics"]["output_sequence_length"]["value"].as_u64().expect("osl"))
+        })
+        .collect();
+    sent.sort();
+    let shape: Vec<(u64, u64)> = sent.iter().map(|(due, osl)| ((due - sent[0].0) / 1_000_000, *osl)).collect();
+    assert_eq!(shape, [(0, 8), (50, 10)], "5.0 s and 5.1 s, 100 ms apart at half the gap; 5.2 s dropped");
+
     let refused = profile(
         dir.path(),
         "--model m --url mock --custom-dataset-type bailian_trace --input-file bailian.jsonl --request-rate 5",
@@ -895,4 +917,49 @@ fn every_search_recipe_and_convergence_flag_is_accepted_and_reaches_the_search()
         assert_eq!(output.status.code(), Some(2), "{flags}");
         assert!(text(&output.stderr).contains(message), "{flags}: {}", text(&output.stderr));
     }
+}
+
+#[test]
+fn uuid_and_strip_runs_single_turn_sessions_and_is_refused_where_aiperf_refuses_it() {
+    let dir = tempfile::tempdir().expect("dir");
+    std::fs::write(dir.path().join("cat.png"), "cat").expect("image");
+    let row = |session: &str| {
+        format!(
+            "{{\"session_id\": \"{session}\", \"text\": \"look\", \"images\": [\"cat.png\"], \"image_uuids\": [\"cat\"]}}\n"
+        )
+    };
+    std::fs::write(dir.path().join("rows.jsonl"), [row("a"), row("a"), row("b")].concat()).expect("rows");
+    let flags = "--model m --url mock --endpoint-type chat --input-file rows.jsonl --custom-dataset-type single_turn \
+                 --uuid-and-strip --request-count 3 --concurrency 1 --artifact-dir out";
+    let dry = profile(dir.path(), &format!("{flags} --dry-run --emit-scenario out.rhai"));
+    assert_ok(&dry);
+    assert!(std::fs::read_to_string(dir.path().join("out.rhai")).expect("out.rhai").contains("uuid_and_strip: true"));
+    assert_scenario_builds_the_same_plans(dir.path(), &dry);
+    assert_ok(&profile(dir.path(), flags));
+    let inputs = read_json(&dir.path().join("out/inputs.json"));
+    let urls: Vec<Vec<&str>> = inputs["data"]
+        .as_array()
+        .expect("sessions")
+        .iter()
+        .map(|session| {
+            let turns = session["payloads"].as_array().expect("payloads");
+            turns.iter().map(|body| body["messages"].as_array().and_then(|m| m.last()).expect("a message")["content"][1]["image_url"]["url"].as_str().expect("url")).collect()
+        })
+        .collect();
+    assert_eq!(urls, [vec!["data:image/png;base64,Y2F0", ""], vec!["data:image/png;base64,Y2F0"]]);
+
+    let completions = profile(dir.path(), &flags.replace("--endpoint-type chat", "--endpoint-type completions"));
+    assert_eq!(completions.status.code(), Some(2));
+    assert!(
+        text(&completions.stderr).contains("--uuid-and-strip) requires endpoint type chat"),
+        "{}",
+        text(&completions.stderr)
+    );
+    std::fs::write(dir.path().join("turns.jsonl"), "{\"turns\": [{\"text\": \"a\"}]}\n").expect("turns");
+    let multi = profile(
+        dir.path(),
+        &flags.replace("rows.jsonl --custom-dataset-type single_turn", "turns.jsonl --custom-dataset-type multi_turn"),
+    );
+    assert_ne!(multi.status.code(), Some(0));
+    assert!(text(&multi.stderr).contains("not taken with a multi_turn file"), "{}", text(&multi.stderr));
 }

@@ -251,6 +251,85 @@ fn a_speech_dataset_sends_its_clips_under_30_seconds_with_the_transcription_prom
     assert_eq!(caches.request_count(), 3.0, "each clip uploaded to the transcription endpoint");
 }
 
+/// A 440 Hz tone of `seconds` at 16 kHz, encoded by ffmpeg (Debian's, installed by
+/// scripts/real-servers.sh) with `codec` into a `container` file.
+fn tone(container: &str, codec: &str, seconds: f64) -> Vec<u8> {
+    let dir = tempfile::tempdir().expect("dir");
+    let path = dir.path().join(format!("tone.{container}"));
+    let output = std::process::Command::new("ffmpeg")
+        .args(["-v", "error", "-f", "lavfi", "-i", &format!("sine=frequency=440:sample_rate=16000:duration={seconds}")])
+        .args(["-c:a", codec])
+        .arg(&path)
+        .output()
+        .expect("ffmpeg (apt-get install ffmpeg; scripts/real-servers.sh does)");
+    assert!(output.status.success(), "ffmpeg: {}", stderr(&output));
+    std::fs::read(path).expect("tone")
+}
+
+/// The frames and sample rate of each WAV clip sent (chat `input_audio` parts).
+fn sent_clips(caches: &Caches) -> Vec<(u32, u32)> {
+    caches
+        .sent_messages()
+        .iter()
+        .map(|message| {
+            assert_eq!(message["content"][1]["input_audio"]["format"], "wav");
+            let data = message["content"][1]["input_audio"]["data"].as_str().expect("audio data");
+            let reader = hound::WavReader::new(Cursor::new(BASE64.decode(data).expect("base64"))).expect("a WAV clip");
+            (reader.duration(), reader.spec().sample_rate)
+        })
+        .collect()
+}
+
+#[test]
+fn flac_mp3_and_vorbis_clips_are_decoded_and_sent_as_wav_of_their_length() {
+    let caches = Caches::new();
+    write_parquet(
+        &caches.snapshot("openslr/librispeech_asr").join("clean/test/0000.parquet"),
+        vec![("audio", media(&[tone("flac", "flac", 0.5), tone("flac", "flac", 31.0), tone("flac", "flac", 1.5)]))],
+    );
+    write_parquet(
+        &caches.snapshot("facebook/voxpopuli").join("en/test/0000.parquet"),
+        vec![("audio", media(&[tone("ogg", "libvorbis", 1.25), tone("mp3", "libmp3lame", 2.0)]))],
+    );
+    succeeded(&caches.profile("--public-dataset librispeech --endpoint-type chat --request-count 2 --concurrency 1"));
+    assert_eq!(caches.request_count(), 2.0);
+    assert_eq!(sent_clips(&caches), [(8000, 16000), (24000, 16000)], "FLAC: 0.5 s and 1.5 s; 31 s skipped");
+    succeeded(&caches.profile("--public-dataset voxpopuli --endpoint-type chat --request-count 2 --concurrency 1"));
+    assert_eq!(caches.request_count(), 2.0);
+    assert_eq!(sent_clips(&caches), [(20000, 16000), (32000, 16000)], "Ogg Vorbis 1.25 s, MP3 2 s");
+    let uploads = caches
+        .profile("--public-dataset voxpopuli --endpoint-type audio-transcription --request-count 2 --concurrency 1");
+    succeeded(&uploads);
+    assert_eq!(caches.request_count(), 2.0, "each decoded clip uploaded to the transcription endpoint");
+}
+
+#[test]
+fn mmvu_questions_go_with_their_choices_and_video() {
+    let caches = Caches::new();
+    let letters: Vec<(Arc<Field>, ArrayRef)> = [("A", ["red", "one"]), ("B", ["blue", ""])]
+        .into_iter()
+        .map(|(letter, texts)| (Arc::new(Field::new(letter, DataType::Utf8, true)), strings(&texts)))
+        .collect();
+    write_parquet(
+        &caches.snapshot("yale-nlp/MMVU").join("data/validation-00000-of-00001.parquet"),
+        vec![
+            ("question", strings(&["What colour is the car?", "How many cars?"])),
+            ("choices", Arc::new(StructArray::from(letters)) as ArrayRef),
+            ("video", strings(&["https://example.com/videos/car.mp4", ""])),
+        ],
+    );
+    let run = caches.profile("--public-dataset mmvu --endpoint-type chat --request-count 2 --concurrency 1");
+    succeeded(&run);
+    assert_eq!(caches.request_count(), 2.0, "the row without a video skipped; the other sent twice");
+    for message in caches.sent_messages() {
+        assert_eq!(
+            message["content"],
+            serde_json::json!([{"type": "text", "text": "What colour is the car? A.red B.blue"},
+                               {"type": "video_url", "video_url": {"url": "https://example.com/videos/car.mp4"}}])
+        );
+    }
+}
+
 #[test]
 fn mt_bench_rows_are_two_turn_sessions() {
     let caches = Caches::new();

@@ -63,6 +63,39 @@ fn aiperf_profile_with_the_video_flags_sends_each_request_its_videos_and_the_moc
     );
 }
 
+#[test]
+fn videos_with_an_audio_track_carry_both_streams_as_long_as_asked_and_the_mock_accepts_them() {
+    let proxy = MockBehindProxy::start(MockConfig { ttft_ms: 2.0, itl_ms: 1.0, ..MockConfig::default() });
+    let summary = profile_summary(&format!(
+        "--model vlm --url {} --endpoint-type chat --concurrency 2 --request-count 4 --isl 16 --osl 4 \
+         --video-width 64 --video-height 48 --video-fps 8 --video-duration 0.5 --video-audio-num-channels 2 \
+         --video-audio-sample-rate 16000 --video-audio-depth 16 --video-audio-codec libopus",
+        proxy.url
+    ));
+    assert_eq!(stat(&summary, "request_count", "avg"), 4.0);
+    assert!(summary["error_request_count"].is_null(), "the mock accepted every video: {}", summary["error_summary"]);
+    let sent = proxy.posts_to("/v1/chat/completions");
+    let url = sent[0].json()["messages"][0]["content"][1]["video_url"]["url"].as_str().expect("url").to_string();
+    let mp4 = BASE64.decode(url.strip_prefix("data:video/mp4;base64,").expect("an MP4 data URL")).expect("base64");
+    let file = tempfile::Builder::new().suffix(".mp4").tempfile().expect("temp file");
+    std::fs::write(file.path(), &mp4).expect("write the video");
+    let output = std::process::Command::new("ffprobe")
+        .args(["-v", "error", "-show_entries", "stream=codec_type,codec_name,sample_rate,channels,duration"])
+        .args(["-of", "json"])
+        .arg(file.path())
+        .output()
+        .expect("ffprobe (apt-get install ffmpeg; scripts/real-servers.sh does)");
+    assert!(output.status.success(), "ffprobe: {}", String::from_utf8_lossy(&output.stderr));
+    let probe: Value = serde_json::from_slice(&output.stdout).expect("ffprobe JSON");
+    assert_eq!(
+        probe["streams"],
+        json!([{ "codec_name": "h264", "codec_type": "video", "duration": "0.500000" },
+               { "codec_name": "pcm_s16le", "codec_type": "audio", "sample_rate": "16000", "channels": 2,
+                 "duration": "0.500000" }]),
+        "0.5 s of video and 0.5 s of 16 kHz stereo PCM"
+    );
+}
+
 /// The whole reply to a GET of `path` at `base_url` (`http://127.0.0.1:port`).
 fn http_get(base_url: &str, path: &str) -> String {
     let host = base_url.trim_start_matches("http://").trim_end_matches('/');
@@ -146,7 +179,7 @@ fn what_is_not_made_is_refused_before_the_run_with_the_flag_named() {
     for (flags, message) in [
         ("--video-width 64 --video-height 48 --video-format webm", "format `webm` is not made here"),
         ("--video-width 64 --video-height 48 --video-codec libvpx-vp9", "codec `libvpx-vp9` is not made here"),
-        ("--video-width 64 --video-height 48 --video-audio-num-channels 2", "(--video-audio-num-channels) 2"),
+        ("--video-width 64 --video-height 48 --video-audio-num-channels 3", "video audio channels must be 1 or 2"),
         ("--video-width 64", "give width and height together"),
         ("--video-width 63 --video-height 48", "video width must be an even number of pixels"),
         ("--video-width 64 --video-height 48 --endpoint-type completions", "synthetic `video` needs a chat endpoint"),

@@ -4,6 +4,7 @@
 
 mod agentic_replay;
 mod audio;
+mod baseten_replay;
 mod dataset;
 mod endpoint;
 mod output_services;

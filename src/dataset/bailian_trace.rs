@@ -11,16 +11,11 @@ use anyhow::Result;
 use super::fields::{Record, json_lines};
 use super::mooncake::Blocks;
 use super::recorded_times::{first_json_object, in_time_order};
+use super::synthesized_rows::{TraceRow, synthesized, within_max_isl};
 use super::{DatasetEntry, fields, tokenizer::Tokenizer};
+use crate::plan::TraceSynthesis;
 
-struct Row {
-    timestamp_ms: f64,
-    input_length: u64,
-    output_length: u64,
-    hash_ids: Vec<u64>,
-}
-
-fn rows(path: &Path, text: &str) -> Result<Vec<Row>> {
+fn rows(path: &Path, text: &str) -> Result<Vec<TraceRow>> {
     let mut rows = Vec::new();
     for (at, object) in json_lines(path, text)? {
         let request = Record::new(&at, &object);
@@ -30,7 +25,7 @@ fn rows(path: &Path, text: &str) -> Result<Vec<Row>> {
         let Some(seconds) = request.opt_number("timestamp")? else {
             anyhow::bail!("{at}: missing \"timestamp\" (seconds)");
         };
-        rows.push(Row {
+        rows.push(TraceRow {
             timestamp_ms: seconds * 1000.0,
             input_length: request.u64("input_length")?,
             output_length: request.u64("output_length")?,
@@ -46,9 +41,14 @@ pub fn parse(
     tokenizer: &Tokenizer,
     block_size: usize,
     seed: u64,
+    synthesis: Option<&TraceSynthesis>,
 ) -> Result<Vec<DatasetEntry>> {
     let mut blocks = Blocks::new(tokenizer, block_size as u64, seed);
-    let timed = rows(path, text)?
+    let rows = match synthesis {
+        Some(settings) => synthesized(path, rows(path, text)?, settings, block_size as u64, seed)?,
+        None => rows(path, text)?,
+    };
+    let timed = rows
         .into_iter()
         .enumerate()
         .map(|(index, row)| {
@@ -59,9 +59,10 @@ pub fn parse(
     Ok(in_time_order(timed))
 }
 
-/// The trace's times (ms), ascending.
-pub fn times_ms(path: &Path) -> Result<Vec<f64>> {
-    let mut times: Vec<f64> = rows(path, &fields::read(path)?)?.iter().map(|row| row.timestamp_ms).collect();
+/// The trace's times (ms) of the requests `max_isl` keeps, ascending.
+pub fn times_ms(path: &Path, max_isl: Option<u64>) -> Result<Vec<f64>> {
+    let rows = within_max_isl(rows(path, &fields::read(path)?)?, max_isl);
+    let mut times: Vec<f64> = rows.iter().map(|row| row.timestamp_ms).collect();
     times.sort_by(f64::total_cmp);
     Ok(times)
 }
@@ -80,7 +81,7 @@ mod tests {
         let tokenizer = Tokenizer::shared_builtin();
         let trace = "{\"chat_id\": 160, \"parent_chat_id\": 159, \"timestamp\": 62.5, \"input_length\": 40, \"output_length\": 8, \"type\": \"text\", \"turn\": 2, \"hash_ids\": [1, 2]}\n\
             {\"chat_id\": 159, \"parent_chat_id\": -1, \"timestamp\": 61.114, \"input_length\": 20, \"output_length\": 4, \"type\": \"text\", \"turn\": 1, \"hash_ids\": [1]}\n";
-        let entries = parse(Path::new("bailian.jsonl"), trace, &tokenizer, 16, 0).unwrap();
+        let entries = parse(Path::new("bailian.jsonl"), trace, &tokenizer, 16, 0, None).unwrap();
         let times: Vec<f64> = entries.iter().filter_map(|e| e.turn.and_then(|turn| turn.timestamp_ms)).collect();
         assert_eq!(times, [61114.0, 62500.0]);
         assert_eq!(entries.iter().map(|e| e.max_tokens).collect::<Vec<_>>(), [Some(4), Some(8)]);
@@ -94,9 +95,10 @@ mod tests {
         let tokenizer = Tokenizer::shared_builtin();
         let path = Path::new("bailian.jsonl");
         let trace = "{\"chat_id\": 1, \"timestamp\": 1, \"input_length\": 4, \"output_length\": 1}\n{\"chat_id\": 2, \"input_length\": 4, \"output_length\": 1}\n";
-        let error = parse(path, trace, &tokenizer, 16, 0).unwrap_err();
+        let error = parse(path, trace, &tokenizer, 16, 0, None).unwrap_err();
         assert_eq!(error.to_string(), "bailian.jsonl:2: missing \"timestamp\" (seconds)");
-        let error = parse(path, "{\"timestamp\": 1, \"input_length\": 4, \"output_length\": 1}", &tokenizer, 16, 0);
+        let error =
+            parse(path, "{\"timestamp\": 1, \"input_length\": 4, \"output_length\": 1}", &tokenizer, 16, 0, None);
         assert_eq!(error.unwrap_err().to_string(), "bailian.jsonl:1: missing \"chat_id\"");
     }
 }

@@ -2,7 +2,8 @@
 //! `timestamp_start_unix_ms` (replayed from the earliest row, in ms), its literal `prompt`,
 //! `input_tokens` and `output_tokens` (at least 1, also pinned as `min_tokens`), and the
 //! optional KV-cache hints `total_hashes` and `block_size`, sent in the body as `hash_ids` and
-//! `block_size`. Every row is sent at its own recorded time (AIPerf's open-loop replay).
+//! `block_size` (`omit_kv_hints` drops the hints, `omit_min_tokens` the pin). Every row is
+//! sent at its own recorded time (AIPerf's open-loop replay).
 
 use std::fs::File;
 use std::path::Path;
@@ -15,6 +16,7 @@ use serde_json::{Map, Value};
 use super::own_body::OwnBody;
 use super::recorded_times::in_time_order;
 use super::{DatasetEntry, tokenizer::Tokenizer};
+use crate::plan::BasetenReplay;
 
 const TIME: &str = "timestamp_start_unix_ms";
 const REQUIRED: [&str; 4] = [TIME, "prompt", "input_tokens", "output_tokens"];
@@ -99,7 +101,7 @@ fn whole(value: &Field) -> Option<u64> {
     }
 }
 
-pub fn parse(path: &Path, tokenizer: &Tokenizer) -> Result<Vec<DatasetEntry>> {
+pub fn parse(path: &Path, tokenizer: &Tokenizer, replay: &BasetenReplay) -> Result<Vec<DatasetEntry>> {
     let rows = rows(path)?;
     let first_ms = rows.iter().map(|row| row.start_unix_ms).min().unwrap_or(0);
     let timed = rows
@@ -107,12 +109,16 @@ pub fn parse(path: &Path, tokenizer: &Tokenizer) -> Result<Vec<DatasetEntry>> {
         .map(|row| {
             let output_length = row.output_tokens.max(1);
             let mut recorded = Map::new();
-            recorded.insert("min_tokens".into(), output_length.into());
-            if !row.total_hashes.is_empty() {
-                recorded.insert("hash_ids".into(), Value::from(row.total_hashes));
+            if !replay.omit_min_tokens {
+                recorded.insert("min_tokens".into(), output_length.into());
             }
-            if let Some(block_size) = row.block_size {
-                recorded.insert("block_size".into(), block_size.into());
+            if !replay.omit_kv_hints {
+                if !row.total_hashes.is_empty() {
+                    recorded.insert("hash_ids".into(), Value::from(row.total_hashes));
+                }
+                if let Some(block_size) = row.block_size {
+                    recorded.insert("block_size".into(), block_size.into());
+                }
             }
             let mut entry = DatasetEntry::counted(tokenizer, row.prompt, Some(output_length));
             entry.own_body = Some(OwnBody::Merged(recorded));
@@ -171,7 +177,7 @@ mod tests {
             &path,
             &[(1_700_000_000_900, "later prompt", 0, &[]), (1_700_000_000_000, "first prompt", 7, &[3, 4])],
         );
-        let entries = parse(&path, &tokenizer).unwrap();
+        let entries = parse(&path, &tokenizer, &BasetenReplay::default()).unwrap();
         let seen: Vec<(&str, Option<f64>, Option<u64>)> =
             entries.iter().map(|e| (e.prompt.as_str(), e.turn.and_then(|t| t.timestamp_ms), e.max_tokens)).collect();
         assert_eq!(seen, [("first prompt", Some(0.0), Some(7)), ("later prompt", Some(900.0), Some(1))]);
@@ -181,6 +187,16 @@ mod tests {
             serde_json::json!({"min_tokens": 7, "hash_ids": [3, 4], "block_size": 64})
         );
         assert_eq!(times_ms(&path).unwrap(), vec![0.0, 900.0]);
+
+        let bare = BasetenReplay { omit_kv_hints: true, omit_min_tokens: true };
+        let entries = parse(&path, &tokenizer, &bare).unwrap();
+        let Some(OwnBody::Merged(recorded)) = &entries[0].own_body else { panic!("a merged body") };
+        assert!(recorded.is_empty(), "--omit-kv-hints and --no-force-min-tokens: {recorded:?}");
+        let hints_only = BasetenReplay { omit_min_tokens: true, ..BasetenReplay::default() };
+        let Some(OwnBody::Merged(recorded)) = &parse(&path, &tokenizer, &hints_only).unwrap()[0].own_body else {
+            panic!("a merged body")
+        };
+        assert_eq!(Value::Object(recorded.clone()), serde_json::json!({"hash_ids": [3, 4], "block_size": 64}));
     }
 
     #[test]
@@ -193,12 +209,15 @@ mod tests {
         let mut writer = ArrowWriter::try_new(File::create(&path).unwrap(), batch.schema(), None).unwrap();
         writer.write(&batch).unwrap();
         writer.close().unwrap();
-        let error = parse(&path, &tokenizer).unwrap_err().to_string();
+        let error = parse(&path, &tokenizer, &BasetenReplay::default()).unwrap_err().to_string();
         assert!(error.ends_with("missing timestamp_start_unix_ms, input_tokens, output_tokens"), "{error}");
         write_trace(&path, &[(5, "fine", 1, &[]), (6, "negative", -3, &[])]);
-        let error = parse(&path, &tokenizer).unwrap_err().to_string();
+        let error = parse(&path, &tokenizer, &BasetenReplay::default()).unwrap_err().to_string();
         assert!(error.ends_with("bad.parquet row 2: \"output_tokens\" must be a whole number ≥ 0, got -3"), "{error}");
         std::fs::write(&path, "not parquet").unwrap();
-        assert!(format!("{:#}", parse(&path, &tokenizer).unwrap_err()).contains("bad.parquet: not a Parquet file"));
+        assert!(
+            format!("{:#}", parse(&path, &tokenizer, &BasetenReplay::default()).unwrap_err())
+                .contains("bad.parquet: not a Parquet file")
+        );
     }
 }

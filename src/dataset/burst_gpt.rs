@@ -9,20 +9,15 @@ use anyhow::{Context, Result, bail};
 
 use super::mooncake::Blocks;
 use super::recorded_times::in_time_order;
+use super::synthesized_rows::{TraceRow, synthesized, within_max_isl};
 use super::{DatasetEntry, tokenizer::Tokenizer};
+use crate::plan::TraceSynthesis;
 
 const TIMESTAMP: &str = "Timestamp";
 const REQUEST_TOKENS: &str = "Request tokens";
 const RESPONSE_TOKENS: &str = "Response tokens";
 
-/// One row: when (ms), and its input and output lengths.
-struct Row {
-    timestamp_ms: f64,
-    input_length: u64,
-    output_length: u64,
-}
-
-fn rows(path: &Path, text: &str) -> Result<Vec<Row>> {
+fn rows(path: &Path, text: &str) -> Result<Vec<TraceRow>> {
     let file = path.display();
     let mut reader = csv::ReaderBuilder::new().trim(csv::Trim::All).from_reader(text.as_bytes());
     let headers = reader.headers().with_context(|| format!("{file}:1: not a CSV header"))?.clone();
@@ -50,18 +45,29 @@ fn rows(path: &Path, text: &str) -> Result<Vec<Row>> {
         let count = |index: usize, name: &str| -> Result<u64> {
             field(index, name)?.parse().with_context(|| format!("{at}: \"{name}\" must be a whole number ≥ 0"))
         };
-        rows.push(Row {
+        rows.push(TraceRow {
             timestamp_ms: seconds * 1000.0,
             input_length: count(request, REQUEST_TOKENS)?,
             output_length: count(response, RESPONSE_TOKENS)?,
+            hash_ids: Vec::new(),
         });
     }
     Ok(rows)
 }
 
-pub fn parse(path: &Path, text: &str, tokenizer: &Tokenizer, seed: u64) -> Result<Vec<DatasetEntry>> {
+pub fn parse(
+    path: &Path,
+    text: &str,
+    tokenizer: &Tokenizer,
+    seed: u64,
+    synthesis: Option<(&TraceSynthesis, usize)>,
+) -> Result<Vec<DatasetEntry>> {
     let mut blocks = Blocks::new(tokenizer, 1, seed);
-    let timed = rows(path, text)?
+    let rows = match synthesis {
+        Some((settings, block_size)) => synthesized(path, rows(path, text)?, settings, block_size as u64, seed)?,
+        None => rows(path, text)?,
+    };
+    let timed = rows
         .into_iter()
         .enumerate()
         .map(|(index, row)| {
@@ -72,9 +78,10 @@ pub fn parse(path: &Path, text: &str, tokenizer: &Tokenizer, seed: u64) -> Resul
     Ok(in_time_order(timed))
 }
 
-/// The trace's times (ms), ascending.
-pub fn times_ms(path: &Path) -> Result<Vec<f64>> {
-    let mut times: Vec<f64> = rows(path, &super::fields::read(path)?)?.iter().map(|row| row.timestamp_ms).collect();
+/// The trace's times (ms) of the requests `max_isl` keeps, ascending.
+pub fn times_ms(path: &Path, max_isl: Option<u64>) -> Result<Vec<f64>> {
+    let rows = within_max_isl(rows(path, &super::fields::read(path)?)?, max_isl);
+    let mut times: Vec<f64> = rows.iter().map(|row| row.timestamp_ms).collect();
     times.sort_by(f64::total_cmp);
     Ok(times)
 }
@@ -98,7 +105,7 @@ mod tests {
     #[test]
     fn rows_become_requests_of_their_lengths_in_time_order() {
         let tokenizer = Tokenizer::shared_builtin();
-        let entries = parse(Path::new("burst.csv"), TRACE, &tokenizer, 1).unwrap();
+        let entries = parse(Path::new("burst.csv"), TRACE, &tokenizer, 1, None).unwrap();
         let seen: Vec<(Option<f64>, u64, Option<u64>)> = entries
             .iter()
             .map(|entry| (entry.turn.and_then(|turn| turn.timestamp_ms), entry.input_tokens, entry.max_tokens))
@@ -110,7 +117,7 @@ mod tests {
     fn a_bad_row_or_header_is_named() {
         let tokenizer = Tokenizer::shared_builtin();
         let path = Path::new("burst.csv");
-        let error = |text: &str| format!("{:#}", parse(path, text, &tokenizer, 1).unwrap_err());
+        let error = |text: &str| format!("{:#}", parse(path, text, &tokenizer, 1, None).unwrap_err());
         assert!(
             error("Timestamp,Request tokens\n1,2\n").starts_with("burst.csv:1: a BurstGPT trace needs the columns")
         );

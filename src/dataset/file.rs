@@ -53,12 +53,17 @@ pub fn load(spec: &FileDataset, tokenizer: &Tokenizer) -> Result<Vec<DatasetEntr
         FileFormat::RawPayload => raw_payload::load(path, spec.records.as_deref(), tokenizer)?,
         FileFormat::InputsJson => inputs_json::parse(path, &text()?, tokenizer)?,
         FileFormat::SagemakerDataCapture => sagemaker_data_capture::load(path, spec.records.as_deref(), tokenizer)?,
-        FileFormat::BurstGpt => burst_gpt::parse(path, &text()?, tokenizer, spec.random_seed)?,
-        FileFormat::Bailian => bailian_trace::parse(path, &text()?, tokenizer, spec.block_size, spec.random_seed)?,
+        FileFormat::BurstGpt => {
+            let synthesis = spec.synthesis.as_ref().map(|settings| (settings, spec.block_size));
+            burst_gpt::parse(path, &text()?, tokenizer, spec.random_seed, synthesis)?
+        }
+        FileFormat::Bailian => {
+            bailian_trace::parse(path, &text()?, tokenizer, spec.block_size, spec.random_seed, spec.synthesis.as_ref())?
+        }
         FileFormat::Baseten if spec.records.is_some() => {
             bail!("dataset {}: a Baseten trace is a Parquet file; inline records are not taken", path.display())
         }
-        FileFormat::Baseten => baseten_trace::parse(path, tokenizer)?,
+        FileFormat::Baseten => baseten_trace::parse(path, tokenizer, &spec.baseten)?,
         FileFormat::SpeedBench(format) => public::speed_bench::parse(path, &text()?, format, tokenizer)?,
         FileFormat::Public => public::load(spec, tokenizer)?,
         FileFormat::Tracelab | FileFormat::WekaTrace | FileFormat::DagJsonl => {

@@ -42,7 +42,7 @@ impl ImageFiles {
     }
 
     /// One reference as the URL to send.
-    fn url(&mut self, at: &str, reference: &str) -> Result<String> {
+    pub(super) fn url(&mut self, at: &str, reference: &str) -> Result<String> {
         let reference = reference.trim();
         if reference.is_empty() {
             bail!("{at}: an image is an empty string");

@@ -17,6 +17,7 @@ mod fields;
 mod file;
 mod gpt2_bpe;
 mod image_files;
+mod image_uuids;
 mod images;
 mod inputs_json;
 mod mooncake;
@@ -32,6 +33,7 @@ mod sampling;
 mod sharegpt;
 mod single_turn;
 mod split_counts;
+mod synthesized_rows;
 pub mod synthetic;
 pub mod tokenizer;
 pub mod tokenizer_hub;
@@ -66,6 +68,8 @@ pub struct DatasetEntry {
     pub turn: Option<FileTurn>,
     /// Images sent after the prompt (vision chat), as `data:` or http(s) URLs.
     pub images: Vec<String>,
+    /// vLLM's cache id of each image (AIPerf's `image_uuids`), or none.
+    pub image_uuids: Vec<String>,
     /// A rankings entry's own query and passages (its prompt joins them, for the record).
     pub ranking: Option<Ranking>,
     /// Texts sent after the prompt in the same embeddings request (`batch_size`); their
@@ -133,6 +137,7 @@ impl DatasetEntry {
             user_context: None,
             turn: None,
             images: Vec::new(),
+            image_uuids: Vec::new(),
             ranking: None,
             batch: Vec::new(),
             audio: Vec::new(),

@@ -11,6 +11,7 @@ use anyhow::{Result, bail};
 
 use super::fields::{Record, json_lines};
 use super::image_files::ImageFiles;
+use super::image_uuids;
 use super::trace_links::{TraceLink, linked_sessions};
 use super::{DatasetEntry, FileTurn, tokenizer::Tokenizer};
 
@@ -48,7 +49,7 @@ pub fn parse(path: &Path, text: &str, tokenizer: &Tokenizer) -> Result<Vec<Datas
             let timestamp_ms = turn.opt_number("timestamp")?;
             timed |= timestamp_ms.is_some();
             entry.turn = Some(FileTurn { index: index as u32, delay_ms, timestamp_ms });
-            entry.images = images.of(turn)?;
+            (entry.images, entry.image_uuids) = image_uuids::images_and_uuids(turn, &mut images)?;
             entries.push(entry);
         }
     }

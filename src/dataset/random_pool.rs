@@ -33,7 +33,7 @@ pub fn parse(path: &Path, tokenizer: &Tokenizer, draws: Option<usize>, seed: u64
     for _ in 0..draws {
         let drawn: Vec<&DatasetEntry> = pools.iter().map(|pool| &pool[rng.below(pool.len() as u64) as usize]).collect();
         entries.push(match drawn.as_slice() {
-            [one] => (*one).clone(),
+            [one] => DatasetEntry { turn: None, ..(*one).clone() },
             several => {
                 let prompt = several.iter().map(|entry| entry.prompt.as_str()).collect::<Vec<_>>().join(" ");
                 let mut joined =

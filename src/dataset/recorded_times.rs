@@ -31,11 +31,24 @@ pub fn of_trace(path: &Path) -> Option<Result<Vec<f64>>> {
     }
     let extension = path.extension().and_then(|ext| ext.to_str()).unwrap_or_default().to_ascii_lowercase();
     match extension.as_str() {
-        "csv" => burst_gpt::looks_like(path).then(|| burst_gpt::times_ms(path)),
+        "csv" => burst_gpt::looks_like(path).then(|| burst_gpt::times_ms(path, None)),
         "parquet" => Some(baseten_trace::times_ms(path)),
-        _ if bailian_trace::looks_like(path) => Some(bailian_trace::times_ms(path)),
+        _ if bailian_trace::looks_like(path) => Some(bailian_trace::times_ms(path, None)),
         _ if sagemaker_data_capture::looks_like(path) => Some(sagemaker_data_capture::times_ms(path)),
         _ => None,
+    }
+}
+
+/// The times (ms, ascending) a fixed schedule replays of the trace `path` when synthesis drops
+/// its requests over `max_isl`: a Bailian or BurstGPT trace read in its units, else a mooncake one.
+pub fn within_max_isl(path: &Path, max_isl: u64) -> Result<Vec<f64>> {
+    let extension = path.extension().and_then(|ext| ext.to_str()).unwrap_or_default().to_ascii_lowercase();
+    if extension == "csv" && burst_gpt::looks_like(path) {
+        burst_gpt::times_ms(path, Some(max_isl))
+    } else if bailian_trace::looks_like(path) {
+        bailian_trace::times_ms(path, Some(max_isl))
+    } else {
+        crate::synthesis::timestamps_within_max_isl(path, max_isl)
     }
 }
 

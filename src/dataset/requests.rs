@@ -9,7 +9,9 @@ use std::sync::Arc;
 use anyhow::{Context, Result, bail};
 use bytes::Bytes;
 
-use super::{DatasetEntry, FileTurn, PresetMessages, SystemPrompt, own_body::OwnBody, trace_session::TraceSession};
+use super::{
+    DatasetEntry, FileTurn, PresetMessages, SystemPrompt, image_uuids, own_body::OwnBody, trace_session::TraceSession,
+};
 use crate::plan::segment::ExecutionSegment;
 use crate::plan::{Dataset, Endpoint, EndpointKind};
 use crate::request_bodies::{
@@ -124,8 +126,12 @@ impl Prepared {
 }
 
 /// The request of every entry of `dataset` for `endpoint`.
-pub fn prepare(dataset: &Dataset, endpoint: &Endpoint, entries: Vec<DatasetEntry>) -> Result<Prepared> {
+pub fn prepare(dataset: &Dataset, endpoint: &Endpoint, mut entries: Vec<DatasetEntry>) -> Result<Prepared> {
     check_kind(dataset, endpoint, &entries)?;
+    if endpoint.request.uuid_and_strip {
+        image_uuids::check_strippable(dataset)?;
+        image_uuids::strip_repeated(&mut entries);
+    }
     let mut prepared =
         Prepared { requests: Vec::with_capacity(entries.len()), images: Vec::with_capacity(entries.len()) };
     for (index, mut entry) in entries.into_iter().enumerate() {
@@ -135,6 +141,7 @@ pub fn prepare(dataset: &Dataset, endpoint: &Endpoint, entries: Vec<DatasetEntry
             continue;
         }
         let images = std::mem::take(&mut entry.images);
+        let uuids = std::mem::take(&mut entry.image_uuids);
         let ranking = entry.ranking.take();
         let batch = std::mem::take(&mut entry.batch);
         let audio = std::mem::take(&mut entry.audio);
@@ -175,6 +182,12 @@ pub fn prepare(dataset: &Dataset, endpoint: &Endpoint, entries: Vec<DatasetEntry
                 );
             };
             request.body = Bytes::from(body);
+        }
+        if !uuids.is_empty() && endpoint.kind == EndpointKind::Chat {
+            request.body = Bytes::from(
+                image_uuids::with_uuids(&request.body, &uuids)
+                    .with_context(|| format!("adding image ids to request {index} of the dataset"))?,
+            );
         }
         prepared.images.push(images.len() as u32);
         prepared.requests.push(request);

@@ -1,18 +1,24 @@
 //! Single-turn JSONL: one prompt per line, `{"text": ..}` or `{"texts": [..]}` (joined with a
 //! space), with an optional `output_length` (the max tokens asked for) and images (`image` or
-//! `images`: paths or URLs). A rankings entry has `query` and `passages` instead of text.
+//! `images`: paths or URLs, with vLLM cache ids in `image_uuids`). A rankings entry has `query`
+//! and `passages` instead of text. Lines that share a `session_id` are the turns of one session
+//! (AIPerf's grouping), each after the previous answer and its `delay` (ms).
 
 use std::path::Path;
+
+use std::collections::HashMap;
 
 use anyhow::{Result, bail};
 
 use super::fields::{Record, json_lines};
 use super::image_files::ImageFiles;
-use super::{DatasetEntry, Ranking, tokenizer::Tokenizer};
+use super::image_uuids;
+use super::{DatasetEntry, FileTurn, Ranking, tokenizer::Tokenizer};
 
 pub fn parse(path: &Path, text: &str, tokenizer: &Tokenizer) -> Result<Vec<DatasetEntry>> {
     let mut images = ImageFiles::beside(path);
-    let mut entries = Vec::new();
+    // Each line's entry with its `session_id`, if it has one.
+    let mut lines = Vec::new();
     for (at, object) in json_lines(path, text)? {
         let line = Record::new(&at, &object);
         let mut entry = if line.has("query") || line.has("passages") {
@@ -25,10 +31,47 @@ pub fn parse(path: &Path, text: &str, tokenizer: &Tokenizer) -> Result<Vec<Datas
             };
             DatasetEntry::counted(tokenizer, prompt, line.opt_u64("output_length")?)
         };
-        entry.images = images.of(&line)?;
-        entries.push(entry);
+        (entry.images, entry.image_uuids) = image_uuids::images_and_uuids(&line, &mut images)?;
+        let session = if line.has("session_id") { Some(line.string("session_id")?.to_string()) } else { None };
+        let delay_ms = line.opt_number("delay")?;
+        if delay_ms.is_some_and(|delay| delay < 0.0) {
+            bail!("{at}: \"delay\" cannot be negative");
+        }
+        entry.turn = Some(FileTurn { index: 0, delay_ms, timestamp_ms: None });
+        lines.push((session, entry));
     }
-    Ok(entries)
+    if lines.iter().all(|(session, _)| session.is_none()) {
+        return Ok(lines.into_iter().map(|(_, entry)| DatasetEntry { turn: None, ..entry }).collect());
+    }
+    Ok(sessions(lines))
+}
+
+/// Lines that share a `session_id` as the turns of one session (AIPerf's grouping), the
+/// sessions in the order their first lines come; a line without one is a session of its own.
+fn sessions(lines: Vec<(Option<String>, DatasetEntry)>) -> Vec<DatasetEntry> {
+    let mut sessions: Vec<Vec<DatasetEntry>> = Vec::new();
+    let mut by_id: HashMap<String, usize> = HashMap::new();
+    for (session, entry) in lines {
+        let place = match session {
+            Some(id) => *by_id.entry(id).or_insert_with(|| {
+                sessions.push(Vec::new());
+                sessions.len() - 1
+            }),
+            None => {
+                sessions.push(Vec::new());
+                sessions.len() - 1
+            }
+        };
+        sessions[place].push(entry);
+    }
+    for session in &mut sessions {
+        for (index, entry) in session.iter_mut().enumerate() {
+            if let Some(turn) = &mut entry.turn {
+                turn.index = index as u32;
+            }
+        }
+    }
+    sessions.into_iter().flatten().collect()
 }
 
 /// An entry of `query` and `passages` (at least one) for a rankings endpoint. Its prompt joins
@@ -51,6 +94,7 @@ fn ranking_entry(line: &Record<'_>, tokenizer: &Tokenizer) -> Result<DatasetEntr
         user_context: None,
         turn: None,
         images: Vec::new(),
+        image_uuids: Vec::new(),
         audio: Vec::new(),
         videos: Vec::new(),
         ranking: Some(Ranking { query, passages }),
@@ -117,6 +161,29 @@ mod tests {
         assert!(error(r#"{"query": "q", "passages": ["p"], "text": "t"}"#).contains("give either \"text\" or"));
         assert!(error(r#"{"query": "q", "passages": [1]}"#).contains("\"passages\" must be an array of strings"));
         assert!(error(r#"{"text": "t", "image": "dog.png"}"#).contains(":1: cannot read image"));
+    }
+
+    #[test]
+    fn lines_that_share_a_session_id_are_the_turns_of_one_session() {
+        let tokenizer = Tokenizer::shared_builtin();
+        let path = Path::new("sessions.jsonl");
+        let text = r#"{"session_id": "a", "text": "a1"}
+{"session_id": "b", "text": "b1"}
+{"text": "alone"}
+{"session_id": "a", "text": "a2", "delay": 250}"#;
+        let entries = parse(path, text, &tokenizer).unwrap();
+        let turns: Vec<(&str, u32, Option<f64>)> = entries
+            .iter()
+            .map(|entry| {
+                let turn = entry.turn.unwrap();
+                (entry.prompt.as_str(), turn.index, turn.delay_ms)
+            })
+            .collect();
+        assert_eq!(turns, [("a1", 0, None), ("a2", 1, Some(250.0)), ("b1", 0, None), ("alone", 0, None)]);
+        let plain = parse(path, "{\"text\": \"x\"}\n{\"text\": \"y\", \"delay\": 5}", &tokenizer).unwrap();
+        assert!(plain.iter().all(|entry| entry.turn.is_none()), "no session ids: prompts of their own");
+        let error = parse(path, "{\"text\": \"x\", \"delay\": -1}", &tokenizer).unwrap_err().to_string();
+        assert!(error.ends_with("sessions.jsonl:1: \"delay\" cannot be negative"), "{error}");
     }
 
     #[test]

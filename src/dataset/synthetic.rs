@@ -82,6 +82,7 @@ pub fn generate(spec: &SyntheticDataset, tokenizer: &Tokenizer) -> Vec<DatasetEn
             user_context: None,
             turn: None,
             images: Vec::new(),
+            image_uuids: Vec::new(),
             audio: Vec::new(),
             videos: Vec::new(),
             ranking: None,

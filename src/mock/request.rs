@@ -141,7 +141,7 @@ pub fn chat_prompt(messages: Vec<WireMessage>) -> Result<PromptInput, String> {
                 if let Some(bad) = content_parts.iter().position(|part| !is_valid_image_part(part)) {
                     return Err(format!(
                         "messages[{index}].content[{bad}]: an image_url part needs image_url.url, a data:image/…;base64 \
-                         URL or an http(s) URL"
+                         URL or an http(s) URL (or an empty one with a uuid)"
                     ));
                 }
                 if let Some(bad) = content_parts.iter().position(|part| !is_valid_audio_part(part)) {
@@ -176,12 +176,17 @@ fn is_valid_audio_part(part: &Value) -> bool {
     matches!(format, Some("wav" | "mp3")) && !data.is_empty() && BASE64.decode(data).is_ok()
 }
 
-/// Anything but an `image_url` part passes; that one needs a base64 data URL of an image or a web URL.
+/// Anything but an `image_url` part passes; that one needs a base64 data URL of an image or a web
+/// URL, or an empty URL with a `uuid` (vLLM's reference to an image its cache holds).
 fn is_valid_image_part(part: &Value) -> bool {
     if part.get("type").and_then(Value::as_str) != Some("image_url") {
         return true;
     }
     let url = part.pointer("/image_url/url").and_then(Value::as_str).unwrap_or_default();
+    let cache_id = part.get("uuid").and_then(Value::as_str).unwrap_or_default();
+    if url.is_empty() && !cache_id.is_empty() {
+        return true;
+    }
     match url.strip_prefix("data:image/") {
         Some(rest) => rest.split_once(";base64,").is_some_and(|(_, data)| !data.is_empty()),
         None => url.starts_with("http://") || url.starts_with("https://"),

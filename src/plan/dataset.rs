@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Dist, TraceHandling};
+use super::{BasetenReplay, Dist, TraceHandling};
 
 /// A plan holds one, built once: the synthetic variant's size (its distributions) costs nothing.
 #[allow(clippy::large_enum_variant)]
@@ -68,6 +68,9 @@ pub struct FileDataset {
     /// The public dataset a `FileFormat::Public` file is (AIPerf's `--public-dataset`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub public: Option<PublicSource>,
+    /// A Baseten trace's pace and body switches.
+    #[serde(default, skip_serializing_if = "BasetenReplay::is_default")]
+    pub baseten: BasetenReplay,
 }
 
 /// A public dataset by its AIPerf name, with the Hugging Face subset (config) and the
@@ -100,6 +103,7 @@ impl FileDataset {
             synthesis: None,
             trace: TraceHandling::default(),
             public: None,
+            baseten: BasetenReplay::default(),
         }
     }
 }
@@ -208,6 +212,7 @@ impl FileFormat {
         matches!(
             self,
             FileFormat::MultiTurn
+                | FileFormat::SingleTurn
                 | FileFormat::RawPayload
                 | FileFormat::InputsJson
                 | FileFormat::SpeedBench(_)

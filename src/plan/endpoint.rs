@@ -218,6 +218,10 @@ pub struct RequestOptions {
     /// Template kind: the body to send and where the answer's text and usage are.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub template: Option<RequestTemplate>,
+    /// Chat: in a session, an image whose cache id an earlier turn sent with its bytes goes as
+    /// its id alone (AIPerf's `--uuid-and-strip`, for vLLM's multimodal processor cache).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub uuid_and_strip: bool,
 }
 
 impl RequestOptions {

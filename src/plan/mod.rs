@@ -3,6 +3,7 @@
 
 mod agentic_replay;
 mod audio;
+mod baseten_replay;
 mod dataset;
 mod dist;
 mod endpoint;
@@ -32,6 +33,7 @@ use serde::{Deserialize, Serialize};
 
 pub use agentic_replay::*;
 pub use audio::*;
+pub use baseten_replay::BasetenReplay;
 pub use dataset::*;
 pub use dist::*;
 pub use endpoint::*;

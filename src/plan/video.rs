@@ -1,5 +1,6 @@
 //! Synthetic videos sent with each prompt (`synthetic(#{ video: #{..} })`, AIPerf's Video Input
-//! flags): how many per request, their size, frame rate, length and picture, all H.264 in MP4.
+//! flags): how many per request, their size, frame rate, length and picture, all H.264 in MP4,
+//! and their audio track if any.
 
 use serde::{Deserialize, Serialize};
 
@@ -17,6 +18,48 @@ pub struct VideoSettings {
     /// Seconds; the video has `duration_s * fps` frames (at least one).
     pub duration_s: f64,
     pub synth: VideoSynth,
+    /// An audio track as long as the video (AIPerf's `--video-audio-*`), or none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub audio: Option<VideoAudio>,
+}
+
+/// A video's audio track: seeded Gaussian noise (AIPerf's) as uncompressed PCM in the MP4.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+pub struct VideoAudio {
+    /// 1 (mono) or 2 (stereo).
+    pub channels: u16,
+    pub sample_rate_hz: u32,
+    /// Bits per sample: 8, 16, 24 or 32.
+    pub depth_bits: u16,
+}
+
+impl VideoAudio {
+    /// AIPerf's default sample rate (44.1 kHz) and depth (16 bits).
+    pub const DEFAULT_SAMPLE_RATE_HZ: u32 = 44_100;
+    pub const DEFAULT_DEPTH_BITS: u16 = 16;
+    /// AIPerf's highest rate (96 kHz).
+    const MAX_SAMPLE_RATE_HZ: u64 = 96_000;
+
+    /// A track from its raw values, each checked; the error says which is wrong.
+    pub fn checked(channels: u64, sample_rate_hz: u64, depth_bits: u64) -> Result<Self, String> {
+        if !(1..=2).contains(&channels) {
+            return Err(format!("video audio channels must be 1 or 2 (0: no audio track), got {channels}"));
+        }
+        if !(8_000..=Self::MAX_SAMPLE_RATE_HZ).contains(&sample_rate_hz) {
+            return Err(format!(
+                "video audio sample rate must be 8000 to {} Hz, got {sample_rate_hz}",
+                Self::MAX_SAMPLE_RATE_HZ
+            ));
+        }
+        if ![8, 16, 24, 32].contains(&depth_bits) {
+            return Err(format!("video audio depth must be 8, 16, 24 or 32 bits, got {depth_bits}"));
+        }
+        Ok(VideoAudio {
+            channels: channels as u16,
+            sample_rate_hz: sample_rate_hz as u32,
+            depth_bits: depth_bits as u16,
+        })
+    }
 }
 
 /// What each frame shows (AIPerf's `synth_type`).
@@ -115,6 +158,7 @@ impl VideoSettings {
             fps: fps as u32,
             duration_s,
             synth,
+            audio: None,
         })
     }
 

@@ -275,6 +275,9 @@ fn endpoint(endpoint: &Endpoint, api_key: ApiKey) -> String {
     if let Some(passages) = endpoint.request.passages {
         keys.push(format!("passages: {passages}"));
     }
+    if endpoint.request.uuid_and_strip {
+        keys.push("uuid_and_strip: true".to_string());
+    }
     format!("endpoint(#{{ {} }})", keys.join(", "))
 }
 
@@ -367,7 +370,11 @@ fn dataset(dataset: &Dataset) -> String {
                 true => format!(", block_size: {}", spec.block_size),
                 false => String::new(),
             };
-            let trace = super::emit_trace_handling::keys(&spec.trace);
+            let trace = format!(
+                "{}{}",
+                super::emit_trace_handling::keys(&spec.trace),
+                super::emit_trace_handling::baseten_keys(&spec.baseten)
+            );
             let draws = spec.draws.map(|draws| format!(", entries: {draws}")).unwrap_or_default();
             let records =
                 spec.records.as_ref().map(|records| format!(", records: {}", string(records))).unwrap_or_default();

@@ -1,6 +1,7 @@
-//! `--emit-scenario` for a file dataset's trace handling: the `file(#{..})` keys that give it back.
+//! `--emit-scenario` for a file dataset's trace handling and Baseten body switches: the
+//! `file(#{..})` keys that give them back.
 
-use crate::plan::TraceHandling;
+use crate::plan::{BasetenReplay, TraceHandling};
 
 /// `, ignore_delays: true, ...` for every setting that is not its default; empty otherwise.
 pub fn keys(trace: &TraceHandling) -> String {
@@ -21,6 +22,18 @@ pub fn keys(trace: &TraceHandling) -> String {
     float("delay_cap_s", trace.delay_cap_s);
     if let Some(tokens) = trace.max_context_length {
         keys.push_str(&format!(", max_context_length: {tokens}"));
+    }
+    keys
+}
+
+/// `, omit_kv_hints: true, force_min_tokens: false` for the switches that are not their default.
+pub fn baseten_keys(baseten: &BasetenReplay) -> String {
+    let mut keys = String::new();
+    if baseten.omit_kv_hints {
+        keys.push_str(", omit_kv_hints: true");
+    }
+    if baseten.omit_min_tokens {
+        keys.push_str(", force_min_tokens: false");
     }
     keys
 }

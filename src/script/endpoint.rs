@@ -36,6 +36,7 @@ const ENDPOINT_KEYS: &[&str] = &[
     "body",
     "response",
     "limits",
+    "uuid_and_strip",
 ];
 
 /// `endpoint(#{ url, model, kind, streaming, api_key, headers, extra, mock, tls, http2,

@@ -70,6 +70,7 @@ pub(super) fn request_options(r: &mut MapReader, kind: EndpointKind) -> ScriptRe
         ("passages", is_rankings, "\"rankings\""),
         ("body", is_template, "\"template\""),
         ("response", is_template, "\"template\""),
+        ("uuid_and_strip", kind == EndpointKind::Chat, "\"chat\""),
     ] {
         if r.has(key) && !allowed {
             return script_error(format!("endpoint: `{key}` is for kind {kinds} only"));
@@ -98,7 +99,14 @@ pub(super) fn request_options(r: &mut MapReader, kind: EndpointKind) -> ScriptRe
         return script_error("endpoint: kind \"raw\" needs a `path`, e.g. \"/v1/chat/completions\"");
     }
     let template = if is_template { Some(request_template(r, path.is_some())?) } else { None };
-    Ok(RequestOptions { path, max_tokens_field, passages: passages.map(|passages| passages as usize), template })
+    let uuid_and_strip = r.opt_bool("uuid_and_strip")?.unwrap_or(false);
+    Ok(RequestOptions {
+        path,
+        max_tokens_field,
+        passages: passages.map(|passages| passages as usize),
+        template,
+        uuid_and_strip,
+    })
 }
 
 /// A template's `body` (a map or a JSON text) and `response` paths; it needs a `path` too.

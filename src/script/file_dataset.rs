@@ -2,12 +2,13 @@
 //! read from a file (or a folder, for `random_pool` and `weka_trace`; relative to the scenario file) when the
 //! run starts, or from `records` (its JSONL lines inline, `path` naming them); `run(#{ dataset: .. })`
 //! takes it. Agentic traces also take `ignore_delays`, `think_time_only`, `session_sample_ratio`,
-//! `max_context_length`, `idle_gap_cap_s` and `delay_cap_s` (`plan::TraceHandling`).
+//! `max_context_length`, `idle_gap_cap_s` and `delay_cap_s` (`plan::TraceHandling`); Baseten traces
+//! `omit_kv_hints` and `force_min_tokens` (`plan::BasetenReplay`).
 
 use rhai::{Engine, Map};
 
 use super::keys::{MapReader, ScriptResult, script_error};
-use crate::plan::{AtEnd, Dataset, FileDataset, FileFormat, Sampling, TraceHandling};
+use crate::plan::{AtEnd, BasetenReplay, Dataset, FileDataset, FileFormat, Sampling, TraceHandling};
 
 const FILE_KEYS: &[&str] = &[
     "path",
@@ -25,6 +26,8 @@ const FILE_KEYS: &[&str] = &[
     "max_context_length",
     "idle_gap_cap_s",
     "delay_cap_s",
+    "omit_kv_hints",
+    "force_min_tokens",
 ];
 
 pub fn register(engine: &mut Engine) {
@@ -64,6 +67,13 @@ fn file(map: Map) -> ScriptResult<Dataset> {
         );
     }
     let trace = trace_handling(&mut r, format)?;
+    let baseten = BasetenReplay {
+        omit_kv_hints: r.opt_bool("omit_kv_hints")?.unwrap_or(false),
+        omit_min_tokens: !r.opt_bool("force_min_tokens")?.unwrap_or(true),
+    };
+    if !baseten.is_default() && format != FileFormat::Baseten {
+        return script_error("file: `omit_kv_hints` and `force_min_tokens` apply to format \"baseten_trace\" only");
+    }
     let draws = r.opt_u64("entries")?;
     if draws == Some(0) {
         return script_error("file: `entries` must be at least 1");
@@ -84,6 +94,7 @@ fn file(map: Map) -> ScriptResult<Dataset> {
         records,
         system_prompt,
         trace,
+        baseten,
         ..FileDataset::of(path, format)
     }))
 }

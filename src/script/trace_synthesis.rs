@@ -1,6 +1,6 @@
 //! `synthesize(file(#{ path, format: "mooncake" }), #{ speedup_ratio, prefix_len_multiplier,
 //! prefix_root_multiplier, prompt_len_multiplier, output_len_multiplier, max_isl, max_osl })`:
-//! a mooncake trace reshaped before the run, as `aiperf synthesize` writes it.
+//! a mooncake (or Bailian, BurstGPT) trace reshaped before the run, as `aiperf synthesize` writes it.
 
 use rhai::{Engine, Map};
 
@@ -22,8 +22,13 @@ pub fn register(engine: &mut Engine) {
 }
 
 fn synthesize(dataset: Dataset, map: Map) -> ScriptResult<Dataset> {
-    let Dataset::File(file @ FileDataset { format: FileFormat::Mooncake, .. }) = dataset else {
-        return script_error("synthesize: reshapes a mooncake trace: give it file(#{ path, format: \"mooncake\" })");
+    let Dataset::File(
+        file @ FileDataset { format: FileFormat::Mooncake | FileFormat::Bailian | FileFormat::BurstGpt, .. },
+    ) = dataset
+    else {
+        return script_error(
+            "synthesize: reshapes a mooncake, bailian_trace or burst_gpt_trace trace: give it file(#{ path, format: \"mooncake\" })",
+        );
     };
     let mut r = MapReader::new("synthesize", map, KEYS)?;
     let unit = TraceSynthesis::default();
@@ -99,7 +104,7 @@ mod tests {
     fn mistakes_are_named() {
         let err =
             |dataset: Dataset, pairs: &[(&str, Dynamic)]| synthesize(dataset, map(pairs)).unwrap_err().to_string();
-        assert!(err(trace(FileFormat::SingleTurn), &[]).contains("synthesize: reshapes a mooncake trace"));
+        assert!(err(trace(FileFormat::SingleTurn), &[]).contains("synthesize: reshapes a mooncake"));
         let zero = [("prompt_len_multiplier", Dynamic::from(0.0))];
         assert!(
             err(trace(FileFormat::Mooncake), &zero).contains("synthesize: `prompt_len_multiplier` must be above 0")

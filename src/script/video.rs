@@ -1,13 +1,15 @@
-//! `video: #{ count: 1, width: 640, height: 480, fps: 4, duration: 1.0, synth_type: "moving_shapes" }`
-//! of `synthetic(#{..})`: the synthetic videos (H.264 in MP4) that go with each prompt of a
-//! chat endpoint; `format` ("mp4") and `codec` ("h264") may be named, nothing else is made.
+//! `video: #{ count: 1, width: 640, height: 480, fps: 4, duration: 1.0, synth_type: "moving_shapes",
+//! audio: #{ channels: 2 } }` of `synthetic(#{..})`: the synthetic videos (H.264 in MP4, with a PCM
+//! audio track if asked) that go with each prompt of a chat endpoint; `format` ("mp4") and `codec`
+//! ("h264") may be named, nothing else is made.
 
 use rhai::Map;
 
 use super::keys::{MapReader, ScriptResult, script_error};
-use crate::plan::{VideoSettings, VideoSynth, check_format_and_codec};
+use crate::plan::{VideoAudio, VideoSettings, VideoSynth, check_format_and_codec};
 
-const VIDEO_KEYS: &[&str] = &["count", "width", "height", "fps", "duration", "synth_type", "format", "codec"];
+const VIDEO_KEYS: &[&str] = &["count", "width", "height", "fps", "duration", "synth_type", "format", "codec", "audio"];
+const AUDIO_KEYS: &[&str] = &["channels", "sample_rate", "depth"];
 
 /// The video settings of a `synthetic(#{ video: #{..} })` map.
 pub fn video_settings(map: Map) -> ScriptResult<VideoSettings> {
@@ -29,21 +31,39 @@ pub fn video_settings(map: Map) -> ScriptResult<VideoSettings> {
         },
     };
     let (format, codec) = (r.opt_string("format")?, r.opt_string("codec")?);
+    let audio = r.opt_map("audio")?.map(audio_track).transpose()?;
     check_format_and_codec(format.as_deref(), codec.as_deref())
         .and_then(|()| VideoSettings::checked(count, width, height, fps, duration_s, synth))
+        .map(|settings| VideoSettings { audio, ..settings })
         .or_else(|why| script_error(format!("synthetic video: {why}")))
+}
+
+/// `audio: #{ channels: 2, sample_rate: 44100, depth: 16 }` (Hz and bits; AIPerf's defaults).
+fn audio_track(map: Map) -> ScriptResult<VideoAudio> {
+    let mut r = MapReader::new("synthetic video audio", map, AUDIO_KEYS)?;
+    let channels = r.opt_u64("channels")?.unwrap_or(1);
+    let rate = r.opt_u64("sample_rate")?.unwrap_or(u64::from(VideoAudio::DEFAULT_SAMPLE_RATE_HZ));
+    let depth = r.opt_u64("depth")?.unwrap_or(u64::from(VideoAudio::DEFAULT_DEPTH_BITS));
+    VideoAudio::checked(channels, rate, depth).or_else(|why| script_error(format!("synthetic video audio: {why}")))
 }
 
 /// The `#{..}` that `video_settings` reads back as `video` (for `--emit-scenario`).
 pub fn video_map(video: &VideoSettings) -> String {
+    let audio = video.audio.map(|audio| {
+        format!(
+            ", audio: #{{ channels: {}, sample_rate: {}, depth: {} }}",
+            audio.channels, audio.sample_rate_hz, audio.depth_bits
+        )
+    });
     format!(
-        "#{{ count: {}, width: {}, height: {}, fps: {}, duration: {:?}, synth_type: \"{}\" }}",
+        "#{{ count: {}, width: {}, height: {}, fps: {}, duration: {:?}, synth_type: \"{}\"{} }}",
         video.count,
         video.width,
         video.height,
         video.fps,
         video.duration_s,
-        video.synth.as_str()
+        video.synth.as_str(),
+        audio.unwrap_or_default()
     )
 }
 
@@ -68,6 +88,12 @@ mod tests {
     fn the_written_map_reads_back_as_the_same_settings() {
         let video = VideoSettings::checked(2, 320, 240, 8, 2.5, VideoSynth::Noise).unwrap();
         assert_eq!(settings(&video_map(&video)).unwrap(), video);
+        let audio = Some(VideoAudio::checked(2, 16_000, 24).unwrap());
+        let with_audio = VideoSettings { audio, ..video };
+        assert_eq!(settings(&video_map(&with_audio)).unwrap(), with_audio);
+        assert!(
+            settings("#{ width: 8, height: 8, audio: #{ channels: 3 } }").unwrap_err().to_string().contains("1 or 2")
+        );
     }
 
     #[test]

@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 use super::document::FlagDocument;
 use super::flags::{Arity, Group, Kind, apply, note, set, sweep, unsupported};
 
-const BASETEN: &str = "Baseten's own replay switch, not read: a baseten_trace here replays on the fixed schedule, every row at its recorded time, with min_tokens and its KV hints (docs/datasets.md)";
+const BASETEN: &str = "Baseten's own replay switch, not read: a baseten_trace here replays on the fixed schedule, every row at its recorded time (docs/datasets.md)";
 
 pub const CONVERSATION: Group = Group {
     title: "Conversation Input",
@@ -60,11 +60,26 @@ pub const CONVERSATION: Group = Group {
             "Agentic traces (tracelab, weka_trace, dag_jsonl): no turn waits longer than this many seconds",
         ),
         note(&["--max-idle-gap-cap-seconds"], Arity::One, BASETEN),
-        note(&["--replay-speedup"], Arity::One, BASETEN),
+        set(
+            &["--replay-speedup"],
+            "benchmark.datasets.main.replay_speedup",
+            Kind::Float,
+            "baseten_trace: divide the recorded times by this (2: twice as fast) [default: 1.0]",
+        ),
         note(&["--open-loop-replay", "--no-open-loop-replay"], Arity::Switch, BASETEN),
         note(&["--open-loop-strict"], Arity::Switch, BASETEN),
-        note(&["--omit-kv-hints"], Arity::Switch, BASETEN),
-        note(&["--force-min-tokens", "--no-force-min-tokens"], Arity::Switch, BASETEN),
+        set(
+            &["--omit-kv-hints"],
+            "benchmark.datasets.main.omit_kv_hints",
+            Kind::Bool,
+            "baseten_trace: send no hash_ids and block_size KV-cache hints in the body [default: False]",
+        ),
+        set(
+            &["--force-min-tokens", "--no-force-min-tokens"],
+            "benchmark.datasets.main.force_min_tokens",
+            Kind::Bool,
+            "baseten_trace: pin each row's recorded output length as min_tokens (--no-force-min-tokens: do not) [default: True]",
+        ),
     ],
 };
 
@@ -430,25 +445,25 @@ pub const VIDEO_INPUT: Group = Group {
             &["--video-audio-sample-rate"],
             Arity::One,
             video_audio_sample_rate,
-            "Audio track sample rate in Hz or kHz (an audio track is refused)",
+            "Audio track sample rate in kHz (or Hz above 96) [default: 44.1]",
         ),
         set(
             &["--video-audio-num-channels"],
             "benchmark.datasets.main.video.audio.channels",
             Kind::Int,
-            "0 only: videos are made without an audio track [default: 0]",
+            "Audio track channels: 0 (none), 1 or 2; the track is uncompressed PCM in the MP4 [default: 0]",
         ),
         set(
             &["--video-audio-codec"],
             "benchmark.datasets.main.video.audio.codec",
             Kind::Choice(&[("aac", "aac"), ("libvorbis", "libvorbis"), ("libopus", "libopus")]),
-            "aac, libvorbis or libopus (an audio track is refused)",
+            "aac, libvorbis or libopus: checked and named only; the track is PCM (no pure-Rust Opus, AAC or Vorbis encoder)",
         ),
         set(
             &["--video-audio-depth"],
             "benchmark.datasets.main.video.audio.depth",
             Kind::Int,
-            "Audio track bit depth: 8, 16, 24 or 32 (an audio track is refused) [default: 16]",
+            "Audio track bit depth: 8, 16, 24 or 32 [default: 16]",
         ),
     ],
 };

@@ -3,7 +3,7 @@
 use serde_json::{Value, json};
 
 use super::document::FlagDocument;
-use super::flags::{Arity, Group, Kind, apply, command, fixed, note, set, unsupported};
+use super::flags::{Arity, Group, Kind, apply, command, fixed, note, set};
 use super::server_control;
 
 const READINESS_MODES: Kind = Kind::Choice(&[("models", "models"), ("inference", "inference"), ("both", "both")]);
@@ -230,7 +230,12 @@ pub const ENDPOINT: Group = Group {
             Kind::Text,
             "Header that carries each conversation's id on every turn, instead of X-Correlation-ID",
         ),
-        unsupported(&["--uuid-and-strip"], Arity::Switch, "multimodal cache stripping is not done by this project"),
+        set(
+            &["--uuid-and-strip"],
+            "benchmark.endpoint.uuid_and_strip",
+            Kind::Bool,
+            "Chat: an image a session already sent with its image_uuids id goes again as the id alone (vLLM's multimodal cache); single-turn files with session_id rows [default: False]",
+        ),
     ],
 };
 

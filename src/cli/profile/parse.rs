@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 
 use super::document::FlagDocument;
-use super::flags::{Action, Arity, Flag, Kind};
+use super::flags::{Action, Arity, Flag, Kind, switch_value};
 use super::groups::GROUPS;
 use crate::suggest::closest;
 
@@ -93,6 +93,7 @@ fn apply(command: &mut ProfileCommand, flag: &Flag, name: &str, values: &[String
     let document = &mut command.flags;
     let one = || values.first().map(String::as_str).unwrap_or("true");
     match &flag.action {
+        Action::Set(path, Kind::Bool) => document.set(path, serde_json::Value::Bool(switch_value(name, values)?)),
         Action::Set(path, kind) => document.set(path, kind.read(one())?),
         Action::Sweep(path, kind) => document.set_or_sweep(path, one(), |part| kind.read(part))?,
         Action::Fixed(path, json) => {

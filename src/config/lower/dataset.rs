@@ -259,6 +259,7 @@ fn file(dataset: &Value, base_dir: &Path, seed: u64) -> Result<FileDataset, Conf
         synthesis: synthesis(dataset, format)?,
         trace: super::trace_handling::lower(dataset, format)?,
         public: None,
+        baseten: super::baseten_replay::lower(dataset, format)?,
     })
 }
 
@@ -315,17 +316,12 @@ fn inline_records(dataset: &Value) -> Result<Option<String>, ConfigError> {
     }
 }
 
-/// A trace's synthesis (mooncake traces here). AIPerf also reshapes Bailian and BurstGPT traces,
-/// which this project does not yet: asking for it there is refused rather than ignored, so the
-/// load sent is never other than the one asked for. Other files ignore `synthesis`, as in AIPerf.
+/// A trace's synthesis: mooncake, Bailian and BurstGPT traces are reshaped (AIPerf's trace
+/// loaders); other files ignore `synthesis`, as in AIPerf.
 fn synthesis(dataset: &Value, format: FileFormat) -> Result<Option<crate::plan::TraceSynthesis>, ConfigError> {
     let settings = super::synthesis::lower(dataset)?;
-    match format {
-        FileFormat::Mooncake => Ok(settings),
-        FileFormat::Bailian | FileFormat::BurstGpt if settings.is_some() => Err(ConfigError::new(format!(
-            "datasets.main.synthesis (--synthesis-*): trace synthesis of {} traces is not done by this project yet (mooncake traces only)",
-            format.name()
-        ))),
-        _ => Ok(None),
-    }
+    Ok(match format {
+        FileFormat::Mooncake | FileFormat::Bailian | FileFormat::BurstGpt => settings,
+        _ => None,
+    })
 }

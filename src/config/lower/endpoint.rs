@@ -66,6 +66,10 @@ pub fn lower(benchmark: &Value) -> Result<Endpoint, ConfigError> {
         lowered.request.max_tokens_field =
             Some(if legacy { MaxTokensField::MaxTokens } else { MaxTokensField::MaxCompletionTokens });
     }
+    lowered.request.uuid_and_strip = opt_bool(&endpoint, "uuid_and_strip", "endpoint.uuid_and_strip")?.unwrap_or(false);
+    if lowered.request.uuid_and_strip && kind != EndpointKind::Chat {
+        return Err(ConfigError::new("endpoint.uuid_and_strip (--uuid-and-strip) requires endpoint type chat"));
+    }
     let reuse =
         opt_str(&endpoint, "connection_reuse", "endpoint.connection_reuse")?.map(|reuse| reuse.replace('-', "_"));
     lowered.transport.connections.strategy = match reuse.as_deref() {

@@ -131,7 +131,7 @@ fn lower_phase(item: &Value, dataset: &Dataset, main: &Value, seed: u64) -> Resu
             LoadMode::Rate { rate, arrival, max_concurrency: concurrency.map(|n| n as usize), seed }
         }
         "user_centric" => users_mode(item, main, &key, rate, seed)?,
-        "fixed_schedule" => schedule_mode(item, dataset, &key)?,
+        "fixed_schedule" => schedule_mode(item, dataset, main, &key)?,
         other => {
             return Err(ConfigError::new(format!(
                 "{}: `{other}` is not supported; concurrency, poisson, constant, gamma, user_centric or fixed_schedule",
@@ -303,9 +303,14 @@ fn users_mode(
 }
 
 /// `fixed_schedule`: the timestamps of the dataset's trace file (its path already anchored),
-/// sped up by the dataset's `synthesis.speedup_ratio`, without those of requests its
-/// `synthesis.max_isl` drops.
-fn schedule_mode(item: &Value, dataset: &Dataset, key: &dyn Fn(&str) -> String) -> Result<LoadMode, ConfigError> {
+/// sped up by the dataset's `synthesis.speedup_ratio` (and a Baseten trace's `replay_speedup`),
+/// without those of requests its `synthesis.max_isl` drops.
+fn schedule_mode(
+    item: &Value,
+    dataset: &Dataset,
+    main: &Value,
+    key: &dyn Fn(&str) -> String,
+) -> Result<LoadMode, ConfigError> {
     let Dataset::File(file) = dataset else {
         return Err(ConfigError::new(format!(
             "{} (--fixed-schedule): a fixed schedule replays a trace file; give --input-file",
@@ -323,13 +328,14 @@ fn schedule_mode(item: &Value, dataset: &Dataset, key: &dyn Fn(&str) -> String) 
         .map_err(|e| ConfigError::new(format!("{}: {e}", key("type"))))?;
     let mut trace = ScheduleTrace::File { path: file.path.clone(), timestamps_ms };
     if let Some(max_isl) = file.synthesis.as_ref().and_then(|synthesis| synthesis.max_isl) {
-        let kept = crate::synthesis::timestamps_within_max_isl(Path::new(&file.path), max_isl)
+        let kept = crate::dataset::recorded_times::within_max_isl(Path::new(&file.path), max_isl)
             .map_err(|e| ConfigError::new(format!("{}: {e:#}", key("type"))))?;
         if kept.len() < trace.timestamps_ms().len() {
             trace = ScheduleTrace::Inline { timestamps_ms: kept };
         }
     }
-    let speedup = file.synthesis.as_ref().map_or(1.0, |synthesis| synthesis.speedup_ratio);
+    let speedup = file.synthesis.as_ref().map_or(1.0, |synthesis| synthesis.speedup_ratio)
+        * super::baseten_replay::replay_speedup(main, file.format)?;
     Ok(LoadMode::Schedule(FixedSchedule {
         trace,
         start_offset_ms: opt_f64(item, "start_offset", &key("start_offset"))?,

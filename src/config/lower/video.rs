@@ -1,11 +1,12 @@
 //! `datasets.main.video` lowered (AIPerf's Video Input flags): the synthetic videos sent to a
-//! chat endpoint, or nothing when no size or a batch size of 0 is given.
+//! chat endpoint, with their audio track if asked, or nothing when no size or a batch size of 0
+//! is given.
 
 use serde_json::Value;
 
 use super::values::{opt_f64, opt_str, opt_u64};
 use crate::config::ConfigError;
-use crate::plan::{VideoSettings, VideoSynth, check_format_and_codec};
+use crate::plan::{VideoAudio, VideoSettings, VideoSynth, check_format_and_codec};
 
 /// The video settings of `video`; `None` when it gives neither width nor height, or a batch size of 0.
 pub fn video_settings(video: &Value) -> Result<Option<VideoSettings>, ConfigError> {
@@ -32,15 +33,17 @@ pub fn video_settings(video: &Value) -> Result<Option<VideoSettings>, ConfigErro
     let format = opt_str(video, "format", "datasets.main.video.format")?;
     let codec = opt_str(video, "codec", "datasets.main.video.codec")?;
     check_format_and_codec(format, codec).map_err(error)?;
-    if let Some(audio) = video.get("audio").filter(|audio| !audio.is_null()) {
-        check_no_audio_track(audio)?;
-    }
-    VideoSettings::checked(count, width, height, fps, duration_s, synth).map(Some).map_err(error)
+    let audio = match video.get("audio").filter(|audio| !audio.is_null()) {
+        Some(audio) => audio_track(audio)?,
+        None => None,
+    };
+    let settings = VideoSettings::checked(count, width, height, fps, duration_s, synth).map_err(error)?;
+    Ok(Some(VideoSettings { audio, ..settings }))
 }
 
-/// The audio track AIPerf muxes into each video: refused when asked for (channels above 0);
-/// its other settings are checked as AIPerf checks them.
-fn check_no_audio_track(audio: &Value) -> Result<(), ConfigError> {
+/// The audio track AIPerf muxes into each video (channels above 0), checked as AIPerf checks
+/// it; its codec is named only: the track is uncompressed PCM (`audio_track.rs`).
+fn audio_track(audio: &Value) -> Result<Option<VideoAudio>, ConfigError> {
     let channels = opt_u64(audio, "channels", "datasets.main.video.audio.channels")?.unwrap_or(0);
     let codec = opt_str(audio, "codec", "datasets.main.video.audio.codec")?;
     if let Some(codec) = codec.filter(|codec| !["aac", "libvorbis", "libopus"].contains(codec)) {
@@ -48,30 +51,29 @@ fn check_no_audio_track(audio: &Value) -> Result<(), ConfigError> {
             "datasets.main.video.audio.codec (--video-audio-codec): `{codec}`; one of aac, libvorbis, libopus"
         )));
     }
-    if let Some(depth) =
-        opt_u64(audio, "depth", "datasets.main.video.audio.depth")?.filter(|d| ![8, 16, 24, 32].contains(d))
-    {
+    let depth = opt_u64(audio, "depth", "datasets.main.video.audio.depth")?
+        .unwrap_or(u64::from(VideoAudio::DEFAULT_DEPTH_BITS));
+    if ![8, 16, 24, 32].contains(&depth) {
         return Err(ConfigError::new(format!(
             "datasets.main.video.audio.depth (--video-audio-depth): 8, 16, 24 or 32 bits, got {depth}"
         )));
     }
-    if let Some(rate) = opt_f64(audio, "sample_rate", "datasets.main.video.audio.sample_rate")?
-        .filter(|rate| !(8.0..=96.0).contains(rate))
-    {
+    let rate_khz = opt_f64(audio, "sample_rate", "datasets.main.video.audio.sample_rate")?
+        .unwrap_or(f64::from(VideoAudio::DEFAULT_SAMPLE_RATE_HZ) / 1000.0);
+    if !(8.0..=96.0).contains(&rate_khz) {
         return Err(ConfigError::new(format!(
-            "datasets.main.video.audio.sample_rate (--video-audio-sample-rate): 8 to 96 kHz (or 8000 to 96000 Hz), got {rate}"
+            "datasets.main.video.audio.sample_rate (--video-audio-sample-rate): 8 to 96 kHz (or 8000 to 96000 Hz), got {rate_khz}"
         )));
     }
     match (channels, codec) {
-        (0, None) => Ok(()),
+        (0, None) => Ok(None),
         (0, Some(codec)) => Err(ConfigError::new(format!(
             "datasets.main.video.audio: codec `{codec}` (--video-audio-codec) is set but channels \
              (--video-audio-num-channels) is 0, so no audio track is made; set 1 or 2"
         ))),
-        (channels, _) => Err(ConfigError::new(format!(
-            "datasets.main.video.audio.channels (--video-audio-num-channels) {channels}: videos are made without an \
-             audio track; no well-kept Rust crate encodes AAC, Vorbis or Opus without a C library (use 0)"
-        ))),
+        (channels, _) => VideoAudio::checked(channels, (rate_khz * 1000.0).round() as u64, depth)
+            .map(Some)
+            .map_err(|why| ConfigError::new(format!("datasets.main.video.audio (--video-audio-*): {why}"))),
     }
 }
 
@@ -90,6 +92,16 @@ mod tests {
                             "audio": { "channels": 0, "sample_rate": 44.1, "depth": 16 } });
         let video = video_settings(&block).unwrap().unwrap();
         assert_eq!((video.count, video.frames(), video.synth), (3, 16, VideoSynth::Noise));
+        let stereo = json!({ "width": 8, "height": 8, "audio": { "channels": 2, "codec": "libopus" } });
+        let audio = video_settings(&stereo).unwrap().unwrap().audio;
+        assert_eq!(
+            audio,
+            Some(VideoAudio { channels: 2, sample_rate_hz: 44_100, depth_bits: 16 }),
+            "AIPerf's defaults"
+        );
+        let mono = json!({ "width": 8, "height": 8, "audio": { "channels": 1, "sample_rate": 16, "depth": 24 } });
+        let audio = video_settings(&mono).unwrap().unwrap().audio;
+        assert_eq!(audio, Some(VideoAudio { channels: 1, sample_rate_hz: 16_000, depth_bits: 24 }));
         assert_eq!(video_settings(&json!({ "fps": 8 })).unwrap(), None);
         assert_eq!(video_settings(&json!({ "width": 8, "height": 8, "batch_size": 0 })).unwrap(), None);
     }
@@ -100,8 +112,8 @@ mod tests {
         assert!(error(json!({ "width": 64 })).contains("give width and height together"));
         assert!(error(json!({ "width": 64, "height": 48, "format": "webm" })).contains("format `webm` is not made"));
         assert!(error(json!({ "width": 64, "height": 48, "synth_type": "plasma" })).contains("--video-synth-type"));
-        let audio = error(json!({ "width": 64, "height": 48, "audio": { "channels": 2 } }));
-        assert!(audio.contains("--video-audio-num-channels) 2: videos are made without an audio track"), "{audio}");
+        let channels = error(json!({ "width": 64, "height": 48, "audio": { "channels": 3 } }));
+        assert!(channels.contains("channels must be 1 or 2"), "{channels}");
         let codec = error(json!({ "width": 64, "height": 48, "audio": { "codec": "libopus" } }));
         assert!(codec.contains("is set but channels"), "{codec}");
     }

@@ -1,7 +1,7 @@
 //! Speech recognition datasets (LibriSpeech, VoxPopuli, GigaSpeech, AMI, SPGISpeech): each row's
 //! audio clip with the prompt "Transcribe this audio."; clips over 30 s are skipped, as AIPerf
-//! does. Clips are sent as WAV; a dataset whose clips are in another container (FLAC, MP3) is
-//! named, since this build decodes none.
+//! does. Clips are sent as WAV, FLAC, MP3 and Ogg Vorbis ones decoded first (AIPerf's
+//! soundfile re-encoding); a dataset none of whose clips decode is named with the reason.
 
 use std::path::PathBuf;
 
@@ -30,19 +30,17 @@ pub fn read(
                 entry.audio = vec![clip];
                 entries.push(entry);
             }
-            Some(Audio::Undecoded(container)) => {
-                undecoded.get_or_insert((row.at, container));
+            Some(Audio::Undecoded(container, why)) => {
+                undecoded.get_or_insert((row.at, container, why));
             }
             _ => {}
         }
         Ok(limit.is_none_or(|limit| entries.len() < limit))
     })?;
     if entries.is_empty()
-        && let Some((at, container)) = undecoded
+        && let Some((at, container, why)) = undecoded
     {
-        bail!(
-            "{at}: the `{audio_column}` clip is {container}; this build sends WAV clips only (AIPerf decodes others to WAV)"
-        );
+        bail!("{at}: the `{audio_column}` clip ({container}) cannot be decoded: {why}");
     }
     Ok(entries)
 }

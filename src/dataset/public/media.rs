@@ -1,6 +1,6 @@
 //! Images and audio of a dataset row as the hub stores them (`{"bytes": .., "path": ..}`,
 //! bytes as base64 text once read): an image becomes a `data:` URL of its own type, an audio
-//! clip a WAV file of its length.
+//! clip a WAV file of its length (FLAC, MP3 and Ogg Vorbis decoded to WAV).
 
 use std::io::Cursor;
 
@@ -8,6 +8,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use serde_json::Value;
 
+use super::audio_decode;
 use crate::dataset::AudioClip;
 use crate::plan::AudioFormat;
 
@@ -45,27 +46,33 @@ pub fn image_url(cell: &Value) -> Option<String> {
 /// What an audio cell holds.
 pub enum Audio {
     Clip(AudioClip),
-    /// Bytes of another container (FLAC, MP3, …), named by its signature.
-    Undecoded(&'static str),
+    /// Bytes this build cannot decode, named by their container and why.
+    Undecoded(&'static str, String),
     /// No bytes at all.
     Missing,
 }
 
-/// The WAV clip of an audio cell.
+/// The WAV clip of an audio cell: a WAV file as it is, FLAC, MP3 and Ogg Vorbis decoded and
+/// written as 16-bit WAV (what AIPerf sends of them).
 pub fn audio(cell: &Value) -> Audio {
     let Some((_, bytes)) = bytes_of(cell) else { return Audio::Missing };
-    let Ok(reader) = hound::WavReader::new(Cursor::new(&bytes)) else {
-        let container = match bytes.get(..4) {
-            Some(b"fLaC") => "FLAC",
-            Some(b"OggS") => "Ogg",
-            Some([b'I', b'D', b'3', _]) | Some([0xFF, _, _, _]) => "MP3",
-            _ => "an unknown container",
-        };
-        return Audio::Undecoded(container);
-    };
-    let spec = reader.spec();
-    let seconds = f64::from(reader.duration()) / f64::from(spec.sample_rate.max(1));
-    Audio::Clip(AudioClip { format: AudioFormat::Wav, bytes, seconds })
+    if let Ok(reader) = hound::WavReader::new(Cursor::new(&bytes)) {
+        let spec = reader.spec();
+        let seconds = f64::from(reader.duration()) / f64::from(spec.sample_rate.max(1));
+        return Audio::Clip(AudioClip { format: AudioFormat::Wav, bytes, seconds });
+    }
+    match audio_decode::to_wav(&bytes) {
+        Ok(clip) => Audio::Clip(AudioClip { format: AudioFormat::Wav, bytes: clip.wav, seconds: clip.seconds }),
+        Err(error) => {
+            let container = match bytes.get(..4) {
+                Some(b"fLaC") => "FLAC",
+                Some(b"OggS") => "Ogg",
+                Some([b'I', b'D', b'3', _]) | Some([0xFF, _, _, _]) => "MP3",
+                _ => "an unknown container",
+            };
+            Audio::Undecoded(container, format!("{error:#}"))
+        }
+    }
 }
 
 #[cfg(test)]
@@ -111,7 +118,10 @@ mod tests {
         writer.finalize().unwrap();
         let Audio::Clip(clip) = audio(&cell(wav.get_ref())) else { panic!("a WAV clip") };
         assert_eq!((clip.seconds, clip.bytes.len()), (0.5, wav.get_ref().len()));
-        assert!(matches!(audio(&cell(b"fLaC\0\0\0\"")), Audio::Undecoded("FLAC")));
+        assert!(matches!(audio(&cell(b"fLaC\0\0\0\"")), Audio::Undecoded("FLAC", _)));
+        let flac = audio_decode::tests::encoded_tone("flac", "flac", 8000, 1, 0.5);
+        let Audio::Clip(clip) = audio(&cell(&flac)) else { panic!("a FLAC clip decoded") };
+        assert_eq!((clip.seconds, &clip.bytes[..4], clip.format), (0.5, &b"RIFF"[..], AudioFormat::Wav));
         assert!(matches!(audio(&json!({"path": "a.wav"})), Audio::Missing));
     }
 }

@@ -4,11 +4,13 @@
 //! the command that fetches them; nothing is downloaded here.
 
 mod asr;
+mod audio_decode;
 mod catalogue;
 mod conversation;
 pub mod hub_cache;
 mod instruction;
 mod media;
+mod mmvu;
 mod mt_bench;
 mod rows;
 mod spec_bench;
@@ -156,9 +158,7 @@ pub fn load(spec: &FileDataset, tokenizer: &Tokenizer) -> Result<Vec<DatasetEntr
         }
         Reader::Asr { audio_column } => asr::read(&files, audio_column, limit, tokenizer)?,
         Reader::MtBench => mt_bench::read(&files, limit, tokenizer)?,
-        Reader::Mmvu => bail!(
-            "public dataset mmvu: its questions are sent with their video (a video_url part), which this build does not send"
-        ),
+        Reader::Mmvu => mmvu::read(&files, limit, tokenizer)?,
         Reader::Exgentic => bail!(
             "public dataset {}: Exgentic traces (recorded messages, tools and timing of agent runs) are not read by this build",
             dataset.name

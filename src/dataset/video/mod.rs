@@ -1,6 +1,8 @@
 //! Synthetic videos for video understanding chat: frames drawn (synth), encoded as H.264
-//! (encode), put in MP4 (mux), and given to each synthetic entry as base64 `data:` URLs.
+//! (encode), put in MP4 (mux) with an audio track if asked (audio_track), and given to each
+//! synthetic entry as base64 `data:` URLs.
 
+mod audio_track;
 mod encode;
 mod mux;
 mod synth;
@@ -43,8 +45,19 @@ pub fn mp4(settings: &VideoSettings, rng: &mut SeededRng) -> Result<Vec<u8>> {
     let encoded = encode::h264(&mut canvas, settings.fps, frames, |index, canvas| {
         synth::paint(settings, index, frames, rng, canvas)
     })?;
-    mux::mp4(&encoded, settings.width, settings.height, settings.fps)
-        .with_context(|| format!("a {}x{} synthetic video", settings.width, settings.height))
+    let audio = settings.audio.map(|audio| {
+        let seconds = f64::from(frames) / f64::from(settings.fps);
+        let audio_frames = (seconds * f64::from(audio.sample_rate_hz)) as u64;
+        (audio, audio_track::noise(&audio, audio_frames, rng))
+    });
+    mux::mp4(
+        &encoded,
+        settings.width,
+        settings.height,
+        settings.fps,
+        audio.as_ref().map(|(a, pcm)| (a, pcm.as_slice())),
+    )
+    .with_context(|| format!("a {}x{} synthetic video", settings.width, settings.height))
 }
 
 fn data_url(mp4: &[u8]) -> String {
