@@ -1,6 +1,7 @@
 //! The Plan: pure data that describes one benchmark. A scenario script builds it; the
 //! engine executes it; its JSON form is the `input_config` block of the exports.
 
+mod adaptive_scale;
 mod agentic_replay;
 mod audio;
 mod dataset;
@@ -16,6 +17,7 @@ mod routing;
 pub mod run_coordinates;
 pub mod segment;
 mod server_control;
+mod sla;
 mod spans;
 mod trace_handling;
 mod trace_synthesis;
@@ -28,6 +30,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+pub use adaptive_scale::*;
 pub use agentic_replay::*;
 pub use audio::*;
 pub use dataset::*;
@@ -41,6 +44,7 @@ pub use response_limits::*;
 pub use routing::*;
 pub use run_coordinates::RunCoordinates;
 pub use server_control::*;
+pub use sla::{Op, SlaFilter, sla_filters_of};
 pub use trace_handling::TraceHandling;
 pub use trace_synthesis::TraceSynthesis;
 pub use video::*;

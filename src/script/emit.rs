@@ -548,6 +548,10 @@ fn phase(phase: &Phase) -> String {
             keys.push(format!("session: Fn({})", string(session)));
             "users"
         }
+        LoadMode::AdaptiveScale(settings) => {
+            keys.extend(super::adaptive_scale::emitted_keys(settings));
+            "adaptive_scale"
+        }
     };
     let ramp = matches!(phase.mode, LoadMode::Ramp { hold: false, .. });
     if let Some(requests) = phase.requests {

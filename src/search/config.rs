@@ -6,6 +6,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+pub use crate::plan::{Op, SlaFilter};
+
 /// The path of the profiling phase's concurrency, as AIPerf names the swept dimension.
 pub const CONCURRENCY_PATH: &str = "phases.profiling.concurrency";
 /// The path of the profiling phase's request rate.
@@ -155,67 +157,6 @@ impl Direction {
         match self {
             Direction::Maximize => a > b,
             Direction::Minimize => a < b,
-        }
-    }
-}
-
-/// An SLA: the run passes when `stat(metric_tag) op threshold`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SlaFilter {
-    pub metric_tag: String,
-    pub stat: String,
-    pub op: Op,
-    pub threshold: f64,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Op {
-    Lt,
-    Le,
-    Gt,
-    Ge,
-}
-
-impl SlaFilter {
-    /// Read AIPerf's `--search-sla` form `metric:stat:op:threshold`.
-    pub fn parse(text: &str) -> Result<Self, String> {
-        let parts: Vec<&str> = text.split(':').map(str::trim).collect();
-        let [metric_tag, stat, op, threshold] = parts.as_slice() else {
-            return Err(format!("expects metric:stat:op:threshold, e.g. time_to_first_token:p95:lt:200; got `{text}`"));
-        };
-        let op = match *op {
-            "lt" => Op::Lt,
-            "le" => Op::Le,
-            "gt" => Op::Gt,
-            "ge" => Op::Ge,
-            other => return Err(format!("op must be lt, le, gt or ge; got `{other}` in `{text}`")),
-        };
-        let threshold = threshold
-            .parse::<f64>()
-            .ok()
-            .filter(|t| t.is_finite())
-            .ok_or_else(|| format!("threshold must be a number; got `{threshold}` in `{text}`"))?;
-        Ok(SlaFilter { metric_tag: metric_tag.to_string(), stat: stat.to_string(), op, threshold })
-    }
-
-    pub fn passes(&self, value: f64) -> bool {
-        match self.op {
-            Op::Lt => value < self.threshold,
-            Op::Le => value <= self.threshold,
-            Op::Gt => value > self.threshold,
-            Op::Ge => value >= self.threshold,
-        }
-    }
-
-    /// How far `value` is past the threshold, as a fraction of it: negative inside the SLA,
-    /// growing as the load gets worse.
-    pub fn margin(&self, value: f64) -> f64 {
-        let scale = if self.threshold.abs() > 0.0 { self.threshold.abs() } else { 1.0 };
-        match self.op {
-            Op::Lt | Op::Le => (value - self.threshold) / scale,
-            Op::Gt | Op::Ge => (self.threshold - value) / scale,
         }
     }
 }

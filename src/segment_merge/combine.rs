@@ -31,6 +31,7 @@ pub fn merged_phase(phase: &Phase, runs: &[SegmentRun]) -> PhaseSummary {
         window_end_ns,
         sessions: merged_sessions(runs),
         scripted_sessions: None,
+        adaptive_scale: None,
         self_check: combined_self_check(phase, runs),
     }
 }
@@ -112,6 +113,7 @@ mod tests {
             window_end_ns: end,
             sessions: None,
             scripted_sessions: None,
+            adaptive_scale: None,
             self_check: check,
         }
     }
