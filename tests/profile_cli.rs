@@ -862,11 +862,10 @@ fn every_search_recipe_and_convergence_flag_is_accepted_and_reaches_the_search()
         let output = profile(dir.path(), &format!("{base} {flags} --emit-scenario out.rhai"));
         assert_ok(&output);
         if flags.contains("--convergence-metric") {
-            assert!(
-                text(&output.stderr).contains("convergence-driven stopping is not implemented yet"),
-                "{}",
-                text(&output.stderr)
-            );
+            let scenario = std::fs::read_to_string(dir.path().join("out.rhai")).expect("out.rhai");
+            let convergence = r#"convergence: #{ metric: "time_to_first_token", stat: "p95", mode: "cv", threshold: 0.1, min_runs: 2 }"#;
+            assert!(scenario.contains(convergence), "{scenario}");
+            assert_scenario_builds_the_same_plans(dir.path(), &output);
         }
         if flags.starts_with("--search") {
             let scenario = std::fs::read_to_string(dir.path().join("out.rhai")).expect("out.rhai");
@@ -889,6 +888,11 @@ fn every_search_recipe_and_convergence_flag_is_accepted_and_reaches_the_search()
         ),
         ("--search-sla time_to_first_token:p95:below:200", "lt, le, gt or ge"),
         ("--convergence-threshold 2", "(0, 1)"),
+        ("--convergence-metric request_latency", "at least 2 trials (--num-profile-runs"),
+        (
+            "--num-profile-runs 3 --convergence-metric request_latency --convergence-mode distribution --export-level summary",
+            "--export-level records",
+        ),
     ];
     for (flags, message) in refused {
         let output = profile(dir.path(), &format!("{base} {flags}"));

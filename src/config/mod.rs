@@ -95,6 +95,8 @@ pub struct ProfileJob {
     pub vary_seed: bool,
     /// A capacity search (`sweep.type: adaptive_search`): its iterations start from the one variation.
     pub search: Option<search::SearchJob>,
+    /// Stop a variation's trials once a metric settles (`multi_run.convergence`).
+    pub convergence: Option<crate::aggregate::convergence::Convergence>,
 }
 
 /// One point of a sweep: the swept values (dotted document path → value) and its plan.

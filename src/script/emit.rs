@@ -75,12 +75,13 @@ pub(super) fn repetition(job: &ProfileJob) -> String {
         return String::new();
     }
     format!(
-        ", trials: {}, cooldown: {}, confidence: {}, warmup_once: {}{}",
+        ", trials: {}, cooldown: {}, confidence: {}, warmup_once: {}{}{}",
         job.trials,
         float(job.cooldown_s),
         float(job.confidence),
         job.warmup_once,
-        if job.vary_seed { ", vary_seed: true" } else { "" }
+        if job.vary_seed { ", vary_seed: true" } else { "" },
+        job.convergence.as_ref().map(super::emit_search::convergence).unwrap_or_default()
     )
 }
 

@@ -207,10 +207,5 @@ pub fn convergence(document: &mut FlagDocument, name: &str, values: &[String]) -
         ),
     };
     document.insert("multi_run.convergence", key, entry);
-    const NOT_YET: &str =
-        "note: convergence-driven stopping is not implemented yet; every --num-profile-runs trial runs";
-    if !document.notes.iter().any(|note| note == NOT_YET) {
-        document.notes.push(NOT_YET.to_string());
-    }
     Ok(())
 }
