@@ -162,3 +162,31 @@ fn an_interrupted_search_resumes_from_its_checkpoint() {
     assert!((found - true_boundary()).abs() <= 1, "found {found}");
     assert!(stdout.contains(&format!("answer: {found} after {} iterations", tried.len())), "{stdout}");
 }
+
+#[test]
+fn a_multi_tier_search_finds_each_tiers_boundary_on_the_mock() {
+    // TTFT p95 under 110 ms holds up to 16 users (two waves), under 200 ms up to 24.
+    let dir = tempfile::tempdir().expect("dir");
+    let port = closed_port();
+    let _mock = Mock::start(port);
+    let command = format!(
+        "--url http://127.0.0.1:{port} --model mock-model --streaming --synthetic-input-tokens-mean 32 --output-tokens-mean {OSL} --request-count 64 --search-recipe max-concurrency-under-sla --concurrency-min 1 --concurrency-max 64 --search-sla-tier fast:time_to_first_token:p95:lt:110 --search-sla-tier time_to_first_token:p95:lt:{TTFT_SLA_MS} --artifact-dir {}",
+        dir.path().join("artifacts/tiers").display()
+    );
+    let output = aiperf_command(dir.path()).arg("profile").args(command.split_whitespace()).output().expect("profile");
+    assert_ok(&output);
+    let history = read_json(&dir.path().join("artifacts/tiers/search_history.json"));
+    assert_eq!(history["convergence_reason"], "multi_tier_precision_reached");
+    assert_eq!(history["config"]["tiers"][0]["label"], "fast");
+    let tiers = history["tier_results"].as_array().expect("tier_results");
+    assert_eq!(tiers.len(), 2);
+    for (tier, expected) in tiers.iter().zip([16, true_boundary()]) {
+        assert_eq!(tier["convergence_status"], "converged", "{tier}");
+        let found = tier["boundary_concurrency"].as_f64().expect("a boundary") as i64;
+        assert!((found - expected).abs() <= 1, "tier {}: found {found}, expected {expected}", tier["label"]);
+    }
+    assert_eq!(tiers[1]["label"], "tier_2");
+    let runs = history["iterations"].as_array().map_or(0, Vec::len);
+    assert_eq!(history["tier_metadata"]["actual_probe_count"], runs);
+    assert!(runs < 20, "{runs} runs for two tiers: no fewer than two monotonic searches (10 runs each)");
+}

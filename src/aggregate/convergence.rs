@@ -78,6 +78,18 @@ impl Convergence {
         }
     }
 
+    /// The `convergence: #{..}` map of a Rhai `run`, `sweep` or `search`.
+    pub fn rhai_map(&self) -> String {
+        let threshold = self.threshold.map(|t| format!(", threshold: {t:?}")).unwrap_or_default();
+        format!(
+            "#{{ metric: {:?}, stat: {:?}, mode: {:?}{threshold}, min_runs: {} }}",
+            self.metric,
+            self.stat,
+            self.mode.name(),
+            self.min_runs
+        )
+    }
+
     pub fn threshold(&self) -> f64 {
         self.threshold.unwrap_or(self.mode.default_threshold())
     }

@@ -72,7 +72,8 @@ fn adaptive_scale(map: Map) -> ScriptResult<Phase> {
 
 /// The builder's keys for `--emit-scenario`, the phase's common keys aside.
 pub(super) fn emitted_keys(settings: &AdaptiveScale) -> Vec<String> {
-    use super::emit::float;
+    // `{:?}` writes a float Rhai reads as one (`2.0`, not `2`).
+    let float = |value: f64| format!("{value:?}");
     let slas: Vec<String> = settings.sla.iter().map(|filter| format!("\"{filter}\"")).collect();
     vec![
         format!("min_concurrency: {}", settings.min_concurrency),

@@ -81,7 +81,10 @@ pub(super) fn repetition(job: &ProfileJob) -> String {
         float(job.confidence),
         job.warmup_once,
         if job.vary_seed { ", vary_seed: true" } else { "" },
-        job.convergence.as_ref().map(super::emit_search::convergence).unwrap_or_default()
+        job.convergence
+            .as_ref()
+            .map(|convergence| format!(", convergence: {}", convergence.rhai_map()))
+            .unwrap_or_default()
     )
 }
 

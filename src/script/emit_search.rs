@@ -70,15 +70,3 @@ fn with_own(settings: serde_json::Result<Value>, own: &str) -> String {
         None => text,
     }
 }
-
-/// `, convergence: #{..}` of a job whose trials stop once a metric settles.
-pub(super) fn convergence(convergence: &crate::aggregate::convergence::Convergence) -> String {
-    let threshold = convergence.threshold.map(|t| format!(", threshold: {}", float(t))).unwrap_or_default();
-    format!(
-        ", convergence: #{{ metric: {}, stat: {}, mode: {}{threshold}, min_runs: {} }}",
-        string(&convergence.metric),
-        string(&convergence.stat),
-        string(convergence.mode.name()),
-        convergence.min_runs
-    )
-}

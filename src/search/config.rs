@@ -47,6 +47,35 @@ pub struct SearchConfig {
     /// concurrency-ramp: report the first point whose metric exceeds the first point's by this much.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub degradation: Option<Degradation>,
+    /// AIPerf's multi-tier SLOs (`--search-sla-tier`): a boundary per tier, found together.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sla_tiers: Vec<SlaTier>,
+}
+
+/// One tier of a multi-tier search: a label and the SLAs that define it (besides `sla_filters`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SlaTier {
+    pub label: String,
+    pub filters: Vec<SlaFilter>,
+}
+
+/// AIPerf's bounds on the tiers of a multi-tier search.
+pub const SLA_TIERS: std::ops::RangeInclusive<usize> = 2..=10;
+
+impl SlaTier {
+    /// Read AIPerf's `--search-sla-tier` form `LABEL:FILTER[,FILTER...]` or `FILTER[,FILTER...]`
+    /// (then labelled `tier_<number>`, `number` counting from 1).
+    pub fn parse(text: &str, number: usize) -> Result<Self, String> {
+        let (label, filters) = match text.split_once(':') {
+            Some((label, rest)) if text.split(',').next().is_some_and(|first| first.split(':').count() == 5) => {
+                (label.trim().to_string(), rest)
+            }
+            _ => (format!("tier_{number}"), text),
+        };
+        let filters = filters.split(',').map(SlaFilter::parse).collect::<Result<Vec<_>, _>>()?;
+        Ok(SlaTier { label, filters })
+    }
 }
 
 fn default_max_iterations() -> usize {
@@ -228,6 +257,15 @@ impl SearchConfig {
         }
         if self.max_iterations == 0 {
             return Err("max_iterations must be at least 1".into());
+        }
+        if !self.sla_tiers.is_empty() {
+            if !SLA_TIERS.contains(&self.sla_tiers.len()) {
+                return Err(format!("sla_tiers (--search-sla-tier): give 2 to 10 tiers, got {}", self.sla_tiers.len()));
+            }
+            if self.search_space.len() != 1 || self.search_space[0].kind != DimensionKind::Int {
+                return Err("sla_tiers (--search-sla-tier): a multi-tier search sweeps one integer dimension (e.g. concurrency)".into());
+            }
+            return Ok(());
         }
         match self.planner {
             PlannerKind::MonotonicSla | PlannerKind::SmoothIsotonic => {

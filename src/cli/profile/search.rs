@@ -9,7 +9,7 @@ use serde_json::{Map, Value, json};
 use super::document::FlagDocument;
 use super::flags::Kind;
 use crate::config::get_path;
-use crate::search::config::SlaFilter;
+use crate::search::config::{SlaFilter, SlaTier};
 
 const SEARCH_TYPE: &str = "adaptive_search";
 
@@ -130,6 +130,20 @@ pub fn search_sla(document: &mut FlagDocument, _: &str, values: &[String]) -> Re
         let filter = SlaFilter::parse(text)?;
         push(document, "sweep.sla_filters", serde_json::to_value(&filter).map_err(|e| e.to_string())?);
         push(document, "sweep.recipe_settings.search_sla", json!(text));
+    }
+    Ok(())
+}
+
+/// `--search-sla-tier [LABEL:]FILTER[,FILTER...]`: one tier of a multi-tier search (the search
+/// checks there are 2 to 10).
+pub fn search_sla_tier(document: &mut FlagDocument, _: &str, values: &[String]) -> Result<(), String> {
+    for text in values {
+        let number = crate::config::get_path(&document.document, "sweep.sla_tiers")
+            .and_then(Value::as_array)
+            .map_or(1, |tiers| tiers.len() + 1);
+        let tier = SlaTier::parse(text, number)?;
+        push(document, "sweep.sla_tiers", serde_json::to_value(&tier).map_err(|e| e.to_string())?);
+        push(document, "sweep.recipe_settings.sla_tiers", json!(text));
     }
     Ok(())
 }
