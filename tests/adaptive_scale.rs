@@ -6,40 +6,14 @@
 mod common;
 
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
 
+use common::mock_process::MockProcess;
 use common::{aiperf_command, closed_port, read_json};
 use serde_json::Value;
 
 const TTFT_SLA_MS: f64 = 200.0;
 /// How far past the SLA a sustain window's TTFT p95 may land (one noisy window on a shared CPU).
 const SLA_TOLERANCE: f64 = 0.10;
-
-struct Mock(Child);
-
-impl Mock {
-    fn start(port: u16) -> Self {
-        let child = Command::new(env!("CARGO_BIN_EXE_aiperf"))
-            .args(["mock", "--port", &port.to_string(), "--max-running", "8", "--ttft-ms", "20", "--itl-ms", "2"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn aiperf mock");
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(std::time::Instant::now() < deadline, "aiperf mock did not listen on port {port}");
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
-        Self(child)
-    }
-}
-
-impl Drop for Mock {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 fn config(port: u16) -> String {
     format!(
@@ -95,7 +69,7 @@ fn folder_with(root: &Path, file: &str) -> std::path::PathBuf {
 fn an_adaptive_scale_phase_holds_a_ttft_sla_on_the_mock() {
     let dir = tempfile::tempdir().expect("dir");
     let port = closed_port();
-    let _mock = Mock::start(port);
+    let _mock = MockProcess::listening(port, &["--max-running", "8", "--ttft-ms", "20", "--itl-ms", "2"]);
     let config_path = dir.path().join("adaptive.yaml");
     std::fs::write(&config_path, config(port)).expect("config");
     let output = aiperf_command(dir.path()).args(["profile", "--config"]).arg(&config_path).output().expect("profile");
