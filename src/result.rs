@@ -61,9 +61,20 @@ pub struct PhaseSummary {
     /// in `segment.json`, for a merge).
     #[serde(default, skip_deserializing, skip_serializing_if = "Option::is_none")]
     pub scripted_sessions: Option<Box<crate::session_metrics::ScriptedSessionsSummary>>,
+    /// An adaptive_scale phase's controller decisions; None for other modes (and in a merge).
+    #[serde(default, skip_deserializing, skip_serializing_if = "Option::is_none")]
+    pub adaptive_scale: Option<Box<AdaptiveScaleLog>>,
     /// Exported on its own as `client_self_check`.
     #[serde(skip)]
     pub self_check: ClientSelfCheck,
+}
+
+/// What an adaptive_scale phase's controller decided: AIPerf's `adaptive_scale_events.jsonl`
+/// lines and `adaptive_scale_summary.json`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AdaptiveScaleLog {
+    pub events: Vec<serde_json::Value>,
+    pub summary: serde_json::Value,
 }
 
 /// A phase kind's name (`PhaseKind::as_str`); a named type, so that serde reads it back as a

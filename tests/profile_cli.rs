@@ -879,16 +879,16 @@ fn every_search_recipe_and_convergence_flag_is_accepted_and_reaches_the_search()
         "--search-recipe decode-itl-curve --osl-min 16 --osl-max 128 --osl-steps 3 --concurrency-max 32",
         "--search-space phases.profiling.concurrency:1,32:int --search-metric output_token_throughput --search-stat avg --search-direction maximize --search-max-iterations 8 --search-initial-points 3 --search-planner bayesian --search-sla time_to_first_token:p95:lt:200 --optuna-sampler tpe --optuna-acquisition logei --optuna-terminator regret --search-percentile-pooling mean --bo-constraint-mode penalty",
         "--num-profile-runs 5 --convergence-metric time_to_first_token --convergence-stat p95 --convergence-threshold 0.1 --convergence-mode cv",
+        "--search-recipe max-concurrency-under-sla --search-sla-tier fast:time_to_first_token:p95:lt:100 --search-sla-tier time_to_first_token:p95:lt:200,request_latency:p99:lt:900",
     ];
     for flags in recipes {
         let output = profile(dir.path(), &format!("{base} {flags} --emit-scenario out.rhai"));
         assert_ok(&output);
         if flags.contains("--convergence-metric") {
-            assert!(
-                text(&output.stderr).contains("convergence-driven stopping is not implemented yet"),
-                "{}",
-                text(&output.stderr)
-            );
+            let scenario = std::fs::read_to_string(dir.path().join("out.rhai")).expect("out.rhai");
+            let convergence = r#"convergence: #{ metric: "time_to_first_token", stat: "p95", mode: "cv", threshold: 0.1, min_runs: 2 }"#;
+            assert!(scenario.contains(convergence), "{scenario}");
+            assert_scenario_builds_the_same_plans(dir.path(), &output);
         }
         if flags.starts_with("--search") {
             let scenario = std::fs::read_to_string(dir.path().join("out.rhai")).expect("out.rhai");
@@ -911,6 +911,12 @@ fn every_search_recipe_and_convergence_flag_is_accepted_and_reaches_the_search()
         ),
         ("--search-sla time_to_first_token:p95:below:200", "lt, le, gt or ge"),
         ("--convergence-threshold 2", "(0, 1)"),
+        ("--search-recipe max-concurrency-under-sla --search-sla-tier time_to_first_token:p95:lt:100", "2 to 10 tiers"),
+        ("--convergence-metric request_latency", "at least 2 trials (--num-profile-runs"),
+        (
+            "--num-profile-runs 3 --convergence-metric request_latency --convergence-mode distribution --export-level summary",
+            "--export-level records",
+        ),
     ];
     for (flags, message) in refused {
         let output = profile(dir.path(), &format!("{base} {flags}"));
@@ -962,4 +968,47 @@ fn uuid_and_strip_runs_single_turn_sessions_and_is_refused_where_aiperf_refuses_
     );
     assert_ne!(multi.status.code(), Some(0));
     assert!(text(&multi.stderr).contains("not taken with a multi_turn file"), "{}", text(&multi.stderr));
+}
+
+#[test]
+fn variants_make_a_scenario_sweep_of_flag_settings() {
+    let dir = tempfile::tempdir().expect("dir");
+    let base = "--model m --url mock --streaming --request-count 4 --isl 32";
+    let output = profile(
+        dir.path(),
+        &format!(
+            "{base} --variant small:concurrency=1,osl=4 --sweep-variant concurrency=2,isl=16 --dry-run --emit-scenario out.rhai"
+        ),
+    );
+    assert_ok(&output);
+    let scenario = std::fs::read_to_string(dir.path().join("out.rhai")).expect("out.rhai");
+    assert!(
+        scenario.contains(r#""scenario": "small""#) && scenario.contains(r#""scenario": "variant_2""#),
+        "{scenario}"
+    );
+    assert_scenario_builds_the_same_plans(dir.path(), &output);
+    let ran =
+        profile(dir.path(), &format!("{base} --variant small:concurrency=1,osl=4 --variant concurrency=2,isl=16"));
+    assert_ok(&ran);
+    let summary = |name: &str| {
+        let path = std::fs::read_dir(dir.path().join("artifacts"))
+            .expect("artifacts")
+            .flatten()
+            .map(|entry| entry.path().join(name).join("profile_export_aiperf.json"))
+            .find(|path| path.is_file())
+            .unwrap_or_else(|| panic!("no {name} run"));
+        read_json(&path)
+    };
+    assert_eq!(summary("scenario_small")["output_sequence_length"]["avg"], 4.0);
+    assert_eq!(summary("scenario_variant_2")["input_sequence_length"]["avg"], 16.0);
+    for (flags, message) in [
+        ("--variant concurrency=2", "at least two variants"),
+        ("--concurrency 1,2 --variant a:isl=8 --variant b:isl=9", "drop the comma lists"),
+        ("--variant a:concurency=2 --variant b:isl=9", "did you mean `--concurrency`"),
+        ("--variant a:isl --variant b:isl=9", "is not key=value"),
+    ] {
+        let refused = profile(dir.path(), &format!("{base} {flags}"));
+        assert_eq!(refused.status.code(), Some(2), "{flags}");
+        assert!(text(&refused.stderr).contains(message), "{flags}: {}", text(&refused.stderr));
+    }
 }

@@ -7,8 +7,9 @@
 mod common;
 
 use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::Output;
 
+use common::mock_process::MockProcess;
 use common::{aiperf_command, closed_port, read_json};
 use serde_json::Value;
 
@@ -27,32 +28,10 @@ fn true_boundary() -> i64 {
     (waves_that_fit * SLOTS) as i64
 }
 
-struct Mock(Child);
-
-impl Mock {
-    /// Serving on `port`, and listening before it returns (a search's first run does not wait).
-    fn start(port: u16) -> Self {
-        let child = Command::new(env!("CARGO_BIN_EXE_aiperf"))
-            .args(["mock", "--port", &port.to_string(), "--max-running", &SLOTS.to_string()])
-            .args(["--ttft-ms", &TTFT_MS.to_string(), "--itl-ms", &ITL_MS.to_string()])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn aiperf mock");
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(std::time::Instant::now() < deadline, "aiperf mock did not listen on port {port}");
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
-        Self(child)
-    }
-}
-
-impl Drop for Mock {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
+/// The mock with the capacity above, listening before it returns (a search's first run does not wait).
+fn mock(port: u16) -> MockProcess {
+    let (slots, ttft, itl) = (SLOTS.to_string(), TTFT_MS.to_string(), ITL_MS.to_string());
+    MockProcess::listening(port, &["--max-running", &slots, "--ttft-ms", &ttft, "--itl-ms", &itl])
 }
 
 fn text(bytes: &[u8]) -> String {
@@ -71,7 +50,7 @@ fn swept(iteration: &Value) -> i64 {
 fn max_concurrency_under_sla_finds_the_mocks_boundary_in_fewer_runs_than_aiperf() {
     let dir = tempfile::tempdir().expect("dir");
     let port = closed_port();
-    let _mock = Mock::start(port);
+    let _mock = mock(port);
     let command = format!(
         "--url http://127.0.0.1:{port} --model mock-model --streaming --synthetic-input-tokens-mean 32 --output-tokens-mean {OSL} --request-count 64 --search-recipe max-concurrency-under-sla --ttft-sla-ms {TTFT_SLA_MS} --concurrency-min 1 --concurrency-max 64 --artifact-dir {}",
         dir.path().join("artifacts/capacity").display()
@@ -161,4 +140,32 @@ fn an_interrupted_search_resumes_from_its_checkpoint() {
     let found = history["boundary_summary"]["feasible_max"]["value"].as_i64().expect("found");
     assert!((found - true_boundary()).abs() <= 1, "found {found}");
     assert!(stdout.contains(&format!("answer: {found} after {} iterations", tried.len())), "{stdout}");
+}
+
+#[test]
+fn a_multi_tier_search_finds_each_tiers_boundary_on_the_mock() {
+    // TTFT p95 under 110 ms holds up to 16 users (two waves), under 200 ms up to 24.
+    let dir = tempfile::tempdir().expect("dir");
+    let port = closed_port();
+    let _mock = mock(port);
+    let command = format!(
+        "--url http://127.0.0.1:{port} --model mock-model --streaming --synthetic-input-tokens-mean 32 --output-tokens-mean {OSL} --request-count 64 --search-recipe max-concurrency-under-sla --concurrency-min 1 --concurrency-max 64 --search-sla-tier fast:time_to_first_token:p95:lt:110 --search-sla-tier time_to_first_token:p95:lt:{TTFT_SLA_MS} --artifact-dir {}",
+        dir.path().join("artifacts/tiers").display()
+    );
+    let output = aiperf_command(dir.path()).arg("profile").args(command.split_whitespace()).output().expect("profile");
+    assert_ok(&output);
+    let history = read_json(&dir.path().join("artifacts/tiers/search_history.json"));
+    assert_eq!(history["convergence_reason"], "multi_tier_precision_reached");
+    assert_eq!(history["config"]["tiers"][0]["label"], "fast");
+    let tiers = history["tier_results"].as_array().expect("tier_results");
+    assert_eq!(tiers.len(), 2);
+    for (tier, expected) in tiers.iter().zip([16, true_boundary()]) {
+        assert_eq!(tier["convergence_status"], "converged", "{tier}");
+        let found = tier["boundary_concurrency"].as_f64().expect("a boundary") as i64;
+        assert!((found - expected).abs() <= 1, "tier {}: found {found}, expected {expected}", tier["label"]);
+    }
+    assert_eq!(tiers[1]["label"], "tier_2");
+    let runs = history["iterations"].as_array().map_or(0, Vec::len);
+    assert_eq!(history["tier_metadata"]["actual_probe_count"], runs);
+    assert!(runs < 20, "{runs} runs for two tiers: no fewer than two monotonic searches (10 runs each)");
 }

@@ -349,3 +349,37 @@ sweep(#{ name: "mixed", grid: #{ users: [1, 2] } }, |v| bench(e, v.users, `u${v.
         ["profile_export_aiperf_sweep.csv", "profile_export_aiperf_sweep.json"]
     );
 }
+
+#[test]
+fn convergence_stops_the_trials_once_the_metric_settles() {
+    // The mock's latency barely moves from trial to trial: a loose CV threshold is met after
+    // the 2 trials the criterion needs, so the other 4 are skipped; a threshold nothing can
+    // meet runs them all; the distribution mode reads each trial's records.
+    let run = run_scenario(
+        "converging",
+        r#"let e = endpoint(#{ url: "mock", mock: #{ ttft: ms(5), itl: ms(1) } });
+let bench = #{ endpoint: e, dataset: synthetic(#{ isl: 16, osl: 8 }), phases: [concurrency(#{ users: 2, requests: 16 })] };
+let settled = run(bench + #{ name: "settled", trials: 6, convergence: #{ metric: "request_latency", mode: "cv", threshold: 0.5 } });
+print(`SETTLED ${settled.trials.len()}`);
+let strict = run(bench + #{ name: "strict", trials: 3, convergence: #{ metric: "request_latency", stat: "p50", threshold: 0.000001 } });
+print(`STRICT ${strict.trials.len()}`);
+let alike = run(bench + #{ name: "alike", trials: 5, convergence: #{ metric: "request_latency", mode: "distribution", threshold: 0.000001, min_runs: 3 } });
+print(`ALIKE ${alike.trials.len()}`);"#,
+    );
+    assert_eq!(run.code(), Some(0), "stderr: {}", run.stderr());
+    let out = run.stdout();
+    for line in ["SETTLED 2", "STRICT 3", "ALIKE 3", "converged after 2 of 6 trials: request_latency avg CV"] {
+        assert!(out.contains(line), "no `{line}` in stdout: {out}");
+    }
+    let aggregate = read_json(&run.artifacts("settled").join("aggregate/profile_export_aiperf_aggregate.json"));
+    assert_eq!(aggregate["metadata"]["run_labels"], json!(["run_0001", "run_0002"]));
+    assert!(!run.artifacts("settled").join("profile_runs/run_0003").exists());
+
+    let refused = run_scenario(
+        "too_few",
+        r#"run(#{ endpoint: endpoint(#{ url: "mock" }), dataset: synthetic(#{ isl: 16, osl: 2 }),
+    phases: [concurrency(#{ users: 1, requests: 2 })], trials: 3, convergence: #{ metric: "request_latency", min_runs: 4 } });"#,
+    );
+    assert_ne!(refused.code(), Some(0));
+    assert!(refused.stderr().contains("min_runs must be between 2 and the trials (3)"), "{}", refused.stderr());
+}

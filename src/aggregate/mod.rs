@@ -2,6 +2,7 @@
 //! (`trials.rs`), the sweep aggregate over variations (`sweep.rs`) and the statistics they use.
 
 pub mod confidence;
+pub mod convergence;
 pub mod student_t;
 pub mod sweep;
 #[cfg(test)]

@@ -2,6 +2,7 @@
 //! sweep's variations (`config::variations`) lowered to a Plan (endpoint, dataset, phases,
 //! outputs: one file each under `lower/`), repeated as `multi_run` says.
 
+mod adaptive_scale;
 mod agentic_replay;
 mod audio;
 mod baseten_replay;
@@ -58,6 +59,7 @@ pub fn lower(document: &Value, base_dir: &Path) -> Result<ProfileJob, ConfigErro
         super::search::check_dimensions(search, &variations[0].plan)?;
         notes.extend(search.notes.iter().cloned());
     }
+    let convergence = convergence_of(document, settings.num_runs, &variations[0].plan)?;
     Ok(ProfileJob {
         variations,
         trials: settings.num_runs,
@@ -69,7 +71,40 @@ pub fn lower(document: &Value, base_dir: &Path) -> Result<ProfileJob, ConfigErro
         notes,
         search,
         report,
+        convergence,
     })
+}
+
+/// `multi_run.convergence` checked against the trials and the exports it reads.
+fn convergence_of(
+    document: &Value,
+    trials: u64,
+    plan: &crate::plan::Plan,
+) -> Result<Option<crate::aggregate::convergence::Convergence>, ConfigError> {
+    use crate::aggregate::convergence::{Convergence, ConvergenceMode};
+    let Some(block) = document.pointer("/multi_run/convergence").filter(|block| !block.is_null()) else {
+        return Ok(None);
+    };
+    let error = |why: String| ConfigError::new(format!("multi_run.convergence (--convergence-*): {why}"));
+    let text = |key: &str| block.get(key).and_then(Value::as_str);
+    let Some(metric) = text("metric") else { return Err(error("`metric` is required".to_string())) };
+    let defaults = Convergence::new(metric);
+    let convergence = Convergence {
+        stat: text("stat").map_or(defaults.stat.clone(), str::to_string),
+        mode: text("mode").map(ConvergenceMode::parse).transpose().map_err(error)?.unwrap_or(defaults.mode),
+        threshold: block.get("threshold").and_then(Value::as_f64),
+        min_runs: block.get("min_runs").and_then(Value::as_u64).unwrap_or(defaults.min_runs),
+        ..defaults
+    };
+    if let Some(mistake) = convergence.mistake(trials) {
+        return Err(error(mistake));
+    }
+    if convergence.mode == ConvergenceMode::Distribution && plan.export.level == crate::plan::ExportLevel::Summary {
+        return Err(error(
+            "mode distribution reads each trial's per-request records; give --export-level records or raw".to_string(),
+        ));
+    }
+    Ok(Some(convergence))
 }
 
 /// One line for each sweep setting read but not acted on.

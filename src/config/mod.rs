@@ -97,6 +97,8 @@ pub struct ProfileJob {
     pub search: Option<search::SearchJob>,
     /// Write the report after the run or sweep, where AIPerf plots (`plot:`, `artifacts.auto_plot`).
     pub report: bool,
+    /// Stop a variation's trials once a metric settles (`multi_run.convergence`).
+    pub convergence: Option<crate::aggregate::convergence::Convergence>,
 }
 
 /// One point of a sweep: the swept values (dotted document path → value) and its plan.

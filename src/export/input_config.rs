@@ -275,6 +275,12 @@ fn phase(phase: &Phase) -> Value {
             out.insert("session".into(), json!(session));
             "scripted_sessions"
         }
+        LoadMode::AdaptiveScale(settings) => {
+            out.insert("concurrency".into(), json!(settings.max_concurrency));
+            out.insert("adaptive_scale".into(), settings.config_block());
+            out.insert("sla".into(), json!(settings.sla));
+            "concurrency"
+        }
     };
     out.insert("type".into(), json!(kind));
     if let Some(requests) = phase.requests {

@@ -1,6 +1,7 @@
 //! Load generation: runs each phase of a plan with its timing mode, turning dataset entries
 //! into requests and requests into `RequestRecord`s for the metrics. Never runs script code.
 
+mod adaptive_scale;
 mod agentic_replay;
 mod arrival;
 mod concurrency;
@@ -19,6 +20,8 @@ pub mod schedule;
 pub mod scripted;
 mod self_check;
 mod session_claims;
+mod sla_controller;
+mod sla_window;
 mod user_centric;
 mod users;
 mod wait_tally;
@@ -156,6 +159,7 @@ impl SendWindow {
 pub async fn run_phase(ctx: Arc<LoadContext>, run: Arc<PhaseRun>) -> PhaseSummary {
     let started_ns = ctx.clock.now_ns();
     let cpu_before_ns = self_check::process_cpu_ns();
+    let mut adaptive_scale = None;
     let window = match &run.phase.mode {
         LoadMode::Concurrency { concurrency, prefill_concurrency } => {
             concurrency::run(ctx.clone(), run.clone(), *concurrency, *prefill_concurrency).await;
@@ -194,6 +198,10 @@ pub async fn run_phase(ctx: Arc<LoadContext>, run: Arc<PhaseRun>) -> PhaseSummar
             scripted::play(ctx.clone(), run.clone(), *users, session).await;
             None
         }
+        LoadMode::AdaptiveScale(settings) => {
+            adaptive_scale = Some(Box::new(adaptive_scale::run(ctx.clone(), run.clone(), settings).await));
+            None
+        }
     };
     let ended_ns = ctx.clock.now_ns();
     let cpu_ns = self_check::process_cpu_ns().saturating_sub(cpu_before_ns);
@@ -212,6 +220,7 @@ pub async fn run_phase(ctx: Arc<LoadContext>, run: Arc<PhaseRun>) -> PhaseSummar
         window_end_ns: ended_ns,
         sessions: counters.sessions.summary(),
         scripted_sessions: counters.scripted_sessions.get().cloned().map(Box::new),
+        adaptive_scale,
         self_check: self_check::assess(&run.phase, counters, window, cpu_ns, wall_ns, ctx.client.max_connections()),
     }
 }
@@ -269,6 +278,12 @@ pub fn check_phase(phase: &Phase) -> Result<(), String> {
         LoadMode::UserCentric { users: 0, .. } | LoadMode::Scripted { users: 0, .. } => {
             Err(format!("phase `{name}`: `users` must be at least 1"))
         }
+        LoadMode::AdaptiveScale(settings) if settings.mistake().is_some() => {
+            Err(format!("phase `{name}`: {}", settings.mistake().unwrap_or_default()))
+        }
+        LoadMode::AdaptiveScale(_) if phase.duration_s.is_none() => {
+            Err(format!("phase `{name}`: an adaptive_scale phase needs a `duration`"))
+        }
         LoadMode::AgenticReplay(replay) if replay.mistake().is_some() => {
             Err(format!("phase `{name}`: {}", replay.mistake().unwrap_or_default()))
         }
@@ -294,6 +309,7 @@ pub fn connection_pool_size(phase: &Phase) -> usize {
             *users
         }
         LoadMode::AgenticReplay(replay) => replay.lanes * 4,
+        LoadMode::AdaptiveScale(settings) => settings.max_concurrency,
         LoadMode::Rate { rate, .. } => rate_guess(*rate),
         LoadMode::Ramp { ramped, start, stages, .. } => {
             let peak = stages.iter().map(|s| s.target).fold(*start, f64::max);

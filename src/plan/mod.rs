@@ -1,6 +1,7 @@
 //! The Plan: pure data that describes one benchmark. A scenario script builds it; the
 //! engine executes it; its JSON form is the `input_config` block of the exports.
 
+mod adaptive_scale;
 mod agentic_replay;
 mod audio;
 mod baseten_replay;
@@ -19,6 +20,7 @@ mod routing;
 pub mod run_coordinates;
 pub mod segment;
 mod server_control;
+mod sla;
 mod spans;
 mod trace_handling;
 mod trace_synthesis;
@@ -31,6 +33,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+pub use adaptive_scale::*;
 pub use agentic_replay::*;
 pub use audio::*;
 pub use baseten_replay::BasetenReplay;
@@ -50,6 +53,7 @@ pub use response_limits::*;
 pub use routing::*;
 pub use run_coordinates::RunCoordinates;
 pub use server_control::*;
+pub use sla::{Op, SlaFilter, sla_filters_of};
 pub use trace_handling::TraceHandling;
 pub use trace_synthesis::TraceSynthesis;
 pub use video::*;

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{AgenticReplay, Dist, PrefillCap};
+use super::{AdaptiveScale, AgenticReplay, Dist, PrefillCap};
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
@@ -83,6 +83,9 @@ pub enum LoadMode {
     /// scenario's function `session` (its name; the function itself stays with the script), a
     /// new one started as each ends.
     Scripted { users: usize, session: String },
+    /// AIPerf's adaptive scale: a closed loop whose concurrency an SLA controller moves during
+    /// the phase (`load/adaptive_scale.rs`).
+    AdaptiveScale(AdaptiveScale),
 }
 
 /// The pattern of open-loop arrival times.

@@ -195,6 +195,9 @@ fn cut_phase(phase: &mut Phase, segment: ExecutionSegment) -> Result<(), String>
                 "phase `{name}`: an agentic replay keeps its trace's trees whole and runs in one process"
             ));
         }
+        LoadMode::AdaptiveScale(_) => {
+            return Err(format!("phase `{name}`: an adaptive_scale controller judges all its requests in one process"));
+        }
         LoadMode::Users { users, session_rate, .. } => {
             *users = segment.part_of("users", &name, *users as u64)? as usize;
             *session_rate = segment.scaled(*session_rate);

@@ -75,12 +75,16 @@ pub(super) fn repetition(job: &ProfileJob) -> String {
         return String::new();
     }
     format!(
-        ", trials: {}, cooldown: {}, confidence: {}, warmup_once: {}{}",
+        ", trials: {}, cooldown: {}, confidence: {}, warmup_once: {}{}{}",
         job.trials,
         float(job.cooldown_s),
         float(job.confidence),
         job.warmup_once,
-        if job.vary_seed { ", vary_seed: true" } else { "" }
+        if job.vary_seed { ", vary_seed: true" } else { "" },
+        job.convergence
+            .as_ref()
+            .map(|convergence| format!(", convergence: {}", convergence.rhai_map()))
+            .unwrap_or_default()
     )
 }
 
@@ -555,6 +559,10 @@ fn phase(phase: &Phase) -> String {
             keys.push(format!("users: {users}"));
             keys.push(format!("session: Fn({})", string(session)));
             "users"
+        }
+        LoadMode::AdaptiveScale(settings) => {
+            keys.extend(super::adaptive_scale::emitted_keys(settings));
+            "adaptive_scale"
         }
     };
     let ramp = matches!(phase.mode, LoadMode::Ramp { hold: false, .. });

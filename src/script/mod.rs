@@ -1,6 +1,7 @@
 //! The Rhai front: a scenario script builds Plans with the builders and runs them with
 //! `run(#{..})`, which returns results. Script errors come back as file:line:column.
 
+mod adaptive_scale;
 mod agentic_replay;
 mod args;
 mod audio;
@@ -132,6 +133,7 @@ pub fn build_engine(host: Arc<RunHost>, settings: &ScenarioSettings) -> Engine {
     synthetic::register(&mut engine);
     phases::register(&mut engine, host.scenario_dir.clone(), host.session_functions.clone());
     agentic_replay::register(&mut engine);
+    adaptive_scale::register(&mut engine);
     sessions::register(&mut engine);
     results::register(&mut engine);
     compare::register(&mut engine);

@@ -20,7 +20,8 @@ use crate::search::recipes::{self, RecipeSettings};
 use crate::search::{Measured, Probe, SearchConfig, Stopped, run_search};
 
 /// The keys of `search(#{..})` that are this project's; the others are AIPerf's search keys.
-const OWN_KEYS: &[&str] = &["name", "trials", "cooldown", "confidence", "warmup_once", "vary_seed", "pause"];
+const OWN_KEYS: &[&str] =
+    &["name", "trials", "cooldown", "confidence", "warmup_once", "vary_seed", "convergence", "pause"];
 
 pub fn register(engine: &mut Engine, host: Arc<RunHost>) {
     let searches_started = Arc::new(AtomicUsize::new(0));

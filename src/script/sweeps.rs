@@ -22,8 +22,19 @@ use crate::plan::RunCoordinates;
 use crate::plan::run_coordinates::artifact_dir_of;
 use crate::plan::run_coordinates::{label_of, new_sweep_id};
 
-const SWEEP_KEYS: &[&str] =
-    &["name", "grid", "zip", "trials", "cooldown", "confidence", "warmup_once", "vary_seed", "report", "pause"];
+const SWEEP_KEYS: &[&str] = &[
+    "name",
+    "grid",
+    "zip",
+    "trials",
+    "cooldown",
+    "confidence",
+    "warmup_once",
+    "vary_seed",
+    "convergence",
+    "report",
+    "pause",
+];
 
 pub fn register(engine: &mut Engine, host: Arc<RunHost>) {
     let sweeps_started = Arc::new(AtomicUsize::new(0));

@@ -14,6 +14,7 @@ use super::keys::{MapReader, ScriptResult, script_error};
 use super::results::RunResults;
 use super::run_host::{RunHost, ScenarioSweep, run_plan};
 use crate::aggregate::TrialSet;
+use crate::aggregate::convergence::{Convergence, ConvergenceMode};
 use crate::aggregate::trials::combined_result;
 use crate::export::{ArtifactNames, aggregate_csv, aggregate_json};
 use crate::plan::run_coordinates::{folder_under, label_of};
@@ -21,7 +22,7 @@ use crate::plan::{PhaseKind, RunCoordinates, trial_seed};
 
 /// The `run(#{..})` keys this module reads.
 pub const RUN_EXTRA_KEYS: &[&str] =
-    &["trials", "cooldown", "confidence", "warmup_once", "vary_seed", "sweep", "report"];
+    &["trials", "cooldown", "confidence", "warmup_once", "vary_seed", "convergence", "sweep", "report"];
 const SWEEP_LABEL_KEYS: &[&str] = &["variation", "label", "index", "id"];
 /// AIPerf's default confidence level.
 const DEFAULT_CONFIDENCE: f64 = 0.95;
@@ -39,6 +40,8 @@ pub struct Repetition {
     pub warmup_once: bool,
     /// Each trial draws its workload from a seed of its own (AIPerf's `vary_seed_per_trial`).
     pub vary_seed: bool,
+    /// Skip the remaining trials once a metric has settled (AIPerf's `multi_run.convergence`).
+    pub convergence: Option<Convergence>,
 }
 
 impl Repetition {
@@ -59,7 +62,35 @@ impl Repetition {
         }
         let warmup_once = reader.opt_bool("warmup_once")?.unwrap_or(false);
         let vary_seed = reader.opt_bool("vary_seed")?.unwrap_or(false);
-        Ok(Self { trials, cooldown_s, confidence, warmup_once, vary_seed })
+        let convergence = match reader.opt_map("convergence")? {
+            Some(map) => Some(convergence_of(map, trials, what)?),
+            None => None,
+        };
+        Ok(Self { trials, cooldown_s, confidence, warmup_once, vary_seed, convergence })
+    }
+}
+
+/// `convergence: #{ metric: "request_latency", stat?: "avg", mode?: "ci_width" | "cv" |
+/// "distribution", threshold?, min_runs? }`.
+fn convergence_of(map: Map, trials: u64, what: &str) -> ScriptResult<Convergence> {
+    let mut reader = MapReader::new("convergence", map, &["metric", "stat", "mode", "threshold", "min_runs"])?;
+    let defaults = Convergence::new(&reader.string("metric")?);
+    let mode = match reader.opt_string("mode")? {
+        Some(name) => {
+            ConvergenceMode::parse(&name).or_else(|why| script_error(format!("{what}: convergence: {why}")))?
+        }
+        None => defaults.mode,
+    };
+    let convergence = Convergence {
+        stat: reader.opt_string("stat")?.unwrap_or(defaults.stat.clone()),
+        mode,
+        threshold: reader.opt_f64("threshold")?,
+        min_runs: reader.opt_u64("min_runs")?.unwrap_or(defaults.min_runs),
+        ..defaults
+    };
+    match convergence.mistake(trials) {
+        Some(mistake) => script_error(format!("{what}: {mistake}")),
+        None => Ok(convergence),
     }
 }
 
@@ -204,7 +235,21 @@ pub fn run_trials(
         }
         let cooled = if trial > 0 { cool_down(host, repetition.cooldown_s) } else { Ok(()) };
         match cooled.and_then(|()| run_plan(host, trial_plan)) {
-            Ok(results) => trials.push(results.0),
+            Ok(results) => {
+                trials.push(results.0);
+                if let Some(convergence) = repetition.convergence.as_ref().filter(|_| trial + 1 < count) {
+                    let verdict = convergence.judge(&trials, repetition.confidence, &names.records());
+                    if verdict.converged {
+                        crate::ui::stdout::print(&crate::ui::trials::converged(
+                            convergence,
+                            &verdict,
+                            trials.len(),
+                            count,
+                        ));
+                        break;
+                    }
+                }
+            }
             Err(error) if executing && !trials.is_empty() => {
                 // Keep what the finished trials measured before the scenario stops.
                 let set = TrialSet::new(trials, repetition.confidence, repetition.cooldown_s)

@@ -6,6 +6,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+pub use crate::plan::{Op, SlaFilter};
+
 /// The path of the profiling phase's concurrency, as AIPerf names the swept dimension.
 pub const CONCURRENCY_PATH: &str = "phases.profiling.concurrency";
 /// The path of the profiling phase's request rate.
@@ -45,6 +47,35 @@ pub struct SearchConfig {
     /// concurrency-ramp: report the first point whose metric exceeds the first point's by this much.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub degradation: Option<Degradation>,
+    /// AIPerf's multi-tier SLOs (`--search-sla-tier`): a boundary per tier, found together.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sla_tiers: Vec<SlaTier>,
+}
+
+/// One tier of a multi-tier search: a label and the SLAs that define it (besides `sla_filters`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SlaTier {
+    pub label: String,
+    pub filters: Vec<SlaFilter>,
+}
+
+/// AIPerf's bounds on the tiers of a multi-tier search.
+pub const SLA_TIERS: std::ops::RangeInclusive<usize> = 2..=10;
+
+impl SlaTier {
+    /// Read AIPerf's `--search-sla-tier` form `LABEL:FILTER[,FILTER...]` or `FILTER[,FILTER...]`
+    /// (then labelled `tier_<number>`, `number` counting from 1).
+    pub fn parse(text: &str, number: usize) -> Result<Self, String> {
+        let (label, filters) = match text.split_once(':') {
+            Some((label, rest)) if text.split(',').next().is_some_and(|first| first.split(':').count() == 5) => {
+                (label.trim().to_string(), rest)
+            }
+            _ => (format!("tier_{number}"), text),
+        };
+        let filters = filters.split(',').map(SlaFilter::parse).collect::<Result<Vec<_>, _>>()?;
+        Ok(SlaTier { label, filters })
+    }
 }
 
 fn default_max_iterations() -> usize {
@@ -159,67 +190,6 @@ impl Direction {
     }
 }
 
-/// An SLA: the run passes when `stat(metric_tag) op threshold`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SlaFilter {
-    pub metric_tag: String,
-    pub stat: String,
-    pub op: Op,
-    pub threshold: f64,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Op {
-    Lt,
-    Le,
-    Gt,
-    Ge,
-}
-
-impl SlaFilter {
-    /// Read AIPerf's `--search-sla` form `metric:stat:op:threshold`.
-    pub fn parse(text: &str) -> Result<Self, String> {
-        let parts: Vec<&str> = text.split(':').map(str::trim).collect();
-        let [metric_tag, stat, op, threshold] = parts.as_slice() else {
-            return Err(format!("expects metric:stat:op:threshold, e.g. time_to_first_token:p95:lt:200; got `{text}`"));
-        };
-        let op = match *op {
-            "lt" => Op::Lt,
-            "le" => Op::Le,
-            "gt" => Op::Gt,
-            "ge" => Op::Ge,
-            other => return Err(format!("op must be lt, le, gt or ge; got `{other}` in `{text}`")),
-        };
-        let threshold = threshold
-            .parse::<f64>()
-            .ok()
-            .filter(|t| t.is_finite())
-            .ok_or_else(|| format!("threshold must be a number; got `{threshold}` in `{text}`"))?;
-        Ok(SlaFilter { metric_tag: metric_tag.to_string(), stat: stat.to_string(), op, threshold })
-    }
-
-    pub fn passes(&self, value: f64) -> bool {
-        match self.op {
-            Op::Lt => value < self.threshold,
-            Op::Le => value <= self.threshold,
-            Op::Gt => value > self.threshold,
-            Op::Ge => value >= self.threshold,
-        }
-    }
-
-    /// How far `value` is past the threshold, as a fraction of it: negative inside the SLA,
-    /// growing as the load gets worse.
-    pub fn margin(&self, value: f64) -> f64 {
-        let scale = if self.threshold.abs() > 0.0 { self.threshold.abs() } else { 1.0 };
-        match self.op {
-            Op::Lt | Op::Le => (value - self.threshold) / scale,
-            Op::Gt | Op::Ge => (self.threshold - value) / scale,
-        }
-    }
-}
-
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Degradation {
@@ -287,6 +257,15 @@ impl SearchConfig {
         }
         if self.max_iterations == 0 {
             return Err("max_iterations must be at least 1".into());
+        }
+        if !self.sla_tiers.is_empty() {
+            if !SLA_TIERS.contains(&self.sla_tiers.len()) {
+                return Err(format!("sla_tiers (--search-sla-tier): give 2 to 10 tiers, got {}", self.sla_tiers.len()));
+            }
+            if self.search_space.len() != 1 || self.search_space[0].kind != DimensionKind::Int {
+                return Err("sla_tiers (--search-sla-tier): a multi-tier search sweeps one integer dimension (e.g. concurrency)".into());
+            }
+            return Ok(());
         }
         match self.planner {
             PlannerKind::MonotonicSla | PlannerKind::SmoothIsotonic => {

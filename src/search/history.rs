@@ -25,6 +25,13 @@ pub fn document(
     if let Some(knee) = degradation_knee(config, history) {
         document.insert("degradation_knee".into(), knee);
     }
+    if !config.sla_tiers.is_empty() {
+        if let Some(block) = document.get_mut("config").and_then(Value::as_object_mut) {
+            block.insert("tiers".into(), json!(config.sla_tiers));
+        }
+        document.insert("tier_results".into(), Value::Array(super::multi_tier::tier_results(config, history)));
+        document.insert("tier_metadata".into(), super::multi_tier::tier_metadata(config, history));
+    }
     document.extend(extras);
     Value::Object(document)
 }

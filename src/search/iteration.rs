@@ -61,6 +61,9 @@ pub struct Iteration {
     pub margin: Option<f64>,
     pub artifact_dir: String,
     pub wall_s: f64,
+    /// In a multi-tier search: whether each tier's SLAs (and `sla_filters`) held.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tier_feasible: Vec<bool>,
 }
 
 impl Iteration {
@@ -80,11 +83,16 @@ impl Iteration {
         let margins: Option<Vec<f64>> =
             config.sla_filters.iter().zip(&sla_values).map(|(f, v)| v.map(|v| f.margin(v))).collect();
         let margin = margins.filter(|m| !m.is_empty()).map(|m| m.into_iter().fold(f64::NEG_INFINITY, f64::max));
+        let holds = |filter: &super::config::SlaFilter| {
+            source.stat(&filter.metric_tag, &filter.stat).is_some_and(|v| v.is_finite() && filter.passes(v))
+        };
+        let tier_feasible: Vec<bool> =
+            config.sla_tiers.iter().map(|tier| feasible && tier.filters.iter().all(holds)).collect();
         Iteration {
             iteration_idx,
             variation_values: config.values_of(&point),
             objective_values: objectives.filter(|values| !values.is_empty()),
-            feasible,
+            feasible: feasible && tier_feasible.iter().all(|holds| *holds),
             non_monotonic_warning: false,
             point,
             probe,
@@ -92,6 +100,7 @@ impl Iteration {
             margin,
             artifact_dir: String::new(),
             wall_s: 0.0,
+            tier_feasible,
         }
     }
 

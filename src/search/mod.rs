@@ -13,6 +13,7 @@ pub mod history;
 pub mod isotonic;
 pub mod iteration;
 pub mod monotonic;
+pub mod multi_tier;
 pub mod planner;
 pub mod point_in_plan;
 pub mod recipes;

@@ -9,6 +9,9 @@ pub fn next(config: &SearchConfig, history: &[Iteration]) -> Decision {
     if history.len() >= config.max_iterations {
         return Decision::Stop("max_iterations".into());
     }
+    if !config.sla_tiers.is_empty() {
+        return super::multi_tier::next(config, history);
+    }
     match config.planner {
         PlannerKind::Grid => super::grid::next(config, history),
         PlannerKind::MonotonicSla => super::monotonic::next(config, history),

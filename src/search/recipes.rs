@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::config::{
     CONCURRENCY_PATH, Degradation, Dimension, DimensionKind, Direction, ISL_PATH, OSL_PATH, Objective, Op, PlannerKind,
-    Prior, SearchConfig, SlaFilter,
+    Prior, SearchConfig, SlaFilter, SlaTier,
 };
 use super::grid::logspace_int;
 
@@ -52,6 +52,9 @@ pub struct RecipeSettings {
     /// `--search-sla` filters that compose after the recipe's own.
     #[serde(default)]
     pub search_sla: Vec<String>,
+    /// `--search-sla-tier` texts: the recipe's search becomes a multi-tier one.
+    #[serde(default)]
+    pub sla_tiers: Vec<String>,
     pub max_iterations: Option<usize>,
     pub random_seed: Option<u64>,
 }
@@ -113,6 +116,7 @@ fn base(
         grid_steps: None,
         request_slos: BTreeMap::new(),
         degradation: None,
+        sla_tiers: Vec::new(),
     }
 }
 
@@ -228,6 +232,12 @@ pub fn expand(name: &str, settings: &RecipeSettings) -> Result<SearchConfig, Str
         }
     };
     config.sla_filters.extend(settings.extra_slas()?);
+    config.sla_tiers = settings
+        .sla_tiers
+        .iter()
+        .enumerate()
+        .map(|(index, text)| SlaTier::parse(text, index + 1).map_err(|e| format!("--search-sla-tier: {e}")))
+        .collect::<Result<_, _>>()?;
     config.recipe_name = Some(name.to_string());
     if let Some(max) = settings.max_iterations {
         config.max_iterations = max;
@@ -254,7 +264,7 @@ fn max_concurrency_under_sla(settings: &RecipeSettings) -> Result<SearchConfig, 
         }
         filters.push(sla("request_error_rate", "avg", Op::Lt, rate * 100.0));
     }
-    if filters.is_empty() && settings.search_sla.is_empty() {
+    if filters.is_empty() && settings.search_sla.is_empty() && settings.sla_tiers.is_empty() {
         return Err(
             "recipe `max-concurrency-under-sla` needs at least one of --ttft-sla-ms, --tpot-sla-ms, --itl-sla-ms, --e2e-sla-ms, --error-rate-sla".into(),
         );

@@ -46,6 +46,7 @@ pub fn config(planner: PlannerKind, lo: i64, hi: i64) -> SearchConfig {
         grid_steps: None,
         request_slos: BTreeMap::new(),
         degradation: None,
+        sla_tiers: Vec::new(),
     }
 }
 

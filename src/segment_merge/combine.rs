@@ -33,6 +33,7 @@ pub fn merged_phase(phase: &Phase, runs: &[SegmentRun]) -> PhaseSummary {
         window_end_ns,
         sessions: merged_sessions(runs),
         scripted_sessions: merged_scripted_sessions(runs),
+        adaptive_scale: None,
         self_check: combined_self_check(phase, runs),
     }
 }
@@ -127,6 +128,7 @@ mod tests {
             window_end_ns: end,
             sessions: None,
             scripted_sessions: None,
+            adaptive_scale: None,
             self_check: check,
         }
     }

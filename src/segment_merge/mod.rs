@@ -323,6 +323,7 @@ mod tests {
             window_end_ns,
             sessions: None,
             scripted_sessions: None,
+            adaptive_scale: None,
             self_check: Default::default(),
         }
     }

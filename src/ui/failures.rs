@@ -65,6 +65,7 @@ mod tests {
             window_end_ns: 1,
             sessions: None,
             scripted_sessions: None,
+            adaptive_scale: None,
             self_check: Default::default(),
         };
         let text = render_all_failed(&result, &phase);
@@ -94,6 +95,7 @@ mod tests {
             window_end_ns: 1,
             sessions: None,
             scripted_sessions: None,
+            adaptive_scale: None,
             self_check: Default::default(),
         };
         result.phases = vec![phase.clone()];

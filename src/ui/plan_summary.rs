@@ -226,6 +226,17 @@ fn mode(mode: &LoadMode) -> String {
             )
         }
         LoadMode::Scripted { users, session } => format!("scripted sessions: {users} users, each running `{session}`"),
+        LoadMode::AdaptiveScale(settings) => {
+            let slas: Vec<String> = settings.sla.iter().map(|filter| filter.to_string()).collect();
+            format!(
+                "adaptive scale {}–{} users holding {}, judged every {} s, boundary held {} s",
+                settings.min_concurrency,
+                settings.max_concurrency,
+                slas.join(" and "),
+                settings.assessment_period_s,
+                settings.sustain_s
+            )
+        }
     }
 }
 

@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use crate::aggregate::TrialSet;
+use crate::aggregate::convergence::{Convergence, ConvergenceMode, Verdict};
 
 /// The `<metric>_<stat>` rows shown, when the trials have them.
 const HEADLINES: [(&str, &str); 5] = [
@@ -53,4 +54,21 @@ mod tests {
         assert!(lines[2].starts_with("  time_to_first_token_p99"), "{}", lines[2]);
         assert_eq!(lines.len(), 4, "{text}");
     }
+}
+
+/// The line that says the trials stopped early because the metric settled.
+pub fn converged(convergence: &Convergence, verdict: &Verdict, ran: usize, planned: u64) -> String {
+    let measured = verdict.measured.map_or("n/a".to_string(), |value| format!("{value:.4}"));
+    let (what, side) = match convergence.mode {
+        ConvergenceMode::CiWidth => ("CI width / mean", "<"),
+        ConvergenceMode::Cv => ("CV", "<"),
+        ConvergenceMode::Distribution => ("KS p-value vs the earlier trials", ">"),
+    };
+    format!(
+        "converged after {ran} of {planned} trials: {} {} {what} {measured} {side} {} ({})\n",
+        convergence.metric,
+        convergence.stat,
+        convergence.threshold(),
+        convergence.mode.name()
+    )
 }

@@ -15,6 +15,23 @@ impl MockProcess {
             .expect("spawn aiperf mock");
         Self(child)
     }
+
+    /// Serving on `port` with `settings` (`--max-running 8` …), and listening before it returns.
+    pub fn listening(port: u16, settings: &[&str]) -> Self {
+        let child = Command::new(env!("CARGO_BIN_EXE_aiperf"))
+            .args(["mock", "--port", &port.to_string()])
+            .args(settings)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn aiperf mock");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(std::time::Instant::now() < deadline, "aiperf mock did not listen on port {port}");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        Self(child)
+    }
 }
 
 impl Drop for MockProcess {

@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 
 use super::document::FlagDocument;
-use super::flags::{Arity, Group, Kind, apply, note, set, sweep, switch_value, unsupported};
+use super::flags::{Arity, Group, Kind, apply, note, set, sweep, switch_value};
 use super::search;
 
 const ARRIVAL: Kind = Kind::Choice(&[
@@ -13,8 +13,6 @@ const ARRIVAL: Kind = Kind::Choice(&[
     ("gamma", "gamma"),
     ("concurrency-burst", "concurrency"),
 ]);
-
-const VARIANTS: &str = "scenario variants are not supported; sweep lists (--concurrency 1,2,4) and Rhai sweeps are";
 
 const WARMUP_CONCURRENCY_RAMP: &str = "benchmark.phases.warmup.concurrency_ramp";
 const WARMUP_PREFILL_RAMP: &str = "benchmark.phases.warmup.prefill_ramp";
@@ -307,7 +305,7 @@ pub const MULTI_RUN: Group = Group {
             &["--convergence-threshold"],
             Arity::One,
             search::convergence,
-            "Converged below this: CI width / mean (ci-width), or std / mean (cv)",
+            "Converged below this: CI width / mean (ci-width, 0.10), std / mean (cv, 0.05); above this KS p-value (distribution, 0.05)",
         ),
         apply(
             &["--convergence-mode"],
@@ -379,17 +377,23 @@ pub const MULTI_RUN: Group = Group {
             "an iteration's percentiles are over its requests (with trials: the mean of each trial's)",
         ),
         note(&["--bo-constraint-mode"], Arity::One, "deprecated in AIPerf and ignored there too"),
-        unsupported(&["--variant", "--sweep-variant"], Arity::Many, VARIANTS),
+        apply(
+            &["--variant", "--sweep-variant"],
+            Arity::Many,
+            super::variants::variants,
+            "One run of a scenario sweep, '[name:] key=value, key=value' with flag names as keys (concurrency=8, isl=512); repeat it",
+        ),
         apply(
             &["--search-sla"],
             Arity::Many,
             search::search_sla,
             "Search SLA metric_tag:stat:op:threshold (op lt, le, gt, ge), repeatable",
         ),
-        unsupported(
+        apply(
             &["--search-sla-tier"],
             Arity::Many,
-            "multi-tier SLA searches are not supported; run one search per tier with --search-sla",
+            search::search_sla_tier,
+            "One tier of a multi-tier search, [LABEL:]metric:stat:op:threshold[,…]; 2 to 10 tiers, a boundary each",
         ),
         apply(
             &["--search-recipe"],

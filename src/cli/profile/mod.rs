@@ -18,6 +18,7 @@ mod parse;
 mod search;
 mod server_control;
 mod trace_schedule;
+mod variants;
 
 use std::path::{Path, PathBuf};
 

@@ -9,7 +9,7 @@ use serde_json::{Map, Value, json};
 use super::document::FlagDocument;
 use super::flags::Kind;
 use crate::config::get_path;
-use crate::search::config::SlaFilter;
+use crate::search::config::{SlaFilter, SlaTier};
 
 const SEARCH_TYPE: &str = "adaptive_search";
 
@@ -134,6 +134,20 @@ pub fn search_sla(document: &mut FlagDocument, _: &str, values: &[String]) -> Re
     Ok(())
 }
 
+/// `--search-sla-tier [LABEL:]FILTER[,FILTER...]`: one tier of a multi-tier search (the search
+/// checks there are 2 to 10).
+pub fn search_sla_tier(document: &mut FlagDocument, _: &str, values: &[String]) -> Result<(), String> {
+    for text in values {
+        let number = crate::config::get_path(&document.document, "sweep.sla_tiers")
+            .and_then(Value::as_array)
+            .map_or(1, |tiers| tiers.len() + 1);
+        let tier = SlaTier::parse(text, number)?;
+        push(document, "sweep.sla_tiers", serde_json::to_value(&tier).map_err(|e| e.to_string())?);
+        push(document, "sweep.recipe_settings.sla_tiers", json!(text));
+    }
+    Ok(())
+}
+
 pub fn search_recipe(document: &mut FlagDocument, _: &str, values: &[String]) -> Result<(), String> {
     let name = value(values).trim().replace('_', "-");
     if !crate::search::recipes::NAMES.contains(&name.as_str()) {
@@ -207,10 +221,5 @@ pub fn convergence(document: &mut FlagDocument, name: &str, values: &[String]) -
         ),
     };
     document.insert("multi_run.convergence", key, entry);
-    const NOT_YET: &str =
-        "note: convergence-driven stopping is not implemented yet; every --num-profile-runs trial runs";
-    if !document.notes.iter().any(|note| note == NOT_YET) {
-        document.notes.push(NOT_YET.to_string());
-    }
     Ok(())
 }

@@ -140,6 +140,7 @@ fn lower_phase(item: &Value, dataset: &Dataset, main: &Value, seed: u64) -> Resu
         }
     };
     let mode = with_ramps(mode, item, series, warmup, &key)?;
+    let mode = super::adaptive_scale::applied(mode, item, &key)?;
     let mut requests = opt_u64(item, "requests", &key("requests"))?;
     let sessions = opt_u64(item, "sessions", &key("sessions"))?;
     let duration_s = opt_f64(item, "duration", &key("duration"))?;
