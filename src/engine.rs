@@ -207,7 +207,16 @@ pub async fn execute_with_sessions(
     let (failed_request_watch, failed_requests_verdict) = FailedRequestWatch::of(plan, &options.cancel).unzip();
     let mut sinks = segment_sinks(plan, segment_records, &artifact_dir, clock);
     sinks.extend(failed_request_watch.map(|watch| Box::new(watch) as Box<dyn RecordSink>));
-    let metrics = MetricsThread::start(plan, metrics_context, &artifact_dir, records, servers.live_metrics(), sinks)?;
+    let grading = crate::accuracy::Grading::of(plan, &artifact_dir, clock)?;
+    let metrics = MetricsThread::start(
+        plan,
+        metrics_context,
+        &artifact_dir,
+        records,
+        servers.live_metrics(),
+        sinks,
+        grading.clone(),
+    )?;
     let entry_limit = plan.dataset.stops_at_end().then_some(prepared.requests.len() as u64);
     let hook = sessions.map(|player| {
         Arc::new(SessionHook {
@@ -227,7 +236,8 @@ pub async fn execute_with_sessions(
     let mut measured = measure(plan, options, &target, context, entry_limit, metrics, live.as_deref()).await?;
     servers.stop().await;
     let telemetry = measured.gathered.telemetry.take();
-    let result = run_result(plan, options, start_time, clock, &tokenizer, &artifact_dir, measured);
+    let accuracy = grading.map(|grading| grading.summary());
+    let result = run_result(plan, options, start_time, clock, &tokenizer, &artifact_dir, measured, accuracy);
     if let Some(segment) = options.segment {
         write_segment_info(whole_plan, options, segment, clock, started_ns, share, &result)?;
     }
@@ -432,10 +442,12 @@ fn run_result(
     tokenizer: &Tokenizer,
     artifact_dir: &std::path::Path,
     measured: Measured,
+    accuracy: Option<crate::accuracy::AccuracySummary>,
 ) -> RunResult {
     let Measured { phases, processed, gathered } = measured;
     let crate::metrics::ProcessedMetrics { mut metrics, error_summary, by_url, timeslices, spec_decode_histogram } =
         processed;
+    metrics.extend(accuracy.iter().flat_map(crate::accuracy::AccuracySummary::metrics));
     if let Some(fleet) = &gathered.gpu_energy {
         crate::telemetry::energy::add_efficiency_metrics(&mut metrics, fleet, crate::telemetry::energy::users_of(plan));
     }
@@ -459,6 +471,7 @@ fn run_result(
         telemetry_data: gathered.telemetry_data,
         timeslices,
         spec_decode_histogram,
+        accuracy,
     }
 }
 
@@ -539,7 +552,8 @@ async fn start_builtin_server(
     if !plan.endpoint.is_mock() {
         return Ok(None);
     }
-    let config = plan.endpoint.mock.clone().unwrap_or_default();
+    let mut config = plan.endpoint.mock.clone().unwrap_or_default();
+    crate::accuracy::answer_key::answer_the_plan(&mut config, plan);
     let starter = options
         .builtin_server
         .as_ref()
@@ -588,6 +602,7 @@ pub(crate) fn record_processor(
     metrics_context: MetricsContext,
     artifact_dir: &std::path::Path,
     profiling_start_ns: &Arc<std::sync::OnceLock<u64>>,
+    grading: Option<Arc<crate::accuracy::Grading>>,
 ) -> Result<RecordProcessor> {
     let names = export::ArtifactNames::new(plan.export.prefix.as_deref());
     let slos = crate::metrics::goodput::Slos::from_plan(&plan.slos).map_err(anyhow::Error::msg)?;
@@ -597,9 +612,13 @@ pub(crate) fn record_processor(
     });
     let clock = metrics_context.clock;
     let mut processor = RecordProcessor::new(metrics_context).with_slos(slos).with_timeslices(slicing);
+    if let Some(grading) = &grading {
+        processor = processor.with_sink(Box::new(crate::accuracy::GradingSink(grading.clone())));
+    }
     if plan.export.level.writes_records() {
         let writer = RecordsJsonlWriter::create(&artifact_dir.join(names.records()), clock)?
-            .with_http_trace(plan.export.http_trace);
+            .with_http_trace(plan.export.http_trace)
+            .with_accuracy(grading);
         processor = processor.with_sink(Box::new(writer));
     }
     if plan.export.level == ExportLevel::Raw {
@@ -625,10 +644,11 @@ impl MetricsThread {
         records: std::sync::mpsc::Receiver<crate::record::RequestRecord>,
         live: Option<Arc<LiveMetrics>>,
         segment_sinks: Vec<Box<dyn RecordSink>>,
+        grading: Option<Arc<crate::accuracy::Grading>>,
     ) -> Result<Self> {
         let profiling_start_ns = Arc::new(std::sync::OnceLock::new());
         let (network_rtt, network_rtt_received) = std::sync::mpsc::channel();
-        let mut processor = record_processor(plan, metrics_context, artifact_dir, &profiling_start_ns)?;
+        let mut processor = record_processor(plan, metrics_context, artifact_dir, &profiling_start_ns, grading)?;
         if let Some(live) = live {
             processor = processor.with_sink(Box::new(LiveFeed(live)));
         }

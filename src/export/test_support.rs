@@ -74,5 +74,6 @@ pub fn sample_result() -> RunResult {
         thresholds: Vec::new(),
         timeslices: Vec::new(),
         spec_decode_histogram: Vec::new(),
+        accuracy: None,
     }
 }

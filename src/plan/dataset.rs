@@ -68,6 +68,9 @@ pub struct FileDataset {
     /// The public dataset a `FileFormat::Public` file is (AIPerf's `--public-dataset`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub public: Option<PublicSource>,
+    /// The accuracy benchmark a `FileFormat::Accuracy` dataset asks (`accuracy(#{..})`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accuracy: Option<super::AccuracySpec>,
 }
 
 /// A public dataset by its AIPerf name, with the Hugging Face subset (config) and the
@@ -100,6 +103,7 @@ impl FileDataset {
             synthesis: None,
             trace: TraceHandling::default(),
             public: None,
+            accuracy: None,
         }
     }
 }
@@ -146,10 +150,13 @@ pub enum FileFormat {
     /// A public dataset of the Hugging Face hub (or a file AIPerf fetches), read from the local
     /// cache as the `public` field of its `FileDataset` names.
     Public,
+    /// An accuracy benchmark's questions, read from the Hugging Face cache as the `accuracy`
+    /// field of its `FileDataset` names; each answer is graded.
+    Accuracy,
 }
 
 impl FileFormat {
-    const READ: [FileFormat; 15] = [
+    const READ: [FileFormat; 16] = [
         FileFormat::SingleTurn,
         FileFormat::MultiTurn,
         FileFormat::Mooncake,
@@ -165,6 +172,7 @@ impl FileFormat {
         FileFormat::WekaTrace,
         FileFormat::DagJsonl,
         FileFormat::Public,
+        FileFormat::Accuracy,
     ];
 
     /// Its name in plans and scenarios.
@@ -186,6 +194,7 @@ impl FileFormat {
             FileFormat::DagJsonl => "dag_jsonl",
             FileFormat::SpeedBench(category) => category.format_name(),
             FileFormat::Public => "public",
+            FileFormat::Accuracy => "accuracy",
         }
     }
 

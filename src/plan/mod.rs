@@ -1,6 +1,7 @@
 //! The Plan: pure data that describes one benchmark. A scenario script builds it; the
 //! engine executes it; its JSON form is the `input_config` block of the exports.
 
+mod accuracy;
 mod agentic_replay;
 mod audio;
 mod dataset;
@@ -28,13 +29,14 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+pub use accuracy::AccuracySpec;
 pub use agentic_replay::*;
 pub use audio::*;
 pub use dataset::*;
 pub use dist::*;
 pub use endpoint::*;
 pub use in_phase_ramps::*;
-pub use mock_config::MockConfig;
+pub use mock_config::{MockAnswers, MockConfig};
 pub use network_latency::*;
 pub use phase::*;
 pub use response_limits::*;

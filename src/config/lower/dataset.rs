@@ -259,6 +259,7 @@ fn file(dataset: &Value, base_dir: &Path, seed: u64) -> Result<FileDataset, Conf
         synthesis: synthesis(dataset, format)?,
         trace: super::trace_handling::lower(dataset, format)?,
         public: None,
+        accuracy: None,
     })
 }
 
