@@ -770,6 +770,7 @@ pub(crate) fn write_console(result: &RunResult, artifact_dir: &std::path::Path) 
     }
     console.push_str(&ui::scripted_sessions::render(result));
     console.push_str(&ui::gpu_table::render(result));
+    console.push_str(&ui::accuracy_table::render(result));
     console.push_str(&ui::self_check::render(result));
     console.push_str(&ui::thresholds::render(result));
     console.push_str(&ui::token_warnings::render(result));

@@ -41,6 +41,12 @@ pub fn problems(spec: &AccuracySpec, limit: Option<usize>) -> Result<(Resolved, 
     Ok((resolved, problems))
 }
 
+/// How many questions an accuracy dataset asks (`None` when they cannot be read yet).
+pub fn question_count(spec: &FileDataset) -> Option<u64> {
+    let accuracy = spec.accuracy.as_ref()?;
+    problems(accuracy, spec.draws).ok().map(|(_, problems)| problems.len() as u64)
+}
+
 /// The dataset entries of an accuracy dataset: each question with its system prompt.
 pub fn entries(spec: &FileDataset, tokenizer: &Tokenizer) -> Result<Vec<DatasetEntry>> {
     let Some(accuracy) = &spec.accuracy else {

@@ -5,6 +5,7 @@
 pub mod answer_key;
 mod benchmark;
 mod benchmarks;
+mod dataset;
 pub mod graders;
 mod grading;
 mod load;
@@ -14,8 +15,9 @@ mod source;
 mod summary;
 
 pub use benchmark::Benchmark;
+pub use dataset::dataset;
 pub use grading::{EXPORT_FILE, GradedAnswer, Grading, GradingSink};
-pub use load::{entries, problems};
+pub use load::{entries, problems, question_count};
 pub use resolve::Resolved;
 pub use summary::{AccuracySummary, OVERALL_TAG, Tally, UNPARSED_TAG};
 

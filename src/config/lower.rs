@@ -2,6 +2,7 @@
 //! sweep's variations (`config::variations`) lowered to a Plan (endpoint, dataset, phases,
 //! outputs: one file each under `lower/`), repeated as `multi_run` says.
 
+mod accuracy;
 mod agentic_replay;
 mod audio;
 mod dataset;
@@ -120,7 +121,7 @@ pub fn artifact_location(document: &Value) -> (PathBuf, String) {
 fn lower_benchmark(benchmark: &Value, base_dir: &Path, seed: Option<u64>, name: String) -> Result<Plan, ConfigError> {
     let seed = seed.unwrap_or(0);
     let endpoint = endpoint::lower(benchmark)?;
-    let dataset = dataset::lower(benchmark, base_dir, seed, endpoint.kind)?;
+    let dataset = accuracy::dataset(benchmark, dataset::lower(benchmark, base_dir, seed, endpoint.kind)?)?;
     let phases = phases::lower(benchmark, &dataset, seed)?;
     let outputs = outputs::lower(benchmark)?;
     let plan = Plan {

@@ -1,6 +1,7 @@
 //! The Rhai front: a scenario script builds Plans with the builders and runs them with
 //! `run(#{..})`, which returns results. Script errors come back as file:line:column.
 
+mod accuracy;
 mod agentic_replay;
 mod args;
 mod audio;
@@ -11,6 +12,7 @@ mod console;
 mod distributions;
 mod dry_run;
 pub mod emit;
+mod emit_accuracy;
 pub mod emit_search;
 mod emit_trace_handling;
 mod endpoint;
@@ -124,6 +126,7 @@ pub fn build_engine(host: Arc<RunHost>, settings: &ScenarioSettings) -> Engine {
     file_dataset::register(&mut engine);
     trace_synthesis::register(&mut engine);
     public_dataset::register(&mut engine);
+    accuracy::register(&mut engine);
     synthetic::register(&mut engine);
     phases::register(&mut engine, host.scenario_dir.clone(), host.session_functions.clone());
     agentic_replay::register(&mut engine);
