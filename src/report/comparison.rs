@@ -1,7 +1,7 @@
 //! Several runs (a sweep, or folders given together): throughput against latency and
-//! per-user against total token rate with their Pareto fronts, metrics against the swept
-//! parameter (or concurrency, or request rate), and a table of key metrics with each run's
-//! change from the first.
+//! per-user against total token rate with their Pareto fronts, metrics (and an accuracy run's
+//! accuracy) against the swept parameter (or concurrency, or request rate), and a table of
+//! key metrics with each run's change from the first.
 
 use super::artifacts::{ReportInput, RunArtifacts};
 use super::chart::{Chart, Series, Style};
@@ -105,6 +105,14 @@ pub fn charts(input: &ReportInput) -> Vec<Chart> {
             &parameter,
             "output tokens/s",
             vec![Series::new("output tokens/s", Style::Line, along("output_token_throughput", "avg"))],
+        ));
+        let accuracy_pct = along(crate::accuracy::OVERALL_TAG, "avg").into_iter().map(|(x, rate)| (x, rate * 100.0));
+        charts.push(Chart::xy(
+            "accuracy-vs-load",
+            &format!("Accuracy vs {parameter}"),
+            &parameter,
+            "accuracy (%)",
+            vec![Series::new("accuracy", Style::Line, accuracy_pct.collect())],
         ));
     }
     charts.retain(|c| !c.is_empty());

@@ -15,6 +15,19 @@ impl MockProcess {
             .expect("spawn aiperf mock");
         Self(child)
     }
+
+    /// Serving on `port` with `envs` and the further `args` (split at spaces).
+    pub fn start_with(port: u16, envs: &[(&str, &std::path::Path)], args: &str) -> Self {
+        let child = Command::new(env!("CARGO_BIN_EXE_aiperf"))
+            .args(["mock", "--port", &port.to_string(), "--ttft-ms", "1", "--itl-ms", "1"])
+            .args(args.split_whitespace())
+            .envs(envs.iter().copied())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn aiperf mock");
+        Self(child)
+    }
 }
 
 impl Drop for MockProcess {

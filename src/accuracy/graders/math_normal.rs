@@ -6,8 +6,9 @@
 //! `\text{..}` wrappers (kept: their content) are dropped; `x = 5` becomes `5`; thousands
 //! separators go; `\dfrac`/`\tfrac`/`\frac{a}{b}` (and `\frac12`) become `(a)/(b)`,
 //! `\sqrt{x}` (and `\sqrt3`) `math::sqrt(x)`, `\cdot`/`\times` `*`, `\pi` the number, braces
-//! parentheses. What this does not cover (symbolic algebra, intervals, sets, matrices) is
-//! compared as normalised text only.
+//! parentheses, and a number before a parenthesis a product (`2\pi` is `2*(3.14…)`). What
+//! this does not cover (symbolic algebra, intervals, sets, matrices) is compared as
+//! normalised text only.
 
 use std::sync::LazyLock;
 
@@ -20,6 +21,9 @@ static TEXT_WRAPPER: LazyLock<Regex> =
 static SHORT_FRAC: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\\frac(\d)(\d)").expect("a fixed pattern"));
 static SHORT_SQRT: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\\sqrt(\d+)").expect("a fixed pattern"));
 static INTEGER: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\d+(?:\.\d*)?").expect("a fixed pattern"));
+/// A number or a closing parenthesis right before an opening one or a function: a product.
+static IMPLICIT_PRODUCT: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"([0-9)])(\(|math::)").expect("a fixed pattern"));
 static LONE_VARIABLE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^[a-zA-Z]\w*=").expect("a fixed pattern"));
 
 /// `answer` normalised for comparison.
@@ -41,12 +45,14 @@ pub fn normalise(answer: &str) -> String {
     text = SHORT_FRAC.replace_all(&text, "\\frac{$1}{$2}").into_owned();
     text = SHORT_SQRT.replace_all(&text, "\\sqrt{$1}").into_owned();
     text = fractions(&text);
-    text.replace("\\sqrt", "math::sqrt")
+    let text = text
+        .replace("\\sqrt", "math::sqrt")
         .replace("\\cdot", "*")
         .replace("\\times", "*")
-        .replace("\\pi", "3.141592653589793")
+        .replace("\\pi", "(3.141592653589793)")
         .replace('{', "(")
-        .replace('}', ")")
+        .replace('}', ")");
+    IMPLICIT_PRODUCT.replace_all(&text, "$1*$2").into_owned()
 }
 
 /// Every `\frac{a}{b}` (nested too) as `({a})/({b})`.
@@ -118,5 +124,7 @@ mod tests {
         assert!(equivalent("\\text{(B)}", "(B)"));
         assert!(!equivalent("\\frac{1}{3}", "0.33"));
         assert!(!equivalent("7", "8"));
+        assert!(equivalent("2\\pi", "6.283185307179586") && !equivalent("12\\pi1", "12\\pi"));
+        assert!(equivalent("2\\sqrt{2}", "\\sqrt{8}"));
     }
 }
