@@ -80,8 +80,9 @@ fn write_every_benchmark(cache: &Cache) {
         cache.write("lighteval/mmlu", &format!("{subject}/dev-00000-of-00001.jsonl"), &dev);
     }
     let pro = |category: &str, index: usize| {
+        let answer = ["A", "B", "C", "D"][index % 4];
         json!({ "question": format!("pro {category} {index}?"), "category": category,
-                "options": ["w", "x", "y", "z", "N/A"], "answer": ["A", "B", "C", "D"][index % 4],
+                "options": ["w", "x", "y", "z", "N/A"], "answer": answer,
                 "cot_content": "A: Let's think step by step. The answer is (A)." })
     };
     cache.write(
@@ -142,10 +143,15 @@ fn write_every_benchmark(cache: &Cache) {
 /// The scenario that asks `benchmark` of the built-in mock answering `share` right, and prints
 /// its accuracy.
 fn answer_scenario(benchmark: &str, share: f64) -> String {
+    let tasks = match benchmark {
+        "mmlu" => r#", tasks: ["anatomy", "virology"]"#,
+        "bigbench" => r#", tasks: "boolean_expressions,navigate""#,
+        _ => "",
+    };
     format!(
         r#"let r = run(#{{ name: "{benchmark}",
             endpoint: endpoint(#{{ url: "mock", model: "m", mock: #{{ ttft: ms(1), itl: ms(1), accuracy_correct: {share} }} }}),
-            dataset: accuracy(#{{ benchmark: "{benchmark}" }}),
+            dataset: accuracy(#{{ benchmark: "{benchmark}"{tasks} }}),
             phases: [concurrency(#{{ users: 3, requests: 1000 }})] }});
         print(`accuracy of {benchmark}: ${{r.accuracy()}} of ${{r.request_count}}`);"#
     )

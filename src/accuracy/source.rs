@@ -69,8 +69,10 @@ pub fn rows(benchmark: &str, repo: &str, subset: Option<&str>, split: &str) -> R
             hub_fetch_hint(repo, subset)
         );
     }
-    let files = hub_cache::data_files(&dir, split, subset)
-        .map_err(|problem| anyhow::anyhow!("accuracy benchmark {benchmark} ({repo}): {problem}"))?;
+    let files = hub_cache::data_files(&dir, split, subset).map_err(|problem| {
+        let problem = problem.replace("(--hf-subset;", "(a task of the benchmark, or all of them without tasks;");
+        anyhow::anyhow!("accuracy benchmark {benchmark} ({repo}): {problem}")
+    })?;
     let mut found = Vec::new();
     rows::each(&files, |row| {
         found.push(Row { at: row.at, cells: row.cells });
