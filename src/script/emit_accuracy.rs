@@ -1,10 +1,9 @@
 //! An accuracy dataset written back as the `accuracy(#{..})` call that builds it.
 
-use super::emit::string;
 use crate::plan::{AccuracySpec, AtEnd, FileDataset};
 
-/// `accuracy(#{ benchmark, … })` with the keys the plan sets.
-pub fn accuracy_call(spec: &FileDataset, accuracy: &AccuracySpec) -> String {
+/// `accuracy(#{ benchmark, … })` with the keys the plan sets; `string` writes a Rhai string.
+pub fn accuracy_call(spec: &FileDataset, accuracy: &AccuracySpec, string: fn(&str) -> String) -> String {
     let mut keys = vec![format!("benchmark: {}", string(&accuracy.benchmark))];
     if !accuracy.tasks.is_empty() {
         let tasks: Vec<String> = accuracy.tasks.iter().map(|task| string(task)).collect();

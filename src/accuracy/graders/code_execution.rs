@@ -208,7 +208,6 @@ fn kill_group(pid: u32) {
     }
 }
 
-#[cfg(target_os = "linux")]
 fn confine(command: &mut Command, limits: &Limits) {
     use std::os::unix::process::CommandExt;
     let (cpu_s, memory_bytes) = (limits.cpu_s, limits.memory_bytes);
@@ -227,29 +226,11 @@ fn confine(command: &mut Command, limits: &Limits) {
             limit(libc::RLIMIT_NOFILE, 64);
             limit(libc::RLIMIT_CORE, 0);
             // A network namespace of its own: as root directly, else inside a user namespace;
-            // where neither is allowed the program keeps the host's network (docs/accuracy.md).
+            // where neither is allowed (or off Linux) the program keeps the host's network.
+            #[cfg(target_os = "linux")]
             if libc::unshare(libc::CLONE_NEWNET) != 0 {
                 libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNET);
             }
-            Ok(())
-        });
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn confine(command: &mut Command, limits: &Limits) {
-    use std::os::unix::process::CommandExt;
-    let (cpu_s, memory_bytes) = (limits.cpu_s, limits.memory_bytes);
-    // SAFETY: as above, without namespaces.
-    unsafe {
-        command.pre_exec(move || {
-            libc::setsid();
-            let limit = |resource, value: u64| {
-                let bound = libc::rlimit { rlim_cur: value as libc::rlim_t, rlim_max: value as libc::rlim_t };
-                libc::setrlimit(resource, &bound)
-            };
-            limit(libc::RLIMIT_CPU, cpu_s);
-            limit(libc::RLIMIT_AS, memory_bytes);
             Ok(())
         });
     }

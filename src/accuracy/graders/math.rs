@@ -16,21 +16,11 @@ static NUMBER: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"-?\d+(?:\.\d+)?(?
 
 /// The content of the last `\boxed{…}` (or `\fbox{…}`), braces balanced.
 pub fn last_boxed(text: &str) -> Option<String> {
-    let start = ["\\boxed{", "\\fbox{"].iter().filter_map(|open| text.rfind(open).map(|at| at + open.len())).max()?;
-    let mut depth = 1usize;
-    for (offset, ch) in text[start..].char_indices() {
-        match ch {
-            '{' => depth += 1,
-            '}' => {
-                depth -= 1;
-                if depth == 0 {
-                    return Some(text[start..start + offset].to_string());
-                }
-            }
-            _ => {}
-        }
-    }
-    None
+    let open = ["\\boxed", "\\fbox"]
+        .iter()
+        .filter_map(|command| text.rfind(&format!("{command}{{")).map(|at| at + command.len()))
+        .max()?;
+    math_normal::braced(text, open).map(|(inside, _)| inside)
 }
 
 /// MATH-500's gold: the last boxed answer of the solution (the whole solution when none).

@@ -67,7 +67,7 @@ fn fractions(text: &str) -> String {
 }
 
 /// The text inside the braces opening at `open` and the index after them.
-fn braced(text: &str, open: usize) -> Option<(String, usize)> {
+pub fn braced(text: &str, open: usize) -> Option<(String, usize)> {
     if text.as_bytes().get(open) != Some(&b'{') {
         return None;
     }
