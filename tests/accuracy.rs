@@ -336,3 +336,46 @@ fn a_sweep_of_accuracy_runs_charts_the_accuracy_against_the_load() {
     assert!(page.contains("id=\"chart-accuracy-vs-load\""), "no accuracy chart");
     assert!(page.contains(">accuracy<") && page.contains(">50.0%<"), "no accuracy card");
 }
+
+#[test]
+fn a_config_files_accuracy_block_runs_the_benchmark() {
+    let cache = Cache::new();
+    write_every_benchmark(&cache);
+    let port = common::closed_port();
+    let _mock = MockProcess::start_with(
+        port,
+        &[("HF_HUB_CACHE", cache.hub().as_path())],
+        "--accuracy-benchmark mmlu --accuracy-tasks anatomy --accuracy-n-shots 0 --accuracy-enable-cot true \
+         --accuracy-grader mmlu_pro --accuracy-correct 1",
+    );
+    let config = r#"schemaVersion: "2.0"
+benchmark:
+  model: m
+  endpoint:
+    urls: ["http://127.0.0.1:PORT"]
+    type: chat
+  dataset:
+    type: synthetic
+  accuracy:
+    benchmark: mmlu
+    tasks: anatomy
+    nShots: 0
+    enableCot: true
+    grader: mmlu_pro
+  profiling:
+    type: concurrency
+    concurrency: 2
+"#;
+    std::fs::write(cache.path("accuracy.yaml"), config.replace("PORT", &port.to_string())).expect("config");
+    let run = cache.profile("--config accuracy.yaml --artifact-dir out");
+    assert_eq!(run.status.code(), Some(0), "{}", text(&run));
+    let summary = read_json(&cache.path("out/profile_export_aiperf.json"));
+    assert_eq!(summary["accuracy.task.anatomy"]["count"], 10, "every anatomy question once");
+    assert_eq!(summary["accuracy"]["grader_name"], "mmlu_pro");
+    assert_eq!(summary["accuracy.overall"]["avg"], 1.0, "the mock's replies keep to the grader's format");
+    let accuracy = &summary["input_config"]["accuracy"];
+    assert_eq!((accuracy["n_shots"].as_u64(), accuracy["enable_cot"].as_bool()), (Some(0), Some(true)));
+    let inputs = read_json(&cache.path("out/inputs.json"));
+    let message = inputs["data"][0]["payloads"][0]["messages"].as_array().and_then(|m| m.last()).cloned().unwrap();
+    assert!(message["content"].as_str().unwrap().ends_with("Let's think step by step.\nAnswer:"), "{message}");
+}
