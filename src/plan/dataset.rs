@@ -501,7 +501,7 @@ mod tests {
             let written = serde_json::to_string(&format).unwrap();
             assert_eq!(serde_json::from_str::<FileFormat>(&written).unwrap(), format, "{written}");
         }
-        assert_eq!(FileFormat::all().count(), 47);
+        assert_eq!(FileFormat::all().count(), 48);
         let error = serde_json::from_str::<FileFormat>("\"speed_bench_poetry\"").unwrap_err();
         assert!(error.to_string().contains("unknown file format `speed_bench_poetry`"), "{error}");
     }
