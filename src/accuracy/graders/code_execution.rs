@@ -148,9 +148,6 @@ fn run_python(program: &str, input: &str, limits: &Limits) -> Result<String, Str
         .stderr(Stdio::null());
     confine(&mut command, limits);
     let mut child = command.spawn().map_err(|e| format!("cannot start python3: {e}"))?;
-    if let Some(mut stdin) = child.stdin.take() {
-        let _ = stdin.write_all(input.as_bytes());
-    }
     let mut stdout = child.stdout.take().ok_or("no stdout")?;
     let cap = limits.output_bytes as u64;
     let reader = std::thread::spawn(move || {
@@ -158,6 +155,14 @@ fn run_python(program: &str, input: &str, limits: &Limits) -> Result<String, Str
         let _ = (&mut stdout).take(cap).read_to_end(&mut printed);
         printed
     });
+    // Written on a thread of its own, so a program that prints before it reads cannot hold
+    // the grader past the wall-clock limit.
+    if let Some(mut stdin) = child.stdin.take() {
+        let input = input.to_string();
+        std::thread::spawn(move || {
+            let _ = stdin.write_all(input.as_bytes());
+        });
+    }
     let started = Instant::now();
     let status = loop {
         match child.try_wait() {
@@ -266,6 +271,43 @@ mod tests {
         assert!(!crash.correct && crash.explanation.contains("exited"), "{crash:?}");
         let method = "```python\nclass Solution:\n    def scale(self, xs, k):\n        return [x * k for x in xs]\n```";
         assert!(grade(method, FUNCTIONAL_TESTS, &limits).correct);
+    }
+
+    /// Whether this OS lets a child take a network namespace of its own.
+    fn namespaces_allowed() -> bool {
+        use std::os::unix::process::CommandExt;
+        let mut probe = Command::new("true");
+        // SAFETY: only unshare is called between fork and exec.
+        unsafe {
+            probe.pre_exec(|| {
+                if libc::unshare(libc::CLONE_NEWNET) == 0
+                    || libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNET) == 0
+                {
+                    Ok(())
+                } else {
+                    Err(std::io::Error::last_os_error())
+                }
+            });
+        }
+        probe.status().is_ok_and(|status| status.success())
+    }
+
+    #[test]
+    fn the_program_has_no_network_where_the_os_allows_it() {
+        if !python_present() || !cfg!(target_os = "linux") {
+            return;
+        }
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let program = format!(
+            "```python\nimport socket\ntry:\n    socket.create_connection(('127.0.0.1', {port}), timeout=2)\n    print('connected')\nexcept OSError:\n    print('isolated')\n```"
+        );
+        let isolated = r#"{"tests": [{"input": "", "output": "isolated", "testtype": "stdin"}]}"#;
+        let graded = grade(&program, isolated, &Limits::default());
+        match namespaces_allowed() {
+            true => assert!(graded.correct, "the program reached the host's loopback: {graded:?}"),
+            false => eprintln!("network namespaces are not allowed here; the program keeps the network"),
+        }
     }
 
     #[test]
