@@ -236,8 +236,8 @@ pub async fn execute_with_sessions(
     let mut measured = measure(plan, options, &target, context, entry_limit, metrics, live.as_deref()).await?;
     servers.stop().await;
     let telemetry = measured.gathered.telemetry.take();
-    let accuracy = grading.map(|grading| grading.summary());
-    let result = run_result(plan, options, start_time, clock, &tokenizer, &artifact_dir, measured, accuracy);
+    measured.accuracy = grading.map(|grading| grading.summary());
+    let result = run_result(plan, options, start_time, clock, &tokenizer, &artifact_dir, measured);
     if let Some(segment) = options.segment {
         write_segment_info(whole_plan, options, segment, clock, started_ns, share, &result)?;
     }
@@ -415,6 +415,8 @@ struct Measured {
     phases: Vec<crate::result::PhaseSummary>,
     processed: crate::metrics::ProcessedMetrics,
     gathered: collectors::Gathered,
+    /// An accuracy run's graded answers, once every record is in.
+    accuracy: Option<crate::accuracy::AccuracySummary>,
 }
 
 /// Run the phases, then the metrics once every record is in.
@@ -430,7 +432,7 @@ async fn measure(
     let (phases, gathered) =
         run_phases(plan, options, target, context, entry_limit, &metrics.profiling_start_ns, live).await?;
     let processed = metrics.join(gathered.network_rtt.clone()).await?;
-    Ok(Measured { phases, processed, gathered })
+    Ok(Measured { phases, processed, gathered, accuracy: None })
 }
 
 /// The run's result: what it was, when, and what it measured.
@@ -442,9 +444,8 @@ fn run_result(
     tokenizer: &Tokenizer,
     artifact_dir: &std::path::Path,
     measured: Measured,
-    accuracy: Option<crate::accuracy::AccuracySummary>,
 ) -> RunResult {
-    let Measured { phases, processed, gathered } = measured;
+    let Measured { phases, processed, gathered, accuracy } = measured;
     let crate::metrics::ProcessedMetrics { mut metrics, error_summary, by_url, timeslices, spec_decode_histogram } =
         processed;
     metrics.extend(accuracy.iter().flat_map(crate::accuracy::AccuracySummary::metrics));
