@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Installs what the real-server tests need, idempotently: llama.cpp's llama-server (built from
 # the PyPI source package of llama-cpp-python into a cache folder keyed by its version), the
-# Prometheus exporters and headless Chromium (the HTML report's test) from Debian's packages,
+# Prometheus exporters, headless Chromium (the HTML report's test) and git (`aiperf lib fetch`,
+# tests/libs.rs) from Debian's packages,
 # pyarrow + DuckDB + Pillow (PyPI) to read the Parquet export and the JPEG images back, maturin
 # (PyPI) to build the Python wheel, kubernetes-validate (PyPI) to check the Kubernetes manifests
-# against the API schemas, and Slurm with munge (Debian's packages, `slurm.sh`) for the
+# against the API schemas, mlflow and opentelemetry-proto (PyPI) for the MLflow and OpenTelemetry
+# outputs' tests, and Slurm with munge (Debian's packages, `slurm.sh`) for the
 # distributed-run test.
 # A warm cache makes it a no-op.
 #
@@ -19,7 +21,7 @@ LLAMA_CPP_PYTHON_VERSION="0.3.36"
 CACHE_ROOT="${AIPERF_CACHE:-$HOME/.cache/aiperf}"
 LLAMA_DIR="$CACHE_ROOT/llama-server-$LLAMA_CPP_PYTHON_VERSION"
 LLAMA_BIN="$LLAMA_DIR/bin/llama-server"
-APT_PACKAGES=(cmake ninja-build ffmpeg prometheus-node-exporter prometheus prometheus-pushgateway chromium)
+APT_PACKAGES=(git cmake ninja-build ffmpeg prometheus-node-exporter prometheus prometheus-pushgateway chromium)
 
 if [[ "${1:-}" == "--print" ]]; then
     echo "$LLAMA_BIN"
@@ -81,8 +83,21 @@ install_python_readers() {
         || python3 -m pip install --quiet --break-system-packages pyarrow duckdb pillow maturin kubernetes-validate
 }
 
+# MLflow's tracking server and the official OTLP protobuf definitions, for tests/outputs_mlflow.rs
+# and tests/outputs_otel.rs (PyPI).
+install_output_services() {
+    if python3 -c "import mlflow, opentelemetry.proto" >/dev/null 2>&1 && command -v mlflow >/dev/null; then
+        log "mlflow and opentelemetry-proto present"
+        return
+    fi
+    log "installing mlflow and opentelemetry-proto"
+    python3 -m pip install --quiet mlflow opentelemetry-proto \
+        || python3 -m pip install --quiet --break-system-packages mlflow opentelemetry-proto
+}
+
 install_apt_packages
 install_python_readers
+install_output_services
 # Slurm and munge for tests/slurm.rs, which starts its own one-node cluster.
 "$(dirname "${BASH_SOURCE[0]}")/slurm.sh" install
 build_llama_server

@@ -26,6 +26,7 @@ use crate::load::{self, LoadContext, PhaseCounters, PhaseRun};
 use crate::metrics::network_adjusted::NetworkRtt;
 use crate::metrics::record_sink::RecordSink;
 use crate::metrics::{MetricsContext, RecordProcessor};
+use crate::outputs::otel::OtelPusher;
 use crate::plan::segment::{self, ExecutionSegment};
 use crate::plan::{
     ConversationShape, Dataset, EndpointKind, ExportLevel, LoadMode, Phase, Plan, SyntheticDataset, TokenizerSpec,
@@ -193,6 +194,8 @@ pub async fn execute_with_sessions(
     }
     let start_time = chrono::Utc::now();
     let artifact_dir = create_artifact_dir(plan, options)?;
+    let _run_log = crate::outputs::run_log::RunLog::open_for(plan, &options.artifact_root, &artifact_dir)?;
+    crate::outputs::user_files::write(plan, &artifact_dir)?;
     let (prepared, share) = SegmentShare::of(prepared, options.segment);
     let segment_records = options.segment.map(|_| SegmentRecordsWriter::create(&artifact_dir)).transpose()?;
     write_inputs(&prepared.requests, &artifact_dir)?;
@@ -242,6 +245,9 @@ pub async fn execute_with_sessions(
         write_segment_info(whole_plan, options, segment, clock, started_ns, share, &result)?;
     }
     write_artifacts(&result, telemetry.as_ref(), &artifact_dir)?;
+    if let (Some(upload), None) = (&plan.outputs.mlflow, options.segment) {
+        crate::outputs::mlflow::upload_or_warn(&result, upload).await;
+    }
     if let Some(exceeded) = failed_requests_verdict.as_ref().and_then(|verdict| verdict.get()) {
         return Err(FailedRequestsExceeded { artifact_dir: Some(artifact_dir), ..exceeded.clone() }.into());
     }
@@ -321,7 +327,7 @@ impl SegmentShare {
 
 /// The servers a run starts beside its phases: the live metrics' and the built-in one.
 struct RunServers {
-    live: Option<(Arc<LiveMetrics>, LiveServer)>,
+    live: LiveTaps,
     builtin: Option<Box<dyn crate::builtin_server::RunningServer>>,
 }
 
@@ -342,11 +348,14 @@ impl RunServers {
     }
 
     fn live_metrics(&self) -> Option<Arc<LiveMetrics>> {
-        self.live.as_ref().map(|(metrics, _)| metrics.clone())
+        self.live.metrics.clone()
     }
 
     async fn stop(self) {
-        if let Some((_, server)) = self.live {
+        if let Some(pusher) = self.live.otel {
+            pusher.stop().await;
+        }
+        if let Some(server) = self.live.server {
             server.stop();
         }
         if let Some(server) = self.builtin {
@@ -391,6 +400,7 @@ fn load_context(
         segment: options.segment,
         keep_cores_awake: options.keep_cores_awake,
         sessions,
+        replay_handoff: Default::default(),
     })
 }
 
@@ -510,6 +520,8 @@ fn write_artifacts(
     export::write_summaries(result, artifact_dir)?;
     collectors::write_exports(result, telemetry, artifact_dir)?;
     write_console(result, artifact_dir)?;
+    crate::outputs::run_config::write(result, artifact_dir)?;
+    crate::outputs::run_log::log_outcome(result);
     export::ready_marker::write(artifact_dir, result.was_cancelled)
 }
 
@@ -534,15 +546,32 @@ fn write_inputs(requests: &[dataset::requests::PreparedRequest], artifact_dir: &
     )
 }
 
-/// The live metrics and their server, when the command line or the plan names an address.
-async fn start_live_metrics(plan: &Plan, options: &RunOptions) -> Result<Option<(Arc<LiveMetrics>, LiveServer)>> {
-    let Some(address) = options.metrics_listen.or(plan.metrics_listen) else {
-        return Ok(None);
-    };
+/// The live metrics, kept when the command line or the plan names an address to serve them
+/// on, or an OpenTelemetry collector to push them to; their server and their pusher.
+async fn start_live_metrics(plan: &Plan, options: &RunOptions) -> Result<LiveTaps> {
+    let address = options.metrics_listen.or(plan.metrics_listen);
+    if address.is_none() && plan.outputs.otel.is_none() {
+        return Ok(LiveTaps::default());
+    }
     let metrics = Arc::new(LiveMetrics::new(&plan.name, plan.phases.iter().map(|phase| phase.name.clone())));
-    let server = LiveServer::start(address, metrics.clone()).await?;
-    eprintln!("live metrics: http://{}/metrics", server.address());
-    Ok(Some((metrics, server)))
+    let server = match address {
+        Some(address) => {
+            let server = LiveServer::start(address, metrics.clone()).await?;
+            eprintln!("live metrics: http://{}/metrics", server.address());
+            Some(server)
+        }
+        None => None,
+    };
+    let otel = plan.outputs.otel.as_ref().map(|push| OtelPusher::start(plan, push, metrics.clone())).transpose()?;
+    Ok(LiveTaps { metrics: Some(metrics), server, otel })
+}
+
+/// The live metrics of a run and what reads them while it runs.
+#[derive(Default)]
+struct LiveTaps {
+    metrics: Option<Arc<LiveMetrics>>,
+    server: Option<LiveServer>,
+    otel: Option<OtelPusher>,
 }
 
 /// The built-in server when the url is `"mock"`, started by the caller's starter.
@@ -740,7 +769,7 @@ async fn run_phases(
         let phase = capped(phase, entry_limit);
         let progress = PhaseProgress::start(&phase, counters.clone(), options.progress);
         let run = Arc::new(PhaseRun { phase: phase.clone(), index, name: Arc::from(phase.name.as_str()), counters });
-        let summary = load::run_phase(context.clone(), run).await;
+        let summary = load::run_phase(context.clone(), run.clone()).await;
         if phase.results {
             target.control.stop_profiler().await;
         }
@@ -749,6 +778,9 @@ async fn run_phases(
             running.phase_ended(&summary).await;
         }
         phases.push(summary);
+        if let Some(why) = run.counters.run_aborted.get() {
+            bail!("{why}");
+        }
         if Some(index) == last_results_phase
             && let Some(running) = collectors.take()
         {

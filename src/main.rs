@@ -10,10 +10,24 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 fn main() {
     small_pages_only();
     let cli = aiperf::cli::Cli::parse();
-    let filter = tracing_subscriber::EnvFilter::try_new(cli.log_filter())
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_target(false).init();
+    init_logging(&cli);
     std::process::exit(aiperf::cli::main_with(cli));
+}
+
+/// Log lines to stderr at the chosen level, and to the running benchmark's `logs/aiperf.log`
+/// at the same level, or at INFO for this project's own lines when none was chosen (AIPerf's
+/// default).
+fn init_logging(cli: &aiperf::cli::Cli) {
+    use tracing_subscriber::EnvFilter;
+    use tracing_subscriber::prelude::*;
+    let console = EnvFilter::try_new(cli.log_filter()).unwrap_or_else(|_| EnvFilter::new("warn"));
+    let file_filter = if cli.log_level_chosen() { cli.log_filter() } else { "warn,aiperf=info".to_string() };
+    aiperf::outputs::run_log::set_file_level(file_filter.rsplit('=').next().unwrap_or("info"));
+    let file = EnvFilter::try_new(&file_filter).unwrap_or_else(|_| EnvFilter::new("warn,aiperf=info"));
+    tracing_subscriber::registry()
+        .with(tracing_subscriber::fmt::layer().with_writer(std::io::stderr).with_target(false).with_filter(console))
+        .with(aiperf::outputs::run_log::RunLogLayer.with_filter(file))
+        .init();
 }
 
 /// mimalloc asks for transparent huge pages (`MADV_HUGEPAGE`); where the system grants them

@@ -259,6 +259,11 @@ pub struct AgentPlace {
     pub depth: u32,
     /// The phase session its tree's root played in (its correlation id is the root's).
     pub root_session: u64,
+    /// The phase whose sessions its session numbers are, for the correlation ids, when not its
+    /// own: an agentic replay's warm-up numbers its sessions as its profiling phase does, so a
+    /// warmed session and its profiled turns carry one id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ids_of_phase: Option<usize>,
 }
 
 /// One tool call an answer asked for (OpenAI's `tool_calls[i]`).
@@ -388,7 +393,8 @@ impl RequestRecord {
     /// The correlation id of session `session` of its phase.
     fn session_correlation_id(&self, salt: u64, session: u64) -> String {
         let mut hasher = DefaultHasher::new();
-        (salt, self.origin.phase_index, session).hash(&mut hasher);
+        let phase = self.agent.and_then(|agent| agent.ids_of_phase).unwrap_or(self.origin.phase_index);
+        (salt, phase, session).hash(&mut hasher);
         SeededRng::new(hasher.finish()).uuid()
     }
 

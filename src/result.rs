@@ -57,7 +57,8 @@ pub struct PhaseSummary {
     /// What the phase's multi-turn sessions did; None when it played none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sessions: Option<SessionSummary>,
-    /// What the phase's scripted sessions did; None for other modes (and in a merge).
+    /// What the phase's scripted sessions did; None for other modes (a segment keeps its values
+    /// in `segment.json`, for a merge).
     #[serde(default, skip_deserializing, skip_serializing_if = "Option::is_none")]
     pub scripted_sessions: Option<Box<crate::session_metrics::ScriptedSessionsSummary>>,
     /// Exported on its own as `client_self_check`.

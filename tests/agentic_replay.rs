@@ -306,6 +306,15 @@ fn a_cache_warm_up_replays_the_trajectories_idle_free_with_one_token_for_its_dur
     assert_eq!(one_token, warmup_sent, "every warm-up request asks for one token");
     assert!(warmup_sent > 4 + 12, "after the 4 primed turns the trees run on and recycle: {warmup_sent}");
     assert!((0.4..2.0).contains(&warmup_s), "it lasts its duration, then drains: {warmup_s} s");
+    // Profiling plays the trees on from where the warm-up left them (trees it recycled, whose
+    // sessions it numbered from 2^40), not from the cuts again (sessions 0-5).
+    let profiled = sent(&run, "pressed");
+    assert_eq!(profiled.len(), 2);
+    for request in &profiled {
+        let session = request.line["metadata"]["conversation_id"].as_str().unwrap_or_default();
+        let number: u64 = session.trim_start_matches("session_").parse().expect("a session number");
+        assert!(number >= 1 << 40, "{session}: a tree the warm-up was playing");
+    }
 }
 
 #[test]
@@ -338,4 +347,76 @@ fn the_replay_flags_need_the_agentic_replay_timing() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_ne!(output.status.code(), Some(0));
     assert!(stderr.contains("--burst-phase-starts") && stderr.contains("agentic replay"), "{stderr}");
+}
+
+#[test]
+fn a_warmed_session_and_its_profiled_turns_carry_one_correlation_id() {
+    let server = mock();
+    let phases =
+        format!(r#"agentic_replay(#{{ stage: "priming", {REPLAY} }}), agentic_replay(#{{ {REPLAY}, requests: 6 }})"#);
+    run_replay(&server, "same_ids", &phases);
+    let mut ids: std::collections::BTreeMap<String, BTreeSet<String>> = Default::default();
+    for request in server.posts_to("/v1/chat/completions") {
+        let (conversation, _) = trace_turn(&request.json());
+        let id = request.header("x-correlation-id").expect("every turn carries its conversation's id").to_string();
+        ids.entry(conversation).or_default().insert(id);
+    }
+    for conversation in ["r1", "s1", "r2", "s2"] {
+        assert_eq!(ids[conversation].len(), 1, "{conversation}: warmed and profiled under one id: {ids:?}");
+    }
+    assert_ne!(ids["r1"], ids["s1"], "each conversation has its own");
+}
+
+#[test]
+fn a_fork_sends_its_parents_history_before_its_own_turns() {
+    let server = mock();
+    let dag = concat!(
+        r#"{"session_id": "root", "turns": [{"messages": [{"role": "user", "content": "Go."}], "max_tokens": 3, "forks": [{"child": "review", "background": true}]}, {"messages": [{"role": "user", "content": "Sum up."}], "max_tokens": 3}]}"#,
+        "\n",
+        r#"{"session_id": "review", "turns": [{"messages": [{"role": "user", "content": "Review."}], "max_tokens": 3}]}"#,
+        "\n",
+    );
+    let url = &server.url;
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::write(dir.path().join("dag.jsonl"), dag).expect("write the trace");
+    let scenario = dir.path().join("fork.rhai");
+    let source = format!(
+        r#"run(#{{ name: "fork", endpoint: endpoint(#{{ url: "{url}" }}),
+               dataset: file(#{{ path: "dag.jsonl", format: "dag_jsonl" }}),
+               phases: [ agentic_replay(#{{ lanes: 1, start_min_ratio: 0.0, start_max_ratio: 0.0, requests: 8 }}) ] }});"#
+    );
+    std::fs::write(&scenario, source).expect("write the scenario");
+    let output = aiperf_command(dir.path()).arg("run").arg(&scenario).output().expect("run aiperf");
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    let said = |body: &Value| -> Vec<String> {
+        let messages = body["messages"].as_array().expect("chat messages");
+        messages.iter().map(|m| m["content"].as_str().unwrap_or_default().to_string()).collect()
+    };
+    let bodies: Vec<Vec<String>> = server.posts_to("/v1/chat/completions").iter().map(|r| said(&r.json())).collect();
+    let review = bodies
+        .iter()
+        .find(|said| said.last().map(String::as_str) == Some("Review."))
+        .unwrap_or_else(|| panic!("the fork went: {bodies:?}"));
+    assert!(review.len() > 1 && review.contains(&"Go.".to_string()), "the root's turn before the fork: {bodies:?}");
+}
+
+#[test]
+fn a_failed_warm_up_stops_the_run_before_profiling() {
+    let server =
+        MockBehindProxy::start(MockConfig { api_key: Some("only-for-the-test".into()), ..MockConfig::default() });
+    let url = &server.url;
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::write(dir.path().join("trace.jsonl"), trace_file()).expect("write the trace");
+    let scenario = dir.path().join("refused.rhai");
+    let source = format!(
+        r#"run(#{{ name: "refused", endpoint: endpoint(#{{ url: "{url}" }}), preflight: false,
+               dataset: file(#{{ path: "trace.jsonl", format: "multi_turn" }}),
+               phases: [ agentic_replay(#{{ stage: "priming", {REPLAY} }}), agentic_replay(#{{ {REPLAY}, requests: 4 }}) ] }});"#
+    );
+    std::fs::write(&scenario, source).expect("write the scenario");
+    let output = aiperf_command(dir.path()).arg("run").arg(&scenario).output().expect("run aiperf");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_ne!(output.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("the warm-up failed for 2 of 2 trajectories (roots r1, r2)"), "{stderr}");
+    assert_eq!(server.posts_to("/v1/chat/completions").len(), 4, "the 4 priming requests, no profiled turn");
 }

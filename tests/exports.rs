@@ -71,9 +71,9 @@ fn raw_level_writes_every_request_and_response_event_without_the_api_key() {
         request_ids.insert(line["metadata"]["x_request_id"].as_str().expect("x_request_id").to_owned());
         assert_eq!(line["status"], 200);
         let headers = &line["request_headers"];
-        assert_eq!(headers["authorization"], "<redacted>");
-        assert_eq!(headers["content-type"], "application/json");
-        assert_eq!(headers["x-request-id"], line["metadata"]["x_request_id"]);
+        assert_eq!(headers["Authorization"], "<redacted>");
+        assert_eq!(headers["Content-Type"], "application/json", "names as sent, as AIPerf records them");
+        assert_eq!(headers["X-Request-ID"], line["metadata"]["x_request_id"]);
         let content = line["payload"]["messages"][0]["content"].as_str().expect("prompt text");
         assert!(!content.trim().is_empty());
         assert_eq!(line["payload"]["stream"], true);
@@ -157,6 +157,8 @@ fn a_prefix_renames_every_export_file() {
         // names: the prefix renames the profile exports.
         "inputs.json",
         ".aiperf_results_ready.json",
+        // AIPerf's log folder (logs/aiperf.log) keeps its name too.
+        "logs",
     ]
     .map(String::from)
     .into();

@@ -262,3 +262,70 @@ fn plot_names_a_folder_without_runs_and_a_bad_format() {
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("unknown format `pdf`"));
 }
+
+/// Appended to a report: opens every folded section, then measures every tick and category
+/// label's box and writes onto the body the pairs that overlap (`data-overlaps`) and how many
+/// labels were measured (`data-labels`).
+const OVERLAP_CHECK: &str = r#"<script>
+document.querySelectorAll('details').forEach(function (d) { d.open = true; });
+var overlaps = [], measured = 0;
+document.querySelectorAll('svg.chart').forEach(function (svg) {
+  var boxes = Array.from(svg.querySelectorAll('text.tick, text.category')).map(function (t) {
+    return { text: t.textContent, box: t.getBoundingClientRect() };
+  }).filter(function (b) { return b.box.width > 0; });
+  measured += boxes.length;
+  for (var i = 0; i < boxes.length; i++) for (var j = i + 1; j < boxes.length; j++) {
+    var a = boxes[i].box, b = boxes[j].box;
+    var w = Math.min(a.right, b.right) - Math.max(a.left, b.left);
+    var h = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
+    if (w > 0.5 && h > 0.5) overlaps.push(svg.id + ': ' + boxes[i].text + ' / ' + boxes[j].text);
+  }
+});
+document.body.setAttribute('data-overlaps', overlaps.join(' | '));
+document.body.setAttribute('data-labels', measured);
+</script></body>"#;
+
+#[test]
+fn a_two_parameter_sweep_with_trials_reads_at_a_glance() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    // 2 rates × 3 input lengths, 2 trials each: 12 runs.
+    let output = aiperf_command(dir.path())
+        .args(["profile", "--model", "mock-model", "--url", "mock", "--endpoint-type", "chat", "--streaming"])
+        .args(["--request-rate", "20,40", "--isl", "32,64,128", "--osl", "8", "--request-count", "10"])
+        .args(["--num-profile-runs", "2", "--artifact-dir", "sweep", "--ui-type", "none"])
+        .output()
+        .expect("aiperf profile");
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    let plotted = plot(&["sweep", "-o", "plots"], dir.path());
+    assert_eq!(plotted.status.code(), Some(0), "{}", String::from_utf8_lossy(&plotted.stderr));
+    let report = std::fs::read_to_string(dir.path().join("plots/report.html")).expect("report.html");
+    let checked = dir.path().join("plots/checked.html");
+    std::fs::write(&checked, report.replacen("</body>", OVERLAP_CHECK, 1)).unwrap();
+    let dom = dom_after_scripts(&checked, dir.path());
+    assert_every_chart_drawn(&dom);
+    // The table: one column per variation (6), not per trial (12).
+    let table = dom.split("<table class=\"compare\">").nth(1).expect("a comparison table");
+    let header = table.split("</thead>").next().unwrap();
+    assert_eq!(header.matches("<th>").count(), 1 + 6, "{header}");
+    assert_eq!(header.matches("(2 trials)").count(), 6, "{header}");
+    // Latency against the input length: one line per rate, three points each, with error bars.
+    let (_, latency) = figures(&dom).into_iter().find(|(id, _)| id == "latency-vs-load").expect("latency-vs-load");
+    assert!(latency.contains("one line per rate"), "{latency:.400}");
+    let lines: Vec<&str> = latency.split("class=\"line\" data-series=\"").skip(1).collect();
+    let names: Vec<&str> = lines.iter().map(|l| l.split('"').next().unwrap()).collect();
+    assert_eq!(names, ["rate 20", "rate 40"], "one line per rate");
+    for line in &lines {
+        let d = line.split("d=\"").nth(1).unwrap().split('"').next().unwrap();
+        assert_eq!(d.matches('L').count(), 2, "three input lengths per line: {d}");
+    }
+    assert!(latency.contains("class=\"error-bars\""), "the trials' confidence intervals are drawn");
+    // The Pareto chart: one point per variation.
+    let (_, pareto) = figures(&dom).into_iter().find(|(id, _)| id == "pareto-throughput-latency").unwrap();
+    assert_eq!(pareto.matches("data-tip=\"runs:").count(), 6, "one point per variation");
+    // No two tick or category labels overlap anywhere on the page.
+    let overlaps = dom.split("data-overlaps=\"").nth(1).and_then(|rest| rest.split('"').next()).expect("the check ran");
+    assert_eq!(overlaps, "", "overlapping labels");
+    let measured: usize =
+        dom.split("data-labels=\"").nth(1).and_then(|rest| rest.split('"').next()).unwrap().parse().unwrap();
+    assert!(measured > 100, "the labels were measured: {measured}");
+}

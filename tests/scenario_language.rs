@@ -6,18 +6,7 @@ mod common;
 use std::path::Path;
 use std::process::Output;
 
-use common::aiperf_command;
-
-fn write(path: &Path, text: &str) {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).expect("create folder");
-    }
-    std::fs::write(path, text).expect("write file");
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).to_string()
-}
+use common::{aiperf_command, text, write};
 
 /// `aiperf check <dir>/<name>.rhai <extra..>` from `dir`, with `source` as the scenario.
 fn check(name: &str, source: &str, extra: &[&str]) -> (tempfile::TempDir, Output) {

@@ -106,6 +106,10 @@ run(#{{ name: "agent", endpoint: target, preflight: false, server_metrics: #{{ e
         .collect();
     turns.sort();
     assert_eq!(turns.iter().filter(|(_, turn)| *turn == 3).count(), 6, "each session's steps are one conversation");
+    for record in records.iter().filter(|r| r["metadata"]["turn_index"].as_u64() < Some(3)) {
+        let output_tokens = record["metrics"]["output_sequence_length"]["value"].as_u64();
+        assert!(output_tokens > Some(0), "a tool call's name and arguments are output tokens: {record}");
+    }
 }
 
 #[test]
@@ -213,4 +217,27 @@ run(#{ endpoint: endpoint(#{ url: "mock" }), phases: [users(#{ users: 3, session
     let text = String::from_utf8_lossy(&output.stdout);
     assert!(text.contains(r#""type": "scripted""#) && text.contains(r#""session": "agent""#), "{text}");
     assert!(!dir.path().join("artifacts").exists(), "nothing ran");
+}
+
+#[test]
+fn a_concurrency_phase_with_a_session_function_plays_scripted_sessions() {
+    let run = run_scenario(
+        "closed",
+        r#"
+let agent = |s| {
+    let r = s.chat(#{ user: "first", max_tokens: 4 });
+    if r.ok { s.chat(#{ user: "second", max_tokens: 4, tag: "follow_up" }); }
+};
+run(#{ name: "closed", endpoint: endpoint(#{ url: "mock", model: "m", kind: "chat", streaming: true }),
+       phases: [warmup(#{ concurrency: 2, session: agent, sessions: 2 }),
+                concurrency(#{ concurrency: 3, session: agent, sessions: 7 })] });
+"#,
+    );
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let summary = run.summary("closed");
+    assert_eq!(stat(&summary, "request_count", "avg"), 14.0, "the profiling phase's 7 sessions of 2 steps");
+    let sessions = &summary["phases"][1]["scripted_sessions"];
+    assert_eq!((sessions["started"].as_u64(), sessions["completed"].as_u64()), (Some(7), Some(7)), "{sessions}");
+    assert_eq!(sessions["steps"]["follow_up"]["requests"].as_u64(), Some(7), "{sessions}");
+    assert!(sessions["peak_live"].as_u64() <= Some(3), "{sessions}");
 }

@@ -312,3 +312,47 @@ fn srun_runs_both_segments_on_a_slurm_cluster_and_they_merge_into_the_whole_run(
     let report = read_json(&merged_dir.join("merge_report.json"));
     assert_eq!(report["segments"].as_array().map(Vec::len), Some(2));
 }
+
+#[test]
+fn a_merge_keeps_the_scripted_sessions_metrics_over_every_segments_sessions() {
+    let port = closed_port();
+    let _mock = MockProcess::start(port);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let scenario = dir.path().join("agents.rhai");
+    let source = format!(
+        r#"let agent = |s| {{
+            s.chat(#{{ user: "plan", max_tokens: 4, tag: "plan" }});
+            s.chat(#{{ user: "act", max_tokens: 4, tag: "act" }});
+        }};
+        run(#{{
+            name: "{RUN}",
+            endpoint: endpoint(#{{ url: "http://127.0.0.1:{port}", model: "mock-model", kind: "chat", streaming: true }}),
+            preflight: #{{ wait_timeout: seconds(30), wait_interval: ms(100) }},
+            phases: [users(#{{ name: "agents", users: 4, sessions: 10, session: agent }})],
+        }});"#
+    );
+    std::fs::write(&scenario, source).expect("write scenario");
+    for segment in ["0/2", "1/2"] {
+        let mut command = aiperf_command(dir.path());
+        command.arg("run").arg(&scenario).arg("--no-progress").args(["--segment", segment]);
+        succeeded(&command.output().expect("run a segment"), segment);
+    }
+    let segments = dir.path().join("artifacts").join(RUN);
+    let dirs = [segments.join("segment-0-of-2"), segments.join("segment-1-of-2")];
+    let out = dir.path().join("merged");
+    let merged = aiperf_command(dir.path()).arg("merge").args(&dirs).arg("-o").arg(&out).output();
+    succeeded(&merged.expect("aiperf merge"), "aiperf merge");
+
+    let sessions =
+        |dir: &Path| read_json(&dir.join("profile_export_aiperf.json"))["phases"][0]["scripted_sessions"].clone();
+    let per_segment: Vec<u64> = dirs.iter().map(|dir| sessions(dir)["started"].as_u64().expect("started")).collect();
+    assert_eq!(per_segment.iter().sum::<u64>(), 10, "{per_segment:?}");
+    let union = sessions(&out);
+    assert_eq!((union["started"].as_u64(), union["completed"].as_u64()), (Some(10), Some(10)), "{union}");
+    for tag in ["plan", "act"] {
+        assert_eq!(union["steps"][tag]["requests"], 10, "{tag}: {union}");
+        assert_eq!(union["steps"][tag]["latency_ms"]["count"], 10, "{tag}: {union}");
+    }
+    assert_eq!(union["steps_per_session"]["avg"], 2.0);
+    assert_eq!(union["session_latency_ms"]["count"], 10);
+}

@@ -97,11 +97,15 @@ fn trials_and_sweeps_write_aiperf_s_layout_run_info_and_aggregates() {
 
     // Trials: profile_runs/run_000N and the aggregate beside them.
     let repeated = run.artifacts("repeated");
+    let mut trial_sweep_ids = Vec::new();
     for (trial, label) in ["run_0001", "run_0002", "run_0003"].iter().enumerate() {
         let info = run_info(&repeated.join("profile_runs").join(label));
         assert_eq!((info["trial"].as_u64(), info["run_label"].as_str()), (Some(trial as u64), Some(*label)));
-        assert_eq!((&info["variation_label"], &info["sweep_id"]), (&json!("base"), &Value::Null));
+        assert_eq!(info["variation_label"], json!("base"));
+        trial_sweep_ids.push(info["sweep_id"].clone());
     }
+    // AIPerf's multi-run is a sweep of one variation: its trials share one sweep id.
+    assert!(trial_sweep_ids.iter().all(|id| id.is_string() && id == &trial_sweep_ids[0]), "{trial_sweep_ids:?}");
     let aggregate = read_json(&repeated.join("aggregate/profile_export_aiperf_aggregate.json"));
     assert_eq!(keys(&aggregate), ["schema_version", "aiperf_version", "metadata", "metrics"]);
     assert_eq!(keys(&aggregate["metadata"]), REFERENCE_METADATA_KEYS);

@@ -1,4 +1,4 @@
-//! `aiperf config validate FILE`: read an AIPerf config schema 2.0 file as `aiperf profile
+//! `aiperf config validate FILE` (and `aiperf config init`, in config_init.rs): read an AIPerf config schema 2.0 file as `aiperf profile
 //! --config` would, and say whether it is valid and what it holds.
 
 use std::io::Write;
@@ -14,6 +14,11 @@ pub enum ConfigCommand {
     /// Check a config file (YAML, schema 2.0): ${ENV}, Jinja2 variables, shorthands, the schema, its sweep
     #[command(after_help = "Example:\n  aiperf config validate configs/minimal.yaml --print-document")]
     Validate(ValidateArgs),
+    /// List, search or write the bundled config templates, with --model and --url filled in
+    #[command(
+        after_help = "Examples:\n  aiperf config init --list\n  aiperf config init --search sweep\n  aiperf config init --template latency_test --model meta-llama/Llama-3.1-8B-Instruct --url http://localhost:8000 --output bench.yaml"
+    )]
+    Init(super::config_init::InitArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -25,9 +30,11 @@ pub struct ValidateArgs {
     pub print_document: bool,
 }
 
-pub fn run(command: ConfigCommand) -> i32 {
+/// `verbose`: the global `-v` (AIPerf's `config init --verbose`).
+pub fn run(command: ConfigCommand, verbose: bool) -> i32 {
     match command {
         ConfigCommand::Validate(args) => validate(&args),
+        ConfigCommand::Init(args) => super::config_init::init(&args, verbose),
     }
 }
 

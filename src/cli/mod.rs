@@ -1,9 +1,15 @@
 //! The command line: `aiperf run <scenario.rhai>`, `aiperf check`, `aiperf mock`, `aiperf profile`,
-//! `aiperf config`, `aiperf plot`, `aiperf synthesize` and `aiperf analyze-trace`.
+//! `aiperf config`, `aiperf plot`, `aiperf synthesize`, `aiperf analyze-trace`, `aiperf analyze`,
+//! `aiperf chat` and `aiperf lib`.
 
+mod analyze;
 mod analyze_trace;
+mod chat;
 mod config;
+mod config_init;
 mod kube;
+mod lib;
+mod lib_test;
 mod merge;
 mod mock;
 mod plot;
@@ -81,7 +87,7 @@ pub enum Command {
         after_help = "Example:\n  aiperf mock --port 8000 --ttft-ms 20 --itl-ms 5\n  curl -N localhost:8000/v1/chat/completions -d '{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],\"stream\":true}'"
     )]
     Mock(MockArgs),
-    /// AIPerf config files (schema 2.0): `aiperf config validate FILE`
+    /// AIPerf config files (schema 2.0): `aiperf config validate FILE`, `aiperf config init --list`
     #[command(subcommand)]
     Config(config::ConfigCommand),
     /// AIPerf's `aiperf profile`: its flags (or --config FILE.yaml) run through the same engine
@@ -108,6 +114,18 @@ pub enum Command {
     /// A mooncake trace's statistics: ISL/OSL, shared prefixes, cache hit rates, request rate
     #[command(after_help = "Example:\n  aiperf analyze-trace trace.jsonl --output-file trace_analysis.json")]
     AnalyzeTrace(analyze_trace::AnalyzeTraceArgs),
+    /// Scenario libraries of aiperf.toml: `aiperf lib fetch | update [NAME] | list | test [DIR]`
+    #[command(subcommand)]
+    Lib(lib::LibCommand),
+    /// Chat with an endpoint, one message at a time, each reply's TTFT, tokens/s and ITL printed
+    #[command(
+        after_help = "Examples:\n  aiperf chat --model Qwen/Qwen3-0.6B --url http://localhost:8000\n  aiperf chat -m mock-model --quick \"hello, who are you?\" --tokenizer builtin\n  aiperf chat -m m --no-history --system-prompt \"Answer in one line.\""
+    )]
+    Chat(chat::ChatArgs),
+    /// Views of finished runs: `swim-lane` (sessions and concurrency over time) and
+    /// `turn-messages` (what each turn sent)
+    #[command(subcommand)]
+    Analyze(analyze::AnalyzeCommand),
 }
 
 #[derive(Debug, Subcommand)]
@@ -285,11 +303,27 @@ pub struct MockArgs {
 impl Cli {
     /// The tracing filter to use.
     pub fn log_filter(&self) -> String {
+        if let Some(filter) = self.profile_log_filter() {
+            return filter;
+        }
         match self.verbose {
             0 => self.log_level.clone(),
             1 => "info".to_string(),
             2 => "debug".to_string(),
             _ => "trace".to_string(),
+        }
+    }
+
+    /// A level was chosen (`--log-level`, `-v`, or `aiperf profile`'s own), not the default.
+    pub fn log_level_chosen(&self) -> bool {
+        self.verbose > 0 || self.log_level != "warn" || self.profile_log_filter().is_some()
+    }
+
+    /// `aiperf profile --log-level …` / `-v`: AIPerf's place for the level.
+    fn profile_log_filter(&self) -> Option<String> {
+        match &self.command {
+            Command::Profile(args) => profile::log_filter_of(&args.args),
+            _ => None,
         }
     }
 }
@@ -303,17 +337,21 @@ pub fn main_with(cli: Cli) -> i32 {
             return exit_code::FAILURE;
         }
     };
+    let verbose = cli.verbose > 0;
     let code = match cli.command {
         Command::Run(args) => run::run(args, &runtime),
         Command::Check(args) => run::check(args, &runtime),
         Command::Mock(args) => mock::serve(args, &runtime),
-        Command::Config(command) => config::run(command),
+        Command::Config(command) => config::run(command, verbose),
         Command::Profile(args) => profile::profile(&args.args, &runtime),
         Command::Plot(args) => plot::plot(args),
         Command::Merge(args) => merge::merge(args, &runtime),
         Command::Kube(command) => kube::run(command),
         Command::Synthesize(args) => synthesize::synthesize(args),
         Command::AnalyzeTrace(args) => analyze_trace::analyze_trace(args),
+        Command::Lib(command) => lib::run(command, &runtime),
+        Command::Chat(args) => chat::chat(args, &runtime),
+        Command::Analyze(command) => analyze::run(command),
     };
     // Everything a command writes was awaited; what is left (a dataset build that a failed
     // pre-flight made moot) must not hold the exit.

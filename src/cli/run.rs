@@ -28,7 +28,13 @@ pub fn run(args: RunArgs, runtime: &tokio::runtime::Runtime) -> i32 {
             return exit_code::SCRIPT_ERROR;
         }
     };
-    let settings = ScenarioSettings { report: args.report, ..args.script.settings() };
+    let settings = match args.script.settings_for(&args.scenario) {
+        Ok(settings) => ScenarioSettings { report: args.report, ..settings },
+        Err(message) => {
+            eprintln!("error: {message}");
+            return exit_code::SCRIPT_ERROR;
+        }
+    };
     let options = ScenarioOptions {
         artifact_root: args.artifact_dir,
         progress,
@@ -87,8 +93,13 @@ pub fn run_source(
     distribution: Distribution,
     runtime: &tokio::runtime::Runtime,
 ) -> i32 {
-    let settings =
-        ScenarioSettings { args: Default::default(), search_path: Vec::new(), max_operations: 0, report: false };
+    let settings = ScenarioSettings {
+        args: Default::default(),
+        search_path: Vec::new(),
+        max_operations: 0,
+        report: false,
+        libraries: Default::default(),
+    };
     let options = ScenarioOptions {
         artifact_root,
         progress: true,
@@ -101,7 +112,7 @@ pub fn run_source(
 
 /// A scenario to execute: a file, or text named by a path (for relative files) whose errors
 /// are told in its front end's terms.
-enum Scenario {
+pub(super) enum Scenario {
     File(PathBuf),
     Text { source: String, path: PathBuf, describe_error: fn(&str) -> String },
 }
@@ -170,24 +181,15 @@ fn execute(
 
 /// `aiperf check`: run the scenario with every `run(..)` validating its plan and sending nothing.
 pub fn check(args: CheckArgs, runtime: &tokio::runtime::Runtime) -> i32 {
-    let options = RunOptions {
-        artifact_root: PathBuf::from("artifacts"),
-        cli_command: None,
-        progress: false,
-        cancel: CancelSignal::new(),
-        builtin_server: Some(Arc::new(MockStarter)),
-        metrics_listen: None,
-        segment: None,
-        start_at_ns: None,
-        keep_cores_awake: false,
+    let settings = match args.script.settings_for(&args.scenario) {
+        Ok(settings) => settings,
+        Err(message) => {
+            eprintln!("error: {message}");
+            return exit_code::SCRIPT_ERROR;
+        }
     };
-    match run_on_script_thread(
-        Scenario::File(args.scenario.clone()),
-        runtime,
-        options,
-        ScriptMode::Check,
-        args.script.settings(),
-    ) {
+    let options = quiet_run_options(PathBuf::from("artifacts"), None);
+    match run_on_script_thread(Scenario::File(args.scenario.clone()), runtime, options, ScriptMode::Check, settings) {
         Ok(Ok(outcome)) => {
             let runs = if outcome.runs == 1 { "1 run".to_string() } else { format!("{} runs", outcome.runs) };
             crate::ui::stdout::print_line(&format!(
@@ -207,8 +209,24 @@ pub fn check(args: CheckArgs, runtime: &tokio::runtime::Runtime) -> i32 {
     }
 }
 
+/// Options of a scenario run with no progress bars, live metrics or segment, its `"mock"`
+/// urls served by the built-in server (`check`, `lib test`).
+pub(super) fn quiet_run_options(artifact_root: PathBuf, cli_command: Option<String>) -> RunOptions {
+    RunOptions {
+        artifact_root,
+        cli_command,
+        progress: false,
+        cancel: CancelSignal::new(),
+        builtin_server: Some(Arc::new(MockStarter)),
+        metrics_listen: None,
+        segment: None,
+        start_at_ns: None,
+        keep_cores_awake: false,
+    }
+}
+
 /// Run the scenario on its own thread (its `run(..)` calls block on the runtime).
-fn run_on_script_thread(
+pub(super) fn run_on_script_thread(
     scenario: Scenario,
     runtime: &tokio::runtime::Runtime,
     options: RunOptions,

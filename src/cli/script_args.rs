@@ -1,7 +1,9 @@
 //! What `aiperf run` and `aiperf check` give a scenario besides its file: `--set` values for
-//! `args()`, the import search path (`--lib`, then AIPERF_PATH), and the operation limit.
+//! `args()`, the import search path (`--lib`, then AIPERF_PATH), the libraries of its
+//! `aiperf.lock`, and the operation limit.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::script::{DEFAULT_MAX_OPERATIONS, ScenarioSettings};
 
@@ -24,7 +26,14 @@ pub struct ScriptArgs {
 }
 
 impl ScriptArgs {
-    pub fn settings(&self) -> ScenarioSettings {
+    /// The settings of the scenario at `scenario`, with its project's locked libraries (checked
+    /// against the cache, offline); a missing, stale or mismatched lock is the error.
+    pub fn settings_for(&self, scenario: &Path) -> Result<ScenarioSettings, String> {
+        let libraries = crate::libs::ScenarioLibraries::for_scenario(scenario).map_err(|e| format!("{e:#}"))?;
+        Ok(ScenarioSettings { libraries: Arc::new(libraries), ..self.settings() })
+    }
+
+    fn settings(&self) -> ScenarioSettings {
         let from_env: Vec<PathBuf> = std::env::var_os(SEARCH_PATH_VAR)
             .map(|value| std::env::split_paths(&value).filter(|dir| !dir.as_os_str().is_empty()).collect())
             .unwrap_or_default();
@@ -33,6 +42,7 @@ impl ScriptArgs {
             search_path: self.lib.iter().cloned().chain(from_env).collect(),
             max_operations: self.max_operations,
             report: false,
+            libraries: Default::default(),
         }
     }
 }

@@ -226,7 +226,7 @@ mod tests {
             assert_eq!(stream.read(&mut byte).await.unwrap(), 1, "the request head ends");
             request.push(byte[0]);
         }
-        let head = String::from_utf8(request.clone()).unwrap();
+        let head = String::from_utf8(request.clone()).unwrap().to_ascii_lowercase();
         let length = head
             .lines()
             .find_map(|line| line.strip_prefix("content-length: "))
@@ -275,7 +275,7 @@ mod tests {
         let requests = served.await.unwrap();
         assert_eq!(
             String::from_utf8(requests[0].clone()).unwrap(),
-            "POST /v1/chat/completions HTTP/1.1\r\nhost: example:8000\r\nx-request-id: r1\r\ncontent-length: 7\r\n\r\n\
+            "POST /v1/chat/completions HTTP/1.1\r\nHost: example:8000\r\nX-Request-ID: r1\r\nContent-Length: 7\r\n\r\n\
              {\"x\":1}"
         );
         assert_eq!(requests.len(), 2);

@@ -225,14 +225,14 @@ pub(crate) fn request_head(parts: &http::request::Parts, body_length: usize) -> 
     head.extend_from_slice(parts.uri.path_and_query().map_or("/", |path| path.as_str()).as_bytes());
     head.extend_from_slice(b" HTTP/1.1\r\n");
     for (name, value) in &parts.headers {
-        head.extend_from_slice(name.as_str().as_bytes());
+        head.extend_from_slice(super::header_case::wire_name(name).as_bytes());
         head.extend_from_slice(b": ");
         head.extend_from_slice(value.as_bytes());
         head.extend_from_slice(b"\r\n");
     }
     let carries_body = body_length > 0 || matches!(parts.method, Method::POST | Method::PUT | Method::PATCH);
     if carries_body && !parts.headers.contains_key(CONTENT_LENGTH) {
-        head.extend_from_slice(format!("content-length: {body_length}\r\n").as_bytes());
+        head.extend_from_slice(format!("Content-Length: {body_length}\r\n").as_bytes());
     }
     head.extend_from_slice(b"\r\n");
     head

@@ -13,6 +13,7 @@ mod failure;
 mod fast_payload;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
+mod header_case;
 mod headers;
 mod http1;
 mod http1_codec;
@@ -248,8 +249,13 @@ impl HttpClient {
                 matches!(lease.connection.sender, Sender::Http2(_)).then(|| Arc::new(TakenAt::new(self.clock)));
             let request = self.request(destination, &route, body.clone(), request_id.clone(), taken_at.clone());
             if self.trace_details || self.raw {
-                trace.request_headers = header_pairs(request.headers());
-                trace.request_headers.push((CONTENT_LENGTH.to_string(), body_bytes.to_string()));
+                // As written on the wire: HTTP/1.1 names capitalised, HTTP/2's lower-case.
+                let as_sent = |name: &http::HeaderName| match taken_at {
+                    Some(_) => name.to_string(),
+                    None => header_case::wire_name(name).into_owned(),
+                };
+                trace.request_headers = header_pairs(request.headers(), as_sent);
+                trace.request_headers.push((as_sent(&CONTENT_LENGTH), body_bytes.to_string()));
             }
             if let Some(wire) = &lease.connection.wire {
                 wire.begin(self.trace_details);
@@ -273,7 +279,7 @@ impl HttpClient {
         let ack_ns = self.clock.now_ns();
         trace.response_headers_received_ns = Some(ack_ns);
         if self.trace_details {
-            trace.response_headers = header_pairs(response.headers());
+            trace.response_headers = header_pairs(response.headers(), http::HeaderName::to_string);
         }
         record.ack_ns = Some(ack_ns);
         let status = response.status();
@@ -409,7 +415,7 @@ impl HttpClient {
 }
 
 /// Headers as text pairs, credential values redacted.
-fn header_pairs(headers: &HeaderMap) -> Vec<(String, String)> {
+fn header_pairs(headers: &HeaderMap, spelled: impl Fn(&http::HeaderName) -> String) -> Vec<(String, String)> {
     headers
         .iter()
         .map(|(name, value)| {
@@ -418,7 +424,7 @@ fn header_pairs(headers: &HeaderMap) -> Vec<(String, String)> {
             } else {
                 String::from_utf8_lossy(value.as_bytes()).into_owned()
             };
-            (name.to_string(), shown)
+            (spelled(name), shown)
         })
         .collect()
 }

@@ -7,6 +7,7 @@ mod agentic_replay;
 mod audio;
 mod dataset;
 mod endpoint;
+mod output_services;
 mod outputs;
 mod phases;
 mod range_ratio;
@@ -48,10 +49,11 @@ pub fn lower(document: &Value, base_dir: &Path) -> Result<ProfileJob, ConfigErro
             .map(|seed| if same_seed { seed } else { seed + index as u64 });
         let benchmark = whole.get("benchmark").cloned().unwrap_or_else(|| Value::Object(Map::new()));
         let name = if sweep.is_some() { label_of(&values) } else { artifact_location(document).1 };
-        let plan = lower_benchmark(&benchmark, base_dir, seed, name)?;
+        let plan = lower_benchmark(&benchmark, whole.get("variables"), base_dir, seed, name)?;
         variations.push(JobVariation { values, plan });
     }
     let mut notes = sweep_notes(sweep_key("iteration_order"), sweep_key("sla_filters"), settings.num_runs);
+    let report = output_services::draws_report(document, &mut notes);
     if let Some(search) = &search {
         super::search::check_dimensions(search, &variations[0].plan)?;
         notes.extend(search.notes.iter().cloned());
@@ -66,6 +68,7 @@ pub fn lower(document: &Value, base_dir: &Path) -> Result<ProfileJob, ConfigErro
         variation_pause_s: sweep_key("cooldown_seconds").and_then(Value::as_f64).unwrap_or(0.0),
         notes,
         search,
+        report,
     })
 }
 
@@ -118,7 +121,13 @@ pub fn artifact_location(document: &Value) -> (PathBuf, String) {
     }
 }
 
-fn lower_benchmark(benchmark: &Value, base_dir: &Path, seed: Option<u64>, name: String) -> Result<Plan, ConfigError> {
+fn lower_benchmark(
+    benchmark: &Value,
+    variables: Option<&Value>,
+    base_dir: &Path,
+    seed: Option<u64>,
+    name: String,
+) -> Result<Plan, ConfigError> {
     let seed = seed.unwrap_or(0);
     let endpoint = endpoint::lower(benchmark)?;
     let dataset = accuracy::dataset(benchmark, dataset::lower(benchmark, base_dir, seed, endpoint.kind)?)?;
@@ -144,7 +153,9 @@ fn lower_benchmark(benchmark: &Value, base_dir: &Path, seed: Option<u64>, name: 
         abort_on_fail: false,
         preflight: endpoint::preflight(benchmark)?,
         allow_all_failed: false,
+        outputs: output_services::lower(benchmark, variables)?,
         run_info: Default::default(),
+        libraries: Vec::new(),
     };
     crate::engine::validate(&plan).map_err(|e| ConfigError::new(format!("{e:#}")))?;
     Ok(plan)

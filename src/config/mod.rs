@@ -34,7 +34,7 @@
 //! Sweeps (`variations`) and `multi_run` (`multi_run_settings`) are read from this form.
 
 mod env;
-mod jinja;
+pub(crate) mod jinja;
 mod locate;
 mod lower;
 mod normalize;
@@ -95,6 +95,8 @@ pub struct ProfileJob {
     pub vary_seed: bool,
     /// A capacity search (`sweep.type: adaptive_search`): its iterations start from the one variation.
     pub search: Option<search::SearchJob>,
+    /// Write the report after the run or sweep, where AIPerf plots (`plot:`, `artifacts.auto_plot`).
+    pub report: bool,
 }
 
 /// One point of a sweep: the swept values (dotted document path → value) and its plan.

@@ -47,8 +47,8 @@ pub fn benchmark_of_plan(plan: &Plan) -> Value {
         "gpu_telemetry": {"enabled": plan.gpu_telemetry.enabled, "urls": plan.gpu_telemetry.dcgm_urls},
         "server_metrics": {"enabled": plan.server_metrics.enabled, "urls": plan.server_metrics.urls, "formats": formats},
         "network_latency": network_latency(&plan.network_latency),
-        "otel": {},
-        "mlflow": {},
+        "otel": otel(plan),
+        "mlflow": mlflow(plan),
         "wandb": {},
         "runtime": {"ui": "none"},
         "plan": serde_json::to_value(plan).unwrap_or(Value::Null),
@@ -70,6 +70,32 @@ fn accuracy_block(accuracy: &crate::plan::AccuracySpec) -> Value {
         "system_prompt": accuracy.system_prompt,
         "verbose": accuracy.verbose,
     })
+}
+
+/// AIPerf's `otel` block: the collector's url and resource attributes, when the run pushes.
+fn otel(plan: &Plan) -> Value {
+    match &plan.outputs.otel {
+        Some(push) => json!({"metrics_url": push.url, "custom_resource_attributes": push.resource_attributes}),
+        None => json!({}),
+    }
+}
+
+/// AIPerf's `mlflow` block, when the run is uploaded.
+fn mlflow(plan: &Plan) -> Value {
+    let Some(upload) = &plan.outputs.mlflow else {
+        return json!({});
+    };
+    let mut out = json!({"tracking_uri": upload.tracking_uri, "experiment": upload.experiment, "tags": upload.tags});
+    if let Some(name) = &upload.run_name {
+        out["run_name"] = json!(name);
+    }
+    if let Some(parent) = &upload.parent_run_id {
+        out["parent_run_id"] = json!(parent);
+    }
+    if !upload.artifact_globs.is_empty() {
+        out["artifact_globs"] = json!(upload.artifact_globs);
+    }
+    out
 }
 
 /// AIPerf's `network_latency` block: off, probing every `ping_interval` seconds, or a fixed `mean_ms`.

@@ -1,6 +1,6 @@
 //! profile_export_aiperf.json: the run's summary (schema 1.4): provenance, one stats block
 //! per metric, the plan as `input_config` (in AIPerf's shape: `input_config.rs`),
-//! `run_info`, the error summary, the metrics of each url when the endpoint has several
+//! `run_info` (with the scenario libraries the run used), the error summary, the metrics of each url when the endpoint has several
 //! (`by_url`, this project's own key) and the times.
 
 use std::path::Path;
@@ -61,9 +61,7 @@ pub fn summary_json(result: &RunResult) -> Result<Value> {
     );
     doc.insert("input_config".into(), super::input_config::benchmark_of_plan(&result.plan));
     let coordinates = &result.plan.run_info;
-    doc.insert(
-        "run_info".into(),
-        json!({
+    let mut run_info = json!({
             "benchmark_id": result.benchmark_id,
             "sweep_id": coordinates.sweep_id,
             "random_seed": result.random_seed,
@@ -73,8 +71,11 @@ pub fn summary_json(result: &RunResult) -> Result<Value> {
             "variation_index": coordinates.variation_index,
             "variation_values": coordinates.variation_values,
             "cli_command": result.cli_command,
-        }),
-    );
+    });
+    if !result.plan.libraries.is_empty() {
+        run_info["libraries"] = json!(result.plan.libraries);
+    }
+    doc.insert("run_info".into(), run_info);
     if let Some(pooled) = pooled_spec_decode_histogram(&result.spec_decode_histogram) {
         doc.insert("pooled_spec_decode_acceptance_histogram".into(), pooled);
     }
@@ -191,5 +192,26 @@ mod tests {
             })
         );
         assert!(doc["input_config"]["plan"].get("run_info").is_none());
+    }
+
+    #[test]
+    fn run_info_and_the_plan_name_the_libraries_used() {
+        let mut result = sample_result();
+        assert!(summary_json(&result).unwrap()["run_info"].get("libraries").is_none());
+        result.plan.libraries = vec![crate::plan::LibraryUse {
+            name: "team".into(),
+            source: "git https://git.example/perf tag v1.3".into(),
+            commit: Some("7f3725d193bc97911785733f861406660258e953".into()),
+            hash: "sha256:00".into(),
+        }];
+        let doc = summary_json(&result).unwrap();
+        let expected = json!([{
+            "name": "team",
+            "source": "git https://git.example/perf tag v1.3",
+            "commit": "7f3725d193bc97911785733f861406660258e953",
+            "hash": "sha256:00",
+        }]);
+        assert_eq!(doc["run_info"]["libraries"], expected);
+        assert_eq!(doc["input_config"]["plan"]["libraries"], expected);
     }
 }

@@ -17,6 +17,7 @@ use crate::plan::Plan;
 use crate::plan::segment::ExecutionSegment;
 use crate::record::RequestRecord;
 use crate::result::{ClientSelfCheck, PhaseSummary};
+use crate::session_metrics::ScriptedSessionsTally;
 
 pub const SEGMENT_FILE: &str = "segment.json";
 pub const RECORDS_FILE: &str = "segment_records.jsonl";
@@ -50,16 +51,27 @@ pub struct SegmentPhase {
     summary: PhaseSummary,
     /// The summary's self-check, which its own serde form leaves out.
     self_check: ClientSelfCheck,
+    /// The values of its scripted sessions' metrics, which a merge computes them over.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    scripted_sessions_tally: Option<ScriptedSessionsTally>,
 }
 
 impl SegmentPhase {
     pub fn of(summary: &PhaseSummary) -> Self {
-        Self { summary: summary.clone(), self_check: summary.self_check.clone() }
+        Self {
+            summary: summary.clone(),
+            self_check: summary.self_check.clone(),
+            scripted_sessions_tally: summary.scripted_sessions.as_ref().map(|sessions| sessions.tally.clone()),
+        }
     }
 
-    /// The phase's summary with its self-check.
+    /// The phase's summary with its self-check and its scripted sessions' metrics.
     pub fn summary(&self) -> PhaseSummary {
-        PhaseSummary { self_check: self.self_check.clone(), ..self.summary.clone() }
+        PhaseSummary {
+            self_check: self.self_check.clone(),
+            scripted_sessions: self.scripted_sessions_tally.as_ref().map(|tally| Box::new(tally.summary())),
+            ..self.summary.clone()
+        }
     }
 }
 

@@ -42,7 +42,9 @@ pub fn sample_result() -> RunResult {
         metrics_listen: None,
         server_control: Default::default(),
         failed_request_threshold: None,
+        outputs: Default::default(),
         run_info: Default::default(),
+        libraries: Vec::new(),
     };
     let latency = distribution(&[10.0, 20.0, 30.0, 40.0]).expect("values");
     RunResult {

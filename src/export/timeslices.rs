@@ -34,11 +34,14 @@ fn slice_json(slice: &Timeslice) -> Value {
     Value::Object(fields)
 }
 
-/// `{timeslices: [{start_ns, end_ns, <metric>: {unit, avg, …}}, …], input_config}`.
+/// `{timeslices: [{start_ns, end_ns, <metric>: {unit, avg, …}}, …], input_config}`, the
+/// plan in AIPerf's shape as the summary has it (naming the run's folder).
 pub fn timeslices_json(result: &RunResult) -> Result<Value> {
+    let mut input_config = super::input_config::benchmark_of_plan(&result.plan);
+    input_config["artifacts"]["dir"] = json!(result.artifact_dir.display().to_string());
     Ok(json!({
         "timeslices": result.timeslices.iter().map(slice_json).collect::<Vec<_>>(),
-        "input_config": serde_json::to_value(&result.plan).context("cannot encode the plan as input_config")?,
+        "input_config": input_config,
     }))
 }
 
@@ -101,6 +104,9 @@ mod tests {
         let doc = timeslices_json(&sliced_result()).unwrap();
         let keys: Vec<&str> = doc.as_object().unwrap().keys().map(String::as_str).collect();
         assert_eq!(keys, ["timeslices", "input_config"]);
+        for section in ["models", "endpoint", "datasets", "phases", "artifacts", "tokenizer", "otel", "mlflow"] {
+            assert!(doc["input_config"].get(section).is_some(), "input_config.{section} in AIPerf's shape");
+        }
         let first = &doc["timeslices"][0];
         let keys: Vec<&str> = first.as_object().unwrap().keys().map(String::as_str).collect();
         assert_eq!(keys, ["start_ns", "end_ns", "request_count", "effective_concurrency"]);

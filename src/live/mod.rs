@@ -9,6 +9,7 @@ mod exposition;
 mod feed;
 mod histogram;
 mod server;
+mod snapshot;
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -16,8 +17,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 pub use feed::LiveFeed;
+pub use histogram::HistogramReading;
 use histogram::{INTER_TOKEN_BOUNDS_S, LATENCY_BOUNDS_S, LiveHistogram};
 pub use server::LiveServer;
+pub use snapshot::{LiveSnapshot, PhaseSnapshot};
 
 use crate::load::PhaseCounters;
 

@@ -1,8 +1,9 @@
 //! The phase runner of an agentic replay (`agents/replay/`): one task holds every lane's tree
 //! and a queue of due turns, sends each turn with its conversation's history, and on each answer
 //! queues the turns it makes due. The priming stage sends the primed turns (one output token),
-//! then, with a cache warm-up, plays the trees idle-free for that long; the profiling stage
-//! plays them from their cuts at their recorded waits and recycles each finished lane.
+//! then, with a cache warm-up, plays the trees idle-free for that long and hands them over as
+//! they stand (`ReplayHandoff`); the profiling stage plays them on from there (else from their
+//! cuts) at their recorded waits and recycles each finished lane.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -16,6 +17,7 @@ use tokio::task::JoinSet;
 use super::history::{Conversation, NextTurn};
 use super::{Answer, Limits, LoadContext, Outgoing, PhaseDeadlines, PhaseRun, SendWindow, request_ids, send};
 use crate::agents::replay::{self, Lane, Step, Tree, TreeRun, priming_schedule};
+use crate::dataset::requests::PreparedRequest;
 use crate::plan::{AgenticReplay, ReplayStage};
 use crate::record::{AgentPlace, SessionTurn};
 use crate::rng::SeededRng;
@@ -23,12 +25,23 @@ use crate::rng::SeededRng;
 /// AIPerf's cap on how long an accelerated cache warm-up waits for its requests by default.
 const CACHE_WARMUP_GRACE_MAX_S: f64 = 300.0;
 
+/// Where the session numbers of the trees the cache warm-up recycles start: apart from the
+/// profiling phase's, which share their correlation ids with the warm-up's first trees.
+const CACHE_WARMUP_RECYCLED_SESSIONS: u64 = 1 << 40;
+
+/// How many failed trajectories the message of a failed warm-up names.
+const FAILED_ROOTS_NAMED: usize = 5;
+
 /// Run an agentic replay phase; its dataset was checked before the run (`agents::replay::check`).
 pub(super) async fn run(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, replay: &AgenticReplay) -> SendWindow {
     let Ok(trees) = replay::trees(&ctx.requests) else { return SendWindow::default() };
     let Ok((lanes, next_root)) = replay::lanes(&trees, replay) else { return SendWindow::default() };
     let ids = request_ids(&ctx, &run, 0);
     let deadlines = PhaseDeadlines::of(&run.phase);
+    let ids_of_phase = match replay.stage {
+        ReplayStage::Priming => run.index + 1,
+        ReplayStage::Profiling => run.index,
+    };
     let mut player = Player {
         ctx,
         run,
@@ -42,16 +55,22 @@ pub(super) async fn run(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, replay: &Agen
         lanes: Vec::new(),
         due: BinaryHeap::new(),
         in_flight: JoinSet::new(),
-        manner: Manner { one_token: true, idle_free: false, recycle: false, follow: false },
+        manner: Manner { one_token: true, idle_free: false, recycle: false, follow: false, hand_over: false },
         idle_cap_ns: replay.system_idle_gap_cap_s.map(|s| (s * 1e9) as u64),
         shift_ns: 0,
         idle_since_ns: None,
         stopped: false,
         sequence: 0,
+        ids_of_phase,
+        failed_primings: Vec::new(),
     };
     match replay.stage {
         ReplayStage::Priming => {
             player.prime(&lanes, replay).await;
+            if let Some(why) = player.failed_warm_up(lanes.len()) {
+                let _ = player.run.counters.run_aborted.set(why);
+                return player.window;
+            }
             if let Some(seconds) = replay.cache_warmup_s {
                 player.press(&lanes, replay, seconds).await;
             }
@@ -72,6 +91,17 @@ struct Manner {
     recycle: bool,
     /// An answer makes the tree's next turns due (the priming requests are one-shot).
     follow: bool,
+    /// Once sending stops, the turns that become due are kept for the next phase, not dropped.
+    hand_over: bool,
+}
+
+/// The trajectories as the cache warm-up left them, for the profiling phase to play on: each
+/// lane's tree and histories, and the turns due next with their recorded waits.
+pub struct ReplayHandoff {
+    lanes: Vec<LaneRun>,
+    due: Vec<(usize, Step)>,
+    next_root: usize,
+    next_session: u64,
 }
 
 /// A conversation of a lane: its session in the records and its history.
@@ -96,6 +126,8 @@ struct Due {
     lane: usize,
     stream: usize,
     turn: u32,
+    /// The wait the trace records before it (an idle-free stage queues it without).
+    recorded_wait_ns: u64,
 }
 
 /// A turn that ended, with what its user said and what came back.
@@ -133,9 +165,38 @@ struct Player {
     idle_since_ns: Option<u64>,
     stopped: bool,
     sequence: u64,
+    /// The phase whose session numbering the correlation ids follow: the profiling phase's.
+    ids_of_phase: usize,
+    /// Lanes whose priming request failed or was cut off.
+    failed_primings: Vec<usize>,
 }
 
 impl Player {
+    /// Why profiling cannot start after the priming requests: some failed (AIPerf 0.13 aborts
+    /// the run rather than profile a degraded set of trajectories).
+    fn failed_warm_up(&self, lanes: usize) -> Option<String> {
+        if self.failed_primings.is_empty() {
+            return None;
+        }
+        let mut failed = self.failed_primings.clone();
+        failed.sort_unstable();
+        failed.dedup();
+        let roots: Vec<&str> = failed
+            .iter()
+            .take(FAILED_ROOTS_NAMED)
+            .map(|&lane| &*self.trees[self.lanes[lane].tree].streams[0].session.id)
+            .collect();
+        let more = failed.len().saturating_sub(FAILED_ROOTS_NAMED);
+        Some(format!(
+            "agentic replay: the warm-up failed for {} of {lanes} trajectories (roots {}{}): a priming request \
+             failed or was cut off, so the run stops rather than profile a degraded set of trajectories \
+             (the errors are in the warm-up's records; see --agentic-warmup-grace-period)",
+            failed.len(),
+            roots.join(", "),
+            if more > 0 { format!(" and {more} more") } else { String::new() }
+        ))
+    }
+
     /// The warm-up's priming requests, spread so each trajectory reaches its cut at the end;
     /// in-flight ones are cut off after the warm-up grace period, if one is set.
     async fn prime(&mut self, lanes: &[Lane], replay: &AgenticReplay) {
@@ -167,19 +228,43 @@ impl Player {
                 self.queue(index, step, now_ns);
             }
         }
-        self.manner = Manner { one_token: true, idle_free: true, recycle: true, follow: true };
+        self.manner = Manner { one_token: true, idle_free: true, recycle: true, follow: true, hand_over: true };
+        self.next_session = CACHE_WARMUP_RECYCLED_SESSIONS;
         let stop_sending = tokio::time::Instant::now() + Duration::from_secs_f64(seconds);
         let grace_s = replay.warmup_grace_s.unwrap_or(seconds.min(CACHE_WARMUP_GRACE_MAX_S));
         let cut_off = stop_sending + Duration::from_secs_f64(grace_s);
         self.deadlines = PhaseDeadlines { stop_sending: Some(stop_sending), cut_off: Some(cut_off) };
         self.stopped = false;
         self.play().await;
+        let due = std::mem::take(&mut self.due).into_sorted_vec().into_iter().rev().map(|Reverse(due)| {
+            let step = Step { stream: due.stream, turn: due.turn, wait_ms: due.recorded_wait_ns as f64 / 1e6 };
+            (due.lane, step)
+        });
+        let handoff = ReplayHandoff {
+            lanes: std::mem::take(&mut self.lanes),
+            due: due.collect(),
+            next_root: self.next_root,
+            next_session: self.next_session,
+        };
+        *self.ctx.replay_handoff.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(handoff);
     }
 
-    /// The profiled turns: each lane's tree from its cut, at its recorded offsets and waits.
+    /// The profiled turns: each lane's tree from where the cache warm-up left it, else from its
+    /// cut, at its recorded offsets and waits.
     async fn profile(&mut self, lanes: &[Lane], replay: &AgenticReplay) {
-        self.manner = Manner { one_token: false, idle_free: false, recycle: true, follow: true };
+        self.manner = Manner { one_token: false, idle_free: false, recycle: true, follow: true, hand_over: false };
         let now_ns = self.ctx.clock.now_ns();
+        let handoff = self.ctx.replay_handoff.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).take();
+        if let Some(handoff) = handoff.filter(|handoff| handoff.lanes.len() == lanes.len()) {
+            self.lanes = handoff.lanes;
+            self.next_root = handoff.next_root;
+            self.next_session = handoff.next_session;
+            for (lane, step) in handoff.due {
+                self.queue(lane, step, now_ns);
+            }
+            self.play().await;
+            return;
+        }
         for lane in lanes {
             let (run, steps) = TreeRun::from_cut(&self.trees[lane.tree], &lane.cut, replay.burst_phase_starts);
             let index = self.add_lane(lane.tree, run);
@@ -205,7 +290,8 @@ impl Player {
     }
 
     fn queue(&mut self, lane: usize, step: Step, now_ns: u64) {
-        let wait_ns = if self.manner.idle_free { 0 } else { (step.wait_ms.max(0.0) * 1e6) as u64 };
+        let recorded_wait_ns = (step.wait_ms.max(0.0) * 1e6) as u64;
+        let wait_ns = if self.manner.idle_free { 0 } else { recorded_wait_ns };
         self.sequence += 1;
         let due = Due {
             at_ns: now_ns + self.shift_ns + wait_ns,
@@ -213,6 +299,7 @@ impl Player {
             lane,
             stream: step.stream,
             turn: step.turn,
+            recorded_wait_ns,
         };
         self.due.push(Reverse(due));
     }
@@ -225,14 +312,19 @@ impl Player {
             let limit_reached = self.run.phase.requests.is_some_and(|limit| self.next_request >= limit);
             if self.stopped || limit_reached || self.deadlines.sending_over() {
                 self.stopped = true;
-                self.due.clear();
+                if !self.manner.hand_over {
+                    self.due.clear();
+                }
             }
-            if self.due.is_empty() && self.in_flight.is_empty() {
+            if (self.stopped || self.due.is_empty()) && self.in_flight.is_empty() {
                 return;
             }
             let now_ns = self.ctx.clock.now_ns();
             self.cap_idle_gap(now_ns);
-            let next_ns = self.due.peek().map(|Reverse(due)| due.at_ns.saturating_sub(self.shift_ns));
+            let next_ns = match self.stopped {
+                true => None,
+                false => self.due.peek().map(|Reverse(due)| due.at_ns.saturating_sub(self.shift_ns)),
+            };
             let wait = next_ns.map(|at_ns| Duration::from_nanos(at_ns.saturating_sub(now_ns)));
             let deadlines = self.deadlines;
             let event = tokio::select! {
@@ -288,17 +380,21 @@ impl Player {
 
     fn send_turn(&mut self, due: Due, scheduled_ns: u64, now_ns: u64) {
         let lane = &mut self.lanes[due.lane];
-        let stream = &self.trees[lane.tree].streams[due.stream];
+        let tree = &self.trees[lane.tree];
+        let stream = &tree.streams[due.stream];
         let root_session = lane.streams[0].session;
-        let play = &mut lane.streams[due.stream];
         let requests = &self.ctx.requests[stream.requests.clone()];
-        if !play.started {
-            play.started = true;
+        if !lane.streams[due.stream].started {
+            let mut conversation = inherited_history(tree, lane, &self.ctx.requests, due.stream);
             for earlier in &requests[..due.turn as usize] {
-                let said = play.conversation.next_turn(earlier);
-                play.conversation.remember(said, Answer { text: String::new(), tokens: 0 });
+                let said = conversation.next_turn(earlier);
+                conversation.remember(said, Answer { text: String::new(), tokens: 0 });
             }
+            let play = &mut lane.streams[due.stream];
+            play.started = true;
+            play.conversation = conversation;
         }
+        let play = &mut lane.streams[due.stream];
         let dataset_index = stream.requests.start + due.turn as usize;
         let prepared = &self.ctx.requests[dataset_index];
         let said = play.conversation.next_turn(prepared);
@@ -314,7 +410,11 @@ impl Player {
             audio_seconds: prepared.audio_seconds,
             turn: Some(SessionTurn { session: play.session, turn: due.turn }),
             woke_on_timer: true,
-            agent: Some(AgentPlace { depth: stream.session.agent_depth, root_session }),
+            agent: Some(AgentPlace {
+                depth: stream.session.agent_depth,
+                root_session,
+                ids_of_phase: Some(self.ids_of_phase),
+            }),
         };
         self.next_request += 1;
         self.window.note(scheduled_ns, now_ns);
@@ -330,10 +430,12 @@ impl Player {
     /// finished tree hands its lane to the next root.
     fn ended(&mut self, ended: Ended) {
         let lane = &mut self.lanes[ended.lane];
-        if let Some(answer) = ended.answer {
-            lane.streams[ended.stream].conversation.remember(ended.said, answer);
+        match ended.answer {
+            Some(answer) => lane.streams[ended.stream].conversation.remember(ended.said, answer),
+            None if !self.manner.follow => self.failed_primings.push(ended.lane),
+            None => {}
         }
-        if !self.manner.follow || self.stopped {
+        if !self.manner.follow || (self.stopped && !self.manner.hand_over) {
             return;
         }
         let tree = &self.trees[lane.tree];
@@ -360,6 +462,25 @@ impl Player {
             self.queue(lane, step, now_ns);
         }
     }
+}
+
+/// The history conversation `stream` of `lane` starts from: for a fork, its parent's through the
+/// turn that spawned it (the parent's recorded turns, unanswered, when it has sent nothing in
+/// this phase); for any other conversation, none.
+fn inherited_history(tree: &Tree, lane: &LaneRun, requests: &[PreparedRequest], stream: usize) -> Conversation {
+    let own = &tree.streams[stream];
+    let Some(parent) = own.parent.filter(|_| own.session.inherits_history) else { return Conversation::default() };
+    let turns = own.spawn_turn.map_or(0, |turn| turn as usize + 1);
+    let parent_play = &lane.streams[parent];
+    if parent_play.started {
+        return parent_play.conversation.fork(turns);
+    }
+    let mut history = inherited_history(tree, lane, requests, parent);
+    for earlier in requests[tree.streams[parent].requests.clone()].iter().take(turns) {
+        let said = history.next_turn(earlier);
+        history.remember(said, Answer { text: String::new(), tokens: 0 });
+    }
+    history.fork(turns)
 }
 
 /// `body` asking for one output token (the warm-up's requests).

@@ -10,6 +10,7 @@ use super::{Answer, PreparedRequest};
 use crate::request_bodies::completions_opening;
 
 /// What the user said in one turn.
+#[derive(Clone)]
 enum Said {
     /// A chat turn's user message as it was sent (text, or content parts with images), or an
     /// agentic trace turn's messages (a tool result, then a user message, ...).
@@ -19,14 +20,19 @@ enum Said {
 }
 
 /// One earlier turn: what the user said and what came back.
+#[derive(Clone)]
 struct Exchange {
     said: Said,
     answer: String,
+    /// Its prompt's and its answer's tokens.
+    tokens: u64,
 }
 
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub(super) struct Conversation {
     exchanges: Vec<Exchange>,
+    /// How many of `exchanges` came from the conversation it was forked from.
+    inherited: usize,
     /// Input plus output tokens of every earlier turn.
     history_tokens: u64,
 }
@@ -108,8 +114,17 @@ impl Conversation {
 
     /// Add a finished turn to the history.
     pub fn remember(&mut self, turn: NextTurn, answer: Answer) {
-        self.history_tokens += turn.prompt_tokens + answer.tokens;
-        self.exchanges.push(Exchange { said: turn.said, answer: answer.text });
+        let tokens = turn.prompt_tokens + answer.tokens;
+        self.history_tokens += tokens;
+        self.exchanges.push(Exchange { said: turn.said, answer: answer.text, tokens });
+    }
+
+    /// The history a fork of this conversation starts from: what it inherited itself and its own
+    /// first `own_turns` exchanges.
+    pub fn fork(&self, own_turns: usize) -> Conversation {
+        let exchanges: Vec<Exchange> = self.exchanges.iter().take(self.inherited + own_turns).cloned().collect();
+        let history_tokens = exchanges.iter().map(|exchange| exchange.tokens).sum();
+        Conversation { inherited: exchanges.len(), exchanges, history_tokens }
     }
 }
 
@@ -170,6 +185,26 @@ mod tests {
         );
         assert_eq!(body["stream"], json!(true), "the rest of the body is kept");
         assert_eq!(turn.input_tokens, 3 + 2 + 5);
+    }
+
+    #[test]
+    fn a_fork_starts_from_the_turns_before_its_spawn_and_what_its_parent_inherited() {
+        let said = |text: &str| prepared(json!({ "messages": [{ "role": "user", "content": text }] }), 3);
+        let mut parent = Conversation::default();
+        for (text, answer) in [("a", "A"), ("b", "B"), ("c", "C")] {
+            let turn = parent.next_turn(&said(text));
+            parent.remember(turn, Answer { text: answer.into(), tokens: 1 });
+        }
+        let mut child = parent.fork(2);
+        let turn = child.next_turn(&said("x"));
+        let body = body_of(&turn);
+        let contents: Vec<&str> =
+            body["messages"].as_array().unwrap().iter().map(|m| m["content"].as_str().unwrap()).collect();
+        assert_eq!(contents, ["a", "A", "b", "B", "x"]);
+        assert_eq!(turn.input_tokens, 2 * 4 + 3);
+        child.remember(turn, Answer { text: "X".into(), tokens: 1 });
+        let grandchild = child.fork(0);
+        assert_eq!(grandchild.exchanges.len(), 2, "a fork of a fork inherits what its parent inherited");
     }
 
     #[test]

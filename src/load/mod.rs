@@ -23,6 +23,8 @@ mod user_centric;
 mod users;
 mod wait_tally;
 
+pub use agentic_replay::ReplayHandoff;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::Sender;
@@ -64,6 +66,8 @@ pub struct LoadContext {
     pub keep_cores_awake: bool,
     /// What plays the scripted phases (`agents/scripted/`); None when the caller has none.
     pub sessions: Option<Arc<scripted::SessionHook>>,
+    /// Where an agentic replay's cache warm-up leaves its trajectories for the profiling phase.
+    pub replay_handoff: std::sync::Mutex<Option<ReplayHandoff>>,
 }
 
 /// Live counts of one phase, read by the progress display and the client self-check.
@@ -90,6 +94,8 @@ pub struct PhaseCounters {
     pub sessions: SessionCounts,
     /// What a scripted phase's sessions did, set by its player when the phase ends.
     pub scripted_sessions: std::sync::OnceLock<crate::session_metrics::ScriptedSessionsSummary>,
+    /// Why the run cannot go on after this phase (an agentic replay's failed warm-up).
+    pub run_aborted: std::sync::OnceLock<String>,
 }
 
 impl PhaseCounters {
@@ -440,6 +446,7 @@ fn agent_place(
     Some(crate::record::AgentPlace {
         depth: trace.agent_depth,
         root_session: session.saturating_sub(u64::from(trace.sessions_after_root)),
+        ids_of_phase: None,
     })
 }
 

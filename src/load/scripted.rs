@@ -31,7 +31,7 @@ pub struct SessionHook {
     pub raw: bool,
     /// The run serves its endpoint itself (the url "mock").
     pub serving_itself: bool,
-    /// Counts a step's prompt tokens (on the session's thread, never the runtime's).
+    /// Counts a step's prompt tokens (on the script workers, never the runtime's threads).
     pub tokenizer: Arc<Tokenizer>,
 }
 

@@ -42,10 +42,24 @@ impl TokenCounts {
         };
         let output = match usage.completion_tokens {
             Some(completion) => completion.saturating_sub(reasoning.unwrap_or(0)),
-            None => ctx.tokenizer.count(&record.content) as u64,
+            None => ctx.tokenizer.count(&generated_text(record)) as u64,
         };
         Self { input: usage.prompt_tokens.unwrap_or(record.input_tokens), output, reasoning }
     }
+}
+
+/// The text a record's answer generated besides its reasoning: its content, then each tool call's
+/// name and arguments (as AIPerf 0.13 counts a tool call's output tokens).
+fn generated_text(record: &RequestRecord) -> std::borrow::Cow<'_, str> {
+    if record.tool_calls.is_empty() {
+        return std::borrow::Cow::Borrowed(&record.content);
+    }
+    let mut text = record.content.clone();
+    for call in &record.tool_calls {
+        text.push_str(&call.name);
+        text.push_str(&call.arguments);
+    }
+    std::borrow::Cow::Owned(text)
 }
 
 /// The metrics of a successful record.
@@ -279,6 +293,19 @@ mod tests {
 
     fn close(a: f64, b: f64) -> bool {
         (a - b).abs() < 1e-9
+    }
+
+    #[test]
+    fn a_tool_calls_name_and_arguments_are_its_output_tokens() {
+        let mut record = streamed_record(1_000_000, &[11_000_000, 20_000_000], "", 16);
+        let arguments = r#"{"step": 0, "query": "the the"}"#;
+        record.tool_calls =
+            vec![crate::record::ToolCall { id: "c".into(), name: "search".into(), arguments: arguments.into() }];
+        let ctx = context(true);
+        let expected = ctx.tokenizer.count(&format!("search{arguments}")) as u64;
+        assert!(expected > 0);
+        let m = success_metrics(&record, &ctx);
+        assert_eq!(count(&m, &registry::OUTPUT_SEQUENCE_LENGTH), expected);
     }
 
     #[test]

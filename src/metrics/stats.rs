@@ -3,7 +3,7 @@
 //! standard deviation (ddof=0, numpy's default, as AIPerf 0.13 computes them); GPU telemetry the
 //! sample one (ddof=1, as AIPerf's telemetry does).
 
-use crate::result::Stats;
+use crate::metric_result::Stats;
 
 /// The full stats block of `values` with the population standard deviation; None when there
 /// are no values.

@@ -8,9 +8,11 @@ mod dataset;
 mod dist;
 mod endpoint;
 mod in_phase_ramps;
+mod libraries;
 mod mock_config;
 mod network_latency;
 mod openings;
+mod outputs;
 mod phase;
 mod response_limits;
 mod routing;
@@ -36,8 +38,13 @@ pub use dataset::*;
 pub use dist::*;
 pub use endpoint::*;
 pub use in_phase_ramps::*;
+pub use libraries::LibraryUse;
 pub use mock_config::{MockAnswers, MockConfig};
 pub use network_latency::*;
+pub use outputs::{
+    DEFAULT_MLFLOW_EXPERIMENT, DEFAULT_OTEL_INTERVAL_S, MlflowUpload, OtelPush, Outputs, UserFile, UserFileFormat,
+    mlflow_tracking_uri, otel_metrics_url, resource_attribute_pairs,
+};
 pub use phase::*;
 pub use response_limits::*;
 pub use routing::*;
@@ -102,9 +109,15 @@ pub struct Plan {
     /// Stop the run once more than this share (0 to 1) of a results phase's requests failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failed_request_threshold: Option<f64>,
+    /// OTLP metrics pushed while the run runs, an MLflow run made from it.
+    #[serde(default, skip_serializing_if = "Outputs::is_off")]
+    pub outputs: Outputs,
     /// Where the run sits in a sweep (sweep id, variation, trial): `run_info`, not `input_config`.
     #[serde(skip)]
     pub run_info: RunCoordinates,
+    /// The scenario libraries imported before this run (`aiperf.lock`), also in `run_info`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub libraries: Vec<LibraryUse>,
 }
 
 impl Plan {
@@ -137,7 +150,9 @@ impl Plan {
             metrics_listen: None,
             server_control: ServerControl::default(),
             failed_request_threshold: None,
+            outputs: Outputs::default(),
             run_info: Default::default(),
+            libraries: Vec::new(),
         }
     }
 }

@@ -38,6 +38,8 @@ pub struct ReportInput {
     pub runs: Vec<RunArtifacts>,
     /// The swept parameters' names, from a sweep aggregate among the folders (first wins).
     pub sweep_parameters: Vec<String>,
+    /// The confidence level of the trials' intervals, from that sweep aggregate.
+    pub confidence: Option<f64>,
 }
 
 impl RunArtifacts {
@@ -52,6 +54,7 @@ impl RunArtifacts {
 pub fn read(dirs: &[PathBuf]) -> Result<ReportInput> {
     let mut runs = Vec::new();
     let mut sweep_parameters = Vec::new();
+    let mut confidence = None;
     for dir in dirs {
         if !dir.is_dir() {
             bail!("{} is not a folder of run artifacts", dir.display());
@@ -72,11 +75,11 @@ pub fn read(dirs: &[PathBuf]) -> Result<ReportInput> {
         if sweep_parameters.is_empty() {
             sweeps.sort();
             if let Some(sweep) = sweeps.first() {
-                sweep_parameters = read_sweep_parameters(sweep)?;
+                (sweep_parameters, confidence) = read_sweep_metadata(sweep)?;
             }
         }
     }
-    Ok(ReportInput { runs, sweep_parameters })
+    Ok(ReportInput { runs, sweep_parameters, confidence })
 }
 
 /// A run's summary file and the prefix its other files share (None: AIPerf's default names).
@@ -167,10 +170,12 @@ fn read_run(root: &Path, Summary { path: summary_path, prefix }: Summary) -> Res
     Ok(RunArtifacts { label, dir, summary, records, server_metrics, gpu })
 }
 
-fn read_sweep_parameters(path: &Path) -> Result<Vec<String>> {
+/// The swept parameters' names and the confidence level of a sweep aggregate.
+fn read_sweep_metadata(path: &Path) -> Result<(Vec<String>, Option<f64>)> {
     let sweep = read_json(path)?;
     let parameters = sweep["metadata"]["sweep_parameters"].as_array().cloned().unwrap_or_default();
-    Ok(parameters.iter().filter_map(|p| p["name"].as_str().map(str::to_string)).collect())
+    let names = parameters.iter().filter_map(|p| p["name"].as_str().map(str::to_string)).collect();
+    Ok((names, sweep["metadata"]["confidence_level"].as_f64()))
 }
 
 #[cfg(test)]

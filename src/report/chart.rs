@@ -42,11 +42,20 @@ pub struct Series {
     pub name: String,
     pub style: Style,
     pub points: Vec<(f64, f64)>,
+    /// Each point's confidence half-widths (x, y), when its point is a mean over trials:
+    /// drawn as error bars. Empty, or one per point.
+    pub errors: Vec<(f64, f64)>,
 }
 
 impl Series {
     pub fn new(name: impl Into<String>, style: Style, points: Vec<(f64, f64)>) -> Self {
-        Self { name: name.into(), style, points }
+        Self { name: name.into(), style, points, errors: Vec::new() }
+    }
+
+    /// Points with their confidence half-widths: ((x, y), (x half-width, y half-width)).
+    pub fn with_errors(name: impl Into<String>, style: Style, points: Vec<((f64, f64), (f64, f64))>) -> Self {
+        let (points, errors) = points.into_iter().unzip();
+        Self { name: name.into(), style, points, errors }
     }
 }
 
@@ -92,14 +101,19 @@ pub fn nice_ticks(low: f64, high: f64, wanted: usize) -> Vec<f64> {
 pub fn extent(series: &[Series], marks: &[(f64, String)]) -> (f64, f64, f64, f64) {
     let mut x = (f64::INFINITY, f64::NEG_INFINITY);
     let mut y = (f64::INFINITY, f64::NEG_INFINITY);
+    // The lowest point itself, error bars aside: non-negative data keeps its zero baseline.
+    let mut lowest_point = f64::INFINITY;
     for s in series {
         let half = match s.style {
             Style::Columns { width } => width / 2.0,
             _ => 0.0,
         };
-        for &(px, py) in s.points.iter().filter(|(px, py)| px.is_finite() && py.is_finite()) {
-            x = (x.0.min(px - half), x.1.max(px + half));
-            y = (y.0.min(py), y.1.max(py));
+        for (i, &(px, py)) in s.points.iter().enumerate().filter(|(_, (px, py))| px.is_finite() && py.is_finite()) {
+            let (ex, ey) =
+                s.errors.get(i).copied().filter(|(ex, ey)| ex.is_finite() && ey.is_finite()).unwrap_or((0.0, 0.0));
+            x = (x.0.min(px - half - ex), x.1.max(px + half + ex));
+            y = (y.0.min(py - ey), y.1.max(py + ey));
+            lowest_point = lowest_point.min(py);
         }
     }
     for (mark, _) in marks {
@@ -108,13 +122,13 @@ pub fn extent(series: &[Series], marks: &[(f64, String)]) -> (f64, f64, f64, f64
     if !x.0.is_finite() {
         return (0.0, 1.0, 0.0, 1.0);
     }
-    if y.0 >= 0.0 {
+    if lowest_point >= 0.0 {
         y.0 = 0.0;
     }
     if x.1 <= x.0 {
         x = (x.0 - 1.0, x.1 + 1.0);
-    } else if series.iter().any(|s| s.style == Style::Points) {
-        // Points on the edges stay whole.
+    } else if series.iter().any(|s| s.style == Style::Points || !s.errors.is_empty()) {
+        // Points (and error bars) on the edges stay whole.
         let pad = (x.1 - x.0) * 0.03;
         x = (x.0 - pad, x.1 + pad);
     }
@@ -122,6 +136,33 @@ pub fn extent(series: &[Series], marks: &[(f64, String)]) -> (f64, f64, f64, f64
         y.1 = y.0 + 1.0;
     }
     (x.0, x.1, y.0, y.1 + (y.1 - y.0) * 0.05)
+}
+
+/// Labels for evenly spaced `ticks`, each with the decimals their step needs (ticks 500.1 and
+/// 500.2 read "500.1" and "500.2", not "500" twice), in k or M once the step allows it.
+pub fn tick_labels(ticks: &[f64]) -> Vec<String> {
+    let step = match ticks {
+        [first, second, ..] => (second - first).abs(),
+        _ => return ticks.iter().map(|t| short_number(*t)).collect(),
+    };
+    let largest = ticks.iter().fold(0.0f64, |m, t| m.max(t.abs()));
+    let (scale, unit) = if largest >= 1e6 && step >= 1e5 {
+        (1e6, "M")
+    } else if largest >= 1e4 && step >= 100.0 {
+        (1e3, "k")
+    } else {
+        (1.0, "")
+    };
+    let decimals = if step > 0.0 { (-(step / scale).log10() - 1e-9).ceil().max(0.0) as usize } else { 0 };
+    ticks
+        .iter()
+        .map(|tick| {
+            let value = tick / scale;
+            // -0.0 reads as 0.
+            let value = if value.abs() < 0.5 * 10f64.powi(-(decimals as i32)) { 0.0 } else { value };
+            format!("{value:.decimals$}{unit}")
+        })
+        .collect()
 }
 
 /// A number as a short label: 3 significant digits, k/M for large values.
@@ -162,6 +203,18 @@ mod tests {
         let ticks = nice_ticks(3.2, 97.0, 4);
         assert_eq!(ticks, vec![20.0, 40.0, 60.0, 80.0]);
         assert_eq!(nice_ticks(5.0, 5.0, 4), vec![5.0]);
+    }
+
+    #[test]
+    fn tick_labels_have_the_precision_their_step_needs() {
+        assert_eq!(tick_labels(&[500.1, 500.2, 500.3]), ["500.1", "500.2", "500.3"]);
+        assert_eq!(tick_labels(&[2.0, 2.002, 2.004]), ["2.000", "2.002", "2.004"]);
+        assert_eq!(tick_labels(&[0.0, 20_000.0, 40_000.0]), ["0k", "20k", "40k"]);
+        assert_eq!(tick_labels(&[10_000.0, 10_050.0, 10_100.0]), ["10000", "10050", "10100"]);
+        assert_eq!(tick_labels(&[0.0, 0.5, 1.0]), ["0.0", "0.5", "1.0"]);
+        assert_eq!(tick_labels(&[-0.1, 0.0, 0.1]), ["-0.1", "0.0", "0.1"]);
+        assert_eq!(tick_labels(&[2_000_000.0, 2_500_000.0]), ["2.0M", "2.5M"]);
+        assert_eq!(tick_labels(&[7.0]), ["7"]);
     }
 
     #[test]

@@ -4,6 +4,7 @@
 
 use super::artifacts::RunArtifacts;
 use super::chart::{Chart, ChartBody};
+use super::variations;
 
 const PARTS: [(&str, &str); 7] = [
     ("http_req_blocked", "blocked"),
@@ -18,21 +19,29 @@ const STATS: [&str; 4] = ["avg", "p50", "p90", "p99"];
 
 /// One run's bars (avg, p50, p90, p99); `None` when it has no trace metrics.
 pub fn run_chart(run: &RunArtifacts, id_prefix: &str) -> Option<Chart> {
-    let columns: Vec<(String, &RunArtifacts, &str)> = STATS.iter().map(|s| (s.to_string(), run, *s)).collect();
+    let columns: Vec<(String, Vec<&RunArtifacts>, &str)> =
+        STATS.iter().map(|s| (s.to_string(), vec![run], *s)).collect();
     chart(&format!("{id_prefix}http-trace"), "HTTP trace breakdown", &columns)
 }
 
-/// Every run's average side by side; `None` when none has trace metrics.
+/// Every variation's average side by side (its trials' mean); `None` when none has trace
+/// metrics.
 pub fn comparison_chart(runs: &[RunArtifacts]) -> Option<Chart> {
-    let columns: Vec<(String, &RunArtifacts, &str)> = runs.iter().map(|r| (r.label.clone(), r, "avg")).collect();
+    let columns: Vec<(String, Vec<&RunArtifacts>, &str)> =
+        variations::group(runs).into_iter().map(|v| (v.label, v.trials, "avg")).collect();
     chart("compare-http-trace", "HTTP trace breakdown (average per run)", &columns)
 }
 
-fn chart(id: &str, title: &str, columns: &[(String, &RunArtifacts, &str)]) -> Option<Chart> {
+/// Stacked bars, one per column: (label, the runs whose mean it draws, statistic).
+fn chart(id: &str, title: &str, columns: &[(String, Vec<&RunArtifacts>, &str)]) -> Option<Chart> {
+    let mean = |runs: &[&RunArtifacts], metric: &str, stat: &str| {
+        let values: Vec<f64> = runs.iter().filter_map(|run| run.stat(metric, stat)).collect();
+        variations::estimate(&values, variations::DEFAULT_CONFIDENCE).map_or(0.0, |e| e.mean)
+    };
     let layers: Vec<(String, Vec<f64>)> = PARTS
         .iter()
         .map(|(metric, name)| {
-            (name.to_string(), columns.iter().map(|(_, run, stat)| run.stat(metric, stat).unwrap_or(0.0)).collect())
+            (name.to_string(), columns.iter().map(|(_, runs, stat)| mean(runs, metric, stat)).collect())
         })
         .collect();
     if layers.iter().all(|(_, values)| values.iter().all(|v| *v <= 0.0)) {

@@ -19,10 +19,16 @@ mod scrapes;
 mod server_panels;
 mod svg;
 mod time_axis;
+mod variations;
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
+
+/// What `aiperf analyze` draws with: the axis helpers, the palette, the PNG renderer.
+pub use chart::{nice_ticks, short_number};
+pub use png::PngRenderer;
+pub use svg::{color as series_color, escape};
 
 /// The page's file name in the output folder.
 pub const REPORT_FILE: &str = "report.html";

@@ -48,7 +48,7 @@ pub fn build(input: &ReportInput) -> Page {
     let comparison = several.then(|| {
         let mut charts = comparison::charts(input);
         charts.extend(http_trace::comparison_chart(&input.runs));
-        (comparison::table_html(&input.runs), charts)
+        (comparison::table_html(input), charts)
     });
     let runs = input
         .runs

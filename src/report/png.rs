@@ -10,6 +10,12 @@ pub struct PngRenderer {
     options: resvg::usvg::Options<'static>,
 }
 
+impl Default for PngRenderer {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 /// Pixels per SVG unit: sharp enough for slides.
 const SCALE: f32 = 2.0;
 

@@ -36,6 +36,22 @@
     return String(+value.toPrecision(3));
   }
 
+  // Labels with the decimals the ticks' step needs (as chart.rs's tick_labels).
+  function tickLabels(ticks) {
+    if (ticks.length < 2) return ticks.map(shortNumber);
+    var step = Math.abs(ticks[1] - ticks[0]);
+    var largest = ticks.reduce(function (m, t) { return Math.max(m, Math.abs(t)); }, 0);
+    var scale = 1, unit = "";
+    if (largest >= 1e6 && step >= 1e5) { scale = 1e6; unit = "M"; }
+    else if (largest >= 1e4 && step >= 100) { scale = 1e3; unit = "k"; }
+    var decimals = step > 0 ? Math.max(0, Math.ceil(-Math.log10(step / scale) - 1e-9)) : 0;
+    return ticks.map(function (t) {
+      var value = t / scale;
+      if (Math.abs(value) < 0.5 * Math.pow(10, -decimals)) value = 0;
+      return value.toFixed(Math.min(decimals, 20)) + unit;
+    });
+  }
+
   function zoomable(svg) {
     var ticks = svg.querySelector("g.xticks");
     var plot = svg.querySelector("g.plot");
@@ -64,12 +80,15 @@
       var start = p0 + (view[0] - x0) / (x1 - x0) * (p1 - p0);
       plot.setAttribute("transform", "translate(" + (p0 - k * start) + " 0) scale(" + k + " 1)");
       while (ticks.firstChild) ticks.removeChild(ticks.firstChild);
-      niceTicks(view[0], view[1], 8).forEach(function (value) {
+      var values = niceTicks(view[0], view[1], 8);
+      var labels = tickLabels(values);
+      values.forEach(function (value, i) {
         var text = document.createElementNS(NS, "text");
+        text.setAttribute("class", "tick");
         text.setAttribute("x", toPixel(value));
         text.setAttribute("y", tickY);
         text.setAttribute("text-anchor", "middle");
-        text.textContent = shortNumber(value);
+        text.textContent = labels[i];
         ticks.appendChild(text);
       });
       svg.querySelectorAll("text.mark").forEach(function (mark) {

@@ -6,7 +6,7 @@
 
 use std::fmt::Write;
 
-use super::chart::{Chart, ChartBody, Series, Style, extent, nice_ticks, short_number};
+use super::chart::{Chart, ChartBody, Series, Style, extent, nice_ticks, short_number, tick_labels};
 
 pub const WIDTH: f64 = 720.0;
 pub const HEIGHT: f64 = 360.0;
@@ -31,22 +31,30 @@ pub fn escape(text: &str) -> String {
 /// The chart as an SVG document.
 pub fn render(chart: &Chart) -> String {
     let mut out = String::with_capacity(16 * 1024);
+    let category_labels = match &chart.body {
+        ChartBody::StackedBars { categories, .. } => Some(CategoryLabels::fit(categories)),
+        ChartBody::Xy(_) => None,
+    };
+    let height = HEIGHT + category_labels.as_ref().map_or(0.0, |labels| labels.extra_height);
     let _ = write!(
         out,
-        r##"<svg xmlns="http://www.w3.org/2000/svg" class="chart" id="chart-{id}" viewBox="0 0 {WIDTH} {HEIGHT}" width="{WIDTH}" height="{HEIGHT}" font-family="DejaVu Sans, Verdana, sans-serif" font-size="11"><rect width="{WIDTH}" height="{HEIGHT}" fill="#ffffff"/><text x="{cx}" y="18" text-anchor="middle" font-size="14" font-weight="bold">{title}</text>"##,
+        r##"<svg xmlns="http://www.w3.org/2000/svg" class="chart" id="chart-{id}" viewBox="0 0 {WIDTH} {height}" width="{WIDTH}" height="{height}" font-family="DejaVu Sans, Verdana, sans-serif" font-size="11"><rect width="{WIDTH}" height="{height}" fill="#ffffff"/><text x="{cx}" y="18" text-anchor="middle" font-size="14" font-weight="bold">{title}</text>"##,
         id = escape(&chart.id),
         cx = WIDTH / 2.0,
         title = escape(&chart.title),
     );
     match &chart.body {
         ChartBody::Xy(series) => draw_xy(&mut out, chart, series),
-        ChartBody::StackedBars { categories, layers } => draw_stacked_bars(&mut out, chart, categories, layers),
+        ChartBody::StackedBars { categories, layers } => {
+            let labels = category_labels.unwrap_or_else(|| CategoryLabels::fit(categories));
+            draw_stacked_bars(&mut out, chart, categories, layers, &labels);
+        }
     }
     let _ = write!(
         out,
         r#"<text x="{cx}" y="{xy}" text-anchor="middle">{x_label}</text><text transform="translate(16 {cy}) rotate(-90)" text-anchor="middle">{y_label}</text></svg>"#,
         cx = LEFT + plot_width() / 2.0,
-        xy = HEIGHT - 8.0,
+        xy = height - 8.0,
         cy = TOP + plot_height() / 2.0,
         x_label = escape(&chart.x_label),
         y_label = escape(&chart.y_label),
@@ -60,6 +68,11 @@ fn plot_width() -> f64 {
 
 fn plot_height() -> f64 {
     HEIGHT - TOP - BOTTOM
+}
+
+/// Where the x axis' labels sit: low enough that the first one clears the y axis' lowest.
+fn x_tick_baseline() -> f64 {
+    TOP + plot_height() + 18.0
 }
 
 /// Maps data coordinates onto the plot area.
@@ -95,15 +108,15 @@ fn legend(out: &mut String, names: &[&str]) {
 }
 
 fn y_axis(out: &mut String, frame: &Frame) {
-    for tick in nice_ticks(frame.y0, frame.y1, 5) {
-        let y = frame.py(tick);
+    let ticks = nice_ticks(frame.y0, frame.y1, 5);
+    for (tick, label) in ticks.iter().zip(tick_labels(&ticks)) {
+        let y = frame.py(*tick);
         let _ = write!(
             out,
-            r##"<line x1="{LEFT}" x2="{x2}" y1="{y:.1}" y2="{y:.1}" stroke="#e4e4e4"/><text x="{tx}" y="{ty:.1}" text-anchor="end">{label}</text>"##,
+            r##"<line x1="{LEFT}" x2="{x2}" y1="{y:.1}" y2="{y:.1}" stroke="#e4e4e4"/><text class="tick" x="{tx}" y="{ty:.1}" text-anchor="end">{label}</text>"##,
             x2 = LEFT + plot_width(),
             tx = LEFT - 6.0,
             ty = y + 4.0,
-            label = short_number(tick),
         );
     }
     let _ = write!(
@@ -124,15 +137,15 @@ fn draw_xy(out: &mut String, chart: &Chart, series: &[Series]) {
         out,
         r#"<g class="xticks" data-x0="{x0}" data-x1="{x1}" data-px0="{LEFT}" data-px1="{px1}" data-y="{ty}">"#,
         px1 = LEFT + plot_width(),
-        ty = TOP + plot_height() + 16.0
+        ty = x_tick_baseline()
     );
-    for tick in nice_ticks(x0, x1, 8) {
+    let ticks = nice_ticks(x0, x1, 8);
+    for (tick, label) in ticks.iter().zip(tick_labels(&ticks)) {
         let _ = write!(
             out,
-            r#"<text x="{x:.1}" y="{y}" text-anchor="middle">{label}</text>"#,
-            x = frame.px(tick),
-            y = TOP + plot_height() + 16.0,
-            label = short_number(tick),
+            r#"<text class="tick" x="{x:.1}" y="{y}" text-anchor="middle">{label}</text>"#,
+            x = frame.px(*tick),
+            y = x_tick_baseline(),
         );
     }
     out.push_str("</g>");
@@ -172,7 +185,33 @@ fn tip(series: &str, x_label: &str, x: f64, y_label: &str, y: f64) -> String {
     escape(&format!("{series}: {x_label} {} · {y_label} {}", short_number(x), short_number(y)))
 }
 
+/// A series' confidence intervals: a whisker each way from every point that has one, with caps.
+fn draw_error_bars(out: &mut String, frame: &Frame, series: &Series, color: &str) {
+    let mut d = String::new();
+    for (&(x, y), &(ex, ey)) in series.points.iter().zip(&series.errors) {
+        if !(x.is_finite() && y.is_finite()) {
+            continue;
+        }
+        if ey.is_finite() && ey > 0.0 {
+            let (px, top, bottom) = (frame.px(x), frame.py(y + ey), frame.py(y - ey));
+            let _ = write!(d, "M{px:.1} {top:.1}V{bottom:.1}M{l:.1} {top:.1}h8M{l:.1} {bottom:.1}h8", l = px - 4.0);
+        }
+        if ex.is_finite() && ex > 0.0 {
+            let (py, left, right) = (frame.py(y), frame.px(x - ex), frame.px(x + ex));
+            let _ = write!(d, "M{left:.1} {py:.1}H{right:.1}M{left:.1} {t:.1}v8M{right:.1} {t:.1}v8", t = py - 4.0);
+        }
+    }
+    if !d.is_empty() {
+        let _ = write!(
+            out,
+            r#"<path class="error-bars" data-series="{n}" d="{d}" fill="none" stroke="{color}" stroke-width="1.2" vector-effect="non-scaling-stroke"/>"#,
+            n = escape(&series.name)
+        );
+    }
+}
+
 fn draw_series(out: &mut String, frame: &Frame, series: &Series, color: &str, x_label: &str, y_label: &str) {
+    draw_error_bars(out, frame, series, color);
     let points: Vec<(f64, f64)> =
         series.points.iter().copied().filter(|(x, y)| x.is_finite() && y.is_finite()).collect();
     match series.style {
@@ -190,7 +229,8 @@ fn draw_series(out: &mut String, frame: &Frame, series: &Series, color: &str, x_
             }
             let _ = write!(
                 out,
-                r#"<path d="{d}" fill="none" stroke="{color}" stroke-width="1.8" vector-effect="non-scaling-stroke"/>"#
+                r#"<path class="line" data-series="{n}" d="{d}" fill="none" stroke="{color}" stroke-width="1.8" vector-effect="non-scaling-stroke"/>"#,
+                n = escape(&series.name)
             );
             if points.len() <= MAX_LINE_TIPS {
                 draw_points(out, frame, &series.name, &points, color, x_label, y_label, 0.0);
@@ -246,7 +286,59 @@ fn draw_points(
     out.push_str("</g>");
 }
 
-fn draw_stacked_bars(out: &mut String, chart: &Chart, categories: &[String], layers: &[(String, Vec<f64>)]) {
+/// Width of one character of the 11-px labels, generously (DejaVu Sans averages ~6.1).
+const CHAR_WIDTH: f64 = 6.6;
+/// Height a label's line takes, and the least room between two rotated labels.
+const LINE_HEIGHT: f64 = 13.0;
+/// Longest category label shown whole; longer ones are cut with "…", their full text in a tooltip.
+const MAX_LABEL_CHARS: usize = 24;
+/// The angle of rotated labels, degrees below the horizontal.
+const LABEL_ANGLE: f64 = 40.0;
+
+/// How a bar chart's category labels are laid out so that no two overlap: level when they
+/// fit their bands, else rotated; cut when long; only every `stride`-th when even rotated
+/// labels would touch.
+struct CategoryLabels {
+    rotated: bool,
+    stride: usize,
+    /// Each category's label as drawn.
+    texts: Vec<String>,
+    /// Room the rotated labels need below the chart's usual height.
+    extra_height: f64,
+}
+
+impl CategoryLabels {
+    fn fit(categories: &[String]) -> Self {
+        let band = plot_width() / categories.len().max(1) as f64;
+        let texts: Vec<String> = categories
+            .iter()
+            .map(|c| {
+                if c.chars().count() > MAX_LABEL_CHARS {
+                    format!("{}…", c.chars().take(MAX_LABEL_CHARS - 1).collect::<String>())
+                } else {
+                    c.clone()
+                }
+            })
+            .collect();
+        let widest = texts.iter().map(|t| t.chars().count() as f64 * CHAR_WIDTH).fold(0.0, f64::max);
+        if widest + 6.0 <= band {
+            return Self { rotated: false, stride: 1, texts, extra_height: 0.0 };
+        }
+        // Rotated labels sit one line apart measured across their slope.
+        let across = band * LABEL_ANGLE.to_radians().sin();
+        let stride = (LINE_HEIGHT / across).ceil().max(1.0) as usize;
+        let extra_height = (widest * LABEL_ANGLE.to_radians().sin() - 10.0).max(0.0);
+        Self { rotated: true, stride, texts, extra_height }
+    }
+}
+
+fn draw_stacked_bars(
+    out: &mut String,
+    chart: &Chart,
+    categories: &[String],
+    layers: &[(String, Vec<f64>)],
+    labels: &CategoryLabels,
+) {
     let totals: Vec<f64> = (0..categories.len())
         .map(|i| layers.iter().map(|(_, v)| v.get(i).copied().unwrap_or(0.0).max(0.0)).sum())
         .collect();
@@ -258,13 +350,23 @@ fn draw_stacked_bars(out: &mut String, chart: &Chart, categories: &[String], lay
     let band = plot_width() / categories.len().max(1) as f64;
     for (i, category) in categories.iter().enumerate() {
         let left = LEFT + i as f64 * band + band * 0.15;
-        let _ = write!(
-            out,
-            r#"<text x="{x:.1}" y="{y}" text-anchor="middle">{c}</text>"#,
-            x = left + band * 0.35,
-            y = TOP + plot_height() + 16.0,
-            c = escape(category)
-        );
+        let centre = left + band * 0.35;
+        if i % labels.stride == 0 {
+            let y = x_tick_baseline();
+            let placement = if labels.rotated {
+                format!(
+                    r#"x="{centre:.1}" y="{y}" text-anchor="end" transform="rotate(-{LABEL_ANGLE} {centre:.1} {y})""#
+                )
+            } else {
+                format!(r#"x="{centre:.1}" y="{y}" text-anchor="middle""#)
+            };
+            let _ = write!(
+                out,
+                r#"<text class="category" {placement}><title>{full}</title>{shown}</text>"#,
+                full = escape(category),
+                shown = escape(&labels.texts[i]),
+            );
+        }
         let mut base = 0.0;
         for (index, (name, values)) in layers.iter().enumerate() {
             let value = values.get(i).copied().unwrap_or(0.0).max(0.0);
@@ -303,6 +405,28 @@ mod tests {
         assert_eq!(svg.matches("data-tip=").count(), 2, "the NaN point is skipped");
         assert!(svg.contains("TTFT &lt;ms&gt;"));
         assert!(svg.contains("requests: time (s) 1 · ms 2.5"));
+    }
+
+    #[test]
+    fn crowded_category_labels_are_rotated_cut_and_thinned_so_none_overlap() {
+        let few = CategoryLabels::fit(&["avg".into(), "p99".into()]);
+        assert!(!few.rotated && few.stride == 1 && few.extra_height == 0.0);
+        let many: Vec<String> = (0..60).map(|i| format!("isl_{i}_rate_40/profile_runs/run_0003")).collect();
+        let labels = CategoryLabels::fit(&many);
+        assert!(labels.rotated && labels.extra_height > 0.0);
+        assert!(labels.texts.iter().all(|t| t.chars().count() <= MAX_LABEL_CHARS && t.ends_with('…')));
+        // Two shown labels are at least a line apart across their slope.
+        let band = plot_width() / many.len() as f64;
+        let across = band * labels.stride as f64 * LABEL_ANGLE.to_radians().sin();
+        assert!(across >= LINE_HEIGHT, "{across}");
+        let chart = Chart {
+            body: ChartBody::StackedBars { categories: many.clone(), layers: vec![("waiting".into(), vec![1.0; 60])] },
+            ..Chart::xy("trace", "HTTP", "", "ms", Vec::new())
+        };
+        let svg = render(&chart);
+        assert_eq!(svg.matches("class=\"category\"").count(), 60usize.div_ceil(labels.stride));
+        assert!(svg.contains("<title>isl_0_rate_40/profile_runs/run_0003</title>"), "the full label as a tooltip");
+        assert!(svg.contains(&format!("height=\"{}\"", HEIGHT + labels.extra_height)), "room below for the labels");
     }
 
     #[test]

@@ -28,7 +28,7 @@ pub fn scenario(job: &ProfileJob, sweep_name: &str, header: &str, api_key: ApiKe
     for line in header.lines() {
         let _ = writeln!(out, "// {line}");
     }
-    let repeat = repetition(job);
+    let repeat = repetition(job) + if job.report { ", report: true" } else { "" };
     match job.variations.as_slice() {
         [only] if only.values.is_empty() => {
             let _ = writeln!(out, "run({});", run_map(&only.plan, true, &repeat, api_key, 0));
@@ -150,6 +150,7 @@ pub(super) fn run_map(plan: &Plan, named: bool, repeat: &str, api_key: ApiKey, d
     if let Some(address) = plan.metrics_listen {
         keys.push(format!("metrics_listen: {}", string(&address.to_string())));
     }
+    keys.extend(super::emit_outputs::outputs_key(&plan.outputs, json));
     format!("#{{\n{pad}{}{repeat}\n{end}}}", keys.join(&format!(",\n{pad}")))
 }
 

@@ -1,22 +1,26 @@
-//! Where `import "…"` finds a module: `aiperf/<name>` in the stdlib embedded in the binary; any
-//! other path next to the importing file, then in each folder of the search path (`--lib`
-//! folders, then those of AIPERF_PATH), the first that has it.
+//! Where `import "…"` finds a module: `aiperf/<name>` in the stdlib embedded in the binary;
+//! `<library>/<module>` in a library of the scenario's `aiperf.lock` (libs/); any other path
+//! next to the importing file, then in each folder of the search path (`--lib` folders, then
+//! those of AIPERF_PATH), the first that has it.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use rhai::{Engine, EvalAltResult, Module, ModuleResolver, Position, Scope, Shared};
 
 use super::stdlib;
+use crate::libs::ScenarioLibraries;
 
 const EXTENSION: &str = "rhai";
 
 pub struct ImportResolver {
     search_path: Vec<PathBuf>,
+    libraries: Arc<ScenarioLibraries>,
 }
 
 impl ImportResolver {
-    pub fn new(search_path: Vec<PathBuf>) -> Self {
-        Self { search_path }
+    pub fn new(search_path: Vec<PathBuf>, libraries: Arc<ScenarioLibraries>) -> Self {
+        Self { search_path, libraries }
     }
 
     /// The files `import "<path>"` may mean, in the order they are tried.
@@ -41,17 +45,30 @@ impl ModuleResolver for ImportResolver {
         if let Some(module) = stdlib::resolve(engine, path, position) {
             return module;
         }
-        let candidates = self.candidates(source, path);
-        let Some(file) = candidates.iter().find(|candidate| candidate.is_file()) else {
-            let searched: Vec<String> = candidates.iter().map(|c| c.display().to_string()).collect();
-            let message = format!(
-                "module `{path}` not found; looked for {} (add folders with --lib DIR or AIPERF_PATH)",
-                searched.join(", ")
-            );
-            return Err(Box::new(EvalAltResult::ErrorRuntime(message.into(), position)));
-        };
+        let file = match self.libraries.module_file(source, path) {
+            Some(found) => found,
+            None => self.search(source, path),
+        }
+        .map_err(|message| Box::new(EvalAltResult::ErrorRuntime(message.into(), position)))?;
         let name = file.display().to_string();
-        load(engine, file).map_err(|error| Box::new(EvalAltResult::ErrorInModule(name, error, position)))
+        load(engine, &file).map_err(|error| Box::new(EvalAltResult::ErrorInModule(name, error, position)))
+    }
+}
+
+impl ImportResolver {
+    /// The first of the folders that has the module, or a message listing every place looked in.
+    fn search(&self, importer: Option<&str>, path: &str) -> Result<PathBuf, String> {
+        let candidates = self.candidates(importer, path);
+        match candidates.iter().find(|candidate| candidate.is_file()) {
+            Some(file) => Ok(file.clone()),
+            None => {
+                let searched: Vec<String> = candidates.iter().map(|c| c.display().to_string()).collect();
+                Err(format!(
+                    "module `{path}` not found; looked for {} (add folders with --lib DIR or AIPERF_PATH, or a library to aiperf.toml)",
+                    searched.join(", ")
+                ))
+            }
+        }
     }
 }
 

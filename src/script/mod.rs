@@ -13,6 +13,7 @@ mod distributions;
 mod dry_run;
 pub mod emit;
 mod emit_accuracy;
+mod emit_outputs;
 pub mod emit_search;
 mod emit_trace_handling;
 mod endpoint;
@@ -24,6 +25,7 @@ mod imports;
 mod keys;
 mod limits;
 mod network_latency;
+mod outputs;
 mod paths;
 mod phase_ramps;
 mod phases;
@@ -111,13 +113,16 @@ pub struct ScenarioSettings {
     pub max_operations: u64,
     /// Write the HTML report of every run and sweep (`--report`), unless it sets `report: false`.
     pub report: bool,
+    /// The libraries of the scenario's `aiperf.lock`, imported as `"<name>/<module>"`.
+    pub libraries: Arc<crate::libs::ScenarioLibraries>,
 }
 
 /// A Rhai engine with the whole scenario API registered and the sandbox's limits set.
 pub fn build_engine(host: Arc<RunHost>, settings: &ScenarioSettings) -> Engine {
+    sessions::same_closure_names_in_every_process();
     let mut engine = Engine::new();
     limits::apply(&mut engine, settings.max_operations);
-    engine.set_module_resolver(imports::ImportResolver::new(settings.search_path.clone()));
+    engine.set_module_resolver(imports::ImportResolver::new(settings.search_path.clone(), settings.libraries.clone()));
     units::register(&mut engine);
     distributions::register(&mut engine);
     args::register(&mut engine, Arc::new(settings.args.clone()));
@@ -197,6 +202,7 @@ pub fn run_scenario_source(
         mode,
         scenario_sweep: Default::default(),
         report: settings.report,
+        libraries: settings.libraries.clone(),
         session_functions: Arc::new(sessions::SessionFunctions::new(path.to_path_buf())),
     });
     let engine = Arc::new(build_engine(host.clone(), settings));

@@ -21,9 +21,12 @@ const DEFAULT_GRACE_PERIOD_S: f64 = 30.0;
 /// `scenario_dir`: the folder schedule trace files are relative to.
 /// `functions`: where a scripted phase's session function is kept (`sessions.rs`).
 pub fn register(engine: &mut Engine, scenario_dir: PathBuf, functions: Arc<SessionFunctions>) {
-    engine.register_fn("concurrency", |map: Map| concurrency(PhaseKind::Profiling, "concurrency", map));
-    engine.register_fn("warmup", |map: Map| concurrency(PhaseKind::Warmup, "warmup", map));
-    engine.register_fn("cooldown", |map: Map| concurrency(PhaseKind::Cooldown, "cooldown", map));
+    for (builder, kind) in
+        [("concurrency", PhaseKind::Profiling), ("warmup", PhaseKind::Warmup), ("cooldown", PhaseKind::Cooldown)]
+    {
+        let functions = functions.clone();
+        engine.register_fn(builder, move |map: Map| concurrency(kind, builder, map, &functions));
+    }
     engine.register_fn("warmup", |phase: Phase| side_phase(phase, PhaseKind::Warmup));
     engine.register_fn("cooldown", |phase: Phase| side_phase(phase, PhaseKind::Cooldown));
     engine.register_fn("rate", rate);
@@ -95,10 +98,14 @@ fn side_phase(mut phase: Phase, kind: PhaseKind) -> Phase {
     phase
 }
 
-/// `concurrency(#{ users: 8, requests: 500 })`, `warmup(#{ requests: 20, concurrency: 4 })`
-fn concurrency(kind: PhaseKind, builder: &'static str, map: Map) -> ScriptResult<Phase> {
-    let mut r =
-        MapReader::new(builder, map, keys!["users", "concurrency", "prefill_concurrency", "ramp", "prefill_ramp"])?;
+/// `concurrency(#{ users: 8, requests: 500 })`, `warmup(#{ requests: 20, concurrency: 4 })`;
+/// with `session: agent`, `concurrency` scripted sessions at once (as `users`).
+fn concurrency(kind: PhaseKind, builder: &'static str, map: Map, functions: &SessionFunctions) -> ScriptResult<Phase> {
+    let mut r = MapReader::new(
+        builder,
+        map,
+        keys!["users", "concurrency", "prefill_concurrency", "ramp", "prefill_ramp", "session"],
+    )?;
     let users = match (r.opt_u64("users")?, r.opt_u64("concurrency")?) {
         (Some(_), Some(_)) => return script_error(format!("{builder}: give `users` or `concurrency`, not both")),
         (Some(n), None) | (None, Some(n)) => n,
@@ -107,7 +114,11 @@ fn concurrency(kind: PhaseKind, builder: &'static str, map: Map) -> ScriptResult
     if users == 0 {
         return script_error(format!("{builder}: concurrency must be at least 1"));
     }
-    let mode = phase_ramps::closed_loop_of(&mut r, users as usize)?;
+    let mode = if r.has("session") {
+        super::sessions::scripted_mode(&mut r, users as usize, functions)?
+    } else {
+        phase_ramps::closed_loop_of(&mut r, users as usize)?
+    };
     finish(&mut r, kind, mode, true)
 }
 

@@ -44,6 +44,7 @@ const RUN_KEYS: &[&str] = &[
     "allow_all_failed",
     "network_latency",
     "metrics_listen",
+    "outputs",
     "reset_kv_cache",
     "server_profiler",
     "failed_request_threshold",
@@ -144,7 +145,9 @@ pub fn plan_of(map: Map, default_name: String) -> ScriptResult<Plan> {
         metrics_listen,
         server_control: super::server_control::server_control_of(&mut r)?,
         failed_request_threshold: r.opt_f64("failed_request_threshold")?,
+        outputs: super::outputs::outputs_of(&mut r)?,
         run_info: Default::default(),
+        libraries: Vec::new(),
     };
     if let Err(e) = engine::validate(&plan) {
         return script_error(format!("run: {e}"));

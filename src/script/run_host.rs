@@ -40,6 +40,8 @@ pub struct RunHost {
     pub report: bool,
     /// The functions that play its scripted sessions.
     pub session_functions: Arc<super::sessions::SessionFunctions>,
+    /// The scenario's libraries; each plan records those imported before it runs.
+    pub libraries: Arc<crate::libs::ScenarioLibraries>,
 }
 
 /// The sweep that a scenario's own loops belong to: every run labelled with `sweep: #{..}` and
@@ -63,7 +65,8 @@ impl ScenarioSweep {
 }
 
 /// Execute one plan and show its results; checking and dry runs only validate (and print) it.
-pub(super) fn run_plan(host: &RunHost, plan: Plan) -> ScriptResult<RunResults> {
+pub(super) fn run_plan(host: &RunHost, mut plan: Plan) -> ScriptResult<RunResults> {
+    plan.libraries = host.libraries.used();
     if host.mode != ScriptMode::Execute {
         if host.mode == ScriptMode::DryRun {
             match serde_json::to_string_pretty(&plan) {

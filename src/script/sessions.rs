@@ -65,6 +65,13 @@ impl SessionFunctions {
     }
 }
 
+/// Seed Rhai's hashing alike in every process, so that a closure gets the same name (`anon$…`)
+/// in each: the plans of a run's segments, which name their session functions, then agree.
+/// Only the first call counts, and only before Rhai hashed anything.
+pub fn same_closure_names_in_every_process() {
+    let _ = rhai::config::hashing::set_hashing_seed(Some([0x5eed, 0xa1, 0x9e4f, 0x2026]));
+}
+
 /// `file:line:column: message` of a session's error, without the name Rhai gives a closure.
 fn describe(scenario: &Path, error: &EvalAltResult, engine: &Engine) -> String {
     let text = super::from_eval_error(scenario, error, engine).to_string();
@@ -74,11 +81,13 @@ fn describe(scenario: &Path, error: &EvalAltResult, engine: &Engine) -> String {
     }
 }
 
-/// `users(#{ users: 50, session: agent, duration: minutes(2) })`: the mode of a scripted phase.
+/// `users(#{ users: 50, session: agent, duration: minutes(2) })` (or `concurrency(#{ .. })`):
+/// the mode of a scripted phase.
 pub(super) fn scripted_mode(r: &mut MapReader, users: usize, functions: &SessionFunctions) -> ScriptResult<LoadMode> {
-    for key in ["rate", "session_rate", "turns", "think_time", "seed"] {
+    let what = r.what();
+    for key in ["rate", "session_rate", "turns", "think_time", "seed", "prefill_concurrency", "ramp", "prefill_ramp"] {
         if r.has(key) {
-            return script_error(format!("users: `{key}` does not apply to scripted sessions (`session`)"));
+            return script_error(format!("{what}: `{key}` does not apply to scripted sessions (`session`)"));
         }
     }
     let value = r.opt_value("session").unwrap_or_default();
@@ -88,7 +97,7 @@ pub(super) fn scripted_mode(r: &mut MapReader, users: usize, functions: &Session
         FnPtr::new(name).map_err(|e| e.to_string())?
     } else {
         return script_error(format!(
-            "users: `session` must be a function, e.g. `|s| {{ s.chat(#{{ user: \"hi\" }}); }}`, got {}",
+            "{what}: `session` must be a function, e.g. `|s| {{ s.chat(#{{ user: \"hi\" }}); }}`, got {}",
             value.type_name()
         ));
     };

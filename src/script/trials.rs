@@ -174,13 +174,17 @@ pub fn run_with_extras(host: &RunHost, mut plan: crate::plan::Plan, extras: RunE
 /// and the trials. Checking and dry runs show the plan once and write nothing.
 pub fn run_trials(
     host: &RunHost,
-    plan: crate::plan::Plan,
+    mut plan: crate::plan::Plan,
     repetition: &Repetition,
     layout: &TrialLayout,
 ) -> ScriptResult<(RunResults, Arc<TrialSet>)> {
     let executing = host.mode == ScriptMode::Execute;
     let count = if executing { repetition.trials } else { 1 };
     let several = repetition.trials > 1;
+    // Repeated trials are a sweep of one variation, as AIPerf's multi-run (one sweep id).
+    if several && plan.run_info.sweep_id.is_none() {
+        plan.run_info.sweep_id = Some(crate::plan::run_coordinates::new_sweep_id());
+    }
     let names = ArtifactNames::new(plan.export.prefix.as_deref());
     let mut trials = Vec::new();
     for trial in 0..count {
@@ -226,6 +230,9 @@ pub fn run_trials(
         write_aggregate(&set, &dir, &names).or_else(|e| script_error(format!("run `{}`: {e:#}", plan.name)))?;
         if several {
             crate::ui::stdout::print(&crate::ui::trials::render(&set, &dir));
+        }
+        if let Some(upload) = plan.outputs.mlflow.as_ref().filter(|_| several) {
+            host.runtime.block_on(crate::outputs::mlflow::log_variation_or_warn(&combined, upload));
         }
     }
     if !combined.thresholds_passed() {

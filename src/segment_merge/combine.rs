@@ -1,10 +1,12 @@
 //! The merged run's phases: each phase's counts summed over the segments, its window from the
-//! earliest segment start to the latest segment end on the merged timeline, and one client
+//! earliest segment start to the latest segment end on the merged timeline, its scripted
+//! sessions' metrics over all the segments' sessions, and one client
 //! self-check for all the segments together (rates and in-flight peaks summed, delays at the
 //! worst segment's, client-bound when any segment was).
 
 use crate::plan::Phase;
 use crate::result::{ClientSelfCheck, HeldBack, PhaseSummary, SessionSummary};
+use crate::session_metrics::{ScriptedSessionsSummary, ScriptedSessionsTally};
 
 /// One segment's run of a phase, with the shift that puts it on the merged timeline.
 pub struct SegmentRun<'a> {
@@ -30,7 +32,7 @@ pub fn merged_phase(phase: &Phase, runs: &[SegmentRun]) -> PhaseSummary {
         window_start_ns,
         window_end_ns,
         sessions: merged_sessions(runs),
-        scripted_sessions: None,
+        scripted_sessions: merged_scripted_sessions(runs),
         self_check: combined_self_check(phase, runs),
     }
 }
@@ -43,6 +45,19 @@ fn merged_sessions(runs: &[SegmentRun]) -> Option<SessionSummary> {
         unsent_turns: a.unsent_turns + b.unsent_turns,
         unclaimed_requests: a.unclaimed_requests + b.unclaimed_requests,
     })
+}
+
+/// The scripted sessions' metrics over every segment's sessions (peaks added up).
+fn merged_scripted_sessions(runs: &[SegmentRun]) -> Option<Box<ScriptedSessionsSummary>> {
+    let merged = runs.iter().filter_map(|run| run.phase.scripted_sessions.as_deref()).fold(
+        None,
+        |merged: Option<ScriptedSessionsTally>, sessions| {
+            let mut merged = merged.unwrap_or_default();
+            merged.merge(&sessions.tally);
+            Some(merged)
+        },
+    );
+    merged.map(|tally| Box::new(tally.summary()))
 }
 
 /// The self-check of the segments as one client.

@@ -359,7 +359,9 @@ mod tests {
             metrics_listen: None,
             server_control: Default::default(),
             failed_request_threshold: None,
+            outputs: Default::default(),
             run_info: Default::default(),
+            libraries: Vec::new(),
         }
     }
 

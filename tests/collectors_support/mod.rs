@@ -34,11 +34,22 @@ pub fn free_port() -> u16 {
 
 /// A plain HTTP/1.0 exchange: (status, content type, body).
 pub fn http(method: &str, port: u16, path: &str, body: &str) -> std::io::Result<(u16, String, String)> {
+    http_with(method, port, path, "text/plain", body)
+}
+
+/// `http` with a body of `content_type`.
+pub fn http_with(
+    method: &str,
+    port: u16,
+    path: &str,
+    content_type: &str,
+    body: &str,
+) -> std::io::Result<(u16, String, String)> {
     let mut stream = TcpStream::connect(("127.0.0.1", port))?;
-    stream.set_read_timeout(Some(Duration::from_secs(10)))?;
+    stream.set_read_timeout(Some(Duration::from_secs(30)))?;
     write!(
         stream,
-        "{method} {path} HTTP/1.0\r\nHost: 127.0.0.1\r\nContent-Length: {}\r\nContent-Type: text/plain\r\n\r\n{body}",
+        "{method} {path} HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\nContent-Length: {}\r\nContent-Type: {content_type}\r\n\r\n{body}",
         body.len()
     )?;
     let mut raw = Vec::new();

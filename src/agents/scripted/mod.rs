@@ -1,15 +1,18 @@
 //! Scripted sessions: a scenario function drives each session, deciding every next request
-//! from the answers so far. Each user of the phase is a thread of its own that plays sessions
-//! one after another and sleeps while its step is in flight: the request itself goes out on
-//! the runtime, through the run's client, records and metrics, as every request does.
+//! from the answers so far. Each session is a coroutine on one of a few script workers, paused
+//! while its step is in flight: the request itself goes out on the runtime, through the run's
+//! client, records and metrics, as every request does.
 
 mod clients;
 mod history;
 mod phase;
 mod player;
 mod session;
+mod suspend;
 mod tally;
+mod workers;
 
 pub use history::{ChatStep, ToolResult};
-pub use player::{ProgramEnd, ScriptedPlayer, SessionProgram};
+pub use player::ScriptedPlayer;
 pub use session::{PhaseOver, Session, StepKind};
+pub use workers::{ProgramEnd, SessionProgram};

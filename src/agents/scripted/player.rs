@@ -1,5 +1,6 @@
-//! Plays a scripted phase: one thread per user, each running the phase's session function
-//! again and again until the phase stops, and the phase's session metrics at its end.
+//! Plays a scripted phase: its users shared out among a few script workers (`workers.rs`), each
+//! user running the phase's session function again and again until the phase stops, and the
+//! phase's session metrics at its end.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -9,18 +10,9 @@ use std::sync::{Arc, Mutex};
 
 use super::clients::EndpointClients;
 use super::phase::PhaseShared;
-use super::session::Session;
-use super::tally::{Ended, Tally};
+use super::tally::Tally;
+use super::workers::{SessionProgram, play_share, worker_count};
 use crate::load::scripted::{ScriptedPhase, SessionPlayer};
-
-/// Stack of a user's thread: the script's evaluation, never a request (those run on the runtime).
-const USER_STACK_BYTES: usize = 1024 * 1024;
-
-/// How a session's function ended: Err holds the script error, naming its `file:line`.
-pub type ProgramEnd = Result<(), String>;
-
-/// A session function as the player calls it (the script side wraps the Rhai call).
-pub type SessionProgram = Arc<dyn Fn(Session) -> ProgramEnd + Send + Sync>;
 
 /// The session functions of a scenario, by the names its plans give them.
 pub struct ScriptedPlayer {
@@ -71,44 +63,27 @@ impl SessionPlayer for ScriptedPlayer {
     }
 }
 
-/// Start `users` threads, each playing sessions until the phase stops, and wait for them.
+/// Share `users` out among the script workers, start them, and wait for them.
 fn run_users(shared: &Arc<PhaseShared>, program: &SessionProgram, users: usize) {
-    let mut threads = Vec::with_capacity(users);
-    for user in 0..users {
+    let workers = worker_count(users);
+    let mut threads = Vec::with_capacity(workers);
+    for worker in 0..workers {
+        let share = users / workers + usize::from(worker < users % workers);
         let (shared, program) = (shared.clone(), program.clone());
         let thread = std::thread::Builder::new()
-            .name(format!("session-user-{user}"))
-            .stack_size(USER_STACK_BYTES)
-            .spawn(move || play_sessions(&shared, &program));
+            .name(format!("script-worker-{worker}"))
+            .spawn(move || play_share(&shared, &program, share));
         match thread {
             Ok(thread) => threads.push(thread),
             Err(e) => {
-                tracing::warn!("scripted sessions: started {user} of {users} users; the system refused more ({e})");
+                tracing::warn!(
+                    "scripted sessions: started {worker} of {workers} script workers; the system refused more ({e})"
+                );
                 break;
             }
         }
     }
     for thread in threads {
         let _ = thread.join();
-    }
-}
-
-/// One user: a session after another.
-fn play_sessions(shared: &Arc<PhaseShared>, program: &SessionProgram) {
-    while let Some(id) = shared.next_session() {
-        let session = Session::new(shared.clone(), id);
-        let live = shared.live_sessions.fetch_add(1, Ordering::Relaxed) + 1;
-        shared.peak_live_sessions.fetch_max(live, Ordering::Relaxed);
-        let ended = program(session.clone());
-        shared.live_sessions.fetch_sub(1, Ordering::Relaxed);
-        let outcome = session.finish(ended.err());
-        let failure = match &outcome.ended {
-            Ended::Failed(error) => Some(error.clone()),
-            Ended::Completed | Ended::Cut => None,
-        };
-        let first_of_its_kind = shared.tally.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).add(outcome);
-        if first_of_its_kind && let Some(error) = failure {
-            eprintln!("session {id} failed: {error}");
-        }
     }
 }

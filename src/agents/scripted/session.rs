@@ -1,5 +1,5 @@
 //! One session as its function sees it: its steps (chat, embeddings, rerank), each sent on the
-//! runtime while the session's thread waits for the answer, its client-side waits, its history
+//! runtime while the session's coroutine pauses, its client-side waits, its history
 //! and state, and what it did, for the phase's tally.
 
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use super::history::{ChatStep, History};
 use super::phase::PhaseShared;
+use super::suspend::pause_on;
 use super::tally::{Ended, SessionOutcome, StepDone};
 use crate::load::scripted::{Step, StepAnswer, send_step};
 use crate::plan::Endpoint;
@@ -169,25 +170,21 @@ impl Session {
         self.send(client, body, input_tokens, None, tag.unwrap_or_else(|| StepKind::Rerank.as_str().into())).map(Ok)
     }
 
-    /// Wait `seconds` on the session's thread (a tool's own time); the phase's end cuts it short.
+    /// Wait `seconds` (a tool's own time), the session paused; the phase's end cuts it short.
     pub fn wait(&self, seconds: f64) -> Result<(), PhaseOver> {
         let shared = self.state().shared.clone();
         let mut until = Instant::now() + Duration::from_secs_f64(seconds.clamp(0.0, crate::plan::MAX_SECONDS));
         if let Some(stop) = shared.phase.deadlines.stop_sending() {
             until = until.min(stop);
         }
-        const SLICE: Duration = Duration::from_millis(50);
-        loop {
-            if shared.phase.ctx.cancel.is_cancelled() {
-                return self.over();
+        let cancel = shared.phase.ctx.cancel.clone();
+        let waited = pause_on(async move {
+            tokio::select! {
+                () = tokio::time::sleep_until(until.into()) => {}
+                () = cancel.cancelled() => {}
             }
-            let now = Instant::now();
-            if now >= until {
-                break;
-            }
-            std::thread::sleep((until - now).min(SLICE));
-        }
-        if shared.stopped() { self.over() } else { Ok(()) }
+        });
+        if waited.is_none() || shared.stopped() { self.over() } else { Ok(()) }
     }
 
     fn over<T>(&self) -> Result<T, PhaseOver> {
@@ -233,14 +230,12 @@ impl Session {
                 Step { body: body.into(), input_tokens, max_tokens, index_in_phase, x_request_id, scheduled_ns, turn };
             (shared, step)
         };
-        let (answer_tx, answer_rx) = tokio::sync::oneshot::channel();
         let phase = shared.clone();
-        shared.runtime.spawn(async move {
+        let answer = pause_on(async move {
             let deadlines = phase.phase.deadlines;
-            let answer = send_step(client.as_deref(), &phase.phase.ctx, &phase.phase.run, deadlines, step).await;
-            let _ = answer_tx.send(answer);
+            send_step(client.as_deref(), &phase.phase.ctx, &phase.phase.run, deadlines, step).await
         });
-        let Ok(answer) = answer_rx.blocking_recv() else {
+        let Some(answer) = answer else {
             return self.over();
         };
         let mut state = self.state();

@@ -1,10 +1,7 @@
-//! The phase's session metrics: each finished session adds its outcome, and the phase's end
-//! turns them into `ScriptedSessionsSummary` (`session_metrics.rs`).
+//! The phase's session metrics: each finished session adds its outcome to the phase's
+//! `ScriptedSessionsTally`, which the phase's end turns into its summary (`session_metrics.rs`).
 
-use std::collections::{BTreeMap, HashMap};
-
-use crate::metrics::stats::distribution;
-use crate::session_metrics::{ScriptedSessionsSummary, SessionError, StepTagSummary};
+use crate::session_metrics::{ScriptedSessionsSummary, ScriptedSessionsTally};
 
 /// How a session ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,37 +30,20 @@ pub struct SessionOutcome {
     pub ended: Ended,
 }
 
+/// A phase's sessions as they end.
 #[derive(Debug, Default)]
-struct TagValues {
-    requests: u64,
-    errors: u64,
-    latency_ms: Vec<f64>,
-    ttft_ms: Vec<f64>,
-}
-
-#[derive(Debug, Default)]
-pub struct Tally {
-    started: u64,
-    completed: u64,
-    failed: u64,
-    cut: u64,
-    session_latency_ms: Vec<f64>,
-    steps_per_session: Vec<f64>,
-    tool_calls_per_session: Vec<f64>,
-    tool_calls: u64,
-    tags: BTreeMap<String, TagValues>,
-    errors: HashMap<String, u64>,
-}
+pub struct Tally(ScriptedSessionsTally);
 
 impl Tally {
     /// Add a finished session; true when it failed with an error not seen before.
     pub fn add(&mut self, session: SessionOutcome) -> bool {
-        self.started += 1;
-        self.steps_per_session.push(session.steps.len() as f64);
-        self.tool_calls_per_session.push(session.tool_calls as f64);
-        self.tool_calls += session.tool_calls;
+        let tally = &mut self.0;
+        tally.started += 1;
+        tally.steps_per_session.push(session.steps.len() as f64);
+        tally.tool_calls_per_session.push(session.tool_calls as f64);
+        tally.tool_calls += session.tool_calls;
         for step in session.steps {
-            let values = self.tags.entry(step.tag).or_default();
+            let values = tally.tags.entry(step.tag).or_default();
             values.requests += 1;
             if step.ok {
                 values.latency_ms.push(step.latency_ns as f64 / 1e6);
@@ -74,17 +54,17 @@ impl Tally {
         }
         match session.ended {
             Ended::Completed => {
-                self.completed += 1;
-                self.session_latency_ms.extend(session.latency_ns.map(|ns| ns as f64 / 1e6));
+                tally.completed += 1;
+                tally.session_latency_ms.extend(session.latency_ns.map(|ns| ns as f64 / 1e6));
                 false
             }
             Ended::Cut => {
-                self.cut += 1;
+                tally.cut += 1;
                 false
             }
             Ended::Failed(error) => {
-                self.failed += 1;
-                let count = self.errors.entry(error).or_default();
+                tally.failed += 1;
+                let count = tally.errors.entry(error).or_default();
                 *count += 1;
                 *count == 1
             }
@@ -92,45 +72,16 @@ impl Tally {
     }
 
     /// The summary, with the most sessions that were live at once.
-    pub fn summary(&self, peak_live: u64) -> ScriptedSessionsSummary {
-        let steps = self
-            .tags
-            .iter()
-            .map(|(tag, values)| {
-                let summary = StepTagSummary {
-                    requests: values.requests,
-                    errors: values.errors,
-                    latency_ms: distribution(&values.latency_ms),
-                    ttft_ms: distribution(&values.ttft_ms),
-                };
-                (tag.clone(), summary)
-            })
-            .collect();
-        let mut errors: Vec<SessionError> = self
-            .errors
-            .iter()
-            .map(|(message, sessions)| SessionError { message: message.clone(), sessions: *sessions })
-            .collect();
-        errors.sort_by(|a, b| b.sessions.cmp(&a.sessions).then_with(|| a.message.cmp(&b.message)));
-        ScriptedSessionsSummary {
-            started: self.started,
-            completed: self.completed,
-            failed: self.failed,
-            cut: self.cut,
-            peak_live,
-            session_latency_ms: distribution(&self.session_latency_ms),
-            steps_per_session: distribution(&self.steps_per_session),
-            tool_calls_per_session: distribution(&self.tool_calls_per_session),
-            tool_calls: self.tool_calls,
-            steps,
-            errors,
-        }
+    pub fn summary(&mut self, peak_live: u64) -> ScriptedSessionsSummary {
+        self.0.peak_live = peak_live;
+        self.0.summary()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::session_metrics::SessionError;
 
     fn step(tag: &str, ok: bool, latency_ms: u64) -> StepDone {
         StepDone { tag: tag.into(), ok, latency_ns: latency_ms * 1_000_000, ttft_ns: Some(1_000_000) }

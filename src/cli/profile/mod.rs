@@ -13,6 +13,7 @@ mod flags;
 mod groups;
 mod help;
 mod load;
+mod log_level;
 mod output_service;
 mod parse;
 mod search;
@@ -31,6 +32,8 @@ use crate::script::emit_search;
 const API_KEY_VARIABLE: &str = "AIPERF_API_KEY";
 
 /// Run `aiperf profile` with its arguments (everything after `profile`).
+pub use log_level::log_filter_of;
+
 pub fn profile(args: &[String], runtime: &tokio::runtime::Runtime) -> i32 {
     let command = match parse::parse(args) {
         Ok(command) => command,

@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 
 use super::document::FlagDocument;
-use super::flags::{Arity, Group, Kind, apply, fixed, note, set};
+use super::flags::{Arity, Group, Kind, apply, command, fixed, note, set, switch_value};
 
 pub const OUTPUT: Group = Group {
     title: "Output",
@@ -33,23 +33,67 @@ pub const OUTPUT: Group = Group {
             Kind::Float,
             "Timeslice width in seconds for the time-sliced metrics",
         ),
-        note(&["--auto-plot", "--no-auto-plot"], Arity::Switch, "plots are not drawn by this project"),
+        apply(
+            &["--auto-plot", "--no-auto-plot"],
+            Arity::Switch,
+            auto_plot,
+            "Write the report (report.html) after the run or sweep [default: False]",
+        ),
         note(&["--plot-required"], Arity::Switch, "plots are not drawn by this project"),
         note(
             &["--export-outputs-json"],
             Arity::Switch,
             "outputs.json is not written; --export-level raw keeps every response",
         ),
-        note(&["--otel-url"], Arity::One, "metrics are not streamed to OpenTelemetry"),
-        note(&["--stream"], Arity::Many, "metrics are not streamed to OpenTelemetry"),
-        note(&["--otel-resource-attributes"], Arity::Many, "metrics are not streamed to OpenTelemetry"),
-        note(&["--gen-ai-provider"], Arity::One, "metrics are not streamed to OpenTelemetry"),
-        note(&["--mlflow-tracking-uri"], Arity::One, "results are not uploaded to MLflow"),
-        note(&["--mlflow-experiment"], Arity::One, "results are not uploaded to MLflow"),
-        note(&["--mlflow-run-name"], Arity::One, "results are not uploaded to MLflow"),
-        note(&["--mlflow-tag"], Arity::Many, "results are not uploaded to MLflow"),
-        note(&["--mlflow-parent-run-id"], Arity::One, "results are not uploaded to MLflow"),
-        note(&["--mlflow-artifact-glob"], Arity::Many, "results are not uploaded to MLflow"),
+        set(
+            &["--otel-url"],
+            "benchmark.otel.metrics_url",
+            Kind::Text,
+            "OTLP/HTTP metrics url the live metrics are pushed to while the run runs",
+        ),
+        note(
+            &["--stream"],
+            Arity::Many,
+            "the live metrics (requests, tokens, latency histograms) are what is pushed to OpenTelemetry",
+        ),
+        apply(
+            &["--otel-resource-attributes"],
+            Arity::Many,
+            otel_resource_attributes,
+            "key=value resource attributes added to every OpenTelemetry push",
+        ),
+        note(&["--gen-ai-provider"], Arity::One, "OpenTelemetry metrics carry no GenAI semantic-convention names here"),
+        set(
+            &["--mlflow-tracking-uri"],
+            "benchmark.mlflow.tracking_uri",
+            Kind::Text,
+            "MLflow tracking server the run is uploaded to",
+        ),
+        set(
+            &["--mlflow-experiment"],
+            "benchmark.mlflow.experiment",
+            Kind::Text,
+            "MLflow experiment name [default: aiperf]",
+        ),
+        set(
+            &["--mlflow-run-name"],
+            "benchmark.mlflow.run_name",
+            Kind::Text,
+            "MLflow run name [default: the run's label]",
+        ),
+        apply(&["--mlflow-tag"], Arity::Many, mlflow_tags, "MLflow run tags, key:value (or a JSON object)"),
+        set(
+            &["--mlflow-parent-run-id"],
+            "benchmark.mlflow.parent_run_id",
+            Kind::Text,
+            "MLflow run the run (or sweep) is nested under",
+        ),
+        apply(
+            &["--mlflow-artifact-glob"],
+            Arity::Many,
+            mlflow_artifact_globs,
+            "Files of the run folder uploaded to MLflow [default: *.json *.csv *.jsonl *.parquet …]",
+        ),
         note(&["--wandb-project"], Arity::One, "results are not uploaded to Weights & Biases"),
         note(&["--wandb-entity"], Arity::One, "results are not uploaded to Weights & Biases"),
         note(&["--wandb-run-name"], Arity::One, "results are not uploaded to Weights & Biases"),
@@ -97,13 +141,13 @@ pub const TOKENIZER: Group = Group {
 pub const SERVICE: Group = Group {
     title: "Service",
     flags: &[
-        note(
+        command(
             &["--log-level"],
             Arity::One,
-            "give aiperf's own --log-level before `profile` (aiperf --log-level debug profile …)",
+            "Log level of the console and logs/aiperf.log: TRACE, DEBUG, INFO, WARNING, ERROR",
         ),
-        note(&["--verbose", "-v"], Arity::Switch, "give aiperf's own -v before `profile`"),
-        note(&["--extra-verbose", "-vv"], Arity::Switch, "give aiperf's own -vv before `profile`"),
+        command(&["--verbose", "-v"], Arity::Switch, "Log at INFO (console and logs/aiperf.log)"),
+        command(&["--extra-verbose", "-vv"], Arity::Switch, "Log at DEBUG (console and logs/aiperf.log)"),
         note(
             &["--record-processor-service-count", "--record-processors"],
             Arity::One,
@@ -214,6 +258,43 @@ fn export_level(document: &mut FlagDocument, _: &str, values: &[String]) -> Resu
     };
     document.set("benchmark.artifacts.records", records);
     document.set("benchmark.artifacts.raw", Value::Bool(raw));
+    Ok(())
+}
+
+fn auto_plot(document: &mut FlagDocument, name: &str, values: &[String]) -> Result<(), String> {
+    document.set("benchmark.artifacts.auto_plot", Value::Bool(switch_value(name, values)?));
+    Ok(())
+}
+
+fn otel_resource_attributes(document: &mut FlagDocument, _: &str, values: &[String]) -> Result<(), String> {
+    let attributes = crate::plan::resource_attribute_pairs(values.iter().map(String::as_str))?;
+    for (key, value) in attributes {
+        document.insert("benchmark.otel.custom_resource_attributes", &key, Value::String(value));
+    }
+    Ok(())
+}
+
+/// Values of a repeatable flag appended to the list at `path`.
+fn append_to_list(document: &mut FlagDocument, path: &str, values: &[String]) {
+    let mut list =
+        crate::config::get_path(&document.document, path).and_then(Value::as_array).cloned().unwrap_or_default();
+    list.extend(values.iter().map(|value| Value::String(value.clone())));
+    document.set(path, Value::Array(list));
+}
+
+fn mlflow_tags(document: &mut FlagDocument, _: &str, values: &[String]) -> Result<(), String> {
+    if let Some(bad) = values.iter().find(|value| !value.contains(':') && !value.trim_start().starts_with('{')) {
+        return Err(format!("expects key:value (e.g. team:perf) or a JSON object, got `{bad}`"));
+    }
+    append_to_list(document, "benchmark.mlflow.tags", values);
+    Ok(())
+}
+
+fn mlflow_artifact_globs(document: &mut FlagDocument, _: &str, values: &[String]) -> Result<(), String> {
+    if values.iter().any(|value| value.trim().is_empty()) {
+        return Err("entries cannot be empty".to_string());
+    }
+    append_to_list(document, "benchmark.mlflow.artifact_globs", values);
     Ok(())
 }
 

@@ -1,0 +1,170 @@
+//! The script workers: a few threads each play a share of the phase's users, every session a
+//! coroutine on a stack of its own. A step pauses its coroutine and goes out on the runtime; its
+//! answer comes back on the worker's queue and resumes it, so no thread waits on a session.
+
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::sync::mpsc::{Receiver, Sender, channel};
+
+use corosensei::stack::DefaultStack;
+use corosensei::{Coroutine, CoroutineResult};
+
+use super::phase::PhaseShared;
+use super::session::Session;
+use super::suspend::{self, Pending, SessionYielder, Woken};
+use super::tally::Ended;
+
+/// A session's stack: the script's evaluation, never a request (those run on the runtime).
+/// Reserved, not resident: only the pages it touches take memory.
+const SESSION_STACK_BYTES: usize = 1024 * 1024;
+
+/// How a session's function ended: Err holds the script error, naming its `file:line`.
+pub type ProgramEnd = Result<(), String>;
+
+/// A session function as the workers call it (the script side wraps the Rhai call).
+pub type SessionProgram = Arc<dyn Fn(Session) -> ProgramEnd + Send + Sync>;
+
+type SessionCoroutine = Coroutine<Woken, Pending, ProgramEnd, DefaultStack>;
+
+/// How many script workers a phase of `users` gets: a quarter of the cores, at least one.
+pub fn worker_count(users: usize) -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    (cores / 4).clamp(1, users.max(1))
+}
+
+/// A step's answer (or its absence) for the user in `slot`.
+type Wake = (usize, Woken);
+
+/// One user's place on a worker: the session it plays now.
+struct Playing {
+    session: Session,
+    coroutine: SessionCoroutine,
+}
+
+/// One worker: plays `users` users, a session after another each, until the phase stops.
+pub fn play_share(shared: &Arc<PhaseShared>, program: &SessionProgram, users: usize) {
+    let (wake_tx, wake_rx) = channel();
+    let mut worker = Worker { shared, program, wake_tx, stacks: Vec::new(), slots: (0..users).map(|_| None).collect() };
+    for slot in 0..users {
+        if !worker.begin(slot) {
+            break;
+        }
+        worker.resume(slot, None);
+    }
+    worker.run(&wake_rx);
+}
+
+struct Worker<'a> {
+    shared: &'a Arc<PhaseShared>,
+    program: &'a SessionProgram,
+    wake_tx: Sender<Wake>,
+    /// Stacks of finished sessions, for the next ones.
+    stacks: Vec<DefaultStack>,
+    slots: Vec<Option<Playing>>,
+}
+
+impl Worker<'_> {
+    fn live(&self) -> bool {
+        self.slots.iter().any(Option::is_some)
+    }
+
+    /// Resume sessions as their steps come back, all that are back at once, until none is left.
+    fn run(&mut self, wake_rx: &Receiver<Wake>) {
+        while self.live() {
+            // The worker holds a sender itself, so the queue never closes.
+            let Ok((slot, woken)) = wake_rx.recv() else { return };
+            self.resume(slot, woken);
+            while let Ok((slot, woken)) = wake_rx.try_recv() {
+                self.resume(slot, woken);
+            }
+        }
+    }
+
+    /// Set up the slot's next session, to start at its first resume; false once the phase starts
+    /// no more.
+    fn begin(&mut self, slot: usize) -> bool {
+        let Some(id) = self.shared.next_session() else { return false };
+        let stack = match self.stacks.pop().map_or_else(|| DefaultStack::new(SESSION_STACK_BYTES), Ok) {
+            Ok(stack) => stack,
+            Err(e) => {
+                tracing::warn!("scripted sessions: no stack for another session ({e}); this user stops");
+                return false;
+            }
+        };
+        let session = Session::new(self.shared.clone(), id);
+        let (program, played) = (self.program.clone(), session.clone());
+        let coroutine = Coroutine::with_stack(stack, move |yielder: &SessionYielder, _: Woken| {
+            suspend::enter(yielder);
+            program(played)
+        });
+        let live = self.shared.live_sessions.fetch_add(1, Ordering::Relaxed) + 1;
+        self.shared.peak_live_sessions.fetch_max(live, Ordering::Relaxed);
+        self.slots[slot] = Some(Playing { session, coroutine });
+        true
+    }
+
+    /// Run the slot's session until it pauses on a step (sent on the runtime) or ends, and then
+    /// the slot's next sessions likewise.
+    fn resume(&mut self, slot: usize, mut woken: Woken) {
+        loop {
+            let Some(playing) = self.slots[slot].as_mut() else { return };
+            let resumed = std::panic::catch_unwind(AssertUnwindSafe(|| playing.coroutine.resume(woken)));
+            suspend::leave();
+            let ended = match resumed {
+                Ok(CoroutineResult::Yield(pending)) => {
+                    let reply = Reply { slot, to: Some(self.wake_tx.clone()) };
+                    self.shared.runtime.spawn(async move { reply.send(pending.await) });
+                    return;
+                }
+                Ok(CoroutineResult::Return(ended)) => ended,
+                Err(_) => Err("the session's function panicked".to_string()),
+            };
+            let Some(Playing { session, coroutine }) = self.slots[slot].take() else { return };
+            if coroutine.done() {
+                self.stacks.push(coroutine.into_stack());
+            }
+            self.shared.live_sessions.fetch_sub(1, Ordering::Relaxed);
+            self.tally(&session, ended);
+            if !self.begin(slot) {
+                return;
+            }
+            woken = None;
+        }
+    }
+
+    fn tally(&self, session: &Session, ended: ProgramEnd) {
+        let outcome = session.finish(ended.err());
+        let failure = match &outcome.ended {
+            Ended::Failed(error) => Some(error.clone()),
+            Ended::Completed | Ended::Cut => None,
+        };
+        let first_of_its_kind = self.shared.tally.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).add(outcome);
+        if first_of_its_kind && let Some(error) = failure {
+            eprintln!("session {} failed: {error}", session.id());
+        }
+    }
+}
+
+/// Brings a step's output back to its worker; dropped unsent (the runtime dropped the step), it
+/// says so, and the session ends as cut.
+struct Reply {
+    slot: usize,
+    to: Option<Sender<Wake>>,
+}
+
+impl Reply {
+    fn send(mut self, output: Box<dyn std::any::Any + Send>) {
+        if let Some(to) = self.to.take() {
+            let _ = to.send((self.slot, Some(output)));
+        }
+    }
+}
+
+impl Drop for Reply {
+    fn drop(&mut self) {
+        if let Some(to) = self.to.take() {
+            let _ = to.send((self.slot, None));
+        }
+    }
+}
