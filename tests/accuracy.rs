@@ -318,21 +318,13 @@ fn a_sweep_of_accuracy_runs_charts_the_accuracy_against_the_load() {
     let cache = Cache::new();
     write_every_benchmark(&cache);
     let source = r#"
-        for users in [1, 3] {
-            run(#{ name: `gsm8k_users_${users}`,
-                endpoint: endpoint(#{ url: "mock", model: "m", mock: #{ ttft: ms(1), itl: ms(1), accuracy_correct: 0.5 } }),
-                dataset: accuracy(#{ benchmark: "gsm8k" }),
-                phases: [concurrency(#{ users: users, requests: 100 })] });
-        }"#;
+        sweep(#{ name: "gsm8k_sweep", grid: #{ users: [1, 3] }, report: true }, |v| #{
+            endpoint: endpoint(#{ url: "mock", model: "m", mock: #{ ttft: ms(1), itl: ms(1), accuracy_correct: 0.5 } }),
+            dataset: accuracy(#{ benchmark: "gsm8k" }),
+            phases: [concurrency(#{ users: v.users, requests: 100 })] });"#;
     let run = cache.scenario(source);
     assert_eq!(run.status.code(), Some(0), "{}", text(&run));
-    let plot = cache
-        .command()
-        .args(["plot", "artifacts/gsm8k_users_1", "artifacts/gsm8k_users_3"])
-        .output()
-        .expect("run aiperf plot");
-    assert_eq!(plot.status.code(), Some(0), "{}", text(&plot));
-    let page = std::fs::read_to_string(cache.path("artifacts/gsm8k_users_1/plots/report.html")).expect("report.html");
+    let page = std::fs::read_to_string(cache.path("artifacts/gsm8k_sweep/report.html")).expect("report.html");
     assert!(page.contains("id=\"chart-accuracy-vs-load\""), "no accuracy chart");
     assert!(page.contains(">accuracy<") && page.contains(">50.0%<"), "no accuracy card");
 }

@@ -16,7 +16,8 @@ impl MockProcess {
         Self(child)
     }
 
-    /// Serving on `port` with `envs` and the further `args` (split at spaces).
+    /// Serving on `port` with `envs` and the further `args` (split at spaces), listening
+    /// when it returns (its answer key read).
     pub fn start_with(port: u16, envs: &[(&str, &std::path::Path)], args: &str) -> Self {
         let child = Command::new(env!("CARGO_BIN_EXE_aiperf"))
             .args(["mock", "--port", &port.to_string(), "--ttft-ms", "1", "--itl-ms", "1"])
@@ -26,6 +27,10 @@ impl MockProcess {
             .stderr(Stdio::null())
             .spawn()
             .expect("spawn aiperf mock");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
         Self(child)
     }
 }
