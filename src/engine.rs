@@ -210,7 +210,16 @@ pub async fn execute_with_sessions(
     let (failed_request_watch, failed_requests_verdict) = FailedRequestWatch::of(plan, &options.cancel).unzip();
     let mut sinks = segment_sinks(plan, segment_records, &artifact_dir, clock);
     sinks.extend(failed_request_watch.map(|watch| Box::new(watch) as Box<dyn RecordSink>));
-    let metrics = MetricsThread::start(plan, metrics_context, &artifact_dir, records, servers.live_metrics(), sinks)?;
+    let grading = crate::accuracy::Grading::of(plan, &artifact_dir, clock)?;
+    let metrics = MetricsThread::start(
+        plan,
+        metrics_context,
+        &artifact_dir,
+        records,
+        servers.live_metrics(),
+        sinks,
+        grading.clone(),
+    )?;
     let entry_limit = plan.dataset.stops_at_end().then_some(prepared.requests.len() as u64);
     let hook = sessions.map(|player| {
         Arc::new(SessionHook {
@@ -230,6 +239,7 @@ pub async fn execute_with_sessions(
     let mut measured = measure(plan, options, &target, context, entry_limit, metrics, live.as_deref()).await?;
     servers.stop().await;
     let telemetry = measured.gathered.telemetry.take();
+    measured.accuracy = grading.map(|grading| grading.summary());
     let result = run_result(plan, options, start_time, clock, &tokenizer, &artifact_dir, measured);
     if let Some(segment) = options.segment {
         write_segment_info(whole_plan, options, segment, clock, started_ns, share, &result)?;
@@ -415,6 +425,8 @@ struct Measured {
     phases: Vec<crate::result::PhaseSummary>,
     processed: crate::metrics::ProcessedMetrics,
     gathered: collectors::Gathered,
+    /// An accuracy run's graded answers, once every record is in.
+    accuracy: Option<crate::accuracy::AccuracySummary>,
 }
 
 /// Run the phases, then the metrics once every record is in.
@@ -430,7 +442,7 @@ async fn measure(
     let (phases, gathered) =
         run_phases(plan, options, target, context, entry_limit, &metrics.profiling_start_ns, live).await?;
     let processed = metrics.join(gathered.network_rtt.clone()).await?;
-    Ok(Measured { phases, processed, gathered })
+    Ok(Measured { phases, processed, gathered, accuracy: None })
 }
 
 /// The run's result: what it was, when, and what it measured.
@@ -443,9 +455,10 @@ fn run_result(
     artifact_dir: &std::path::Path,
     measured: Measured,
 ) -> RunResult {
-    let Measured { phases, processed, gathered } = measured;
+    let Measured { phases, processed, gathered, accuracy } = measured;
     let crate::metrics::ProcessedMetrics { mut metrics, error_summary, by_url, timeslices, spec_decode_histogram } =
         processed;
+    metrics.extend(accuracy.iter().flat_map(crate::accuracy::AccuracySummary::metrics));
     if let Some(fleet) = &gathered.gpu_energy {
         crate::telemetry::energy::add_efficiency_metrics(&mut metrics, fleet, crate::telemetry::energy::users_of(plan));
     }
@@ -469,6 +482,7 @@ fn run_result(
         telemetry_data: gathered.telemetry_data,
         timeslices,
         spec_decode_histogram,
+        accuracy,
     }
 }
 
@@ -568,7 +582,8 @@ async fn start_builtin_server(
     if !plan.endpoint.is_mock() {
         return Ok(None);
     }
-    let config = plan.endpoint.mock.clone().unwrap_or_default();
+    let mut config = plan.endpoint.mock.clone().unwrap_or_default();
+    crate::accuracy::answer_key::answer_the_plan(&mut config, plan);
     let starter = options
         .builtin_server
         .as_ref()
@@ -617,6 +632,7 @@ pub(crate) fn record_processor(
     metrics_context: MetricsContext,
     artifact_dir: &std::path::Path,
     profiling_start_ns: &Arc<std::sync::OnceLock<u64>>,
+    grading: Option<Arc<crate::accuracy::Grading>>,
 ) -> Result<RecordProcessor> {
     let names = export::ArtifactNames::new(plan.export.prefix.as_deref());
     let slos = crate::metrics::goodput::Slos::from_plan(&plan.slos).map_err(anyhow::Error::msg)?;
@@ -626,9 +642,13 @@ pub(crate) fn record_processor(
     });
     let clock = metrics_context.clock;
     let mut processor = RecordProcessor::new(metrics_context).with_slos(slos).with_timeslices(slicing);
+    if let Some(grading) = &grading {
+        processor = processor.with_sink(Box::new(crate::accuracy::GradingSink(grading.clone())));
+    }
     if plan.export.level.writes_records() {
         let writer = RecordsJsonlWriter::create(&artifact_dir.join(names.records()), clock)?
-            .with_http_trace(plan.export.http_trace);
+            .with_http_trace(plan.export.http_trace)
+            .with_accuracy(grading);
         processor = processor.with_sink(Box::new(writer));
     }
     if plan.export.level == ExportLevel::Raw {
@@ -654,10 +674,11 @@ impl MetricsThread {
         records: std::sync::mpsc::Receiver<crate::record::RequestRecord>,
         live: Option<Arc<LiveMetrics>>,
         segment_sinks: Vec<Box<dyn RecordSink>>,
+        grading: Option<Arc<crate::accuracy::Grading>>,
     ) -> Result<Self> {
         let profiling_start_ns = Arc::new(std::sync::OnceLock::new());
         let (network_rtt, network_rtt_received) = std::sync::mpsc::channel();
-        let mut processor = record_processor(plan, metrics_context, artifact_dir, &profiling_start_ns)?;
+        let mut processor = record_processor(plan, metrics_context, artifact_dir, &profiling_start_ns, grading)?;
         if let Some(live) = live {
             processor = processor.with_sink(Box::new(LiveFeed(live)));
         }
@@ -783,6 +804,7 @@ pub(crate) fn write_console(result: &RunResult, artifact_dir: &std::path::Path) 
     console.push_str(&ui::scripted_sessions::render(result));
     console.push_str(&ui::adaptive_scale::render(result));
     console.push_str(&ui::gpu_table::render(result));
+    console.push_str(&ui::accuracy_table::render(result));
     console.push_str(&ui::self_check::render(result));
     console.push_str(&ui::thresholds::render(result));
     console.push_str(&ui::token_warnings::render(result));

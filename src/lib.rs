@@ -4,6 +4,7 @@
 //! Flow: script/ builds a `plan::Plan` → `engine::execute` runs it (dataset/, load/, client/,
 //! mock/) → `record::RequestRecord`s → metrics/ → `result::RunResult` → export/ and ui/.
 
+pub mod accuracy;
 pub mod agents;
 pub mod aggregate;
 pub mod analyze;

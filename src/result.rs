@@ -204,6 +204,9 @@ pub struct RunResult {
     /// Index j: the verify steps of all requests that accepted exactly j draft tokens (empty
     /// when no response reported speculative decoding).
     pub spec_decode_histogram: Vec<u64>,
+    /// The graded answers of an accuracy benchmark run, per task and overall.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub accuracy: Option<crate::accuracy::AccuracySummary>,
 }
 
 impl RunResult {

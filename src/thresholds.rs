@@ -83,7 +83,7 @@ pub fn parse(expression: &str) -> Result<Threshold, String> {
         return bad(format!("`{number}` is not a number"));
     };
     let left = expression[..at].trim();
-    let (metric, stat) = left.split_once('.').unwrap_or((left, "avg"));
+    let (metric, stat) = accuracy_split(left).unwrap_or_else(|| left.split_once('.').unwrap_or((left, "avg")));
     let (metric, stat) = (metric.trim(), stat.trim());
     if let Err(why) = check_metric_stat(metric, stat) {
         return bad(why);
@@ -91,15 +91,25 @@ pub fn parse(expression: &str) -> Result<Threshold, String> {
     Ok(Threshold { expression: expression.trim().to_string(), metric: metric.into(), stat: stat.into(), op, value })
 }
 
-/// The names a threshold can use: every exported metric and `error_rate`.
+/// The accuracy metrics (a dot in their own names): `accuracy.overall[.avg]`.
+const ACCURACY_TAGS: [&str; 2] = [crate::accuracy::OVERALL_TAG, crate::accuracy::UNPARSED_TAG];
+
+/// `left` split into an accuracy metric and its statistic, when it names one.
+fn accuracy_split(left: &str) -> Option<(&str, &str)> {
+    let tag = ACCURACY_TAGS.iter().find(|tag| left == **tag || left.starts_with(&format!("{tag}.")))?;
+    Some((tag, left[tag.len()..].strip_prefix('.').unwrap_or("avg")))
+}
+
+/// The names a threshold can use: every exported metric, `error_rate` and the accuracy.
 pub fn metric_names() -> Vec<&'static str> {
     let mut names: Vec<&str> = registry::METRICS.iter().filter(|d| d.exported()).map(|d| d.tag).collect();
     names.push(ERROR_RATE);
+    names.extend(ACCURACY_TAGS);
     names
 }
 
 fn check_metric_stat(metric: &str, stat: &str) -> Result<(), String> {
-    let single_valued = if metric == ERROR_RATE {
+    let single_valued = if metric == ERROR_RATE || ACCURACY_TAGS.contains(&metric) {
         true
     } else {
         match registry::metric(metric).filter(|d| d.exported()) {
@@ -167,6 +177,21 @@ mod tests {
         assert_eq!(parse("time_to_first_token <= 1.5").unwrap().stat, "avg");
         assert_eq!(parse("request_count == 4").unwrap().op, Op::Eq);
         assert_eq!(parse("error_rate > 0").unwrap().op, Op::Gt);
+    }
+
+    #[test]
+    fn the_accuracy_is_a_single_value_with_a_dot_in_its_name() {
+        let t = parse("accuracy.overall >= 0.7").unwrap();
+        assert_eq!((t.metric.as_str(), t.stat.as_str(), t.op), ("accuracy.overall", "avg", Op::Ge));
+        assert_eq!(parse("accuracy.unparsed.avg < 0.1").unwrap().metric, "accuracy.unparsed");
+        assert!(parse("accuracy.overall.p99 > 0.5").unwrap_err().contains("single value"));
+        let mut summary = crate::accuracy::AccuracySummary::new("gsm8k", "lighteval_gsm8k");
+        (0..10).for_each(|k| summary.add("gsm8k", k < 7, false));
+        let outcomes = evaluate(
+            &[parse("accuracy.overall >= 0.7").unwrap(), parse("accuracy.overall > 0.7").unwrap()],
+            &summary.metrics(),
+        );
+        assert_eq!(outcomes.iter().map(|o| o.passed).collect::<Vec<_>>(), [true, false]);
     }
 
     #[test]

@@ -4,7 +4,7 @@ use std::net::{SocketAddr, ToSocketAddrs};
 
 use super::{MockArgs, exit_code};
 use crate::mock::MockServer;
-use crate::plan::MockConfig;
+use crate::plan::{AccuracySpec, MockAnswers, MockConfig};
 
 pub fn serve(args: MockArgs, runtime: &tokio::runtime::Runtime) -> i32 {
     let addr: SocketAddr = match (args.host.as_str(), args.port).to_socket_addrs().ok().and_then(|mut a| a.next()) {
@@ -26,6 +26,17 @@ pub fn serve(args: MockArgs, runtime: &tokio::runtime::Runtime) -> i32 {
         prefix_block_tokens: args.prefix_block_tokens,
         spec_decode_tokens: args.spec_decode_tokens,
         spec_decode_acceptance: args.spec_decode_acceptance,
+        answers: args.accuracy_correct.map(|correct| MockAnswers {
+            correct,
+            benchmark: args.accuracy_benchmark.map(|benchmark| AccuracySpec {
+                benchmark,
+                tasks: args.accuracy_tasks,
+                n_shots: args.accuracy_n_shots,
+                cot: args.accuracy_enable_cot,
+                grader: args.accuracy_grader,
+                ..AccuracySpec::default()
+            }),
+        }),
     };
     runtime.block_on(async move {
         let server = match MockServer::start(config, addr).await {

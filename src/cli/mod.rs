@@ -279,6 +279,25 @@ pub struct MockArgs {
     /// Share of draft tokens accepted, 0 to 1
     #[arg(long, default_value_t = 0.7)]
     pub spec_decode_acceptance: f64,
+    /// Answer mode: answer this share (0 to 1) of each task's questions of --accuracy-benchmark
+    /// right, the rest wrong (docs/accuracy.md)
+    #[arg(long, requires = "accuracy_benchmark")]
+    pub accuracy_correct: Option<f64>,
+    /// The accuracy benchmark the answer mode answers (read from the Hugging Face cache)
+    #[arg(long, requires = "accuracy_correct")]
+    pub accuracy_benchmark: Option<String>,
+    /// Its tasks, as the run asks them (comma-separated)
+    #[arg(long, value_delimiter = ',')]
+    pub accuracy_tasks: Vec<String>,
+    /// Its worked examples per question, as the run asks them
+    #[arg(long)]
+    pub accuracy_n_shots: Option<u32>,
+    /// Chain-of-thought prompts, as the run asks them
+    #[arg(long)]
+    pub accuracy_enable_cot: Option<bool>,
+    /// The grader whose format the answers keep
+    #[arg(long)]
+    pub accuracy_grader: Option<String>,
 }
 
 impl Cli {

@@ -3,6 +3,7 @@
 //! outputs: one file each under `lower/`), repeated as `multi_run` says.
 
 mod adaptive_scale;
+mod accuracy;
 mod agentic_replay;
 mod audio;
 mod baseten_replay;
@@ -165,7 +166,7 @@ fn lower_benchmark(
 ) -> Result<Plan, ConfigError> {
     let seed = seed.unwrap_or(0);
     let endpoint = endpoint::lower(benchmark)?;
-    let dataset = dataset::lower(benchmark, base_dir, seed, endpoint.kind)?;
+    let dataset = accuracy::dataset(benchmark, dataset::lower(benchmark, base_dir, seed, endpoint.kind)?)?;
     let phases = phases::lower(benchmark, &dataset, seed)?;
     let outputs = outputs::lower(benchmark)?;
     let plan = Plan {

@@ -66,6 +66,7 @@ pub fn load(spec: &FileDataset, tokenizer: &Tokenizer) -> Result<Vec<DatasetEntr
         FileFormat::Baseten => baseten_trace::parse(path, tokenizer, &spec.baseten)?,
         FileFormat::SpeedBench(format) => public::speed_bench::parse(path, &text()?, format, tokenizer)?,
         FileFormat::Public => public::load(spec, tokenizer)?,
+        FileFormat::Accuracy => crate::accuracy::entries(spec, tokenizer)?,
         FileFormat::Tracelab | FileFormat::WekaTrace | FileFormat::DagJsonl => {
             let entries = agentic::load(spec, tokenizer)?;
             if entries.is_empty() {

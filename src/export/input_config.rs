@@ -7,8 +7,8 @@
 use serde_json::{Map, Value, json};
 
 use crate::plan::{
-    Arrival, Dataset, Dist, ExportLevel, FileFormat, LoadMode, NetworkLatency, Phase, PhaseKind, Plan, RampStage,
-    RampedQuantity, ScheduleTrace,
+    Arrival, Dataset, Dist, ExportLevel, FileDataset, FileFormat, LoadMode, NetworkLatency, Phase, PhaseKind, Plan,
+    RampStage, RampedQuantity, ScheduleTrace,
 };
 
 /// The plan in the schema's `benchmark` shape, with the plan itself under `plan`.
@@ -36,7 +36,7 @@ pub fn benchmark_of_plan(plan: &Plan) -> Value {
         endpoint_out["use_server_token_count"] = json!(true);
     }
     let formats: Vec<Value> = plan.server_metrics.formats.iter().map(|format| json!(format)).collect();
-    json!({
+    let mut benchmark = json!({
         "models": {"items": [{"name": endpoint.model}]},
         "endpoint": endpoint_out,
         "datasets": [dataset(&plan.dataset)],
@@ -52,6 +52,23 @@ pub fn benchmark_of_plan(plan: &Plan) -> Value {
         "wandb": {},
         "runtime": {"ui": "none"},
         "plan": serde_json::to_value(plan).unwrap_or(Value::Null),
+    });
+    if let Dataset::File(FileDataset { accuracy: Some(accuracy), .. }) = &plan.dataset {
+        benchmark["accuracy"] = accuracy_block(accuracy);
+    }
+    benchmark
+}
+
+/// AIPerf's `accuracy` block of the benchmark config.
+fn accuracy_block(accuracy: &crate::plan::AccuracySpec) -> Value {
+    json!({
+        "benchmark": accuracy.benchmark,
+        "tasks": (!accuracy.tasks.is_empty()).then_some(&accuracy.tasks),
+        "n_shots": accuracy.n_shots,
+        "enable_cot": accuracy.cot,
+        "grader": accuracy.grader,
+        "system_prompt": accuracy.system_prompt,
+        "verbose": accuracy.verbose,
     })
 }
 

@@ -46,6 +46,7 @@ pub fn summary_json(result: &RunResult) -> Result<Value> {
     for metric in &result.metrics {
         doc.insert(metric.tag.to_string(), metric.stats.block(metric.unit));
     }
+    doc.extend(result.accuracy.iter().flat_map(crate::accuracy::AccuracySummary::json_entries));
     if let Some(telemetry) = &result.telemetry_data {
         doc.insert("telemetry_data".into(), telemetry.clone());
     }

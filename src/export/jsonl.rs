@@ -27,6 +27,8 @@ pub struct RecordsJsonlWriter {
     metrics_block: MetricsBlock,
     /// The line being written (kept for its capacity).
     line: Vec<u8>,
+    /// The grading of an accuracy run: each graded record's line gets its `accuracy` block.
+    accuracy: Option<std::sync::Arc<crate::accuracy::Grading>>,
 }
 
 impl RecordsJsonlWriter {
@@ -39,12 +41,19 @@ impl RecordsJsonlWriter {
             http_trace: false,
             metrics_block: MetricsBlock::default(),
             line: Vec::new(),
+            accuracy: None,
         })
     }
 
     /// Also write each record's HTTP trace as `trace_data`.
     pub fn with_http_trace(mut self, on: bool) -> Self {
         self.http_trace = on;
+        self
+    }
+
+    /// Each record's line carries its graded answer (the grading sink runs just before).
+    pub fn with_accuracy(mut self, grading: Option<std::sync::Arc<crate::accuracy::Grading>>) -> Self {
+        self.accuracy = grading;
         self
     }
 }
@@ -64,6 +73,12 @@ impl RecordSink for RecordsJsonlWriter {
         if let (true, Some(trace)) = (self.http_trace, &record.trace) {
             line.extend_from_slice(br#","trace_data":"#);
             serde_json::to_writer(&mut *line, &trace_data(trace, record, &self.clock))?;
+        }
+        if let Some(grading) = &self.accuracy
+            && let Some(graded) = grading.graded_last(&record.x_request_id)
+        {
+            line.extend_from_slice(br#","accuracy":"#);
+            serde_json::to_writer(&mut *line, &graded.json(grading.grader_name()))?;
         }
         if let Some(error) = &record.error {
             line.extend_from_slice(br#","error":"#);

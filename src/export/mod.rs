@@ -3,6 +3,7 @@
 //! processor as records arrive, and inputs.json by the engine from the prepared bodies);
 //! `ArtifactNames` names them all.
 
+pub mod accuracy_csv;
 pub mod adaptive_scale;
 pub mod aggregate_csv;
 pub mod aggregate_json;
@@ -46,6 +47,9 @@ pub fn write_summaries(result: &RunResult, dir: &Path) -> Result<()> {
     let names = ArtifactNames::new(result.plan.export.prefix.as_deref());
     json::write_summary_json(result, &dir.join(names.summary_json()))?;
     csv::write_summary_csv(result, &dir.join(names.summary_csv()))?;
+    if let Some(accuracy) = &result.accuracy {
+        accuracy_csv::write(accuracy, &dir.join(crate::accuracy::CSV_FILE))?;
+    }
     timeslices::write_timeslices(result, &dir.join(names.timeslices_json()), &dir.join(names.timeslices_csv()))?;
     adaptive_scale::write(result, dir)
 }

@@ -76,5 +76,6 @@ pub fn sample_result() -> RunResult {
         thresholds: Vec::new(),
         timeslices: Vec::new(),
         spec_decode_histogram: Vec::new(),
+        accuracy: None,
     }
 }

@@ -38,6 +38,7 @@ pub async fn serve(state: Arc<MockState>, endpoint: Endpoint, request: Request<I
         Ok(parsed) => parsed,
         Err(message) => return reply::invalid_request(&message),
     };
+    let answer = state.answer_key.as_ref().and_then(|key| key.reply(parsed.prompt.texts.last()?)).map(str::to_string);
     let model = parsed.model.unwrap_or_else(|| state.default_model().to_string());
     let caching = parsed.prompt_caching && state.prefix_cache.is_some();
     let videos = parsed.prompt.videos;
@@ -52,9 +53,10 @@ pub async fn serve(state: Arc<MockState>, endpoint: Endpoint, request: Request<I
     let tool_call = tool_turn.as_ref().and_then(|turn| turn.calls(tool_calls::DEFAULT_TOOL_DEPTH));
     let prompt_tokens = prompt.tokens;
     let prompt_cache = use_prefix_cache(&state, &stats, prompt);
-    let output_tokens = match tool_call {
-        Some(_) => tool_calls::TOOL_CALL_TOKENS,
-        None => parsed.output_tokens.unwrap_or(state.config.default_output_tokens),
+    let output_tokens = match (tool_call, &answer) {
+        (Some(_), _) => tool_calls::TOOL_CALL_TOKENS,
+        (None, Some(answer)) => (state.tokenizer.count(answer) as u64).max(1),
+        (None, None) => parsed.output_tokens.unwrap_or(state.config.default_output_tokens),
     };
     let job = Job { arrival, prompt_tokens, prompt_cache, output_tokens };
     let id_prefix = match endpoint {
@@ -94,6 +96,12 @@ pub async fn serve(state: Arc<MockState>, endpoint: Endpoint, request: Request<I
             return reply::with_body(StatusCode::OK, "text/event-stream", MockBody::whole(text));
         }
         return reply::json(StatusCode::OK, writer.tool_call_body(name, step, usage));
+    }
+    if let Some(answer) = answer {
+        generation.run_to_end().await;
+        drop(generation);
+        let usage = Usage { prompt_tokens, completion_tokens: output_tokens, prompt_cache };
+        return super::answers::respond(&writer, &answer, parsed.stream, parsed.include_usage, usage);
     }
     if parsed.stream {
         let mut response = reply::with_body(

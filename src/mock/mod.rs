@@ -5,6 +5,7 @@
 //! SGLang-style video jobs; plus /v1/models, /health, Prometheus /metrics (vLLM names) and
 //! vLLM's control routes (KV-cache reset, profiler start and stop).
 
+mod answers;
 mod audio_api;
 mod body;
 mod chunks;

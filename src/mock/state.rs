@@ -47,6 +47,8 @@ pub struct MockState {
     pub video_jobs: super::video_jobs::VideoJobs,
     /// The control routes' counts.
     pub control: super::control::ControlCounts,
+    /// The replies of the answer mode (`answers`), by question.
+    pub answer_key: Option<crate::accuracy::answer_key::AnswerKey>,
 }
 
 impl MockState {
@@ -74,6 +76,7 @@ impl MockState {
         let stats = StatsRegistry::new(&served_models(&config));
         let started_epoch_s = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |since| since.as_secs());
         let expected_authorization = config.api_key.as_ref().map(|key| format!("Bearer {key}"));
+        let answer_key = answer_key(&config)?;
         Ok(Self {
             config,
             timing,
@@ -87,6 +90,7 @@ impl MockState {
             next_response_serial: AtomicU64::new(0),
             video_jobs: Default::default(),
             control: Default::default(),
+            answer_key,
         })
     }
 
@@ -163,4 +167,13 @@ fn delay(name: &str, milliseconds: f64) -> Result<Duration> {
         bail!("mock {name} must be between 0 and {MAX_DELAY_MS} ms, got {milliseconds}");
     }
     Ok(Duration::from_secs_f64(milliseconds / 1000.0))
+}
+
+/// The answer key of the answer mode, when it is on.
+fn answer_key(config: &MockConfig) -> Result<Option<crate::accuracy::answer_key::AnswerKey>> {
+    let Some(answers) = &config.answers else { return Ok(None) };
+    let Some(benchmark) = &answers.benchmark else {
+        bail!("the mock's answer mode needs the accuracy benchmark it answers (--accuracy-benchmark)")
+    };
+    crate::accuracy::answer_key::AnswerKey::of(benchmark, answers.correct).map(Some)
 }

@@ -71,6 +71,9 @@ pub struct FileDataset {
     /// A Baseten trace's pace and body switches.
     #[serde(default, skip_serializing_if = "BasetenReplay::is_default")]
     pub baseten: BasetenReplay,
+    /// The accuracy benchmark a `FileFormat::Accuracy` dataset asks (`accuracy(#{..})`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accuracy: Option<super::AccuracySpec>,
 }
 
 /// A public dataset by its AIPerf name, with the Hugging Face subset (config) and the
@@ -104,6 +107,7 @@ impl FileDataset {
             trace: TraceHandling::default(),
             public: None,
             baseten: BasetenReplay::default(),
+            accuracy: None,
         }
     }
 }
@@ -150,10 +154,13 @@ pub enum FileFormat {
     /// A public dataset of the Hugging Face hub (or a file AIPerf fetches), read from the local
     /// cache as the `public` field of its `FileDataset` names.
     Public,
+    /// An accuracy benchmark's questions, read from the Hugging Face cache as the `accuracy`
+    /// field of its `FileDataset` names; each answer is graded.
+    Accuracy,
 }
 
 impl FileFormat {
-    const READ: [FileFormat; 15] = [
+    const READ: [FileFormat; 16] = [
         FileFormat::SingleTurn,
         FileFormat::MultiTurn,
         FileFormat::Mooncake,
@@ -169,6 +176,7 @@ impl FileFormat {
         FileFormat::WekaTrace,
         FileFormat::DagJsonl,
         FileFormat::Public,
+        FileFormat::Accuracy,
     ];
 
     /// Its name in plans and scenarios.
@@ -190,6 +198,7 @@ impl FileFormat {
             FileFormat::DagJsonl => "dag_jsonl",
             FileFormat::SpeedBench(category) => category.format_name(),
             FileFormat::Public => "public",
+            FileFormat::Accuracy => "accuracy",
         }
     }
 
@@ -497,7 +506,7 @@ mod tests {
             let written = serde_json::to_string(&format).unwrap();
             assert_eq!(serde_json::from_str::<FileFormat>(&written).unwrap(), format, "{written}");
         }
-        assert_eq!(FileFormat::all().count(), 47);
+        assert_eq!(FileFormat::all().count(), 48);
         let error = serde_json::from_str::<FileFormat>("\"speed_bench_poetry\"").unwrap_err();
         assert!(error.to_string().contains("unknown file format `speed_bench_poetry`"), "{error}");
     }

@@ -30,6 +30,20 @@ pub struct MockConfig {
     pub spec_decode_tokens: u32,
     /// Share of draft tokens accepted (accepted / drafted, as vLLM reports it), 0 to 1.
     pub spec_decode_acceptance: f64,
+    /// Answer an accuracy benchmark's questions, a share of them right (`accuracy_correct`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answers: Option<MockAnswers>,
+}
+
+/// The mock's answer mode: it reads the benchmark's questions and gold answers from the same
+/// cache as the run, and answers `correct` (0 to 1) of each task's questions right, the first
+/// of them by a fixed rule (`accuracy::answer_key`), the rest wrong, in the asked format.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct MockAnswers {
+    pub correct: f64,
+    /// The benchmark asked; `None`: the run's own accuracy dataset (a run on `url: "mock"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub benchmark: Option<super::AccuracySpec>,
 }
 
 impl Default for MockConfig {
@@ -46,6 +60,7 @@ impl Default for MockConfig {
             prefix_block_tokens: 16,
             spec_decode_tokens: 0,
             spec_decode_acceptance: 0.7,
+            answers: None,
         }
     }
 }

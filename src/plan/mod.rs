@@ -2,6 +2,7 @@
 //! engine executes it; its JSON form is the `input_config` block of the exports.
 
 mod adaptive_scale;
+mod accuracy;
 mod agentic_replay;
 mod audio;
 mod baseten_replay;
@@ -34,6 +35,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 pub use adaptive_scale::*;
+pub use accuracy::AccuracySpec;
 pub use agentic_replay::*;
 pub use audio::*;
 pub use baseten_replay::BasetenReplay;
@@ -42,7 +44,7 @@ pub use dist::*;
 pub use endpoint::*;
 pub use in_phase_ramps::*;
 pub use libraries::LibraryUse;
-pub use mock_config::MockConfig;
+pub use mock_config::{MockAnswers, MockConfig};
 pub use network_latency::*;
 pub use outputs::{
     DEFAULT_MLFLOW_EXPERIMENT, DEFAULT_OTEL_INTERVAL_S, MlflowUpload, OtelPush, Outputs, UserFile, UserFileFormat,

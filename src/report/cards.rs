@@ -80,6 +80,23 @@ fn self_check_card(summary: &Value) -> Option<Card> {
     Some(Card { label: "client self-check", value: value.into(), detail: warnings.join("; "), tone })
 }
 
+/// The accuracy of an accuracy run, with each task's beside it.
+fn accuracy_card(summary: &Value) -> Option<Card> {
+    let overall = summary[crate::accuracy::OVERALL_TAG]["avg"].as_f64()?;
+    let per_task = summary["accuracy"]["per_task"].as_object();
+    let tasks: Vec<String> = per_task
+        .into_iter()
+        .flatten()
+        .filter_map(|(task, tally)| Some(format!("{task} {:.1}%", tally["accuracy_rate"].as_f64()? * 100.0)))
+        .collect();
+    let benchmark = summary["accuracy"]["benchmark"].as_str().unwrap_or("accuracy");
+    let detail = match tasks.len() {
+        0 | 1 => benchmark.to_string(),
+        _ => format!("{benchmark}: {}", tasks.join(", ")),
+    };
+    Some(Card { label: "accuracy", value: format!("{:.1}%", overall * 100.0), detail, tone: Tone::Plain })
+}
+
 /// The cards of one run as HTML.
 pub fn html(run: &RunArtifacts) -> String {
     let cards = [
@@ -99,6 +116,7 @@ pub fn html(run: &RunArtifacts) -> String {
             "tokens per verify step",
         ),
         stat_card(run, "RTFx", "rtfx", "avg", "times faster than real time"),
+        accuracy_card(&run.summary),
         thresholds_card(&run.summary),
         self_check_card(&run.summary),
     ];

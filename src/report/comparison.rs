@@ -1,7 +1,7 @@
 //! Several runs (a sweep, or folders given together): throughput against latency and
-//! per-user against total token rate with their Pareto fronts, metrics against the swept
-//! parameter (or concurrency, or request rate; with two parameters one line per value of the
-//! other), and a table of key metrics with each variation's change from the first. Trials of
+//! per-user against total token rate with their Pareto fronts, metrics (and an accuracy run's
+//! accuracy) against the swept parameter (or concurrency, or request rate; with two parameters
+//! one line per value of the other), and a table of key metrics with each variation's change from the first. Trials of
 //! one variation count as one point, drawn with its confidence interval.
 
 use super::artifacts::ReportInput;
@@ -98,6 +98,7 @@ pub fn charts(input: &ReportInput) -> Vec<Chart> {
     ];
     if let Some(axis) = load_axis(input, &variations) {
         charts.extend(load_charts(&variations, &axis, confidence));
+        charts.push(accuracy_chart(&variations, &axis, confidence));
     }
     charts.retain(|c| !c.is_empty());
     charts
@@ -170,6 +171,29 @@ fn load_axis(input: &ReportInput, variations: &[Variation]) -> Option<LoadAxis> 
 
 /// Latency and throughput against the axis: one line per metric for a sweep of one
 /// parameter; for more, one chart per metric with one line per value of the others.
+/// An accuracy run's accuracy (%) against the load, each variation a point (empty for runs
+/// that graded nothing).
+fn accuracy_chart(variations: &[Variation], axis: &LoadAxis, confidence: f64) -> Chart {
+    let mut points: Vec<((f64, f64), (f64, f64))> = variations
+        .iter()
+        .zip(&axis.xs)
+        .filter_map(|(v, x)| {
+            let estimate = v.estimate(crate::accuracy::OVERALL_TAG, "avg", confidence)?;
+            Some(((x.as_ref().copied()?, estimate.mean * 100.0), (0.0, estimate.half_width * 100.0)))
+        })
+        .collect();
+    points.sort_by(|a, b| a.0.0.total_cmp(&b.0.0));
+    let parameter = &axis.x_name;
+    let title = format!("Accuracy vs {parameter}");
+    Chart::xy(
+        "accuracy-vs-load",
+        &title,
+        parameter,
+        "accuracy (%)",
+        vec![Series::with_errors("accuracy", Style::Line, points)],
+    )
+}
+
 fn load_charts(variations: &[Variation], axis: &LoadAxis, confidence: f64) -> Vec<Chart> {
     let along = |metric: &str, stat: &str, line: Option<&str>| -> Vec<((f64, f64), (f64, f64))> {
         let mut points: Vec<((f64, f64), (f64, f64))> = variations

@@ -57,5 +57,6 @@ pub fn placeholder_result(plan: &Plan, artifact_root: &std::path::Path) -> RunRe
         thresholds: Vec::new(),
         timeslices: Vec::new(),
         spec_decode_histogram: Vec::new(),
+        accuracy: None,
     }
 }

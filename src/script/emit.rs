@@ -358,6 +358,9 @@ fn dataset(dataset: &Dataset) -> String {
             format!("synthetic(#{{ {} }})", keys.join(", "))
         }
         Dataset::File(spec @ FileDataset { public: Some(source), .. }) => public_dataset(spec, source),
+        Dataset::File(spec @ FileDataset { accuracy: Some(accuracy), .. }) => {
+            super::emit_accuracy::accuracy_call(spec, accuracy, string)
+        }
         Dataset::File(spec) => {
             let format = spec.format.name();
             let sampling = match spec.sampling {

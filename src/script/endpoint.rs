@@ -164,6 +164,7 @@ const MOCK_KEYS: &[&str] = &[
     "prefix_block_tokens",
     "spec_decode_tokens",
     "spec_decode_acceptance",
+    "accuracy_correct",
 ];
 
 /// `mock: #{ ttft: ms(20), itl: ms(5), output_tokens: 64, max_running: 256, api_key,
@@ -206,6 +207,7 @@ fn mock_config(map: Map, model: &str) -> ScriptResult<MockConfig> {
         prefix_block_tokens: r.opt_u64("prefix_block_tokens")?.unwrap_or(defaults.prefix_block_tokens),
         spec_decode_tokens,
         spec_decode_acceptance,
+        answers: r.opt_f64("accuracy_correct")?.map(|correct| crate::plan::MockAnswers { correct, benchmark: None }),
     })
 }
 

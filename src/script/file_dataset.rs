@@ -37,9 +37,10 @@ pub fn register(engine: &mut Engine) {
 fn file(map: Map) -> ScriptResult<Dataset> {
     let mut r = MapReader::new("file", map, FILE_KEYS)?;
     let path = r.string("path")?;
-    // A public dataset names itself: `public_dataset(#{ name })`.
+    // A public dataset names itself (`public_dataset(#{ name })`), an accuracy benchmark too
+    // (`accuracy(#{ benchmark })`).
     let formats: Vec<(&str, FileFormat)> = FileFormat::all()
-        .filter(|format| *format != FileFormat::Public)
+        .filter(|format| !matches!(format, FileFormat::Public | FileFormat::Accuracy))
         .map(|format| (format.name(), format))
         .collect();
     let format = r.choice("format", &formats)?;

@@ -2,6 +2,7 @@
 //! `run(#{..})`, which returns results. Script errors come back as file:line:column.
 
 mod adaptive_scale;
+mod accuracy;
 mod agentic_replay;
 mod args;
 mod audio;
@@ -12,6 +13,7 @@ mod console;
 mod distributions;
 mod dry_run;
 pub mod emit;
+mod emit_accuracy;
 mod emit_outputs;
 pub mod emit_search;
 mod emit_trace_handling;
@@ -130,6 +132,7 @@ pub fn build_engine(host: Arc<RunHost>, settings: &ScenarioSettings) -> Engine {
     file_dataset::register(&mut engine);
     trace_synthesis::register(&mut engine);
     public_dataset::register(&mut engine);
+    accuracy::register(&mut engine);
     synthetic::register(&mut engine);
     phases::register(&mut engine, host.scenario_dir.clone(), host.session_functions.clone());
     agentic_replay::register(&mut engine);

@@ -103,6 +103,7 @@ pub(super) fn run_plan(host: &RunHost, mut plan: Plan) -> ScriptResult<RunResult
     ui::stdout::print(&ui::scripted_sessions::render(&result));
     ui::stdout::print(&ui::adaptive_scale::render(&result));
     ui::stdout::print(&ui::gpu_table::render(&result));
+    ui::stdout::print(&ui::accuracy_table::render(&result));
     ui::stdout::print(&ui::self_check::render(&result));
     ui::stdout::print(&ui::thresholds::render(&result));
     ui::stdout::print(&ui::token_warnings::render(&result));

@@ -100,6 +100,7 @@ pub async fn merge(dirs: &[PathBuf], out: &Path, streaming: bool, cli_command: O
         telemetry_data: telemetry_data(&collecting.dir, &whole),
         timeslices,
         spec_decode_histogram,
+        accuracy: None,
     };
     export::write_summaries(&result, out)?;
     copy_collector_files(&collecting.dir, out, &whole)?;
@@ -131,7 +132,7 @@ fn recomputed_metrics(
     let clock = RunClock::anchored_at(anchor_ns);
     let images = segments[0].info.images_per_entry.clone();
     let context = crate::engine::metrics_context(&measured, &measured.endpoint, tokenizer, clock, images);
-    let mut processor = crate::engine::record_processor(&measured, context, out, &profiling_start_ns)?;
+    let mut processor = crate::engine::record_processor(&measured, context, out, &profiling_start_ns, None)?;
     for segment in segments {
         let worker_id = format!("segment_{}", segment.info.segment.index);
         let whole_index = &segment.info.whole_index;

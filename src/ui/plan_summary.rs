@@ -7,8 +7,8 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::plan::{
-    Arrival, AtEnd, Dataset, Dist, Endpoint, LoadMode, NetworkLatency, Phase, Plan, PrefillCap, RampedQuantity,
-    Sampling, Shape, SyntheticOptions,
+    Arrival, AtEnd, Dataset, Dist, Endpoint, FileDataset, LoadMode, NetworkLatency, Phase, Plan, PrefillCap,
+    RampedQuantity, Sampling, Shape, SyntheticOptions,
 };
 
 /// ```text
@@ -80,6 +80,18 @@ fn dataset(dataset: &Dataset) -> String {
                 None => format!("{} prompts", spec.entries),
             };
             format!("synthetic: {lengths}, {entries}, seed {}{shape}", spec.random_seed)
+        }
+        Dataset::File(FileDataset { accuracy: Some(accuracy), draws, at_end, .. }) => {
+            let tasks = match accuracy.tasks.is_empty() {
+                true => "all tasks".to_string(),
+                false => format!("tasks {}", accuracy.tasks.join(", ")),
+            };
+            let first = draws.map(|draws| format!(", the first {draws} questions")).unwrap_or_default();
+            format!(
+                "accuracy benchmark {} ({tasks}{first}; {}), answers graded",
+                accuracy.benchmark,
+                past_the_last_entry(Sampling::Sequential, *at_end)
+            )
         }
         Dataset::File(spec) => {
             let system = spec.system_prompt.as_deref().map(verbatim_system_prompt).map(|s| format!(", {s}"));

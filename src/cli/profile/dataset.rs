@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 
 use super::document::FlagDocument;
-use super::flags::{Arity, Group, Kind, apply, note, set, sweep, unsupported};
+use super::flags::{Arity, Group, Kind, apply, note, set, sweep};
 
 const BASETEN: &str = "Baseten's own replay switch, not read: a baseten_trace here replays on the fixed schedule, every row at its recorded time (docs/datasets.md)";
 
@@ -475,21 +475,6 @@ fn video_audio_sample_rate(document: &mut FlagDocument, _flag: &str, values: &[S
     document.set("benchmark.datasets.main.video.audio.sample_rate", json!(khz));
     Ok(())
 }
-
-const ACCURACY: &str = "accuracy benchmarks are not supported; this project measures performance";
-
-pub const ACCURACY_GROUP: Group = Group {
-    title: "Accuracy",
-    flags: &[
-        unsupported(&["--accuracy-benchmark"], Arity::One, ACCURACY),
-        unsupported(&["--accuracy-tasks"], Arity::Many, ACCURACY),
-        unsupported(&["--accuracy-n-shots"], Arity::One, ACCURACY),
-        unsupported(&["--accuracy-enable-cot", "--accuracy-no-enable-cot"], Arity::Switch, ACCURACY),
-        unsupported(&["--accuracy-grader"], Arity::One, ACCURACY),
-        unsupported(&["--accuracy-system-prompt"], Arity::One, ACCURACY),
-        unsupported(&["--accuracy-verbose"], Arity::Switch, ACCURACY),
-    ],
-};
 
 /// `ISL,OSL:percent;…` with optional `|stddev` after each length, into the schema's
 /// `sequence_distribution` list.

@@ -1,5 +1,6 @@
 //! Every group of `aiperf profile`'s flags, in AIPerf's `--help` order, then this project's own.
 
+use super::accuracy::ACCURACY_GROUP;
 use super::dataset::*;
 use super::endpoint_input::*;
 use super::flags::{Arity, Group, command};

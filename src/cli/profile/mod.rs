@@ -4,6 +4,7 @@
 //! runs through the same script runner as `aiperf run` (`--dry-run` prints its plans,
 //! `--emit-scenario` saves it).
 
+mod accuracy;
 mod complete;
 mod dataset;
 mod document;

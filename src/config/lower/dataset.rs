@@ -260,6 +260,7 @@ fn file(dataset: &Value, base_dir: &Path, seed: u64) -> Result<FileDataset, Conf
         trace: super::trace_handling::lower(dataset, format)?,
         public: None,
         baseten: super::baseten_replay::lower(dataset, format)?,
+        accuracy: None,
     })
 }
 

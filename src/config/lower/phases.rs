@@ -268,6 +268,9 @@ fn with_ramps(
 /// a synthetic one AIPerf's default count.
 fn default_requests(dataset: &Dataset) -> u64 {
     match dataset {
+        Dataset::File(file) if file.accuracy.is_some() => {
+            crate::accuracy::question_count(file).unwrap_or(DEFAULT_REQUESTS)
+        }
         Dataset::File(file) => file
             .records
             .clone()

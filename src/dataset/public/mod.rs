@@ -12,7 +12,7 @@ mod instruction;
 mod media;
 mod mmvu;
 mod mt_bench;
-mod rows;
+pub mod rows;
 mod spec_bench;
 pub mod speed_bench;
 
@@ -89,15 +89,20 @@ impl PublicDataset {
                 cache_dir().join(file_name).display()
             ),
             Source::Hub { repo, .. } => {
-                let only_subset = subset.map(|subset| format!(" --include '{subset}/*'")).unwrap_or_default();
-                format!(
-                    "fetch it with `huggingface-cli download --repo-type dataset {repo}{only_subset}` \
-                     (it fills the hub cache: $HF_HUB_CACHE, else $HF_HOME/hub, else ~/.cache/huggingface/hub), \
-                     or pass its files with --input-file"
-                )
+                format!("{}, or pass its files with --input-file", hub_fetch_hint(repo, subset))
             }
         }
     }
+}
+
+/// The command that puts Hugging Face dataset repository `repo` (only `subset`'s folder, when
+/// given) in the hub cache this project reads.
+pub fn hub_fetch_hint(repo: &str, subset: Option<&str>) -> String {
+    let only_subset = subset.map(|subset| format!(" --include '{subset}/*'")).unwrap_or_default();
+    format!(
+        "fetch it with `huggingface-cli download --repo-type dataset {repo}{only_subset}` \
+         (it fills the hub cache: $HF_HUB_CACHE, else $HF_HOME/hub, else ~/.cache/huggingface/hub)"
+    )
 }
 
 /// The message for a missing `path` of `format` that is a public dataset's file (by its name):

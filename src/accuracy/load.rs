@@ -1,0 +1,69 @@
+//! A benchmark's questions: each benchmark's reader, and the questions as dataset entries
+//! (one user message or prompt each, with the system prompt and answer length it asks for).
+
+use std::sync::Arc;
+
+use anyhow::{Result, anyhow};
+
+use super::Benchmark;
+use super::benchmarks;
+use super::problem::Problem;
+use super::resolve::Resolved;
+use crate::dataset::tokenizer::Tokenizer;
+use crate::dataset::{DatasetEntry, SystemPrompt};
+use crate::plan::{AccuracySpec, FileDataset};
+
+/// Every question `spec` asks, in the benchmark's order (at most `limit`).
+pub fn problems(spec: &AccuracySpec, limit: Option<usize>) -> Result<(Resolved, Vec<Problem>)> {
+    let resolved = Resolved::of(spec).map_err(|problem| anyhow!(problem))?;
+    let (benchmark, asking) = (resolved.benchmark, &resolved.asking);
+    let max_tokens = benchmark.max_tokens(asking.cot);
+    let mut problems = match benchmark {
+        Benchmark::Mmlu => benchmarks::mmlu::problems(asking, max_tokens)?,
+        Benchmark::MmluPro => benchmarks::mmlu_pro::problems(asking, max_tokens)?,
+        Benchmark::Aime => benchmarks::aime::recipe(asking, max_tokens)?,
+        Benchmark::Aime24 | Benchmark::Aime25 => {
+            benchmarks::aime::lighteval(benchmark.name(), benchmark.repo(), max_tokens)?
+        }
+        Benchmark::Hellaswag => benchmarks::hellaswag::problems(asking, max_tokens)?,
+        Benchmark::Bigbench => benchmarks::bigbench::problems(asking, max_tokens)?,
+        Benchmark::Math500 => benchmarks::math_500::problems(asking, max_tokens)?,
+        Benchmark::Gsm8k => benchmarks::gsm8k::problems(max_tokens)?,
+        Benchmark::GpqaDiamond => benchmarks::gpqa_diamond::problems(max_tokens)?,
+        Benchmark::LcbCodegeneration => benchmarks::lcb_codegeneration::problems(asking, max_tokens)?,
+    };
+    if let Some(limit) = limit {
+        problems.truncate(limit);
+    }
+    if problems.is_empty() {
+        anyhow::bail!("accuracy benchmark {}: no question matches (tasks: {:?})", benchmark.name(), asking.tasks);
+    }
+    Ok((resolved, problems))
+}
+
+/// How many questions an accuracy dataset asks (`None` when they cannot be read yet).
+pub fn question_count(spec: &FileDataset) -> Option<u64> {
+    let accuracy = spec.accuracy.as_ref()?;
+    problems(accuracy, spec.draws).ok().map(|(_, problems)| problems.len() as u64)
+}
+
+/// The dataset entries of an accuracy dataset: each question with its system prompt.
+pub fn entries(spec: &FileDataset, tokenizer: &Tokenizer) -> Result<Vec<DatasetEntry>> {
+    let Some(accuracy) = &spec.accuracy else {
+        anyhow::bail!("dataset {}: format \"accuracy\" needs its benchmark (accuracy(#{{ benchmark }}))", spec.path)
+    };
+    let (resolved, problems) = problems(accuracy, spec.draws)?;
+    let system =
+        resolved.system_prompt.map(|text| Arc::new(SystemPrompt { tokens: tokenizer.count(&text) as u64, text }));
+    Ok(problems
+        .into_iter()
+        .map(|problem| {
+            let mut entry = DatasetEntry::counted(tokenizer, problem.prompt, Some(problem.max_tokens));
+            if let Some(system) = &system {
+                entry.input_tokens += system.tokens;
+                entry.system_prompt = Some(system.clone());
+            }
+            entry
+        })
+        .collect())
+}

@@ -1,0 +1,46 @@
+//! One question of a benchmark as it is asked and graded: the prompt, the task it counts
+//! towards, the gold answer its grader compares with, and the answer length it may take.
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Problem {
+    /// Its task, subject or category (the benchmark's name when it has none).
+    pub task: String,
+    /// The user message (a chat endpoint) or the prompt (completions), shots included.
+    pub prompt: String,
+    /// What the grader compares the answer with (a letter, a number, a LaTeX answer, tests).
+    pub gold: String,
+    /// Output tokens the answer may take.
+    pub max_tokens: u64,
+}
+
+/// How a benchmark's questions are asked: its tasks (empty: all), shots and chain of thought.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Asking {
+    pub tasks: Vec<String>,
+    pub n_shots: u32,
+    pub cot: bool,
+}
+
+impl Asking {
+    /// Whether `task` is asked (every task when none or `all` is named).
+    pub fn asks(&self, task: &str) -> bool {
+        self.tasks.is_empty() || self.tasks.iter().any(|wanted| wanted == "all" || wanted == task)
+    }
+
+    /// `all_tasks` narrowed to those asked; a task name that is not one of them is an error
+    /// naming the benchmark and listing its tasks.
+    pub fn chosen<'a>(&self, benchmark: &str, all_tasks: &[&'a str]) -> anyhow::Result<Vec<&'a str>> {
+        if let Some(unknown) = self.tasks.iter().find(|task| *task != "all" && !all_tasks.contains(&task.as_str())) {
+            anyhow::bail!(
+                "accuracy benchmark {benchmark}: task `{unknown}` is not one of its tasks: {}",
+                all_tasks.join(", ")
+            );
+        }
+        Ok(all_tasks.iter().copied().filter(|task| self.asks(task)).collect())
+    }
+}
+
+/// `A`, `B`, … for choice `index`.
+pub fn letter(index: usize) -> char {
+    (b'A' + (index % 26) as u8) as char
+}

@@ -1,0 +1,82 @@
+//! A benchmark's rows, read from the local Hugging Face hub cache as `--public-dataset` reads
+//! its repositories (`dataset::public::hub_cache`); nothing is downloaded here.
+
+use anyhow::{Result, bail};
+use serde_json::{Map, Value};
+
+use crate::dataset::public::{hub_cache, hub_fetch_hint, rows};
+
+/// One row of a data file: its cells and where it is (`file:row 3`).
+pub struct Row {
+    pub at: String,
+    pub cells: Map<String, Value>,
+}
+
+impl Row {
+    /// The text cell `column`; an error names the row when it is missing or not text.
+    pub fn text(&self, column: &str) -> Result<&str> {
+        match self.cells.get(column) {
+            Some(Value::String(text)) => Ok(text),
+            Some(other) => bail!("{}: `{column}` is not text but `{other}`", self.at),
+            None => bail!("{}: no `{column}` column", self.at),
+        }
+    }
+
+    /// The cell `column` as text, numbers written as they are (answers stored as numbers).
+    pub fn text_or_number(&self, column: &str) -> Result<String> {
+        match self.cells.get(column) {
+            Some(Value::Number(number)) => Ok(number.to_string()),
+            _ => self.text(column).map(str::to_string),
+        }
+    }
+
+    /// The list of texts in cell `column`.
+    pub fn texts(&self, column: &str) -> Result<Vec<String>> {
+        let Some(Value::Array(items)) = self.cells.get(column) else { bail!("{}: `{column}` is not a list", self.at) };
+        items
+            .iter()
+            .map(|item| match item {
+                Value::String(text) => Ok(text.clone()),
+                other => bail!("{}: `{column}` holds `{other}`, not text", self.at),
+            })
+            .collect()
+    }
+
+    /// The integer cell `column` (a number, or a number written as text).
+    pub fn index(&self, column: &str) -> Result<usize> {
+        let parsed = match self.cells.get(column) {
+            Some(Value::Number(number)) => number.as_u64(),
+            Some(Value::String(text)) => text.trim().parse().ok(),
+            _ => None,
+        };
+        match parsed {
+            Some(index) => Ok(index as usize),
+            None => bail!("{}: `{column}` is not a whole number", self.at),
+        }
+    }
+}
+
+/// Every row of split `split` of subset `subset` of Hugging Face dataset `repo`, as benchmark
+/// `benchmark` reads it. A repository missing from the cache stops the run with the command
+/// that fetches it.
+pub fn rows(benchmark: &str, repo: &str, subset: Option<&str>, split: &str) -> Result<Vec<Row>> {
+    let dir = hub_cache::repo_dir(repo);
+    if !dir.exists() {
+        bail!(
+            "accuracy benchmark {benchmark}: the Hugging Face dataset {repo} is not in the cache ({} does not exist); \
+             nothing is downloaded here: {}",
+            dir.display(),
+            hub_fetch_hint(repo, subset)
+        );
+    }
+    let files = hub_cache::data_files(&dir, split, subset).map_err(|problem| {
+        let problem = problem.replace("(--hf-subset;", "(a task of the benchmark, or all of them without tasks;");
+        anyhow::anyhow!("accuracy benchmark {benchmark} ({repo}): {problem}")
+    })?;
+    let mut found = Vec::new();
+    rows::each(&files, |row| {
+        found.push(Row { at: row.at, cells: row.cells });
+        Ok(true)
+    })?;
+    Ok(found)
+}
