@@ -12,6 +12,7 @@ mod mock_config;
 mod network_latency;
 mod openings;
 mod phase;
+mod record_formats;
 mod response_limits;
 mod routing;
 pub mod run_coordinates;
@@ -39,6 +40,7 @@ pub use libraries::LibraryUse;
 pub use mock_config::MockConfig;
 pub use network_latency::*;
 pub use phase::*;
+pub use record_formats::RecordFormats;
 pub use response_limits::*;
 pub use routing::*;
 pub use run_coordinates::RunCoordinates;
@@ -180,6 +182,9 @@ pub struct ExportSettings {
     /// each (profile_export_aiperf_timeslices.json/.csv); None: no timeslices.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slice_duration_ns: Option<u64>,
+    /// The files the records go to (with a level that writes records).
+    #[serde(default, skip_serializing_if = "RecordFormats::is_default")]
+    pub record_formats: RecordFormats,
 }
 
 impl ExportSettings {
