@@ -1,5 +1,6 @@
 //! profile_export.parquet: the records of profile_export.jsonl as one row each (zstd), the
-//! metadata fields and every per-record metric as columns, written in row groups as records arrive.
+//! metadata fields and every per-record metric as columns, written in row groups as records
+//! arrive. Times in ms are decimals with 6 places (exact to the ns they are measured in).
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -7,7 +8,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
-use arrow_array::builder::{BooleanBuilder, Float64Builder, ListBuilder, StringBuilder, UInt32Builder, UInt64Builder};
+use arrow_array::builder::{
+    BooleanBuilder, Decimal128Builder, Float64Builder, ListBuilder, StringBuilder, UInt32Builder, UInt64Builder,
+};
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use parquet::arrow::ArrowWriter;
@@ -28,6 +31,12 @@ use crate::record::RequestRecord;
 const ROWS_PER_BATCH: usize = 8192;
 const ROWS_PER_GROUP: usize = 8 * ROWS_PER_BATCH;
 const ZSTD_LEVEL: i32 = 3;
+
+/// A time in ms as a decimal: 6 places (ns), 18 digits (stored as a 64-bit integer).
+const MILLIS: DataType = DataType::Decimal128(MILLIS_PRECISION, MILLIS_SCALE);
+const MILLIS_PRECISION: u8 = 18;
+const MILLIS_SCALE: i8 = 6;
+const MILLIS_PER_UNIT: f64 = 1e6;
 
 /// The metadata columns: AIPerf's metadata fields, in its order.
 const METADATA_COLUMNS: &[(&str, DataType, bool)] = &[
@@ -71,19 +80,40 @@ fn metric_columns() -> Vec<&'static MetricDef> {
     per_record.chain([&GOOD_REQUEST_COUNT]).collect()
 }
 
-/// Metrics with several values a record (a list column); every other metric is one number.
-fn is_list_metric(def: &MetricDef) -> bool {
-    std::ptr::eq(def, &registry::INTER_CHUNK_LATENCY)
+/// How a metric's column holds its values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ColumnKind {
+    Number,
+    Millis,
+    /// Several times a record (inter_chunk_latency).
+    MillisList,
+}
+
+fn column_kind(def: &MetricDef) -> ColumnKind {
+    match def.unit {
+        _ if std::ptr::eq(def, &registry::INTER_CHUNK_LATENCY) => ColumnKind::MillisList,
+        "ms" => ColumnKind::Millis,
+        _ => ColumnKind::Number,
+    }
+}
+
+fn millis_list_item() -> Arc<Field> {
+    Arc::new(Field::new_list_field(MILLIS, true))
+}
+
+/// `ms` as the decimal's integer; None for what JSON writes as null (NaN, infinities).
+fn millis_units(ms: f64) -> Option<i128> {
+    ms.is_finite().then(|| (ms * MILLIS_PER_UNIT).round() as i128)
 }
 
 fn schema(metrics: &[&'static MetricDef], http_trace: bool) -> Schema {
     let mut fields: Vec<Field> =
         METADATA_COLUMNS.iter().map(|(name, kind, nullable)| Field::new(*name, kind.clone(), *nullable)).collect();
     for def in metrics {
-        let kind = if is_list_metric(def) {
-            DataType::List(Arc::new(Field::new_list_field(DataType::Float64, false)))
-        } else {
-            DataType::Float64
+        let kind = match column_kind(def) {
+            ColumnKind::Number => DataType::Float64,
+            ColumnKind::Millis => MILLIS,
+            ColumnKind::MillisList => DataType::List(millis_list_item()),
         };
         let unit = HashMap::from([("unit".to_string(), def.unit.to_string())]);
         fields.push(Field::new(def.tag, kind, true).with_metadata(unit));
@@ -95,18 +125,21 @@ fn schema(metrics: &[&'static MetricDef], http_trace: bool) -> Schema {
     Schema::new(fields)
 }
 
-/// zstd; delta encoding for the integer columns (times rise slowly from row to row) and
-/// byte-stream split for the floats (their exponents compress, their mantissas do not).
+/// zstd; delta encoding for the integer columns (times rise slowly from row to row, and the
+/// decimals are integers) and byte-stream split for the floats (their exponents compress, their
+/// mantissas do not).
 fn properties(schema: &Schema) -> Result<WriterProperties> {
     let mut builder = WriterProperties::builder()
         .set_compression(Compression::ZSTD(ZstdLevel::try_new(ZSTD_LEVEL)?))
         .set_max_row_group_row_count(Some(ROWS_PER_GROUP));
     for field in schema.fields() {
         let (path, encoding) = match field.data_type() {
-            DataType::UInt64 | DataType::UInt32 => (vec![field.name().clone()], Encoding::DELTA_BINARY_PACKED),
+            DataType::UInt64 | DataType::UInt32 | DataType::Decimal128(..) => {
+                (vec![field.name().clone()], Encoding::DELTA_BINARY_PACKED)
+            }
             DataType::Float64 => (vec![field.name().clone()], Encoding::BYTE_STREAM_SPLIT),
             DataType::List(item) => {
-                (vec![field.name().clone(), "list".into(), item.name().clone()], Encoding::BYTE_STREAM_SPLIT)
+                (vec![field.name().clone(), "list".into(), item.name().clone()], Encoding::DELTA_BINARY_PACKED)
             }
             DataType::Utf8 if UNIQUE_STRING_COLUMNS.contains(&field.name().as_str()) => {
                 (vec![field.name().clone()], Encoding::PLAIN)
@@ -143,9 +176,10 @@ struct Rows {
     root_correlation_id: StringBuilder,
     url_index: UInt32Builder,
     url: StringBuilder,
-    /// One a metric column (in `metric_columns` order): a number, or a list's values.
+    /// The metric columns by kind (`Slot` says which is whose).
     numbers: Vec<Float64Builder>,
-    lists: Vec<ListBuilder<Float64Builder>>,
+    millis: Vec<Decimal128Builder>,
+    lists: Vec<ListBuilder<Decimal128Builder>>,
     trace_data: Option<StringBuilder>,
     error_code: UInt32Builder,
     error_type: StringBuilder,
@@ -154,7 +188,9 @@ struct Rows {
 }
 
 impl Rows {
-    fn new(numbers: usize, lists: usize, http_trace: bool) -> Self {
+    fn new(slots: &[Slot], http_trace: bool) -> Self {
+        let count = |kind: ColumnKind| slots.iter().filter(|slot| slot.kind == kind).count();
+        let millis = || Decimal128Builder::new().with_data_type(MILLIS);
         Self {
             session_num: UInt64Builder::new(),
             x_request_id: StringBuilder::new(),
@@ -178,12 +214,10 @@ impl Rows {
             root_correlation_id: StringBuilder::new(),
             url_index: UInt32Builder::new(),
             url: StringBuilder::new(),
-            numbers: (0..numbers).map(|_| Float64Builder::new()).collect(),
-            lists: (0..lists)
-                .map(|_| {
-                    ListBuilder::new(Float64Builder::new())
-                        .with_field(Arc::new(Field::new_list_field(DataType::Float64, false)))
-                })
+            numbers: (0..count(ColumnKind::Number)).map(|_| Float64Builder::new()).collect(),
+            millis: (0..count(ColumnKind::Millis)).map(|_| millis()).collect(),
+            lists: (0..count(ColumnKind::MillisList))
+                .map(|_| ListBuilder::new(millis()).with_field(millis_list_item()))
                 .collect(),
             trace_data: http_trace.then(StringBuilder::new),
             error_code: UInt32Builder::new(),
@@ -245,9 +279,10 @@ impl Rows {
             Arc::new(self.url.finish()),
         ];
         for slot in slots {
-            columns.push(match *slot {
-                Slot::Number(index) => Arc::new(self.numbers[index].finish()),
-                Slot::List(index) => Arc::new(self.lists[index].finish()),
+            columns.push(match slot.kind {
+                ColumnKind::Number => Arc::new(self.numbers[slot.index].finish()),
+                ColumnKind::Millis => Arc::new(self.millis[slot.index].finish()),
+                ColumnKind::MillisList => Arc::new(self.lists[slot.index].finish()),
             });
         }
         if let Some(trace_data) = &mut self.trace_data {
@@ -261,11 +296,11 @@ impl Rows {
     }
 }
 
-/// Where a metric column's values are built: `Rows::numbers[i]` or `Rows::lists[i]`.
+/// Where a metric column's values are built: the `index`th builder of its kind in `Rows`.
 #[derive(Debug, Clone, Copy)]
-enum Slot {
-    Number(usize),
-    List(usize),
+struct Slot {
+    kind: ColumnKind,
+    index: usize,
 }
 
 /// Writes profile_export.parquet as records arrive.
@@ -298,18 +333,14 @@ impl RecordsParquetWriter {
         let file = File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
         let writer = ArrowWriter::try_new(file, schema.clone(), Some(properties(&schema)?))
             .with_context(|| format!("cannot start {}", path.display()))?;
-        let (mut numbers, mut lists) = (0, 0);
-        let slots = metrics
-            .iter()
-            .map(|def| {
-                let (counter, slot): (&mut usize, fn(usize) -> Slot) =
-                    if is_list_metric(def) { (&mut lists, Slot::List) } else { (&mut numbers, Slot::Number) };
-                *counter += 1;
-                slot(*counter - 1)
-            })
-            .collect();
+        let mut slots: Vec<Slot> = Vec::with_capacity(metrics.len());
+        for def in &metrics {
+            let kind = column_kind(def);
+            slots.push(Slot { kind, index: slots.iter().filter(|slot| slot.kind == kind).count() });
+        }
         let column_of = metrics.iter().enumerate().map(|(column, def)| (address(def), column)).collect();
         Ok(Self {
+            rows: Rows::new(&slots, http_trace),
             path: path.to_path_buf(),
             writer,
             schema,
@@ -319,7 +350,6 @@ impl RecordsParquetWriter {
             metrics,
             slots,
             column_of,
-            rows: Rows::new(numbers, lists, http_trace),
         })
     }
 
@@ -341,14 +371,25 @@ impl RecordsParquetWriter {
                 None if std::ptr::eq(self.metrics[column], &GOOD_REQUEST_COUNT) => good.as_ref(),
                 None => None,
             };
-            match (*slot, value) {
-                (Slot::Number(index), None) => self.rows.numbers[index].append_null(),
-                (Slot::Number(index), Some(MetricValue::Count(n))) => self.rows.numbers[index].append_value(*n as f64),
-                (Slot::Number(index), Some(MetricValue::Float(x))) => self.rows.numbers[index].append_value(*x),
-                (Slot::List(index), None) => self.rows.lists[index].append_null(),
-                (Slot::List(index), Some(MetricValue::List(values))) => {
-                    self.rows.lists[index].values().append_slice(values);
-                    self.rows.lists[index].append(true);
+            let index = slot.index;
+            match (slot.kind, value) {
+                (ColumnKind::Number, None) => self.rows.numbers[index].append_null(),
+                (ColumnKind::Number, Some(MetricValue::Count(n))) => self.rows.numbers[index].append_value(*n as f64),
+                (ColumnKind::Number, Some(MetricValue::Float(x))) => self.rows.numbers[index].append_value(*x),
+                (ColumnKind::Millis, None) => self.rows.millis[index].append_null(),
+                (ColumnKind::Millis, Some(MetricValue::Count(n))) => {
+                    self.rows.millis[index].append_option(millis_units(*n as f64))
+                }
+                (ColumnKind::Millis, Some(MetricValue::Float(x))) => {
+                    self.rows.millis[index].append_option(millis_units(*x))
+                }
+                (ColumnKind::MillisList, None) => self.rows.lists[index].append_null(),
+                (ColumnKind::MillisList, Some(MetricValue::List(values))) => {
+                    let list = &mut self.rows.lists[index];
+                    for value in values {
+                        list.values().append_option(millis_units(*value));
+                    }
+                    list.append(true);
                 }
                 (_, Some(_)) => {
                     bail!(
@@ -412,7 +453,7 @@ impl RecordSink for RecordsParquetWriter {
 mod tests {
     use arrow_array::RecordBatchReader;
     use arrow_array::cast::AsArray;
-    use arrow_array::types::{Float64Type, UInt32Type, UInt64Type};
+    use arrow_array::types::{Decimal128Type, Float64Type, UInt32Type, UInt64Type};
     use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
     use serde_json::{Map, Value, json};
 
@@ -439,11 +480,18 @@ mod tests {
                         DataType::UInt64 => json!(column.as_primitive::<UInt64Type>().value(row)),
                         DataType::UInt32 => json!(column.as_primitive::<UInt32Type>().value(row)),
                         DataType::Float64 => json!(column.as_primitive::<Float64Type>().value(row)),
+                        DataType::Decimal128(_, 6) => json!(millis(column.as_primitive::<Decimal128Type>().value(row))),
                         DataType::Utf8 => json!(column.as_string::<i32>().value(row)),
                         DataType::Boolean => json!(column.as_boolean().value(row)),
                         DataType::List(_) => {
                             let list = column.as_list::<i32>().value(row);
-                            json!(list.as_primitive::<Float64Type>().values().to_vec())
+                            json!(
+                                list.as_primitive::<Decimal128Type>()
+                                    .values()
+                                    .iter()
+                                    .map(|v| millis(*v))
+                                    .collect::<Vec<_>>()
+                            )
                         }
                         other => panic!("unexpected column type {other}"),
                     };
@@ -453,6 +501,10 @@ mod tests {
             }
         }
         (rows, schema)
+    }
+
+    fn millis(units: i128) -> f64 {
+        units as f64 / MILLIS_PER_UNIT
     }
 
     /// A jsonl line's fields as the Parquet row holds them: metadata and metrics flat (counts
@@ -477,14 +529,18 @@ mod tests {
         fields
     }
 
-    /// Equal, floats to the last bit serde_json's reading keeps (it may round the last one).
-    fn same(left: &Value, right: &Value) -> bool {
+    /// Equal; floats to the last bit serde_json's reading keeps (it may round the last one),
+    /// and times (`ms`) to the ns.
+    fn same(name: &str, left: &Value, right: &Value) -> bool {
         match (left, right) {
             (Value::Number(l), Value::Number(r)) if l.is_f64() || r.is_f64() => {
                 let (l, r) = (l.as_f64().unwrap(), r.as_f64().unwrap());
-                (l - r).abs() <= 1e-14 * l.abs().max(r.abs())
+                match metric_columns().iter().find(|def| def.tag == name).map(|def| column_kind(def)) {
+                    Some(ColumnKind::Millis | ColumnKind::MillisList) => (l - r).abs() <= 0.5e-6,
+                    _ => (l - r).abs() <= 1e-14 * l.abs().max(r.abs()),
+                }
             }
-            (Value::Array(l), Value::Array(r)) => l.len() == r.len() && l.iter().zip(r).all(|(l, r)| same(l, r)),
+            (Value::Array(l), Value::Array(r)) => l.len() == r.len() && l.iter().zip(r).all(|(l, r)| same(name, l, r)),
             _ => left == right,
         }
     }
@@ -519,7 +575,11 @@ mod tests {
             let line = flat(line);
             assert_eq!(row.keys().collect::<Vec<_>>(), line.keys().collect::<Vec<_>>());
             for (name, value) in row {
-                assert!(same(value, &line[name]), "{name}: {value} in the Parquet row, {} in the line", line[name]);
+                assert!(
+                    same(name, value, &line[name]),
+                    "{name}: {value} in the Parquet row, {} in the line",
+                    line[name]
+                );
             }
         }
         assert_eq!(rows[ROWS_PER_BATCH + 10]["error_code"], 500);

@@ -5,7 +5,10 @@ use std::fs::File;
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Decimal128Type, Float64Type};
 use arrow_array::{Array, Float64Array, RecordBatch, StringArray, UInt32Array, UInt64Array};
+use arrow_schema::DataType;
 use parquet::arrow::ProjectionMask;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
@@ -40,6 +43,19 @@ pub fn read(path: &Path) -> Result<Vec<RecordRow>> {
     Ok(rows)
 }
 
+/// A numeric column as floats: floats as they are, decimals (the times in ms) scaled.
+fn floats(batch: &RecordBatch, name: &str) -> Result<Float64Array> {
+    let Some(column) = batch.column_by_name(name) else { bail!("no column `{name}`") };
+    match column.data_type() {
+        DataType::Float64 => Ok(column.as_primitive::<Float64Type>().clone()),
+        DataType::Decimal128(_, scale) => {
+            let per_unit = 10f64.powi(i32::from(*scale));
+            Ok(column.as_primitive::<Decimal128Type>().unary::<_, Float64Type>(|units| units as f64 / per_unit))
+        }
+        other => bail!("the column `{name}` is {other}"),
+    }
+}
+
 fn push_rows(batch: &RecordBatch, rows: &mut Vec<RecordRow>) -> Result<()> {
     fn column<'a, T: Array + 'static>(batch: &'a RecordBatch, name: &str) -> Result<&'a T> {
         let Some(column) = batch.column_by_name(name) else { bail!("no column `{name}`") };
@@ -57,7 +73,7 @@ fn push_rows(batch: &RecordBatch, rows: &mut Vec<RecordRow>) -> Result<()> {
     let numbers = ["time_to_first_token", "inter_token_latency", "request_latency"]
         .into_iter()
         .chain(["input_sequence_length", "output_sequence_length"])
-        .map(|name| column::<Float64Array>(batch, name))
+        .map(|name| floats(batch, name))
         .collect::<Result<Vec<_>>>()?;
     let number = |at: usize, row: usize| numbers[at].is_valid(row).then(|| numbers[at].value(row));
     let text = |array: &StringArray, row: usize| array.is_valid(row).then(|| array.value(row).to_string());
