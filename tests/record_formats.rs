@@ -181,3 +181,35 @@ benchmark:
     let stderr = String::from_utf8_lossy(&refused.stderr);
     assert!(stderr.contains("artifacts.records[0]") && stderr.contains("xml"), "{stderr}");
 }
+
+/// Rows of a Parquet file, by pyarrow.
+fn parquet_rows(path: &Path) -> u64 {
+    let out = python(
+        "import sys, pyarrow.parquet as pq; print(pq.read_metadata(sys.argv[1]).num_rows)",
+        &[path.to_str().expect("utf-8 path")],
+    );
+    out.trim().parse().expect("a row count")
+}
+
+#[test]
+fn merge_writes_the_parquet_of_the_segments_records() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    write(&dir.path().join("rf.rhai"), &scenario(r#"["parquet"]"#));
+    for segment in ["0/2", "1/2"] {
+        let ran = aiperf_command(dir.path())
+            .args(["run", "rf.rhai", "--no-progress", "--segment", segment])
+            .env_remove("AIPERF_SEGMENT")
+            .output()
+            .expect("run a segment");
+        succeeded(&ran, "a segment");
+    }
+    let segments = dir.path().join("artifacts/rf");
+    let dirs = [segments.join("segment-0-of-2"), segments.join("segment-1-of-2")];
+    let out = dir.path().join("merged");
+    let merged = aiperf_command(dir.path()).arg("merge").args(&dirs).arg("-o").arg(&out).output().expect("merge");
+    succeeded(&merged, "aiperf merge");
+    let per_segment: Vec<u64> = dirs.iter().map(|d| parquet_rows(&d.join("profile_export.parquet"))).collect();
+    assert_eq!(per_segment.iter().sum::<u64>(), 120, "{per_segment:?}");
+    assert_eq!(parquet_rows(&out.join("profile_export.parquet")), 120);
+    assert!(!out.join("profile_export.jsonl").exists());
+}
