@@ -126,8 +126,8 @@ fn schema(metrics: &[&'static MetricDef], http_trace: bool) -> Schema {
 }
 
 /// zstd; delta encoding for the integer columns (times rise slowly from row to row, and the
-/// decimals are integers) and byte-stream split for the floats (their exponents compress, their
-/// mantissas do not).
+/// decimals are integers), byte-stream split for the floats (their exponents compress, their
+/// mantissas do not), and the ids' lengths apart from their text (zstd then sees only hex).
 fn properties(schema: &Schema) -> Result<WriterProperties> {
     let mut builder = WriterProperties::builder()
         .set_compression(Compression::ZSTD(ZstdLevel::try_new(ZSTD_LEVEL)?))
@@ -142,7 +142,7 @@ fn properties(schema: &Schema) -> Result<WriterProperties> {
                 (vec![field.name().clone(), "list".into(), item.name().clone()], Encoding::DELTA_BINARY_PACKED)
             }
             DataType::Utf8 if UNIQUE_STRING_COLUMNS.contains(&field.name().as_str()) => {
-                (vec![field.name().clone()], Encoding::PLAIN)
+                (vec![field.name().clone()], Encoding::DELTA_LENGTH_BYTE_ARRAY)
             }
             _ => continue,
         };
