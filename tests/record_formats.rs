@@ -78,6 +78,8 @@ print(json.dumps({
         |tag: &str| -> f64 { lines.iter().map(|l| l["metrics"][tag]["value"].as_f64().unwrap_or(0.0)).sum() };
     let duckdb = &read["duckdb"];
     assert_eq!(duckdb[0], 120);
+    let summary = common::read_json(&dir.join("profile_export_aiperf.json"));
+    assert_eq!(summary["input_config"]["artifacts"]["records"], serde_json::json!(["jsonl", "parquet"]));
     let ttft_sum = duckdb[1].as_f64().expect("ttft sum");
     assert!((ttft_sum - metric_sum("time_to_first_token")).abs() < 1e-6, "{ttft_sum}");
     assert_eq!(duckdb[2].as_f64(), Some(metric_sum("output_sequence_length")));
