@@ -4,9 +4,10 @@
 //! profile_export.jsonl as they come, then computes every metric and writes the summary files.
 //! Prints the per-record time (the metrics thread's work while a run goes on), the finish
 //! (aggregation and exports after the last record: what a user waits for), the total and the
-//! peak RSS.
+//! peak RSS. `--parquet` writes profile_export.parquet instead (`record_formats: ["parquet"]`);
+//! the bytes a record are printed for either.
 //!
-//!     cargo run --release --example bench_records [records, default 1000000] [--tokenize]
+//!     cargo run --release --example bench_records [records, default 1000000] [--tokenize] [--parquet]
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -14,6 +15,8 @@ use std::time::Instant;
 use aiperf::clock::RunClock;
 use aiperf::dataset::tokenizer::Tokenizer;
 use aiperf::export::jsonl::RecordsJsonlWriter;
+use aiperf::export::records_parquet::RecordsParquetWriter;
+use aiperf::metrics::record_sink::RecordSink;
 use aiperf::metrics::{MetricsContext, ProcessedMetrics, RecordProcessor};
 use aiperf::plan::{Dataset, Dist, Endpoint, EndpointKind, LoadMode, Phase, PhaseKind, Plan, SyntheticDataset};
 use aiperf::record::{RequestOrigin, RequestRecord, ResponseChunk, Usage};
@@ -116,10 +119,11 @@ fn run_result(count: u64, processed: ProcessedMetrics, dir: &std::path::Path) ->
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let tokenize = args.iter().any(|arg| arg == "--tokenize");
+    let parquet = args.iter().any(|arg| arg == "--parquet");
     let count: u64 = args.iter().find_map(|arg| arg.parse().ok()).unwrap_or(1_000_000);
     let dir = std::env::temp_dir().join(format!("aiperf-bench-records-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
-    let jsonl = dir.join("profile_export.jsonl");
+    let records_file = dir.join(if parquet { "profile_export.parquet" } else { "profile_export.jsonl" });
     let ctx = MetricsContext {
         streaming: true,
         tokenizer: Tokenizer::shared_builtin(),
@@ -132,8 +136,12 @@ fn main() -> anyhow::Result<()> {
     let rss_before = peak_rss_mib();
     let phase: Arc<str> = Arc::from("profiling");
     let started = Instant::now();
-    let writer = RecordsJsonlWriter::create(&jsonl, ctx.clock)?;
-    let mut processor = RecordProcessor::new(ctx).with_sink(Box::new(writer));
+    let writer: Box<dyn RecordSink> = if parquet {
+        Box::new(RecordsParquetWriter::create(&records_file, ctx.clock, false)?)
+    } else {
+        Box::new(RecordsJsonlWriter::create(&records_file, ctx.clock)?)
+    };
+    let mut processor = RecordProcessor::new(ctx).with_sink(writer);
     for index in 0..count {
         processor.process(record(index, &phase))?;
     }
@@ -142,13 +150,16 @@ fn main() -> anyhow::Result<()> {
     let metrics = processed.metrics.len();
     aiperf::export::write_summaries(&run_result(count, processed, &dir), &dir)?;
     let total_s = started.elapsed().as_secs_f64();
-    let jsonl_mib = std::fs::metadata(&jsonl).map(|m| m.len()).unwrap_or(0) as f64 / 1048576.0;
+    let records_bytes = std::fs::metadata(&records_file).map(|m| m.len()).unwrap_or(0) as f64;
+    let format = if parquet { "parquet" } else { "jsonl" };
     println!("records                             {count}");
     println!("tokenized by the client             {tokenize}");
     println!(
-        "per record: metrics + jsonl, s      {fed_s:.2} ({:.2} µs a record, {jsonl_mib:.0} MiB written)",
-        fed_s * 1e6 / count as f64
+        "per record: metrics + {format:7}, s    {fed_s:.2} ({:.2} µs a record, {:.0} MiB written)",
+        fed_s * 1e6 / count as f64,
+        records_bytes / 1048576.0
     );
+    println!("{format} bytes a record               {:.1}", records_bytes / count as f64);
     println!("finish: aggregate + exports, s      {:.2} ({metrics} metrics)", total_s - fed_s);
     println!("total, s                            {total_s:.2}");
     println!("peak RSS, MiB                       {:.0} (before the records: {rss_before:.0})", peak_rss_mib());

@@ -18,6 +18,7 @@ use crate::control::server_requests::ServerControlRequests;
 use crate::dataset::{self, tokenizer::Tokenizer};
 use crate::export::jsonl::RecordsJsonlWriter;
 use crate::export::raw_jsonl::RawJsonlWriter;
+use crate::export::records_parquet::RecordsParquetWriter;
 use crate::export::segment_files::{SegmentInfo, SegmentPhase, SegmentRecordsWriter};
 use crate::export::segment_histograms::SegmentHistogramsWriter;
 use crate::live::{LiveFeed, LiveMetrics, LiveServer};
@@ -645,11 +646,16 @@ pub(crate) fn record_processor(
     if let Some(grading) = &grading {
         processor = processor.with_sink(Box::new(crate::accuracy::GradingSink(grading.clone())));
     }
-    if plan.export.level.writes_records() {
+    let formats = plan.export.record_formats;
+    if plan.export.level.writes_records() && formats.jsonl {
         let writer = RecordsJsonlWriter::create(&artifact_dir.join(names.records()), clock)?
             .with_http_trace(plan.export.http_trace)
             .with_accuracy(grading);
         processor = processor.with_sink(Box::new(writer));
+    }
+    if plan.export.level.writes_records() && formats.parquet {
+        let path = artifact_dir.join(names.records_parquet());
+        processor = processor.with_sink(Box::new(RecordsParquetWriter::create(&path, clock, plan.export.http_trace)?));
     }
     if plan.export.level == ExportLevel::Raw {
         processor = processor.with_sink(Box::new(RawJsonlWriter::create(&artifact_dir.join(names.raw()), clock)?));

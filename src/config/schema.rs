@@ -25,6 +25,9 @@ const SCHEMA_TEXT: &str = include_str!("../../schemas/aiperf-config.schema.json"
 /// Choices this project takes beyond AIPerf's, by the schema definition that lists them.
 const EXTENDED_ENUMS: &[(&str, &[&str])] = &[("URLSelectionStrategy", &["least_in_flight", "session"])];
 
+/// `artifacts.records`: the record formats this project writes (AIPerf's schema takes jsonl).
+const RECORDS_ITEMS: &str = "/$defs/ArtifactsConfig/properties/records/anyOf/0/items";
+
 fn schema() -> &'static Value {
     static SCHEMA: OnceLock<Value> = OnceLock::new();
     SCHEMA.get_or_init(|| {
@@ -32,6 +35,9 @@ fn schema() -> &'static Value {
         for (definition, extra) in EXTENDED_ENUMS {
             let choices = schema.pointer_mut(&format!("/$defs/{definition}/enum")).and_then(Value::as_array_mut);
             choices.into_iter().for_each(|choices| choices.extend(extra.iter().map(|&choice| Value::from(choice))));
+        }
+        if let Some(items) = schema.pointer_mut(RECORDS_ITEMS) {
+            *items = serde_json::json!({ "type": "string", "enum": ["jsonl", "parquet"] });
         }
         schema
     })

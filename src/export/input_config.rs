@@ -319,7 +319,7 @@ fn phase(phase: &Phase) -> Value {
 fn artifacts(plan: &Plan) -> Value {
     let export = &plan.export;
     let mut out = json!({
-        "records": if export.level.writes_records() { json!(["jsonl"]) } else { json!(false) },
+        "records": if export.level.writes_records() { json!(export.record_formats.names()) } else { json!(false) },
         "raw": export.level == ExportLevel::Raw,
         "trace": export.http_trace,
         "show_trace_timing": export.trace_table,

@@ -151,31 +151,31 @@ fn hash_of(value: &impl Hash) -> u64 {
 /// A record's `metadata` block (also the raw export's), with AIPerf's fields in its order.
 #[derive(Serialize)]
 pub(super) struct Metadata<'a> {
-    session_num: u64,
-    x_request_id: &'a str,
-    x_correlation_id: String,
-    conversation_id: String,
-    turn_index: u32,
-    credit_issued_ns: u64,
-    request_start_ns: u64,
-    request_ack_ns: Option<u64>,
-    request_end_ns: u64,
-    worker_id: &'a str,
-    record_processor_id: &'a str,
-    benchmark_phase: &'static str,
-    phase_index: usize,
-    profiling_index: Option<usize>,
-    phase_name: &'a str,
-    phase_kind: &'static str,
-    was_cancelled: bool,
-    context_overflow_skip: bool,
-    agent_depth: u32,
-    root_correlation_id: String,
+    pub(super) session_num: u64,
+    pub(super) x_request_id: &'a str,
+    pub(super) x_correlation_id: String,
+    pub(super) conversation_id: String,
+    pub(super) turn_index: u32,
+    pub(super) credit_issued_ns: u64,
+    pub(super) request_start_ns: u64,
+    pub(super) request_ack_ns: Option<u64>,
+    pub(super) request_end_ns: u64,
+    pub(super) worker_id: &'a str,
+    pub(super) record_processor_id: &'a str,
+    pub(super) benchmark_phase: &'static str,
+    pub(super) phase_index: usize,
+    pub(super) profiling_index: Option<usize>,
+    pub(super) phase_name: &'a str,
+    pub(super) phase_kind: &'static str,
+    pub(super) was_cancelled: bool,
+    pub(super) context_overflow_skip: bool,
+    pub(super) agent_depth: u32,
+    pub(super) root_correlation_id: String,
     /// Which of the endpoint's several urls it went to (none with one url).
     #[serde(skip_serializing_if = "Option::is_none")]
-    url_index: Option<u32>,
+    pub(super) url_index: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    url: Option<&'a str>,
+    pub(super) url: Option<&'a str>,
 }
 
 impl<'a> Metadata<'a> {

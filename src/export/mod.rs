@@ -18,6 +18,7 @@ mod jsonl_metrics;
 pub mod names;
 pub mod raw_jsonl;
 pub mod ready_marker;
+pub mod records_parquet;
 pub mod segment_files;
 pub mod segment_histograms;
 pub mod server_metrics;

@@ -82,6 +82,11 @@ impl ArtifactNames {
         self.profile(".jsonl")
     }
 
+    /// `profile_export.parquet` or `P.parquet`.
+    pub fn records_parquet(&self) -> String {
+        self.profile(".parquet")
+    }
+
     /// `profile_export_raw.jsonl` or `P_raw.jsonl`.
     pub fn raw(&self) -> String {
         self.profile("_raw.jsonl")

@@ -16,6 +16,7 @@ mod network_latency;
 mod openings;
 mod outputs;
 mod phase;
+mod record_formats;
 mod response_limits;
 mod routing;
 pub mod run_coordinates;
@@ -51,6 +52,7 @@ pub use outputs::{
     mlflow_tracking_uri, otel_metrics_url, resource_attribute_pairs,
 };
 pub use phase::*;
+pub use record_formats::RecordFormats;
 pub use response_limits::*;
 pub use routing::*;
 pub use run_coordinates::RunCoordinates;
@@ -197,6 +199,9 @@ pub struct ExportSettings {
     /// each (profile_export_aiperf_timeslices.json/.csv); None: no timeslices.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slice_duration_ns: Option<u64>,
+    /// The files the records go to (with a level that writes records).
+    #[serde(default, skip_serializing_if = "RecordFormats::is_default")]
+    pub record_formats: RecordFormats,
 }
 
 impl ExportSettings {

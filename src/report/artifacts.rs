@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use serde_json::Value;
 
+use super::parquet_records;
 use super::records::{self, RecordRow};
 use super::scrapes::{self, GpuFields, Timeline};
 use crate::export::ArtifactNames;
@@ -152,7 +153,14 @@ fn read_run(root: &Path, Summary { path: summary_path, prefix }: Summary) -> Res
     let names = ArtifactNames::new(prefix.as_deref());
     let summary = read_json(&summary_path)?;
     let records_path = dir.join(names.records());
-    let records = if records_path.is_file() { records::read(&records_path)? } else { Vec::new() };
+    let parquet_path = dir.join(names.records_parquet());
+    let records = if records_path.is_file() {
+        records::read(&records_path)?
+    } else if parquet_path.is_file() {
+        parquet_records::read(&parquet_path)?
+    } else {
+        Vec::new()
+    };
     let server_path = dir.join(names.server_metrics(crate::plan::ServerMetricsFormat::Jsonl));
     let server_metrics =
         if server_path.is_file() { scrapes::read_server_metrics(&server_path)? } else { BTreeMap::new() };

@@ -13,6 +13,7 @@ mod html;
 mod http_trace;
 mod over_time;
 mod page;
+mod parquet_records;
 mod png;
 mod records;
 mod scrapes;

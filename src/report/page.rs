@@ -57,7 +57,7 @@ pub fn build(input: &ReportInput) -> Page {
         .map(|(index, run)| {
             let prefix = if several { format!("run{}-", index + 1) } else { String::new() };
             let axis = TimeAxis::of(run);
-            let no_records = "no per-request records (profile_export.jsonl) in this run's folder";
+            let no_records = "no per-request records (profile_export.jsonl or .parquet) in this run's folder";
             RunPage {
                 label: run.label.clone(),
                 dir: run.dir.display().to_string(),

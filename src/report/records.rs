@@ -94,11 +94,16 @@ fn row_of(line: Line) -> RecordRow {
         latency_ms: value(metrics.request_latency),
         isl: value(metrics.input_sequence_length),
         osl: value(metrics.output_sequence_length),
-        error: error.map(|e| match (e.kind, e.code) {
-            (Some(kind), _) if !kind.is_empty() => kind,
-            (_, Some(code)) if !code.is_null() => format!("code {code}"),
-            _ => "error".to_string(),
-        }),
+        error: error.map(|e| error_label(e.kind, e.code.filter(|code| !code.is_null()).map(|code| code.to_string()))),
+    }
+}
+
+/// A failed record's label: its error type, else its status code, else `error`.
+pub(super) fn error_label(kind: Option<String>, code: Option<String>) -> String {
+    match (kind, code) {
+        (Some(kind), _) if !kind.is_empty() => kind,
+        (_, Some(code)) => format!("code {code}"),
+        _ => "error".to_string(),
     }
 }
 

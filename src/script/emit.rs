@@ -121,6 +121,10 @@ pub(super) fn run_map(plan: &Plan, named: bool, repeat: &str, api_key: ApiKey, d
         keys.push(format!("slice_duration: {}", float(slice_ns as f64 / 1e9)));
     }
     keys.push(format!("export_http_trace: {}", plan.export.http_trace));
+    if !plan.export.record_formats.is_default() {
+        let names: Vec<String> = plan.export.record_formats.names().into_iter().map(string).collect();
+        keys.push(format!("record_formats: [{}]", names.join(", ")));
+    }
     keys.push(format!("trace_table: {}", plan.export.trace_table));
     keys.push(format!("server_metrics: {}", server_metrics(plan)));
     let telemetry = &plan.gpu_telemetry;

@@ -13,7 +13,9 @@ use super::trials::{RunExtras, run_with_extras};
 use crate::dataset::tokenizer_hub;
 use crate::engine;
 use crate::export;
-use crate::plan::{Dataset, Dist, Endpoint, ExportLevel, ExportSettings, Phase, Plan, SyntheticDataset, TokenizerSpec};
+use crate::plan::{
+    Dataset, Dist, Endpoint, ExportLevel, ExportSettings, Phase, Plan, RecordFormats, SyntheticDataset, TokenizerSpec,
+};
 
 /// Default per-request timeout, seconds (AIPerf's default).
 const DEFAULT_REQUEST_TIMEOUT_S: f64 = 600.0;
@@ -32,6 +34,7 @@ const RUN_KEYS: &[&str] = &[
     "export_level",
     "export_prefix",
     "export_http_trace",
+    "record_formats",
     "trace_table",
     "slice_duration",
     "server_metrics",
@@ -96,6 +99,16 @@ pub fn plan_of(map: Map, default_name: String) -> ScriptResult<Plan> {
     if http_trace && level == ExportLevel::Summary {
         return script_error("run: `export_http_trace` needs export_level \"records\" or \"raw\", not \"summary\"");
     }
+    let record_formats = match r.opt_array("record_formats")? {
+        Some(items) => {
+            let names: Vec<String> = items.into_iter().map(|item| item.to_string()).collect();
+            match RecordFormats::named(&names) {
+                Ok(formats) => formats,
+                Err(why) => return script_error(format!("run: `record_formats` {why}")),
+            }
+        }
+        None => RecordFormats::default(),
+    };
     let trace_table = r.opt_bool("trace_table")?.unwrap_or(false);
     let slice_duration_ns = match r.opt_f64("slice_duration")? {
         Some(seconds) if seconds.is_nan() || seconds < 1e-3 => {
@@ -105,7 +118,7 @@ pub fn plan_of(map: Map, default_name: String) -> ScriptResult<Plan> {
         }
         seconds => seconds.map(|seconds| (seconds * 1e9).round() as u64),
     };
-    let export = ExportSettings { level, prefix, http_trace, trace_table, slice_duration_ns };
+    let export = ExportSettings { level, prefix, http_trace, trace_table, slice_duration_ns, record_formats };
     let server_metrics =
         r.opt_map("server_metrics")?.map(super::collectors::server_metrics).transpose()?.unwrap_or_default();
     let gpu_telemetry =

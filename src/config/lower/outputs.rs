@@ -10,8 +10,8 @@ use super::values::{opt_bool, opt_f64, opt_str};
 use crate::config::ConfigError;
 use crate::metrics::{goodput::is_slo_metric, registry};
 use crate::plan::{
-    DEFAULT_PING_INTERVAL_S, ExportLevel, ExportSettings, GpuTelemetryConfig, NetworkLatency, ServerMetricsConfig,
-    ServerMetricsFormat,
+    DEFAULT_PING_INTERVAL_S, ExportLevel, ExportSettings, GpuTelemetryConfig, NetworkLatency, RecordFormats,
+    ServerMetricsConfig, ServerMetricsFormat,
 };
 use crate::suggest::closest;
 
@@ -29,6 +29,14 @@ pub fn lower(benchmark: &Value) -> Result<Outputs, ConfigError> {
         Some(Value::Bool(false)) => false,
         Some(Value::Array(formats)) => !formats.is_empty(),
         _ => true,
+    };
+    let record_formats = match artifacts.get("records") {
+        Some(Value::Array(formats)) if !formats.is_empty() => {
+            let names: Vec<String> =
+                formats.iter().map(|name| name.as_str().map_or_else(|| name.to_string(), str::to_string)).collect();
+            RecordFormats::named(&names).map_err(|why| ConfigError::new(format!("artifacts.records: {why}")))?
+        }
+        _ => RecordFormats::default(),
     };
     let raw = opt_bool(&artifacts, "raw", "artifacts.raw")?.unwrap_or(false);
     let level = match (records, raw) {
@@ -50,6 +58,7 @@ pub fn lower(benchmark: &Value) -> Result<Outputs, ConfigError> {
         http_trace: opt_bool(&artifacts, "trace", "artifacts.trace")?.unwrap_or(false),
         trace_table: opt_bool(&artifacts, "show_trace_timing", "artifacts.show_trace_timing")?.unwrap_or(false),
         slice_duration_ns: slice_duration_s.map(|seconds| (seconds * 1e9).round() as u64),
+        record_formats,
     };
     let mut server_metrics = server_metrics_of(benchmark.get("server_metrics").cloned().unwrap_or(Value::Null))?;
     server_metrics.slice_duration_s = slice_duration_s;
