@@ -2,8 +2,8 @@
 //! sweep's variations (`config::variations`) lowered to a Plan (endpoint, dataset, phases,
 //! outputs: one file each under `lower/`), repeated as `multi_run` says.
 
-mod adaptive_scale;
 mod accuracy;
+mod adaptive_scale;
 mod agentic_replay;
 mod audio;
 mod baseten_replay;

@@ -1,8 +1,8 @@
 //! The Plan: pure data that describes one benchmark. A scenario script builds it; the
 //! engine executes it; its JSON form is the `input_config` block of the exports.
 
-mod adaptive_scale;
 mod accuracy;
+mod adaptive_scale;
 mod agentic_replay;
 mod audio;
 mod baseten_replay;
@@ -35,8 +35,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-pub use adaptive_scale::*;
 pub use accuracy::AccuracySpec;
+pub use adaptive_scale::*;
 pub use agentic_replay::*;
 pub use audio::*;
 pub use baseten_replay::BasetenReplay;

@@ -1,8 +1,8 @@
 //! The Rhai front: a scenario script builds Plans with the builders and runs them with
 //! `run(#{..})`, which returns results. Script errors come back as file:line:column.
 
-mod adaptive_scale;
 mod accuracy;
+mod adaptive_scale;
 mod agentic_replay;
 mod args;
 mod audio;

@@ -1,7 +1,7 @@
 //! What a person sees: a progress bar per phase while it runs, and the metrics table at the end.
 
-pub mod adaptive_scale;
 pub mod accuracy_table;
+pub mod adaptive_scale;
 pub mod failures;
 pub mod gpu_table;
 pub mod plan_summary;

@@ -55,8 +55,6 @@ pub enum Action {
     Apply(Apply),
     /// Accepted with this one-line note on stderr: it has no meaning here.
     Note(&'static str),
-    /// Refused with this message: it asks for something this project cannot do.
-    Unsupported(&'static str),
     /// Steers the command itself (`--config`, `--dry-run`, `--emit-scenario`, `--help`).
     Command,
 }
@@ -95,10 +93,6 @@ pub const fn note(names: &'static [&'static str], arity: Arity, why: &'static st
 
 pub const fn command(names: &'static [&'static str], arity: Arity, help: &'static str) -> Flag {
     Flag { names, arity, action: Action::Command, help }
-}
-
-pub const fn unsupported(names: &'static [&'static str], arity: Arity, why: &'static str) -> Flag {
-    Flag { names, arity, action: Action::Unsupported(why), help: why }
 }
 
 impl Kind {

@@ -9,18 +9,13 @@ pub fn render() -> String {
         "Usage: aiperf profile [OPTIONS]\n\n\
          Benchmark a server with AIPerf's `aiperf profile` flags (or --config FILE.yaml, which the flags\n\
          override). The flags build the same plan a Rhai scenario builds and run it through the same engine;\n\
-         --emit-scenario writes that scenario. Flags marked (note) are accepted and do nothing here;\n\
-         flags marked (not supported) are refused.\n",
+         --emit-scenario writes that scenario. Flags marked (note) are accepted and do nothing here.\n",
     );
     for group in GROUPS {
         out.push_str(&format!("\n{}:\n", group.title));
         let width = group.flags.iter().map(|flag| names_of(flag.names, flag.arity).len()).max().unwrap_or(0);
         for flag in group.flags {
-            let marker = match flag.action {
-                Action::Note(_) => "(note) ",
-                Action::Unsupported(_) => "(not supported) ",
-                _ => "",
-            };
+            let marker = if matches!(flag.action, Action::Note(_)) { "(note) " } else { "" };
             out.push_str(&format!("  {:width$}  {marker}{}\n", names_of(flag.names, flag.arity), flag.help));
         }
     }

@@ -105,7 +105,6 @@ fn apply(command: &mut ProfileCommand, flag: &Flag, name: &str, values: &[String
         }
         Action::Apply(apply) => apply(document, name, values)?,
         Action::Note(why) => document.notes.push(format!("note: {name} has no effect here: {why}")),
-        Action::Unsupported(why) => return Err(format!("not supported: {why}")),
         Action::Command => {}
     }
     match flag.names[0] {
