@@ -103,23 +103,29 @@ fn chat_names_a_server_that_does_not_answer() {
     assert!(stderr.contains(&format!("127.0.0.1:{port}/v1/chat/completions")), "{stderr}");
 }
 
-const TEMPLATE_NAMES: [&str; 21] = [
+const TEMPLATE_NAMES: [&str; 27] = [
     "audio_multimodal",
     "embeddings",
+    "env_var_production",
     "fixed_schedule",
     "goodput_slo",
     "gpu_telemetry",
     "http_trace_metrics",
     "inline_dataset",
     "jinja2_variables",
+    "kv_cache_test",
     "latency_test",
+    "long_context",
     "minimal",
     "multi_turn_conversation",
+    "multi_url_load_balancing",
     "multimodal_vision",
     "public_dataset",
     "ramping",
+    "request_cancellation",
     "scenario_workload_profiles",
     "speed_bench_sweep",
+    "sweep_distributions",
     "sweep_with_plot",
     "time_based_soak",
     "trace_replay",

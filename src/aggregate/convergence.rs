@@ -106,7 +106,7 @@ impl Convergence {
             ));
         }
         if self.threshold.is_some_and(|t| !(t > 0.0 && t < 1.0)) {
-            return Some(format!("convergence threshold must be in (0, 1), got {}", self.threshold().to_string()));
+            return Some(format!("convergence threshold must be in (0, 1), got {}", self.threshold()));
         }
         None
     }

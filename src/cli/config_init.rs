@@ -49,23 +49,29 @@ macro_rules! bundled {
 }
 
 /// Every template: (name, YAML text).
-pub const TEMPLATES: [(&str, &str); 21] = bundled!(
+pub const TEMPLATES: [(&str, &str); 27] = bundled!(
     "audio_multimodal",
     "embeddings",
+    "env_var_production",
     "fixed_schedule",
     "goodput_slo",
     "gpu_telemetry",
     "http_trace_metrics",
     "inline_dataset",
     "jinja2_variables",
+    "kv_cache_test",
     "latency_test",
+    "long_context",
     "minimal",
     "multi_turn_conversation",
+    "multi_url_load_balancing",
     "multimodal_vision",
     "public_dataset",
     "ramping",
+    "request_cancellation",
     "scenario_workload_profiles",
     "speed_bench_sweep",
+    "sweep_distributions",
     "sweep_with_plot",
     "time_based_soak",
     "trace_replay",
@@ -219,20 +225,30 @@ fn table(templates: &[TemplateInfo], verbose: bool) -> String {
 
 /// `text` with the benchmark's `model:` and its endpoint's `url:` replaced, comments and
 /// layout kept. The templates write both on a line of their own (`  model:` under
-/// `benchmark:`, `    url:` under `  endpoint:`).
+/// `benchmark:`, `    url:` under `  endpoint:`); an endpoint's `urls:` list becomes the one
+/// `url:` given.
 fn fill(text: &str, model: Option<&str>, url: Option<&str>) -> String {
     let quoted = |value: &str| serde_json::to_string(value).unwrap_or_default();
     let mut section = "";
+    let mut in_replaced_list = false;
     let mut out = String::with_capacity(text.len() + 64);
     for line in text.split_inclusive('\n') {
         let indent = line.len() - line.trim_start().len();
         let key = line.trim_start().split(':').next().unwrap_or_default();
+        if in_replaced_list && indent > 4 && line.trim_start().starts_with("- ") {
+            continue;
+        }
+        in_replaced_list = false;
         if indent == 2 && !line.trim_start().starts_with('#') {
             section = key;
         }
         let replacement = match (indent, key, section) {
             (2, "model", _) => model.map(|m| format!("  model: {}\n", quoted(m))),
             (4, "url", "endpoint") => url.map(|u| format!("    url: {}\n", quoted(u))),
+            (4, "urls", "endpoint") => url.map(|u| {
+                in_replaced_list = true;
+                format!("    url: {}\n", quoted(u))
+            }),
             _ => None,
         };
         out.push_str(replacement.as_deref().unwrap_or(line));

@@ -35,6 +35,23 @@ pub fn render(set: &TrialSet, aggregate_dir: &Path) -> String {
     text
 }
 
+/// The line that says the trials stopped early because the metric settled.
+pub fn converged(convergence: &Convergence, verdict: &Verdict, ran: usize, planned: u64) -> String {
+    let measured = verdict.measured.map_or("n/a".to_string(), |value| format!("{value:.4}"));
+    let (what, side) = match convergence.mode {
+        ConvergenceMode::CiWidth => ("CI width / mean", "<"),
+        ConvergenceMode::Cv => ("CV", "<"),
+        ConvergenceMode::Distribution => ("KS p-value vs the earlier trials", ">"),
+    };
+    format!(
+        "converged after {ran} of {planned} trials: {} {} {what} {measured} {side} {} ({})\n",
+        convergence.metric,
+        convergence.stat,
+        convergence.threshold(),
+        convergence.mode.name()
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -54,21 +71,4 @@ mod tests {
         assert!(lines[2].starts_with("  time_to_first_token_p99"), "{}", lines[2]);
         assert_eq!(lines.len(), 4, "{text}");
     }
-}
-
-/// The line that says the trials stopped early because the metric settled.
-pub fn converged(convergence: &Convergence, verdict: &Verdict, ran: usize, planned: u64) -> String {
-    let measured = verdict.measured.map_or("n/a".to_string(), |value| format!("{value:.4}"));
-    let (what, side) = match convergence.mode {
-        ConvergenceMode::CiWidth => ("CI width / mean", "<"),
-        ConvergenceMode::Cv => ("CV", "<"),
-        ConvergenceMode::Distribution => ("KS p-value vs the earlier trials", ">"),
-    };
-    format!(
-        "converged after {ran} of {planned} trials: {} {} {what} {measured} {side} {} ({})\n",
-        convergence.metric,
-        convergence.stat,
-        convergence.threshold(),
-        convergence.mode.name()
-    )
 }
