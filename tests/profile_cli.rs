@@ -283,9 +283,6 @@ fn flags_with_no_meaning_here_are_noted_and_impossible_ones_refused() {
         stderr.contains("--public-dataset") && stderr.contains("`librispeak` is not an AIPerf public dataset"),
         "{stderr}"
     );
-    let accuracy = profile(dir.path(), "--model m --accuracy-benchmark mmlu");
-    assert_eq!(accuracy.status.code(), Some(2));
-    assert!(text(&accuracy.stderr).contains("--accuracy-benchmark: not supported"), "{}", text(&accuracy.stderr));
     let mp3 = profile(
         dir.path(),
         "--model m --url mock --endpoint-type audio-transcription --audio-length-mean 1 --audio-format mp3 --dry-run",
