@@ -10,12 +10,18 @@ use super::chart::{Chart, Series, Style, short_number};
 /// One line of the SLA: (metric, stat, threshold).
 type Sla = (String, String, f64);
 
+/// The searched parameter (its path in `variation_values`, its short name) and the iterations.
+struct Iterations<'a> {
+    path: &'a str,
+    name: &'a str,
+    all: &'a [Value],
+}
+
 /// The charts of one search history (`index` keeps the ids of several searches apart).
 pub fn charts(history: &Value, index: usize) -> Vec<Chart> {
     let Some(x_path) = history["config"]["search_space"][0]["path"].as_str() else { return Vec::new() };
     let iterations = history["iterations"].as_array().map(Vec::as_slice).unwrap_or_default();
-    let x_name = x_path.rsplit('.').next().unwrap_or(x_path);
-    let x_of = |it: &Value| it["variation_values"][x_path].as_f64();
+    let searched = Iterations { path: x_path, name: x_path.rsplit('.').next().unwrap_or(x_path), all: iterations };
     let slas: Vec<Sla> = history["config"]["sla_filters"]
         .as_array()
         .map(Vec::as_slice)
@@ -30,19 +36,13 @@ pub fn charts(history: &Value, index: usize) -> Vec<Chart> {
     if let (Some(metric), Some(stat)) = (objective["metric"].as_str(), objective["stat"].as_str()) {
         let sla = slas.iter().find(|(m, s, _)| m == metric && s == stat);
         let ys = iterations.iter().map(|it| it["objective_values"][0].as_f64()).collect();
-        charts.push(iteration_chart(&id("objective"), (x_name, iterations, &x_of), (metric, stat, ys), sla, boundary));
+        charts.push(iteration_chart(&id("objective"), &searched, (metric, stat, ys), sla, boundary));
     }
     if let Some((position, sla)) = slas.iter().enumerate().find(|(_, (m, s, _))| {
         objective["metric"].as_str() != Some(m.as_str()) || objective["stat"].as_str() != Some(s.as_str())
     }) {
         let ys = iterations.iter().map(|it| it["sla_values"][position].as_f64()).collect();
-        charts.push(iteration_chart(
-            &id("sla"),
-            (x_name, iterations, &x_of),
-            (&sla.0, &sla.1, ys),
-            Some(sla),
-            boundary,
-        ));
+        charts.push(iteration_chart(&id("sla"), &searched, (&sla.0, &sla.1, ys), Some(sla), boundary));
     }
     charts.retain(|c| !c.is_empty());
     charts
@@ -52,15 +52,15 @@ pub fn charts(history: &Value, index: usize) -> Vec<Chart> {
 /// the boundary's mark.
 fn iteration_chart(
     id: &str,
-    (x_name, iterations, x_of): (&str, &[Value], &dyn Fn(&Value) -> Option<f64>),
+    searched: &Iterations,
     (metric, stat, ys): (&str, &str, Vec<Option<f64>>),
     sla: Option<&Sla>,
     boundary: Option<f64>,
 ) -> Chart {
     let mut feasible = Series::new("feasible", Style::Points, Vec::new());
     let mut infeasible = Series::new("infeasible", Style::Points, Vec::new());
-    for (number, (iteration, y)) in iterations.iter().zip(ys).enumerate() {
-        let (Some(x), Some(y)) = (x_of(iteration), y) else { continue };
+    for (number, (iteration, y)) in searched.all.iter().zip(ys).enumerate() {
+        let (Some(x), Some(y)) = (iteration["variation_values"][searched.path].as_f64(), y) else { continue };
         let series = if iteration["feasible"].as_bool() == Some(true) { &mut feasible } else { &mut infeasible };
         series.points.push((x, y));
         series.point_labels.push(format!("#{}", number + 1));
@@ -73,6 +73,7 @@ fn iteration_chart(
         series.push(Series::new(name, Style::Line, vec![(low, *threshold), (high, *threshold)]));
     }
     let y_label = format!("{metric} {stat}");
+    let x_name = searched.name;
     let mut chart = Chart::xy(id, &format!("Search: {y_label} vs {x_name}"), x_name, &y_label, series);
     chart.marks = boundary.map(|x| (x, format!("feasible max {}", short_number(x)))).into_iter().collect();
     chart
