@@ -329,3 +329,45 @@ fn a_two_parameter_sweep_with_trials_reads_at_a_glance() {
         dom.split("data-labels=\"").nth(1).and_then(|rest| rest.split('"').next()).unwrap().parse().unwrap();
     assert!(measured > 100, "the labels were measured: {measured}");
 }
+
+/// A capacity search on the mock (8 slots: TTFT p95 breaks 200 ms past 24 users).
+const SEARCH: &str = r#"
+import "aiperf/search" as search;
+let target = endpoint(#{ url: "mock", model: "mock-model", mock: #{ ttft: ms(20), itl: ms(2), max_running: 8 } });
+search::max_concurrency_under_sla(#{ ttft_sla_ms: 200, concurrency_max: 48, name: "capacity" }, |point| #{
+    endpoint: target,
+    dataset: synthetic(#{ isl: fixed(32), osl: fixed(32), seed: 1 }),
+    phases: [concurrency(#{ users: point["phases.profiling.concurrency"], requests: 48 })],
+});
+"#;
+
+#[test]
+fn a_searchs_report_charts_every_iteration_feasible_or_not() {
+    let run = run_scenario("search", SEARCH);
+    assert_eq!(run.code(), Some(0), "{}\n{}", run.stdout(), run.stderr());
+    let search_dir = run.artifacts("capacity");
+    let history = common::read_json(&search_dir.join("search_history.json"));
+    let iterations = history["iterations"].as_array().expect("iterations");
+    let feasible = iterations.iter().filter(|it| it["feasible"] == true).count();
+    assert!(feasible > 0 && feasible < iterations.len(), "{iterations:?}");
+    let boundary = history["boundary_summary"]["feasible_max"]["value"].as_i64().expect("a boundary");
+
+    let out = run.dir.path().join("out");
+    let output = plot(&[search_dir.to_str().unwrap(), "--output", out.to_str().unwrap()], run.dir.path());
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    let page = out.join("report.html");
+    let dom = dom_after_scripts(&page, run.dir.path());
+    let ids = assert_every_chart_drawn(&dom);
+    assert!(ids.starts_with(&["search-objective".to_string(), "search-sla".to_string()]), "{ids:?}");
+    let charts = figures(&dom);
+    let (_, sla_chart) = charts.iter().find(|(id, _)| id == "search-sla").expect("the SLA chart");
+    assert_eq!(sla_chart.matches("data-tip=\"feasible #").count(), feasible, "one point per feasible iteration");
+    assert_eq!(sla_chart.matches("data-tip=\"infeasible #").count(), iterations.len() - feasible);
+    assert!(sla_chart.contains("class=\"points\" data-series=\"feasible\""), "{sla_chart}");
+    assert!(sla_chart.contains("class=\"points\" data-series=\"infeasible\""), "{sla_chart}");
+    for number in 1..=iterations.len() {
+        assert!(sla_chart.contains(&format!("feasible #{number}:")), "iteration {number} has no point");
+    }
+    assert!(sla_chart.contains("data-series=\"SLA 200\""), "the threshold line");
+    assert!(sla_chart.contains(&format!("feasible max {boundary}")), "the boundary mark");
+}

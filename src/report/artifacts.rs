@@ -1,7 +1,8 @@
 //! Finds the runs under the folders given to `aiperf plot` (a run folder, a sweep folder, or
 //! any folder above them) and reads what the report draws from each: the summary
 //! (`profile_export_aiperf.json`, or `P.json` with a prefix P), its records, and its
-//! server-metrics and GPU exports where they exist.
+//! server-metrics and GPU exports where they exist; and any capacity search's
+//! `search_history.json`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -41,6 +42,8 @@ pub struct ReportInput {
     pub sweep_parameters: Vec<String>,
     /// The confidence level of the trials' intervals, from that sweep aggregate.
     pub confidence: Option<f64>,
+    /// Every capacity search's `search_history.json` among the folders, in path order.
+    pub searches: Vec<Value>,
 }
 
 impl RunArtifacts {
@@ -56,13 +59,15 @@ pub fn read(dirs: &[PathBuf]) -> Result<ReportInput> {
     let mut runs = Vec::new();
     let mut sweep_parameters = Vec::new();
     let mut confidence = None;
+    let mut searches = Vec::new();
     for dir in dirs {
         if !dir.is_dir() {
             bail!("{} is not a folder of run artifacts", dir.display());
         }
         let mut summaries: Vec<Summary> = Vec::new();
         let mut sweeps = Vec::new();
-        find_files(dir, 0, &mut summaries, &mut sweeps)?;
+        let mut histories = Vec::new();
+        find_files(dir, 0, &mut summaries, &mut sweeps, &mut histories)?;
         if summaries.is_empty() {
             bail!(
                 "no run found in {}: it holds no profile_export_aiperf.json (or <prefix>.json beside <prefix>_console.txt)",
@@ -73,6 +78,10 @@ pub fn read(dirs: &[PathBuf]) -> Result<ReportInput> {
         for summary in summaries {
             runs.push(read_run(dir, summary)?);
         }
+        histories.sort_by_key(|path| natural_key(path));
+        for history in histories {
+            searches.push(read_json(&history)?);
+        }
         if sweep_parameters.is_empty() {
             sweeps.sort();
             if let Some(sweep) = sweeps.first() {
@@ -80,7 +89,7 @@ pub fn read(dirs: &[PathBuf]) -> Result<ReportInput> {
             }
         }
     }
-    Ok(ReportInput { runs, sweep_parameters, confidence })
+    Ok(ReportInput { runs, sweep_parameters, confidence, searches })
 }
 
 /// A run's summary file and the prefix its other files share (None: AIPerf's default names).
@@ -108,15 +117,23 @@ impl Summary {
     }
 }
 
-fn find_files(dir: &Path, depth: usize, summaries: &mut Vec<Summary>, sweeps: &mut Vec<PathBuf>) -> Result<()> {
+fn find_files(
+    dir: &Path,
+    depth: usize,
+    summaries: &mut Vec<Summary>,
+    sweeps: &mut Vec<PathBuf>,
+    searches: &mut Vec<PathBuf>,
+) -> Result<()> {
     let entries = std::fs::read_dir(dir).with_context(|| format!("cannot list {}", dir.display()))?;
     for entry in entries {
         let path = entry.with_context(|| format!("cannot list {}", dir.display()))?.path();
         let name = path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
         if path.is_dir() {
             if depth < MAX_DEPTH {
-                find_files(&path, depth + 1, summaries, sweeps)?;
+                find_files(&path, depth + 1, summaries, sweeps, searches)?;
             }
+        } else if name == crate::search::history::FILE_NAME {
+            searches.push(path);
         } else if name.ends_with(SWEEP_SUFFIX) {
             sweeps.push(path);
         } else if let Some(summary) = Summary::of(dir, &name) {

@@ -45,17 +45,19 @@ pub struct Series {
     /// Each point's confidence half-widths (x, y), when its point is a mean over trials:
     /// drawn as error bars. Empty, or one per point.
     pub errors: Vec<(f64, f64)>,
+    /// Each point's name in its tooltip (a search's "#3"). Empty, or one per point.
+    pub point_labels: Vec<String>,
 }
 
 impl Series {
     pub fn new(name: impl Into<String>, style: Style, points: Vec<(f64, f64)>) -> Self {
-        Self { name: name.into(), style, points, errors: Vec::new() }
+        Self { name: name.into(), style, points, errors: Vec::new(), point_labels: Vec::new() }
     }
 
     /// Points with their confidence half-widths: ((x, y), (x half-width, y half-width)).
     pub fn with_errors(name: impl Into<String>, style: Style, points: Vec<((f64, f64), (f64, f64))>) -> Self {
         let (points, errors) = points.into_iter().unzip();
-        Self { name: name.into(), style, points, errors }
+        Self { name: name.into(), style, points, errors, point_labels: Vec::new() }
     }
 }
 

@@ -17,6 +17,7 @@ mod parquet_records;
 mod png;
 mod records;
 mod scrapes;
+mod search_chart;
 mod server_panels;
 mod svg;
 mod time_axis;

@@ -1,11 +1,12 @@
-//! The report's content, assembled from what was read: a comparison section for several runs,
+//! The report's content, assembled from what was read: a comparison section for several runs
+//! (with a capacity search's charts first),
 //! then one section per run (cards, distributions, over time, HTTP trace, server metrics,
 //! GPU), each a list of charts.
 
 use super::artifacts::ReportInput;
 use super::chart::Chart;
 use super::time_axis::TimeAxis;
-use super::{cards, comparison, distributions, http_trace, over_time, server_panels};
+use super::{cards, comparison, distributions, http_trace, over_time, search_chart, server_panels};
 
 /// A titled group of charts, with a note when there is nothing to draw.
 pub struct Section {
@@ -45,8 +46,14 @@ fn section(title: &str, charts: Vec<Chart>, empty_note: &str) -> Section {
 
 pub fn build(input: &ReportInput) -> Page {
     let several = input.runs.len() > 1;
-    let comparison = several.then(|| {
-        let mut charts = comparison::charts(input);
+    let comparison = (several || !input.searches.is_empty()).then(|| {
+        let mut charts: Vec<Chart> = input
+            .searches
+            .iter()
+            .enumerate()
+            .flat_map(|(index, history)| search_chart::charts(history, index))
+            .collect();
+        charts.extend(comparison::charts(input));
         charts.extend(http_trace::comparison_chart(&input.runs));
         (comparison::table_html(input), charts)
     });

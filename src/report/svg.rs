@@ -236,7 +236,19 @@ fn draw_series(out: &mut String, frame: &Frame, series: &Series, color: &str, x_
                 draw_points(out, frame, &series.name, &points, color, x_label, y_label, 0.0);
             }
         }
-        Style::Points => draw_points(out, frame, &series.name, &points, color, x_label, y_label, 0.75),
+        Style::Points => {
+            let _ = write!(out, r#"<g class="points" data-series="{}">"#, escape(&series.name));
+            if series.point_labels.is_empty() {
+                draw_points(out, frame, &series.name, &points, color, x_label, y_label, 0.75);
+            }
+            let labelled =
+                series.points.iter().zip(&series.point_labels).filter(|((x, y), _)| x.is_finite() && y.is_finite());
+            for (&point, label) in labelled {
+                let name = format!("{} {label}", series.name);
+                draw_points(out, frame, &name, &[point], color, x_label, y_label, 0.75);
+            }
+            out.push_str("</g>");
+        }
         Style::Columns { width } => {
             let _ = write!(out, r#"<g fill="{color}" fill-opacity="0.8">"#);
             for &(x, y) in points.iter().filter(|(_, y)| *y > 0.0) {
