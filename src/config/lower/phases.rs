@@ -231,15 +231,11 @@ fn with_ramps(
             let prefill = prefill_concurrency.map(|concurrency| PrefillCap { concurrency, ramp_s: prefill_ramp });
             Ok(closed_loop(concurrency, concurrency_ramp, prefill))
         }
-        LoadMode::Rate { .. }
-            if prefill_ramp.is_some() && item.get("prefill_concurrency").is_some_and(|v| !v.is_null()) =>
-        {
-            refuse(
-                "prefill_ramp",
-                flag("prefill-concurrency-ramp-duration"),
-                "a rate phase's prefill concurrency is not supported; give the phase `type: concurrency`",
-            )
-        }
+        LoadMode::Rate { .. } if item.get("prefill_concurrency").is_some_and(|v| !v.is_null()) => refuse(
+            "prefill_concurrency",
+            flag("prefill-concurrency"),
+            "a rate phase's prefill concurrency is not supported; give the phase `type: concurrency`",
+        ),
         LoadMode::Rate { rate, arrival, max_concurrency, seed } => {
             let cap_ramp_s = concurrency_ramp.filter(|_| max_concurrency.is_some());
             let (start, stages) = match (series, rate_ramp) {
