@@ -59,17 +59,22 @@ fn gaps_ms(turns: &[Value]) -> Vec<f64> {
 }
 
 /// `aiperf profile` of the weka trace with `flags`: the records by conversation.
-fn weka_run(flags: &str) -> BTreeMap<String, Vec<Value>> {
+fn weka_profile(flags: &str) -> BTreeMap<String, Vec<Value>> {
     let dir = tempfile::tempdir().expect("dir");
     std::fs::write(dir.path().join("trace.json"), WEKA).expect("write the trace");
     profile(
         dir.path(),
         &format!(
             "--model m --url mock --endpoint-type chat --input-file trace.json --custom-dataset-type weka_trace \
-             --concurrency 2 --request-count 5 --artifact-dir out {flags}"
+             --artifact-dir out {flags}"
         ),
     );
     conversations(&json_lines(&dir.path().join("out/profile_export.jsonl")))
+}
+
+/// The weka trace played as sessions by two users, with `flags`.
+fn weka_run(flags: &str) -> BTreeMap<String, Vec<Value>> {
+    weka_profile(&format!("--concurrency 2 --request-count 5 {flags}"))
 }
 
 #[test]
@@ -259,8 +264,7 @@ fn the_flags_come_back_in_the_emitted_scenario_and_bad_values_are_named() {
         .args(["--custom-dataset-type", "weka_trace", "--fixed-schedule", "--dry-run"])
         .output()
         .expect("run aiperf profile");
-    let stderr = String::from_utf8_lossy(&scheduled.stderr);
-    assert!(stderr.contains("weka_trace traces play as sessions"), "{stderr}");
+    common::succeeded(&scheduled, "a weka trace on a fixed schedule");
 
     std::fs::write(dir.path().join("bad.jsonl"), "{\"session_id\": \"a\", \"turns\": [{\"messages\": []}]}\n")
         .expect("write");
@@ -300,4 +304,35 @@ benchmark:
     assert_eq!(sessions.values().map(Vec::len).collect::<Vec<_>>(), [3, 2]);
     let gaps: Vec<f64> = sessions.values().flat_map(|turns| gaps_ms(turns)).collect();
     assert!(gaps.iter().all(|gap| *gap < 150.0), "delays ignored: {gaps:?}");
+}
+
+/// Each record's send offset (ms) from the run's first send, by conversation.
+fn send_offsets_ms(sessions: &BTreeMap<String, Vec<Value>>) -> BTreeMap<String, Vec<f64>> {
+    let start = |record: &Value| record["metadata"]["request_start_ns"].as_u64().expect("a start") as f64;
+    let first = sessions.values().flatten().map(start).fold(f64::INFINITY, f64::min);
+    sessions.iter().map(|(id, turns)| (id.clone(), turns.iter().map(|r| (start(r) - first) / 1e6).collect())).collect()
+}
+
+/// The weka trace on a fixed schedule, with `flags`.
+fn weka_schedule(flags: &str) -> BTreeMap<String, Vec<Value>> {
+    weka_profile(&format!("--fixed-schedule {flags}"))
+}
+
+#[test]
+fn a_fixed_schedule_sends_each_turn_of_a_weka_trace_at_its_recorded_time() {
+    let offsets = send_offsets_ms(&weka_schedule(""));
+    let expected = [("session_000000", vec![0.0, 500.0, 1000.0]), ("session_000001", vec![100.0, 500.0])];
+    assert_eq!(offsets.len(), expected.len(), "{offsets:?}");
+    for (session, times_ms) in expected {
+        let sent = &offsets[session];
+        assert_eq!(sent.len(), times_ms.len(), "{session}: {sent:?}");
+        for (sent_ms, recorded_ms) in sent.iter().zip(times_ms) {
+            assert!((sent_ms - recorded_ms).abs() < 60.0, "{session}: sent at {sent:?}, recorded {recorded_ms} ms");
+        }
+    }
+
+    let window = weka_schedule("--fixed-schedule-start-offset 400 --fixed-schedule-end-offset 600");
+    let offsets: Vec<f64> = send_offsets_ms(&window).into_values().flatten().collect();
+    assert_eq!(offsets.len(), 2, "only the turns recorded at 0.5 s: {offsets:?}");
+    assert!(offsets.iter().all(|offset| *offset < 60.0), "both at once: {offsets:?}");
 }
