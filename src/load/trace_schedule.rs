@@ -3,8 +3,8 @@
 //! trace's clock, between the offsets, shifted and sped up as the schedule says), a turn never
 //! before its previous turn's answer, each sent with its conversation's history.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::task::JoinSet;
@@ -33,10 +33,14 @@ pub(super) async fn run(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, fixed: &Fixed
             && fixed.start_offset_ms.is_none_or(|start| t_ms >= start)
             && fixed.end_offset_ms.is_none_or(|end| t_ms <= end)
     };
-    let deadlines = PhaseDeadlines::of(&run.phase);
-    let origin_ns = ctx.clock.now_ns();
-    let next_request = Arc::new(AtomicU64::new(0));
-    let window = Arc::new(std::sync::Mutex::new(SendWindow::default()));
+    let phase = Arc::new(PhasePlay {
+        deadlines: PhaseDeadlines::of(&run.phase),
+        origin_ns: ctx.clock.now_ns(),
+        next_request: AtomicU64::new(0),
+        window: Mutex::new(SendWindow::default()),
+        ctx: ctx.clone(),
+        run,
+    });
     let mut players = JoinSet::new();
     let mut start = 0;
     for (session, turns) in conversations(&ctx.requests).enumerate() {
@@ -52,14 +56,22 @@ pub(super) async fn run(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, fixed: &Fixed
             continue;
         }
         let session = Session { number: session as u64, first };
-        let (ctx, run, next_request, window) = (ctx.clone(), run.clone(), next_request.clone(), window.clone());
-        players.spawn(async move {
-            session.play(&ctx, &run, deadlines, origin_ns, &due_ns, &next_request, &window).await;
-        });
+        let phase = phase.clone();
+        players.spawn(async move { session.play(&phase, &due_ns).await });
     }
     while players.join_next().await.is_some() {}
-    let window = *window.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    window
+    *phase.window.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// What every session of the phase shares.
+struct PhasePlay {
+    ctx: Arc<LoadContext>,
+    run: Arc<PhaseRun>,
+    deadlines: PhaseDeadlines,
+    /// The run-clock ns the schedule's offsets count from.
+    origin_ns: u64,
+    next_request: AtomicU64,
+    window: Mutex<SendWindow>,
 }
 
 /// One conversation of the trace: its session number and its first turn's dataset index.
@@ -70,21 +82,13 @@ struct Session {
 
 impl Session {
     /// Send its kept turns (dataset index, offset from the phase start in ns) in order.
-    #[allow(clippy::too_many_arguments)]
-    async fn play(
-        &self,
-        ctx: &LoadContext,
-        run: &PhaseRun,
-        deadlines: PhaseDeadlines,
-        origin_ns: u64,
-        due_ns: &[(usize, u64)],
-        next_request: &AtomicU64,
-        window: &std::sync::Mutex<SendWindow>,
-    ) {
+    async fn play(&self, phase: &PhasePlay, due_ns: &[(usize, u64)]) {
+        let PhasePlay { ctx, run, deadlines, origin_ns, next_request, window } = phase;
+        let deadlines = *deadlines;
         let mut ids = request_ids(ctx, run, self.number + 1);
         let mut conversation = Conversation::default();
         for &(dataset_index, offset_ns) in due_ns {
-            let scheduled_ns = origin_ns + offset_ns;
+            let scheduled_ns = *origin_ns + offset_ns;
             let wait_ns = scheduled_ns.saturating_sub(ctx.clock.now_ns());
             tokio::select! {
                 _ = tokio::time::sleep(Duration::from_nanos(wait_ns)) => {}
@@ -118,9 +122,9 @@ impl Session {
                     ids_of_phase: None,
                 }),
             };
-            match send(ctx, run, deadlines, outgoing, Limits::default()).await {
-                Some(answer) => conversation.remember(said, answer),
-                None => return,
+            // A failed turn leaves no answer in the history; the next one still goes, as in AIPerf.
+            if let Some(answer) = send(ctx, run, deadlines, outgoing, Limits::default()).await {
+                conversation.remember(said, answer);
             }
         }
     }
