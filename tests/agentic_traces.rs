@@ -143,23 +143,29 @@ fn a_sampled_share_of_the_sessions_is_kept_and_played_in_turn() {
     assert_eq!(sent(7), first, "the seed decides");
 }
 
-/// TraceLab rows of a root session that spawns a sub-agent (an `Agent` call of 38 s), the
-/// rounds a few hundred ms apart; gzipped.
-fn tracelab_rows() -> String {
+/// TraceLab rows of a root session with an `Agent` call from 150 ms to 850 ms before its second
+/// round at `root_resume_ms`, and a session of rounds at 200 and 600 ms: its sub-agent when the
+/// call is long enough to be a spawn (at 39 s it is).
+fn tracelab_rows(root_resume_ms: u32) -> String {
+    let at = |ms: u32| format!("2025-05-01T10:00:{:02}.{:03}Z", ms / 1000, ms % 1000);
     let row = |id: &str, index: u32, sent_ms: u32, tokens: u64, prefix: u64, tools: &str| {
-        let at = |ms: u32| format!("2025-05-01T10:00:{:02}.{:03}Z", ms / 1000, ms % 1000);
         format!(
             r#"{{"session_id": "{id}", "round_index": {index}, "user": "u", "project": "p", "provider": "claude", "input_tokens_total": {tokens}, "prefix_tokens": {prefix}, "newly_append_tokens": 0, "output_tokens": 3, "timing_events": [{{"event_type": "user_message", "timestamp": "{}"}}, {{"event_type": "text", "timestamp": "{}"}}], "tools": [{tools}]}}"#,
             at(sent_ms),
             at(sent_ms + 100)
         )
     };
-    let agent = r#"{"tool_name": "Agent", "emitted_at": "2025-05-01T10:00:00.150Z", "result_at": "2025-05-01T10:00:38.150Z", "tool_wall_latency_ms": 38000}"#;
+    let agent = format!(
+        r#"{{"tool_name": "Agent", "emitted_at": "{}", "result_at": "{}", "tool_wall_latency_ms": {}}}"#,
+        at(150),
+        at(root_resume_ms - 850),
+        root_resume_ms - 1000
+    );
     [
-        row("claude:root", 0, 0, 100, 0, agent),
+        row("claude:root", 0, 0, 100, 0, &agent),
         row("claude:sub", 0, 200, 80, 0, ""),
         row("claude:sub", 1, 600, 120, 64, ""),
-        row("claude:root", 1, 39_000, 200, 64, ""),
+        row("claude:root", 1, root_resume_ms, 200, 64, ""),
     ]
     .join("\n")
 }
@@ -169,7 +175,7 @@ fn a_gzipped_tracelab_trace_nests_its_sub_agent_in_a_scenario() {
     let dir = tempfile::tempdir().expect("dir");
     let gz = std::fs::File::create(dir.path().join("rounds.jsonl.gz")).expect("create");
     let mut encoder = flate2::write::GzEncoder::new(gz, flate2::Compression::fast());
-    std::io::Write::write_all(&mut encoder, tracelab_rows().as_bytes()).expect("write");
+    std::io::Write::write_all(&mut encoder, tracelab_rows(39_000).as_bytes()).expect("write");
     encoder.finish().expect("finish");
     let scenario = dir.path().join("tracelab.rhai");
     std::fs::write(
@@ -260,7 +266,8 @@ fn the_flags_come_back_in_the_emitted_scenario_and_bad_values_are_named() {
         .output()
         .expect("run aiperf profile");
     let stderr = String::from_utf8_lossy(&scheduled.stderr);
-    assert!(stderr.contains("weka_trace traces play as sessions"), "{stderr}");
+    assert_ne!(scheduled.status.code(), Some(0));
+    assert!(stderr.contains("has none (AIPerf 0.13 refuses it too)"), "{stderr}");
 
     std::fs::write(dir.path().join("bad.jsonl"), "{\"session_id\": \"a\", \"turns\": [{\"messages\": []}]}\n")
         .expect("write");
@@ -300,4 +307,47 @@ benchmark:
     assert_eq!(sessions.values().map(Vec::len).collect::<Vec<_>>(), [3, 2]);
     let gaps: Vec<f64> = sessions.values().flat_map(|turns| gaps_ms(turns)).collect();
     assert!(gaps.iter().all(|gap| *gap < 150.0), "delays ignored: {gaps:?}");
+}
+
+/// Each record's send offset (ms) from the run's first send, by conversation.
+fn send_offsets_ms(sessions: &BTreeMap<String, Vec<Value>>) -> BTreeMap<String, Vec<f64>> {
+    let start = |record: &Value| record["metadata"]["request_start_ns"].as_u64().expect("a start") as f64;
+    let first = sessions.values().flatten().map(start).fold(f64::INFINITY, f64::min);
+    sessions.iter().map(|(id, turns)| (id.clone(), turns.iter().map(|r| (start(r) - first) / 1e6).collect())).collect()
+}
+
+/// `aiperf profile` on a fixed schedule with `flags` of TraceLab rounds: a session of rounds at
+/// 0 and 2 s and one of rounds at 200 and 600 ms (its 1 s `Agent` call is too short to be a
+/// spawn, so it is a trace of its own, on its own clock: 0 and 400 ms). The records by conversation.
+fn tracelab_schedule(flags: &str) -> BTreeMap<String, Vec<Value>> {
+    let dir = tempfile::tempdir().expect("dir");
+    std::fs::write(dir.path().join("rounds.jsonl"), tracelab_rows(2000)).expect("write the trace");
+    profile(
+        dir.path(),
+        &format!(
+            "--model m --url mock --endpoint-type chat --input-file rounds.jsonl --custom-dataset-type tracelab \
+             --fixed-schedule --artifact-dir out {flags}"
+        ),
+    );
+    conversations(&json_lines(&dir.path().join("out/profile_export.jsonl")))
+}
+
+#[test]
+fn a_fixed_schedule_sends_each_round_of_a_tracelab_trace_at_its_recorded_time() {
+    let offsets = send_offsets_ms(&tracelab_schedule(""));
+    let expected = [("session_000000", vec![0.0, 2000.0]), ("session_000001", vec![0.0, 400.0])];
+    assert_eq!(offsets.len(), expected.len(), "{offsets:?}");
+    for (session, times_ms) in expected {
+        let sent = &offsets[session];
+        assert_eq!(sent.len(), times_ms.len(), "{session}: {sent:?} of {offsets:?}");
+        for (sent_ms, recorded_ms) in sent.iter().zip(times_ms) {
+            assert!((sent_ms - recorded_ms).abs() < 60.0, "{session}: sent at {sent:?}, recorded {recorded_ms} ms");
+        }
+    }
+
+    let window = tracelab_schedule("--fixed-schedule-start-offset 300 --fixed-schedule-end-offset 2500");
+    let mut offsets: Vec<f64> = send_offsets_ms(&window).into_values().flatten().collect();
+    offsets.sort_by(f64::total_cmp);
+    assert_eq!(offsets.len(), 2, "only the rounds recorded at 400 ms and 2 s: {offsets:?}");
+    assert!((offsets[1] - offsets[0] - 1600.0).abs() < 60.0, "1.6 s apart: {offsets:?}");
 }

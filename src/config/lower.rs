@@ -5,6 +5,7 @@
 mod accuracy;
 mod adaptive_scale;
 mod agentic_replay;
+mod agentic_schedule;
 mod audio;
 mod baseten_replay;
 mod dataset;

@@ -22,6 +22,7 @@ mod self_check;
 mod session_claims;
 mod sla_controller;
 mod sla_window;
+mod trace_schedule;
 mod user_centric;
 mod users;
 mod wait_tally;

@@ -318,11 +318,15 @@ fn schedule_mode(
         )));
     };
     if file.format.is_agentic_trace() {
-        return Err(ConfigError::new(format!(
-            "{} (--fixed-schedule): {} traces play as sessions (concurrency, request rate, users) with their recorded delays, not on a fixed schedule",
-            key("type"),
-            file.format.name()
-        )));
+        let trace =
+            ScheduleTrace::Inline { timestamps_ms: super::agentic_schedule::recorded_times_ms(file, &key("type"))? };
+        return Ok(LoadMode::Schedule(FixedSchedule {
+            trace,
+            start_offset_ms: opt_f64(item, "start_offset", &key("start_offset"))?,
+            end_offset_ms: opt_f64(item, "end_offset", &key("end_offset"))?,
+            auto_offset: opt_bool(item, "auto_offset", &key("auto_offset"))?.unwrap_or(true),
+            speedup: file.synthesis.as_ref().map_or(1.0, |synthesis| synthesis.speedup_ratio),
+        }));
     }
     let timestamps_ms = crate::load::schedule::read_trace(Path::new(&file.path))
         .map_err(|e| ConfigError::new(format!("{}: {e}", key("type"))))?;
