@@ -10,6 +10,7 @@ pub mod graders;
 mod grading;
 mod load;
 pub mod problem;
+mod python_random;
 mod resolve;
 mod source;
 mod summary;

@@ -27,16 +27,24 @@ impl Asking {
         self.tasks.is_empty() || self.tasks.iter().any(|wanted| wanted == "all" || wanted == task)
     }
 
-    /// `all_tasks` narrowed to those asked; a task name that is not one of them is an error
-    /// naming the benchmark and listing its tasks.
+    /// The tasks asked: all of `all_tasks` when none or `all` is named, else those named, in
+    /// the order named; a name that is not one of them is an error naming the benchmark and
+    /// listing its tasks.
     pub fn chosen<'a>(&self, benchmark: &str, all_tasks: &[&'a str]) -> anyhow::Result<Vec<&'a str>> {
-        if let Some(unknown) = self.tasks.iter().find(|task| *task != "all" && !all_tasks.contains(&task.as_str())) {
-            anyhow::bail!(
-                "accuracy benchmark {benchmark}: task `{unknown}` is not one of its tasks: {}",
-                all_tasks.join(", ")
-            );
+        if self.tasks.is_empty() || self.tasks.iter().any(|task| task == "all") {
+            return Ok(all_tasks.to_vec());
         }
-        Ok(all_tasks.iter().copied().filter(|task| self.asks(task)).collect())
+        self.tasks
+            .iter()
+            .map(|wanted| {
+                all_tasks.iter().copied().find(|task| task == wanted).ok_or_else(|| {
+                    anyhow::anyhow!(
+                        "accuracy benchmark {benchmark}: task `{wanted}` is not one of its tasks: {}",
+                        all_tasks.join(", ")
+                    )
+                })
+            })
+            .collect()
     }
 }
 

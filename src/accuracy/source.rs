@@ -1,7 +1,9 @@
 //! A benchmark's rows, read from the local Hugging Face hub cache as `--public-dataset` reads
 //! its repositories (`dataset::public::hub_cache`); nothing is downloaded here.
 
-use anyhow::{Result, bail};
+use std::path::PathBuf;
+
+use anyhow::{Context, Result, bail};
 use serde_json::{Map, Value};
 
 use crate::dataset::public::{hub_cache, hub_fetch_hint, rows};
@@ -60,15 +62,7 @@ impl Row {
 /// `benchmark` reads it. A repository missing from the cache stops the run with the command
 /// that fetches it.
 pub fn rows(benchmark: &str, repo: &str, subset: Option<&str>, split: &str) -> Result<Vec<Row>> {
-    let dir = hub_cache::repo_dir(repo);
-    if !dir.exists() {
-        bail!(
-            "accuracy benchmark {benchmark}: the Hugging Face dataset {repo} is not in the cache ({} does not exist); \
-             nothing is downloaded here: {}",
-            dir.display(),
-            hub_fetch_hint(repo, subset)
-        );
-    }
+    let dir = cached_repo(benchmark, repo, subset)?;
     let files = hub_cache::data_files(&dir, split, subset).map_err(|problem| {
         let problem = problem.replace("(--hf-subset;", "(a task of the benchmark, or all of them without tasks;");
         anyhow::anyhow!("accuracy benchmark {benchmark} ({repo}): {problem}")
@@ -79,4 +73,42 @@ pub fn rows(benchmark: &str, repo: &str, subset: Option<&str>, split: &str) -> R
         Ok(true)
     })?;
     Ok(found)
+}
+
+/// The cache folder of `repo`; a repository that is not there stops the run with the command
+/// that fetches it.
+fn cached_repo(benchmark: &str, repo: &str, subset: Option<&str>) -> Result<PathBuf> {
+    let dir = hub_cache::repo_dir(repo);
+    if !dir.exists() {
+        bail!(
+            "accuracy benchmark {benchmark}: the Hugging Face dataset {repo} is not in the cache ({} does not exist); \
+             nothing is downloaded here: {}",
+            dir.display(),
+            hub_fetch_hint(repo, subset)
+        );
+    }
+    Ok(dir)
+}
+
+/// The rows of the CSV file `file_name` of `repo`'s snapshot (a repository kept as CSV, as
+/// GPQA's is: a header line, then a row per line, every cell text), or `None` when the
+/// snapshot has no such file (its Parquet conversion is read instead).
+pub fn csv_rows(benchmark: &str, repo: &str, file_name: &str) -> Result<Option<Vec<Row>>> {
+    let dir = cached_repo(benchmark, repo, None)?;
+    let Some(path) = hub_cache::snapshot(&dir).map(|snapshot| snapshot.join(file_name)).filter(|path| path.is_file())
+    else {
+        return Ok(None);
+    };
+    let mut reader =
+        csv::Reader::from_path(&path).with_context(|| format!("cannot read dataset file {}", path.display()))?;
+    let header = reader.headers().with_context(|| format!("{}: cannot read its header line", path.display()))?.clone();
+    let mut found = Vec::new();
+    for (index, record) in reader.records().enumerate() {
+        let at = format!("{}:row {}", path.display(), index + 1);
+        let record = record.with_context(|| format!("{at}: not a CSV row"))?;
+        let cells =
+            header.iter().zip(record.iter()).map(|(name, cell)| (name.to_string(), Value::from(cell))).collect();
+        found.push(Row { at, cells });
+    }
+    Ok(Some(found))
 }

@@ -1,10 +1,12 @@
 //! LiveCodeBench code generation (`livecodebench/code_generation_lite`, the release subset
 //! `$AIPERF_ACCURACY_LCB_RELEASE_TAG` names, else `v4_v5`; `test`): lighteval's prompt; the
-//! gold is the problem's tests as JSON, which the code-execution grader runs.
+//! gold is the problem's public and private tests as JSON, which the code-execution grader
+//! runs.
 
 use anyhow::Result;
 use serde_json::{Value, json};
 
+use super::lcb_private_tests;
 use crate::accuracy::problem::{Asking, Problem};
 use crate::accuracy::source::{self, Row};
 
@@ -31,7 +33,7 @@ pub fn problems(asking: &Asking, max_tokens: u64) -> Result<Vec<Problem>> {
         .map(|row| {
             let starter = row.text("starter_code").unwrap_or_default();
             let mut prompt = format!("{PREAMBLE}Question: {}\n\n", row.text("question_content")?);
-            match starter.trim().is_empty() {
+            match starter.is_empty() {
                 true => prompt.push_str(STDIN),
                 false => prompt.push_str(&format!("{STARTER}```python\n{starter}\n```\n\n")),
             }
@@ -40,21 +42,28 @@ pub fn problems(asking: &Asking, max_tokens: u64) -> Result<Vec<Problem>> {
         .collect()
 }
 
-/// `{"tests": [{input, output, testtype}], "func_name"}`: the public tests and the private
-/// ones stored as plain JSON (compressed private tests are not read).
+/// `{"tests": [{input, output, testtype}], "func_name"}`: the public tests, then the private
+/// ones (compressed as LiveCodeBench stores them, or plain JSON).
 fn tests_of(row: &Row) -> Result<Value> {
-    let mut tests = Vec::new();
-    for column in ["public_test_cases", "private_test_cases"] {
-        let listed = match row.cells.get(column) {
-            Some(Value::String(text)) => serde_json::from_str::<Value>(text).ok(),
-            Some(list @ Value::Array(_)) => Some(list.clone()),
-            _ => None,
-        };
-        match (column, listed) {
-            (_, Some(Value::Array(items))) => tests.extend(items),
-            ("public_test_cases", _) => anyhow::bail!("{}: `public_test_cases` is not a JSON list of tests", row.at),
-            _ => {}
-        }
+    let listed = |column: &str, text: &str| match serde_json::from_str::<Value>(text) {
+        Ok(Value::Array(items)) => Ok(items),
+        _ => anyhow::bail!("{}: `{column}` is not a JSON list of tests", row.at),
+    };
+    let mut tests = match row.cells.get("public_test_cases") {
+        Some(Value::String(text)) => listed("public_test_cases", text)?,
+        Some(Value::Array(items)) => items.clone(),
+        _ => anyhow::bail!("{}: `public_test_cases` is not a JSON list of tests", row.at),
+    };
+    match row.cells.get("private_test_cases") {
+        Some(Value::String(text)) if !text.is_empty() => match lcb_private_tests::decode(text) {
+            Ok(json) => tests.extend(listed("private_test_cases", &json)?),
+            Err(compressed) => tests.extend(
+                listed("private_test_cases", text)
+                    .map_err(|plain| anyhow::anyhow!("{plain} (nor compressed: {compressed:#})"))?,
+            ),
+        },
+        Some(Value::Array(items)) => tests.extend(items.iter().cloned()),
+        _ => {}
     }
     let metadata = match row.cells.get("metadata") {
         Some(Value::String(text)) => serde_json::from_str(text).unwrap_or(Value::Null),

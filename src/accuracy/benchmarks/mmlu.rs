@@ -1,9 +1,13 @@
-//! MMLU (`lighteval/mmlu`, a subset per subject): lighteval's prompt, the subject's `dev`
-//! rows as worked examples, the `test` rows asked, a letter as the gold answer.
+//! MMLU (`lighteval/mmlu`, a subset per subject): lighteval's prompt, worked examples drawn
+//! from the subject's `dev` rows by lighteval's label-balanced sampler, the `test` rows asked,
+//! a letter as the gold answer.
+
+use std::collections::BTreeMap;
 
 use anyhow::Result;
 
 use crate::accuracy::problem::{Asking, Problem, letter};
+use crate::accuracy::python_random::PythonRandom;
 use crate::accuracy::source::{self, Row};
 
 const REPO: &str = "lighteval/mmlu";
@@ -73,7 +77,12 @@ pub fn problems(asking: &Asking, max_tokens: u64) -> Result<Vec<Problem>> {
     for subject in asking.chosen("mmlu", &SUBJECTS)? {
         let shots = match asking.n_shots {
             0 => Vec::new(),
-            n => source::rows("mmlu", REPO, Some(subject), "dev")?.into_iter().take(n as usize).collect(),
+            n => {
+                let dev = source::rows("mmlu", REPO, Some(subject), "dev")?;
+                let picked = balanced_shots(&gold_texts(&dev)?, n as usize);
+                let mut dev: Vec<Option<Row>> = dev.into_iter().map(Some).collect();
+                picked.into_iter().filter_map(|index| dev[index].take()).collect::<Vec<Row>>()
+            }
         };
         let mut instruction =
             format!("The following are multiple choice questions (with answers) about {}.", subject.replace('_', " "));
@@ -96,6 +105,51 @@ pub fn problems(asking: &Asking, max_tokens: u64) -> Result<Vec<Problem>> {
         }
     }
     Ok(problems)
+}
+
+/// The text of each row's right choice (what the sampler balances over).
+fn gold_texts(rows: &[Row]) -> Result<Vec<String>> {
+    rows.iter()
+        .map(|row| {
+            let index = gold_index(row)?;
+            let choices = row.texts("choices")?;
+            choices.get(index).cloned().ok_or_else(|| anyhow::anyhow!("{}: `answer` {index} is not a choice", row.at))
+        })
+        .collect()
+}
+
+/// The rows lighteval's few-shot sampler picks (`sorting="balanced"`, seed 0), in its order:
+/// the rows grouped by their right choice's text; the groups ordered by size (largest first),
+/// those of one size in text order and then shuffled; then, cycling through the groups, a row
+/// drawn from each in turn (`randrange` of what is left of it) until `n_shots + 1` are drawn;
+/// the first `n_shots` of them.
+fn balanced_shots(gold_texts: &[String], n_shots: usize) -> Vec<usize> {
+    let mut by_label: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (index, label) in gold_texts.iter().enumerate() {
+        by_label.entry(label).or_default().push(index);
+    }
+    let mut by_size: BTreeMap<usize, Vec<&str>> = BTreeMap::new();
+    for (label, rows) in &by_label {
+        by_size.entry(rows.len()).or_default().push(label);
+    }
+    let mut rng = PythonRandom::new(0);
+    let mut labels = Vec::new();
+    for (_, mut same_size) in by_size.into_iter().rev() {
+        rng.shuffle(&mut same_size);
+        labels.extend(same_size);
+    }
+    let mut picked = Vec::new();
+    let wanted = gold_texts.len().min(n_shots + 1);
+    for label in labels.iter().cycle() {
+        if picked.len() == wanted {
+            break;
+        }
+        let Some(pool) = by_label.get_mut(label).filter(|pool| !pool.is_empty()) else { continue };
+        let drawn = rng.below(pool.len());
+        picked.push(pool.remove(drawn));
+    }
+    picked.truncate(n_shots);
+    picked
 }
 
 /// `Question: …\nA. …\nB. …\nAnswer:` (with the chain-of-thought cue before `Answer:`).

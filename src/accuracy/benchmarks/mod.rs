@@ -7,6 +7,7 @@ pub mod gpqa_diamond;
 pub mod gsm8k;
 pub mod hellaswag;
 pub mod lcb_codegeneration;
+mod lcb_private_tests;
 pub mod math_500;
 pub mod mmlu;
 pub mod mmlu_pro;
