@@ -211,7 +211,7 @@ pub async fn execute_with_sessions(
     let (failed_request_watch, failed_requests_verdict) = FailedRequestWatch::of(plan, &options.cancel).unzip();
     let mut sinks = segment_sinks(plan, segment_records, &artifact_dir, clock);
     sinks.extend(failed_request_watch.map(|watch| Box::new(watch) as Box<dyn RecordSink>));
-    let grading = crate::accuracy::Grading::of(plan, &artifact_dir, clock)?;
+    let grading = crate::accuracy::Grading::of(plan, &artifact_dir, clock, &share.whole_index)?;
     let metrics = MetricsThread::start(
         plan,
         metrics_context,

@@ -106,8 +106,8 @@ fn write_every_benchmark(cache: &Cache) {
         json!({ "ctx": format!("{label} context {index}"), "activity_label": label,
                 "endings": ["one", "two", "three", "four"], "label": format!("{}", index % 4) })
     };
-    cache.write("Rowan/hellaswag", "data/train-00000-of-00001.jsonl", &[swag("Baking", 0), swag("Surfing", 1)]);
-    cache.write("Rowan/hellaswag", "data/validation-00000-of-00001.jsonl", &[swag("Baking", 2), swag("Surfing", 3)]);
+    cache.write("Rowan/hellaswag", "data/train-00000-of-00001.jsonl", &[swag("Zumba", 0), swag("Surfing", 1)]);
+    cache.write("Rowan/hellaswag", "data/validation-00000-of-00001.jsonl", &[swag("Zumba", 2), swag("Surfing", 3)]);
     let bbh: Vec<Value> = (0..5)
         .map(|i| json!({ "input": format!("True and {i} or False"), "target": if i % 2 == 0 { "True" } else { "False" } }))
         .collect();
@@ -146,6 +146,7 @@ fn answer_scenario(benchmark: &str, share: f64) -> String {
     let tasks = match benchmark {
         "mmlu" => r#", tasks: ["anatomy", "virology"]"#,
         "bigbench" => r#", tasks: "boolean_expressions,navigate""#,
+        "hellaswag" => ", n_shots: 2",
         _ => "",
     };
     format!(
@@ -168,7 +169,7 @@ fn every_benchmarks_layout_is_read_and_a_mock_answering_all_right_scores_one() {
         ("aime24", 2),
         ("aime25", 2),
         ("hellaswag", 2),
-        ("bigbench", 4),
+        ("bigbench", 10),
         ("math_500", 3),
         ("gsm8k", 4),
         ("gpqa_diamond", 3),
@@ -239,7 +240,8 @@ fn mmlu_against_a_mock_answering_seventy_percent_scores_exactly_seventy_per_task
     assert_eq!(passed_in_records, 14, "each record line carries its grade");
     let console = std::fs::read_to_string(cache.path("out/profile_export_console.txt")).unwrap_or_else(|_| text(&run));
     assert!(console.contains("Accuracy Benchmark Results") && console.contains("70.00%"), "{console}");
-    // The few-shot prompt: the instruction, two worked examples from `dev`, then the question.
+    // The few-shot prompt: the instruction, two worked examples from `dev` (those lighteval's
+    // sampler picks: the second and the fifth), then the question.
     let inputs = read_json(&cache.path("out/inputs.json"));
     let first = inputs["data"][0]["payloads"][0]["messages"].as_array().and_then(|m| m.last()).cloned().unwrap();
     let prompt = first["content"].as_str().unwrap();
@@ -248,8 +250,9 @@ fn mmlu_against_a_mock_answering_seventy_percent_scores_exactly_seventy_per_task
         "{prompt}"
     );
     assert!(
-        prompt.contains("anatomy question 100?\nA. a100")
-            && prompt.ends_with("anatomy question 0?\nA. a0\nB. b0\nC. c0\nD. d0\nAnswer:"),
+        prompt.contains(
+            "anatomy question 101?\nA. a101\nB. b101\nC. c101\nD. d101\nAnswer: B\n\nQuestion: anatomy question 104?"
+        ) && prompt.ends_with("anatomy question 0?\nA. a0\nB. b0\nC. c0\nD. d0\nAnswer:"),
         "{prompt}"
     );
 }
@@ -370,4 +373,159 @@ benchmark:
     let inputs = read_json(&cache.path("out/inputs.json"));
     let message = inputs["data"][0]["payloads"][0]["messages"].as_array().and_then(|m| m.last()).cloned().unwrap();
     assert!(message["content"].as_str().unwrap().ends_with("Let's think step by step.\nAnswer:"), "{message}");
+}
+
+/// The rows of `tests/fixtures/accuracy_prompts/rows.json` and the prompts (and gold answers)
+/// AIPerf 0.13's own loaders build from them (`expected.json`, written by `generate.py` there).
+fn fixture(name: &str) -> Value {
+    read_json(&PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/accuracy_prompts").join(name))
+}
+
+/// Writes `rows` as GPQA's own CSV file, every cell quoted.
+fn write_gpqa_csv(cache: &Cache, rows: &[Value]) {
+    let columns = ["Question", "Correct Answer", "Incorrect Answer 1", "Incorrect Answer 2", "Incorrect Answer 3"];
+    let quoted = |cell: &str| format!("\"{}\"", cell.replace('"', "\"\""));
+    let mut csv = columns.map(quoted).join(",") + "\n";
+    for row in rows {
+        csv += &(columns.map(|column| quoted(row[column].as_str().expect("text"))).join(",") + "\n");
+    }
+    cache.write("Idavidrein/gpqa", "README.md", &[]);
+    let snapshot = cache.hub().join("datasets--Idavidrein--gpqa/snapshots/feedbeef");
+    std::fs::write(snapshot.join("gpqa_diamond.csv"), csv).expect("gpqa_diamond.csv");
+}
+
+/// What a run asking `dataset` of the mock (answering all right) sent, in dataset order, and
+/// the gold answer each graded line names, by question.
+fn asked(cache: &Cache, name: &str, dataset: &str) -> (Vec<String>, Vec<String>) {
+    let source = format!(
+        r#"run(#{{ name: "{name}",
+            endpoint: endpoint(#{{ url: "mock", model: "m", mock: #{{ ttft: ms(1), itl: ms(1), accuracy_correct: 1.0 }} }}),
+            dataset: accuracy(#{{ {dataset} }}),
+            phases: [concurrency(#{{ users: 1, requests: 1000 }})] }});"#
+    );
+    let run = cache.scenario(&source);
+    assert_eq!(run.status.code(), Some(0), "{name}: {}", text(&run));
+    let inputs = read_json(&cache.path(&format!("artifacts/{name}/inputs.json")));
+    let prompts = inputs["data"]
+        .as_array()
+        .expect("inputs")
+        .iter()
+        .map(|entry| {
+            let messages = entry["payloads"][0]["messages"].as_array().expect("chat messages");
+            messages.last().and_then(|message| message["content"].as_str()).expect("a user message").to_string()
+        })
+        .collect();
+    let graded = std::fs::read_to_string(cache.path(&format!("artifacts/{name}/accuracy_export.jsonl"))).unwrap();
+    let mut golds: Vec<(u64, String)> = graded
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).expect("a graded line"))
+        .map(|line| (line["session_num"].as_u64().unwrap(), line["expected"].as_str().unwrap_or_default().to_string()))
+        .collect();
+    golds.sort();
+    (prompts, golds.into_iter().map(|(_, gold)| gold).collect())
+}
+
+fn texts(value: &Value) -> Vec<String> {
+    value.as_array().expect("a list").iter().map(|text| text.as_str().expect("text").to_string()).collect()
+}
+
+#[test]
+fn prompts_are_the_ones_aiperf_builds_from_the_same_rows() {
+    let (rows, expected) = (fixture("rows.json"), fixture("expected.json"));
+    let list = |key: &str| rows[key].as_array().expect("rows").clone();
+    let cache = Cache::new();
+    cache.write("lighteval/mmlu", "anatomy/dev-00000-of-00001.jsonl", &list("mmlu_dev"));
+    cache.write("lighteval/mmlu", "anatomy/test-00000-of-00001.jsonl", &list("mmlu_test"));
+    for subtask in ["boolean_expressions", "date_understanding"] {
+        let subtask_rows = rows["bbh"][subtask].as_array().expect("bbh rows");
+        cache.write("lukaemon/bbh", &format!("{subtask}/test-00000-of-00001.jsonl"), subtask_rows);
+    }
+    cache.write("Rowan/hellaswag", "data/train-00000-of-00001.jsonl", &list("hellaswag_train"));
+    cache.write("Rowan/hellaswag", "data/validation-00000-of-00001.jsonl", &list("hellaswag_validation"));
+    write_gpqa_csv(&cache, &list("gpqa_diamond"));
+    // LiveCodeBench as its repository keeps it: release 4 in test4.jsonl, release 5 in test5.jsonl.
+    let lcb = list("lcb");
+    cache.write("livecodebench/code_generation_lite", "test4.jsonl", &lcb[..1]);
+    cache.write("livecodebench/code_generation_lite", "test5.jsonl", &lcb[1..]);
+
+    // MMLU: lighteval's label-balanced few-shot sampler picks the worked examples.
+    for shots in [5, 2] {
+        let (prompts, _) = asked(
+            &cache,
+            &format!("mmlu{shots}"),
+            &format!(r#"benchmark: "mmlu", tasks: ["anatomy"], n_shots: {shots}"#),
+        );
+        assert_eq!(prompts, texts(&expected[format!("mmlu_{shots}_shots").as_str()]), "mmlu, {shots} shots");
+    }
+    // BIG-Bench Hard: DeepEval's prompt files, with and without chain of thought.
+    let tasks = r#"tasks: ["boolean_expressions", "date_understanding"]"#;
+    let (prompts, golds) = asked(&cache, "bbh_cot", &format!(r#"benchmark: "bigbench", {tasks}"#));
+    assert_eq!(prompts, texts(&expected["bigbench_cot_true_3_shots"]));
+    assert_eq!(golds, ["False", "True", "(B)"]);
+    let (prompts, _) = asked(&cache, "bbh", &format!(r#"benchmark: "bigbench", {tasks}, cot: false, n_shots: 1"#));
+    assert_eq!(prompts, texts(&expected["bigbench_cot_false_1_shots"]));
+    // HellaSwag: DeepEval's activities in its order, the first train row of each as examples.
+    let (prompts, golds) = asked(&cache, "hellaswag", r#"benchmark: "hellaswag", n_shots: 2"#);
+    let aiperfs = expected["hellaswag_2_shots"].as_array().expect("hellaswag");
+    assert_eq!(prompts, aiperfs.iter().map(|p| p[1].as_str().unwrap().to_string()).collect::<Vec<_>>());
+    assert_eq!(golds, aiperfs.iter().map(|p| p[2].as_str().unwrap().to_string()).collect::<Vec<_>>());
+    // GPQA from its CSV: the answers where Python's seeded shuffle puts them.
+    let (prompts, golds) = asked(&cache, "gpqa", r#"benchmark: "gpqa_diamond""#);
+    let aiperfs = expected["gpqa_diamond"].as_array().expect("gpqa");
+    assert_eq!(prompts, aiperfs.iter().map(|p| p[0].as_str().unwrap().to_string()).collect::<Vec<_>>());
+    assert_eq!(golds, aiperfs.iter().map(|p| p[1].as_str().unwrap().to_string()).collect::<Vec<_>>());
+    // LiveCodeBench: lighteval's prompt, with and without starter code.
+    let (prompts, _) = asked(&cache, "lcb", r#"benchmark: "lcb_codegeneration""#);
+    assert_eq!(prompts, texts(&expected["lcb_codegeneration"]));
+}
+
+#[test]
+fn the_segments_of_an_accuracy_run_merge_into_the_whole_runs_accuracy() {
+    let cache = Cache::new();
+    write_every_benchmark(&cache);
+    let port = common::closed_port();
+    let _mock = MockProcess::start_with(
+        port,
+        &[("HF_HUB_CACHE", cache.hub().as_path())],
+        "--accuracy-benchmark mmlu --accuracy-tasks anatomy,virology --accuracy-n-shots 2 --accuracy-correct 0.7",
+    );
+    let args = format!(
+        "--model m --url http://127.0.0.1:{port} --endpoint-type chat --concurrency 3 \
+         --accuracy-benchmark mmlu --accuracy-tasks anatomy,virology --accuracy-n-shots 2"
+    );
+    for (segment, folder) in [("0/2", "s0"), ("1/2", "s1")] {
+        let run = cache
+            .command()
+            .arg("profile")
+            .args(args.split_whitespace())
+            .args(["--artifact-dir", folder])
+            .env("AIPERF_SEGMENT", segment)
+            .output()
+            .expect("aiperf profile of one segment");
+        assert_eq!(run.status.code(), Some(0), "{segment}: {}", text(&run));
+    }
+    let merged = cache.command().args(["merge", "s0", "s1", "-o", "out"]).output().expect("aiperf merge");
+    assert_eq!(merged.status.code(), Some(0), "{}", text(&merged));
+    assert!(text(&merged).contains("Accuracy Benchmark Results"), "{}", text(&merged));
+    let summary = read_json(&cache.path("out/profile_export_aiperf.json"));
+    assert_eq!(
+        (summary["accuracy.overall"]["count"].as_u64(), summary["accuracy.overall"]["sum"].as_f64()),
+        (Some(20), Some(14.0))
+    );
+    for subject in ["anatomy", "virology"] {
+        assert_eq!(summary["accuracy"]["per_task"][subject]["passed"], 7, "{subject}");
+    }
+    let csv = std::fs::read_to_string(cache.path("out/accuracy_results.csv")).expect("accuracy_results.csv");
+    assert_eq!(
+        csv,
+        "task,correct,total,unparsed,accuracy\nanatomy,7,10,0,0.7000\nvirology,7,10,0,0.7000\nOVERALL,14,20,0,0.7000\n"
+    );
+    // Each question graded once, under its number in the whole benchmark.
+    let graded = std::fs::read_to_string(cache.path("out/accuracy_export.jsonl")).expect("accuracy_export.jsonl");
+    let mut questions: Vec<u64> = graded
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).expect("a graded line")["session_num"].as_u64().unwrap())
+        .collect();
+    questions.sort();
+    assert_eq!(questions, (0..20).collect::<Vec<u64>>());
 }

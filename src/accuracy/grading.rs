@@ -54,8 +54,10 @@ struct State {
 /// The questions' gold answers and tasks, and what has been graded so far.
 pub struct Grading {
     resolved: Resolved,
-    /// (task, gold) by dataset index.
+    /// (task, gold) by the index of the request in the dataset this process sends.
     golds: Vec<(String, String)>,
+    /// Each such request's index in the whole dataset (an execution segment sends a share).
+    whole_index: Vec<usize>,
     limits: CodeLimits,
     clock: RunClock,
     state: Mutex<State>,
@@ -63,16 +65,32 @@ pub struct Grading {
 
 impl Grading {
     /// The grading of `plan`'s answers when its dataset is an accuracy benchmark (the questions
-    /// read again: they are a pure function of the plan).
-    pub fn of(plan: &Plan, artifact_dir: &Path, clock: RunClock) -> Result<Option<Arc<Grading>>> {
+    /// read again: they are a pure function of the plan). An execution segment sends the
+    /// questions `whole_index` names (empty: all of them, in order).
+    pub fn of(
+        plan: &Plan,
+        artifact_dir: &Path,
+        clock: RunClock,
+        whole_index: &[usize],
+    ) -> Result<Option<Arc<Grading>>> {
         let Dataset::File(file) = &plan.dataset else { return Ok(None) };
         let Some(spec) = &file.accuracy else { return Ok(None) };
         let (resolved, problems) = load::problems(spec, file.draws)?;
         let path = artifact_dir.join(EXPORT_FILE);
         let created = std::fs::File::create(&path).with_context(|| format!("cannot create {}", path.display()))?;
         let summary = AccuracySummary::new(resolved.benchmark.name(), resolved.grader.name());
+        let whole_index = match whole_index.is_empty() {
+            true => (0..problems.len()).collect(),
+            false => whole_index.to_vec(),
+        };
+        let mut golds = Vec::with_capacity(whole_index.len());
+        for &index in &whole_index {
+            let problem = problems.get(index).with_context(|| format!("question {index} is not in the benchmark"))?;
+            golds.push((problem.task.clone(), problem.gold.clone()));
+        }
         Ok(Some(Arc::new(Grading {
-            golds: problems.into_iter().map(|problem| (problem.task, problem.gold)).collect(),
+            golds,
+            whole_index,
             resolved,
             limits: CodeLimits::default(),
             clock,
@@ -93,7 +111,8 @@ impl Grading {
         if record.error.is_some() || record.was_cancelled {
             return Ok(());
         }
-        let Some((task, gold)) = self.golds.get(record.origin.dataset_index % self.golds.len().max(1)) else {
+        let asked = record.origin.dataset_index % self.golds.len().max(1);
+        let (Some((task, gold)), Some(question)) = (self.golds.get(asked), self.whole_index.get(asked)) else {
             return Ok(());
         };
         let reply = if record.content.is_empty() { &record.reasoning } else { &record.content };
@@ -110,7 +129,7 @@ impl Grading {
             );
         }
         let line = json!({
-            "session_num": record.origin.dataset_index,
+            "session_num": question,
             "conversation_id": Value::Null,
             "x_request_id": record.x_request_id,
             "worker_id": record.worker_id.as_deref().unwrap_or("worker_0"),

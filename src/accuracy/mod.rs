@@ -12,6 +12,7 @@ mod load;
 pub mod problem;
 mod python_random;
 mod resolve;
+mod segments;
 mod source;
 mod summary;
 
@@ -20,6 +21,7 @@ pub use dataset::dataset;
 pub use grading::{EXPORT_FILE, GradedAnswer, Grading, GradingSink};
 pub use load::{entries, problems, question_count};
 pub use resolve::Resolved;
+pub use segments::merged as merged_segments;
 pub use summary::{AccuracySummary, OVERALL_TAG, Tally, UNPARSED_TAG};
 
 /// AIPerf's per-task CSV.

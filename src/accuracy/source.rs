@@ -94,9 +94,7 @@ fn cached_repo(benchmark: &str, repo: &str, subset: Option<&str>) -> Result<Path
 /// GPQA's is: a header line, then a row per line, every cell text), or `None` when the
 /// snapshot has no such file (its Parquet conversion is read instead).
 pub fn csv_rows(benchmark: &str, repo: &str, file_name: &str) -> Result<Option<Vec<Row>>> {
-    let dir = cached_repo(benchmark, repo, None)?;
-    let Some(path) = hub_cache::snapshot(&dir).map(|snapshot| snapshot.join(file_name)).filter(|path| path.is_file())
-    else {
+    let Some(path) = snapshot_file(benchmark, repo, file_name)?.filter(|path| path.is_file()) else {
         return Ok(None);
     };
     let mut reader =
@@ -111,4 +109,42 @@ pub fn csv_rows(benchmark: &str, repo: &str, file_name: &str) -> Result<Option<V
         found.push(Row { at, cells });
     }
     Ok(Some(found))
+}
+
+/// The rows of the files `file_names` of `repo`'s snapshot, in that order (a repository whose
+/// loading script picks its files, as LiveCodeBench's does), or `None` when none of them is
+/// there; some there and some not is an error naming those missing.
+pub fn named_files_rows(benchmark: &str, repo: &str, file_names: &[String]) -> Result<Option<Vec<Row>>> {
+    let mut paths = Vec::new();
+    for name in file_names {
+        paths.extend(snapshot_file(benchmark, repo, name)?);
+    }
+    if paths.len() < file_names.len() {
+        return Ok(None);
+    }
+    let missing: Vec<&String> =
+        file_names.iter().zip(&paths).filter(|(_, path)| !path.is_file()).map(|(name, _)| name).collect();
+    if missing.len() == file_names.len() {
+        return Ok(None);
+    }
+    if !missing.is_empty() {
+        let names: Vec<&str> = missing.iter().map(|name| name.as_str()).collect();
+        bail!(
+            "accuracy benchmark {benchmark} ({repo}): the snapshot lacks {} ({})",
+            names.join(", "),
+            hub_fetch_hint(repo, None)
+        );
+    }
+    let mut found = Vec::new();
+    rows::each(&paths, |row| {
+        found.push(Row { at: row.at, cells: row.cells });
+        Ok(true)
+    })?;
+    Ok(Some(found))
+}
+
+/// Where file `file_name` of `repo`'s cached snapshot is (`None` without a snapshot).
+fn snapshot_file(benchmark: &str, repo: &str, file_name: &str) -> Result<Option<PathBuf>> {
+    let dir = cached_repo(benchmark, repo, None)?;
+    Ok(hub_cache::snapshot(&dir).map(|snapshot| snapshot.join(file_name)))
 }

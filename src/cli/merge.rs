@@ -20,6 +20,7 @@ pub fn merge(args: MergeArgs, runtime: &tokio::runtime::Runtime) -> i32 {
     let result = &merged.result;
     ui::stdout::print_line(&ui::table::render(result));
     ui::stdout::print(&ui::gpu_table::render(result));
+    ui::stdout::print(&ui::accuracy_table::render(result));
     ui::stdout::print(&ui::self_check::render(result));
     ui::stdout::print(&ui::thresholds::render(result));
     ui::stdout::print_line(&format!(

@@ -5,7 +5,8 @@
 //! the whole plan would have computed it (or, streaming, their `segment_histograms.json` are
 //! added up: `streaming.rs`); the phases and client self-checks are combined
 //! (`combine.rs`), server metrics and GPU telemetry come from the collecting segment (whose
-//! GPU readings give the energy metrics over the merged window), and
+//! GPU readings give the energy metrics over the merged window), an accuracy run's graded
+//! answers are counted into one summary (`accuracy::merged_segments`), and
 //! `merge_report.json` keeps each segment's start, counts and self-check, and the spread of the
 //! starts.
 
@@ -79,6 +80,8 @@ pub async fn merge(dirs: &[PathBuf], out: &Path, streaming: bool, cli_command: O
             crate::telemetry::energy::users_of(&whole),
         );
     }
+    let accuracy = crate::accuracy::merged_segments(&whole, segments.iter().map(|s| s.dir.as_path()), out)?;
+    metrics.extend(accuracy.iter().flat_map(crate::accuracy::AccuracySummary::metrics));
     let end_ns = phases.iter().map(|phase| phase.window_end_ns).max().unwrap_or(0);
     let result = RunResult {
         name: whole.name.clone(),
@@ -100,7 +103,7 @@ pub async fn merge(dirs: &[PathBuf], out: &Path, streaming: bool, cli_command: O
         telemetry_data: telemetry_data(&collecting.dir, &whole),
         timeslices,
         spec_decode_histogram,
-        accuracy: None,
+        accuracy,
     };
     export::write_summaries(&result, out)?;
     copy_collector_files(&collecting.dir, out, &whole)?;

@@ -10,6 +10,7 @@ use super::lcb_private_tests;
 use crate::accuracy::problem::{Asking, Problem};
 use crate::accuracy::source::{self, Row};
 
+const REPO: &str = "livecodebench/code_generation_lite";
 const RELEASE_ENV: &str = "AIPERF_ACCURACY_LCB_RELEASE_TAG";
 const DEFAULT_RELEASE: &str = "v4_v5";
 
@@ -28,8 +29,11 @@ pub fn problems(asking: &Asking, max_tokens: u64) -> Result<Vec<Problem>> {
     }
     let release = std::env::var(RELEASE_ENV).ok().filter(|tag| !tag.is_empty());
     let release = release.as_deref().unwrap_or(DEFAULT_RELEASE);
-    source::rows("lcb_codegeneration", "livecodebench/code_generation_lite", Some(release), "test")?
-        .iter()
+    let rows = match source::named_files_rows("lcb_codegeneration", REPO, &release_files(release))? {
+        Some(rows) => rows,
+        None => source::rows("lcb_codegeneration", REPO, Some(release), "test")?,
+    };
+    rows.iter()
         .map(|row| {
             let starter = row.text("starter_code").unwrap_or_default();
             let mut prompt = format!("{PREAMBLE}Question: {}\n\n", row.text("question_content")?);
@@ -40,6 +44,26 @@ pub fn problems(asking: &Asking, max_tokens: u64) -> Result<Vec<Problem>> {
             Ok(Problem { task: "lcb_codegeneration".into(), prompt, gold: tests_of(row)?.to_string(), max_tokens })
         })
         .collect()
+}
+
+/// The files of the repository's release `tag`, as its loading script names them: `test.jsonl`
+/// holds release 1 and `testN.jsonl` release N; `release_vN` is releases 1 to N
+/// (`release_latest` all six), `vN` release N alone, `vA_vB` releases A to B. Any other tag
+/// names none (a folder of that name is read instead).
+fn release_files(tag: &str) -> Vec<String> {
+    const LATEST: u32 = 6;
+    let release =
+        |text: &str| text.strip_prefix('v').and_then(|n| n.parse::<u32>().ok()).filter(|n| (1..=LATEST).contains(n));
+    let releases = match tag.strip_prefix("release_") {
+        Some("latest") => Some((1, LATEST)),
+        Some(version) => release(version).map(|last| (1, last)),
+        None => match tag.split_once('_') {
+            Some((first, last)) => release(first).zip(release(last)).filter(|(first, last)| first < last),
+            None => release(tag).map(|only| (only, only)),
+        },
+    };
+    let Some((first, last)) = releases else { return Vec::new() };
+    (first..=last).map(|n| if n == 1 { "test.jsonl".to_string() } else { format!("test{n}.jsonl") }).collect()
 }
 
 /// `{"tests": [{input, output, testtype}], "func_name"}`: the public tests, then the private
@@ -71,4 +95,43 @@ fn tests_of(row: &Row) -> Result<Value> {
         None => Value::Null,
     };
     Ok(json!({ "tests": tests, "func_name": metadata.get("func_name").cloned().unwrap_or(Value::Null) }))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::accuracy::graders::{CodeLimits, GraderKind};
+
+    #[test]
+    fn release_tags_name_the_files_the_loading_script_names() {
+        assert_eq!(release_files("v4_v5"), ["test4.jsonl", "test5.jsonl"]);
+        assert_eq!(release_files("release_v2"), ["test.jsonl", "test2.jsonl"]);
+        assert_eq!(release_files("release_latest").len(), 6);
+        assert_eq!(release_files("v1"), ["test.jsonl"]);
+        assert!(
+            release_files("v5_v4").is_empty() && release_files("v7").is_empty() && release_files("mine").is_empty()
+        );
+    }
+
+    #[test]
+    fn the_compressed_private_tests_are_graded_after_the_public_ones() {
+        // base64(zlib(pickle(json.dumps([{"input": "5 5\n", "output": "10\n", ...}])))) by CPython
+        let private = "eJxrYJlqzwABPdbR1UqZeQWlJUpWCkqmCqYxeUo6Ckr5pSVQIUMDiEhJanFJSWVBKkisuCQlM0+pNnaKHgDDdxTU";
+        let public = json!([{ "input": "1 2\n", "output": "3\n", "testtype": "stdin" }]).to_string();
+        let cells = json!({ "public_test_cases": public, "private_test_cases": private, "metadata": "{}" });
+        let row = Row { at: "test.jsonl:1".into(), cells: cells.as_object().cloned().unwrap_or_default() };
+        let gold = tests_of(&row).unwrap();
+        let inputs: Vec<&str> = gold["tests"].as_array().unwrap().iter().filter_map(|t| t["input"].as_str()).collect();
+        assert_eq!(inputs, ["1 2\n", "5 5\n"]);
+        if std::process::Command::new("python3").arg("--version").output().is_err() {
+            return;
+        }
+        let limits = CodeLimits::default();
+        let only_public = "```python\nprint(3)\n```";
+        assert!(!GraderKind::CodeExecution.grade(only_public, &gold.to_string(), &limits).correct);
+        let sum = "```python\na, b = map(int, input().split())\nprint(a + b)\n```";
+        assert!(GraderKind::CodeExecution.grade(sum, &gold.to_string(), &limits).correct);
+    }
 }
