@@ -191,16 +191,27 @@ fn every_benchmarks_layout_is_read_and_a_mock_answering_all_right_scores_one() {
     assert_eq!((line["grader_name"].as_str(), line["passed"].as_bool()), (Some("code_execution"), Some(false)));
 }
 
-#[test]
-fn mmlu_against_a_mock_answering_seventy_percent_scores_exactly_seventy_per_task() {
-    let cache = Cache::new();
-    write_every_benchmark(&cache);
+/// The built-in mock as a process of its own, answering 70 % of MMLU's anatomy and virology
+/// questions (2 worked examples) right, on its port.
+fn mmlu_mock_answering_seventy_percent(cache: &Cache) -> (u16, MockProcess) {
+    write_every_benchmark(cache);
     let port = common::closed_port();
-    let _mock = MockProcess::start_with(
+    let mock = MockProcess::start_with(
         port,
         &[("HF_HUB_CACHE", cache.hub().as_path())],
         "--accuracy-benchmark mmlu --accuracy-tasks anatomy,virology --accuracy-n-shots 2 --accuracy-correct 0.7",
     );
+    (port, mock)
+}
+
+/// `accuracy_results.csv` of the 20 questions that mock answers.
+const SEVENTY_PERCENT_CSV: &str =
+    "task,correct,total,unparsed,accuracy\nanatomy,7,10,0,0.7000\nvirology,7,10,0,0.7000\nOVERALL,14,20,0,0.7000\n";
+
+#[test]
+fn mmlu_against_a_mock_answering_seventy_percent_scores_exactly_seventy_per_task() {
+    let cache = Cache::new();
+    let (port, _mock) = mmlu_mock_answering_seventy_percent(&cache);
     let run = cache.profile(&format!(
         "--model m --url http://127.0.0.1:{port} --endpoint-type chat --streaming --concurrency 4 \
          --accuracy-benchmark mmlu --accuracy-tasks anatomy,virology --accuracy-n-shots 2 --artifact-dir out"
@@ -220,10 +231,7 @@ fn mmlu_against_a_mock_answering_seventy_percent_scores_exactly_seventy_per_task
     assert_eq!(summary["accuracy"]["grader_name"], "multiple_choice");
     assert_eq!(summary["input_config"]["accuracy"]["benchmark"], "mmlu");
     let csv = std::fs::read_to_string(cache.path("out/accuracy_results.csv")).expect("accuracy_results.csv");
-    assert_eq!(
-        csv,
-        "task,correct,total,unparsed,accuracy\nanatomy,7,10,0,0.7000\nvirology,7,10,0,0.7000\nOVERALL,14,20,0,0.7000\n"
-    );
+    assert_eq!(csv, SEVENTY_PERCENT_CSV);
     let graded: Vec<Value> = std::fs::read_to_string(cache.path("out/accuracy_export.jsonl"))
         .expect("accuracy_export.jsonl")
         .lines()
@@ -482,13 +490,7 @@ fn prompts_are_the_ones_aiperf_builds_from_the_same_rows() {
 #[test]
 fn the_segments_of_an_accuracy_run_merge_into_the_whole_runs_accuracy() {
     let cache = Cache::new();
-    write_every_benchmark(&cache);
-    let port = common::closed_port();
-    let _mock = MockProcess::start_with(
-        port,
-        &[("HF_HUB_CACHE", cache.hub().as_path())],
-        "--accuracy-benchmark mmlu --accuracy-tasks anatomy,virology --accuracy-n-shots 2 --accuracy-correct 0.7",
-    );
+    let (port, _mock) = mmlu_mock_answering_seventy_percent(&cache);
     let args = format!(
         "--model m --url http://127.0.0.1:{port} --endpoint-type chat --concurrency 3 \
          --accuracy-benchmark mmlu --accuracy-tasks anatomy,virology --accuracy-n-shots 2"
@@ -516,10 +518,7 @@ fn the_segments_of_an_accuracy_run_merge_into_the_whole_runs_accuracy() {
         assert_eq!(summary["accuracy"]["per_task"][subject]["passed"], 7, "{subject}");
     }
     let csv = std::fs::read_to_string(cache.path("out/accuracy_results.csv")).expect("accuracy_results.csv");
-    assert_eq!(
-        csv,
-        "task,correct,total,unparsed,accuracy\nanatomy,7,10,0,0.7000\nvirology,7,10,0,0.7000\nOVERALL,14,20,0,0.7000\n"
-    );
+    assert_eq!(csv, SEVENTY_PERCENT_CSV);
     // Each question graded once, under its number in the whole benchmark.
     let graded = std::fs::read_to_string(cache.path("out/accuracy_export.jsonl")).expect("accuracy_export.jsonl");
     let mut questions: Vec<u64> = graded

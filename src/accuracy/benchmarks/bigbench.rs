@@ -12,38 +12,6 @@ const REPO: &str = "lukaemon/bbh";
 /// DeepEval's cap on worked examples (its prompt files hold three).
 const MAX_SHOTS: u32 = 3;
 
-/// Each subtask, in DeepEval's order, with what its answer must be (DeepEval's wording): the
-/// choices `(A)`… up to the letter given, or a text of its own.
-const SUBTASKS: [(&str, Asked); 27] = [
-    ("boolean_expressions", Asked::Text("'True' or 'False'")),
-    ("causal_judgement", Asked::Text("'Yes' or 'No'")),
-    ("date_understanding", Asked::Letters(6)),
-    ("disambiguation_qa", Asked::Letters(3)),
-    ("dyck_languages", Asked::Text("only the sequence of parentheses characters separated by white space")),
-    ("formal_fallacies", Asked::Text("'invalid' or 'valid'")),
-    ("geometric_shapes", Asked::Letters(11)),
-    ("hyperbaton", Asked::Text("'(A)' or'(B)'")),
-    ("logical_deduction_five_objects", Asked::Letters(5)),
-    ("logical_deduction_seven_objects", Asked::Letters(7)),
-    ("logical_deduction_three_objects", Asked::Letters(3)),
-    ("movie_recommendation", Asked::Letters(5)),
-    ("multistep_arithmetic_two", Asked::Text("the numerical answer")),
-    ("navigate", Asked::Text("'Yes' or 'No'")),
-    ("object_counting", Asked::Text("the numerical answer")),
-    ("penguins_in_a_table", Asked::Letters(5)),
-    ("reasoning_about_colored_objects", Asked::Letters(18)),
-    ("ruin_names", Asked::Letters(4)),
-    ("salient_translation_error_detection", Asked::Letters(6)),
-    ("snarks", Asked::Text("'(A)' or'(B)'")),
-    ("sports_understanding", Asked::Text("'yes' or 'no'")),
-    ("temporal_sequences", Asked::Letters(4)),
-    ("tracking_shuffled_objects_five_objects", Asked::Letters(5)),
-    ("tracking_shuffled_objects_seven_objects", Asked::Letters(7)),
-    ("tracking_shuffled_objects_three_objects", Asked::Letters(3)),
-    ("web_of_lies", Asked::Text("'Yes' or 'No'")),
-    ("word_sorting", Asked::Text("only the sequence of words separated by white space")),
-];
-
 #[derive(Clone, Copy)]
 enum Asked {
     /// `'(A)', '(B)', or '(C)'` for 3.
@@ -99,8 +67,12 @@ fn opening(subtask: &str, n_shots: u32, cot: bool) -> String {
     format!("Task description: {}", parts.join("\n\n"))
 }
 
-macro_rules! prompt_files {
-    ($($name:literal),* $(,)?) => {
+macro_rules! subtasks {
+    ($(($name:literal, $asked:expr)),* $(,)?) => {
+        /// Each subtask, in DeepEval's order, with what its answer must be (DeepEval's wording):
+        /// the choices `(A)`… up to the letter given, or a text of its own.
+        const SUBTASKS: [(&str, Asked); 27] = [$(($name, $asked)),*];
+
         /// DeepEval's prompt file of `subtask`: with chain of thought (`bbh_prompts/cot/`) or
         /// the answers alone (`bbh_prompts/shot/`).
         fn prompt_file(subtask: &str, cot: bool) -> &'static str {
@@ -115,34 +87,34 @@ macro_rules! prompt_files {
     };
 }
 
-prompt_files!(
-    "boolean_expressions",
-    "causal_judgement",
-    "date_understanding",
-    "disambiguation_qa",
-    "dyck_languages",
-    "formal_fallacies",
-    "geometric_shapes",
-    "hyperbaton",
-    "logical_deduction_five_objects",
-    "logical_deduction_seven_objects",
-    "logical_deduction_three_objects",
-    "movie_recommendation",
-    "multistep_arithmetic_two",
-    "navigate",
-    "object_counting",
-    "penguins_in_a_table",
-    "reasoning_about_colored_objects",
-    "ruin_names",
-    "salient_translation_error_detection",
-    "snarks",
-    "sports_understanding",
-    "temporal_sequences",
-    "tracking_shuffled_objects_five_objects",
-    "tracking_shuffled_objects_seven_objects",
-    "tracking_shuffled_objects_three_objects",
-    "web_of_lies",
-    "word_sorting",
+subtasks!(
+    ("boolean_expressions", Asked::Text("'True' or 'False'")),
+    ("causal_judgement", Asked::Text("'Yes' or 'No'")),
+    ("date_understanding", Asked::Letters(6)),
+    ("disambiguation_qa", Asked::Letters(3)),
+    ("dyck_languages", Asked::Text("only the sequence of parentheses characters separated by white space")),
+    ("formal_fallacies", Asked::Text("'invalid' or 'valid'")),
+    ("geometric_shapes", Asked::Letters(11)),
+    ("hyperbaton", Asked::Text("'(A)' or'(B)'")),
+    ("logical_deduction_five_objects", Asked::Letters(5)),
+    ("logical_deduction_seven_objects", Asked::Letters(7)),
+    ("logical_deduction_three_objects", Asked::Letters(3)),
+    ("movie_recommendation", Asked::Letters(5)),
+    ("multistep_arithmetic_two", Asked::Text("the numerical answer")),
+    ("navigate", Asked::Text("'Yes' or 'No'")),
+    ("object_counting", Asked::Text("the numerical answer")),
+    ("penguins_in_a_table", Asked::Letters(5)),
+    ("reasoning_about_colored_objects", Asked::Letters(18)),
+    ("ruin_names", Asked::Letters(4)),
+    ("salient_translation_error_detection", Asked::Letters(6)),
+    ("snarks", Asked::Text("'(A)' or'(B)'")),
+    ("sports_understanding", Asked::Text("'yes' or 'no'")),
+    ("temporal_sequences", Asked::Letters(4)),
+    ("tracking_shuffled_objects_five_objects", Asked::Letters(5)),
+    ("tracking_shuffled_objects_seven_objects", Asked::Letters(7)),
+    ("tracking_shuffled_objects_three_objects", Asked::Letters(3)),
+    ("web_of_lies", Asked::Text("'Yes' or 'No'")),
+    ("word_sorting", Asked::Text("only the sequence of words separated by white space")),
 );
 
 #[cfg(test)]
