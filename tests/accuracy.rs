@@ -474,14 +474,12 @@ fn prompts_are_the_ones_aiperf_builds_from_the_same_rows() {
     assert_eq!(prompts, texts(&expected["bigbench_cot_false_1_shots"]));
     // HellaSwag: DeepEval's activities in its order, the first train row of each as examples.
     let (prompts, golds) = asked(&cache, "hellaswag", r#"benchmark: "hellaswag", n_shots: 2"#);
-    let aiperfs = expected["hellaswag_2_shots"].as_array().expect("hellaswag");
-    assert_eq!(prompts, aiperfs.iter().map(|p| p[1].as_str().unwrap().to_string()).collect::<Vec<_>>());
-    assert_eq!(golds, aiperfs.iter().map(|p| p[2].as_str().unwrap().to_string()).collect::<Vec<_>>());
+    assert_eq!(prompts, aiperfs(&expected, "hellaswag_2_shots", 1));
+    assert_eq!(golds, aiperfs(&expected, "hellaswag_2_shots", 2));
     // GPQA from its CSV: the answers where Python's seeded shuffle puts them.
     let (prompts, golds) = asked(&cache, "gpqa", r#"benchmark: "gpqa_diamond""#);
-    let aiperfs = expected["gpqa_diamond"].as_array().expect("gpqa");
-    assert_eq!(prompts, aiperfs.iter().map(|p| p[0].as_str().unwrap().to_string()).collect::<Vec<_>>());
-    assert_eq!(golds, aiperfs.iter().map(|p| p[1].as_str().unwrap().to_string()).collect::<Vec<_>>());
+    assert_eq!(prompts, aiperfs(&expected, "gpqa_diamond", 0));
+    assert_eq!(golds, aiperfs(&expected, "gpqa_diamond", 1));
     // LiveCodeBench: lighteval's prompt, with and without starter code.
     let (prompts, _) = asked(&cache, "lcb", r#"benchmark: "lcb_codegeneration""#);
     assert_eq!(prompts, texts(&expected["lcb_codegeneration"]));
@@ -527,4 +525,40 @@ fn the_segments_of_an_accuracy_run_merge_into_the_whole_runs_accuracy() {
         .collect();
     questions.sort();
     assert_eq!(questions, (0..20).collect::<Vec<u64>>());
+}
+
+/// Column `column` of each of AIPerf's problems listed under `key` in `expected.json`.
+fn aiperfs(expected: &Value, key: &str, column: usize) -> Vec<String> {
+    let problems = expected[key].as_array().unwrap_or_else(|| panic!("no {key} in expected.json"));
+    problems.iter().map(|problem| problem[column].as_str().expect("text").to_string()).collect()
+}
+
+#[test]
+fn the_other_benchmarks_prompts_are_aiperfs_too() {
+    let (rows, expected) = (fixture("rows.json"), fixture("expected.json"));
+    let list = |key: &str| rows[key].as_array().expect("rows").clone();
+    let cache = Cache::new();
+    cache.write("TIGER-Lab/MMLU-Pro", "data/test-00000-of-00001.jsonl", &list("mmlu_pro_test"));
+    cache.write("TIGER-Lab/MMLU-Pro", "data/validation-00000-of-00001.jsonl", &list("mmlu_pro_validation"));
+    cache.write("Maxwell-Jia/AIME_2024", "train.jsonl", &list("aime"));
+    cache.write("HuggingFaceH4/aime_2024", "data/train-00000-of-00001.jsonl", &list("aime24"));
+    cache.write("HuggingFaceH4/MATH-500", "test.jsonl", &list("math_500"));
+    cache.write("openai/gsm8k", "main/test-00000-of-00001.jsonl", &list("gsm8k"));
+
+    for cot in [true, false] {
+        let (prompts, golds) = asked(&cache, &format!("pro{cot}"), &format!(r#"benchmark: "mmlu_pro", cot: {cot}"#));
+        let key = format!("mmlu_pro_cot_{cot}");
+        assert_eq!(prompts, aiperfs(&expected, &key, 1), "{key}");
+        assert_eq!(golds, aiperfs(&expected, &key, 2), "{key}");
+    }
+    let (prompts, _) = asked(&cache, "aime", r#"benchmark: "aime""#);
+    assert_eq!(prompts, aiperfs(&expected, "aime_cot_true_8_shots", 0));
+    let (prompts, _) = asked(&cache, "aime1", r#"benchmark: "aime", n_shots: 1, cot: false"#);
+    assert_eq!(prompts, aiperfs(&expected, "aime_cot_false_1_shots", 0));
+    let (prompts, _) = asked(&cache, "aime24", r#"benchmark: "aime24""#);
+    assert_eq!(prompts, aiperfs(&expected, "aime24", 0));
+    let (prompts, _) = asked(&cache, "math", r#"benchmark: "math_500""#);
+    assert_eq!(prompts, aiperfs(&expected, "math_500", 1));
+    let (prompts, _) = asked(&cache, "gsm8k", r#"benchmark: "gsm8k""#);
+    assert_eq!(prompts, aiperfs(&expected, "gsm8k", 0));
 }
