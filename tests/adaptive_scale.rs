@@ -1,7 +1,7 @@
 //! adaptive_scale phases against the mock (8 slots, TTFT 20 ms, ITL 2 ms, OSL 32): the SLA
 //! controller climbs to the TTFT boundary and holds a TTFT p95 SLA there, its decisions in
 //! AIPerf's artifacts; the YAML block and the Rhai builder make the same phase, and
-//! `--emit-scenario` writes it back.
+//! `--emit-scenario` writes it back. A rate phase's controller moves its request rate.
 
 mod common;
 
@@ -126,6 +126,90 @@ fn an_adaptive_scale_phase_holds_a_ttft_sla_on_the_mock() {
     let scenario = std::fs::read_to_string(&emitted_path).expect("the emitted scenario");
     assert!(scenario.contains("adaptive_scale(#{"), "{scenario}");
     assert!(scenario.contains("sla: [\"time_to_first_token:p95:lt:200\"]"), "{scenario}");
+}
+
+/// A constant-rate phase whose request rate the controller moves (50 % steps from 10 req/s, at
+/// most the phase's 110 req/s).
+fn rate_config(port: u16) -> String {
+    format!(
+        r#"schemaVersion: "2.0"
+benchmark:
+  model: mock-model
+  endpoint:
+    url: http://127.0.0.1:{port}
+    streaming: true
+  dataset:
+    type: synthetic
+    entries: 64
+    prompts:
+      isl: 32
+      osl: 32
+  phases:
+    - name: profiling
+      type: constant
+      rate: 110
+      duration: 40
+      grace_period: 5
+      adaptive_scale:
+        control: {{variable: request_rate, min: 10}}
+        strategy: {{step_policy: fixed_percent_step, step_percent: 50}}
+        assessment_period: 2
+        sustain_duration: 6
+        min_completed_requests: 10
+      sla:
+        - {{metric_tag: time_to_first_token, stat: p95, op: lt, threshold: {TTFT_SLA_MS}}}
+"#
+    )
+}
+
+#[test]
+fn an_adaptive_request_rate_stays_under_the_mocks_capacity_and_holds_the_sla() {
+    let dir = tempfile::tempdir().expect("dir");
+    let port = closed_port();
+    let _mock = MockProcess::listening(port, &["--max-running", "8", "--ttft-ms", "20", "--itl-ms", "2"]);
+    let config_path = dir.path().join("adaptive_rate.yaml");
+    std::fs::write(&config_path, rate_config(port)).expect("config");
+    let output = aiperf_command(dir.path()).args(["profile", "--config"]).arg(&config_path).output().expect("profile");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
+
+    let artifacts = folder_with(&dir.path().join("artifacts"), "adaptive_scale_manifest.json");
+    let summary = read_json(&artifacts.join("phases/profiling/adaptive_scale_summary.json"));
+    assert_eq!(summary["control_variable"], "request_rate", "{summary:#}");
+    assert_eq!(summary["status"], "completed", "{summary:#}");
+    // 8 slots of 82 ms answers serve 97.6 req/s: the rates 10, 15, 23, 35, 53, 80 stay under
+    // it; 110 queues 25 requests in its 2 s window (TTFT p95 ≈ 260 ms) and breaks the SLA.
+    let boundary = summary["boundary_value"].as_f64().expect("a boundary");
+    let first_failing = summary["first_failing_value"].as_f64().expect("a first failure");
+    assert!(boundary < 97.6 && first_failing > boundary, "{summary:#}");
+    // The backlog of the failing window may break the first sustain window: one step down.
+    let held = summary["control_value"].as_f64().expect("the final rate");
+    assert!(held <= boundary && held >= boundary / 2.0, "{summary:#}");
+    let events: Vec<Value> = std::fs::read_to_string(artifacts.join("phases/profiling/adaptive_scale_events.jsonl"))
+        .expect("events")
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("an event"))
+        .collect();
+    let sustain_from = events.iter().position(|event| event["event"] == "sustain_started").expect("a sustain");
+    let at_held: Vec<f64> = events[sustain_from..]
+        .iter()
+        .filter(|event| event["event"] == "adaptive_window" && event["control_value"].as_f64() == Some(held))
+        .filter_map(|window| window["sla_value"].as_f64())
+        .collect();
+    assert!(!at_held.is_empty(), "{events:#?}");
+    assert!(at_held.iter().all(|ttft_p95| *ttft_p95 < TTFT_SLA_MS), "TTFT p95 at {held} req/s: {at_held:?}");
+
+    let emitted_path = dir.path().join("adaptive_rate.rhai");
+    let emitted = aiperf_command(dir.path())
+        .args(["profile", "--config"])
+        .arg(&config_path)
+        .arg("--emit-scenario")
+        .arg(&emitted_path)
+        .output()
+        .expect("emit");
+    assert_eq!(emitted.status.code(), Some(0), "{}", String::from_utf8_lossy(&emitted.stderr));
+    let scenario = std::fs::read_to_string(&emitted_path).expect("the emitted scenario");
+    assert!(scenario.contains("min_rate: 10.0, max_rate: 110.0, arrival: \"constant\""), "{scenario}");
 }
 
 #[test]

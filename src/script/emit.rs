@@ -629,7 +629,7 @@ fn prefill_keys(prefill: Option<PrefillCap>) -> Vec<String> {
     [format!("prefill_concurrency: {}", cap.concurrency)].into_iter().chain(ramp).collect()
 }
 
-fn arrival(pattern: Arrival) -> Vec<String> {
+pub(super) fn arrival(pattern: Arrival) -> Vec<String> {
     match pattern {
         Arrival::Constant => vec!["arrival: \"constant\"".to_string()],
         Arrival::Poisson => vec!["arrival: \"poisson\"".to_string()],
