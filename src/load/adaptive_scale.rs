@@ -69,11 +69,19 @@ pub(super) async fn run(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, settings: &Ad
         issued: AtomicU64::new(0),
         window: Mutex::new(Vec::new()),
     });
-    let period = Duration::from_secs_f64(settings.assessment_period_s);
+    let mut phase = Controlled {
+        ctx: &ctx,
+        run: &run,
+        shared: &shared,
+        controller: &mut controller,
+        deadlines: PhaseDeadlines::of(&run.phase),
+        period: Duration::from_secs_f64(settings.assessment_period_s),
+        window_start: Instant::now(),
+    };
     match settings.control {
-        AdaptiveControl::Concurrency => closed_loop(&ctx, &run, &shared, &mut controller, period).await,
+        AdaptiveControl::Concurrency => closed_loop(&mut phase).await,
         AdaptiveControl::RequestRate { arrival, seed, max_concurrency } => {
-            open_loop(&ctx, &run, &shared, &mut controller, period, (arrival, seed, max_concurrency)).await
+            open_loop(&mut phase, arrival, seed, max_concurrency).await
         }
     }
     if !controller.is_complete() {
@@ -85,19 +93,41 @@ pub(super) async fn run(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, settings: &Ad
     controller.into_log((totals[0], totals[1], totals[2]))
 }
 
-/// Users who each send their next request when the last one ends, as many as the controller allows.
-async fn closed_loop(
-    ctx: &Arc<LoadContext>,
-    run: &Arc<PhaseRun>,
-    shared: &Arc<Shared>,
-    controller: &mut SlaController,
+/// The phase as its sending loop sees it: what it sends through, and the controller it asks.
+struct Controlled<'a> {
+    ctx: &'a Arc<LoadContext>,
+    run: &'a Arc<PhaseRun>,
+    shared: &'a Arc<Shared>,
+    controller: &'a mut SlaController,
+    deadlines: PhaseDeadlines,
     period: Duration,
-) {
-    let deadlines = PhaseDeadlines::of(&run.phase);
-    let mut window_start = Instant::now();
+    window_start: Instant,
+}
+
+impl Controlled<'_> {
+    /// Whether the phase still sends (not cancelled, within its duration and requests).
+    fn sending(&self) -> bool {
+        !self.ctx.cancel.is_cancelled() && !self.deadlines.sending_over() && !self.shared.exhausted(self.run)
+    }
+
+    /// The controller's decision once an assessment window has passed (a new window starts).
+    fn assess_if_due(&mut self) -> Option<Action> {
+        let elapsed = self.window_start.elapsed();
+        if elapsed < self.period {
+            return None;
+        }
+        let stats = self.shared.take_window(self.controller.judged_from_ns(), elapsed.as_secs_f64());
+        self.window_start = Instant::now();
+        Some(self.controller.assess(&stats, self.ctx.clock.now_ns()))
+    }
+}
+
+/// Users who each send their next request when the last one ends, as many as the controller allows.
+async fn closed_loop(phase: &mut Controlled<'_>) {
+    let (ctx, run, shared, deadlines) = (phase.ctx, phase.run, phase.shared, phase.deadlines);
     let mut users: Vec<Option<JoinHandle<()>>> = Vec::new();
     let mut step = tokio::time::interval(USER_STEP);
-    while !ctx.cancel.is_cancelled() && !deadlines.sending_over() && !shared.exhausted(&run) {
+    while phase.sending() {
         let wanted = shared.allowed_users.load(Ordering::Relaxed);
         if users.len() < wanted {
             users.resize_with(wanted, || None);
@@ -115,13 +145,10 @@ async fn closed_loop(
                 }));
             }
         }
-        if window_start.elapsed() >= period {
-            let stats = shared.take_window(controller.judged_from_ns(), window_start.elapsed().as_secs_f64());
-            window_start = Instant::now();
-            match controller.assess(&stats, ctx.clock.now_ns()) {
-                Action::Control(users) => shared.allowed_users.store(users as usize, Ordering::Relaxed),
-                Action::StopSending => break,
-            }
+        match phase.assess_if_due() {
+            Some(Action::Control(users)) => shared.allowed_users.store(users as usize, Ordering::Relaxed),
+            Some(Action::StopSending) => break,
+            None => {}
         }
         tokio::select! {
             _ = step.tick() => {}
@@ -138,23 +165,15 @@ async fn closed_loop(
 
 /// Requests that arrive at the controller's rate (the phase's arrival pattern), whatever the
 /// server does; at most `max_concurrency` in flight, a due request waiting for a free one.
-async fn open_loop(
-    ctx: &Arc<LoadContext>,
-    run: &Arc<PhaseRun>,
-    shared: &Arc<Shared>,
-    controller: &mut SlaController,
-    period: Duration,
-    (arrival, seed, max_concurrency): (Arrival, u64, Option<usize>),
-) {
-    let deadlines = PhaseDeadlines::of(&run.phase);
+async fn open_loop(phase: &mut Controlled<'_>, arrival: Arrival, seed: u64, max_concurrency: Option<usize>) {
+    let (ctx, run, shared, deadlines) = (phase.ctx, phase.run, phase.shared, phase.deadlines);
     let slots = max_concurrency.map(|n| Arc::new(Semaphore::new(n)));
     let mut gaps = UnitGaps::new(arrival, seed);
     let mut ids = request_ids(ctx, run, 0);
-    let mut rate_rps = controller.control_value();
-    let mut window_start = Instant::now();
+    let mut rate_rps = phase.controller.control_value();
     let mut next_due = Instant::now();
     let mut in_flight = JoinSet::new();
-    while !ctx.cancel.is_cancelled() && !deadlines.sending_over() && !shared.exhausted(run) {
+    while phase.sending() {
         if Instant::now() >= next_due {
             let (ctx, run, shared, slots) = (ctx.clone(), run.clone(), shared.clone(), slots.clone());
             let mut ids = SeededRng::new(ids.next_u64());
@@ -164,13 +183,10 @@ async fn open_loop(
             });
             next_due += Duration::from_secs_f64(gaps.next_gap() / rate_rps);
         }
-        if window_start.elapsed() >= period {
-            let stats = shared.take_window(controller.judged_from_ns(), window_start.elapsed().as_secs_f64());
-            window_start = Instant::now();
-            match controller.assess(&stats, ctx.clock.now_ns()) {
-                Action::Control(rate) => rate_rps = rate,
-                Action::StopSending => break,
-            }
+        match phase.assess_if_due() {
+            Some(Action::Control(rate)) => rate_rps = rate,
+            Some(Action::StopSending) => break,
+            None => {}
         }
         let wake = next_due.min(Instant::now() + USER_STEP);
         tokio::select! {

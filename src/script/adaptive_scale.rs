@@ -100,7 +100,8 @@ fn adaptive_scale(map: Map) -> ScriptResult<Phase> {
     finish(&mut r, PhaseKind::Profiling, LoadMode::AdaptiveScale(settings), true)
 }
 
-/// The builder's keys for `--emit-scenario`, the phase's common keys aside.
+/// The builder's keys for `--emit-scenario`, the phase's common keys and a rate's arrival
+/// pattern (`emit.rs` writes those) aside.
 pub(super) fn emitted_keys(settings: &AdaptiveScale) -> Vec<String> {
     // `{:?}` writes a float Rhai reads as one (`2.0`, not `2`).
     let float = |value: f64| format!("{value:?}");
@@ -110,12 +111,11 @@ pub(super) fn emitted_keys(settings: &AdaptiveScale) -> Vec<String> {
             format!("min_concurrency: {}", settings.control_min),
             format!("max_concurrency: {}", settings.control_max),
         ],
-        AdaptiveControl::RequestRate { arrival, seed, max_concurrency } => {
+        AdaptiveControl::RequestRate { seed, max_concurrency, .. } => {
             let mut keys = vec![
                 format!("min_rate: {}", float(settings.control_min)),
                 format!("max_rate: {}", float(settings.control_max)),
             ];
-            keys.extend(super::emit::arrival(arrival));
             keys.push(format!("seed: {seed}"));
             keys.extend(max_concurrency.map(|n| format!("max_concurrency: {n}")));
             keys
