@@ -151,7 +151,7 @@ impl AdaptiveScale {
         if self.control.is_integral() && [self.control_min, self.control_max].iter().any(|v| v.fract() != 0.0) {
             return Some(format!("adaptive_scale control.min and control.max must be whole numbers for {variable}"));
         }
-        if !(self.control_max > self.control_min) || !self.control_max.is_finite() {
+        if self.control_max <= self.control_min || !self.control_max.is_finite() {
             return Some(format!(
                 "adaptive_scale control.max ({}) must be above control.min ({})",
                 self.control_max, self.control_min
