@@ -1,8 +1,8 @@
 //! Capacity search against the built-in mock (8 slots, TTFT 20 ms, ITL 2 ms, ISL/OSL 32, 64
 //! requests an iteration): `--search-recipe max-concurrency-under-sla` finds the boundary the
 //! mock's capacity model predicts in fewer runs than AIPerf's 10, `search_history.json` reads
-//! back with AIPerf's keys, each iteration is a run of its own, and an interrupted search
-//! resumes from its checkpoint.
+//! back with AIPerf's keys, each iteration is a run of its own, an interrupted search resumes
+//! from its checkpoint, and the grid style bisects past AIPerf's log grid to the boundary.
 
 mod common;
 
@@ -23,9 +23,20 @@ const TTFT_SLA_MS: f64 = 200.0;
 /// whole answer (TTFT + (OSL-1)·ITL) for each wave of `SLOTS` users ahead of it, so the users
 /// that fit are the waves that fit, times the slots.
 fn true_boundary() -> i64 {
+    boundary_under(TTFT_SLA_MS)
+}
+
+fn boundary_under(ttft_sla_ms: f64) -> i64 {
     let answer_ms = TTFT_MS + (OSL - 1) as f64 * ITL_MS;
-    let waves_that_fit = ((TTFT_SLA_MS - TTFT_MS) / answer_ms).floor() as u64 + 1;
+    let waves_that_fit = ((ttft_sla_ms - TTFT_MS) / answer_ms).floor() as u64 + 1;
     (waves_that_fit * SLOTS) as i64
+}
+
+/// One search of this suite at a time: the mock's timing on a small shared machine is the
+/// measurement, and parallel searches would crowd each other's TTFT past the SLA.
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static SEARCHES: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    SEARCHES.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// The mock with the capacity above, listening before it returns (a search's first run does not wait).
@@ -48,6 +59,7 @@ fn swept(iteration: &Value) -> i64 {
 
 #[test]
 fn max_concurrency_under_sla_finds_the_mocks_boundary_in_fewer_runs_than_aiperf() {
+    let _one = one_at_a_time();
     let dir = tempfile::tempdir().expect("dir");
     let port = closed_port();
     let _mock = mock(port);
@@ -91,6 +103,43 @@ fn max_concurrency_under_sla_finds_the_mocks_boundary_in_fewer_runs_than_aiperf(
     assert!(text(&output.stdout).contains("highest that meets the SLA"), "{}", text(&output.stdout));
 }
 
+#[test]
+fn the_grid_style_runs_aiperfs_points_then_bisects_to_the_mocks_boundary() {
+    let _one = one_at_a_time();
+    // TTFT p95 under 150 ms: 102 ms up to 16 users, 184 ms from 17, so the boundary (16) sits
+    // well clear of the SLA on either side. AIPerf's grid alone would answer 11.
+    let ttft_sla_ms = 150.0;
+    let dir = tempfile::tempdir().expect("dir");
+    let port = closed_port();
+    let _mock = mock(port);
+    let command = format!(
+        "--url http://127.0.0.1:{port} --model mock-model --streaming --synthetic-input-tokens-mean 32 --output-tokens-mean {OSL} --request-count 64 --search-recipe max-concurrency-under-sla --search-style grid --ttft-sla-ms {ttft_sla_ms} --concurrency-min 1 --concurrency-max 64 --artifact-dir {}",
+        dir.path().join("artifacts/grid").display()
+    );
+    let output = aiperf_command(dir.path()).arg("profile").args(command.split_whitespace()).output().expect("profile");
+    assert_ok(&output);
+    let history = read_json(&dir.path().join("artifacts/grid/search_history.json"));
+    assert_eq!(history["config"]["planner"], "grid");
+    assert_eq!(history["convergence_reason"], "grid_precision_reached");
+    let iterations = history["iterations"].as_array().expect("iterations");
+    let tried: Vec<i64> = iterations.iter().map(swept).collect();
+    assert_eq!(&tried[..8], [1, 2, 3, 6, 11, 20, 35, 64], "AIPerf's _logspace_int_steps(1, 64, 8) first");
+    // Past the grid, every probe lies between the grid's last feasible and first infeasible point.
+    let grid_feasible = |x: i64| iterations[..8].iter().any(|it| swept(it) == x && it["feasible"] == true);
+    let last_feasible = tried[..8].iter().copied().filter(|x| grid_feasible(*x)).max().expect("a feasible grid point");
+    let first_infeasible = tried[..8].iter().copied().filter(|x| !grid_feasible(*x)).min().expect("an infeasible one");
+    assert!(tried[8..].iter().all(|x| (last_feasible + 1..first_infeasible).contains(x)), "{tried:?}");
+    assert!(tried.len() <= 8 + 5, "{tried:?}");
+    let boundary = &history["boundary_summary"];
+    let found = boundary["feasible_max"]["value"].as_i64().expect("a feasible concurrency");
+    assert_eq!(boundary["infeasible_min"]["value"].as_i64(), Some(found + 1), "{tried:?}");
+    assert!(
+        (found - boundary_under(ttft_sla_ms)).abs() <= 1,
+        "found {found}, the mock's boundary is {}: {tried:?}",
+        boundary_under(ttft_sla_ms)
+    );
+}
+
 /// A search whose run function stops the scenario at its first probe above AIPERF_STOP_ABOVE
 /// users (the first three probes, 1, 4 and 16, widen the range by ×4 while TTFT stays flat).
 const INTERRUPTIBLE: &str = r#"
@@ -118,6 +167,7 @@ fn run_search(dir: &Path, stop_above: Option<u64>) -> Output {
 
 #[test]
 fn an_interrupted_search_resumes_from_its_checkpoint() {
+    let _one = one_at_a_time();
     let dir = tempfile::tempdir().expect("dir");
     std::fs::write(dir.path().join("search.rhai"), INTERRUPTIBLE).expect("write");
     let stopped = run_search(dir.path(), Some(20));
@@ -144,6 +194,7 @@ fn an_interrupted_search_resumes_from_its_checkpoint() {
 
 #[test]
 fn a_multi_tier_search_finds_each_tiers_boundary_on_the_mock() {
+    let _one = one_at_a_time();
     // TTFT p95 under 110 ms holds up to 16 users (two waves), under 200 ms up to 24.
     let dir = tempfile::tempdir().expect("dir");
     let port = closed_port();
@@ -167,5 +218,10 @@ fn a_multi_tier_search_finds_each_tiers_boundary_on_the_mock() {
     assert_eq!(tiers[1]["label"], "tier_2");
     let runs = history["iterations"].as_array().map_or(0, Vec::len);
     assert_eq!(history["tier_metadata"]["actual_probe_count"], runs);
+    assert_eq!(history["tier_metadata"]["ordering_detected"], true, "TTFT < 110 is stricter than TTFT < 200");
+    assert_eq!(
+        history["tier_metadata"]["ordering_pairs"],
+        serde_json::json!([{"strict": "fast", "lenient": "tier_2"}])
+    );
     assert!(runs < 20, "{runs} runs for two tiers: no fewer than two monotonic searches (10 runs each)");
 }

@@ -7,8 +7,8 @@
 use serde_json::{Map, Value, json};
 
 use crate::plan::{
-    Arrival, Dataset, Dist, ExportLevel, FileDataset, FileFormat, LoadMode, NetworkLatency, Phase, PhaseKind, Plan,
-    RampStage, RampedQuantity, ScheduleTrace,
+    AdaptiveControl, Arrival, Dataset, Dist, ExportLevel, FileDataset, FileFormat, LoadMode, NetworkLatency, Phase,
+    PhaseKind, Plan, RampStage, RampedQuantity, ScheduleTrace,
 };
 
 /// The plan in the schema's `benchmark` shape, with the plan itself under `plan`.
@@ -293,10 +293,19 @@ fn phase(phase: &Phase) -> Value {
             "scripted_sessions"
         }
         LoadMode::AdaptiveScale(settings) => {
-            out.insert("concurrency".into(), json!(settings.max_concurrency));
             out.insert("adaptive_scale".into(), settings.config_block());
             out.insert("sla".into(), json!(settings.sla));
-            "concurrency"
+            match settings.control {
+                AdaptiveControl::Concurrency => {
+                    out.insert("concurrency".into(), settings.value_json(settings.control_max));
+                    "concurrency"
+                }
+                AdaptiveControl::RequestRate { arrival, max_concurrency, .. } => {
+                    out.insert("rate".into(), json!(settings.control_max));
+                    out.extend(max_concurrency.map(|n| ("concurrency".to_string(), json!(n))));
+                    arrival_type(&arrival, &mut out)
+                }
+            }
         }
     };
     out.insert("type".into(), json!(kind));

@@ -41,7 +41,7 @@ use crate::cancel::CancelSignal;
 use crate::client::HttpClient;
 use crate::clock::RunClock;
 use crate::dataset::requests::{PreparedRequest, conversations};
-use crate::plan::{LoadMode, Phase, PrefillCap, RampedQuantity};
+use crate::plan::{AdaptiveControl, LoadMode, Phase, PrefillCap, RampedQuantity};
 use crate::record::{AgentPlace, RequestOrigin, RequestRecord, SessionTurn};
 use crate::result::PhaseSummary;
 use crate::rng::SeededRng;
@@ -310,7 +310,11 @@ pub fn connection_pool_size(phase: &Phase) -> usize {
             *users
         }
         LoadMode::AgenticReplay(replay) => replay.lanes * 4,
-        LoadMode::AdaptiveScale(settings) => settings.max_concurrency,
+        LoadMode::AdaptiveScale(settings) => match settings.control {
+            AdaptiveControl::Concurrency => settings.control_max as usize,
+            AdaptiveControl::RequestRate { max_concurrency: Some(n), .. } => n,
+            AdaptiveControl::RequestRate { .. } => rate_guess(settings.control_max),
+        },
         LoadMode::Rate { rate, .. } => rate_guess(*rate),
         LoadMode::Ramp { ramped, start, stages, .. } => {
             let peak = stages.iter().map(|s| s.target).fold(*start, f64::max);

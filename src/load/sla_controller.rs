@@ -1,5 +1,5 @@
 //! The adaptive_scale SLA controller (AIPerf's `ramp_until_fail`): each window passing every
-//! SLA raises the concurrency; the first failing window sets the boundary at the last passing
+//! SLA raises the control value (concurrency or request rate); the first failing window sets the boundary at the last passing
 //! value, which it then holds for the sustain time (one step down allowed if it breaks).
 //! Every decision becomes one of AIPerf's `adaptive_scale_events.jsonl` events.
 
@@ -32,10 +32,10 @@ impl Stage {
 }
 
 /// What the phase does after a window.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub(super) enum Action {
-    /// Run this many users from now on.
-    Concurrency(usize),
+    /// Run at this control value (users, or requests per second) from now on.
+    Control(f64),
     /// Send nothing more; let what is in flight finish.
     StopSending,
 }
@@ -67,10 +67,10 @@ pub(super) struct SlaController {
     settings: AdaptiveScale,
     phase_name: String,
     stage: Stage,
-    current: usize,
-    last_passing: Option<usize>,
-    first_failing: Option<usize>,
-    boundary: Option<usize>,
+    current: f64,
+    last_passing: Option<f64>,
+    first_failing: Option<f64>,
+    boundary: Option<f64>,
     sustain_started_ns: Option<u64>,
     recovery_used: bool,
     sustain_windows: u64,
@@ -82,10 +82,10 @@ pub(super) struct SlaController {
 }
 
 impl SlaController {
-    /// A controller at the lowest concurrency, its start already an event.
+    /// A controller at the lowest control value, its start already an event.
     pub fn start(settings: AdaptiveScale, phase_name: &str) -> Self {
         let mut controller = SlaController {
-            current: settings.min_concurrency,
+            current: settings.control_min,
             settings,
             phase_name: phase_name.to_string(),
             stage: Stage::Discover,
@@ -106,7 +106,7 @@ impl SlaController {
         controller
     }
 
-    pub fn concurrency(&self) -> usize {
+    pub fn control_value(&self) -> f64 {
         self.current
     }
 
@@ -140,7 +140,7 @@ impl SlaController {
             let reason = "inconclusive: completed request count below minimum";
             self.emit("adaptive_window", reason, &facts, None, None, None);
             self.record_candidate(stats, false, "insufficient_samples");
-            return Action::Concurrency(self.current);
+            return Action::Control(self.current);
         }
         facts.sla_values = stats.sla_values(&filters);
         facts.sla_value = facts.sla_values.get(&sla_key(&filters[0])).copied();
@@ -181,18 +181,18 @@ impl SlaController {
             return self.enter_sustain(facts, now_ns, &format!("SLA value {shown} breaches configured filters"));
         }
         self.last_passing = Some(self.current);
-        if self.current >= self.settings.max_concurrency {
+        if self.current >= self.settings.control_max {
             return self.complete("max_control_value_reached_without_saturation", "adaptive_incomplete", facts);
         }
         let before = self.current;
-        self.current = (before + self.step_size(before, &facts.sla_values)).min(self.settings.max_concurrency);
+        self.current = (before + self.step_size(before, &facts.sla_values)).min(self.settings.control_max);
         let reason = format!("SLA value {shown} passes configured filters");
         self.emit("adaptive_decision", &reason, facts, None, Some(before), Some(self.current - before));
-        Action::Concurrency(self.current)
+        Action::Control(self.current)
     }
 
     fn enter_sustain(&mut self, facts: &WindowFacts, now_ns: u64, reason: &str) -> Action {
-        let boundary = self.last_passing.unwrap_or(self.settings.min_concurrency).max(self.settings.min_concurrency);
+        let boundary = self.last_passing.unwrap_or(self.settings.control_min).max(self.settings.control_min);
         let before = self.current;
         self.boundary = Some(boundary);
         self.current = boundary;
@@ -201,7 +201,7 @@ impl SlaController {
         let holding = format!("holding boundary_value={boundary}");
         self.emit("sustain_started", &holding, facts, None, Some(before), None);
         self.emit("boundary_discovered", reason, facts, None, Some(boundary), None);
-        Action::Concurrency(self.current)
+        Action::Control(self.current)
     }
 
     fn sustain(&mut self, passing: bool, facts: &WindowFacts, now_ns: u64, reason: Option<&str>) -> Action {
@@ -217,19 +217,19 @@ impl SlaController {
             if sustained_s >= self.settings.sustain_s {
                 return self.complete("sustain_duration_completed", "adaptive_complete", facts);
             }
-            return Action::Concurrency(self.current);
+            return Action::Control(self.current);
         }
         if self.recovery_used {
             return self.complete("sustain_failed_after_recovery", "adaptive_failed", facts);
         }
         self.recovery_used = true;
         let before = self.current;
-        let minimum = self.settings.min_concurrency;
+        let minimum = self.settings.control_min;
         let last_good = self.last_passing.unwrap_or(minimum).max(minimum);
         let target = if last_good < before {
             last_good
         } else {
-            before.saturating_sub(self.step_size(before, &facts.sla_values)).max(minimum)
+            (before - self.step_size(before, &facts.sla_values)).max(minimum)
         };
         if target == before && before == minimum {
             return self.complete("sustain_failed_sla_unrecoverable", "adaptive_failed", facts);
@@ -237,21 +237,23 @@ impl SlaController {
         self.current = target;
         let reason = reason
             .map_or_else(|| format!("SLA value {shown} breaches configured filters during sustain"), str::to_string);
-        self.emit("adaptive_decision", &reason, facts, None, Some(before), Some(before.abs_diff(target)));
-        Action::Concurrency(self.current)
+        self.emit("adaptive_decision", &reason, facts, None, Some(before), Some((before - target).abs()));
+        Action::Control(self.current)
     }
 
-    /// AIPerf's step: a percentage of the current value, or the base step times a multiplier
-    /// that grows with the tightest SLA's margin (1 at the boundary, the maximum far from it).
-    fn step_size(&self, current: usize, sla_values: &BTreeMap<String, f64>) -> usize {
+    /// AIPerf's step, a whole number for a rate too: a percentage of the current value, or the
+    /// base step times a multiplier that grows with the tightest SLA's margin (1 at the
+    /// boundary, the maximum far from it).
+    fn step_size(&self, current: f64, sla_values: &BTreeMap<String, f64>) -> f64 {
         let settings = &self.settings;
         if settings.step_policy == StepPolicy::FixedPercentStep {
-            return ((current as f64 * settings.step_percent / 100.0).ceil() as usize).max(1);
+            return (current * settings.step_percent / 100.0).ceil().max(1.0);
         }
+        let base_step = settings.base_step as f64;
         let margins = settings.sla.iter().filter_map(|filter| headroom(filter, sla_values.get(&sla_key(filter))?));
-        let Some(tightest) = margins.reduce(f64::min) else { return settings.base_step };
+        let Some(tightest) = margins.reduce(f64::min) else { return base_step };
         let multiplier = (tightest.max(0.0) * settings.max_step_multiplier as f64) as usize;
-        settings.base_step * multiplier.clamp(1, settings.max_step_multiplier)
+        base_step * multiplier.clamp(1, settings.max_step_multiplier) as f64
     }
 
     fn complete(&mut self, reason: &str, event: &str, facts: &WindowFacts) -> Action {
@@ -285,8 +287,8 @@ impl SlaController {
         let total = stats.total();
         self.candidates.push(json!({
             "adaptive_iteration": self.iteration,
-            "candidate_value": self.current,
-            "control_value": self.current,
+            "candidate_value": self.settings.value_json(self.current),
+            "control_value": self.settings.value_json(self.current),
             "duration_s": stats.elapsed_s,
             "request_count": total,
             "error_count": stats.errors,
@@ -309,9 +311,11 @@ impl SlaController {
         reason: &str,
         facts: &WindowFacts,
         passed: Option<bool>,
-        before: Option<usize>,
-        step_size: Option<usize>,
+        before: Option<f64>,
+        step_size: Option<f64>,
     ) {
+        let value = |v: f64| self.settings.value_json(v);
+        let maybe = |v: Option<f64>| v.map(value);
         let primary = &self.settings.sla[0];
         let now = chrono::Utc::now();
         let binding = binding_sla(&self.settings.sla, &facts.sla_values);
@@ -325,15 +329,15 @@ impl SlaController {
             "phase": self.stage.name(),
             "phase_name": self.phase_name,
             "adaptive_iteration": self.iteration,
-            "control_variable": "concurrency",
-            "control_value_before": before.unwrap_or(self.current),
-            "control_value_after": self.current,
-            "control_value": self.current,
-            "candidate_value": before.unwrap_or(self.current),
-            "accepted_value": self.current,
-            "boundary_value": self.boundary,
-            "last_passing_value": self.last_passing,
-            "first_failing_value": self.first_failing,
+            "control_variable": self.settings.control.name(),
+            "control_value_before": value(before.unwrap_or(self.current)),
+            "control_value_after": value(self.current),
+            "control_value": value(self.current),
+            "candidate_value": value(before.unwrap_or(self.current)),
+            "accepted_value": value(self.current),
+            "boundary_value": maybe(self.boundary),
+            "last_passing_value": maybe(self.last_passing),
+            "first_failing_value": maybe(self.first_failing),
             "sla_metric": primary.metric_tag,
             "sla_stat": primary.stat,
             "sla_op": primary.op,
@@ -351,7 +355,7 @@ impl SlaController {
             "sla_passed": passed,
             "strategy_type": "ramp_until_fail",
             "step_policy": self.settings.step_policy.name(),
-            "step_size": step_size,
+            "step_size": maybe(step_size),
             "reason": reason,
         }));
     }
@@ -371,19 +375,20 @@ impl SlaController {
         let primary = &self.settings.sla[0];
         let (completed, errored, cancelled) = totals;
         let settings = &self.settings;
+        let maybe = |v: Option<f64>| v.map(|v| settings.value_json(v));
         let summary = json!({
             "schema_version": SCHEMA_VERSION,
             "status": status,
             "phase_name": self.phase_name,
-            "control_variable": "concurrency",
-            "control_value": self.current,
-            "boundary_value": self.boundary,
-            "last_passing_value": self.last_passing,
-            "first_failing_value": self.first_failing,
+            "control_variable": settings.control.name(),
+            "control_value": settings.value_json(self.current),
+            "boundary_value": maybe(self.boundary),
+            "last_passing_value": maybe(self.last_passing),
+            "first_failing_value": maybe(self.first_failing),
             "result": {
-                "last_passing_value": self.last_passing,
-                "first_failing_value": self.first_failing,
-                "boundary_value": self.boundary,
+                "last_passing_value": maybe(self.last_passing),
+                "first_failing_value": maybe(self.first_failing),
+                "boundary_value": maybe(self.boundary),
             },
             "sustain_started_at": self.sustain_started_ns,
             "sustain_duration_seconds": settings.sustain_s,
@@ -432,6 +437,7 @@ fn finite(value: f64) -> Value {
 mod tests {
     use super::super::sla_window::{Observation, Outcome, RequestSample};
     use super::*;
+    use crate::plan::{AdaptiveControl, Arrival};
 
     /// The mock's staircase: C users on 8 slots, 82 ms answers, 20 ms to the first token.
     fn window_at(users: usize) -> WindowStats {
@@ -447,16 +453,20 @@ mod tests {
 
     fn settings() -> AdaptiveScale {
         let sla = vec![SlaFilter::parse("time_to_first_token:p95:lt:200").unwrap()];
-        AdaptiveScale { base_step: 4, assessment_period_s: 1.0, ..AdaptiveScale::new(1, 64, 3.0, sla) }
+        AdaptiveScale {
+            base_step: 4,
+            assessment_period_s: 1.0,
+            ..AdaptiveScale::new(AdaptiveControl::Concurrency, 1.0, 64.0, 3.0, sla)
+        }
     }
 
     /// Run the controller against the staircase, one window a second, until it stops.
     fn trajectory(settings: AdaptiveScale) -> (Vec<usize>, AdaptiveScaleLog) {
         let mut controller = SlaController::start(settings, "profiling");
-        let mut tried = vec![controller.concurrency()];
+        let mut tried = vec![controller.control_value() as usize];
         for second in 1..100u64 {
-            match controller.assess(&window_at(controller.concurrency()), second * 1_000_000_000) {
-                Action::Concurrency(users) => tried.push(users),
+            match controller.assess(&window_at(controller.control_value() as usize), second * 1_000_000_000) {
+                Action::Control(users) => tried.push(users as usize),
                 Action::StopSending => break,
             }
         }
@@ -484,9 +494,24 @@ mod tests {
     fn fixed_percent_steps_and_the_ceiling_without_saturation() {
         let (tried, _) = trajectory(AdaptiveScale { step_policy: StepPolicy::FixedPercentStep, ..settings() });
         assert_eq!(&tried[..5], &[1, 2, 3, 4, 5], "25 % of the current value, at least 1");
-        let (_, log) = trajectory(AdaptiveScale { max_concurrency: 8, ..settings() });
+        let (_, log) = trajectory(AdaptiveScale { control_max: 8.0, ..settings() });
         assert_eq!(log.summary["status"], "incomplete");
         assert_eq!(log.summary["completed_reason"], "max_control_value_reached_without_saturation");
+    }
+
+    #[test]
+    fn a_request_rate_keeps_its_fraction_and_steps_whole_requests_per_second() {
+        let rate = AdaptiveControl::RequestRate { arrival: Arrival::Constant, seed: 0, max_concurrency: None };
+        let settings = AdaptiveScale { control: rate, control_min: 0.5, control_max: 20.0, ..settings() };
+        let mut controller = SlaController::start(settings, "profiling");
+        // Far inside the SLA: the multiplier is 3 of 4, so 0.5 → 12.5 → 20 (the maximum).
+        assert_eq!(controller.assess(&window_at(1), 1_000_000_000), Action::Control(12.5));
+        assert_eq!(controller.assess(&window_at(1), 2_000_000_000), Action::Control(20.0));
+        assert_eq!(controller.assess(&window_at(40), 3_000_000_000), Action::Control(12.5));
+        let log = controller.into_log((3, 0, 0));
+        assert_eq!(log.summary["control_variable"], "request_rate");
+        assert_eq!(log.summary["boundary_value"], 12.5);
+        assert_eq!(log.summary["first_failing_value"], 20.0);
     }
 
     #[test]

@@ -1,9 +1,10 @@
-//! AIPerf's `adaptive_scale` phase: a closed loop whose concurrency an SLA controller moves
-//! during the phase (ramp until an SLA fails, then hold the last passing value).
+//! AIPerf's `adaptive_scale` phase: a closed loop's concurrency or an open loop's request rate
+//! that an SLA controller moves during the phase (ramp until an SLA fails, then hold the last
+//! passing value).
 
 use serde::{Deserialize, Serialize};
 
-use super::SlaFilter;
+use super::{Arrival, SlaFilter};
 
 /// AIPerf's default seconds of one SLA assessment window.
 pub const DEFAULT_ASSESSMENT_PERIOD_S: f64 = 30.0;
@@ -38,13 +39,45 @@ impl StepPolicy {
     }
 }
 
-/// The controller's settings (AIPerf's `adaptive_scale` block, control variable concurrency,
-/// strategy `ramp_until_fail`).
+/// What the controller moves (AIPerf's `control.variable`).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Default)]
+#[serde(tag = "variable", rename_all = "snake_case")]
+pub enum AdaptiveControl {
+    /// The users of a closed loop, each sending its next request when the last one ends.
+    #[default]
+    Concurrency,
+    /// The requests per second of an open loop with the phase's arrival pattern, at most
+    /// `max_concurrency` in flight.
+    RequestRate {
+        arrival: Arrival,
+        seed: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        max_concurrency: Option<usize>,
+    },
+}
+
+impl AdaptiveControl {
+    pub fn name(self) -> &'static str {
+        match self {
+            AdaptiveControl::Concurrency => "concurrency",
+            AdaptiveControl::RequestRate { .. } => "request_rate",
+        }
+    }
+
+    /// Whether its values are whole numbers (users), not a rate.
+    pub fn is_integral(self) -> bool {
+        matches!(self, AdaptiveControl::Concurrency)
+    }
+}
+
+/// The controller's settings (AIPerf's `adaptive_scale` block, strategy `ramp_until_fail`).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct AdaptiveScale {
-    /// The concurrency the phase starts at and never goes below.
-    pub min_concurrency: usize,
-    pub max_concurrency: usize,
+    #[serde(default)]
+    pub control: AdaptiveControl,
+    /// The value (users, or requests per second) the phase starts at and never goes below.
+    pub control_min: f64,
+    pub control_max: f64,
     pub assessment_period_s: f64,
     /// Seconds to hold the discovered boundary before the phase ends.
     pub sustain_s: f64,
@@ -59,11 +92,18 @@ pub struct AdaptiveScale {
 }
 
 impl AdaptiveScale {
-    /// AIPerf's defaults around the bounds, the sustain time and the SLAs.
-    pub fn new(min_concurrency: usize, max_concurrency: usize, sustain_s: f64, sla: Vec<SlaFilter>) -> Self {
+    /// AIPerf's defaults around the control, its bounds, the sustain time and the SLAs.
+    pub fn new(
+        control: AdaptiveControl,
+        control_min: f64,
+        control_max: f64,
+        sustain_s: f64,
+        sla: Vec<SlaFilter>,
+    ) -> Self {
         AdaptiveScale {
-            min_concurrency,
-            max_concurrency,
+            control,
+            control_min,
+            control_max,
             assessment_period_s: DEFAULT_ASSESSMENT_PERIOD_S,
             sustain_s,
             min_completed_requests: 1,
@@ -79,7 +119,7 @@ impl AdaptiveScale {
     pub fn config_block(&self) -> serde_json::Value {
         serde_json::json!({
             "enabled": true,
-            "control": {"variable": "concurrency", "min": self.min_concurrency, "max": self.max_concurrency},
+            "control": {"variable": self.control.name(), "min": self.value_json(self.control_min), "max": self.value_json(self.control_max)},
             "strategy": {
                 "type": "ramp_until_fail",
                 "step_policy": self.step_policy.name(),
@@ -93,16 +133,28 @@ impl AdaptiveScale {
         })
     }
 
+    /// A control value as JSON: a whole number of users, or a rate.
+    pub fn value_json(&self, value: f64) -> serde_json::Value {
+        if self.control.is_integral() { serde_json::json!(value as u64) } else { serde_json::json!(value) }
+    }
+
     /// What is wrong with the settings, if anything.
     pub fn mistake(&self) -> Option<String> {
         let positive = |value: f64| value.is_finite() && value > 0.0;
-        if self.min_concurrency == 0 {
-            return Some("adaptive_scale control.min must be at least 1".to_string());
+        let variable = self.control.name();
+        if !positive(self.control_min) || (self.control.is_integral() && self.control_min < 1.0) {
+            return Some(format!(
+                "adaptive_scale control.min must be {}",
+                if self.control.is_integral() { "at least 1" } else { "above 0" }
+            ));
         }
-        if self.max_concurrency <= self.min_concurrency {
+        if self.control.is_integral() && [self.control_min, self.control_max].iter().any(|v| v.fract() != 0.0) {
+            return Some(format!("adaptive_scale control.min and control.max must be whole numbers for {variable}"));
+        }
+        if self.control_max <= self.control_min || !self.control_max.is_finite() {
             return Some(format!(
                 "adaptive_scale control.max ({}) must be above control.min ({})",
-                self.max_concurrency, self.min_concurrency
+                self.control_max, self.control_min
             ));
         }
         if !(self.assessment_period_s.is_finite() && self.assessment_period_s >= MIN_ASSESSMENT_PERIOD_S) {
@@ -189,11 +241,18 @@ mod tests {
 
     #[test]
     fn settings_with_aiperf_defaults_are_valid_and_mistakes_are_named() {
-        let good = AdaptiveScale::new(1, 64, 10.0, vec![ttft_under(200.0)]);
+        let good = AdaptiveScale::new(AdaptiveControl::Concurrency, 1.0, 64.0, 10.0, vec![ttft_under(200.0)]);
         assert_eq!(good.mistake(), None);
         assert_eq!((good.assessment_period_s, good.base_step, good.max_step_multiplier), (30.0, 10, 4));
-        let flat = AdaptiveScale { max_concurrency: 1, ..good.clone() };
+        let flat = AdaptiveScale { control_max: 1.0, ..good.clone() };
         assert!(flat.mistake().unwrap().contains("control.max"));
+        let half_user = AdaptiveScale { control_min: 0.5, ..good.clone() };
+        assert!(half_user.mistake().unwrap().contains("at least 1"));
+        let rate = AdaptiveControl::RequestRate { arrival: Arrival::Poisson, seed: 0, max_concurrency: None };
+        assert_eq!(
+            AdaptiveScale { control: rate, control_min: 0.5, control_max: 40.5, ..good.clone() }.mistake(),
+            None
+        );
         let quick = AdaptiveScale { assessment_period_s: 0.5, ..good.clone() };
         assert!(quick.mistake().unwrap().contains("at least 1 s"));
         let no_sla = AdaptiveScale { sla: vec![], ..good.clone() };

@@ -8,9 +8,10 @@ use serde_json::Value;
 
 use crate::config::ProfileJob;
 use crate::plan::{
-    Arrival, AtEnd, AudioSettings, ConnectionStrategy, Dataset, Dist, Endpoint, EndpointKind, ExportLevel, FileDataset,
-    ImageFormat, LoadMode, MaxTokensField, NetworkLatency, Phase, PhaseKind, Plan, PrefillCap, Preflight, PublicSource,
-    RampedQuantity, Sampling, ScheduleTrace, ServerControl, ServerMetricsFormat, Shape, TokenizerSpec,
+    AdaptiveControl, Arrival, AtEnd, AudioSettings, ConnectionStrategy, Dataset, Dist, Endpoint, EndpointKind,
+    ExportLevel, FileDataset, ImageFormat, LoadMode, MaxTokensField, NetworkLatency, Phase, PhaseKind, Plan,
+    PrefillCap, Preflight, PublicSource, RampedQuantity, Sampling, ScheduleTrace, ServerControl, ServerMetricsFormat,
+    Shape, TokenizerSpec,
 };
 
 /// Where the API key of the scenario comes from.
@@ -569,6 +570,9 @@ fn phase(phase: &Phase) -> String {
         }
         LoadMode::AdaptiveScale(settings) => {
             keys.extend(super::adaptive_scale::emitted_keys(settings));
+            if let AdaptiveControl::RequestRate { arrival: pattern, .. } = settings.control {
+                keys.extend(arrival(pattern));
+            }
             "adaptive_scale"
         }
     };

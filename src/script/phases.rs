@@ -123,7 +123,7 @@ fn concurrency(kind: PhaseKind, builder: &'static str, map: Map, functions: &Ses
 }
 
 /// `arrival: "constant" | "poisson" | "gamma"` with `smoothness` for gamma.
-fn arrival(r: &mut MapReader) -> ScriptResult<Arrival> {
+pub(super) fn arrival(r: &mut MapReader) -> ScriptResult<Arrival> {
     let what = r.what();
     let smoothness = r.opt_f64("smoothness")?;
     match (r.opt_string("arrival")?.as_deref(), smoothness) {

@@ -20,6 +20,7 @@ pub mod recipes;
 pub mod smooth_isotonic;
 #[cfg(test)]
 mod testing;
+pub mod tier_ordering;
 
 pub use config::SearchConfig;
 pub use driver::{Measured, Probe, SearchOutcome, Stopped, run_search};

@@ -103,13 +103,24 @@ pub fn tier_results(config: &SearchConfig, history: &[Iteration]) -> Vec<Value> 
         .collect()
 }
 
-/// AIPerf's `tier_metadata`: runs made, and tier judgements made of them.
+/// AIPerf's `tier_metadata`: runs made, tier judgements made of them, and the tiers ordered
+/// strict before lenient (`tier_ordering.rs`). AIPerf uses the ordering to carry one tier's
+/// verdict over to the other; here every run is judged against every tier, which gives the
+/// same brackets without it.
 pub fn tier_metadata(config: &SearchConfig, history: &[Iteration]) -> Value {
+    let brackets: Vec<Bracket> = (0..config.sla_tiers.len()).map(|tier| bracket_of(history, tier)).collect();
+    let pairs = super::tier_ordering::active_pairs(&config.sla_tiers, &brackets);
+    let labels: Vec<Value> = pairs
+        .iter()
+        .map(|(strict, lenient)| {
+            json!({"strict": config.sla_tiers[*strict].label, "lenient": config.sla_tiers[*lenient].label})
+        })
+        .collect();
     json!({
         "actual_probe_count": history.len(),
         "tier_evaluation_count": history.len() * config.sla_tiers.len(),
-        "ordering_detected": false,
-        "ordering_pairs": null,
+        "ordering_detected": !pairs.is_empty(),
+        "ordering_pairs": if labels.is_empty() { Value::Null } else { Value::Array(labels) },
     })
 }
 

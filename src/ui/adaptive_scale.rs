@@ -18,9 +18,10 @@ pub fn render(result: &RunResult) -> String {
             Value::String(text) => text.clone(),
             other => other.to_string(),
         };
+        let unit = if summary["control_variable"] == "request_rate" { "req/s" } else { "users" };
         let _ = writeln!(
             out,
-            "\nAdaptive scale ({}): {} — boundary {} users (last passing {}, first failing {}), sustain windows passed {}/{}, {} ({} windows judged)",
+            "\nAdaptive scale ({}): {} — boundary {} {unit} (last passing {}, first failing {}), sustain windows passed {}/{}, {} ({} windows judged)",
             phase.name,
             value("status"),
             value("boundary_value"),

@@ -240,10 +240,11 @@ fn mode(mode: &LoadMode) -> String {
         LoadMode::Scripted { users, session } => format!("scripted sessions: {users} users, each running `{session}`"),
         LoadMode::AdaptiveScale(settings) => {
             let slas: Vec<String> = settings.sla.iter().map(|filter| filter.to_string()).collect();
+            let unit = if settings.control.is_integral() { "users" } else { "req/s" };
             format!(
-                "adaptive scale {}–{} users holding {}, judged every {} s, boundary held {} s",
-                settings.min_concurrency,
-                settings.max_concurrency,
+                "adaptive scale {}–{} {unit} holding {}, judged every {} s, boundary held {} s",
+                settings.control_min,
+                settings.control_max,
                 slas.join(" and "),
                 settings.assessment_period_s,
                 settings.sustain_s

@@ -1,11 +1,12 @@
 //! A phase's `adaptive_scale` (AIPerf's block, its flat `adaptive_*` fields, and the phase's
-//! `sla`) lowered: a concurrency phase becomes an adaptive scale phase whose concurrency the
-//! SLA controller moves between `control.min` and `control.max` (the phase's concurrency).
+//! `sla`) lowered: a concurrency phase (or a rate phase, `control.variable: request_rate`)
+//! becomes an adaptive scale phase whose concurrency (rate) the SLA controller moves between
+//! `control.min` and `control.max` (the phase's concurrency or rate).
 
 use serde_json::{Map, Value};
 
 use crate::config::ConfigError;
-use crate::plan::{AdaptiveScale, LoadMode, StepPolicy, sla_filters_of};
+use crate::plan::{AdaptiveControl, AdaptiveScale, LoadMode, RampedQuantity, StepPolicy, sla_filters_of};
 
 /// The block's keys (and its `control` / `strategy` mappings') by the flat phase field each sets.
 const BLOCK_FIELDS: &[(&str, &str)] = &[
@@ -33,19 +34,6 @@ const STRATEGY_FIELDS: &[(&str, &str)] = &[
 pub fn applied(mode: LoadMode, item: &Value, key: &dyn Fn(&str) -> String) -> Result<LoadMode, ConfigError> {
     let Some(fields) = enabled_fields(item, key)? else { return Ok(mode) };
     let error = |field: &str, why: String| ConfigError::new(format!("{}: {why}", key(field)));
-    let concurrency = match mode {
-        LoadMode::Concurrency { prefill_concurrency: Some(_), .. } => {
-            return Err(error("prefill_concurrency", "an adaptive_scale phase moves its concurrency only".into()));
-        }
-        LoadMode::Concurrency { concurrency, .. } => concurrency,
-        LoadMode::Ramp { .. } => {
-            return Err(error(
-                "concurrency_ramp",
-                "adaptive_scale cannot be combined with concurrency_ramp; control.variable=concurrency already adjusts concurrency".into(),
-            ));
-        }
-        _ => return Err(error("type", "adaptive_scale is supported on concurrency phases".into())),
-    };
     let text = |name: &str| fields.get(name).and_then(Value::as_str);
     let number = |name: &str| -> Result<Option<f64>, ConfigError> {
         match fields.get(name) {
@@ -64,15 +52,8 @@ pub fn applied(mode: LoadMode, item: &Value, key: &dyn Fn(&str) -> String) -> Re
             value => Ok(value.map(|value| value as usize)),
         }
     };
-    match text("adaptive_control_variable") {
-        None | Some("concurrency") => {}
-        Some(other) => {
-            return Err(error(
-                "adaptive_scale.control.variable",
-                format!("`{other}` is not supported; this project's controller moves `concurrency`"),
-            ));
-        }
-    }
+    let variable = text("adaptive_control_variable").unwrap_or("concurrency");
+    let (control, inferred_max) = controlled(variable, &mode, &error)?;
     match text("adaptive_scale_strategy_type") {
         None | Some("ramp_until_fail") => {}
         Some(other) => return Err(error("adaptive_scale.strategy.type", format!("`{other}`: only ramp_until_fail"))),
@@ -84,8 +65,9 @@ pub fn applied(mode: LoadMode, item: &Value, key: &dyn Fn(&str) -> String) -> Re
         Some(sla) => sla_filters_of(sla).map_err(|why| error("sla", why))?,
         None => Vec::new(),
     };
-    let min = whole("adaptive_control_min")?.unwrap_or(1);
-    let defaults = AdaptiveScale::new(min, whole("adaptive_control_max")?.unwrap_or(concurrency), sustain_s, sla);
+    let min = number("adaptive_control_min")?.unwrap_or(1.0);
+    let max = number("adaptive_control_max")?.unwrap_or(inferred_max);
+    let defaults = AdaptiveScale::new(control, min, max, sustain_s, sla);
     let step_policy = match text("adaptive_scale_step_policy") {
         Some(name) => StepPolicy::parse(name).map_err(|why| error("adaptive_scale.strategy.step_policy", why))?,
         None => defaults.step_policy,
@@ -104,6 +86,54 @@ pub fn applied(mode: LoadMode, item: &Value, key: &dyn Fn(&str) -> String) -> Re
         return Err(error("adaptive_scale", mistake));
     }
     Ok(LoadMode::AdaptiveScale(settings))
+}
+
+/// What a phase's `control.variable` moves, and its highest value when `control.max` leaves
+/// it to the phase (AIPerf: its concurrency, or its rate).
+fn controlled(
+    variable: &str,
+    mode: &LoadMode,
+    error: &dyn Fn(&str, String) -> ConfigError,
+) -> Result<(AdaptiveControl, f64), ConfigError> {
+    let variable_key = "adaptive_scale.control.variable";
+    match (variable, mode) {
+        ("concurrency", LoadMode::Concurrency { prefill_concurrency: Some(_), .. }) => Err(error(
+            "prefill_concurrency",
+            "an adaptive_scale phase moving `concurrency` takes no prefill_concurrency".into(),
+        )),
+        ("concurrency", LoadMode::Concurrency { concurrency, .. }) => {
+            Ok((AdaptiveControl::Concurrency, *concurrency as f64))
+        }
+        ("concurrency", LoadMode::Ramp { ramped: RampedQuantity::Concurrency, .. }) => Err(error(
+            "concurrency_ramp",
+            "adaptive_scale cannot be combined with concurrency_ramp; control.variable=concurrency already adjusts concurrency".into(),
+        )),
+        ("request_rate", LoadMode::Rate { rate, arrival, max_concurrency, seed }) => Ok((
+            AdaptiveControl::RequestRate { arrival: *arrival, seed: *seed, max_concurrency: *max_concurrency },
+            *rate,
+        )),
+        ("request_rate", LoadMode::Ramp { ramped: RampedQuantity::Rate, .. }) => Err(error(
+            "rate_ramp",
+            "adaptive_scale cannot be combined with rate_ramp; control.variable=request_rate already adjusts the rate".into(),
+        )),
+        ("request_rate", _) => {
+            Err(error(variable_key, "request_rate needs a rate phase (`type: poisson` or `constant` with a `rate`)".into()))
+        }
+        ("concurrency", _) => Err(error(
+            "type",
+            "adaptive_scale moves a concurrency phase's concurrency, or a rate phase's rate with control.variable: request_rate".into(),
+        )),
+        ("prefill_concurrency" | "users", _) => Err(error(
+            variable_key,
+            format!(
+                "`{variable}` is a control variable of AIPerf 0.13 this project does not move yet; concurrency and request_rate work"
+            ),
+        )),
+        (other, _) => Err(error(
+            variable_key,
+            format!("`{other}` is not a control variable; concurrency, prefill_concurrency, request_rate or users"),
+        )),
+    }
 }
 
 /// The phase's flat `adaptive_*` fields with its block's over them (its SLAs under `sla`);
@@ -221,11 +251,7 @@ mod tests {
             panic!("both enable adaptive scale");
         };
         assert_eq!(from_block, from_flat);
-        assert_eq!(
-            (from_block.min_concurrency, from_block.max_concurrency),
-            (2, 64),
-            "max defaults to the concurrency"
-        );
+        assert_eq!((from_block.control_min, from_block.control_max), (2.0, 64.0), "max defaults to the concurrency");
         assert_eq!(from_block.step_policy, StepPolicy::FixedPercentStep);
         assert_eq!(from_block.assessment_period_s, 1.0);
     }
@@ -237,8 +263,32 @@ mod tests {
         let stray = serde_json::json!({"adaptive_scale": {"sustain_duration": 1, "target": 3}});
         assert!(lowered(stray).unwrap_err().to_string().contains("unknown key `target`"));
         let users = serde_json::json!({"adaptive_scale": {"control": {"variable": "users"}, "sustain_duration": 1}});
-        assert!(lowered(users).unwrap_err().to_string().contains("phases.profiling.adaptive_scale.control.variable"));
+        assert!(
+            lowered(users.clone())
+                .unwrap_err()
+                .to_string()
+                .contains("phases.profiling.adaptive_scale.control.variable")
+        );
+        let users = lowered(users).unwrap_err().to_string();
+        assert!(users.contains("`users` is a control variable of AIPerf 0.13"), "{users}");
         let no_sla = serde_json::json!({"adaptive_scale": {"sustain_duration": 1}});
         assert!(lowered(no_sla).unwrap_err().to_string().contains("SLA filter"));
+    }
+
+    #[test]
+    fn request_rate_moves_a_rate_phase_up_to_its_rate() {
+        let key = |field: &str| format!("phases.profiling.{field}");
+        let rate =
+            LoadMode::Rate { rate: 40.0, arrival: crate::plan::Arrival::Poisson, max_concurrency: Some(64), seed: 7 };
+        let phase = serde_json::json!({"adaptive_scale": {"control": {"variable": "request_rate", "min": 0.5},
+            "sustain_duration": 5, "sla": {"time_to_first_token": {"p95": {"lt": 200}}}}});
+        let Ok(LoadMode::AdaptiveScale(settings)) = applied(rate.clone(), &phase, &key) else { panic!("lowered") };
+        let control =
+            AdaptiveControl::RequestRate { arrival: crate::plan::Arrival::Poisson, seed: 7, max_concurrency: Some(64) };
+        assert_eq!((settings.control, settings.control_min, settings.control_max), (control, 0.5, 40.0));
+        let on_users = applied(LoadMode::Concurrency { concurrency: 8, prefill_concurrency: None }, &phase, &key);
+        assert!(on_users.unwrap_err().to_string().contains("request_rate needs a rate phase"));
+        let unasked = serde_json::json!({"adaptive_scale": {"sustain_duration": 5}, "sla": {"time_to_first_token": {"p95": {"lt": 200}}}});
+        assert!(applied(rate, &unasked, &key).unwrap_err().to_string().contains("control.variable: request_rate"));
     }
 }
