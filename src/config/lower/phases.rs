@@ -317,6 +317,15 @@ fn schedule_mode(
             key("type")
         )));
     };
+    if let Some(public) = file.public.as_ref().filter(|public| public.name.starts_with("exgentic")) {
+        return Err(ConfigError::new(format!(
+            "{} (--fixed-schedule): {}'s fixed-schedule replay (each call at its recorded time from its session's \
+             start) is not in this build; play its sessions with --concurrency or --request-rate (each call after \
+             the recorded gap)",
+            key("type"),
+            public.name
+        )));
+    }
     if file.format.is_agentic_trace() {
         let trace =
             ScheduleTrace::Inline { timestamps_ms: super::agentic_schedule::recorded_times_ms(file, &key("type"))? };
