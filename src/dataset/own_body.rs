@@ -52,7 +52,7 @@ impl OwnBody {
     /// The headers sent with the body, if it has any of its own.
     pub fn headers(&self) -> Option<&http::HeaderMap> {
         match self {
-            OwnBody::Snapshot { headers, .. } => Some(headers),
+            OwnBody::Snapshot { headers, .. } if !headers.is_empty() => Some(headers),
             _ => None,
         }
     }

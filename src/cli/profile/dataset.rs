@@ -6,8 +6,6 @@ use serde_json::{Value, json};
 use super::document::FlagDocument;
 use super::flags::{Arity, Group, Kind, apply, note, set, sweep};
 
-const BASETEN: &str = "Baseten's own replay switch, not read: a baseten_trace here replays on the fixed schedule, every row at its recorded time (docs/datasets.md)";
-
 pub const CONVERSATION: Group = Group {
     title: "Conversation Input",
     flags: &[
@@ -59,15 +57,30 @@ pub const CONVERSATION: Group = Group {
             Kind::Float,
             "Agentic traces (tracelab, weka_trace, dag_jsonl): no turn waits longer than this many seconds",
         ),
-        note(&["--max-idle-gap-cap-seconds"], Arity::One, BASETEN),
+        set(
+            &["--max-idle-gap-cap-seconds"],
+            "benchmark.datasets.main.max_idle_gap_cap_seconds",
+            Kind::Float,
+            "baseten_trace: cut every idle stretch between consecutive requests (all sessions together) to at most this many replayed seconds",
+        ),
         set(
             &["--replay-speedup"],
             "benchmark.datasets.main.replay_speedup",
             Kind::Float,
             "baseten_trace: divide the recorded times by this (2: twice as fast) [default: 1.0]",
         ),
-        note(&["--open-loop-replay", "--no-open-loop-replay"], Arity::Switch, BASETEN),
-        note(&["--open-loop-strict"], Arity::Switch, BASETEN),
+        set(
+            &["--open-loop-replay", "--no-open-loop-replay"],
+            "benchmark.datasets.main.open_loop_replay",
+            Kind::Bool,
+            "baseten_trace: a session's later turn goes at its recorded time, or at the previous answer if later (--no-open-loop-replay: its recorded think time after the previous answer) [default: True]",
+        ),
+        set(
+            &["--open-loop-strict"],
+            "benchmark.datasets.main.open_loop_strict",
+            Kind::Bool,
+            "baseten_trace: every row a session of its own, at its recorded time [default: False]",
+        ),
         set(
             &["--omit-kv-hints"],
             "benchmark.datasets.main.omit_kv_hints",

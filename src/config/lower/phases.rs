@@ -340,6 +340,13 @@ fn schedule_mode(
     let timestamps_ms = crate::load::schedule::read_trace(Path::new(&file.path))
         .map_err(|e| ConfigError::new(format!("{}: {e}", key("type"))))?;
     let mut trace = ScheduleTrace::File { path: file.path.clone(), timestamps_ms };
+    if file.format == crate::plan::FileFormat::Baseten
+        && (file.baseten.closed_loop || file.baseten.max_idle_gap_ms.is_some())
+    {
+        let timestamps_ms = crate::dataset::recorded_times::of_baseten(Path::new(&file.path), &file.baseten)
+            .map_err(|e| ConfigError::new(format!("{}: {e:#}", key("type"))))?;
+        trace = ScheduleTrace::Inline { timestamps_ms };
+    }
     if let Some(max_isl) = file.synthesis.as_ref().and_then(|synthesis| synthesis.max_isl) {
         let kept = crate::dataset::recorded_times::within_max_isl(Path::new(&file.path), max_isl)
             .map_err(|e| ConfigError::new(format!("{}: {e:#}", key("type"))))?;
