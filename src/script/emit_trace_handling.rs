@@ -42,7 +42,7 @@ pub fn baseten_keys(baseten: &BasetenReplay) -> String {
         keys.push_str(", open_loop_strict: true");
     }
     if let Some(cap_ms) = baseten.max_idle_gap_ms {
-        keys.push_str(&format!(", max_idle_gap_ms: {}", super::emit::float(cap_ms)));
+        keys.push_str(&format!(", max_idle_gap_ms: {cap_ms:?}"));
     }
     keys
 }
