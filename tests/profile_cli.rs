@@ -1009,3 +1009,18 @@ fn variants_make_a_scenario_sweep_of_flag_settings() {
         assert!(text(&refused.stderr).contains(message), "{flags}: {}", text(&refused.stderr));
     }
 }
+
+#[test]
+fn image_source_sampling_takes_random_with_replacement_only_as_aiperf_does_with_noise() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let base = "--model m --url mock --endpoint-type chat --image-width-mean 8 --image-height-mean 8 --request-count 1";
+    let taken = profile(dir.path(), &format!("{base} --image-source-sampling random-with-replacement --dry-run"));
+    assert_ok(&taken);
+    let refused = profile(dir.path(), &format!("{base} --image-source-sampling shuffle-cycle --dry-run"));
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(
+        text(&refused.stderr).contains("--image-source-sampling): `shuffle-cycle` needs a finite image pool"),
+        "{}",
+        text(&refused.stderr)
+    );
+}

@@ -404,7 +404,16 @@ pub const IMAGE_INPUT: Group = Group {
             Kind::Text,
             "Only noise (generated images) is supported [default: noise]",
         ),
-        note(&["--image-source-sampling"], Arity::One, "images are generated, not drawn from a folder"),
+        set(
+            &["--image-source-sampling"],
+            "benchmark.datasets.main.images.source_sampling",
+            Kind::Choice(&[
+                ("random-with-replacement", "random-with-replacement"),
+                ("shuffle-cycle", "shuffle-cycle"),
+                ("sequential-cycle", "sequential-cycle"),
+            ]),
+            "Only random-with-replacement: generated (noise) images have no finite pool to cycle through [default: random-with-replacement]",
+        ),
     ],
 };
 

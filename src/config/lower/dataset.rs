@@ -147,6 +147,15 @@ fn conversation(dataset: &Value) -> Result<Option<ConversationShape>, ConfigErro
 }
 
 fn image_settings(images: &Value, kind: EndpointKind) -> Result<Option<ImageSettings>, ConfigError> {
+    let sampling_key = "datasets.main.images.source_sampling (--image-source-sampling)";
+    if let Some(sampling) = opt_str(images, "source_sampling", sampling_key)?
+        .filter(|sampling| !sampling.eq_ignore_ascii_case("random-with-replacement"))
+    {
+        return Err(ConfigError::new(format!(
+            "{sampling_key}: `{sampling}` needs a finite image pool (AIPerf's assets or a folder); generated (noise) \
+             images take random-with-replacement only, as in AIPerf"
+        )));
+    }
     let width = opt_dist(images, "width", "datasets.main.images.width")?.unwrap_or(Dist::fixed(0.0));
     let height = opt_dist(images, "height", "datasets.main.images.height")?.unwrap_or(Dist::fixed(0.0));
     let count = opt_u64(images, "batch_size", "datasets.main.images.batch_size")?.unwrap_or(1);
