@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 
 use super::document::FlagDocument;
-use super::flags::{Arity, Group, Kind, apply, note, set, sweep};
+use super::flags::{Arity, Group, Kind, apply, set, sweep};
 
 pub const CONVERSATION: Group = Group {
     title: "Conversation Input",
@@ -249,10 +249,30 @@ pub const RANKINGS: Group = Group {
             Kind::Float,
             "Standard deviation of the passages (only 0 is supported) [default: 0]",
         ),
-        note(&["--rankings-passages-prompt-token-mean"], Arity::One, "passages are cut from the prompt's ISL"),
-        note(&["--rankings-passages-prompt-token-stddev"], Arity::One, "passages are cut from the prompt's ISL"),
-        note(&["--rankings-query-prompt-token-mean"], Arity::One, "the query is cut from the prompt's ISL"),
-        note(&["--rankings-query-prompt-token-stddev"], Arity::One, "the query is cut from the prompt's ISL"),
+        set(
+            &["--rankings-passages-prompt-token-mean"],
+            "benchmark.datasets.main.rankings.passage_tokens.mean",
+            Kind::Float,
+            "Tokens of each synthetic passage (with any of these four: query and passages are generated, not cut from the ISL) [default: 128]",
+        ),
+        set(
+            &["--rankings-passages-prompt-token-stddev"],
+            "benchmark.datasets.main.rankings.passage_tokens.stddev",
+            Kind::Float,
+            "Standard deviation of the passages' tokens [default: 0]",
+        ),
+        set(
+            &["--rankings-query-prompt-token-mean"],
+            "benchmark.datasets.main.rankings.query_tokens.mean",
+            Kind::Float,
+            "Tokens of each synthetic query [default: 32]",
+        ),
+        set(
+            &["--rankings-query-prompt-token-stddev"],
+            "benchmark.datasets.main.rankings.query_tokens.stddev",
+            Kind::Float,
+            "Standard deviation of the queries' tokens [default: 0]",
+        ),
     ],
 };
 

@@ -122,6 +122,7 @@ fn synthetic(dataset: &Value, seed: u64, kind: EndpointKind) -> Result<Dataset, 
     if let Some(images) = dataset.get("images").filter(|images| !images.is_null()) {
         spec.images = image_settings(images, kind)?;
     }
+    spec.options.rankings = super::ranking_lengths::lower(dataset, kind)?;
     if let Some(audio) = dataset.get("audio").filter(|audio| !audio.is_null()) {
         spec.options.audio = super::audio::audio_settings(audio, kind)?.map(Box::new);
     }
