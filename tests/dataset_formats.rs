@@ -497,18 +497,19 @@ fn baseten_sessions_replay_open_loop_closed_loop_or_strict_with_idle_gaps_cut() 
         let of = |prompt: &str| times.iter().find(|(p, ..)| p == prompt).map(|(_, start, end)| (*start, *end));
         ["a0", "b0", "a1", "c0"].map(|prompt| of(prompt).unwrap_or_else(|| panic!("{prompt} not sent in {name}")))
     };
-    let near = |value: f64, target: f64| (target - 5.0..target + 60.0).contains(&value);
+    // Times are from a0's start, itself possibly a little late on a loaded machine.
+    let near = |value: f64, target: f64| (target - 25.0..target + 80.0).contains(&value);
 
     // Open loop: a1 is due at 100 ms but waits for a0's answer (300 ms); c0's 4.9 s of dead air is cut to 0.5 s.
     let [a0, b0, a1, c0] = at("open");
     assert!(near(b0.0, 50.0) && a0.1 >= 300.0, "{a0:?} {b0:?}");
-    assert!(a1.0 >= a0.1 && a1.0 - a0.1 < 40.0, "a1 goes at a0's answer: {a0:?} {a1:?}");
+    assert!(a1.0 >= a0.1 && a1.0 - a0.1 < 80.0, "a1 goes at a0's answer: {a0:?} {a1:?}");
     assert!(near(c0.0, 600.0), "c0 at 100 + 500 ms: {c0:?}");
 
     // Closed loop: a1 waits its think time (100 − 0 − 40 = 60 ms) after a0's answer.
     let [a0, _, a1, c0] = at("closed");
     let think_ms = a1.0 - a0.1;
-    assert!((55.0..120.0).contains(&think_ms), "think time {think_ms} ms");
+    assert!((40.0..160.0).contains(&think_ms), "think time {think_ms} ms");
     assert!(near(c0.0, 550.0), "session starts only: c0 at 50 + 500 ms: {c0:?}");
 
     // Strict: every row at its own time, a1 before a0's answer.
