@@ -430,3 +430,114 @@ fn image_ids_go_with_their_images_and_a_session_sends_each_image_once_when_strip
     let turns = records.values().find(|turns| turns.len() == 3).expect("the three-turn session");
     assert!(ns(&turns[2], "request_start_ns") >= ns(&turns[1], "request_end_ns"), "turns wait for the answer");
 }
+
+/// A Baseten trace of sessions: `(start ms, prompt, session, recorded duration ms)` rows.
+fn write_baseten_sessions(path: &Path, rows: &[(i64, &str, Option<&str>, i64)]) {
+    let start = 1_777_420_998_000;
+    let columns: Vec<(&str, ArrayRef)> = vec![
+        ("timestamp_start_unix_ms", Arc::new(Int64Array::from_iter_values(rows.iter().map(|row| start + row.0)))),
+        ("prompt", Arc::new(StringArray::from_iter_values(rows.iter().map(|row| row.1)))),
+        ("input_tokens", Arc::new(Int64Array::from_iter_values(rows.iter().map(|_| 4)))),
+        ("output_tokens", Arc::new(Int64Array::from_iter_values(rows.iter().map(|_| 2)))),
+        ("provided_session_id", Arc::new(StringArray::from(rows.iter().map(|row| row.2).collect::<Vec<_>>()))),
+        ("duration_e2e_ms", Arc::new(Int64Array::from_iter_values(rows.iter().map(|row| row.3)))),
+    ];
+    let batch = RecordBatch::try_from_iter(columns).expect("batch");
+    let mut writer = ArrowWriter::try_new(File::create(path).expect("create"), batch.schema(), None).expect("writer");
+    writer.write(&batch).expect("write");
+    writer.close().expect("close");
+}
+
+/// Each request's (prompt, start, end) in ms from the first request's start.
+fn prompt_times(run: &ScenarioRun, name: &str) -> Vec<(String, f64, f64)> {
+    let starts: std::collections::HashMap<String, (f64, f64)> = run
+        .records(name)
+        .iter()
+        .map(|record| {
+            let id = record["metadata"]["x_request_id"].as_str().expect("request id").to_string();
+            (id, (ns(record, "request_start_ns") as f64, ns(record, "request_end_ns") as f64))
+        })
+        .collect();
+    let mut sent: Vec<(String, f64, f64)> = run
+        .raw_sessions(name)
+        .into_values()
+        .flatten()
+        .map(|line| {
+            let (start, end) = starts[line["metadata"]["x_request_id"].as_str().expect("request id")];
+            (line["payload"]["prompt"].as_str().expect("a prompt").to_string(), start, end)
+        })
+        .collect();
+    sent.sort_by(|a, b| a.1.total_cmp(&b.1));
+    let first = sent[0].1;
+    sent.into_iter().map(|(prompt, start, end)| (prompt, (start - first) / 1e6, (end - first) / 1e6)).collect()
+}
+
+#[test]
+fn baseten_sessions_replay_open_loop_closed_loop_or_strict_with_idle_gaps_cut() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    write_baseten_sessions(
+        &dir.path().join("trace.parquet"),
+        &[(0, "a0", Some("a"), 40), (50, "b0", Some("b"), 10), (100, "a1", Some("a"), 10), (5000, "c0", None, 10)],
+    );
+    let runs = [
+        ("open", "max_idle_gap_ms: 500.0"),
+        ("closed", "open_loop_replay: false, max_idle_gap_ms: 500.0"),
+        ("strict", "open_loop_strict: true"),
+    ]
+    .map(|(name, keys)| {
+        format!(
+            r#"run(#{{ name: "{name}", endpoint: endpoint(#{{ url: "mock", kind: "completions", mock: #{{ ttft: ms(300), itl: ms(1) }} }}),
+                   dataset: file(#{{ path: "trace.parquet", format: "baseten_trace", {keys} }}), export_level: "raw",
+                   phases: [ schedule(#{{ timestamps: [0, 50, 100, 600] }}) ] }});"#
+        )
+    });
+    let run = run_in(dir, "sessions", &runs.join("\n"));
+    let at = |name: &str| {
+        let times = prompt_times(&run, name);
+        let of = |prompt: &str| times.iter().find(|(p, ..)| p == prompt).map(|(_, start, end)| (*start, *end));
+        ["a0", "b0", "a1", "c0"].map(|prompt| of(prompt).unwrap_or_else(|| panic!("{prompt} not sent in {name}")))
+    };
+    // Times are from a0's start, itself possibly a little late on a loaded machine.
+    let near = |value: f64, target: f64| (target - 25.0..target + 80.0).contains(&value);
+
+    // Open loop: a1 is due at 100 ms but waits for a0's answer (300 ms); c0's 4.9 s of dead air is cut to 0.5 s.
+    let [a0, b0, a1, c0] = at("open");
+    assert!(near(b0.0, 50.0) && a0.1 >= 300.0, "{a0:?} {b0:?}");
+    assert!(a1.0 >= a0.1 && a1.0 - a0.1 < 80.0, "a1 goes at a0's answer: {a0:?} {a1:?}");
+    assert!(near(c0.0, 600.0), "c0 at 100 + 500 ms: {c0:?}");
+
+    // Closed loop: a1 waits its think time (100 − 0 − 40 = 60 ms) after a0's answer.
+    let [a0, _, a1, c0] = at("closed");
+    let think_ms = a1.0 - a0.1;
+    assert!((40.0..160.0).contains(&think_ms), "think time {think_ms} ms");
+    assert!(near(c0.0, 550.0), "session starts only: c0 at 50 + 500 ms: {c0:?}");
+
+    // Strict: every row at its own time, a1 before a0's answer.
+    let [a0, _, a1, _] = at("strict");
+    assert!(near(a1.0, 100.0) && a1.0 < a0.1, "{a0:?} {a1:?}");
+}
+
+#[test]
+fn baseten_replay_flags_reach_the_plan_and_its_scenario() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    write_baseten_sessions(&dir.path().join("trace.parquet"), &[(0, "a0", Some("a"), 40), (9000, "a1", Some("a"), 10)]);
+    let flags = "profile --model m --url mock --endpoint-type completions --input-file trace.parquet \
+                 --custom-dataset-type baseten_trace --replay-speedup 2 --no-open-loop-replay --max-idle-gap-cap-seconds 1.5 \
+                 --artifact-dir out --dry-run --emit-scenario out.rhai";
+    let output = aiperf_command(dir.path()).args(flags.split_whitespace()).output().expect("profile");
+    common::succeeded(&output, "aiperf profile (baseten replay flags)");
+    let plan: Value = serde_json::from_slice(&output.stdout).expect("plan");
+    let baseten = &plan["dataset"]["baseten"];
+    assert_eq!((baseten["closed_loop"].clone(), baseten["max_idle_gap_ms"].clone()), (json!(true), json!(3000.0)));
+    let rhai = std::fs::read_to_string(dir.path().join("out.rhai")).expect("out.rhai");
+    assert!(rhai.contains("open_loop_replay: false, max_idle_gap_ms: 3000.0"), "{rhai}");
+    let dry = aiperf_command(dir.path()).args(["run", "out.rhai", "--dry-run"]).output().expect("dry run");
+    common::succeeded(&dry, "aiperf run out.rhai --dry-run");
+    assert_eq!(dry.stdout, output.stdout, "the scenario builds the same plans");
+    let contradiction = flags
+        .replace("--no-open-loop-replay", "--no-open-loop-replay --open-loop-strict")
+        .replace(" --emit-scenario out.rhai", "");
+    let refused = aiperf_command(dir.path()).args(contradiction.split_whitespace()).output().expect("profile");
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("--open-loop-strict) requires open-loop replay"));
+}

@@ -1009,3 +1009,52 @@ fn variants_make_a_scenario_sweep_of_flag_settings() {
         assert!(text(&refused.stderr).contains(message), "{flags}: {}", text(&refused.stderr));
     }
 }
+
+#[test]
+fn image_source_sampling_takes_random_with_replacement_only_as_aiperf_does_with_noise() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let base = "--model m --url mock --endpoint-type chat --image-width-mean 8 --image-height-mean 8 --request-count 1";
+    let taken = profile(dir.path(), &format!("{base} --image-source-sampling random-with-replacement --dry-run"));
+    assert_ok(&taken);
+    let refused = profile(dir.path(), &format!("{base} --image-source-sampling shuffle-cycle --dry-run"));
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(
+        text(&refused.stderr).contains("--image-source-sampling): `shuffle-cycle` needs a finite image pool"),
+        "{}",
+        text(&refused.stderr)
+    );
+}
+
+#[test]
+fn rankings_token_lengths_make_queries_and_passages_of_their_own_as_aiperf_does() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let args = "--model m --url mock --endpoint-type cohere-rankings --rankings-query-prompt-token-mean 12 \
+                --rankings-passages-prompt-token-mean 40 --rankings-passages-mean 3 --isl 5 --request-count 2 --num-dataset-entries 2 \
+                --concurrency 1 --artifact-dir out";
+    assert_ok(&profile(dir.path(), args));
+    let inputs = read_json(&dir.path().join("out/inputs.json"));
+    let payloads: Vec<&serde_json::Value> = inputs["data"]
+        .as_array()
+        .expect("sessions")
+        .iter()
+        .flat_map(|s| s["payloads"].as_array().expect("payloads"))
+        .collect();
+    assert_eq!(payloads.len(), 2);
+    for payload in payloads {
+        let query = payload["query"].as_str().expect("query");
+        let documents = payload["documents"].as_array().expect("documents");
+        assert_eq!(documents.len(), 3, "{payload}");
+        let words = |text: &str| text.split_whitespace().count();
+        assert!(documents.iter().all(|d| words(d.as_str().expect("text")) > words(query)), "{payload}");
+        assert!(words(query) >= 5, "a 12-token query, not a cut of a 5-token prompt: {query:?}");
+    }
+    let dry = profile(dir.path(), &format!("{args} --dry-run --emit-scenario out.rhai"));
+    assert_ok(&dry);
+    let scenario = std::fs::read_to_string(dir.path().join("out.rhai")).expect("out.rhai");
+    assert!(
+        scenario
+            .contains("rankings: #{ query_tokens: normal(12.0, 0.0), passage_tokens: normal(40.0, 0.0), passages: 3 }"),
+        "{scenario}"
+    );
+    assert_scenario_builds_the_same_plans(dir.path(), &dry);
+}

@@ -457,3 +457,155 @@ fn sharegpt_is_read_from_the_hub_cache_when_the_aiperf_cache_has_no_copy() {
     let sent: Vec<String> = caches.sent_messages().iter().map(text_of).collect();
     assert_eq!(sent, ["Hi there"]);
 }
+
+/// An Exgentic span: an LLM call from `start` to `end` (seconds after 12:00:00) with `attributes`.
+fn exgentic_span(kind: Option<&str>, start_s: f64, end_s: f64, attributes: Value) -> Value {
+    let at = |seconds: f64| format!("2026-01-05T12:00:{seconds:06.3}+00:00");
+    let mut span = serde_json::json!({"start_time": at(start_s), "end_time": at(end_s), "attributes": attributes});
+    if let Some(kind) = kind {
+        span["type"] = Value::from(kind);
+    }
+    span
+}
+
+fn user_says(text: &str) -> String {
+    serde_json::json!([{"role": "user", "parts": [{"type": "text", "content": text}]}]).to_string()
+}
+
+/// Two claude_code sessions (one of two calls, a tool call and its result between them, and
+/// spans that are not replayed), and an openai_solo one.
+fn exgentic_rows() -> String {
+    use serde_json::json;
+    let tools =
+        json!([{"type": "function", "name": "ls", "description": "list files", "parameters": {"type": "object"}}]);
+    let first = exgentic_span(
+        Some("llm_call"),
+        0.0,
+        1.0,
+        json!({
+            "gen_ai.usage.input_tokens": 100, "gen_ai.usage.output_tokens": 20, "gen_ai.request.max_tokens": 64,
+            "gen_ai.system_instructions": "Be brief.", "gen_ai.input.messages": user_says("List the files"),
+            "gen_ai.tool.definitions": tools.to_string(), "gen_ai.request.temperature": 0.5,
+            "gen_ai.request.stop_sequences": ["END"],
+        }),
+    );
+    let tool_span = exgentic_span(Some("tool"), 1.0, 1.2, json!({}));
+    let failed = json!({"type": "llm_call", "status": {"code": 2}, "start_time": "2026-01-05T12:00:01", "end_time": "2026-01-05T12:00:02", "attributes": {}});
+    let history = json!([
+        {"role": "user", "parts": [{"type": "text", "content": "List the files"}]},
+        {"role": "assistant", "parts": [{"type": "tool_call", "id": "c1", "name": "ls", "arguments": {"path": "."}}]},
+        {"role": "tool", "parts": [{"type": "tool_call_response", "id": "c1", "result": "a.txt"}]},
+    ]);
+    let second = exgentic_span(
+        Some("llm_call"),
+        1.5,
+        2.0,
+        json!({"gen_ai.usage.input_tokens": 150, "gen_ai.usage.output_tokens": 10, "gen_ai.input.messages": history}),
+    );
+    let other_harness = exgentic_span(
+        Some("llm_call"),
+        0.0,
+        1.0,
+        json!({"gen_ai.usage.input_tokens": 5, "gen_ai.usage.output_tokens": 5, "gen_ai.input.messages": user_says("Solo")}),
+    );
+    let untyped_chat = exgentic_span(
+        None,
+        3.0,
+        4.0,
+        json!({"gen_ai.operation.name": "chat", "gen_ai.usage.input_tokens": 9, "gen_ai.usage.output_tokens": 7,
+               "gen_ai.input.messages": user_says("Third session")}),
+    );
+    let rows = [
+        json!({"harness": "claude_code", "session_id": "s1", "models": ["azure/gpt-5.2-2025-12-11"],
+               "benchmark": "swebench", "spans": [second, first, tool_span, failed]}),
+        json!({"harness": "openai_solo", "session_id": "s2", "models": ["Kimi-K2.5"], "benchmark": "appworld",
+               "spans": [other_harness]}),
+        json!({"harness": "claude_code", "session_id": "s3", "models": ["Kimi-K2.5"], "benchmark": "swebench",
+               "spans": [untyped_chat]}),
+    ];
+    rows.iter().map(|row| format!("{row}\n")).collect()
+}
+
+/// Each line of a JSONL artifact of the run.
+fn artifact_lines(caches: &Caches, name: &str) -> Vec<Value> {
+    let text = std::fs::read_to_string(caches.dir.path().join("out").join(name)).expect(name);
+    text.lines().map(|line| serde_json::from_str(line).expect("a JSON line")).collect()
+}
+
+#[test]
+fn exgentic_calls_are_sent_as_recorded_with_their_session_header_and_gaps() {
+    let caches = Caches::new();
+    let snapshot = caches.snapshot("Exgentic/agent-llm-traces-v2");
+    std::fs::create_dir_all(snapshot.join("data")).expect("data folder");
+    std::fs::write(snapshot.join("data/train-00000-of-00001.jsonl"), exgentic_rows()).expect("rows");
+    let run = caches.profile(
+        "--public-dataset exgentic_v2 --dataset-filter harness=claude_code --dataset-filter benchmark=swebench \
+         --endpoint-type chat --concurrency 1 --request-count 3 --export-level raw",
+    );
+    succeeded(&run);
+    assert_eq!(caches.request_count(), 3.0);
+    let mut raw = artifact_lines(&caches, "profile_export_raw.jsonl");
+    raw.sort_by_key(|line| line["start_perf_ns"].as_u64());
+    let header = |line: &Value| {
+        let headers = line["request_headers"].as_object().expect("headers");
+        let found = headers.iter().find(|(name, _)| name.eq_ignore_ascii_case("x-dynamo-session-id"));
+        found.and_then(|(_, value)| value.as_str()).unwrap_or_default().to_string()
+    };
+    assert_eq!(raw.iter().map(header).collect::<Vec<_>>(), ["s1", "s1", "s3"]);
+    let first = &raw[0]["payload"];
+    assert_eq!(
+        first["messages"],
+        serde_json::json!([{"role": "system", "content": "Be brief."}, {"role": "user", "content": "List the files"}])
+    );
+    assert_eq!(first["tools"][0]["function"]["name"], "ls");
+    assert_eq!(first["tools"][0]["function"]["parameters"], serde_json::json!({"type": "object"}));
+    assert_eq!((first["temperature"].as_f64(), first["stop"].clone()), (Some(0.5), serde_json::json!(["END"])));
+    assert_eq!(first["max_completion_tokens"], 64);
+    let second = &raw[1]["payload"];
+    assert_eq!(
+        second["messages"],
+        serde_json::json!([
+            {"role": "user", "content": "List the files"},
+            {"role": "assistant", "content": "", "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "ls", "arguments": "{\"path\":\".\"}"}}]},
+            {"role": "tool", "tool_call_id": "c1", "content": "a.txt"},
+        ]),
+        "the recorded history, not the mock's answer"
+    );
+    assert_eq!(second["max_completion_tokens"], 10, "the recorded output when no limit was asked");
+    assert!(second.get("tools").is_none() && second.get("temperature").is_none());
+    assert_eq!(raw[2]["payload"]["messages"][0]["content"], "Third session");
+
+    // The second call waits the recorded gap (1.0 s to 1.5 s) after the first one's answer.
+    let mut records = artifact_lines(&caches, "profile_export.jsonl");
+    records.sort_by_key(|record| record["metadata"]["request_start_ns"].as_u64());
+    let ns = |record: &Value, key: &str| record["metadata"][key].as_u64().expect(key) as f64;
+    let gap_ms = (ns(&records[1], "request_start_ns") - ns(&records[0], "request_end_ns")) / 1e6;
+    assert!((490.0..800.0).contains(&gap_ms), "gap {gap_ms} ms");
+}
+
+#[test]
+fn exgentic_filters_that_match_nothing_name_what_the_traces_hold() {
+    let caches = Caches::new();
+    let snapshot = caches.snapshot("Exgentic/agent-llm-traces");
+    std::fs::write(snapshot.join("train.jsonl"), exgentic_rows()).expect("rows");
+    let run = caches.profile("--public-dataset exgentic --dataset-filter source_model=DeepSeek-V3.2 --request-count 2");
+    assert_ne!(run.status.code(), Some(0));
+    let message = stderr(&run);
+    assert!(
+        message.contains("no replayable Exgentic spans matched harness=None, source_model=DeepSeek-V3.2")
+            && message.contains(
+                "available combinations: claude_code/Kimi-K2.5, claude_code/gpt-5.2-2025-12-11, openai_solo/Kimi-K2.5"
+            ),
+        "{message}"
+    );
+    let v1_benchmark =
+        caches.profile("--public-dataset exgentic --dataset-filter benchmark=swebench --request-count 2");
+    assert!(stderr(&v1_benchmark).contains("only supported for Exgentic v2 traces"), "{}", stderr(&v1_benchmark));
+    let missing = caches.profile("--public-dataset exgentic-v2 --request-count 2");
+    assert!(
+        stderr(&missing).contains("huggingface-cli download --repo-type dataset Exgentic/agent-llm-traces-v2"),
+        "{}",
+        stderr(&missing)
+    );
+}

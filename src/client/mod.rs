@@ -171,9 +171,21 @@ impl HttpClient {
 
     /// `send`, firing `first_token` when the first chunk with text arrives (a streamed
     /// response), so a caller can tell prefill from decode.
-    pub async fn send_signalling(&self, body: Bytes, record: &mut RequestRecord, mut first_token: Option<FirstToken>) {
+    pub async fn send_signalling(&self, body: Bytes, record: &mut RequestRecord, first_token: Option<FirstToken>) {
+        self.send_with_headers(body, None, record, first_token).await;
+    }
+
+    /// `send_signalling` with `own_headers` set on the request over the endpoint's (a recorded
+    /// call's session id).
+    pub async fn send_with_headers(
+        &self,
+        body: Bytes,
+        own_headers: Option<&HeaderMap>,
+        record: &mut RequestRecord,
+        mut first_token: Option<FirstToken>,
+    ) {
         let mut completed = false;
-        let exchange = self.exchange(body, record, &mut completed, &mut first_token);
+        let exchange = self.exchange(body, own_headers, record, &mut completed, &mut first_token);
         if tokio::time::timeout(self.request_timeout, exchange).await.is_err() && !completed {
             record.end_ns = self.clock.now_ns();
             record.error = Some(failure::timeout(self.request_timeout, record.ack_ns.is_some()));
@@ -211,6 +223,7 @@ impl HttpClient {
     async fn exchange(
         &self,
         body: Bytes,
+        own_headers: Option<&HeaderMap>,
         record: &mut RequestRecord,
         completed: &mut bool,
         first_token: &mut Option<FirstToken>,
@@ -247,7 +260,10 @@ impl HttpClient {
             let reused = trace.connection_reused_ns.is_some();
             let taken_at =
                 matches!(lease.connection.sender, Sender::Http2(_)).then(|| Arc::new(TakenAt::new(self.clock)));
-            let request = self.request(destination, &route, body.clone(), request_id.clone(), taken_at.clone());
+            let mut request = self.request(destination, &route, body.clone(), request_id.clone(), taken_at.clone());
+            if let Some(own) = own_headers {
+                request.headers_mut().extend(own.clone());
+            }
             if self.trace_details || self.raw {
                 // As written on the wire: HTTP/1.1 names capitalised, HTTP/2's lower-case.
                 let as_sent = |name: &http::HeaderName| match taken_at {

@@ -14,6 +14,7 @@ mod output_services;
 mod outputs;
 mod phases;
 mod range_ratio;
+mod ranking_lengths;
 mod rate_series;
 mod server_control;
 mod synthesis;

@@ -2,8 +2,11 @@
 //! `timestamp_start_unix_ms` (replayed from the earliest row, in ms), its literal `prompt`,
 //! `input_tokens` and `output_tokens` (at least 1, also pinned as `min_tokens`), and the
 //! optional KV-cache hints `total_hashes` and `block_size`, sent in the body as `hash_ids` and
-//! `block_size` (`omit_kv_hints` drops the hints, `omit_min_tokens` the pin). Every row is
-//! sent at its own recorded time (AIPerf's open-loop replay).
+//! `block_size` (`omit_kv_hints` drops the hints, `omit_min_tokens` the pin). Rows of one
+//! `provided_session_id` (else `poor_man_session_id`) are a session, as AIPerf 0.13 replays
+//! them: its first turn at its recorded time, each later one at its own (open loop, never
+//! before the previous answer) or its recorded think time after the previous answer (closed
+//! loop); strict open loop, or a trace without sessions, sends every row at its own time.
 
 use std::fs::File;
 use std::path::Path;
@@ -15,11 +18,13 @@ use serde_json::{Map, Value};
 
 use super::own_body::OwnBody;
 use super::recorded_times::in_time_order;
-use super::{DatasetEntry, tokenizer::Tokenizer};
+use super::{DatasetEntry, FileTurn, tokenizer::Tokenizer};
 use crate::plan::BasetenReplay;
 
 const TIME: &str = "timestamp_start_unix_ms";
 const REQUIRED: [&str; 4] = [TIME, "prompt", "input_tokens", "output_tokens"];
+/// The session columns, in AIPerf's order of preference.
+const SESSION_COLUMNS: [&str; 2] = ["provided_session_id", "poor_man_session_id"];
 
 /// One recorded request.
 struct Row {
@@ -28,6 +33,10 @@ struct Row {
     output_tokens: u64,
     total_hashes: Vec<u64>,
     block_size: Option<u64>,
+    /// Its session (the trace's session column), if the trace and the row have one.
+    session: Option<String>,
+    /// How long it took when recorded.
+    duration_e2e_ms: Option<u64>,
 }
 
 fn rows(path: &Path) -> Result<Vec<Row>> {
@@ -43,17 +52,18 @@ fn rows(path: &Path) -> Result<Vec<Row>> {
             missing.join(", ")
         );
     }
+    let session_column = SESSION_COLUMNS.into_iter().find(|name| columns.iter().any(|c| c == name));
     let mut rows = Vec::new();
     let iter = reader.get_row_iter(None).with_context(|| format!("{}: cannot read its rows", path.display()))?;
     for (index, row) in iter.enumerate() {
         let at = format!("{} row {}", path.display(), index + 1);
         let row = row.with_context(|| format!("{at}: cannot be read"))?;
-        rows.push(parse_row(&at, &row)?);
+        rows.push(parse_row(&at, &row, session_column)?);
     }
     Ok(rows)
 }
 
-fn parse_row(at: &str, row: &ParquetRow) -> Result<Row> {
+fn parse_row(at: &str, row: &ParquetRow, session_column: Option<&str>) -> Result<Row> {
     let field = |name: &str| row.get_column_iter().find(|(column, _)| column.as_str() == name).map(|(_, value)| value);
     let count = |name: &str, value: &Field| -> Result<u64> {
         whole(value).with_context(|| format!("{at}: \"{name}\" must be a whole number ≥ 0, got {value}"))
@@ -77,7 +87,18 @@ fn parse_row(at: &str, row: &ParquetRow) -> Result<Row> {
         Some(value) => Some(count("block_size", value)?).filter(|size| *size > 0),
     };
     count("input_tokens", required("input_tokens")?)?;
+    let session = match session_column.and_then(field) {
+        None | Some(Field::Null) => None,
+        Some(Field::Str(id)) => Some(id.clone()),
+        Some(value) => Some(count("session id", value)?.to_string()),
+    };
+    let duration_e2e_ms = match field("duration_e2e_ms") {
+        None | Some(Field::Null) => None,
+        Some(value) => Some(count("duration_e2e_ms", value)?),
+    };
     Ok(Row {
+        session,
+        duration_e2e_ms,
         start_unix_ms: count(TIME, required(TIME)?)?,
         prompt,
         output_tokens: count("output_tokens", required("output_tokens")?)?,
@@ -104,35 +125,124 @@ fn whole(value: &Field) -> Option<u64> {
 pub fn parse(path: &Path, tokenizer: &Tokenizer, replay: &BasetenReplay) -> Result<Vec<DatasetEntry>> {
     let rows = rows(path)?;
     let first_ms = rows.iter().map(|row| row.start_unix_ms).min().unwrap_or(0);
-    let timed = rows
+    let sessions_replayed = !replay.strict && rows.iter().any(|row| row.session.is_some());
+    let mut recorded: Vec<Recorded> = rows
         .into_iter()
-        .map(|row| {
-            let output_length = row.output_tokens.max(1);
-            let mut recorded = Map::new();
-            if !replay.omit_min_tokens {
-                recorded.insert("min_tokens".into(), output_length.into());
-            }
-            if !replay.omit_kv_hints {
-                if !row.total_hashes.is_empty() {
-                    recorded.insert("hash_ids".into(), Value::from(row.total_hashes));
-                }
-                if let Some(block_size) = row.block_size {
-                    recorded.insert("block_size".into(), block_size.into());
-                }
-            }
-            let mut entry = DatasetEntry::counted(tokenizer, row.prompt, Some(output_length));
-            entry.own_body = Some(OwnBody::Merged(recorded));
-            ((row.start_unix_ms - first_ms) as f64, entry)
+        .map(|row| Recorded {
+            t_ms: (row.start_unix_ms - first_ms) as f64,
+            session: row.session.clone(),
+            duration_ms: row.duration_e2e_ms.unwrap_or(0) as f64,
+            entry: entry_of(row, tokenizer, replay, sessions_replayed),
         })
         .collect();
-    Ok(in_time_order(timed))
+    if !sessions_replayed {
+        if let Some(cap_ms) = replay.max_idle_gap_ms {
+            let times: Vec<f64> = recorded.iter().map(|row| row.t_ms).collect();
+            recorded.iter_mut().zip(reflow_idle_gaps(&times, cap_ms)).for_each(|(row, t_ms)| row.t_ms = t_ms);
+        }
+        return Ok(in_time_order(recorded.into_iter().map(|row| (row.t_ms, row.entry)).collect()));
+    }
+    Ok(sessions(recorded, replay))
 }
 
-/// The trace's times (ms from the earliest row), ascending.
-pub fn times_ms(path: &Path) -> Result<Vec<f64>> {
-    let starts: Vec<u64> = rows(path)?.iter().map(|row| row.start_unix_ms).collect();
-    let first_ms = starts.iter().copied().min().unwrap_or(0);
-    let mut times: Vec<f64> = starts.iter().map(|start| (start - first_ms) as f64).collect();
+/// The body of `row`: the endpoint's for its prompt with the recorded fields set over it; a
+/// turn of a session is sent as it is (its prompt carries its context itself).
+fn entry_of(row: Row, tokenizer: &Tokenizer, replay: &BasetenReplay, in_session: bool) -> DatasetEntry {
+    let output_length = row.output_tokens.max(1);
+    let mut recorded = Map::new();
+    if !replay.omit_min_tokens {
+        recorded.insert("min_tokens".into(), output_length.into());
+    }
+    if !replay.omit_kv_hints {
+        if !row.total_hashes.is_empty() {
+            recorded.insert("hash_ids".into(), Value::from(row.total_hashes));
+        }
+        if let Some(block_size) = row.block_size {
+            recorded.insert("block_size".into(), block_size.into());
+        }
+    }
+    let mut entry = DatasetEntry::counted(tokenizer, row.prompt, Some(output_length));
+    entry.own_body = Some(match in_session {
+        true => OwnBody::Snapshot { fields: recorded, headers: http::HeaderMap::new() },
+        false => OwnBody::Merged(recorded),
+    });
+    entry
+}
+
+/// A row with its time (ms from the earliest row) and recorded duration.
+struct Recorded {
+    t_ms: f64,
+    session: Option<String>,
+    duration_ms: f64,
+    entry: DatasetEntry,
+}
+
+/// The rows as sessions (a row without a session is one of its own), in the order of their
+/// first turns: each turn stamped with its time (open loop) or, after the first, with its
+/// recorded think time (closed loop: start-to-start gap less the previous turn's duration).
+fn sessions(mut recorded: Vec<Recorded>, replay: &BasetenReplay) -> Vec<DatasetEntry> {
+    if let (Some(cap_ms), false) = (replay.max_idle_gap_ms, replay.closed_loop) {
+        let times: Vec<f64> = recorded.iter().map(|row| row.t_ms).collect();
+        recorded.iter_mut().zip(reflow_idle_gaps(&times, cap_ms)).for_each(|(row, t_ms)| row.t_ms = t_ms);
+    }
+    let mut order: Vec<String> = Vec::new();
+    let mut grouped: std::collections::HashMap<String, Vec<Recorded>> = std::collections::HashMap::new();
+    for (index, row) in recorded.into_iter().enumerate() {
+        let key = row.session.clone().unwrap_or_else(|| format!("\0row {index}"));
+        let turns = grouped.entry(key.clone()).or_default();
+        if turns.is_empty() {
+            order.push(key);
+        }
+        turns.push(row);
+    }
+    let mut sessions: Vec<Vec<Recorded>> = order.into_iter().filter_map(|key| grouped.remove(&key)).collect();
+    for turns in &mut sessions {
+        turns.sort_by(|a, b| a.t_ms.total_cmp(&b.t_ms));
+    }
+    sessions.sort_by(|a, b| a[0].t_ms.total_cmp(&b[0].t_ms));
+    let mut turn_delays: Vec<Vec<Option<f64>>> = sessions
+        .iter()
+        .map(|turns| {
+            let gaps = turns.windows(2).map(|pair| Some((pair[1].t_ms - pair[0].t_ms - pair[0].duration_ms).max(0.0)));
+            std::iter::once(None).chain(gaps).collect()
+        })
+        .collect();
+    if !replay.closed_loop {
+        turn_delays.iter_mut().flatten().for_each(|delay| *delay = None);
+    } else if let Some(cap_ms) = replay.max_idle_gap_ms {
+        let starts: Vec<f64> = sessions.iter().map(|turns| turns[0].t_ms).collect();
+        sessions.iter_mut().zip(reflow_idle_gaps(&starts, cap_ms)).for_each(|(turns, t_ms)| turns[0].t_ms = t_ms);
+    }
+    let mut entries = Vec::new();
+    for (turns, delays) in sessions.into_iter().zip(turn_delays) {
+        for (index, (row, delay_ms)) in turns.into_iter().zip(delays).enumerate() {
+            let timed = index == 0 || !replay.closed_loop;
+            let mut entry = row.entry;
+            entry.turn = Some(FileTurn { index: index as u32, delay_ms, timestamp_ms: timed.then_some(row.t_ms) });
+            entries.push(entry);
+        }
+    }
+    entries
+}
+
+/// `times_ms` (in any order) with every gap between consecutive times (in time order) cut to
+/// at most `cap_ms`; the earliest time stays, and each time keeps its place.
+fn reflow_idle_gaps(times_ms: &[f64], cap_ms: f64) -> Vec<f64> {
+    let mut order: Vec<usize> = (0..times_ms.len()).collect();
+    order.sort_by(|&a, &b| times_ms[a].total_cmp(&times_ms[b]).then(a.cmp(&b)));
+    let mut reflowed = times_ms.to_vec();
+    for pair in order.windows(2) {
+        let gap_ms = times_ms[pair[1]] - times_ms[pair[0]];
+        reflowed[pair[1]] = reflowed[pair[0]] + gap_ms.min(cap_ms);
+    }
+    reflowed
+}
+
+/// The times (ms from the earliest row) of the turns `replay` schedules, ascending: every row's,
+/// or each session's first when sessions replay closed loop.
+pub fn times_ms(path: &Path, replay: &BasetenReplay) -> Result<Vec<f64>> {
+    let entries = parse(path, &Tokenizer::shared_builtin(), replay)?;
+    let mut times: Vec<f64> = entries.iter().filter_map(|entry| entry.turn?.timestamp_ms).collect();
     times.sort_by(f64::total_cmp);
     Ok(times)
 }
@@ -186,9 +296,9 @@ mod tests {
             Value::Object(recorded.clone()),
             serde_json::json!({"min_tokens": 7, "hash_ids": [3, 4], "block_size": 64})
         );
-        assert_eq!(times_ms(&path).unwrap(), vec![0.0, 900.0]);
+        assert_eq!(times_ms(&path, &BasetenReplay::default()).unwrap(), vec![0.0, 900.0]);
 
-        let bare = BasetenReplay { omit_kv_hints: true, omit_min_tokens: true };
+        let bare = BasetenReplay { omit_kv_hints: true, omit_min_tokens: true, ..BasetenReplay::default() };
         let entries = parse(&path, &tokenizer, &bare).unwrap();
         let Some(OwnBody::Merged(recorded)) = &entries[0].own_body else { panic!("a merged body") };
         assert!(recorded.is_empty(), "--omit-kv-hints and --no-force-min-tokens: {recorded:?}");

@@ -35,6 +35,7 @@ mod single_turn;
 mod split_counts;
 mod synthesized_rows;
 pub mod synthetic;
+mod synthetic_rankings;
 pub mod tokenizer;
 pub mod tokenizer_hub;
 pub mod trace_links;

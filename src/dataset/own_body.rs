@@ -15,6 +15,9 @@ pub enum OwnBody {
     /// The endpoint's body for the entry's prompt, with these fields set over it (a captured
     /// request's `messages` and `tools`, a recorded request's `min_tokens` and KV hints).
     Merged(Map<String, Value>),
+    /// `Merged`, from a recorded call that carries its conversation's whole history itself (sent
+    /// as it is in every turn) and these headers of its own (AIPerf's `extra_headers`).
+    Snapshot { fields: Map<String, Value>, headers: http::HeaderMap },
 }
 
 impl OwnBody {
@@ -22,7 +25,7 @@ impl OwnBody {
     pub fn body(&self, endpoint: &Endpoint, prompt: &str, max_tokens: Option<u64>) -> Bytes {
         match self {
             OwnBody::Verbatim(body) => body.clone(),
-            OwnBody::Merged(fields) => {
+            OwnBody::Merged(fields) | OwnBody::Snapshot { fields, .. } => {
                 let built = request_body(endpoint, prompt, max_tokens);
                 let Ok(Value::Object(mut body)) = serde_json::from_slice::<Value>(&built) else {
                     return Bytes::from(built);
@@ -35,7 +38,23 @@ impl OwnBody {
 
     /// Sets a chat `messages` list of its own (which only a chat endpoint takes).
     pub fn sets_messages(&self) -> bool {
-        matches!(self, OwnBody::Merged(fields) if fields.contains_key("messages"))
+        match self {
+            OwnBody::Merged(fields) | OwnBody::Snapshot { fields, .. } => fields.contains_key("messages"),
+            OwnBody::Verbatim(_) => false,
+        }
+    }
+
+    /// Whether the body holds its conversation's history itself (no history is added to it).
+    pub fn is_whole_conversation(&self) -> bool {
+        matches!(self, OwnBody::Verbatim(_) | OwnBody::Snapshot { .. })
+    }
+
+    /// The headers sent with the body, if it has any of its own.
+    pub fn headers(&self) -> Option<&http::HeaderMap> {
+        match self {
+            OwnBody::Snapshot { headers, .. } if !headers.is_empty() => Some(headers),
+            _ => None,
+        }
     }
 }
 

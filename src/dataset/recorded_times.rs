@@ -32,11 +32,17 @@ pub fn of_trace(path: &Path) -> Option<Result<Vec<f64>>> {
     let extension = path.extension().and_then(|ext| ext.to_str()).unwrap_or_default().to_ascii_lowercase();
     match extension.as_str() {
         "csv" => burst_gpt::looks_like(path).then(|| burst_gpt::times_ms(path, None)),
-        "parquet" => Some(baseten_trace::times_ms(path)),
+        "parquet" => Some(baseten_trace::times_ms(path, &crate::plan::BasetenReplay::default())),
         _ if bailian_trace::looks_like(path) => Some(bailian_trace::times_ms(path, None)),
         _ if sagemaker_data_capture::looks_like(path) => Some(sagemaker_data_capture::times_ms(path)),
         _ => None,
     }
+}
+
+/// The times (ms, ascending) a fixed schedule replays of the Baseten trace `path` as `replay`
+/// replays its sessions.
+pub fn of_baseten(path: &Path, replay: &crate::plan::BasetenReplay) -> Result<Vec<f64>> {
+    baseten_trace::times_ms(path, replay)
 }
 
 /// The times (ms, ascending) a fixed schedule replays of the trace `path` when synthesis drops

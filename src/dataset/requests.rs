@@ -38,6 +38,8 @@ pub struct PreparedRequest {
     pub trace: Option<Arc<TraceSession>>,
     /// Sent as it is in every turn: the body carries its conversation's history itself.
     pub verbatim: bool,
+    /// Headers of its own, sent with it (a recorded call's session id).
+    pub headers: Option<Arc<http::HeaderMap>>,
 }
 
 impl PreparedRequest {
@@ -49,7 +51,8 @@ impl PreparedRequest {
             None => Bytes::from(kind_body(endpoint, &entry)),
         };
         Self {
-            verbatim: matches!(entry.own_body, Some(OwnBody::Verbatim(_))),
+            verbatim: entry.own_body.as_ref().is_some_and(OwnBody::is_whole_conversation),
+            headers: entry.own_body.as_ref().and_then(OwnBody::headers).cloned().map(Arc::new),
             body,
             input_tokens: entry.input_tokens,
             // A kind whose requests ask no length is not held to one.

@@ -99,7 +99,7 @@ fn decoded(entry: &Value) -> Result<Option<Value>> {
 }
 
 /// An ISO 8601 time as ms since the Unix epoch (a time without an offset is taken as UTC).
-fn epoch_ms(text: &str) -> Option<f64> {
+pub(crate) fn epoch_ms(text: &str) -> Option<f64> {
     let utc = chrono::DateTime::parse_from_rfc3339(text).map(|time| time.to_utc()).ok().or_else(|| {
         chrono::NaiveDateTime::parse_from_str(text, "%Y-%m-%dT%H:%M:%S%.f").ok().map(|time| time.and_utc())
     })?;

@@ -98,6 +98,9 @@ pub fn generate(spec: &SyntheticDataset, tokenizer: &Tokenizer) -> Vec<DatasetEn
     if let Some(tokens) = options.user_context_tokens {
         add_user_contexts(&mut entries, tokenizer, seed, tokens);
     }
+    if let Some(lengths) = &options.rankings {
+        super::synthetic_rankings::apply(&mut entries, lengths, tokenizer, seed);
+    }
     entries
 }
 

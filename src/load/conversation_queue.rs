@@ -170,6 +170,7 @@ mod tests {
             turn: Some(FileTurn { index, delay_ms: None, timestamp_ms: None }),
             audio_seconds: None,
             verbatim: false,
+            headers: None,
             trace: None,
         }
     }

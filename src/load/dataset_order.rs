@@ -106,6 +106,7 @@ mod tests {
                     turn: None,
                     audio_seconds: None,
                     verbatim: false,
+                    headers: None,
                     trace: None,
                 })
                 .collect()

@@ -155,6 +155,7 @@ mod tests {
             turn: None,
             audio_seconds: None,
             verbatim: false,
+            headers: None,
             trace: None,
         }
     }

@@ -537,6 +537,7 @@ async fn send_through<A>(
             None => std::future::pending().await,
         }
     };
+    let own_headers = ctx.requests.get(request.dataset_index).and_then(|prepared| prepared.headers.clone());
     let mut started = false;
     let exchange = async {
         let _slot = match limits.slots {
@@ -558,7 +559,7 @@ async fn send_through<A>(
         let _in_flight = InFlight::enter(counters);
         started = true;
         match prefill_place {
-            None => client.send(request.body, &mut record).await,
+            None => client.send_with_headers(request.body, own_headers.as_deref(), &mut record, None).await,
             Some(place) => {
                 // The place is given back at the first token, or when the request ends without one.
                 let (first_token, arrived) = tokio::sync::oneshot::channel();
@@ -566,7 +567,10 @@ async fn send_through<A>(
                     let _ = arrived.await;
                     drop(place);
                 };
-                tokio::join!(client.send_signalling(request.body, &mut record, Some(first_token)), give_back);
+                tokio::join!(
+                    client.send_with_headers(request.body, own_headers.as_deref(), &mut record, Some(first_token)),
+                    give_back
+                );
             }
         }
     };

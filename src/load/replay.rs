@@ -253,6 +253,7 @@ mod tests {
             turn: turn.map(|index| FileTurn { index, delay_ms: None, timestamp_ms: None }),
             audio_seconds: None,
             verbatim: false,
+            headers: None,
             trace: None,
         }
     }

@@ -8,7 +8,9 @@ use super::{LoadContext, PhaseRun, SendWindow, open_loop};
 use crate::plan::FixedSchedule;
 
 pub(super) async fn run(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, fixed: &FixedSchedule) -> SendWindow {
-    if super::trace_schedule::is_agentic_trace(&ctx.requests) {
+    if super::trace_schedule::is_agentic_trace(&ctx.requests)
+        || super::trace_schedule::is_timed_session_trace(&ctx.requests)
+    {
         return super::trace_schedule::run(ctx, run, fixed).await;
     }
     open_loop::dispatch(ctx, run, offsets_ns(fixed).into_iter(), None).await

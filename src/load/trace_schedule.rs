@@ -1,7 +1,9 @@
-//! A fixed schedule over an agentic trace (tracelab, weka_trace, dag_jsonl), as AIPerf plays
-//! one: every conversation is a session whose turns go at their recorded times (ms on the
-//! trace's clock, between the offsets, shifted and sped up as the schedule says), a turn never
-//! before its previous turn's answer, each sent with its conversation's history.
+//! A fixed schedule over an agentic trace (tracelab, weka_trace, dag_jsonl) or a Baseten trace's
+//! sessions, as AIPerf plays one: every conversation is a session whose turns go at their
+//! recorded times (ms on the trace's clock, between the offsets, shifted and sped up as the
+//! schedule says), a turn never before its previous turn's answer, each sent with its
+//! conversation's history (none for bodies sent as they are); a turn with no time but a delay
+//! goes that long (sped up) after the previous answer.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -18,6 +20,24 @@ use crate::record::{AgentPlace, SessionTurn};
 /// Whether `requests` are an agentic trace's turns (each knowing its place in a tree).
 pub(super) fn is_agentic_trace(requests: &[PreparedRequest]) -> bool {
     !requests.is_empty() && requests.iter().all(|request| request.trace.is_some() && request.turn.is_some())
+}
+
+/// Whether `requests` are timed sessions of recorded bodies sent as they are (a Baseten
+/// trace's), some of more than one turn.
+pub(super) fn is_timed_session_trace(requests: &[PreparedRequest]) -> bool {
+    let turns = || requests.iter().filter_map(|request| request.turn);
+    requests.iter().all(|request| request.verbatim && request.turn.is_some())
+        && turns().any(|turn| turn.index > 0)
+        && turns().any(|turn| turn.timestamp_ms.is_some())
+}
+
+/// When a turn is due.
+#[derive(Clone, Copy)]
+enum Due {
+    /// At this offset (ns) from the phase start.
+    At(u64),
+    /// This long (ns) after the previous turn's answer.
+    AfterAnswer(u64),
 }
 
 /// Play every conversation of the trace on the schedule; the phase's request limit and end of
@@ -46,10 +66,16 @@ pub(super) async fn run(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, fixed: &Fixed
     for (session, turns) in conversations(&ctx.requests).enumerate() {
         let first = start;
         start += turns.len();
-        let due_ns: Vec<(usize, u64)> = (first..start)
+        let due_ns: Vec<(usize, Due)> = (first..start)
             .filter_map(|index| {
-                let t_ms = ctx.requests[index].turn.and_then(|turn| turn.timestamp_ms)?;
-                within(t_ms).then(|| (index, ((t_ms - base_ms).max(0.0) / fixed.speedup * 1e6) as u64))
+                let turn = ctx.requests[index].turn?;
+                match (turn.timestamp_ms, turn.delay_ms) {
+                    (Some(t_ms), _) => {
+                        within(t_ms).then(|| (index, Due::At(((t_ms - base_ms).max(0.0) / fixed.speedup * 1e6) as u64)))
+                    }
+                    (None, Some(delay_ms)) => Some((index, Due::AfterAnswer((delay_ms / fixed.speedup * 1e6) as u64))),
+                    (None, None) => None,
+                }
             })
             .collect();
         if due_ns.is_empty() {
@@ -81,14 +107,17 @@ struct Session {
 }
 
 impl Session {
-    /// Send its kept turns (dataset index, offset from the phase start in ns) in order.
-    async fn play(&self, phase: &PhasePlay, due_ns: &[(usize, u64)]) {
+    /// Send its kept turns (dataset index, when due) in order.
+    async fn play(&self, phase: &PhasePlay, due_ns: &[(usize, Due)]) {
         let PhasePlay { ctx, run, deadlines, origin_ns, next_request, window } = phase;
         let deadlines = *deadlines;
         let mut ids = request_ids(ctx, run, self.number + 1);
         let mut conversation = Conversation::default();
-        for &(dataset_index, offset_ns) in due_ns {
-            let scheduled_ns = *origin_ns + offset_ns;
+        for &(dataset_index, due) in due_ns {
+            let scheduled_ns = match due {
+                Due::At(offset_ns) => *origin_ns + offset_ns,
+                Due::AfterAnswer(delay_ns) => ctx.clock.now_ns() + delay_ns,
+            };
             let wait_ns = scheduled_ns.saturating_sub(ctx.clock.now_ns());
             tokio::select! {
                 _ = tokio::time::sleep(Duration::from_nanos(wait_ns)) => {}

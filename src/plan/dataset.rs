@@ -374,6 +374,15 @@ impl SyntheticDataset {
     }
 }
 
+/// A synthetic rankings entry's shape: a query of `query_tokens`, `passages` passages of
+/// `passage_tokens` each.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RankingLengths {
+    pub query_tokens: Dist,
+    pub passage_tokens: Dist,
+    pub passages: usize,
+}
+
 /// The optional shape of synthetic prompts (`synthetic(#{ mix, block_size, .. })`).
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct SyntheticOptions {
@@ -414,6 +423,10 @@ pub struct SyntheticOptions {
     /// `turn_delay`), played like a multi-turn file's sessions in every mode.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conversation: Option<ConversationShape>,
+    /// Rankings: each entry a query and passages of their own lengths, the ISL unused (AIPerf's
+    /// synthetic rankings, `--rankings-query-prompt-token-mean` and friends).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rankings: Option<RankingLengths>,
 }
 
 /// The sessions of a synthetic dataset: each has `turns` prompts (drawn, rounded, at least

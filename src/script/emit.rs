@@ -336,6 +336,14 @@ fn dataset(dataset: &Dataset) -> String {
             if let Some(size) = options.batch_size {
                 keys.push(format!("batch_size: {size}"));
             }
+            if let Some(lengths) = &options.rankings {
+                keys.push(format!(
+                    "rankings: #{{ query_tokens: {}, passage_tokens: {}, passages: {} }}",
+                    dist(&lengths.query_tokens),
+                    dist(&lengths.passage_tokens),
+                    lengths.passages
+                ));
+            }
             if let Some(images) = spec.images {
                 let format = match images.format {
                     ImageFormat::Png => "png",

@@ -35,6 +35,15 @@ pub fn baseten_keys(baseten: &BasetenReplay) -> String {
     if baseten.omit_min_tokens {
         keys.push_str(", force_min_tokens: false");
     }
+    if baseten.closed_loop {
+        keys.push_str(", open_loop_replay: false");
+    }
+    if baseten.strict {
+        keys.push_str(", open_loop_strict: true");
+    }
+    if let Some(cap_ms) = baseten.max_idle_gap_ms {
+        keys.push_str(&format!(", max_idle_gap_ms: {cap_ms:?}"));
+    }
     keys
 }
 

@@ -28,6 +28,9 @@ const FILE_KEYS: &[&str] = &[
     "delay_cap_s",
     "omit_kv_hints",
     "force_min_tokens",
+    "open_loop_replay",
+    "open_loop_strict",
+    "max_idle_gap_ms",
 ];
 
 pub fn register(engine: &mut Engine) {
@@ -71,9 +74,22 @@ fn file(map: Map) -> ScriptResult<Dataset> {
     let baseten = BasetenReplay {
         omit_kv_hints: r.opt_bool("omit_kv_hints")?.unwrap_or(false),
         omit_min_tokens: !r.opt_bool("force_min_tokens")?.unwrap_or(true),
+        closed_loop: !r.opt_bool("open_loop_replay")?.unwrap_or(true),
+        strict: r.opt_bool("open_loop_strict")?.unwrap_or(false),
+        max_idle_gap_ms: r.opt_f64("max_idle_gap_ms")?,
     };
     if !baseten.is_default() && format != FileFormat::Baseten {
-        return script_error("file: `omit_kv_hints` and `force_min_tokens` apply to format \"baseten_trace\" only");
+        return script_error(
+            "file: `omit_kv_hints`, `force_min_tokens`, `open_loop_replay`, `open_loop_strict` and `max_idle_gap_ms` apply to format \"baseten_trace\" only",
+        );
+    }
+    if baseten.strict && baseten.closed_loop {
+        return script_error(
+            "file: `open_loop_strict` requires open-loop replay (`open_loop_replay: false` contradicts it)",
+        );
+    }
+    if baseten.max_idle_gap_ms.is_some_and(|cap_ms| !(cap_ms.is_finite() && cap_ms > 0.0)) {
+        return script_error("file: `max_idle_gap_ms` must be above 0");
     }
     let draws = r.opt_u64("entries")?;
     if draws == Some(0) {

@@ -5,7 +5,9 @@ use rhai::{Engine, Map};
 
 use super::distributions::{dist_of, turns_and_wait};
 use super::keys::{MapReader, ScriptResult, script_error};
-use crate::plan::{ConversationShape, Dataset, Dist, LengthPair, PrefixPool, SyntheticDataset, SyntheticOptions};
+use crate::plan::{
+    ConversationShape, Dataset, Dist, LengthPair, PrefixPool, RankingLengths, SyntheticDataset, SyntheticOptions,
+};
 
 pub fn register(engine: &mut Engine) {
     engine.register_fn("synthetic", synthetic);
@@ -28,6 +30,7 @@ const SYNTHETIC_KEYS: &[&str] = &[
     "video",
     "turns",
     "turn_delay",
+    "rankings",
 ];
 
 /// `synthetic(#{ isl: normal(550, 50), osl: fixed(256), seed: 42, entries: 100, images: #{..}, mix: [..],
@@ -84,6 +87,7 @@ fn synthetic(map: Map) -> ScriptResult<Dataset> {
     } else {
         None
     };
+    let rankings = r.opt_map("rankings")?.map(ranking_lengths).transpose()?;
     let options = SyntheticOptions {
         mix,
         block_size,
@@ -96,8 +100,24 @@ fn synthetic(map: Map) -> ScriptResult<Dataset> {
         audio,
         video,
         conversation,
+        rankings,
     };
     Ok(Dataset::Synthetic(SyntheticDataset { isl, osl, random_seed, entries, images, options }))
+}
+
+const RANKINGS_KEYS: &[&str] = &["query_tokens", "passage_tokens", "passages"];
+
+/// `rankings: #{ query_tokens: 32, passage_tokens: normal(128, 10), passages: 10 }` (AIPerf's
+/// defaults for what is left out)
+fn ranking_lengths(map: Map) -> ScriptResult<RankingLengths> {
+    let mut r = MapReader::new("synthetic rankings", map, RANKINGS_KEYS)?;
+    let query_tokens = length_dist(&mut r, "query_tokens", 32.0)?;
+    let passage_tokens = length_dist(&mut r, "passage_tokens", 128.0)?;
+    let passages = r.opt_u64("passages")?.unwrap_or(10);
+    if passages == 0 {
+        return script_error("synthetic rankings: `passages` must be at least 1");
+    }
+    Ok(RankingLengths { query_tokens, passage_tokens, passages: passages as usize })
 }
 
 const MIX_KEYS: &[&str] = &["isl", "osl", "weight"];
@@ -203,6 +223,7 @@ mod tests {
                 audio: None,
                 video: None,
                 conversation: None,
+                rankings: None,
             }
         );
         assert!(options_of(&[("cache_bust", Dynamic::from(true))]).cache_bust);

@@ -409,6 +409,7 @@ run sweep_8 → artifacts/sweep_8
             conversation: None,
             system_prompt: None,
             user_context_tokens: Some(16),
+            rankings: None,
         };
         let text = render(&plan, Path::new("artifacts/sweep_8"));
         let expected = "  dataset   synthetic: a mix of 2 isl/osl pairs, 100 prompts, seed 42, isl in blocks of 64, \

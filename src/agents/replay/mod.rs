@@ -103,6 +103,7 @@ pub(crate) mod shape {
                 audio_seconds: None,
                 trace: Some(session.clone()),
                 verbatim: false,
+                headers: None,
             })
             .collect()
     }

@@ -4,9 +4,7 @@
 use serde_json::{Value, json};
 
 use super::document::FlagDocument;
-use super::flags::{Arity, Group, Kind, apply, note, set, sweep};
-
-const BASETEN: &str = "Baseten's own replay switch, not read: a baseten_trace here replays on the fixed schedule, every row at its recorded time (docs/datasets.md)";
+use super::flags::{Arity, Group, Kind, apply, set, sweep};
 
 pub const CONVERSATION: Group = Group {
     title: "Conversation Input",
@@ -59,15 +57,30 @@ pub const CONVERSATION: Group = Group {
             Kind::Float,
             "Agentic traces (tracelab, weka_trace, dag_jsonl): no turn waits longer than this many seconds",
         ),
-        note(&["--max-idle-gap-cap-seconds"], Arity::One, BASETEN),
+        set(
+            &["--max-idle-gap-cap-seconds"],
+            "benchmark.datasets.main.max_idle_gap_cap_seconds",
+            Kind::Float,
+            "baseten_trace: cut every idle stretch between consecutive requests (all sessions together) to at most this many replayed seconds",
+        ),
         set(
             &["--replay-speedup"],
             "benchmark.datasets.main.replay_speedup",
             Kind::Float,
             "baseten_trace: divide the recorded times by this (2: twice as fast) [default: 1.0]",
         ),
-        note(&["--open-loop-replay", "--no-open-loop-replay"], Arity::Switch, BASETEN),
-        note(&["--open-loop-strict"], Arity::Switch, BASETEN),
+        set(
+            &["--open-loop-replay", "--no-open-loop-replay"],
+            "benchmark.datasets.main.open_loop_replay",
+            Kind::Bool,
+            "baseten_trace: a session's later turn goes at its recorded time, or at the previous answer if later (--no-open-loop-replay: its recorded think time after the previous answer) [default: True]",
+        ),
+        set(
+            &["--open-loop-strict"],
+            "benchmark.datasets.main.open_loop_strict",
+            Kind::Bool,
+            "baseten_trace: every row a session of its own, at its recorded time [default: False]",
+        ),
         set(
             &["--omit-kv-hints"],
             "benchmark.datasets.main.omit_kv_hints",
@@ -236,10 +249,30 @@ pub const RANKINGS: Group = Group {
             Kind::Float,
             "Standard deviation of the passages (only 0 is supported) [default: 0]",
         ),
-        note(&["--rankings-passages-prompt-token-mean"], Arity::One, "passages are cut from the prompt's ISL"),
-        note(&["--rankings-passages-prompt-token-stddev"], Arity::One, "passages are cut from the prompt's ISL"),
-        note(&["--rankings-query-prompt-token-mean"], Arity::One, "the query is cut from the prompt's ISL"),
-        note(&["--rankings-query-prompt-token-stddev"], Arity::One, "the query is cut from the prompt's ISL"),
+        set(
+            &["--rankings-passages-prompt-token-mean"],
+            "benchmark.datasets.main.rankings.passage_tokens.mean",
+            Kind::Float,
+            "Tokens of each synthetic passage (with any of these four: query and passages are generated, not cut from the ISL) [default: 128]",
+        ),
+        set(
+            &["--rankings-passages-prompt-token-stddev"],
+            "benchmark.datasets.main.rankings.passage_tokens.stddev",
+            Kind::Float,
+            "Standard deviation of the passages' tokens [default: 0]",
+        ),
+        set(
+            &["--rankings-query-prompt-token-mean"],
+            "benchmark.datasets.main.rankings.query_tokens.mean",
+            Kind::Float,
+            "Tokens of each synthetic query [default: 32]",
+        ),
+        set(
+            &["--rankings-query-prompt-token-stddev"],
+            "benchmark.datasets.main.rankings.query_tokens.stddev",
+            Kind::Float,
+            "Standard deviation of the queries' tokens [default: 0]",
+        ),
     ],
 };
 
@@ -391,7 +424,16 @@ pub const IMAGE_INPUT: Group = Group {
             Kind::Text,
             "Only noise (generated images) is supported [default: noise]",
         ),
-        note(&["--image-source-sampling"], Arity::One, "images are generated, not drawn from a folder"),
+        set(
+            &["--image-source-sampling"],
+            "benchmark.datasets.main.images.source_sampling",
+            Kind::Choice(&[
+                ("random-with-replacement", "random-with-replacement"),
+                ("shuffle-cycle", "shuffle-cycle"),
+                ("sequential-cycle", "sequential-cycle"),
+            ]),
+            "Only random-with-replacement: generated (noise) images have no finite pool to cycle through [default: random-with-replacement]",
+        ),
     ],
 };
 

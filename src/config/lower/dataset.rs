@@ -122,6 +122,7 @@ fn synthetic(dataset: &Value, seed: u64, kind: EndpointKind) -> Result<Dataset, 
     if let Some(images) = dataset.get("images").filter(|images| !images.is_null()) {
         spec.images = image_settings(images, kind)?;
     }
+    spec.options.rankings = super::ranking_lengths::lower(dataset, kind)?;
     if let Some(audio) = dataset.get("audio").filter(|audio| !audio.is_null()) {
         spec.options.audio = super::audio::audio_settings(audio, kind)?.map(Box::new);
     }
@@ -147,6 +148,15 @@ fn conversation(dataset: &Value) -> Result<Option<ConversationShape>, ConfigErro
 }
 
 fn image_settings(images: &Value, kind: EndpointKind) -> Result<Option<ImageSettings>, ConfigError> {
+    let sampling_key = "datasets.main.images.source_sampling (--image-source-sampling)";
+    if let Some(sampling) = opt_str(images, "source_sampling", sampling_key)?
+        .filter(|sampling| !sampling.eq_ignore_ascii_case("random-with-replacement"))
+    {
+        return Err(ConfigError::new(format!(
+            "{sampling_key}: `{sampling}` needs a finite image pool (AIPerf's assets or a folder); generated (noise) \
+             images take random-with-replacement only, as in AIPerf"
+        )));
+    }
     let width = opt_dist(images, "width", "datasets.main.images.width")?.unwrap_or(Dist::fixed(0.0));
     let height = opt_dist(images, "height", "datasets.main.images.height")?.unwrap_or(Dist::fixed(0.0));
     let count = opt_u64(images, "batch_size", "datasets.main.images.batch_size")?.unwrap_or(1);

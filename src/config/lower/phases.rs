@@ -317,6 +317,15 @@ fn schedule_mode(
             key("type")
         )));
     };
+    if let Some(public) = file.public.as_ref().filter(|public| public.name.starts_with("exgentic")) {
+        return Err(ConfigError::new(format!(
+            "{} (--fixed-schedule): {}'s fixed-schedule replay (each call at its recorded time from its session's \
+             start) is not in this build; play its sessions with --concurrency or --request-rate (each call after \
+             the recorded gap)",
+            key("type"),
+            public.name
+        )));
+    }
     if file.format.is_agentic_trace() {
         let trace =
             ScheduleTrace::Inline { timestamps_ms: super::agentic_schedule::recorded_times_ms(file, &key("type"))? };
@@ -331,6 +340,13 @@ fn schedule_mode(
     let timestamps_ms = crate::load::schedule::read_trace(Path::new(&file.path))
         .map_err(|e| ConfigError::new(format!("{}: {e}", key("type"))))?;
     let mut trace = ScheduleTrace::File { path: file.path.clone(), timestamps_ms };
+    if file.format == crate::plan::FileFormat::Baseten
+        && (file.baseten.closed_loop || file.baseten.max_idle_gap_ms.is_some())
+    {
+        let timestamps_ms = crate::dataset::recorded_times::of_baseten(Path::new(&file.path), &file.baseten)
+            .map_err(|e| ConfigError::new(format!("{}: {e:#}", key("type"))))?;
+        trace = ScheduleTrace::Inline { timestamps_ms };
+    }
     if let Some(max_isl) = file.synthesis.as_ref().and_then(|synthesis| synthesis.max_isl) {
         let kept = crate::dataset::recorded_times::within_max_isl(Path::new(&file.path), max_isl)
             .map_err(|e| ConfigError::new(format!("{}: {e:#}", key("type"))))?;

@@ -7,6 +7,7 @@ mod asr;
 mod audio_decode;
 mod catalogue;
 mod conversation;
+mod exgentic;
 pub mod hub_cache;
 mod instruction;
 mod media;
@@ -164,10 +165,8 @@ pub fn load(spec: &FileDataset, tokenizer: &Tokenizer) -> Result<Vec<DatasetEntr
         Reader::Asr { audio_column } => asr::read(&files, audio_column, limit, tokenizer)?,
         Reader::MtBench => mt_bench::read(&files, limit, tokenizer)?,
         Reader::Mmvu => mmvu::read(&files, limit, tokenizer)?,
-        Reader::Exgentic => bail!(
-            "public dataset {}: Exgentic traces (recorded messages, tools and timing of agent runs) are not read by this build",
-            dataset.name
-        ),
+        Reader::Exgentic => exgentic::read(&files, dataset.name == "exgentic_v2", &source.filters, limit, tokenizer)
+            .map_err(|e| anyhow::anyhow!("public dataset {}: {e:#}", dataset.name))?,
         Reader::WekaTrace => return weka_trace(spec, &files, tokenizer),
     };
     if entries.is_empty() {

@@ -1,0 +1,56 @@
+//! `datasets.main.rankings.query_tokens` and `passage_tokens` lowered: given either, a rankings
+//! endpoint's synthetic entries are a query and passages of those lengths (AIPerf's defaults,
+//! 32 and 128 tokens and 10 passages, for what is left out); without them its prompts are cut.
+
+use serde_json::Value;
+
+use super::values::opt_dist;
+use crate::config::ConfigError;
+use crate::plan::{Dist, EndpointKind, RankingLengths};
+
+pub fn lower(dataset: &Value, kind: EndpointKind) -> Result<Option<RankingLengths>, ConfigError> {
+    let Some(rankings) = dataset.get("rankings").filter(|rankings| !rankings.is_null()) else {
+        return Ok(None);
+    };
+    let query_key = "datasets.main.rankings.query_tokens (--rankings-query-prompt-token-mean)";
+    let passage_key = "datasets.main.rankings.passage_tokens (--rankings-passages-prompt-token-mean)";
+    let query_tokens = opt_dist(rankings, "query_tokens", query_key)?;
+    let passage_tokens = opt_dist(rankings, "passage_tokens", passage_key)?;
+    if query_tokens.is_none() && passage_tokens.is_none() {
+        return Ok(None);
+    }
+    if !matches!(kind, EndpointKind::CohereRankings | EndpointKind::TeiRankings | EndpointKind::NimRankings) {
+        return Err(ConfigError::new(format!(
+            "{query_key}, {passage_key}: queries and passages are sent to rankings endpoints only"
+        )));
+    }
+    for (dist, key) in [(&query_tokens, query_key), (&passage_tokens, passage_key)] {
+        if let Some(mean) = dist.as_ref().map(Dist::mean).filter(|mean| !(*mean >= 1.0)) {
+            return Err(ConfigError::new(format!("{key}: the mean must be at least 1 token, got {mean}")));
+        }
+    }
+    let passages = opt_dist(rankings, "passages", "datasets.main.rankings.passages")?;
+    Ok(Some(RankingLengths {
+        query_tokens: query_tokens.unwrap_or(Dist::fixed(32.0)),
+        passage_tokens: passage_tokens.unwrap_or(Dist::fixed(128.0)),
+        passages: passages.map_or(10, |passages| passages.mean().round().max(1.0) as usize),
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn either_length_makes_generated_queries_and_passages_with_aiperf_s_defaults() {
+        let kind = EndpointKind::CohereRankings;
+        assert_eq!(lower(&json!({"rankings": {"passages": 3}}), kind).unwrap(), None);
+        let lengths = lower(&json!({"rankings": {"query_tokens": {"mean": 20}}}), kind).unwrap().unwrap();
+        assert_eq!(lengths.query_tokens.mean(), 20.0);
+        assert_eq!((lengths.passage_tokens.mean(), lengths.passages), (128.0, 10));
+        let error = lower(&json!({"rankings": {"passage_tokens": 64}}), EndpointKind::Chat).unwrap_err().to_string();
+        assert!(error.contains("rankings endpoints only"), "{error}");
+    }
+}
