@@ -1,6 +1,6 @@
-//! `datasets.main.rankings.query_tokens` and `passage_tokens` lowered: given either, a rankings
-//! endpoint's synthetic entries are a query and passages of those lengths (AIPerf's defaults,
-//! 32 and 128 tokens and 10 passages, for what is left out); without them its prompts are cut.
+//! `datasets.main.rankings` lowered: a rankings endpoint's synthetic entries are a query and
+//! passages generated to their own lengths, as AIPerf's rankings composer makes them (its
+//! defaults, 32 and 128 tokens and 10 passages, for what is left out).
 
 use serde_json::Value;
 
@@ -9,17 +9,17 @@ use crate::config::ConfigError;
 use crate::plan::{Dist, EndpointKind, RankingLengths};
 
 pub fn lower(dataset: &Value, kind: EndpointKind) -> Result<Option<RankingLengths>, ConfigError> {
-    let Some(rankings) = dataset.get("rankings").filter(|rankings| !rankings.is_null()) else {
-        return Ok(None);
-    };
+    let is_rankings = matches!(kind, EndpointKind::CohereRankings | EndpointKind::TeiRankings | EndpointKind::NimRankings);
+    let no_settings = serde_json::json!({});
+    let rankings = dataset.get("rankings").filter(|rankings| !rankings.is_null()).unwrap_or(&no_settings);
     let query_key = "datasets.main.rankings.query_tokens (--rankings-query-prompt-token-mean)";
     let passage_key = "datasets.main.rankings.passage_tokens (--rankings-passages-prompt-token-mean)";
     let query_tokens = opt_dist(rankings, "query_tokens", query_key)?;
     let passage_tokens = opt_dist(rankings, "passage_tokens", passage_key)?;
-    if query_tokens.is_none() && passage_tokens.is_none() {
-        return Ok(None);
-    }
-    if !matches!(kind, EndpointKind::CohereRankings | EndpointKind::TeiRankings | EndpointKind::NimRankings) {
+    if !is_rankings {
+        if query_tokens.is_none() && passage_tokens.is_none() {
+            return Ok(None);
+        }
         return Err(ConfigError::new(format!(
             "{query_key}, {passage_key}: queries and passages are sent to rankings endpoints only"
         )));
@@ -44,9 +44,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn either_length_makes_generated_queries_and_passages_with_aiperf_s_defaults() {
+    fn rankings_entries_are_generated_queries_and_passages_with_aiperf_s_defaults() {
         let kind = EndpointKind::CohereRankings;
-        assert_eq!(lower(&json!({"rankings": {"passages": 3}}), kind).unwrap(), None);
+        let defaults = lower(&json!({}), kind).unwrap().unwrap();
+        assert_eq!((defaults.query_tokens.mean(), defaults.passage_tokens.mean(), defaults.passages), (32.0, 128.0, 10));
+        assert_eq!(lower(&json!({"rankings": {"passages": 3}}), kind).unwrap().unwrap().passages, 3);
+        assert_eq!(lower(&json!({}), EndpointKind::Chat).unwrap(), None);
         let lengths = lower(&json!({"rankings": {"query_tokens": {"mean": 20}}}), kind).unwrap().unwrap();
         assert_eq!(lengths.query_tokens.mean(), 20.0);
         assert_eq!((lengths.passage_tokens.mean(), lengths.passages), (128.0, 10));
