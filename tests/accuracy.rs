@@ -212,57 +212,75 @@ const SEVENTY_PERCENT_CSV: &str =
 fn mmlu_against_a_mock_answering_seventy_percent_scores_exactly_seventy_per_task() {
     let cache = Cache::new();
     let (port, _mock) = mmlu_mock_answering_seventy_percent(&cache);
-    let run = cache.profile(&format!(
-        "--model m --url http://127.0.0.1:{port} --endpoint-type chat --streaming --concurrency 4 \
-         --accuracy-benchmark mmlu --accuracy-tasks anatomy,virology --accuracy-n-shots 2 --artifact-dir out"
-    ));
-    assert_eq!(run.status.code(), Some(0), "{}", text(&run));
-    let summary = read_json(&cache.path("out/profile_export_aiperf.json"));
-    assert_eq!(summary["accuracy.overall"]["avg"], 0.7);
-    assert_eq!(
-        (summary["accuracy.overall"]["count"].as_u64(), summary["accuracy.overall"]["sum"].as_f64()),
-        (Some(20), Some(14.0))
-    );
-    for subject in ["anatomy", "virology"] {
-        let task = &summary[format!("accuracy.task.{subject}").as_str()];
-        assert_eq!((task["avg"].as_f64(), task["count"].as_u64()), (Some(0.7), Some(10)), "{subject}");
-        assert_eq!(summary["accuracy"]["per_task"][subject]["passed"], 7);
+    for kind in ["chat", "completions"] {
+        let out = format!("out_{kind}");
+        let run = cache.profile(&format!(
+            "--model m --url http://127.0.0.1:{port} --endpoint-type {kind} --streaming --concurrency 4 \
+             --accuracy-benchmark mmlu --accuracy-tasks anatomy,virology --accuracy-n-shots 2 --artifact-dir {out}"
+        ));
+        assert_eq!(run.status.code(), Some(0), "{kind}: {}", text(&run));
+        let summary = read_json(&cache.path(&format!("{out}/profile_export_aiperf.json")));
+        assert_eq!(summary["accuracy.overall"]["avg"], 0.7, "{kind}");
+        assert_eq!(
+            (summary["accuracy.overall"]["count"].as_u64(), summary["accuracy.overall"]["sum"].as_f64()),
+            (Some(20), Some(14.0)),
+            "{kind}"
+        );
+        for subject in ["anatomy", "virology"] {
+            let task = &summary[format!("accuracy.task.{subject}").as_str()];
+            assert_eq!((task["avg"].as_f64(), task["count"].as_u64()), (Some(0.7), Some(10)), "{kind} {subject}");
+            assert_eq!(summary["accuracy"]["per_task"][subject]["passed"], 7, "{kind} {subject}");
+        }
+        assert_eq!(summary["accuracy"]["grader_name"], "multiple_choice");
+        assert_eq!(summary["input_config"]["accuracy"]["benchmark"], "mmlu");
+        let csv =
+            std::fs::read_to_string(cache.path(&format!("{out}/accuracy_results.csv"))).expect("accuracy_results.csv");
+        assert_eq!(csv, SEVENTY_PERCENT_CSV, "{kind}");
+        let graded: Vec<Value> = std::fs::read_to_string(cache.path(&format!("{out}/accuracy_export.jsonl")))
+            .expect("accuracy_export.jsonl")
+            .lines()
+            .map(|line| serde_json::from_str(line).expect("a JSON line"))
+            .collect();
+        assert_eq!(graded.len(), 20);
+        assert_eq!(graded.iter().filter(|line| line["passed"] == true).count(), 14, "{kind}");
+        let records =
+            std::fs::read_to_string(cache.path(&format!("{out}/profile_export.jsonl"))).expect("profile_export.jsonl");
+        let passed_in_records = records
+            .lines()
+            .map(|line| serde_json::from_str::<Value>(line).expect("a record"))
+            .filter(|record| record["accuracy"]["passed"] == true)
+            .count();
+        assert_eq!(passed_in_records, 14, "{kind}: each record line carries its grade");
+        let console = std::fs::read_to_string(cache.path(&format!("{out}/profile_export_console.txt")))
+            .unwrap_or_else(|_| text(&run));
+        assert!(console.contains("Accuracy Benchmark Results") && console.contains("70.00%"), "{console}");
     }
-    assert_eq!(summary["accuracy"]["grader_name"], "multiple_choice");
-    assert_eq!(summary["input_config"]["accuracy"]["benchmark"], "mmlu");
-    let csv = std::fs::read_to_string(cache.path("out/accuracy_results.csv")).expect("accuracy_results.csv");
-    assert_eq!(csv, SEVENTY_PERCENT_CSV);
-    let graded: Vec<Value> = std::fs::read_to_string(cache.path("out/accuracy_export.jsonl"))
-        .expect("accuracy_export.jsonl")
-        .lines()
-        .map(|line| serde_json::from_str(line).expect("a JSON line"))
-        .collect();
-    assert_eq!(graded.len(), 20);
-    assert_eq!(graded.iter().filter(|line| line["passed"] == true).count(), 14);
-    let records = std::fs::read_to_string(cache.path("out/profile_export.jsonl")).expect("profile_export.jsonl");
-    let passed_in_records = records
-        .lines()
-        .map(|line| serde_json::from_str::<Value>(line).expect("a record"))
-        .filter(|record| record["accuracy"]["passed"] == true)
-        .count();
-    assert_eq!(passed_in_records, 14, "each record line carries its grade");
-    let console = std::fs::read_to_string(cache.path("out/profile_export_console.txt")).unwrap_or_else(|_| text(&run));
-    assert!(console.contains("Accuracy Benchmark Results") && console.contains("70.00%"), "{console}");
-    // The few-shot prompt: the instruction, two worked examples from `dev` (those lighteval's
-    // sampler picks: the second and the fifth), then the question.
-    let inputs = read_json(&cache.path("out/inputs.json"));
-    let first = inputs["data"][0]["payloads"][0]["messages"].as_array().and_then(|m| m.last()).cloned().unwrap();
-    let prompt = first["content"].as_str().unwrap();
-    assert!(
-        prompt.starts_with("The following are multiple choice questions (with answers) about anatomy.\n\n"),
-        "{prompt}"
+    // Over completions the few-shot prompt: the instruction, two worked examples from `dev`
+    // (those lighteval's sampler picks: the second and the fifth), then the question; over chat
+    // the same as lighteval's turns; both with the stop "\n".
+    let instruction = "The following are multiple choice questions (with answers) about anatomy.\n\n";
+    let (shot_1, shot_2, asked) = (
+        "Question: anatomy question 101?\nA. a101\nB. b101\nC. c101\nD. d101\nAnswer:",
+        "Question: anatomy question 104?\nA. a104\nB. b104\nC. c104\nD. d104\nAnswer:",
+        "Question: anatomy question 0?\nA. a0\nB. b0\nC. c0\nD. d0\nAnswer:",
     );
-    assert!(
-        prompt.contains(
-            "anatomy question 101?\nA. a101\nB. b101\nC. c101\nD. d101\nAnswer: B\n\nQuestion: anatomy question 104?"
-        ) && prompt.ends_with("anatomy question 0?\nA. a0\nB. b0\nC. c0\nD. d0\nAnswer:"),
-        "{prompt}"
+    let completions = read_json(&cache.path("out_completions/inputs.json"));
+    let first = &completions["data"][0]["payloads"][0];
+    assert_eq!(first["prompt"], format!("{instruction}{shot_1} B\n\n{shot_2} A\n\n{asked}"));
+    assert_eq!(first["stop"], json!(["\n"]));
+    let chat = read_json(&cache.path("out_chat/inputs.json"));
+    let first = &chat["data"][0]["payloads"][0];
+    assert_eq!(
+        first["messages"],
+        json!([
+            {"role": "user", "content": format!("{instruction}{shot_1}")},
+            {"role": "assistant", "content": " B"},
+            {"role": "user", "content": shot_2},
+            {"role": "assistant", "content": " A"},
+            {"role": "user", "content": asked},
+        ])
     );
+    assert_eq!(first["stop"], json!(["\n"]));
 }
 
 #[test]
@@ -402,24 +420,29 @@ fn write_gpqa_csv(cache: &Cache, rows: &[Value]) {
     std::fs::write(snapshot.join("gpqa_diamond.csv"), csv).expect("gpqa_diamond.csv");
 }
 
-/// What a run asking `dataset` of the mock (answering all right) sent, in dataset order, and
-/// the gold answer each graded line names, by question.
-fn asked(cache: &Cache, name: &str, dataset: &str) -> (Vec<String>, Vec<String>) {
+/// The request bodies a run asking `dataset` of the mock (answering all right) over an
+/// endpoint of `kind` sent, in dataset order.
+fn sent(cache: &Cache, name: &str, kind: &str, dataset: &str) -> Vec<Value> {
     let source = format!(
         r#"run(#{{ name: "{name}",
-            endpoint: endpoint(#{{ url: "mock", model: "m", mock: #{{ ttft: ms(1), itl: ms(1), accuracy_correct: 1.0 }} }}),
+            endpoint: endpoint(#{{ url: "mock", model: "m", kind: "{kind}",
+                                  mock: #{{ ttft: ms(1), itl: ms(1), accuracy_correct: 1.0 }} }}),
             dataset: accuracy(#{{ {dataset} }}),
             phases: [concurrency(#{{ users: 1, requests: 1000 }})] }});"#
     );
     let run = cache.scenario(&source);
     assert_eq!(run.status.code(), Some(0), "{name}: {}", text(&run));
     let inputs = read_json(&cache.path(&format!("artifacts/{name}/inputs.json")));
-    let prompts = inputs["data"]
-        .as_array()
-        .expect("inputs")
+    inputs["data"].as_array().expect("inputs").iter().map(|entry| entry["payloads"][0].clone()).collect()
+}
+
+/// What a chat run asking `dataset` of the mock (answering all right) sent as its last message,
+/// in dataset order, and the gold answer each graded line names, by question.
+fn asked(cache: &Cache, name: &str, dataset: &str) -> (Vec<String>, Vec<String>) {
+    let prompts = sent(cache, name, "chat", dataset)
         .iter()
-        .map(|entry| {
-            let messages = entry["payloads"][0]["messages"].as_array().expect("chat messages");
+        .map(|body| {
+            let messages = body["messages"].as_array().expect("chat messages");
             messages.last().and_then(|message| message["content"].as_str()).expect("a user message").to_string()
         })
         .collect();
@@ -456,14 +479,27 @@ fn prompts_are_the_ones_aiperf_builds_from_the_same_rows() {
     cache.write("livecodebench/code_generation_lite", "test4.jsonl", &lcb[..1]);
     cache.write("livecodebench/code_generation_lite", "test5.jsonl", &lcb[1..]);
 
-    // MMLU: lighteval's label-balanced few-shot sampler picks the worked examples.
+    // MMLU: lighteval's label-balanced few-shot sampler picks the worked examples; over
+    // completions one prompt, over chat lighteval's turns; the stop "\n" without chain of thought.
     for shots in [5, 2] {
-        let (prompts, _) = asked(
-            &cache,
-            &format!("mmlu{shots}"),
-            &format!(r#"benchmark: "mmlu", tasks: ["anatomy"], n_shots: {shots}"#),
-        );
+        let dataset = format!(r#"benchmark: "mmlu", tasks: ["anatomy"], n_shots: {shots}"#);
+        let bodies = sent(&cache, &format!("mmlu{shots}"), "completions", &dataset);
+        let prompts: Vec<String> =
+            bodies.iter().map(|body| body["prompt"].as_str().expect("a prompt").to_string()).collect();
         assert_eq!(prompts, texts(&expected[format!("mmlu_{shots}_shots").as_str()]), "mmlu, {shots} shots");
+        assert!(bodies.iter().all(|body| body["stop"] == json!(["\n"])), "{bodies:?}");
+    }
+    for (shots, cot) in [(2, false), (0, false), (2, true)] {
+        let dataset = format!(r#"benchmark: "mmlu", tasks: ["anatomy"], n_shots: {shots}, cot: {cot}"#);
+        let bodies = sent(&cache, &format!("mmlu_chat{shots}{cot}"), "chat", &dataset);
+        let aiperfs =
+            expected[format!("mmlu_chat_cot_{cot}_{shots}_shots").as_str()].as_array().expect("chat problems");
+        assert_eq!(bodies.len(), aiperfs.len(), "mmlu over chat, {shots} shots, cot {cot}");
+        for (body, aiperf) in bodies.iter().zip(aiperfs) {
+            assert_eq!(body["messages"], aiperf["messages"], "mmlu over chat, {shots} shots, cot {cot}");
+            let stop = body.get("stop").cloned().unwrap_or_else(|| json!([]));
+            assert_eq!(stop, aiperf["stop"], "mmlu over chat, {shots} shots, cot {cot}");
+        }
     }
     // BIG-Bench Hard: DeepEval's prompt files, with and without chain of thought.
     let tasks = r#"tasks: ["boolean_expressions", "date_understanding"]"#;

@@ -11,7 +11,7 @@ use super::load;
 use crate::plan::{AccuracySpec, Dataset, FileDataset, MockConfig, Plan};
 
 pub struct AnswerKey {
-    /// The reply to each question, by its prompt.
+    /// The reply to each question, by its prompt and by the last message of its chat form.
     replies: HashMap<String, String>,
     /// The prompts, longest first: a completions prompt may carry a system prompt before it.
     by_length: Vec<String>,
@@ -40,6 +40,9 @@ impl AnswerKey {
             let right = answered_right(*k, share).then(|| grader.right_reply(&problem.gold)).flatten();
             *k += 1;
             let reply = right.unwrap_or_else(|| grader.wrong_reply(&problem.gold));
+            if let Some(last_chat_message) = problem.chat.last() {
+                replies.entry(last_chat_message.content.clone()).or_insert_with(|| reply.clone());
+            }
             replies.entry(problem.prompt).or_insert(reply);
         }
         let mut by_length: Vec<String> = replies.keys().cloned().collect();

@@ -1,5 +1,6 @@
 //! A benchmark's questions: each benchmark's reader, and the questions as dataset entries
-//! (one user message or prompt each, with the system prompt and answer length it asks for).
+//! (one prompt each, or its chat messages and stop, with the system prompt and answer length
+//! it asks for).
 
 use std::sync::Arc;
 
@@ -10,8 +11,9 @@ use super::benchmarks;
 use super::problem::Problem;
 use super::resolve::Resolved;
 use crate::dataset::tokenizer::Tokenizer;
-use crate::dataset::{DatasetEntry, SystemPrompt};
-use crate::plan::{AccuracySpec, FileDataset};
+use crate::dataset::{DatasetEntry, PresetMessages, SystemPrompt};
+use crate::plan::{AccuracySpec, Dataset, EndpointKind, FileDataset};
+use serde_json::json;
 
 /// Every question `spec` asks, in the benchmark's order (at most `limit`).
 pub fn problems(spec: &AccuracySpec, limit: Option<usize>) -> Result<(Resolved, Vec<Problem>)> {
@@ -47,7 +49,8 @@ pub fn question_count(spec: &FileDataset) -> Option<u64> {
     problems(accuracy, spec.draws).ok().map(|(_, problems)| problems.len() as u64)
 }
 
-/// The dataset entries of an accuracy dataset: each question with its system prompt.
+/// The dataset entries of an accuracy dataset: each question with its system prompt, and the
+/// messages and stop a chat endpoint is sent when they differ from the prompt alone.
 pub fn entries(spec: &FileDataset, tokenizer: &Tokenizer) -> Result<Vec<DatasetEntry>> {
     let Some(accuracy) = &spec.accuracy else {
         anyhow::bail!("dataset {}: format \"accuracy\" needs its benchmark (accuracy(#{{ benchmark }}))", spec.path)
@@ -58,7 +61,9 @@ pub fn entries(spec: &FileDataset, tokenizer: &Tokenizer) -> Result<Vec<DatasetE
     Ok(problems
         .into_iter()
         .map(|problem| {
+            let asked_as_chat = asked_as_chat(&problem);
             let mut entry = DatasetEntry::counted(tokenizer, problem.prompt, Some(problem.max_tokens));
+            entry.messages = asked_as_chat.map(Box::new);
             if let Some(system) = &system {
                 entry.input_tokens += system.tokens;
                 entry.system_prompt = Some(system.clone());
@@ -66,4 +71,37 @@ pub fn entries(spec: &FileDataset, tokenizer: &Tokenizer) -> Result<Vec<DatasetE
             entry
         })
         .collect())
+}
+
+/// The messages (after the system prompt) and stop of `problem` over a chat endpoint, when it
+/// asks more than its prompt as one user message.
+fn asked_as_chat(problem: &Problem) -> Option<PresetMessages> {
+    if problem.chat.is_empty() && problem.stop.is_empty() {
+        return None;
+    }
+    let messages = match problem.chat.as_slice() {
+        [] => vec![json!({ "role": "user", "content": problem.prompt })],
+        chat => chat.iter().map(|message| json!({ "role": message.role, "content": message.content })).collect(),
+    };
+    let mut extra = serde_json::Map::new();
+    if !problem.stop.is_empty() {
+        extra.insert("stop".into(), json!(problem.stop));
+    }
+    Some(PresetMessages { messages, tools: None, extra })
+}
+
+/// An endpoint other than chat is sent each question of an accuracy dataset as its prompt, with
+/// its stop (AIPerf's completions request).
+pub fn fit_to_endpoint(dataset: &Dataset, kind: EndpointKind, entries: &mut [DatasetEntry]) {
+    let accuracy = matches!(dataset, Dataset::File(FileDataset { accuracy: Some(_), .. }));
+    if !accuracy || kind == EndpointKind::Chat {
+        return;
+    }
+    for entry in entries {
+        entry.messages = entry
+            .messages
+            .take()
+            .filter(|preset| !preset.extra.is_empty())
+            .map(|preset| Box::new(PresetMessages { messages: Vec::new(), tools: None, extra: preset.extra }));
+    }
 }

@@ -19,7 +19,7 @@ mod summary;
 pub use benchmark::Benchmark;
 pub use dataset::dataset;
 pub use grading::{EXPORT_FILE, GradedAnswer, Grading, GradingSink};
-pub use load::{entries, problems, question_count};
+pub use load::{entries, fit_to_endpoint, problems, question_count};
 pub use resolve::Resolved;
 pub use segments::merged as merged_segments;
 pub use summary::{AccuracySummary, OVERALL_TAG, Tally, UNPARSED_TAG};

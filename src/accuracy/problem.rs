@@ -1,7 +1,8 @@
-//! One question of a benchmark as it is asked and graded: the prompt, the task it counts
-//! towards, the gold answer its grader compares with, and the answer length it may take.
+//! One question of a benchmark as it is asked and graded: the prompt (and its chat form and
+//! stop, where they differ), the task it counts towards, the gold answer its grader compares
+//! with, and the answer length it may take.
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Problem {
     /// Its task, subject or category (the benchmark's name when it has none).
     pub task: String,
@@ -11,6 +12,18 @@ pub struct Problem {
     pub gold: String,
     /// Output tokens the answer may take.
     pub max_tokens: u64,
+    /// The messages a chat endpoint is sent instead of `prompt` as one user message, when the
+    /// benchmark asks otherwise over chat (MMLU: each worked example a user and an assistant turn).
+    pub chat: Vec<ChatMessage>,
+    /// Where the answer must stop (none: the request asks no `stop`).
+    pub stop: Vec<String>,
+}
+
+/// One message of a question asked as a chat.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChatMessage {
+    pub role: &'static str,
+    pub content: String,
 }
 
 /// How a benchmark's questions are asked: its tasks (empty: all), shots and chain of thought.

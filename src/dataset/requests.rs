@@ -130,6 +130,7 @@ impl Prepared {
 
 /// The request of every entry of `dataset` for `endpoint`.
 pub fn prepare(dataset: &Dataset, endpoint: &Endpoint, mut entries: Vec<DatasetEntry>) -> Result<Prepared> {
+    crate::accuracy::fit_to_endpoint(dataset, endpoint.kind, &mut entries);
     check_kind(dataset, endpoint, &entries)?;
     if endpoint.request.uuid_and_strip {
         image_uuids::check_strippable(dataset)?;
@@ -199,14 +200,18 @@ pub fn prepare(dataset: &Dataset, endpoint: &Endpoint, mut entries: Vec<DatasetE
 }
 
 /// A chat body whose prompt message is replaced by a trace turn's own messages (after the
-/// system prompt and user context, if any), with its tools and further fields.
+/// system prompt and user context, if any), with its tools and further fields; a body without
+/// messages takes the further fields alone when no messages are given.
 fn with_preset_messages(body: &[u8], preset: PresetMessages) -> Result<Vec<u8>> {
-    let mut body: serde_json::Value = serde_json::from_slice(body).context("a chat body")?;
-    let Some(messages) = body.get_mut("messages").and_then(serde_json::Value::as_array_mut) else {
-        bail!("turns of chat messages need a chat body with `messages`");
-    };
-    messages.pop();
-    messages.extend(preset.messages);
+    let mut body: serde_json::Value = serde_json::from_slice(body).context("a request body")?;
+    match body.get_mut("messages").and_then(serde_json::Value::as_array_mut) {
+        Some(messages) => {
+            messages.pop();
+            messages.extend(preset.messages);
+        }
+        None if preset.messages.is_empty() => {}
+        None => bail!("turns of chat messages need a chat body with `messages`"),
+    }
     if let Some(tools) = preset.tools {
         body["tools"] = serde_json::Value::Array(tools);
     }
@@ -246,7 +251,9 @@ fn check_kind(dataset: &Dataset, endpoint: &Endpoint, entries: &[DatasetEntry]) 
             kind.as_str()
         );
     }
-    if kind != EndpointKind::Chat && entries.iter().any(|entry| entry.messages.is_some()) {
+    if kind != EndpointKind::Chat
+        && entries.iter().any(|entry| entry.messages.as_ref().is_some_and(|preset| !preset.messages.is_empty()))
+    {
         bail!(
             "dataset file {}: turns of chat messages ({}) need a chat endpoint (kind: \"chat\"), not \"{}\"",
             file.path,

@@ -38,6 +38,7 @@ pub fn recipe(asking: &Asking, max_tokens: u64) -> Result<Vec<Problem>> {
                 prompt: format!("{opening}**Problem**: {}\n**Answer**: \n\n{cue}", row.text("Problem")?),
                 gold: row.text_or_number("Answer")?,
                 max_tokens,
+                ..Problem::default()
             })
         })
         .collect()
@@ -53,6 +54,7 @@ pub fn lighteval(name: &str, repo: &str, max_tokens: u64) -> Result<Vec<Problem>
                 prompt: row.text("problem")?.to_string(),
                 gold: row.text_or_number("answer")?,
                 max_tokens,
+                ..Problem::default()
             })
         })
         .collect()

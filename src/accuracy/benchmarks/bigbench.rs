@@ -53,6 +53,7 @@ pub fn problems(asking: &Asking, max_tokens: u64) -> Result<Vec<Problem>> {
                 prompt: format!("{opening}\n\nQ: {}\nA: {closing}", row.text("input")?),
                 gold: row.text_or_number("target")?,
                 max_tokens,
+                ..Problem::default()
             });
         }
     }

@@ -35,7 +35,13 @@ fn problem(row: &Row, max_tokens: u64) -> Result<Problem> {
     let lines: Vec<String> =
         order.iter().enumerate().map(|(at, &from)| format!("{}) {}", letter(at), answers[from])).collect();
     prompt.push_str(&lines.join("\n"));
-    Ok(Problem { task: "gpqa_diamond".into(), prompt, gold: letter(gold).to_string(), max_tokens })
+    Ok(Problem {
+        task: "gpqa_diamond".into(),
+        prompt,
+        gold: letter(gold).to_string(),
+        max_tokens,
+        ..Problem::default()
+    })
 }
 
 /// Which answer goes at each place, as AIPerf shuffles them: Python's `random.Random` seeded

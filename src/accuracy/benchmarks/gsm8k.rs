@@ -15,6 +15,7 @@ pub fn problems(max_tokens: u64) -> Result<Vec<Problem>> {
                 prompt: format!("Question: {}\nAnswer:", row.text("question")?),
                 gold: row.text("answer")?.to_string(),
                 max_tokens,
+                ..Problem::default()
             })
         })
         .collect()

@@ -55,6 +55,7 @@ pub fn problems(asking: &Asking, max_tokens: u64) -> Result<Vec<Problem>> {
                 ),
                 gold: letter(row.index("label")?).to_string(),
                 max_tokens,
+                ..Problem::default()
             });
         }
     }

@@ -41,7 +41,13 @@ pub fn problems(asking: &Asking, max_tokens: u64) -> Result<Vec<Problem>> {
                 true => prompt.push_str(STDIN),
                 false => prompt.push_str(&format!("{STARTER}```python\n{starter}\n```\n\n")),
             }
-            Ok(Problem { task: "lcb_codegeneration".into(), prompt, gold: tests_of(row)?.to_string(), max_tokens })
+            Ok(Problem {
+                task: "lcb_codegeneration".into(),
+                prompt,
+                gold: tests_of(row)?.to_string(),
+                max_tokens,
+                ..Problem::default()
+            })
         })
         .collect()
 }

@@ -18,6 +18,7 @@ pub fn problems(asking: &Asking, max_tokens: u64) -> Result<Vec<Problem>> {
             prompt: row.text("problem")?.to_string(),
             gold: row.text("solution")?.to_string(),
             max_tokens,
+            ..Problem::default()
         });
     }
     Ok(problems)

@@ -1,12 +1,12 @@
-//! MMLU (`lighteval/mmlu`, a subset per subject): lighteval's prompt, worked examples drawn
-//! from the subject's `dev` rows by lighteval's label-balanced sampler, the `test` rows asked,
-//! a letter as the gold answer.
+//! MMLU (`lighteval/mmlu`, a subset per subject): lighteval's prompt (over chat, its turns),
+//! worked examples drawn from the subject's `dev` rows by lighteval's label-balanced sampler,
+//! the `test` rows asked, a letter as the gold answer.
 
 use std::collections::BTreeMap;
 
 use anyhow::Result;
 
-use crate::accuracy::problem::{Asking, Problem, letter};
+use crate::accuracy::problem::{Asking, ChatMessage, Problem, letter};
 use crate::accuracy::python_random::PythonRandom;
 use crate::accuracy::source::{self, Row};
 
@@ -91,16 +91,29 @@ pub fn problems(asking: &Asking, max_tokens: u64) -> Result<Vec<Problem>> {
                 " Think step by step and then output the answer in the format of \"The answer is (X)\" at the end.",
             );
         }
-        let mut opening = format!("{instruction}\n\n");
+        let instruction = format!("{instruction}\n\n");
+        let mut opening = instruction.clone();
+        let mut worked_turns = Vec::with_capacity(2 * shots.len());
         for shot in &shots {
-            opening.push_str(&format!("{} {}\n\n", question(shot, false)?, letter(gold_index(shot)?)));
+            let (asked, answered) = (question(shot, false)?, format!(" {}", letter(gold_index(shot)?)));
+            opening.push_str(&format!("{asked}{answered}\n\n"));
+            let asked = if worked_turns.is_empty() { format!("{instruction}{asked}") } else { asked };
+            worked_turns.push(ChatMessage { role: "user", content: asked });
+            worked_turns.push(ChatMessage { role: "assistant", content: answered });
         }
+        let stop = if asking.cot { Vec::new() } else { vec!["\n".to_string()] };
         for row in source::rows("mmlu", REPO, Some(subject), "test")? {
+            let asked = question(&row, asking.cot)?;
+            let mut chat = worked_turns.clone();
+            let last = if chat.is_empty() { format!("{instruction}{asked}") } else { asked.clone() };
+            chat.push(ChatMessage { role: "user", content: last });
             problems.push(Problem {
                 task: subject.to_string(),
-                prompt: format!("{opening}{}", question(&row, asking.cot)?),
+                prompt: format!("{opening}{asked}"),
                 gold: letter(gold_index(&row)?).to_string(),
                 max_tokens,
+                chat,
+                stop: stop.clone(),
             });
         }
     }

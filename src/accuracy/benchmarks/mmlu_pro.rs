@@ -60,7 +60,13 @@ pub fn problems(asking: &Asking, max_tokens: u64) -> Result<Vec<Problem>> {
             true => prompt.push_str(&example(&row, "")?),
             false => prompt.push_str(&format!("{}Answer: \n\n", question(&row)?)),
         }
-        problems.push(Problem { task: category.to_string(), prompt, gold: row.text_or_number("answer")?, max_tokens });
+        problems.push(Problem {
+            task: category.to_string(),
+            prompt,
+            gold: row.text_or_number("answer")?,
+            max_tokens,
+            ..Problem::default()
+        });
     }
     Ok(problems)
 }
