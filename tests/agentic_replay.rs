@@ -9,6 +9,7 @@ mod common;
 use std::collections::BTreeSet;
 
 use aiperf::mock::MockConfig;
+use common::scripted_server::{Reply, ScriptedServer};
 use common::tee_proxy::MockBehindProxy;
 use common::{ScenarioRun, aiperf_command};
 use serde_json::Value;
@@ -401,7 +402,7 @@ fn a_fork_sends_its_parents_history_before_its_own_turns() {
 }
 
 #[test]
-fn a_failed_warm_up_stops_the_run_before_profiling() {
+fn a_failed_priming_request_of_a_root_stops_the_run_at_once() {
     let server =
         MockBehindProxy::start(MockConfig { api_key: Some("only-for-the-test".into()), ..MockConfig::default() });
     let url = &server.url;
@@ -417,6 +418,89 @@ fn a_failed_warm_up_stops_the_run_before_profiling() {
     let output = aiperf_command(dir.path()).arg("run").arg(&scenario).output().expect("run aiperf");
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_ne!(output.status.code(), Some(0), "{stderr}");
-    assert!(stderr.contains("the warm-up failed for 2 of 2 trajectories (roots r1, r2)"), "{stderr}");
-    assert_eq!(server.posts_to("/v1/chat/completions").len(), 4, "the 4 priming requests, no profiled turn");
+    // r1's turn 1 primes first (it leads its cut by 100 ms; the others go 75-85 ms later): its
+    // refusal stops the run before they go, as AIPerf 0.13 aborts on a root's first failure.
+    assert!(stderr.contains("the warm-up failed for trajectory r1 (its priming request, turn 1 of r1"), "{stderr}");
+    let posts = server.posts_to("/v1/chat/completions");
+    assert!((1..4).contains(&posts.len()), "the later primings never go: {} sent", posts.len());
+    assert!(posts.iter().all(|post| output_limit(&post.json()) == Some(1)), "no profiled turn");
+}
+
+#[test]
+fn a_failed_cache_warm_up_request_of_a_root_stops_the_run_before_profiling() {
+    // The 4 priming requests are answered; every later one is refused with a 500.
+    let bodies = std::sync::Arc::new(std::sync::Mutex::new(Vec::<Value>::new()));
+    let kept = bodies.clone();
+    let server = ScriptedServer::start(move |path, body, index| {
+        (path == "/v1/chat/completions").then(|| {
+            kept.lock().unwrap().push(serde_json::from_slice(body).unwrap_or_default());
+            if index < 4 {
+                let whole = r#"{"choices": [{"message": {"content": "ok"}, "finish_reason": "length"}], "usage": {"prompt_tokens": 5, "completion_tokens": 1, "total_tokens": 6}}"#;
+                Reply::Json(whole.to_string())
+            } else {
+                Reply::Status(500, r#"{"error": {"message": "overloaded"}}"#.to_string())
+            }
+        })
+    });
+    let url = server.url();
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::write(dir.path().join("trace.jsonl"), trace_file()).expect("write the trace");
+    let scenario = dir.path().join("pressed.rhai");
+    let source = format!(
+        r#"run(#{{ name: "pressed", endpoint: endpoint(#{{ url: "{url}", streaming: false }}), preflight: false,
+               dataset: file(#{{ path: "trace.jsonl", format: "multi_turn" }}),
+               phases: [ agentic_replay(#{{ stage: "priming", {REPLAY}, cache_warmup: 0.5 }}),
+                         agentic_replay(#{{ {REPLAY}, requests: 4 }}) ] }});"#
+    );
+    std::fs::write(&scenario, source).expect("write the scenario");
+    let output = aiperf_command(dir.path()).arg("run").arg(&scenario).output().expect("run aiperf");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_ne!(output.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("the warm-up failed for trajectory r"), "{stderr}");
+    assert!(stderr.contains("a cache warm-up request") && stderr.contains("overloaded"), "{stderr}");
+    let sent = bodies.lock().unwrap().clone();
+    assert!(sent.len() > 4, "the cache warm-up went on from the primed turns");
+    assert!(sent.iter().all(|body| output_limit(body) == Some(1)), "no profiled turn: {sent:?}");
+}
+
+#[test]
+fn a_turn_carried_over_from_the_cache_warm_up_waits_what_is_left_of_its_recorded_wait() {
+    // `a` answers fast; `b`'s first turn, 800 words with 1 ms of prefill each, is still in
+    // flight when the 0.3 s cache warm-up stops sending, and the hand-over waits for it.
+    // Both next turns wait 1 s after their answers: `a`'s, answered ~0.5 s before the
+    // hand-over, goes that much before `b`'s.
+    let server = MockBehindProxy::start(MockConfig {
+        ttft_ms: 1.0,
+        itl_ms: 1.0,
+        prefill_ms_per_token: 1.0,
+        prefix_cache_blocks: 0,
+        ..MockConfig::default()
+    });
+    let turn = |id: &str, turn: usize, text: &str| {
+        format!(r#"{{"text": "{text}{id} turn {turn}", "output_length": 3, "timestamp": {}}}"#, turn * 1000)
+    };
+    let a: Vec<String> = (0..40).map(|n| turn("a", n, "")).collect();
+    let long = "hello ".repeat(800);
+    let b = [turn("b", 0, &long), turn("b", 1, "")];
+    let trace = format!(
+        "{{\"session_id\": \"a\", \"turns\": [{}]}}\n{{\"session_id\": \"b\", \"turns\": [{}]}}",
+        a.join(", "),
+        b.join(", ")
+    );
+    let replay = "lanes: 2, start_min_ratio: 0.0, start_max_ratio: 0.0";
+    let phases = format!(
+        r#"agentic_replay(#{{ stage: "priming", {replay}, cache_warmup: 0.3, warmup_grace: 10 }}),
+           agentic_replay(#{{ {replay}, requests: 2 }})"#
+    );
+    let run = run_trace(&server, "carried", &trace, &phases);
+    let profiled = sent(&run, "carried");
+    assert_eq!(profiled.len(), 2, "{:?}", pairs(&profiled));
+    let a_turn = profiled.iter().find(|s| s.conversation == "a").expect("a's carried-over turn");
+    let b_turn = find(&profiled, "b", 1);
+    let gap_ms = (b_turn.ns("request_start_ns") - a_turn.ns("request_start_ns")) as f64 / 1e6;
+    assert!(
+        (200.0..1000.0).contains(&gap_ms),
+        "a's turn {} waits less of its 1 s than b's: {gap_ms:.0} ms apart",
+        a_turn.turn
+    );
 }

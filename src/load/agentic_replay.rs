@@ -15,11 +15,11 @@ use serde_json::Value;
 use tokio::task::JoinSet;
 
 use super::history::{Conversation, NextTurn};
-use super::{Answer, Limits, LoadContext, Outgoing, PhaseDeadlines, PhaseRun, SendWindow, request_ids, send};
+use super::{Answer, Limits, LoadContext, Outgoing, PhaseDeadlines, PhaseRun, SendWindow, request_ids, send_through};
 use crate::agents::replay::{self, Lane, Step, Tree, TreeRun, priming_schedule};
 use crate::dataset::requests::PreparedRequest;
 use crate::plan::{AgenticReplay, ReplayStage};
-use crate::record::{AgentPlace, SessionTurn};
+use crate::record::{AgentPlace, RequestRecord, SessionTurn};
 use crate::rng::SeededRng;
 
 /// AIPerf's cap on how long an accelerated cache warm-up waits for its requests by default.
@@ -28,9 +28,6 @@ const CACHE_WARMUP_GRACE_MAX_S: f64 = 300.0;
 /// Where the session numbers of the trees the cache warm-up recycles start: apart from the
 /// profiling phase's, which share their correlation ids with the warm-up's first trees.
 const CACHE_WARMUP_RECYCLED_SESSIONS: u64 = 1 << 40;
-
-/// How many failed trajectories the message of a failed warm-up names.
-const FAILED_ROOTS_NAMED: usize = 5;
 
 /// Run an agentic replay phase; its dataset was checked before the run (`agents::replay::check`).
 pub(super) async fn run(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, replay: &AgenticReplay) -> SendWindow {
@@ -62,13 +59,11 @@ pub(super) async fn run(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, replay: &Agen
         stopped: false,
         sequence: 0,
         ids_of_phase,
-        failed_primings: Vec::new(),
     };
     match replay.stage {
         ReplayStage::Priming => {
             player.prime(&lanes, replay).await;
-            if let Some(why) = player.failed_warm_up(lanes.len()) {
-                let _ = player.run.counters.run_aborted.set(why);
+            if player.run.counters.run_aborted.get().is_some() {
                 return player.window;
             }
             if let Some(seconds) = replay.cache_warmup_s {
@@ -128,15 +123,17 @@ struct Due {
     turn: u32,
     /// The wait the trace records before it (an idle-free stage queues it without).
     recorded_wait_ns: u64,
+    /// When the event that made it due happened (run clock).
+    queued_ns: u64,
 }
 
-/// A turn that ended, with what its user said and what came back.
+/// A turn that ended, with what its user said and what came back: its answer, or why none.
 struct Ended {
     lane: usize,
     stream: usize,
     turn: u32,
     said: NextTurn,
-    answer: Option<Answer>,
+    answer: Result<Answer, String>,
 }
 
 enum Event {
@@ -167,34 +164,30 @@ struct Player {
     sequence: u64,
     /// The phase whose session numbering the correlation ids follow: the profiling phase's.
     ids_of_phase: usize,
-    /// Lanes whose priming request failed or was cut off.
-    failed_primings: Vec<usize>,
 }
 
 impl Player {
-    /// Why profiling cannot start after the priming requests: some failed (AIPerf 0.13 aborts
-    /// the run rather than profile a degraded set of trajectories).
-    fn failed_warm_up(&self, lanes: usize) -> Option<String> {
-        if self.failed_primings.is_empty() {
-            return None;
+    /// AIPerf 0.13's rule for a warm-up (the priming requests and the cache warm-up alike): the
+    /// first root turn (depth 0) that fails or is cut off aborts the run at once, in-flight
+    /// requests cancelled, rather than profile a degraded set of trajectories; a sub-agent's
+    /// failure does not.
+    fn abort_on_failed_warm_up(&mut self, ended: &Ended) {
+        let Err(why) = &ended.answer else { return };
+        let tree = &self.trees[self.lanes[ended.lane].tree];
+        let stream = &tree.streams[ended.stream];
+        if !self.manner.one_token || stream.session.agent_depth > 0 || self.ctx.cancel.is_cancelled() {
+            return;
         }
-        let mut failed = self.failed_primings.clone();
-        failed.sort_unstable();
-        failed.dedup();
-        let roots: Vec<&str> = failed
-            .iter()
-            .take(FAILED_ROOTS_NAMED)
-            .map(|&lane| &*self.trees[self.lanes[lane].tree].streams[0].session.id)
-            .collect();
-        let more = failed.len().saturating_sub(FAILED_ROOTS_NAMED);
-        Some(format!(
-            "agentic replay: the warm-up failed for {} of {lanes} trajectories (roots {}{}): a priming request \
-             failed or was cut off, so the run stops rather than profile a degraded set of trajectories \
-             (the errors are in the warm-up's records; see --agentic-warmup-grace-period)",
-            failed.len(),
-            roots.join(", "),
-            if more > 0 { format!(" and {more} more") } else { String::new() }
-        ))
+        let stage = if self.manner.follow { "a cache warm-up request" } else { "its priming request" };
+        let message = format!(
+            "agentic replay: the warm-up failed for trajectory {} ({stage}, turn {} of {}: {why}), so the run \
+             stops rather than profile a degraded set of trajectories (see --agentic-warmup-grace-period)",
+            tree.streams[0].session.id, ended.turn, stream.session.id
+        );
+        if self.run.counters.run_aborted.set(message).is_ok() {
+            self.stopped = true;
+            self.ctx.cancel.cancel();
+        }
     }
 
     /// The warm-up's priming requests, spread so each trajectory reaches its cut at the end;
@@ -236,9 +229,16 @@ impl Player {
         self.deadlines = PhaseDeadlines { stop_sending: Some(stop_sending), cut_off: Some(cut_off) };
         self.stopped = false;
         self.play().await;
+        if self.run.counters.run_aborted.get().is_some() {
+            return;
+        }
+        // Each carried-over turn waits what is left of its recorded wait, counted from the answer
+        // that made it due (AIPerf's residual delay at the hand-over).
+        let handed_over_ns = self.ctx.clock.now_ns();
         let due = std::mem::take(&mut self.due).into_sorted_vec().into_iter().rev().map(|Reverse(due)| {
-            let step = Step { stream: due.stream, turn: due.turn, wait_ms: due.recorded_wait_ns as f64 / 1e6 };
-            (due.lane, step)
+            let waited_ns = handed_over_ns.saturating_sub(due.queued_ns);
+            let residual_ns = due.recorded_wait_ns.saturating_sub(waited_ns);
+            (due.lane, Step { stream: due.stream, turn: due.turn, wait_ms: residual_ns as f64 / 1e6 })
         });
         let handoff = ReplayHandoff {
             lanes: std::mem::take(&mut self.lanes),
@@ -259,7 +259,11 @@ impl Player {
             self.lanes = handoff.lanes;
             self.next_root = handoff.next_root;
             self.next_session = handoff.next_session;
-            for (lane, step) in handoff.due {
+            let mut due = handoff.due;
+            if replay.burst_phase_starts {
+                burst_each_lane(&mut due);
+            }
+            for (lane, step) in due {
                 self.queue(lane, step, now_ns);
             }
             self.play().await;
@@ -300,6 +304,7 @@ impl Player {
             stream: step.stream,
             turn: step.turn,
             recorded_wait_ns,
+            queued_ns: now_ns,
         };
         self.due.push(Reverse(due));
     }
@@ -421,7 +426,8 @@ impl Player {
         let (ctx, run, deadlines) = (self.ctx.clone(), self.run.clone(), self.deadlines);
         let (lane, stream, turn) = (due.lane, due.stream, due.turn);
         self.in_flight.spawn(async move {
-            let answer = send(&ctx, &run, deadlines, outgoing, Limits::default()).await;
+            let answer =
+                send_through(&ctx.client, &ctx, &run, deadlines, outgoing, Limits::default(), answer_or_why).await;
             Some(Ended { lane, stream, turn, said, answer })
         });
     }
@@ -429,11 +435,10 @@ impl Player {
     /// A turn ended: its answer joins the history, the turns it makes due are queued, and a
     /// finished tree hands its lane to the next root.
     fn ended(&mut self, ended: Ended) {
+        self.abort_on_failed_warm_up(&ended);
         let lane = &mut self.lanes[ended.lane];
-        match ended.answer {
-            Some(answer) => lane.streams[ended.stream].conversation.remember(ended.said, answer),
-            None if !self.manner.follow => self.failed_primings.push(ended.lane),
-            None => {}
+        if let Ok(answer) = ended.answer {
+            lane.streams[ended.stream].conversation.remember(ended.said, answer);
         }
         if !self.manner.follow || (self.stopped && !self.manner.hand_over) {
             return;
@@ -481,6 +486,31 @@ fn inherited_history(tree: &Tree, lane: &LaneRun, requests: &[PreparedRequest], 
         history.remember(said, Answer { text: String::new(), tokens: 0 });
     }
     history.fork(turns)
+}
+
+/// A turn's answer, or why there is none: its error, or its cut-off.
+fn answer_or_why(record: &RequestRecord) -> Result<Answer, String> {
+    if let Some(answer) = Answer::of_turn(record) {
+        return Ok(answer);
+    }
+    Err(match &record.error {
+        Some(error) => error.message.clone(),
+        None if record.was_cancelled => "cut off".to_string(),
+        None => "no answer".to_string(),
+    })
+}
+
+/// Each lane's carried-over turns moved earlier together, so its first goes at once (burst
+/// phase starts).
+fn burst_each_lane(due: &mut [(usize, Step)]) {
+    let mut earliest_ms: std::collections::HashMap<usize, f64> = std::collections::HashMap::new();
+    for (lane, step) in due.iter() {
+        let earliest = earliest_ms.entry(*lane).or_insert(f64::INFINITY);
+        *earliest = earliest.min(step.wait_ms);
+    }
+    for (lane, step) in due.iter_mut() {
+        step.wait_ms -= earliest_ms[lane];
+    }
 }
 
 /// `body` asking for one output token (the warm-up's requests).

@@ -1,13 +1,14 @@
 //! The bodies of a scripted session's steps (`agents/scripted/`): a chat request carrying the
 //! session's history and tools, an embeddings request of several inputs, a rerank request.
 
+use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Value};
 
 use super::{completion_body, request_body, with_extra};
 use crate::plan::{Endpoint, EndpointKind};
 
 /// A chat body with `messages` (the session's history), `tools` when given, and `extra`
-/// fields over the endpoint's own.
+/// fields over the endpoint's own, written straight from the history (nothing copied).
 pub fn chat_step_body(
     endpoint: &Endpoint,
     messages: &[Value],
@@ -15,12 +16,43 @@ pub fn chat_step_body(
     max_tokens: Option<u64>,
     extra: &Map<String, Value>,
 ) -> Vec<u8> {
-    let mut body = completion_body(endpoint, "", max_tokens);
-    body.insert("messages".into(), Value::Array(messages.to_vec()));
-    if let Some(tools) = tools {
-        body.insert("tools".into(), tools.clone());
+    let base = completion_body(endpoint, "", max_tokens);
+    let body = ChatStepBody { base: &base, messages, tools, extra };
+    serde_json::to_vec(&body).unwrap_or_default()
+}
+
+/// A chat step's body as it serialises: the endpoint's fields with the history and tools in
+/// place, then the step's extra fields, which win (the order and values of inserting them).
+struct ChatStepBody<'a> {
+    base: &'a Map<String, Value>,
+    messages: &'a [Value],
+    tools: Option<&'a Value>,
+    extra: &'a Map<String, Value>,
+}
+
+impl Serialize for ChatStepBody<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        for (key, value) in self.base {
+            match (self.extra.get(key), key.as_str()) {
+                (Some(extra), _) => map.serialize_entry(key, extra)?,
+                (None, "messages") => map.serialize_entry(key, self.messages)?,
+                (None, "tools") => map.serialize_entry(key, self.tools.unwrap_or(value))?,
+                (None, _) => map.serialize_entry(key, value)?,
+            }
+        }
+        let tools_added = self.tools.filter(|_| !self.base.contains_key("tools"));
+        if let Some(tools) = tools_added {
+            map.serialize_entry("tools", self.extra.get("tools").unwrap_or(tools))?;
+        }
+        for (key, value) in self.extra {
+            let placed = self.base.contains_key(key) || (key == "tools" && tools_added.is_some());
+            if !placed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
     }
-    Value::Object(with_extra(body, extra)).to_string().into_bytes()
 }
 
 /// The endpoint kind's embeddings body for `inputs` (an `input` list where the kind takes one).
@@ -61,6 +93,25 @@ mod tests {
         assert_eq!(body["tools"], tools);
         assert_eq!((body["max_completion_tokens"].as_u64(), body["stream"].as_bool()), (Some(9), Some(true)));
         assert_eq!(body["mock_tool_depth"], 3);
+    }
+
+    #[test]
+    fn a_chat_steps_extra_fields_win_over_the_history_the_tools_and_the_endpoints_fields() {
+        let extra_of = |fields: Value| fields.as_object().cloned().unwrap_or_default();
+        let endpoint = Endpoint {
+            extra: extra_of(json!({"tools": ["endpoint's"], "seed": 1})),
+            ..test_endpoint(EndpointKind::Chat)
+        };
+        let history = [json!({"role": "user", "content": "q"})];
+        let tools = json!(["step's"]);
+        let body_of = |tools: Option<&Value>, extra: Value| -> Value {
+            serde_json::from_slice(&chat_step_body(&endpoint, &history, tools, None, &extra_of(extra))).unwrap()
+        };
+        let plain = body_of(Some(&tools), json!({}));
+        assert_eq!((&plain["tools"], &plain["seed"], &plain["messages"]), (&tools, &json!(1), &json!(history)));
+        assert_eq!(body_of(None, json!({}))["tools"], json!(["endpoint's"]), "the endpoint's tools without the step's");
+        let over = body_of(Some(&tools), json!({"messages": [], "tools": [], "model": "x", "top_k": 2}));
+        assert_eq!(over, json!({"model": "x", "messages": [], "stream": false, "tools": [], "seed": 1, "top_k": 2}));
     }
 
     #[test]

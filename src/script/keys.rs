@@ -1,8 +1,6 @@
 //! Reads a Rhai map for a builder (`endpoint(#{..})` and friends): typed getters, and an
 //! error for every unknown key with a "did you mean" for near misses.
 
-use std::collections::BTreeSet;
-
 use rhai::{Dynamic, EvalAltResult, Map};
 
 use crate::suggest::closest;
@@ -18,7 +16,6 @@ pub struct MapReader {
     what: &'static str,
     map: Map,
     allowed: &'static [&'static str],
-    used: BTreeSet<String>,
 }
 
 impl MapReader {
@@ -33,12 +30,11 @@ impl MapReader {
                 return script_error(format!("{what}: unknown key `{key}`{hint}; it takes {}", allowed.join(", ")));
             }
         }
-        Ok(Self { what, map, allowed, used: BTreeSet::new() })
+        Ok(Self { what, map, allowed })
     }
 
     fn take(&mut self, key: &str) -> Option<Dynamic> {
         debug_assert!(self.allowed.contains(&key), "{} reads undeclared key {key}", self.what);
-        self.used.insert(key.to_string());
         self.map.get(key).filter(|v| !v.is_unit()).cloned()
     }
 

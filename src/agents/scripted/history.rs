@@ -1,6 +1,6 @@
 //! A session's chat history as the OpenAI chat API wants it: the messages a step adds, the
 //! `tool` results that answer the last tool calls, and each answer as an assistant message
-//! (its `tool_calls` included).
+//! (its `tool_calls` included); and its prompt tokens, each message counted once as it joins.
 
 use serde_json::{Map, Value, json};
 
@@ -37,11 +37,14 @@ pub struct History {
     /// The calls of the last answer, which ids-less results answer in order.
     last_calls: Vec<ToolCall>,
     tools: Option<Value>,
+    tokens: u64,
 }
 
 impl History {
-    /// Add a step's messages and tool results (and its tools); the results it held.
-    pub fn add_step(&mut self, step: &mut ChatStep) -> usize {
+    /// Add a step's messages and tool results (and its tools), their text's tokens counted by
+    /// `count`; the results it held.
+    pub fn add_step(&mut self, step: &mut ChatStep, count: impl Fn(&str) -> u64) -> usize {
+        self.tokens += step.messages.iter().map(|message| content_tokens(message, &count)).sum::<u64>();
         self.messages.append(&mut step.messages);
         for (position, result) in step.tool_results.iter().enumerate() {
             let id = result
@@ -49,6 +52,7 @@ impl History {
                 .clone()
                 .or_else(|| self.last_calls.get(position).map(|call| call.id.clone()))
                 .unwrap_or_else(|| format!("call_{position}"));
+            self.tokens += count(&result.content);
             self.messages.push(json!({ "role": "tool", "tool_call_id": id, "content": result.content }));
         }
         if let Some(tools) = step.tools.take() {
@@ -57,8 +61,9 @@ impl History {
         step.tool_results.len()
     }
 
-    /// Add an answer as the assistant's message.
-    pub fn add_answer(&mut self, text: &str, tool_calls: &[ToolCall]) {
+    /// Add an answer of `tokens` as the assistant's message.
+    pub fn add_answer(&mut self, text: &str, tool_calls: &[ToolCall], tokens: u64) {
+        self.tokens += tokens;
         let mut message = Map::new();
         message.insert("role".into(), "assistant".into());
         message.insert(
@@ -87,21 +92,20 @@ impl History {
         self.tools.as_ref()
     }
 
-    /// The text of every message, for counting the prompt's tokens.
-    pub fn text(&self) -> String {
-        let mut text = String::new();
-        for message in &self.messages {
-            match message.get("content") {
-                Some(Value::String(content)) => text.push_str(content),
-                Some(Value::Array(parts)) => parts
-                    .iter()
-                    .filter_map(|part| part.get("text").and_then(Value::as_str))
-                    .for_each(|t| text.push_str(t)),
-                _ => {}
-            }
-            text.push('\n');
+    /// The prompt tokens of the history: what its messages' text counted as each joined.
+    pub fn tokens(&self) -> u64 {
+        self.tokens
+    }
+}
+
+/// The tokens of a message's text (a string, or the text parts of a list).
+fn content_tokens(message: &Value, count: impl Fn(&str) -> u64) -> u64 {
+    match message.get("content") {
+        Some(Value::String(content)) => count(content),
+        Some(Value::Array(parts)) => {
+            parts.iter().filter_map(|part| part.get("text").and_then(Value::as_str)).map(count).sum()
         }
-        text
+        _ => 0,
     }
 }
 
@@ -114,19 +118,20 @@ mod tests {
         let mut history = History::default();
         let mut first =
             ChatStep { messages: vec![json!({"role": "user", "content": "find x"})], ..ChatStep::default() };
-        history.add_step(&mut first);
+        let words = |text: &str| text.split_whitespace().count() as u64;
+        history.add_step(&mut first, words);
         let call = ToolCall { id: "call_7".into(), name: "search".into(), arguments: "{}".into() };
-        history.add_answer("", std::slice::from_ref(&call));
+        history.add_answer("", std::slice::from_ref(&call), 5);
         let mut second = ChatStep {
             tool_results: vec![ToolResult { tool_call_id: None, content: "x is 1".into() }],
             ..ChatStep::default()
         };
-        assert_eq!(history.add_step(&mut second), 1);
+        assert_eq!(history.add_step(&mut second, words), 1);
         let messages = history.messages();
         assert_eq!(messages.len(), 3);
         assert_eq!(messages[1]["tool_calls"][0]["id"], "call_7");
         assert_eq!(messages[1]["content"], Value::Null);
         assert_eq!(messages[2], json!({"role": "tool", "tool_call_id": "call_7", "content": "x is 1"}));
-        assert!(history.text().contains("find x") && history.text().contains("x is 1"));
+        assert_eq!(history.tokens(), 2 + 5 + 3, "each message counted once: the question, the answer, the result");
     }
 }

@@ -1,6 +1,8 @@
 //! What every session of a scripted phase shares: the phase, the runtime its steps go out on,
-//! the other endpoints' clients, the request and session counts that stop it, and the tally.
+//! the other endpoints' clients, the request and session counts that stop it, the tally, and
+//! the token counts of the texts its sessions send again and again.
 
+use std::collections::HashMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -18,7 +20,16 @@ pub struct PhaseShared {
     pub live_sessions: AtomicU64,
     pub peak_live_sessions: AtomicU64,
     pub tally: Mutex<Tally>,
+    /// Token counts of the texts sent so far (a system prompt, a task, a tool's output), so
+    /// each is counted once per phase, not once per step.
+    pub token_counts: Mutex<HashMap<String, u64>>,
 }
+
+/// Texts up to this long have their token counts kept.
+const KEPT_COUNT_TEXT_BYTES: usize = 16 * 1024;
+
+/// At most this many texts' counts are kept; later texts are counted each time.
+const KEPT_COUNTS: usize = 16 * 1024;
 
 impl PhaseShared {
     /// The phase sends no more: its duration is over or a stop signal came.
@@ -41,6 +52,26 @@ impl PhaseShared {
             Some(limit) if id >= limit => None,
             _ => Some(id),
         }
+    }
+
+    /// The tokens of `text` as the run's tokenizer counts them.
+    pub fn count_tokens(&self, text: &str) -> u64 {
+        let kept = text.len() <= KEPT_COUNT_TEXT_BYTES;
+        if kept && let Some(&tokens) = self.counts().get(text) {
+            return tokens;
+        }
+        let tokens = self.phase.hook.tokenizer.count(text) as u64;
+        if kept {
+            let mut counts = self.counts();
+            if counts.len() < KEPT_COUNTS {
+                counts.insert(text.to_string(), tokens);
+            }
+        }
+        tokens
+    }
+
+    fn counts(&self) -> std::sync::MutexGuard<'_, HashMap<String, u64>> {
+        self.token_counts.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// The phase's next request index, or None once the phase sends no more.

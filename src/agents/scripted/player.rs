@@ -43,6 +43,7 @@ impl SessionPlayer for ScriptedPlayer {
                 live_sessions: AtomicU64::new(0),
                 peak_live_sessions: AtomicU64::new(0),
                 tally: Mutex::new(Tally::default()),
+                token_counts: Mutex::new(HashMap::new()),
             });
             let (done_tx, done_rx) = tokio::sync::oneshot::channel();
             let players = shared.clone();

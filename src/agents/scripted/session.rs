@@ -117,18 +117,22 @@ impl Session {
                 Ok(client) => client,
                 Err(why) => return Ok(Err(why)),
             };
-            state.history.add_step(&mut step);
-            let endpoint = step.endpoint.as_ref().unwrap_or(&state.shared.phase.hook.endpoint);
+            let shared = state.shared.clone();
+            state.history.add_step(&mut step, |text| shared.count_tokens(text));
+            let endpoint = step.endpoint.as_ref().unwrap_or(&shared.phase.hook.endpoint);
             let history = &state.history;
             let body = chat_step_body(endpoint, history.messages(), history.tools(), step.max_tokens, &step.extra);
-            let input_tokens = state.shared.phase.hook.tokenizer.count(&history.text()) as u64;
-            (body, input_tokens, client)
+            (body, history.tokens(), client)
         };
         let tag = step.tag.unwrap_or_else(|| StepKind::Chat.as_str().to_string());
         let answer = self.send(client, body, input_tokens, step.max_tokens, tag)?;
         let mut state = self.state();
         if answer.ok {
-            state.history.add_answer(&answer.text, &answer.tool_calls);
+            let tokens = match answer.usage.and_then(|usage| usage.completion_tokens) {
+                Some(tokens) => tokens,
+                None => state.shared.phase.hook.tokenizer.count(&answer.text) as u64,
+            };
+            state.history.add_answer(&answer.text, &answer.tool_calls, tokens);
             state.turn += 1;
         }
         state.tool_calls += answer.tool_calls.len() as u64;
@@ -193,7 +197,7 @@ impl Session {
     }
 
     fn count_tokens(&self, text: &str) -> u64 {
-        self.state().shared.phase.hook.tokenizer.count(text) as u64
+        self.state().shared.count_tokens(text)
     }
 
     /// The body for the step's endpoint and the client that sends it.
