@@ -172,6 +172,41 @@ mod tests {
         assert!(handed.windows(2).all(|pair| pair[0].fired_ns <= pair[1].fired_ns));
     }
 
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn real_time_priority_is_dropped_while_arrivals_leave_no_sleep_and_given_back_at_the_end() {
+        // SAFETY: sched_getscheduler only reads; pid 0 is the calling thread.
+        let policy = || unsafe { libc::sched_getscheduler(0) };
+        std::thread::spawn(move || {
+            let clock = RunClock::start();
+            let origin_ns = clock.now_ns();
+            // 10 ms of arrivals 20 µs apart (no sleep between them), then one 200 ms later.
+            let offsets = (0..500u64).map(|i| i * 20_000).chain([210_000_000]);
+            let mut policies = Vec::new();
+            let granted = pace(
+                &clock,
+                origin_ns,
+                offsets,
+                || false,
+                |due| {
+                    policies.push((due.scheduled_ns - origin_ns, policy()));
+                    ControlFlow::Continue(())
+                },
+            );
+            if granted != PacerPriority::RealTime {
+                assert!(policies.iter().all(|(_, policy)| *policy == libc::SCHED_OTHER), "{granted:?}");
+                return;
+            }
+            let policy_at = |offset_ns: u64| policies.iter().find(|(at, _)| *at == offset_ns).map(|(_, p)| *p);
+            assert_eq!(policy_at(0), Some(libc::SCHED_FIFO), "real time from the start");
+            assert_eq!(policy_at(9_980_000), Some(libc::SCHED_OTHER), "normal after 1 ms without a sleep");
+            assert_eq!(policy_at(210_000_000), Some(libc::SCHED_FIFO), "real time again after a sleep");
+            assert_eq!(policy(), libc::SCHED_OTHER, "the thread is left at normal priority");
+        })
+        .join()
+        .unwrap();
+    }
+
     #[test]
     fn a_stop_or_a_break_ends_the_pacing() {
         let clock = RunClock::start();
