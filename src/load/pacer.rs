@@ -6,7 +6,8 @@
 use std::ops::ControlFlow;
 use std::time::Duration;
 
-use super::pacer_priority::{PacerPriority, PriorityGuard};
+use super::pacer_priority::{PacerPriority, PriorityGuard, REAL_TIME_LONGEST_BUSY};
+use super::self_check::thread_cpu_ns;
 use crate::clock::RunClock;
 
 /// The last stretch before a deadline that the pacer spins through instead of sleeping: longer
@@ -42,7 +43,12 @@ pub fn pace(
     mut on_due: impl FnMut(Due) -> ControlFlow<()>,
 ) -> PacerPriority {
     tighten_timer_slack();
-    let mut waiter = Waiter { clock, priority: PriorityGuard::try_real_time(), awake_since_ns: clock.now_ns() };
+    let mut waiter = Waiter {
+        clock,
+        priority: PriorityGuard::try_real_time(),
+        awake_since_ns: clock.now_ns(),
+        cpu_when_awoken_ns: thread_cpu_ns(),
+    };
     for offset_ns in offsets_ns {
         let scheduled_ns = origin_ns.saturating_add(offset_ns);
         let Some(fired_ns) = waiter.wait_until(scheduled_ns, &stop) else { break };
@@ -53,11 +59,13 @@ pub fn pace(
     waiter.priority.granted
 }
 
-/// The pacer's waiting: its clock, its priority, and when it last woke from a sleep.
+/// The pacer's waiting: its clock, its priority, and when it last woke from a sleep (on the
+/// run clock and in its own CPU time).
 struct Waiter<'a> {
     clock: &'a RunClock,
     priority: PriorityGuard,
     awake_since_ns: u64,
+    cpu_when_awoken_ns: u64,
 }
 
 impl Waiter<'_> {
@@ -67,7 +75,13 @@ impl Waiter<'_> {
         let spin_window_ns = SPIN_WINDOW.as_nanos() as u64;
         loop {
             let now_ns = self.clock.now_ns();
-            self.priority.while_busy(Duration::from_nanos(now_ns.saturating_sub(self.awake_since_ns)));
+            // What counts is the CPU it used: time blocked in the hand-off (a lock a worker
+            // holds) takes no core from anyone, and dropping priority then would leave the
+            // pacer behind every runnable thread. Read only past the limit (a system call).
+            if now_ns.saturating_sub(self.awake_since_ns) > REAL_TIME_LONGEST_BUSY.as_nanos() as u64 {
+                let cpu_ns = thread_cpu_ns().saturating_sub(self.cpu_when_awoken_ns);
+                self.priority.while_busy(Duration::from_nanos(cpu_ns));
+            }
             if now_ns >= due_ns {
                 return Some(now_ns);
             }
@@ -79,6 +93,7 @@ impl Waiter<'_> {
                 self.priority.before_sleep();
                 std::thread::sleep(Duration::from_nanos(left_ns - spin_window_ns).min(LONGEST_NAP));
                 self.awake_since_ns = self.clock.now_ns();
+                self.cpu_when_awoken_ns = thread_cpu_ns();
             } else {
                 std::hint::spin_loop();
             }

@@ -4,9 +4,9 @@
 
 use std::time::Duration;
 
-/// The longest the pacer stays at real-time priority without sleeping: past this (arrivals
-/// so close that it spins from one to the next) it drops to normal priority until its next
-/// sleep, so the ordinary threads on its core always get their turn from the kernel's fair
+/// The most CPU time the pacer uses at real-time priority without sleeping: past this
+/// (arrivals so close that it spins from one to the next) it drops to normal priority until
+/// its next sleep, so the ordinary threads on its core always get their turn from the kernel's fair
 /// scheduler. At 2,000 req/s the pacer sleeps in every gap and never reaches it.
 pub const REAL_TIME_LONGEST_BUSY: Duration = Duration::from_millis(1);
 /// Set to `0` to keep the pacer at normal priority.
@@ -66,8 +66,8 @@ impl PriorityGuard {
         }
     }
 
-    /// While busy (spinning, handing over) for `busy` since the last sleep: down to normal
-    /// priority once that passes `REAL_TIME_LONGEST_BUSY`.
+    /// While busy (spinning, handing over), having used `busy` of CPU since the last sleep:
+    /// down to normal priority once that passes `REAL_TIME_LONGEST_BUSY`.
     pub fn while_busy(&mut self, busy: Duration) {
         if self.real_time_now && busy > REAL_TIME_LONGEST_BUSY {
             self.real_time_now = set_policy(false).is_err();
