@@ -8,10 +8,11 @@
 use aiperf::cancel::CancelSignal;
 use aiperf::engine::{self, RunOptions};
 use aiperf::mock::{MockConfig, MockStarter};
-use aiperf::plan::{
-    Arrival, Dataset, Dist, Endpoint, EndpointKind, LoadMode, MOCK_URL, Phase, PhaseKind, Plan, SyntheticDataset,
-};
+use aiperf::plan::{Dataset, Dist, Endpoint, EndpointKind, MOCK_URL, Plan, SyntheticDataset};
 use std::sync::Arc;
+
+#[path = "common/rate_phase.rs"]
+mod rate_phase;
 
 /// The allocator of the `aiperf` binary, so the benchmark measures what users run.
 #[global_allocator]
@@ -27,17 +28,7 @@ fn plan(rate_rps: f64, seconds: f64) -> Plan {
             ..Endpoint::new(MOCK_URL, "mock-model", EndpointKind::Chat, false)
         },
         Dataset::Synthetic(SyntheticDataset::new(Dist::fixed(32.0), Dist::fixed(8.0), 1, 64)),
-        vec![Phase {
-            name: "rate".to_string(),
-            kind: PhaseKind::Profiling,
-            mode: LoadMode::Rate { rate: rate_rps, arrival: Arrival::Constant, max_concurrency: None, seed: 1 },
-            requests: None,
-            sessions: None,
-            duration_s: Some(seconds),
-            grace_period_s: 5.0,
-            results: true,
-            cancel: None,
-        }],
+        vec![rate_phase::constant_rate_phase("rate", rate_rps, seconds)],
         30.0,
     )
 }

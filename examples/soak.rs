@@ -9,6 +9,8 @@
 #[path = "../tests/common/fault_server.rs"]
 #[allow(dead_code)]
 mod fault_server;
+#[path = "common/rate_phase.rs"]
+mod rate_phase;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -16,10 +18,7 @@ use std::time::{Duration, Instant};
 use aiperf::cancel::CancelSignal;
 use aiperf::engine::{self, RunOptions};
 use aiperf::mock::MockStarter;
-use aiperf::plan::{
-    Arrival, Dataset, Dist, Endpoint, EndpointKind, LoadMode, Phase, PhaseKind, Plan, ServerMetricsConfig,
-    SyntheticDataset,
-};
+use aiperf::plan::{Dataset, Dist, Endpoint, EndpointKind, Plan, ServerMetricsConfig, SyntheticDataset};
 use fault_server::{Fault, FaultConfig, FaultServer};
 
 #[global_allocator]
@@ -36,17 +35,7 @@ const FAULTS: [Fault; 6] = [
 
 fn plan(url: String, seconds: f64, rate_rps: f64) -> Plan {
     let dataset = Dataset::Synthetic(SyntheticDataset::new(Dist::fixed(64.0), Dist::fixed(8.0), 1, 256));
-    let soak = Phase {
-        name: "soak".to_string(),
-        kind: PhaseKind::Profiling,
-        mode: LoadMode::Rate { rate: rate_rps, arrival: Arrival::Constant, max_concurrency: None, seed: 1 },
-        requests: None,
-        sessions: None,
-        duration_s: Some(seconds),
-        grace_period_s: 5.0,
-        results: true,
-        cancel: None,
-    };
+    let soak = rate_phase::constant_rate_phase("soak", rate_rps, seconds);
     let endpoint = Endpoint::new(url, "m", EndpointKind::Chat, true);
     let plan = Plan::new("soak", endpoint, dataset, vec![soak], 2.0);
     Plan { server_metrics: ServerMetricsConfig { enabled: false, ..Default::default() }, ..plan }

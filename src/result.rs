@@ -130,6 +130,10 @@ pub struct ClientSelfCheck {
     /// 5,000 req/s), so it is kept out of the client's CPU use. None in closed-loop modes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pacer_cpu_percent: Option<f64>,
+    /// The open-loop pacer thread's scheduling priority: real-time where the system permitted
+    /// it, or normal and why. None in closed-loop modes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pacer_priority: Option<String>,
     /// With `--keep-cores-awake`: the CPU time of the idle-priority threads that kept idle
     /// cores from sleeping while the pacer ran, in % of one core; kept out of the client's.
     #[serde(default, skip_serializing_if = "Option::is_none")]

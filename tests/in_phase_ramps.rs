@@ -115,6 +115,27 @@ fn profile_flags_lower_to_held_ramps_with_prefill_and_warmup_ramps() {
 }
 
 #[test]
+fn a_rate_phases_prefill_cap_lowers_with_its_ramp_and_round_trips_through_the_scenario() {
+    let dir = tempfile::tempdir().expect("dir");
+    let plan = dry_plan_round_tripped(
+        dir.path(),
+        "--model m --url mock --request-rate 50 --prefill-concurrency 2 --prefill-concurrency-ramp-duration 1 \
+         --request-count 50",
+    );
+    let profiling = &plan["phases"][0];
+    assert_eq!(profiling["type"], "rate", "{plan}");
+    assert_eq!(profiling["prefill"], json!({"concurrency": 2, "ramp_s": 1.0}), "{plan}");
+    let ramped = dry_plan_round_tripped(
+        dir.path(),
+        "--model m --url mock --request-rate 20 --request-rate-ramp-duration 4 --prefill-concurrency 3 \
+         --request-count 50",
+    );
+    let profiling = &ramped["phases"][0];
+    assert_eq!((&profiling["type"], &profiling["ramped"]), (&json!("ramp"), &json!("rate")), "{ramped}");
+    assert_eq!(profiling["prefill"], json!({"concurrency": 3}), "{ramped}");
+}
+
+#[test]
 fn a_rate_series_file_lowers_to_its_piecewise_rate_after_the_ramp() {
     let dir = tempfile::tempdir().expect("dir");
     let series = r#"{"points": [{"time_s": 1, "qps": 5}, {"time_s": 3, "qps": 15}, {"time_s": 4, "qps": 10}]}"#;

@@ -17,6 +17,15 @@ fn max_overlap(records: &[Value]) -> usize {
     peak_overlap(records.iter().map(|record| (ns(record, "request_start_ns"), ns(record, "request_end_ns"))))
 }
 
+/// Each record's `(send start, first token)`.
+fn prefills(records: &[Value]) -> impl Iterator<Item = (u64, u64)> + '_ {
+    records.iter().map(|record| {
+        let start = ns(record, "request_start_ns");
+        let ttft_ms = record["metrics"]["time_to_first_token"]["value"].as_f64().expect("ttft");
+        (start, start + (ttft_ms * 1e6) as u64)
+    })
+}
+
 /// The most of the `(start, end)` intervals that any instant lies in (an end before a start at a tie).
 fn peak_overlap(intervals: impl Iterator<Item = (u64, u64)>) -> usize {
     let mut events: Vec<(u64, i32)> = Vec::new();
@@ -66,13 +75,40 @@ fn a_prefill_cap_limits_requests_waiting_for_their_first_token_but_not_decoding_
     assert_eq!(run.code(), Some(0), "{}", run.stderr());
     let records = run.records("prefill");
     assert_eq!(records.len(), 36);
-    let prefill = records.iter().map(|record| {
-        let start = ns(record, "request_start_ns");
-        let ttft_ms = record["metrics"]["time_to_first_token"]["value"].as_f64().expect("ttft");
-        (start, start + (ttft_ms * 1e6) as u64)
-    });
-    assert!(peak_overlap(prefill) <= 2, "more than 2 requests were waiting for a first token at once");
+    assert!(peak_overlap(prefills(&records)) <= 2, "more than 2 requests were waiting for a first token at once");
     assert!(max_overlap(&records) > 2, "decoding requests were held back too: {} in flight", max_overlap(&records));
+}
+
+#[test]
+fn a_rate_phases_prefill_cap_sends_each_request_at_an_arrival_that_finds_a_place() {
+    let run = run_scenario(
+        "rate_prefill",
+        r#"run(#{ endpoint: endpoint(#{ url: "mock", mock: #{ ttft: ms(40), itl: ms(2) } }),
+                 dataset: synthetic(#{ isl: 20, osl: 8 }),
+                 phases: [ rate(#{ rate: 200, arrival: "constant", prefill_concurrency: 2, requests: 30 }) ] });"#,
+    );
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let summary = run.summary("rate_prefill");
+    let phase = &summary["phases"][0];
+    assert_eq!(phase["sent"], 30, "{phase}");
+    assert_eq!(phase["completed"], 30, "{phase}");
+    let records = run.records("rate_prefill");
+    assert_eq!(records.len(), 30);
+    assert!(peak_overlap(prefills(&records)) <= 2, "more than 2 requests were waiting for a first token at once");
+    assert!(max_overlap(&records) > 2, "decoding requests were held back too: {} in flight", max_overlap(&records));
+    // Each request is due at an arrival of the 5 ms grid, each at its own, and went out then:
+    // arrivals that found both places taken sent nothing (AIPerf's rule), so no request waited.
+    let mut due: Vec<u64> = records.iter().map(|r| ns(r, "credit_issued_ns")).collect();
+    due.sort();
+    assert!(due.windows(2).all(|w| w[1] > w[0] && (w[1] - w[0]) % 5_000_000 == 0), "not on the grid: {due:?}");
+    assert!((due[29] - due[0]) / 5_000_000 > 29 * 3, "40 ms prefills let at most one in ~4 arrivals through");
+    for record in &records {
+        let late_ms = (ns(record, "request_start_ns") - ns(record, "credit_issued_ns")) as f64 / 1e6;
+        assert!(late_ms < 25.0, "a request waited {late_ms} ms after it was due");
+    }
+    let check = self_check(&summary);
+    let held = check["held_back_by"].to_string();
+    assert!(held.contains("the prefill concurrency cap held") && held.contains("arrivals back"), "{check}");
 }
 
 #[test]

@@ -8,7 +8,7 @@ use serde_json::{Map, Value, json};
 
 use crate::plan::{
     AdaptiveControl, Arrival, Dataset, Dist, ExportLevel, FileDataset, FileFormat, LoadMode, NetworkLatency, Phase,
-    PhaseKind, Plan, RampStage, RampedQuantity, ScheduleTrace,
+    PhaseKind, Plan, PrefillCap, RampStage, RampedQuantity, ScheduleTrace,
 };
 
 /// The plan in the schema's `benchmark` shape, with the plan itself under `plan`.
@@ -111,6 +111,16 @@ fn distribution(dist: &Dist) -> Value {
     json!(dist)
 }
 
+/// A phase's `prefill_concurrency` and `prefill_ramp`, when it has a prefill cap.
+fn insert_prefill(prefill: Option<PrefillCap>, out: &mut Map<String, Value>) {
+    if let Some(cap) = prefill {
+        out.insert("prefill_concurrency".into(), json!(cap.concurrency));
+        if let Some(seconds) = cap.ramp_s {
+            out.insert("prefill_ramp".into(), json!({"duration": seconds}));
+        }
+    }
+}
+
 fn dataset(dataset: &Dataset) -> Value {
     match dataset {
         Dataset::Synthetic(spec) => {
@@ -207,11 +217,12 @@ fn phase(phase: &Phase) -> Value {
             }
             "concurrency"
         }
-        LoadMode::Rate { rate, arrival, max_concurrency, .. } => {
+        LoadMode::Rate { rate, arrival, max_concurrency, prefill, .. } => {
             out.insert("rate".into(), json!(rate));
             if let Some(limit) = max_concurrency {
                 out.insert("concurrency".into(), json!(limit));
             }
+            insert_prefill(*prefill, &mut out);
             arrival_type(arrival, &mut out)
         }
         LoadMode::Ramp {
@@ -233,12 +244,7 @@ fn phase(phase: &Phase) -> Value {
             }
             let target = stages.last().map_or(*start, |stage| stage.target);
             let ramp = json!({"duration": stages.iter().map(|stage| stage.duration_s).sum::<f64>()});
-            if let Some(cap) = prefill {
-                out.insert("prefill_concurrency".into(), json!(cap.concurrency));
-                if let Some(seconds) = cap.ramp_s {
-                    out.insert("prefill_ramp".into(), json!({"duration": seconds}));
-                }
-            }
+            insert_prefill(*prefill, &mut out);
             match ramped {
                 RampedQuantity::Concurrency => {
                     out.insert("concurrency".into(), json!(target.round() as u64));

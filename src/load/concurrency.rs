@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use tokio::sync::Semaphore;
 
+use super::prefill_place::PrefillPlace;
 use super::replay::{self, Pacing, SessionSource};
 use super::session_claims::SessionClaims;
 use super::{Limits, LoadContext, PhaseDeadlines, PhaseRun, send_one};
@@ -76,7 +77,7 @@ impl UserWork {
                 let Some(session) = sessions.claim() else { return false };
                 let pacing = Pacing { first_scheduled_ns: ctx.clock.now_ns(), think: &mut || Duration::ZERO };
                 // Boxed: a session's future is the larger, and every user's task would hold room for it.
-                let limits = Limits { slots: None, prefill };
+                let limits = Limits { slots: None, prefill: prefill.map(PrefillPlace::WaitFor) };
                 Box::pin(replay::play(ctx, run, deadlines, session, ids, limits, pacing)).await;
             }
         }

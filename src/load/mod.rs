@@ -12,6 +12,8 @@ mod history;
 pub mod idle_spinners;
 mod open_loop;
 pub mod pacer;
+pub mod pacer_priority;
+mod prefill_place;
 mod ramp;
 mod ramped_places;
 mod rate;
@@ -45,6 +47,7 @@ use crate::plan::{AdaptiveControl, LoadMode, Phase, PrefillCap, RampedQuantity};
 use crate::record::{AgentPlace, RequestOrigin, RequestRecord, SessionTurn};
 use crate::result::PhaseSummary;
 use crate::rng::SeededRng;
+use prefill_place::PrefillPlace;
 
 pub use histogram::DurationHistogram;
 pub use self_check::process_cpu_ns;
@@ -130,6 +133,10 @@ pub(crate) struct SendWindow {
     pacer_cpu_ns: Option<u64>,
     /// CPU time of the threads that kept idle cores awake meanwhile (`keep_cores_awake`).
     idle_spin_cpu_ns: Option<u64>,
+    /// The priority the pacer thread ran at.
+    pacer_priority: Option<pacer_priority::PacerPriority>,
+    /// Arrivals that sent nothing: every place of the phase's prefill cap was taken.
+    arrivals_without_prefill_place: u64,
 }
 
 impl SendWindow {
@@ -166,7 +173,7 @@ pub async fn run_phase(ctx: Arc<LoadContext>, run: Arc<PhaseRun>) -> PhaseSummar
             concurrency::run(ctx.clone(), run.clone(), *concurrency, *prefill_concurrency).await;
             None
         }
-        LoadMode::Rate { rate, arrival, max_concurrency, seed } => {
+        LoadMode::Rate { rate, arrival, max_concurrency, seed, .. } => {
             Some(rate::run(ctx.clone(), run.clone(), *rate, *arrival, *max_concurrency, *seed).await)
         }
         LoadMode::Ramp {
@@ -254,13 +261,15 @@ pub fn check_phase(phase: &Phase) -> Result<(), String> {
         LoadMode::Ramp { max_concurrency_ramp_s: Some(seconds), .. } if !positive(*seconds) => {
             Err(format!("phase `{name}`: `max_concurrency_ramp` must be a positive duration"))
         }
-        LoadMode::Ramp { prefill: Some(cap), .. } if cap.concurrency == 0 => {
+        LoadMode::Ramp { prefill: Some(cap), .. } | LoadMode::Rate { prefill: Some(cap), .. }
+            if cap.concurrency == 0 =>
+        {
             Err(format!("phase `{name}`: `prefill_concurrency` must be at least 1"))
         }
-        LoadMode::Ramp { ramped: RampedQuantity::Rate, prefill: Some(_), .. } => {
-            Err(format!("phase `{name}`: a prefill cap applies to concurrency ramps only"))
-        }
-        LoadMode::Ramp { prefill: Some(PrefillCap { ramp_s: Some(seconds), .. }), .. } if !positive(*seconds) => {
+        LoadMode::Ramp { prefill: Some(PrefillCap { ramp_s: Some(seconds), .. }), .. }
+        | LoadMode::Rate { prefill: Some(PrefillCap { ramp_s: Some(seconds), .. }), .. }
+            if !positive(*seconds) =>
+        {
             Err(format!("phase `{name}`: `prefill_ramp` must be a positive duration"))
         }
         LoadMode::Ramp { max_concurrency: Some(0), .. } => {
@@ -437,7 +446,7 @@ async fn send_one(
     prefill: Option<&Semaphore>,
 ) {
     if let Some(request) = Outgoing::from_dataset(ctx, request_index, scheduled_ns, ids.uuid()) {
-        send(ctx, run, deadlines, request, Limits { slots: None, prefill }).await;
+        send(ctx, run, deadlines, request, Limits { slots: None, prefill: prefill.map(PrefillPlace::WaitFor) }).await;
     }
 }
 
@@ -446,7 +455,7 @@ async fn send_one(
 #[derive(Clone, Copy, Default)]
 struct Limits<'a> {
     slots: Option<&'a Semaphore>,
-    prefill: Option<&'a Semaphore>,
+    prefill: Option<PrefillPlace<'a>>,
 }
 
 /// What a multi-turn request got back, for the next turn's history.
@@ -553,7 +562,7 @@ async fn send_through<A>(
             None => None,
         };
         let prefill_place = match limits.prefill {
-            Some(prefill) => prefill.acquire().await.ok(),
+            Some(prefill) => prefill.hold().await,
             None => None,
         };
         let _in_flight = InFlight::enter(counters);
@@ -636,7 +645,13 @@ mod tests {
         let users = phase(LoadMode::Concurrency { concurrency: 25_000, prefill_concurrency: None });
         assert_eq!(connection_pool_size(&users), 25_000, "every user streams at once");
         let rate = |max_concurrency| {
-            phase(LoadMode::Rate { rate: 50_000.0, arrival: Arrival::Constant, max_concurrency, seed: 1 })
+            phase(LoadMode::Rate {
+                rate: 50_000.0,
+                arrival: Arrival::Constant,
+                max_concurrency,
+                seed: 1,
+                prefill: None,
+            })
         };
         assert_eq!(connection_pool_size(&rate(None)), RATE_POOL_ESTIMATE_MAX);
         assert_eq!(connection_pool_size(&rate(Some(10_000))), 10_000, "a ceiling counts requests at once");

@@ -1,7 +1,8 @@
 //! The open-loop dispatcher shared by rate, rate ramps and fixed schedules: the pacer thread
 //! (`pacer.rs`) hands over each precomputed arrival at its due time, and the dispatcher spawns
 //! its request on the runtime from there, so a slow request never delays the next and no
-//! arrival waits for a timer tick.
+//! arrival waits for a timer tick. Under a prefill cap an arrival that finds every place
+//! taken sends nothing, and the request goes at the next arrival that finds one (AIPerf's rule).
 
 use std::ops::ControlFlow;
 use std::sync::Arc;
@@ -14,15 +15,16 @@ use tokio::task::JoinSet;
 use super::conversation_queue::{self, ConversationQueue, QueuedTurn};
 use super::idle_spinners::IdleSpinners;
 use super::pacer::{self, Due};
+use super::prefill_place::{PrefillPlace, TakenPlace};
 use super::ramped_places::RampedPlaces;
 use super::self_check::thread_cpu_ns;
 use super::session_claims::SessionClaims;
 use super::{Limits, LoadContext, Outgoing, PhaseDeadlines, PhaseRun, SendWindow, request_ids, send};
-use crate::plan::LoadMode;
+use crate::plan::{LoadMode, RampedQuantity};
 
 /// Send one request at each offset (ns from now) until the offsets, the phase's request count
 /// or its duration run out; at most `max_in_flight` at once when given (a cap a rate ramp
-/// may ramp from 1). A multi-turn file is
+/// may ramp from 1), and at most the phase's prefill cap waiting for a first token. A multi-turn file is
 /// sent as conversations: each offset sends the next ready turn (`conversation_queue.rs`).
 pub(super) async fn dispatch(
     ctx: Arc<LoadContext>,
@@ -34,9 +36,15 @@ pub(super) async fn dispatch(
         LoadMode::Ramp { max_concurrency_ramp_s, .. } => *max_concurrency_ramp_s,
         _ => None,
     };
+    let prefill_cap = match &run.phase.mode {
+        LoadMode::Rate { prefill, .. } | LoadMode::Ramp { ramped: RampedQuantity::Rate, prefill, .. } => *prefill,
+        _ => None,
+    };
     // Held until every request has been joined: a ramping cap keeps growing for the late ones.
     let slots = max_in_flight.map(|limit| RampedPlaces::open(limit, cap_ramp_s));
-    let dispatcher = Dispatcher::new(ctx, run, slots.as_ref().map(|slots| slots.places.clone()));
+    let prefill = prefill_cap.map(|cap| RampedPlaces::open(cap.concurrency, cap.ramp_s));
+    let places = |ramped: &Option<RampedPlaces>| ramped.as_ref().map(|ramped| ramped.places.clone());
+    let dispatcher = Dispatcher::new(ctx, run, places(&slots), places(&prefill));
     let abandoned = Arc::new(AtomicBool::new(false));
     // Should this future be dropped, the pacer stops spawning within a nap.
     let _stop_on_drop = StopOnDrop(abandoned.clone());
@@ -74,13 +82,19 @@ struct Dispatcher {
     /// The run-clock ns the offsets count from: when the phase's deadlines were set.
     origin_ns: u64,
     slots: Option<Arc<Semaphore>>,
+    prefill: Option<Arc<Semaphore>>,
 }
 
 impl Dispatcher {
-    fn new(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, slots: Option<Arc<Semaphore>>) -> Self {
+    fn new(
+        ctx: Arc<LoadContext>,
+        run: Arc<PhaseRun>,
+        slots: Option<Arc<Semaphore>>,
+        prefill: Option<Arc<Semaphore>>,
+    ) -> Self {
         let deadlines = PhaseDeadlines::of(&run.phase);
         let origin_ns = ctx.clock.now_ns();
-        Self { ctx, run, runtime: Handle::current(), deadlines, origin_ns, slots }
+        Self { ctx, run, runtime: Handle::current(), deadlines, origin_ns, slots, prefill }
     }
 
     /// Pace the arrivals on this thread and spawn each one's request; returns the send window
@@ -99,7 +113,7 @@ impl Dispatcher {
         let spinners =
             ctx.keep_cores_awake.then(|| IdleSpinners::start(self.runtime.metrics().num_workers())).flatten();
         let cpu_before_ns = thread_cpu_ns();
-        pacer::pace(&ctx.clock, origin_ns, offsets_ns, stop, |Due { scheduled_ns, fired_ns }| {
+        let priority = pacer::pace(&ctx.clock, origin_ns, offsets_ns, stop, |Due { scheduled_ns, fired_ns }| {
             let requests_done = match &conversations {
                 Some(queue) => queue.finished(),
                 None => run.phase.single_request_limit().is_some_and(|limit| next_index >= limit),
@@ -107,6 +121,17 @@ impl Dispatcher {
             if requests_done || ctx.cancel.is_cancelled() {
                 return ControlFlow::Break(());
             }
+            // Given back when the arrival sends nothing after all, or at its request's first token.
+            let prefill_place = match &self.prefill {
+                Some(places) => match TakenPlace::take(places) {
+                    Some(place) => Some(place),
+                    None => {
+                        window.arrivals_without_prefill_place += 1;
+                        return ControlFlow::Continue(());
+                    }
+                },
+                None => None,
+            };
             let work = match &mut conversations {
                 // An arrival that finds no turn due and no session to start goes unused.
                 Some(queue) => match queue.next(tokio::time::Instant::now()) {
@@ -123,20 +148,26 @@ impl Dispatcher {
             };
             run.counters.pacing_error.record_ns(fired_ns.saturating_sub(scheduled_ns));
             window.note(scheduled_ns, fired_ns);
-            tasks.spawn_on(self.send(work, scheduled_ns), &self.runtime);
+            tasks.spawn_on(self.send(work, scheduled_ns, prefill_place), &self.runtime);
             while tasks.try_join_next().is_some() {}
             ControlFlow::Continue(())
         });
         window.pacer_cpu_ns = Some(thread_cpu_ns().saturating_sub(cpu_before_ns));
         window.idle_spin_cpu_ns = spinners.map(IdleSpinners::stop);
+        window.pacer_priority = Some(priority);
         (window, tasks)
     }
 
-    /// The task that sends one arrival's work.
-    fn send(&self, work: Work, scheduled_ns: u64) -> impl Future<Output = ()> + Send + 'static {
+    /// The task that sends one arrival's work, holding the prefill place the arrival took.
+    fn send(
+        &self,
+        work: Work,
+        scheduled_ns: u64,
+        prefill_place: Option<TakenPlace>,
+    ) -> impl Future<Output = ()> + Send + 'static {
         let (ctx, run, slots, deadlines) = (self.ctx.clone(), self.run.clone(), self.slots.clone(), self.deadlines);
         async move {
-            let limits = Limits { slots: slots.as_deref(), prefill: None };
+            let limits = Limits { slots: slots.as_deref(), prefill: prefill_place.as_ref().map(PrefillPlace::Taken) };
             match work {
                 Work::Request(request) => {
                     send(&ctx, &run, deadlines, request, limits).await;

@@ -1,10 +1,13 @@
 //! The open-loop pacer: waits for each arrival's due time on the run's monotonic clock, on a
 //! thread of its own, sleeping until shortly before the deadline and spinning the rest, so
-//! arrivals fire within microseconds instead of on tokio's millisecond timer ticks.
+//! arrivals fire within microseconds instead of on tokio's millisecond timer ticks. It runs at
+//! real-time priority where the system permits it (`pacer_priority.rs`).
 
 use std::ops::ControlFlow;
 use std::time::Duration;
 
+use super::pacer_priority::{PacerPriority, PriorityGuard, REAL_TIME_LONGEST_BUSY};
+use super::self_check::thread_cpu_ns;
 use crate::clock::RunClock;
 
 /// The last stretch before a deadline that the pacer spins through instead of sleeping: longer
@@ -29,41 +32,71 @@ pub struct Due {
 /// Hand each arrival at `origin_ns + offset` to `on_due`, in the offsets' order, never before
 /// its time; overdue arrivals are handed over at once, one after the other. Stops when the
 /// offsets run out, `on_due` breaks, or `stop` says so (checked at least every
-/// `LONGEST_NAP` while waiting). Meant for a thread of its own: it blocks and spins.
+/// `LONGEST_NAP` while waiting). Meant for a thread of its own: it blocks and spins, at
+/// real-time priority where permitted (given back before it returns); returns the priority
+/// it got.
 pub fn pace(
     clock: &RunClock,
     origin_ns: u64,
     offsets_ns: impl Iterator<Item = u64>,
     stop: impl Fn() -> bool,
     mut on_due: impl FnMut(Due) -> ControlFlow<()>,
-) {
+) -> PacerPriority {
     tighten_timer_slack();
+    let mut waiter = Waiter {
+        clock,
+        priority: PriorityGuard::try_real_time(),
+        awake_since_ns: clock.now_ns(),
+        cpu_when_awoken_ns: thread_cpu_ns(),
+    };
     for offset_ns in offsets_ns {
         let scheduled_ns = origin_ns.saturating_add(offset_ns);
-        let Some(fired_ns) = wait_until(clock, scheduled_ns, &stop) else { return };
+        let Some(fired_ns) = waiter.wait_until(scheduled_ns, &stop) else { break };
         if on_due(Due { scheduled_ns, fired_ns }).is_break() {
-            return;
+            break;
         }
     }
+    waiter.priority.granted
 }
 
-/// Wait until the run clock reads `due_ns`: sleep to `SPIN_WINDOW` before it, spin the rest.
-/// Returns the clock's reading once due, or None when `stop` said so first.
-fn wait_until(clock: &RunClock, due_ns: u64, stop: &impl Fn() -> bool) -> Option<u64> {
-    let spin_window_ns = SPIN_WINDOW.as_nanos() as u64;
-    loop {
-        let now_ns = clock.now_ns();
-        if now_ns >= due_ns {
-            return Some(now_ns);
-        }
-        if stop() {
-            return None;
-        }
-        let left_ns = due_ns - now_ns;
-        if left_ns > spin_window_ns {
-            std::thread::sleep(Duration::from_nanos(left_ns - spin_window_ns).min(LONGEST_NAP));
-        } else {
-            std::hint::spin_loop();
+/// The pacer's waiting: its clock, its priority, and when it last woke from a sleep (on the
+/// run clock and in its own CPU time).
+struct Waiter<'a> {
+    clock: &'a RunClock,
+    priority: PriorityGuard,
+    awake_since_ns: u64,
+    cpu_when_awoken_ns: u64,
+}
+
+impl Waiter<'_> {
+    /// Wait until the run clock reads `due_ns`: sleep to `SPIN_WINDOW` before it, spin the
+    /// rest. Returns the clock's reading once due, or None when `stop` said so first.
+    fn wait_until(&mut self, due_ns: u64, stop: &impl Fn() -> bool) -> Option<u64> {
+        let spin_window_ns = SPIN_WINDOW.as_nanos() as u64;
+        loop {
+            let now_ns = self.clock.now_ns();
+            // What counts is the CPU it used: time blocked in the hand-off (a lock a worker
+            // holds) takes no core from anyone, and dropping priority then would leave the
+            // pacer behind every runnable thread. Read only past the limit (a system call).
+            if now_ns.saturating_sub(self.awake_since_ns) > REAL_TIME_LONGEST_BUSY.as_nanos() as u64 {
+                let cpu_ns = thread_cpu_ns().saturating_sub(self.cpu_when_awoken_ns);
+                self.priority.while_busy(Duration::from_nanos(cpu_ns));
+            }
+            if now_ns >= due_ns {
+                return Some(now_ns);
+            }
+            if stop() {
+                return None;
+            }
+            let left_ns = due_ns - now_ns;
+            if left_ns > spin_window_ns {
+                self.priority.before_sleep();
+                std::thread::sleep(Duration::from_nanos(left_ns - spin_window_ns).min(LONGEST_NAP));
+                self.awake_since_ns = self.clock.now_ns();
+                self.cpu_when_awoken_ns = thread_cpu_ns();
+            } else {
+                std::hint::spin_loop();
+            }
         }
     }
 }
@@ -152,6 +185,41 @@ mod tests {
         assert_eq!(handed.len(), 1000);
         assert!(handed.iter().all(|due| due.scheduled_ns == 0));
         assert!(handed.windows(2).all(|pair| pair[0].fired_ns <= pair[1].fired_ns));
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn real_time_priority_is_dropped_while_arrivals_leave_no_sleep_and_given_back_at_the_end() {
+        // SAFETY: sched_getscheduler only reads; pid 0 is the calling thread.
+        let policy = || unsafe { libc::sched_getscheduler(0) };
+        std::thread::spawn(move || {
+            let clock = RunClock::start();
+            let origin_ns = clock.now_ns();
+            // 10 ms of arrivals 20 µs apart (no sleep between them), then one 200 ms later.
+            let offsets = (0..500u64).map(|i| i * 20_000).chain([210_000_000]);
+            let mut policies = Vec::new();
+            let granted = pace(
+                &clock,
+                origin_ns,
+                offsets,
+                || false,
+                |due| {
+                    policies.push((due.scheduled_ns - origin_ns, policy()));
+                    ControlFlow::Continue(())
+                },
+            );
+            if granted != PacerPriority::RealTime {
+                assert!(policies.iter().all(|(_, policy)| *policy == libc::SCHED_OTHER), "{granted:?}");
+                return;
+            }
+            let policy_at = |offset_ns: u64| policies.iter().find(|(at, _)| *at == offset_ns).map(|(_, p)| *p);
+            assert_eq!(policy_at(0), Some(libc::SCHED_FIFO), "real time from the start");
+            assert_eq!(policy_at(9_980_000), Some(libc::SCHED_OTHER), "normal after 1 ms without a sleep");
+            assert_eq!(policy_at(210_000_000), Some(libc::SCHED_FIFO), "real time again after a sleep");
+            assert_eq!(policy(), libc::SCHED_OTHER, "the thread is left at normal priority");
+        })
+        .join()
+        .unwrap();
     }
 
     #[test]

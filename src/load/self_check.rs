@@ -122,6 +122,7 @@ pub fn assess(
         peak_in_flight: counters.peak_in_flight.load(Ordering::Relaxed),
         client_cpu_percent,
         pacer_cpu_percent: pacer_cpu_ns.map(percent_of_wall),
+        pacer_priority: window.and_then(|window| window.pacer_priority).map(|priority| priority.describe()),
         idle_spin_cpu_percent: idle_spin_cpu_ns.map(percent_of_wall),
         cpu_cores,
         concurrency_cap_wait: cap.and_then(|n| counters.cap_wait.held_back(n)),
@@ -173,6 +174,12 @@ pub fn assess(
         }
     }
     check.held_back_by = held_back;
+    if let Some(skipped) = window.map(|window| window.arrivals_without_prefill_place).filter(|n| *n > 0) {
+        check.held_back_by.push(format!(
+            "the prefill concurrency cap held {skipped} arrivals back: each found every place waiting for a first \
+             token, so it sent nothing and its request went at the next arrival that found one (AIPerf's rule)"
+        ));
+    }
     if let Some(late_p99_ms) = check.timer_wake_lateness_p99_ms.filter(|ms| *ms > TIMER_WAKE_LATENESS_P99_LIMIT_MS) {
         check.client_bound = true;
         check.warnings.push(format!(
@@ -259,7 +266,7 @@ mod tests {
         Phase {
             name: "rate".into(),
             kind: PhaseKind::Profiling,
-            mode: LoadMode::Rate { rate: 100.0, arrival: Arrival::Constant, max_concurrency, seed: 0 },
+            mode: LoadMode::Rate { rate: 100.0, arrival: Arrival::Constant, max_concurrency, seed: 0, prefill: None },
             requests: Some(100),
             sessions: None,
             duration_s: None,

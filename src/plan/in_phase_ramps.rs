@@ -39,6 +39,15 @@ pub fn closed_loop(users: usize, ramp_s: Option<f64>, prefill: Option<PrefillCap
 }
 
 impl LoadMode {
+    /// An open-loop mode (a rate, a rate ramp) with the prefill cap `prefill`.
+    pub fn with_prefill(mut self, cap: Option<PrefillCap>) -> LoadMode {
+        if let LoadMode::Rate { prefill, .. } | LoadMode::Ramp { ramped: RampedQuantity::Rate, prefill, .. } = &mut self
+        {
+            *prefill = cap;
+        }
+        self
+    }
+
     /// The users, ramp seconds and prefill cap of a mode `closed_loop` builds with a ramp.
     pub fn ramped_closed_loop(&self) -> Option<(usize, Option<f64>, Option<PrefillCap>)> {
         let LoadMode::Ramp {

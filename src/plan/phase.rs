@@ -44,13 +44,18 @@ pub enum LoadMode {
         #[serde(skip_serializing_if = "Option::is_none", default)]
         max_concurrency: Option<usize>,
         seed: u64,
+        /// At most this many requests waiting for their first token; an arrival that finds
+        /// every place taken sends nothing, and the request goes at the next arrival that
+        /// finds one (AIPerf's rule).
+        #[serde(skip_serializing_if = "Option::is_none", default)]
+        prefill: Option<PrefillCap>,
     },
     /// Concurrency or rate moved linearly from `start` through each stage's target (k6 stages);
     /// with `hold`, the last target (or `start`, without stages) then holds until the phase's
     /// requests or duration stop it (AIPerf's in-phase ramps). Users come and go in whole steps,
     /// each due at its share of the stage. A rate ramp keeps at most `max_concurrency` in
-    /// flight (a cap that may ramp too); a concurrency ramp at most `prefill` waiting for
-    /// their first token.
+    /// flight (a cap that may ramp too); either at most `prefill` waiting for their first
+    /// token (a rate ramp's arrivals as a rate phase's).
     Ramp {
         ramped: RampedQuantity,
         start: f64,

@@ -161,7 +161,12 @@ fn cut_phase(phase: &mut Phase, segment: ExecutionSegment) -> Result<(), String>
             *concurrency = segment.part_of("concurrency", &name, *concurrency as u64)? as usize;
             *prefill_concurrency = prefill_concurrency.map(at_least_one);
         }
-        LoadMode::Rate { max_concurrency, .. } => *max_concurrency = max_concurrency.map(at_least_one),
+        LoadMode::Rate { max_concurrency, prefill, .. } => {
+            *max_concurrency = max_concurrency.map(at_least_one);
+            if let Some(cap) = prefill {
+                cap.concurrency = at_least_one(cap.concurrency);
+            }
+        }
         LoadMode::Ramp { ramped, start, stages, max_concurrency, prefill, .. } => {
             *max_concurrency = max_concurrency.map(at_least_one);
             if let Some(cap) = prefill {
@@ -293,7 +298,7 @@ mod tests {
     fn a_plan_is_split_whole_and_scaled() {
         let closed = phase(LoadMode::Concurrency { concurrency: 5, prefill_concurrency: Some(1) }, Some(11));
         let rate = phase(
-            LoadMode::Rate { rate: 30.0, arrival: Arrival::Poisson, max_concurrency: Some(4), seed: 7 },
+            LoadMode::Rate { rate: 30.0, arrival: Arrival::Poisson, max_concurrency: Some(4), seed: 7, prefill: None },
             Some(10),
         );
         let ramp = phase(

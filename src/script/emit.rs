@@ -460,13 +460,14 @@ fn phase(phase: &Phase) -> String {
                 PhaseKind::Profiling => "concurrency",
             }
         }
-        LoadMode::Rate { rate, arrival: pattern, max_concurrency, seed } => {
+        LoadMode::Rate { rate, arrival: pattern, max_concurrency, seed, prefill } => {
             keys.push(format!("rate: {}", float(*rate)));
             keys.extend(arrival(*pattern));
             if let Some(max) = max_concurrency {
                 keys.push(format!("max_concurrency: {max}"));
             }
             keys.push(format!("seed: {seed}"));
+            keys.extend(prefill_keys(*prefill));
             "rate"
         }
         mode @ LoadMode::Ramp { .. } if mode.ramped_closed_loop().is_some() => {
@@ -489,13 +490,14 @@ fn phase(phase: &Phase) -> String {
             hold: true,
             max_concurrency,
             max_concurrency_ramp_s,
-            ..
+            prefill,
         } if stages.is_empty() => {
             keys.push(format!("rate: {}", float(*start)));
             keys.extend(arrival(*pattern));
             keys.extend(max_concurrency.map(|max| format!("max_concurrency: {max}")));
             keys.extend(max_concurrency_ramp_s.map(|seconds| format!("max_concurrency_ramp: {}", float(seconds))));
             keys.push(format!("seed: {seed}"));
+            keys.extend(prefill_keys(*prefill));
             "rate"
         }
         LoadMode::Ramp {

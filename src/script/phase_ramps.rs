@@ -1,6 +1,6 @@
 //! The in-phase ramp keys of the phase builders: `ramp` and `prefill_ramp` of `concurrency`
 //! (and `warmup`), `ramp`, `series` and `max_concurrency_ramp` of `rate`,
-//! `prefill_concurrency` and `prefill_ramp` of a `ramp` of users, `max_concurrency_ramp` of a
+//! `prefill_concurrency` and `prefill_ramp` of a `ramp` (and of `rate`), `max_concurrency_ramp` of a
 //! `ramp` of rate; each read into the plan's held ramps (`plan::in_phase_ramps`).
 
 use rhai::Dynamic;
@@ -69,7 +69,7 @@ pub fn open_loop_of(
             return script_error(format!("{what}: `rate` must be positive, got {rate}"));
         }
         (Some(rate), None, None) if cap_ramp_s.is_some() => (rate, Vec::new()),
-        (Some(rate), None, None) => return Ok(LoadMode::Rate { rate, arrival, max_concurrency, seed }),
+        (Some(rate), None, None) => return Ok(LoadMode::Rate { rate, arrival, max_concurrency, seed, prefill: None }),
         (Some(rate), None, Some(ramp_s)) => rate_ramp(rate, ramp_s),
         (None, Some(points), ramp_s) => match rate_series(&points, ramp_s) {
             Ok(shape) => shape,
@@ -99,7 +99,7 @@ fn points(what: &str, items: &[Dynamic]) -> ScriptResult<Vec<RatePoint>> {
         .collect()
 }
 
-/// A `ramp`'s limits: the prefill cap of a ramp of users, the ramp of a rate ramp's cap.
+/// A `ramp`'s limits: its prefill cap, the ramp of a rate ramp's cap.
 pub fn ramp_limits(
     r: &mut MapReader,
     ramped: RampedQuantity,
@@ -108,9 +108,6 @@ pub fn ramp_limits(
     let prefill = prefill_cap(r)?;
     let cap_ramp_s = seconds(r, "max_concurrency_ramp")?;
     match ramped {
-        RampedQuantity::Rate if prefill.is_some() => {
-            script_error("ramp: `prefill_concurrency` applies to ramps of users only")
-        }
         RampedQuantity::Concurrency if cap_ramp_s.is_some() => {
             script_error("ramp: `max_concurrency_ramp` applies to rate ramps only")
         }

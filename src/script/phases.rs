@@ -147,7 +147,18 @@ fn rate(map: Map) -> ScriptResult<Phase> {
     let mut r = MapReader::new(
         "rate",
         map,
-        keys!["rate", "arrival", "smoothness", "max_concurrency", "seed", "ramp", "series", "max_concurrency_ramp"],
+        keys![
+            "rate",
+            "arrival",
+            "smoothness",
+            "max_concurrency",
+            "seed",
+            "ramp",
+            "series",
+            "max_concurrency_ramp",
+            "prefill_concurrency",
+            "prefill_ramp"
+        ],
     )?;
     let rate = r.opt_f64("rate")?;
     let arrival = arrival(&mut r)?;
@@ -156,7 +167,8 @@ fn rate(map: Map) -> ScriptResult<Phase> {
         return script_error("rate: `max_concurrency` must be at least 1");
     }
     let seed = r.opt_u64("seed")?.unwrap_or(0);
-    let mode = phase_ramps::open_loop_of(&mut r, rate, arrival, max_concurrency, seed)?;
+    let prefill = phase_ramps::prefill_cap(&mut r)?;
+    let mode = phase_ramps::open_loop_of(&mut r, rate, arrival, max_concurrency, seed)?.with_prefill(prefill);
     finish(&mut r, PhaseKind::Profiling, mode, true)
 }
 

@@ -86,6 +86,11 @@ pub fn combined_self_check(phase: &Phase, runs: &[SegmentRun]) -> ClientSelfChec
         peak_in_flight: checks.iter().map(|c| c.peak_in_flight).sum(),
         client_cpu_percent: checks.iter().map(|c| c.client_cpu_percent).sum(),
         pacer_cpu_percent: summed(|c| c.pacer_cpu_percent),
+        // A segment whose pacer ran at normal priority is the one to name.
+        pacer_priority: checks
+            .iter()
+            .filter_map(|c| c.pacer_priority.clone())
+            .reduce(|kept, next| if kept.starts_with("real-time") { next } else { kept }),
         idle_spin_cpu_percent: summed(|c| c.idle_spin_cpu_percent),
         cpu_cores: checks.iter().map(|c| c.cpu_cores).sum(),
         concurrency_cap_wait: merged_waits(checks.iter().map(|c| c.concurrency_cap_wait.as_ref())),
@@ -138,7 +143,13 @@ mod tests {
         let phase = Phase {
             name: "profiling".into(),
             kind: PhaseKind::Profiling,
-            mode: LoadMode::Rate { rate: 20.0, arrival: Arrival::Constant, max_concurrency: None, seed: 1 },
+            mode: LoadMode::Rate {
+                rate: 20.0,
+                arrival: Arrival::Constant,
+                max_concurrency: None,
+                seed: 1,
+                prefill: None,
+            },
             requests: Some(21),
             sessions: None,
             duration_s: None,

@@ -174,9 +174,10 @@ fn mode(mode: &LoadMode) -> String {
             Some(prefill) => format!("concurrency {concurrency} (prefill {prefill})"),
             None => format!("concurrency {concurrency}"),
         },
-        LoadMode::Rate { rate, arrival: pattern, max_concurrency, .. } => {
+        LoadMode::Rate { rate, arrival: pattern, max_concurrency, prefill, .. } => {
             let cap = max_concurrency.map(|max| format!(", at most {max} in flight")).unwrap_or_default();
-            format!("rate {rate}/s {}{cap}", arrival(pattern))
+            let prefill = prefill.map(|cap| format!(" (prefill {})", prefill_cap(cap))).unwrap_or_default();
+            format!("rate {rate}/s {}{cap}{prefill}", arrival(pattern))
         }
         closed if closed.ramped_closed_loop().is_some() => {
             let (users, ramp_s, prefill) = closed.ramped_closed_loop().unwrap_or_default();
@@ -200,17 +201,20 @@ fn mode(mode: &LoadMode) -> String {
             let held = if *hold { ", then held" } else { "" };
             let cap_ramp = max_concurrency_ramp_s.map(|s| format!(" (ramped from 1 over {s} s)")).unwrap_or_default();
             let cap = max_concurrency.map(|max| format!(", at most {max} in flight{cap_ramp}")).unwrap_or_default();
+            let prefill = prefill.map(|cap| format!(" (prefill {})", prefill_cap(cap))).unwrap_or_default();
             if *ramped == RampedQuantity::Rate && stages.is_empty() {
-                return format!("rate {start}/s {}{cap}", arrival(pattern));
+                return format!("rate {start}/s {}{cap}{prefill}", arrival(pattern));
             }
             match ramped {
                 RampedQuantity::Concurrency => {
-                    let prefill = prefill.map(|cap| format!(" (prefill {})", prefill_cap(cap))).unwrap_or_default();
                     format!("ramp concurrency {start} → {} over {seconds} s{held}{prefill}", targets.join(" → "))
                 }
                 RampedQuantity::Rate => {
                     let pattern = arrival(pattern);
-                    format!("ramp rate {start} → {}/s over {seconds} s {pattern}{held}{cap}", targets.join(" → "))
+                    format!(
+                        "ramp rate {start} → {}/s over {seconds} s {pattern}{held}{cap}{prefill}",
+                        targets.join(" → ")
+                    )
                 }
             }
         }
@@ -348,7 +352,13 @@ mod tests {
                 phase(
                     "rate",
                     PhaseKind::Profiling,
-                    LoadMode::Rate { rate: 2.5, arrival: Arrival::Poisson, max_concurrency: Some(64), seed: 0 },
+                    LoadMode::Rate {
+                        rate: 2.5,
+                        arrival: Arrival::Poisson,
+                        max_concurrency: Some(64),
+                        seed: 0,
+                        prefill: None,
+                    },
                     Some(100),
                     Some(60.0),
                 ),

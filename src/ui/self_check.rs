@@ -56,6 +56,9 @@ fn render_phase(check: &ClientSelfCheck) -> String {
         }
         _ => out.push('\n'),
     }
+    if let Some(priority) = &check.pacer_priority {
+        let _ = writeln!(out, "Pacer thread priority: {priority}");
+    }
     for limit in &check.held_back_by {
         let _ = writeln!(out, "Held back by the plan, not the client: {limit}");
     }
@@ -106,7 +109,11 @@ mod tests {
             awake.contains("CPU 190 % of 2 cores (and the pacer thread's 20 %, the idle cores kept awake 95 %)\n"),
             "{awake}"
         );
+        let refused = crate::load::pacer_priority::PacerPriority::NormalNotPermitted(libc::EPERM).describe();
+        let normal = render_phase(&ClientSelfCheck { pacer_priority: Some(refused), ..check.clone() });
+        assert!(normal.contains("\nPacer thread priority: normal: SCHED_FIFO not permitted ("), "{normal}");
         let calm = render_phase(&ClientSelfCheck { phase: "c".into(), ..Default::default() });
+        assert!(!calm.contains("Pacer thread priority"), "a closed loop has no pacer: {calm}");
         assert!(!calm.contains("WARNING") && calm.contains("achieved n/a"), "{calm}");
         let capped = render_phase(&ClientSelfCheck {
             phase: "capped".into(),

@@ -108,7 +108,11 @@ fn controlled(
             "concurrency_ramp",
             "adaptive_scale cannot be combined with concurrency_ramp; control.variable=concurrency already adjusts concurrency".into(),
         )),
-        ("request_rate", LoadMode::Rate { rate, arrival, max_concurrency, seed }) => Ok((
+        ("request_rate", LoadMode::Rate { prefill: Some(_), .. }) => Err(error(
+            "prefill_concurrency",
+            "an adaptive_scale phase moving `request_rate` takes no prefill_concurrency".into(),
+        )),
+        ("request_rate", LoadMode::Rate { rate, arrival, max_concurrency, seed, prefill: None }) => Ok((
             AdaptiveControl::RequestRate { arrival: *arrival, seed: *seed, max_concurrency: *max_concurrency },
             *rate,
         )),
@@ -279,7 +283,13 @@ mod tests {
     fn request_rate_moves_a_rate_phase_up_to_its_rate() {
         let key = |field: &str| format!("phases.profiling.{field}");
         let rate =
-            LoadMode::Rate { rate: 40.0, arrival: crate::plan::Arrival::Poisson, max_concurrency: Some(64), seed: 7 };
+            LoadMode::Rate {
+                rate: 40.0,
+                arrival: crate::plan::Arrival::Poisson,
+                max_concurrency: Some(64),
+                seed: 7,
+                prefill: None,
+            };
         let phase = serde_json::json!({"adaptive_scale": {"control": {"variable": "request_rate", "min": 0.5},
             "sustain_duration": 5, "sla": {"time_to_first_token": {"p95": {"lt": 200}}}}});
         let Ok(LoadMode::AdaptiveScale(settings)) = applied(rate.clone(), &phase, &key) else { panic!("lowered") };

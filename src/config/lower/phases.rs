@@ -128,7 +128,9 @@ fn lower_phase(item: &Value, dataset: &Dataset, main: &Value, seed: u64) -> Resu
                 }
                 _ => Arrival::Poisson,
             };
-            LoadMode::Rate { rate, arrival, max_concurrency: concurrency.map(|n| n as usize), seed }
+            let prefill = opt_u64(item, "prefill_concurrency", &key("prefill_concurrency"))?
+                .map(|n| PrefillCap { concurrency: n as usize, ramp_s: None });
+            LoadMode::Rate { rate, arrival, max_concurrency: concurrency.map(|n| n as usize), seed, prefill }
         }
         "user_centric" => users_mode(item, main, &key, rate, seed)?,
         "fixed_schedule" => schedule_mode(item, dataset, main, &key)?,
@@ -231,12 +233,8 @@ fn with_ramps(
             let prefill = prefill_concurrency.map(|concurrency| PrefillCap { concurrency, ramp_s: prefill_ramp });
             Ok(closed_loop(concurrency, concurrency_ramp, prefill))
         }
-        LoadMode::Rate { .. } if item.get("prefill_concurrency").is_some_and(|v| !v.is_null()) => refuse(
-            "prefill_concurrency",
-            flag("prefill-concurrency"),
-            "a rate phase's prefill concurrency is not supported; give the phase `type: concurrency`",
-        ),
-        LoadMode::Rate { rate, arrival, max_concurrency, seed } => {
+        LoadMode::Rate { rate, arrival, max_concurrency, seed, prefill } => {
+            let prefill = prefill.map(|cap| PrefillCap { ramp_s: prefill_ramp, ..cap });
             let cap_ramp_s = concurrency_ramp.filter(|_| max_concurrency.is_some());
             let (start, stages) = match (series, rate_ramp) {
                 (Some(points), rate_ramp) => rate_series(&points, rate_ramp).map_err(|why| {
@@ -244,9 +242,9 @@ fn with_ramps(
                 })?,
                 (None, Some(seconds)) => crate::plan::rate_ramp(rate, seconds),
                 (None, None) if cap_ramp_s.is_some() => (rate, Vec::new()),
-                (None, None) => return Ok(LoadMode::Rate { rate, arrival, max_concurrency, seed }),
+                (None, None) => return Ok(LoadMode::Rate { rate, arrival, max_concurrency, seed, prefill }),
             };
-            Ok(held_rate(start, stages, arrival, (max_concurrency, cap_ramp_s), seed))
+            Ok(held_rate(start, stages, arrival, (max_concurrency, cap_ramp_s), seed).with_prefill(prefill))
         }
         mode if concurrency_ramp.is_none() && rate_ramp.is_none() && series.is_none() => Ok(mode),
         _ => {
