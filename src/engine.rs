@@ -642,7 +642,10 @@ pub(crate) fn record_processor(
         profiling_start_ns: profiling_start_ns.clone(),
     });
     let clock = metrics_context.clock;
-    let mut processor = RecordProcessor::new(metrics_context).with_slos(slos).with_timeslices(slicing);
+    let spill = crate::metrics::spill::Spill::in_dir(artifact_dir, crate::metrics::spill::RUN_VALUES)
+        .with_context(|| format!("creating the metrics spill file in {}", artifact_dir.display()))?;
+    let mut processor =
+        RecordProcessor::new(metrics_context).with_slos(slos).with_timeslices(slicing).with_spill(spill);
     if let Some(grading) = &grading {
         processor = processor.with_sink(Box::new(crate::accuracy::GradingSink(grading.clone())));
     }

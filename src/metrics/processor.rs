@@ -15,6 +15,7 @@ use super::record_metrics::{error_metrics, request_latency_ns, success_metrics};
 use super::record_sink::RecordSink;
 use super::record_values::{MetricValue, RecordMetrics};
 use super::registry;
+use super::spill::Spill;
 use super::time_weighted::time_weighted_metrics;
 use super::timeslices::{TimesliceAccumulator, Timeslicing};
 use crate::plan::PhaseKind;
@@ -75,6 +76,14 @@ impl RecordProcessor {
         self.run = MetricAccumulator::new(slos.is_some());
         self.by_url = UrlAccumulators::new(slos.is_some());
         self.slos = slos;
+        self
+    }
+
+    /// The run's (and the timeslices') kept values write their full runs to `spill` instead of
+    /// growing without bound. After `with_slos` and `with_timeslices`.
+    pub fn with_spill(mut self, spill: Spill) -> Self {
+        self.run = self.run.with_spill(Some(spill.clone()));
+        self.timeslices = self.timeslices.map(|slices| slices.with_spill(Some(spill)));
         self
     }
 

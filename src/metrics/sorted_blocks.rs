@@ -68,7 +68,7 @@ fn sort_blocks<T: Copy + Send>(blocks: &mut [Vec<T>], key: &(impl Fn(&T) -> u64 
 /// Sorts `block` by `key`, stably: one counting pass per 11 bits of the keys' span (the
 /// largest key less the smallest), least significant first, every pass's counts taken in one
 /// read of the keys.
-fn radix_sort<T: Copy>(block: &mut Vec<T>, key: impl Fn(&T) -> u64) {
+pub(super) fn radix_sort<T: Copy>(block: &mut Vec<T>, key: impl Fn(&T) -> u64) {
     let Some((least, most)) = block.iter().map(&key).fold(None, |range, key| match range {
         None => Some((key, key)),
         Some((least, most)) => Some((key.min(least), key.max(most))),
