@@ -14,14 +14,19 @@ const STRIDE: usize = 1024;
 /// Values a merging reader takes from one run at a time.
 const READ_VALUES: usize = 8192;
 
-/// A value kept in runs: a `u32` unit count, or a float as its `u64` ordering key.
-pub trait RunKey: Copy + Ord + Default {
+/// A value with a fixed form in the spill file: a `u32` unit count, a float as its `u64`
+/// ordering key, an in-flight change.
+pub trait FixedBytes: Copy {
     const BYTES: usize;
     fn put(self, bytes: &mut [u8]);
     fn get(bytes: &[u8]) -> Self;
 }
 
-impl RunKey for u32 {
+/// A value kept in sorted runs.
+pub trait RunKey: FixedBytes + Ord + Default {}
+impl<K: FixedBytes + Ord + Default> RunKey for K {}
+
+impl FixedBytes for u32 {
     const BYTES: usize = 4;
     fn put(self, bytes: &mut [u8]) {
         bytes.copy_from_slice(&self.to_le_bytes());
@@ -31,7 +36,7 @@ impl RunKey for u32 {
     }
 }
 
-impl RunKey for u64 {
+impl FixedBytes for u64 {
     const BYTES: usize = 8;
     fn put(self, bytes: &mut [u8]) {
         bytes.copy_from_slice(&self.to_le_bytes());
@@ -88,11 +93,7 @@ impl<K: RunKey> SortedRuns<K> {
             return Ok(());
         };
         debug_assert!(first <= last);
-        let mut bytes = vec![0u8; sorted.len() * K::BYTES];
-        for (value, place) in sorted.iter().zip(bytes.chunks_exact_mut(K::BYTES)) {
-            value.put(place);
-        }
-        let offset = self.spill.append(&bytes)?;
+        let offset = write_values(&self.spill, sorted)?;
         let index = sorted.iter().step_by(STRIDE).copied().collect();
         self.runs.push(Run { offset, len: sorted.len(), index, last });
         Ok(())
@@ -131,9 +132,9 @@ impl<K: RunKey> SortedRuns<K> {
     }
 
     /// Every value, ascending (the runs merged).
-    pub fn merged(&self) -> MergedRuns<'_, K> {
-        let mut readers: Vec<RunReader<'_, K>> =
-            self.runs.iter().map(|run| RunReader { runs: self, run, next: 0, buffer: Vec::new(), at: 0 }).collect();
+    pub fn merged(&self) -> MergedRuns<K> {
+        let mut readers: Vec<RunReader<K>> =
+            self.runs.iter().map(|run| RunReader::new(self.spill.clone(), run.offset, run.len)).collect();
         let mut heap = BinaryHeap::with_capacity(readers.len());
         let mut error = None;
         for (which, reader) in readers.iter_mut().enumerate() {
@@ -147,41 +148,62 @@ impl<K: RunKey> SortedRuns<K> {
     }
 }
 
-/// One run read in order, `READ_VALUES` at a time.
-struct RunReader<'a, K> {
-    runs: &'a SortedRuns<K>,
-    run: &'a Run<K>,
+/// Writes `values` at a fresh place in the spill file and gives that place.
+pub fn write_values<T: FixedBytes>(spill: &Spill, values: &[T]) -> io::Result<u64> {
+    let mut bytes = vec![0u8; values.len() * T::BYTES];
+    for (value, place) in values.iter().zip(bytes.chunks_exact_mut(T::BYTES)) {
+        value.put(place);
+    }
+    spill.append(&bytes)
+}
+
+/// `len` values written at `offset`, read in order, `READ_VALUES` at a time.
+#[derive(Debug)]
+pub struct RunReader<T> {
+    spill: Spill,
+    offset: u64,
+    len: usize,
     /// Place of the first value not yet read from the file.
     next: usize,
-    buffer: Vec<K>,
+    buffer: Vec<T>,
     at: usize,
 }
 
-impl<K: RunKey> RunReader<'_, K> {
-    fn peek(&mut self) -> io::Result<Option<K>> {
+impl<T: FixedBytes> RunReader<T> {
+    pub fn new(spill: Spill, offset: u64, len: usize) -> Self {
+        Self { spill, offset, len, next: 0, buffer: Vec::new(), at: 0 }
+    }
+
+    /// The next value, left where it is; None past the last.
+    pub fn peek(&mut self) -> io::Result<Option<T>> {
         if self.at == self.buffer.len() {
-            let len = READ_VALUES.min(self.run.len - self.next);
+            let len = READ_VALUES.min(self.len - self.next);
             if len == 0 {
                 return Ok(None);
             }
-            let mut bytes = vec![0u8; len * K::BYTES];
-            self.runs.spill.read_at(&mut bytes, self.run.offset + (self.next * K::BYTES) as u64)?;
-            self.buffer = bytes.chunks_exact(K::BYTES).map(K::get).collect();
+            let mut bytes = vec![0u8; len * T::BYTES];
+            self.spill.read_at(&mut bytes, self.offset + (self.next * T::BYTES) as u64)?;
+            self.buffer = bytes.chunks_exact(T::BYTES).map(T::get).collect();
             self.next += len;
             self.at = 0;
         }
         Ok(Some(self.buffer[self.at]))
     }
+
+    /// Moves past the value `peek` gave.
+    pub fn advance(&mut self) {
+        self.at += 1;
+    }
 }
 
 /// The runs' values, ascending; a read that fails ends the sequence and is kept in `error`.
-pub struct MergedRuns<'a, K> {
-    readers: Vec<RunReader<'a, K>>,
+pub struct MergedRuns<K> {
+    readers: Vec<RunReader<K>>,
     heap: BinaryHeap<Reverse<(K, usize)>>,
     pub error: Option<io::Error>,
 }
 
-impl<K: RunKey> Iterator for MergedRuns<'_, K> {
+impl<K: RunKey> Iterator for MergedRuns<K> {
     type Item = K;
 
     fn next(&mut self) -> Option<K> {
@@ -191,7 +213,7 @@ impl<K: RunKey> Iterator for MergedRuns<'_, K> {
         let mut top = self.heap.peek_mut()?;
         let Reverse((value, which)) = *top;
         let reader = &mut self.readers[which];
-        reader.at += 1;
+        reader.advance();
         match reader.peek() {
             Ok(Some(following)) => *top = Reverse((following, which)),
             Ok(None) => {
