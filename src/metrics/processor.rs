@@ -79,11 +79,13 @@ impl RecordProcessor {
         self
     }
 
-    /// The run's (and the timeslices') kept values write their full runs to `spill` instead of
-    /// growing without bound. After `with_slos` and `with_timeslices`.
+    /// The kept values (the run's, the timeslices', the urls') and the in-flight changes write
+    /// their full runs to `spill` instead of growing without bound. After `with_slos` and
+    /// `with_timeslices`.
     pub fn with_spill(mut self, spill: Spill) -> Self {
         self.run = self.run.with_spill(Some(spill.clone()));
         self.in_flight = self.in_flight.with_spill(spill.clone());
+        self.by_url = self.by_url.with_spill(Some(spill.clone()));
         self.timeslices = self.timeslices.map(|slices| slices.with_spill(Some(spill)));
         self
     }
