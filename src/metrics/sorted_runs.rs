@@ -26,25 +26,22 @@ pub trait FixedBytes: Copy {
 pub trait RunKey: FixedBytes + Ord + Default {}
 impl<K: FixedBytes + Ord + Default> RunKey for K {}
 
-impl FixedBytes for u32 {
-    const BYTES: usize = 4;
-    fn put(self, bytes: &mut [u8]) {
-        bytes.copy_from_slice(&self.to_le_bytes());
-    }
-    fn get(bytes: &[u8]) -> Self {
-        u32::from_le_bytes(bytes.try_into().unwrap_or_default())
-    }
+/// Whole numbers in little-endian bytes.
+macro_rules! fixed_bytes_of_ints {
+    ($($int:ty),*) => {$(
+        impl FixedBytes for $int {
+            const BYTES: usize = std::mem::size_of::<$int>();
+            fn put(self, bytes: &mut [u8]) {
+                bytes.copy_from_slice(&self.to_le_bytes());
+            }
+            fn get(bytes: &[u8]) -> Self {
+                <$int>::from_le_bytes(bytes.try_into().unwrap_or_default())
+            }
+        }
+    )*};
 }
 
-impl FixedBytes for u64 {
-    const BYTES: usize = 8;
-    fn put(self, bytes: &mut [u8]) {
-        bytes.copy_from_slice(&self.to_le_bytes());
-    }
-    fn get(bytes: &[u8]) -> Self {
-        u64::from_le_bytes(bytes.try_into().unwrap_or_default())
-    }
-}
+fixed_bytes_of_ints!(u32, u64);
 
 #[derive(Debug)]
 struct Run<K> {
