@@ -5,9 +5,10 @@
 //! Prints the per-record time (the metrics thread's work while a run goes on), the finish
 //! (aggregation and exports after the last record: what a user waits for), the total and the
 //! peak RSS. `--parquet` writes profile_export.parquet instead (`record_formats: ["parquet"]`);
-//! the bytes a record are printed for either.
+//! the bytes a record are printed for either. The kept values and in-flight changes spill
+//! to an unnamed file in the benchmark's directory, as in a run (`--in-memory`: they do not).
 //!
-//!     cargo run --release --example bench_records [records, default 1000000] [--tokenize] [--parquet]
+//!     cargo run --release --example bench_records [records, default 1000000] [--tokenize] [--parquet] [--in-memory]
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -17,6 +18,7 @@ use aiperf::dataset::tokenizer::Tokenizer;
 use aiperf::export::jsonl::RecordsJsonlWriter;
 use aiperf::export::records_parquet::RecordsParquetWriter;
 use aiperf::metrics::record_sink::RecordSink;
+use aiperf::metrics::spill::{RUN_VALUES, Spill};
 use aiperf::metrics::{MetricsContext, ProcessedMetrics, RecordProcessor};
 use aiperf::plan::{Dataset, Dist, Endpoint, EndpointKind, LoadMode, Phase, PhaseKind, Plan, SyntheticDataset};
 use aiperf::record::{RequestOrigin, RequestRecord, ResponseChunk, Usage};
@@ -120,6 +122,7 @@ fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let tokenize = args.iter().any(|arg| arg == "--tokenize");
     let parquet = args.iter().any(|arg| arg == "--parquet");
+    let in_memory = args.iter().any(|arg| arg == "--in-memory");
     let count: u64 = args.iter().find_map(|arg| arg.parse().ok()).unwrap_or(1_000_000);
     let dir = std::env::temp_dir().join(format!("aiperf-bench-records-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
@@ -142,6 +145,9 @@ fn main() -> anyhow::Result<()> {
         Box::new(RecordsJsonlWriter::create(&records_file, ctx.clock)?)
     };
     let mut processor = RecordProcessor::new(ctx).with_sink(writer);
+    if !in_memory {
+        processor = processor.with_spill(Spill::in_dir(&dir, RUN_VALUES)?);
+    }
     for index in 0..count {
         processor.process(record(index, &phase))?;
     }
@@ -154,6 +160,7 @@ fn main() -> anyhow::Result<()> {
     let format = if parquet { "parquet" } else { "jsonl" };
     println!("records                             {count}");
     println!("tokenized by the client             {tokenize}");
+    println!("kept values spilled                 {}", !in_memory);
     println!(
         "per record: metrics + {format:7}, s    {fed_s:.2} ({:.2} µs a record, {:.0} MiB written)",
         fed_s * 1e6 / count as f64,

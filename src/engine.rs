@@ -643,6 +643,13 @@ pub(crate) fn record_processor(
     });
     let clock = metrics_context.clock;
     let mut processor = RecordProcessor::new(metrics_context).with_slos(slos).with_timeslices(slicing);
+    match crate::metrics::spill::Spill::in_dir(artifact_dir, crate::metrics::spill::RUN_VALUES) {
+        Ok(spill) => processor = processor.with_spill(spill),
+        Err(error) => tracing::warn!(
+            "no spill file in {} ({error}): the run keeps every metric value in memory",
+            artifact_dir.display()
+        ),
+    }
     if let Some(grading) = &grading {
         processor = processor.with_sink(Box::new(crate::accuracy::GradingSink(grading.clone())));
     }

@@ -11,6 +11,7 @@ use super::registry::{self, MetricDef};
 use super::replay_lag::replay_lag_metrics;
 use super::run_totals::RunTotals;
 use super::sample_column::SampleColumn;
+use super::spill::Spill;
 use crate::record::RequestRecord;
 use crate::result::{MetricKind, MetricResult, Stats};
 
@@ -20,12 +21,20 @@ pub struct MetricAccumulator {
     /// of every record: hashed with foldhash, not SipHash).
     samples: foldhash::HashMap<&'static str, SampleColumn>,
     totals: RunTotals,
+    /// Where the columns write their full runs (None: they stay in memory).
+    spill: Option<Spill>,
 }
 
 impl MetricAccumulator {
     /// `goodput`: the run has SLOs, so good requests are counted.
     pub fn new(goodput: bool) -> Self {
-        Self { samples: foldhash::HashMap::default(), totals: RunTotals::new(goodput) }
+        Self { samples: foldhash::HashMap::default(), totals: RunTotals::new(goodput), spill: None }
+    }
+
+    /// Its columns write their full runs to `spill` (None: they stay in memory).
+    pub fn with_spill(mut self, spill: Option<Spill>) -> Self {
+        self.spill = spill;
+        self
     }
 
     /// A successful `record` that ran over these wall-clock times; `good`: it met every SLO.
@@ -53,7 +62,8 @@ impl MetricAccumulator {
 
     fn add_samples(&mut self, metrics: &RecordMetrics) {
         for (def, value) in &metrics.entries {
-            let column = self.samples.entry(def.tag).or_insert_with(|| SampleColumn::for_unit(def.unit));
+            let column =
+                self.samples.entry(def.tag).or_insert_with(|| SampleColumn::for_unit(def.unit, self.spill.clone()));
             value.samples().for_each(|sample| column.push(sample));
         }
     }

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::accumulator::MetricAccumulator;
+use super::spill::Spill;
 use crate::record::SentTo;
 use crate::result::UrlMetrics;
 
@@ -23,12 +24,20 @@ const MAIN_METRICS: [&str; 7] = [
 pub struct UrlAccumulators {
     goodput: bool,
     by_index: BTreeMap<u32, (Arc<str>, MetricAccumulator)>,
+    /// Where the urls' columns write their full runs.
+    spill: Option<Spill>,
 }
 
 impl UrlAccumulators {
     /// `goodput`: the run has SLOs, so good requests are counted.
     pub fn new(goodput: bool) -> Self {
-        Self { goodput, by_index: BTreeMap::new() }
+        Self { goodput, by_index: BTreeMap::new(), spill: None }
+    }
+
+    /// The urls' columns write their full runs to `spill`.
+    pub fn with_spill(mut self, spill: Option<Spill>) -> Self {
+        self.spill = spill;
+        self
     }
 
     /// The window of the url a request went to.
@@ -37,7 +46,7 @@ impl UrlAccumulators {
         let (_, accumulator) = self
             .by_index
             .entry(sent_to.index)
-            .or_insert_with(|| (sent_to.url.clone(), MetricAccumulator::new(goodput)));
+            .or_insert_with(|| (sent_to.url.clone(), MetricAccumulator::new(goodput).with_spill(self.spill.clone())));
         accumulator
     }
 

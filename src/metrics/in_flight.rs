@@ -3,7 +3,9 @@
 //! in blocks that grow without copying); one sorted sweep (O(n log n) in the number of
 //! changes) turns them into segments during which every level is constant.
 
-use super::sorted_blocks::SortedBlocks;
+use super::sorted_blocks::{Keyed, SortedBlocks};
+use super::sorted_runs::FixedBytes;
+use super::spill::Spill;
 use crate::record::RequestRecord;
 
 const NS_PER_SEC: f64 = 1e9;
@@ -52,6 +54,23 @@ struct CountChange {
     delta: i16,
 }
 
+impl FixedBytes for CountChange {
+    const BYTES: usize = 10;
+    fn put(self, bytes: &mut [u8]) {
+        bytes[..8].copy_from_slice(&{ self.ns }.to_le_bytes());
+        bytes[8..].copy_from_slice(&{ self.delta }.to_le_bytes());
+    }
+    fn get(bytes: &[u8]) -> Self {
+        CountChange { ns: u64::get(&bytes[..8]), delta: i16::from_le_bytes([bytes[8], bytes[9]]) }
+    }
+}
+
+impl Keyed for CountChange {
+    fn key(&self) -> u64 {
+        self.ns
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {
     Prefill,
@@ -66,6 +85,30 @@ struct PhaseChange {
     rate: f64,
     phase: Phase,
     entering: bool,
+}
+
+impl FixedBytes for PhaseChange {
+    const BYTES: usize = 17;
+    fn put(self, bytes: &mut [u8]) {
+        bytes[..8].copy_from_slice(&self.ns.to_le_bytes());
+        bytes[8..16].copy_from_slice(&self.rate.to_le_bytes());
+        bytes[16] = u8::from(self.phase == Phase::Decode) | u8::from(self.entering) << 1;
+    }
+    fn get(bytes: &[u8]) -> Self {
+        let flags = bytes[16];
+        PhaseChange {
+            ns: u64::get(&bytes[..8]),
+            rate: f64::from_bits(u64::get(&bytes[8..16])),
+            phase: if flags & 1 == 1 { Phase::Decode } else { Phase::Prefill },
+            entering: flags & 2 == 2,
+        }
+    }
+}
+
+impl Keyed for PhaseChange {
+    fn key(&self) -> u64 {
+        self.ns
+    }
 }
 
 /// The changes of every record so far, and the window they fall in.
@@ -100,6 +143,16 @@ pub struct RecordTokens {
 }
 
 impl InFlightCurves {
+    /// The changes are written to `spill`, a sorted block at a time, as they come.
+    pub fn with_spill(self, spill: Spill) -> Self {
+        Self {
+            request_changes: self.request_changes.with_spill(Some(spill.clone())),
+            phase_changes: self.phase_changes.with_spill(Some(spill.clone())),
+            token_changes: self.token_changes.with_spill(Some(spill)),
+            ..self
+        }
+    }
+
     /// Adds one record (`tokens`: its counts when it succeeded; `streaming`: its chunks mark
     /// the first and last token).
     pub fn add(&mut self, record: &RequestRecord, tokens: Option<RecordTokens>, streaming: bool) {
@@ -178,9 +231,9 @@ impl InFlightCurves {
         };
         // Equal times keep the order the changes came in: the rates of one instant add up as
         // they always have.
-        let mut requests = self.request_changes.into_sorted(|change| change.ns);
-        let mut phases = self.phase_changes.into_sorted(|change| change.ns);
-        let mut tokens = self.token_changes.into_sorted(|change| change.ns);
+        let mut requests = self.request_changes.into_sorted();
+        let mut phases = self.phase_changes.into_sorted();
+        let mut tokens = self.token_changes.into_sorted();
         let mut segments = Vec::new();
         let mut levels = Levels::default();
         let mut from_ns = window_start;
@@ -205,6 +258,11 @@ impl InFlightCurves {
         }
         if window_end > from_ns {
             segments.push(Segment { start_ns: from_ns, end_ns: window_end, levels });
+        }
+        if let Some(error) = [requests.error, phases.error, tokens.error].into_iter().flatten().next() {
+            tracing::error!(
+                "the in-flight changes could not be read back: {error}; the time-weighted metrics stop short"
+            );
         }
         segments
     }

@@ -21,6 +21,8 @@ pub mod replay_lag;
 pub mod run_totals;
 pub mod sample_column;
 pub mod sorted_blocks;
+pub mod sorted_runs;
+pub mod spill;
 pub mod stats;
 #[cfg(test)]
 pub(crate) mod test_support;

@@ -15,6 +15,7 @@ use super::record_metrics::{error_metrics, request_latency_ns, success_metrics};
 use super::record_sink::RecordSink;
 use super::record_values::{MetricValue, RecordMetrics};
 use super::registry;
+use super::spill::Spill;
 use super::time_weighted::time_weighted_metrics;
 use super::timeslices::{TimesliceAccumulator, Timeslicing};
 use crate::plan::PhaseKind;
@@ -75,6 +76,17 @@ impl RecordProcessor {
         self.run = MetricAccumulator::new(slos.is_some());
         self.by_url = UrlAccumulators::new(slos.is_some());
         self.slos = slos;
+        self
+    }
+
+    /// The kept values (the run's, the timeslices', the urls') and the in-flight changes write
+    /// their full runs to `spill` instead of growing without bound. After `with_slos` and
+    /// `with_timeslices`.
+    pub fn with_spill(mut self, spill: Spill) -> Self {
+        self.run = self.run.with_spill(Some(spill.clone()));
+        self.in_flight = self.in_flight.with_spill(spill.clone());
+        self.by_url = self.by_url.with_spill(Some(spill.clone()));
+        self.timeslices = self.timeslices.map(|slices| slices.with_spill(Some(spill)));
         self
     }
 
@@ -384,6 +396,48 @@ mod tests {
         // The second slice's concurrency covers 10–18 ms (the run ends at 18): 1, 2, 1 over 2, 4, 2 ms.
         let sliced = stats_of(&slices[1].metrics, "effective_concurrency");
         assert!((sliced.avg - 12.0 / 8.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn spilled_kept_values_and_in_flight_changes_give_the_in_memory_results() {
+        let origin = Arc::new(OnceLock::new());
+        origin.set(0).unwrap();
+        let slicing = Timeslicing { slice_ns: 50_000_000, profiling_start_ns: origin };
+        let dir = tempfile::tempdir().unwrap();
+        // Runs of 7 values: every column and change list writes many.
+        let spill = crate::metrics::spill::Spill::in_dir(dir.path(), 7).unwrap();
+        // One clock: the spans (and so the throughputs) are the same wall-clock times.
+        let clock = context(true).clock;
+        let ctx = || MetricsContext { clock, ..context(true) };
+        let processors = [
+            RecordProcessor::new(ctx()).with_timeslices(Some(slicing.clone())),
+            RecordProcessor::new(ctx()).with_timeslices(Some(slicing)).with_spill(spill.clone()),
+        ];
+        let [in_memory, spilled] = processors.map(|mut processor| {
+            for index in 0..300u64 {
+                let start_ns = index * 700_000;
+                let chunks: Vec<u64> =
+                    (1..=index % 9 + 1).map(|chunk| start_ns + chunk * (1_000_000 + index * 997)).collect();
+                let mut record = streamed_record(start_ns, &chunks, &" the".repeat(chunks.len()), 10 + index % 13);
+                if index % 50 == 7 {
+                    // Past 4.29 s: the latency columns turn into floats after some runs.
+                    record.end_ns += 5_000_000_000;
+                }
+                processor.process(record).unwrap();
+                if index % 31 == 0 {
+                    processor.process(failed(5, 500)).unwrap();
+                }
+            }
+            processor.finish().unwrap()
+        });
+        assert!(spill.written_bytes() > 0);
+        assert_eq!(spilled.metrics.len(), in_memory.metrics.len());
+        for (ours, expected) in spilled.metrics.iter().zip(&in_memory.metrics) {
+            assert_eq!(ours, expected, "{}", expected.tag);
+        }
+        assert_eq!(spilled.timeslices, in_memory.timeslices);
+        assert!(spilled.timeslices.len() > 3);
+        assert!(stats_of(&spilled.metrics, "inter_chunk_latency").count > Some(1000));
     }
 
     #[test]

@@ -5,8 +5,16 @@
 //! selected in a small column, counted in a large one (a histogram of the top 16 bits finds
 //! each rank's bucket, a second pass counts the low 16 bits of those buckets only). The first
 //! value that does not round-trip bit for bit (a rate, a latency past 4.29 s) turns the column
-//! into plain `f64`s, whose stats are computed as before.
+//! into plain `f64`s, whose stats are computed as before. With a `Spill`, a column that
+//! reaches `run_values` values writes them out as a sorted run and starts again: the counting
+//! reads only the runs' stretches in the wanted buckets, a float column's stats come from the
+//! runs merged in order; the same numbers as in memory.
 
+use std::io;
+
+use super::sorted_blocks::radix_sort;
+use super::sorted_runs::SortedRuns;
+use super::spill::{RUN_VALUES, Spill};
 use super::stats::{Moments, distribution_in_place, interpolate};
 use crate::result::Stats;
 
@@ -14,53 +22,259 @@ use crate::result::Stats;
 const PERCENTILES: [f64; 9] = [1.0, 5.0, 10.0, 25.0, 50.0, 75.0, 90.0, 95.0, 99.0];
 
 #[derive(Debug)]
-pub enum SampleColumn {
+pub struct SampleColumn {
+    kept: Kept,
+    /// Where full runs go; None: every value stays in memory.
+    spill: Option<Spill>,
+}
+
+#[derive(Debug)]
+enum Kept {
     /// Each value is `unit as f64 / scale`, exactly.
-    Scaled {
-        scale: f64,
-        units: Vec<u32>,
-    },
-    Floats(Vec<f64>),
+    Scaled { scale: f64, units: Vec<u32>, spilled: Option<Box<SpilledUnits>> },
+    /// Spilled floats are kept as their ordering keys (`float_key`).
+    Floats { floats: Vec<f64>, spilled: Option<SortedRuns<u64>> },
+}
+
+/// A scaled column's runs, with what their counting and stats need, summed as they are written.
+#[derive(Debug)]
+struct SpilledUnits {
+    runs: SortedRuns<u32>,
+    bucket_counts: Vec<u64>,
+    sum: u128,
+    squares: u128,
 }
 
 impl SampleColumn {
     /// An empty column for values shown in `unit`: ms values are tried as whole ns, others as
-    /// whole numbers.
-    pub fn for_unit(unit: &str) -> Self {
+    /// whole numbers. `spill`: where its full runs go (None: it stays in memory).
+    pub fn for_unit(unit: &str, spill: Option<Spill>) -> Self {
         let scale = if unit == "ms" { 1e6 } else { 1.0 };
-        SampleColumn::Scaled { scale, units: Vec::new() }
+        SampleColumn { kept: Kept::Scaled { scale, units: Vec::new(), spilled: None }, spill }
     }
 
     pub fn push(&mut self, value: f64) {
-        match self {
-            SampleColumn::Scaled { scale, units } => match whole_units(value, *scale) {
-                Some(unit) => units.push(unit),
-                None => {
-                    let scale = *scale;
-                    let mut floats: Vec<f64> = units.iter().map(|&unit| f64::from(unit) / scale).collect();
-                    floats.push(value);
-                    *self = SampleColumn::Floats(floats);
+        let mut in_memory = match &mut self.kept {
+            Kept::Scaled { scale, units, .. } => match whole_units(value, *scale) {
+                Some(unit) => {
+                    units.push(unit);
+                    units.len()
                 }
+                None => 0,
             },
-            SampleColumn::Floats(floats) => floats.push(value),
+            Kept::Floats { floats, .. } => {
+                floats.push(value);
+                floats.len()
+            }
+        };
+        if in_memory == 0 {
+            self.turn_into_floats();
+            if let Kept::Floats { floats, .. } = &mut self.kept {
+                floats.push(value);
+                in_memory = floats.len();
+            }
         }
+        if self.spill.as_ref().is_some_and(|spill| in_memory >= spill.run_values) {
+            self.write_run();
+        }
+    }
+
+    /// Is this column kept as scaled whole units?
+    #[cfg(test)]
+    fn is_scaled(&self) -> bool {
+        matches!(self.kept, Kept::Scaled { .. })
+    }
+
+    /// Writes the values in memory out as one sorted run; when the file cannot take them
+    /// they stay in memory, and so do the next ones.
+    fn write_run(&mut self) {
+        let Some(spill) = &self.spill else {
+            return;
+        };
+        let written = match &mut self.kept {
+            Kept::Scaled { units, spilled, .. } => {
+                radix_sort(units, |&unit| u64::from(unit));
+                let spilled = spilled.get_or_insert_with(|| Box::new(SpilledUnits::new(spill.clone())));
+                spilled.add_run(units).map(|()| units.clear())
+            }
+            Kept::Floats { floats, spilled } => {
+                let mut keys: Vec<u64> = floats.iter().map(|&value| float_key(value)).collect();
+                radix_sort(&mut keys, |&key| key);
+                let runs = spilled.get_or_insert_with(|| SortedRuns::new(spill.clone()));
+                runs.write_run(&keys).map(|()| floats.clear())
+            }
+        };
+        if let Err(error) = written {
+            tracing::warn!(
+                "could not write kept metric values to {}: {error}; they stay in memory",
+                spill.dir().display()
+            );
+            self.spill = None;
+        }
+    }
+
+    /// From scaled units to floats, the spilled runs with them (in order: their keys are too).
+    fn turn_into_floats(&mut self) {
+        let Kept::Scaled { scale, units, spilled } = &mut self.kept else {
+            return;
+        };
+        let scale = *scale;
+        let floats = units.iter().map(|&unit| f64::from(unit) / scale).collect();
+        let spilled = spilled.take().map(|units| {
+            let mut runs = SortedRuns::new(units.runs.spill().clone());
+            let mut merged = units.runs.merged();
+            let mut keys = Vec::new();
+            let mut written = Ok(());
+            loop {
+                keys.clear();
+                keys.extend(merged.by_ref().take(RUN_VALUES).map(|unit| float_key(f64::from(unit) / scale)));
+                if keys.is_empty() || written.is_err() {
+                    break;
+                }
+                written = runs.write_run(&keys);
+            }
+            if let Some(error) = merged.error.take().map(Err).unwrap_or(written).err() {
+                tracing::error!(
+                    "the kept values of a metric could not be moved in {}: {error}",
+                    units.runs.spill().dir().display()
+                );
+            }
+            runs
+        });
+        self.kept = Kept::Floats { floats, spilled };
     }
 
     /// Every value, in no particular order.
     pub fn values(&self) -> Vec<f64> {
-        match self {
-            SampleColumn::Scaled { scale, units } => units.iter().map(|&unit| f64::from(unit) / scale).collect(),
-            SampleColumn::Floats(floats) => floats.clone(),
+        match &self.kept {
+            Kept::Scaled { scale, units, spilled } => {
+                let spilled = spilled.iter().flat_map(|spilled| spilled.runs.merged());
+                units.iter().copied().chain(spilled).map(|unit| f64::from(unit) / scale).collect()
+            }
+            Kept::Floats { floats, spilled } => {
+                let spilled = spilled.iter().flat_map(|runs| runs.merged()).map(key_float);
+                floats.iter().copied().chain(spilled).collect()
+            }
         }
     }
 
-    /// The full stats block (None when empty); reorders the values where they lie.
+    /// The full stats block (None when empty, or when spilled values could not be read back);
+    /// reorders the values where they lie.
     pub fn distribution(&mut self) -> Option<Stats> {
-        match self {
-            SampleColumn::Scaled { scale, units } => scaled_distribution(units, *scale),
-            SampleColumn::Floats(floats) => distribution_in_place(floats),
+        let spilled = match &self.kept {
+            Kept::Scaled { spilled, .. } => spilled.is_some(),
+            Kept::Floats { spilled, .. } => spilled.is_some(),
+        };
+        if spilled {
+            self.write_run();
         }
+        let stats = match &mut self.kept {
+            Kept::Scaled { scale, units, spilled: None } => Ok(scaled_distribution(units, *scale)),
+            Kept::Scaled { scale, units, spilled: Some(spilled) } if units.is_empty() => spilled.distribution(*scale),
+            Kept::Floats { floats, spilled: None } => Ok(distribution_in_place(floats)),
+            Kept::Floats { floats, spilled: Some(runs) } if floats.is_empty() => merged_distribution(runs),
+            // The last run could not be written: the column is partly in memory, partly spilled.
+            _ => {
+                let mut all = self.values();
+                Ok(distribution_in_place(&mut all))
+            }
+        };
+        stats.unwrap_or_else(|error| {
+            let dir = self.spill.as_ref().map(|spill| spill.dir().display().to_string()).unwrap_or_default();
+            tracing::error!("the kept values of a metric could not be read back from {dir}: {error}");
+            None
+        })
     }
+}
+
+impl SpilledUnits {
+    fn new(spill: Spill) -> Self {
+        Self { runs: SortedRuns::new(spill), bucket_counts: vec![0; BUCKETS], sum: 0, squares: 0 }
+    }
+
+    /// Writes `sorted` as a run; its counts and sums are added once it is written.
+    fn add_run(&mut self, sorted: &[u32]) -> io::Result<()> {
+        self.runs.write_run(sorted)?;
+        for &unit in sorted {
+            self.bucket_counts[(unit >> LOW_BITS) as usize] += 1;
+            self.sum += u128::from(unit);
+            self.squares += u128::from(unit) * u128::from(unit);
+        }
+        Ok(())
+    }
+
+    /// The stats of every value written, the ranks counted over the runs.
+    fn distribution(&self, scale: f64) -> io::Result<Option<Stats>> {
+        let count = self.runs.len();
+        let mut failed = Ok(());
+        let stats = scaled_stats(count, self.sum, self.squares, scale, |ranks| {
+            counted_ranks(&self.bucket_counts, ranks, |wanted_rows, low_counts| {
+                for (bucket, &row) in wanted_rows.iter().enumerate().filter(|(_, row)| **row != UNWANTED) {
+                    let low = (bucket as u32) << LOW_BITS;
+                    let row_counts = &mut low_counts[usize::from(row) * BUCKETS..][..BUCKETS];
+                    let counted = self.runs.for_each_in(low, low | (BUCKETS as u32 - 1), |unit, count| {
+                        row_counts[unit as usize & (BUCKETS - 1)] += count;
+                    });
+                    if let Err(error) = counted {
+                        failed = Err(error);
+                        return;
+                    }
+                }
+            })
+        });
+        failed.map(|()| stats)
+    }
+}
+
+/// A float's key: ordered as `f64::total_cmp` orders the floats.
+fn float_key(value: f64) -> u64 {
+    let bits = value.to_bits();
+    if bits >> 63 == 1 { !bits } else { bits | 1 << 63 }
+}
+
+fn key_float(key: u64) -> f64 {
+    f64::from_bits(if key >> 63 == 1 { key & !(1 << 63) } else { !key })
+}
+
+/// The stats of a spilled float column, as `distribution_in_place` computes them from the
+/// sorted values: the runs merged in order once for the sum and the ranks, once for the std.
+fn merged_distribution(runs: &SortedRuns<u64>) -> io::Result<Option<Stats>> {
+    let count = runs.len();
+    if count == 0 {
+        return Ok(None);
+    }
+    let ranks = wanted_ranks(count);
+    let mut ranked = Vec::with_capacity(ranks.len());
+    let mut merged = runs.merged();
+    let sum: f64 = merged
+        .by_ref()
+        .map(key_float)
+        .enumerate()
+        .inspect(|&(rank, value)| {
+            if ranks.get(ranked.len()) == Some(&rank) {
+                ranked.push(value);
+            }
+        })
+        .map(|(_, value)| value)
+        .sum();
+    if let Some(error) = merged.error.take() {
+        return Err(error);
+    }
+    let avg = sum / count as f64;
+    let mut merged = runs.merged();
+    let squares: f64 = merged.by_ref().map(|key| (key_float(key) - avg).powi(2)).sum();
+    if let Some(error) = merged.error.take() {
+        return Err(error);
+    }
+    let value = |rank: usize| ranked[ranks.partition_point(|&wanted| wanted < rank)];
+    let moments = Moments {
+        count: count as u64,
+        sum,
+        min: value(0),
+        max: value(count - 1),
+        std: (squares / count as f64).sqrt(),
+    };
+    Ok(Some(moments.stats(|pct| interpolate(count, pct, value))))
 }
 
 /// `value` as a whole number of `1/scale` units when that number, divided back, gives
@@ -74,23 +288,9 @@ fn whole_units(value: f64, scale: f64) -> Option<u32> {
     ((f64::from(unit) / scale).to_bits() == value.to_bits()).then_some(unit)
 }
 
-/// The stats of a scaled column: each percentile from the two ranks it lies between
-/// (numpy's linear method, as `stats::percentile`), found by selection; the sum and the
-/// sample standard deviation from exact integer sums, rounded once.
-fn scaled_distribution(units: &mut [u32], scale: f64) -> Option<Stats> {
-    let count = units.len();
-    if count == 0 {
-        return None;
-    }
-    let (mut sum, mut squares) = (0u128, 0u128);
-    for &unit in units.iter() {
-        sum += u128::from(unit);
-        squares += u128::from(unit) * u128::from(unit);
-    }
-    let n = count as u128;
-    // n·Σx² − (Σx)² = n²·variance (the population's), exact and never negative.
-    let spread = n * squares - sum * sum;
-    let std_units = (spread as f64 / (count as f64 * count as f64)).sqrt();
+/// The ranks the stats of `count` values lie on (each percentile's two, the least and the
+/// most), ascending and distinct.
+fn wanted_ranks(count: usize) -> Vec<usize> {
     let mut ranks: Vec<usize> = PERCENTILES
         .iter()
         .flat_map(|&pct| {
@@ -101,12 +301,57 @@ fn scaled_distribution(units: &mut [u32], scale: f64) -> Option<Stats> {
         .collect();
     ranks.sort_unstable();
     ranks.dedup();
-    let ranked = if count < COUNTED_FROM {
-        select_ranks(units, 0, &ranks);
-        ranks.iter().map(|&rank| units[rank]).collect()
-    } else {
-        counted_ranks(units, &ranks)
-    };
+    ranks
+}
+
+/// The stats of a scaled column in memory: the ranks selected or counted.
+fn scaled_distribution(units: &mut [u32], scale: f64) -> Option<Stats> {
+    let (mut sum, mut squares) = (0u128, 0u128);
+    for &unit in units.iter() {
+        sum += u128::from(unit);
+        squares += u128::from(unit) * u128::from(unit);
+    }
+    scaled_stats(units.len(), sum, squares, scale, |ranks| {
+        if units.len() < COUNTED_FROM {
+            select_ranks(units, 0, ranks);
+            ranks.iter().map(|&rank| units[rank]).collect()
+        } else {
+            let mut bucket_counts = vec![0u64; BUCKETS];
+            for &unit in units.iter() {
+                bucket_counts[(unit >> LOW_BITS) as usize] += 1;
+            }
+            counted_ranks(&bucket_counts, ranks, |wanted_rows, low_counts| {
+                for &unit in units.iter() {
+                    let row = wanted_rows[(unit >> LOW_BITS) as usize];
+                    if row != UNWANTED {
+                        low_counts[usize::from(row) * BUCKETS + (unit as usize & (BUCKETS - 1))] += 1;
+                    }
+                }
+            })
+        }
+    })
+}
+
+/// The stats of `count` scaled values whose units add up to `sum` and their squares to
+/// `squares`: each percentile from the two ranks it lies between (numpy's linear method, as
+/// `stats::percentile`), `ranked` giving the value of each wanted rank; the sum and the
+/// population standard deviation from the exact integer sums, rounded once.
+fn scaled_stats(
+    count: usize,
+    sum: u128,
+    squares: u128,
+    scale: f64,
+    ranked: impl FnOnce(&[usize]) -> Vec<u32>,
+) -> Option<Stats> {
+    if count == 0 {
+        return None;
+    }
+    let n = count as u128;
+    // n·Σx² − (Σx)² = n²·variance (the population's), exact and never negative.
+    let spread = n * squares - sum * sum;
+    let std_units = (spread as f64 / (count as f64 * count as f64)).sqrt();
+    let ranks = wanted_ranks(count);
+    let ranked = ranked(&ranks);
     let value = |rank: usize| f64::from(ranked[ranks.partition_point(|&wanted| wanted < rank)]) / scale;
     let moments = Moments {
         count: count as u64,
@@ -125,18 +370,17 @@ const COUNTED_FROM: usize = 1 << 16;
 const LOW_BITS: u32 = 16;
 const BUCKETS: usize = 1 << 16;
 
-/// The value of each of `ranks` (ascending, distinct, each below `units.len()`) as a sort
-/// would place it, by counting: one pass counts the values of each top-16-bit bucket, which
-/// gives each rank's bucket and its rank within; a second counts the low 16 bits of the
-/// values in those buckets only, which gives each rank's value.
-fn counted_ranks(units: &[u32], ranks: &[usize]) -> Vec<u32> {
-    let mut bucket_counts = vec![0u64; BUCKETS];
-    for &unit in units {
-        bucket_counts[(unit >> LOW_BITS) as usize] += 1;
-    }
-    let located: Vec<(usize, u64)> = ranks.iter().map(|&rank| locate(&bucket_counts, rank as u64)).collect();
+/// A bucket no wanted rank lies in.
+const UNWANTED: u8 = u8::MAX;
+
+/// The value of each of `ranks` (ascending, distinct, below the values' count) as a sort
+/// would place it, by counting: `bucket_counts` (the values of each top-16-bit bucket) gives
+/// each rank's bucket and its rank within; `count_low` counts the low 16 bits of the values
+/// in the wanted buckets (a row of `low_counts` for each bucket whose entry in the rows it is
+/// given is not `UNWANTED`), which gives each rank's value.
+fn counted_ranks(bucket_counts: &[u64], ranks: &[usize], count_low: impl FnOnce(&[u8], &mut [u64])) -> Vec<u32> {
+    let located: Vec<(usize, u64)> = ranks.iter().map(|&rank| locate(bucket_counts, rank as u64)).collect();
     // Each wanted bucket's row of low-bit counts (a handful: two per percentile at most).
-    const UNWANTED: u8 = u8::MAX;
     let mut rows = vec![UNWANTED; BUCKETS];
     let mut wanted = 0u8;
     for &(bucket, _) in &located {
@@ -146,12 +390,7 @@ fn counted_ranks(units: &[u32], ranks: &[usize]) -> Vec<u32> {
         }
     }
     let mut low_counts = vec![0u64; usize::from(wanted) * BUCKETS];
-    for &unit in units {
-        let row = rows[(unit >> LOW_BITS) as usize];
-        if row != UNWANTED {
-            low_counts[usize::from(row) * BUCKETS + (unit as usize & (BUCKETS - 1))] += 1;
-        }
-    }
+    count_low(&rows, &mut low_counts);
     located
         .iter()
         .map(|&(bucket, within)| {
@@ -193,7 +432,7 @@ mod tests {
     use crate::metrics::stats::distribution;
 
     fn column(unit: &str, values: &[f64]) -> SampleColumn {
-        let mut column = SampleColumn::for_unit(unit);
+        let mut column = SampleColumn::for_unit(unit, None);
         values.iter().for_each(|&value| column.push(value));
         column
     }
@@ -203,7 +442,7 @@ mod tests {
     fn compact_and_sorted_stats(ns: &[u64]) -> (Stats, Stats) {
         let values: Vec<f64> = ns.iter().map(|&ns| ns as f64 / 1e6).collect();
         let mut compact = column("ms", &values);
-        assert!(matches!(compact, SampleColumn::Scaled { .. }));
+        assert!(compact.is_scaled());
         let ours = compact.distribution().unwrap();
         let sorted = distribution(&values).unwrap();
         let percentiles = |s: &Stats| [s.p1, s.p5, s.p10, s.p25, s.p50, s.p75, s.p90, s.p95, s.p99, s.min, s.max];
@@ -241,19 +480,71 @@ mod tests {
     #[test]
     fn a_value_that_does_not_round_trip_turns_the_column_into_floats() {
         let mut latencies = column("ms", &[2.0, 0.5]);
-        assert!(matches!(latencies, SampleColumn::Scaled { .. }));
+        assert!(latencies.is_scaled());
         // 5 s: past a u32 of ns.
         latencies.push(5_000.0);
-        assert!(matches!(&latencies, SampleColumn::Floats(values) if values == &[2.0, 0.5, 5_000.0]));
+        assert!(!latencies.is_scaled() && latencies.values() == [2.0, 0.5, 5_000.0]);
         let mut rates = column("tokens/sec", &[3.0, 2.5]);
-        assert!(matches!(rates, SampleColumn::Floats(_)));
+        assert!(!rates.is_scaled());
         let stats = rates.distribution().unwrap();
         assert_eq!((stats.min, stats.max, stats.p50), (Some(2.5), Some(3.0), Some(2.75)));
         let mut counts = column("tokens", &[4.0, 1.0, 3.0, 2.0]);
-        assert!(matches!(counts, SampleColumn::Scaled { .. }));
+        assert!(counts.is_scaled());
         let stats = counts.distribution().unwrap();
         assert_eq!((stats.p25, stats.p50, stats.p90, stats.sum), (Some(1.75), Some(2.5), Some(3.7), Some(10.0)));
         assert_eq!(column("tokens", &[7.0]).distribution().unwrap().std, Some(0.0));
         assert!(column("ms", &[]).distribution().is_none());
+    }
+
+    /// The stats of `values` in a column of `unit` that spills every `run_values`, and in one
+    /// that keeps them all in memory: they must be the same numbers, bit for bit.
+    fn spilled_and_in_memory(unit: &str, values: &[f64], run_values: usize) -> Stats {
+        let dir = tempfile::tempdir().unwrap();
+        let spill = Spill::in_dir(dir.path(), run_values).unwrap();
+        let mut spilled = SampleColumn::for_unit(unit, Some(spill.clone()));
+        values.iter().for_each(|&value| spilled.push(value));
+        assert!(spill.written_bytes() > 0, "some runs were written out");
+        let mut in_memory = column(unit, values);
+        let mut sorted_back = spilled.values();
+        sorted_back.sort_by(f64::total_cmp);
+        let mut expected = values.to_vec();
+        expected.sort_by(f64::total_cmp);
+        assert!(sorted_back.iter().map(|v| v.to_bits()).eq(expected.iter().map(|v| v.to_bits())));
+        let ours = spilled.distribution().unwrap();
+        assert_eq!(format!("{ours:?}"), format!("{:?}", in_memory.distribution().unwrap()));
+        ours
+    }
+
+    #[test]
+    fn a_spilled_scaled_column_gives_the_in_memory_stats() {
+        // Shuffled spread latencies, long stretches of one value, and buckets shared: past
+        // COUNTED_FROM so that the in-memory column counts too.
+        let ns: Vec<u64> = (0..COUNTED_FROM as u64 + 5_001)
+            .map(|i| match i % 3 {
+                0 => i.wrapping_mul(0x9E37_79B9) % u64::from(u32::MAX),
+                1 => 1_000_000,
+                _ => 1_000_000 + (i * 7919) % 4_000,
+            })
+            .collect();
+        let values: Vec<f64> = ns.iter().map(|&ns| ns as f64 / 1e6).collect();
+        let stats = spilled_and_in_memory("ms", &values, 3_000);
+        assert_eq!(stats.count, Some(values.len() as u64));
+        // A small column selects its ranks in memory; spilled, it counts them.
+        spilled_and_in_memory("tokens", &(0..2_000).map(|i| f64::from((i * 37) % 501)).collect::<Vec<_>>(), 64);
+    }
+
+    #[test]
+    fn a_spilled_float_column_gives_the_in_memory_stats() {
+        let rates: Vec<f64> = (0..5_000).map(|i| f64::from(i * 7919 % 1_000) / 7.0 - 20.0).collect();
+        spilled_and_in_memory("tokens/sec", &rates, 256);
+    }
+
+    #[test]
+    fn a_spilled_column_that_turns_into_floats_keeps_its_runs() {
+        // Whole ns for 3 runs' worth, then one latency past a u32 of ns, then more of both.
+        let mut values: Vec<f64> = (0..1_000).map(|i| f64::from(i * 7919 % 997) / 1e3).collect();
+        values.push(5_000.0);
+        values.extend((0..500).map(|i| f64::from(i) / 1e6));
+        spilled_and_in_memory("ms", &values, 300);
     }
 }

@@ -90,11 +90,19 @@ pub fn weighted_stats(points: &mut [(f64, u64)]) -> Option<Stats> {
     let avg = points.iter().map(|(value, duration)| value * *duration as f64).sum::<f64>() / total;
     let variance = points.iter().map(|(value, duration)| (value - avg).powi(2) * *duration as f64).sum::<f64>() / total;
     points.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let held: Vec<&(f64, u64)> = points.iter().filter(|(_, duration)| *duration > 0).collect();
+    // The points that held for some time, moved to the front in order (no second list).
+    let mut held_len = 0;
+    for at in 0..points.len() {
+        if points[at].1 > 0 {
+            points.swap(held_len, at);
+            held_len += 1;
+        }
+    }
+    let held = &points[..held_len];
     let at = |pct: f64| {
         let target = pct / 100.0 * total;
         let mut covered = 0.0;
-        for (value, duration) in &held {
+        for (value, duration) in held {
             covered += *duration as f64;
             if covered >= target {
                 return Some(*value);

@@ -7,6 +7,7 @@ use std::sync::{Arc, OnceLock};
 
 use super::accumulator::MetricAccumulator;
 use super::in_flight::Segment;
+use super::spill::Spill;
 use super::time_weighted::time_weighted_metrics;
 use crate::clock::RunClock;
 use crate::result::Timeslice;
@@ -25,11 +26,19 @@ pub struct TimesliceAccumulator {
     slicing: Timeslicing,
     goodput: bool,
     slices: BTreeMap<u64, MetricAccumulator>,
+    /// Where the slices' columns write their full runs.
+    spill: Option<Spill>,
 }
 
 impl TimesliceAccumulator {
     pub fn new(slicing: Timeslicing, goodput: bool) -> Self {
-        Self { slicing, goodput, slices: BTreeMap::new() }
+        Self { slicing, goodput, slices: BTreeMap::new(), spill: None }
+    }
+
+    /// The slices' columns write their full runs to `spill`.
+    pub fn with_spill(mut self, spill: Option<Spill>) -> Self {
+        self.spill = spill;
+        self
     }
 
     fn origin_ns(&self) -> u64 {
@@ -40,7 +49,7 @@ impl TimesliceAccumulator {
     pub fn slice_for(&mut self, start_ns: u64) -> &mut MetricAccumulator {
         let index = start_ns.saturating_sub(self.origin_ns()) / self.slicing.slice_ns;
         let goodput = self.goodput;
-        self.slices.entry(index).or_insert_with(|| MetricAccumulator::new(goodput))
+        self.slices.entry(index).or_insert_with(|| MetricAccumulator::new(goodput).with_spill(self.spill.clone()))
     }
 
     /// Every slice from the first to the last that has records (an empty one in between
