@@ -169,3 +169,39 @@ async fn h2_over_tls_opens_connections_by_the_server_s_stream_limit() {
     assert!(by_connection.len() >= 3, "120 streams at 50 a connection: {by_connection:?}");
     assert!(by_connection.values().all(|streams| *streams <= 50), "{by_connection:?}");
 }
+
+/// 20,000 streams in flight at once from one connection pool, against `aiperf mock` in a
+/// process of its own allowing 1,000 streams a connection (so 20 connections). Slow in debug:
+/// `scripts/test.sh --release-only`.
+#[test]
+#[ignore]
+fn release_only_twenty_thousand_http2_streams_at_once_from_one_pool() {
+    let port = common::closed_port();
+    let _mock = MockProcess::listening(
+        port,
+        &["--http2-max-streams", "1000", "--ttft-ms", "8000", "--itl-ms", "5", "--max-running", "100000"],
+    );
+    let run = common::run_scenario(
+        "streams",
+        &format!(
+            r#"run(#{{
+                name: "streams",
+                endpoint: endpoint(#{{ url: "http://127.0.0.1:{port}", model: "mock-model", http2: true }}),
+                dataset: synthetic(#{{ isl: 16, osl: 4 }}),
+                preflight: false, server_metrics: #{{ enabled: false }}, gpu_telemetry: #{{ enabled: false }},
+                request_timeout: seconds(120),
+                phases: [concurrency(#{{ users: 20000, requests: 20000 }})],
+                export_http_trace: true,
+            }});"#
+        ),
+    );
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let summary = run.summary("streams");
+    assert_eq!(common::stat(&summary, "request_count", "avg"), 20_000.0, "every stream completed");
+    assert_eq!(summary["phases"][0]["errors"].as_u64(), Some(0));
+    assert_eq!(summary["client_self_check"][0]["peak_in_flight"].as_u64(), Some(20_000), "all at once");
+    let records = run.records("streams");
+    let connections: std::collections::BTreeSet<u64> =
+        records.iter().filter_map(|record| record["trace_data"]["local_port"].as_u64()).collect();
+    assert!((20..=40).contains(&connections.len()), "1,000 streams a connection: {} connections", connections.len());
+}
