@@ -138,10 +138,15 @@ fn compare(args: &[String]) -> anyhow::Result<()> {
 /// A client process: `users` users, one streamed request of `tokens` each; prints
 /// `peak ok errors wall_s vmhwm_kib`.
 fn client(url: &str, users: usize, tokens: f64, http2: bool) -> anyhow::Result<()> {
-    // Warnings (e.g. the open-file limit holding connections back) as the binary shows them.
+    report_run(|| streams::run(&streams::plan(url, users, tokens, http2)))
+}
+
+/// Runs `run` with warnings shown (e.g. the open-file limit holding connections back) as the
+/// binary shows them; prints `peak ok errors wall_s vmhwm_kib`.
+fn report_run(run: impl FnOnce() -> anyhow::Result<aiperf::result::RunResult>) -> anyhow::Result<()> {
     tracing_subscriber::fmt().with_env_filter("warn").with_writer(std::io::stderr).with_target(false).init();
     let started = std::time::Instant::now();
-    let result = streams::run(&streams::plan(url, users, tokens, http2))?;
+    let result = run()?;
     let wall_s = started.elapsed().as_secs_f64();
     let phase = result.phases.first().ok_or_else(|| anyhow::anyhow!("no phase ran"))?;
     println!(
@@ -163,22 +168,10 @@ fn run_segment(
     segment: aiperf::plan::segment::ExecutionSegment,
     artifact_root: &str,
 ) -> anyhow::Result<()> {
-    tracing_subscriber::fmt().with_env_filter("warn").with_writer(std::io::stderr).with_target(false).init();
     let urls: Vec<String> = urls.split(',').map(str::to_owned).collect();
     let mut plan = streams::plan(&urls[0], users, tokens, false);
     plan.endpoint.more_urls = urls[1..].to_vec();
-    let started = std::time::Instant::now();
-    let result = streams::run_in(&plan, Some(segment), std::path::Path::new(artifact_root))?;
-    let wall_s = started.elapsed().as_secs_f64();
-    let phase = result.phases.first().ok_or_else(|| anyhow::anyhow!("no phase ran"))?;
-    println!(
-        "{} {} {} {wall_s:.1} {}",
-        phase.self_check.peak_in_flight,
-        phase.completed,
-        phase.errors,
-        peak_rss_kib()?
-    );
-    Ok(())
+    report_run(|| streams::run_in(&plan, Some(segment), std::path::Path::new(artifact_root)))
 }
 
 /// `--segments`: the mock and client processes of every segment, then the merge.
