@@ -11,8 +11,9 @@ cd "$(dirname "$0")/.."
 
 if [[ "${1:-}" == "--release-only" ]]; then
     shift
-    # Marked #[ignore] and named release_only_*: 10,000 scripted sessions at once.
-    exec cargo test --locked --release --test scripted_sessions "$@" -- --ignored release_only
+    # Marked #[ignore] and named release_only_*: 10,000 scripted sessions at once, 20,000
+    # HTTP/2 streams at once.
+    exec cargo test --locked --release --test scripted_sessions --test http2_pool "$@" -- --ignored release_only
 fi
 
 scripts/real-servers.sh

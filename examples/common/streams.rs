@@ -2,10 +2,12 @@
 //! a plan in which every user holds one streamed chat request open at once, and running it.
 
 use std::net::{Ipv4Addr, SocketAddr};
+use std::path::Path;
 
 use aiperf::cancel::CancelSignal;
 use aiperf::engine::{self, RunOptions};
 use aiperf::mock::{MockConfig, MockServer};
+use aiperf::plan::segment::ExecutionSegment;
 use aiperf::plan::{
     ConnectionSettings, Dataset, Dist, Endpoint, EndpointKind, LoadMode, Phase, PhaseKind, Plan, SyntheticDataset,
     Transport,
@@ -54,19 +56,26 @@ pub fn plan(url: &str, users: usize, tokens: f64, http2: bool) -> Plan {
 /// Runs `plan` in this process on a multi-threaded runtime, its artifacts in a temporary
 /// folder removed after.
 pub fn run(plan: &Plan) -> anyhow::Result<RunResult> {
+    let artifact_root = std::env::temp_dir().join(format!("aiperf-{}-{}", plan.name, std::process::id()));
+    let result = run_in(plan, None, &artifact_root);
+    std::fs::remove_dir_all(&artifact_root).ok();
+    result
+}
+
+/// Runs `segment` of `plan` (all of it: `None`) in this process, its artifacts kept under
+/// `artifact_root`.
+pub fn run_in(plan: &Plan, segment: Option<ExecutionSegment>, artifact_root: &Path) -> anyhow::Result<RunResult> {
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let options = RunOptions {
-        artifact_root: std::env::temp_dir().join(format!("aiperf-{}-{}", plan.name, std::process::id())),
+        artifact_root: artifact_root.to_path_buf(),
         cli_command: None,
         progress: false,
         cancel: CancelSignal::new(),
         builtin_server: None,
-        segment: None,
+        segment,
         start_at_ns: None,
         keep_cores_awake: false,
         metrics_listen: None,
     };
-    let result = runtime.block_on(engine::execute(plan, &options));
-    std::fs::remove_dir_all(&options.artifact_root).ok();
-    result
+    runtime.block_on(engine::execute(plan, &options))
 }

@@ -37,6 +37,7 @@ pub fn serve(args: MockArgs, runtime: &tokio::runtime::Runtime) -> i32 {
                 ..AccuracySpec::default()
             }),
         }),
+        http2_max_streams: args.http2_max_streams,
     };
     runtime.block_on(async move {
         let server = match MockServer::start(config, addr).await {

@@ -261,6 +261,10 @@ pub struct MockArgs {
     /// Model name served by /v1/models
     #[arg(long, default_value = "mock-model")]
     pub model: String,
+    /// Streams an HTTP/2 connection may hold at once (SETTINGS_MAX_CONCURRENT_STREAMS), as real
+    /// servers limit them (100, 128, 250); default: practically no limit
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub http2_max_streams: Option<u32>,
     /// Require `Authorization: Bearer <KEY>`
     #[arg(long, env = "AIPERF_MOCK_API_KEY", hide_env_values = true)]
     pub api_key: Option<String>,

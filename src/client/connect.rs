@@ -15,6 +15,7 @@ use tokio_rustls::TlsConnector;
 
 use super::failure;
 use super::http1::Http1Connection;
+use super::http2_settings::SettingsWatch;
 use super::open_files::OpenFileLimit;
 use super::outgoing_body::RequestBody;
 use super::socket::Socket;
@@ -23,6 +24,10 @@ use super::wire::{WireIo, WireLog};
 use crate::clock::RunClock;
 use crate::http_trace::{ConnectionInfo, HttpTrace};
 use crate::plan::Transport;
+
+/// How long a new HTTP/2 connection waits for the server's first SETTINGS (sent at once by
+/// any server; one round trip) before its streams are taken as unlimited.
+const SERVER_SETTINGS_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// How requests go over an open connection: ours over HTTP/1.1, hyper's over HTTP/2.
 pub(crate) enum Sender {
@@ -54,6 +59,9 @@ pub(crate) struct Connection {
     /// HTTP/1.1 only: what crossed the connection during the current request.
     pub wire: Option<Arc<WireLog>>,
     pub info: ConnectionInfo,
+    /// Streams it may carry at once: 1 over HTTP/1.1; over HTTP/2 the server's
+    /// SETTINGS_MAX_CONCURRENT_STREAMS, `usize::MAX` when it sets none.
+    pub streams_max: usize,
 }
 
 /// Opens connections to one endpoint.
@@ -159,18 +167,32 @@ impl Connector {
     async fn handshake(&self, socket: Socket, info: ConnectionInfo) -> Result<Connection, String> {
         if info.http2 {
             let failed = |error: hyper::Error| format!("HTTP handshake failed: {}", failure::root_cause(&error));
-            let (sender, connection) =
-                http2::handshake(TokioExecutor::new(), TokioIo::new(socket)).await.map_err(failed)?;
+            let (socket, stream_limit) = SettingsWatch::new(socket);
+            // No limit of hyper's own (100) before the server's SETTINGS, which are awaited
+            // below: a server that sets none allows any number (RFC 9113 §6.5.2).
+            let (sender, connection) = http2::Builder::new(TokioExecutor::new())
+                .initial_max_send_streams(usize::MAX)
+                .handshake(TokioIo::new(socket))
+                .await
+                .map_err(failed)?;
             tokio::spawn(async move {
                 if let Err(error) = connection.await {
                     tracing::debug!("connection closed: {error}");
                 }
             });
-            return Ok(Connection { sender: Sender::Http2(sender), wire: None, info });
+            let streams_max = match tokio::time::timeout(SERVER_SETTINGS_WAIT, stream_limit).await {
+                Ok(Ok(Some(limit))) => usize::try_from(limit.max(1)).unwrap_or(usize::MAX),
+                Ok(Ok(None)) | Ok(Err(_)) => usize::MAX,
+                Err(_) => {
+                    tracing::debug!("no HTTP/2 SETTINGS from the server within {SERVER_SETTINGS_WAIT:?}");
+                    usize::MAX
+                }
+            };
+            return Ok(Connection { sender: Sender::Http2(sender), wire: None, info, streams_max });
         }
         let wire = WireLog::new(self.clock);
         let connection = Http1Connection::new(WireIo::new(socket, wire.clone()));
-        Ok(Connection { sender: Sender::Http1(connection), wire: Some(wire), info })
+        Ok(Connection { sender: Sender::Http1(connection), wire: Some(wire), info, streams_max: 1 })
     }
 }
 

@@ -39,7 +39,7 @@ impl Destination {
         };
         let authority = uri.authority().ok_or_else(|| anyhow!("the endpoint url {base_url} has no host"))?;
         Ok(Self {
-            pool: Pool::new(connector, transport.connections.strategy, max_connections, clock),
+            pool: Pool::new(connector, transport.connections, max_connections, clock),
             uri_text: uri.to_string(),
             host: HeaderValue::from_str(authority.as_str())?,
             origin_form,

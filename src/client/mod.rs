@@ -17,6 +17,7 @@ mod header_case;
 mod headers;
 mod http1;
 mod http1_codec;
+mod http2_settings;
 mod image_retrieval;
 mod images_api;
 mod insecure;

@@ -1,9 +1,10 @@
-//! The connection pool: at most `max` connections in use (waiting for one is `blocked`), never
-//! more than the open-file limit allows, and idle keep-alive connections reused by strategy:
-//! pooled, never reused, or sticky per session.
+//! The connection pool: at most `max` connections (HTTP/2: streams) in use (waiting for one is
+//! `blocked`), never more than the open-file limit allows, and idle keep-alive connections reused
+//! by strategy: pooled, never reused, or sticky per session. HTTP/2 requests share connections,
+//! each carrying as many streams as the server's SETTINGS allow, a new one opened when all are full.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use http::Response;
@@ -17,7 +18,7 @@ use super::outgoing_body::RequestBody;
 use super::response_body::ResponseBody;
 use crate::clock::RunClock;
 use crate::http_trace::{ConnectionInfo, HttpTrace};
-use crate::plan::ConnectionStrategy;
+use crate::plan::{ConnectionSettings, ConnectionStrategy};
 
 pub(crate) struct Pool {
     connector: Connector,
@@ -30,9 +31,14 @@ pub(crate) struct Pool {
     held_back: Option<HeldBack>,
     max_idle: usize,
     idle: Mutex<Idle>,
-    /// Held while the shared HTTP/2 connection is being opened, so that requests starting
-    /// together wait for it instead of each opening one.
+    /// Held while a shared HTTP/2 connection is being opened, so that requests starting
+    /// together wait for it (and the streams it allows) instead of each opening one.
     opening_http2: tokio::sync::Mutex<()>,
+    /// At most this many shared HTTP/2 connections: `connections.http2_connections`, within
+    /// the open-file limit.
+    http2_connections_max: usize,
+    /// More HTTP/2 streams were wanted than the connections allowed carry: said once.
+    http2_streams_queued: AtomicBool,
     /// HTTP/2 was asked for but the server chose HTTP/1.1 (TLS's ALPN): connections open side
     /// by side from then on, a connection a request.
     http2_refused: AtomicBool,
@@ -53,8 +59,44 @@ struct Idle {
     shared: Vec<Connection>,
     /// Sticky HTTP/1.1 connections by session.
     by_session: HashMap<u64, Connection>,
-    /// The HTTP/2 connection every request multiplexes over (pooled and sticky).
-    http2: Option<(http2::SendRequest<RequestBody>, ConnectionInfo)>,
+    /// The HTTP/2 connections requests multiplex over (pooled and sticky), filled in order.
+    http2: Vec<SharedHttp2>,
+}
+
+/// An HTTP/2 connection every request may use, and how many of its streams are in use.
+struct SharedHttp2 {
+    sender: http2::SendRequest<RequestBody>,
+    info: ConnectionInfo,
+    /// The server's SETTINGS_MAX_CONCURRENT_STREAMS (`usize::MAX`: none).
+    streams_max: usize,
+    streams_in_use: Arc<AtomicUsize>,
+}
+
+impl SharedHttp2 {
+    fn has_room(&self) -> bool {
+        self.streams_in_use.load(Ordering::Relaxed) < self.streams_max
+    }
+
+    /// A stream of it for one request: counted in use until the lease is dropped.
+    fn lease_stream(&self) -> (Connection, Option<StreamInUse>) {
+        self.streams_in_use.fetch_add(1, Ordering::Relaxed);
+        let connection = Connection {
+            sender: Sender::Http2(self.sender.clone()),
+            wire: None,
+            info: self.info,
+            streams_max: self.streams_max,
+        };
+        (connection, Some(StreamInUse(self.streams_in_use.clone())))
+    }
+}
+
+/// One stream in use on a shared HTTP/2 connection; dropped with its lease.
+struct StreamInUse(Arc<AtomicUsize>);
+
+impl Drop for StreamInUse {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 /// A connection checked out for one request; dropping it without `check_in` closes it.
@@ -63,6 +105,7 @@ pub(crate) struct Lease {
     session: u64,
     /// The body of the response to an HTTP/2 request, until it is read.
     http2_body: Option<Incoming>,
+    _stream: Option<StreamInUse>,
     _slot: OwnedSemaphorePermit,
 }
 
@@ -90,12 +133,15 @@ impl Lease {
 }
 
 impl Pool {
-    /// `wanted` connections in use at once (at least 1), as far as the open-file limit (raised
-    /// to its hard limit here) leaves room for them.
-    pub fn new(connector: Connector, strategy: ConnectionStrategy, wanted: usize, clock: RunClock) -> Self {
+    /// `wanted` connections (HTTP/2: streams) in use at once (at least 1), as far as the
+    /// open-file limit (raised to its hard limit here) leaves room for them.
+    pub fn new(connector: Connector, settings: ConnectionSettings, wanted: usize, clock: RunClock) -> Self {
         let wanted = wanted.max(1);
+        let strategy = settings.strategy;
         let (max, held_back) = within_file_limit(wanted, files_each(&connector, strategy, 1));
         Self {
+            http2_connections_max: http2_connections_max(settings.http2_connections, 1),
+            http2_streams_queued: AtomicBool::new(false),
             connector,
             strategy,
             slots: Arc::new(Semaphore::new(max)),
@@ -114,7 +160,8 @@ impl Pool {
     pub fn sharing_files_with_server(self) -> Self {
         let wanted = self.held_back.as_ref().map_or(self.max, |held_back| held_back.wanted);
         let (max, held_back) = within_file_limit(wanted, files_each(&self.connector, self.strategy, 2));
-        Self { slots: Arc::new(Semaphore::new(max)), max, held_back, max_idle: max, ..self }
+        let http2_connections_max = self.http2_connections_max.min(http2_connections_max(None, 2));
+        Self { slots: Arc::new(Semaphore::new(max)), max, held_back, max_idle: max, http2_connections_max, ..self }
     }
 
     /// At most this many connections are in use at once.
@@ -145,37 +192,39 @@ impl Pool {
         };
         let mut reused = if fresh { None } else { self.reusable(session) };
         let mut opening = None;
-        if reused.is_none() && !fresh && self.shares_one_http2_connection() {
+        if reused.is_none() && !fresh && self.shares_http2_connections() {
             let turn = self.opening_http2.lock().await;
             // Those that waited while the first connection turned out HTTP/1.1 go on together.
-            opening = self.shares_one_http2_connection().then_some(turn);
-            reused = self.reusable(session);
+            opening = self.shares_http2_connections().then_some(turn);
+            reused = self.reusable(session).or_else(|| self.queue_on_least_busy_http2());
         }
-        let connection = match reused {
-            Some(connection) => {
+        let (connection, stream) = match reused {
+            Some(reused) => {
                 trace.connection_reused_ns = Some(self.clock.now_ns());
-                connection
+                reused
             }
             None => {
                 // Boxed: connecting is most of this future's size (1.4 KB, more with TLS), yet
                 // only a request that opens a connection needs it.
                 let connection = Box::pin(self.connector.connect(trace)).await?;
-                if opening.is_some() {
-                    match &connection.sender {
-                        Sender::Http2(sender) => self.idle().http2 = Some((sender.clone(), connection.info)),
-                        Sender::Http1(_) => self.http2_refused_by_server(),
+                let stream = match (&connection.sender, opening.is_some()) {
+                    (Sender::Http2(sender), true) => Some(self.share_http2(sender, &connection)),
+                    (Sender::Http1(_), true) => {
+                        self.http2_refused_by_server();
+                        None
                     }
-                }
-                connection
+                    (_, false) => None,
+                };
+                (connection, stream)
             }
         };
         drop(opening);
         trace.connection = Some(connection.info);
-        Ok(Lease { connection, session, http2_body: None, _slot: slot })
+        Ok(Lease { connection, session, http2_body: None, _stream: stream, _slot: slot })
     }
 
-    /// Every request is to go over one HTTP/2 connection, as far as is known.
-    fn shares_one_http2_connection(&self) -> bool {
+    /// Every request is to go over the shared HTTP/2 connections, as far as is known.
+    fn shares_http2_connections(&self) -> bool {
         self.connector.wants_http2()
             && self.strategy != ConnectionStrategy::NeverReuse
             && !self.http2_refused.load(Ordering::Relaxed)
@@ -191,16 +240,55 @@ impl Pool {
         }
     }
 
-    /// An idle connection that is still open, if the strategy allows one.
-    fn reusable(&self, session: u64) -> Option<Connection> {
+    /// A new HTTP/2 connection (its one stream in use by the request that opened it) for
+    /// every request to share from now on.
+    fn share_http2(&self, sender: &http2::SendRequest<RequestBody>, connection: &Connection) -> StreamInUse {
+        let streams_in_use = Arc::new(AtomicUsize::new(1));
+        let mut idle = self.idle();
+        idle.http2.retain(|shared| !shared.sender.is_closed());
+        idle.http2.push(SharedHttp2 {
+            sender: sender.clone(),
+            info: connection.info,
+            streams_max: connection.streams_max,
+            streams_in_use: streams_in_use.clone(),
+        });
+        StreamInUse(streams_in_use)
+    }
+
+    /// Every shared HTTP/2 connection's streams are in use and no more connections are
+    /// allowed: the least busy one, where h2 queues the request until a stream ends (said once).
+    fn queue_on_least_busy_http2(&self) -> Option<(Connection, Option<StreamInUse>)> {
+        let idle = self.idle();
+        let open = idle.http2.iter().filter(|shared| !shared.sender.is_closed());
+        if open.clone().count() < self.http2_connections_max {
+            return None;
+        }
+        let least_busy = open.min_by_key(|shared| shared.streams_in_use.load(Ordering::Relaxed))?;
+        if !self.http2_streams_queued.swap(true, Ordering::Relaxed) {
+            tracing::warn!(
+                "{} HTTP/2 streams wanted at once, but {} connections of {} streams each (the server's \
+                 SETTINGS_MAX_CONCURRENT_STREAMS) carry fewer; the rest wait for a free stream. Raise \
+                 connections.http2_connections or the open-file limit (ulimit -n) to open more connections",
+                self.max,
+                self.http2_connections_max,
+                least_busy.streams_max
+            );
+        }
+        Some(least_busy.lease_stream())
+    }
+
+    /// An idle connection that is still open (over HTTP/2: a shared one with a free stream,
+    /// and that stream's count), if the strategy allows one.
+    fn reusable(&self, session: u64) -> Option<(Connection, Option<StreamInUse>)> {
         if self.strategy == ConnectionStrategy::NeverReuse {
             return None;
         }
         loop {
             let candidate = {
                 let mut idle = self.idle();
-                if let Some((sender, info)) = idle.http2.as_ref().filter(|(sender, _)| !sender.is_closed()) {
-                    return Some(Connection { sender: Sender::Http2(sender.clone()), wire: None, info: *info });
+                let open_with_room = idle.http2.iter().find(|shared| shared.has_room() && !shared.sender.is_closed());
+                if let Some(shared) = open_with_room {
+                    return Some(shared.lease_stream());
                 }
                 match self.strategy {
                     ConnectionStrategy::Sticky => idle.by_session.remove(&session),
@@ -209,18 +297,15 @@ impl Pool {
             };
             let connection = candidate?;
             if !connection.sender.closed_while_idle() {
-                return Some(connection);
+                return Some((connection, None));
             }
         }
     }
 
     /// Stop sharing the HTTP/2 connection `info` (the server closed it), so that the requests
-    /// it failed share one new connection when they are sent again instead of each opening one.
+    /// it failed share new connections when they are sent again instead of each opening one.
     pub fn forget_http2(&self, info: &ConnectionInfo) {
-        let mut idle = self.idle();
-        if idle.http2.as_ref().is_some_and(|(_, shared)| shared == info) {
-            idle.http2 = None;
-        }
+        self.idle().http2.retain(|shared| shared.info != *info);
     }
 
     /// Return a connection whose response was read to the end, for reuse.
@@ -232,8 +317,14 @@ impl Pool {
         let mut idle = self.idle();
         match connection.sender {
             Sender::Http2(sender) => {
-                if idle.http2.as_ref().is_none_or(|(current, _)| current.is_closed()) {
-                    idle.http2 = Some((sender, connection.info));
+                // A connection of its own (sent again, or a probe's): shared when none is.
+                if idle.http2.iter().all(|shared| shared.sender.is_closed()) {
+                    idle.http2 = vec![SharedHttp2 {
+                        sender,
+                        info: connection.info,
+                        streams_max: connection.streams_max,
+                        streams_in_use: Arc::new(AtomicUsize::new(0)),
+                    }];
                 }
             }
             Sender::Http1(_) if self.strategy == ConnectionStrategy::Sticky => {
@@ -260,6 +351,13 @@ fn within_file_limit(wanted: usize, files_each: u64) -> (usize, Option<HeldBack>
     let Some(limit) = OpenFileLimit::raised().filter(|_| files_each > 0) else { return (wanted, None) };
     let max = wanted.min(limit.connections_allowed(files_each));
     (max, (max < wanted).then(|| HeldBack { wanted, limit, said: AtomicBool::new(false) }))
+}
+
+/// Shared HTTP/2 connections allowed: `asked` (none: no limit of the user's), within the
+/// open-file limit at `files_each` descriptors a connection.
+fn http2_connections_max(asked: Option<usize>, files_each: u64) -> usize {
+    let asked = asked.unwrap_or(usize::MAX).max(1);
+    OpenFileLimit::raised().map_or(asked, |limit| asked.min(limit.connections_allowed(files_each).max(1)))
 }
 
 /// Open files a request in use takes: `per_connection` over HTTP/1.1, none where every request

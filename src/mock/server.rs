@@ -19,9 +19,9 @@ const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 /// Pause after a failed accept (e.g. out of file descriptors) before trying again.
 const ACCEPT_RETRY_DELAY: Duration = Duration::from_millis(50);
 
-/// Streams one HTTP/2 connection may hold open at once: practically any number (hyper's own
-/// default is 200), so that, as over HTTP/1.1, how many the mock serves at once is up to
-/// `max_running` alone.
+/// Streams one HTTP/2 connection may hold open at once unless `http2_max_streams` says:
+/// practically any number (hyper's own default is 200), so that, as over HTTP/1.1, how many the
+/// mock serves at once is up to `max_running` alone.
 const HTTP2_MAX_STREAMS: u32 = 1_000_000;
 /// The HTTP/2 connection's receive window (hyper's default is 1 MiB). Thousands of streams
 /// opened at once send more request bytes than that before the handlers read them; with a small
@@ -34,7 +34,8 @@ type ConnectionBuilder = auto::Builder<TokioExecutor>;
 /// Serve `listener` until `stop` changes or its sender is dropped.
 pub async fn serve(listener: TcpListener, state: Arc<MockState>, mut stop: watch::Receiver<bool>) {
     let mut builder = ConnectionBuilder::new(TokioExecutor::new());
-    builder.http2().max_concurrent_streams(HTTP2_MAX_STREAMS).initial_connection_window_size(HTTP2_CONNECTION_WINDOW);
+    let max_streams = state.config.http2_max_streams.unwrap_or(HTTP2_MAX_STREAMS);
+    builder.http2().max_concurrent_streams(max_streams).initial_connection_window_size(HTTP2_CONNECTION_WINDOW);
     let builder = Arc::new(builder);
     let mut connections = JoinSet::new();
     loop {

@@ -332,6 +332,10 @@ pub struct ConnectionSettings {
     /// default: the largest concurrency of the run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max: Option<usize>,
+    /// Most HTTP/2 connections open at once (default: as many as the server's stream limit
+    /// and the open-file limit call for).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http2_connections: Option<usize>,
 }
 
 impl Endpoint {

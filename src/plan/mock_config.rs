@@ -33,6 +33,9 @@ pub struct MockConfig {
     /// Answer an accuracy benchmark's questions, a share of them right (`accuracy_correct`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub answers: Option<MockAnswers>,
+    /// SETTINGS_MAX_CONCURRENT_STREAMS advertised to HTTP/2 clients; `None`: practically no limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http2_max_streams: Option<u32>,
 }
 
 /// The mock's answer mode: it reads the benchmark's questions and gold answers from the same
@@ -61,6 +64,7 @@ impl Default for MockConfig {
             spec_decode_tokens: 0,
             spec_decode_acceptance: 0.7,
             answers: None,
+            http2_max_streams: None,
         }
     }
 }

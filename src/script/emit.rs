@@ -270,7 +270,9 @@ fn endpoint(endpoint: &Endpoint, api_key: ApiKey) -> String {
         ConnectionStrategy::Sticky => "sticky",
     };
     let max = transport.connections.max.map(|max| format!(", max: {max}")).unwrap_or_default();
-    keys.push(format!("connections: #{{ strategy: {}{max} }}", string(strategy)));
+    let http2 =
+        transport.connections.http2_connections.map(|n| format!(", http2_connections: {n}")).unwrap_or_default();
+    keys.push(format!("connections: #{{ strategy: {}{max}{http2} }}", string(strategy)));
     if let Some(path) = &endpoint.request.path {
         keys.push(format!("path: {}", string(path)));
     }

@@ -119,9 +119,9 @@ fn tls_settings(map: Map) -> ScriptResult<TlsSettings> {
     Ok(TlsSettings { ca_file, insecure })
 }
 
-const CONNECTION_KEYS: &[&str] = &["strategy", "max"];
+const CONNECTION_KEYS: &[&str] = &["strategy", "max", "http2_connections"];
 
-/// `connections: #{ strategy: "pooled"|"never_reuse"|"sticky", max: 8 }`
+/// `connections: #{ strategy: "pooled"|"never_reuse"|"sticky", max: 8, http2_connections: 4 }`
 fn connection_settings(map: Map) -> ScriptResult<ConnectionSettings> {
     let mut r = MapReader::new("endpoint connections", map, CONNECTION_KEYS)?;
     let strategy = r.choice(
@@ -136,7 +136,15 @@ fn connection_settings(map: Map) -> ScriptResult<ConnectionSettings> {
     if max == Some(0) {
         return script_error("endpoint connections: `max` must be at least 1");
     }
-    Ok(ConnectionSettings { strategy, max: max.map(|max| max as usize) })
+    let http2_connections = r.opt_u64("http2_connections")?;
+    if http2_connections == Some(0) {
+        return script_error("endpoint connections: `http2_connections` must be at least 1");
+    }
+    Ok(ConnectionSettings {
+        strategy,
+        max: max.map(|max| max as usize),
+        http2_connections: http2_connections.map(|connections| connections as usize),
+    })
 }
 
 const LIMIT_KEYS: &[&str] = &["max_event_bytes", "max_response_bytes"];
@@ -208,6 +216,7 @@ fn mock_config(map: Map, model: &str) -> ScriptResult<MockConfig> {
         spec_decode_tokens,
         spec_decode_acceptance,
         answers: r.opt_f64("accuracy_correct")?.map(|correct| crate::plan::MockAnswers { correct, benchmark: None }),
+        http2_max_streams: None,
     })
 }
 
