@@ -282,14 +282,13 @@ mod tests {
     #[test]
     fn request_rate_moves_a_rate_phase_up_to_its_rate() {
         let key = |field: &str| format!("phases.profiling.{field}");
-        let rate =
-            LoadMode::Rate {
-                rate: 40.0,
-                arrival: crate::plan::Arrival::Poisson,
-                max_concurrency: Some(64),
-                seed: 7,
-                prefill: None,
-            };
+        let rate = LoadMode::Rate {
+            rate: 40.0,
+            arrival: crate::plan::Arrival::Poisson,
+            max_concurrency: Some(64),
+            seed: 7,
+            prefill: None,
+        };
         let phase = serde_json::json!({"adaptive_scale": {"control": {"variable": "request_rate", "min": 0.5},
             "sustain_duration": 5, "sla": {"time_to_first_token": {"p95": {"lt": 200}}}}});
         let Ok(LoadMode::AdaptiveScale(settings)) = applied(rate.clone(), &phase, &key) else { panic!("lowered") };

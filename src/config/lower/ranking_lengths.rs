@@ -9,7 +9,8 @@ use crate::config::ConfigError;
 use crate::plan::{Dist, EndpointKind, RankingLengths};
 
 pub fn lower(dataset: &Value, kind: EndpointKind) -> Result<Option<RankingLengths>, ConfigError> {
-    let is_rankings = matches!(kind, EndpointKind::CohereRankings | EndpointKind::TeiRankings | EndpointKind::NimRankings);
+    let is_rankings =
+        matches!(kind, EndpointKind::CohereRankings | EndpointKind::TeiRankings | EndpointKind::NimRankings);
     let no_settings = serde_json::json!({});
     let rankings = dataset.get("rankings").filter(|rankings| !rankings.is_null()).unwrap_or(&no_settings);
     let query_key = "datasets.main.rankings.query_tokens (--rankings-query-prompt-token-mean)";
@@ -47,7 +48,10 @@ mod tests {
     fn rankings_entries_are_generated_queries_and_passages_with_aiperf_s_defaults() {
         let kind = EndpointKind::CohereRankings;
         let defaults = lower(&json!({}), kind).unwrap().unwrap();
-        assert_eq!((defaults.query_tokens.mean(), defaults.passage_tokens.mean(), defaults.passages), (32.0, 128.0, 10));
+        assert_eq!(
+            (defaults.query_tokens.mean(), defaults.passage_tokens.mean(), defaults.passages),
+            (32.0, 128.0, 10)
+        );
         assert_eq!(lower(&json!({"rankings": {"passages": 3}}), kind).unwrap().unwrap().passages, 3);
         assert_eq!(lower(&json!({}), EndpointKind::Chat).unwrap(), None);
         let lengths = lower(&json!({"rankings": {"query_tokens": {"mean": 20}}}), kind).unwrap().unwrap();
