@@ -30,11 +30,13 @@ pub struct SortedBlocks<T> {
     spill: Option<Spill>,
     /// The blocks written out: where each lies in the spill file and how many values it holds.
     spilled: Vec<(u64, usize)>,
+    /// A write failed: the next blocks stay in memory (those written are still read back).
+    spill_failed: bool,
 }
 
 impl<T> Default for SortedBlocks<T> {
     fn default() -> Self {
-        Self { blocks: Vec::new(), spill: None, spilled: Vec::new() }
+        Self { blocks: Vec::new(), spill: None, spilled: Vec::new(), spill_failed: false }
     }
 }
 
@@ -62,7 +64,7 @@ impl<T: Keyed> SortedBlocks<T> {
     /// Sorts the last block (full) and writes it out; where the file cannot take it, it
     /// stays in memory, and so do the next ones.
     fn write_full_block(&mut self) {
-        let (Some(spill), Some(block)) = (&self.spill, self.blocks.last_mut()) else {
+        let (Some(spill), Some(block), false) = (&self.spill, self.blocks.last_mut(), self.spill_failed) else {
             return;
         };
         radix_sort(block, T::key);
@@ -76,7 +78,7 @@ impl<T: Keyed> SortedBlocks<T> {
                     "could not write in-flight changes to {}: {error}; they stay in memory",
                     spill.dir().display()
                 );
-                self.spill = None;
+                self.spill_failed = true;
             }
         }
     }
