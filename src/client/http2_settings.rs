@@ -66,7 +66,7 @@ fn stream_limit(payload: &[u8]) -> StreamLimit {
         .chunks_exact(6)
         .filter(|setting| u16::from_be_bytes([setting[0], setting[1]]) == MAX_CONCURRENT_STREAMS)
         .map(|setting| u32::from_be_bytes([setting[2], setting[3], setting[4], setting[5]]))
-        .last()
+        .next_back()
 }
 
 impl<S: AsyncRead + Unpin> AsyncRead for SettingsWatch<S> {

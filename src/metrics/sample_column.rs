@@ -205,7 +205,7 @@ impl SpilledUnits {
 
     /// The stats of every value written, the ranks counted over the runs.
     fn distribution(&self, scale: f64) -> io::Result<Option<Stats>> {
-        let count = self.runs.len();
+        let count = self.runs.value_count();
         let mut failed = Ok(());
         let stats = scaled_stats(count, self.sum, self.squares, scale, |ranks| {
             counted_ranks(&self.bucket_counts, ranks, |wanted_rows, low_counts| {
@@ -239,7 +239,7 @@ fn key_float(key: u64) -> f64 {
 /// The stats of a spilled float column, as `distribution_in_place` computes them from the
 /// sorted values: the runs merged in order once for the sum and the ranks, once for the std.
 fn merged_distribution(runs: &SortedRuns<u64>) -> io::Result<Option<Stats>> {
-    let count = runs.len();
+    let count = runs.value_count();
     if count == 0 {
         return Ok(None);
     }

@@ -80,7 +80,7 @@ impl<K: RunKey> SortedRuns<K> {
         &self.spill
     }
 
-    pub fn len(&self) -> usize {
+    pub fn value_count(&self) -> usize {
         self.runs.iter().map(|run| run.len).sum()
     }
 
@@ -246,7 +246,7 @@ mod tests {
         let spilled = runs_of(dir.path(), &runs);
         let mut all: Vec<u32> = runs.concat();
         all.sort_unstable();
-        assert_eq!(spilled.len(), all.len());
+        assert_eq!(spilled.value_count(), all.len());
         let mut merged = spilled.merged();
         assert!(merged.by_ref().eq(all.iter().copied()));
         assert!(merged.error.is_none());

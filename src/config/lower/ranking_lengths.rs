@@ -26,7 +26,7 @@ pub fn lower(dataset: &Value, kind: EndpointKind) -> Result<Option<RankingLength
         )));
     }
     for (dist, key) in [(&query_tokens, query_key), (&passage_tokens, passage_key)] {
-        if let Some(mean) = dist.as_ref().map(Dist::mean).filter(|mean| !(*mean >= 1.0)) {
+        if let Some(mean) = dist.as_ref().map(Dist::mean).filter(|mean| mean.is_nan() || *mean < 1.0) {
             return Err(ConfigError::new(format!("{key}: the mean must be at least 1 token, got {mean}")));
         }
     }
