@@ -6,7 +6,8 @@ use serde_json::Value;
 
 use std::fmt::Write as _;
 
-use super::emit::{ApiKey, float, json, repetition, run_map, string};
+use super::emit::{ApiKey, repetition, run_map};
+use super::emit_literals::{float, json, string};
 use crate::config::ProfileJob;
 use crate::config::search::SearchJob;
 use crate::search::point_in_plan::set_point;
