@@ -25,6 +25,20 @@ const TIME: &str = "timestamp_start_unix_ms";
 const REQUIRED: [&str; 4] = [TIME, "prompt", "input_tokens", "output_tokens"];
 /// The session columns, in AIPerf's order of preference.
 const SESSION_COLUMNS: [&str; 2] = ["provided_session_id", "poor_man_session_id"];
+/// AIPerf's setting of the session column to prefer when a trace has both.
+const SESSION_COLUMN_VARIABLE: &str = "AIPERF_DATASET_BASETEN_SESSION_COLUMN";
+
+/// The session columns in the order to look for them: the one `AIPERF_DATASET_BASETEN_SESSION_COLUMN`
+/// names first (AIPerf's setting, for legacy traces), the other after it.
+fn session_columns(preferred: Option<&str>) -> Result<[&'static str; 2]> {
+    let [provided, poor_man] = SESSION_COLUMNS;
+    match preferred {
+        None | Some("") => Ok(SESSION_COLUMNS),
+        Some(name) if name == provided => Ok([provided, poor_man]),
+        Some(name) if name == poor_man => Ok([poor_man, provided]),
+        Some(other) => bail!("{SESSION_COLUMN_VARIABLE}={other:?}: must be {provided} or {poor_man}"),
+    }
+}
 
 /// One recorded request.
 struct Row {
@@ -52,7 +66,9 @@ fn rows(path: &Path) -> Result<Vec<Row>> {
             missing.join(", ")
         );
     }
-    let session_column = SESSION_COLUMNS.into_iter().find(|name| columns.iter().any(|c| c == name));
+    let preferred = std::env::var(SESSION_COLUMN_VARIABLE).ok();
+    let session_column =
+        session_columns(preferred.as_deref())?.into_iter().find(|name| columns.iter().any(|c| c == name));
     let mut rows = Vec::new();
     let iter = reader.get_row_iter(None).with_context(|| format!("{}: cannot read its rows", path.display()))?;
     for (index, row) in iter.enumerate() {
@@ -256,6 +272,23 @@ mod tests {
     use parquet::arrow::ArrowWriter;
 
     use super::*;
+
+    #[test]
+    fn the_session_column_setting_puts_its_column_first_and_refuses_others() {
+        assert_eq!(session_columns(None).unwrap(), ["provided_session_id", "poor_man_session_id"]);
+        assert_eq!(session_columns(Some("")).unwrap(), ["provided_session_id", "poor_man_session_id"]);
+        assert_eq!(
+            session_columns(Some("poor_man_session_id")).unwrap(),
+            ["poor_man_session_id", "provided_session_id"]
+        );
+        assert_eq!(
+            session_columns(Some("provided_session_id")).unwrap(),
+            ["provided_session_id", "poor_man_session_id"]
+        );
+        let error = session_columns(Some("session")).unwrap_err().to_string();
+        assert!(error.contains("AIPERF_DATASET_BASETEN_SESSION_COLUMN=\"session\""), "{error}");
+        assert!(error.contains("poor_man_session_id"), "{error}");
+    }
 
     /// A Baseten trace of `(start ms, prompt, output tokens, hashes)` rows written to `path`.
     fn write_trace(path: &Path, rows: &[(i64, &str, i64, &[u64])]) {
