@@ -633,7 +633,7 @@ pub(crate) fn record_processor(
     metrics_context: MetricsContext,
     artifact_dir: &std::path::Path,
     profiling_start_ns: &Arc<std::sync::OnceLock<u64>>,
-    grading: Option<Arc<crate::accuracy::Grading>>,
+    accuracy: Option<crate::accuracy::AccuracyBlocks>,
 ) -> Result<RecordProcessor> {
     let names = export::ArtifactNames::new(plan.export.prefix.as_deref());
     let slos = crate::metrics::goodput::Slos::from_plan(&plan.slos).map_err(anyhow::Error::msg)?;
@@ -650,14 +650,14 @@ pub(crate) fn record_processor(
             artifact_dir.display()
         ),
     }
-    if let Some(grading) = &grading {
+    if let Some(crate::accuracy::AccuracyBlocks::Live(grading)) = &accuracy {
         processor = processor.with_sink(Box::new(crate::accuracy::GradingSink(grading.clone())));
     }
     let formats = plan.export.record_formats;
     if plan.export.level.writes_records() && formats.jsonl {
         let writer = RecordsJsonlWriter::create(&artifact_dir.join(names.records()), clock)?
             .with_http_trace(plan.export.http_trace)
-            .with_accuracy(grading);
+            .with_accuracy(accuracy);
         processor = processor.with_sink(Box::new(writer));
     }
     if plan.export.level.writes_records() && formats.parquet {
@@ -691,7 +691,8 @@ impl MetricsThread {
     ) -> Result<Self> {
         let profiling_start_ns = Arc::new(std::sync::OnceLock::new());
         let (network_rtt, network_rtt_received) = std::sync::mpsc::channel();
-        let mut processor = record_processor(plan, metrics_context, artifact_dir, &profiling_start_ns, grading)?;
+        let accuracy = grading.map(crate::accuracy::AccuracyBlocks::Live);
+        let mut processor = record_processor(plan, metrics_context, artifact_dir, &profiling_start_ns, accuracy)?;
         if let Some(live) = live {
             processor = processor.with_sink(Box::new(LiveFeed(live)));
         }

@@ -561,6 +561,27 @@ fn the_segments_of_an_accuracy_run_merge_into_the_whole_runs_accuracy() {
         .collect();
     questions.sort();
     assert_eq!(questions, (0..20).collect::<Vec<u64>>());
+    // The merged records carry each answer's grade, as a live run's do.
+    let records = std::fs::read_to_string(cache.path("out/profile_export.jsonl")).expect("merged records");
+    let blocks: std::collections::HashMap<String, Value> = records
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).expect("a record"))
+        .filter(|record| !record["accuracy"].is_null())
+        .map(|record| {
+            (record["metadata"]["x_request_id"].as_str().expect("x_request_id").to_string(), record["accuracy"].clone())
+        })
+        .collect();
+    assert_eq!(blocks.len(), 20);
+    for line in graded.lines() {
+        let answer: Value = serde_json::from_str(line).expect("a graded line");
+        let block = &blocks[answer["x_request_id"].as_str().expect("x_request_id")];
+        for (in_block, in_export) in
+            [("task", "task"), ("passed", "passed"), ("expected", "expected"), ("actual", "actual")]
+        {
+            assert_eq!(block[in_block], answer[in_export], "{in_block} of {line}");
+        }
+    }
+    assert_eq!(blocks.values().filter(|block| block["passed"] == true).count(), 14);
 }
 
 /// Column `column` of each of AIPerf's problems listed under `key` in `expected.json`.

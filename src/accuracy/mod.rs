@@ -11,6 +11,7 @@ mod grading;
 mod load;
 pub mod problem;
 mod python_random;
+mod record_blocks;
 mod resolve;
 mod segments;
 mod source;
@@ -20,8 +21,9 @@ pub use benchmark::Benchmark;
 pub use dataset::dataset;
 pub use grading::{EXPORT_FILE, GradedAnswer, Grading, GradingSink};
 pub use load::{entries, fit_to_endpoint, problems, question_count};
+pub use record_blocks::AccuracyBlocks;
 pub use resolve::Resolved;
-pub use segments::merged as merged_segments;
+pub use segments::{MergedAccuracy, merged as merged_segments};
 pub use summary::{AccuracySummary, OVERALL_TAG, Tally, UNPARSED_TAG};
 
 /// AIPerf's per-task CSV.

@@ -27,8 +27,8 @@ pub struct RecordsJsonlWriter {
     metrics_block: MetricsBlock,
     /// The line being written (kept for its capacity).
     line: Vec<u8>,
-    /// The grading of an accuracy run: each graded record's line gets its `accuracy` block.
-    accuracy: Option<std::sync::Arc<crate::accuracy::Grading>>,
+    /// An accuracy run's graded answers: each graded record's line gets its `accuracy` block.
+    accuracy: Option<crate::accuracy::AccuracyBlocks>,
 }
 
 impl RecordsJsonlWriter {
@@ -51,9 +51,9 @@ impl RecordsJsonlWriter {
         self
     }
 
-    /// Each record's line carries its graded answer (the grading sink runs just before).
-    pub fn with_accuracy(mut self, grading: Option<std::sync::Arc<crate::accuracy::Grading>>) -> Self {
-        self.accuracy = grading;
+    /// Each record's line carries its graded answer (a live grading sink runs just before).
+    pub fn with_accuracy(mut self, accuracy: Option<crate::accuracy::AccuracyBlocks>) -> Self {
+        self.accuracy = accuracy;
         self
     }
 }
@@ -74,11 +74,9 @@ impl RecordSink for RecordsJsonlWriter {
             line.extend_from_slice(br#","trace_data":"#);
             serde_json::to_writer(&mut *line, &trace_data(trace, record, &self.clock))?;
         }
-        if let Some(grading) = &self.accuracy
-            && let Some(graded) = grading.graded_last(&record.x_request_id)
-        {
+        if let Some(block) = self.accuracy.as_ref().and_then(|accuracy| accuracy.block(&record.x_request_id)) {
             line.extend_from_slice(br#","accuracy":"#);
-            serde_json::to_writer(&mut *line, &graded.json(grading.grader_name()))?;
+            serde_json::to_writer(&mut *line, &block)?;
         }
         if let Some(error) = &record.error {
             line.extend_from_slice(br#","error":"#);

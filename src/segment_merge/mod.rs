@@ -64,10 +64,15 @@ pub async fn merge(dirs: &[PathBuf], out: &Path, streaming: bool, cli_command: O
     let phases = merged_phases(&whole, &segments);
     let tokenizer = crate::engine::load_tokenizer(&whole.tokenizer).await?;
     let streaming = streaming || segments.iter().any(|s| !s.dir.join(segment_files::RECORDS_FILE).is_file());
+    let accuracy = crate::accuracy::merged_segments(&whole, segments.iter().map(|s| s.dir.as_path()), out)?;
+    let (accuracy, accuracy_blocks) = match accuracy {
+        Some(merged) => (Some(merged.summary), Some(crate::accuracy::AccuracyBlocks::Recorded(merged.blocks))),
+        None => (None, None),
+    };
     let processed = if streaming {
         streaming::merged_metrics(segments.iter().map(|s| s.dir.as_path()))?
     } else {
-        recomputed_metrics(&whole, &segments, &phases, anchor_ns, out, tokenizer.clone())?
+        recomputed_metrics(&whole, &segments, &phases, anchor_ns, out, tokenizer.clone(), accuracy_blocks)?
     };
     let crate::metrics::ProcessedMetrics { mut metrics, error_summary, by_url, timeslices, spec_decode_histogram } =
         processed;
@@ -80,7 +85,6 @@ pub async fn merge(dirs: &[PathBuf], out: &Path, streaming: bool, cli_command: O
             crate::telemetry::energy::users_of(&whole),
         );
     }
-    let accuracy = crate::accuracy::merged_segments(&whole, segments.iter().map(|s| s.dir.as_path()), out)?;
     metrics.extend(accuracy.iter().flat_map(crate::accuracy::AccuracySummary::metrics));
     let end_ns = phases.iter().map(|phase| phase.window_end_ns).max().unwrap_or(0);
     let result = RunResult {
@@ -114,7 +118,7 @@ pub async fn merge(dirs: &[PathBuf], out: &Path, streaming: bool, cli_command: O
 }
 
 /// The merged run's metrics from every segment's records, on one timeline, through the record
-/// processor a live run uses.
+/// processor a live run uses; each graded record's line gets its segment's `accuracy` block.
 fn recomputed_metrics(
     whole: &Plan,
     segments: &[Segment],
@@ -122,6 +126,7 @@ fn recomputed_metrics(
     anchor_ns: u64,
     out: &Path,
     tokenizer: Arc<crate::dataset::tokenizer::Tokenizer>,
+    accuracy: Option<crate::accuracy::AccuracyBlocks>,
 ) -> Result<crate::metrics::ProcessedMetrics> {
     let profiling_start_ns = Arc::new(OnceLock::new());
     if let Some(first) = phases.iter().find(|phase| phase.results) {
@@ -135,7 +140,7 @@ fn recomputed_metrics(
     let clock = RunClock::anchored_at(anchor_ns);
     let images = segments[0].info.images_per_entry.clone();
     let context = crate::engine::metrics_context(&measured, &measured.endpoint, tokenizer, clock, images);
-    let mut processor = crate::engine::record_processor(&measured, context, out, &profiling_start_ns, None)?;
+    let mut processor = crate::engine::record_processor(&measured, context, out, &profiling_start_ns, accuracy)?;
     for segment in segments {
         let worker_id = format!("segment_{}", segment.info.segment.index);
         let whole_index = &segment.info.whole_index;
