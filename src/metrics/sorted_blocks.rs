@@ -97,6 +97,18 @@ impl<T: Keyed> SortedBlocks<T> {
         spilled.chain(self.blocks.iter().flatten().copied())
     }
 
+    /// Values held, in memory and written out.
+    pub fn len(&self) -> usize {
+        self.blocks.iter().map(Vec::len).sum::<usize>() + self.spilled.iter().map(|&(_, len)| len).sum::<usize>()
+    }
+
+    /// Every value so far in ascending key order, leaving this list empty (its spill kept):
+    /// what the reader does not take can be pushed back, in the order read, before new values.
+    pub fn take_sorted(&mut self) -> Merged<T> {
+        let empty = Self { spill: self.spill.clone(), spill_failed: self.spill_failed, ..Self::default() };
+        std::mem::replace(self, empty).into_sorted()
+    }
+
     /// Every value in ascending key order, equal keys in the order pushed.
     pub fn into_sorted(mut self) -> Merged<T> {
         let spill = self.spill.take();
