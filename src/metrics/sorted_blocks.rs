@@ -32,11 +32,13 @@ pub struct SortedBlocks<T> {
     spilled: Vec<(u64, usize)>,
     /// A write failed: the next blocks stay in memory (those written are still read back).
     spill_failed: bool,
+    /// Values held, in memory and written out.
+    len: usize,
 }
 
 impl<T> Default for SortedBlocks<T> {
     fn default() -> Self {
-        Self { blocks: Vec::new(), spill: None, spilled: Vec::new(), spill_failed: false }
+        Self { blocks: Vec::new(), spill: None, spilled: Vec::new(), spill_failed: false, len: 0 }
     }
 }
 
@@ -48,6 +50,7 @@ impl<T: Keyed> SortedBlocks<T> {
     }
 
     pub fn push(&mut self, value: T) {
+        self.len += 1;
         // A spill with shorter runs (tests) writes shorter blocks.
         let block_len = self.spill.as_ref().map_or(BLOCK_LEN, |spill| spill.run_values.min(BLOCK_LEN));
         match self.blocks.last_mut() {
@@ -99,7 +102,11 @@ impl<T: Keyed> SortedBlocks<T> {
 
     /// Values held, in memory and written out.
     pub fn len(&self) -> usize {
-        self.blocks.iter().map(Vec::len).sum::<usize>() + self.spilled.iter().map(|&(_, len)| len).sum::<usize>()
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
     }
 
     /// Every value so far in ascending key order, leaving this list empty (its spill kept):

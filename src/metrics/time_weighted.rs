@@ -126,7 +126,7 @@ impl CurveTotals {
             return None;
         }
         let (avg, total) = (self.weighted_sum / self.total_ns as f64, self.total_ns as f64);
-        if self.overflow.len() == 0 {
+        if self.overflow.is_empty() {
             let mut held: Vec<(u64, u64)> = self.durations_ns.into_iter().collect();
             held.sort_unstable();
             return Some(stats_in_order(avg, total, held));
