@@ -7,8 +7,11 @@
 //! peak RSS. `--parquet` writes profile_export.parquet instead (`record_formats: ["parquet"]`);
 //! the bytes a record are printed for either. The kept values and in-flight changes spill
 //! to an unnamed file in the benchmark's directory, as in a run (`--in-memory`: they do not).
+//! After each record the start of the oldest request still in flight (the next record's) is
+//! given as the watermark, so what was in flight is swept during the run (`--no-watermark`:
+//! all of it at the end).
 //!
-//!     cargo run --release --example bench_records [records, default 1000000] [--tokenize] [--parquet] [--in-memory]
+//!     cargo run --release --example bench_records [records, default 1000000] [--tokenize] [--parquet] [--in-memory] [--no-watermark]
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -29,6 +32,11 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 const EVENTS: u64 = 64;
 
+/// When record `index` is sent (run-clock ns).
+fn start_ns(index: u64) -> u64 {
+    1_000_000 + index * 100_000 + 20_000
+}
+
 /// Record `index`: sent every 100 µs, first token after 20 ms, then an event every 1 ms.
 fn record(index: u64, phase: &Arc<str>) -> RequestRecord {
     let origin = RequestOrigin {
@@ -38,10 +46,10 @@ fn record(index: u64, phase: &Arc<str>) -> RequestRecord {
         index_in_phase: index,
         dataset_index: (index % 100) as usize,
     };
-    let scheduled_ns = 1_000_000 + index * 100_000;
+    let scheduled_ns = start_ns(index) - 20_000;
     let mut record =
         RequestRecord::new(origin, format!("{index:08x}-0000-4000-8000-000000000000"), scheduled_ns, 128, Some(EVENTS));
-    record.start_ns = scheduled_ns + 20_000;
+    record.start_ns = start_ns(index);
     record.ack_ns = Some(record.start_ns + 5_000_000);
     record.status = Some(200);
     record.chunks = (0..EVENTS)
@@ -123,6 +131,7 @@ fn main() -> anyhow::Result<()> {
     let tokenize = args.iter().any(|arg| arg == "--tokenize");
     let parquet = args.iter().any(|arg| arg == "--parquet");
     let in_memory = args.iter().any(|arg| arg == "--in-memory");
+    let watermark = !args.iter().any(|arg| arg == "--no-watermark");
     let count: u64 = args.iter().find_map(|arg| arg.parse().ok()).unwrap_or(1_000_000);
     let dir = std::env::temp_dir().join(format!("aiperf-bench-records-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
@@ -150,6 +159,10 @@ fn main() -> anyhow::Result<()> {
     }
     for index in 0..count {
         processor.process(record(index, &phase))?;
+        if watermark {
+            // Every record takes as long: the next one is the oldest still in flight.
+            processor.advance_watermark(start_ns(index + 1));
+        }
     }
     let fed_s = started.elapsed().as_secs_f64();
     let processed = processor.finish()?;
@@ -161,6 +174,7 @@ fn main() -> anyhow::Result<()> {
     println!("records                             {count}");
     println!("tokenized by the client             {tokenize}");
     println!("kept values spilled                 {}", !in_memory);
+    println!("swept during the run (watermark)    {watermark}");
     println!(
         "per record: metrics + {format:7}, s    {fed_s:.2} ({:.2} µs a record, {:.0} MiB written)",
         fed_s * 1e6 / count as f64,

@@ -1,7 +1,7 @@
 //! What was in flight over time: each record adds its intervals (in flight, prefill, decode),
 //! its token rates and its tokens, kept compactly (10 bytes a change of requests or tokens,
-//! in blocks that grow without copying); one sorted sweep (O(n log n) in the number of
-//! changes) turns them into segments during which every level is constant.
+//! in blocks that grow without copying); a sorted sweep turns them into segments during which
+//! every level is constant, handed on as they close: during the run up to a watermark, the rest at the end.
 
 use super::sorted_blocks::{Keyed, SortedBlocks};
 use super::sorted_runs::FixedBytes;
@@ -11,6 +11,9 @@ use crate::record::RequestRecord;
 const NS_PER_SEC: f64 = 1e9;
 /// The most steps in which one response's output tokens enter `tokens_in_flight`.
 const MAX_TOKEN_STEPS: usize = 32;
+/// New changes held before a watermark sweeps them (or, when more are still held after the
+/// last sweep, as many as those): a few MiB.
+const SWEEP_CHANGES: usize = 1 << 18;
 
 /// The levels that hold over one segment.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -124,6 +127,20 @@ pub struct InFlightCurves {
     has_phases: bool,
     /// Some record carried tokens.
     has_tokens: bool,
+    sweep: Sweep,
+    /// Changes held after the last sweep (those at or after its watermark).
+    held_after_sweep: usize,
+    /// New changes that make a watermark sweep (None: `SWEEP_CHANGES`).
+    sweep_changes: Option<usize>,
+}
+
+/// Where the sweep stands: the levels after every change swept so far.
+#[derive(Debug, Default)]
+struct Sweep {
+    levels: Levels,
+    /// When the last change swept happened: the open segment starts there.
+    from_ns: Option<u64>,
+    first_change_ns: Option<u64>,
 }
 
 /// Keeps `delta` at `ns` in `changes`, in as many `i16` pieces as it takes.
@@ -148,6 +165,8 @@ impl InFlightCurves {
         Self {
             request_changes: self.request_changes.with_spill(Some(spill.clone())),
             phase_changes: self.phase_changes.with_spill(Some(spill.clone())),
+            // A spill with shorter runs (tests) sweeps sooner.
+            sweep_changes: Some(spill.run_values.min(SWEEP_CHANGES)),
             token_changes: self.token_changes.with_spill(Some(spill)),
             ..self
         }
@@ -224,46 +243,90 @@ impl InFlightCurves {
         self.has_tokens
     }
 
-    /// The segments covering the window, in time order, zero-length ones left out.
-    pub fn segments(self) -> Vec<Segment> {
-        let Some((window_start, window_end)) = self.window else {
-            return Vec::new();
-        };
+    /// No record added from now on changes anything before `watermark_ns` (the start of the
+    /// oldest request still in flight): once enough changes are held, those before it are
+    /// swept into segments, handed to `segment` in time order, and let go.
+    pub fn advance_watermark(&mut self, watermark_ns: u64, segment: &mut impl FnMut(&Segment)) {
+        let held = self.request_changes.len() + self.phase_changes.len() + self.token_changes.len();
+        let sweep_changes = self.sweep_changes.unwrap_or(SWEEP_CHANGES);
+        if held.saturating_sub(self.held_after_sweep) >= sweep_changes.max(self.held_after_sweep) {
+            self.sweep(Some(watermark_ns), segment);
+            self.held_after_sweep = self.request_changes.len() + self.phase_changes.len() + self.token_changes.len();
+        }
+    }
+
+    /// Sweeps the changes before `before_ns` (None: all of them) in time order, handing each
+    /// segment they close to `segment`; the rest are kept for the next sweep.
+    fn sweep(&mut self, before_ns: Option<u64>, segment: &mut impl FnMut(&Segment)) {
         // Equal times keep the order the changes came in: the rates of one instant add up as
         // they always have.
-        let mut requests = self.request_changes.into_sorted();
-        let mut phases = self.phase_changes.into_sorted();
-        let mut tokens = self.token_changes.into_sorted();
-        let mut segments = Vec::new();
-        let mut levels = Levels::default();
-        let mut from_ns = window_start;
+        let mut requests = self.request_changes.take_sorted();
+        let mut phases = self.phase_changes.take_sorted();
+        let mut tokens = self.token_changes.take_sorted();
+        let sweep = &mut self.sweep;
         loop {
             let heads = [requests.peek_key(), phases.peek_key(), tokens.peek_key()];
             let Some(at_ns) = heads.into_iter().flatten().min() else {
                 break;
             };
-            if at_ns > from_ns {
-                segments.push(Segment { start_ns: from_ns, end_ns: at_ns, levels });
-                from_ns = at_ns;
+            if before_ns.is_some_and(|before_ns| at_ns >= before_ns) {
+                break;
             }
+            match sweep.from_ns {
+                Some(from_ns) if at_ns > from_ns => {
+                    segment(&Segment { start_ns: from_ns, end_ns: at_ns, levels: sweep.levels });
+                }
+                Some(_) => {}
+                None => sweep.first_change_ns = Some(at_ns),
+            }
+            // A change from before an earlier watermark (a watermark given too late) counts
+            // from where the sweep stands.
+            sweep.from_ns = Some(sweep.from_ns.map_or(at_ns, |from_ns| from_ns.max(at_ns)));
             while let Some(change) = requests.next_at(at_ns) {
-                levels.requests += i64::from(change.delta);
+                sweep.levels.requests += i64::from(change.delta);
             }
             while let Some(change) = phases.next_at(at_ns) {
-                apply(&mut levels, &change);
+                apply(&mut sweep.levels, &change);
             }
             while let Some(change) = tokens.next_at(at_ns) {
-                levels.tokens += i64::from(change.delta);
+                sweep.levels.tokens += i64::from(change.delta);
             }
         }
-        if window_end > from_ns {
-            segments.push(Segment { start_ns: from_ns, end_ns: window_end, levels });
-        }
+        requests.by_ref().for_each(|change| self.request_changes.push(change));
+        phases.by_ref().for_each(|change| self.phase_changes.push(change));
+        tokens.by_ref().for_each(|change| self.token_changes.push(change));
         if let Some(error) = [requests.error, phases.error, tokens.error].into_iter().flatten().next() {
             tracing::error!(
                 "the in-flight changes could not be read back: {error}; the time-weighted metrics stop short"
             );
         }
+    }
+
+    /// Sweeps every change left and hands `segment` the last segments: the segments cover
+    /// the window, zero-length ones left out, in time order but for the stretch before the
+    /// first change (nothing in flight yet), which comes last.
+    pub fn finish(mut self, segment: &mut impl FnMut(&Segment)) {
+        let Some((window_start, window_end)) = self.window else {
+            return;
+        };
+        self.sweep(None, segment);
+        let (last_change_ns, first_change_ns) = match (self.sweep.from_ns, self.sweep.first_change_ns) {
+            (Some(last), Some(first)) => (last, first),
+            _ => (window_start, window_start),
+        };
+        if window_end > last_change_ns {
+            segment(&Segment { start_ns: last_change_ns, end_ns: window_end, levels: self.sweep.levels });
+        }
+        if first_change_ns > window_start {
+            segment(&Segment { start_ns: window_start, end_ns: first_change_ns, levels: Levels::default() });
+        }
+    }
+
+    /// Every segment `finish` hands out, in the order handed.
+    #[cfg(test)]
+    pub fn segments(self) -> Vec<Segment> {
+        let mut segments = Vec::new();
+        self.finish(&mut |segment| segments.push(*segment));
         segments
     }
 }
@@ -342,11 +405,11 @@ mod tests {
         curves.add(&failed, None, true);
         assert!(!curves.has_tokens() && !curves.has_phases());
         let segments = curves.segments();
-        // Due at 1 ms: the window opens then, with nothing in flight until 2 ms.
+        // Due at 1 ms: the window opens then, with nothing in flight until 2 ms (handed last).
         assert_eq!(segments.len(), 2);
-        assert_eq!((segments[0].start_ns, segments[0].levels.requests), (MS, 0));
-        assert_eq!((segments[1].start_ns, segments[1].end_ns, segments[1].levels.requests), (2 * MS, 6 * MS, 1));
-        assert_eq!(segments[1].within(0, 3 * MS).map(|s| (s.start_ns, s.end_ns)), Some((2 * MS, 3 * MS)));
-        assert!(segments[1].within(7 * MS, 9 * MS).is_none());
+        assert_eq!((segments[1].start_ns, segments[1].end_ns, segments[1].levels.requests), (MS, 2 * MS, 0));
+        assert_eq!((segments[0].start_ns, segments[0].end_ns, segments[0].levels.requests), (2 * MS, 6 * MS, 1));
+        assert_eq!(segments[0].within(0, 3 * MS).map(|s| (s.start_ns, s.end_ns)), Some((2 * MS, 3 * MS)));
+        assert!(segments[0].within(7 * MS, 9 * MS).is_none());
     }
 }

@@ -16,7 +16,7 @@ use super::record_sink::RecordSink;
 use super::record_values::{MetricValue, RecordMetrics};
 use super::registry;
 use super::spill::Spill;
-use super::time_weighted::time_weighted_metrics;
+use super::time_weighted::TimeWeighted;
 use super::timeslices::{TimesliceAccumulator, Timeslicing};
 use crate::plan::PhaseKind;
 use crate::record::RequestRecord;
@@ -44,6 +44,8 @@ pub struct RecordProcessor {
     sinks: Vec<Box<dyn RecordSink>>,
     run: MetricAccumulator,
     in_flight: InFlightCurves,
+    /// The time-weighted metrics, taken from the in-flight segments as they are swept.
+    time_weighted: TimeWeighted,
     timeslices: Option<TimesliceAccumulator>,
     by_url: UrlAccumulators,
     errors: ErrorTally,
@@ -58,6 +60,7 @@ impl RecordProcessor {
             sinks: Vec::new(),
             run: MetricAccumulator::new(false),
             in_flight: InFlightCurves::default(),
+            time_weighted: TimeWeighted::default(),
             timeslices: None,
             by_url: UrlAccumulators::default(),
             errors: ErrorTally::default(),
@@ -85,6 +88,7 @@ impl RecordProcessor {
     pub fn with_spill(mut self, spill: Spill) -> Self {
         self.run = self.run.with_spill(Some(spill.clone()));
         self.in_flight = self.in_flight.with_spill(spill.clone());
+        self.time_weighted = self.time_weighted.with_spill(Some(spill.clone()));
         self.by_url = self.by_url.with_spill(Some(spill.clone()));
         self.timeslices = self.timeslices.map(|slices| slices.with_spill(Some(spill)));
         self
@@ -92,6 +96,7 @@ impl RecordProcessor {
 
     /// Also accumulate each record in its timeslice (None: no timeslices). After `with_slos`.
     pub fn with_timeslices(mut self, slicing: Option<Timeslicing>) -> Self {
+        self.time_weighted = self.time_weighted.with_slices(slicing.clone());
         self.timeslices = slicing.map(|slicing| TimesliceAccumulator::new(slicing, self.slos.is_some()));
         self
     }
@@ -141,6 +146,14 @@ impl RecordProcessor {
         Ok(())
     }
 
+    /// No record processed from now on starts before `watermark_ns` (run-clock ns: the start
+    /// of the oldest request still in flight): what was in flight before it is swept into the
+    /// time-weighted metrics during the run, not kept for the end.
+    pub fn advance_watermark(&mut self, watermark_ns: u64) {
+        let time_weighted = &mut self.time_weighted;
+        self.in_flight.advance_watermark(watermark_ns, &mut |segment| time_weighted.add(segment));
+    }
+
     /// No record is waiting: every sink puts what it holds in its file, so that a crash while
     /// the thread waits loses nothing it processed.
     pub fn caught_up(&mut self) -> Result<()> {
@@ -156,35 +169,28 @@ impl RecordProcessor {
     /// `finish`, with the network-adjusted latencies of a run that subtracts a round trip.
     pub fn finish_adjusted(self, network_rtt: Option<&NetworkRtt>) -> Result<ProcessedMetrics> {
         let (has_phases, has_tokens) = (self.in_flight.has_phases(), self.in_flight.has_tokens());
-        let window = self.in_flight.window();
         let spec_decode_histogram = self.run.spec_decode_histogram().to_vec();
-        let (sinks, in_flight, run) = (self.sinks, self.in_flight, self.run);
+        let (sinks, in_flight, mut time_weighted, run) = (self.sinks, self.in_flight, self.time_weighted, self.run);
         std::thread::scope(|scope| {
-            // The files are flushed and synced, and the in-flight changes swept into segments,
-            // while this thread sums up the kept values.
+            // The files are flushed and synced, and the in-flight changes left swept into the
+            // time-weighted metrics, while this thread sums up the kept values.
             let flushed = scope.spawn(move || sinks.into_iter().try_for_each(|sink| sink.finish()));
             let swept = scope.spawn(move || {
-                let segments = in_flight.segments();
-                let time_weighted = window.map_or_else(Vec::new, |(start_ns, end_ns)| {
-                    time_weighted_metrics(&segments, start_ns, end_ns, has_phases, has_tokens)
-                });
-                (segments, time_weighted)
+                in_flight.finish(&mut |segment| time_weighted.add(segment));
+                time_weighted.finish(has_phases, has_tokens)
             });
-            // The segments stay for the timeslices.
-            let mut segments = Vec::new();
+            let mut slices_time_weighted = Default::default();
             let metrics = run.finish_run(
                 || {
-                    let (swept, time_weighted) = joined(swept);
-                    segments = swept;
-                    time_weighted
+                    let (run_time_weighted, slices) = joined(swept);
+                    slices_time_weighted = slices;
+                    run_time_weighted
                 },
                 network_rtt,
             );
             joined(flushed)?;
-            let timeslices = self
-                .timeslices
-                .map(|slices| slices.finish(&segments, has_phases, has_tokens, &self.ctx.clock))
-                .unwrap_or_default();
+            let timeslices =
+                self.timeslices.map(|slices| slices.finish(slices_time_weighted, &self.ctx.clock)).unwrap_or_default();
             let by_url = self.by_url.finish();
             Ok(ProcessedMetrics {
                 metrics,
@@ -398,46 +404,66 @@ mod tests {
         assert!((sliced.avg - 12.0 / 8.0).abs() < 1e-9);
     }
 
+    /// 300 streamed records of 1–10 chunks (a few past 4.29 s), started 0.7 ms apart, and a
+    /// failed one beside every 31st, each started as its record; with `watermark`, the
+    /// start of the next record is given after each.
+    fn feed(mut processor: RecordProcessor, watermark: bool) -> ProcessedMetrics {
+        for index in 0..300u64 {
+            let start_ns = index * 700_000;
+            let chunks: Vec<u64> =
+                (1..=index % 9 + 1).map(|chunk| start_ns + chunk * (1_000_000 + index * 997)).collect();
+            let mut record = streamed_record(start_ns, &chunks, &" the".repeat(chunks.len()), 10 + index % 13);
+            if index % 50 == 7 {
+                // Past 4.29 s: the latency columns turn into floats after some runs.
+                record.end_ns += 5_000_000_000;
+            }
+            processor.process(record).unwrap();
+            if index % 31 == 0 {
+                let mut failed = failed(5, 500);
+                (failed.scheduled_ns, failed.start_ns, failed.end_ns) = (start_ns, start_ns, start_ns + 1_000_000);
+                processor.process(failed).unwrap();
+            }
+            if watermark {
+                processor.advance_watermark(start_ns + 700_000);
+            }
+        }
+        processor.finish().unwrap()
+    }
+
+    /// `ours` is `expected`, every metric and timeslice.
+    fn same_results(ours: &ProcessedMetrics, expected: &ProcessedMetrics) {
+        assert_eq!(ours.metrics.len(), expected.metrics.len());
+        for (ours, expected) in ours.metrics.iter().zip(&expected.metrics) {
+            assert_eq!(ours, expected, "{}", expected.tag);
+        }
+        assert_eq!(ours.timeslices, expected.timeslices);
+    }
+
     #[test]
     fn spilled_kept_values_and_in_flight_changes_give_the_in_memory_results() {
         let origin = Arc::new(OnceLock::new());
         origin.set(0).unwrap();
         let slicing = Timeslicing { slice_ns: 50_000_000, profiling_start_ns: origin };
         let dir = tempfile::tempdir().unwrap();
-        // Runs of 7 values: every column and change list writes many.
-        let spill = crate::metrics::spill::Spill::in_dir(dir.path(), 7).unwrap();
+        // Runs of 7 values: every column and change list writes many (and a watermark sweeps
+        // every few records).
+        let spill = || crate::metrics::spill::Spill::in_dir(dir.path(), 7).unwrap();
+        let (spilled_unswept, spilled_swept) = (spill(), spill());
         // One clock: the spans (and so the throughputs) are the same wall-clock times.
         let clock = context(true).clock;
-        let ctx = || MetricsContext { clock, ..context(true) };
-        let processors = [
-            RecordProcessor::new(ctx()).with_timeslices(Some(slicing.clone())),
-            RecordProcessor::new(ctx()).with_timeslices(Some(slicing)).with_spill(spill.clone()),
-        ];
-        let [in_memory, spilled] = processors.map(|mut processor| {
-            for index in 0..300u64 {
-                let start_ns = index * 700_000;
-                let chunks: Vec<u64> =
-                    (1..=index % 9 + 1).map(|chunk| start_ns + chunk * (1_000_000 + index * 997)).collect();
-                let mut record = streamed_record(start_ns, &chunks, &" the".repeat(chunks.len()), 10 + index % 13);
-                if index % 50 == 7 {
-                    // Past 4.29 s: the latency columns turn into floats after some runs.
-                    record.end_ns += 5_000_000_000;
-                }
-                processor.process(record).unwrap();
-                if index % 31 == 0 {
-                    processor.process(failed(5, 500)).unwrap();
-                }
-            }
-            processor.finish().unwrap()
-        });
-        assert!(spill.written_bytes() > 0);
-        assert_eq!(spilled.metrics.len(), in_memory.metrics.len());
-        for (ours, expected) in spilled.metrics.iter().zip(&in_memory.metrics) {
-            assert_eq!(ours, expected, "{}", expected.tag);
-        }
-        assert_eq!(spilled.timeslices, in_memory.timeslices);
+        let processor = || RecordProcessor::new(MetricsContext { clock, ..context(true) });
+        let in_memory = feed(processor().with_timeslices(Some(slicing.clone())), false);
+        let spilled =
+            feed(processor().with_timeslices(Some(slicing.clone())).with_spill(spilled_unswept.clone()), false);
+        assert!(spilled_unswept.written_bytes() > 0);
+        same_results(&spilled, &in_memory);
         assert!(spilled.timeslices.len() > 3);
         assert!(stats_of(&spilled.metrics, "inter_chunk_latency").count > Some(1000));
+        // Swept during the run up to each watermark: the same, in memory and spilled.
+        same_results(&feed(processor().with_timeslices(Some(slicing.clone())), true), &in_memory);
+        let swept = feed(processor().with_timeslices(Some(slicing)).with_spill(spilled_swept.clone()), true);
+        same_results(&swept, &in_memory);
+        assert!(stats_of(&swept.metrics, "effective_concurrency").max > Some(1.0));
     }
 
     #[test]

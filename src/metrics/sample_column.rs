@@ -227,12 +227,12 @@ impl SpilledUnits {
 }
 
 /// A float's key: ordered as `f64::total_cmp` orders the floats.
-fn float_key(value: f64) -> u64 {
+pub(super) fn float_key(value: f64) -> u64 {
     let bits = value.to_bits();
     if bits >> 63 == 1 { !bits } else { bits | 1 << 63 }
 }
 
-fn key_float(key: u64) -> f64 {
+pub(super) fn key_float(key: u64) -> f64 {
     f64::from_bits(if key >> 63 == 1 { key & !(1 << 63) } else { !key })
 }
 

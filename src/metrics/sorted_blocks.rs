@@ -32,11 +32,13 @@ pub struct SortedBlocks<T> {
     spilled: Vec<(u64, usize)>,
     /// A write failed: the next blocks stay in memory (those written are still read back).
     spill_failed: bool,
+    /// Values held, in memory and written out.
+    len: usize,
 }
 
 impl<T> Default for SortedBlocks<T> {
     fn default() -> Self {
-        Self { blocks: Vec::new(), spill: None, spilled: Vec::new(), spill_failed: false }
+        Self { blocks: Vec::new(), spill: None, spilled: Vec::new(), spill_failed: false, len: 0 }
     }
 }
 
@@ -48,6 +50,7 @@ impl<T: Keyed> SortedBlocks<T> {
     }
 
     pub fn push(&mut self, value: T) {
+        self.len += 1;
         // A spill with shorter runs (tests) writes shorter blocks.
         let block_len = self.spill.as_ref().map_or(BLOCK_LEN, |spill| spill.run_values.min(BLOCK_LEN));
         match self.blocks.last_mut() {
@@ -95,6 +98,22 @@ impl<T: Keyed> SortedBlocks<T> {
             })
         });
         spilled.chain(self.blocks.iter().flatten().copied())
+    }
+
+    /// Values held, in memory and written out.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Every value so far in ascending key order, leaving this list empty (its spill kept):
+    /// what the reader does not take can be pushed back, in the order read, before new values.
+    pub fn take_sorted(&mut self) -> Merged<T> {
+        let empty = Self { spill: self.spill.clone(), spill_failed: self.spill_failed, ..Self::default() };
+        std::mem::replace(self, empty).into_sorted()
     }
 
     /// Every value in ascending key order, equal keys in the order pushed.

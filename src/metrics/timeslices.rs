@@ -6,11 +6,10 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
 
 use super::accumulator::MetricAccumulator;
-use super::in_flight::Segment;
+use super::registry::MetricDef;
 use super::spill::Spill;
-use super::time_weighted::time_weighted_metrics;
 use crate::clock::RunClock;
-use crate::result::Timeslice;
+use crate::result::{Stats, Timeslice};
 
 /// How to cut the run: the slice length, and when profiling began (set by the engine when the
 /// first phase whose records feed the metrics starts; run-clock ns).
@@ -18,6 +17,13 @@ use crate::result::Timeslice;
 pub struct Timeslicing {
     pub slice_ns: u64,
     pub profiling_start_ns: Arc<OnceLock<u64>>,
+}
+
+impl Timeslicing {
+    /// When slice 0 starts (0 before profiling began).
+    pub fn origin_ns(&self) -> u64 {
+        self.profiling_start_ns.get().copied().unwrap_or(0)
+    }
 }
 
 /// The accumulators of the slices that have records so far.
@@ -41,21 +47,21 @@ impl TimesliceAccumulator {
         self
     }
 
-    fn origin_ns(&self) -> u64 {
-        self.slicing.profiling_start_ns.get().copied().unwrap_or(0)
-    }
-
     /// The accumulator of the slice a request that started at `start_ns` belongs to.
     pub fn slice_for(&mut self, start_ns: u64) -> &mut MetricAccumulator {
-        let index = start_ns.saturating_sub(self.origin_ns()) / self.slicing.slice_ns;
+        let index = start_ns.saturating_sub(self.slicing.origin_ns()) / self.slicing.slice_ns;
         let goodput = self.goodput;
         self.slices.entry(index).or_insert_with(|| MetricAccumulator::new(goodput).with_spill(self.spill.clone()))
     }
 
     /// Every slice from the first to the last that has records (an empty one in between
-    /// keeps its time-weighted metrics), with times on the wall clock.
-    pub fn finish(self, segments: &[Segment], has_phases: bool, has_tokens: bool, clock: &RunClock) -> Vec<Timeslice> {
-        let origin_ns = self.origin_ns();
+    /// keeps its time-weighted metrics, `time_weighted`'s by slice index), with times on the wall clock.
+    pub fn finish(
+        self,
+        mut time_weighted: BTreeMap<u64, Vec<(&'static MetricDef, Stats)>>,
+        clock: &RunClock,
+    ) -> Vec<Timeslice> {
+        let origin_ns = self.slicing.origin_ns();
         let slice_ns = self.slicing.slice_ns;
         let last = self.slices.keys().next_back().copied();
         let mut slices = self.slices;
@@ -63,9 +69,11 @@ impl TimesliceAccumulator {
             .map(|index| {
                 let start_ns = origin_ns + index * slice_ns;
                 let end_ns = start_ns + slice_ns;
-                let time_weighted = || time_weighted_metrics(segments, start_ns, end_ns, has_phases, has_tokens);
-                let metrics =
-                    slices.remove(&index).unwrap_or_else(|| MetricAccumulator::new(false)).finish(time_weighted, None);
+                let slice_time_weighted = || time_weighted.remove(&index).unwrap_or_default();
+                let metrics = slices
+                    .remove(&index)
+                    .unwrap_or_else(|| MetricAccumulator::new(false))
+                    .finish(slice_time_weighted, None);
                 Timeslice { index, start_ns: clock.epoch_ns(start_ns), end_ns: clock.epoch_ns(end_ns), metrics }
             })
             .collect()
