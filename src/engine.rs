@@ -22,6 +22,7 @@ use crate::export::records_parquet::RecordsParquetWriter;
 use crate::export::segment_files::{SegmentInfo, SegmentPhase, SegmentRecordsWriter};
 use crate::export::segment_histograms::SegmentHistogramsWriter;
 use crate::live::{LiveFeed, LiveMetrics, LiveServer};
+use crate::load::in_flight_starts::{InFlightStarts, WatermarkFeed};
 use crate::load::scripted::SessionHook;
 use crate::load::{self, LoadContext, PhaseCounters, PhaseRun};
 use crate::metrics::network_adjusted::NetworkRtt;
@@ -207,6 +208,8 @@ pub async fn execute_with_sessions(
     reset_kv_cache(&control, options).await?;
     let client = connect(plan, &endpoint, clock)?.serving_itself(servers.builtin.is_some());
     let (sink, records) = std::sync::mpsc::channel();
+    let in_flight_starts = Arc::new(InFlightStarts::default());
+    let records = IncomingRecords { records, watermark: WatermarkFeed::new(in_flight_starts.clone()) };
     let metrics_context = metrics_context(plan, &endpoint, tokenizer.clone(), clock, prepared.images);
     let (failed_request_watch, failed_requests_verdict) = FailedRequestWatch::of(plan, &options.cancel).unzip();
     let mut sinks = segment_sinks(plan, segment_records, &artifact_dir, clock);
@@ -233,7 +236,7 @@ pub async fn execute_with_sessions(
             tokenizer: tokenizer.clone(),
         })
     });
-    let context = load_context(plan, client, prepared.requests, clock, sink, options, hook);
+    let context = load_context(plan, client, prepared.requests, clock, (sink, in_flight_starts), options, hook);
     let started_ns = wait_for_start_time(options).await;
     let live = servers.live_metrics();
     let target = Target { url: &endpoint.url, control: &control };
@@ -386,7 +389,7 @@ fn load_context(
     client: HttpClient,
     requests: Vec<dataset::requests::PreparedRequest>,
     clock: RunClock,
-    sink: std::sync::mpsc::Sender<crate::record::RequestRecord>,
+    (sink, in_flight_starts): (std::sync::mpsc::Sender<crate::record::RequestRecord>, Arc<InFlightStarts>),
     options: &RunOptions,
     sessions: Option<Arc<SessionHook>>,
 ) -> Arc<LoadContext> {
@@ -396,6 +399,7 @@ fn load_context(
         requests,
         clock,
         sink,
+        in_flight_starts,
         cancel: options.cancel.clone(),
         id_seed: clock.epoch_ns(0) ^ options.segment.map_or(0, |s| u64::from(s.index) << 48),
         segment: options.segment,
@@ -670,6 +674,12 @@ pub(crate) fn record_processor(
     Ok(processor)
 }
 
+/// The records the requests send, and when the in-flight curves before a time can be swept.
+struct IncomingRecords {
+    records: std::sync::mpsc::Receiver<crate::record::RequestRecord>,
+    watermark: WatermarkFeed,
+}
+
 /// The metrics thread: every record is measured and written as it arrives.
 struct MetricsThread {
     thread: std::thread::JoinHandle<Result<crate::metrics::ProcessedMetrics>>,
@@ -684,7 +694,7 @@ impl MetricsThread {
         plan: &Plan,
         metrics_context: MetricsContext,
         artifact_dir: &std::path::Path,
-        records: std::sync::mpsc::Receiver<crate::record::RequestRecord>,
+        incoming: IncomingRecords,
         live: Option<Arc<LiveMetrics>>,
         segment_sinks: Vec<Box<dyn RecordSink>>,
         grading: Option<Arc<crate::accuracy::Grading>>,
@@ -692,6 +702,8 @@ impl MetricsThread {
         let profiling_start_ns = Arc::new(std::sync::OnceLock::new());
         let (network_rtt, network_rtt_received) = std::sync::mpsc::channel();
         let accuracy = grading.map(crate::accuracy::AccuracyBlocks::Live);
+        let clock = metrics_context.clock;
+        let IncomingRecords { records, mut watermark } = incoming;
         let mut processor = record_processor(plan, metrics_context, artifact_dir, &profiling_start_ns, accuracy)?;
         if let Some(live) = live {
             processor = processor.with_sink(Box::new(LiveFeed(live)));
@@ -718,6 +730,9 @@ impl MetricsThread {
                     };
                     if let Err(e) = processor.process(record) {
                         first_error.get_or_insert(e);
+                    }
+                    if let Some(watermark_ns) = watermark.after_record(clock.now_ns()) {
+                        processor.advance_watermark(watermark_ns);
                     }
                 }
                 // Sent once the phases are over; a run that failed before sends nothing.

@@ -10,6 +10,7 @@ pub mod dataset_order;
 mod histogram;
 mod history;
 pub mod idle_spinners;
+pub mod in_flight_starts;
 mod open_loop;
 pub mod pacer;
 pub mod pacer_priority;
@@ -64,6 +65,8 @@ pub struct LoadContext {
     pub clock: RunClock,
     /// Records of phases that feed the results go here (to the metrics thread); others are only counted.
     pub sink: Sender<RequestRecord>,
+    /// The starts of the requests whose records will go to `sink`, until they have gone.
+    pub in_flight_starts: Arc<in_flight_starts::InFlightStarts>,
     pub cancel: CancelSignal,
     /// Seeds the request ids.
     pub id_seed: u64,
@@ -533,6 +536,9 @@ async fn send_through<A>(
     record.agent = request.agent.or_else(|| agent_place(ctx, request.dataset_index, request.turn));
     let counters = &run.counters;
     counters.sent.fetch_add(1, Ordering::Relaxed);
+    // Held until the record has gone to the metrics thread (the end of this function).
+    let _counted_in_flight =
+        run.phase.results.then(|| ctx.in_flight_starts.enter(record.scheduled_ns.min(ctx.clock.now_ns())));
 
     let cut_off = async {
         match deadlines.cut_off {
@@ -616,6 +622,7 @@ async fn send_through<A>(
     if run.phase.results {
         // The metrics thread outlives every phase; a send can only fail if it died, and then
         // its own error is what gets reported.
+        ctx.in_flight_starts.note_sent();
         let _ = ctx.sink.send(record);
     }
     answer
