@@ -1,9 +1,10 @@
 //! HTTP/1.1 on one connection, driven by the task of the request that uses it: the request's
 //! head and body written together, then the response read as it arrives, by the IO-free
 //! reader of `http1_codec.rs`. There is no connection task and no request channel, and the
-//! read buffer starts at 1 KiB and grows only while reads fill it: hyper's client held ~16 KB
-//! resident for each connection (two 8 KiB buffers, the request channel, the connection
-//! task), which kept 10,000 streams above 200 MB (docs/performance.md).
+//! read buffer starts at 1 KiB, grows only while reads fill it and is let go while a read
+//! waits with nothing unread: hyper's client held ~16 KB resident for each connection (two
+//! 8 KiB buffers, the request channel, the connection task), which kept 10,000 streams above
+//! 200 MB (docs/performance.md).
 
 use std::io;
 use std::pin::Pin;
@@ -160,12 +161,20 @@ impl Http1Connection {
         self.response.is_end_stream()
     }
 
-    /// Read what has arrived into the buffer (0 at the connection's end).
+    /// Read what has arrived into the buffer (0 at the connection's end). While nothing has
+    /// arrived and nothing is left unread, no room is held: a stream waiting for its next
+    /// token would otherwise keep its whole read buffer resident for nothing.
     fn poll_fill(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<usize>> {
         // Reclaims the buffer's room when the body pieces given out have been dropped.
         self.read.reserve(self.next_read);
         let room = self.read.capacity() - self.read.len();
-        let read = ready!(tokio_util::io::poll_read_buf(Pin::new(&mut self.io), cx, &mut self.read))?;
+        let Poll::Ready(read) = tokio_util::io::poll_read_buf(Pin::new(&mut self.io), cx, &mut self.read) else {
+            if self.read.is_empty() {
+                self.read = BytesMut::new();
+            }
+            return Poll::Pending;
+        };
+        let read = read?;
         if read == room {
             self.next_read = (self.next_read * 2).min(MAX_READ);
         }
@@ -279,6 +288,25 @@ mod tests {
              {\"x\":1}"
         );
         assert_eq!(requests.len(), 2);
+    }
+
+    #[tokio::test]
+    async fn a_response_waited_for_holds_no_read_buffer() {
+        let head: &[u8] = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: 9\r\n\r\n";
+        let (mut connection, served) =
+            server_with_gaps(vec![vec![head, b"data: 1\n\n"]], Some(Duration::from_millis(300))).await;
+        assert_eq!(connection.send(post("{}")).await.unwrap().status(), 200);
+        let waiting = std::future::poll_fn(|cx| Poll::Ready(connection.poll_data(cx).is_pending())).await;
+        assert!(waiting, "the body comes 300 ms after the head");
+        assert_eq!(connection.read.capacity(), 0, "nothing unread: no room held while the body is awaited");
+        let mut response = ResponseBody::Http1(&mut connection);
+        let mut pieces = Vec::new();
+        while let Some(frame) = response.frame().await {
+            pieces.push(frame.unwrap().into_data().unwrap());
+        }
+        assert_eq!(joined(&pieces), "data: 1\n\n");
+        assert!(!connection.is_closed(), "read to the end: the connection is ready again");
+        served.await.unwrap();
     }
 
     #[tokio::test]

@@ -253,8 +253,10 @@ impl HttpClient {
         // then goes once more over a new connection (as curl and browsers do): its own on
         // HTTP/1.1, the one every request shares next on HTTP/2.
         let (mut fresh, mut sent_again) = (false, false);
+        // Checking out, sending and reading a whole body are boxed: short-lived steps that every
+        // streaming request's task would otherwise hold room for through the whole stream.
         let (mut lease, response, taken_at) = loop {
-            let mut lease = match destination.pool.check_out(session, fresh, trace).await {
+            let mut lease = match Box::pin(destination.pool.check_out(session, fresh, trace)).await {
                 Ok(lease) => lease,
                 Err(why) => return self.fail(record, failure::connect_failed(why, &destination.uri_text)),
             };
@@ -278,7 +280,7 @@ impl HttpClient {
                 wire.begin(self.trace_details);
             }
             trace.request_send_start_ns = Some(self.clock.now_ns());
-            match lease.send(request).await {
+            match Box::pin(lease.send(request)).await {
                 Ok(response) => break (lease, response, taken_at),
                 Err(error) if reused && !sent_again && failure::is_stale_connection(&error) => {
                     tracing::debug!("a reused connection was closed by the server; sending again on a new one");
@@ -293,6 +295,8 @@ impl HttpClient {
                 Err(error) => return self.fail(record, failure::connection_error(&error, &destination.uri_text)),
             }
         };
+        // What only sending needed is not kept while the response streams in.
+        drop((body, request_id, route));
         let ack_ns = self.clock.now_ns();
         trace.response_headers_received_ns = Some(ack_ns);
         if self.trace_details {
@@ -311,14 +315,17 @@ impl HttpClient {
         let mut timing = BodyTiming { chunks: keep_frames.then(Vec::new), ..BodyTiming::default() };
         let body = TracedBody::new(lease.body(), self.clock, &mut timing);
         if !status.is_success() {
-            buffered::read_error_response(body, status, self.limits.max_response_bytes, &self.clock, record).await;
+            let max_bytes = self.limits.max_response_bytes;
+            Box::pin(buffered::read_error_response(body, status, max_bytes, &self.clock, record)).await;
         } else if is_event_stream {
             let limits = self.limits;
             streaming::read_event_stream(body, &self.format, limits, &self.clock, record, completed, first_token).await;
         } else {
             let max_bytes = self.limits.max_response_bytes;
             let uri_text = &destination.uri_text;
-            buffered::read_json_response(body, status, &self.format, max_bytes, &self.clock, uri_text, record).await;
+            let reading =
+                buffered::read_json_response(body, status, &self.format, max_bytes, &self.clock, uri_text, record);
+            Box::pin(reading).await;
         }
         self.finish_trace(record, &lease, timing.first_data_ns.is_some().then_some(&timing), body_bytes, taken_at);
         if timing.ended {

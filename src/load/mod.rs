@@ -540,15 +540,13 @@ async fn send_through<A>(
     let _counted_in_flight =
         run.phase.results.then(|| ctx.in_flight_starts.enter(record.scheduled_ns.min(ctx.clock.now_ns())));
 
-    let cut_off = async {
-        match deadlines.cut_off {
+    // The phase's cut-off and the request's own cancellation end it alike: one timer for the
+    // earlier (every streaming request's task holds room for it).
+    let cancel_at = cancel_delay(run, request.request_index).map(|delay| tokio::time::Instant::now() + delay);
+    let stop_at = deadlines.cut_off.into_iter().chain(cancel_at).min();
+    let cut_off_or_cancelled = async {
+        match stop_at {
             Some(at) => tokio::time::sleep_until(at).await,
-            None => std::future::pending().await,
-        }
-    };
-    let cancel_timer = async {
-        match cancel_delay(run, request.request_index) {
-            Some(delay) => tokio::time::sleep(delay).await,
             None => std::future::pending().await,
         }
     };
@@ -591,9 +589,8 @@ async fn send_through<A>(
     };
     let finished = tokio::select! {
         _ = exchange => true,
-        _ = cut_off => false,
+        _ = cut_off_or_cancelled => false,
         _ = ctx.cancel.cancelled() => false,
-        _ = cancel_timer => false,
     };
     if !finished {
         record.was_cancelled = true;

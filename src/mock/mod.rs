@@ -43,7 +43,7 @@ use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpSocket};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
@@ -68,7 +68,7 @@ impl MockServer {
             .await
             .context("making the builtin tokenizer for the mock server")?;
         let state = Arc::new(state::MockState::new(config, tokenizer)?);
-        let listener = TcpListener::bind(addr).await.with_context(|| format!("mock server cannot bind {addr}"))?;
+        let listener = listen(addr).with_context(|| format!("mock server cannot bind {addr}"))?;
         let addr = listener.local_addr().context("mock server: reading the bound address")?;
         let (stop, stop_requested) = watch::channel(false);
         let serving = tokio::spawn(server::serve(listener, state.clone(), stop_requested));
@@ -111,6 +111,20 @@ impl Drop for MockServer {
     }
 }
 
+/// Connections the kernel may hold completed for the accept loop: as many as it allows
+/// (`net.core.somaxconn` caps it; tokio's `bind` asks for 1,024). Tens of thousands of clients
+/// connecting at once overflowed 1,024, and the dropped handshakes ended in resets.
+const LISTEN_BACKLOG: u32 = 65_535;
+
+/// A listening socket on `addr` (address reuse as `TcpListener::bind` sets it) with the
+/// longest accept queue the system allows.
+fn listen(addr: SocketAddr) -> std::io::Result<TcpListener> {
+    let socket = if addr.is_ipv4() { TcpSocket::new_v4()? } else { TcpSocket::new_v6()? };
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    socket.listen(LISTEN_BACKLOG)
+}
+
 /// Starts a `MockServer` on a free local port for each run that asks for the built-in server.
 #[derive(Debug)]
 pub struct MockStarter;
@@ -131,5 +145,46 @@ impl RunningServer for MockServer {
 
     fn shutdown(self: Box<Self>) -> BoxedFuture<'static, ()> {
         Box::pin(MockServer::shutdown(*self))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use tokio::net::TcpStream;
+
+    use super::*;
+
+    /// Connections the listener queues unaccepted here: past tokio's 1,024 where the system
+    /// (`somaxconn`) and this process's open-file limit leave room, as many as they do otherwise.
+    fn queued_connections_possible() -> usize {
+        let somaxconn = std::fs::read_to_string("/proc/sys/net/core/somaxconn")
+            .ok()
+            .and_then(|text| text.trim().parse::<usize>().ok())
+            .unwrap_or(128);
+        let mut files = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+        // SAFETY: getrlimit writes one rlimit into the struct given.
+        let open_files = if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &raw mut files) } == 0 {
+            usize::try_from(files.rlim_cur).unwrap_or(usize::MAX)
+        } else {
+            256
+        };
+        somaxconn.min(1_500).min(open_files.saturating_sub(200))
+    }
+
+    #[tokio::test]
+    async fn connections_not_yet_accepted_queue_up_to_the_systems_limit() {
+        let listener = listen(SocketAddr::from((Ipv4Addr::LOCALHOST, 0))).expect("listening");
+        let addr = listener.local_addr().expect("its address");
+        let queued = queued_connections_possible();
+        let mut connected = Vec::with_capacity(queued);
+        for at in 0..queued {
+            // A full accept queue drops the handshake, and the connect waits a second to retry.
+            let connecting = tokio::time::timeout(Duration::from_millis(800), TcpStream::connect(addr)).await;
+            let stream = connecting.unwrap_or_else(|_| panic!("connection {at} of {queued} waited: the queue is full"));
+            connected.push(stream.expect("connected"));
+        }
+        assert_eq!(connected.len(), queued);
     }
 }
