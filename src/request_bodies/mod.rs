@@ -31,7 +31,7 @@ pub use chat::{InputAudio, with_media_parts};
 pub use media::{AudioUpload, media_request_body};
 pub use messages::with_system as with_messages_system;
 pub use multipart::content_type_of;
-pub use session_steps::{chat_step_body, embeddings_step_body, rerank_step_body};
+pub use session_steps::{chat_step_base, chat_step_body, embeddings_step_body, rerank_step_body};
 pub use system_prompt::{completions_opening, responses_with_openings, with_system_prompt, with_user_context};
 
 /// The JSON request body for one prompt, as the endpoint's kind wants it.

@@ -7,17 +7,21 @@ use serde_json::{Map, Value};
 use super::{completion_body, request_body, with_extra};
 use crate::plan::{Endpoint, EndpointKind};
 
+/// The endpoint's own fields of a chat step asking for `max_tokens`, which the step's body is
+/// written over (a phase keeps them, so each step does not build them again).
+pub fn chat_step_base(endpoint: &Endpoint, max_tokens: Option<u64>) -> Map<String, Value> {
+    completion_body(endpoint, "", max_tokens)
+}
+
 /// A chat body with `messages` (the session's history), `tools` when given, and `extra`
-/// fields over the endpoint's own, written straight from the history (nothing copied).
+/// fields over `base` (`chat_step_base`), written straight from the history (nothing copied).
 pub fn chat_step_body(
-    endpoint: &Endpoint,
+    base: &Map<String, Value>,
     messages: &[Value],
     tools: Option<&Value>,
-    max_tokens: Option<u64>,
     extra: &Map<String, Value>,
 ) -> Vec<u8> {
-    let base = completion_body(endpoint, "", max_tokens);
-    let body = ChatStepBody { base: &base, messages, tools, extra };
+    let body = ChatStepBody { base, messages, tools, extra };
     serde_json::to_vec(&body).unwrap_or_default()
 }
 
@@ -87,8 +91,13 @@ mod tests {
         let history = [json!({"role": "user", "content": "q"}), json!({"role": "tool", "content": "r"})];
         let tools = json!([{"type": "function", "function": {"name": "search"}}]);
         let extra = json!({"mock_tool_depth": 3}).as_object().cloned().unwrap();
-        let body: Value =
-            serde_json::from_slice(&chat_step_body(&endpoint, &history, Some(&tools), Some(9), &extra)).unwrap();
+        let body: Value = serde_json::from_slice(&chat_step_body(
+            &chat_step_base(&endpoint, Some(9)),
+            &history,
+            Some(&tools),
+            &extra,
+        ))
+        .unwrap();
         assert_eq!(body["messages"], json!(history));
         assert_eq!(body["tools"], tools);
         assert_eq!((body["max_completion_tokens"].as_u64(), body["stream"].as_bool()), (Some(9), Some(true)));
@@ -105,7 +114,8 @@ mod tests {
         let history = [json!({"role": "user", "content": "q"})];
         let tools = json!(["step's"]);
         let body_of = |tools: Option<&Value>, extra: Value| -> Value {
-            serde_json::from_slice(&chat_step_body(&endpoint, &history, tools, None, &extra_of(extra))).unwrap()
+            let base = chat_step_base(&endpoint, None);
+            serde_json::from_slice(&chat_step_body(&base, &history, tools, &extra_of(extra))).unwrap()
         };
         let plain = body_of(Some(&tools), json!({}));
         assert_eq!((&plain["tools"], &plain["seed"], &plain["messages"]), (&tools, &json!(1), &json!(history)));

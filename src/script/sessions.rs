@@ -140,7 +140,7 @@ fn phase_goes_on<T>(result: Result<T, PhaseOver>) -> ScriptResult<T> {
 }
 
 /// `s.chat(#{ messages: [user("..")], tools: TOOLS, tool_results: [..], max_tokens: 256, tag: "plan" })`
-fn chat(s: &mut Session, map: Map) -> ScriptResult<Map> {
+fn chat(s: &mut Session, map: Map) -> ScriptResult<Dynamic> {
     let mut r = MapReader::new(
         "chat",
         map,
@@ -172,7 +172,7 @@ fn chat(s: &mut Session, map: Map) -> ScriptResult<Map> {
 }
 
 /// `s.embed(#{ endpoint: embedder, input: ["..", ".."], tag: "embed" })`
-fn embed(s: &mut Session, map: Map) -> ScriptResult<Map> {
+fn embed(s: &mut Session, map: Map) -> ScriptResult<Dynamic> {
     let mut r = MapReader::new("embed", map, &["input", "endpoint", "tag", "extra"])?;
     let inputs = match r.opt_value("input") {
         Some(value) => strings(value, "embed: `input`")?,
@@ -186,7 +186,7 @@ fn embed(s: &mut Session, map: Map) -> ScriptResult<Map> {
 }
 
 /// `s.rerank(#{ endpoint: reranker, query: "..", documents: [..], tag: "rerank" })`
-fn rerank(s: &mut Session, map: Map) -> ScriptResult<Map> {
+fn rerank(s: &mut Session, map: Map) -> ScriptResult<Dynamic> {
     let mut r = MapReader::new("rerank", map, &["query", "documents", "endpoint", "tag", "extra"])?;
     let query = r.string("query")?;
     let documents = match r.opt_value("documents") {
@@ -253,56 +253,56 @@ fn tool_results(items: Array) -> ScriptResult<Vec<ToolResult>> {
     Ok(results)
 }
 
-/// A step's answer as the function reads it.
-fn answered(result: Result<Result<StepAnswer, String>, PhaseOver>, tag: String) -> ScriptResult<Map> {
+/// A step's answer as the function reads it: a map, returned as a Dynamic (a returned Map would
+/// be copied into a new one, entry by entry).
+fn answered(result: Result<Result<StepAnswer, String>, PhaseOver>, tag: String) -> ScriptResult<Dynamic> {
     let answer = match phase_goes_on(result)? {
         Ok(answer) => answer,
         Err(why) => return script_error(why),
     };
-    let mut map = Map::new();
-    map.insert("ok".into(), answer.ok.into());
-    map.insert("status".into(), answer.status.map_or(Dynamic::UNIT, |code| Dynamic::from(i64::from(code))));
-    map.insert("error".into(), answer.error.map_or(Dynamic::UNIT, Dynamic::from));
-    map.insert("cancelled".into(), answer.cancelled.into());
-    map.insert("text".into(), answer.text.into());
-    map.insert("reasoning".into(), answer.reasoning.into());
     let calls: Array = answer
         .tool_calls
         .into_iter()
         .map(|call| {
-            let mut entry = Map::new();
             let args = serde_json::from_str::<Value>(&call.arguments)
                 .ok()
                 .and_then(|json| rhai::serde::to_dynamic(json).ok())
                 .unwrap_or_default();
-            entry.insert("id".into(), call.id.into());
-            entry.insert("name".into(), call.name.into());
-            entry.insert("arguments".into(), call.arguments.into());
-            entry.insert("args".into(), args);
+            let entry = Map::from_iter([
+                ("args".into(), args),
+                ("arguments".into(), call.arguments.into()),
+                ("id".into(), call.id.into()),
+                ("name".into(), call.name.into()),
+            ]);
             Dynamic::from_map(entry)
         })
         .collect();
-    map.insert("tool_calls".into(), calls.into());
     let usage = answer.usage.map_or(Dynamic::UNIT, |usage| {
-        let mut fields = Map::new();
-        for (name, value) in [
-            ("prompt_tokens", usage.prompt_tokens),
+        let fields = [
             ("completion_tokens", usage.completion_tokens),
-            ("total_tokens", usage.total_tokens),
+            ("prompt_tokens", usage.prompt_tokens),
             ("reasoning_tokens", usage.reasoning_tokens),
-        ] {
-            if let Some(value) = value {
-                fields.insert(name.into(), (value as i64).into());
-            }
-        }
-        Dynamic::from_map(fields)
+            ("total_tokens", usage.total_tokens),
+        ];
+        let present = fields.into_iter().filter_map(|(name, value)| Some((name.into(), Dynamic::from(value? as i64))));
+        Dynamic::from_map(present.collect())
     });
-    map.insert("usage".into(), usage);
-    map.insert("finish_reason".into(), answer.finish_reason.map_or(Dynamic::UNIT, Dynamic::from));
     let ms = |ns: u64| ns as f64 / 1e6;
-    map.insert("latency_ms".into(), ms(answer.end_ns.saturating_sub(answer.start_ns)).into());
     let ttft = answer.first_output_ns.map(|first| ms(first.saturating_sub(answer.start_ns)));
-    map.insert("ttft_ms".into(), ttft.map_or(Dynamic::UNIT, Dynamic::from));
-    map.insert("tag".into(), tag.into());
-    Ok(map)
+    // In key order, so the map is built in one pass.
+    let map = Map::from_iter([
+        ("cancelled".into(), answer.cancelled.into()),
+        ("error".into(), answer.error.map_or(Dynamic::UNIT, Dynamic::from)),
+        ("finish_reason".into(), answer.finish_reason.map_or(Dynamic::UNIT, Dynamic::from)),
+        ("latency_ms".into(), ms(answer.end_ns.saturating_sub(answer.start_ns)).into()),
+        ("ok".into(), answer.ok.into()),
+        ("reasoning".into(), answer.reasoning.into()),
+        ("status".into(), answer.status.map_or(Dynamic::UNIT, |code| Dynamic::from(i64::from(code)))),
+        ("tag".into(), tag.into()),
+        ("text".into(), answer.text.into()),
+        ("tool_calls".into(), calls.into()),
+        ("ttft_ms".into(), ttft.map_or(Dynamic::UNIT, Dynamic::from)),
+        ("usage".into(), usage),
+    ]);
+    Ok(Dynamic::from_map(map))
 }

@@ -1,14 +1,21 @@
 //! What every session of a scripted phase shares: the phase, the runtime its steps go out on,
-//! the other endpoints' clients, the request and session counts that stop it, the tally, and
-//! the token counts of the texts its sessions send again and again.
+//! the other endpoints' clients, the request and session counts that stop it, the tally, the
+//! token counts of the texts its sessions send again and again, and the chat bodies' fields.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value;
 
 use super::clients::EndpointClients;
 use super::tally::Tally;
 use crate::load::scripted::ScriptedPhase;
+use crate::plan::Endpoint;
+use crate::request_bodies::chat_step_base;
+
+/// A chat step's endpoint (None: the run's own) and `max_tokens`, and that endpoint's fields.
+type ChatBase = (Option<Endpoint>, Option<u64>, Arc<serde_json::Map<String, Value>>);
 
 /// What every session of a phase shares.
 pub struct PhaseShared {
@@ -23,6 +30,8 @@ pub struct PhaseShared {
     /// Token counts of the texts sent so far (a system prompt, a task, a tool's output), so
     /// each is counted once per phase, not once per step.
     pub token_counts: Mutex<HashMap<String, u64>>,
+    /// The endpoint fields of the chat steps sent so far, by endpoint and `max_tokens`.
+    pub chat_bases: Mutex<Vec<ChatBase>>,
 }
 
 /// Texts up to this long have their token counts kept.
@@ -30,6 +39,9 @@ const KEPT_COUNT_TEXT_BYTES: usize = 16 * 1024;
 
 /// At most this many texts' counts are kept; later texts are counted each time.
 const KEPT_COUNTS: usize = 16 * 1024;
+
+/// At most this many chat steps' endpoint fields are kept; others are built for each step.
+const KEPT_CHAT_BASES: usize = 64;
 
 impl PhaseShared {
     /// The phase sends no more: its duration is over or a stop signal came.
@@ -68,6 +80,24 @@ impl PhaseShared {
             }
         }
         tokens
+    }
+
+    /// The fields of a chat step to `endpoint` (None: the run's own) asking for `max_tokens`.
+    pub fn chat_base(
+        &self,
+        endpoint: Option<&Endpoint>,
+        max_tokens: Option<u64>,
+    ) -> Arc<serde_json::Map<String, Value>> {
+        let mut bases = self.chat_bases.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let kept = bases.iter().find(|(known, tokens, _)| known.as_ref() == endpoint && *tokens == max_tokens);
+        if let Some((_, _, base)) = kept {
+            return base.clone();
+        }
+        let base = Arc::new(chat_step_base(endpoint.unwrap_or(&self.phase.hook.endpoint), max_tokens));
+        if bases.len() < KEPT_CHAT_BASES {
+            bases.push((endpoint.cloned(), max_tokens, base.clone()));
+        }
+        base
     }
 
     fn counts(&self) -> std::sync::MutexGuard<'_, HashMap<String, u64>> {

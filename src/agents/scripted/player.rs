@@ -44,6 +44,7 @@ impl SessionPlayer for ScriptedPlayer {
                 peak_live_sessions: AtomicU64::new(0),
                 tally: Mutex::new(Tally::default()),
                 token_counts: Mutex::new(HashMap::new()),
+                chat_bases: Mutex::new(Vec::new()),
             });
             let (done_tx, done_rx) = tokio::sync::oneshot::channel();
             let players = shared.clone();

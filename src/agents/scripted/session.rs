@@ -119,9 +119,9 @@ impl Session {
             };
             let shared = state.shared.clone();
             state.history.add_step(&mut step, |text| shared.count_tokens(text));
-            let endpoint = step.endpoint.as_ref().unwrap_or(&shared.phase.hook.endpoint);
+            let base = shared.chat_base(step.endpoint.as_ref(), step.max_tokens);
             let history = &state.history;
-            let body = chat_step_body(endpoint, history.messages(), history.tools(), step.max_tokens, &step.extra);
+            let body = chat_step_body(&base, history.messages(), history.tools(), &step.extra);
             (body, history.tokens(), client)
         };
         let tag = step.tag.unwrap_or_else(|| StepKind::Chat.as_str().to_string());
@@ -237,7 +237,9 @@ impl Session {
         let phase = shared.clone();
         let answer = pause_on(async move {
             let deadlines = phase.phase.deadlines;
-            send_step(client.as_deref(), &phase.phase.ctx, &phase.phase.run, deadlines, step).await
+            // The request's future is large: made and boxed here, on the runtime, it is copied
+            // once there, and the session hands over only this small one.
+            Box::pin(send_step(client.as_deref(), &phase.phase.ctx, &phase.phase.run, deadlines, step)).await
         });
         let Some(answer) = answer else {
             return self.over();

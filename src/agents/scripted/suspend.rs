@@ -38,9 +38,6 @@ pub fn pause_on<T: Send + 'static>(future: impl Future<Output = T> + Send + 'sta
     if yielder.is_null() {
         return None;
     }
-    // The step's future is large: boxed first, it is copied once (into the heap), not again into
-    // the wrapper and then into its await.
-    let future = Box::pin(future);
     let pending: Pending = Box::pin(async move { Box::new(future.await) as Box<dyn Any + Send> });
     // SAFETY: RUNNING is non-null only while a coroutine runs on this thread (set as it starts and
     // again below after every pause, cleared by its worker whenever it pauses or ends), so it
