@@ -15,6 +15,7 @@ mod over_time;
 mod page;
 mod parquet_records;
 mod png;
+mod record_sample;
 mod records;
 mod scrapes;
 mod search_chart;

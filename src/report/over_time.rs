@@ -1,5 +1,6 @@
 //! One run over time: per-request TTFT and latency, requests in flight, throughput and errors
-//! by kind, with the phases' starts marked.
+//! by kind, with the phases' starts marked. A large run's charts are drawn from its records'
+//! sample, counts scaled by the rows each kept row stands for, and their titles say so.
 
 use std::collections::BTreeMap;
 
@@ -18,8 +19,10 @@ const TIME: &str = "time since the first phase started (s)";
 type Points = Vec<(f64, f64)>;
 
 pub fn charts(run: &RunArtifacts, axis: &TimeAxis, id_prefix: &str) -> Vec<Chart> {
-    let mut records: Vec<_> = run.records.iter().collect();
+    let mut records: Vec<_> = run.records.rows().iter().collect();
     records.sort_by_key(|r| r.start_ns);
+    let note = run.records.sample_note();
+    let per_row = run.records.step() as f64;
     let mut charts = Vec::new();
     let scatter = |id: &str, title: &str, pick: fn(&super::records::RecordRow) -> Option<f64>| {
         let points: Vec<(f64, f64)> =
@@ -27,7 +30,7 @@ pub fn charts(run: &RunArtifacts, axis: &TimeAxis, id_prefix: &str) -> Vec<Chart
         marked(
             Chart::xy(
                 &format!("{id_prefix}{id}"),
-                title,
+                &format!("{title}{note}"),
                 TIME,
                 "ms",
                 vec![Series::new("request (by start)", Style::Points, downsample::evenly(&points, SCATTER_POINTS))],
@@ -40,24 +43,25 @@ pub fn charts(run: &RunArtifacts, axis: &TimeAxis, id_prefix: &str) -> Vec<Chart
     charts.push(marked(
         Chart::xy(
             &format!("{id_prefix}in-flight"),
-            "Requests in flight",
+            &format!("Requests in flight{note}"),
             TIME,
             "requests",
-            vec![Series::new("in flight (max per step)", Style::Steps, in_flight(run, axis))],
+            vec![Series::new("in flight (max per step)", Style::Steps, in_flight(run, axis, per_row))],
         ),
         axis,
     ));
     let ends: Vec<(f64, f64)> = run
         .records
+        .rows()
         .iter()
         .filter(|r| r.error.is_none())
         .map(|r| (axis.seconds(r.end_ns), r.osl.unwrap_or(0.0)))
         .collect();
-    let (requests, tokens) = throughput(&ends);
+    let (requests, tokens) = throughput(&ends, per_row);
     charts.push(marked(
         Chart::xy(
             &format!("{id_prefix}request-throughput"),
-            "Completed requests per second",
+            &format!("Completed requests per second{note}"),
             TIME,
             "requests/s",
             vec![Series::new("completed", Style::Line, requests)],
@@ -67,7 +71,7 @@ pub fn charts(run: &RunArtifacts, axis: &TimeAxis, id_prefix: &str) -> Vec<Chart
     charts.push(marked(
         Chart::xy(
             &format!("{id_prefix}token-throughput"),
-            "Output tokens per second",
+            &format!("Output tokens per second{note}"),
             TIME,
             "tokens/s",
             vec![Series::new("output tokens", Style::Line, tokens)],
@@ -87,9 +91,10 @@ fn marked(mut chart: Chart, axis: &TimeAxis) -> Chart {
 }
 
 /// The number of requests in flight as a step function, at most `IN_FLIGHT_STEPS` steps,
-/// each step the highest level reached in it.
-fn in_flight(run: &RunArtifacts, axis: &TimeAxis) -> Vec<(f64, f64)> {
-    let mut events: Vec<(u64, i64)> = run.records.iter().flat_map(|r| [(r.start_ns, 1), (r.end_ns, -1)]).collect();
+/// each step the highest level reached in it; each row counts as `per_row` requests.
+fn in_flight(run: &RunArtifacts, axis: &TimeAxis, per_row: f64) -> Vec<(f64, f64)> {
+    let mut events: Vec<(u64, i64)> =
+        run.records.rows().iter().flat_map(|r| [(r.start_ns, 1), (r.end_ns, -1)]).collect();
     // Ends before starts at one instant: a request that ends as another starts is not counted twice.
     events.sort_unstable();
     let (Some(&first), Some(&last)) = (events.first(), events.last()) else {
@@ -107,21 +112,21 @@ fn in_flight(run: &RunArtifacts, axis: &TimeAxis) -> Vec<(f64, f64)> {
             Some((s, high)) if *s == slot => *high = (*high).max(level),
             _ => {
                 if let Some((s, high)) = current {
-                    steps.push((axis.seconds(first.0 + s * step), high as f64));
+                    steps.push((axis.seconds(first.0 + s * step), high as f64 * per_row));
                 }
                 current = Some((slot, level));
             }
         }
     }
     if let Some((s, high)) = current {
-        steps.push((axis.seconds(first.0 + s * step), high as f64));
+        steps.push((axis.seconds(first.0 + s * step), high as f64 * per_row));
     }
     steps
 }
 
 /// Completions per second and output tokens per second in equal time bins, from each
-/// successful request's (end, output tokens).
-fn throughput(ends: &[(f64, f64)]) -> (Points, Points) {
+/// successful request's (end, output tokens), each standing for `per_row` requests.
+fn throughput(ends: &[(f64, f64)], per_row: f64) -> (Points, Points) {
     let low = ends.iter().map(|e| e.0).fold(f64::INFINITY, f64::min);
     let high = ends.iter().map(|e| e.0).fold(f64::NEG_INFINITY, f64::max);
     if ends.len() < 2 || high <= low {
@@ -131,8 +136,8 @@ fn throughput(ends: &[(f64, f64)]) -> (Points, Points) {
     let mut bins = vec![(0.0, 0.0); THROUGHPUT_BINS];
     for &(at, tokens) in ends {
         let bin = &mut bins[(((at - low) / width) as usize).min(THROUGHPUT_BINS - 1)];
-        bin.0 += 1.0;
-        bin.1 += tokens;
+        bin.0 += per_row;
+        bin.1 += tokens * per_row;
     }
     let centre = |i: usize| low + (i as f64 + 0.5) * width;
     (
@@ -143,18 +148,19 @@ fn throughput(ends: &[(f64, f64)]) -> (Points, Points) {
 
 /// Failed requests per time bin, stacked by error kind; `None` for a run without errors.
 fn errors_by_kind(run: &RunArtifacts, axis: &TimeAxis, id_prefix: &str) -> Option<Chart> {
-    let failed: Vec<(f64, &str)> =
-        run.records.iter().filter_map(|r| r.error.as_deref().map(|kind| (axis.seconds(r.end_ns), kind))).collect();
+    let (failed, per_error) = run.records.errors();
+    let (Some(first_start), Some(last_end)) = (run.records.first_start_ns(), run.records.last_end_ns()) else {
+        return None;
+    };
     if failed.is_empty() {
         return None;
     }
-    let low = run.records.iter().map(|r| axis.seconds(r.start_ns)).fold(f64::INFINITY, f64::min);
-    let high = run.records.iter().map(|r| axis.seconds(r.end_ns)).fold(f64::NEG_INFINITY, f64::max);
+    let (low, high) = (axis.seconds(first_start), axis.seconds(last_end));
     let width = ((high - low) / ERROR_BINS as f64).max(1e-3);
     let mut layers: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
-    for (at, kind) in failed {
-        let bin = (((at - low) / width) as usize).min(ERROR_BINS - 1);
-        layers.entry(kind).or_insert_with(|| vec![0.0; ERROR_BINS])[bin] += 1.0;
+    for (end_ns, kind) in failed {
+        let bin = (((axis.seconds(*end_ns) - low) / width) as usize).min(ERROR_BINS - 1);
+        layers.entry(kind).or_insert_with(|| vec![0.0; ERROR_BINS])[bin] += per_error as f64;
     }
     let categories = (0..ERROR_BINS).map(|i| format!("{}s", short_number(low + i as f64 * width))).collect();
     Some(Chart {
@@ -162,7 +168,13 @@ fn errors_by_kind(run: &RunArtifacts, axis: &TimeAxis, id_prefix: &str) -> Optio
             categories,
             layers: layers.into_iter().map(|(kind, counts)| (kind.to_string(), counts)).collect(),
         },
-        ..Chart::xy(&format!("{id_prefix}errors-over-time"), "Errors by kind over time", TIME, "errors", Vec::new())
+        ..Chart::xy(
+            &format!("{id_prefix}errors-over-time"),
+            &format!("Errors by kind over time{}", run.records.error_note()),
+            TIME,
+            "errors",
+            Vec::new(),
+        )
     })
 }
 
@@ -173,7 +185,7 @@ mod tests {
     #[test]
     fn throughput_bins_count_every_completion() {
         let ends: Vec<(f64, f64)> = (0..600).map(|i| (i as f64 / 100.0, 10.0)).collect();
-        let (requests, tokens) = throughput(&ends);
+        let (requests, tokens) = throughput(&ends, 1.0);
         assert_eq!(requests.len(), THROUGHPUT_BINS);
         let width = 5.99 / THROUGHPUT_BINS as f64;
         let completed: f64 = requests.iter().map(|(_, rate)| rate * width).sum();
