@@ -11,6 +11,7 @@ mod distributions;
 mod downsample;
 mod html;
 mod http_trace;
+mod in_flight_counts;
 mod over_time;
 mod page;
 mod parquet_records;

@@ -40,16 +40,7 @@ pub fn charts(run: &RunArtifacts, axis: &TimeAxis, id_prefix: &str) -> Vec<Chart
     };
     charts.push(scatter("ttft-over-time", "Time to first token per request", |r| r.ttft_ms));
     charts.push(scatter("latency-over-time", "Request latency per request", |r| r.latency_ms));
-    charts.push(marked(
-        Chart::xy(
-            &format!("{id_prefix}in-flight"),
-            &format!("Requests in flight{note}"),
-            TIME,
-            "requests",
-            vec![Series::new("in flight (max per step)", Style::Steps, in_flight(run, axis, per_row))],
-        ),
-        axis,
-    ));
+    charts.push(marked(in_flight_chart(run, axis, id_prefix), axis));
     let ends: Vec<(f64, f64)> = run
         .records
         .rows()
@@ -90,9 +81,29 @@ fn marked(mut chart: Chart, axis: &TimeAxis) -> Chart {
     chart
 }
 
+/// The requests in flight: from every row, or, for a run whose rows were sampled, from the
+/// exact counts per time bucket (the title says which).
+fn in_flight_chart(run: &RunArtifacts, axis: &TimeAxis, id_prefix: &str) -> Chart {
+    let id = format!("{id_prefix}in-flight");
+    if run.records.step() == 1 {
+        let steps = in_flight(run, axis);
+        return Chart::xy(
+            &id,
+            "Requests in flight",
+            TIME,
+            "requests",
+            vec![Series::new("in flight (max per step)", Style::Steps, steps)],
+        );
+    }
+    let steps =
+        run.records.in_flight().levels().into_iter().map(|(at, level)| (axis.seconds(at), level as f64)).collect();
+    let title = format!("Requests in flight (all {} requests, counted per time step)", run.records.total());
+    Chart::xy(&id, &title, TIME, "requests", vec![Series::new("in flight (at the step's edges)", Style::Steps, steps)])
+}
+
 /// The number of requests in flight as a step function, at most `IN_FLIGHT_STEPS` steps,
-/// each step the highest level reached in it; each row counts as `per_row` requests.
-fn in_flight(run: &RunArtifacts, axis: &TimeAxis, per_row: f64) -> Vec<(f64, f64)> {
+/// each step the highest level reached in it.
+fn in_flight(run: &RunArtifacts, axis: &TimeAxis) -> Vec<(f64, f64)> {
     let mut events: Vec<(u64, i64)> =
         run.records.rows().iter().flat_map(|r| [(r.start_ns, 1), (r.end_ns, -1)]).collect();
     // Ends before starts at one instant: a request that ends as another starts is not counted twice.
@@ -112,14 +123,14 @@ fn in_flight(run: &RunArtifacts, axis: &TimeAxis, per_row: f64) -> Vec<(f64, f64
             Some((s, high)) if *s == slot => *high = (*high).max(level),
             _ => {
                 if let Some((s, high)) = current {
-                    steps.push((axis.seconds(first.0 + s * step), high as f64 * per_row));
+                    steps.push((axis.seconds(first.0 + s * step), high as f64));
                 }
                 current = Some((slot, level));
             }
         }
     }
     if let Some((s, high)) = current {
-        steps.push((axis.seconds(first.0 + s * step), high as f64 * per_row));
+        steps.push((axis.seconds(first.0 + s * step), high as f64));
     }
     steps
 }
@@ -191,5 +202,46 @@ mod tests {
         let completed: f64 = requests.iter().map(|(_, rate)| rate * width).sum();
         assert!((completed - 600.0).abs() < 1e-6, "{completed}");
         assert!((tokens[0].1 - requests[0].1 * 10.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_sampled_run_says_so_and_scales_its_counts() {
+        use crate::report::record_sample::Records;
+        let mut records = Records::with_capacity(1000);
+        // 20,000 requests, one a ms, each 10 ms long; 1 in 100 failed.
+        for i in 0..20_000u64 {
+            let row = crate::report::records::RecordRow {
+                start_ns: 1_000_000_000 + i * 1_000_000,
+                end_ns: 1_010_000_000 + i * 1_000_000,
+                phase: records.phase("profiling"),
+                ttft_ms: Some(1.0),
+                itl_ms: None,
+                latency_ms: Some(10.0),
+                isl: None,
+                osl: Some(5.0),
+                error: (i % 100 == 0).then(|| records.error_kind("HTTPError")),
+            };
+            records.push(row);
+        }
+        let run = RunArtifacts {
+            label: "r".into(),
+            dir: Default::default(),
+            summary: serde_json::json!({}),
+            records,
+            server_metrics: Default::default(),
+            gpu: Default::default(),
+        };
+        let axis = TimeAxis::of(&run);
+        let charts = charts(&run, &axis, "");
+        let chart = |id: &str| charts.iter().find(|c| c.id == id).unwrap();
+        assert_eq!(chart("ttft-over-time").title, "Time to first token per request (1 in 32 of 20000 requests)");
+        let ChartBody::Xy(series) = &chart("in-flight").body else { panic!() };
+        let levels: Vec<f64> = series[0].points.iter().map(|p| p.1).collect();
+        assert!(levels[2..levels.len() - 2].iter().all(|&l| l == 10.0), "exact, not 32 a row: {levels:?}");
+        let ChartBody::Xy(series) = &chart("request-throughput").body else { panic!() };
+        let rate: f64 = series[0].points[THROUGHPUT_BINS / 2].1;
+        assert!((rate - 990.0).abs() < 990.0 * 0.1, "about 990 completions/s: {rate}");
+        let ChartBody::StackedBars { layers, .. } = &chart("errors-over-time").body else { panic!() };
+        assert_eq!(layers[0].1.iter().sum::<f64>(), 200.0, "every failure counted: {layers:?}");
     }
 }

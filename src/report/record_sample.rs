@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use super::in_flight_counts::InFlightCounts;
 use super::records::RecordRow;
 
 /// Rows kept at most (about 14 MB); a run of up to this many requests is drawn from every row.
@@ -57,8 +58,8 @@ impl<T> Systematic<T> {
 }
 
 /// The records of one run: a sample of the rows, the failed requests (sampled the same way,
-/// apart), and exact over every row: the count, the first start, the last end and each
-/// phase's first start. Phase names and error kinds are shared, not one `String` a row.
+/// apart), and exact over every row: the count, the first start, the last end, each phase's
+/// first start and the requests in flight per time bucket. Phase names and error kinds are shared, not one `String` a row.
 #[derive(Debug, Clone)]
 pub struct Records {
     rows: Systematic<RecordRow>,
@@ -69,6 +70,7 @@ pub struct Records {
     kinds: Vec<Arc<str>>,
     first_start_ns: Option<u64>,
     last_end_ns: u64,
+    in_flight: InFlightCounts,
 }
 
 impl Default for Records {
@@ -95,6 +97,7 @@ impl Records {
             kinds: Vec::new(),
             first_start_ns: None,
             last_end_ns: 0,
+            in_flight: InFlightCounts::default(),
         }
     }
 
@@ -119,6 +122,7 @@ impl Records {
     pub fn push(&mut self, row: RecordRow) {
         self.first_start_ns = Some(self.first_start_ns.map_or(row.start_ns, |first| first.min(row.start_ns)));
         self.last_end_ns = self.last_end_ns.max(row.end_ns);
+        self.in_flight.add(row.start_ns, row.end_ns);
         let phase = self.phase(&row.phase);
         if let Some((_, first)) = self.phases.iter_mut().find(|(known, _)| Arc::ptr_eq(known, &phase)) {
             *first = (*first).min(row.start_ns);
@@ -147,6 +151,11 @@ impl Records {
     /// The (end, kind) of the failed requests kept, and how many each stands for.
     pub fn errors(&self) -> (&[(u64, Arc<str>)], u64) {
         (self.errors.kept(), self.errors.step())
+    }
+
+    /// The requests in flight, counted over every record.
+    pub fn in_flight(&self) -> &InFlightCounts {
+        &self.in_flight
     }
 
     pub fn first_start_ns(&self) -> Option<u64> {
