@@ -4,7 +4,7 @@
 use super::artifacts::RunArtifacts;
 use super::chart::{Chart, Series, Style};
 use super::downsample;
-use super::records::RecordRow;
+use super::record_row::RecordRow;
 
 const BINS: usize = 40;
 const CDF_POINTS: usize = 200;

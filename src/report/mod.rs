@@ -16,6 +16,7 @@ mod over_time;
 mod page;
 mod parquet_records;
 mod png;
+mod record_row;
 mod record_sample;
 mod records;
 mod scrapes;

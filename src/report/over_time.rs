@@ -24,7 +24,7 @@ pub fn charts(run: &RunArtifacts, axis: &TimeAxis, id_prefix: &str) -> Vec<Chart
     let note = run.records.sample_note();
     let per_row = run.records.step() as f64;
     let mut charts = Vec::new();
-    let scatter = |id: &str, title: &str, pick: fn(&super::records::RecordRow) -> Option<f64>| {
+    let scatter = |id: &str, title: &str, pick: fn(&super::record_row::RecordRow) -> Option<f64>| {
         let points: Vec<(f64, f64)> =
             records.iter().filter_map(|r| pick(r).map(|v| (axis.seconds(r.start_ns), v))).collect();
         marked(
@@ -210,7 +210,7 @@ mod tests {
         let mut records = Records::with_capacity(1000);
         // 20,000 requests, one a ms, each 10 ms long; 1 in 100 failed.
         for i in 0..20_000u64 {
-            let row = crate::report::records::RecordRow {
+            let row = crate::report::record_row::RecordRow {
                 start_ns: 1_000_000_000 + i * 1_000_000,
                 end_ns: 1_010_000_000 + i * 1_000_000,
                 phase: records.phase("profiling"),

@@ -12,8 +12,9 @@ use arrow_schema::DataType;
 use parquet::arrow::ProjectionMask;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
+use super::record_row::RecordRow;
 use super::record_sample::Records;
-use super::records::{RecordRow, error_label};
+use super::records::error_label;
 
 const COLUMNS: [&str; 11] = [
     "request_start_ns",

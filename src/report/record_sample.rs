@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use super::in_flight_counts::InFlightCounts;
-use super::records::RecordRow;
+use super::record_row::RecordRow;
 
 /// Rows kept at most (about 14 MB); a run of up to this many requests is drawn from every row.
 pub const SAMPLE_ROWS: usize = 100_000;

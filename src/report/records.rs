@@ -4,29 +4,12 @@
 use std::borrow::Cow;
 use std::io::BufRead;
 use std::path::Path;
-use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use serde::Deserialize;
 
+use super::record_row::RecordRow;
 use super::record_sample::Records;
-
-/// One request as the report sees it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RecordRow {
-    /// Wall clock, ns since the Unix epoch.
-    pub start_ns: u64,
-    pub end_ns: u64,
-    /// Shared by every row of the phase (see `Records::phase`).
-    pub phase: Arc<str>,
-    pub ttft_ms: Option<f64>,
-    pub itl_ms: Option<f64>,
-    pub latency_ms: Option<f64>,
-    pub isl: Option<f64>,
-    pub osl: Option<f64>,
-    /// The error's type (`"HTTPError"`, `"Timeout"`, …); `None` for a request that succeeded.
-    pub error: Option<Arc<str>>,
-}
 
 #[derive(Deserialize)]
 struct Line<'a> {

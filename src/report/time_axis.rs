@@ -44,7 +44,7 @@ impl TimeAxis {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::records::RecordRow;
+    use crate::report::record_row::RecordRow;
 
     #[test]
     fn phase_windows_are_placed_by_the_first_request() {
