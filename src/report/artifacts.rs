@@ -11,7 +11,8 @@ use anyhow::{Context, Result, bail};
 use serde_json::Value;
 
 use super::parquet_records;
-use super::records::{self, RecordRow};
+use super::record_sample::Records;
+use super::records;
 use super::scrapes::{self, GpuFields, Timeline};
 use crate::export::ArtifactNames;
 
@@ -29,7 +30,7 @@ pub struct RunArtifacts {
     pub label: String,
     pub dir: PathBuf,
     pub summary: Value,
-    pub records: Vec<RecordRow>,
+    pub records: Records,
     pub server_metrics: BTreeMap<String, Timeline>,
     pub gpu: GpuFields,
 }
@@ -171,13 +172,12 @@ fn read_run(root: &Path, Summary { path: summary_path, prefix }: Summary) -> Res
     let summary = read_json(&summary_path)?;
     let records_path = dir.join(names.records());
     let parquet_path = dir.join(names.records_parquet());
-    let records = if records_path.is_file() {
-        records::read(&records_path)?
+    let mut records = Records::default();
+    if records_path.is_file() {
+        records::read_into(&records_path, &mut records)?;
     } else if parquet_path.is_file() {
-        parquet_records::read(&parquet_path)?
-    } else {
-        Vec::new()
-    };
+        parquet_records::read_into(&parquet_path, &mut records)?;
+    }
     let server_path = dir.join(names.server_metrics(crate::plan::ServerMetricsFormat::Jsonl));
     let server_metrics =
         if server_path.is_file() { scrapes::read_server_metrics(&server_path)? } else { BTreeMap::new() };
@@ -234,8 +234,8 @@ mod tests {
         let input = read(std::slice::from_ref(&sweep)).unwrap();
         let labels: Vec<&str> = input.runs.iter().map(|r| r.label.as_str()).collect();
         assert_eq!(labels, ["users_1", "users_2", "users_4", "users_16"]);
-        assert_eq!(input.runs[0].records.len(), 1, "the prefixed records file is found");
-        assert_eq!(input.runs[2].records.len(), 1, "an earlier build's prefixed records are found");
+        assert_eq!(input.runs[0].records.total(), 1, "the prefixed records file is found");
+        assert_eq!(input.runs[2].records.total(), 1, "an earlier build's prefixed records are found");
         assert_eq!(input.runs[1].stat("request_throughput", "avg"), Some(2.0));
         assert_eq!(input.sweep_parameters, ["users"]);
     }

@@ -148,7 +148,7 @@ mod tests {
             label: "run".into(),
             dir: "run".into(),
             summary,
-            records: Vec::new(),
+            records: Default::default(),
             server_metrics: Default::default(),
             gpu: Default::default(),
         };

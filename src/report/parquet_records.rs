@@ -1,5 +1,5 @@
-//! The rows of `profile_export.parquet` (when a run kept no jsonl), read into the report's
-//! compact rows: only the columns the report draws are read.
+//! The rows of `profile_export.parquet` (when a run kept no jsonl), read batch by batch into
+//! the report's compact rows: only the columns the report draws are read.
 
 use std::fs::File;
 use std::path::Path;
@@ -12,7 +12,9 @@ use arrow_schema::DataType;
 use parquet::arrow::ProjectionMask;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
-use super::records::{RecordRow, error_label};
+use super::record_row::RecordRow;
+use super::record_sample::Records;
+use super::records::error_label;
 
 const COLUMNS: [&str; 11] = [
     "request_start_ns",
@@ -28,19 +30,18 @@ const COLUMNS: [&str; 11] = [
     "error_code",
 ];
 
-/// Every record of the file at `path`, in file order.
-pub fn read(path: &Path) -> Result<Vec<RecordRow>> {
+/// Every record of the file at `path`, in file order, into `records`.
+pub fn read_into(path: &Path, records: &mut Records) -> Result<()> {
     let file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
     let builder = ParquetRecordBatchReaderBuilder::try_new(file)
         .with_context(|| format!("{} is not a Parquet file", path.display()))?;
     let mask = ProjectionMask::columns(builder.parquet_schema(), COLUMNS);
     let reader = builder.with_projection(mask).build().with_context(|| format!("cannot read {}", path.display()))?;
-    let mut rows = Vec::new();
     for batch in reader {
         let batch = batch.with_context(|| format!("cannot read {}", path.display()))?;
-        push_rows(&batch, &mut rows).with_context(|| format!("{} is not a profile_export.parquet", path.display()))?;
+        push_rows(&batch, records).with_context(|| format!("{} is not a profile_export.parquet", path.display()))?;
     }
-    Ok(rows)
+    Ok(())
 }
 
 /// A numeric column as floats: floats as they are, decimals (the times in ms) scaled.
@@ -56,7 +57,7 @@ fn floats(batch: &RecordBatch, name: &str) -> Result<Float64Array> {
     }
 }
 
-fn push_rows(batch: &RecordBatch, rows: &mut Vec<RecordRow>) -> Result<()> {
+fn push_rows(batch: &RecordBatch, records: &mut Records) -> Result<()> {
     fn column<'a, T: Array + 'static>(batch: &'a RecordBatch, name: &str) -> Result<&'a T> {
         let Some(column) = batch.column_by_name(name) else { bail!("no column `{name}`") };
         match column.as_any().downcast_ref::<T>() {
@@ -76,22 +77,26 @@ fn push_rows(batch: &RecordBatch, rows: &mut Vec<RecordRow>) -> Result<()> {
         .map(|name| floats(batch, name))
         .collect::<Result<Vec<_>>>()?;
     let number = |at: usize, row: usize| numbers[at].is_valid(row).then(|| numbers[at].value(row));
-    let text = |array: &StringArray, row: usize| array.is_valid(row).then(|| array.value(row).to_string());
+    fn text(array: &StringArray, row: usize) -> Option<&str> {
+        array.is_valid(row).then(|| array.value(row))
+    }
     for row in 0..batch.num_rows() {
         let start_ns = start.value(row);
         let code = error_code.is_valid(row).then(|| error_code.value(row).to_string());
         let kind = text(error_type, row);
-        rows.push(RecordRow {
+        let error = (kind.is_some() || code.is_some()).then(|| error_label(kind, code));
+        let row = RecordRow {
             start_ns,
             end_ns: end.value(row).max(start_ns),
-            phase: text(phase_name, row).or_else(|| text(benchmark_phase, row)).unwrap_or_default(),
+            phase: records.phase(text(phase_name, row).or_else(|| text(benchmark_phase, row)).unwrap_or_default()),
             ttft_ms: number(0, row),
             itl_ms: number(1, row),
             latency_ms: number(2, row),
             isl: number(3, row),
             osl: number(4, row),
-            error: (kind.is_some() || code.is_some()).then(|| error_label(kind, code)),
-        });
+            error: error.map(|label| records.error_kind(&label)),
+        };
+        records.push(row);
     }
     Ok(())
 }

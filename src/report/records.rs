@@ -1,46 +1,35 @@
-//! The per-request lines of `profile_export.jsonl`, read into compact rows: when each request
-//! started and ended, its phase, the few metrics the report draws, and its error kind.
+//! The per-request lines of `profile_export.jsonl`, read one at a time into compact rows: when
+//! each request started and ended, its phase, the few metrics the report draws, its error kind.
 
+use std::borrow::Cow;
 use std::io::BufRead;
 use std::path::Path;
 
 use anyhow::{Context, Result};
 use serde::Deserialize;
 
-/// One request as the report sees it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RecordRow {
-    /// Wall clock, ns since the Unix epoch.
-    pub start_ns: u64,
-    pub end_ns: u64,
-    pub phase: String,
-    pub ttft_ms: Option<f64>,
-    pub itl_ms: Option<f64>,
-    pub latency_ms: Option<f64>,
-    pub isl: Option<f64>,
-    pub osl: Option<f64>,
-    /// The error's type (`"HTTPError"`, `"Timeout"`, …); `None` for a request that succeeded.
-    pub error: Option<String>,
-}
+use super::record_row::RecordRow;
+use super::record_sample::Records;
 
 #[derive(Deserialize)]
-struct Line {
-    metadata: Metadata,
+struct Line<'a> {
+    #[serde(borrow)]
+    metadata: Metadata<'a>,
     #[serde(default)]
     metrics: Metrics,
-    #[serde(default)]
-    error: Option<ErrorBlock>,
+    #[serde(default, borrow)]
+    error: Option<ErrorBlock<'a>>,
 }
 
 #[derive(Deserialize)]
-struct Metadata {
+struct Metadata<'a> {
     request_start_ns: u64,
     #[serde(default)]
     request_end_ns: Option<u64>,
-    #[serde(default)]
-    phase_name: Option<String>,
-    #[serde(default)]
-    benchmark_phase: Option<String>,
+    #[serde(default, borrow)]
+    phase_name: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    benchmark_phase: Option<Cow<'a, str>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -58,50 +47,59 @@ struct Value {
 }
 
 #[derive(Deserialize)]
-struct ErrorBlock {
-    #[serde(rename = "type", default)]
-    kind: Option<String>,
+struct ErrorBlock<'a> {
+    #[serde(rename = "type", default, borrow)]
+    kind: Option<Cow<'a, str>>,
     #[serde(default)]
     code: Option<serde_json::Value>,
 }
 
-/// Every record of the file at `path`, in file order; a line that is not a record names the
-/// file and the line.
-pub fn read(path: &Path) -> Result<Vec<RecordRow>> {
+/// Every record of the file at `path`, in file order, into `records`; a line that is not a
+/// record names the file and the line.
+pub fn read_into(path: &Path, records: &mut Records) -> Result<()> {
     let file = std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
-    let mut rows = Vec::new();
-    for (index, line) in std::io::BufReader::with_capacity(1 << 20, file).lines().enumerate() {
-        let line = line.with_context(|| format!("cannot read {} line {}", path.display(), index + 1))?;
+    let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
+    let mut line = String::new();
+    for number in 1.. {
+        line.clear();
+        let read =
+            reader.read_line(&mut line).with_context(|| format!("cannot read {} line {number}", path.display()))?;
+        if read == 0 {
+            break;
+        }
         if line.trim().is_empty() {
             continue;
         }
         let parsed: Line = serde_json::from_str(&line)
-            .with_context(|| format!("{} line {}: not a profile record", path.display(), index + 1))?;
-        rows.push(row_of(parsed));
+            .with_context(|| format!("{} line {number}: not a profile record", path.display()))?;
+        let row = row_of(parsed, records);
+        records.push(row);
     }
-    Ok(rows)
+    Ok(())
 }
 
-fn row_of(line: Line) -> RecordRow {
+fn row_of(line: Line, records: &mut Records) -> RecordRow {
     let Line { metadata, metrics, error } = line;
     let value = |v: Option<Value>| v.map(|v| v.value);
+    let error = error
+        .map(|e| error_label(e.kind.as_deref(), e.code.filter(|code| !code.is_null()).map(|code| code.to_string())));
     RecordRow {
         start_ns: metadata.request_start_ns,
         end_ns: metadata.request_end_ns.unwrap_or(metadata.request_start_ns).max(metadata.request_start_ns),
-        phase: metadata.phase_name.or(metadata.benchmark_phase).unwrap_or_default(),
+        phase: records.phase(metadata.phase_name.or(metadata.benchmark_phase).as_deref().unwrap_or_default()),
         ttft_ms: value(metrics.time_to_first_token),
         itl_ms: value(metrics.inter_token_latency),
         latency_ms: value(metrics.request_latency),
         isl: value(metrics.input_sequence_length),
         osl: value(metrics.output_sequence_length),
-        error: error.map(|e| error_label(e.kind, e.code.filter(|code| !code.is_null()).map(|code| code.to_string()))),
+        error: error.map(|label| records.error_kind(&label)),
     }
 }
 
 /// A failed record's label: its error type, else its status code, else `error`.
-pub(super) fn error_label(kind: Option<String>, code: Option<String>) -> String {
+pub(super) fn error_label(kind: Option<&str>, code: Option<String>) -> String {
     match (kind, code) {
-        (Some(kind), _) if !kind.is_empty() => kind,
+        (Some(kind), _) if !kind.is_empty() => kind.to_string(),
         (_, Some(code)) => format!("code {code}"),
         _ => "error".to_string(),
     }
@@ -125,12 +123,14 @@ mod tests {
             ),
         )
         .unwrap();
-        let rows = read(&path).unwrap();
+        let mut records = Records::default();
+        read_into(&path, &mut records).unwrap();
+        let rows = records.rows();
         assert_eq!(rows.len(), 2);
         assert_eq!((rows[0].start_ns, rows[0].end_ns, rows[0].ttft_ms), (100, 300, Some(12.5)));
-        assert_eq!(rows[0].phase, "load");
+        assert_eq!(&*rows[0].phase, "load");
         assert_eq!(rows[1].error.as_deref(), Some("HTTPError"));
-        assert_eq!((rows[1].end_ns, rows[1].phase.as_str()), (200, "profiling"));
+        assert_eq!((rows[1].end_ns, &*rows[1].phase), (200, "profiling"));
     }
 
     #[test]
@@ -138,7 +138,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("profile_export.jsonl");
         std::fs::write(&path, "{\"metadata\":{\"request_start_ns\":1}}\nnot json\n").unwrap();
-        let message = format!("{:#}", read(&path).unwrap_err());
+        let message = format!("{:#}", read_into(&path, &mut Records::default()).unwrap_err());
         assert!(message.contains("profile_export.jsonl line 2"), "{message}");
     }
 }

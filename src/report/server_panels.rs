@@ -142,7 +142,7 @@ mod tests {
             label: "r".into(),
             dir: Default::default(),
             summary: serde_json::json!({}),
-            records: Vec::new(),
+            records: Default::default(),
             server_metrics: Default::default(),
             gpu: [("nvidia_gpu_utilization".to_string(), gpus.clone()), ("nvidia_power_usage".to_string(), gpus)]
                 .into_iter()

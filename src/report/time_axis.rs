@@ -12,13 +12,13 @@ pub struct TimeAxis {
 
 impl TimeAxis {
     pub fn of(run: &RunArtifacts) -> Self {
-        let first_start = run.records.iter().map(|r| r.start_ns).min().unwrap_or(0);
+        let first_start = run.records.first_start_ns().unwrap_or(0);
         let phases = run.summary["phases"].as_array().cloned().unwrap_or_default();
         let window_start = |phase: &serde_json::Value| phase["window_start_ns"].as_u64();
         // The wall-clock time of the run clock's zero, from the earliest request of a phase.
         let anchor = phases.iter().find_map(|phase| {
             let name = phase["name"].as_str()?;
-            let first = run.records.iter().filter(|r| r.phase == name).map(|r| r.start_ns).min()?;
+            let first = run.records.phase_first_start_ns(name)?;
             first.checked_sub(window_start(phase)?)
         });
         let Some(anchor) = anchor else {
@@ -44,7 +44,7 @@ impl TimeAxis {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::records::RecordRow;
+    use crate::report::record_row::RecordRow;
 
     #[test]
     fn phase_windows_are_placed_by_the_first_request() {
@@ -66,7 +66,7 @@ mod tests {
                 {"name": "warmup", "window_start_ns": 1_000_000_000u64},
                 {"name": "load", "window_start_ns": 3_000_000_000u64}
             ]}),
-            records: vec![row(10_000_000_000, "load"), row(11_000_000_000, "load")],
+            records: [row(10_000_000_000, "load"), row(11_000_000_000, "load")].into_iter().collect(),
             server_metrics: Default::default(),
             gpu: Default::default(),
         };

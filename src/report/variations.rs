@@ -100,7 +100,7 @@ mod tests {
             label: label.to_string(),
             dir: label.into(),
             summary,
-            records: Vec::new(),
+            records: Default::default(),
             server_metrics: BTreeMap::new(),
             gpu: BTreeMap::new(),
         }
