@@ -96,7 +96,7 @@ impl WatermarkFeed {
             }
             _ => None,
         };
-        if self.pending.is_none() && self.processed % RECORDS_PER_LOOK == 0 {
+        if self.pending.is_none() && self.processed.is_multiple_of(RECORDS_PER_LOOK) {
             // The counts first, then the records sent: a request no longer counted was sent before.
             let watermark_ns = self.starts.oldest(self.given_ns, now_ns);
             self.pending = Some((watermark_ns, self.starts.sent.load(Ordering::Acquire)));
