@@ -524,13 +524,15 @@ async fn send_through<A>(
         index_in_phase: request.request_index,
         dataset_index: request.dataset_index,
     };
-    let mut record = RequestRecord::new(
+    // Boxed: the task of a request that streams would otherwise hold the whole record inline,
+    // which put it past mimalloc's 4 KiB size class (docs/performance.md).
+    let mut record = Box::new(RequestRecord::new(
         origin,
         request.x_request_id,
         request.scheduled_ns,
         request.input_tokens,
         request.max_tokens,
-    );
+    ));
     record.turn = request.turn;
     record.audio_seconds = request.audio_seconds;
     record.agent = request.agent.or_else(|| agent_place(ctx, request.dataset_index, request.turn));
@@ -620,7 +622,7 @@ async fn send_through<A>(
         // The metrics thread outlives every phase; a send can only fail if it died, and then
         // its own error is what gets reported.
         ctx.in_flight_starts.note_sent();
-        let _ = ctx.sink.send(record);
+        let _ = ctx.sink.send(*record);
     }
     answer
 }
