@@ -731,7 +731,7 @@ impl MetricsThread {
                     if let Err(e) = processor.process(record) {
                         first_error.get_or_insert(e);
                     }
-                    if let Some(watermark_ns) = watermark.after_record(clock.now_ns()) {
+                    if let Some(watermark_ns) = watermark.after_record(|| clock.now_ns()) {
                         processor.advance_watermark(watermark_ns);
                     }
                 }

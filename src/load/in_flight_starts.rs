@@ -61,10 +61,9 @@ impl InFlightStarts {
     /// of `now_ns`'s epoch when there is none.
     fn oldest(&self, from_ns: u64, now_ns: u64) -> u64 {
         let (first, last) = (from_ns >> EPOCH_SHIFT, now_ns >> EPOCH_SHIFT);
-        let scanned = (first..=last).take(EPOCHS as usize);
+        let mut scanned = (first..=last).take(EPOCHS as usize);
         // Past the ring's length every slot has been looked at: all empty, nothing is in flight.
-        scanned.into_iter().find(|epoch| self.epochs[slot(*epoch)].load(Ordering::Acquire) != 0).unwrap_or(last)
-            << EPOCH_SHIFT
+        scanned.find(|epoch| self.epochs[slot(*epoch)].load(Ordering::Acquire) != 0).unwrap_or(last) << EPOCH_SHIFT
     }
 }
 
@@ -83,8 +82,9 @@ impl WatermarkFeed {
         Self { starts, processed: 0, pending: None, given_ns: 0 }
     }
 
-    /// After each record processed, at `now_ns` (run clock): the watermark to give now, if any.
-    pub fn after_record(&mut self, now_ns: u64) -> Option<u64> {
+    /// After each record processed: the watermark to give now, if any; `now_ns` (run clock) is
+    /// read only when a new one is looked for.
+    pub fn after_record(&mut self, now_ns: impl FnOnce() -> u64) -> Option<u64> {
         self.processed += 1;
         let ready = match self.pending {
             Some((watermark_ns, sent)) if self.processed >= sent => {
@@ -98,7 +98,7 @@ impl WatermarkFeed {
         };
         if self.pending.is_none() && self.processed.is_multiple_of(RECORDS_PER_LOOK) {
             // The counts first, then the records sent: a request no longer counted was sent before.
-            let watermark_ns = self.starts.oldest(self.given_ns, now_ns);
+            let watermark_ns = self.starts.oldest(self.given_ns, now_ns());
             self.pending = Some((watermark_ns, self.starts.sent.load(Ordering::Acquire)));
         }
         ready
@@ -137,13 +137,13 @@ mod tests {
         for _ in 0..RECORDS_PER_LOOK + 10 {
             starts.note_sent();
         }
-        let given: Vec<u64> = (0..RECORDS_PER_LOOK).filter_map(|_| feed.after_record(9 * EPOCH_NS)).collect();
+        let given: Vec<u64> = (0..RECORDS_PER_LOOK).filter_map(|_| feed.after_record(|| 9 * EPOCH_NS)).collect();
         assert!(given.is_empty(), "the first look comes after {RECORDS_PER_LOOK} records");
         // Found at the look (5 epochs: the request in flight), given once the 10 more sent are processed.
-        let given: Vec<u64> = (0..10).filter_map(|_| feed.after_record(9 * EPOCH_NS)).collect();
+        let given: Vec<u64> = (0..10).filter_map(|_| feed.after_record(|| 9 * EPOCH_NS)).collect();
         assert_eq!(given, vec![5 * EPOCH_NS]);
         drop(in_flight);
-        let given: Vec<u64> = (0..2 * RECORDS_PER_LOOK).filter_map(|_| feed.after_record(12 * EPOCH_NS)).collect();
+        let given: Vec<u64> = (0..2 * RECORDS_PER_LOOK).filter_map(|_| feed.after_record(|| 12 * EPOCH_NS)).collect();
         assert_eq!(given, vec![12 * EPOCH_NS], "then up to now's epoch, and never given twice");
     }
 }
