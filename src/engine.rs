@@ -1,6 +1,8 @@
 //! The engine: executes one Plan end to end (mock, tokenizer, dataset, client, phases,
 //! metrics thread, exports) and returns its `RunResult`.
 
+mod metrics_thread;
+
 use std::borrow::Cow;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -16,18 +18,13 @@ use crate::collectors::{self, RunCollectors};
 use crate::control::failed_requests::{FailedRequestWatch, FailedRequestsExceeded};
 use crate::control::server_requests::ServerControlRequests;
 use crate::dataset::{self, tokenizer::Tokenizer};
-use crate::export::jsonl::RecordsJsonlWriter;
-use crate::export::raw_jsonl::RawJsonlWriter;
-use crate::export::records_parquet::RecordsParquetWriter;
 use crate::export::segment_files::{SegmentInfo, SegmentPhase, SegmentRecordsWriter};
 use crate::export::segment_histograms::SegmentHistogramsWriter;
-use crate::live::{LiveFeed, LiveMetrics, LiveServer};
+use crate::live::{LiveMetrics, LiveServer};
 use crate::load::in_flight_starts::{InFlightStarts, WatermarkFeed};
 use crate::load::scripted::SessionHook;
 use crate::load::{self, LoadContext, PhaseCounters, PhaseRun};
-use crate::metrics::network_adjusted::NetworkRtt;
 use crate::metrics::record_sink::RecordSink;
-use crate::metrics::{MetricsContext, RecordProcessor};
 use crate::outputs::otel::OtelPusher;
 use crate::plan::segment::{self, ExecutionSegment};
 use crate::plan::{
@@ -37,6 +34,8 @@ use crate::result::RunResult;
 use crate::rng::SeededRng;
 use crate::ui::progress::PhaseProgress;
 use crate::{export, start_at, ui};
+use metrics_thread::{IncomingRecords, MetricsThread};
+pub(crate) use metrics_thread::{metrics_context, record_processor};
 
 /// How a plan is run (not part of the plan itself).
 #[derive(Debug, Clone)]
@@ -603,162 +602,6 @@ fn connect(plan: &Plan, endpoint: &crate::plan::Endpoint, clock: RunClock) -> Re
         .with_context(|| format!("endpoint {}", plan.endpoint.url))?
         .keep_trace_details(plan.export.http_trace)
         .keep_raw(plan.export.level == ExportLevel::Raw))
-}
-
-/// What the metrics of a run of `plan` against `endpoint` need to know.
-pub(crate) fn metrics_context(
-    plan: &Plan,
-    endpoint: &crate::plan::Endpoint,
-    tokenizer: Arc<Tokenizer>,
-    clock: RunClock,
-    images_per_entry: Vec<u32>,
-) -> MetricsContext {
-    MetricsContext {
-        streaming: endpoint.streaming,
-        tokenizer,
-        clock,
-        produces_tokens: endpoint.kind.produces_tokens(),
-        use_server_token_count: plan.use_server_token_count,
-        images_per_entry,
-        fixed_schedule_phases: plan
-            .phases
-            .iter()
-            .enumerate()
-            .filter(|(_, phase)| matches!(phase.mode, crate::plan::LoadMode::Schedule(_)))
-            .map(|(index, _)| index)
-            .collect(),
-    }
-}
-
-/// The record processor of a run of `plan` with its jsonl files: the live run's metrics thread
-/// and `aiperf merge` (which feeds it every segment's records) measure with the same one.
-pub(crate) fn record_processor(
-    plan: &Plan,
-    metrics_context: MetricsContext,
-    artifact_dir: &std::path::Path,
-    profiling_start_ns: &Arc<std::sync::OnceLock<u64>>,
-    accuracy: Option<crate::accuracy::AccuracyBlocks>,
-) -> Result<RecordProcessor> {
-    let names = export::ArtifactNames::new(plan.export.prefix.as_deref());
-    let slos = crate::metrics::goodput::Slos::from_plan(&plan.slos).map_err(anyhow::Error::msg)?;
-    let slicing = plan.export.slice_duration_ns.map(|slice_ns| crate::metrics::timeslices::Timeslicing {
-        slice_ns,
-        profiling_start_ns: profiling_start_ns.clone(),
-    });
-    let clock = metrics_context.clock;
-    let mut processor = RecordProcessor::new(metrics_context).with_slos(slos).with_timeslices(slicing);
-    match crate::metrics::spill::Spill::in_dir(artifact_dir, crate::metrics::spill::RUN_VALUES) {
-        Ok(spill) => processor = processor.with_spill(spill),
-        Err(error) => tracing::warn!(
-            "no spill file in {} ({error}): the run keeps every metric value in memory",
-            artifact_dir.display()
-        ),
-    }
-    if let Some(crate::accuracy::AccuracyBlocks::Live(grading)) = &accuracy {
-        processor = processor.with_sink(Box::new(crate::accuracy::GradingSink(grading.clone())));
-    }
-    let formats = plan.export.record_formats;
-    if plan.export.level.writes_records() && formats.jsonl {
-        let writer = RecordsJsonlWriter::create(&artifact_dir.join(names.records()), clock)?
-            .with_http_trace(plan.export.http_trace)
-            .with_accuracy(accuracy);
-        processor = processor.with_sink(Box::new(writer));
-    }
-    if plan.export.level.writes_records() && formats.parquet {
-        let path = artifact_dir.join(names.records_parquet());
-        processor = processor.with_sink(Box::new(RecordsParquetWriter::create(&path, clock, plan.export.http_trace)?));
-    }
-    if plan.export.level == ExportLevel::Raw {
-        processor = processor.with_sink(Box::new(RawJsonlWriter::create(&artifact_dir.join(names.raw()), clock)?));
-    }
-    Ok(processor)
-}
-
-/// The records the requests send, and when the in-flight curves before a time can be swept.
-struct IncomingRecords {
-    records: std::sync::mpsc::Receiver<crate::record::RequestRecord>,
-    watermark: WatermarkFeed,
-}
-
-/// The metrics thread: every record is measured and written as it arrives.
-struct MetricsThread {
-    thread: std::thread::JoinHandle<Result<crate::metrics::ProcessedMetrics>>,
-    /// The round trip the run subtracts, known once the phases are over.
-    network_rtt: std::sync::mpsc::Sender<Option<NetworkRtt>>,
-    /// Set when the first phase whose records feed the metrics starts: timeslices count from it.
-    profiling_start_ns: Arc<std::sync::OnceLock<u64>>,
-}
-
-impl MetricsThread {
-    fn start(
-        plan: &Plan,
-        metrics_context: MetricsContext,
-        artifact_dir: &std::path::Path,
-        incoming: IncomingRecords,
-        live: Option<Arc<LiveMetrics>>,
-        segment_sinks: Vec<Box<dyn RecordSink>>,
-        grading: Option<Arc<crate::accuracy::Grading>>,
-    ) -> Result<Self> {
-        let profiling_start_ns = Arc::new(std::sync::OnceLock::new());
-        let (network_rtt, network_rtt_received) = std::sync::mpsc::channel();
-        let accuracy = grading.map(crate::accuracy::AccuracyBlocks::Live);
-        let clock = metrics_context.clock;
-        let IncomingRecords { records, mut watermark } = incoming;
-        let mut processor = record_processor(plan, metrics_context, artifact_dir, &profiling_start_ns, accuracy)?;
-        if let Some(live) = live {
-            processor = processor.with_sink(Box::new(LiveFeed(live)));
-        }
-        for sink in segment_sinks {
-            processor = processor.with_sink(sink);
-        }
-        let thread = std::thread::Builder::new()
-            .name("aiperf-metrics".into())
-            .spawn(move || -> Result<_> {
-                let mut first_error = None;
-                loop {
-                    let record = match records.try_recv() {
-                        Ok(record) => record,
-                        Err(std::sync::mpsc::TryRecvError::Empty) => {
-                            // Before waiting, what was processed goes to the files.
-                            if let Err(e) = processor.caught_up() {
-                                first_error.get_or_insert(e);
-                            }
-                            let Ok(record) = records.recv() else { break };
-                            record
-                        }
-                        Err(std::sync::mpsc::TryRecvError::Disconnected) => break,
-                    };
-                    if let Err(e) = processor.process(record) {
-                        first_error.get_or_insert(e);
-                    }
-                    if let Some(watermark_ns) = watermark.after_record(|| clock.now_ns()) {
-                        processor.advance_watermark(watermark_ns);
-                    }
-                }
-                // Sent once the phases are over; a run that failed before sends nothing.
-                let network_rtt: Option<NetworkRtt> = network_rtt_received.recv().ok().flatten();
-                let finished = processor.finish_adjusted(network_rtt.as_ref())?;
-                match first_error {
-                    Some(e) => Err(e),
-                    None => Ok(finished),
-                }
-            })
-            .context("cannot start the metrics thread")?;
-        Ok(Self { thread, network_rtt, profiling_start_ns })
-    }
-
-    /// The metrics, once every record sender is gone, with the latencies less `network_rtt`
-    /// as network_adjusted_* metrics when there is one.
-    async fn join(self, network_rtt: Option<NetworkRtt>) -> Result<crate::metrics::ProcessedMetrics> {
-        // The thread may have stopped on an error already; its join says why.
-        let _ = self.network_rtt.send(network_rtt);
-        let thread = self.thread;
-        tokio::task::spawn_blocking(move || thread.join())
-            .await
-            .context("the metrics thread was lost")?
-            .map_err(|_| anyhow::anyhow!("the metrics thread panicked"))?
-            .context("computing metrics")
-    }
 }
 
 /// Every phase in order (until a stop), with the collectors told each one's start and end;
