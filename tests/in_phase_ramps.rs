@@ -240,7 +240,6 @@ fn a_concurrency_ramp_adds_one_user_at_each_step() {
     assert_eq!(run.code(), Some(0), "{}", run.stderr());
     let records = run.records("users_ramp");
     let spans = spans_s(&records, |r, _| ns(r, "request_end_ns"));
-    let mut exact = 0;
     for step in 0..7 {
         let allowed = step + 1;
         let peak = peak_between(&spans, 0.2 * step as f64, 0.2 * (step + 1) as f64 - START_LAG_S);
@@ -250,11 +249,12 @@ fn a_concurrency_ramp_adds_one_user_at_each_step() {
             0.2 * step as f64,
             0.2 * (step + 1) as f64
         );
+        // Every user of the step in flight together at some moment of it (an instant sample can
+        // fall in one user's gap between two requests when the machine is busy).
+        assert_eq!(peak, allowed, "the step from {:.1} s never had its {allowed} users in flight", 0.2 * step as f64);
         let mid_step = held_at(&spans, 0.2 * step as f64 + 0.1);
         assert!(mid_step + 1 >= allowed, "{mid_step} in flight at {:.1} s, {allowed} users", 0.2 * step as f64 + 0.1);
-        exact += usize::from(mid_step == allowed);
     }
-    assert!(exact >= 5, "only {exact} of 7 mid-step samples had every user in flight");
     assert_eq!(peak_between(&spans, 1.45, 2.1), 8, "the target holds after the ramp");
     let summary = run.summary("users_ramp");
     let check = &summary["client_self_check"][0];
