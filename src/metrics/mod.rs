@@ -7,6 +7,7 @@ pub mod aggregate;
 mod by_url;
 pub mod derived;
 pub mod errors;
+pub mod exact_sum;
 pub mod goodput;
 pub mod histograms;
 pub mod http_trace;

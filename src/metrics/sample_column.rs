@@ -5,17 +5,18 @@
 //! selected in a small column, counted in a large one (a histogram of the top 16 bits finds
 //! each rank's bucket, a second pass counts the low 16 bits of those buckets only). The first
 //! value that does not round-trip bit for bit (a rate, a latency past 4.29 s) turns the column
-//! into plain `f64`s, whose stats are computed as before. With a `Spill`, a column that
-//! reaches `run_values` values writes them out as a sorted run and starts again: the counting
-//! reads only the runs' stretches in the wanted buckets, a float column's stats come from the
-//! runs merged in order; the same numbers as in memory.
+//! into plain `f64`s, summed exactly as they come (`ExactSum`). With a `Spill`, a column that
+//! reaches `run_values` values writes them out as a sorted run and starts again: the sums are
+//! kept as the values come, and each wanted rank's value is found from the runs' indexes and a
+//! few of their blocks (`SortedRuns::values_at_ranks`); the same numbers as in memory.
 
 use std::io;
 
+use super::exact_sum::ExactSum;
 use super::sorted_blocks::radix_sort;
 use super::sorted_runs::SortedRuns;
 use super::spill::{RUN_VALUES, Spill};
-use super::stats::{Moments, distribution_in_place, interpolate};
+use super::stats::{Moments, distribution_in_place, interpolate, summed_distribution_in_place};
 use crate::result::Stats;
 
 /// The percentiles every distribution reports, in percent.
@@ -32,15 +33,14 @@ pub struct SampleColumn {
 enum Kept {
     /// Each value is `unit as f64 / scale`, exactly.
     Scaled { scale: f64, units: Vec<u32>, spilled: Option<Box<SpilledUnits>> },
-    /// Spilled floats are kept as their ordering keys (`float_key`).
-    Floats { floats: Vec<f64>, spilled: Option<SortedRuns<u64>> },
+    /// Spilled floats are kept as their ordering keys (`float_key`); `sums`: of every value.
+    Floats { floats: Vec<f64>, spilled: Option<SortedRuns<u64>>, sums: Box<ExactSum> },
 }
 
-/// A scaled column's runs, with what their counting and stats need, summed as they are written.
+/// A scaled column's runs, with their sums, added as they are written.
 #[derive(Debug)]
 struct SpilledUnits {
     runs: SortedRuns<u32>,
-    bucket_counts: Vec<u64>,
     sum: u128,
     squares: u128,
 }
@@ -62,15 +62,17 @@ impl SampleColumn {
                 }
                 None => 0,
             },
-            Kept::Floats { floats, .. } => {
+            Kept::Floats { floats, sums, .. } => {
                 floats.push(value);
+                sums.add(value);
                 floats.len()
             }
         };
         if in_memory == 0 {
             self.turn_into_floats();
-            if let Kept::Floats { floats, .. } = &mut self.kept {
+            if let Kept::Floats { floats, sums, .. } = &mut self.kept {
                 floats.push(value);
+                sums.add(value);
                 in_memory = floats.len();
             }
         }
@@ -97,7 +99,7 @@ impl SampleColumn {
                 let spilled = spilled.get_or_insert_with(|| Box::new(SpilledUnits::new(spill.clone())));
                 spilled.add_run(units).map(|()| units.clear())
             }
-            Kept::Floats { floats, spilled } => {
+            Kept::Floats { floats, spilled, .. } => {
                 let mut keys: Vec<u64> = floats.iter().map(|&value| float_key(value)).collect();
                 radix_sort(&mut keys, |&key| key);
                 let runs = spilled.get_or_insert_with(|| SortedRuns::new(spill.clone()));
@@ -119,7 +121,8 @@ impl SampleColumn {
             return;
         };
         let scale = *scale;
-        let floats = units.iter().map(|&unit| f64::from(unit) / scale).collect();
+        let floats: Vec<f64> = units.iter().map(|&unit| f64::from(unit) / scale).collect();
+        let mut sums = Box::new(ExactSum::of(&floats));
         let spilled = spilled.take().map(|units| {
             let mut runs = SortedRuns::new(units.runs.spill().clone());
             let mut merged = units.runs.merged();
@@ -127,7 +130,11 @@ impl SampleColumn {
             let mut written = Ok(());
             loop {
                 keys.clear();
-                keys.extend(merged.by_ref().take(RUN_VALUES).map(|unit| float_key(f64::from(unit) / scale)));
+                keys.extend(merged.by_ref().take(RUN_VALUES).map(|unit| {
+                    let value = f64::from(unit) / scale;
+                    sums.add(value);
+                    float_key(value)
+                }));
                 if keys.is_empty() || written.is_err() {
                     break;
                 }
@@ -141,7 +148,7 @@ impl SampleColumn {
             }
             runs
         });
-        self.kept = Kept::Floats { floats, spilled };
+        self.kept = Kept::Floats { floats, spilled, sums };
     }
 
     /// Every value, in no particular order.
@@ -151,7 +158,7 @@ impl SampleColumn {
                 let spilled = spilled.iter().flat_map(|spilled| spilled.runs.merged());
                 units.iter().copied().chain(spilled).map(|unit| f64::from(unit) / scale).collect()
             }
-            Kept::Floats { floats, spilled } => {
+            Kept::Floats { floats, spilled, .. } => {
                 let spilled = spilled.iter().flat_map(|runs| runs.merged()).map(key_float);
                 floats.iter().copied().chain(spilled).collect()
             }
@@ -171,8 +178,8 @@ impl SampleColumn {
         let stats = match &mut self.kept {
             Kept::Scaled { scale, units, spilled: None } => Ok(scaled_distribution(units, *scale)),
             Kept::Scaled { scale, units, spilled: Some(spilled) } if units.is_empty() => spilled.distribution(*scale),
-            Kept::Floats { floats, spilled: None } => Ok(distribution_in_place(floats)),
-            Kept::Floats { floats, spilled: Some(runs) } if floats.is_empty() => merged_distribution(runs),
+            Kept::Floats { floats, spilled: None, sums } => Ok(summed_distribution_in_place(floats, sums)),
+            Kept::Floats { floats, spilled: Some(runs), sums } if floats.is_empty() => spilled_distribution(runs, sums),
             // The last run could not be written: the column is partly in memory, partly spilled.
             _ => {
                 let mut all = self.values();
@@ -189,37 +196,26 @@ impl SampleColumn {
 
 impl SpilledUnits {
     fn new(spill: Spill) -> Self {
-        Self { runs: SortedRuns::new(spill), bucket_counts: vec![0; BUCKETS], sum: 0, squares: 0 }
+        Self { runs: SortedRuns::new(spill), sum: 0, squares: 0 }
     }
 
-    /// Writes `sorted` as a run; its counts and sums are added once it is written.
+    /// Writes `sorted` as a run; its sums are added once it is written.
     fn add_run(&mut self, sorted: &[u32]) -> io::Result<()> {
         self.runs.write_run(sorted)?;
         for &unit in sorted {
-            self.bucket_counts[(unit >> LOW_BITS) as usize] += 1;
             self.sum += u128::from(unit);
             self.squares += u128::from(unit) * u128::from(unit);
         }
         Ok(())
     }
 
-    /// The stats of every value written, the ranks counted over the runs.
+    /// The stats of every value written, the ranks found in the runs.
     fn distribution(&self, scale: f64) -> io::Result<Option<Stats>> {
-        let count = self.runs.value_count();
         let mut failed = Ok(());
-        let stats = scaled_stats(count, self.sum, self.squares, scale, |ranks| {
-            counted_ranks(&self.bucket_counts, ranks, |wanted_rows, low_counts| {
-                for (bucket, &row) in wanted_rows.iter().enumerate().filter(|(_, row)| **row != UNWANTED) {
-                    let low = (bucket as u32) << LOW_BITS;
-                    let row_counts = &mut low_counts[usize::from(row) * BUCKETS..][..BUCKETS];
-                    let counted = self.runs.for_each_in(low, low | (BUCKETS as u32 - 1), |unit, count| {
-                        row_counts[unit as usize & (BUCKETS - 1)] += count;
-                    });
-                    if let Err(error) = counted {
-                        failed = Err(error);
-                        return;
-                    }
-                }
+        let stats = scaled_stats(self.runs.value_count(), self.sum, self.squares, scale, |ranks| {
+            self.runs.values_at_ranks(ranks).unwrap_or_else(|error| {
+                failed = Err(error);
+                vec![0; ranks.len()]
             })
         });
         failed.map(|()| stats)
@@ -236,43 +232,18 @@ pub(super) fn key_float(key: u64) -> f64 {
     f64::from_bits(if key >> 63 == 1 { key & !(1 << 63) } else { !key })
 }
 
-/// The stats of a spilled float column, as `distribution_in_place` computes them from the
-/// sorted values: the runs merged in order once for the sum and the ranks, once for the std.
-fn merged_distribution(runs: &SortedRuns<u64>) -> io::Result<Option<Stats>> {
+/// The stats of a spilled float column summed in `sums`, as `distribution_in_place` computes
+/// them from the sorted values: the ranks found in the runs.
+fn spilled_distribution(runs: &SortedRuns<u64>, sums: &ExactSum) -> io::Result<Option<Stats>> {
     let count = runs.value_count();
     if count == 0 {
         return Ok(None);
     }
     let ranks = wanted_ranks(count);
-    let mut ranked = Vec::with_capacity(ranks.len());
-    let mut merged = runs.merged();
-    let sum: f64 = merged
-        .by_ref()
-        .map(key_float)
-        .enumerate()
-        .inspect(|&(rank, value)| {
-            if ranks.get(ranked.len()) == Some(&rank) {
-                ranked.push(value);
-            }
-        })
-        .map(|(_, value)| value)
-        .sum();
-    if let Some(error) = merged.error.take() {
-        return Err(error);
-    }
-    let avg = sum / count as f64;
-    let mut merged = runs.merged();
-    let squares: f64 = merged.by_ref().map(|key| (key_float(key) - avg).powi(2)).sum();
-    if let Some(error) = merged.error.take() {
-        return Err(error);
-    }
-    let value = |rank: usize| ranked[ranks.partition_point(|&wanted| wanted < rank)];
-    let moments = Moments {
-        count: count as u64,
-        sum,
-        min: value(0),
-        max: value(count - 1),
-        std: (squares / count as f64).sqrt(),
+    let ranked = runs.values_at_ranks(&ranks)?;
+    let value = |rank: usize| key_float(ranked[ranks.partition_point(|&wanted| wanted < rank)]);
+    let Some(moments) = Moments::of(sums, value(0), value(count - 1)) else {
+        return Ok(None);
     };
     Ok(Some(moments.stats(|pct| interpolate(count, pct, value))))
 }
@@ -537,6 +508,27 @@ mod tests {
     fn a_spilled_float_column_gives_the_in_memory_stats() {
         let rates: Vec<f64> = (0..5_000).map(|i| f64::from(i * 7919 % 1_000) / 7.0 - 20.0).collect();
         spilled_and_in_memory("tokens/sec", &rates, 256);
+    }
+
+    #[test]
+    fn a_spilled_float_column_of_many_blocks_gives_the_in_memory_stats_whatever_the_order() {
+        // Distinct rates over several index blocks a run, repeated ones, and large ones beside
+        // small ones, so that a naive sum in the order pushed and in sorted order differ.
+        let rates: Vec<f64> = (0..20_000u32)
+            .map(|i| match i % 5 {
+                0 => 1e12 + f64::from(i) / 3.0,
+                1 => 0.1,
+                _ => f64::from(i * 7919 % 10_007) / 7.0 - 300.0,
+            })
+            .collect();
+        let mut sorted = rates.clone();
+        sorted.sort_by(f64::total_cmp);
+        let naive = |values: &[f64]| values.iter().sum::<f64>();
+        assert_ne!(naive(&rates), naive(&sorted), "the order changes a naive sum");
+        let stats = spilled_and_in_memory("tokens/sec", &rates, 3_000);
+        assert_eq!(stats.sum, Some(ExactSum::of(&rates).sum()));
+        assert_eq!((stats.min, stats.max), (sorted.first().copied(), sorted.last().copied()));
+        assert_eq!(stats.p50, Some(crate::metrics::stats::percentile(&sorted, 50.0)));
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! `SortedRuns`: one column's spilled values, as sorted runs in the spill file, each with a
-//! sparse index (its value at every `STRIDE`-th place) that finds any range of values, or
-//! counts a stretch of equal values, without reading the rest; and a reader that merges the
-//! runs back into one ascending sequence.
+//! sparse index (its value at every `STRIDE`-th place) that counts the values up to any value
+//! reading one block of each run at most (none where a block holds one value throughout), so
+//! that the value of a rank is found without merging the runs; and a reader that merges them
+//! back into one ascending sequence.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -96,36 +97,33 @@ impl<K: RunKey> SortedRuns<K> {
         Ok(())
     }
 
-    /// Calls `visit(value, count)` for the values in `[low, high]` of every run: a block of
-    /// equal values in one call, read from the file only where a block holds several.
-    pub fn for_each_in(&self, low: K, high: K, mut visit: impl FnMut(K, u64)) -> io::Result<()> {
-        let mut bytes = vec![0u8; STRIDE * K::BYTES];
-        for run in &self.runs {
-            // The block before the first that starts at `low` or above may end there.
-            let first = run.index.partition_point(|&least| least < low).saturating_sub(1);
-            for block in first..run.index.len() {
-                let (least, most) = run.block_bounds(block);
-                if least > high {
-                    break;
-                }
-                let len = run.block_len(block);
-                if least == most {
-                    if least >= low {
-                        visit(least, len as u64);
-                    }
-                    continue;
-                }
-                let bytes = &mut bytes[..len * K::BYTES];
-                self.spill.read_at(bytes, run.offset + (block * STRIDE * K::BYTES) as u64)?;
-                for place in bytes.chunks_exact(K::BYTES) {
-                    let value = K::get(place);
-                    if (low..=high).contains(&value) {
-                        visit(value, 1);
-                    }
+    /// The value of each of `ranks` (ascending, below the values' count) in the runs' values
+    /// sorted: for each, the least value that at least rank + 1 values are at or below, found by
+    /// bisecting the values' range and counting at each step.
+    pub fn values_at_ranks(&self, ranks: &[usize]) -> io::Result<Vec<K>>
+    where
+        K: Into<u64> + TryFrom<u64>,
+    {
+        let mut counter = RankCounter { runs: self, read: vec![None; self.runs.len()] };
+        let Some(most) = self.runs.iter().map(|run| run.last).max() else {
+            return Ok(Vec::new());
+        };
+        let mut least: u64 = self.runs.iter().filter_map(|run| run.index.first()).min().copied().unwrap_or(most).into();
+        let mut values = Vec::with_capacity(ranks.len());
+        for &rank in ranks {
+            let (mut low, mut high) = (least, most.into());
+            while low < high {
+                let middle = low + (high - low) / 2;
+                if counter.at_most(key_of(middle))? > rank as u64 {
+                    high = middle;
+                } else {
+                    low = middle + 1;
                 }
             }
+            values.push(key_of(low));
+            least = low;
         }
-        Ok(())
+        Ok(values)
     }
 
     /// Every value, ascending (the runs merged).
@@ -142,6 +140,48 @@ impl<K: RunKey> SortedRuns<K> {
             }
         }
         MergedRuns { readers, heap, error }
+    }
+}
+
+/// A key from the `u64` a bisection of keys' range gives (always one of the range's).
+fn key_of<K: TryFrom<u64> + Default>(value: u64) -> K {
+    K::try_from(value).unwrap_or_default()
+}
+
+/// Counts the values of runs at or below a value, each run's last block read kept for the next
+/// count (a bisection's later steps all fall in it).
+struct RankCounter<'a, K> {
+    runs: &'a SortedRuns<K>,
+    /// Each run's last block read: its number and its values.
+    read: Vec<Option<(usize, Vec<K>)>>,
+}
+
+impl<K: RunKey> RankCounter<'_, K> {
+    fn at_most(&mut self, value: K) -> io::Result<u64> {
+        let mut count = 0;
+        for (which, run) in self.runs.runs.iter().enumerate() {
+            // Blocks before `block` hold values at or below the next block's first, `value` at most.
+            let Some(block) = run.index.partition_point(|&first| first <= value).checked_sub(1) else {
+                continue;
+            };
+            count += (block * STRIDE) as u64;
+            let (least, most) = run.block_bounds(block);
+            if least == most || most <= value {
+                count += run.block_len(block) as u64;
+                continue;
+            }
+            let cached = matches!(&self.read[which], Some((read, _)) if *read == block);
+            if !cached {
+                let len = run.block_len(block);
+                let mut bytes = vec![0u8; len * K::BYTES];
+                self.runs.spill.read_at(&mut bytes, run.offset + (block * STRIDE * K::BYTES) as u64)?;
+                self.read[which] = Some((block, bytes.chunks_exact(K::BYTES).map(K::get).collect()));
+            }
+            if let Some((_, values)) = &self.read[which] {
+                count += values.partition_point(|&held| held <= value) as u64;
+            }
+        }
+        Ok(count)
     }
 }
 
@@ -237,7 +277,7 @@ mod tests {
     }
 
     #[test]
-    fn runs_merge_back_in_order_and_ranges_count_every_value_once() {
+    fn runs_merge_back_in_order_and_ranks_find_the_sorted_values() {
         let dir = tempfile::tempdir().unwrap();
         // Long stretches of one value (counted from the index) beside spread values (read).
         let runs: Vec<Vec<u32>> = (0..3u32)
@@ -250,12 +290,8 @@ mod tests {
         let mut merged = spilled.merged();
         assert!(merged.by_ref().eq(all.iter().copied()));
         assert!(merged.error.is_none());
-        for (low, high) in [(0, u32::MAX), (700, 700), (650, 5000), (19_990, 30_000), (30_000, 40_000)] {
-            let mut counted = std::collections::BTreeMap::new();
-            spilled.for_each_in(low, high, |value, count| *counted.entry(value).or_insert(0) += count).unwrap();
-            let mut expected = std::collections::BTreeMap::new();
-            all.iter().filter(|v| (low..=high).contains(*v)).for_each(|&v| *expected.entry(v).or_insert(0u64) += 1);
-            assert_eq!(counted, expected, "[{low}, {high}]");
-        }
+        let ranks: Vec<usize> = [0, 1, 1665, 1666, 5000, 7499, 14_998, 14_999].into();
+        let expected: Vec<u32> = ranks.iter().map(|&rank| all[rank]).collect();
+        assert_eq!(spilled.values_at_ranks(&ranks).unwrap(), expected);
     }
 }

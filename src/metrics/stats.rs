@@ -1,8 +1,10 @@
 //! Distribution statistics of a record metric: mean, extremes, numpy-style (linear)
 //! percentiles, standard deviation, count and sum. Record metrics take the population
 //! standard deviation (ddof=0, numpy's default, as AIPerf 0.13 computes them); GPU telemetry the
-//! sample one (ddof=1, as AIPerf's telemetry does).
+//! sample one (ddof=1, as AIPerf's telemetry does). The sum and the std come from exact sums
+//! (`ExactSum`), rounded once: the same bits whatever order the values come in.
 
+use super::exact_sum::ExactSum;
 use crate::metric_result::Stats;
 
 /// The full stats block of `values` with the population standard deviation; None when there
@@ -22,16 +24,15 @@ pub fn sample_distribution(values: &[f64]) -> Option<Stats> {
 /// `distribution`, sorting `values` where they lie instead of a copy (for the run's kept
 /// values, which can be hundreds of MB).
 pub fn distribution_in_place(values: &mut [f64]) -> Option<Stats> {
-    if values.is_empty() {
-        return None;
-    }
+    let sums = ExactSum::of(values);
+    summed_distribution_in_place(values, &sums)
+}
+
+/// `distribution_in_place` of `values` whose sums are `sums` already.
+pub fn summed_distribution_in_place(values: &mut [f64], sums: &ExactSum) -> Option<Stats> {
     values.sort_by(f64::total_cmp);
     let sorted = &*values;
-    let count = sorted.len();
-    let sum: f64 = sorted.iter().sum();
-    let avg = sum / count as f64;
-    let moments =
-        Moments { count: count as u64, sum, min: sorted[0], max: sorted[count - 1], std: population_std(sorted, avg) };
+    let moments = Moments::of(sums, *sorted.first()?, *sorted.last()?)?;
     Some(moments.stats(|pct| percentile(sorted, pct)))
 }
 
@@ -46,6 +47,12 @@ pub struct Moments {
 }
 
 impl Moments {
+    /// The moments of the values summed in `sums`, the least `min` and the most `max`; None
+    /// when there are none.
+    pub fn of(sums: &ExactSum, min: f64, max: f64) -> Option<Self> {
+        Some(Self { count: sums.count(), sum: sums.sum(), min, max, std: sums.population_std()? })
+    }
+
     /// The full stats block, each percentile from `at` (a percentage in 0..=100).
     pub fn stats(&self, at: impl Fn(f64) -> f64) -> Stats {
         let at = |pct: f64| Some(at(pct));
@@ -83,12 +90,6 @@ pub fn interpolate(count: usize, pct: f64, at: impl Fn(usize) -> f64) -> f64 {
     let upper = rank.ceil() as usize;
     let fraction = rank - lower as f64;
     at(lower) + (at(upper) - at(lower)) * fraction
-}
-
-/// Population standard deviation (ddof=0); 0 for a single value.
-fn population_std(values: &[f64], mean: f64) -> f64 {
-    let squares: f64 = values.iter().map(|v| (v - mean).powi(2)).sum();
-    (squares / values.len() as f64).sqrt()
 }
 
 #[cfg(test)]
