@@ -7,29 +7,58 @@ const LIMB_BITS: u32 = 32;
 const LIMB_MASK: i64 = (1 << LIMB_BITS) - 1;
 /// Values added between two carries, well inside what an `i64` limb takes.
 const ADDS_BETWEEN_CARRIES: u32 = 1 << 30;
-/// A finite f64 is m·2^e with m < 2^53 and -1074 <= e <= 971: as a multiple of 2^-1074 it
-/// needs 2,098 bits, a square as a multiple of 2^-2148 4,196; 64 more for the count, and the
-/// squares 64 more again for the count they are multiplied by.
-const SUM_LIMBS: usize = (2098 + 64) / 32 + 2;
-const SQUARE_LIMBS: usize = (4196 + 128) / 32 + 2;
-/// The weight of the sum's lowest bit, of the squares' lowest bit.
+/// Limbs one value touches (up to 106 bits at any of 32 offsets).
+const PIECES: usize = 5;
+/// Limbs kept above the highest touched: room for the carries of 2^64 values.
+const HEADROOM: usize = 3;
+/// A finite f64 is m·2^e with m < 2^53 and e >= -1074: the sum counts units of 2^-1074, the
+/// squares units of 2^-2148.
 const SUM_LOWEST_EXP: i32 = -1074;
 const SQUARE_LOWEST_EXP: i32 = 2 * SUM_LOWEST_EXP;
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct ExactSum {
     count: u64,
-    sum: Vec<i64>,
-    squares: Vec<i64>,
+    sum: Limbs,
+    squares: Limbs,
     /// Adds since the last carry.
     uncarried: u32,
     /// The infinities and NaNs, summed as floats (0 when there are none).
     non_finite: f64,
 }
 
-impl Default for ExactSum {
-    fn default() -> Self {
-        Self { count: 0, sum: vec![0; SUM_LIMBS], squares: vec![0; SQUARE_LIMBS], uncarried: 0, non_finite: 0.0 }
+/// A fixed-point integer held only over the limbs its values touched (a metric's values span a
+/// few of the thousands the f64 range needs): limb `at` of the whole number is `limbs[at - first]`.
+#[derive(Debug, Clone, Default)]
+struct Limbs {
+    first: usize,
+    limbs: Vec<i64>,
+}
+
+impl Limbs {
+    /// Adds (or subtracts) `value` (at most 106 bits) times 2^`shift`.
+    fn add(&mut self, value: u128, shift: u32, negative: bool) {
+        let at = (shift / LIMB_BITS) as usize;
+        if self.limbs.is_empty() {
+            self.first = at;
+        }
+        if at < self.first {
+            self.limbs.splice(0..0, std::iter::repeat_n(0, self.first - at));
+            self.first = at;
+        }
+        let end = at + PIECES + HEADROOM - self.first;
+        if end > self.limbs.len() {
+            self.limbs.resize(end, 0);
+        }
+        add_shifted(&mut self.limbs[at - self.first..], value, shift % LIMB_BITS, negative);
+    }
+
+    /// The whole number, carried, over `len` limbs at least.
+    fn whole(&self, len: usize) -> Vec<i64> {
+        let mut whole = vec![0; len.max(self.first + self.limbs.len())];
+        whole[self.first..][..self.limbs.len()].copy_from_slice(&self.limbs);
+        carry(&mut whole);
+        whole
     }
 }
 
@@ -56,12 +85,12 @@ impl ExactSum {
         }
         let negative = bits >> 63 == 1;
         let mantissa = u128::from(mantissa);
-        add_shifted(&mut self.sum, mantissa, shift, negative);
-        add_shifted(&mut self.squares, mantissa * mantissa, 2 * shift, false);
+        self.sum.add(mantissa, shift, negative);
+        self.squares.add(mantissa * mantissa, 2 * shift, false);
         self.uncarried += 1;
         if self.uncarried == ADDS_BETWEEN_CARRIES {
-            carry(&mut self.sum);
-            carry(&mut self.squares);
+            carry(&mut self.sum.limbs);
+            carry(&mut self.squares.limbs);
             self.uncarried = 0;
         }
     }
@@ -75,8 +104,7 @@ impl ExactSum {
         if self.non_finite != 0.0 || self.non_finite.is_nan() {
             return self.non_finite;
         }
-        let mut sum = self.sum.clone();
-        carry(&mut sum);
+        let mut sum = self.sum.whole(1);
         let negative = sum.last().is_some_and(|&top| top < 0);
         if negative {
             negate(&mut sum);
@@ -94,13 +122,13 @@ impl ExactSum {
         if self.non_finite != 0.0 || self.non_finite.is_nan() {
             return Some(f64::NAN);
         }
-        let mut sum = self.sum.clone();
-        carry(&mut sum);
+        let mut sum = self.sum.whole(1);
         if sum.last().is_some_and(|&top| top < 0) {
             negate(&mut sum);
         }
-        let mut spread = self.squares.clone();
-        carry(&mut spread);
+        // Room for the square of the sum and for the squares times the count.
+        let mut spread = self.squares.whole(2 * sum.len());
+        spread.resize(spread.len() + HEADROOM, 0);
         // Scaled both to 2^SQUARE_LOWEST_EXP: n·Σx² − (Σx)², never negative.
         multiply_by(&mut spread, self.count);
         subtract_square(&mut spread, &sum);
@@ -115,14 +143,13 @@ impl ExactSum {
     }
 }
 
-/// Adds (or subtracts) `value` (at most 106 bits) times 2^`shift` to the limbs.
-fn add_shifted(limbs: &mut [i64], value: u128, shift: u32, negative: bool) {
-    let first = (shift / LIMB_BITS) as usize;
-    let offset = shift % LIMB_BITS;
+/// Adds (or subtracts) `value` (at most 106 bits) times 2^`offset` (below `LIMB_BITS`) to the
+/// limbs from the first.
+fn add_shifted(limbs: &mut [i64], value: u128, offset: u32, negative: bool) {
     let low = value << offset;
     let high = if offset == 0 { 0 } else { value >> (128 - offset) };
-    let pieces = [low, low >> 32, low >> 64, low >> 96, high];
-    for (limb, piece) in limbs[first..].iter_mut().zip(pieces) {
+    let pieces: [u128; PIECES] = [low, low >> 32, low >> 64, low >> 96, high];
+    for (limb, piece) in limbs.iter_mut().zip(pieces) {
         let piece = (piece as i64) & LIMB_MASK;
         if negative {
             *limb -= piece;
