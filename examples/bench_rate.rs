@@ -52,6 +52,7 @@ async fn main() -> anyhow::Result<()> {
         start_at_ns: None,
         keep_cores_awake: false,
         metrics_listen: None,
+        record_sinks: None,
     };
     println!(
         "{:>8} {:>6} {:>10} {:>10} {:>9} {:>9} {:>10} {:>10} {:>9} {:>6} {:>7} {:>7} {:>6}",

@@ -45,6 +45,7 @@ async fn main() -> anyhow::Result<()> {
         start_at_ns: None,
         keep_cores_awake: false,
         metrics_listen: None,
+        record_sinks: None,
     };
     let result = engine::execute(&plan, &options).await?;
     for tag in ["time_to_first_token", "inter_token_latency", "request_throughput"] {

@@ -74,6 +74,7 @@ async fn soak(server: &FaultServer, seconds: f64, rate_rps: f64) -> anyhow::Resu
         start_at_ns: None,
         keep_cores_awake: false,
         metrics_listen: None,
+        record_sinks: None,
     };
     println!("soak: {seconds} s at {rate_rps} req/s, 1 % faults, against {}", server.url());
     let started = Instant::now();

@@ -61,6 +61,8 @@ pub struct RunOptions {
     pub start_at_ns: Option<u64>,
     /// Keep idle cores awake while open-loop phases pace (`--keep-cores-awake`).
     pub keep_cores_awake: bool,
+    /// Asked for each run's own extra record sinks (the report's live records).
+    pub record_sinks: Option<Arc<dyn crate::metrics::record_sink::RunRecordSinks>>,
 }
 
 /// Check a plan for mistakes a user can make, before anything starts.
@@ -213,6 +215,7 @@ pub async fn execute_with_sessions(
     let (failed_request_watch, failed_requests_verdict) = FailedRequestWatch::of(plan, &options.cancel).unzip();
     let mut sinks = segment_sinks(plan, segment_records, &artifact_dir, clock);
     sinks.extend(failed_request_watch.map(|watch| Box::new(watch) as Box<dyn RecordSink>));
+    sinks.extend(options.record_sinks.as_ref().and_then(|wanted| wanted.sink_for(&artifact_dir, clock)));
     let grading = crate::accuracy::Grading::of(plan, &artifact_dir, clock, &share.whole_index)?;
     let metrics = MetricsThread::start(
         plan,

@@ -209,6 +209,38 @@ fn plot_writes_a_png_and_an_svg_of_every_chart() {
     assert_eq!(files.len(), 1 + 2 * ids.len(), "report.html, then one SVG and one PNG per chart");
 }
 
+/// Where two pages first differ, with some text around it.
+fn first_difference(a: &str, b: &str) -> String {
+    let at = a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count();
+    let around = |text: &str| text.get(at.saturating_sub(200)..(at + 200).min(text.len())).unwrap_or("").to_string();
+    format!("at byte {at}:\n{}\n---\n{}", around(a), around(b))
+}
+
+#[test]
+fn a_runs_report_from_its_live_records_is_the_page_plot_draws_from_its_files() {
+    let run = run_scenario("live", RUN_WITH_REPORT);
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let run_dir = run.artifacts("reported");
+    let live = std::fs::read_to_string(run_dir.join("report.html")).expect("the run's report.html");
+    let out = run.dir.path().join("replotted");
+    let output = plot(&[run_dir.to_str().unwrap(), "--output", out.to_str().unwrap()], run.dir.path());
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    let replotted = std::fs::read_to_string(out.join("report.html")).expect("report.html");
+    let ids: Vec<String> = figures(&live).into_iter().map(|(id, _)| id).collect();
+    assert!(ids.iter().any(|id| id == "errors-over-time") && ids.iter().any(|id| id == "in-flight"), "{ids:?}");
+    assert!(live == replotted, "the pages differ {}", first_difference(&live, &replotted));
+
+    // A run that keeps no record files still draws its requests: they were collected as it ran.
+    let summary_only = RUN_WITH_REPORT.replace("report: true,", "report: true, export_level: \"summary\",");
+    let run = run_scenario("summary_only", &summary_only);
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let run_dir = run.artifacts("reported");
+    assert!(!run_dir.join("profile_export.jsonl").exists());
+    let live = std::fs::read_to_string(run_dir.join("report.html")).expect("the run's report.html");
+    let ids: Vec<String> = figures(&live).into_iter().map(|(id, _)| id).collect();
+    assert!(ids.iter().any(|id| id == "ttft-histogram") && ids.iter().any(|id| id == "in-flight"), "{ids:?}");
+}
+
 #[test]
 fn the_sweep_scenarios_report_shows_the_pareto_charts() {
     let dir = tempfile::tempdir().expect("temp dir");

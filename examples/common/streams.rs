@@ -76,6 +76,7 @@ pub fn run_in(plan: &Plan, segment: Option<ExecutionSegment>, artifact_root: &Pa
         start_at_ns: None,
         keep_cores_awake: false,
         metrics_listen: None,
+        record_sinks: None,
     };
     runtime.block_on(engine::execute(plan, &options))
 }

@@ -148,6 +148,7 @@ fn execute(
         segment: scenario_options.distribution.segment,
         start_at_ns: scenario_options.distribution.start_at_ns,
         keep_cores_awake: scenario_options.keep_cores_awake,
+        record_sinks: None,
     };
     // A scenario given as text has no file a line could point into: its own wording instead.
     let text_errors = match &scenario {
@@ -222,6 +223,7 @@ pub(super) fn quiet_run_options(artifact_root: PathBuf, cli_command: Option<Stri
         segment: None,
         start_at_ns: None,
         keep_cores_awake: false,
+        record_sinks: None,
     }
 }
 

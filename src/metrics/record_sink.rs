@@ -20,3 +20,9 @@ pub trait RecordSink: Send {
     /// Flushes whatever the sink holds; called once, after the last record.
     fn finish(self: Box<Self>) -> Result<()>;
 }
+
+/// Sinks a run adds for itself, made when its folder and clock are known (the live report's
+/// record collector); `None` when it wants none for this run.
+pub trait RunRecordSinks: Send + Sync + std::fmt::Debug {
+    fn sink_for(&self, artifact_dir: &std::path::Path, clock: crate::clock::RunClock) -> Option<Box<dyn RecordSink>>;
+}

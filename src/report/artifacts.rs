@@ -4,7 +4,7 @@
 //! server-metrics and GPU exports where they exist; and any capacity search's
 //! `search_history.json`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
@@ -54,9 +54,10 @@ impl RunArtifacts {
     }
 }
 
-/// Read every run found under `dirs`, in path order; an error names a folder without runs or
+/// Read every run found under `dirs`, in path order, its records from `collected` (by canonical
+/// folder) when they are there, else from its files; an error names a folder without runs or
 /// a file that cannot be read.
-pub fn read(dirs: &[PathBuf]) -> Result<ReportInput> {
+pub fn read(dirs: &[PathBuf], mut collected: HashMap<PathBuf, Records>) -> Result<ReportInput> {
     let mut runs = Vec::new();
     let mut sweep_parameters = Vec::new();
     let mut confidence = None;
@@ -77,7 +78,7 @@ pub fn read(dirs: &[PathBuf]) -> Result<ReportInput> {
         }
         summaries.sort_by_key(|summary| natural_key(&summary.path));
         for summary in summaries {
-            runs.push(read_run(dir, summary)?);
+            runs.push(read_run(dir, summary, &mut collected)?);
         }
         histories.sort_by_key(|path| natural_key(path));
         for history in histories {
@@ -166,18 +167,28 @@ fn read_json(path: &Path) -> Result<Value> {
     serde_json::from_str(&text).with_context(|| format!("{} is not valid JSON", path.display()))
 }
 
-fn read_run(root: &Path, Summary { path: summary_path, prefix }: Summary) -> Result<RunArtifacts> {
+fn read_run(
+    root: &Path,
+    Summary { path: summary_path, prefix }: Summary,
+    collected: &mut HashMap<PathBuf, Records>,
+) -> Result<RunArtifacts> {
     let dir = summary_path.parent().unwrap_or(root).to_path_buf();
     let names = ArtifactNames::new(prefix.as_deref());
     let summary = read_json(&summary_path)?;
     let records_path = dir.join(names.records());
     let parquet_path = dir.join(names.records_parquet());
-    let mut records = Records::default();
-    if records_path.is_file() {
-        records::read_into(&records_path, &mut records)?;
-    } else if parquet_path.is_file() {
-        parquet_records::read_into(&parquet_path, &mut records)?;
-    }
+    let records = match collected.remove(&super::live_records::canonical(&dir)) {
+        Some(live) => live,
+        None => {
+            let mut records = Records::default();
+            if records_path.is_file() {
+                records::read_into(&records_path, &mut records)?;
+            } else if parquet_path.is_file() {
+                parquet_records::read_into(&parquet_path, &mut records)?;
+            }
+            records
+        }
+    };
     let server_path = dir.join(names.server_metrics(crate::plan::ServerMetricsFormat::Jsonl));
     let server_metrics =
         if server_path.is_file() { scrapes::read_server_metrics(&server_path)? } else { BTreeMap::new() };
@@ -231,7 +242,7 @@ mod tests {
             &sweep.join("sweep_aggregate/profile_export_aiperf_sweep.json"),
             r#"{"metadata":{"sweep_parameters":[{"name":"users","values":[1,2]}]}}"#,
         );
-        let input = read(std::slice::from_ref(&sweep)).unwrap();
+        let input = read(std::slice::from_ref(&sweep), HashMap::new()).unwrap();
         let labels: Vec<&str> = input.runs.iter().map(|r| r.label.as_str()).collect();
         assert_eq!(labels, ["users_1", "users_2", "users_4", "users_16"]);
         assert_eq!(input.runs[0].records.total(), 1, "the prefixed records file is found");
@@ -243,9 +254,9 @@ mod tests {
     #[test]
     fn a_folder_without_runs_is_named() {
         let root = tempfile::tempdir().unwrap();
-        let message = format!("{:#}", read(&[root.path().to_path_buf()]).unwrap_err());
+        let message = format!("{:#}", read(&[root.path().to_path_buf()], HashMap::new()).unwrap_err());
         assert!(message.contains("no run found in"), "{message}");
         let missing = root.path().join("nope");
-        assert!(format!("{:#}", read(&[missing]).unwrap_err()).contains("not a folder"));
+        assert!(format!("{:#}", read(&[missing], HashMap::new()).unwrap_err()).contains("not a folder"));
     }
 }

@@ -12,6 +12,7 @@ mod downsample;
 mod html;
 mod http_trace;
 mod in_flight_counts;
+mod live_records;
 mod over_time;
 mod page;
 mod parquet_records;
@@ -29,6 +30,8 @@ mod variations;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
+
+pub use live_records::{Armed, LiveRecords};
 
 /// What `aiperf analyze` draws with: the axis helpers, the palette, the PNG renderer.
 pub use chart::{nice_ticks, short_number};
@@ -75,7 +78,18 @@ pub struct Written {
 
 /// Read the runs under `dirs` and write their report into `output` in `formats`.
 pub fn write(dirs: &[PathBuf], output: &Path, formats: Formats) -> Result<Written> {
-    let input = artifacts::read(dirs)?;
+    write_with(dirs, output, formats, Default::default())
+}
+
+/// `write`, the runs in `collected` (by canonical folder) drawn from those records instead of
+/// their record files.
+fn write_with(
+    dirs: &[PathBuf],
+    output: &Path,
+    formats: Formats,
+    collected: std::collections::HashMap<PathBuf, record_sample::Records>,
+) -> Result<Written> {
+    let input = artifacts::read(dirs, collected)?;
     let page = page::build(&input);
     std::fs::create_dir_all(output).with_context(|| format!("cannot create {}", output.display()))?;
     let mut files = Vec::new();
@@ -102,10 +116,11 @@ pub fn write(dirs: &[PathBuf], output: &Path, formats: Formats) -> Result<Writte
     Ok(Written { files, charts: page.charts().count(), runs: input.runs.len() })
 }
 
-/// The report of one run or sweep folder, written into it (`report: true`, `--report`).
-pub fn write_into(dir: &Path) -> Result<PathBuf> {
+/// The report of one run or sweep folder, written into it (`report: true`, `--report`): the
+/// runs whose records `live` collected are drawn from those, the others from their files.
+pub fn write_into(dir: &Path, live: &LiveRecords) -> Result<PathBuf> {
     let formats = Formats { html: true, ..Default::default() };
-    write(&[dir.to_path_buf()], dir, formats)?;
+    write_with(&[dir.to_path_buf()], dir, formats, live.take_under(dir))?;
     Ok(dir.join(REPORT_FILE))
 }
 

@@ -194,9 +194,12 @@ pub fn run_scenario_source(
     settings: &ScenarioSettings,
 ) -> Result<ScenarioOutcome, ScriptError> {
     let scenario_stem = path.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_else(|| "run".to_string());
+    let report_records = crate::report::LiveRecords::default();
+    let options = RunOptions { record_sinks: Some(Arc::new(report_records.clone())), ..options };
     let host = Arc::new(RunHost {
         runtime,
         options,
+        report_records,
         scenario_stem,
         scenario_dir: path.parent().map(Path::to_path_buf).unwrap_or_default(),
         runs_started: AtomicUsize::new(0),

@@ -175,6 +175,7 @@ fn run(host: &RunHost, mut map: Map) -> ScriptResult<RunResults> {
         if number == 1 { host.scenario_stem.clone() } else { format!("{}_{number}", host.scenario_stem) };
     let plan = super::paths::anchor_plan(plan_of(map, default_name)?, &host.scenario_dir);
     let (report, name) = (extras.report, plan.name.clone());
+    let _collecting = super::report_after::collect_records(host, report);
     let results = run_with_extras(host, plan, extras)?;
     super::report_after::write_report(host, report, &results.0.artifact_dir, &format!("run `{name}`"))?;
     Ok(results)

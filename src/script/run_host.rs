@@ -38,6 +38,9 @@ pub struct RunHost {
     pub scenario_sweep: ScenarioSweep,
     /// `--report`: every run and sweep writes its report.html unless it says `report: false`.
     pub report: bool,
+    /// The records of the runs whose report is wanted, collected as they run (the same
+    /// collector is the runs' `RunOptions::record_sinks`).
+    pub report_records: crate::report::LiveRecords,
     /// The functions that play its scripted sessions.
     pub session_functions: Arc<super::sessions::SessionFunctions>,
     /// The scenario's libraries; each plan records those imported before it runs.

@@ -75,6 +75,7 @@ fn sweep(
     let name = reader.opt_string("name")?.unwrap_or(default_name);
     let repetition = Repetition::read(&mut reader, "sweep")?;
     let report = reader.opt_bool("report")?;
+    let _collecting = super::report_after::collect_records(host, report);
     let pause_s = reader.opt_f64("pause")?.unwrap_or(0.0);
     if !(pause_s >= 0.0 && pause_s.is_finite()) {
         return script_error("sweep: `pause` (between variations) must be a duration ≥ 0, e.g. seconds(30)");
