@@ -9,7 +9,7 @@
 //!
 //! Defaults: 10,000 users, the map taken 6 s after the client starts (the mock's first token
 //! comes at 10 s). `BACKTRACE_SIZES` prints where the first two allocations of each size made
-//! after the first second come from. Linux only. The table the tracker keeps (256 MiB of
+//! after the first second (`BACKTRACE_AFTER_S`, 0 for from the start) come from. Linux only. The table the tracker keeps (256 MiB of
 //! address space, its touched pages resident) is counted in the VmRSS line, not in the map.
 
 use std::alloc::{GlobalAlloc, Layout};
@@ -305,6 +305,7 @@ fn main() -> anyhow::Result<()> {
         args.iter().position(|arg| arg == "--at").and_then(|at| args.get(at + 1)?.parse().ok()).unwrap_or(6.0);
     let traced_sizes: Vec<usize> =
         std::env::var("BACKTRACE_SIZES").unwrap_or_default().split(',').filter_map(|size| size.parse().ok()).collect();
+    let traced_after_s: f64 = std::env::var("BACKTRACE_AFTER_S").ok().and_then(|s| s.parse().ok()).unwrap_or(1.0);
 
     let mut server = Command::new(std::env::current_exe()?).arg("serve").stdout(Stdio::piped()).spawn()?;
     let mut port = String::new();
@@ -315,7 +316,7 @@ fn main() -> anyhow::Result<()> {
     TRACKING.store(true, Ordering::Release);
     let started = Instant::now();
     std::thread::spawn(move || {
-        std::thread::sleep(Duration::from_secs(1));
+        std::thread::sleep(Duration::from_secs_f64(traced_after_s));
         untracked(|| {
             *TRACED.lock().expect("not poisoned") = traced_sizes.iter().map(|&size| (size, 2, String::new())).collect()
         });

@@ -6,8 +6,6 @@ use std::sync::{Arc, Mutex};
 
 use anyhow::{Context, Result, anyhow};
 use http::Uri;
-use hyper::client::conn::http2;
-use hyper_util::rt::{TokioExecutor, TokioIo};
 use rustls::CertificateError;
 use rustls::pki_types::ServerName;
 use tokio::net::TcpStream;
@@ -15,9 +13,9 @@ use tokio_rustls::TlsConnector;
 
 use super::failure;
 use super::http1::Http1Connection;
+use super::http2::Http2Connection;
 use super::http2_settings::SettingsWatch;
 use super::open_files::OpenFileLimit;
-use super::outgoing_body::RequestBody;
 use super::socket::Socket;
 use super::tls;
 use super::wire::{WireIo, WireLog};
@@ -29,10 +27,10 @@ use crate::plan::Transport;
 /// any server; one round trip) before its streams are taken as unlimited.
 const SERVER_SETTINGS_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
-/// How requests go over an open connection: ours over HTTP/1.1, hyper's over HTTP/2.
+/// How requests go over an open connection: HTTP/1.1 of our own, or HTTP/2 over h2.
 pub(crate) enum Sender {
     Http1(Http1Connection),
-    Http2(http2::SendRequest<RequestBody>),
+    Http2(Http2Connection),
 }
 
 impl Sender {
@@ -166,20 +164,11 @@ impl Connector {
     /// HTTP/2's handshake, or an HTTP/1.1 connection (which has none) counting what crosses it.
     async fn handshake(&self, socket: Socket, info: ConnectionInfo) -> Result<Connection, String> {
         if info.http2 {
-            let failed = |error: hyper::Error| format!("HTTP handshake failed: {}", failure::root_cause(&error));
+            let failed = |error: h2::Error| format!("HTTP handshake failed: {}", failure::root_cause(&error));
             let (socket, stream_limit) = SettingsWatch::new(socket);
-            // No limit of hyper's own (100) before the server's SETTINGS, which are awaited
-            // below: a server that sets none allows any number (RFC 9113 §6.5.2).
-            let (sender, connection) = http2::Builder::new(TokioExecutor::new())
-                .initial_max_send_streams(usize::MAX)
-                .handshake(TokioIo::new(socket))
-                .await
-                .map_err(failed)?;
-            tokio::spawn(async move {
-                if let Err(error) = connection.await {
-                    tracing::debug!("connection closed: {error}");
-                }
-            });
+            // No limit of our own before the server's SETTINGS, which are awaited below: a
+            // server that sets none allows any number (RFC 9113 §6.5.2).
+            let sender = Http2Connection::handshake(socket, self.clock).await.map_err(failed)?;
             let streams_max = match tokio::time::timeout(SERVER_SETTINGS_WAIT, stream_limit).await {
                 Ok(Ok(Some(limit))) => usize::try_from(limit.max(1)).unwrap_or(usize::MAX),
                 Ok(Ok(None)) | Ok(Err(_)) => usize::MAX,

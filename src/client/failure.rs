@@ -27,21 +27,10 @@ pub(crate) fn connection_error(error: &(dyn Error + 'static), uri: &str) -> Reco
 /// True when a request on a reused keep-alive connection failed because the server had
 /// already closed it (before any response): such a request is sent again on a new connection.
 pub(crate) fn is_stale_connection(error: &io::Error) -> bool {
-    let Some(error) = error.get_ref().and_then(|inner| inner.downcast_ref::<hyper::Error>()) else {
-        return super::http1::is_stale(error);
-    };
-    if error.is_incomplete_message() || error.is_canceled() || error.is_closed() {
-        return true;
+    match error.get_ref().and_then(|inner| inner.downcast_ref::<h2::Error>()) {
+        Some(error) => super::http2::is_stale(error),
+        None => super::http1::is_stale(error),
     }
-    let mut source = error.source();
-    while let Some(cause) = source {
-        if let Some(io) = cause.downcast_ref::<std::io::Error>() {
-            use std::io::ErrorKind::{BrokenPipe, ConnectionAborted, ConnectionReset, UnexpectedEof};
-            return matches!(io.kind(), BrokenPipe | ConnectionAborted | ConnectionReset | UnexpectedEof);
-        }
-        source = cause.source();
-    }
-    false
 }
 
 /// No connection could be made: `<why> (<uri>)`.

@@ -15,7 +15,6 @@ use http::{Request, Response};
 use tokio::io::AsyncWrite;
 
 use super::http1_codec::{BodyStep, ClosedBeforeResponse, ResponseReader, request_head};
-use super::outgoing_body::RequestBody;
 use super::socket::Socket;
 use super::wire::WireIo;
 
@@ -71,7 +70,7 @@ impl Http1Connection {
     /// the server takes no more of the request, and still read after it broke the connection,
     /// so the request ends with the server's answer (RFC 9112 §9.5), not with a broken pipe or
     /// a timeout. A connection whose request was cut short is not used again.
-    pub async fn send(&mut self, request: Request<RequestBody>) -> io::Result<Response<()>> {
+    pub async fn send(&mut self, request: Request<Bytes>) -> io::Result<Response<()>> {
         if self.closed {
             return Err(io::Error::new(io::ErrorKind::NotConnected, "the connection was closed"));
         }
@@ -83,7 +82,6 @@ impl Http1Connection {
             // (nor room for it in the request's task).
             let (head, body) = {
                 let (parts, body) = request.into_parts();
-                let body = body.into_data();
                 (request_head(&parts, body.len()), body)
             };
             let mut outgoing = Buf::chain(&head[..], &body[..]);
@@ -246,11 +244,11 @@ mod tests {
         request
     }
 
-    fn post(body: impl Into<Bytes>) -> Request<RequestBody> {
+    fn post(body: impl Into<Bytes>) -> Request<Bytes> {
         Request::post("/v1/chat/completions")
             .header("host", "example:8000")
             .header("x-request-id", "r1")
-            .body(RequestBody::new(body.into()))
+            .body(body.into())
             .unwrap()
     }
 

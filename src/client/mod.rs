@@ -17,6 +17,7 @@ mod header_case;
 mod headers;
 mod http1;
 mod http1_codec;
+mod http2;
 mod http2_settings;
 mod image_retrieval;
 mod images_api;
@@ -25,7 +26,6 @@ mod json_cursor;
 mod json_paths;
 mod messages;
 mod open_files;
-mod outgoing_body;
 mod payload;
 mod pool;
 mod probe;
@@ -50,7 +50,6 @@ mod video_jobs;
 mod wire;
 mod wire_usage;
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Result;
@@ -65,7 +64,6 @@ use crate::record::{RawExchange, RecordError, RequestRecord, SentTo};
 use connect::Sender;
 pub(crate) use connect::TLS_FAILURE_OPENING;
 use destinations::Destination;
-use outgoing_body::{RequestBody, TakenAt};
 use pool::Lease;
 use response::PayloadFormat;
 use routing::{Route, Router};
@@ -255,23 +253,21 @@ impl HttpClient {
         let (mut fresh, mut sent_again) = (false, false);
         // Checking out, sending and reading a whole body are boxed: short-lived steps that every
         // streaming request's task would otherwise hold room for through the whole stream.
-        let (mut lease, response, taken_at) = loop {
+        let (mut lease, response) = loop {
             let mut lease = match Box::pin(destination.pool.check_out(session, fresh, trace)).await {
                 Ok(lease) => lease,
                 Err(why) => return self.fail(record, failure::connect_failed(why, &destination.uri_text)),
             };
             let reused = trace.connection_reused_ns.is_some();
-            let taken_at =
-                matches!(lease.connection.sender, Sender::Http2(_)).then(|| Arc::new(TakenAt::new(self.clock)));
-            let mut request = self.request(destination, &route, body.clone(), request_id.clone(), taken_at.clone());
+            let http2 = matches!(lease.connection.sender, Sender::Http2(_));
+            let mut request = self.request(destination, &route, body.clone(), request_id.clone(), http2);
             if let Some(own) = own_headers {
                 request.headers_mut().extend(own.clone());
             }
             if self.trace_details || self.raw {
                 // As written on the wire: HTTP/1.1 names capitalised, HTTP/2's lower-case.
-                let as_sent = |name: &http::HeaderName| match taken_at {
-                    Some(_) => name.to_string(),
-                    None => header_case::wire_name(name).into_owned(),
+                let as_sent = |name: &http::HeaderName| {
+                    if http2 { name.to_string() } else { header_case::wire_name(name).into_owned() }
                 };
                 trace.request_headers = header_pairs(request.headers(), as_sent);
                 trace.request_headers.push((as_sent(&CONTENT_LENGTH), body_bytes.to_string()));
@@ -281,7 +277,12 @@ impl HttpClient {
             }
             trace.request_send_start_ns = Some(self.clock.now_ns());
             match Box::pin(lease.send(request)).await {
-                Ok(response) => break (lease, response, taken_at),
+                Ok((response, taken_ns)) => {
+                    // Over HTTP/2, when the connection took the body; HTTP/1.1's come off the wire.
+                    trace.request_headers_sent_ns = taken_ns;
+                    trace.request_send_end_ns = taken_ns;
+                    break (lease, response);
+                }
                 Err(error) if reused && !sent_again && failure::is_stale_connection(&error) => {
                     tracing::debug!("a reused connection was closed by the server; sending again on a new one");
                     trace.connection_reused_ns = None;
@@ -327,7 +328,7 @@ impl HttpClient {
                 buffered::read_json_response(body, status, &self.format, max_bytes, &self.clock, uri_text, record);
             Box::pin(reading).await;
         }
-        self.finish_trace(record, &lease, timing.first_data_ns.is_some().then_some(&timing), body_bytes, taken_at);
+        self.finish_trace(record, &lease, timing.first_data_ns.is_some().then_some(&timing), body_bytes);
         if timing.ended {
             destination.pool.check_in(lease);
         }
@@ -340,14 +341,7 @@ impl HttpClient {
 
     /// Fill in what is known only once the response is over: the send times and the bytes
     /// (from the wire on HTTP/1.1, from the body frames on HTTP/2), the end, any error.
-    fn finish_trace(
-        &self,
-        record: &mut RequestRecord,
-        lease: &Lease,
-        body: Option<&BodyTiming>,
-        body_bytes: u64,
-        taken_at: Option<Arc<TakenAt>>,
-    ) {
+    fn finish_trace(&self, record: &mut RequestRecord, lease: &Lease, body: Option<&BodyTiming>, body_bytes: u64) {
         let end_ns = record.end_ns;
         let failed = record.error.is_some();
         let Some(trace) = record.trace.as_mut() else { return };
@@ -369,12 +363,9 @@ impl HttpClient {
                 trace.response_chunks = totals.read_chunks;
             }
             (None, body) => {
-                let taken_ns = taken_at.and_then(|taken_at| taken_at.ns());
-                trace.request_headers_sent_ns = taken_ns;
-                trace.request_send_end_ns = taken_ns;
                 trace.request_chunks_count = 1;
                 trace.request_bytes_total = body_bytes;
-                if let Some(taken_ns) = taken_ns.filter(|_| self.trace_details) {
+                if let Some(taken_ns) = trace.request_send_end_ns.filter(|_| self.trace_details) {
                     trace.request_chunks = vec![(taken_ns, body_bytes)];
                 }
                 if let Some(body) = body {
@@ -401,12 +392,9 @@ impl HttpClient {
         route: &Route,
         body: Bytes,
         request_id: HeaderValue,
-        taken_at: Option<Arc<TakenAt>>,
-    ) -> Request<RequestBody> {
-        let (body, uri) = match taken_at {
-            Some(taken_at) => (RequestBody::timed(body, taken_at), &destination.uri),
-            None => (RequestBody::new(body), &destination.origin_form),
-        };
+        http2: bool,
+    ) -> Request<Bytes> {
+        let uri = if http2 { &destination.uri } else { &destination.origin_form };
         let mut request = self.with_endpoint_headers(destination, Method::POST, uri.clone(), body);
         let headers = request.headers_mut();
         headers.insert("x-request-id", request_id);
@@ -425,8 +413,8 @@ impl HttpClient {
         destination: &Destination,
         method: Method,
         uri: Uri,
-        body: RequestBody,
-    ) -> Request<RequestBody> {
+        body: Bytes,
+    ) -> Request<Bytes> {
         let mut request = Request::new(body);
         *request.method_mut() = method;
         *request.uri_mut() = uri;

@@ -9,7 +9,6 @@ use http_body_util::BodyExt;
 use super::HttpClient;
 use super::connect::Sender;
 use super::failure;
-use super::outgoing_body::RequestBody;
 use super::pool::Lease;
 use super::target;
 use crate::http_trace::HttpTrace;
@@ -61,9 +60,9 @@ impl HttpClient {
             Sender::Http2(_) => uri,
             Sender::Http1(_) => uri.path_and_query().map_or(Uri::from_static("/"), |path| Uri::from(path.clone())),
         };
-        let request = self.with_endpoint_headers(destination, method, uri, RequestBody::new(body));
+        let request = self.with_endpoint_headers(destination, method, uri, body);
         match lease.send(request).await {
-            Ok(response) => Ok((response.status().as_u16(), lease)),
+            Ok((response, _)) => Ok((response.status().as_u16(), lease)),
             Err(error) => Err(failure::root_cause(&error)),
         }
     }

@@ -6,13 +6,14 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use bytes::Bytes;
-use hyper::body::{Body, Frame, Incoming, SizeHint};
+use hyper::body::{Body, Frame};
 
 use super::http1::Http1Connection;
+use super::http2::Http2Body;
 
 pub(crate) enum ResponseBody<'a> {
     Http1(&'a mut Http1Connection),
-    Http2(Incoming),
+    Http2(Http2Body),
     /// Taken already (a lease gives its HTTP/2 body once).
     Taken,
 }
@@ -26,7 +27,7 @@ impl Body for ResponseBody<'_> {
             ResponseBody::Http1(connection) => {
                 connection.poll_data(cx).map(|data| data.map(|data| data.map(Frame::data)))
             }
-            ResponseBody::Http2(incoming) => Pin::new(incoming).poll_frame(cx).map_err(io::Error::other),
+            ResponseBody::Http2(body) => body.poll_frame(cx),
             ResponseBody::Taken => Poll::Ready(None),
         }
     }
@@ -34,15 +35,8 @@ impl Body for ResponseBody<'_> {
     fn is_end_stream(&self) -> bool {
         match self {
             ResponseBody::Http1(connection) => connection.is_end_stream(),
-            ResponseBody::Http2(incoming) => incoming.is_end_stream(),
+            ResponseBody::Http2(body) => body.is_end_stream(),
             ResponseBody::Taken => true,
-        }
-    }
-
-    fn size_hint(&self) -> SizeHint {
-        match self {
-            ResponseBody::Http2(incoming) => incoming.size_hint(),
-            _ => SizeHint::default(),
         }
     }
 }

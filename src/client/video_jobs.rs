@@ -11,7 +11,6 @@ use http_body_util::BodyExt;
 
 use super::connect::Sender;
 use super::destinations::Destination;
-use super::outgoing_body::RequestBody;
 use super::response::parse_full_body;
 use super::video_generation::{COMPLETED, FAILED};
 use super::{HttpClient, failure};
@@ -84,8 +83,8 @@ impl HttpClient {
             Sender::Http2(_) => absolute,
             Sender::Http1(_) => absolute.path_and_query().map_or(Uri::from_static("/"), |path| Uri::from(path.clone())),
         };
-        let request = self.with_endpoint_headers(destination, Method::GET, target, RequestBody::new(Bytes::new()));
-        let status = lease.send(request).await.map_err(|error| failure::connection_error(&error, uri))?.status();
+        let request = self.with_endpoint_headers(destination, Method::GET, target, Bytes::new());
+        let status = lease.send(request).await.map_err(|error| failure::connection_error(&error, uri))?.0.status();
         let mut body = lease.body();
         let mut collected = BytesMut::new();
         while let Some(frame) = body.frame().await {
