@@ -39,18 +39,20 @@ impl SeededRng {
         mean + stddev * (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
     }
 
-    /// A random id formatted like a UUID v4.
+    /// A random id formatted like a UUID v4 (its version and variant bits set), written digit by
+    /// digit: each request makes one.
     pub fn uuid(&mut self) -> String {
-        let a = self.next_u64();
-        let b = self.next_u64();
-        format!(
-            "{:08x}-{:04x}-4{:03x}-{:04x}-{:012x}",
-            a >> 32,
-            (a >> 16) & 0xffff,
-            a & 0x0fff,
-            ((b >> 48) & 0x3fff) | 0x8000,
-            b & 0xffff_ffff_ffff
-        )
+        let a = (self.next_u64() & !0xf000) | 0x4000;
+        let b = (self.next_u64() & !(0xc << 60)) | (0x8 << 60);
+        let mut text = String::with_capacity(36);
+        for (place, word) in [a, b].into_iter().flat_map(|word| [word; 16]).enumerate() {
+            if matches!(place, 8 | 12 | 16 | 20) {
+                text.push('-');
+            }
+            let nibble = (word >> (60 - 4 * (place % 16))) & 0xf;
+            text.push(char::from(b"0123456789abcdef"[nibble as usize]));
+        }
+        text
     }
 }
 
@@ -73,5 +75,22 @@ mod tests {
         assert!((mean - 100.0).abs() < 0.5, "mean {mean}");
         assert!((var.sqrt() - 10.0).abs() < 0.5, "sd {}", var.sqrt());
         assert_eq!(r.uuid().len(), 36);
+    }
+
+    #[test]
+    fn a_uuid_is_the_two_words_in_hex_with_the_version_and_variant_set() {
+        let (mut r, mut words) = (SeededRng::new(9), SeededRng::new(9));
+        for _ in 0..100 {
+            let (a, b) = (words.next_u64(), words.next_u64());
+            let formatted = format!(
+                "{:08x}-{:04x}-4{:03x}-{:04x}-{:012x}",
+                a >> 32,
+                (a >> 16) & 0xffff,
+                a & 0x0fff,
+                ((b >> 48) & 0x3fff) | 0x8000,
+                b & 0xffff_ffff_ffff
+            );
+            assert_eq!(r.uuid(), formatted);
+        }
     }
 }

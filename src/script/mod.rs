@@ -4,6 +4,7 @@
 mod accuracy;
 mod adaptive_scale;
 mod agentic_replay;
+mod answers;
 mod args;
 mod audio;
 mod builders;

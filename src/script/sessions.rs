@@ -1,6 +1,6 @@
 //! The Rhai face of scripted sessions (`agents/scripted/`): `users(#{ users, session: agent })`
 //! (read here for `phases.rs`), the session `s` a function gets with its steps (`s.chat`,
-//! `s.embed`, `s.rerank`, `s.wait`) and its answers as maps, the message helpers, and the
+//! `s.embed`, `s.rerank`, `s.wait`) and its answers (`answers.rs`), the message helpers, and the
 //! functions kept beside the plans, which name them only.
 
 use std::collections::{BTreeMap, HashMap};
@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex, OnceLock, Weak};
 use rhai::{AST, Array, Dynamic, Engine, EvalAltResult, FnPtr, Map};
 use serde_json::Value;
 
+use super::answers::Answer;
 use super::keys::{MapReader, ScriptResult, script_error};
 use crate::agents::scripted::{ChatStep, PhaseOver, ScriptedPlayer, Session, SessionProgram, ToolResult};
 use crate::load::scripted::{SessionPlayer, StepAnswer};
@@ -106,6 +107,7 @@ pub(super) fn scripted_mode(r: &mut MapReader, users: usize, functions: &Session
 
 pub fn register(engine: &mut Engine) {
     engine.register_type_with_name::<Session>("Session");
+    super::answers::register(engine);
     engine.register_get("id", |s: &mut Session| s.id() as i64);
     engine.register_get("turn", |s: &mut Session| i64::from(s.turn()));
     engine.register_get("steps", |s: &mut Session| s.steps() as i64);
@@ -253,56 +255,10 @@ fn tool_results(items: Array) -> ScriptResult<Vec<ToolResult>> {
     Ok(results)
 }
 
-/// A step's answer as the function reads it: a map, returned as a Dynamic (a returned Map would
-/// be copied into a new one, entry by entry).
+/// A step's answer as the function reads it (`answers.rs`).
 fn answered(result: Result<Result<StepAnswer, String>, PhaseOver>, tag: String) -> ScriptResult<Dynamic> {
-    let answer = match phase_goes_on(result)? {
-        Ok(answer) => answer,
-        Err(why) => return script_error(why),
-    };
-    let calls: Array = answer
-        .tool_calls
-        .into_iter()
-        .map(|call| {
-            let args = serde_json::from_str::<Value>(&call.arguments)
-                .ok()
-                .and_then(|json| rhai::serde::to_dynamic(json).ok())
-                .unwrap_or_default();
-            let entry = Map::from_iter([
-                ("args".into(), args),
-                ("arguments".into(), call.arguments.into()),
-                ("id".into(), call.id.into()),
-                ("name".into(), call.name.into()),
-            ]);
-            Dynamic::from_map(entry)
-        })
-        .collect();
-    let usage = answer.usage.map_or(Dynamic::UNIT, |usage| {
-        let fields = [
-            ("completion_tokens", usage.completion_tokens),
-            ("prompt_tokens", usage.prompt_tokens),
-            ("reasoning_tokens", usage.reasoning_tokens),
-            ("total_tokens", usage.total_tokens),
-        ];
-        let present = fields.into_iter().filter_map(|(name, value)| Some((name.into(), Dynamic::from(value? as i64))));
-        Dynamic::from_map(present.collect())
-    });
-    let ms = |ns: u64| ns as f64 / 1e6;
-    let ttft = answer.first_output_ns.map(|first| ms(first.saturating_sub(answer.start_ns)));
-    // In key order, so the map is built in one pass.
-    let map = Map::from_iter([
-        ("cancelled".into(), answer.cancelled.into()),
-        ("error".into(), answer.error.map_or(Dynamic::UNIT, Dynamic::from)),
-        ("finish_reason".into(), answer.finish_reason.map_or(Dynamic::UNIT, Dynamic::from)),
-        ("latency_ms".into(), ms(answer.end_ns.saturating_sub(answer.start_ns)).into()),
-        ("ok".into(), answer.ok.into()),
-        ("reasoning".into(), answer.reasoning.into()),
-        ("status".into(), answer.status.map_or(Dynamic::UNIT, |code| Dynamic::from(i64::from(code)))),
-        ("tag".into(), tag.into()),
-        ("text".into(), answer.text.into()),
-        ("tool_calls".into(), calls.into()),
-        ("ttft_ms".into(), ttft.map_or(Dynamic::UNIT, Dynamic::from)),
-        ("usage".into(), usage),
-    ]);
-    Ok(Dynamic::from_map(map))
+    match phase_goes_on(result)? {
+        Ok(answer) => Ok(Dynamic::from(Answer::new(answer, tag))),
+        Err(why) => script_error(why),
+    }
 }

@@ -7,6 +7,8 @@ mod clients;
 mod history;
 mod phase;
 mod player;
+mod porters;
+mod replies;
 mod session;
 mod suspend;
 mod tally;

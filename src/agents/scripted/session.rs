@@ -1,5 +1,5 @@
-//! One session as its function sees it: its steps (chat, embeddings, rerank), each sent on the
-//! runtime while the session's coroutine pauses, its client-side waits, its history
+//! One session as its function sees it: its steps (chat, embeddings, rerank), each sent by its
+//! user's porter on the runtime while the session's coroutine pauses, its client-side waits, its history
 //! and state, and what it did, for the phase's tally.
 
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -7,9 +7,10 @@ use std::time::{Duration, Instant};
 
 use super::history::{ChatStep, History};
 use super::phase::PhaseShared;
-use super::suspend::pause_on;
+use super::porters::StepOrder;
+use super::suspend::{pause_on, pause_on_step};
 use super::tally::{Ended, SessionOutcome, StepDone};
-use crate::load::scripted::{Step, StepAnswer, send_step};
+use crate::load::scripted::{Step, StepAnswer};
 use crate::plan::Endpoint;
 use crate::record::SessionTurn;
 use crate::request_bodies::{chat_step_body, embeddings_step_body, rerank_step_body};
@@ -234,14 +235,7 @@ impl Session {
                 Step { body: body.into(), input_tokens, max_tokens, index_in_phase, x_request_id, scheduled_ns, turn };
             (shared, step)
         };
-        let phase = shared.clone();
-        let answer = pause_on(async move {
-            let deadlines = phase.phase.deadlines;
-            // The request's future is large: made and boxed here, on the runtime, it is copied
-            // once there, and the session hands over only this small one.
-            Box::pin(send_step(client.as_deref(), &phase.phase.ctx, &phase.phase.run, deadlines, step)).await
-        });
-        let Some(answer) = answer else {
+        let Some(answer) = pause_on_step(StepOrder { shared, client, step }) else {
             return self.over();
         };
         let mut state = self.state();

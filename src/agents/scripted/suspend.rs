@@ -1,5 +1,6 @@
-//! Where a session's function pauses: a step hands its future to the script worker, which runs it
-//! on the runtime, and the session's coroutine sleeps until the future's output resumes it.
+//! Where a session's function pauses: a step hands its request (to the user's porter) or its
+//! future to the script worker, which sends it on the runtime, and the session's coroutine
+//! sleeps until the output resumes it.
 
 use std::any::Any;
 use std::cell::Cell;
@@ -8,11 +9,16 @@ use std::pin::Pin;
 
 use corosensei::Yielder;
 
-/// What a step's future came back with (its output, boxed); None when it never finished.
-pub type Woken = Option<Box<dyn Any + Send>>;
+use super::porters::StepOrder;
+use super::replies::Woken;
+use crate::load::scripted::StepAnswer;
 
-/// A step's future, as a paused session hands it to its worker.
-pub type Pending = Pin<Box<dyn Future<Output = Box<dyn Any + Send>> + Send>>;
+/// What a paused session hands its worker: a request for the user's porter, or a future of its
+/// own (a client-side wait).
+pub enum Pending {
+    Step(StepOrder),
+    Future(Pin<Box<dyn Future<Output = Box<dyn Any + Send>> + Send>>),
+}
 
 pub type SessionYielder = Yielder<Woken, Pending>;
 
@@ -34,16 +40,26 @@ pub(super) fn leave() {
 /// Run `future` on the runtime while the calling session pauses, and return its output; None when
 /// it never finished (the runtime went away) or when called outside a session's coroutine.
 pub fn pause_on<T: Send + 'static>(future: impl Future<Output = T> + Send + 'static) -> Option<T> {
+    let pending = Pending::Future(Box::pin(async move { Box::new(future.await) as Box<dyn Any + Send> }));
+    pause(pending)?.downcast::<T>().ok().map(|output| *output)
+}
+
+/// Send `order` by the user's porter while the calling session pauses, and return its answer;
+/// None as for `pause_on`.
+pub fn pause_on_step(order: StepOrder) -> Option<StepAnswer> {
+    pause(Pending::Step(order))?.downcast::<StepAnswer>().ok().map(|answer| *answer)
+}
+
+fn pause(pending: Pending) -> Woken {
     let yielder = RUNNING.get();
     if yielder.is_null() {
         return None;
     }
-    let pending: Pending = Box::pin(async move { Box::new(future.await) as Box<dyn Any + Send> });
     // SAFETY: RUNNING is non-null only while a coroutine runs on this thread (set as it starts and
     // again below after every pause, cleared by its worker whenever it pauses or ends), so it
     // points to that coroutine's yielder, which outlives the coroutine's body; coroutines never
     // leave the thread that made them.
     let woken = unsafe { &*yielder }.suspend(pending);
     RUNNING.set(yielder);
-    woken?.downcast::<T>().ok().map(|output| *output)
+    woken
 }

@@ -11,8 +11,10 @@ use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult};
 
 use super::phase::PhaseShared;
+use super::porters::Porter;
+use super::replies::{Reply, Wake, Woken};
 use super::session::Session;
-use super::suspend::{self, Pending, SessionYielder, Woken};
+use super::suspend::{self, Pending, SessionYielder};
 use super::tally::Ended;
 
 /// A session's stack: the script's evaluation, never a request (those run on the runtime).
@@ -33,9 +35,6 @@ pub fn worker_count(users: usize) -> usize {
     (cores / 4).clamp(1, users.max(1))
 }
 
-/// A step's answer (or its absence) for the user in `slot`.
-type Wake = (usize, Woken);
-
 /// One user's place on a worker: the session it plays now.
 struct Playing {
     session: Session,
@@ -45,7 +44,14 @@ struct Playing {
 /// One worker: plays `users` users, a session after another each, until the phase stops.
 pub fn play_share(shared: &Arc<PhaseShared>, program: &SessionProgram, users: usize) {
     let (wake_tx, wake_rx) = channel();
-    let mut worker = Worker { shared, program, wake_tx, stacks: Vec::new(), slots: (0..users).map(|_| None).collect() };
+    let mut worker = Worker {
+        shared,
+        program,
+        wake_tx,
+        stacks: Vec::new(),
+        slots: (0..users).map(|_| None).collect(),
+        porters: (0..users).map(|_| None).collect(),
+    };
     for slot in 0..users {
         if !worker.begin(slot) {
             break;
@@ -62,6 +68,8 @@ struct Worker<'a> {
     /// Stacks of finished sessions, for the next ones.
     stacks: Vec<DefaultStack>,
     slots: Vec<Option<Playing>>,
+    /// Each slot's porter, started at its first request.
+    porters: Vec<Option<Porter>>,
 }
 
 impl Worker<'_> {
@@ -113,8 +121,16 @@ impl Worker<'_> {
             suspend::leave();
             let ended = match resumed {
                 Ok(CoroutineResult::Yield(pending)) => {
-                    let reply = Reply { slot, to: Some(self.wake_tx.clone()) };
-                    self.shared.runtime.spawn(async move { reply.send(pending.await) });
+                    let reply = Reply::new(slot, self.wake_tx.clone());
+                    match pending {
+                        Pending::Step(order) => {
+                            let runtime = &self.shared.runtime;
+                            self.porters[slot].get_or_insert_with(|| Porter::start(runtime)).send(order, reply);
+                        }
+                        Pending::Future(future) => {
+                            self.shared.runtime.spawn(async move { reply.send(future.await) });
+                        }
+                    }
                     return;
                 }
                 Ok(CoroutineResult::Return(ended)) => ended,
@@ -142,29 +158,6 @@ impl Worker<'_> {
         let first_of_its_kind = self.shared.tally.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).add(outcome);
         if first_of_its_kind && let Some(error) = failure {
             eprintln!("session {} failed: {error}", session.id());
-        }
-    }
-}
-
-/// Brings a step's output back to its worker; dropped unsent (the runtime dropped the step), it
-/// says so, and the session ends as cut.
-struct Reply {
-    slot: usize,
-    to: Option<Sender<Wake>>,
-}
-
-impl Reply {
-    fn send(mut self, output: Box<dyn std::any::Any + Send>) {
-        if let Some(to) = self.to.take() {
-            let _ = to.send((self.slot, Some(output)));
-        }
-    }
-}
-
-impl Drop for Reply {
-    fn drop(&mut self) {
-        if let Some(to) = self.to.take() {
-            let _ = to.send((self.slot, None));
         }
     }
 }

@@ -1,0 +1,42 @@
+//! Each user's porter: a task on the runtime that sends the user's steps one after another and
+//! hands each answer back to the script worker, so a step needs no task (nor a boxed request
+//! future) of its own, as a plain closed-loop user needs none.
+
+use std::sync::Arc;
+
+use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
+
+use super::phase::PhaseShared;
+use super::replies::Reply;
+use crate::client::HttpClient;
+use crate::load::scripted::{Step, send_step};
+
+/// A step for a porter to send: the phase's, over `client` (None: the run's own).
+pub struct StepOrder {
+    pub shared: Arc<PhaseShared>,
+    pub client: Option<Arc<HttpClient>>,
+    pub step: Step,
+}
+
+/// A porter's queue: its user's next steps, one at a time in practice.
+pub struct Porter(UnboundedSender<(StepOrder, Reply)>);
+
+impl Porter {
+    /// Start a porter on `runtime`; it ends when its queue is dropped.
+    pub fn start(runtime: &tokio::runtime::Handle) -> Self {
+        let (orders_tx, mut orders) = unbounded_channel::<(StepOrder, Reply)>();
+        runtime.spawn(async move {
+            while let Some((StepOrder { shared, client, step }, reply)) = orders.recv().await {
+                let phase = &shared.phase;
+                let answer = send_step(client.as_deref(), &phase.ctx, &phase.run, phase.deadlines, step).await;
+                reply.send(Box::new(answer));
+            }
+        });
+        Porter(orders_tx)
+    }
+
+    /// Queue `order`; a porter that has ended drops it with its reply, which says so.
+    pub fn send(&self, order: StepOrder, reply: Reply) {
+        let _ = self.0.send((order, reply));
+    }
+}
