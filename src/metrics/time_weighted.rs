@@ -187,8 +187,10 @@ impl CurveSet {
 
     /// The stats of every curve that covered some time (`has_phases`, `has_tokens`: what the
     /// records carried; the metrics that need more are left out), in `CURVES` order.
+    /// Curves that spilled read their values back: those are finished side by side.
     fn finish(self, has_phases: bool, has_tokens: bool) -> Vec<(&'static MetricDef, Stats)> {
-        self.0
+        let wanted: Vec<(&'static MetricDef, CurveTotals)> = self
+            .0
             .into_iter()
             .zip(CURVES)
             .filter(|(_, (_, needs, _))| match needs {
@@ -196,8 +198,22 @@ impl CurveSet {
                 Needs::Phases => has_phases,
                 Needs::Tokens => has_tokens,
             })
-            .filter_map(|(totals, &(def, _, _))| Some((def, totals.stats()?)))
-            .collect()
+            .map(|(totals, &(def, _, _))| (def, totals))
+            .collect();
+        if wanted.iter().all(|(_, totals)| totals.overflow.is_empty()) {
+            return wanted.into_iter().filter_map(|(def, totals)| Some((def, totals.stats()?))).collect();
+        }
+        std::thread::scope(|scope| {
+            let finishing: Vec<_> =
+                wanted.into_iter().map(|(def, totals)| (def, scope.spawn(move || totals.stats()))).collect();
+            finishing
+                .into_iter()
+                .filter_map(|(def, stats)| {
+                    let stats = stats.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                    Some((def, stats?))
+                })
+                .collect()
+        })
     }
 }
 
@@ -357,6 +373,50 @@ mod tests {
         let spill = Spill::in_dir(dir.path(), 1000).unwrap();
         matches_every_point(&many, Some(&spill));
         assert!(spill.written_bytes() > 0, "the values were spilled");
+    }
+
+    /// Curves past `HELD_VALUES` distinct values, spilled and finished side by side, give
+    /// what the same curves give finished one by one in memory (the std but for rounding: a
+    /// value spilled more than once is summed in parts).
+    #[test]
+    fn spilled_curves_finished_side_by_side_match_the_ones_in_memory() {
+        let segments: Vec<Segment> = points(3 * HELD_VALUES as u64)
+            .into_iter()
+            .scan(0, |start_ns, (rate, duration_ns)| {
+                let segment = Segment {
+                    start_ns: *start_ns,
+                    end_ns: *start_ns + duration_ns,
+                    levels: Levels {
+                        requests: 3,
+                        prefill: 1,
+                        decode: 2,
+                        tokens: (rate as i64) % 50,
+                        prefill_rate: rate,
+                        decode_rate: rate / 3.0,
+                    },
+                };
+                *start_ns += duration_ns;
+                Some(segment)
+            })
+            .collect();
+        let dir = tempfile::tempdir().unwrap();
+        let spill = Spill::in_dir(dir.path(), 1000).unwrap();
+        let (mut spilled, mut in_memory) = (CurveSet::new(Some(&spill)), CurveSet::new(None));
+        for segment in &segments {
+            spilled.add(segment);
+            in_memory.add(segment);
+        }
+        assert!(spilled.0.iter().any(|totals| !totals.overflow.is_empty()), "some curve spilled");
+        let (spilled, in_memory) = (spilled.finish(true, true), in_memory.finish(true, true));
+        assert_eq!(spilled.len(), CURVES.len());
+        for ((def, side_by_side), (expected_def, one_by_one)) in spilled.iter().zip(&in_memory) {
+            assert!(std::ptr::eq(*def, *expected_def));
+            let bits =
+                |s: &Stats| (s.avg.to_bits(), [s.min, s.max, s.p50, s.p90, s.p95, s.p99].map(|v| v.map(f64::to_bits)));
+            assert_eq!(bits(side_by_side), bits(one_by_one), "{}", def.tag);
+            let (std, expected_std) = (side_by_side.std.unwrap(), one_by_one.std.unwrap());
+            assert!((std - expected_std).abs() <= 1e-9 * expected_std.max(1.0), "{}: {std} vs {expected_std}", def.tag);
+        }
     }
 
     /// A: in flight 0–10 ms (first token 2 ms, 11 tokens: 10 after it over 8 ms, 20 input);
