@@ -249,11 +249,9 @@ fn a_concurrency_ramp_adds_one_user_at_each_step() {
             0.2 * step as f64,
             0.2 * (step + 1) as f64
         );
-        // Every user of the step in flight together at some moment of it (an instant sample can
-        // fall in one user's gap between two requests when the machine is busy).
+        // Every user of the step in flight together at some moment of it (no instant sample: on
+        // a busy machine an instant can fall in two users' gaps between their requests).
         assert_eq!(peak, allowed, "the step from {:.1} s never had its {allowed} users in flight", 0.2 * step as f64);
-        let mid_step = held_at(&spans, 0.2 * step as f64 + 0.1);
-        assert!(mid_step + 1 >= allowed, "{mid_step} in flight at {:.1} s, {allowed} users", 0.2 * step as f64 + 0.1);
     }
     assert_eq!(peak_between(&spans, 1.45, 2.1), 8, "the target holds after the ramp");
     let summary = run.summary("users_ramp");
