@@ -1,11 +1,13 @@
 //! Scripted sessions against plain requests: the same streamed chat requests (`--tokens` each)
-//! sent by a closed-loop `concurrency` phase and by a scripted phase whose sessions each send one
-//! chat step, by an `aiperf` binary against a zero-delay mock served by this process. The two
-//! take turns, so a noisy machine hits them alike. Per run: the client's CPU per streamed event
+//! sent by a closed-loop `concurrency` phase and by a scripted phase, by an `aiperf` binary
+//! against a mock served by this process (zero delays unless `--ttft-ms` / `--itl-ms` say). With `--steps N` (default 1) each scripted
+//! session sends N chat steps over its history and the plain phase plays conversations of N
+//! turns (synthetic `turns`), so both send the same conversations. The two take turns, so a
+//! noisy machine hits them alike. Per run: the client's CPU per streamed event
 //! (the child's user + sys over requests × tokens), TTFT p50 and p99 (with a zero-delay server,
 //! what the client adds), the dispatch delay p99; then each median and the ratio scripted / plain.
 //!
-//!     cargo run --release --example bench_scripted -- [--runs N] [--users N] [--requests N] [--tokens N] [BINARY]
+//!     cargo run --release --example bench_scripted -- [--runs N] [--users N] [--requests N] [--tokens N] [--steps N] [--ttft-ms MS] [--itl-ms MS] [BINARY]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -31,13 +33,17 @@ struct Settings {
     users: u64,
     requests: u64,
     tokens: u64,
+    steps: u64,
+    ttft_ms: f64,
+    itl_ms: f64,
     binary: PathBuf,
 }
 
 fn main() -> Result<()> {
     let settings = settings()?;
     let runtime = tokio::runtime::Runtime::new()?;
-    let config = MockConfig { ttft_ms: 0.0, itl_ms: 0.0, max_running: 100_000, ..MockConfig::default() };
+    let (ttft_ms, itl_ms) = (settings.ttft_ms, settings.itl_ms);
+    let config = MockConfig { ttft_ms, itl_ms, max_running: 100_000, ..MockConfig::default() };
     let mock = runtime.block_on(MockServer::start(config, "127.0.0.1:0".parse()?))?;
     let work = std::env::temp_dir().join(format!("aiperf-bench-scripted-{}", std::process::id()));
     std::fs::create_dir_all(&work)?;
@@ -56,8 +62,14 @@ fn main() -> Result<()> {
         }
     }
     println!(
-        "{} runs each, {} users, {} requests of {} tokens; medians (scripted / plain):",
-        settings.runs, settings.users, settings.requests, settings.tokens
+        "{} runs each, {} users, {} requests of {} tokens, {} step(s) a session, server TTFT {} ms ITL {} ms; medians (scripted / plain):",
+        settings.runs,
+        settings.users,
+        settings.requests,
+        settings.tokens,
+        settings.steps,
+        settings.ttft_ms,
+        settings.itl_ms
     );
     let rows: [(&str, Column); 4] = [
         ("CPU per streamed event, µs", |f| f.cpu_us_per_event),
@@ -77,15 +89,27 @@ fn main() -> Result<()> {
 
 fn settings() -> Result<Settings> {
     let binary = std::env::current_exe()?.parent().and_then(Path::parent).map(|dir| dir.join("aiperf"));
-    let mut settings = Settings { runs: 5, users: 64, requests: 5000, tokens: 64, binary: binary.unwrap_or_default() };
+    let mut settings = Settings {
+        runs: 5,
+        users: 64,
+        requests: 5000,
+        tokens: 64,
+        steps: 1,
+        ttft_ms: 0.0,
+        itl_ms: 0.0,
+        binary: binary.unwrap_or_default(),
+    };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
-        let mut number = || -> Result<u64> { Ok(args.next().context("a number after the flag")?.parse()?) };
+        let mut number = || -> Result<f64> { Ok(args.next().context("a number after the flag")?.parse()?) };
         match arg.as_str() {
             "--runs" => settings.runs = number()? as usize,
-            "--users" => settings.users = number()?,
-            "--requests" => settings.requests = number()?,
-            "--tokens" => settings.tokens = number()?,
+            "--users" => settings.users = number()? as u64,
+            "--requests" => settings.requests = number()? as u64,
+            "--tokens" => settings.tokens = number()? as u64,
+            "--steps" => settings.steps = (number()? as u64).max(1),
+            "--ttft-ms" => settings.ttft_ms = number()?,
+            "--itl-ms" => settings.itl_ms = number()?,
             flag if flag.starts_with("--") => bail!("unknown flag {flag}"),
             _ => settings.binary = PathBuf::from(arg),
         }
@@ -98,19 +122,22 @@ fn settings() -> Result<Settings> {
 
 /// The plain or the scripted scenario: the same requests, the same users.
 fn scenario_text(mode: &str, url: &str, settings: &Settings) -> String {
-    let Settings { users, requests, tokens, .. } = settings;
+    let Settings { users, requests, tokens, steps, .. } = settings;
     let phase = match mode {
         "plain" => format!("concurrency(#{{ users: {users}, requests: {requests} }})"),
-        _ => format!(
-            "users(#{{ users: {users}, requests: {requests}, session: |s| {{ s.chat(#{{ user: PROMPT, max_tokens: {tokens} }}); }} }})"
-        ),
+        _ => {
+            let step = format!("s.chat(#{{ user: PROMPT, max_tokens: {tokens} }});");
+            let body = if *steps > 1 { format!("for step in 0..{steps} {{ {step} }}") } else { step };
+            format!("users(#{{ users: {users}, requests: {requests}, session: |s| {{ {body} }} }})")
+        }
     };
+    let turns = if *steps > 1 { format!(", turns: {steps}") } else { String::new() };
     format!(
         r#"const PROMPT = "Tell me about the sea, the wind and the long ships that sail between the islands.";
 run(#{{
     name: "{mode}",
     endpoint: endpoint(#{{ url: "{url}", model: "m", kind: "chat", streaming: true }}),
-    dataset: synthetic(#{{ isl: 20, osl: {tokens}, seed: 1 }}),
+    dataset: synthetic(#{{ isl: 20, osl: {tokens}, seed: 1{turns} }}),
     preflight: false,
     server_metrics: #{{ enabled: false }},
     gpu_telemetry: #{{ enabled: false }},

@@ -35,7 +35,13 @@ impl MapReader {
 
     fn take(&mut self, key: &str) -> Option<Dynamic> {
         debug_assert!(self.allowed.contains(&key), "{} reads undeclared key {key}", self.what);
-        self.map.get(key).filter(|v| !v.is_unit()).cloned()
+        self.find(key).filter(|v| !v.is_unit()).cloned()
+    }
+
+    /// The value at `key`, found by a scan: the maps are a few keys, and comparing their
+    /// lengths first spares most string comparisons (this runs at every scripted step).
+    fn find(&self, key: &str) -> Option<&Dynamic> {
+        self.map.iter().find_map(|(name, value)| (name.as_str() == key).then_some(value))
     }
 
     fn wrong_type<T>(&self, key: &str, wanted: &str, got: &Dynamic) -> ScriptResult<T> {
@@ -147,7 +153,7 @@ impl MapReader {
 
     /// The map sets `key` to something other than `()`.
     pub fn has(&self, key: &str) -> bool {
-        self.map.get(key).is_some_and(|v| !v.is_unit())
+        self.find(key).is_some_and(|v| !v.is_unit())
     }
 }
 
