@@ -1,13 +1,15 @@
 //! Scripted sessions against plain requests: the same streamed chat requests (`--tokens` each)
 //! sent by a closed-loop `concurrency` phase and by a scripted phase, by an `aiperf` binary
-//! against a mock served by this process (zero delays unless `--ttft-ms` / `--itl-ms` say). With `--steps N` (default 1) each scripted
-//! session sends N chat steps over its history and the plain phase plays conversations of N
-//! turns (synthetic `turns`), so both send the same conversations. The two take turns, so a
-//! noisy machine hits them alike. Per run: the client's CPU per streamed event
-//! (the child's user + sys over requests × tokens), TTFT p50 and p99 (with a zero-delay server,
-//! what the client adds), the dispatch delay p99; then each median and the ratio scripted / plain.
+//! against a mock served by this process (zero delays unless `--ttft-ms` / `--itl-ms` say).
+//! With `--steps N` (default 1) each scripted session sends N chat steps over its history and
+//! the plain phase plays conversations of N turns (synthetic `turns`), so both send the same
+//! conversations. The two take turns, so a noisy machine hits them alike. Per run: the client's
+//! CPU per streamed event (the child's user + sys over requests × tokens), TTFT p50 and p99
+//! (with a zero-delay server, what the client adds), the dispatch delay p99; then each median
+//! and the ratio scripted / plain.
 //!
-//!     cargo run --release --example bench_scripted -- [--runs N] [--users N] [--requests N] [--tokens N] [--steps N] [--ttft-ms MS] [--itl-ms MS] [BINARY]
+//!     cargo run --release --example bench_scripted -- [--runs N] [--users N] [--requests N]
+//!         [--tokens N] [--steps N] [--ttft-ms MS] [--itl-ms MS] [BINARY]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
