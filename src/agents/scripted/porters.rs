@@ -11,9 +11,8 @@ use super::replies::Reply;
 use crate::client::HttpClient;
 use crate::load::scripted::{Step, send_step};
 
-/// A step for a porter to send: the phase's, over `client` (None: the run's own).
+/// A step for a porter to send over `client` (None: the run's own).
 pub struct StepOrder {
-    pub shared: Arc<PhaseShared>,
     pub client: Option<Arc<HttpClient>>,
     pub step: Step,
 }
@@ -22,11 +21,12 @@ pub struct StepOrder {
 pub struct Porter(UnboundedSender<(StepOrder, Reply)>);
 
 impl Porter {
-    /// Start a porter on `runtime`; it ends when its queue is dropped.
-    pub fn start(runtime: &tokio::runtime::Handle) -> Self {
+    /// Start a porter for the phase's steps on its runtime; it ends when its queue is dropped.
+    pub fn start(shared: Arc<PhaseShared>) -> Self {
         let (orders_tx, mut orders) = unbounded_channel::<(StepOrder, Reply)>();
+        let runtime = shared.runtime.clone();
         runtime.spawn(async move {
-            while let Some((StepOrder { shared, client, step }, reply)) = orders.recv().await {
+            while let Some((StepOrder { client, step }, reply)) = orders.recv().await {
                 let phase = &shared.phase;
                 let answer = send_step(client.as_deref(), &phase.ctx, &phase.run, phase.deadlines, step).await;
                 reply.send(Box::new(answer));

@@ -1,6 +1,6 @@
 //! One session as its function sees it: its steps (chat, embeddings, rerank), each sent by its
-//! user's porter on the runtime while the session's coroutine pauses, its client-side waits, its history
-//! and state, and what it did, for the phase's tally.
+//! user's porter on the runtime while the session's coroutine pauses, its client-side waits, its
+//! history and state, and what it did, for the phase's tally.
 
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -221,21 +221,18 @@ impl Session {
         max_tokens: Option<u64>,
         tag: String,
     ) -> Result<StepAnswer, PhaseOver> {
-        let (shared, step) = {
+        let step = {
             let mut state = self.state();
-            let shared = state.shared.clone();
-            let Some(index_in_phase) = shared.claim_request() else {
+            let Some(index_in_phase) = state.shared.claim_request() else {
                 drop(state);
                 return self.over();
             };
             let turn = SessionTurn { session: state.id, turn: state.steps.len() as u32 };
-            let scheduled_ns = shared.phase.ctx.clock.now_ns();
+            let scheduled_ns = state.shared.phase.ctx.clock.now_ns();
             let x_request_id = state.ids.uuid();
-            let step =
-                Step { body: body.into(), input_tokens, max_tokens, index_in_phase, x_request_id, scheduled_ns, turn };
-            (shared, step)
+            Step { body: body.into(), input_tokens, max_tokens, index_in_phase, x_request_id, scheduled_ns, turn }
         };
-        let Some(answer) = pause_on_step(StepOrder { shared, client, step }) else {
+        let Some(answer) = pause_on_step(StepOrder { client, step }) else {
             return self.over();
         };
         let mut state = self.state();

@@ -124,8 +124,8 @@ impl Worker<'_> {
                     let reply = Reply::new(slot, self.wake_tx.clone());
                     match pending {
                         Pending::Step(order) => {
-                            let runtime = &self.shared.runtime;
-                            self.porters[slot].get_or_insert_with(|| Porter::start(runtime)).send(order, reply);
+                            let shared = self.shared;
+                            self.porters[slot].get_or_insert_with(|| Porter::start(shared.clone())).send(order, reply);
                         }
                         Pending::Future(future) => {
                             self.shared.runtime.spawn(async move { reply.send(future.await) });
