@@ -2,7 +2,8 @@
 //! non-streaming chat and completions, queueing beyond the slot count, `ignore_eos`, token
 //! counts that agree with the server's (client tokenizer from a file or a folder, or the
 //! server's own counts), embeddings, a template endpoint for the native `/completion` API, its
-//! `llamacpp:*` metrics, API keys, and a server that dies mid-run.
+//! `llamacpp:*` metrics, API keys, a server that dies mid-run, and a scripted session whose
+//! history the server reads turn after turn.
 //! `scripts/real-servers.sh` builds llama-server; `.ci/run` calls it first.
 
 mod common;
@@ -344,6 +345,68 @@ fn a_template_endpoint_drives_the_native_completion_api() {
         for record in &run.records(name) {
             let client = record_value(record, "input_sequence_length");
             assert_eq!(client, record_value(record, "usage_prompt_tokens"), "{name}: tokens_evaluated is the ISL");
+        }
+    }
+}
+
+#[test]
+fn a_scripted_session_carries_its_history_through_a_real_server() {
+    let server = LlamaServer::start(&[]);
+    let tokenizer = fixture("trained-bytelevel-bpe-8k.tokenizer.json");
+    let source = format!(
+        r#"
+import "aiperf/llamacpp" as llamacpp;
+let target = endpoint(#{{ url: "{url}", model: "tiny", kind: "chat", streaming: true, extra: llamacpp::extra() }});
+let talk = |s| {{
+    let r = s.chat(#{{ user: "Tell me about the sea and the ships.", max_tokens: 16, tag: "open" }});
+    for question in ["And then?", "How does it end?"] {{
+        if !r.ok || r.text == "" {{ throw `turn ${{s.turn}}: no answer (${{r.error}})`; }}
+        let seen = r.usage.prompt_tokens + r.usage.completion_tokens;
+        r = s.chat(#{{ user: question, max_tokens: 16, tag: "follow" }});
+        if r.usage.prompt_tokens <= seen {{
+            throw `turn ${{s.turn}}: the server read ${{r.usage.prompt_tokens}} prompt tokens, not the ${{seen}} before and more`;
+        }}
+    }}
+    if s.history.len() != 6 {{ throw `a history of ${{s.history.len()}} messages`; }}
+}};
+let r = run(#{{ name: "talk", endpoint: target, tokenizer: "{tokenizer}", preflight: false,
+               phases: [users(#{{ users: 2, session: talk, sessions: 4 }})] }});
+print(`ERRORS=${{r.error_count}}`);
+"#,
+        url = server.url(),
+        tokenizer = tokenizer.display()
+    );
+    let run = run_scenario("talk", &source);
+    assert_eq!(run.code(), Some(0), "stderr: {}", run.stderr());
+    assert!(run.stdout().contains("ERRORS=0"), "{}", run.stdout());
+    let summary = run.summary("talk");
+    let sessions = &summary["phases"][0]["scripted_sessions"];
+    assert_eq!((sessions["started"].as_u64(), sessions["completed"].as_u64()), (Some(4), Some(4)), "{sessions}");
+    assert_eq!(
+        (sessions["steps"]["open"]["requests"].as_u64(), sessions["steps"]["follow"]["requests"].as_u64()),
+        (Some(4), Some(8))
+    );
+    // Each session is one conversation on the server's side: its turns' prompts grow by the
+    // answers and questions before them, and every answer is the 16 tokens asked for.
+    let mut conversations: std::collections::BTreeMap<String, Vec<(u64, u64, u64)>> = Default::default();
+    for record in run.records("talk") {
+        let id = record["metadata"]["conversation_id"].as_str().unwrap_or_default().to_string();
+        let turn = record["metadata"]["turn_index"].as_u64().expect("a turn index");
+        let prompt = record_value(&record, "usage_prompt_tokens").expect("the server's prompt count");
+        assert_eq!(record_value(&record, "usage_completion_tokens"), Some(16), "{record}");
+        conversations.entry(id).or_default().push((turn, prompt, 16));
+    }
+    assert_eq!(conversations.len(), 4);
+    for (id, mut turns) in conversations {
+        turns.sort();
+        assert_eq!(turns.iter().map(|turn| turn.0).collect::<Vec<_>>(), [0, 1, 2], "{id}");
+        for pair in turns.windows(2) {
+            assert!(
+                pair[1].1 > pair[0].1 + pair[0].2,
+                "{id}: turn {} does not carry turn {}: {turns:?}",
+                pair[1].0,
+                pair[0].0
+            );
         }
     }
 }
