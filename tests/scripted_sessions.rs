@@ -126,7 +126,7 @@ let rag = |s| {
     if !e.ok || !k.ok { throw `a step failed: ${e.error} ${k.error}`; }
     s.chat(#{ messages: [system("x is 1"), user("what is x?")], max_tokens: 8, tag: "generate" });
 };
-run(#{ name: "rag", endpoint: llm, phases: [users(#{ users: 2, session: rag, sessions: 5 })] });
+run(#{ name: "rag", endpoint: llm, report: true, phases: [users(#{ users: 2, session: rag, sessions: 5 })] });
 "#,
     );
     assert_eq!(run.code(), Some(0), "{}", run.stderr());
@@ -143,6 +143,14 @@ run(#{ name: "rag", endpoint: llm, phases: [users(#{ users: 2, session: rag, ses
     assert!(sessions["session_latency_ms"]["avg"].as_f64().unwrap_or(0.0) >= 15.0, "three steps of at least 5 ms");
     assert!(run.stdout().contains("Scripted sessions (users): 5 started, 5 completed"), "{}", run.stdout());
     assert!(sessions["peak_live"].as_u64().is_some_and(|peak| (1..=2).contains(&peak)), "two users: {sessions}");
+    let page = std::fs::read_to_string(run.artifacts("rag").join("report.html")).expect("report.html");
+    assert!(
+        page.contains("Scripted sessions (users): 5 started, 5 completed, 0 failed"),
+        "the report shows the sessions"
+    );
+    for tag in ["embed", "rerank", "generate"] {
+        assert!(page.contains(&format!("<tr><td>{tag}</td><td>5</td><td>0</td>")), "the report's row of {tag}");
+    }
 }
 
 #[test]

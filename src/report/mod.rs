@@ -23,6 +23,7 @@ mod records;
 mod scrapes;
 mod search_chart;
 mod server_panels;
+mod sessions_table;
 mod svg;
 mod time_axis;
 mod variations;

@@ -1,12 +1,11 @@
 //! The report's content, assembled from what was read: a comparison section for several runs
-//! (with a capacity search's charts first),
-//! then one section per run (cards, distributions, over time, HTTP trace, server metrics,
-//! GPU), each a list of charts.
+//! (with a capacity search's charts first), then one section per run (cards, scripted
+//! sessions, distributions, over time, HTTP trace, server metrics, GPU), each a list of charts.
 
 use super::artifacts::ReportInput;
 use super::chart::Chart;
 use super::time_axis::TimeAxis;
-use super::{cards, comparison, distributions, http_trace, over_time, search_chart, server_panels};
+use super::{cards, comparison, distributions, http_trace, over_time, search_chart, server_panels, sessions_table};
 
 /// A titled group of charts, with a note when there is nothing to draw.
 pub struct Section {
@@ -68,7 +67,7 @@ pub fn build(input: &ReportInput) -> Page {
             RunPage {
                 label: run.label.clone(),
                 dir: run.dir.display().to_string(),
-                cards_html: cards::html(run),
+                cards_html: format!("{}{}", cards::html(run), sessions_table::html(&run.summary)),
                 sections: vec![
                     section("Distributions", distributions::charts(run, &prefix), no_records),
                     section("Over time", over_time::charts(run, &axis, &prefix), no_records),
