@@ -297,6 +297,12 @@ pub struct ToolFunctionPiece {
 }
 
 impl RequestRecord {
+    /// The output length the answer should have reached: the one asked for, unless the answer
+    /// called tools (a generation ends with its tool calls, whatever length was asked for).
+    pub fn output_length_target(&self) -> Option<u64> {
+        self.requested_output_tokens.filter(|_| self.tool_calls.is_empty())
+    }
+
     /// Add the tool-call pieces of one payload: a piece with an index the record has not seen
     /// (or none) starts a call, the others extend theirs.
     pub fn add_tool_call_pieces(&mut self, pieces: Vec<ToolCallPiece>) {

@@ -119,7 +119,7 @@ pub fn success_metrics(record: &RequestRecord, ctx: &MetricsContext) -> RecordMe
     if let Some(megabytes) = record.media.video_peak_memory_mb {
         metrics.push(&registry::VIDEO_PEAK_MEMORY, MetricValue::Float(megabytes));
     }
-    push_diff_metrics(&mut metrics, record.requested_output_tokens);
+    push_diff_metrics(&mut metrics, record.output_length_target());
     push_trace_metrics(&mut metrics, record.trace.as_deref());
     if !ctx.produces_tokens {
         metrics.entries.retain(|(def, _)| !def.has(MetricFlags::PRODUCES_TOKENS_ONLY));
@@ -306,6 +306,19 @@ mod tests {
         assert!(expected > 0);
         let m = success_metrics(&record, &ctx);
         assert_eq!(count(&m, &registry::OUTPUT_SEQUENCE_LENGTH), expected);
+    }
+
+    #[test]
+    fn an_answer_that_calls_a_tool_is_not_held_to_the_output_length_asked_for() {
+        let mut record = streamed_record(1_000_000, &[11_000_000], " the the", 16);
+        record.requested_output_tokens = Some(256);
+        let text_answer = success_metrics(&record, &context(true));
+        assert!(float(&text_answer, &registry::OSL_MISMATCH_DIFF_PCT) < -90.0);
+        record.tool_calls =
+            vec![crate::record::ToolCall { id: "c".into(), name: "search".into(), arguments: "{}".into() }];
+        let tool_call = success_metrics(&record, &context(true));
+        assert!(tool_call.get(&registry::OSL_MISMATCH_DIFF_PCT).is_none(), "a generation ends with its tool calls");
+        assert_eq!(count(&tool_call, &registry::REQUESTED_OSL), 256, "what was asked for is still recorded");
     }
 
     #[test]

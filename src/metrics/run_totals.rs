@@ -54,7 +54,7 @@ impl RunTotals {
         good: bool,
     ) {
         self.counters.add_success(epoch_span_ns.0, epoch_span_ns.1);
-        self.token_checks.add(metrics, record.requested_output_tokens);
+        self.token_checks.add(metrics, record.output_length_target());
         if let (Some(count), true) = (self.good_requests.as_mut(), good) {
             *count += 1;
         }

@@ -51,10 +51,11 @@ pub async fn serve(state: Arc<MockState>, endpoint: Endpoint, request: Request<I
         stats.tool_results_received.fetch_add(turn.tool_results, Relaxed);
     }
     let tool_call = tool_turn.as_ref().and_then(|turn| turn.calls(tool_calls::DEFAULT_TOOL_DEPTH));
+    let tool_step = tool_turn.as_ref().map_or(0, |turn| turn.tool_results);
     let prompt_tokens = prompt.tokens;
     let prompt_cache = use_prefix_cache(&state, &stats, prompt);
     let output_tokens = match (tool_call, &answer) {
-        (Some(_), _) => tool_calls::TOOL_CALL_TOKENS,
+        (Some(name), _) => tool_calls::call_tokens(&state.tokenizer, name, tool_step),
         (None, Some(answer)) => (state.tokenizer.count(answer) as u64).max(1),
         (None, None) => parsed.output_tokens.unwrap_or(state.config.default_output_tokens),
     };
@@ -87,15 +88,14 @@ pub async fn serve(state: Arc<MockState>, endpoint: Endpoint, request: Request<I
         .with_root_metrics(generation.spec_decode().map(|run| run.metrics_json()));
     if let Some(name) = tool_call {
         stats.tool_calls.fetch_add(1, Relaxed);
-        let step = tool_turn.as_ref().map_or(0, |turn| turn.tool_results);
         generation.run_to_end().await;
         drop(generation);
         let usage = Usage { prompt_tokens, completion_tokens: output_tokens, prompt_cache };
         if parsed.stream {
-            let text = writer.tool_call_stream(name, step, parsed.include_usage.then_some(usage));
+            let text = writer.tool_call_stream(name, tool_step, parsed.include_usage.then_some(usage));
             return reply::with_body(StatusCode::OK, "text/event-stream", MockBody::whole(text));
         }
-        return reply::json(StatusCode::OK, writer.tool_call_body(name, step, usage));
+        return reply::json(StatusCode::OK, writer.tool_call_body(name, tool_step, usage));
     }
     if let Some(answer) = answer {
         generation.run_to_end().await;

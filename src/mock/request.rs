@@ -98,6 +98,9 @@ pub struct PromptCacheUse {
 #[derive(Deserialize)]
 pub struct WireMessage {
     content: Option<Value>,
+    /// An assistant turn's tool calls: the prompt holds each one's name and arguments.
+    #[serde(default)]
+    tool_calls: Option<Vec<Value>>,
 }
 
 impl WireMessage {
@@ -129,12 +132,13 @@ pub fn checked_output_tokens(requested: Option<u64>) -> Result<Option<u64>, Stri
     }
 }
 
-/// Chat: the text of every message, joined with newlines.
+/// Chat: the text of every message and the name and arguments of every tool call it makes,
+/// joined with newlines.
 pub fn chat_prompt(messages: Vec<WireMessage>) -> Result<PromptInput, String> {
     let mut parts = Vec::with_capacity(messages.len());
     let mut videos = 0;
-    for (index, message) in messages.into_iter().enumerate() {
-        match message.content {
+    for (index, WireMessage { content, tool_calls }) in messages.into_iter().enumerate() {
+        match content {
             None | Some(Value::Null) => {}
             Some(Value::String(text)) => parts.push(text),
             Some(Value::Array(content_parts)) => {
@@ -162,8 +166,23 @@ pub fn chat_prompt(messages: Vec<WireMessage>) -> Result<PromptInput, String> {
             }
             Some(_) => return Err(format!("messages[{index}].content must be a string or an array of content parts")),
         }
+        let calls: Vec<String> = tool_calls.iter().flatten().map(tool_call_text).collect();
+        if !calls.is_empty() {
+            parts.push(calls.join("\n"));
+        }
     }
     Ok(PromptInput { videos, ..PromptInput::from_texts(vec![parts.join("\n")]) })
+}
+
+/// A tool call as the prompt holds it: its function's name, then its arguments.
+fn tool_call_text(call: &Value) -> String {
+    let function = &call["function"];
+    let arguments = match &function["arguments"] {
+        Value::String(text) => text.clone(),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    };
+    format!("{}{arguments}", function["name"].as_str().unwrap_or_default())
 }
 
 /// Anything but an `input_audio` part passes; that one needs base64 data and a wav or mp3 format.
@@ -190,5 +209,23 @@ fn is_valid_image_part(part: &Value) -> bool {
     match url.strip_prefix("data:image/") {
         Some(rest) => rest.split_once(";base64,").is_some_and(|(_, data)| !data.is_empty()),
         None => url.starts_with("http://") || url.starts_with("https://"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_chat_prompt_holds_the_messages_texts_and_the_tool_calls_names_and_arguments() {
+        let messages: Vec<WireMessage> = serde_json::from_str(
+            r#"[{"role":"user","content":"find x"},
+                {"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"search","arguments":"{\"q\":\"x\"}"}}]},
+                {"role":"tool","tool_call_id":"c","content":"x is 1"},
+                {"role":"assistant","content":"done","tool_calls":null}]"#,
+        )
+        .unwrap();
+        let prompt = chat_prompt(messages).unwrap();
+        assert_eq!(prompt.texts, ["find x\nsearch{\"q\":\"x\"}\nx is 1\ndone"]);
     }
 }

@@ -7,11 +7,10 @@ use std::fmt::Write;
 use serde::Deserialize;
 
 use super::words;
+use crate::dataset::tokenizer::Tokenizer;
 
 /// Tool calls a session gets before text when the request names no depth (`mock_tool_depth`).
 pub const DEFAULT_TOOL_DEPTH: u64 = 2;
-/// The output tokens a tool call takes (its time to generate, its usage).
-pub const TOOL_CALL_TOKENS: u64 = 8;
 
 /// What a chat request says about tools: the tools it offers, the tool results its history
 /// holds, and the depth it asks for.
@@ -71,9 +70,21 @@ impl ToolTurn {
     }
 }
 
-/// The call's id and arguments, numbered by the results the history holds.
+/// The call's id and arguments (a JSON object, as JSON-string content), numbered by the results
+/// the history holds.
 fn call_id_and_arguments(step: u64) -> (String, String) {
-    (format!("call_{step}"), format!(r#"{{\"step\":{step},\"query\":\"{}\"}}"#, words::output_text(2).trim()))
+    let quoted = json_string(&arguments(step));
+    (format!("call_{step}"), quoted[1..quoted.len() - 1].to_string())
+}
+
+fn arguments(step: u64) -> String {
+    format!(r#"{{"step":{step},"query":"{}"}}"#, words::output_text(2).trim())
+}
+
+/// The output tokens of the call at `step` (its time to generate, its usage): its name and
+/// arguments as `tokenizer` counts them, as a client counts a tool call's output.
+pub fn call_tokens(tokenizer: &Tokenizer, name: &str, step: u64) -> u64 {
+    (tokenizer.count(&format!("{name}{}", arguments(step))) as u64).max(1)
 }
 
 /// The streamed answer: the opening chunk, the call's name and id, its arguments in two pieces,
@@ -162,5 +173,10 @@ mod tests {
         assert_eq!(events.last().unwrap()["choices"][0]["finish_reason"], "tool_calls");
         let whole: Value = serde_json::from_str(&whole_choice("search", 0)).unwrap();
         assert_eq!(whole["message"]["tool_calls"][0]["function"]["name"], "search");
+        // Its usage counts what the client counts: the name, then the arguments as sent.
+        let tokenizer = Tokenizer::builtin();
+        let sent = whole["message"]["tool_calls"][0]["function"]["arguments"].as_str().unwrap();
+        assert_eq!(call_tokens(&tokenizer, "search", 0), tokenizer.count(&format!("search{sent}")) as u64);
+        assert!(call_tokens(&tokenizer, "search", 0) > 1);
     }
 }

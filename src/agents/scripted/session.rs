@@ -153,7 +153,7 @@ impl Session {
             Ok(prepared) => prepared,
             Err(why) => return Ok(Err(why)),
         };
-        let input_tokens = self.count_tokens(&inputs.join("\n"));
+        let input_tokens = inputs.iter().map(|input| self.count_tokens(input)).sum();
         self.send(client, body, input_tokens, None, tag.unwrap_or_else(|| StepKind::Embed.as_str().into())).map(Ok)
     }
 
@@ -171,7 +171,8 @@ impl Session {
             Ok(prepared) => prepared,
             Err(why) => return Ok(Err(why)),
         };
-        let input_tokens = self.count_tokens(&format!("{query}\n{}", documents.join("\n")));
+        let input_tokens =
+            self.count_tokens(query) + documents.iter().map(|document| self.count_tokens(document)).sum::<u64>();
         self.send(client, body, input_tokens, None, tag.unwrap_or_else(|| StepKind::Rerank.as_str().into())).map(Ok)
     }
 
