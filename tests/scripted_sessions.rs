@@ -238,7 +238,7 @@ let agent = |s| {
 };
 run(#{ name: "closed", endpoint: endpoint(#{ url: "mock", model: "m", kind: "chat", streaming: true }),
        phases: [warmup(#{ concurrency: 2, session: agent, sessions: 2 }),
-                concurrency(#{ concurrency: 3, session: agent, sessions: 7 })] });
+                concurrency(#{ concurrency: 3, session: agent, sessions: 7, seed: 5 })] });
 "#,
     );
     assert_eq!(run.code(), Some(0), "{}", run.stderr());
@@ -248,4 +248,50 @@ run(#{ name: "closed", endpoint: endpoint(#{ url: "mock", model: "m", kind: "cha
     assert_eq!((sessions["started"].as_u64(), sessions["completed"].as_u64()), (Some(7), Some(7)), "{sessions}");
     assert_eq!(sessions["steps"]["follow_up"]["requests"].as_u64(), Some(7), "{sessions}");
     assert!(sessions["peak_live"].as_u64() <= Some(3), "{sessions}");
+    let plain = run_scenario(
+        "seeded",
+        r#"run(#{ endpoint: endpoint(#{ url: "mock", model: "m" }), phases: [concurrency(#{ users: 2, seed: 5 })] });"#,
+    );
+    assert_ne!(plain.code(), Some(0));
+    assert!(plain.stderr().contains("`seed` applies to scripted sessions (`session`) only"), "{}", plain.stderr());
+}
+
+#[test]
+fn a_sessions_random_draws_are_its_own_and_the_same_in_every_run_of_a_seed() {
+    // Each session picks its step's tag, draws a wait and checks its draws; session 0 picks
+    // from nothing, a script error naming its line.
+    let source = |seed: u64| {
+        format!(
+            r#"let target = endpoint(#{{ url: "mock", model: "m", kind: "chat", streaming: true, mock: #{{ ttft: ms(1), itl: ms(1) }} }});
+let agent = |s| {{
+    let p = s.random();
+    if p < 0.0 || p >= 1.0 {{ throw `random() gave ${{p}}`; }}
+    if s.sample(normal(5, 0)) != 5.0 || s.sample(7) != 7.0 {{ throw "a fixed draw moved"; }}
+    let wait_ms = s.sample(bounded(normal(2, 0.5), 1, 3));
+    if wait_ms < 1.0 || wait_ms > 3.0 {{ throw `bounded gave ${{wait_ms}}`; }}
+    s.wait(ms(wait_ms));
+    if s.id == 0 {{ s.pick([]); }}
+    s.chat(#{{ user: "hi", max_tokens: 2, tag: s.pick(["a", "b", "c", "d"]) }});
+}};
+run(#{{ name: "draws", endpoint: target, phases: [users(#{{ users: 4, session: agent, sessions: 81, seed: {seed} }})] }});
+"#
+        )
+    };
+    let tags = |seed: u64| {
+        let run = run_scenario("draws", &source(seed));
+        assert_eq!(run.code(), Some(0), "{}", run.stderr());
+        let summary = run.summary("draws");
+        let sessions = scripted(&summary);
+        assert_eq!((sessions["completed"].as_u64(), sessions["failed"].as_u64()), (Some(80), Some(1)), "{sessions}");
+        let message = sessions["errors"][0]["message"].as_str().unwrap_or("");
+        assert!(message.contains("draws.rhai:9:") && message.contains("s.pick: the array is empty"), "{message}");
+        let counts: Vec<u64> =
+            ["a", "b", "c", "d"].iter().map(|tag| sessions["steps"][*tag]["requests"].as_u64().unwrap_or(0)).collect();
+        assert_eq!(counts.iter().sum::<u64>(), 80);
+        assert!(counts.iter().all(|count| *count >= 8), "80 sessions pick each of 4 tags often: {counts:?}");
+        counts
+    };
+    let first = tags(7);
+    assert_eq!(tags(7), first, "the same seed draws the same picks");
+    assert_ne!(tags(8), first, "another seed draws others");
 }

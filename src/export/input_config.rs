@@ -293,7 +293,7 @@ fn phase(phase: &Phase) -> Value {
             out.insert("session_rate".into(), json!(session_rate));
             "session_rate"
         }
-        LoadMode::Scripted { users, session } => {
+        LoadMode::Scripted { users, session, .. } => {
             out.insert("users".into(), json!(users));
             out.insert("session".into(), json!(session));
             "scripted_sessions"

@@ -205,7 +205,7 @@ pub async fn run_phase(ctx: Arc<LoadContext>, run: Arc<PhaseRun>) -> PhaseSummar
             Some(user_centric::run(ctx.clone(), run.clone(), shape, *seed).await)
         }
         LoadMode::AgenticReplay(replay) => Some(agentic_replay::run(ctx.clone(), run.clone(), replay).await),
-        LoadMode::Scripted { users, session } => {
+        LoadMode::Scripted { users, session, .. } => {
             scripted::play(ctx.clone(), run.clone(), *users, session).await;
             None
         }

@@ -86,8 +86,13 @@ pub enum LoadMode {
     AgenticReplay(AgenticReplay),
     /// Scripted sessions (`agents/scripted/`): `users` sessions live at once, each played by the
     /// scenario's function `session` (its name; the function itself stays with the script), a
-    /// new one started as each ends.
-    Scripted { users: usize, session: String },
+    /// new one started as each ends; `seed` seeds the sessions' own random draws.
+    Scripted {
+        users: usize,
+        session: String,
+        #[serde(default)]
+        seed: u64,
+    },
     /// AIPerf's adaptive scale: a closed loop whose concurrency an SLA controller moves during
     /// the phase (`load/adaptive_scale.rs`).
     AdaptiveScale(AdaptiveScale),

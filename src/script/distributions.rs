@@ -22,9 +22,13 @@ pub fn register(engine: &mut Engine) {
 pub fn dist_of(r: &mut MapReader, key: &str, default: f64) -> ScriptResult<Dist> {
     let what = r.what();
     let Some(value) = r.opt_value(key) else { return Ok(Dist::fixed(default)) };
-    let fields =
-        rhai::serde::from_dynamic::<serde_json::Value>(&value).map_err(|err| format!("{what}: `{key}`: {err}"))?;
-    Dist::from_fields(&fields).or_else(|problem| script_error(format!("{what}: `{key}`: {problem}")))
+    dist_from(&value).or_else(|problem| script_error(format!("{what}: `{key}`: {problem}")))
+}
+
+/// A distribution as the builders above make it, or a number (a fixed value).
+pub fn dist_from(value: &Dynamic) -> Result<Dist, String> {
+    let fields = rhai::serde::from_dynamic::<serde_json::Value>(value).map_err(|err| err.to_string())?;
+    Dist::from_fields(&fields)
 }
 
 /// A conversation's `turns` (at least 1, default 1) and the wait under `wait_key` after each

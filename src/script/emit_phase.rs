@@ -132,9 +132,10 @@ pub(super) fn phase(phase: &Phase) -> String {
             "users"
         }
         // The function is the scenario's own: the emitted text names it, and must define it.
-        LoadMode::Scripted { users, session } => {
+        LoadMode::Scripted { users, session, seed } => {
             keys.push(format!("users: {users}"));
             keys.push(format!("session: Fn({})", string(session)));
+            keys.push(format!("seed: {seed}"));
             "users"
         }
         LoadMode::AdaptiveScale(settings) => {

@@ -104,7 +104,7 @@ fn concurrency(kind: PhaseKind, builder: &'static str, map: Map, functions: &Ses
     let mut r = MapReader::new(
         builder,
         map,
-        keys!["users", "concurrency", "prefill_concurrency", "ramp", "prefill_ramp", "session"],
+        keys!["users", "concurrency", "prefill_concurrency", "ramp", "prefill_ramp", "session", "seed"],
     )?;
     let users = match (r.opt_u64("users")?, r.opt_u64("concurrency")?) {
         (Some(_), Some(_)) => return script_error(format!("{builder}: give `users` or `concurrency`, not both")),
@@ -116,6 +116,8 @@ fn concurrency(kind: PhaseKind, builder: &'static str, map: Map, functions: &Ses
     }
     let mode = if r.has("session") {
         super::sessions::scripted_mode(&mut r, users as usize, functions)?
+    } else if r.has("seed") {
+        return script_error(format!("{builder}: `seed` applies to scripted sessions (`session`) only"));
     } else {
         phase_ramps::closed_loop_of(&mut r, users as usize)?
     };

@@ -86,7 +86,7 @@ fn describe(scenario: &Path, error: &EvalAltResult, engine: &Engine) -> String {
 /// the mode of a scripted phase.
 pub(super) fn scripted_mode(r: &mut MapReader, users: usize, functions: &SessionFunctions) -> ScriptResult<LoadMode> {
     let what = r.what();
-    for key in ["rate", "session_rate", "turns", "think_time", "seed", "prefill_concurrency", "ramp", "prefill_ramp"] {
+    for key in ["rate", "session_rate", "turns", "think_time", "prefill_concurrency", "ramp", "prefill_ramp"] {
         if r.has(key) {
             return script_error(format!("{what}: `{key}` does not apply to scripted sessions (`session`)"));
         }
@@ -102,7 +102,8 @@ pub(super) fn scripted_mode(r: &mut MapReader, users: usize, functions: &Session
             value.type_name()
         ));
     };
-    Ok(LoadMode::Scripted { users, session: functions.keep(function) })
+    let seed = r.opt_u64("seed")?.unwrap_or(0);
+    Ok(LoadMode::Scripted { users, session: functions.keep(function), seed })
 }
 
 pub fn register(engine: &mut Engine) {
@@ -117,6 +118,18 @@ pub fn register(engine: &mut Engine) {
     engine.register_fn("chat", chat);
     engine.register_fn("embed", embed);
     engine.register_fn("rerank", rerank);
+    engine.register_fn("random", |s: &mut Session| s.random());
+    engine.register_fn("sample", |s: &mut Session, dist: Dynamic| -> ScriptResult<f64> {
+        let dist =
+            super::distributions::dist_from(&dist).or_else(|problem| script_error(format!("s.sample: {problem}")))?;
+        Ok(s.sample(&dist))
+    });
+    engine.register_fn("pick", |s: &mut Session, items: Array| -> ScriptResult<Dynamic> {
+        match items.get(s.below(items.len())) {
+            Some(item) => Ok(item.clone()),
+            None => script_error("s.pick: the array is empty"),
+        }
+    });
     engine.register_fn("wait", |s: &mut Session, seconds: f64| phase_goes_on(s.wait(seconds)));
     engine.register_fn("wait", |s: &mut Session, seconds: i64| phase_goes_on(s.wait(seconds as f64)));
     engine.register_fn("user", |text: &str| message("user", text));

@@ -241,7 +241,9 @@ fn mode(mode: &LoadMode) -> String {
                 dist(turns)
             )
         }
-        LoadMode::Scripted { users, session } => format!("scripted sessions: {users} users, each running `{session}`"),
+        LoadMode::Scripted { users, session, .. } => {
+            format!("scripted sessions: {users} users, each running `{session}`")
+        }
         LoadMode::AdaptiveScale(settings) => {
             let slas: Vec<String> = settings.sla.iter().map(|filter| filter.to_string()).collect();
             let unit = if settings.control.is_integral() { "users" } else { "req/s" };

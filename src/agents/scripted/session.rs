@@ -11,10 +11,21 @@ use super::porters::StepOrder;
 use super::suspend::{pause_on, pause_on_step};
 use super::tally::{Ended, SessionOutcome, StepDone};
 use crate::load::scripted::{Step, StepAnswer};
-use crate::plan::Endpoint;
+use crate::plan::{Dist, Endpoint, LoadMode};
 use crate::record::SessionTurn;
 use crate::request_bodies::{chat_step_body, embeddings_step_body, rerank_step_body};
 use crate::rng::SeededRng;
+
+/// The seed of a session's own random draws: the phase's `seed`, its place in the run and the
+/// session's number, so a run draws the same values each time and its sessions each their own.
+fn draws_seed(shared: &PhaseShared, id: u64) -> u64 {
+    let phase = match shared.phase.run.phase.mode {
+        LoadMode::Scripted { seed, .. } => seed,
+        _ => 0,
+    };
+    let mixed = phase ^ ((shared.phase.run.index as u64) << 40) ^ id.wrapping_mul(0xD1B5_4A32_D192_ED03);
+    mixed.wrapping_add(0x9E37_79B9_7F4A_7C15)
+}
 
 /// The phase stopped sending (its duration, its request limit, a stop signal): the session ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,6 +57,8 @@ struct SessionState {
     shared: Arc<PhaseShared>,
     id: u64,
     ids: SeededRng,
+    /// The function's own random draws (`s.random()`, `s.sample(..)`, `s.pick(..)`).
+    draws: SeededRng,
     history: History,
     /// Chat steps answered so far.
     turn: u32,
@@ -61,10 +74,12 @@ struct SessionState {
 impl Session {
     pub(super) fn new(shared: Arc<PhaseShared>, id: u64) -> Self {
         let seed = shared.phase.ctx.id_seed ^ ((shared.phase.run.index as u64) << 32) ^ id.wrapping_mul(0x9E37_79B9);
+        let draws = SeededRng::new(draws_seed(&shared, id));
         Session(Arc::new(Mutex::new(SessionState {
             shared,
             id,
             ids: SeededRng::new(seed),
+            draws,
             history: History::default(),
             turn: 0,
             steps: Vec::new(),
@@ -100,6 +115,21 @@ impl Session {
 
     pub fn history(&self) -> Vec<serde_json::Value> {
         self.state().history.messages().to_vec()
+    }
+
+    /// A draw in [0, 1).
+    pub fn random(&self) -> f64 {
+        self.state().draws.next_f64()
+    }
+
+    /// A draw from `dist`.
+    pub fn sample(&self, dist: &Dist) -> f64 {
+        dist.sample(&mut self.state().draws)
+    }
+
+    /// A draw in [0, `len`); 0 when `len` is 0.
+    pub fn below(&self, len: usize) -> usize {
+        self.state().draws.below(len as u64) as usize
     }
 
     pub fn values(&self) -> rhai::Map {
