@@ -257,9 +257,9 @@ run(#{ name: "closed", endpoint: endpoint(#{ url: "mock", model: "m", kind: "cha
 }
 
 #[test]
-fn a_sessions_random_draws_are_its_own_and_the_same_in_every_run_of_a_seed() {
-    // Each session picks its step's tag, draws a wait and checks its draws; session 0 picks
-    // from nothing, a script error naming its line.
+fn a_sessions_random_draws_and_texts_are_its_own_and_the_same_in_every_run_of_a_seed() {
+    // Each session picks its step's tag, draws a wait, sends a text of its own and checks its
+    // draws; session 0 picks from nothing, a script error naming its line.
     let source = |seed: u64| {
         format!(
             r#"let target = endpoint(#{{ url: "mock", model: "m", kind: "chat", streaming: true, mock: #{{ ttft: ms(1), itl: ms(1) }} }});
@@ -271,7 +271,9 @@ let agent = |s| {{
     if wait_ms < 1.0 || wait_ms > 3.0 {{ throw `bounded gave ${{wait_ms}}`; }}
     s.wait(ms(wait_ms));
     if s.id == 0 {{ s.pick([]); }}
-    s.chat(#{{ user: "hi", max_tokens: 2, tag: s.pick(["a", "b", "c", "d"]) }});
+    let context = s.text(200);
+    if context == s.text(200) {{ throw "two texts alike"; }}
+    s.chat(#{{ user: context, max_tokens: 2, tag: s.pick(["a", "b", "c", "d"]) }});
 }};
 run(#{{ name: "draws", endpoint: target, phases: [users(#{{ users: 4, session: agent, sessions: 81, seed: {seed} }})] }});
 "#
@@ -288,6 +290,10 @@ run(#{{ name: "draws", endpoint: target, phases: [users(#{{ users: 4, session: a
         let counts: Vec<u64> =
             ["a", "b", "c", "d"].iter().map(|tag| sessions["steps"][*tag]["requests"].as_u64().unwrap_or(0)).collect();
         assert_eq!(counts.iter().sum::<u64>(), 80);
+        // s.text(200) is 200 tokens under the run's tokenizer, as the mock counts them too.
+        assert_eq!(stat(&summary, "input_sequence_length", "min"), 200.0);
+        assert_eq!(stat(&summary, "input_sequence_length", "max"), 200.0);
+        assert_eq!(stat(&summary, "usage_prompt_tokens", "max"), 200.0);
         assert!(counts.iter().all(|count| *count >= 8), "80 sessions pick each of 4 tags often: {counts:?}");
         counts
     };

@@ -12,7 +12,7 @@ mod builtin_tokenizer;
 mod burst_gpt;
 mod byte_level_alphabet;
 pub mod corpus;
-mod exact_length;
+pub mod exact_length;
 mod fields;
 mod file;
 mod gpt2_bpe;

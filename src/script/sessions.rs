@@ -106,6 +106,9 @@ pub(super) fn scripted_mode(r: &mut MapReader, users: usize, functions: &Session
     Ok(LoadMode::Scripted { users, session: functions.keep(function), seed })
 }
 
+/// The longest text `s.text` makes, in tokens.
+const MAX_TEXT_TOKENS: u64 = 1_000_000;
+
 pub fn register(engine: &mut Engine) {
     engine.register_type_with_name::<Session>("Session");
     super::answers::register(engine);
@@ -123,6 +126,12 @@ pub fn register(engine: &mut Engine) {
         let dist =
             super::distributions::dist_from(&dist).or_else(|problem| script_error(format!("s.sample: {problem}")))?;
         Ok(s.sample(&dist))
+    });
+    engine.register_fn("text", |s: &mut Session, tokens: i64| -> ScriptResult<String> {
+        match u64::try_from(tokens) {
+            Ok(tokens) if tokens <= MAX_TEXT_TOKENS => Ok(s.text(tokens)),
+            _ => script_error(format!("s.text: the tokens must be 0 to {MAX_TEXT_TOKENS}, got {tokens}")),
+        }
     });
     engine.register_fn("pick", |s: &mut Session, items: Array| -> ScriptResult<Dynamic> {
         match items.get(s.below(items.len())) {

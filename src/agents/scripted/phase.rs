@@ -29,7 +29,7 @@ pub struct PhaseShared {
     pub tally: Mutex<Tally>,
     /// Token counts of the texts sent so far (a system prompt, a task, a tool's output), so
     /// each is counted once per phase, not once per step.
-    pub token_counts: Mutex<HashMap<String, u64>>,
+    pub token_counts: Mutex<KeptCounts>,
     /// The endpoint fields of the chat steps sent so far, by endpoint and `max_tokens`.
     pub chat_bases: Mutex<Vec<ChatBase>>,
 }
@@ -37,8 +37,28 @@ pub struct PhaseShared {
 /// Texts up to this long have their token counts kept.
 const KEPT_COUNT_TEXT_BYTES: usize = 16 * 1024;
 
-/// At most this many texts' counts are kept; later texts are counted each time.
-const KEPT_COUNTS: usize = 16 * 1024;
+/// The kept texts hold at most this many bytes; later texts are counted each time.
+const KEPT_COUNTS_BYTES: usize = 16 * 1024 * 1024;
+
+/// The token counts kept, by text, and the bytes of those texts.
+#[derive(Default)]
+pub struct KeptCounts {
+    counts: HashMap<String, u64>,
+    bytes: usize,
+}
+
+impl KeptCounts {
+    fn get(&self, text: &str) -> Option<u64> {
+        self.counts.get(text).copied()
+    }
+
+    /// Keep `text`'s count while the kept texts stay within their bytes.
+    fn keep(&mut self, text: &str, tokens: u64) {
+        if self.bytes + text.len() <= KEPT_COUNTS_BYTES && self.counts.insert(text.to_string(), tokens).is_none() {
+            self.bytes += text.len();
+        }
+    }
+}
 
 /// At most this many chat steps' endpoint fields are kept; others are built for each step.
 const KEPT_CHAT_BASES: usize = 64;
@@ -69,15 +89,12 @@ impl PhaseShared {
     /// The tokens of `text` as the run's tokenizer counts them.
     pub fn count_tokens(&self, text: &str) -> u64 {
         let kept = text.len() <= KEPT_COUNT_TEXT_BYTES;
-        if kept && let Some(&tokens) = self.counts().get(text) {
+        if kept && let Some(tokens) = self.counts().get(text) {
             return tokens;
         }
         let tokens = self.phase.hook.tokenizer.count(text) as u64;
         if kept {
-            let mut counts = self.counts();
-            if counts.len() < KEPT_COUNTS {
-                counts.insert(text.to_string(), tokens);
-            }
+            self.counts().keep(text, tokens);
         }
         tokens
     }
@@ -100,7 +117,7 @@ impl PhaseShared {
         base
     }
 
-    fn counts(&self) -> std::sync::MutexGuard<'_, HashMap<String, u64>> {
+    fn counts(&self) -> std::sync::MutexGuard<'_, KeptCounts> {
         self.token_counts.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
@@ -114,5 +131,25 @@ impl PhaseShared {
             Some(limit) if index >= limit => None,
             _ => Some(index),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_are_kept_up_to_their_bytes_and_a_text_once() {
+        let mut kept = KeptCounts::default();
+        let text = |index: usize| format!("{index:0>width$}", width = KEPT_COUNT_TEXT_BYTES);
+        let fitting = KEPT_COUNTS_BYTES / KEPT_COUNT_TEXT_BYTES;
+        for index in 0..fitting {
+            kept.keep(&text(index), 7);
+            kept.keep(&text(index), 7);
+        }
+        assert_eq!((kept.counts.len(), kept.bytes), (fitting, KEPT_COUNTS_BYTES), "each text once");
+        kept.keep(&text(fitting), 7);
+        assert_eq!(kept.get(&text(fitting)), None, "past the bytes, a text is counted each time");
+        assert_eq!(kept.get(&text(0)), Some(7));
     }
 }

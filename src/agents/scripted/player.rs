@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::clients::EndpointClients;
-use super::phase::PhaseShared;
+use super::phase::{KeptCounts, PhaseShared};
 use super::tally::Tally;
 use super::workers::{SessionProgram, play_share, worker_count};
 use crate::load::scripted::{ScriptedPhase, SessionPlayer};
@@ -43,7 +43,7 @@ impl SessionPlayer for ScriptedPlayer {
                 live_sessions: AtomicU64::new(0),
                 peak_live_sessions: AtomicU64::new(0),
                 tally: Mutex::new(Tally::default()),
-                token_counts: Mutex::new(HashMap::new()),
+                token_counts: Mutex::new(KeptCounts::default()),
                 chat_bases: Mutex::new(Vec::new()),
             });
             let (done_tx, done_rx) = tokio::sync::oneshot::channel();

@@ -10,6 +10,8 @@ use super::phase::PhaseShared;
 use super::porters::StepOrder;
 use super::suspend::{pause_on, pause_on_step};
 use super::tally::{Ended, SessionOutcome, StepDone};
+use crate::dataset::corpus;
+use crate::dataset::exact_length::text_of_length;
 use crate::load::scripted::{Step, StepAnswer};
 use crate::plan::{Dist, Endpoint, LoadMode};
 use crate::record::SessionTurn;
@@ -125,6 +127,15 @@ impl Session {
     /// A draw from `dist`.
     pub fn sample(&self, dist: &Dist) -> f64 {
         dist.sample(&mut self.state().draws)
+    }
+
+    /// Text of exactly `tokens` tokens under the run's tokenizer, cut from the synthetic
+    /// prompts' corpus at a place of the session's draws (so sessions send texts of their own).
+    pub fn text(&self, tokens: u64) -> String {
+        let corpus = corpus::shakespeare();
+        let offset = self.below(corpus.len());
+        let tokenizer = self.state().shared.phase.hook.tokenizer.clone();
+        text_of_length(&tokenizer, None, corpus, offset, tokens).text
     }
 
     /// A draw in [0, `len`); 0 when `len` is 0.
