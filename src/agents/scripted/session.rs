@@ -1,6 +1,6 @@
 //! One session as its function sees it: its steps (chat, embeddings, rerank), each sent by its
 //! user's porter on the runtime while the session's coroutine pauses, its client-side waits, its
-//! history and state, and what it did, for the phase's tally.
+//! history and state, its own random draws and texts, and what it did, for the phase's tally.
 
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -18,14 +18,16 @@ use crate::record::SessionTurn;
 use crate::request_bodies::{chat_step_body, embeddings_step_body, rerank_step_body};
 use crate::rng::SeededRng;
 
-/// The seed of a session's own random draws: the phase's `seed`, its place in the run and the
-/// session's number, so a run draws the same values each time and its sessions each their own.
+/// The seed of a session's own random draws: the phase's `seed`, its place in the run, the
+/// execution segment and the session's number, so a run draws the same values each time and
+/// its sessions (those of other segments too) each their own.
 fn draws_seed(shared: &PhaseShared, id: u64) -> u64 {
     let phase = match shared.phase.run.phase.mode {
         LoadMode::Scripted { seed, .. } => seed,
         _ => 0,
     };
-    let mixed = phase ^ ((shared.phase.run.index as u64) << 40) ^ id.wrapping_mul(0xD1B5_4A32_D192_ED03);
+    let segment = shared.phase.ctx.segment.map_or(0, |segment| u64::from(segment.index) << 52);
+    let mixed = phase ^ ((shared.phase.run.index as u64) << 40) ^ segment ^ id.wrapping_mul(0xD1B5_4A32_D192_ED03);
     mixed.wrapping_add(0x9E37_79B9_7F4A_7C15)
 }
 
