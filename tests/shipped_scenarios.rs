@@ -152,13 +152,19 @@ fn the_agent_tools_and_rag_pipeline_scenarios_run_their_sessions_whole() {
     assert_eq!(agent["phases"][0]["scripted_sessions"]["completed"].as_u64(), Some(6));
     // The mock counts a tool call's tokens as the client does, and an answer that calls a tool
     // is not held to its max_tokens: no false warning about the tokenizer or the output length.
-    assert!(!text(&out.stdout).contains("WARNING"), "{}", text(&out.stdout));
+    // (The client self-check may warn on a loaded machine: that one is about load, not counts.)
+    let token_warnings = |stdout: &str| {
+        stdout.lines().filter(|line| line.contains("usage differs") || line.contains("output length")).count()
+    };
+    assert_eq!(token_warnings(&text(&out.stdout)), 0, "{}", text(&out.stdout));
     assert_eq!(stat(&agent, "usage_discrepancy_count", "avg"), 0.0);
     assert!(agent.get("osl_mismatch_count").is_none(), "the only steps with a max_tokens called a tool");
     let out = run_shipped(dir.path(), "rag_pipeline", &short);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    assert!(!text(&out.stdout).contains("WARNING"), "{}", text(&out.stdout));
+    assert_eq!(token_warnings(&text(&out.stdout)), 0, "{}", text(&out.stdout));
     let rag = summary(dir.path(), "rag_pipeline");
+    assert_eq!(stat(&rag, "usage_discrepancy_count", "avg"), 0.0);
+    assert_eq!(stat(&rag, "osl_mismatch_count", "avg"), 0.0);
     assert_eq!(stat(&rag, "request_count", "avg"), 18.0, "embed, rerank and generate per session");
     assert_eq!(rag["phases"][0]["scripted_sessions"]["steps"]["rerank"]["requests"].as_u64(), Some(6));
 }
