@@ -1,7 +1,7 @@
 //! One metric's computed value: its kind, display names and statistics. The metrics registry,
 //! thresholds and the run result share these types from below, so none reaches back up.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// How a metric is computed (spec: "Understanding Metric Types").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -14,7 +14,7 @@ pub enum MetricKind {
 
 /// Statistics of one metric. Record metrics fill the distribution fields; aggregate and
 /// derived metrics carry only `avg` (their single value), as the export schema says.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Stats {
     pub avg: f64,
     pub min: Option<f64>,

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::metric_result::Stats;
 use crate::metrics::stats::distribution;
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ScriptedSessionsSummary {
     pub started: u64,
     /// Sessions whose function returned.
@@ -41,7 +41,7 @@ pub struct ScriptedSessionsSummary {
     pub tally: ScriptedSessionsTally,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct StepTagSummary {
     pub requests: u64,
     /// Requests that failed (an error answer) or were cancelled.
@@ -53,7 +53,7 @@ pub struct StepTagSummary {
     pub ttft_ms: Option<Stats>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SessionError {
     /// `file:line:column: message`.
     pub message: String,

@@ -6,72 +6,53 @@ use serde_json::Value;
 
 use super::chart::short_number;
 use super::svg::escape;
+use crate::metric_result::Stats;
+use crate::session_metrics::ScriptedSessionsSummary;
+use crate::ui::scripted_sessions::headline;
 
 /// Empty when the run has no scripted phase.
 pub fn html(summary: &Value) -> String {
     let mut html = String::new();
     for phase in summary["phases"].as_array().into_iter().flatten() {
-        let sessions = &phase["scripted_sessions"];
-        if sessions.is_object() {
-            html.push_str(&phase_html(phase["name"].as_str().unwrap_or("phase"), sessions));
-        }
+        let Ok(sessions) = serde_json::from_value::<ScriptedSessionsSummary>(phase["scripted_sessions"].clone()) else {
+            continue;
+        };
+        html.push_str(&phase_html(phase["name"].as_str().unwrap_or("phase"), &sessions));
     }
     html
 }
 
-fn phase_html(phase: &str, sessions: &Value) -> String {
-    let count = |key: &str| sessions[key].as_u64().unwrap_or(0);
-    let mut line = format!(
-        "Scripted sessions ({phase}): {} started, {} completed, {} failed, {} cut, at most {} at once",
-        count("started"),
-        count("completed"),
-        count("failed"),
-        count("cut"),
-        count("peak_live")
-    );
-    if sessions["session_latency_ms"].is_object() {
-        line.push_str(&format!("; session latency {} ms (p50 / p99)", p50_p99(&sessions["session_latency_ms"])));
-    }
-    let average = |key: &str| sessions[key]["avg"].as_f64().unwrap_or(0.0);
-    line.push_str(&format!(
-        "; {:.2} steps and {:.2} tool calls per session",
-        average("steps_per_session"),
-        average("tool_calls_per_session")
-    ));
-    let mut html = format!("<div class=\"sessions\"><p>{}</p>", escape(&line));
+fn phase_html(phase: &str, sessions: &ScriptedSessionsSummary) -> String {
+    let mut html = format!("<div class=\"sessions\"><p>{}</p>", escape(&headline(phase, sessions)));
     html.push_str(
         "<table class=\"compare\"><thead><tr><th>step</th><th>requests</th><th>errors</th>\
          <th>latency p50 / p99 ms</th><th>TTFT p50 / p99 ms</th></tr></thead><tbody>",
     );
-    for (tag, step) in sessions["steps"].as_object().into_iter().flatten() {
+    for (tag, step) in &sessions.steps {
         html.push_str(&format!(
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             escape(tag),
-            step["requests"].as_u64().unwrap_or(0),
-            step["errors"].as_u64().unwrap_or(0),
-            p50_p99(&step["latency_ms"]),
-            p50_p99(&step["ttft_ms"])
+            step.requests,
+            step.errors,
+            p50_p99(step.latency_ms.as_ref()),
+            p50_p99(step.ttft_ms.as_ref())
         ));
     }
     html.push_str("</tbody></table>");
-    for error in sessions["errors"].as_array().into_iter().flatten() {
-        let failed = format!(
-            "{} session(s) failed: {}",
-            error["sessions"].as_u64().unwrap_or(0),
-            error["message"].as_str().unwrap_or("")
-        );
+    for error in &sessions.errors {
+        let failed = format!("{} session(s) failed: {}", error.sessions, error.message);
         html.push_str(&format!("<p class=\"failed\">{}</p>", escape(&failed)));
     }
     html.push_str("</div>");
     html
 }
 
-/// `p50 / p99` of a stats object, `-` for either it lacks; `-` alone without both.
-fn p50_p99(stats: &Value) -> String {
-    let value = |key: &str| stats[key].as_f64().map_or_else(|| "-".to_string(), short_number);
-    match (value("p50"), value("p99")) {
-        (p50, p99) if p50 == "-" && p99 == "-" => p50,
-        (p50, p99) => format!("{p50} / {p99}"),
+/// `p50 / p99`, `-` for either one missing; `-` alone without both.
+fn p50_p99(stats: Option<&Stats>) -> String {
+    let shown = |value: Option<f64>| value.map_or_else(|| "-".to_string(), short_number);
+    match stats.map(|stats| (stats.p50, stats.p99)) {
+        None | Some((None, None)) => "-".to_string(),
+        Some((p50, p99)) => format!("{} / {}", shown(p50), shown(p99)),
     }
 }
 
@@ -85,12 +66,12 @@ mod tests {
         let summary = serde_json::json!({ "phases": [{
             "name": "users",
             "scripted_sessions": {
-                "started": 6, "completed": 5, "failed": 1, "cut": 0, "peak_live": 3,
-                "session_latency_ms": { "p50": 41.5, "p99": 88.0 },
+                "started": 6, "completed": 5, "failed": 1, "cut": 0, "peak_live": 3, "tool_calls": 18,
+                "session_latency_ms": { "avg": 50.0, "p50": 41.5, "p99": 88.0 },
                 "steps_per_session": { "avg": 4.0 }, "tool_calls_per_session": { "avg": 3.0 },
                 "steps": {
-                    "act": { "requests": 18, "errors": 0, "latency_ms": { "p50": 9.0, "p99": 12.0 }, "ttft_ms": { "p50": 5.0, "p99": 6.5 } },
-                    "embed": { "requests": 6, "errors": 1, "latency_ms": { "p50": 2.0, "p99": 3.0 } },
+                    "act": { "requests": 18, "errors": 0, "latency_ms": { "avg": 9.5, "p50": 9.0, "p99": 12.0 }, "ttft_ms": { "avg": 5.1, "p50": 5.0, "p99": 6.5 } },
+                    "embed": { "requests": 6, "errors": 1, "latency_ms": { "avg": 2.1, "p50": 2.0, "p99": 3.0 } },
                 },
                 "errors": [{ "message": "agent.rhai:4:9: <unexpected>", "sessions": 1 }],
             },
@@ -98,7 +79,7 @@ mod tests {
         let html = html(&summary);
         assert!(html.contains("Scripted sessions (users): 6 started, 5 completed, 1 failed, 0 cut, at most 3 at once"));
         assert!(
-            html.contains("session latency 41.5 / 88 ms (p50 / p99); 4.00 steps and 3.00 tool calls per session"),
+            html.contains("session latency p50 41.5 p99 88.0 ms; 4.00 steps and 3.00 tool calls per session"),
             "{html}"
         );
         assert!(html.contains("<tr><td>act</td><td>18</td><td>0</td><td>9 / 12</td><td>5 / 6.5</td></tr>"), "{html}");

@@ -5,27 +5,14 @@ use std::fmt::Write;
 
 use crate::metric_result::Stats;
 use crate::result::RunResult;
+use crate::session_metrics::ScriptedSessionsSummary;
 
 /// Empty when the run has no scripted phase.
 pub fn render(result: &RunResult) -> String {
     let mut out = String::new();
     for phase in &result.phases {
         let Some(sessions) = &phase.scripted_sessions else { continue };
-        let _ = write!(
-            out,
-            "\nScripted sessions ({}): {} started, {} completed, {} failed, {} cut, at most {} at once",
-            phase.name, sessions.started, sessions.completed, sessions.failed, sessions.cut, sessions.peak_live
-        );
-        if let Some(latency) = &sessions.session_latency_ms {
-            let _ = write!(out, "; session latency {}", percentiles(latency, "ms"));
-        }
-        let per_session = |stats: &Option<Stats>| stats.as_ref().map_or(0.0, |stats| stats.avg);
-        let _ = writeln!(
-            out,
-            "; {:.2} steps and {:.2} tool calls per session",
-            per_session(&sessions.steps_per_session),
-            per_session(&sessions.tool_calls_per_session)
-        );
+        let _ = writeln!(out, "\n{}", headline(&phase.name, sessions));
         let _ = writeln!(out, "  {:<16} {:>9} {:>7}  {:<30} TTFT", "step", "requests", "errors", "latency");
         for (tag, step) in &sessions.steps {
             let latency = step.latency_ms.as_ref().map_or_else(|| "-".to_string(), |s| percentiles(s, "ms"));
@@ -37,6 +24,26 @@ pub fn render(result: &RunResult) -> String {
         }
     }
     out
+}
+
+/// A scripted phase's sessions in a line: how they ended, their latency, their steps and tool
+/// calls (the console's and the report's).
+pub fn headline(phase: &str, sessions: &ScriptedSessionsSummary) -> String {
+    let mut line = format!(
+        "Scripted sessions ({phase}): {} started, {} completed, {} failed, {} cut, at most {} at once",
+        sessions.started, sessions.completed, sessions.failed, sessions.cut, sessions.peak_live
+    );
+    if let Some(latency) = &sessions.session_latency_ms {
+        let _ = write!(line, "; session latency {}", percentiles(latency, "ms"));
+    }
+    let per_session = |stats: &Option<Stats>| stats.as_ref().map_or(0.0, |stats| stats.avg);
+    let _ = write!(
+        line,
+        "; {:.2} steps and {:.2} tool calls per session",
+        per_session(&sessions.steps_per_session),
+        per_session(&sessions.tool_calls_per_session)
+    );
+    line
 }
 
 fn percentiles(stats: &Stats, unit: &str) -> String {
