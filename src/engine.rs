@@ -238,7 +238,9 @@ pub async fn execute_with_sessions(
             tokenizer: tokenizer.clone(),
         })
     });
-    let context = load_context(plan, client, prepared.requests, clock, (sink, in_flight_starts), options, hook);
+    let requests = prepared.requests;
+    let context =
+        load_context(plan, client, requests, clock, (sink, in_flight_starts), (options, tokenizer.clone()), hook);
     let started_ns = wait_for_start_time(options).await;
     let live = servers.live_metrics();
     let target = Target { url: &endpoint.url, control: &control };
@@ -392,7 +394,7 @@ fn load_context(
     requests: Vec<dataset::requests::PreparedRequest>,
     clock: RunClock,
     (sink, in_flight_starts): (std::sync::mpsc::Sender<crate::record::RequestRecord>, Arc<InFlightStarts>),
-    options: &RunOptions,
+    (options, tokenizer): (&RunOptions, Arc<Tokenizer>),
     sessions: Option<Arc<SessionHook>>,
 ) -> Arc<LoadContext> {
     Arc::new(LoadContext {
@@ -404,6 +406,7 @@ fn load_context(
         in_flight_starts,
         cancel: options.cancel.clone(),
         id_seed: clock.epoch_ns(0) ^ options.segment.map_or(0, |s| u64::from(s.index) << 48),
+        tokenizer,
         segment: options.segment,
         keep_cores_awake: options.keep_cores_awake,
         sessions,

@@ -264,6 +264,9 @@ pub struct AgentPlace {
     /// warmed session and its profiled turns carry one id.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ids_of_phase: Option<usize>,
+    /// The cache-bust marker its tree play put in it, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_bust: Option<crate::agents::replay::TreeMarker>,
 }
 
 /// One tool call an answer asked for (OpenAI's `tool_calls[i]`).

@@ -92,10 +92,12 @@ fn run_trace(server: &MockBehindProxy, name: &str, trace: &str, phases: &str) ->
     run
 }
 
-/// The conversation and turn a chat body sends: the prompt it ends with, `<id> turn <n>`.
+/// The conversation and turn a chat body sends: the prompt it ends with, `<id> turn <n>` (after
+/// a cache-bust marker, if any).
 fn trace_turn(body: &Value) -> (String, u64) {
     let messages = body["messages"].as_array().expect("chat messages");
     let prompt = messages.last().and_then(|m| m["content"].as_str()).expect("a prompt");
+    let prompt = prompt.rsplit("\n\n").next().unwrap_or(prompt);
     let (conversation, turn) = prompt.split_once(" turn ").expect("`<id> turn <n>`");
     (conversation.to_string(), turn.parse().expect("a turn number"))
 }
@@ -330,12 +332,68 @@ fn more_lanes_than_roots_stop_with_a_message_unless_the_trace_may_wrap() {
         command.args(extra);
         command.output().expect("run aiperf profile")
     };
-    let refused = profile(&[]);
+    let refused = profile(&["--cache-bust", "none"]);
     let stderr = String::from_utf8_lossy(&refused.stderr);
     assert_ne!(refused.status.code(), Some(0));
     assert!(stderr.contains("3 lanes") && stderr.contains("--allow-dataset-wrap"), "{stderr}");
-    let wrapped = profile(&["--allow-dataset-wrap"]);
+    assert!(stderr.contains("--cache-bust"), "{stderr}");
+    let wrapped = profile(&["--cache-bust", "none", "--allow-dataset-wrap"]);
     assert_eq!(wrapped.status.code(), Some(0), "{}", String::from_utf8_lossy(&wrapped.stderr));
+    // The scenario marks each tree play as AIPerf's does (first_turn_prefix), and that keeps
+    // the plays of a reused root apart, so it may wrap.
+    let busted = profile(&[]);
+    assert_eq!(busted.status.code(), Some(0), "{}", String::from_utf8_lossy(&busted.stderr));
+    let refused = profile(&["--cache-bust", "warmup-isolation-system"]);
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(refused.status.code() != Some(0) && stderr.contains("warm-up isolation"), "{stderr}");
+}
+
+/// The marker at the start of `text` (`[rid:<12 hex digits>]` and a blank line).
+fn marker_of(text: &str) -> &str {
+    let marker = text.get(..20).unwrap_or_else(|| panic!("no marker in {text:?}"));
+    let digest = marker.strip_prefix("[rid:").and_then(|rest| rest.strip_suffix("]\n\n"));
+    assert!(digest.is_some_and(|hex| hex.chars().all(|c| c.is_ascii_hexdigit())), "{text:?}");
+    marker
+}
+
+#[test]
+fn a_cache_bust_marker_keeps_each_tree_play_apart_in_its_warm_up_and_profiled_turns() {
+    let server = mock();
+    let busted = format!(r#"{REPLAY}, cache_bust: "first_turn_prefix""#);
+    let phases =
+        format!(r#"agentic_replay(#{{ stage: "priming", {busted} }}), agentic_replay(#{{ {busted}, requests: 30 }})"#);
+    let run = run_replay(&server, "busted", &phases);
+    // What the server got, warm-up included: each session one marker, on its first user message.
+    let mut by_session: std::collections::BTreeMap<String, BTreeSet<String>> = Default::default();
+    for request in server.posts_to("/v1/chat/completions") {
+        let body = request.json();
+        let messages = body["messages"].as_array().expect("chat messages");
+        let first_user = messages.iter().find(|m| m["role"] == "user").and_then(|m| m["content"].as_str());
+        let marker = marker_of(first_user.expect("a user message")).to_string();
+        let later_marked = messages.iter().filter(|m| m["content"].as_str().is_some_and(|c| c.contains("[rid:")));
+        assert_eq!(later_marked.count(), 1, "the first user message only: {body}");
+        let id = request.header("x-correlation-id").expect("a session id").to_string();
+        by_session.entry(id).or_default().insert(marker);
+    }
+    assert!(by_session.values().all(|markers| markers.len() == 1), "{by_session:?}");
+    assert_eq!(primed(&server).len(), 4, "the sessions mid-flight at their cuts were primed, marked");
+    // The records: a tree play's conversations share its marker; no two plays share one.
+    let mut by_tree: std::collections::BTreeMap<String, BTreeSet<String>> = Default::default();
+    for sent in sent(&run, "busted") {
+        let line = &sent.line;
+        assert_eq!(line["cache_bust_target"], "first_turn_prefix");
+        let marker = line["cache_bust_marker"].as_str().expect("the record names its marker");
+        let first = line["payload"]["messages"][0]["content"].as_str().expect("a first message");
+        assert_eq!(marker_of(first), marker);
+        let tree = line["metadata"]["root_correlation_id"].as_str().expect("a root").to_string();
+        by_tree.entry(tree).or_default().insert(marker.to_string());
+    }
+    assert!(by_tree.len() >= 3, "the lanes recycled: {by_tree:?}");
+    assert!(by_tree.values().all(|markers| markers.len() == 1), "{by_tree:?}");
+    let markers: BTreeSet<&String> = by_tree.values().flatten().collect();
+    assert_eq!(markers.len(), by_tree.len(), "each play its own: {by_tree:?}");
+    let sessions_of_trees: usize = by_session.len();
+    assert!(sessions_of_trees > by_tree.len(), "sub-agents share their tree's marker");
 }
 
 #[test]
@@ -503,4 +561,37 @@ fn a_turn_carried_over_from_the_cache_warm_up_waits_what_is_left_of_its_recorded
         "a's turn {} waits less of its 1 s than b's: {gap_ms:.0} ms apart",
         a_turn.turn
     );
+}
+
+#[test]
+fn a_config_files_cache_bust_marks_each_tree_and_a_trace_played_otherwise_refuses_one() {
+    let server = mock();
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::write(dir.path().join("trace.jsonl"), trace_file()).expect("write the trace");
+    let config = |phase: &str| {
+        format!(
+            "schemaVersion: \"2.0\"\nrandomSeed: 5\nbenchmark:\n  model: m\n  endpoint:\n    url: {}\n    type: chat\n    \
+             streaming: true\n  dataset:\n    type: file\n    path: ./trace.jsonl\n    format: multi_turn\n    \
+             cacheBust:\n      target: first_turn_suffix\n  phases:\n{phase}",
+            server.url
+        )
+    };
+    let replay = "    type: concurrency\n    timingMode: agentic_replay\n    concurrency: 2\n    requests: 6\n";
+    std::fs::write(dir.path().join("replay.yaml"), config(replay)).expect("write the config");
+    let output = aiperf_command(dir.path()).args(["profile", "--config", "replay.yaml"]).output().expect("run");
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    let posts = server.posts_to("/v1/chat/completions");
+    assert!(!posts.is_empty());
+    for post in posts {
+        let body = post.json();
+        let first_user = body["messages"].as_array().and_then(|m| m.iter().find(|m| m["role"] == "user")).cloned();
+        let content = first_user.and_then(|m| m["content"].as_str().map(str::to_string)).unwrap_or_default();
+        let (_, marker) = content.rsplit_once("\n\n").unwrap_or_else(|| panic!("no marker at the end: {content:?}"));
+        assert!(marker.starts_with("[rid:") && marker.len() == 18, "{content:?}");
+    }
+    let plain = "    type: concurrency\n    concurrency: 2\n    requests: 6\n";
+    std::fs::write(dir.path().join("plain.yaml"), config(plain)).expect("write the config");
+    let output = aiperf_command(dir.path()).args(["profile", "--config", "plain.yaml"]).output().expect("run");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.code() != Some(0) && stderr.contains("agentic replay only"), "{stderr}");
 }

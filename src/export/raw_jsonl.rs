@@ -1,7 +1,7 @@
 //! profile_export_raw.jsonl (`export_level: "raw"`): one line per record in AIPerf's raw
 //! shape — metadata, start time, request headers (secrets redacted), status, every response
-//! event as it arrived, the request body — written as each record arrives, flushed whenever
-//! the metrics thread catches up with its records.
+//! event as it arrived, an agentic replay's cache-bust marker, the request body — written as
+//! each record arrives, flushed whenever the metrics thread catches up with its records.
 
 use std::path::Path;
 
@@ -65,6 +65,10 @@ fn raw_line(record: &RequestRecord, clock: &RunClock, ids: &RecordIds) -> Value 
     line.insert("request_headers".into(), Value::Object(headers));
     line.insert("status".into(), json!(record.status));
     line.insert("responses".into(), Value::Array(responses));
+    if let Some(marker) = record.agent.and_then(|agent| agent.cache_bust) {
+        line.insert("cache_bust_marker".into(), json!(marker.text()));
+        line.insert("cache_bust_target".into(), json!(marker.target.as_str()));
+    }
     line.insert("payload".into(), payload);
     if let Some(error) = &record.error {
         line.insert("error".into(), json!(error));

@@ -16,9 +16,9 @@ use tokio::task::JoinSet;
 
 use super::history::{Conversation, NextTurn};
 use super::{Answer, Limits, LoadContext, Outgoing, PhaseDeadlines, PhaseRun, SendWindow, request_ids, send_through};
-use crate::agents::replay::{self, Lane, Step, Tree, TreeRun, priming_schedule};
+use crate::agents::replay::{self, Lane, Step, Tree, TreeMarker, TreeRun, priming_schedule};
 use crate::dataset::requests::PreparedRequest;
-use crate::plan::{AgenticReplay, ReplayStage};
+use crate::plan::{AgenticReplay, CacheBustTarget, ReplayStage};
 use crate::record::{AgentPlace, RequestRecord, SessionTurn};
 use crate::rng::SeededRng;
 
@@ -59,6 +59,7 @@ pub(super) async fn run(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, replay: &Agen
         stopped: false,
         sequence: 0,
         ids_of_phase,
+        cache_bust: replay.cache_bust,
     };
     match replay.stage {
         ReplayStage::Priming => {
@@ -111,6 +112,8 @@ struct LaneRun {
     tree: usize,
     run: TreeRun,
     streams: Vec<StreamPlay>,
+    /// The play's cache-bust marker, with its tokens.
+    marker: Option<(TreeMarker, u64)>,
 }
 
 /// A turn queued to go at `at_ns` (run clock, before the idle-gap shift).
@@ -164,6 +167,7 @@ struct Player {
     sequence: u64,
     /// The phase whose session numbering the correlation ids follow: the profiling phase's.
     ids_of_phase: usize,
+    cache_bust: Option<CacheBustTarget>,
 }
 
 impl Player {
@@ -279,8 +283,12 @@ impl Player {
         self.play().await;
     }
 
-    /// A lane playing `tree`, a session for each of its conversations.
+    /// A lane playing `tree`, a session for each of its conversations, and its marker.
     fn add_lane(&mut self, tree: usize, run: TreeRun) -> usize {
+        let marker = self.cache_bust.map(|target| {
+            let marker = TreeMarker::mint(target, self.ctx.id_seed, self.next_session);
+            (marker, self.ctx.tokenizer.count(&marker.text()) as u64)
+        });
         let streams = (0..self.trees[tree].streams.len())
             .map(|offset| StreamPlay {
                 session: self.next_session + offset as u64,
@@ -289,7 +297,7 @@ impl Player {
             })
             .collect::<Vec<_>>();
         self.next_session += streams.len() as u64;
-        self.lanes.push(LaneRun { tree, run, streams });
+        self.lanes.push(LaneRun { tree, run, streams, marker });
         self.lanes.len() - 1
     }
 
@@ -403,14 +411,24 @@ impl Player {
         let dataset_index = stream.requests.start + due.turn as usize;
         let prepared = &self.ctx.requests[dataset_index];
         let said = play.conversation.next_turn(prepared);
+        // A fork's prefix is its parent's, marked there; one that inherits no turn has none.
+        let forked_bare = stream.session.inherits_history && stream.spawn_turn.is_none();
+        let marked = lane
+            .marker
+            .filter(|_| !forked_bare)
+            .and_then(|(marker, tokens)| marker.mark(&said.body).map(|body| (marker, body, tokens)));
+        let (body, marker_tokens) = match &marked {
+            Some((_, body, tokens)) => (body, *tokens),
+            None => (&said.body, 0),
+        };
         let one_token = self.manner.one_token;
         let outgoing = Outgoing {
             request_index: self.next_request,
             dataset_index,
             scheduled_ns,
             x_request_id: self.ids.uuid(),
-            body: if one_token { with_one_output_token(&said.body) } else { said.body.clone() },
-            input_tokens: said.input_tokens,
+            body: if one_token { with_one_output_token(body) } else { body.clone() },
+            input_tokens: said.input_tokens + marker_tokens,
             max_tokens: if one_token { Some(1) } else { prepared.max_tokens },
             audio_seconds: prepared.audio_seconds,
             turn: Some(SessionTurn { session: play.session, turn: due.turn }),
@@ -419,6 +437,7 @@ impl Player {
                 depth: stream.session.agent_depth,
                 root_session,
                 ids_of_phase: Some(self.ids_of_phase),
+                cache_bust: marked.map(|(marker, _, _)| marker),
             }),
         };
         self.next_request += 1;

@@ -68,8 +68,10 @@ pub struct LoadContext {
     /// The starts of the requests whose records will go to `sink`, until they have gone.
     pub in_flight_starts: Arc<in_flight_starts::InFlightStarts>,
     pub cancel: CancelSignal,
-    /// Seeds the request ids.
+    /// Seeds the request ids (and an agentic replay's cache-bust markers): unique to the run.
     pub id_seed: u64,
+    /// The run's tokenizer (an agentic replay counts its cache-bust markers with it).
+    pub tokenizer: Arc<crate::dataset::tokenizer::Tokenizer>,
     /// The execution segment this process runs: open-loop phases keep its arrivals only.
     pub segment: Option<crate::plan::segment::ExecutionSegment>,
     /// Keep idle cores awake while open-loop phases pace (`idle_spinners.rs`).
@@ -480,6 +482,7 @@ fn agent_place(
         depth: trace.agent_depth,
         root_session: session.saturating_sub(u64::from(trace.sessions_after_root)),
         ids_of_phase: None,
+        cache_bust: None,
     })
 }
 

@@ -149,6 +149,7 @@ impl Session {
                     depth: place.agent_depth,
                     root_session: self.number.saturating_sub(u64::from(place.sessions_after_root)),
                     ids_of_phase: None,
+                    cache_bust: None,
                 }),
             };
             // A failed turn leaves no answer in the history; the next one still goes, as in AIPerf.

@@ -41,7 +41,71 @@ pub struct AgenticReplay {
     /// More lanes than root conversations reuse roots instead of stopping with an error.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub allow_dataset_wrap: bool,
+    /// Where each trajectory tree's cache-bust marker goes (None: no marker).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_bust: Option<CacheBustTarget>,
     pub seed: u64,
+}
+
+/// Where a trajectory tree's cache-bust marker (`[rid:<12 hex digits>]`, AIPerf's) goes in each
+/// of its requests: before or after the first user message, or the system message (the first
+/// user message when there is none). One marker per tree play, the same in its warm-up and its
+/// profiled turns, so a tree keeps its own cached prefix and no two plays share one.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum CacheBustTarget {
+    SystemPrefix,
+    SystemSuffix,
+    FirstTurnPrefix,
+    FirstTurnSuffix,
+}
+
+impl CacheBustTarget {
+    pub const ALL: [CacheBustTarget; 4] = [
+        CacheBustTarget::SystemPrefix,
+        CacheBustTarget::SystemSuffix,
+        CacheBustTarget::FirstTurnPrefix,
+        CacheBustTarget::FirstTurnSuffix,
+    ];
+
+    /// AIPerf's name (`first_turn_prefix`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CacheBustTarget::SystemPrefix => "system_prefix",
+            CacheBustTarget::SystemSuffix => "system_suffix",
+            CacheBustTarget::FirstTurnPrefix => "first_turn_prefix",
+            CacheBustTarget::FirstTurnSuffix => "first_turn_suffix",
+        }
+    }
+
+    /// A target by AIPerf's name: Ok(None) for `none`; an error naming the choices otherwise.
+    pub fn parse(name: &str) -> Result<Option<Self>, String> {
+        if name == "none" {
+            return Ok(None);
+        }
+        if let Some(target) = Self::ALL.into_iter().find(|target| target.as_str() == name) {
+            return Ok(Some(target));
+        }
+        let why = match name {
+            "warmup_isolation_system" | "warmup_isolation_first_turn" => {
+                "the warm-up isolation targets do not go with agentic replay (AIPerf refuses them too: a warmed \
+                 session carries its marked turns into profiling)"
+            }
+            _ => "not a cache-bust target",
+        };
+        let choices: Vec<&str> = Self::ALL.iter().map(|target| target.as_str()).collect();
+        Err(format!("`{name}`: {why}; choose none, {}", choices.join(", ")))
+    }
+
+    /// Whether the marker goes before the text it marks.
+    pub fn is_prefix(self) -> bool {
+        matches!(self, CacheBustTarget::SystemPrefix | CacheBustTarget::FirstTurnPrefix)
+    }
+
+    /// Whether it marks the system message.
+    pub fn is_system(self) -> bool {
+        matches!(self, CacheBustTarget::SystemPrefix | CacheBustTarget::SystemSuffix)
+    }
 }
 
 impl AgenticReplay {

@@ -1,11 +1,12 @@
 //! `agentic_replay(#{ lanes: 8, duration: minutes(5) })`: AIPerf's agentic replay of the
-//! run's agentic trace; `stage: "priming"` makes its warm-up (not in the results).
+//! run's agentic trace; `stage: "priming"` makes its warm-up (not in the results);
+//! `cache_bust: "first_turn_prefix"` marks each trajectory tree's requests as its own.
 
 use rhai::{Engine, Map};
 
 use super::keys::{MapReader, ScriptResult, script_error};
 use super::phases::finish;
-use crate::plan::{AgenticReplay, LoadMode, Phase, PhaseKind, ReplayStage};
+use crate::plan::{AgenticReplay, CacheBustTarget, LoadMode, Phase, PhaseKind, ReplayStage};
 
 pub(super) fn register(engine: &mut Engine) {
     engine.register_fn("agentic_replay", agentic_replay);
@@ -22,6 +23,7 @@ fn agentic_replay(map: Map) -> ScriptResult<Phase> {
         "cache_warmup",
         "warmup_grace",
         "allow_dataset_wrap",
+        "cache_bust",
         "seed",
         "name",
         "requests",
@@ -39,6 +41,12 @@ fn agentic_replay(map: Map) -> ScriptResult<Phase> {
             return script_error(format!("agentic_replay: `stage` is \"priming\" or \"profiling\", not \"{other}\""));
         }
     };
+    let cache_bust = match r.opt_string("cache_bust")? {
+        Some(name) => {
+            CacheBustTarget::parse(&name).or_else(|why| script_error(format!("agentic_replay: cache_bust {why}")))?
+        }
+        None => None,
+    };
     let replay = AgenticReplay {
         stage,
         lanes: r.opt_u64("lanes")?.unwrap_or(1) as usize,
@@ -49,6 +57,7 @@ fn agentic_replay(map: Map) -> ScriptResult<Phase> {
         cache_warmup_s: r.opt_f64("cache_warmup")?,
         warmup_grace_s: r.opt_f64("warmup_grace")?,
         allow_dataset_wrap: r.opt_bool("allow_dataset_wrap")?.unwrap_or(false),
+        cache_bust,
         seed: r.opt_u64("seed")?.unwrap_or(0),
     };
     if let Some(mistake) = replay.mistake() {

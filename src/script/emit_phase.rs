@@ -192,6 +192,9 @@ fn agentic_replay_keys(replay: &crate::plan::AgenticReplay) -> Vec<String> {
     if replay.allow_dataset_wrap {
         keys.push("allow_dataset_wrap: true".to_string());
     }
+    if let Some(target) = replay.cache_bust {
+        keys.push(format!("cache_bust: \"{}\"", target.as_str()));
+    }
     keys.push(format!("seed: {}", replay.seed));
     keys
 }

@@ -1,13 +1,16 @@
 //! AIPerf 0.13's agentic replay, the model the phase runner (`load/agentic_replay.rs`) plays:
 //! the trees of a trace (`trees.rs`), each cut at a sampled instant (`cut.rs`), the warm-up
-//! that primes the sessions mid-flight at the cut (`priming.rs`), and a tree's turns as they
-//! become due (`tree_run.rs`).
+//! that primes the sessions mid-flight at the cut (`priming.rs`), a tree's turns as they
+//! become due (`tree_run.rs`), and the marker that keeps each tree play's prefix its own
+//! (`cache_bust.rs`).
 
+mod cache_bust;
 mod cut;
 mod priming;
 mod tree_run;
 mod trees;
 
+pub use cache_bust::TreeMarker;
 pub use cut::{Cut, StreamStart, cut};
 pub use priming::{Priming, priming_schedule};
 pub use tree_run::{Step, TreeRun};
@@ -27,15 +30,17 @@ pub struct Lane {
 /// The trajectories `replay` plays, one per lane, and the root the next recycled lane takes.
 /// Lane `i` takes the roots in dataset order from where lane `i - 1` stopped, skipping a
 /// tree whose cut leaves nothing to send; with fewer roots than lanes it wraps only when the
-/// replay allows it.
+/// replay allows it, or when a cache-bust marker keeps the plays of one tree apart (AIPerf's
+/// rule: wrapping without one would send the same prompts again and again).
 pub fn lanes(trees: &[Tree], replay: &AgenticReplay) -> Result<(Vec<Lane>, usize), String> {
     if trees.is_empty() {
         return Err("agentic replay: the dataset has no conversations".into());
     }
-    if replay.lanes > trees.len() && !replay.allow_dataset_wrap {
+    if replay.lanes > trees.len() && !replay.allow_dataset_wrap && replay.cache_bust.is_none() {
         return Err(format!(
             "agentic replay: {} lanes (concurrency) but the trace has {} root conversations; \
-             lower the concurrency or allow reuse (--allow-dataset-wrap, `allow_dataset_wrap: true`)",
+             lower the concurrency, allow reuse (--allow-dataset-wrap, `allow_dataset_wrap: true`) \
+             or keep each play's prompts apart (--cache-bust first-turn-prefix, `cache_bust`)",
             replay.lanes,
             trees.len()
         ));

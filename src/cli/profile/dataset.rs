@@ -230,7 +230,7 @@ pub const CACHE_BUST: Group = Group {
             ("warmup-isolation-system", "warmup_isolation_system"),
             ("warmup-isolation-first-turn", "warmup_isolation_first_turn"),
         ]),
-        "A marker that keeps prompts from sharing a cached prefix (none or first-turn-prefix here) [default: none]",
+        "A marker that keeps prompts from sharing a cached prefix: synthetic prompts take none or first-turn-prefix, an agentic replay any but the warm-up isolation targets [default: none]",
     )],
 };
 

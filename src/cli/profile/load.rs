@@ -134,7 +134,7 @@ pub const SCENARIO: Group = Group {
             &["--scenario"],
             Arity::One,
             scenario,
-            "inferencex-agentx-mvp: agentic replay of the trace (cuts anywhere in it, idle gaps capped at 10 s); Rhai scenarios run with aiperf run",
+            "inferencex-agentx-mvp: agentic replay of the trace (cuts anywhere in it, idle gaps capped at 10 s, each tree cache-busted); Rhai scenarios run with aiperf run",
         ),
         note(&["--unsafe-override"], Arity::Switch, "there are no scenario guards to override"),
     ],
@@ -513,8 +513,8 @@ fn warmup_arrival_pattern(document: &mut FlagDocument, _: &str, values: &[String
     Ok(())
 }
 
-/// `--scenario inferencex-agentx-mvp`: AIPerf's agentic replay, with the scenario's cut range
-/// and idle-gap cap where no flag before it set them.
+/// `--scenario inferencex-agentx-mvp`: AIPerf's agentic replay, with the scenario's cut range,
+/// idle-gap cap and cache-bust marker (`first_turn_prefix`) where no flag before it set them.
 fn scenario(document: &mut FlagDocument, _: &str, values: &[String]) -> Result<(), String> {
     let name = values.first().map_or("", String::as_str);
     if name != "inferencex-agentx-mvp" {
@@ -528,8 +528,9 @@ fn scenario(document: &mut FlagDocument, _: &str, values: &[String]) -> Result<(
         ("trajectory_start_max_ratio", json!(1.0)),
         ("system_idle_gap_cap_seconds", json!(10.0)),
     ];
-    for (field, value) in defaults {
-        let path = format!("benchmark.phases.profiling.{field}");
+    let paths = defaults.into_iter().map(|(field, value)| (format!("benchmark.phases.profiling.{field}"), value));
+    let cache_bust = ("benchmark.datasets.main.prompts.cache_bust".to_string(), json!("first_turn_prefix"));
+    for (path, value) in paths.chain([cache_bust]) {
         if crate::config::get_path(&document.document, &path).is_none() {
             document.set(&path, value);
         }

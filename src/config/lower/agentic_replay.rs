@@ -3,9 +3,9 @@
 
 use serde_json::Value;
 
-use super::values::{opt_bool, opt_f64, opt_str, opt_u64};
+use super::values::{opt_bool, opt_cache_bust, opt_f64, opt_str, opt_u64};
 use crate::config::ConfigError;
-use crate::plan::{AgenticReplay, LoadMode, Phase, PhaseKind, ReplayStage};
+use crate::plan::{AgenticReplay, CacheBustTarget, Dataset, LoadMode, Phase, PhaseKind, ReplayStage};
 
 /// The phase keys only an agentic replay reads, with the flag that sets each.
 const REPLAY_KEYS: &[(&str, &str)] = &[
@@ -38,7 +38,8 @@ pub(super) fn stray_key(item: &Value, key: &dyn Fn(&str) -> String) -> Result<()
 }
 
 /// The load mode of agentic replay phase `item`; `main` is the main dataset (its
-/// `synthesis.allow_dataset_wrap`).
+/// `synthesis.allow_dataset_wrap`, and its `cache_bust`: a trace's own, or `prompts.cache_bust`
+/// where `--cache-bust` puts it).
 pub(super) fn mode(
     item: &Value,
     main: &Value,
@@ -61,6 +62,7 @@ pub(super) fn mode(
         warmup_grace_s: opt_f64(item, "agentic_warmup_grace_period", &key("agentic_warmup_grace_period"))?,
         allow_dataset_wrap: opt_bool(synthesis, "allow_dataset_wrap", "datasets.main.synthesis.allow_dataset_wrap")?
             .unwrap_or(false),
+        cache_bust: cache_bust(main)?.map(|(target, _)| target),
         seed,
     };
     if let Some(mistake) = replay.mistake() {
@@ -68,6 +70,36 @@ pub(super) fn mode(
         return Err(ConfigError::new(format!("phases.{name}: {mistake}")));
     }
     Ok(LoadMode::AgenticReplay(replay))
+}
+
+/// The main dataset's cache-bust target, and the key that set it.
+fn cache_bust(main: &Value) -> Result<Option<(CacheBustTarget, &'static str)>, ConfigError> {
+    let prompts = main.get("prompts").unwrap_or(&Value::Null);
+    let (name, key) = match opt_cache_bust(main, "cache_bust", "datasets.main.cache_bust")? {
+        Some(name) => (name, "datasets.main.cache_bust"),
+        None => match opt_cache_bust(prompts, "cache_bust", "datasets.main.prompts.cache_bust")? {
+            Some(name) => (name, "datasets.main.prompts.cache_bust"),
+            None => return Ok(None),
+        },
+    };
+    let target =
+        CacheBustTarget::parse(name).map_err(|why| ConfigError::new(format!("{key} (--cache-bust): {why}")))?;
+    Ok(target.map(|target| (target, key)))
+}
+
+/// A file dataset's cache-bust target that no agentic replay phase applies is refused, not
+/// ignored: only an agentic replay marks a trace's requests here (synthetic prompts mark their
+/// own, `prompts.cache_bust`).
+pub(super) fn no_unused_cache_bust(main: &Value, dataset: &Dataset, phases: &[Phase]) -> Result<(), ConfigError> {
+    let replays = phases.iter().any(|phase| matches!(phase.mode, LoadMode::AgenticReplay(_)));
+    match cache_bust(main)? {
+        Some((target, key)) if !replays && matches!(dataset, Dataset::File(_)) => Err(ConfigError::new(format!(
+            "{key} (--cache-bust {}): a trace's requests are marked by agentic replay only \
+             (`timing_mode: agentic_replay`, or --scenario inferencex-agentx-mvp)",
+            target.as_str().replace('_', "-")
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// `phases` with AIPerf's synthesized warm-up before the first agentic replay when no phase

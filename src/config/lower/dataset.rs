@@ -7,7 +7,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::values::{named, opt_dist, opt_f64, opt_str, opt_u64};
+use super::values::{named, opt_cache_bust, opt_dist, opt_f64, opt_str, opt_u64};
 use crate::config::ConfigError;
 use crate::dataset::public;
 use crate::plan::{
@@ -88,7 +88,7 @@ fn synthetic(dataset: &Value, seed: u64, kind: EndpointKind) -> Result<Dataset, 
         )));
     }
     spec.options.block_size = opt_u64(&prompts, "block_size", "datasets.main.prompts.block_size")?;
-    spec.options.cache_bust = match prompts.get("cache_bust").and_then(Value::as_str) {
+    spec.options.cache_bust = match opt_cache_bust(&prompts, "cache_bust", "datasets.main.prompts.cache_bust")? {
         None | Some("none") => false,
         Some("first_turn_prefix") => true,
         Some(other) => {

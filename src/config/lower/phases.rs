@@ -38,6 +38,7 @@ pub fn lower(benchmark: &Value, dataset: &Dataset, seed: u64) -> Result<Vec<Phas
             lower_phase(&item, dataset, &turns, seed)
         })
         .collect::<Result<Vec<Phase>, ConfigError>>()?;
+    super::agentic_replay::no_unused_cache_bust(&turns, dataset, &phases)?;
     Ok(super::agentic_replay::with_priming(phases))
 }
 

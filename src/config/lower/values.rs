@@ -45,6 +45,14 @@ pub fn opt_str<'a>(node: &'a Value, field: &str, key: &str) -> Result<Option<&'a
     }
 }
 
+/// A cache-bust target (`cache_bust`): its name, given bare or as AIPerf's `{ target: .. }`.
+pub fn opt_cache_bust<'a>(node: &'a Value, field: &str, key: &str) -> Result<Option<&'a str>, ConfigError> {
+    match node.get(field) {
+        Some(config @ Value::Object(_)) => opt_str(config, "target", &format!("{key}.target")),
+        _ => opt_str(node, field, key),
+    }
+}
+
 /// A distribution: a number (fixed) or a map in any of AIPerf's forms (`Dist::from_fields`).
 pub fn opt_dist(node: &Value, field: &str, key: &str) -> Result<Option<Dist>, ConfigError> {
     match node.get(field) {
