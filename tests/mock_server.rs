@@ -139,7 +139,8 @@ async fn streaming_chat_sends_role_tokens_finish_usage_and_done() {
 
     let usage = &chunks[8];
     assert_eq!(usage["choices"], json!([]));
-    let prompt_tokens = tokens_in("You are terse.\nSay hi.") as u64;
+    // Each message counted on its own, as a client counts them.
+    let prompt_tokens = (tokens_in("You are terse.") + tokens_in("Say hi.")) as u64;
     assert_eq!(
         usage["usage"],
         json!({"prompt_tokens": prompt_tokens, "completion_tokens": 7, "total_tokens": prompt_tokens + 7,

@@ -90,7 +90,7 @@ mod tests {
             "stream":true,"stream_options":{"include_usage":true},"max_tokens":5,"max_completion_tokens":9,"ignore_eos":true}"#;
         let request = parse(Endpoint::Chat, body).unwrap();
         assert_eq!(request.model.as_deref(), Some("m"));
-        assert_eq!(request.prompt.texts, vec!["be brief\nhello".to_string()]);
+        assert_eq!(request.prompt.texts, ["be brief", "hello"]);
         assert!(request.stream && request.include_usage);
         assert_eq!(request.output_tokens, Some(9));
     }

@@ -132,8 +132,9 @@ pub fn checked_output_tokens(requested: Option<u64>) -> Result<Option<u64>, Stri
     }
 }
 
-/// Chat: the text of every message and the name and arguments of every tool call it makes,
-/// joined with newlines.
+/// Chat: the text of every message (its text parts joined with newlines) and the name and
+/// arguments of the tool calls it makes, each a text of its own, counted one by one as a
+/// client counts them.
 pub fn chat_prompt(messages: Vec<WireMessage>) -> Result<PromptInput, String> {
     let mut parts = Vec::with_capacity(messages.len());
     let mut videos = 0;
@@ -171,7 +172,7 @@ pub fn chat_prompt(messages: Vec<WireMessage>) -> Result<PromptInput, String> {
             parts.push(calls.join("\n"));
         }
     }
-    Ok(PromptInput { videos, ..PromptInput::from_texts(vec![parts.join("\n")]) })
+    Ok(PromptInput { videos, ..PromptInput::from_texts(parts) })
 }
 
 /// A tool call as the prompt holds it: its function's name, then its arguments.
@@ -226,6 +227,6 @@ mod tests {
         )
         .unwrap();
         let prompt = chat_prompt(messages).unwrap();
-        assert_eq!(prompt.texts, ["find x\nsearch{\"q\":\"x\"}\nx is 1\ndone"]);
+        assert_eq!(prompt.texts, ["find x", "search{\"q\":\"x\"}", "x is 1", "done"]);
     }
 }
