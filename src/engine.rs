@@ -235,12 +235,10 @@ pub async fn execute_with_sessions(
             http_trace: plan.export.http_trace,
             raw: plan.export.level == ExportLevel::Raw,
             serving_itself: servers.builtin.is_some(),
-            tokenizer: tokenizer.clone(),
         })
     });
-    let requests = prepared.requests;
-    let context =
-        load_context(plan, client, requests, clock, (sink, in_flight_starts), (options, tokenizer.clone()), hook);
+    let run_wide = (options, tokenizer.clone());
+    let context = load_context(plan, client, prepared.requests, clock, (sink, in_flight_starts), run_wide, hook);
     let started_ns = wait_for_start_time(options).await;
     let live = servers.live_metrics();
     let target = Target { url: &endpoint.url, control: &control };

@@ -70,7 +70,8 @@ pub struct LoadContext {
     pub cancel: CancelSignal,
     /// Seeds the request ids (and an agentic replay's cache-bust markers): unique to the run.
     pub id_seed: u64,
-    /// The run's tokenizer (an agentic replay counts its cache-bust markers with it).
+    /// The run's tokenizer: an agentic replay counts its cache-bust markers with it, scripted
+    /// sessions their steps' prompts (on the script workers, never the runtime's threads).
     pub tokenizer: Arc<crate::dataset::tokenizer::Tokenizer>,
     /// The execution segment this process runs: open-loop phases keep its arrivals only.
     pub segment: Option<crate::plan::segment::ExecutionSegment>,

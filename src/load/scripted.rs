@@ -10,7 +10,6 @@ use bytes::Bytes;
 
 use super::{Limits, LoadContext, Outgoing, PhaseDeadlines, PhaseRun, send_through};
 use crate::client::HttpClient;
-use crate::dataset::tokenizer::Tokenizer;
 use crate::plan::Endpoint;
 use crate::record::{RequestRecord, SessionTurn, ToolCall, Usage};
 
@@ -31,8 +30,6 @@ pub struct SessionHook {
     pub raw: bool,
     /// The run serves its endpoint itself (the url "mock").
     pub serving_itself: bool,
-    /// Counts a step's prompt tokens (on the script workers, never the runtime's threads).
-    pub tokenizer: Arc<Tokenizer>,
 }
 
 /// One scripted phase as its player gets it: `users` sessions of `program` at a time.

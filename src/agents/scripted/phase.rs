@@ -92,7 +92,7 @@ impl PhaseShared {
         if kept && let Some(tokens) = self.counts().get(text) {
             return tokens;
         }
-        let tokens = self.phase.hook.tokenizer.count(text) as u64;
+        let tokens = self.phase.ctx.tokenizer.count(text) as u64;
         if kept {
             self.counts().keep(text, tokens);
         }

@@ -136,7 +136,7 @@ impl Session {
     pub fn text(&self, tokens: u64) -> String {
         let corpus = corpus::shakespeare();
         let offset = self.below(corpus.len());
-        let tokenizer = self.state().shared.phase.hook.tokenizer.clone();
+        let tokenizer = self.state().shared.phase.ctx.tokenizer.clone();
         text_of_length(&tokenizer, None, corpus, offset, tokens).text
     }
 
@@ -174,7 +174,7 @@ impl Session {
         if answer.ok {
             let tokens = match answer.usage.and_then(|usage| usage.completion_tokens) {
                 Some(tokens) => tokens,
-                None => state.shared.phase.hook.tokenizer.count(&answer.text) as u64,
+                None => state.shared.phase.ctx.tokenizer.count(&answer.text) as u64,
             };
             state.history.add_answer(&answer.text, &answer.tool_calls, tokens);
             state.turn += 1;
