@@ -111,6 +111,8 @@ fn run_result(count: u64, processed: ProcessedMetrics, dir: &std::path::Path) ->
         plan,
         tokenizer: "builtin:gpt2".into(),
         metrics: processed.metrics,
+        warmup_metrics: processed.warmup_metrics,
+        by_phase: processed.by_phase,
         error_summary: processed.error_summary,
         by_url: processed.by_url,
         spec_decode_histogram: processed.spec_decode_histogram,

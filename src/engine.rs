@@ -464,8 +464,15 @@ fn run_result(
     measured: Measured,
 ) -> RunResult {
     let Measured { phases, processed, gathered, accuracy } = measured;
-    let crate::metrics::ProcessedMetrics { mut metrics, error_summary, by_url, timeslices, spec_decode_histogram } =
-        processed;
+    let crate::metrics::ProcessedMetrics {
+        mut metrics,
+        error_summary,
+        by_url,
+        timeslices,
+        spec_decode_histogram,
+        warmup_metrics,
+        by_phase,
+    } = processed;
     metrics.extend(accuracy.iter().flat_map(crate::accuracy::AccuracySummary::metrics));
     if let Some(fleet) = &gathered.gpu_energy {
         crate::telemetry::energy::add_efficiency_metrics(&mut metrics, fleet, crate::telemetry::energy::users_of(plan));
@@ -480,6 +487,8 @@ fn run_result(
         tokenizer: tokenizer.name().to_string(),
         thresholds: crate::thresholds::evaluate(&plan.thresholds, &metrics),
         metrics,
+        warmup_metrics,
+        by_phase,
         error_summary,
         by_url,
         phases,

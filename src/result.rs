@@ -31,6 +31,19 @@ pub struct UrlMetrics {
     pub metrics: Vec<MetricResult>,
 }
 
+/// The metrics of one phase's records alone, for a run of several measured phases (AIPerf's
+/// `phases/<name>/` summaries).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PhaseMetrics {
+    /// The phase's place in the plan (`RunResult::phases` has the same order).
+    pub phase_index: usize,
+    /// The first request's start and the last one's end, in epoch ns.
+    pub start_ns: u64,
+    pub end_ns: u64,
+    pub metrics: Vec<MetricResult>,
+    pub error_summary: Vec<ErrorCount>,
+}
+
 /// How many requests failed with one kind of error.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ErrorCount {
@@ -183,6 +196,14 @@ pub struct RunResult {
     pub tokenizer: String,
     /// Profiling metrics in registry order.
     pub metrics: Vec<MetricResult>,
+    /// The warm-up's metrics, measured as the profiling ones (`warmup_metrics` in the summary
+    /// JSON); empty without a warm-up.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warmup_metrics: Vec<MetricResult>,
+    /// Each measured phase's metrics alone, when the run measured several phases
+    /// (`phase_manifest.json` and `phases/<name>/`); empty otherwise.
+    #[serde(skip)]
+    pub by_phase: Vec<PhaseMetrics>,
     pub error_summary: Vec<ErrorCount>,
     /// The main metrics of each url, when the endpoint has several (`by_url` in the summary JSON).
     #[serde(skip)]

@@ -11,7 +11,7 @@ use std::collections::BTreeSet;
 use aiperf::mock::MockConfig;
 use common::scripted_server::{Reply, ScriptedServer};
 use common::tee_proxy::MockBehindProxy;
-use common::{ScenarioRun, aiperf_command};
+use common::{ScenarioRun, aiperf_command, profiled};
 use serde_json::Value;
 
 /// Two trees (times in ms). r1: 0, 100, 200, 300, 400; its sub-agent s1 (spawned after r1's
@@ -114,12 +114,18 @@ fn primed(server: &MockBehindProxy) -> Vec<(String, u64)> {
     bodies.filter(|body| output_limit(body) == Some(1)).map(|body| trace_turn(&body)).collect()
 }
 
-/// The profiling requests, each named by the prompt it ends with.
-fn sent(run: &ScenarioRun, name: &str) -> Vec<Sent> {
+/// The raw export's lines of run `name`, the warm-up's first.
+fn raw_lines(run: &ScenarioRun, name: &str) -> Vec<Value> {
     let path = run.artifacts(name).join("profile_export_raw.jsonl");
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    text.lines()
-        .map(|line| serde_json::from_str::<Value>(line).expect("a JSON line"))
+    text.lines().map(|line| serde_json::from_str::<Value>(line).expect("a JSON line")).collect()
+}
+
+/// The profiling requests, each named by the prompt it ends with.
+fn sent(run: &ScenarioRun, name: &str) -> Vec<Sent> {
+    raw_lines(run, name)
+        .into_iter()
+        .filter(profiled)
         .map(|line| {
             let (conversation, turn) = trace_turn(&line["payload"]);
             assert_eq!(line["metadata"]["turn_index"].as_u64(), Some(turn), "the record's turn is the trace's");
@@ -184,6 +190,15 @@ fn agentic_replay_primes_the_mid_flight_sessions_and_profiles_the_turns_from_eac
     assert_eq!(warmup[0], ("r1".to_string(), 1), "{warmup:?}");
     let (warmup_sent, warmup_s) = warmup_phase(&run, "agentic");
     assert_eq!(warmup_sent, 4);
+    // Its records are in the raw export, first, as AIPerf writes them, and measured apart.
+    let warmup_lines: Vec<(String, u64)> = raw_lines(&run, "agentic")
+        .iter()
+        .take_while(|line| !profiled(line))
+        .map(|line| trace_turn(&line["payload"]))
+        .collect();
+    assert_eq!(warmup_lines.iter().cloned().collect::<BTreeSet<_>>(), warmup_set);
+    assert_eq!(warmup_lines.len(), 4);
+    assert_eq!(run.summary("agentic")["warmup_metrics"]["request_count"]["avg"], 4.0);
     assert!((0.085..0.3).contains(&warmup_s), "the warm-up spans its spread: {warmup_s} s");
 
     // The first sessions of the profiling phase are the cut trees' (sessions 0-1 r1's tree,

@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use collectors_support::fixed_server;
-use common::{read_json, run_scenario};
+use common::{profiled, read_json, run_scenario};
 use serde_json::Value;
 
 /// Its tail is checked on its own too, to catch a key cut short; it is no run of digits or hex
@@ -61,10 +61,20 @@ fn raw_level_writes_every_request_and_response_event_without_the_api_key() {
 
     let (text, lines) = raw_lines(&run.artifacts("streamed").join("profile_export_raw.jsonl"));
     assert!(!text.contains(API_KEY) && !text.contains("Zq5309xK"), "the api key leaked into the raw export");
-    assert_eq!(lines.len(), 6, "one line per profiling request, warmup left out");
-    assert_eq!(run.records("streamed").len(), 6, "raw also writes the records file");
+    assert_eq!(lines.len(), 8, "one line per request, the warm-up's first (AIPerf writes them too)");
+    let phases: Vec<&str> = lines.iter().map(|line| line["metadata"]["benchmark_phase"].as_str().unwrap()).collect();
+    assert_eq!(
+        phases,
+        ["warmup", "warmup", "profiling", "profiling", "profiling", "profiling", "profiling", "profiling"]
+    );
+    let all_records = std::fs::read_to_string(run.artifacts("streamed").join("profile_export.jsonl")).expect("records");
+    assert_eq!(all_records.lines().count(), 8, "raw also writes the records file, the warm-up's lines included");
+    assert_eq!(run.records("streamed").len(), 6);
+    let summary = run.summary("streamed");
+    assert_eq!(summary["request_count"]["avg"], 6.0, "the warm-up is not measured with the profiling");
+    assert_eq!(summary["warmup_metrics"]["request_count"]["avg"], 2.0, "it is measured apart");
     let mut request_ids = BTreeSet::new();
-    for line in &lines {
+    for line in lines.iter().filter(|line| profiled(line)) {
         let keys: Vec<&str> = line.as_object().expect("an object").keys().map(String::as_str).collect();
         assert_eq!(keys, ["metadata", "start_perf_ns", "request_headers", "status", "responses", "payload"]);
         assert_eq!(line["metadata"]["benchmark_phase"], "profiling");
@@ -102,7 +112,7 @@ fn raw_level_writes_every_request_and_response_event_without_the_api_key() {
 
     let (text, lines) = raw_lines(&run.artifacts("whole").join("profile_export_raw.jsonl"));
     assert!(!text.contains(API_KEY));
-    assert_eq!(lines.len(), 6);
+    assert_eq!(lines.len(), 8);
     for line in &lines {
         let responses = line["responses"].as_array().expect("responses");
         assert_eq!(responses.len(), 1, "a whole body is one response");

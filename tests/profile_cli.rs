@@ -88,7 +88,7 @@ fn the_environment_keeps_cores_awake_for_a_profile_run_too() {
 }
 
 #[test]
-fn warmup_requests_are_sent_and_kept_out_of_the_results() {
+fn warmup_requests_are_sent_written_and_measured_apart() {
     let dir = tempfile::tempdir().expect("dir");
     let output = profile(
         dir.path(),
@@ -98,7 +98,34 @@ fn warmup_requests_are_sent_and_kept_out_of_the_results() {
     let run = dir.path().join("artifacts/warm");
     let summary = read_json(&run.join("profile_export_aiperf.json"));
     assert_eq!(stat(&summary, "request_count", "avg"), 10.0);
-    assert_eq!(lines(&run.join("profile_export.jsonl")), 10);
+    assert_eq!(summary["warmup_metrics"]["request_count"]["avg"], 6.0);
+    assert!(summary["warmup_metrics"]["request_latency"]["p99"].as_f64().is_some());
+    let records = std::fs::read_to_string(run.join("profile_export.jsonl")).expect("records");
+    let phases: Vec<String> = records
+        .lines()
+        .map(|line| {
+            serde_json::from_str::<serde_json::Value>(line).expect("a record")["metadata"]["benchmark_phase"]
+                .to_string()
+        })
+        .collect();
+    assert_eq!(phases.len(), 16, "the warm-up's 6 records, then the 10 profiled, as AIPerf writes them");
+    assert!(
+        phases[..6].iter().all(|phase| phase == "\"warmup\"")
+            && phases[6..].iter().all(|phase| phase == "\"profiling\"")
+    );
+    // Each phase's summary alone, and the manifest naming them, as AIPerf 0.13 writes them.
+    let manifest = read_json(&run.join("phase_manifest.json"));
+    let entries = manifest["phases"].as_array().expect("phases");
+    assert_eq!(entries.len(), 2);
+    let entry = |at: usize, key: &str| entries[at][key].clone();
+    assert_eq!((entry(0, "phase_kind"), entry(0, "successful_request_count")), ("warmup".into(), 6.into()));
+    assert_eq!((entry(1, "phase_kind"), entry(1, "total_request_count")), ("profiling".into(), 10.into()));
+    assert_eq!((entry(0, "profiling_index"), entry(1, "profiling_index")), (serde_json::Value::Null, 0.into()));
+    let warmup_alone = read_json(&run.join(entries[0]["metrics_json"].as_str().expect("metrics_json")));
+    assert_eq!(warmup_alone["request_latency"], summary["warmup_metrics"]["request_latency"]);
+    let profiling_alone = read_json(&run.join(entries[1]["metrics_json"].as_str().expect("metrics_json")));
+    assert_eq!(profiling_alone["request_latency"], summary["request_latency"]);
+    assert!(run.join(entries[1]["metrics_csv"].as_str().expect("metrics_csv")).is_file());
     let phases = summary["input_config"]["plan"]["phases"].as_array().expect("phases").clone();
     assert_eq!(phases.len(), 2);
     assert_eq!(phases[0]["kind"], "warmup");
@@ -410,7 +437,7 @@ fn a_public_dataset_is_read_from_the_cache_and_a_missing_one_names_its_url() {
     assert_ok(&ran);
     let summary = read_json(&dir.path().join("out/sharegpt/profile_export_aiperf.json"));
     assert_eq!(stat(&summary, "request_count", "avg"), 6.0);
-    assert_eq!(lines(&dir.path().join("out/sharegpt/profile_export.jsonl")), 6, "the warmup stays out");
+    assert_eq!(lines(&dir.path().join("out/sharegpt/profile_export.jsonl")), 8, "the warm-up's 2 records, then 6");
 }
 
 #[test]

@@ -36,7 +36,10 @@ fn the_parquet_rows_are_the_jsonl_records_for_pyarrow_and_duckdb() {
     assert_eq!(run.code(), Some(0), "stderr: {}", run.stderr());
     let dir = run.artifacts("rf");
     let lines = jsonl_lines(&dir.join("profile_export.jsonl"));
-    assert_eq!(lines.len(), 120, "the profiling records");
+    assert_eq!(lines.len(), 124, "the warm-up's records, then the profiling ones");
+    let profiled: Vec<&Value> = lines.iter().filter(|line| common::profiled(line)).collect();
+    assert_eq!(profiled.len(), 120);
+    assert!(lines[..4].iter().all(|line| !common::profiled(line)), "the warm-up's come first");
     let parquet = dir.join("profile_export.parquet");
     let out = python(
         r#"
@@ -47,8 +50,10 @@ ttft = table.schema.field("time_to_first_token")
 con = duckdb.connect()
 row = con.execute(
     "SELECT count(*), sum(CAST(time_to_first_token AS DOUBLE)), sum(output_sequence_length), "
-    "count(DISTINCT x_request_id), min(phase_name), sum(len(inter_chunk_latency)) FROM read_parquet(?)",
+    "count(DISTINCT x_request_id), min(phase_name), sum(len(inter_chunk_latency)) FROM read_parquet(?) "
+    "WHERE benchmark_phase = 'profiling'",
     [path]).fetchone()
+warmup = con.execute("SELECT count(*) FROM read_parquet(?) WHERE benchmark_phase = 'warmup'", [path]).fetchone()
 print(json.dumps({
     "rows": table.num_rows,
     "columns": table.column_names,
@@ -56,13 +61,13 @@ print(json.dumps({
     "starts": table.column("request_start_ns").to_pylist(),
     "ttft_type": str(ttft.type),
     "ttft_unit": (ttft.metadata or {}).get(b"unit", b"").decode(),
-    "duckdb": [row[0], row[1], row[2], row[3], row[4], row[5]],
+    "duckdb": [row[0], row[1], row[2], row[3], row[4], row[5], warmup[0]],
 }))
 "#,
         &[parquet.to_str().expect("utf-8 path")],
     );
     let read: Value = serde_json::from_str(out.trim()).expect("python printed JSON");
-    assert_eq!(read["rows"], 120);
+    assert_eq!(read["rows"], 124);
     let columns: Vec<&str> = read["columns"].as_array().expect("columns").iter().filter_map(Value::as_str).collect();
     assert_eq!(&columns[..3], ["session_num", "x_request_id", "x_correlation_id"]);
     for column in ["time_to_first_token", "inter_chunk_latency", "output_sequence_length", "error_type"] {
@@ -75,18 +80,19 @@ print(json.dumps({
     assert_eq!(read["ids"].as_array().expect("ids"), &field("x_request_id"));
     assert_eq!(read["starts"].as_array().expect("starts"), &field("request_start_ns"));
     let metric_sum =
-        |tag: &str| -> f64 { lines.iter().map(|l| l["metrics"][tag]["value"].as_f64().unwrap_or(0.0)).sum() };
+        |tag: &str| -> f64 { profiled.iter().map(|l| l["metrics"][tag]["value"].as_f64().unwrap_or(0.0)).sum() };
     let duckdb = &read["duckdb"];
     assert_eq!(duckdb[0], 120);
+    assert_eq!(duckdb[6], 4, "the warm-up's rows");
     let summary = common::read_json(&dir.join("profile_export_aiperf.json"));
     assert_eq!(summary["input_config"]["artifacts"]["records"], serde_json::json!(["jsonl", "parquet"]));
     let ttft_sum = duckdb[1].as_f64().expect("ttft sum");
     assert!((ttft_sum - metric_sum("time_to_first_token")).abs() < 1e-6, "{ttft_sum}");
     assert_eq!(duckdb[2].as_f64(), Some(metric_sum("output_sequence_length")));
     assert_eq!(duckdb[3], 120, "one row a request");
-    assert_eq!(duckdb[4], lines[0]["metadata"]["phase_name"]);
+    assert_eq!(duckdb[4], profiled[0]["metadata"]["phase_name"]);
     let gaps: usize =
-        lines.iter().map(|l| l["metrics"]["inter_chunk_latency"]["value"].as_array().map_or(0, Vec::len)).sum();
+        profiled.iter().map(|l| l["metrics"]["inter_chunk_latency"]["value"].as_array().map_or(0, Vec::len)).sum();
     assert_eq!(duckdb[5].as_u64(), Some(gaps as u64));
 }
 

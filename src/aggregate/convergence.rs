@@ -140,11 +140,13 @@ impl Convergence {
         trials.iter().filter_map(|trial| trial.metric(&self.metric)?.stats.get(&self.stat)).collect()
     }
 
-    /// The metric's per-request values in a trial's `profile_export.jsonl`.
+    /// The metric's per-request values in a trial's `profile_export.jsonl` (its profiling
+    /// records: the warm-up's are left out).
     fn request_values(&self, artifact_dir: &Path, records_file: &str) -> Vec<f64> {
         let Ok(text) = std::fs::read_to_string(artifact_dir.join(records_file)) else { return Vec::new() };
         text.lines()
             .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+            .filter(|record| record["metadata"]["benchmark_phase"] != crate::plan::PhaseKind::Warmup.as_str())
             .filter_map(|record| record["metrics"][&self.metric]["value"].as_f64())
             .collect()
     }

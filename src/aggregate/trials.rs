@@ -121,6 +121,8 @@ pub fn combined_result(set: &TrialSet) -> Option<RunResult> {
     let thresholds = crate::thresholds::evaluate(&last.plan.thresholds, &metrics);
     Some(RunResult {
         metrics,
+        warmup_metrics: Vec::new(),
+        by_phase: Vec::new(),
         thresholds,
         // Each trial's own breakdown stays in its own summary.
         by_url: Vec::new(),

@@ -50,8 +50,9 @@ pub fn write_swim_lane(
     Ok(())
 }
 
-/// Call `each` with every JSON line of `path` (its 0-based line number, the record); a line
-/// that is not JSON is named by file and line.
+/// Call `each` with every JSON line of `path` (its 0-based line number, the record) but a
+/// warm-up's (`benchmark_phase: "warmup"`): these views show what was profiled. A line that
+/// is not JSON is named by file and line.
 fn for_each_record(path: &Path, mut each: impl FnMut(usize, &serde_json::Value)) -> Result<()> {
     use std::io::BufRead;
     let file = std::fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
@@ -60,9 +61,11 @@ fn for_each_record(path: &Path, mut each: impl FnMut(usize, &serde_json::Value))
         if line.trim().is_empty() {
             continue;
         }
-        let record = serde_json::from_str(&line)
+        let record: serde_json::Value = serde_json::from_str(&line)
             .with_context(|| format!("{}:{}: not a JSON record", path.display(), index + 1))?;
-        each(index, &record);
+        if record["metadata"]["benchmark_phase"] != crate::plan::PhaseKind::Warmup.as_str() {
+            each(index, &record);
+        }
     }
     Ok(())
 }

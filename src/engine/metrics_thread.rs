@@ -16,7 +16,7 @@ use crate::load::in_flight_starts::WatermarkFeed;
 use crate::metrics::network_adjusted::NetworkRtt;
 use crate::metrics::record_sink::RecordSink;
 use crate::metrics::{MetricsContext, RecordProcessor};
-use crate::plan::{ExportLevel, Plan};
+use crate::plan::{ExportLevel, PhaseKind, Plan};
 
 /// What the metrics of a run of `plan` against `endpoint` need to know.
 pub(crate) fn metrics_context(
@@ -43,8 +43,9 @@ pub(crate) fn metrics_context(
     }
 }
 
-/// The record processor of a run of `plan` with its jsonl files: the live run's metrics thread
-/// and `aiperf merge` (which feeds it every segment's records) measure with the same one.
+/// The record processor of a run of `plan` with its jsonl files (and each phase measured apart
+/// when several are measured): the live run's metrics thread and `aiperf merge` (which feeds
+/// it every segment's records) measure with the same one.
 pub(crate) fn record_processor(
     plan: &Plan,
     metrics_context: MetricsContext,
@@ -59,7 +60,12 @@ pub(crate) fn record_processor(
         profiling_start_ns: profiling_start_ns.clone(),
     });
     let clock = metrics_context.clock;
-    let mut processor = RecordProcessor::new(metrics_context).with_slos(slos).with_timeslices(slicing);
+    let results_phases = plan.phases.iter().filter(|phase| phase.results).count();
+    let warmup_phases = plan.phases.iter().filter(|phase| phase.kind == PhaseKind::Warmup).count();
+    let mut processor = RecordProcessor::new(metrics_context)
+        .with_slos(slos)
+        .with_timeslices(slicing)
+        .with_phase_split(results_phases + warmup_phases > 1, results_phases);
     match crate::metrics::spill::Spill::in_dir(artifact_dir, crate::metrics::spill::RUN_VALUES) {
         Ok(spill) => processor = processor.with_spill(spill),
         Err(error) => tracing::warn!(

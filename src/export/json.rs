@@ -1,7 +1,7 @@
 //! profile_export_aiperf.json: the run's summary (schema 1.4): provenance, one stats block
 //! per metric, the plan as `input_config` (in AIPerf's shape: `input_config.rs`),
 //! `run_info` (with the scenario libraries the run used), the error summary, the metrics of each url when the endpoint has several
-//! (`by_url`, this project's own key) and the times.
+//! (`by_url`, this project's own key), the times and the warm-up's metrics.
 
 use std::path::Path;
 
@@ -90,8 +90,16 @@ pub fn summary_json(result: &RunResult) -> Result<Value> {
     }
     doc.insert("start_time".into(), json!(result.start_time));
     doc.insert("end_time".into(), json!(result.end_time));
+    if !result.warmup_metrics.is_empty() {
+        doc.insert("warmup_metrics".into(), stats_blocks(&result.warmup_metrics));
+    }
     doc.insert("tokenizer".into(), json!(result.tokenizer));
     Ok(Value::Object(doc))
+}
+
+/// One stats block per metric, keyed by tag (AIPerf's `warmup_metrics`).
+fn stats_blocks(metrics: &[crate::result::MetricResult]) -> Value {
+    Value::Object(metrics.iter().map(|metric| (metric.tag.to_string(), metric.stats.block(metric.unit))).collect())
 }
 
 /// `by_url`: each url's index, url and main metrics, in the top level's stats blocks.

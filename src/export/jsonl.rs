@@ -59,6 +59,10 @@ impl RecordsJsonlWriter {
 }
 
 impl RecordSink for RecordsJsonlWriter {
+    fn takes_warmup(&self) -> bool {
+        true
+    }
+
     /// Appends the record's line, shaped like AIPerf's profile_export.jsonl and in its order:
     /// metadata, metrics, trace_data (with `export_http_trace`), error (failed records only).
     /// Written straight from the record, with no JSON tree in between.
@@ -242,7 +246,10 @@ mod tests {
         processor.finish().unwrap();
 
         let lines = lines_of(&jsonl);
-        assert_eq!(lines.len(), 4, "warmup records are not written");
+        assert_eq!(lines.len(), 5, "the warm-up's record is written too, as AIPerf writes it");
+        assert_eq!(lines[4]["metadata"]["benchmark_phase"], "warmup");
+        assert_eq!(lines[4]["metrics"]["request_latency"]["value"], 90.0);
+        assert!(lines[..4].iter().all(|line| line["metadata"]["benchmark_phase"] == "profiling"));
         let first = &lines[0];
         let metadata_fields: Vec<&str> = first["metadata"].as_object().unwrap().keys().map(String::as_str).collect();
         assert_eq!(

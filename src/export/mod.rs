@@ -16,6 +16,7 @@ mod json_lines;
 pub mod jsonl;
 mod jsonl_metrics;
 pub mod names;
+pub mod phase_files;
 pub mod raw_jsonl;
 pub mod ready_marker;
 pub mod records_parquet;
@@ -41,8 +42,9 @@ use crate::result::RunResult;
 
 pub use names::{ArtifactNames, parse_prefix};
 
-/// profile_export_aiperf.json and profile_export_aiperf.csv, and the timeslices files when the
-/// run has timeslices (or their prefixed names), into `dir`.
+/// profile_export_aiperf.json and profile_export_aiperf.csv, the timeslices files when the
+/// run has timeslices (or their prefixed names), and each phase's when it measured several,
+/// into `dir`.
 pub fn write_summaries(result: &RunResult, dir: &Path) -> Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create folder {}", dir.display()))?;
     let names = ArtifactNames::new(result.plan.export.prefix.as_deref());
@@ -52,5 +54,6 @@ pub fn write_summaries(result: &RunResult, dir: &Path) -> Result<()> {
         accuracy_csv::write(accuracy, &dir.join(crate::accuracy::CSV_FILE))?;
     }
     timeslices::write_timeslices(result, &dir.join(names.timeslices_json()), &dir.join(names.timeslices_csv()))?;
+    phase_files::write(result, dir)?;
     adaptive_scale::write(result, dir)
 }

@@ -30,6 +30,10 @@ impl RawJsonlWriter {
 }
 
 impl RecordSink for RawJsonlWriter {
+    fn takes_warmup(&self) -> bool {
+        true
+    }
+
     /// Appends the record's line.
     fn write(&mut self, record: &RequestRecord, _metrics: &RecordMetrics, _good: Option<bool>) -> Result<()> {
         self.ids.see(record);

@@ -419,6 +419,10 @@ fn address(def: &MetricDef) -> usize {
 }
 
 impl RecordSink for RecordsParquetWriter {
+    fn takes_warmup(&self) -> bool {
+        true
+    }
+
     fn write(&mut self, record: &RequestRecord, metrics: &RecordMetrics, good: Option<bool>) -> Result<()> {
         self.ids.see(record);
         self.push_metrics(metrics, good)?;
@@ -570,7 +574,8 @@ mod tests {
             std::fs::read_to_string(&jsonl).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
         let (rows, schema) = rows_of(&parquet);
         assert_eq!(rows.len(), lines.len());
-        assert_eq!(rows.len(), ROWS_PER_BATCH + 12, "warmup records are not written");
+        assert_eq!(rows.len(), ROWS_PER_BATCH + 13, "the warm-up's record is a row too, as in the jsonl");
+        assert_eq!(rows[ROWS_PER_BATCH + 12]["benchmark_phase"], "warmup");
         for (row, line) in rows.iter().zip(&lines) {
             let line = flat(line);
             assert_eq!(row.keys().collect::<Vec<_>>(), line.keys().collect::<Vec<_>>());

@@ -106,6 +106,11 @@ impl SegmentRecordsWriter {
 }
 
 impl RecordSink for SegmentRecordsWriter {
+    /// `aiperf merge` measures the warm-up apart and writes its records, as a single run does.
+    fn takes_warmup(&self) -> bool {
+        true
+    }
+
     fn write(&mut self, record: &RequestRecord, _: &RecordMetrics, _: Option<bool>) -> Result<()> {
         serde_json::to_writer(&mut self.file, record).context("writing segment_records.jsonl")?;
         self.file.write_all(b"\n").context("writing segment_records.jsonl")

@@ -62,6 +62,8 @@ pub fn sample_result() -> RunResult {
             registry::REQUEST_COUNT.result(Stats::scalar(4.0)),
             registry::BENCHMARK_DURATION.result(Stats::scalar(2.0)),
         ],
+        warmup_metrics: Vec::new(),
+        by_phase: Vec::new(),
         error_summary: vec![ErrorCount {
             error_details: RecordError { code: Some(503), kind: "http_error".into(), message: "busy".into() },
             count: 1,

@@ -63,7 +63,8 @@ pub struct LoadContext {
     /// Which of `requests` each request of a phase sends.
     pub order: dataset_order::DatasetOrder,
     pub clock: RunClock,
-    /// Records of phases that feed the results go here (to the metrics thread); others are only counted.
+    /// Records of phases that feed the results, and the warm-up's, go here (to the metrics
+    /// thread); others are only counted.
     pub sink: Sender<RequestRecord>,
     /// The starts of the requests whose records will go to `sink`, until they have gone.
     pub in_flight_starts: Arc<in_flight_starts::InFlightStarts>,
@@ -622,9 +623,10 @@ async fn send_through<A>(
     };
     outcome.fetch_add(1, Ordering::Relaxed);
     let answer = answer_of(&record);
-    if run.phase.results {
+    if run.phase.results || run.phase.kind == crate::plan::PhaseKind::Warmup {
         // The metrics thread outlives every phase; a send can only fail if it died, and then
-        // its own error is what gets reported.
+        // its own error is what gets reported. It measures a warm-up's records apart and
+        // writes them to the record files only.
         ctx.in_flight_starts.note_sent();
         let _ = ctx.sink.send(*record);
     }

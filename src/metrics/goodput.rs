@@ -8,7 +8,7 @@ use super::registry::{self, MetricDef, MetricFlags};
 use crate::result::MetricKind;
 
 /// The SLOs of a run, resolved to their metrics.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Slos(Vec<(&'static MetricDef, f64)>);
 
 impl Slos {

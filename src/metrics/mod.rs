@@ -13,6 +13,7 @@ pub mod histograms;
 pub mod http_trace;
 pub mod in_flight;
 pub mod network_adjusted;
+mod phase_split;
 pub mod processor;
 pub mod record_metrics;
 pub mod record_sink;
@@ -39,6 +40,7 @@ use crate::dataset::tokenizer::Tokenizer;
 pub use processor::{ProcessedMetrics, RecordProcessor};
 
 /// What the metrics need to know about the run.
+#[derive(Clone)]
 pub struct MetricsContext {
     pub streaming: bool,
     pub tokenizer: Arc<Tokenizer>,

@@ -1,6 +1,8 @@
-//! `RecordProcessor`: takes profiling records one at a time, hands each one to its sinks (the
+//! `RecordProcessor`: takes records one at a time, hands each one to its sinks (the
 //! per-record jsonl files), accumulates metric values (for the run and, with timeslices, for the record's slice) and
-//! what was in flight, and at the end turns them into stats and the error summary.
+//! what was in flight, and at the end turns them into stats and the error summary. The
+//! warm-up's records are measured apart (AIPerf's `warmup_metrics`) and go only to the sinks
+//! that write every record.
 
 use anyhow::Result;
 
@@ -11,6 +13,7 @@ use super::errors::ErrorTally;
 use super::goodput::Slos;
 use super::in_flight::{InFlightCurves, RecordTokens};
 use super::network_adjusted::NetworkRtt;
+use super::phase_split::{PhasePart, PhaseSplit};
 use super::record_metrics::{error_metrics, request_latency_ns, success_metrics};
 use super::record_sink::RecordSink;
 use super::record_values::{MetricValue, RecordMetrics};
@@ -20,7 +23,7 @@ use super::time_weighted::TimeWeighted;
 use super::timeslices::{TimesliceAccumulator, Timeslicing};
 use crate::plan::PhaseKind;
 use crate::record::RequestRecord;
-use crate::result::{ErrorCount, MetricResult, Timeslice, UrlMetrics};
+use crate::result::{ErrorCount, MetricResult, PhaseMetrics, Timeslice, UrlMetrics};
 
 /// What the records added up to.
 #[derive(Debug)]
@@ -34,10 +37,15 @@ pub struct ProcessedMetrics {
     pub timeslices: Vec<Timeslice>,
     /// The requests' accepted-draft histograms, pooled (`RunResult::spec_decode_histogram`).
     pub spec_decode_histogram: Vec<u64>,
+    /// The warm-up's metrics, measured as the run's are (AIPerf's `warmup_metrics`); empty
+    /// when no warm-up record came.
+    pub warmup_metrics: Vec<MetricResult>,
+    /// Each phase's metrics, in phase order, when the processor splits them (`with_phase_split`).
+    pub by_phase: Vec<PhaseMetrics>,
 }
 
-/// Consumes profiling records one at a time (on its own thread): computes each record's
-/// metrics, hands it to every sink at once, and accumulates the values.
+/// Consumes records one at a time (on its own thread): computes each record's metrics, hands
+/// it to its sinks at once, and accumulates the values.
 pub struct RecordProcessor {
     ctx: MetricsContext,
     /// Where each record goes as it arrives (profile_export.jsonl, profile_export_raw.jsonl).
@@ -51,6 +59,13 @@ pub struct RecordProcessor {
     errors: ErrorTally,
     /// The run's SLOs (goodput).
     slos: Option<Slos>,
+    /// Measures the warm-up's records, from the first one on: a processor of its own without
+    /// sinks or timeslices.
+    warmup: Option<Box<RecordProcessor>>,
+    /// Each phase's records measured apart too, when asked.
+    by_phase: Option<PhaseSplit<RecordProcessor>>,
+    /// Where the values of the processors made during the run (warm-up, phases) spill.
+    spill: Option<Spill>,
 }
 
 impl RecordProcessor {
@@ -65,6 +80,9 @@ impl RecordProcessor {
             by_url: UrlAccumulators::default(),
             errors: ErrorTally::default(),
             slos: None,
+            warmup: None,
+            by_phase: None,
+            spill: None,
         }
     }
 
@@ -90,8 +108,26 @@ impl RecordProcessor {
         self.in_flight = self.in_flight.with_spill(spill.clone());
         self.time_weighted = self.time_weighted.with_spill(Some(spill.clone()));
         self.by_url = self.by_url.with_spill(Some(spill.clone()));
-        self.timeslices = self.timeslices.map(|slices| slices.with_spill(Some(spill)));
+        self.timeslices = self.timeslices.map(|slices| slices.with_spill(Some(spill.clone())));
+        self.spill = Some(spill);
         self
+    }
+
+    /// Also measure each phase's records apart (`ProcessedMetrics::by_phase`), for a run of
+    /// several measured phases, `results_phases` of which feed the results.
+    pub fn with_phase_split(mut self, split: bool, results_phases: usize) -> Self {
+        self.by_phase = split.then(|| PhaseSplit::new(results_phases));
+        self
+    }
+
+    /// A processor for part of the records (the warm-up, a phase): the same context, SLOs and
+    /// spill, without sinks or timeslices.
+    fn part(ctx: &MetricsContext, slos: &Option<Slos>, spill: &Option<Spill>) -> RecordProcessor {
+        let processor = RecordProcessor::new(ctx.clone()).with_slos(slos.clone());
+        match spill {
+            Some(spill) => processor.with_spill(spill.clone()),
+            None => processor,
+        }
     }
 
     /// Also accumulate each record in its timeslice (None: no timeslices). After `with_slos`.
@@ -103,47 +139,75 @@ impl RecordProcessor {
 
     /// Successful records feed the success metrics; failed ones the error metrics, the error
     /// count and the error summary; cancelled ones only their sinks' line and what was in
-    /// flight. Warmup records are ignored.
+    /// flight. Warm-up records feed the warm-up's metrics only, and go only to the sinks that
+    /// take them (`RecordSink::takes_warmup`).
     pub fn process(&mut self, record: RequestRecord) -> Result<()> {
-        if record.origin.phase_kind == PhaseKind::Warmup {
-            return Ok(());
-        }
-        let mut good_mark = None;
-        let metrics = if record.is_valid() {
-            let start_epoch_ns = self.ctx.clock.epoch_ns(record.start_ns);
-            let span = (start_epoch_ns, start_epoch_ns + request_latency_ns(&record));
-            let metrics = success_metrics(&record, &self.ctx);
-            let good = self.slos.as_ref().is_some_and(|slos| slos.met(&metrics));
-            good_mark = self.slos.is_some().then_some(good);
-            self.run.add_success(&record, &metrics, span, good);
-            if let Some(slices) = &mut self.timeslices {
-                slices.slice_for(record.start_ns).add_success(&record, &metrics, span, good);
-            }
-            if let Some(sent_to) = &record.url {
-                self.by_url.of(sent_to).add_success(&record, &metrics, span, good);
-            }
-            self.in_flight.add(&record, Some(record_tokens(&metrics)), self.ctx.streaming);
-            metrics
-        } else if let (Some(error), false) = (&record.error, record.was_cancelled) {
-            self.errors.add(error);
-            let metrics = error_metrics(&record);
-            self.run.add_error(&record, &metrics);
-            if let Some(slices) = &mut self.timeslices {
-                slices.slice_for(record.start_ns).add_error(&record, &metrics);
-            }
-            if let Some(sent_to) = &record.url {
-                self.by_url.of(sent_to).add_error(&record, &metrics);
-            }
-            self.in_flight.add(&record, None, self.ctx.streaming);
-            metrics
+        let warmup = record.origin.phase_kind == PhaseKind::Warmup;
+        let (metrics, good_mark) = self.record_metrics(&record);
+        let span = self.epoch_span(&record);
+        if warmup {
+            let (ctx, slos, spill) = (&self.ctx, &self.slos, &self.spill);
+            let processor = self.warmup.get_or_insert_with(|| Box::new(Self::part(ctx, slos, spill)));
+            processor.accumulate(&record, &metrics, good_mark);
         } else {
-            self.in_flight.add(&record, None, self.ctx.streaming);
-            RecordMetrics::default()
-        };
-        for sink in &mut self.sinks {
+            self.accumulate(&record, &metrics, good_mark);
+        }
+        let (ctx, slos, spill) = (&self.ctx, &self.slos, &self.spill);
+        if let Some(split) = &mut self.by_phase {
+            split.add(&record, &metrics, good_mark, span, || Self::part(ctx, slos, spill));
+        }
+        for sink in self.sinks.iter_mut().filter(|sink| !warmup || sink.takes_warmup()) {
             sink.write(&record, &metrics, good_mark)?;
         }
         Ok(())
+    }
+
+    /// A record's metrics (success or error ones; none for a cancelled record), and whether a
+    /// success met every SLO when the run has SLOs.
+    fn record_metrics(&self, record: &RequestRecord) -> (RecordMetrics, Option<bool>) {
+        if record.is_valid() {
+            let metrics = success_metrics(record, &self.ctx);
+            let good = self.slos.as_ref().map(|slos| slos.met(&metrics));
+            (metrics, good)
+        } else if record.error.is_some() && !record.was_cancelled {
+            (error_metrics(record), None)
+        } else {
+            (RecordMetrics::default(), None)
+        }
+    }
+
+    /// A record's span in epoch ns: its start, and its start plus its latency.
+    fn epoch_span(&self, record: &RequestRecord) -> (u64, u64) {
+        let start_epoch_ns = self.ctx.clock.epoch_ns(record.start_ns);
+        (start_epoch_ns, start_epoch_ns + request_latency_ns(record))
+    }
+
+    /// Adds one record, with its metrics, to the values kept.
+    fn accumulate(&mut self, record: &RequestRecord, metrics: &RecordMetrics, good_mark: Option<bool>) {
+        if record.is_valid() {
+            let span = self.epoch_span(record);
+            let good = good_mark.unwrap_or(false);
+            self.run.add_success(record, metrics, span, good);
+            if let Some(slices) = &mut self.timeslices {
+                slices.slice_for(record.start_ns).add_success(record, metrics, span, good);
+            }
+            if let Some(sent_to) = &record.url {
+                self.by_url.of(sent_to).add_success(record, metrics, span, good);
+            }
+            self.in_flight.add(record, Some(record_tokens(metrics)), self.ctx.streaming);
+        } else if let (Some(error), false) = (&record.error, record.was_cancelled) {
+            self.errors.add(error);
+            self.run.add_error(record, metrics);
+            if let Some(slices) = &mut self.timeslices {
+                slices.slice_for(record.start_ns).add_error(record, metrics);
+            }
+            if let Some(sent_to) = &record.url {
+                self.by_url.of(sent_to).add_error(record, metrics);
+            }
+            self.in_flight.add(record, None, self.ctx.streaming);
+        } else {
+            self.in_flight.add(record, None, self.ctx.streaming);
+        }
     }
 
     /// No record processed from now on starts before `watermark_ns` (run-clock ns: the start
@@ -152,6 +216,9 @@ impl RecordProcessor {
     pub fn advance_watermark(&mut self, watermark_ns: u64) {
         let time_weighted = &mut self.time_weighted;
         self.in_flight.advance_watermark(watermark_ns, &mut |segment| time_weighted.add(segment));
+        if let Some(split) = &mut self.by_phase {
+            split.advance_watermark(watermark_ns);
+        }
     }
 
     /// No record is waiting: every sink puts what it holds in its file, so that a crash while
@@ -168,6 +235,10 @@ impl RecordProcessor {
 
     /// `finish`, with the network-adjusted latencies of a run that subtracts a round trip.
     pub fn finish_adjusted(self, network_rtt: Option<&NetworkRtt>) -> Result<ProcessedMetrics> {
+        let warmup_metrics = match self.warmup {
+            Some(warmup) => warmup.finish_adjusted(network_rtt)?.metrics,
+            None => Vec::new(),
+        };
         let (has_phases, has_tokens) = (self.in_flight.has_phases(), self.in_flight.has_tokens());
         let spec_decode_histogram = self.run.spec_decode_histogram().to_vec();
         let (sinks, in_flight, mut time_weighted, run) = (self.sinks, self.in_flight, self.time_weighted, self.run);
@@ -192,14 +263,36 @@ impl RecordProcessor {
             let timeslices =
                 self.timeslices.map(|slices| slices.finish(slices_time_weighted, &self.ctx.clock)).unwrap_or_default();
             let by_url = self.by_url.finish();
+            let error_summary = self.errors.into_summary();
+            let by_phase = match self.by_phase {
+                Some(split) => split.finish(network_rtt, (&metrics, &error_summary))?,
+                None => Vec::new(),
+            };
             Ok(ProcessedMetrics {
                 metrics,
-                error_summary: self.errors.into_summary(),
+                error_summary,
                 by_url,
                 timeslices,
                 spec_decode_histogram,
+                warmup_metrics,
+                by_phase,
             })
         })
+    }
+}
+
+impl PhasePart for RecordProcessor {
+    fn accumulate(&mut self, record: &RequestRecord, metrics: &RecordMetrics, good: Option<bool>) {
+        RecordProcessor::accumulate(self, record, metrics, good);
+    }
+
+    fn advance_watermark(&mut self, watermark_ns: u64) {
+        RecordProcessor::advance_watermark(self, watermark_ns);
+    }
+
+    fn finish(self, network_rtt: Option<&NetworkRtt>) -> Result<(Vec<MetricResult>, Vec<ErrorCount>)> {
+        let processed = self.finish_adjusted(network_rtt)?;
+        Ok((processed.metrics, processed.error_summary))
     }
 }
 
@@ -231,11 +324,16 @@ mod tests {
         tags: Vec<&'static str>,
     }
 
-    /// Every record a sink was handed, in order.
+    /// Every record a sink was handed, in order; with `true`, a sink that takes the warm-up's
+    /// records too.
     #[derive(Clone, Default)]
-    struct Captured(Arc<Mutex<Vec<Handed>>>);
+    struct Captured(Arc<Mutex<Vec<Handed>>>, bool);
 
     impl RecordSink for Captured {
+        fn takes_warmup(&self) -> bool {
+            self.1
+        }
+
         fn write(&mut self, record: &RequestRecord, metrics: &RecordMetrics, _good: Option<bool>) -> Result<()> {
             let tags = metrics.entries.iter().map(|(def, _)| def.tag).collect();
             let request_id = record.x_request_id.to_string();
@@ -250,6 +348,98 @@ mod tests {
 
     fn stats_of<'a>(results: &'a [MetricResult], tag: &str) -> &'a Stats {
         &results.iter().find(|m| m.tag == tag).unwrap_or_else(|| panic!("no {tag}")).stats
+    }
+
+    #[test]
+    fn the_warm_up_is_measured_apart_and_written_only_where_taken() {
+        let (files, others) = (Captured(Default::default(), true), Captured::default());
+        let mut processor =
+            RecordProcessor::new(context(true)).with_sink(Box::new(files.clone())).with_sink(Box::new(others.clone()));
+        let mut warmup = unmeasured_record(Some(PhaseKind::Warmup));
+        warmup.x_request_id = "warm".into();
+        processor.process(warmup).unwrap();
+        processor.process(streamed_record(0, &[10_000_000, 14_000_000], " the the", 100)).unwrap();
+        processor.process(failed(50, 500)).unwrap();
+
+        let ProcessedMetrics { metrics, warmup_metrics, error_summary, .. } = processor.finish().unwrap();
+        // The profiling metrics: one success of 14 ms and one error; the warm-up's 90 ms is not there.
+        assert_eq!(stats_of(&metrics, "request_count"), &Stats::scalar(1.0));
+        assert_eq!(stats_of(&metrics, "request_latency").max, Some(14.0));
+        assert_eq!(stats_of(&metrics, "error_request_count").avg, 1.0);
+        assert_eq!(error_summary.len(), 1);
+        // The warm-up's: its one request of 90 ms, no error.
+        assert_eq!(stats_of(&warmup_metrics, "request_count"), &Stats::scalar(1.0));
+        assert_eq!(stats_of(&warmup_metrics, "request_latency").max, Some(90.0));
+        assert!(warmup_metrics.iter().all(|m| m.tag != "error_request_count"));
+
+        let written = files.0.lock().unwrap();
+        assert_eq!(written.len(), 3);
+        assert_eq!(written[0].request_id, "warm");
+        assert!(written[0].tags.contains(&"request_latency"), "the warm-up's line has its metrics");
+        let others = others.0.lock().unwrap();
+        assert_eq!(others.len(), 2);
+        assert!(others.iter().all(|handed| handed.request_id != "warm"));
+    }
+
+    #[test]
+    fn a_phase_split_measures_each_phase_alone_and_the_run_as_before() {
+        let mut processor = RecordProcessor::new(context(true)).with_phase_split(true, 2);
+        let mut warmup = unmeasured_record(Some(PhaseKind::Warmup));
+        warmup.origin.phase_index = 0;
+        processor.process(warmup).unwrap();
+        for (phase_index, latency_ns) in [(1, 10_000_000), (1, 12_000_000), (2, 20_000_000)] {
+            let mut record = streamed_record(0, &[latency_ns / 2, latency_ns], " the the", 100);
+            record.origin.phase_index = phase_index;
+            processor.process(record).unwrap();
+        }
+        let mut failed_in_2 = failed(30, 500);
+        failed_in_2.origin.phase_index = 2;
+        processor.process(failed_in_2).unwrap();
+
+        let processed = processor.finish().unwrap();
+        assert_eq!(
+            stats_of(&processed.metrics, "request_count"),
+            &Stats::scalar(3.0),
+            "the run: both profiling phases"
+        );
+        let phases: Vec<usize> = processed.by_phase.iter().map(|phase| phase.phase_index).collect();
+        assert_eq!(phases, [0, 1, 2]);
+        let count = |at: usize| stats_of(&processed.by_phase[at].metrics, "request_count").avg;
+        assert_eq!((count(0), count(1), count(2)), (1.0, 2.0, 1.0));
+        assert_eq!(stats_of(&processed.by_phase[1].metrics, "request_latency").max, Some(12.0));
+        assert_eq!(stats_of(&processed.by_phase[2].metrics, "request_latency").max, Some(20.0));
+        assert!(processed.by_phase[1].error_summary.is_empty());
+        assert_eq!(processed.by_phase[2].error_summary.len(), 1, "the error is its phase's");
+        let phase_1 = &processed.by_phase[1];
+        assert!(phase_1.start_ns <= phase_1.end_ns);
+    }
+
+    #[test]
+    fn the_only_results_phase_of_a_split_has_the_runs_metrics() {
+        let mut processor = RecordProcessor::new(context(true)).with_phase_split(true, 1);
+        processor.process(unmeasured_record(Some(PhaseKind::Warmup))).unwrap();
+        for start_ns in [0, 5_000_000] {
+            let mut record = streamed_record(start_ns, &[4_000_000, 8_000_000], " the the", 100);
+            record.origin.phase_index = 1;
+            processor.process(record).unwrap();
+        }
+        let processed = processor.finish().unwrap();
+        let phases: Vec<usize> = processed.by_phase.iter().map(|phase| phase.phase_index).collect();
+        assert_eq!(phases, [0, 1]);
+        assert_eq!(processed.by_phase[1].metrics, processed.metrics);
+        assert_eq!(stats_of(&processed.by_phase[0].metrics, "request_count"), &Stats::scalar(1.0));
+        // Its span: the first start (0) to the last end (both answers end at 8 ms), in epoch ns.
+        let phase = &processed.by_phase[1];
+        assert_eq!(phase.end_ns - phase.start_ns, 8_000_000);
+    }
+
+    #[test]
+    fn without_a_warm_up_or_a_split_there_are_no_part_metrics() {
+        let mut processor = RecordProcessor::new(context(true));
+        processor.process(streamed_record(0, &[10_000_000, 14_000_000], " the the", 100)).unwrap();
+        let processed = processor.finish().unwrap();
+        assert!(processed.warmup_metrics.is_empty());
+        assert!(processed.by_phase.is_empty(), "no split unless asked");
     }
 
     #[test]
@@ -343,7 +533,7 @@ mod tests {
         assert_eq!((errors[0].count, errors[0].error_details.code), (2, Some(500)));
 
         let handed = captured.0.lock().unwrap();
-        assert_eq!(handed.len(), 5, "warmup records are not handed on");
+        assert_eq!(handed.len(), 5, "a sink that does not take the warm-up sees the profiling records only");
         assert_eq!(handed[1].request_id, "req-1");
         assert!(handed[0].tags.contains(&"request_latency") && handed[0].tags.contains(&"inter_chunk_latency"));
         assert!(handed[2].tags.contains(&"error_isl"));

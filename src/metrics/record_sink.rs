@@ -1,5 +1,5 @@
 //! `RecordSink`: where the record processor hands each processed record (the per-record jsonl
-//! files). The exports implement it; the metrics only know the trait, so data flows one way.
+//! files, the live feed). The exports implement it; the metrics only know the trait, so data flows one way.
 
 use anyhow::Result;
 
@@ -7,9 +7,16 @@ use super::record_values::RecordMetrics;
 use crate::record::RequestRecord;
 
 pub trait RecordSink: Send {
-    /// Takes one profiling record with its metrics (`good`: whether a successful record met
-    /// every SLO, when the run has SLOs), in the order records arrive.
+    /// Takes one record with its metrics (`good`: whether a successful record met every SLO,
+    /// when the run has SLOs), in the order records arrive: the profiling records, and the
+    /// warm-up's when `takes_warmup`.
     fn write(&mut self, record: &RequestRecord, metrics: &RecordMetrics, good: Option<bool>) -> Result<()>;
+
+    /// Whether the sink also takes the warm-up's records (the record files: AIPerf writes them
+    /// there, with `benchmark_phase: "warmup"`); the others see the profiling records only.
+    fn takes_warmup(&self) -> bool {
+        false
+    }
 
     /// No record is waiting (the metrics thread is about to wait for the next one): put what
     /// the sink holds in its file. Most sinks hold nothing.

@@ -131,7 +131,10 @@ fn find_files(
         let path = entry.with_context(|| format!("cannot list {}", dir.display()))?.path();
         let name = path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
         if path.is_dir() {
-            if depth < MAX_DEPTH {
+            // A run's per-phase summaries (`phases/<name>/`) are parts of it, not runs.
+            let phase_parts = name == crate::export::phase_files::PHASES_FOLDER
+                && dir.join(crate::export::phase_files::MANIFEST_FILE).is_file();
+            if depth < MAX_DEPTH && !phase_parts {
                 find_files(&path, depth + 1, summaries, sweeps, searches)?;
             }
         } else if name == crate::search::history::FILE_NAME {
@@ -229,6 +232,10 @@ mod tests {
         let sweep = root.path().join("s");
         write(&sweep.join("users_2/profile_export_aiperf.json"), r#"{"request_throughput":{"avg":2.0}}"#);
         write(&sweep.join("users_16/profile_export_aiperf.json"), r#"{}"#);
+        // A run's per-phase summaries are not runs of their own.
+        write(&sweep.join("users_16/phase_manifest.json"), r#"{"phases":[],"schema_version":1}"#);
+        write(&sweep.join("users_16/phases/warmup/profile_export_aiperf.json"), r#"{}"#);
+        write(&sweep.join("users_16/phases/profiling/profile_export_aiperf.json"), r#"{}"#);
         write(&sweep.join("users_1/bench.json"), r#"{"request_throughput":{"avg":1.0}}"#);
         write(&sweep.join("users_1/bench.jsonl"), r#"{"metadata":{"request_start_ns":1},"metrics":{}}"#);
         write(&sweep.join("users_1/bench_console.txt"), "");

@@ -81,6 +81,9 @@ fn push_rows(batch: &RecordBatch, records: &mut Records) -> Result<()> {
         array.is_valid(row).then(|| array.value(row))
     }
     for row in 0..batch.num_rows() {
+        if text(benchmark_phase, row) == Some(crate::plan::PhaseKind::Warmup.as_str()) {
+            continue;
+        }
         let start_ns = start.value(row);
         let code = error_code.is_valid(row).then(|| error_code.value(row).to_string());
         let kind = text(error_type, row);

@@ -54,8 +54,9 @@ struct ErrorBlock<'a> {
     code: Option<serde_json::Value>,
 }
 
-/// Every record of the file at `path`, in file order, into `records`; a line that is not a
-/// record names the file and the line.
+/// Every profiling record of the file at `path`, in file order, into `records` (a warm-up's
+/// lines are skipped, as the live report never sees them); a line that is not a record names
+/// the file and the line.
 pub fn read_into(path: &Path, records: &mut Records) -> Result<()> {
     let file = std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
     let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
@@ -72,6 +73,9 @@ pub fn read_into(path: &Path, records: &mut Records) -> Result<()> {
         }
         let parsed: Line = serde_json::from_str(&line)
             .with_context(|| format!("{} line {number}: not a profile record", path.display()))?;
+        if parsed.metadata.benchmark_phase.as_deref() == Some(crate::plan::PhaseKind::Warmup.as_str()) {
+            continue;
+        }
         let row = row_of(parsed, records);
         records.push(row);
     }
@@ -110,12 +114,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn rows_keep_times_metrics_and_error_kinds() {
+    fn rows_keep_times_metrics_and_error_kinds_of_the_profiled_records() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("profile_export.jsonl");
         std::fs::write(
             &path,
             concat!(
+                r#"{"metadata":{"request_start_ns":50,"request_end_ns":60,"benchmark_phase":"warmup","phase_name":"warmup"},"metrics":{}}"#,
+                "\n",
                 r#"{"metadata":{"request_start_ns":100,"request_end_ns":300,"phase_name":"load"},"metrics":{"time_to_first_token":{"value":12.5,"unit":"ms"},"inter_chunk_latency":{"value":[1.0,2.0],"unit":"ms"}}}"#,
                 "\n\n",
                 r#"{"metadata":{"request_start_ns":200,"benchmark_phase":"profiling"},"metrics":{},"error":{"code":500,"type":"HTTPError","message":"boom"}}"#,
@@ -126,7 +132,7 @@ mod tests {
         let mut records = Records::default();
         read_into(&path, &mut records).unwrap();
         let rows = records.rows();
-        assert_eq!(rows.len(), 2);
+        assert_eq!(rows.len(), 2, "the warm-up's line is skipped");
         assert_eq!((rows[0].start_ns, rows[0].end_ns, rows[0].ttft_ms), (100, 300, Some(12.5)));
         assert_eq!(&*rows[0].phase, "load");
         assert_eq!(rows[1].error.as_deref(), Some("HTTPError"));

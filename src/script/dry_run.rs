@@ -46,6 +46,8 @@ pub fn placeholder_result(plan: &Plan, artifact_root: &std::path::Path) -> RunRe
         plan: plan.clone(),
         tokenizer: plan.tokenizer.name(),
         metrics: METRICS.iter().filter(|def| def.exported()).map(|def| def.result(stats.clone())).collect(),
+        warmup_metrics: Vec::new(),
+        by_phase: Vec::new(),
         error_summary: Vec::new(),
         by_url: Vec::new(),
         phases: Vec::new(),

@@ -74,8 +74,15 @@ pub async fn merge(dirs: &[PathBuf], out: &Path, streaming: bool, cli_command: O
     } else {
         recomputed_metrics(&whole, &segments, &phases, anchor_ns, out, tokenizer.clone(), accuracy_blocks)?
     };
-    let crate::metrics::ProcessedMetrics { mut metrics, error_summary, by_url, timeslices, spec_decode_histogram } =
-        processed;
+    let crate::metrics::ProcessedMetrics {
+        mut metrics,
+        error_summary,
+        by_url,
+        timeslices,
+        spec_decode_histogram,
+        warmup_metrics,
+        by_phase,
+    } = processed;
 
     let collecting = segments.iter().find(|s| s.info.segment.collects()).unwrap_or(&segments[0]);
     if let Some(fleet) = gpu_energy(&collecting.dir, &whole, &phases, anchor_ns)? {
@@ -97,6 +104,8 @@ pub async fn merge(dirs: &[PathBuf], out: &Path, streaming: bool, cli_command: O
         tokenizer: tokenizer.name().to_string(),
         thresholds: crate::thresholds::evaluate(&whole.thresholds, &metrics),
         metrics,
+        warmup_metrics,
+        by_phase,
         error_summary,
         by_url,
         phases,

@@ -34,5 +34,8 @@ pub fn merged_metrics<'a>(dirs: impl IntoIterator<Item = &'a Path>) -> Result<Pr
         by_url: Vec::new(),
         timeslices: Vec::new(),
         spec_decode_histogram: totals.spec_decode_histogram().to_vec(),
+        // The segments' histograms hold the profiling records only.
+        warmup_metrics: Vec::new(),
+        by_phase: Vec::new(),
     })
 }

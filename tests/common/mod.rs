@@ -41,20 +41,25 @@ impl ScenarioRun {
         read_json(&self.artifacts(run_name).join("profile_export_aiperf.json"))
     }
 
+    /// The profiling records of run `run_name`: the lines of its profile_export.jsonl but the
+    /// warm-up's (which are there too, as in AIPerf's).
     pub fn records(&self, run_name: &str) -> Vec<Value> {
         let text = std::fs::read_to_string(self.artifacts(run_name).join("profile_export.jsonl"))
             .expect("profile_export.jsonl");
-        text.lines().map(|line| serde_json::from_str(line).expect("a JSON line")).collect()
+        text.lines().map(|line| serde_json::from_str(line).expect("a JSON line")).filter(profiled).collect()
     }
 
-    /// The raw export's lines of run `run_name` (`export_level: "raw"`), grouped by session,
-    /// each session's turns in order.
+    /// The raw export's profiling lines of run `run_name` (`export_level: "raw"`), grouped by
+    /// session, each session's turns in order.
     pub fn raw_sessions(&self, run_name: &str) -> BTreeMap<String, Vec<Value>> {
         let path = self.artifacts(run_name).join("profile_export_raw.jsonl");
         let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let mut sessions: BTreeMap<String, Vec<Value>> = BTreeMap::new();
         for line in text.lines() {
             let line: Value = serde_json::from_str(line).expect("a JSON line");
+            if !profiled(&line) {
+                continue;
+            }
             let session = line["metadata"]["conversation_id"].as_str().unwrap_or_default().to_string();
             sessions.entry(session).or_default().push(line);
         }
@@ -63,6 +68,11 @@ impl ScenarioRun {
         }
         sessions
     }
+}
+
+/// Whether a line of a record file is a profiling record, not the warm-up's.
+pub fn profiled(line: &Value) -> bool {
+    line["metadata"]["benchmark_phase"] != "warmup"
 }
 
 /// Write `source` as `<name>.rhai` in a new temp folder and run it there.

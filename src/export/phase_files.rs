@@ -1,0 +1,109 @@
+//! `phase_manifest.json` and `phases/<name>/profile_export_aiperf.{json,csv}`: each measured
+//! phase's summary alone, as AIPerf 0.13 writes them when a run measured several phases (a
+//! warm-up and a profiling phase, or several profiling phases). Each phase's summary is the
+//! run's summary document over that phase's metrics, so it has the same shape and keys.
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use serde_json::{Map, Value, json};
+
+use super::names::ArtifactNames;
+use crate::result::{PhaseMetrics, RunResult};
+
+pub const MANIFEST_FILE: &str = "phase_manifest.json";
+pub const PHASES_FOLDER: &str = "phases";
+
+/// The manifest and each phase's summaries into `dir`; nothing when the run measured one phase.
+pub fn write(result: &RunResult, dir: &Path) -> Result<()> {
+    if result.by_phase.len() < 2 {
+        return Ok(());
+    }
+    let names = ArtifactNames::new(result.plan.export.prefix.as_deref());
+    let mut folders = Vec::new();
+    let mut entries = Vec::new();
+    let mut profiling_index = 0;
+    for phase in &result.by_phase {
+        let Some(summary) = result.phases.get(phase.phase_index) else { continue };
+        let folder = folder_name(&summary.name, phase.phase_index, &folders);
+        let relative = format!("{PHASES_FOLDER}/{folder}");
+        let phase_dir = dir.join(PHASES_FOLDER).join(&folder);
+        std::fs::create_dir_all(&phase_dir).with_context(|| format!("cannot create {}", phase_dir.display()))?;
+        let alone = phase_result(result, phase);
+        super::json::write_summary_json(&alone, &phase_dir.join(names.summary_json()))?;
+        super::csv::write_summary_csv(&alone, &phase_dir.join(names.summary_csv()))?;
+
+        let profiling = summary.results.then(|| {
+            profiling_index += 1;
+            profiling_index - 1
+        });
+        // Keys sorted, as AIPerf writes them.
+        let mut entry = Map::new();
+        entry.insert("end_ns".into(), json!(phase.end_ns));
+        entry.insert("error_request_count".into(), json!(summary.errors));
+        entry.insert("error_summary".into(), serde_json::to_value(&phase.error_summary)?);
+        entry.insert("metrics_csv".into(), json!(format!("{relative}/{}", names.summary_csv())));
+        entry.insert("metrics_json".into(), json!(format!("{relative}/{}", names.summary_json())));
+        entry.insert("phase_index".into(), json!(phase.phase_index));
+        entry.insert("phase_kind".into(), json!(summary.kind));
+        entry.insert("phase_name".into(), json!(summary.name));
+        entry.insert("profiling_index".into(), json!(profiling));
+        entry.insert("start_ns".into(), json!(phase.start_ns));
+        entry.insert("successful_request_count".into(), json!(summary.completed));
+        entry.insert("total_request_count".into(), json!(summary.completed + summary.errors));
+        entry.insert("was_cancelled".into(), json!(result.was_cancelled));
+        entries.push(Value::Object(entry));
+        folders.push(folder);
+    }
+    let manifest = json!({ "phases": entries, "schema_version": 1 });
+    let path = dir.join(MANIFEST_FILE);
+    let mut text =
+        serde_json::to_string_pretty(&manifest).with_context(|| format!("cannot encode {}", path.display()))?;
+    text.push('\n');
+    std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// The phase's folder: its name, made safe for a path, and unique among `taken` (the phase's
+/// index appended when another phase has the name).
+fn folder_name(name: &str, phase_index: usize, taken: &[String]) -> String {
+    let safe: String =
+        name.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' }).collect();
+    let safe = if safe.is_empty() || safe.chars().all(|c| c == '.') { format!("phase_{phase_index}") } else { safe };
+    if taken.contains(&safe) { format!("{safe}_{phase_index}") } else { safe }
+}
+
+/// The run's result as if it had measured this phase alone: its metrics, errors, times and
+/// summary; nothing of the run's other parts (urls, timeslices, thresholds, telemetry).
+fn phase_result(result: &RunResult, phase: &PhaseMetrics) -> RunResult {
+    let time = |ns: u64| chrono::DateTime::from_timestamp_nanos(ns as i64).format("%Y-%m-%dT%H:%M:%S%.6f").to_string();
+    RunResult {
+        start_time: time(phase.start_ns),
+        end_time: time(phase.end_ns),
+        metrics: phase.metrics.clone(),
+        warmup_metrics: Vec::new(),
+        by_phase: Vec::new(),
+        error_summary: phase.error_summary.clone(),
+        by_url: Vec::new(),
+        phases: result.phases.get(phase.phase_index).cloned().into_iter().collect(),
+        server_metrics: None,
+        telemetry_data: None,
+        thresholds: Vec::new(),
+        timeslices: Vec::new(),
+        spec_decode_histogram: Vec::new(),
+        accuracy: None,
+        ..result.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_folder_is_the_phase_name_made_safe_and_unique() {
+        assert_eq!(folder_name("warmup", 0, &[]), "warmup");
+        assert_eq!(folder_name("steady 40/s", 1, &[]), "steady_40_s");
+        assert_eq!(folder_name("load", 3, &["load".to_string()]), "load_3");
+        assert_eq!(folder_name("..", 2, &[]), "phase_2");
+    }
+}
