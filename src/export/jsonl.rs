@@ -136,6 +136,9 @@ impl RecordIds {
 
     /// 0 for the first profiling phase, 1 for the next; None outside profiling phases.
     fn profiling_index(&self, record: &RequestRecord) -> Option<usize> {
+        if record.origin.phase_kind != PhaseKind::Profiling {
+            return None;
+        }
         self.profiling_phases.iter().position(|&phase| phase == record.origin.phase_index)
     }
 
@@ -166,6 +169,8 @@ pub(super) struct Metadata<'a> {
     pub(super) record_processor_id: &'a str,
     pub(super) benchmark_phase: &'static str,
     pub(super) phase_index: usize,
+    /// Left out of a warm-up's line, as AIPerf leaves it out.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) profiling_index: Option<usize>,
     pub(super) phase_name: &'a str,
     pub(super) phase_kind: &'static str,
@@ -248,6 +253,7 @@ mod tests {
         let lines = lines_of(&jsonl);
         assert_eq!(lines.len(), 5, "the warm-up's record is written too, as AIPerf writes it");
         assert_eq!(lines[4]["metadata"]["benchmark_phase"], "warmup");
+        assert!(lines[4]["metadata"].get("profiling_index").is_none(), "AIPerf's warm-up lines have none");
         assert_eq!(lines[4]["metrics"]["request_latency"]["value"], 90.0);
         assert!(lines[..4].iter().all(|line| line["metadata"]["benchmark_phase"] == "profiling"));
         let first = &lines[0];
