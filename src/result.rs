@@ -235,6 +235,30 @@ pub struct RunResult {
 }
 
 impl RunResult {
+    /// The result as if the run had measured `phase` alone: its metrics, errors, times and
+    /// summary; nothing of the run's other parts (urls, timeslices, thresholds, telemetry).
+    pub fn phase_alone(&self, phase: &PhaseMetrics) -> RunResult {
+        let time =
+            |ns: u64| chrono::DateTime::from_timestamp_nanos(ns as i64).format("%Y-%m-%dT%H:%M:%S%.6f").to_string();
+        RunResult {
+            start_time: time(phase.start_ns),
+            end_time: time(phase.end_ns),
+            metrics: phase.metrics.clone(),
+            warmup_metrics: Vec::new(),
+            by_phase: Vec::new(),
+            error_summary: phase.error_summary.clone(),
+            by_url: Vec::new(),
+            phases: self.phases.get(phase.phase_index).cloned().into_iter().collect(),
+            server_metrics: None,
+            telemetry_data: None,
+            thresholds: Vec::new(),
+            timeslices: Vec::new(),
+            spec_decode_histogram: Vec::new(),
+            accuracy: None,
+            ..self.clone()
+        }
+    }
+
     pub fn metric(&self, tag: &str) -> Option<&MetricResult> {
         self.metrics.iter().find(|m| m.tag == tag)
     }

@@ -194,3 +194,54 @@ fn a_prefix_with_a_path_is_a_script_error() {
     assert!(stderr.contains("`export_prefix` `a/b` must be a file name prefix, not a path"), "{stderr}");
     assert!(!run.dir.path().join("artifacts").exists(), "nothing was run");
 }
+
+#[test]
+fn each_measured_phase_has_its_own_summary_and_the_script_reads_it() {
+    let run = run_scenario(
+        "phases",
+        r#"
+        let r = run(#{
+            name: "phases",
+            endpoint: endpoint(#{ url: "mock" }),
+            dataset: synthetic(#{ isl: 16, osl: 4 }),
+            phases: [
+                warmup(#{ requests: 3 }),
+                concurrency(#{ name: "light", users: 1, requests: 4 }),
+                concurrency(#{ name: "heavy", users: 4, requests: 8 }),
+                cooldown(#{ requests: 2 }),
+            ],
+        });
+        print(`phases: ${r.phases()}`);
+        print(`counts: ${r.phase("warmup").request_count} ${r.phase("light").request_count} ${r.phase("heavy").request_count} ${r.request_count}`);
+        print(`light latency: ${r.phase("light").metric("request_latency").count}`);
+        r.phase("havy");
+        "#,
+    );
+    // The run ends on the misspelt phase, named with the phases there are.
+    assert_ne!(run.code(), Some(0));
+    let (stdout, stderr) = (run.stdout(), run.stderr());
+    assert!(stdout.contains("phases: [\"warmup\", \"light\", \"heavy\"]"), "{stdout}");
+    assert!(stdout.contains("counts: 3 4 8 12"), "each phase alone, the run both results phases: {stdout}");
+    assert!(stdout.contains("light latency: 4"), "{stdout}");
+    assert!(stderr.contains("measured no phase \"havy\" apart. Did you mean \"heavy\"?"), "{stderr}");
+
+    let dir = run.artifacts("phases");
+    let manifest = read_json(&dir.join("phase_manifest.json"));
+    let entries = manifest["phases"].as_array().expect("phases");
+    let described: Vec<(u64, &str, Value)> = entries
+        .iter()
+        .map(|e| (e["phase_index"].as_u64().unwrap(), e["phase_name"].as_str().unwrap(), e["profiling_index"].clone()))
+        .collect();
+    assert_eq!(
+        described,
+        [(0, "warmup", Value::Null), (1, "light", 0.into()), (2, "heavy", 1.into())],
+        "the cool-down is not measured"
+    );
+    let count =
+        |entry: &Value| read_json(&dir.join(entry["metrics_json"].as_str().unwrap()))["request_count"]["avg"].clone();
+    assert_eq!(entries.iter().map(count).collect::<Vec<_>>(), [3.0, 4.0, 8.0]);
+    assert!(file_names(&dir.join("phases")).is_superset(&["heavy", "light", "warmup"].map(String::from).into()));
+    let summary = read_json(&dir.join("profile_export_aiperf.json"));
+    assert_eq!(summary["request_count"]["avg"], 12.0);
+    assert_eq!(summary["warmup_metrics"]["request_count"]["avg"], 3.0);
+}

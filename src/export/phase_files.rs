@@ -9,7 +9,7 @@ use anyhow::{Context, Result};
 use serde_json::{Map, Value, json};
 
 use super::names::ArtifactNames;
-use crate::result::{PhaseMetrics, RunResult};
+use crate::result::RunResult;
 
 pub const MANIFEST_FILE: &str = "phase_manifest.json";
 pub const PHASES_FOLDER: &str = "phases";
@@ -29,7 +29,7 @@ pub fn write(result: &RunResult, dir: &Path) -> Result<()> {
         let relative = format!("{PHASES_FOLDER}/{folder}");
         let phase_dir = dir.join(PHASES_FOLDER).join(&folder);
         std::fs::create_dir_all(&phase_dir).with_context(|| format!("cannot create {}", phase_dir.display()))?;
-        let alone = phase_result(result, phase);
+        let alone = result.phase_alone(phase);
         super::json::write_summary_json(&alone, &phase_dir.join(names.summary_json()))?;
         super::csv::write_summary_csv(&alone, &phase_dir.join(names.summary_csv()))?;
 
@@ -70,29 +70,6 @@ fn folder_name(name: &str, phase_index: usize, taken: &[String]) -> String {
         name.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' }).collect();
     let safe = if safe.is_empty() || safe.chars().all(|c| c == '.') { format!("phase_{phase_index}") } else { safe };
     if taken.contains(&safe) { format!("{safe}_{phase_index}") } else { safe }
-}
-
-/// The run's result as if it had measured this phase alone: its metrics, errors, times and
-/// summary; nothing of the run's other parts (urls, timeslices, thresholds, telemetry).
-fn phase_result(result: &RunResult, phase: &PhaseMetrics) -> RunResult {
-    let time = |ns: u64| chrono::DateTime::from_timestamp_nanos(ns as i64).format("%Y-%m-%dT%H:%M:%S%.6f").to_string();
-    RunResult {
-        start_time: time(phase.start_ns),
-        end_time: time(phase.end_ns),
-        metrics: phase.metrics.clone(),
-        warmup_metrics: Vec::new(),
-        by_phase: Vec::new(),
-        error_summary: phase.error_summary.clone(),
-        by_url: Vec::new(),
-        phases: result.phases.get(phase.phase_index).cloned().into_iter().collect(),
-        server_metrics: None,
-        telemetry_data: None,
-        thresholds: Vec::new(),
-        timeslices: Vec::new(),
-        spec_decode_histogram: Vec::new(),
-        accuracy: None,
-        ..result.clone()
-    }
 }
 
 #[cfg(test)]

@@ -30,6 +30,10 @@ pub fn register(engine: &mut Engine) {
         .register_fn("metrics", |r: &mut RunResults| {
             r.0.metrics.iter().map(|m| Dynamic::from(m.tag.to_string())).collect::<rhai::Array>()
         })
+        .register_fn("phases", |r: &mut RunResults| {
+            measured_phases(&r.0).into_iter().map(|(_, name)| Dynamic::from(name.to_string())).collect::<rhai::Array>()
+        })
+        .register_fn("phase", phase)
         .register_get("name", |r: &mut RunResults| r.0.name.clone())
         .register_get("benchmark_id", |r: &mut RunResults| r.0.benchmark_id.clone())
         .register_get("artifact_dir", |r: &mut RunResults| r.0.artifact_dir.display().to_string())
@@ -66,6 +70,38 @@ fn metric(results: &mut RunResults, tag: &str) -> ScriptResult<MetricStats> {
         None => String::new(),
     };
     script_error(format!("run `{}` has no metric \"{tag}\".{hint} It has: {}", results.0.name, tags.join(", ")))
+}
+
+/// The phases measured apart (index in the plan, name), in order: every phase of a run that
+/// measured several (a warm-up and a profiling phase, say), else its one results phase.
+fn measured_phases(result: &RunResult) -> Vec<(usize, &str)> {
+    let name = |index: usize| result.phases.get(index).map(|phase| phase.name.as_str());
+    if result.by_phase.is_empty() {
+        let results = result.phases.iter().enumerate().filter(|(_, phase)| phase.results);
+        return results.map(|(index, phase)| (index, phase.name.as_str())).take(1).collect();
+    }
+    result.by_phase.iter().filter_map(|phase| Some((phase.phase_index, name(phase.phase_index)?))).collect()
+}
+
+/// `r.phase("warmup")`: the results of that phase alone (its metrics, errors and times); an
+/// unknown name is an error that lists the phases.
+fn phase(results: &mut RunResults, name: &str) -> ScriptResult<RunResults> {
+    let result = &results.0;
+    let phases = measured_phases(result);
+    let Some(&(index, _)) = phases.iter().find(|(_, known)| *known == name) else {
+        let names: Vec<&str> = phases.iter().map(|(_, known)| *known).collect();
+        let hint = closest(name, &names).map(|near| format!(" Did you mean \"{near}\"?")).unwrap_or_default();
+        return script_error(format!(
+            "run `{}` measured no phase \"{name}\" apart.{hint} It measured: {}",
+            result.name,
+            names.join(", ")
+        ));
+    };
+    match result.by_phase.iter().find(|phase| phase.phase_index == index) {
+        Some(phase) => Ok(RunResults(Arc::new(result.phase_alone(phase)), None)),
+        // A run of one measured phase: its results are the run's.
+        None => Ok(results.clone()),
+    }
 }
 
 /// A statistic as a float, or `()` when the metric has no such statistic (e.g. p99 of a count).
