@@ -2,7 +2,8 @@
 //! per-record jsonl files), accumulates metric values (for the run and, with timeslices, for the record's slice) and
 //! what was in flight, and at the end turns them into stats and the error summary. The
 //! warm-up's records are measured apart (AIPerf's `warmup_metrics`) and go only to the sinks
-//! that write every record.
+//! that write every record; with a phase split, each phase is measured apart too
+//! (`phase_split.rs`).
 
 use anyhow::Result;
 
