@@ -1,0 +1,111 @@
+//! The mistakes a user can make in a plan, found before anything starts: each named with the
+//! run, phase or key it is in.
+
+use anyhow::{Result, bail};
+
+use crate::load;
+use crate::plan::{ConversationShape, Dataset, EndpointKind, Plan, SyntheticDataset};
+
+/// Check a plan for mistakes a user can make, before anything starts.
+pub fn validate(plan: &Plan) -> Result<()> {
+    if plan.name.trim().is_empty() {
+        bail!("the run needs a non-empty name");
+    }
+    if plan.phases.is_empty() {
+        bail!("run `{}` has no phases: add at least one, e.g. concurrency(#{{ users: 4, requests: 100 }})", plan.name);
+    }
+    if !plan.phases.iter().any(|p| p.results) {
+        bail!(
+            "run `{}` has no phase that feeds the results: add a profiling phase such as concurrency(#{{ .. }})",
+            plan.name
+        );
+    }
+    for phase in &plan.phases {
+        load::check_phase(phase).map_err(anyhow::Error::msg)?;
+        if phase.requests == Some(0) {
+            bail!("phase `{}`: `requests` must be at least 1", phase.name);
+        }
+        if phase.duration_s.is_some_and(|d| d.is_nan() || d <= 0.0) {
+            bail!("phase `{}`: `duration` must be positive", phase.name);
+        }
+    }
+    if let Some(problem) = plan.network_latency.problem() {
+        bail!("{problem}");
+    }
+    if let Some(problem) = plan.span_problem() {
+        bail!("{problem}");
+    }
+    if let Some(problem) = plan.server_control.problem() {
+        bail!("{problem}");
+    }
+    if plan.failed_request_threshold.is_some_and(|threshold| !(0.0..=1.0).contains(&threshold)) {
+        bail!("failed_request_threshold must be between 0 and 1 (a share of the requests)");
+    }
+    if let Some(problem) = plan.endpoint.urls().find_map(crate::client::credentials_problem) {
+        bail!("{problem}");
+    }
+    crate::metrics::goodput::Slos::from_plan(&plan.slos).map_err(anyhow::Error::msg)?;
+    if plan.slos.is_empty()
+        && let Some(t) = plan.thresholds.iter().find(|t| crate::thresholds::needs_slos(t))
+    {
+        bail!("threshold \"{}\" needs `slos` in the same run (goodput counts requests that meet them)", t.expression);
+    }
+    match &plan.dataset {
+        Dataset::Synthetic(spec) => {
+            if let Some(problem) = spec.isl.problem().or(spec.osl.problem()) {
+                bail!("synthetic dataset: {problem}");
+            }
+            if spec.isl.mean().is_nan() || spec.isl.mean() < 1.0 || spec.osl.mean().is_nan() || spec.osl.mean() < 1.0 {
+                bail!("synthetic dataset: isl and osl need a mean of at least 1 token");
+            }
+            if let Some(problem) = spec.options.conversation.as_ref().and_then(ConversationShape::problem) {
+                bail!("synthetic dataset: {problem}");
+            }
+        }
+        Dataset::File(spec) => {
+            if spec.path.trim().is_empty() {
+                bail!("file dataset: `path` cannot be empty");
+            }
+            if spec.block_size == 0 {
+                bail!("file dataset: `block_size` must be at least 1 token");
+            }
+        }
+    }
+    if let Some(problem) = plan.dataset.openings_problem(plan.endpoint.kind) {
+        bail!("dataset: {problem}");
+    }
+    if plan.endpoint.is_mock() && !plan.endpoint.more_urls.is_empty() {
+        bail!("endpoint url \"mock\" is the one built-in server and cannot be listed with other urls");
+    }
+    for url in plan.endpoint.urls().filter(|_| !plan.endpoint.is_mock()) {
+        if !(url.starts_with("http://") || url.starts_with("https://")) {
+            bail!("endpoint url `{url}` must start with http:// or https:// (or be \"mock\" for the built-in server)");
+        }
+    }
+    if plan.request_timeout_s.is_nan() || plan.request_timeout_s <= 0.0 {
+        bail!("request_timeout must be positive");
+    }
+    if let Dataset::Synthetic(SyntheticDataset { images: Some(_), .. }) = &plan.dataset
+        && !plan.endpoint.kind.takes_images()
+    {
+        bail!(
+            "synthetic `images` need a chat endpoint (kind: \"chat\" or \"chat_embeddings\"), or an image_edit or image_retrieval one"
+        );
+    }
+    if let Dataset::Synthetic(synthetic) = &plan.dataset
+        && synthetic.options.audio.is_some()
+        && !plan.endpoint.kind.takes_audio()
+    {
+        bail!(
+            "synthetic `audio` needs an audio_transcription or chat endpoint (kind: \"audio_transcription\" or \"chat\"), not \"{}\"",
+            plan.endpoint.kind.as_str()
+        );
+    }
+    if let Dataset::Synthetic(synthetic) = &plan.dataset
+        && synthetic.options.video.is_some()
+        && plan.endpoint.kind != EndpointKind::Chat
+    {
+        bail!("synthetic `video` needs a chat endpoint (kind: \"chat\"), not \"{}\"", plan.endpoint.kind.as_str());
+    }
+    Ok(())
+}
