@@ -33,6 +33,8 @@ pub struct RunCollectors {
     network: Option<NetworkSource>,
     /// The results phases so far, in epoch ns.
     results_windows: Vec<ProfilingWindow>,
+    /// The warm-up phases' spans, for the server metrics' `warmup_metrics`.
+    warmup_windows: Vec<ProfilingWindow>,
 }
 
 /// What the collectors gathered, ready for the result and the exports.
@@ -116,7 +118,7 @@ impl RunCollectors {
                 Some(NetworkSource::Probed(RttProber::start(base_url, Duration::from_secs_f64(ping_interval_s)).await?))
             }
         };
-        Ok(Self { clock, server, telemetry, network, results_windows: Vec::new() })
+        Ok(Self { clock, server, telemetry, network, results_windows: Vec::new(), warmup_windows: Vec::new() })
     }
 
     /// A phase is about to send its first request: scrape every endpoint first (the
@@ -136,13 +138,18 @@ impl RunCollectors {
         if let Some(NetworkSource::Probed(prober)) = &self.network {
             prober.set_active(false);
         }
+        let window = ProfilingWindow {
+            start_ns: self.clock.epoch_ns(summary.window_start_ns),
+            end_ns: self.clock.epoch_ns(summary.window_end_ns),
+        };
+        if summary.kind == crate::plan::PhaseKind::Warmup.as_str() {
+            // Closed by the next phase's reference scrape.
+            self.warmup_windows.push(window);
+        }
         if !summary.results {
             return;
         }
-        self.results_windows.push(ProfilingWindow {
-            start_ns: self.clock.epoch_ns(summary.window_start_ns),
-            end_ns: self.clock.epoch_ns(summary.window_end_ns),
-        });
+        self.results_windows.push(window);
         if let Some(server) = &self.server {
             server.end_phase().await;
         }
@@ -151,7 +158,7 @@ impl RunCollectors {
     /// Stop both collectors (the server one after its flush period and final scrape) and
     /// summarise the profiling window.
     pub async fn finish(self, slice_duration_s: Option<f64>) -> Gathered {
-        let mut results_windows = self.results_windows;
+        let (mut results_windows, warmup_windows) = (self.results_windows, self.warmup_windows);
         if results_windows.is_empty() {
             let now = self.clock.epoch_ns(self.clock.now_ns());
             results_windows.push(ProfilingWindow { start_ns: now, end_ns: now });
@@ -168,10 +175,12 @@ impl RunCollectors {
             Some(collector) => {
                 let collected = collector.finish().await;
                 let slice_ns = slice_duration_s.map(|s| (s * 1e9) as u64);
-                tokio::task::spawn_blocking(move || server_metrics::aggregate(collected, &results_windows, slice_ns))
-                    .await
-                    .ok()
-                    .map(Arc::new)
+                tokio::task::spawn_blocking(move || {
+                    server_metrics::aggregate(collected, &results_windows, &warmup_windows, slice_ns)
+                })
+                .await
+                .ok()
+                .map(Arc::new)
             }
             None => None,
         };

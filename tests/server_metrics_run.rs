@@ -59,6 +59,15 @@ fn a_mock_run_exports_its_vllm_metrics_in_every_format() {
     assert_eq!(slice_total, 40.0);
     assert_eq!(slices.last().expect("a slice")["is_complete"], false);
     assert_eq!(doc["metrics"]["vllm:generation_tokens"]["series"][0]["stats"]["total"], 800.0);
+    // The warm-up's own, as AIPerf writes them: its 4 requests, from its reference scrape to
+    // the profiling phase's.
+    let warmup = &doc["warmup_metrics"]["vllm:request_success"]["series"][0]["stats"];
+    assert_eq!(warmup["total"], 4.0, "{warmup}");
+    assert_eq!(doc["warmup_metrics"]["vllm:time_to_first_token_seconds"]["series"][0]["stats"]["count"], 4);
+    let warmup_range = &summary["phase_time_ranges"]["warmup"];
+    assert!(warmup_range["end_ns"].as_u64() <= profiling["start_ns"].as_u64(), "{warmup_range}");
+    let keys: Vec<&str> = doc.as_object().expect("doc").keys().map(String::as_str).collect();
+    assert_eq!(&keys[keys.len() - 3..], ["metrics", "warmup_metrics", "input_config"], "AIPerf's order");
 
     let ttft = &doc["metrics"]["vllm:time_to_first_token_seconds"];
     assert_eq!((ttft["type"].as_str(), ttft["unit"].as_str()), (Some("histogram"), Some("seconds")));

@@ -5,7 +5,7 @@ use serde_json::{Map, Value, json};
 
 use crate::result::RunResult;
 use crate::server_metrics::ServerMetricsResult;
-use crate::server_metrics::aggregate::{SeriesStats, SeriesSummary};
+use crate::server_metrics::aggregate::{MetricSummary, SeriesStats, SeriesSummary};
 
 pub const SCHEMA_VERSION: &str = "1.0";
 
@@ -47,18 +47,13 @@ pub fn server_metrics_json(metrics: &ServerMetricsResult, run: &RunResult) -> Va
         .iter()
         .map(|(url, info)| (url.clone(), serde_json::to_value(info).unwrap_or(Value::Null)))
         .collect();
-    let mut families = Map::new();
-    for metric in &metrics.metrics {
-        let mut entry = Map::new();
-        entry.insert("type".into(), json!(metric.kind.as_str()));
-        entry.insert("description".into(), json!(metric.description));
-        if let Some(unit) = &metric.unit {
-            entry.insert("unit".into(), json!(unit));
-        }
-        entry.insert("series".into(), Value::Array(metric.series.iter().map(series_json).collect()));
-        families.insert(metric.name.clone(), Value::Object(entry));
+    let mut phase_time_ranges = Map::new();
+    phase_time_ranges
+        .insert("profiling".into(), json!({ "start_ns": metrics.window.start_ns, "end_ns": metrics.window.end_ns }));
+    if let Some(warmup) = metrics.warmup_window {
+        phase_time_ranges.insert("warmup".into(), json!({ "start_ns": warmup.start_ns, "end_ns": warmup.end_ns }));
     }
-    json!({
+    let mut document = json!({
         "schema_version": SCHEMA_VERSION,
         "aiperf_version": env!("CARGO_PKG_VERSION"),
         "benchmark_id": run.benchmark_id,
@@ -68,12 +63,30 @@ pub fn server_metrics_json(metrics: &ServerMetricsResult, run: &RunResult) -> Va
             "start_time": iso_time(metrics.window.start_ns),
             "end_time": iso_time(metrics.window.end_ns),
             "endpoint_info": endpoint_info,
-            "phase_time_ranges": {
-                "profiling": { "start_ns": metrics.window.start_ns, "end_ns": metrics.window.end_ns }
-            },
+            "phase_time_ranges": phase_time_ranges,
         },
         "metrics_phase": "profiling",
-        "metrics": families,
-        "input_config": super::input_config::benchmark_of_plan(&run.plan),
-    })
+        "metrics": families(&metrics.metrics),
+    });
+    if !metrics.warmup_metrics.is_empty() {
+        document["warmup_metrics"] = families(&metrics.warmup_metrics);
+    }
+    document["input_config"] = super::input_config::benchmark_of_plan(&run.plan);
+    document
+}
+
+/// Each metric family, by name: its type, description, unit and series.
+fn families(metrics: &[MetricSummary]) -> Value {
+    let mut families = Map::new();
+    for metric in metrics {
+        let mut entry = Map::new();
+        entry.insert("type".into(), json!(metric.kind.as_str()));
+        entry.insert("description".into(), json!(metric.description));
+        if let Some(unit) = &metric.unit {
+            entry.insert("unit".into(), json!(unit));
+        }
+        entry.insert("series".into(), Value::Array(metric.series.iter().map(series_json).collect()));
+        families.insert(metric.name.clone(), Value::Object(entry));
+    }
+    Value::Object(families)
 }

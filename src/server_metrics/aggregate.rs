@@ -49,9 +49,13 @@ pub struct ServerMetricsResult {
     pub window: ProfilingWindow,
     /// Each results phase, in order (the statistics' boundaries).
     pub phase_windows: Vec<ProfilingWindow>,
+    /// From the first warm-up's start to the last one's last response; None without one.
+    pub warmup_window: Option<ProfilingWindow>,
     pub endpoint_info: Vec<(String, EndpointInfo)>,
     /// Sorted by name.
     pub metrics: Vec<MetricSummary>,
+    /// The same over the warm-ups (AIPerf's `warmup_metrics`); empty without one.
+    pub warmup_metrics: Vec<MetricSummary>,
     /// Every scrape, warmup included, in time order (for JSONL and Parquet).
     pub records: Vec<ScrapeRecord>,
     pub slice_ns: Option<u64>,
@@ -69,11 +73,19 @@ struct FamilyMeta {
     unit: Option<String>,
 }
 
+/// The windows a summary covers, and how the last one closes.
+struct Windows<'a> {
+    spans: &'a [ProfilingWindow],
+    final_scrape_closes: bool,
+}
+
 /// Build the export model from the collected records; `phase_windows` are the results
-/// phases in time order (at least one).
+/// phases in time order (at least one), `warmup_windows` the warm-ups' (AIPerf's
+/// `warmup_metrics`; none without a warm-up).
 pub fn aggregate(
     collected: Collected,
     phase_windows: &[ProfilingWindow],
+    warmup_windows: &[ProfilingWindow],
     slice_ns: Option<u64>,
 ) -> ServerMetricsResult {
     let mut families: BTreeMap<String, FamilyMeta> = BTreeMap::new();
@@ -113,21 +125,25 @@ pub fn aggregate(
             MetricSummary { name, kind: meta.kind, description: meta.description, unit, series: Vec::new() }
         })
         .collect();
+    let mut warmup_metrics = metrics.clone();
+    let results = Windows { spans: phase_windows, final_scrape_closes: true };
+    let warmups = Windows { spans: warmup_windows, final_scrape_closes: false };
     for ((name, endpoint_url, labels), points) in series {
         let Ok(at) = metrics.binary_search_by(|m| m.name.as_str().cmp(&name)) else { continue };
-        let metric = &mut metrics[at];
-        if let Some(summary) = summarize(metric.kind, points, phase_windows, slice_ns) {
-            let (stats, buckets, timeslices) = summary;
-            metric.series.push(SeriesSummary {
-                endpoint_url: endpoint_url.to_string(),
-                labels,
-                stats,
-                buckets,
-                timeslices,
-            });
+        let kind = metrics[at].kind;
+        let summaries = [(&mut metrics[at], &results, slice_ns), (&mut warmup_metrics[at], &warmups, None)];
+        for (metric, windows, slice_ns) in summaries {
+            if windows.spans.is_empty() {
+                continue;
+            }
+            if let Some((stats, buckets, timeslices)) = summarize(kind, &points, windows, slice_ns) {
+                let (endpoint_url, labels) = (endpoint_url.to_string(), labels.clone());
+                metric.series.push(SeriesSummary { endpoint_url, labels, stats, buckets, timeslices });
+            }
         }
     }
     metrics.retain(|m| !m.series.is_empty());
+    warmup_metrics.retain(|m| !m.series.is_empty());
     let endpoint_info = collected
         .successful
         .iter()
@@ -141,8 +157,13 @@ pub fn aggregate(
             end_ns: phase_windows.last().map_or(0, |w| w.end_ns),
         },
         phase_windows: phase_windows.to_vec(),
+        warmup_window: warmup_windows
+            .first()
+            .zip(warmup_windows.last())
+            .map(|(first, last)| ProfilingWindow { start_ns: first.start_ns, end_ns: last.end_ns }),
         endpoint_info,
         metrics,
+        warmup_metrics,
         records: collected.records,
         slice_ns,
     }
@@ -157,24 +178,26 @@ fn empty_points(value: &SeriesValue) -> Points {
 
 type Summary = (SeriesStats, Option<Value>, Vec<Timeslice>);
 
-fn summarize(kind: FamilyKind, points: Points, windows: &[ProfilingWindow], slice_ns: Option<u64>) -> Option<Summary> {
+/// One series' statistics over `windows` (the results phases, closed by the final scrape; or
+/// the warm-ups, each closed by the next scrape), with its timeslices when `slice_ns`.
+fn summarize(kind: FamilyKind, points: &Points, windows: &Windows, slice_ns: Option<u64>) -> Option<Summary> {
     let phases = |sent: &[u64], arrived: &[u64]| -> Vec<PhaseSamples> {
-        phase_samples(SampleTimes { sent_ns: sent, arrived_ns: arrived }, windows)
+        phase_samples(SampleTimes { sent_ns: sent, arrived_ns: arrived }, windows.spans, windows.final_scrape_closes)
     };
     match (kind, points) {
         (FamilyKind::Counter, Points::Scalar(sent, arrived, values)) => {
-            let times = SampleTimes { sent_ns: &sent, arrived_ns: &arrived };
-            series_stats::counter(times, &values, &phases(&sent, &arrived), slice_ns)
+            let times = SampleTimes { sent_ns: sent, arrived_ns: arrived };
+            series_stats::counter(times, values, &phases(sent, arrived), slice_ns)
                 .map(|(stats, slices)| (SeriesStats::Counter(stats), None, slices))
         }
         (FamilyKind::Histogram, Points::Histogram(sent, arrived, values)) => {
-            let times = SampleTimes { sent_ns: &sent, arrived_ns: &arrived };
-            series_stats::histogram(times, &values, &phases(&sent, &arrived), slice_ns)
+            let times = SampleTimes { sent_ns: sent, arrived_ns: arrived };
+            series_stats::histogram(times, values, &phases(sent, arrived), slice_ns)
                 .map(|(stats, buckets, slices)| (SeriesStats::Histogram(stats), buckets, slices))
         }
         (_, Points::Scalar(sent, arrived, values)) => {
-            let times = SampleTimes { sent_ns: &sent, arrived_ns: &arrived };
-            series_stats::gauge(times, &values, &phases(&sent, &arrived), slice_ns)
+            let times = SampleTimes { sent_ns: sent, arrived_ns: arrived };
+            series_stats::gauge(times, values, &phases(sent, arrived), slice_ns)
                 .map(|(stats, slices)| (SeriesStats::Gauge(stats), None, slices))
         }
         (_, Points::Histogram(..)) => None,

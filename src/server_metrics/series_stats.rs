@@ -366,7 +366,7 @@ mod tests {
     fn phases(times: &[u64], windows: &[(u64, u64)]) -> Vec<PhaseSamples> {
         let windows: Vec<ProfilingWindow> =
             windows.iter().map(|(start_ns, end_ns)| ProfilingWindow { start_ns: *start_ns, end_ns: *end_ns }).collect();
-        phase_samples(at(times), &windows)
+        phase_samples(at(times), &windows, true)
     }
 
     fn at(times: &[u64]) -> SampleTimes<'_> {

@@ -60,8 +60,11 @@ impl PhaseSamples {
     }
 }
 
-/// Each window's samples in one series. `windows` are in time order.
-pub fn phase_samples(times: SampleTimes, windows: &[ProfilingWindow]) -> Vec<PhaseSamples> {
+/// Each window's samples in one series. `windows` are in time order; with
+/// `final_scrape_closes`, the last one's cumulative values end at the series' last sample
+/// (the final scrape after the flush period: the results phases), else each ends at the first
+/// sample requested after it (a warm-up's: the next phase's reference scrape).
+pub fn phase_samples(times: SampleTimes, windows: &[ProfilingWindow], final_scrape_closes: bool) -> Vec<PhaseSamples> {
     let count = times.arrived_ns.len();
     windows
         .iter()
@@ -74,7 +77,7 @@ pub fn phase_samples(times: SampleTimes, windows: &[ProfilingWindow]) -> Vec<Pha
                 .position(|sent| *sent >= window.end_ns)
                 .map(|offset| first_inside + offset);
             let last = count.checked_sub(1).filter(|last| *last >= first_inside);
-            let end = if i + 1 == windows.len() { last } else { after_end.or(last) };
+            let end = if final_scrape_closes && i + 1 == windows.len() { last } else { after_end.or(last) };
             PhaseSamples { window: *window, reference, end, gauge_end: after_end.or(last) }
         })
         .collect()
@@ -143,17 +146,20 @@ mod tests {
         let sent = [0, 89, 199, 399, 499, 799, 2999];
         let arrived = [1, 90, 200, 400, 500, 800, 3000];
         let windows = [ProfilingWindow { start_ns: 100, end_ns: 390 }, ProfilingWindow { start_ns: 510, end_ns: 790 }];
-        let phases = phase_samples(times(&sent, &arrived), &windows);
+        let phases = phase_samples(times(&sent, &arrived), &windows, true);
         assert_eq!((phases[0].reference, phases[0].end, phases[0].gauge_end), (Some(1), Some(3), Some(3)));
         assert_eq!((phases[1].reference, phases[1].end, phases[1].gauge_end), (Some(4), Some(6), Some(5)));
         assert_eq!(phases[0].gauge_range(), 1..4);
         assert_eq!(phases[1].gauge_range(), 4..6);
+        // Warm-ups: the last one too ends at the first sample requested after it, not the final one.
+        let warmups = phase_samples(times(&sent, &arrived), &windows, false);
+        assert_eq!((warmups[1].reference, warmups[1].end), (Some(4), Some(5)));
     }
 
     #[test]
     fn a_series_that_appears_during_the_phase_counts_from_zero() {
         let windows = [ProfilingWindow { start_ns: 100, end_ns: 300 }];
-        let phases = phase_samples(times(&[310], &[320]), &windows);
+        let phases = phase_samples(times(&[310], &[320]), &windows, true);
         assert_eq!((phases[0].reference, phases[0].end), (None, Some(0)));
         let curve = cumulative_curve(times(&[310], &[320]), &[42.0], &phases[0]);
         assert_eq!(curve, vec![(100, 0.0), (300, 42.0)]);
@@ -163,7 +169,7 @@ mod tests {
     fn a_reset_counts_the_restarted_value() {
         let (sent, arrived) = ([0, 150, 250, 350], [10, 160, 260, 360]);
         let windows = [ProfilingWindow { start_ns: 100, end_ns: 340 }];
-        let phases = phase_samples(times(&sent, &arrived), &windows);
+        let phases = phase_samples(times(&sent, &arrived), &windows, true);
         // 500 → 520 (+20), restart → 3 (+3), → 10 (+7).
         let curve = cumulative_curve(times(&sent, &arrived), &[500.0, 520.0, 3.0, 10.0], &phases[0]);
         assert_eq!(curve, vec![(100, 0.0), (160, 20.0), (260, 23.0), (340, 30.0)]);
