@@ -257,8 +257,9 @@ fn agentic_replay_primes_the_mid_flight_sessions_and_profiles_the_turns_from_eac
     let end = |conversation: &str, turn: u64| find(&from_cut, conversation, turn).ns("request_end_ns");
     // Offsets from the cut: r1 turn 2 at 0, s1 turn 2 at 40 ms.
     assert_gap_ms("s1 turn 2 after the cut", start("s1", 2) - start("r1", 2), 40);
-    // Waits after an answer: the recorded gap between the two turns.
-    assert_gap_ms("r1 turn 4 after turn 3", start("r1", 4) - end("r1", 3), 100);
+    // After an answer, a turn that names no `delay` goes at once, as AIPerf 0.13 paces it
+    // (the trace records 100 ms between the two turns' timestamps).
+    assert_gap_ms("r1 turn 4 after turn 3", start("r1", 4) - end("r1", 3), 0);
     assert_gap_ms("s3 spawned after r2 turn 4", start("s3", 0) - end("r2", 4), 10);
     assert_gap_ms("s3a spawned after s3 turn 0", start("s3a", 0) - end("s3", 0), 5);
     assert!(start("r1", 3) >= end("s1", 3), "r1's turn 3 waits for s1, joined there");
@@ -299,7 +300,7 @@ fn burst_phase_starts_fire_the_priming_requests_together() {
 #[test]
 fn the_system_idle_gap_cap_brings_a_long_recorded_pause_forward() {
     let server = mock();
-    let trace = r#"{"session_id": "slow", "turns": [{"text": "slow turn 0", "output_length": 3, "timestamp": 0}, {"text": "slow turn 1", "output_length": 3, "timestamp": 100}, {"text": "slow turn 2", "output_length": 3, "timestamp": 5100}]}"#;
+    let trace = r#"{"session_id": "slow", "turns": [{"text": "slow turn 0", "output_length": 3, "timestamp": 0}, {"text": "slow turn 1", "output_length": 3, "timestamp": 100, "delay": 100}, {"text": "slow turn 2", "output_length": 3, "timestamp": 5100, "delay": 5000}]}"#;
     let replay = "lanes: 1, start_min_ratio: 0.0, start_max_ratio: 0.0, requests: 3";
     let run =
         run_trace(&server, "capped", trace, &format!("agentic_replay(#{{ {replay}, system_idle_gap_cap: 0.2 }})"));
@@ -540,8 +541,8 @@ fn a_failed_cache_warm_up_request_of_a_root_stops_the_run_before_profiling() {
 fn a_turn_carried_over_from_the_cache_warm_up_waits_what_is_left_of_its_recorded_wait() {
     // `a` answers fast; `b`'s first turn, 800 words with 1 ms of prefill each, is still in
     // flight when the 0.3 s cache warm-up stops sending, and the hand-over waits for it.
-    // Both next turns wait 1 s after their answers: `a`'s, answered ~0.5 s before the
-    // hand-over, goes that much before `b`'s.
+    // Both next turns wait 1 s after their answers (their `delay`, as their timestamps say):
+    // `a`'s, answered ~0.5 s before the hand-over, goes that much before `b`'s.
     let server = MockBehindProxy::start(MockConfig {
         ttft_ms: 1.0,
         itl_ms: 1.0,
@@ -550,7 +551,8 @@ fn a_turn_carried_over_from_the_cache_warm_up_waits_what_is_left_of_its_recorded
         ..MockConfig::default()
     });
     let turn = |id: &str, turn: usize, text: &str| {
-        format!(r#"{{"text": "{text}{id} turn {turn}", "output_length": 3, "timestamp": {}}}"#, turn * 1000)
+        let delay = if turn > 0 { r#", "delay": 1000"# } else { "" };
+        format!(r#"{{"text": "{text}{id} turn {turn}", "output_length": 3, "timestamp": {}{delay}}}"#, turn * 1000)
     };
     let a: Vec<String> = (0..40).map(|n| turn("a", n, "")).collect();
     let long = "hello ".repeat(800);

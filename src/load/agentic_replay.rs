@@ -3,7 +3,7 @@
 //! queues the turns it makes due. The priming stage sends the primed turns (one output token),
 //! then, with a cache warm-up, plays the trees idle-free for that long and hands them over as
 //! they stand (`ReplayHandoff`); the profiling stage plays them on from there (else from their
-//! cuts) at their recorded waits and recycles each finished lane.
+//! cuts), each later turn after its `delay`, and recycles each finished lane.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -203,7 +203,7 @@ impl Player {
         let schedule = priming_schedule(&self.trees, lanes, replay.burst_phase_starts);
         let now_ns = self.ctx.clock.now_ns();
         for priming in &schedule {
-            let step = Step { stream: priming.stream, turn: priming.turn, wait_ms: priming.at_ms };
+            let step = Step::new(priming.stream, priming.turn, priming.at_ms);
             self.queue(priming.lane, step, now_ns);
         }
         let last_ms = schedule.iter().map(|priming| priming.at_ms).fold(0.0, f64::max);
@@ -242,7 +242,7 @@ impl Player {
         let due = std::mem::take(&mut self.due).into_sorted_vec().into_iter().rev().map(|Reverse(due)| {
             let waited_ns = handed_over_ns.saturating_sub(due.queued_ns);
             let residual_ns = due.recorded_wait_ns.saturating_sub(waited_ns);
-            (due.lane, Step { stream: due.stream, turn: due.turn, wait_ms: residual_ns as f64 / 1e6 })
+            (due.lane, Step::new(due.stream, due.turn, residual_ns as f64 / 1e6))
         });
         let handoff = ReplayHandoff {
             lanes: std::mem::take(&mut self.lanes),
@@ -302,8 +302,8 @@ impl Player {
     }
 
     fn queue(&mut self, lane: usize, step: Step, now_ns: u64) {
-        let recorded_wait_ns = (step.wait_ms.max(0.0) * 1e6) as u64;
-        let wait_ns = if self.manner.idle_free { 0 } else { recorded_wait_ns };
+        let recorded_wait_ns = (step.recorded_wait_ms().max(0.0) * 1e6) as u64;
+        let wait_ns = if self.manner.idle_free { 0 } else { (step.wait_ms.max(0.0) * 1e6) as u64 };
         self.sequence += 1;
         let due = Due {
             at_ns: now_ns + self.shift_ns + wait_ns,

@@ -1,16 +1,32 @@
 //! One tree played from its cut (or from its start, once recycled): which turn of which
-//! conversation is due next and after how long. A turn waits its `delay`, else the recorded
-//! gap to the turn before; a sub-agent starts after its parent's spawn turn is answered; a
-//! parent's join turn waits until the sub-agents joined there have finished.
+//! conversation is due next and after how long. A later turn waits its `delay`, and nothing
+//! without one, as AIPerf 0.13 paces it (the gap between the timestamps is only carried over
+//! at a hand-over); a sub-agent starts after its parent's spawn turn is answered, at its
+//! `delay` or recorded gap from it; a parent's join turn waits until the sub-agents joined
+//! there have finished.
 
 use super::{Cut, StreamStart, Tree};
 
-/// Stream `stream` sends turn `turn`, `wait_ms` after the event that made it due.
+/// Stream `stream` sends turn `turn`, `wait_ms` after the event that made it due; the trace
+/// records `unpaced_ms` more before it (a later turn's gap between timestamps when it names no
+/// `delay`), which only a hand-over from the cache warm-up carries over.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Step {
     pub stream: usize,
     pub turn: u32,
     pub wait_ms: f64,
+    pub unpaced_ms: f64,
+}
+
+impl Step {
+    pub fn new(stream: usize, turn: u32, wait_ms: f64) -> Self {
+        Self { stream, turn, wait_ms, unpaced_ms: 0.0 }
+    }
+
+    /// The wait the trace records before it: the paced wait and the gap left unpaced.
+    pub fn recorded_wait_ms(&self) -> f64 {
+        self.wait_ms + self.unpaced_ms
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -77,7 +93,7 @@ impl TreeRun {
                 if self.held(tree, stream, turn) {
                     self.states[stream] = State::Gated(turn);
                 } else {
-                    steps.push(Step { stream, turn, wait_ms });
+                    steps.push(Step::new(stream, turn, wait_ms));
                 }
             }
         }
@@ -107,7 +123,9 @@ impl TreeRun {
                 self.states[stream] = State::Gated(next);
             } else {
                 self.states[stream] = State::Sending(next);
-                steps.push(Step { stream, turn: next, wait_ms: wait_before_ms(tree, stream, next) });
+                let recorded_ms = wait_before_ms(tree, stream, next);
+                let wait_ms = this.delays_ms.get(next as usize).copied().flatten().map_or(0.0, |delay| delay.max(0.0));
+                steps.push(Step { stream, turn: next, wait_ms, unpaced_ms: (recorded_ms - wait_ms).max(0.0) });
             }
         } else {
             self.states[stream] = State::Finished;
@@ -116,7 +134,7 @@ impl TreeRun {
                 && !self.held(tree, parent, join)
             {
                 self.states[parent] = State::Sending(join);
-                steps.push(Step { stream: parent, turn: join, wait_ms: 0.0 });
+                steps.push(Step::new(parent, join, 0.0));
             }
         }
         let spawned_now: Vec<usize> = tree
@@ -125,7 +143,7 @@ impl TreeRun {
             .collect();
         for child in spawned_now {
             self.states[child] = State::Sending(0);
-            steps.push(Step { stream: child, turn: 0, wait_ms: wait_before_ms(tree, child, 0) });
+            steps.push(Step::new(child, 0, wait_before_ms(tree, child, 0)));
         }
         steps
     }
@@ -136,8 +154,8 @@ impl TreeRun {
     }
 }
 
-/// The wait before turn `turn` of `stream` once it is due: its `delay`, else the recorded gap
-/// from the turn before (for a sub-agent's first turn, from its parent's spawn turn).
+/// The wait the trace records before turn `turn` of `stream` once it is due: its `delay`, else
+/// the gap from the turn before (for a sub-agent's first turn, from its parent's spawn turn).
 fn wait_before_ms(tree: &Tree, stream: usize, turn: u32) -> f64 {
     let this = &tree.streams[stream];
     if let Some(delay_ms) = this.delays_ms.get(turn as usize).copied().flatten() {
@@ -165,15 +183,15 @@ mod tests {
         requests.extend(with_links(conversation("sub", Some(("r", 0, 1)), &[150.0, 180.0]), Some(0), Some(2)));
         let tree = trees(&requests).unwrap().remove(0);
         let (mut run, first) = TreeRun::fresh(&tree);
-        assert_eq!(first, vec![Step { stream: 0, turn: 0, wait_ms: 0.0 }]);
+        assert_eq!(first, vec![Step::new(0, 0, 0.0)]);
         let after_root_0 = run.answered(&tree, 0, 0);
-        assert_eq!(
-            after_root_0,
-            vec![Step { stream: 0, turn: 1, wait_ms: 100.0 }, Step { stream: 1, turn: 0, wait_ms: 150.0 }]
-        );
+        // Without a `delay`, a later turn goes at once; its recorded gap is kept for a hand-over.
+        let unpaced = |stream, turn, gap_ms| Step { stream, turn, wait_ms: 0.0, unpaced_ms: gap_ms };
+        assert_eq!(after_root_0, vec![unpaced(0, 1, 100.0), Step::new(1, 0, 150.0)]);
+        assert_eq!(after_root_0[0].recorded_wait_ms(), 100.0);
         assert!(run.answered(&tree, 0, 1).is_empty(), "turn 2 waits for the sub-agent joined there");
-        assert_eq!(run.answered(&tree, 1, 0), vec![Step { stream: 1, turn: 1, wait_ms: 30.0 }]);
-        assert_eq!(run.answered(&tree, 1, 1), vec![Step { stream: 0, turn: 2, wait_ms: 0.0 }], "the join opens");
+        assert_eq!(run.answered(&tree, 1, 0), vec![unpaced(1, 1, 30.0)]);
+        assert_eq!(run.answered(&tree, 1, 1), vec![Step::new(0, 2, 0.0)], "the join opens");
         assert!(!run.finished());
         assert!(run.answered(&tree, 0, 2).is_empty());
         assert!(run.finished());
@@ -185,7 +203,7 @@ mod tests {
         requests[1].turn = requests[1].turn.map(|turn| crate::dataset::FileTurn { delay_ms: Some(7.0), ..turn });
         let tree = trees(&requests).unwrap().remove(0);
         let (mut run, _) = TreeRun::fresh(&tree);
-        assert_eq!(run.answered(&tree, 0, 0), vec![Step { stream: 0, turn: 1, wait_ms: 7.0 }]);
+        assert_eq!(run.answered(&tree, 0, 0), vec![Step::new(0, 1, 7.0)]);
     }
 
     #[test]
@@ -195,11 +213,8 @@ mod tests {
         let tree = trees(&requests).unwrap().remove(0);
         let cut = super::super::cut(&tree, (0.3, 0.3), 1, 0).unwrap();
         let (_, spread) = TreeRun::from_cut(&tree, &cut, false);
-        assert_eq!(
-            spread,
-            vec![Step { stream: 0, turn: 1, wait_ms: 10.0 }, Step { stream: 1, turn: 1, wait_ms: 40.0 }]
-        );
+        assert_eq!(spread, vec![Step::new(0, 1, 10.0), Step::new(1, 1, 40.0)]);
         let (_, burst) = TreeRun::from_cut(&tree, &cut, true);
-        assert_eq!(burst, vec![Step { stream: 0, turn: 1, wait_ms: 0.0 }, Step { stream: 1, turn: 1, wait_ms: 30.0 }]);
+        assert_eq!(burst, vec![Step::new(0, 1, 0.0), Step::new(1, 1, 30.0)]);
     }
 }
