@@ -31,8 +31,8 @@ impl Span {
 
 /// What measures one phase's records (the record processor, which implements it).
 pub(super) trait PhasePart {
-    /// Adds one record, with its metrics and SLO mark, to the values kept.
-    fn accumulate(&mut self, record: &RequestRecord, metrics: &RecordMetrics, good: Option<bool>);
+    /// Adds one record, with its metrics, SLO mark and span in epoch ns, to the values kept.
+    fn accumulate(&mut self, record: &RequestRecord, metrics: &RecordMetrics, good: Option<bool>, span: (u64, u64));
     /// No record from now on starts before `watermark_ns` (run clock).
     fn advance_watermark(&mut self, watermark_ns: u64);
     /// The phase's metrics and error summary.
@@ -81,7 +81,7 @@ impl<P: PhasePart> PhaseSplit<P> {
             warmup,
         });
         phase.span.widen(span);
-        phase.part.accumulate(record, metrics, good);
+        phase.part.accumulate(record, metrics, good, span);
     }
 
     /// Passes the run's watermark on to the phases that feed the results (a warm-up's requests

@@ -149,9 +149,9 @@ impl RecordProcessor {
         if warmup {
             let (ctx, slos, spill) = (&self.ctx, &self.slos, &self.spill);
             let processor = self.warmup.get_or_insert_with(|| Box::new(Self::part(ctx, slos, spill)));
-            processor.accumulate(&record, &metrics, good_mark);
+            processor.accumulate(&record, &metrics, good_mark, span);
         } else {
-            self.accumulate(&record, &metrics, good_mark);
+            self.accumulate(&record, &metrics, good_mark, span);
         }
         let (ctx, slos, spill) = (&self.ctx, &self.slos, &self.spill);
         if let Some(split) = &mut self.by_phase {
@@ -183,10 +183,15 @@ impl RecordProcessor {
         (start_epoch_ns, start_epoch_ns + request_latency_ns(record))
     }
 
-    /// Adds one record, with its metrics, to the values kept.
-    fn accumulate(&mut self, record: &RequestRecord, metrics: &RecordMetrics, good_mark: Option<bool>) {
+    /// Adds one record, with its metrics and its span in epoch ns, to the values kept.
+    fn accumulate(
+        &mut self,
+        record: &RequestRecord,
+        metrics: &RecordMetrics,
+        good_mark: Option<bool>,
+        span: (u64, u64),
+    ) {
         if record.is_valid() {
-            let span = self.epoch_span(record);
             let good = good_mark.unwrap_or(false);
             self.run.add_success(record, metrics, span, good);
             if let Some(slices) = &mut self.timeslices {
@@ -283,8 +288,8 @@ impl RecordProcessor {
 }
 
 impl PhasePart for RecordProcessor {
-    fn accumulate(&mut self, record: &RequestRecord, metrics: &RecordMetrics, good: Option<bool>) {
-        RecordProcessor::accumulate(self, record, metrics, good);
+    fn accumulate(&mut self, record: &RequestRecord, metrics: &RecordMetrics, good: Option<bool>, span: (u64, u64)) {
+        RecordProcessor::accumulate(self, record, metrics, good, span);
     }
 
     fn advance_watermark(&mut self, watermark_ns: u64) {

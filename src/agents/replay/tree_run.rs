@@ -124,7 +124,7 @@ impl TreeRun {
             } else {
                 self.states[stream] = State::Sending(next);
                 let recorded_ms = wait_before_ms(tree, stream, next);
-                let wait_ms = this.delays_ms.get(next as usize).copied().flatten().map_or(0.0, |delay| delay.max(0.0));
+                let wait_ms = this.delay_ms(next).unwrap_or(0.0);
                 steps.push(Step { stream, turn: next, wait_ms, unpaced_ms: (recorded_ms - wait_ms).max(0.0) });
             }
         } else {
@@ -158,8 +158,8 @@ impl TreeRun {
 /// the gap from the turn before (for a sub-agent's first turn, from its parent's spawn turn).
 fn wait_before_ms(tree: &Tree, stream: usize, turn: u32) -> f64 {
     let this = &tree.streams[stream];
-    if let Some(delay_ms) = this.delays_ms.get(turn as usize).copied().flatten() {
-        return delay_ms.max(0.0);
+    if let Some(delay_ms) = this.delay_ms(turn) {
+        return delay_ms;
     }
     let before_ms = match turn.checked_sub(1) {
         Some(previous) => this.timestamp_ms(previous),

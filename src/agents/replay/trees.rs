@@ -32,6 +32,11 @@ impl Stream {
         self.requests.len() as u32
     }
 
+    /// The wait turn `turn` names after the previous answer (ms), at least 0.
+    pub fn delay_ms(&self, turn: u32) -> Option<f64> {
+        self.delays_ms.get(turn as usize).copied().flatten().map(|delay| delay.max(0.0))
+    }
+
     pub fn timestamp_ms(&self, turn: u32) -> Option<f64> {
         self.timestamps_ms.get(turn as usize).copied().flatten().filter(|t| t.is_finite())
     }
