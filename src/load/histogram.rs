@@ -50,6 +50,17 @@ impl DurationHistogram {
         self.counts.iter().map(|c| c.load(Ordering::Relaxed)).sum()
     }
 
+    /// How many durations fell in buckets whose middle is above `limit_ms`.
+    pub fn count_above_ms(&self, limit_ms: f64) -> u64 {
+        let limit_us = limit_ms * 1000.0;
+        self.counts
+            .iter()
+            .enumerate()
+            .filter(|(bucket, _)| value_of(*bucket) > limit_us)
+            .map(|(_, count)| count.load(Ordering::Relaxed))
+            .sum()
+    }
+
     /// The `pct`-th percentile in ms; None when nothing was recorded.
     pub fn percentile_ms(&self, pct: f64) -> Option<f64> {
         let total = self.count();
@@ -88,6 +99,8 @@ mod tests {
         let small = DurationHistogram::default();
         small.record_ns(42_400);
         assert_eq!(small.percentile_ms(99.0), Some(0.042));
+        assert_eq!(histogram.count_above_ms(0.1), 9_900);
+        assert_eq!(small.count_above_ms(0.042), 0);
     }
 
     #[test]

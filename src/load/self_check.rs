@@ -4,6 +4,7 @@
 
 use std::sync::atomic::Ordering;
 
+use super::histogram::DurationHistogram;
 use super::{PhaseCounters, SendWindow};
 use crate::plan::{LoadMode, Phase, RampedQuantity};
 use crate::result::ClientSelfCheck;
@@ -23,6 +24,18 @@ pub const TIMER_WAKE_LATENESS_P99_LIMIT_MS: f64 = 10.0;
 pub const ACHIEVED_RATE_MIN_SHARE: f64 = 0.99;
 /// Above this share of all cores the client's own CPU was saturated.
 pub const CPU_SATURATION_SHARE: f64 = 0.9;
+/// A p99 over fewer than 100 durations is the slowest one. On a shared machine one request
+/// or wake-up can be late because another process took the core for a moment, which says
+/// nothing about the client; a tail over a limit is blamed on the client only when at least
+/// this many durations are over it (from 100 durations on, a p99 over the limit means that).
+pub const LATE_DURATIONS_FOR_A_VERDICT: u64 = 2;
+
+/// The p99 of `durations` in ms when it is over `limit_ms` and enough of them are.
+fn p99_over(durations: &DurationHistogram, limit_ms: f64) -> Option<f64> {
+    durations
+        .percentile_ms(99.0)
+        .filter(|p99_ms| *p99_ms > limit_ms && durations.count_above_ms(limit_ms) >= LATE_DURATIONS_FOR_A_VERDICT)
+}
 
 /// CPU time (user + system) this process has used so far, ns.
 pub fn process_cpu_ns() -> u64 {
@@ -143,7 +156,7 @@ pub fn assess(
     }
     let held_back = name_limits(&check);
     let pacing_p99_ms = check.pacing_error_p99_ms.unwrap_or(0.0);
-    if let Some(dispatch_p99_ms) = check.dispatch_delay_p99_ms.filter(|ms| *ms > DISPATCH_DELAY_P99_LIMIT_MS) {
+    if let Some(dispatch_p99_ms) = p99_over(&counters.dispatch_delay, DISPATCH_DELAY_P99_LIMIT_MS) {
         let prefill_cap = match &phase.mode {
             LoadMode::Concurrency { prefill_concurrency: Some(n), .. } => Some(*n as u64),
             // A ramped cap holds requests back below its final places too.
@@ -152,7 +165,7 @@ pub fn assess(
             _ => None,
         };
         if !held_back.is_empty() {
-            if pacing_p99_ms > DISPATCH_DELAY_P99_LIMIT_MS {
+            if p99_over(&counters.pacing_error, DISPATCH_DELAY_P99_LIMIT_MS).is_some() {
                 check.client_bound = true;
                 check.warnings.push(format!(
                     "the client's scheduler woke late: pacing error p99 {pacing_p99_ms:.2} ms (limit {DISPATCH_DELAY_P99_LIMIT_MS} ms)"
@@ -180,7 +193,7 @@ pub fn assess(
              token, so it sent nothing and its request went at the next arrival that found one (AIPerf's rule)"
         ));
     }
-    if let Some(late_p99_ms) = check.timer_wake_lateness_p99_ms.filter(|ms| *ms > TIMER_WAKE_LATENESS_P99_LIMIT_MS) {
+    if let Some(late_p99_ms) = p99_over(&counters.timer_wake_lateness, TIMER_WAKE_LATENESS_P99_LIMIT_MS) {
         check.client_bound = true;
         check.warnings.push(format!(
             "sessions woke late from their think time or delay: timer wake-up lateness p99 {late_p99_ms:.2} ms \
@@ -513,6 +526,28 @@ mod tests {
             assert_eq!(check.warnings.len(), 1, "{:?}", check.warnings);
             assert!(check.warnings[0].starts_with(opening) && check.warnings[0].ends_with(limit), "{check:?}");
         }
+    }
+
+    #[test]
+    fn one_late_wake_up_among_a_few_dozen_is_an_outlier_two_are_a_verdict() {
+        // 40 turns woken 1.5 ms late and one 10.05 ms late (seen on a busy CI machine): the
+        // p99 is that one turn, and one turn is not a pattern.
+        let counters = PhaseCounters::default();
+        (0..40).for_each(|_| counters.timer_wake_lateness.record_ns(1_500_000));
+        counters.timer_wake_lateness.record_ns(10_100_000);
+        let check = assess(&users_phase(), &counters, None, 0, 1_000_000_000, 64);
+        assert!(check.timer_wake_lateness_p99_ms.is_some_and(|ms| ms > 10.0), "{check:?}");
+        assert!(!check.client_bound && check.warnings.is_empty(), "{check:?}");
+        counters.timer_wake_lateness.record_ns(12_000_000);
+        let check = assess(&users_phase(), &counters, None, 0, 1_000_000_000, 64);
+        assert!(check.client_bound && check.warnings.len() == 1, "{check:?}");
+        // The same for requests sent late.
+        let counters = PhaseCounters::default();
+        (0..40).for_each(|_| counters.dispatch_delay.record_ns(200_000));
+        counters.dispatch_delay.record_ns(3_000_000);
+        assert!(!assess(&concurrency_phase(), &counters, None, 0, 1_000_000_000, 64).client_bound);
+        counters.dispatch_delay.record_ns(3_000_000);
+        assert!(assess(&concurrency_phase(), &counters, None, 0, 1_000_000_000, 64).client_bound);
     }
 
     #[test]
