@@ -260,8 +260,10 @@ fn agentic_replay_primes_the_mid_flight_sessions_and_profiles_the_turns_from_eac
     // After an answer, a turn that names no `delay` goes at once, as AIPerf 0.13 paces it
     // (the trace records 100 ms between the two turns' timestamps).
     assert_gap_ms("r1 turn 4 after turn 3", start("r1", 4) - end("r1", 3), 0);
-    assert_gap_ms("s3 spawned after r2 turn 4", start("s3", 0) - end("r2", 4), 10);
-    assert_gap_ms("s3a spawned after s3 turn 0", start("s3a", 0) - end("s3", 0), 5);
+    // A sub-agent alone in its branch goes as soon as its spawn turn is answered (AIPerf
+    // counts its offset from the branch's start, its own first turn).
+    assert_gap_ms("s3 spawned after r2 turn 4", start("s3", 0) - end("r2", 4), 0);
+    assert_gap_ms("s3a spawned after s3 turn 0", start("s3a", 0) - end("s3", 0), 0);
     assert!(start("r1", 3) >= end("s1", 3), "r1's turn 3 waits for s1, joined there");
 
     assert!(!recycled.is_empty(), "finished trees hand their lanes to the next roots");
@@ -295,6 +297,28 @@ fn burst_phase_starts_fire_the_priming_requests_together() {
     assert!(together_ms < 10.0, "both lanes start at once: {together_ms:.1} ms apart");
     assert_gap_ms("r2 turn 3 after s2 turn 1", start("r2", 3) - start("s2", 1), 10);
     assert_gap_ms("s1 turn 2 after r1 turn 2", start("s1", 2) - start("r1", 2), 40);
+}
+
+#[test]
+fn sub_agents_spawned_together_keep_their_offsets_from_the_first_of_them() {
+    let server = mock();
+    // Spawned after the root's turn 0 (at 0 ms, its next turn at 600 ms): `a` at 150 ms, `b`
+    // 100 ms after it; AIPerf starts the branch when turn 0 is answered, `b` 100 ms into it.
+    let child = |id: &str, at: u32| {
+        format!(
+            r#"{{"session_id": "{id}", "parent_session_id": "root", "spawned_after_turn": 0, "turns": [{{"text": "{id} turn 0", "output_length": 3, "timestamp": {at}}}]}}"#
+        )
+    };
+    let root = r#"{"session_id": "root", "turns": [{"text": "root turn 0", "output_length": 3, "timestamp": 0}, {"text": "root turn 1", "output_length": 3, "timestamp": 600, "delay": 400}]}"#;
+    let trace = [root.to_string(), child("a", 150), child("b", 250)].join("\n");
+    let replay = "lanes: 1, start_min_ratio: 0.0, start_max_ratio: 0.0, requests: 4";
+    let run = run_trace(&server, "branch", &trace, &format!("agentic_replay(#{{ {replay} }})"));
+    let profiled = sent(&run, "branch");
+    assert_eq!(pairs(&profiled), expected(&[("root", 0), ("root", 1), ("a", 0), ("b", 0)]));
+    let start = |conversation: &str| find(&profiled, conversation, 0).ns("request_start_ns");
+    let root_0_end = find(&profiled, "root", 0).ns("request_end_ns");
+    assert_gap_ms("the branch's first sub-agent", start("a") - root_0_end, 0);
+    assert_gap_ms("its sibling, from the branch's start", start("b") - start("a"), 100);
 }
 
 #[test]

@@ -48,6 +48,7 @@ pub fn linked_sessions(links: &[TraceLink]) -> Result<Vec<Arc<TraceSession>>, St
                 root: Arc::from(at.id.as_str()),
                 spawned_after_turn: link.spawned_after_turn,
                 joined_at_turn: link.joined_at_turn,
+                spawned_at_ms: None,
                 inherits_history: false,
                 sessions_after_root: position.saturating_sub(root_index) as u32,
             }))

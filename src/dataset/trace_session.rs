@@ -18,6 +18,10 @@ pub struct TraceSession {
     pub spawned_after_turn: Option<u32>,
     /// The parent's turn (index) that waits until this one has finished, if any (a join).
     pub joined_at_turn: Option<u32>,
+    /// When the trace marks this sub-agent's spawn (ms, on its turns' clock), where the format
+    /// records one apart from its first turn (weka's subagent entry); its branch starts at
+    /// the earliest such instant among its siblings.
+    pub spawned_at_ms: Option<f64>,
     /// A fork starts from the parent's history; a spawn starts with a fresh context.
     pub inherits_history: bool,
     /// How many conversations after its root's this one comes in the dataset (0 for a root):
@@ -38,6 +42,7 @@ impl TraceSession {
             parent: None,
             spawned_after_turn: None,
             joined_at_turn: None,
+            spawned_at_ms: None,
             inherits_history: false,
             sessions_after_root: 0,
         }

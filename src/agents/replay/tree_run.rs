@@ -1,9 +1,10 @@
 //! One tree played from its cut (or from its start, once recycled): which turn of which
 //! conversation is due next and after how long. A later turn waits its `delay`, and nothing
 //! without one, as AIPerf 0.13 paces it (the gap between the timestamps is only carried over
-//! at a hand-over); a sub-agent starts after its parent's spawn turn is answered, at its
-//! `delay` or recorded gap from it; a parent's join turn waits until the sub-agents joined
-//! there have finished.
+//! at a hand-over); a sub-agent starts after its parent's spawn turn is answered, after its
+//! `delay` or its recorded offset from its branch's start (a fork at once), as AIPerf's branch
+//! orchestrator starts it; a parent's join turn waits until the sub-agents joined there have
+//! finished.
 
 use super::{Cut, StreamStart, Tree};
 
@@ -155,7 +156,7 @@ impl TreeRun {
 }
 
 /// The wait the trace records before turn `turn` of `stream` once it is due: its `delay`, else
-/// the gap from the turn before (for a sub-agent's first turn, from its parent's spawn turn).
+/// the gap from the turn before (for a sub-agent's first turn, from its branch's start).
 fn wait_before_ms(tree: &Tree, stream: usize, turn: u32) -> f64 {
     let this = &tree.streams[stream];
     if let Some(delay_ms) = this.delay_ms(turn) {
@@ -163,7 +164,7 @@ fn wait_before_ms(tree: &Tree, stream: usize, turn: u32) -> f64 {
     }
     let before_ms = match turn.checked_sub(1) {
         Some(previous) => this.timestamp_ms(previous),
-        None => this.parent.zip(this.spawn_turn).and_then(|(parent, spawn)| tree.streams[parent].timestamp_ms(spawn)),
+        None => this.branch_start_ms,
     };
     match (this.timestamp_ms(turn), before_ms) {
         (Some(at_ms), Some(before_ms)) => (at_ms - before_ms).max(0.0),
@@ -176,6 +177,7 @@ mod tests {
     use super::super::shape::{conversation, with_links};
     use super::super::trees;
     use super::*;
+    use crate::dataset::trace_session::TraceSession;
 
     #[test]
     fn a_sub_agent_starts_after_its_spawn_turn_and_its_parent_waits_at_the_join() {
@@ -187,7 +189,8 @@ mod tests {
         let after_root_0 = run.answered(&tree, 0, 0);
         // Without a `delay`, a later turn goes at once; its recorded gap is kept for a hand-over.
         let unpaced = |stream, turn, gap_ms| Step { stream, turn, wait_ms: 0.0, unpaced_ms: gap_ms };
-        assert_eq!(after_root_0, vec![unpaced(0, 1, 100.0), Step::new(1, 0, 150.0)]);
+        // The sub-agent is its branch's first: it goes as soon as its spawn turn is answered.
+        assert_eq!(after_root_0, vec![unpaced(0, 1, 100.0), Step::new(1, 0, 0.0)]);
         assert_eq!(after_root_0[0].recorded_wait_ms(), 100.0);
         assert!(run.answered(&tree, 0, 1).is_empty(), "turn 2 waits for the sub-agent joined there");
         assert_eq!(run.answered(&tree, 1, 0), vec![unpaced(1, 1, 30.0)]);
@@ -195,6 +198,32 @@ mod tests {
         assert!(!run.finished());
         assert!(run.answered(&tree, 0, 2).is_empty());
         assert!(run.finished());
+    }
+
+    #[test]
+    fn sub_agents_start_at_their_offsets_from_their_branchs_start() {
+        // After r's turn 0: a branch of two joined at turn 1 (first turns at 40 and 55 ms) and
+        // one of its own, not joined (at 70 ms); a fork (at 90 ms).
+        let mut requests = conversation("r", None, &[0.0, 200.0]);
+        for (id, first_ms, join) in [("a", 40.0, Some(1)), ("b", 55.0, Some(1)), ("c", 70.0, None), ("f", 90.0, None)] {
+            requests.extend(with_links(conversation(id, Some(("r", 0, 1)), &[first_ms]), Some(0), join));
+        }
+        let fork = requests.len() - 1;
+        let session = requests[fork].trace.clone().unwrap();
+        requests[fork].trace = Some(std::sync::Arc::new(TraceSession { inherits_history: true, ..(*session).clone() }));
+        let tree = trees(&requests).unwrap().remove(0);
+        let (mut run, _) = TreeRun::fresh(&tree);
+        let firsts: Vec<Step> = run.answered(&tree, 0, 0).into_iter().filter(|step| step.stream > 0).collect();
+        let steps = vec![Step::new(1, 0, 0.0), Step::new(2, 0, 15.0), Step::new(3, 0, 0.0), Step::new(4, 0, 0.0)];
+        assert_eq!(firsts, steps);
+        // Where the trace marks the spawn apart from the first turn (weka), that is the origin.
+        let c = requests.len() - 2;
+        let session = requests[c].trace.clone().unwrap();
+        requests[c].trace = Some(std::sync::Arc::new(TraceSession { spawned_at_ms: Some(62.0), ..(*session).clone() }));
+        let tree = trees(&requests).unwrap().remove(0);
+        let (mut run, _) = TreeRun::fresh(&tree);
+        let c_first = run.answered(&tree, 0, 0).into_iter().find(|step| step.stream == 3);
+        assert_eq!(c_first, Some(Step::new(3, 0, 8.0)));
     }
 
     #[test]

@@ -25,6 +25,10 @@ pub struct Stream {
     pub spawn_turn: Option<u32>,
     /// The parent's turn that waits until this one has finished.
     pub join_turn: Option<u32>,
+    /// When the branch that spawned this sub-agent started (ms), AIPerf's origin for its first
+    /// turn: the earliest spawn the trace marks among its siblings (same parent, spawn and join
+    /// turns), else their earliest first turn; none for a root or a fork.
+    pub branch_start_ms: Option<f64>,
 }
 
 impl Stream {
@@ -82,6 +86,7 @@ pub fn trees(requests: &[PreparedRequest]) -> Result<Vec<Tree>, String> {
             delays_ms: file_turns.map(|turn| turn.and_then(|t| t.delay_ms)).collect(),
             join_turn: session.joined_at_turn,
             spawn_turn: None,
+            branch_start_ms: None,
             parent: None,
             session,
             requests: range,
@@ -105,10 +110,29 @@ pub fn trees(requests: &[PreparedRequest]) -> Result<Vec<Tree>, String> {
         };
         trees[tree].adopt(child)?;
     }
+    for tree in &mut trees {
+        let starts: Vec<Option<f64>> = (0..tree.streams.len()).map(|stream| tree.branch_start_ms(stream)).collect();
+        tree.streams.iter_mut().zip(starts).for_each(|(stream, start)| stream.branch_start_ms = start);
+    }
     Ok(trees)
 }
 
 impl Tree {
+    /// See `Stream::branch_start_ms`.
+    fn branch_start_ms(&self, stream: usize) -> Option<f64> {
+        let this = &self.streams[stream];
+        if this.parent.is_none() || this.session.inherits_history {
+            return None;
+        }
+        let sibling = |other: &&Stream| {
+            other.parent == this.parent
+                && (other.spawn_turn, other.join_turn) == (this.spawn_turn, this.join_turn)
+                && !other.session.inherits_history
+        };
+        let start = |other: &Stream| other.session.spawned_at_ms.filter(|t| t.is_finite()).or(other.timestamp_ms(0));
+        self.streams.iter().filter(sibling).filter_map(start).min_by(f64::total_cmp)
+    }
+
     fn adopt(&mut self, mut child: Stream) -> Result<(), String> {
         let parent_id = child.session.parent.clone().unwrap_or_default();
         let Some(parent) = self.streams.iter().position(|s| s.session.id == parent_id) else {

@@ -219,6 +219,7 @@ pub(super) fn tree(trace: &Trace, handling: &TraceHandling, tokenizer: &Tokenize
         session.root = trace.id.as_str().into();
         session.spawned_after_turn = Some(spawned_after as u32);
         session.joined_at_turn = joined_at.map(|turn| turn as u32);
+        session.spawned_at_ms = (!handling.ignore_delays).then(|| clock(subagent.t_s) * 1000.0);
         tree.push(TraceConversation { session, turns: turns(requests, &timings, &mut prompts, tokenizer, salt) });
     }
     Some(tree)
@@ -296,6 +297,8 @@ mod tests {
             "ends at 1.6 s: the 2 s turn joins it"
         );
         assert!(!explore.inherits_history);
+        assert_eq!(explore.spawned_at_ms, Some(600.0), "its branch starts at the subagent entry");
+        assert_eq!(tree[2].session.spawned_at_ms, Some(2500.0));
         let inner: Vec<FileTurn> = tree[1].turns.iter().map(|t| t.turn.unwrap()).collect();
         assert_eq!(inner[1], FileTurn { index: 1, delay_ms: Some(400.0), timestamp_ms: Some(1200.0) });
         let background = &tree[2].session;
