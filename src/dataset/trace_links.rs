@@ -49,6 +49,7 @@ pub fn linked_sessions(links: &[TraceLink]) -> Result<Vec<Arc<TraceSession>>, St
                 spawned_after_turn: link.spawned_after_turn,
                 joined_at_turn: link.joined_at_turn,
                 spawned_at_ms: None,
+                spawned_in_flight: false,
                 inherits_history: false,
                 sessions_after_root: position.saturating_sub(root_index) as u32,
             }))

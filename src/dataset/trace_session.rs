@@ -22,6 +22,10 @@ pub struct TraceSession {
     /// records one apart from its first turn (weka's subagent entry); its branch starts at
     /// the earliest such instant among its siblings.
     pub spawned_at_ms: Option<f64>,
+    /// The trace shows it spawned while its spawn turn was still in flight (weka: its entry
+    /// before that request's start plus its `api_time`): its branch starts when that turn is
+    /// sent, as AIPerf 0.13's overlap dispatch starts it.
+    pub spawned_in_flight: bool,
     /// A fork starts from the parent's history; a spawn starts with a fresh context.
     pub inherits_history: bool,
     /// How many conversations after its root's this one comes in the dataset (0 for a root):
@@ -43,6 +47,7 @@ impl TraceSession {
             spawned_after_turn: None,
             joined_at_turn: None,
             spawned_at_ms: None,
+            spawned_in_flight: false,
             inherits_history: false,
             sessions_after_root: 0,
         }

@@ -449,6 +449,11 @@ impl Player {
                 send_through(&ctx.client, &ctx, &run, deadlines, outgoing, Limits::default(), answer_or_why).await;
             Some(Ended { lane, stream, turn, said, answer })
         });
+        if self.manner.follow {
+            let lane = &mut self.lanes[due.lane];
+            let steps = lane.run.sent(&self.trees[lane.tree], due.stream, due.turn);
+            steps.into_iter().for_each(|step| self.queue(due.lane, step, now_ns));
+        }
     }
 
     /// A turn ended: its answer joins the history, the turns it makes due are queued, and a

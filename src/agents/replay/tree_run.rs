@@ -3,7 +3,8 @@
 //! without one, as AIPerf 0.13 paces it (the gap between the timestamps is only carried over
 //! at a hand-over); a sub-agent starts after its parent's spawn turn is answered, after its
 //! `delay` or its recorded offset from its branch's start (a fork at once), as AIPerf's branch
-//! orchestrator starts it; a parent's join turn waits until the sub-agents joined there have
+//! orchestrator starts it, or once that turn is sent where the trace shows the branch spawned
+//! while it was in flight; a parent's join turn waits until the sub-agents joined there have
 //! finished.
 
 use super::{Cut, StreamStart, Tree};
@@ -149,6 +150,27 @@ impl TreeRun {
         steps
     }
 
+    /// Turn `turn` of `stream` was sent: the sub-agents of a branch spawned while it was in
+    /// flight start now, each at its offset from the turn's recorded start.
+    pub fn sent(&mut self, tree: &Tree, stream: usize, turn: u32) -> Vec<Step> {
+        let spawned_now: Vec<usize> = tree
+            .children(stream)
+            .filter(|&child| {
+                let child_stream = &tree.streams[child];
+                self.states[child] == State::Later
+                    && child_stream.spawned_in_flight
+                    && child_stream.spawn_turn == Some(turn)
+            })
+            .collect();
+        spawned_now
+            .into_iter()
+            .map(|child| {
+                self.states[child] = State::Sending(0);
+                Step::new(child, 0, wait_before_ms(tree, child, 0))
+            })
+            .collect()
+    }
+
     /// Every conversation of the tree has finished.
     pub fn finished(&self) -> bool {
         self.states.iter().all(|state| *state == State::Finished)
@@ -224,6 +246,26 @@ mod tests {
         let (mut run, _) = TreeRun::fresh(&tree);
         let c_first = run.answered(&tree, 0, 0).into_iter().find(|step| step.stream == 3);
         assert_eq!(c_first, Some(Step::new(3, 0, 8.0)));
+    }
+
+    #[test]
+    fn a_branch_spawned_while_its_turn_was_in_flight_starts_when_that_turn_is_sent() {
+        // r's turn 1 at 100 ms; `a` (at 130 ms) spawned while it was in flight, `b` (at 150 ms)
+        // with it in one branch; `c` after it in a branch of its own.
+        let mut requests = conversation("r", None, &[0.0, 100.0, 400.0]);
+        for (id, first_ms, join) in [("a", 130.0, Some(2)), ("b", 150.0, Some(2)), ("c", 300.0, None)] {
+            requests.extend(with_links(conversation(id, Some(("r", 0, 1)), &[first_ms]), Some(1), join));
+        }
+        let a = 3;
+        let session = requests[a].trace.clone().unwrap();
+        requests[a].trace = Some(std::sync::Arc::new(TraceSession { spawned_in_flight: true, ..(*session).clone() }));
+        let tree = trees(&requests).unwrap().remove(0);
+        let (mut run, _) = TreeRun::fresh(&tree);
+        assert!(run.sent(&tree, 0, 0).is_empty());
+        run.answered(&tree, 0, 0);
+        // From turn 1's recorded start (100 ms): a at 30 ms, b at 50 ms.
+        assert_eq!(run.sent(&tree, 0, 1), vec![Step::new(1, 0, 30.0), Step::new(2, 0, 50.0)]);
+        assert_eq!(run.answered(&tree, 0, 1), vec![Step::new(3, 0, 0.0)], "only c starts at the answer");
     }
 
     #[test]

@@ -27,8 +27,12 @@ pub struct Stream {
     pub join_turn: Option<u32>,
     /// When the branch that spawned this sub-agent started (ms), AIPerf's origin for its first
     /// turn: the earliest spawn the trace marks among its siblings (same parent, spawn and join
-    /// turns), else their earliest first turn; none for a root or a fork.
+    /// turns), else their earliest first turn; for a branch spawned in flight, the spawn turn's
+    /// own timestamp; none for a root or a fork.
     pub branch_start_ms: Option<f64>,
+    /// Its branch starts when the spawn turn is sent, not answered: one of the siblings was
+    /// spawned while that turn was in flight.
+    pub spawned_in_flight: bool,
 }
 
 impl Stream {
@@ -87,6 +91,7 @@ pub fn trees(requests: &[PreparedRequest]) -> Result<Vec<Tree>, String> {
             join_turn: session.joined_at_turn,
             spawn_turn: None,
             branch_start_ms: None,
+            spawned_in_flight: false,
             parent: None,
             session,
             requests: range,
@@ -111,26 +116,35 @@ pub fn trees(requests: &[PreparedRequest]) -> Result<Vec<Tree>, String> {
         trees[tree].adopt(child)?;
     }
     for tree in &mut trees {
-        let starts: Vec<Option<f64>> = (0..tree.streams.len()).map(|stream| tree.branch_start_ms(stream)).collect();
-        tree.streams.iter_mut().zip(starts).for_each(|(stream, start)| stream.branch_start_ms = start);
+        let starts: Vec<(Option<f64>, bool)> =
+            (0..tree.streams.len()).map(|stream| tree.branch_start(stream)).collect();
+        for (stream, (start_ms, in_flight)) in tree.streams.iter_mut().zip(starts) {
+            (stream.branch_start_ms, stream.spawned_in_flight) = (start_ms, in_flight);
+        }
     }
     Ok(trees)
 }
 
 impl Tree {
-    /// See `Stream::branch_start_ms`.
-    fn branch_start_ms(&self, stream: usize) -> Option<f64> {
+    /// See `Stream::branch_start_ms` and `Stream::spawned_in_flight`.
+    fn branch_start(&self, stream: usize) -> (Option<f64>, bool) {
         let this = &self.streams[stream];
-        if this.parent.is_none() || this.session.inherits_history {
-            return None;
+        let Some(parent) = this.parent.filter(|_| !this.session.inherits_history) else { return (None, false) };
+        let siblings: Vec<&Stream> = self
+            .streams
+            .iter()
+            .filter(|other| {
+                other.parent == this.parent
+                    && (other.spawn_turn, other.join_turn) == (this.spawn_turn, this.join_turn)
+                    && !other.session.inherits_history
+            })
+            .collect();
+        let spawn_sent_ms = this.spawn_turn.and_then(|turn| self.streams[parent].timestamp_ms(turn));
+        if let Some(sent_ms) = spawn_sent_ms.filter(|_| siblings.iter().any(|s| s.session.spawned_in_flight)) {
+            return (Some(sent_ms), true);
         }
-        let sibling = |other: &&Stream| {
-            other.parent == this.parent
-                && (other.spawn_turn, other.join_turn) == (this.spawn_turn, this.join_turn)
-                && !other.session.inherits_history
-        };
-        let start = |other: &Stream| other.session.spawned_at_ms.filter(|t| t.is_finite()).or(other.timestamp_ms(0));
-        self.streams.iter().filter(sibling).filter_map(start).min_by(f64::total_cmp)
+        let start = |other: &&Stream| other.session.spawned_at_ms.filter(|t| t.is_finite()).or(other.timestamp_ms(0));
+        (siblings.iter().filter_map(start).min_by(f64::total_cmp), false)
     }
 
     fn adopt(&mut self, mut child: Stream) -> Result<(), String> {

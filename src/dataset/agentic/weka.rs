@@ -220,6 +220,9 @@ pub(super) fn tree(trace: &Trace, handling: &TraceHandling, tokenizer: &Tokenize
         session.spawned_after_turn = Some(spawned_after as u32);
         session.joined_at_turn = joined_at.map(|turn| turn as u32);
         session.spawned_at_ms = (!handling.ignore_delays).then(|| clock(subagent.t_s) * 1000.0);
+        let spawner = &roots[spawned_after].1;
+        session.spawned_in_flight = !handling.ignore_delays
+            && spawner.api_time_s.is_some_and(|api_s| api_s > 0.0 && clock(subagent.t_s) < clock(spawner.t_s) + api_s);
         tree.push(TraceConversation { session, turns: turns(requests, &timings, &mut prompts, tokenizer, salt) });
     }
     Some(tree)
@@ -299,6 +302,11 @@ mod tests {
         assert!(!explore.inherits_history);
         assert_eq!(explore.spawned_at_ms, Some(600.0), "its branch starts at the subagent entry");
         assert_eq!(tree[2].session.spawned_at_ms, Some(2500.0));
+        assert!(!explore.spawned_in_flight && !tree[2].session.spawned_in_flight, "each after its spawner's api_time");
+        // An entry at 0.3 s, while the first request (0.5 s of api_time) was still in flight.
+        let early = parse("t.json", &one_line(TRACE).replace(r#""t": 0.6, "agent_id""#, r#""t": 0.3, "agent_id""#));
+        let tree = super::tree(&early.unwrap(), &TraceHandling::default(), &tokenizer, 1).unwrap();
+        assert!(tree[1].session.spawned_in_flight);
         let inner: Vec<FileTurn> = tree[1].turns.iter().map(|t| t.turn.unwrap()).collect();
         assert_eq!(inner[1], FileTurn { index: 1, delay_ms: Some(400.0), timestamp_ms: Some(1200.0) });
         let background = &tree[2].session;
