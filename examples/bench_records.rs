@@ -145,6 +145,7 @@ fn main() -> anyhow::Result<()> {
         produces_tokens: true,
         use_server_token_count: !tokenize,
         images_per_entry: Vec::new(),
+        theoretical_prefix_blocks: std::sync::Arc::from([]),
         fixed_schedule_phases: Vec::new(),
     };
     let rss_before = peak_rss_mib();

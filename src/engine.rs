@@ -107,7 +107,8 @@ pub async fn execute_with_sessions(
     let (sink, records) = std::sync::mpsc::channel();
     let in_flight_starts = Arc::new(InFlightStarts::default());
     let records = IncomingRecords { records, watermark: WatermarkFeed::new(in_flight_starts.clone()) };
-    let metrics_context = metrics_context(plan, &endpoint, tokenizer.clone(), clock, prepared.images);
+    let prefix_blocks = prepared.theoretical_prefix_blocks();
+    let metrics_context = metrics_context(plan, &endpoint, tokenizer.clone(), clock, prepared.images, prefix_blocks);
     let (failed_request_watch, failed_requests_verdict) = FailedRequestWatch::of(plan, &options.cancel).unzip();
     let mut sinks = segment_sinks(plan, segment_records, &artifact_dir, clock);
     sinks.extend(failed_request_watch.map(|watch| Box::new(watch) as Box<dyn RecordSink>));
@@ -205,10 +206,11 @@ async fn prepare_while_checking_endpoint(
     }
 }
 
-/// What a segment's files say of the whole dataset: the images of every entry, and the index
-/// in the whole dataset of each request this segment sends.
+/// What a segment's files say of the whole dataset: the images and theoretical prefix-cache
+/// blocks of every entry, and the index in the whole dataset of each request this segment sends.
 struct SegmentShare {
     whole_images: Vec<u32>,
+    whole_prefix_blocks: Arc<[(u32, u32)]>,
     whole_index: Vec<usize>,
 }
 
@@ -219,11 +221,12 @@ impl SegmentShare {
         segment: Option<ExecutionSegment>,
     ) -> (dataset::requests::Prepared, Self) {
         let whole_images = prepared.images.clone();
+        let whole_prefix_blocks = prepared.theoretical_prefix_blocks();
         let (prepared, whole_index) = match segment {
             Some(segment) => prepared.segment_share(segment),
             None => (prepared, Vec::new()),
         };
-        (prepared, Self { whole_images, whole_index })
+        (prepared, Self { whole_images, whole_prefix_blocks, whole_index })
     }
 }
 
@@ -416,6 +419,7 @@ fn write_segment_info(
         start_at_ns: options.start_at_ns,
         started_ns,
         images_per_entry: share.whole_images,
+        theoretical_prefix_blocks: share.whole_prefix_blocks.to_vec(),
         whole_index: share.whole_index,
         phases: result.phases.iter().map(SegmentPhase::of).collect(),
         was_cancelled: result.was_cancelled,

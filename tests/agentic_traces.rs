@@ -97,6 +97,34 @@ fn a_weka_trace_plays_its_root_and_sub_agent_with_the_recorded_gaps() {
 }
 
 #[test]
+fn a_weka_run_reports_the_traces_theoretical_prefix_cache_hit_rate() {
+    let dir = tempfile::tempdir().expect("dir");
+    std::fs::write(dir.path().join("trace.json"), WEKA).expect("write the trace");
+    profile(
+        dir.path(),
+        "--model m --url mock --endpoint-type chat --input-file trace.json --custom-dataset-type weka_trace \
+         --concurrency 2 --request-count 5 --artifact-dir out",
+    );
+    // In recorded order: the root's first request sends blocks 1, 2, 3 (none seen), the
+    // sub-agent's first 1, 2, 9 (two seen); the others name none. 2 of 6 blocks: 33.3 %.
+    let summary: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("out/profile_export_aiperf.json")).expect("summary"),
+    )
+    .expect("JSON");
+    let hit = &summary["theoretical_prefix_cache_hit"];
+    assert_eq!(
+        (hit["unit"].as_str(), hit["count"].as_u64(), hit["sum"].as_f64()),
+        (Some("%"), Some(6), Some(2.0)),
+        "{hit}"
+    );
+    assert!((hit["avg"].as_f64().unwrap_or_default() - 100.0 / 3.0).abs() < 1e-9, "{hit}");
+    let csv = std::fs::read_to_string(dir.path().join("out/profile_export_aiperf.csv")).expect("csv");
+    assert!(csv.lines().any(|line| line == "Theoretical Prefix Cache Hit (%),33.33"), "{csv}");
+    let record: Value = json_lines(&dir.path().join("out/profile_export.jsonl")).remove(0);
+    assert!(record["metrics"].get("theoretical_prefix_cache_hit_blocks").is_none(), "the block counts stay internal");
+}
+
+#[test]
 fn ignoring_trace_delays_sends_turns_back_to_back_and_think_time_only_waits_less() {
     let sessions = weka_run("--ignore-trace-delays");
     let gaps: Vec<f64> = sessions.values().flat_map(|turns| gaps_ms(turns)).collect();

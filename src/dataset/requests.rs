@@ -102,6 +102,19 @@ pub struct Prepared {
 }
 
 impl Prepared {
+    /// Each request's (hit, all) hash blocks under its trace's theoretical prefix cache, by
+    /// index ((0, 0) where its trace has none); empty when no request has any.
+    pub fn theoretical_prefix_blocks(&self) -> std::sync::Arc<[(u32, u32)]> {
+        let of = |request: &PreparedRequest| {
+            let (trace, turn) = (request.trace.as_ref()?, request.turn?);
+            trace.theoretical_prefix_blocks.get(turn.index as usize).copied()
+        };
+        if !self.requests.iter().any(|request| of(request).is_some()) {
+            return std::sync::Arc::from([]);
+        }
+        self.requests.iter().map(|request| of(request).unwrap_or((0, 0))).collect()
+    }
+
     /// The part of the dataset that execution segment `segment` sends: conversation `k` (a
     /// multi-turn file's session, or any other single request) when `segment.keeps(k)`, with
     /// each kept request's index in the whole dataset. A dataset of fewer conversations than

@@ -51,6 +51,7 @@ pub fn linked_sessions(links: &[TraceLink]) -> Result<Vec<Arc<TraceSession>>, St
                 spawned_at_ms: None,
                 spawned_in_flight: false,
                 inherits_history: false,
+                theoretical_prefix_blocks: Vec::new(),
                 sessions_after_root: position.saturating_sub(root_index) as u32,
             }))
         })

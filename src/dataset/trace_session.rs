@@ -28,6 +28,10 @@ pub struct TraceSession {
     pub spawned_in_flight: bool,
     /// A fork starts from the parent's history; a spawn starts with a fresh context.
     pub inherits_history: bool,
+    /// Each turn's (hit, all) hash blocks under an infinite prefix cache shared by the trace's
+    /// conversations (weka's `hash_ids`, AIPerf's theoretical prefix-cache hit); empty when
+    /// the trace has none.
+    pub theoretical_prefix_blocks: Vec<(u32, u32)>,
     /// How many conversations after its root's this one comes in the dataset (0 for a root):
     /// a conversation's tree is laid out whole, root first, so a phase that hands out sessions
     /// in dataset order finds the root's session this many sessions back (the records'
@@ -49,6 +53,7 @@ impl TraceSession {
             spawned_at_ms: None,
             spawned_in_flight: false,
             inherits_history: false,
+            theoretical_prefix_blocks: Vec::new(),
             sessions_after_root: 0,
         }
     }

@@ -25,6 +25,7 @@ pub(crate) fn metrics_context(
     tokenizer: Arc<Tokenizer>,
     clock: RunClock,
     images_per_entry: Vec<u32>,
+    theoretical_prefix_blocks: Arc<[(u32, u32)]>,
 ) -> MetricsContext {
     MetricsContext {
         streaming: endpoint.streaming,
@@ -33,6 +34,7 @@ pub(crate) fn metrics_context(
         produces_tokens: endpoint.kind.produces_tokens(),
         use_server_token_count: plan.use_server_token_count,
         images_per_entry,
+        theoretical_prefix_blocks,
         fixed_schedule_phases: plan
             .phases
             .iter()

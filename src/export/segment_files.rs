@@ -37,6 +37,10 @@ pub struct SegmentInfo {
     pub started_ns: u64,
     /// Images sent with each entry of the whole dataset.
     pub images_per_entry: Vec<u32>,
+    /// The theoretical prefix-cache (hit, all) blocks of each entry of the whole dataset
+    /// (empty when it has none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub theoretical_prefix_blocks: Vec<(u32, u32)>,
     /// The whole dataset's index of each entry this segment sent (its records' dataset indices
     /// point into this list).
     pub whole_index: Vec<usize>,

@@ -115,6 +115,17 @@ impl MetricAccumulator {
     }
 }
 
+/// A single-valued metric's stats; the theoretical prefix-cache hit rate with its blocks
+/// (`count`) and hits (`sum`), as AIPerf writes it.
+fn scalar_stats(def: &'static MetricDef, known: &KnownValues) -> Option<Stats> {
+    let mut stats = Stats::scalar(*known.get(def.tag)?);
+    if std::ptr::eq(def, &registry::THEORETICAL_PREFIX_CACHE_HIT) {
+        stats.count = known.get(registry::THEORETICAL_PREFIX_CACHE_TOTAL_BLOCKS.tag).map(|blocks| *blocks as u64);
+        stats.sum = known.get(registry::THEORETICAL_PREFIX_CACHE_HIT_BLOCKS.tag).copied();
+    }
+    Some(stats)
+}
+
 /// Every exported metric with a value, in registry order, from the record metrics'
 /// `distributions` (by tag), the run's `totals` (aggregate values, and with the distributions'
 /// sums the derived ones) and `others` computed elsewhere (time-weighted, network-adjusted,
@@ -146,7 +157,7 @@ pub fn metric_results(
                 {
                     stats_by_tag.remove(def.tag)?
                 }
-                MetricKind::Aggregate | MetricKind::Derived => Stats::scalar(*known.get(def.tag)?),
+                MetricKind::Aggregate | MetricKind::Derived => scalar_stats(def, &known)?,
             };
             Some(def.result(stats))
         })

@@ -61,6 +61,10 @@ static DERIVATIONS: &[(&MetricDef, Formula)] = &[
         ratio(get(k, &r::TOTAL_USAGE_PROMPT_CACHE_READ_TOKENS)?, get(k, &r::TOTAL_USAGE_PROMPT_TOKENS)?)
             .map(|share| share * 100.0)
     }),
+    (&r::THEORETICAL_PREFIX_CACHE_HIT, |k| {
+        ratio(get(k, &r::THEORETICAL_PREFIX_CACHE_HIT_BLOCKS)?, get(k, &r::THEORETICAL_PREFIX_CACHE_TOTAL_BLOCKS)?)
+            .map(|share| share * 100.0)
+    }),
     (&r::OVERALL_THINKING_EFFICIENCY, |k| ratio(get(k, &r::TOTAL_REASONING_TOKENS)?, get(k, &r::TOTAL_OUTPUT_TOKENS)?)),
     (&r::TOTAL_SPEC_DECODE_STEPS, |k| get(k, &r::SPEC_DECODE_STEPS)),
     (&r::TOTAL_ACCEPTED_DRAFT_TOKENS, |k| get(k, &r::SPEC_DECODE_ACCEPTED_DRAFT_TOKENS)),
@@ -186,8 +190,11 @@ mod tests {
             (&r::SPEC_DECODE_DRAFT_TOKENS, 120.0),
             (&r::OUTPUT_TOKEN_COUNT, 200.0),
             (&r::REASONING_TOKEN_COUNT, 50.0),
+            (&r::THEORETICAL_PREFIX_CACHE_HIT_BLOCKS, 33.0),
+            (&r::THEORETICAL_PREFIX_CACHE_TOTAL_BLOCKS, 54.0),
         ]);
         let d = derive_all(&mut k);
+        assert_eq!(value(&d, &r::THEORETICAL_PREFIX_CACHE_HIT), Some(33.0 / 54.0 * 100.0));
         assert_eq!(value(&d, &r::TOTAL_USAGE_PROMPT_CACHE_READ_TOKENS), Some(640.0));
         assert_eq!(value(&d, &r::OVERALL_USAGE_PROMPT_CACHE_READ_PCT), Some(64.0));
         assert_eq!(value(&d, &r::TOTAL_USAGE_REASONING_TOKENS), Some(30.0));
@@ -207,9 +214,12 @@ mod tests {
             (&r::SPEC_DECODE_DRAFT_TOKENS, 0.0),
             (&r::OUTPUT_TOKEN_COUNT, 0.0),
             (&r::REASONING_TOKEN_COUNT, 0.0),
+            (&r::THEORETICAL_PREFIX_CACHE_HIT_BLOCKS, 0.0),
+            (&r::THEORETICAL_PREFIX_CACHE_TOTAL_BLOCKS, 0.0),
         ]);
         let d = derive_all(&mut zero);
         for def in [
+            &r::THEORETICAL_PREFIX_CACHE_HIT,
             &r::OVERALL_USAGE_PROMPT_CACHE_READ_PCT,
             &r::SPEC_DECODE_TOKEN_WEIGHTED_ACCEPTANCE_LENGTH,
             &r::SPEC_DECODE_OVERALL_DRAFT_ACCEPTANCE_RATE,

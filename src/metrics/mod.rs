@@ -53,6 +53,9 @@ pub struct MetricsContext {
     /// Images sent with each dataset entry's request (vision chat), by dataset index; empty
     /// or 0 when none.
     pub images_per_entry: Vec<u32>,
+    /// Each dataset entry's (hit, all) hash blocks under the theoretical prefix cache of its
+    /// trace, by dataset index ((0, 0) where unknown); empty when the dataset has none.
+    pub theoretical_prefix_blocks: Arc<[(u32, u32)]>,
     /// The phases (by index) that replay a fixed schedule: their records carry the replay
     /// schedule offset.
     pub fixed_schedule_phases: Vec<usize>,

@@ -113,6 +113,11 @@ pub fn success_metrics(record: &RequestRecord, ctx: &MetricsContext) -> RecordMe
     if images > 0 {
         push_image_metrics(&mut metrics, u64::from(images), latency_ns);
     }
+    if let Some(&(hit, blocks)) = ctx.theoretical_prefix_blocks.get(record.origin.dataset_index).filter(|(_, n)| *n > 0)
+    {
+        metrics.push(&registry::THEORETICAL_PREFIX_CACHE_TOTAL_BLOCKS, MetricValue::Count(u64::from(blocks)));
+        metrics.push(&registry::THEORETICAL_PREFIX_CACHE_HIT_BLOCKS, MetricValue::Count(u64::from(hit.min(blocks))));
+    }
     if let Some(seconds) = record.media.video_inference_s {
         metrics.push(&registry::VIDEO_INFERENCE_TIME, MetricValue::Float(seconds * 1e3));
     }

@@ -619,6 +619,31 @@ pub static OVERALL_USAGE_PROMPT_CACHE_READ_PCT: MetricDef = derived(
     F::USAGE_FIELD_ONLY.with(F::LARGER_IS_BETTER),
     &[&TOTAL_USAGE_PROMPT_CACHE_READ_TOKENS, &TOTAL_USAGE_PROMPT_TOKENS],
 );
+/// A successful request's hash blocks, and those an infinite prefix cache shared by its trace
+/// would hit (a weka trace's pre-pass, looked up by the request's dataset entry).
+pub static THEORETICAL_PREFIX_CACHE_TOTAL_BLOCKS: MetricDef = record(
+    "theoretical_prefix_cache_total_blocks",
+    "Theoretical Prefix Cache Total Blocks",
+    "blocks",
+    F::INTERNAL.with(F::NO_CONSOLE),
+    &[],
+);
+pub static THEORETICAL_PREFIX_CACHE_HIT_BLOCKS: MetricDef = record(
+    "theoretical_prefix_cache_hit_blocks",
+    "Theoretical Prefix Cache Hit Blocks",
+    "blocks",
+    F::INTERNAL.with(F::NO_CONSOLE),
+    &[],
+);
+/// Hit blocks / blocks over the successful requests, in percent (AIPerf writes it with the
+/// blocks as `count` and the hits as `sum`).
+pub static THEORETICAL_PREFIX_CACHE_HIT: MetricDef = derived(
+    "theoretical_prefix_cache_hit",
+    "Theoretical Prefix Cache Hit",
+    "%",
+    F::NONE,
+    &[&THEORETICAL_PREFIX_CACHE_HIT_BLOCKS, &THEORETICAL_PREFIX_CACHE_TOTAL_BLOCKS],
+);
 /// Total reasoning tokens / total output tokens.
 pub static OVERALL_THINKING_EFFICIENCY: MetricDef = derived(
     "overall_thinking_efficiency",
@@ -905,6 +930,9 @@ pub static METRICS: &[&MetricDef] = &[
     &TOTAL_USAGE_TOOL_USE_PROMPT_TOKENS,
     &TOTAL_USAGE_PROMPT_AUDIO_SECONDS,
     &OVERALL_USAGE_PROMPT_CACHE_READ_PCT,
+    &THEORETICAL_PREFIX_CACHE_TOTAL_BLOCKS,
+    &THEORETICAL_PREFIX_CACHE_HIT_BLOCKS,
+    &THEORETICAL_PREFIX_CACHE_HIT,
     &SPEC_DECODE_ACCEPTANCE_LENGTH,
     &SPEC_DECODE_TOKEN_WEIGHTED_ACCEPTANCE_LENGTH,
     &SPEC_DECODE_DRAFT_ACCEPTANCE_RATE,

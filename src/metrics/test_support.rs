@@ -14,6 +14,7 @@ pub fn context(streaming: bool) -> MetricsContext {
         produces_tokens: true,
         use_server_token_count: false,
         images_per_entry: Vec::new(),
+        theoretical_prefix_blocks: std::sync::Arc::from([]),
         fixed_schedule_phases: Vec::new(),
     }
 }

@@ -110,6 +110,13 @@ pub fn html(run: &RunArtifacts) -> String {
         stat_card(run, "prompt cache hits", "overall_usage_prompt_cache_read_pct", "avg", "% of prompt tokens"),
         stat_card(
             run,
+            "trace cache reuse",
+            "theoretical_prefix_cache_hit",
+            "avg",
+            "% of blocks an infinite cache hits",
+        ),
+        stat_card(
+            run,
             "acceptance length",
             "spec_decode_token_weighted_acceptance_length",
             "avg",
@@ -153,13 +160,14 @@ mod tests {
             gpu: Default::default(),
         };
         let plain = html(&run(serde_json::json!({})));
-        assert!(!plain.contains("prompt cache hits") && !plain.contains("RTFx"), "{plain}");
+        assert!(!plain.contains("prompt cache hits") && !plain.contains("trace cache reuse"), "{plain}");
         let with_them = html(&run(serde_json::json!({
             "overall_usage_prompt_cache_read_pct": { "unit": "%", "avg": 64.0 },
             "spec_decode_token_weighted_acceptance_length": { "unit": "ratio", "avg": 2.75 },
             "rtfx": { "unit": "ratio", "avg": 27.0 },
+            "theoretical_prefix_cache_hit": { "unit": "%", "avg": 61.1, "count": 54, "sum": 33 },
         })));
-        for label in ["prompt cache hits", "acceptance length", "RTFx"] {
+        for label in ["prompt cache hits", "trace cache reuse", "acceptance length", "RTFx"] {
             assert!(with_them.contains(label), "{label}: {with_them}");
         }
     }

@@ -5,6 +5,7 @@
 //! `entries`), put in the sampling's order, and laid out root first.
 
 mod dag_jsonl;
+mod prefix_hits;
 mod prompts;
 mod timing;
 mod tracelab;

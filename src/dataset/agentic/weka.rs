@@ -11,6 +11,7 @@ use std::path::Path;
 use anyhow::{Context, Result, bail};
 use serde_json::Value;
 
+use super::prefix_hits::{BlockRequest, prefix_hits};
 use super::prompts::TracePrompts;
 use super::timing::{IdleGapWarp, Recorded, TurnTiming, turn_timings};
 use super::{TraceConversation, TraceTree};
@@ -204,6 +205,16 @@ pub(super) fn tree(trace: &Trace, handling: &TraceHandling, tokenizer: &Tokenize
         session: TraceSession::root(&trace.id),
         turns: turns(&root_requests, &root_timings, &mut prompts, tokenizer, 0),
     }];
+    let mut block_requests: Vec<BlockRequest> = roots
+        .iter()
+        .enumerate()
+        .map(|(turn, (at, request))| BlockRequest {
+            order: (request.t_s, *at, 0),
+            conversation: 0,
+            turn,
+            hash_ids: &request.hash_ids,
+        })
+        .collect();
     for (number, (at, subagent, requests, end_s)) in subagents.iter().enumerate() {
         // Spawned after the last root turn before it; none before it: AIPerf drops it.
         let Some(spawned_after) = roots.iter().rposition(|(root_at, _)| root_at < at) else { continue };
@@ -223,7 +234,18 @@ pub(super) fn tree(trace: &Trace, handling: &TraceHandling, tokenizer: &Tokenize
         let spawner = &roots[spawned_after].1;
         session.spawned_in_flight = !handling.ignore_delays
             && spawner.api_time_s.is_some_and(|api_s| api_s > 0.0 && clock(subagent.t_s) < clock(spawner.t_s) + api_s);
+        let conversation = tree.len();
+        block_requests.extend(requests.iter().enumerate().map(|(turn, request)| BlockRequest {
+            order: (request.t_s, *at, turn),
+            conversation,
+            turn,
+            hash_ids: &request.hash_ids,
+        }));
         tree.push(TraceConversation { session, turns: turns(requests, &timings, &mut prompts, tokenizer, salt) });
+    }
+    let hits = prefix_hits(block_requests, tree.len());
+    for (conversation, blocks) in tree.iter_mut().zip(hits) {
+        conversation.session.theoretical_prefix_blocks = blocks;
     }
     Some(tree)
 }
