@@ -368,7 +368,9 @@ fn more_lanes_than_roots_stop_with_a_message_unless_the_trace_may_wrap() {
         let mut command = aiperf_command(dir.path());
         command.args(["profile", "--model", "m", "--url", "mock", "--endpoint-type", "chat", "--streaming"]);
         command.args(["--input-file", "trace.jsonl", "--custom-dataset-type", "multi_turn", "--concurrency", "3"]);
-        command.args(["--scenario", "inferencex-agentx-mvp", "--benchmark-duration", "1", "--random-seed", "5"]);
+        // Short and on a multi-turn file: conflicts with the scenario that --unsafe-override lets through.
+        command.args(["--scenario", "inferencex-agentx-mvp", "--unsafe-override", "--benchmark-duration", "1"]);
+        command.args(["--random-seed", "5"]);
         command.args(extra);
         command.output().expect("run aiperf profile")
     };

@@ -125,6 +125,50 @@ fn a_weka_run_reports_the_traces_theoretical_prefix_cache_hit_rate() {
 }
 
 #[test]
+fn a_scenario_run_holds_to_its_invariants_and_says_whether_it_is_a_valid_submission() {
+    let dir = tempfile::tempdir().expect("dir");
+    std::fs::write(dir.path().join("trace.json"), WEKA).expect("write the trace");
+    let base = "--model m --url mock --endpoint-type chat --input-file trace.json --custom-dataset-type weka_trace \
+                --scenario inferencex-agentx-mvp --concurrency 1 --benchmark-duration 1 --artifact-dir out";
+    let refused =
+        common::aiperf_command(dir.path()).arg("profile").args(base.split_whitespace()).output().expect("run");
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert_ne!(refused.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("2 conflicts") && stderr.contains("--benchmark-duration: 1, required >= 900 s"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("weka_trace (local, unpinned)") && stderr.contains("--unsafe-override"), "{stderr}");
+    let output = profile(dir.path(), &format!("{base} --unsafe-override"));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("warning: scenario inferencex-agentx-mvp, overridden: --benchmark-duration"), "{stderr}");
+    let summary: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("out/profile_export_aiperf.json")).expect("summary"),
+    )
+    .expect("JSON");
+    let expected = serde_json::json!({ "scenario": "inferencex-agentx-mvp", "submission_valid": false, "submission_invalid_reasons": ["unsafe_override"] });
+    assert_eq!(summary["metadata"], expected);
+    // What the scenario fills in: every request streamed with ignore_eos, replayed as agents.
+    let inputs: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("out/inputs.json")).expect("inputs"))
+            .expect("JSON");
+    let payloads: Vec<&Value> = inputs["data"]
+        .as_array()
+        .expect("sessions")
+        .iter()
+        .flat_map(|s| s["payloads"].as_array().expect("payloads"))
+        .collect();
+    assert!(
+        !payloads.is_empty() && payloads.iter().all(|body| body["stream"] == true && body["ignore_eos"] == true),
+        "{inputs}"
+    );
+    assert!(
+        summary["phases"].as_array().is_some_and(|phases| phases.iter().any(|phase| phase["name"] == "agentic.warmup")),
+        "{summary}"
+    );
+}
+
+#[test]
 fn ignoring_trace_delays_sends_turns_back_to_back_and_think_time_only_waits_less() {
     let sessions = weka_run("--ignore-trace-delays");
     let gaps: Vec<f64> = sessions.values().flat_map(|turns| gaps_ms(turns)).collect();

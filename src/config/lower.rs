@@ -47,16 +47,23 @@ pub fn lower(document: &Value, base_dir: &Path) -> Result<ProfileJob, ConfigErro
     // AIPerf: variation N runs with `random_seed + N` unless `same_seed`.
     let same_seed = sweep_key("same_seed").and_then(Value::as_bool).unwrap_or(false);
     let mut variations = Vec::new();
-    for (index, (values, whole)) in super::variations(document)?.into_iter().enumerate() {
+    let mut lock_notes = Vec::new();
+    for (index, (values, mut whole)) in super::variations(document)?.into_iter().enumerate() {
+        let locked = super::scenario_lock::apply(&mut whole)?;
         let values = short_names(values);
         let seed = opt_u64(&whole, "random_seed", "random_seed")?
             .map(|seed| if same_seed { seed } else { seed + index as u64 });
         let benchmark = whole.get("benchmark").cloned().unwrap_or_else(|| Value::Object(Map::new()));
         let name = if sweep.is_some() { label_of(&values) } else { artifact_location(document).1 };
-        let plan = lower_benchmark(&benchmark, whole.get("variables"), base_dir, seed, name)?;
+        let mut plan = lower_benchmark(&benchmark, whole.get("variables"), base_dir, seed, name)?;
+        if let Some(locked) = locked {
+            plan.scenario_lock = Some(locked.lock);
+            lock_notes.extend(locked.notes);
+        }
         variations.push(JobVariation { values, plan });
     }
     let mut notes = sweep_notes(sweep_key("iteration_order"), sweep_key("sla_filters"), settings.num_runs);
+    notes.extend(lock_notes);
     let report = output_services::draws_report(document, &mut notes);
     if let Some(search) = &search {
         super::search::check_dimensions(search, &variations[0].plan)?;
@@ -194,6 +201,7 @@ fn lower_benchmark(
         outputs: output_services::lower(benchmark, variables)?,
         run_info: Default::default(),
         libraries: Vec::new(),
+        scenario_lock: None,
     };
     crate::engine::validate(&plan).map_err(|e| ConfigError::new(format!("{e:#}")))?;
     Ok(plan)

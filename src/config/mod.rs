@@ -40,6 +40,7 @@ mod lower;
 mod normalize;
 mod path;
 mod read;
+mod scenario_lock;
 mod schema;
 pub mod search;
 mod sweep;

@@ -94,6 +94,9 @@ pub fn summary_json(result: &RunResult) -> Result<Value> {
         doc.insert("warmup_metrics".into(), stats_blocks(&result.warmup_metrics));
     }
     doc.insert("tokenizer".into(), json!(result.tokenizer));
+    if let Some(metadata) = super::submission::metadata(result) {
+        doc.insert("metadata".into(), metadata);
+    }
     Ok(Value::Object(doc))
 }
 

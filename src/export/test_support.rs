@@ -45,6 +45,7 @@ pub fn sample_result() -> RunResult {
         outputs: Default::default(),
         run_info: Default::default(),
         libraries: Vec::new(),
+        scenario_lock: None,
     };
     let latency = distribution(&[10.0, 20.0, 30.0, 40.0]).expect("values");
     RunResult {

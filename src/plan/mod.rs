@@ -20,6 +20,7 @@ mod record_formats;
 mod response_limits;
 mod routing;
 pub mod run_coordinates;
+mod scenario_lock;
 pub mod segment;
 mod server_control;
 mod sla;
@@ -56,6 +57,7 @@ pub use record_formats::RecordFormats;
 pub use response_limits::*;
 pub use routing::*;
 pub use run_coordinates::RunCoordinates;
+pub use scenario_lock::ScenarioLock;
 pub use server_control::*;
 pub use sla::{Op, SlaFilter, sla_filters_of};
 pub use trace_handling::TraceHandling;
@@ -126,6 +128,9 @@ pub struct Plan {
     /// The scenario libraries imported before this run (`aiperf.lock`), also in `run_info`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub libraries: Vec<LibraryUse>,
+    /// The AIPerf scenario whose invariants the run was held to (`--scenario`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scenario_lock: Option<ScenarioLock>,
 }
 
 impl Plan {
@@ -161,6 +166,7 @@ impl Plan {
             outputs: Outputs::default(),
             run_info: Default::default(),
             libraries: Vec::new(),
+            scenario_lock: None,
         }
     }
 }

@@ -140,6 +140,13 @@ pub(super) fn run_map(plan: &Plan, named: bool, repeat: &str, api_key: ApiKey, d
     if let Some(threshold) = plan.failed_request_threshold {
         keys.push(format!("failed_request_threshold: {}", float(threshold)));
     }
+    if let Some(lock) = &plan.scenario_lock {
+        keys.push(format!(
+            "scenario_lock: #{{ scenario: {}, overridden: {} }}",
+            string(&lock.scenario),
+            strings(&lock.overridden)
+        ));
+    }
     match plan.network_latency {
         NetworkLatency::Off => {}
         NetworkLatency::Automatic { ping_interval_s } => {

@@ -41,6 +41,7 @@ mod report_after;
 mod results;
 mod run_fn;
 mod run_host;
+mod scenario_lock;
 mod search_fn;
 mod server_control;
 mod sessions;

@@ -56,6 +56,7 @@ const RUN_KEYS: &[&str] = &[
     "confidence",
     "sweep",
     "report",
+    "scenario_lock",
 ];
 
 /// Build the plan of a `run(#{..})` map.
@@ -161,6 +162,7 @@ pub fn plan_of(map: Map, default_name: String) -> ScriptResult<Plan> {
         outputs: super::outputs::outputs_of(&mut r)?,
         run_info: Default::default(),
         libraries: Vec::new(),
+        scenario_lock: r.opt_map("scenario_lock")?.map(super::scenario_lock::scenario_lock_of).transpose()?,
     };
     if let Err(e) = engine::validate(&plan) {
         return script_error(format!("run: {e}"));

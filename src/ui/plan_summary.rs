@@ -386,6 +386,7 @@ mod tests {
             outputs: Default::default(),
             run_info: Default::default(),
             libraries: Vec::new(),
+            scenario_lock: None,
         }
     }
 

@@ -130,13 +130,18 @@ pub const LOAD_GENERATOR: Group = Group {
 pub const SCENARIO: Group = Group {
     title: "Scenario",
     flags: &[
-        apply(
+        set(
             &["--scenario"],
-            Arity::One,
-            scenario,
-            "inferencex-agentx-mvp: agentic replay of the trace (cuts anywhere in it, idle gaps capped at 10 s, each tree cache-busted); Rhai scenarios run with aiperf run",
+            "benchmark.scenario",
+            Kind::Text,
+            "inferencex-agentx-mvp: AIPerf's locked agentic replay of a weka corpus (streaming, ignore_eos, 1,800 s unless set and at least 900, cuts anywhere in a trace, idle gaps capped at 10 s, each tree cache-busted); a conflicting flag stops the run; Rhai scenarios run with aiperf run",
         ),
-        note(&["--unsafe-override"], Arity::Switch, "there are no scenario guards to override"),
+        set(
+            &["--unsafe-override"],
+            "benchmark.unsafe_override",
+            Kind::Bool,
+            "Run a --scenario despite conflicts with its invariants, each a warning; the summary's metadata then says submission_valid: false",
+        ),
     ],
 };
 
@@ -510,31 +515,6 @@ fn warmup_after_first(document: &mut FlagDocument, name: &str, values: &[String]
 fn warmup_arrival_pattern(document: &mut FlagDocument, _: &str, values: &[String]) -> Result<(), String> {
     let pattern = ARRIVAL.read(values.first().map_or("", String::as_str))?;
     document.set("benchmark.phases.warmup.type", pattern);
-    Ok(())
-}
-
-/// `--scenario inferencex-agentx-mvp`: AIPerf's agentic replay, with the scenario's cut range,
-/// idle-gap cap and cache-bust marker (`first_turn_prefix`) where no flag before it set them.
-fn scenario(document: &mut FlagDocument, _: &str, values: &[String]) -> Result<(), String> {
-    let name = values.first().map_or("", String::as_str);
-    if name != "inferencex-agentx-mvp" {
-        return Err(format!(
-            "`{name}` is not a scenario this project has; inferencex-agentx-mvp (agentic replay) is, and Rhai scenarios run with aiperf run"
-        ));
-    }
-    document.set("benchmark.phases.profiling.timing_mode", json!("agentic_replay"));
-    let defaults = [
-        ("trajectory_start_min_ratio", json!(0.0)),
-        ("trajectory_start_max_ratio", json!(1.0)),
-        ("system_idle_gap_cap_seconds", json!(10.0)),
-    ];
-    let paths = defaults.into_iter().map(|(field, value)| (format!("benchmark.phases.profiling.{field}"), value));
-    let cache_bust = ("benchmark.datasets.main.prompts.cache_bust".to_string(), json!("first_turn_prefix"));
-    for (path, value) in paths.chain([cache_bust]) {
-        if crate::config::get_path(&document.document, &path).is_none() {
-            document.set(&path, value);
-        }
-    }
     Ok(())
 }
 
