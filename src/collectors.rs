@@ -16,6 +16,7 @@ use crate::network_probe::RttProber;
 use crate::plan::{NetworkLatency, Plan};
 use crate::result::{PhaseSummary, RunResult};
 use crate::server_metrics::fetch::scrape_client_for;
+use crate::server_metrics::window::MeasuredPhase;
 use crate::server_metrics::{self, Collector, CollectorSettings, ProfilingWindow, ScrapePhase, ServerMetricsResult};
 use crate::telemetry::energy::FleetEnergy;
 use crate::telemetry::summary::telemetry_data;
@@ -31,10 +32,9 @@ pub struct RunCollectors {
     telemetry: Option<TelemetryCollector>,
     /// The round trip the run subtracts: probed, or given (None: no adjustment).
     network: Option<NetworkSource>,
-    /// The results phases so far, in epoch ns.
-    results_windows: Vec<ProfilingWindow>,
-    /// The warm-up phases' spans, for the server metrics' `warmup_metrics`.
-    warmup_windows: Vec<ProfilingWindow>,
+    /// The results and warm-up phases so far, their spans in epoch ns (the server metrics'
+    /// `metrics`, `warmup_metrics` and each phase's own).
+    measured: Vec<MeasuredPhase>,
 }
 
 /// What the collectors gathered, ready for the result and the exports.
@@ -118,7 +118,7 @@ impl RunCollectors {
                 Some(NetworkSource::Probed(RttProber::start(base_url, Duration::from_secs_f64(ping_interval_s)).await?))
             }
         };
-        Ok(Self { clock, server, telemetry, network, results_windows: Vec::new(), warmup_windows: Vec::new() })
+        Ok(Self { clock, server, telemetry, network, measured: Vec::new() })
     }
 
     /// A phase is about to send its first request: scrape every endpoint first (the
@@ -132,9 +132,9 @@ impl RunCollectors {
         }
     }
 
-    /// A phase's last response is in; a results phase is scraped once more (its end sample)
-    /// and its span, first request to last response, joins the profiling window.
-    pub async fn phase_ended(&mut self, summary: &PhaseSummary) {
+    /// Phase `phase_index`'s last response is in; a results phase is scraped once more (its
+    /// end sample) and its span, first request to last response, joins the profiling window.
+    pub async fn phase_ended(&mut self, phase_index: usize, summary: &PhaseSummary) {
         if let Some(NetworkSource::Probed(prober)) = &self.network {
             prober.set_active(false);
         }
@@ -142,14 +142,14 @@ impl RunCollectors {
             start_ns: self.clock.epoch_ns(summary.window_start_ns),
             end_ns: self.clock.epoch_ns(summary.window_end_ns),
         };
-        if summary.kind == crate::plan::PhaseKind::Warmup.as_str() {
-            // Closed by the next phase's reference scrape.
-            self.warmup_windows.push(window);
+        let warmup = summary.kind == crate::plan::PhaseKind::Warmup.as_str();
+        if summary.results || warmup {
+            // A warm-up is closed by the next phase's reference scrape.
+            self.measured.push(MeasuredPhase { phase_index, window, results: summary.results });
         }
         if !summary.results {
             return;
         }
-        self.results_windows.push(window);
         if let Some(server) = &self.server {
             server.end_phase().await;
         }
@@ -158,7 +158,11 @@ impl RunCollectors {
     /// Stop both collectors (the server one after its flush period and final scrape) and
     /// summarise the profiling window.
     pub async fn finish(self, slice_duration_s: Option<f64>) -> Gathered {
-        let (mut results_windows, warmup_windows) = (self.results_windows, self.warmup_windows);
+        let measured = self.measured;
+        let windows_of = |results: bool| -> Vec<ProfilingWindow> {
+            measured.iter().filter(|phase| phase.results == results).map(|phase| phase.window).collect()
+        };
+        let (mut results_windows, warmup_windows) = (windows_of(true), windows_of(false));
         if results_windows.is_empty() {
             let now = self.clock.epoch_ns(self.clock.now_ns());
             results_windows.push(ProfilingWindow { start_ns: now, end_ns: now });
@@ -176,7 +180,7 @@ impl RunCollectors {
                 let collected = collector.finish().await;
                 let slice_ns = slice_duration_s.map(|s| (s * 1e9) as u64);
                 tokio::task::spawn_blocking(move || {
-                    server_metrics::aggregate(collected, &results_windows, &warmup_windows, slice_ns)
+                    server_metrics::aggregate(collected, &results_windows, &warmup_windows, &measured, slice_ns)
                 })
                 .await
                 .ok()

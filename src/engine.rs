@@ -560,7 +560,7 @@ async fn run_phases(
         }
         progress.finish(&summary);
         if let Some(running) = collectors.as_mut() {
-            running.phase_ended(&summary).await;
+            running.phase_ended(index, &summary).await;
         }
         phases.push(summary);
         if let Some(why) = run.counters.run_aborted.get() {

@@ -241,6 +241,19 @@ fn each_measured_phase_has_its_own_summary_and_the_script_reads_it() {
         |entry: &Value| read_json(&dir.join(entry["metrics_json"].as_str().unwrap()))["request_count"]["avg"].clone();
     assert_eq!(entries.iter().map(count).collect::<Vec<_>>(), [3.0, 4.0, 8.0]);
     assert!(file_names(&dir.join("phases")).is_superset(&["heavy", "light", "warmup"].map(String::from).into()));
+    // Each phase's server metrics alone: the mock's finished-request counter grew by the
+    // phase's own requests.
+    let served = |entry: &Value| {
+        let file = read_json(&dir.join(entry["server_metrics_json"].as_str().expect("a server metrics file")));
+        assert_eq!(file["phase"]["phase_name"], entry["phase_name"], "{file}");
+        assert_eq!(file["data"]["phase_index"], entry["phase_index"]);
+        let endpoints = file["data"]["endpoint_summaries"].as_object().expect("endpoints").clone();
+        assert_eq!(endpoints.len(), 1, "{file}");
+        let (_, endpoint) = endpoints.into_iter().next().expect("the mock");
+        let series = endpoint["metrics"]["vllm:request_success"]["series"].as_array().expect("series").clone();
+        series.iter().map(|one| one["stats"]["total"].as_f64().unwrap_or_default()).sum::<f64>()
+    };
+    assert_eq!(entries.iter().map(served).collect::<Vec<_>>(), [3.0, 4.0, 8.0]);
     let summary = read_json(&dir.join("profile_export_aiperf.json"));
     assert_eq!(summary["request_count"]["avg"], 12.0);
     assert_eq!(summary["warmup_metrics"]["request_count"]["avg"], 3.0);

@@ -107,7 +107,7 @@ fn pushgateway_vllm_histogram_counter_and_gauge_give_exact_deltas() {
         gateway.push("vllm", PUSH_AFTER);
         tokio::time::sleep(Duration::from_millis(350)).await;
         let end_ns = clock.epoch_ns(clock.now_ns());
-        aggregate(collector.finish().await, &[ProfilingWindow { start_ns, end_ns }], &[], None)
+        aggregate(collector.finish().await, &[ProfilingWindow { start_ns, end_ns }], &[], &[], None)
     });
     assert_eq!(result.endpoints_successful, [gateway.url()]);
     let metric = |name: &str| result.metrics.iter().find(|m| m.name == name).unwrap_or_else(|| panic!("no {name}"));

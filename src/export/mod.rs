@@ -17,6 +17,7 @@ pub mod jsonl;
 mod jsonl_metrics;
 pub mod names;
 pub mod phase_files;
+mod phase_server_metrics;
 pub mod raw_jsonl;
 pub mod ready_marker;
 pub mod records_parquet;

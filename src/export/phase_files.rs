@@ -1,7 +1,8 @@
-//! `phase_manifest.json` and `phases/<name>/profile_export_aiperf.{json,csv}`: each measured
-//! phase's summary alone, as AIPerf 0.13 writes them when a run measured several phases (a
-//! warm-up and a profiling phase, or several profiling phases). Each phase's summary is the
-//! run's summary document over that phase's metrics, so it has the same shape and keys.
+//! `phase_manifest.json` and `phases/<name>/profile_export_aiperf.{json,csv}` (and
+//! `server_metrics.json` when the server was scraped): each measured phase's summary alone, as
+//! AIPerf 0.13 writes them when a run measured several phases (a warm-up and a profiling
+//! phase, or several profiling phases). Each phase's summary is the run's summary document
+//! over that phase's metrics, so it has the same shape and keys.
 
 use std::path::Path;
 
@@ -9,6 +10,7 @@ use anyhow::{Context, Result};
 use serde_json::{Map, Value, json};
 
 use super::names::ArtifactNames;
+use super::phase_server_metrics::{self, PhaseFacts};
 use crate::result::RunResult;
 
 pub const MANIFEST_FILE: &str = "phase_manifest.json";
@@ -37,6 +39,15 @@ pub fn write(result: &RunResult, dir: &Path) -> Result<()> {
             profiling_index += 1;
             profiling_index - 1
         });
+        let facts = PhaseFacts {
+            name: &summary.name,
+            kind: summary.kind,
+            profiling_index: profiling,
+            start_ns: phase.start_ns,
+            end_ns: phase.end_ns,
+        };
+        let server_metrics = write_server_metrics(result, phase.phase_index, &facts, &phase_dir)?
+            .then(|| format!("{relative}/{}", phase_server_metrics::FILE));
         // Keys sorted, as AIPerf writes them.
         let mut entry = Map::new();
         entry.insert("end_ns".into(), json!(phase.end_ns));
@@ -48,6 +59,9 @@ pub fn write(result: &RunResult, dir: &Path) -> Result<()> {
         entry.insert("phase_kind".into(), json!(summary.kind));
         entry.insert("phase_name".into(), json!(summary.name));
         entry.insert("profiling_index".into(), json!(profiling));
+        if let Some(file) = server_metrics {
+            entry.insert("server_metrics_json".into(), json!(file));
+        }
         entry.insert("start_ns".into(), json!(phase.start_ns));
         entry.insert("successful_request_count".into(), json!(summary.completed));
         entry.insert("total_request_count".into(), json!(summary.completed + summary.errors));
@@ -61,6 +75,22 @@ pub fn write(result: &RunResult, dir: &Path) -> Result<()> {
         serde_json::to_string_pretty(&manifest).with_context(|| format!("cannot encode {}", path.display()))?;
     text.push('\n');
     std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// Phase `phase_index`'s `server_metrics.json` into `phase_dir`, when the run scraped a server
+/// and has the phase's own metrics; whether it was written.
+fn write_server_metrics(result: &RunResult, phase_index: usize, facts: &PhaseFacts, phase_dir: &Path) -> Result<bool> {
+    let Some(metrics) = result.server_metrics.as_ref().filter(|metrics| !metrics.endpoints_successful.is_empty())
+    else {
+        return Ok(false);
+    };
+    let Some(phase) = metrics.by_phase.iter().find(|phase| phase.phase_index == phase_index) else { return Ok(false) };
+    let path = phase_dir.join(phase_server_metrics::FILE);
+    let mut text = serde_json::to_string_pretty(&phase_server_metrics::document(metrics, phase, facts, result))
+        .with_context(|| format!("cannot encode {}", path.display()))?;
+    text.push('\n');
+    std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(true)
 }
 
 /// The phase's folder: its name, made safe for a path, and unique among `taken` (the phase's

@@ -21,7 +21,7 @@ fn labels_json(series: &SeriesSummary) -> Value {
     Value::Object(series.labels.iter().map(|(k, v)| (k.clone(), Value::from(v.as_str()))).collect())
 }
 
-fn series_json(series: &SeriesSummary) -> Value {
+pub(super) fn series_json(series: &SeriesSummary) -> Value {
     let mut out = Map::new();
     out.insert("endpoint_url".into(), json!(series.endpoint_url));
     out.insert("labels".into(), labels_json(series));

@@ -1,6 +1,6 @@
 //! Turns the run's scrape records into the export model: metrics grouped by name across
 //! endpoints, one series per endpoint + label set, each with its stats over the results
-//! phases' windows.
+//! phases' windows (and the warm-ups'); with several measured phases, each phase's own.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -12,7 +12,7 @@ use super::endpoint_info::{EndpointInfo, endpoint_info};
 use super::parse::{FamilyKind, HistogramValue, Labels, SeriesValue};
 use super::series_stats::{self, CounterStats, GaugeStats, HistogramStats, Timeslice};
 use super::units::infer_unit;
-use super::window::{PhaseSamples, ProfilingWindow, SampleTimes, phase_samples};
+use super::window::{MeasuredPhase, PhaseSamples, ProfilingWindow, SampleTimes, phase_samples};
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum SeriesStats {
@@ -59,6 +59,19 @@ pub struct ServerMetricsResult {
     /// Every scrape, warmup included, in time order (for JSONL and Parquet).
     pub records: Vec<ScrapeRecord>,
     pub slice_ns: Option<u64>,
+    /// Each measured phase alone, when the run measured more than one (AIPerf's
+    /// `phases/<name>/server_metrics.json`); empty otherwise.
+    pub by_phase: Vec<PhaseServerMetrics>,
+}
+
+/// One measured phase's server metrics: its stats alone, and its scrapes' endpoint info.
+#[derive(Debug, Clone)]
+pub struct PhaseServerMetrics {
+    pub phase_index: usize,
+    /// The first scrape at or after the phase's start and the one that closed it, epoch ns.
+    pub scrapes_ns: Option<(u64, u64)>,
+    pub endpoint_info: Vec<(String, EndpointInfo)>,
+    pub metrics: Vec<MetricSummary>,
 }
 
 /// Samples of one series in time order: when each scrape was sent and had arrived, and the values.
@@ -86,6 +99,7 @@ pub fn aggregate(
     collected: Collected,
     phase_windows: &[ProfilingWindow],
     warmup_windows: &[ProfilingWindow],
+    measured: &[MeasuredPhase],
     slice_ns: Option<u64>,
 ) -> ServerMetricsResult {
     let mut families: BTreeMap<String, FamilyMeta> = BTreeMap::new();
@@ -128,10 +142,14 @@ pub fn aggregate(
     let mut warmup_metrics = metrics.clone();
     let results = Windows { spans: phase_windows, final_scrape_closes: true };
     let warmups = Windows { spans: warmup_windows, final_scrape_closes: false };
+    let alone = phases_alone(measured);
+    let mut phase_metrics: Vec<Vec<MetricSummary>> = alone.iter().map(|_| metrics.clone()).collect();
     for ((name, endpoint_url, labels), points) in series {
         let Ok(at) = metrics.binary_search_by(|m| m.name.as_str().cmp(&name)) else { continue };
         let kind = metrics[at].kind;
-        let summaries = [(&mut metrics[at], &results, slice_ns), (&mut warmup_metrics[at], &warmups, None)];
+        let mut summaries = vec![(&mut metrics[at], &results, slice_ns), (&mut warmup_metrics[at], &warmups, None)];
+        summaries
+            .extend(phase_metrics.iter_mut().zip(&alone).map(|(phase, (_, windows))| (&mut phase[at], windows, None)));
         for (metric, windows, slice_ns) in summaries {
             if windows.spans.is_empty() {
                 continue;
@@ -144,6 +162,24 @@ pub fn aggregate(
     }
     metrics.retain(|m| !m.series.is_empty());
     warmup_metrics.retain(|m| !m.series.is_empty());
+    let by_phase = alone
+        .iter()
+        .zip(phase_metrics)
+        .map(|((phase, windows), mut metrics)| {
+            metrics.retain(|m| !m.series.is_empty());
+            let window = windows.spans[0];
+            let endpoint_info: Vec<(String, EndpointInfo)> = collected
+                .successful
+                .iter()
+                .map(|url| (url, phase_scrapes(&collected.records, url, window, windows.final_scrape_closes)))
+                .filter(|(_, scrapes)| !scrapes.is_empty())
+                .map(|(url, scrapes)| (url.clone(), endpoint_info(scrapes.into_iter())))
+                .collect();
+            let first = endpoint_info.iter().map(|(_, info)| info.first_fetch_ns).min();
+            let last = endpoint_info.iter().map(|(_, info)| info.last_fetch_ns).max();
+            PhaseServerMetrics { phase_index: phase.phase_index, scrapes_ns: first.zip(last), endpoint_info, metrics }
+        })
+        .collect();
     let endpoint_info = collected
         .successful
         .iter()
@@ -166,7 +202,46 @@ pub fn aggregate(
         warmup_metrics,
         records: collected.records,
         slice_ns,
+        by_phase,
     }
+}
+
+/// Each measured phase with the window its stats alone are taken over, when there are several:
+/// a warm-up or an earlier results phase closed by the next scrape, the last results phase by
+/// the final one (so a run's one results phase gets its top-level stats).
+fn phases_alone(measured: &[MeasuredPhase]) -> Vec<(MeasuredPhase, Windows<'_>)> {
+    if measured.len() < 2 {
+        return Vec::new();
+    }
+    let last_results = measured.iter().rposition(|phase| phase.results);
+    measured
+        .iter()
+        .enumerate()
+        .map(|(at, phase)| {
+            let final_scrape_closes = Some(at) == last_results;
+            (*phase, Windows { spans: std::slice::from_ref(&phase.window), final_scrape_closes })
+        })
+        .collect()
+}
+
+/// Endpoint `url`'s scrapes (in time order) of a phase: from the first at or after its start
+/// to the first at or after its end, or to the last one when the final scrape closes it.
+fn phase_scrapes<'a>(
+    records: &'a [ScrapeRecord],
+    url: &str,
+    window: ProfilingWindow,
+    final_scrape_closes: bool,
+) -> Vec<&'a ScrapeRecord> {
+    let mut closed = false;
+    records
+        .iter()
+        .filter(|record| &*record.endpoint_url == url && record.timestamp_ns >= window.start_ns)
+        .take_while(|record| {
+            let take = !closed;
+            closed = closed || (!final_scrape_closes && record.timestamp_ns >= window.end_ns);
+            take
+        })
+        .collect()
 }
 
 fn empty_points(value: &SeriesValue) -> Points {

@@ -12,6 +12,15 @@ pub struct ProfilingWindow {
     pub end_ns: u64,
 }
 
+/// One measured phase (a warm-up or a results phase) of the run, with its place in the plan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MeasuredPhase {
+    pub phase_index: usize,
+    pub window: ProfilingWindow,
+    /// A results phase (else a warm-up).
+    pub results: bool,
+}
+
 impl ProfilingWindow {
     pub fn seconds(&self) -> f64 {
         self.end_ns.saturating_sub(self.start_ns) as f64 / 1e9
