@@ -8,6 +8,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 
+use crate::dataset::trace_session::{TraceSession, TraceSource};
 use crate::http_trace::HttpTrace;
 use crate::plan::PhaseKind;
 use crate::rng::SeededRng;
@@ -253,7 +254,7 @@ pub struct RequestRecord {
 }
 
 /// Where a request's conversation sits in an agentic trace's tree.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AgentPlace {
     /// 0 for a root conversation, 1 for a sub-agent it spawned, ...
     pub depth: u32,
@@ -267,6 +268,26 @@ pub struct AgentPlace {
     /// The cache-bust marker its tree play put in it, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_bust: Option<crate::agents::replay::TreeMarker>,
+    /// Its conversation's id in the trace (AIPerf's `conversation_id` of a trace's turns).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conversation: Option<Arc<str>>,
+    /// Where in the trace file the turn came from, when the format says (weka).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<TraceSource>,
+}
+
+impl AgentPlace {
+    /// Turn `turn` of `trace`'s conversation, its tree's root played in session `root_session`.
+    pub fn of_trace(trace: &TraceSession, turn: u32, root_session: u64) -> Self {
+        Self {
+            depth: trace.agent_depth,
+            root_session,
+            ids_of_phase: None,
+            cache_bust: None,
+            conversation: Some(trace.id.clone()),
+            source: trace.source_of(turn),
+        }
+    }
 }
 
 /// One tool call an answer asked for (OpenAI's `tool_calls[i]`).
@@ -393,7 +414,7 @@ impl RequestRecord {
 
     /// The correlation id of its tree's root conversation (its own outside agentic traces).
     pub fn root_correlation_id(&self, salt: u64) -> String {
-        match self.agent {
+        match &self.agent {
             Some(agent) => self.session_correlation_id(salt, agent.root_session),
             None => self.correlation_id(salt),
         }
@@ -402,7 +423,7 @@ impl RequestRecord {
     /// The correlation id of session `session` of its phase.
     fn session_correlation_id(&self, salt: u64, session: u64) -> String {
         let mut hasher = DefaultHasher::new();
-        let phase = self.agent.and_then(|agent| agent.ids_of_phase).unwrap_or(self.origin.phase_index);
+        let phase = self.agent.as_ref().and_then(|agent| agent.ids_of_phase).unwrap_or(self.origin.phase_index);
         (salt, phase, session).hash(&mut hasher);
         SeededRng::new(hasher.finish()).uuid()
     }

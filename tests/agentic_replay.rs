@@ -201,13 +201,17 @@ fn agentic_replay_primes_the_mid_flight_sessions_and_profiles_the_turns_from_eac
     assert_eq!(run.summary("agentic")["warmup_metrics"]["request_count"]["avg"], 4.0);
     assert!((0.085..0.3).contains(&warmup_s), "the warm-up spans its spread: {warmup_s} s");
 
-    // The first sessions of the profiling phase are the cut trees' (sessions 0-1 r1's tree,
-    // 2-5 r2's); the later ones are recycled lanes.
+    // Each record names its conversation as the trace does. The tree plays from the cuts are
+    // the first; a recycled lane plays its root from turn 0.
     let profiling = sent(&run, "agentic");
-    let session = |s: &Sent| s.line["metadata"]["conversation_id"].as_str().map(str::to_string).unwrap_or_default();
-    let cut_sessions: BTreeSet<String> = (0..6).map(|n| format!("session_{n:06}")).collect();
-    let (from_cut, recycled): (Vec<Sent>, Vec<Sent>) =
-        profiling.iter().cloned().partition(|s| cut_sessions.contains(&session(s)));
+    for s in &profiling {
+        assert_eq!(s.line["metadata"]["conversation_id"].as_str(), Some(s.conversation.as_str()), "{}", s.line);
+    }
+    let recycled_plays = plays_from_turn_0(profiling.iter().map(|s| &s.line));
+    let (recycled, from_cut): (Vec<Sent>, Vec<Sent>) = profiling
+        .iter()
+        .cloned()
+        .partition(|s| recycled_plays.contains(&correlation_of(&s.line, "root_correlation_id")));
     assert_eq!(
         pairs(&from_cut),
         expected(&[
@@ -349,15 +353,28 @@ fn a_cache_warm_up_replays_the_trajectories_idle_free_with_one_token_for_its_dur
     assert_eq!(one_token, warmup_sent, "every warm-up request asks for one token");
     assert!(warmup_sent > 4 + 12, "after the 4 primed turns the trees run on and recycle: {warmup_sent}");
     assert!((0.4..2.0).contains(&warmup_s), "it lasts its duration, then drains: {warmup_s} s");
-    // Profiling plays the trees on from where the warm-up left them (trees it recycled, whose
-    // sessions it numbered from 2^40), not from the cuts again (sessions 0-5).
+    // Profiling plays the trees on from where the warm-up left them (tree plays it recycled,
+    // from their root's turn 0), not from the cuts again.
     let profiled = sent(&run, "pressed");
     assert_eq!(profiled.len(), 2);
+    let lines = raw_lines(&run, "pressed");
+    let warmed_plays = plays_from_turn_0(lines.iter().filter(|line| !common::profiled(line)));
     for request in &profiled {
-        let session = request.line["metadata"]["conversation_id"].as_str().unwrap_or_default();
-        let number: u64 = session.trim_start_matches("session_").parse().expect("a session number");
-        assert!(number >= 1 << 40, "{session}: a tree the warm-up was playing");
+        let play = correlation_of(&request.line, "root_correlation_id");
+        assert!(warmed_plays.contains(&play), "{}: a tree the warm-up recycled", request.line);
     }
+}
+
+/// A record's correlation id `key` (`x_correlation_id`, `root_correlation_id`).
+fn correlation_of(line: &Value, key: &str) -> String {
+    line["metadata"][key].as_str().expect("a correlation id").to_string()
+}
+
+/// The tree plays (root correlation ids) of `lines` that sent their root's turn 0: recycled
+/// lanes, not cuts (a cut leaves every root's first turn in its history).
+fn plays_from_turn_0<'a>(lines: impl Iterator<Item = &'a Value>) -> BTreeSet<String> {
+    let root_first = |line: &&Value| line["metadata"]["agent_depth"] == 0 && line["metadata"]["turn_index"] == 0;
+    lines.filter(root_first).map(|line| correlation_of(line, "root_correlation_id")).collect()
 }
 
 #[test]

@@ -77,7 +77,21 @@ fn a_weka_trace_plays_its_root_and_sub_agent_with_the_recorded_gaps() {
     let sessions = weka_run("");
     let sizes: Vec<usize> = sessions.values().map(Vec::len).collect();
     assert_eq!(sizes, [3, 2], "the root's three turns, then the sub-agent's two");
-    let (root, child) = (&sessions["session_000000"], &sessions["session_000001"]);
+    // Named as the trace names them, with where each turn came from in the file.
+    assert_eq!(sessions.keys().collect::<Vec<_>>(), ["w1", "w1::sa:a1"]);
+    let (root, child) = (&sessions["w1"], &sessions["w1::sa:a1"]);
+    let source = |record: &Value| {
+        let meta = &record["metadata"];
+        let text = |key: &str| meta[key].as_str().map(str::to_string);
+        (text("source_trace_id"), meta["source_outer_idx"].as_u64(), text("source_kind"))
+    };
+    let inner: Vec<Option<u64>> = child.iter().map(|record| record["metadata"]["source_inner_idx"].as_u64()).collect();
+    assert_eq!(inner, [Some(0), Some(1)], "the sub-agent's requests, in its entry's order");
+    assert!(root.iter().all(|record| record["metadata"].get("source_inner_idx").is_none()));
+    let root_sources: Vec<_> = root.iter().map(source).collect();
+    let from = |outer, kind: &str| (Some("w1".to_string()), Some(outer), Some(kind.to_string()));
+    assert_eq!(root_sources, [from(0, "weka_main"), from(2, "weka_main"), from(3, "weka_main")]);
+    assert!(child.iter().all(|record| source(record) == from(1, "weka_subagent")));
     for gap in gaps_ms(root) {
         assert!((390.0..700.0).contains(&gap), "root waits 400 ms: {:?}", gaps_ms(root));
     }
@@ -263,16 +277,16 @@ fn a_gzipped_tracelab_trace_nests_its_sub_agent_in_a_scenario() {
     let sessions = conversations(&run.records("tracelab"));
     let sizes: Vec<usize> = sessions.values().map(Vec::len).collect();
     assert_eq!(sizes, [2, 2], "two root rounds, two sub-agent rounds");
-    let root_gap = gaps_ms(&sessions["session_000000"])[0];
+    let at_depth = |depth: u64| {
+        let mut found = sessions.values().filter(|turns| turns[0]["metadata"]["agent_depth"] == depth);
+        found.next().expect("a conversation at that depth")
+    };
+    let root_gap = gaps_ms(at_depth(0))[0];
     // Request starts 0, 0.2, 0.6 and 39 s: the last gap is cut to 0.5 s, so the root's second
     // round starts at 1.1 s, 1 s after its first one's answer.
     assert!((990.0..1500.0).contains(&root_gap), "a 39 s gap cut by the 0.5 s cap: {root_gap}");
-    let sub = &sessions["session_000001"];
-    assert_eq!(sub[0]["metadata"]["agent_depth"], 1);
-    assert_eq!(
-        sub[0]["metadata"]["root_correlation_id"],
-        sessions["session_000000"][0]["metadata"]["x_correlation_id"]
-    );
+    let sub = at_depth(1);
+    assert_eq!(sub[0]["metadata"]["root_correlation_id"], at_depth(0)[0]["metadata"]["x_correlation_id"]);
     let sub_gap = gaps_ms(sub)[0];
     assert!((290.0..700.0).contains(&sub_gap), "300 ms idle between the sub-agent's rounds: {sub_gap}");
 }
@@ -306,7 +320,7 @@ fn a_dag_sends_its_messages_as_written_after_the_conversation_so_far() {
     assert_eq!(worker["tools"][0]["function"]["name"], "grep");
     assert_eq!(worker["temperature"], 0.5);
     let sessions = conversations(&json_lines(&dir.path().join("out/profile_export.jsonl")));
-    let gap = gaps_ms(&sessions["session_000000"])[0];
+    let gap = gaps_ms(&sessions["root"])[0];
     assert!((240.0..600.0).contains(&gap), "the 250 ms delay: {gap}");
 }
 
@@ -407,10 +421,10 @@ fn tracelab_schedule(flags: &str) -> BTreeMap<String, Vec<Value>> {
 #[test]
 fn a_fixed_schedule_sends_each_round_of_a_tracelab_trace_at_its_recorded_time() {
     let offsets = send_offsets_ms(&tracelab_schedule(""));
-    let expected = [("session_000000", vec![0.0, 2000.0]), ("session_000001", vec![0.0, 400.0])];
+    let expected = [("claude_root", vec![0.0, 2000.0]), ("claude_sub", vec![0.0, 400.0])];
     assert_eq!(offsets.len(), expected.len(), "{offsets:?}");
     for (session, times_ms) in expected {
-        let sent = &offsets[session];
+        let sent = offsets.get(session).unwrap_or_else(|| panic!("{session} of {offsets:?}"));
         assert_eq!(sent.len(), times_ms.len(), "{session}: {sent:?} of {offsets:?}");
         for (sent_ms, recorded_ms) in sent.iter().zip(times_ms) {
             assert!((sent_ms - recorded_ms).abs() < 60.0, "{session}: sent at {sent:?}, recorded {recorded_ms} ms");

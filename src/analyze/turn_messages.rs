@@ -95,11 +95,14 @@ fn read(files: &[PathBuf]) -> Result<Vec<Conversation>> {
     for path in files {
         super::for_each_record(path, |index, record| {
             let meta = &record["metadata"];
-            let id = meta["conversation_id"]
-                .as_str()
-                .or_else(|| meta["x_correlation_id"].as_str())
+            // A session is one conversation played once: a trace's conversation played again
+            // (a recycled agentic lane) keeps its `conversation_id` under a new session.
+            let name = |key: &str| meta[key].as_str().filter(|id| !id.is_empty());
+            let id = name("conversation_id")
+                .or_else(|| name("x_correlation_id"))
                 .map_or_else(|| format!("request {}", index + 1), str::to_string);
-            let conversation = conversations.entry(id.clone()).or_insert_with(|| Conversation {
+            let session = name("x_correlation_id").map_or_else(|| id.clone(), str::to_string);
+            let conversation = conversations.entry(session).or_insert_with(|| Conversation {
                 id,
                 depth: meta["agent_depth"].as_u64().unwrap_or(0),
                 turns: Vec::new(),

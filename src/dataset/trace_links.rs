@@ -52,6 +52,9 @@ pub fn linked_sessions(links: &[TraceLink]) -> Result<Vec<Arc<TraceSession>>, St
                 spawned_in_flight: false,
                 inherits_history: false,
                 theoretical_prefix_blocks: Vec::new(),
+                source_kind: None,
+                source_items: Vec::new(),
+                source_inner_items: Vec::new(),
                 sessions_after_root: position.saturating_sub(root_index) as u32,
             }))
         })

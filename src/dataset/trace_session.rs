@@ -3,6 +3,8 @@
 
 use std::sync::Arc;
 
+use serde::{Deserialize, Serialize};
+
 /// A conversation of a trace, shared by all its turns.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TraceSession {
@@ -37,6 +39,25 @@ pub struct TraceSession {
     /// in dataset order finds the root's session this many sessions back (the records'
     /// `root_correlation_id`).
     pub sessions_after_root: u32,
+    /// What the format calls the conversation's requests (weka's `weka_main`, `weka_subagent`:
+    /// AIPerf's `source_kind`); none for the other formats.
+    pub source_kind: Option<Arc<str>>,
+    /// Each turn's place among its trace file's items (AIPerf's `source_outer_idx`); empty
+    /// without `source_kind`.
+    pub source_items: Vec<u32>,
+    /// Each turn's place among its sub-agent entry's requests (AIPerf's `source_inner_idx`);
+    /// empty for a root.
+    pub source_inner_items: Vec<u32>,
+}
+
+/// Where in its trace file a request came from, as AIPerf's records say it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TraceSource {
+    pub trace_id: Arc<str>,
+    pub outer_idx: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inner_idx: Option<u32>,
+    pub kind: Arc<str>,
 }
 
 impl TraceSession {
@@ -55,6 +76,17 @@ impl TraceSession {
             inherits_history: false,
             theoretical_prefix_blocks: Vec::new(),
             sessions_after_root: 0,
+            source_kind: None,
+            source_items: Vec::new(),
+            source_inner_items: Vec::new(),
         }
+    }
+
+    /// Where turn `turn` came from in the trace file, when the format says.
+    pub fn source_of(&self, turn: u32) -> Option<TraceSource> {
+        let kind = self.source_kind.clone()?;
+        let outer_idx = *self.source_items.get(turn as usize)?;
+        let inner_idx = self.source_inner_items.get(turn as usize).copied();
+        Some(TraceSource { trace_id: self.root.clone(), outer_idx, inner_idx, kind })
     }
 }

@@ -161,6 +161,15 @@ pub(super) struct Metadata<'a> {
     pub(super) x_correlation_id: String,
     pub(super) conversation_id: String,
     pub(super) turn_index: u32,
+    /// A weka trace's turn: its trace, its item in the file and its kind, as AIPerf writes them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) source_trace_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) source_outer_idx: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) source_inner_idx: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) source_kind: Option<&'a str>,
     pub(super) credit_issued_ns: u64,
     pub(super) request_start_ns: u64,
     pub(super) request_ack_ns: Option<u64>,
@@ -189,12 +198,23 @@ impl<'a> Metadata<'a> {
     pub(super) fn of(record: &'a RequestRecord, clock: &RunClock, ids: &'a RecordIds) -> Self {
         let origin = &record.origin;
         let correlation_id = ids.correlation_id(record);
+        let agent = record.agent.as_ref();
+        let source = agent.and_then(|agent| agent.source.as_ref());
+        // A trace's turn is named by its conversation's id in the trace, as AIPerf names it.
+        let conversation_id = match agent.and_then(|agent| agent.conversation.as_deref()) {
+            Some(conversation) => conversation.to_string(),
+            None => format!("session_{:06}", record.turn.map_or(origin.dataset_index as u64, |t| t.session)),
+        };
         Self {
             session_num: origin.index_in_phase,
             x_request_id: &record.x_request_id,
             x_correlation_id: correlation_id,
-            conversation_id: format!("session_{:06}", record.turn.map_or(origin.dataset_index as u64, |t| t.session)),
+            conversation_id,
             turn_index: record.turn.map_or(0, |t| t.turn),
+            source_trace_id: source.map(|source| &*source.trace_id),
+            source_outer_idx: source.map(|source| source.outer_idx),
+            source_inner_idx: source.and_then(|source| source.inner_idx),
+            source_kind: source.map(|source| &*source.kind),
             credit_issued_ns: clock.epoch_ns(record.scheduled_ns),
             request_start_ns: clock.epoch_ns(record.start_ns),
             request_ack_ns: record.ack_ns.map(|ns| clock.epoch_ns(ns)),
@@ -208,7 +228,7 @@ impl<'a> Metadata<'a> {
             phase_kind: origin.phase_kind.as_str(),
             was_cancelled: record.was_cancelled,
             context_overflow_skip: false,
-            agent_depth: record.agent.map_or(0, |agent| agent.depth),
+            agent_depth: agent.map_or(0, |agent| agent.depth),
             root_correlation_id: record.root_correlation_id(ids.salt),
             url_index: record.url.as_ref().map(|sent_to| sent_to.index),
             url: record.url.as_ref().map(|sent_to| &*sent_to.url),

@@ -69,7 +69,7 @@ fn raw_line(record: &RequestRecord, clock: &RunClock, ids: &RecordIds) -> Value 
     line.insert("request_headers".into(), Value::Object(headers));
     line.insert("status".into(), json!(record.status));
     line.insert("responses".into(), Value::Array(responses));
-    if let Some(marker) = record.agent.and_then(|agent| agent.cache_bust) {
+    if let Some(marker) = record.agent.as_ref().and_then(|agent| agent.cache_bust) {
         line.insert("cache_bust_marker".into(), json!(marker.text()));
         line.insert("cache_bust_target".into(), json!(marker.target.as_str()));
     }

@@ -434,10 +434,9 @@ impl Player {
             turn: Some(SessionTurn { session: play.session, turn: due.turn }),
             woke_on_timer: true,
             agent: Some(AgentPlace {
-                depth: stream.session.agent_depth,
-                root_session,
                 ids_of_phase: Some(self.ids_of_phase),
                 cache_bust: marked.map(|(marker, _, _)| marker),
+                ..AgentPlace::of_trace(&stream.session, due.turn, root_session)
             }),
         };
         self.next_request += 1;

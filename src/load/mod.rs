@@ -479,13 +479,9 @@ fn agent_place(
     turn: Option<SessionTurn>,
 ) -> Option<crate::record::AgentPlace> {
     let trace = ctx.requests.get(dataset_index)?.trace.as_ref()?;
-    let session = turn?.session;
-    Some(crate::record::AgentPlace {
-        depth: trace.agent_depth,
-        root_session: session.saturating_sub(u64::from(trace.sessions_after_root)),
-        ids_of_phase: None,
-        cache_bust: None,
-    })
+    let turn = turn?;
+    let root_session = turn.session.saturating_sub(u64::from(trace.sessions_after_root));
+    Some(crate::record::AgentPlace::of_trace(trace, turn.turn, root_session))
 }
 
 impl Answer {

@@ -134,6 +134,7 @@ impl Session {
             run.counters.pacing_error.record_ns(fired_ns.saturating_sub(scheduled_ns));
             window.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).note(scheduled_ns, fired_ns);
             let place = prepared.trace.as_deref();
+            let turn = (dataset_index - self.first) as u32;
             let outgoing = Outgoing {
                 request_index,
                 dataset_index,
@@ -143,13 +144,10 @@ impl Session {
                 input_tokens: said.input_tokens,
                 max_tokens: prepared.max_tokens,
                 audio_seconds: prepared.audio_seconds,
-                turn: Some(SessionTurn { session: self.number, turn: (dataset_index - self.first) as u32 }),
+                turn: Some(SessionTurn { session: self.number, turn }),
                 woke_on_timer: true,
-                agent: place.map(|place| AgentPlace {
-                    depth: place.agent_depth,
-                    root_session: self.number.saturating_sub(u64::from(place.sessions_after_root)),
-                    ids_of_phase: None,
-                    cache_bust: None,
+                agent: place.map(|place| {
+                    AgentPlace::of_trace(place, turn, self.number.saturating_sub(u64::from(place.sessions_after_root)))
                 }),
             };
             // A failed turn leaves no answer in the history; the next one still goes, as in AIPerf.

@@ -7,6 +7,7 @@
 //! after it ended (none: it runs in the background). TraceLab traces are read into this shape.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 use serde_json::Value;
@@ -147,16 +148,31 @@ fn number(entry: &Record, key: &str) -> Result<f64> {
     }
 }
 
-/// A sub-agent's requests in time order, an inner `t` before the spawn read as relative to it
-/// (older captures), and when it ended: `duration_ms` after its spawn, else its last request's end.
-fn subagent_requests(subagent: &Subagent) -> (Vec<Request>, f64) {
-    let mut requests: Vec<Request> = subagent.requests.clone();
-    for request in &mut requests {
+/// A sub-agent entry of a trace, read for playing.
+struct Spawned<'a> {
+    /// Its item's place in the trace.
+    at: usize,
+    subagent: &'a Subagent,
+    /// Its requests in time order, and each one's place among the entry's (AIPerf's
+    /// `source_inner_idx`).
+    requests: Vec<Request>,
+    inner: Vec<u32>,
+    end_s: f64,
+}
+
+/// A sub-agent's requests in time order with each one's place among the entry's, an inner `t`
+/// before the spawn read as relative to it (older captures), and when it ended: `duration_ms`
+/// after its spawn, else its last request's end.
+fn subagent_requests(subagent: &Subagent) -> (Vec<Request>, Vec<u32>, f64) {
+    let mut placed: Vec<(u32, Request)> =
+        subagent.requests.iter().cloned().enumerate().map(|(at, r)| (at as u32, r)).collect();
+    for (_, request) in &mut placed {
         if request.t_s + JOIN_EPSILON_S < subagent.t_s {
             request.t_s += subagent.t_s;
         }
     }
-    requests.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
+    placed.sort_by(|a, b| a.1.t_s.total_cmp(&b.1.t_s).then(a.0.cmp(&b.0)));
+    let (inner, requests): (Vec<u32>, Vec<Request>) = placed.into_iter().unzip();
     let end_s = match subagent.duration_ms {
         Some(duration_ms) => subagent.t_s + (duration_ms / 1000.0).max(0.0),
         None => requests
@@ -164,7 +180,7 @@ fn subagent_requests(subagent: &Subagent) -> (Vec<Request>, f64) {
             .map(|request| request.t_s + request.api_time_s.unwrap_or(0.0).max(0.0))
             .fold(subagent.t_s, f64::max),
     };
-    (requests, end_s)
+    (requests, inner, end_s)
 }
 
 fn recorded(request: &Request) -> Recorded {
@@ -182,27 +198,30 @@ pub(super) fn tree(trace: &Trace, handling: &TraceHandling, tokenizer: &Tokenize
     if roots.is_empty() {
         return None;
     }
-    let subagents: Vec<(usize, &Subagent, Vec<Request>, f64)> = trace
+    let subagents: Vec<Spawned> = trace
         .items
         .iter()
         .enumerate()
         .filter_map(|(at, item)| if let Item::Subagent(subagent) = item { Some((at, subagent)) } else { None })
         .map(|(at, subagent)| {
-            let (requests, end_s) = subagent_requests(subagent);
-            (at, subagent, requests, end_s)
+            let (requests, inner, end_s) = subagent_requests(subagent);
+            Spawned { at, subagent, requests, inner, end_s }
         })
         .collect();
     let warp = handling.idle_gap_cap_s.map(|cap_s| {
         let root_starts = roots.iter().map(|(_, request)| request.t_s);
-        let inner_starts = subagents.iter().flat_map(|(_, _, requests, _)| requests.iter().map(|request| request.t_s));
+        let inner_starts = subagents.iter().flat_map(|spawned| spawned.requests.iter().map(|request| request.t_s));
         IdleGapWarp::new(root_starts.chain(inner_starts).collect(), cap_s)
     });
     let clock = |t_s: f64| warp.as_ref().map_or(t_s, |warp| warp.map(t_s));
     let mut prompts = TracePrompts::new(tokenizer, trace.block_size, &trace.id, seed);
     let root_requests: Vec<Request> = roots.iter().map(|(_, request)| (*request).clone()).collect();
     let root_timings = turn_timings(&root_requests.iter().map(recorded).collect::<Vec<_>>(), handling, warp.as_ref());
+    let mut root = TraceSession::root(&trace.id);
+    root.source_kind = Some(Arc::from("weka_main"));
+    root.source_items = roots.iter().map(|(at, _)| *at as u32).collect();
     let mut tree = vec![TraceConversation {
-        session: TraceSession::root(&trace.id),
+        session: root,
         turns: turns(&root_requests, &root_timings, &mut prompts, tokenizer, 0),
     }];
     let mut block_requests: Vec<BlockRequest> = roots
@@ -215,7 +234,7 @@ pub(super) fn tree(trace: &Trace, handling: &TraceHandling, tokenizer: &Tokenize
             hash_ids: &request.hash_ids,
         })
         .collect();
-    for (number, (at, subagent, requests, end_s)) in subagents.iter().enumerate() {
+    for (number, Spawned { at, subagent, requests, inner, end_s }) in subagents.iter().enumerate() {
         // Spawned after the last root turn before it; none before it: AIPerf drops it.
         let Some(spawned_after) = roots.iter().rposition(|(root_at, _)| root_at < at) else { continue };
         let joined_at = roots
@@ -231,6 +250,9 @@ pub(super) fn tree(trace: &Trace, handling: &TraceHandling, tokenizer: &Tokenize
         session.spawned_after_turn = Some(spawned_after as u32);
         session.joined_at_turn = joined_at.map(|turn| turn as u32);
         session.spawned_at_ms = (!handling.ignore_delays).then(|| clock(subagent.t_s) * 1000.0);
+        session.source_kind = Some(Arc::from("weka_subagent"));
+        session.source_items = vec![*at as u32; requests.len()];
+        session.source_inner_items = inner.clone();
         let spawner = &roots[spawned_after].1;
         session.spawned_in_flight = !handling.ignore_delays
             && spawner.api_time_s.is_some_and(|api_s| api_s > 0.0 && clock(subagent.t_s) < clock(spawner.t_s) + api_s);
