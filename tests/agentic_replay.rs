@@ -199,6 +199,13 @@ fn agentic_replay_primes_the_mid_flight_sessions_and_profiles_the_turns_from_eac
     assert_eq!(warmup_lines.iter().cloned().collect::<BTreeSet<_>>(), warmup_set);
     assert_eq!(warmup_lines.len(), 4);
     assert_eq!(run.summary("agentic")["warmup_metrics"]["request_count"]["avg"], 4.0);
+    // AIPerf synthesizes this warm-up rather than lists it: its lines carry no phase_index, the
+    // profiling phase is phase 0, and one listed phase writes no phase manifest.
+    let lines = raw_lines(&run, "agentic");
+    let (warm, measured): (Vec<&Value>, Vec<&Value>) = lines.iter().partition(|line| !profiled(line));
+    assert!(warm.iter().all(|line| line["metadata"].get("phase_index").is_none()), "{:?}", warm[0]);
+    assert!(measured.iter().all(|line| line["metadata"]["phase_index"] == 0), "{:?}", measured[0]);
+    assert!(!run.artifacts("agentic").join("phase_manifest.json").exists());
     assert!((0.085..0.3).contains(&warmup_s), "the warm-up spans its spread: {warmup_s} s");
 
     // Each record names its conversation as the trace does. The tree plays from the cuts are

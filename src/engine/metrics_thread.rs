@@ -82,15 +82,20 @@ pub(crate) fn record_processor(
     if plan.export.level.writes_records() && formats.jsonl {
         let writer = RecordsJsonlWriter::create(&artifact_dir.join(names.records()), clock)?
             .with_http_trace(plan.export.http_trace)
+            .listing_phases(plan.listed_phase_indices())
             .with_accuracy(accuracy);
         processor = processor.with_sink(Box::new(writer));
     }
     if plan.export.level.writes_records() && formats.parquet {
         let path = artifact_dir.join(names.records_parquet());
-        processor = processor.with_sink(Box::new(RecordsParquetWriter::create(&path, clock, plan.export.http_trace)?));
+        let writer = RecordsParquetWriter::create(&path, clock, plan.export.http_trace)?
+            .listing_phases(plan.listed_phase_indices());
+        processor = processor.with_sink(Box::new(writer));
     }
     if plan.export.level == ExportLevel::Raw {
-        processor = processor.with_sink(Box::new(RawJsonlWriter::create(&artifact_dir.join(names.raw()), clock)?));
+        let writer =
+            RawJsonlWriter::create(&artifact_dir.join(names.raw()), clock)?.listing_phases(plan.listed_phase_indices());
+        processor = processor.with_sink(Box::new(writer));
     }
     Ok(processor)
 }

@@ -51,6 +51,12 @@ impl RecordsJsonlWriter {
         self
     }
 
+    /// Each record's `phase_index` as AIPerf lists the phases (`Plan::listed_phase_indices`).
+    pub fn listing_phases(mut self, listed: Vec<Option<usize>>) -> Self {
+        self.ids = self.ids.listing_phases(listed);
+        self
+    }
+
     /// Each record's line carries its graded answer (a live grading sink runs just before).
     pub fn with_accuracy(mut self, accuracy: Option<crate::accuracy::AccuracyBlocks>) -> Self {
         self.accuracy = accuracy;
@@ -112,6 +118,9 @@ pub struct RecordIds {
     record_processor_id: String,
     /// The phase index of each profiling phase seen so far, in order.
     profiling_phases: Vec<usize>,
+    /// Each phase's index as AIPerf lists its phases (`Plan::listed_phase_indices`); None:
+    /// the run's own.
+    listed_phases: Option<Vec<Option<usize>>>,
 }
 
 impl RecordIds {
@@ -123,6 +132,22 @@ impl RecordIds {
             worker_id: short("worker"),
             record_processor_id: short("record_processor"),
             profiling_phases: Vec::new(),
+            listed_phases: None,
+        }
+    }
+
+    /// The records' `phase_index` as AIPerf lists the phases: `listed` by the run's index.
+    pub fn listing_phases(mut self, listed: Vec<Option<usize>>) -> Self {
+        self.listed_phases = Some(listed);
+        self
+    }
+
+    /// The record's phase as AIPerf lists it; None for a synthesized agentic warm-up.
+    fn phase_index(&self, record: &RequestRecord) -> Option<usize> {
+        let phase = record.origin.phase_index;
+        match &self.listed_phases {
+            Some(listed) => listed.get(phase).copied().unwrap_or(Some(phase)),
+            None => Some(phase),
         }
     }
 
@@ -177,7 +202,9 @@ pub(super) struct Metadata<'a> {
     pub(super) worker_id: &'a str,
     pub(super) record_processor_id: &'a str,
     pub(super) benchmark_phase: &'static str,
-    pub(super) phase_index: usize,
+    /// Left out of a synthesized agentic warm-up's line, as AIPerf leaves it out.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) phase_index: Option<usize>,
     /// Left out of a warm-up's line, as AIPerf leaves it out.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) profiling_index: Option<usize>,
@@ -222,7 +249,7 @@ impl<'a> Metadata<'a> {
             worker_id: record.worker_id.as_deref().unwrap_or(&ids.worker_id),
             record_processor_id: &ids.record_processor_id,
             benchmark_phase: origin.phase_kind.as_str(),
-            phase_index: origin.phase_index,
+            phase_index: ids.phase_index(record),
             profiling_index: ids.profiling_index(record),
             phase_name: &origin.phase_name,
             phase_kind: origin.phase_kind.as_str(),

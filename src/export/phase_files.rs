@@ -16,16 +16,23 @@ use crate::result::RunResult;
 pub const MANIFEST_FILE: &str = "phase_manifest.json";
 pub const PHASES_FOLDER: &str = "phases";
 
-/// The manifest and each phase's summaries into `dir`; nothing when the run measured one phase.
+/// The manifest and each phase's summaries into `dir`; nothing when the run measured one phase
+/// that AIPerf lists (a synthesized agentic warm-up is not one, nor indexed).
 pub fn write(result: &RunResult, dir: &Path) -> Result<()> {
-    if result.by_phase.len() < 2 {
+    let listed_indices = result.plan.listed_phase_indices();
+    let listed: Vec<(usize, &crate::result::PhaseMetrics)> = result
+        .by_phase
+        .iter()
+        .filter_map(|phase| listed_indices.get(phase.phase_index).copied().flatten().map(|index| (index, phase)))
+        .collect();
+    if listed.len() < 2 {
         return Ok(());
     }
     let names = ArtifactNames::new(result.plan.export.prefix.as_deref());
     let mut folders = Vec::new();
     let mut entries = Vec::new();
     let mut profiling_index = 0;
-    for phase in &result.by_phase {
+    for (listed_index, phase) in listed {
         let Some(summary) = result.phases.get(phase.phase_index) else { continue };
         let folder = folder_name(&summary.name, phase.phase_index, &folders);
         let relative = format!("{PHASES_FOLDER}/{folder}");
@@ -40,6 +47,7 @@ pub fn write(result: &RunResult, dir: &Path) -> Result<()> {
             profiling_index - 1
         });
         let facts = PhaseFacts {
+            phase_index: listed_index,
             name: &summary.name,
             kind: summary.kind,
             profiling_index: profiling,
@@ -55,7 +63,7 @@ pub fn write(result: &RunResult, dir: &Path) -> Result<()> {
         entry.insert("error_summary".into(), serde_json::to_value(&phase.error_summary)?);
         entry.insert("metrics_csv".into(), json!(format!("{relative}/{}", names.summary_csv())));
         entry.insert("metrics_json".into(), json!(format!("{relative}/{}", names.summary_json())));
-        entry.insert("phase_index".into(), json!(phase.phase_index));
+        entry.insert("phase_index".into(), json!(listed_index));
         entry.insert("phase_kind".into(), json!(summary.kind));
         entry.insert("phase_name".into(), json!(summary.name));
         entry.insert("profiling_index".into(), json!(profiling));

@@ -13,6 +13,8 @@ pub const FILE: &str = "server_metrics.json";
 
 /// What the manifest says of the phase, which the file repeats as its `phase`.
 pub struct PhaseFacts<'a> {
+    /// Its index as AIPerf lists the phases.
+    pub phase_index: usize,
     pub name: &'a str,
     pub kind: &'a str,
     pub profiling_index: Option<usize>,
@@ -62,7 +64,7 @@ pub fn document(
         "endpoints_successful": metrics.endpoints_successful,
         "error_summary": [],
         "phase": facts.kind,
-        "phase_index": phase.phase_index,
+        "phase_index": facts.phase_index,
         "phase_kind": facts.kind,
         "phase_name": facts.name,
         "phase_results": [],
@@ -74,7 +76,7 @@ pub fn document(
     }
     let own = json!({
         "end_ns": facts.end_ns,
-        "phase_index": phase.phase_index,
+        "phase_index": facts.phase_index,
         "phase_kind": facts.kind,
         "phase_name": facts.name,
         "profiling_index": facts.profiling_index,

@@ -27,6 +27,12 @@ impl RawJsonlWriter {
     pub fn create(path: &Path, clock: RunClock) -> Result<Self> {
         Ok(Self { file: JsonLinesFile::create(path)?, clock, ids: RecordIds::new(clock.epoch_ns(0)) })
     }
+
+    /// Each record's `phase_index` as AIPerf lists the phases (`Plan::listed_phase_indices`).
+    pub fn listing_phases(mut self, listed: Vec<Option<usize>>) -> Self {
+        self.ids = self.ids.listing_phases(listed);
+        self
+    }
 }
 
 impl RecordSink for RawJsonlWriter {

@@ -52,7 +52,7 @@ const METADATA_COLUMNS: &[(&str, DataType, bool)] = &[
     ("worker_id", DataType::Utf8, false),
     ("record_processor_id", DataType::Utf8, false),
     ("benchmark_phase", DataType::Utf8, false),
-    ("phase_index", DataType::UInt64, false),
+    ("phase_index", DataType::UInt64, true),
     ("profiling_index", DataType::UInt64, true),
     ("phase_name", DataType::Utf8, false),
     ("phase_kind", DataType::Utf8, false),
@@ -240,7 +240,7 @@ impl Rows {
         self.worker_id.append_value(m.worker_id);
         self.record_processor_id.append_value(m.record_processor_id);
         self.benchmark_phase.append_value(m.benchmark_phase);
-        self.phase_index.append_value(m.phase_index as u64);
+        self.phase_index.append_option(m.phase_index.map(|index| index as u64));
         self.profiling_index.append_option(m.profiling_index.map(|index| index as u64));
         self.phase_name.append_value(m.phase_name);
         self.phase_kind.append_value(m.phase_kind);
@@ -351,6 +351,12 @@ impl RecordsParquetWriter {
             slots,
             column_of,
         })
+    }
+
+    /// Each record's `phase_index` as AIPerf lists the phases (`Plan::listed_phase_indices`).
+    pub fn listing_phases(mut self, listed: Vec<Option<usize>>) -> Self {
+        self.ids = self.ids.listing_phases(listed);
+        self
     }
 
     fn push_metrics(&mut self, metrics: &RecordMetrics, good: Option<bool>) -> Result<()> {

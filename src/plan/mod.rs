@@ -134,6 +134,19 @@ pub struct Plan {
 }
 
 impl Plan {
+    /// Each phase's index as AIPerf lists its phases: a synthesized agentic warm-up has none,
+    /// and the others count without it.
+    pub fn listed_phase_indices(&self) -> Vec<Option<usize>> {
+        let mut listed = 0;
+        let index = |phase: &Phase| {
+            (!phase.is_synthesized_warmup()).then(|| {
+                listed += 1;
+                listed - 1
+            })
+        };
+        self.phases.iter().map(index).collect()
+    }
+
     /// A run of `phases` with the builtin tokenizer, default exports and collectors, no SLOs or
     /// thresholds, tokens counted by the client, and the default pre-flight check.
     pub fn new(

@@ -214,6 +214,14 @@ pub struct Phase {
 }
 
 impl Phase {
+    /// AIPerf's agentic warm-up (an agentic replay's priming stage), which AIPerf synthesizes
+    /// rather than lists as a phase: its records carry no `phase_index`, and the phases after
+    /// it count from 0.
+    pub fn is_synthesized_warmup(&self) -> bool {
+        self.kind == PhaseKind::Warmup
+            && matches!(&self.mode, LoadMode::AgenticReplay(replay) if replay.stage == super::ReplayStage::Priming)
+    }
+
     /// The most requests a phase of single requests sends: its `requests` or its `sessions`
     /// (each request a session of its own), whichever is lower.
     pub fn single_request_limit(&self) -> Option<u64> {
