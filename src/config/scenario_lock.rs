@@ -133,12 +133,13 @@ fn lock_phases(whole: &mut Value, conflicts: &mut Vec<Conflict>) {
         } else {
             set_path(whole, &path("timing_mode"), json!("agentic_replay"));
         }
-        match phase.get("duration").and_then(Value::as_f64) {
+        match phase.get("duration").filter(|duration| !duration.is_null()) {
             None => set_path(whole, &path("duration"), json!(DEFAULT_DURATION_S)),
-            Some(duration_s) if duration_s < MIN_DURATION_S => {
-                conflicts.push(Conflict::new("--benchmark-duration", duration_s, format!(">= {MIN_DURATION_S} s")))
+            Some(duration) => {
+                if let Some(duration_s) = duration.as_f64().filter(|seconds| *seconds < MIN_DURATION_S) {
+                    conflicts.push(Conflict::new("--benchmark-duration", duration_s, format!(">= {MIN_DURATION_S} s")));
+                }
             }
-            Some(_) => {}
         }
         for (field, default) in [("trajectory_start_min_ratio", 0.0), ("trajectory_start_max_ratio", 1.0)] {
             if phase.get(field).is_none_or(Value::is_null) {
