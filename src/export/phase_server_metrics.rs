@@ -8,6 +8,7 @@ use super::server_metrics_json::series_json;
 use crate::result::RunResult;
 use crate::server_metrics::ServerMetricsResult;
 use crate::server_metrics::aggregate::PhaseServerMetrics;
+use crate::server_metrics::urls::host_port;
 
 pub const FILE: &str = "server_metrics.json";
 
@@ -53,7 +54,7 @@ pub fn document(
             }
         }
         let summary = json!({ "endpoint_url": url, "info": info, "metrics": families });
-        endpoints.insert(host_and_port(url).to_string(), summary);
+        endpoints.insert(host_port(url).to_string(), summary);
     }
     let (start_ns, end_ns) = phase.scrapes_ns.unwrap_or((facts.start_ns, facts.end_ns));
     let mut data = json!({
@@ -86,12 +87,6 @@ pub fn document(
     sorted(json!({ "data": data, "phase": own, "schema_version": 1, "warnings": [] }))
 }
 
-/// `http://10.0.0.5:8000/metrics` → `10.0.0.5:8000`, AIPerf's key of an endpoint.
-fn host_and_port(url: &str) -> &str {
-    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
-    rest.split('/').next().unwrap_or(rest)
-}
-
 /// `value` with every object's keys sorted, as AIPerf's `sort_keys` writes them.
 fn sorted(value: Value) -> Value {
     match value {
@@ -110,10 +105,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn endpoints_are_keyed_by_host_and_port_and_keys_come_sorted() {
-        assert_eq!(host_and_port("http://127.0.0.1:8911/metrics"), "127.0.0.1:8911");
-        assert_eq!(host_and_port("https://gpu-7:9400/"), "gpu-7:9400");
-        assert_eq!(host_and_port("node:80"), "node:80");
+    fn keys_come_sorted_at_every_level() {
         let keys = |value: &Value| value.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
         let value = sorted(json!({ "b": 1, "a": { "z": 1, "y": [{ "d": 1, "c": 2 }] } }));
         assert_eq!(keys(&value), ["a", "b"]);
