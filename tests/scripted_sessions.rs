@@ -109,6 +109,9 @@ run(#{{ name: "agent", endpoint: target, preflight: false, server_metrics: #{{ e
     for record in records.iter().filter(|r| r["metadata"]["turn_index"].as_u64() < Some(3)) {
         let output_tokens = record["metrics"]["output_sequence_length"]["value"].as_u64();
         assert!(output_tokens > Some(0), "a tool call's name and arguments are output tokens: {record}");
+        // The mock streams a call as it decodes it, a token every `itl` (1 ms), not at once.
+        let itl_ms = record["metrics"]["inter_token_latency"]["value"].as_f64().unwrap_or(0.0);
+        assert!(itl_ms >= 0.5, "a tool call's pieces come a token apart: {record}");
     }
 }
 

@@ -34,11 +34,26 @@ pub struct TokenStream {
     include_usage: bool,
     opening_sent: bool,
     timer: Option<Pin<Box<Sleep>>>,
+    /// Each token's events when they are not the writer's text tokens (a tool call's).
+    token_events: Option<Vec<String>>,
 }
 
 impl TokenStream {
     pub fn new(generation: Generation, writer: ResponseWriter, include_usage: bool) -> Self {
-        Self { generation: Some(generation), writer, include_usage, opening_sent: false, timer: None }
+        Self {
+            generation: Some(generation),
+            writer,
+            include_usage,
+            opening_sent: false,
+            timer: None,
+            token_events: None,
+        }
+    }
+
+    /// A stream that sends `token_events[i]` for token `i` (one entry per output token).
+    pub fn with_token_events(mut self, token_events: Vec<String>) -> Self {
+        self.token_events = Some(token_events);
+        self
     }
 
     fn poll_next_events(&mut self, cx: &mut Context<'_>) -> Poll<Option<Bytes>> {
@@ -58,7 +73,12 @@ impl TokenStream {
                 let output_tokens = generation.job().output_tokens;
                 events.reserve(due_count as usize * 160);
                 for index in first_index..first_index + due_count {
-                    self.writer.push_token(&mut events, index, output_tokens);
+                    match &self.token_events {
+                        Some(token_events) => {
+                            events.push_str(token_events.get(index as usize).map_or("", String::as_str))
+                        }
+                        None => self.writer.push_token(&mut events, index, output_tokens),
+                    }
                 }
                 generation.emit(due_count, now);
                 if generation.is_complete() {

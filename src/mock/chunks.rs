@@ -177,11 +177,10 @@ impl ResponseWriter {
 }
 
 impl ResponseWriter {
-    /// A chat answer that calls tool `name` (`tool_calls.rs`): its SSE events, the usage
-    /// chunk included when `usage` is given.
-    pub fn tool_call_stream(&self, name: &str, step: u64, usage: Option<Usage>) -> String {
-        let usage_json = usage.map(usage_json);
-        super::tool_calls::streamed(&self.chunk_head, name, step, usage_json.as_deref())
+    /// A streamed chat answer that calls tool `name` (`tool_calls.rs`): its events, one entry
+    /// per output token of `tokens`.
+    pub fn tool_call_events(&self, name: &str, step: u64, tokens: u64) -> Vec<String> {
+        super::tool_calls::token_events(&self.chunk_head, name, step, tokens)
     }
 
     /// The same answer as one JSON body.

@@ -88,13 +88,14 @@ pub async fn serve(state: Arc<MockState>, endpoint: Endpoint, request: Request<I
         .with_root_metrics(generation.spec_decode().map(|run| run.metrics_json()));
     if let Some(name) = tool_call {
         stats.tool_calls.fetch_add(1, Relaxed);
+        if parsed.stream {
+            let events = writer.tool_call_events(name, tool_step, output_tokens);
+            let stream = TokenStream::new(generation, writer, parsed.include_usage).with_token_events(events);
+            return event_stream(stream);
+        }
         generation.run_to_end().await;
         drop(generation);
         let usage = Usage { prompt_tokens, completion_tokens: output_tokens, prompt_cache };
-        if parsed.stream {
-            let text = writer.tool_call_stream(name, tool_step, parsed.include_usage.then_some(usage));
-            return reply::with_body(StatusCode::OK, "text/event-stream", MockBody::whole(text));
-        }
         return reply::json(StatusCode::OK, writer.tool_call_body(name, tool_step, usage));
     }
     if let Some(answer) = answer {
@@ -104,13 +105,7 @@ pub async fn serve(state: Arc<MockState>, endpoint: Endpoint, request: Request<I
         return super::answers::respond(&writer, &answer, parsed.stream, parsed.include_usage, usage);
     }
     if parsed.stream {
-        let mut response = reply::with_body(
-            StatusCode::OK,
-            "text/event-stream",
-            MockBody::Tokens(Box::new(TokenStream::new(generation, writer, parsed.include_usage))),
-        );
-        response.headers_mut().insert(http::header::CACHE_CONTROL, http::HeaderValue::from_static("no-cache"));
-        return response;
+        return event_stream(TokenStream::new(generation, writer, parsed.include_usage));
     }
     generation.run_to_end().await;
     drop(generation);
@@ -120,6 +115,13 @@ pub async fn serve(state: Arc<MockState>, endpoint: Endpoint, request: Request<I
 
 /// The prefix cache's part in a prompt: looked up (and counted) when the prompt was keyed,
 /// nothing read or written when the request asked for no caching, `None` without a cache.
+/// A streamed answer: `stream`'s events as they come due.
+fn event_stream(stream: TokenStream) -> Response<MockBody> {
+    let mut response = reply::with_body(StatusCode::OK, "text/event-stream", MockBody::Tokens(Box::new(stream)));
+    response.headers_mut().insert(http::header::CACHE_CONTROL, http::HeaderValue::from_static("no-cache"));
+    response
+}
+
 fn use_prefix_cache(state: &MockState, stats: &ModelStats, prompt: PromptTokens) -> Option<PromptCacheUse> {
     let cache = state.prefix_cache.as_ref()?;
     let Some(keys) = prompt.block_keys else {

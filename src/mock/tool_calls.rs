@@ -2,8 +2,6 @@
 //! while its history holds fewer `tool` results than its depth, and with text after, so an
 //! agent loop against the mock ends after a known number of turns.
 
-use std::fmt::Write;
-
 use serde::Deserialize;
 
 use super::words;
@@ -87,33 +85,49 @@ pub fn call_tokens(tokenizer: &Tokenizer, name: &str, step: u64) -> u64 {
     (tokenizer.count(&format!("{name}{}", arguments(step))) as u64).max(1)
 }
 
-/// The streamed answer: the opening chunk, the call's name and id, its arguments in two pieces,
-/// the `tool_calls` finish, the usage chunk when asked, and `[DONE]`.
-pub fn streamed(chunk_head: &str, name: &str, step: u64, usage_json: Option<&str>) -> String {
+/// The streamed call's events, one entry per output token (`tokens`, at least 1), so the
+/// stream paces them as it paces text tokens: the first token's event names the call (its id
+/// and name), the others carry the arguments in pieces, and the last is followed by the
+/// `tool_calls` finish, as a server streams a call while it decodes it. An entry may be empty
+/// (the arguments are shorter than the tokens left); its token then sends nothing.
+pub fn token_events(chunk_head: &str, name: &str, step: u64, tokens: u64) -> Vec<String> {
     let (id, arguments) = call_id_and_arguments(step);
-    let half = arguments.len() / 2;
-    let split = (half..arguments.len()).find(|&at| arguments.is_char_boundary(at) && !arguments[..at].ends_with('\\'));
-    let (first, second) = arguments.split_at(split.unwrap_or(arguments.len()));
-    let mut out = String::new();
-    let mut event = |choices: &str| {
-        let _ = write!(out, "data: {chunk_head}{choices}}}\n\n");
+    let event = |choices: &str| format!("data: {chunk_head}{choices}}}\n\n");
+    let piece = |text: &str| {
+        event(&format!(
+            r#"[{{"index":0,"delta":{{"tool_calls":[{{"index":0,"function":{{"arguments":"{text}"}}}}]}},"finish_reason":null}}]"#
+        ))
     };
-    event(r#"[{"index":0,"delta":{"role":"assistant","content":null},"finish_reason":null}]"#);
-    event(&format!(
+    let mut events = vec![event(&format!(
         r#"[{{"index":0,"delta":{{"tool_calls":[{{"index":0,"id":"{id}","type":"function","function":{{"name":{},"arguments":""}}}}]}},"finish_reason":null}}]"#,
         json_string(name)
-    ));
-    for piece in [first, second] {
-        event(&format!(
-            r#"[{{"index":0,"delta":{{"tool_calls":[{{"index":0,"function":{{"arguments":"{piece}"}}}}]}},"finish_reason":null}}]"#
-        ));
+    ))];
+    if tokens <= 1 {
+        events[0].push_str(&piece(&arguments));
+    } else {
+        let pieces = pieces(&arguments, (tokens - 1) as usize);
+        events.extend(pieces.into_iter().map(|text| if text.is_empty() { String::new() } else { piece(text) }));
     }
-    event(r#"[{"index":0,"delta":{},"finish_reason":"tool_calls"}]"#);
-    if let Some(usage_json) = usage_json {
-        event(&format!(r#"[],"usage":{usage_json}"#));
+    if let Some(last) = events.last_mut() {
+        last.push_str(&event(r#"[{"index":0,"delta":{},"finish_reason":"tool_calls"}]"#));
     }
-    out.push_str("data: [DONE]\n\n");
-    out
+    events
+}
+
+/// `text` (JSON string content) cut into `count` pieces of about equal length, never inside a
+/// character or right after a backslash (an escape stays whole); some may be empty.
+fn pieces(text: &str, count: usize) -> Vec<&str> {
+    let mut pieces = Vec::with_capacity(count);
+    let mut start = 0;
+    for piece in 1..=count {
+        let target = (text.len() * piece / count).max(start);
+        let end = (target..text.len())
+            .find(|&at| text.is_char_boundary(at) && !text[..at].ends_with('\\'))
+            .unwrap_or(text.len());
+        pieces.push(&text[start..end]);
+        start = end;
+    }
+    pieces
 }
 
 /// The whole (non-streamed) answer's choice.
@@ -153,24 +167,47 @@ mod tests {
         assert!(tool_turn(br#"{"messages":[{"role":"user","content":"q"}]}"#).is_none());
     }
 
-    #[test]
-    fn the_streamed_call_is_openai_json_whose_pieces_join_to_the_arguments() {
+    /// The events of a streamed call, one list per token.
+    fn events_by_token(tokens: u64) -> Vec<Vec<Value>> {
         let head = r#"{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":"#;
-        let text = streamed(head, "search", 1, None);
-        let events: Vec<Value> = text
-            .split("\n\n")
-            .filter_map(|event| event.strip_prefix("data: "))
-            .filter(|data| *data != "[DONE]")
-            .map(|data| serde_json::from_str(data).unwrap())
-            .collect();
+        let events = token_events(head, "search", 1, tokens);
+        assert_eq!(events.len() as u64, tokens.max(1), "one entry per token");
+        let parse = |text: &String| -> Vec<Value> {
+            text.split("\n\n")
+                .filter_map(|event| event.strip_prefix("data: "))
+                .map(|data| serde_json::from_str(data).unwrap())
+                .collect()
+        };
+        events.iter().map(parse).collect()
+    }
+
+    fn arguments_of(events: &[Vec<Value>]) -> Value {
         let arguments: String = events
             .iter()
+            .flatten()
             .filter_map(|event| event["choices"][0]["delta"]["tool_calls"][0]["function"]["arguments"].as_str())
             .collect();
-        let parsed: Value = serde_json::from_str(&arguments).unwrap();
-        assert_eq!(parsed["step"], 1);
-        assert_eq!(events[1]["choices"][0]["delta"]["tool_calls"][0]["id"], "call_1");
-        assert_eq!(events.last().unwrap()["choices"][0]["finish_reason"], "tool_calls");
+        serde_json::from_str(&arguments).unwrap()
+    }
+
+    #[test]
+    fn the_streamed_call_is_openai_json_spread_over_its_tokens() {
+        let events = events_by_token(8);
+        assert_eq!(events[0][0]["choices"][0]["delta"]["tool_calls"][0]["id"], "call_1");
+        assert_eq!(events[0][0]["choices"][0]["delta"]["tool_calls"][0]["function"]["name"], "search");
+        let pieces = events[1..].iter().filter(|token| !token.is_empty()).count();
+        assert_eq!(pieces, 7, "each later token carries a piece of the arguments");
+        assert_eq!(arguments_of(&events)["step"], 1);
+        let last = events.last().unwrap().last().unwrap();
+        assert_eq!(last["choices"][0]["finish_reason"], "tool_calls");
+        // More tokens than characters: some tokens send nothing, the last the finish.
+        let events = events_by_token(200);
+        assert_eq!(arguments_of(&events)["step"], 1);
+        assert!(events[1..].iter().any(Vec::is_empty));
+        assert_eq!(events[199].last().unwrap()["choices"][0]["finish_reason"], "tool_calls");
+        // One token: the name, the arguments and the finish at once.
+        let events = events_by_token(1);
+        assert_eq!((events[0].len(), arguments_of(&events)["step"].clone()), (3, Value::from(1)));
         let whole: Value = serde_json::from_str(&whole_choice("search", 0)).unwrap();
         assert_eq!(whole["message"]["tool_calls"][0]["function"]["name"], "search");
         // Its usage counts what the client counts: the name, then the arguments as sent.
