@@ -113,8 +113,6 @@ pub async fn serve(state: Arc<MockState>, endpoint: Endpoint, request: Request<I
     reply::json(StatusCode::OK, writer.whole_response(&words::output_text(output_tokens), usage))
 }
 
-/// The prefix cache's part in a prompt: looked up (and counted) when the prompt was keyed,
-/// nothing read or written when the request asked for no caching, `None` without a cache.
 /// A streamed answer: `stream`'s events as they come due.
 fn event_stream(stream: TokenStream) -> Response<MockBody> {
     let mut response = reply::with_body(StatusCode::OK, "text/event-stream", MockBody::Tokens(Box::new(stream)));
@@ -122,6 +120,8 @@ fn event_stream(stream: TokenStream) -> Response<MockBody> {
     response
 }
 
+/// The prefix cache's part in a prompt: looked up (and counted) when the prompt was keyed,
+/// nothing read or written when the request asked for no caching, `None` without a cache.
 fn use_prefix_cache(state: &MockState, stats: &ModelStats, prompt: PromptTokens) -> Option<PromptCacheUse> {
     let cache = state.prefix_cache.as_ref()?;
     let Some(keys) = prompt.block_keys else {
