@@ -30,6 +30,18 @@ pub const CPU_SATURATION_SHARE: f64 = 0.9;
 /// this many durations are over it (from 100 durations on, a p99 over the limit means that).
 pub const LATE_DURATIONS_FOR_A_VERDICT: u64 = 2;
 
+/// The dispatch delay p99 over which `phase`'s client was late. A scripted session's step is
+/// handed from its script worker's thread to the runtime's, whose worker that thread wakes to
+/// send it: a wake-up across threads, as a timer's is, so it is judged by the timer's limit. On
+/// a VM an idle core can take milliseconds to wake (the RAG pipeline scenario, 8 sessions at 8 %
+/// CPU, showed p99s of 1.3–2.8 ms), which says nothing about a client with cores to spare.
+fn dispatch_delay_limit_ms(phase: &Phase) -> f64 {
+    match phase.mode {
+        LoadMode::Scripted { .. } => TIMER_WAKE_LATENESS_P99_LIMIT_MS,
+        _ => DISPATCH_DELAY_P99_LIMIT_MS,
+    }
+}
+
 /// The p99 of `durations` in ms when it is over `limit_ms` and enough of them are.
 fn p99_over(durations: &DurationHistogram, limit_ms: f64) -> Option<f64> {
     durations
@@ -156,7 +168,8 @@ pub fn assess(
     }
     let held_back = name_limits(&check);
     let pacing_p99_ms = check.pacing_error_p99_ms.unwrap_or(0.0);
-    if let Some(dispatch_p99_ms) = p99_over(&counters.dispatch_delay, DISPATCH_DELAY_P99_LIMIT_MS) {
+    let dispatch_limit_ms = dispatch_delay_limit_ms(phase);
+    if let Some(dispatch_p99_ms) = p99_over(&counters.dispatch_delay, dispatch_limit_ms) {
         let prefill_cap = match &phase.mode {
             LoadMode::Concurrency { prefill_concurrency: Some(n), .. } => Some(*n as u64),
             // A ramped cap holds requests back below its final places too.
@@ -181,7 +194,7 @@ pub fn assess(
         } else {
             check.client_bound = true;
             check.warnings.push(format!(
-                "the client sent requests late: dispatch delay p99 {dispatch_p99_ms:.2} ms (limit {DISPATCH_DELAY_P99_LIMIT_MS} ms){}",
+                "the client sent requests late: dispatch delay p99 {dispatch_p99_ms:.2} ms (limit {dispatch_limit_ms} ms){}",
                 runtime_wait_hint(&check, pacing_p99_ms)
             ));
         }
@@ -548,6 +561,29 @@ mod tests {
         assert!(!assess(&concurrency_phase(), &counters, None, 0, 1_000_000_000, 64).client_bound);
         counters.dispatch_delay.record_ns(3_000_000);
         assert!(assess(&concurrency_phase(), &counters, None, 0, 1_000_000_000, 64).client_bound);
+    }
+
+    #[test]
+    fn a_scripted_step_handed_across_threads_is_judged_like_a_timers_wake_up() {
+        let scripted = Phase {
+            name: "agents".into(),
+            mode: LoadMode::Scripted { users: 8, session: "rag".into(), seed: 0 },
+            ..rate_phase(None)
+        };
+        let late = |ms: u64| {
+            let counters = PhaseCounters::default();
+            (0..100).for_each(|_| counters.dispatch_delay.record_ns(ms * 1_000_000));
+            (
+                assess(&scripted, &counters, None, 0, 1_000_000_000, 64),
+                assess(&concurrency_phase(), &counters, None, 0, 1_000_000_000, 64),
+            )
+        };
+        let (scripted_3ms, plain_3ms) = late(3);
+        assert!(!scripted_3ms.client_bound && scripted_3ms.warnings.is_empty(), "{scripted_3ms:?}");
+        assert!(plain_3ms.client_bound, "a plain user's immediate send keeps the 2 ms limit: {plain_3ms:?}");
+        let (scripted_12ms, _) = late(12);
+        assert!(scripted_12ms.client_bound, "{scripted_12ms:?}");
+        assert!(scripted_12ms.warnings[0].ends_with("(limit 10 ms)"), "{:?}", scripted_12ms.warnings);
     }
 
     #[test]
