@@ -587,6 +587,7 @@ pub(crate) fn write_console(result: &RunResult, artifact_dir: &std::path::Path) 
         console.push_str(&ui::table::render_trace_timing(result));
     }
     console.push_str(&ui::scripted_sessions::render(result));
+    console.push_str(&ui::branch_stats::render(result));
     console.push_str(&ui::adaptive_scale::render(result));
     console.push_str(&ui::gpu_table::render(result));
     console.push_str(&ui::accuracy_table::render(result));

@@ -284,6 +284,25 @@ fn agentic_replay_primes_the_mid_flight_sessions_and_profiles_the_turns_from_eac
     let summary = run.summary("agentic");
     let count = summary["request_count"]["avg"].as_f64().unwrap_or_default();
     assert_eq!(count as usize, profiling.len(), "every profiling request recorded: {summary}");
+
+    // AIPerf's branch counters, the profiling phase's: s1 and s2 mid-flight at the cuts, s3 and
+    // s3a spawned in the first plays; every sub-agent whose last turn was answered completed,
+    // the others truncated by the phase's end; r1 waited for s1 at its turn 3.
+    let stats = &summary["branch_stats"];
+    let count_of = |key: &str| stats[key].as_u64().unwrap_or_else(|| panic!("{key} in {stats}"));
+    let last_turns = [("s1", 3), ("s2", 1), ("s3", 1), ("s3a", 0)];
+    let finished = profiling.iter().filter(|s| last_turns.contains(&(s.conversation.as_str(), s.turn))).count();
+    assert_eq!(count_of("children_completed"), finished as u64, "{stats}");
+    assert_eq!(count_of("children_errored"), 0);
+    assert!(count_of("children_spawned") >= 4, "{stats}");
+    // A sub-agent the phase's end kept from sending is truncated without having been spawned.
+    assert!(count_of("children_completed") <= count_of("children_spawned"), "{stats}");
+    assert!(count_of("children_spawned") <= count_of("children_completed") + count_of("children_truncated"));
+    assert!(count_of("parents_suspended") >= 1 && count_of("parents_resumed") >= 1, "{stats}");
+    assert_eq!(count_of("parents_suspended"), count_of("parents_resumed") + count_of("joins_suppressed"));
+    let phases = summary["phases"].as_array().expect("phases");
+    assert!(phases[0].get("branch_stats").is_none(), "the warm-up's are not AIPerf's");
+    assert_eq!(&phases[1]["branch_stats"], stats, "the profiling phase's");
 }
 
 #[test]
@@ -330,6 +349,16 @@ fn sub_agents_spawned_together_keep_their_offsets_from_the_first_of_them() {
     let root_0_end = find(&profiled, "root", 0).ns("request_end_ns");
     assert_gap_ms("the branch's first sub-agent", start("a") - root_0_end, 0);
     assert_gap_ms("its sibling, from the branch's start", start("b") - start("a"), 100);
+    // AIPerf's branch counters: both sub-agents spawned and answered, `b` after its offset.
+    let expected_stats = serde_json::json!({
+        "children_spawned": 2, "children_completed": 2, "children_errored": 0, "children_truncated": 0,
+        "children_delayed": 1, "parents_suspended": 0, "parents_resumed": 0,
+        "parents_failed_due_to_child_error": 0, "joins_suppressed": 0, "graphs_admitted": 0,
+        "graphs_completed_to_end": 0
+    });
+    assert_eq!(run.summary("branch")["branch_stats"], expected_stats);
+    let line = "Sub-agents (agentic_replay): 2 spawned (1 waited their offset), 2 completed, 0 failed";
+    assert!(run.stdout().contains(line), "{}", run.stdout());
 }
 
 #[test]

@@ -162,6 +162,23 @@ fn a_scenario_run_holds_to_its_invariants_and_says_whether_it_is_a_valid_submiss
     .expect("JSON");
     let expected = serde_json::json!({ "scenario": "inferencex-agentx-mvp", "submission_valid": false, "submission_invalid_reasons": ["unsafe_override"] });
     assert_eq!(summary["metadata"], expected);
+    // AIPerf's branch counters of the profiling phase, its eleven keys in its order.
+    let keys: Vec<&str> =
+        summary["branch_stats"].as_object().expect("branch_stats").keys().map(String::as_str).collect();
+    let aiperf_keys = [
+        "children_spawned",
+        "children_completed",
+        "children_errored",
+        "children_truncated",
+        "children_delayed",
+        "parents_suspended",
+        "parents_resumed",
+        "parents_failed_due_to_child_error",
+        "joins_suppressed",
+        "graphs_admitted",
+        "graphs_completed_to_end",
+    ];
+    assert_eq!(keys, aiperf_keys);
     // What the scenario fills in: every request streamed with ignore_eos, replayed as agents.
     let inputs: Value =
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("out/inputs.json")).expect("inputs"))

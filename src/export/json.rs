@@ -1,13 +1,15 @@
 //! profile_export_aiperf.json: the run's summary (schema 1.4): provenance, one stats block
 //! per metric, the plan as `input_config` (in AIPerf's shape: `input_config.rs`),
 //! `run_info` (with the scenario libraries the run used), the error summary, the metrics of each url when the endpoint has several
-//! (`by_url`, this project's own key), the times and the warm-up's metrics.
+//! (`by_url`, this project's own key), the times, an agentic replay's `branch_stats` and the
+//! warm-up's metrics.
 
 use std::path::Path;
 
 use anyhow::{Context, Result};
 use serde_json::{Map, Value, json};
 
+use crate::agents::replay::BranchStats;
 use crate::result::RunResult;
 
 pub const SCHEMA_VERSION: &str = "1.4";
@@ -90,6 +92,9 @@ pub fn summary_json(result: &RunResult) -> Result<Value> {
     }
     doc.insert("start_time".into(), json!(result.start_time));
     doc.insert("end_time".into(), json!(result.end_time));
+    if let Some(stats) = branch_stats(result) {
+        doc.insert("branch_stats".into(), serde_json::to_value(stats).context("cannot encode the branch stats")?);
+    }
     if !result.warmup_metrics.is_empty() {
         doc.insert("warmup_metrics".into(), stats_blocks(&result.warmup_metrics));
     }
@@ -98,6 +103,13 @@ pub fn summary_json(result: &RunResult) -> Result<Value> {
         doc.insert("metadata".into(), metadata);
     }
     Ok(Value::Object(doc))
+}
+
+/// AIPerf's `branch_stats`: the counts of the measured phases that have them (an agentic
+/// replay's profiling phase), summed; None for a run without.
+fn branch_stats(result: &RunResult) -> Option<BranchStats> {
+    let measured = result.phases.iter().filter(|phase| phase.results);
+    measured.filter_map(|phase| phase.branch_stats).reduce(|one, other| one + other)
 }
 
 /// One stats block per metric, keyed by tag (AIPerf's `warmup_metrics`).

@@ -16,7 +16,7 @@ use tokio::task::JoinSet;
 
 use super::history::{Conversation, NextTurn};
 use super::{Answer, Limits, LoadContext, Outgoing, PhaseDeadlines, PhaseRun, SendWindow, request_ids, send_through};
-use crate::agents::replay::{self, Lane, Step, Tree, TreeMarker, TreeRun, priming_schedule};
+use crate::agents::replay::{self, BranchStats, Lane, Step, Tree, TreeMarker, TreeRun, priming_schedule};
 use crate::dataset::requests::PreparedRequest;
 use crate::plan::{AgenticReplay, CacheBustTarget, ReplayStage};
 use crate::record::{AgentPlace, RequestRecord, SessionTurn};
@@ -60,6 +60,7 @@ pub(super) async fn run(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, replay: &Agen
         sequence: 0,
         ids_of_phase,
         cache_bust: replay.cache_bust,
+        branch_stats: BranchStats::default(),
     };
     match replay.stage {
         ReplayStage::Priming => {
@@ -71,7 +72,10 @@ pub(super) async fn run(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, replay: &Agen
                 player.press(&lanes, replay, seconds).await;
             }
         }
-        ReplayStage::Profiling => player.profile(&lanes, replay).await,
+        ReplayStage::Profiling => {
+            player.profile(&lanes, replay).await;
+            let _ = player.run.counters.branch_stats.set(player.branch_stats.settled());
+        }
     }
     player.window
 }
@@ -136,7 +140,22 @@ struct Ended {
     stream: usize,
     turn: u32,
     said: NextTurn,
-    answer: Result<Answer, String>,
+    answer: Result<Answer, Unanswered>,
+}
+
+/// Why a turn has no answer.
+enum Unanswered {
+    Failed(String),
+    CutOff,
+}
+
+impl std::fmt::Display for Unanswered {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unanswered::Failed(why) => f.write_str(why),
+            Unanswered::CutOff => f.write_str("cut off"),
+        }
+    }
 }
 
 enum Event {
@@ -168,6 +187,8 @@ struct Player {
     /// The phase whose session numbering the correlation ids follow: the profiling phase's.
     ids_of_phase: usize,
     cache_bust: Option<CacheBustTarget>,
+    /// What the phase's sub-agents and joins did (AIPerf's `branch_stats`).
+    branch_stats: BranchStats,
 }
 
 impl Player {
@@ -261,6 +282,7 @@ impl Player {
         let handoff = self.ctx.replay_handoff.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).take();
         if let Some(handoff) = handoff.filter(|handoff| handoff.lanes.len() == lanes.len()) {
             self.lanes = handoff.lanes;
+            self.seed_branch_stats();
             self.next_root = handoff.next_root;
             self.next_session = handoff.next_session;
             let mut due = handoff.due;
@@ -280,7 +302,15 @@ impl Player {
                 self.queue(index, step, now_ns);
             }
         }
+        self.seed_branch_stats();
         self.play().await;
+    }
+
+    /// Count the sub-agents mid-flight and the parents waiting on them as profiling starts.
+    fn seed_branch_stats(&mut self) {
+        for lane in &mut self.lanes {
+            lane.run.seed(&self.trees[lane.tree], &mut self.branch_stats);
+        }
     }
 
     /// A lane playing `tree`, a session for each of its conversations, and its marker.
@@ -450,7 +480,7 @@ impl Player {
         });
         if self.manner.follow {
             let lane = &mut self.lanes[due.lane];
-            let steps = lane.run.sent(&self.trees[lane.tree], due.stream, due.turn);
+            let steps = lane.run.sent(&self.trees[lane.tree], due.stream, due.turn, &mut self.branch_stats);
             steps.into_iter().for_each(|step| self.queue(due.lane, step, now_ns));
         }
     }
@@ -460,14 +490,22 @@ impl Player {
     fn ended(&mut self, ended: Ended) {
         self.abort_on_failed_warm_up(&ended);
         let lane = &mut self.lanes[ended.lane];
+        let tree = &self.trees[lane.tree];
+        let stream = &tree.streams[ended.stream];
+        if stream.parent.is_some() && ended.turn + 1 == stream.turns() {
+            match &ended.answer {
+                Ok(_) => self.branch_stats.children_completed += 1,
+                Err(Unanswered::Failed(_)) => self.branch_stats.children_errored += 1,
+                Err(Unanswered::CutOff) => {}
+            }
+        }
         if let Ok(answer) = ended.answer {
             lane.streams[ended.stream].conversation.remember(ended.said, answer);
         }
         if !self.manner.follow || (self.stopped && !self.manner.hand_over) {
             return;
         }
-        let tree = &self.trees[lane.tree];
-        let steps = lane.run.answered(tree, ended.stream, ended.turn);
+        let steps = lane.run.answered(tree, ended.stream, ended.turn, &mut self.branch_stats);
         let finished = lane.run.finished();
         let now_ns = self.ctx.clock.now_ns();
         for step in steps {
@@ -482,7 +520,7 @@ impl Player {
     fn recycle(&mut self, lane: usize, now_ns: u64) {
         let tree = self.next_root;
         self.next_root = (self.next_root + 1) % self.trees.len();
-        let (run, steps) = TreeRun::fresh(&self.trees[tree]);
+        let (run, steps) = TreeRun::fresh(&self.trees[tree], &mut self.branch_stats);
         let added = self.add_lane(tree, run);
         self.lanes.swap(lane, added);
         self.lanes.pop();
@@ -512,14 +550,14 @@ fn inherited_history(tree: &Tree, lane: &LaneRun, requests: &[PreparedRequest], 
 }
 
 /// A turn's answer, or why there is none: its error, or its cut-off.
-fn answer_or_why(record: &RequestRecord) -> Result<Answer, String> {
+fn answer_or_why(record: &RequestRecord) -> Result<Answer, Unanswered> {
     if let Some(answer) = Answer::of_turn(record) {
         return Ok(answer);
     }
     Err(match &record.error {
-        Some(error) => error.message.clone(),
-        None if record.was_cancelled => "cut off".to_string(),
-        None => "no answer".to_string(),
+        Some(error) => Unanswered::Failed(error.message.clone()),
+        None if record.was_cancelled => Unanswered::CutOff,
+        None => Unanswered::Failed("no answer".to_string()),
     })
 }
 

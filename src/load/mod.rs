@@ -108,6 +108,8 @@ pub struct PhaseCounters {
     pub sessions: SessionCounts,
     /// What a scripted phase's sessions did, set by its player when the phase ends.
     pub scripted_sessions: std::sync::OnceLock<crate::session_metrics::ScriptedSessionsSummary>,
+    /// What an agentic replay's profiling phase's sub-agents and joins did, set at its end.
+    pub branch_stats: std::sync::OnceLock<crate::agents::replay::BranchStats>,
     /// Why the run cannot go on after this phase (an agentic replay's failed warm-up).
     pub run_aborted: std::sync::OnceLock<String>,
 }
@@ -235,6 +237,7 @@ pub async fn run_phase(ctx: Arc<LoadContext>, run: Arc<PhaseRun>) -> PhaseSummar
         window_end_ns: ended_ns,
         sessions: counters.sessions.summary(),
         scripted_sessions: counters.scripted_sessions.get().cloned().map(Box::new),
+        branch_stats: counters.branch_stats.get().copied(),
         adaptive_scale,
         self_check: self_check::assess(&run.phase, counters, window, cpu_ns, wall_ns, ctx.client.max_connections()),
     }

@@ -104,6 +104,7 @@ pub(super) fn run_plan(host: &RunHost, mut plan: Plan) -> ScriptResult<RunResult
         ui::stdout::print_line(&ui::table::render_trace_timing(&result));
     }
     ui::stdout::print(&ui::scripted_sessions::render(&result));
+    ui::stdout::print(&ui::branch_stats::render(&result));
     ui::stdout::print(&ui::adaptive_scale::render(&result));
     ui::stdout::print(&ui::gpu_table::render(&result));
     ui::stdout::print(&ui::accuracy_table::render(&result));

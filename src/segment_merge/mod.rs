@@ -343,6 +343,7 @@ mod tests {
             window_end_ns,
             sessions: None,
             scripted_sessions: None,
+            branch_stats: None,
             adaptive_scale: None,
             self_check: Default::default(),
         }

@@ -65,6 +65,7 @@ mod tests {
             window_end_ns: 1,
             sessions: None,
             scripted_sessions: None,
+            branch_stats: None,
             adaptive_scale: None,
             self_check: Default::default(),
         };
@@ -95,6 +96,7 @@ mod tests {
             window_end_ns: 1,
             sessions: None,
             scripted_sessions: None,
+            branch_stats: None,
             adaptive_scale: None,
             self_check: Default::default(),
         };

@@ -1,15 +1,18 @@
 //! AIPerf 0.13's agentic replay, the model the phase runner (`load/agentic_replay.rs`) plays:
 //! the trees of a trace (`trees.rs`), each cut at a sampled instant (`cut.rs`), the warm-up
 //! that primes the sessions mid-flight at the cut (`priming.rs`), a tree's turns as they
-//! become due (`tree_run.rs`), and the marker that keeps each tree play's prefix its own
+//! become due (`tree_run.rs`) and AIPerf's counts of what its sub-agents did
+//! (`branch_stats.rs`), and the marker that keeps each tree play's prefix its own
 //! (`cache_bust.rs`).
 
+mod branch_stats;
 mod cache_bust;
 mod cut;
 mod priming;
 mod tree_run;
 mod trees;
 
+pub use branch_stats::BranchStats;
 pub use cache_bust::TreeMarker;
 pub use cut::{Cut, StreamStart, cut};
 pub use priming::{Priming, priming_schedule};

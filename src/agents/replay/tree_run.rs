@@ -5,9 +5,9 @@
 //! `delay` or its recorded offset from its branch's start (a fork at once), as AIPerf's branch
 //! orchestrator starts it, or once that turn is sent where the trace shows the branch spawned
 //! while it was in flight; a parent's join turn waits until the sub-agents joined there have
-//! finished.
+//! finished. Each run counts what its sub-agents and joins did into the phase's `BranchStats`.
 
-use super::{Cut, StreamStart, Tree};
+use super::{BranchStats, Cut, StreamStart, Tree};
 
 /// Stream `stream` sends turn `turn`, `wait_ms` after the event that made it due; the trace
 /// records `unpaced_ms` more before it (a later turn's gap between timestamps when it names no
@@ -39,6 +39,8 @@ enum State {
     Sending(u32),
     /// Turn waiting for sub-agents to finish.
     Gated(u32),
+    /// A gated turn whose sub-agents have finished, due or on its way.
+    Released(u32),
     Finished,
 }
 
@@ -46,6 +48,8 @@ enum State {
 #[derive(Debug, Clone)]
 pub struct TreeRun {
     states: Vec<State>,
+    /// The sub-agents started by this run whose first turn has not been sent yet.
+    unsent: Vec<bool>,
 }
 
 impl TreeRun {
@@ -58,7 +62,8 @@ impl TreeRun {
             StreamStart::Live { next_turn, offset_ms } => (State::Sending(next_turn), offset_ms),
         });
         let (states, offsets): (Vec<State>, Vec<f64>) = starts.unzip();
-        let mut run = Self { states };
+        let unsent = vec![false; states.len()];
+        let mut run = Self { states, unsent };
         let mut steps = run.release_gates(tree, &offsets);
         if burst {
             let earliest_ms = steps.iter().map(|step| step.wait_ms).fold(f64::INFINITY, f64::min);
@@ -69,7 +74,7 @@ impl TreeRun {
 
     /// `tree` from its first turn (a recycled lane): the root at once, and each sub-agent that
     /// names no spawn turn at its recorded offset from the root.
-    pub fn fresh(tree: &Tree) -> (Self, Vec<Step>) {
+    pub fn fresh(tree: &Tree, stats: &mut BranchStats) -> (Self, Vec<Step>) {
         let root_ms = tree.streams[0].timestamp_ms(0);
         let mut offsets = vec![0.0; tree.streams.len()];
         let mut states = vec![State::Sending(0)];
@@ -81,9 +86,31 @@ impl TreeRun {
                 _ => 0.0,
             };
         }
-        let mut run = Self { states };
+        let unsent = vec![false; states.len()];
+        let mut run = Self { states, unsent };
         let steps = run.release_gates(tree, &offsets);
+        steps.iter().filter(|step| step.stream > 0).for_each(|step| run.spawned(stats, step));
+        stats.parents_suspended += run.count(|state| matches!(state, State::Gated(_)));
         (run, steps)
+    }
+
+    /// Count what stands at the start of a phase that plays the run on: its sub-agents
+    /// mid-flight as spawned, its parents waiting at a join as suspended.
+    pub fn seed(&mut self, tree: &Tree, stats: &mut BranchStats) {
+        for (stream, state) in self.states.iter().enumerate() {
+            let live = matches!(state, State::Sending(_) | State::Gated(_) | State::Released(_));
+            if live && tree.streams[stream].parent.is_some() {
+                stats.children_started += 1;
+                stats.children_spawned += 1;
+                self.unsent[stream] = false;
+            }
+        }
+        stats.parents_suspended += self.count(|state| matches!(state, State::Gated(_) | State::Released(_)));
+    }
+
+    /// How many conversations stand as `which` says.
+    fn count(&self, which: impl Fn(&State) -> bool) -> u64 {
+        self.states.iter().filter(|state| which(state)).count() as u64
     }
 
     /// Steps for every conversation now sending, after `offsets_ms`; a turn a sub-agent still
@@ -109,20 +136,21 @@ impl TreeRun {
             let will_run = match self.states[child] {
                 State::Finished => false,
                 State::Later => tree.streams[child].spawn_turn.is_none_or(|spawn| spawn < turn),
-                State::Sending(_) | State::Gated(_) => true,
+                State::Sending(_) | State::Gated(_) | State::Released(_) => true,
             };
             joined_here && will_run
         })
     }
 
     /// Turn `turn` of `stream` ended (answered or not): the steps it makes due.
-    pub fn answered(&mut self, tree: &Tree, stream: usize, turn: u32) -> Vec<Step> {
+    pub fn answered(&mut self, tree: &Tree, stream: usize, turn: u32, stats: &mut BranchStats) -> Vec<Step> {
         let mut steps = Vec::new();
         let this = &tree.streams[stream];
         let next = turn + 1;
         if next < this.turns() {
             if self.held(tree, stream, next) {
                 self.states[stream] = State::Gated(next);
+                stats.parents_suspended += 1;
             } else {
                 self.states[stream] = State::Sending(next);
                 let recorded_ms = wait_before_ms(tree, stream, next);
@@ -135,7 +163,7 @@ impl TreeRun {
                 && let State::Gated(join) = self.states[parent]
                 && !self.held(tree, parent, join)
             {
-                self.states[parent] = State::Sending(join);
+                self.states[parent] = State::Released(join);
                 steps.push(Step::new(parent, join, 0.0));
             }
         }
@@ -145,14 +173,25 @@ impl TreeRun {
             .collect();
         for child in spawned_now {
             self.states[child] = State::Sending(0);
-            steps.push(Step::new(child, 0, wait_before_ms(tree, child, 0)));
+            let step = Step::new(child, 0, wait_before_ms(tree, child, 0));
+            self.spawned(stats, &step);
+            steps.push(step);
         }
         steps
     }
 
-    /// Turn `turn` of `stream` was sent: the sub-agents of a branch spawned while it was in
-    /// flight start now, each at its offset from the turn's recorded start.
-    pub fn sent(&mut self, tree: &Tree, stream: usize, turn: u32) -> Vec<Step> {
+    /// Turn `turn` of `stream` was sent: a released join turn resumes its parent, and the
+    /// sub-agents of a branch spawned while it was in flight start now, each at its offset from
+    /// the turn's recorded start.
+    pub fn sent(&mut self, tree: &Tree, stream: usize, turn: u32, stats: &mut BranchStats) -> Vec<Step> {
+        if self.states[stream] == State::Released(turn) {
+            self.states[stream] = State::Sending(turn);
+            stats.parents_resumed += 1;
+        }
+        if turn == 0 && self.unsent[stream] {
+            self.unsent[stream] = false;
+            stats.children_spawned += 1;
+        }
         let spawned_now: Vec<usize> = tree
             .children(stream)
             .filter(|&child| {
@@ -166,9 +205,21 @@ impl TreeRun {
             .into_iter()
             .map(|child| {
                 self.states[child] = State::Sending(0);
-                Step::new(child, 0, wait_before_ms(tree, child, 0))
+                let step = Step::new(child, 0, wait_before_ms(tree, child, 0));
+                self.spawned(stats, &step);
+                step
             })
             .collect()
+    }
+
+    /// A sub-agent starts with `step`, its first turn, after its recorded offset if any; it
+    /// counts as spawned once that turn is sent, as AIPerf counts a dispatched sub-agent.
+    fn spawned(&mut self, stats: &mut BranchStats, step: &Step) {
+        stats.children_started += 1;
+        self.unsent[step.stream] = true;
+        if step.wait_ms > 0.0 {
+            stats.children_delayed += 1;
+        }
     }
 
     /// Every conversation of the tree has finished.
@@ -203,27 +254,62 @@ mod tests {
 
     #[test]
     fn a_sub_agent_starts_after_its_spawn_turn_and_its_parent_waits_at_the_join() {
+        let mut stats = BranchStats::default();
         let mut requests = conversation("r", None, &[0.0, 100.0, 300.0]);
         requests.extend(with_links(conversation("sub", Some(("r", 0, 1)), &[150.0, 180.0]), Some(0), Some(2)));
         let tree = trees(&requests).unwrap().remove(0);
-        let (mut run, first) = TreeRun::fresh(&tree);
+        let (mut run, first) = TreeRun::fresh(&tree, &mut stats);
         assert_eq!(first, vec![Step::new(0, 0, 0.0)]);
-        let after_root_0 = run.answered(&tree, 0, 0);
+        let after_root_0 = run.answered(&tree, 0, 0, &mut stats);
         // Without a `delay`, a later turn goes at once; its recorded gap is kept for a hand-over.
         let unpaced = |stream, turn, gap_ms| Step { stream, turn, wait_ms: 0.0, unpaced_ms: gap_ms };
         // The sub-agent is its branch's first: it goes as soon as its spawn turn is answered.
         assert_eq!(after_root_0, vec![unpaced(0, 1, 100.0), Step::new(1, 0, 0.0)]);
         assert_eq!(after_root_0[0].recorded_wait_ms(), 100.0);
-        assert!(run.answered(&tree, 0, 1).is_empty(), "turn 2 waits for the sub-agent joined there");
-        assert_eq!(run.answered(&tree, 1, 0), vec![unpaced(1, 1, 30.0)]);
-        assert_eq!(run.answered(&tree, 1, 1), vec![Step::new(0, 2, 0.0)], "the join opens");
+        assert_eq!((stats.children_started, stats.children_spawned), (1, 0), "spawned once its turn is sent");
+        assert!(run.sent(&tree, 1, 0, &mut stats).is_empty());
+        assert!(run.answered(&tree, 0, 1, &mut stats).is_empty(), "turn 2 waits for the sub-agent joined there");
+        assert_eq!(run.answered(&tree, 1, 0, &mut stats), vec![unpaced(1, 1, 30.0)]);
+        assert_eq!(run.answered(&tree, 1, 1, &mut stats), vec![Step::new(0, 2, 0.0)], "the join opens");
+        let counted = (stats.children_spawned, stats.parents_suspended, stats.parents_resumed);
+        assert_eq!(counted, (1, 1, 0), "the parent resumes when its join turn is sent");
+        assert!(run.sent(&tree, 0, 2, &mut stats).is_empty());
+        assert_eq!(stats.parents_resumed, 1);
         assert!(!run.finished());
-        assert!(run.answered(&tree, 0, 2).is_empty());
+        assert!(run.answered(&tree, 0, 2, &mut stats).is_empty());
         assert!(run.finished());
+        assert_eq!(stats.children_delayed, 0, "a branch's first sub-agent goes at once");
+    }
+
+    #[test]
+    fn a_run_from_a_cut_counts_its_live_sub_agents_and_its_waiting_parents() {
+        let mut stats = BranchStats::default();
+        // Cut at 210 ms: r's next turn is 2 (at 300), joined by `sub`, whose turn 1 (at 250) is
+        // still to come; `done` finished before the cut; `later` and `later2`, one branch, are
+        // spawned after r's turn 2.
+        let mut requests = conversation("r", None, &[0.0, 100.0, 300.0]);
+        requests.extend(with_links(conversation("sub", Some(("r", 0, 1)), &[150.0, 250.0]), Some(0), Some(2)));
+        requests.extend(with_links(conversation("done", Some(("r", 0, 1)), &[20.0]), Some(0), None));
+        requests.extend(with_links(conversation("later", Some(("r", 0, 1)), &[320.0]), Some(2), None));
+        requests.extend(with_links(conversation("later2", Some(("r", 0, 1)), &[340.0]), Some(2), None));
+        let tree = trees(&requests).unwrap().remove(0);
+        let cut = super::super::cut(&tree, (0.7, 0.7), 1, 0).unwrap();
+        let (mut run, first) = TreeRun::from_cut(&tree, &cut, false);
+        assert_eq!(first.iter().map(|step| (step.stream, step.turn)).collect::<Vec<_>>(), vec![(1, 1)]);
+        run.seed(&tree, &mut stats);
+        assert_eq!((stats.children_spawned, stats.parents_suspended), (1, 1), "{stats:?}");
+        assert_eq!(run.answered(&tree, 1, 1, &mut stats), vec![Step::new(0, 2, 0.0)]);
+        run.sent(&tree, 0, 2, &mut stats);
+        assert_eq!(run.answered(&tree, 0, 2, &mut stats), vec![Step::new(3, 0, 0.0), Step::new(4, 0, 20.0)]);
+        let settled = stats.settled();
+        assert_eq!((settled.children_started, settled.children_delayed, settled.parents_resumed), (3, 1, 1));
+        assert_eq!(settled.children_spawned, 1, "the two spawned last have sent nothing");
+        assert_eq!(settled.children_truncated, 3, "the runner counts the sub-agents' last answers");
     }
 
     #[test]
     fn sub_agents_start_at_their_offsets_from_their_branchs_start() {
+        let mut stats = BranchStats::default();
         // After r's turn 0: a branch of two joined at turn 1 (first turns at 40 and 55 ms) and
         // one of its own, not joined (at 70 ms); a fork (at 90 ms).
         let mut requests = conversation("r", None, &[0.0, 200.0]);
@@ -234,22 +320,25 @@ mod tests {
         let session = requests[fork].trace.clone().unwrap();
         requests[fork].trace = Some(std::sync::Arc::new(TraceSession { inherits_history: true, ..(*session).clone() }));
         let tree = trees(&requests).unwrap().remove(0);
-        let (mut run, _) = TreeRun::fresh(&tree);
-        let firsts: Vec<Step> = run.answered(&tree, 0, 0).into_iter().filter(|step| step.stream > 0).collect();
+        let (mut run, _) = TreeRun::fresh(&tree, &mut stats);
+        let firsts: Vec<Step> =
+            run.answered(&tree, 0, 0, &mut stats).into_iter().filter(|step| step.stream > 0).collect();
         let steps = vec![Step::new(1, 0, 0.0), Step::new(2, 0, 15.0), Step::new(3, 0, 0.0), Step::new(4, 0, 0.0)];
         assert_eq!(firsts, steps);
+        assert_eq!((stats.children_started, stats.children_delayed), (4, 1), "b waits its 15 ms");
         // Where the trace marks the spawn apart from the first turn (weka), that is the origin.
         let c = requests.len() - 2;
         let session = requests[c].trace.clone().unwrap();
         requests[c].trace = Some(std::sync::Arc::new(TraceSession { spawned_at_ms: Some(62.0), ..(*session).clone() }));
         let tree = trees(&requests).unwrap().remove(0);
-        let (mut run, _) = TreeRun::fresh(&tree);
-        let c_first = run.answered(&tree, 0, 0).into_iter().find(|step| step.stream == 3);
+        let (mut run, _) = TreeRun::fresh(&tree, &mut stats);
+        let c_first = run.answered(&tree, 0, 0, &mut stats).into_iter().find(|step| step.stream == 3);
         assert_eq!(c_first, Some(Step::new(3, 0, 8.0)));
     }
 
     #[test]
     fn a_branch_spawned_while_its_turn_was_in_flight_starts_when_that_turn_is_sent() {
+        let mut stats = BranchStats::default();
         // r's turn 1 at 100 ms; `a` (at 130 ms) spawned while it was in flight, `b` (at 150 ms)
         // with it in one branch; `c` after it in a branch of its own.
         let mut requests = conversation("r", None, &[0.0, 100.0, 400.0]);
@@ -260,21 +349,23 @@ mod tests {
         let session = requests[a].trace.clone().unwrap();
         requests[a].trace = Some(std::sync::Arc::new(TraceSession { spawned_in_flight: true, ..(*session).clone() }));
         let tree = trees(&requests).unwrap().remove(0);
-        let (mut run, _) = TreeRun::fresh(&tree);
-        assert!(run.sent(&tree, 0, 0).is_empty());
-        run.answered(&tree, 0, 0);
+        let (mut run, _) = TreeRun::fresh(&tree, &mut stats);
+        assert!(run.sent(&tree, 0, 0, &mut stats).is_empty());
+        run.answered(&tree, 0, 0, &mut stats);
         // From turn 1's recorded start (100 ms): a at 30 ms, b at 50 ms.
-        assert_eq!(run.sent(&tree, 0, 1), vec![Step::new(1, 0, 30.0), Step::new(2, 0, 50.0)]);
-        assert_eq!(run.answered(&tree, 0, 1), vec![Step::new(3, 0, 0.0)], "only c starts at the answer");
+        assert_eq!(run.sent(&tree, 0, 1, &mut stats), vec![Step::new(1, 0, 30.0), Step::new(2, 0, 50.0)]);
+        assert_eq!(run.answered(&tree, 0, 1, &mut stats), vec![Step::new(3, 0, 0.0)], "only c starts at the answer");
+        assert_eq!((stats.children_started, stats.children_delayed), (3, 2));
     }
 
     #[test]
     fn a_turn_waits_its_delay_when_it_names_one() {
+        let mut stats = BranchStats::default();
         let mut requests = conversation("r", None, &[0.0, 100.0]);
         requests[1].turn = requests[1].turn.map(|turn| crate::dataset::FileTurn { delay_ms: Some(7.0), ..turn });
         let tree = trees(&requests).unwrap().remove(0);
-        let (mut run, _) = TreeRun::fresh(&tree);
-        assert_eq!(run.answered(&tree, 0, 0), vec![Step::new(0, 1, 7.0)]);
+        let (mut run, _) = TreeRun::fresh(&tree, &mut stats);
+        assert_eq!(run.answered(&tree, 0, 0, &mut stats), vec![Step::new(0, 1, 7.0)]);
     }
 
     #[test]
