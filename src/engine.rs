@@ -86,9 +86,19 @@ pub async fn execute_with_sessions(
     let options = &RunOptions { cancel: options.cancel.child(), ..options.clone() };
     let (tokenizer, prepared) = prepare_while_checking_endpoint(plan, options).await?;
     for phase in &plan.phases {
-        if let crate::plan::LoadMode::AgenticReplay(replay) = &phase.mode {
-            crate::agents::replay::check(&prepared.requests, replay)
-                .map_err(|e| anyhow::anyhow!("phase `{}`: {e}", phase.name))?;
+        match &phase.mode {
+            LoadMode::AgenticReplay(replay) => crate::agents::replay::check(&prepared.requests, replay)
+                .map_err(|e| anyhow::anyhow!("phase `{}`: {e}", phase.name))?,
+            LoadMode::Concurrency { prefill_concurrency: Some(_), .. }
+                if crate::agents::replay::has_sub_agents(&prepared.requests) =>
+            {
+                bail!(
+                    "phase `{}`: `prefill_concurrency` does not apply to a trace with sub-agents, whose trees a \
+                     concurrency phase plays as AIPerf does (its sub-agents hold no user); leave it out",
+                    phase.name
+                )
+            }
+            _ => {}
         }
     }
     let start_time = chrono::Utc::now();

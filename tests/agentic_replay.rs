@@ -2,7 +2,9 @@
 //! trace the test writes (a multi-turn file with timestamps and sub-agents): the warm-up primes
 //! exactly the sessions mid-flight at each trajectory's cut, profiling sends exactly the turns
 //! at or after it with the recorded offsets and waits, sub-agents start after their spawn turn
-//! and hold their parent's join turn, and a finished tree hands its lane to the next root.
+//! and hold their parent's join turn, and a finished tree hands its lane to the next root. A
+//! concurrency phase over the same trace plays each root's tree from its first turn, as AIPerf
+//! dispatches a DAG dataset.
 
 mod common;
 
@@ -690,4 +692,59 @@ fn a_config_files_cache_bust_marks_each_tree_and_a_trace_played_otherwise_refuse
     let output = aiperf_command(dir.path()).args(["profile", "--config", "plain.yaml"]).output().expect("run");
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.code() != Some(0) && stderr.contains("agentic replay only"), "{stderr}");
+}
+
+#[test]
+fn a_concurrency_phase_plays_each_root_with_its_sub_agents_beside_it_as_aiperf_dispatches_a_dag() {
+    // Slow enough answers that two requests sent together are in flight together.
+    let server = MockBehindProxy::start(MockConfig { ttft_ms: 20.0, itl_ms: 2.0, ..MockConfig::default() });
+    let run = run_replay(&server, "dag", "concurrency(#{ users: 1, sessions: 2 })");
+    let profiled = sent(&run, "dag");
+    // Two roots, each with its whole tree, and nothing else: 9 requests for r1's, 11 for r2's.
+    let all_turns: Vec<(&str, u64)> =
+        TRACE.iter().flat_map(|(id, _, times)| (0..times.len() as u64).map(move |turn| (*id, turn))).collect();
+    assert_eq!(pairs(&profiled), expected(&all_turns));
+    assert_eq!(profiled.len(), all_turns.len(), "each turn once");
+
+    let start = |conversation: &str, turn: u64| find(&profiled, conversation, turn).ns("request_start_ns");
+    let end = |conversation: &str, turn: u64| find(&profiled, conversation, turn).ns("request_end_ns");
+    // A sub-agent goes once its spawn turn is answered, beside its parent's next turn: the one
+    // user is the root's, and the sub-agent holds none.
+    assert_gap_ms("s1 after r1's turn 1", start("s1", 0) - end("r1", 1), 0);
+    assert!(start("s1", 0) < end("r1", 2), "s1 and r1's turn 2 in flight together");
+    assert!(start("r1", 3) >= end("s1", 3), "r1's turn 3 waits for s1, joined there");
+    assert!(start("s3a", 0) >= end("s3", 0), "a sub-agent's own sub-agent after its spawn turn");
+    // The user takes the next root when the first root's conversation has ended.
+    assert!(start("r2", 0) >= end("r1", 4), "one root at a time");
+    let depth = |conversation: &str| find(&profiled, conversation, 0).line["metadata"]["agent_depth"].as_u64();
+    assert_eq!((depth("r2"), depth("s3"), depth("s3a")), (Some(0), Some(1), Some(2)));
+
+    let summary = run.summary("dag");
+    let stats = &summary["branch_stats"];
+    let count_of = |key: &str| stats[key].as_u64().unwrap_or_else(|| panic!("{key} in {stats}"));
+    assert_eq!(
+        [count_of("children_spawned"), count_of("children_completed"), count_of("children_truncated")],
+        [4, 4, 0],
+        "{stats}"
+    );
+    assert_eq!([count_of("parents_suspended"), count_of("parents_resumed")], [1, 1], "r1 at its turn 3: {stats}");
+}
+
+#[test]
+fn a_prefill_cap_over_sub_agent_trees_is_refused_before_anything_is_sent() {
+    let server = mock();
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::write(dir.path().join("trace.jsonl"), trace_file()).expect("write the trace");
+    let source = format!(
+        r#"run(#{{ name: "capped", endpoint: endpoint(#{{ url: "{}" }}),
+               dataset: file(#{{ path: "trace.jsonl", format: "multi_turn" }}),
+               phases: [ concurrency(#{{ users: 2, prefill_concurrency: 1, requests: 4 }}) ] }});"#,
+        server.url
+    );
+    std::fs::write(dir.path().join("capped.rhai"), source).expect("write the scenario");
+    let output = aiperf_command(dir.path()).arg("run").arg("capped.rhai").output().expect("run aiperf");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_ne!(output.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("`prefill_concurrency` does not apply to a trace with sub-agents"), "{stderr}");
+    assert!(server.requests().iter().all(|request| !request.path.ends_with("/chat/completions")), "nothing sent");
 }

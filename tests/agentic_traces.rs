@@ -66,7 +66,7 @@ fn weka_run(flags: &str) -> BTreeMap<String, Vec<Value>> {
         dir.path(),
         &format!(
             "--model m --url mock --endpoint-type chat --input-file trace.json --custom-dataset-type weka_trace \
-             --concurrency 2 --request-count 5 --artifact-dir out {flags}"
+             --concurrency 1 --request-count 5 --artifact-dir out {flags}"
         ),
     );
     conversations(&json_lines(&dir.path().join("out/profile_export.jsonl")))
@@ -117,7 +117,7 @@ fn a_weka_run_reports_the_traces_theoretical_prefix_cache_hit_rate() {
     profile(
         dir.path(),
         "--model m --url mock --endpoint-type chat --input-file trace.json --custom-dataset-type weka_trace \
-         --concurrency 2 --request-count 5 --artifact-dir out",
+         --concurrency 1 --request-count 5 --artifact-dir out",
     );
     // In recorded order: the root's first request sends blocks 1, 2, 3 (none seen), the
     // sub-agent's first 1, 2, 9 (two seen); the others name none. 2 of 6 blocks: 33.3 %.
@@ -206,8 +206,10 @@ fn ignoring_trace_delays_sends_turns_back_to_back_and_think_time_only_waits_less
     assert_eq!(gaps.len(), 3);
     assert!(gaps.iter().all(|gap| *gap < 150.0), "back to back: {gaps:?}");
 
+    // The root's turns 0 → 1 and the sub-agent's wait their 50 ms think time; the root's turn 2
+    // joins the sub-agent, so it goes when that one has answered.
     let sessions = weka_run("--use-think-time-only");
-    let gaps: Vec<f64> = sessions.values().flat_map(|turns| gaps_ms(turns)).collect();
+    let gaps = [gaps_ms(&sessions["w1"])[0], gaps_ms(&sessions["w1::sa:a1"])[0]];
     assert!(gaps.iter().all(|gap| (45.0..250.0).contains(gap)), "50 ms of think time: {gaps:?}");
 }
 
@@ -284,8 +286,8 @@ fn a_gzipped_tracelab_trace_nests_its_sub_agent_in_a_scenario() {
     std::fs::write(
         &scenario,
         r#"run(#{ name: "tracelab", endpoint: endpoint(#{ url: "mock", mock: #{ ttft: ms(1), itl: ms(1) } }),
-            dataset: file(#{ path: "rounds.jsonl.gz", format: "tracelab", idle_gap_cap_s: 0.5 }),
-            phases: [concurrency(#{ users: 2, requests: 4 })] });"#,
+            dataset: file(#{ path: "rounds.jsonl.gz", format: "tracelab", idle_gap_cap_s: 0.2 }),
+            phases: [concurrency(#{ users: 1, requests: 4 })] });"#,
     )
     .expect("write the scenario");
     let output = common::aiperf_command(dir.path()).arg("run").arg(&scenario).output().expect("run aiperf");
@@ -298,14 +300,18 @@ fn a_gzipped_tracelab_trace_nests_its_sub_agent_in_a_scenario() {
         let mut found = sessions.values().filter(|turns| turns[0]["metadata"]["agent_depth"] == depth);
         found.next().expect("a conversation at that depth")
     };
-    let root_gap = gaps_ms(at_depth(0))[0];
-    // Request starts 0, 0.2, 0.6 and 39 s: the last gap is cut to 0.5 s, so the root's second
-    // round starts at 1.1 s, 1 s after its first one's answer.
-    assert!((990.0..1500.0).contains(&root_gap), "a 39 s gap cut by the 0.5 s cap: {root_gap}");
     let sub = at_depth(1);
     assert_eq!(sub[0]["metadata"]["root_correlation_id"], at_depth(0)[0]["metadata"]["x_correlation_id"]);
+    // Request starts 0, 0.2, 0.6 and 39 s, each round answered 0.1 s after it went: with gaps
+    // between starts cut to 0.2 s, the sub-agent's second round starts 0.2 s after its first,
+    // 0.1 s after that one's answer (0.3 s uncut).
     let sub_gap = gaps_ms(sub)[0];
-    assert!((290.0..700.0).contains(&sub_gap), "300 ms idle between the sub-agent's rounds: {sub_gap}");
+    assert!((90.0..250.0).contains(&sub_gap), "300 ms idle cut to 100 ms by the 0.2 s cap: {sub_gap}");
+    // The root's second round joins the sub-agent: it goes once the sub-agent has answered, at
+    // once (AIPerf fires a join turn without its recorded wait).
+    let ns = |record: &Value, key: &str| record["metadata"][key].as_u64().expect("a time");
+    let (root_resumed, sub_done) = (ns(&at_depth(0)[1], "request_start_ns"), ns(&sub[1], "request_end_ns"));
+    assert!(root_resumed >= sub_done && root_resumed - sub_done < 150_000_000, "{root_resumed} after {sub_done}");
 }
 
 /// A DAG: a root whose first turn spawns a worker and whose second turn (250 ms later) sends
@@ -336,9 +342,18 @@ fn a_dag_sends_its_messages_as_written_after_the_conversation_so_far() {
     let worker = payloads.iter().find(|p| p["messages"][0]["content"] == "Do the work.").expect("the worker");
     assert_eq!(worker["tools"][0]["function"]["name"], "grep");
     assert_eq!(worker["temperature"], 0.5);
+    // The root's second turn joins the worker it spawned: it goes once the worker has answered,
+    // at once, its 250 ms `delay` not waited (AIPerf fires a join turn as soon as it opens).
     let sessions = conversations(&json_lines(&dir.path().join("out/profile_export.jsonl")));
-    let gap = gaps_ms(&sessions["root"])[0];
-    assert!((240.0..600.0).contains(&gap), "the 250 ms delay: {gap}");
+    let ns = |record: &Value, key: &str| record["metadata"][key].as_u64().expect("a time");
+    let (root_resumed, worker_done) =
+        (ns(&sessions["root"][1], "request_start_ns"), ns(&sessions["worker"][0], "request_end_ns"));
+    assert!(root_resumed >= worker_done, "the join waits for the worker");
+    assert!(
+        root_resumed - worker_done < 150_000_000,
+        "and goes at once: {} ms",
+        (root_resumed - worker_done) / 1_000_000
+    );
 }
 
 #[test]
@@ -401,7 +416,7 @@ benchmark:
     traceIdleGapCapSeconds: 30
   profiling:
     type: concurrency
-    concurrency: 2
+    concurrency: 1
     requests: 5
 "#;
     std::fs::write(dir.path().join("weka.yaml"), config).expect("write the config");

@@ -3,7 +3,10 @@
 //! queues the turns it makes due. The priming stage sends the primed turns (one output token),
 //! then, with a cache warm-up, plays the trees idle-free for that long and hands them over as
 //! they stand (`ReplayHandoff`); the profiling stage plays them on from there (else from their
-//! cuts), each later turn after its `delay`, and recycles each finished lane.
+//! cuts), each later turn after its `delay`, and recycles each finished lane. A concurrency
+//! phase over a trace with sub-agents plays its trees the same way, each from its first turn,
+//! as AIPerf dispatches a DAG dataset: its users are the roots, each taking the next root as
+//! soon as its root conversation ends, while its sub-agents go on beside them.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -33,35 +36,22 @@ const CACHE_WARMUP_RECYCLED_SESSIONS: u64 = 1 << 40;
 pub(super) async fn run(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, replay: &AgenticReplay) -> SendWindow {
     let Ok(trees) = replay::trees(&ctx.requests) else { return SendWindow::default() };
     let Ok((lanes, next_root)) = replay::lanes(&trees, replay) else { return SendWindow::default() };
-    let ids = request_ids(&ctx, &run, 0);
-    let deadlines = PhaseDeadlines::of(&run.phase);
     let ids_of_phase = match replay.stage {
         ReplayStage::Priming => run.index + 1,
         ReplayStage::Profiling => run.index,
     };
-    let mut player = Player {
-        ctx,
-        run,
-        trees,
-        deadlines,
-        ids,
-        next_root,
-        next_session: 0,
-        next_request: 0,
-        window: SendWindow::default(),
-        lanes: Vec::new(),
-        due: BinaryHeap::new(),
-        in_flight: JoinSet::new(),
-        manner: Manner { one_token: true, idle_free: false, recycle: false, follow: false, hand_over: false },
-        idle_cap_ns: replay.system_idle_gap_cap_s.map(|s| (s * 1e9) as u64),
-        shift_ns: 0,
-        idle_since_ns: None,
-        stopped: false,
-        sequence: 0,
-        ids_of_phase,
-        cache_bust: replay.cache_bust,
-        branch_stats: BranchStats::default(),
+    let priming = Manner {
+        one_token: true,
+        idle_free: false,
+        recycle: Recycle::No,
+        follow: false,
+        hand_over: false,
+        overlap: true,
     };
+    let mut player = Player::new(ctx, run, trees, ids_of_phase, priming);
+    player.next_root = next_root;
+    player.idle_cap_ns = replay.system_idle_gap_cap_s.map(|s| (s * 1e9) as u64);
+    player.cache_bust = replay.cache_bust;
     match replay.stage {
         ReplayStage::Priming => {
             player.prime(&lanes, replay).await;
@@ -80,6 +70,51 @@ pub(super) async fn run(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, replay: &Agen
     player.window
 }
 
+/// The trees of a concurrency phase's dataset when it has sub-agents (an agentic trace); None
+/// for any other dataset, whose sessions the concurrency runner plays.
+pub(super) fn trees_with_sub_agents(ctx: &LoadContext) -> Option<Vec<Tree>> {
+    if !replay::has_sub_agents(&ctx.requests) {
+        return None;
+    }
+    replay::trees(&ctx.requests).ok()
+}
+
+/// Play `trees` with `users` roots at once, as AIPerf 0.13 plays a DAG dataset in a concurrency
+/// phase: each user plays a root from its first turn, its sub-agents spawned, delayed and joined
+/// as in agentic replay but holding no user, and takes the next root (in dataset order, again
+/// and again) as soon as its root conversation has ended; the phase's `sessions` count roots,
+/// its `requests` every request.
+pub(super) async fn play_trees(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, trees: Vec<Tree>, users: usize) {
+    let manner = Manner {
+        one_token: false,
+        idle_free: false,
+        recycle: Recycle::Root,
+        follow: true,
+        hand_over: false,
+        overlap: false,
+    };
+    let index = run.index;
+    let mut player = Player::new(ctx, run, trees, index, manner);
+    let now_ns = player.ctx.clock.now_ns();
+    for _ in 0..users {
+        player.seat_next_root(now_ns);
+    }
+    player.play().await;
+    let _ = player.run.counters.branch_stats.set(player.branch_stats.settled());
+}
+
+/// When a lane takes the next root.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Recycle {
+    /// Never (the priming requests).
+    No,
+    /// Once its whole tree has finished (agentic replay).
+    Tree,
+    /// Once its root conversation has finished, its sub-agents going on in a lane of their own
+    /// (a concurrency phase; the phase's `sessions` count the roots).
+    Root,
+}
+
 /// How the turns of a stage go out.
 #[derive(Debug, Clone, Copy)]
 struct Manner {
@@ -87,12 +122,15 @@ struct Manner {
     one_token: bool,
     /// Every wait is 0.
     idle_free: bool,
-    /// A finished tree hands its lane to the next root.
-    recycle: bool,
+    /// When a lane takes the next root.
+    recycle: Recycle,
     /// An answer makes the tree's next turns due (the priming requests are one-shot).
     follow: bool,
     /// Once sending stops, the turns that become due are kept for the next phase, not dropped.
     hand_over: bool,
+    /// A branch spawned in flight starts when its spawn turn is sent (AIPerf's overlap dispatch,
+    /// which an agentic replay does and a concurrency phase does not).
+    overlap: bool,
 }
 
 /// The trajectories as the cache warm-up left them, for the profiling phase to play on: each
@@ -118,6 +156,9 @@ struct LaneRun {
     streams: Vec<StreamPlay>,
     /// The play's cache-bust marker, with its tokens.
     marker: Option<(TreeMarker, u64)>,
+    /// It holds one of the phase's users (a concurrency phase's lane gives its user up when
+    /// its root conversation ends).
+    seated: bool,
 }
 
 /// A turn queued to go at `at_ns` (run clock, before the idle-gap shift).
@@ -189,9 +230,41 @@ struct Player {
     cache_bust: Option<CacheBustTarget>,
     /// What the phase's sub-agents and joins did (AIPerf's `branch_stats`).
     branch_stats: BranchStats,
+    /// Lanes whose trees have finished and hold no user, for the next tree plays.
+    free_lanes: Vec<usize>,
+    /// The roots started in the phase.
+    roots_started: u64,
 }
 
 impl Player {
+    fn new(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, trees: Vec<Tree>, ids_of_phase: usize, manner: Manner) -> Self {
+        Self {
+            ids: request_ids(&ctx, &run, 0),
+            deadlines: PhaseDeadlines::of(&run.phase),
+            ctx,
+            run,
+            trees,
+            next_root: 0,
+            next_session: 0,
+            next_request: 0,
+            window: SendWindow::default(),
+            lanes: Vec::new(),
+            due: BinaryHeap::new(),
+            in_flight: JoinSet::new(),
+            manner,
+            idle_cap_ns: None,
+            shift_ns: 0,
+            idle_since_ns: None,
+            stopped: false,
+            sequence: 0,
+            ids_of_phase,
+            cache_bust: None,
+            branch_stats: BranchStats::default(),
+            free_lanes: Vec::new(),
+            roots_started: 0,
+        }
+    }
+
     /// AIPerf 0.13's rule for a warm-up (the priming requests and the cache warm-up alike): the
     /// first root turn (depth 0) that fails or is cut off aborts the run at once, in-flight
     /// requests cancelled, rather than profile a degraded set of trajectories; a sub-agent's
@@ -246,7 +319,14 @@ impl Player {
                 self.queue(index, step, now_ns);
             }
         }
-        self.manner = Manner { one_token: true, idle_free: true, recycle: true, follow: true, hand_over: true };
+        self.manner = Manner {
+            one_token: true,
+            idle_free: true,
+            recycle: Recycle::Tree,
+            follow: true,
+            hand_over: true,
+            overlap: true,
+        };
         self.next_session = CACHE_WARMUP_RECYCLED_SESSIONS;
         let stop_sending = tokio::time::Instant::now() + Duration::from_secs_f64(seconds);
         let grace_s = replay.warmup_grace_s.unwrap_or(seconds.min(CACHE_WARMUP_GRACE_MAX_S));
@@ -277,7 +357,14 @@ impl Player {
     /// The profiled turns: each lane's tree from where the cache warm-up left it, else from its
     /// cut, at its recorded offsets and waits.
     async fn profile(&mut self, lanes: &[Lane], replay: &AgenticReplay) {
-        self.manner = Manner { one_token: false, idle_free: false, recycle: true, follow: true, hand_over: false };
+        self.manner = Manner {
+            one_token: false,
+            idle_free: false,
+            recycle: Recycle::Tree,
+            follow: true,
+            hand_over: false,
+            overlap: true,
+        };
         let now_ns = self.ctx.clock.now_ns();
         let handoff = self.ctx.replay_handoff.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).take();
         if let Some(handoff) = handoff.filter(|handoff| handoff.lanes.len() == lanes.len()) {
@@ -327,8 +414,17 @@ impl Player {
             })
             .collect::<Vec<_>>();
         self.next_session += streams.len() as u64;
-        self.lanes.push(LaneRun { tree, run, streams, marker });
-        self.lanes.len() - 1
+        let lane = LaneRun { tree, run, streams, marker, seated: true };
+        match self.free_lanes.pop() {
+            Some(free) => {
+                self.lanes[free] = lane;
+                free
+            }
+            None => {
+                self.lanes.push(lane);
+                self.lanes.len() - 1
+            }
+        }
     }
 
     fn queue(&mut self, lane: usize, step: Step, now_ns: u64) {
@@ -507,23 +603,39 @@ impl Player {
         }
         let steps = lane.run.answered(tree, ended.stream, ended.turn, &mut self.branch_stats);
         let finished = lane.run.finished();
+        let gives_up_its_user = match self.manner.recycle {
+            Recycle::No => false,
+            Recycle::Tree => finished,
+            Recycle::Root => lane.seated && lane.run.root_finished(),
+        };
+        if gives_up_its_user {
+            lane.seated = false;
+        }
+        let free = finished && !lane.seated;
         let now_ns = self.ctx.clock.now_ns();
         for step in steps {
             self.queue(ended.lane, step, now_ns);
         }
-        if finished && self.manner.recycle {
-            self.recycle(ended.lane, now_ns);
+        if free {
+            self.free_lanes.push(ended.lane);
+        }
+        if gives_up_its_user {
+            self.seat_next_root(now_ns);
         }
     }
 
-    /// Lane `lane` plays the next root from its first turn, with new sessions.
-    fn recycle(&mut self, lane: usize, now_ns: u64) {
+    /// The next root, played from its first turn with new sessions in a lane of its own (a
+    /// finished one's, if any); none once a concurrency phase has started its `sessions`.
+    fn seat_next_root(&mut self, now_ns: u64) {
+        let roots_done = self.run.phase.sessions.is_some_and(|sessions| self.roots_started >= sessions);
+        if self.manner.recycle == Recycle::Root && roots_done {
+            return;
+        }
+        self.roots_started += 1;
         let tree = self.next_root;
         self.next_root = (self.next_root + 1) % self.trees.len();
-        let (run, steps) = TreeRun::fresh(&self.trees[tree], &mut self.branch_stats);
-        let added = self.add_lane(tree, run);
-        self.lanes.swap(lane, added);
-        self.lanes.pop();
+        let (run, steps) = TreeRun::fresh(&self.trees[tree], self.manner.overlap, &mut self.branch_stats);
+        let lane = self.add_lane(tree, run);
         for step in steps {
             self.queue(lane, step, now_ns);
         }

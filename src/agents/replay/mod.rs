@@ -68,6 +68,12 @@ pub fn lanes(trees: &[Tree], replay: &AgenticReplay) -> Result<(Vec<Lane>, usize
     Ok((lanes, next_root % trees.len()))
 }
 
+/// Whether a conversation of `requests` is a sub-agent (names a parent): an agentic trace that
+/// a concurrency phase plays as trees.
+pub fn has_sub_agents(requests: &[PreparedRequest]) -> bool {
+    requests.iter().any(|request| request.trace.as_ref().is_some_and(|trace| trace.parent.is_some()))
+}
+
 /// The mistakes of replaying `requests` with `replay`, before anything is sent.
 pub fn check(requests: &[PreparedRequest], replay: &AgenticReplay) -> Result<(), String> {
     if let Some(mistake) = replay.mistake() {

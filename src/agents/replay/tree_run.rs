@@ -3,8 +3,8 @@
 //! without one, as AIPerf 0.13 paces it (the gap between the timestamps is only carried over
 //! at a hand-over); a sub-agent starts after its parent's spawn turn is answered, after its
 //! `delay` or its recorded offset from its branch's start (a fork at once), as AIPerf's branch
-//! orchestrator starts it, or once that turn is sent where the trace shows the branch spawned
-//! while it was in flight; a parent's join turn waits until the sub-agents joined there have
+//! orchestrator starts it, or, in an agentic replay, once that turn is sent where the trace
+//! shows the branch spawned while it was in flight; a parent's join turn waits until the sub-agents joined there have
 //! finished. Each run counts what its sub-agents and joins did into the phase's `BranchStats`.
 
 use super::{BranchStats, Cut, StreamStart, Tree};
@@ -50,6 +50,9 @@ pub struct TreeRun {
     states: Vec<State>,
     /// The sub-agents started by this run whose first turn has not been sent yet.
     unsent: Vec<bool>,
+    /// A branch spawned in flight starts when its spawn turn is sent (AIPerf's overlap dispatch,
+    /// an agentic replay's), not when it is answered (a concurrency phase's).
+    overlap: bool,
 }
 
 impl TreeRun {
@@ -63,7 +66,7 @@ impl TreeRun {
         });
         let (states, offsets): (Vec<State>, Vec<f64>) = starts.unzip();
         let unsent = vec![false; states.len()];
-        let mut run = Self { states, unsent };
+        let mut run = Self { states, unsent, overlap: true };
         let mut steps = run.release_gates(tree, &offsets);
         if burst {
             let earliest_ms = steps.iter().map(|step| step.wait_ms).fold(f64::INFINITY, f64::min);
@@ -73,8 +76,8 @@ impl TreeRun {
     }
 
     /// `tree` from its first turn (a recycled lane): the root at once, and each sub-agent that
-    /// names no spawn turn at its recorded offset from the root.
-    pub fn fresh(tree: &Tree, stats: &mut BranchStats) -> (Self, Vec<Step>) {
+    /// names no spawn turn at its recorded offset from the root; `overlap`: see `TreeRun`.
+    pub fn fresh(tree: &Tree, overlap: bool, stats: &mut BranchStats) -> (Self, Vec<Step>) {
         let root_ms = tree.streams[0].timestamp_ms(0);
         let mut offsets = vec![0.0; tree.streams.len()];
         let mut states = vec![State::Sending(0)];
@@ -87,7 +90,7 @@ impl TreeRun {
             };
         }
         let unsent = vec![false; states.len()];
-        let mut run = Self { states, unsent };
+        let mut run = Self { states, unsent, overlap };
         let steps = run.release_gates(tree, &offsets);
         steps.iter().filter(|step| step.stream > 0).for_each(|step| run.spawned(stats, step));
         stats.parents_suspended += run.count(|state| matches!(state, State::Gated(_)));
@@ -180,9 +183,9 @@ impl TreeRun {
         steps
     }
 
-    /// Turn `turn` of `stream` was sent: a released join turn resumes its parent, and the
-    /// sub-agents of a branch spawned while it was in flight start now, each at its offset from
-    /// the turn's recorded start.
+    /// Turn `turn` of `stream` was sent: a released join turn resumes its parent, and (with
+    /// overlap) the sub-agents of a branch spawned while it was in flight start now, each at its
+    /// offset from the turn's recorded start.
     pub fn sent(&mut self, tree: &Tree, stream: usize, turn: u32, stats: &mut BranchStats) -> Vec<Step> {
         if self.states[stream] == State::Released(turn) {
             self.states[stream] = State::Sending(turn);
@@ -192,11 +195,13 @@ impl TreeRun {
             self.unsent[stream] = false;
             stats.children_spawned += 1;
         }
+        let sent_ms = tree.streams[stream].timestamp_ms(turn);
         let spawned_now: Vec<usize> = tree
             .children(stream)
             .filter(|&child| {
                 let child_stream = &tree.streams[child];
-                self.states[child] == State::Later
+                self.overlap
+                    && self.states[child] == State::Later
                     && child_stream.spawned_in_flight
                     && child_stream.spawn_turn == Some(turn)
             })
@@ -205,7 +210,11 @@ impl TreeRun {
             .into_iter()
             .map(|child| {
                 self.states[child] = State::Sending(0);
-                let step = Step::new(child, 0, wait_before_ms(tree, child, 0));
+                let offset_ms = match (tree.streams[child].timestamp_ms(0), sent_ms) {
+                    (Some(first_ms), Some(sent_ms)) => (first_ms - sent_ms).max(0.0),
+                    _ => 0.0,
+                };
+                let step = Step::new(child, 0, tree.streams[child].delay_ms(0).unwrap_or(offset_ms));
                 self.spawned(stats, &step);
                 step
             })
@@ -220,6 +229,11 @@ impl TreeRun {
         if step.wait_ms > 0.0 {
             stats.children_delayed += 1;
         }
+    }
+
+    /// The root conversation has finished (its sub-agents may go on).
+    pub fn root_finished(&self) -> bool {
+        self.states[0] == State::Finished
     }
 
     /// Every conversation of the tree has finished.
@@ -258,7 +272,7 @@ mod tests {
         let mut requests = conversation("r", None, &[0.0, 100.0, 300.0]);
         requests.extend(with_links(conversation("sub", Some(("r", 0, 1)), &[150.0, 180.0]), Some(0), Some(2)));
         let tree = trees(&requests).unwrap().remove(0);
-        let (mut run, first) = TreeRun::fresh(&tree, &mut stats);
+        let (mut run, first) = TreeRun::fresh(&tree, true, &mut stats);
         assert_eq!(first, vec![Step::new(0, 0, 0.0)]);
         let after_root_0 = run.answered(&tree, 0, 0, &mut stats);
         // Without a `delay`, a later turn goes at once; its recorded gap is kept for a hand-over.
@@ -320,7 +334,7 @@ mod tests {
         let session = requests[fork].trace.clone().unwrap();
         requests[fork].trace = Some(std::sync::Arc::new(TraceSession { inherits_history: true, ..(*session).clone() }));
         let tree = trees(&requests).unwrap().remove(0);
-        let (mut run, _) = TreeRun::fresh(&tree, &mut stats);
+        let (mut run, _) = TreeRun::fresh(&tree, true, &mut stats);
         let firsts: Vec<Step> =
             run.answered(&tree, 0, 0, &mut stats).into_iter().filter(|step| step.stream > 0).collect();
         let steps = vec![Step::new(1, 0, 0.0), Step::new(2, 0, 15.0), Step::new(3, 0, 0.0), Step::new(4, 0, 0.0)];
@@ -331,7 +345,7 @@ mod tests {
         let session = requests[c].trace.clone().unwrap();
         requests[c].trace = Some(std::sync::Arc::new(TraceSession { spawned_at_ms: Some(62.0), ..(*session).clone() }));
         let tree = trees(&requests).unwrap().remove(0);
-        let (mut run, _) = TreeRun::fresh(&tree, &mut stats);
+        let (mut run, _) = TreeRun::fresh(&tree, true, &mut stats);
         let c_first = run.answered(&tree, 0, 0, &mut stats).into_iter().find(|step| step.stream == 3);
         assert_eq!(c_first, Some(Step::new(3, 0, 8.0)));
     }
@@ -349,7 +363,7 @@ mod tests {
         let session = requests[a].trace.clone().unwrap();
         requests[a].trace = Some(std::sync::Arc::new(TraceSession { spawned_in_flight: true, ..(*session).clone() }));
         let tree = trees(&requests).unwrap().remove(0);
-        let (mut run, _) = TreeRun::fresh(&tree, &mut stats);
+        let (mut run, _) = TreeRun::fresh(&tree, true, &mut stats);
         assert!(run.sent(&tree, 0, 0, &mut stats).is_empty());
         run.answered(&tree, 0, 0, &mut stats);
         // From turn 1's recorded start (100 ms): a at 30 ms, b at 50 ms.
@@ -364,7 +378,7 @@ mod tests {
         let mut requests = conversation("r", None, &[0.0, 100.0]);
         requests[1].turn = requests[1].turn.map(|turn| crate::dataset::FileTurn { delay_ms: Some(7.0), ..turn });
         let tree = trees(&requests).unwrap().remove(0);
-        let (mut run, _) = TreeRun::fresh(&tree, &mut stats);
+        let (mut run, _) = TreeRun::fresh(&tree, true, &mut stats);
         assert_eq!(run.answered(&tree, 0, 0, &mut stats), vec![Step::new(0, 1, 7.0)]);
     }
 

@@ -27,11 +27,11 @@ pub struct Stream {
     pub join_turn: Option<u32>,
     /// When the branch that spawned this sub-agent started (ms), AIPerf's origin for its first
     /// turn: the earliest spawn the trace marks among its siblings (same parent, spawn and join
-    /// turns), else their earliest first turn; for a branch spawned in flight, the spawn turn's
-    /// own timestamp; none for a root or a fork.
+    /// turns), else their earliest first turn; none for a root or a fork.
     pub branch_start_ms: Option<f64>,
-    /// Its branch starts when the spawn turn is sent, not answered: one of the siblings was
-    /// spawned while that turn was in flight.
+    /// Its branch was spawned while the spawn turn was in flight (one of the siblings was): an
+    /// agentic replay starts it when that turn is sent, each sub-agent at its offset from the
+    /// turn's own timestamp.
     pub spawned_in_flight: bool,
 }
 
@@ -140,11 +140,9 @@ impl Tree {
             })
             .collect();
         let spawn_sent_ms = this.spawn_turn.and_then(|turn| self.streams[parent].timestamp_ms(turn));
-        if let Some(sent_ms) = spawn_sent_ms.filter(|_| siblings.iter().any(|s| s.session.spawned_in_flight)) {
-            return (Some(sent_ms), true);
-        }
+        let in_flight = spawn_sent_ms.is_some() && siblings.iter().any(|s| s.session.spawned_in_flight);
         let start = |other: &&Stream| other.session.spawned_at_ms.filter(|t| t.is_finite()).or(other.timestamp_ms(0));
-        (siblings.iter().filter_map(start).min_by(f64::total_cmp), false)
+        (siblings.iter().filter_map(start).min_by(f64::total_cmp), in_flight)
     }
 
     fn adopt(&mut self, mut child: Stream) -> Result<(), String> {
