@@ -210,11 +210,7 @@ impl TreeRun {
             .into_iter()
             .map(|child| {
                 self.states[child] = State::Sending(0);
-                let offset_ms = match (tree.streams[child].timestamp_ms(0), sent_ms) {
-                    (Some(first_ms), Some(sent_ms)) => (first_ms - sent_ms).max(0.0),
-                    _ => 0.0,
-                };
-                let step = Step::new(child, 0, tree.streams[child].delay_ms(0).unwrap_or(offset_ms));
+                let step = Step::new(child, 0, gap_ms(tree.streams[child].timestamp_ms(0), sent_ms));
                 self.spawned(stats, &step);
                 step
             })
@@ -242,18 +238,20 @@ impl TreeRun {
     }
 }
 
-/// The wait the trace records before turn `turn` of `stream` once it is due: its `delay`, else
-/// the gap from the turn before (for a sub-agent's first turn, from its branch's start).
+/// The wait the trace records before turn `turn` of `stream` once it is due: a later turn's
+/// `delay`, else the gap from the turn before; a sub-agent's first turn, its offset from its
+/// branch's start (AIPerf's orchestrator reads no `delay` there, and a fork goes at once).
 fn wait_before_ms(tree: &Tree, stream: usize, turn: u32) -> f64 {
     let this = &tree.streams[stream];
-    if let Some(delay_ms) = this.delay_ms(turn) {
-        return delay_ms;
-    }
-    let before_ms = match turn.checked_sub(1) {
-        Some(previous) => this.timestamp_ms(previous),
-        None => this.branch_start_ms,
+    let Some(previous) = turn.checked_sub(1) else {
+        return gap_ms(this.timestamp_ms(0), this.branch_start_ms);
     };
-    match (this.timestamp_ms(turn), before_ms) {
+    this.delay_ms(turn).unwrap_or_else(|| gap_ms(this.timestamp_ms(turn), this.timestamp_ms(previous)))
+}
+
+/// `at_ms` − `before_ms`, at least 0; 0 when either is unknown.
+fn gap_ms(at_ms: Option<f64>, before_ms: Option<f64>) -> f64 {
+    match (at_ms, before_ms) {
         (Some(at_ms), Some(before_ms)) => (at_ms - before_ms).max(0.0),
         _ => 0.0,
     }

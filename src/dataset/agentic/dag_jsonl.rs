@@ -111,8 +111,9 @@ pub(super) fn read(path: &Path, spec: &FileDataset, tokenizer: &Tokenizer) -> Re
                     let Some(parent_session) = sessions[parent].clone() else { unreachable!("parents come first") };
                     let branch = &conversations[parent].branches[branch];
                     let mut session = TraceSession::root(&conversations[index].id);
-                    // AIPerf: a fork goes one level deeper; a spawn starts at depth 0 (a fresh context).
-                    session.agent_depth = if branch.fork { parent_session.agent_depth + 1 } else { 0 };
+                    // One level deeper, a spawn too: AIPerf's loader keeps a spawn at depth 0 (a
+                    // fresh context), but dispatches it, and records it, at its parent's depth + 1.
+                    session.agent_depth = parent_session.agent_depth + 1;
                     session.parent = Some(parent_session.id.clone());
                     session.root = parent_session.root.clone();
                     session.spawned_after_turn = branch.after_turn;
@@ -292,7 +293,7 @@ mod tests {
         let ids: Vec<&str> = trees[0].iter().map(|c| &*c.session.id).collect();
         assert_eq!(ids, ["root", "worker", "review"]);
         let worker = &trees[0][1].session;
-        assert_eq!((worker.agent_depth, worker.spawned_after_turn, worker.joined_at_turn), (0, Some(0), Some(1)));
+        assert_eq!((worker.agent_depth, worker.spawned_after_turn, worker.joined_at_turn), (1, Some(0), Some(1)));
         assert!(!worker.inherits_history);
         let review = &trees[0][2].session;
         assert_eq!((review.agent_depth, review.spawned_after_turn, review.joined_at_turn), (1, Some(1), None));
