@@ -4,6 +4,7 @@
 //! that the page stays a few MB.
 
 mod artifacts;
+mod branch_counts;
 mod cards;
 mod chart;
 mod comparison;

@@ -5,7 +5,9 @@
 use super::artifacts::ReportInput;
 use super::chart::Chart;
 use super::time_axis::TimeAxis;
-use super::{cards, comparison, distributions, http_trace, over_time, search_chart, server_panels, sessions_table};
+use super::{
+    branch_counts, cards, comparison, distributions, http_trace, over_time, search_chart, server_panels, sessions_table,
+};
 
 /// A titled group of charts, with a note when there is nothing to draw.
 pub struct Section {
@@ -67,7 +69,12 @@ pub fn build(input: &ReportInput) -> Page {
             RunPage {
                 label: run.label.clone(),
                 dir: run.dir.display().to_string(),
-                cards_html: format!("{}{}", cards::html(run), sessions_table::html(&run.summary)),
+                cards_html: format!(
+                    "{}{}{}",
+                    cards::html(run),
+                    sessions_table::html(&run.summary),
+                    branch_counts::html(&run.summary)
+                ),
                 sections: vec![
                     section("Distributions", distributions::charts(run, &prefix), no_records),
                     section("Over time", over_time::charts(run, &axis, &prefix), no_records),

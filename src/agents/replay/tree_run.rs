@@ -1,11 +1,12 @@
 //! One tree played from its cut (or from its start, once recycled): which turn of which
 //! conversation is due next and after how long. A later turn waits its `delay`, and nothing
 //! without one, as AIPerf 0.13 paces it (the gap between the timestamps is only carried over
-//! at a hand-over); a sub-agent starts after its parent's spawn turn is answered, after its
-//! `delay` or its recorded offset from its branch's start (a fork at once), as AIPerf's branch
-//! orchestrator starts it, or, in an agentic replay, once that turn is sent where the trace
-//! shows the branch spawned while it was in flight; a parent's join turn waits until the sub-agents joined there have
-//! finished. Each run counts what its sub-agents and joins did into the phase's `BranchStats`.
+//! at a hand-over); a sub-agent starts after its parent's spawn turn is answered, at its
+//! recorded offset from its branch's start (a fork at once), as AIPerf's branch orchestrator
+//! starts it, or, in an agentic replay, once that turn is sent where the trace shows the branch
+//! spawned while it was in flight; a parent's join turn waits until the sub-agents joined there
+//! have finished, then goes at once. Each run counts what its sub-agents and joins did into the
+//! phase's `BranchStats`.
 
 use super::{BranchStats, Cut, StreamStart, Tree};
 
