@@ -89,14 +89,18 @@ pub async fn execute_with_sessions(
         match &phase.mode {
             LoadMode::AgenticReplay(replay) => crate::agents::replay::check(&prepared.requests, replay)
                 .map_err(|e| anyhow::anyhow!("phase `{}`: {e}", phase.name))?,
-            LoadMode::Concurrency { prefill_concurrency: Some(_), .. }
+            LoadMode::Concurrency { prefill_concurrency, .. }
                 if crate::agents::replay::has_sub_agents(&prepared.requests) =>
             {
-                bail!(
-                    "phase `{}`: `prefill_concurrency` does not apply to a trace with sub-agents, whose trees a \
-                     concurrency phase plays as AIPerf does (its sub-agents hold no user); leave it out",
-                    phase.name
-                )
+                if prefill_concurrency.is_some() {
+                    bail!(
+                        "phase `{}`: `prefill_concurrency` does not apply to a trace with sub-agents, whose trees \
+                         a concurrency phase plays as AIPerf does (its sub-agents hold no user); leave it out",
+                        phase.name
+                    )
+                }
+                crate::agents::replay::trees(&prepared.requests)
+                    .map_err(|e| anyhow::anyhow!("phase `{}`: {e}", phase.name))?;
             }
             _ => {}
         }

@@ -731,20 +731,36 @@ fn a_concurrency_phase_plays_each_root_with_its_sub_agents_beside_it_as_aiperf_d
 }
 
 #[test]
-fn a_prefill_cap_over_sub_agent_trees_is_refused_before_anything_is_sent() {
+fn a_concurrency_phase_over_sub_agent_trees_refuses_a_prefill_cap_and_broken_links_before_sending() {
     let server = mock();
-    let dir = tempfile::tempdir().expect("temp dir");
-    std::fs::write(dir.path().join("trace.jsonl"), trace_file()).expect("write the trace");
-    let source = format!(
-        r#"run(#{{ name: "capped", endpoint: endpoint(#{{ url: "{}" }}),
-               dataset: file(#{{ path: "trace.jsonl", format: "multi_turn" }}),
-               phases: [ concurrency(#{{ users: 2, prefill_concurrency: 1, requests: 4 }}) ] }});"#,
-        server.url
-    );
-    std::fs::write(dir.path().join("capped.rhai"), source).expect("write the scenario");
-    let output = aiperf_command(dir.path()).arg("run").arg("capped.rhai").output().expect("run aiperf");
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_ne!(output.status.code(), Some(0), "{stderr}");
-    assert!(stderr.contains("`prefill_concurrency` does not apply to a trace with sub-agents"), "{stderr}");
+    let broken = r#"{"session_id": "r", "turns": [{"text": "r turn 0", "output_length": 3, "timestamp": 0}]}
+{"session_id": "s", "parent_session_id": "r", "spawned_after_turn": 4, "turns": [{"text": "s turn 0", "output_length": 3, "timestamp": 10}]}"#;
+    let cases = [
+        (
+            trace_file(),
+            "users: 2, prefill_concurrency: 1",
+            "`prefill_concurrency` does not apply to a trace with sub-agents",
+        ),
+        (
+            broken.to_string(),
+            "users: 1",
+            "conversation `s` is spawned or joined at a turn its parent `r` (1 turns) does not have",
+        ),
+    ];
+    for (trace, users, message) in cases {
+        let dir = tempfile::tempdir().expect("temp dir");
+        std::fs::write(dir.path().join("trace.jsonl"), trace).expect("write the trace");
+        let source = format!(
+            r#"run(#{{ name: "refused", endpoint: endpoint(#{{ url: "{}" }}),
+                   dataset: file(#{{ path: "trace.jsonl", format: "multi_turn" }}),
+                   phases: [ concurrency(#{{ {users}, requests: 4 }}) ] }});"#,
+            server.url
+        );
+        std::fs::write(dir.path().join("refused.rhai"), source).expect("write the scenario");
+        let output = aiperf_command(dir.path()).arg("run").arg("refused.rhai").output().expect("run aiperf");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_ne!(output.status.code(), Some(0), "{stderr}");
+        assert!(stderr.contains(message), "{stderr}");
+    }
     assert!(server.requests().iter().all(|request| !request.path.ends_with("/chat/completions")), "nothing sent");
 }
