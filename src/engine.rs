@@ -99,6 +99,13 @@ pub async fn execute_with_sessions(
                         phase.name
                     )
                 }
+                if options.segment.is_some() {
+                    bail!(
+                        "phase `{}`: a concurrency phase over a trace with sub-agents keeps its trees whole and \
+                         runs in one process (no execution segments)",
+                        phase.name
+                    )
+                }
                 crate::agents::replay::trees(&prepared.requests)
                     .map_err(|e| anyhow::anyhow!("phase `{}`: {e}", phase.name))?;
             }

@@ -74,8 +74,8 @@ pub struct PhaseSummary {
     /// in `segment.json`, for a merge).
     #[serde(default, skip_deserializing, skip_serializing_if = "Option::is_none")]
     pub scripted_sessions: Option<Box<crate::session_metrics::ScriptedSessionsSummary>>,
-    /// What an agentic replay's profiling phase's sub-agents and joins did (AIPerf's
-    /// `branch_stats`); None for other phases.
+    /// What the sub-agents and joins of a phase that played an agentic trace's trees did
+    /// (AIPerf's `branch_stats`); None for other phases.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub branch_stats: Option<crate::agents::replay::BranchStats>,
     /// An adaptive_scale phase's controller decisions; None for other modes (and in a merge).

@@ -731,23 +731,19 @@ fn a_concurrency_phase_plays_each_root_with_its_sub_agents_beside_it_as_aiperf_d
 }
 
 #[test]
-fn a_concurrency_phase_over_sub_agent_trees_refuses_a_prefill_cap_and_broken_links_before_sending() {
+fn a_concurrency_phase_over_sub_agent_trees_refuses_a_prefill_cap_broken_links_and_segments_before_sending() {
     let server = mock();
     let broken = r#"{"session_id": "r", "turns": [{"text": "r turn 0", "output_length": 3, "timestamp": 0}]}
 {"session_id": "s", "parent_session_id": "r", "spawned_after_turn": 4, "turns": [{"text": "s turn 0", "output_length": 3, "timestamp": 10}]}"#;
+    let prefill = "`prefill_concurrency` does not apply to a trace with sub-agents";
+    let links = "conversation `s` is spawned or joined at a turn its parent `r` (1 turns) does not have";
+    let segments = "keeps its trees whole and runs in one process (no execution segments)";
     let cases = [
-        (
-            trace_file(),
-            "users: 2, prefill_concurrency: 1",
-            "`prefill_concurrency` does not apply to a trace with sub-agents",
-        ),
-        (
-            broken.to_string(),
-            "users: 1",
-            "conversation `s` is spawned or joined at a turn its parent `r` (1 turns) does not have",
-        ),
+        (trace_file(), "users: 2, prefill_concurrency: 1", None, prefill),
+        (broken.to_string(), "users: 1", None, links),
+        (trace_file(), "users: 2", Some("0/2"), segments),
     ];
-    for (trace, users, message) in cases {
+    for (trace, users, segment, message) in cases {
         let dir = tempfile::tempdir().expect("temp dir");
         std::fs::write(dir.path().join("trace.jsonl"), trace).expect("write the trace");
         let source = format!(
@@ -757,7 +753,12 @@ fn a_concurrency_phase_over_sub_agent_trees_refuses_a_prefill_cap_and_broken_lin
             server.url
         );
         std::fs::write(dir.path().join("refused.rhai"), source).expect("write the scenario");
-        let output = aiperf_command(dir.path()).arg("run").arg("refused.rhai").output().expect("run aiperf");
+        let mut command = aiperf_command(dir.path());
+        command.arg("run").arg("refused.rhai");
+        if let Some(segment) = segment {
+            command.args(["--segment", segment]);
+        }
+        let output = command.output().expect("run aiperf");
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert_ne!(output.status.code(), Some(0), "{stderr}");
         assert!(stderr.contains(message), "{stderr}");

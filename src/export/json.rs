@@ -1,7 +1,7 @@
 //! profile_export_aiperf.json: the run's summary (schema 1.4): provenance, one stats block
 //! per metric, the plan as `input_config` (in AIPerf's shape: `input_config.rs`),
 //! `run_info` (with the scenario libraries the run used), the error summary, the metrics of each url when the endpoint has several
-//! (`by_url`, this project's own key), the times, an agentic replay's `branch_stats` and the
+//! (`by_url`, this project's own key), the times, an agentic trace's `branch_stats` and the
 //! warm-up's metrics.
 
 use std::path::Path;
@@ -105,8 +105,8 @@ pub fn summary_json(result: &RunResult) -> Result<Value> {
     Ok(Value::Object(doc))
 }
 
-/// AIPerf's `branch_stats`: the counts of the measured phases that have them (an agentic
-/// replay's profiling phase), summed; None for a run without.
+/// AIPerf's `branch_stats`: the counts of the measured phases that have them (those that
+/// played an agentic trace's trees), summed; None for a run without.
 fn branch_stats(result: &RunResult) -> Option<BranchStats> {
     let measured = result.phases.iter().filter(|phase| phase.results);
     measured.filter_map(|phase| phase.branch_stats).reduce(|one, other| one + other)

@@ -108,7 +108,8 @@ pub struct PhaseCounters {
     pub sessions: SessionCounts,
     /// What a scripted phase's sessions did, set by its player when the phase ends.
     pub scripted_sessions: std::sync::OnceLock<crate::session_metrics::ScriptedSessionsSummary>,
-    /// What an agentic replay's profiling phase's sub-agents and joins did, set at its end.
+    /// What the sub-agents and joins of a phase that played an agentic trace's trees did (an
+    /// agentic replay's profiling, a concurrency phase), set at its end.
     pub branch_stats: std::sync::OnceLock<crate::agents::replay::BranchStats>,
     /// Why the run cannot go on after this phase (an agentic replay's failed warm-up).
     pub run_aborted: std::sync::OnceLock<String>,

@@ -33,7 +33,8 @@ pub fn merged_phase(phase: &Phase, runs: &[SegmentRun]) -> PhaseSummary {
         window_end_ns,
         sessions: merged_sessions(runs),
         scripted_sessions: merged_scripted_sessions(runs),
-        // An agentic replay runs in one process (`plan/segment.rs`), so no segment has these.
+        // Trees play in one process (an agentic replay: `plan/segment.rs`; a concurrency phase over
+        // a trace: `engine.rs`), so no segment has these.
         branch_stats: None,
         adaptive_scale: None,
         self_check: combined_self_check(phase, runs),

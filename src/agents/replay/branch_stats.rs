@@ -1,5 +1,6 @@
-//! AIPerf's `branch_stats`: what an agentic replay phase's sub-agents and joins did, counted as
-//! the tree runs (`tree_run.rs`) and the phase runner see them. A sub-agent is any conversation
+//! AIPerf's `branch_stats`: what the sub-agents and joins of a phase that plays an agentic
+//! trace's trees did (an agentic replay's profiling, a concurrency phase), counted as the tree
+//! runs (`tree_run.rs`) and the phase runner see them. A sub-agent is any conversation
 //! with a parent; those mid-flight when the phase starts count as spawned, and a parent waiting
 //! on them then as suspended, as AIPerf seeds its counters from the trajectories' cuts.
 
