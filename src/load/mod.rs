@@ -26,6 +26,7 @@ mod session_claims;
 mod sla_controller;
 mod sla_window;
 mod trace_schedule;
+mod tree_player;
 mod user_centric;
 mod users;
 mod wait_tally;

@@ -1,4 +1,4 @@
-//! AIPerf 0.13's agentic replay, the model the phase runner (`load/agentic_replay.rs`) plays:
+//! AIPerf 0.13's agentic replay, the model the tree player (`load/tree_player.rs`) plays:
 //! the trees of a trace (`trees.rs`), each cut at a sampled instant (`cut.rs`), the warm-up
 //! that primes the sessions mid-flight at the cut (`priming.rs`), a tree's turns as they
 //! become due (`tree_run.rs`) and AIPerf's counts of what its sub-agents did
