@@ -89,27 +89,8 @@ pub async fn execute_with_sessions(
         match &phase.mode {
             LoadMode::AgenticReplay(replay) => crate::agents::replay::check(&prepared.requests, replay)
                 .map_err(|e| anyhow::anyhow!("phase `{}`: {e}", phase.name))?,
-            LoadMode::Concurrency { prefill_concurrency, .. }
-                if crate::agents::replay::has_sub_agents(&prepared.requests) =>
-            {
-                if prefill_concurrency.is_some() {
-                    bail!(
-                        "phase `{}`: `prefill_concurrency` does not apply to a trace with sub-agents, whose trees \
-                         a concurrency phase plays as AIPerf does (its sub-agents hold no user); leave it out",
-                        phase.name
-                    )
-                }
-                if options.segment.is_some() {
-                    bail!(
-                        "phase `{}`: a concurrency phase over a trace with sub-agents keeps its trees whole and \
-                         runs in one process (no execution segments)",
-                        phase.name
-                    )
-                }
-                crate::agents::replay::trees(&prepared.requests)
-                    .map_err(|e| anyhow::anyhow!("phase `{}`: {e}", phase.name))?;
-            }
-            _ => {}
+            _ => crate::load::check_tree_phase(phase, &prepared.requests, options.segment.is_some())
+                .map_err(|e| anyhow::anyhow!("phase `{}`: {e}", phase.name))?,
         }
     }
     let start_time = chrono::Utc::now();

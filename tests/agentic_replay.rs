@@ -168,6 +168,19 @@ fn assert_gap_ms(what: &str, gap_ns: i64, expected_ms: i64) {
     );
 }
 
+/// Two roots, each with its whole tree, and nothing else: 9 requests for r1's, 11 for r2's.
+fn assert_both_trees_whole(profiled: &[Sent]) {
+    let all_turns: Vec<(&str, u64)> =
+        TRACE.iter().flat_map(|(id, _, times)| (0..times.len() as u64).map(move |turn| (*id, turn))).collect();
+    assert_eq!(pairs(profiled), expected(&all_turns), "the two roots' whole trees");
+    assert_eq!(profiled.len(), all_turns.len(), "each turn once");
+}
+
+/// One of the summary's `branch_stats`.
+fn branch_count(stats: &Value, key: &str) -> u64 {
+    stats[key].as_u64().unwrap_or_else(|| panic!("{key} in {stats}"))
+}
+
 const REPLAY: &str = "lanes: 2, start_min_ratio: 0.5, start_max_ratio: 0.5, seed: 9";
 
 #[test]
@@ -291,7 +304,7 @@ fn agentic_replay_primes_the_mid_flight_sessions_and_profiles_the_turns_from_eac
     // s3a spawned in the first plays; every sub-agent whose last turn was answered completed,
     // the others truncated by the phase's end; r1 waited for s1 at its turn 3.
     let stats = &summary["branch_stats"];
-    let count_of = |key: &str| stats[key].as_u64().unwrap_or_else(|| panic!("{key} in {stats}"));
+    let count_of = |key: &str| branch_count(stats, key);
     let last_turns = [("s1", 3), ("s2", 1), ("s3", 1), ("s3a", 0)];
     let finished = profiling.iter().filter(|s| last_turns.contains(&(s.conversation.as_str(), s.turn))).count();
     assert_eq!(count_of("children_completed"), finished as u64, "{stats}");
@@ -700,11 +713,7 @@ fn a_concurrency_phase_plays_each_root_with_its_sub_agents_beside_it_as_aiperf_d
     let server = MockBehindProxy::start(MockConfig { ttft_ms: 20.0, itl_ms: 2.0, ..MockConfig::default() });
     let run = run_replay(&server, "dag", "concurrency(#{ users: 1, sessions: 2 })");
     let profiled = sent(&run, "dag");
-    // Two roots, each with its whole tree, and nothing else: 9 requests for r1's, 11 for r2's.
-    let all_turns: Vec<(&str, u64)> =
-        TRACE.iter().flat_map(|(id, _, times)| (0..times.len() as u64).map(move |turn| (*id, turn))).collect();
-    assert_eq!(pairs(&profiled), expected(&all_turns));
-    assert_eq!(profiled.len(), all_turns.len(), "each turn once");
+    assert_both_trees_whole(&profiled);
 
     let start = |conversation: &str, turn: u64| find(&profiled, conversation, turn).ns("request_start_ns");
     let end = |conversation: &str, turn: u64| find(&profiled, conversation, turn).ns("request_end_ns");
@@ -719,9 +728,8 @@ fn a_concurrency_phase_plays_each_root_with_its_sub_agents_beside_it_as_aiperf_d
     let depth = |conversation: &str| find(&profiled, conversation, 0).line["metadata"]["agent_depth"].as_u64();
     assert_eq!((depth("r2"), depth("s3"), depth("s3a")), (Some(0), Some(1), Some(2)));
 
-    let summary = run.summary("dag");
-    let stats = &summary["branch_stats"];
-    let count_of = |key: &str| stats[key].as_u64().unwrap_or_else(|| panic!("{key} in {stats}"));
+    let stats = &run.summary("dag")["branch_stats"];
+    let count_of = |key: &str| branch_count(stats, key);
     assert_eq!(
         [count_of("children_spawned"), count_of("children_completed"), count_of("children_truncated")],
         [4, 4, 0],
@@ -731,7 +739,64 @@ fn a_concurrency_phase_plays_each_root_with_its_sub_agents_beside_it_as_aiperf_d
 }
 
 #[test]
-fn a_concurrency_phase_over_sub_agent_trees_refuses_a_prefill_cap_broken_links_and_segments_before_sending() {
+fn a_rate_phase_paces_the_root_turns_and_lets_the_sub_agents_go_on_their_own_as_aiperf_does() {
+    let server = mock();
+    // An arrival every 200 ms for the roots' turns: a due root turn first, else a new root.
+    let run = run_replay(&server, "rated", r#"rate(#{ rate: 5, arrival: "constant", sessions: 2 })"#);
+    let profiled = sent(&run, "rated");
+    assert_both_trees_whole(&profiled);
+
+    let depth = |s: &Sent| s.line["metadata"]["agent_depth"].as_u64().expect("a depth");
+    let mut root_starts: Vec<i64> =
+        profiled.iter().filter(|s| depth(s) == 0).map(|s| s.ns("request_start_ns")).collect();
+    root_starts.sort_unstable();
+    assert_eq!(root_starts.len(), 11, "r1's 5 turns and r2's 6");
+    // Each root turn takes an arrival of its own, and no arrival goes to a sub-agent's turn: the
+    // 11 root turns span 10 gaps (played as 20 sessions' turns, they would span 19).
+    let span_ms = (root_starts[10] - root_starts[0]) as f64 / 1e6;
+    assert!((1950.0..2150.0).contains(&span_ms), "root turns over {span_ms:.0} ms");
+    for pair in root_starts.windows(2) {
+        assert_gap_ms("between two root turns", pair[1] - pair[0], 200);
+    }
+    // s1 starts once r1's turn 1 is answered and its four turns go within that one gap.
+    let start = |conversation: &str, turn: u64| find(&profiled, conversation, turn).ns("request_start_ns");
+    let end = |conversation: &str, turn: u64| find(&profiled, conversation, turn).ns("request_end_ns");
+    assert_gap_ms("s1 after r1's turn 1", start("s1", 0) - end("r1", 1), 0);
+    assert!(end("s1", 3) < start("r1", 2), "s1 is paced by its answers, not by the arrivals");
+    assert!(start("s3a", 0) >= end("s3", 0), "a sub-agent's own sub-agent after its spawn turn");
+
+    let stats = &run.summary("rated")["branch_stats"];
+    let count_of = |key: &str| branch_count(stats, key);
+    assert_eq!(
+        [count_of("children_spawned"), count_of("children_completed"), count_of("children_truncated")],
+        [4, 4, 0],
+        "{stats}"
+    );
+    assert_eq!(count_of("parents_suspended"), 0, "s1 had finished before r1 reached its join: {stats}");
+}
+
+#[test]
+fn a_rate_phases_max_concurrency_caps_the_roots_in_flight_not_their_sub_agents() {
+    // Answers (~70 ms) slower than the arrivals (every 50 ms): an arrival often finds no root
+    // turn due, and starts the next root if a place is free.
+    let server = MockBehindProxy::start(MockConfig { ttft_ms: 60.0, itl_ms: 2.0, ..MockConfig::default() });
+    let rate = r#"rate: 20, arrival: "constant", sessions: 2"#;
+    let free = run_replay(&server, "free", &format!("rate(#{{ {rate} }})"));
+    let capped = run_replay(&server, "capped", &format!("rate(#{{ {rate}, max_concurrency: 1 }})"));
+    let starts_r2_before_r1_ends = |run: &ScenarioRun, name: &str| {
+        let profiled = sent(run, name);
+        assert_eq!(profiled.len(), 20, "{name}: the two trees");
+        find(&profiled, "r2", 0).ns("request_start_ns") < find(&profiled, "r1", 4).ns("request_end_ns")
+    };
+    assert!(starts_r2_before_r1_ends(&free, "free"), "without a cap the second root starts while the first plays");
+    assert!(!starts_r2_before_r1_ends(&capped, "capped"), "with one place, the next root waits for the first's end");
+    let in_flight =
+        |run: &ScenarioRun, name: &str| run.summary(name)["client_self_check"][0]["peak_in_flight"].as_u64();
+    assert!(in_flight(&capped, "capped") > Some(1), "sub-agents hold no place: {:?}", in_flight(&capped, "capped"));
+}
+
+#[test]
+fn a_phase_over_sub_agent_trees_refuses_a_prefill_cap_broken_links_and_segments_before_sending() {
     let server = mock();
     let broken = r#"{"session_id": "r", "turns": [{"text": "r turn 0", "output_length": 3, "timestamp": 0}]}
 {"session_id": "s", "parent_session_id": "r", "spawned_after_turn": 4, "turns": [{"text": "s turn 0", "output_length": 3, "timestamp": 10}]}"#;
@@ -739,17 +804,20 @@ fn a_concurrency_phase_over_sub_agent_trees_refuses_a_prefill_cap_broken_links_a
     let links = "conversation `s` is spawned or joined at a turn its parent `r` (1 turns) does not have";
     let segments = "keeps its trees whole and runs in one process (no execution segments)";
     let cases = [
-        (trace_file(), "users: 2, prefill_concurrency: 1", None, prefill),
-        (broken.to_string(), "users: 1", None, links),
-        (trace_file(), "users: 2", Some("0/2"), segments),
+        (trace_file(), "concurrency(#{ users: 2, prefill_concurrency: 1, requests: 4 })", None, prefill),
+        (trace_file(), "rate(#{ rate: 5, prefill_concurrency: 1, requests: 4 })", None, prefill),
+        (broken.to_string(), "concurrency(#{ users: 1, requests: 4 })", None, links),
+        (broken.to_string(), "rate(#{ rate: 5, requests: 4 })", None, links),
+        (trace_file(), "concurrency(#{ users: 2, requests: 4 })", Some("0/2"), segments),
+        (trace_file(), "rate(#{ rate: 5, requests: 4 })", Some("0/2"), segments),
     ];
-    for (trace, users, segment, message) in cases {
+    for (trace, phase, segment, message) in cases {
         let dir = tempfile::tempdir().expect("temp dir");
         std::fs::write(dir.path().join("trace.jsonl"), trace).expect("write the trace");
         let source = format!(
             r#"run(#{{ name: "refused", endpoint: endpoint(#{{ url: "{}" }}),
                    dataset: file(#{{ path: "trace.jsonl", format: "multi_turn" }}),
-                   phases: [ concurrency(#{{ {users}, requests: 4 }}) ] }});"#,
+                   phases: [ {phase} ] }});"#,
             server.url
         );
         std::fs::write(dir.path().join("refused.rhai"), source).expect("write the scenario");

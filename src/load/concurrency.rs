@@ -1,7 +1,7 @@
 //! Closed-loop concurrency: N users, each sends its next request as soon as its last one ends;
 //! optionally at most P of them wait for their first token (prefill) at once. With a
 //! multi-turn file each user plays whole sessions instead, one after another; with an agentic
-//! trace whose conversations have sub-agents, whole trees (`tree_player::play_trees`).
+//! trace whose conversations have sub-agents, whole trees (`tree_phases::play_trees`).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -16,8 +16,8 @@ use super::{Limits, LoadContext, PhaseDeadlines, PhaseRun, send_one};
 use crate::rng::SeededRng;
 
 pub(super) async fn run(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, users: usize, prefill_concurrency: Option<usize>) {
-    if let Some(trees) = super::tree_player::trees_with_sub_agents(&ctx) {
-        return super::tree_player::play_trees(ctx, run, trees, users).await;
+    if let Some(trees) = super::tree_phases::trees_with_sub_agents(&ctx) {
+        return super::tree_phases::play_trees(ctx, run, trees, users).await;
     }
     let prefill = prefill_concurrency.map(|places| Arc::new(Semaphore::new(places)));
     let deadlines = PhaseDeadlines::of(&run.phase);

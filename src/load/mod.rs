@@ -19,6 +19,7 @@ mod ramp;
 mod ramped_places;
 mod rate;
 mod replay;
+mod root_arrivals;
 pub mod schedule;
 pub mod scripted;
 mod self_check;
@@ -26,6 +27,8 @@ mod session_claims;
 mod sla_controller;
 mod sla_window;
 mod trace_schedule;
+mod tree_arrivals;
+mod tree_phases;
 mod tree_player;
 mod user_centric;
 mod users;
@@ -55,6 +58,7 @@ pub use histogram::DurationHistogram;
 pub use self_check::process_cpu_ns;
 pub use self_check::target_rate_rps;
 pub use session_claims::SessionCounts;
+pub use tree_phases::check_tree_phase;
 pub use wait_tally::WaitTally;
 
 /// Everything a phase needs to send requests.

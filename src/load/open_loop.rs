@@ -65,7 +65,7 @@ pub(super) async fn dispatch(
 }
 
 /// Raises its flag when dropped.
-struct StopOnDrop(Arc<AtomicBool>);
+pub(super) struct StopOnDrop(pub(super) Arc<AtomicBool>);
 
 impl Drop for StopOnDrop {
     fn drop(&mut self) {

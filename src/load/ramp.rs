@@ -36,6 +36,9 @@ pub(super) async fn run_rate(
     let profile = Profile::stages(shape.start_rps, shape.stages);
     let profile = if shape.hold { profile.holding_last_target() } else { profile };
     let arrivals = ArrivalTimes::new(arrival, seed, profile);
+    if let Some(trees) = super::tree_phases::trees_with_sub_agents(&ctx) {
+        return super::tree_arrivals::play(ctx, run, trees, arrivals, shape.max_in_flight).await;
+    }
     let arrivals = super::arrival::of_segment(arrivals, ctx.segment);
     open_loop::dispatch(ctx, run, arrivals, shape.max_in_flight).await
 }

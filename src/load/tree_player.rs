@@ -2,8 +2,9 @@
 //! queue of due turns, sends each turn with its conversation's history, and on each answer
 //! queues the turns it makes due. How it plays (`Manner`) is its caller's: the stages of an
 //! agentic replay (`agentic_replay.rs`), or a concurrency phase over a trace with sub-agents
-//! (`play_trees`), as AIPerf dispatches a DAG dataset: its users are the roots, each taking the
-//! next root as soon as its root conversation ends, while its sub-agents go on beside them.
+//! (`tree_phases.rs`), as AIPerf dispatches a DAG dataset: its users are the roots, each taking the
+//! next root as soon as its root conversation ends, while its sub-agents go on beside them; or
+//! a rate phase, whose arrivals pace the root turns (`tree_arrivals.rs`).
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -15,45 +16,14 @@ use serde_json::Value;
 use tokio::task::JoinSet;
 
 use super::history::{Conversation, NextTurn};
+use super::pacer;
+use super::root_arrivals::RootArrivals;
 use super::{Answer, Limits, LoadContext, Outgoing, PhaseDeadlines, PhaseRun, SendWindow, request_ids, send_through};
-use crate::agents::replay::{self, BranchStats, Step, Tree, TreeMarker, TreeRun};
+use crate::agents::replay::{BranchStats, Step, Tree, TreeMarker, TreeRun};
 use crate::dataset::requests::PreparedRequest;
 use crate::plan::CacheBustTarget;
 use crate::record::{AgentPlace, RequestRecord, SessionTurn};
 use crate::rng::SeededRng;
-
-/// The trees of a concurrency phase's dataset when it has sub-agents (an agentic trace); None
-/// for any other dataset, whose sessions the concurrency runner plays.
-pub(super) fn trees_with_sub_agents(ctx: &LoadContext) -> Option<Vec<Tree>> {
-    if !replay::has_sub_agents(&ctx.requests) {
-        return None;
-    }
-    replay::trees(&ctx.requests).ok()
-}
-
-/// Play `trees` with `users` roots at once, as AIPerf 0.13 plays a DAG dataset in a concurrency
-/// phase: each user plays a root from its first turn, its sub-agents spawned, delayed and joined
-/// as in agentic replay but holding no user, and takes the next root (in dataset order, again
-/// and again) as soon as its root conversation has ended; the phase's `sessions` count roots,
-/// its `requests` every request.
-pub(super) async fn play_trees(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, trees: Vec<Tree>, users: usize) {
-    let manner = Manner {
-        one_token: false,
-        idle_free: false,
-        recycle: Recycle::Root,
-        follow: true,
-        hand_over: false,
-        overlap: false,
-    };
-    let index = run.index;
-    let mut player = Player::new(ctx, run, trees, index, manner);
-    let now_ns = player.ctx.clock.now_ns();
-    for _ in 0..users {
-        player.seat_next_root(now_ns);
-    }
-    player.play().await;
-    let _ = player.run.counters.branch_stats.set(player.branch_stats.settled());
-}
 
 /// When a lane takes the next root.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,6 +53,20 @@ pub(super) struct Manner {
     /// A branch spawned in flight starts when its spawn turn is sent (AIPerf's overlap dispatch,
     /// which an agentic replay does and a concurrency phase does not).
     pub(super) overlap: bool,
+}
+
+impl Manner {
+    /// A concurrency or rate phase's: each root from its first turn with its own output length,
+    /// its waits kept, its lane's user given up when its root conversation ends, and a branch
+    /// spawned in flight started when its turn is answered (AIPerf's DAG dispatch).
+    pub(super) const PHASE: Manner = Manner {
+        one_token: false,
+        idle_free: false,
+        recycle: Recycle::Root,
+        follow: true,
+        hand_over: false,
+        overlap: false,
+    };
 }
 
 /// A conversation of a lane: its session in the records and its history.
@@ -116,6 +100,8 @@ pub(super) struct Due {
     pub(super) recorded_wait_ns: u64,
     /// When the event that made it due happened (run clock).
     pub(super) queued_ns: u64,
+    /// A root turn that, once due, waits for the next arrival (a rate phase's, `tree_arrivals.rs`).
+    at_arrival: bool,
 }
 
 /// A turn that ended, with what its user said and what came back: its answer, or why none.
@@ -145,6 +131,8 @@ impl std::fmt::Display for Unanswered {
 enum Event {
     Ended(Option<Ended>),
     DueNow,
+    /// The pacer's next arrival; None once it hands over no more.
+    Arrival(Option<pacer::Due>),
     Stop,
 }
 
@@ -177,6 +165,10 @@ pub(super) struct Player {
     free_lanes: Vec<usize>,
     /// The roots started in the phase.
     roots_started: u64,
+    /// The lanes holding one of the phase's users.
+    roots_seated: usize,
+    /// The arrivals that pace the root turns (a rate phase); None where nothing paces them.
+    pub(super) arrivals: Option<RootArrivals<Due>>,
 }
 impl Player {
     pub(super) fn new(
@@ -210,6 +202,8 @@ impl Player {
             branch_stats: BranchStats::default(),
             free_lanes: Vec::new(),
             roots_started: 0,
+            roots_seated: 0,
+            arrivals: None,
         }
     }
 
@@ -257,6 +251,7 @@ impl Player {
             })
             .collect::<Vec<_>>();
         self.next_session += streams.len() as u64;
+        self.roots_seated += 1;
         let lane = LaneRun { tree, run, streams, marker, seated: true };
         match self.free_lanes.pop() {
             Some(free) => {
@@ -273,6 +268,7 @@ impl Player {
     pub(super) fn queue(&mut self, lane: usize, step: Step, now_ns: u64) {
         let recorded_wait_ns = (step.recorded_wait_ms().max(0.0) * 1e6) as u64;
         let wait_ns = if self.manner.idle_free { 0 } else { (step.wait_ms.max(0.0) * 1e6) as u64 };
+        let at_arrival = self.arrivals.is_some() && step.stream == 0 && !step.join;
         self.sequence += 1;
         let due = Due {
             at_ns: now_ns + self.shift_ns + wait_ns,
@@ -282,8 +278,12 @@ impl Player {
             turn: step.turn,
             recorded_wait_ns,
             queued_ns: now_ns,
+            at_arrival,
         };
-        self.due.push(Reverse(due));
+        match &mut self.arrivals {
+            Some(arrivals) if at_arrival && wait_ns == 0 => arrivals.ready.push_back(due),
+            _ => self.due.push(Reverse(due)),
+        }
     }
 
     /// Send and answer until nothing is due or in flight (or sending stopped and what was in
@@ -291,14 +291,15 @@ impl Player {
     pub(super) async fn play(&mut self) {
         let cancel = self.ctx.cancel.clone();
         loop {
-            let limit_reached = self.run.phase.requests.is_some_and(|limit| self.next_request >= limit);
-            if self.stopped || limit_reached || self.deadlines.sending_over() {
+            if self.stopped || self.limit_reached() || self.deadlines.sending_over() {
                 self.stopped = true;
                 if !self.manner.hand_over {
                     self.due.clear();
                 }
             }
-            if (self.stopped || self.due.is_empty()) && self.in_flight.is_empty() {
+            let awaits_arrivals =
+                self.arrivals.as_ref().is_some_and(|arrivals| arrivals.awaited(self.may_start_root()));
+            if (self.stopped || (self.due.is_empty() && !awaits_arrivals)) && self.in_flight.is_empty() {
                 return;
             }
             let now_ns = self.ctx.clock.now_ns();
@@ -309,11 +310,13 @@ impl Player {
             };
             let wait = next_ns.map(|at_ns| Duration::from_nanos(at_ns.saturating_sub(now_ns)));
             let deadlines = self.deadlines;
+            let arrivals = self.arrivals.as_mut().filter(|_| awaits_arrivals && !self.stopped);
             let event = tokio::select! {
                 ended = self.in_flight.join_next(), if !self.in_flight.is_empty() => {
                     Event::Ended(ended.and_then(Result::ok).flatten())
                 }
                 _ = tokio::time::sleep(wait.unwrap_or_default()), if wait.is_some() => Event::DueNow,
+                arrival = RootArrivals::next(arrivals) => Event::Arrival(arrival),
                 _ = deadlines.sending_stopped(), if !self.stopped => Event::Stop,
                 _ = cancel.cancelled(), if !self.stopped => Event::Stop,
             };
@@ -321,9 +324,16 @@ impl Player {
                 Event::Ended(Some(ended)) => self.ended(ended),
                 Event::Ended(None) => {}
                 Event::DueNow => self.send_due(),
+                Event::Arrival(Some(arrival)) => self.arrive(arrival),
+                Event::Arrival(None) => self.arrivals.iter_mut().for_each(RootArrivals::close),
                 Event::Stop => self.stopped = true,
             }
         }
+    }
+
+    /// Whether the phase has sent its `requests`.
+    fn limit_reached(&self) -> bool {
+        self.run.phase.requests.is_some_and(|limit| self.next_request >= limit)
     }
 
     /// With nothing in flight, move every queued turn earlier so the replay idles at most the cap.
@@ -352,12 +362,39 @@ impl Player {
                 return;
             }
             self.due.pop();
-            if self.run.phase.requests.is_some_and(|limit| self.next_request >= limit) {
+            if self.limit_reached() {
                 self.stopped = true;
                 return;
             }
-            self.send_turn(due, scheduled_ns, now_ns);
+            match &mut self.arrivals {
+                Some(arrivals) if due.at_arrival => arrivals.ready.push_back(due),
+                _ => self.send_turn(due, scheduled_ns, now_ns),
+            }
         }
+    }
+
+    /// An arrival of a rate phase: the oldest root turn waiting for one, else a new root's first
+    /// turn if one may start (and a user is free); else it sends nothing.
+    fn arrive(&mut self, arrival: pacer::Due) {
+        self.send_due();
+        if self.stopped || self.limit_reached() {
+            self.stopped = true;
+            return;
+        }
+        let now_ns = self.ctx.clock.now_ns();
+        let waiting = self.arrivals.as_mut().and_then(|arrivals| arrivals.ready.pop_front());
+        let turn = match waiting {
+            Some(turn) => turn,
+            None if self.arrivals.as_ref().is_some_and(|arrivals| arrivals.seat_free(self.roots_seated)) => {
+                self.seat_next_root(now_ns);
+                let Some(turn) = self.arrivals.as_mut().and_then(|arrivals| arrivals.ready.pop_front()) else { return };
+                turn
+            }
+            None => return,
+        };
+        self.run.counters.pacing_error.record_ns(arrival.fired_ns.saturating_sub(arrival.scheduled_ns));
+        self.window.note(arrival.scheduled_ns, arrival.fired_ns);
+        self.send_turn(turn, arrival.scheduled_ns, now_ns);
     }
 
     fn send_turn(&mut self, due: Due, scheduled_ns: u64, now_ns: u64) {
@@ -409,7 +446,9 @@ impl Player {
             }),
         };
         self.next_request += 1;
-        self.window.note(scheduled_ns, now_ns);
+        if self.arrivals.is_none() {
+            self.window.note(scheduled_ns, now_ns);
+        }
         let (ctx, run, deadlines) = (self.ctx.clone(), self.run.clone(), self.deadlines);
         let (lane, stream, turn) = (due.lane, due.stream, due.turn);
         self.in_flight.spawn(async move {
@@ -453,6 +492,7 @@ impl Player {
         };
         if gives_up_its_user {
             lane.seated = false;
+            self.roots_seated -= 1;
         }
         let free = finished && !lane.seated;
         let now_ns = self.ctx.clock.now_ns();
@@ -462,16 +502,23 @@ impl Player {
         if free {
             self.free_lanes.push(ended.lane);
         }
-        if gives_up_its_user {
+        // Where arrivals pace the roots, a new one starts only at an arrival.
+        if gives_up_its_user && self.arrivals.is_none() {
             self.seat_next_root(now_ns);
         }
     }
 
-    /// The next root, played from its first turn with new sessions in a lane of its own (a
-    /// finished one's, if any); none once a concurrency phase has started its `sessions`.
-    fn seat_next_root(&mut self, now_ns: u64) {
+    /// Whether the phase may start another root: a concurrency or rate phase, until it has
+    /// started its `sessions`.
+    fn may_start_root(&self) -> bool {
         let roots_done = self.run.phase.sessions.is_some_and(|sessions| self.roots_started >= sessions);
-        if self.manner.recycle == Recycle::Root && roots_done {
+        self.manner.recycle != Recycle::Root || !roots_done
+    }
+
+    /// The next root, played from its first turn with new sessions in a lane of its own (a
+    /// finished one's, if any), if the phase may start one.
+    pub(super) fn seat_next_root(&mut self, now_ns: u64) {
+        if !self.may_start_root() {
             return;
         }
         self.roots_started += 1;

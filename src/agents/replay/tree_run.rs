@@ -19,11 +19,19 @@ pub struct Step {
     pub turn: u32,
     pub wait_ms: f64,
     pub unpaced_ms: f64,
+    /// A parent's join turn, released by its sub-agents' end: it goes at once, whatever paces
+    /// the parent's other turns (AIPerf's orchestrator sends it itself).
+    pub join: bool,
 }
 
 impl Step {
     pub fn new(stream: usize, turn: u32, wait_ms: f64) -> Self {
-        Self { stream, turn, wait_ms, unpaced_ms: 0.0 }
+        Self { stream, turn, wait_ms, unpaced_ms: 0.0, join: false }
+    }
+
+    /// `parent`'s join turn `turn`, released.
+    pub fn join(parent: usize, turn: u32) -> Self {
+        Self { join: true, ..Self::new(parent, turn, 0.0) }
     }
 
     /// The wait the trace records before it: the paced wait and the gap left unpaced.
@@ -159,7 +167,7 @@ impl TreeRun {
                 self.states[stream] = State::Sending(next);
                 let recorded_ms = wait_before_ms(tree, stream, next);
                 let wait_ms = this.delay_ms(next).unwrap_or(0.0);
-                steps.push(Step { stream, turn: next, wait_ms, unpaced_ms: (recorded_ms - wait_ms).max(0.0) });
+                steps.push(Step { unpaced_ms: (recorded_ms - wait_ms).max(0.0), ..Step::new(stream, next, wait_ms) });
             }
         } else {
             self.states[stream] = State::Finished;
@@ -168,7 +176,7 @@ impl TreeRun {
                 && !self.held(tree, parent, join)
             {
                 self.states[parent] = State::Released(join);
-                steps.push(Step::new(parent, join, 0.0));
+                steps.push(Step::join(parent, join));
             }
         }
         let spawned_now: Vec<usize> = tree
@@ -275,7 +283,7 @@ mod tests {
         assert_eq!(first, vec![Step::new(0, 0, 0.0)]);
         let after_root_0 = run.answered(&tree, 0, 0, &mut stats);
         // Without a `delay`, a later turn goes at once; its recorded gap is kept for a hand-over.
-        let unpaced = |stream, turn, gap_ms| Step { stream, turn, wait_ms: 0.0, unpaced_ms: gap_ms };
+        let unpaced = |stream, turn, gap_ms| Step { unpaced_ms: gap_ms, ..Step::new(stream, turn, 0.0) };
         // The sub-agent is its branch's first: it goes as soon as its spawn turn is answered.
         assert_eq!(after_root_0, vec![unpaced(0, 1, 100.0), Step::new(1, 0, 0.0)]);
         assert_eq!(after_root_0[0].recorded_wait_ms(), 100.0);
@@ -283,7 +291,7 @@ mod tests {
         assert!(run.sent(&tree, 1, 0, &mut stats).is_empty());
         assert!(run.answered(&tree, 0, 1, &mut stats).is_empty(), "turn 2 waits for the sub-agent joined there");
         assert_eq!(run.answered(&tree, 1, 0, &mut stats), vec![unpaced(1, 1, 30.0)]);
-        assert_eq!(run.answered(&tree, 1, 1, &mut stats), vec![Step::new(0, 2, 0.0)], "the join opens");
+        assert_eq!(run.answered(&tree, 1, 1, &mut stats), vec![Step::join(0, 2)], "the join opens");
         let counted = (stats.children_spawned, stats.parents_suspended, stats.parents_resumed);
         assert_eq!(counted, (1, 1, 0), "the parent resumes when its join turn is sent");
         assert!(run.sent(&tree, 0, 2, &mut stats).is_empty());
@@ -311,7 +319,7 @@ mod tests {
         assert_eq!(first.iter().map(|step| (step.stream, step.turn)).collect::<Vec<_>>(), vec![(1, 1)]);
         run.seed(&tree, &mut stats);
         assert_eq!((stats.children_spawned, stats.parents_suspended), (1, 1), "{stats:?}");
-        assert_eq!(run.answered(&tree, 1, 1, &mut stats), vec![Step::new(0, 2, 0.0)]);
+        assert_eq!(run.answered(&tree, 1, 1, &mut stats), vec![Step::join(0, 2)]);
         run.sent(&tree, 0, 2, &mut stats);
         assert_eq!(run.answered(&tree, 0, 2, &mut stats), vec![Step::new(3, 0, 0.0), Step::new(4, 0, 20.0)]);
         let settled = stats.settled();

@@ -1,0 +1,74 @@
+//! The phases that play an agentic trace's trees when its conversations have sub-agents: which
+//! may (`check_tree_phase`), and a concurrency phase's play of them (`play_trees`); a rate
+//! phase's is `tree_arrivals.rs`. Both play on the tree player (`tree_player.rs`).
+
+use std::sync::Arc;
+
+use super::tree_player::{Manner, Player};
+use super::{LoadContext, PhaseRun};
+use crate::agents::replay::{self, Tree};
+use crate::dataset::requests::PreparedRequest;
+use crate::plan::{LoadMode, Phase, RampedQuantity};
+
+/// The trees of a phase's dataset when it has sub-agents (an agentic trace); None for any other
+/// dataset, whose sessions the concurrency and rate runners play.
+pub(super) fn trees_with_sub_agents(ctx: &LoadContext) -> Option<Vec<Tree>> {
+    if !replay::has_sub_agents(&ctx.requests) {
+        return None;
+    }
+    replay::trees(&ctx.requests).ok()
+}
+
+/// Whether `phase` can play the trees of `requests` when they are a trace with sub-agents: a
+/// concurrency or rate phase plays them whole, in one process (`segmented`: not), with no
+/// prefill cap and a cap on roots in flight that does not ramp.
+pub fn check_tree_phase(phase: &Phase, requests: &[PreparedRequest], segmented: bool) -> Result<(), String> {
+    let plays_trees = match &phase.mode {
+        LoadMode::Concurrency { .. } | LoadMode::Rate { .. } => true,
+        LoadMode::Ramp { ramped, .. } => *ramped == RampedQuantity::Rate,
+        _ => false,
+    };
+    if !plays_trees || !replay::has_sub_agents(requests) {
+        return Ok(());
+    }
+    let mode = if matches!(phase.mode, LoadMode::Concurrency { .. }) { "concurrency" } else { "rate" };
+    let prefill_capped = match &phase.mode {
+        LoadMode::Concurrency { prefill_concurrency, .. } => prefill_concurrency.is_some(),
+        LoadMode::Rate { prefill, .. } | LoadMode::Ramp { prefill, .. } => prefill.is_some(),
+        _ => false,
+    };
+    if prefill_capped {
+        return Err(format!(
+            "`prefill_concurrency` does not apply to a trace with sub-agents, whose trees a {mode} phase plays \
+             as AIPerf does (its sub-agents hold no place); leave it out"
+        ));
+    }
+    if matches!(phase.mode, LoadMode::Ramp { max_concurrency_ramp_s: Some(_), .. }) {
+        return Err("over a trace with sub-agents, `max_concurrency` caps the roots in flight and does not ramp; \
+                    leave out its ramp"
+            .into());
+    }
+    if segmented {
+        return Err(format!(
+            "a {mode} phase over a trace with sub-agents keeps its trees whole and runs in one process (no \
+             execution segments)"
+        ));
+    }
+    replay::trees(requests).map(|_| ())
+}
+
+/// Play `trees` with `users` roots at once, as AIPerf 0.13 plays a DAG dataset in a concurrency
+/// phase: each user plays a root from its first turn, its sub-agents spawned, delayed and joined
+/// as in agentic replay but holding no user, and takes the next root (in dataset order, again
+/// and again) as soon as its root conversation has ended; the phase's `sessions` count roots,
+/// its `requests` every request.
+pub(super) async fn play_trees(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, trees: Vec<Tree>, users: usize) {
+    let index = run.index;
+    let mut player = Player::new(ctx, run, trees, index, Manner::PHASE);
+    let now_ns = player.ctx.clock.now_ns();
+    for _ in 0..users {
+        player.seat_next_root(now_ns);
+    }
+    player.play().await;
+    let _ = player.run.counters.branch_stats.set(player.branch_stats.settled());
+}
