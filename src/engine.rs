@@ -125,7 +125,7 @@ pub async fn execute_with_sessions(
         sinks,
         grading.clone(),
     )?;
-    let entry_limit = plan.dataset.stops_at_end().then_some(prepared.requests.len() as u64);
+    let entry_limit = plan.dataset.stops_at_end().then(|| EntryLimit::of(&prepared.requests));
     let hook = sessions.map(|player| {
         Arc::new(SessionHook {
             player,
@@ -344,7 +344,7 @@ async fn measure(
     options: &RunOptions,
     target: &Target<'_>,
     context: Arc<LoadContext>,
-    entry_limit: Option<u64>,
+    entry_limit: Option<EntryLimit>,
     metrics: MetricsThread,
     live: Option<&LiveMetrics>,
 ) -> Result<Measured> {
@@ -527,7 +527,7 @@ async fn run_phases(
     options: &RunOptions,
     target: &Target<'_>,
     context: Arc<LoadContext>,
-    entry_limit: Option<u64>,
+    entry_limit: Option<EntryLimit>,
     profiling_start_ns: &std::sync::OnceLock<u64>,
     live: Option<&LiveMetrics>,
 ) -> Result<(Vec<crate::result::PhaseSummary>, collectors::Gathered)> {
@@ -627,11 +627,30 @@ async fn prepare_requests(
     .context("dataset generation was interrupted")?
 }
 
-/// `phase` sending at most `limit` requests (a dataset that stops at its end).
-fn capped(phase: &Phase, limit: Option<u64>) -> Phase {
+/// What a dataset that stops at its end (`at_end: "stop"`) lets a phase send: each entry once,
+/// and a multi-turn file's sessions each once (so whole, unless the phase's limits cut them).
+#[derive(Debug, Clone, Copy)]
+struct EntryLimit {
+    requests: u64,
+    sessions: Option<u64>,
+}
+
+impl EntryLimit {
+    fn of(requests: &[crate::dataset::requests::PreparedRequest]) -> Self {
+        let sessions = load::file_session_count(requests);
+        Self { requests: requests.len() as u64, sessions: (sessions > 0).then_some(sessions as u64) }
+    }
+}
+
+/// `phase` within `limit` (a dataset that stops at its end).
+fn capped(phase: &Phase, limit: Option<EntryLimit>) -> Phase {
     let mut phase = phase.clone();
+    let at_most = |own: Option<u64>, limit: u64| Some(own.map_or(limit, |own| own.min(limit)));
     if let Some(limit) = limit {
-        phase.requests = Some(phase.requests.map_or(limit, |requests| requests.min(limit)));
+        phase.requests = at_most(phase.requests, limit.requests);
+        if let Some(sessions) = limit.sessions {
+            phase.sessions = at_most(phase.sessions, sessions);
+        }
     }
     phase
 }

@@ -103,8 +103,8 @@ fn phase_kind_name<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<
     crate::plan::PhaseKind::deserialize(deserializer).map(crate::plan::PhaseKind::as_str)
 }
 
-/// The multi-turn sessions of one phase. A session claims all its turns of the phase's
-/// `requests` when it starts, so only a duration end, a cancel or a failed turn cuts one.
+/// The multi-turn sessions of one phase: how many started, and how many sent every turn or were
+/// cut (by the phase's request limit, a duration end, a cancel or a failed turn).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct SessionSummary {
     pub started: u64,
@@ -113,8 +113,6 @@ pub struct SessionSummary {
     /// Sessions that ended with turns unsent.
     pub cut: u64,
     pub unsent_turns: u64,
-    /// Requests of the phase's limit that no whole session fitted in; never sent.
-    pub unclaimed_requests: u64,
 }
 
 /// How well the client kept to its own schedule in one phase, and whether it was the bottleneck.

@@ -138,7 +138,7 @@ fn every_turn_of_a_conversation_goes_to_one_url_under_round_robin_and_session() 
         profile(
             dir.path(),
             &format!(
-                "--model m{urls} --url-strategy {strategy} --streaming --concurrency 4 --conversation-turn-mean 3 --isl 16 --osl 4 --request-count 36"
+                "--model m{urls} --url-strategy {strategy} --streaming --concurrency 4 --conversation-turn-mean 3 --isl 16 --osl 4 --conversation-num 12"
             ),
             &[],
         );

@@ -1,7 +1,9 @@
 //! Multi-turn sessions under a request limit and a duration, through the binary against the
-//! built-in mock: a session claims all its turns when it starts, so a request limit gives
-//! whole sessions only (generated ones and a multi-turn file's, in every mode that plays
-//! them), and a duration that cuts sessions says so in the phase summary and on the console.
+//! built-in mock: the request limit counts requests sent, as AIPerf 0.13 counts them, so
+//! sessions start while a request is left and the limit cuts those still going (generated
+//! ones and a multi-turn file's, in every mode that plays them); an open-loop arrival that
+//! finds no turn due starts a new session; and whatever cuts sessions, the phase summary and
+//! the console say so.
 
 mod common;
 
@@ -22,8 +24,13 @@ const MOCK: &str = r#"endpoint(#{ url: "mock", mock: #{ ttft: ms(1), itl: ms(1) 
 
 /// Run `name` with `dataset` and one `phase`, the multi-turn file beside the scenario.
 fn run(name: &str, dataset: &str, phase: &str) -> ScenarioRun {
+    run_with(THREE_TURN_SESSIONS, name, dataset, phase)
+}
+
+/// `run`, with `file` as the multi-turn file.
+fn run_with(file: &str, name: &str, dataset: &str, phase: &str) -> ScenarioRun {
     let dir = tempfile::tempdir().expect("temp dir");
-    std::fs::write(dir.path().join("sessions.jsonl"), THREE_TURN_SESSIONS).expect("write the dataset");
+    std::fs::write(dir.path().join("sessions.jsonl"), file).expect("write the dataset");
     let scenario = dir.path().join(format!("{name}.rhai"));
     let source = format!(r#"run(#{{ name: "{name}", endpoint: {MOCK}, dataset: {dataset}, phases: [ {phase} ] }});"#);
     std::fs::write(&scenario, source).expect("write the scenario");
@@ -52,16 +59,22 @@ fn session_summary(run: &ScenarioRun, name: &str) -> Value {
     run.summary(name)["phases"][0]["sessions"].clone()
 }
 
-fn assert_whole_sessions(run: &ScenarioRun, name: &str, sessions: usize, unclaimed: u64) {
+/// The phase sent exactly `requests`, each conversation its turns in order from the first, and
+/// its `sessions` block accounts for every turn of every session started: sent, or unsent
+/// in a session cut (by the limit) that the console names.
+fn assert_limit_counts_requests(run: &ScenarioRun, name: &str, requests: u64) {
+    let phase = &run.summary(name)["phases"][0];
+    assert_eq!(phase["sent"].as_u64(), Some(requests), "{name}: {phase}");
     let turns = turns_by_session(run, name);
-    assert_eq!(turns.len(), sessions, "{name}: {turns:?}");
-    assert!(turns.values().all(|turns| turns == &[0, 1, 2]), "{name}: every session whole: {turns:?}");
-    let summary = session_summary(run, name);
-    let expected = serde_json::json!({
-        "started": sessions, "completed": sessions, "cut": 0, "unsent_turns": 0, "unclaimed_requests": unclaimed
-    });
-    assert_eq!(summary, expected, "{name}");
-    assert!(run.stderr().contains(&format!("{sessions} sessions, {sessions} whole")), "{name}: {}", run.stderr());
+    assert!(turns.values().all(|turns| turns.iter().enumerate().all(|(i, t)| *t == i as u64)), "{name}: {turns:?}");
+    let sessions = session_summary(run, name);
+    let count = |key: &str| sessions[key].as_u64().unwrap_or_else(|| panic!("{key} in {sessions}"));
+    let whole = turns.values().filter(|turns| turns.len() == 3).count() as u64;
+    assert_eq!((count("started"), count("completed")), (turns.len() as u64, whole), "{name}: {sessions}");
+    assert_eq!(count("cut"), count("started") - whole, "{name}: {sessions}");
+    assert_eq!(requests + count("unsent_turns"), 3 * count("started"), "{name}: {sessions}");
+    let console = format!("{} sessions, {whole} whole", count("started"));
+    assert!(run.stderr().contains(&console), "{name}: {}", run.stderr());
 }
 
 /// A users phase of 3-turn generated sessions under a limit of `requests`.
@@ -73,21 +86,16 @@ fn generated_sessions(name: &str, requests: u64) -> ScenarioRun {
 }
 
 #[test]
-fn twenty_four_requests_at_three_turns_are_eight_whole_generated_sessions() {
-    let run = generated_sessions("generated", 24);
-    assert_whole_sessions(&run, "generated", 8, 0);
+fn a_request_limit_counts_the_requests_of_generated_sessions_as_they_go_out() {
+    for requests in [24, 25] {
+        let name = format!("generated_{requests}");
+        let run = generated_sessions(&name, requests);
+        assert_limit_counts_requests(&run, &name, requests);
+    }
 }
 
 #[test]
-fn a_request_left_over_from_whole_sessions_is_not_sent_and_is_reported() {
-    let run = generated_sessions("left_over", 25);
-    assert_whole_sessions(&run, "left_over", 8, 1);
-    assert_eq!(run.summary("left_over")["phases"][0]["sent"], 24);
-    assert!(run.stderr().contains("1 requests not sent (too few for another whole session)"), "{}", run.stderr());
-}
-
-#[test]
-fn a_multi_turn_file_gives_whole_sessions_in_every_mode_that_plays_them() {
+fn a_request_limit_counts_a_multi_turn_files_requests_in_every_mode_that_plays_them() {
     let dataset = r#"file(#{ path: "sessions.jsonl", format: "multi_turn" })"#;
     for (name, phase) in [
         ("closed", "concurrency(#{ users: 3, requests: 25 })"),
@@ -95,8 +103,30 @@ fn a_multi_turn_file_gives_whole_sessions_in_every_mode_that_plays_them() {
         ("open", r#"rate(#{ rate: 400.0, arrival: "constant", requests: 25 })"#),
     ] {
         let run = run(name, dataset, phase);
-        assert_whole_sessions(&run, name, 8, 1);
+        assert_limit_counts_requests(&run, name, 25);
     }
+    // Two users play whole sessions: 7 requests are two whole sessions and a third's first turn.
+    let run = run("seven", dataset, "concurrency(#{ users: 2, requests: 7 })");
+    let turns = turns_by_session(&run, "seven");
+    let mut lengths: Vec<usize> = turns.values().map(Vec::len).collect();
+    lengths.sort_unstable();
+    assert_eq!(lengths, [1, 3, 3], "{turns:?}");
+}
+
+#[test]
+fn an_arrival_that_finds_no_turn_due_starts_a_new_session_as_aiperf_does() {
+    // A turn waits 500 ms after the answer before it, the arrivals come every 100 ms: each of
+    // the 6 requests is a new session's first turn (AIPerf 0.13 sends the same 6).
+    let delayed = THREE_TURN_SESSIONS.replace(r#""text": "Alpha two.""#, r#""text": "Alpha two.", "delay": 500"#);
+    let delayed = delayed.replace(r#""text": "Beta two.""#, r#""text": "Beta two.", "delay": 500"#);
+    let dataset = r#"file(#{ path: "sessions.jsonl", format: "multi_turn" })"#;
+    let phase = r#"rate(#{ rate: 10.0, arrival: "constant", requests: 6 })"#;
+    let run = run_with(&delayed, "arrivals", dataset, phase);
+    let turns = turns_by_session(&run, "arrivals");
+    assert_eq!(turns.len(), 6, "{turns:?}");
+    assert!(turns.values().all(|turns| turns == &[0]), "{turns:?}");
+    let sessions = session_summary(&run, "arrivals");
+    assert_eq!(sessions["cut"].as_u64(), Some(6), "each cut by the limit: {sessions}");
 }
 
 #[test]

@@ -88,7 +88,8 @@ pub(super) async fn send_turn(
         Next::Ready(turn) => Some(turn),
     };
     let Some(mut turn) = turn else { return };
-    let Some(answer) = send(ctx, run, deadlines, turn.request(scheduled_ns, x_request_id), limits).await else {
+    let Some(request) = turn.request(scheduled_ns, x_request_id) else { return };
+    let Some(answer) = send(ctx, run, deadlines, request, limits).await else {
         return;
     };
     let (replay, delay) = turn.answered(&ctx.requests, answer);
@@ -186,18 +187,19 @@ mod tests {
 
     fn prompt_of(queued: &mut QueuedTurn) -> Vec<String> {
         let Next::Ready(turn) = &mut queued.next else { panic!("not a second turn") };
-        let body: serde_json::Value = serde_json::from_slice(&turn.request(0, String::new()).body).unwrap();
+        let body: serde_json::Value = serde_json::from_slice(&turn.request(0, String::new()).unwrap().body).unwrap();
         body["messages"].as_array().unwrap().iter().map(|m| m["content"].as_str().unwrap().to_string()).collect()
     }
 
     #[tokio::test]
     async fn arrivals_take_due_turns_first_then_new_sessions_until_the_limit() {
         let requests = requests();
-        let mut queue = ConversationQueue::of(&requests, SessionClaims::new(Some(4), Arc::default())).unwrap();
+        let claims = SessionClaims::new(None, Arc::default()).with_session_limit(Some(2));
+        let mut queue = ConversationQueue::of(&requests, claims).unwrap();
         let now = Instant::now();
         let (alpha, alpha_live, hand_back) = started(queue.next(now).unwrap());
         let (beta, beta_live, _) = started(queue.next(now).unwrap());
-        assert!(queue.next(now).is_none(), "both sessions claimed the four requests");
+        assert!(queue.next(now).is_none(), "the two sessions the phase may start");
         assert!(!queue.finished());
         for (first, live, wait_ms) in [(alpha, alpha_live, 50), (beta, beta_live, 0)] {
             let (replay, _) = first.answered(&requests, Answer { text: "ok".into(), tokens: 1 });

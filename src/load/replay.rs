@@ -8,7 +8,9 @@ use std::ops::Range;
 use std::time::Duration;
 
 use super::history::{Conversation, NextTurn};
-use super::session_claims::{Claim, SessionClaims, TurnTally};
+use std::sync::Arc;
+
+use super::session_claims::{Claim, RequestCount, SessionClaims, TurnTally};
 use super::{Answer, Limits, LoadContext, Outgoing, PhaseDeadlines, PhaseRun, PreparedRequest, conversations, send};
 use crate::record::SessionTurn;
 use crate::rng::SeededRng;
@@ -28,8 +30,8 @@ pub(super) fn file_sessions(requests: &[PreparedRequest]) -> Vec<Range<usize>> {
         .collect()
 }
 
-/// Hands out replays of a multi-turn file's sessions in the file's order, wrapping, each
-/// with all its turns claimed under the phase's request limit (`session_claims.rs`).
+/// Hands out replays of a multi-turn file's sessions in the file's order, wrapping, under the
+/// phase's request and session limits (`session_claims.rs`).
 pub(super) struct SessionSource {
     sessions: Vec<Range<usize>>,
     claims: SessionClaims,
@@ -42,12 +44,12 @@ impl SessionSource {
         (!sessions.is_empty()).then_some(Self { sessions, claims })
     }
 
-    /// Whether another replay may still start under the request limit.
+    /// Whether another replay may still start under the phase's limits.
     pub fn can_start(&self) -> bool {
         self.claims.open()
     }
 
-    /// The next replay; None once the next session's turns no longer fit under the limit.
+    /// The next replay; None once the phase's limits let no session start.
     pub fn claim(&self) -> Option<Replay> {
         self.claim_first_turns(None)
     }
@@ -86,8 +88,10 @@ pub(super) struct Replay {
     /// Its number in the phase (the records' session).
     session: u64,
     turns: Turns,
-    /// The request index of its first turn; the others follow it.
+    /// The request index its first turn took.
     first_index: u64,
+    /// The phase's requests, from which each later turn takes its index as it goes out.
+    requests: Arc<RequestCount>,
     next: u32,
     conversation: Conversation,
     tally: TurnTally,
@@ -95,8 +99,8 @@ pub(super) struct Replay {
 
 impl Replay {
     fn new(claim: Claim, turns: Turns) -> Self {
-        let Claim { session, first_index, tally, .. } = claim;
-        Self { session, turns, first_index, next: 0, conversation: Conversation::default(), tally }
+        let Claim { session, first_index, requests, tally, .. } = claim;
+        Self { session, turns, first_index, requests, next: 0, conversation: Conversation::default(), tally }
     }
 
     /// A generated session of as many turns as it claimed.
@@ -113,17 +117,19 @@ impl Replay {
         }
     }
 
-    /// Its next turn, the body built with the history; None when the session is over.
+    /// Its next turn, the body built with the history; None when the session is over. A
+    /// generated session's turns send the dataset entries after its first turn's request index.
     pub fn ready(self, requests: &[PreparedRequest]) -> Option<ReadyTurn> {
-        let request_index = self.first_index + u64::from(self.next);
         let dataset_index = match &self.turns {
             Turns::File(turns) if turns.start + (self.next as usize) < turns.end => turns.start + self.next as usize,
-            Turns::Generated(count) if self.next < *count => (request_index % requests.len().max(1) as u64) as usize,
+            Turns::Generated(count) if self.next < *count => {
+                ((self.first_index + u64::from(self.next)) % requests.len().max(1) as u64) as usize
+            }
             Turns::File(_) | Turns::Generated(_) => return None,
         };
         let prepared = requests.get(dataset_index)?;
         let body = self.conversation.next_turn(prepared);
-        Some(ReadyTurn { max_tokens: prepared.max_tokens, replay: self, body, request_index, dataset_index })
+        Some(ReadyTurn { max_tokens: prepared.max_tokens, replay: self, body, dataset_index })
     }
 }
 
@@ -131,17 +137,21 @@ impl Replay {
 pub(super) struct ReadyTurn {
     replay: Replay,
     body: NextTurn,
-    request_index: u64,
     dataset_index: usize,
     max_tokens: Option<u64>,
 }
 
 impl ReadyTurn {
-    /// The request that sends this turn, counted as its session's turn sent.
-    pub fn request(&mut self, scheduled_ns: u64, x_request_id: String) -> Outgoing {
+    /// The request that sends this turn, counted as its session's turn sent; a later turn takes
+    /// the phase's next request index, and None once the phase's request limit is reached.
+    pub fn request(&mut self, scheduled_ns: u64, x_request_id: String) -> Option<Outgoing> {
+        let request_index = match self.replay.next {
+            0 => self.replay.first_index,
+            _ => self.replay.requests.take()?,
+        };
         self.replay.tally.turn_sent();
-        Outgoing {
-            request_index: self.request_index,
+        Some(Outgoing {
+            request_index,
             dataset_index: self.dataset_index,
             scheduled_ns,
             x_request_id,
@@ -152,7 +162,7 @@ impl ReadyTurn {
             turn: Some(SessionTurn { session: self.replay.session, turn: self.replay.next }),
             agent: None,
             woke_on_timer: false,
-        }
+        })
     }
 
     /// The replay with this turn and its answer in the history, and the `delay` its next turn
@@ -204,7 +214,8 @@ pub(super) async fn play(
         if ctx.cancel.is_cancelled() || deadlines.sending_over() {
             return;
         }
-        let request = Outgoing { woke_on_timer, ..turn.request(scheduled_ns, ids.uuid()) };
+        let Some(request) = turn.request(scheduled_ns, ids.uuid()) else { return };
+        let request = Outgoing { woke_on_timer, ..request };
         let Some(answer) = send(ctx, run, deadlines, request, limits).await else {
             return;
         };
@@ -271,20 +282,16 @@ mod tests {
     }
 
     #[test]
-    fn replays_take_the_sessions_in_turn_and_start_only_while_all_their_turns_fit() {
+    fn replays_take_the_sessions_in_turn_while_the_phase_may_send() {
         let turns = [0, 1, 2, 0, 1].map(|index| request(Some(index)));
-        let source = SessionSource::of(&turns, claims(Some(12))).unwrap();
+        let source = SessionSource::of(&turns, claims(Some(3))).unwrap();
         let claimed: Vec<(u64, Range<usize>, u64)> = std::iter::from_fn(|| source.claim())
             .map(|replay| match &replay.turns {
                 Turns::File(turns) => (replay.session, turns.clone(), replay.first_index),
                 Turns::Generated(_) => panic!("a file session"),
             })
             .collect();
-        assert_eq!(
-            claimed,
-            [(0, 0..3, 0), (1, 3..5, 3), (2, 0..3, 5), (3, 3..5, 8)],
-            "the sessions wrap; the fifth (3 turns) does not fit in the 2 requests left"
-        );
+        assert_eq!(claimed, [(0, 0..3, 0), (1, 3..5, 1), (2, 0..3, 2)], "each first turn takes a request; they wrap");
         assert!(!source.can_start());
         assert!(SessionSource::of(&[request(None)], claims(None)).is_none(), "only a multi-turn file has sessions");
         let endless = SessionSource::of(&turns, claims(None)).unwrap();
@@ -292,34 +299,33 @@ mod tests {
     }
 
     #[test]
-    fn a_replay_of_a_sessions_first_turns_claims_only_those() {
+    fn a_replay_of_a_sessions_first_turns_plays_only_those() {
         let turns = [0, 1, 2, 0, 1].map(|index| request(Some(index)));
-        let source = SessionSource::of(&turns, claims(Some(6))).unwrap();
+        let source = SessionSource::of(&turns, claims(None)).unwrap();
         assert_eq!(source.average_turns(), 2.5);
-        let claimed: Vec<(Range<usize>, u64, u32)> = [Some(1), None, Some(5), Some(1)]
+        let claimed: Vec<(Range<usize>, u32)> = [Some(1), None, Some(5)]
             .into_iter()
             .map_while(|max_turns| source.claim_first_turns(max_turns))
             .map(|replay| match &replay.turns {
-                Turns::File(turns) => (turns.clone(), replay.first_index, replay.turn_count()),
+                Turns::File(turns) => (turns.clone(), replay.turn_count()),
                 Turns::Generated(_) => panic!("a file session"),
             })
             .collect();
-        assert_eq!(claimed, [(0..1, 0, 1), (3..5, 1, 2), (0..3, 3, 3)], "the fourth (1 turn) does not fit in 6");
+        assert_eq!(claimed, [(0..1, 1), (3..5, 2), (0..3, 3)]);
     }
 
     #[test]
-    fn a_generated_session_sends_its_claimed_requests_in_order() {
+    fn generated_sessions_take_the_requests_in_the_order_their_turns_go_out() {
         let requests = [request(None), request(None), request(None)];
         let claims = claims(Some(7));
         let answer = || Answer { text: "ok".into(), tokens: 1 };
         let mut sessions: Vec<Option<Replay>> =
-            std::iter::from_fn(|| claims.claim(|_| 3)).map(Replay::generated).map(Some).collect();
-        assert_eq!(sessions.len(), 2, "a third session of 3 turns does not fit in 7 requests");
+            std::iter::from_fn(|| claims.claim(|_| 3)).take(2).map(Replay::generated).map(Some).collect();
         let mut sent = Vec::new();
         for _ in 0..4 {
             for replay in &mut sessions {
                 let Some(mut turn) = replay.take().and_then(|replay| replay.ready(&requests)) else { continue };
-                let request = turn.request(0, String::new());
+                let request = turn.request(0, String::new()).expect("under the limit");
                 let turn_of = request.turn.map(|turn| (turn.session, turn.turn));
                 sent.push((turn_of, request.request_index, request.dataset_index));
                 let (next, delay) = turn.answered(&requests, answer());
@@ -331,13 +337,19 @@ mod tests {
             sent,
             [
                 (Some((0, 0)), 0, 0),
-                (Some((1, 0)), 3, 0),
-                (Some((0, 1)), 1, 1),
-                (Some((1, 1)), 4, 1),
-                (Some((0, 2)), 2, 2),
-                (Some((1, 2)), 5, 2)
+                (Some((1, 0)), 1, 1),
+                (Some((0, 1)), 2, 1),
+                (Some((1, 1)), 3, 2),
+                (Some((0, 2)), 4, 2),
+                (Some((1, 2)), 5, 0)
             ],
-            "each session's turns are the requests it claimed, whatever order the turns go in"
+            "each turn takes the next request as it goes; a session's entries follow its first's"
         );
+        let last = claims.claim(|_| 3).map(Replay::generated).expect("one request left");
+        let mut turn = last.ready(&requests).unwrap();
+        assert_eq!(turn.request(0, String::new()).map(|request| request.request_index), Some(6));
+        let (last, _) = turn.answered(&requests, answer());
+        assert!(last.ready(&requests).unwrap().request(0, String::new()).is_none(), "the limit cuts it");
+        assert!(claims.claim(|_| 3).is_none());
     }
 }

@@ -1,10 +1,11 @@
-//! A phase's request limit shared out to whole sessions. A session claims the request indexes
-//! of all its turns when it starts, and starts only if they all fit in what the limit has
-//! left, so a request limit never cuts a session: once one does not fit, no session starts
-//! again, and the requests left are reported as unclaimed. A phase's session limit stops the
-//! claims after that many sessions. Each claim carries a tally of its turns that counts, when
-//! the session ends however it ends, whether every turn went out; a duration end, a cancel or
-//! a failed turn leaves turns unsent, and the phase summary's `sessions` block says how many.
+//! A phase's sessions under its request and session limits, as AIPerf 0.13 counts them: a
+//! session starts while the phase may still send a request (its first turn takes one) and,
+//! with a session limit, until that many have started; each later turn takes the next request
+//! as it goes out, so the request limit counts requests sent, whichever session sends them, and
+//! cuts the sessions still going when it is reached. Each session carries a tally of its turns
+//! that counts, when the session ends however it ends, whether every turn went out; the limit,
+//! a duration end, a cancel or a failed turn leaves turns unsent, and the phase summary's
+//! `sessions` block says how many.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -16,13 +17,11 @@ use crate::result::SessionSummary;
 #[derive(Debug, Default)]
 pub struct SessionCounts {
     started: AtomicU64,
-    /// Sessions that sent every turn they claimed.
+    /// Sessions that sent every turn.
     completed: AtomicU64,
     /// Sessions that ended with turns unsent.
     cut: AtomicU64,
     unsent_turns: AtomicU64,
-    /// Requests of the limit that no whole session fitted in, never sent.
-    unclaimed_requests: AtomicU64,
 }
 
 impl SessionCounts {
@@ -34,35 +33,45 @@ impl SessionCounts {
             completed: load(&self.completed),
             cut: load(&self.cut),
             unsent_turns: load(&self.unsent_turns),
-            unclaimed_requests: load(&self.unclaimed_requests),
         };
-        (summary.started > 0 || summary.unclaimed_requests > 0).then_some(summary)
+        (summary.started > 0).then_some(summary)
     }
 }
 
-/// Hands out whole sessions' request indexes under a phase's request and session limits.
-pub(super) struct SessionClaims {
+/// The request indexes of a phase, handed out one by one as requests go out, up to its limit.
+#[derive(Debug, Default)]
+pub(super) struct RequestCount {
     limit: Option<u64>,
+    taken: AtomicU64,
+}
+
+impl RequestCount {
+    /// The next request's index; None once the limit is reached.
+    pub fn take(&self) -> Option<u64> {
+        let under_limit = |taken: u64| self.limit.is_none_or(|limit| taken < limit).then_some(taken + 1);
+        self.taken.fetch_update(Ordering::Relaxed, Ordering::Relaxed, under_limit).ok()
+    }
+
+    fn left(&self) -> bool {
+        self.limit.is_none_or(|limit| self.taken.load(Ordering::Relaxed) < limit)
+    }
+}
+
+/// Starts a phase's sessions under its request and session limits.
+pub(super) struct SessionClaims {
     session_limit: Option<u64>,
-    next: Mutex<NextClaim>,
+    next_session: Mutex<u64>,
+    requests: Arc<RequestCount>,
     counters: Arc<PhaseCounters>,
 }
 
-/// Where the claims stand: the next session's number and first request index, and whether a
-/// session has already failed to fit.
-#[derive(Default)]
-struct NextClaim {
-    session: u64,
-    first_index: u64,
-    closed: bool,
-}
-
-/// A started session: its number in the phase, the request index of its first turn (the
-/// others follow it), its turn count, and the tally of its turns.
+/// A started session: its number in the phase, the request index its first turn took, its
+/// turn count, the phase's requests its later turns take theirs from, and the tally of its turns.
 pub(super) struct Claim {
     pub session: u64,
     pub first_index: u64,
     pub turns: u32,
+    pub requests: Arc<RequestCount>,
     pub tally: TurnTally,
 }
 
@@ -73,7 +82,8 @@ impl SessionClaims {
     }
 
     pub fn new(limit: Option<u64>, counters: Arc<PhaseCounters>) -> Self {
-        Self { limit, session_limit: None, next: Mutex::default(), counters }
+        let requests = Arc::new(RequestCount { limit, taken: AtomicU64::new(0) });
+        Self { session_limit: None, next_session: Mutex::default(), requests, counters }
     }
 
     /// The same claims, ending after `sessions` sessions.
@@ -81,44 +91,30 @@ impl SessionClaims {
         Self { session_limit: sessions, ..self }
     }
 
-    /// Whether another session may still try to start.
+    /// Whether another session may still start.
     pub fn open(&self) -> bool {
-        let next = self.lock();
-        !next.closed
-            && self.limit.is_none_or(|limit| next.first_index < limit)
-            && self.session_limit.is_none_or(|sessions| next.session < sessions)
+        self.requests.left() && self.session_limit.is_none_or(|sessions| *self.lock() < sessions)
     }
 
-    /// Start the next session, whose turn count `turns_of` gives from its number, if all its
-    /// turns fit under the limit; else close the claims and count the requests left unclaimed.
+    /// Start the next session, whose turn count `turns_of` gives from its number, its first turn
+    /// taking the next request; None once the session or the request limit is reached.
     pub fn claim(&self, turns_of: impl FnOnce(u64) -> u32) -> Option<Claim> {
-        let mut next = self.lock();
-        if next.closed || self.session_limit.is_some_and(|sessions| next.session >= sessions) {
+        let mut next_session = self.lock();
+        if self.session_limit.is_some_and(|sessions| *next_session >= sessions) {
             return None;
         }
-        let turns = turns_of(next.session);
-        let end = next.first_index + u64::from(turns);
-        if let Some(limit) = self.limit.filter(|&limit| end > limit) {
-            next.closed = true;
-            let unclaimed = limit.saturating_sub(next.first_index);
-            self.counters.sessions.unclaimed_requests.store(unclaimed, Ordering::Relaxed);
-            return None;
-        }
-        let claim = Claim {
-            session: next.session,
-            first_index: next.first_index,
-            turns,
-            tally: TurnTally { counters: self.counters.clone(), turns, sent: 0 },
-        };
-        next.session += 1;
-        next.first_index = end;
+        let first_index = self.requests.take()?;
+        let session = *next_session;
+        let turns = turns_of(session);
+        *next_session += 1;
         self.counters.sessions.started.fetch_add(1, Ordering::Relaxed);
-        Some(claim)
+        let tally = TurnTally { counters: self.counters.clone(), turns, sent: 0 };
+        Some(Claim { session, first_index, turns, requests: self.requests.clone(), tally })
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, NextClaim> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, u64> {
         // The guarded section cannot panic, so a poisoned lock still holds a consistent state.
-        self.next.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.next_session.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
 
@@ -158,42 +154,31 @@ mod tests {
     }
 
     #[test]
-    fn sessions_start_only_when_all_their_turns_fit_under_the_limit() {
+    fn sessions_start_while_a_request_is_left_and_later_turns_take_theirs_as_they_go() {
         let counters = Arc::new(PhaseCounters::default());
-        let claims = SessionClaims::new(Some(25), counters.clone());
-        let started: Vec<(u64, u64)> =
-            std::iter::from_fn(|| claims.claim(|_| 3)).map(|claim| (claim.session, claim.first_index)).collect();
-        assert_eq!(started, (0..8).map(|session| (session, session * 3)).collect::<Vec<_>>());
+        let claims = SessionClaims::new(Some(7), counters.clone());
+        let first = claims.claim(|_| 3).unwrap();
+        let second = claims.claim(|_| 3).unwrap();
+        assert_eq!((first.first_index, second.first_index), (0, 1), "each first turn takes the next request");
+        assert_eq!([first.requests.take(), second.requests.take()], [Some(2), Some(3)], "in the order they go out");
+        let started: Vec<u64> = std::iter::from_fn(|| claims.claim(|_| 3)).map(|claim| claim.first_index).collect();
+        assert_eq!(started, [4, 5, 6], "sessions start until the seventh request is taken");
         assert!(!claims.open());
-        assert!(claims.claim(|_| 1).is_none(), "closed for good, even for a session that would fit");
+        assert_eq!(first.requests.take(), None, "the limit cuts the sessions still going");
+        drop((first, second));
         let summary = summary(&counters);
-        assert_eq!((summary.started, summary.completed, summary.cut), (8, 0, 8), "no turn was sent");
-        assert_eq!((summary.unsent_turns, summary.unclaimed_requests), (24, 1));
+        assert_eq!((summary.started, summary.completed, summary.cut), (5, 0, 5), "no turn was sent");
     }
 
     #[test]
-    fn a_limit_met_exactly_leaves_nothing_unclaimed_and_no_limit_never_closes() {
-        let counters = Arc::new(PhaseCounters::default());
-        let claims = SessionClaims::new(Some(6), counters.clone());
-        let turns = [2, 4, 5];
-        assert_eq!(std::iter::from_fn(|| claims.claim(|session| turns[session as usize])).count(), 2);
-        assert!(!claims.open());
-        assert_eq!(summary(&counters).unclaimed_requests, 0);
-
+    fn no_limit_never_closes_and_a_session_limit_ends_the_claims() {
         let endless = SessionClaims::new(None, Arc::new(PhaseCounters::default()));
         assert_eq!(std::iter::from_fn(|| endless.claim(|_| 1000)).take(50).count(), 50);
         assert!(endless.open());
-    }
-
-    #[test]
-    fn a_session_limit_ends_the_claims_after_that_many_sessions() {
-        let counters = Arc::new(PhaseCounters::default());
-        let claims = SessionClaims::new(Some(100), counters.clone()).with_session_limit(Some(5));
-        let firsts: Vec<u64> = std::iter::from_fn(|| claims.claim(|_| 3)).map(|claim| claim.first_index).collect();
-        assert_eq!(firsts, [0, 3, 6, 9, 12], "5 whole sessions of 3 turns");
+        let claims = SessionClaims::new(Some(100), Arc::new(PhaseCounters::default())).with_session_limit(Some(5));
+        assert_eq!(std::iter::from_fn(|| claims.claim(|_| 3)).count(), 5);
         assert!(!claims.open());
-        assert_eq!(summary(&counters).unclaimed_requests, 0, "no session was refused for its turns");
-        let tight = SessionClaims::new(Some(7), Arc::new(PhaseCounters::default())).with_session_limit(Some(5));
+        let tight = SessionClaims::new(Some(2), Arc::new(PhaseCounters::default())).with_session_limit(Some(5));
         assert_eq!(std::iter::from_fn(|| tight.claim(|_| 3)).count(), 2, "the request limit first");
     }
 

@@ -213,8 +213,9 @@ async fn play_user(shared: Arc<Shared>, replay: Replay, user: u64, first_due_ns:
         if ctx.cancel.is_cancelled() || deadlines.sending_over() {
             return;
         }
+        let Some(request) = turn.request(due_ns, ids.uuid()) else { return };
         shared.note_sent(due_ns, ctx.clock.now_ns());
-        let request = Outgoing { woke_on_timer, ..turn.request(due_ns, ids.uuid()) };
+        let request = Outgoing { woke_on_timer, ..request };
         let replay = match send(ctx, run, *deadlines, request, Limits::default()).await {
             Some(answer) => turn.answered(&ctx.requests, answer).0,
             None if ctx.cancel.is_cancelled() || deadlines.sending_over() => return,

@@ -40,8 +40,8 @@ pub(super) async fn run(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, shape: Sessio
     let stop_sending = deadlines.sending_stopped();
     tokio::pin!(stop_sending);
     let shared = Arc::new(Shared { ctx: ctx.clone(), run: run.clone(), deadlines, shape });
-    // Every session claims all its turns of the phase's requests as it starts, and starts only
-    // if they fit, so a request limit never cuts one (`session_claims.rs`).
+    // A session starts while the phase may still send a request, and the request limit cuts the
+    // sessions going when it is reached (`session_claims.rs`).
     let file_sessions = SessionSource::of(&ctx.requests, SessionClaims::of(&run));
     let generated_sessions = SessionClaims::of(&run);
     let mut sessions = JoinSet::new();

@@ -47,7 +47,6 @@ fn merged_sessions(runs: &[SegmentRun]) -> Option<SessionSummary> {
         completed: a.completed + b.completed,
         cut: a.cut + b.cut,
         unsent_turns: a.unsent_turns + b.unsent_turns,
-        unclaimed_requests: a.unclaimed_requests + b.unclaimed_requests,
     })
 }
 

@@ -98,12 +98,6 @@ fn sessions_line(sessions: &SessionSummary) -> String {
     if sessions.cut > 0 {
         line.push_str(&format!(", {} cut with {} turns unsent", sessions.cut, sessions.unsent_turns));
     }
-    if sessions.unclaimed_requests > 0 {
-        line.push_str(&format!(
-            ", {} requests not sent (too few for another whole session)",
-            sessions.unclaimed_requests
-        ));
-    }
     line
 }
 
@@ -113,12 +107,9 @@ mod tests {
 
     #[test]
     fn sessions_are_summed_up_with_what_was_cut_and_left_unsent() {
-        let whole = SessionSummary { started: 8, completed: 8, cut: 0, unsent_turns: 0, unclaimed_requests: 0 };
+        let whole = SessionSummary { started: 8, completed: 8, cut: 0, unsent_turns: 0 };
         assert_eq!(sessions_line(&whole), "8 sessions, 8 whole");
-        let cut = SessionSummary { started: 5, completed: 3, cut: 2, unsent_turns: 3, unclaimed_requests: 1 };
-        assert_eq!(
-            sessions_line(&cut),
-            "5 sessions, 3 whole, 2 cut with 3 turns unsent, 1 requests not sent (too few for another whole session)"
-        );
+        let cut = SessionSummary { started: 5, completed: 3, cut: 2, unsent_turns: 3 };
+        assert_eq!(sessions_line(&cut), "5 sessions, 3 whole, 2 cut with 3 turns unsent");
     }
 }
