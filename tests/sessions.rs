@@ -149,3 +149,27 @@ fn a_duration_that_cuts_sessions_reports_their_unsent_turns() {
     let console = format!("cut with {} turns unsent", count("unsent_turns"));
     assert!(run.stderr().contains(&console), "{}", run.stderr());
 }
+
+#[test]
+fn aiperf_profile_over_a_multi_turn_file_without_a_stop_sends_each_session_once_whole() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::write(dir.path().join("sessions.jsonl"), THREE_TURN_SESSIONS).expect("write the dataset");
+    let output = aiperf_command(dir.path())
+        .arg("profile")
+        .args("--model m --url mock --endpoint-type chat --input-file sessions.jsonl".split_whitespace())
+        .args("--custom-dataset-type multi_turn --concurrency 2".split_whitespace())
+        .output()
+        .expect("run aiperf profile");
+    let run = ScenarioRun { dir, output };
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let folder = std::fs::read_dir(run.dir.path().join("artifacts")).expect("artifacts").next().expect("a run");
+    let text = std::fs::read_to_string(folder.expect("entry").path().join("profile_export.jsonl")).expect("records");
+    let mut turns: BTreeMap<String, Vec<u64>> = BTreeMap::new();
+    for line in text.lines() {
+        let record: Value = serde_json::from_str(line).expect("a JSON line");
+        let id = record["metadata"]["x_correlation_id"].as_str().expect("a correlation id").to_string();
+        turns.entry(id).or_default().push(record["metadata"]["turn_index"].as_u64().expect("a turn"));
+    }
+    turns.values_mut().for_each(|turns| turns.sort_unstable());
+    assert_eq!(turns.values().cloned().collect::<Vec<_>>(), [vec![0, 1, 2], vec![0, 1, 2]], "{turns:?}");
+}

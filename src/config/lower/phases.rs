@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 use super::values::{opt_bool, opt_dist, opt_f64, opt_str, opt_u64};
 use crate::config::ConfigError;
 use crate::plan::{
-    Arrival, Cancellation, Dataset, Dist, FixedSchedule, LoadMode, Phase, PhaseKind, PrefillCap, RatePoint,
+    Arrival, Cancellation, Dataset, Dist, FileFormat, FixedSchedule, LoadMode, Phase, PhaseKind, PrefillCap, RatePoint,
     ScheduleTrace, closed_loop, held_rate, rate_series,
 };
 
@@ -145,7 +145,7 @@ fn lower_phase(item: &Value, dataset: &Dataset, main: &Value, seed: u64) -> Resu
     let mode = with_ramps(mode, item, series, warmup, &key)?;
     let mode = super::adaptive_scale::applied(mode, item, &key)?;
     let mut requests = opt_u64(item, "requests", &key("requests"))?;
-    let sessions = opt_u64(item, "sessions", &key("sessions"))?;
+    let mut sessions = opt_u64(item, "sessions", &key("sessions"))?;
     let duration_s = opt_f64(item, "duration", &key("duration"))?;
     let needs_stop = matches!(
         mode,
@@ -158,7 +158,11 @@ fn lower_phase(item: &Value, dataset: &Dataset, main: &Value, seed: u64) -> Resu
             | LoadMode::AgenticReplay(crate::plan::AgenticReplay { stage: crate::plan::ReplayStage::Profiling, .. })
     );
     if needs_stop && requests.is_none() && sessions.is_none() && duration_s.is_none() {
-        requests = Some(default_requests(dataset));
+        // One pass: a multi-turn file's sessions each once, whole; any other file's lines.
+        match dataset {
+            Dataset::File(file) if file.format == FileFormat::MultiTurn => sessions = Some(default_requests(dataset)),
+            _ => requests = Some(default_requests(dataset)),
+        }
     }
     let cancel = match item.get("cancellation").filter(|value| !value.is_null()) {
         Some(cancellation) => Some(Cancellation {
