@@ -368,7 +368,7 @@ impl Player {
             }
             match &mut self.arrivals {
                 Some(arrivals) if due.at_arrival => arrivals.ready.push_back(due),
-                _ => self.send_turn(due, scheduled_ns, now_ns),
+                _ => self.send_turn(due, scheduled_ns, now_ns, true),
             }
         }
     }
@@ -394,10 +394,12 @@ impl Player {
         };
         self.run.counters.pacing_error.record_ns(arrival.fired_ns.saturating_sub(arrival.scheduled_ns));
         self.window.note(arrival.scheduled_ns, arrival.fired_ns);
-        self.send_turn(turn, arrival.scheduled_ns, now_ns);
+        self.send_turn(turn, arrival.scheduled_ns, now_ns, false);
     }
 
-    fn send_turn(&mut self, due: Due, scheduled_ns: u64, now_ns: u64) {
+    /// Send `due` as scheduled at `scheduled_ns`: after a wait on the player's timer
+    /// (`woke_on_timer`), or at an arrival the pacer handed over.
+    fn send_turn(&mut self, due: Due, scheduled_ns: u64, now_ns: u64, woke_on_timer: bool) {
         let lane = &mut self.lanes[due.lane];
         let tree = &self.trees[lane.tree];
         let stream = &tree.streams[due.stream];
@@ -438,7 +440,7 @@ impl Player {
             max_tokens: if one_token { Some(1) } else { prepared.max_tokens },
             audio_seconds: prepared.audio_seconds,
             turn: Some(SessionTurn { session: play.session, turn: due.turn }),
-            woke_on_timer: true,
+            woke_on_timer,
             agent: Some(AgentPlace {
                 ids_of_phase: Some(self.ids_of_phase),
                 cache_bust: marked.map(|(marker, _, _)| marker),
