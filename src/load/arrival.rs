@@ -1,5 +1,6 @@
-//! Open-loop arrival times: seeded gaps of a unit-rate process (constant, Poisson, gamma),
-//! mapped through a piecewise-linear rate profile, so a plain rate and a rate ramp share one path.
+//! Open-loop arrival times: seeded gaps of a unit-rate process (constant, Poisson, gamma) at a
+//! piecewise-linear rate profile, read as AIPerf 0.13's rate loop reads a changing rate, so a
+//! plain rate and a rate ramp share one path.
 
 use crate::plan::segment::ExecutionSegment;
 use crate::plan::{Arrival, RampStage};
@@ -54,18 +55,10 @@ struct Segment {
     duration_s: f64,
     from: f64,
     to: f64,
-    /// The profile's integral up to `start_s`.
-    area_before: f64,
-}
-
-impl Segment {
-    fn area(&self) -> f64 {
-        (self.from + self.to) / 2.0 * self.duration_s
-    }
 }
 
 /// A value over time that moves linearly through k6-style stages, then holds `tail` forever
-/// (or ends, when `tail` is None). Its integral turns unit-rate arrivals into real times.
+/// (or ends, when `tail` is None).
 #[derive(Debug, Clone)]
 pub struct Profile {
     start: f64,
@@ -82,10 +75,9 @@ impl Profile {
     /// From `start` through each stage's target; ends after the last stage.
     pub fn stages(start: f64, stages: &[RampStage]) -> Self {
         let mut segments = Vec::with_capacity(stages.len());
-        let (mut from, mut start_s, mut area_before) = (start, 0.0, 0.0);
+        let (mut from, mut start_s) = (start, 0.0);
         for stage in stages {
-            let segment = Segment { start_s, duration_s: stage.duration_s, from, to: stage.target, area_before };
-            area_before += segment.area();
+            let segment = Segment { start_s, duration_s: stage.duration_s, from, to: stage.target };
             start_s += stage.duration_s;
             from = stage.target;
             segments.push(segment);
@@ -126,39 +118,65 @@ impl Profile {
         self.tail.or(self.segments.last().map(|s| s.to)).unwrap_or(self.start)
     }
 
-    /// The time at which the integral reaches `area`; None past the end of a finite profile.
-    pub fn time_at_area(&self, area: f64) -> Option<f64> {
-        for segment in &self.segments {
-            let within = area - segment.area_before;
-            if within < segment.area() {
-                // Solve from·τ + (to − from)/(2d)·τ² = within, in its cancellation-free form.
-                let slope_half = (segment.to - segment.from) / (2.0 * segment.duration_s);
-                let root = (segment.from * segment.from + 4.0 * slope_half * within).max(0.0).sqrt();
-                let tau = if within > 0.0 { 2.0 * within / (segment.from + root) } else { 0.0 };
-                return Some(segment.start_s + tau.clamp(0.0, segment.duration_s));
-            }
-        }
-        let end = self.segments.last();
-        let (end_s, end_area) = end.map_or((0.0, 0.0), |s| (s.start_s + s.duration_s, s.area_before + s.area()));
-        match self.tail {
-            Some(rate) if rate > 0.0 => Some(end_s + (area - end_area) / rate),
-            _ => None,
-        }
+    /// When the stages end: the value changes no more after it.
+    fn stages_end_s(&self) -> f64 {
+        self.segments.last().map_or(0.0, |segment| segment.start_s + segment.duration_s)
+    }
+
+    /// When a finite profile ends (None when it holds a value forever).
+    fn end_s(&self) -> Option<f64> {
+        self.tail.is_none().then(|| self.stages_end_s())
     }
 }
 
-/// Arrival offsets (ns from the phase start) of a pattern at a rate profile in requests/s. The
-/// first comes one gap after the start, as AIPerf 0.13 schedules it (and as a Poisson process
-/// started at 0 has it): 5 req/s over 1.5 s sends 7 (at 0.2 … 1.4 s), not 8 from 0.
+/// How often AIPerf 0.13's ramps set a changing rate (its `RATE_RAMP_UPDATE_INTERVAL`).
+const RATE_UPDATE_S: f64 = 0.1;
+
+/// Arrival offsets (ns from the phase start) of a pattern at a rate profile in requests/s, as
+/// AIPerf 0.13's rate loop paces them: each gap is drawn at the rate of its moment, the rate is
+/// the profile's value read every `RATE_UPDATE_S` from the start, and a change of rate pulls the
+/// pending arrival in to the change plus a fresh gap at the new rate when that is sooner. So the
+/// first arrival comes one gap after the start (as a Poisson process started at 0 has it): 5
+/// req/s over 1.5 s sends 7 (at 0.2 … 1.4 s), not 8 from 0; and a ramp's rate climbs in steps.
 pub struct ArrivalTimes {
     gaps: UnitGaps,
     rate: Profile,
-    area: f64,
+    rate_now: f64,
+    /// The index of the next rate update (at index × `RATE_UPDATE_S`).
+    next_update: u64,
+    /// The pending arrival is `units` unit gaps at `rate_now` after `anchor_s` (so a constant
+    /// rate's arrivals fall on exact multiples of its period).
+    anchor_s: f64,
+    units: f64,
 }
 
 impl ArrivalTimes {
     pub fn new(arrival: Arrival, seed: u64, rate: Profile) -> Self {
-        Self { gaps: UnitGaps::new(arrival, seed), rate, area: 0.0 }
+        let mut gaps = UnitGaps::new(arrival, seed);
+        let units = gaps.next_gap();
+        Self { gaps, rate_now: rate.value_at(0.0), rate, next_update: 1, anchor_s: 0.0, units }
+    }
+
+    /// When the pending arrival is due (s); infinite while the rate is 0.
+    fn pending_s(&self) -> f64 {
+        match self.units {
+            0.0 => self.anchor_s,
+            units if self.rate_now > 0.0 => self.anchor_s + units / self.rate_now,
+            _ => f64::INFINITY,
+        }
+    }
+
+    /// The rate becomes `rate` at `update_s`: the pending arrival is pulled in to a fresh gap
+    /// at the new rate from now when that is sooner; the ones after it go at the new rate.
+    fn change_rate(&mut self, rate: f64, update_s: f64) {
+        let pending_s = self.pending_s();
+        let fresh = self.gaps.next_gap();
+        self.rate_now = rate;
+        let pulled_s = if rate > 0.0 { update_s + fresh / rate } else { f64::INFINITY };
+        (self.anchor_s, self.units) = match pulled_s < pending_s || !pending_s.is_finite() {
+            true => (update_s, fresh),
+            false => (pending_s, 0.0),
+        };
     }
 }
 
@@ -166,8 +184,24 @@ impl Iterator for ArrivalTimes {
     type Item = u64;
 
     fn next(&mut self) -> Option<u64> {
-        self.area += self.gaps.next_gap();
-        let at_s = self.rate.time_at_area(self.area)?;
+        let stages_end_s = self.rate.stages_end_s();
+        loop {
+            let update_s = self.next_update as f64 * RATE_UPDATE_S;
+            // The last update reads the value the stages end at; no change comes after it.
+            if update_s >= self.pending_s() || update_s - RATE_UPDATE_S >= stages_end_s {
+                break;
+            }
+            self.next_update += 1;
+            let rate = self.rate.value_at(update_s);
+            if rate != self.rate_now {
+                self.change_rate(rate, update_s);
+            }
+        }
+        let at_s = self.pending_s();
+        if !at_s.is_finite() || self.rate.end_s().is_some_and(|end_s| at_s > end_s) {
+            return None;
+        }
+        self.units += self.gaps.next_gap();
         Some((at_s * 1e9) as u64)
     }
 }
@@ -225,29 +259,35 @@ mod tests {
     }
 
     #[test]
-    fn a_rate_ramp_sends_its_area_and_reaches_its_target() {
-        // 0 → 100 req/s over 2 s, then 100 req/s for 1 s: 100 + 100 requests, then it ends.
-        let stages = [RampStage { duration_s: 2.0, target: 100.0 }, RampStage { duration_s: 1.0, target: 100.0 }];
-        let times: Vec<u64> = ArrivalTimes::new(Arrival::Constant, 1, Profile::stages(0.0, &stages)).collect();
-        assert!((199..=201).contains(&times.len()), "{} arrivals", times.len());
-        let first_second = times.iter().filter(|&&t| t < 1_000_000_000).count();
-        assert!((24..=26).contains(&first_second), "{first_second} in the first second (area 25)");
-        let last_second = times.iter().filter(|&&t| t >= 2_000_000_000).count();
-        assert!((99..=101).contains(&last_second), "{last_second} in the last second at the target");
-        let profile = Profile::stages(0.0, &stages);
-        assert_eq!(profile.value_at(1.0), 50.0);
-        assert_eq!(profile.value_at(10.0), 100.0);
+    fn a_ramp_reads_its_rate_every_tenth_of_a_second_as_aiperf_paces_it() {
+        // `--request-rate 10 --request-rate-ramp-duration 2 --arrival-pattern constant`: from
+        // 0.5 req/s (one update's share), 10 req/s at 2 s, then held. AIPerf 0.13 issued its
+        // first four at 0.820, 1.049, 1.238 and 1.397 s after the phase start on that command.
+        let ramp = Profile::stages(0.5, &[RampStage { duration_s: 2.0, target: 10.0 }]).holding_last_target();
+        let times: Vec<u64> = ArrivalTimes::new(Arrival::Constant, 1, ramp).take(40).collect();
+        let ms: Vec<u64> = times.iter().take(4).map(|ns| (*ns + 500_000) / 1_000_000).collect();
+        assert_eq!(ms, [817, 1049, 1240, 1401], "each pulled in by the updates before it");
+        let later: Vec<u64> = times.windows(2).skip(30).map(|pair| pair[1] - pair[0]).collect();
+        assert!(later.iter().all(|gap| *gap == 100_000_000), "10 req/s once the ramp is over: {later:?}");
+        // A finite ramp ends with its stages; a rate of 0 sends nothing.
+        let up_and_over = Profile::stages(0.0, &[RampStage { duration_s: 1.0, target: 20.0 }]);
+        let times: Vec<u64> = ArrivalTimes::new(Arrival::Constant, 1, up_and_over).collect();
+        assert!(!times.is_empty() && times.iter().all(|ns| *ns <= 1_000_000_000), "{times:?}");
+        assert_eq!(ArrivalTimes::new(Arrival::Poisson, 1, Profile::constant(0.0)).next(), None);
     }
 
     #[test]
     fn a_held_ramp_keeps_its_last_target_after_the_stages() {
-        // 0 → 10 req/s over 2 s (area 10), then 10 req/s held: 10 more each second.
+        // 0 → 10 req/s over 2 s, then 10 req/s held: 10 more each second.
         let stages = [RampStage { duration_s: 2.0, target: 10.0 }];
         let held = Profile::stages(0.0, &stages).holding_last_target();
-        let times: Vec<u64> = ArrivalTimes::new(Arrival::Constant, 1, held).take(40).collect();
-        assert_eq!(times.len(), 40, "a held ramp does not end");
-        let by_4s = times.iter().filter(|&&t| t < 4_000_000_000).count();
-        assert!((29..=31).contains(&by_4s), "{by_4s} by 4 s (area 30)");
+        let times: Vec<u64> = ArrivalTimes::new(Arrival::Constant, 1, held).take(60).collect();
+        assert_eq!(times.len(), 60, "a held ramp does not end");
+        let count = |from_s: u64, to_s: u64| {
+            times.iter().filter(|&&t| t >= from_s * 1_000_000_000 && t < to_s * 1_000_000_000).count()
+        };
+        assert_eq!((count(4, 5), count(5, 6)), (10, 10), "the target once held");
+        assert!(count(0, 2) < 10, "the ramp's rate steps up from 0: {} in its 2 s", count(0, 2));
     }
 
     #[test]
