@@ -90,6 +90,8 @@ pub(super) struct Replay {
     turns: Turns,
     /// The request index its first turn took.
     first_index: u64,
+    /// The first of its turns' entry numbers (a generated session's turns send those entries).
+    first_entry: u64,
     /// The phase's requests, from which each later turn takes its index as it goes out.
     requests: Arc<RequestCount>,
     next: u32,
@@ -99,8 +101,9 @@ pub(super) struct Replay {
 
 impl Replay {
     fn new(claim: Claim, turns: Turns) -> Self {
-        let Claim { session, first_index, requests, tally, .. } = claim;
-        Self { session, turns, first_index, requests, next: 0, conversation: Conversation::default(), tally }
+        let Claim { session, first_index, first_entry, requests, tally, .. } = claim;
+        let conversation = Conversation::default();
+        Self { session, turns, first_index, first_entry, requests, next: 0, conversation, tally }
     }
 
     /// A generated session of as many turns as it claimed.
@@ -118,12 +121,12 @@ impl Replay {
     }
 
     /// Its next turn, the body built with the history; None when the session is over. A
-    /// generated session's turns send the dataset entries after its first turn's request index.
+    /// generated session's turns send the dataset entries of their entry numbers.
     pub fn ready(self, requests: &[PreparedRequest]) -> Option<ReadyTurn> {
         let dataset_index = match &self.turns {
             Turns::File(turns) if turns.start + (self.next as usize) < turns.end => turns.start + self.next as usize,
             Turns::Generated(count) if self.next < *count => {
-                ((self.first_index + u64::from(self.next)) % requests.len().max(1) as u64) as usize
+                ((self.first_entry + u64::from(self.next)) % requests.len().max(1) as u64) as usize
             }
             Turns::File(_) | Turns::Generated(_) => return None,
         };
@@ -337,13 +340,13 @@ mod tests {
             sent,
             [
                 (Some((0, 0)), 0, 0),
-                (Some((1, 0)), 1, 1),
+                (Some((1, 0)), 1, 0),
                 (Some((0, 1)), 2, 1),
-                (Some((1, 1)), 3, 2),
+                (Some((1, 1)), 3, 1),
                 (Some((0, 2)), 4, 2),
-                (Some((1, 2)), 5, 0)
+                (Some((1, 2)), 5, 2)
             ],
-            "each turn takes the next request as it goes; a session's entries follow its first's"
+            "each turn takes the next request as it goes; each session its own run of entry numbers (the second's 3 to 5 wrap to the 3 entries)"
         );
         let last = claims.claim(|_| 3).map(Replay::generated).expect("one request left");
         let mut turn = last.ready(&requests).unwrap();

@@ -39,7 +39,7 @@ impl SessionCounts {
 }
 
 /// The request indexes of a phase, handed out one by one as requests go out, up to its limit.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(super) struct RequestCount {
     limit: Option<u64>,
     taken: AtomicU64,
@@ -60,16 +60,26 @@ impl RequestCount {
 /// Starts a phase's sessions under its request and session limits.
 pub(super) struct SessionClaims {
     session_limit: Option<u64>,
-    next_session: Mutex<u64>,
+    next: Mutex<NextSession>,
     requests: Arc<RequestCount>,
     counters: Arc<PhaseCounters>,
 }
 
-/// A started session: its number in the phase, the request index its first turn took, its
-/// turn count, the phase's requests its later turns take theirs from, and the tally of its turns.
+/// The next session's number, and the first of the entries its turns are numbered by (each
+/// session's turns their own run of numbers, so generated sessions send distinct entries).
+#[derive(Default)]
+struct NextSession {
+    session: u64,
+    first_entry: u64,
+}
+
+/// A started session: its number in the phase, the request index its first turn took, the
+/// first of its turns' entry numbers, its turn count, the phase's requests its later turns take
+/// their indexes from, and the tally of its turns.
 pub(super) struct Claim {
     pub session: u64,
     pub first_index: u64,
+    pub first_entry: u64,
     pub turns: u32,
     pub requests: Arc<RequestCount>,
     pub tally: TurnTally,
@@ -83,7 +93,7 @@ impl SessionClaims {
 
     pub fn new(limit: Option<u64>, counters: Arc<PhaseCounters>) -> Self {
         let requests = Arc::new(RequestCount { limit, taken: AtomicU64::new(0) });
-        Self { session_limit: None, next_session: Mutex::default(), requests, counters }
+        Self { session_limit: None, next: Mutex::default(), requests, counters }
     }
 
     /// The same claims, ending after `sessions` sessions.
@@ -93,28 +103,29 @@ impl SessionClaims {
 
     /// Whether another session may still start.
     pub fn open(&self) -> bool {
-        self.requests.left() && self.session_limit.is_none_or(|sessions| *self.lock() < sessions)
+        self.requests.left() && self.session_limit.is_none_or(|sessions| self.lock().session < sessions)
     }
 
     /// Start the next session, whose turn count `turns_of` gives from its number, its first turn
     /// taking the next request; None once the session or the request limit is reached.
     pub fn claim(&self, turns_of: impl FnOnce(u64) -> u32) -> Option<Claim> {
-        let mut next_session = self.lock();
-        if self.session_limit.is_some_and(|sessions| *next_session >= sessions) {
+        let mut next = self.lock();
+        if self.session_limit.is_some_and(|sessions| next.session >= sessions) {
             return None;
         }
         let first_index = self.requests.take()?;
-        let session = *next_session;
+        let (session, first_entry) = (next.session, next.first_entry);
         let turns = turns_of(session);
-        *next_session += 1;
+        next.session += 1;
+        next.first_entry += u64::from(turns);
         self.counters.sessions.started.fetch_add(1, Ordering::Relaxed);
         let tally = TurnTally { counters: self.counters.clone(), turns, sent: 0 };
-        Some(Claim { session, first_index, turns, requests: self.requests.clone(), tally })
+        Some(Claim { session, first_index, first_entry, turns, requests: self.requests.clone(), tally })
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, u64> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, NextSession> {
         // The guarded section cannot panic, so a poisoned lock still holds a consistent state.
-        self.next_session.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.next.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
 
