@@ -336,6 +336,7 @@ mod tests {
                 *replay = Some(next);
             }
         }
+        // The second session's entry numbers, 3 to 5, wrap to the 3 entries.
         assert_eq!(
             sent,
             [
@@ -346,7 +347,7 @@ mod tests {
                 (Some((0, 2)), 4, 2),
                 (Some((1, 2)), 5, 2)
             ],
-            "each turn takes the next request as it goes; each session its own run of entry numbers (the second's 3 to 5 wrap to the 3 entries)"
+            "each turn takes the next request as it goes; each session has its own entry numbers"
         );
         let last = claims.claim(|_| 3).map(Replay::generated).expect("one request left");
         let mut turn = last.ready(&requests).unwrap();
