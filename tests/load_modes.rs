@@ -112,6 +112,33 @@ fn a_rate_phases_prefill_cap_sends_each_request_at_an_arrival_that_finds_a_place
 }
 
 #[test]
+fn a_rate_phases_concurrency_cap_sends_each_request_at_an_arrival_that_finds_a_place() {
+    let run = run_scenario(
+        "rate_cap",
+        r#"run(#{ endpoint: endpoint(#{ url: "mock", mock: #{ ttft: ms(40), itl: ms(2) } }),
+                 dataset: synthetic(#{ isl: 20, osl: 8 }),
+                 phases: [ rate(#{ rate: 200, arrival: "constant", max_concurrency: 2, requests: 20 }) ] });"#,
+    );
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let summary = run.summary("rate_cap");
+    assert_eq!(summary["phases"][0]["sent"], 20);
+    let records = run.records("rate_cap");
+    assert!(max_overlap(&records) <= 2, "{} in flight", max_overlap(&records));
+    // AIPerf's rule: an arrival that finds both places taken sends nothing, so each request is
+    // due at an arrival of the 5 ms grid, at its own, and went out then, never waiting.
+    let mut due: Vec<u64> = records.iter().map(|r| ns(r, "credit_issued_ns")).collect();
+    due.sort();
+    assert!(due.windows(2).all(|w| w[1] > w[0] && (w[1] - w[0]) % 5_000_000 == 0), "not on the grid: {due:?}");
+    assert!((due[19] - due[0]) / 5_000_000 > 19 * 3, "~55 ms requests let at most two in ~11 arrivals through");
+    for record in &records {
+        let late_ms = (ns(record, "request_start_ns") - ns(record, "credit_issued_ns")) as f64 / 1e6;
+        assert!(late_ms < 25.0, "a request waited {late_ms} ms after it was due");
+    }
+    let held = self_check(&summary)["held_back_by"].to_string();
+    assert!(held.contains("the concurrency cap held") && held.contains("arrivals back"), "{held}");
+}
+
+#[test]
 fn a_rate_phase_keeps_its_rate_and_counts_add_up_with_cancellations() {
     let run = run_scenario(
         "open",

@@ -151,6 +151,28 @@ fn a_duration_that_cuts_sessions_reports_their_unsent_turns() {
 }
 
 #[test]
+fn an_open_loop_concurrency_cap_holds_a_place_for_each_session_until_it_ends_as_aiperf_does() {
+    // One place: the second session starts only at an arrival after the first has ended, its
+    // 500 ms waits included (AIPerf 0.13 sends the same six turns, one session at a time).
+    let delayed = THREE_TURN_SESSIONS.replace(r#""text": "Alpha two.""#, r#""text": "Alpha two.", "delay": 500"#);
+    let dataset = r#"file(#{ path: "sessions.jsonl", format: "multi_turn" })"#;
+    let phase = r#"rate(#{ rate: 10.0, arrival: "constant", max_concurrency: 1, requests: 6 })"#;
+    let run = run_with(&delayed, "one_place", dataset, phase);
+    let turns = turns_by_session(&run, "one_place");
+    assert_eq!(turns.values().cloned().collect::<Vec<_>>(), [vec![0, 1, 2], vec![0, 1, 2]], "{turns:?}");
+    let records: Vec<Value> = run.records("one_place");
+    let span = |session: &String, key: &str| {
+        let times = records.iter().filter(|r| r["metadata"]["conversation_id"].as_str() == Some(session.as_str()));
+        times.map(|r| r["metadata"][key].as_u64().expect("a time")).collect::<Vec<u64>>()
+    };
+    let mut sessions: Vec<&String> = turns.keys().collect();
+    sessions.sort_by_key(|session| span(session, "request_start_ns").into_iter().min());
+    let first_end = span(sessions[0], "request_end_ns").into_iter().max().expect("first session's turns");
+    let second_start = span(sessions[1], "request_start_ns").into_iter().min().expect("second session's turns");
+    assert!(second_start >= first_end, "the sessions overlapped");
+}
+
+#[test]
 fn aiperf_profile_over_a_multi_turn_file_without_a_stop_sends_each_session_once_whole() {
     let dir = tempfile::tempdir().expect("temp dir");
     std::fs::write(dir.path().join("sessions.jsonl"), THREE_TURN_SESSIONS).expect("write the dataset");

@@ -1,6 +1,7 @@
 //! A multi-turn file's sessions in open-loop phases (rate, rate ramps, schedules): each
 //! arrival sends the next ready turn, the earliest due turn of a live session (its previous
-//! answer in and its delay passed), else the first turn of a new session. The task that sent a
+//! answer in and its delay passed), else the first turn of a new session, which holds its place
+//! under the phase's in-flight cap until it ends (AIPerf's session slots). The task that sent a
 //! turn builds the session's next body and hands it back with its due time, so the
 //! dispatcher only picks.
 
@@ -12,6 +13,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use tokio::time::Instant;
 
+use super::prefill_place::TakenPlace;
 use super::replay::{ReadyTurn, Replay, SessionSource};
 use super::session_claims::SessionClaims;
 use super::{Limits, LoadContext, PhaseDeadlines, PhaseRun, PreparedRequest, send};
@@ -42,18 +44,25 @@ impl ConversationQueue {
         !self.source.can_start() && self.live.load(Ordering::Relaxed) == 0
     }
 
-    /// The turn an arrival at `now` sends; None when no live session has a turn due and no new
-    /// one may start (the arrival goes unused).
-    pub fn next(&mut self, now: Instant) -> Option<QueuedTurn> {
+    /// Whether a live session has a turn due at `now`.
+    pub fn turn_due(&mut self, now: Instant) -> bool {
         while let Ok((due, turn)) = self.handed_back.try_recv() {
             self.arrivals += 1;
             self.waiting.push(Waiting { due, order: self.arrivals, turn });
         }
-        if self.waiting.peek().is_some_and(|first| first.due <= now) {
+        self.waiting.peek().is_some_and(|first| first.due <= now)
+    }
+
+    /// The turn an arrival at `now` sends; None when no live session has a turn due and no new
+    /// one may start (the arrival goes unused). A new session holds `slot`, its place under the
+    /// phase's in-flight cap, until it ends.
+    pub fn next(&mut self, now: Instant, slot: Option<TakenPlace>) -> Option<QueuedTurn> {
+        if self.turn_due(now) {
             return self.waiting.pop().map(|first| first.turn);
         }
         let replay = self.source.claim()?;
-        Some(QueuedTurn { next: Next::Start(replay), live: Live::enter(&self.live), hand_back: self.hand_back.clone() })
+        let live = Live::enter(&self.live, slot);
+        Some(QueuedTurn { next: Next::Start(replay), live, hand_back: self.hand_back.clone() })
     }
 }
 
@@ -101,19 +110,23 @@ pub(super) async fn send_turn(
     }
 }
 
-/// Counts a live session.
-struct Live(Arc<AtomicUsize>);
+/// Counts a live session, and holds its place under the phase's in-flight cap (given back
+/// when the session ends).
+struct Live {
+    live: Arc<AtomicUsize>,
+    _slot: Option<TakenPlace>,
+}
 
 impl Live {
-    fn enter(live: &Arc<AtomicUsize>) -> Self {
+    fn enter(live: &Arc<AtomicUsize>, slot: Option<TakenPlace>) -> Self {
         live.fetch_add(1, Ordering::Relaxed);
-        Self(live.clone())
+        Self { live: live.clone(), _slot: slot }
     }
 }
 
 impl Drop for Live {
     fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::Relaxed);
+        self.live.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
@@ -197,9 +210,9 @@ mod tests {
         let claims = SessionClaims::new(None, Arc::default()).with_session_limit(Some(2));
         let mut queue = ConversationQueue::of(&requests, claims).unwrap();
         let now = Instant::now();
-        let (alpha, alpha_live, hand_back) = started(queue.next(now).unwrap());
-        let (beta, beta_live, _) = started(queue.next(now).unwrap());
-        assert!(queue.next(now).is_none(), "the two sessions the phase may start");
+        let (alpha, alpha_live, hand_back) = started(queue.next(now, None).unwrap());
+        let (beta, beta_live, _) = started(queue.next(now, None).unwrap());
+        assert!(queue.next(now, None).is_none(), "the two sessions the phase may start");
         assert!(!queue.finished());
         for (first, live, wait_ms) in [(alpha, alpha_live, 50), (beta, beta_live, 0)] {
             let (replay, _) = first.answered(&requests, Answer { text: "ok".into(), tokens: 1 });
@@ -207,10 +220,10 @@ mod tests {
                 QueuedTurn { next: Next::Ready(replay.ready(&requests).unwrap()), live, hand_back: hand_back.clone() };
             hand_back.send((now + Duration::from_millis(wait_ms), next)).unwrap();
         }
-        let mut due_now = queue.next(now).unwrap();
+        let mut due_now = queue.next(now, None).unwrap();
         assert_eq!(prompt_of(&mut due_now), ["b1", "ok", "b2"], "beta's second turn is due first, with its history");
-        assert!(queue.next(now).is_none(), "alpha's delay has not passed");
-        let mut later = queue.next(now + Duration::from_millis(60)).unwrap();
+        assert!(queue.next(now, None).is_none(), "alpha's delay has not passed");
+        let mut later = queue.next(now + Duration::from_millis(60), None).unwrap();
         assert_eq!(prompt_of(&mut later), ["a1", "ok", "a2"]);
         assert!(!queue.finished());
         drop((due_now, later));

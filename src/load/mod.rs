@@ -157,6 +157,8 @@ pub(crate) struct SendWindow {
     pacer_priority: Option<pacer_priority::PacerPriority>,
     /// Arrivals that sent nothing: every place of the phase's prefill cap was taken.
     arrivals_without_prefill_place: u64,
+    /// Arrivals that sent nothing: every place of the phase's in-flight cap was taken.
+    arrivals_without_slot: u64,
 }
 
 impl SendWindow {

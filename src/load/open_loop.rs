@@ -1,8 +1,9 @@
 //! The open-loop dispatcher shared by rate, rate ramps and fixed schedules: the pacer thread
 //! (`pacer.rs`) hands over each precomputed arrival at its due time, and the dispatcher spawns
 //! its request on the runtime from there, so a slow request never delays the next and no
-//! arrival waits for a timer tick. Under a prefill cap an arrival that finds every place
-//! taken sends nothing, and the request goes at the next arrival that finds one (AIPerf's rule).
+//! arrival waits for a timer tick. Under a prefill cap, or an in-flight cap (`max_concurrency`:
+//! requests, or a multi-turn file's sessions), an arrival that finds every place taken sends
+//! nothing, and the request goes at the next arrival that finds one (AIPerf's rule).
 
 use std::ops::ControlFlow;
 use std::sync::Arc;
@@ -24,8 +25,9 @@ use crate::plan::{LoadMode, RampedQuantity};
 
 /// Send one request at each offset (ns from now) until the offsets, the phase's request count
 /// or its duration run out; at most `max_in_flight` at once when given (a cap a rate ramp
-/// may ramp from 1), and at most the phase's prefill cap waiting for a first token. A multi-turn file is
-/// sent as conversations: each offset sends the next ready turn (`conversation_queue.rs`).
+/// may ramp from 1; of a multi-turn file, sessions), and at most the phase's prefill cap waiting
+/// for a first token. A multi-turn file is sent as conversations: each offset sends the next
+/// ready turn (`conversation_queue.rs`).
 pub(super) async fn dispatch(
     ctx: Arc<LoadContext>,
     run: Arc<PhaseRun>,
@@ -132,16 +134,30 @@ impl Dispatcher {
                 },
                 None => None,
             };
+            let now = tokio::time::Instant::now();
+            // A request, or a new session, holds one of the in-flight cap's places; a session's
+            // later turns go in the place it holds.
+            let needs_slot = conversations.as_mut().is_none_or(|queue| !queue.turn_due(now));
+            let slot = match &self.slots {
+                Some(places) if needs_slot => match TakenPlace::take(places) {
+                    Some(place) => Some(place),
+                    None => {
+                        window.arrivals_without_slot += 1;
+                        return ControlFlow::Continue(());
+                    }
+                },
+                _ => None,
+            };
             let work = match &mut conversations {
                 // An arrival that finds no turn due and no session to start goes unused.
-                Some(queue) => match queue.next(tokio::time::Instant::now()) {
+                Some(queue) => match queue.next(now, slot) {
                     Some(turn) => Work::Turn(turn, ids.uuid()),
                     None => return ControlFlow::Continue(()),
                 },
                 None => match Outgoing::from_dataset(ctx, next_index, scheduled_ns, ids.uuid()) {
                     Some(request) => {
                         next_index += 1;
-                        Work::Request(request)
+                        Work::Request(request, slot)
                     }
                     None => return ControlFlow::Break(()),
                 },
@@ -165,11 +181,11 @@ impl Dispatcher {
         scheduled_ns: u64,
         prefill_place: Option<TakenPlace>,
     ) -> impl Future<Output = ()> + Send + 'static {
-        let (ctx, run, slots, deadlines) = (self.ctx.clone(), self.run.clone(), self.slots.clone(), self.deadlines);
+        let (ctx, run, deadlines) = (self.ctx.clone(), self.run.clone(), self.deadlines);
         async move {
-            let limits = Limits { slots: slots.as_deref(), prefill: prefill_place.as_ref().map(PrefillPlace::Taken) };
+            let limits = Limits { slots: None, prefill: prefill_place.as_ref().map(PrefillPlace::Taken) };
             match work {
-                Work::Request(request) => {
+                Work::Request(request, _slot) => {
                     send(&ctx, &run, deadlines, request, limits).await;
                 }
                 Work::Turn(turn, x_request_id) => {
@@ -183,8 +199,8 @@ impl Dispatcher {
 
 /// What one arrival sends.
 enum Work {
-    /// A request of its own.
-    Request(Outgoing),
+    /// A request of its own, with its place under the in-flight cap (held until it ends).
+    Request(Outgoing, Option<TakenPlace>),
     /// A turn of a multi-turn file's session, with its request id.
     Turn(QueuedTurn, String),
 }

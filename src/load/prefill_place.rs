@@ -16,8 +16,9 @@ pub(super) enum PrefillPlace<'a> {
     Taken(&'a TakenPlace),
 }
 
-/// A place taken from a prefill cap without waiting, given back once: by the send at the
-/// request's first token, or when dropped (a request that never went out).
+/// A place taken from a cap without waiting, given back once: a prefill cap's by the send at
+/// the request's first token, or when dropped (a request that never went out); an in-flight
+/// cap's (`open_loop.rs`) when dropped, as its request or session ends.
 pub(super) struct TakenPlace {
     places: Arc<Semaphore>,
     given_back: AtomicBool,

@@ -127,10 +127,10 @@ pub fn assess(
         Some(window) => window.rates_rps().map_or((None, None), |(s, a)| (Some(s), Some(a))),
         None => (None, (wall_ns > 0).then(|| sent as f64 / (wall_ns as f64 / 1e9))),
     };
+    // Sessions of a `users` phase wait for a user; an open-loop cap sends nothing at an arrival
+    // that finds no place instead (`arrivals_without_slot` below).
     let cap = match &phase.mode {
-        LoadMode::Rate { max_concurrency: Some(n), .. }
-        | LoadMode::Ramp { ramped: RampedQuantity::Rate, max_concurrency: Some(n), .. }
-        | LoadMode::Users { users: n, .. } => Some(*n as u64),
+        LoadMode::Users { users: n, .. } => Some(*n as u64),
         _ => None,
     };
     let mut check = ClientSelfCheck {
@@ -200,6 +200,12 @@ pub fn assess(
         }
     }
     check.held_back_by = held_back;
+    if let Some(skipped) = window.map(|window| window.arrivals_without_slot).filter(|n| *n > 0) {
+        check.held_back_by.push(format!(
+            "the concurrency cap held {skipped} arrivals back: each found every place taken, so it sent \
+             nothing and its request (or new session) went at the next arrival that found one (AIPerf's rule)"
+        ));
+    }
     if let Some(skipped) = window.map(|window| window.arrivals_without_prefill_place).filter(|n| *n > 0) {
         check.held_back_by.push(format!(
             "the prefill concurrency cap held {skipped} arrivals back: each found every place waiting for a first \
@@ -407,48 +413,33 @@ mod tests {
     }
 
     #[test]
-    fn a_full_concurrency_cap_is_named_and_not_blamed_on_the_client() {
+    fn arrivals_a_full_concurrency_cap_held_back_are_named_and_not_blamed_on_the_client() {
         let counters = PhaseCounters::default();
-        (0..100).for_each(|_| counters.dispatch_delay.record_ns(50_000_000));
-        (0..60).for_each(|_| counters.cap_wait.note(40_000_000));
+        (0..100).for_each(|_| counters.dispatch_delay.record_ns(200_000));
         counters.completed.store(100, Ordering::Relaxed);
-        counters.peak_in_flight.store(4, Ordering::Relaxed);
-        let check = assess(&rate_phase(Some(4)), &counters, None, 0, 1_000_000_000, 64);
-        assert!(!check.client_bound, "{:?}", check.warnings);
-        assert_eq!(check.concurrency_cap_wait.as_ref().map(|held| held.requests), Some(60));
-        assert!(check.warnings.is_empty(), "the cap is not the client's fault: {:?}", check.warnings);
+        let mut paced = window(101, 1_000_000_000, 1_000_000_000);
+        paced.arrivals_without_slot = 60;
+        let check = assess(&rate_phase(Some(4)), &counters, Some(paced), 0, 1_000_000_000, 64);
+        assert!(!check.client_bound && check.warnings.is_empty(), "{:?}", check.warnings);
+        assert_eq!(check.concurrency_cap_wait, None, "no request waited");
         assert_eq!(check.held_back_by.len(), 1, "{:?}", check.held_back_by);
-        let expected = "the concurrency cap of 4 held requests back: 60 requests waited for a slot (longest 40.0 ms, 2.40 s in all)";
-        assert!(check.held_back_by[0].starts_with(expected), "{:?}", check.held_back_by);
+        assert!(
+            check.held_back_by[0].starts_with("the concurrency cap held 60 arrivals back"),
+            "{:?}",
+            check.held_back_by
+        );
     }
 
     #[test]
-    fn sessions_waiting_for_a_user_or_a_rate_ramps_cap_are_named_not_blamed() {
-        let ramp = Phase {
-            name: "ramp".into(),
-            mode: LoadMode::Ramp {
-                ramped: RampedQuantity::Rate,
-                start: 0.0,
-                stages: vec![crate::plan::RampStage { duration_s: 2.0, target: 50.0 }],
-                arrival: Arrival::Constant,
-                seed: 0,
-                hold: false,
-                max_concurrency: Some(3),
-                max_concurrency_ramp_s: None,
-                prefill: None,
-            },
-            ..rate_phase(None)
-        };
-        for (phase, limit) in [(users_phase(), 8), (ramp, 3)] {
-            let counters = PhaseCounters::default();
-            (0..100).for_each(|_| counters.dispatch_delay.record_ns(50_000_000));
-            (0..30).for_each(|_| counters.cap_wait.note(45_000_000));
-            counters.completed.store(100, Ordering::Relaxed);
-            let check = assess(&phase, &counters, None, 0, 1_000_000_000, 64);
-            assert!(!check.client_bound && check.warnings.is_empty(), "{}: {:?}", phase.name, check.warnings);
-            let expected = format!("the concurrency cap of {limit} held requests back: 30 requests waited");
-            assert!(check.held_back_by[0].starts_with(&expected), "{}: {:?}", phase.name, check.held_back_by);
-        }
+    fn sessions_waiting_for_a_user_are_named_not_blamed() {
+        let counters = PhaseCounters::default();
+        (0..100).for_each(|_| counters.dispatch_delay.record_ns(50_000_000));
+        (0..30).for_each(|_| counters.cap_wait.note(45_000_000));
+        counters.completed.store(100, Ordering::Relaxed);
+        let check = assess(&users_phase(), &counters, None, 0, 1_000_000_000, 64);
+        assert!(!check.client_bound && check.warnings.is_empty(), "{:?}", check.warnings);
+        let expected = "the concurrency cap of 8 held requests back: 30 requests waited for a slot (longest 45.0 ms";
+        assert!(check.held_back_by[0].starts_with(expected), "{:?}", check.held_back_by);
     }
 
     #[test]
