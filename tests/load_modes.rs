@@ -79,6 +79,21 @@ fn a_prefill_cap_limits_requests_waiting_for_their_first_token_but_not_decoding_
     assert!(max_overlap(&records) > 2, "decoding requests were held back too: {} in flight", max_overlap(&records));
 }
 
+/// AIPerf's rule for a cap in an open-loop phase: each request is due at an arrival of the 5 ms
+/// grid, each at its own, and went out then (an arrival that found every place taken sent
+/// nothing, so no request waited), with on average more than `skipped` arrivals between two.
+fn assert_sent_at_arrivals_that_found_a_place(records: &[Value], skipped: u64) {
+    let mut due: Vec<u64> = records.iter().map(|r| ns(r, "credit_issued_ns")).collect();
+    due.sort();
+    assert!(due.windows(2).all(|w| w[1] > w[0] && (w[1] - w[0]) % 5_000_000 == 0), "not on the grid: {due:?}");
+    let gaps = due.len() as u64 - 1;
+    assert!((due[gaps as usize] - due[0]) / 5_000_000 > gaps * skipped, "too few arrivals held back: {due:?}");
+    for record in records {
+        let late_ms = (ns(record, "request_start_ns") - ns(record, "credit_issued_ns")) as f64 / 1e6;
+        assert!(late_ms < 25.0, "a request waited {late_ms} ms after it was due");
+    }
+}
+
 #[test]
 fn a_rate_phases_prefill_cap_sends_each_request_at_an_arrival_that_finds_a_place() {
     let run = run_scenario(
@@ -96,16 +111,8 @@ fn a_rate_phases_prefill_cap_sends_each_request_at_an_arrival_that_finds_a_place
     assert_eq!(records.len(), 30);
     assert!(peak_overlap(prefills(&records)) <= 2, "more than 2 requests were waiting for a first token at once");
     assert!(max_overlap(&records) > 2, "decoding requests were held back too: {} in flight", max_overlap(&records));
-    // Each request is due at an arrival of the 5 ms grid, each at its own, and went out then:
-    // arrivals that found both places taken sent nothing (AIPerf's rule), so no request waited.
-    let mut due: Vec<u64> = records.iter().map(|r| ns(r, "credit_issued_ns")).collect();
-    due.sort();
-    assert!(due.windows(2).all(|w| w[1] > w[0] && (w[1] - w[0]) % 5_000_000 == 0), "not on the grid: {due:?}");
-    assert!((due[29] - due[0]) / 5_000_000 > 29 * 3, "40 ms prefills let at most one in ~4 arrivals through");
-    for record in &records {
-        let late_ms = (ns(record, "request_start_ns") - ns(record, "credit_issued_ns")) as f64 / 1e6;
-        assert!(late_ms < 25.0, "a request waited {late_ms} ms after it was due");
-    }
+    // 40 ms prefills let at most one in ~4 arrivals through.
+    assert_sent_at_arrivals_that_found_a_place(&records, 3);
     let check = self_check(&summary);
     let held = check["held_back_by"].to_string();
     assert!(held.contains("the prefill concurrency cap held") && held.contains("arrivals back"), "{check}");
@@ -124,16 +131,8 @@ fn a_rate_phases_concurrency_cap_sends_each_request_at_an_arrival_that_finds_a_p
     assert_eq!(summary["phases"][0]["sent"], 20);
     let records = run.records("rate_cap");
     assert!(max_overlap(&records) <= 2, "{} in flight", max_overlap(&records));
-    // AIPerf's rule: an arrival that finds both places taken sends nothing, so each request is
-    // due at an arrival of the 5 ms grid, at its own, and went out then, never waiting.
-    let mut due: Vec<u64> = records.iter().map(|r| ns(r, "credit_issued_ns")).collect();
-    due.sort();
-    assert!(due.windows(2).all(|w| w[1] > w[0] && (w[1] - w[0]) % 5_000_000 == 0), "not on the grid: {due:?}");
-    assert!((due[19] - due[0]) / 5_000_000 > 19 * 3, "~55 ms requests let at most two in ~11 arrivals through");
-    for record in &records {
-        let late_ms = (ns(record, "request_start_ns") - ns(record, "credit_issued_ns")) as f64 / 1e6;
-        assert!(late_ms < 25.0, "a request waited {late_ms} ms after it was due");
-    }
+    // ~55 ms requests let at most two in ~11 arrivals through.
+    assert_sent_at_arrivals_that_found_a_place(&records, 3);
     let held = self_check(&summary)["held_back_by"].to_string();
     assert!(held.contains("the concurrency cap held") && held.contains("arrivals back"), "{held}");
 }
