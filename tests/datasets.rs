@@ -424,3 +424,45 @@ fn the_conversations_scenario_replays_every_turn_of_its_sample_file() {
     assert_eq!(stat(&summary, "request_count", "avg"), turns as f64, "every turn once");
     assert!(run.stdout().contains(&format!("{turns} turns")), "{}", run.stdout());
 }
+
+#[test]
+fn aiperf_profiles_osl_over_a_file_asks_for_it_where_a_line_names_no_output_length() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let lines = "{\"text\": \"first\"}\n{\"text\": \"second\", \"output_length\": 9}\n{\"text\": \"third\"}\n";
+    std::fs::write(dir.path().join("lines.jsonl"), lines).expect("write the dataset");
+    let flags = "--model m --endpoint-type chat --input-file lines.jsonl --custom-dataset-type single_turn --osl 5";
+    let output = aiperf_command(dir.path())
+        .arg("profile")
+        .args(flags.split_whitespace())
+        .args("--url mock --request-count 3 --export-level raw".split_whitespace())
+        .output()
+        .expect("run aiperf profile");
+    let run = ScenarioRun { dir, output };
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let folder = std::fs::read_dir(run.dir.path().join("artifacts")).expect("artifacts").next().expect("a run");
+    let raw = std::fs::read_to_string(folder.expect("entry").path().join("profile_export_raw.jsonl")).expect("raw");
+    let mut asked: Vec<(String, Option<u64>)> = raw
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).expect("a JSON line"))
+        .map(|line| {
+            let payload = &line["payload"];
+            let text = payload["messages"][0]["content"].as_str().expect("a prompt").to_string();
+            (text, payload["max_completion_tokens"].as_u64().or(payload["max_tokens"].as_u64()))
+        })
+        .collect();
+    asked.sort();
+    let expected = [("first", Some(5)), ("second", Some(9)), ("third", Some(5))].map(|(t, n)| (t.to_string(), n));
+    assert_eq!(asked, expected, "AIPerf's --osl for the lines without one; a line's own wins");
+
+    // The emitted scenario keeps it: `file(#{ .., osl: 5.0 })` builds the same plan.
+    let dry = |args: &[&str]| aiperf_command(run.dir.path()).args(args).output().expect("a dry run");
+    let mut command: Vec<&str> = vec!["profile"];
+    command.extend(flags.split_whitespace());
+    command.extend(["--url", "http://127.0.0.1:9", "--request-count", "3", "--dry-run", "--emit-scenario", "out.rhai"]);
+    let profile = dry(&command);
+    assert_eq!(profile.status.code(), Some(0), "{}", String::from_utf8_lossy(&profile.stderr));
+    let scenario = dry(&["run", "out.rhai", "--dry-run"]);
+    assert_eq!(scenario.status.code(), Some(0), "{}", String::from_utf8_lossy(&scenario.stderr));
+    assert_eq!(scenario.stdout, profile.stdout, "the scenario's plan differs from the command's");
+    assert!(String::from_utf8_lossy(&profile.stdout).contains("\"osl\""), "the plan carries the file's osl");
+}

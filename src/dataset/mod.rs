@@ -15,6 +15,7 @@ pub mod corpus;
 pub mod exact_length;
 mod fields;
 mod file;
+mod file_osl;
 mod gpt2_bpe;
 mod image_files;
 mod image_uuids;
@@ -161,7 +162,13 @@ pub fn build(dataset: &Dataset, tokenizer: &Tokenizer) -> Result<Vec<DatasetEntr
             video::add_synthetic(spec, &mut entries)?;
             entries
         }
-        Dataset::File(spec) => file::load(spec, tokenizer)?,
+        Dataset::File(spec) => {
+            let mut entries = file::load(spec, tokenizer)?;
+            if let Some(osl) = &spec.osl {
+                file_osl::ask_for(&mut entries, osl, spec.random_seed);
+            }
+            entries
+        }
     };
     if let Some(text) = dataset.system_prompt() {
         let system = Arc::new(SystemPrompt { text: text.to_string(), tokens: tokenizer.count(text) as u64 });

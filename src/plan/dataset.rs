@@ -59,6 +59,10 @@ pub struct FileDataset {
     /// Sent verbatim as the system prompt of every request (AIPerf's `system_prompt`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub system_prompt: Option<String>,
+    /// The output length an entry that names none asks for, drawn per entry (AIPerf's `--osl`
+    /// over a file); none: such an entry asks for none, and the server decides.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub osl: Option<Dist>,
     /// A mooncake trace reshaped before it is read (AIPerf's `synthesis`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub synthesis: Option<super::TraceSynthesis>,
@@ -103,6 +107,7 @@ impl FileDataset {
             draws: None,
             records: None,
             system_prompt: None,
+            osl: None,
             synthesis: None,
             trace: TraceHandling::default(),
             public: None,

@@ -117,8 +117,9 @@ pub(super) fn dataset(dataset: &Dataset) -> String {
                 .as_ref()
                 .map(|text| format!(", system_prompt: {}", string(text)))
                 .unwrap_or_default();
+            let osl = spec.osl.as_ref().map(|osl| format!(", osl: {}", dist(osl))).unwrap_or_default();
             let file = format!(
-                "file(#{{ path: {}, format: {}, sampling: {}, at_end: {}, seed: {}{block_size}{draws}{records}{system}{trace} }})",
+                "file(#{{ path: {}, format: {}, sampling: {}, at_end: {}, seed: {}{block_size}{draws}{records}{system}{osl}{trace} }})",
                 string(&spec.path),
                 string(format),
                 string(sampling),

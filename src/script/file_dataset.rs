@@ -1,4 +1,4 @@
-//! `file(#{ path, format, sampling, at_end, seed, block_size, entries, records, system_prompt })`: a dataset
+//! `file(#{ path, format, sampling, at_end, seed, block_size, entries, records, system_prompt, osl })`: a dataset
 //! read from a file (or a folder, for `random_pool` and `weka_trace`; relative to the scenario file) when the
 //! run starts, or from `records` (its JSONL lines inline, `path` naming them); `run(#{ dataset: .. })`
 //! takes it. Agentic traces also take `ignore_delays`, `think_time_only`, `session_sample_ratio`,
@@ -7,8 +7,9 @@
 
 use rhai::{Engine, Map};
 
+use super::distributions::dist_from;
 use super::keys::{MapReader, ScriptResult, script_error};
-use crate::plan::{AtEnd, BasetenReplay, Dataset, FileDataset, FileFormat, Sampling, TraceHandling};
+use crate::plan::{AtEnd, BasetenReplay, Dataset, Dist, FileDataset, FileFormat, Sampling, TraceHandling};
 
 const FILE_KEYS: &[&str] = &[
     "path",
@@ -20,6 +21,7 @@ const FILE_KEYS: &[&str] = &[
     "entries",
     "records",
     "system_prompt",
+    "osl",
     "ignore_delays",
     "think_time_only",
     "session_sample_ratio",
@@ -100,6 +102,7 @@ fn file(map: Map) -> ScriptResult<Dataset> {
         return script_error("file: format \"random_pool\" reads a folder; `records` are not taken");
     }
     let system_prompt = r.opt_string("system_prompt")?;
+    let osl = output_length(&mut r)?;
     let block_size = block_size as usize;
     let draws = draws.map(|draws| draws as usize);
     Ok(Dataset::File(FileDataset {
@@ -110,10 +113,22 @@ fn file(map: Map) -> ScriptResult<Dataset> {
         draws,
         records,
         system_prompt,
+        osl,
         trace,
         baseten,
         ..FileDataset::of(path, format)
     }))
+}
+
+/// `osl`: the output length (tokens, a number or a distribution) an entry that names none asks
+/// for (AIPerf's `--osl` over a file); none by default, the server deciding.
+fn output_length(r: &mut MapReader) -> ScriptResult<Option<Dist>> {
+    let Some(value) = r.opt_value("osl") else { return Ok(None) };
+    let osl = dist_from(&value).or_else(|problem| script_error(format!("file: `osl`: {problem}")))?;
+    if osl.mean().is_nan() || osl.mean() < 1.0 {
+        return script_error(format!("file: `osl` mean must be at least 1 token, got {}", osl.mean()));
+    }
+    Ok(Some(osl))
 }
 
 /// The trace-handling keys, taken by agentic trace formats only.

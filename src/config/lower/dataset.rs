@@ -266,6 +266,11 @@ fn file(dataset: &Value, base_dir: &Path, seed: u64) -> Result<FileDataset, Conf
         draws: opt_u64(dataset, "entries", "datasets.main.entries")?.map(|n| n as usize),
         records,
         system_prompt: None,
+        // `--osl` over a file: the output length of the entries that name none.
+        osl: match dataset.get("prompts") {
+            Some(prompts) => opt_dist(prompts, "osl", "datasets.main.prompts.osl")?,
+            None => None,
+        },
         synthesis: synthesis(dataset, format)?,
         trace: super::trace_handling::lower(dataset, format)?,
         public: None,
