@@ -274,8 +274,7 @@ fn a_concurrency_cap_that_holds_requests_back_is_named_not_blamed_on_the_client(
     assert_eq!(run.code(), Some(0), "stdout: {}\nstderr: {}", run.stdout(), run.stderr());
     let stdout = run.stdout();
     // AIPerf's rule: an arrival that finds the 8 places taken sends nothing.
-    assert!(stdout.contains("the concurrency cap held ") && stdout.contains(" arrivals back"), "{stdout}");
-    assert!(!stdout.contains("the client sent requests late"), "the cap is not the client's: {stdout}");
+    assert!(stdout.contains("the concurrency cap of 8 held ") && stdout.contains(" arrivals back"), "{stdout}");
     let (summary, _) = assert_accounted(&run.artifacts("capped"));
     assert_eq!(summary["phases"][0]["sent"], 400, "every request sent at an arrival that found a place");
     let check = &summary["client_self_check"][0];
@@ -283,11 +282,12 @@ fn a_concurrency_cap_that_holds_requests_back_is_named_not_blamed_on_the_client(
     let held = check["held_back_by"].to_string();
     let skipped: u64 = held.split("held ").nth(1).and_then(|rest| rest.split(' ').next()?.parse().ok()).unwrap_or(0);
     assert!(skipped > 300, "20 ms requests at 4,000 arrivals/s leave most arrivals without a place: {held}");
-    // The client is blamed only for its own pacing (a loaded test machine can make it late);
-    // the cap alone never makes it "the bottleneck".
+    // The client is blamed only for its own pacing (a loaded test machine can make it late, and
+    // with AIPerf's rule no request waits at the cap); the cap alone never makes it "the
+    // bottleneck".
     let warnings: Vec<&str> =
         check["warnings"].as_array().expect("warnings").iter().filter_map(Value::as_str).collect();
-    let own_fault = ["scheduler woke late", "req/s it scheduled", "% CPU"];
+    let own_fault = ["scheduler woke late", "sent requests late", "req/s it scheduled", "% CPU"];
     if !warnings.iter().any(|warning| own_fault.iter().any(|fault| warning.contains(fault))) {
         assert_eq!(check["client_bound"], false, "{warnings:?}");
         assert!(!stdout.contains("the client was the bottleneck"), "{stdout}");

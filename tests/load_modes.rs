@@ -134,7 +134,7 @@ fn a_rate_phases_concurrency_cap_sends_each_request_at_an_arrival_that_finds_a_p
     // ~55 ms requests let at most two in ~11 arrivals through.
     assert_sent_at_arrivals_that_found_a_place(&records, 3);
     let held = self_check(&summary)["held_back_by"].to_string();
-    assert!(held.contains("the concurrency cap held") && held.contains("arrivals back"), "{held}");
+    assert!(held.contains("the concurrency cap of 2 held") && held.contains("arrivals back"), "{held}");
 }
 
 #[test]

@@ -201,8 +201,14 @@ pub fn assess(
     }
     check.held_back_by = held_back;
     if let Some(skipped) = window.map(|window| window.arrivals_without_slot).filter(|n| *n > 0) {
+        let of = match &phase.mode {
+            LoadMode::Rate { max_concurrency: Some(n), .. } | LoadMode::Ramp { max_concurrency: Some(n), .. } => {
+                format!(" of {n}")
+            }
+            _ => String::new(),
+        };
         check.held_back_by.push(format!(
-            "the concurrency cap held {skipped} arrivals back: each found every place taken, so it sent \
+            "the concurrency cap{of} held {skipped} arrivals back: each found every place taken, so it sent \
              nothing and its request (or new session) went at the next arrival that found one (AIPerf's rule)"
         ));
     }
@@ -424,7 +430,7 @@ mod tests {
         assert_eq!(check.concurrency_cap_wait, None, "no request waited");
         assert_eq!(check.held_back_by.len(), 1, "{:?}", check.held_back_by);
         assert!(
-            check.held_back_by[0].starts_with("the concurrency cap held 60 arrivals back"),
+            check.held_back_by[0].starts_with("the concurrency cap of 4 held 60 arrivals back"),
             "{:?}",
             check.held_back_by
         );
