@@ -58,13 +58,13 @@ pub use histogram::DurationHistogram;
 pub use self_check::process_cpu_ns;
 pub use self_check::target_rate_rps;
 pub use session_claims::SessionCounts;
+pub use tree_phases::check_tree_phase;
+pub use wait_tally::WaitTally;
 
 /// How many sessions a multi-turn file dataset holds (0 for any other dataset).
 pub fn file_session_count(requests: &[PreparedRequest]) -> usize {
     replay::file_sessions(requests).len()
 }
-pub use tree_phases::check_tree_phase;
-pub use wait_tally::WaitTally;
 
 /// Everything a phase needs to send requests.
 pub struct LoadContext {
