@@ -159,8 +159,15 @@ fn synthetic_conversations_are_played_as_sessions_in_concurrency_and_rate_phases
             let session = metadata["conversation_id"].as_str().expect("conversation_id").to_string();
             turns.entry(session).or_default().push(metadata["turn_index"].as_u64().expect("turn_index"));
         }
-        assert_eq!(turns.len(), 4, "{name}: 12 requests are 4 whole sessions: {turns:?}");
-        assert!(turns.values().all(|turns| turns == &[0, 1, 2]), "{name}: {turns:?}");
+        // 12 requests, counted as sent (AIPerf's rule: the count cuts the sessions still going,
+        // and an open-loop arrival that finds no turn due starts a new session).
+        assert_eq!(turns.values().map(Vec::len).sum::<usize>(), 12, "{name}: {turns:?}");
+        let in_order = |turns: &Vec<u64>| turns.iter().enumerate().all(|(i, turn)| *turn == i as u64);
+        assert!(turns.values().all(in_order), "{name}: each conversation's turns from its first: {turns:?}");
+        assert!(turns.values().any(|turns| turns.len() > 1), "{name}: played as sessions: {turns:?}");
+        if name == "closed" {
+            assert!(turns.values().filter(|turns| turns.len() == 3).count() >= 3, "{name}: {turns:?}");
+        }
     }
     let args = "--model m --url mock --concurrency 2 --conversation-turn-mean 3 --conversation-turn-stddev 1 --conversation-turn-delay-mean 500 --conversation-turn-delay-ratio 2 --request-count 12 --dry-run --emit-scenario out.rhai";
     let profiled = profile(dir.path(), args);
