@@ -382,16 +382,14 @@ impl Player {
             return;
         }
         let now_ns = self.ctx.clock.now_ns();
-        let waiting = self.arrivals.as_mut().and_then(|arrivals| arrivals.ready.pop_front());
-        let turn = match waiting {
-            Some(turn) => turn,
-            None if self.arrivals.as_ref().is_some_and(|arrivals| arrivals.seat_free(self.roots_seated)) => {
-                self.seat_next_root(now_ns);
-                let Some(turn) = self.arrivals.as_mut().and_then(|arrivals| arrivals.ready.pop_front()) else { return };
-                turn
+        let Some(arrivals) = &self.arrivals else { return };
+        if arrivals.ready.is_empty() {
+            if !arrivals.seat_free(self.roots_seated) {
+                return;
             }
-            None => return,
-        };
+            self.seat_next_root(now_ns);
+        }
+        let Some(turn) = self.arrivals.as_mut().and_then(|arrivals| arrivals.ready.pop_front()) else { return };
         self.run.counters.pacing_error.record_ns(arrival.fired_ns.saturating_sub(arrival.scheduled_ns));
         self.window.note(arrival.scheduled_ns, arrival.fired_ns);
         self.send_turn(turn, arrival.scheduled_ns, now_ns, false);
