@@ -24,7 +24,7 @@ fn main() -> anyhow::Result<()> {
     for (name, tokenizer) in &tokenizers {
         let spec = SyntheticDataset {
             isl: Dist::fixed(isl),
-            osl: Dist::fixed(64.0),
+            osl: Some(Dist::fixed(64.0)),
             random_seed: 3,
             entries: prompts,
             images: None,

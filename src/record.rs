@@ -221,7 +221,8 @@ pub struct RequestRecord {
     /// The output length asked for (max tokens), if any.
     pub requested_output_tokens: Option<u64>,
     pub error: Option<RecordError>,
-    /// The request was cancelled by the client (e.g. a duration ended); not an error.
+    /// The request was cancelled by the client: cut off (a duration ended, the run was
+    /// cancelled), not an error; or picked by the phase's cancellation, an error (`cancelled`).
     pub was_cancelled: bool,
     /// What the connection saw (pool wait, DNS, TCP, TLS, send, receive, bytes), once sent.
     pub trace: Option<Box<HttpTrace>>,

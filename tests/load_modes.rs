@@ -152,16 +152,31 @@ fn a_rate_phase_keeps_its_rate_and_counts_add_up_with_cancellations() {
     let count = |key: &str| phase[key].as_u64().unwrap_or_else(|| panic!("{key} in {phase}"));
     assert_eq!(count("sent"), 150);
     assert_eq!(count("sent"), count("completed") + count("errors") + count("cancelled"));
-    assert_eq!(count("errors"), 0, "cancellations are not errors");
-    assert!((15..=45).contains(&count("cancelled")), "{} cancelled of 150 at 20 %", count("cancelled"));
+    // A request the phase cancels is an error, as AIPerf counts it (499); none was cut off.
+    assert_eq!(count("cancelled"), 0, "nothing was cut off");
+    assert!((15..=45).contains(&count("errors")), "{} cancelled of 150 at 20 %", count("errors"));
     assert_eq!(stat(&summary, "request_count", "avg") as u64, count("completed"));
+    assert_eq!(stat(&summary, "error_request_count", "avg") as u64, count("errors"));
+    let errors = summary["error_summary"].as_array().expect("error summary");
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert_eq!(errors[0]["error_details"]["code"], 499);
+    assert_eq!(errors[0]["error_details"]["message"], "request cancelled 0.020s after being sent");
+    assert_eq!(errors[0]["count"].as_u64(), Some(count("errors")));
+    let records = run.records("open");
+    let cancelled: Vec<&Value> = records.iter().filter(|r| r["metadata"]["was_cancelled"] == true).collect();
+    assert_eq!(cancelled.len() as u64, count("errors"));
+    for record in cancelled {
+        assert_eq!(record["error"]["code"], 499);
+        assert_eq!(record["metadata"]["cancellation_time_ns"], record["metadata"]["request_end_ns"]);
+        let lasted_ms = (ns(record, "request_end_ns") - ns(record, "request_start_ns")) as f64 / 1e6;
+        assert!((19.0..45.0).contains(&lasted_ms), "cancelled after {lasted_ms} ms");
+    }
 
     let check = self_check(&summary);
     assert_eq!(check["target_rate_rps"], 100.0);
     let achieved = check["achieved_rate_rps"].as_f64().expect("achieved rate");
     assert!((90.0..110.0).contains(&achieved), "achieved {achieved} req/s");
     // Every record knows when it was due; constant arrivals are exactly 10 ms apart.
-    let records = run.records("open");
     let mut scheduled: Vec<u64> = records.iter().map(|r| ns(r, "credit_issued_ns")).collect();
     scheduled.sort();
     assert!(scheduled.windows(2).all(|w| w[1] - w[0] == 10_000_000), "constant arrivals");

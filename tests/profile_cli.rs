@@ -56,6 +56,45 @@ fn the_documented_chat_command_runs_against_the_mock() {
 }
 
 #[test]
+fn without_osl_no_max_tokens_are_sent_and_the_server_chooses_as_in_aiperf() {
+    let dir = tempfile::tempdir().expect("dir");
+    let common = "--model m --url mock --endpoint-type chat --streaming --concurrency 2 --request-count 4 --isl 32";
+    for (osl, name) in [("", "server"), ("--osl 5", "five")] {
+        let output = profile(dir.path(), &format!("{common} {osl} --output-artifact-dir artifacts/{name}"));
+        assert_ok(&output);
+        let run = dir.path().join("artifacts").join(name);
+        let inputs = read_json(&run.join("inputs.json"));
+        let payloads: Vec<&serde_json::Value> = inputs["data"]
+            .as_array()
+            .expect("sessions")
+            .iter()
+            .flat_map(|session| session["payloads"].as_array().expect("payloads"))
+            .collect();
+        let asked: Vec<Option<u64>> =
+            payloads.iter().map(|payload| payload.get("max_completion_tokens").and_then(|n| n.as_u64())).collect();
+        assert!(payloads.iter().all(|payload| payload.get("max_tokens").is_none()), "{payloads:?}");
+        let summary = read_json(&run.join("profile_export_aiperf.json"));
+        let prompts = &summary["input_config"]["datasets"][0]["prompts"];
+        if name == "server" {
+            assert!(asked.iter().all(Option::is_none), "no output length asked for: {asked:?}");
+            assert!(prompts.get("osl").is_none(), "AIPerf's input config names no osl: {prompts}");
+            assert!(text(&output.stderr).contains("the server chooses the output length"), "{}", text(&output.stderr));
+            assert!(stat(&summary, "output_sequence_length", "avg") > 5.0, "the mock's own length");
+        } else {
+            assert!(asked.iter().all(|n| *n == Some(5)), "{asked:?}");
+            assert_eq!(prompts["osl"]["mean"], 5.0);
+            assert_eq!(stat(&summary, "output_sequence_length", "avg"), 5.0);
+        }
+    }
+    let profiled = profile(dir.path(), &format!("{common} --dry-run --emit-scenario out.rhai"));
+    assert_ok(&profiled);
+    assert!(plans_of(&text(&profiled.stdout))[0]["dataset"].get("osl").is_none());
+    let scenario = std::fs::read_to_string(dir.path().join("out.rhai")).expect("scenario");
+    assert!(scenario.contains(r#"osl: "server""#), "{scenario}");
+    assert_scenario_builds_the_same_plans(dir.path(), &profiled);
+}
+
+#[test]
 fn a_request_rate_run_sends_its_count_at_the_rate_pattern() {
     let dir = tempfile::tempdir().expect("dir");
     let output = profile(

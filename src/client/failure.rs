@@ -62,6 +62,11 @@ pub(crate) fn invalid_response(what: &str, payload: &[u8]) -> RecordError {
     )
 }
 
+/// The phase's request cancellation ended it `after` it was sent (AIPerf's 499).
+pub(crate) fn cancelled_after(after: Duration) -> RecordError {
+    record_error("cancelled", Some(499), format!("request cancelled {:.3}s after being sent", after.as_secs_f64()))
+}
+
 /// The whole request took longer than `limit`.
 pub(crate) fn timeout(limit: Duration, headers_arrived: bool) -> RecordError {
     let phase = if headers_arrived { "while reading the response" } else { "waiting for the response headers" };

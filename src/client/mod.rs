@@ -64,6 +64,7 @@ use crate::record::{RawExchange, RecordError, RequestRecord, SentTo};
 use connect::Sender;
 pub(crate) use connect::TLS_FAILURE_OPENING;
 use destinations::Destination;
+pub(crate) use failure::cancelled_after;
 use pool::Lease;
 use response::PayloadFormat;
 use routing::{Route, Router};

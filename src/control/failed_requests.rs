@@ -110,6 +110,7 @@ impl RecordSink for FailedRequestWatch {
         }
         let Some(Some(phase)) = self.phases.get_mut(record.origin.phase_index) else { return Ok(()) };
         phase.requests += 1;
+        // A request the phase's cancellation ended is no failure of the server.
         if record.error.is_some() && !record.was_cancelled {
             phase.failed += 1;
         }

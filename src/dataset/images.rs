@@ -105,7 +105,7 @@ mod tests {
     fn spec(images: Option<ImageSettings>, seed: u64) -> SyntheticDataset {
         SyntheticDataset {
             isl: Dist::fixed(8.0),
-            osl: Dist::fixed(4.0),
+            osl: Some(Dist::fixed(4.0)),
             random_seed: seed,
             entries: 2,
             images,

@@ -48,7 +48,7 @@ pub fn generate(spec: &SyntheticDataset, tokenizer: &Tokenizer) -> Vec<DatasetEn
         .map(|index| {
             let (isl, osl) = pick_lengths(&mut rng, spec);
             let input_tokens = round_to_block(sample_length(&mut rng, isl), options.block_size);
-            let output_tokens = sample_length(&mut rng, osl);
+            let output_tokens = osl.map(|osl| sample_length(&mut rng, osl));
             let offset = rng.below(text.len() as u64) as usize;
             let prefix = if options.cache_bust || prefixes.is_empty() {
                 None
@@ -77,7 +77,7 @@ pub fn generate(spec: &SyntheticDataset, tokenizer: &Tokenizer) -> Vec<DatasetEn
         entries.push(DatasetEntry {
             prompt: prompt.text,
             input_tokens: prompt.tokens + batch.iter().map(|text| text.tokens).sum::<u64>() + system_tokens,
-            max_tokens: Some(draw.output_tokens),
+            max_tokens: draw.output_tokens,
             system_prompt: system_prompt.clone(),
             user_context: None,
             turn: None,
@@ -113,7 +113,7 @@ fn add_user_contexts(entries: &mut [DatasetEntry], tokenizer: &Tokenizer, seed: 
         .map(|index| Draw {
             index,
             input_tokens: tokens,
-            output_tokens: 0,
+            output_tokens: None,
             offset: corpus_offset(seed ^ USER_CONTEXT_SALT.wrapping_mul(index as u64 + 1), text),
             prefix: None,
         })
@@ -153,7 +153,8 @@ fn conversation_turns(spec: &SyntheticDataset) -> Option<Vec<FileTurn>> {
 struct Draw {
     index: usize,
     input_tokens: u64,
-    output_tokens: u64,
+    /// The max tokens asked for; none when the server chooses.
+    output_tokens: Option<u64>,
     offset: usize,
     /// The prefix of the pool it starts with, if there is a pool.
     prefix: Option<usize>,
@@ -206,8 +207,8 @@ impl Prefix {
 }
 
 /// The ISL and OSL distributions of the next prompt: a weighted draw from the mixture if
-/// there is one.
-fn pick_lengths<'a>(rng: &mut SeededRng, spec: &'a SyntheticDataset) -> (&'a Dist, &'a Dist) {
+/// there is one (no OSL: the server chooses).
+fn pick_lengths<'a>(rng: &mut SeededRng, spec: &'a SyntheticDataset) -> (&'a Dist, Option<&'a Dist>) {
     let mix = &spec.options.mix;
     let total: f64 = mix.iter().map(|pair| pair.weight).sum();
     let mut point = rng.next_f64() * total;
@@ -216,8 +217,8 @@ fn pick_lengths<'a>(rng: &mut SeededRng, spec: &'a SyntheticDataset) -> (&'a Dis
         point < 0.0
     });
     match chosen.or(mix.last()) {
-        Some(pair) => (&pair.isl, &pair.osl),
-        None => (&spec.isl, &spec.osl),
+        Some(pair) => (&pair.isl, Some(&pair.osl)),
+        None => (&spec.isl, spec.osl.as_ref()),
     }
 }
 
@@ -256,7 +257,7 @@ mod tests {
     fn spec(seed: u64) -> SyntheticDataset {
         SyntheticDataset {
             isl: Dist::normal(100.0, 20.0),
-            osl: Dist::fixed(50.0),
+            osl: Some(Dist::fixed(50.0)),
             random_seed: seed,
             entries: 20,
             images: None,
@@ -315,7 +316,7 @@ mod tests {
     #[test]
     fn fixed_lengths_are_exact() {
         let tokenizer = Tokenizer::shared_builtin();
-        let fixed = SyntheticDataset { isl: fixed(128.0), osl: fixed(64.0), entries: 60, ..spec(1) };
+        let fixed = SyntheticDataset { isl: fixed(128.0), osl: Some(fixed(64.0)), entries: 60, ..spec(1) };
         for entry in generate(&fixed, &tokenizer) {
             assert_eq!(entry.input_tokens, 128, "{:?}", entry.prompt);
         }
@@ -399,7 +400,7 @@ mod tests {
             .map(|index| Draw {
                 index,
                 input_tokens: 5 + index as u64 % 40,
-                output_tokens: 1,
+                output_tokens: Some(1),
                 offset: index * 30_011,
                 prefix: None,
             })

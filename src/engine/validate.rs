@@ -4,7 +4,7 @@
 use anyhow::{Result, bail};
 
 use crate::load;
-use crate::plan::{ConversationShape, Dataset, EndpointKind, Plan, SyntheticDataset};
+use crate::plan::{ConversationShape, Dataset, Dist, EndpointKind, Plan, SyntheticDataset};
 
 /// Check a plan for mistakes a user can make, before anything starts.
 pub fn validate(plan: &Plan) -> Result<()> {
@@ -52,10 +52,11 @@ pub fn validate(plan: &Plan) -> Result<()> {
     }
     match &plan.dataset {
         Dataset::Synthetic(spec) => {
-            if let Some(problem) = spec.isl.problem().or(spec.osl.problem()) {
+            if let Some(problem) = spec.isl.problem().or(spec.osl.as_ref().and_then(Dist::problem)) {
                 bail!("synthetic dataset: {problem}");
             }
-            if spec.isl.mean().is_nan() || spec.isl.mean() < 1.0 || spec.osl.mean().is_nan() || spec.osl.mean() < 1.0 {
+            let below_one = |dist: &Dist| dist.mean().is_nan() || dist.mean() < 1.0;
+            if below_one(&spec.isl) || spec.osl.as_ref().is_some_and(below_one) {
                 bail!("synthetic dataset: isl and osl need a mean of at least 1 token");
             }
             if let Some(problem) = spec.options.conversation.as_ref().and_then(ConversationShape::problem) {

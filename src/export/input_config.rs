@@ -129,8 +129,12 @@ fn dataset(dataset: &Dataset) -> Value {
                 "type": "synthetic",
                 "entries": spec.entries,
                 "random_seed": spec.random_seed,
-                "prompts": {"isl": distribution(&spec.isl), "osl": distribution(&spec.osl)},
+                "prompts": {"isl": distribution(&spec.isl)},
             });
+            // No osl when the server chooses, as AIPerf writes it.
+            if let Some(osl) = &spec.osl {
+                out["prompts"]["osl"] = distribution(osl);
+            }
             if let Some(images) = &spec.images {
                 out["images"] = json!({
                     "batch_size": images.count,

@@ -211,6 +211,9 @@ pub(super) struct Metadata<'a> {
     pub(super) phase_name: &'a str,
     pub(super) phase_kind: &'static str,
     pub(super) was_cancelled: bool,
+    /// When a cancelled request ended, on its line only, as AIPerf writes it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) cancellation_time_ns: Option<u64>,
     pub(super) context_overflow_skip: bool,
     pub(super) agent_depth: u32,
     pub(super) root_correlation_id: String,
@@ -254,6 +257,7 @@ impl<'a> Metadata<'a> {
             phase_name: &origin.phase_name,
             phase_kind: origin.phase_kind.as_str(),
             was_cancelled: record.was_cancelled,
+            cancellation_time_ns: record.was_cancelled.then(|| clock.epoch_ns(record.end_ns)),
             context_overflow_skip: false,
             agent_depth: agent.map_or(0, |agent| agent.depth),
             root_correlation_id: record.root_correlation_id(ids.salt),
@@ -347,6 +351,8 @@ mod tests {
         assert_eq!(lines[2]["error"], json!({"code": 500, "type": "http_error", "message": "status 500"}));
         assert_eq!(lines[2]["metrics"]["error_isl"]["value"], 50);
         assert_eq!(lines[3]["metadata"]["was_cancelled"], true);
+        assert_eq!(lines[3]["metadata"]["cancellation_time_ns"], lines[3]["metadata"]["request_end_ns"]);
+        assert!(first["metadata"].get("cancellation_time_ns").is_none(), "on a cancelled line only");
         assert_eq!(lines[3]["metrics"], json!({}));
     }
 

@@ -68,7 +68,7 @@ impl RecordSink for SegmentHistogramsWriter {
             let start_epoch_ns = self.clock.epoch_ns(record.start_ns);
             let span = (start_epoch_ns, start_epoch_ns + request_latency_ns(record));
             self.totals.add_success(record, metrics, span, good.unwrap_or(false));
-        } else if let (Some(error), false) = (&record.error, record.was_cancelled) {
+        } else if let Some(error) = &record.error {
             self.totals.add_error(record);
             self.errors.add(error);
         } else {

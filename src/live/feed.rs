@@ -30,10 +30,7 @@ impl RecordSink for LiveFeed {
 /// record's metrics (a failed one's hold neither, a cancelled one has none), and a failed
 /// record adds its error type.
 fn ended_request<'a>(record: &'a RequestRecord, metrics: &RecordMetrics) -> EndedRequest<'a> {
-    let error_type = match (&record.error, record.was_cancelled) {
-        (Some(error), false) => Some(error.kind.as_str()),
-        _ => None,
-    };
+    let error_type = record.error.as_ref().map(|error| error.kind.as_str());
     let seconds = |def: &MetricDef| match metrics.get(def) {
         Some(MetricValue::Float(ms)) => Some(ms / 1e3),
         _ => None,

@@ -451,7 +451,8 @@ impl Drop for InFlight<'_> {
     }
 }
 
-/// Whether the phase's cancellation picks request `request_index` (seeded, so reproducible).
+/// Whether the phase's cancellation picks request `request_index` (seeded, so reproducible),
+/// and how long after it is sent.
 fn cancel_delay(run: &PhaseRun, request_index: u64) -> Option<Duration> {
     let cancel = run.phase.cancel?;
     let draw = SeededRng::new(request_index ^ ((run.index as u64) << 40) ^ 0xCA9C_E11E_D000).next_f64();
@@ -471,6 +472,16 @@ async fn send_one(
     if let Some(request) = Outgoing::from_dataset(ctx, request_index, scheduled_ns, ids.uuid()) {
         send(ctx, run, deadlines, request, Limits { slots: None, prefill: prefill.map(PrefillPlace::WaitFor) }).await;
     }
+}
+
+/// How a request's exchange ended.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Ended {
+    Answered,
+    /// The phase's request cancellation picked it (`cancel`).
+    OwnCancellation,
+    /// The phase's cut-off or the run's cancel came first.
+    CutOff,
 }
 
 /// Semaphores a request must hold: a slot for its whole life (a concurrency ceiling), and a
@@ -561,7 +572,8 @@ async fn send_through<A>(
 
     // The phase's cut-off and the request's own cancellation end it alike: one timer for the
     // earlier (every streaming request's task holds room for it).
-    let cancel_at = cancel_delay(run, request.request_index).map(|delay| tokio::time::Instant::now() + delay);
+    let cancel_after = cancel_delay(run, request.request_index);
+    let cancel_at = cancel_after.map(|delay| tokio::time::Instant::now() + delay);
     let stop_at = deadlines.cut_off.into_iter().chain(cancel_at).min();
     let cut_off_or_cancelled = async {
         match stop_at {
@@ -606,14 +618,22 @@ async fn send_through<A>(
             }
         }
     };
-    let finished = tokio::select! {
-        _ = exchange => true,
-        _ = cut_off_or_cancelled => false,
-        _ = ctx.cancel.cancelled() => false,
+    let ended = tokio::select! {
+        _ = exchange => Ended::Answered,
+        _ = cut_off_or_cancelled => {
+            if cancel_at.is_some() && cancel_at == stop_at { Ended::OwnCancellation } else { Ended::CutOff }
+        }
+        _ = ctx.cancel.cancelled() => Ended::CutOff,
     };
-    if !finished {
+    if ended != Ended::Answered {
         record.was_cancelled = true;
         record.end_ns = ctx.clock.now_ns();
+        // The phase's cancellation is an error of the request, as AIPerf counts it (499); a
+        // cut-off is not one.
+        record.error = match (ended, cancel_after) {
+            (Ended::OwnCancellation, Some(after)) => Some(crate::client::cancelled_after(after)),
+            _ => None,
+        };
     }
     if let Some((start, end)) =
         record.trace.as_ref().and_then(|trace| trace.pool_wait_start_ns.zip(trace.pool_wait_end_ns))
@@ -626,10 +646,10 @@ async fn send_through<A>(
         samples.record_ns(late_ns);
     }
 
-    let outcome = if record.was_cancelled {
-        &counters.cancelled
-    } else if record.error.is_some() {
+    let outcome = if record.error.is_some() {
         &counters.errors
+    } else if record.was_cancelled {
+        &counters.cancelled
     } else {
         &counters.completed
     };

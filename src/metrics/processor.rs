@@ -138,9 +138,9 @@ impl RecordProcessor {
         self
     }
 
-    /// Successful records feed the success metrics; failed ones the error metrics, the error
-    /// count and the error summary; cancelled ones only their sinks' line and what was in
-    /// flight. Warm-up records feed the warm-up's metrics only, and go only to the sinks that
+    /// Successful records feed the success metrics; failed ones (a request the phase's
+    /// cancellation ended among them) the error metrics, the error count and the error summary;
+    /// cut-off ones only their sinks' line and what was in flight. Warm-up records feed the warm-up's metrics only, and go only to the sinks that
     /// take them (`RecordSink::takes_warmup`).
     pub fn process(&mut self, record: RequestRecord) -> Result<()> {
         let warmup = record.origin.phase_kind == PhaseKind::Warmup;
@@ -163,14 +163,14 @@ impl RecordProcessor {
         Ok(())
     }
 
-    /// A record's metrics (success or error ones; none for a cancelled record), and whether a
+    /// A record's metrics (success or error ones; none for a cut-off record), and whether a
     /// success met every SLO when the run has SLOs.
     fn record_metrics(&self, record: &RequestRecord) -> (RecordMetrics, Option<bool>) {
         if record.is_valid() {
             let metrics = success_metrics(record, &self.ctx);
             let good = self.slos.as_ref().map(|slos| slos.met(&metrics));
             (metrics, good)
-        } else if record.error.is_some() && !record.was_cancelled {
+        } else if record.error.is_some() {
             (error_metrics(record), None)
         } else {
             (RecordMetrics::default(), None)
@@ -201,7 +201,7 @@ impl RecordProcessor {
                 self.by_url.of(sent_to).add_success(record, metrics, span, good);
             }
             self.in_flight.add(record, Some(record_tokens(metrics)), self.ctx.streaming);
-        } else if let (Some(error), false) = (&record.error, record.was_cancelled) {
+        } else if let Some(error) = &record.error {
             self.errors.add(error);
             self.run.add_error(record, metrics);
             if let Some(slices) = &mut self.timeslices {
@@ -544,6 +544,27 @@ mod tests {
         assert!(handed[0].tags.contains(&"request_latency") && handed[0].tags.contains(&"inter_chunk_latency"));
         assert!(handed[2].tags.contains(&"error_isl"));
         assert!(handed[4].cancelled && handed[4].tags.is_empty(), "a cancelled record has no metrics");
+    }
+
+    #[test]
+    fn a_request_the_phase_cancelled_is_an_error_and_a_cut_off_one_is_not() {
+        let mut processor = RecordProcessor::new(context(true));
+        processor.process(streamed_record(0, &[10_000_000, 12_000_000], " the the", 100)).unwrap();
+        let mut cancelled = streamed_record(0, &[], "", 40);
+        cancelled.end_ns = 20_000_000;
+        cancelled.was_cancelled = true;
+        cancelled.error = Some(crate::client::cancelled_after(std::time::Duration::from_millis(20)));
+        processor.process(cancelled).unwrap();
+        processor.process(unmeasured_record(None)).unwrap();
+
+        let ProcessedMetrics { metrics: results, error_summary: errors, .. } = processor.finish().unwrap();
+        assert_eq!(stats_of(&results, "request_count"), &Stats::scalar(1.0));
+        assert_eq!(stats_of(&results, "error_request_count").avg, 1.0, "the cut-off record is neither");
+        assert_eq!(stats_of(&results, "error_isl").sum, Some(40.0));
+        assert_eq!(errors.len(), 1);
+        let details = &errors[0].error_details;
+        assert_eq!((details.code, details.kind.as_str()), (Some(499), "cancelled"));
+        assert_eq!(details.message, "request cancelled 0.020s after being sent");
     }
 
     #[test]

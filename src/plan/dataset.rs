@@ -359,8 +359,10 @@ pub enum AtEnd {
 pub struct SyntheticDataset {
     /// Input sequence length in tokens.
     pub isl: Dist,
-    /// Output sequence length in tokens (sent as the max tokens of each request).
-    pub osl: Dist,
+    /// Output sequence length in tokens (sent as the max tokens of each request); none: no max
+    /// tokens are sent and the server chooses (AIPerf's default without `--osl`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub osl: Option<Dist>,
     pub random_seed: u64,
     /// How many distinct prompts to generate; requests cycle through them.
     pub entries: usize,
@@ -375,7 +377,14 @@ pub struct SyntheticDataset {
 impl SyntheticDataset {
     /// `entries` prompts of `isl` tokens asking for `osl`, with no images and no prompt shaping.
     pub fn new(isl: Dist, osl: Dist, random_seed: u64, entries: usize) -> Self {
-        SyntheticDataset { isl, osl, random_seed, entries, images: None, options: SyntheticOptions::default() }
+        SyntheticDataset {
+            isl,
+            osl: Some(osl),
+            random_seed,
+            entries,
+            images: None,
+            options: SyntheticOptions::default(),
+        }
     }
 }
 

@@ -2,6 +2,7 @@
 //! a public dataset) and the distributions in it.
 
 use super::emit_literals::{float, string};
+use super::synthetic::SERVER_CHOOSES;
 use crate::plan::{AtEnd, AudioSettings, Dataset, Dist, FileDataset, ImageFormat, PublicSource, Sampling, Shape};
 
 pub(super) fn dataset(dataset: &Dataset) -> String {
@@ -9,7 +10,7 @@ pub(super) fn dataset(dataset: &Dataset) -> String {
         Dataset::Synthetic(spec) => {
             let mut keys = vec![
                 format!("isl: {}", dist(&spec.isl)),
-                format!("osl: {}", dist(&spec.osl)),
+                format!("osl: {}", spec.osl.as_ref().map_or_else(|| string(SERVER_CHOOSES), dist)),
                 format!("seed: {}", spec.random_seed),
                 format!("entries: {}", spec.entries),
             ];

@@ -3,7 +3,7 @@
 
 use rhai::{Engine, Map};
 
-use super::distributions::{dist_of, turns_and_wait};
+use super::distributions::{dist_from, dist_of, turns_and_wait};
 use super::keys::{MapReader, ScriptResult, script_error};
 use crate::plan::{
     ConversationShape, Dataset, Dist, LengthPair, PrefixPool, RankingLengths, SyntheticDataset, SyntheticOptions,
@@ -43,7 +43,7 @@ fn synthetic(map: Map) -> ScriptResult<Dataset> {
     }
     let mix = r.opt_array("mix")?.map(length_mix).transpose()?.unwrap_or_default();
     let isl = length_dist(&mut r, "isl", 550.0)?;
-    let osl = length_dist(&mut r, "osl", 150.0)?;
+    let osl = output_length(&mut r)?;
     let random_seed = r.opt_u64("seed")?.unwrap_or(0);
     let entries = r.opt_u64("entries")?.unwrap_or(100).max(1) as usize;
     let images = r.opt_map("images")?.map(super::images::image_settings).transpose()?;
@@ -166,7 +166,33 @@ fn prefix_pool(map: Map) -> ScriptResult<PrefixPool> {
 /// A token length: a number (fixed) or a distribution (`distributions.rs`).
 fn length_dist(r: &mut MapReader, key: &str, default_mean: f64) -> ScriptResult<Dist> {
     let what = r.what();
-    let dist = dist_of(r, key, default_mean)?;
+    at_least_one_token(what, key, dist_of(r, key, default_mean)?)
+}
+
+/// `osl: "server"`: no max tokens are sent and the server chooses the output length (what
+/// `aiperf profile` without `--osl` asks for, as AIPerf does).
+pub(super) const SERVER_CHOOSES: &str = "server";
+
+/// The output length asked for: a token length (150 by default), or none for `"server"`.
+fn output_length(r: &mut MapReader) -> ScriptResult<Option<Dist>> {
+    let what = r.what();
+    match r.opt_value("osl") {
+        None => Ok(Some(Dist::fixed(150.0))),
+        Some(value) if value.is_string() => match value.into_string().ok().as_deref() {
+            Some(SERVER_CHOOSES) => Ok(None),
+            other => script_error(format!(
+                "{what}: `osl` is a number of tokens, a distribution or \"{SERVER_CHOOSES}\", got \"{}\"",
+                other.unwrap_or_default()
+            )),
+        },
+        Some(value) => {
+            let dist = dist_from(&value).or_else(|problem| script_error(format!("{what}: `osl`: {problem}")))?;
+            at_least_one_token(what, "osl", dist).map(Some)
+        }
+    }
+}
+
+fn at_least_one_token(what: &str, key: &str, dist: Dist) -> ScriptResult<Dist> {
     if dist.mean().is_nan() || dist.mean() < 1.0 {
         return script_error(format!("{what}: `{key}` mean must be at least 1 token, got {}", dist.mean()));
     }
@@ -254,5 +280,21 @@ mod tests {
         assert!(err(&[("prefix_pool", Dynamic::from(map(&[("prefixes", int(2))])))]).contains("needs `prefixes`"));
         assert!(err(&[("prefix_pool", pool()), ("cache_bust", Dynamic::from(true))]).contains("cannot go with"));
         assert!(err(&[("cache_bus", Dynamic::from(true))]).contains("did you mean `cache_bust`"));
+        assert!(
+            err(&[("osl", Dynamic::from("servr"))])
+                .contains(r#"`osl` is a number of tokens, a distribution or "server", got "servr""#)
+        );
+        assert!(err(&[("osl", int(0))]).contains("`osl` mean must be at least 1 token"));
+    }
+
+    #[test]
+    fn the_output_length_defaults_to_150_tokens_and_server_asks_for_none() {
+        let osl_of = |pairs: &[(&str, Dynamic)]| {
+            let Dataset::Synthetic(spec) = synthetic(map(pairs)).unwrap() else { panic!("synthetic") };
+            spec.osl
+        };
+        assert_eq!(osl_of(&[]), Some(Dist::fixed(150.0)));
+        assert_eq!(osl_of(&[("osl", int(16))]), Some(Dist::fixed(16.0)));
+        assert_eq!(osl_of(&[("osl", Dynamic::from(SERVER_CHOOSES))]), None);
     }
 }

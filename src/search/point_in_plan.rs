@@ -2,7 +2,7 @@
 //! synthetic prompts' mean input or output length (AIPerf's dotted paths).
 
 use super::config::{CONCURRENCY_PATH, ISL_PATH, OSL_PATH, RATE_PATH};
-use crate::plan::{Dataset, LoadMode, PhaseKind, Plan, Shape};
+use crate::plan::{Dataset, Dist, LoadMode, PhaseKind, Plan, Shape};
 
 pub const PATHS: &[&str] = &[CONCURRENCY_PATH, RATE_PATH, ISL_PATH, OSL_PATH];
 
@@ -30,7 +30,8 @@ pub fn set_point(plan: &mut Plan, path: &str, value: f64) -> Result<(), String> 
             let Dataset::Synthetic(spec) = &mut plan.dataset else {
                 return Err(format!("search dimension `{path}` needs synthetic prompts, not a dataset file"));
             };
-            let dist = if path == ISL_PATH { &mut spec.isl } else { &mut spec.osl };
+            // A dataset that asked for no output length gets one from the search.
+            let dist = if path == ISL_PATH { &mut spec.isl } else { spec.osl.get_or_insert(Dist::fixed(value)) };
             match &mut dist.shape {
                 Shape::Normal { mean, .. } => *mean = value,
                 _ => return Err(format!("search dimension `{path}` needs a normal (or fixed) length distribution")),

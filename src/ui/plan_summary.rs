@@ -66,7 +66,10 @@ fn dataset(dataset: &Dataset) -> String {
     match dataset {
         Dataset::Synthetic(spec) => {
             let lengths = match spec.options.mix.len() {
-                0 => format!("isl {}, osl {} tokens", dist(&spec.isl), dist(&spec.osl)),
+                0 => match &spec.osl {
+                    Some(osl) => format!("isl {}, osl {} tokens", dist(&spec.isl), dist(osl)),
+                    None => format!("isl {} tokens, the server chooses the output length", dist(&spec.isl)),
+                },
                 pairs => format!("a mix of {pairs} isl/osl pairs"),
             };
             let shape = prompt_shape(&spec.options);
@@ -409,7 +412,7 @@ run sweep_8 → artifacts/sweep_8
     fn a_length_mix_and_the_prompt_shape_are_named() {
         let mut plan = plan();
         let Dataset::Synthetic(spec) = &mut plan.dataset else { panic!("synthetic") };
-        let pair = crate::plan::LengthPair { isl: spec.isl.clone(), osl: spec.osl.clone(), weight: 1.0 };
+        let pair = crate::plan::LengthPair { isl: spec.isl.clone(), osl: Dist::fixed(150.0), weight: 1.0 };
         spec.options = SyntheticOptions {
             mix: vec![pair.clone(), pair],
             block_size: Some(64),

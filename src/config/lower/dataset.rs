@@ -15,10 +15,9 @@ use crate::plan::{
     LengthPair, PrefixPool, Sampling, SpeedBenchCategory, SyntheticDataset,
 };
 
-/// This project's synthetic defaults where AIPerf has none (AIPerf then lets the server
-/// choose the output length; this project always asks for one).
+/// AIPerf's default ISL; with no `osl` no max tokens are sent and the server chooses, as in
+/// AIPerf.
 const DEFAULT_ISL: f64 = 550.0;
-const DEFAULT_OSL: f64 = 150.0;
 const DEFAULT_ENTRIES: u64 = 100;
 
 /// The run's one dataset (`main`, or the only one).
@@ -69,10 +68,20 @@ pub fn lower(benchmark: &Value, base_dir: &Path, seed: u64, kind: EndpointKind) 
 fn synthetic(dataset: &Value, seed: u64, kind: EndpointKind) -> Result<Dataset, ConfigError> {
     let prompts = dataset.get("prompts").cloned().unwrap_or(Value::Null);
     let isl = opt_dist(&prompts, "isl", "datasets.main.prompts.isl")?.unwrap_or(Dist::fixed(DEFAULT_ISL));
-    let osl = opt_dist(&prompts, "osl", "datasets.main.prompts.osl")?.unwrap_or(Dist::fixed(DEFAULT_OSL));
-    let (isl, osl) = super::range_ratio::windows(&prompts, &isl, &osl)?.unwrap_or((isl, osl));
+    let osl = opt_dist(&prompts, "osl", "datasets.main.prompts.osl")?;
+    let (isl, osl) = match super::range_ratio::windows(&prompts, &isl, osl.as_ref())? {
+        Some((isl, osl)) => (isl, Some(osl)),
+        None => (isl, osl),
+    };
     let entries = opt_u64(dataset, "entries", "datasets.main.entries")?.unwrap_or(DEFAULT_ENTRIES).max(1);
-    let mut spec = SyntheticDataset::new(isl, osl, seed, entries as usize);
+    let mut spec = SyntheticDataset {
+        isl,
+        osl,
+        random_seed: seed,
+        entries: entries as usize,
+        images: None,
+        options: Default::default(),
+    };
     let batch_size = opt_u64(&prompts, "batch_size", "datasets.main.prompts.batch_size")?.filter(|size| *size > 1);
     if batch_size.is_some() && kind != EndpointKind::Embeddings {
         return Err(ConfigError::new(

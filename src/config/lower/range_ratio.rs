@@ -9,10 +9,10 @@ use crate::plan::Dist;
 
 const KEY: &str = "datasets.main.prompts.random_range_ratio (--random-range-ratio)";
 
-/// The ISL and OSL windows for `isl`/`osl` given in `prompts` (both fixed), or `None` without a
-/// ratio: vLLM `[floor(mean (1 - r)), ceil(mean (1 + r))]` (r < 1; the OSL's ends at least 1),
+/// The ISL and OSL windows for `isl`/`osl` given in `prompts` (both fixed; `osl` is none when
+/// not given), or `None` without a ratio: vLLM `[floor(mean (1 - r)), ceil(mean (1 + r))]` (r < 1; the OSL's ends at least 1),
 /// SGLang `[max(1, int(mean r)), mean]` (r <= 1, one ratio for both).
-pub fn windows(prompts: &Value, isl: &Dist, osl: &Dist) -> Result<Option<(Dist, Dist)>, ConfigError> {
+pub fn windows(prompts: &Value, isl: &Dist, osl: Option<&Dist>) -> Result<Option<(Dist, Dist)>, ConfigError> {
     let Some(ratio) = prompts.get("random_range_ratio").filter(|ratio| !ratio.is_null()) else {
         return Ok(None);
     };
@@ -28,11 +28,11 @@ pub fn windows(prompts: &Value, isl: &Dist, osl: &Dist) -> Result<Option<(Dist, 
     if prompts.get("sequence_distribution").is_some_and(|pairs| !pairs.is_null()) {
         return Err(ConfigError::new(format!("{KEY}: cannot be combined with --seq-dist; use one or the other")));
     }
-    for (field, flag) in [("isl", "--isl"), ("osl", "--osl")] {
-        if prompts.get(field).is_none_or(Value::is_null) {
-            return Err(ConfigError::new(format!("{KEY}: needs {flag} set explicitly (the window's mean)")));
-        }
+    let needs = |flag: &str| ConfigError::new(format!("{KEY}: needs {flag} set explicitly (the window's mean)"));
+    if prompts.get("isl").is_none_or(Value::is_null) {
+        return Err(needs("--isl"));
     }
+    let Some(osl) = osl else { return Err(needs("--osl")) };
     if !isl.is_fixed() || !osl.is_fixed() {
         return Err(ConfigError::new(format!(
             "{KEY}: cannot be combined with --isl-stddev or --osl-stddev; the window already sets the spread"
@@ -92,7 +92,7 @@ mod tests {
 
     fn lowered(prompts: Value) -> Result<Option<(Dist, Dist)>, ConfigError> {
         let dist = |field: &str| prompts.get(field).map_or(Dist::fixed(550.0), |v| Dist::from_fields(v).unwrap());
-        windows(&prompts, &dist("isl"), &dist("osl"))
+        windows(&prompts, &dist("isl"), Some(&dist("osl")))
     }
 
     #[test]
