@@ -357,6 +357,24 @@ fn a_dag_sends_its_messages_as_written_after_the_conversation_so_far() {
 }
 
 #[test]
+fn with_no_count_a_dag_plays_each_root_tree_once_and_a_trace_ten_requests_as_aiperf() {
+    let dir = tempfile::tempdir().expect("dir");
+    std::fs::write(dir.path().join("dag.jsonl"), DAG).expect("write the dag");
+    std::fs::write(dir.path().join("trace.json"), WEKA).expect("write the trace");
+    let base = "--model m --url mock --endpoint-type chat --concurrency 2";
+    profile(dir.path(), &format!("{base} --input-file dag.jsonl --custom-dataset-type dag_jsonl --artifact-dir dag"));
+    // One root (the worker is its sub-agent): its tree's three requests, not one per line.
+    let dag = json_lines(&dir.path().join("dag/profile_export.jsonl"));
+    assert_eq!(dag.len(), 3, "{dag:?}");
+    profile(
+        dir.path(),
+        &format!("{base} --input-file trace.json --custom-dataset-type weka_trace --artifact-dir weka"),
+    );
+    let weka = json_lines(&dir.path().join("weka/profile_export.jsonl"));
+    assert_eq!(weka.len(), 10, "AIPerf's ten requests from the one-trace file");
+}
+
+#[test]
 fn the_flags_come_back_in_the_emitted_scenario_and_bad_values_are_named() {
     let dir = tempfile::tempdir().expect("dir");
     std::fs::write(dir.path().join("trace.json"), WEKA).expect("write the trace");

@@ -173,7 +173,7 @@ fn an_open_loop_concurrency_cap_holds_a_place_for_each_session_until_it_ends_as_
 }
 
 #[test]
-fn aiperf_profile_over_a_multi_turn_file_without_a_stop_sends_each_session_once_whole() {
+fn aiperf_profile_over_a_multi_turn_file_without_a_stop_sends_aiperf_s_ten_requests() {
     let dir = tempfile::tempdir().expect("temp dir");
     std::fs::write(dir.path().join("sessions.jsonl"), THREE_TURN_SESSIONS).expect("write the dataset");
     let output = aiperf_command(dir.path())
@@ -192,6 +192,10 @@ fn aiperf_profile_over_a_multi_turn_file_without_a_stop_sends_each_session_once_
         let id = record["metadata"]["x_correlation_id"].as_str().expect("a correlation id").to_string();
         turns.entry(id).or_default().push(record["metadata"]["turn_index"].as_u64().expect("a turn"));
     }
-    turns.values_mut().for_each(|turns| turns.sort_unstable());
-    assert_eq!(turns.values().cloned().collect::<Vec<_>>(), [vec![0, 1, 2], vec![0, 1, 2]], "{turns:?}");
+    // As AIPerf 0.13: two sessions of three turns whole, both again, the tenth request cutting
+    // the second plays after their second turns.
+    let mut played: Vec<Vec<u64>> = turns.into_values().collect();
+    played.iter_mut().for_each(|turns| turns.sort_unstable());
+    played.sort_by_key(|turns| std::cmp::Reverse(turns.len()));
+    assert_eq!(played, [vec![0, 1, 2], vec![0, 1, 2], vec![0, 1], vec![0, 1]]);
 }

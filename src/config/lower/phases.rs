@@ -158,10 +158,9 @@ fn lower_phase(item: &Value, dataset: &Dataset, main: &Value, seed: u64) -> Resu
             | LoadMode::AgenticReplay(crate::plan::AgenticReplay { stage: crate::plan::ReplayStage::Profiling, .. })
     );
     if needs_stop && requests.is_none() && sessions.is_none() && duration_s.is_none() {
-        // One pass: a multi-turn file's sessions each once, whole; any other file's lines.
-        match dataset {
-            Dataset::File(file) if file.format == FileFormat::MultiTurn => sessions = Some(default_requests(dataset)),
-            _ => requests = Some(default_requests(dataset)),
+        match default_stop(dataset) {
+            DefaultStop::Requests(count) => requests = Some(count),
+            DefaultStop::Sessions(count) => sessions = Some(count),
         }
     }
     let cancel = match item.get("cancellation").filter(|value| !value.is_null()) {
@@ -263,22 +262,28 @@ fn with_ramps(
     }
 }
 
-/// Without a count or a duration a file dataset is sent once through (its non-empty lines),
-/// a synthetic one AIPerf's default count.
-fn default_requests(dataset: &Dataset) -> u64 {
+/// What a phase given no count, sessions or duration sends.
+enum DefaultStop {
+    Requests(u64),
+    Sessions(u64),
+}
+
+/// AIPerf's `profile` defaults: a DAG file's root trees each once, AIPerf's 10 requests from
+/// any other dataset (a file's lines wrap or are cut as with a count); here also an accuracy
+/// file's questions each once.
+fn default_stop(dataset: &Dataset) -> DefaultStop {
     match dataset {
         Dataset::File(file) if file.accuracy.is_some() => {
-            crate::accuracy::question_count(file).unwrap_or(DEFAULT_REQUESTS)
+            DefaultStop::Requests(crate::accuracy::question_count(file).unwrap_or(DEFAULT_REQUESTS))
         }
-        Dataset::File(file) => file
-            .records
-            .clone()
-            .map_or_else(|| std::fs::read_to_string(&file.path), Ok)
-            .map(|text| text.lines().filter(|line| !line.trim().is_empty()).count() as u64)
-            .ok()
-            .filter(|lines| *lines > 0)
-            .unwrap_or(DEFAULT_REQUESTS),
-        Dataset::Synthetic(_) => DEFAULT_REQUESTS,
+        Dataset::File(file) if file.format == FileFormat::DagJsonl => {
+            // An unreadable file is named when the dataset loads.
+            match crate::dataset::agentic::dag_root_count(file) {
+                Ok(roots) if roots > 0 => DefaultStop::Sessions(roots as u64),
+                _ => DefaultStop::Requests(DEFAULT_REQUESTS),
+            }
+        }
+        _ => DefaultStop::Requests(DEFAULT_REQUESTS),
     }
 }
 

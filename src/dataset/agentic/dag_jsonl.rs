@@ -6,7 +6,7 @@
 //! names) and the conversations under it form one tree. Orchestrator conversations (`rounds`,
 //! `think_time_*`) and `context_mode` other than the default are not read here.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use anyhow::{Result, bail};
@@ -134,12 +134,42 @@ pub(super) fn read(path: &Path, spec: &FileDataset, tokenizer: &Tokenizer) -> Re
     Ok(trees)
 }
 
+/// How many roots (conversations no other one names) the file's lines hold, read without
+/// their prompts: AIPerf's `profile` plays each root's tree once when given no count.
+pub fn root_count(spec: &FileDataset) -> Result<usize> {
+    let path = Path::new(&spec.path);
+    let text = match &spec.records {
+        Some(records) => records.clone(),
+        None => fields::read(path)?,
+    };
+    let mut ids = Vec::new();
+    let mut named = HashSet::new();
+    for (at, object) in json_lines(path, &text)? {
+        let (id, branches) = links(&at, &object)?;
+        ids.push(id);
+        named.extend(branches.into_iter().flat_map(|branch| branch.children));
+    }
+    Ok(ids.iter().filter(|id| !named.contains(*id)).count())
+}
+
 fn conversation(
     at: &str,
     object: &Map<String, Value>,
     spec: &FileDataset,
     tokenizer: &Tokenizer,
 ) -> Result<Conversation> {
+    let (id, branches) = links(at, object)?;
+    let turns = Record::new(at, object).objects("turns")?;
+    let entries = turns
+        .iter()
+        .enumerate()
+        .map(|(index, turn)| entry(turn, index as u32, spec, tokenizer))
+        .collect::<Result<_>>()?;
+    Ok(Conversation { at: at.to_string(), id, turns: entries, branches })
+}
+
+/// A line's session id and the branches its turns start, its keys checked.
+fn links(at: &str, object: &Map<String, Value>) -> Result<(String, Vec<Branch>)> {
     let line = Record::new(at, object);
     unknown_keys(&line, &CONVERSATION_KEYS)?;
     for key in ["orchestrator", "rounds", "think_time_ms", "think_time_sigma", "spawns"] {
@@ -168,11 +198,9 @@ fn conversation(
         branches.push(Branch { children, after_turn: None, joined_at: None, fork: false });
     }
     let count = turns.len() as u32;
-    let mut entries = Vec::with_capacity(turns.len());
     for (index, turn) in turns.iter().enumerate() {
         let index = index as u32;
         unknown_keys(turn, &TURN_KEYS)?;
-        entries.push(entry(turn, index, spec, tokenizer)?);
         for fork in turn.object.get("forks").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default() {
             // Whether the parent goes on after a fork (`background`) is agentic replay's to play.
             let child = match fork {
@@ -218,7 +246,7 @@ fn conversation(
             branches.push(Branch { children, after_turn: Some(index), joined_at, fork: false });
         }
     }
-    Ok(Conversation { at: at.to_string(), id, turns: entries, branches })
+    Ok((id, branches))
 }
 
 fn unknown_keys(record: &Record, known: &[&str]) -> Result<()> {

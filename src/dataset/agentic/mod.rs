@@ -11,6 +11,8 @@ mod timing;
 mod tracelab;
 mod weka;
 
+pub use dag_jsonl::root_count as dag_root_count;
+
 use std::path::Path;
 use std::sync::Arc;
 
