@@ -119,7 +119,7 @@ impl Profile {
     }
 
     /// When the stages end: the value changes no more after it.
-    fn stages_end_s(&self) -> f64 {
+    pub fn stages_end_s(&self) -> f64 {
         self.segments.last().map_or(0.0, |segment| segment.start_s + segment.duration_s)
     }
 

@@ -17,7 +17,7 @@ use crate::rng::SeededRng;
 
 pub(super) async fn run(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, users: usize, prefill_concurrency: Option<usize>) {
     if let Some(trees) = super::tree_phases::trees_with_sub_agents(&ctx) {
-        return super::tree_phases::play_trees(ctx, run, trees, users).await;
+        return super::tree_phases::play_trees(ctx, run, trees, super::tree_phases::TreeUsers::Fixed(users)).await;
     }
     let prefill = prefill_concurrency.map(|places| Arc::new(Semaphore::new(places)));
     let deadlines = PhaseDeadlines::of(&run.phase);

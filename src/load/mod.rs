@@ -20,6 +20,7 @@ mod ramped_places;
 mod rate;
 mod replay;
 mod root_arrivals;
+mod root_target;
 pub mod schedule;
 pub mod scripted;
 mod self_check;

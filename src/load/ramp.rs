@@ -1,6 +1,7 @@
 //! Ramps: a rate or a number of users moved linearly through k6-style stages. A rate ramp is
 //! open loop over a time-varying rate; a concurrency ramp starts and retires closed-loop users
-//! in whole steps (a user playing a multi-turn file's session retires once the session ends).
+//! in whole steps (a user playing a multi-turn file's session retires once the session ends;
+//! over an agentic trace with sub-agents, the users play its trees' roots).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -56,6 +57,10 @@ pub(super) async fn run_concurrency(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, s
     let deadlines = PhaseDeadlines::of(&run.phase);
     let profile = Profile::stages(shape.start_users, shape.stages);
     let profile = if shape.hold { profile.holding_last_target() } else { profile };
+    if let Some(trees) = super::tree_phases::trees_with_sub_agents(&ctx) {
+        let users = super::tree_phases::TreeUsers::Ramped(profile);
+        return super::tree_phases::play_trees(ctx, run, trees, users).await;
+    }
     let prefill = shape.prefill.map(|cap| RampedPlaces::open(cap.concurrency, cap.ramp_s));
     let allowed_users = Arc::new(AtomicUsize::new(0));
     let work = Arc::new(UserWork::of(&ctx, &run));

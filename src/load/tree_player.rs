@@ -18,6 +18,7 @@ use tokio::task::JoinSet;
 use super::history::{Conversation, NextTurn};
 use super::pacer;
 use super::root_arrivals::RootArrivals;
+use super::root_target::RootTarget;
 use super::{Answer, Limits, LoadContext, Outgoing, PhaseDeadlines, PhaseRun, SendWindow, request_ids, send_through};
 use crate::agents::replay::{BranchStats, Step, Tree, TreeMarker, TreeRun};
 use crate::dataset::requests::PreparedRequest;
@@ -133,6 +134,8 @@ enum Event {
     DueNow,
     /// The pacer's next arrival; None once it hands over no more.
     Arrival(Option<pacer::Due>),
+    /// A concurrency ramp's moment to seat the roots it now allows.
+    RampStep,
     Stop,
 }
 
@@ -169,6 +172,8 @@ pub(super) struct Player {
     roots_seated: usize,
     /// The arrivals that pace the root turns (a rate phase); None where nothing paces them.
     pub(super) arrivals: Option<RootArrivals<Due>>,
+    /// How many roots a concurrency ramp allows now; None: the users seated at the start.
+    pub(super) root_target: Option<RootTarget>,
 }
 impl Player {
     pub(super) fn new(
@@ -204,6 +209,7 @@ impl Player {
             roots_started: 0,
             roots_seated: 0,
             arrivals: None,
+            root_target: None,
         }
     }
 
@@ -299,7 +305,9 @@ impl Player {
             }
             let awaits_arrivals =
                 self.arrivals.as_ref().is_some_and(|arrivals| arrivals.awaited(self.may_start_root()));
-            if (self.stopped || (self.due.is_empty() && !awaits_arrivals)) && self.in_flight.is_empty() {
+            let awaits_ramp = self.root_target.as_ref().is_some_and(|target| target.moving() && self.may_start_root());
+            if (self.stopped || (self.due.is_empty() && !awaits_arrivals && !awaits_ramp)) && self.in_flight.is_empty()
+            {
                 return;
             }
             let now_ns = self.ctx.clock.now_ns();
@@ -311,12 +319,14 @@ impl Player {
             let wait = next_ns.map(|at_ns| Duration::from_nanos(at_ns.saturating_sub(now_ns)));
             let deadlines = self.deadlines;
             let arrivals = self.arrivals.as_mut().filter(|_| awaits_arrivals && !self.stopped);
+            let root_target = self.root_target.as_mut().filter(|_| !self.stopped);
             let event = tokio::select! {
                 ended = self.in_flight.join_next(), if !self.in_flight.is_empty() => {
                     Event::Ended(ended.and_then(Result::ok).flatten())
                 }
                 _ = tokio::time::sleep(wait.unwrap_or_default()), if wait.is_some() => Event::DueNow,
                 arrival = RootArrivals::next(arrivals) => Event::Arrival(arrival),
+                _ = RootTarget::next(root_target) => Event::RampStep,
                 _ = deadlines.sending_stopped(), if !self.stopped => Event::Stop,
                 _ = cancel.cancelled(), if !self.stopped => Event::Stop,
             };
@@ -326,6 +336,7 @@ impl Player {
                 Event::DueNow => self.send_due(),
                 Event::Arrival(Some(arrival)) => self.arrive(arrival),
                 Event::Arrival(None) => self.arrivals.iter_mut().for_each(RootArrivals::close),
+                Event::RampStep => self.seat_to_target(),
                 Event::Stop => self.stopped = true,
             }
         }
@@ -502,8 +513,19 @@ impl Player {
         if free {
             self.free_lanes.push(ended.lane);
         }
-        // Where arrivals pace the roots, a new one starts only at an arrival.
-        if gives_up_its_user && self.arrivals.is_none() {
+        // Where arrivals pace the roots, a new one starts only at an arrival; under a ramp, only
+        // while it allows one more.
+        let target_allows = self.root_target.as_ref().is_none_or(|target| self.roots_seated < target.now());
+        if gives_up_its_user && self.arrivals.is_none() && target_allows {
+            self.seat_next_root(now_ns);
+        }
+    }
+
+    /// Seat roots until the concurrency ramp's target (or the phase's last root) is reached.
+    fn seat_to_target(&mut self) {
+        let Some(wanted) = self.root_target.as_ref().map(RootTarget::now) else { return };
+        let now_ns = self.ctx.clock.now_ns();
+        while self.roots_seated < wanted && self.may_start_root() && !self.stopped && !self.limit_reached() {
             self.seat_next_root(now_ns);
         }
     }
