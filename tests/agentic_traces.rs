@@ -357,44 +357,60 @@ fn a_dag_sends_its_messages_as_written_after_the_conversation_so_far() {
 }
 
 #[test]
-fn a_concurrency_ramp_seats_the_trace_s_roots_as_its_users_step_up() {
-    let dir = tempfile::tempdir().expect("dir");
-    std::fs::write(dir.path().join("trace.json"), WEKA).expect("write the trace");
-    profile(
-        dir.path(),
-        "--model m --url mock --endpoint-type chat --input-file trace.json --custom-dataset-type weka_trace \
-         --concurrency 2 --concurrency-ramp-duration 1 --benchmark-duration 2 --artifact-dir out",
-    );
-    let records = json_lines(&dir.path().join("out/profile_export.jsonl"));
+fn a_ramp_of_users_or_of_the_rate_s_cap_seats_the_trace_s_roots_one_more_at_its_step() {
+    // The step at 1 s, in ms after the first request (a rate phase's first arrival comes one
+    // gap, 100 ms, after the phase starts).
+    let ramps = [
+        ("users", "--concurrency 2 --concurrency-ramp-duration 1", 1000.0),
+        ("cap", "--request-rate 10 --arrival-pattern constant --concurrency 2 --concurrency-ramp-duration 1", 900.0),
+    ];
+    for (name, flags, step_ms) in ramps {
+        let dir = tempfile::tempdir().expect("dir");
+        std::fs::write(dir.path().join("trace.json"), WEKA).expect("write the trace");
+        profile(
+            dir.path(),
+            &format!(
+                "--model m --url mock --endpoint-type chat --input-file trace.json --custom-dataset-type weka_trace \
+                 {flags} --benchmark-duration 2 --artifact-dir out"
+            ),
+        );
+        let records = json_lines(&dir.path().join("out/profile_export.jsonl"));
+        let roots = root_spans_ms(&records);
+        // One root at a time until the ramp steps up: those started before then follow each
+        // other; after it, two at once.
+        let early: Vec<&(f64, f64)> = roots.values().filter(|(start, _)| *start < step_ms - 50.0).collect();
+        let apart = |a: &&(f64, f64), b: &&(f64, f64)| a == b || a.1 <= b.0 || b.1 <= a.0;
+        assert!(!early.is_empty() && early.iter().all(|a| early.iter().all(|b| apart(a, b))), "{name}: {roots:?}");
+        let overlapping = roots
+            .values()
+            .any(|a| roots.values().any(|b| a != b && a.0 < b.1 && b.0 < a.1 && a.0.max(b.0) >= step_ms - 50.0));
+        assert!(overlapping, "{name}: two roots at once after the step: {roots:?}");
+        // The sub-agents play inside their roots' trees, holding no place of their own.
+        let sub_agents: Vec<&Value> = records.iter().filter(|record| record["metadata"]["agent_depth"] == 1).collect();
+        assert!(!sub_agents.is_empty(), "{name}");
+        for record in sub_agents {
+            let root = record["metadata"]["root_correlation_id"].as_str().expect("its root");
+            assert!(roots.contains_key(root), "{name}: a sub-agent of a root played: {root}");
+        }
+        let summary: Value = common::read_json(&dir.path().join("out/profile_export_aiperf.json"));
+        assert!(summary["branch_stats"]["children_spawned"].as_u64() >= Some(1), "{name}: {}", summary["branch_stats"]);
+    }
+}
+
+/// Each root play's span (by correlation id): its first request's start and its last's end,
+/// in ms from the run's first request.
+fn root_spans_ms(records: &[Value]) -> BTreeMap<String, (f64, f64)> {
     let ns = |record: &Value, key: &str| record["metadata"][key].as_u64().expect("a time");
     let origin = records.iter().map(|record| ns(record, "request_start_ns")).min().expect("records");
-    // Each root play: its first request's start (ms from the first), and when its last ended.
+    let ms = |record: &Value, key: &str| (ns(record, key) - origin) as f64 / 1e6;
     let mut roots: BTreeMap<String, (f64, f64)> = BTreeMap::new();
     for record in records.iter().filter(|record| record["metadata"]["agent_depth"] == 0) {
         let id = record["metadata"]["x_correlation_id"].as_str().expect("an id").to_string();
-        let (start, end) = (
-            (ns(record, "request_start_ns") - origin) as f64 / 1e6,
-            (ns(record, "request_end_ns") - origin) as f64 / 1e6,
-        );
+        let (start, end) = (ms(record, "request_start_ns"), ms(record, "request_end_ns"));
         let span = roots.entry(id).or_insert((start, end));
         *span = (span.0.min(start), span.1.max(end));
     }
-    // One user until the ramp steps up at 1 s: the roots started before then follow each other.
-    let early: Vec<&(f64, f64)> = roots.values().filter(|(start, _)| *start < 950.0).collect();
-    let apart = |a: &&(f64, f64), b: &&(f64, f64)| a == b || a.1 <= b.0 || b.1 <= a.0;
-    assert!(!early.is_empty() && early.iter().all(|a| early.iter().all(|b| apart(a, b))), "{roots:?}");
-    let overlapping =
-        roots.values().any(|a| roots.values().any(|b| a != b && a.0 < b.1 && b.0 < a.1 && a.0.max(b.0) >= 950.0));
-    assert!(overlapping, "two roots at once after the step: {roots:?}");
-    // The sub-agents play inside their roots' trees, holding no user of their own.
-    let sub_agents: Vec<&Value> = records.iter().filter(|record| record["metadata"]["agent_depth"] == 1).collect();
-    assert!(!sub_agents.is_empty());
-    for record in sub_agents {
-        let root = record["metadata"]["root_correlation_id"].as_str().expect("its root");
-        assert!(roots.contains_key(root), "a sub-agent of a root played: {root}");
-    }
-    let summary: Value = common::read_json(&dir.path().join("out/profile_export_aiperf.json"));
-    assert!(summary["branch_stats"]["children_spawned"].as_u64() >= Some(1), "{}", summary["branch_stats"]);
+    roots
 }
 
 #[test]

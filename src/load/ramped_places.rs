@@ -33,7 +33,7 @@ impl RampedPlaces {
 }
 
 /// Seconds into the ramp at which the places grow to 2, 3, … `limit`.
-fn step_times_s(limit: usize, ramp_s: Option<f64>) -> Vec<f64> {
+pub(super) fn step_times_s(limit: usize, ramp_s: Option<f64>) -> Vec<f64> {
     match ramp_s {
         Some(ramp_s) if limit > 1 => {
             let steps = (limit - 1) as f64;

@@ -19,9 +19,10 @@ use super::self_check::thread_cpu_ns;
 use super::tree_player::{Manner, Player};
 use super::{LoadContext, PhaseDeadlines, PhaseRun, SendWindow};
 use crate::agents::replay::Tree;
+use crate::plan::LoadMode;
 
 /// Play `trees` with a root turn at each of `offsets_ns` (ns from now), at most `max_roots`
-/// roots at once; returns the arrivals' send window.
+/// roots at once (a cap a rate ramp may ramp from 1); returns the arrivals' send window.
 pub(super) async fn play(
     ctx: Arc<LoadContext>,
     run: Arc<PhaseRun>,
@@ -29,6 +30,10 @@ pub(super) async fn play(
     offsets_ns: impl Iterator<Item = u64> + Send + 'static,
     max_roots: Option<usize>,
 ) -> SendWindow {
+    let cap_ramp_s = match &run.phase.mode {
+        LoadMode::Ramp { max_concurrency_ramp_s, .. } => *max_concurrency_ramp_s,
+        _ => None,
+    };
     let (hand_over, handed_over) = mpsc::unbounded_channel();
     let abandoned = Arc::new(AtomicBool::new(false));
     // Should this future be dropped, or the player end, the pacer stops within a nap.
@@ -60,7 +65,7 @@ pub(super) async fn play(
     }
     let index = run.index;
     let mut player = Player::new(ctx, run, trees, index, Manner::PHASE);
-    player.arrivals = Some(RootArrivals::new(handed_over, max_roots));
+    player.arrivals = Some(RootArrivals::new(handed_over, max_roots, cap_ramp_s));
     player.play().await;
     drop(stop_pacer);
     let _ = player.run.counters.branch_stats.set(player.branch_stats.settled());

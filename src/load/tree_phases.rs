@@ -30,7 +30,7 @@ pub(super) fn trees_with_sub_agents(ctx: &LoadContext) -> Option<Vec<Tree>> {
 
 /// Whether `phase` can play the trees of `requests` when they are a trace with sub-agents: a
 /// concurrency or rate phase (or ramp) plays them whole, in one process (`segmented`: not),
-/// with no prefill cap and a cap on roots in flight that does not ramp.
+/// with no prefill cap.
 pub fn check_tree_phase(phase: &Phase, requests: &[PreparedRequest], segmented: bool) -> Result<(), String> {
     let plays_trees =
         matches!(phase.mode, LoadMode::Concurrency { .. } | LoadMode::Rate { .. } | LoadMode::Ramp { .. });
@@ -51,11 +51,6 @@ pub fn check_tree_phase(phase: &Phase, requests: &[PreparedRequest], segmented: 
             "`prefill_concurrency` does not apply to a trace with sub-agents, whose trees a {mode} phase plays \
              as AIPerf does (its sub-agents hold no place); leave it out"
         ));
-    }
-    if matches!(phase.mode, LoadMode::Ramp { max_concurrency_ramp_s: Some(_), .. }) {
-        return Err("over a trace with sub-agents, `max_concurrency` caps the roots in flight and does not ramp; \
-                    leave out its ramp"
-            .into());
     }
     if segmented {
         return Err(format!(
