@@ -88,3 +88,54 @@ fn an_uncached_model_id_offline_fails_with_what_to_do() {
     assert!(stderr.contains("tokenizer: \"builtin\""), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
+
+/// `aiperf profile` with `args` from `dir`, the tokenizer caches and the hub placed as
+/// `run_with_tokenizer` places them.
+fn profile_in(dir: &std::path::Path, args: &str) -> Output {
+    aiperf_command(dir)
+        .env("AIPERF_CACHE", dir.join("cache"))
+        .env("HF_HOME", dir.join("hf"))
+        .env("HF_ENDPOINT", format!("http://127.0.0.1:{}", closed_port()))
+        .arg("profile")
+        .args(args.split_whitespace())
+        .output()
+        .expect("run aiperf profile")
+}
+
+#[test]
+fn aiperf_profile_counts_with_the_model_s_tokenizer_unless_it_cannot_be_had() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let snapshot = dir.path().join("hf/hub/models--acme--hub-bpe/snapshots/0123abcd");
+    std::fs::create_dir_all(&snapshot).expect("snapshot folder");
+    std::fs::copy(FIXTURE, snapshot.join("tokenizer.json")).expect("fill the hub cache");
+    let common = "--url mock --endpoint-type chat --concurrency 2 --request-count 4 --isl 40 --osl 4";
+    let summary_of = |model: &str, name: &str| {
+        let output = profile_in(dir.path(), &format!("--model {model} {common} --artifact-dir {name}"));
+        let stderr = String::from_utf8_lossy(&output.stderr).to_string();
+        assert_eq!(output.status.code(), Some(0), "{stderr}");
+        (read_json(&dir.path().join(name).join("profile_export_aiperf.json")), stderr)
+    };
+    // As AIPerf: no --tokenizer means the model's.
+    let (summary, stderr) = summary_of("acme/hub-bpe", "cached");
+    assert_eq!(summary["tokenizer"], "acme/hub-bpe", "{stderr}");
+    assert_eq!(
+        summary["input_config"]["plan"]["tokenizer"],
+        serde_json::json!({"type": "model", "id": "acme/hub-bpe"})
+    );
+    assert_eq!(summary["input_sequence_length"]["avg"], 40.0, "prompts cut under the model's tokenizer");
+    // One that cannot be had: the built-in one, said once.
+    let (summary, stderr) = summary_of("acme/not-here", "missing");
+    assert_eq!(summary["tokenizer"], "builtin:gpt2");
+    assert_eq!(stderr.matches("the model's tokenizer (acme/not-here) cannot be had").count(), 1, "{stderr}");
+    // A placeholder name asks for none.
+    let (summary, stderr) = summary_of("m", "placeholder");
+    assert_eq!(summary["tokenizer"], "builtin:gpt2");
+    assert!(!stderr.contains("tokenizer"), "{stderr}");
+    // The emitted scenario says so, and builds the same plan.
+    let dry = profile_in(dir.path(), &format!("--model acme/hub-bpe {common} --dry-run --emit-scenario out.rhai"));
+    assert_eq!(dry.status.code(), Some(0), "{}", String::from_utf8_lossy(&dry.stderr));
+    let scenario = std::fs::read_to_string(dir.path().join("out.rhai")).expect("scenario");
+    assert!(scenario.contains(r#"tokenizer: "model""#), "{scenario}");
+    let rerun = aiperf_command(dir.path()).args(["run", "out.rhai", "--dry-run"]).output().expect("dry run");
+    assert_eq!(String::from_utf8_lossy(&rerun.stdout), String::from_utf8_lossy(&dry.stdout));
+}

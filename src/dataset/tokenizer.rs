@@ -59,7 +59,7 @@ impl Tokenizer {
         match spec {
             TokenizerSpec::Builtin => Ok(Self::builtin()),
             TokenizerSpec::File { path } => Self::from_path(Path::new(path)),
-            TokenizerSpec::Hub { id } => Self::from_hub(id),
+            TokenizerSpec::Hub { id } | TokenizerSpec::Model { id } => Self::from_hub(id),
         }
     }
 

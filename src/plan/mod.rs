@@ -359,6 +359,9 @@ pub enum TokenizerSpec {
     File { path: String },
     /// A Hugging Face model id (`gpt2`, `org/name`): cached, or downloaded from the hub once.
     Hub { id: String },
+    /// The endpoint's model's tokenizer (`id`), as AIPerf counts with it when none is named:
+    /// found as `Hub` finds one, else the built-in one, with a warning.
+    Model { id: String },
 }
 
 impl TokenizerSpec {
@@ -366,7 +369,18 @@ impl TokenizerSpec {
         match self {
             TokenizerSpec::Builtin => "builtin:gpt2".to_string(),
             TokenizerSpec::File { path } => path.clone(),
-            TokenizerSpec::Hub { id } => id.clone(),
+            TokenizerSpec::Hub { id } | TokenizerSpec::Model { id } => id.clone(),
+        }
+    }
+
+    /// AIPerf's default for `model`: its tokenizer when it names a hub repository
+    /// (`org/name`); the built-in one for any other name (`m`, `mock-model`: a placeholder).
+    pub fn default_for(model: &str) -> Self {
+        match model.split_once('/') {
+            Some((org, name)) if !org.is_empty() && !name.is_empty() && !name.contains('/') => {
+                TokenizerSpec::Model { id: model.to_string() }
+            }
+            _ => TokenizerSpec::Builtin,
         }
     }
 }

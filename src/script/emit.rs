@@ -11,6 +11,7 @@ pub use super::emit_endpoint::ApiKey;
 use super::emit_endpoint::endpoint;
 use super::emit_literals::{float, json, string, strings};
 use super::emit_phase::phase;
+use super::run_fn::MODEL_TOKENIZER;
 use crate::config::ProfileJob;
 use crate::plan::{ExportLevel, NetworkLatency, Plan, Preflight, ServerControl, ServerMetricsFormat, TokenizerSpec};
 
@@ -97,6 +98,7 @@ pub(super) fn run_map(plan: &Plan, named: bool, repeat: &str, api_key: ApiKey, d
             TokenizerSpec::Builtin => "builtin",
             TokenizerSpec::File { path } => path,
             TokenizerSpec::Hub { id } => id,
+            TokenizerSpec::Model { .. } => MODEL_TOKENIZER,
         })
     ));
     keys.push(format!("request_timeout: {}", float(plan.request_timeout_s)));

@@ -59,6 +59,10 @@ const RUN_KEYS: &[&str] = &[
     "scenario_lock",
 ];
 
+/// `tokenizer: "model"`: the endpoint's model's tokenizer, the built-in one (with a warning)
+/// when it cannot be had, as `aiperf profile` counts without `--tokenizer`.
+pub(super) const MODEL_TOKENIZER: &str = "model";
+
 /// Build the plan of a `run(#{..})` map.
 pub fn plan_of(map: Map, default_name: String) -> ScriptResult<Plan> {
     let mut r = MapReader::new("run", map, RUN_KEYS)?;
@@ -83,7 +87,11 @@ pub fn plan_of(map: Map, default_name: String) -> ScriptResult<Plan> {
             }
         }
     }
-    let tokenizer = r.opt_string("tokenizer")?.map_or(TokenizerSpec::Builtin, |value| tokenizer_hub::spec_of(&value));
+    let tokenizer = match r.opt_string("tokenizer")? {
+        None => TokenizerSpec::Builtin,
+        Some(value) if value == MODEL_TOKENIZER => TokenizerSpec::Model { id: endpoint.model.clone() },
+        Some(value) => tokenizer_hub::spec_of(&value),
+    };
     let request_timeout_s = r.opt_f64("request_timeout")?.unwrap_or(DEFAULT_REQUEST_TIMEOUT_S);
     let level = r.choice(
         "export_level",
