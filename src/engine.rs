@@ -461,7 +461,10 @@ fn create_artifact_dir(plan: &Plan, options: &RunOptions) -> Result<PathBuf> {
 fn write_inputs(requests: &[dataset::requests::PreparedRequest], artifact_dir: &std::path::Path) -> Result<()> {
     export::inputs_json::write(
         &artifact_dir.join(export::inputs_json::FILE_NAME),
-        dataset::requests::conversations(requests).map(|turns| turns.iter().map(|request| request.body.as_ref())),
+        dataset::requests::conversations(requests).map(|turns| {
+            let name = turns[0].conversation.as_deref().unwrap_or_default();
+            (name, turns.iter().map(|request| request.body.as_ref()))
+        }),
     )
 }
 

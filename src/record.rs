@@ -249,6 +249,10 @@ pub struct RequestRecord {
     /// Its conversation's place in a recorded agentic trace's tree of sub-agents.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent: Option<AgentPlace>,
+    /// The dataset conversation it sends a turn of, as `inputs.json` names it (AIPerf's
+    /// `conversation_id`); none for a request no dataset entry made (a scripted step).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conversation: Option<Arc<str>>,
     /// The tool calls of a chat answer, their streamed pieces joined.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tool_calls: Vec<ToolCall>,
@@ -395,6 +399,7 @@ impl RequestRecord {
             worker_id: None,
             url: None,
             agent: None,
+            conversation: None,
             tool_calls: Vec::new(),
         }
     }

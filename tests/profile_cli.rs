@@ -95,6 +95,40 @@ fn without_osl_no_max_tokens_are_sent_and_the_server_chooses_as_in_aiperf() {
 }
 
 #[test]
+fn records_name_their_dataset_conversation_as_inputs_json_does_when_it_is_sent_again() {
+    let dir = tempfile::tempdir().expect("dir");
+    let output = profile(
+        dir.path(),
+        "--model m --url mock --endpoint-type chat --concurrency 1 --request-count 7 --num-dataset-entries 3 \
+         --isl 16 --osl 2 --output-artifact-dir out",
+    );
+    assert_ok(&output);
+    let inputs = read_json(&dir.path().join("out/inputs.json"));
+    let names: Vec<&str> =
+        inputs["data"].as_array().expect("sessions").iter().filter_map(|s| s["session_id"].as_str()).collect();
+    assert_eq!(names, ["session_000000", "session_000001", "session_000002"]);
+    let records = std::fs::read_to_string(dir.path().join("out/profile_export.jsonl")).expect("records");
+    let mut sent: Vec<(u64, String)> = records
+        .lines()
+        .map(|line| {
+            let record: serde_json::Value = serde_json::from_str(line).expect("a JSON line");
+            let metadata = &record["metadata"];
+            (
+                metadata["request_start_ns"].as_u64().expect("start"),
+                metadata["conversation_id"].as_str().expect("id").into(),
+            )
+        })
+        .collect();
+    sent.sort();
+    let ids: Vec<&str> = sent.iter().map(|(_, id)| id.as_str()).collect();
+    assert_eq!(
+        ids,
+        [names[0], names[1], names[2], names[0], names[1], names[2], names[0]],
+        "the dataset's order, again"
+    );
+}
+
+#[test]
 fn a_request_rate_run_sends_its_count_at_the_rate_pattern() {
     let dir = tempfile::tempdir().expect("dir");
     let output = profile(

@@ -40,11 +40,12 @@ fn run_with(file: &str, name: &str, dataset: &str, phase: &str) -> ScenarioRun {
     run
 }
 
-/// The turn indexes each conversation of `profile_export.jsonl` sent, in order.
+/// The turn indexes each session (a play of a conversation) of `profile_export.jsonl` sent, in
+/// order.
 fn turns_by_session(run: &ScenarioRun, name: &str) -> BTreeMap<String, Vec<u64>> {
     let mut sessions: BTreeMap<String, Vec<u64>> = BTreeMap::new();
     for record in run.records(name) {
-        let conversation = record["metadata"]["conversation_id"].as_str().expect("a conversation id").to_owned();
+        let conversation = record["metadata"]["x_correlation_id"].as_str().expect("a correlation id").to_owned();
         let turn = record["metadata"]["turn_index"].as_u64().expect("a turn index");
         sessions.entry(conversation).or_default().push(turn);
     }
@@ -162,7 +163,7 @@ fn an_open_loop_concurrency_cap_holds_a_place_for_each_session_until_it_ends_as_
     assert_eq!(turns.values().cloned().collect::<Vec<_>>(), [vec![0, 1, 2], vec![0, 1, 2]], "{turns:?}");
     let records: Vec<Value> = run.records("one_place");
     let span = |session: &String, key: &str| {
-        let times = records.iter().filter(|r| r["metadata"]["conversation_id"].as_str() == Some(session.as_str()));
+        let times = records.iter().filter(|r| r["metadata"]["x_correlation_id"].as_str() == Some(session.as_str()));
         times.map(|r| r["metadata"][key].as_u64().expect("a time")).collect::<Vec<u64>>()
     };
     let mut sessions: Vec<&String> = turns.keys().collect();
@@ -185,13 +186,24 @@ fn aiperf_profile_over_a_multi_turn_file_without_a_stop_sends_aiperf_s_ten_reque
     let run = ScenarioRun { dir, output };
     assert_eq!(run.code(), Some(0), "{}", run.stderr());
     let folder = std::fs::read_dir(run.dir.path().join("artifacts")).expect("artifacts").next().expect("a run");
-    let text = std::fs::read_to_string(folder.expect("entry").path().join("profile_export.jsonl")).expect("records");
+    let folder = folder.expect("entry").path();
+    let text = std::fs::read_to_string(folder.join("profile_export.jsonl")).expect("records");
     let mut turns: BTreeMap<String, Vec<u64>> = BTreeMap::new();
+    let mut named: BTreeMap<String, usize> = BTreeMap::new();
     for line in text.lines() {
         let record: Value = serde_json::from_str(line).expect("a JSON line");
         let id = record["metadata"]["x_correlation_id"].as_str().expect("a correlation id").to_string();
         turns.entry(id).or_default().push(record["metadata"]["turn_index"].as_u64().expect("a turn"));
+        let conversation = record["metadata"]["conversation_id"].as_str().expect("a conversation id");
+        *named.entry(conversation.to_string()).or_default() += 1;
     }
+    // Named as the file and inputs.json name them, a conversation sent again under its own id.
+    assert_eq!(named, BTreeMap::from([("alpha".to_string(), 5), ("beta".to_string(), 5)]));
+    let inputs: Value = serde_json::from_str(&std::fs::read_to_string(folder.join("inputs.json")).expect("inputs"))
+        .expect("inputs.json");
+    let session_ids: Vec<&str> =
+        inputs["data"].as_array().expect("sessions").iter().filter_map(|s| s["session_id"].as_str()).collect();
+    assert_eq!(session_ids, ["alpha", "beta"]);
     // As AIPerf 0.13: two sessions of three turns whole, both again, the tenth request cutting
     // the second plays after their second turns.
     let mut played: Vec<Vec<u64>> = turns.into_values().collect();

@@ -46,7 +46,8 @@ pub fn parse(path: &Path, text: &str, tokenizer: &Tokenizer) -> Result<Vec<Datas
             turns.push(verbatim_entry(tokenizer, Bytes::from(payload.to_string()), payload));
         }
         into_session(&mut turns);
-        entries.extend(turns);
+        let conversation: std::sync::Arc<str> = session_id.into();
+        entries.extend(turns.into_iter().map(|turn| DatasetEntry { conversation: Some(conversation.clone()), ..turn }));
     }
     Ok(entries)
 }

@@ -88,6 +88,8 @@ pub struct DatasetEntry {
     /// Chat messages (and tools, and body fields) the file gives as they are sent: the turn's
     /// new messages, sent after the conversation so far (dag_jsonl).
     pub messages: Option<Box<PresetMessages>>,
+    /// The id the file gives its conversation (`session_id`), if any.
+    pub conversation: Option<Arc<str>>,
 }
 
 /// A turn's chat messages as a trace file wrote them.
@@ -147,6 +149,7 @@ impl DatasetEntry {
             trace: None,
             own_body: None,
             messages: None,
+            conversation: None,
         }
     }
 }

@@ -6,6 +6,7 @@
 //! and `joined_at_turn`): the sessions then form an agentic trace's trees (agentic replay).
 
 use std::path::Path;
+use std::sync::Arc;
 
 use anyhow::{Result, bail};
 
@@ -22,7 +23,9 @@ pub fn parse(path: &Path, text: &str, tokenizer: &Tokenizer) -> Result<Vec<Datas
     let mut timed = false;
     for (at, object) in json_lines(path, text)? {
         let session = Record::new(&at, &object);
-        let id = if session.has("session_id") { session.string("session_id")?.to_string() } else { at.clone() };
+        let named = session.has("session_id");
+        let id = if named { session.string("session_id")?.to_string() } else { at.clone() };
+        let conversation: Option<Arc<str>> = named.then(|| Arc::from(id.as_str()));
         let turn_number = |key: &str| -> Result<Option<u32>> { Ok(session.opt_u64(key)?.map(|turn| turn as u32)) };
         let parent = if session.has("parent_session_id") {
             Some(session.string("parent_session_id")?.to_string())
@@ -49,6 +52,7 @@ pub fn parse(path: &Path, text: &str, tokenizer: &Tokenizer) -> Result<Vec<Datas
             let timestamp_ms = turn.opt_number("timestamp")?;
             timed |= timestamp_ms.is_some();
             entry.turn = Some(FileTurn { index: index as u32, delay_ms, timestamp_ms });
+            entry.conversation = conversation.clone();
             (entry.images, entry.image_uuids) = image_uuids::images_and_uuids(turn, &mut images)?;
             entries.push(entry);
         }

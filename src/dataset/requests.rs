@@ -40,6 +40,9 @@ pub struct PreparedRequest {
     pub verbatim: bool,
     /// Headers of its own, sent with it (a recorded call's session id).
     pub headers: Option<Arc<http::HeaderMap>>,
+    /// Its conversation's name in `inputs.json` and in its records' `conversation_id`: the id
+    /// the file gives it, else `session_<n>` (`name_conversations`).
+    pub conversation: Option<Arc<str>>,
 }
 
 impl PreparedRequest {
@@ -62,6 +65,7 @@ impl PreparedRequest {
             turn: entry.turn,
             audio_seconds: None,
             trace: entry.trace,
+            conversation: entry.conversation,
         }
     }
 }
@@ -91,7 +95,12 @@ fn kind_body(endpoint: &Endpoint, entry: &DatasetEntry) -> Vec<u8> {
 /// The requests grouped into conversations: a multi-turn file's sessions, every other
 /// request a conversation of its own.
 pub fn conversations(requests: &[PreparedRequest]) -> impl Iterator<Item = &[PreparedRequest]> {
-    requests.chunk_by(|_, next| next.turn.is_some_and(|turn| turn.index > 0))
+    requests.chunk_by(continues_conversation)
+}
+
+/// Whether `next` is a later turn of the conversation of the request before it.
+fn continues_conversation(_: &PreparedRequest, next: &PreparedRequest) -> bool {
+    next.turn.is_some_and(|turn| turn.index > 0)
 }
 
 /// The requests of a dataset, in dataset order.
@@ -209,7 +218,18 @@ pub fn prepare(dataset: &Dataset, endpoint: &Endpoint, mut entries: Vec<DatasetE
         prepared.images.push(images.len() as u32);
         prepared.requests.push(request);
     }
+    name_conversations(&mut prepared.requests);
     Ok(prepared)
+}
+
+/// Every request named by its conversation, as AIPerf names a dataset's conversations: the id
+/// the file gives it, else `session_<n>` for the n-th conversation of the dataset (0-based,
+/// six digits).
+fn name_conversations(requests: &mut [PreparedRequest]) {
+    for (index, turns) in requests.chunk_by_mut(continues_conversation).enumerate() {
+        let name = turns[0].conversation.clone().unwrap_or_else(|| Arc::from(format!("session_{index:06}")));
+        turns.iter_mut().for_each(|turn| turn.conversation = Some(name.clone()));
+    }
 }
 
 /// A chat body whose prompt message is replaced by a trace turn's own messages (after the

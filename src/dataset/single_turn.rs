@@ -4,9 +4,9 @@
 //! and `passages` instead of text. Lines that share a `session_id` are the turns of one session
 //! (AIPerf's grouping), each after the previous answer and its `delay` (ms).
 
-use std::path::Path;
-
 use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
 
 use anyhow::{Result, bail};
 
@@ -33,6 +33,7 @@ pub fn parse(path: &Path, text: &str, tokenizer: &Tokenizer) -> Result<Vec<Datas
         };
         (entry.images, entry.image_uuids) = image_uuids::images_and_uuids(&line, &mut images)?;
         let session = if line.has("session_id") { Some(line.string("session_id")?.to_string()) } else { None };
+        entry.conversation = session.as_deref().map(Arc::from);
         let delay_ms = line.opt_number("delay")?;
         if delay_ms.is_some_and(|delay| delay < 0.0) {
             bail!("{at}: \"delay\" cannot be negative");
@@ -102,6 +103,7 @@ fn ranking_entry(line: &Record<'_>, tokenizer: &Tokenizer) -> Result<DatasetEntr
         trace: None,
         own_body: None,
         messages: None,
+        conversation: None,
     })
 }
 

@@ -90,6 +90,7 @@ pub fn generate(spec: &SyntheticDataset, tokenizer: &Tokenizer) -> Vec<DatasetEn
             trace: None,
             own_body: None,
             messages: None,
+            conversation: None,
         });
     }
     for (entry, turn) in entries.iter_mut().zip(turns.unwrap_or_default()) {

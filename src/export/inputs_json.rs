@@ -1,7 +1,7 @@
-//! `inputs.json`: the request bodies prepared for a run, one session per dataset entry (a
-//! multi-turn file's session holds its turns), in AIPerf's shape:
-//! `{"data": [{"session_id": "session_000000", "payloads": [<body>, ..]}]}`; an upload's
-//! form body is written as `{"form_data_bytes": <size>}`.
+//! `inputs.json`: the request bodies prepared for a run, one session per dataset conversation
+//! (a multi-turn file's session holds its turns), in AIPerf's shape:
+//! `{"data": [{"session_id": "session_000000", "payloads": [<body>, ..]}]}`, each named as its
+//! records' `conversation_id`; an upload's form body is written as `{"form_data_bytes": <size>}`.
 
 use std::io::Write;
 use std::path::Path;
@@ -12,15 +12,16 @@ use serde_json::{Value, json};
 /// The file's name (AIPerf's; `export_prefix` does not rename it).
 pub const FILE_NAME: &str = "inputs.json";
 
-/// Write `sessions` (each the JSON request bodies of its turns, in dataset order) to `path`.
-pub fn write<'a, Turns>(path: &Path, sessions: impl IntoIterator<Item = Turns>) -> Result<()>
+/// Write `sessions` (each its name and the JSON request bodies of its turns, in dataset order)
+/// to `path`.
+pub fn write<'a, Turns>(path: &Path, sessions: impl IntoIterator<Item = (&'a str, Turns)>) -> Result<()>
 where
     Turns: IntoIterator<Item = &'a [u8]>,
 {
     let mut data = Vec::new();
-    for (index, turns) in sessions.into_iter().enumerate() {
+    for (name, turns) in sessions {
         let payloads = turns.into_iter().map(payload_json).collect::<Vec<Value>>();
-        data.push(json!({ "session_id": format!("session_{index:06}"), "payloads": payloads }));
+        data.push(json!({ "session_id": name, "payloads": payloads }));
     }
     let file = std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
     let mut out = std::io::BufWriter::new(file);
@@ -43,16 +44,16 @@ mod tests {
         let path = dir.path().join(FILE_NAME);
         let single: &[u8] = br#"{"model":"m","max_tokens":3}"#;
         let turns: [&[u8]; 2] = [br#"{"prompt":"hi"}"#, br#"{"prompt":"more"}"#];
-        write(&path, [vec![single], turns.to_vec()]).unwrap();
+        write(&path, [("session_000000", vec![single]), ("alpha", turns.to_vec())]).unwrap();
         let written: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
         assert_eq!(
             written,
             json!({"data": [
                 {"session_id": "session_000000", "payloads": [{"model": "m", "max_tokens": 3}]},
-                {"session_id": "session_000001", "payloads": [{"prompt": "hi"}, {"prompt": "more"}]},
+                {"session_id": "alpha", "payloads": [{"prompt": "hi"}, {"prompt": "more"}]},
             ]})
         );
-        write(&path, [[&b"--form\r\n\x00"[..]]]).unwrap();
+        write(&path, [("session_000000", [&b"--form\r\n\x00"[..]])]).unwrap();
         let written: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
         assert_eq!(written["data"][0]["payloads"][0], json!({"form_data_bytes": 9}));
     }

@@ -230,8 +230,11 @@ impl<'a> Metadata<'a> {
         let correlation_id = ids.correlation_id(record);
         let agent = record.agent.as_ref();
         let source = agent.and_then(|agent| agent.source.as_ref());
-        // A trace's turn is named by its conversation's id in the trace, as AIPerf names it.
-        let conversation_id = match agent.and_then(|agent| agent.conversation.as_deref()) {
+        // As AIPerf names it: a trace's turn by its conversation's id in the trace, any other
+        // dataset turn by its conversation's name in inputs.json; a request no dataset entry
+        // made (a scripted step) by its session.
+        let conversation = agent.and_then(|agent| agent.conversation.as_deref()).or(record.conversation.as_deref());
+        let conversation_id = match conversation {
             Some(conversation) => conversation.to_string(),
             None => format!("session_{:06}", record.turn.map_or(origin.dataset_index as u64, |t| t.session)),
         };

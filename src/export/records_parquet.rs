@@ -57,6 +57,7 @@ const METADATA_COLUMNS: &[(&str, DataType, bool)] = &[
     ("phase_name", DataType::Utf8, false),
     ("phase_kind", DataType::Utf8, false),
     ("was_cancelled", DataType::Boolean, false),
+    ("cancellation_time_ns", DataType::UInt64, true),
     ("context_overflow_skip", DataType::Boolean, false),
     ("agent_depth", DataType::UInt32, false),
     ("root_correlation_id", DataType::Utf8, false),
@@ -171,6 +172,7 @@ struct Rows {
     phase_name: StringBuilder,
     phase_kind: StringBuilder,
     was_cancelled: BooleanBuilder,
+    cancellation_time_ns: UInt64Builder,
     context_overflow_skip: BooleanBuilder,
     agent_depth: UInt32Builder,
     root_correlation_id: StringBuilder,
@@ -209,6 +211,7 @@ impl Rows {
             phase_name: StringBuilder::new(),
             phase_kind: StringBuilder::new(),
             was_cancelled: BooleanBuilder::new(),
+            cancellation_time_ns: UInt64Builder::new(),
             context_overflow_skip: BooleanBuilder::new(),
             agent_depth: UInt32Builder::new(),
             root_correlation_id: StringBuilder::new(),
@@ -245,6 +248,7 @@ impl Rows {
         self.phase_name.append_value(m.phase_name);
         self.phase_kind.append_value(m.phase_kind);
         self.was_cancelled.append_value(m.was_cancelled);
+        self.cancellation_time_ns.append_option(m.cancellation_time_ns);
         self.context_overflow_skip.append_value(m.context_overflow_skip);
         self.agent_depth.append_value(m.agent_depth);
         self.root_correlation_id.append_value(&m.root_correlation_id);
@@ -272,6 +276,7 @@ impl Rows {
             Arc::new(self.phase_name.finish()),
             Arc::new(self.phase_kind.finish()),
             Arc::new(self.was_cancelled.finish()),
+            Arc::new(self.cancellation_time_ns.finish()),
             Arc::new(self.context_overflow_skip.finish()),
             Arc::new(self.agent_depth.finish()),
             Arc::new(self.root_correlation_id.finish()),

@@ -185,6 +185,7 @@ mod tests {
             audio_seconds: None,
             verbatim: false,
             headers: None,
+            conversation: None,
             trace: None,
         }
     }

@@ -107,6 +107,7 @@ mod tests {
                     audio_seconds: None,
                     verbatim: false,
                     headers: None,
+                    conversation: None,
                     trace: None,
                 })
                 .collect()

@@ -156,6 +156,7 @@ mod tests {
             audio_seconds: None,
             verbatim: false,
             headers: None,
+            conversation: None,
             trace: None,
         }
     }

@@ -408,6 +408,8 @@ struct Outgoing {
     turn: Option<SessionTurn>,
     /// Its place in an agentic trace's tree.
     agent: Option<AgentPlace>,
+    /// The dataset conversation it sends a turn of (`PreparedRequest::conversation`).
+    conversation: Option<Arc<str>>,
     /// A closed-loop turn that slept on a tokio timer until it was due (a think time or the
     /// file's `delay`): its lateness is the timer's wake-up lateness, which the self-check
     /// judges on its own (`self_check::TIMER_WAKE_LATENESS_P99_LIMIT_MS`).
@@ -430,6 +432,7 @@ impl Outgoing {
             audio_seconds: prepared.audio_seconds,
             turn: None,
             agent: None,
+            conversation: prepared.conversation.clone(),
             woke_on_timer: false,
         })
     }
@@ -563,6 +566,7 @@ async fn send_through<A>(
         request.max_tokens,
     ));
     record.turn = request.turn;
+    record.conversation = request.conversation;
     record.audio_seconds = request.audio_seconds;
     record.agent = request.agent.or_else(|| agent_place(ctx, request.dataset_index, request.turn));
     let counters = &run.counters;

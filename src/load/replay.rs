@@ -132,7 +132,12 @@ impl Replay {
         };
         let prepared = requests.get(dataset_index)?;
         let body = self.conversation.next_turn(prepared);
-        Some(ReadyTurn { max_tokens: prepared.max_tokens, replay: self, body, dataset_index })
+        // A generated session strings single entries together: no conversation of the dataset.
+        let conversation = match &self.turns {
+            Turns::File(_) => prepared.conversation.clone(),
+            Turns::Generated(_) => None,
+        };
+        Some(ReadyTurn { max_tokens: prepared.max_tokens, replay: self, body, dataset_index, conversation })
     }
 }
 
@@ -142,6 +147,7 @@ pub(super) struct ReadyTurn {
     body: NextTurn,
     dataset_index: usize,
     max_tokens: Option<u64>,
+    conversation: Option<Arc<str>>,
 }
 
 impl ReadyTurn {
@@ -164,6 +170,7 @@ impl ReadyTurn {
             audio_seconds: None,
             turn: Some(SessionTurn { session: self.replay.session, turn: self.replay.next }),
             agent: None,
+            conversation: self.conversation.clone(),
             woke_on_timer: false,
         })
     }
@@ -268,6 +275,7 @@ mod tests {
             audio_seconds: None,
             verbatim: false,
             headers: None,
+            conversation: None,
             trace: None,
         }
     }

@@ -135,6 +135,7 @@ pub async fn send_step(
         audio_seconds: None,
         turn: Some(step.turn),
         agent: None,
+        conversation: None,
         woke_on_timer: false,
     };
     let client = client.unwrap_or(&ctx.client);

@@ -145,6 +145,7 @@ impl Session {
                 max_tokens: prepared.max_tokens,
                 audio_seconds: prepared.audio_seconds,
                 turn: Some(SessionTurn { session: self.number, turn }),
+                conversation: prepared.conversation.clone(),
                 woke_on_timer: true,
                 agent: place.map(|place| {
                     AgentPlace::of_trace(place, turn, self.number.saturating_sub(u64::from(place.sessions_after_root)))

@@ -449,6 +449,7 @@ impl Player {
             max_tokens: if one_token { Some(1) } else { prepared.max_tokens },
             audio_seconds: prepared.audio_seconds,
             turn: Some(SessionTurn { session: play.session, turn: due.turn }),
+            conversation: prepared.conversation.clone(),
             woke_on_timer,
             agent: Some(AgentPlace {
                 ids_of_phase: Some(self.ids_of_phase),

@@ -50,7 +50,8 @@ impl ScenarioRun {
     }
 
     /// The raw export's profiling lines of run `run_name` (`export_level: "raw"`), grouped by
-    /// session, each session's turns in order.
+    /// session (each play of a conversation: its conversation id, then its correlation id),
+    /// each session's turns in order.
     pub fn raw_sessions(&self, run_name: &str) -> BTreeMap<String, Vec<Value>> {
         let path = self.artifacts(run_name).join("profile_export_raw.jsonl");
         let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
@@ -60,7 +61,9 @@ impl ScenarioRun {
             if !profiled(&line) {
                 continue;
             }
-            let session = line["metadata"]["conversation_id"].as_str().unwrap_or_default().to_string();
+            let metadata = &line["metadata"];
+            let text = |key: &str| metadata[key].as_str().unwrap_or_default().to_string();
+            let session = format!("{} {}", text("conversation_id"), text("x_correlation_id"));
             sessions.entry(session).or_default().push(line);
         }
         for turns in sessions.values_mut() {

@@ -118,6 +118,7 @@ pub(crate) mod shape {
                 trace: Some(session.clone()),
                 verbatim: false,
                 headers: None,
+                conversation: None,
             })
             .collect()
     }
