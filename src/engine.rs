@@ -606,19 +606,17 @@ pub(crate) fn write_console(result: &RunResult, artifact_dir: &std::path::Path) 
 
 pub(crate) async fn load_tokenizer(spec: &TokenizerSpec) -> Result<Arc<Tokenizer>> {
     let spec = spec.clone();
-    tokio::task::spawn_blocking(move || match spec {
+    tokio::task::spawn_blocking(move || match &spec {
         TokenizerSpec::Builtin => Ok(Tokenizer::shared_builtin()),
-        TokenizerSpec::Model { id } => {
-            Ok(Tokenizer::load(&TokenizerSpec::Model { id: id.clone() }).map(Arc::new).unwrap_or_else(|error| {
-                tracing::warn!(
-                    "the model's tokenizer ({id}) cannot be had ({error:#}); tokens are counted, and synthetic \
+        TokenizerSpec::Model { id } => Ok(Tokenizer::load(&spec).map(Arc::new).unwrap_or_else(|error| {
+            tracing::warn!(
+                "the model's tokenizer ({id}) cannot be had ({error:#}); tokens are counted, and synthetic \
                      prompts cut, with the built-in GPT-2 BPE instead (--tokenizer, or `tokenizer` in a scenario, \
                      names another)"
-                );
-                Tokenizer::shared_builtin()
-            }))
-        }
-        other => Tokenizer::load(&other).map(Arc::new),
+            );
+            Tokenizer::shared_builtin()
+        })),
+        other => Tokenizer::load(other).map(Arc::new),
     })
     .await
     .context("tokenizer loading was interrupted")?

@@ -10,8 +10,9 @@ use crate::plan::Dist;
 const KEY: &str = "datasets.main.prompts.random_range_ratio (--random-range-ratio)";
 
 /// The ISL and OSL windows for `isl`/`osl` given in `prompts` (both fixed; `osl` is none when
-/// not given), or `None` without a ratio: vLLM `[floor(mean (1 - r)), ceil(mean (1 + r))]` (r < 1; the OSL's ends at least 1),
-/// SGLang `[max(1, int(mean r)), mean]` (r <= 1, one ratio for both).
+/// not given), or `None` without a ratio: vLLM `[floor(mean (1 - r)), ceil(mean (1 + r))]`
+/// (r < 1; the OSL's ends at least 1), SGLang `[max(1, int(mean r)), mean]` (r <= 1, one ratio
+/// for both).
 pub fn windows(prompts: &Value, isl: &Dist, osl: Option<&Dist>) -> Result<Option<(Dist, Dist)>, ConfigError> {
     let Some(ratio) = prompts.get("random_range_ratio").filter(|ratio| !ratio.is_null()) else {
         return Ok(None);
