@@ -95,6 +95,21 @@ fn without_osl_no_max_tokens_are_sent_and_the_server_chooses_as_in_aiperf() {
 }
 
 #[test]
+fn synthetic_prompts_are_as_many_as_the_conversations_or_requests_asked_for_as_in_aiperf() {
+    let dir = tempfile::tempdir().expect("dir");
+    let entries = |flags: &str| -> Vec<serde_json::Value> {
+        let output = profile(dir.path(), &format!("--model m --url mock --isl 16 --osl 2 --dry-run {flags}"));
+        assert_ok(&output);
+        plans_of(&text(&output.stdout)).iter().map(|plan| plan["dataset"]["entries"].clone()).collect()
+    };
+    assert_eq!(entries("--concurrency 4 --request-count 150"), [150], "none sent twice");
+    assert_eq!(entries("--concurrency 4 --request-count 150,300"), [300, 300], "a sweep's largest");
+    assert_eq!(entries("--concurrency 4 --num-conversations 30 --request-count 150"), [30]);
+    assert_eq!(entries("--concurrency 4 --num-dataset-entries 7 --request-count 150"), [7]);
+    assert_eq!(entries("--concurrency 4 --benchmark-duration 1"), [100], "the default without a count");
+}
+
+#[test]
 fn records_name_their_dataset_conversation_as_inputs_json_does_when_it_is_sent_again() {
     let dir = tempfile::tempdir().expect("dir");
     let output = profile(
@@ -218,11 +233,12 @@ fn synthetic_conversations_are_played_as_sessions_in_concurrency_and_rate_phases
         );
         assert_ok(&output);
         let stderr = text(&output.stderr);
-        assert!(stderr.contains("100 conversations of 3 turns (0.005 s between)"), "{stderr}");
+        // As AIPerf: a conversation of its own for each request asked for.
+        assert!(stderr.contains("12 conversations of 3 turns (0.005 s between)"), "{stderr}");
         let run = dir.path().join("artifacts").join(name);
         let inputs = read_json(&run.join("inputs.json"));
         let sessions = inputs["data"].as_array().expect("sessions");
-        assert_eq!(sessions.len(), 100);
+        assert_eq!(sessions.len(), 12);
         assert!(sessions.iter().all(|session| session["payloads"].as_array().map(Vec::len) == Some(3)), "{name}");
         let records = std::fs::read_to_string(run.join("profile_export.jsonl")).expect("records");
         let mut turns: std::collections::BTreeMap<String, Vec<u64>> = Default::default();

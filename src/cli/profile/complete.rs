@@ -57,6 +57,28 @@ fn retarget(path: &str, root: &Value) -> String {
     path.to_string()
 }
 
+/// AIPerf's command line: a synthetic dataset whose entries no flag names gets one prompt (or
+/// conversation) for each conversation asked for, else for each request (the largest of a
+/// sweep's), so none is sent twice; without either, the config's default (100).
+pub fn synthetic_entries(document: &mut Value) {
+    let dataset = get_path(document, "benchmark.datasets.main").cloned().unwrap_or(Value::Null);
+    let synthetic = dataset.get("type").and_then(Value::as_str).is_none_or(|kind| kind == "synthetic")
+        && ["path", "dataset", "entries"].iter().all(|key| dataset.get(key).is_none());
+    if !synthetic {
+        return;
+    }
+    let largest = |path: &str| -> Option<u64> {
+        let swept = get_path(document, "sweep.parameters").and_then(|parameters| parameters.get(path));
+        match swept.and_then(Value::as_array) {
+            Some(values) => values.iter().filter_map(Value::as_u64).max(),
+            None => get_path(document, &format!("benchmark.{path}")).and_then(Value::as_u64),
+        }
+    };
+    if let Some(entries) = largest("phases.profiling.sessions").or_else(|| largest("phases.profiling.requests")) {
+        set_path(document, "benchmark.datasets.main.entries", json!(entries.max(1)));
+    }
+}
+
 /// A dataset and a profiling phase when there are none; phase types, warmup exclusion and
 /// dataset types where nothing set them.
 pub fn complete(document: &mut Value) {

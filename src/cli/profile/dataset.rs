@@ -19,7 +19,7 @@ pub const CONVERSATION: Group = Group {
             &["--num-dataset-entries", "--num-prompts"],
             "benchmark.datasets.main.entries",
             Kind::Int,
-            "Distinct prompts generated [default: 100]",
+            "Distinct prompts generated [default: --num-conversations, else --request-count (a sweep's largest), else 100]",
         ),
         sweep(
             &["--conversation-turn-mean", "--session-turns-mean"],

@@ -66,6 +66,9 @@ pub fn profile(args: &[String], runtime: &tokio::runtime::Runtime) -> i32 {
         eprintln!("error: {message}");
         return exit_code::SCRIPT_ERROR;
     }
+    if command.config.is_none() {
+        complete::synthetic_entries(&mut document);
+    }
     complete::complete(&mut document);
     let mut job = match config::lower(&document, &base_dir) {
         Ok(job) => job,
