@@ -478,16 +478,6 @@ async fn send_one(
     }
 }
 
-/// How a request's exchange ended.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Ended {
-    Answered,
-    /// The phase's request cancellation picked it (`cancel`).
-    OwnCancellation,
-    /// The phase's cut-off or the run's cancel came first.
-    CutOff,
-}
-
 /// Semaphores a request must hold: a slot for its whole life (a concurrency ceiling), and a
 /// prefill place until its first token arrives (a prefill concurrency cap).
 #[derive(Clone, Copy, Default)]
@@ -623,22 +613,19 @@ async fn send_through<A>(
             }
         }
     };
-    let ended = tokio::select! {
-        _ = exchange => Ended::Answered,
-        _ = cut_off_or_cancelled => {
-            if cancel_at.is_some() && cancel_at == stop_at { Ended::OwnCancellation } else { Ended::CutOff }
-        }
-        _ = ctx.cancel.cancelled() => Ended::CutOff,
+    // Cut short: with the phase's own cancellation's delay when that came first, none when the
+    // phase's cut-off or the run's cancel did.
+    let cut_short = tokio::select! {
+        _ = exchange => None,
+        _ = cut_off_or_cancelled => Some(cancel_after.filter(|_| cancel_at == stop_at)),
+        _ = ctx.cancel.cancelled() => Some(None),
     };
-    if ended != Ended::Answered {
+    if let Some(own_cancellation) = cut_short {
         record.was_cancelled = true;
         record.end_ns = ctx.clock.now_ns();
         // The phase's cancellation is an error of the request, as AIPerf counts it (499); a
         // cut-off is not one.
-        record.error = match (ended, cancel_after) {
-            (Ended::OwnCancellation, Some(after)) => Some(crate::client::cancelled_after(after)),
-            _ => None,
-        };
+        record.error = own_cancellation.map(crate::client::cancelled_after);
     }
     if let Some((start, end)) =
         record.trace.as_ref().and_then(|trace| trace.pool_wait_start_ns.zip(trace.pool_wait_end_ns))
