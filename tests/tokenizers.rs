@@ -127,10 +127,18 @@ fn aiperf_profile_counts_with_the_model_s_tokenizer_unless_it_cannot_be_had() {
     let (summary, stderr) = summary_of("acme/not-here", "missing");
     assert_eq!(summary["tokenizer"], "builtin:gpt2");
     assert_eq!(stderr.matches("the model's tokenizer (acme/not-here) cannot be had").count(), 1, "{stderr}");
-    // A placeholder name asks for none.
-    let (summary, stderr) = summary_of("m", "placeholder");
+    // A bare name, which AIPerf would look up on the hub: the built-in one, said nothing of.
+    let (summary, stderr) = summary_of("m", "bare");
     assert_eq!(summary["tokenizer"], "builtin:gpt2");
     assert!(!stderr.contains("tokenizer"), "{stderr}");
+    // A name AIPerf takes for a placeholder, and `--tokenizer builtin`: AIPerf's built-in one,
+    // tiktoken's o200k_base, prompts cut to length under it.
+    for (args, name) in [("mock-model", "placeholder"), ("m --tokenizer builtin", "aiperf-builtin")] {
+        let (summary, stderr) = summary_of(args, name);
+        assert_eq!(summary["tokenizer"], "o200k_base", "{args}");
+        assert_eq!(summary["input_config"]["tokenizer"]["name"], "o200k_base", "{args}");
+        assert_eq!(summary["input_sequence_length"]["avg"], 40.0, "{args}: {stderr}");
+    }
     // The emitted scenario says so, and builds the same plan.
     let dry = profile_in(dir.path(), &format!("--model acme/hub-bpe {common} --dry-run --emit-scenario out.rhai"));
     assert_eq!(dry.status.code(), Some(0), "{}", String::from_utf8_lossy(&dry.stderr));
@@ -138,4 +146,22 @@ fn aiperf_profile_counts_with_the_model_s_tokenizer_unless_it_cannot_be_had() {
     assert!(scenario.contains(r#"tokenizer: "model""#), "{scenario}");
     let rerun = aiperf_command(dir.path()).args(["run", "out.rhai", "--dry-run"]).output().expect("dry run");
     assert_eq!(String::from_utf8_lossy(&rerun.stdout), String::from_utf8_lossy(&dry.stdout));
+    let dry = profile_in(dir.path(), &format!("--model mock-model {common} --dry-run --emit-scenario tiktoken.rhai"));
+    assert_eq!(dry.status.code(), Some(0), "{}", String::from_utf8_lossy(&dry.stderr));
+    let scenario = std::fs::read_to_string(dir.path().join("tiktoken.rhai")).expect("scenario");
+    assert!(scenario.contains(r#"tokenizer: "o200k_base""#), "{scenario}");
+}
+
+#[test]
+fn a_scenario_counts_with_a_tiktoken_encoding_by_its_name_offline() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let output = run_with_tokenizer(dir.path(), "cl100k_base");
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    let summary = read_json(&dir.path().join("artifacts/tok/profile_export_aiperf.json"));
+    assert_eq!(summary["tokenizer"], "cl100k_base");
+    assert_eq!(summary["input_sequence_length"]["avg"], 40.0);
+    // A name that is no encoding is a model id, looked for as one.
+    let output = run_with_tokenizer(dir.path(), "o300k_base");
+    assert_ne!(output.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&output.stderr).contains(r#"tokenizer "o300k_base" is not cached"#));
 }

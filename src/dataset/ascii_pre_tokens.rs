@@ -3,6 +3,8 @@
 //! - GPT-2 (`ByteLevel`'s own): `'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+`
 //! - Llama 3: `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
 //! - Qwen 2: the same with `\p{N}` for `\p{N}{1,3}`.
+//! - o200k (OpenAI's `o200k_base`, also in `tokenizer.json` files): letters cut by case,
+//!   `[^\r\n\p{L}\p{N}]?[\p{Lu}..]*[\p{Ll}..]+(?i:'s|..)?|[^\r\n\p{L}\p{N}]?[\p{Lu}..]+[\p{Ll}..]*(?i:'s|..)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+`
 //!
 //! BPE never merges across pre-tokens, so encoding or counting pre-token by pre-token gives
 //! the whole text's ids and count exactly, without the regex engine and the pipeline's
@@ -14,18 +16,29 @@ pub(super) enum Pattern {
     Gpt2,
     Llama3,
     Qwen2,
+    O200k,
 }
 
 impl Pattern {
     pub(super) const GPT2_REGEX: &str = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+";
     pub(super) const LLAMA3_REGEX: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
     pub(super) const QWEN2_REGEX: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+    pub(super) const O200K_REGEX: &str = concat!(
+        r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+        r"|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+        r"|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+"
+    );
 
     /// The pattern a `Split` pre-tokenizer's regex is, if it is one of these.
     pub(super) fn of_regex(regex: &str) -> Option<Self> {
-        [(Self::GPT2_REGEX, Self::Gpt2), (Self::LLAMA3_REGEX, Self::Llama3), (Self::QWEN2_REGEX, Self::Qwen2)]
-            .into_iter()
-            .find_map(|(known, pattern)| (known == regex).then_some(pattern))
+        [
+            (Self::GPT2_REGEX, Self::Gpt2),
+            (Self::LLAMA3_REGEX, Self::Llama3),
+            (Self::QWEN2_REGEX, Self::Qwen2),
+            (Self::O200K_REGEX, Self::O200k),
+        ]
+        .into_iter()
+        .find_map(|(known, pattern)| (known == regex).then_some(pattern))
     }
 
     /// Length of the pre-token at the start of `bytes` (not empty).
@@ -34,6 +47,7 @@ impl Pattern {
             Self::Gpt2 => gpt2_pre_token_len(bytes),
             Self::Llama3 => llama3_pre_token_len(bytes, 3),
             Self::Qwen2 => llama3_pre_token_len(bytes, 1),
+            Self::O200k => o200k_pre_token_len(bytes),
         }
     }
 }
@@ -122,11 +136,47 @@ fn llama3_pre_token_len(bytes: &[u8], max_digits: usize) -> usize {
         Class::Digit => return run_of(bytes, Class::Digit).min(max_digits),
         _ => {}
     }
-    // ` ?[^\s\p{L}\p{N}]+[\r\n]*`
+    punctuation_or_space_len(bytes, b"\r\n")
+}
+
+/// Length of the o200k pre-token at the start of `bytes` (not empty). In ASCII its two letter
+/// alternatives (capitals then small letters, at least one small; or at least one capital then
+/// small letters) both end where a run of capitals followed by a run of small letters ends;
+/// a contraction may follow, and one byte that is no letter, digit or line break may lead.
+fn o200k_pre_token_len(bytes: &[u8]) -> usize {
+    let first = class(bytes[0]);
+    let may_lead = !matches!(bytes[0], b'\r' | b'\n') && !matches!(first, Class::Letter | Class::Digit);
+    let start = usize::from(may_lead && bytes.len() > 1 && class(bytes[1]) == Class::Letter);
+    if class(bytes[start]) == Class::Letter {
+        let capitals = bytes[start..].iter().take_while(|byte| byte.is_ascii_uppercase()).count();
+        let small = bytes[start + capitals..].iter().take_while(|byte| byte.is_ascii_lowercase()).count();
+        let end = start + capitals + small;
+        // `(?i:'s|'t|'re|'ve|'m|'ll|'d)?`
+        if bytes.get(end) == Some(&b'\'') {
+            for suffix in CONTRACTIONS {
+                let rest = &bytes[end + 1..];
+                if rest.len() >= suffix.len() && rest[..suffix.len()].eq_ignore_ascii_case(suffix) {
+                    return end + 1 + suffix.len();
+                }
+            }
+        }
+        return end;
+    }
+    if first == Class::Digit {
+        // `\p{N}{1,3}`
+        return run_of(bytes, Class::Digit).min(3);
+    }
+    punctuation_or_space_len(bytes, b"\r\n/")
+}
+
+/// The alternatives Llama 3's and o200k's regexes end with, at a byte that is neither letter nor
+/// digit (nor a letter's lead): ` ?[^\s\p{L}\p{N}]+[<trailing>]*`, `\s*[\r\n]+`, `\s+(?!\S)`,
+/// `\s+`.
+fn punctuation_or_space_len(bytes: &[u8], trailing: &[u8]) -> usize {
     let lead = usize::from(bytes[0] == b' ' && bytes.len() > 1 && class(bytes[1]) == Class::Other);
     if class(bytes[lead]) == Class::Other {
         let end = lead + run_of(&bytes[lead..], Class::Other);
-        return end + bytes[end..].iter().take_while(|&&byte| matches!(byte, b'\r' | b'\n')).count();
+        return end + bytes[end..].iter().take_while(|byte| trailing.contains(byte)).count();
     }
     // Whitespace from here. `\s*[\r\n]+`: up to its last line break.
     let run = run_of(bytes, Class::Space);
@@ -159,9 +209,41 @@ mod tests {
     /// ASCII text built from the pieces the regexes tell apart: contractions in both cases,
     /// letters, digit runs, punctuation, every whitespace byte, line breaks, control bytes.
     fn tricky_ascii(rng: &mut crate::rng::SeededRng, len: usize) -> String {
-        const PARTS: [&str; 30] = [
-            " the", "Hello", "x", "'s", "'S", "'t", "'Re", "'VE", "'m", "'lL", "'d", "'q", " 1", "23", "4567", "!?",
-            ".", " ...", " ", "  ", "\n", "\r\n", "\r", "\t", "\x0b\x0c", "\x01", "\x7f", "(", "'", "_",
+        const PARTS: [&str; 34] = [
+            " the",
+            "Hello",
+            "x",
+            "'s",
+            "'S",
+            "'t",
+            "'Re",
+            "'VE",
+            "'m",
+            "'lL",
+            "'d",
+            "'q",
+            " 1",
+            "23",
+            "4567",
+            "!?",
+            ".",
+            " ...",
+            " ",
+            "  ",
+            "\n",
+            "\r\n",
+            "\r",
+            "\t",
+            "\x0b\x0c",
+            "\x01",
+            "\x7f",
+            "(",
+            "'",
+            "_",
+            "HTTPServer",
+            "ABC",
+            "/",
+            "dON'T",
         ];
         (0..len).map(|_| PARTS[rng.below(PARTS.len() as u64) as usize]).collect()
     }
@@ -174,6 +256,7 @@ mod tests {
             (Pattern::Gpt2, Pattern::GPT2_REGEX),
             (Pattern::Llama3, Pattern::LLAMA3_REGEX),
             (Pattern::Qwen2, Pattern::QWEN2_REGEX),
+            (Pattern::O200k, Pattern::O200K_REGEX),
         ] {
             assert_eq!(Pattern::of_regex(regex), Some(pattern));
             let splitter =
@@ -207,5 +290,14 @@ mod tests {
         assert_eq!(split(Pattern::Llama3, "x.com 'quote'"), ["x", ".com", " '", "quote", "'"]);
         assert_eq!(split(Pattern::Qwen2, "v12"), ["v", "1", "2"]);
         assert_eq!(split(Pattern::Llama3, "end.\r\n\tgo"), ["end", ".\r\n", "\tgo"]);
+    }
+
+    #[test]
+    fn o200k_cuts_letters_by_case_and_keeps_contractions_on_their_word() {
+        assert_eq!(
+            split(Pattern::O200k, "HTTPServer isn't DON'T 12345 a.b/\n/x 'sa"),
+            ["HTTPServer", " isn't", " DON'T", " ", "123", "45", " a", ".b", "/\n/", "x", " '", "sa"]
+        );
+        assert_eq!(split(Pattern::O200k, "camelCase 'quote'"), ["camel", "Case", " '", "quote", "'"]);
     }
 }

@@ -37,6 +37,7 @@ mod split_counts;
 mod synthesized_rows;
 pub mod synthetic;
 mod synthetic_rankings;
+pub mod tiktoken_encodings;
 pub mod tokenizer;
 pub mod tokenizer_hub;
 pub mod trace_links;

@@ -1,5 +1,7 @@
-//! Token counting: a Hugging Face `tokenizer.json` from a path or a model id, or the builtin offline
-//! tokenizer (GPT-2's BPE, embedded in the binary). Counts use add_special_tokens=false.
+//! Token counting: a Hugging Face `tokenizer.json` from a path or a model id, a tiktoken encoding
+//! (`o200k_base`, ...), or the builtin offline tokenizer (GPT-2's BPE); the last two are embedded
+//! in the binary. Counts use add_special_tokens=false (a tiktoken encoding counts a special
+//! token's text as that one token, as AIPerf's tiktoken tokenizer does).
 //!
 //! Long texts are counted in pieces of at most `COUNT_PIECE_BYTES`, so a server's 20 MB "word"
 //! without spaces costs linear time and bounded memory (BPE over one huge pre-token does not).
@@ -7,6 +9,7 @@
 //! ordinary text exact under GPT-2-style pre-tokenizers; a window without whitespace is cut at
 //! a character boundary, which may split one token in two: at most one token more per piece.
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
@@ -18,7 +21,7 @@ use super::ascii_pre_tokens::{self, Pattern};
 use super::builtin_tokenizer::{self, END_OF_TEXT};
 use super::gpt2_bpe::Gpt2Bpe;
 use super::word_counts::WordCounts;
-use super::{split_counts, tokenizer_hub};
+use super::{split_counts, tiktoken_encodings, tokenizer_hub};
 use crate::plan::TokenizerSpec;
 
 /// The longest piece of text tokenized at once when counting.
@@ -46,6 +49,9 @@ enum Kind {
     /// which a run with ASCII prompts no longer waits for before its first request). None if
     /// that load failed (it is logged).
     Builtin { bpe: Gpt2Bpe, pipeline: OnceLock<Option<tokenizers::Tokenizer>> },
+    /// A tiktoken encoding (`specials`: its special tokens, which text may spell): ASCII text
+    /// pre-token by pre-token, other text whole.
+    Encoding { encoding: &'static tiktoken_encodings::Encoding, specials: HashSet<&'static str> },
 }
 
 impl std::fmt::Debug for Tokenizer {
@@ -60,7 +66,25 @@ impl Tokenizer {
             TokenizerSpec::Builtin => Ok(Self::builtin()),
             TokenizerSpec::File { path } => Self::from_path(Path::new(path)),
             TokenizerSpec::Hub { id } | TokenizerSpec::Model { id } => Self::from_hub(id),
+            TokenizerSpec::Encoding { name } => Self::encoding(name),
         }
+    }
+
+    /// A tiktoken encoding by name (`o200k_base`, `cl100k_base`, ...); embedded, needs no network.
+    fn encoding(name: &str) -> Result<Self> {
+        let encoding = tiktoken_encodings::encoding(name)?;
+        let specials = encoding.bpe.special_tokens();
+        Ok(Self {
+            name: name.to_string(),
+            bytes_per_token: OnceLock::new(),
+            ascii_path: Some(AsciiPath::new(
+                tiktoken_encodings::pattern(name),
+                specials.iter().map(|special| special.to_string()).collect(),
+            )),
+            kind: Kind::Encoding { encoding, specials },
+            ascii_words: WordCounts::new(),
+            pipeline_words: WordCounts::new(),
+        })
     }
 
     /// The tokenizer of a Hugging Face model id, from a local cache or the hub; named by the id.
@@ -163,6 +187,7 @@ impl Tokenizer {
                 let tokens = pipeline.get_model().tokenize(&byte_level(word)).ok()?;
                 ids.extend(tokens.iter().map(|token| token.id));
             }
+            Kind::Encoding { encoding, .. } => encoding.word_ids(word.as_bytes(), ids)?,
         }
         Some(())
     }
@@ -184,10 +209,12 @@ impl Tokenizer {
         pieces(text, COUNT_PIECE_BYTES).flat_map(|piece| self.encode(piece)).collect()
     }
 
-    /// The Hugging Face pipeline: the file's, or the builtin one (loaded on first use).
+    /// The Hugging Face pipeline: the file's, or the builtin one (loaded on first use); none
+    /// for a tiktoken encoding.
     fn pipeline(&self) -> Option<&tokenizers::Tokenizer> {
         match &self.kind {
             Kind::File(pipeline) => Some(pipeline),
+            Kind::Encoding { .. } => None,
             Kind::Builtin { pipeline, .. } => pipeline
                 .get_or_init(|| {
                     builtin_tokenizer::load()
@@ -198,8 +225,11 @@ impl Tokenizer {
         }
     }
 
-    /// The token ids of `text` from the whole pipeline.
+    /// The token ids of `text` from the whole pipeline (a tiktoken encoding's whole encoder).
     fn encode_whole(&self, text: &str) -> Vec<u32> {
+        if let Kind::Encoding { encoding, specials } = &self.kind {
+            return encode_tiktoken(&encoding.bpe, specials, text);
+        }
         match self.pipeline().map(|pipeline| pipeline.encode_fast(text, false)) {
             Some(Ok(encoding)) => encoding.get_ids().to_vec(),
             _ => Vec::new(),
@@ -210,7 +240,26 @@ impl Tokenizer {
         match &self.kind {
             Kind::Builtin { .. } => Gpt2Bpe::decode(ids),
             Kind::File(pipeline) => pipeline.decode(ids, false).unwrap_or_default(),
+            // Ids cut mid-character (a prompt cut to length) decode to U+FFFD there.
+            Kind::Encoding { encoding, .. } => encoding
+                .bpe
+                .decode_bytes(ids)
+                .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+                .unwrap_or_default(),
         }
+    }
+}
+
+/// The ids of `text` under a tiktoken encoding, its special tokens' text as those tokens. Where
+/// the regex engine gives up (it can, on hundreds of KiB of one kind of character), each half of
+/// the text as `pieces` cuts it.
+fn encode_tiktoken(bpe: &tiktoken_rs::CoreBPE, specials: &HashSet<&str>, text: &str) -> Vec<u32> {
+    match bpe.encode(text, specials) {
+        Ok((ids, _)) => ids,
+        Err(_) if text.len() >= 8 => {
+            pieces(text, text.len() / 2).flat_map(|half| encode_tiktoken(bpe, specials, half)).collect()
+        }
+        Err(_) => Vec::new(),
     }
 }
 
@@ -257,8 +306,12 @@ mod tests {
     /// ASCII text that stresses the pre-tokenizer: contractions, digit runs, punctuation,
     /// every kind of whitespace, control bytes and the special token.
     fn tricky_ascii(rng: &mut crate::rng::SeededRng, len: usize) -> String {
-        const PARTS: [&str; 24] = [
+        const PARTS: [&str; 28] = [
             " the",
+            "HTTPServer",
+            " DON'T",
+            "/\n/",
+            "<|endofprompt|>",
             "Hello",
             "'s",
             "'t",
@@ -300,6 +353,46 @@ mod tests {
         assert_eq!(t.encode(prose), t.encode_whole(prose));
         assert_eq!(t.count(prose), t.encode_whole(prose).len());
         assert_eq!(t.count("naïve café 東京 it's"), t.encode("naïve café 東京 it's").len(), "non-ASCII text");
+    }
+
+    #[test]
+    fn tiktoken_encodings_count_as_tiktoken_does_word_by_word_too() {
+        // Counts and ids from Python's tiktoken (what AIPerf counts with), allowed_special="all".
+        let texts =
+            ["Hello world!", "HTTPServer isn't DON'T 12345 a.b/\n/x", "naïve café 東京 it's", "done<|endoftext|>next"];
+        let known: [(&str, [usize; 4]); 3] =
+            [("o200k_base", [3, 11, 6, 3]), ("cl100k_base", [3, 13, 9, 3]), ("r50k_base", [3, 17, 10, 3])];
+        for (name, counts) in known {
+            let t = Tokenizer::load(&TokenizerSpec::Encoding { name: name.into() }).unwrap();
+            assert_eq!(texts.map(|text| t.count(text)), counts, "{name}");
+        }
+        let o200k = Tokenizer::load(&TokenizerSpec::Encoding { name: "o200k_base".into() }).unwrap();
+        let ids = [17893, 6444, 12471, 153384, 220, 7633, 2548, 261, 1292, 66186, 87];
+        assert_eq!(o200k.encode(texts[1]), ids);
+        assert_eq!(o200k.decode(&ids), texts[1]);
+        assert_eq!(o200k.name(), "o200k_base");
+
+        let mut rng = crate::rng::SeededRng::new(5);
+        let prose = &crate::dataset::corpus::shakespeare()[..20_000];
+        for name in crate::dataset::tiktoken_encodings::NAMES {
+            let t = Tokenizer::load(&TokenizerSpec::Encoding { name: name.into() }).unwrap();
+            for len in (0..300).map(|i| i % 40) {
+                let text = tricky_ascii(&mut rng, len);
+                assert_eq!(t.encode(&text), t.encode_whole(&text), "{name} on {text:?}");
+                assert_eq!(t.count(&text), t.encode_whole(&text).len(), "{name} on {text:?}");
+            }
+            assert!(t.ascii_pattern(prose).is_some());
+            assert_eq!(t.count(prose), t.encode_whole(prose).len(), "{name} on prose");
+        }
+    }
+
+    #[test]
+    fn a_text_the_tiktoken_regex_gives_up_on_is_encoded_by_halves() {
+        let bpe = &crate::dataset::tiktoken_encodings::encoding("o200k_base").unwrap().bpe;
+        let spaces = " ".repeat(1_200_000);
+        assert!(bpe.encode(&spaces, &HashSet::new()).is_err(), "the regex engine no longer gives up here");
+        let ids = encode_tiktoken(bpe, &HashSet::new(), &spaces);
+        assert_eq!(bpe.decode_bytes(&ids).unwrap().len(), spaces.len());
     }
 
     #[test]

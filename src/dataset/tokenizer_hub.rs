@@ -9,6 +9,7 @@ use bytes::Bytes;
 use http::{StatusCode, Uri};
 use http_body_util::{BodyExt, Empty};
 
+use super::tiktoken_encodings;
 use crate::plan::{TlsSettings, TokenizerSpec};
 use crate::server_metrics::fetch::{ScrapeClient, scrape_client};
 
@@ -20,11 +21,14 @@ const MAX_REDIRECTS: usize = 5;
 const DOWNLOAD_TIMEOUT: Duration = Duration::from_secs(120);
 const TOKENIZER_FILE: &str = "tokenizer.json";
 
-/// What a `tokenizer:` value means: "builtin", an existing file or folder, a hub model id
-/// (`gpt2`, `org/name`), or else a path (whose absence the loader reports).
+/// What a `tokenizer:` value means: "builtin", a tiktoken encoding (`o200k_base`), an existing
+/// file or folder, a hub model id (`gpt2`, `org/name`), or else a path (whose absence the loader
+/// reports).
 pub fn spec_of(value: &str) -> TokenizerSpec {
     if value == "builtin" {
         TokenizerSpec::Builtin
+    } else if tiktoken_encodings::is_encoding(value) {
+        TokenizerSpec::Encoding { name: value.to_string() }
     } else if !Path::new(value).exists() && is_hub_model_id(value) {
         TokenizerSpec::Hub { id: value.to_string() }
     } else {
@@ -117,7 +121,7 @@ pub fn resolve(model_id: &str, settings: &HubSettings) -> Result<PathBuf> {
              To fix it, do one of:\n  \
              - download that tokenizer.json and pass its path: tokenizer: \"/path/to/tokenizer.json\"\n  \
              - place it at {}\n  \
-             - use the offline GPT-2 tokenizer: tokenizer: \"builtin\"\n\
+             - use one built into aiperf: tokenizer: \"builtin\" (GPT-2's BPE) or \"o200k_base\"\n\
              (a gated model needs HF_TOKEN; another hub or mirror is set with HF_ENDPOINT)",
             cached.display()
         )
@@ -286,6 +290,7 @@ mod tests {
     fn tokenizer_values_are_builtin_paths_or_model_ids() {
         assert_eq!(spec_of("builtin"), TokenizerSpec::Builtin);
         assert_eq!(spec_of("gpt2"), TokenizerSpec::Hub { id: "gpt2".into() });
+        assert_eq!(spec_of("cl100k_base"), TokenizerSpec::Encoding { name: "cl100k_base".into() });
         assert_eq!(spec_of("meta-llama/Llama-3.1-8B"), TokenizerSpec::Hub { id: "meta-llama/Llama-3.1-8B".into() });
         assert_eq!(spec_of(FIXTURE), TokenizerSpec::File { path: FIXTURE.into() });
         for path in ["/no/such/tokenizer.json", "./tok", "a/b/c", "tok.json", "../x", "~/tok"] {

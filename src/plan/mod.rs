@@ -16,6 +16,7 @@ mod network_latency;
 mod openings;
 mod outputs;
 mod phase;
+mod placeholder_models;
 mod record_formats;
 mod response_limits;
 mod routing;
@@ -362,6 +363,8 @@ pub enum TokenizerSpec {
     /// The endpoint's model's tokenizer (`id`), as AIPerf counts with it when none is named:
     /// found as `Hub` finds one, else the built-in one, with a warning.
     Model { id: String },
+    /// A tiktoken encoding (`o200k_base`, `cl100k_base`, ...), embedded; AIPerf's `builtin`.
+    Encoding { name: String },
 }
 
 impl TokenizerSpec {
@@ -370,16 +373,24 @@ impl TokenizerSpec {
             TokenizerSpec::Builtin => "builtin:gpt2".to_string(),
             TokenizerSpec::File { path } => path.clone(),
             TokenizerSpec::Hub { id } | TokenizerSpec::Model { id } => id.clone(),
+            TokenizerSpec::Encoding { name } => name.clone(),
         }
     }
 
-    /// AIPerf's default for `model`: its tokenizer when it names a hub repository
-    /// (`org/name`); the built-in one for any other name (`m`, `mock-model`: a placeholder).
+    /// AIPerf's `builtin` tokenizer: tiktoken's o200k_base encoding.
+    pub fn aiperf_builtin() -> Self {
+        TokenizerSpec::Encoding { name: "o200k_base".to_string() }
+    }
+
+    /// AIPerf's default for `model`: its tokenizer when it names a hub repository (`org/name`);
+    /// AIPerf's built-in one for a name AIPerf takes for a placeholder (`mock-model`, `test`);
+    /// this project's built-in one for any other name (`m`, which AIPerf would look up on the hub).
     pub fn default_for(model: &str) -> Self {
         match model.split_once('/') {
             Some((org, name)) if !org.is_empty() && !name.is_empty() && !name.contains('/') => {
                 TokenizerSpec::Model { id: model.to_string() }
             }
+            _ if placeholder_models::is_placeholder(model) => Self::aiperf_builtin(),
             _ => TokenizerSpec::Builtin,
         }
     }

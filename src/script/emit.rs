@@ -99,6 +99,7 @@ pub(super) fn run_map(plan: &Plan, named: bool, repeat: &str, api_key: ApiKey, d
             TokenizerSpec::File { path } => path,
             TokenizerSpec::Hub { id } => id,
             TokenizerSpec::Model { .. } => MODEL_TOKENIZER,
+            TokenizerSpec::Encoding { name } => name,
         })
     ));
     keys.push(format!("request_timeout: {}", float(plan.request_timeout_s)));

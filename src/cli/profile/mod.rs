@@ -118,7 +118,7 @@ pub fn profile(args: &[String], runtime: &tokio::runtime::Runtime) -> i32 {
 const FLAG_TERMS: &[(&str, &str)] = &[
     ("preflight: #{ wait_timeout: seconds(60) }", "--wait-for-model-timeout 60"),
     ("or skip the check with preflight: false", "or check that --url names the server"),
-    ("tokenizer: \"builtin\"", "--tokenizer builtin"),
+    ("tokenizer: \"builtin\" (GPT-2's BPE) or \"o200k_base\"", "--tokenizer builtin (tiktoken's o200k_base, AIPerf's)"),
 ];
 
 /// An error of the generated scenario as an `aiperf profile` user reads it: the advice it

@@ -126,7 +126,7 @@ pub const TOKENIZER: Group = Group {
             &["--tokenizer"],
             "benchmark.tokenizer.name",
             Kind::Text,
-            "Hugging Face model id or tokenizer.json path [default: the built-in GPT-2 BPE]",
+            "Hugging Face model id, tokenizer.json path, tiktoken encoding (o200k_base, cl100k_base, ...), or `builtin` (o200k_base, as AIPerf's) [default: the model's; o200k_base for a placeholder name such as mock-model; else the built-in GPT-2 BPE]",
         ),
         note(&["--tokenizer-revision"], Arity::One, "tokenizers are fetched from the hub's main revision"),
         note(&["--tokenizer-trust-remote-code"], Arity::Switch, "tokenizer.json files run no code"),

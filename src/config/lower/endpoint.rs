@@ -209,13 +209,13 @@ pub fn uses_server_token_count(benchmark: &Value) -> Result<bool, ConfigError> {
     Ok(opt_bool(&endpoint, "use_server_token_count", "endpoint.use_server_token_count")?.unwrap_or(false))
 }
 
-/// `tokenizer.name` (a hub id or a path); without one, the model's, as AIPerf defaults to it
-/// (`TokenizerSpec::default_for`).
+/// `tokenizer.name` (a hub id, a path, a tiktoken encoding, or `builtin`: AIPerf's, o200k_base);
+/// without one, the model's, as AIPerf defaults to it (`TokenizerSpec::default_for`).
 pub fn tokenizer(benchmark: &Value) -> Result<TokenizerSpec, ConfigError> {
     let tokenizer = benchmark.get("tokenizer").cloned().unwrap_or(Value::Null);
     Ok(match opt_str(&tokenizer, "name", "tokenizer.name")? {
         None => TokenizerSpec::default_for(&model(benchmark)?),
-        Some("builtin") => TokenizerSpec::Builtin,
+        Some("builtin") => TokenizerSpec::aiperf_builtin(),
         Some(name) => tokenizer_hub::spec_of(name),
     })
 }
