@@ -9,7 +9,7 @@ use std::path::Path;
 
 use anyhow::{Result, bail};
 
-use super::exact_length::text_of_length;
+use super::exact_length::{CountedText, text_of_length};
 use super::fields::{Record, json_lines};
 use super::{DatasetEntry, corpus, tokenizer::Tokenizer};
 use crate::rng::SeededRng;
@@ -64,31 +64,44 @@ impl<'a> Blocks<'a> {
     }
 
     fn block(&mut self, hash_id: u64, tokens: u64) -> String {
-        let offset = self.offset(hash_id);
+        let (tokenizer, offset) = (self.tokenizer, self.offset(hash_id));
+        let make = |tokens: u64| match tokenizer.block_separator() {
+            Some(separator) if tokens > 1 => {
+                format!(
+                    "{separator}{}",
+                    text_of_length(tokenizer, None, corpus::shakespeare(), offset, tokens - 1).text
+                )
+            }
+            Some(separator) => separator.to_string(),
+            None => text_of_length(tokenizer, None, corpus::shakespeare(), offset, tokens).text,
+        };
         if tokens < self.block_size {
-            return text_of_length(self.tokenizer, None, corpus::shakespeare(), offset, tokens).text;
+            return make(tokens);
         }
-        let (tokenizer, size) = (self.tokenizer, self.block_size);
-        self.full
-            .entry(hash_id)
-            .or_insert_with(|| text_of_length(tokenizer, None, corpus::shakespeare(), offset, size).text)
-            .clone()
+        let size = self.block_size;
+        self.full.entry(hash_id).or_insert_with(|| make(size)).clone()
     }
 
-    /// The prompt of one trace line (`line` seeds the text beyond its blocks).
+    /// The prompt of one trace line (`line` seeds the text beyond its blocks): its blocks, each
+    /// begun with the tokenizer's block separator as AIPerf begins them (so no two blocks' text
+    /// merges into a token: the blocks count exactly; without one, joined by a space), then
+    /// text of its own to exactly `input_length` tokens.
     pub(super) fn prompt(&mut self, hash_ids: &[u64], input_length: u64, line: u64) -> String {
-        let mut parts = Vec::with_capacity(hash_ids.len() + 1);
+        let join = if self.tokenizer.block_separator().is_some() { "" } else { " " };
+        let mut blocks = Vec::with_capacity(hash_ids.len());
         let mut left = input_length;
         for &hash_id in hash_ids {
             let tokens = left.min(self.block_size);
-            parts.push(self.block(hash_id, tokens));
+            blocks.push(self.block(hash_id, tokens));
             left -= tokens;
         }
-        if left > 0 {
-            let offset = SeededRng::new(self.seed ^ !line).below(corpus::shakespeare().len() as u64) as usize;
-            parts.push(text_of_length(self.tokenizer, None, corpus::shakespeare(), offset, left).text);
+        let blocks = blocks.join(join);
+        if left == 0 {
+            return blocks;
         }
-        parts.join(" ")
+        let offset = SeededRng::new(self.seed ^ !line).below(corpus::shakespeare().len() as u64) as usize;
+        let head = (!blocks.is_empty()).then(|| CountedText::of(self.tokenizer, blocks));
+        text_of_length(self.tokenizer, head.as_ref(), corpus::shakespeare(), offset, input_length).text
     }
 }
 
@@ -108,17 +121,19 @@ mod tests {
         let mut blocks = Blocks { tokenizer: &tokenizer, block_size: 512, seed: 0, full: HashMap::new() };
         let block_7 = blocks.block(7, 512);
         assert_eq!(tokenizer.count(&block_7), 512);
-        // Both lines start with hash id 7's block; what follows differs (ids 8 and 9).
-        assert!(entries[0].prompt.starts_with(&format!("{block_7} ")));
-        assert!(entries[1].prompt.starts_with(&format!("{block_7} ")));
+        // Both lines start with hash id 7's block; what follows differs (ids 8 and 9), each block
+        // begun with the separator.
+        assert!(block_7.starts_with("<|endoftext|>"));
+        assert!(entries[0].prompt.starts_with(&format!("{block_7}<|endoftext|>")));
+        assert!(entries[1].prompt.starts_with(&format!("{block_7}<|endoftext|>")));
         let rest_0 = &entries[0].prompt[block_7.len()..];
         let rest_1 = &entries[1].prompt[block_7.len()..];
         assert_ne!(rest_0.get(..40), rest_1.get(..40), "hash ids 8 and 9 give different blocks");
         assert!(!entries[2].prompt.starts_with(&block_7[..200]), "hash id 11 is not 7");
 
-        // Lengths follow input_length (a join between blocks may merge or split a token).
-        for (entry, input_length) in entries.iter().zip([600i64, 700, 300]) {
-            assert!((entry.input_tokens as i64 - input_length).abs() <= 2, "{} vs {input_length}", entry.input_tokens);
+        // Lengths are input_length exactly.
+        for (entry, input_length) in entries.iter().zip([600, 700, 300]) {
+            assert_eq!(entry.input_tokens, input_length);
             assert_eq!(entry.input_tokens as usize, tokenizer.count(&entry.prompt));
         }
         assert_eq!(entries[2].input_tokens, 300, "a single partial block is exact");
@@ -132,10 +147,24 @@ mod tests {
         let entries = parse(path, trace, &tokenizer, 16, 3).unwrap();
         let mut blocks = Blocks { tokenizer: &tokenizer, block_size: 16, seed: 3, full: HashMap::new() };
         let block_1 = blocks.block(1, 16);
-        assert!(entries[0].prompt.starts_with(&format!("{block_1} ")));
-        assert!(entries[1].prompt.starts_with(&format!("{block_1} ")));
-        assert!((entries[1].input_tokens as i64 - 50).abs() <= 2, "{}", entries[1].input_tokens);
+        assert!(entries[0].prompt.starts_with(&format!("{block_1}<|endoftext|>")));
+        assert!(entries[1].prompt.starts_with(&format!("{block_1} ")), "text of its own after the blocks");
+        assert_eq!(entries.iter().map(|entry| entry.input_tokens).collect::<Vec<_>>(), [40, 50]);
         assert_eq!(entries[0].max_tokens, None);
+    }
+
+    #[test]
+    fn without_a_separator_blocks_are_joined_by_a_space_and_the_text_after_them_evens_the_count() {
+        let tokenizer = Tokenizer::load(&crate::plan::TokenizerSpec::File {
+            path: concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/trained-bytelevel-bpe-8k.tokenizer.json").into(),
+        })
+        .unwrap();
+        assert_eq!(tokenizer.block_separator(), None);
+        let mut blocks = Blocks::new(&tokenizer, 16, 3);
+        let block_1 = blocks.block(1, 16);
+        let prompt = blocks.prompt(&[1, 2], 45, 0);
+        assert!(prompt.starts_with(&format!("{block_1} ")));
+        assert_eq!(tokenizer.count(&prompt), 45);
     }
 
     #[test]

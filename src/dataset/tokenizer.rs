@@ -38,6 +38,9 @@ pub struct Tokenizer {
     /// goes through the pipeline (`split_counts`: its pre-tokens as the model reads them).
     ascii_words: WordCounts,
     pipeline_words: WordCounts,
+    /// The text of the token AIPerf starts each hash-id block of a trace's prompt with (its
+    /// BOS, else its EOS), if the tokenizer has one that counts as a single token.
+    block_separator: Option<String>,
 }
 
 enum Kind {
@@ -81,6 +84,7 @@ impl Tokenizer {
                 tiktoken_encodings::pattern(name),
                 specials.iter().map(|special| special.to_string()).collect(),
             )),
+            block_separator: specials.contains(END_OF_TEXT).then(|| END_OF_TEXT.to_string()),
             kind: Kind::Encoding { encoding, specials },
             ascii_words: WordCounts::new(),
             pipeline_words: WordCounts::new(),
@@ -102,6 +106,7 @@ impl Tokenizer {
             ascii_path: Some(AsciiPath::new(Pattern::Gpt2, vec![END_OF_TEXT.to_string()])),
             ascii_words: WordCounts::new(),
             pipeline_words: WordCounts::new(),
+            block_separator: Some(END_OF_TEXT.to_string()),
         }
     }
 
@@ -132,6 +137,7 @@ impl Tokenizer {
             name: path.display().to_string(),
             bytes_per_token: OnceLock::new(),
             ascii_path: AsciiPath::of(&inner),
+            block_separator: block_separator_of(&file, &inner),
             kind: Kind::File(inner),
             ascii_words: WordCounts::new(),
             pipeline_words: WordCounts::new(),
@@ -145,6 +151,13 @@ impl Tokenizer {
 
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// The token text a trace's hash-id blocks each begin with, as AIPerf begins them: the
+    /// tokenizer's BOS, else its EOS (`<|endoftext|>` for GPT-2 and the tiktoken encodings; a
+    /// `tokenizer.json`'s from the `tokenizer_config.json` beside it); None without one.
+    pub fn block_separator(&self) -> Option<&str> {
+        self.block_separator.as_deref()
     }
 
     /// Bytes per token of typical text under this tokenizer: `measure`'s answer, asked once.
@@ -248,6 +261,19 @@ impl Tokenizer {
                 .unwrap_or_default(),
         }
     }
+}
+
+/// The BOS, else the EOS, that the `tokenizer_config.json` beside `file` names (as a string or
+/// as `{"content": ..}`), if `pipeline` has it as an added token (so it counts as one token).
+fn block_separator_of(file: &Path, pipeline: &tokenizers::Tokenizer) -> Option<String> {
+    let config: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(file.with_file_name("tokenizer_config.json")).ok()?).ok()?;
+    let added: HashSet<String> = pipeline.get_added_tokens_decoder().into_values().map(|token| token.content).collect();
+    ["bos_token", "eos_token"].into_iter().find_map(|key| {
+        let token = &config[key];
+        let text = token.as_str().or_else(|| token["content"].as_str())?;
+        added.contains(text).then(|| text.to_string())
+    })
 }
 
 /// The ids of `text` under a tiktoken encoding, its special tokens' text as those tokens. Where
@@ -438,6 +464,31 @@ mod tests {
         let path = dir.path().join("tokenizer.json");
         std::fs::write(&path, json.to_string()).unwrap();
         (Tokenizer::from_path(&path).unwrap(), dir)
+    }
+
+    #[test]
+    fn the_block_separator_is_the_configured_bos_else_eos_when_it_is_one_token() {
+        let with_config = |config: &str| {
+            let (_, dir) = fixture_changed(|_| {});
+            std::fs::write(dir.path().join("tokenizer_config.json"), config).unwrap();
+            let tokenizer = Tokenizer::from_path(&dir.path().join("tokenizer.json")).unwrap();
+            tokenizer.block_separator().map(str::to_string)
+        };
+        // The fixture's one added token is <|endoftext|>.
+        assert_eq!(
+            with_config(r#"{"bos_token": "<|endoftext|>", "eos_token": "</s>"}"#).as_deref(),
+            Some("<|endoftext|>")
+        );
+        assert_eq!(
+            with_config(r#"{"bos_token": null, "eos_token": {"content": "<|endoftext|>"}}"#).as_deref(),
+            Some("<|endoftext|>")
+        );
+        assert_eq!(with_config(r#"{"bos_token": "<s>"}"#), None, "not a token of this tokenizer");
+        assert_eq!(with_config("not json"), None);
+        assert_eq!(fixture_changed(|_| {}).0.block_separator(), None, "no config beside the file");
+        assert_eq!(Tokenizer::builtin().block_separator(), Some("<|endoftext|>"));
+        let o200k = Tokenizer::load(&TokenizerSpec::Encoding { name: "o200k_base".into() }).unwrap();
+        assert_eq!(o200k.block_separator(), Some("<|endoftext|>"));
     }
 
     #[test]
