@@ -363,7 +363,7 @@ fn synthetic_prompts_share_a_system_prompt_and_prefixes_and_keep_their_exact_isl
     );
     assert_eq!(run.code(), Some(0), "stderr: {}", run.stderr());
     for record in run.records("shaped") {
-        assert_eq!(metric(&record, "input_sequence_length"), 96 + 40, "ISL plus the system prompt, exactly");
+        assert_eq!(metric(&record, "input_sequence_length"), 32 + 96 + 40, "prefix, ISL and system prompt, exactly");
     }
     let inputs = read_json(&run.artifacts("shaped").join("inputs.json"));
     let payloads: Vec<&Value> = inputs["data"].as_array().expect("data").iter().map(|s| &s["payloads"][0]).collect();

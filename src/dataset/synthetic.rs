@@ -1,6 +1,7 @@
 //! Synthetic prompts: ISL and OSL drawn from normal distributions (or a weighted mixture of
 //! pairs), each prompt cut from the corpus to exactly its ISL under the run's tokenizer, with
-//! an optional shared system prompt, prefix pool or cache-busting marker; with a conversation
+//! an optional shared system prompt, prefix pool (a prefix before a conversation's first
+//! prompt, its tokens added to the ISL, as AIPerf adds them) or cache-busting marker; with a conversation
 //! shape, each entry is a session of several prompts. Seeded: the same seed and tokenizer give
 //! byte-identical prompts.
 
@@ -35,7 +36,7 @@ pub fn generate(spec: &SyntheticDataset, tokenizer: &Tokenizer) -> Vec<DatasetEn
         (0..pool.prefixes as u64)
             .map(|index| {
                 let offset = corpus_offset(seed ^ PREFIX_SALT.wrapping_mul(index + 1), text);
-                Prefix { offset, cut: text_of_length(tokenizer, None, text, offset, pool.length) }
+                Prefix { cut: text_of_length(tokenizer, None, text, offset, pool.length) }
             })
             .collect()
     });
@@ -53,7 +54,10 @@ pub fn generate(spec: &SyntheticDataset, tokenizer: &Tokenizer) -> Vec<DatasetEn
             let prefix = if options.cache_bust || prefixes.is_empty() {
                 None
             } else {
-                Some(rng.below(prefixes.len() as u64) as usize)
+                // Drawn for every prompt, so the prompts stay the sequence the seed gives
+                // without conversations; only a conversation's first turn starts with it.
+                let pick = rng.below(prefixes.len() as u64) as usize;
+                first_turn(turns.as_deref(), index / batch_size).then_some(pick)
             };
             Draw { index, input_tokens, output_tokens, offset, prefix }
         })
@@ -189,22 +193,22 @@ where
     })
 }
 
-/// One prefix of the pool and where in the corpus it was cut.
+/// One prefix of the pool.
 struct Prefix {
-    offset: usize,
     cut: CountedText,
 }
 
 impl Prefix {
-    /// A prompt of `target` tokens that starts with this prefix, the rest cut from `offset`.
-    /// A prompt no longer than the prefix is the prefix's own start.
-    fn prompt(&self, tokenizer: &Tokenizer, offset: usize, target: u64) -> CountedText {
-        let text = corpus::shakespeare();
-        if self.cut.tokens >= target {
-            return text_of_length(tokenizer, None, text, self.offset, target);
-        }
-        text_of_length(tokenizer, Some(&self.cut), text, offset, target)
+    /// This prefix, then `tokens` tokens cut from `offset`: as AIPerf adds a pooled prefix to
+    /// the prompt's own ISL, the prompt has the prefix's tokens and `tokens` more.
+    fn prompt(&self, tokenizer: &Tokenizer, offset: usize, tokens: u64) -> CountedText {
+        text_of_length(tokenizer, Some(&self.cut), corpus::shakespeare(), offset, self.cut.tokens + tokens)
     }
+}
+
+/// Whether entry `entry` begins its conversation (every entry does without conversations).
+fn first_turn(turns: Option<&[FileTurn]>, entry: usize) -> bool {
+    turns.and_then(|turns| turns.get(entry)).is_none_or(|turn| turn.index == 0)
 }
 
 /// The ISL and OSL distributions of the next prompt: a weighted draw from the mixture if
@@ -390,8 +394,19 @@ mod tests {
             assert_eq!(entry.input_tokens as usize, tokenizer.count(&entry.prompt));
             assert!(prefixes.iter().any(|p| entry.prompt.starts_with(p.as_str())), "{}", entry.prompt);
         }
-        let exact = SyntheticDataset { isl: fixed(100.0), ..dataset };
-        assert!(generate(&exact, &tokenizer).iter().all(|e| e.input_tokens == 100), "the ISL stays exact");
+        let exact = SyntheticDataset { isl: fixed(100.0), ..dataset.clone() };
+        assert!(generate(&exact, &tokenizer).iter().all(|e| e.input_tokens == 140), "the prefix adds to the ISL");
+
+        // In conversations only the first turn starts with a prefix, as AIPerf sends it.
+        let conversation = ConversationShape { turns: Dist::fixed(3.0), turn_delay_s: Dist::fixed(0.0) };
+        let options =
+            SyntheticOptions { prefix_pool: Some(pool), conversation: Some(conversation), ..Default::default() };
+        let sessions = SyntheticDataset { entries: 4, isl: fixed(20.0), ..with(options) };
+        for entry in generate(&sessions, &tokenizer) {
+            let first = entry.turn.is_some_and(|turn| turn.index == 0);
+            assert_eq!(entry.input_tokens, if first { 60 } else { 20 });
+            assert_eq!(prefixes.iter().any(|p| entry.prompt.starts_with(p.as_str())), first, "{}", entry.prompt);
+        }
     }
 
     #[test]

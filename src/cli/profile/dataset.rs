@@ -199,7 +199,7 @@ pub const PREFIX_PROMPT: Group = Group {
             &["--prompt-prefix-length", "--prefix-prompt-length"],
             "benchmark.datasets.main.prefix_prompts.length",
             Kind::Int,
-            "Tokens of each prefix [default: 0]",
+            "Tokens of each prefix, added to the ISL of a conversation's first prompt [default: 0]",
         ),
         set(
             &["--shared-system-prompt-length"],
