@@ -63,7 +63,8 @@ pub fn generate(spec: &SyntheticDataset, tokenizer: &Tokenizer) -> Vec<DatasetEn
         })
         .collect();
     let cut = |draw: &Draw| {
-        if options.cache_bust {
+        // A conversation's later turns carry its first turn, marker and all, in their history.
+        if options.cache_bust && first_turn(turns.as_deref(), draw.index / batch_size) {
             let marker = CountedText::of(tokenizer, cache_bust_marker(seed, draw.index));
             text_of_length(tokenizer, Some(&marker), text, draw.offset, draw.input_tokens)
         } else if let Some(prefix) = draw.prefix {
@@ -439,7 +440,17 @@ mod tests {
         markers.dedup();
         assert_eq!(markers.len(), 50);
         assert!(entries.iter().all(|e| e.input_tokens == 64), "the marker counts in the exact ISL");
-        let other_seed = generate(&SyntheticDataset { random_seed: 8, ..dataset }, &tokenizer);
+        let other_seed = generate(&SyntheticDataset { random_seed: 8, ..dataset.clone() }, &tokenizer);
         assert_ne!(entries[0].prompt.split(' ').next(), other_seed[0].prompt.split(' ').next());
+
+        // In conversations the first turn alone opens with one, as AIPerf marks them.
+        let conversation = ConversationShape { turns: Dist::fixed(3.0), turn_delay_s: Dist::fixed(0.0) };
+        let options = SyntheticOptions { cache_bust: true, conversation: Some(conversation), ..Default::default() };
+        let sessions = SyntheticDataset { entries: 4, isl: fixed(30.0), ..with(options) };
+        for entry in generate(&sessions, &tokenizer) {
+            let first = entry.turn.is_some_and(|turn| turn.index == 0);
+            assert_eq!(entry.prompt.starts_with('['), first, "{}", entry.prompt);
+            assert_eq!(entry.input_tokens, 30);
+        }
     }
 }
