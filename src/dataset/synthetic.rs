@@ -1,9 +1,9 @@
 //! Synthetic prompts: ISL and OSL drawn from normal distributions (or a weighted mixture of
 //! pairs), each prompt cut from the corpus to exactly its ISL under the run's tokenizer, with
 //! an optional shared system prompt, prefix pool (a prefix before a conversation's first
-//! prompt, its tokens added to the ISL, as AIPerf adds them) or cache-busting marker; with a conversation
-//! shape, each entry is a session of several prompts. Seeded: the same seed and tokenizer give
-//! byte-identical prompts.
+//! prompt, its tokens added to the ISL, as AIPerf adds them) or cache-busting marker (in the
+//! ISL, on a conversation's first prompt); with a conversation shape, each entry is a session
+//! of several prompts. Seeded: the same seed and tokenizer give byte-identical prompts.
 
 use std::sync::Arc;
 
