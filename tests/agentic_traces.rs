@@ -73,6 +73,28 @@ fn weka_run(flags: &str) -> BTreeMap<String, Vec<Value>> {
 }
 
 #[test]
+fn a_compaction_in_a_weka_trace_restarts_the_history_with_the_recorded_context() {
+    // The third request's context (30 tokens) is less than the second's and its answer (63):
+    // the session compacted it. The fourth grows from there by 17 tokens.
+    let trace = r#"{"id": "c1", "models": ["m"], "block_size": 16, "hash_id_scope": "local", "requests": [
+      {"t": 0.0, "type": "n", "model": "m", "in": 40, "out": 3, "hash_ids": [1, 2, 3], "api_time": 0.01},
+      {"t": 0.1, "type": "n", "model": "m", "in": 60, "out": 3, "hash_ids": [1, 2, 3, 4], "api_time": 0.01},
+      {"t": 0.2, "type": "n", "model": "m", "in": 30, "out": 3, "hash_ids": [1, 7], "api_time": 0.01},
+      {"t": 0.3, "type": "n", "model": "m", "in": 50, "out": 3, "hash_ids": [1, 7, 8], "api_time": 0.01}
+    ]}"#;
+    let dir = tempfile::tempdir().expect("dir");
+    std::fs::write(dir.path().join("trace.json"), trace).expect("write the trace");
+    profile(
+        dir.path(),
+        "--model m --url mock --endpoint-type chat --input-file trace.json --custom-dataset-type weka_trace \
+         --concurrency 1 --request-count 4 --ignore-trace-delays --artifact-dir out",
+    );
+    let turns = conversations(&json_lines(&dir.path().join("out/profile_export.jsonl"))).remove("c1").expect("c1");
+    let isl = |record: &Value| record["metrics"]["input_sequence_length"]["value"].as_u64().expect("an ISL");
+    assert_eq!(turns.iter().map(isl).collect::<Vec<_>>(), [40, 60, 30, 50], "each turn the context it recorded");
+}
+
+#[test]
 fn a_weka_trace_plays_its_root_and_sub_agent_with_the_recorded_gaps() {
     let sessions = weka_run("");
     let sizes: Vec<usize> = sessions.values().map(Vec::len).collect();

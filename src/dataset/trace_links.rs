@@ -52,6 +52,7 @@ pub fn linked_sessions(links: &[TraceLink]) -> Result<Vec<Arc<TraceSession>>, St
                 spawned_in_flight: false,
                 inherits_history: false,
                 theoretical_prefix_blocks: Vec::new(),
+                context_restarts: Vec::new(),
                 source_kind: None,
                 source_items: Vec::new(),
                 source_inner_items: Vec::new(),

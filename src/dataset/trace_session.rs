@@ -34,6 +34,10 @@ pub struct TraceSession {
     /// conversations (weka's `hash_ids`, AIPerf's theoretical prefix-cache hit); empty when
     /// the trace has none.
     pub theoretical_prefix_blocks: Vec<(u32, u32)>,
+    /// Its turns whose recorded context shrank (a compaction: a weka request's `in` below the
+    /// previous one's `in` plus `out`): each starts the history afresh, its own prompt the
+    /// whole recorded context.
+    pub context_restarts: Vec<u32>,
     /// How many conversations after its root's this one comes in the dataset (0 for a root):
     /// a conversation's tree is laid out whole, root first, so a phase that hands out sessions
     /// in dataset order finds the root's session this many sessions back (the records'
@@ -61,6 +65,11 @@ pub struct TraceSource {
 }
 
 impl TraceSession {
+    /// Whether turn `turn` starts the history afresh (`context_restarts`).
+    pub fn restarts_at(&self, turn: u32) -> bool {
+        self.context_restarts.contains(&turn)
+    }
+
     /// A root conversation named `id`.
     pub fn root(id: &str) -> Self {
         let id: Arc<str> = Arc::from(id);
@@ -75,6 +84,7 @@ impl TraceSession {
             spawned_in_flight: false,
             inherits_history: false,
             theoretical_prefix_blocks: Vec::new(),
+            context_restarts: Vec::new(),
             sessions_after_root: 0,
             source_kind: None,
             source_items: Vec::new(),

@@ -43,6 +43,9 @@ pub(super) struct NextTurn {
     pub input_tokens: u64,
     said: Said,
     prompt_tokens: u64,
+    /// It starts the history afresh (an agentic trace's compaction): sent without the earlier
+    /// turns, and the history after it begins with it.
+    restarts: bool,
 }
 
 impl Conversation {
@@ -53,11 +56,16 @@ impl Conversation {
         let openings = [prepared.system_prompt.as_deref(), prepared.user_context.as_deref()];
         let opening_tokens: u64 = openings.iter().flatten().map(|opening| opening.tokens).sum();
         let prompt_tokens = prepared.input_tokens.saturating_sub(opening_tokens);
+        let restarts =
+            prepared.trace.as_ref().zip(prepared.turn).is_some_and(|(trace, turn)| trace.restarts_at(turn.index));
+        let (history, history_tokens) =
+            if restarts { (&[][..], 0) } else { (&self.exchanges[..], self.history_tokens) };
         let next = |body: Bytes, said: Said| NextTurn {
             body,
-            input_tokens: self.history_tokens + prepared.input_tokens,
+            input_tokens: history_tokens + prepared.input_tokens,
             said,
             prompt_tokens,
+            restarts,
         };
         let unchanged = || next(prepared.body.clone(), Said::Text(String::new()));
         if prepared.verbatim {
@@ -77,11 +85,11 @@ impl Conversation {
                 return unchanged();
             }
             let said = Said::Messages(message.to_vec());
-            if self.exchanges.is_empty() {
+            if history.is_empty() {
                 return next(prepared.body.clone(), said);
             }
             let mut conversation: Vec<Value> = before.to_vec();
-            for exchange in &self.exchanges {
+            for exchange in history {
                 if let Said::Messages(earlier) = &exchange.said {
                     conversation.extend(earlier.iter().cloned());
                     conversation.push(json!({ "role": "assistant", "content": exchange.answer }));
@@ -96,11 +104,11 @@ impl Conversation {
         };
         let opening: String = openings.iter().flatten().map(|opening| completions_opening(&opening.text)).collect();
         let prompt = whole.strip_prefix(opening.as_str()).unwrap_or(whole).to_string();
-        if self.exchanges.is_empty() {
+        if history.is_empty() {
             return next(prepared.body.clone(), Said::Text(prompt));
         }
         let mut text = opening;
-        for exchange in &self.exchanges {
+        for exchange in history {
             if let Said::Text(earlier) = &exchange.said {
                 text.push_str(earlier);
                 text.push_str(&exchange.answer);
@@ -112,8 +120,11 @@ impl Conversation {
         next(Bytes::from(Value::Object(body).to_string()), Said::Text(prompt))
     }
 
-    /// Add a finished turn to the history.
+    /// Add a finished turn to the history (after the history it restarts, if it does).
     pub fn remember(&mut self, turn: NextTurn, answer: Answer) {
+        if turn.restarts {
+            *self = Conversation::default();
+        }
         let tokens = turn.prompt_tokens + answer.tokens;
         self.history_tokens += tokens;
         self.exchanges.push(Exchange { said: turn.said, answer: answer.text, tokens });

@@ -220,10 +220,9 @@ pub(super) fn tree(trace: &Trace, handling: &TraceHandling, tokenizer: &Tokenize
     let mut root = TraceSession::root(&trace.id);
     root.source_kind = Some(Arc::from("weka_main"));
     root.source_items = roots.iter().map(|(at, _)| *at as u32).collect();
-    let mut tree = vec![TraceConversation {
-        session: root,
-        turns: turns(&root_requests, &root_timings, &mut prompts, tokenizer, 0),
-    }];
+    let (root_turns, restarts) = turns(&root_requests, &root_timings, &mut prompts, tokenizer, 0);
+    root.context_restarts = restarts;
+    let mut tree = vec![TraceConversation { session: root, turns: root_turns }];
     let mut block_requests: Vec<BlockRequest> = roots
         .iter()
         .enumerate()
@@ -263,7 +262,9 @@ pub(super) fn tree(trace: &Trace, handling: &TraceHandling, tokenizer: &Tokenize
             turn,
             hash_ids: &request.hash_ids,
         }));
-        tree.push(TraceConversation { session, turns: turns(requests, &timings, &mut prompts, tokenizer, salt) });
+        let (turns, restarts) = turns(requests, &timings, &mut prompts, tokenizer, salt);
+        session.context_restarts = restarts;
+        tree.push(TraceConversation { session, turns });
     }
     let hits = prefix_hits(block_requests, tree.len());
     for (conversation, blocks) in tree.iter_mut().zip(hits) {
@@ -272,21 +273,28 @@ pub(super) fn tree(trace: &Trace, handling: &TraceHandling, tokenizer: &Tokenize
     Some(tree)
 }
 
-/// A conversation's turns: the first its hash-id blocks, each later one what the context grew
-/// by since the previous request and its answer.
+/// A conversation's turns, and those that start its history afresh: the first its hash-id
+/// blocks, each later one what the context grew by since the previous request and its answer;
+/// where the recorded context shrank instead (a compaction), the turn restarts the history
+/// with its own hash-id blocks, the whole context it recorded, as AIPerf 0.13 rebuilds it.
 fn turns(
     requests: &[Request],
     timings: &[TurnTiming],
     prompts: &mut TracePrompts,
     tokenizer: &Tokenizer,
     salt: u64,
-) -> Vec<DatasetEntry> {
+) -> (Vec<DatasetEntry>, Vec<u32>) {
     let mut turns = Vec::with_capacity(requests.len());
+    let mut restarts = Vec::new();
     for (k, (request, timing)) in requests.iter().zip(timings).enumerate() {
         let prompt = match k.checked_sub(1).map(|previous| &requests[previous]) {
             None => prompts.first(&request.hash_ids, request.input_tokens.max(1), salt),
+            Some(previous) if request.input_tokens < previous.input_tokens + previous.output_tokens => {
+                restarts.push(k as u32);
+                prompts.first(&request.hash_ids, request.input_tokens.max(1), salt + k as u64)
+            }
             Some(previous) => {
-                let grown = request.input_tokens.saturating_sub(previous.input_tokens + previous.output_tokens);
+                let grown = request.input_tokens - (previous.input_tokens + previous.output_tokens);
                 prompts.growth(grown, salt + k as u64)
             }
         };
@@ -294,7 +302,7 @@ fn turns(
         entry.turn = Some(FileTurn { index: k as u32, delay_ms: timing.delay_ms, timestamp_ms: timing.timestamp_ms });
         turns.push(entry);
     }
-    turns
+    (turns, restarts)
 }
 
 #[cfg(test)]
