@@ -110,6 +110,22 @@ fn synthetic_prompts_are_as_many_as_the_conversations_or_requests_asked_for_as_i
 }
 
 #[test]
+fn a_trace_block_size_leaves_synthetic_prompt_lengths_as_drawn_as_in_aiperf() {
+    let dir = tempfile::tempdir().expect("dir");
+    let output = profile(
+        dir.path(),
+        "--model m --url mock --isl 100 --osl 2 --isl-block-size 64 --concurrency 2 --request-count 4 --artifact-dir out",
+    );
+    assert_ok(&output);
+    let summary: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("out/profile_export_aiperf.json")).expect("summary"),
+    )
+    .expect("JSON");
+    assert_eq!(summary["input_sequence_length"]["min"], 100.0);
+    assert_eq!(summary["input_sequence_length"]["max"], 100.0, "not rounded to 128");
+}
+
+#[test]
 fn records_name_their_dataset_conversation_as_inputs_json_does_when_it_is_sent_again() {
     let dir = tempfile::tempdir().expect("dir");
     let output = profile(

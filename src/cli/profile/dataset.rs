@@ -115,7 +115,7 @@ pub const ISL: Group = Group {
             &["--prompt-input-tokens-block-size", "--synthetic-input-tokens-block-size", "--isl-block-size"],
             "benchmark.datasets.main.prompts.block_size",
             Kind::Int,
-            "Tokens per hash-id block of traces; rounds synthetic ISLs to blocks",
+            "Tokens per hash-id block of traces (synthetic ISLs are not rounded to it, as in AIPerf)",
         ),
         apply(
             &["--seq-dist", "--sequence-distribution"],

@@ -96,7 +96,10 @@ fn synthetic(dataset: &Value, seed: u64, kind: EndpointKind) -> Result<Dataset, 
             "datasets.main.prompts.corpus (--prompt-corpus): `{corpus}` is not supported; prompts come from Shakespeare (sonnet)"
         )));
     }
-    spec.options.block_size = opt_u64(&prompts, "block_size", "datasets.main.prompts.block_size")?;
+    // `prompts.block_size` (--isl-block-size) sizes a trace's hash-id blocks; AIPerf sends a
+    // synthetic prompt of the drawn ISL whatever it is (a scenario's `block_size` rounds), so
+    // here it is only checked.
+    opt_u64(&prompts, "block_size", "datasets.main.prompts.block_size")?;
     spec.options.cache_bust = match opt_cache_bust(&prompts, "cache_bust", "datasets.main.prompts.cache_bust")? {
         None | Some("none") => false,
         Some("first_turn_prefix") => true,
