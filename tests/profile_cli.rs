@@ -117,10 +117,7 @@ fn a_trace_block_size_leaves_synthetic_prompt_lengths_as_drawn_as_in_aiperf() {
         "--model m --url mock --isl 100 --osl 2 --isl-block-size 64 --concurrency 2 --request-count 4 --artifact-dir out",
     );
     assert_ok(&output);
-    let summary: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(dir.path().join("out/profile_export_aiperf.json")).expect("summary"),
-    )
-    .expect("JSON");
+    let summary = read_json(&dir.path().join("out/profile_export_aiperf.json"));
     assert_eq!(summary["input_sequence_length"]["min"], 100.0);
     assert_eq!(summary["input_sequence_length"]["max"], 100.0, "not rounded to 128");
 }

@@ -11,45 +11,59 @@ use tiktoken_rs::{CoreBPE, Rank};
 
 use super::ascii_pre_tokens::Pattern;
 
-/// The encodings, as AIPerf (and tiktoken) name them.
-pub const NAMES: [&str; 6] = ["o200k_base", "o200k_harmony", "cl100k_base", "p50k_base", "p50k_edit", "r50k_base"];
+/// An encoding this project knows: its name (as AIPerf and tiktoken give it), its loader, and
+/// the pattern its regex cuts ASCII text by.
+struct Known {
+    name: &'static str,
+    load: fn() -> Result<CoreBPE>,
+    pattern: Pattern,
+}
+
+/// r50k and p50k cut text as GPT-2, cl100k as Llama 3 (whose regex is cl100k's), o200k its own
+/// way.
+const KNOWN: [Known; 6] = [
+    Known { name: "o200k_base", load: tiktoken_rs::o200k_base, pattern: Pattern::O200k },
+    Known { name: "o200k_harmony", load: tiktoken_rs::o200k_harmony, pattern: Pattern::O200k },
+    Known { name: "cl100k_base", load: tiktoken_rs::cl100k_base, pattern: Pattern::Llama3 },
+    Known { name: "p50k_base", load: tiktoken_rs::p50k_base, pattern: Pattern::Gpt2 },
+    Known { name: "p50k_edit", load: tiktoken_rs::p50k_edit, pattern: Pattern::Gpt2 },
+    Known { name: "r50k_base", load: tiktoken_rs::r50k_base, pattern: Pattern::Gpt2 },
+];
 
 /// Words shorter than this go straight to the merges (`word_ids`); longer ones through the
 /// encoder, whose merge of a long word costs O(n log n) where the short one's is O(n²).
 const SHORT_WORD_BYTES: usize = 100;
 
-/// One encoding: tiktoken's encoder, and its ordinary tokens' ranks by their bytes.
+/// One encoding: tiktoken's encoder, its ordinary tokens' ranks by their bytes, and the
+/// pattern of its regex.
 pub struct Encoding {
     pub bpe: CoreBPE,
+    pub(super) pattern: Pattern,
     ranks: FxHashMap<Vec<u8>, Rank>,
+}
+
+/// The encodings' names.
+pub fn names() -> impl Iterator<Item = &'static str> {
+    KNOWN.iter().map(|known| known.name)
 }
 
 /// Whether `name` is one of the encodings.
 pub fn is_encoding(name: &str) -> bool {
-    NAMES.contains(&name)
+    names().any(|known| known == name)
 }
 
 /// The encoding called `name`, parsed on first use and shared by the process.
 pub(super) fn encoding(name: &str) -> Result<&'static Encoding> {
-    static LOADED: [OnceLock<Result<Encoding, String>>; NAMES.len()] = [const { OnceLock::new() }; NAMES.len()];
-    let index = NAMES.iter().position(|known| *known == name).ok_or_else(|| unknown(name))?;
-    let load = || {
-        match name {
-            "o200k_base" => tiktoken_rs::o200k_base(),
-            "o200k_harmony" => tiktoken_rs::o200k_harmony(),
-            "cl100k_base" => tiktoken_rs::cl100k_base(),
-            "p50k_base" => tiktoken_rs::p50k_base(),
-            "p50k_edit" => tiktoken_rs::p50k_edit(),
-            _ => tiktoken_rs::r50k_base(),
-        }
-        .map(|bpe| Encoding { ranks: ordinary_ranks(&bpe), bpe })
-        .map_err(|e| format!("{e:#}"))
-    };
+    static LOADED: [OnceLock<Result<Encoding, String>>; KNOWN.len()] = [const { OnceLock::new() }; KNOWN.len()];
+    let index = KNOWN.iter().position(|known| known.name == name).ok_or_else(|| unknown(name))?;
+    let Known { load, pattern, .. } = KNOWN[index];
+    let load =
+        || load().map(|bpe| Encoding { ranks: ordinary_ranks(&bpe), bpe, pattern }).map_err(|e| format!("{e:#}"));
     LOADED[index].get_or_init(load).as_ref().map_err(|e| anyhow!("the {name} encoding failed to load: {e}"))
 }
 
 fn unknown(name: &str) -> anyhow::Error {
-    anyhow!("{name} is not a tiktoken encoding (known: {})", NAMES.join(", "))
+    anyhow!("{name} is not a tiktoken encoding (known: {})", names().collect::<Vec<_>>().join(", "))
 }
 
 /// The ranks of `bpe`'s ordinary tokens by their bytes, read back from its decoder (the
@@ -86,23 +100,13 @@ impl Encoding {
     }
 }
 
-/// The regex `name` cuts text with, as a pattern the ASCII scanners know: r50k and p50k cut as
-/// GPT-2, cl100k as Llama 3 (whose regex is cl100k's), o200k its own way.
-pub(super) fn pattern(name: &str) -> Pattern {
-    match name {
-        "o200k_base" | "o200k_harmony" => Pattern::O200k,
-        "cl100k_base" => Pattern::Llama3,
-        _ => Pattern::Gpt2,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn every_name_loads_and_others_are_refused() {
-        for name in NAMES {
+        for name in names() {
             assert!(is_encoding(name));
             let encoding = encoding(name).unwrap();
             assert!(!encoding.bpe.encode_ordinary("hello world").is_empty(), "{name}");

@@ -81,7 +81,7 @@ impl Tokenizer {
             name: name.to_string(),
             bytes_per_token: OnceLock::new(),
             ascii_path: Some(AsciiPath::new(
-                tiktoken_encodings::pattern(name),
+                encoding.pattern,
                 specials.iter().map(|special| special.to_string()).collect(),
             )),
             block_separator: specials.contains(END_OF_TEXT).then(|| END_OF_TEXT.to_string()),
@@ -400,7 +400,7 @@ mod tests {
 
         let mut rng = crate::rng::SeededRng::new(5);
         let prose = &crate::dataset::corpus::shakespeare()[..20_000];
-        for name in crate::dataset::tiktoken_encodings::NAMES {
+        for name in crate::dataset::tiktoken_encodings::names() {
             let t = Tokenizer::load(&TokenizerSpec::Encoding { name: name.into() }).unwrap();
             for len in (0..300).map(|i| i % 40) {
                 let text = tricky_ascii(&mut rng, len);
