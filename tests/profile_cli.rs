@@ -837,6 +837,56 @@ fn a_mooncake_trace_replays_on_its_fixed_schedule() {
     assert_eq!(plan["dataset"]["block_size"], 32);
 }
 
+#[test]
+fn mooncake_lines_of_one_session_id_are_the_turns_of_a_conversation_as_in_aiperf() {
+    // AIPerf 0.13 sends a session's lines as one conversation: each after the previous answer
+    // and its `delay`, over the history (600, then 600 + answer + 300 tokens); first turns on
+    // their `timestamp`s (a fixed schedule of two sessions here, as `aiperf synthesize
+    // agentic-code` writes them). Both ways, untimed under --concurrency and timed.
+    let dir = tempfile::tempdir().expect("dir");
+    let mut trace = String::new();
+    for (session, ids) in [("sa", [1, 2, 3]), ("sb", [1, 2, 4])] {
+        trace += &format!(
+            "{{\"session_id\": \"{session}\", \"timestamp\": 0, \"input_length\": 600, \"output_length\": 5, \"hash_ids\": {ids:?}}}\n"
+        );
+        trace += &format!(
+            "{{\"session_id\": \"{session}\", \"delay\": 300, \"input_length\": 300, \"output_length\": 5, \"hash_ids\": [{}]}}\n",
+            ids[2] * 10
+        );
+    }
+    std::fs::write(dir.path().join("timed.jsonl"), &trace).expect("trace");
+    std::fs::write(dir.path().join("untimed.jsonl"), trace.replace("\"timestamp\": 0, ", "")).expect("trace");
+    for (file, phase_type) in [("timed", "schedule"), ("untimed", "concurrency")] {
+        let output = profile(
+            dir.path(),
+            &format!(
+                "--model m --url mock --input-file {file}.jsonl --custom-dataset-type mooncake_trace \
+                 --isl-block-size 256 --concurrency 2 --request-count 4 --artifact-dir out/{file}"
+            ),
+        );
+        assert_ok(&output);
+        let summary = read_json(&dir.path().join(format!("out/{file}/profile_export_aiperf.json")));
+        assert_eq!(summary["input_config"]["plan"]["phases"][0]["type"], phase_type, "{file}");
+        let sessions = due_times_by_session(&dir.path().join(format!("out/{file}/profile_export.jsonl")));
+        assert_eq!(sessions.len(), 2, "{file}: {sessions:?}");
+        let records =
+            std::fs::read_to_string(dir.path().join(format!("out/{file}/profile_export.jsonl"))).expect("records");
+        for line in records.lines() {
+            let record: serde_json::Value = serde_json::from_str(line).expect("a JSON line");
+            let (turn, isl) = (
+                record["metadata"]["turn_index"].as_u64().expect("turn"),
+                record["metrics"]["input_sequence_length"]["value"].as_u64().expect("isl"),
+            );
+            // The mock answers 5 tokens: the second turn sends 600 + 5 + 300.
+            assert_eq!(isl, [600, 905][turn as usize], "{file}: turn {turn}");
+        }
+        for turns in sessions.values() {
+            let gap_ms = (turns[1].1 - turns[0].1) / 1_000_000;
+            assert!(gap_ms >= 300, "{file}: the second turn waits its delay after the answer: {turns:?}");
+        }
+    }
+}
+
 /// Each session's due times (`credit_issued_ns`) in turn order, from `profile_export.jsonl`.
 fn due_times_by_session(records: &Path) -> std::collections::BTreeMap<String, Vec<(u64, u64)>> {
     let mut sessions: std::collections::BTreeMap<String, Vec<(u64, u64)>> = Default::default();

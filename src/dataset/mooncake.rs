@@ -1,18 +1,27 @@
 //! Mooncake traces (JSONL): `input_length`, `output_length`, `hash_ids` (and a `timestamp`
 //! that `schedule(#{ file })` replays). Each hash id stands for one block of `block_size`
 //! tokens of corpus text, the same text wherever the id appears, so requests that share hash
-//! ids share exactly that prefix. A prompt is its blocks joined by spaces, the last block cut
-//! to what `input_length` leaves, and any tokens beyond the blocks cut from the corpus.
+//! ids share exactly that prefix. A prompt is its blocks, each begun with the tokenizer's block
+//! separator, the last block cut to what `input_length` leaves, and any tokens beyond the blocks
+//! cut from the corpus. A line may instead give its prompt as `text_input`, its chat `messages`
+//! (and `tools`) or a whole `payload`, and `extra` body fields; lines that share a `session_id`
+//! are the turns of one conversation (`mooncake_sessions.rs`).
 
 use std::collections::HashMap;
 use std::path::Path;
 
 use anyhow::{Result, bail};
+use bytes::Bytes;
+use serde_json::{Map, Value};
 
 use super::exact_length::{CountedText, text_of_length};
 use super::fields::{Record, json_lines};
-use super::{DatasetEntry, corpus, tokenizer::Tokenizer};
+use super::own_body::{OwnBody, counted_text, verbatim_entry};
+use super::{DatasetEntry, corpus, mooncake_sessions, tokenizer::Tokenizer};
 use crate::rng::SeededRng;
+
+/// The ways a line gives its input; exactly one per line, as AIPerf's `MooncakeTrace` takes them.
+const INPUT_MODES: [&str; 4] = ["input_length", "text_input", "messages", "payload"];
 
 pub fn parse(
     path: &Path,
@@ -22,25 +31,97 @@ pub fn parse(
     seed: u64,
 ) -> Result<Vec<DatasetEntry>> {
     let mut blocks = Blocks::new(tokenizer, block_size as u64, seed);
-    let mut entries = Vec::new();
+    let mut lines = Vec::new();
     for (line, (at, object)) in json_lines(path, text)?.into_iter().enumerate() {
         let request = Record::new(&at, &object);
-        request.opt_number("timestamp")?;
-        let input_length = request.u64("input_length")?;
-        let output_length = request.opt_u64("output_length")?;
-        let hash_ids = if request.has("hash_ids") { request.numbers("hash_ids")? } else { Vec::new() };
-        let covered = (hash_ids.len() as u64).saturating_sub(1) * blocks.block_size;
-        if !hash_ids.is_empty() && input_length <= covered {
-            bail!(
-                "{at}: {} hash_ids of {} tokens need an input_length above {covered}, got {input_length}",
-                hash_ids.len(),
-                blocks.block_size
-            );
-        }
-        let prompt = blocks.prompt(&hash_ids, input_length, line as u64);
-        entries.push(DatasetEntry::counted(tokenizer, prompt, output_length));
+        let entry = line_entry(&request, &mut blocks, line as u64)?;
+        lines.push(mooncake_sessions::TraceLine::read(&request, entry)?);
     }
-    Ok(entries)
+    mooncake_sessions::into_sessions(path, lines)
+}
+
+/// The entry of one line, from whichever input it gives.
+fn line_entry(request: &Record, blocks: &mut Blocks, line: u64) -> Result<DatasetEntry> {
+    let at = &request.at;
+    let given: Vec<&str> = INPUT_MODES.into_iter().filter(|key| request.has(key)).collect();
+    match given.as_slice() {
+        [] => bail!("{at}: missing \"input_length\" (or \"text_input\", \"messages\", \"payload\")"),
+        [_] => {}
+        _ => bail!("{at}: {} are mutually exclusive; give one", given.join(", ")),
+    }
+    if request.has("hash_ids") && given[0] != "input_length" {
+        bail!("{at}: \"hash_ids\" go with \"input_length\" only");
+    }
+    if request.has("tools") && given[0] != "messages" {
+        bail!("{at}: \"tools\" go with \"messages\" only");
+    }
+    let output_length = request.opt_u64("output_length")?;
+    let extra = match request.object.get("extra").filter(|value| !value.is_null()) {
+        None => None,
+        Some(Value::Object(extra)) => Some(extra.clone()),
+        Some(other) => bail!("{at}: \"extra\" must be an object, got `{other}`"),
+    };
+    let tokenizer = blocks.tokenizer;
+    let mut entry = match given[0] {
+        "input_length" => {
+            let input_length = request.u64("input_length")?;
+            let hash_ids = if request.has("hash_ids") { request.numbers("hash_ids")? } else { Vec::new() };
+            let covered = (hash_ids.len() as u64).saturating_sub(1) * blocks.block_size;
+            if !hash_ids.is_empty() && input_length <= covered {
+                bail!(
+                    "{at}: {} hash_ids of {} tokens need an input_length above {covered}, got {input_length}",
+                    hash_ids.len(),
+                    blocks.block_size
+                );
+            }
+            DatasetEntry::counted(tokenizer, blocks.prompt(&hash_ids, input_length, line), output_length)
+        }
+        "text_input" => DatasetEntry::counted(tokenizer, request.string("text_input")?.to_string(), output_length),
+        "messages" => {
+            let mut fields = Map::new();
+            fields.insert("messages".into(), Value::Array(chat_messages(request)?.clone()));
+            if request.has("tools") {
+                let tools = request.array("tools")?;
+                if tools.is_empty() {
+                    bail!("{at}: \"tools\" must not be empty");
+                }
+                fields.insert("tools".into(), Value::Array(tools.clone()));
+            }
+            let counted = counted_text(&Value::Object(fields.clone()));
+            fields.extend(extra.unwrap_or_default());
+            let mut entry = DatasetEntry::counted(tokenizer, counted, output_length);
+            entry.own_body = Some(OwnBody::Snapshot { fields, headers: http::HeaderMap::new() });
+            return Ok(entry);
+        }
+        _ => {
+            // Sent as it is: AIPerf sets no `extra` over a payload either.
+            let payload = match request.object.get("payload") {
+                Some(Value::Object(payload)) if !payload.is_empty() => Value::Object(payload.clone()),
+                other => bail!("{at}: \"payload\" must be a non-empty object, got `{}`", other.unwrap_or(&Value::Null)),
+            };
+            let mut entry = verbatim_entry(tokenizer, Bytes::from(payload.to_string()), &payload);
+            entry.max_tokens = output_length.or(entry.max_tokens);
+            return Ok(entry);
+        }
+    };
+    if let Some(extra) = extra {
+        entry.own_body = Some(OwnBody::Merged(extra));
+    }
+    Ok(entry)
+}
+
+/// A line's `messages`: chat messages, each an object with a `role`.
+fn chat_messages<'a>(request: &Record<'a>) -> Result<&'a Vec<Value>> {
+    let messages = request.array("messages")?;
+    if messages.is_empty() {
+        bail!("{}: \"messages\" must not be empty", request.at);
+    }
+    for (index, message) in messages.iter().enumerate() {
+        if !message.get("role").is_some_and(Value::is_string) {
+            bail!("{}: messages[{index}] needs a \"role\"", request.at);
+        }
+    }
+    Ok(messages)
 }
 
 /// The text of each hash id's block, made once per id (agentic traces share it: `agentic/prompts.rs`).
@@ -174,8 +255,94 @@ mod tests {
         let err = parse(&path, &text, &tokenizer, 512, 0).unwrap_err().to_string();
         assert!(err.ends_with("mooncake_broken.jsonl:2: \"hash_ids\" must be an array, got `\"7\"`"), "{err}");
         let err = parse(&path, "{\"output_length\": 3}", &tokenizer, 512, 0).unwrap_err().to_string();
-        assert!(err.ends_with(":1: missing \"input_length\""), "{err}");
+        assert!(err.ends_with(":1: missing \"input_length\" (or \"text_input\", \"messages\", \"payload\")"), "{err}");
         let err = parse(&path, "{\"input_length\": 512, \"hash_ids\": [1, 2]}", &tokenizer, 512, 0).unwrap_err();
         assert!(err.to_string().contains(":1: 2 hash_ids of 512 tokens need an input_length above 512"), "{err}");
+    }
+
+    #[test]
+    fn lines_of_a_session_id_are_its_turns_in_order_of_first_appearance() {
+        let tokenizer = Tokenizer::shared_builtin();
+        let trace = "{\"session_id\": \"a\", \"input_length\": 20}\n\
+                     {\"session_id\": \"b\", \"input_length\": 21}\n\
+                     {\"input_length\": 22}\n\
+                     {\"session_id\": \"a\", \"delay\": 300, \"input_length\": 23}\n\
+                     {\"session_id\": \"b\", \"input_length\": 24, \"output_length\": 4}\n";
+        let entries = parse(Path::new("t.jsonl"), trace, &tokenizer, 16, 0).unwrap();
+        let laid_out: Vec<(u64, Option<&str>, u32, Option<f64>)> = entries
+            .iter()
+            .map(|e| (e.input_tokens, e.conversation.as_deref(), e.turn.unwrap().index, e.turn.unwrap().delay_ms))
+            .collect();
+        assert_eq!(
+            laid_out,
+            [
+                (20, Some("a"), 0, None),
+                (23, Some("a"), 1, Some(300.0)),
+                (21, Some("b"), 0, None),
+                (24, Some("b"), 1, None),
+                (22, None, 0, None)
+            ]
+        );
+        assert!(entries.iter().all(|entry| entry.trace.is_none()), "untimed sessions play in any timing mode");
+
+        let timed = "{\"session_id\": \"a\", \"timestamp\": 5, \"input_length\": 20}\n\
+                     {\"session_id\": \"a\", \"delay\": 10, \"input_length\": 20}\n";
+        let entries = parse(Path::new("t.jsonl"), timed, &tokenizer, 16, 0).unwrap();
+        assert_eq!(entries[0].turn.unwrap().timestamp_ms, Some(5.0));
+        assert!(entries.iter().all(|entry| entry.trace.as_ref().is_some_and(|trace| &*trace.id == "a")));
+
+        let plain = parse(Path::new("t.jsonl"), "{\"input_length\": 20}\n", &tokenizer, 16, 0).unwrap();
+        assert_eq!(plain[0].turn, None, "a trace without sessions stays a list of requests");
+    }
+
+    #[test]
+    fn a_line_gives_its_input_as_text_messages_or_a_payload_and_extra_fields() {
+        let tokenizer = Tokenizer::shared_builtin();
+        let trace = r#"{"text_input": "Hello there", "output_length": 5}
+{"messages": [{"role": "user", "content": "Name three colours."}], "tools": [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]}
+{"payload": {"model": "x", "prompt": "raw", "max_tokens": 7}, "extra": {"top_p": 0.5}}
+{"input_length": 12, "extra": {"top_p": 0.9}}"#;
+        let entries = parse(Path::new("t.jsonl"), trace, &tokenizer, 16, 0).unwrap();
+        assert_eq!((entries[0].prompt.as_str(), entries[0].max_tokens), ("Hello there", Some(5)));
+        let Some(OwnBody::Snapshot { fields, .. }) = &entries[1].own_body else { panic!("{:?}", entries[1].own_body) };
+        assert_eq!(fields["tools"][0]["function"]["name"], "f");
+        assert_eq!(entries[1].input_tokens as usize, tokenizer.count("Name three colours. f {\"type\":\"object\"}"));
+        assert_eq!(
+            entries[2].own_body,
+            Some(OwnBody::Verbatim(Bytes::from_static(br#"{"model":"x","prompt":"raw","max_tokens":7}"#))),
+            "a payload goes as it is, without extra fields (as AIPerf sends it)"
+        );
+        assert_eq!(entries[2].max_tokens, Some(7));
+        let Some(OwnBody::Merged(fields)) = &entries[3].own_body else { panic!("{:?}", entries[3].own_body) };
+        assert_eq!(fields["top_p"], 0.9);
+        assert_eq!(entries[3].input_tokens, 12);
+    }
+
+    #[test]
+    fn inputs_that_do_not_go_together_are_named() {
+        let tokenizer = Tokenizer::shared_builtin();
+        let error = |trace: &str| parse(Path::new("t.jsonl"), trace, &tokenizer, 16, 0).unwrap_err().to_string();
+        assert!(
+            error(r#"{"input_length": 3, "text_input": "x"}"#)
+                .ends_with("t.jsonl:1: input_length, text_input are mutually exclusive; give one")
+        );
+        assert!(
+            error(r#"{"text_input": "x", "hash_ids": [1]}"#)
+                .ends_with(":1: \"hash_ids\" go with \"input_length\" only")
+        );
+        assert!(error(r#"{"text_input": "x", "tools": [{}]}"#).ends_with(":1: \"tools\" go with \"messages\" only"));
+        assert!(error(r#"{"messages": [{"content": "x"}]}"#).ends_with(":1: messages[0] needs a \"role\""));
+        assert!(error(r#"{"payload": {}}"#).ends_with(":1: \"payload\" must be a non-empty object, got `{}`"));
+        assert!(
+            error(r#"{"input_length": 3, "timestamp": 5, "delay": 2}"#)
+                .ends_with(":1: \"timestamp\" and \"delay\" cannot be set together")
+        );
+        let mixed =
+            "{\"session_id\": \"s\", \"text_input\": \"x\"}\n{\"session_id\": \"s\", \"payload\": {\"prompt\": \"y\"}}";
+        assert!(
+            error(mixed).contains("t.jsonl:1: session `s` mixes lines that send their own `messages` or `payload`"),
+            "{}",
+            error(mixed)
+        );
     }
 }

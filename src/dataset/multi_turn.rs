@@ -13,7 +13,7 @@ use anyhow::{Result, bail};
 use super::fields::{Record, json_lines};
 use super::image_files::ImageFiles;
 use super::image_uuids;
-use super::trace_links::{TraceLink, linked_sessions};
+use super::trace_links::{TraceLink, attach_sessions};
 use super::{DatasetEntry, FileTurn, tokenizer::Tokenizer};
 
 pub fn parse(path: &Path, text: &str, tokenizer: &Tokenizer) -> Result<Vec<DatasetEntry>> {
@@ -58,15 +58,7 @@ pub fn parse(path: &Path, text: &str, tokenizer: &Tokenizer) -> Result<Vec<Datas
         }
     }
     if timed || links.iter().any(|link| link.parent.is_some()) {
-        let sessions = linked_sessions(&links).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-        let mut sessions = sessions.into_iter();
-        let mut current = None;
-        for entry in &mut entries {
-            if entry.turn.is_some_and(|turn| turn.index == 0) {
-                current = sessions.next();
-            }
-            entry.trace = current.clone();
-        }
+        attach_sessions(path, &links, &mut entries)?;
     }
     Ok(entries)
 }

@@ -72,8 +72,10 @@ pub fn into_session(turns: &mut [DatasetEntry]) {
     }
 }
 
-/// The text a chat request body asks about (its messages' text contents joined by new lines),
-/// or the whole body when it has no messages: what its input tokens are counted on.
+/// The text a chat request body asks about, as AIPerf 0.13 counts a body's input tokens: its
+/// messages' text contents and the name and arguments of each tool call they replay, then each
+/// tool's name, description and parameters (as compact JSON), joined by spaces; a body without
+/// messages gives its `prompt`, else the whole body.
 pub fn counted_text(body: &Value) -> String {
     let Some(messages) = body.get("messages").and_then(Value::as_array) else {
         return match body.get("prompt").and_then(Value::as_str) {
@@ -81,17 +83,31 @@ pub fn counted_text(body: &Value) -> String {
             None => body.to_string(),
         };
     };
-    let mut texts = Vec::new();
+    let mut texts: Vec<String> = Vec::new();
+    let mut push = |text: Option<&str>| texts.extend(text.filter(|text| !text.is_empty()).map(str::to_string));
     for message in messages {
         match message.get("content") {
-            Some(Value::String(text)) => texts.push(text.as_str()),
-            Some(Value::Array(parts)) => {
-                texts.extend(parts.iter().filter_map(|part| part.get("text").and_then(Value::as_str)))
-            }
+            Some(Value::String(text)) => push(Some(text)),
+            Some(Value::Array(parts)) => parts.iter().for_each(|part| push(part.get("text").and_then(Value::as_str))),
             _ => {}
         }
+        for call in message.get("tool_calls").and_then(Value::as_array).into_iter().flatten() {
+            let function = call.get("function");
+            for key in ["name", "arguments"] {
+                push(function.and_then(|function| function.get(key)).and_then(Value::as_str));
+            }
+        }
     }
-    texts.join("\n")
+    for tool in body.get("tools").and_then(Value::as_array).into_iter().flatten() {
+        for source in [tool.get("function"), Some(tool)].into_iter().flatten() {
+            push(source.get("name").and_then(Value::as_str));
+            push(source.get("description").and_then(Value::as_str));
+            if let Some(parameters) = source.get("parameters").filter(|parameters| parameters.is_object()) {
+                push(Some(&parameters.to_string()));
+            }
+        }
+    }
+    texts.join(" ")
 }
 
 /// The output length a request body asks for (`max_completion_tokens`, else `max_tokens`).
@@ -122,12 +138,20 @@ mod tests {
     }
 
     #[test]
-    fn the_counted_text_is_the_messages_text() {
-        let body = json!({"messages": [{"role": "system", "content": "be brief"},
-            {"role": "user", "content": [{"type": "text", "text": "hello"}, {"type": "image_url"}]}],
-            "max_tokens": 9});
-        assert_eq!(counted_text(&body), "be brief\nhello");
-        assert_eq!(asked_max_tokens(&body), Some(9));
+    fn a_body_s_counted_text_holds_its_tool_calls_and_tool_schemas_joined_by_spaces_as_aiperf_counts_them() {
+        let body = json!({
+            "messages": [
+                {"role": "system", "content": "Be brief."},
+                {"role": "assistant", "content": "", "tool_calls": [{"function": {"name": "grep", "arguments": "{\"q\":1}"}}]},
+                {"role": "user", "content": [{"type": "text", "text": "Go."}, {"type": "image_url", "image_url": {"url": "u"}}]}
+            ],
+            "tools": [{"type": "function", "function": {"name": "grep", "description": "Search.", "parameters": {"type": "object", "required": []}}}]
+        });
+        assert_eq!(
+            counted_text(&body),
+            "Be brief. grep {\"q\":1} Go. grep Search. {\"type\":\"object\",\"required\":[]}"
+        );
         assert_eq!(counted_text(&json!({"prompt": "p"})), "p");
+        assert_eq!(asked_max_tokens(&json!({"max_tokens": 9})), Some(9));
     }
 }

@@ -2,8 +2,10 @@
 //! root and depth of every conversation, or the first id that breaks the tree.
 
 use std::collections::HashMap;
+use std::path::Path;
 use std::sync::Arc;
 
+use super::DatasetEntry;
 use super::trace_session::TraceSession;
 
 /// A conversation as a file names it in its tree.
@@ -60,6 +62,22 @@ pub fn linked_sessions(links: &[TraceLink]) -> Result<Vec<Arc<TraceSession>>, St
             }))
         })
         .collect()
+}
+
+/// Gives each of `entries` (laid out session by session, in `links`' order, each session's
+/// first turn of index 0) its session's place in the tree, so its turns play on the trace's
+/// own times.
+pub fn attach_sessions(path: &Path, links: &[TraceLink], entries: &mut [DatasetEntry]) -> anyhow::Result<()> {
+    let sessions = linked_sessions(links).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    let mut sessions = sessions.into_iter();
+    let mut current = None;
+    for entry in entries {
+        if entry.turn.is_some_and(|turn| turn.index == 0) {
+            current = sessions.next();
+        }
+        entry.trace = current.clone();
+    }
+    Ok(())
 }
 
 #[cfg(test)]

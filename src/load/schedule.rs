@@ -26,8 +26,9 @@ pub fn offsets_ns(fixed: &FixedSchedule) -> Vec<u64> {
     kept.iter().map(|t| ((t - base_ms).max(0.0) / fixed.speedup * 1e6) as u64).collect()
 }
 
-/// The `timestamp` (ms) of every line of a JSONL trace (mooncake style; blank lines are
-/// skipped), or the recorded times of a BurstGPT, Bailian, SageMaker or Baseten trace.
+/// The `timestamp` (ms) of every line of a JSONL trace (mooncake style; blank lines, and the
+/// untimed later turns of a line's `session_id`, are skipped), or the recorded times of a
+/// BurstGPT, Bailian, SageMaker or Baseten trace.
 pub fn read_trace(path: &Path) -> Result<Vec<f64>, String> {
     if let Some(times_ms) = crate::dataset::recorded_times::of_trace(path) {
         return times_ms.map_err(|e| format!("{e:#}"));
@@ -40,6 +41,8 @@ pub fn read_trace(path: &Path) -> Result<Vec<f64>, String> {
             serde_json::from_str(line).map_err(|e| format!("{}: not a JSON line: {e}", at()))?;
         match value.get("timestamp").and_then(serde_json::Value::as_f64) {
             Some(ms) if ms.is_finite() => timestamps_ms.push(ms),
+            None if value.get("timestamp").is_none_or(serde_json::Value::is_null)
+                && value.get("session_id").is_some_and(serde_json::Value::is_string) => {}
             _ => return Err(format!("{}: needs a numeric `timestamp` (ms)", at())),
         }
     }
