@@ -15,6 +15,7 @@ use serde_json::{Map, Value};
 use super::timing::capped;
 use super::{TraceConversation, TraceTree};
 use crate::dataset::fields::{self, Record, json_lines};
+use crate::dataset::own_body::counted_text;
 use crate::dataset::trace_session::TraceSession;
 use crate::dataset::{DatasetEntry, FileTurn, PresetMessages, tokenizer::Tokenizer};
 use crate::plan::FileDataset;
@@ -256,13 +257,13 @@ fn unknown_keys(record: &Record, known: &[&str]) -> Result<()> {
     }
 }
 
-/// A turn: its messages sent as written; its text (for counting) the messages' text joined.
+/// A turn: its messages sent as written; its tokens counted on its messages and tools as AIPerf
+/// counts a body's (`own_body::counted_text`).
 fn entry(turn: &Record, index: u32, spec: &FileDataset, tokenizer: &Tokenizer) -> Result<DatasetEntry> {
     let messages = turn.array("messages")?.clone();
     if messages.is_empty() || messages.iter().any(|message| message.get("role").is_none_or(|role| !role.is_string())) {
         bail!("{}: \"messages\" must be a non-empty list of messages with a \"role\"", turn.at);
     }
-    let text: Vec<&str> = messages.iter().flat_map(message_text).collect();
     let max_tokens = match turn.object.get("max_tokens") {
         None | Some(Value::Null) => None,
         Some(Value::Number(n)) if n.as_u64().is_some_and(|n| n >= 1) => n.as_u64(),
@@ -282,19 +283,15 @@ fn entry(turn: &Record, index: u32, spec: &FileDataset, tokenizer: &Tokenizer) -
         extra.insert("model".into(), Value::from(model));
     }
     let tools = if turn.has("tools") { Some(turn.array("tools")?.clone()) } else { None };
-    let mut entry = DatasetEntry::counted(tokenizer, text.join("\n"), max_tokens);
+    let mut counted = Map::new();
+    counted.insert("messages".into(), Value::Array(messages.clone()));
+    if let Some(tools) = &tools {
+        counted.insert("tools".into(), Value::Array(tools.clone()));
+    }
+    let mut entry = DatasetEntry::counted(tokenizer, counted_text(&Value::Object(counted)), max_tokens);
     entry.turn = Some(FileTurn { index, delay_ms, timestamp_ms: None });
     entry.messages = Some(Box::new(PresetMessages { messages, tools, extra }));
     Ok(entry)
-}
-
-/// The text of a message: its `content` string, or the `text` of its content parts.
-fn message_text(message: &Value) -> Vec<&str> {
-    match message.get("content") {
-        Some(Value::String(text)) => vec![text.as_str()],
-        Some(Value::Array(parts)) => parts.iter().filter_map(|part| part.get("text").and_then(Value::as_str)).collect(),
-        _ => Vec::new(),
-    }
 }
 
 #[cfg(test)]
@@ -328,7 +325,7 @@ mod tests {
         assert!(review.inherits_history);
         assert_eq!(&*review.root, "root");
         let root = &trees[0][0].turns;
-        assert_eq!(root[0].prompt, "Plan.\nGo.");
+        assert_eq!(root[0].prompt, "Plan. Go.", "the texts AIPerf counts, joined by spaces");
         assert_eq!(root[0].max_tokens, Some(4));
         assert_eq!(root[1].turn.unwrap().delay_ms, Some(250.0));
         let preset = trees[0][1].turns[0].messages.as_ref().unwrap();
