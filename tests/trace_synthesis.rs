@@ -84,7 +84,7 @@ fn synthesize_doubles_the_rate_and_the_shared_prefixes_as_analyze_trace_reads_th
 }
 
 #[test]
-fn a_bad_trace_line_and_the_agentic_target_are_named() {
+fn a_bad_trace_line_and_a_mixed_up_flag_are_named() {
     let dir = tempfile::tempdir().expect("dir");
     std::fs::write(dir.path().join("bad.jsonl"), "{\"input_length\": 10}\n{\"input_length\": \"ten\"}\n")
         .expect("trace");
@@ -96,9 +96,115 @@ fn a_bad_trace_line_and_the_agentic_target_are_named() {
     let zero = aiperf(dir.path(), "synthesize mooncake-trace bad.jsonl --synthesis-prompt-len-multiplier 0");
     assert_eq!(zero.status.code(), Some(2));
     assert!(text(&zero.stderr).contains("--synthesis-prompt-len-multiplier: must be above 0, got 0"));
-    let agentic = aiperf(dir.path(), "synthesize agentic-code");
-    assert_eq!(agentic.status.code(), Some(2));
-    assert!(text(&agentic.stderr).contains("`aiperf synthesize agentic-code`"), "{}", text(&agentic.stderr));
+    let mixed = aiperf(dir.path(), "synthesize mooncake-trace bad.jsonl --num-sessions 3");
+    assert_eq!(mixed.status.code(), Some(2));
+    assert!(text(&mixed.stderr).contains("are agentic-code's"), "{}", text(&mixed.stderr));
+    let validated = aiperf(dir.path(), "validate mooncake-trace bad.jsonl");
+    assert_eq!(validated.status.code(), Some(1));
+    assert!(
+        text(&validated.stderr).contains("bad.jsonl:2: \"input_length\" must be a whole number"),
+        "{}",
+        text(&validated.stderr)
+    );
+}
+
+/// A small agentic-code config: contexts of a few hundred tokens under a limit of 3,000, in
+/// blocks of 64, with delays of tens of ms.
+const SMALL_AGENTIC_CODE: &str = r#"{"new_tokens_per_turn": {"mean": 200, "median": 150},
+ "generation_length": {"mean": 40, "median": 30, "max": 60},
+ "inter_turn_delay": {"agentic_delay": {"mean": 30, "median": 20}, "human_delay": {"mean": 120, "median": 80}},
+ "reset": {"base_probability": 0.05, "context_scaling": 2.0},
+ "max_prompt_tokens": 3000, "block_size": 64,
+ "cache": {"layer1_tokens": 300, "layer1_5_tokens": 100, "layer2": {"mean": 300, "median": 200, "max": 800},
+           "layer1_5_groups": {"num_groups": 3, "zipf_alpha": 1.0}}}"#;
+
+#[test]
+fn agentic_code_sessions_are_generated_validated_and_replayed_as_conversations() {
+    let dir = tempfile::tempdir().expect("dir");
+    std::fs::write(dir.path().join("small.json"), SMALL_AGENTIC_CODE).expect("config");
+    let made = aiperf(dir.path(), "synthesize agentic-code --num-sessions 4 --config small.json --seed 3 --output gen");
+    assert_eq!(made.status.code(), Some(0), "{}", text(&made.stderr));
+    let run_dir =
+        std::fs::read_dir(dir.path().join("gen")).expect("gen").next().expect("a run folder").expect("entry").path();
+    let name = run_dir.file_name().expect("name").to_string_lossy().into_owned();
+    assert!(name.starts_with("small_4s_seed3_"), "{name}");
+    let manifest = read_json(&run_dir.join("manifest.json"));
+    assert_eq!((manifest["seed"].as_u64(), manifest["num_sessions"].as_u64()), (Some(3), Some(4)));
+    assert_eq!(manifest["generation_params"]["max_prompt_tokens"], 3000);
+    let quality = read_json(&run_dir.join("quality.json"));
+    assert_eq!(quality["session_end_stats"]["total_sessions"], 4);
+
+    let dataset = std::fs::read_to_string(run_dir.join("dataset.jsonl")).expect("dataset");
+    let rows: Vec<Value> = dataset.lines().map(|line| serde_json::from_str(line).expect("a JSON line")).collect();
+    let sessions: std::collections::BTreeSet<&str> =
+        rows.iter().map(|row| row["session_id"].as_str().expect("id")).collect();
+    assert_eq!(sessions.len(), 4);
+    for row in &rows {
+        let blocks = row["hash_ids"].as_array().expect("hash ids").len() as u64;
+        assert_eq!(blocks, row["input_length"].as_u64().expect("length").div_ceil(64), "{row}");
+        assert!(row.get("timestamp").is_some() != row.get("delay").is_some(), "a first turn's time or a delay: {row}");
+    }
+    let checked = aiperf(&run_dir, "validate mooncake-trace dataset.jsonl");
+    assert_eq!(
+        text(&checked.stdout).trim(),
+        format!("Validation passed: {} rows are Mooncake-compatible.", rows.len())
+    );
+    // The same seed draws the same sessions.
+    let again =
+        aiperf(dir.path(), "synthesize agentic-code --num-sessions 4 --config small.json --seed 3 --output again");
+    assert_eq!(again.status.code(), Some(0));
+    let again_dir = std::fs::read_dir(dir.path().join("again"))
+        .expect("again")
+        .next()
+        .expect("a run folder")
+        .expect("entry")
+        .path();
+    assert_eq!(std::fs::read_to_string(again_dir.join("dataset.jsonl")).expect("dataset"), dataset);
+
+    // Replayed, each session is a conversation: a turn sends the last one's input and answer
+    // and its new tokens.
+    let replay = aiperf(
+        &run_dir,
+        "profile --model m --url mock --input-file dataset.jsonl --custom-dataset-type mooncake_trace --isl-block-size 64 \
+         --artifact-dir out",
+    );
+    assert_eq!(replay.status.code(), Some(0), "{}", text(&replay.stderr));
+    assert_eq!(
+        stat(&read_json(&run_dir.join("out/profile_export_aiperf.json")), "request_count", "avg"),
+        rows.len() as f64
+    );
+    let records = std::fs::read_to_string(run_dir.join("out/profile_export.jsonl")).expect("records");
+    let mut by_turn = std::collections::BTreeMap::new();
+    for line in records.lines() {
+        let record: Value = serde_json::from_str(line).expect("a JSON line");
+        let metadata = &record["metadata"];
+        let key = (
+            metadata["conversation_id"].as_str().expect("id").to_owned(),
+            metadata["turn_index"].as_u64().expect("turn"),
+        );
+        let metrics = &record["metrics"];
+        by_turn.insert(
+            key,
+            (metrics["input_sequence_length"]["value"].as_u64(), metrics["output_sequence_length"]["value"].as_u64()),
+        );
+    }
+    let mut turn_of = std::collections::HashMap::<&str, u64>::new();
+    for row in &rows {
+        let id = row["session_id"].as_str().expect("id");
+        let turn = *turn_of.entry(id).and_modify(|turn| *turn += 1).or_insert(0);
+        let new_tokens = row["input_length"].as_u64().expect("length");
+        let (Some(isl), _) = by_turn[&(id.to_owned(), turn)] else { panic!("no ISL for {id} turn {turn}") };
+        let expected = match turn {
+            0 => new_tokens,
+            _ => {
+                let (Some(last_isl), Some(last_osl)) = by_turn[&(id.to_owned(), turn - 1)] else {
+                    panic!("turn {turn}")
+                };
+                last_isl + last_osl + new_tokens
+            }
+        };
+        assert_eq!(isl, expected, "{id} turn {turn}");
+    }
 }
 
 /// Seven requests 100 ms apart sharing a block of 16 tokens; the one at 250 ms is too long for

@@ -1,6 +1,6 @@
 //! The command line: `aiperf run <scenario.rhai>`, `aiperf check`, `aiperf mock`, `aiperf profile`,
-//! `aiperf config`, `aiperf plot`, `aiperf synthesize`, `aiperf analyze-trace`, `aiperf analyze`,
-//! `aiperf chat` and `aiperf lib`.
+//! `aiperf config`, `aiperf plot`, `aiperf synthesize`, `aiperf validate`, `aiperf analyze-trace`,
+//! `aiperf analyze`, `aiperf chat` and `aiperf lib`.
 
 mod analyze;
 mod analyze_trace;
@@ -18,6 +18,8 @@ mod run;
 mod script_args;
 mod signals;
 mod synthesize;
+mod synthesize_agentic_code;
+mod validate;
 
 use std::path::PathBuf;
 
@@ -106,11 +108,15 @@ pub enum Command {
     /// Kubernetes: `aiperf kube manifest SCENARIO --workers N --image IMAGE`
     #[command(subcommand)]
     Kube(KubeCommand),
-    /// Reshape a mooncake trace as `aiperf profile --synthesis-*` does before a run
+    /// Reshape a mooncake trace as `aiperf profile --synthesis-*` does before a run, or generate
+    /// agentic coding sessions as one (AIPerf's `agentic-code`)
     #[command(
-        after_help = "Example:\n  aiperf synthesize mooncake-trace trace.jsonl --synthesis-speedup-ratio 2 --output-file fast.jsonl"
+        after_help = "Examples:\n  aiperf synthesize mooncake-trace trace.jsonl --synthesis-speedup-ratio 2 --output-file fast.jsonl\n  aiperf synthesize agentic-code --num-sessions 200 --max-isl 131072 --output traces/"
     )]
     Synthesize(synthesize::SynthesizeArgs),
+    /// Check a mooncake trace line by line as a run reads it
+    #[command(after_help = "Example:\n  aiperf validate mooncake-trace traces/dataset.jsonl")]
+    Validate(validate::ValidateArgs),
     /// A mooncake trace's statistics: ISL/OSL, shared prefixes, cache hit rates, request rate
     #[command(after_help = "Example:\n  aiperf analyze-trace trace.jsonl --output-file trace_analysis.json")]
     AnalyzeTrace(analyze_trace::AnalyzeTraceArgs),
@@ -352,6 +358,7 @@ pub fn main_with(cli: Cli) -> i32 {
         Command::Merge(args) => merge::merge(args, &runtime),
         Command::Kube(command) => kube::run(command),
         Command::Synthesize(args) => synthesize::synthesize(args),
+        Command::Validate(args) => validate::validate(args),
         Command::AnalyzeTrace(args) => analyze_trace::analyze_trace(args),
         Command::Lib(command) => lib::run(command, &runtime),
         Command::Chat(args) => chat::chat(args, &runtime),

@@ -1,6 +1,6 @@
 //! `aiperf synthesize mooncake-trace INPUT-FILE [--synthesis-* ..] [--output-file OUT]`: a
-//! mooncake trace reshaped as `aiperf profile`'s `--synthesis-*` flags reshape it before a run.
-//! AIPerf's own target, `agentic-code` (a session generator), is refused by name.
+//! mooncake trace reshaped as `aiperf profile`'s `--synthesis-*` flags reshape it before a run;
+//! `aiperf synthesize agentic-code` (AIPerf's session generator) is `synthesize_agentic_code.rs`.
 
 use std::path::{Path, PathBuf};
 
@@ -14,7 +14,7 @@ use crate::synthesis;
 pub enum SynthesisTarget {
     /// Reshape a mooncake trace (JSONL)
     MooncakeTrace,
-    /// AIPerf's agentic coding session generator (not in this project)
+    /// Generate agentic coding sessions as a multi-turn mooncake trace (AIPerf's generator)
     AgenticCode,
 }
 
@@ -59,14 +59,20 @@ pub struct SynthesizeArgs {
     /// Seed of the prefix roots' draw
     #[arg(long, default_value_t = 0)]
     pub random_seed: u64,
+    #[command(flatten)]
+    pub agentic_code: super::synthesize_agentic_code::AgenticCodeArgs,
 }
 
 pub fn synthesize(args: SynthesizeArgs) -> i32 {
     if let SynthesisTarget::AgenticCode = args.target {
-        eprintln!(
-            "error: `aiperf synthesize agentic-code` (AIPerf's agentic coding session generator) is not in this project; \
-             `aiperf synthesize mooncake-trace TRACE.jsonl --synthesis-..` reshapes a trace"
-        );
+        if args.input_file.is_some() || args.input_file_flag.is_some() || args.output_file.is_some() {
+            eprintln!("error: agentic-code reads no trace; --output names the folder its run folder goes in");
+            return exit_code::SCRIPT_ERROR;
+        }
+        return super::synthesize_agentic_code::synthesize(&args.agentic_code);
+    }
+    if args.agentic_code.given() {
+        eprintln!("error: --num-sessions, --output, --config, --seed, --max-isl and --max-osl are agentic-code's");
         return exit_code::SCRIPT_ERROR;
     }
     let Some(input) = args.input_file.clone().or(args.input_file_flag.clone()) else {

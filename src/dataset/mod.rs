@@ -22,6 +22,7 @@ mod image_uuids;
 mod images;
 mod inputs_json;
 mod mooncake;
+pub mod mooncake_lines;
 mod mooncake_sessions;
 mod multi_turn;
 pub mod own_body;

@@ -4,24 +4,24 @@
 //! ids share exactly that prefix. A prompt is its blocks, each begun with the tokenizer's block
 //! separator, the last block cut to what `input_length` leaves, and any tokens beyond the blocks
 //! cut from the corpus. A line may instead give its prompt as `text_input`, its chat `messages`
-//! (and `tools`) or a whole `payload`, and `extra` body fields; lines that share a `session_id`
-//! are the turns of one conversation (`mooncake_sessions.rs`).
+//! (and `tools`) or a whole `payload`, and `extra` body fields (`mooncake_lines.rs` reads a
+//! line); lines that share a `session_id` are the turns of one conversation
+//! (`mooncake_sessions.rs`).
 
 use std::collections::HashMap;
 use std::path::Path;
 
 use anyhow::{Result, bail};
 use bytes::Bytes;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::exact_length::{CountedText, text_of_length};
 use super::fields::{Record, json_lines};
+use super::mooncake_lines::{Input, LineInput};
+use super::mooncake_sessions::{self, TraceLine};
 use super::own_body::{OwnBody, counted_text, verbatim_entry};
-use super::{DatasetEntry, corpus, mooncake_sessions, tokenizer::Tokenizer};
+use super::{DatasetEntry, corpus, tokenizer::Tokenizer};
 use crate::rng::SeededRng;
-
-/// The ways a line gives its input; exactly one per line, as AIPerf's `MooncakeTrace` takes them.
-const INPUT_MODES: [&str; 4] = ["input_length", "text_input", "messages", "payload"];
 
 pub fn parse(
     path: &Path,
@@ -34,38 +34,18 @@ pub fn parse(
     let mut lines = Vec::new();
     for (line, (at, object)) in json_lines(path, text)?.into_iter().enumerate() {
         let request = Record::new(&at, &object);
-        let entry = line_entry(&request, &mut blocks, line as u64)?;
-        lines.push(mooncake_sessions::TraceLine::read(&request, entry)?);
+        let entry = line_entry(&at, LineInput::read(&request)?, &mut blocks, line as u64)?;
+        lines.push(TraceLine::read(&request, entry)?);
     }
     mooncake_sessions::into_sessions(path, lines)
 }
 
 /// The entry of one line, from whichever input it gives.
-fn line_entry(request: &Record, blocks: &mut Blocks, line: u64) -> Result<DatasetEntry> {
-    let at = &request.at;
-    let given: Vec<&str> = INPUT_MODES.into_iter().filter(|key| request.has(key)).collect();
-    match given.as_slice() {
-        [] => bail!("{at}: missing \"input_length\" (or \"text_input\", \"messages\", \"payload\")"),
-        [_] => {}
-        _ => bail!("{at}: {} are mutually exclusive; give one", given.join(", ")),
-    }
-    if request.has("hash_ids") && given[0] != "input_length" {
-        bail!("{at}: \"hash_ids\" go with \"input_length\" only");
-    }
-    if request.has("tools") && given[0] != "messages" {
-        bail!("{at}: \"tools\" go with \"messages\" only");
-    }
-    let output_length = request.opt_u64("output_length")?;
-    let extra = match request.object.get("extra").filter(|value| !value.is_null()) {
-        None => None,
-        Some(Value::Object(extra)) => Some(extra.clone()),
-        Some(other) => bail!("{at}: \"extra\" must be an object, got `{other}`"),
-    };
+fn line_entry(at: &str, line_input: LineInput, blocks: &mut Blocks, line: u64) -> Result<DatasetEntry> {
+    let LineInput { input, output_length, extra } = line_input;
     let tokenizer = blocks.tokenizer;
-    let mut entry = match given[0] {
-        "input_length" => {
-            let input_length = request.u64("input_length")?;
-            let hash_ids = if request.has("hash_ids") { request.numbers("hash_ids")? } else { Vec::new() };
+    let mut entry = match input {
+        Input::Tokens { input_length, hash_ids } => {
             let covered = (hash_ids.len() as u64).saturating_sub(1) * blocks.block_size;
             if !hash_ids.is_empty() && input_length <= covered {
                 bail!(
@@ -76,29 +56,16 @@ fn line_entry(request: &Record, blocks: &mut Blocks, line: u64) -> Result<Datase
             }
             DatasetEntry::counted(tokenizer, blocks.prompt(&hash_ids, input_length, line), output_length)
         }
-        "text_input" => DatasetEntry::counted(tokenizer, request.string("text_input")?.to_string(), output_length),
-        "messages" => {
-            let mut fields = Map::new();
-            fields.insert("messages".into(), Value::Array(chat_messages(request)?.clone()));
-            if request.has("tools") {
-                let tools = request.array("tools")?;
-                if tools.is_empty() {
-                    bail!("{at}: \"tools\" must not be empty");
-                }
-                fields.insert("tools".into(), Value::Array(tools.clone()));
-            }
+        Input::Text(text) => DatasetEntry::counted(tokenizer, text, output_length),
+        Input::Messages(mut fields) => {
             let counted = counted_text(&Value::Object(fields.clone()));
             fields.extend(extra.unwrap_or_default());
             let mut entry = DatasetEntry::counted(tokenizer, counted, output_length);
             entry.own_body = Some(OwnBody::Snapshot { fields, headers: http::HeaderMap::new() });
             return Ok(entry);
         }
-        _ => {
-            // Sent as it is: AIPerf sets no `extra` over a payload either.
-            let payload = match request.object.get("payload") {
-                Some(Value::Object(payload)) if !payload.is_empty() => Value::Object(payload.clone()),
-                other => bail!("{at}: \"payload\" must be a non-empty object, got `{}`", other.unwrap_or(&Value::Null)),
-            };
+        // Sent as it is: AIPerf sets no `extra` over a payload either.
+        Input::Payload(payload) => {
             let mut entry = verbatim_entry(tokenizer, Bytes::from(payload.to_string()), &payload);
             entry.max_tokens = output_length.or(entry.max_tokens);
             return Ok(entry);
@@ -108,20 +75,6 @@ fn line_entry(request: &Record, blocks: &mut Blocks, line: u64) -> Result<Datase
         entry.own_body = Some(OwnBody::Merged(extra));
     }
     Ok(entry)
-}
-
-/// A line's `messages`: chat messages, each an object with a `role`.
-fn chat_messages<'a>(request: &Record<'a>) -> Result<&'a Vec<Value>> {
-    let messages = request.array("messages")?;
-    if messages.is_empty() {
-        bail!("{}: \"messages\" must not be empty", request.at);
-    }
-    for (index, message) in messages.iter().enumerate() {
-        if !message.get("role").is_some_and(Value::is_string) {
-            bail!("{}: messages[{index}] needs a \"role\"", request.at);
-        }
-    }
-    Ok(messages)
 }
 
 /// The text of each hash id's block, made once per id (agentic traces share it: `agentic/prompts.rs`).

@@ -14,18 +14,16 @@ use super::fields::Record;
 use super::trace_links::{TraceLink, attach_sessions};
 use super::{DatasetEntry, FileTurn};
 
-/// One line of the trace: its entry and its place in time and in a session.
-pub struct TraceLine {
-    at: String,
-    entry: DatasetEntry,
+/// Where a line stands in time and in a session.
+pub struct LinePlace {
     session: Option<String>,
     timestamp_ms: Option<f64>,
     delay_ms: Option<f64>,
 }
 
-impl TraceLine {
-    pub fn read(request: &Record, entry: DatasetEntry) -> Result<Self> {
-        let at = request.at.clone();
+impl LinePlace {
+    pub fn read(request: &Record) -> Result<Self> {
+        let at = &request.at;
         let timestamp_ms = request.opt_number("timestamp")?;
         let delay_ms = request.opt_number("delay")?;
         if delay_ms.is_some_and(|delay| delay < 0.0) {
@@ -36,7 +34,20 @@ impl TraceLine {
             bail!("{at}: \"timestamp\" and \"delay\" cannot be set together");
         }
         let session = if request.has("session_id") { Some(request.string("session_id")?.to_string()) } else { None };
-        Ok(Self { at, entry, session, timestamp_ms, delay_ms })
+        Ok(Self { session, timestamp_ms, delay_ms })
+    }
+}
+
+/// One line of the trace: its entry and its place.
+pub struct TraceLine {
+    at: String,
+    entry: DatasetEntry,
+    place: LinePlace,
+}
+
+impl TraceLine {
+    pub fn read(request: &Record, entry: DatasetEntry) -> Result<Self> {
+        Ok(Self { at: request.at.clone(), entry, place: LinePlace::read(request)? })
     }
 
     /// Sends a whole conversation of its own (chat `messages` or a `payload`) in every turn.
@@ -47,13 +58,13 @@ impl TraceLine {
 
 /// The entries of `lines`, session by session when any line names a session.
 pub fn into_sessions(path: &Path, lines: Vec<TraceLine>) -> Result<Vec<DatasetEntry>> {
-    if lines.iter().all(|line| line.session.is_none()) {
+    if lines.iter().all(|line| line.place.session.is_none()) {
         return Ok(lines.into_iter().map(|line| line.entry).collect());
     }
     let mut sessions: Vec<Vec<TraceLine>> = Vec::new();
     let mut by_id: HashMap<String, usize> = HashMap::new();
     for line in lines {
-        match line.session.clone() {
+        match line.place.session.clone() {
             Some(id) => match by_id.get(&id) {
                 Some(&index) => sessions[index].push(line),
                 None => {
@@ -74,19 +85,22 @@ pub fn into_sessions(path: &Path, lines: Vec<TraceLine>) -> Result<Vec<DatasetEn
                 "{}: session `{}` mixes lines that send their own `messages` or `payload` with lines whose prompt is \
                  made (input_length, text_input); give each session one kind",
                 turns[0].at,
-                turns[0].session.as_deref().unwrap_or_default()
+                turns[0].place.session.as_deref().unwrap_or_default()
             );
         }
-        let conversation: Option<Arc<str>> = turns[0].session.as_deref().map(Arc::from);
+        let conversation: Option<Arc<str>> = turns[0].place.session.as_deref().map(Arc::from);
         links.push(TraceLink {
-            id: turns[0].session.clone().unwrap_or_else(|| turns[0].at.clone()),
+            id: turns[0].place.session.clone().unwrap_or_else(|| turns[0].at.clone()),
             ..TraceLink::default()
         });
         for (index, line) in turns.into_iter().enumerate() {
             let mut entry = line.entry;
-            timed |= line.timestamp_ms.is_some();
-            entry.turn =
-                Some(FileTurn { index: index as u32, delay_ms: line.delay_ms, timestamp_ms: line.timestamp_ms });
+            timed |= line.place.timestamp_ms.is_some();
+            entry.turn = Some(FileTurn {
+                index: index as u32,
+                delay_ms: line.place.delay_ms,
+                timestamp_ms: line.place.timestamp_ms,
+            });
             entry.conversation = conversation.clone();
             entries.push(entry);
         }

@@ -1,6 +1,7 @@
 //! Mooncake traces reshaped and described, as AIPerf's synthesizer and `analyze-trace` do:
 //! `synthesize` (a file dataset's `synthesis`, `aiperf synthesize`) and `analyze`.
 
+pub mod agentic_code;
 mod analysis;
 mod radix_tree;
 mod synthesizer;
