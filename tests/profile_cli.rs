@@ -887,6 +887,39 @@ fn mooncake_lines_of_one_session_id_are_the_turns_of_a_conversation_as_in_aiperf
     }
 }
 
+#[test]
+fn a_bailian_chain_is_replayed_as_one_conversation_at_its_recorded_times_as_in_aiperf() {
+    // AIPerf 0.13 sends chat 3 (parent 1) at its time, after chat 1's answer, over chat 1's
+    // prompt and answer: 48 + 5 + 64 tokens.
+    let dir = tempfile::tempdir().expect("dir");
+    std::fs::write(
+        dir.path().join("bailian.jsonl"),
+        "{\"chat_id\": 1, \"parent_chat_id\": -1, \"timestamp\": 0.0, \"input_length\": 48, \"output_length\": 5, \"type\": \"text\", \"turn\": 1, \"hash_ids\": [1, 2, 3]}\n\
+         {\"chat_id\": 2, \"parent_chat_id\": -1, \"timestamp\": 0.1, \"input_length\": 30, \"output_length\": 5, \"type\": \"text\", \"turn\": 1, \"hash_ids\": [7, 8]}\n\
+         {\"chat_id\": 3, \"parent_chat_id\": 1, \"timestamp\": 0.5, \"input_length\": 64, \"output_length\": 5, \"type\": \"text\", \"turn\": 2, \"hash_ids\": [1, 2, 3, 4]}\n",
+    )
+    .expect("trace");
+    let output = profile(
+        dir.path(),
+        "--model m --url mock --input-file bailian.jsonl --custom-dataset-type bailian_trace --artifact-dir out",
+    );
+    assert_ok(&output);
+    let records = std::fs::read_to_string(dir.path().join("out/profile_export.jsonl")).expect("records");
+    let mut sent: Vec<(u64, u64)> = records
+        .lines()
+        .map(|line| {
+            let record: serde_json::Value = serde_json::from_str(line).expect("a JSON line");
+            let start_ms = record["metadata"]["request_start_ns"].as_u64().expect("start") / 1_000_000;
+            (start_ms, record["metrics"]["input_sequence_length"]["value"].as_u64().expect("isl"))
+        })
+        .collect();
+    sent.sort();
+    let first = sent[0].0;
+    let isl: Vec<u64> = sent.iter().map(|(_, isl)| *isl).collect();
+    assert_eq!(isl, [48, 30, 117], "{sent:?}");
+    assert!(sent[2].0 - first >= 500, "the chained turn goes at its recorded 0.5 s: {sent:?}");
+}
+
 /// Each session's due times (`credit_issued_ns`) in turn order, from `profile_export.jsonl`.
 fn due_times_by_session(records: &Path) -> std::collections::BTreeMap<String, Vec<(u64, u64)>> {
     let mut sessions: std::collections::BTreeMap<String, Vec<(u64, u64)>> = Default::default();

@@ -6,6 +6,7 @@ pub mod agentic;
 mod ascii_path;
 mod ascii_pre_tokens;
 mod audio;
+mod bailian_chains;
 mod bailian_trace;
 mod baseten_trace;
 mod builtin_tokenizer;
