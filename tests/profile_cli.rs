@@ -896,7 +896,8 @@ fn a_bailian_chain_is_replayed_as_one_conversation_at_its_recorded_times_as_in_a
         dir.path().join("bailian.jsonl"),
         "{\"chat_id\": 1, \"parent_chat_id\": -1, \"timestamp\": 0.0, \"input_length\": 48, \"output_length\": 5, \"type\": \"text\", \"turn\": 1, \"hash_ids\": [1, 2, 3]}\n\
          {\"chat_id\": 2, \"parent_chat_id\": -1, \"timestamp\": 0.1, \"input_length\": 30, \"output_length\": 5, \"type\": \"text\", \"turn\": 1, \"hash_ids\": [7, 8]}\n\
-         {\"chat_id\": 3, \"parent_chat_id\": 1, \"timestamp\": 0.5, \"input_length\": 64, \"output_length\": 5, \"type\": \"text\", \"turn\": 2, \"hash_ids\": [1, 2, 3, 4]}\n",
+         {\"chat_id\": 3, \"parent_chat_id\": 1, \"timestamp\": 0.5, \"input_length\": 64, \"output_length\": 5, \"type\": \"text\", \"turn\": 2, \"hash_ids\": [1, 2, 3, 4]}\n\
+         {\"chat_id\": 4, \"parent_chat_id\": 3, \"timestamp\": 0.501, \"input_length\": 80, \"output_length\": 5, \"type\": \"text\", \"turn\": 3, \"hash_ids\": [1, 2, 3, 4, 5]}\n",
     )
     .expect("trace");
     let output = profile(
@@ -916,8 +917,13 @@ fn a_bailian_chain_is_replayed_as_one_conversation_at_its_recorded_times_as_in_a
     sent.sort();
     let first = sent[0].0;
     let isl: Vec<u64> = sent.iter().map(|(_, isl)| *isl).collect();
-    assert_eq!(isl, [48, 30, 117], "{sent:?}");
+    assert_eq!(isl, [48, 30, 117, 202], "{sent:?}");
     assert!(sent[2].0 - first >= 500, "the chained turn goes at its recorded 0.5 s: {sent:?}");
+    // The last turn, recorded 1 ms after the one before, waits for that one's answer (the
+    // mock's 20 ms and more): the server's time, which the client's self-check does not blame on
+    // the client.
+    let said = format!("{}{}", text(&output.stdout), text(&output.stderr));
+    assert!(!said.contains("the client was the bottleneck"), "{said}");
 }
 
 /// Each session's due times (`credit_issued_ns`) in turn order, from `profile_export.jsonl`.

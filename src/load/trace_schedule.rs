@@ -107,15 +107,18 @@ struct Session {
 }
 
 impl Session {
-    /// Send its kept turns (dataset index, when due) in order.
+    /// Send its kept turns (dataset index, when due) in order. A turn due at its recorded time
+    /// is due no earlier than the previous turn's answer: a server slower than the recording
+    /// makes it later, not the client.
     async fn play(&self, phase: &PhasePlay, due_ns: &[(usize, Due)]) {
         let PhasePlay { ctx, run, deadlines, origin_ns, next_request, window } = phase;
         let deadlines = *deadlines;
         let mut ids = request_ids(ctx, run, self.number + 1);
         let mut conversation = Conversation::default();
+        let mut answered_ns = None;
         for &(dataset_index, due) in due_ns {
             let scheduled_ns = match due {
-                Due::At(offset_ns) => *origin_ns + offset_ns,
+                Due::At(offset_ns) => (*origin_ns + offset_ns).max(answered_ns.unwrap_or(0)),
                 Due::AfterAnswer(delay_ns) => ctx.clock.now_ns() + delay_ns,
             };
             let wait_ns = scheduled_ns.saturating_sub(ctx.clock.now_ns());
@@ -155,6 +158,7 @@ impl Session {
             if let Some(answer) = send(ctx, run, deadlines, outgoing, Limits::default()).await {
                 conversation.remember(said, answer);
             }
+            answered_ns = Some(ctx.clock.now_ns());
         }
     }
 }
