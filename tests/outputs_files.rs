@@ -1,8 +1,9 @@
 //! The files tools that collect runs look for, as AIPerf 0.13 writes them: `logs/aiperf.log`
 //! in every run folder and a sweep's top folder (AIPerf's line shape), `run_config.json` in
 //! each run folder of a sweep or of repeated trials (its `BenchmarkRun` fields), the
-//! timeslices' `input_config` in AIPerf's shape; AIPerf's `plot:` block as the report; and the
-//! config keys this project does not act on refused by name.
+//! timeslices' `input_config` in AIPerf's shape; AIPerf's `plot:` block as the report; the
+//! config keys this project does not act on refused by name; and the SPEED-Bench matrix that
+//! `aiperf speed-bench-report` makes of several runs.
 
 mod common;
 
@@ -215,4 +216,50 @@ fn config_keys_not_acted_on_are_refused_by_name() {
         assert_ne!(output.status.code(), Some(0), "{text}");
         assert!(stderr.contains(named), "{named} named in: {stderr}");
     }
+}
+
+#[test]
+fn speed_bench_runs_make_the_acceptance_matrix_from_their_server_metrics() {
+    // Two SPEED-Bench categories against the mock drafting 3 tokens a step (60 % accepted):
+    // each cell is the run's scraped accepted tokens per draft plus one.
+    let folder = tempfile::tempdir().expect("temp dir");
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/datasets/speed_bench_qualitative.jsonl");
+    let scenario = format!(
+        r#"for category in ["coding", "math"] {{
+               run(#{{ name: category,
+                      endpoint: endpoint(#{{ url: "mock", streaming: true,
+                                            mock: #{{ ttft: ms(1), itl: ms(0), spec_decode_tokens: 3, spec_decode_acceptance: 0.6 }} }}),
+                      dataset: file(#{{ path: "{}", format: "speed_bench_" + category }}),
+                      phases: [ concurrency(#{{ users: 4, requests: 12 }}) ] }});
+           }}"#,
+        fixture.display()
+    );
+    std::fs::write(folder.path().join("speed.rhai"), scenario).expect("scenario");
+    let ran =
+        aiperf_command(folder.path()).args(["run", "speed.rhai", "--artifact-dir", "runs"]).output().expect("run");
+    succeeded(&ran, "two SPEED-Bench runs");
+    let report = aiperf_command(folder.path())
+        .args(["speed-bench-report", "runs", "--output", "matrix.csv", "--format", "both"])
+        .output()
+        .expect("report");
+    succeeded(&report, "the report");
+    let table = String::from_utf8_lossy(&report.stdout);
+    assert!(table.contains("Found 2 run directories.") && table.contains("Acceptance Length Report"), "{table}");
+    let length = |category: &str| {
+        let metrics =
+            read_json(&folder.path().join("runs").join(category).join("server_metrics_export.json"))["metrics"].clone();
+        let total =
+            |name: &str| metrics[name]["series"][0]["stats"]["total"].as_f64().unwrap_or_else(|| panic!("{name}"));
+        total("vllm:spec_decode_num_accepted_tokens") / total("vllm:spec_decode_num_drafts") + 1.0
+    };
+    let (coding, math) = (length("coding"), length("math"));
+    assert!((2.0..4.0).contains(&coding), "3 drafts a step, 60 % accepted: {coding}");
+    let csv = std::fs::read_to_string(folder.path().join("matrix.csv")).expect("csv");
+    assert_eq!(
+        csv,
+        format!("Model,coding,math,Overall\r\nmock-model,{coding:.2},{math:.2},{:.2}\r\n", (coding + math) / 2.0)
+    );
+    let none = aiperf_command(folder.path()).args(["speed-bench-report", "nowhere"]).output().expect("report");
+    assert_eq!(none.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&none.stderr).contains("no aiperf run directories found"));
 }

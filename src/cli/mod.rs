@@ -1,6 +1,6 @@
 //! The command line: `aiperf run <scenario.rhai>`, `aiperf check`, `aiperf mock`, `aiperf profile`,
 //! `aiperf config`, `aiperf plot`, `aiperf synthesize`, `aiperf validate`, `aiperf analyze-trace`,
-//! `aiperf analyze`, `aiperf chat` and `aiperf lib`.
+//! `aiperf analyze`, `aiperf speed-bench-report`, `aiperf chat` and `aiperf lib`.
 
 mod analyze;
 mod analyze_trace;
@@ -17,6 +17,7 @@ mod profile;
 mod run;
 mod script_args;
 mod signals;
+mod speed_bench_report;
 mod synthesize;
 mod synthesize_agentic_code;
 mod validate;
@@ -114,6 +115,13 @@ pub enum Command {
         after_help = "Examples:\n  aiperf synthesize mooncake-trace trace.jsonl --synthesis-speedup-ratio 2 --output-file fast.jsonl\n  aiperf synthesize agentic-code --num-sessions 200 --max-isl 131072 --output traces/"
     )]
     Synthesize(synthesize::SynthesizeArgs),
+    /// SPEED-Bench runs gathered into a model × category matrix (acceptance length or rate,
+    /// or throughput), as a table and a CSV
+    #[command(
+        name = "speed-bench-report",
+        after_help = "Examples:\n  aiperf speed-bench-report artifacts/\n  aiperf speed-bench-report artifacts/run_coding artifacts/run_math --metric accept-rate --format table"
+    )]
+    SpeedBenchReport(speed_bench_report::SpeedBenchReportArgs),
     /// Check a mooncake trace line by line as a run reads it
     #[command(after_help = "Example:\n  aiperf validate mooncake-trace traces/dataset.jsonl")]
     Validate(validate::ValidateArgs),
@@ -359,6 +367,7 @@ pub fn main_with(cli: Cli) -> i32 {
         Command::Kube(command) => kube::run(command),
         Command::Synthesize(args) => synthesize::synthesize(args),
         Command::Validate(args) => validate::validate(args),
+        Command::SpeedBenchReport(args) => speed_bench_report::speed_bench_report(args),
         Command::AnalyzeTrace(args) => analyze_trace::analyze_trace(args),
         Command::Lib(command) => lib::run(command, &runtime),
         Command::Chat(args) => chat::chat(args, &runtime),
