@@ -65,10 +65,11 @@ pub fn parse(
         .iter()
         .enumerate()
         .map(|(index, row)| {
-            let prompt = blocks.prompt(&row.hash_ids, row.input_length, index as u64);
-            DatasetEntry::counted(tokenizer, prompt, Some(row.output_length))
+            let at = format!("{}: request {}", path.display(), index + 1);
+            let prompt = blocks.checked_prompt(&at, &row.hash_ids, row.input_length, index as u64)?;
+            Ok(DatasetEntry::counted(tokenizer, prompt, Some(row.output_length)))
         })
-        .collect();
+        .collect::<Result<_>>()?;
     if !any_chained(&links) {
         let timed = rows.iter().map(|row| row.timestamp_ms).zip(entries).collect();
         return Ok(in_time_order(timed));

@@ -46,15 +46,7 @@ fn line_entry(at: &str, line_input: LineInput, blocks: &mut Blocks, line: u64) -
     let tokenizer = blocks.tokenizer;
     let mut entry = match input {
         Input::Tokens { input_length, hash_ids } => {
-            let covered = (hash_ids.len() as u64).saturating_sub(1) * blocks.block_size;
-            if !hash_ids.is_empty() && input_length <= covered {
-                bail!(
-                    "{at}: {} hash_ids of {} tokens need an input_length above {covered}, got {input_length}",
-                    hash_ids.len(),
-                    blocks.block_size
-                );
-            }
-            DatasetEntry::counted(tokenizer, blocks.prompt(&hash_ids, input_length, line), output_length)
+            DatasetEntry::counted(tokenizer, blocks.checked_prompt(at, &hash_ids, input_length, line)?, output_length)
         }
         Input::Text(text) => DatasetEntry::counted(tokenizer, text, output_length),
         Input::Messages(mut fields) => {
@@ -83,12 +75,14 @@ pub(super) struct Blocks<'a> {
     block_size: u64,
     seed: u64,
     full: HashMap<u64, String>,
+    /// The tokens each hash id's block was first used at (`checked_prompt`).
+    sizes: HashMap<u64, u64>,
 }
 
 impl<'a> Blocks<'a> {
     /// Blocks of `block_size` tokens (at least 1), their text drawn with `seed`.
     pub(super) fn new(tokenizer: &'a Tokenizer, block_size: u64, seed: u64) -> Self {
-        Self { tokenizer, block_size: block_size.max(1), seed, full: HashMap::new() }
+        Self { tokenizer, block_size: block_size.max(1), seed, full: HashMap::new(), sizes: HashMap::new() }
     }
 
     /// Where in the corpus the block of `hash_id` starts (a seeded draw per id).
@@ -114,6 +108,40 @@ impl<'a> Blocks<'a> {
         }
         let size = self.block_size;
         self.full.entry(hash_id).or_insert_with(|| make(size)).clone()
+    }
+
+    /// `prompt`, after checking that each of `hash_ids` is a block of the size it was before
+    /// (the last one may be partial): AIPerf 0.13 refuses a trace that uses an id at two sizes,
+    /// a corrupt trace or a block size that is not the one it was recorded with.
+    pub(super) fn checked_prompt(
+        &mut self,
+        at: &str,
+        hash_ids: &[u64],
+        input_length: u64,
+        line: u64,
+    ) -> Result<String> {
+        let count = hash_ids.len() as u64;
+        let before_last = count.saturating_sub(1) * self.block_size;
+        if count > 0 && input_length <= before_last {
+            bail!(
+                "{at}: {count} hash_ids of {} tokens need an input_length above {before_last}, got {input_length}",
+                self.block_size
+            );
+        }
+        let last = (input_length - before_last).min(self.block_size);
+        for (index, &hash_id) in hash_ids.iter().enumerate() {
+            let size = if index as u64 + 1 == count { last } else { self.block_size };
+            let first = *self.sizes.entry(hash_id).or_insert(size);
+            if first != size {
+                bail!(
+                    "{at}: hash id {hash_id} is a block of {size} tokens here but of {first} tokens before; a hash id \
+                     is one block of one size: the trace is corrupt or was recorded with another block size than {} \
+                     (--isl-block-size, a dataset's block_size)",
+                    self.block_size
+                );
+            }
+        }
+        Ok(self.prompt(hash_ids, input_length, line))
     }
 
     /// The prompt of one trace line (`line` seeds the text beyond its blocks): its blocks, each
@@ -152,7 +180,7 @@ mod tests {
         assert_eq!(entries.len(), 3);
         assert_eq!(entries.iter().map(|e| e.max_tokens).collect::<Vec<_>>(), [Some(20), Some(30), Some(10)]);
 
-        let mut blocks = Blocks { tokenizer: &tokenizer, block_size: 512, seed: 0, full: HashMap::new() };
+        let mut blocks = Blocks::new(&tokenizer, 512, 0);
         let block_7 = blocks.block(7, 512);
         assert_eq!(tokenizer.count(&block_7), 512);
         // Both lines start with hash id 7's block; what follows differs (ids 8 and 9), each block
@@ -179,7 +207,7 @@ mod tests {
         let path = Path::new("trace.jsonl");
         let trace = "{\"input_length\": 40, \"hash_ids\": [1, 2]}\n{\"input_length\": 50, \"hash_ids\": [1]}\n";
         let entries = parse(path, trace, &tokenizer, 16, 3).unwrap();
-        let mut blocks = Blocks { tokenizer: &tokenizer, block_size: 16, seed: 3, full: HashMap::new() };
+        let mut blocks = Blocks::new(&tokenizer, 16, 3);
         let block_1 = blocks.block(1, 16);
         assert!(entries[0].prompt.starts_with(&format!("{block_1}<|endoftext|>")));
         assert!(entries[1].prompt.starts_with(&format!("{block_1} ")), "text of its own after the blocks");
@@ -211,6 +239,22 @@ mod tests {
         assert!(err.ends_with(":1: missing \"input_length\" (or \"text_input\", \"messages\", \"payload\")"), "{err}");
         let err = parse(&path, "{\"input_length\": 512, \"hash_ids\": [1, 2]}", &tokenizer, 512, 0).unwrap_err();
         assert!(err.to_string().contains(":1: 2 hash_ids of 512 tokens need an input_length above 512"), "{err}");
+    }
+
+    #[test]
+    fn a_hash_id_used_at_two_block_sizes_is_refused_as_aiperf_refuses_it() {
+        let tokenizer = Tokenizer::shared_builtin();
+        // Hash id 3 ends the first line's 40 tokens as a block of 8, then is a whole block of 16.
+        let trace =
+            "{\"input_length\": 40, \"hash_ids\": [1, 2, 3]}\n{\"input_length\": 64, \"hash_ids\": [1, 2, 3, 4]}\n";
+        let error = parse(Path::new("t.jsonl"), trace, &tokenizer, 16, 0).unwrap_err().to_string();
+        assert!(
+            error.starts_with("t.jsonl:2: hash id 3 is a block of 16 tokens here but of 8 tokens before"),
+            "{error}"
+        );
+        let consistent =
+            "{\"input_length\": 48, \"hash_ids\": [1, 2, 3]}\n{\"input_length\": 60, \"hash_ids\": [1, 2, 3, 4]}\n";
+        assert_eq!(parse(Path::new("t.jsonl"), consistent, &tokenizer, 16, 0).unwrap().len(), 2);
     }
 
     #[test]
