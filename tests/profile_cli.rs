@@ -835,6 +835,24 @@ fn a_mooncake_trace_replays_on_its_fixed_schedule() {
     assert_eq!(plan["phases"][0]["type"], "schedule", "{plan}");
     assert_eq!(plan["dataset"]["format"], "mooncake");
     assert_eq!(plan["dataset"]["block_size"], 32);
+
+    // AIPerf 0.13 replays a fixed schedule's whole trace whatever --request-count says.
+    let counted = profile(
+        dir.path(),
+        "--model m --url mock --input-file trace.jsonl --custom-dataset-type mooncake_trace --isl-block-size 32 \
+         --request-count 2 --artifact-dir out/counted",
+    );
+    assert_ok(&counted);
+    assert!(
+        text(&counted.stderr)
+            .contains("note: phases.profiling.requests (--request-count): a fixed schedule replays its whole trace"),
+        "{}",
+        text(&counted.stderr)
+    );
+    assert_eq!(
+        stat(&read_json(&dir.path().join("out/counted/profile_export_aiperf.json")), "request_count", "avg"),
+        3.0
+    );
 }
 
 #[test]

@@ -64,6 +64,7 @@ pub fn lower(document: &Value, base_dir: &Path) -> Result<ProfileJob, ConfigErro
     }
     let mut notes = sweep_notes(sweep_key("iteration_order"), sweep_key("sla_filters"), settings.num_runs);
     notes.extend(lock_notes);
+    notes.extend(phases::ignored_schedule_counts(document.get("benchmark").unwrap_or(&Value::Null)));
     let report = output_services::draws_report(document, &mut notes);
     if let Some(search) = &search {
         super::search::check_dimensions(search, &variations[0].plan)?;

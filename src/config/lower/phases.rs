@@ -42,6 +42,27 @@ pub fn lower(benchmark: &Value, dataset: &Dataset, seed: u64) -> Result<Vec<Phas
     Ok(super::agentic_replay::with_priming(phases))
 }
 
+/// A note for each fixed-schedule phase that names a count, which the replay does not use.
+pub fn ignored_schedule_counts(benchmark: &Value) -> Vec<String> {
+    let items = benchmark.get("phases").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    items
+        .iter()
+        .filter(|item| item.get("type").and_then(Value::as_str) == Some("fixed_schedule"))
+        .flat_map(|item| {
+            let name = item.get("name").and_then(Value::as_str).unwrap_or("profiling").to_string();
+            [("requests", "--request-count"), ("sessions", "--conversation-num")]
+                .into_iter()
+                .filter(move |(key, _)| item.get(*key).is_some_and(|value| !value.is_null()))
+                .map(move |(key, flag)| {
+                    format!(
+                        "note: phases.{name}.{key} ({flag}): a fixed schedule replays its whole trace (within its \
+                         offsets), as AIPerf 0.13 does; the count is not used"
+                    )
+                })
+        })
+        .collect()
+}
+
 pub(super) fn is_warmup(item: &Value) -> bool {
     item.get("kind").and_then(Value::as_str) == Some("warmup")
         || item.get("name").and_then(Value::as_str) == Some("warmup")
@@ -146,6 +167,11 @@ fn lower_phase(item: &Value, dataset: &Dataset, main: &Value, seed: u64) -> Resu
     let mode = super::adaptive_scale::applied(mode, item, &key)?;
     let mut requests = opt_u64(item, "requests", &key("requests"))?;
     let mut sessions = opt_u64(item, "sessions", &key("sessions"))?;
+    if matches!(mode, LoadMode::Schedule(_)) {
+        // AIPerf 0.13 replays a fixed schedule's whole trace (within its offsets), whatever
+        // count the phase names (`ignored_schedule_counts` says so).
+        (requests, sessions) = (None, None);
+    }
     let duration_s = opt_f64(item, "duration", &key("duration"))?;
     let needs_stop = matches!(
         mode,
