@@ -138,7 +138,7 @@ fn summary(config: &GeneratorConfig) -> Map<String, Value> {
     let cache = &config.cache;
     let shared = (cache.layer1_tokens + cache.layer1_5_tokens) as f64;
     let delay = &config.inter_turn_delay;
-    let mut summary = json!({
+    let summary = json!({
         "initial_context_mean": shared + cache.layer2.mean,
         "initial_context_median": shared + cache.layer2.median,
         "layer1_tokens": cache.layer1_tokens,
@@ -158,7 +158,7 @@ fn summary(config: &GeneratorConfig) -> Map<String, Value> {
         "inter_turn_delay_human_mean_ms": delay.human_delay.mean,
         "turn_mode_enabled": u8::from(config.turns.is_some()),
     });
-    let Value::Object(summary) = &mut summary else { return Map::new() };
+    let Value::Object(mut summary) = summary else { return Map::new() };
     if let Some(reset) = &config.reset {
         summary.insert("reset_base_probability".into(), json!(reset.base_probability));
         summary.insert("reset_context_scaling".into(), json!(reset.context_scaling));
@@ -172,5 +172,5 @@ fn summary(config: &GeneratorConfig) -> Map<String, Value> {
             summary.insert("turns_max_session_attempts".into(), json!(attempts));
         }
     }
-    summary.clone()
+    summary
 }

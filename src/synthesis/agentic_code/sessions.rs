@@ -121,37 +121,26 @@ impl<'a> Generator<'a> {
         let restart_at = restart.then(|| low + self.rng.below(high - low));
         let group = self.group();
         let context = self.first_context();
-        let mut turns = vec![self.first_turn(number, group, context, &[])?];
-        let mut turn_index = 1;
-        let end = loop {
-            if restart_at == Some(turn_index) {
-                let last = turns.last().expect("a first turn");
+        let first = self.first_turn(number, group, context, &[])?;
+        let (turns, ended) = self.grow(number, group, first, true, restart_at)?;
+        let continuation = match (ended, turns.last()) {
+            (None, Some(last)) => {
                 let context = (last.input_length + last.output_length).min(self.config.max_prompt_tokens - 1);
                 let own = self.blocks.own_ids(&last.hash_ids).to_vec();
-                let continuation = self.continuation(number, group, context, &own)?;
-                let split = Session { id, group, turns, end: EndReason::RestartSplit, restarted: false };
-                return Ok((split, Some(continuation)));
+                Some(self.continuation(number, group, context, &own)?)
             }
-            match self.next_turn(number, group, turns.last().expect("a first turn"), true)? {
-                Ok(turn) => turns.push(turn),
-                Err(end) => break end,
-            }
-            turn_index += 1;
+            _ => None,
         };
-        Ok((Session { id, group, turns, end, restarted: false }, None))
+        let end = ended.unwrap_or(EndReason::RestartSplit);
+        Ok((Session { id, group, turns, end, restarted: false }, continuation))
     }
 
     /// The second part of a restart: its first turn the whole context so far.
     fn continuation(&mut self, number: u64, group: u64, context: u64, own: &[u64]) -> Result<Session> {
         let id = self.session_id();
-        let mut turns = vec![self.first_turn(number, group, context, own)?];
-        let end = loop {
-            match self.next_turn(number, group, turns.last().expect("a first turn"), true)? {
-                Ok(turn) => turns.push(turn),
-                Err(end) => break end,
-            }
-        };
-        Ok(Session { id, group, turns, end, restarted: true })
+        let first = self.first_turn(number, group, context, own)?;
+        let (turns, ended) = self.grow(number, group, first, true, None)?;
+        Ok(Session { id, group, turns, end: ended.unwrap_or(EndReason::ForcedRetire), restarted: true })
     }
 
     /// A session of a drawn number of turns, drawn again (up to the attempts allowed) when it
@@ -170,29 +159,43 @@ impl<'a> Generator<'a> {
             let id = self.session_id();
             let group = self.group();
             let context = self.first_context();
-            if context >= self.config.max_prompt_tokens {
-                continue;
-            }
-            let mut turns = vec![self.first_turn(number, group, context, &[])?];
-            let mut end = EndReason::TargetTurnCount;
-            while (turns.len() as u64) < target {
-                match self.next_turn(number, group, turns.last().expect("a first turn"), false)? {
-                    Ok(turn) => turns.push(turn),
-                    Err(_) => {
-                        end = EndReason::ForcedRetire;
-                        break;
-                    }
-                }
-            }
-            match end {
-                EndReason::ForcedRetire if !counts.allow_truncation => continue,
-                _ => return Ok(Session { id, group, turns, end, restarted: false }),
+            let first = self.first_turn(number, group, context, &[])?;
+            let (turns, ended) = self.grow(number, group, first, false, Some(target))?;
+            match ended {
+                Some(_) if !counts.allow_truncation => continue,
+                Some(_) => return Ok(Session { id, group, turns, end: EndReason::ForcedRetire, restarted: false }),
+                None => return Ok(Session { id, group, turns, end: EndReason::TargetTurnCount, restarted: false }),
             }
         }
         bail!(
             "no session of {target} turns fit under max_prompt_tokens {} in {attempts} attempts",
             self.config.max_prompt_tokens
         )
+    }
+
+    /// The turns from `first` on, until the session ends (why, with the turns) or, first, it
+    /// holds `stop_at` turns (no reason).
+    fn grow(
+        &mut self,
+        number: u64,
+        group: u64,
+        first: Turn,
+        resets: bool,
+        stop_at: Option<u64>,
+    ) -> Result<(Vec<Turn>, Option<EndReason>)> {
+        let mut turns = Vec::new();
+        let mut last = first;
+        while stop_at.is_none_or(|stop| turns.len() as u64 + 1 < stop) {
+            match self.next_turn(number, group, &last, resets)? {
+                Ok(turn) => turns.push(std::mem::replace(&mut last, turn)),
+                Err(end) => {
+                    turns.push(last);
+                    return Ok((turns, Some(end)));
+                }
+            }
+        }
+        turns.push(last);
+        Ok((turns, None))
     }
 
     fn first_turn(&mut self, number: u64, group: u64, context: u64, own: &[u64]) -> Result<Turn> {
