@@ -256,6 +256,10 @@ pub struct RequestRecord {
     /// The tool calls of a chat answer, their streamed pieces joined.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tool_calls: Vec<ToolCall>,
+    /// The run's tokenizer's count of `content`, when the load counted it already (a turn's
+    /// answer joining its conversation's history): the metrics take it, not count it again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content_tokens: Option<u64>,
 }
 
 /// Where a request's conversation sits in an agentic trace's tree.
@@ -401,6 +405,7 @@ impl RequestRecord {
             agent: None,
             conversation: None,
             tool_calls: Vec::new(),
+            content_tokens: None,
         }
     }
 

@@ -271,11 +271,15 @@ impl RunResult {
     }
 
     /// The first phase feeding the results that measured nothing (none of its requests
-    /// succeeded; some failed or were cancelled), unless the run was cancelled.
+    /// succeeded; some failed or were cancelled, or its scripted sessions failed before sending
+    /// any), unless the run was cancelled.
     pub fn results_phase_without_success(&self) -> Option<&PhaseSummary> {
         if self.was_cancelled {
             return None;
         }
-        self.phases.iter().find(|phase| phase.results && phase.completed == 0 && phase.errors + phase.cancelled > 0)
+        let sessions_failed = |phase: &PhaseSummary| phase.scripted_sessions.as_ref().is_some_and(|s| s.failed > 0);
+        self.phases.iter().find(|phase| {
+            phase.results && phase.completed == 0 && (phase.errors + phase.cancelled > 0 || sessions_failed(phase))
+        })
     }
 }

@@ -8,8 +8,9 @@ use std::io::{Read, Write};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use common::scripted_server::{Reply, ScriptedServer};
 use common::{closed_port, run_scenario, stat};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 /// `aiperf mock` on `port` with `args`, its open-file limit raised to `files`; killed when dropped.
 struct Mock(Child);
@@ -180,6 +181,93 @@ run(#{ name: "failing", endpoint: target, phases: [users(#{ users: 2, session: a
     assert!(message.contains("failing.rhai:6:"), "the error names its file and line: {message}");
     assert!(message.contains("no_such_method"), "{message}");
     assert!(run.stderr().contains("session 2 failed:"), "{}", run.stderr());
+}
+
+/// A function that fails before its first step fails every session: the phase stops after
+/// `IDLE_SESSIONS_LIMIT` of them in a row (it could never reach its request count) and the run
+/// fails with the error; `s.chat` on an endpoint that is not a chat one is such an error.
+#[test]
+fn sessions_that_fail_before_any_request_stop_the_phase_and_fail_the_run() {
+    let run = run_scenario(
+        "nothing",
+        r#"let target = endpoint(#{ url: "mock", model: "m", kind: "messages", mock: #{ ttft: ms(1), itl: ms(1) } });
+run(#{ name: "nothing", endpoint: target,
+       phases: [users(#{ users: 2, requests: 5, session: |s| { s.chat(#{ user: "hello", max_tokens: 4 }); } })] });
+"#,
+    );
+    assert_eq!(run.code(), Some(98), "{}", run.stderr());
+    let stderr = run.stderr();
+    assert!(stderr.contains("1000 sessions in a row ended without sending a request"), "{stderr}");
+    let wrong_kind =
+        r#"nothing.rhai:3:66: s.chat sends OpenAI chat messages: its endpoint must be of kind "chat", not "messages""#;
+    assert!(stderr.contains("phase `users` sent no request: 1000 of its 1000 sessions failed"), "{stderr}");
+    assert!(stderr.contains("  1000 × ") && stderr.contains(wrong_kind), "{stderr}");
+    let sessions = scripted(&run.summary("nothing")).clone();
+    assert_eq!((sessions["started"].as_u64(), sessions["failed"].as_u64()), (Some(1000), Some(1000)), "{sessions}");
+}
+
+/// A function that takes a step only now and then is not stopped: the phase sends its requests.
+#[test]
+fn sessions_that_send_now_and_then_are_not_taken_for_idle_ones() {
+    let run = run_scenario(
+        "sometimes",
+        r#"let target = endpoint(#{ url: "mock", model: "m", kind: "chat", mock: #{ ttft: ms(1), itl: ms(1) } });
+run(#{ name: "sometimes", endpoint: target, phases: [users(#{ users: 2, requests: 30,
+       session: |s| { if s.random() < 0.2 { s.chat(#{ user: "hello", max_tokens: 4 }); } } })] });
+"#,
+    );
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let summary = run.summary("sometimes");
+    assert_eq!(stat(&summary, "request_count", "avg"), 30.0);
+    assert!(scripted(&summary)["started"].as_u64().is_some_and(|started| started > 30), "{summary}");
+}
+
+/// A step's answer joins the history as its text, counted by the client's tokenizer: a
+/// reasoning model's usage counts the reasoning too (10 of 12 tokens here), which the next step
+/// does not send back.
+#[test]
+fn the_history_counts_an_answer_by_its_text_not_by_the_reasoning_in_its_usage() {
+    let server = ScriptedServer::start(|_, _, _| {
+        let chunk =
+            |delta: Value| json!({ "choices": [{ "index": 0, "delta": delta, "finish_reason": null }] }).to_string();
+        let usage = json!({ "choices": [], "usage": { "prompt_tokens": 1, "completion_tokens": 12, "total_tokens": 13,
+                                                      "completion_tokens_details": { "reasoning_tokens": 10 } } });
+        let events = [
+            chunk(json!({ "reasoning_content": " the the the" })),
+            chunk(json!({ "content": " the end" })),
+            usage.to_string(),
+            "[DONE]".to_string(),
+        ];
+        Some(Reply::Sse(events.into_iter().map(|event| (None, event)).collect()))
+    });
+    let text = format!(
+        r#"let target = endpoint(#{{ url: "{}", model: "m", kind: "chat", streaming: true }});
+run(#{{ name: "reasoning", endpoint: target, preflight: false,
+        phases: [users(#{{ users: 1, sessions: 1, session: |s| {{
+            s.chat(#{{ user: "hello there", max_tokens: 12 }});
+            s.chat(#{{ user: "hello there", max_tokens: 12 }});
+        }} }})] }});
+"#,
+        server.url()
+    );
+    let run = run_scenario("reasoning", &text);
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let mut steps: Vec<(u64, u64, u64)> = run
+        .records("reasoning")
+        .iter()
+        .map(|record| {
+            let value = |name: &str| record["metrics"][name]["value"].as_u64().unwrap_or_else(|| panic!("{name}"));
+            (
+                record["metadata"]["turn_index"].as_u64().expect("turn"),
+                value("input_sequence_length"),
+                value("output_token_count"),
+            )
+        })
+        .collect();
+    steps.sort();
+    let [(0, first, answer), (1, second, _)] = steps[..] else { panic!("{steps:?}") };
+    assert_eq!(answer, 2, "\" the end\": {steps:?}");
+    assert_eq!(second, first + answer + first, "the question, the answer's text, the question again: {steps:?}");
 }
 
 /// 10,000 sessions live at once (each waits out its answers and 4 s of client-side time),

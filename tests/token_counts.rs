@@ -85,3 +85,32 @@ fn a_server_that_ignores_max_tokens_triggers_the_osl_warning() {
     let console = std::fs::read_to_string(run.artifacts("osl").join("profile_export_console.txt")).expect("console");
     assert!(console.contains("did not honour max_tokens"), "{console}");
 }
+
+/// A later turn counts the earlier answer as it sends it back: the answer's text by the
+/// client's tokenizer. The server's usage counts the thinking too, which the history leaves out
+/// (and counts in the model's tokens): the mock's Anthropic endpoint thinks 5 of 12 tokens.
+#[test]
+fn a_later_turn_counts_the_earlier_answer_as_sent_back_not_by_its_usage() {
+    let text = r#"run(#{
+        name: "turns",
+        endpoint: endpoint(#{ url: "mock", kind: "messages", mock: #{ ttft: ms(1), itl: ms(1) },
+                              extra: #{ thinking: #{ type: "enabled", budget_tokens: 5 } } }),
+        dataset: synthetic(#{ isl: fixed(40), osl: fixed(12), seed: 5, turns: 2 }),
+        phases: [concurrency(#{ users: 1, requests: 2 })],
+    });"#;
+    let run = run_scenario("turns", text);
+    assert_eq!(run.code(), Some(0), "stderr: {}", run.stderr());
+    let mut turns: Vec<(u64, u64, u64, u64)> = run
+        .records("turns")
+        .iter()
+        .map(|record| {
+            let value = |name: &str| record["metrics"][name]["value"].as_u64().unwrap_or_else(|| panic!("{name}"));
+            let turn = record["metadata"]["turn_index"].as_u64().expect("turn_index");
+            (turn, value("input_sequence_length"), value("output_token_count"), value("reasoning_token_count"))
+        })
+        .collect();
+    turns.sort();
+    let [(0, first_isl, first_answer, thinking), (1, second_isl, ..)] = turns[..] else { panic!("{turns:?}") };
+    assert_eq!((first_isl, thinking, first_answer + thinking), (40, 5, 12), "{turns:?}");
+    assert_eq!(second_isl, first_isl + first_answer + 40, "the history's answer counted as its text: {turns:?}");
+}

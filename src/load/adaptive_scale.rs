@@ -45,7 +45,8 @@ impl Shared {
         let Some(request) = Outgoing::from_dataset(ctx, request_index, ctx.clock.now_ns(), ids.uuid()) else {
             return false;
         };
-        let observation = send_through(&ctx.client, ctx, run, deadlines, request, limits, Observation::of).await;
+        let observation =
+            send_through(&ctx.client, ctx, run, deadlines, request, limits, |record| Observation::of(record)).await;
         self.window.lock().unwrap_or_else(PoisonError::into_inner).push(observation);
         true
     }

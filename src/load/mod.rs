@@ -49,6 +49,7 @@ use crate::cancel::CancelSignal;
 use crate::client::HttpClient;
 use crate::clock::RunClock;
 use crate::dataset::requests::{PreparedRequest, conversations};
+use crate::dataset::tokenizer::Tokenizer;
 use crate::plan::{AdaptiveControl, LoadMode, Phase, PrefillCap, RampedQuantity};
 use crate::record::{AgentPlace, RequestOrigin, RequestRecord, SessionTurn};
 use crate::result::PhaseSummary;
@@ -84,7 +85,7 @@ pub struct LoadContext {
     pub id_seed: u64,
     /// The run's tokenizer: an agentic replay counts its cache-bust markers with it, scripted
     /// sessions their steps' prompts (on the script workers, never the runtime's threads).
-    pub tokenizer: Arc<crate::dataset::tokenizer::Tokenizer>,
+    pub tokenizer: Arc<Tokenizer>,
     /// The execution segment this process runs: open-loop phases keep its arrivals only.
     pub segment: Option<crate::plan::segment::ExecutionSegment>,
     /// Keep idle cores awake while open-loop phases pace (`idle_spinners.rs`).
@@ -506,12 +507,16 @@ fn agent_place(
 }
 
 impl Answer {
-    /// The answer of a successful multi-turn request; None otherwise.
-    fn of_turn(record: &RequestRecord) -> Option<Self> {
-        (record.turn.is_some() && record.is_valid()).then(|| Answer {
-            tokens: record.usage.and_then(|u| u.completion_tokens).unwrap_or(record.content.len() as u64 / 4),
-            text: record.content.clone(),
-        })
+    /// The answer of a successful multi-turn request, its text counted by the run's tokenizer as
+    /// the next turn sends it back (the server's usage counts reasoning the history leaves out,
+    /// in the model's own tokens); None otherwise. The count goes on the record for the metrics.
+    fn of_turn(record: &mut RequestRecord, tokenizer: &Tokenizer) -> Option<Self> {
+        if record.turn.is_none() || !record.is_valid() {
+            return None;
+        }
+        let tokens = tokenizer.count(&record.content) as u64;
+        record.content_tokens = Some(tokens);
+        Some(Answer { tokens, text: record.content.clone() })
     }
 }
 
@@ -524,7 +529,8 @@ async fn send(
     request: Outgoing,
     limits: Limits<'_>,
 ) -> Option<Answer> {
-    send_through(&ctx.client, ctx, run, deadlines, request, limits, Answer::of_turn).await
+    send_through(&ctx.client, ctx, run, deadlines, request, limits, |record| Answer::of_turn(record, &ctx.tokenizer))
+        .await
 }
 
 /// `send` over `client` (the run's, or another endpoint's of a scripted session), returning
@@ -536,7 +542,7 @@ async fn send_through<A>(
     deadlines: PhaseDeadlines,
     request: Outgoing,
     limits: Limits<'_>,
-    answer_of: impl FnOnce(&RequestRecord) -> A,
+    answer_of: impl FnOnce(&mut RequestRecord) -> A,
 ) -> A {
     let woke_on_timer = request.woke_on_timer;
     let origin = RequestOrigin {
@@ -646,7 +652,7 @@ async fn send_through<A>(
         &counters.completed
     };
     outcome.fetch_add(1, Ordering::Relaxed);
-    let answer = answer_of(&record);
+    let answer = answer_of(&mut record);
     if run.phase.results || run.phase.kind == crate::plan::PhaseKind::Warmup {
         // The metrics thread outlives every phase; a send can only fail if it died, and then
         // its own error is what gets reported. It measures a warm-up's records apart and

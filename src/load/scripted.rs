@@ -10,6 +10,7 @@ use bytes::Bytes;
 
 use super::{Limits, LoadContext, Outgoing, PhaseDeadlines, PhaseRun, send_through};
 use crate::client::HttpClient;
+use crate::dataset::tokenizer::Tokenizer;
 use crate::plan::Endpoint;
 use crate::record::{RequestRecord, SessionTurn, ToolCall, Usage};
 
@@ -87,6 +88,8 @@ pub struct StepAnswer {
     pub status: Option<u16>,
     pub error: Option<String>,
     pub text: String,
+    /// `text`'s tokens, by the run's tokenizer (0 when the step failed).
+    pub text_tokens: u64,
     pub reasoning: String,
     pub tool_calls: Vec<ToolCall>,
     pub usage: Option<Usage>,
@@ -98,9 +101,16 @@ pub struct StepAnswer {
 }
 
 impl StepAnswer {
-    fn of(record: &RequestRecord) -> Self {
+    /// The answer `record` holds, its text counted by the run's tokenizer here (the count goes
+    /// on the record for the metrics too).
+    fn of(record: &mut RequestRecord, tokenizer: &Tokenizer) -> Self {
+        let ok = record.is_valid();
+        if ok {
+            record.content_tokens = Some(tokenizer.count(&record.content) as u64);
+        }
         Self {
-            ok: record.is_valid(),
+            ok,
+            text_tokens: record.content_tokens.unwrap_or(0),
             cancelled: record.was_cancelled,
             status: record.status,
             error: record.error.as_ref().map(|error| error.message.clone()),
@@ -139,5 +149,8 @@ pub async fn send_step(
         woke_on_timer: false,
     };
     let client = client.unwrap_or(&ctx.client);
-    send_through(client, ctx, run, deadlines.0, request, Limits::default(), StepAnswer::of).await
+    send_through(client, ctx, run, deadlines.0, request, Limits::default(), |record| {
+        StepAnswer::of(record, &ctx.tokenizer)
+    })
+    .await
 }

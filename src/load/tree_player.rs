@@ -22,6 +22,7 @@ use super::root_target::RootTarget;
 use super::{Answer, Limits, LoadContext, Outgoing, PhaseDeadlines, PhaseRun, SendWindow, request_ids, send_through};
 use crate::agents::replay::{BranchStats, Step, Tree, TreeMarker, TreeRun};
 use crate::dataset::requests::PreparedRequest;
+use crate::dataset::tokenizer::Tokenizer;
 use crate::plan::CacheBustTarget;
 use crate::record::{AgentPlace, RequestRecord, SessionTurn};
 use crate::rng::SeededRng;
@@ -464,8 +465,10 @@ impl Player {
         let (ctx, run, deadlines) = (self.ctx.clone(), self.run.clone(), self.deadlines);
         let (lane, stream, turn) = (due.lane, due.stream, due.turn);
         self.in_flight.spawn(async move {
-            let answer =
-                send_through(&ctx.client, &ctx, &run, deadlines, outgoing, Limits::default(), answer_or_why).await;
+            let answer = send_through(&ctx.client, &ctx, &run, deadlines, outgoing, Limits::default(), |record| {
+                answer_or_why(record, &ctx.tokenizer)
+            })
+            .await;
             Some(Ended { lane, stream, turn, said, answer })
         });
         if self.manner.follow {
@@ -575,8 +578,8 @@ fn inherited_history(tree: &Tree, lane: &LaneRun, requests: &[PreparedRequest], 
 }
 
 /// A turn's answer, or why there is none: its error, or its cut-off.
-fn answer_or_why(record: &RequestRecord) -> Result<Answer, Unanswered> {
-    if let Some(answer) = Answer::of_turn(record) {
+fn answer_or_why(record: &mut RequestRecord, tokenizer: &Tokenizer) -> Result<Answer, Unanswered> {
+    if let Some(answer) = Answer::of_turn(record, tokenizer) {
         return Ok(answer);
     }
     Err(match &record.error {

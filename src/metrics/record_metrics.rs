@@ -40,9 +40,10 @@ impl TokenCounts {
             Some(reasoning) if reasoning > 0 || has_reasoning => Some(reasoning),
             _ => has_reasoning.then(|| ctx.tokenizer.count(&record.reasoning) as u64),
         };
-        let output = match usage.completion_tokens {
-            Some(completion) => completion.saturating_sub(reasoning.unwrap_or(0)),
-            None => ctx.tokenizer.count(&generated_text(record)) as u64,
+        let output = match (usage.completion_tokens, record.content_tokens) {
+            (Some(completion), _) => completion.saturating_sub(reasoning.unwrap_or(0)),
+            (None, Some(content)) if record.tool_calls.is_empty() => content,
+            (None, _) => ctx.tokenizer.count(&generated_text(record)) as u64,
         };
         Self { input: usage.prompt_tokens.unwrap_or(record.input_tokens), output, reasoning }
     }

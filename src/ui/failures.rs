@@ -12,8 +12,23 @@ pub fn error_line(error: &ErrorCount) -> String {
     format!("  {} × {}{code}: {}", error.count, error.error_details.kind, error.error_details.message)
 }
 
-/// Why the run counts as failed, with its most frequent errors.
+/// Why the run counts as failed, with its most frequent errors (its sessions' script errors
+/// when its scripted sessions failed before sending anything).
 pub fn render_all_failed(result: &RunResult, phase: &PhaseSummary) -> String {
+    let artifacts = format!(
+        "the artifacts are in {}; a run that expects this can say allow_all_failed: true\n",
+        result.artifact_dir.display()
+    );
+    if let Some(sessions) = phase.scripted_sessions.as_ref().filter(|_| phase.sent == 0) {
+        let mut out = format!(
+            "error: run `{}`: phase `{}` sent no request: {} of its {} sessions failed; the most frequent errors:\n",
+            result.name, phase.name, sessions.failed, sessions.started
+        );
+        for error in sessions.errors.iter().take(TOP_ERRORS) {
+            out.push_str(&format!("  {} × {}\n", error.sessions, error.message));
+        }
+        return out + artifacts.as_str();
+    }
     let cancelled = match phase.cancelled {
         0 => String::new(),
         n => format!(", {n} cancelled: cut off at the phase's end or by its cancellation rate"),
@@ -29,11 +44,7 @@ pub fn render_all_failed(result: &RunResult, phase: &PhaseSummary) -> String {
         out.push_str(&error_line(error));
         out.push('\n');
     }
-    out.push_str(&format!(
-        "the artifacts are in {}; a run that expects this can say allow_all_failed: true\n",
-        result.artifact_dir.display()
-    ));
-    out
+    out + artifacts.as_str()
 }
 
 #[cfg(test)]

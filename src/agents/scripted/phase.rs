@@ -24,6 +24,8 @@ pub struct PhaseShared {
     pub clients: EndpointClients,
     pub next_request: AtomicU64,
     pub next_session: AtomicU64,
+    /// Sessions that ended in a row without sending a request (a step resets it).
+    pub idle_sessions: AtomicU64,
     pub live_sessions: AtomicU64,
     pub peak_live_sessions: AtomicU64,
     pub tally: Mutex<Tally>,
@@ -63,6 +65,10 @@ impl KeptCounts {
 /// At most this many chat steps' endpoint fields are kept; others are built for each step.
 const KEPT_CHAT_BASES: usize = 64;
 
+/// After this many sessions in a row that sent no request (a function that fails before its
+/// first step, or never takes one) the phase starts no more: it could not end otherwise.
+pub const IDLE_SESSIONS_LIMIT: u64 = 1_000;
+
 impl PhaseShared {
     /// The phase sends no more: its duration is over or a stop signal came.
     pub fn stopped(&self) -> bool {
@@ -71,7 +77,7 @@ impl PhaseShared {
 
     /// The next session's id, or None once the phase starts no more.
     pub fn next_session(&self) -> Option<u64> {
-        if self.stopped() {
+        if self.stopped() || self.idle_sessions.load(Ordering::Relaxed) >= IDLE_SESSIONS_LIMIT {
             return None;
         }
         if let Some(limit) = self.phase.run.phase.requests
@@ -129,7 +135,10 @@ impl PhaseShared {
         let index = self.next_request.fetch_add(1, Ordering::Relaxed);
         match self.phase.run.phase.requests {
             Some(limit) if index >= limit => None,
-            _ => Some(index),
+            _ => {
+                self.idle_sessions.store(0, Ordering::Relaxed);
+                Some(index)
+            }
         }
     }
 }

@@ -40,6 +40,7 @@ impl SessionPlayer for ScriptedPlayer {
                 phase,
                 next_request: AtomicU64::new(0),
                 next_session: AtomicU64::new(0),
+                idle_sessions: AtomicU64::new(0),
                 live_sessions: AtomicU64::new(0),
                 peak_live_sessions: AtomicU64::new(0),
                 tally: Mutex::new(Tally::default()),

@@ -13,7 +13,7 @@ use super::tally::{Ended, SessionOutcome, StepDone};
 use crate::dataset::corpus;
 use crate::dataset::exact_length::text_of_length;
 use crate::load::scripted::{Step, StepAnswer};
-use crate::plan::{Dist, Endpoint, LoadMode};
+use crate::plan::{Dist, Endpoint, EndpointKind, LoadMode};
 use crate::record::SessionTurn;
 use crate::request_bodies::{chat_step_body, embeddings_step_body, rerank_step_body};
 use crate::rng::SeededRng;
@@ -157,6 +157,13 @@ impl Session {
     pub fn chat(&self, mut step: ChatStep) -> Result<Result<StepAnswer, String>, PhaseOver> {
         let (body, input_tokens, client) = {
             let mut state = self.state();
+            let kind = step.endpoint.as_ref().unwrap_or(&state.shared.phase.hook.endpoint).kind;
+            if kind != EndpointKind::Chat {
+                return Ok(Err(format!(
+                    "s.chat sends OpenAI chat messages: its endpoint must be of kind \"chat\", not \"{}\"",
+                    kind.as_str()
+                )));
+            }
             let client = match state.client_for(step.endpoint.as_ref()) {
                 Ok(client) => client,
                 Err(why) => return Ok(Err(why)),
@@ -172,11 +179,14 @@ impl Session {
         let answer = self.send(client, body, input_tokens, step.max_tokens, tag)?;
         let mut state = self.state();
         if answer.ok {
-            let tokens = match answer.usage.and_then(|usage| usage.completion_tokens) {
-                Some(tokens) => tokens,
-                None => state.shared.phase.ctx.tokenizer.count(&answer.text) as u64,
-            };
-            state.history.add_answer(&answer.text, &answer.tool_calls, tokens);
+            // As the next step sends it back: its text, and each call's name and arguments.
+            let tokenizer = &state.shared.phase.ctx.tokenizer;
+            let calls: usize = answer
+                .tool_calls
+                .iter()
+                .map(|call| tokenizer.count(&call.name) + tokenizer.count(&call.arguments))
+                .sum();
+            state.history.add_answer(&answer.text, &answer.tool_calls, answer.text_tokens + calls as u64);
             state.turn += 1;
         }
         state.tool_calls += answer.tool_calls.len() as u64;

@@ -10,7 +10,7 @@ use std::sync::mpsc::{Receiver, Sender, channel};
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult};
 
-use super::phase::PhaseShared;
+use super::phase::{IDLE_SESSIONS_LIMIT, PhaseShared};
 use super::porters::Porter;
 use super::replies::{Reply, Wake, Woken};
 use super::session::Session;
@@ -150,6 +150,15 @@ impl Worker<'_> {
     }
 
     fn tally(&self, session: &Session, ended: ProgramEnd) {
+        if session.steps() == 0 {
+            let idle = self.shared.idle_sessions.fetch_add(1, Ordering::Relaxed) + 1;
+            if idle == IDLE_SESSIONS_LIMIT {
+                eprintln!(
+                    "phase `{}`: {IDLE_SESSIONS_LIMIT} sessions in a row ended without sending a request; it starts no more",
+                    self.shared.phase.run.phase.name
+                );
+            }
+        }
         let outcome = session.finish(ended.err());
         let failure = match &outcome.ended {
             Ended::Failed(error) => Some(error.clone()),
