@@ -308,3 +308,39 @@ fn turn_messages_shows_every_turn_and_folds_the_resent_history() {
     assert_eq!(bare.status.code(), Some(1));
     assert!(text(&bare.stderr).contains("--export-level raw"), "{}", text(&bare.stderr));
 }
+
+#[test]
+fn plugins_lists_a_categorys_names_as_profile_takes_them() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let plugins =
+        |args: &[&str]| aiperf_command(dir.path()).arg("plugins").args(args).output().expect("aiperf plugins");
+    let datasets = plugins(&["public_dataset_loader"]);
+    assert_eq!(datasets.status.code(), Some(0), "{}", text(&datasets.stderr));
+    let listing = text(&datasets.stdout);
+    assert!(listing.starts_with("public-dataset-loader (42 names): aiperf profile --public-dataset NAME"), "{listing}");
+    assert!(listing.contains("librispeech") && listing.contains("openslr/librispeech_asr"), "{listing}");
+    // Every name listed for the dataset formats is one `aiperf profile` takes.
+    let formats = text(&plugins(&["custom-dataset-loader"]).stdout);
+    for name in formats.lines().skip(1).map(str::trim) {
+        let dry = aiperf_command(dir.path())
+            .args([
+                "profile",
+                "--model",
+                "m",
+                "--url",
+                "mock",
+                "--custom-dataset-type",
+                name,
+                "--input-file",
+                "x.jsonl",
+                "--dry-run",
+            ])
+            .output()
+            .expect("aiperf profile");
+        assert!(!text(&dry.stderr).contains("--custom-dataset-type: expects one of"), "{name}: {}", text(&dry.stderr));
+    }
+    let wrong = plugins(&["endpoint", "chta"]);
+    assert_eq!(wrong.status.code(), Some(2));
+    assert!(text(&wrong.stderr).contains("did you mean `chat`?"), "{}", text(&wrong.stderr));
+    assert_eq!(plugins(&["nonsense"]).status.code(), Some(2));
+}

@@ -13,6 +13,7 @@ mod lib_test;
 mod merge;
 mod mock;
 mod plot;
+mod plugins;
 mod profile;
 mod run;
 mod script_args;
@@ -122,6 +123,12 @@ pub enum Command {
         after_help = "Examples:\n  aiperf speed-bench-report artifacts/\n  aiperf speed-bench-report artifacts/run_coding artifacts/run_math --metric accept-rate --format table"
     )]
     SpeedBenchReport(speed_bench_report::SpeedBenchReportArgs),
+    /// AIPerf's plugin categories and what each is here: the names `aiperf profile` takes for
+    /// endpoints, dataset formats, public datasets, arrival patterns, searches, ...
+    #[command(
+        after_help = "Examples:\n  aiperf plugins\n  aiperf plugins public_dataset_loader\n  aiperf plugins endpoint chat"
+    )]
+    Plugins(plugins::PluginsArgs),
     /// Check a mooncake trace line by line as a run reads it
     #[command(after_help = "Example:\n  aiperf validate mooncake-trace traces/dataset.jsonl")]
     Validate(validate::ValidateArgs),
@@ -366,6 +373,7 @@ pub fn main_with(cli: Cli) -> i32 {
         Command::Merge(args) => merge::merge(args, &runtime),
         Command::Kube(command) => kube::run(command),
         Command::Synthesize(args) => synthesize::synthesize(args),
+        Command::Plugins(args) => plugins::plugins(args),
         Command::Validate(args) => validate::validate(args),
         Command::SpeedBenchReport(args) => speed_bench_report::speed_bench_report(args),
         Command::AnalyzeTrace(args) => analyze_trace::analyze_trace(args),

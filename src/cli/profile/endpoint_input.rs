@@ -98,7 +98,7 @@ pub const ENDPOINT: Group = Group {
             &["--endpoint-type"],
             "benchmark.endpoint.type",
             ENDPOINT_TYPES,
-            "API type: chat, completions, embeddings, cohere-rankings, hf-tei-rankings, nim-rankings, responses, huggingface-generate, messages, raw, chat-embeddings, nim-embeddings, solido-rag, template, audio-transcription, image-generation, image-edit, image-retrieval, video-generation [default: chat]",
+            "API type: chat, completions, embeddings, cohere-rankings, hf-tei-rankings, nim-rankings, responses, huggingface-generate, messages, raw, chat-embeddings, nim-embeddings, solido-rag, template (AIPerf's Jinja templates are refused: write the body in a scenario, docs/endpoints.md), audio-transcription, image-generation, image-edit, image-retrieval, video-generation [default: chat]",
         ),
         set(
             &["--streaming"],

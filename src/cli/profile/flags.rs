@@ -112,8 +112,11 @@ impl Kind {
                 _ => Err(format!("expects true or false, got `{text}`")),
             },
             Kind::Choice(choices) => {
-                let wanted = text.replace('_', "-").to_ascii_lowercase();
-                match choices.iter().find(|(name, _)| *name == wanted) {
+                // Hyphens or underscores, and AIPerf's own names (`speed_bench_throughput_1k`)
+                // beside its command line's (`speed-bench-throughput-1-k`).
+                let key = |name: &str| name.to_ascii_lowercase().replace(['-', '_'], "");
+                let wanted = key(text);
+                match choices.iter().find(|(name, _)| key(name) == wanted) {
                     Some((_, value)) => Ok(Value::String((*value).to_string())),
                     None => {
                         let names: Vec<&str> = choices.iter().map(|(name, _)| *name).collect();

@@ -7,7 +7,7 @@ use super::document::FlagDocument;
 use super::flags::{Arity, Group, Kind, apply, note, set, sweep, switch_value};
 use super::search;
 
-const ARRIVAL: Kind = Kind::Choice(&[
+pub(super) const ARRIVAL: Kind = Kind::Choice(&[
     ("constant", "constant"),
     ("poisson", "poisson"),
     ("gamma", "gamma"),

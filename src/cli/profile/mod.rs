@@ -5,6 +5,7 @@
 //! `--emit-scenario` saves it).
 
 mod accuracy;
+mod choices;
 mod complete;
 mod dataset;
 mod document;
@@ -32,9 +33,10 @@ use crate::script::emit_search;
 /// The variable a saved scenario reads its API key from.
 const API_KEY_VARIABLE: &str = "AIPERF_API_KEY";
 
-/// Run `aiperf profile` with its arguments (everything after `profile`).
+pub use choices::flag_choices;
 pub use log_level::log_filter_of;
 
+/// Run `aiperf profile` with its arguments (everything after `profile`).
 pub fn profile(args: &[String], runtime: &tokio::runtime::Runtime) -> i32 {
     let command = match parse::parse(args) {
         Ok(command) => command,

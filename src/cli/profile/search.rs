@@ -87,15 +87,21 @@ pub fn search_direction(document: &mut FlagDocument, _: &str, values: &[String])
     Ok(())
 }
 
+/// `--search-planner`'s names.
+pub const PLANNERS: Kind = Kind::Choice(&[
+    ("bayesian", "bayesian"),
+    ("monotonic-sla", "monotonic_sla"),
+    ("smooth-isotonic", "smooth_isotonic"),
+    ("optuna", "optuna"),
+    ("grid", "grid"),
+]);
+
+/// `--convergence-mode`'s names.
+pub const CONVERGENCE_MODES: Kind =
+    Kind::Choice(&[("ci-width", "ci_width"), ("cv", "cv"), ("distribution", "distribution")]);
+
 pub fn search_planner(document: &mut FlagDocument, _: &str, values: &[String]) -> Result<(), String> {
-    let planner = Kind::Choice(&[
-        ("bayesian", "bayesian"),
-        ("monotonic-sla", "monotonic_sla"),
-        ("smooth-isotonic", "smooth_isotonic"),
-        ("optuna", "optuna"),
-        ("grid", "grid"),
-    ])
-    .read(value(values))?;
+    let planner = PLANNERS.read(value(values))?;
     mark_search(document);
     document.set("sweep.planner", planner);
     Ok(())
@@ -215,10 +221,7 @@ pub fn convergence(document: &mut FlagDocument, name: &str, values: &[String]) -
             }
             ("threshold", threshold)
         }
-        _ => (
-            "mode",
-            Kind::Choice(&[("ci-width", "ci_width"), ("cv", "cv"), ("distribution", "distribution")]).read(text)?,
-        ),
+        _ => ("mode", CONVERGENCE_MODES.read(text)?),
     };
     document.insert("multi_run.convergence", key, entry);
     Ok(())

@@ -120,6 +120,12 @@ fn kind_of(name: &str) -> Result<EndpointKind, ConfigError> {
         "image_edit" => EndpointKind::ImageEdit,
         "image_retrieval" => EndpointKind::ImageRetrieval,
         "video_generation" => EndpointKind::VideoGeneration,
+        "template" => {
+            return Err(ConfigError::new(
+                "endpoint.type (--endpoint-type): `template` (AIPerf's Jinja payload templates) is not read here; \
+                 write the body in a scenario's endpoint of kind \"template\" (docs/endpoints.md)",
+            ));
+        }
         other => {
             return Err(ConfigError::new(format!(
                 "endpoint.type (--endpoint-type): `{other}` is not supported here; supported: {SUPPORTED_TYPES}"
