@@ -86,6 +86,25 @@ fn a_server_that_ignores_max_tokens_triggers_the_osl_warning() {
     assert!(console.contains("did not honour max_tokens"), "{console}");
 }
 
+/// Run `text` (a run named `name`) and give each record's turn, ISL, output tokens and `third`
+/// metric, in turn order.
+fn turns_of(name: &str, text: &str, third: &str) -> Vec<(u64, u64, u64, u64)> {
+    let run = run_scenario(name, text);
+    assert_eq!(run.code(), Some(0), "stderr: {}", run.stderr());
+    let mut turns: Vec<(u64, u64, u64, u64)> = run
+        .records(name)
+        .iter()
+        .map(|record| {
+            let value =
+                |metric: &str| record["metrics"][metric]["value"].as_u64().unwrap_or_else(|| panic!("{metric}"));
+            let turn = record["metadata"]["turn_index"].as_u64().expect("turn_index");
+            (turn, value("input_sequence_length"), value("output_token_count"), value(third))
+        })
+        .collect();
+    turns.sort();
+    turns
+}
+
 /// A later turn counts the earlier answer as it sends it back: the answer's text by the
 /// client's tokenizer. The server's usage counts the thinking too, which the history leaves out
 /// (and counts in the model's tokens): the mock's Anthropic endpoint thinks 5 of 12 tokens.
@@ -98,19 +117,24 @@ fn a_later_turn_counts_the_earlier_answer_as_sent_back_not_by_its_usage() {
         dataset: synthetic(#{ isl: fixed(40), osl: fixed(12), seed: 5, turns: 2 }),
         phases: [concurrency(#{ users: 1, requests: 2 })],
     });"#;
-    let run = run_scenario("turns", text);
-    assert_eq!(run.code(), Some(0), "stderr: {}", run.stderr());
-    let mut turns: Vec<(u64, u64, u64, u64)> = run
-        .records("turns")
-        .iter()
-        .map(|record| {
-            let value = |name: &str| record["metrics"][name]["value"].as_u64().unwrap_or_else(|| panic!("{name}"));
-            let turn = record["metadata"]["turn_index"].as_u64().expect("turn_index");
-            (turn, value("input_sequence_length"), value("output_token_count"), value("reasoning_token_count"))
-        })
-        .collect();
-    turns.sort();
+    let turns = turns_of("turns", text, "reasoning_token_count");
     let [(0, first_isl, first_answer, thinking), (1, second_isl, ..)] = turns[..] else { panic!("{turns:?}") };
     assert_eq!((first_isl, thinking, first_answer + thinking), (40, 5, 12), "{turns:?}");
     assert_eq!(second_isl, first_isl + first_answer + 40, "the history's answer counted as its text: {turns:?}");
+}
+
+/// A Responses API conversation sends its earlier turns as `input` items (as AIPerf 0.13 does),
+/// so the server reads the whole history the ISL counts (it sent the new prompt alone).
+#[test]
+fn a_responses_turn_sends_the_history_its_isl_counts() {
+    let text = r#"run(#{
+        name: "responses",
+        endpoint: endpoint(#{ url: "mock", kind: "responses", streaming: true, mock: #{ ttft: ms(1), itl: ms(1) } }),
+        dataset: synthetic(#{ isl: fixed(40), osl: fixed(12), seed: 5, turns: 3 }),
+        phases: [concurrency(#{ users: 1, requests: 3 })],
+    });"#;
+    let turns = turns_of("responses", text, "usage_prompt_tokens");
+    let [(0, isl0, osl0, read0), (1, isl1, osl1, read1), (2, isl2, _, read2)] = turns[..] else { panic!("{turns:?}") };
+    assert_eq!((isl0, isl1, isl2), (40, 40 + osl0 + 40, isl1 + osl1 + 40), "{turns:?}");
+    assert_eq!((read0, read1, read2), (isl0, isl1, isl2), "the server read what the ISL counts: {turns:?}");
 }

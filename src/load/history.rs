@@ -1,6 +1,6 @@
 //! A multi-turn conversation's history, and the request body of its next turn: the system
-//! prompt and user context if any, then the chat `messages` (or the completions `prompt`) of
-//! every earlier turn, then the new prompt. A chat turn's user message is kept whole, so the images of a
+//! prompt and user context if any, then the chat `messages` (the Responses API's `input`
+//! items, or the completions `prompt`) of every earlier turn, then the new prompt. A chat turn's user message is kept whole, so the images of a
 //! vision turn (its `image_url` parts) go with it in every later turn.
 
 use bytes::Bytes;
@@ -67,10 +67,14 @@ impl Conversation {
             prompt_tokens,
             restarts,
         };
-        let unchanged = || next(prepared.body.clone(), Said::Text(String::new()));
+        // A body that carries no history (one sent as it is, or of a kind without turns) counts
+        // only its own tokens.
+        let unchanged = || NextTurn {
+            input_tokens: prepared.input_tokens,
+            ..next(prepared.body.clone(), Said::Text(String::new()))
+        };
         if prepared.verbatim {
-            let own = prepared.input_tokens;
-            return NextTurn { input_tokens: own, ..next(prepared.body.clone(), Said::Text(String::new())) };
+            return unchanged();
         }
         let Ok(Value::Object(mut body)) = serde_json::from_slice::<Value>(&prepared.body) else {
             return unchanged();
@@ -88,15 +92,23 @@ impl Conversation {
             if history.is_empty() {
                 return next(prepared.body.clone(), said);
             }
-            let mut conversation: Vec<Value> = before.to_vec();
-            for exchange in history {
-                if let Said::Messages(earlier) = &exchange.said {
-                    conversation.extend(earlier.iter().cloned());
-                    conversation.push(json!({ "role": "assistant", "content": exchange.answer }));
-                }
-            }
-            conversation.extend(message.iter().cloned());
+            let conversation =
+                interleaved(before, history, message, |answer| json!({ "role": "assistant", "content": answer }));
             body.insert("messages".into(), Value::Array(conversation));
+            return next(Bytes::from(Value::Object(body).to_string()), said);
+        }
+        if let Some(items) = body.get("input").and_then(responses_items) {
+            // A user context stays first; the last item is what this turn says.
+            let (before, own) = items.split_at(items.len().saturating_sub(1));
+            let said = Said::Messages(own.to_vec());
+            if history.is_empty() {
+                return next(prepared.body.clone(), said);
+            }
+            let conversation = interleaved(before, history, own, |answer| {
+                json!({ "type": "message", "role": "assistant", "status": "completed",
+                        "content": [{ "type": "output_text", "text": answer }] })
+            });
+            body.insert("input".into(), Value::Array(conversation));
             return next(Bytes::from(Value::Object(body).to_string()), said);
         }
         let Some(whole) = body.get("prompt").and_then(Value::as_str) else {
@@ -146,6 +158,33 @@ fn opening_messages(messages: &[Value], openings: &[Option<&crate::dataset::Syst
         openings.iter().flatten().any(|opening| content == Some(opening.text.as_str()))
     };
     messages.iter().take(openings.iter().flatten().count()).take_while(|message| is_opening(message)).count()
+}
+
+/// The messages of a turn: the openings `before`, each earlier turn's messages and its answer
+/// (as `answer` writes one), then the turn's `own`.
+fn interleaved(before: &[Value], history: &[Exchange], own: &[Value], answer: impl Fn(&str) -> Value) -> Vec<Value> {
+    let mut conversation: Vec<Value> = before.to_vec();
+    for exchange in history {
+        if let Said::Messages(earlier) = &exchange.said {
+            conversation.extend(earlier.iter().cloned());
+            conversation.push(answer(&exchange.answer));
+        }
+    }
+    conversation.extend(own.iter().cloned());
+    conversation
+}
+
+/// A Responses API `input` as its list of message items: a text is one user message; a list of
+/// messages (a user context, then the prompt) as it is. None for any other `input` (an
+/// embeddings request's texts).
+fn responses_items(input: &Value) -> Option<Vec<Value>> {
+    match input {
+        Value::String(text) => Some(vec![json!({ "role": "user", "content": text, "type": "message" })]),
+        Value::Array(items) if !items.is_empty() && items.iter().all(|item| item.get("role").is_some()) => {
+            Some(items.clone())
+        }
+        _ => None,
+    }
 }
 
 #[cfg(test)]
@@ -296,6 +335,33 @@ mod tests {
         assert_eq!(body_of(&turn)["prompt"], json!("Be brief.\n\nQ1 A1\n\nQ2"));
         let other = json!({ "input": "x" }).to_string().into_bytes();
         assert_eq!(with_system_prompt(other.clone(), "s"), other, "other bodies are left alone");
+    }
+
+    #[test]
+    fn a_responses_turn_sends_the_earlier_turns_as_input_items_after_a_user_context() {
+        let responses = |input: Value| json!({ "model": "m", "input": input, "stream": true });
+        let mut conversation = Conversation::default();
+        let turn = conversation.next_turn(&prepared(responses(json!("one")), 1));
+        assert_eq!(body_of(&turn)["input"], json!("one"), "a first turn goes as it was made");
+        conversation.remember(turn, Answer { text: "uno".into(), tokens: 2 });
+        let turn = conversation.next_turn(&prepared(responses(json!("two")), 1));
+        let answer = json!({ "type": "message", "role": "assistant", "status": "completed",
+                             "content": [{ "type": "output_text", "text": "uno" }] });
+        let user = |text: &str| json!({ "role": "user", "content": text, "type": "message" });
+        assert_eq!(body_of(&turn)["input"], json!([user("one"), answer, user("two")]));
+        assert_eq!(turn.input_tokens, 1 + 2 + 1);
+
+        let context = json!({ "role": "user", "content": "I am Ann." });
+        let opened = |text: &str| prepared(responses(json!([context, { "role": "user", "content": text }])), 4 + 1);
+        let mut conversation = Conversation::default();
+        let turn = conversation.next_turn(&opened("one"));
+        conversation.remember(turn, Answer { text: "uno".into(), tokens: 2 });
+        let turn = conversation.next_turn(&opened("two"));
+        let plain = |text: &str| json!({ "role": "user", "content": text });
+        assert_eq!(body_of(&turn)["input"], json!([context, plain("one"), answer, plain("two")]));
+        let embeddings = conversation.next_turn(&prepared(json!({ "model": "m", "input": ["x"] }), 1));
+        assert_eq!(body_of(&embeddings)["input"], json!(["x"]), "an embeddings body is left alone");
+        assert_eq!(embeddings.input_tokens, 1, "and counts only what it sends");
     }
 
     #[test]
