@@ -171,10 +171,9 @@ fn overview() -> String {
     let mut out =
         format!("{} (Rust): AIPerf 0.13's plugin categories, as this tool has them\n\n", env!("CARGO_PKG_NAME"));
     for category in CATEGORIES {
-        let what = match (names(category), flag(category), &category.here) {
-            (Some(names), Some(flag), _) => format!("{} names: {flag}", names.len()),
-            (_, _, Here::Builtin(what)) => format!("built in: {what}"),
-            _ => String::new(),
+        let what = match category.here {
+            Here::Builtin(what) => format!("built in: {what}"),
+            _ => format!("{} names: {}", names(category).unwrap_or_default().len(), flag(category).unwrap_or_default()),
         };
         out.push_str(&format!("  {:<28}{what}\n", category.name));
     }
@@ -193,10 +192,10 @@ fn all() -> String {
 
 /// A category's names, one a line (a public dataset with its source), or what does its work.
 fn category_text(category: &Category) -> String {
-    let (Some(names), Some(flag)) = (names(category), flag(category)) else {
-        let Here::Builtin(what) = category.here else { return String::new() };
+    if let Here::Builtin(what) = category.here {
         return format!("{}: built in: {what}\n", category.name);
-    };
+    }
+    let (names, flag) = (names(category).unwrap_or_default(), flag(category).unwrap_or_default());
     let mut out = format!("{} ({} names): aiperf profile {flag} NAME\n", category.name, names.len());
     for name in names {
         match public_dataset(category, name) {

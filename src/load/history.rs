@@ -1,7 +1,8 @@
 //! A multi-turn conversation's history, and the request body of its next turn: the system
 //! prompt and user context if any, then the chat `messages` (the Responses API's `input`
-//! items, or the completions `prompt`) of every earlier turn, then the new prompt. A chat turn's user message is kept whole, so the images of a
-//! vision turn (its `image_url` parts) go with it in every later turn.
+//! items, or the completions `prompt`) of every earlier turn, then the new prompt. A chat
+//! turn's user message is kept whole, so the images of a vision turn (its `image_url` parts) go
+//! with it in every later turn.
 
 use bytes::Bytes;
 use serde_json::{Value, json};

@@ -84,7 +84,8 @@ pub struct LoadContext {
     /// Seeds the request ids (and an agentic replay's cache-bust markers): unique to the run.
     pub id_seed: u64,
     /// The run's tokenizer: an agentic replay counts its cache-bust markers with it, scripted
-    /// sessions their steps' prompts (on the script workers, never the runtime's threads).
+    /// sessions their steps' prompts (on the script workers), and a conversation's answers are
+    /// counted as they join its history (the metrics then take that count, not count again).
     pub tokenizer: Arc<Tokenizer>,
     /// The execution segment this process runs: open-loop phases keep its arrivals only.
     pub segment: Option<crate::plan::segment::ExecutionSegment>,
