@@ -197,7 +197,7 @@ run(#{ name: "nothing", endpoint: target,
     );
     assert_eq!(run.code(), Some(98), "{}", run.stderr());
     let stderr = run.stderr();
-    assert!(stderr.contains("1000 sessions in a row ended without sending a request"), "{stderr}");
+    assert!(stderr.contains("1000 sessions in a row ended at once, without sending a request"), "{stderr}");
     let wrong_kind =
         r#"nothing.rhai:3:66: s.chat sends OpenAI chat messages: its endpoint must be of kind "chat", not "messages""#;
     assert!(stderr.contains("phase `users` sent no request: 1000 of its 1000 sessions failed"), "{stderr}");
@@ -206,7 +206,8 @@ run(#{ name: "nothing", endpoint: target,
     assert_eq!((sessions["started"].as_u64(), sessions["failed"].as_u64()), (Some(1000), Some(1000)), "{sessions}");
 }
 
-/// A function that takes a step only now and then is not stopped: the phase sends its requests.
+/// A function that takes a step only now and then is not stopped: the phase sends its requests;
+/// nor is one that only waits, until its phase's duration ends.
 #[test]
 fn sessions_that_send_now_and_then_are_not_taken_for_idle_ones() {
     let run = run_scenario(
@@ -220,6 +221,17 @@ run(#{ name: "sometimes", endpoint: target, phases: [users(#{ users: 2, requests
     let summary = run.summary("sometimes");
     assert_eq!(stat(&summary, "request_count", "avg"), 30.0);
     assert!(scripted(&summary)["started"].as_u64().is_some_and(|started| started > 30), "{summary}");
+
+    let waiting = run_scenario(
+        "waiting",
+        r#"run(#{ name: "waiting", endpoint: endpoint(#{ url: "mock", model: "m", kind: "chat" }), allow_all_failed: true,
+       phases: [users(#{ users: 8, duration: 1.0, session: |s| { s.wait(ms(1)); } })] });
+"#,
+    );
+    assert_eq!(waiting.code(), Some(0), "{}", waiting.stderr());
+    assert!(!waiting.stderr().contains("in a row"), "{}", waiting.stderr());
+    let started = scripted(&waiting.summary("waiting"))["started"].as_u64().unwrap_or(0);
+    assert!(started > 1_000, "waiting sessions go on for the whole second: {started}");
 }
 
 /// A step's answer joins the history as its text, counted by the client's tokenizer: a

@@ -24,7 +24,8 @@ pub struct PhaseShared {
     pub clients: EndpointClients,
     pub next_request: AtomicU64,
     pub next_session: AtomicU64,
-    /// Sessions that ended in a row without sending a request (a step resets it).
+    /// Sessions that ended in a row as soon as they started, without a request or a wait (a
+    /// step resets it).
     pub idle_sessions: AtomicU64,
     pub live_sessions: AtomicU64,
     pub peak_live_sessions: AtomicU64,
@@ -65,8 +66,9 @@ impl KeptCounts {
 /// At most this many chat steps' endpoint fields are kept; others are built for each step.
 const KEPT_CHAT_BASES: usize = 64;
 
-/// After this many sessions in a row that sent no request (a function that fails before its
-/// first step, or never takes one) the phase starts no more: it could not end otherwise.
+/// After this many sessions in a row that ended at once (a function that fails before its
+/// first step, or never takes one nor waits) the phase starts no more: it would spin, and one
+/// with a request limit would never end.
 pub const IDLE_SESSIONS_LIMIT: u64 = 1_000;
 
 impl PhaseShared {

@@ -71,6 +71,8 @@ struct SessionState {
     first_sent_ns: Option<u64>,
     last_end_ns: u64,
     phase_over: bool,
+    /// It paused on a client-side wait (`s.wait`).
+    waited: bool,
     /// The function's own values, kept for the session (`s.state`).
     state: rhai::Map,
 }
@@ -91,6 +93,7 @@ impl Session {
             first_sent_ns: None,
             last_end_ns: 0,
             phase_over: false,
+            waited: false,
             state: rhai::Map::new(),
         })))
     }
@@ -111,6 +114,12 @@ impl Session {
     /// Requests sent so far.
     pub fn steps(&self) -> usize {
         self.state().steps.len()
+    }
+
+    /// It neither sent a request nor waited: it ended as soon as it started.
+    pub fn did_nothing(&self) -> bool {
+        let state = self.state();
+        state.steps.is_empty() && !state.waited
     }
 
     pub fn tool_calls(&self) -> u64 {
@@ -231,7 +240,11 @@ impl Session {
 
     /// Wait `seconds` (a tool's own time), the session paused; the phase's end cuts it short.
     pub fn wait(&self, seconds: f64) -> Result<(), PhaseOver> {
-        let shared = self.state().shared.clone();
+        let shared = {
+            let mut state = self.state();
+            state.waited = true;
+            state.shared.clone()
+        };
         let mut until = Instant::now() + Duration::from_secs_f64(seconds.clamp(0.0, crate::plan::MAX_SECONDS));
         if let Some(stop) = shared.phase.deadlines.stop_sending() {
             until = until.min(stop);

@@ -150,11 +150,11 @@ impl Worker<'_> {
     }
 
     fn tally(&self, session: &Session, ended: ProgramEnd) {
-        if session.steps() == 0 {
+        if session.did_nothing() {
             let idle = self.shared.idle_sessions.fetch_add(1, Ordering::Relaxed) + 1;
             if idle == IDLE_SESSIONS_LIMIT {
                 eprintln!(
-                    "phase `{}`: {IDLE_SESSIONS_LIMIT} sessions in a row ended without sending a request; it starts no more",
+                    "phase `{}`: {IDLE_SESSIONS_LIMIT} sessions in a row ended at once, without sending a request; it starts no more",
                     self.shared.phase.run.phase.name
                 );
             }
