@@ -410,15 +410,19 @@ fn a_cache_warm_up_replays_the_trajectories_idle_free_with_one_token_for_its_dur
     assert!(warmup_sent > 4 + 12, "after the 4 primed turns the trees run on and recycle: {warmup_sent}");
     assert!((0.4..2.0).contains(&warmup_s), "it lasts its duration, then drains: {warmup_s} s");
     // Profiling plays the trees on from where the warm-up left them (tree plays it recycled,
-    // from their root's turn 0), not from the cuts again.
+    // from their root's turn 0; or, for a lane whose tree ended as the warm-up did, the next
+    // one from its turn 0), not from the cuts again.
     let profiled = sent(&run, "pressed");
     assert_eq!(profiled.len(), 2);
     let lines = raw_lines(&run, "pressed");
     let warmed_plays = plays_from_turn_0(lines.iter().filter(|line| !common::profiled(line)));
-    for request in &profiled {
-        let play = correlation_of(&request.line, "root_correlation_id");
-        assert!(warmed_plays.contains(&play), "{}: a tree the warm-up recycled", request.line);
+    let whole_plays = plays_from_turn_0(lines.iter());
+    let plays: Vec<String> =
+        profiled.iter().map(|request| correlation_of(&request.line, "root_correlation_id")).collect();
+    for (request, play) in profiled.iter().zip(&plays) {
+        assert!(whole_plays.contains(play), "{}: a play from its root's turn 0, not a cut", request.line);
     }
+    assert!(plays.iter().any(|play| warmed_plays.contains(play)), "profiling goes on with the warm-up's plays");
 }
 
 /// A record's correlation id `key` (`x_correlation_id`, `root_correlation_id`).
