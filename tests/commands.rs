@@ -339,6 +339,8 @@ fn plugins_lists_a_categorys_names_as_profile_takes_them() {
             .expect("aiperf profile");
         assert!(!text(&dry.stderr).contains("--custom-dataset-type: expects one of"), "{name}: {}", text(&dry.stderr));
     }
+    let chat = plugins(&["--category", "endpoint", "--name", "chat"]);
+    assert_eq!(text(&chat.stdout), "endpoint: chat\n  aiperf profile --endpoint-type chat\n", "AIPerf's flag form");
     let wrong = plugins(&["endpoint", "chta"]);
     assert_eq!(wrong.status.code(), Some(2));
     assert!(text(&wrong.stderr).contains("did you mean `chat`?"), "{}", text(&wrong.stderr));

@@ -16,6 +16,12 @@ pub struct PluginsArgs {
     /// One name of the category, for what it is here
     #[arg(value_name = "NAME")]
     pub name: Option<String>,
+    /// The category, as a flag (AIPerf's form)
+    #[arg(long = "category", value_name = "CATEGORY", conflicts_with = "category")]
+    pub category_flag: Option<String>,
+    /// The name, as a flag (AIPerf's form)
+    #[arg(long = "name", value_name = "NAME", conflicts_with = "name")]
+    pub name_flag: Option<String>,
     /// Every category with its names
     #[arg(long, short = 'a')]
     pub all: bool,
@@ -115,7 +121,7 @@ const CATEGORIES: &[Category] = &[
 ];
 
 pub fn plugins(args: PluginsArgs) -> i32 {
-    let Some(wanted) = args.category else {
+    let Some(wanted) = args.category.or(args.category_flag) else {
         print!("{}", if args.all { all() } else { overview() });
         return exit_code::OK;
     };
@@ -127,7 +133,7 @@ pub fn plugins(args: PluginsArgs) -> i32 {
         eprintln!("error: no plugin category `{wanted}`{hint}; the categories are {}", names.join(", "));
         return exit_code::SCRIPT_ERROR;
     };
-    match args.name {
+    match args.name.or(args.name_flag) {
         None => {
             print!("{}", category_text(category));
             exit_code::OK
