@@ -171,7 +171,7 @@ mod tests {
 
     use super::*;
     use crate::dataset::FileTurn;
-    use crate::load::Answer;
+    use crate::load::history::Answer;
 
     fn turn(index: u32, prompt: &str) -> PreparedRequest {
         let body = serde_json::json!({ "messages": [{ "role": "user", "content": prompt }] });

@@ -7,8 +7,30 @@
 use bytes::Bytes;
 use serde_json::{Value, json};
 
-use super::{Answer, PreparedRequest};
+use super::PreparedRequest;
+use crate::dataset::tokenizer::Tokenizer;
+use crate::record::RequestRecord;
 use crate::request_bodies::completions_opening;
+
+/// What a multi-turn request got back, for the next turn's history.
+pub(super) struct Answer {
+    pub(super) text: String,
+    pub(super) tokens: u64,
+}
+
+impl Answer {
+    /// The answer of a successful multi-turn request, its text counted by the run's tokenizer as
+    /// the next turn sends it back (the server's usage counts reasoning the history leaves out,
+    /// in the model's own tokens); None otherwise. The count goes on the record for the metrics.
+    pub(super) fn of_turn(record: &mut RequestRecord, tokenizer: &Tokenizer) -> Option<Self> {
+        if record.turn.is_none() || !record.is_valid() {
+            return None;
+        }
+        let tokens = tokenizer.count(&record.content) as u64;
+        record.content_tokens = Some(tokens);
+        Some(Answer { tokens, text: record.content.clone() })
+    }
+}
 
 /// What the user said in one turn.
 #[derive(Clone)]

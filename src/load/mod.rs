@@ -54,6 +54,7 @@ use crate::plan::{AdaptiveControl, LoadMode, Phase, PrefillCap, RampedQuantity};
 use crate::record::{AgentPlace, RequestOrigin, RequestRecord, SessionTurn};
 use crate::result::PhaseSummary;
 use crate::rng::SeededRng;
+use history::Answer;
 use prefill_place::PrefillPlace;
 
 pub use histogram::DurationHistogram;
@@ -488,12 +489,6 @@ struct Limits<'a> {
     prefill: Option<PrefillPlace<'a>>,
 }
 
-/// What a multi-turn request got back, for the next turn's history.
-struct Answer {
-    text: String,
-    tokens: u64,
-}
-
 /// Where the conversation of a turn of an agentic trace sits in its tree: its root played
 /// `sessions_after_root` sessions earlier (trees are laid out whole and handed out in order).
 fn agent_place(
@@ -505,20 +500,6 @@ fn agent_place(
     let turn = turn?;
     let root_session = turn.session.saturating_sub(u64::from(trace.sessions_after_root));
     Some(crate::record::AgentPlace::of_trace(trace, turn.turn, root_session))
-}
-
-impl Answer {
-    /// The answer of a successful multi-turn request, its text counted by the run's tokenizer as
-    /// the next turn sends it back (the server's usage counts reasoning the history leaves out,
-    /// in the model's own tokens); None otherwise. The count goes on the record for the metrics.
-    fn of_turn(record: &mut RequestRecord, tokenizer: &Tokenizer) -> Option<Self> {
-        if record.turn.is_none() || !record.is_valid() {
-            return None;
-        }
-        let tokens = tokenizer.count(&record.content) as u64;
-        record.content_tokens = Some(tokens);
-        Some(Answer { tokens, text: record.content.clone() })
-    }
 }
 
 /// Send one request (after taking what `limits` asks for), file its record, and return the

@@ -10,8 +10,9 @@ use std::time::Duration;
 use super::history::{Conversation, NextTurn};
 use std::sync::Arc;
 
+use super::history::Answer;
 use super::session_claims::{Claim, RequestCount, SessionClaims, TurnTally};
-use super::{Answer, Limits, LoadContext, Outgoing, PhaseDeadlines, PhaseRun, PreparedRequest, conversations, send};
+use super::{Limits, LoadContext, Outgoing, PhaseDeadlines, PhaseRun, PreparedRequest, conversations, send};
 use crate::record::SessionTurn;
 use crate::rng::SeededRng;
 

@@ -15,11 +15,12 @@ use bytes::Bytes;
 use serde_json::Value;
 use tokio::task::JoinSet;
 
+use super::history::Answer;
 use super::history::{Conversation, NextTurn};
 use super::pacer;
 use super::root_arrivals::RootArrivals;
 use super::root_target::RootTarget;
-use super::{Answer, Limits, LoadContext, Outgoing, PhaseDeadlines, PhaseRun, SendWindow, request_ids, send_through};
+use super::{Limits, LoadContext, Outgoing, PhaseDeadlines, PhaseRun, SendWindow, request_ids, send_through};
 use crate::agents::replay::{BranchStats, Step, Tree, TreeMarker, TreeRun};
 use crate::dataset::requests::PreparedRequest;
 use crate::dataset::tokenizer::Tokenizer;
