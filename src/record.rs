@@ -260,6 +260,11 @@ pub struct RequestRecord {
     /// answer joining its conversation's history): the metrics take it, not count it again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub content_tokens: Option<u64>,
+    /// The `completion_tokens` of the usage on the first streamed chunk that carried both
+    /// output and usage: the tokens delivered by then, when the server reports usage on every
+    /// chunk (`continuous_usage_stats`). Inter-token latency takes it with `per_chunk_usage`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_chunk_usage_tokens: Option<u64>,
 }
 
 /// Where a request's conversation sits in an agentic trace's tree.
@@ -406,6 +411,7 @@ impl RequestRecord {
             conversation: None,
             tool_calls: Vec::new(),
             content_tokens: None,
+            first_chunk_usage_tokens: None,
         }
     }
 

@@ -138,3 +138,57 @@ fn a_responses_turn_sends_the_history_its_isl_counts() {
     assert_eq!((isl0, isl1, isl2), (40, 40 + osl0 + 40, isl1 + osl1 + 40), "{turns:?}");
     assert_eq!((read0, read1, read2), (isl0, isl1, isl2), "the server read what the ISL counts: {turns:?}");
 }
+
+/// A streamed run against a mock that sends 4 tokens a chunk with usage on every chunk (when
+/// asked), 12 tokens an answer; `endpoint_keys` go into the endpoint.
+fn chunked_scenario(endpoint_keys: &str) -> String {
+    format!(
+        r#"run(#{{
+            name: "chunked",
+            endpoint: endpoint(#{{ url: "mock", kind: "chat", streaming: true, {endpoint_keys}
+                                  mock: #{{ ttft: ms(5), itl: ms(2), stream_interval: 4 }} }}),
+            dataset: synthetic(#{{ isl: fixed(20), osl: fixed(12), seed: 5, entries: 4 }}),
+            phases: [concurrency(#{{ users: 2, requests: 4 }})],
+            use_server_token_count: true,
+        }});"#
+    )
+}
+
+/// Each record's (request latency − TTFT) / ITL: the output tokens after the first chunk.
+fn decode_tokens_by_itl(run: &common::ScenarioRun) -> Vec<f64> {
+    let value = |metrics: &serde_json::Value, tag: &str| metrics[tag]["value"].as_f64().expect(tag);
+    run.records("chunked")
+        .iter()
+        .map(|record| {
+            let metrics = &record["metrics"];
+            let decode_ms = value(metrics, "request_latency") - value(metrics, "time_to_first_token");
+            (decode_ms / value(metrics, "inter_token_latency") * 1000.0).round() / 1000.0
+        })
+        .collect()
+}
+
+#[test]
+fn per_chunk_usage_leaves_the_first_chunk_s_tokens_out_of_inter_token_latency() {
+    let plain = run_scenario("chunked", &chunked_scenario(""));
+    assert_eq!(plain.code(), Some(0), "stderr: {}", plain.stderr());
+    assert_eq!(decode_tokens_by_itl(&plain), vec![11.0; 4], "without it the first chunk counts as one token");
+
+    let per_chunk = run_scenario("chunked", &chunked_scenario("per_chunk_usage: true,"));
+    assert_eq!(per_chunk.code(), Some(0), "stderr: {}", per_chunk.stderr());
+    assert_eq!(decode_tokens_by_itl(&per_chunk), vec![8.0; 4], "12 tokens, 4 of them in the first chunk");
+    let summary = per_chunk.summary("chunked");
+    assert_eq!(stat(&summary, "output_sequence_length", "avg"), 12.0);
+    assert_eq!(summary["input_config"]["endpoint"]["per_chunk_usage"], true);
+}
+
+#[test]
+fn per_chunk_usage_needs_the_server_s_token_counts() {
+    let scenario = chunked_scenario("per_chunk_usage: true,").replace("use_server_token_count: true,", "");
+    let run = run_scenario("chunked", &scenario);
+    assert_ne!(run.code(), Some(0));
+    assert!(
+        run.stderr().contains("per_chunk_usage (--per-chunk-usage) requires use_server_token_count"),
+        "{}",
+        run.stderr()
+    );
+}

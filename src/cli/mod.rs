@@ -304,6 +304,9 @@ pub struct MockArgs {
     /// Share of draft tokens accepted, 0 to 1
     #[arg(long, default_value_t = 0.7)]
     pub spec_decode_acceptance: f64,
+    /// Output tokens per streamed chat or completions chunk (a server's stream interval)
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    pub stream_interval: u64,
     /// Answer mode: answer this share (0 to 1) of each task's questions of --accuracy-benchmark
     /// right, the rest wrong (docs/accuracy.md)
     #[arg(long, requires = "accuracy_benchmark")]

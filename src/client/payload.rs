@@ -38,6 +38,7 @@ impl ResponseFields<'_> {
         let reasoning = self.reasoning.filter(|text| !text.is_empty());
         let image = self.media.as_deref().is_some_and(MediaOutput::has_image);
         let tool_calls = self.tool_calls.filter(|pieces| !pieces.is_empty());
+        let chunks_before = record.chunks.len();
         if content.is_some() || reasoning.is_some() || image || tool_calls.is_some() {
             record.chunks.push(ResponseChunk {
                 ns: arrival_ns,
@@ -66,6 +67,10 @@ impl ResponseFields<'_> {
             record.finish_reason = Some(reason.into_owned());
         }
         if let Some(usage) = self.usage {
+            let first_with_usage = record.first_chunk_usage_tokens.is_none() && record.chunks.len() > chunks_before;
+            if first_with_usage {
+                record.first_chunk_usage_tokens = usage.completion_tokens;
+            }
             record.usage = Some(match record.usage {
                 Some(earlier) => earlier.updated_by(usage),
                 None => usage,

@@ -230,6 +230,26 @@ mod tests {
     }
 
     #[test]
+    fn the_first_chunk_with_output_and_usage_gives_the_tokens_delivered_by_then() {
+        let usage = |completion: u64| format!(r#""usage":{{"prompt_tokens":4,"completion_tokens":{completion}}}"#);
+        let event = |content: &str, usage: &str| {
+            format!("data: {{\"choices\":[{{\"delta\":{{\"content\":{content:?}}}}}],{usage}}}\n\n")
+        };
+        let continuous = [event("", &usage(0)), event("abc", &usage(3)), event("d", &usage(4))].concat();
+        let mut record = record();
+        let mut stream = EventStream::new(EndpointKind::Chat, ResponseLimits::default());
+        assert!(stream.feed(continuous.as_bytes(), 1, &mut record).is_continue());
+        assert_eq!(record.first_chunk_usage_tokens, Some(3), "the opening chunk has no output");
+        assert_eq!(record.usage.and_then(|usage| usage.completion_tokens), Some(4));
+
+        let final_only = format!("{}{}data: {{\"choices\":[],{}}}\n\n", delta("a"), delta("b"), usage(2));
+        let mut record = self::record();
+        let mut stream = EventStream::new(EndpointKind::Chat, ResponseLimits::default());
+        assert!(stream.feed(final_only.as_bytes(), 1, &mut record).is_continue());
+        assert_eq!(record.first_chunk_usage_tokens, None, "usage only at the end says nothing of the first chunk");
+    }
+
+    #[test]
     fn the_last_usage_that_is_not_null_is_kept() {
         let mut record = record();
         let mut stream = EventStream::new(EndpointKind::Completions, ResponseLimits::default());

@@ -33,6 +33,7 @@ pub(crate) fn metrics_context(
         clock,
         produces_tokens: endpoint.kind.produces_tokens(),
         use_server_token_count: plan.use_server_token_count,
+        per_chunk_usage: endpoint.request.per_chunk_usage,
         images_per_entry,
         theoretical_prefix_blocks,
         fixed_schedule_phases: plan

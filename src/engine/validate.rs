@@ -29,6 +29,9 @@ pub fn validate(plan: &Plan) -> Result<()> {
             bail!("phase `{}`: `duration` must be positive", phase.name);
         }
     }
+    if let Some(problem) = crate::plan::per_chunk_usage_problem(&plan.endpoint, plan.use_server_token_count) {
+        bail!("endpoint: {problem}");
+    }
     if let Some(problem) = plan.network_latency.problem() {
         bail!("{problem}");
     }

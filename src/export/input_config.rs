@@ -35,6 +35,9 @@ pub fn benchmark_of_plan(plan: &Plan) -> Value {
     if plan.use_server_token_count {
         endpoint_out["use_server_token_count"] = json!(true);
     }
+    if endpoint.request.per_chunk_usage {
+        endpoint_out["per_chunk_usage"] = json!(true);
+    }
     let formats: Vec<Value> = plan.server_metrics.formats.iter().map(|format| json!(format)).collect();
     let mut benchmark = json!({
         "models": {"items": [{"name": endpoint.model}]},

@@ -50,6 +50,9 @@ pub struct MetricsContext {
     pub produces_tokens: bool,
     /// Token counts come from each response's `usage`; the tokenizer counts only what it lacks.
     pub use_server_token_count: bool,
+    /// Inter-token latency leaves out the first chunk's token count as the server's per-chunk
+    /// usage gives it (`per_chunk_usage`), not one token.
+    pub per_chunk_usage: bool,
     /// Images sent with each dataset entry's request (vision chat), by dataset index; empty
     /// or 0 when none.
     pub images_per_entry: Vec<u32>,

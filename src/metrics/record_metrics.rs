@@ -76,7 +76,9 @@ pub fn success_metrics(record: &RequestRecord, ctx: &MetricsContext) -> RecordMe
     push_schedule_relative_metrics(&mut metrics, record, ctx.streaming);
     push_timing_fidelity_metrics(&mut metrics, record, ctx);
     if ctx.streaming {
-        push_streaming_metrics(&mut metrics, record, latency_ns, input_sequence_length, output_sequence_length);
+        let first_chunk_tokens = record.first_chunk_usage_tokens.filter(|_| ctx.per_chunk_usage);
+        let lengths = (input_sequence_length, output_sequence_length);
+        push_streaming_metrics(&mut metrics, record, latency_ns, lengths, first_chunk_tokens);
     }
     if latency_ns > 0 {
         let e2e_throughput = output_sequence_length as f64 / (latency_ns as f64 / NS_PER_SEC);
@@ -228,13 +230,14 @@ fn push_timing_fidelity_metrics(metrics: &mut RecordMetrics, record: &RequestRec
     }
 }
 
-/// TTFT, TTST, TTFO, ITL, ICL and the per-user throughputs of a streamed record.
+/// TTFT, TTST, TTFO, ITL, ICL and the per-user throughputs of a streamed record, whose first
+/// chunk brought `first_chunk_tokens` when the server's per-chunk usage says so (else one).
 fn push_streaming_metrics(
     metrics: &mut RecordMetrics,
     record: &RequestRecord,
     latency_ns: u64,
-    input_sequence_length: u64,
-    output_sequence_length: u64,
+    (input_sequence_length, output_sequence_length): (u64, u64),
+    first_chunk_tokens: Option<u64>,
 ) {
     let Some(first_chunk) = record.chunks.first() else {
         return;
@@ -261,7 +264,11 @@ fn push_streaming_metrics(
     let chunk_gaps_ms = record.chunks.windows(2).map(|pair| ns_to_ms(pair[1].ns.saturating_sub(pair[0].ns))).collect();
     metrics.push(&registry::INTER_CHUNK_LATENCY, MetricValue::List(chunk_gaps_ms));
     if output_sequence_length >= 2 {
-        let itl_ns = latency_ns.saturating_sub(ttft_ns) as f64 / (output_sequence_length - 1) as f64;
+        let decode_tokens = match first_chunk_tokens {
+            Some(first) if first > 0 && first < output_sequence_length => output_sequence_length - first,
+            _ => output_sequence_length - 1,
+        };
+        let itl_ns = latency_ns.saturating_sub(ttft_ns) as f64 / decode_tokens as f64;
         metrics.push(&registry::INTER_TOKEN_LATENCY, MetricValue::Float(itl_ns / NS_PER_MS));
         if itl_ns > 0.0 {
             metrics.push(&registry::OUTPUT_TOKEN_THROUGHPUT_PER_USER, MetricValue::Float(NS_PER_SEC / itl_ns));
@@ -630,6 +637,27 @@ mod tests {
         let fallback = success_metrics(&record, &ctx);
         assert_eq!(count(&fallback, &registry::INPUT_SEQUENCE_LENGTH), 10);
         assert_eq!(count(&fallback, &registry::OUTPUT_SEQUENCE_LENGTH), 5);
+    }
+
+    #[test]
+    fn per_chunk_usage_leaves_the_first_chunk_s_tokens_out_of_inter_token_latency() {
+        // 9 output tokens, the first chunk at 4 ms bringing 3 of them, the last at 8 ms.
+        let mut record = streamed_record(0, &[4_000_000, 6_000_000, 8_000_000], " the the the", 10);
+        record.usage = Some(Usage { prompt_tokens: Some(10), completion_tokens: Some(9), ..Default::default() });
+        record.first_chunk_usage_tokens = Some(3);
+        let mut ctx = context(true);
+        ctx.use_server_token_count = true;
+        let itl = |ctx: &MetricsContext, record: &RequestRecord| {
+            float(&success_metrics(record, ctx), &registry::INTER_TOKEN_LATENCY)
+        };
+        assert!(close(itl(&ctx, &record), 0.5), "without per_chunk_usage: (8 − 4) ms / (9 − 1)");
+        ctx.per_chunk_usage = true;
+        assert!(close(itl(&ctx, &record), 4.0 / 6.0), "(8 − 4) ms / (9 − 3)");
+        // A count the output length contradicts (none, 0, or all of it) falls back to one token.
+        for first in [None, Some(0), Some(9), Some(12)] {
+            record.first_chunk_usage_tokens = first;
+            assert!(close(itl(&ctx, &record), 0.5), "{first:?}");
+        }
     }
 
     #[test]

@@ -28,7 +28,7 @@ pub fn respond(
         return reply::json(StatusCode::OK, writer.whole_response(&escaped, usage));
     }
     let mut events = String::new();
-    writer.push_opening_chunk(&mut events);
+    writer.push_opening_chunk(&mut events, None);
     writer.push_token_chunk(&mut events, &escaped, true);
     if include_usage {
         writer.push_usage_chunk(&mut events, usage);

@@ -36,6 +36,12 @@ pub struct TokenStream {
     timer: Option<Pin<Box<Sleep>>>,
     /// Each token's events when they are not the writer's text tokens (a tool call's).
     token_events: Option<Vec<String>>,
+    /// Tokens a text chunk carries (a server's stream interval; the last may carry fewer).
+    interval: u64,
+    /// Every chat and completions chunk carries the usage so far (`continuous_usage_stats`).
+    continuous_usage: bool,
+    /// Tokens whose events went out.
+    sent: u64,
 }
 
 impl TokenStream {
@@ -47,7 +53,24 @@ impl TokenStream {
             opening_sent: false,
             timer: None,
             token_events: None,
+            interval: 1,
+            continuous_usage: false,
+            sent: 0,
         }
+    }
+
+    /// Text chunks of `interval` tokens each (at least one), each carrying the usage so far
+    /// when `continuous_usage`.
+    pub fn with_chunking(mut self, interval: u64, continuous_usage: bool) -> Self {
+        self.interval = interval.max(1);
+        self.continuous_usage = continuous_usage;
+        self
+    }
+
+    /// The usage after `completed` tokens of `generation`.
+    fn usage_after(generation: &Generation, completed: u64) -> Usage {
+        let job = generation.job();
+        Usage { prompt_tokens: job.prompt_tokens, completion_tokens: completed, prompt_cache: job.prompt_cache }
     }
 
     /// A stream that sends `token_events[i]` for token `i` (one entry per output token).
@@ -66,30 +89,32 @@ impl TokenStream {
             let mut events = String::new();
             if !self.opening_sent {
                 self.opening_sent = true;
-                self.writer.push_opening_chunk(&mut events);
+                let usage = self.continuous_usage.then(|| Self::usage_after(generation, 0));
+                self.writer.push_opening_chunk(&mut events, usage);
             }
             if due_count > 0 {
-                let first_index = generation.emitted();
                 let output_tokens = generation.job().output_tokens;
                 events.reserve(due_count as usize * 160);
-                for index in first_index..first_index + due_count {
-                    match &self.token_events {
-                        Some(token_events) => {
-                            events.push_str(token_events.get(index as usize).map_or("", String::as_str))
-                        }
-                        None => self.writer.push_token(&mut events, index, output_tokens),
-                    }
-                }
                 generation.emit(due_count, now);
+                let emitted = generation.emitted();
+                if let Some(token_events) = &self.token_events {
+                    for index in self.sent..emitted {
+                        events.push_str(token_events.get(index as usize).map_or("", String::as_str));
+                    }
+                    self.sent = emitted;
+                }
+                while self.sent < emitted {
+                    let end = (self.sent + self.interval).min(output_tokens);
+                    if end > emitted {
+                        break;
+                    }
+                    let usage = self.continuous_usage.then(|| Self::usage_after(generation, end));
+                    self.writer.push_tokens(&mut events, self.sent, end, output_tokens, usage);
+                    self.sent = end;
+                }
                 if generation.is_complete() {
                     if self.include_usage {
-                        let job = generation.job();
-                        let usage = Usage {
-                            prompt_tokens: job.prompt_tokens,
-                            completion_tokens: output_tokens,
-                            prompt_cache: job.prompt_cache,
-                        };
-                        self.writer.push_usage_chunk(&mut events, usage);
+                        self.writer.push_usage_chunk(&mut events, Self::usage_after(generation, output_tokens));
                     }
                     self.writer.push_done(&mut events);
                     self.generation = None;

@@ -87,8 +87,9 @@ impl ResponseWriter {
     }
 
     /// Chat streams open with the assistant role and empty content (as vLLM does); it carries
-    /// no token. Completions streams have no opening chunk.
-    pub fn push_opening_chunk(&self, out: &mut String) {
+    /// no token, and `usage` (none completed yet) when usage goes on every chunk. Completions
+    /// streams have no opening chunk.
+    pub fn push_opening_chunk(&self, out: &mut String, usage: Option<Usage>) {
         if self.endpoint == Endpoint::Responses {
             responses_api::push_created(out, &self.chunk_head);
         }
@@ -100,8 +101,9 @@ impl ResponseWriter {
         if self.endpoint == Endpoint::Chat {
             out.push_str("data: ");
             out.push_str(&self.chunk_head);
-            out.push_str(r#"[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}"#);
-            out.push_str("\n\n");
+            out.push_str(r#"[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]"#);
+            self.push_usage_member(out, usage);
+            out.push_str("}\n\n");
         }
     }
 
@@ -118,21 +120,42 @@ impl ResponseWriter {
         }
     }
 
+    /// The events of tokens `first..end` of `output_tokens`: chat and completions send them
+    /// as one chunk (a server's stream interval), carrying `usage` when given (usage on every
+    /// chunk: the tokens sent by its end); the other shapes send an event per token.
+    pub fn push_tokens(&self, out: &mut String, first: u64, end: u64, output_tokens: u64, usage: Option<Usage>) {
+        if !matches!(self.endpoint, Endpoint::Chat | Endpoint::Completions) {
+            return (first..end).for_each(|index| self.push_token(out, index, output_tokens));
+        }
+        let text: String = (first..end).map(words::word_at).collect();
+        self.push_text_chunk(out, &text, end == output_tokens, usage);
+    }
+
     /// One token's chunk; `token_text` must need no JSON escaping (the mock's words do not).
     pub fn push_token_chunk(&self, out: &mut String, token_text: &str, is_last: bool) {
+        self.push_text_chunk(out, token_text, is_last, None);
+    }
+
+    fn push_text_chunk(&self, out: &mut String, text: &str, is_last: bool, usage: Option<Usage>) {
         let finish_reason = if is_last { r#""length""# } else { "null" };
         out.push_str("data: ");
         out.push_str(&self.chunk_head);
         let _ = match self.endpoint {
             Endpoint::Chat => {
-                write!(out, r#"[{{"index":0,"delta":{{"content":"{token_text}"}},"finish_reason":{finish_reason}}}]}}"#)
+                write!(out, r#"[{{"index":0,"delta":{{"content":"{text}"}},"finish_reason":{finish_reason}}}]"#)
             }
-            _ => write!(
-                out,
-                r#"[{{"index":0,"text":"{token_text}","logprobs":null,"finish_reason":{finish_reason}}}]}}"#
-            ),
+            _ => write!(out, r#"[{{"index":0,"text":"{text}","logprobs":null,"finish_reason":{finish_reason}}}]"#),
         };
-        out.push_str("\n\n");
+        self.push_usage_member(out, usage);
+        out.push_str("}\n\n");
+    }
+
+    /// `,"usage":{…}` when usage goes on this chunk.
+    fn push_usage_member(&self, out: &mut String, usage: Option<Usage>) {
+        if let Some(usage) = usage {
+            out.push_str(r#","usage":"#);
+            out.push_str(&usage_json(usage));
+        }
     }
 
     /// The usage-only chunk sent when `stream_options.include_usage` is set; for the
@@ -220,7 +243,7 @@ mod tests {
     fn chat_chunks_are_valid_openai_json() {
         let writer = ResponseWriter::new(Endpoint::Chat, "chatcmpl-1", 7, "m\"x");
         let mut out = String::new();
-        writer.push_opening_chunk(&mut out);
+        writer.push_opening_chunk(&mut out, None);
         writer.push_token_chunk(&mut out, " the", false);
         writer.push_token_chunk(&mut out, " of", true);
         writer.push_usage_chunk(&mut out, Usage { prompt_tokens: 3, completion_tokens: 2, prompt_cache: None });
@@ -244,7 +267,7 @@ mod tests {
     fn completions_have_no_opening_chunk_and_use_text() {
         let writer = ResponseWriter::new(Endpoint::Completions, "cmpl-1", 7, "m");
         let mut out = String::new();
-        writer.push_opening_chunk(&mut out);
+        writer.push_opening_chunk(&mut out, None);
         assert!(out.is_empty());
         writer.push_token_chunk(&mut out, " the", false);
         let chunk: Value = serde_json::from_str(events(&out)[0]).unwrap();

@@ -105,7 +105,9 @@ pub async fn serve(state: Arc<MockState>, endpoint: Endpoint, request: Request<I
         return super::answers::respond(&writer, &answer, parsed.stream, parsed.include_usage, usage);
     }
     if parsed.stream {
-        return event_stream(TokenStream::new(generation, writer, parsed.include_usage));
+        let stream = TokenStream::new(generation, writer, parsed.include_usage)
+            .with_chunking(state.config.stream_interval, parsed.continuous_usage);
+        return event_stream(stream);
     }
     generation.run_to_end().await;
     drop(generation);

@@ -75,6 +75,7 @@ pub fn parse(body: &[u8]) -> Result<GenerationRequest, String> {
         prompt,
         stream: wire.stream.unwrap_or(false),
         include_usage: true,
+        continuous_usage: false,
         output_tokens: checked_output_tokens(Some(max_tokens))?,
         thinking_tokens,
         prompt_caching,

@@ -23,6 +23,7 @@ struct WireRequest {
 #[derive(Deserialize)]
 struct WireStreamOptions {
     include_usage: Option<bool>,
+    continuous_usage_stats: Option<bool>,
 }
 
 /// Parse a request body; the error is a message for a 400 reply.
@@ -43,7 +44,8 @@ pub fn parse(endpoint: Endpoint, body: &[u8]) -> Result<GenerationRequest, Strin
         model: wire.model,
         prompt,
         stream: wire.stream.unwrap_or(false),
-        include_usage: wire.stream_options.and_then(|options| options.include_usage).unwrap_or(false),
+        include_usage: wire.stream_options.as_ref().and_then(|options| options.include_usage).unwrap_or(false),
+        continuous_usage: wire.stream_options.and_then(|options| options.continuous_usage_stats).unwrap_or(false),
         output_tokens,
         thinking_tokens: 0,
         prompt_caching: true,

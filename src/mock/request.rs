@@ -37,6 +37,8 @@ pub struct GenerationRequest {
     pub prompt: PromptInput,
     pub stream: bool,
     pub include_usage: bool,
+    /// Usage on every streamed chunk too (`stream_options.continuous_usage_stats`, vLLM's).
+    pub continuous_usage: bool,
     pub output_tokens: Option<u64>,
     /// How many of the first output tokens are thinking (Messages API; 0 elsewhere).
     pub thinking_tokens: u64,

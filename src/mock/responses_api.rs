@@ -37,6 +37,7 @@ pub fn parse(body: &[u8]) -> Result<GenerationRequest, String> {
         prompt,
         stream: wire.stream.unwrap_or(false),
         include_usage: true,
+        continuous_usage: false,
         output_tokens: checked_output_tokens(wire.max_output_tokens)?,
         thinking_tokens: 0,
         prompt_caching: true,

@@ -37,6 +37,7 @@ pub fn parse(body: &[u8], stream: bool) -> Result<GenerationRequest, String> {
         prompt: PromptInput::from_texts(query),
         stream,
         include_usage: false,
+        continuous_usage: false,
         output_tokens: None,
         thinking_tokens: 0,
         prompt_caching: true,

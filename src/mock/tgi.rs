@@ -31,6 +31,7 @@ pub fn parse(body: &[u8], stream: bool) -> Result<GenerationRequest, String> {
         prompt: PromptInput::from_texts(vec![inputs]),
         stream,
         include_usage: false,
+        continuous_usage: false,
         output_tokens: checked_output_tokens(wire.parameters.max_new_tokens)?,
         thinking_tokens: 0,
         prompt_caching: true,

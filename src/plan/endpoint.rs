@@ -222,12 +222,42 @@ pub struct RequestOptions {
     /// its id alone (AIPerf's `--uuid-and-strip`, for vLLM's multimodal processor cache).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub uuid_and_strip: bool,
+    /// Streamed chat: ask for usage on every chunk (`stream_options.continuous_usage_stats`,
+    /// vLLM's and TRT-LLM's), so inter-token latency leaves out the first chunk's real token
+    /// count (AIPerf's `--per-chunk-usage`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub per_chunk_usage: bool,
 }
 
 impl RequestOptions {
     pub fn is_default(&self) -> bool {
         *self == Self::default()
     }
+}
+
+/// Why `per_chunk_usage` cannot be asked of `endpoint` in a run that does (or does not) take
+/// its token counts from the server, as AIPerf 0.13 refuses it; `None` when it can.
+pub fn per_chunk_usage_problem(endpoint: &Endpoint, use_server_token_count: bool) -> Option<&'static str> {
+    if !endpoint.request.per_chunk_usage {
+        return None;
+    }
+    if endpoint.kind != EndpointKind::Chat {
+        return Some(
+            "per_chunk_usage (--per-chunk-usage) requires endpoint kind chat (continuous_usage_stats is a chat option)",
+        );
+    }
+    if !endpoint.streaming {
+        return Some(
+            "per_chunk_usage (--per-chunk-usage) requires streaming (it changes only streamed responses' inter-token latency)",
+        );
+    }
+    if !use_server_token_count {
+        return Some(
+            "per_chunk_usage (--per-chunk-usage) requires use_server_token_count (--use-server-token-count): \
+             the first chunk's token count is the server's, and so must the output length be",
+        );
+    }
+    None
 }
 
 /// The JSON name of the output-length cap.

@@ -33,6 +33,10 @@ pub struct MockConfig {
     /// Answer an accuracy benchmark's questions, a share of them right (`accuracy_correct`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub answers: Option<MockAnswers>,
+    /// Output tokens per streamed chat or completions chunk (vLLM's and TRT-LLM's stream
+    /// interval); the first chunk comes when its tokens are all done.
+    #[serde(default = "one_token", skip_serializing_if = "is_one_token")]
+    pub stream_interval: u64,
     /// SETTINGS_MAX_CONCURRENT_STREAMS advertised to HTTP/2 clients; `None`: practically no limit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub http2_max_streams: Option<u32>,
@@ -65,6 +69,15 @@ impl Default for MockConfig {
             spec_decode_acceptance: 0.7,
             answers: None,
             http2_max_streams: None,
+            stream_interval: 1,
         }
     }
+}
+
+fn one_token() -> u64 {
+    1
+}
+
+fn is_one_token(tokens: &u64) -> bool {
+    *tokens == 1
 }

@@ -86,6 +86,25 @@ mod tests {
     }
 
     #[test]
+    fn extra_stream_options_keep_their_keys_and_per_chunk_usage_asks_for_usage_on_every_chunk() {
+        let mut streamed = endpoint(true);
+        streamed.extra.insert("stream_options".into(), json!({"include_usage": false, "x": 1}));
+        assert_eq!(body_of(&streamed, None)["stream_options"], json!({"include_usage": false, "x": 1}));
+        streamed.extra.insert("stream_options".into(), json!({"x": 1}));
+        streamed.request.per_chunk_usage = true;
+        assert_eq!(
+            body_of(&streamed, None)["stream_options"],
+            json!({"x": 1, "include_usage": true, "continuous_usage_stats": true})
+        );
+        streamed.extra.clear();
+        streamed.extra.insert("stream".into(), Value::Bool(false));
+        assert!(
+            body_of(&streamed, None).get("stream_options").is_none(),
+            "a body the extras made unstreamed asks nothing"
+        );
+    }
+
+    #[test]
     fn images_become_content_parts_after_the_text() {
         let plain = crate::request_bodies::request_body(&endpoint(true), "describe", Some(4));
         let urls = ["data:image/png;base64,AAAA".to_string(), "data:image/png;base64,BBBB".to_string()];

@@ -78,10 +78,23 @@ fn completion_body(endpoint: &Endpoint, prompt: &str, max_tokens: Option<u64>) -
     if let Some(max_tokens) = max_tokens {
         body.insert(max_tokens_key.into(), max_tokens.into());
     }
-    if endpoint.streaming {
-        body.insert("stream_options".into(), serde_json::json!({ "include_usage": true }));
+    let mut body = with_extra(body, &endpoint.extra);
+    if body.get("stream").is_some_and(|stream| stream.as_bool() == Some(true)) {
+        ask_for_usage(&mut body, endpoint.request.per_chunk_usage);
     }
-    with_extra(body, &endpoint.extra)
+    body
+}
+
+/// A streamed body asks for usage (`stream_options.include_usage`), on every chunk too when
+/// `per_chunk`, unless its `stream_options` (from the endpoint's extra fields) say otherwise;
+/// their other keys stay, as AIPerf 0.13 merges them.
+fn ask_for_usage(body: &mut serde_json::Map<String, Value>, per_chunk: bool) {
+    let options = body.entry("stream_options").or_insert_with(|| Value::Object(serde_json::Map::new()));
+    let Value::Object(options) = options else { return };
+    options.entry("include_usage").or_insert(Value::Bool(true));
+    if per_chunk {
+        options.entry("continuous_usage_stats").or_insert(Value::Bool(true));
+    }
 }
 
 /// `body` with the endpoint's extra fields merged in (they win over the kind's own).

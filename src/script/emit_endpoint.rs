@@ -99,5 +99,8 @@ pub(super) fn endpoint(endpoint: &Endpoint, api_key: ApiKey) -> String {
     if endpoint.request.uuid_and_strip {
         keys.push("uuid_and_strip: true".to_string());
     }
+    if endpoint.request.per_chunk_usage {
+        keys.push("per_chunk_usage: true".to_string());
+    }
     format!("endpoint(#{{ {} }})", keys.join(", "))
 }

@@ -37,6 +37,7 @@ const ENDPOINT_KEYS: &[&str] = &[
     "response",
     "limits",
     "uuid_and_strip",
+    "per_chunk_usage",
 ];
 
 /// `endpoint(#{ url, model, kind, streaming, api_key, headers, extra, mock, tls, http2,
@@ -173,11 +174,12 @@ const MOCK_KEYS: &[&str] = &[
     "spec_decode_tokens",
     "spec_decode_acceptance",
     "accuracy_correct",
+    "stream_interval",
 ];
 
 /// `mock: #{ ttft: ms(20), itl: ms(5), output_tokens: 64, max_running: 256, api_key,
 /// prefill_per_token: ms(0.05), prefix_cache_blocks: 16384, prefix_block_tokens: 16,
-/// spec_decode_tokens: 3, spec_decode_acceptance: 0.7 }`
+/// spec_decode_tokens: 3, spec_decode_acceptance: 0.7, stream_interval: 1 }`
 fn mock_config(map: Map, model: &str) -> ScriptResult<MockConfig> {
     let mut r = MapReader::new("endpoint mock", map, MOCK_KEYS)?;
     let defaults = MockConfig::default();
@@ -217,6 +219,11 @@ fn mock_config(map: Map, model: &str) -> ScriptResult<MockConfig> {
         spec_decode_acceptance,
         answers: r.opt_f64("accuracy_correct")?.map(|correct| crate::plan::MockAnswers { correct, benchmark: None }),
         http2_max_streams: None,
+        stream_interval: match r.opt_u64("stream_interval")? {
+            None => defaults.stream_interval,
+            Some(0) => return script_error("endpoint mock: `stream_interval` must be at least 1 token"),
+            Some(tokens) => tokens,
+        },
     })
 }
 

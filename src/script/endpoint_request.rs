@@ -71,6 +71,7 @@ pub(super) fn request_options(r: &mut MapReader, kind: EndpointKind) -> ScriptRe
         ("body", is_template, "\"template\""),
         ("response", is_template, "\"template\""),
         ("uuid_and_strip", kind == EndpointKind::Chat, "\"chat\""),
+        ("per_chunk_usage", kind == EndpointKind::Chat, "\"chat\""),
     ] {
         if r.has(key) && !allowed {
             return script_error(format!("endpoint: `{key}` is for kind {kinds} only"));
@@ -100,12 +101,14 @@ pub(super) fn request_options(r: &mut MapReader, kind: EndpointKind) -> ScriptRe
     }
     let template = if is_template { Some(request_template(r, path.is_some())?) } else { None };
     let uuid_and_strip = r.opt_bool("uuid_and_strip")?.unwrap_or(false);
+    let per_chunk_usage = r.opt_bool("per_chunk_usage")?.unwrap_or(false);
     Ok(RequestOptions {
         path,
         max_tokens_field,
         passages: passages.map(|passages| passages as usize),
         template,
         uuid_and_strip,
+        per_chunk_usage,
     })
 }
 

@@ -207,10 +207,11 @@ pub const ENDPOINT: Group = Group {
             Kind::Bool,
             "ISL and OSL from the response's usage instead of the tokenizer [default: False]",
         ),
-        note(
+        set(
             &["--per-chunk-usage"],
-            Arity::Switch,
-            "per-chunk usage is not requested; inter-token latency counts the tokens of each chunk's text",
+            "benchmark.endpoint.per_chunk_usage",
+            Kind::Bool,
+            "Streamed chat: ask for usage on every chunk (stream_options.continuous_usage_stats, vLLM and TRT-LLM), so inter-token latency leaves out the first chunk's real token count; needs --use-server-token-count [default: False]",
         ),
         set(
             &["--connection-reuse-strategy"],

@@ -70,6 +70,8 @@ pub fn lower(benchmark: &Value) -> Result<Endpoint, ConfigError> {
     if lowered.request.uuid_and_strip && kind != EndpointKind::Chat {
         return Err(ConfigError::new("endpoint.uuid_and_strip (--uuid-and-strip) requires endpoint type chat"));
     }
+    lowered.request.per_chunk_usage =
+        opt_bool(&endpoint, "per_chunk_usage", "endpoint.per_chunk_usage")?.unwrap_or(false);
     let reuse =
         opt_str(&endpoint, "connection_reuse", "endpoint.connection_reuse")?.map(|reuse| reuse.replace('-', "_"));
     lowered.transport.connections.strategy = match reuse.as_deref() {
