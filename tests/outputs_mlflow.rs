@@ -156,7 +156,7 @@ fn a_sweep_with_trials_is_the_parent_run_with_a_child_per_trial() {
     assert_eq!(tags["gpu"], "none");
     assert_eq!(tags["aiperf.variation"], "concurrency_2");
     assert_eq!(tags["aiperf.trial"], "1");
-    let run_dir = folder.path().join("artifacts/sw/concurrency_2/profile_runs/run_0002");
+    let run_dir = folder.path().join("artifacts/sw/profile_runs/trial_0002/concurrency_2");
     let summary = read_json(&run_dir.join("profile_export_aiperf.json"));
     let metric = |name: &str| {
         let history =

@@ -1301,3 +1301,25 @@ fn rankings_token_lengths_make_queries_and_passages_of_their_own_as_aiperf_does(
     );
     assert_scenario_builds_the_same_plans(dir.path(), &dry);
 }
+
+#[test]
+fn parameter_sweep_mode_orders_and_places_a_sweep_s_trials_as_aiperf() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let sweep = "--model m --url mock --concurrency 1,2 --num-profile-runs 2 --request-count 2 --isl 8 --osl 2";
+    let emitted = |mode: &str| {
+        let output = profile(dir.path(), &format!("{sweep} {mode} --dry-run --emit-scenario out.rhai"));
+        assert_ok(&output);
+        std::fs::read_to_string(dir.path().join("out.rhai")).expect("the scenario")
+    };
+    assert!(!emitted("").contains("order:"), "repeated, AIPerf's default, is the sweep's");
+    assert!(emitted("--parameter-sweep-mode independent").contains(", order: \"independent\""));
+
+    let output = profile(dir.path(), &format!("{sweep} --parameter-sweep-mode independent --artifact-dir out"));
+    assert_ok(&output);
+    let out = dir.path().join("out");
+    assert!(out.join("concurrency_2/profile_runs/trial_0002/profile_export_aiperf.json").is_file());
+    assert!(out.join("concurrency_2/aggregate/profile_export_aiperf_aggregate.json").is_file());
+    assert!(out.join("sweep_aggregate/profile_export_aiperf_sweep.json").is_file());
+    let wrong = profile(dir.path(), &format!("{sweep} --parameter-sweep-mode interleaved --dry-run"));
+    assert_eq!(wrong.status.code(), Some(2), "{}", text(&wrong.stderr));
+}

@@ -170,16 +170,68 @@ fn trials_and_sweeps_write_aiperf_s_layout_run_info_and_aggregates() {
     assert!(sweep_csv.starts_with("osl,users,"), "{sweep_csv}");
     assert!(sweep_csv.contains("\r\nBest Configurations\r\nMetric,Parameters,Metric Value,Unit\r\n"));
 
-    // A zip sweep with trials: each variation's runs under profile_runs.
+    // A zip sweep with trials, in AIPerf's default (repeated) order: trial 1 of each variation,
+    // then trial 2, each under its trial's folder, the aggregates under aggregate/.
     let zipped = run.artifacts("zipped");
-    let info = run_info(&zipped.join("osl_3_users_2/profile_runs/run_0002"));
+    let info = run_info(&zipped.join("profile_runs/trial_0002/osl_3_users_2"));
     assert_eq!(
-        (&info["trial"], &info["variation_label"], &info["variation_index"]),
-        (&json!(1), &json!("osl_3_users_2"), &json!(1))
+        (&info["trial"], &info["run_label"], &info["variation_label"], &info["variation_index"]),
+        (&json!(1), &json!("run_0002"), &json!("osl_3_users_2"), &json!(1))
     );
     let cell_aggregate = read_json(&zipped.join("aggregate/osl_3_users_2/profile_export_aiperf_aggregate.json"));
     assert_eq!(cell_aggregate["metadata"]["num_profile_runs"], 2);
-    assert!(zipped.join("sweep_aggregate/profile_export_aiperf_sweep.csv").is_file());
+    assert_eq!(cell_aggregate["metadata"]["sweep_mode"], "repeated");
+    let sweep = read_json(&zipped.join("aggregate/sweep_aggregate/profile_export_aiperf_sweep.json"));
+    assert_eq!(sweep["metadata"]["sweep_mode"], "repeated");
+    let runs = [
+        "trial_0001/osl_2_users_1",
+        "trial_0001/osl_3_users_2",
+        "trial_0002/osl_2_users_1",
+        "trial_0002/osl_3_users_2",
+    ];
+    let starts: Vec<u64> =
+        runs.iter().map(|run| first_request_start_ns(&zipped.join("profile_runs").join(run))).collect();
+    assert!(starts.windows(2).all(|pair| pair[0] < pair[1]), "runs in the repeated order: {starts:?}");
+}
+
+/// When the first request of the run in `dir` started.
+fn first_request_start_ns(dir: &Path) -> u64 {
+    let records = std::fs::read_to_string(dir.join("profile_export.jsonl")).expect("records");
+    records
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).expect("a JSON line")["metadata"]["request_start_ns"].as_u64())
+        .map(|start| start.expect("request_start_ns"))
+        .min()
+        .expect("a record")
+}
+
+#[test]
+fn an_independent_sweep_runs_every_trial_of_a_variation_before_the_next() {
+    let run = run_scenario(
+        "apart",
+        r#"let e = endpoint(#{ url: "mock", mock: #{ ttft: ms(1), itl: ms(1) } });
+sweep(#{ name: "apart", grid: #{ users: [1, 2] }, trials: 2, order: "independent" }, |v| #{
+    endpoint: e, dataset: synthetic(#{ isl: 16, osl: 2 }), phases: [concurrency(#{ users: v.users, requests: 2 })],
+});"#,
+    );
+    assert_eq!(run.code(), Some(0), "stderr: {}", run.stderr());
+    let apart = run.artifacts("apart");
+    let runs = [
+        "users_1/profile_runs/trial_0001",
+        "users_1/profile_runs/trial_0002",
+        "users_2/profile_runs/trial_0001",
+        "users_2/profile_runs/trial_0002",
+    ];
+    let starts: Vec<u64> = runs.iter().map(|run| first_request_start_ns(&apart.join(run))).collect();
+    assert!(starts.windows(2).all(|pair| pair[0] < pair[1]), "runs in the independent order: {starts:?}");
+    let cell_aggregate = read_json(&apart.join("users_2/aggregate/profile_export_aiperf_aggregate.json"));
+    assert_eq!(cell_aggregate["metadata"]["sweep_mode"], "independent");
+    assert!(apart.join("sweep_aggregate/profile_export_aiperf_sweep.json").is_file());
+    assert!(!apart.join("aggregate").exists() && !apart.join("profile_runs").exists());
+
+    let wrong = run_scenario("order", "sweep(#{ grid: #{ a: [1] }, order: \"interleaved\" }, |v| #{});");
+    assert_eq!(wrong.code(), Some(2));
+    assert!(wrong.stderr().contains("`order` is \"repeated\""), "{}", wrong.stderr());
 }
 
 #[test]
@@ -254,9 +306,9 @@ fn the_grid_sweep_scenario_runs_against_the_mock() {
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(stdout.contains("best throughput: osl_") && stdout.contains("Pareto-optimal: [\"osl_"), "{stdout}");
     let sweep = dir.path().join("artifacts/grid_sweep");
-    let summary = read_json(&sweep.join("sweep_aggregate/profile_export_aiperf_sweep.json"));
+    let summary = read_json(&sweep.join("aggregate/sweep_aggregate/profile_export_aiperf_sweep.json"));
     assert_eq!((&summary["num_profile_runs"], &summary["metadata"]["num_trials_per_value"]), (&json!(12), &json!(2)));
-    assert!(sweep.join("osl_64_users_16/profile_runs/run_0002/profile_export_aiperf.json").is_file());
+    assert!(sweep.join("profile_runs/trial_0002/osl_64_users_16/profile_export_aiperf.json").is_file());
     assert!(sweep.join("aggregate/osl_64_users_16/profile_export_aiperf_aggregate.csv").is_file());
 }
 

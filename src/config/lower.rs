@@ -28,8 +28,8 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use super::{ConfigError, JobVariation, ProfileJob, multi_run_settings};
-use crate::plan::Plan;
 use crate::plan::run_coordinates::label_of;
+use crate::plan::{Plan, SweepOrder};
 use values::opt_u64;
 
 /// The artifact folder when the document names none (AIPerf's).
@@ -62,7 +62,15 @@ pub fn lower(document: &Value, base_dir: &Path) -> Result<ProfileJob, ConfigErro
         }
         variations.push(JobVariation { values, plan });
     }
-    let mut notes = sweep_notes(sweep_key("iteration_order"), sweep_key("sla_filters"), settings.num_runs);
+    let sweep_order = match sweep_key("iteration_order").and_then(Value::as_str) {
+        None => SweepOrder::default(),
+        Some(name) => SweepOrder::parse(name).ok_or_else(|| {
+            ConfigError::new(format!(
+                "sweep.iteration_order (--parameter-sweep-mode) is repeated or independent, got `{name}`"
+            ))
+        })?,
+    };
+    let mut notes = sweep_notes(sweep_key("sla_filters"));
     notes.extend(lock_notes);
     notes.extend(phases::ignored_schedule_counts(document.get("benchmark").unwrap_or(&Value::Null)));
     let report = output_services::draws_report(document, &mut notes);
@@ -79,6 +87,7 @@ pub fn lower(document: &Value, base_dir: &Path) -> Result<ProfileJob, ConfigErro
         warmup_once: settings.disable_warmup_after_first,
         vary_seed: settings.vary_seed_per_trial,
         variation_pause_s: sweep_key("cooldown_seconds").and_then(Value::as_f64).unwrap_or(0.0),
+        sweep_order,
         notes,
         search,
         report,
@@ -119,15 +128,8 @@ fn convergence_of(
 }
 
 /// One line for each sweep setting read but not acted on.
-fn sweep_notes(iteration_order: Option<&Value>, sla_filters: Option<&Value>, trials: u64) -> Vec<String> {
+fn sweep_notes(sla_filters: Option<&Value>) -> Vec<String> {
     let mut notes = Vec::new();
-    let order = iteration_order.and_then(Value::as_str).unwrap_or("repeated");
-    if order == "repeated" && trials > 1 {
-        notes.push(
-            "note: sweep.iteration_order `repeated`: each variation runs all its trials before the next here (AIPerf's `independent` order)"
-                .to_string(),
-        );
-    }
     if sla_filters.and_then(Value::as_array).is_some_and(|filters| !filters.is_empty()) {
         notes.push(
             "note: sweep.sla_filters are not applied to the sweep aggregate; judge runs with slos (goodput) or thresholds"

@@ -86,6 +86,8 @@ pub struct ProfileJob {
     pub cooldown_s: f64,
     /// Pause between two sweep variations, seconds (`sweep.cooldown_seconds`).
     pub variation_pause_s: f64,
+    /// The order of a sweep's runs with several trials (`sweep.iteration_order`).
+    pub sweep_order: crate::plan::SweepOrder,
     /// One line per setting read but not acted on, printed before the run.
     pub notes: Vec<String>,
     /// Confidence level of the trial aggregate.

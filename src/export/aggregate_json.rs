@@ -11,8 +11,10 @@ use crate::aggregate::{AggregateMetric, TrialSet};
 
 /// The aggregate's own schema version (AIPerf's AggregateConfidenceJsonExporter).
 pub const SCHEMA_VERSION: &str = "1.0";
-/// How the sweep runs its trials: all trials of one variation before the next.
-pub const SWEEP_MODE: &str = "independent";
+/// The order of a trial set's sweep (AIPerf's default when its runs do not say).
+pub fn sweep_mode(set: &TrialSet) -> &'static str {
+    set.trials.first().and_then(|first| first.plan.run_info.sweep_mode).unwrap_or_default().as_str()
+}
 
 pub fn write(set: &TrialSet, path: &Path) -> Result<()> {
     let mut text = serde_json::to_string_pretty(&aggregate_json(set))
@@ -50,7 +52,7 @@ pub fn metadata(set: &TrialSet) -> Map<String, Value> {
     {
         metadata.insert("variation_label".into(), json!(label));
         metadata.insert("variation_values".into(), Value::Object(first.plan.run_info.variation_values.clone()));
-        metadata.insert("sweep_mode".into(), json!(SWEEP_MODE));
+        metadata.insert("sweep_mode".into(), json!(sweep_mode(set)));
         metadata.insert("model".into(), json!(first.plan.endpoint.model));
     }
     metadata
@@ -109,6 +111,7 @@ mod tests {
         let mut result = (*trial(2.0, 10.0)).clone();
         result.plan.run_info.variation_label = Some("users_8".into());
         result.plan.run_info.variation_values.insert("users".into(), json!(8));
+        result.plan.run_info.sweep_mode = Some(crate::plan::SweepOrder::Independent);
         let set = TrialSet::new(vec![std::sync::Arc::new(result)], 0.95, 0.0)
             .with_failed("run_0002".into(), "interrupted (Ctrl-C)".into());
         let doc = aggregate_json(&set);

@@ -198,6 +198,7 @@ mod tests {
             variation_index: 1,
             variation_values: values,
             parent_folders: vec!["sweep".into()],
+            ..Default::default()
         };
         let doc = summary_json(&result).unwrap();
         assert_eq!(

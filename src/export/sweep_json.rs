@@ -7,7 +7,7 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use serde_json::{Map, Value, json};
 
-use super::aggregate_json::SWEEP_MODE;
+use super::aggregate_json::sweep_mode;
 use crate::aggregate::sweep::{CombinationMetric, SweepSummary, combination_metrics};
 
 pub fn write(summary: &SweepSummary, sweep_id: &str, path: &Path) -> Result<()> {
@@ -49,7 +49,7 @@ pub fn sweep_json(summary: &SweepSummary, sweep_id: &str) -> Value {
         "metadata": {
             "sweep_parameters": parameters,
             "num_combinations": summary.cells.len(),
-            "sweep_mode": SWEEP_MODE,
+            "sweep_mode": summary.cells.first().map_or("repeated", |cell| sweep_mode(&cell.trials)),
             "confidence_level": confidence_level,
             "num_trials_per_value": trials_per_value,
             "aggregation_type": "sweep",

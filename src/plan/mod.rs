@@ -57,7 +57,7 @@ pub use phase::*;
 pub use record_formats::RecordFormats;
 pub use response_limits::*;
 pub use routing::*;
-pub use run_coordinates::RunCoordinates;
+pub use run_coordinates::{RunCoordinates, SweepOrder};
 pub use scenario_lock::ScenarioLock;
 pub use server_control::*;
 pub use sla::{Op, SlaFilter, sla_filters_of};

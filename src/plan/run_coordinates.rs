@@ -29,12 +29,48 @@ pub struct RunCoordinates {
     /// Folders between the artifact root and the run's own folder (e.g. the sweep's and the
     /// variation's); each is made safe for a folder name.
     pub parent_folders: Vec<String>,
+    /// The run's own folder when it is not named by its run label (a sweep's trial folder,
+    /// `trial_0001`, holds the trial labelled `run_0001`, as in AIPerf).
+    pub folder: Option<String>,
+    /// The order of a sweep's runs with several trials each (AIPerf's `sweep_mode`).
+    pub sweep_mode: Option<SweepOrder>,
+}
+
+/// The order of a sweep's runs when each variation runs several trials (AIPerf's
+/// `iteration_order`), which also places their folders.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum SweepOrder {
+    /// Trial 1 of every variation, then trial 2 of every variation, …:
+    /// `profile_runs/trial_0001/<variation>/`, `aggregate/<variation>/`.
+    #[default]
+    Repeated,
+    /// Every trial of a variation before the next variation:
+    /// `<variation>/profile_runs/trial_0001/`, `<variation>/aggregate/`.
+    Independent,
+}
+
+impl SweepOrder {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SweepOrder::Repeated => "repeated",
+            SweepOrder::Independent => "independent",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "repeated" => Some(SweepOrder::Repeated),
+            "independent" => Some(SweepOrder::Independent),
+            _ => None,
+        }
+    }
 }
 
 impl RunCoordinates {
-    /// The run's artifact folder: `<root>/<parent folders…>/<run label or name>`.
+    /// The run's artifact folder: `<root>/<parent folders…>/<folder, run label or name>`.
     pub fn artifact_dir(&self, root: &Path, name: &str) -> PathBuf {
-        artifact_dir_of(&folder_under(root, &self.parent_folders), self.run_label.as_deref().unwrap_or(name))
+        let own = self.folder.as_deref().or(self.run_label.as_deref()).unwrap_or(name);
+        artifact_dir_of(&folder_under(root, &self.parent_folders), own)
     }
 
     /// The variation label, "base" outside a sweep.
@@ -119,6 +155,17 @@ mod tests {
             trial.artifact_dir(Path::new("/a"), "ignored"),
             Path::new("/a/users_sweep/users_8/profile_runs/run_0002")
         );
+    }
+
+    #[test]
+    fn a_trial_folder_may_be_named_apart_from_its_run_label() {
+        let trial = RunCoordinates {
+            run_label: Some("run_0002".into()),
+            folder: Some("trial_0002".into()),
+            parent_folders: vec!["sweep".into(), "profile_runs".into()],
+            ..Default::default()
+        };
+        assert_eq!(trial.artifact_dir(Path::new("/a"), "ignored"), Path::new("/a/sweep/profile_runs/trial_0002"));
     }
 
     #[test]

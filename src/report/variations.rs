@@ -53,12 +53,20 @@ pub fn estimate(values: &[f64], confidence: f64) -> Option<Estimate> {
 }
 
 /// The key a run's trials share: its `variation_label`, else its folder less a trial folder
-/// (`…/profile_runs/run_0002`, `…/trial_3`), else its own label.
+/// (`…/profile_runs/run_0002`, `…/trial_3`, `…/profile_runs/trial_0002/<variation>`), else its
+/// own label.
 fn variation_key(run: &RunArtifacts) -> String {
     if let Some(label) = run.summary["run_info"]["variation_label"].as_str().filter(|l| !l.is_empty()) {
         return label.to_string();
     }
     let label = run.label.as_str();
+    // AIPerf's repeated order: `<sweep>/profile_runs/trial_0002/<variation>`.
+    if let Some((sweep, rest)) = label.rsplit_once("/profile_runs/")
+        && let Some((trial, variation)) = rest.split_once('/')
+        && is_trial_folder(trial)
+    {
+        return format!("{sweep}/{variation}");
+    }
     let trimmed = label
         .rsplit_once("/profile_runs/")
         .map(|(variation, _)| variation)
@@ -120,10 +128,13 @@ mod tests {
             run("rate_20/profile_runs/run_0001", info("rate_20", 20.0, 19.0)),
             run("plain/trial_2", serde_json::json!({})),
             run("plain/trial_1", serde_json::json!({})),
+            run("sw/profile_runs/trial_0001/rate_30", serde_json::json!({})),
+            run("sw/profile_runs/trial_0002/rate_30", serde_json::json!({})),
         ];
         let variations = group(&runs);
         let labels: Vec<&str> = variations.iter().map(|v| v.label.as_str()).collect();
-        assert_eq!(labels, ["rate_10", "rate_20", "plain"]);
+        assert_eq!(labels, ["rate_10", "rate_20", "plain", "sw/rate_30"]);
+        assert_eq!(variations[3].trials.len(), 2);
         let rate_10 = variations[0].estimate("request_throughput", "avg", 0.95).unwrap();
         assert_eq!((rate_10.mean, rate_10.trials), (10.0, 2));
         // t(0.975, 1) = 12.706, standard error 1.

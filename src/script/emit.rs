@@ -46,11 +46,14 @@ pub fn scenario(job: &ProfileJob, sweep_name: &str, header: &str, api_key: ApiKe
                     }
                 }
             }
-            let pause = if job.variation_pause_s > 0.0 {
+            let mut pause = if job.variation_pause_s > 0.0 {
                 format!(", pause: {}", float(job.variation_pause_s))
             } else {
                 String::new()
             };
+            if job.sweep_order != crate::plan::SweepOrder::default() {
+                let _ = write!(pause, ", order: {}", string(job.sweep_order.as_str()));
+            }
             let _ = writeln!(
                 out,
                 "sweep(#{{ name: {}, zip: {}{repeat}{pause} }}, |v| {{\n    for each in runs {{\n        if each.point == v {{ return each.run; }}\n    }}\n    fail(`no run for the variation ${{v}}`);\n}});",

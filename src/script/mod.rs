@@ -53,6 +53,7 @@ mod text_values;
 mod thresholds;
 mod trace_synthesis;
 mod trial_results;
+mod trial_runner;
 mod trials;
 mod units;
 mod video;

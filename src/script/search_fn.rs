@@ -13,7 +13,8 @@ use super::keys::{MapReader, ScriptResult, script_error};
 use super::results::RunResults;
 use super::run_fn::plan_of;
 use super::run_host::{RunHost, run_plan};
-use super::trials::{RUN_EXTRA_KEYS, Repetition, TrialLayout, cool_down, name_unnamed_run, run_trials};
+use super::trial_runner::{TrialLayout, run_trials};
+use super::trials::{RUN_EXTRA_KEYS, Repetition, cool_down, name_unnamed_run};
 use crate::plan::RunCoordinates;
 use crate::plan::run_coordinates::{artifact_dir_of, new_sweep_id};
 use crate::search::recipes::{self, RecipeSettings};
@@ -178,7 +179,7 @@ impl SearchIteration<'_> {
             return run_plan(self.host, plan);
         }
         let layout = TrialLayout::beside(&plan.run_info, &plan.name);
-        run_trials(self.host, plan, self.repetition, &layout).map(|(results, _)| results)
+        run_trials(self.host, plan, self.repetition, layout).map(|(results, _)| results)
     }
 }
 

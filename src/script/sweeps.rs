@@ -13,14 +13,12 @@ use super::keys::{MapReader, ScriptResult, script_error};
 use super::results::RunResults;
 use super::run_fn::plan_of;
 use super::run_host::RunHost;
-use super::trials::{
-    RUN_EXTRA_KEYS, Repetition, TrialLayout, cool_down, json_map, message_of, name_unnamed_run, run_trials,
-};
+use super::trial_runner::{TRIAL, TrialLayout, TrialRunner, run_all};
+use super::trials::{RUN_EXTRA_KEYS, Repetition, cool_down, json_map, message_of, name_unnamed_run};
 use crate::aggregate::sweep::{SweepCell, SweepSummary};
 use crate::export::{ArtifactNames, sweep_csv, sweep_json};
 use crate::plan::RunCoordinates;
-use crate::plan::run_coordinates::artifact_dir_of;
-use crate::plan::run_coordinates::{label_of, new_sweep_id};
+use crate::plan::run_coordinates::{SweepOrder, artifact_dir_of, folder_under, label_of, new_sweep_id};
 
 const SWEEP_KEYS: &[&str] = &[
     "name",
@@ -34,6 +32,7 @@ const SWEEP_KEYS: &[&str] = &[
     "convergence",
     "report",
     "pause",
+    "order",
 ];
 
 pub fn register(engine: &mut Engine, host: Arc<RunHost>) {
@@ -57,11 +56,49 @@ enum Combination {
     Zip,
 }
 
-/// One `sweep(..)` call: its folder name, its id and how each variation repeats.
+/// One `sweep(..)` call: its folder name, its id, how each variation repeats and in what order.
 struct SweepSettings {
     name: String,
     id: String,
     repetition: Repetition,
+    order: SweepOrder,
+    /// The pause between two variations (in the repeated order, within a round), seconds.
+    pause_s: f64,
+}
+
+impl SweepSettings {
+    /// Where a variation's trials and aggregate go, as AIPerf places them: with several trials,
+    /// `profile_runs/trial_0001/<label>/` and `aggregate/<label>/` in the repeated order,
+    /// `<label>/profile_runs/trial_0001/` and `<label>/aggregate/` in the independent one.
+    fn layout_of(&self, label: &str) -> TrialLayout {
+        let under = |folders: &[&str]| -> Vec<String> {
+            std::iter::once(self.name.clone()).chain(folders.iter().map(|folder| folder.to_string())).collect()
+        };
+        let (trial_folders, aggregate_folders, result_folders) = match self.order {
+            SweepOrder::Repeated => {
+                (under(&["profile_runs", TRIAL, label]), under(&["aggregate", label]), under(&["aggregate", label]))
+            }
+            SweepOrder::Independent => {
+                (under(&[label, "profile_runs", TRIAL]), under(&[label, "aggregate"]), under(&[label]))
+            }
+        };
+        TrialLayout {
+            trial_folders,
+            trial_prefix: "trial_",
+            aggregate_folders,
+            aggregate_single_trial: true,
+            result_folders,
+        }
+    }
+
+    /// The sweep aggregate's folders under the sweep's: `aggregate/sweep_aggregate` when the
+    /// repeated order interleaves several trials, else `sweep_aggregate`.
+    fn sweep_aggregate_folders(&self) -> Vec<String> {
+        match (self.order, self.repetition.trials > 1) {
+            (SweepOrder::Repeated, true) => vec!["aggregate".into(), "sweep_aggregate".into()],
+            _ => vec!["sweep_aggregate".into()],
+        }
+    }
 }
 
 fn sweep(
@@ -89,36 +126,47 @@ fn sweep(
             );
         }
     };
-    let settings = SweepSettings { name, id: new_sweep_id(), repetition };
-    let mut runs = Vec::with_capacity(variations.len());
-    let mut cells = Vec::with_capacity(variations.len());
-    let sweep_dir = artifact_dir_of(&host.options.artifact_root, &settings.name);
-    let aggregate_dir = sweep_dir.join("sweep_aggregate");
-    let executing = host.mode == ScriptMode::Execute;
-    for (index, variation) in variations.into_iter().enumerate() {
-        let values = json_map(variation.clone(), "sweep: a variation")?;
-        let label = label_of(&values);
-        let point = VariationPoint { index, values, label: label.clone() };
-        if executing && index > 0 {
-            cool_down(host, pause_s)?;
-        }
-        let outcome = run_map_for(context, make_run, &variation)
-            .and_then(|run_map| run_variation(host, &settings, point, run_map));
-        match outcome {
-            Ok((result, cell)) => {
-                runs.push(result);
-                cells.push(cell);
+    let order = match reader.opt_string("order")? {
+        None => SweepOrder::default(),
+        Some(name) => match SweepOrder::parse(&name) {
+            Some(order) => order,
+            None => {
+                return script_error(format!(
+                    "sweep: `order` is \"repeated\" (trial 1 of every variation, then trial 2, …) or \"independent\" (every trial of a variation before the next), got \"{name}\""
+                ));
             }
-            Err(error) if executing && !cells.is_empty() => {
+        },
+    };
+    let settings = SweepSettings { name, id: new_sweep_id(), repetition, order, pause_s };
+    let sweep_dir = artifact_dir_of(&host.options.artifact_root, &settings.name);
+    let aggregate_dir = folder_under(&sweep_dir, &settings.sweep_aggregate_folders());
+    let executing = host.mode == ScriptMode::Execute;
+    let points: Vec<VariationPoint> = variations
+        .into_iter()
+        .enumerate()
+        .map(|(index, variation)| {
+            let values = json_map(variation.clone(), "sweep: a variation")?;
+            Ok(VariationPoint { index, label: label_of(&values), values, variation })
+        })
+        .collect::<ScriptResult<_>>()?;
+    let sweeper = Sweeper { host, context, make_run, settings: &settings };
+    let finished = match (settings.order, settings.repetition.trials > 1) {
+        (SweepOrder::Repeated, true) => sweeper.run_repeated(points),
+        // One trial each: the orders run alike.
+        _ => sweeper.run_independent(points),
+    };
+    let (runs, cells) = match finished {
+        Ok(finished) => finished,
+        Err(Stopped { runs, cells, label, error }) => {
+            if executing && !cells.is_empty() {
                 // Keep the aggregate of the variations that finished before the scenario stops.
                 let names = sweep_names(&runs);
                 let summary = SweepSummary::new(cells).with_failed(label, message_of(&error));
                 write_sweep_aggregate(&summary, &settings, &aggregate_dir, &names)?;
-                return Err(error);
             }
-            Err(error) => return Err(error),
+            return Err(error);
         }
-    }
+    };
     let summary = SweepSummary::new(cells);
     if executing {
         write_sweep_aggregate(&summary, &settings, &aggregate_dir, &sweep_names(&runs))?;
@@ -126,6 +174,111 @@ fn sweep(
     }
     super::report_after::write_report(host, report, &sweep_dir, &format!("sweep `{}`", settings.name))?;
     Ok(results_map(&summary, runs, &settings.id, &sweep_dir))
+}
+
+/// A sweep stopped by a failed run: the variations that finished, and the failure.
+struct Stopped {
+    runs: Vec<RunResults>,
+    cells: Vec<SweepCell>,
+    label: String,
+    error: Box<rhai::EvalAltResult>,
+}
+
+type SweepRuns = Result<(Vec<RunResults>, Vec<SweepCell>), Stopped>;
+
+/// What runs a sweep's variations: the host, the scenario's function and the sweep's settings.
+struct Sweeper<'a> {
+    host: &'a RunHost,
+    context: &'a NativeCallContext<'a>,
+    make_run: &'a FnPtr,
+    settings: &'a SweepSettings,
+}
+
+impl Sweeper<'_> {
+    /// Every trial of a variation before the next variation, with the pause between variations.
+    fn run_independent(&self, points: Vec<VariationPoint>) -> SweepRuns {
+        let Self { host, context, make_run, settings } = *self;
+        let (mut runs, mut cells) = (Vec::with_capacity(points.len()), Vec::with_capacity(points.len()));
+        for point in points {
+            let label = point.label.clone();
+            let outcome = (|| {
+                if host.mode == ScriptMode::Execute && point.index > 0 {
+                    cool_down(host, settings.pause_s)?;
+                }
+                let run_map = run_map_for(context, make_run, &point.variation)?;
+                let runner = variation_runner(host, settings, &point, run_map)?;
+                let (result, trials) = run_all(host, runner)?;
+                Ok((result, SweepCell { values: point.values, label: point.label, trials }))
+            })();
+            match outcome {
+                Ok((result, cell)) => {
+                    runs.push(result);
+                    cells.push(cell);
+                }
+                Err(error) => return Err(Stopped { runs, cells, label, error }),
+            }
+        }
+        Ok((runs, cells))
+    }
+
+    /// Trial 1 of every variation, then trial 2 of every variation, …: the pause between two
+    /// variations of a round, the trials' cool-down between two rounds.
+    fn run_repeated(&self, points: Vec<VariationPoint>) -> SweepRuns {
+        let Self { host, context, make_run, settings } = *self;
+        let mut runners = Vec::with_capacity(points.len());
+        for point in &points {
+            let made = run_map_for(context, make_run, &point.variation)
+                .and_then(|run_map| variation_runner(host, settings, point, run_map));
+            match made {
+                Ok(runner) => runners.push(runner),
+                Err(error) => {
+                    return Err(Stopped { runs: Vec::new(), cells: Vec::new(), label: point.label.clone(), error });
+                }
+            }
+        }
+        let mut first_run = true;
+        while runners.iter().any(|runner| !runner.is_done()) {
+            let mut first_of_round = true;
+            for (runner, point) in runners.iter_mut().zip(&points) {
+                if runner.is_done() {
+                    continue;
+                }
+                let pause = if first_of_round { settings.repetition.cooldown_s } else { settings.pause_s };
+                let waited = match first_run || host.mode != ScriptMode::Execute {
+                    true => Ok(()),
+                    false => cool_down(host, pause).map_err(|error| runner.stopped(host, error)),
+                };
+                if let Err(error) = waited.and_then(|()| runner.run_next(host)) {
+                    // The other variations keep the trials they finished, aggregated.
+                    let label = point.label.clone();
+                    return match finish_all(host, runners, points, true) {
+                        Ok((runs, cells)) => Err(Stopped { runs, cells, label, error }),
+                        Err(stopped) => Err(stopped),
+                    };
+                }
+                (first_run, first_of_round) = (false, false);
+            }
+        }
+        finish_all(host, runners, points, false)
+    }
+}
+
+/// Each variation's aggregate and combined result; `partly` skips those without a trial.
+fn finish_all(host: &RunHost, runners: Vec<TrialRunner<'_>>, points: Vec<VariationPoint>, partly: bool) -> SweepRuns {
+    let (mut runs, mut cells) = (Vec::with_capacity(points.len()), Vec::with_capacity(points.len()));
+    for (runner, point) in runners.into_iter().zip(points) {
+        if partly && runner.trials_run() == 0 {
+            continue;
+        }
+        match runner.finish(host) {
+            Ok((result, trials)) => {
+                runs.push(result);
+                cells.push(SweepCell { values: point.values, label: point.label, trials });
+            }
+            Err(error) => return Err(Stopped { runs, cells, label: point.label, error }),
+        }
+    }
+    Ok((runs, cells))
 }
 
 /// The run map the scenario's function makes of `variation`, without the sweep's own keys.
@@ -143,40 +296,36 @@ fn run_map_for(context: &NativeCallContext, make_run: &FnPtr, variation: &Map) -
     Ok(run_map)
 }
 
-/// One variation of a sweep: its place, its parameter values and its label.
+/// One variation of a sweep: its place, its parameter values, its label and its map.
 struct VariationPoint {
     index: usize,
     values: serde_json::Map<String, serde_json::Value>,
     label: String,
+    variation: Map,
 }
 
-/// Run one variation (all its trials) labelled with its sweep coordinates.
-fn run_variation(
+/// The trials of one variation, labelled with its sweep coordinates, placed by the sweep's order.
+fn variation_runner<'a>(
     host: &RunHost,
-    settings: &SweepSettings,
-    point: VariationPoint,
+    settings: &'a SweepSettings,
+    point: &VariationPoint,
     mut run_map: Map,
-) -> ScriptResult<(RunResults, SweepCell)> {
-    let VariationPoint { index, values, label } = point;
-    name_unnamed_run(&mut run_map, &label);
+) -> ScriptResult<TrialRunner<'a>> {
+    let label = &point.label;
+    name_unnamed_run(&mut run_map, label);
     host.runs_started.fetch_add(1, Ordering::SeqCst);
     let mut plan = super::paths::anchor_plan(plan_of(run_map, label.clone())?, &host.scenario_dir);
     plan.run_info = RunCoordinates {
         sweep_id: Some(settings.id.clone()),
         run_label: Some(label.clone()),
         variation_label: Some(label.clone()),
-        variation_index: index as u64,
-        variation_values: values.clone(),
+        variation_index: point.index as u64,
+        variation_values: point.values.clone(),
         parent_folders: vec![settings.name.clone()],
+        sweep_mode: Some(settings.order),
         ..Default::default()
     };
-    let layout = TrialLayout {
-        trial_folders: vec![settings.name.clone(), label.clone(), "profile_runs".into()],
-        aggregate_folders: vec![settings.name.clone(), "aggregate".into(), label.clone()],
-        aggregate_single_trial: true,
-    };
-    let (result, trials) = run_trials(host, plan, &settings.repetition, &layout)?;
-    Ok((result, SweepCell { values, label, trials }))
+    Ok(TrialRunner::new(host, plan, &settings.repetition, settings.layout_of(label)))
 }
 
 /// The names of the sweep's own files: those of the `export_prefix` every variation's run

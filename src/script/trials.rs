@@ -1,24 +1,16 @@
 //! The keys of `run(#{..})` that are about running rather than the plan: `trials`,
-//! `cooldown` and `confidence` repeat a plan and aggregate it; `sweep: #{..}` labels a run of
-//! a scripted loop with its variation. Also the trial runner that `sweep(..)` shares.
+//! `cooldown` and `confidence` repeat a plan and aggregate it (`trial_runner.rs` runs them);
+//! `sweep: #{..}` labels a run of a scripted loop with its variation.
 
-use std::path::Path;
-use std::sync::Arc;
-use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use rhai::{Dynamic, Map};
 
-use super::dry_run::ScriptMode;
 use super::keys::{MapReader, ScriptResult, script_error};
-use super::results::RunResults;
-use super::run_host::{RunHost, ScenarioSweep, run_plan};
-use crate::aggregate::TrialSet;
+use super::run_host::{RunHost, ScenarioSweep};
 use crate::aggregate::convergence::{Convergence, ConvergenceMode};
-use crate::aggregate::trials::combined_result;
-use crate::export::{ArtifactNames, aggregate_csv, aggregate_json};
-use crate::plan::run_coordinates::{folder_under, label_of};
-use crate::plan::{PhaseKind, RunCoordinates, trial_seed};
+use crate::plan::RunCoordinates;
+use crate::plan::run_coordinates::label_of;
 
 /// The `run(#{..})` keys this module reads.
 pub const RUN_EXTRA_KEYS: &[&str] =
@@ -164,133 +156,6 @@ pub fn json_map(map: Map, what: &str) -> ScriptResult<serde_json::Map<String, se
         Ok(serde_json::Value::Object(values)) => Ok(values),
         Ok(_) | Err(_) => script_error(format!("{what} must hold plain values (numbers, strings, booleans)")),
     }
-}
-
-/// Where the trials of one plan go.
-pub struct TrialLayout {
-    /// Folders (under the artifact root) that hold `run_0001`…, when there are several trials.
-    pub trial_folders: Vec<String>,
-    /// Folders (under the artifact root) of the aggregate files.
-    pub aggregate_folders: Vec<String>,
-    /// Write the aggregate even for a single trial (a sweep variation does, as AIPerf).
-    pub aggregate_single_trial: bool,
-}
-
-impl TrialLayout {
-    /// `<name>/profile_runs/run_0001`… and `<name>/aggregate/` beside the run's usual folder.
-    pub fn beside(coordinates: &RunCoordinates, name: &str) -> Self {
-        let mut run_folder = coordinates.parent_folders.clone();
-        run_folder.push(coordinates.run_label.clone().unwrap_or_else(|| name.to_string()));
-        let with = |last: &str| run_folder.iter().cloned().chain([last.to_string()]).collect();
-        Self {
-            trial_folders: with("profile_runs"),
-            aggregate_folders: with("aggregate"),
-            aggregate_single_trial: false,
-        }
-    }
-}
-
-/// `run(#{..})` after its keys were read: one run, or trials and their aggregate.
-pub fn run_with_extras(host: &RunHost, mut plan: crate::plan::Plan, extras: RunExtras) -> ScriptResult<RunResults> {
-    plan.run_info = extras.coordinates;
-    if extras.repetition.trials == 1 {
-        return run_plan(host, plan);
-    }
-    let layout = TrialLayout::beside(&plan.run_info, &plan.name);
-    run_trials(host, plan, &extras.repetition, &layout).map(|(results, _trials)| results)
-}
-
-/// Run `plan` `repetition.trials` times with the cool-down between, write the confidence
-/// aggregate, and return the combined result (the trials' means, with the trials attached)
-/// and the trials. Checking and dry runs show the plan once and write nothing.
-pub fn run_trials(
-    host: &RunHost,
-    mut plan: crate::plan::Plan,
-    repetition: &Repetition,
-    layout: &TrialLayout,
-) -> ScriptResult<(RunResults, Arc<TrialSet>)> {
-    let executing = host.mode == ScriptMode::Execute;
-    let count = if executing { repetition.trials } else { 1 };
-    let several = repetition.trials > 1;
-    // Repeated trials are a sweep of one variation, as AIPerf's multi-run (one sweep id).
-    if several && plan.run_info.sweep_id.is_none() {
-        plan.run_info.sweep_id = Some(crate::plan::run_coordinates::new_sweep_id());
-    }
-    let names = ArtifactNames::new(plan.export.prefix.as_deref());
-    let mut trials = Vec::new();
-    for trial in 0..count {
-        let mut trial_plan = plan.clone();
-        if repetition.vary_seed {
-            let label = plan.run_info.variation_label.as_deref();
-            trial_plan = trial_plan.reseeded(trial_seed(plan.dataset.random_seed(), label, trial));
-        }
-        trial_plan.run_info.trial = trial;
-        if trial > 0 && repetition.warmup_once {
-            trial_plan.phases.retain(|phase| phase.kind != PhaseKind::Warmup);
-        }
-        let label = format!("run_{:04}", trial + 1);
-        if several {
-            trial_plan.run_info.parent_folders = layout.trial_folders.clone();
-            trial_plan.run_info.run_label = Some(label.clone());
-        }
-        let cooled = if trial > 0 { cool_down(host, repetition.cooldown_s) } else { Ok(()) };
-        match cooled.and_then(|()| run_plan(host, trial_plan)) {
-            Ok(results) => {
-                trials.push(results.0);
-                if let Some(convergence) = repetition.convergence.as_ref().filter(|_| trial + 1 < count) {
-                    let verdict = convergence.judge(&trials, repetition.confidence, &names.records());
-                    if verdict.converged {
-                        crate::ui::stdout::print(&crate::ui::trials::converged(
-                            convergence,
-                            &verdict,
-                            trials.len(),
-                            count,
-                        ));
-                        break;
-                    }
-                }
-            }
-            Err(error) if executing && !trials.is_empty() => {
-                // Keep what the finished trials measured before the scenario stops.
-                let set = TrialSet::new(trials, repetition.confidence, repetition.cooldown_s)
-                    .with_failed(label, message_of(&error));
-                let dir = folder_under(&host.options.artifact_root, &layout.aggregate_folders);
-                write_aggregate(&set, &dir, &names).or_else(|e| script_error(format!("run `{}`: {e:#}", plan.name)))?;
-                return Err(error);
-            }
-            Err(error) => return Err(error),
-        }
-    }
-    let set = Arc::new(TrialSet::new(trials, repetition.confidence, repetition.cooldown_s));
-    let Some(mut combined) = combined_result(&set) else {
-        return script_error(format!("run `{}` produced no trials", plan.name));
-    };
-    // A trial's folder is <run folder>/profile_runs/run_000N; the combined result is the run's.
-    if several && let Some(run_folder) = combined.artifact_dir.parent().and_then(Path::parent) {
-        combined.artifact_dir = run_folder.to_path_buf();
-    }
-    combined.plan.run_info = plan.run_info.clone();
-    if executing && (several || layout.aggregate_single_trial) {
-        let dir = folder_under(&host.options.artifact_root, &layout.aggregate_folders);
-        write_aggregate(&set, &dir, &names).or_else(|e| script_error(format!("run `{}`: {e:#}", plan.name)))?;
-        if several {
-            crate::ui::stdout::print(&crate::ui::trials::render(&set, &dir));
-        }
-        if let Some(upload) = plan.outputs.mlflow.as_ref().filter(|_| several) {
-            host.runtime.block_on(crate::outputs::mlflow::log_variation_or_warn(&combined, upload));
-        }
-    }
-    if !combined.thresholds_passed() {
-        host.thresholds_failed.store(true, Ordering::SeqCst);
-    }
-    Ok((RunResults(Arc::new(combined), Some(set.clone())), set))
-}
-
-/// Write the confidence aggregate of `set` into `dir`, named by the run's `export_prefix`.
-fn write_aggregate(set: &TrialSet, dir: &Path, names: &ArtifactNames) -> anyhow::Result<()> {
-    std::fs::create_dir_all(dir).map_err(|e| anyhow::anyhow!("cannot create folder {}: {e}", dir.display()))?;
-    aggregate_json::write(set, &dir.join(names.aggregate_json()))?;
-    aggregate_csv::write(set, &dir.join(names.aggregate_csv()))
 }
 
 /// The message of a script error, without Rhai's "Runtime error" decoration.

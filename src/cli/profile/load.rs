@@ -329,7 +329,12 @@ pub const MULTI_RUN: Group = Group {
             Arity::Switch,
             "every variation uses the run's seed",
         ),
-        note(&["--parameter-sweep-mode"], Arity::One, "each variation runs all its trials before the next starts"),
+        set(
+            &["--parameter-sweep-mode"],
+            "sweep.iteration_order",
+            Kind::Choice(&[("repeated", "repeated"), ("independent", "independent")]),
+            "With trials: repeated runs trial 1 of every variation, then trial 2, … (profile_runs/trial_0001/<variation>/); independent runs every trial of a variation before the next (<variation>/profile_runs/trial_0001/) [default: repeated]",
+        ),
         set(
             &["--sweep-type"],
             "sweep.type",
