@@ -1322,4 +1322,26 @@ fn parameter_sweep_mode_orders_and_places_a_sweep_s_trials_as_aiperf() {
     assert!(out.join("sweep_aggregate/profile_export_aiperf_sweep.json").is_file());
     let wrong = profile(dir.path(), &format!("{sweep} --parameter-sweep-mode interleaved --dry-run"));
     assert_eq!(wrong.status.code(), Some(2), "{}", text(&wrong.stderr));
+    // Without a list there is nothing to sweep: AIPerf's command line ignores the sweep's settings.
+    let lone = "--model m --url mock --request-count 2 --parameter-sweep-mode independent --sweep-type zip --dry-run";
+    assert_ok(&profile(dir.path(), lone));
+}
+
+#[test]
+fn a_sweep_without_a_seed_takes_aiperf_s_consistent_seed() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let emitted = |flags: &str| {
+        let line = format!(
+            "--model m --url mock --concurrency 1,2 --request-count 2 --isl 8 --osl 2 {flags} --dry-run --emit-scenario out.rhai"
+        );
+        assert_ok(&profile(dir.path(), &line));
+        std::fs::read_to_string(dir.path().join("out.rhai")).expect("the scenario")
+    };
+    let seeds = |scenario: &str| scenario.matches("seed: 4").count();
+    let default = emitted("");
+    assert!(default.contains("seed: 42") && default.contains("seed: 43"), "variation N: 42 + N\n{default}");
+    assert_eq!(seeds(&emitted("--parameter-sweep-same-seed")), 2, "both variations on 42");
+    assert!(emitted("--parameter-sweep-same-seed").matches("seed: 42").count() == 2);
+    assert_eq!(seeds(&emitted("--no-set-consistent-seed")), 0, "the default seed");
+    assert!(emitted("--random-seed 7").contains("seed: 8"), "a given seed is kept: 7 + 1");
 }

@@ -34,6 +34,8 @@ use values::opt_u64;
 
 /// The artifact folder when the document names none (AIPerf's).
 const DEFAULT_ARTIFACT_ROOT: &str = "artifacts";
+/// The seed of a sweep or of repeated runs that name none (AIPerf's).
+const CONSISTENT_SEED: u64 = 42;
 
 /// Lower a normalized document to what `aiperf profile` runs; relative paths resolve against
 /// `base_dir` (the config file's folder, or the working directory for flags).
@@ -47,11 +49,16 @@ pub fn lower(document: &Value, base_dir: &Path) -> Result<ProfileJob, ConfigErro
     // AIPerf: variation N runs with `random_seed + N` unless `same_seed`.
     let same_seed = sweep_key("same_seed").and_then(Value::as_bool).unwrap_or(false);
     let mut variations = Vec::new();
+    // AIPerf (`multi_run.set_consistent_seed`, on by default): a sweep or repeated runs without
+    // a seed take 42, so every trial draws the same workload.
+    let consistent_seed =
+        (settings.set_consistent_seed && (sweep.is_some() || settings.num_runs > 1)).then_some(CONSISTENT_SEED);
     let mut lock_notes = Vec::new();
     for (index, (values, mut whole)) in super::variations(document)?.into_iter().enumerate() {
         let locked = super::scenario_lock::apply(&mut whole)?;
         let values = short_names(values);
         let seed = opt_u64(&whole, "random_seed", "random_seed")?
+            .or(consistent_seed)
             .map(|seed| if same_seed { seed } else { seed + index as u64 });
         let benchmark = whole.get("benchmark").cloned().unwrap_or_else(|| Value::Object(Map::new()));
         let name = if sweep.is_some() { label_of(&values) } else { artifact_location(document).1 };

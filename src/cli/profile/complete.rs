@@ -80,8 +80,18 @@ pub fn synthetic_entries(document: &mut Value) {
 }
 
 /// A dataset and a profiling phase when there are none; phase types, warmup exclusion and
-/// dataset types where nothing set them.
+/// dataset types where nothing set them. A grid or zip sweep's settings with nothing to sweep
+/// (`--parameter-sweep-mode`, `--sweep-type` and the like without a list) are dropped, as
+/// AIPerf's command line ignores them.
 pub fn complete(document: &mut Value) {
+    let sweep_kind = get_path(document, "sweep.type").and_then(Value::as_str).unwrap_or("grid");
+    let swept = ["sweep.parameters", "sweep.runs"].iter().any(|path| get_path(document, path).is_some());
+    if matches!(sweep_kind, "grid" | "zip")
+        && !swept
+        && let Some(root) = document.as_object_mut()
+    {
+        root.remove("sweep");
+    }
     let has = |document: &Value, list: &str| {
         get_path(document, list).and_then(Value::as_array).is_some_and(|items| !items.is_empty())
     };

@@ -287,7 +287,12 @@ pub const MULTI_RUN: Group = Group {
             warmup_after_first,
             "Only the first trial runs the warmup [default: True]",
         ),
-        note(&["--set-consistent-seed", "--no-set-consistent-seed"], Arity::Switch, "every trial uses the run's seed"),
+        apply(
+            &["--set-consistent-seed", "--no-set-consistent-seed"],
+            Arity::Switch,
+            consistent_seed,
+            "A sweep or repeated runs without --random-seed use seed 42 (each variation 42 + its index unless --parameter-sweep-same-seed), so every trial draws the same workload [default: True]",
+        ),
         apply(
             &["--vary-seed-per-trial", "--no-vary-seed-per-trial"],
             Arity::Switch,
@@ -324,10 +329,11 @@ pub const MULTI_RUN: Group = Group {
             Kind::Float,
             "Pause between sweep variations [default: 0.0]",
         ),
-        note(
+        apply(
             &["--parameter-sweep-same-seed", "--no-parameter-sweep-same-seed"],
             Arity::Switch,
-            "every variation uses the run's seed",
+            same_seed,
+            "Every variation keeps the run's seed, not the seed + its index [default: False]",
         ),
         set(
             &["--parameter-sweep-mode"],
@@ -506,12 +512,25 @@ fn arrival_pattern(document: &mut FlagDocument, _: &str, values: &[String]) -> R
     Ok(())
 }
 
-/// `--profile-run-disable-warmup-after-first` and its `--no-` form.
+/// `--vary-seed-per-trial` and its `--no-` form.
 fn vary_seed_per_trial(document: &mut FlagDocument, name: &str, values: &[String]) -> Result<(), String> {
     document.set("multi_run.vary_seed_per_trial", Value::Bool(switch_value(name, values)?));
     Ok(())
 }
 
+/// `--parameter-sweep-same-seed` and its `--no-` form.
+fn same_seed(document: &mut FlagDocument, name: &str, values: &[String]) -> Result<(), String> {
+    document.set("sweep.same_seed", Value::Bool(switch_value(name, values)?));
+    Ok(())
+}
+
+/// `--set-consistent-seed` and its `--no-` form.
+fn consistent_seed(document: &mut FlagDocument, name: &str, values: &[String]) -> Result<(), String> {
+    document.set("multi_run.set_consistent_seed", Value::Bool(switch_value(name, values)?));
+    Ok(())
+}
+
+/// `--profile-run-disable-warmup-after-first` and its `--no-` form.
 fn warmup_after_first(document: &mut FlagDocument, name: &str, values: &[String]) -> Result<(), String> {
     document.set("multi_run.disable_warmup_after_first", Value::Bool(switch_value(name, values)?));
     Ok(())
