@@ -127,8 +127,12 @@ impl ResponseWriter {
         if !matches!(self.endpoint, Endpoint::Chat | Endpoint::Completions) {
             return (first..end).for_each(|index| self.push_token(out, index, output_tokens));
         }
+        let is_last = end == output_tokens;
+        if end == first + 1 {
+            return self.push_text_chunk(out, words::word_at(first), is_last, usage);
+        }
         let text: String = (first..end).map(words::word_at).collect();
-        self.push_text_chunk(out, &text, end == output_tokens, usage);
+        self.push_text_chunk(out, &text, is_last, usage);
     }
 
     /// One token's chunk; `token_text` must need no JSON escaping (the mock's words do not).
