@@ -26,6 +26,7 @@ pub mod sorted_blocks;
 pub mod sorted_runs;
 pub mod spill;
 pub mod stats;
+mod streaming_metrics;
 #[cfg(test)]
 pub(crate) mod test_support;
 pub mod time_weighted;
