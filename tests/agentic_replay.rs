@@ -403,7 +403,7 @@ fn a_cache_warm_up_replays_the_trajectories_idle_free_with_one_token_for_its_dur
     let server = mock();
     let phases = format!(
         r#"agentic_replay(#{{ stage: "priming", {REPLAY}, cache_warmup: 0.4 }}),
-           agentic_replay(#{{ {REPLAY}, requests: 2 }})"#
+           agentic_replay(#{{ {REPLAY}, requests: 12 }})"#
     );
     let run = run_replay(&server, "pressed", &phases);
     let (warmup_sent, warmup_s) = warmup_phase(&run, "pressed");
@@ -415,16 +415,47 @@ fn a_cache_warm_up_replays_the_trajectories_idle_free_with_one_token_for_its_dur
     // from their root's turn 0; or, for a lane whose tree ended as the warm-up did, the next
     // one from its turn 0), not from the cuts again.
     let profiled = sent(&run, "pressed");
-    assert_eq!(profiled.len(), 2);
+    assert_eq!(profiled.len(), 12);
     let lines = raw_lines(&run, "pressed");
-    let warmed_plays = plays_from_turn_0(lines.iter().filter(|line| !common::profiled(line)));
-    let whole_plays = plays_from_turn_0(lines.iter());
-    let plays: Vec<String> =
+    let plays: BTreeSet<String> =
         profiled.iter().map(|request| correlation_of(&request.line, "root_correlation_id")).collect();
-    for (request, play) in profiled.iter().zip(&plays) {
-        assert!(whole_plays.contains(play), "{}: a play from its root's turn 0, not a cut", request.line);
+    let whole_plays = plays_from_turn_0(lines.iter());
+    for request in &profiled {
+        let play = correlation_of(&request.line, "root_correlation_id");
+        assert!(whole_plays.contains(&play), "{}: a play from its root's turn 0, not a cut", request.line);
     }
-    assert!(plays.iter().any(|play| warmed_plays.contains(play)), "profiling goes on with the warm-up's plays");
+    // Every play the warm-up recycled and left part-way goes on (its next turns wait at most 100 ms, well
+    // within twelve requests), whichever lanes the warm-up's end found between trees.
+    let warm_up: Vec<&Value> = lines.iter().filter(|line| !common::profiled(line)).collect();
+    for play in unfinished_plays(&warm_up) {
+        assert!(plays.contains(&play), "profiling goes on with the warm-up's play {play}: {plays:?}");
+    }
+}
+
+/// The tree plays (root correlation ids) among `lines` that sent their root's turn 0 but not
+/// every turn of its tree (a play from a cut sends no turn before it).
+fn unfinished_plays(lines: &[&Value]) -> BTreeSet<String> {
+    let from_turn_0 = plays_from_turn_0(lines.iter().copied());
+    let mut sent: std::collections::BTreeMap<String, (String, BTreeSet<(String, u64)>)> = Default::default();
+    for line in lines {
+        let (conversation, turn) = trace_turn(&line["payload"]);
+        let entry = sent.entry(correlation_of(line, "root_correlation_id")).or_default();
+        if line["metadata"]["agent_depth"] == 0 {
+            entry.0 = conversation.clone();
+        }
+        entry.1.insert((conversation, turn));
+    }
+    let whole = |root: &str| TRACE.iter().filter(|(id, ..)| root_of(id) == root).map(|(_, _, times)| times.len()).sum();
+    let unfinished = sent.into_iter().filter(|(_, (root, turns))| turns.len() < whole(root));
+    unfinished.map(|(play, _)| play).filter(|play| from_turn_0.contains(play)).collect()
+}
+
+/// The root of conversation `id`'s tree in `TRACE`.
+fn root_of(id: &str) -> &str {
+    match TRACE.iter().find(|(conversation, ..)| *conversation == id) {
+        Some((_, Some((parent, ..)), _)) => root_of(parent),
+        _ => id,
+    }
 }
 
 /// A record's correlation id `key` (`x_correlation_id`, `root_correlation_id`).

@@ -147,7 +147,7 @@ impl Player {
         let now_ns = self.ctx.clock.now_ns();
         let handoff = self.ctx.replay_handoff.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).take();
         if let Some(handoff) = handoff.filter(|handoff| handoff.lanes.len() == lanes.len()) {
-            self.lanes = handoff.lanes;
+            self.take_over(handoff.lanes);
             self.seed_branch_stats();
             self.next_root = handoff.next_root;
             self.next_session = handoff.next_session;

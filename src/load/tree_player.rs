@@ -273,6 +273,15 @@ impl Player {
         }
     }
 
+    /// Play on the lanes another phase left (the cache warm-up's hand-over): the users they
+    /// hold and the ones free for the next tree.
+    pub(super) fn take_over(&mut self, lanes: Vec<LaneRun>) {
+        self.roots_seated = lanes.iter().filter(|lane| lane.seated).count();
+        self.free_lanes =
+            (0..lanes.len()).filter(|&index| !lanes[index].seated && lanes[index].run.finished()).collect();
+        self.lanes = lanes;
+    }
+
     pub(super) fn queue(&mut self, lane: usize, step: Step, now_ns: u64) {
         let recorded_wait_ns = (step.recorded_wait_ms().max(0.0) * 1e6) as u64;
         let wait_ns = if self.manner.idle_free { 0 } else { (step.wait_ms.max(0.0) * 1e6) as u64 };
