@@ -22,6 +22,7 @@ mod image_files;
 mod image_uuids;
 mod images;
 mod inputs_json;
+mod model_selection;
 mod mooncake;
 pub mod mooncake_lines;
 mod mooncake_sessions;

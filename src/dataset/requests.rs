@@ -1,5 +1,5 @@
 //! Dataset entries as prepared requests (`PreparedRequest`, what the load phases send): the
-//! endpoint kind's body for the prompt with its system prompt, then what an entry brings of its
+//! endpoint kind's body for the prompt (naming the model chosen for it) with its system prompt, then what an entry brings of its
 //! own: a rankings entry's query and passages, and its images as `image_url` parts and its
 //! audio as `input_audio` parts (chat only). Keeps how many images each request carries, for
 //! the metrics.
@@ -10,7 +10,8 @@ use anyhow::{Context, Result, bail};
 use bytes::Bytes;
 
 use super::{
-    DatasetEntry, FileTurn, PresetMessages, SystemPrompt, image_uuids, own_body::OwnBody, trace_session::TraceSession,
+    DatasetEntry, FileTurn, PresetMessages, SystemPrompt, image_uuids, model_selection::ModelChoice, own_body::OwnBody,
+    trace_session::TraceSession,
 };
 use crate::plan::segment::ExecutionSegment;
 use crate::plan::{Dataset, Endpoint, EndpointKind};
@@ -160,7 +161,9 @@ pub fn prepare(dataset: &Dataset, endpoint: &Endpoint, mut entries: Vec<DatasetE
     }
     let mut prepared =
         Prepared { requests: Vec::with_capacity(entries.len()), images: Vec::with_capacity(entries.len()) };
+    let mut models = ModelChoice::new(endpoint, dataset.random_seed());
     for (index, mut entry) in entries.into_iter().enumerate() {
+        let endpoint = models.next_request();
         if entry.own_body.is_some() {
             prepared.images.push(0);
             prepared.requests.push(PreparedRequest::of(endpoint, entry));

@@ -39,8 +39,14 @@ pub fn benchmark_of_plan(plan: &Plan) -> Value {
         endpoint_out["per_chunk_usage"] = json!(true);
     }
     let formats: Vec<Value> = plan.server_metrics.formats.iter().map(|format| json!(format)).collect();
+    // AIPerf writes a strategy only where one was given, before the items.
+    let mut models = serde_json::Map::new();
+    if !endpoint.model_selection.is_default() {
+        models.insert("strategy".into(), json!(endpoint.model_selection.as_str()));
+    }
+    models.insert("items".into(), endpoint.models().map(|name| json!({"name": name})).collect());
     let mut benchmark = json!({
-        "models": {"items": [{"name": endpoint.model}]},
+        "models": models,
         "endpoint": endpoint_out,
         "datasets": [dataset(&plan.dataset)],
         "phases": plan.phases.iter().map(phase).collect::<Vec<_>>(),

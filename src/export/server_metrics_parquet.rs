@@ -182,7 +182,7 @@ pub fn write_parquet(metrics: &ServerMetricsResult, run: &RunResult, path: &Path
         ("profiling_duration_ns", duration_ns.to_string()),
         ("profiling_duration_seconds", (duration_ns as f64 / 1e9).to_string()),
         ("input_config", super::input_config::benchmark_of_plan(&run.plan).to_string()),
-        ("model_names", json_text(serde_json::json!([run.plan.endpoint.model]))),
+        ("model_names", json_text(serde_json::json!(run.plan.endpoint.models().collect::<Vec<_>>()))),
         ("endpoint_urls", json_text(serde_json::json!(metrics.endpoints_successful))),
         ("endpoint_count", metrics.endpoints_successful.len().to_string()),
         ("label_columns", json_text(serde_json::json!(label_names))),

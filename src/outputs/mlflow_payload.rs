@@ -39,7 +39,7 @@ pub fn params(result: &RunResult) -> BTreeMap<String, String> {
     let plan = &result.plan;
     let mut params = BTreeMap::from([
         ("endpoint.type".to_string(), plan.endpoint.kind.as_str().to_string()),
-        ("endpoint.models".to_string(), plan.endpoint.model.clone()),
+        ("endpoint.models".to_string(), plan.endpoint.models().collect::<Vec<_>>().join(",")),
         ("endpoint.urls".to_string(), plan.endpoint.urls().collect::<Vec<_>>().join(",")),
         ("output.artifact_directory".to_string(), result.artifact_dir.display().to_string()),
     ]);

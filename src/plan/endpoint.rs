@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize, Serializer};
 
-use super::{MOCK_URL, MockConfig, ResponseLimits, UrlStrategy, default_session_headers};
+use super::{MOCK_URL, MockConfig, ModelSelection, ResponseLimits, UrlStrategy, default_session_headers};
 
 /// Named as AIPerf's `--endpoint-type` names them in the exports' `input_config`.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
@@ -176,7 +176,14 @@ pub struct Endpoint {
     /// Headers sent with the request's correlation id (its conversation's, shared by every turn).
     #[serde(default = "default_session_headers")]
     pub session_headers: Vec<String>,
+    /// The model requests name; the first of several.
     pub model: String,
+    /// The models after `model` that the dataset's requests are spread over too
+    /// (`model_selection`), as a multi-LoRA server serves several adapters.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub more_models: Vec<String>,
+    #[serde(default, skip_serializing_if = "ModelSelection::is_default")]
+    pub model_selection: ModelSelection,
     #[serde(rename = "type")]
     pub kind: EndpointKind,
     pub streaming: bool,
@@ -378,6 +385,8 @@ impl Endpoint {
             url_strategy: UrlStrategy::default(),
             session_headers: default_session_headers(),
             model: model.into(),
+            more_models: Vec::new(),
+            model_selection: ModelSelection::default(),
             kind,
             streaming,
             api_key: None,
@@ -397,6 +406,11 @@ impl Endpoint {
     /// Every base url, `url` first.
     pub fn urls(&self) -> impl Iterator<Item = &str> {
         std::iter::once(self.url.as_str()).chain(self.more_urls.iter().map(String::as_str))
+    }
+
+    /// Every model, `model` first.
+    pub fn models(&self) -> impl Iterator<Item = &str> {
+        std::iter::once(self.model.as_str()).chain(self.more_models.iter().map(String::as_str))
     }
 
     /// The path requests go to: the scenario's `path`, or the kind's.

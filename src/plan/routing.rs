@@ -1,5 +1,6 @@
-//! Where an endpoint's requests go when it has several base urls (`UrlStrategy`), and the
-//! headers that carry a conversation's id on every turn so that a router keeps it on one worker.
+//! Where an endpoint's requests go when it has several base urls (`UrlStrategy`) or several
+//! models (`ModelSelection`), and the headers that carry a conversation's id on every turn so
+//! that a router keeps it on one worker.
 
 use serde::{Deserialize, Serialize};
 
@@ -35,6 +36,43 @@ impl UrlStrategy {
             "round_robin" => Some(UrlStrategy::RoundRobin),
             "least_in_flight" => Some(UrlStrategy::LeastInFlight),
             "session" => Some(UrlStrategy::Session),
+            _ => None,
+        }
+    }
+
+    pub fn is_default(&self) -> bool {
+        *self == Self::default()
+    }
+}
+
+/// Which of an endpoint's models each request of the dataset names (AIPerf's
+/// `--model-selection-strategy`), chosen once, as the dataset is built: a conversation's turns
+/// keep theirs however often it is sent.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum ModelSelection {
+    /// The n-th request of the dataset (each turn counted) takes model n mod the model count.
+    #[default]
+    RoundRobin,
+    /// Each request takes a model uniformly at random, from the dataset's seed.
+    Random,
+}
+
+impl ModelSelection {
+    pub const NAMES: &'static str = "round_robin or random";
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ModelSelection::RoundRobin => "round_robin",
+            ModelSelection::Random => "random",
+        }
+    }
+
+    /// By name, with `-` or `_` between words.
+    pub fn named(name: &str) -> Option<Self> {
+        match name.trim().replace('-', "_").as_str() {
+            "round_robin" => Some(ModelSelection::RoundRobin),
+            "random" => Some(ModelSelection::Random),
             _ => None,
         }
     }

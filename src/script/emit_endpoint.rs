@@ -36,12 +36,19 @@ pub(super) fn endpoint(endpoint: &Endpoint, api_key: ApiKey) -> String {
         true => string(&endpoint.url),
         false => format!("[{}]", endpoint.urls().map(string).collect::<Vec<_>>().join(", ")),
     };
+    let model = match endpoint.more_models.is_empty() {
+        true => string(&endpoint.model),
+        false => format!("[{}]", endpoint.models().map(string).collect::<Vec<_>>().join(", ")),
+    };
     let mut keys = vec![
         format!("url: {url}"),
-        format!("model: {}", string(&endpoint.model)),
+        format!("model: {model}"),
         format!("kind: {}", string(kind)),
         format!("streaming: {}", endpoint.streaming),
     ];
+    if !endpoint.model_selection.is_default() {
+        keys.push(format!("model_selection: {}", string(endpoint.model_selection.as_str())));
+    }
     if !endpoint.url_strategy.is_default() {
         keys.push(format!("url_strategy: {}", string(endpoint.url_strategy.as_str())));
     }

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use rhai::{Dynamic, Map};
 
 use super::endpoint_request::{check_template_fills, endpoint_kind, request_options};
-use super::endpoint_routing::routing;
+use super::endpoint_routing::{models, routing};
 use super::keys::{MapReader, ScriptResult, script_error};
 use crate::plan::MockConfig;
 use crate::plan::{
@@ -20,6 +20,7 @@ const ENDPOINT_KEYS: &[&str] = &[
     "session_headers",
     "session_header",
     "model",
+    "model_selection",
     "kind",
     "streaming",
     "api_key",
@@ -41,13 +42,14 @@ const ENDPOINT_KEYS: &[&str] = &[
 ];
 
 /// `endpoint(#{ url, model, kind, streaming, api_key, headers, extra, mock, tls, http2,
-/// connections, limits })` plus the kind-specific keys of `endpoint_request.rs` and the urls'
-/// and session headers' keys of `endpoint_routing.rs`.
+/// connections, limits })` plus the kind-specific keys of `endpoint_request.rs` and the urls',
+/// session headers' and models' keys of `endpoint_routing.rs`.
 pub(super) fn endpoint(map: Map) -> ScriptResult<Endpoint> {
     let mut r = MapReader::new("endpoint", map, ENDPOINT_KEYS)?;
     let routing = routing(&mut r)?;
     let url = routing.urls[0].clone();
-    let model = r.opt_string("model")?.unwrap_or_else(|| "mock-model".to_string());
+    let (models, model_selection) = models(&mut r)?;
+    let model = models[0].clone();
     let kind = endpoint_kind(&mut r)?;
     let streaming = match r.opt_bool("streaming")? {
         Some(true) if !kind.can_stream() => {
@@ -75,7 +77,7 @@ pub(super) fn endpoint(map: Map) -> ScriptResult<Endpoint> {
     };
     // Mock settings are checked always but used only with the mock, so one scenario can
     // switch between the mock and a real server with an environment variable.
-    let mock = mock_config(r.opt_map("mock")?.unwrap_or_default(), &model)?;
+    let mock = mock_config(r.opt_map("mock")?.unwrap_or_default(), &models)?;
     let mock = (url == MOCK_URL).then_some(mock);
     let transport = Transport {
         tls: tls_settings(r.opt_map("tls")?.unwrap_or_default())?,
@@ -93,6 +95,8 @@ pub(super) fn endpoint(map: Map) -> ScriptResult<Endpoint> {
         url_strategy: routing.strategy,
         session_headers: routing.session_headers,
         model,
+        more_models: models[1..].to_vec(),
+        model_selection,
         kind,
         streaming,
         api_key,
@@ -180,7 +184,7 @@ const MOCK_KEYS: &[&str] = &[
 /// `mock: #{ ttft: ms(20), itl: ms(5), output_tokens: 64, max_running: 256, api_key,
 /// prefill_per_token: ms(0.05), prefix_cache_blocks: 16384, prefix_block_tokens: 16,
 /// spec_decode_tokens: 3, spec_decode_acceptance: 0.7, stream_interval: 1 }`
-fn mock_config(map: Map, model: &str) -> ScriptResult<MockConfig> {
+fn mock_config(map: Map, models: &[String]) -> ScriptResult<MockConfig> {
     let mut r = MapReader::new("endpoint mock", map, MOCK_KEYS)?;
     let defaults = MockConfig::default();
     let ttft_ms = r.opt_f64("ttft")?.map(|s| s * 1000.0).unwrap_or(defaults.ttft_ms);
@@ -210,7 +214,7 @@ fn mock_config(map: Map, model: &str) -> ScriptResult<MockConfig> {
         itl_ms,
         default_output_tokens,
         max_running,
-        models: vec![model.to_string()],
+        models: models.to_vec(),
         api_key,
         prefill_ms_per_token,
         prefix_cache_blocks: r.opt_u64("prefix_cache_blocks")?.unwrap_or(defaults.prefix_cache_blocks),
@@ -239,13 +243,13 @@ mod tests {
         map.insert("prefix_block_tokens".into(), Dynamic::from(32_i64));
         map.insert("spec_decode_tokens".into(), Dynamic::from(3_i64));
         map.insert("spec_decode_acceptance".into(), Dynamic::from(0.6_f64));
-        let config = mock_config(map, "m").unwrap();
+        let config = mock_config(map, &["m".to_string()]).unwrap();
         assert!((config.prefill_ms_per_token - 0.05).abs() < 1e-12, "{}", config.prefill_ms_per_token);
         assert_eq!((config.prefix_cache_blocks, config.prefix_block_tokens, config.spec_decode_tokens), (64, 32, 3));
         assert_eq!(config.spec_decode_acceptance, 0.6);
         let mut bad = Map::new();
         bad.insert("spec_decode_acceptance".into(), Dynamic::from(1.5_f64));
-        let error = mock_config(bad, "m").unwrap_err().to_string();
+        let error = mock_config(bad, &["m".to_string()]).unwrap_err().to_string();
         assert!(error.contains("spec_decode_acceptance"), "{error}");
     }
 }

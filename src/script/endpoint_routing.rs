@@ -1,10 +1,11 @@
 //! `endpoint(#{..})`'s urls (`url` as one string or a list, or `urls`), their `url_strategy`,
-//! and the headers that carry each conversation's id (`session_headers`, `session_header`).
+//! the headers that carry each conversation's id (`session_headers`, `session_header`), and its
+//! models (`model` as one name or a list) with their `model_selection`.
 
 use rhai::Array;
 
 use super::keys::{MapReader, ScriptResult, script_error};
-use crate::plan::{MOCK_URL, UrlStrategy, aiperf_session_headers, check_header_name};
+use crate::plan::{MOCK_URL, ModelSelection, UrlStrategy, aiperf_session_headers, check_header_name};
 
 /// Where an endpoint's requests go and the session headers they carry.
 pub(super) struct Routing {
@@ -61,6 +62,27 @@ pub(super) fn routing(r: &mut MapReader) -> ScriptResult<Routing> {
         return script_error(format!("endpoint: {problem}"));
     }
     Ok(Routing { urls, strategy, session_headers })
+}
+
+/// `model: "m"` or `model: ["base", "lora-1"]` (default `mock-model`), and `model_selection:
+/// "round_robin" | "random"`, how the dataset's requests take them.
+pub(super) fn models(r: &mut MapReader) -> ScriptResult<(Vec<String>, ModelSelection)> {
+    let models = match r.opt_value("model") {
+        None => vec!["mock-model".to_string()],
+        Some(model) if model.is_string() => vec![model.to_string()],
+        Some(model) => match model.try_cast::<Array>() {
+            Some(models) => strings("model", models)?,
+            None => return script_error("endpoint: `model` must be a string or an array of strings"),
+        },
+    };
+    if models.is_empty() {
+        return script_error("endpoint: `model` needs at least one model name");
+    }
+    let selection = r.choice(
+        "model_selection",
+        &[("round_robin", ModelSelection::RoundRobin), ("random", ModelSelection::Random)],
+    )?;
+    Ok((models, selection))
 }
 
 fn strings(key: &str, items: Array) -> ScriptResult<Vec<String>> {

@@ -59,7 +59,14 @@ fn endpoint(endpoint: &Endpoint) -> String {
         (false, more) => format!("{} and {more} more urls ({})", endpoint.url, endpoint.url_strategy.as_str()),
     };
     let streaming = if endpoint.streaming { "streaming" } else { "not streaming" };
-    format!("{url} {}, model {}, {streaming}", endpoint.kind.as_str(), endpoint.model)
+    let model = match endpoint.more_models.is_empty() {
+        true => format!("model {}", endpoint.model),
+        false => {
+            let models = endpoint.models().collect::<Vec<_>>().join(", ");
+            format!("models {models} ({})", endpoint.model_selection.as_str())
+        }
+    };
+    format!("{url} {}, {model}, {streaming}", endpoint.kind.as_str())
 }
 
 fn dataset(dataset: &Dataset) -> String {

@@ -87,7 +87,12 @@ pub const ENDPOINT: Group = Group {
             models,
             "Model name(s) to benchmark (comma-separated or repeated)",
         ),
-        note(&["--model-selection-strategy"], Arity::One, "one model per run here; more than one model is refused"),
+        set(
+            &["--model-selection-strategy"],
+            "benchmark.models.strategy",
+            Kind::Text,
+            "How the dataset's requests take several models: round-robin (the n-th request the n-th model, every turn counted) or random (from the seed); weighted is refused, as AIPerf 0.13 refuses it [default: round-robin]",
+        ),
         set(
             &["--custom-endpoint", "--endpoint"],
             "benchmark.endpoint.path",

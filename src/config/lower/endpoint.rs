@@ -1,5 +1,6 @@
-//! `benchmark.endpoint`, `models` and `tokenizer` lowered: the urls (AIPerf's default, `http://`
-//! added, the type's path dropped) and their strategy, the endpoint type among this project's
+//! `benchmark.endpoint`, `models` and `tokenizer` lowered: the models and their strategy, the
+//! urls (AIPerf's default, `http://` added, the type's path dropped) and their strategy, the
+//! endpoint type among this project's
 //! kinds, streaming, key, headers, session headers, body fields, connection reuse.
 
 use serde_json::Value;
@@ -9,8 +10,8 @@ use crate::config::ConfigError;
 use crate::dataset::tokenizer_hub;
 use crate::plan::MockConfig;
 use crate::plan::{
-    ConnectionStrategy, Endpoint, EndpointKind, MOCK_URL, MaxTokensField, Preflight, ReadinessMode, TokenizerSpec,
-    UrlStrategy, aiperf_session_headers,
+    ConnectionStrategy, Endpoint, EndpointKind, MOCK_URL, MaxTokensField, ModelSelection, Preflight, ReadinessMode,
+    TokenizerSpec, UrlStrategy, aiperf_session_headers,
 };
 
 /// AIPerf's default server.
@@ -27,12 +28,15 @@ const SUPPORTED_TYPES: &str = "chat, completions, embeddings, cohere_rankings, h
 pub fn lower(benchmark: &Value) -> Result<Endpoint, ConfigError> {
     let endpoint = benchmark.get("endpoint").cloned().unwrap_or(Value::Null);
     let kind = kind_of(opt_str(&endpoint, "type", "endpoint.type")?.unwrap_or("chat"))?;
-    let model = model(benchmark)?;
+    let (models, model_selection) = models(benchmark)?;
+    let model = models[0].clone();
     let mut urls = urls(&endpoint, kind)?.into_iter();
     let url = urls.next().unwrap_or_else(|| DEFAULT_URL.to_string());
     let streaming = opt_bool(&endpoint, "streaming", "endpoint.streaming")?.unwrap_or(false) && kind.can_stream();
     let mut lowered = Endpoint::new(url, model.clone(), kind, streaming);
     lowered.more_urls = urls.collect();
+    lowered.more_models = models[1..].to_vec();
+    lowered.model_selection = model_selection;
     if let Some(strategy) = opt_str(&endpoint, "url_strategy", "endpoint.url_strategy")? {
         lowered.url_strategy = UrlStrategy::named(strategy).ok_or_else(|| {
             ConfigError::new(format!(
@@ -97,7 +101,7 @@ pub fn lower(benchmark: &Value) -> Result<Endpoint, ConfigError> {
         }
     }
     if lowered.is_mock() {
-        lowered.mock = Some(MockConfig { models: vec![model], ..MockConfig::default() });
+        lowered.mock = Some(MockConfig { models, ..MockConfig::default() });
     }
     Ok(lowered)
 }
@@ -136,21 +140,36 @@ fn kind_of(name: &str) -> Result<EndpointKind, ConfigError> {
     })
 }
 
-/// The one model of the run.
-fn model(benchmark: &Value) -> Result<String, ConfigError> {
+/// The run's models (at least one, the first the tokenizer's default) and how the dataset's
+/// requests take them (`models.strategy`, AIPerf's `--model-selection-strategy`).
+fn models(benchmark: &Value) -> Result<(Vec<String>, ModelSelection), ConfigError> {
     let items = benchmark.pointer("/models/items").and_then(Value::as_array).cloned().unwrap_or_default();
-    match items.as_slice() {
-        [] => Err(ConfigError::new("models (--model): a model name is required")),
-        [one] => one
-            .get("name")
+    if items.is_empty() {
+        return Err(ConfigError::new("models (--model): a model name is required"));
+    }
+    let names = items.iter().enumerate().map(|(index, item)| {
+        item.get("name")
             .and_then(Value::as_str)
             .map(str::to_string)
-            .ok_or_else(|| ConfigError::new("models.items[0].name: expected a model name")),
-        _ => Err(ConfigError::new(format!(
-            "models (--model): {} models given; this project benchmarks one model per run (sweep or loop over models in a Rhai scenario)",
-            items.len()
-        ))),
-    }
+            .ok_or_else(|| ConfigError::new(format!("models.items[{index}].name: expected a model name")))
+    });
+    let names = names.collect::<Result<Vec<_>, _>>()?;
+    let selection = match benchmark.pointer("/models/strategy").and_then(Value::as_str) {
+        None => ModelSelection::default(),
+        Some(name) if name.trim().eq_ignore_ascii_case("weighted") => {
+            return Err(ConfigError::new(
+                "models.strategy (--model-selection-strategy): `weighted` is not supported (AIPerf 0.13 refuses it \
+                 too when it builds the dataset); use round_robin or random",
+            ));
+        }
+        Some(name) => ModelSelection::named(&name.to_ascii_lowercase()).ok_or_else(|| {
+            ConfigError::new(format!(
+                "models.strategy (--model-selection-strategy): `{name}`; expected {}",
+                ModelSelection::NAMES
+            ))
+        })?,
+    };
+    Ok((names, selection))
 }
 
 /// The base urls: `mock`, or each url with `http://` added and the type's path dropped
@@ -222,7 +241,7 @@ pub fn uses_server_token_count(benchmark: &Value) -> Result<bool, ConfigError> {
 pub fn tokenizer(benchmark: &Value) -> Result<TokenizerSpec, ConfigError> {
     let tokenizer = benchmark.get("tokenizer").cloned().unwrap_or(Value::Null);
     Ok(match opt_str(&tokenizer, "name", "tokenizer.name")? {
-        None => TokenizerSpec::default_for(&model(benchmark)?),
+        None => TokenizerSpec::default_for(&models(benchmark)?.0[0]),
         Some("builtin") => TokenizerSpec::aiperf_builtin(),
         Some(name) => tokenizer_hub::spec_of(name),
     })
