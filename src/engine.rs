@@ -608,7 +608,7 @@ pub(crate) async fn load_tokenizer(spec: &TokenizerSpec) -> Result<Arc<Tokenizer
     let spec = spec.clone();
     tokio::task::spawn_blocking(move || match &spec {
         TokenizerSpec::Builtin => Ok(Tokenizer::shared_builtin()),
-        TokenizerSpec::Model { id } => Ok(Tokenizer::load(&spec).map(Arc::new).unwrap_or_else(|error| {
+        TokenizerSpec::Model { id, .. } => Ok(Tokenizer::load(&spec).map(Arc::new).unwrap_or_else(|error| {
             tracing::warn!(
                 "the model's tokenizer ({id}) cannot be had ({error:#}); tokens are counted, and synthetic \
                      prompts cut, with the built-in GPT-2 BPE instead (--tokenizer, or `tokenizer` in a scenario, \

@@ -202,7 +202,6 @@ fn config_keys_not_acted_on_are_refused_by_name() {
             "benchmark:\n  artifacts:\n    userFiles:\n      - path: ../a.txt\n        content: x\n",
             "artifacts.user_files[0]",
         ),
-        ("benchmark:\n  artifacts:\n    exportOutputsJson: true\n", "export_outputs_json"),
     ] {
         let folder = tempfile::tempdir().expect("temp dir");
         let base = "schemaVersion: \"2.0\"\nbenchmark:\n  model: m\n  endpoint:\n    urls: [mock]\n  datasets:\n    - {name: main, type: synthetic, entries: 4, prompts: {isl: 16, osl: 4}}\n  phases:\n    - {name: profiling, type: concurrency, concurrency: 1, requests: 2}\n";

@@ -121,7 +121,7 @@ fn weighted_and_unknown_strategies_and_bad_model_lists_are_refused_by_name() {
         ("model: []", "`model` needs at least one model name"),
         ("model: [1]", "`model` must hold strings"),
     ] {
-        let source = format!(r#"run(#{{ endpoint: endpoint(#{{ url: "mock", {endpoint} }}), requests: 1 }});"#);
+        let source = format!(r#"run(#{{ endpoint: endpoint(#{{ url: "mock", {endpoint} }}) }});"#);
         std::fs::write(dir.path().join("bad.rhai"), source).expect("write");
         let output = aiperf_command(dir.path()).args(["run", "bad.rhai"]).output().expect("run");
         assert_ne!(output.status.code(), Some(0));

@@ -1,6 +1,7 @@
 //! Tokenizers named by model id, end to end: a pre-filled cache is used offline, a folder next
-//! to the scenario wins over a model id of the same name, and a model that is neither cached
-//! nor downloadable stops the run with a message that says what to do.
+//! to the scenario wins over a model id of the same name, a hub revision picks its snapshot,
+//! and a model that is neither cached nor downloadable stops the run with a message that says
+//! what to do.
 
 mod common;
 
@@ -164,4 +165,44 @@ fn a_scenario_counts_with_a_tiktoken_encoding_by_its_name_offline() {
     let output = run_with_tokenizer(dir.path(), "o300k_base");
     assert_ne!(output.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&output.stderr).contains(r#"tokenizer "o300k_base" is not cached"#));
+}
+
+#[test]
+fn aiperf_profile_takes_the_tokenizer_at_its_revision_from_the_hub_cache() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let model = dir.path().join("hf/hub/models--acme--hub-bpe");
+    // `main` holds a broken tokenizer; tag `v1` (commit 0123abcd) a good one.
+    for (commit, text) in
+        [("ffff0000", "{}".to_string()), ("0123abcd", std::fs::read_to_string(FIXTURE).expect("fixture"))]
+    {
+        std::fs::create_dir_all(model.join("snapshots").join(commit)).expect("snapshot folder");
+        std::fs::write(model.join("snapshots").join(commit).join("tokenizer.json"), text).expect("fill the hub cache");
+    }
+    std::fs::create_dir_all(model.join("refs")).expect("refs");
+    std::fs::write(model.join("refs/main"), "ffff0000").expect("main");
+    std::fs::write(model.join("refs/v1"), "0123abcd").expect("v1");
+    let common = "--model m --tokenizer acme/hub-bpe --url mock --concurrency 2 --request-count 4 --isl 40 --osl 4";
+    let pinned = profile_in(dir.path(), &format!("{common} --tokenizer-revision v1 --artifact-dir pinned"));
+    assert_eq!(pinned.status.code(), Some(0), "{}", String::from_utf8_lossy(&pinned.stderr));
+    let summary = read_json(&dir.path().join("pinned/profile_export_aiperf.json"));
+    assert_eq!(summary["input_config"]["tokenizer"], serde_json::json!({"name": "acme/hub-bpe", "revision": "v1"}));
+    assert_eq!(summary["input_sequence_length"]["avg"], 40.0);
+    // `main` (the default, and said outright) is the broken one: the revision chose the tokenizer.
+    for revision in ["", "--tokenizer-revision main"] {
+        let unpinned = profile_in(dir.path(), &format!("{common} {revision} --artifact-dir main"));
+        assert_ne!(unpinned.status.code(), Some(0), "{revision}: main's tokenizer is broken");
+    }
+    // A revision of a tokenizer not from the hub is refused by name.
+    let builtin =
+        profile_in(dir.path(), "--model m --tokenizer builtin --tokenizer-revision v1 --url mock --request-count 2");
+    let stderr = String::from_utf8_lossy(&builtin.stderr);
+    assert_eq!(builtin.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("--tokenizer-revision") && stderr.contains("o200k_base"), "{stderr}");
+    // The emitted scenario pins it too, and builds the same plan.
+    let dry = profile_in(dir.path(), &format!("{common} --tokenizer-revision v1 --dry-run --emit-scenario out.rhai"));
+    assert_eq!(dry.status.code(), Some(0), "{}", String::from_utf8_lossy(&dry.stderr));
+    let scenario = std::fs::read_to_string(dir.path().join("out.rhai")).expect("scenario");
+    assert!(scenario.contains(r#"tokenizer_revision: "v1""#), "{scenario}");
+    let rerun = aiperf_command(dir.path()).args(["run", "out.rhai", "--dry-run"]).output().expect("dry run");
+    assert_eq!(String::from_utf8_lossy(&rerun.stdout), String::from_utf8_lossy(&dry.stdout));
 }

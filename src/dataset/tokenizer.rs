@@ -68,7 +68,9 @@ impl Tokenizer {
         match spec {
             TokenizerSpec::Builtin => Ok(Self::builtin()),
             TokenizerSpec::File { path } => Self::from_path(Path::new(path)),
-            TokenizerSpec::Hub { id } | TokenizerSpec::Model { id } => Self::from_hub(id),
+            TokenizerSpec::Hub { id, revision } | TokenizerSpec::Model { id, revision } => {
+                Self::from_hub(id, revision.as_deref())
+            }
             TokenizerSpec::Encoding { name } => Self::encoding(name),
         }
     }
@@ -92,8 +94,8 @@ impl Tokenizer {
     }
 
     /// The tokenizer of a Hugging Face model id, from a local cache or the hub; named by the id.
-    fn from_hub(model_id: &str) -> Result<Self> {
-        let file = tokenizer_hub::resolve(model_id, &tokenizer_hub::HubSettings::from_env()?)?;
+    fn from_hub(model_id: &str, revision: Option<&str>) -> Result<Self> {
+        let file = tokenizer_hub::resolve(model_id, revision, &tokenizer_hub::HubSettings::from_env()?)?;
         Ok(Self { name: model_id.to_string(), ..Self::from_path(&file)? })
     }
 

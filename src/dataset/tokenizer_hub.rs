@@ -30,7 +30,7 @@ pub fn spec_of(value: &str) -> TokenizerSpec {
     } else if tiktoken_encodings::is_encoding(value) {
         TokenizerSpec::Encoding { name: value.to_string() }
     } else if !Path::new(value).exists() && is_hub_model_id(value) {
-        TokenizerSpec::Hub { id: value.to_string() }
+        TokenizerSpec::Hub { id: value.to_string(), revision: None }
     } else {
         TokenizerSpec::File { path: value.to_string() }
     }
@@ -88,27 +88,39 @@ impl HubSettings {
         })
     }
 
-    /// Where aiperf keeps the tokenizer of `model_id`.
-    pub fn cached_path(&self, model_id: &str) -> PathBuf {
-        self.cache_root.join("tokenizers").join(model_id).join(TOKENIZER_FILE)
+    /// Where aiperf keeps the tokenizer of `model_id` (at `revision`, in a folder of its own).
+    pub fn cached_path(&self, model_id: &str, revision: Option<&str>) -> PathBuf {
+        let folder = self.cache_root.join("tokenizers").join(model_id);
+        match revision {
+            None => folder.join(TOKENIZER_FILE),
+            // A branch may hold `/` (`refs/pr/1`): kept out of the path.
+            Some(revision) => folder.join(format!("@{}", revision.replace('/', "--"))).join(TOKENIZER_FILE),
+        }
     }
 
-    fn download_url(&self, model_id: &str) -> String {
-        format!("{}/{model_id}/resolve/main/{TOKENIZER_FILE}", self.endpoint.trim_end_matches('/'))
+    fn download_url(&self, model_id: &str, revision: Option<&str>) -> String {
+        // The hub takes a revision with `/` escaped, as one path segment.
+        let revision = revision.map_or_else(|| "main".to_string(), |revision| revision.replace('/', "%2F"));
+        format!("{}/{model_id}/resolve/{revision}/{TOKENIZER_FILE}", self.endpoint.trim_end_matches('/'))
     }
 }
 
-/// The local `tokenizer.json` of `model_id`: from aiperf's cache, an HF hub cache, or
-/// downloaded into aiperf's cache. Blocks (call it off the async runtime).
-pub fn resolve(model_id: &str, settings: &HubSettings) -> Result<PathBuf> {
-    let cached = settings.cached_path(model_id);
+/// The local `tokenizer.json` of `model_id` (at hub `revision`, else `main`): from aiperf's
+/// cache, an HF hub cache, or downloaded into aiperf's cache. Blocks (call it off the async
+/// runtime).
+pub fn resolve(model_id: &str, revision: Option<&str>, settings: &HubSettings) -> Result<PathBuf> {
+    let cached = settings.cached_path(model_id, revision);
     if cached.is_file() {
         return Ok(cached);
     }
-    if let Some(found) = settings.hf_hub_cache.as_deref().and_then(|hub| hf_hub_snapshot(hub, model_id)) {
+    let snapshot = |hub: &Path| match revision {
+        None => hf_hub_snapshot(hub, model_id),
+        Some(revision) => hf_hub_revision(hub, model_id, revision),
+    };
+    if let Some(found) = settings.hf_hub_cache.as_deref().and_then(snapshot) {
         return Ok(found);
     }
-    let url = settings.download_url(model_id);
+    let url = settings.download_url(model_id, revision);
     let fetched = if settings.offline {
         Err(anyhow!("HF_HUB_OFFLINE is set, so nothing is downloaded"))
     } else {
@@ -116,8 +128,9 @@ pub fn resolve(model_id: &str, settings: &HubSettings) -> Result<PathBuf> {
         download_into_cache(&url, settings.token.as_deref(), &cached)
     };
     fetched.map_err(|cause| {
+        let at = revision.map_or_else(String::new, |revision| format!(" at revision `{revision}`"));
         anyhow!(
-            "tokenizer \"{model_id}\" is not cached and could not be downloaded from {url}: {cause:#}.\n\
+            "tokenizer \"{model_id}\"{at} is not cached and could not be downloaded from {url}: {cause:#}.\n\
              To fix it, do one of:\n  \
              - download that tokenizer.json and pass its path: tokenizer: \"/path/to/tokenizer.json\"\n  \
              - place it at {}\n  \
@@ -129,9 +142,14 @@ pub fn resolve(model_id: &str, settings: &HubSettings) -> Result<PathBuf> {
     Ok(cached)
 }
 
+/// The HF hub cache's folder of `model_id`.
+fn hf_model_dir(hub_cache: &Path, model_id: &str) -> PathBuf {
+    hub_cache.join(format!("models--{}", model_id.replace('/', "--")))
+}
+
 /// `tokenizer.json` of the snapshot `refs/main` points at, else of any snapshot that has one.
 fn hf_hub_snapshot(hub_cache: &Path, model_id: &str) -> Option<PathBuf> {
-    let model_dir = hub_cache.join(format!("models--{}", model_id.replace('/', "--")));
+    let model_dir = hf_model_dir(hub_cache, model_id);
     let snapshots = model_dir.join("snapshots");
     let main_revision = std::fs::read_to_string(model_dir.join("refs").join("main")).ok();
     if let Some(file) = main_revision.map(|rev| snapshots.join(rev.trim()).join(TOKENIZER_FILE)).filter(|f| f.is_file())
@@ -145,6 +163,15 @@ fn hf_hub_snapshot(hub_cache: &Path, model_id: &str) -> Option<PathBuf> {
         .collect();
     candidates.sort();
     candidates.into_iter().next()
+}
+
+/// `tokenizer.json` at `revision` exactly: the snapshot its ref (a branch or tag) points at, or
+/// the snapshot it names (a commit); no other snapshot stands in for it.
+fn hf_hub_revision(hub_cache: &Path, model_id: &str, revision: &str) -> Option<PathBuf> {
+    let model_dir = hf_model_dir(hub_cache, model_id);
+    let commit = std::fs::read_to_string(model_dir.join("refs").join(revision)).ok();
+    let commit = commit.as_deref().map_or(revision, str::trim);
+    Some(model_dir.join("snapshots").join(commit).join(TOKENIZER_FILE)).filter(|file| file.is_file())
 }
 
 /// Fetch `url`, check that it is a tokenizer, and move it into place at `destination` in one step.
@@ -289,9 +316,12 @@ mod tests {
     #[test]
     fn tokenizer_values_are_builtin_paths_or_model_ids() {
         assert_eq!(spec_of("builtin"), TokenizerSpec::Builtin);
-        assert_eq!(spec_of("gpt2"), TokenizerSpec::Hub { id: "gpt2".into() });
+        assert_eq!(spec_of("gpt2"), TokenizerSpec::Hub { id: "gpt2".into(), revision: None });
         assert_eq!(spec_of("cl100k_base"), TokenizerSpec::Encoding { name: "cl100k_base".into() });
-        assert_eq!(spec_of("meta-llama/Llama-3.1-8B"), TokenizerSpec::Hub { id: "meta-llama/Llama-3.1-8B".into() });
+        assert_eq!(
+            spec_of("meta-llama/Llama-3.1-8B"),
+            TokenizerSpec::Hub { id: "meta-llama/Llama-3.1-8B".into(), revision: None }
+        );
         assert_eq!(spec_of(FIXTURE), TokenizerSpec::File { path: FIXTURE.into() });
         for path in ["/no/such/tokenizer.json", "./tok", "a/b/c", "tok.json", "../x", "~/tok"] {
             assert_eq!(spec_of(path), TokenizerSpec::File { path: path.into() }, "{path}");
@@ -305,12 +335,12 @@ mod tests {
         let snapshot = dir.path().join("hf/models--org--model/snapshots/abc123");
         std::fs::create_dir_all(&snapshot).unwrap();
         std::fs::copy(FIXTURE, snapshot.join(TOKENIZER_FILE)).unwrap();
-        assert_eq!(resolve("org/model", &settings).unwrap(), snapshot.join(TOKENIZER_FILE));
+        assert_eq!(resolve("org/model", None, &settings).unwrap(), snapshot.join(TOKENIZER_FILE));
 
-        let cached = settings.cached_path("org/model");
+        let cached = settings.cached_path("org/model", None);
         std::fs::create_dir_all(cached.parent().unwrap()).unwrap();
         std::fs::copy(FIXTURE, &cached).unwrap();
-        assert_eq!(resolve("org/model", &settings).unwrap(), cached);
+        assert_eq!(resolve("org/model", None, &settings).unwrap(), cached);
         assert!(cached.ends_with("aiperf/tokenizers/org/model/tokenizer.json"));
     }
 
@@ -330,6 +360,34 @@ mod tests {
     }
 
     #[test]
+    fn a_revision_is_found_by_its_ref_or_commit_and_fetched_from_its_own_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let model = dir.path().join("hf/models--org--model");
+        for commit in ["c0ffee", "dec0de"] {
+            std::fs::create_dir_all(model.join("snapshots").join(commit)).unwrap();
+            std::fs::copy(FIXTURE, model.join("snapshots").join(commit).join(TOKENIZER_FILE)).unwrap();
+        }
+        std::fs::create_dir_all(model.join("refs")).unwrap();
+        std::fs::write(model.join("refs/main"), "c0ffee").unwrap();
+        std::fs::write(model.join("refs/v1"), "dec0de\n").unwrap();
+        let body = std::fs::read(FIXTURE).unwrap();
+        let (base, heads) = tiny_server(vec![http_response("200 OK", "", &body)]);
+        let settings = settings(dir.path(), &base);
+        let snapshot = |commit: &str| model.join("snapshots").join(commit).join(TOKENIZER_FILE);
+        assert_eq!(resolve("org/model", None, &settings).unwrap(), snapshot("c0ffee"));
+        assert_eq!(resolve("org/model", Some("v1"), &settings).unwrap(), snapshot("dec0de"), "a tag's ref");
+        assert_eq!(resolve("org/model", Some("dec0de"), &settings).unwrap(), snapshot("dec0de"), "a commit");
+        assert!(heads.try_recv().is_err(), "the caches answered");
+        // A revision the caches lack is fetched from its own path into a folder of its own,
+        // not taken from another snapshot.
+        let path = resolve("org/model", Some("refs/pr/7"), &settings).unwrap();
+        assert_eq!(path, settings.cached_path("org/model", Some("refs/pr/7")));
+        assert!(path.ends_with("tokenizers/org/model/@refs--pr--7/tokenizer.json"), "{}", path.display());
+        let head = heads.recv().unwrap();
+        assert!(head.starts_with("GET /org/model/resolve/refs%2Fpr%2F7/tokenizer.json HTTP/1.1"), "{head}");
+    }
+
+    #[test]
     fn a_download_follows_the_redirect_sends_the_token_and_lands_in_the_cache() {
         let body = std::fs::read(FIXTURE).unwrap();
         let (base, heads) = tiny_server(vec![
@@ -340,8 +398,8 @@ mod tests {
         let mut settings = settings(dir.path(), &format!("{base}/"));
         settings.token = Some("hf_secret".into());
 
-        let path = resolve("org/model", &settings).unwrap();
-        assert_eq!(path, settings.cached_path("org/model"));
+        let path = resolve("org/model", None, &settings).unwrap();
+        assert_eq!(path, settings.cached_path("org/model", None));
         assert_eq!(std::fs::read(&path).unwrap(), body);
         let first = heads.recv().unwrap();
         assert!(first.starts_with("GET /org/model/resolve/main/tokenizer.json HTTP/1.1"), "{first}");
@@ -356,16 +414,16 @@ mod tests {
         let (base, _heads) = tiny_server(vec![http_response("200 OK", "", b"<html>login</html>")]);
         let dir = tempfile::tempdir().unwrap();
         let settings = settings(dir.path(), &base);
-        let error = format!("{:#}", resolve("gpt2", &settings).unwrap_err());
+        let error = format!("{:#}", resolve("gpt2", None, &settings).unwrap_err());
         assert!(error.contains("not a tokenizer.json"), "{error}");
-        assert!(!settings.cached_path("gpt2").exists());
+        assert!(!settings.cached_path("gpt2", None).exists());
     }
 
     #[test]
     fn a_gated_model_says_to_set_hf_token() {
         let (base, _heads) = tiny_server(vec![http_response("401 Unauthorized", "", b"")]);
         let dir = tempfile::tempdir().unwrap();
-        let error = resolve("meta-llama/Llama-3.1-8B", &settings(dir.path(), &base)).unwrap_err().to_string();
+        let error = resolve("meta-llama/Llama-3.1-8B", None, &settings(dir.path(), &base)).unwrap_err().to_string();
         assert!(error.contains("HTTP 401") && error.contains("HF_TOKEN"), "{error}");
     }
 
@@ -375,13 +433,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut settings = settings(dir.path(), &base);
         settings.offline = true;
-        let error = resolve("gpt2", &settings).unwrap_err().to_string();
+        let error = resolve("gpt2", None, &settings).unwrap_err().to_string();
         assert!(error.contains("HF_HUB_OFFLINE is set"), "{error}");
         assert!(heads.try_recv().is_err(), "no request was made");
-        let cached = settings.cached_path("gpt2");
+        let cached = settings.cached_path("gpt2", None);
         std::fs::create_dir_all(cached.parent().unwrap()).unwrap();
         std::fs::copy(FIXTURE, &cached).unwrap();
-        assert_eq!(resolve("gpt2", &settings).unwrap(), cached);
+        assert_eq!(resolve("gpt2", None, &settings).unwrap(), cached);
     }
 
     #[test]
@@ -389,9 +447,9 @@ mod tests {
         let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let dir = tempfile::tempdir().unwrap();
         let settings = settings(dir.path(), &format!("http://127.0.0.1:{port}"));
-        let error = resolve("gpt2", &settings).unwrap_err().to_string();
+        let error = resolve("gpt2", None, &settings).unwrap_err().to_string();
         assert!(error.contains(&format!("http://127.0.0.1:{port}/gpt2/resolve/main/tokenizer.json")), "{error}");
-        assert!(error.contains(&settings.cached_path("gpt2").display().to_string()), "{error}");
+        assert!(error.contains(&settings.cached_path("gpt2", None).display().to_string()), "{error}");
         assert!(error.contains("tokenizer: \"builtin\""), "{error}");
         assert!(error.contains("/path/to/tokenizer.json"), "{error}");
     }

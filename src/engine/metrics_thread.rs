@@ -9,7 +9,8 @@ use anyhow::{Context, Result};
 use crate::clock::RunClock;
 use crate::dataset::tokenizer::Tokenizer;
 use crate::export::{
-    self, jsonl::RecordsJsonlWriter, raw_jsonl::RawJsonlWriter, records_parquet::RecordsParquetWriter,
+    self, jsonl::RecordsJsonlWriter, outputs_json::OutputsJsonWriter, raw_jsonl::RawJsonlWriter,
+    records_parquet::RecordsParquetWriter,
 };
 use crate::live::{LiveFeed, LiveMetrics};
 use crate::load::in_flight_starts::WatermarkFeed;
@@ -91,6 +92,10 @@ pub(crate) fn record_processor(
         let path = artifact_dir.join(names.records_parquet());
         let writer = RecordsParquetWriter::create(&path, clock, plan.export.http_trace)?
             .listing_phases(plan.listed_phase_indices());
+        processor = processor.with_sink(Box::new(writer));
+    }
+    if plan.export.outputs_json {
+        let writer = OutputsJsonWriter::create(artifact_dir, clock)?.listing_phases(plan.listed_phase_indices());
         processor = processor.with_sink(Box::new(writer));
     }
     if plan.export.level == ExportLevel::Raw {

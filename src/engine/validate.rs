@@ -32,6 +32,15 @@ pub fn validate(plan: &Plan) -> Result<()> {
     if let Some(problem) = crate::plan::per_chunk_usage_problem(&plan.endpoint, plan.use_server_token_count) {
         bail!("endpoint: {problem}");
     }
+    let names = crate::export::ArtifactNames::new(plan.export.prefix.as_deref());
+    if plan.export.outputs_json && names.summary_json() == crate::export::outputs_json::OUTPUTS_JSON {
+        bail!(
+            "export_prefix (--profile-export-prefix) `{}` names the summary {}, which export_outputs_json \
+             (--export-outputs-json) writes too; choose another prefix",
+            plan.export.prefix.as_deref().unwrap_or_default(),
+            crate::export::outputs_json::OUTPUTS_JSON
+        );
+    }
     if let Some(problem) = plan.network_latency.problem() {
         bail!("{problem}");
     }

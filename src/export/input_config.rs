@@ -52,7 +52,7 @@ pub fn benchmark_of_plan(plan: &Plan) -> Value {
         "phases": plan.phases.iter().map(phase).collect::<Vec<_>>(),
         "artifacts": artifacts(plan),
         "slos": plan.slos,
-        "tokenizer": {"name": plan.tokenizer.name()},
+        "tokenizer": tokenizer(&plan.tokenizer),
         "gpu_telemetry": {"enabled": plan.gpu_telemetry.enabled, "urls": plan.gpu_telemetry.dcgm_urls},
         "server_metrics": {"enabled": plan.server_metrics.enabled, "urls": plan.server_metrics.urls, "formats": formats},
         "network_latency": network_latency(&plan.network_latency),
@@ -344,6 +344,15 @@ fn phase(phase: &Phase) -> Value {
     Value::Object(out)
 }
 
+/// `{"name"}`, and the hub `revision` when one is pinned.
+fn tokenizer(spec: &crate::plan::TokenizerSpec) -> Value {
+    let mut out = json!({"name": spec.name()});
+    if let Some(revision) = spec.revision() {
+        out["revision"] = json!(revision);
+    }
+    out
+}
+
 fn artifacts(plan: &Plan) -> Value {
     let export = &plan.export;
     let mut out = json!({
@@ -354,6 +363,9 @@ fn artifacts(plan: &Plan) -> Value {
         "auto_plot": false,
         "plot_required": false,
     });
+    if export.outputs_json {
+        out["export_outputs_json"] = json!(true);
+    }
     if let Some(prefix) = &export.prefix {
         out["prefix"] = json!(prefix);
     }

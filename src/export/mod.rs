@@ -16,6 +16,7 @@ mod json_lines;
 pub mod jsonl;
 mod jsonl_metrics;
 pub mod names;
+pub mod outputs_json;
 pub mod phase_files;
 mod phase_server_metrics;
 pub mod raw_jsonl;

@@ -222,6 +222,10 @@ pub struct ExportSettings {
     /// The files the records go to (with a level that writes records).
     #[serde(default, skip_serializing_if = "RecordFormats::is_default")]
     pub record_formats: RecordFormats,
+    /// Also outputs.json: each profiled request's answer text with its ids and main metrics
+    /// (AIPerf's `--export-outputs-json`), at any export level.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub outputs_json: bool,
 }
 
 impl ExportSettings {
@@ -358,11 +362,20 @@ pub enum TokenizerSpec {
     Builtin,
     /// A Hugging Face `tokenizer.json`, or a folder that holds one.
     File { path: String },
-    /// A Hugging Face model id (`gpt2`, `org/name`): cached, or downloaded from the hub once.
-    Hub { id: String },
+    /// A Hugging Face model id (`gpt2`, `org/name`): cached, or downloaded from the hub once;
+    /// at `revision` (a branch, tag or commit) when given, else the hub's `main`.
+    Hub {
+        id: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        revision: Option<String>,
+    },
     /// The endpoint's model's tokenizer (`id`), as AIPerf counts with it when none is named:
     /// found as `Hub` finds one, else the built-in one, with a warning.
-    Model { id: String },
+    Model {
+        id: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        revision: Option<String>,
+    },
     /// A tiktoken encoding (`o200k_base`, `cl100k_base`, ...), embedded; AIPerf's `builtin`.
     Encoding { name: String },
 }
@@ -372,8 +385,34 @@ impl TokenizerSpec {
         match self {
             TokenizerSpec::Builtin => "builtin:gpt2".to_string(),
             TokenizerSpec::File { path } => path.clone(),
-            TokenizerSpec::Hub { id } | TokenizerSpec::Model { id } => id.clone(),
+            TokenizerSpec::Hub { id, .. } | TokenizerSpec::Model { id, .. } => id.clone(),
             TokenizerSpec::Encoding { name } => name.clone(),
+        }
+    }
+
+    /// The hub revision the tokenizer is taken at (None: `main`).
+    pub fn revision(&self) -> Option<&str> {
+        match self {
+            TokenizerSpec::Hub { revision, .. } | TokenizerSpec::Model { revision, .. } => revision.as_deref(),
+            _ => None,
+        }
+    }
+
+    /// This tokenizer at hub `revision` (AIPerf's `--tokenizer-revision`; `main`, the hub's
+    /// default, changes nothing); an error for a tokenizer that is not taken from the hub.
+    pub fn at_revision(self, revision: &str) -> Result<Self, String> {
+        let revision = revision.trim();
+        if revision.is_empty() || revision == "main" {
+            return Ok(self);
+        }
+        let pinned = Some(revision.to_string());
+        match self {
+            TokenizerSpec::Hub { id, .. } => Ok(TokenizerSpec::Hub { id, revision: pinned }),
+            TokenizerSpec::Model { id, .. } => Ok(TokenizerSpec::Model { id, revision: pinned }),
+            other => Err(format!(
+                "revision `{revision}` is for a tokenizer taken from the Hugging Face hub (a model id); `{}` is not one",
+                other.name()
+            )),
         }
     }
 
@@ -388,7 +427,7 @@ impl TokenizerSpec {
     pub fn default_for(model: &str) -> Self {
         match model.split_once('/') {
             Some((org, name)) if !org.is_empty() && !name.is_empty() && !name.contains('/') => {
-                TokenizerSpec::Model { id: model.to_string() }
+                TokenizerSpec::Model { id: model.to_string(), revision: None }
             }
             _ if placeholder_models::is_placeholder(model) => Self::aiperf_builtin(),
             _ => TokenizerSpec::Builtin,

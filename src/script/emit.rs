@@ -100,11 +100,14 @@ pub(super) fn run_map(plan: &Plan, named: bool, repeat: &str, api_key: ApiKey, d
         string(match &plan.tokenizer {
             TokenizerSpec::Builtin => "builtin",
             TokenizerSpec::File { path } => path,
-            TokenizerSpec::Hub { id } => id,
+            TokenizerSpec::Hub { id, .. } => id,
             TokenizerSpec::Model { .. } => MODEL_TOKENIZER,
             TokenizerSpec::Encoding { name } => name,
         })
     ));
+    if let Some(revision) = plan.tokenizer.revision() {
+        keys.push(format!("tokenizer_revision: {}", string(revision)));
+    }
     keys.push(format!("request_timeout: {}", float(plan.request_timeout_s)));
     let level = match plan.export.level {
         ExportLevel::Summary => "summary",
@@ -119,6 +122,9 @@ pub(super) fn run_map(plan: &Plan, named: bool, repeat: &str, api_key: ApiKey, d
         keys.push(format!("slice_duration: {}", float(slice_ns as f64 / 1e9)));
     }
     keys.push(format!("export_http_trace: {}", plan.export.http_trace));
+    if plan.export.outputs_json {
+        keys.push("export_outputs_json: true".to_string());
+    }
     if !plan.export.record_formats.is_default() {
         let names: Vec<String> = plan.export.record_formats.names().into_iter().map(string).collect();
         keys.push(format!("record_formats: [{}]", names.join(", ")));

@@ -23,7 +23,7 @@ pub fn anchor_plan(mut plan: Plan, scenario_dir: &Path) -> Plan {
         *ca_file = anchor(scenario_dir, ca_file);
     }
     // A value shaped like a model id ("mytok") is a path when the scenario's folder has it.
-    if let TokenizerSpec::File { path } | TokenizerSpec::Hub { id: path } = &plan.tokenizer {
+    if let TokenizerSpec::File { path } | TokenizerSpec::Hub { id: path, revision: None } = &plan.tokenizer {
         let next_to_scenario = anchor(scenario_dir, path);
         if Path::new(&next_to_scenario).exists() {
             plan.tokenizer = TokenizerSpec::File { path: next_to_scenario };

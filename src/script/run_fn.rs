@@ -35,6 +35,8 @@ const RUN_KEYS: &[&str] = &[
     "export_level",
     "export_prefix",
     "export_http_trace",
+    "export_outputs_json",
+    "tokenizer_revision",
     "record_formats",
     "trace_table",
     "slice_duration",
@@ -90,8 +92,14 @@ pub fn plan_of(map: Map, default_name: String) -> ScriptResult<Plan> {
     }
     let tokenizer = match r.opt_string("tokenizer")? {
         None => TokenizerSpec::Builtin,
-        Some(value) if value == MODEL_TOKENIZER => TokenizerSpec::Model { id: endpoint.model.clone() },
+        Some(value) if value == MODEL_TOKENIZER => TokenizerSpec::Model { id: endpoint.model.clone(), revision: None },
         Some(value) => tokenizer_hub::spec_of(&value),
+    };
+    let tokenizer = match r.opt_string("tokenizer_revision")? {
+        Some(revision) => {
+            tokenizer.at_revision(&revision).or_else(|why| script_error(format!("run: `tokenizer_revision` {why}")))?
+        }
+        None => tokenizer,
     };
     let request_timeout_s = r.opt_f64("request_timeout")?.unwrap_or(DEFAULT_REQUEST_TIMEOUT_S);
     let level = r.choice(
@@ -128,7 +136,9 @@ pub fn plan_of(map: Map, default_name: String) -> ScriptResult<Plan> {
         }
         seconds => seconds.map(|seconds| (seconds * 1e9).round() as u64),
     };
-    let export = ExportSettings { level, prefix, http_trace, trace_table, slice_duration_ns, record_formats };
+    let outputs_json = r.opt_bool("export_outputs_json")?.unwrap_or(false);
+    let export =
+        ExportSettings { level, prefix, http_trace, trace_table, slice_duration_ns, record_formats, outputs_json };
     let server_metrics =
         r.opt_map("server_metrics")?.map(super::collectors::server_metrics).transpose()?.unwrap_or_default();
     let gpu_telemetry =

@@ -40,10 +40,11 @@ pub const OUTPUT: Group = Group {
             "Write the report (report.html) after the run or sweep [default: False]",
         ),
         note(&["--plot-required"], Arity::Switch, "plots are not drawn by this project"),
-        note(
+        set(
             &["--export-outputs-json"],
-            Arity::Switch,
-            "outputs.json is not written; --export-level raw keeps every response",
+            "benchmark.artifacts.export_outputs_json",
+            Kind::Bool,
+            "Write outputs.json: each profiled request's answer text with its ids and main metrics, sorted by session and turn [default: False]",
         ),
         set(
             &["--otel-url"],
@@ -128,7 +129,12 @@ pub const TOKENIZER: Group = Group {
             Kind::Text,
             "Hugging Face model id, tokenizer.json path, tiktoken encoding (o200k_base, cl100k_base, ...), or `builtin` (o200k_base, as AIPerf's) [default: the model's; o200k_base for a placeholder name such as mock-model; else the built-in GPT-2 BPE]",
         ),
-        note(&["--tokenizer-revision"], Arity::One, "tokenizers are fetched from the hub's main revision"),
+        set(
+            &["--tokenizer-revision"],
+            "benchmark.tokenizer.revision",
+            Kind::Text,
+            "The hub revision (branch, tag or commit) the tokenizer is taken at [default: main]",
+        ),
         note(&["--tokenizer-trust-remote-code"], Arity::Switch, "tokenizer.json files run no code"),
         note(
             &["--apply-chat-template"],

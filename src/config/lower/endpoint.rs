@@ -237,12 +237,19 @@ pub fn uses_server_token_count(benchmark: &Value) -> Result<bool, ConfigError> {
 }
 
 /// `tokenizer.name` (a hub id, a path, a tiktoken encoding, or `builtin`: AIPerf's, o200k_base);
-/// without one, the model's, as AIPerf defaults to it (`TokenizerSpec::default_for`).
+/// without one, the model's, as AIPerf defaults to it (`TokenizerSpec::default_for`); at
+/// `tokenizer.revision` on the hub when given.
 pub fn tokenizer(benchmark: &Value) -> Result<TokenizerSpec, ConfigError> {
     let tokenizer = benchmark.get("tokenizer").cloned().unwrap_or(Value::Null);
-    Ok(match opt_str(&tokenizer, "name", "tokenizer.name")? {
+    let spec = match opt_str(&tokenizer, "name", "tokenizer.name")? {
         None => TokenizerSpec::default_for(&models(benchmark)?.0[0]),
         Some("builtin") => TokenizerSpec::aiperf_builtin(),
         Some(name) => tokenizer_hub::spec_of(name),
-    })
+    };
+    match opt_str(&tokenizer, "revision", "tokenizer.revision")? {
+        Some(revision) => spec
+            .at_revision(revision)
+            .map_err(|why| ConfigError::new(format!("tokenizer.revision (--tokenizer-revision): {why}"))),
+        None => Ok(spec),
+    }
 }

@@ -1,13 +1,12 @@
 //! `benchmark.otel`, `benchmark.mlflow` and `artifacts.user_files` lowered to the plan's
 //! outputs; AIPerf's plotting (`plot`, `artifacts.auto_plot`) as the report; and the artifact
-//! keys this project does not act on (`artifacts.summary: false`,
-//! `artifacts.export_outputs_json`) refused by name.
+//! key this project does not act on (`artifacts.summary: false`) refused by name.
 
 use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::values::{opt_bool, opt_str};
+use super::values::opt_str;
 use crate::config::ConfigError;
 use crate::plan::UserFile;
 use crate::plan::{
@@ -76,11 +75,6 @@ fn refuse_unacted_artifacts(artifacts: &Value) -> Result<(), ConfigError> {
     if artifacts.get("summary") == Some(&Value::Bool(false)) {
         return Err(ConfigError::new(
             "artifacts.summary: false is not supported: profile_export_aiperf.json is what the aggregate, the report, the merge and MLflow read; remove the key",
-        ));
-    }
-    if opt_bool(artifacts, "export_outputs_json", "artifacts.export_outputs_json")? == Some(true) {
-        return Err(ConfigError::new(
-            "artifacts.export_outputs_json (exportOutputsJson) is not supported: outputs.json is not written; `raw: true` (--export-level raw) keeps every response in profile_export_raw.jsonl",
         ));
     }
     Ok(())
@@ -238,13 +232,8 @@ mod tests {
 
     #[test]
     fn keys_not_acted_on_are_refused_by_name() {
-        for (artifacts, named) in [
-            (json!({"summary": false}), "artifacts.summary"),
-            (json!({"export_outputs_json": true}), "export_outputs_json"),
-        ] {
-            let error = lower(&json!({ "artifacts": artifacts }), None).expect_err("refused");
-            assert!(error.message.contains(named), "{}", error.message);
-        }
+        let error = lower(&json!({ "artifacts": {"summary": false} }), None).expect_err("refused");
+        assert!(error.message.contains("artifacts.summary"), "{}", error.message);
         assert!(
             lower(&json!({"artifacts": {"summary": ["json"], "user_files": [], "export_outputs_json": false}}), None)
                 .is_ok()

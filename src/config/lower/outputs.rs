@@ -59,6 +59,7 @@ pub fn lower(benchmark: &Value) -> Result<Outputs, ConfigError> {
         trace_table: opt_bool(&artifacts, "show_trace_timing", "artifacts.show_trace_timing")?.unwrap_or(false),
         slice_duration_ns: slice_duration_s.map(|seconds| (seconds * 1e9).round() as u64),
         record_formats,
+        outputs_json: opt_bool(&artifacts, "export_outputs_json", "artifacts.export_outputs_json")?.unwrap_or(false),
     };
     let mut server_metrics = server_metrics_of(benchmark.get("server_metrics").cloned().unwrap_or(Value::Null))?;
     server_metrics.slice_duration_s = slice_duration_s;
