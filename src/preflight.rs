@@ -109,22 +109,27 @@ async fn check_url(endpoint: &Endpoint, preflight: &Preflight, cancel: &CancelSi
     }
 }
 
-/// One try of the check `mode` asks for: what the server answered when it passed, or why not.
+/// One try of the check `mode` asks for, for every model of the endpoint (as AIPerf probes each
+/// model): what the server answered when it passed, or why not.
 async fn probe(client: &HttpClient, endpoint: &Endpoint, mode: Option<ReadinessMode>) -> Result<String, String> {
-    match mode {
-        None => client.probe(&endpoint.url, PROBE_PATH).await.map(|status| format!("answered {status}")),
-        Some(ReadinessMode::Models) => models_listed(client, endpoint).await,
-        Some(ReadinessMode::Inference) => inference_answered(client, endpoint).await,
-        Some(ReadinessMode::Both) => {
-            models_listed(client, endpoint).await?;
-            inference_answered(client, endpoint).await
+    let Some(mode) = mode else {
+        return client.probe(&endpoint.url, PROBE_PATH).await.map(|status| format!("answered {status}"));
+    };
+    let mut answers = Vec::new();
+    for model in endpoint.models() {
+        if matches!(mode, ReadinessMode::Models | ReadinessMode::Both) {
+            answers.push(models_listed(client, endpoint, model).await?);
+        }
+        if matches!(mode, ReadinessMode::Inference | ReadinessMode::Both) {
+            answers.push(inference_answered(client, endpoint, model).await?);
         }
     }
+    Ok(answers.join("; "))
 }
 
-/// `GET /v1/models` lists the endpoint's model; a server without that route (404) passes when
-/// its base url answers 2xx.
-async fn models_listed(client: &HttpClient, endpoint: &Endpoint) -> Result<String, String> {
+/// `GET /v1/models` lists `model`; a server without that route (404) passes when its base url
+/// answers 2xx.
+async fn models_listed(client: &HttpClient, endpoint: &Endpoint, model: &str) -> Result<String, String> {
     let (status, body) = client.request_aside(Method::GET, &endpoint.url, PROBE_PATH, Bytes::new()).await?;
     if status == 404 {
         let (status, _) = client.request_aside(Method::GET, &endpoint.url, "/", Bytes::new()).await?;
@@ -134,19 +139,18 @@ async fn models_listed(client: &HttpClient, endpoint: &Endpoint) -> Result<Strin
         };
     }
     let listed = serde_json::from_slice::<serde_json::Value>(&body).ok().is_some_and(|models| {
-        models["data"].as_array().is_some_and(|data| data.iter().any(|model| model["id"] == endpoint.model.as_str()))
+        models["data"].as_array().is_some_and(|data| data.iter().any(|listed| listed["id"] == model))
     });
     match (status, listed) {
-        (200, true) => Ok(format!("lists model `{}`", endpoint.model)),
-        (200, false) => Err(format!("GET {PROBE_PATH} does not list model `{}`", endpoint.model)),
+        (200, true) => Ok(format!("lists model `{model}`")),
+        (200, false) => Err(format!("GET {PROBE_PATH} does not list model `{model}`")),
         _ => Err(format!("GET {PROBE_PATH} answered {status}")),
     }
 }
 
 /// A one-token request to the endpoint's own path gets any status below 500 (a 4xx says the
 /// server is up and will answer the benchmark's requests the same way).
-async fn inference_answered(client: &HttpClient, endpoint: &Endpoint) -> Result<String, String> {
-    let model = endpoint.model.as_str();
+async fn inference_answered(client: &HttpClient, endpoint: &Endpoint, model: &str) -> Result<String, String> {
     let body = match endpoint.kind {
         EndpointKind::Completions => serde_json::json!({ "model": model, "prompt": PROBE_PROMPT, "max_tokens": 1 }),
         EndpointKind::Embeddings | EndpointKind::NimEmbeddings => {
@@ -247,7 +251,8 @@ mod tests {
             let preflight = Preflight { mode: Some(mode), ..Preflight::default() };
             check(&served, &preflight, &CancelSignal::new()).await.unwrap();
         }
-        let other_model = Endpoint { model: "other".into(), ..served.clone() };
+        // Every model is asked for: the second one is not served.
+        let other_model = Endpoint { more_models: vec!["other".into()], ..served.clone() };
         let preflight = Preflight { mode: Some(ReadinessMode::Both), ..Preflight::default() };
         let error = check(&other_model, &preflight, &CancelSignal::new()).await.unwrap_err();
         assert_eq!(

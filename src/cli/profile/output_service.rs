@@ -39,7 +39,11 @@ pub const OUTPUT: Group = Group {
             auto_plot,
             "Write the report (report.html) after the run or sweep [default: False]",
         ),
-        note(&["--plot-required"], Arity::Switch, "plots are not drawn by this project"),
+        note(
+            &["--plot-required"],
+            Arity::Switch,
+            "already so here: a report --auto-plot cannot write fails the command",
+        ),
         set(
             &["--export-outputs-json"],
             "benchmark.artifacts.export_outputs_json",
