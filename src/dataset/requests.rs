@@ -1,8 +1,8 @@
 //! Dataset entries as prepared requests (`PreparedRequest`, what the load phases send): the
-//! endpoint kind's body for the prompt (naming the model chosen for it) with its system prompt, then what an entry brings of its
-//! own: a rankings entry's query and passages, and its images as `image_url` parts and its
-//! audio as `input_audio` parts (chat only). Keeps how many images each request carries, for
-//! the metrics.
+//! endpoint kind's body for the prompt (naming the model chosen for it) with its system
+//! prompt, then what an entry brings of its own: a rankings entry's query and passages, and its
+//! images as `image_url` parts and its audio as `input_audio` parts (chat only). Keeps how many
+//! images each request carries, for the metrics.
 
 use std::sync::Arc;
 

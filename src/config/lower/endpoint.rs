@@ -1,7 +1,7 @@
 //! `benchmark.endpoint`, `models` and `tokenizer` lowered: the models and their strategy, the
 //! urls (AIPerf's default, `http://` added, the type's path dropped) and their strategy, the
-//! endpoint type among this project's
-//! kinds, streaming, key, headers, session headers, body fields, connection reuse.
+//! endpoint type among this project's kinds, streaming, key, headers, session headers, body
+//! fields, connection reuse, and the tokenizer (at a hub revision when one is pinned).
 
 use serde_json::Value;
 
