@@ -64,7 +64,6 @@ struct Placed {
 
 pub struct OutputsJsonWriter {
     path: PathBuf,
-    fragments_dir: PathBuf,
     fragments_path: PathBuf,
     fragments: JsonLinesFile,
     placed: Vec<Placed>,
@@ -77,12 +76,10 @@ pub struct OutputsJsonWriter {
 impl OutputsJsonWriter {
     /// Starts the fragment file in `artifact_dir`; times are written on `clock`.
     pub fn create(artifact_dir: &Path, clock: RunClock) -> Result<Self> {
-        let fragments_dir = artifact_dir.join(FRAGMENTS_DIR);
-        let fragments_path = fragments_dir.join(FRAGMENTS_FILE);
+        let fragments_path = artifact_dir.join(FRAGMENTS_DIR).join(FRAGMENTS_FILE);
         Ok(Self {
             path: artifact_dir.join(OUTPUTS_JSON),
             fragments: JsonLinesFile::create(&fragments_path)?,
-            fragments_dir,
             fragments_path,
             placed: Vec::new(),
             written: 0,
@@ -133,7 +130,7 @@ impl RecordSink for OutputsJsonWriter {
     /// Writes outputs.json from the fragments, sorted by session and turn (arrival order
     /// among equals), and removes them.
     fn finish(self: Box<Self>) -> Result<()> {
-        let Self { path, fragments_dir, fragments_path, fragments, mut placed, .. } = *self;
+        let Self { path, fragments_path, fragments, mut placed, .. } = *self;
         fragments.finish()?;
         placed.sort_by_key(|place| (place.session_num, place.turn_index));
         let mut source =
@@ -144,7 +141,9 @@ impl RecordSink for OutputsJsonWriter {
         written.with_context(|| format!("cannot write {}", path.display()))?;
         std::fs::remove_file(&fragments_path).with_context(|| format!("cannot remove {}", fragments_path.display()))?;
         // Only the folder this writer made empty goes; anything else in it stays.
-        let _ = std::fs::remove_dir(&fragments_dir);
+        if let Some(fragments_dir) = fragments_path.parent() {
+            let _ = std::fs::remove_dir(fragments_dir);
+        }
         Ok(())
     }
 }
