@@ -144,6 +144,7 @@ fn main() -> anyhow::Result<()> {
         clock: RunClock::start(),
         produces_tokens: true,
         use_server_token_count: !tokenize,
+        chat_template: None,
         per_chunk_usage: false,
         images_per_entry: Vec::new(),
         theoretical_prefix_blocks: std::sync::Arc::from([]),

@@ -18,7 +18,7 @@ use crate::clock::RunClock;
 use crate::collectors::{self, RunCollectors};
 use crate::control::failed_requests::{FailedRequestWatch, FailedRequestsExceeded};
 use crate::control::server_requests::ServerControlRequests;
-use crate::dataset::{self, tokenizer::Tokenizer};
+use crate::dataset::{self, chat_template::ChatTemplate, tokenizer::Tokenizer};
 use crate::export::segment_files::{SegmentInfo, SegmentPhase, SegmentRecordsWriter};
 use crate::export::segment_histograms::SegmentHistogramsWriter;
 use crate::live::{LiveMetrics, LiveServer};
@@ -84,7 +84,7 @@ pub async fn execute_with_sessions(
     let plan = &*plan;
     // The run's own stop signal: raised by the scenario's, or by the failed-request watch.
     let options = &RunOptions { cancel: options.cancel.child(), ..options.clone() };
-    let (tokenizer, prepared) = prepare_while_checking_endpoint(plan, options).await?;
+    let (tokenizer, chat_template, prepared) = prepare_while_checking_endpoint(plan, options).await?;
     for phase in &plan.phases {
         match &phase.mode {
             LoadMode::AgenticReplay(replay) => crate::agents::replay::check(&prepared.requests, replay)
@@ -105,12 +105,16 @@ pub async fn execute_with_sessions(
     let clock = RunClock::start();
     let control = ServerControlRequests::of(plan, &endpoint, options.segment, clock)?;
     reset_kv_cache(&control, options).await?;
-    let client = connect(plan, &endpoint, clock)?.serving_itself(servers.builtin.is_some());
+    let client = connect(plan, &endpoint, clock)?
+        .serving_itself(servers.builtin.is_some())
+        .keep_sent_body(chat_template.is_some());
     let (sink, records) = std::sync::mpsc::channel();
     let in_flight_starts = Arc::new(InFlightStarts::default());
     let records = IncomingRecords { records, watermark: WatermarkFeed::new(in_flight_starts.clone()) };
     let prefix_blocks = prepared.theoretical_prefix_blocks();
-    let metrics_context = metrics_context(plan, &endpoint, tokenizer.clone(), clock, prepared.images, prefix_blocks);
+    let sent_bodies = chat_template.is_some();
+    let metrics_context =
+        metrics_context(plan, &endpoint, tokenizer.clone(), clock, prepared.images, prefix_blocks, chat_template);
     let (failed_request_watch, failed_requests_verdict) = FailedRequestWatch::of(plan, &options.cancel).unzip();
     let mut sinks = segment_sinks(plan, segment_records, &artifact_dir, clock);
     sinks.extend(failed_request_watch.map(|watch| Box::new(watch) as Box<dyn RecordSink>));
@@ -133,6 +137,7 @@ pub async fn execute_with_sessions(
             request_timeout: Duration::from_secs_f64(plan.request_timeout_s),
             http_trace: plan.export.http_trace,
             raw: plan.export.level == ExportLevel::Raw,
+            sent_bodies,
             serving_itself: servers.builtin.is_some(),
         })
     });
@@ -193,11 +198,12 @@ fn plan_of_this_process(whole_plan: &Plan, segment: Option<ExecutionSegment>) ->
 async fn prepare_while_checking_endpoint(
     plan: &Plan,
     options: &RunOptions,
-) -> Result<(Arc<Tokenizer>, dataset::requests::Prepared)> {
+) -> Result<(Arc<Tokenizer>, Option<Arc<ChatTemplate>>, dataset::requests::Prepared)> {
     let build = async {
         let tokenizer = load_tokenizer(&plan.tokenizer).await?;
-        let prepared = prepare_requests(plan, &plan.endpoint, tokenizer.clone()).await?;
-        Ok((tokenizer, prepared))
+        let chat_template = chat_template_of(plan, &tokenizer)?;
+        let prepared = prepare_requests(plan, &plan.endpoint, tokenizer.clone(), chat_template.clone()).await?;
+        Ok((tokenizer, chat_template, prepared))
     };
     let preflight = crate::preflight::check(&plan.endpoint, &plan.preflight, &options.cancel);
     // A stop signal does not wait for a large dataset: what was being built is dropped (its
@@ -622,16 +628,44 @@ pub(crate) async fn load_tokenizer(spec: &TokenizerSpec) -> Result<Arc<Tokenizer
     .context("tokenizer loading was interrupted")?
 }
 
-/// Build the dataset and every request body before the first request is sent.
+/// The tokenizer's chat template when the plan counts through one (`apply_chat_template`); a
+/// tokenizer without one counts bare text, as AIPerf's does, and says so.
+fn chat_template_of(plan: &Plan, tokenizer: &Tokenizer) -> Result<Option<Arc<ChatTemplate>>> {
+    if !plan.apply_chat_template {
+        return Ok(None);
+    }
+    let template = ChatTemplate::of(tokenizer)?;
+    if template.is_none() {
+        let beside = tokenizer.file().map_or_else(
+            || " (a built-in tokenizer has none)".to_string(),
+            |file| {
+                format!(
+                    " (no chat_template.jinja, nor a chat_template in tokenizer_config.json, beside {})",
+                    file.display()
+                )
+            },
+        );
+        tracing::warn!(
+            "apply_chat_template: tokenizer {} has no chat template{beside}; input tokens are counted as bare text",
+            tokenizer.name()
+        );
+    }
+    Ok(template.map(Arc::new))
+}
+
+/// Build the dataset and every request body before the first request is sent (synthetic
+/// prompts shorter by what the chat template, when there is one, adds to them).
 async fn prepare_requests(
     plan: &Plan,
     endpoint: &crate::plan::Endpoint,
     tokenizer: Arc<Tokenizer>,
+    chat_template: Option<Arc<ChatTemplate>>,
 ) -> Result<dataset::requests::Prepared> {
     let dataset = plan.dataset.clone();
     let endpoint = endpoint.clone();
     tokio::task::spawn_blocking(move || {
-        let entries = dataset::build(&dataset, &tokenizer)?;
+        let overhead = chat_template.map(|template| template.overhead(&tokenizer)).unwrap_or_default();
+        let entries = dataset::build(&dataset, &tokenizer, overhead)?;
         dataset::requests::prepare(&dataset, &endpoint, entries)
     })
     .await

@@ -231,6 +231,10 @@ pub struct RequestRecord {
     /// The request body and every response event, only for `export_level: "raw"`.
     #[serde(skip)]
     pub raw: Option<Box<RawExchange>>,
+    /// The request body as sent, kept only for the metrics to count its input tokens through
+    /// the tokenizer's chat template (`apply_chat_template`), and dropped there.
+    #[serde(skip)]
+    pub sent_body: Option<Bytes>,
     /// Images and video figures of a media endpoint's answer.
     pub media: MediaOutput,
     /// Seconds of the audio the request sent (its first clip), for RTFx.
@@ -402,6 +406,7 @@ impl RequestRecord {
             trace: None,
             turn: None,
             raw: None,
+            sent_body: None,
             media: MediaOutput::default(),
             audio_seconds: None,
             spec_decode: SpecDecodeReport::Absent,

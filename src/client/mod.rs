@@ -98,6 +98,8 @@ pub struct HttpClient {
     trace_details: bool,
     /// Keep each request's headers, body and response events (for `export_level: "raw"`).
     raw: bool,
+    /// Keep each request's body on its record (for counting it through a chat template).
+    sent_body: bool,
 }
 
 impl HttpClient {
@@ -131,6 +133,7 @@ impl HttpClient {
             limits: endpoint.limits,
             trace_details: false,
             raw: false,
+            sent_body: false,
         })
     }
 
@@ -158,6 +161,13 @@ impl HttpClient {
     /// (`record.raw`) of each request.
     pub fn keep_raw(mut self, keep: bool) -> Self {
         self.raw = keep;
+        self
+    }
+
+    /// Keep each request's body on its record (`record.sent_body`), for the metrics to count
+    /// its input tokens through the tokenizer's chat template.
+    pub fn keep_sent_body(mut self, keep: bool) -> Self {
+        self.sent_body = keep;
         self
     }
 
@@ -237,6 +247,9 @@ impl HttpClient {
         };
         if self.raw {
             record.raw = Some(Box::new(RawExchange { payload: body.clone(), responses: Vec::new() }));
+        }
+        if self.sent_body {
+            record.sent_body = Some(body.clone());
         }
         let route = self.router.route(record, |url| self.destinations[url].in_flight());
         let destination = &self.destinations[route.url];

@@ -193,6 +193,7 @@ fn lower_benchmark(
         tokenizer: endpoint::tokenizer(benchmark)?,
         request_timeout_s: endpoint::timeout_s(benchmark)?,
         use_server_token_count: endpoint::uses_server_token_count(benchmark)?,
+        apply_chat_template: endpoint::applies_chat_template(benchmark)?,
         endpoint,
         dataset,
         phases,

@@ -12,6 +12,7 @@ mod baseten_trace;
 mod builtin_tokenizer;
 mod burst_gpt;
 mod byte_level_alphabet;
+pub mod chat_template;
 pub mod corpus;
 pub mod exact_length;
 mod fields;
@@ -55,6 +56,7 @@ use anyhow::Result;
 
 use crate::plan::Dataset;
 pub use audio::AudioClip;
+use chat_template::Overhead;
 use tokenizer::Tokenizer;
 use trace_session::TraceSession;
 
@@ -159,12 +161,13 @@ impl DatasetEntry {
     }
 }
 
-/// Build every entry of `dataset` (before the run, off the hot path). A dataset file that
-/// cannot be read or has a bad line is an error naming the file (and line).
-pub fn build(dataset: &Dataset, tokenizer: &Tokenizer) -> Result<Vec<DatasetEntry>> {
+/// Build every entry of `dataset` (before the run, off the hot path), synthetic prompts shorter
+/// by what a chat template adds to them (`template_overhead`, zero without one). A dataset file
+/// that cannot be read or has a bad line is an error naming the file (and line).
+pub fn build(dataset: &Dataset, tokenizer: &Tokenizer, template_overhead: Overhead) -> Result<Vec<DatasetEntry>> {
     let mut entries = match dataset {
         Dataset::Synthetic(spec) => {
-            let mut entries = synthetic::generate(spec, tokenizer);
+            let mut entries = synthetic::generate(spec, tokenizer, template_overhead);
             images::add_synthetic(spec, &mut entries)?;
             audio::add_synthetic(spec, &mut entries)?;
             video::add_synthetic(spec, &mut entries)?;

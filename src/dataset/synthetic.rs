@@ -3,10 +3,13 @@
 //! an optional shared system prompt, prefix pool (a prefix before a conversation's first
 //! prompt, its tokens added to the ISL, as AIPerf adds them) or cache-busting marker (in the
 //! ISL, on a conversation's first prompt); with a conversation shape, each entry is a session
-//! of several prompts. Seeded: the same seed and tokenizer give byte-identical prompts.
+//! of several prompts. With a chat template's overhead, each prompt is that much shorter (a
+//! conversation's first by more), so that what the server tokenizes is the ISL drawn, as AIPerf
+//! shortens them. Seeded: the same seed and tokenizer give byte-identical prompts.
 
 use std::sync::Arc;
 
+use super::chat_template::Overhead;
 use super::exact_length::{CountedText, text_of_length};
 use super::{DatasetEntry, FileTurn, SystemPrompt, corpus, tokenizer::Tokenizer};
 use crate::plan::{Dist, SyntheticDataset};
@@ -21,8 +24,9 @@ const USER_CONTEXT_SALT: u64 = 0x005E_2C0E_7E47;
 /// Seeds the sessions' turn counts and delays apart from the prompts'.
 const CONVERSATION_SALT: u64 = 0xC0_4E55_10A5;
 
-/// Generate `spec.entries` prompts, or `spec.entries` sessions of prompts.
-pub fn generate(spec: &SyntheticDataset, tokenizer: &Tokenizer) -> Vec<DatasetEntry> {
+/// Generate `spec.entries` prompts, or `spec.entries` sessions of prompts, each shorter by the
+/// chat template's `overhead` (at least one token).
+pub fn generate(spec: &SyntheticDataset, tokenizer: &Tokenizer, overhead: Overhead) -> Vec<DatasetEntry> {
     let turns = conversation_turns(spec);
     let text = corpus::shakespeare();
     let options = &spec.options;
@@ -48,7 +52,10 @@ pub fn generate(spec: &SyntheticDataset, tokenizer: &Tokenizer) -> Vec<DatasetEn
     let draws: Vec<Draw> = (0..prompt_count * batch_size)
         .map(|index| {
             let (isl, osl) = pick_lengths(&mut rng, spec);
-            let input_tokens = round_to_block(sample_length(&mut rng, isl), options.block_size);
+            let first = first_turn(turns.as_deref(), index / batch_size);
+            let input_tokens = round_to_block(sample_length(&mut rng, isl), options.block_size)
+                .saturating_sub(overhead.of_turn(first))
+                .max(1);
             let output_tokens = osl.map(|osl| sample_length(&mut rng, osl));
             let offset = rng.below(text.len() as u64) as usize;
             let prefix = if options.cache_bust || prefixes.is_empty() {
@@ -57,7 +64,7 @@ pub fn generate(spec: &SyntheticDataset, tokenizer: &Tokenizer) -> Vec<DatasetEn
                 // Drawn for every prompt, so the prompts stay the sequence the seed gives
                 // without conversations; only a conversation's first turn starts with it.
                 let pick = rng.below(prefixes.len() as u64) as usize;
-                first_turn(turns.as_deref(), index / batch_size).then_some(pick)
+                first.then_some(pick)
             };
             Draw { index, input_tokens, output_tokens, offset, prefix }
         })
@@ -286,9 +293,9 @@ mod tests {
     #[test]
     fn prompts_hit_their_token_targets_and_are_reproducible() {
         let tokenizer = Tokenizer::shared_builtin();
-        let a = generate(&spec(42), &tokenizer);
-        let b = generate(&spec(42), &tokenizer);
-        let c = generate(&spec(43), &tokenizer);
+        let a = generate(&spec(42), &tokenizer, Overhead::default());
+        let b = generate(&spec(42), &tokenizer, Overhead::default());
+        let c = generate(&spec(43), &tokenizer, Overhead::default());
         assert_eq!(a.len(), 20);
         assert_eq!(prompts(&a), prompts(&b), "byte-identical for one seed");
         assert_ne!(a[0].prompt, c[0].prompt);
@@ -306,7 +313,7 @@ mod tests {
         let tokenizer = Tokenizer::shared_builtin();
         let conversation = ConversationShape { turns: Dist::normal(3.0, 1.0), turn_delay_s: Dist::fixed(0.25) };
         let spec = with(SyntheticOptions { conversation: Some(conversation), ..SyntheticOptions::default() });
-        let sessions = generate(&spec, &tokenizer);
+        let sessions = generate(&spec, &tokenizer, Overhead::default());
         let turns: Vec<FileTurn> = sessions.iter().map(|entry| entry.turn.expect("every prompt is a turn")).collect();
         assert_eq!(turns.iter().filter(|turn| turn.index == 0).count(), 20, "one session per entry");
         assert!(turns.iter().all(|turn| (turn.index == 0) == turn.delay_ms.is_none()), "{turns:?}");
@@ -314,16 +321,16 @@ mod tests {
         let lengths: BTreeSet<usize> =
             sessions.chunk_by(|_, next| next.turn.is_some_and(|turn| turn.index > 0)).map(<[_]>::len).collect();
         assert!(lengths.len() > 1 && lengths.iter().all(|n| (1..=7).contains(n)), "drawn turn counts: {lengths:?}");
-        let single = generate(&with(SyntheticOptions::default()), &tokenizer);
+        let single = generate(&with(SyntheticOptions::default()), &tokenizer, Overhead::default());
         assert_eq!(prompts(&sessions)[..20], prompts(&single)[..], "the seed's prompts, in the same order");
-        assert_eq!(prompts(&generate(&spec, &tokenizer)), prompts(&sessions), "reproducible");
+        assert_eq!(prompts(&generate(&spec, &tokenizer, Overhead::default())), prompts(&sessions), "reproducible");
     }
 
     #[test]
     fn fixed_lengths_are_exact() {
         let tokenizer = Tokenizer::shared_builtin();
         let fixed = SyntheticDataset { isl: fixed(128.0), osl: Some(fixed(64.0)), entries: 60, ..spec(1) };
-        for entry in generate(&fixed, &tokenizer) {
+        for entry in generate(&fixed, &tokenizer, Overhead::default()) {
             assert_eq!(entry.input_tokens, 128, "{:?}", entry.prompt);
         }
     }
@@ -336,7 +343,7 @@ mod tests {
             LengthPair { isl: fixed(40.0), osl: fixed(9.0), weight: 1.0 },
         ];
         let mixed = SyntheticDataset { entries: 400, ..with(SyntheticOptions { mix, ..Default::default() }) };
-        let entries = generate(&mixed, &tokenizer);
+        let entries = generate(&mixed, &tokenizer, Overhead::default());
         let short = entries.iter().filter(|e| (e.input_tokens, e.max_tokens) == (16, Some(4))).count();
         let long = entries.iter().filter(|e| (e.input_tokens, e.max_tokens) == (40, Some(9))).count();
         assert_eq!(short + long, 400, "every prompt has one of the pairs, exactly");
@@ -351,7 +358,7 @@ mod tests {
         assert_eq!(round_to_block(95, None), 95);
         let tokenizer = Tokenizer::shared_builtin();
         let blocks = with(SyntheticOptions { block_size: Some(32), ..Default::default() });
-        for entry in generate(&blocks, &tokenizer) {
+        for entry in generate(&blocks, &tokenizer, Overhead::default()) {
             assert_eq!(entry.input_tokens % 32, 0, "{}", entry.input_tokens);
         }
     }
@@ -360,7 +367,8 @@ mod tests {
     fn a_system_prompt_is_shared_and_counted_apart_from_the_isl() {
         let tokenizer = Tokenizer::shared_builtin();
         let options = SyntheticOptions { system_prompt_tokens: Some(200), ..Default::default() };
-        let entries = generate(&SyntheticDataset { isl: fixed(30.0), ..with(options) }, &tokenizer);
+        let entries =
+            generate(&SyntheticDataset { isl: fixed(30.0), ..with(options) }, &tokenizer, Overhead::default());
         let system = entries[0].system_prompt.clone().expect("a system prompt");
         assert_eq!((tokenizer.count(&system.text), system.tokens), (200, 200));
         for entry in &entries {
@@ -376,7 +384,7 @@ mod tests {
         let pool = PrefixPool { prefixes: 3, length: 40 };
         let options = SyntheticOptions { prefix_pool: Some(pool), ..Default::default() };
         let dataset = SyntheticDataset { entries: 30, ..with(options) };
-        let entries = generate(&dataset, &tokenizer);
+        let entries = generate(&dataset, &tokenizer, Overhead::default());
         let prefixes: Vec<String> = {
             let mut firsts: Vec<String> = entries
                 .iter()
@@ -396,14 +404,17 @@ mod tests {
             assert!(prefixes.iter().any(|p| entry.prompt.starts_with(p.as_str())), "{}", entry.prompt);
         }
         let exact = SyntheticDataset { isl: fixed(100.0), ..dataset.clone() };
-        assert!(generate(&exact, &tokenizer).iter().all(|e| e.input_tokens == 140), "the prefix adds to the ISL");
+        assert!(
+            generate(&exact, &tokenizer, Overhead::default()).iter().all(|e| e.input_tokens == 140),
+            "the prefix adds to the ISL"
+        );
 
         // In conversations only the first turn starts with a prefix, as AIPerf sends it.
         let conversation = ConversationShape { turns: Dist::fixed(3.0), turn_delay_s: Dist::fixed(0.0) };
         let options =
             SyntheticOptions { prefix_pool: Some(pool), conversation: Some(conversation), ..Default::default() };
         let sessions = SyntheticDataset { entries: 4, isl: fixed(20.0), ..with(options) };
-        for entry in generate(&sessions, &tokenizer) {
+        for entry in generate(&sessions, &tokenizer, Overhead::default()) {
             let first = entry.turn.is_some_and(|turn| turn.index == 0);
             assert_eq!(entry.input_tokens, if first { 60 } else { 20 });
             assert_eq!(prefixes.iter().any(|p| entry.prompt.starts_with(p.as_str())), first, "{}", entry.prompt);
@@ -434,23 +445,45 @@ mod tests {
         let tokenizer = Tokenizer::shared_builtin();
         let options = SyntheticOptions { cache_bust: true, ..Default::default() };
         let dataset = SyntheticDataset { isl: fixed(64.0), entries: 50, ..with(options) };
-        let entries = generate(&dataset, &tokenizer);
+        let entries = generate(&dataset, &tokenizer, Overhead::default());
         let mut markers: Vec<&str> = entries.iter().filter_map(|e| e.prompt.split(' ').next()).collect();
         markers.sort();
         markers.dedup();
         assert_eq!(markers.len(), 50);
         assert!(entries.iter().all(|e| e.input_tokens == 64), "the marker counts in the exact ISL");
-        let other_seed = generate(&SyntheticDataset { random_seed: 8, ..dataset.clone() }, &tokenizer);
+        let other_seed =
+            generate(&SyntheticDataset { random_seed: 8, ..dataset.clone() }, &tokenizer, Overhead::default());
         assert_ne!(entries[0].prompt.split(' ').next(), other_seed[0].prompt.split(' ').next());
 
         // In conversations the first turn alone opens with one, as AIPerf marks them.
         let conversation = ConversationShape { turns: Dist::fixed(3.0), turn_delay_s: Dist::fixed(0.0) };
         let options = SyntheticOptions { cache_bust: true, conversation: Some(conversation), ..Default::default() };
         let sessions = SyntheticDataset { entries: 4, isl: fixed(30.0), ..with(options) };
-        for entry in generate(&sessions, &tokenizer) {
+        for entry in generate(&sessions, &tokenizer, Overhead::default()) {
             let first = entry.turn.is_some_and(|turn| turn.index == 0);
             assert_eq!(entry.prompt.starts_with('['), first, "{}", entry.prompt);
             assert_eq!(entry.input_tokens, 30);
         }
+    }
+
+    #[test]
+    fn a_chat_templates_overhead_shortens_first_turns_more_than_later_ones() {
+        let tokenizer = Tokenizer::shared_builtin();
+        let conversation = ConversationShape { turns: Dist::fixed(3.0), turn_delay_s: Dist::fixed(0.0) };
+        let options = SyntheticOptions { conversation: Some(conversation), ..Default::default() };
+        let sessions = SyntheticDataset { entries: 2, isl: fixed(30.0), ..with(options) };
+        let overhead = Overhead { first_turn: 12, later_turn: 5 };
+        let entries = generate(&sessions, &tokenizer, overhead);
+        assert_eq!(entries.len(), 6);
+        for entry in &entries {
+            let first = entry.turn.is_some_and(|turn| turn.index == 0);
+            assert_eq!(entry.input_tokens, if first { 18 } else { 25 });
+            assert_eq!(tokenizer.count(&entry.prompt) as u64, entry.input_tokens);
+        }
+        let tiny = SyntheticDataset { entries: 3, isl: fixed(4.0), ..with(SyntheticOptions::default()) };
+        assert!(
+            generate(&tiny, &tokenizer, overhead).iter().all(|entry| entry.input_tokens == 1),
+            "one token at least"
+        );
     }
 }

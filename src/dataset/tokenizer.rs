@@ -41,6 +41,8 @@ pub struct Tokenizer {
     /// The text of the token AIPerf starts each hash-id block of a trace's prompt with (its
     /// BOS, else its EOS), if the tokenizer has one that counts as a single token.
     block_separator: Option<String>,
+    /// The `tokenizer.json` it was loaded from (None: builtin, or a tiktoken encoding).
+    file: Option<PathBuf>,
 }
 
 enum Kind {
@@ -90,6 +92,7 @@ impl Tokenizer {
             kind: Kind::Encoding { encoding, specials },
             ascii_words: WordCounts::new(),
             pipeline_words: WordCounts::new(),
+            file: None,
         })
     }
 
@@ -109,6 +112,7 @@ impl Tokenizer {
             ascii_words: WordCounts::new(),
             pipeline_words: WordCounts::new(),
             block_separator: Some(END_OF_TEXT.to_string()),
+            file: None,
         }
     }
 
@@ -143,6 +147,7 @@ impl Tokenizer {
             kind: Kind::File(inner),
             ascii_words: WordCounts::new(),
             pipeline_words: WordCounts::new(),
+            file: Some(file),
         })
     }
 
@@ -153,6 +158,21 @@ impl Tokenizer {
 
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// The `tokenizer.json` it was loaded from, if it was.
+    pub fn file(&self) -> Option<&Path> {
+        self.file.as_deref()
+    }
+
+    /// The special tokens the tokenizer's own post-processor puts around every prompt (a BOS:
+    /// 1 for Llama, 0 for GPT-2), as vLLM's `num_special_tokens_to_add` counts them.
+    pub fn prompt_special_tokens(&self) -> usize {
+        use tokenizers::PostProcessor;
+        match &self.kind {
+            Kind::File(pipeline) => pipeline.get_post_processor().map_or(0, |post| post.added_tokens(false)),
+            Kind::Builtin { .. } | Kind::Encoding { .. } => 0,
+        }
     }
 
     /// The token text a trace's hash-id blocks each begin with, as AIPerf begins them: the

@@ -1,5 +1,6 @@
 //! Tokenizers named by Hugging Face model id (`tokenizer: "gpt2"`): found in aiperf's cache or
-//! an existing HF hub cache, else downloaded once from the hub into aiperf's cache.
+//! an existing HF hub cache, else downloaded once from the hub into aiperf's cache, with the
+//! `tokenizer_config.json` and `chat_template.jinja` beside it where the hub has them.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -20,6 +21,9 @@ const MAX_REDIRECTS: usize = 5;
 /// Longest a download may take, connection included.
 const DOWNLOAD_TIMEOUT: Duration = Duration::from_secs(120);
 const TOKENIZER_FILE: &str = "tokenizer.json";
+/// The files beside a tokenizer.json that say more of it (its special tokens, its chat template),
+/// fetched with it where the hub has them.
+const COMPANION_FILES: [&str; 2] = ["tokenizer_config.json", "chat_template.jinja"];
 
 /// What a `tokenizer:` value means: "builtin", a tiktoken encoding (`o200k_base`), an existing
 /// file or folder, a hub model id (`gpt2`, `org/name`), or else a path (whose absence the loader
@@ -98,10 +102,10 @@ impl HubSettings {
         }
     }
 
-    fn download_url(&self, model_id: &str, revision: Option<&str>) -> String {
+    fn download_url(&self, model_id: &str, revision: Option<&str>, file: &str) -> String {
         // The hub takes a revision with `/` escaped, as one path segment.
         let revision = revision.map_or_else(|| "main".to_string(), |revision| revision.replace('/', "%2F"));
-        format!("{}/{model_id}/resolve/{revision}/{TOKENIZER_FILE}", self.endpoint.trim_end_matches('/'))
+        format!("{}/{model_id}/resolve/{revision}/{file}", self.endpoint.trim_end_matches('/'))
     }
 }
 
@@ -120,12 +124,13 @@ pub fn resolve(model_id: &str, revision: Option<&str>, settings: &HubSettings) -
     if let Some(found) = settings.hf_hub_cache.as_deref().and_then(snapshot) {
         return Ok(found);
     }
-    let url = settings.download_url(model_id, revision);
+    let url = settings.download_url(model_id, revision, TOKENIZER_FILE);
     let fetched = if settings.offline {
         Err(anyhow!("HF_HUB_OFFLINE is set, so nothing is downloaded"))
     } else {
         tracing::info!("downloading tokenizer \"{model_id}\" from {url}");
         download_into_cache(&url, settings.token.as_deref(), &cached)
+            .inspect(|()| download_companions(model_id, revision, settings, &cached))
     };
     fetched.map_err(|cause| {
         let at = revision.map_or_else(String::new, |revision| format!(" at revision `{revision}`"));
@@ -193,6 +198,31 @@ fn download_into_cache(url: &str, token: Option<&str>, destination: &Path) -> Re
         let _ = std::fs::remove_file(&partial);
         Err(error).with_context(|| format!("cannot move the download to {}", destination.display()))
     })
+}
+
+/// The companion files of `model_id`'s tokenizer, each into the folder of `tokenizer_file` where
+/// the hub has it (most models have a `tokenizer_config.json`; few a `chat_template.jinja`); one
+/// that cannot be had is left out.
+fn download_companions(model_id: &str, revision: Option<&str>, settings: &HubSettings, tokenizer_file: &Path) {
+    let Ok(runtime) = tokio::runtime::Builder::new_current_thread().enable_all().build() else { return };
+    for file in COMPANION_FILES {
+        let url = settings.download_url(model_id, revision, file);
+        // The timer is made inside the runtime, which it needs.
+        let fetched = runtime
+            .block_on(async { tokio::time::timeout(DOWNLOAD_TIMEOUT, download(&url, settings.token.as_deref())).await })
+            .map_err(|_| anyhow!("no complete answer within {DOWNLOAD_TIMEOUT:?}"))
+            .and_then(|fetched| fetched);
+        let written = fetched.and_then(|body| {
+            let partial = tokenizer_file.with_file_name(format!(".{file}.{}.partial", std::process::id()));
+            let destination = tokenizer_file.with_file_name(file);
+            std::fs::write(&partial, &body)
+                .and_then(|()| std::fs::rename(&partial, &destination))
+                .with_context(|| format!("cannot write {}", destination.display()))
+        });
+        if let Err(why) = written {
+            tracing::debug!("{url}: not fetched ({why:#})");
+        }
+    }
 }
 
 /// GET `url`, following redirects; the token goes only to the hub's own host.
@@ -407,6 +437,36 @@ mod tests {
         assert!(heads.recv().unwrap().starts_with("GET /cdn/tokenizer.json"));
         // No partial file is left beside it.
         assert_eq!(std::fs::read_dir(path.parent().unwrap()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn a_download_brings_the_companion_files_the_hub_has() {
+        let config = br#"{"chat_template": "{{ messages }}"}"#;
+        let (base, heads) = tiny_server(vec![
+            http_response("200 OK", "", &std::fs::read(FIXTURE).unwrap()),
+            http_response("200 OK", "", config),
+            http_response("404 Not Found", "", b""),
+        ]);
+        let dir = tempfile::tempdir().unwrap();
+        let settings = settings(dir.path(), &base);
+        let path = resolve("org/model", Some("v2"), &settings).unwrap();
+        assert_eq!(std::fs::read(path.with_file_name("tokenizer_config.json")).unwrap(), config);
+        let mut files: Vec<String> = std::fs::read_dir(path.parent().unwrap())
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        files.sort();
+        assert_eq!(files, ["tokenizer.json", "tokenizer_config.json"], "the missing one left out, nothing partial");
+        let asked: Vec<String> =
+            heads.try_iter().map(|head| head.lines().next().unwrap_or_default().to_string()).collect();
+        assert_eq!(
+            asked,
+            [
+                "GET /org/model/resolve/v2/tokenizer.json HTTP/1.1",
+                "GET /org/model/resolve/v2/tokenizer_config.json HTTP/1.1",
+                "GET /org/model/resolve/v2/chat_template.jinja HTTP/1.1",
+            ]
+        );
     }
 
     #[test]

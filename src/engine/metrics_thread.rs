@@ -7,6 +7,7 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 
 use crate::clock::RunClock;
+use crate::dataset::chat_template::ChatTemplate;
 use crate::dataset::tokenizer::Tokenizer;
 use crate::export::{
     self, jsonl::RecordsJsonlWriter, outputs_json::OutputsJsonWriter, raw_jsonl::RawJsonlWriter,
@@ -27,10 +28,12 @@ pub(crate) fn metrics_context(
     clock: RunClock,
     images_per_entry: Vec<u32>,
     theoretical_prefix_blocks: Arc<[(u32, u32)]>,
+    chat_template: Option<Arc<ChatTemplate>>,
 ) -> MetricsContext {
     MetricsContext {
         streaming: endpoint.streaming,
         tokenizer,
+        chat_template,
         clock,
         produces_tokens: endpoint.kind.produces_tokens(),
         use_server_token_count: plan.use_server_token_count,

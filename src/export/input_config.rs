@@ -52,7 +52,7 @@ pub fn benchmark_of_plan(plan: &Plan) -> Value {
         "phases": plan.phases.iter().map(phase).collect::<Vec<_>>(),
         "artifacts": artifacts(plan),
         "slos": plan.slos,
-        "tokenizer": tokenizer(&plan.tokenizer),
+        "tokenizer": tokenizer(&plan.tokenizer, plan.apply_chat_template),
         "gpu_telemetry": {"enabled": plan.gpu_telemetry.enabled, "urls": plan.gpu_telemetry.dcgm_urls},
         "server_metrics": {"enabled": plan.server_metrics.enabled, "urls": plan.server_metrics.urls, "formats": formats},
         "network_latency": network_latency(&plan.network_latency),
@@ -344,11 +344,14 @@ fn phase(phase: &Phase) -> Value {
     Value::Object(out)
 }
 
-/// `{"name"}`, and the hub `revision` when one is pinned.
-fn tokenizer(spec: &crate::plan::TokenizerSpec) -> Value {
+/// `{"name"}`, the hub `revision` when one is pinned, `apply_chat_template` when set.
+fn tokenizer(spec: &crate::plan::TokenizerSpec, apply_chat_template: bool) -> Value {
     let mut out = json!({"name": spec.name()});
     if let Some(revision) = spec.revision() {
         out["revision"] = json!(revision);
+    }
+    if apply_chat_template {
+        out["apply_chat_template"] = json!(true);
     }
     out
 }

@@ -36,6 +36,7 @@ pub fn sample_result() -> RunResult {
         thresholds: Vec::new(),
         abort_on_fail: false,
         use_server_token_count: false,
+        apply_chat_template: false,
         preflight: Default::default(),
         allow_all_failed: false,
         network_latency: Default::default(),

@@ -26,9 +26,11 @@ pub struct SessionHook {
     /// The run's endpoint at the url it is reached at (the built-in server's, for "mock").
     pub endpoint: Endpoint,
     pub request_timeout: Duration,
-    /// The client's switches for every endpoint: trace details, raw exchanges.
+    /// The client's switches for every endpoint: trace details, raw exchanges, sent bodies.
     pub http_trace: bool,
     pub raw: bool,
+    /// Each request's body kept on its record (for counting it through a chat template).
+    pub sent_bodies: bool,
     /// The run serves its endpoint itself (the url "mock").
     pub serving_itself: bool,
 }

@@ -51,6 +51,9 @@ pub struct MetricsContext {
     pub produces_tokens: bool,
     /// Token counts come from each response's `usage`; the tokenizer counts only what it lacks.
     pub use_server_token_count: bool,
+    /// The tokenizer's chat template, when a chat request's input tokens are counted through it
+    /// (from the body each record keeps for it); the record's own count stands otherwise.
+    pub chat_template: Option<Arc<crate::dataset::chat_template::ChatTemplate>>,
     /// Inter-token latency leaves out the first chunk's token count as the server's per-chunk
     /// usage gives it (`per_chunk_usage`), not one token.
     pub per_chunk_usage: bool,

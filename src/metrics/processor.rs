@@ -141,8 +141,15 @@ impl RecordProcessor {
     /// Successful records feed the success metrics; failed ones (a request the phase's
     /// cancellation ended among them) the error metrics, the error count and the error summary;
     /// cut-off ones only their sinks' line and what was in flight. Warm-up records feed the warm-up's metrics only, and go only to the sinks that
-    /// take them (`RecordSink::takes_warmup`).
-    pub fn process(&mut self, record: RequestRecord) -> Result<()> {
+    /// take them (`RecordSink::takes_warmup`). A chat request's input tokens are first counted
+    /// again through the chat template, when the run counts with one (its body kept for that).
+    pub fn process(&mut self, mut record: RequestRecord) -> Result<()> {
+        if let Some(body) = record.sent_body.take()
+            && let Some(template) = &self.ctx.chat_template
+            && let Some(tokens) = template.count_request(&self.ctx.tokenizer, &body)
+        {
+            record.input_tokens = tokens;
+        }
         let warmup = record.origin.phase_kind == PhaseKind::Warmup;
         let (metrics, good_mark) = self.record_metrics(&record);
         let span = self.epoch_span(&record);

@@ -13,6 +13,7 @@ pub fn context(streaming: bool) -> MetricsContext {
         clock: RunClock::start(),
         produces_tokens: true,
         use_server_token_count: false,
+        chat_template: None,
         per_chunk_usage: false,
         images_per_entry: Vec::new(),
         theoretical_prefix_blocks: std::sync::Arc::from([]),

@@ -100,6 +100,10 @@ pub struct Plan {
     /// ISL and OSL come from each response's `usage` instead of the client's tokenizer.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub use_server_token_count: bool,
+    /// A chat request's input tokens are counted through the tokenizer's chat template, and
+    /// synthetic prompts shortened by what the template adds (AIPerf's `--apply-chat-template`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub apply_chat_template: bool,
     /// The check, before the first phase, that something answers at the endpoint's url.
     #[serde(default, skip_serializing_if = "Preflight::is_default")]
     pub preflight: Preflight,
@@ -171,6 +175,7 @@ impl Plan {
             thresholds: Vec::new(),
             abort_on_fail: false,
             use_server_token_count: false,
+            apply_chat_template: false,
             preflight: Preflight::default(),
             allow_all_failed: false,
             network_latency: NetworkLatency::Off,

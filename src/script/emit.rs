@@ -108,6 +108,9 @@ pub(super) fn run_map(plan: &Plan, named: bool, repeat: &str, api_key: ApiKey, d
     if let Some(revision) = plan.tokenizer.revision() {
         keys.push(format!("tokenizer_revision: {}", string(revision)));
     }
+    if plan.apply_chat_template {
+        keys.push("apply_chat_template: true".to_string());
+    }
     keys.push(format!("request_timeout: {}", float(plan.request_timeout_s)));
     let level = match plan.export.level {
         ExportLevel::Summary => "summary",

@@ -149,8 +149,10 @@ fn recomputed_metrics(
     let clock = RunClock::anchored_at(anchor_ns);
     let images = segments[0].info.images_per_entry.clone();
     let prefix_blocks = segments[0].info.theoretical_prefix_blocks.as_slice().into();
+    // Each segment counted its chat requests through the template already (its records keep
+    // those counts, not the bodies).
     let context =
-        crate::engine::metrics_context(&measured, &measured.endpoint, tokenizer, clock, images, prefix_blocks);
+        crate::engine::metrics_context(&measured, &measured.endpoint, tokenizer, clock, images, prefix_blocks, None);
     let mut processor = crate::engine::record_processor(&measured, context, out, &profiling_start_ns, accuracy)?;
     for segment in segments {
         let worker_id = format!("segment_{}", segment.info.segment.index);

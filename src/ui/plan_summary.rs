@@ -387,6 +387,7 @@ mod tests {
             thresholds: Vec::new(),
             abort_on_fail: false,
             use_server_token_count: false,
+            apply_chat_template: false,
             preflight: Default::default(),
             allow_all_failed: false,
             network_latency: Default::default(),

@@ -38,6 +38,13 @@ pub fn render(result: &RunResult) -> String {
              Count with the model's own: tokenizer: \"<model id>\", or take the server's counts: \
              use_server_token_count: true."
         );
+        if result.plan.apply_chat_template {
+            let _ = writeln!(
+                out,
+                "  The client counts the chat template's tokens too (apply_chat_template): a server that counts only \
+                 the messages' text (aiperf mock does) differs by them."
+            );
+        }
     }
     if result.metric(registry::TOTAL_USAGE_PROMPT_TOKENS.tag).is_some()
         && result.metric(registry::TOTAL_USAGE_PROMPT_CACHE_READ_TOKENS.tag).is_none()

@@ -47,6 +47,7 @@ impl EndpointClients {
             .map_err(|e| format!("endpoint {}: {e:#}", endpoint.url))?
             .keep_trace_details(hook.http_trace)
             .keep_raw(hook.raw)
+            .keep_sent_body(hook.sent_bodies)
             .serving_itself(hook.serving_itself);
         let client = Arc::new(client);
         made.push((endpoint, client.clone()));

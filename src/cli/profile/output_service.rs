@@ -140,10 +140,11 @@ pub const TOKENIZER: Group = Group {
             "The hub revision (branch, tag or commit) the tokenizer is taken at [default: main]",
         ),
         note(&["--tokenizer-trust-remote-code"], Arity::Switch, "tokenizer.json files run no code"),
-        note(
+        set(
             &["--apply-chat-template"],
-            Arity::Switch,
-            "prompts are counted as sent; the server applies its chat template",
+            "benchmark.tokenizer.apply_chat_template",
+            Kind::Bool,
+            "Count chat requests' input tokens through the tokenizer's chat template, and shorten synthetic prompts by what it adds [default: False]",
         ),
     ],
 };

@@ -236,6 +236,12 @@ pub fn uses_server_token_count(benchmark: &Value) -> Result<bool, ConfigError> {
     Ok(opt_bool(&endpoint, "use_server_token_count", "endpoint.use_server_token_count")?.unwrap_or(false))
 }
 
+/// `tokenizer.apply_chat_template`: count chat requests through the tokenizer's chat template.
+pub fn applies_chat_template(benchmark: &Value) -> Result<bool, ConfigError> {
+    let tokenizer = benchmark.get("tokenizer").cloned().unwrap_or(Value::Null);
+    Ok(opt_bool(&tokenizer, "apply_chat_template", "tokenizer.apply_chat_template")?.unwrap_or(false))
+}
+
 /// `tokenizer.name` (a hub id, a path, a tiktoken encoding, or `builtin`: AIPerf's, o200k_base);
 /// without one, the model's, as AIPerf defaults to it (`TokenizerSpec::default_for`); at
 /// `tokenizer.revision` on the hub when given.
