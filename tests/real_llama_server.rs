@@ -1,9 +1,10 @@
 //! End to end against a real llama.cpp `llama-server` (tiny model, CPU): streaming and
 //! non-streaming chat and completions, queueing beyond the slot count, `ignore_eos`, token
 //! counts that agree with the server's (client tokenizer from a file or a folder, or the
-//! server's own counts), embeddings, a template endpoint for the native `/completion` API, its
-//! `llamacpp:*` metrics, API keys, a server that dies mid-run, and a scripted session whose
-//! history the server reads turn after turn.
+//! server's own counts; a conversation's every turn through the server's chat template),
+//! embeddings, a template endpoint for the native `/completion` API, its `llamacpp:*` metrics,
+//! API keys, a server that dies mid-run, and a scripted session whose history the server reads
+//! turn after turn.
 //! `scripts/real-servers.sh` builds llama-server; `.ci/run` calls it first.
 
 mod common;
@@ -407,6 +408,43 @@ print(`ERRORS=${{r.error_count}}`);
                 pair[1].0,
                 pair[0].0
             );
+        }
+    }
+}
+
+#[test]
+fn with_the_servers_chat_template_the_isl_is_what_the_server_prefilled() {
+    let server = LlamaServer::start(&[]);
+    // The template the server applies (its /props), beside the same vocabulary's tokenizer.json.
+    let props: serde_json::Value = serde_json::from_str(&server.get("/props").expect("/props")).expect("JSON");
+    let template = props["chat_template"].as_str().expect("the server's chat template");
+    let folder = tempfile::tempdir().expect("temp dir");
+    std::fs::copy(fixture("trained-bytelevel-bpe-8k.tokenizer.json"), folder.path().join("tokenizer.json"))
+        .expect("copy the tokenizer");
+    let config = serde_json::json!({ "chat_template": template });
+    std::fs::write(folder.path().join("tokenizer_config.json"), config.to_string()).expect("write its config");
+
+    let run_keys = |apply: bool| format!(r#"tokenizer: "{}", apply_chat_template: {apply}"#, folder.path().display());
+    let endpoint = format!(r#"url: "{}", model: "tiny", kind: "chat", extra: llamacpp::extra()"#, server.url());
+    let phases = "concurrency(#{ users: 2, requests: 9 })";
+    let conversations = |source: String| source.replace("entries: 20 }", "entries: 3, turns: 3 }");
+    for apply in [true, false] {
+        let name = if apply { "templated" } else { "bare" };
+        let run = run_scenario(name, &conversations(scenario_with(name, &endpoint, &run_keys(apply), phases)));
+        assert_eq!(run.code(), Some(0), "stderr: {}", run.stderr());
+        let records = run.records(name);
+        assert_eq!(records.len(), 9);
+        assert!(records.iter().any(|record| record["metadata"]["turn_index"] == 2), "conversations of three turns");
+        for record in &records {
+            let (isl, prefilled) =
+                (record_value(record, "input_sequence_length"), record_value(record, "usage_prompt_tokens"));
+            let (isl, prefilled) = (isl.expect("an ISL"), prefilled.expect("the server's count"));
+            if apply {
+                // Every turn, its history included: the client's count is the server's.
+                assert_eq!(isl, prefilled, "{record}");
+            } else {
+                assert!(isl < prefilled, "bare text leaves the template's tokens out: {record}");
+            }
         }
     }
 }

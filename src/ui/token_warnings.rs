@@ -38,7 +38,10 @@ pub fn render(result: &RunResult) -> String {
              Count with the model's own: tokenizer: \"<model id>\", or take the server's counts: \
              use_server_token_count: true."
         );
-        if result.plan.apply_chat_template {
+        let prompts_differ = result
+            .metric(registry::USAGE_PROMPT_TOKENS_DIFF_PCT.tag)
+            .is_some_and(|metric| metric.stats.max.unwrap_or(metric.stats.avg) > USAGE_DISCREPANCY_THRESHOLD_PCT);
+        if result.plan.apply_chat_template && prompts_differ {
             let _ = writeln!(
                 out,
                 "  The client counts the chat template's tokens too (apply_chat_template): a server that counts only \
@@ -94,6 +97,15 @@ mod tests {
         result.metrics.push(registry::USAGE_DISCREPANCY_COUNT.result(Stats::scalar(2.0)));
         let text = render(&result);
         assert!(text.contains("for 2 of") && text.contains("use_server_token_count: true"), "{text}");
+        assert!(!text.contains("chat template"), "{text}");
+
+        // With a chat template, a prompt count that differs may be the template's tokens.
+        result.plan.apply_chat_template = true;
+        result.metrics.push(registry::USAGE_PROMPT_TOKENS_DIFF_PCT.result(Stats::scalar(0.0)));
+        assert!(!render(&result).contains("chat template"), "only the output counts differ");
+        result.metrics.pop();
+        result.metrics.push(registry::USAGE_PROMPT_TOKENS_DIFF_PCT.result(Stats::scalar(25.0)));
+        assert!(render(&result).contains("counts the chat template's tokens too"));
     }
 
     #[test]
