@@ -2,7 +2,8 @@
 //! requests an iteration): `--search-recipe max-concurrency-under-sla` finds the boundary the
 //! mock's capacity model predicts in fewer runs than AIPerf's 10, `search_history.json` reads
 //! back with AIPerf's keys, each iteration is a run of its own, an interrupted search resumes
-//! from its checkpoint, and the grid style bisects past AIPerf's log grid to the boundary.
+//! from its checkpoint, the grid style bisects past AIPerf's log grid to the boundary, and with
+//! trials a percentile objective is the mean of theirs or pooled over their requests.
 
 mod common;
 
@@ -224,4 +225,68 @@ fn a_multi_tier_search_finds_each_tiers_boundary_on_the_mock() {
         serde_json::json!([{"strict": "fast", "lenient": "tier_2"}])
     );
     assert!(runs < 20, "{runs} runs for two tiers: no fewer than two monotonic searches (10 runs each)");
+}
+
+/// numpy's linear-interpolation percentile of `values`.
+fn numpy_percentile(values: &mut [f64], pct: f64) -> f64 {
+    values.sort_by(f64::total_cmp);
+    let rank = pct / 100.0 * (values.len() - 1) as f64;
+    let (lower, upper) = (rank.floor() as usize, rank.ceil() as usize);
+    values[lower] + (values[upper] - values[lower]) * (rank - lower as f64)
+}
+
+#[test]
+fn with_trials_a_percentile_objective_is_the_trials_mean_or_their_requests_pooled() {
+    let _one = one_at_a_time();
+    let dir = tempfile::tempdir().expect("dir");
+    let search = |pooling: &str| {
+        let out = dir.path().join(pooling);
+        let command = format!(
+            "--url mock --model mock-model --streaming --synthetic-input-tokens-mean 16 --output-tokens-mean 4 \
+             --request-count 12 --search-planner grid --search-space phases.profiling.concurrency:1,2:int \
+             --search-metric time_to_first_token --search-stat p90 --search-direction minimize \
+             --num-profile-runs 2 --search-percentile-pooling {pooling} --artifact-dir {}",
+            out.display()
+        );
+        let output = aiperf_command(dir.path()).arg("profile").args(command.split_whitespace()).output().expect("run");
+        assert_ok(&output);
+        (out.clone(), read_json(&out.join("search_history.json")))
+    };
+    for pooling in ["pooled", "mean"] {
+        let (out, history) = search(pooling);
+        let iterations = history["iterations"].as_array().expect("iterations");
+        assert_eq!(iterations.len(), 2);
+        for (index, iteration) in iterations.iter().enumerate() {
+            let objective = iteration["objective_values"][0].as_f64().expect("an objective");
+            let trials = out.join(format!("search_iter_{index:04}/profile_runs"));
+            let (mut pooled, mut p90s) = (Vec::new(), Vec::new());
+            for trial in ["run_0001", "run_0002"] {
+                let records =
+                    std::fs::read_to_string(trials.join(trial).join("profile_export.jsonl")).expect("records");
+                let mut ttfts: Vec<f64> = records
+                    .lines()
+                    .map(|line| serde_json::from_str::<Value>(line).expect("a JSON line"))
+                    .filter(common::profiled)
+                    .map(|line| line["metrics"]["time_to_first_token"]["value"].as_f64().expect("a TTFT"))
+                    .collect();
+                assert_eq!(ttfts.len(), 12);
+                pooled.extend(&ttfts);
+                p90s.push(numpy_percentile(&mut ttfts, 90.0));
+            }
+            let expected = match pooling {
+                "pooled" => numpy_percentile(&mut pooled, 90.0),
+                _ => p90s.iter().sum::<f64>() / 2.0,
+            };
+            assert!((objective - expected).abs() < 1e-4, "{pooling} #{index}: {objective} against {expected}");
+        }
+    }
+    // Pooling an average is refused, as AIPerf refuses it.
+    let output = aiperf_command(dir.path())
+        .args(["profile", "--url", "mock", "--model", "m", "--search-space", "phases.profiling.concurrency:1,2:int"])
+        .args(["--search-metric", "request_throughput", "--search-stat", "avg", "--search-direction", "maximize"])
+        .args(["--search-planner", "grid", "--search-percentile-pooling", "pooled"])
+        .output()
+        .expect("run");
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output.stderr));
+    assert!(text(&output.stderr).contains("pools a percentile"), "{}", text(&output.stderr));
 }

@@ -18,7 +18,6 @@ const NOTED_KEYS: &[&str] = &[
     "optuna_sampler",
     "optuna_acquisition",
     "optuna_terminator",
-    "objective_pooling",
     "monotonic_stability_trials",
     "sla_replicates",
     "sla_precision",
@@ -49,6 +48,12 @@ pub fn search_of(document: &Value) -> Result<Option<SearchJob>, ConfigError> {
     let mut notes = Vec::new();
     let (config, recipe) = match recipe_name.filter(|_| !sweep.contains_key("search_space")) {
         Some(name) => {
+            if sweep.get("objective_pooling").and_then(Value::as_str) == Some("pooled") {
+                return Err(error(format!(
+                    "the recipe `{name}` defines its own objective; objective_pooling (--search-percentile-pooling) \
+                     cannot be set with it, as AIPerf refuses it too"
+                )));
+            }
             let settings_value = sweep.get("recipe_settings").cloned().unwrap_or(Value::Object(Map::new()));
             let settings: RecipeSettings =
                 serde_json::from_value(settings_value).map_err(|e| error(format!("recipe settings: {e}")))?;
@@ -112,5 +117,23 @@ mod tests {
         assert_eq!(job.recipe.as_ref().map(|r| r.0.as_str()), Some("max-concurrency-under-sla"));
         let missing = json!({"sweep": {"type": "adaptive_search", "recipe_name": "max-throughput-ttft-sla"}});
         assert!(search_of(&missing).unwrap_err().message.contains("--ttft-sla-ms"));
+    }
+
+    #[test]
+    fn objective_pooling_is_read_checked_against_the_stat_and_refused_with_a_recipe() {
+        let search = |stat: &str| {
+            json!({"sweep": {
+                "type": "adaptive_search",
+                "planner": "grid",
+                "search_space": [{"path": "phases.profiling.concurrency", "lo": 1, "hi": 4, "kind": "int"}],
+                "objectives": [{"metric": "time_to_first_token", "stat": stat, "direction": "minimize"}],
+                "objective_pooling": "pooled",
+            }})
+        };
+        assert!(search_of(&search("p99")).unwrap().unwrap().config.pools_objectives());
+        assert!(search_of(&search("avg")).unwrap_err().message.contains("pools a percentile"));
+        let recipe = json!({"sweep": {"type": "adaptive_search", "recipe_name": "max-concurrency-under-sla",
+            "recipe_settings": {"ttft_sla_ms": 200}, "objective_pooling": "pooled"}});
+        assert!(search_of(&recipe).unwrap_err().message.contains("defines its own objective"));
     }
 }

@@ -17,6 +17,7 @@ use super::trial_runner::{TrialLayout, run_trials};
 use super::trials::{RUN_EXTRA_KEYS, Repetition, cool_down, name_unnamed_run};
 use crate::plan::RunCoordinates;
 use crate::plan::run_coordinates::{artifact_dir_of, new_sweep_id};
+use crate::search::pooled::IterationTrials;
 use crate::search::recipes::{self, RecipeSettings};
 use crate::search::{Measured, Probe, SearchConfig, Stopped, run_search};
 
@@ -102,7 +103,9 @@ fn search(
             cool_down(host, pause_s)?;
         }
         let run = iteration.run(probe)?;
-        let measured = Measured { metrics: Box::new(run.0.clone()), artifact_dir: run.0.artifact_dir.clone() };
+        let trials = run.1.as_ref().map(|set| set.trials.clone()).unwrap_or_default();
+        let metrics = IterationTrials { summary: run.0.clone(), trials };
+        let measured = Measured { metrics: Box::new(metrics), artifact_dir: run.0.artifact_dir.clone() };
         results.push((probe.iteration_idx, run));
         Ok(measured)
     });

@@ -50,6 +50,27 @@ pub struct SearchConfig {
     /// AIPerf's multi-tier SLOs (`--search-sla-tier`): a boundary per tier, found together.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sla_tiers: Vec<SlaTier>,
+    /// How an iteration of several trials gives a percentile objective (AIPerf's
+    /// `--search-percentile-pooling`).
+    #[serde(default, skip_serializing_if = "ObjectivePooling::is_mean")]
+    pub objective_pooling: ObjectivePooling,
+}
+
+/// How an iteration of several trials gives a percentile objective.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ObjectivePooling {
+    /// The mean of each trial's percentile.
+    #[default]
+    Mean,
+    /// The percentile of every trial's requests together.
+    Pooled,
+}
+
+impl ObjectivePooling {
+    pub fn is_mean(&self) -> bool {
+        *self == ObjectivePooling::Mean
+    }
 }
 
 /// One tier of a multi-tier search: a label and the SLAs that define it (besides `sla_filters`).
@@ -76,6 +97,12 @@ impl SlaTier {
         let filters = filters.split(',').map(SlaFilter::parse).collect::<Result<Vec<_>, _>>()?;
         Ok(SlaTier { label, filters })
     }
+}
+
+/// The percentile (0 to 100) a stat name (`p95`) stands for; None for any other stat.
+pub fn percentile_of(stat: &str) -> Option<f64> {
+    let pct: f64 = stat.strip_prefix('p')?.parse().ok()?;
+    (pct > 0.0 && pct < 100.0).then_some(pct)
 }
 
 fn default_max_iterations() -> usize {
@@ -258,6 +285,15 @@ impl SearchConfig {
         if self.max_iterations == 0 {
             return Err("max_iterations must be at least 1".into());
         }
+        if let Some(objective) = self.objectives.iter().find(|objective| percentile_of(&objective.stat).is_none())
+            && self.objective_pooling == ObjectivePooling::Pooled
+        {
+            return Err(format!(
+                "objective_pooling pooled (--search-percentile-pooling) pools a percentile, but the objective `{}` takes \
+                 its `{}`: give a percentile stat (p50, p90, p95, p99, --search-stat) or drop the pooling",
+                objective.metric, objective.stat
+            ));
+        }
         if !self.sla_tiers.is_empty() {
             if !SLA_TIERS.contains(&self.sla_tiers.len()) {
                 return Err(format!("sla_tiers (--search-sla-tier): give 2 to 10 tiers, got {}", self.sla_tiers.len()));
@@ -297,6 +333,11 @@ impl SearchConfig {
             PlannerKind::Grid => {}
         }
         Ok(())
+    }
+
+    /// Whether the objectives are each trial's percentiles pooled.
+    pub fn pools_objectives(&self) -> bool {
+        self.objective_pooling == ObjectivePooling::Pooled
     }
 
     /// A point's values by dimension path.

@@ -10,6 +10,12 @@ use super::config::SearchConfig;
 pub trait MetricSource {
     /// The statistic `stat` (`avg`, `p95`, …) of the metric `tag`, when the run has it.
     fn stat(&self, tag: &str, stat: &str) -> Option<f64>;
+
+    /// The percentile `pct` of `tag` over the requests of several trials together, when the
+    /// source has them (`pooled.rs`); None otherwise, and `stat` stands.
+    fn pooled_percentile(&self, _tag: &str, _pct: f64) -> Option<f64> {
+        None
+    }
 }
 
 impl MetricSource for crate::result::RunResult {
@@ -21,6 +27,10 @@ impl MetricSource for crate::result::RunResult {
 impl<T: MetricSource + ?Sized> MetricSource for std::sync::Arc<T> {
     fn stat(&self, tag: &str, stat: &str) -> Option<f64> {
         self.as_ref().stat(tag, stat)
+    }
+
+    fn pooled_percentile(&self, tag: &str, pct: f64) -> Option<f64> {
+        self.as_ref().pooled_percentile(tag, pct)
     }
 }
 
@@ -75,8 +85,15 @@ impl Iteration {
         probe: ProbeKind,
         source: &dyn MetricSource,
     ) -> Self {
-        let objectives: Option<Vec<f64>> =
-            config.objectives.iter().map(|o| source.stat(&o.metric, &o.stat).filter(|v| v.is_finite())).collect();
+        let pooled = |objective: &super::config::Objective| {
+            let pct = super::config::percentile_of(&objective.stat).filter(|_| config.pools_objectives())?;
+            source.pooled_percentile(&objective.metric, pct)
+        };
+        let objectives: Option<Vec<f64>> = config
+            .objectives
+            .iter()
+            .map(|o| pooled(o).or_else(|| source.stat(&o.metric, &o.stat)).filter(|v| v.is_finite()))
+            .collect();
         let sla_values: Vec<Option<f64>> =
             config.sla_filters.iter().map(|f| source.stat(&f.metric_tag, &f.stat).filter(|v| v.is_finite())).collect();
         let feasible = config.sla_filters.iter().zip(&sla_values).all(|(f, v)| v.is_some_and(|v| f.passes(v)));

@@ -16,6 +16,7 @@ pub mod monotonic;
 pub mod multi_tier;
 pub mod planner;
 pub mod point_in_plan;
+pub mod pooled;
 pub mod recipes;
 pub mod smooth_isotonic;
 #[cfg(test)]

@@ -117,6 +117,7 @@ fn base(
         request_slos: BTreeMap::new(),
         degradation: None,
         sla_tiers: Vec::new(),
+        objective_pooling: Default::default(),
     }
 }
 

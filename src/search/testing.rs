@@ -47,6 +47,7 @@ pub fn config(planner: PlannerKind, lo: i64, hi: i64) -> SearchConfig {
         request_slos: BTreeMap::new(),
         degradation: None,
         sla_tiers: Vec::new(),
+        objective_pooling: Default::default(),
     }
 }
 

@@ -387,10 +387,11 @@ pub const MULTI_RUN: Group = Group {
             Arity::One,
             "the search stops at its most iterations or once expected improvement is spent",
         ),
-        note(
+        apply(
             &["--search-percentile-pooling"],
             Arity::One,
-            "an iteration's percentiles are over its requests (with trials: the mean of each trial's)",
+            search::percentile_pooling,
+            "With trials, a percentile objective is the mean of each trial's (mean) or over every trial's requests (pooled) [default: mean]",
         ),
         note(&["--bo-constraint-mode"], Arity::One, "deprecated in AIPerf and ignored there too"),
         apply(

@@ -121,6 +121,13 @@ pub fn max_iterations(document: &mut FlagDocument, _: &str, values: &[String]) -
     int_key(document, "sweep.recipe_settings.max_iterations", values)
 }
 
+/// `--search-percentile-pooling mean|pooled`.
+pub fn percentile_pooling(document: &mut FlagDocument, _: &str, values: &[String]) -> Result<(), String> {
+    let pooling = Kind::Choice(&[("mean", "mean"), ("pooled", "pooled")]).read(value(values))?;
+    document.set("sweep.objective_pooling", pooling);
+    Ok(())
+}
+
 pub fn initial_points(document: &mut FlagDocument, _: &str, values: &[String]) -> Result<(), String> {
     int_key(document, "sweep.n_initial_points", values)
 }
