@@ -262,7 +262,7 @@ fn video_generation_polls_each_job_fetches_its_video_and_reports_the_server_s_fi
     let run = run_kind(
         "video_proxy",
         &proxy.url,
-        r#"kind: "video_generation", extra: #{ size: "320x180", num_inference_steps: 4 }"#,
+        r#"kind: "video_generation", download_video_content: true, extra: #{ size: "320x180", num_inference_steps: 4 }"#,
         "",
     );
     let submitted = proxy.posts_to("/v1/videos");
@@ -282,6 +282,31 @@ fn video_generation_polls_each_job_fetches_its_video_and_reports_the_server_s_fi
     let summary = run.summary("video_proxy");
     assert!((stat(&summary, "video_inference_time", "avg") - 18.0).abs() < 1e-6, "{}", summary["video_inference_time"]);
     assert!(stat(&summary, "request_latency", "min") >= 18.0, "the record ends once the video is in");
+}
+
+#[test]
+fn a_video_request_ends_when_its_job_completes_unless_the_video_is_to_be_downloaded() {
+    // AIPerf's default: the latency is the generation's; the video is not fetched.
+    let proxy = proxy();
+    let run = run_kind("video_no_download", &proxy.url, r#"kind: "video_generation""#, "");
+    let fetched = |proxy: &MockBehindProxy| {
+        proxy.requests().into_iter().filter(|request| request.path.ends_with("/content")).count()
+    };
+    assert_eq!(fetched(&proxy), 0, "no video is fetched");
+    let summary = run.summary("video_no_download");
+    assert_eq!(stat(&summary, "request_count", "avg"), REQUESTS as f64);
+    assert!(stat(&summary, "request_latency", "min") >= 26.0, "the job's 10 + 8 × 2 ms, polled to its end");
+    assert!(summary["input_config"]["endpoint"].get("download_video_content").is_none());
+
+    // --download-video-content: each finished video is fetched before the request ends.
+    let proxy = self::proxy();
+    let summary = common::profile_summary(&format!(
+        "--model media-model --url {} --endpoint-type video-generation --concurrency 2 --request-count 4 \
+         --download-video-content",
+        proxy.url
+    ));
+    assert_eq!(fetched(&proxy), 4);
+    assert_eq!(summary["input_config"]["endpoint"]["download_video_content"], true);
 }
 
 #[test]

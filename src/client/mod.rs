@@ -100,6 +100,8 @@ pub struct HttpClient {
     raw: bool,
     /// Keep each request's body on its record (for counting it through a chat template).
     sent_body: bool,
+    /// Video generation: fetch each finished video before the record ends.
+    download_videos: bool,
 }
 
 impl HttpClient {
@@ -134,6 +136,7 @@ impl HttpClient {
             trace_details: false,
             raw: false,
             sent_body: false,
+            download_videos: endpoint.request.download_video_content,
         })
     }
 

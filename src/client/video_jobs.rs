@@ -1,6 +1,7 @@
 //! Following a video generation job after its submission: GET `/v1/videos/{id}` until the job
-//! is `completed` (or `failed`), waiting a little longer between polls each time, then GET
-//! `/v1/videos/{id}/content` to fetch the video, so the record's end is when the video is in.
+//! is `completed` (or `failed`), waiting a little longer between polls each time; the record
+//! ends at the answer that says so, or, with `download_video_content`, once GET
+//! `/v1/videos/{id}/content` has fetched the video (as AIPerf's `--download-video-content`).
 //! Every answer goes through the client's pool and headers, within the request's timeout.
 
 use std::time::Duration;
@@ -17,13 +18,15 @@ use super::{HttpClient, failure};
 use crate::http_trace::HttpTrace;
 use crate::record::{RecordError, RequestRecord};
 
-/// The wait before the first poll; each next wait doubles, up to `LONGEST_POLL_WAIT`.
+/// The wait before the first poll; each next wait doubles, up to `LONGEST_POLL_WAIT`, AIPerf's
+/// poll interval (so a long job's end is seen as soon as AIPerf sees it).
 const FIRST_POLL_WAIT: Duration = Duration::from_millis(20);
-const LONGEST_POLL_WAIT: Duration = Duration::from_secs(1);
+const LONGEST_POLL_WAIT: Duration = Duration::from_millis(100);
 
 impl HttpClient {
-    /// Poll the job the record's submission answered with until it ends, then fetch its video.
-    /// A failed job, a bad answer or a broken connection ends the record with its error.
+    /// Poll the job the record's submission answered with until it ends, then fetch its video
+    /// when asked to. A failed job, a bad answer or a broken connection ends the record with its
+    /// error.
     pub(super) async fn follow_video_job(&self, destination: &Destination, record: &mut RequestRecord) {
         let mut wait = FIRST_POLL_WAIT;
         loop {
@@ -36,7 +39,10 @@ impl HttpClient {
                 Err(error) => return self.fail(record, error),
             };
             match status.as_str() {
-                COMPLETED => return self.fetch_video(destination, record, &format!("{job_uri}/content")).await,
+                COMPLETED if self.download_videos => {
+                    return self.fetch_video(destination, record, &format!("{job_uri}/content")).await;
+                }
+                COMPLETED => return,
                 FAILED => return,
                 _ => {}
             }

@@ -38,6 +38,9 @@ pub fn benchmark_of_plan(plan: &Plan) -> Value {
     if endpoint.request.per_chunk_usage {
         endpoint_out["per_chunk_usage"] = json!(true);
     }
+    if endpoint.request.download_video_content {
+        endpoint_out["download_video_content"] = json!(true);
+    }
     let formats: Vec<Value> = plan.server_metrics.formats.iter().map(|format| json!(format)).collect();
     // AIPerf writes a strategy only where one was given, before the items.
     let mut models = serde_json::Map::new();

@@ -18,7 +18,7 @@ use super::generate::read_body;
 use super::reply;
 use super::request::parse_json;
 use super::state::MockState;
-use super::video_jobs::{MAX_JOBS, VideoJob};
+use super::video_jobs::{MAX_JOBS, VideoJob, make_room};
 
 /// Inference steps of a job that names none.
 const DEFAULT_STEPS: u64 = 8;
@@ -59,7 +59,7 @@ pub async fn create(state: Arc<MockState>, request: Request<Incoming>) -> Respon
     let answer = describe(&id, &job, Instant::now());
     {
         let mut jobs = state.video_jobs.lock();
-        if jobs.len() >= MAX_JOBS {
+        if !make_room(&mut jobs, Instant::now()) {
             let message = format!("{MAX_JOBS} video jobs are waiting to be fetched");
             return reply::error(StatusCode::TOO_MANY_REQUESTS, "rate_limit_error", "too_many_jobs", &message);
         }

@@ -234,6 +234,11 @@ pub struct RequestOptions {
     /// count (AIPerf's `--per-chunk-usage`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub per_chunk_usage: bool,
+    /// Video generation: fetch each finished video, its download counted in the request's
+    /// latency (AIPerf's `--download-video-content`); without it a request ends when its job is
+    /// reported completed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub download_video_content: bool,
 }
 
 impl RequestOptions {

@@ -39,6 +39,7 @@ const ENDPOINT_KEYS: &[&str] = &[
     "limits",
     "uuid_and_strip",
     "per_chunk_usage",
+    "download_video_content",
 ];
 
 /// `endpoint(#{ url, model, kind, streaming, api_key, headers, extra, mock, tls, http2,

@@ -72,6 +72,7 @@ pub(super) fn request_options(r: &mut MapReader, kind: EndpointKind) -> ScriptRe
         ("response", is_template, "\"template\""),
         ("uuid_and_strip", kind == EndpointKind::Chat, "\"chat\""),
         ("per_chunk_usage", kind == EndpointKind::Chat, "\"chat\""),
+        ("download_video_content", kind == EndpointKind::VideoGeneration, "\"video_generation\""),
     ] {
         if r.has(key) && !allowed {
             return script_error(format!("endpoint: `{key}` is for kind {kinds} only"));
@@ -102,6 +103,7 @@ pub(super) fn request_options(r: &mut MapReader, kind: EndpointKind) -> ScriptRe
     let template = if is_template { Some(request_template(r, path.is_some())?) } else { None };
     let uuid_and_strip = r.opt_bool("uuid_and_strip")?.unwrap_or(false);
     let per_chunk_usage = r.opt_bool("per_chunk_usage")?.unwrap_or(false);
+    let download_video_content = r.opt_bool("download_video_content")?.unwrap_or(false);
     Ok(RequestOptions {
         path,
         max_tokens_field,
@@ -109,6 +111,7 @@ pub(super) fn request_options(r: &mut MapReader, kind: EndpointKind) -> ScriptRe
         template,
         uuid_and_strip,
         per_chunk_usage,
+        download_video_content,
     })
 }
 

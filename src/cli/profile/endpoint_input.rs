@@ -224,10 +224,11 @@ pub const ENDPOINT: Group = Group {
             Kind::Choice(&[("pooled", "pooled"), ("never", "never"), ("sticky-user-sessions", "sticky_user_sessions")]),
             "pooled, never or sticky-user-sessions [default: pooled]",
         ),
-        note(
+        set(
             &["--download-video-content"],
-            Arity::Switch,
-            "video-generation always fetches each finished video (its download counts in the request latency)",
+            "benchmark.endpoint.download_video_content",
+            Kind::Bool,
+            "Video generation: fetch each finished video, its download counted in the request latency [default: False: a request ends when its job is reported completed]",
         ),
         apply(&["--request-content-type"], Arity::One, content_type, "Only application-json: bodies are JSON"),
         set(

@@ -76,6 +76,8 @@ pub fn lower(benchmark: &Value) -> Result<Endpoint, ConfigError> {
     }
     lowered.request.per_chunk_usage =
         opt_bool(&endpoint, "per_chunk_usage", "endpoint.per_chunk_usage")?.unwrap_or(false);
+    lowered.request.download_video_content =
+        opt_bool(&endpoint, "download_video_content", "endpoint.download_video_content")?.unwrap_or(false);
     let reuse =
         opt_str(&endpoint, "connection_reuse", "endpoint.connection_reuse")?.map(|reuse| reuse.replace('-', "_"));
     lowered.transport.connections.strategy = match reuse.as_deref() {
