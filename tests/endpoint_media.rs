@@ -310,6 +310,45 @@ fn a_video_request_ends_when_its_job_completes_unless_the_video_is_to_be_downloa
 }
 
 #[test]
+fn a_video_job_can_be_submitted_as_a_form_as_vllm_takes_it() {
+    let proxy = proxy();
+    let run = run_kind(
+        "video_form",
+        &proxy.url,
+        r#"kind: "video_generation", request_content_type: "multipart/form-data",
+           extra: #{ num_inference_steps: 4, size: "320x180", enable_teacache: false, seed: () }"#,
+        "",
+    );
+    let submitted = proxy.posts_to("/v1/videos");
+    assert_eq!(submitted.len(), REQUESTS);
+    let parts = form_parts(&submitted[0]);
+    assert_eq!(part(&parts, "model"), b"media-model");
+    assert!(!part(&parts, "prompt").is_empty());
+    assert_eq!(part(&parts, "num_inference_steps"), b"4");
+    assert_eq!(part(&parts, "enable_teacache"), b"false", "a boolean as AIPerf writes it");
+    assert!(parts.iter().all(|part| part.0 != "seed"), "a null field is left out");
+    // The mock read the steps from the form: 10 + 4 × 2 ms.
+    let summary = run.summary("video_form");
+    assert!((stat(&summary, "video_inference_time", "avg") - 18.0).abs() < 1e-6, "{}", summary["video_inference_time"]);
+
+    // Another kind cannot send a form; the command line's flag is AIPerf's.
+    let chat = run_scenario(
+        "chat_form",
+        r#"run(#{ name: "chat_form", endpoint: endpoint(#{ url: "mock", kind: "chat", request_content_type: "multipart/form-data" }),
+                 phases: [concurrency(#{ users: 1, requests: 1 })] });"#,
+    );
+    assert_ne!(chat.code(), Some(0));
+    assert!(chat.stderr().contains("is for kinds video_generation and image_generation"), "{}", chat.stderr());
+    let proxy = self::proxy();
+    common::profile_summary(&format!(
+        "--model media-model --url {} --endpoint-type video-generation --request-count 2 \
+         --request-content-type multipart-form-data",
+        proxy.url
+    ));
+    assert!(proxy.posts_to("/v1/videos").iter().all(|sent| !form_parts(sent).is_empty()));
+}
+
+#[test]
 fn a_video_generation_run_on_the_built_in_mock_carries_both_video_metrics_in_its_summary() {
     let source = r#"
         run(#{

@@ -19,7 +19,7 @@ const ANTHROPIC_VERSION: HeaderName = HeaderName::from_static("anthropic-version
 /// own headers, which win.
 pub(crate) fn static_headers(endpoint: &Endpoint) -> Result<HeaderMap> {
     let mut headers = HeaderMap::with_capacity(4 + endpoint.headers.len());
-    headers.insert(CONTENT_TYPE, HeaderValue::from_static(content_type_of(endpoint.kind)));
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static(content_type_of(endpoint)));
     let accept = if endpoint.streaming { "text/event-stream" } else { "application/json" };
     headers.insert(ACCEPT, HeaderValue::from_static(accept));
     headers.insert(USER_AGENT, HeaderValue::from_static(concat!("aiperf/", env!("CARGO_PKG_VERSION"))));

@@ -32,6 +32,18 @@ pub fn validate(plan: &Plan) -> Result<()> {
     if let Some(problem) = crate::plan::per_chunk_usage_problem(&plan.endpoint, plan.use_server_token_count) {
         bail!("endpoint: {problem}");
     }
+    if plan.endpoint.request.form_data {
+        if !crate::request_bodies::may_send_a_form(plan.endpoint.kind) {
+            bail!(
+                "endpoint: request_content_type multipart/form-data (--request-content-type) is for kinds \
+                 video_generation and image_generation, whose fields are flat; `{}` sends JSON",
+                plan.endpoint.kind.as_str()
+            );
+        }
+        if let Err(problem) = crate::request_bodies::form_of(&plan.endpoint.extra) {
+            bail!("endpoint: extra fields as multipart/form-data: {problem}");
+        }
+    }
     let names = crate::export::ArtifactNames::new(plan.export.prefix.as_deref());
     if plan.export.outputs_json && names.summary_json() == crate::export::outputs_json::OUTPUTS_JSON {
         bail!(

@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 use tokio::time::Instant;
 
 use super::body::MockBody;
+use super::form;
 use super::generate::read_body;
 use super::reply;
 use super::request::parse_json;
@@ -34,13 +35,19 @@ struct CreateRequest {
     num_inference_steps: Option<u64>,
 }
 
-/// `POST /v1/videos`.
+/// `POST /v1/videos`: a JSON body, or the same fields as a form (vLLM's video API takes one).
 pub async fn create(state: Arc<MockState>, request: Request<Incoming>) -> Response<MockBody> {
+    let headers = request.headers().clone();
     let body = match read_body(request).await {
         Ok(body) => body,
         Err(reply) => return reply,
     };
-    let request = match parse_json::<CreateRequest>(&body) {
+    let is_form = headers
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| value.to_ascii_lowercase().starts_with("multipart/form-data"));
+    let read = if is_form { create_request_of_form(&headers, &body) } else { parse_json::<CreateRequest>(&body) };
+    let request = match read {
         Ok(request) => request,
         Err(message) => return reply::invalid_request(&message),
     };
@@ -66,6 +73,17 @@ pub async fn create(state: Arc<MockState>, request: Request<Incoming>) -> Respon
         jobs.insert(id, job);
     }
     reply::json(StatusCode::OK, answer.to_string())
+}
+
+/// The job a form asks for: its `prompt`, `model` and `num_inference_steps` fields.
+fn create_request_of_form(headers: &http::HeaderMap, body: &[u8]) -> Result<CreateRequest, String> {
+    let parts = form::parse(headers, body)?;
+    let steps = match form::text(&parts, "num_inference_steps") {
+        Some(text) => Some(text.trim().parse().map_err(|_| format!("num_inference_steps `{text}` is not a count"))?),
+        None => None,
+    };
+    let field = |name: &str| form::text(&parts, name).map(str::to_string);
+    Ok(CreateRequest { prompt: field("prompt"), model: field("model"), num_inference_steps: steps })
 }
 
 /// `GET /v1/videos/{id}` and `GET /v1/videos/{id}/content`.

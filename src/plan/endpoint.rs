@@ -239,6 +239,10 @@ pub struct RequestOptions {
     /// reported completed.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub download_video_content: bool,
+    /// Video and image generation: the body's fields sent as `multipart/form-data` rather than
+    /// JSON (AIPerf's `--request-content-type multipart-form-data`; vLLM's video generation).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub form_data: bool,
 }
 
 impl RequestOptions {

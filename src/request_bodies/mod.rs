@@ -30,7 +30,7 @@ use crate::plan::{Endpoint, EndpointKind, MaxTokensField};
 pub use chat::{InputAudio, with_media_parts};
 pub use media::{AudioUpload, media_request_body};
 pub use messages::with_system as with_messages_system;
-pub use multipart::content_type_of;
+pub use multipart::{content_type_of, form_of, may_send_a_form};
 pub use session_steps::{chat_step_base, chat_step_body, embeddings_step_body, rerank_step_body};
 pub use system_prompt::{completions_opening, responses_with_openings, with_system_prompt, with_user_context};
 
@@ -56,6 +56,12 @@ pub fn request_body(endpoint: &Endpoint, prompt: &str, max_tokens: Option<u64>) 
         // Their bodies carry the entry's files: `media_request_body` builds them.
         EndpointKind::AudioTranscription | EndpointKind::ImageEdit | EndpointKind::ImageRetrieval => return Vec::new(),
     };
+    if endpoint.request.form_data && may_send_a_form(endpoint.kind) {
+        // The plan's check (`engine/validate.rs`) refused field names a form cannot carry.
+        if let Ok(form) = form_of(&body) {
+            return form;
+        }
+    }
     serde_json::Value::Object(body).to_string().into_bytes()
 }
 

@@ -1,10 +1,11 @@
 //! `multipart/form-data` request bodies (RFC 7578) for the upload APIs (audio transcription,
-//! image edits): text fields and files between one fixed boundary, checked never to occur in
-//! what it separates.
+//! image edits) and for the video and image generation bodies an endpoint asks to send as a
+//! form (`form_data`): text fields and files between one fixed boundary, checked never to occur
+//! in what it separates.
 
 use anyhow::{Result, bail};
 
-use crate::plan::EndpointKind;
+use crate::plan::{Endpoint, EndpointKind};
 
 /// The boundary of every form aiperf sends (the content type names it).
 pub(super) const BOUNDARY: &str = "aiperf-form-7d1e4c9a2f5b8036";
@@ -12,12 +13,26 @@ pub(super) const BOUNDARY: &str = "aiperf-form-7d1e4c9a2f5b8036";
 /// The `content-type` of a form body.
 const CONTENT_TYPE: &str = "multipart/form-data; boundary=aiperf-form-7d1e4c9a2f5b8036";
 
-/// The `content-type` of `kind`'s request bodies: a form for the upload kinds, JSON otherwise.
-pub fn content_type_of(kind: EndpointKind) -> &'static str {
-    match kind {
+/// The `content-type` of `endpoint`'s request bodies: a form for the upload kinds and where
+/// the endpoint asks for one (`form_data`), JSON otherwise.
+pub fn content_type_of(endpoint: &Endpoint) -> &'static str {
+    match endpoint.kind {
         EndpointKind::AudioTranscription | EndpointKind::ImageEdit => CONTENT_TYPE,
+        _ if endpoint.request.form_data => CONTENT_TYPE,
         _ => "application/json",
     }
+}
+
+/// The kinds whose JSON body may go as a form instead (`form_data`): flat fields, one request.
+pub fn may_send_a_form(kind: EndpointKind) -> bool {
+    matches!(kind, EndpointKind::VideoGeneration | EndpointKind::ImageGeneration)
+}
+
+/// A JSON body's fields as a form, as AIPerf writes one: null fields left out, strings as they
+/// are, any other value as its JSON (`true`, `4`, `{"a": 1}`). A field name a form cannot
+/// carry is an error naming it.
+pub fn form_of(body: &serde_json::Map<String, serde_json::Value>) -> Result<Vec<u8>> {
+    Ok(Form::new().json_fields(body.iter().filter(|(_, value)| !value.is_null()))?.finish())
 }
 
 /// A form being written: fields and files in the order they are added.

@@ -112,5 +112,8 @@ pub(super) fn endpoint(endpoint: &Endpoint, api_key: ApiKey) -> String {
     if endpoint.request.download_video_content {
         keys.push("download_video_content: true".to_string());
     }
+    if endpoint.request.form_data {
+        keys.push("request_content_type: \"multipart/form-data\"".to_string());
+    }
     format!("endpoint(#{{ {} }})", keys.join(", "))
 }

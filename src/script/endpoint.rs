@@ -40,6 +40,7 @@ const ENDPOINT_KEYS: &[&str] = &[
     "uuid_and_strip",
     "per_chunk_usage",
     "download_video_content",
+    "request_content_type",
 ];
 
 /// `endpoint(#{ url, model, kind, streaming, api_key, headers, extra, mock, tls, http2,

@@ -104,6 +104,7 @@ pub(super) fn request_options(r: &mut MapReader, kind: EndpointKind) -> ScriptRe
     let uuid_and_strip = r.opt_bool("uuid_and_strip")?.unwrap_or(false);
     let per_chunk_usage = r.opt_bool("per_chunk_usage")?.unwrap_or(false);
     let download_video_content = r.opt_bool("download_video_content")?.unwrap_or(false);
+    let form_data = r.choice("request_content_type", &[("application/json", false), ("multipart/form-data", true)])?;
     Ok(RequestOptions {
         path,
         max_tokens_field,
@@ -112,6 +113,7 @@ pub(super) fn request_options(r: &mut MapReader, kind: EndpointKind) -> ScriptRe
         uuid_and_strip,
         per_chunk_usage,
         download_video_content,
+        form_data,
     })
 }
 

@@ -230,7 +230,12 @@ pub const ENDPOINT: Group = Group {
             Kind::Bool,
             "Video generation: fetch each finished video, its download counted in the request latency [default: False: a request ends when its job is reported completed]",
         ),
-        apply(&["--request-content-type"], Arity::One, content_type, "Only application-json: bodies are JSON"),
+        apply(
+            &["--request-content-type"],
+            Arity::One,
+            content_type,
+            "application-json, or multipart-form-data: video and image generation bodies as form fields (vLLM's video generation) [default: application-json]",
+        ),
         set(
             &["--session-header"],
             "benchmark.endpoint.session_header",
@@ -411,11 +416,15 @@ fn urls(document: &mut FlagDocument, _: &str, values: &[String]) -> Result<(), S
     Ok(())
 }
 
-fn content_type(_: &mut FlagDocument, _: &str, values: &[String]) -> Result<(), String> {
-    match values.first().map(|value| value.replace('_', "-")).as_deref() {
-        Some("application-json" | "application/json") => Ok(()),
-        _ => Err("not supported: request bodies are sent as application/json only".to_string()),
-    }
+/// `--request-content-type application-json|multipart-form-data`.
+fn content_type(document: &mut FlagDocument, _: &str, values: &[String]) -> Result<(), String> {
+    let content_type = match values.first().map(|value| value.replace('_', "-")).as_deref() {
+        Some("application-json" | "application/json") => "application/json",
+        Some("multipart-form-data" | "multipart/form-data") => "multipart/form-data",
+        other => return Err(format!("expects application-json or multipart-form-data, got `{}`", other.unwrap_or(""))),
+    };
+    document.set("benchmark.endpoint.request_content_type", Value::from(content_type));
+    Ok(())
 }
 
 /// `key:value` pairs (or JSON objects) into a map at `path`; values are JSON when they parse.

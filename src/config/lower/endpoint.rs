@@ -78,6 +78,16 @@ pub fn lower(benchmark: &Value) -> Result<Endpoint, ConfigError> {
         opt_bool(&endpoint, "per_chunk_usage", "endpoint.per_chunk_usage")?.unwrap_or(false);
     lowered.request.download_video_content =
         opt_bool(&endpoint, "download_video_content", "endpoint.download_video_content")?.unwrap_or(false);
+    lowered.request.form_data = match opt_str(&endpoint, "request_content_type", "endpoint.request_content_type")? {
+        None | Some("application/json") => false,
+        Some("multipart/form-data") => true,
+        Some(other) => {
+            return Err(ConfigError::new(format!(
+                "endpoint.request_content_type (--request-content-type): `{other}`; expected application/json or \
+                 multipart/form-data"
+            )));
+        }
+    };
     let reuse =
         opt_str(&endpoint, "connection_reuse", "endpoint.connection_reuse")?.map(|reuse| reuse.replace('-', "_"));
     lowered.transport.connections.strategy = match reuse.as_deref() {
