@@ -346,6 +346,16 @@ fn a_video_job_can_be_submitted_as_a_form_as_vllm_takes_it() {
         proxy.url
     ));
     assert!(proxy.posts_to("/v1/videos").iter().all(|sent| !form_parts(sent).is_empty()));
+    // Image generation too; the mock reads the form's `n`.
+    let run = run_kind(
+        "image_form",
+        &proxy.url,
+        r#"kind: "image_generation", request_content_type: "multipart/form-data", extra: #{ n: 2 }"#,
+        "",
+    );
+    let sent = proxy.posts_to("/v1/images/generations");
+    assert_eq!(part(&form_parts(&sent[0]), "n"), b"2");
+    assert_eq!(stat(&run.summary("image_form"), "num_images", "avg"), 2.0);
 }
 
 #[test]

@@ -12,6 +12,12 @@ pub struct FormPart<'a> {
     pub bytes: &'a [u8],
 }
 
+/// Whether a request's content type says its body is a form.
+pub fn is_form(headers: &HeaderMap) -> bool {
+    let content_type = headers.get(CONTENT_TYPE).and_then(|value| value.to_str().ok()).unwrap_or_default();
+    content_type.to_ascii_lowercase().starts_with("multipart/form-data")
+}
+
 /// The parts of a form body, or why it is not one.
 pub fn parse<'a>(headers: &'a HeaderMap, body: &'a [u8]) -> Result<Vec<FormPart<'a>>, String> {
     let content_type = headers.get(CONTENT_TYPE).and_then(|value| value.to_str().ok()).unwrap_or_default();

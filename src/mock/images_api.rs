@@ -1,5 +1,5 @@
-//! The mock's images API: `POST /v1/images/generations` (JSON) and `/v1/images/edits` (a form
-//! whose `image` must be a PNG or JPEG file). After the time to first token it answers with
+//! The mock's images API: `POST /v1/images/generations` (JSON, or its fields as a form) and
+//! `/v1/images/edits` (a form whose `image` must be a PNG or JPEG file). After the time to first token it answers with
 //! `n` small PNG images as `b64_json`, whole or, with `stream`, as a partial image and a
 //! completed event per image; usage counts the prompt's tokens in and a fixed count per image out.
 
@@ -57,8 +57,9 @@ pub async fn serve(state: Arc<MockState>, route: ImageRoute, request: Request<In
         Err(reply) => return reply,
     };
     let parsed = match route {
+        ImageRoute::Generations if form::is_form(&headers) => form_request(&headers, &body, false),
         ImageRoute::Generations => parse_json::<GenerationRequest>(&body),
-        ImageRoute::Edits => edit_request(&headers, &body),
+        ImageRoute::Edits => form_request(&headers, &body, true),
     };
     let request = match parsed {
         Ok(request) => request,
@@ -91,15 +92,18 @@ pub async fn serve(state: Arc<MockState>, route: ImageRoute, request: Request<In
     reply::with_body(StatusCode::OK, "text/event-stream", MockBody::whole(events))
 }
 
-/// An edit's form: an `image` file that is a PNG or JPEG, `prompt`, `n` and `stream`.
-fn edit_request(headers: &http::HeaderMap, body: &[u8]) -> Result<GenerationRequest, String> {
+/// A form's `prompt`, `n` and `stream`; an edit's (`with_image`) also its `image` file, a PNG
+/// or JPEG.
+fn form_request(headers: &http::HeaderMap, body: &[u8], with_image: bool) -> Result<GenerationRequest, String> {
     let parts = form::parse(headers, body)?;
-    let image = parts
-        .iter()
-        .find(|part| part.name == "image" && part.file_name.is_some())
-        .ok_or("missing form file `image`")?;
-    if !(image.bytes.starts_with(b"\x89PNG\r\n\x1a\n") || image.bytes.starts_with(&[0xff, 0xd8, 0xff])) {
-        return Err("form file `image` is neither a PNG nor a JPEG".into());
+    if with_image {
+        let image = parts
+            .iter()
+            .find(|part| part.name == "image" && part.file_name.is_some())
+            .ok_or("missing form file `image`")?;
+        if !(image.bytes.starts_with(b"\x89PNG\r\n\x1a\n") || image.bytes.starts_with(&[0xff, 0xd8, 0xff])) {
+            return Err("form file `image` is neither a PNG nor a JPEG".into());
+        }
     }
     let n = match form::text(&parts, "n") {
         Some(n) => Some(n.parse::<u64>().map_err(|_| format!("`n` must be a whole number, got {n:?}"))?),

@@ -42,11 +42,11 @@ pub async fn create(state: Arc<MockState>, request: Request<Incoming>) -> Respon
         Ok(body) => body,
         Err(reply) => return reply,
     };
-    let is_form = headers
-        .get(http::header::CONTENT_TYPE)
-        .and_then(|value| value.to_str().ok())
-        .is_some_and(|value| value.to_ascii_lowercase().starts_with("multipart/form-data"));
-    let read = if is_form { create_request_of_form(&headers, &body) } else { parse_json::<CreateRequest>(&body) };
+    let read = if form::is_form(&headers) {
+        create_request_of_form(&headers, &body)
+    } else {
+        parse_json::<CreateRequest>(&body)
+    };
     let request = match read {
         Ok(request) => request,
         Err(message) => return reply::invalid_request(&message),
