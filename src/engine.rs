@@ -201,7 +201,7 @@ async fn prepare_while_checking_endpoint(
 ) -> Result<(Arc<Tokenizer>, Option<Arc<ChatTemplate>>, dataset::requests::Prepared)> {
     let build = async {
         let tokenizer = load_tokenizer(&plan.tokenizer).await?;
-        let chat_template = chat_template_of(plan, &tokenizer)?;
+        let chat_template = ChatTemplate::for_run(plan.apply_chat_template, &tokenizer)?.map(Arc::new);
         let prepared = prepare_requests(plan, &plan.endpoint, tokenizer.clone(), chat_template.clone()).await?;
         Ok((tokenizer, chat_template, prepared))
     };
@@ -626,31 +626,6 @@ pub(crate) async fn load_tokenizer(spec: &TokenizerSpec) -> Result<Arc<Tokenizer
     })
     .await
     .context("tokenizer loading was interrupted")?
-}
-
-/// The tokenizer's chat template when the plan counts through one (`apply_chat_template`); a
-/// tokenizer without one counts bare text, as AIPerf's does, and says so.
-fn chat_template_of(plan: &Plan, tokenizer: &Tokenizer) -> Result<Option<Arc<ChatTemplate>>> {
-    if !plan.apply_chat_template {
-        return Ok(None);
-    }
-    let template = ChatTemplate::of(tokenizer)?;
-    if template.is_none() {
-        let beside = tokenizer.file().map_or_else(
-            || " (a built-in tokenizer has none)".to_string(),
-            |file| {
-                format!(
-                    " (no chat_template.jinja, nor a chat_template in tokenizer_config.json, beside {})",
-                    file.display()
-                )
-            },
-        );
-        tracing::warn!(
-            "apply_chat_template: tokenizer {} has no chat template{beside}; input tokens are counted as bare text",
-            tokenizer.name()
-        );
-    }
-    Ok(template.map(Arc::new))
 }
 
 /// Build the dataset and every request body before the first request is sent (synthetic

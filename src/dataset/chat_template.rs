@@ -49,10 +49,30 @@ impl Overhead {
 }
 
 impl ChatTemplate {
-    /// The chat template of `tokenizer` (from the files beside its `tokenizer.json`); None when
-    /// it has none (the builtin tokenizer, a tiktoken encoding, a model without a template).
-    pub fn of(tokenizer: &Tokenizer) -> Result<Option<Self>> {
-        tokenizer.file().map_or(Ok(None), Self::beside)
+    /// The template a run counts through (`apply_chat_template`): the one beside the tokenizer's
+    /// `tokenizer.json`; a tokenizer without one (builtin, tiktoken, a model without a template)
+    /// counts bare text, as AIPerf's does, and the run says so.
+    pub fn for_run(apply_chat_template: bool, tokenizer: &Tokenizer) -> Result<Option<Self>> {
+        if !apply_chat_template {
+            return Ok(None);
+        }
+        let template = tokenizer.file().map_or(Ok(None), Self::beside)?;
+        if template.is_none() {
+            let beside = tokenizer.file().map_or_else(
+                || " (a built-in tokenizer has none)".to_string(),
+                |file| {
+                    format!(
+                        " (no chat_template.jinja, nor a chat_template in tokenizer_config.json, beside {})",
+                        file.display()
+                    )
+                },
+            );
+            tracing::warn!(
+                "apply_chat_template: tokenizer {} has no chat template{beside}; input tokens are counted as bare text",
+                tokenizer.name()
+            );
+        }
+        Ok(template)
     }
 
     /// The chat template beside `tokenizer_file`: `chat_template.jinja`, else

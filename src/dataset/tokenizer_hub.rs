@@ -182,22 +182,12 @@ fn hf_hub_revision(hub_cache: &Path, model_id: &str, revision: &str) -> Option<P
 /// Fetch `url`, check that it is a tokenizer, and move it into place at `destination` in one step.
 fn download_into_cache(url: &str, token: Option<&str>, destination: &Path) -> Result<()> {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().context("starting a runtime")?;
-    let body = runtime.block_on(async {
-        tokio::time::timeout(DOWNLOAD_TIMEOUT, download(url, token))
-            .await
-            .map_err(|_| anyhow!("no complete answer within {DOWNLOAD_TIMEOUT:?}"))?
-    })?;
+    let body = fetch(&runtime, url, token)?;
     tokenizers::Tokenizer::from_bytes(&body)
         .map_err(|e| anyhow!("the server sent something that is not a tokenizer.json: {e}"))?;
     let folder = destination.parent().context("the cache path has no folder")?;
     std::fs::create_dir_all(folder).with_context(|| format!("cannot create {}", folder.display()))?;
-    let partial = folder.join(format!(".{TOKENIZER_FILE}.{}.partial", std::process::id()));
-    std::fs::write(&partial, &body).with_context(|| format!("cannot write {}", partial.display()))?;
-    std::fs::rename(&partial, destination).or_else(|error| {
-        // Best effort: the failure to report is the rename's.
-        let _ = std::fs::remove_file(&partial);
-        Err(error).with_context(|| format!("cannot move the download to {}", destination.display()))
-    })
+    write_in_one_step(destination, &body)
 }
 
 /// The companion files of `model_id`'s tokenizer, each into the folder of `tokenizer_file` where
@@ -207,22 +197,34 @@ fn download_companions(model_id: &str, revision: Option<&str>, settings: &HubSet
     let Ok(runtime) = tokio::runtime::Builder::new_current_thread().enable_all().build() else { return };
     for file in COMPANION_FILES {
         let url = settings.download_url(model_id, revision, file);
-        // The timer is made inside the runtime, which it needs.
-        let fetched = runtime
-            .block_on(async { tokio::time::timeout(DOWNLOAD_TIMEOUT, download(&url, settings.token.as_deref())).await })
-            .map_err(|_| anyhow!("no complete answer within {DOWNLOAD_TIMEOUT:?}"))
-            .and_then(|fetched| fetched);
-        let written = fetched.and_then(|body| {
-            let partial = tokenizer_file.with_file_name(format!(".{file}.{}.partial", std::process::id()));
-            let destination = tokenizer_file.with_file_name(file);
-            std::fs::write(&partial, &body)
-                .and_then(|()| std::fs::rename(&partial, &destination))
-                .with_context(|| format!("cannot write {}", destination.display()))
-        });
+        let written = fetch(&runtime, &url, settings.token.as_deref())
+            .and_then(|body| write_in_one_step(&tokenizer_file.with_file_name(file), &body));
         if let Err(why) = written {
             tracing::debug!("{url}: not fetched ({why:#})");
         }
     }
+}
+
+/// `download(url)` on `runtime`, within `DOWNLOAD_TIMEOUT`.
+fn fetch(runtime: &tokio::runtime::Runtime, url: &str, token: Option<&str>) -> Result<Bytes> {
+    // The timer is made inside the runtime, which it needs.
+    runtime.block_on(async {
+        tokio::time::timeout(DOWNLOAD_TIMEOUT, download(url, token))
+            .await
+            .map_err(|_| anyhow!("no complete answer within {DOWNLOAD_TIMEOUT:?}"))?
+    })
+}
+
+/// `body` written beside `destination` and moved into place, so no reader sees part of it.
+fn write_in_one_step(destination: &Path, body: &[u8]) -> Result<()> {
+    let name = destination.file_name().map_or_else(String::new, |name| name.to_string_lossy().into_owned());
+    let partial = destination.with_file_name(format!(".{name}.{}.partial", std::process::id()));
+    std::fs::write(&partial, body).with_context(|| format!("cannot write {}", partial.display()))?;
+    std::fs::rename(&partial, destination).or_else(|error| {
+        // Best effort: the failure to report is the rename's.
+        let _ = std::fs::remove_file(&partial);
+        Err(error).with_context(|| format!("cannot move the download to {}", destination.display()))
+    })
 }
 
 /// GET `url`, following redirects; the token goes only to the hub's own host.
