@@ -178,6 +178,34 @@ fn two_segments_merged_equal_one_process_running_the_whole_plan() {
         assert_eq!(count, [42, 40][worker.ends_with('1') as usize], "{worker}'s records (11 + 31, 10 + 30)");
     }
 
+    // Each request keeps its own number (`session_num`), as one process numbers them: a phase's
+    // requests 0..n once each, and the Poisson phase's in the order of the one schedule.
+    for phase in ["closed", "poisson"] {
+        let numbers = |records: &[Value]| {
+            let mut numbers: Vec<u64> = records
+                .iter()
+                .filter(|r| r["metadata"]["phase_name"] == phase)
+                .map(|r| r["metadata"]["session_num"].as_u64().expect("session_num"))
+                .collect();
+            numbers.sort_unstable();
+            numbers
+        };
+        assert_eq!(numbers(&merged_records), numbers(&whole_records), "{phase}'s session_num");
+    }
+    for worker in ["segment_0", "segment_1"] {
+        let mut mine: Vec<(u64, u64)> = merged_records
+            .iter()
+            .filter(|r| r["metadata"]["phase_name"] == "poisson" && r["metadata"]["worker_id"] == worker)
+            .map(|r| {
+                (r["metadata"]["credit_issued_ns"].as_u64().unwrap(), r["metadata"]["session_num"].as_u64().unwrap())
+            })
+            .collect();
+        mine.sort_unstable();
+        let first = u64::from(worker.ends_with('1'));
+        let expected: Vec<u64> = (0..mine.len() as u64).map(|j| 2 * j + first).collect();
+        assert_eq!(mine.iter().map(|(_, n)| *n).collect::<Vec<_>>(), expected, "{worker}'s arrivals' numbers");
+    }
+
     // Metrics within noise: the same token counts exactly, latencies of the same mock alike.
     assert_eq!(stat(&union, "input_sequence_length", "avg"), 32.0);
     assert_eq!(stat(&union, "output_sequence_length", "avg"), stat(&whole, "output_sequence_length", "avg"));

@@ -105,6 +105,14 @@ impl ExecutionSegment {
         k % u64::from(self.count) == u64::from(self.index)
     }
 
+    /// The place in the whole run's sequence (`session_num`) of this segment's `local`-th item of
+    /// a sequence dealt round-robin: item k is kept by segment k % N, so its j-th is k = j·N + I.
+    /// Open-loop arrivals get their number in the one schedule; a phase's N-way split request
+    /// count gets 0..count exactly; any phase gets numbers no other segment uses.
+    pub fn whole_position(&self, local: u64) -> u64 {
+        local * u64::from(self.count) + u64::from(self.index)
+    }
+
     /// The segment that scrapes server metrics and GPU telemetry (the first).
     pub fn collects(&self) -> bool {
         self.index == 0
@@ -266,6 +274,22 @@ mod tests {
         let all = segments(3);
         for k in 0..100 {
             assert_eq!(all.iter().filter(|s| s.keeps(k)).count(), 1);
+        }
+    }
+
+    #[test]
+    fn the_segments_shares_take_the_whole_runs_places_once_each() {
+        for count in 1..=5u32 {
+            for total in 0..30u64 {
+                let mut places: Vec<u64> = segments(count)
+                    .iter()
+                    .flat_map(|s| (0..s.share(total)).map(move |local| (s, s.whole_position(local))))
+                    .inspect(|(s, place)| assert!(s.keeps(*place), "a segment's place is one it keeps"))
+                    .map(|(_, place)| place)
+                    .collect();
+                places.sort_unstable();
+                assert_eq!(places, (0..total).collect::<Vec<_>>(), "{total} over {count}");
+            }
         }
     }
 

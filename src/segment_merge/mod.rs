@@ -157,8 +157,10 @@ fn recomputed_metrics(
     for segment in segments {
         let worker_id = format!("segment_{}", segment.info.segment.index);
         let whole_index = &segment.info.whole_index;
+        let place = segment.info.segment;
         segment_files::read_records(&segment.dir, |mut record| {
             shift::shift_record(&mut record, segment.delta_ns);
+            record.origin.index_in_phase = place.whole_position(record.origin.index_in_phase);
             let local = record.origin.dataset_index;
             record.origin.dataset_index = whole_index.get(local).copied().unwrap_or(local);
             record.worker_id = Some(worker_id.clone());
