@@ -309,6 +309,72 @@ fn a_video_request_ends_when_its_job_completes_unless_the_video_is_to_be_downloa
     assert_eq!(summary["input_config"]["endpoint"]["download_video_content"], true);
 }
 
+/// How many times each video job was polled (GETs of `/v1/videos/{id}`).
+fn polls_per_job(proxy: &MockBehindProxy) -> Vec<usize> {
+    let mut polls = std::collections::BTreeMap::<String, usize>::new();
+    for request in proxy.requests() {
+        if let Some(id) = request.path.strip_prefix("/v1/videos/").filter(|_| request.method == "GET") {
+            *polls.entry(id.to_string()).or_default() += 1;
+        }
+    }
+    polls.into_values().collect()
+}
+
+#[test]
+fn a_video_job_is_polled_at_once_then_at_each_poll_interval_as_aiperf_polls_it() {
+    // Jobs of ~150 ms: polled at once (still running), then every 400 ms (AIPerf's
+    // AIPERF_HTTP_VIDEO_POLL_INTERVAL, read by `aiperf profile`): each seen done at the second poll.
+    let slow_job = || MockBehindProxy::start(MockConfig { ttft_ms: 150.0, itl_ms: 0.0, ..MockConfig::default() });
+    let proxy = slow_job();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let output = common::aiperf_command(dir.path())
+        .args(["profile", "--model", "media-model", "--url", &proxy.url, "--endpoint-type", "video-generation"])
+        .args(["--concurrency", "2", "--request-count", "4"])
+        .env("AIPERF_HTTP_VIDEO_POLL_INTERVAL", "0.4")
+        .output()
+        .expect("aiperf profile");
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    assert_eq!(polls_per_job(&proxy), vec![2; 4], "a poll at once, then one 400 ms later");
+    let run = std::fs::read_dir(dir.path().join("artifacts")).unwrap().next().unwrap().unwrap().path();
+    let summary = read_json(&run.join("profile_export_aiperf.json"));
+    assert!(stat(&summary, "request_latency", "min") >= 400.0, "{}", summary["request_latency"]);
+    // The emitted scenario keeps what AIPerf's variables set, and runs.
+    let emitted = common::aiperf_command(dir.path())
+        .args(["profile", "--model", "media-model", "--url", &proxy.url, "--endpoint-type", "video-generation"])
+        .args(["--request-count", "4", "--dry-run", "--emit-scenario", "out.rhai"])
+        .envs([("AIPERF_HTTP_VIDEO_POLL_INTERVAL", "0.4"), ("AIPERF_HTTP_FORCE_CLOSE", "true")])
+        .output()
+        .expect("aiperf profile --emit-scenario");
+    assert_eq!(emitted.status.code(), Some(0), "{}", String::from_utf8_lossy(&emitted.stderr));
+    let scenario = std::fs::read_to_string(dir.path().join("out.rhai")).expect("out.rhai");
+    assert!(scenario.contains("video_poll_interval: ms(400.0)"), "{scenario}");
+    assert!(scenario.contains(r#"strategy: "never_reuse""#), "{scenario}");
+    let dry = common::aiperf_command(dir.path()).args(["run", "out.rhai", "--dry-run"]).output().expect("aiperf run");
+    assert_eq!(dry.status.code(), Some(0), "{}", String::from_utf8_lossy(&dry.stderr));
+
+    // A scenario's `video_poll_interval`: every 40 ms, so each job is seen done soon after 150 ms.
+    let proxy = slow_job();
+    let run = run_kind("video_poll", &proxy.url, r#"kind: "video_generation", video_poll_interval: ms(40)"#, "");
+    let polls = polls_per_job(&proxy);
+    assert_eq!(polls.len(), REQUESTS);
+    assert!(polls.iter().all(|n| (3..=7).contains(n)), "polls a job: {polls:?}");
+    let latency = stat(&run.summary("video_poll"), "request_latency", "max");
+    assert!(latency < 400.0, "{latency} ms");
+
+    // AIPerf's bounds: 1 ms to 10 s.
+    let refused = run_scenario(
+        "video_poll_zero",
+        r#"run(#{ name: "video_poll_zero", endpoint: endpoint(#{ url: "mock", kind: "video_generation", video_poll_interval: 0.0 }),
+                 phases: [concurrency(#{ users: 1, requests: 1 })] });"#,
+    );
+    assert_ne!(refused.code(), Some(0));
+    assert!(
+        refused.stderr().contains("video_poll_interval (AIPERF_HTTP_VIDEO_POLL_INTERVAL) must be between"),
+        "{}",
+        refused.stderr()
+    );
+}
+
 #[test]
 fn a_video_job_can_be_submitted_as_a_form_as_vllm_takes_it() {
     let proxy = proxy();

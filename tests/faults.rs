@@ -308,6 +308,20 @@ fn a_self_signed_certificate_is_refused_by_default_and_accepted_when_insecure() 
     let outcome = accounted(&accepted);
     assert_eq!((outcome.ok, outcome.errors), (2, 0), "{:?}", outcome.error_texts);
     assert!(accepted.stderr().contains("TLS CERTIFICATE VERIFICATION IS OFF"), "{}", accepted.stderr());
+
+    // AIPerf's switch for the same, read by `aiperf profile`.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let profiled = common::aiperf_command(dir.path())
+        .args(["profile", "--model", "m", "--url", &server.url(), "--endpoint-type", "chat", "--request-count", "2"])
+        .env("AIPERF_HTTP_SSL_VERIFY", "false")
+        .output()
+        .expect("aiperf profile");
+    let stderr = String::from_utf8_lossy(&profiled.stderr);
+    assert_eq!(profiled.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("TLS CERTIFICATE VERIFICATION IS OFF") && stderr.contains("AIPERF_HTTP_SSL_VERIFY"),
+        "{stderr}"
+    );
 }
 
 /// A scenario reading `prompts.jsonl` (written beside it with `lines`) against `url`.

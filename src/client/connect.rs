@@ -235,7 +235,7 @@ fn tls_failure(host: &str, error: &std::io::Error) -> String {
             .to_owned(),
     };
     format!(
-        "{TLS_FAILURE_OPENING}{host} failed: {cause}; {advice} (tls: #{{ insecure: true }} skips verification, \
-         only as a last resort)"
+        "{TLS_FAILURE_OPENING}{host} failed: {cause}; {advice} (tls: #{{ insecure: true }}, or \
+         AIPERF_HTTP_SSL_VERIFY=false for an AIPerf command or config, skips verification, only as a last resort)"
     )
 }

@@ -102,6 +102,8 @@ pub struct HttpClient {
     sent_body: bool,
     /// Video generation: fetch each finished video before the record ends.
     download_videos: bool,
+    /// Video generation: the wait between a job's status polls.
+    video_poll_interval: Duration,
 }
 
 impl HttpClient {
@@ -137,6 +139,7 @@ impl HttpClient {
             raw: false,
             sent_body: false,
             download_videos: endpoint.request.download_video_content,
+            video_poll_interval: endpoint.request.video_poll_interval(),
         })
     }
 

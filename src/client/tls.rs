@@ -46,7 +46,8 @@ fn warn_insecure() {
 }
 
 fn print_insecure_warning() {
-    let warning = "TLS CERTIFICATE VERIFICATION IS OFF (endpoint tls: #{ insecure: true }): any server, \
+    let warning = "TLS CERTIFICATE VERIFICATION IS OFF (endpoint tls: #{ insecure: true }, or \
+                   AIPERF_HTTP_SSL_VERIFY=false): any server, \
                    including an impostor, is accepted. Use this only for testing.";
     tracing::warn!("{warning}");
     eprintln!("WARNING: {warning}");

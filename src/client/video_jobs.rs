@@ -1,10 +1,11 @@
-//! Following a video generation job after its submission: GET `/v1/videos/{id}` until the job
-//! is `completed` (or `failed`), waiting a little longer between polls each time; the record
-//! ends at the answer that says so, or, with `download_video_content`, once GET
-//! `/v1/videos/{id}/content` has fetched the video (as AIPerf's `--download-video-content`).
-//! Every answer goes through the client's pool and headers, within the request's timeout.
-
-use std::time::Duration;
+//! Following a video generation job after its submission as AIPerf follows one: GET
+//! `/v1/videos/{id}` at once, then again after each poll interval (`video_poll_interval`, AIPerf's
+//! `AIPERF_HTTP_VIDEO_POLL_INTERVAL`, 0.1 s by default), until the job is `completed` (or
+//! `failed`); the record ends at the answer that says so, or, with `download_video_content`,
+//! once GET `/v1/videos/{id}/content` has fetched the video (as AIPerf's
+//! `--download-video-content`). What the submission answered about the job's state is not
+//! taken as its end: AIPerf polls at least once. Every answer goes through the client's pool
+//! and headers, within the request's timeout.
 
 use bytes::{Bytes, BytesMut};
 use http::{Method, StatusCode, Uri};
@@ -18,36 +19,20 @@ use super::{HttpClient, failure};
 use crate::http_trace::HttpTrace;
 use crate::record::{RecordError, RequestRecord};
 
-/// The wait before the first poll; each next wait doubles, up to `LONGEST_POLL_WAIT`, AIPerf's
-/// poll interval (so a long job's end is seen as soon as AIPerf sees it).
-const FIRST_POLL_WAIT: Duration = Duration::from_millis(20);
-const LONGEST_POLL_WAIT: Duration = Duration::from_millis(100);
-
 impl HttpClient {
     /// Poll the job the record's submission answered with until it ends, then fetch its video
     /// when asked to. A failed job, a bad answer or a broken connection ends the record with its
     /// error.
     pub(super) async fn follow_video_job(&self, destination: &Destination, record: &mut RequestRecord) {
-        let mut wait = FIRST_POLL_WAIT;
+        let Some((id, _submitted)) = record.media.video_job.clone() else {
+            record.error = Some(failure::invalid_request("the video job answer has no id".into()));
+            return;
+        };
+        let job_uri = match job_uri(destination, &id) {
+            Ok(uri) => uri,
+            Err(error) => return self.fail(record, error),
+        };
         loop {
-            let Some((id, status)) = record.media.video_job.clone() else {
-                record.error = Some(failure::invalid_request("the video job answer has no id".into()));
-                return;
-            };
-            let job_uri = match job_uri(destination, &id) {
-                Ok(uri) => uri,
-                Err(error) => return self.fail(record, error),
-            };
-            match status.as_str() {
-                COMPLETED if self.download_videos => {
-                    return self.fetch_video(destination, record, &format!("{job_uri}/content")).await;
-                }
-                COMPLETED => return,
-                FAILED => return,
-                _ => {}
-            }
-            tokio::time::sleep(wait).await;
-            wait = (wait * 2).min(LONGEST_POLL_WAIT);
             let answer = match self.get(destination, &job_uri, record.origin.dataset_index as u64).await {
                 Ok(answer) => answer,
                 Err(error) => return self.fail(record, error),
@@ -66,6 +51,13 @@ impl HttpClient {
                     None => fields.record_into(record, now_ns),
                 },
                 Err(_) => return self.fail(record, failure::invalid_response("video job status", &answer)),
+            }
+            match record.media.video_job.as_ref().map(|(_, status)| status.as_str()) {
+                Some(COMPLETED) if self.download_videos => {
+                    return self.fetch_video(destination, record, &format!("{job_uri}/content")).await;
+                }
+                Some(COMPLETED | FAILED) => return,
+                _ => tokio::time::sleep(self.video_poll_interval).await,
             }
         }
     }

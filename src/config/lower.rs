@@ -6,6 +6,7 @@ mod accuracy;
 mod adaptive_scale;
 mod agentic_replay;
 mod agentic_schedule;
+mod aiperf_env;
 mod audio;
 mod baseten_replay;
 mod dataset;

@@ -32,6 +32,19 @@ pub fn validate(plan: &Plan) -> Result<()> {
     if let Some(problem) = crate::plan::per_chunk_usage_problem(&plan.endpoint, plan.use_server_token_count) {
         bail!("endpoint: {problem}");
     }
+    if let Some(interval) = plan.endpoint.request.video_poll_interval_s {
+        let range = crate::plan::RequestOptions::VIDEO_POLL_INTERVAL_RANGE_S;
+        if !range.contains(&interval) {
+            bail!(
+                "endpoint: video_poll_interval (AIPERF_HTTP_VIDEO_POLL_INTERVAL) must be between {} and {} s, got {interval}",
+                range.start(),
+                range.end()
+            );
+        }
+        if plan.endpoint.kind != EndpointKind::VideoGeneration {
+            bail!("endpoint: video_poll_interval is for kind video_generation only");
+        }
+    }
     if plan.endpoint.request.form_data {
         if !crate::request_bodies::may_send_a_form(plan.endpoint.kind) {
             bail!(

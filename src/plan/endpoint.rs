@@ -239,6 +239,10 @@ pub struct RequestOptions {
     /// reported completed.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub download_video_content: bool,
+    /// Video generation: seconds between a job's status polls (AIPerf's
+    /// `AIPERF_HTTP_VIDEO_POLL_INTERVAL`); None: AIPerf's default, 0.1 s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub video_poll_interval_s: Option<f64>,
     /// Video and image generation: the body's fields sent as `multipart/form-data` rather than
     /// JSON (AIPerf's `--request-content-type multipart-form-data`; vLLM's video generation).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -246,6 +250,16 @@ pub struct RequestOptions {
 }
 
 impl RequestOptions {
+    /// The shortest and longest poll interval AIPerf takes, seconds.
+    pub const VIDEO_POLL_INTERVAL_RANGE_S: std::ops::RangeInclusive<f64> = 0.001..=10.0;
+    /// AIPerf's poll interval, seconds.
+    pub const DEFAULT_VIDEO_POLL_INTERVAL_S: f64 = 0.1;
+
+    /// The wait between a video job's status polls.
+    pub fn video_poll_interval(&self) -> std::time::Duration {
+        std::time::Duration::from_secs_f64(self.video_poll_interval_s.unwrap_or(Self::DEFAULT_VIDEO_POLL_INTERVAL_S))
+    }
+
     pub fn is_default(&self) -> bool {
         *self == Self::default()
     }

@@ -133,7 +133,7 @@ pub fn check_header_name(name: &str) -> Result<(), String> {
 }
 
 /// A boolean as pydantic reads one from the environment.
-fn switch_value(value: &str) -> Option<bool> {
+pub fn switch_value(value: &str) -> Option<bool> {
     match value.trim().to_ascii_lowercase().as_str() {
         "1" | "true" | "t" | "yes" | "y" | "on" => Some(true),
         "0" | "false" | "f" | "no" | "n" | "off" => Some(false),

@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use super::emit_literals::{json, string};
+use super::emit_literals::{float, json, string};
 use crate::plan::{ConnectionStrategy, Endpoint, EndpointKind, MaxTokensField};
 
 /// Where the API key of the scenario comes from.
@@ -111,6 +111,9 @@ pub(super) fn endpoint(endpoint: &Endpoint, api_key: ApiKey) -> String {
     }
     if endpoint.request.download_video_content {
         keys.push("download_video_content: true".to_string());
+    }
+    if let Some(interval) = endpoint.request.video_poll_interval_s {
+        keys.push(format!("video_poll_interval: ms({})", float(interval * 1000.0)));
     }
     if endpoint.request.form_data {
         keys.push("request_content_type: \"multipart/form-data\"".to_string());

@@ -40,6 +40,7 @@ const ENDPOINT_KEYS: &[&str] = &[
     "uuid_and_strip",
     "per_chunk_usage",
     "download_video_content",
+    "video_poll_interval",
     "request_content_type",
 ];
 

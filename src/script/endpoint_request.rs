@@ -73,6 +73,7 @@ pub(super) fn request_options(r: &mut MapReader, kind: EndpointKind) -> ScriptRe
         ("uuid_and_strip", kind == EndpointKind::Chat, "\"chat\""),
         ("per_chunk_usage", kind == EndpointKind::Chat, "\"chat\""),
         ("download_video_content", kind == EndpointKind::VideoGeneration, "\"video_generation\""),
+        ("video_poll_interval", kind == EndpointKind::VideoGeneration, "\"video_generation\""),
     ] {
         if r.has(key) && !allowed {
             return script_error(format!("endpoint: `{key}` is for kind {kinds} only"));
@@ -104,6 +105,7 @@ pub(super) fn request_options(r: &mut MapReader, kind: EndpointKind) -> ScriptRe
     let uuid_and_strip = r.opt_bool("uuid_and_strip")?.unwrap_or(false);
     let per_chunk_usage = r.opt_bool("per_chunk_usage")?.unwrap_or(false);
     let download_video_content = r.opt_bool("download_video_content")?.unwrap_or(false);
+    let video_poll_interval_s = r.opt_f64("video_poll_interval")?;
     let form_data = r.choice("request_content_type", &[("application/json", false), ("multipart/form-data", true)])?;
     Ok(RequestOptions {
         path,
@@ -113,6 +115,7 @@ pub(super) fn request_options(r: &mut MapReader, kind: EndpointKind) -> ScriptRe
         uuid_and_strip,
         per_chunk_usage,
         download_video_content,
+        video_poll_interval_s,
         form_data,
     })
 }

@@ -112,6 +112,7 @@ pub fn lower(benchmark: &Value) -> Result<Endpoint, ConfigError> {
             lowered.request.passages = Some(passages.mean().round().max(1.0) as usize);
         }
     }
+    super::aiperf_env::apply(&mut lowered, |variable| std::env::var(variable).ok())?;
     if lowered.is_mock() {
         lowered.mock = Some(MockConfig { models, ..MockConfig::default() });
     }
