@@ -66,10 +66,11 @@ fn a_sweep_writes_its_logs_and_each_run_s_config() {
         assert_eq!(config["sweep_id"], summary["run_info"]["sweep_id"]);
         assert!(config["sweep_id"].is_string());
         assert_eq!(config["variation"]["index"], index);
-        assert_eq!(config["variation"]["label"], *name);
-        assert_eq!(config["variation"]["values"]["concurrency"], index + 1);
+        // AIPerf's label and values: the swept path, `run_0001` for the one trial.
+        assert_eq!(config["variation"]["label"], format!("phases.profiling.concurrency={}", index + 1));
+        assert_eq!(config["variation"]["values"]["phases.profiling.concurrency"], index + 1);
         assert_eq!(config["trial"], 0);
-        assert_eq!(config["label"], *name);
+        assert_eq!(config["label"], "run_0001");
         assert_eq!(config["random_seed"], summary["run_info"]["random_seed"]);
         assert!(config["cli_command"].as_str().is_some_and(|command| command.contains("--concurrency 1,2")));
         assert!(config["artifact_dir"].as_str().is_some_and(|dir| dir.ends_with(name)));

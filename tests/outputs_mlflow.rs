@@ -138,11 +138,19 @@ fn a_sweep_with_trials_is_the_parent_run_with_a_child_per_trial() {
     names.sort();
     assert_eq!(
         names,
-        ["concurrency_1/run_0001", "concurrency_1/run_0002", "concurrency_2/run_0001", "concurrency_2/run_0002"]
+        [
+            "phases.profiling.concurrency=1/run_0001",
+            "phases.profiling.concurrency=1/run_0002",
+            "phases.profiling.concurrency=2/run_0001",
+            "phases.profiling.concurrency=2/run_0002"
+        ],
+        "each trial under its variation's label, as AIPerf writes it"
     );
 
-    let child =
-        children.iter().find(|run| run["info"]["run_name"] == "concurrency_2/run_0002").expect("the last trial");
+    let child = children
+        .iter()
+        .find(|run| run["info"]["run_name"] == "phases.profiling.concurrency=2/run_0002")
+        .expect("the last trial");
     assert_eq!(child["info"]["status"], "FINISHED");
     let run_id = child["info"]["run_id"].as_str().expect("run id");
     let whole = server.json("GET", &format!("/api/2.0/mlflow/runs/get?run_id={run_id}"), None);
@@ -154,7 +162,7 @@ fn a_sweep_with_trials_is_the_parent_run_with_a_child_per_trial() {
     let tags = pairs(&whole["run"]["data"]["tags"]);
     assert_eq!(tags["team"], "perf");
     assert_eq!(tags["gpu"], "none");
-    assert_eq!(tags["aiperf.variation"], "concurrency_2");
+    assert_eq!(tags["aiperf.variation"], "phases.profiling.concurrency=2");
     assert_eq!(tags["aiperf.trial"], "1");
     let run_dir = folder.path().join("artifacts/sw/profile_runs/trial_0002/concurrency_2");
     let summary = read_json(&run_dir.join("profile_export_aiperf.json"));

@@ -490,11 +490,8 @@ fn lognormal_and_mixed_lengths_reach_the_plans_and_the_emitted_scenario() {
     assert_ok(&profiled);
     let plans = plans_of(&text(&profiled.stdout));
     let isl = |name: &str| plans.iter().find(|plan| plan["name"] == name).map(|plan| plan["dataset"]["isl"].clone());
-    assert_eq!(
-        isl("scenario_rag_pipeline"),
-        Some(serde_json::json!({"type": "lognormal", "mean": 1024.0, "median": 904.0}))
-    );
-    let mix = isl("scenario_production_mix").expect("production_mix");
+    assert_eq!(isl("rag_pipeline"), Some(serde_json::json!({"type": "lognormal", "mean": 1024.0, "median": 904.0})));
+    let mix = isl("production_mix").expect("production_mix");
     assert_eq!(
         (&mix["type"], &mix["peaks"][1]["type"], &mix["peaks"][1]["weight"]),
         (&"multimodal".into(), &"lognormal".into(), &40.0.into())
@@ -1222,10 +1219,7 @@ fn variants_make_a_scenario_sweep_of_flag_settings() {
     );
     assert_ok(&output);
     let scenario = std::fs::read_to_string(dir.path().join("out.rhai")).expect("out.rhai");
-    assert!(
-        scenario.contains(r#""scenario": "small""#) && scenario.contains(r#""scenario": "variant_2""#),
-        "{scenario}"
-    );
+    assert!(scenario.contains(r#""scenario": "small""#) && scenario.contains(r#""scenario": "v1""#), "{scenario}");
     assert_scenario_builds_the_same_plans(dir.path(), &output);
     let ran =
         profile(dir.path(), &format!("{base} --variant small:concurrency=1,osl=4 --variant concurrency=2,isl=16"));
@@ -1239,8 +1233,9 @@ fn variants_make_a_scenario_sweep_of_flag_settings() {
             .unwrap_or_else(|| panic!("no {name} run"));
         read_json(&path)
     };
-    assert_eq!(summary("scenario_small")["output_sequence_length"]["avg"], 4.0);
-    assert_eq!(summary("scenario_variant_2")["input_sequence_length"]["avg"], 16.0);
+    // Each variant's folder is its name (AIPerf's `v<index>` for an unnamed one), as AIPerf names it.
+    assert_eq!(summary("small")["output_sequence_length"]["avg"], 4.0);
+    assert_eq!(summary("v1")["input_sequence_length"]["avg"], 16.0);
     for (flags, message) in [
         ("--variant concurrency=2", "at least two variants"),
         ("--concurrency 1,2 --variant a:isl=8 --variant b:isl=9", "drop the comma lists"),
@@ -1344,4 +1339,51 @@ fn a_sweep_without_a_seed_takes_aiperf_s_consistent_seed() {
     assert!(emitted("--parameter-sweep-same-seed").matches("seed: 42").count() == 2);
     assert_eq!(seeds(&emitted("--no-set-consistent-seed")), 0, "the default seed");
     assert!(emitted("--random-seed 7").contains("seed: 8"), "a given seed is kept: 7 + 1");
+}
+
+#[test]
+fn sweep_variations_are_named_reported_and_seeded_as_aiperf_does_it() {
+    let dir = tempfile::tempdir().expect("dir");
+    // A two-parameter grid: AIPerf's folders, labels and values (checked beside AIPerf 0.13 with
+    // the same flags: `mean_32__rate_20.0`, `datasets.main.prompts.isl.mean=32, ...`).
+    let grid = "--model m --url mock --request-rate 20,40 --isl 32,64 --osl 4 --request-count 2 --artifact-dir grid";
+    assert_ok(&profile(dir.path(), grid));
+    let folders: Vec<String> = std::fs::read_dir(dir.path().join("grid"))
+        .expect("grid")
+        .flatten()
+        .map(|entry| entry.file_name().to_string_lossy().to_string())
+        .filter(|name| name.contains("__"))
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    assert_eq!(folders, ["mean_32__rate_20.0", "mean_32__rate_40.0", "mean_64__rate_20.0", "mean_64__rate_40.0"]);
+    let info = &read_json(&dir.path().join("grid/mean_64__rate_20.0/profile_export_aiperf.json"))["run_info"];
+    assert_eq!(info["variation_label"], "datasets.main.prompts.isl.mean=64, phases.profiling.rate=20.0");
+    assert_eq!(
+        info["variation_values"],
+        serde_json::json!({"datasets.main.prompts.isl.mean": 64, "phases.profiling.rate": 20.0})
+    );
+    assert_eq!(
+        (&info["run_label"], &info["variation_index"], &info["random_seed"]),
+        (&"run_0001".into(), &2.into(), &44.into())
+    );
+
+    // Variants: each folder and label is its name, AIPerf's `v<index>` when unnamed.
+    let variants = "--model m --url mock --request-count 2 --osl 4 --variant fast:concurrency=2 --variant isl=16 --artifact-dir variants";
+    assert_ok(&profile(dir.path(), variants));
+    let unnamed = &read_json(&dir.path().join("variants/v1/profile_export_aiperf.json"))["run_info"];
+    assert_eq!(unnamed["variation_label"], "v1");
+    assert!(dir.path().join("variants/fast/profile_export_aiperf.json").is_file());
+
+    // Trials with --vary-seed-per-trial: each trial's seed derives from the command's seed and
+    // the variation's label; AIPerf 0.13 gave these seeds for the same flags.
+    let trials = "--model m --url mock --concurrency 2,4 --isl 16 --osl 4 --request-count 2 --num-profile-runs 2 \
+                  --vary-seed-per-trial --random-seed 7 --artifact-dir trials";
+    assert_ok(&profile(dir.path(), trials));
+    let seed = |trial: &str, variation: &str| {
+        let path = dir.path().join(format!("trials/profile_runs/{trial}/{variation}/profile_export_aiperf.json"));
+        read_json(&path)["run_info"]["random_seed"].as_u64().expect("a seed")
+    };
+    assert_eq!(seed("trial_0001", "concurrency_2"), 117_361_309_651_239_236);
+    assert_eq!(seed("trial_0002", "concurrency_4"), 2_763_377_744_391_749_072);
 }

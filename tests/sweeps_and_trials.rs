@@ -141,7 +141,7 @@ fn trials_and_sweeps_write_aiperf_s_layout_run_info_and_aggregates() {
         .enumerate()
         .map(|(index, label)| {
             let info = run_info(&grid.join(label));
-            assert_eq!((&info["variation_label"], &info["run_label"]), (&json!(label), &json!(label)));
+            assert_eq!((&info["variation_label"], &info["run_label"]), (&json!(label), &json!("run_0001")));
             assert_eq!(info["variation_index"], index);
             assert!(grid.join("aggregate").join(label).join("profile_export_aiperf_aggregate.json").is_file());
             info["sweep_id"].clone()

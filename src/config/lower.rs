@@ -29,7 +29,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use super::{ConfigError, JobVariation, ProfileJob, multi_run_settings};
-use crate::plan::run_coordinates::label_of;
+use crate::plan::run_coordinates::short_names;
 use crate::plan::{Plan, SweepOrder};
 use values::opt_u64;
 
@@ -54,21 +54,26 @@ pub fn lower(document: &Value, base_dir: &Path) -> Result<ProfileJob, ConfigErro
     // a seed take 42, so every trial draws the same workload.
     let consistent_seed =
         (settings.set_consistent_seed && (sweep.is_some() || settings.num_runs > 1)).then_some(CONSISTENT_SEED);
+    let envelope_seed = opt_u64(document, "random_seed", "random_seed")?.or(consistent_seed);
     let mut lock_notes = Vec::new();
-    for (index, (values, mut whole)) in super::variations(document)?.into_iter().enumerate() {
+    for (index, variation) in super::variations(document)?.into_iter().enumerate() {
+        let super::Variation { values, reported, document: mut whole } = variation;
         let locked = super::scenario_lock::apply(&mut whole)?;
         let values = short_names(values);
         let seed = opt_u64(&whole, "random_seed", "random_seed")?
             .or(consistent_seed)
             .map(|seed| if same_seed { seed } else { seed + index as u64 });
         let benchmark = whole.get("benchmark").cloned().unwrap_or_else(|| Value::Object(Map::new()));
-        let name = if sweep.is_some() { label_of(&values) } else { artifact_location(document).1 };
+        let name = match &reported {
+            Some(reported) => reported.folder.clone(),
+            None => artifact_location(document).1,
+        };
         let mut plan = lower_benchmark(&benchmark, whole.get("variables"), base_dir, seed, name)?;
         if let Some(locked) = locked {
             plan.scenario_lock = Some(locked.lock);
             lock_notes.extend(locked.notes);
         }
-        variations.push(JobVariation { values, plan });
+        variations.push(JobVariation { values, reported, plan });
     }
     let sweep_order = match sweep_key("iteration_order").and_then(Value::as_str) {
         None => SweepOrder::default(),
@@ -93,7 +98,8 @@ pub fn lower(document: &Value, base_dir: &Path) -> Result<ProfileJob, ConfigErro
         cooldown_s: settings.cooldown_s,
         confidence: settings.confidence,
         warmup_once: settings.disable_warmup_after_first,
-        vary_seed: settings.vary_seed_per_trial,
+        // AIPerf derives every trial's seed from the config's seed, whatever the variation.
+        vary_seed: settings.vary_seed_per_trial.then_some(envelope_seed),
         variation_pause_s: sweep_key("cooldown_seconds").and_then(Value::as_f64).unwrap_or(0.0),
         sweep_order,
         notes,
@@ -145,18 +151,6 @@ fn sweep_notes(sla_filters: Option<&Value>) -> Vec<String> {
         );
     }
     notes
-}
-
-/// A variation's values keyed as AIPerf names its sweep parameters and folders
-/// (`concurrency_4`): each dotted path by its last key, unless two paths share it.
-fn short_names(values: Map<String, Value>) -> Map<String, Value> {
-    let leaf = |path: &str| path.rsplit('.').next().unwrap_or(path).to_string();
-    let mut leaves: Vec<String> = values.keys().map(|path| leaf(path)).collect();
-    leaves.sort();
-    if leaves.windows(2).any(|pair| pair[0] == pair[1]) {
-        return values;
-    }
-    values.into_iter().map(|(path, value)| (leaf(&path), value)).collect()
 }
 
 /// The folder runs are written under and the name of the run's (or sweep's) own folder in

@@ -94,8 +94,9 @@ pub struct ProfileJob {
     pub confidence: f64,
     /// Only the first trial runs the warmup (`multi_run.disable_warmup_after_first`).
     pub warmup_once: bool,
-    /// Each trial draws its workload from a seed of its own (`multi_run.vary_seed_per_trial`).
-    pub vary_seed: bool,
+    /// Each trial draws its workload from a seed of its own (`multi_run.vary_seed_per_trial`),
+    /// derived from the config's `random_seed` (or the consistent 42) when it has one.
+    pub vary_seed: Option<Option<u64>>,
     /// A capacity search (`sweep.type: adaptive_search`): its iterations start from the one variation.
     pub search: Option<search::SearchJob>,
     /// Write the report after the run or sweep, where AIPerf plots (`plot:`, `artifacts.auto_plot`).
@@ -104,9 +105,13 @@ pub struct ProfileJob {
     pub convergence: Option<crate::aggregate::convergence::Convergence>,
 }
 
-/// One point of a sweep: the swept values (dotted document path → value) and its plan.
+/// One point of a sweep: the swept values as its scenario's function takes them (each dotted
+/// path by its last key, the whole path where two end alike), how AIPerf reports it (label,
+/// folder, values under their dotted paths), and its plan.
 #[derive(Debug, Clone, PartialEq)]
 pub struct JobVariation {
     pub values: serde_json::Map<String, Value>,
+    /// None without a sweep.
+    pub reported: Option<crate::plan::run_coordinates::ReportedVariation>,
     pub plan: Plan,
 }

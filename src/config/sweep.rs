@@ -1,7 +1,7 @@
 //! A normalized document's `sweep:` expanded into its variations, and its `multi_run:` read.
 //!
 //! - `grid`: every combination of `parameters` (a dotted path → its list of values), the
-//!   first parameter varying slowest;
+//!   paths in alphabetical order, the first varying slowest (as AIPerf orders them);
 //! - `zip`: the lists taken in lock step (all the same length);
 //! - `scenarios`: each of `runs[]` (`name`, a partial `benchmark`) laid over the base
 //!   benchmark: mappings merge key by key, a list of named entries (phases, datasets, models)
@@ -19,12 +19,23 @@ use serde_json::{Map, Value};
 use super::ConfigError;
 use super::normalize::{seconds, snake_case};
 use super::schema::validate;
+use crate::plan::run_coordinates::ReportedVariation;
 
 /// The sweep kinds that are read; the schema's others are refused by name.
 const UNSUPPORTED_SWEEPS: [&str; 2] = ["sobol", "latin_hypercube"];
 
-/// One point of a sweep: the swept values (dotted path → value) and the whole document for it.
-pub type Variation = (Map<String, Value>, Value);
+/// One point of a sweep: the swept values (dotted path → value; a scenario's `scenario` → its
+/// name), how AIPerf reports it (None without a sweep), and the whole document for it.
+#[derive(Debug, Clone)]
+pub struct Variation {
+    pub values: Map<String, Value>,
+    pub reported: Option<ReportedVariation>,
+    pub document: Value,
+}
+
+/// A variation before its whole document is made and checked: its values, its report and its
+/// benchmark.
+type Point = (Map<String, Value>, ReportedVariation, Value);
 
 /// `multi_run:` with AIPerf's defaults for what it leaves out.
 #[derive(Debug, Clone, PartialEq)]
@@ -64,22 +75,23 @@ pub fn multi_run_settings(document: &Value) -> MultiRun {
 /// there is no sweep.
 pub fn variations(document: &Value) -> Result<Vec<Variation>, ConfigError> {
     let Some(sweep) = document.get("sweep").filter(|sweep| !sweep.is_null()) else {
-        return Ok(vec![(Map::new(), document.clone())]);
+        return Ok(vec![Variation { values: Map::new(), reported: None, document: document.clone() }]);
     };
     let kind = supported_kind(document)?;
     let base = document.get("benchmark").cloned().unwrap_or_else(|| Value::Object(Map::new()));
-    let points: Vec<Variation> = match kind {
+    let points: Vec<Point> = match kind {
         "grid" | "zip" => {
             let parameters = parameters(sweep)?;
             let combinations = if kind == "grid" { grid(&parameters) } else { zip(&parameters)? };
             combinations
                 .into_iter()
-                .map(|values| {
+                .enumerate()
+                .map(|(index, values)| {
                     let mut benchmark = base.clone();
                     for (path, value) in &values {
                         set_path(&mut benchmark, path, value.clone())?;
                     }
-                    Ok((values, benchmark))
+                    Ok((values.clone(), ReportedVariation::of_point(values, index), benchmark))
                 })
                 .collect::<Result<_, ConfigError>>()?
         }
@@ -91,7 +103,7 @@ pub fn variations(document: &Value) -> Result<Vec<Variation>, ConfigError> {
     points
         .into_iter()
         .enumerate()
-        .map(|(index, (values, benchmark))| {
+        .map(|(index, (values, reported, benchmark))| {
             let mut whole = document.clone();
             if let Some(map) = whole.as_object_mut() {
                 map.remove("sweep");
@@ -99,7 +111,7 @@ pub fn variations(document: &Value) -> Result<Vec<Variation>, ConfigError> {
             }
             let problems = validate(&whole);
             if problems.is_empty() {
-                Ok((values, whole))
+                Ok(Variation { values, reported: Some(reported), document: whole })
             } else {
                 let label = Value::Object(values.clone());
                 Err(ConfigError::new(
@@ -130,13 +142,16 @@ fn parameters(sweep: &Value) -> Result<Vec<(String, Vec<Value>)>, ConfigError> {
     let Some(Value::Object(parameters)) = sweep.get("parameters") else {
         return Err(ConfigError::new("sweep.parameters: expected a mapping of dotted paths to lists of values"));
     };
-    parameters
+    let mut parameters = parameters
         .iter()
         .map(|(path, values)| match values {
             Value::Array(list) if !list.is_empty() => Ok((path.clone(), list.clone())),
             _ => Err(ConfigError::new(format!("sweep.parameters.{path}: expected a non-empty list of values"))),
         })
-        .collect()
+        .collect::<Result<Vec<_>, _>>()?;
+    // AIPerf takes the paths in alphabetical order (the first varying slowest in a grid).
+    parameters.sort_by(|(a, _), (b, _)| a.cmp(b));
+    Ok(parameters)
 }
 
 fn grid(parameters: &[(String, Vec<Value>)]) -> Vec<Map<String, Value>> {
@@ -169,7 +184,9 @@ fn zip(parameters: &[(String, Vec<Value>)]) -> Result<Vec<Map<String, Value>>, C
         .collect())
 }
 
-fn scenarios(sweep: &Value, base: &Value) -> Result<Vec<Variation>, ConfigError> {
+/// Each scenario's name (AIPerf's `scenario_<i>` when it has none), its report (its name, and its
+/// `values` or else its overrides, as AIPerf reports them) and its benchmark.
+fn scenarios(sweep: &Value, base: &Value) -> Result<Vec<Point>, ConfigError> {
     let Some(Value::Array(runs)) = sweep.get("runs") else {
         return Err(ConfigError::new("sweep.runs: expected a list of scenarios"));
     };
@@ -177,25 +194,33 @@ fn scenarios(sweep: &Value, base: &Value) -> Result<Vec<Variation>, ConfigError>
         .enumerate()
         .map(|(index, run)| {
             let name =
-                run.get("name").and_then(Value::as_str).map_or_else(|| format!("scenario{index}"), str::to_string);
+                run.get("name").and_then(Value::as_str).map_or_else(|| format!("scenario_{index}"), str::to_string);
             let at = format!("sweep.runs[{index}]");
             for key in run.as_object().into_iter().flat_map(Map::keys) {
                 match key.as_str() {
-                    "name" | "benchmark" => {}
+                    "name" | "benchmark" | "values" => {}
                     "variables" => {
                         return Err(ConfigError::new(format!(
                             "{at}.variables: per-scenario variables are not supported (templates are rendered once, with the top-level `variables:`); set the values in the run's `benchmark:`"
                         )));
                     }
                     other => {
-                        return Err(ConfigError::new(format!("{at}.{other}: unknown key (a scenario has `name` and `benchmark`)")));
+                        return Err(ConfigError::new(format!(
+                            "{at}.{other}: unknown key (a scenario has `name`, `values` and `benchmark`)"
+                        )));
                     }
                 }
             }
+            let reported_values = match run.get("values") {
+                None => run.as_object().into_iter().flatten().filter(|(key, _)| *key != "name").map(|(k, v)| (k.clone(), v.clone())).collect(),
+                Some(Value::Object(values)) if values.values().all(|value| !value.is_array() && !value.is_object()) => values.clone(),
+                Some(_) => return Err(ConfigError::new(format!("{at}.values: expected a mapping of names to plain values"))),
+            };
+            let reported = ReportedVariation::of_named(name.clone(), reported_values, index);
             let mut values = Map::new();
             values.insert("scenario".into(), Value::String(name));
             let partial = run.get("benchmark").cloned().unwrap_or(Value::Null);
-            Ok((values, merge(base.clone(), partial)))
+            Ok((values, reported, merge(base.clone(), partial)))
         })
         .collect()
 }
@@ -326,12 +351,14 @@ mod tests {
             json!({"type": "grid", "parameters": {"concurrency": [1, 2, 4], "datasets.main.entries": [5, 6]}});
         let found = variations(&normalize(document).unwrap()).unwrap();
         assert_eq!(found.len(), 6);
-        assert_eq!(found[0].0, json!({"concurrency": 1, "datasets.main.entries": 5}).as_object().unwrap().clone());
-        let last = &found[5].1["benchmark"];
+        assert_eq!(found[0].values, json!({"concurrency": 1, "datasets.main.entries": 5}).as_object().unwrap().clone());
+        assert_eq!(found[0].reported.as_ref().unwrap().label, "concurrency=1, datasets.main.entries=5");
+        assert_eq!(found[0].reported.as_ref().unwrap().folder, "concurrency_1__entries_5");
+        let last = &found[5].document["benchmark"];
         assert_eq!(last["phases"][1]["concurrency"], 4);
         assert_eq!(last["phases"][0]["concurrency"], 2, "the warmup keeps its own");
         assert_eq!(last["datasets"][0]["entries"], 6);
-        assert!(found[5].1.get("sweep").is_none());
+        assert!(found[5].document.get("sweep").is_none());
     }
 
     #[test]
@@ -343,8 +370,16 @@ mod tests {
         ]});
         let found = variations(&normalize(document).unwrap()).unwrap();
         assert_eq!(found.len(), 1);
-        assert_eq!(found[0].0["scenario"], "rag");
-        let benchmark = &found[0].1["benchmark"];
+        assert_eq!(found[0].values["scenario"], "rag");
+        assert_eq!(
+            (found[0].reported.as_ref().unwrap().label.as_str(), found[0].reported.as_ref().unwrap().folder.as_str()),
+            ("rag", "rag")
+        );
+        assert!(
+            found[0].reported.as_ref().unwrap().values["benchmark"].is_object(),
+            "AIPerf reports a scenario's overrides"
+        );
+        let benchmark = &found[0].document["benchmark"];
         assert_eq!(
             benchmark["datasets"][0]["prompts"]["isl"],
             json!({"mean": 1024, "median": 900, "type": "lognormal"})

@@ -57,7 +57,8 @@ pub async fn upload_or_warn(result: &RunResult, upload: &MlflowUpload) {
 }
 
 /// The means of a variation's repeated trials (`combined`) logged on the sweep's parent run,
-/// each key under the variation's label in a sweep (`concurrency_4/request_latency.p99`).
+/// each key under the variation's folder name in a sweep (`concurrency_4/request_latency.p99`:
+/// AIPerf's labels, `phases.profiling.concurrency=4`, hold characters MLflow refuses in a key).
 pub async fn log_variation_or_warn(combined: &RunResult, upload: &MlflowUpload) {
     if let Err(why) = log_variation(combined, upload).await {
         tracing::warn!("MLflow: logging the trials' aggregate to {} failed: {why:#}", upload.tracking_uri);
@@ -74,7 +75,8 @@ async fn log_variation(combined: &RunResult, upload: &MlflowUpload) -> Result<()
     let Some(parent) = lock_parents().get(&key).cloned() else {
         bail!("the sweep's parent run was not made (its trials' uploads failed)");
     };
-    let prefix = match &combined.plan.run_info.variation_label {
+    let coordinates = &combined.plan.run_info;
+    let prefix = match coordinates.run_label.as_ref().or(coordinates.variation_label.as_ref()) {
         Some(label) => format!("{label}/"),
         None => String::new(),
     };

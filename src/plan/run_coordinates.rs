@@ -19,7 +19,8 @@ pub struct RunCoordinates {
     pub sweep_id: Option<String>,
     /// Zero-based trial index within the variation.
     pub trial: u64,
-    /// `run_0001` for a trial, the variation label for a sweep cell; the run's name otherwise.
+    /// `run_0001` for a trial (a sweep variation's one trial too, as AIPerf labels it), the
+    /// variation's folder name for a sweep cell's combined result; the run's name otherwise.
     pub run_label: Option<String>,
     /// `users_8`, or `None` for "base".
     pub variation_label: Option<String>,
@@ -108,6 +109,113 @@ pub fn label_of(values: &Map<String, Value>) -> String {
     if parts.is_empty() { BASE_VARIATION.to_string() } else { parts.join("_") }
 }
 
+/// How a sweep variation is reported and where its folder is, when a face names it apart from
+/// its parameters (AIPerf's sweeps: `run_info.variation_label` `phases.profiling.concurrency=4`,
+/// folder `concurrency_4`, `variation_values` under the dotted paths).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReportedVariation {
+    pub label: String,
+    pub folder: String,
+    pub values: Map<String, Value>,
+}
+
+impl ReportedVariation {
+    /// A grid or zip point as AIPerf reports it: its label and folder from its values.
+    pub fn of_point(values: Map<String, Value>, index: usize) -> Self {
+        let label = aiperf_label_of(&values);
+        let folder = aiperf_dir_name(&values).unwrap_or_else(|| aiperf_label_folder(&label, index));
+        Self { label, folder, values }
+    }
+
+    /// A named run (a scenario sweep's) as AIPerf reports it: labelled by its name, its folder
+    /// from its values where they are plain, else from its name.
+    pub fn of_named(name: String, values: Map<String, Value>, index: usize) -> Self {
+        let folder = aiperf_dir_name(&values).unwrap_or_else(|| aiperf_label_folder(&name, index));
+        Self { label: name, folder, values }
+    }
+}
+
+/// AIPerf's folder of a variation named by its label: the label without the characters AIPerf
+/// strips, `variation_<index>` when nothing is left.
+fn aiperf_label_folder(label: &str, index: usize) -> String {
+    aiperf_segment(label).unwrap_or_else(|| format!("variation_{index}"))
+}
+
+/// A folder name without what AIPerf strips (`/`, `\`, `..`, `<>:"|?*`); None when only dots
+/// (or nothing) are left.
+fn aiperf_segment(text: &str) -> Option<String> {
+    let name = text.replace(['/', '\\'], "").replace("..", "");
+    let name: String = name.chars().filter(|c| !"<>:\"|?*".contains(*c)).collect();
+    (!name.chars().all(|c| c == '.')).then_some(name)
+}
+
+/// A variation's values keyed as AIPerf names its sweep parameters and folders
+/// (`concurrency_4`): each dotted path by its last key, unless two paths share it.
+pub fn short_names(values: Map<String, Value>) -> Map<String, Value> {
+    let leaf = |path: &str| path.rsplit('.').next().unwrap_or(path).to_string();
+    let mut leaves: Vec<String> = values.keys().map(|path| leaf(path)).collect();
+    leaves.sort();
+    if leaves.windows(2).any(|pair| pair[0] == pair[1]) {
+        return values;
+    }
+    values.into_iter().map(|(path, value)| (leaf(&path), value)).collect()
+}
+
+/// AIPerf's variation label: `name=value` for each parameter, joined by `, `, each value as
+/// Python writes it (`phases.profiling.concurrency=4`, `rate=2.5, streaming=True`).
+pub fn aiperf_label_of(values: &Map<String, Value>) -> String {
+    if values.is_empty() {
+        return BASE_VARIATION.to_string();
+    }
+    let parts: Vec<String> = values.iter().map(|(name, value)| format!("{name}={}", python_str(value))).collect();
+    parts.join(", ")
+}
+
+/// AIPerf's folder name of a variation: `last_key_value` for each parameter (by its dotted
+/// path's last key), joined by `__` (`mean_32__rate_20.0`), without the characters AIPerf
+/// strips; None when a value is a list or a mapping, or nothing is left (AIPerf falls back to the
+/// variation's label).
+fn aiperf_dir_name(values: &Map<String, Value>) -> Option<String> {
+    if values.is_empty() || values.values().any(|value| value.is_array() || value.is_object()) {
+        return None;
+    }
+    let parts: Vec<String> = values
+        .iter()
+        .map(|(path, value)| format!("{}_{}", path.rsplit('.').next().unwrap_or(path), python_str(value)))
+        .collect();
+    aiperf_segment(&parts.join("__"))
+}
+
+/// `str(value)` in Python for the JSON value: strings bare, `True`/`False`/`None`, whole
+/// floats with their `.0`, lists and mappings with their members' `repr`.
+fn python_str(value: &Value) -> String {
+    match value {
+        Value::String(text) => text.clone(),
+        other => python_repr(other),
+    }
+}
+
+fn python_repr(value: &Value) -> String {
+    match value {
+        Value::Null => "None".to_string(),
+        Value::Bool(true) => "True".to_string(),
+        Value::Bool(false) => "False".to_string(),
+        Value::Number(number) => match number.as_f64() {
+            Some(float) if number.is_f64() && float.fract() == 0.0 && float.abs() < 1e16 => format!("{float:.1}"),
+            _ => number.to_string(),
+        },
+        Value::String(text) => format!("'{}'", text.replace('\\', "\\\\").replace('\'', "\\'")),
+        Value::Array(items) => format!("[{}]", items.iter().map(python_repr).collect::<Vec<_>>().join(", ")),
+        Value::Object(map) => {
+            let members: Vec<String> = map
+                .iter()
+                .map(|(key, item)| format!("{}: {}", python_repr(&Value::from(key.as_str())), python_repr(item)))
+                .collect();
+            format!("{{{}}}", members.join(", "))
+        }
+    }
+}
+
 /// Sweep ids made so far by this process, so two made in the same nanosecond still differ.
 static SWEEP_IDS_MADE: AtomicU64 = AtomicU64::new(0);
 
@@ -174,6 +282,31 @@ mod tests {
         let Value::Object(values) = values else { unreachable!() };
         assert_eq!(label_of(&values), "users_8_isl_512_kind_chat_rate_2.5");
         assert_eq!(label_of(&Map::new()), "base");
+    }
+
+    #[test]
+    fn aiperf_labels_write_each_value_as_python_does() {
+        let values = json!({"phases.profiling.concurrency": 4, "rate": 2.0, "streaming": true, "kind": "chat",
+                            "extra": {"a": [1, null, "x"]}});
+        let Value::Object(values) = values else { unreachable!() };
+        assert_eq!(
+            aiperf_label_of(&values),
+            "phases.profiling.concurrency=4, rate=2.0, streaming=True, kind=chat, extra={'a': [1, None, 'x']}"
+        );
+        assert_eq!(aiperf_label_of(&Map::new()), "base");
+    }
+
+    #[test]
+    fn aiperf_folder_names_take_each_paths_last_key() {
+        let values = json!({"datasets.main.prompts.isl.mean": 32, "phases.profiling.rate": 20.0});
+        let Value::Object(values) = values else { unreachable!() };
+        assert_eq!(aiperf_dir_name(&values).as_deref(), Some("mean_32__rate_20.0"));
+        let Value::Object(one) = json!({"phases.profiling.concurrency": 4}) else { unreachable!() };
+        assert_eq!(aiperf_dir_name(&one).as_deref(), Some("concurrency_4"));
+        let Value::Object(odd) = json!({"model": "org/name:v1", "flag": true}) else { unreachable!() };
+        assert_eq!(aiperf_dir_name(&odd).as_deref(), Some("model_orgnamev1__flag_True"));
+        let Value::Object(nested) = json!({"phases": [1]}) else { unreachable!() };
+        assert_eq!(aiperf_dir_name(&nested), None);
     }
 
     #[test]

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use super::artifacts::RunArtifacts;
 use crate::aggregate::student_t::two_sided_critical_value;
+use crate::plan::run_coordinates::{aiperf_label_of, label_of, short_names};
 
 /// The confidence of the intervals, unless the sweep's metadata says otherwise.
 pub const DEFAULT_CONFIDENCE: f64 = 0.95;
@@ -22,6 +23,10 @@ pub struct Estimate {
 /// One sweep point (or one run): its label, its swept values and its trials.
 #[derive(Debug)]
 pub struct Variation<'a> {
+    /// What its trials share (`run_info.variation_label`, else their folder).
+    key: String,
+    /// Its name on the page: the key, but where the key is AIPerf's label of the swept values
+    /// (`phases.profiling.concurrency=4`), the values as a folder names them (`concurrency_4`).
     pub label: String,
     /// Swept parameter values (`run_info.variation_values`).
     pub values: BTreeMap<String, f64>,
@@ -85,14 +90,20 @@ pub fn group(runs: &[RunArtifacts]) -> Vec<Variation<'_>> {
     let mut variations: Vec<Variation> = Vec::new();
     for run in runs {
         let key = variation_key(run);
-        match variations.iter_mut().find(|v| v.label == key) {
+        match variations.iter_mut().find(|v| v.key == key) {
             Some(variation) => variation.trials.push(run),
             None => {
-                let values = run.summary["run_info"]["variation_values"]
-                    .as_object()
-                    .map(|values| values.iter().filter_map(|(k, v)| Some((k.clone(), v.as_f64()?))).collect())
-                    .unwrap_or_default();
-                variations.push(Variation { label: key, values, trials: vec![run] });
+                // AIPerf reports dotted paths (`phases.profiling.concurrency`); the page names
+                // each parameter as its folders do (`concurrency`).
+                let reported = run.summary["run_info"]["variation_values"].as_object();
+                let label = match reported.filter(|values| !values.is_empty()) {
+                    Some(values) if aiperf_label_of(values) == key => label_of(&short_names(values.clone())),
+                    _ => key.clone(),
+                };
+                let swept = reported.map(|values| short_names(values.clone()));
+                let values =
+                    swept.iter().flatten().filter_map(|(name, value)| Some((name.clone(), value.as_f64()?))).collect();
+                variations.push(Variation { key, label, values, trials: vec![run] });
             }
         }
     }
@@ -142,5 +153,19 @@ mod tests {
         assert_eq!(variations[1].estimate("request_throughput", "avg", 0.95).unwrap().half_width, 0.0);
         assert_eq!(variations[0].values["rate"], 10.0);
         assert_eq!(variations[2].trials.len(), 2);
+    }
+
+    #[test]
+    fn aiperf_labels_are_shown_as_folders_name_them_and_a_chosen_label_as_it_is() {
+        let info = |label: &str| {
+            serde_json::json!({"run_info": {"variation_label": label,
+                "variation_values": {"phases.profiling.concurrency": 4}}})
+        };
+        let runs =
+            vec![run("sw/concurrency_4", info("phases.profiling.concurrency=4")), run("mine/c4", info("four users"))];
+        let variations = group(&runs);
+        let labels: Vec<&str> = variations.iter().map(|v| v.label.as_str()).collect();
+        assert_eq!(labels, ["concurrency_4", "four users"]);
+        assert_eq!(variations[0].values["concurrency"], 4.0);
     }
 }

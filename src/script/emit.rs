@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::emit_dataset::dataset;
 pub use super::emit_endpoint::ApiKey;
@@ -29,10 +29,16 @@ pub fn scenario(job: &ProfileJob, sweep_name: &str, header: &str, api_key: ApiKe
         variations => {
             out.push_str("let runs = [\n");
             for variation in variations {
+                let reported = variation.reported.as_ref().map(|reported| {
+                    let reported =
+                        json!({"label": reported.label, "folder": reported.folder, "values": reported.values});
+                    format!(" reported: {},", json(&reported))
+                });
                 let _ = writeln!(
                     out,
-                    "    #{{ point: {}, run: {} }},",
+                    "    #{{ point: {},{} run: {} }},",
                     json(&Value::Object(variation.values.clone())),
+                    reported.unwrap_or_default(),
                     run_map(&variation.plan, false, "", api_key, 1)
                 );
             }
@@ -53,6 +59,9 @@ pub fn scenario(job: &ProfileJob, sweep_name: &str, header: &str, api_key: ApiKe
             };
             if job.sweep_order != crate::plan::SweepOrder::default() {
                 let _ = write!(pause, ", order: {}", string(job.sweep_order.as_str()));
+            }
+            if variations.iter().all(|variation| variation.reported.is_some()) {
+                pause.push_str(", reported: runs.map(|each| each.reported)");
             }
             let _ = writeln!(
                 out,
@@ -76,7 +85,11 @@ pub(super) fn repetition(job: &ProfileJob) -> String {
         float(job.cooldown_s),
         float(job.confidence),
         job.warmup_once,
-        if job.vary_seed { ", vary_seed: true" } else { "" },
+        match job.vary_seed {
+            Some(Some(seed)) => format!(", vary_seed: {seed}"),
+            Some(None) => ", vary_seed: true".to_string(),
+            None => String::new(),
+        },
         job.convergence
             .as_ref()
             .map(|convergence| format!(", convergence: {}", convergence.rhai_map()))

@@ -18,7 +18,9 @@ use super::trials::{RUN_EXTRA_KEYS, Repetition, cool_down, json_map, message_of,
 use crate::aggregate::sweep::{SweepCell, SweepSummary};
 use crate::export::{ArtifactNames, sweep_csv, sweep_json};
 use crate::plan::RunCoordinates;
-use crate::plan::run_coordinates::{SweepOrder, artifact_dir_of, folder_under, label_of, new_sweep_id};
+use crate::plan::run_coordinates::{
+    ReportedVariation, SweepOrder, artifact_dir_of, folder_under, label_of, new_sweep_id,
+};
 
 const SWEEP_KEYS: &[&str] = &[
     "name",
@@ -33,6 +35,7 @@ const SWEEP_KEYS: &[&str] = &[
     "report",
     "pause",
     "order",
+    "reported",
 ];
 
 pub fn register(engine: &mut Engine, host: Arc<RunHost>) {
@@ -137,6 +140,7 @@ fn sweep(
             }
         },
     };
+    let mut reported = reported(&mut reader, variations.len())?.map(Vec::into_iter);
     let settings = SweepSettings { name, id: new_sweep_id(), repetition, order, pause_s };
     let sweep_dir = artifact_dir_of(&host.options.artifact_root, &settings.name);
     let aggregate_dir = folder_under(&sweep_dir, &settings.sweep_aggregate_folders());
@@ -146,7 +150,9 @@ fn sweep(
         .enumerate()
         .map(|(index, variation)| {
             let values = json_map(variation.clone(), "sweep: a variation")?;
-            Ok(VariationPoint { index, label: label_of(&values), values, variation })
+            let reported = reported.as_mut().and_then(Iterator::next);
+            let label = reported.as_ref().map_or_else(|| label_of(&values), |reported| reported.folder.clone());
+            Ok(VariationPoint { index, label, values, reported, variation })
         })
         .collect::<ScriptResult<_>>()?;
     let sweeper = Sweeper { host, context, make_run, settings: &settings };
@@ -296,12 +302,41 @@ fn run_map_for(context: &NativeCallContext, make_run: &FnPtr, variation: &Map) -
     Ok(run_map)
 }
 
-/// One variation of a sweep: its place, its parameter values, its label and its map.
+/// One variation of a sweep: its place, its parameter values, its label (its folder's name),
+/// how its runs report it when the sweep names it apart (`reported`), and its map.
 struct VariationPoint {
     index: usize,
     values: serde_json::Map<String, serde_json::Value>,
     label: String,
+    reported: Option<ReportedVariation>,
     variation: Map,
+}
+
+/// `reported: [#{ label, folder, values }, ..]`, one per variation in order: how each is
+/// reported (`run_info.variation_label`, `variation_values`) and its folder, where a face names
+/// them apart from their parameters (`aiperf profile`: AIPerf's labels, folders and dotted paths).
+fn reported(reader: &mut MapReader, count: usize) -> ScriptResult<Option<Vec<ReportedVariation>>> {
+    let Some(list) = reader.opt_array("reported")? else { return Ok(None) };
+    if list.len() != count {
+        return script_error(format!("sweep: `reported` names {} variations, the sweep has {count}", list.len()));
+    }
+    let each = |item: Dynamic| -> ScriptResult<ReportedVariation> {
+        let Some(map) = item.clone().try_cast::<Map>() else {
+            return script_error(format!("sweep: each of `reported` is #{{ label, folder, values }}, got `{item}`"));
+        };
+        let mut r = MapReader::new("sweep: reported", map, &["label", "folder", "values"])?;
+        let label = r.opt_string("label")?.unwrap_or_default();
+        let folder = r.opt_string("folder")?.unwrap_or_default();
+        if label.is_empty() || folder.is_empty() {
+            return script_error("sweep: each of `reported` needs a `label` and a `folder`");
+        }
+        let values = match rhai::serde::from_dynamic(&Dynamic::from_map(r.opt_map("values")?.unwrap_or_default())) {
+            Ok(serde_json::Value::Object(values)) => values,
+            _ => return script_error("sweep: a `reported` entry's `values` must be a map of plain values"),
+        };
+        Ok(ReportedVariation { label, folder, values })
+    };
+    list.into_iter().map(each).collect::<ScriptResult<_>>().map(Some)
 }
 
 /// The trials of one variation, labelled with its sweep coordinates, placed by the sweep's order.
@@ -315,12 +350,16 @@ fn variation_runner<'a>(
     name_unnamed_run(&mut run_map, label);
     host.runs_started.fetch_add(1, Ordering::SeqCst);
     let mut plan = super::paths::anchor_plan(plan_of(run_map, label.clone())?, &host.scenario_dir);
+    let (variation_label, variation_values) = match &point.reported {
+        Some(reported) => (reported.label.clone(), reported.values.clone()),
+        None => (label.clone(), point.values.clone()),
+    };
     plan.run_info = RunCoordinates {
         sweep_id: Some(settings.id.clone()),
         run_label: Some(label.clone()),
-        variation_label: Some(label.clone()),
+        variation_label: Some(variation_label),
         variation_index: point.index as u64,
-        variation_values: point.values.clone(),
+        variation_values,
         parent_folders: vec![settings.name.clone()],
         sweep_mode: Some(settings.order),
         ..Default::default()

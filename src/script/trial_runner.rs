@@ -98,9 +98,10 @@ impl<'a> TrialRunner<'a> {
         let trial = self.trials.len() as u64;
         let repetition = self.repetition;
         let mut trial_plan = self.plan.clone();
-        if repetition.vary_seed {
+        if let Some(from) = repetition.vary_seed {
             let label = self.plan.run_info.variation_label.as_deref();
-            trial_plan = trial_plan.reseeded(trial_seed(self.plan.dataset.random_seed(), label, trial));
+            let seed = from.unwrap_or_else(|| self.plan.dataset.random_seed());
+            trial_plan = trial_plan.reseeded(trial_seed(seed, label, trial));
         }
         trial_plan.run_info.trial = trial;
         if trial > 0 && repetition.warmup_once {
@@ -110,6 +111,11 @@ impl<'a> TrialRunner<'a> {
             let mut folders = self.layout.folders_of(trial);
             trial_plan.run_info.folder = folders.pop();
             trial_plan.run_info.parent_folders = folders;
+            trial_plan.run_info.run_label = Some(format!("run_{:04}", trial + 1));
+        } else if self.layout.aggregate_single_trial {
+            // A sweep variation's one trial is AIPerf's `run_0001` too; its folder keeps the
+            // variation's name.
+            trial_plan.run_info.folder = trial_plan.run_info.run_label.take();
             trial_plan.run_info.run_label = Some(format!("run_{:04}", trial + 1));
         }
         match run_plan(host, trial_plan) {

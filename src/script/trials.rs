@@ -30,8 +30,10 @@ pub struct Repetition {
     pub confidence: f64,
     /// Only the first trial runs the warmup phases (AIPerf's `disable_warmup_after_first`).
     pub warmup_once: bool,
-    /// Each trial draws its workload from a seed of its own (AIPerf's `vary_seed_per_trial`).
-    pub vary_seed: bool,
+    /// Each trial draws its workload from a seed of its own (AIPerf's `vary_seed_per_trial`):
+    /// `Some(None)` derives it from the run's seed, `Some(Some(seed))` from `seed` (`vary_seed:
+    /// 42`: AIPerf derives every variation's from its config's `random_seed`).
+    pub vary_seed: Option<Option<u64>>,
     /// Skip the remaining trials once a metric has settled (AIPerf's `multi_run.convergence`).
     pub convergence: Option<Convergence>,
 }
@@ -53,7 +55,18 @@ impl Repetition {
             return script_error(format!("{what}: `confidence` must be between 0 and 1, e.g. 0.95; got {confidence}"));
         }
         let warmup_once = reader.opt_bool("warmup_once")?.unwrap_or(false);
-        let vary_seed = reader.opt_bool("vary_seed")?.unwrap_or(false);
+        let vary_seed = match reader.opt_value("vary_seed") {
+            None => None,
+            Some(flag) if flag.is_bool() => flag.as_bool().unwrap_or(false).then_some(None),
+            Some(seed) => match seed.as_int().ok().and_then(|seed| u64::try_from(seed).ok()) {
+                Some(seed) => Some(Some(seed)),
+                None => {
+                    return script_error(format!(
+                        "{what}: `vary_seed` is true, false or the seed every trial's derives from, got `{seed}`"
+                    ));
+                }
+            },
+        };
         let convergence = match reader.opt_map("convergence")? {
             Some(map) => Some(convergence_of(map, trials, what)?),
             None => None,

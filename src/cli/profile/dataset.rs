@@ -24,7 +24,7 @@ pub const CONVERSATION: Group = Group {
         sweep(
             &["--conversation-turn-mean", "--session-turns-mean"],
             "datasets.main.turns.mean",
-            Kind::Float,
+            Kind::Int,
             "Turns per synthetic conversation, played as sessions in every mode [default: 1]",
         ),
         set(
@@ -102,7 +102,7 @@ pub const ISL: Group = Group {
         sweep(
             &["--prompt-input-tokens-mean", "--synthetic-input-tokens-mean", "--isl"],
             "datasets.main.prompts.isl.mean",
-            Kind::Float,
+            Kind::Int,
             "Mean input tokens of synthetic prompts; a list sweeps it [default: 550]",
         ),
         sweep(
@@ -144,7 +144,7 @@ pub const OSL: Group = Group {
         sweep(
             &["--prompt-output-tokens-mean", "--output-tokens-mean", "--osl"],
             "datasets.main.prompts.osl.mean",
-            Kind::Float,
+            Kind::Int,
             "Output tokens asked for (max tokens); a list sweeps it [default here: 150]",
         ),
         sweep(

@@ -51,12 +51,12 @@ pub fn expand(
     Ok(())
 }
 
-/// One variant as a scenario run: its name (`variant_<n>` when it gives none) and the
-/// benchmark its flags set.
+/// One variant as a scenario run: its name (AIPerf's `v<index>`, from 0, when it gives none)
+/// and the benchmark its flags set.
 fn variant(text: &str, index: usize, read_flags: &dyn Fn(&[String]) -> Result<Flags, String>) -> Result<Value, String> {
     let (name, settings) = match text.split_once(':') {
         Some((name, rest)) if !name.contains('=') => (name.trim().to_string(), rest),
-        _ => (format!("variant_{}", index + 1), text),
+        _ => (format!("v{index}"), text),
     };
     let mut args = Vec::new();
     for pair in settings.split(',').map(str::trim).filter(|pair| !pair.is_empty()) {
