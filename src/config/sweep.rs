@@ -366,10 +366,14 @@ mod tests {
         let mut document = base();
         document["sweep"] = json!({"type": "scenarios", "runs": [
             {"name": "rag", "benchmark": {"dataset": {"name": "main", "prompts": {"isl": {"mean": 1024, "median": 900}}},
-                "phases": [{"name": "profiling", "concurrency": 64}]}}
+                "phases": [{"name": "profiling", "concurrency": 64}]}},
+            {"values": {"concurrency": 8}, "benchmark": {"phases": [{"name": "profiling", "concurrency": 8}]}}
         ]});
         let found = variations(&normalize(document).unwrap()).unwrap();
-        assert_eq!(found.len(), 1);
+        assert_eq!(found.len(), 2);
+        // Unnamed, with plain `values`: AIPerf's `scenario_<i>` label, its folder from the values.
+        let second = found[1].reported.as_ref().unwrap();
+        assert_eq!((second.label.as_str(), second.folder.as_str()), ("scenario_1", "concurrency_8"));
         assert_eq!(found[0].values["scenario"], "rag");
         assert_eq!(
             (found[0].reported.as_ref().unwrap().label.as_str(), found[0].reported.as_ref().unwrap().folder.as_str()),

@@ -22,7 +22,8 @@ pub struct RunCoordinates {
     /// `run_0001` for a trial (a sweep variation's one trial too, as AIPerf labels it), the
     /// variation's folder name for a sweep cell's combined result; the run's name otherwise.
     pub run_label: Option<String>,
-    /// `users_8`, or `None` for "base".
+    /// `users_8` (AIPerf's `phases.profiling.concurrency=4` where the sweep reports so), or
+    /// `None` for "base".
     pub variation_label: Option<String>,
     pub variation_index: u64,
     /// The sweep's parameter point, e.g. `{"users": 8}`.
