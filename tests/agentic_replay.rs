@@ -337,7 +337,11 @@ fn burst_phase_starts_fire_the_priming_requests_together() {
     assert!(warmup_s < 0.06, "all at once, not spread over 85 ms: {warmup_s} s");
     let profiled = sent(&run, "burst");
     assert_eq!(profiled.len(), 4, "the request limit");
-    assert_eq!(pairs(&profiled), expected(&[("r1", 2), ("s2", 1), ("r2", 3), ("s1", 2)]));
+    // The limit takes the first four issued: s1's turn 2 (due at +40 ms), unless a machine too
+    // busy to send it within ~35 ms of its due time lets r2's turn 4 (due at about +75 ms) in first.
+    let s1_sent = profiled.iter().any(|s| s.conversation == "s1" && s.turn == 2);
+    let fourth = if s1_sent { ("s1", 2) } else { ("r2", 4) };
+    assert_eq!(pairs(&profiled), expected(&[("r1", 2), ("s2", 1), ("r2", 3), fourth]));
     // Each lane's earliest turn after its cut (r1's at +0 ms, s2's at +15 ms) goes at once;
     // the others keep their spacing from it (r2's turn 3 10 ms after s2's, s1's 40 after r1's),
     // counted from its due time, which a busy machine may send it late after.
@@ -346,7 +350,9 @@ fn burst_phase_starts_fire_the_priming_requests_together() {
     let together_ms = (start("s2", 1) - start("r1", 2)).abs() as f64 / 1e6;
     assert!(together_ms < 10.0, "both lanes start at once: {together_ms:.1} ms apart");
     assert_gap_ms("r2 turn 3 after s2 turn 1", start("r2", 3) - due("s2", 1), 10);
-    assert_gap_ms("s1 turn 2 after r1 turn 2", start("s1", 2) - due("r1", 2), 40);
+    if s1_sent {
+        assert_gap_ms("s1 turn 2 after r1 turn 2", start("s1", 2) - due("r1", 2), 40);
+    }
 }
 
 #[test]
