@@ -31,6 +31,7 @@ pub mod network_probe;
 pub mod outputs;
 pub mod plan;
 pub mod preflight;
+pub mod python_text;
 pub mod record;
 pub mod report;
 pub mod request_bodies;

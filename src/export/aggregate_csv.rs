@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use super::aggregate_json::metadata;
 use crate::aggregate::TrialSet;
+use crate::python_text::python_text;
 
 const HEADER: [&str; 11] =
     ["metric", "mean", "std", "min", "max", "cv", "se", "ci_low", "ci_high", "t_critical", "unit"];
@@ -72,41 +73,8 @@ fn finish(table: csv::Writer<Vec<u8>>) -> Result<Vec<u8>> {
     table.into_inner().map_err(|e| anyhow::anyhow!("cannot finish a CSV table: {}", e.error()))
 }
 
-/// A value as AIPerf (Python) prints it: `True`, `0.0`, `['run_0001']`, `{'users': 8}`.
-pub fn python_text(value: &Value) -> String {
-    match value {
-        Value::Null => "None".to_string(),
-        Value::Bool(true) => "True".to_string(),
-        Value::Bool(false) => "False".to_string(),
-        Value::Number(number) => match (number.as_i64(), number.as_f64()) {
-            (Some(whole), _) if !number.is_f64() => whole.to_string(),
-            (_, Some(float)) => format!("{float:?}"),
-            _ => number.to_string(),
-        },
-        Value::String(text) => text.clone(),
-        Value::Array(items) => {
-            let items: Vec<String> = items.iter().map(python_item).collect();
-            format!("[{}]", items.join(", "))
-        }
-        Value::Object(map) => {
-            let items: Vec<String> = map.iter().map(|(k, v)| format!("'{k}': {}", python_item(v))).collect();
-            format!("{{{}}}", items.join(", "))
-        }
-    }
-}
-
-/// An element inside a list or map: strings quoted.
-fn python_item(value: &Value) -> String {
-    match value {
-        Value::String(text) => format!("'{text}'"),
-        other => python_text(other),
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
-
     use super::*;
     use crate::aggregate::test_support::trial;
 
@@ -133,13 +101,5 @@ mod tests {
                 "Cooldown Seconds,0.0",
             ]
         );
-    }
-
-    #[test]
-    fn python_text_matches_python_s_repr() {
-        assert_eq!(python_text(&json!(true)), "True");
-        assert_eq!(python_text(&json!(2.0)), "2.0");
-        assert_eq!(python_text(&json!(3)), "3");
-        assert_eq!(python_text(&json!({"users": 8, "kind": "chat"})), "{'users': 8, 'kind': 'chat'}");
     }
 }

@@ -7,8 +7,8 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 
-use super::aggregate_csv::python_text;
 use crate::aggregate::sweep::{SweepSummary, combination_metrics};
+use crate::python_text::python_text;
 
 const METRIC_COLUMNS: [&str; 5] = ["mean", "std", "min", "max", "cv"];
 

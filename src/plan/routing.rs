@@ -112,9 +112,7 @@ fn session_headers_with(rename: Option<&str>, env: impl Fn(&str) -> Option<Strin
     let mut headers = vec![correlation.to_string()];
     for (variable, header, default) in SESSION_HEADER_SWITCHES {
         let on = match env(variable) {
-            Some(value) => switch_value(&value).ok_or_else(|| {
-                format!("environment variable {variable}: `{value}` is not a boolean (true/false, 1/0, yes/no, on/off)")
-            })?,
+            Some(value) => env_switch(variable, &value)?,
             None => default,
         };
         if on && !headers.iter().any(|name| name.eq_ignore_ascii_case(header)) {
@@ -132,8 +130,16 @@ pub fn check_header_name(name: &str) -> Result<(), String> {
     }
 }
 
+/// The boolean environment variable `variable` set to `value`, as pydantic reads one; an
+/// error naming it when it is not one.
+pub fn env_switch(variable: &str, value: &str) -> Result<bool, String> {
+    switch_value(value).ok_or_else(|| {
+        format!("environment variable {variable}: `{value}` is not a boolean (true/false, 1/0, yes/no, on/off)")
+    })
+}
+
 /// A boolean as pydantic reads one from the environment.
-pub fn switch_value(value: &str) -> Option<bool> {
+fn switch_value(value: &str) -> Option<bool> {
     match value.trim().to_ascii_lowercase().as_str() {
         "1" | "true" | "t" | "yes" | "y" | "on" => Some(true),
         "0" | "false" | "f" | "no" | "n" | "off" => Some(false),

@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::{Map, Value};
 
+use crate::python_text::python_text;
 use crate::rng::SeededRng;
 
 /// The variation label of a run that is not part of a sweep.
@@ -168,7 +169,7 @@ pub fn aiperf_label_of(values: &Map<String, Value>) -> String {
     if values.is_empty() {
         return BASE_VARIATION.to_string();
     }
-    let parts: Vec<String> = values.iter().map(|(name, value)| format!("{name}={}", python_str(value))).collect();
+    let parts: Vec<String> = values.iter().map(|(name, value)| format!("{name}={}", python_text(value))).collect();
     parts.join(", ")
 }
 
@@ -182,39 +183,9 @@ fn aiperf_dir_name(values: &Map<String, Value>) -> Option<String> {
     }
     let parts: Vec<String> = values
         .iter()
-        .map(|(path, value)| format!("{}_{}", path.rsplit('.').next().unwrap_or(path), python_str(value)))
+        .map(|(path, value)| format!("{}_{}", path.rsplit('.').next().unwrap_or(path), python_text(value)))
         .collect();
     aiperf_segment(&parts.join("__"))
-}
-
-/// `str(value)` in Python for the JSON value: strings bare, `True`/`False`/`None`, whole
-/// floats with their `.0`, lists and mappings with their members' `repr`.
-fn python_str(value: &Value) -> String {
-    match value {
-        Value::String(text) => text.clone(),
-        other => python_repr(other),
-    }
-}
-
-fn python_repr(value: &Value) -> String {
-    match value {
-        Value::Null => "None".to_string(),
-        Value::Bool(true) => "True".to_string(),
-        Value::Bool(false) => "False".to_string(),
-        Value::Number(number) => match number.as_f64() {
-            Some(float) if number.is_f64() && float.fract() == 0.0 && float.abs() < 1e16 => format!("{float:.1}"),
-            _ => number.to_string(),
-        },
-        Value::String(text) => format!("'{}'", text.replace('\\', "\\\\").replace('\'', "\\'")),
-        Value::Array(items) => format!("[{}]", items.iter().map(python_repr).collect::<Vec<_>>().join(", ")),
-        Value::Object(map) => {
-            let members: Vec<String> = map
-                .iter()
-                .map(|(key, item)| format!("{}: {}", python_repr(&Value::from(key.as_str())), python_repr(item)))
-                .collect();
-            format!("{{{}}}", members.join(", "))
-        }
-    }
 }
 
 /// Sweep ids made so far by this process, so two made in the same nanosecond still differ.

@@ -6,7 +6,7 @@
 //! AIPerf's other variables mean nothing here is in docs/profile.md.
 
 use crate::config::ConfigError;
-use crate::plan::{ConnectionStrategy, Endpoint, EndpointKind, switch_value};
+use crate::plan::{ConnectionStrategy, Endpoint, EndpointKind, env_switch};
 
 const SSL_VERIFY: &str = "AIPERF_HTTP_SSL_VERIFY";
 const FORCE_CLOSE: &str = "AIPERF_HTTP_FORCE_CLOSE";
@@ -34,15 +34,7 @@ pub fn apply(endpoint: &mut Endpoint, env: impl Fn(&str) -> Option<String>) -> R
 
 /// A boolean variable as pydantic reads one; None when unset.
 fn switch(env: &impl Fn(&str) -> Option<String>, variable: &str) -> Result<Option<bool>, ConfigError> {
-    env(variable)
-        .map(|value| {
-            switch_value(&value).ok_or_else(|| {
-                ConfigError::new(format!(
-                    "environment variable {variable}: `{value}` is not a boolean (true/false, 1/0, yes/no, on/off)"
-                ))
-            })
-        })
-        .transpose()
+    env(variable).map(|value| env_switch(variable, &value).map_err(ConfigError::new)).transpose()
 }
 
 #[cfg(test)]
