@@ -453,6 +453,71 @@ fn with_no_count_a_dag_plays_each_root_tree_once_and_a_trace_ten_requests_as_aip
     assert_eq!(weka.len(), 10, "AIPerf's ten requests from the one-trace file");
 }
 
+/// A weka trace whose top-level requests are three agents recorded as one list: the main
+/// agent (0, 3), two workers forked off its first context while it was in flight (1, 4 and 2),
+/// and a one-shot on another model (5).
+const FLATTENED: &str = r#"{"id": "f1", "models": ["m", "small"], "block_size": 16, "hash_id_scope": "local", "requests": [
+  {"t": 0.0, "type": "n", "model": "m", "in": 48, "out": 3, "hash_ids": [1, 2, 3], "api_time": 0.3},
+  {"t": 0.1, "type": "n", "model": "m", "in": 64, "out": 3, "hash_ids": [1, 2, 3, 10], "api_time": 0.2},
+  {"t": 0.12, "type": "n", "model": "m", "in": 64, "out": 4, "hash_ids": [1, 2, 3, 20], "api_time": 0.2},
+  {"t": 0.5, "type": "n", "model": "m", "in": 64, "out": 3, "hash_ids": [1, 2, 3, 30], "api_time": 0.05},
+  {"t": 0.35, "type": "n", "model": "m", "in": 80, "out": 3, "hash_ids": [1, 2, 3, 10, 11], "api_time": 0.05},
+  {"t": 0.2, "type": "n", "model": "small", "in": 20, "out": 2, "hash_ids": [90], "api_time": 0.05}
+]}"#;
+
+#[test]
+fn a_weka_trace_s_flattened_agents_are_played_as_concurrent_conversations_as_aiperf_splits_them() {
+    let dir = tempfile::tempdir().expect("dir");
+    std::fs::write(dir.path().join("trace.json"), FLATTENED).expect("write the trace");
+    let base = "--model m --url mock --endpoint-type chat --input-file trace.json --custom-dataset-type weka_trace \
+                --concurrency 1 --num-conversations 1";
+    profile(dir.path(), &format!("{base} --artifact-dir split"));
+    let sessions = conversations(&json_lines(&dir.path().join("split/profile_export.jsonl")));
+    let outer = |turns: &[Value]| -> Vec<u64> {
+        turns.iter().map(|record| record["metadata"]["source_outer_idx"].as_u64().expect("an outer index")).collect()
+    };
+    let split: BTreeMap<&str, Vec<u64>> = sessions.iter().map(|(id, turns)| (id.as_str(), outer(turns))).collect();
+    // One-request agents are sidecars: the other model's, and one under AIPerf's 16384-token floor.
+    let expected = BTreeMap::from([
+        ("f1", vec![0, 3]),
+        ("f1::fa:000", vec![1, 4]),
+        ("f1::aux:001", vec![2]),
+        ("f1::aux:002", vec![5]),
+    ]);
+    assert_eq!(split, expected);
+    let root_id = &sessions["f1"][0]["metadata"]["x_correlation_id"];
+    for (id, turns) in sessions.iter().filter(|(id, _)| id.as_str() != "f1") {
+        for record in turns {
+            let meta = &record["metadata"];
+            assert_eq!(
+                (meta["agent_depth"].as_u64(), meta["source_kind"].as_str()),
+                (Some(1), Some("weka_flat")),
+                "{id}"
+            );
+            assert_eq!(&meta["root_correlation_id"], root_id, "{id}");
+        }
+    }
+    // The two workers run at once: the second starts before the first one's second request.
+    let start = |id: &str, turn: usize| sessions[id][turn]["metadata"]["request_start_ns"].as_u64().expect("a start");
+    assert!(start("f1::aux:001", 0) < start("f1::fa:000", 1));
+
+    // With a lower sidecar floor they are agents; with splitting off, one conversation.
+    let mut command = common::aiperf_command(dir.path());
+    command.arg("profile").args(format!("{base} --artifact-dir agents").split_whitespace());
+    common::succeeded(&command.env("AIPERF_DATASET_WEKA_AUX_ISL_FLOOR", "16").output().expect("run"), "floor 16");
+    let agents = conversations(&json_lines(&dir.path().join("agents/profile_export.jsonl")));
+    assert_eq!(agents.keys().collect::<Vec<_>>(), ["f1", "f1::aux:002", "f1::fa:000", "f1::fa:001"]);
+    let mut command = common::aiperf_command(dir.path());
+    command.arg("profile").args(format!("{base} --artifact-dir whole --emit-scenario whole.rhai").split_whitespace());
+    let output = command.env("AIPERF_DATASET_WEKA_SPLIT_FLATTENED_AGENTS", "false").output().expect("run");
+    common::succeeded(&output, "splitting off");
+    let whole = conversations(&json_lines(&dir.path().join("whole/profile_export.jsonl")));
+    assert_eq!(whole.keys().collect::<Vec<_>>(), ["f1"]);
+    assert_eq!(outer(&whole["f1"]), [0, 1, 2, 3, 4, 5], "in the file's order");
+    let scenario = std::fs::read_to_string(dir.path().join("whole.rhai")).expect("the scenario");
+    assert!(scenario.contains("agent_split: false"), "{scenario}");
+}
+
 #[test]
 fn the_flags_come_back_in_the_emitted_scenario_and_bad_values_are_named() {
     let dir = tempfile::tempdir().expect("dir");

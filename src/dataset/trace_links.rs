@@ -53,6 +53,7 @@ pub fn linked_sessions(links: &[TraceLink]) -> Result<Vec<Arc<TraceSession>>, St
                 spawned_at_ms: None,
                 spawned_in_flight: false,
                 inherits_history: false,
+                split_off: false,
                 theoretical_prefix_blocks: Vec::new(),
                 context_restarts: Vec::new(),
                 source_kind: None,

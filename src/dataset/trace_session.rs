@@ -30,6 +30,9 @@ pub struct TraceSession {
     pub spawned_in_flight: bool,
     /// A fork starts from the parent's history; a spawn starts with a fresh context.
     pub inherits_history: bool,
+    /// An agent split off its trace's flattened requests (weka's `::fa:`, `::wg:`, `::aux:`):
+    /// its branch is its own, apart from the sub-agent entries spawned at the same turn.
+    pub split_off: bool,
     /// Each turn's (hit, all) hash blocks under an infinite prefix cache shared by the trace's
     /// conversations (weka's `hash_ids`, AIPerf's theoretical prefix-cache hit); empty when
     /// the trace has none.
@@ -83,6 +86,7 @@ impl TraceSession {
             spawned_at_ms: None,
             spawned_in_flight: false,
             inherits_history: false,
+            split_off: false,
             theoretical_prefix_blocks: Vec::new(),
             context_restarts: Vec::new(),
             sessions_after_root: 0,

@@ -3,6 +3,7 @@
 
 mod accuracy;
 mod adaptive_scale;
+mod agent_split;
 mod agentic_replay;
 mod audio;
 mod baseten_replay;
@@ -39,6 +40,7 @@ use serde::{Deserialize, Serialize};
 
 pub use accuracy::AccuracySpec;
 pub use adaptive_scale::*;
+pub use agent_split::AgentSplit;
 pub use agentic_replay::*;
 pub use audio::*;
 pub use baseten_replay::BasetenReplay;

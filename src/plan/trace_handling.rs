@@ -4,6 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::AgentSplit;
+
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct TraceHandling {
     /// Turns carry no recorded timestamp or delay: each goes as soon as the previous answer is in.
@@ -24,6 +26,9 @@ pub struct TraceHandling {
     /// No turn waits longer than this before it is sent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delay_cap_s: Option<f64>,
+    /// How a weka or TraceLab trace's flattened agents are split apart.
+    #[serde(default, skip_serializing_if = "AgentSplit::is_default")]
+    pub agent_split: AgentSplit,
 }
 
 impl TraceHandling {
@@ -45,6 +50,9 @@ impl TraceHandling {
         let bad_cap = |cap: Option<f64>| cap.filter(|cap| !(cap.is_finite() && *cap >= 0.0));
         if let Some(cap) = bad_cap(self.idle_gap_cap_s).or(bad_cap(self.delay_cap_s)) {
             return Some(format!("a trace gap or delay cap must be 0 s or more, got {cap}"));
+        }
+        if let Some(problem) = self.agent_split.problem() {
+            return Some(problem);
         }
         None
     }

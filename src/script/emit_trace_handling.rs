@@ -23,6 +23,9 @@ pub fn keys(trace: &TraceHandling) -> String {
     if let Some(tokens) = trace.max_context_length {
         keys.push_str(&format!(", max_context_length: {tokens}"));
     }
+    if !trace.agent_split.is_default() {
+        keys.push_str(&format!(", agent_split: {}", super::agent_split::emitted(&trace.agent_split)));
+    }
     keys
 }
 

@@ -2,11 +2,12 @@
 //! read from a file (or a folder, for `random_pool` and `weka_trace`; relative to the scenario file) when the
 //! run starts, or from `records` (its JSONL lines inline, `path` naming them); `run(#{ dataset: .. })`
 //! takes it. Agentic traces also take `ignore_delays`, `think_time_only`, `session_sample_ratio`,
-//! `max_context_length`, `idle_gap_cap_s` and `delay_cap_s` (`plan::TraceHandling`); Baseten traces
+//! `max_context_length`, `idle_gap_cap_s`, `delay_cap_s` and `agent_split` (`plan::TraceHandling`); Baseten traces
 //! `omit_kv_hints` and `force_min_tokens` (`plan::BasetenReplay`).
 
 use rhai::{Engine, Map};
 
+use super::agent_split::agent_split;
 use super::distributions::dist_from;
 use super::keys::{MapReader, ScriptResult, script_error};
 use crate::plan::{AtEnd, BasetenReplay, Dataset, Dist, FileDataset, FileFormat, Sampling, TraceHandling};
@@ -28,6 +29,7 @@ const FILE_KEYS: &[&str] = &[
     "max_context_length",
     "idle_gap_cap_s",
     "delay_cap_s",
+    "agent_split",
     "omit_kv_hints",
     "force_min_tokens",
     "open_loop_replay",
@@ -140,7 +142,14 @@ fn trace_handling(r: &mut MapReader, format: FileFormat) -> ScriptResult<TraceHa
         max_context_length: r.opt_u64("max_context_length")?,
         idle_gap_cap_s: r.opt_f64("idle_gap_cap_s")?,
         delay_cap_s: r.opt_f64("delay_cap_s")?,
+        agent_split: agent_split(r.opt_value("agent_split"))?,
     };
+    if !trace.agent_split.is_default() && !matches!(format, FileFormat::WekaTrace | FileFormat::Tracelab) {
+        return script_error(format!(
+            "file: `agent_split` applies to formats \"weka_trace\" and \"tracelab\", not \"{}\"",
+            format.name()
+        ));
+    }
     if !trace.is_default() && !format.is_agentic_trace() {
         return script_error(format!(
             "file: the trace keys (ignore_delays, think_time_only, session_sample_ratio, max_context_length, idle_gap_cap_s, delay_cap_s) apply to formats \"tracelab\", \"weka_trace\" and \"dag_jsonl\", not \"{}\"",
@@ -239,6 +248,7 @@ mod tests {
                 max_context_length: Some(4096),
                 idle_gap_cap_s: Some(30.0),
                 delay_cap_s: Some(5.0),
+                agent_split: Default::default(),
             }
         );
     }

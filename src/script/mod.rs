@@ -3,6 +3,7 @@
 
 mod accuracy;
 mod adaptive_scale;
+mod agent_split;
 mod agentic_replay;
 mod answers;
 mod args;

@@ -1,6 +1,7 @@
 //! `public_dataset(#{ name, hf_subset, filters, hf_weka_dataset, path, sampling, at_end, seed, entries,
-//! system_prompt })`: one of AIPerf's public datasets (`--public-dataset`), read from the local
-//! caches (or `path`) when the run starts; `run(#{ dataset: .. })` takes it.
+//! system_prompt, agent_split })`: one of AIPerf's public datasets (`--public-dataset`), read from
+//! the local caches (or `path`) when the run starts; `run(#{ dataset: .. })` takes it. A weka
+//! trace dataset's `agent_split` is `file()`'s.
 
 use std::collections::BTreeMap;
 
@@ -8,7 +9,7 @@ use rhai::{Engine, Map};
 
 use super::keys::{MapReader, ScriptResult, script_error};
 use crate::dataset::public;
-use crate::plan::{AtEnd, Dataset, FileDataset, Sampling};
+use crate::plan::{AtEnd, Dataset, FileDataset, Sampling, TraceHandling};
 
 const KEYS: &[&str] = &[
     "name",
@@ -21,6 +22,7 @@ const KEYS: &[&str] = &[
     "seed",
     "entries",
     "system_prompt",
+    "agent_split",
 ];
 
 pub fn register(engine: &mut Engine) {
@@ -54,7 +56,9 @@ fn public_dataset(map: Map) -> ScriptResult<Dataset> {
     if draws == Some(0) {
         return script_error("public_dataset: `entries` must be at least 1");
     }
+    let agent_split = super::agent_split::agent_split(r.opt_value("agent_split"))?;
     Ok(Dataset::File(FileDataset {
+        trace: TraceHandling { agent_split, ..TraceHandling::default() },
         sampling,
         at_end,
         random_seed: r.opt_u64("seed")?.unwrap_or(0),

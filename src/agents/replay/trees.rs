@@ -137,6 +137,7 @@ impl Tree {
                 other.parent == this.parent
                     && (other.spawn_turn, other.join_turn) == (this.spawn_turn, this.join_turn)
                     && !other.session.inherits_history
+                    && other.session.split_off == this.session.split_off
             })
             .collect();
         let spawn_sent_ms = this.spawn_turn.and_then(|turn| self.streams[parent].timestamp_ms(turn));

@@ -1,12 +1,13 @@
 //! AIPerf's environment variables that change what an AIPerf command or config sends, read when
 //! one is lowered, as AIPerf reads them at its start: `AIPERF_HTTP_SSL_VERIFY=false` accepts any
 //! server certificate (warned about), `AIPERF_HTTP_FORCE_CLOSE=true` opens a connection for
-//! every request, `AIPERF_HTTP_VIDEO_POLL_INTERVAL` is a video job's poll interval (seconds).
+//! every request, `AIPERF_HTTP_VIDEO_POLL_INTERVAL` is a video job's poll interval (seconds), the
+//! `AIPERF_DATASET_WEKA_*` agent-splitting settings shape a weka or TraceLab trace's agents.
 //! The session-header switches are read with the session header (`plan/routing.rs`). Which of
 //! AIPerf's other variables mean nothing here is in docs/profile.md.
 
 use crate::config::ConfigError;
-use crate::plan::{ConnectionStrategy, Endpoint, EndpointKind, env_switch};
+use crate::plan::{AgentSplit, ConnectionStrategy, Endpoint, EndpointKind, env_switch};
 
 const SSL_VERIFY: &str = "AIPERF_HTTP_SSL_VERIFY";
 const FORCE_CLOSE: &str = "AIPERF_HTTP_FORCE_CLOSE";
@@ -30,6 +31,50 @@ pub fn apply(endpoint: &mut Endpoint, env: impl Fn(&str) -> Option<String>) -> R
         endpoint.request.video_poll_interval_s = Some(seconds);
     }
     Ok(())
+}
+
+/// How AIPerf's weka loader would split a trace's flattened agents with the variables `env` gives.
+pub fn agent_split(env: impl Fn(&str) -> Option<String>) -> Result<AgentSplit, ConfigError> {
+    let mut split = AgentSplit::default();
+    let weka = |name: &str| format!("AIPERF_DATASET_WEKA_{name}");
+    let number = |name: &str| -> Result<Option<f64>, ConfigError> {
+        let variable = weka(name);
+        env(&variable)
+            .map(|text| {
+                text.trim().parse::<f64>().ok().filter(|value| !value.is_nan()).ok_or_else(|| {
+                    ConfigError::new(format!("environment variable {variable}: `{text}` is not a number"))
+                })
+            })
+            .transpose()
+    };
+    let count = |name: &str| -> Result<Option<u64>, ConfigError> {
+        let variable = weka(name);
+        env(&variable)
+            .map(|text| {
+                text.trim().parse::<u64>().map_err(|_| {
+                    ConfigError::new(format!("environment variable {variable}: `{text}` is not a whole number ≥ 0"))
+                })
+            })
+            .transpose()
+    };
+    if let Some(enabled) = switch(&env, &weka("SPLIT_FLATTENED_AGENTS"))? {
+        split.enabled = enabled;
+    }
+    if let Some(cross_model) = switch(&env, &weka("AUX_CROSS_MODEL"))? {
+        split.aux_cross_model = cross_model;
+    }
+    split.seam_max_gap_s = number("SEAM_MAX_GAP_SECONDS")?.unwrap_or(split.seam_max_gap_s);
+    split.seam_min_overlap = number("SEAM_MIN_OVERLAP_RATIO")?.unwrap_or(split.seam_min_overlap);
+    split.aux_isl_ratio = number("AUX_ISL_RATIO")?.unwrap_or(split.aux_isl_ratio);
+    split.reduction_ratio = number("AUX_REDUCTION_RATIO")?.unwrap_or(split.reduction_ratio);
+    split.aux_max_requests = count("AUX_MAX_REQUESTS")?.unwrap_or(split.aux_max_requests);
+    split.aux_isl_floor = count("AUX_ISL_FLOOR")?.unwrap_or(split.aux_isl_floor);
+    split.reduction_osl_max = count("AUX_REDUCTION_OSL_MAX")?.unwrap_or(split.reduction_osl_max);
+    split.worker_group_min = count("WORKER_GROUP_MIN")?.unwrap_or(split.worker_group_min);
+    match split.problem() {
+        Some(problem) => Err(ConfigError::new(format!("AIPERF_DATASET_WEKA_* variables: {problem}"))),
+        None => Ok(split),
+    }
 }
 
 /// A boolean variable as pydantic reads one; None when unset.
@@ -71,6 +116,29 @@ mod tests {
         assert!(!kept.transport.tls.insecure);
         assert_eq!(kept.transport.connections.strategy, ConnectionStrategy::Pooled);
         assert_eq!(kept.request.video_poll_interval_s, None, "a chat run ignores the video poll interval");
+    }
+
+    #[test]
+    fn the_weka_variables_set_the_agent_splitting() {
+        let env = |vars: &'static [(&'static str, &'static str)]| {
+            move |name: &str| vars.iter().find(|(var, _)| *var == name).map(|(_, value)| value.to_string())
+        };
+        assert!(agent_split(env(&[])).unwrap().is_default());
+        let split = agent_split(env(&[
+            ("AIPERF_DATASET_WEKA_SPLIT_FLATTENED_AGENTS", "false"),
+            ("AIPERF_DATASET_WEKA_SEAM_MAX_GAP_SECONDS", "600"),
+            ("AIPERF_DATASET_WEKA_WORKER_GROUP_MIN", "0"),
+            ("AIPERF_DATASET_WEKA_AUX_CROSS_MODEL", "0"),
+        ]))
+        .unwrap();
+        assert_eq!(
+            (split.enabled, split.seam_max_gap_s, split.worker_group_min, split.aux_cross_model),
+            (false, 600.0, 0, false)
+        );
+        let error = agent_split(env(&[("AIPERF_DATASET_WEKA_AUX_MAX_REQUESTS", "-1")])).unwrap_err().to_string();
+        assert!(error.contains("AIPERF_DATASET_WEKA_AUX_MAX_REQUESTS: `-1` is not a whole number"), "{error}");
+        let error = agent_split(env(&[("AIPERF_DATASET_WEKA_SEAM_MIN_OVERLAP_RATIO", "3")])).unwrap_err().to_string();
+        assert!(error.contains("min overlap must be within 0 and 1, got 3"), "{error}");
     }
 
     #[test]

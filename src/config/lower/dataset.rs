@@ -311,6 +311,8 @@ fn public(dataset: &Value, base_dir: &Path, seed: u64) -> Result<Dataset, Config
     }
     let mut spec = file(&file_value, base_dir, seed)?;
     (spec.path, spec.format, spec.public) = (path, format, source);
+    // AIPerf's weka datasets go through its weka loader, which reads these from its environment.
+    spec.trace.agent_split = super::aiperf_env::agent_split(|variable| std::env::var(variable).ok())?;
     Ok(Dataset::File(spec))
 }
 

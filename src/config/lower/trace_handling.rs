@@ -17,6 +17,13 @@ pub fn lower(dataset: &Value, format: FileFormat) -> Result<TraceHandling, Confi
         max_context_length: opt_u64(dataset, "max_context_length", &key("max_context_length"))?,
         idle_gap_cap_s: opt_f64(dataset, "trace_idle_gap_cap_seconds", &key("trace_idle_gap_cap_seconds"))?,
         delay_cap_s: opt_f64(dataset, "inter_turn_delay_cap_seconds", &key("inter_turn_delay_cap_seconds"))?,
+        // AIPerf's weka loader (which reads TraceLab too) takes these from its environment only.
+        agent_split: match format {
+            FileFormat::WekaTrace | FileFormat::Tracelab => {
+                super::aiperf_env::agent_split(|variable| std::env::var(variable).ok())?
+            }
+            _ => Default::default(),
+        },
     };
     if trace.max_context_length.is_some() && !matches!(format, FileFormat::WekaTrace | FileFormat::Tracelab) {
         return Err(ConfigError::new(format!(
@@ -61,6 +68,7 @@ mod tests {
                 max_context_length: Some(1000),
                 idle_gap_cap_s: Some(60.0),
                 delay_cap_s: Some(2.5),
+                agent_split: Default::default(),
             }
         );
         let error = lower(&dataset, FileFormat::DagJsonl).unwrap_err().to_string();

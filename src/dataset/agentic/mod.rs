@@ -4,6 +4,8 @@
 //! it in the tree. Trees are chosen whole (`--trace-session-sample-ratio`, `--max-context-length`,
 //! `entries`), put in the sampling's order, and laid out root first.
 
+mod agent_chains;
+mod chain_roles;
 mod dag_jsonl;
 mod prefix_hits;
 mod prompts;

@@ -48,6 +48,8 @@ struct Round {
     tools: Vec<Tool>,
     who: (String, String),
     codex: bool,
+    /// The model it ran (AIPerf's `unknown` when the row does not say).
+    model: String,
 }
 
 /// The traces of the TraceLab file `path` (or inline records), one per root session.
@@ -175,6 +177,12 @@ fn round(at: &str, row: &Map<String, Value>) -> Result<Round> {
         tools,
         who: (who("user"), who("project")),
         codex: row.get("provider").and_then(Value::as_str) == Some("codex"),
+        model: row
+            .get("model")
+            .and_then(Value::as_str)
+            .filter(|model| !model.is_empty())
+            .unwrap_or("unknown")
+            .to_string(),
     })
 }
 
@@ -299,6 +307,7 @@ fn requests(rounds: &[&Round], hash_ids: Vec<Vec<u64>>, t0_s: f64) -> Vec<Reques
                 hash_ids,
                 api_time_s: round.api_time_s,
                 think_time_s,
+                model: round.model.clone(),
             }
         })
         .collect()

@@ -12,6 +12,8 @@ use std::sync::Arc;
 use anyhow::{Context, Result, bail};
 use serde_json::Value;
 
+use super::agent_chains::ChainRequest;
+use super::chain_roles::{self, SplitAgent};
 use super::prefix_hits::{BlockRequest, prefix_hits};
 use super::prompts::TracePrompts;
 use super::timing::{IdleGapWarp, Recorded, TurnTiming, turn_timings};
@@ -19,7 +21,7 @@ use super::{TraceConversation, TraceTree};
 use crate::dataset::fields::{self, Record};
 use crate::dataset::trace_session::TraceSession;
 use crate::dataset::{DatasetEntry, FileTurn, tokenizer::Tokenizer};
-use crate::plan::{FileDataset, TraceHandling};
+use crate::plan::{AgentSplit, FileDataset, TraceHandling};
 
 /// Request starts within this of a sub-agent's end join it (AIPerf's epsilon).
 const JOIN_EPSILON_S: f64 = 1e-6;
@@ -33,6 +35,28 @@ pub(super) struct Request {
     pub hash_ids: Vec<u64>,
     pub api_time_s: Option<f64>,
     pub think_time_s: Option<f64>,
+    /// The model it ran (empty when the trace does not say): an agent keeps its model.
+    pub model: String,
+}
+
+impl Request {
+    /// When its answer ended (a missing, negative or non-finite server time counts 0).
+    fn end_s(&self) -> f64 {
+        self.t_s + self.api_time_s.filter(|api| api.is_finite()).unwrap_or(0.0).max(0.0)
+    }
+
+    /// How agent splitting sees it, as request `id` of its list.
+    fn chain_view(&self, id: usize) -> ChainRequest<'_> {
+        ChainRequest {
+            id,
+            t_s: self.t_s,
+            end_s: self.end_s(),
+            hash_ids: &self.hash_ids,
+            model: &self.model,
+            input_tokens: self.input_tokens,
+            output_tokens: self.output_tokens,
+        }
+    }
 }
 
 /// A sub-agent a trace spawned, with its own requests (times on the root trace's clock).
@@ -138,6 +162,7 @@ fn request(entry: &Record) -> Result<Request> {
         hash_ids: if entry.has("hash_ids") { entry.numbers("hash_ids")? } else { Vec::new() },
         api_time_s: entry.opt_number("api_time")?,
         think_time_s: entry.opt_number("think_time")?,
+        model: if entry.has("model") { entry.string("model")?.to_string() } else { String::new() },
     })
 }
 
@@ -153,67 +178,156 @@ struct Spawned<'a> {
     /// Its item's place in the trace.
     at: usize,
     subagent: &'a Subagent,
-    /// Its requests in time order, and each one's place among the entry's (AIPerf's
-    /// `source_inner_idx`).
-    requests: Vec<Request>,
-    inner: Vec<u32>,
+    /// Its agents, the first keeping the entry's name: each one's name suffix (`:fa:000`), its
+    /// requests in order and each one's place among the entry's (AIPerf's `source_inner_idx`).
+    agents: Vec<(String, Vec<Request>, Vec<u32>)>,
     end_s: f64,
 }
 
-/// A sub-agent's requests in time order with each one's place among the entry's, an inner `t`
-/// before the spawn read as relative to it (older captures), and when it ended: `duration_ms`
-/// after its spawn, else its last request's end.
-fn subagent_requests(subagent: &Subagent) -> (Vec<Request>, Vec<u32>, f64) {
-    let mut placed: Vec<(u32, Request)> =
-        subagent.requests.iter().cloned().enumerate().map(|(at, r)| (at as u32, r)).collect();
-    for (_, request) in &mut placed {
+/// A sub-agent entry's requests (an inner `t` before the spawn read as relative to it, older
+/// captures) split into its agents, and when it ended: `duration_ms` after its spawn, else its
+/// last request's end.
+fn spawned<'a>(at: usize, subagent: &'a Subagent, split: &AgentSplit) -> Spawned<'a> {
+    let mut requests = subagent.requests.clone();
+    for request in &mut requests {
         if request.t_s + JOIN_EPSILON_S < subagent.t_s {
             request.t_s += subagent.t_s;
         }
     }
-    placed.sort_by(|a, b| a.1.t_s.total_cmp(&b.1.t_s).then(a.0.cmp(&b.0)));
-    let (inner, requests): (Vec<u32>, Vec<Request>) = placed.into_iter().unzip();
     let end_s = match subagent.duration_ms {
         Some(duration_ms) => subagent.t_s + (duration_ms / 1000.0).max(0.0),
-        None => requests
-            .iter()
-            .map(|request| request.t_s + request.api_time_s.unwrap_or(0.0).max(0.0))
-            .fold(subagent.t_s, f64::max),
+        None => requests.iter().map(Request::end_s).fold(subagent.t_s, f64::max),
     };
-    (requests, inner, end_s)
+    let views: Vec<ChainRequest> =
+        requests.iter().enumerate().map(|(inner, request)| request.chain_view(inner)).collect();
+    let chains = match chain_roles::split(&views, split) {
+        Some((main, agents)) => std::iter::once((String::new(), main))
+            .chain(agents.into_iter().map(|agent| (format!(":{}", agent.suffix), agent.requests)))
+            .collect(),
+        None => vec![(String::new(), in_time_order(views.clone()))],
+    };
+    let agents = chains
+        .into_iter()
+        .map(|(suffix, chain)| {
+            let inner: Vec<u32> = chain.iter().map(|view| view.id as u32).collect();
+            (suffix, chain.iter().map(|view| requests[view.id].clone()).collect(), inner)
+        })
+        .collect();
+    Spawned { at, subagent, agents, end_s }
+}
+
+fn in_time_order(mut views: Vec<ChainRequest>) -> Vec<ChainRequest> {
+    views.sort_by(|a, b| a.t_s.total_cmp(&b.t_s).then(a.id.cmp(&b.id)));
+    views
 }
 
 fn recorded(request: &Request) -> Recorded {
     Recorded { t_s: request.t_s, api_time_s: request.api_time_s, think_time_s: request.think_time_s }
 }
 
-/// The trace as a tree of conversations; None when it has no root request.
+/// A conversation under the root: a sub-agent entry's agent or an agent split off the trace's
+/// flattened requests.
+struct Child {
+    id: String,
+    requests: Vec<Request>,
+    /// The root turn it starts after, the root turn that waits for it.
+    spawned_after: usize,
+    joined_at: Option<usize>,
+    /// When its branch starts (the entry's `t`, or its first request's).
+    spawned_at_s: f64,
+    kind: &'static str,
+    items: Vec<u32>,
+    inner: Vec<u32>,
+    split_off: bool,
+}
+
+/// The trace as a tree of conversations; None when it has no top-level request. Its top-level
+/// requests are split into agents (`chain_roles`): the main one is the root, each other one a
+/// child (`{id}::fa:000`); each sub-agent entry's requests likewise (`{id}::sa:{agent_id}`, then
+/// `{id}::sa:{agent_id}:fa:000`). A child starts after the last root turn before it in the file
+/// and is joined by the first later root turn that starts after it ended, as AIPerf 0.13 plays it.
 pub(super) fn tree(trace: &Trace, handling: &TraceHandling, tokenizer: &Tokenizer, seed: u64) -> Option<TraceTree> {
-    let roots: Vec<(usize, &Request)> = trace
+    let top: Vec<(usize, &Request)> = trace
         .items
         .iter()
         .enumerate()
         .filter_map(|(at, item)| if let Item::Request(request) = item { Some((at, request)) } else { None })
         .collect();
-    if roots.is_empty() {
+    if top.is_empty() {
         return None;
     }
+    let views: Vec<ChainRequest> = top.iter().map(|(at, request)| request.chain_view(*at)).collect();
+    let request_at = |at: usize| top.iter().find(|(item, _)| *item == at).map(|(_, request)| *request);
+    let (roots, split_off): (Vec<(usize, &Request)>, Vec<SplitAgent>) =
+        match chain_roles::split(&views, &handling.agent_split) {
+            Some((main, agents)) => {
+                (main.iter().filter_map(|view| Some((view.id, request_at(view.id)?))).collect(), agents)
+            }
+            None => (top.clone(), Vec::new()),
+        };
+    // The root turn (position) a child at `at` starts after: the last one before it in the file.
+    let spawner_of =
+        |at: usize| roots.iter().enumerate().filter(|(_, (root_at, _))| *root_at < at).map(|(turn, _)| turn).max();
+    // A sub-agent entry with no root turn before it is dropped, as AIPerf drops it.
     let subagents: Vec<Spawned> = trace
         .items
         .iter()
         .enumerate()
         .filter_map(|(at, item)| if let Item::Subagent(subagent) = item { Some((at, subagent)) } else { None })
-        .map(|(at, subagent)| {
-            let (requests, inner, end_s) = subagent_requests(subagent);
-            Spawned { at, subagent, requests, inner, end_s }
-        })
+        .filter(|(at, _)| spawner_of(*at).is_some())
+        .map(|(at, subagent)| spawned(at, subagent, &handling.agent_split))
         .collect();
     let warp = handling.idle_gap_cap_s.map(|cap_s| {
-        let root_starts = roots.iter().map(|(_, request)| request.t_s);
-        let inner_starts = subagents.iter().flat_map(|spawned| spawned.requests.iter().map(|request| request.t_s));
-        IdleGapWarp::new(root_starts.chain(inner_starts).collect(), cap_s)
+        let top_starts = top.iter().map(|(_, request)| request.t_s);
+        let inner_starts = subagents
+            .iter()
+            .flat_map(|spawned| spawned.agents.iter().flat_map(|(_, requests, _)| requests.iter().map(|r| r.t_s)));
+        IdleGapWarp::new(top_starts.chain(inner_starts).collect(), cap_s)
     });
     let clock = |t_s: f64| warp.as_ref().map_or(t_s, |warp| warp.map(t_s));
+    // The root turn a child that starts at `at` and ends at `end_s` is joined by, if any.
+    let joiner_of = |at: usize, end_s: f64| {
+        let mut later: Vec<(usize, &(usize, &Request))> =
+            roots.iter().enumerate().filter(|(_, (root_at, _))| *root_at > at).collect();
+        later.sort_by_key(|(_, (root_at, _))| *root_at);
+        later
+            .into_iter()
+            .find(|(_, (_, request))| clock(request.t_s) + JOIN_EPSILON_S >= clock(end_s))
+            .map(|(turn, _)| turn)
+    };
+    let mut children: Vec<Child> = Vec::new();
+    for Spawned { at, subagent, agents, end_s } in &subagents {
+        let Some(spawned_after) = spawner_of(*at) else { continue };
+        for (suffix, requests, inner) in agents {
+            children.push(Child {
+                id: format!("{}::sa:{}{suffix}", trace.id, subagent.agent_id),
+                requests: requests.clone(),
+                spawned_after,
+                joined_at: joiner_of(*at, *end_s),
+                spawned_at_s: subagent.t_s,
+                kind: "weka_subagent",
+                items: vec![*at as u32; requests.len()],
+                inner: inner.clone(),
+                split_off: false,
+            });
+        }
+    }
+    for agent in &split_off {
+        let first = agent.requests[0];
+        let end_s = agent.requests.iter().map(|view| view.end_s).fold(f64::NEG_INFINITY, f64::max);
+        children.push(Child {
+            id: format!("{}::{}", trace.id, agent.suffix),
+            requests: agent.requests.iter().filter_map(|view| request_at(view.id).cloned()).collect(),
+            spawned_after: spawner_of(first.id).unwrap_or(0),
+            joined_at: joiner_of(first.id, end_s),
+            spawned_at_s: first.t_s,
+            kind: "weka_flat",
+            items: agent.requests.iter().map(|view| view.id as u32).collect(),
+            inner: Vec::new(),
+            split_off: true,
+        });
+    }
+
     let mut prompts = TracePrompts::new(tokenizer, trace.block_size, &trace.id, seed);
     let root_requests: Vec<Request> = roots.iter().map(|(_, request)| (*request).clone()).collect();
     let root_timings = turn_timings(&root_requests.iter().map(recorded).collect::<Vec<_>>(), handling, warp.as_ref());
@@ -233,36 +347,30 @@ pub(super) fn tree(trace: &Trace, handling: &TraceHandling, tokenizer: &Tokenize
             hash_ids: &request.hash_ids,
         })
         .collect();
-    for (number, Spawned { at, subagent, requests, inner, end_s }) in subagents.iter().enumerate() {
-        // Spawned after the last root turn before it; none before it: AIPerf drops it.
-        let Some(spawned_after) = roots.iter().rposition(|(root_at, _)| root_at < at) else { continue };
-        let joined_at = roots
-            .iter()
-            .position(|(root_at, request)| root_at > at && clock(request.t_s) + JOIN_EPSILON_S >= clock(*end_s));
-        let timings = turn_timings(&requests.iter().map(recorded).collect::<Vec<_>>(), handling, warp.as_ref());
-        let salt = (number as u64 + 1) << 32;
-        let id = format!("{}::sa:{}", trace.id, subagent.agent_id);
-        let mut session = TraceSession::root(&id);
+    for child in &children {
+        let timings = turn_timings(&child.requests.iter().map(recorded).collect::<Vec<_>>(), handling, warp.as_ref());
+        let mut session = TraceSession::root(&child.id);
         session.agent_depth = 1;
         session.parent = Some(trace.id.as_str().into());
         session.root = trace.id.as_str().into();
-        session.spawned_after_turn = Some(spawned_after as u32);
-        session.joined_at_turn = joined_at.map(|turn| turn as u32);
-        session.spawned_at_ms = (!handling.ignore_delays).then(|| clock(subagent.t_s) * 1000.0);
-        session.source_kind = Some(Arc::from("weka_subagent"));
-        session.source_items = vec![*at as u32; requests.len()];
-        session.source_inner_items = inner.clone();
-        let spawner = &roots[spawned_after].1;
+        session.spawned_after_turn = Some(child.spawned_after as u32);
+        session.joined_at_turn = child.joined_at.map(|turn| turn as u32);
+        session.spawned_at_ms = (!handling.ignore_delays).then(|| clock(child.spawned_at_s) * 1000.0);
+        session.source_kind = Some(Arc::from(child.kind));
+        session.source_items = child.items.clone();
+        session.source_inner_items = child.inner.clone();
+        session.split_off = child.split_off;
+        let spawner = &roots[child.spawned_after].1;
         session.spawned_in_flight = !handling.ignore_delays
-            && spawner.api_time_s.is_some_and(|api_s| api_s > 0.0 && clock(subagent.t_s) < clock(spawner.t_s) + api_s);
+            && spawner
+                .api_time_s
+                .is_some_and(|api_s| api_s > 0.0 && clock(child.spawned_at_s) < clock(spawner.t_s) + api_s);
         let conversation = tree.len();
-        block_requests.extend(requests.iter().enumerate().map(|(turn, request)| BlockRequest {
-            order: (request.t_s, *at, turn),
-            conversation,
-            turn,
-            hash_ids: &request.hash_ids,
+        block_requests.extend(child.requests.iter().zip(&child.items).enumerate().map(|(turn, (request, at))| {
+            BlockRequest { order: (request.t_s, *at as usize, turn), conversation, turn, hash_ids: &request.hash_ids }
         }));
-        let (turns, restarts) = turns(requests, &timings, &mut prompts, tokenizer, salt);
+        let salt = (conversation as u64) << 32;
+        let (turns, restarts) = turns(&child.requests, &timings, &mut prompts, tokenizer, salt);
         session.context_restarts = restarts;
         tree.push(TraceConversation { session, turns });
     }
@@ -371,6 +479,82 @@ mod tests {
         // Both first turns start with the blocks of hash ids 1 and 2.
         let shared: String = tree[0].turns[0].prompt.chars().take(40).collect();
         assert!(tree[1].turns[0].prompt.starts_with(&shared));
+    }
+
+    /// Top-level requests of six agents recorded as one list (a main agent in flight while
+    /// four one-shots fork off its context, a one-shot on another model, a compaction) and a
+    /// sub-agent entry of two (its second request forks off its first's base).
+    const FLATTENED: &str = r#"{"id": "t1", "block_size": 16, "requests": [
+      {"t": 0.0, "type": "n", "model": "m", "in": 64, "out": 8, "hash_ids": [1, 2, 3, 4], "api_time": 0.2},
+      {"t": 0.3, "type": "n", "model": "m", "in": 80, "out": 8, "hash_ids": [1, 2, 3, 4, 5], "api_time": 0.6},
+      {"t": 0.5, "type": "n", "model": "m", "in": 72, "out": 8, "hash_ids": [1, 2, 3, 4, 5, 10], "api_time": 0.4},
+      {"t": 0.55, "type": "n", "model": "m", "in": 72, "out": 8, "hash_ids": [1, 2, 3, 4, 5, 10, 20], "api_time": 0.4},
+      {"t": 0.6, "type": "n", "model": "m", "in": 72, "out": 8, "hash_ids": [1, 2, 3, 4, 5, 10, 30], "api_time": 0.4},
+      {"t": 0.65, "type": "n", "model": "m", "in": 72, "out": 8, "hash_ids": [1, 2, 3, 4, 5, 10, 40], "api_time": 0.4},
+      {"t": 0.7, "type": "n", "model": "small", "in": 20, "out": 4, "hash_ids": [99], "api_time": 0.1},
+      {"t": 1.0, "type": "n", "model": "m", "in": 96, "out": 8, "hash_ids": [1, 2, 3, 4, 5, 6], "api_time": 0.2},
+      {"type": "subagent", "t": 1.25, "agent_id": "s1", "duration_ms": 600, "requests": [
+        {"t": 1.25, "type": "n", "model": "m", "in": 48, "out": 4, "hash_ids": [1, 2, 70], "api_time": 0.2},
+        {"t": 1.3, "type": "n", "model": "m", "in": 48, "out": 4, "hash_ids": [1, 2, 80], "api_time": 0.2},
+        {"t": 1.5, "type": "n", "model": "m", "in": 60, "out": 4, "hash_ids": [1, 2, 70, 71], "api_time": 0.2}]},
+      {"t": 1.3, "type": "n", "model": "m", "in": 112, "out": 8, "hash_ids": [1, 2, 3, 4, 5, 6, 7], "api_time": 0.2},
+      {"t": 1.6, "type": "n", "model": "m", "in": 40, "out": 8, "hash_ids": [1, 2, 3, 9], "api_time": 0.2},
+      {"t": 2.0, "type": "n", "model": "m", "in": 56, "out": 8, "hash_ids": [1, 2, 3, 9, 11], "api_time": 0.2}
+    ]}"#;
+
+    /// Checked beside AIPerf 0.13 on the mock: the same conversations, of the same requests.
+    #[test]
+    fn flattened_agents_become_children_spawned_and_joined_as_aiperf_plays_them() {
+        let tokenizer = Tokenizer::shared_builtin();
+        let trace = parse("t.json", &one_line(FLATTENED)).unwrap();
+        let tree = tree(&trace, &TraceHandling::default(), &tokenizer, 1).unwrap();
+        let ids: Vec<&str> = tree.iter().map(|c| &*c.session.id).collect();
+        assert_eq!(
+            ids,
+            [
+                "t1",
+                "t1::sa:s1",
+                "t1::sa:s1:aux:000",
+                "t1::aux:000",
+                "t1::aux:001",
+                "t1::aux:002",
+                "t1::aux:003",
+                "t1::aux:004"
+            ]
+        );
+        let root = &tree[0].session;
+        assert_eq!(root.source_items, [0, 1, 7, 9, 10, 11], "the compaction at 10 is a seam of the main agent");
+        let placed = |c: &TraceConversation| {
+            let s = &c.session;
+            (s.source_items.clone(), s.spawned_after_turn, s.joined_at_turn, s.spawned_at_ms, s.split_off)
+        };
+        assert_eq!(placed(&tree[3]), (vec![2], Some(1), Some(2), Some(500.0), true));
+        assert_eq!(
+            placed(&tree[6]),
+            (vec![5], Some(1), Some(3), Some(650.0), true),
+            "ends at 1.05 s: the 1.3 s turn joins it"
+        );
+        assert!(
+            tree[3..]
+                .iter()
+                .all(|c| c.session.source_kind.as_deref() == Some("weka_flat") && c.session.agent_depth == 1)
+        );
+        assert!(tree[3].session.spawned_in_flight, "forked while the 0.3 s turn was in flight");
+        let (inner, agent) = (&tree[1].session, &tree[2].session);
+        assert_eq!((inner.source_inner_items.clone(), agent.source_inner_items.clone()), (vec![0, 2], vec![1]));
+        for session in [inner, agent] {
+            assert_eq!(
+                (session.spawned_after_turn, session.joined_at_turn, session.spawned_at_ms),
+                (Some(2), Some(5), Some(1250.0))
+            );
+            assert!(!session.split_off);
+        }
+        let off =
+            TraceHandling { agent_split: AgentSplit { enabled: false, ..AgentSplit::default() }, ..Default::default() };
+        let whole = super::tree(&trace, &off, &tokenizer, 1).unwrap();
+        assert_eq!(whole.iter().map(|c| &*c.session.id).collect::<Vec<_>>(), ["t1", "t1::sa:s1"]);
+        assert_eq!(whole[0].session.source_items, [0, 1, 2, 3, 4, 5, 6, 7, 9, 10, 11]);
+        assert_eq!(whole[1].session.source_inner_items, [0, 1, 2]);
     }
 
     #[test]
