@@ -453,6 +453,20 @@ fn with_no_count_a_dag_plays_each_root_tree_once_and_a_trace_ten_requests_as_aip
     assert_eq!(weka.len(), 10, "AIPerf's ten requests from the one-trace file");
 }
 
+#[test]
+fn the_synthesis_length_limits_drop_and_cap_a_weka_trace_s_top_level_requests_as_aiperf() {
+    // Beside AIPerf 0.13 with the same flags: the root keeps its 40-token request, asking 2
+    // tokens; the sub-agent keeps both requests, asking the 3 it recorded.
+    let sessions = weka_run("--synthesis-max-isl 50 --synthesis-max-osl 2");
+    let value = |record: &Value, metric: &str| record["metrics"][metric]["value"].as_u64();
+    assert_eq!(sessions.keys().collect::<Vec<_>>(), ["w1", "w1::sa:a1"]);
+    for record in &sessions["w1"] {
+        let lengths = (value(record, "input_sequence_length"), value(record, "output_sequence_length"));
+        assert_eq!((record["metadata"]["source_outer_idx"].as_u64(), lengths), (Some(0), (Some(40), Some(2))));
+    }
+    assert!(sessions["w1::sa:a1"].iter().all(|record| value(record, "output_sequence_length") == Some(3)));
+}
+
 /// A weka trace whose top-level requests are three agents recorded as one list: the main
 /// agent (0, 3), two workers forked off its first context while it was in flight (1, 4 and 2),
 /// and a one-shot on another model (5).

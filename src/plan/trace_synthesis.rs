@@ -52,6 +52,15 @@ impl TraceSynthesis {
             || self.output_len_multiplier != unit.output_len_multiplier
     }
 
+    /// Only the ISL/OSL limits, as AIPerf's weka loader reads them; None when neither is set.
+    pub fn length_limits(&self) -> Option<TraceSynthesis> {
+        (self.max_isl.is_some() || self.max_osl.is_some()).then(|| TraceSynthesis {
+            max_isl: self.max_isl,
+            max_osl: self.max_osl,
+            ..TraceSynthesis::default()
+        })
+    }
+
     /// The first setting outside what AIPerf accepts: its key and what is wrong with it.
     pub fn problem(&self) -> Option<(&'static str, String)> {
         let positive = [

@@ -1,6 +1,8 @@
 //! `synthesize(file(#{ path, format: "mooncake" }), #{ speedup_ratio, prefix_len_multiplier,
 //! prefix_root_multiplier, prompt_len_multiplier, output_len_multiplier, max_isl, max_osl })`:
 //! a mooncake (or Bailian, BurstGPT) trace reshaped before the run, as `aiperf synthesize` writes it.
+//! A weka or TraceLab trace takes the length limits only (`max_isl` drops its top-level requests
+//! with more input, `max_osl` caps what they ask), as AIPerf's weka loader reads them.
 
 use rhai::{Engine, Map};
 
@@ -23,11 +25,19 @@ pub fn register(engine: &mut Engine) {
 
 fn synthesize(dataset: Dataset, map: Map) -> ScriptResult<Dataset> {
     let Dataset::File(
-        file @ FileDataset { format: FileFormat::Mooncake | FileFormat::Bailian | FileFormat::BurstGpt, .. },
+        file @ FileDataset {
+            format:
+                FileFormat::Mooncake
+                | FileFormat::Bailian
+                | FileFormat::BurstGpt
+                | FileFormat::WekaTrace
+                | FileFormat::Tracelab,
+            ..
+        },
     ) = dataset
     else {
         return script_error(
-            "synthesize: reshapes a mooncake, bailian_trace or burst_gpt_trace trace: give it file(#{ path, format: \"mooncake\" })",
+            "synthesize: reshapes a mooncake, bailian_trace or burst_gpt_trace trace (or limits a weka_trace or tracelab one): give it file(#{ path, format: \"mooncake\" })",
         );
     };
     let mut r = MapReader::new("synthesize", map, KEYS)?;
@@ -48,7 +58,14 @@ fn synthesize(dataset: Dataset, map: Map) -> ScriptResult<Dataset> {
     if let Some((key, problem)) = settings.problem() {
         return script_error(format!("synthesize: `{key}` {problem}"));
     }
-    Ok(Dataset::File(FileDataset { synthesis: Some(settings), ..file }))
+    if file.format.is_agentic_trace() && settings.reshapes() {
+        return script_error(format!(
+            "synthesize: a {} trace takes `max_isl` and `max_osl` only (AIPerf's weka loader reads no other)",
+            file.format.name()
+        ));
+    }
+    let synthesis = if file.format.is_agentic_trace() { settings.length_limits() } else { Some(settings) };
+    Ok(Dataset::File(FileDataset { synthesis, ..file }))
 }
 
 /// `settings` as the map `synthesize` reads, with only the keys that differ from the defaults.
@@ -111,5 +128,15 @@ mod tests {
         );
         let typo = [("speedup", Dynamic::from(2.0))];
         assert!(err(trace(FileFormat::Mooncake), &typo).contains("synthesize: unknown key `speedup`"));
+    }
+
+    #[test]
+    fn a_weka_or_tracelab_trace_takes_the_length_limits_only() {
+        let limits = map(&[("max_isl", Dynamic::from(4096_i64))]);
+        let Dataset::File(file) = synthesize(trace(FileFormat::WekaTrace), limits).unwrap() else { panic!("a file") };
+        assert_eq!(file.synthesis, Some(TraceSynthesis { max_isl: Some(4096), ..TraceSynthesis::default() }));
+        let speedup = map(&[("speedup_ratio", Dynamic::from(2.0))]);
+        let error = synthesize(trace(FileFormat::Tracelab), speedup).unwrap_err().to_string();
+        assert!(error.contains("a tracelab trace takes `max_isl` and `max_osl` only"), "{error}");
     }
 }

@@ -352,6 +352,8 @@ fn synthesis(dataset: &Value, format: FileFormat) -> Result<Option<crate::plan::
     let settings = super::synthesis::lower(dataset)?;
     Ok(match format {
         FileFormat::Mooncake | FileFormat::Bailian | FileFormat::BurstGpt => settings,
+        // AIPerf's weka loader (TraceLab's too) reads the length limits only.
+        FileFormat::WekaTrace | FileFormat::Tracelab => settings.and_then(|settings| settings.length_limits()),
         _ => None,
     })
 }

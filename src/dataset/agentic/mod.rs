@@ -39,13 +39,17 @@ pub(super) type TraceTree = Vec<TraceConversation>;
 pub fn load(spec: &FileDataset, tokenizer: &Tokenizer) -> Result<Vec<DatasetEntry>> {
     let path = Path::new(&spec.path);
     let trees = match spec.format {
-        FileFormat::WekaTrace => {
-            let traces = choose(weka::read(path, spec)?, spec, path, weka::Trace::peak_context_tokens)?;
-            traces.iter().filter_map(|trace| weka::tree(trace, &spec.trace, tokenizer, spec.random_seed)).collect()
-        }
-        FileFormat::Tracelab => {
-            let traces = choose(tracelab::read(path, spec)?, spec, path, weka::Trace::peak_context_tokens)?;
-            traces.iter().filter_map(|trace| weka::tree(trace, &spec.trace, tokenizer, spec.random_seed)).collect()
+        FileFormat::WekaTrace | FileFormat::Tracelab => {
+            let traces = match spec.format {
+                FileFormat::WekaTrace => weka::read(path, spec)?,
+                _ => tracelab::read(path, spec)?,
+            };
+            let limits = weka::Limits::of(spec);
+            let traces = choose(traces, spec, path, |trace| trace.peak_context_tokens(&limits))?;
+            traces
+                .iter()
+                .filter_map(|trace| weka::tree(trace, &spec.trace, &limits, tokenizer, spec.random_seed))
+                .collect()
         }
         FileFormat::DagJsonl => choose(dag_jsonl::read(path, spec, tokenizer)?, spec, path, |_| 0)?,
         other => bail!("{} is not an agentic trace format", other.name()),

@@ -6,6 +6,7 @@
 //! spawned after the root turn before it and joined by the first later root turn that starts
 //! after it ended (none: it runs in the background). TraceLab traces are read into this shape.
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -83,15 +84,40 @@ pub(super) struct Trace {
 }
 
 impl Trace {
-    /// The most input plus output tokens any of its requests asks for (AIPerf's peak context).
-    pub fn peak_context_tokens(&self) -> u64 {
-        let peak = |request: &Request| request.input_tokens + request.output_tokens.max(1);
+    /// The most input plus output tokens any of its requests asks for (AIPerf's peak context;
+    /// a top-level request asks at most `limits.max_osl`).
+    pub fn peak_context_tokens(&self, limits: &Limits) -> u64 {
+        let peak = |request: &Request, max_osl: Option<u64>| request.input_tokens + asked(request, max_osl);
         let requests = self.items.iter().flat_map(|item| match item {
-            Item::Request(request) => std::slice::from_ref(request),
-            Item::Subagent(subagent) => subagent.requests.as_slice(),
+            Item::Request(request) => vec![peak(request, limits.max_osl)],
+            Item::Subagent(subagent) => subagent.requests.iter().map(|request| peak(request, None)).collect(),
         });
-        requests.map(peak).max().unwrap_or(0)
+        requests.max().unwrap_or(0)
     }
+}
+
+/// AIPerf's `--synthesis-max-isl` and `--synthesis-max-osl` over a weka trace: a top-level
+/// request with more input is dropped, one that asks more output asks this much (a sub-agent
+/// entry's requests are kept as recorded).
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Limits {
+    pub max_isl: Option<u64>,
+    pub max_osl: Option<u64>,
+}
+
+impl Limits {
+    pub fn of(spec: &FileDataset) -> Self {
+        let synthesis = spec.synthesis.as_ref();
+        Self {
+            max_isl: synthesis.and_then(|synthesis| synthesis.max_isl),
+            max_osl: synthesis.and_then(|synthesis| synthesis.max_osl),
+        }
+    }
+}
+
+/// The output tokens a request asks: its recorded `out`, at most `max_osl`, at least 1.
+fn asked(request: &Request, max_osl: Option<u64>) -> u64 {
+    max_osl.map_or(request.output_tokens, |cap| request.output_tokens.min(cap)).max(1)
 }
 
 /// Every trace of the file, or of each `*.json` file of the folder, `spec.path` names.
@@ -239,25 +265,36 @@ struct Child {
     items: Vec<u32>,
     inner: Vec<u32>,
     split_off: bool,
+    /// The most output its turns ask (top-level requests only).
+    max_osl: Option<u64>,
 }
 
-/// The trace as a tree of conversations; None when it has no top-level request. Its top-level
+/// The trace as a tree of conversations; None when it has no top-level request (within
+/// `limits.max_isl`). Its top-level
 /// requests are split into agents (`chain_roles`): the main one is the root, each other one a
 /// child (`{id}::fa:000`); each sub-agent entry's requests likewise (`{id}::sa:{agent_id}`, then
 /// `{id}::sa:{agent_id}:fa:000`). A child starts after the last root turn before it in the file
 /// and is joined by the first later root turn that starts after it ended, as AIPerf 0.13 plays it.
-pub(super) fn tree(trace: &Trace, handling: &TraceHandling, tokenizer: &Tokenizer, seed: u64) -> Option<TraceTree> {
+pub(super) fn tree(
+    trace: &Trace,
+    handling: &TraceHandling,
+    limits: &Limits,
+    tokenizer: &Tokenizer,
+    seed: u64,
+) -> Option<TraceTree> {
     let top: Vec<(usize, &Request)> = trace
         .items
         .iter()
         .enumerate()
         .filter_map(|(at, item)| if let Item::Request(request) = item { Some((at, request)) } else { None })
+        .filter(|(_, request)| limits.max_isl.is_none_or(|max_isl| request.input_tokens <= max_isl))
         .collect();
     if top.is_empty() {
         return None;
     }
     let views: Vec<ChainRequest> = top.iter().map(|(at, request)| request.chain_view(*at)).collect();
-    let request_at = |at: usize| top.iter().find(|(item, _)| *item == at).map(|(_, request)| *request);
+    let by_item: HashMap<usize, &Request> = top.iter().copied().collect();
+    let request_at = |at: usize| by_item.get(&at).copied();
     let (roots, split_off): (Vec<(usize, &Request)>, Vec<SplitAgent>) =
         match chain_roles::split(&views, &handling.agent_split) {
             Some((main, agents)) => {
@@ -309,6 +346,7 @@ pub(super) fn tree(trace: &Trace, handling: &TraceHandling, tokenizer: &Tokenize
                 items: vec![*at as u32; requests.len()],
                 inner: inner.clone(),
                 split_off: false,
+                max_osl: None,
             });
         }
     }
@@ -325,6 +363,7 @@ pub(super) fn tree(trace: &Trace, handling: &TraceHandling, tokenizer: &Tokenize
             items: agent.requests.iter().map(|view| view.id as u32).collect(),
             inner: Vec::new(),
             split_off: true,
+            max_osl: limits.max_osl,
         });
     }
 
@@ -334,7 +373,7 @@ pub(super) fn tree(trace: &Trace, handling: &TraceHandling, tokenizer: &Tokenize
     let mut root = TraceSession::root(&trace.id);
     root.source_kind = Some(Arc::from("weka_main"));
     root.source_items = roots.iter().map(|(at, _)| *at as u32).collect();
-    let (root_turns, restarts) = turns(&root_requests, &root_timings, &mut prompts, tokenizer, 0);
+    let (root_turns, restarts) = turns(&root_requests, &root_timings, limits.max_osl, &mut prompts, tokenizer, 0);
     root.context_restarts = restarts;
     let mut tree = vec![TraceConversation { session: root, turns: root_turns }];
     let mut block_requests: Vec<BlockRequest> = roots
@@ -370,7 +409,7 @@ pub(super) fn tree(trace: &Trace, handling: &TraceHandling, tokenizer: &Tokenize
             BlockRequest { order: (request.t_s, *at as usize, turn), conversation, turn, hash_ids: &request.hash_ids }
         }));
         let salt = (conversation as u64) << 32;
-        let (turns, restarts) = turns(&child.requests, &timings, &mut prompts, tokenizer, salt);
+        let (turns, restarts) = turns(&child.requests, &timings, child.max_osl, &mut prompts, tokenizer, salt);
         session.context_restarts = restarts;
         tree.push(TraceConversation { session, turns });
     }
@@ -381,13 +420,15 @@ pub(super) fn tree(trace: &Trace, handling: &TraceHandling, tokenizer: &Tokenize
     Some(tree)
 }
 
-/// A conversation's turns, and those that start its history afresh: the first its hash-id
+/// A conversation's turns, each asking its recorded output (at most `max_osl`), and those that
+/// start its history afresh: the first its hash-id
 /// blocks, each later one what the context grew by since the previous request and its answer;
 /// where the recorded context shrank instead (a compaction), the turn restarts the history
 /// with its own hash-id blocks, the whole context it recorded, as AIPerf 0.13 rebuilds it.
 fn turns(
     requests: &[Request],
     timings: &[TurnTiming],
+    max_osl: Option<u64>,
     prompts: &mut TracePrompts,
     tokenizer: &Tokenizer,
     salt: u64,
@@ -406,7 +447,7 @@ fn turns(
                 prompts.growth(grown, salt + k as u64)
             }
         };
-        let mut entry = DatasetEntry::counted(tokenizer, prompt, Some(request.output_tokens.max(1)));
+        let mut entry = DatasetEntry::counted(tokenizer, prompt, Some(asked(request, max_osl)));
         entry.turn = Some(FileTurn { index: k as u32, delay_ms: timing.delay_ms, timestamp_ms: timing.timestamp_ms });
         turns.push(entry);
     }
@@ -439,8 +480,8 @@ mod tests {
     fn a_trace_becomes_a_root_and_its_sub_agents() {
         let tokenizer = Tokenizer::shared_builtin();
         let trace = parse("t.json", &one_line(TRACE)).unwrap();
-        assert_eq!(trace.peak_context_tokens(), 86);
-        let tree = tree(&trace, &TraceHandling::default(), &tokenizer, 1).unwrap();
+        assert_eq!(trace.peak_context_tokens(&Limits::default()), 86);
+        let tree = tree(&trace, &TraceHandling::default(), &Limits::default(), &tokenizer, 1).unwrap();
         let ids: Vec<&str> = tree.iter().map(|c| &*c.session.id).collect();
         assert_eq!(ids, ["t1", "t1::sa:a1", "t1::sa:bg"]);
         let root = &tree[0];
@@ -465,7 +506,7 @@ mod tests {
         assert!(!explore.spawned_in_flight && !tree[2].session.spawned_in_flight, "each after its spawner's api_time");
         // An entry at 0.3 s, while the first request (0.5 s of api_time) was still in flight.
         let early = parse("t.json", &one_line(TRACE).replace(r#""t": 0.6, "agent_id""#, r#""t": 0.3, "agent_id""#));
-        let tree = super::tree(&early.unwrap(), &TraceHandling::default(), &tokenizer, 1).unwrap();
+        let tree = super::tree(&early.unwrap(), &TraceHandling::default(), &Limits::default(), &tokenizer, 1).unwrap();
         assert!(tree[1].session.spawned_in_flight);
         let inner: Vec<FileTurn> = tree[1].turns.iter().map(|t| t.turn.unwrap()).collect();
         assert_eq!(inner[1], FileTurn { index: 1, delay_ms: Some(400.0), timestamp_ms: Some(1200.0) });
@@ -479,6 +520,23 @@ mod tests {
         // Both first turns start with the blocks of hash ids 1 and 2.
         let shared: String = tree[0].turns[0].prompt.chars().take(40).collect();
         assert!(tree[1].turns[0].prompt.starts_with(&shared));
+    }
+
+    #[test]
+    fn the_length_limits_drop_and_cap_top_level_requests_only() {
+        let tokenizer = Tokenizer::shared_builtin();
+        let trace = parse("t.json", &one_line(TRACE)).unwrap();
+        let limits = Limits { max_isl: Some(60), max_osl: Some(4) };
+        assert_eq!(trace.peak_context_tokens(&limits), 84, "80 in, at most 4 out: the dropped request still counts");
+        let tree = tree(&trace, &TraceHandling::default(), &limits, &tokenizer, 1).unwrap();
+        assert_eq!(tree[0].session.source_items, [0, 2], "the 80-token request is dropped");
+        let asked = |c: &TraceConversation| c.turns.iter().map(|t| t.max_tokens).collect::<Vec<_>>();
+        assert_eq!(asked(&tree[0]), [Some(4), Some(4)]);
+        assert_eq!(tree[1].session.joined_at_turn, None, "the turn that joined it is gone: it runs in the background");
+        assert_eq!(asked(&tree[2]), [Some(2)], "a sub-agent's requests ask what they recorded");
+        let capped = Limits { max_isl: None, max_osl: Some(1) };
+        let tree = super::tree(&trace, &TraceHandling::default(), &capped, &tokenizer, 1).unwrap();
+        assert_eq!(asked(&tree[1]), [Some(4), Some(4)]);
     }
 
     /// Top-level requests of six agents recorded as one list (a main agent in flight while
@@ -507,7 +565,7 @@ mod tests {
     fn flattened_agents_become_children_spawned_and_joined_as_aiperf_plays_them() {
         let tokenizer = Tokenizer::shared_builtin();
         let trace = parse("t.json", &one_line(FLATTENED)).unwrap();
-        let tree = tree(&trace, &TraceHandling::default(), &tokenizer, 1).unwrap();
+        let tree = tree(&trace, &TraceHandling::default(), &Limits::default(), &tokenizer, 1).unwrap();
         let ids: Vec<&str> = tree.iter().map(|c| &*c.session.id).collect();
         assert_eq!(
             ids,
@@ -551,7 +609,7 @@ mod tests {
         }
         let off =
             TraceHandling { agent_split: AgentSplit { enabled: false, ..AgentSplit::default() }, ..Default::default() };
-        let whole = super::tree(&trace, &off, &tokenizer, 1).unwrap();
+        let whole = super::tree(&trace, &off, &Limits::default(), &tokenizer, 1).unwrap();
         assert_eq!(whole.iter().map(|c| &*c.session.id).collect::<Vec<_>>(), ["t1", "t1::sa:s1"]);
         assert_eq!(whole[0].session.source_items, [0, 1, 2, 3, 4, 5, 6, 7, 9, 10, 11]);
         assert_eq!(whole[1].session.source_inner_items, [0, 1, 2]);
