@@ -530,6 +530,22 @@ fn a_weka_trace_s_flattened_agents_are_played_as_concurrent_conversations_as_aip
     assert_eq!(outer(&whole["f1"]), [0, 1, 2, 3, 4, 5], "in the file's order");
     let scenario = std::fs::read_to_string(dir.path().join("whole.rhai")).expect("the scenario");
     assert!(scenario.contains("agent_split: false"), "{scenario}");
+
+    // Two models: the trace's main model takes the first, its other model the second, as
+    // AIPerf maps them (not the endpoint's round robin).
+    let two_models = base.replace("--model m", "--model big --model tiny");
+    profile(dir.path(), &format!("{two_models} --export-level raw --artifact-dir models"));
+    let raw = json_lines(&dir.path().join("models/profile_export_raw.jsonl"));
+    let models: BTreeMap<String, BTreeSet<String>> = raw.iter().fold(BTreeMap::new(), |mut models, record| {
+        let id = record["metadata"]["conversation_id"].as_str().expect("an id").to_string();
+        models.entry(id).or_default().insert(record["payload"]["model"].as_str().expect("a model").to_string());
+        models
+    });
+    let big = BTreeSet::from(["big".to_string()]);
+    assert_eq!(models["f1"], big);
+    assert_eq!(models["f1::fa:000"], big);
+    assert_eq!(models["f1::aux:001"], big);
+    assert_eq!(models["f1::aux:002"], BTreeSet::from(["tiny".to_string()]), "the other model's one-shot");
 }
 
 #[test]

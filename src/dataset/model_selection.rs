@@ -25,6 +25,12 @@ impl ModelChoice {
         Self { endpoints, selection: endpoint.model_selection, rng: SeededRng::new(seed ^ MODEL_SEED_SALT), chosen: 0 }
     }
 
+    /// The endpoint with its model of rank `rank` (wrapping), for a request whose trace names
+    /// its model (AIPerf's weka model map).
+    pub fn of_rank(&self, rank: u32) -> &Endpoint {
+        &self.endpoints[rank as usize % self.endpoints.len()]
+    }
+
     /// The endpoint, with its model, of the next request of the dataset.
     pub fn next_request(&mut self) -> &Endpoint {
         let count = self.endpoints.len();
@@ -71,6 +77,13 @@ mod tests {
             let share = first.iter().filter(|picked| *picked == model).count();
             assert!((60..140).contains(&share), "{model}: {share} of 300");
         }
+    }
+
+    #[test]
+    fn a_rank_takes_the_model_of_that_rank_wrapping() {
+        let choice = ModelChoice::new(&endpoint(ModelSelection::Random), 1);
+        let ranked: Vec<&str> = (0..4).map(|rank| choice.of_rank(rank).model.as_str()).collect();
+        assert_eq!(ranked, ["a", "b", "c", "a"]);
     }
 
     #[test]

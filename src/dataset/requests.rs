@@ -163,7 +163,11 @@ pub fn prepare(dataset: &Dataset, endpoint: &Endpoint, mut entries: Vec<DatasetE
         Prepared { requests: Vec::with_capacity(entries.len()), images: Vec::with_capacity(entries.len()) };
     let mut models = ModelChoice::new(endpoint, dataset.random_seed());
     for (index, mut entry) in entries.into_iter().enumerate() {
-        let endpoint = models.next_request();
+        let ranked = entry.trace.as_ref().zip(entry.turn).and_then(|(trace, turn)| trace.model_rank(turn.index));
+        let endpoint = match ranked {
+            Some(rank) => models.of_rank(rank),
+            None => models.next_request(),
+        };
         if entry.own_body.is_some() {
             prepared.images.push(0);
             prepared.requests.push(PreparedRequest::of(endpoint, entry));

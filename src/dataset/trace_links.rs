@@ -59,6 +59,7 @@ pub fn linked_sessions(links: &[TraceLink]) -> Result<Vec<Arc<TraceSession>>, St
                 source_kind: None,
                 source_items: Vec::new(),
                 source_inner_items: Vec::new(),
+                model_ranks: Vec::new(),
                 sessions_after_root: position.saturating_sub(root_index) as u32,
             }))
         })

@@ -55,6 +55,10 @@ pub struct TraceSession {
     /// Each turn's place among its sub-agent entry's requests (AIPerf's `source_inner_idx`);
     /// empty for a root.
     pub source_inner_items: Vec<u32>,
+    /// Each turn's model as its rank among its trace's models (weka: the main agent's first,
+    /// then the others as they first appear): it takes the endpoint's model of that rank,
+    /// wrapping, as AIPerf's weka loader maps them; empty: the endpoint's model selection.
+    pub model_ranks: Vec<u32>,
 }
 
 /// Where in its trace file a request came from, as AIPerf's records say it.
@@ -93,7 +97,13 @@ impl TraceSession {
             source_kind: None,
             source_items: Vec::new(),
             source_inner_items: Vec::new(),
+            model_ranks: Vec::new(),
         }
+    }
+
+    /// The rank of turn `turn`'s model among its trace's models, when the trace names them.
+    pub fn model_rank(&self, turn: u32) -> Option<u32> {
+        self.model_ranks.get(turn as usize).copied()
     }
 
     /// Where turn `turn` came from in the trace file, when the format says.

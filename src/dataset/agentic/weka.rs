@@ -247,6 +247,31 @@ fn in_time_order(mut views: Vec<ChainRequest>) -> Vec<ChainRequest> {
     views
 }
 
+/// Each model the trace names and its rank, as AIPerf's weka loader orders them: the first
+/// top-level request's (else the first sub-agent request's), then the others as they first
+/// appear in the file; empty when the trace names none.
+fn model_ranks(trace: &Trace) -> HashMap<&str, u32> {
+    let requests = || {
+        trace.items.iter().flat_map(|item| match item {
+            Item::Request(request) => std::slice::from_ref(request),
+            Item::Subagent(subagent) => subagent.requests.as_slice(),
+        })
+    };
+    if requests().all(|request| request.model.is_empty()) {
+        return HashMap::new();
+    }
+    let first_top_level = trace.items.iter().find_map(|item| match item {
+        Item::Request(request) => Some(request),
+        Item::Subagent(_) => None,
+    });
+    let mut ranks: HashMap<&str, u32> = HashMap::new();
+    for request in first_top_level.into_iter().chain(requests()) {
+        let next = ranks.len() as u32;
+        ranks.entry(request.model.as_str()).or_insert(next);
+    }
+    ranks
+}
+
 fn recorded(request: &Request) -> Recorded {
     Recorded { t_s: request.t_s, api_time_s: request.api_time_s, think_time_s: request.think_time_s }
 }
@@ -367,12 +392,20 @@ pub(super) fn tree(
         });
     }
 
+    let ranks = model_ranks(trace);
+    let ranks_of = |requests: &[Request]| -> Vec<u32> {
+        match ranks.is_empty() {
+            true => Vec::new(),
+            false => requests.iter().map(|request| ranks.get(request.model.as_str()).copied().unwrap_or(0)).collect(),
+        }
+    };
     let mut prompts = TracePrompts::new(tokenizer, trace.block_size, &trace.id, seed);
     let root_requests: Vec<Request> = roots.iter().map(|(_, request)| (*request).clone()).collect();
     let root_timings = turn_timings(&root_requests.iter().map(recorded).collect::<Vec<_>>(), handling, warp.as_ref());
     let mut root = TraceSession::root(&trace.id);
     root.source_kind = Some(Arc::from("weka_main"));
     root.source_items = roots.iter().map(|(at, _)| *at as u32).collect();
+    root.model_ranks = ranks_of(&root_requests);
     let (root_turns, restarts) = turns(&root_requests, &root_timings, limits.max_osl, &mut prompts, tokenizer, 0);
     root.context_restarts = restarts;
     let mut tree = vec![TraceConversation { session: root, turns: root_turns }];
@@ -399,6 +432,7 @@ pub(super) fn tree(
         session.source_items = child.items.clone();
         session.source_inner_items = child.inner.clone();
         session.split_off = child.split_off;
+        session.model_ranks = ranks_of(&child.requests);
         let spawner = &roots[child.spawned_after].1;
         session.spawned_in_flight = !handling.ignore_delays
             && spawner
@@ -598,6 +632,8 @@ mod tests {
                 .all(|c| c.session.source_kind.as_deref() == Some("weka_flat") && c.session.agent_depth == 1)
         );
         assert!(tree[3].session.spawned_in_flight, "forked while the 0.3 s turn was in flight");
+        assert!(tree[0].session.model_ranks.iter().all(|rank| *rank == 0), "the main agent's model first");
+        assert_eq!(tree[7].session.model_ranks, [1], "the one-shot on another model");
         let (inner, agent) = (&tree[1].session, &tree[2].session);
         assert_eq!((inner.source_inner_items.clone(), agent.source_inner_items.clone()), (vec![0, 2], vec![1]));
         for session in [inner, agent] {
