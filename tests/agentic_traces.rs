@@ -643,6 +643,35 @@ fn tracelab_schedule(flags: &str) -> BTreeMap<String, Vec<Value>> {
 }
 
 #[test]
+fn a_tracelab_trace_is_replayed_on_its_schedule_by_itself_as_aiperf_promotes_it() {
+    // AIPerf marks tracelab a trace format and its rows carry times: with no timing flag (and
+    // with --concurrency) it is played on its fixed schedule, each round once.
+    let dir = tempfile::tempdir().expect("dir");
+    std::fs::write(dir.path().join("rounds.jsonl"), tracelab_rows(2000)).expect("write the trace");
+    profile(
+        dir.path(),
+        "--model m --url mock --endpoint-type chat --input-file rounds.jsonl --custom-dataset-type tracelab \
+         --concurrency 1 --artifact-dir out",
+    );
+    let records = json_lines(&dir.path().join("out/profile_export.jsonl"));
+    let turns: BTreeSet<(String, u64)> = records
+        .iter()
+        .map(|r| {
+            (
+                r["metadata"]["conversation_id"].as_str().unwrap_or_default().to_string(),
+                r["metadata"]["turn_index"].as_u64().unwrap_or(9),
+            )
+        })
+        .collect();
+    assert_eq!((records.len(), turns.len()), (4, 4), "the four rounds, once each: {turns:?}");
+    let summary: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("out/profile_export_aiperf.json")).expect("summary"),
+    )
+    .expect("json");
+    assert_eq!(summary["input_config"]["phases"][0]["type"], "fixed_schedule");
+}
+
+#[test]
 fn a_fixed_schedule_sends_each_round_of_a_tracelab_trace_at_its_recorded_time() {
     let offsets = send_offsets_ms(&tracelab_schedule(""));
     let expected = [("claude_root", vec![0.0, 2000.0]), ("claude_sub", vec![0.0, 400.0])];

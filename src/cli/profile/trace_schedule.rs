@@ -9,9 +9,17 @@ use serde_json::{Value, json};
 
 use crate::config::get_path;
 
-/// The `--custom-dataset-type`s AIPerf marks as traces.
-const TRACE_FORMATS: [&str; 5] =
-    ["mooncake_trace", "bailian_trace", "baseten_trace", "burst_gpt_trace", "sagemaker_data_capture"];
+/// The `--custom-dataset-type`s AIPerf marks as traces (`is_trace`; a weka file's first line
+/// never carries a top-level timestamp, so only a TraceLab file of the agentic ones is promoted).
+const TRACE_FORMATS: [&str; 7] = [
+    "mooncake_trace",
+    "bailian_trace",
+    "baseten_trace",
+    "burst_gpt_trace",
+    "sagemaker_data_capture",
+    "tracelab",
+    "weka_trace",
+];
 
 /// Turn the profiling phase into a fixed schedule when the flags' `document` reads a trace with
 /// timestamps (relative to `cwd`) and sets no phase type; a rate, a user count or a smoothness
@@ -90,6 +98,12 @@ mod tests {
             promote(&mut kept, dir.path()).unwrap();
             assert_eq!(type_of(&kept), None, "{format}");
         }
+        // A TraceLab row's first timing event is its timestamp, as AIPerf reads it.
+        let row = r#"{"session_id": "a", "timing_events": [{"event_type": "user_message", "timestamp": "2025-05-01T10:00:00Z"}]}"#;
+        std::fs::write(dir.path().join("rounds.jsonl"), row).unwrap();
+        let mut tracelab = flags("tracelab", "rounds.jsonl", json!({"name": "profiling", "concurrency": 1}));
+        promote(&mut tracelab, dir.path()).unwrap();
+        assert_eq!(type_of(&tracelab), Some(json!("fixed_schedule")));
         let mut chosen = flags("bailian_trace", "bailian.jsonl", json!({"name": "profiling", "type": "concurrency"}));
         promote(&mut chosen, dir.path()).unwrap();
         assert_eq!(type_of(&chosen), Some(json!("concurrency")));

@@ -27,7 +27,8 @@ pub(super) fn recorded_times_ms(file: &FileDataset, key: &str) -> Result<Vec<f64
         entries.iter().filter_map(|entry| entry.turn.and_then(|turn| turn.timestamp_ms)).collect();
     if times_ms.is_empty() {
         return Err(ConfigError::new(format!(
-            "{key} (--fixed-schedule): the {} trace {} has no recorded times to schedule (--ignore-trace-delays drops them)",
+            "{key} (--fixed-schedule): the {} trace {} has no recorded times to schedule (--ignore-trace-delays drops them); \
+             play it as sessions instead (--no-fixed-schedule with aiperf profile)",
             file.format.name(),
             Path::new(&file.path).display()
         )));
