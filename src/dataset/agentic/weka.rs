@@ -1,8 +1,9 @@
 //! Weka (kv-cache-tester) agentic traces: one JSON object per file (or a folder of `*.json`),
-//! `{id, block_size, requests: [...]}` where a request is `{t (s), type: "n"|"s", in, out,
-//! hash_ids, api_time?, think_time?}` and a `{type: "subagent", t, agent_id, duration_ms?,
-//! requests: [...]}` entry is a sub-agent spawned there. The root's requests are one
-//! conversation; each sub-agent is another (`{id}::sa:{agent_id}`, depth 1, a fresh context),
+//! `{id, block_size, requests: [...]}` where a request is `{t (s), type: "n"|"s", model, in,
+//! out, hash_ids, api_time?, think_time?}` and a `{type: "subagent", t, agent_id, duration_ms?,
+//! requests: [...]}` entry is a sub-agent spawned there. The top-level requests' main agent is
+//! the root conversation; the agents split off them (`chain_roles`) and each sub-agent entry's
+//! agents are others (`{id}::fa:000`, `{id}::sa:{agent_id}`, depth 1, a fresh context), each
 //! spawned after the root turn before it and joined by the first later root turn that starts
 //! after it ended (none: it runs in the background). TraceLab traces are read into this shape.
 
@@ -230,7 +231,7 @@ fn spawned<'a>(at: usize, subagent: &'a Subagent, split: &AgentSplit) -> Spawned
         Some((main, agents)) => std::iter::once((String::new(), main))
             .chain(agents.into_iter().map(|agent| (format!(":{}", agent.suffix), agent.requests)))
             .collect(),
-        None => vec![(String::new(), in_time_order(views.clone()))],
+        None => vec![(String::new(), in_time_order(views))],
     };
     let agents = chains
         .into_iter()
@@ -295,11 +296,11 @@ struct Child {
 }
 
 /// The trace as a tree of conversations; None when it has no top-level request (within
-/// `limits.max_isl`). Its top-level
-/// requests are split into agents (`chain_roles`): the main one is the root, each other one a
-/// child (`{id}::fa:000`); each sub-agent entry's requests likewise (`{id}::sa:{agent_id}`, then
-/// `{id}::sa:{agent_id}:fa:000`). A child starts after the last root turn before it in the file
-/// and is joined by the first later root turn that starts after it ended, as AIPerf 0.13 plays it.
+/// `limits.max_isl`). Its top-level requests are split into agents (`chain_roles`): the main
+/// one is the root, each other one a child (`{id}::fa:000`); each sub-agent entry's requests
+/// likewise (`{id}::sa:{agent_id}`, then `{id}::sa:{agent_id}:fa:000`). A child starts after the
+/// last root turn before it in the file and is joined by the first later root turn that starts
+/// after it ended, as AIPerf 0.13 plays it.
 pub(super) fn tree(
     trace: &Trace,
     handling: &TraceHandling,
