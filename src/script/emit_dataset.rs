@@ -85,7 +85,14 @@ pub(super) fn dataset(dataset: &Dataset) -> String {
             }
             format!("synthetic(#{{ {} }})", keys.join(", "))
         }
-        Dataset::File(spec @ FileDataset { public: Some(source), .. }) => public_dataset(spec, source),
+        Dataset::File(spec @ FileDataset { public: Some(source), .. }) => match &spec.synthesis {
+            Some(settings) => format!(
+                "synthesize({}, {})",
+                public_dataset(spec, source),
+                super::trace_synthesis::emitted_map(settings, float)
+            ),
+            None => public_dataset(spec, source),
+        },
         Dataset::File(spec @ FileDataset { accuracy: Some(accuracy), .. }) => {
             super::emit_accuracy::accuracy_call(spec, accuracy, string)
         }

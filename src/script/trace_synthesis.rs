@@ -7,6 +7,7 @@
 use rhai::{Engine, Map};
 
 use super::keys::{MapReader, ScriptResult, script_error};
+use crate::dataset::public::reads_weka_traces;
 use crate::plan::{Dataset, FileDataset, FileFormat, TraceSynthesis};
 
 const KEYS: &[&str] = &[
@@ -24,22 +25,27 @@ pub fn register(engine: &mut Engine) {
 }
 
 fn synthesize(dataset: Dataset, map: Map) -> ScriptResult<Dataset> {
-    let Dataset::File(
-        file @ FileDataset {
-            format:
-                FileFormat::Mooncake
-                | FileFormat::Bailian
-                | FileFormat::BurstGpt
-                | FileFormat::WekaTrace
-                | FileFormat::Tracelab,
-            ..
-        },
-    ) = dataset
-    else {
-        return script_error(
-            "synthesize: reshapes a mooncake, bailian_trace or burst_gpt_trace trace (or limits a weka_trace or tracelab one): give it file(#{ path, format: \"mooncake\" })",
-        );
+    let weka_public = |file: &FileDataset| file.public.as_ref().is_some_and(|source| reads_weka_traces(&source.name));
+    let file = match dataset {
+        Dataset::File(
+            file @ FileDataset {
+                format:
+                    FileFormat::Mooncake
+                    | FileFormat::Bailian
+                    | FileFormat::BurstGpt
+                    | FileFormat::WekaTrace
+                    | FileFormat::Tracelab,
+                ..
+            },
+        ) => file,
+        Dataset::File(file) if weka_public(&file) => file,
+        _ => {
+            return script_error(
+                "synthesize: reshapes a mooncake, bailian_trace or burst_gpt_trace trace (or limits a weka_trace or tracelab one, or a public weka dataset): give it file(#{ path, format: \"mooncake\" })",
+            );
+        }
     };
+    let limits_only = file.format.is_agentic_trace() || weka_public(&file);
     let mut r = MapReader::new("synthesize", map, KEYS)?;
     let unit = TraceSynthesis::default();
     let roots = r.opt_u64("prefix_root_multiplier")?.unwrap_or(u64::from(unit.prefix_root_multiplier));
@@ -58,13 +64,13 @@ fn synthesize(dataset: Dataset, map: Map) -> ScriptResult<Dataset> {
     if let Some((key, problem)) = settings.problem() {
         return script_error(format!("synthesize: `{key}` {problem}"));
     }
-    if file.format.is_agentic_trace() && settings.reshapes() {
+    if limits_only && settings.reshapes() {
+        let what = file.public.as_ref().map_or(file.format.name(), |source| source.name.as_str());
         return script_error(format!(
-            "synthesize: a {} trace takes `max_isl` and `max_osl` only (AIPerf's weka loader reads no other)",
-            file.format.name()
+            "synthesize: a {what} trace takes `max_isl` and `max_osl` only (AIPerf's weka loader reads no other)"
         ));
     }
-    let synthesis = if file.format.is_agentic_trace() { settings.length_limits() } else { Some(settings) };
+    let synthesis = if limits_only { settings.length_limits() } else { Some(settings) };
     Ok(Dataset::File(FileDataset { synthesis, ..file }))
 }
 

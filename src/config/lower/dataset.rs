@@ -311,8 +311,12 @@ fn public(dataset: &Value, base_dir: &Path, seed: u64) -> Result<Dataset, Config
     }
     let mut spec = file(&file_value, base_dir, seed)?;
     (spec.path, spec.format, spec.public) = (path, format, source);
-    // AIPerf's weka datasets go through its weka loader, which reads these from its environment.
+    // AIPerf's weka datasets go through its weka loader: the agent splitting from its
+    // environment, the length limits of its synthesis settings.
     spec.trace.agent_split = super::aiperf_env::agent_split(|variable| std::env::var(variable).ok())?;
+    if spec.public.as_ref().is_some_and(|source| public::reads_weka_traces(&source.name)) {
+        spec.synthesis = super::synthesis::lower(dataset)?.and_then(|settings| settings.length_limits());
+    }
     Ok(Dataset::File(spec))
 }
 

@@ -38,6 +38,12 @@ pub fn named(name: &str) -> Option<&'static PublicDataset> {
     PUBLIC_DATASETS.iter().find(|dataset| key(dataset.name) == wanted)
 }
 
+/// Whether the public dataset `name` is read as weka traces (AIPerf's weka loader reads its
+/// length limits and agent-splitting settings).
+pub fn reads_weka_traces(name: &str) -> bool {
+    named(name).is_some_and(|dataset| dataset.reader == Reader::WekaTrace)
+}
+
 /// The folder AIPerf's downloaded dataset files are read from.
 pub fn cache_dir() -> PathBuf {
     match std::env::var_os(CACHE_ENV).filter(|dir| !dir.is_empty()) {
