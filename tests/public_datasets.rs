@@ -404,18 +404,22 @@ fn a_weka_trace_repository_is_handed_to_the_weka_trace_reader() {
     std::fs::write(snapshot.join("traces.jsonl"), "{\"trace_id\": \"t\"}\n").expect("trace file");
     let run = caches.profile(
         "--public-dataset semianalysis-cc-traces-weka-062126 --request-count 1 --synthesis-max-isl 4096 \
-         --dry-run --emit-scenario weka.rhai",
+         --max-context-length 100000 --ignore-trace-delays --dry-run --emit-scenario weka.rhai",
     );
     succeeded(&run);
     let plan: Value = serde_json::from_slice(&run.stdout).expect("plan");
     assert_eq!(plan["dataset"]["public"]["name"], "semianalysis_cc_traces_weka_062126");
     assert_eq!(plan["dataset"]["synthesis"]["max_isl"], 4096, "AIPerf's weka loader reads the length limits");
+    // ... and the trace settings, as a weka_trace file's.
+    assert_eq!(plan["dataset"]["trace"]["max_context_length"], 100000);
+    assert_eq!(plan["dataset"]["trace"]["ignore_delays"], true);
     let scenario = std::fs::read_to_string(caches.dir.path().join("weka.rhai")).expect("weka.rhai");
     assert!(
         scenario.contains("synthesize(public_dataset(#{ name: \"semianalysis_cc_traces_weka_062126\""),
         "{scenario}"
     );
     assert!(scenario.contains("#{ max_isl: 4096 })"), "{scenario}");
+    assert!(scenario.contains("ignore_delays: true, max_context_length: 100000"), "{scenario}");
     let again = aiperf_command(caches.dir.path()).args(["run", "weka.rhai", "--dry-run"]).output().expect("dry run");
     succeeded(&again);
     assert!(

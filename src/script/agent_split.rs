@@ -33,7 +33,7 @@ pub fn agent_split(value: Option<Dynamic>) -> ScriptResult<AgentSplit> {
             value.type_name()
         ));
     };
-    let mut r = MapReader::new("file: agent_split", map, KEYS)?;
+    let mut r = MapReader::new("agent_split", map, KEYS)?;
     let split = AgentSplit {
         enabled: r.opt_bool("enabled")?.unwrap_or(defaults.enabled),
         seam_max_gap_s: r.opt_f64("seam_max_gap_s")?.unwrap_or(defaults.seam_max_gap_s),
@@ -47,7 +47,7 @@ pub fn agent_split(value: Option<Dynamic>) -> ScriptResult<AgentSplit> {
         worker_group_min: r.opt_u64("worker_group_min")?.unwrap_or(defaults.worker_group_min),
     };
     match split.problem() {
-        Some(problem) => script_error(format!("file: agent_split: {problem}")),
+        Some(problem) => script_error(format!("agent_split: {problem}")),
         None => Ok(split),
     }
 }

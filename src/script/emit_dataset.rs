@@ -166,10 +166,7 @@ fn public_dataset(spec: &FileDataset, source: &PublicSource) -> String {
     if let Some(system) = &spec.system_prompt {
         keys.push(format!("system_prompt: {}", string(system)));
     }
-    if !spec.trace.agent_split.is_default() {
-        keys.push(format!("agent_split: {}", super::agent_split::emitted(&spec.trace.agent_split)));
-    }
-    format!("public_dataset(#{{ {} }})", keys.join(", "))
+    format!("public_dataset(#{{ {}{} }})", keys.join(", "), super::emit_trace_handling::keys(&spec.trace))
 }
 
 /// `audio: #{ count, length, format, sample_rates, depths, channels }` of `synthetic(#{..})`.

@@ -5,6 +5,8 @@
 //! `max_context_length`, `idle_gap_cap_s`, `delay_cap_s` and `agent_split` (`plan::TraceHandling`); Baseten traces
 //! `omit_kv_hints` and `force_min_tokens` (`plan::BasetenReplay`).
 
+use std::sync::LazyLock;
+
 use rhai::{Engine, Map};
 
 use super::agent_split::agent_split;
@@ -12,7 +14,18 @@ use super::distributions::dist_from;
 use super::keys::{MapReader, ScriptResult, script_error};
 use crate::plan::{AtEnd, BasetenReplay, Dataset, Dist, FileDataset, FileFormat, Sampling, TraceHandling};
 
-const FILE_KEYS: &[&str] = &[
+/// The keys of an agentic trace's handling (`trace_handling`), which `public_dataset` takes too.
+pub(super) const TRACE_KEYS: [&str; 7] = [
+    "ignore_delays",
+    "think_time_only",
+    "session_sample_ratio",
+    "max_context_length",
+    "idle_gap_cap_s",
+    "delay_cap_s",
+    "agent_split",
+];
+
+const OWN_KEYS: [&str; 15] = [
     "path",
     "format",
     "sampling",
@@ -23,13 +36,6 @@ const FILE_KEYS: &[&str] = &[
     "records",
     "system_prompt",
     "osl",
-    "ignore_delays",
-    "think_time_only",
-    "session_sample_ratio",
-    "max_context_length",
-    "idle_gap_cap_s",
-    "delay_cap_s",
-    "agent_split",
     "omit_kv_hints",
     "force_min_tokens",
     "open_loop_replay",
@@ -37,12 +43,14 @@ const FILE_KEYS: &[&str] = &[
     "max_idle_gap_ms",
 ];
 
+static FILE_KEYS: LazyLock<Vec<&str>> = LazyLock::new(|| [OWN_KEYS.as_slice(), &TRACE_KEYS].concat());
+
 pub fn register(engine: &mut Engine) {
     engine.register_fn("file", file);
 }
 
 fn file(map: Map) -> ScriptResult<Dataset> {
-    let mut r = MapReader::new("file", map, FILE_KEYS)?;
+    let mut r = MapReader::new("file", map, &FILE_KEYS)?;
     let path = r.string("path")?;
     // A public dataset names itself (`public_dataset(#{ name })`), an accuracy benchmark too
     // (`accuracy(#{ benchmark })`).
@@ -134,7 +142,8 @@ fn output_length(r: &mut MapReader) -> ScriptResult<Option<Dist>> {
 }
 
 /// The trace-handling keys, taken by agentic trace formats only.
-fn trace_handling(r: &mut MapReader, format: FileFormat) -> ScriptResult<TraceHandling> {
+pub(super) fn trace_handling(r: &mut MapReader, format: FileFormat) -> ScriptResult<TraceHandling> {
+    let what = r.what();
     let trace = TraceHandling {
         ignore_delays: r.opt_bool("ignore_delays")?.unwrap_or(false),
         think_time_only: r.opt_bool("think_time_only")?.unwrap_or(false),
@@ -146,18 +155,18 @@ fn trace_handling(r: &mut MapReader, format: FileFormat) -> ScriptResult<TraceHa
     };
     if !trace.agent_split.is_default() && !matches!(format, FileFormat::WekaTrace | FileFormat::Tracelab) {
         return script_error(format!(
-            "file: `agent_split` applies to formats \"weka_trace\" and \"tracelab\", not \"{}\"",
+            "{what}: `agent_split` applies to formats \"weka_trace\" and \"tracelab\", not \"{}\"",
             format.name()
         ));
     }
     if !trace.is_default() && !format.is_agentic_trace() {
         return script_error(format!(
-            "file: the trace keys (ignore_delays, think_time_only, session_sample_ratio, max_context_length, idle_gap_cap_s, delay_cap_s) apply to formats \"tracelab\", \"weka_trace\" and \"dag_jsonl\", not \"{}\"",
+            "{what}: the trace keys (ignore_delays, think_time_only, session_sample_ratio, max_context_length, idle_gap_cap_s, delay_cap_s) apply to formats \"tracelab\", \"weka_trace\" and \"dag_jsonl\", not \"{}\"",
             format.name()
         ));
     }
     if let Some(problem) = trace.problem() {
-        return script_error(format!("file: {problem}"));
+        return script_error(format!("{what}: {problem}"));
     }
     Ok(trace)
 }

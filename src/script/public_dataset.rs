@@ -1,17 +1,19 @@
 //! `public_dataset(#{ name, hf_subset, filters, hf_weka_dataset, path, sampling, at_end, seed, entries,
-//! system_prompt, agent_split })`: one of AIPerf's public datasets (`--public-dataset`), read from
-//! the local caches (or `path`) when the run starts; `run(#{ dataset: .. })` takes it. A weka
-//! trace dataset's `agent_split` is `file()`'s.
+//! system_prompt })`: one of AIPerf's public datasets (`--public-dataset`), read from the local
+//! caches (or `path`) when the run starts; `run(#{ dataset: .. })` takes it. A weka trace
+//! dataset also takes `file()`'s trace keys (`ignore_delays`, .., `agent_split`).
 
 use std::collections::BTreeMap;
+use std::sync::LazyLock;
 
 use rhai::{Engine, Map};
 
+use super::file_dataset::{TRACE_KEYS, trace_handling};
 use super::keys::{MapReader, ScriptResult, script_error};
 use crate::dataset::public;
-use crate::plan::{AtEnd, Dataset, FileDataset, Sampling, TraceHandling};
+use crate::plan::{AtEnd, Dataset, FileDataset, FileFormat, Sampling};
 
-const KEYS: &[&str] = &[
+const OWN_KEYS: [&str; 10] = [
     "name",
     "hf_subset",
     "filters",
@@ -22,15 +24,16 @@ const KEYS: &[&str] = &[
     "seed",
     "entries",
     "system_prompt",
-    "agent_split",
 ];
+
+static KEYS: LazyLock<Vec<&str>> = LazyLock::new(|| [OWN_KEYS.as_slice(), &TRACE_KEYS].concat());
 
 pub fn register(engine: &mut Engine) {
     engine.register_fn("public_dataset", public_dataset);
 }
 
 fn public_dataset(map: Map) -> ScriptResult<Dataset> {
-    let mut r = MapReader::new("public_dataset", map, KEYS)?;
+    let mut r = MapReader::new("public_dataset", map, &KEYS)?;
     let name = r.opt_string("name")?;
     let weka_repo = r.opt_string("hf_weka_dataset")?;
     if name.is_none() && weka_repo.is_none() {
@@ -56,9 +59,11 @@ fn public_dataset(map: Map) -> ScriptResult<Dataset> {
     if draws == Some(0) {
         return script_error("public_dataset: `entries` must be at least 1");
     }
-    let agent_split = super::agent_split::agent_split(r.opt_value("agent_split"))?;
+    // A weka dataset is read as weka trace files, whose trace keys it takes.
+    let weka = public.as_ref().is_some_and(|source| public::reads_weka_traces(&source.name));
+    let trace = trace_handling(&mut r, if weka { FileFormat::WekaTrace } else { format })?;
     Ok(Dataset::File(FileDataset {
-        trace: TraceHandling { agent_split, ..TraceHandling::default() },
+        trace,
         sampling,
         at_end,
         random_seed: r.opt_u64("seed")?.unwrap_or(0),

@@ -304,19 +304,19 @@ fn public(dataset: &Value, base_dir: &Path, seed: u64) -> Result<Dataset, Config
         given_path,
     )
     .map_err(|problem| ConfigError::new(format!("datasets.main.dataset (--public-dataset): {problem}")))?;
+    // A weka dataset is read as weka trace files: its trace settings, synthesis length limits
+    // and agent splitting are theirs, as AIPerf's weka loader reads them.
+    let weka = source.as_ref().is_some_and(|source| public::reads_weka_traces(&source.name));
     let mut file_value = dataset.clone();
     if let Value::Object(keys) = &mut file_value {
         keys.remove("format");
+        if weka {
+            keys.insert("format".into(), Value::from(FileFormat::WekaTrace.name()));
+        }
         keys.insert("path".into(), Value::from(path.clone()));
     }
     let mut spec = file(&file_value, base_dir, seed)?;
     (spec.path, spec.format, spec.public) = (path, format, source);
-    // AIPerf's weka datasets go through its weka loader: the agent splitting from its
-    // environment, the length limits of its synthesis settings.
-    spec.trace.agent_split = super::aiperf_env::agent_split(|variable| std::env::var(variable).ok())?;
-    if spec.public.as_ref().is_some_and(|source| public::reads_weka_traces(&source.name)) {
-        spec.synthesis = super::synthesis::lower(dataset)?.and_then(|settings| settings.length_limits());
-    }
     Ok(Dataset::File(spec))
 }
 
