@@ -99,6 +99,15 @@ fn a_bad_trace_line_and_a_mixed_up_flag_are_named() {
     let mixed = aiperf(dir.path(), "synthesize mooncake-trace bad.jsonl --num-sessions 3");
     assert_eq!(mixed.status.code(), Some(2));
     assert!(text(&mixed.stderr).contains("are agentic-code's"), "{}", text(&mixed.stderr));
+    // A file named of a format that is no trace takes no synthesis setting, as in AIPerf.
+    std::fs::write(dir.path().join("prompts.jsonl"), "{\"text\": \"hi\"}\n").expect("prompts");
+    let untraced = aiperf(
+        dir.path(),
+        "profile --model m --url mock --custom-dataset-type single_turn --input-file prompts.jsonl \
+         --synthesis-max-isl 100 --dry-run",
+    );
+    assert_ne!(untraced.status.code(), Some(0));
+    assert!(text(&untraced.stderr).contains("only trace datasets take it"), "{}", text(&untraced.stderr));
     let validated = aiperf(dir.path(), "validate mooncake-trace bad.jsonl");
     assert_eq!(validated.status.code(), Some(1));
     assert!(

@@ -312,6 +312,9 @@ fn public(dataset: &Value, base_dir: &Path, seed: u64) -> Result<Dataset, Config
         keys.remove("format");
         if weka {
             keys.insert("format".into(), Value::from(FileFormat::WekaTrace.name()));
+        } else {
+            // AIPerf's other public datasets ignore the synthesis settings.
+            keys.remove("synthesis");
         }
         keys.insert("path".into(), Value::from(path.clone()));
     }
@@ -351,9 +354,31 @@ fn inline_records(dataset: &Value) -> Result<Option<String>, ConfigError> {
 }
 
 /// A trace's synthesis: mooncake, Bailian and BurstGPT traces are reshaped (AIPerf's trace
-/// loaders); other files ignore `synthesis`, as in AIPerf.
+/// loaders), weka and TraceLab traces limited; the other trace formats ignore it, and a file
+/// named of another format that sets any is refused, as AIPerf refuses it.
 fn synthesis(dataset: &Value, format: FileFormat) -> Result<Option<crate::plan::TraceSynthesis>, ConfigError> {
     let settings = super::synthesis::lower(dataset)?;
+    let set = settings.as_ref().is_some_and(|settings| settings.reshapes() || settings.length_limits().is_some());
+    let trace = matches!(
+        format,
+        FileFormat::Mooncake
+            | FileFormat::Bailian
+            | FileFormat::BurstGpt
+            | FileFormat::Baseten
+            | FileFormat::SagemakerDataCapture
+            | FileFormat::WekaTrace
+            | FileFormat::Tracelab
+    );
+    // Without a format given (AIPerf infers one from the file), nothing is refused.
+    let named = dataset.get("format").is_some_and(|format| !format.is_null());
+    if set && named && !trace {
+        return Err(ConfigError::new(format!(
+            "datasets.main.synthesis (--synthesis-*): only trace datasets take it (mooncake_trace, bailian_trace, \
+             burst_gpt_trace, baseten_trace, sagemaker_data_capture, weka_trace, tracelab), not {}; AIPerf 0.13 \
+             refuses it too",
+            format.name()
+        )));
+    }
     Ok(match format {
         FileFormat::Mooncake | FileFormat::Bailian | FileFormat::BurstGpt => settings,
         // AIPerf's weka loader (TraceLab's too) reads the length limits only.
