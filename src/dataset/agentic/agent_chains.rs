@@ -166,8 +166,10 @@ impl<'a> Greedy<'a> {
             if length > request.hash_ids.len() || best.is_some_and(|(_, best_length)| length <= best_length) {
                 continue;
             }
+            // The last block first: most tails that are no prefix differ there.
             if tail.model == request.model
                 && tail.end_s <= request.t_s + EPSILON_S
+                && tail.hash_ids.last() == request.hash_ids.get(length - 1)
                 && request.hash_ids[..length] == *tail.hash_ids
             {
                 best = Some((index, length));

@@ -6,7 +6,7 @@
 //! the detection and rides the main agent.
 
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap};
+use std::collections::{BTreeMap, BinaryHeap, HashSet};
 
 use super::agent_chains::{ChainRequest, Detection, SeamGuard, detect, shared_prefix};
 use crate::plan::AgentSplit;
@@ -71,7 +71,10 @@ fn preamble<'a>(requests: &[ChainRequest<'a>]) -> (Option<ChainRequest<'a>>, Vec
     let first = ordered[0];
     let rest = &ordered[1..];
     let shares_prefix = rest.iter().any(|other| shared_prefix(first.hash_ids, other.hash_ids) > 0);
-    let blocks_reused = || rest.iter().any(|other| other.hash_ids.iter().any(|id| first.hash_ids.contains(id)));
+    let blocks_reused = || {
+        let blocks: HashSet<u64> = first.hash_ids.iter().copied().collect();
+        rest.iter().any(|other| other.hash_ids.iter().any(|id| blocks.contains(id)))
+    };
     if first.hash_ids.is_empty() || shares_prefix || (first.output_tokens > TITLE_MAX_OUTPUT_TOKENS && blocks_reused())
     {
         return (None, requests.to_vec());
