@@ -287,13 +287,15 @@ struct Child {
     joined_at: Option<usize>,
     /// When its branch starts (the entry's `t`, or its first request's).
     spawned_at_s: f64,
+    /// `SUBAGENT_KIND`, or `SPLIT_OFF_KIND` for an agent split off the top-level requests
+    /// (whose turns ask at most the limits' `max_osl`, as the root's do).
     kind: &'static str,
     items: Vec<u32>,
     inner: Vec<u32>,
-    split_off: bool,
-    /// The most output its turns ask (top-level requests only).
-    max_osl: Option<u64>,
 }
+
+const SUBAGENT_KIND: &str = "weka_subagent";
+const SPLIT_OFF_KIND: &str = "weka_flat";
 
 /// The trace as a tree of conversations; None when it has no top-level request (within
 /// `limits.max_isl`). Its top-level requests are split into agents (`chain_roles`): the main
@@ -368,11 +370,9 @@ pub(super) fn tree(
                 spawned_after,
                 joined_at: joiner_of(*at, *end_s),
                 spawned_at_s: subagent.t_s,
-                kind: "weka_subagent",
+                kind: SUBAGENT_KIND,
                 items: vec![*at as u32; requests.len()],
                 inner: inner.clone(),
-                split_off: false,
-                max_osl: None,
             });
         }
     }
@@ -385,11 +385,9 @@ pub(super) fn tree(
             spawned_after: spawner_of(first.id).unwrap_or(0),
             joined_at: joiner_of(first.id, end_s),
             spawned_at_s: first.t_s,
-            kind: "weka_flat",
+            kind: SPLIT_OFF_KIND,
             items: agent.requests.iter().map(|view| view.id as u32).collect(),
             inner: Vec::new(),
-            split_off: true,
-            max_osl: limits.max_osl,
         });
     }
 
@@ -432,7 +430,7 @@ pub(super) fn tree(
         session.source_kind = Some(Arc::from(child.kind));
         session.source_items = child.items.clone();
         session.source_inner_items = child.inner.clone();
-        session.split_off = child.split_off;
+        session.split_off = child.kind == SPLIT_OFF_KIND;
         session.model_ranks = ranks_of(&child.requests);
         let spawner = &roots[child.spawned_after].1;
         session.spawned_in_flight = !handling.ignore_delays
@@ -444,7 +442,8 @@ pub(super) fn tree(
             BlockRequest { order: (request.t_s, *at as usize, turn), conversation, turn, hash_ids: &request.hash_ids }
         }));
         let salt = (conversation as u64) << 32;
-        let (turns, restarts) = turns(&child.requests, &timings, child.max_osl, &mut prompts, tokenizer, salt);
+        let max_osl = limits.max_osl.filter(|_| session.split_off);
+        let (turns, restarts) = turns(&child.requests, &timings, max_osl, &mut prompts, tokenizer, salt);
         session.context_restarts = restarts;
         tree.push(TraceConversation { session, turns });
     }
