@@ -1387,3 +1387,67 @@ fn sweep_variations_are_named_reported_and_seeded_as_aiperf_does_it() {
     assert_eq!(seed("trial_0001", "concurrency_2"), 117_361_309_651_239_236);
     assert_eq!(seed("trial_0002", "concurrency_4"), 2_763_377_744_391_749_072);
 }
+
+#[test]
+fn a_file_named_without_its_format_is_read_in_the_one_aiperf_tells_from_it() {
+    let dir = tempfile::tempdir().expect("dir");
+    let write = |name: &str, text: &str| std::fs::write(dir.path().join(name), text).expect("file");
+    write(
+        "trace.jsonl",
+        "{\"timestamp\": 0, \"input_length\": 40, \"output_length\": 3, \"hash_ids\": [1]}\n\
+         {\"timestamp\": 50, \"input_length\": 60, \"output_length\": 4, \"hash_ids\": [2]}\n",
+    );
+    write("chats.jsonl", "{\"session_id\": \"a\", \"turns\": [{\"text\": \"hi\"}, {\"text\": \"and?\"}]}\n");
+    write(
+        "dag.jsonl",
+        "{\"session_id\": \"r\", \"turns\": [{\"messages\": [{\"role\": \"user\", \"content\": \"go\"}]}]}\n\
+         {\"session_id\": \"s\", \"turns\": [{\"messages\": [{\"role\": \"user\", \"content\": \"on\"}]}]}\n",
+    );
+    write("bodies.jsonl", "{\"messages\": [{\"role\": \"user\", \"content\": \"hi\"}]}\n");
+
+    // A mooncake trace told from its lines plays AIPerf's default load (10 requests, one at a
+    // time): AIPerf switches on the fixed schedule only for a format named.
+    let run = profile(dir.path(), "--model m --url mock --input-file trace.jsonl --artifact-dir out/trace");
+    assert_ok(&run);
+    let summary = read_json(&dir.path().join("out/trace/profile_export_aiperf.json"));
+    assert_eq!(stat(&summary, "request_count", "avg"), 10.0);
+    let plan = &summary["input_config"]["plan"];
+    assert_eq!((&plan["dataset"]["format"], &plan["phases"][0]["type"]), (&"mooncake".into(), &"concurrency".into()));
+
+    let dry = |file: &str| {
+        let output = profile(dir.path(), &format!("--model m --url mock --input-file {file} --dry-run"));
+        assert_ok(&output);
+        plans_of(&text(&output.stdout)).remove(0)
+    };
+    assert_eq!(dry("chats.jsonl")["dataset"]["format"], "multi_turn");
+    // A DAG file told so sends AIPerf's 10 requests, not its root trees (those follow the flag).
+    let dag = dry("dag.jsonl");
+    assert_eq!((&dag["dataset"]["format"], &dag["phases"][0]["requests"]), (&"dag_jsonl".into(), &10.into()), "{dag}");
+    let named =
+        profile(dir.path(), "--model m --url mock --input-file dag.jsonl --custom-dataset-type dag_jsonl --dry-run");
+    assert_ok(&named);
+    assert_eq!(plans_of(&text(&named.stdout))[0]["phases"][0]["sessions"], 2);
+
+    // A line two formats read stops the run naming the file and both.
+    let both = profile(dir.path(), "--model m --url mock --input-file bodies.jsonl --dry-run");
+    let stderr = text(&both.stderr);
+    assert_ne!(both.status.code(), Some(0));
+    assert!(
+        stderr.contains("bodies.jsonl: it reads as both mooncake_trace and raw_payload")
+            && stderr.contains("--custom-dataset-type"),
+        "{stderr}"
+    );
+
+    // A scenario's file() without a format is told the same way, relative to the scenario.
+    std::fs::create_dir(dir.path().join("scenario")).expect("folder");
+    std::fs::rename(dir.path().join("chats.jsonl"), dir.path().join("scenario/chats.jsonl")).expect("move");
+    std::fs::write(
+        dir.path().join("scenario/chats.rhai"),
+        "run(#{ endpoint: endpoint(#{ url: \"mock\" }), dataset: file(#{ path: \"chats.jsonl\" }), \
+         phases: [concurrency(#{ users: 1, requests: 2 })] });",
+    )
+    .expect("scenario");
+    let scripted = aiperf_command(dir.path()).args(["run", "scenario/chats.rhai", "--dry-run"]).output().expect("run");
+    assert_ok(&scripted);
+    assert_eq!(plans_of(&text(&scripted.stdout))[0]["dataset"]["format"], "multi_turn");
+}

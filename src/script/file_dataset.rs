@@ -5,6 +5,7 @@
 //! `max_context_length`, `idle_gap_cap_s`, `delay_cap_s` and `agent_split` (`plan::TraceHandling`); Baseten traces
 //! `omit_kv_hints` and `force_min_tokens` (`plan::BasetenReplay`).
 
+use std::path::{Path, PathBuf};
 use std::sync::LazyLock;
 
 use rhai::{Engine, Map};
@@ -12,6 +13,7 @@ use rhai::{Engine, Map};
 use super::agent_split::agent_split;
 use super::distributions::dist_from;
 use super::keys::{MapReader, ScriptResult, script_error};
+use crate::dataset::format_inference;
 use crate::plan::{AtEnd, BasetenReplay, Dataset, Dist, FileDataset, FileFormat, Sampling, TraceHandling};
 
 /// The keys of an agentic trace's handling (`trace_handling`), which `public_dataset` takes too.
@@ -45,11 +47,12 @@ const OWN_KEYS: [&str; 15] = [
 
 static FILE_KEYS: LazyLock<Vec<&str>> = LazyLock::new(|| [OWN_KEYS.as_slice(), &TRACE_KEYS].concat());
 
-pub fn register(engine: &mut Engine) {
-    engine.register_fn("file", file);
+/// `file()`, its relative paths found under `scenario_dir`.
+pub fn register(engine: &mut Engine, scenario_dir: PathBuf) {
+    engine.register_fn("file", move |map: Map| file(map, &scenario_dir));
 }
 
-fn file(map: Map) -> ScriptResult<Dataset> {
+fn file(map: Map, scenario_dir: &Path) -> ScriptResult<Dataset> {
     let mut r = MapReader::new("file", map, &FILE_KEYS)?;
     let path = r.string("path")?;
     // A public dataset names itself (`public_dataset(#{ name })`), an accuracy benchmark too
@@ -58,7 +61,16 @@ fn file(map: Map) -> ScriptResult<Dataset> {
         .filter(|format| !matches!(format, FileFormat::Public | FileFormat::Accuracy))
         .map(|format| (format.name(), format))
         .collect();
-    let format = r.choice("format", &formats)?;
+    let format = match r.has("format") || r.has("records") {
+        true => r.choice("format", &formats)?,
+        // Told from the file, as AIPerf tells a file named without its format.
+        false => format_inference::infer(Path::new(&super::paths::anchor(scenario_dir, &path))).or_else(|why| {
+            script_error(format!(
+                "file: cannot tell the format of {path}: {}; give its `format`",
+                why.describe(FileFormat::name)
+            ))
+        })?,
+    };
     let sampling_given = r.has("sampling");
     let sampling = r.choice(
         "sampling",
@@ -181,11 +193,16 @@ mod tests {
         pairs.iter().map(|(key, value)| ((*key).into(), value.clone())).collect()
     }
 
+    /// `file()` in a scenario whose folder has none of the files named (read as single_turn).
+    fn file_here(map: Map) -> ScriptResult<Dataset> {
+        file(map, Path::new("/nonexistent-scenario-folder"))
+    }
+
     #[test]
     fn defaults_and_every_key() {
-        let Dataset::File(plain) = file(map(&[("path", "data.jsonl".into())])).unwrap() else { panic!("a file") };
+        let Dataset::File(plain) = file_here(map(&[("path", "data.jsonl".into())])).unwrap() else { panic!("a file") };
         assert_eq!(plain, FileDataset::of("data.jsonl", FileFormat::SingleTurn));
-        let full = file(map(&[
+        let full = file_here(map(&[
             ("path", "trace.jsonl".into()),
             ("format", "mooncake".into()),
             ("sampling", "shuffle".into()),
@@ -203,7 +220,7 @@ mod tests {
 
     #[test]
     fn mistakes_are_named() {
-        let err = |pairs: &[(&str, Dynamic)]| file(map(pairs)).unwrap_err().to_string();
+        let err = |pairs: &[(&str, Dynamic)]| file_here(map(pairs)).unwrap_err().to_string();
         assert!(err(&[]).contains("file: `path` is required"));
         assert!(err(&[("path", "a".into()), ("format", "csv".into())]).contains("`format` must be \"single_turn\""));
         assert!(err(&[("path", "a".into()), ("sampling", "rand".into())]).contains("`sampling` must be"));
@@ -246,7 +263,7 @@ mod tests {
             ("idle_gap_cap_s", Dynamic::from(30.0_f64)),
             ("delay_cap_s", Dynamic::from(5.0_f64)),
         ];
-        let Dataset::File(trace) = file(map(&pairs)).unwrap() else { panic!("a file") };
+        let Dataset::File(trace) = file_here(map(&pairs)).unwrap() else { panic!("a file") };
         assert_eq!(trace.block_size, 64, "TraceLab's own block size");
         assert_eq!(
             trace.trace,
@@ -264,13 +281,14 @@ mod tests {
 
     #[test]
     fn a_random_pool_samples_at_random() {
-        let Dataset::File(pool) = file(map(&[("path", "pool/".into()), ("format", "random_pool".into())])).unwrap()
+        let Dataset::File(pool) =
+            file_here(map(&[("path", "pool/".into()), ("format", "random_pool".into())])).unwrap()
         else {
             panic!("a file")
         };
         assert_eq!((pool.format, pool.sampling, pool.draws), (FileFormat::RandomPool, Sampling::Random, None));
         let sized = map(&[("path", "p".into()), ("format", "random_pool".into()), ("entries", Dynamic::from(50_i64))]);
-        let Dataset::File(sized) = file(sized).unwrap() else { panic!("a file") };
+        let Dataset::File(sized) = file_here(sized).unwrap() else { panic!("a file") };
         assert_eq!(sized.draws, Some(50));
     }
 }

@@ -137,7 +137,7 @@ pub fn build_engine(host: Arc<RunHost>, settings: &ScenarioSettings) -> Engine {
     args::register(&mut engine, Arc::new(settings.args.clone()));
     console::register(&mut engine);
     builders::register(&mut engine);
-    file_dataset::register(&mut engine);
+    file_dataset::register(&mut engine, host.scenario_dir.clone());
     trace_synthesis::register(&mut engine);
     public_dataset::register(&mut engine);
     accuracy::register(&mut engine);

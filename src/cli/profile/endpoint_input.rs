@@ -300,7 +300,7 @@ pub const INPUT: Group = Group {
             &["--custom-dataset-type"],
             "benchmark.datasets.main.format",
             DATASET_TYPES,
-            "Format of --input-file: single-turn, multi-turn, mooncake-trace, random-pool, raw-payload, inputs-json, sagemaker-data-capture, burst-gpt-trace, bailian-trace, baseten-trace, tracelab, weka-trace, dag-jsonl, speed-bench-*",
+            "Format of --input-file: single-turn, multi-turn, mooncake-trace, random-pool, raw-payload, inputs-json, sagemaker-data-capture, burst-gpt-trace, bailian-trace, baseten-trace, tracelab, weka-trace, dag-jsonl, speed-bench-* [default: told from the file, as AIPerf tells it]",
         ),
         set(
             &["--ignore-trace-delays"],
@@ -324,7 +324,7 @@ pub const INPUT: Group = Group {
             &["--dataset-sampling-strategy"],
             "benchmark.datasets.main.sampling",
             Kind::Choice(&[("random", "random"), ("sequential", "sequential"), ("shuffle", "shuffle")]),
-            "Order of dataset entries: random, sequential, shuffle",
+            "Order of dataset entries: random, sequential, shuffle [default: sequential; a random pool is always drawn at random]",
         ),
         set(
             &["--allow-dataset-wrap", "--no-allow-dataset-wrap"],

@@ -9,10 +9,10 @@ use serde_json::Value;
 
 use super::values::{named, opt_cache_bust, opt_dist, opt_f64, opt_str, opt_u64};
 use crate::config::ConfigError;
-use crate::dataset::public;
+use crate::dataset::{format_inference, public};
 use crate::plan::{
     AtEnd, ConversationShape, Dataset, Dist, EndpointKind, FileDataset, FileFormat, ImageFormat, ImageSettings,
-    LengthPair, PrefixPool, Sampling, SpeedBenchCategory, SyntheticDataset,
+    LengthPair, PrefixPool, Sampling, SyntheticDataset,
 };
 
 /// AIPerf's default ISL; with no `osl` no max tokens are sent and the server chooses, as in
@@ -223,29 +223,17 @@ fn file(dataset: &Value, base_dir: &Path, seed: u64) -> Result<FileDataset, Conf
             ));
         }
     };
-    let format = match opt_str(dataset, "format", "datasets.main.format")?.unwrap_or("single_turn") {
-        "single_turn" => FileFormat::SingleTurn,
-        "multi_turn" => FileFormat::MultiTurn,
-        "mooncake_trace" => FileFormat::Mooncake,
-        "random_pool" => FileFormat::RandomPool,
-        "sharegpt" => FileFormat::Sharegpt,
-        "raw_payload" => FileFormat::RawPayload,
-        "inputs_json" => FileFormat::InputsJson,
-        "sagemaker_data_capture" => FileFormat::SagemakerDataCapture,
-        "burst_gpt_trace" => FileFormat::BurstGpt,
-        "bailian_trace" => FileFormat::Bailian,
-        "baseten_trace" => FileFormat::Baseten,
-        "tracelab" => FileFormat::Tracelab,
-        "weka_trace" => FileFormat::WekaTrace,
-        "dag_jsonl" => FileFormat::DagJsonl,
-        other => match SpeedBenchCategory::from_format_name(other) {
-            Some(category) => FileFormat::SpeedBench(category),
-            None => {
-                return Err(ConfigError::new(format!(
-                    "datasets.main.format (--custom-dataset-type): `{other}` is not read by this project; single_turn, multi_turn, mooncake_trace, random_pool, raw_payload, inputs_json, sagemaker_data_capture, burst_gpt_trace, bailian_trace, baseten_trace, tracelab, weka_trace, dag_jsonl, speed_bench_*"
-                )));
-            }
-        },
+    let format = match opt_str(dataset, "format", "datasets.main.format")? {
+        Some(name) => format_named(name)?,
+        None if records.is_some() => FileFormat::SingleTurn,
+        // AIPerf tells the format of a file named without one from the file.
+        None => format_inference::infer(Path::new(&path)).map_err(|why| {
+            ConfigError::new(format!(
+                "datasets.main.path (--input-file): cannot tell the format of {path}: {}; name it with \
+                 --custom-dataset-type (config `format`)",
+                why.describe(format_inference::aiperf_name)
+            ))
+        })?,
     };
     let sampling = match opt_str(dataset, "sampling", "datasets.main.sampling")? {
         None | Some("sequential") => Sampling::Sequential,
@@ -255,6 +243,9 @@ fn file(dataset: &Value, base_dir: &Path, seed: u64) -> Result<FileDataset, Conf
             return Err(ConfigError::new(format!("datasets.main.sampling: `{other}`; sequential, random or shuffle")));
         }
     };
+    // A random pool is always drawn at random (AIPerf 0.13 plays a DAG file's roots in file
+    // order: its loader's preference for random never reaches its sampler).
+    let sampling = if format == FileFormat::RandomPool { Sampling::Random } else { sampling };
     let block_size = opt_u64(dataset, "block_size", "datasets.main.block_size")?
         .or(dataset
             .get("prompts")
@@ -291,6 +282,18 @@ fn file(dataset: &Value, base_dir: &Path, seed: u64) -> Result<FileDataset, Conf
     })
 }
 
+/// The format `--custom-dataset-type` (config `format`) names.
+fn format_named(name: &str) -> Result<FileFormat, ConfigError> {
+    match name {
+        "sharegpt" => Ok(FileFormat::Sharegpt),
+        other => format_inference::by_aiperf_name(other).ok_or_else(|| {
+            ConfigError::new(format!(
+                "datasets.main.format (--custom-dataset-type): `{other}` is not read by this project; single_turn, multi_turn, mooncake_trace, random_pool, raw_payload, inputs_json, sagemaker_data_capture, burst_gpt_trace, bailian_trace, baseten_trace, tracelab, weka_trace, dag_jsonl, speed_bench_*"
+            ))
+        }),
+    }
+}
+
 /// A public dataset as the file dataset it is read as: its cached file or hub cache folder
 /// (or the `path` `--input-file` gives), its subset and filters; `entries` and `sampling` kept.
 fn public(dataset: &Value, base_dir: &Path, seed: u64) -> Result<Dataset, ConfigError> {
@@ -309,10 +312,10 @@ fn public(dataset: &Value, base_dir: &Path, seed: u64) -> Result<Dataset, Config
     let weka = source.as_ref().is_some_and(|source| public::reads_weka_traces(&source.name));
     let mut file_value = dataset.clone();
     if let Value::Object(keys) = &mut file_value {
-        keys.remove("format");
-        if weka {
-            keys.insert("format".into(), Value::from(FileFormat::WekaTrace.name()));
-        } else {
+        // The other keys are read as a file's of that format; the format is the dataset's own.
+        let keys_of = if weka { FileFormat::WekaTrace } else { FileFormat::SingleTurn };
+        keys.insert("format".into(), Value::from(keys_of.name()));
+        if !weka {
             // AIPerf's other public datasets ignore the synthesis settings.
             keys.remove("synthesis");
         }
@@ -369,9 +372,7 @@ fn synthesis(dataset: &Value, format: FileFormat) -> Result<Option<crate::plan::
             | FileFormat::WekaTrace
             | FileFormat::Tracelab
     );
-    // Without a format given (AIPerf infers one from the file), nothing is refused.
-    let named = dataset.get("format").is_some_and(|format| !format.is_null());
-    if set && named && !trace {
+    if set && !trace {
         return Err(ConfigError::new(format!(
             "datasets.main.synthesis (--synthesis-*): only trace datasets take it (mooncake_trace, bailian_trace, \
              burst_gpt_trace, baseten_trace, sagemaker_data_capture, weka_trace, tracelab), not {}; AIPerf 0.13 \

@@ -184,7 +184,7 @@ fn lower_phase(item: &Value, dataset: &Dataset, main: &Value, seed: u64) -> Resu
             | LoadMode::AgenticReplay(crate::plan::AgenticReplay { stage: crate::plan::ReplayStage::Profiling, .. })
     );
     if needs_stop && requests.is_none() && sessions.is_none() && duration_s.is_none() {
-        match default_stop(dataset) {
+        match default_stop(dataset, main) {
             DefaultStop::Requests(count) => requests = Some(count),
             DefaultStop::Sessions(count) => sessions = Some(count),
         }
@@ -294,15 +294,17 @@ enum DefaultStop {
     Sessions(u64),
 }
 
-/// AIPerf's `profile` defaults: a DAG file's root trees each once, AIPerf's 10 requests from
-/// any other dataset (a file's lines wrap or are cut as with a count); here also an accuracy
-/// file's questions each once.
-fn default_stop(dataset: &Dataset) -> DefaultStop {
+/// AIPerf's `profile` defaults: a file named a DAG file (`--custom-dataset-type dag_jsonl`; not
+/// one told from its content) its root trees each once, AIPerf's 10 requests from any other
+/// dataset (a file's lines wrap or are cut as with a count); here also an accuracy file's
+/// questions each once.
+fn default_stop(dataset: &Dataset, main: &Value) -> DefaultStop {
+    let named_format = main.get("format").is_some_and(|format| !format.is_null());
     match dataset {
         Dataset::File(file) if file.accuracy.is_some() => {
             DefaultStop::Requests(crate::accuracy::question_count(file).unwrap_or(DEFAULT_REQUESTS))
         }
-        Dataset::File(file) if file.format == FileFormat::DagJsonl => {
+        Dataset::File(file) if file.format == FileFormat::DagJsonl && named_format => {
             // An unreadable file is named when the dataset loads.
             match crate::dataset::agentic::dag_root_count(file) {
                 Ok(roots) if roots > 0 => DefaultStop::Sessions(roots as u64),
