@@ -312,6 +312,8 @@ mod tests {
                 "tracelab",
             ),
             ("\n\n{\"text\": \"hi\"}", "single_turn"),
+            // This project's rankings line, which AIPerf reads in no format.
+            (r#"{"query": "what is rust", "passages": ["a language"]}"#, "single_turn"),
         ];
         for (line, format) in cases {
             assert_eq!(told("data.jsonl", line), format, "{line}");

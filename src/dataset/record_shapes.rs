@@ -6,13 +6,19 @@ use serde_json::{Map, Value};
 
 pub type Object = Map<String, Value>;
 
-/// A single_turn line: one or more modalities, each given once, a time or a delay.
+/// A single_turn line: one or more modalities, each given once, a time or a delay; or this
+/// project's rankings line (`query` and `passages`), which no format of AIPerf's claims.
 pub fn single_turn(record: &Object) -> bool {
-    literal_type(record, "single_turn") && modalities(record, true) && timing(record) && image_uuids_fit(record) && {
-        let typed =
-            [("role", is_text as Check), ("session_id", is_text), ("output_length", is_whole), ("extra", is_map)];
-        typed.iter().all(|(key, check)| optional(record, key, *check))
-    }
+    let ranking = record.get("query").is_some_and(is_text) && record.get("passages").is_some_and(Value::is_array);
+    literal_type(record, "single_turn")
+        && (modalities(record, true) || ranking)
+        && timing(record)
+        && image_uuids_fit(record)
+        && {
+            let typed =
+                [("role", is_text as Check), ("session_id", is_text), ("output_length", is_whole), ("extra", is_map)];
+            typed.iter().all(|(key, check)| optional(record, key, *check))
+        }
 }
 
 /// A multi_turn line: `turns`, a non-empty list of single_turn objects.
