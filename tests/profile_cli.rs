@@ -1451,3 +1451,62 @@ fn a_file_named_without_its_format_is_read_in_the_one_aiperf_tells_from_it() {
     assert_ok(&scripted);
     assert_eq!(plans_of(&text(&scripted.stdout))[0]["dataset"]["format"], "multi_turn");
 }
+
+#[test]
+fn aiperf_s_force_content_parts_variable_sends_every_text_as_a_part_as_aiperf_does() {
+    let dir = tempfile::tempdir().expect("dir");
+    std::fs::write(
+        dir.path().join("chats.jsonl"),
+        "{\"session_id\": \"a\", \"turns\": [{\"text\": \"hello\", \"output_length\": 3}, {\"text\": \"and?\", \"output_length\": 2}]}\n",
+    )
+    .expect("file");
+    let payloads = |kind: &str| -> Vec<serde_json::Value> {
+        let output = aiperf_command(dir.path())
+            .env("AIPERF_ENDPOINT_FORCE_CONTENT_PARTS", "true")
+            .arg("profile")
+            .args(
+                format!(
+                    "--model m --url mock --endpoint-type {kind} --input-file chats.jsonl --request-count 2 \
+                     --export-level raw --artifact-dir out/{kind}"
+                )
+                .split_whitespace(),
+            )
+            .output()
+            .expect("run aiperf profile");
+        assert_ok(&output);
+        let raw =
+            std::fs::read_to_string(dir.path().join(format!("out/{kind}/profile_export_raw.jsonl"))).expect("raw");
+        raw.lines()
+            .map(|line| serde_json::from_str::<serde_json::Value>(line).expect("json")["payload"].clone())
+            .collect()
+    };
+    // The second turn's body AIPerf 0.13 sends with the variable set (its raw export beside
+    // this one, against the mock): every text a part, the answer sent back as one too.
+    let chat = payloads("chat");
+    let answer = chat[1]["messages"][1]["content"][0]["text"].as_str().expect("the answer as a text part").to_string();
+    assert_eq!(
+        chat[1]["messages"],
+        serde_json::json!([
+            {"role": "user", "content": [{"type": "text", "text": "hello"}]},
+            {"role": "assistant", "content": [{"type": "text", "text": answer}]},
+            {"role": "user", "content": [{"type": "text", "text": "and?"}]},
+        ])
+    );
+    let responses = payloads("responses");
+    assert_eq!(
+        responses[0]["input"],
+        serde_json::json!([{"role": "user", "content": [{"type": "input_text", "text": "hello"}], "type": "message"}])
+    );
+    assert_eq!(responses[1]["input"][2]["content"], serde_json::json!([{"type": "input_text", "text": "and?"}]));
+
+    // The scenario `--emit-scenario` writes keeps the switch (`content_parts: true`).
+    let profiled = aiperf_command(dir.path())
+        .env("AIPERF_ENDPOINT_FORCE_CONTENT_PARTS", "1")
+        .arg("profile")
+        .args("--model m --url mock --input-file chats.jsonl --dry-run --emit-scenario out.rhai".split_whitespace())
+        .output()
+        .expect("run aiperf profile");
+    assert_ok(&profiled);
+    assert!(plans_of(&text(&profiled.stdout))[0]["endpoint"]["request"]["content_parts"] == true);
+    assert_scenario_builds_the_same_plans(dir.path(), &profiled);
+}

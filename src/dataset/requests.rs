@@ -44,6 +44,8 @@ pub struct PreparedRequest {
     /// Its conversation's name in `inputs.json` and in its records' `conversation_id`: the id
     /// the file gives it, else `session_<n>` (`name_conversations`).
     pub conversation: Option<Arc<str>>,
+    /// A chat turn: the earlier answers go back as content parts (the endpoint's `content_parts`).
+    pub answers_as_parts: bool,
 }
 
 impl PreparedRequest {
@@ -67,6 +69,7 @@ impl PreparedRequest {
             audio_seconds: None,
             trace: entry.trace,
             conversation: entry.conversation,
+            answers_as_parts: endpoint.kind == EndpointKind::Chat && endpoint.request.content_parts,
         }
     }
 }

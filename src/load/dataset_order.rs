@@ -108,6 +108,7 @@ mod tests {
                     verbatim: false,
                     headers: None,
                     conversation: None,
+                    answers_as_parts: false,
                     trace: None,
                 })
                 .collect()

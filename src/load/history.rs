@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use super::PreparedRequest;
 use crate::dataset::tokenizer::Tokenizer;
 use crate::record::RequestRecord;
-use crate::request_bodies::completions_opening;
+use crate::request_bodies::{completions_opening, text_content};
 
 /// What a multi-turn request got back, for the next turn's history.
 pub(super) struct Answer {
@@ -115,8 +115,13 @@ impl Conversation {
             if history.is_empty() {
                 return next(prepared.body.clone(), said);
             }
-            let conversation =
-                interleaved(before, history, message, |answer| json!({ "role": "assistant", "content": answer }));
+            let as_parts = prepared.answers_as_parts;
+            let conversation = interleaved(
+                before,
+                history,
+                message,
+                |answer| json!({ "role": "assistant", "content": text_content(answer, as_parts) }),
+            );
             body.insert("messages".into(), Value::Array(conversation));
             return next(Bytes::from(Value::Object(body).to_string()), said);
         }
@@ -230,12 +235,27 @@ mod tests {
             verbatim: false,
             headers: None,
             conversation: None,
+            answers_as_parts: false,
             trace: None,
         }
     }
 
     fn body_of(turn: &NextTurn) -> Value {
         serde_json::from_slice(&turn.body).unwrap()
+    }
+
+    #[test]
+    fn with_content_parts_an_answer_goes_back_as_a_text_part() {
+        let parted = |text: &str| PreparedRequest {
+            answers_as_parts: true,
+            ..prepared(json!({ "messages": [{ "role": "user", "content": [{ "type": "text", "text": text }] }] }), 1)
+        };
+        let mut conversation = Conversation::default();
+        let turn = conversation.next_turn(&parted("one"));
+        conversation.remember(turn, Answer { text: "uno".into(), tokens: 1 });
+        let body = body_of(&conversation.next_turn(&parted("two")));
+        assert_eq!(body["messages"][1], json!({ "role": "assistant", "content": [{ "type": "text", "text": "uno" }] }));
+        assert_eq!(body["messages"][2]["content"], json!([{ "type": "text", "text": "two" }]));
     }
 
     #[test]

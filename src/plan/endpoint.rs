@@ -234,6 +234,11 @@ pub struct RequestOptions {
     /// count (AIPerf's `--per-chunk-usage`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub per_chunk_usage: bool,
+    /// Chat and Responses: a turn's text always goes as content parts (`[{"type": "text",
+    /// "text": ..}]`, Responses' `input_text`), the answers a later turn sends back too (AIPerf's
+    /// `AIPERF_ENDPOINT_FORCE_CONTENT_PARTS`); otherwise a turn of text alone is a plain string.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub content_parts: bool,
     /// Video generation: fetch each finished video, its download counted in the request's
     /// latency (AIPerf's `--download-video-content`); without it a request ends when its job is
     /// reported completed.

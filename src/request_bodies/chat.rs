@@ -8,9 +8,18 @@ use serde_json::{Value, json};
 /// The name of the output-length cap in a chat request.
 pub(super) const MAX_TOKENS_FIELD: &str = "max_completion_tokens";
 
-/// The prompt as a chat request carries it: one user message.
-pub(super) fn prompt_field(prompt: &str) -> (&'static str, Value) {
-    ("messages", json!([{ "role": "user", "content": prompt }]))
+/// The prompt as a chat request carries it: one user message, its text a plain string or, with
+/// `as_parts`, one text part.
+pub(super) fn prompt_field(prompt: &str, as_parts: bool) -> (&'static str, Value) {
+    ("messages", json!([{ "role": "user", "content": text_content(prompt, as_parts) }]))
+}
+
+/// A chat message's text: a plain string, or with `as_parts` a list of one text part.
+pub fn text_content(text: &str, as_parts: bool) -> Value {
+    match as_parts {
+        true => json!([{ "type": "text", "text": text }]),
+        false => Value::from(text),
+    }
 }
 
 /// An audio file sent inside a chat message, as an `input_audio` part.
@@ -60,6 +69,17 @@ mod tests {
 
     fn endpoint(streaming: bool) -> Endpoint {
         Endpoint { model: "test-model".into(), streaming, ..crate::request_bodies::test_endpoint(EndpointKind::Chat) }
+    }
+
+    #[test]
+    fn content_parts_send_the_prompt_as_one_text_part() {
+        let mut parted = endpoint(false);
+        parted.request.content_parts = true;
+        assert_eq!(
+            body_of(&parted, None)["messages"],
+            json!([{"role": "user", "content": [{"type": "text", "text": "hi"}]}])
+        );
+        assert_eq!(body_of(&endpoint(false), None)["messages"], json!([{"role": "user", "content": "hi"}]));
     }
 
     #[test]

@@ -27,7 +27,7 @@ use serde_json::Value;
 
 use crate::plan::{Endpoint, EndpointKind, MaxTokensField};
 
-pub use chat::{InputAudio, with_media_parts};
+pub use chat::{InputAudio, text_content, with_media_parts};
 pub use media::{AudioUpload, media_request_body};
 pub use messages::with_system as with_messages_system;
 pub use multipart::{content_type_of, form_of, may_send_a_form};
@@ -73,7 +73,7 @@ pub fn rankings_request_body(endpoint: &Endpoint, query: &str, passages: &[Strin
 /// Chat and completions: the same skeleton, each with its prompt field and max-tokens name.
 fn completion_body(endpoint: &Endpoint, prompt: &str, max_tokens: Option<u64>) -> serde_json::Map<String, Value> {
     let ((prompt_key, prompt_value), default_max_tokens_key) = match endpoint.kind {
-        EndpointKind::Chat => (chat::prompt_field(prompt), chat::MAX_TOKENS_FIELD),
+        EndpointKind::Chat => (chat::prompt_field(prompt, endpoint.request.content_parts), chat::MAX_TOKENS_FIELD),
         _ => (completions::prompt_field(prompt), completions::MAX_TOKENS_FIELD),
     };
     let max_tokens_key = endpoint.request.max_tokens_field.map_or(default_max_tokens_key, MaxTokensField::as_str);

@@ -1,15 +1,20 @@
 //! OpenAI's Responses API body (`/v1/responses`): `input` and `max_output_tokens`.
 
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
 use super::with_extra;
 use crate::plan::Endpoint;
 
-/// `{"model", "input", "stream", "max_output_tokens"}` plus the endpoint's extra fields.
+/// `{"model", "input", "stream", "max_output_tokens"}` plus the endpoint's extra fields; the
+/// input is the prompt, or with `content_parts` a user message of one `input_text` part.
 pub(super) fn body(endpoint: &Endpoint, prompt: &str, max_tokens: Option<u64>) -> Map<String, Value> {
     let mut body = Map::new();
     body.insert("model".into(), endpoint.model.as_str().into());
-    body.insert("input".into(), prompt.into());
+    let input = match endpoint.request.content_parts {
+        true => json!([{ "role": "user", "content": [{ "type": "input_text", "text": prompt }], "type": "message" }]),
+        false => prompt.into(),
+    };
+    body.insert("input".into(), input);
     body.insert("stream".into(), endpoint.streaming.into());
     if let Some(max_tokens) = max_tokens {
         body.insert("max_output_tokens".into(), max_tokens.into());
@@ -30,5 +35,24 @@ mod tests {
         let body: Value =
             serde_json::from_slice(&crate::request_bodies::request_body(&endpoint, "hi", Some(4))).unwrap();
         assert_eq!(body, json!({"model": "m", "input": "hi", "stream": true, "max_output_tokens": 4}));
+    }
+
+    #[test]
+    fn content_parts_send_the_prompt_as_a_user_message_of_input_text_after_a_user_context() {
+        let mut endpoint = crate::request_bodies::test_endpoint(EndpointKind::Responses);
+        endpoint.request.content_parts = true;
+        let body = crate::request_bodies::request_body(&endpoint, "hi", None);
+        let opened: Value = serde_json::from_slice(&crate::request_bodies::responses_with_openings(
+            body,
+            Some("Be brief."),
+            Some("I am Ann."),
+        ))
+        .unwrap();
+        assert_eq!(opened["instructions"], "Be brief.");
+        assert_eq!(
+            opened["input"],
+            json!([{"role": "user", "content": "I am Ann."},
+                   {"role": "user", "content": [{"type": "input_text", "text": "hi"}], "type": "message"}])
+        );
     }
 }

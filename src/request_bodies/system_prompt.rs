@@ -39,9 +39,16 @@ pub fn responses_with_openings(body: Vec<u8>, system: Option<&str>, context: Opt
         if let Some(system) = system {
             fields.insert("instructions".into(), system.into());
         }
-        if let (Some(context), Some(Value::String(input))) = (context, fields.get("input")) {
-            let items = json!([{ "role": "user", "content": context }, { "role": "user", "content": input }]);
-            fields.insert("input".into(), items);
+        match (context, fields.get_mut("input")) {
+            (Some(context), Some(Value::String(input))) => {
+                let items = json!([{ "role": "user", "content": context }, { "role": "user", "content": input }]);
+                fields.insert("input".into(), items);
+            }
+            // Content parts: the prompt is already a user message.
+            (Some(context), Some(Value::Array(items))) => {
+                items.insert(0, json!({ "role": "user", "content": context }))
+            }
+            _ => {}
         }
         system.is_some() || context.is_some()
     })

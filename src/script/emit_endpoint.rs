@@ -109,6 +109,9 @@ pub(super) fn endpoint(endpoint: &Endpoint, api_key: ApiKey) -> String {
     if endpoint.request.per_chunk_usage {
         keys.push("per_chunk_usage: true".to_string());
     }
+    if endpoint.request.content_parts {
+        keys.push("content_parts: true".to_string());
+    }
     if endpoint.request.download_video_content {
         keys.push("download_video_content: true".to_string());
     }

@@ -39,6 +39,7 @@ const ENDPOINT_KEYS: &[&str] = &[
     "limits",
     "uuid_and_strip",
     "per_chunk_usage",
+    "content_parts",
     "download_video_content",
     "video_poll_interval",
     "request_content_type",

@@ -72,6 +72,7 @@ pub(super) fn request_options(r: &mut MapReader, kind: EndpointKind) -> ScriptRe
         ("response", is_template, "\"template\""),
         ("uuid_and_strip", kind == EndpointKind::Chat, "\"chat\""),
         ("per_chunk_usage", kind == EndpointKind::Chat, "\"chat\""),
+        ("content_parts", matches!(kind, EndpointKind::Chat | EndpointKind::Responses), "\"chat\" and \"responses\""),
         ("download_video_content", kind == EndpointKind::VideoGeneration, "\"video_generation\""),
         ("video_poll_interval", kind == EndpointKind::VideoGeneration, "\"video_generation\""),
     ] {
@@ -104,6 +105,7 @@ pub(super) fn request_options(r: &mut MapReader, kind: EndpointKind) -> ScriptRe
     let template = if is_template { Some(request_template(r, path.is_some())?) } else { None };
     let uuid_and_strip = r.opt_bool("uuid_and_strip")?.unwrap_or(false);
     let per_chunk_usage = r.opt_bool("per_chunk_usage")?.unwrap_or(false);
+    let content_parts = r.opt_bool("content_parts")?.unwrap_or(false);
     let download_video_content = r.opt_bool("download_video_content")?.unwrap_or(false);
     let video_poll_interval_s = r.opt_f64("video_poll_interval")?;
     let form_data = r.choice("request_content_type", &[("application/json", false), ("multipart/form-data", true)])?;
@@ -114,6 +116,7 @@ pub(super) fn request_options(r: &mut MapReader, kind: EndpointKind) -> ScriptRe
         template,
         uuid_and_strip,
         per_chunk_usage,
+        content_parts,
         download_video_content,
         video_poll_interval_s,
         form_data,

@@ -119,6 +119,7 @@ pub(crate) mod shape {
                 verbatim: false,
                 headers: None,
                 conversation: None,
+                answers_as_parts: false,
             })
             .collect()
     }

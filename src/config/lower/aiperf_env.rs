@@ -1,7 +1,8 @@
 //! AIPerf's environment variables that change what an AIPerf command or config sends, read when
 //! one is lowered, as AIPerf reads them at its start: `AIPERF_HTTP_SSL_VERIFY=false` accepts any
 //! server certificate (warned about), `AIPERF_HTTP_FORCE_CLOSE=true` opens a connection for
-//! every request, `AIPERF_HTTP_VIDEO_POLL_INTERVAL` is a video job's poll interval (seconds), the
+//! every request, `AIPERF_HTTP_VIDEO_POLL_INTERVAL` is a video job's poll interval (seconds),
+//! `AIPERF_ENDPOINT_FORCE_CONTENT_PARTS=true` sends chat and Responses text as content parts, the
 //! `AIPERF_DATASET_WEKA_*` agent-splitting settings shape a weka or TraceLab trace's agents.
 //! The session-header switches are read with the session header (`plan/routing.rs`). Which of
 //! AIPerf's other variables mean nothing here is in docs/profile.md.
@@ -12,6 +13,7 @@ use crate::plan::{AgentSplit, ConnectionStrategy, Endpoint, EndpointKind, env_sw
 const SSL_VERIFY: &str = "AIPERF_HTTP_SSL_VERIFY";
 const FORCE_CLOSE: &str = "AIPERF_HTTP_FORCE_CLOSE";
 const VIDEO_POLL_INTERVAL: &str = "AIPERF_HTTP_VIDEO_POLL_INTERVAL";
+const FORCE_CONTENT_PARTS: &str = "AIPERF_ENDPOINT_FORCE_CONTENT_PARTS";
 
 /// `endpoint` as AIPerf would reach it with the variables `env` gives.
 pub fn apply(endpoint: &mut Endpoint, env: impl Fn(&str) -> Option<String>) -> Result<(), ConfigError> {
@@ -20,6 +22,12 @@ pub fn apply(endpoint: &mut Endpoint, env: impl Fn(&str) -> Option<String>) -> R
     }
     if switch(&env, FORCE_CLOSE)? == Some(true) {
         endpoint.transport.connections.strategy = ConnectionStrategy::NeverReuse;
+    }
+    // Read for chat and Responses (docs/profile.md: not for Anthropic Messages, which AIPerf
+    // also renders through it); the other kinds carry no content parts.
+    let parted = matches!(endpoint.kind, EndpointKind::Chat | EndpointKind::Responses);
+    if parted && switch(&env, FORCE_CONTENT_PARTS)? == Some(true) {
+        endpoint.request.content_parts = true;
     }
     // AIPerf reads the interval for video jobs only; a chat run with it set is not refused.
     if endpoint.kind == EndpointKind::VideoGeneration
@@ -109,6 +117,15 @@ mod tests {
         assert!(endpoint.transport.tls.insecure);
         assert_eq!(endpoint.transport.connections.strategy, ConnectionStrategy::NeverReuse);
         assert_eq!(endpoint.request.video_poll_interval_s, Some(0.25));
+        for (kind, parts) in
+            [(EndpointKind::Chat, true), (EndpointKind::Responses, true), (EndpointKind::Embeddings, false)]
+        {
+            let endpoint = applied(kind, &[(FORCE_CONTENT_PARTS, "true")]).unwrap();
+            assert_eq!(endpoint.request.content_parts, parts, "{kind:?}");
+        }
+        assert!(
+            applied(EndpointKind::Chat, &[(FORCE_CONTENT_PARTS, "maybe")]).unwrap_err().contains(FORCE_CONTENT_PARTS)
+        );
 
         let kept =
             applied(EndpointKind::Chat, &[(SSL_VERIFY, "true"), (FORCE_CLOSE, "no"), (VIDEO_POLL_INTERVAL, "2")])
