@@ -202,12 +202,10 @@ fn interleaved(before: &[Value], history: &[Exchange], own: &[Value], answer: im
     conversation
 }
 
-/// A Responses API `input` as its list of message items: a text is one user message; a list of
-/// messages (a user context, then the prompt) as it is. None for any other `input` (an
-/// embeddings request's texts).
+/// A Responses API `input`, a list of messages (a user context, then the prompt), as its items.
+/// None for any other `input` (an embeddings request's texts).
 fn responses_items(input: &Value) -> Option<Vec<Value>> {
     match input {
-        Value::String(text) => Some(vec![json!({ "role": "user", "content": text, "type": "message" })]),
         Value::Array(items) if !items.is_empty() && items.iter().all(|item| item.get("role").is_some()) => {
             Some(items.clone())
         }
@@ -383,25 +381,24 @@ mod tests {
     #[test]
     fn a_responses_turn_sends_the_earlier_turns_as_input_items_after_a_user_context() {
         let responses = |input: Value| json!({ "model": "m", "input": input, "stream": true });
+        let user = |text: &str| json!({ "role": "user", "content": text, "type": "message" });
         let mut conversation = Conversation::default();
-        let turn = conversation.next_turn(&prepared(responses(json!("one")), 1));
-        assert_eq!(body_of(&turn)["input"], json!("one"), "a first turn goes as it was made");
+        let turn = conversation.next_turn(&prepared(responses(json!([user("one")])), 1));
+        assert_eq!(body_of(&turn)["input"], json!([user("one")]), "a first turn goes as it was made");
         conversation.remember(turn, Answer { text: "uno".into(), tokens: 2 });
-        let turn = conversation.next_turn(&prepared(responses(json!("two")), 1));
+        let turn = conversation.next_turn(&prepared(responses(json!([user("two")])), 1));
         let answer = json!({ "type": "message", "role": "assistant", "status": "completed",
                              "content": [{ "type": "output_text", "text": "uno" }] });
-        let user = |text: &str| json!({ "role": "user", "content": text, "type": "message" });
         assert_eq!(body_of(&turn)["input"], json!([user("one"), answer, user("two")]));
         assert_eq!(turn.input_tokens, 1 + 2 + 1);
 
-        let context = json!({ "role": "user", "content": "I am Ann." });
-        let opened = |text: &str| prepared(responses(json!([context, { "role": "user", "content": text }])), 4 + 1);
+        let context = user("I am Ann.");
+        let opened = |text: &str| prepared(responses(json!([context, user(text)])), 4 + 1);
         let mut conversation = Conversation::default();
         let turn = conversation.next_turn(&opened("one"));
         conversation.remember(turn, Answer { text: "uno".into(), tokens: 2 });
         let turn = conversation.next_turn(&opened("two"));
-        let plain = |text: &str| json!({ "role": "user", "content": text });
-        assert_eq!(body_of(&turn)["input"], json!([context, plain("one"), answer, plain("two")]));
+        assert_eq!(body_of(&turn)["input"], json!([context, user("one"), answer, user("two")]));
         let embeddings = conversation.next_turn(&prepared(json!({ "model": "m", "input": ["x"] }), 1));
         assert_eq!(body_of(&embeddings)["input"], json!(["x"]), "an embeddings body is left alone");
         assert_eq!(embeddings.input_tokens, 1, "and counts only what it sends");

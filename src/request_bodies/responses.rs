@@ -6,15 +6,16 @@ use super::with_extra;
 use crate::plan::Endpoint;
 
 /// `{"model", "input", "stream", "max_output_tokens"}` plus the endpoint's extra fields; the
-/// input is the prompt, or with `content_parts` a user message of one `input_text` part.
+/// input is a list of one user message (AIPerf's shape), its text a string or, with
+/// `content_parts`, one `input_text` part.
 pub(super) fn body(endpoint: &Endpoint, prompt: &str, max_tokens: Option<u64>) -> Map<String, Value> {
     let mut body = Map::new();
     body.insert("model".into(), endpoint.model.as_str().into());
-    let input = match endpoint.request.content_parts {
-        true => json!([{ "role": "user", "content": [{ "type": "input_text", "text": prompt }], "type": "message" }]),
+    let content = match endpoint.request.content_parts {
+        true => json!([{ "type": "input_text", "text": prompt }]),
         false => prompt.into(),
     };
-    body.insert("input".into(), input);
+    body.insert("input".into(), json!([{ "role": "user", "content": content, "type": "message" }]));
     body.insert("stream".into(), endpoint.streaming.into());
     if let Some(max_tokens) = max_tokens {
         body.insert("max_output_tokens".into(), max_tokens.into());
@@ -34,7 +35,8 @@ mod tests {
         let endpoint = Endpoint { streaming: true, ..crate::request_bodies::test_endpoint(EndpointKind::Responses) };
         let body: Value =
             serde_json::from_slice(&crate::request_bodies::request_body(&endpoint, "hi", Some(4))).unwrap();
-        assert_eq!(body, json!({"model": "m", "input": "hi", "stream": true, "max_output_tokens": 4}));
+        let input = json!([{"role": "user", "content": "hi", "type": "message"}]);
+        assert_eq!(body, json!({"model": "m", "input": input, "stream": true, "max_output_tokens": 4}));
     }
 
     #[test]
@@ -51,7 +53,7 @@ mod tests {
         assert_eq!(opened["instructions"], "Be brief.");
         assert_eq!(
             opened["input"],
-            json!([{"role": "user", "content": "I am Ann."},
+            json!([{"role": "user", "content": "I am Ann.", "type": "message"},
                    {"role": "user", "content": [{"type": "input_text", "text": "hi"}], "type": "message"}])
         );
     }

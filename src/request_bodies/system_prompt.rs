@@ -39,16 +39,8 @@ pub fn responses_with_openings(body: Vec<u8>, system: Option<&str>, context: Opt
         if let Some(system) = system {
             fields.insert("instructions".into(), system.into());
         }
-        match (context, fields.get_mut("input")) {
-            (Some(context), Some(Value::String(input))) => {
-                let items = json!([{ "role": "user", "content": context }, { "role": "user", "content": input }]);
-                fields.insert("input".into(), items);
-            }
-            // Content parts: the prompt is already a user message.
-            (Some(context), Some(Value::Array(items))) => {
-                items.insert(0, json!({ "role": "user", "content": context }))
-            }
-            _ => {}
+        if let (Some(context), Some(Value::Array(items))) = (context, fields.get_mut("input")) {
+            items.insert(0, json!({ "role": "user", "content": context, "type": "message" }));
         }
         system.is_some() || context.is_some()
     })
@@ -88,12 +80,14 @@ mod tests {
         let completions = json!({"prompt": "hi"}).to_string().into_bytes();
         let opened = with_system_prompt(with_user_context(completions, "I am Ann."), "Be brief.");
         assert_eq!(json_of(opened)["prompt"], "Be brief.\n\nI am Ann.\n\nhi");
-        let responses = json!({"input": "hi"}).to_string().into_bytes();
+        let responses =
+            json!({"input": [{"role": "user", "content": "hi", "type": "message"}]}).to_string().into_bytes();
         let opened = json_of(responses_with_openings(responses, Some("Be brief."), Some("I am Ann.")));
         assert_eq!(opened["instructions"], "Be brief.");
         assert_eq!(
             opened["input"],
-            json!([{"role": "user", "content": "I am Ann."}, {"role": "user", "content": "hi"}])
+            json!([{"role": "user", "content": "I am Ann.", "type": "message"},
+                   {"role": "user", "content": "hi", "type": "message"}])
         );
         let other = json!({"text": "hi"}).to_string().into_bytes();
         assert_eq!(with_user_context(other.clone(), "c"), other);
