@@ -16,7 +16,7 @@ pub fn infer(path: &Path) -> Result<FileFormat, Untold> {
     if !path.exists() {
         return Ok(FileFormat::SingleTurn);
     }
-    let first = match path.is_dir() || has_suffix(path, ".parquet") {
+    let first = match path.is_dir() || is_parquet(path) {
         true => None,
         false => first_record(path)?,
     };
@@ -140,17 +140,18 @@ impl Probe<'_> {
         match format {
             FileFormat::BurstGpt => self.path.is_file() && super::burst_gpt::looks_like(self.path),
             FileFormat::Bailian => record(shapes::bailian),
-            FileFormat::Baseten => has_suffix(self.path, ".parquet") && self.baseten_columns(),
+            FileFormat::Baseten => is_parquet(self.path) && self.baseten_columns(),
             FileFormat::Mooncake => record(shapes::mooncake),
             FileFormat::RawPayload => match self.first {
                 Some(first) => shapes::raw_payload(first),
                 None => self.path.is_dir() && folder_has_chat_bodies(self.path),
             },
-            FileFormat::InputsJson => record(shapes::inputs_json) || self.whole_json(shapes::inputs_json),
+            FileFormat::InputsJson => record(shapes::inputs_json) || whole_json(self.path, shapes::inputs_json),
             FileFormat::DagJsonl => record(shapes::dag),
             FileFormat::SagemakerDataCapture => match self.first {
                 Some(first) => shapes::sagemaker(first),
-                None => self.path.is_dir() && first_capture_file_has_records(self.path),
+                // A folder whose first capture file (at any depth) starts with a capture.
+                None => self.path.is_dir() && super::sagemaker_data_capture::looks_like(self.path),
             },
             FileFormat::MultiTurn => record(shapes::multi_turn),
             FileFormat::RandomPool => match self.first {
@@ -167,16 +168,14 @@ impl Probe<'_> {
             }
             FileFormat::Tracelab => record(shapes::tracelab),
             FileFormat::WekaTrace => match self.path.is_dir() {
-                true => first_json_file(self.path).is_some_and(|file| whole_json(&file, shapes::weka)),
-                false => self.whole_json(shapes::weka),
+                true => {
+                    let first = sorted_entries(self.path).into_iter().find(|file| has_extension(file, "json"));
+                    first.is_some_and(|file| whole_json(&file, shapes::weka))
+                }
+                false => whole_json(self.path, shapes::weka),
             },
             FileFormat::Sharegpt | FileFormat::Public | FileFormat::Accuracy => false,
         }
-    }
-
-    /// A `.json` file whose whole text is an object of `shape`.
-    fn whole_json(&self, shape: fn(&Object) -> bool) -> bool {
-        whole_json(self.path, shape)
     }
 
     /// A Parquet file with a Baseten trace's columns.
@@ -187,12 +186,17 @@ impl Probe<'_> {
     }
 }
 
-fn has_suffix(path: &Path, suffix: &str) -> bool {
-    path.extension().is_some_and(|ext| format!(".{}", ext.to_string_lossy()).eq_ignore_ascii_case(suffix))
+fn is_parquet(path: &Path) -> bool {
+    path.extension().is_some_and(|ext| ext.eq_ignore_ascii_case("parquet"))
 }
 
+fn has_extension(path: &Path, extension: &str) -> bool {
+    path.extension().is_some_and(|ext| ext == extension)
+}
+
+/// A `.json` file whose whole text is an object of `shape`.
 fn whole_json(path: &Path, shape: fn(&Object) -> bool) -> bool {
-    if !path.is_file() || path.extension().is_none_or(|ext| ext != "json") {
+    if !path.is_file() || !has_extension(path, "json") {
         return false;
     }
     let mut text = String::new();
@@ -200,27 +204,19 @@ fn whole_json(path: &Path, shape: fn(&Object) -> bool) -> bool {
     read.is_ok() && serde_json::from_str::<Value>(&text).ok().as_ref().and_then(Value::as_object).is_some_and(shape)
 }
 
-/// The folder's `.jsonl` files, in name order.
-fn jsonl_files(folder: &Path) -> Vec<std::path::PathBuf> {
-    let mut files: Vec<_> = std::fs::read_dir(folder)
+/// What the folder holds, in name order (nothing where it cannot be read).
+fn sorted_entries(folder: &Path) -> Vec<std::path::PathBuf> {
+    let mut entries: Vec<_> = std::fs::read_dir(folder)
         .map(|listing| listing.filter_map(|entry| entry.ok().map(|entry| entry.path())).collect())
         .unwrap_or_default();
-    files.retain(|file| file.is_file() && file.extension().is_some_and(|ext| ext == "jsonl"));
-    files.sort();
-    files
-}
-
-/// The folder's first `.json` file by name.
-fn first_json_file(folder: &Path) -> Option<std::path::PathBuf> {
-    let mut files: Vec<_> = std::fs::read_dir(folder).ok()?.filter_map(|entry| entry.ok().map(|e| e.path())).collect();
-    files.retain(|file| file.extension().is_some_and(|ext| ext == "json"));
-    files.sort();
-    files.into_iter().next()
+    entries.sort();
+    entries
 }
 
 /// A raw_payload folder: its first `.jsonl` file whose first line is JSON holds a chat body.
 fn folder_has_chat_bodies(folder: &Path) -> bool {
-    for file in jsonl_files(folder) {
+    let files = sorted_entries(folder).into_iter().filter(|file| file.is_file() && has_extension(file, "jsonl"));
+    for file in files {
         let Ok(Some(line)) = first_line(&file) else { continue };
         match serde_json::from_str::<Value>(&line) {
             Ok(record) => return record.get("messages").is_some_and(Value::is_array),
@@ -230,30 +226,11 @@ fn folder_has_chat_bodies(folder: &Path) -> bool {
     false
 }
 
-/// A SageMaker folder: the first `.jsonl` file under it (at any depth) starts with a capture.
-fn first_capture_file_has_records(folder: &Path) -> bool {
-    fn first_jsonl(folder: &Path) -> Option<std::path::PathBuf> {
-        let mut entries: Vec<_> = std::fs::read_dir(folder).ok()?.filter_map(|e| e.ok().map(|e| e.path())).collect();
-        entries.sort();
-        entries
-            .iter()
-            .find(|entry| entry.is_file() && entry.extension().is_some_and(|ext| ext == "jsonl"))
-            .cloned()
-            .or_else(|| entries.iter().filter(|entry| entry.is_dir()).find_map(|sub| first_jsonl(sub)))
-    }
-    first_jsonl(folder)
-        .and_then(|file| first_record(&file).ok().flatten())
-        .is_some_and(|record| shapes::sagemaker(&record))
-}
-
 /// A random_pool folder: the number of its files (at any depth) whose first line is a pool
 /// entry; `None` where one is not.
 fn pool_files(path: &Path) -> Option<usize> {
     if path.is_dir() {
-        let listing = std::fs::read_dir(path).ok()?;
-        return listing
-            .filter_map(|entry| entry.ok())
-            .try_fold(0, |count, entry| Some(count + pool_files(&entry.path())?));
+        return sorted_entries(path).iter().try_fold(0, |count, entry| Some(count + pool_files(entry)?));
     }
     match first_line(path).ok()? {
         None => Some(0),
