@@ -151,7 +151,9 @@ fn chat_embeddings_send_messages_and_report_latency_and_input_length_only() {
     let body = sent[0].json();
     assert_eq!(body["model"], "embedder");
     assert_eq!(body["messages"][0]["role"], "user");
-    assert!(body.get("input").is_none() && body.get("stream").is_none(), "{body}");
+    // AIPerf 0.13's chat body, unstreamed, with the dataset's output cap.
+    assert_eq!((&body["stream"], &body["max_completion_tokens"]), (&json!(false), &json!(5)), "{body}");
+    assert!(body.get("input").is_none(), "{body}");
 }
 
 #[test]
@@ -176,7 +178,7 @@ fn chat_embeddings_carry_images_as_image_url_parts() {
 }
 
 #[test]
-fn nim_embeddings_send_an_input_type_the_server_checks() {
+fn nim_embeddings_send_the_input_type_extra_gives_and_the_server_checks_it() {
     let server = mock_behind_proxy();
     let run = run_kind(&server, "nim_embeddings", r#"kind: "nim_embeddings""#, SYNTHETIC_8, &[]);
     let summary = run.summary("nim_embeddings");
@@ -184,8 +186,12 @@ fn nim_embeddings_send_an_input_type_the_server_checks() {
     assert_eq!(stat(&summary, "usage_prompt_tokens", "avg"), stat(&summary, "input_sequence_length", "avg"));
     assert!(summary.get("output_sequence_length").is_none());
     let body = server.posts_to("/v1/embeddings")[0].json();
-    assert_eq!(body["input_type"], "query");
+    assert_eq!(body.as_object().map(|body| body.len()), Some(2), "AIPerf's body, model and input: {body}");
     assert_eq!(body["input"].as_array().map(Vec::len), Some(1), "{body}");
+
+    let server = mock_behind_proxy();
+    run_kind(&server, "nim_query", r#"kind: "nim_embeddings", extra: #{ input_type: "query" }"#, SYNTHETIC_8, &[]);
+    assert_eq!(server.posts_to("/v1/embeddings")[0].json()["input_type"], "query");
 
     let server = mock_behind_proxy();
     let run = run_kind(

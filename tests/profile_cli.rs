@@ -1492,6 +1492,17 @@ fn aiperf_s_force_content_parts_variable_sends_every_text_as_a_part_as_aiperf_do
             {"role": "user", "content": [{"type": "text", "text": "and?"}]},
         ])
     );
+    // Anthropic Messages: the same shape, as AIPerf renders its turns through the same switch.
+    let messages = payloads("messages");
+    let answer = messages[1]["messages"][1]["content"][0]["text"].as_str().expect("a text block").to_string();
+    assert_eq!(
+        messages[1]["messages"],
+        serde_json::json!([
+            {"role": "user", "content": [{"type": "text", "text": "hello"}]},
+            {"role": "assistant", "content": [{"type": "text", "text": answer}]},
+            {"role": "user", "content": [{"type": "text", "text": "and?"}]},
+        ])
+    );
     let responses = payloads("responses");
     assert_eq!(
         responses[0]["input"],

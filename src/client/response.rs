@@ -31,9 +31,10 @@ impl PayloadFormat {
 
 impl PayloadFormat {
     /// A stream of this format is complete when its body ends cleanly: these kinds send no
-    /// `[DONE]` nor a finish reason (raw answers, SOLIDO RAG).
+    /// `[DONE]`, and no finish reason (raw answers, SOLIDO RAG) or only when asked for (TGI's
+    /// `details`).
     pub fn ends_with_the_body(&self) -> bool {
-        matches!(self, PayloadFormat::Kind(EndpointKind::Raw | EndpointKind::SolidoRag))
+        matches!(self, PayloadFormat::Kind(EndpointKind::Raw | EndpointKind::SolidoRag | EndpointKind::Tgi))
     }
 }
 

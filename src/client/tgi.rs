@@ -1,6 +1,7 @@
 //! Hugging Face Text Generation Inference (`/generate`, `/generate_stream`; its body is built in
-//! `request_bodies/`): one token per streamed event, `generated_text` in a whole answer, and
-//! `details` with the finish reason and the generated token count.
+//! `request_bodies/`): one token per streamed event, `generated_text` in a whole answer, and,
+//! when the request asks for them (`parameters.details`), `details` with the finish reason and
+//! the generated token count.
 
 use serde::Deserialize;
 use serde_json::Value;

@@ -44,7 +44,8 @@ pub struct PreparedRequest {
     /// Its conversation's name in `inputs.json` and in its records' `conversation_id`: the id
     /// the file gives it, else `session_<n>` (`name_conversations`).
     pub conversation: Option<Arc<str>>,
-    /// A chat turn: the earlier answers go back as content parts (the endpoint's `content_parts`).
+    /// A chat or Messages turn: the earlier answers go back as content parts (the endpoint's
+    /// `content_parts`).
     pub answers_as_parts: bool,
 }
 
@@ -69,7 +70,8 @@ impl PreparedRequest {
             audio_seconds: None,
             trace: entry.trace,
             conversation: entry.conversation,
-            answers_as_parts: endpoint.kind == EndpointKind::Chat && endpoint.request.content_parts,
+            answers_as_parts: matches!(endpoint.kind, EndpointKind::Chat | EndpointKind::Messages)
+                && endpoint.request.content_parts,
         }
     }
 }
@@ -381,10 +383,7 @@ mod tests {
         let ranking = Ranking { query: "q".into(), passages: vec!["p1".into(), "p2".into()] };
         let entries = vec![entry("q p1 p2", &[], Some(ranking)), entry("a b c d e", &[], None)];
         let prepared = prepare(&file_dataset(), &test_endpoint(EndpointKind::CohereRankings), entries).unwrap();
-        assert_eq!(
-            body(&prepared.requests[0]),
-            json!({"model": "m", "query": "q", "documents": ["p1", "p2"], "top_n": 2})
-        );
+        assert_eq!(body(&prepared.requests[0]), json!({"model": "m", "query": "q", "documents": ["p1", "p2"]}));
         assert_eq!(body(&prepared.requests[1])["query"], "a");
         assert_eq!(prepared.images, [0, 0]);
     }

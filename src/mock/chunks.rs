@@ -19,6 +19,8 @@ pub struct ResponseWriter {
     prompt_tokens: u64,
     prompt_cache: Option<PromptCacheUse>,
     thinking_tokens: u64,
+    /// TGI: the answer carries `details` (the generated token count), asked for by the request.
+    reports_usage: bool,
     /// `"metrics":{…}` members for the response root (vLLM's per-request speculative decoding
     /// metrics), chat and completions only.
     root_metrics: Option<String>,
@@ -54,21 +56,25 @@ impl ResponseWriter {
             prompt_tokens: 0,
             prompt_cache: None,
             thinking_tokens: 0,
+            reports_usage: true,
             root_metrics: None,
         }
     }
 
     /// What the Messages API's events report: the prompt's tokens, the cache's part in them,
-    /// and how many of the first output tokens are thinking.
+    /// and how many of the first output tokens are thinking; and whether the request asked for
+    /// its token counts (TGI's `details`).
     pub fn with_request(
         mut self,
         prompt_tokens: u64,
         prompt_cache: Option<PromptCacheUse>,
         thinking_tokens: u64,
+        reports_usage: bool,
     ) -> Self {
         self.prompt_tokens = prompt_tokens;
         self.prompt_cache = prompt_cache;
         self.thinking_tokens = thinking_tokens;
+        self.reports_usage = reports_usage;
         self
     }
 
@@ -111,7 +117,7 @@ impl ResponseWriter {
     pub fn push_token(&self, out: &mut String, index: u64, output_tokens: u64) {
         match self.endpoint {
             Endpoint::Responses => responses_api::push_delta(out, words::word_at(index)),
-            Endpoint::Tgi { .. } => tgi::push_token(out, index, output_tokens),
+            Endpoint::Tgi { .. } => tgi::push_token(out, index, output_tokens, self.reports_usage),
             Endpoint::Messages => messages_api::push_token(out, index, output_tokens, self.thinking_tokens),
             Endpoint::SolidoRag { .. } => solido_rag::push_token(out, index, output_tokens),
             Endpoint::Chat | Endpoint::Completions => {
@@ -163,8 +169,12 @@ impl ResponseWriter {
     }
 
     /// The usage-only chunk sent when `stream_options.include_usage` is set; for the
-    /// Responses API, the `response.completed` event.
+    /// Responses API, the `response.completed` event; none for TGI, whose counts ride on its
+    /// last token event.
     pub fn push_usage_chunk(&self, out: &mut String, usage: Usage) {
+        if matches!(self.endpoint, Endpoint::Tgi { .. }) {
+            return;
+        }
         if self.endpoint == Endpoint::Responses {
             let text = words::output_text(usage.completion_tokens);
             return responses_api::push_completed(out, &self.chunk_head, &text, usage);
@@ -189,7 +199,7 @@ impl ResponseWriter {
     pub fn whole_response(&self, text: &str, usage: Usage) -> String {
         let choice = match self.endpoint {
             Endpoint::Responses => return responses_api::whole_response(&self.whole_head, text, usage),
-            Endpoint::Tgi { .. } => return tgi::whole_response(text, usage.completion_tokens),
+            Endpoint::Tgi { .. } => return tgi::whole_response(text, usage.completion_tokens, self.reports_usage),
             Endpoint::Messages => return messages_api::whole_response(&self.whole_head, usage, self.thinking_tokens),
             Endpoint::SolidoRag { .. } => return solido_rag::whole_response(text),
             Endpoint::Chat => {

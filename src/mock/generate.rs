@@ -84,7 +84,7 @@ pub async fn serve(state: Arc<MockState>, endpoint: Endpoint, request: Request<I
 
     let thinking_tokens = parsed.thinking_tokens.min(output_tokens - 1);
     let writer = ResponseWriter::new(endpoint, &response_id, state.started_epoch_s, &model)
-        .with_request(prompt_tokens, prompt_cache, thinking_tokens)
+        .with_request(prompt_tokens, prompt_cache, thinking_tokens, parsed.include_usage)
         .with_root_metrics(generation.spec_decode().map(|run| run.metrics_json()));
     if let Some(name) = tool_call {
         stats.tool_calls.fetch_add(1, Relaxed);

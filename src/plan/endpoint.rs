@@ -34,7 +34,7 @@ pub enum EndpointKind {
     Raw,
     /// Embeddings asked for with chat `messages` (vLLM's multimodal embeddings).
     ChatEmbeddings,
-    /// NVIDIA NIM embeddings (`input_type` in the body).
+    /// NVIDIA NIM embeddings (an `input_type` from the extra fields).
     NimEmbeddings,
     /// SOLIDO RAG (`/rag/api/prompt`).
     SolidoRag,
@@ -234,7 +234,7 @@ pub struct RequestOptions {
     /// count (AIPerf's `--per-chunk-usage`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub per_chunk_usage: bool,
-    /// Chat and Responses: a turn's text always goes as content parts (`[{"type": "text",
+    /// Chat (and chat embeddings), Responses and Messages: a turn's text always goes as content parts (`[{"type": "text",
     /// "text": ..}]`, Responses' `input_text`), the answers a later turn sends back too (AIPerf's
     /// `AIPERF_ENDPOINT_FORCE_CONTENT_PARTS`); otherwise a turn of text alone is a plain string.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]

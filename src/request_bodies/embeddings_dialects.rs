@@ -1,33 +1,33 @@
-//! The request bodies of the embeddings dialects beside OpenAI's: `chat_embeddings` (the
-//! prompt as chat `messages`, as vLLM takes multimodal embeddings) and `nim_embeddings` (NIM's
-//! `input` with the `input_type` it requires). Both answer as OpenAI embeddings do.
+//! The request bodies of the embeddings dialects beside OpenAI's, as AIPerf 0.13 sends them:
+//! `chat_embeddings` (a chat body, as vLLM takes multimodal embeddings) and `nim_embeddings`
+//! (NIM's `input`; its asymmetric models want an `input_type`, which the endpoint's extra fields
+//! give). Both answer as OpenAI embeddings do.
 
 use serde_json::{Map, Value, json};
 
-use super::with_extra;
+use super::{chat, with_extra};
 use crate::plan::Endpoint;
 
-/// NIM's `input_type` when the endpoint's extra fields name none: the text is a query.
-const DEFAULT_NIM_INPUT_TYPE: &str = "query";
-
-/// `{"model", "messages": [{"role": "user", "content": prompt}], "encoding_format": "float"}`
-/// plus the endpoint's extra fields.
-pub(super) fn chat_body(endpoint: &Endpoint, prompt: &str) -> Map<String, Value> {
+/// AIPerf's chat body, unstreamed: `{"model", "messages": [{"role": "user", "content": prompt}],
+/// "stream": false, "max_completion_tokens"?}` plus the endpoint's extra fields.
+pub(super) fn chat_body(endpoint: &Endpoint, prompt: &str, max_tokens: Option<u64>) -> Map<String, Value> {
+    let (messages_key, messages) = chat::prompt_field(prompt, endpoint.request.content_parts);
     let mut body = Map::new();
     body.insert("model".into(), endpoint.model.as_str().into());
-    body.insert("messages".into(), json!([{ "role": "user", "content": prompt }]));
-    body.insert("encoding_format".into(), "float".into());
+    body.insert(messages_key.into(), messages);
+    body.insert("stream".into(), false.into());
+    if let Some(max_tokens) = max_tokens {
+        body.insert(chat::MAX_TOKENS_FIELD.into(), max_tokens.into());
+    }
     with_extra(body, &endpoint.extra)
 }
 
-/// `{"model", "input": [prompt], "input_type": "query", "encoding_format": "float"}` plus the
-/// endpoint's extra fields (`input_type: "passage"` for documents).
+/// `{"model", "input": [prompt]}` plus the endpoint's extra fields (`input_type: "query"` or
+/// `"passage"`, `truncate`).
 pub(super) fn nim_body(endpoint: &Endpoint, prompt: &str) -> Map<String, Value> {
     let mut body = Map::new();
     body.insert("model".into(), endpoint.model.as_str().into());
     body.insert("input".into(), json!([prompt]));
-    body.insert("input_type".into(), DEFAULT_NIM_INPUT_TYPE.into());
-    body.insert("encoding_format".into(), "float".into());
     with_extra(body, &endpoint.extra)
 }
 
@@ -42,18 +42,26 @@ mod tests {
     }
 
     #[test]
-    fn chat_embeddings_send_messages_and_no_output_cap() {
+    fn chat_embeddings_send_aiperfs_unstreamed_chat_body() {
         let body = sent(&test_endpoint(EndpointKind::ChatEmbeddings));
         assert_eq!(
             body,
-            json!({"model": "m", "messages": [{"role": "user", "content": "a b"}], "encoding_format": "float"})
+            json!({"model": "m", "messages": [{"role": "user", "content": "a b"}], "stream": false,
+                   "max_completion_tokens": 9})
         );
+        let uncapped: Value = serde_json::from_slice(&request_body(
+            &Endpoint { streaming: true, ..test_endpoint(EndpointKind::ChatEmbeddings) },
+            "a b",
+            None,
+        ))
+        .unwrap();
+        assert_eq!(uncapped, json!({"model": "m", "messages": [{"role": "user", "content": "a b"}], "stream": false}));
     }
 
     #[test]
-    fn nim_embeddings_send_an_input_type_that_extra_fields_can_change() {
+    fn nim_embeddings_send_the_input_type_extra_fields_give() {
         let body = sent(&test_endpoint(EndpointKind::NimEmbeddings));
-        assert_eq!(body, json!({"model": "m", "input": ["a b"], "input_type": "query", "encoding_format": "float"}));
+        assert_eq!(body, json!({"model": "m", "input": ["a b"]}));
         let passage = Endpoint {
             extra: json!({"input_type": "passage", "truncate": "END"}).as_object().cloned().unwrap(),
             ..test_endpoint(EndpointKind::NimEmbeddings)

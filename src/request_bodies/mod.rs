@@ -48,7 +48,7 @@ pub fn request_body(endpoint: &Endpoint, prompt: &str, max_tokens: Option<u64>) 
         EndpointKind::Messages => messages::body(endpoint, prompt, max_tokens),
         // The raw kind: the prompt itself, byte for byte.
         EndpointKind::Raw => return prompt.as_bytes().to_vec(),
-        EndpointKind::ChatEmbeddings => embeddings_dialects::chat_body(endpoint, prompt),
+        EndpointKind::ChatEmbeddings => embeddings_dialects::chat_body(endpoint, prompt, max_tokens),
         EndpointKind::NimEmbeddings => embeddings_dialects::nim_body(endpoint, prompt),
         EndpointKind::SolidoRag => solido_rag::body(endpoint, prompt),
         EndpointKind::ImageGeneration => images_api::generation_body(endpoint, prompt),

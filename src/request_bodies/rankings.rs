@@ -43,7 +43,6 @@ pub(super) fn query_body(endpoint: &Endpoint, query: String, passages: Vec<Strin
         _ => {
             body.insert("model".into(), endpoint.model.as_str().into());
             body.insert("query".into(), query.into());
-            body.insert("top_n".into(), passages.len().into());
             body.insert("documents".into(), passages.into());
         }
     }
@@ -81,7 +80,7 @@ mod tests {
         let prompt = "what is rust a language a mineral";
         assert_eq!(
             body_of(EndpointKind::CohereRankings, prompt, Some(2)),
-            json!({"model": "reranker", "query": "what is", "documents": ["rust a", "language a mineral"], "top_n": 2})
+            json!({"model": "reranker", "query": "what is", "documents": ["rust a", "language a mineral"]})
         );
         assert_eq!(
             body_of(EndpointKind::TeiRankings, prompt, Some(2)),

@@ -72,7 +72,14 @@ pub(super) fn request_options(r: &mut MapReader, kind: EndpointKind) -> ScriptRe
         ("response", is_template, "\"template\""),
         ("uuid_and_strip", kind == EndpointKind::Chat, "\"chat\""),
         ("per_chunk_usage", kind == EndpointKind::Chat, "\"chat\""),
-        ("content_parts", matches!(kind, EndpointKind::Chat | EndpointKind::Responses), "\"chat\" and \"responses\""),
+        (
+            "content_parts",
+            matches!(
+                kind,
+                EndpointKind::Chat | EndpointKind::ChatEmbeddings | EndpointKind::Responses | EndpointKind::Messages
+            ),
+            "\"chat\", \"chat_embeddings\", \"responses\" and \"messages\"",
+        ),
         ("download_video_content", kind == EndpointKind::VideoGeneration, "\"video_generation\""),
         ("video_poll_interval", kind == EndpointKind::VideoGeneration, "\"video_generation\""),
     ] {

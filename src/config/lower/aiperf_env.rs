@@ -2,7 +2,8 @@
 //! one is lowered, as AIPerf reads them at its start: `AIPERF_HTTP_SSL_VERIFY=false` accepts any
 //! server certificate (warned about), `AIPERF_HTTP_FORCE_CLOSE=true` opens a connection for
 //! every request, `AIPERF_HTTP_VIDEO_POLL_INTERVAL` is a video job's poll interval (seconds),
-//! `AIPERF_ENDPOINT_FORCE_CONTENT_PARTS=true` sends chat and Responses text as content parts, the
+//! `AIPERF_ENDPOINT_FORCE_CONTENT_PARTS=true` sends chat (and chat embeddings), Responses and
+//! Messages text as content parts, the
 //! `AIPERF_DATASET_WEKA_*` agent-splitting settings shape a weka or TraceLab trace's agents.
 //! The session-header switches are read with the session header (`plan/routing.rs`). Which of
 //! AIPerf's other variables mean nothing here is in docs/profile.md.
@@ -23,9 +24,11 @@ pub fn apply(endpoint: &mut Endpoint, env: impl Fn(&str) -> Option<String>) -> R
     if switch(&env, FORCE_CLOSE)? == Some(true) {
         endpoint.transport.connections.strategy = ConnectionStrategy::NeverReuse;
     }
-    // Read for chat and Responses (docs/profile.md: not for Anthropic Messages, which AIPerf
-    // also renders through it); the other kinds carry no content parts.
-    let parted = matches!(endpoint.kind, EndpointKind::Chat | EndpointKind::Responses);
+    // The kinds whose turns AIPerf renders through it; the others carry no content parts.
+    let parted = matches!(
+        endpoint.kind,
+        EndpointKind::Chat | EndpointKind::ChatEmbeddings | EndpointKind::Responses | EndpointKind::Messages
+    );
     if parted && switch(&env, FORCE_CONTENT_PARTS)? == Some(true) {
         endpoint.request.content_parts = true;
     }
@@ -117,9 +120,12 @@ mod tests {
         assert!(endpoint.transport.tls.insecure);
         assert_eq!(endpoint.transport.connections.strategy, ConnectionStrategy::NeverReuse);
         assert_eq!(endpoint.request.video_poll_interval_s, Some(0.25));
-        for (kind, parts) in
-            [(EndpointKind::Chat, true), (EndpointKind::Responses, true), (EndpointKind::Embeddings, false)]
-        {
+        for (kind, parts) in [
+            (EndpointKind::Chat, true),
+            (EndpointKind::Responses, true),
+            (EndpointKind::Messages, true),
+            (EndpointKind::Embeddings, false),
+        ] {
             let endpoint = applied(kind, &[(FORCE_CONTENT_PARTS, "true")]).unwrap();
             assert_eq!(endpoint.request.content_parts, parts, "{kind:?}");
         }
