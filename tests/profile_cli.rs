@@ -1481,28 +1481,21 @@ fn aiperf_s_force_content_parts_variable_sends_every_text_as_a_part_as_aiperf_do
             .collect()
     };
     // The second turn's body AIPerf 0.13 sends with the variable set (its raw export beside
-    // this one, against the mock): every text a part, the answer sent back as one too.
-    let chat = payloads("chat");
-    let answer = chat[1]["messages"][1]["content"][0]["text"].as_str().expect("the answer as a text part").to_string();
-    assert_eq!(
-        chat[1]["messages"],
-        serde_json::json!([
-            {"role": "user", "content": [{"type": "text", "text": "hello"}]},
-            {"role": "assistant", "content": [{"type": "text", "text": answer}]},
-            {"role": "user", "content": [{"type": "text", "text": "and?"}]},
-        ])
-    );
-    // Anthropic Messages: the same shape, as AIPerf renders its turns through the same switch.
-    let messages = payloads("messages");
-    let answer = messages[1]["messages"][1]["content"][0]["text"].as_str().expect("a text block").to_string();
-    assert_eq!(
-        messages[1]["messages"],
-        serde_json::json!([
-            {"role": "user", "content": [{"type": "text", "text": "hello"}]},
-            {"role": "assistant", "content": [{"type": "text", "text": answer}]},
-            {"role": "user", "content": [{"type": "text", "text": "and?"}]},
-        ])
-    );
+    // this one, against the mock): every text a part, the answer sent back as one too; the same
+    // for Anthropic Messages, whose turns AIPerf renders through the same switch.
+    for kind in ["chat", "messages"] {
+        let sent = payloads(kind);
+        let answer = sent[1]["messages"][1]["content"][0]["text"].as_str().expect("the answer as a text part");
+        assert_eq!(
+            sent[1]["messages"],
+            serde_json::json!([
+                {"role": "user", "content": [{"type": "text", "text": "hello"}]},
+                {"role": "assistant", "content": [{"type": "text", "text": answer}]},
+                {"role": "user", "content": [{"type": "text", "text": "and?"}]},
+            ]),
+            "{kind}"
+        );
+    }
     let responses = payloads("responses");
     assert_eq!(
         responses[0]["input"],
