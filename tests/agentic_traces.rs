@@ -336,6 +336,37 @@ fn a_gzipped_tracelab_trace_nests_its_sub_agent_in_a_scenario() {
     assert!(root_resumed >= sub_done && root_resumed - sub_done < 150_000_000, "{root_resumed} after {sub_done}");
 }
 
+#[test]
+fn aiperf_s_tracelab_variables_turn_the_sub_agent_join_off_and_come_back_in_the_scenario() {
+    let dir = tempfile::tempdir().expect("dir");
+    std::fs::write(dir.path().join("rounds.jsonl"), tracelab_rows(39_000)).expect("write the trace");
+    let mut command = common::aiperf_command(dir.path());
+    command.arg("profile").args(
+        "--model m --url mock --endpoint-type chat --input-file rounds.jsonl --custom-dataset-type tracelab \
+         --trace-idle-gap-cap-seconds 0.2 --artifact-dir out --emit-scenario out.rhai"
+            .split_whitespace(),
+    );
+    let output = command.env("AIPERF_DATASET_TRACELAB_SUBAGENT_JOIN", "false").output().expect("run");
+    common::succeeded(&output, "the join off");
+    // Each recorded session is a root trace of its own, as AIPerf reads them with the join off.
+    let sessions = conversations(&json_lines(&dir.path().join("out/profile_export.jsonl")));
+    assert_eq!(sessions.keys().collect::<Vec<_>>(), ["claude_root", "claude_sub"]);
+    for turns in sessions.values() {
+        assert!(turns.iter().all(|record| record["metadata"]["agent_depth"] == 0), "{turns:?}");
+    }
+    let scenario = std::fs::read_to_string(dir.path().join("out.rhai")).expect("the scenario");
+    assert!(scenario.contains("subagent_join: false"), "{scenario}");
+
+    let mut command = common::aiperf_command(dir.path());
+    command.arg("profile").args(
+        "--model m --url mock --input-file rounds.jsonl --custom-dataset-type tracelab --dry-run".split_whitespace(),
+    );
+    let output = command.env("AIPERF_DATASET_TRACELAB_MIN_SPAWN_MS", "soon").output().expect("run");
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("AIPERF_DATASET_TRACELAB_MIN_SPAWN_MS: `soon` is not a whole number"), "{stderr}");
+}
+
 /// A DAG: a root whose first turn spawns a worker and whose second turn (250 ms later) sends
 /// a tool result and a question; the worker sends its own messages with tools and a temperature.
 const DAG: &str = concat!(

@@ -1,10 +1,11 @@
 //! How a file dataset's recorded trace timing and selection are played (AIPerf's trace-handling
 //! settings: `--ignore-trace-delays`, `--use-think-time-only`, `--trace-session-sample-ratio`,
-//! `--max-context-length`, `--trace-idle-gap-cap-seconds`, `--inter-turn-delay-cap-seconds`).
+//! `--max-context-length`, `--trace-idle-gap-cap-seconds`, `--inter-turn-delay-cap-seconds`,
+//! and the weka and TraceLab loaders' environment settings).
 
 use serde::{Deserialize, Serialize};
 
-use super::AgentSplit;
+use super::{AgentSplit, SubagentJoin};
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct TraceHandling {
@@ -29,6 +30,9 @@ pub struct TraceHandling {
     /// How a weka or TraceLab trace's flattened agents are split apart.
     #[serde(default, skip_serializing_if = "AgentSplit::is_default")]
     pub agent_split: AgentSplit,
+    /// How a TraceLab file's sessions are joined into sub-agents.
+    #[serde(default, skip_serializing_if = "SubagentJoin::is_default")]
+    pub subagent_join: SubagentJoin,
 }
 
 impl TraceHandling {

@@ -26,6 +26,9 @@ pub fn keys(trace: &TraceHandling) -> String {
     if !trace.agent_split.is_default() {
         keys.push_str(&format!(", agent_split: {}", super::agent_split::emitted(&trace.agent_split)));
     }
+    if !trace.subagent_join.is_default() {
+        keys.push_str(&format!(", subagent_join: {}", super::subagent_join::emitted(&trace.subagent_join)));
+    }
     keys
 }
 

@@ -2,7 +2,8 @@
 //! read from a file (or a folder, for `random_pool` and `weka_trace`; relative to the scenario file) when the
 //! run starts, or from `records` (its JSONL lines inline, `path` naming them); `run(#{ dataset: .. })`
 //! takes it. Agentic traces also take `ignore_delays`, `think_time_only`, `session_sample_ratio`,
-//! `max_context_length`, `idle_gap_cap_s`, `delay_cap_s` and `agent_split` (`plan::TraceHandling`); Baseten traces
+//! `max_context_length`, `idle_gap_cap_s`, `delay_cap_s`, `agent_split` and (TraceLab) `subagent_join`
+//! (`plan::TraceHandling`); Baseten traces
 //! `omit_kv_hints` and `force_min_tokens` (`plan::BasetenReplay`).
 
 use std::path::{Path, PathBuf};
@@ -13,11 +14,12 @@ use rhai::{Engine, Map};
 use super::agent_split::agent_split;
 use super::distributions::dist_from;
 use super::keys::{MapReader, ScriptResult, script_error};
+use super::subagent_join::subagent_join;
 use crate::dataset::format_inference;
 use crate::plan::{AtEnd, BasetenReplay, Dataset, Dist, FileDataset, FileFormat, Sampling, TraceHandling};
 
 /// The keys of an agentic trace's handling (`trace_handling`), which `public_dataset` takes too.
-pub(super) const TRACE_KEYS: [&str; 7] = [
+pub(super) const TRACE_KEYS: [&str; 8] = [
     "ignore_delays",
     "think_time_only",
     "session_sample_ratio",
@@ -25,6 +27,7 @@ pub(super) const TRACE_KEYS: [&str; 7] = [
     "idle_gap_cap_s",
     "delay_cap_s",
     "agent_split",
+    "subagent_join",
 ];
 
 const OWN_KEYS: [&str; 15] = [
@@ -164,10 +167,17 @@ pub(super) fn trace_handling(r: &mut MapReader, format: FileFormat) -> ScriptRes
         idle_gap_cap_s: r.opt_f64("idle_gap_cap_s")?,
         delay_cap_s: r.opt_f64("delay_cap_s")?,
         agent_split: agent_split(r.opt_value("agent_split"))?,
+        subagent_join: subagent_join(r.opt_value("subagent_join"))?,
     };
     if !trace.agent_split.is_default() && !matches!(format, FileFormat::WekaTrace | FileFormat::Tracelab) {
         return script_error(format!(
             "{what}: `agent_split` applies to formats \"weka_trace\" and \"tracelab\", not \"{}\"",
+            format.name()
+        ));
+    }
+    if !trace.subagent_join.is_default() && format != FileFormat::Tracelab {
+        return script_error(format!(
+            "{what}: `subagent_join` applies to format \"tracelab\", not \"{}\"",
             format.name()
         ));
     }
@@ -275,6 +285,7 @@ mod tests {
                 idle_gap_cap_s: Some(30.0),
                 delay_cap_s: Some(5.0),
                 agent_split: Default::default(),
+                subagent_join: Default::default(),
             }
         );
     }

@@ -48,6 +48,7 @@ mod server_control;
 mod sessions;
 mod slos;
 mod stdlib;
+mod subagent_join;
 mod sweeps;
 mod synthetic;
 mod text_values;

@@ -4,12 +4,13 @@
 //! every request, `AIPERF_HTTP_VIDEO_POLL_INTERVAL` is a video job's poll interval (seconds),
 //! `AIPERF_ENDPOINT_FORCE_CONTENT_PARTS=true` sends chat (and chat embeddings), Responses and
 //! Messages text as content parts, the
-//! `AIPERF_DATASET_WEKA_*` agent-splitting settings shape a weka or TraceLab trace's agents.
+//! `AIPERF_DATASET_WEKA_*` agent-splitting settings shape a weka or TraceLab trace's agents, the
+//! `AIPERF_DATASET_TRACELAB_*` ones how a TraceLab file's sessions join as sub-agents.
 //! The session-header switches are read with the session header (`plan/routing.rs`). Which of
 //! AIPerf's other variables mean nothing here is in docs/profile.md.
 
 use crate::config::ConfigError;
-use crate::plan::{AgentSplit, ConnectionStrategy, Endpoint, EndpointKind, env_switch};
+use crate::plan::{AgentSplit, ConnectionStrategy, Endpoint, EndpointKind, SubagentJoin, env_switch};
 
 const SSL_VERIFY: &str = "AIPERF_HTTP_SSL_VERIFY";
 const FORCE_CLOSE: &str = "AIPERF_HTTP_FORCE_CLOSE";
@@ -58,16 +59,7 @@ pub fn agent_split(env: impl Fn(&str) -> Option<String>) -> Result<AgentSplit, C
             })
             .transpose()
     };
-    let count = |name: &str| -> Result<Option<u64>, ConfigError> {
-        let variable = weka(name);
-        env(&variable)
-            .map(|text| {
-                text.trim().parse::<u64>().map_err(|_| {
-                    ConfigError::new(format!("environment variable {variable}: `{text}` is not a whole number ≥ 0"))
-                })
-            })
-            .transpose()
-    };
+    let count = |name: &str| whole_number(&env, &weka(name));
     if let Some(enabled) = switch(&env, &weka("SPLIT_FLATTENED_AGENTS"))? {
         split.enabled = enabled;
     }
@@ -86,6 +78,27 @@ pub fn agent_split(env: impl Fn(&str) -> Option<String>) -> Result<AgentSplit, C
         Some(problem) => Err(ConfigError::new(format!("AIPERF_DATASET_WEKA_* variables: {problem}"))),
         None => Ok(split),
     }
+}
+
+/// How AIPerf's TraceLab loader would join sub-agent sessions with the variables `env` gives.
+pub fn subagent_join(env: impl Fn(&str) -> Option<String>) -> Result<SubagentJoin, ConfigError> {
+    let defaults = SubagentJoin::default();
+    Ok(SubagentJoin {
+        enabled: switch(&env, "AIPERF_DATASET_TRACELAB_SUBAGENT_JOIN")?.unwrap_or(defaults.enabled),
+        codex: switch(&env, "AIPERF_DATASET_TRACELAB_CODEX_SUBAGENT_JOIN")?.unwrap_or(defaults.codex),
+        min_spawn_ms: whole_number(&env, "AIPERF_DATASET_TRACELAB_MIN_SPAWN_MS")?.unwrap_or(defaults.min_spawn_ms),
+    })
+}
+
+/// A whole number ≥ 0 variable; None when unset.
+fn whole_number(env: &impl Fn(&str) -> Option<String>, variable: &str) -> Result<Option<u64>, ConfigError> {
+    env(variable)
+        .map(|text| {
+            text.trim().parse::<u64>().map_err(|_| {
+                ConfigError::new(format!("environment variable {variable}: `{text}` is not a whole number ≥ 0"))
+            })
+        })
+        .transpose()
 }
 
 /// A boolean variable as pydantic reads one; None when unset.
@@ -162,6 +175,23 @@ mod tests {
         assert!(error.contains("AIPERF_DATASET_WEKA_AUX_MAX_REQUESTS: `-1` is not a whole number"), "{error}");
         let error = agent_split(env(&[("AIPERF_DATASET_WEKA_SEAM_MIN_OVERLAP_RATIO", "3")])).unwrap_err().to_string();
         assert!(error.contains("min overlap must be within 0 and 1, got 3"), "{error}");
+    }
+
+    #[test]
+    fn the_tracelab_variables_set_the_sub_agent_join() {
+        let env = |vars: &'static [(&'static str, &'static str)]| {
+            move |name: &str| vars.iter().find(|(var, _)| *var == name).map(|(_, value)| value.to_string())
+        };
+        assert!(subagent_join(env(&[])).unwrap().is_default());
+        let join = subagent_join(env(&[
+            ("AIPERF_DATASET_TRACELAB_SUBAGENT_JOIN", "false"),
+            ("AIPERF_DATASET_TRACELAB_CODEX_SUBAGENT_JOIN", "0"),
+            ("AIPERF_DATASET_TRACELAB_MIN_SPAWN_MS", "2500"),
+        ]))
+        .unwrap();
+        assert_eq!(join, SubagentJoin { enabled: false, codex: false, min_spawn_ms: 2500 });
+        let error = subagent_join(env(&[("AIPERF_DATASET_TRACELAB_MIN_SPAWN_MS", "1.5")])).unwrap_err().to_string();
+        assert!(error.contains("AIPERF_DATASET_TRACELAB_MIN_SPAWN_MS: `1.5` is not a whole number"), "{error}");
     }
 
     #[test]

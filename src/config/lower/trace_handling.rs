@@ -24,6 +24,10 @@ pub fn lower(dataset: &Value, format: FileFormat) -> Result<TraceHandling, Confi
             }
             _ => Default::default(),
         },
+        subagent_join: match format {
+            FileFormat::Tracelab => super::aiperf_env::subagent_join(|variable| std::env::var(variable).ok())?,
+            _ => Default::default(),
+        },
     };
     if trace.max_context_length.is_some() && !matches!(format, FileFormat::WekaTrace | FileFormat::Tracelab) {
         return Err(ConfigError::new(format!(
@@ -69,6 +73,7 @@ mod tests {
                 idle_gap_cap_s: Some(60.0),
                 delay_cap_s: Some(2.5),
                 agent_split: Default::default(),
+                subagent_join: Default::default(),
             }
         );
         let error = lower(&dataset, FileFormat::DagJsonl).unwrap_err().to_string();

@@ -4,7 +4,8 @@
 //! rounds ordered by submission (the latest input event), block ids minted from the recorded
 //! prefix reuse, `think_time` the gap since the previous round ended, and a sub-agent session
 //! nested under the session whose spawning tool call (Claude `Agent`/`Task` of 10 s or more,
-//! Codex `spawn_agent`…`wait_agent`) contains its whole span, for the same `user` and `project`.
+//! Codex `spawn_agent`…`wait_agent`) contains its whole span, for the same `user` and `project`
+//! (`plan::SubagentJoin` can turn the join off, leave Codex out, or change the 10 s).
 
 use std::collections::HashMap;
 use std::io::Read;
@@ -15,10 +16,8 @@ use serde_json::{Map, Value};
 
 use super::weka::{Item, Request, Subagent, Trace};
 use crate::dataset::fields::{self, json_lines};
-use crate::plan::FileDataset;
+use crate::plan::{FileDataset, SubagentJoin};
 
-/// Spawning tool calls shorter than this are no-ops or errors, not sub-agents (AIPerf's).
-const MIN_SPAWN_MS: f64 = 10_000.0;
 const CLAUDE_SPAWN_TOOLS: [&str; 2] = ["Agent", "Task"];
 const INPUT_EVENTS: [&str; 2] = ["user_message", "tool_result"];
 const OUTPUT_EVENTS: [&str; 3] = ["text", "reasoning", "tool_call"];
@@ -80,7 +79,8 @@ pub(super) fn read(path: &Path, spec: &FileDataset) -> Result<Vec<Trace>> {
         sessions.entry(session_id.to_string()).or_default().push(round);
     }
     let block_size = spec.block_size.max(1) as u64;
-    let parents = join_index(&order, &sessions);
+    let join = &spec.trace.subagent_join;
+    let parents = if join.enabled { join_index(&order, &sessions, join) } else { HashMap::new() };
     let mut traces: Vec<Trace> = Vec::new();
     let mut nested = std::collections::HashSet::new();
     for id in &order {
@@ -209,7 +209,7 @@ struct Spawn {
 
 /// Each session that fits whole inside another session's spawning tool call: the tightest
 /// such call of the same user and project.
-fn join_index(order: &[String], sessions: &HashMap<String, Vec<Round>>) -> HashMap<String, Spawn> {
+fn join_index(order: &[String], sessions: &HashMap<String, Vec<Round>>, join: &SubagentJoin) -> HashMap<String, Spawn> {
     let span = |rounds: &[Round]| {
         let stamps = rounds.iter().flat_map(|round| round.stamps_s.iter().copied());
         stamps.fold(None, |span: Option<(f64, f64)>, t| Some(span.map_or((t, t), |(a, b)| (a.min(t), b.max(t)))))
@@ -219,6 +219,9 @@ fn join_index(order: &[String], sessions: &HashMap<String, Vec<Round>>) -> HashM
         let rounds = &sessions[id];
         let tools = rounds.iter().flat_map(|round| &round.tools);
         if rounds[0].codex {
+            if !join.codex {
+                continue;
+            }
             let spawned =
                 tools.clone().filter(|t| t.name == "spawn_agent").filter_map(|t| t.emitted_s).reduce(f64::min);
             let waited = tools.filter(|t| t.name == "wait_agent").filter_map(|t| t.result_s).reduce(f64::max);
@@ -229,7 +232,7 @@ fn join_index(order: &[String], sessions: &HashMap<String, Vec<Round>>) -> HashM
         }
         for tool in tools.filter(|t| CLAUDE_SPAWN_TOOLS.contains(&t.name.as_str())) {
             if let (Some(latency), Some(start), Some(end)) = (tool.latency_ms, tool.emitted_s, tool.result_s)
-                && latency >= MIN_SPAWN_MS
+                && latency >= join.min_spawn_ms as f64
             {
                 windows.push((start, end, id));
             }
@@ -392,11 +395,13 @@ mod tests {
         )
     }
 
+    /// The root's `Agent` call, from 10:00:02 to 10:00:40 (38 s).
+    const AGENT_CALL: &str = r#"{"tool_name": "Agent", "emitted_at": "2025-05-01T10:00:02Z", "result_at": "2025-05-01T10:00:40Z", "tool_wall_latency_ms": 38000}"#;
+
     #[test]
     fn rounds_become_a_trace_with_its_sub_agent_nested() {
-        let agent = r#"{"tool_name": "Agent", "emitted_at": "2025-05-01T10:00:02Z", "result_at": "2025-05-01T10:00:40Z", "tool_wall_latency_ms": 38000}"#;
         let lines = [
-            row("claude:root", 0, 0, 2, (200, 0, 10), agent),
+            row("claude:root", 0, 0, 2, (200, 0, 10), AGENT_CALL),
             row("claude:sub", 0, 5, 1, (100, 0, 5), ""),
             row("claude:sub", 1, 10, 1, (150, 100, 5), ""),
             row("claude:root", 1, 45, 1, (300, 192, 10), ""),
@@ -420,6 +425,34 @@ mod tests {
         assert_eq!((last.t_s, last.think_time_s), (45.0, Some(43.0)));
         assert_eq!(&last.hash_ids[..12], &first.hash_ids[..], "192 prefix tokens keep 12 blocks");
         assert_eq!(last.hash_ids[12..], [13, 14, 15, 16, 17, 18], "fresh ids, minted before the child's");
+    }
+
+    #[test]
+    fn the_join_can_be_off_stricter_or_without_codex() {
+        let claude = [
+            row("claude:root", 0, 0, 2, (200, 0, 10), AGENT_CALL),
+            row("claude:sub", 0, 5, 1, (100, 0, 5), ""),
+            row("claude:root", 1, 45, 1, (300, 192, 10), ""),
+        ];
+        let spawn = r#"{"tool_name": "spawn_agent", "emitted_at": "2025-05-01T10:00:02Z", "result_at": "2025-05-01T10:00:02Z"}, {"tool_name": "wait_agent", "emitted_at": "2025-05-01T10:00:03Z", "result_at": "2025-05-01T10:00:40Z"}"#;
+        let codex = claude
+            .iter()
+            .map(|line| line.replace("\"claude\"", "\"codex\"").replace(AGENT_CALL, spawn))
+            .collect::<Vec<_>>();
+        let dir = tempfile::tempdir().unwrap();
+        let traces_with = |lines: &[String], join: SubagentJoin| {
+            let path = dir.path().join("trace.jsonl");
+            std::fs::write(&path, lines.join("\n")).unwrap();
+            let mut spec = spec(&path, FileFormat::Tracelab);
+            spec.trace.subagent_join = join;
+            read(&path, &spec).unwrap().len()
+        };
+        let defaults = SubagentJoin::default();
+        assert_eq!(traces_with(&claude, defaults.clone()), 1, "joined by the 38 s Agent call");
+        assert_eq!(traces_with(&claude, SubagentJoin { enabled: false, ..defaults.clone() }), 2, "every session alone");
+        assert_eq!(traces_with(&claude, SubagentJoin { min_spawn_ms: 40_000, ..defaults.clone() }), 2, "too short");
+        assert_eq!(traces_with(&codex, defaults.clone()), 1, "joined by the spawn…wait window");
+        assert_eq!(traces_with(&codex, SubagentJoin { codex: false, ..defaults }), 2, "Codex left out");
     }
 
     #[test]
