@@ -10,7 +10,7 @@ use crate::rng::SeededRng;
 pub fn ask_for(entries: &mut [DatasetEntry], osl: &Dist, seed: u64) {
     let mut rng = SeededRng::new(seed ^ 0x6f73_6c5f_6669_6c65);
     for entry in entries.iter_mut().filter(|entry| entry.max_tokens.is_none() && entry.own_body.is_none()) {
-        entry.max_tokens = Some(osl.sample(&mut rng).round().max(1.0) as u64);
+        entry.max_tokens = Some(osl.sample_count(&mut rng));
     }
 }
 

@@ -53,10 +53,10 @@ pub fn generate(spec: &SyntheticDataset, tokenizer: &Tokenizer, overhead: Overhe
         .map(|index| {
             let (isl, osl) = pick_lengths(&mut rng, spec);
             let first = first_turn(turns.as_deref(), index / batch_size);
-            let input_tokens = round_to_block(sample_length(&mut rng, isl), options.block_size)
+            let input_tokens = round_to_block(isl.sample_count(&mut rng), options.block_size)
                 .saturating_sub(overhead.of_turn(first))
                 .max(1);
-            let output_tokens = osl.map(|osl| sample_length(&mut rng, osl));
+            let output_tokens = osl.map(|osl| osl.sample_count(&mut rng));
             let offset = rng.below(text.len() as u64) as usize;
             let prefix = if options.cache_bust || prefixes.is_empty() {
                 None
@@ -153,7 +153,7 @@ fn conversation_turns(spec: &SyntheticDataset) -> Option<Vec<FileTurn>> {
     let mut rng = SeededRng::new(spec.random_seed ^ CONVERSATION_SALT);
     let mut turns = Vec::new();
     for _ in 0..spec.entries.max(1) {
-        let count = shape.turns.sample(&mut rng).round().max(1.0) as u32;
+        let count = shape.turns.sample_count(&mut rng) as u32;
         for index in 0..count {
             let delay_ms = (index > 0).then(|| shape.turn_delay_s.sample(&mut rng).max(0.0) * 1000.0);
             turns.push(FileTurn { index, delay_ms, timestamp_ms: None });
@@ -233,11 +233,6 @@ fn pick_lengths<'a>(rng: &mut SeededRng, spec: &'a SyntheticDataset) -> (&'a Dis
         Some(pair) => (&pair.isl, Some(&pair.osl)),
         None => (&spec.isl, spec.osl.as_ref()),
     }
-}
-
-/// A length drawn from `dist`, at least 1 token.
-fn sample_length(rng: &mut SeededRng, dist: &Dist) -> u64 {
-    dist.sample(rng).round().max(1.0) as u64
 }
 
 /// `tokens` rounded to the nearest multiple of `block_size`, one block at least.

@@ -15,7 +15,7 @@ pub fn apply(entries: &mut [DatasetEntry], lengths: &RankingLengths, tokenizer: 
     let text = corpus::shakespeare();
     let mut rng = SeededRng::new(seed ^ RANKINGS_SALT);
     let mut cut = |dist: &Dist| {
-        let tokens = dist.sample(&mut rng).round().max(1.0) as u64;
+        let tokens = dist.sample_count(&mut rng);
         let offset = rng.below(text.len() as u64) as usize;
         text_of_length(tokenizer, None, text, offset, tokens)
     };

@@ -185,7 +185,7 @@ pub(super) async fn run(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, shape: UserCe
             Some(source) => source.claim_first_turns(due.turns_left),
             None => generated_sessions
                 .claim(|_| {
-                    let session_turns = shape.turns.sample(&mut rng).round().max(1.0) as u32;
+                    let session_turns = shape.turns.sample_count(&mut rng) as u32;
                     due.turns_left.map_or(session_turns, |left| left.min(session_turns))
                 })
                 .map(Replay::generated),

@@ -83,9 +83,9 @@ pub(super) async fn run(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, shape: Sessio
         let mut rng = SeededRng::new(seed ^ session.wrapping_mul(0x9E37_79B9_7F4A_7C15));
         let replay = match &file_sessions {
             Some(source) => source.claim(),
-            None => generated_sessions
-                .claim(|_| shared.shape.turns.sample(&mut rng).round().max(1.0) as u32)
-                .map(Replay::generated),
+            None => {
+                generated_sessions.claim(|_| shared.shape.turns.sample_count(&mut rng) as u32).map(Replay::generated)
+            }
         };
         let Some(replay) = replay else { break };
         sessions.spawn(run_session(shared.clone(), user, replay, session, scheduled_ns, rng));

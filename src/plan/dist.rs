@@ -24,7 +24,8 @@ pub struct Dist {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Shape {
-    /// Gaussian; stddev 0 is a fixed value.
+    /// Gaussian truncated at 0 (a negative draw is drawn again), as AIPerf samples its normal
+    /// lengths, counts and times; stddev 0 is a fixed value.
     Normal {
         mean: f64,
         #[serde(default)]
@@ -125,7 +126,7 @@ impl Dist {
     /// so adding one never shifts the draws of the others.
     pub fn sample(&self, rng: &mut SeededRng) -> f64 {
         let value = match &self.shape {
-            Shape::Normal { mean, stddev } => rng.normal(*mean, *stddev),
+            Shape::Normal { mean, stddev } => non_negative_normal(rng, *mean, *stddev),
             Shape::Lognormal { mean, median } => {
                 let sigma = (2.0 * (mean / median).ln()).max(0.0).sqrt();
                 median * rng.normal(0.0, sigma).exp()
@@ -141,6 +142,14 @@ impl Dist {
             Shape::Uniform { low, high } => low + rng.below((high - low) as u64 + 1) as f64,
         };
         value.max(self.min.unwrap_or(f64::NEG_INFINITY)).min(self.max.unwrap_or(f64::INFINITY))
+    }
+
+    /// A whole count of at least 1 (a length in tokens, a number of turns), as AIPerf draws one:
+    /// a random draw rounded up, a fixed value rounded.
+    pub fn sample_count(&self, rng: &mut SeededRng) -> u64 {
+        let draw = self.sample(rng);
+        let whole = if self.is_fixed() { draw.round() } else { draw.ceil() };
+        whole.max(1.0) as u64
     }
 
     /// The distribution's mean before `min`/`max` (what summaries print and checks judge).
@@ -232,6 +241,13 @@ fn weighted_mean(items: impl Iterator<Item = (f64, f64)>) -> f64 {
     if total > 0.0 { sum / total } else { 0.0 }
 }
 
+/// A normal draw of at least 0: drawn again while negative (AIPerf's rejection sampling, as
+/// many tries as its), else the mean raised to 0.
+fn non_negative_normal(rng: &mut SeededRng, mean: f64, stddev: f64) -> f64 {
+    const TRIES: usize = 10_000;
+    (0..TRIES).map(|_| rng.normal(mean, stddev)).find(|draw| *draw >= 0.0).unwrap_or(mean.max(0.0))
+}
+
 /// An index drawn with probability proportional to its weight.
 fn pick(rng: &mut SeededRng, weights: &[f64]) -> usize {
     let total: f64 = weights.iter().sum();
@@ -256,6 +272,22 @@ mod tests {
         let mut draws: Vec<f64> = (0..40_000).map(|_| dist.sample(&mut rng)).collect();
         draws.sort_by(f64::total_cmp);
         (draws.iter().sum::<f64>() / draws.len() as f64, draws[draws.len() / 2])
+    }
+
+    #[test]
+    fn a_normal_is_truncated_at_0_and_a_count_rounds_a_draw_up_as_aiperf_does() {
+        // N(20, 15) truncated at 0 has mean 20 + 15 φ(4/3) / Φ(4/3) ≈ 22.7 (clipping gives ≈ 20.3).
+        let (mean, _) = moments(&Dist::normal(20.0, 15.0));
+        assert!((mean - 22.7).abs() < 0.3, "mean {mean}");
+        let mut rng = SeededRng::new(3);
+        assert!((0..10_000).all(|_| Dist::normal(5.0, 50.0).sample(&mut rng) >= 0.0));
+        assert_eq!(Dist::normal(-3.0, 0.001).sample(&mut rng), 0.0, "an unreachable range gives the mean raised to 0");
+        // A count: a random draw rounded up (so N(100, 10) averages ~100.5), a fixed one rounded.
+        let counts: Vec<u64> = (0..40_000).map(|_| Dist::normal(100.0, 10.0).sample_count(&mut rng)).collect();
+        let average = counts.iter().sum::<u64>() as f64 / counts.len() as f64;
+        assert!((average - 100.5).abs() < 0.2, "average {average}");
+        assert_eq!(Dist::fixed(7.4).sample_count(&mut rng), 7);
+        assert_eq!(Dist::fixed(0.0).sample_count(&mut rng), 1, "at least 1");
     }
 
     #[test]
