@@ -1295,6 +1295,18 @@ fn rankings_token_lengths_make_queries_and_passages_of_their_own_as_aiperf_does(
         "{scenario}"
     );
     assert_scenario_builds_the_same_plans(dir.path(), &dry);
+    // AIPerf's cohere-rankings path is Cohere's v2 one.
+    assert_eq!(plans_of(&text(&dry.stdout))[0]["endpoint"]["request"]["path"], "/v2/rerank");
+}
+
+#[test]
+fn streaming_is_off_for_the_types_aiperf_does_not_stream() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    for (kind, streams) in [("audio-transcription", false), ("image-edit", false), ("image-generation", true)] {
+        let dry = profile(dir.path(), &format!("--model m --url mock --endpoint-type {kind} --streaming --dry-run"));
+        assert_ok(&dry);
+        assert_eq!(plans_of(&text(&dry.stdout))[0]["endpoint"]["streaming"], streams, "{kind}");
+    }
 }
 
 #[test]

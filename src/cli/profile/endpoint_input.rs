@@ -97,7 +97,7 @@ pub const ENDPOINT: Group = Group {
             &["--custom-endpoint", "--endpoint"],
             "benchmark.endpoint.path",
             Kind::Text,
-            "Request path instead of the endpoint type's (e.g. /v1/custom)",
+            "Request path instead of the endpoint type's (e.g. /v1/custom; cohere-rankings: /v2/rerank, as AIPerf's)",
         ),
         set(
             &["--endpoint-type"],
@@ -109,7 +109,7 @@ pub const ENDPOINT: Group = Group {
             &["--streaming"],
             "benchmark.endpoint.streaming",
             Kind::Bool,
-            "Stream responses (SSE); needed for TTFT and ITL [default: False]",
+            "Stream responses (SSE); needed for TTFT and ITL; off, as in AIPerf, for the types it does not stream (embeddings, rankings, audio-transcription, image-edit, image-retrieval, video-generation) [default: False]",
         ),
         apply(
             &["--url", "-u"],

@@ -25,6 +25,9 @@ const SUPPORTED_TYPES: &str = "chat, completions, embeddings, cohere_rankings, h
      huggingface_generate, messages, raw, chat_embeddings, nim_embeddings, solido_rag, audio_transcription, \
      image_generation, image_edit, image_retrieval, video_generation";
 
+/// Where AIPerf sends `cohere-rankings` requests unless `--custom-endpoint` says otherwise.
+const COHERE_V2_PATH: &str = "/v2/rerank";
+
 pub fn lower(benchmark: &Value) -> Result<Endpoint, ConfigError> {
     let endpoint = benchmark.get("endpoint").cloned().unwrap_or(Value::Null);
     let kind = kind_of(opt_str(&endpoint, "type", "endpoint.type")?.unwrap_or("chat"))?;
@@ -32,7 +35,10 @@ pub fn lower(benchmark: &Value) -> Result<Endpoint, ConfigError> {
     let model = models[0].clone();
     let mut urls = urls(&endpoint, kind)?.into_iter();
     let url = urls.next().unwrap_or_else(|| DEFAULT_URL.to_string());
-    let streaming = opt_bool(&endpoint, "streaming", "endpoint.streaming")?.unwrap_or(false) && kind.can_stream();
+    // AIPerf turns `--streaming` off for a type it does not stream (its `supports_streaming`).
+    let aiperf_streams =
+        kind.can_stream() && !matches!(kind, EndpointKind::AudioTranscription | EndpointKind::ImageEdit);
+    let streaming = opt_bool(&endpoint, "streaming", "endpoint.streaming")?.unwrap_or(false) && aiperf_streams;
     let mut lowered = Endpoint::new(url, model.clone(), kind, streaming);
     lowered.more_urls = urls.collect();
     lowered.more_models = models[1..].to_vec();
@@ -59,6 +65,10 @@ pub fn lower(benchmark: &Value) -> Result<Endpoint, ConfigError> {
     if let Some(path) = opt_str(&endpoint, "path", "endpoint.path")? {
         let path = if path.starts_with('/') { path.to_string() } else { format!("/{path}") };
         lowered.request.path = Some(path);
+    }
+    if kind == EndpointKind::CohereRankings && lowered.request.path.is_none() {
+        // AIPerf's cohere-rankings path: Cohere's v2 API (vLLM serves it too).
+        lowered.request.path = Some(COHERE_V2_PATH.to_string());
     }
     if kind == EndpointKind::Raw && lowered.request.path.is_none() {
         return Err(ConfigError::new(
