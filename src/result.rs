@@ -17,6 +17,9 @@ pub struct Timeslice {
     /// The slice's bounds, wall-clock ns since the Unix epoch.
     pub start_ns: u64,
     pub end_ns: u64,
+    /// False for the last slice when the run ended inside it: its end is the run's (the last
+    /// answer's), and its rates are per second of that shorter window.
+    pub is_complete: bool,
     /// The metrics of the requests that started in the slice, and the time-weighted metrics
     /// over the slice's time, in registry order.
     pub metrics: Vec<MetricResult>,

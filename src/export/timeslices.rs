@@ -28,6 +28,9 @@ fn slice_json(slice: &Timeslice) -> Value {
     let mut fields = Map::new();
     fields.insert("start_ns".into(), json!(slice.start_ns));
     fields.insert("end_ns".into(), json!(slice.end_ns));
+    if !slice.is_complete {
+        fields.insert("is_complete".into(), json!(false));
+    }
     for metric in &slice.metrics {
         fields.insert(metric.tag.into(), metric.stats.block(metric.unit));
     }
@@ -89,12 +92,13 @@ mod tests {
                 index: 0,
                 start_ns: 1_000,
                 end_ns: 2_000,
+                is_complete: true,
                 metrics: vec![
                     registry::REQUEST_COUNT.result(Stats::scalar(3.0)),
                     registry::EFFECTIVE_CONCURRENCY.result(concurrency),
                 ],
             },
-            Timeslice { index: 1, start_ns: 2_000, end_ns: 3_000, metrics: Vec::new() },
+            Timeslice { index: 1, start_ns: 2_000, end_ns: 2_600, is_complete: false, metrics: Vec::new() },
         ];
         result
     }
@@ -115,7 +119,8 @@ mod tests {
             first["effective_concurrency"],
             json!({"unit": "requests", "avg": 1.5, "p50": 2.0, "min": 1.0, "max": 2.0})
         );
-        assert_eq!(doc["timeslices"][1], json!({"start_ns": 2_000, "end_ns": 3_000}));
+        // The last slice, cut short by the run's end, says so as AIPerf's does.
+        assert_eq!(doc["timeslices"][1], json!({"start_ns": 2_000, "end_ns": 2_600, "is_complete": false}));
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use super::derived::{KnownValues, derive_all};
+use super::derived::{KnownValues, OBSERVATION_WINDOW_S, derive_all};
 use super::network_adjusted::NetworkRtt;
 use super::record_values::RecordMetrics;
 use super::registry::{self, MetricDef};
@@ -23,12 +23,20 @@ pub struct MetricAccumulator {
     totals: RunTotals,
     /// Where the columns write their full runs (None: they stay in memory).
     spill: Option<Spill>,
+    /// A timeslice's seconds: its rates are per second of them (None: of its benchmark duration).
+    window_s: Option<f64>,
 }
 
 impl MetricAccumulator {
     /// `goodput`: the run has SLOs, so good requests are counted.
     pub fn new(goodput: bool) -> Self {
-        Self { samples: foldhash::HashMap::default(), totals: RunTotals::new(goodput), spill: None }
+        Self { samples: foldhash::HashMap::default(), totals: RunTotals::new(goodput), spill: None, window_s: None }
+    }
+
+    /// Its rates are per second of a timeslice's `seconds`.
+    pub fn with_window_s(mut self, seconds: f64) -> Self {
+        self.window_s = Some(seconds);
+        self
     }
 
     /// Its columns write their full runs to `spill` (None: they stay in memory).
@@ -111,7 +119,7 @@ impl MetricAccumulator {
         let mut others = time_weighted();
         others.extend(adjusted.into_iter().flatten());
         others.extend(replay_lag.into_iter().flatten());
-        metric_results(distributions, &self.totals, others)
+        metric_results(distributions, &self.totals, others, self.window_s)
     }
 }
 
@@ -134,8 +142,12 @@ pub fn metric_results(
     distributions: HashMap<&'static str, Stats>,
     totals: &RunTotals,
     others: Vec<(&'static MetricDef, Stats)>,
+    window_s: Option<f64>,
 ) -> Vec<MetricResult> {
     let mut known = KnownValues::new();
+    if let Some(seconds) = window_s {
+        known.insert(OBSERVATION_WINDOW_S, seconds);
+    }
     for (tag, stats) in &distributions {
         known.insert(tag, stats.sum.unwrap_or(0.0));
     }

@@ -11,15 +11,20 @@ const NS_PER_SEC: f64 = 1e9;
 /// record metric over its records.
 pub type KnownValues = HashMap<&'static str, f64>;
 
+/// The seconds a timeslice covers, where the values are a slice's: its rates are per second of
+/// it (AIPerf's observation window), not of its requests' own span.
+pub const OBSERVATION_WINDOW_S: &str = "observation_window_s";
+
 type Formula = fn(&KnownValues) -> Option<f64>;
 
 fn get(known: &KnownValues, def: &MetricDef) -> Option<f64> {
     known.get(def.tag).copied()
 }
 
-/// `amount` per second of benchmark duration; None for a zero-length run.
+/// `amount` per second of the observation window (a timeslice's), else of the benchmark
+/// duration; None for a zero-length one.
 fn per_second(known: &KnownValues, amount: f64) -> Option<f64> {
-    let duration_s = get(known, &r::BENCHMARK_DURATION)?;
+    let duration_s = known.get(OBSERVATION_WINDOW_S).copied().or_else(|| get(known, &r::BENCHMARK_DURATION))?;
     (duration_s > 0.0).then(|| amount / duration_s)
 }
 
@@ -164,6 +169,16 @@ mod tests {
         assert_eq!(value(&d, &r::TOTAL_USAGE_PROMPT_TOKENS), None);
         assert_eq!(value(&d, &r::GOODPUT), None, "no SLOs, no goodput");
         assert_eq!(value(&d, &r::GOOD_REQUEST_FRACTION), None);
+
+        // A timeslice's rates are per second of its window, its benchmark duration kept.
+        let mut k = known(&[
+            (&r::REQUEST_COUNT, 8.0),
+            (&r::MIN_REQUEST_TIMESTAMP, 1_000_000_000.0),
+            (&r::MAX_RESPONSE_TIMESTAMP, 5_000_000_000.0),
+        ]);
+        k.insert(OBSERVATION_WINDOW_S, 2.0);
+        let d = derive_all(&mut k);
+        assert_eq!((value(&d, &r::BENCHMARK_DURATION), value(&d, &r::REQUEST_THROUGHPUT)), (Some(4.0), Some(4.0)));
     }
 
     #[test]

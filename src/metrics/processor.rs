@@ -202,7 +202,7 @@ impl RecordProcessor {
             let good = good_mark.unwrap_or(false);
             self.run.add_success(record, metrics, span, good);
             if let Some(slices) = &mut self.timeslices {
-                slices.slice_for(record.start_ns).add_success(record, metrics, span, good);
+                slices.slice_for(record.start_ns, record.end_ns).add_success(record, metrics, span, good);
             }
             if let Some(sent_to) = &record.url {
                 self.by_url.of(sent_to).add_success(record, metrics, span, good);
@@ -212,7 +212,7 @@ impl RecordProcessor {
             self.errors.add(error);
             self.run.add_error(record, metrics);
             if let Some(slices) = &mut self.timeslices {
-                slices.slice_for(record.start_ns).add_error(record, metrics);
+                slices.slice_for(record.start_ns, record.end_ns).add_error(record, metrics);
             }
             if let Some(sent_to) = &record.url {
                 self.by_url.of(sent_to).add_error(record, metrics);
@@ -619,7 +619,12 @@ mod tests {
         let slices = &processed.timeslices;
         assert_eq!(slices.len(), 2);
         assert_eq!(slices[1].index, 1);
-        assert_eq!(slices[1].end_ns - slices[1].start_ns, 10_000_000);
+        // The last slice ends with the run (18 ms), as AIPerf clips it; the first is whole.
+        assert_eq!((slices[0].end_ns - slices[0].start_ns, slices[0].is_complete), (10_000_000, true));
+        assert_eq!((slices[1].end_ns - slices[1].start_ns, slices[1].is_complete), (8_000_000, false));
+        // A slice's rates are per second of its window: 2 requests in 10 ms, 1 in 8 ms.
+        assert!((stats_of(&slices[0].metrics, "request_throughput").avg - 200.0).abs() < 1e-9);
+        assert!((stats_of(&slices[1].metrics, "request_throughput").avg - 125.0).abs() < 1e-9);
         // Two requests started in the first slice, one in the second.
         assert_eq!(stats_of(&slices[0].metrics, "request_count").avg, 2.0);
         assert_eq!(stats_of(&slices[1].metrics, "request_count").avg, 1.0);

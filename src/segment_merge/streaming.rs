@@ -29,7 +29,7 @@ pub fn merged_metrics<'a>(dirs: impl IntoIterator<Item = &'a Path>) -> Result<Pr
     }
     let distributions = histograms.stats().context("merging the segments' segment_histograms.json")?;
     Ok(ProcessedMetrics {
-        metrics: metric_results(distributions, &totals, Vec::new()),
+        metrics: metric_results(distributions, &totals, Vec::new(), None),
         error_summary: errors.into_summary(),
         by_url: Vec::new(),
         timeslices: Vec::new(),
