@@ -545,6 +545,7 @@ async fn run_phases(
     let mut gathered = None;
     let last_results_phase = plan.phases.iter().rposition(|phase| phase.results);
     let mut phases = Vec::with_capacity(plan.phases.len());
+    let mut dataset_drawn = 0;
     for (index, phase) in plan.phases.iter().enumerate() {
         if options.cancel.is_cancelled() {
             break;
@@ -564,8 +565,12 @@ async fn run_phases(
         }
         let phase = capped(phase, entry_limit);
         let progress = PhaseProgress::start(&phase, counters.clone(), options.progress);
-        let run = Arc::new(PhaseRun { phase: phase.clone(), index, name: Arc::from(phase.name.as_str()), counters });
+        let name = Arc::from(phase.name.as_str());
+        let run = Arc::new(PhaseRun { phase: phase.clone(), index, name, counters, dataset_offset: dataset_drawn });
         let summary = load::run_phase(context.clone(), run.clone()).await;
+        if phase.kind == crate::plan::PhaseKind::Warmup {
+            dataset_drawn += load::dataset_drawn(&context, &run);
+        }
         if phase.results {
             target.control.stop_profiler().await;
         }

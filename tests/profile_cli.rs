@@ -1526,3 +1526,43 @@ fn aiperf_s_force_content_parts_variable_sends_every_text_as_a_part_as_aiperf_do
     assert!(plans_of(&text(&profiled.stdout))[0]["endpoint"]["request"]["content_parts"] == true);
     assert_scenario_builds_the_same_plans(dir.path(), &profiled);
 }
+
+/// The conversations each phase of `dir/out`'s records sent, by phase, in first-sent order.
+fn conversations_by_phase(dir: &Path) -> std::collections::BTreeMap<String, Vec<String>> {
+    let records = std::fs::read_to_string(dir.join("out/profile_export.jsonl")).expect("records");
+    let mut phases: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    for line in records.lines() {
+        let record: serde_json::Value = serde_json::from_str(line).expect("a record");
+        let meta = &record["metadata"];
+        let sent = phases.entry(meta["benchmark_phase"].as_str().expect("a phase").to_string()).or_default();
+        let conversation = meta["conversation_id"].as_str().expect("a conversation").to_string();
+        if !sent.contains(&conversation) {
+            sent.push(conversation);
+        }
+    }
+    phases
+}
+
+#[test]
+fn the_profiling_phase_draws_on_after_the_warm_up_s_prompts_as_aiperf_does() {
+    // AIPerf 0.13's phases share one sampler: after a 5-request warm-up, profiling sends
+    // entries 5 to 14 (seen beside it against the mock), not the warm-up's again.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let args = "--model m --url mock --isl 16 --osl 2 --warmup-request-count 5 --request-count 10 --concurrency 1 \
+                --num-dataset-entries 50 --artifact-dir out";
+    assert_ok(&profile(dir.path(), args));
+    let phases = conversations_by_phase(dir.path());
+    let names = |range: std::ops::Range<u32>| range.map(|n| format!("session_{n:06}")).collect::<Vec<_>>();
+    assert_eq!(phases["warmup"], names(0..5));
+    assert_eq!(phases["profiling"], names(5..15));
+
+    // Sessions likewise: profiling's 8 conversations begin after the warm-up's three, and
+    // reach those only when they wrap.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let args = "--model m --url mock --isl 16 --osl 2 --conversation-num 8 --conversation-turn-mean 2 \
+                --num-warmup-sessions 3 --concurrency 1 --artifact-dir out";
+    assert_ok(&profile(dir.path(), args));
+    let phases = conversations_by_phase(dir.path());
+    assert_eq!(phases["warmup"], names(0..3));
+    assert_eq!(phases["profiling"], [names(3..8), names(0..3)].concat());
+}

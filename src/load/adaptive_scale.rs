@@ -42,7 +42,7 @@ impl Shared {
         if run.phase.single_request_limit().is_some_and(|limit| request_index >= limit) {
             return false;
         }
-        let Some(request) = Outgoing::from_dataset(ctx, request_index, ctx.clock.now_ns(), ids.uuid()) else {
+        let Some(request) = Outgoing::from_dataset(ctx, run, request_index, ctx.clock.now_ns(), ids.uuid()) else {
             return false;
         };
         let observation =

@@ -64,6 +64,15 @@ pub use session_claims::SessionCounts;
 pub use tree_phases::check_tree_phase;
 pub use wait_tally::WaitTally;
 
+/// The dataset draws `run` (a warm-up) made, that the run's later phases draw on from: the
+/// sessions it started from a session dataset, else the requests it sent.
+pub fn dataset_drawn(ctx: &LoadContext, run: &PhaseRun) -> u64 {
+    match replay::file_sessions(&ctx.requests).is_empty() {
+        true => run.counters.sent.load(std::sync::atomic::Ordering::Relaxed),
+        false => run.counters.sessions.started(),
+    }
+}
+
 /// How many sessions a multi-turn file dataset holds (0 for any other dataset).
 pub fn file_session_count(requests: &[PreparedRequest]) -> usize {
     replay::file_sessions(requests).len()
@@ -143,6 +152,10 @@ pub struct PhaseRun {
     pub index: usize,
     pub name: Arc<str>,
     pub counters: Arc<PhaseCounters>,
+    /// The dataset entries (a session dataset's sessions) the run's warm-up phases drew: this
+    /// phase draws on from there, as AIPerf's profiling phase goes on with the warm-up's sampler
+    /// (so it does not send the warm-up's prompts again).
+    pub dataset_offset: u64,
 }
 
 /// When an open-loop phase meant its requests to go out, and when they did (run-clock ns).
@@ -420,9 +433,16 @@ struct Outgoing {
 }
 
 impl Outgoing {
-    /// Dataset entry `request_index` (cycling through the dataset); None for an empty dataset.
-    fn from_dataset(ctx: &LoadContext, request_index: u64, scheduled_ns: u64, x_request_id: String) -> Option<Self> {
-        let dataset_index = ctx.order.index(request_index, ctx.requests.len());
+    /// The dataset entry of the phase's request `request_index` (cycling through the dataset,
+    /// on from the entries earlier phases drew); None for an empty dataset.
+    fn from_dataset(
+        ctx: &LoadContext,
+        run: &PhaseRun,
+        request_index: u64,
+        scheduled_ns: u64,
+        x_request_id: String,
+    ) -> Option<Self> {
+        let dataset_index = ctx.order.index(run.dataset_offset + request_index, ctx.requests.len());
         let prepared = ctx.requests.get(dataset_index)?;
         Some(Self {
             request_index,
@@ -476,7 +496,7 @@ async fn send_one(
     scheduled_ns: u64,
     prefill: Option<&Semaphore>,
 ) {
-    if let Some(request) = Outgoing::from_dataset(ctx, request_index, scheduled_ns, ids.uuid()) {
+    if let Some(request) = Outgoing::from_dataset(ctx, run, request_index, scheduled_ns, ids.uuid()) {
         send(ctx, run, deadlines, request, Limits { slots: None, prefill: prefill.map(PrefillPlace::WaitFor) }).await;
     }
 }

@@ -154,7 +154,7 @@ impl Dispatcher {
                     Some(turn) => Work::Turn(turn, ids.uuid()),
                     None => return ControlFlow::Continue(()),
                 },
-                None => match Outgoing::from_dataset(ctx, next_index, scheduled_ns, ids.uuid()) {
+                None => match Outgoing::from_dataset(ctx, run, next_index, scheduled_ns, ids.uuid()) {
                     Some(request) => {
                         next_index += 1;
                         Work::Request(request, slot)

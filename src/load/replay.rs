@@ -57,9 +57,9 @@ impl SessionSource {
 
     /// The next replay, of its session's first `max_turns` turns at most (all without).
     pub fn claim_first_turns(&self, max_turns: Option<u32>) -> Option<Replay> {
-        let count = self.sessions.len() as u64;
+        let (count, first) = (self.sessions.len() as u64, self.claims.first_session);
         let session_turns = |session: u64| {
-            let turns = self.sessions[(session % count) as usize].clone();
+            let turns = self.sessions[((first + session) % count) as usize].clone();
             let kept = max_turns.map_or(turns.len(), |max| turns.len().min(max as usize));
             turns.start..turns.start + kept
         };

@@ -25,6 +25,11 @@ pub struct SessionCounts {
 }
 
 impl SessionCounts {
+    /// How many sessions the phase started.
+    pub fn started(&self) -> u64 {
+        self.started.load(Ordering::Relaxed)
+    }
+
     /// What the phase's sessions did; None for a phase that played no sessions.
     pub fn summary(&self) -> Option<SessionSummary> {
         let load = |count: &AtomicU64| count.load(Ordering::Relaxed);
@@ -60,6 +65,8 @@ impl RequestCount {
 /// Starts a phase's sessions under its request and session limits.
 pub(super) struct SessionClaims {
     session_limit: Option<u64>,
+    /// The sessions the run's warm-up phases started: a file's sessions are taken on from there.
+    pub first_session: u64,
     next: Mutex<NextSession>,
     requests: Arc<RequestCount>,
     counters: Arc<PhaseCounters>,
@@ -88,12 +95,13 @@ pub(super) struct Claim {
 impl SessionClaims {
     /// The claims of a phase, counted in its counters.
     pub fn of(run: &PhaseRun) -> Self {
-        Self::new(run.phase.requests, run.counters.clone()).with_session_limit(run.phase.sessions)
+        let claims = Self::new(run.phase.requests, run.counters.clone()).with_session_limit(run.phase.sessions);
+        Self { first_session: run.dataset_offset, ..claims }
     }
 
     pub fn new(limit: Option<u64>, counters: Arc<PhaseCounters>) -> Self {
         let requests = Arc::new(RequestCount { limit, taken: AtomicU64::new(0) });
-        Self { session_limit: None, next: Mutex::default(), requests, counters }
+        Self { session_limit: None, first_session: 0, next: Mutex::default(), requests, counters }
     }
 
     /// The same claims, ending after `sessions` sessions.
