@@ -434,7 +434,7 @@ struct Outgoing {
 
 impl Outgoing {
     /// The dataset entry of the phase's request `request_index` (cycling through the dataset,
-    /// on from the entries earlier phases drew); None for an empty dataset.
+    /// on from the entries the run's warm-ups drew); None for an empty dataset.
     fn from_dataset(
         ctx: &LoadContext,
         run: &PhaseRun,

@@ -3,9 +3,9 @@
 //! server certificate (warned about), `AIPERF_HTTP_FORCE_CLOSE=true` opens a connection for
 //! every request, `AIPERF_HTTP_VIDEO_POLL_INTERVAL` is a video job's poll interval (seconds),
 //! `AIPERF_ENDPOINT_FORCE_CONTENT_PARTS=true` sends chat (and chat embeddings), Responses and
-//! Messages text as content parts, the
-//! `AIPERF_DATASET_WEKA_*` agent-splitting settings shape a weka or TraceLab trace's agents, the
-//! `AIPERF_DATASET_TRACELAB_*` ones how a TraceLab file's sessions join as sub-agents.
+//! Messages text as content parts, the `AIPERF_DATASET_WEKA_*` agent-splitting settings shape a
+//! weka or TraceLab trace's agents, the `AIPERF_DATASET_TRACELAB_*` ones how a TraceLab file's
+//! sessions join as sub-agents.
 //! The session-header switches are read with the session header (`plan/routing.rs`). Which of
 //! AIPerf's other variables mean nothing here is in docs/profile.md.
 
