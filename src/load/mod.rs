@@ -58,20 +58,12 @@ use history::Answer;
 use prefill_place::PrefillPlace;
 
 pub use histogram::DurationHistogram;
+pub use replay::dataset_drawn;
 pub use self_check::process_cpu_ns;
 pub use self_check::target_rate_rps;
 pub use session_claims::SessionCounts;
 pub use tree_phases::check_tree_phase;
 pub use wait_tally::WaitTally;
-
-/// The dataset draws `run` (a warm-up) made, that the run's later phases draw on from: the
-/// sessions it started from a session dataset, else the requests it sent.
-pub fn dataset_drawn(ctx: &LoadContext, run: &PhaseRun) -> u64 {
-    match replay::file_sessions(&ctx.requests).is_empty() {
-        true => run.counters.sent.load(std::sync::atomic::Ordering::Relaxed),
-        false => run.counters.sessions.started(),
-    }
-}
 
 /// How many sessions a multi-turn file dataset holds (0 for any other dataset).
 pub fn file_session_count(requests: &[PreparedRequest]) -> usize {

@@ -31,6 +31,15 @@ pub(super) fn file_sessions(requests: &[PreparedRequest]) -> Vec<Range<usize>> {
         .collect()
 }
 
+/// The dataset draws `run` (a warm-up) made, that the run's later phases draw on from: the
+/// sessions it started from a session dataset, else the requests it sent.
+pub fn dataset_drawn(ctx: &LoadContext, run: &PhaseRun) -> u64 {
+    match file_sessions(&ctx.requests).is_empty() {
+        true => run.counters.sent.load(std::sync::atomic::Ordering::Relaxed),
+        false => run.counters.sessions.started(),
+    }
+}
+
 /// Hands out replays of a multi-turn file's sessions in the file's order, wrapping, under the
 /// phase's request and session limits (`session_claims.rs`).
 pub(super) struct SessionSource {

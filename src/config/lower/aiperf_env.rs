@@ -34,13 +34,8 @@ pub fn apply(endpoint: &mut Endpoint, env: impl Fn(&str) -> Option<String>) -> R
         endpoint.request.content_parts = true;
     }
     // AIPerf reads the interval for video jobs only; a chat run with it set is not refused.
-    if endpoint.kind == EndpointKind::VideoGeneration
-        && let Some(text) = env(VIDEO_POLL_INTERVAL)
-    {
-        let seconds = text.trim().parse::<f64>().map_err(|_| {
-            ConfigError::new(format!("environment variable {VIDEO_POLL_INTERVAL}: `{text}` is not a number of seconds"))
-        })?;
-        endpoint.request.video_poll_interval_s = Some(seconds);
+    if endpoint.kind == EndpointKind::VideoGeneration {
+        endpoint.request.video_poll_interval_s = number(&env, VIDEO_POLL_INTERVAL)?;
     }
     Ok(())
 }
@@ -49,16 +44,7 @@ pub fn apply(endpoint: &mut Endpoint, env: impl Fn(&str) -> Option<String>) -> R
 pub fn agent_split(env: impl Fn(&str) -> Option<String>) -> Result<AgentSplit, ConfigError> {
     let mut split = AgentSplit::default();
     let weka = |name: &str| format!("AIPERF_DATASET_WEKA_{name}");
-    let number = |name: &str| -> Result<Option<f64>, ConfigError> {
-        let variable = weka(name);
-        env(&variable)
-            .map(|text| {
-                text.trim().parse::<f64>().ok().filter(|value| !value.is_nan()).ok_or_else(|| {
-                    ConfigError::new(format!("environment variable {variable}: `{text}` is not a number"))
-                })
-            })
-            .transpose()
-    };
+    let decimal = |name: &str| number(&env, &weka(name));
     let count = |name: &str| whole_number(&env, &weka(name));
     if let Some(enabled) = switch(&env, &weka("SPLIT_FLATTENED_AGENTS"))? {
         split.enabled = enabled;
@@ -66,10 +52,10 @@ pub fn agent_split(env: impl Fn(&str) -> Option<String>) -> Result<AgentSplit, C
     if let Some(cross_model) = switch(&env, &weka("AUX_CROSS_MODEL"))? {
         split.aux_cross_model = cross_model;
     }
-    split.seam_max_gap_s = number("SEAM_MAX_GAP_SECONDS")?.unwrap_or(split.seam_max_gap_s);
-    split.seam_min_overlap = number("SEAM_MIN_OVERLAP_RATIO")?.unwrap_or(split.seam_min_overlap);
-    split.aux_isl_ratio = number("AUX_ISL_RATIO")?.unwrap_or(split.aux_isl_ratio);
-    split.reduction_ratio = number("AUX_REDUCTION_RATIO")?.unwrap_or(split.reduction_ratio);
+    split.seam_max_gap_s = decimal("SEAM_MAX_GAP_SECONDS")?.unwrap_or(split.seam_max_gap_s);
+    split.seam_min_overlap = decimal("SEAM_MIN_OVERLAP_RATIO")?.unwrap_or(split.seam_min_overlap);
+    split.aux_isl_ratio = decimal("AUX_ISL_RATIO")?.unwrap_or(split.aux_isl_ratio);
+    split.reduction_ratio = decimal("AUX_REDUCTION_RATIO")?.unwrap_or(split.reduction_ratio);
     split.aux_max_requests = count("AUX_MAX_REQUESTS")?.unwrap_or(split.aux_max_requests);
     split.aux_isl_floor = count("AUX_ISL_FLOOR")?.unwrap_or(split.aux_isl_floor);
     split.reduction_osl_max = count("AUX_REDUCTION_OSL_MAX")?.unwrap_or(split.reduction_osl_max);
@@ -88,6 +74,19 @@ pub fn subagent_join(env: impl Fn(&str) -> Option<String>) -> Result<SubagentJoi
         codex: switch(&env, "AIPERF_DATASET_TRACELAB_CODEX_SUBAGENT_JOIN")?.unwrap_or(defaults.codex),
         min_spawn_ms: whole_number(&env, "AIPERF_DATASET_TRACELAB_MIN_SPAWN_MS")?.unwrap_or(defaults.min_spawn_ms),
     })
+}
+
+/// A number variable (not NaN); None when unset.
+fn number(env: &impl Fn(&str) -> Option<String>, variable: &str) -> Result<Option<f64>, ConfigError> {
+    env(variable)
+        .map(|text| {
+            text.trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|value| !value.is_nan())
+                .ok_or_else(|| ConfigError::new(format!("environment variable {variable}: `{text}` is not a number")))
+        })
+        .transpose()
 }
 
 /// A whole number ≥ 0 variable; None when unset.
