@@ -499,6 +499,15 @@ fn lognormal_and_mixed_lengths_reach_the_plans_and_the_emitted_scenario() {
     let scenario = std::fs::read_to_string(dir.path().join("out.rhai")).expect("out.rhai");
     assert!(scenario.contains("lognormal(1024.0, 904.0)") && scenario.contains("mixture(["), "{scenario}");
     assert_scenario_builds_the_same_plans(dir.path(), &profiled);
+    // AIPerf 0.13 sends these shapes' means; each is named once, however many runs share it.
+    let notes = text(&profiled.stderr);
+    let rag = "note: rag_pipeline: datasets.main.prompts.isl: the lognormal distribution is drawn as written; AIPerf \
+               0.13 sends its mean (1024) every time";
+    assert_eq!(notes.matches(rag).count(), 1, "{notes}");
+    let mix = "production_mix: datasets.main.prompts.osl: the multimodal distribution is drawn as written; AIPerf 0.13 \
+               sends its mean (243) every time";
+    assert!(notes.contains(mix), "{notes}");
+    assert!(!notes.contains("chatbot:"), "a normal length is AIPerf's own: {notes}");
 }
 
 #[test]

@@ -56,6 +56,7 @@ pub fn lower(document: &Value, base_dir: &Path) -> Result<ProfileJob, ConfigErro
         (settings.set_consistent_seed && (sweep.is_some() || settings.num_runs > 1)).then_some(CONSISTENT_SEED);
     let envelope_seed = opt_u64(document, "random_seed", "random_seed")?.or(consistent_seed);
     let mut lock_notes = Vec::new();
+    let mut reduced_shapes = Vec::new();
     for (index, variation) in super::variations(document)?.into_iter().enumerate() {
         let super::Variation { values, reported, document: mut whole } = variation;
         let locked = super::scenario_lock::apply(&mut whole)?;
@@ -69,6 +70,8 @@ pub fn lower(document: &Value, base_dir: &Path) -> Result<ProfileJob, ConfigErro
             None => artifact_location(document).1,
         };
         let mut plan = lower_benchmark(&benchmark, whole.get("variables"), base_dir, seed, name)?;
+        let run = reported.as_ref().map(|reported| reported.label.as_str());
+        reduced_shapes.extend(dataset::shapes_aiperf_reduces(&benchmark, run));
         if let Some(locked) = locked {
             plan.scenario_lock = Some(locked.lock);
             lock_notes.extend(locked.notes);
@@ -85,6 +88,11 @@ pub fn lower(document: &Value, base_dir: &Path) -> Result<ProfileJob, ConfigErro
     };
     let mut notes = sweep_notes(sweep_key("sla_filters"));
     notes.extend(lock_notes);
+    for note in reduced_shapes {
+        if !notes.contains(&note) {
+            notes.push(note);
+        }
+    }
     notes.extend(phases::ignored_schedule_counts(document.get("benchmark").unwrap_or(&Value::Null)));
     let report = output_services::draws_report(document, &mut notes);
     if let Some(search) = &search {

@@ -65,6 +65,47 @@ pub fn lower(benchmark: &Value, base_dir: &Path, seed: u64, kind: EndpointKind) 
     Ok(lowered)
 }
 
+/// The synthetic dataset's lengths, turn counts and think times AIPerf 0.13 reduces to one
+/// value: its composer reads only a distribution's mean (and a normal's stddev), so a
+/// lognormal, mixture or empirical shape sends its mean to every request there. Here it is drawn
+/// as written; one note each says what AIPerf would send, for anyone comparing the two (`run`:
+/// the sweep variation's label, where there is one).
+pub fn shapes_aiperf_reduces(benchmark: &Value, run: Option<&str>) -> Vec<String> {
+    let Ok(dataset) = main_dataset(benchmark) else { return Vec::new() };
+    if dataset.get("type").and_then(Value::as_str).is_some_and(|kind| kind != "synthetic") {
+        return Vec::new();
+    }
+    let mut places: Vec<(String, &Value)> =
+        ["prompts.isl", "prompts.osl", "osl", "turns", "turn_delay", "audio.length"]
+            .into_iter()
+            .filter_map(|key| Some((key.to_string(), dataset.pointer(&format!("/{}", key.replace('.', "/")))?)))
+            .collect();
+    let pairs = dataset.pointer("/prompts/sequence_distribution").and_then(Value::as_array);
+    for (i, pair) in pairs.into_iter().flatten().enumerate() {
+        for key in ["isl", "osl"] {
+            if let Some(value) = pair.get(key) {
+                places.push((format!("prompts.sequence_distribution[{i}].{key}"), value));
+            }
+        }
+    }
+    places
+        .into_iter()
+        .filter_map(|(key, value)| {
+            let kind = value.get("type").and_then(Value::as_str)?;
+            if !matches!(kind, "lognormal" | "multimodal" | "empirical") {
+                return None;
+            }
+            // AIPerf takes the mean as a whole number, cut down.
+            let mean = Dist::from_fields(value).ok()?.mean().trunc();
+            let run = run.map(|run| format!("{run}: ")).unwrap_or_default();
+            Some(format!(
+                "note: {run}datasets.main.{key}: the {kind} distribution is drawn as written; AIPerf 0.13 sends its \
+                 mean ({mean}) every time"
+            ))
+        })
+        .collect()
+}
+
 fn synthetic(dataset: &Value, seed: u64, kind: EndpointKind) -> Result<Dataset, ConfigError> {
     let prompts = dataset.get("prompts").cloned().unwrap_or(Value::Null);
     let isl = opt_dist(&prompts, "isl", "datasets.main.prompts.isl")?.unwrap_or(Dist::fixed(DEFAULT_ISL));
