@@ -168,7 +168,7 @@ fn trials_and_sweeps_write_aiperf_s_layout_run_info_and_aggregates() {
     assert!(!summary["pareto_optimal"].as_array().unwrap().is_empty());
     let sweep_csv = std::fs::read_to_string(grid.join("sweep_aggregate/profile_export_aiperf_sweep.csv")).unwrap();
     assert!(sweep_csv.starts_with("osl,users,"), "{sweep_csv}");
-    assert!(sweep_csv.contains("\r\nBest Configurations\r\nMetric,Parameters,Metric Value,Unit\r\n"));
+    assert!(sweep_csv.contains("\r\nBest Configurations\r\nConfiguration,osl,users,Metric,Unit\r\n"), "{sweep_csv}");
 
     // A zip sweep with trials, in AIPerf's default (repeated) order: trial 1 of each variation,
     // then trial 2, each under its trial's folder, the aggregates under aggregate/.
@@ -183,6 +183,13 @@ fn trials_and_sweeps_write_aiperf_s_layout_run_info_and_aggregates() {
     assert_eq!(cell_aggregate["metadata"]["sweep_mode"], "repeated");
     let sweep = read_json(&zipped.join("aggregate/sweep_aggregate/profile_export_aiperf_sweep.json"));
     assert_eq!(sweep["metadata"]["sweep_mode"], "repeated");
+    // Two trials a variation: AIPerf's confidence blocks, the same as the variation's aggregate.
+    let blocks = &sweep["per_combination_metrics"][1]["metrics"];
+    assert_eq!(blocks["request_count_avg"]["mean"], cell_aggregate["metrics"]["request_count_avg"]["mean"]);
+    assert!(blocks.get("request_count").is_none(), "{blocks}");
+    let sweep_csv =
+        std::fs::read_to_string(zipped.join("aggregate/sweep_aggregate/profile_export_aiperf_sweep.csv")).unwrap();
+    assert!(sweep_csv.contains(",request_throughput_avg_mean,request_throughput_avg_std,"), "{sweep_csv}");
     let runs = [
         "trial_0001/osl_2_users_1",
         "trial_0001/osl_3_users_2",

@@ -5,11 +5,11 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use super::confidence::ConfidenceStats;
 use super::trials::{FailedTrial, TrialSet};
+use crate::metric_result::MetricResult;
 use crate::result::RunResult;
 
-/// The percentiles a variation's metric block carries besides its trial statistics.
+/// The percentiles a single run's metric block carries.
 const PERCENTILES: [&str; 9] = ["p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99"];
 
 /// The throughput objective (maximized): requests per second.
@@ -27,18 +27,31 @@ pub struct SweepCell {
     pub trials: Arc<TrialSet>,
 }
 
-/// One metric of one variation: the trial statistics of its average, the extremes over all
-/// trials, and the mean of each percentile, count and sum.
+/// One metric block of one variation, under the key AIPerf 0.13 gives it: with several trials,
+/// each statistic of each metric across them (`request_throughput_avg`: the trials' averages,
+/// as the variation's confidence aggregate has it); with one, the metric itself
+/// (`request_throughput`), its spread zero, with its percentiles, count and sum.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CombinationMetric {
-    pub tag: &'static str,
+    pub key: String,
     pub unit: &'static str,
-    /// Trial statistics of the metric's `avg`.
-    pub average: ConfidenceStats,
-    /// The lowest `min` and highest `max` any trial saw (the avg's extremes for scalar metrics).
+    pub mean: f64,
+    pub std: f64,
     pub min: f64,
     pub max: f64,
-    /// `(p1, value)`… means over the trials; only the percentiles the metric has.
+    /// `std / mean`; `None` for a mean of 0 over several trials.
+    pub cv: Option<f64>,
+    pub ci_low: f64,
+    pub ci_high: f64,
+    /// What a single trial's block carries besides (None over several trials).
+    pub single_run: Option<SingleRun>,
+}
+
+/// A single trial's metric: its average, and the percentiles, count and sum it has.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SingleRun {
+    pub avg: f64,
+    /// `(p1, value)`…: only the percentiles the metric has.
     pub percentiles: Vec<(&'static str, f64)>,
     pub count: Option<u64>,
     pub sum: Option<f64>,
@@ -93,36 +106,56 @@ impl SweepSummary {
     }
 }
 
-/// Every metric of a variation, in its first trial's metric order.
+/// Every metric block of a variation, in its first trial's metric order.
 pub fn combination_metrics(cell: &SweepCell) -> Vec<CombinationMetric> {
     let set = &cell.trials;
-    let Some(first) = set.trials.first() else {
-        return Vec::new();
-    };
-    first
-        .metrics
-        .iter()
-        .filter_map(|metric| {
-            let average = ConfidenceStats::of(&set.samples(metric.tag, "avg"), set.confidence_level)?;
-            let min = set.samples(metric.tag, "min").into_iter().reduce(f64::min).unwrap_or(average.min);
-            let max = set.samples(metric.tag, "max").into_iter().reduce(f64::max).unwrap_or(average.max);
-            let mean_of = |stat: &str| {
-                let values = set.samples(metric.tag, stat);
-                (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
-            };
-            let percentiles = PERCENTILES.iter().filter_map(|&p| mean_of(p).map(|value| (p, value))).collect();
-            Some(CombinationMetric {
-                tag: metric.tag,
-                unit: metric.unit,
-                average,
-                min,
-                max,
-                percentiles,
-                count: mean_of("count").map(|count| count.round() as u64),
-                sum: mean_of("sum"),
+    match set.trials.as_slice() {
+        [] => Vec::new(),
+        [single] => single.metrics.iter().map(single_run_block).collect(),
+        _ => set
+            .metrics
+            .iter()
+            .map(|metric| {
+                let s = &metric.stats;
+                CombinationMetric {
+                    key: metric.name.clone(),
+                    unit: metric.unit,
+                    mean: s.mean,
+                    std: s.std,
+                    min: s.min,
+                    max: s.max,
+                    cv: s.cv,
+                    ci_low: s.ci_low,
+                    ci_high: s.ci_high,
+                    single_run: None,
+                }
             })
-        })
-        .collect()
+            .collect(),
+    }
+}
+
+/// A single trial's metric as a block: its average with no spread, its own extremes.
+fn single_run_block(metric: &MetricResult) -> CombinationMetric {
+    let stats = &metric.stats;
+    let avg = stats.avg;
+    let single_run = SingleRun {
+        avg,
+        percentiles: PERCENTILES.iter().filter_map(|&p| stats.get(p).map(|value| (p, value))).collect(),
+        count: stats.get("count").map(|count| count as u64),
+        sum: stats.get("sum"),
+    };
+    CombinationMetric {
+        key: metric.tag.to_string(),
+        unit: metric.unit,
+        mean: avg,
+        std: 0.0,
+        min: stats.get("min").unwrap_or(avg),
+        max: stats.get("max").unwrap_or(avg),
+        cv: Some(0.0),
+        ci_low: avg,
+        ci_high: avg,
+        single_run: Some(single_run),
+    }
 }
 
 fn parameters_of(cells: &[SweepCell]) -> Vec<(String, Vec<Value>)> {
@@ -222,13 +255,22 @@ mod tests {
     }
 
     #[test]
-    fn a_variation_s_metrics_summarize_its_trials() {
+    fn a_variation_s_metrics_are_its_confidence_aggregate_or_its_one_run() {
         let metrics = combination_metrics(&cell(1, &[(10.0, 4.0), (20.0, 6.0)]));
-        let throughput = metrics.iter().find(|m| m.tag == "request_throughput").unwrap();
-        assert_eq!((throughput.average.mean, throughput.min, throughput.max), (15.0, 10.0, 20.0));
-        assert!(throughput.percentiles.is_empty() && throughput.count.is_none());
-        let ttft = metrics.iter().find(|m| m.tag == "time_to_first_token").unwrap();
-        assert_eq!(ttft.percentiles.last(), Some(&("p99", 5.0)));
-        assert_eq!((ttft.min, ttft.max, ttft.count), (1.0, 2.0, Some(2)));
+        let throughput = metrics.iter().find(|m| m.key == "request_throughput_avg").unwrap();
+        assert_eq!((throughput.mean, throughput.min, throughput.max), (15.0, 10.0, 20.0));
+        assert!((throughput.std - 50f64.sqrt()).abs() < 1e-12, "the trials' sample std");
+        assert!(throughput.single_run.is_none());
+        let ttft_p99 = metrics.iter().find(|m| m.key == "time_to_first_token_p99").unwrap();
+        assert_eq!((ttft_p99.mean, ttft_p99.unit), (5.0, "ms"));
+        assert!(metrics.iter().all(|m| m.key != "time_to_first_token"), "several trials: only flattened keys");
+
+        let one = combination_metrics(&cell(1, &[(10.0, 4.0)]));
+        let throughput = one.iter().find(|m| m.key == "request_throughput").unwrap();
+        assert_eq!((throughput.mean, throughput.std, throughput.cv, throughput.ci_high), (10.0, 0.0, Some(0.0), 10.0));
+        let ttft = one.iter().find(|m| m.key == "time_to_first_token").unwrap();
+        let single_run = ttft.single_run.as_ref().unwrap();
+        assert_eq!(single_run.percentiles.last(), Some(&("p99", 4.0)));
+        assert!(single_run.count.is_some() && single_run.sum.is_some());
     }
 }

@@ -10,8 +10,10 @@
 //!
 //! A parameter path is read inside `benchmark` (a leading `benchmark.` is allowed): a list
 //! (`phases`, `datasets`, `models.items`) is entered by an entry's `name` or index
-//! (`datasets.main.format`, `phases.profiling.rate`); a path whose first key is not a
-//! benchmark key (`concurrency`, `rate`, `requests`…) sets that key on every phase that is not
+//! (`datasets.main.format`, `phases.profiling.rate`; `profiling` is also the only measured
+//! phase when none has that name). A bare phase setting AIPerf knows (`concurrency`, `rate`,
+//! `requests`…) is its `phases.profiling.` path, as AIPerf orders, labels and reports it; any
+//! other path whose first key is not a benchmark key sets that key on every phase that is not
 //! excluded from results. Segments may be camelCase.
 
 use serde_json::{Map, Value};
@@ -145,13 +147,47 @@ fn parameters(sweep: &Value) -> Result<Vec<(String, Vec<Value>)>, ConfigError> {
     let mut parameters = parameters
         .iter()
         .map(|(path, values)| match values {
-            Value::Array(list) if !list.is_empty() => Ok((path.clone(), list.clone())),
+            Value::Array(list) if !list.is_empty() => Ok((aiperf_path(path), list.clone())),
             _ => Err(ConfigError::new(format!("sweep.parameters.{path}: expected a non-empty list of values"))),
         })
         .collect::<Result<Vec<_>, _>>()?;
     // AIPerf takes the paths in alphabetical order (the first varying slowest in a grid).
     parameters.sort_by(|(a, _), (b, _)| a.cmp(b));
+    if let Some(twice) = parameters.windows(2).find(|pair| pair[0].0 == pair[1].0) {
+        return Err(ConfigError::new(format!(
+            "sweep.parameters: `{}` is given twice (a bare name and its dotted path); keep one",
+            twice[0].0
+        )));
+    }
     Ok(parameters)
+}
+
+/// The bare names AIPerf 0.13 reads as the profiling phase's settings.
+const PROFILING_PHASE_NAMES: [&str; 13] = [
+    "concurrency",
+    "prefill_concurrency",
+    "rate",
+    "requests",
+    "duration",
+    "sessions",
+    "users",
+    "smoothness",
+    "grace_period",
+    "concurrency_ramp",
+    "prefill_ramp",
+    "rate_ramp",
+    "rate_series",
+];
+
+/// A parameter's path as AIPerf names it: a bare phase setting (`concurrency`) is
+/// `phases.profiling.concurrency`, which orders, labels and reports the variation.
+fn aiperf_path(path: &str) -> String {
+    let bare = snake_case(path);
+    if !path.contains('.') && PROFILING_PHASE_NAMES.contains(&bare.as_str()) {
+        format!("phases.profiling.{bare}")
+    } else {
+        path.to_string()
+    }
 }
 
 fn grid(parameters: &[(String, Vec<Value>)]) -> Vec<Map<String, Value>> {
@@ -296,7 +332,9 @@ fn set_segments(target: &mut Value, segments: &[String], value: Value, path: &st
         Value::Array(list) => {
             let by_name =
                 list.iter().position(|entry| entry.get("name").and_then(Value::as_str) == Some(head.as_str()));
-            let index = by_name.or_else(|| head.parse::<usize>().ok().filter(|index| *index < list.len()));
+            let index = by_name
+                .or_else(|| head.parse::<usize>().ok().filter(|index| *index < list.len()))
+                .or(if head == "profiling" { only_measured_phase(list, path)? } else { None });
             let Some(index) = index else {
                 let names: Vec<&str> =
                     list.iter().filter_map(|entry| entry.get("name").and_then(Value::as_str)).collect();
@@ -314,6 +352,27 @@ fn set_segments(target: &mut Value, segments: &[String], value: Value, path: &st
         }
     };
     set_segments(next, rest, value, path)
+}
+
+/// `phases.profiling` where no phase has that name (AIPerf's fallback): the one phase that is
+/// not excluded from results; an error naming them when there are several.
+fn only_measured_phase(phases: &[Value], path: &str) -> Result<Option<usize>, ConfigError> {
+    let measured: Vec<usize> =
+        (0..phases.len()).filter(|&i| phases[i].get("exclude_from_results") != Some(&Value::Bool(true))).collect();
+    if let [only] = measured.as_slice() {
+        return Ok(Some(*only));
+    }
+    if measured.len() > 1 {
+        let names: Vec<&str> = measured.iter().filter_map(|&i| phases[i].get("name")?.as_str()).collect();
+        return Err(ConfigError::new(format!(
+            "sweep.parameters.{path}: {} phases are measured ({}) and none is named `profiling`; name one \
+             (`phases.{}.…`)",
+            measured.len(),
+            names.join(", "),
+            names.first().copied().unwrap_or("0")
+        )));
+    }
+    Ok(None)
 }
 
 /// A swept duration (`30s`, `5m`) in seconds, as the document holds it.
@@ -345,20 +404,44 @@ mod tests {
     }
 
     #[test]
-    fn a_grid_is_every_combination_and_a_bare_key_sets_the_measured_phases() {
+    fn a_grid_is_every_combination_and_a_bare_phase_setting_is_the_profiling_phase_s() {
         let mut document = base();
         document["sweep"] =
             json!({"type": "grid", "parameters": {"concurrency": [1, 2, 4], "datasets.main.entries": [5, 6]}});
         let found = variations(&normalize(document).unwrap()).unwrap();
         assert_eq!(found.len(), 6);
-        assert_eq!(found[0].values, json!({"concurrency": 1, "datasets.main.entries": 5}).as_object().unwrap().clone());
-        assert_eq!(found[0].reported.as_ref().unwrap().label, "concurrency=1, datasets.main.entries=5");
-        assert_eq!(found[0].reported.as_ref().unwrap().folder, "concurrency_1__entries_5");
+        // As AIPerf 0.13 names it (`phases.profiling.concurrency`), so ordered after the dataset's.
+        let first = json!({"datasets.main.entries": 5, "phases.profiling.concurrency": 1});
+        assert_eq!(found[0].values, first.as_object().unwrap().clone());
+        assert_eq!(
+            found[0].reported.as_ref().unwrap().label,
+            "datasets.main.entries=5, phases.profiling.concurrency=1"
+        );
+        assert_eq!(found[0].reported.as_ref().unwrap().folder, "entries_5__concurrency_1");
+        assert_eq!(found[1].values["phases.profiling.concurrency"], 2, "the last path varies fastest");
         let last = &found[5].document["benchmark"];
         assert_eq!(last["phases"][1]["concurrency"], 4);
         assert_eq!(last["phases"][0]["concurrency"], 2, "the warmup keeps its own");
         assert_eq!(last["datasets"][0]["entries"], 6);
         assert!(found[5].document.get("sweep").is_none());
+    }
+
+    #[test]
+    fn phases_profiling_is_the_only_measured_phase_when_none_has_the_name() {
+        let mut document = base();
+        document["benchmark"]["phases"][1]["name"] = json!("steady");
+        document["sweep"] = json!({"parameters": {"requests": [5], "phases.profiling.concurrency": [3]}});
+        let found = variations(&normalize(document.clone()).unwrap()).unwrap();
+        let phases = &found[0].document["benchmark"]["phases"];
+        assert_eq!((&phases[1]["concurrency"], &phases[1]["requests"]), (&json!(3), &json!(5)));
+        assert_eq!((&phases[0]["concurrency"], &phases[0]["requests"]), (&json!(2), &json!(4)), "not the warm-up");
+
+        document["benchmark"]["phases"][0]["excludeFromResults"] = json!(false);
+        let error = variations(&normalize(document.clone()).unwrap()).unwrap_err().to_string();
+        assert!(error.contains("2 phases are measured (warmup, steady) and none is named `profiling`"), "{error}");
+        document["sweep"] = json!({"parameters": {"concurrency": [1], "phases.profiling.concurrency": [2]}});
+        let error = variations(&normalize(document).unwrap()).unwrap_err().to_string();
+        assert!(error.contains("`phases.profiling.concurrency` is given twice"), "{error}");
     }
 
     #[test]

@@ -1,13 +1,14 @@
 //! profile_export_aiperf_sweep.csv (`P_aiperf_sweep.csv` with a prefix): one row per variation (its
-//! parameters, then each metric's mean, std, min, max and cv), then the best configurations, the
+//! parameters, then each metric block's mean, std, min, max and cv), then the best configurations, the
 //! Pareto-optimal points and the metadata, each section after a blank line (AIPerf's layout, CRLF
 //! line ends).
 
+use std::collections::BTreeSet;
 use std::path::Path;
 
 use anyhow::{Context, Result};
 
-use crate::aggregate::sweep::{SweepSummary, combination_metrics};
+use crate::aggregate::sweep::{CombinationMetric, SweepSummary, combination_metrics};
 use crate::python_text::python_text;
 
 const METRIC_COLUMNS: [&str; 5] = ["mean", "std", "min", "max", "cv"];
@@ -15,6 +16,11 @@ const METRIC_COLUMNS: [&str; 5] = ["mean", "std", "min", "max", "cv"];
 pub fn write(summary: &SweepSummary, path: &Path) -> Result<()> {
     let bytes = sweep_csv(summary).with_context(|| format!("cannot build {}", path.display()))?;
     std::fs::write(path, bytes).with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// `value` to `decimals` places; empty when it is not finite (AIPerf's missing value).
+fn number(value: f64, decimals: usize) -> String {
+    if value.is_finite() { format!("{value:.decimals$}") } else { String::new() }
 }
 
 fn new_table() -> csv::Writer<Vec<u8>> {
@@ -31,30 +37,26 @@ pub fn sweep_csv(summary: &SweepSummary) -> Result<Vec<u8>> {
         let values = &summary.cells[index].values;
         names.iter().map(|name| values.get(*name).map(python_text).unwrap_or_default()).collect()
     };
-    let per_cell: Vec<_> = summary
-        .cells
-        .iter()
-        .map(|cell| {
-            let mut metrics = combination_metrics(cell);
-            metrics.sort_by_key(|metric| metric.tag);
-            metrics
-        })
-        .collect();
+    let per_cell: Vec<Vec<CombinationMetric>> = summary.cells.iter().map(combination_metrics).collect();
+    // Every block any variation has, sorted by key; a variation without one leaves its cells empty.
+    let keys: BTreeSet<&str> = per_cell.iter().flatten().map(|metric| metric.key.as_str()).collect();
 
     let mut table = new_table();
     let mut header: Vec<String> = names.iter().map(|name| name.to_string()).collect();
-    if let Some(metrics) = per_cell.first() {
-        for metric in metrics {
-            header.extend(METRIC_COLUMNS.iter().map(|column| format!("{}_{column}", metric.tag)));
-        }
+    for key in &keys {
+        header.extend(METRIC_COLUMNS.iter().map(|column| format!("{key}_{column}")));
     }
     table.write_record(&header)?;
     for (index, metrics) in per_cell.iter().enumerate() {
         let mut row = parameter_cells(index);
-        for metric in metrics {
-            let average = &metric.average;
-            row.extend([average.mean, average.std, metric.min, metric.max].map(|value| format!("{value:.2}")));
-            row.push(average.cv.map_or_else(|| "inf".to_string(), |cv| format!("{cv:.4}")));
+        for key in &keys {
+            match metrics.iter().find(|metric| metric.key == *key) {
+                Some(metric) => {
+                    row.extend([metric.mean, metric.std, metric.min, metric.max].map(|value| number(value, 2)));
+                    row.push(metric.cv.map(|cv| number(cv, 4)).unwrap_or_default());
+                }
+                None => row.extend(METRIC_COLUMNS.map(|_| String::new())),
+            }
         }
         table.write_record(&row)?;
     }
@@ -63,21 +65,17 @@ pub fn sweep_csv(summary: &SweepSummary) -> Result<Vec<u8>> {
     bytes.extend_from_slice(b"\r\nBest Configurations\r\n");
     let mut best = new_table();
     if !summary.best.is_empty() {
-        best.write_record(["Metric", "Parameters", "Metric Value", "Unit"])?;
+        let mut header = vec!["Configuration"];
+        header.extend(&names);
+        header.extend(["Metric", "Unit"]);
+        best.write_record(&header)?;
     }
     for entry in &summary.best {
-        let parameters: Vec<String> = summary.cells[entry.cell]
-            .values
-            .iter()
-            .map(|(name, value)| format!("{name}={}", python_text(value)))
-            .collect();
         let title = if entry.name == "best_throughput" { "Best Throughput" } else { "Best Latency P99" };
-        best.write_record([
-            title.to_string(),
-            parameters.join(" "),
-            format!("{:.2}", entry.metric),
-            entry.unit.to_string(),
-        ])?;
+        let mut row = vec![title.to_string()];
+        row.extend(parameter_cells(entry.cell));
+        row.extend([number(entry.metric, 2), entry.unit.to_string()]);
+        best.write_record(&row)?;
     }
     bytes.extend(finish(best)?);
 
@@ -120,21 +118,34 @@ mod tests {
         let summary = SweepSummary::new(vec![cell(4, &[(10.0, 9.0), (14.0, 11.0)]), cell(8, &[(20.0, 30.0)])]);
         let text = String::from_utf8(sweep_csv(&summary).unwrap()).unwrap();
         let lines: Vec<&str> = text.split("\r\n").collect();
+        // A variation of two trials has AIPerf's flattened blocks, one of a single trial the plain
+        // ones: the header is every key, sorted, and each row leaves the other's cells empty.
         assert!(lines[0].starts_with("users,benchmark_duration_mean,benchmark_duration_std,"), "{}", lines[0]);
         let header: Vec<&str> = lines[0].split(',').collect();
-        let column = header.iter().position(|c| *c == "request_throughput_mean").unwrap();
-        let row: Vec<&str> = lines[1].split(',').collect();
-        assert_eq!((row[0], &row[column..column + 5]), ("4", &["12.00", "2.83", "10.00", "14.00", "0.2357"][..]));
-        assert_eq!(header.len(), row.len());
+        let two_trials: Vec<&str> = lines[1].split(',').collect();
+        let one_trial: Vec<&str> = lines[2].split(',').collect();
+        assert_eq!((header.len(), two_trials.len(), one_trial.len()), (header.len(), header.len(), header.len()));
+        let flattened = header.iter().position(|c| *c == "request_throughput_avg_mean").unwrap();
+        assert_eq!(
+            (two_trials[0], &two_trials[flattened..flattened + 5]),
+            ("4", &["12.00", "2.83", "10.00", "14.00", "0.2357"][..])
+        );
+        assert_eq!(&one_trial[flattened..flattened + 5], ["", "", "", "", ""]);
+        let plain = header.iter().position(|c| *c == "request_throughput_mean").unwrap();
+        assert_eq!(
+            (one_trial[0], &one_trial[plain..plain + 5]),
+            ("8", &["20.00", "0.00", "20.00", "20.00", "0.0000"][..])
+        );
+        assert_eq!(&two_trials[plain..plain + 5], ["", "", "", "", ""]);
         let rest = &lines[3..];
         assert_eq!(
             rest,
             [
                 "",
                 "Best Configurations",
-                "Metric,Parameters,Metric Value,Unit",
-                "Best Throughput,users=8,20.00,requests/sec",
-                "Best Latency P99,users=4,10.00,ms",
+                "Configuration,users,Metric,Unit",
+                "Best Throughput,8,20.00,requests/sec",
+                "Best Latency P99,4,10.00,ms",
                 "",
                 "Pareto Optimal Points",
                 "users",

@@ -26,8 +26,10 @@ pub fn sweep_json(summary: &SweepSummary, sweep_id: &str) -> Value {
         .cells
         .iter()
         .map(|cell| {
-            let metrics: Map<String, Value> =
-                combination_metrics(cell).iter().map(|metric| (metric.tag.to_string(), metric_block(metric))).collect();
+            let metrics: Map<String, Value> = combination_metrics(cell)
+                .into_iter()
+                .map(|metric| (metric.key.clone(), metric_block(&metric)))
+                .collect();
             json!({ "parameters": cell.values, "metrics": metrics })
         })
         .collect();
@@ -61,28 +63,31 @@ pub fn sweep_json(summary: &SweepSummary, sweep_id: &str) -> Value {
     })
 }
 
-/// `{mean, avg, std, min, max, cv, ci_low, ci_high, unit}`, then the percentiles, count and sum
-/// the metric has.
+/// `{mean, std, min, max, cv, ci_low, ci_high, unit}` (AIPerf's confidence projection); a single
+/// run's also `avg` after `mean`, then the percentiles, count and sum its metric has.
 fn metric_block(metric: &CombinationMetric) -> Value {
-    let average = &metric.average;
     let mut block = Map::new();
-    block.insert("mean".into(), json!(average.mean));
-    block.insert("avg".into(), json!(average.mean));
-    block.insert("std".into(), json!(average.std));
+    block.insert("mean".into(), json!(metric.mean));
+    if let Some(single_run) = &metric.single_run {
+        block.insert("avg".into(), json!(single_run.avg));
+    }
+    block.insert("std".into(), json!(metric.std));
     block.insert("min".into(), json!(metric.min));
     block.insert("max".into(), json!(metric.max));
-    block.insert("cv".into(), json!(average.cv));
-    block.insert("ci_low".into(), json!(average.ci_low));
-    block.insert("ci_high".into(), json!(average.ci_high));
+    block.insert("cv".into(), json!(metric.cv));
+    block.insert("ci_low".into(), json!(metric.ci_low));
+    block.insert("ci_high".into(), json!(metric.ci_high));
     block.insert("unit".into(), json!(metric.unit));
-    for (name, value) in &metric.percentiles {
-        block.insert((*name).into(), json!(value));
-    }
-    if let Some(count) = metric.count {
-        block.insert("count".into(), json!(count));
-    }
-    if let Some(sum) = metric.sum {
-        block.insert("sum".into(), json!(sum));
+    if let Some(single_run) = &metric.single_run {
+        for (name, value) in &single_run.percentiles {
+            block.insert((*name).into(), json!(value));
+        }
+        if let Some(count) = single_run.count {
+            block.insert("count".into(), json!(count));
+        }
+        if let Some(sum) = single_run.sum {
+            block.insert("sum".into(), json!(sum));
+        }
     }
     Value::Object(block)
 }
@@ -121,5 +126,20 @@ mod tests {
             })
         );
         assert_eq!(doc["pareto_optimal"], json!([{"users": 4}]));
+    }
+
+    #[test]
+    fn a_variation_of_several_trials_has_its_confidence_blocks() {
+        let summary = SweepSummary::new(vec![cell(4, &[(10.0, 9.0), (14.0, 11.0)])]);
+        let metrics = &sweep_json(&summary, "id")["per_combination_metrics"][0]["metrics"];
+        let throughput = metrics["request_throughput_avg"].as_object().unwrap();
+        let keys: Vec<&str> = throughput.keys().map(String::as_str).collect();
+        assert_eq!(keys, ["mean", "std", "min", "max", "cv", "ci_low", "ci_high", "unit"]);
+        assert_eq!(
+            (&throughput["mean"], &throughput["min"], &throughput["max"]),
+            (&json!(12.0), &json!(10.0), &json!(14.0))
+        );
+        assert_eq!(metrics["time_to_first_token_p99"]["mean"], 10.0);
+        assert!(metrics.get("request_throughput").is_none(), "{metrics}");
     }
 }
