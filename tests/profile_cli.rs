@@ -377,6 +377,40 @@ fn a_warmup_of_zero_requests_or_seconds_is_no_warmup() {
 }
 
 #[test]
+fn a_warmup_from_flags_sends_at_the_request_rate_in_its_pattern() {
+    use serde_json::json;
+    let dir = tempfile::tempdir().expect("dir");
+    let warmup_of = |flags: &str| {
+        let dry = profile(
+            dir.path(),
+            &format!("--model m --url mock --request-count 4 --warmup-request-count 3 {flags} --dry-run"),
+        );
+        assert_ok(&dry);
+        plans_of(&text(&dry.stdout))[0]["phases"][0].clone()
+    };
+    // AIPerf 0.13: the warmup's rate is --warmup-request-rate, else --request-rate; its pattern
+    // --warmup-arrival-pattern, else --arrival-pattern; its cap --warmup-concurrency, else --concurrency.
+    let poisson = warmup_of("--request-rate 20 --concurrency 3");
+    assert_eq!(
+        (&poisson["type"], &poisson["rate"], &poisson["arrival"]["pattern"]),
+        (&json!("rate"), &json!(20.0), &json!("poisson"))
+    );
+    assert_eq!((&poisson["max_concurrency"], &poisson["requests"]), (&json!(3), &json!(3)));
+    let gamma = warmup_of("--request-rate 20 --arrival-pattern gamma --arrival-smoothness 2");
+    assert_eq!(gamma["arrival"], json!({"pattern": "gamma", "smoothness": 2.0}));
+    let own = warmup_of("--concurrency 4 --warmup-request-rate 5");
+    assert_eq!(
+        (&own["rate"], &own["arrival"]["pattern"], &own["max_concurrency"]),
+        (&json!(5.0), &json!("poisson"), &json!(4))
+    );
+    let closed = warmup_of("--concurrency 4");
+    assert_eq!((&closed["type"], &closed["concurrency"]), (&json!("concurrency"), &json!(4)));
+    // A swept rate: the warmup runs once at concurrency 1 (AIPerf 0.13 sweeps it as well).
+    let swept = warmup_of("--request-rate 10,20");
+    assert_eq!((&swept["type"], &swept["concurrency"]), (&json!("concurrency"), &json!(1)));
+}
+
+#[test]
 fn a_concurrency_list_sweeps_and_each_variation_runs() {
     let dir = tempfile::tempdir().expect("dir");
     let output = profile(

@@ -608,6 +608,28 @@ pub fn warmup_ramps(document: &mut FlagDocument, with_config_file: bool) -> Resu
     Ok(())
 }
 
+/// AIPerf's warmup load from flags alone, once every flag is read: a warmup the flags start
+/// (its requests, sessions or duration) and give no arrival pattern sends at its rate
+/// (`--warmup-request-rate`, else `--request-rate`) in the profiling phase's pattern
+/// (`--arrival-pattern`), not at concurrency 1; the lowering gives it the profiling rate,
+/// smoothness and in-flight cap it does not set itself. A swept rate leaves it as it is.
+pub fn warmup_pattern(document: &mut FlagDocument) {
+    let get = |path: &str| crate::config::get_path(&document.document, path);
+    let started = ["requests", "sessions", "duration"]
+        .iter()
+        .any(|amount| get(&format!("benchmark.phases.warmup.{amount}")).is_some());
+    let has_rate = get("benchmark.phases.warmup.rate").is_some() || get("benchmark.phases.profiling.rate").is_some();
+    if !started || !has_rate || get("benchmark.phases.warmup.type").is_some() {
+        return;
+    }
+    let pattern = get("benchmark.phases.profiling.type")
+        .and_then(Value::as_str)
+        .filter(|kind| matches!(*kind, "poisson" | "gamma" | "constant"))
+        .unwrap_or("poisson")
+        .to_string();
+    document.set("benchmark.phases.warmup.type", json!(pattern));
+}
+
 /// Drop what the flags set at `path` (a key of the warmup phase) from their document.
 fn forget(document: &mut FlagDocument, path: &str) {
     document.sets.retain(|(set, _)| set != path);

@@ -80,6 +80,9 @@ pub fn parse(args: &[String]) -> Result<ProfileCommand, String> {
         apply(&mut command, flag, name, &values).map_err(|why| format!("{name}: {why}"))?;
     }
     super::load::warmup_ramps(&mut command.flags, command.config.is_some())?;
+    if command.config.is_none() {
+        super::load::warmup_pattern(&mut command.flags);
+    }
     super::variants::expand(&mut command.flags, &|args| parse(args).map(|nested| nested.flags.finish()))?;
     Ok(command)
 }
