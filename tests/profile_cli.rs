@@ -405,6 +405,8 @@ fn a_warmup_from_flags_sends_at_the_request_rate_in_its_pattern() {
     );
     let closed = warmup_of("--concurrency 4");
     assert_eq!((&closed["type"], &closed["concurrency"]), (&json!("concurrency"), &json!(4)));
+    let user_centric = warmup_of("--user-centric-rate 2 --num-users 4 --conversation-turn-mean 2");
+    assert_eq!((&user_centric["type"], &user_centric["concurrency"]), (&json!("concurrency"), &json!(1)));
     // A swept rate: the warmup runs once at concurrency 1 (AIPerf 0.13 sweeps it as well).
     let swept = warmup_of("--request-rate 10,20");
     assert_eq!((&swept["type"], &swept["concurrency"]), (&json!("concurrency"), &json!(1)));

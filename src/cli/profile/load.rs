@@ -618,16 +618,17 @@ pub fn warmup_pattern(document: &mut FlagDocument) {
     let started = ["requests", "sessions", "duration"]
         .iter()
         .any(|amount| get(&format!("benchmark.phases.warmup.{amount}")).is_some());
-    let has_rate = get("benchmark.phases.warmup.rate").is_some() || get("benchmark.phases.profiling.rate").is_some();
+    // The profiling phase's open-loop pattern: --request-rate's, not --user-centric-rate's.
+    let profiling_pattern = get("benchmark.phases.profiling.type")
+        .and_then(Value::as_str)
+        .filter(|kind| matches!(*kind, "poisson" | "gamma" | "constant"))
+        .map(str::to_string);
+    let request_rate = profiling_pattern.is_some() && get("benchmark.phases.profiling.rate").is_some();
+    let has_rate = get("benchmark.phases.warmup.rate").is_some() || request_rate;
     if !started || !has_rate || get("benchmark.phases.warmup.type").is_some() {
         return;
     }
-    let pattern = get("benchmark.phases.profiling.type")
-        .and_then(Value::as_str)
-        .filter(|kind| matches!(*kind, "poisson" | "gamma" | "constant"))
-        .unwrap_or("poisson")
-        .to_string();
-    document.set("benchmark.phases.warmup.type", json!(pattern));
+    document.set("benchmark.phases.warmup.type", json!(profiling_pattern.unwrap_or_else(|| "poisson".into())));
 }
 
 /// Drop what the flags set at `path` (a key of the warmup phase) from their document.
