@@ -377,7 +377,7 @@ fn a_warmup_of_zero_requests_or_seconds_is_no_warmup() {
 }
 
 #[test]
-fn a_warmup_from_flags_sends_at_the_request_rate_in_its_pattern() {
+fn a_warmup_from_flags_sends_at_the_request_rate_in_its_pattern_and_smoothness_makes_it_gamma() {
     use serde_json::json;
     let dir = tempfile::tempdir().expect("dir");
     let warmup_of = |flags: &str| {
@@ -396,8 +396,20 @@ fn a_warmup_from_flags_sends_at_the_request_rate_in_its_pattern() {
         (&json!("rate"), &json!(20.0), &json!("poisson"))
     );
     assert_eq!((&poisson["max_concurrency"], &poisson["requests"]), (&json!(3), &json!(3)));
-    let gamma = warmup_of("--request-rate 20 --arrival-pattern gamma --arrival-smoothness 2");
+    // --arrival-smoothness alone makes the arrivals gamma (AIPerf 0.13), the warmup's too.
+    let gamma = warmup_of("--request-rate 20 --arrival-smoothness 2");
     assert_eq!(gamma["arrival"], json!({"pattern": "gamma", "smoothness": 2.0}));
+    for (flags, refused) in [
+        ("--request-rate 20 --arrival-pattern poisson --vllm-burstiness 2", true),
+        ("--concurrency 2 --arrival-smoothness 2", true),
+        ("--request-rate 20 --arrival-pattern gamma --arrival-smoothness 2", false),
+    ] {
+        let dry = profile(dir.path(), &format!("--model m --url mock --request-count 4 {flags} --dry-run"));
+        assert_eq!(!dry.status.success(), refused, "{flags}: {}", text(&dry.stderr));
+        if refused {
+            assert!(text(&dry.stderr).contains("--arrival-smoothness is only read with gamma arrivals"), "{flags}");
+        }
+    }
     let own = warmup_of("--concurrency 4 --warmup-request-rate 5");
     assert_eq!(
         (&own["rate"], &own["arrival"]["pattern"], &own["max_concurrency"]),

@@ -608,6 +608,30 @@ pub fn warmup_ramps(document: &mut FlagDocument, with_config_file: bool) -> Resu
     Ok(())
 }
 
+/// `--arrival-smoothness` (`--vllm-burstiness`) from flags alone, as AIPerf 0.13 reads it: with a
+/// request rate and no `--arrival-pattern` it makes the arrivals gamma; with another pattern,
+/// or with no rate, it is refused (it would change nothing).
+pub fn smoothness_pattern(document: &mut FlagDocument, pattern_given: bool) -> Result<(), String> {
+    let get = |path: &str| crate::config::get_path(&document.document, path);
+    if get("benchmark.phases.profiling.smoothness").is_none() {
+        return Ok(());
+    }
+    let rate = get("benchmark.phases.profiling.rate").is_some()
+        || get("benchmark.phases.profiling.rate_series").is_some()
+        || document.sweep.iter().any(|(path, _)| path == "phases.profiling.rate");
+    let kind = get("benchmark.phases.profiling.type").and_then(Value::as_str);
+    if !pattern_given && rate && kind.is_none_or(|kind| kind == "poisson") {
+        document.set("benchmark.phases.profiling.type", json!("gamma"));
+        return Ok(());
+    }
+    if kind == Some("gamma") {
+        return Ok(());
+    }
+    Err("--arrival-smoothness is only read with gamma arrivals: give --arrival-pattern gamma (with a request rate), \
+         or drop --arrival-smoothness"
+        .to_string())
+}
+
 /// AIPerf's warmup load from flags alone, once every flag is read: a warmup the flags start
 /// (its requests, sessions or duration) and give no arrival pattern sends at its rate
 /// (`--warmup-request-rate`, else `--request-rate`) in the profiling phase's pattern

@@ -40,6 +40,8 @@ fn index() -> HashMap<&'static str, &'static Flag> {
 pub fn parse(args: &[String]) -> Result<ProfileCommand, String> {
     let flags = index();
     let mut command = ProfileCommand::default();
+    // `--arrival-pattern` given: `--arrival-smoothness` then does not choose the pattern itself.
+    let mut pattern_given = false;
     let mut at = 0;
     while at < args.len() {
         let token = &args[at];
@@ -77,7 +79,11 @@ pub fn parse(args: &[String]) -> Result<ProfileCommand, String> {
                 values
             }
         };
+        pattern_given |= flag.names.contains(&"--arrival-pattern");
         apply(&mut command, flag, name, &values).map_err(|why| format!("{name}: {why}"))?;
+    }
+    if command.config.is_none() {
+        super::load::smoothness_pattern(&mut command.flags, pattern_given)?;
     }
     super::load::warmup_ramps(&mut command.flags, command.config.is_some())?;
     if command.config.is_none() {
