@@ -890,6 +890,12 @@ fn a_mooncake_trace_replays_on_its_fixed_schedule() {
     assert_eq!(plan["dataset"]["format"], "mooncake");
     assert_eq!(plan["dataset"]["block_size"], 32);
 
+    // An offset with no schedule to cut is refused, as AIPerf 0.13 refuses it, not dropped.
+    let stray =
+        profile(dir.path(), "--model m --url mock --request-count 2 --fixed-schedule-start-offset 100 --dry-run");
+    assert!(!stray.status.success());
+    assert!(text(&stray.stderr).contains("(--fixed-schedule-start-offset): offsets cut a fixed schedule's trace"));
+
     // AIPerf 0.13 replays a fixed schedule's whole trace whatever --request-count says.
     let counted = profile(
         dir.path(),

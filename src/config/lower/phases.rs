@@ -104,6 +104,20 @@ fn inherit(warmup: &Value, profiling: &Value) -> Value {
     merged
 }
 
+/// A fixed schedule's offsets on a phase that is none are refused, as AIPerf 0.13 refuses them,
+/// rather than dropped.
+fn no_schedule_offsets(item: &Value, key: &dyn Fn(&str) -> String) -> Result<(), ConfigError> {
+    let offsets = [("start_offset", "start"), ("end_offset", "end"), ("auto_offset", "auto")];
+    match offsets.iter().find(|(field, _)| item.get(*field).is_some_and(|value| !value.is_null())) {
+        Some((field, flag)) => Err(ConfigError::new(format!(
+            "{} (--fixed-schedule-{flag}-offset): offsets cut a fixed schedule's trace, and this phase replays none; \
+             give --fixed-schedule with a trace that has timestamps, or drop the offset",
+            key(field)
+        ))),
+        None => Ok(()),
+    }
+}
+
 fn lower_phase(item: &Value, dataset: &Dataset, main: &Value, seed: u64) -> Result<Phase, ConfigError> {
     let warmup = is_warmup(item);
     let name =
@@ -163,6 +177,9 @@ fn lower_phase(item: &Value, dataset: &Dataset, main: &Value, seed: u64) -> Resu
             )));
         }
     };
+    if !agentic && !matches!(mode, LoadMode::Schedule(_)) {
+        no_schedule_offsets(item, &key)?;
+    }
     let mode = with_ramps(mode, item, series, warmup, &key)?;
     let mode = super::adaptive_scale::applied(mode, item, &key)?;
     let mut requests = opt_u64(item, "requests", &key("requests"))?;
