@@ -377,6 +377,38 @@ fn a_warmup_of_zero_requests_or_seconds_is_no_warmup() {
 }
 
 #[test]
+fn warmup_settings_without_a_warmup_start_none_and_say_so() {
+    let dir = tempfile::tempdir().expect("dir");
+    let templates = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/aiperf-configs");
+    let note = "note: --warmup-concurrency has no effect here: there is no warmup";
+    // AIPerf 0.13 starts a warmup only with a count, sessions or a duration.
+    for config in [String::new(), format!("--config {}", templates.join("minimal.yaml").display())] {
+        let dry = profile(
+            dir.path(),
+            &format!("--model m --url mock --request-count 4 --warmup-concurrency 4 {config} --dry-run"),
+        );
+        assert_ok(&dry);
+        let plans = plans_of(&text(&dry.stdout));
+        let names: Vec<&serde_json::Value> =
+            plans[0]["phases"].as_array().unwrap().iter().map(|p| &p["name"]).collect();
+        assert_eq!(names, ["profiling"], "{config}");
+        assert!(text(&dry.stderr).contains(note), "{config}: {}", text(&dry.stderr));
+    }
+    // A config file's own warmup takes the flag.
+    let held = profile(
+        dir.path(),
+        &format!(
+            "--config {} --url mock --warmup-concurrency 4 --dry-run",
+            templates.join("warmup_profiling.yaml").display()
+        ),
+    );
+    assert_ok(&held);
+    let plans = plans_of(&text(&held.stdout));
+    assert_eq!((&plans[0]["phases"][0]["name"], &plans[0]["phases"][0]["concurrency"]), (&"warmup".into(), &4.into()));
+    assert!(!text(&held.stderr).contains(note));
+}
+
+#[test]
 fn a_warmup_from_flags_sends_at_the_request_rate_in_its_pattern_and_smoothness_makes_it_gamma() {
     use serde_json::json;
     let dir = tempfile::tempdir().expect("dir");

@@ -6,6 +6,7 @@
 use serde_json::{Value, json};
 
 use super::document::Flags;
+use super::load::{WARMUP_PATHS, no_warmup_note};
 use crate::config::{get_path, set_path};
 
 /// The flags laid over `file` path by path.
@@ -16,6 +17,27 @@ pub fn over_file(mut file: Value, flags: &Flags) -> Value {
         set_path(&mut file, &path, value);
     }
     file
+}
+
+/// Warmup flags over a config file that has no warmup and with no count, sessions or duration
+/// to start one: dropped, a note each (AIPerf ignores them; laid over the file they would make a
+/// warmup of the default count).
+pub fn without_orphan_warmup(flags: &mut Flags, file: &Value) {
+    let phases = file.pointer("/benchmark/phases").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    let file_has_warmup = phases.iter().any(|phase| {
+        phase.get("name").and_then(Value::as_str) == Some("warmup")
+            || phase.get("exclude_from_results").and_then(Value::as_bool) == Some(true)
+    });
+    let starts_one = ["requests", "sessions", "duration"]
+        .iter()
+        .any(|amount| flags.sets.iter().any(|(path, _)| *path == format!("{WARMUP_PATHS}{amount}")));
+    if file_has_warmup || starts_one {
+        return;
+    }
+    let (orphans, kept): (Vec<_>, Vec<_>) =
+        std::mem::take(&mut flags.sets).into_iter().partition(|(path, _)| path.starts_with(WARMUP_PATHS));
+    flags.sets = kept;
+    flags.notes.extend(orphans.iter().map(|(path, _)| no_warmup_note(path)));
 }
 
 /// Sweep parameters whose paths find the file's items.

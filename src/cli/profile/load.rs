@@ -14,6 +14,8 @@ pub(super) const ARRIVAL: Kind = Kind::Choice(&[
     ("concurrency-burst", "concurrency"),
 ]);
 
+/// Where the warmup flags set their values.
+pub const WARMUP_PATHS: &str = "benchmark.phases.warmup.";
 const WARMUP_CONCURRENCY_RAMP: &str = "benchmark.phases.warmup.concurrency_ramp";
 const WARMUP_PREFILL_RAMP: &str = "benchmark.phases.warmup.prefill_ramp";
 const WARMUP_RATE_RAMP: &str = "benchmark.phases.warmup.rate_ramp";
@@ -576,14 +578,15 @@ pub fn warmup_ramps(document: &mut FlagDocument, with_config_file: bool) -> Resu
     ];
     if !started {
         if !with_config_file {
-            for (warmup, _, flag) in ramps {
-                if !has(document, warmup) {
-                    continue;
-                }
-                forget(document, warmup);
-                document.notes.push(format!(
-                    "note: {flag} has no effect here: there is no warmup (give --warmup-request-count, --num-warmup-sessions or --warmup-duration)"
-                ));
+            let set: Vec<String> = document
+                .sets
+                .iter()
+                .map(|(path, _)| path.clone())
+                .filter(|path| path.starts_with(WARMUP_PATHS))
+                .collect();
+            for path in set {
+                forget(document, &path);
+                document.notes.push(no_warmup_note(&path));
             }
         }
         return Ok(());
@@ -653,6 +656,26 @@ pub fn warmup_pattern(document: &mut FlagDocument) {
         return;
     }
     document.set("benchmark.phases.warmup.type", json!(profiling_pattern.unwrap_or_else(|| "poisson".into())));
+}
+
+/// The note for a warmup flag (by the path it sets) when no warmup runs: AIPerf's flags start a
+/// warmup only with a count, sessions or a duration, and ignore its other settings without one.
+pub fn no_warmup_note(path: &str) -> String {
+    let field = path.strip_prefix(WARMUP_PATHS).unwrap_or(path);
+    let flag = match field {
+        "concurrency" => "--warmup-concurrency",
+        "prefill_concurrency" => "--warmup-prefill-concurrency",
+        "rate" => "--warmup-request-rate",
+        "type" => "--warmup-arrival-pattern",
+        "grace_period" => "--warmup-grace-period",
+        "concurrency_ramp" => "--warmup-concurrency-ramp-duration",
+        "prefill_ramp" => "--warmup-prefill-concurrency-ramp-duration",
+        "rate_ramp" => "--warmup-request-rate-ramp-duration",
+        _ => path,
+    };
+    format!(
+        "note: {flag} has no effect here: there is no warmup (give --warmup-request-count, --num-warmup-sessions or --warmup-duration)"
+    )
 }
 
 /// Drop what the flags set at `path` (a key of the warmup phase) from their document.

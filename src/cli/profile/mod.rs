@@ -49,16 +49,23 @@ pub fn profile(args: &[String], runtime: &tokio::runtime::Runtime) -> i32 {
         crate::ui::stdout::print(&help::render());
         return exit_code::OK;
     }
-    let flags = command.flags.finish();
+    let mut flags = command.flags.finish();
+    let file = match &command.config {
+        Some(path) => match config::read_file(path) {
+            Ok(file) => {
+                complete::without_orphan_warmup(&mut flags, &file);
+                Some((file, path.parent().map(Path::to_path_buf).unwrap_or_default()))
+            }
+            Err(error) => return config_error(&error),
+        },
+        None => None,
+    };
     for note in &flags.notes {
         eprintln!("{note}");
     }
     let cwd = std::env::current_dir().unwrap_or_default();
-    let (mut document, base_dir) = match &command.config {
-        Some(path) => match config::read_file(path) {
-            Ok(file) => (complete::over_file(file, &flags), path.parent().map(Path::to_path_buf).unwrap_or_default()),
-            Err(error) => return config_error(&error),
-        },
+    let (mut document, base_dir) = match file {
+        Some((file, base_dir)) => (complete::over_file(file, &flags), base_dir),
         None => (flags.document, cwd.clone()),
     };
     if command.config.is_none()
