@@ -377,6 +377,31 @@ fn a_warmup_of_zero_requests_or_seconds_is_no_warmup() {
 }
 
 #[test]
+fn a_flag_that_qualifies_one_not_given_says_it_does_nothing() {
+    let dir = tempfile::tempdir().expect("dir");
+    for (flags, note) in [
+        (
+            "--request-cancellation-delay 0.5",
+            "note: --request-cancellation-delay has no effect here without --request-cancellation-rate",
+        ),
+        (
+            "--benchmark-grace-period 5",
+            "note: --benchmark-grace-period has no effect here without --benchmark-duration",
+        ),
+    ] {
+        let dry = profile(dir.path(), &format!("--model m --url mock --request-count 4 {flags} --dry-run"));
+        assert_ok(&dry);
+        assert!(text(&dry.stderr).contains(note), "{flags}: {}", text(&dry.stderr));
+    }
+    let qualified = profile(
+        dir.path(),
+        "--model m --url mock --benchmark-duration 1 --benchmark-grace-period 5 --request-cancellation-rate 10 --request-cancellation-delay 0.5 --dry-run",
+    );
+    assert_ok(&qualified);
+    assert!(!text(&qualified.stderr).contains("has no effect"), "{}", text(&qualified.stderr));
+}
+
+#[test]
 fn warmup_settings_without_a_warmup_start_none_and_say_so() {
     let dir = tempfile::tempdir().expect("dir");
     let templates = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/aiperf-configs");

@@ -635,6 +635,35 @@ pub fn smoothness_pattern(document: &mut FlagDocument, pattern_given: bool) -> R
         .to_string())
 }
 
+/// Flags that qualify another one that was not given, from flags alone (AIPerf 0.13 refuses
+/// them): a note each, and nothing changes.
+pub fn unqualified_notes(document: &mut FlagDocument) {
+    let given = |path: &str| {
+        crate::config::get_path(&document.document, &format!("benchmark.{path}")).is_some()
+            || document.sweep.iter().any(|(swept, _)| swept == path)
+    };
+    let pairs = [
+        (
+            "phases.profiling.cancellation.delay",
+            "--request-cancellation-delay",
+            "phases.profiling.cancellation.rate",
+            "--request-cancellation-rate",
+        ),
+        (
+            "phases.profiling.grace_period",
+            "--benchmark-grace-period",
+            "phases.profiling.duration",
+            "--benchmark-duration",
+        ),
+    ];
+    let notes: Vec<String> = pairs
+        .iter()
+        .filter(|(path, _, needs, _)| given(path) && !given(needs))
+        .map(|(_, flag, _, needed)| format!("note: {flag} has no effect here without {needed}"))
+        .collect();
+    document.notes.extend(notes);
+}
+
 /// AIPerf's warmup load from flags alone, once every flag is read: a warmup the flags start
 /// (its requests, sessions or duration) and give no arrival pattern sends at its rate
 /// (`--warmup-request-rate`, else `--request-rate`) in the profiling phase's pattern
