@@ -377,6 +377,19 @@ fn a_warmup_of_zero_requests_or_seconds_is_no_warmup() {
 }
 
 #[test]
+fn synthetic_prompt_flags_with_a_dataset_file_are_refused_by_name() {
+    let dir = tempfile::tempdir().expect("dir");
+    std::fs::write(dir.path().join("prompts.jsonl"), "{\"text\": \"hello\"}\n").expect("file");
+    let file = "--model m --url mock --input-file prompts.jsonl --custom-dataset-type single_turn --request-count 2";
+    let refused = profile(dir.path(), &format!("{file} --isl 100 --conversation-turn-mean 3 --dry-run"));
+    assert!(!refused.status.success());
+    let expected = "--isl, --conversation-turn-mean: shape synthetic prompts only, and this run reads its prompts from --input-file";
+    assert!(text(&refused.stderr).contains(expected), "{}", text(&refused.stderr));
+    // The output length is the file's fallback, as in AIPerf.
+    assert_ok(&profile(dir.path(), &format!("{file} --osl 20 --dry-run")));
+}
+
+#[test]
 fn a_flag_that_qualifies_one_not_given_says_it_does_nothing() {
     let dir = tempfile::tempdir().expect("dir");
     for (flags, note) in [

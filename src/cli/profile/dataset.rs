@@ -5,6 +5,7 @@ use serde_json::{Value, json};
 
 use super::document::FlagDocument;
 use super::flags::{Arity, Group, Kind, apply, set, sweep};
+use crate::config::get_path;
 
 pub const CONVERSATION: Group = Group {
     title: "Conversation Input",
@@ -533,6 +534,61 @@ fn sequence_distribution(document: &mut FlagDocument, _: &str, values: &[String]
     }
     document.set("benchmark.datasets.main.prompts.sequence_distribution", Value::Array(entries));
     Ok(())
+}
+
+/// The flags that shape synthetic prompts only, by the path each sets under
+/// `datasets.main.`; the batch sizes also pack a random pool's items.
+const SYNTHETIC_ONLY: [(&str, &str, bool); 18] = [
+    ("prefix_prompts.length", "--prefix-prompt-length", false),
+    ("prefix_prompts.pool_size", "--prefix-prompt-pool-size", false),
+    ("prefix_prompts.shared_system_length", "--shared-system-prompt-length", false),
+    ("prefix_prompts.user_context_length", "--user-context-prompt-length", false),
+    ("prompts.isl.mean", "--isl", false),
+    ("prompts.isl.stddev", "--isl-stddev", false),
+    ("prompts.sequence_distribution", "--seq-dist", false),
+    ("prompts.random_range_ratio", "--random-range-ratio", false),
+    ("prompts.batch_size", "--prompt-batch-size", true),
+    ("images.batch_size", "--image-batch-size", true),
+    ("images.source", "--image-source", false),
+    ("audio.batch_size", "--audio-batch-size", true),
+    ("video.batch_size", "--video-batch-size", true),
+    ("turns.mean", "--conversation-turn-mean", false),
+    ("turns.stddev", "--conversation-turn-stddev", false),
+    ("turn_delay.mean", "--conversation-turn-delay-mean", false),
+    ("turn_delay.stddev", "--conversation-turn-delay-stddev", false),
+    ("turn_delay_ratio", "--conversation-turn-delay-ratio", false),
+];
+
+/// With `--input-file` or `--public-dataset` the prompts come from the data, so a flag that
+/// shapes synthetic prompts would change nothing: refused, naming them, as AIPerf 0.13 refuses
+/// them (a random pool's batch sizes excepted).
+pub fn no_synthetic_only_flags(document: &FlagDocument) -> Result<(), String> {
+    let kind = get_path(&document.document, "benchmark.datasets.main.type").and_then(Value::as_str);
+    if !matches!(kind, Some("file" | "public")) {
+        return Ok(());
+    }
+    let random_pool =
+        get_path(&document.document, "benchmark.datasets.main.format").and_then(Value::as_str) == Some("random_pool");
+    let given = |path: &str| {
+        let full = format!("datasets.main.{path}");
+        document.sets.iter().any(|(set, _)| set.strip_prefix("benchmark.").unwrap_or(set) == full)
+            || document.sweep.iter().any(|(swept, _)| *swept == full)
+    };
+    let offenders: Vec<&str> = SYNTHETIC_ONLY
+        .iter()
+        .filter(|(path, _, packs_a_pool)| given(path) && !(*packs_a_pool && random_pool))
+        .map(|(_, flag, _)| *flag)
+        .collect();
+    if offenders.is_empty() {
+        return Ok(());
+    }
+    let source = if kind == Some("file") { "--input-file" } else { "--public-dataset" };
+    let (verb, them) = if offenders.len() == 1 { ("shapes", "it") } else { ("shape", "them") };
+    Err(format!(
+        "{}: {verb} synthetic prompts only, and this run reads its prompts from {source}; drop {them}, or drop \
+         {source} to generate prompts",
+        offenders.join(", ")
+    ))
 }
 
 /// `512` or `512|20`: a mean and a standard deviation.

@@ -85,6 +85,7 @@ pub fn parse(args: &[String]) -> Result<ProfileCommand, String> {
     if command.config.is_none() {
         super::load::smoothness_pattern(&mut command.flags, pattern_given)?;
         super::load::unqualified_notes(&mut command.flags);
+        super::dataset::no_synthetic_only_flags(&command.flags)?;
     }
     super::load::warmup_ramps(&mut command.flags, command.config.is_some())?;
     if command.config.is_none() {
