@@ -6,7 +6,7 @@
 use serde_json::{Value, json};
 
 use super::document::Flags;
-use super::load::{WARMUP_PATHS, no_warmup_note};
+use super::resolve::{WARMUP_PATHS, no_warmup_note};
 use crate::config::{get_path, set_path};
 
 /// The flags laid over `file` path by path.

@@ -17,6 +17,7 @@ mod load;
 mod log_level;
 mod output_service;
 mod parse;
+mod resolve;
 mod search;
 mod server_control;
 mod trace_schedule;

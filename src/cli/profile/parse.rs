@@ -83,13 +83,13 @@ pub fn parse(args: &[String]) -> Result<ProfileCommand, String> {
         apply(&mut command, flag, name, &values).map_err(|why| format!("{name}: {why}"))?;
     }
     if command.config.is_none() {
-        super::load::smoothness_pattern(&mut command.flags, pattern_given)?;
-        super::load::unqualified_notes(&mut command.flags);
+        super::resolve::smoothness_pattern(&mut command.flags, pattern_given)?;
+        super::resolve::unqualified_notes(&mut command.flags);
         super::dataset::no_synthetic_only_flags(&command.flags)?;
     }
-    super::load::warmup_ramps(&mut command.flags, command.config.is_some())?;
+    super::resolve::warmup_ramps(&mut command.flags, command.config.is_some())?;
     if command.config.is_none() {
-        super::load::warmup_pattern(&mut command.flags);
+        super::resolve::warmup_pattern(&mut command.flags);
     }
     super::variants::expand(&mut command.flags, &|args| parse(args).map(|nested| nested.flags.finish()))?;
     Ok(command)
