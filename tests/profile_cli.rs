@@ -387,6 +387,12 @@ fn synthetic_prompt_flags_with_a_dataset_file_are_refused_by_name() {
     assert!(text(&refused.stderr).contains(expected), "{}", text(&refused.stderr));
     // The output length is the file's fallback, as in AIPerf.
     assert_ok(&profile(dir.path(), &format!("{file} --osl 20 --dry-run")));
+    // Over a config file whose dataset is a file, as AIPerf checks the declared type.
+    let trace = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/aiperf-configs/trace_replay.yaml");
+    let over = profile(dir.path(), &format!("--config {} --url mock --isl 512 --dry-run", trace.display()));
+    assert!(!over.status.success());
+    let expected = "--isl: shapes synthetic prompts only, and this run reads its prompts from the config file's dataset (type: file)";
+    assert!(text(&over.stderr).contains(expected), "{}", text(&over.stderr));
 }
 
 #[test]

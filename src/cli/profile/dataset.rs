@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use super::document::FlagDocument;
+use super::document::{FlagDocument, Flags};
 use super::flags::{Arity, Group, Kind, apply, set, sweep};
 use crate::config::get_path;
 
@@ -563,30 +563,52 @@ const SYNTHETIC_ONLY: [(&str, &str, bool); 18] = [
 /// shapes synthetic prompts would change nothing: refused, naming them, as AIPerf 0.13 refuses
 /// them (a random pool's batch sizes excepted).
 pub fn no_synthetic_only_flags(document: &FlagDocument) -> Result<(), String> {
-    let kind = get_path(&document.document, "benchmark.datasets.main.type").and_then(Value::as_str);
-    if !matches!(kind, Some("file" | "public")) {
-        return Ok(());
-    }
-    let random_pool =
-        get_path(&document.document, "benchmark.datasets.main.format").and_then(Value::as_str) == Some("random_pool");
-    let given = |path: &str| {
-        let full = format!("datasets.main.{path}");
-        document.sets.iter().any(|(set, _)| set.strip_prefix("benchmark.").unwrap_or(set) == full)
-            || document.sweep.iter().any(|(swept, _)| *swept == full)
+    let dataset = get_path(&document.document, "benchmark.datasets.main").cloned().unwrap_or(Value::Null);
+    let source = match dataset.get("type").and_then(Value::as_str) {
+        Some("file") => "--input-file",
+        Some("public") => "--public-dataset",
+        _ => return Ok(()),
     };
+    let given = |full: &str| {
+        document.sets.iter().any(|(set, _)| set.strip_prefix("benchmark.").unwrap_or(set) == full)
+            || document.sweep.iter().any(|(swept, _)| swept == full)
+    };
+    refuse_synthetic_only(&dataset, given, source)
+}
+
+/// The same over a config file whose dataset is a file or a public dataset (AIPerf's check of
+/// the declared type).
+pub fn no_synthetic_only_flags_over(file: &Value, flags: &Flags) -> Result<(), String> {
+    let datasets = file.pointer("/benchmark/datasets").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    let main = datasets.iter().find(|dataset| dataset.get("name").and_then(Value::as_str) == Some("main"));
+    let Some(dataset) = main.or(if let [only] = datasets { Some(only) } else { None }) else { return Ok(()) };
+    let source = match dataset.get("type").and_then(Value::as_str) {
+        Some(kind @ ("file" | "public")) => format!("the config file's dataset (type: {kind})"),
+        _ => return Ok(()),
+    };
+    let given = |full: &str| {
+        flags.sets.iter().any(|(set, value)| {
+            set.strip_prefix("benchmark.").unwrap_or(set) == full
+                || (set == "sweep.parameters" && value.get(full).is_some())
+        })
+    };
+    refuse_synthetic_only(dataset, given, &source)
+}
+
+fn refuse_synthetic_only(dataset: &Value, given: impl Fn(&str) -> bool, source: &str) -> Result<(), String> {
+    let random_pool = dataset.get("format").and_then(Value::as_str) == Some("random_pool");
     let offenders: Vec<&str> = SYNTHETIC_ONLY
         .iter()
-        .filter(|(path, _, packs_a_pool)| given(path) && !(*packs_a_pool && random_pool))
+        .filter(|(path, _, packs_a_pool)| given(&format!("datasets.main.{path}")) && !(*packs_a_pool && random_pool))
         .map(|(_, flag, _)| *flag)
         .collect();
     if offenders.is_empty() {
         return Ok(());
     }
-    let source = if kind == Some("file") { "--input-file" } else { "--public-dataset" };
     let (verb, them) = if offenders.len() == 1 { ("shapes", "it") } else { ("shape", "them") };
     Err(format!(
-        "{}: {verb} synthetic prompts only, and this run reads its prompts from {source}; drop {them}, or drop \
-         {source} to generate prompts",
+        "{}: {verb} synthetic prompts only, and this run reads its prompts from {source}; drop {them}, or use a \
+         synthetic dataset",
         offenders.join(", ")
     ))
 }

@@ -54,6 +54,10 @@ pub fn profile(args: &[String], runtime: &tokio::runtime::Runtime) -> i32 {
     let file = match &command.config {
         Some(path) => match config::read_file(path) {
             Ok(file) => {
+                if let Err(message) = dataset::no_synthetic_only_flags_over(&file, &flags) {
+                    eprintln!("error: {message}");
+                    return exit_code::SCRIPT_ERROR;
+                }
                 complete::without_orphan_warmup(&mut flags, &file);
                 Some((file, path.parent().map(Path::to_path_buf).unwrap_or_default()))
             }
