@@ -34,9 +34,10 @@ pub(super) fn file_sessions(requests: &[PreparedRequest]) -> Vec<Range<usize>> {
 /// The dataset draws `run` (a warm-up) made, that the run's later phases draw on from: the
 /// sessions it started from a session dataset, else the requests it sent.
 pub fn dataset_drawn(ctx: &LoadContext, run: &PhaseRun) -> u64 {
-    match file_sessions(&ctx.requests).is_empty() {
-        true => run.counters.sent.load(std::sync::atomic::Ordering::Relaxed),
-        false => run.counters.sessions.started(),
+    if file_sessions(&ctx.requests).is_empty() {
+        run.counters.sent.load(std::sync::atomic::Ordering::Relaxed)
+    } else {
+        run.counters.sessions.started()
     }
 }
 

@@ -569,11 +569,7 @@ pub fn no_synthetic_only_flags(document: &FlagDocument) -> Result<(), String> {
         Some("public") => "--public-dataset",
         _ => return Ok(()),
     };
-    let given = |full: &str| {
-        document.sets.iter().any(|(set, _)| set.strip_prefix("benchmark.").unwrap_or(set) == full)
-            || document.sweep.iter().any(|(swept, _)| swept == full)
-    };
-    refuse_synthetic_only(&dataset, given, source)
+    refuse_synthetic_only(&dataset, |path| document.gives(path), source)
 }
 
 /// The same over a config file whose dataset is a file or a public dataset (AIPerf's check of

@@ -48,6 +48,12 @@ impl FlagDocument {
         Ok(())
     }
 
+    /// Whether the flags give `benchmark.<path>` a value, or sweep it.
+    pub fn gives(&self, path: &str) -> bool {
+        crate::config::get_path(&self.document, &format!("benchmark.{path}")).is_some()
+            || self.sweep.iter().any(|(swept, _)| swept == path)
+    }
+
     /// An entry of a map at `path`, keeping the entries already there.
     pub fn insert(&mut self, path: &str, key: &str, value: Value) {
         let mut map =

@@ -39,9 +39,7 @@ pub fn warmup_ramps(document: &mut FlagDocument, with_config_file: bool) -> Resu
         }
         return Ok(());
     }
-    let warmup_rate = has(document, "benchmark.phases.warmup.rate")
-        || has(document, "benchmark.phases.profiling.rate")
-        || document.sweep.iter().any(|(path, _)| path == "phases.profiling.rate");
+    let warmup_rate = document.gives("phases.warmup.rate") || document.gives("phases.profiling.rate");
     for (warmup, profiling, flag) in ramps {
         let rate_ramp = warmup == WARMUP_RATE_RAMP;
         if has(document, warmup) {
@@ -67,9 +65,7 @@ pub fn smoothness_pattern(document: &mut FlagDocument, pattern_given: bool) -> R
     if get("benchmark.phases.profiling.smoothness").is_none() {
         return Ok(());
     }
-    let rate = get("benchmark.phases.profiling.rate").is_some()
-        || get("benchmark.phases.profiling.rate_series").is_some()
-        || document.sweep.iter().any(|(path, _)| path == "phases.profiling.rate");
+    let rate = document.gives("phases.profiling.rate") || document.gives("phases.profiling.rate_series");
     let kind = get("benchmark.phases.profiling.type").and_then(Value::as_str);
     if !pattern_given && rate && kind.is_none_or(|kind| kind == "poisson") {
         document.set("benchmark.phases.profiling.type", json!("gamma"));
@@ -86,10 +82,6 @@ pub fn smoothness_pattern(document: &mut FlagDocument, pattern_given: bool) -> R
 /// Flags that qualify another one that was not given, from flags alone (AIPerf 0.13 refuses
 /// them): a note each, and nothing changes.
 pub fn unqualified_notes(document: &mut FlagDocument) {
-    let given = |path: &str| {
-        crate::config::get_path(&document.document, &format!("benchmark.{path}")).is_some()
-            || document.sweep.iter().any(|(swept, _)| swept == path)
-    };
     let pairs = [
         (
             "phases.profiling.cancellation.delay",
@@ -106,7 +98,7 @@ pub fn unqualified_notes(document: &mut FlagDocument) {
     ];
     let notes: Vec<String> = pairs
         .iter()
-        .filter(|(path, _, needs, _)| given(path) && !given(needs))
+        .filter(|(path, _, needs, _)| document.gives(path) && !document.gives(needs))
         .map(|(_, flag, _, needed)| format!("note: {flag} has no effect here without {needed}"))
         .collect();
     document.notes.extend(notes);
