@@ -71,10 +71,11 @@ pub fn parse(
         .into_iter()
         .enumerate()
         .map(|(index, row)| {
-            let prompt = blocks.prompt(&[], row.input_length, index as u64);
-            (row.timestamp_ms, DatasetEntry::counted(tokenizer, prompt, Some(row.output_length)))
+            let at = format!("{}: request {}", path.display(), index + 1);
+            let prompt = blocks.checked_prompt(&at, &[], row.input_length, index as u64)?;
+            Ok((row.timestamp_ms, DatasetEntry::counted(tokenizer, prompt, Some(row.output_length))))
         })
-        .collect();
+        .collect::<Result<_>>()?;
     Ok(in_time_order(timed))
 }
 

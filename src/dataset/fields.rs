@@ -87,6 +87,15 @@ impl<'a> Record<'a> {
         value.as_u64().map_or_else(|| self.wrong_type(key, "a whole number ≥ 0", value), Ok)
     }
 
+    /// A prompt's length in tokens: a whole number no larger than a prompt may be.
+    pub fn prompt_tokens(&self, key: &str) -> Result<u64> {
+        let tokens = self.u64(key)?;
+        match super::exact_length::prompt_length_problem(tokens) {
+            Some(problem) => bail!("{}: \"{key}\" {problem}", self.at),
+            None => Ok(tokens),
+        }
+    }
+
     pub fn opt_u64(&self, key: &str) -> Result<Option<u64>> {
         if self.has(key) { self.u64(key).map(Some) } else { Ok(None) }
     }

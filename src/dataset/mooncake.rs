@@ -15,7 +15,7 @@ use anyhow::{Result, bail};
 use bytes::Bytes;
 use serde_json::Value;
 
-use super::exact_length::{CountedText, text_of_length};
+use super::exact_length::{CountedText, prompt_length_problem, text_of_length};
 use super::fields::{Record, json_lines};
 use super::mooncake_lines::{Input, LineInput};
 use super::mooncake_sessions::{self, TraceLine};
@@ -120,6 +120,9 @@ impl<'a> Blocks<'a> {
         input_length: u64,
         line: u64,
     ) -> Result<String> {
+        if let Some(problem) = prompt_length_problem(input_length) {
+            bail!("{at}: \"input_length\" {problem}");
+        }
         let count = hash_ids.len() as u64;
         let before_last = count.saturating_sub(1) * self.block_size;
         if count > 0 && input_length <= before_last {
@@ -239,6 +242,13 @@ mod tests {
         assert!(err.ends_with(":1: missing \"input_length\" (or \"text_input\", \"messages\", \"payload\")"), "{err}");
         let err = parse(&path, "{\"input_length\": 512, \"hash_ids\": [1, 2]}", &tokenizer, 512, 0).unwrap_err();
         assert!(err.to_string().contains(":1: 2 hash_ids of 512 tokens need an input_length above 512"), "{err}");
+        let err =
+            parse(&path, "{\"input_length\": 1}\n{\"input_length\": 10000000000}", &tokenizer, 512, 0).unwrap_err();
+        assert!(
+            err.to_string()
+                .ends_with(":2: \"input_length\" 10000000000 tokens is more than a prompt may have here (16777216)"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -5,9 +5,7 @@ use std::path::PathBuf;
 
 use crate::metrics::registry;
 use crate::metrics::stats::distribution;
-use crate::plan::{
-    Dataset, Dist, Endpoint, EndpointKind, LoadMode, Phase, PhaseKind, Plan, SyntheticDataset, TokenizerSpec,
-};
+use crate::plan::{Dataset, Dist, Endpoint, EndpointKind, Phase, Plan, SyntheticDataset, TokenizerSpec};
 use crate::record::RecordError;
 use crate::result::{ErrorCount, RunResult, Stats};
 
@@ -16,17 +14,7 @@ pub fn sample_result() -> RunResult {
         name: "c8".into(),
         endpoint: Endpoint::new("http://127.0.0.1:8000", "m", EndpointKind::Chat, true),
         dataset: Dataset::Synthetic(SyntheticDataset::new(Dist::fixed(128.0), Dist::fixed(64.0), 42, 10)),
-        phases: vec![Phase {
-            name: "profiling".into(),
-            kind: PhaseKind::Profiling,
-            mode: LoadMode::Concurrency { concurrency: 8, prefill_concurrency: None },
-            requests: Some(4),
-            sessions: None,
-            duration_s: None,
-            grace_period_s: 30.0,
-            results: true,
-            cancel: None,
-        }],
+        phases: vec![Phase::profiling(8, Some(4))],
         tokenizer: TokenizerSpec::Builtin,
         request_timeout_s: 600.0,
         export: Default::default(),

@@ -67,24 +67,14 @@ impl DatasetOrder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::{Endpoint, FileFormat, LoadMode, Phase, PhaseKind};
+    use crate::plan::{Endpoint, FileFormat, Phase};
 
     fn plan(sampling: Sampling, requests: Option<u64>) -> Plan {
         let endpoint: Endpoint = serde_json::from_value(
             serde_json::json!({ "url": "mock", "model": "m", "type": "chat", "streaming": false }),
         )
         .unwrap();
-        let phase = Phase {
-            name: "profiling".to_string(),
-            kind: PhaseKind::Profiling,
-            mode: LoadMode::Concurrency { concurrency: 1, prefill_concurrency: None },
-            requests,
-            sessions: None,
-            duration_s: None,
-            grace_period_s: 30.0,
-            results: true,
-            cancel: None,
-        };
+        let phase = Phase::profiling(1, requests);
         let dataset = Dataset::File(FileDataset {
             sampling,
             random_seed: 3,

@@ -162,6 +162,20 @@ impl Dist {
         }
     }
 
+    /// A value draws all but never exceed: six standard deviations above the mean of a normal
+    /// (one draw in a billion), the lognormal's value as far out, the largest value of the
+    /// others; `max` where lower.
+    pub fn reach(&self) -> f64 {
+        let reach = match &self.shape {
+            Shape::Normal { mean, stddev } => mean + 6.0 * stddev,
+            Shape::Lognormal { mean, median } => median * (6.0 * (2.0 * (mean / median).ln()).max(0.0).sqrt()).exp(),
+            Shape::Multimodal { peaks } => peaks.iter().map(|peak| peak.dist.reach()).fold(f64::NEG_INFINITY, f64::max),
+            Shape::Empirical { points } => points.iter().map(|point| point.value).fold(f64::NEG_INFINITY, f64::max),
+            Shape::Uniform { high, .. } => *high,
+        };
+        reach.min(self.max.unwrap_or(f64::INFINITY))
+    }
+
     /// Whether every draw is the same value.
     pub fn is_fixed(&self) -> bool {
         match &self.shape {
@@ -288,6 +302,20 @@ mod tests {
         assert!((average - 100.5).abs() < 0.2, "average {average}");
         assert_eq!(Dist::fixed(7.4).sample_count(&mut rng), 7);
         assert_eq!(Dist::fixed(0.0).sample_count(&mut rng), 1, "at least 1");
+    }
+
+    #[test]
+    fn the_reach_is_what_draws_all_but_never_exceed() {
+        assert_eq!(Dist::normal(100.0, 10.0).reach(), 160.0);
+        assert_eq!(Dist { max: Some(120.0), ..Dist::normal(100.0, 10.0) }.reach(), 120.0);
+        assert_eq!(Dist::uniform(3.0, 9.0).reach(), 9.0);
+        let lognormal = Dist::lognormal(1024.0, 904.0);
+        let mut rng = SeededRng::new(5);
+        let largest = (0..100_000).map(|_| lognormal.sample(&mut rng)).fold(0.0, f64::max);
+        assert!(largest < lognormal.reach() && lognormal.reach() < 4.0 * largest, "{largest} {}", lognormal.reach());
+        let mixture =
+            Dist::from_fields(&json!({"peaks": [{"mean": 10, "stddev": 1}, {"mean": 500, "stddev": 5}]})).unwrap();
+        assert_eq!(mixture.reach(), 530.0);
     }
 
     #[test]

@@ -232,6 +232,24 @@ impl Phase {
     }
 }
 
+#[cfg(test)]
+impl Phase {
+    /// A measured phase named `profiling`: `requests` at `concurrency` users (tests' plans).
+    pub fn profiling(concurrency: usize, requests: Option<u64>) -> Self {
+        Phase {
+            name: "profiling".to_string(),
+            kind: PhaseKind::Profiling,
+            mode: LoadMode::Concurrency { concurrency, prefill_concurrency: None },
+            requests,
+            sessions: None,
+            duration_s: None,
+            grace_period_s: 30.0,
+            results: true,
+            cancel: None,
+        }
+    }
+}
+
 fn feeds_results_by_default() -> bool {
     true
 }

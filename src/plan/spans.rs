@@ -60,18 +60,7 @@ mod tests {
         )
         .unwrap();
         let dataset = Dataset::Synthetic(SyntheticDataset::new(Dist::fixed(8.0), Dist::fixed(4.0), 1, 10));
-        let phase = Phase {
-            name: "profiling".to_string(),
-            kind: PhaseKind::Profiling,
-            mode: LoadMode::Concurrency { concurrency: 1, prefill_concurrency: None },
-            requests: Some(1),
-            sessions: None,
-            duration_s: None,
-            grace_period_s: 30.0,
-            results: true,
-            cancel: None,
-        };
-        Plan::new("spans", endpoint, dataset, vec![phase], 60.0)
+        Plan::new("spans", endpoint, dataset, vec![Phase::profiling(1, Some(1))], 60.0)
     }
 
     #[test]

@@ -15,6 +15,7 @@ use anyhow::{Context, Result, bail};
 use serde_json::{Map, Value};
 
 use super::weka::{Item, Request, Subagent, Trace};
+use crate::dataset::exact_length::prompt_length_problem;
 use crate::dataset::fields::{self, json_lines};
 use crate::plan::{FileDataset, SubagentJoin};
 
@@ -166,11 +167,15 @@ fn round(at: &str, row: &Map<String, Value>) -> Result<Round> {
     let submitted_s = latest(&inputs).or(earliest(&outputs));
     let api_time_s = submitted_s.zip(latest(&outputs)).map(|(sent, last)| (last - sent).max(0.0));
     let who = |key: &str| row.get(key).map(Value::to_string).unwrap_or_default();
+    let input_tokens = count("input_tokens_total")?;
+    if let Some(problem) = prompt_length_problem(input_tokens) {
+        bail!("{at}: \"input_tokens_total\" {problem}");
+    }
     Ok(Round {
         round_index: row.get("round_index").and_then(Value::as_i64).unwrap_or(0),
         submitted_s,
         api_time_s,
-        input_tokens: count("input_tokens_total")?,
+        input_tokens,
         prefix_tokens: count("prefix_tokens")?,
         output_tokens: count("output_tokens")? + count("reasoning_output_tokens")?,
         stamps_s,

@@ -184,7 +184,7 @@ fn parse(at: &str, text: &str) -> Result<Trace> {
 fn request(entry: &Record) -> Result<Request> {
     Ok(Request {
         t_s: number(entry, "t")?,
-        input_tokens: entry.u64("in")?,
+        input_tokens: entry.prompt_tokens("in")?,
         output_tokens: entry.u64("out")?,
         hash_ids: if entry.has("hash_ids") { entry.numbers("hash_ids")? } else { Vec::new() },
         api_time_s: entry.opt_number("api_time")?,
