@@ -188,9 +188,12 @@ const MAX_DATASET_TOKENS: f64 = (1u64 << 31) as f64;
 /// The most entries a synthetic dataset may have, whatever their length (each costs a few
 /// hundred bytes beside its text).
 const MAX_DATASET_ENTRIES: usize = 10_000_000;
+/// The most texts one request may carry (an embeddings `input` list; OpenAI's takes 2,048).
+const MAX_BATCH_SIZE: u32 = 65_536;
 
 /// Whether `spec`'s prompts, made up front, would be more text than a dataset may hold: its
-/// entries' turns at their mean length, each conversation's user context, the prefixes.
+/// entries' turns (each a batch of texts) at their mean length, each conversation's user
+/// context, the prefixes; or a batch larger than a request may carry.
 fn dataset_size_problem(spec: &SyntheticDataset) -> Option<String> {
     if spec.entries > MAX_DATASET_ENTRIES {
         return Some(format!(
@@ -200,6 +203,10 @@ fn dataset_size_problem(spec: &SyntheticDataset) -> Option<String> {
         ));
     }
     let options = &spec.options;
+    let batch = options.batch_size.unwrap_or(1);
+    if batch > MAX_BATCH_SIZE {
+        return Some(format!("batch_size {batch} is more texts than a request may carry here ({MAX_BATCH_SIZE})"));
+    }
     let isl = match options.mix.as_slice() {
         [] => spec.isl.mean(),
         mix => {
@@ -211,11 +218,12 @@ fn dataset_size_problem(spec: &SyntheticDataset) -> Option<String> {
     let entries = spec.entries as f64;
     let context = options.user_context_tokens.unwrap_or(0) as f64;
     let prefixes = options.prefix_pool.map_or(0.0, |pool| pool.prefixes as f64 * pool.length as f64);
-    let tokens = entries * (turns * isl + context) + prefixes;
+    let tokens = entries * (turns * isl * batch as f64 + context) + prefixes;
     (tokens > MAX_DATASET_TOKENS).then(|| {
+        let texts = if batch > 1 { format!(" in batches of {batch}") } else { String::new() };
         let held = match options.conversation {
-            Some(_) => format!("{} conversations of ~{turns:.1} turns of ~{isl:.0} tokens", spec.entries),
-            None => format!("{} prompts of ~{isl:.0} tokens", spec.entries),
+            Some(_) => format!("{} conversations of ~{turns:.1} turns of ~{isl:.0} tokens{texts}", spec.entries),
+            None => format!("{} prompts of ~{isl:.0} tokens{texts}", spec.entries),
         };
         let prefixes = options
             .prefix_pool
@@ -280,5 +288,18 @@ mod tests {
         let mut prefixed = entries(10);
         prefixed.options.prefix_pool = Some(PrefixPool { prefixes: 1_000_000_000, length: 10 });
         assert!(validate(&plan(prefixed)).unwrap_err().to_string().contains("and 1000000000 prefixes of 10"));
+        let mut batched = entries(1_000);
+        batched.options.batch_size = Some(4_000);
+        assert!(
+            validate(&plan(batched.clone()))
+                .unwrap_err()
+                .to_string()
+                .contains("1000 prompts of ~1000 tokens in batches of 4000")
+        );
+        batched.options.batch_size = Some(100_000);
+        assert_eq!(
+            validate(&plan(batched)).unwrap_err().to_string(),
+            "synthetic dataset: batch_size 100000 is more texts than a request may carry here (65536)"
+        );
     }
 }

@@ -265,6 +265,9 @@ pub async fn run_phase(ctx: Arc<LoadContext>, run: Arc<PhaseRun>) -> PhaseSummar
     }
 }
 
+/// The most users a phase may have: each keeps its own session state from the start.
+const MAX_USERS: usize = 1_000_000;
+
 /// Mistakes in a phase's timing mode that the builders cannot see alone.
 pub fn check_phase(phase: &Phase) -> Result<(), String> {
     let name = &phase.name;
@@ -319,6 +322,11 @@ pub fn check_phase(phase: &Phase) -> Result<(), String> {
         }
         LoadMode::UserCentric { users: 0, .. } | LoadMode::Scripted { users: 0, .. } => {
             Err(format!("phase `{name}`: `users` must be at least 1"))
+        }
+        LoadMode::Users { users, .. } | LoadMode::UserCentric { users, .. } | LoadMode::Scripted { users, .. }
+            if *users > MAX_USERS =>
+        {
+            Err(format!("phase `{name}`: `users` must be at most {MAX_USERS} (each has its own state), got {users}"))
         }
         LoadMode::AdaptiveScale(settings) if settings.mistake().is_some() => {
             Err(format!("phase `{name}`: {}", settings.mistake().unwrap_or_default()))
@@ -691,5 +699,16 @@ mod tests {
         };
         assert_eq!(connection_pool_size(&rate(None)), RATE_POOL_ESTIMATE_MAX);
         assert_eq!(connection_pool_size(&rate(Some(10_000))), 10_000, "a ceiling counts requests at once");
+    }
+
+    #[test]
+    fn more_users_than_a_phase_may_keep_are_refused() {
+        let user_centric =
+            |users| LoadMode::UserCentric { users, rate: 10.0, turns: crate::plan::Dist::fixed(2.0), seed: 1 };
+        assert_eq!(check_phase(&phase(user_centric(MAX_USERS))), Ok(()));
+        assert_eq!(
+            check_phase(&phase(user_centric(1_000_000_000))),
+            Err("phase `p`: `users` must be at most 1000000 (each has its own state), got 1000000000".to_string())
+        );
     }
 }
