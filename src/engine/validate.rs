@@ -188,6 +188,9 @@ const MAX_DATASET_TOKENS: f64 = (1u64 << 31) as f64;
 /// The most entries a synthetic dataset may have, whatever their length (each costs a few
 /// hundred bytes beside its text).
 const MAX_DATASET_ENTRIES: usize = 10_000_000;
+/// How to give fewer entries, on every face: a dataset's entries default to the requests asked for.
+const FEWER_ENTRIES: &str =
+    "`entries`, --num-dataset-entries, else they follow the requests; requests cycle through them";
 /// The most texts one request may carry (an embeddings `input` list; OpenAI's takes 2,048).
 const MAX_BATCH_SIZE: u32 = 65_536;
 
@@ -197,8 +200,7 @@ const MAX_BATCH_SIZE: u32 = 65_536;
 fn dataset_size_problem(spec: &SyntheticDataset) -> Option<String> {
     if spec.entries > MAX_DATASET_ENTRIES {
         return Some(format!(
-            "{} entries are more than a dataset may have here ({MAX_DATASET_ENTRIES}); give fewer (requests cycle \
-             through them)",
+            "{} entries are more than a dataset may have here ({MAX_DATASET_ENTRIES}); give fewer ({FEWER_ENTRIES})",
             spec.entries
         ));
     }
@@ -231,7 +233,7 @@ fn dataset_size_problem(spec: &SyntheticDataset) -> Option<String> {
             .unwrap_or_default();
         format!(
             "{held}{prefixes} are ~{tokens:.3e} prompt tokens, more than a dataset may hold here \
-             ({MAX_DATASET_TOKENS:.0}); give fewer entries (requests cycle through them) or fewer prefixes"
+             ({MAX_DATASET_TOKENS:.0}); give fewer entries ({FEWER_ENTRIES}) or fewer prefixes"
         )
     })
 }
@@ -277,13 +279,14 @@ mod tests {
         assert_eq!(
             validate(&plan(entries(3_000_000))).unwrap_err().to_string(),
             "synthetic dataset: 3000000 prompts of ~1000 tokens are ~3.000e9 prompt tokens, more than a dataset \
-             may hold here (2147483648); give fewer entries (requests cycle through them) or fewer prefixes"
+             may hold here (2147483648); give fewer entries (`entries`, --num-dataset-entries, else they follow the \
+             requests; requests cycle through them) or fewer prefixes"
         );
         let short = SyntheticDataset::new(Dist::fixed(10.0), Dist::fixed(4.0), 1, 20_000_000);
         assert_eq!(
             validate(&plan(short)).unwrap_err().to_string(),
             "synthetic dataset: 20000000 entries are more than a dataset may have here (10000000); give fewer \
-             (requests cycle through them)"
+             (`entries`, --num-dataset-entries, else they follow the requests; requests cycle through them)"
         );
         let mut prefixed = entries(10);
         prefixed.options.prefix_pool = Some(PrefixPool { prefixes: 1_000_000_000, length: 10 });
