@@ -143,6 +143,31 @@ fn a_value_of_the_wrong_type_or_range_is_named() {
 }
 
 #[test]
+fn a_config_the_schema_takes_but_profile_refuses_is_refused_here_too() {
+    // As AIPerf's `config validate` loads a config through `aiperf profile`'s pipeline: a
+    // lognormal whose median is above its mean passes the schema, not the lowering.
+    let dir = tempfile::tempdir().unwrap();
+    let body = "benchmark:\n  model: m\n  endpoint:\n    url: http://localhost:8000\n  dataset:\n    type: synthetic\n    prompts:\n      isl: 64\n      osl: {mean: 5, median: 9}\n  phases:\n    type: concurrency\n    concurrency: 2\n    requests: 4\n";
+    let file = write_config(&dir, "skew.yaml", body);
+    let output = validate(&file, &[], &[]);
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(
+        text(&output.stderr).trim(),
+        format!(
+            "{}: datasets.main.prompts.osl: a lognormal distribution needs 0 < median <= mean, got mean 5 and median 9",
+            file.display()
+        )
+    );
+    // Its notes are printed as AIPerf prints warnings, and it is valid.
+    let lognormal = write_config(&dir, "lognormal.yaml", &body.replace("median: 9", "median: 4"));
+    let output = validate(&lognormal, &[], &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert!(
+        text(&output.stderr).contains("the lognormal distribution is drawn as written; AIPerf 0.13 sends its mean")
+    );
+}
+
+#[test]
 fn unsupported_jinja_is_refused_with_file_and_line() {
     let dir = tempfile::tempdir().unwrap();
     let file = write_config(

@@ -1705,3 +1705,22 @@ fn the_profiling_phase_draws_on_after_the_warm_up_s_prompts_as_aiperf_does() {
     assert_eq!(phases["warmup"], names(0..3));
     assert_eq!(phases["profiling"], [names(3..8), names(0..3)].concat());
 }
+
+#[test]
+fn a_config_whose_plan_is_refused_names_the_file_once() {
+    let dir = tempfile::tempdir().expect("dir");
+    let config = "schemaVersion: \"2.0\"\nbenchmark:\n  model: m\n  endpoint:\n    url: mock\n  dataset:\n    type: synthetic\n    entries: 5\n    prompts:\n      isl: {mean: 1e12}\n      osl: 5\n  phases:\n    type: concurrency\n    concurrency: 2\n    requests: 4\n";
+    std::fs::write(dir.path().join("huge.yaml"), config).expect("config");
+    let refused = profile(dir.path(), "--config huge.yaml --dry-run");
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(
+        text(&refused.stderr)
+            .contains("error: huge.yaml: synthetic dataset: isl draws prompts of up to 1000000000000 tokens"),
+        "{}",
+        text(&refused.stderr)
+    );
+    // A schema error names the file itself, once.
+    std::fs::write(dir.path().join("bad.yaml"), config.replace("entries: 5", "entries: -1")).expect("config");
+    let schema = text(&profile(dir.path(), "--config bad.yaml --dry-run").stderr);
+    assert!(schema.contains("error: bad.yaml:8: benchmark.datasets[0].entries: must be at least 1"), "{schema}");
+}

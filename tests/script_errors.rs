@@ -59,6 +59,18 @@ fn a_missing_scenario_file_is_one_clear_line() {
 }
 
 #[test]
+fn an_aiperf_config_given_to_run_is_pointed_to_profile() {
+    let dir = tempfile::tempdir().expect("dir");
+    std::fs::write(dir.path().join("bench.yaml"), "benchmark:\n  model: m\n").expect("config");
+    let output = common::aiperf_command(dir.path()).arg("run").arg("bench.yaml").output().expect("run");
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&output.stderr).trim(),
+        "error: bench.yaml is an AIPerf config file, not a scenario: run it with `aiperf profile --config bench.yaml`"
+    );
+}
+
+#[test]
 fn an_unknown_stdlib_module_lists_the_ones_there_are() {
     let run = run_scenario("badimport", "import \"aiperf/nope\" as x;");
     assert_eq!(run.code(), Some(2));

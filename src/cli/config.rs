@@ -1,5 +1,6 @@
-//! `aiperf config validate FILE` (and `aiperf config init`, in config_init.rs): read an AIPerf config schema 2.0 file as `aiperf profile
-//! --config` would, and say whether it is valid and what it holds.
+//! `aiperf config validate FILE` (and `aiperf config init`, in config_init.rs): read and lower an
+//! AIPerf config schema 2.0 file as `aiperf profile --config` would (its notes on stderr), and
+//! say whether it is valid and what it holds.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -65,6 +66,14 @@ fn validate(args: &ValidateArgs) -> i32 {
     } else {
         "no sweep".to_string()
     };
+    // Then as `aiperf profile --config` lowers it: the plans' own checks, and its notes.
+    match super::profile::lower_config_file(&args.file) {
+        Ok(job) => job.notes.iter().for_each(|note| eprintln!("{note}")),
+        Err(error) => {
+            eprintln!("{}", error.message);
+            return exit_code::SCRIPT_ERROR;
+        }
+    }
     let runs = multi_run_settings(&document).num_runs;
     let trials = if runs > 1 { format!(", {runs} runs each") } else { String::new() };
     let plural = |n: usize, word: &str| if n == 1 { format!("1 {word}") } else { format!("{n} {word}s") };

@@ -19,6 +19,13 @@ use crate::script::{self, ScenarioOutcome, ScenarioSettings, ScriptError, Script
 const SCRIPT_STACK_BYTES: usize = 64 * 1024 * 1024;
 
 pub fn run(args: RunArgs, runtime: &tokio::runtime::Runtime) -> i32 {
+    if args.scenario.extension().is_some_and(|extension| extension == "yaml" || extension == "yml") {
+        let file = args.scenario.display();
+        eprintln!(
+            "error: {file} is an AIPerf config file, not a scenario: run it with `aiperf profile --config {file}`"
+        );
+        return exit_code::SCRIPT_ERROR;
+    }
     let mode = if args.dry_run { ScriptMode::DryRun } else { ScriptMode::Execute };
     let progress = !args.no_progress;
     let distribution = match Distribution::resolve(args.segment.as_deref(), args.segments, args.start_at.as_deref()) {

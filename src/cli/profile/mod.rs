@@ -86,7 +86,7 @@ pub fn profile(args: &[String], runtime: &tokio::runtime::Runtime) -> i32 {
     complete::complete(&mut document);
     let mut job = match config::lower(&document, &base_dir) {
         Ok(job) => job,
-        Err(error) => return config_error(&error),
+        Err(error) => return config_error(&in_file(error, command.config.as_deref())),
     };
     for note in &job.notes {
         eprintln!("{note}");
@@ -145,6 +145,24 @@ fn in_flag_terms(message: &str) -> String {
 /// names (already absolute) and its error messages read naturally.
 fn virtual_path(cwd: &Path) -> PathBuf {
     cwd.join("aiperf-profile.rhai")
+}
+
+/// A config file through this command's pipeline with no flags (what `aiperf config validate`
+/// checks, as AIPerf's does): its plans, or the first error naming the file.
+pub fn lower_config_file(path: &Path) -> Result<config::ProfileJob, ConfigError> {
+    let mut document = config::read_file(path)?;
+    complete::complete(&mut document);
+    let base_dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    config::lower(&document, &base_dir).map_err(|error| in_file(error, Some(path)))
+}
+
+/// `error` naming the config file it came from, where the lowering did not (it names the
+/// setting's path).
+fn in_file(error: ConfigError, config: Option<&Path>) -> ConfigError {
+    match config.map(|path| path.display().to_string()) {
+        Some(file) if !error.message.starts_with(&file) => ConfigError::new(format!("{file}: {}", error.message)),
+        _ => error,
+    }
 }
 
 fn config_error(error: &ConfigError) -> i32 {
