@@ -5,6 +5,7 @@ use anyhow::{Result, bail};
 
 use crate::dataset::exact_length::{MAX_PROMPT_TOKENS, prompt_length_problem};
 use crate::load;
+use crate::metrics::token_checks::TokenCheckThresholds;
 use crate::plan::{ConversationShape, Dataset, Dist, EndpointKind, Plan, SyntheticDataset};
 
 /// Check a plan for mistakes a user can make, before anything starts.
@@ -21,6 +22,8 @@ pub fn validate(plan: &Plan) -> Result<()> {
             plan.name
         );
     }
+    // AIPerf's metric thresholds from its environment, refused at the start as AIPerf refuses them.
+    TokenCheckThresholds::from_env(|name| std::env::var(name).ok()).map_err(anyhow::Error::msg)?;
     for phase in &plan.phases {
         load::check_phase(phase).map_err(anyhow::Error::msg)?;
         if phase.requests == Some(0) {

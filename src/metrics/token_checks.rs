@@ -1,16 +1,73 @@
 //! Token-count checks with AIPerf's thresholds: the server's `usage` against the client's
 //! counts (usage diff %, usage_discrepancy_count), and the output length against the one
-//! requested (osl_mismatch_diff_pct, osl_mismatch_count).
+//! requested (osl_mismatch_diff_pct, osl_mismatch_count). The thresholds are AIPerf's
+//! defaults, or its `AIPERF_METRICS_*` variables where set.
+
+use std::sync::OnceLock;
 
 use super::record_values::{MetricValue, RecordMetrics};
 use super::registry::{self, MetricDef};
 
-/// A usage count this many percent away from the client's makes a request a discrepancy.
-pub const USAGE_DISCREPANCY_THRESHOLD_PCT: f64 = 10.0;
-/// An output length this many percent away from the requested one is a mismatch…
-pub const OSL_MISMATCH_PCT_THRESHOLD: f64 = 5.0;
-/// …but never more than this many tokens away.
-pub const OSL_MISMATCH_MAX_TOKEN_THRESHOLD: f64 = 50.0;
+const USAGE_PCT_VARIABLE: &str = "AIPERF_METRICS_USAGE_PCT_DIFF_THRESHOLD";
+const OSL_PCT_VARIABLE: &str = "AIPERF_METRICS_OSL_MISMATCH_PCT_THRESHOLD";
+const OSL_TOKENS_VARIABLE: &str = "AIPERF_METRICS_OSL_MISMATCH_MAX_TOKEN_THRESHOLD";
+
+/// When a request's counts fail the checks.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TokenCheckThresholds {
+    /// A usage count this many percent away from the client's makes a request a discrepancy.
+    pub usage_pct: f64,
+    /// An output length this many percent away from the requested one is a mismatch…
+    pub osl_pct: f64,
+    /// …but never more than this many tokens away.
+    pub osl_max_tokens: u64,
+}
+
+impl Default for TokenCheckThresholds {
+    fn default() -> Self {
+        Self { usage_pct: 10.0, osl_pct: 5.0, osl_max_tokens: 50 }
+    }
+}
+
+impl TokenCheckThresholds {
+    /// AIPerf's thresholds with the variables `env` gives, checked as AIPerf checks them
+    /// (percentages from 0 to 100, the token cap at least 1).
+    pub fn from_env(env: impl Fn(&str) -> Option<String>) -> Result<Self, String> {
+        let defaults = Self::default();
+        let percent = |name: &str, default: f64| match env(name) {
+            None => Ok(default),
+            Some(text) => match text.trim().parse::<f64>() {
+                Ok(value) if (0.0..=100.0).contains(&value) => Ok(value),
+                _ => Err(format!("{name} must be a percentage from 0 to 100, got `{text}`")),
+            },
+        };
+        let osl_max_tokens = match env(OSL_TOKENS_VARIABLE) {
+            None => defaults.osl_max_tokens,
+            Some(text) => match text.trim().parse::<u64>() {
+                Ok(value) if value >= 1 => value,
+                _ => return Err(format!("{OSL_TOKENS_VARIABLE} must be a whole number of tokens ≥ 1, got `{text}`")),
+            },
+        };
+        Ok(Self {
+            usage_pct: percent(USAGE_PCT_VARIABLE, defaults.usage_pct)?,
+            osl_pct: percent(OSL_PCT_VARIABLE, defaults.osl_pct)?,
+            osl_max_tokens,
+        })
+    }
+
+    /// This process's, read once (a bad value, which a run refuses before it starts, gives
+    /// the defaults).
+    pub fn current() -> Self {
+        static CURRENT: OnceLock<TokenCheckThresholds> = OnceLock::new();
+        *CURRENT.get_or_init(|| Self::from_env(|name| std::env::var(name).ok()).unwrap_or_default())
+    }
+
+    /// The output missed the requested length by more than min(`osl_pct` of it, `osl_max_tokens`).
+    pub fn is_osl_mismatch(&self, actual: u64, requested: u64) -> bool {
+        let threshold_tokens = (requested as f64 * self.osl_pct / 100.0).min(self.osl_max_tokens as f64);
+        actual.abs_diff(requested) as f64 > threshold_tokens
+    }
+}
 
 /// |reported − counted| / counted × 100; None when the client counted nothing.
 pub fn usage_diff_pct(reported: u64, counted: u64) -> Option<f64> {
@@ -20,13 +77,6 @@ pub fn usage_diff_pct(reported: u64, counted: u64) -> Option<f64> {
 /// (actual − requested) / requested × 100: negative when the server stopped early.
 pub fn osl_mismatch_diff_pct(actual: u64, requested: u64) -> Option<f64> {
     (requested > 0).then(|| (actual as f64 - requested as f64) / requested as f64 * 100.0)
-}
-
-/// The output missed the requested length by more than min(5 % of it, 50 tokens).
-pub fn is_osl_mismatch(actual: u64, requested: u64) -> bool {
-    let threshold_tokens =
-        (requested as f64 * OSL_MISMATCH_PCT_THRESHOLD / 100.0).min(OSL_MISMATCH_MAX_TOKEN_THRESHOLD);
-    actual.abs_diff(requested) as f64 > threshold_tokens
 }
 
 /// The diff % metrics of one record: each usage field against the client's count of the same
@@ -79,6 +129,7 @@ pub struct TokenCheckTally {
 impl TokenCheckTally {
     /// Counts one successful record from its metrics and the output length it asked for.
     pub fn add(&mut self, metrics: &RecordMetrics, requested_output_tokens: Option<u64>) {
+        let thresholds = TokenCheckThresholds::current();
         let usage_diffs: Vec<f64> = [
             &registry::USAGE_PROMPT_TOKENS_DIFF_PCT,
             &registry::USAGE_COMPLETION_TOKENS_DIFF_PCT,
@@ -89,7 +140,7 @@ impl TokenCheckTally {
         .collect();
         if !usage_diffs.is_empty() {
             self.usage_checked = true;
-            if usage_diffs.iter().any(|pct| *pct > USAGE_DISCREPANCY_THRESHOLD_PCT) {
+            if usage_diffs.iter().any(|pct| *pct > thresholds.usage_pct) {
                 self.usage_discrepancies += 1;
             }
         }
@@ -97,7 +148,7 @@ impl TokenCheckTally {
             (count_of(metrics, &registry::OUTPUT_SEQUENCE_LENGTH), requested_output_tokens)
         {
             self.osl_checked = true;
-            if is_osl_mismatch(osl, requested) {
+            if thresholds.is_osl_mismatch(osl, requested) {
                 self.osl_mismatches += 1;
             }
         }
@@ -154,6 +205,8 @@ mod tests {
 
     #[test]
     fn the_osl_threshold_is_five_percent_capped_at_fifty_tokens() {
+        let defaults = TokenCheckThresholds::default();
+        let is_osl_mismatch = |actual, requested| defaults.is_osl_mismatch(actual, requested);
         // 100 requested: 5 tokens of slack.
         assert!(!is_osl_mismatch(95, 100) && !is_osl_mismatch(105, 100));
         assert!(is_osl_mismatch(94, 100) && is_osl_mismatch(106, 100));
@@ -162,6 +215,29 @@ mod tests {
         assert!(is_osl_mismatch(1949, 2000) && is_osl_mismatch(2051, 2000));
         // 10 requested: half a token of slack, so any miss counts.
         assert!(is_osl_mismatch(9, 10) && !is_osl_mismatch(10, 10));
+    }
+
+    #[test]
+    fn the_thresholds_are_aiperfs_variables_where_set_and_checked_as_it_checks_them() {
+        let with = |pairs: &[(&str, &str)]| {
+            let pairs: Vec<(String, String)> = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+            TokenCheckThresholds::from_env(move |name| pairs.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone()))
+        };
+        assert_eq!(with(&[]), Ok(TokenCheckThresholds::default()));
+        let set = with(&[
+            ("AIPERF_METRICS_USAGE_PCT_DIFF_THRESHOLD", "25"),
+            ("AIPERF_METRICS_OSL_MISMATCH_PCT_THRESHOLD", "20"),
+            ("AIPERF_METRICS_OSL_MISMATCH_MAX_TOKEN_THRESHOLD", "8"),
+        ])
+        .unwrap();
+        assert_eq!(set, TokenCheckThresholds { usage_pct: 25.0, osl_pct: 20.0, osl_max_tokens: 8 });
+        // 100 requested: 20 % is 20 tokens, the cap makes it 8.
+        assert!(!set.is_osl_mismatch(92, 100) && set.is_osl_mismatch(91, 100));
+        assert_eq!(
+            with(&[("AIPERF_METRICS_USAGE_PCT_DIFF_THRESHOLD", "150")]),
+            Err("AIPERF_METRICS_USAGE_PCT_DIFF_THRESHOLD must be a percentage from 0 to 100, got `150`".to_string())
+        );
+        assert!(with(&[("AIPERF_METRICS_OSL_MISMATCH_MAX_TOKEN_THRESHOLD", "0")]).unwrap_err().contains("≥ 1"));
     }
 
     #[test]

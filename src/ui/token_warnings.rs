@@ -5,14 +5,13 @@
 use std::fmt::Write;
 
 use crate::metrics::registry;
-use crate::metrics::token_checks::{
-    OSL_MISMATCH_MAX_TOKEN_THRESHOLD, OSL_MISMATCH_PCT_THRESHOLD, USAGE_DISCREPANCY_THRESHOLD_PCT,
-};
+use crate::metrics::token_checks::TokenCheckThresholds;
 use crate::result::RunResult;
 
 /// The warnings that apply to `result`; empty when every count was within its threshold.
 pub fn render(result: &RunResult) -> String {
     let mut out = String::new();
+    let thresholds = TokenCheckThresholds::current();
     let requests = count_of(result, registry::REQUEST_COUNT.tag);
     let mismatches = count_of(result, registry::OSL_MISMATCH_COUNT.tag);
     if mismatches > 0 {
@@ -20,13 +19,14 @@ pub fn render(result: &RunResult) -> String {
         let _ = writeln!(
             out,
             "WARNING: {mismatches} of {requests} requests got an output length more than \
-             min({OSL_MISMATCH_PCT_THRESHOLD} %, {OSL_MISMATCH_MAX_TOKEN_THRESHOLD} tokens) away from the requested one \
+             min({} %, {} tokens) away from the requested one \
              (average {average_diff:+.1} %): the server did not honour max_tokens, usually because it stopped at EOS.\n  \
              Output-length metrics (OSL, ITL, throughput) describe what was generated, not what was asked.\n  \
              To make it generate exactly the requested length, add to the endpoint: \
              extra: #{{ ignore_eos: true }} (or min_tokens: <osl>; SGLang and TGI: min_new_tokens).\n  \
              If the difference is tokenizer disagreement instead, use tokenizer: \"<model id>\" or \
-             use_server_token_count: true."
+             use_server_token_count: true.",
+            thresholds.osl_pct, thresholds.osl_max_tokens
         );
     }
     let discrepancies = count_of(result, registry::USAGE_DISCREPANCY_COUNT.tag);
@@ -34,13 +34,14 @@ pub fn render(result: &RunResult) -> String {
         let _ = writeln!(
             out,
             "WARNING: for {discrepancies} of {requests} requests the server's usage differs from the client's token \
-             counts by more than {USAGE_DISCREPANCY_THRESHOLD_PCT} %: the tokenizer is probably not the model's.\n  \
+             counts by more than {} %: the tokenizer is probably not the model's.\n  \
              Count with the model's own: tokenizer: \"<model id>\", or take the server's counts: \
-             use_server_token_count: true."
+             use_server_token_count: true.",
+            thresholds.usage_pct
         );
         let prompts_differ = result
             .metric(registry::USAGE_PROMPT_TOKENS_DIFF_PCT.tag)
-            .is_some_and(|metric| metric.stats.max.unwrap_or(metric.stats.avg) > USAGE_DISCREPANCY_THRESHOLD_PCT);
+            .is_some_and(|metric| metric.stats.max.unwrap_or(metric.stats.avg) > thresholds.usage_pct);
         if result.plan.apply_chat_template && prompts_differ {
             let _ = writeln!(
                 out,
