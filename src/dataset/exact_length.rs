@@ -11,17 +11,6 @@ const CUTS_PER_WINDOW: usize = 8;
 /// How far apart (in bytes) the windows tried start.
 const WINDOW_STRIDE_BYTES: usize = 7_919;
 
-/// The most tokens a dataset's prompt may ask for (16 Mi): past every model's context, and a
-/// bound on the text made for one (~80 MB), so a mistyped length is an error, not a process
-/// that grows until it is killed.
-pub const MAX_PROMPT_TOKENS: u64 = 1 << 24;
-
-/// Why a prompt of `tokens` tokens cannot be made, if it cannot.
-pub fn prompt_length_problem(tokens: u64) -> Option<String> {
-    (tokens > MAX_PROMPT_TOKENS)
-        .then(|| format!("{tokens} tokens is more than a prompt may have here ({MAX_PROMPT_TOKENS})"))
-}
-
 /// A text and its token count.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CountedText {

@@ -90,7 +90,7 @@ impl<'a> Record<'a> {
     /// A prompt's length in tokens: a whole number no larger than a prompt may be.
     pub fn prompt_tokens(&self, key: &str) -> Result<u64> {
         let tokens = self.u64(key)?;
-        match super::exact_length::prompt_length_problem(tokens) {
+        match crate::plan::prompt_length_problem(tokens) {
             Some(problem) => bail!("{}: \"{key}\" {problem}", self.at),
             None => Ok(tokens),
         }

@@ -15,12 +15,13 @@ use anyhow::{Result, bail};
 use bytes::Bytes;
 use serde_json::Value;
 
-use super::exact_length::{CountedText, prompt_length_problem, text_of_length};
+use super::exact_length::{CountedText, text_of_length};
 use super::fields::{Record, json_lines};
 use super::mooncake_lines::{Input, LineInput};
 use super::mooncake_sessions::{self, TraceLine};
 use super::own_body::{OwnBody, counted_text, verbatim_entry};
 use super::{DatasetEntry, corpus, tokenizer::Tokenizer};
+use crate::plan::prompt_length_problem;
 use crate::rng::SeededRng;
 
 pub fn parse(

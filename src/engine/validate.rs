@@ -3,7 +3,6 @@
 
 use anyhow::{Result, bail};
 
-use crate::dataset::exact_length::{MAX_PROMPT_TOKENS, prompt_length_problem};
 use crate::load;
 use crate::metrics::token_checks::TokenCheckThresholds;
 use crate::plan::{ConversationShape, Dataset, Dist, EndpointKind, Plan, SyntheticDataset};
@@ -96,7 +95,7 @@ pub fn validate(plan: &Plan) -> Result<()> {
             if let Some(problem) = spec.isl.problem().or(spec.osl.as_ref().and_then(Dist::problem)) {
                 bail!("synthetic dataset: {problem}");
             }
-            if let Some(problem) = prompt_lengths_problem(spec).or_else(|| dataset_size_problem(spec)) {
+            if let Some(problem) = spec.size_problem() {
                 bail!("synthetic dataset: {problem}");
             }
             let below_one = |dist: &Dist| dist.mean().is_nan() || dist.mean() < 1.0;
@@ -153,159 +152,4 @@ pub fn validate(plan: &Plan) -> Result<()> {
         bail!("synthetic `video` needs a chat endpoint (kind: \"chat\"), not \"{}\"", plan.endpoint.kind.as_str());
     }
     Ok(())
-}
-
-/// A prompt length of `spec` that can exceed what a prompt may have (the ISL's reach, each mix
-/// pair's, a rankings query's or passage's, the shared system prompt, the user context, the
-/// prefixes).
-fn prompt_lengths_problem(spec: &SyntheticDataset) -> Option<String> {
-    let options = &spec.options;
-    let rankings = options.rankings.iter().flat_map(|rankings| {
-        [("rankings query_tokens", &rankings.query_tokens), ("rankings passage_tokens", &rankings.passage_tokens)]
-    });
-    let drawn = std::iter::once(("isl", &spec.isl))
-        .chain(options.mix.iter().map(|pair| ("mix isl", &pair.isl)))
-        .chain(rankings);
-    for (name, dist) in drawn {
-        let longest = dist.reach();
-        if longest > MAX_PROMPT_TOKENS as f64 {
-            return Some(format!(
-                "{name} draws prompts of up to {longest:.0} tokens, more than a prompt may have here \
-                 ({MAX_PROMPT_TOKENS}); lower its mean or spread, or give it a `max`"
-            ));
-        }
-    }
-    let fixed = [
-        ("system_prompt_tokens", options.system_prompt_tokens),
-        ("user_context_tokens", options.user_context_tokens),
-        ("prefix_pool length", options.prefix_pool.map(|pool| pool.length)),
-    ];
-    fixed
-        .into_iter()
-        .find_map(|(name, tokens)| tokens.and_then(prompt_length_problem).map(|problem| format!("{name}: {problem}")))
-}
-
-/// The most prompt tokens a synthetic dataset may hold (2^31, ~10 GB of text): it is made
-/// before the first request, and requests cycle through its entries.
-const MAX_DATASET_TOKENS: f64 = (1u64 << 31) as f64;
-/// The most entries a synthetic dataset may have, whatever their length (each costs a few
-/// hundred bytes beside its text).
-const MAX_DATASET_ENTRIES: usize = 10_000_000;
-/// How to give fewer entries, on every face: a dataset's entries default to the requests asked for.
-const FEWER_ENTRIES: &str =
-    "`entries`, --num-dataset-entries, else they follow the requests; requests cycle through them";
-/// The most texts one request may carry (an embeddings `input` list; OpenAI's takes 2,048).
-const MAX_BATCH_SIZE: u32 = 65_536;
-
-/// Whether `spec`'s prompts, made up front, would be more text than a dataset may hold: its
-/// entries' turns (each a batch of texts) at their mean length, each conversation's user
-/// context, the prefixes; or a batch larger than a request may carry.
-fn dataset_size_problem(spec: &SyntheticDataset) -> Option<String> {
-    if spec.entries > MAX_DATASET_ENTRIES {
-        return Some(format!(
-            "{} entries are more than a dataset may have here ({MAX_DATASET_ENTRIES}); give fewer ({FEWER_ENTRIES})",
-            spec.entries
-        ));
-    }
-    let options = &spec.options;
-    let batch = options.batch_size.unwrap_or(1);
-    if batch > MAX_BATCH_SIZE {
-        return Some(format!("batch_size {batch} is more texts than a request may carry here ({MAX_BATCH_SIZE})"));
-    }
-    let isl = match options.mix.as_slice() {
-        [] => spec.isl.mean(),
-        mix => {
-            let total: f64 = mix.iter().map(|pair| pair.weight).sum();
-            mix.iter().map(|pair| pair.isl.mean() * pair.weight).sum::<f64>() / total
-        }
-    };
-    let turns = options.conversation.as_ref().map_or(1.0, |shape| shape.turns.mean().max(1.0));
-    let entries = spec.entries as f64;
-    let context = options.user_context_tokens.unwrap_or(0) as f64;
-    let prefixes = options.prefix_pool.map_or(0.0, |pool| pool.prefixes as f64 * pool.length as f64);
-    let tokens = entries * (turns * isl * batch as f64 + context) + prefixes;
-    (tokens > MAX_DATASET_TOKENS).then(|| {
-        let texts = if batch > 1 { format!(" in batches of {batch}") } else { String::new() };
-        let held = match options.conversation {
-            Some(_) => format!("{} conversations of ~{turns:.1} turns of ~{isl:.0} tokens{texts}", spec.entries),
-            None => format!("{} prompts of ~{isl:.0} tokens{texts}", spec.entries),
-        };
-        let prefixes = options
-            .prefix_pool
-            .map(|pool| format!(" and {} prefixes of {}", pool.prefixes, pool.length))
-            .unwrap_or_default();
-        format!(
-            "{held}{prefixes} are ~{tokens:.3e} prompt tokens, more than a dataset may hold here \
-             ({MAX_DATASET_TOKENS:.0}); give fewer entries ({FEWER_ENTRIES}) or fewer prefixes"
-        )
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::plan::{Endpoint, Phase, PrefixPool};
-
-    fn plan(dataset: SyntheticDataset) -> Plan {
-        let endpoint: Endpoint = serde_json::from_value(
-            serde_json::json!({ "url": "mock", "model": "m", "type": "chat", "streaming": true }),
-        )
-        .unwrap();
-        Plan::new("lengths", endpoint, Dataset::Synthetic(dataset), vec![Phase::profiling(1, Some(1))], 60.0)
-    }
-
-    #[test]
-    fn a_prompt_length_no_prompt_can_have_is_refused_before_anything_is_made() {
-        let synthetic = |isl: Dist| SyntheticDataset::new(isl, Dist::fixed(4.0), 1, 10);
-        let refusal = |dataset| validate(&plan(dataset)).unwrap_err().to_string();
-        assert!(validate(&plan(synthetic(Dist::fixed(MAX_PROMPT_TOKENS as f64)))).is_ok());
-        assert_eq!(
-            refusal(synthetic(Dist::fixed(1e10))),
-            "synthetic dataset: isl draws prompts of up to 10000000000 tokens, more than a prompt may have here \
-             (16777216); lower its mean or spread, or give it a `max`"
-        );
-        assert!(refusal(synthetic(Dist::normal(100.0, 1e7))).contains("up to 60000100 tokens"));
-        let capped = Dist { max: Some(4096.0), ..Dist::normal(100.0, 1e7) };
-        assert!(validate(&plan(synthetic(capped))).is_ok(), "a max bounds the draws");
-        let mut prefixed = synthetic(Dist::fixed(100.0));
-        prefixed.options.prefix_pool = Some(PrefixPool { prefixes: 2, length: 20_000_000 });
-        assert_eq!(
-            refusal(prefixed),
-            "synthetic dataset: prefix_pool length: 20000000 tokens is more than a prompt may have here (16777216)"
-        );
-    }
-
-    #[test]
-    fn a_dataset_too_large_to_make_up_front_is_refused() {
-        let entries = |count: usize| SyntheticDataset::new(Dist::fixed(1000.0), Dist::fixed(4.0), 1, count);
-        assert!(validate(&plan(entries(2_000_000))).is_ok(), "2 G tokens is allowed");
-        assert_eq!(
-            validate(&plan(entries(3_000_000))).unwrap_err().to_string(),
-            "synthetic dataset: 3000000 prompts of ~1000 tokens are ~3.000e9 prompt tokens, more than a dataset \
-             may hold here (2147483648); give fewer entries (`entries`, --num-dataset-entries, else they follow the \
-             requests; requests cycle through them) or fewer prefixes"
-        );
-        let short = SyntheticDataset::new(Dist::fixed(10.0), Dist::fixed(4.0), 1, 20_000_000);
-        assert_eq!(
-            validate(&plan(short)).unwrap_err().to_string(),
-            "synthetic dataset: 20000000 entries are more than a dataset may have here (10000000); give fewer \
-             (`entries`, --num-dataset-entries, else they follow the requests; requests cycle through them)"
-        );
-        let mut prefixed = entries(10);
-        prefixed.options.prefix_pool = Some(PrefixPool { prefixes: 1_000_000_000, length: 10 });
-        assert!(validate(&plan(prefixed)).unwrap_err().to_string().contains("and 1000000000 prefixes of 10"));
-        let mut batched = entries(1_000);
-        batched.options.batch_size = Some(4_000);
-        assert!(
-            validate(&plan(batched.clone()))
-                .unwrap_err()
-                .to_string()
-                .contains("1000 prompts of ~1000 tokens in batches of 4000")
-        );
-        batched.options.batch_size = Some(100_000);
-        assert_eq!(
-            validate(&plan(batched)).unwrap_err().to_string(),
-            "synthetic dataset: batch_size 100000 is more texts than a request may carry here (65536)"
-        );
-    }
 }

@@ -15,9 +15,8 @@ use anyhow::{Context, Result, bail};
 use serde_json::{Map, Value};
 
 use super::weka::{Item, Request, Subagent, Trace};
-use crate::dataset::exact_length::prompt_length_problem;
 use crate::dataset::fields::{self, json_lines};
-use crate::plan::{FileDataset, SubagentJoin};
+use crate::plan::{FileDataset, SubagentJoin, prompt_length_problem};
 
 const CLAUDE_SPAWN_TOOLS: [&str; 2] = ["Agent", "Task"];
 const INPUT_EVENTS: [&str; 2] = ["user_message", "tool_result"];
