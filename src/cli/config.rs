@@ -54,6 +54,14 @@ fn validate(args: &ValidateArgs) -> i32 {
             return exit_code::SCRIPT_ERROR;
         }
     };
+    // Then as `aiperf profile --config` lowers it: the plans' own checks, and its notes.
+    match super::profile::lower_config_file(&args.file) {
+        Ok(job) => job.notes.iter().for_each(|note| eprintln!("{note}")),
+        Err(error) => {
+            eprintln!("{}", error.message);
+            return exit_code::SCRIPT_ERROR;
+        }
+    }
     if args.print_document {
         // A closed pipe (`| head`) is not an error of the config.
         let _ = writeln!(std::io::stdout(), "{}", serde_json::to_string_pretty(&document).unwrap_or_default());
@@ -66,14 +74,6 @@ fn validate(args: &ValidateArgs) -> i32 {
     } else {
         "no sweep".to_string()
     };
-    // Then as `aiperf profile --config` lowers it: the plans' own checks, and its notes.
-    match super::profile::lower_config_file(&args.file) {
-        Ok(job) => job.notes.iter().for_each(|note| eprintln!("{note}")),
-        Err(error) => {
-            eprintln!("{}", error.message);
-            return exit_code::SCRIPT_ERROR;
-        }
-    }
     let runs = multi_run_settings(&document).num_runs;
     let trials = if runs > 1 { format!(", {runs} runs each") } else { String::new() };
     let plural = |n: usize, word: &str| if n == 1 { format!("1 {word}") } else { format!("{n} {word}s") };
