@@ -267,6 +267,9 @@ pub async fn run_phase(ctx: Arc<LoadContext>, run: Arc<PhaseRun>) -> PhaseSummar
 
 /// The most users a phase may have: each keeps its own session state from the start.
 const MAX_USERS: usize = 1_000_000;
+/// The most scripted sessions a phase may keep at once: each has a stack of its own (20,000 at
+/// once took 1.6 GB in a debug build, ~80 KB a session with its request in flight).
+const MAX_SCRIPTED_USERS: usize = 100_000;
 
 /// Mistakes in a phase's timing mode that the builders cannot see alone.
 pub fn check_phase(phase: &Phase) -> Result<(), String> {
@@ -323,6 +326,10 @@ pub fn check_phase(phase: &Phase) -> Result<(), String> {
         LoadMode::UserCentric { users: 0, .. } | LoadMode::Scripted { users: 0, .. } => {
             Err(format!("phase `{name}`: `users` must be at least 1"))
         }
+        LoadMode::Scripted { users, .. } if *users > MAX_SCRIPTED_USERS => Err(format!(
+            "phase `{name}`: `users` of scripted sessions must be at most {MAX_SCRIPTED_USERS} (each session has a \
+             stack of its own), got {users}"
+        )),
         LoadMode::Users { users, .. } | LoadMode::UserCentric { users, .. } | LoadMode::Scripted { users, .. }
             if *users > MAX_USERS =>
         {
@@ -710,5 +717,8 @@ mod tests {
             check_phase(&phase(user_centric(1_000_000_000))),
             Err("phase `p`: `users` must be at most 1000000 (each has its own state), got 1000000000".to_string())
         );
+        let scripted = |users| LoadMode::Scripted { users, session: "agent".into(), seed: 0 };
+        assert_eq!(check_phase(&phase(scripted(MAX_SCRIPTED_USERS))), Ok(()));
+        assert!(check_phase(&phase(scripted(200_000))).unwrap_err().contains("must be at most 100000"));
     }
 }
