@@ -14,6 +14,7 @@ pub mod in_flight_starts;
 mod open_loop;
 pub mod pacer;
 pub mod pacer_priority;
+mod phase_checks;
 mod prefill_place;
 mod ramp;
 mod ramped_places;
@@ -50,7 +51,7 @@ use crate::client::HttpClient;
 use crate::clock::RunClock;
 use crate::dataset::requests::{PreparedRequest, conversations};
 use crate::dataset::tokenizer::Tokenizer;
-use crate::plan::{AdaptiveControl, LoadMode, Phase, PrefillCap, RampedQuantity};
+use crate::plan::{AdaptiveControl, LoadMode, Phase, RampedQuantity};
 use crate::record::{AgentPlace, RequestOrigin, RequestRecord, SessionTurn};
 use crate::result::PhaseSummary;
 use crate::rng::SeededRng;
@@ -58,6 +59,7 @@ use history::Answer;
 use prefill_place::PrefillPlace;
 
 pub use histogram::DurationHistogram;
+pub use phase_checks::check_phase;
 pub use replay::dataset_drawn;
 pub use self_check::process_cpu_ns;
 pub use self_check::target_rate_rps;
@@ -262,92 +264,6 @@ pub async fn run_phase(ctx: Arc<LoadContext>, run: Arc<PhaseRun>) -> PhaseSummar
         branch_stats: counters.branch_stats.get().copied(),
         adaptive_scale,
         self_check: self_check::assess(&run.phase, counters, window, cpu_ns, wall_ns, ctx.client.max_connections()),
-    }
-}
-
-/// The most users a phase may have: each keeps its own session state from the start.
-const MAX_USERS: usize = 1_000_000;
-/// The most scripted sessions a phase may keep at once: each has a stack of its own (20,000 at
-/// once took 1.6 GB in a debug build, ~80 KB a session with its request in flight).
-const MAX_SCRIPTED_USERS: usize = 100_000;
-
-/// Mistakes in a phase's timing mode that the builders cannot see alone.
-pub fn check_phase(phase: &Phase) -> Result<(), String> {
-    let name = &phase.name;
-    let stops = phase.requests.is_some() || phase.sessions.is_some() || phase.duration_s.is_some();
-    let primes =
-        matches!(&phase.mode, LoadMode::AgenticReplay(replay) if replay.stage == crate::plan::ReplayStage::Priming);
-    if !stops && !primes && !matches!(phase.mode, LoadMode::Schedule(_)) {
-        return Err(format!("phase `{name}` needs a stop condition: `requests`, `sessions` or `duration`"));
-    }
-    if phase.sessions == Some(0) {
-        return Err(format!("phase `{name}`: `sessions` must be at least 1"));
-    }
-    let positive = |value: f64| value.is_finite() && value > 0.0;
-    match &phase.mode {
-        LoadMode::Concurrency { concurrency: 0, .. } => Err(format!("phase `{name}`: concurrency must be at least 1")),
-        LoadMode::Concurrency { prefill_concurrency: Some(0), .. } => {
-            Err(format!("phase `{name}`: `prefill_concurrency` must be at least 1"))
-        }
-        LoadMode::Rate { rate, .. } if !positive(*rate) => Err(format!("phase `{name}`: `rate` must be positive")),
-        LoadMode::Rate { max_concurrency: Some(0), .. } => {
-            Err(format!("phase `{name}`: `max_concurrency` must be at least 1"))
-        }
-        LoadMode::Ramp { stages, hold: false, .. } if stages.is_empty() => {
-            Err(format!("phase `{name}`: a ramp needs stages"))
-        }
-        LoadMode::Ramp { max_concurrency_ramp_s: Some(seconds), .. } if !positive(*seconds) => {
-            Err(format!("phase `{name}`: `max_concurrency_ramp` must be a positive duration"))
-        }
-        LoadMode::Ramp { prefill: Some(cap), .. } | LoadMode::Rate { prefill: Some(cap), .. }
-            if cap.concurrency == 0 =>
-        {
-            Err(format!("phase `{name}`: `prefill_concurrency` must be at least 1"))
-        }
-        LoadMode::Ramp { prefill: Some(PrefillCap { ramp_s: Some(seconds), .. }), .. }
-        | LoadMode::Rate { prefill: Some(PrefillCap { ramp_s: Some(seconds), .. }), .. }
-            if !positive(*seconds) =>
-        {
-            Err(format!("phase `{name}`: `prefill_ramp` must be a positive duration"))
-        }
-        LoadMode::Ramp { max_concurrency: Some(0), .. } => {
-            Err(format!("phase `{name}`: `max_concurrency` must be at least 1"))
-        }
-        LoadMode::Schedule(fixed) if !positive(fixed.speedup) => {
-            Err(format!("phase `{name}`: `speedup` must be positive"))
-        }
-        LoadMode::Schedule(fixed) if schedule::offsets_ns(fixed).is_empty() => {
-            Err(format!("phase `{name}`: the schedule has no timestamps between its offsets"))
-        }
-        LoadMode::Users { users: 0, .. } => Err(format!("phase `{name}`: `users` must be at least 1")),
-        LoadMode::Users { session_rate, .. } if !positive(*session_rate) => {
-            Err(format!("phase `{name}`: `rate` (sessions per second) must be positive"))
-        }
-        LoadMode::UserCentric { users: 0, .. } | LoadMode::Scripted { users: 0, .. } => {
-            Err(format!("phase `{name}`: `users` must be at least 1"))
-        }
-        LoadMode::Scripted { users, .. } if *users > MAX_SCRIPTED_USERS => Err(format!(
-            "phase `{name}`: `users` of scripted sessions must be at most {MAX_SCRIPTED_USERS} (each session has a \
-             stack of its own), got {users}"
-        )),
-        LoadMode::Users { users, .. } | LoadMode::UserCentric { users, .. } | LoadMode::Scripted { users, .. }
-            if *users > MAX_USERS =>
-        {
-            Err(format!("phase `{name}`: `users` must be at most {MAX_USERS} (each has its own state), got {users}"))
-        }
-        LoadMode::AdaptiveScale(settings) if settings.mistake().is_some() => {
-            Err(format!("phase `{name}`: {}", settings.mistake().unwrap_or_default()))
-        }
-        LoadMode::AdaptiveScale(_) if phase.duration_s.is_none() => {
-            Err(format!("phase `{name}`: an adaptive_scale phase needs a `duration`"))
-        }
-        LoadMode::AgenticReplay(replay) if replay.mistake().is_some() => {
-            Err(format!("phase `{name}`: {}", replay.mistake().unwrap_or_default()))
-        }
-        LoadMode::UserCentric { rate, .. } if !positive(*rate) => {
-            Err(format!("phase `{name}`: `rate` (requests per second over all users) must be positive"))
-        }
-        _ => Ok(()),
     }
 }
 
@@ -706,19 +622,5 @@ mod tests {
         };
         assert_eq!(connection_pool_size(&rate(None)), RATE_POOL_ESTIMATE_MAX);
         assert_eq!(connection_pool_size(&rate(Some(10_000))), 10_000, "a ceiling counts requests at once");
-    }
-
-    #[test]
-    fn more_users_than_a_phase_may_keep_are_refused() {
-        let user_centric =
-            |users| LoadMode::UserCentric { users, rate: 10.0, turns: crate::plan::Dist::fixed(2.0), seed: 1 };
-        assert_eq!(check_phase(&phase(user_centric(MAX_USERS))), Ok(()));
-        assert_eq!(
-            check_phase(&phase(user_centric(1_000_000_000))),
-            Err("phase `p`: `users` must be at most 1000000 (each has its own state), got 1000000000".to_string())
-        );
-        let scripted = |users| LoadMode::Scripted { users, session: "agent".into(), seed: 0 };
-        assert_eq!(check_phase(&phase(scripted(MAX_SCRIPTED_USERS))), Ok(()));
-        assert!(check_phase(&phase(scripted(200_000))).unwrap_err().contains("must be at most 100000"));
     }
 }
