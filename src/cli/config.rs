@@ -45,12 +45,7 @@ fn validate(args: &ValidateArgs) -> i32 {
     let (document, points) = match checked {
         Ok(checked) => checked,
         Err(error) => {
-            let message = error.message;
-            for line in message.lines() {
-                let named =
-                    if line.starts_with(&file.to_string()) { line.to_string() } else { format!("{file}: {line}") };
-                eprintln!("{named}");
-            }
+            eprintln!("{}", super::profile::in_file(error, Some(&args.file)).message);
             return exit_code::SCRIPT_ERROR;
         }
     };

@@ -156,13 +156,15 @@ pub fn lower_config_file(path: &Path) -> Result<config::ProfileJob, ConfigError>
     config::lower(&document, &base_dir).map_err(|error| in_file(error, Some(path)))
 }
 
-/// `error` naming the config file it came from, where the lowering did not (it names the
-/// setting's path).
-fn in_file(error: ConfigError, config: Option<&Path>) -> ConfigError {
-    match config.map(|path| path.display().to_string()) {
-        Some(file) if !error.message.starts_with(&file) => ConfigError::new(format!("{file}: {}", error.message)),
-        _ => error,
-    }
+/// `error` naming the config file it came from on each of its lines, where a line does not
+/// already (the lowering names the setting's path, not the file).
+pub fn in_file(error: ConfigError, config: Option<&Path>) -> ConfigError {
+    let Some(file) = config.map(|path| path.display().to_string()) else { return error };
+    let named = error
+        .message
+        .lines()
+        .map(|line| if line.starts_with(&file) { line.to_string() } else { format!("{file}: {line}") });
+    ConfigError::new(named.collect::<Vec<_>>().join("\n"))
 }
 
 fn config_error(error: &ConfigError) -> i32 {
