@@ -1,5 +1,6 @@
 //! `aiperf config validate` over every AIPerf 0.13 config template (tests/fixtures/aiperf-configs/,
-//! copied from its bundled configs/), and the errors a broken config gets.
+//! copied from its bundled configs/), and the errors a broken config gets; `aiperf config
+//! expand` over the templates' sweeps.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -13,15 +14,23 @@ fn templates_dir() -> PathBuf {
 }
 
 fn validate(file: &Path, extra: &[&str], env: &[(&str, &str)]) -> Output {
+    config_command("validate", file, extra, env)
+}
+
+fn expand(file: &Path, extra: &[&str]) -> Output {
+    config_command("expand", file, extra, &[])
+}
+
+fn config_command(name: &str, file: &Path, extra: &[&str], env: &[(&str, &str)]) -> Output {
     let mut command = Command::new(env!("CARGO_BIN_EXE_aiperf"));
-    command.args(["config", "validate"]).arg(file).args(extra);
+    command.args(["config", name]).arg(file).args(extra);
     for name in TEMPLATE_ENV {
         command.env_remove(name);
     }
     for (name, value) in env {
         command.env(name, value);
     }
-    command.output().expect("run aiperf config validate")
+    command.output().expect("run aiperf config")
 }
 
 fn text(bytes: &[u8]) -> String {
@@ -195,4 +204,74 @@ fn an_unsupported_sweep_kind_is_named() {
     let output = validate(&file, &[], &[]);
     assert_eq!(output.status.code(), Some(2), "{}", text(&output.stderr));
     assert!(text(&output.stderr).contains("latin_hypercube sweeps are not supported"), "{}", text(&output.stderr));
+}
+
+/// A config AIPerf's `adaptive_search` sweep searches (docs/search.md's keys).
+const SEARCH_CONFIG: &str = "benchmark:\n  model: m\n  endpoint:\n    url: http://localhost:8000\n  dataset:\n    type: synthetic\n    entries: 10\n    prompts: {isl: 10, osl: 5}\n  phases:\n    type: concurrency\n    concurrency: 1\n    requests: 4\nsweep:\n  type: adaptive_search\n  planner: smooth_isotonic\n  search_space: [{path: phases.profiling.concurrency, lo: 1, hi: 64, kind: int}]\n  objectives: [{metric: output_token_throughput, stat: avg, direction: maximize}]\n  sla_filters: [{metric_tag: time_to_first_token, stat: p95, op: lt, threshold: 200}]\n  max_iterations: 30\n";
+
+#[test]
+fn an_adaptive_search_validates_and_has_no_list_to_expand() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write_config(&dir, "search.yaml", SEARCH_CONFIG);
+    let output = validate(&file, &[], &[]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert!(text(&output.stdout).contains("ok (1 phase, 1 model, adaptive search)"), "{}", text(&output.stdout));
+    let output = expand(&file, &[]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        text(&output.stderr).contains("adaptive_search sweep picks its variations while it runs"),
+        "{}",
+        text(&output.stderr)
+    );
+}
+
+#[test]
+fn expand_lists_a_grid_as_aiperf_does_and_one_variation_whole() {
+    let file = templates_dir().join("sweep_with_plot.yaml");
+    let output = expand(&file, &[]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let listing = text(&output.stdout);
+    let lines: Vec<&str> = listing.lines().collect();
+    assert_eq!(lines.len(), 11, "{listing}");
+    assert_eq!(lines[0], "Sweep type: GridSweep (9 variations)");
+    assert_eq!(lines[1], "");
+    for (line, users) in lines[2..].iter().zip([1, 2, 4, 8, 16, 32, 64, 128, 256]) {
+        assert!(
+            line.ends_with(&format!("dir=concurrency_{users}  label=phases.profiling.concurrency={users}")),
+            "{line}"
+        );
+    }
+    let output = expand(&file, &["--index", "1"]);
+    let one = text(&output.stdout);
+    assert!(one.starts_with("Sweep type: GridSweep (showing 1 of 9)\n\n[1] dir=concurrency_2 "), "{one}");
+    assert!(one.contains("\n    phases:\n"), "the variation's benchmark, indented: {one}");
+    assert!(one.contains("      concurrency: 2\n"), "{one}");
+    let output = expand(&file, &["--index", "9"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        text(&output.stderr).contains("--index 9 is out of range: the sweep has 9 variation(s)"),
+        "{}",
+        text(&output.stderr)
+    );
+}
+
+#[test]
+fn expand_writes_json_and_yaml_alike_and_a_config_without_sweep_is_its_base() {
+    let file = templates_dir().join("scenario_workload_profiles.yaml");
+    let output = expand(&file, &["--format", "json"]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let listed: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON");
+    assert_eq!(listed["sweep_type"], "ScenarioSweep");
+    let names: Vec<&str> =
+        listed["variations"].as_array().unwrap().iter().map(|v| v["dir_name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["chatbot", "rag_pipeline", "summarization", "production_mix", "power_law"]);
+    assert!(listed["variations"][0].get("benchmark").is_none(), "the benchmark only with --full");
+    let output = expand(&file, &["--format", "yaml", "--full"]);
+    let as_yaml: serde_json::Value = serde_yaml::from_slice(&output.stdout).expect("YAML");
+    assert_eq!(as_yaml["variations"][1]["label"], "rag_pipeline");
+    assert!(as_yaml["variations"][1]["benchmark"]["phases"].is_array(), "{as_yaml}");
+
+    let output = expand(&templates_dir().join("minimal.yaml"), &[]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert_eq!(text(&output.stdout), "Sweep type: none (1 variation)\n\n[0] dir=base  label=base\n");
 }

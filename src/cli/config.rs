@@ -1,6 +1,6 @@
-//! `aiperf config validate FILE` (and `aiperf config init`, in config_init.rs): read and lower an
-//! AIPerf config schema 2.0 file as `aiperf profile --config` would (its notes on stderr), and
-//! say whether it is valid and what it holds.
+//! `aiperf config validate FILE` (and `aiperf config init`, in config_init.rs; `aiperf config
+//! expand`, in config_expand.rs): read and lower an AIPerf config schema 2.0 file as `aiperf
+//! profile --config` would (its notes on stderr), and say whether it is valid and what it holds.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use serde_json::Value;
 
 use super::exit_code;
-use crate::config::{multi_run_settings, read_file, variations};
+use crate::config::{multi_run_settings, read_file, search, variations};
 
 #[derive(Debug, clap::Subcommand)]
 pub enum ConfigCommand {
@@ -20,6 +20,11 @@ pub enum ConfigCommand {
         after_help = "Examples:\n  aiperf config init --list\n  aiperf config init --search sweep\n  aiperf config init --template latency_test --model meta-llama/Llama-3.1-8B-Instruct --url http://localhost:8000 --output bench.yaml"
     )]
     Init(super::config_init::InitArgs),
+    /// List a config's sweep variations (folder, label, values; --full each one's benchmark) without running them
+    #[command(
+        after_help = "Examples:\n  aiperf config expand sweep.yaml\n  aiperf config expand sweep.yaml --index 2        # one variation, its whole benchmark\n  aiperf config expand sweep.yaml --format json"
+    )]
+    Expand(super::config_expand::ExpandArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -36,13 +41,19 @@ pub fn run(command: ConfigCommand, verbose: bool) -> i32 {
     match command {
         ConfigCommand::Validate(args) => validate(&args),
         ConfigCommand::Init(args) => super::config_init::init(&args, verbose),
+        ConfigCommand::Expand(args) => super::config_expand::expand(&args),
     }
 }
 
 fn validate(args: &ValidateArgs) -> i32 {
     let file = args.file.display();
-    let checked = read_file(&args.file).and_then(|document| variations(&document).map(|points| (document, points)));
-    let (document, points) = match checked {
+    // An adaptive search's variations are its base's (the search picks its points as it runs).
+    let checked = read_file(&args.file).and_then(|document| {
+        let searched = search::search_of(&document)?.is_some();
+        let base = if searched { search::without_search(&document) } else { document.clone() };
+        variations(&base).map(|points| (document, points, searched))
+    });
+    let (document, points, searched) = match checked {
         Ok(checked) => checked,
         Err(error) => {
             eprintln!("{}", super::profile::in_file(error, Some(&args.file)).message);
@@ -64,7 +75,9 @@ fn validate(args: &ValidateArgs) -> i32 {
     let count = |pointer: &str| document.pointer(pointer).and_then(Value::as_array).map_or(0, Vec::len);
     let phases = count("/benchmark/phases");
     let models = count("/benchmark/models/items");
-    let sweep = if document.get("sweep").is_some_and(|sweep| !sweep.is_null()) {
+    let sweep = if searched {
+        "adaptive search".to_string()
+    } else if document.get("sweep").is_some_and(|sweep| !sweep.is_null()) {
         format!("sweep of {} variations", points.len())
     } else {
         "no sweep".to_string()

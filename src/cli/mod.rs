@@ -6,6 +6,7 @@ mod analyze;
 mod analyze_trace;
 mod chat;
 mod config;
+mod config_expand;
 mod config_init;
 mod kube;
 mod lib;
@@ -91,7 +92,7 @@ pub enum Command {
         after_help = "Example:\n  aiperf mock --port 8000 --ttft-ms 20 --itl-ms 5\n  curl -N localhost:8000/v1/chat/completions -d '{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],\"stream\":true}'"
     )]
     Mock(MockArgs),
-    /// AIPerf config files (schema 2.0): `aiperf config validate FILE`, `aiperf config init --list`
+    /// AIPerf config files (schema 2.0): `aiperf config validate FILE`, `aiperf config expand FILE`, `aiperf config init --list`
     #[command(subcommand)]
     Config(config::ConfigCommand),
     /// AIPerf's `aiperf profile`: its flags (or --config FILE.yaml) run through the same engine
