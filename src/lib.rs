@@ -37,6 +37,7 @@ pub mod report;
 pub mod request_bodies;
 pub mod result;
 pub mod rng;
+pub mod sampling;
 pub mod script;
 pub mod search;
 pub mod segment_merge;

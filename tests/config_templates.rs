@@ -194,16 +194,21 @@ fn unsupported_jinja_is_refused_with_file_and_line() {
 }
 
 #[test]
-fn an_unsupported_sweep_kind_is_named() {
+fn a_sampled_sweep_validates_and_an_unsupported_setting_of_it_is_named() {
     let dir = tempfile::tempdir().unwrap();
-    let file = write_config(
-        &dir,
-        "sweep.yaml",
-        "sweep:\n  type: latin_hypercube\n  parameters:\n    concurrency: [1, 2]\nbenchmark:\n  model: m\n  endpoint:\n    url: http://localhost:8000\n  phases:\n    type: concurrency\n    concurrency: 1\n    requests: 4\n",
-    );
+    let config = "sweep:\n  type: latin_hypercube\n  samples: 4\n  seed: 1\n  optimization: random-cd\n  dimensions:\n    - {path: concurrency, lo: 1, hi: 8, kind: int}\nbenchmark:\n  model: m\n  endpoint:\n    url: http://localhost:8000\n  dataset:\n    type: synthetic\n    entries: 10\n    prompts: {isl: 10, osl: 5}\n  phases:\n    type: concurrency\n    concurrency: 1\n    requests: 4\n";
+    let file = write_config(&dir, "lhs.yaml", config);
+    let output = validate(&file, &[], &[]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert!(text(&output.stdout).contains("sweep of 4 variations"), "{}", text(&output.stdout));
+    let file = write_config(&dir, "lloyd.yaml", &config.replace("random-cd", "lloyd"));
     let output = validate(&file, &[], &[]);
     assert_eq!(output.status.code(), Some(2), "{}", text(&output.stderr));
-    assert!(text(&output.stderr).contains("latin_hypercube sweeps are not supported"), "{}", text(&output.stderr));
+    assert!(
+        text(&output.stderr).contains("sweep.optimization: \"lloyd\" is not drawn here"),
+        "{}",
+        text(&output.stderr)
+    );
 }
 
 /// A config AIPerf's `adaptive_search` sweep searches (docs/search.md's keys).

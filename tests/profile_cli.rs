@@ -743,6 +743,40 @@ benchmark:
 }
 
 #[test]
+fn a_sobol_sweep_runs_aiperfs_points_in_its_folders() {
+    // The points AIPerf 0.13 lists for this config (`aiperf config expand`, SciPy's Sobol' seed 3).
+    let dir = tempfile::tempdir().expect("dir");
+    let config = r#"
+schemaVersion: "2.0"
+sweep:
+  type: sobol
+  samples: 2
+  seed: 3
+  dimensions:
+    - {path: concurrency, lo: 1, hi: 4, kind: int}
+    - {path: datasets.main.prompts.osl, choices: [2, 6]}
+benchmark:
+  model: m
+  endpoint: {url: http://localhost:8000/v1/chat/completions, type: chat}
+  datasets: [{name: main, type: synthetic, entries: 10, prompts: {isl: 16, osl: 4}}]
+  phases:
+    - {name: profiling, type: concurrency, requests: 4, concurrency: 1}
+  artifacts: {dir: out/sampled}
+"#;
+    std::fs::write(dir.path().join("sobol.yaml"), config).expect("config");
+    let ran = profile(dir.path(), "--config sobol.yaml --url mock");
+    assert_ok(&ran);
+    for (folder, users, osl) in [("concurrency_3__osl_6", 3, 6.0), ("concurrency_2__osl_2", 2, 2.0)] {
+        let summary = read_json(&dir.path().join(format!("out/sampled/{folder}/profile_export_aiperf.json")));
+        assert_eq!(stat(&summary, "request_count", "avg"), 4.0, "{folder}");
+        assert_eq!(stat(&summary, "output_sequence_length", "avg"), osl, "{folder}");
+        assert_eq!(summary["input_config"]["phases"][0]["concurrency"], users, "{folder}");
+    }
+    let sweep = read_json(&dir.path().join("out/sampled/sweep_aggregate/profile_export_aiperf_sweep.json"));
+    assert_eq!(sweep["metadata"]["sweep_parameters"][0]["values"], serde_json::json!([3, 2]));
+}
+
+#[test]
 fn the_audio_template_lowers_in_full_with_its_audio_inputs_for_chat() {
     let dir = tempfile::tempdir().expect("dir");
     let template = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/aiperf-configs/audio_multimodal.yaml");

@@ -53,7 +53,7 @@ pub fn expand(args: &ExpandArgs) -> i32 {
     };
     if search::search_of(&document).ok().flatten().is_some() {
         return fail(format!(
-            "{}: an adaptive_search sweep picks its variations while it runs, so there is nothing to list beforehand (grid, zip and scenarios sweeps are listed)",
+            "{}: an adaptive_search sweep picks its variations while it runs, so there is nothing to list beforehand (grid, zip, scenarios, sobol and latin_hypercube sweeps are listed)",
             args.file.display()
         ));
     }
@@ -62,8 +62,9 @@ pub fn expand(args: &ExpandArgs) -> i32 {
         Err(error) => return fail(super::profile::in_file(error, Some(&args.file)).message),
     };
     // What `aiperf profile --config` would refuse is refused here too.
-    if let Err(error) = super::profile::lower_config_file(&args.file) {
-        return fail(error.message);
+    match super::profile::lower_config_file(&args.file) {
+        Ok(job) => job.notes.iter().for_each(|note| eprintln!("{note}")),
+        Err(error) => return fail(error.message),
     }
     let sweep_type = sweep_type(&document);
     let total = points.len();
@@ -99,6 +100,8 @@ fn sweep_type(document: &Value) -> &'static str {
         Some(sweep) => match sweep.get("type").and_then(Value::as_str).unwrap_or("grid") {
             "zip" => "ZipSweep",
             "scenarios" => "ScenarioSweep",
+            "sobol" => "SobolSweep",
+            "latin_hypercube" => "LatinHypercubeSweep",
             _ => "GridSweep",
         },
     }
@@ -203,5 +206,6 @@ mod tests {
         assert_eq!(sweep_type(&json!({"sweep": {"parameters": {}}})), "GridSweep");
         assert_eq!(sweep_type(&json!({"sweep": {"type": "zip"}})), "ZipSweep");
         assert_eq!(sweep_type(&json!({"sweep": {"type": "scenarios"}})), "ScenarioSweep");
+        assert_eq!(sweep_type(&json!({"sweep": {"type": "latin_hypercube"}})), "LatinHypercubeSweep");
     }
 }

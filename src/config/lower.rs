@@ -88,6 +88,7 @@ pub fn lower(document: &Value, base_dir: &Path) -> Result<ProfileJob, ConfigErro
     };
     let mut notes = sweep_notes(sweep_key("sla_filters"));
     notes.extend(lock_notes);
+    notes.extend(sweep.map(super::sweep_sampling::sampling_notes).unwrap_or_default());
     for note in reduced_shapes {
         if !notes.contains(&note) {
             notes.push(note);

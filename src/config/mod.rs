@@ -14,7 +14,7 @@
 //!   `post_process.params`, `mlflow.tags`, `otel.custom_resource_attributes`;
 //! - top level: `schema_version`, `random_seed`, `variables` (rendered), `multi_run`
 //!   (`num_runs`, `cooldown_seconds`, `confidence_level`, …), `sweep` (`type`: grid | zip |
-//!   scenarios; `parameters` or `runs`), `plot`, `benchmark`;
+//!   scenarios | sobol | latin_hypercube | adaptive_search; `parameters`, `runs`, `dimensions`…), `plot`, `benchmark`;
 //! - `benchmark.models`: always `{items: [{name, ..}, ..], strategy?}` (from `model:` or
 //!   `models:` as a string, a list of strings, or the long form);
 //! - `benchmark.endpoint.urls`: always a list (from `url:` as a string or list);
@@ -44,6 +44,7 @@ mod scenario_lock;
 mod schema;
 pub mod search;
 mod sweep;
+mod sweep_sampling;
 
 use serde_json::Value;
 

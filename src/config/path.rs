@@ -4,8 +4,38 @@
 
 use serde_json::{Map, Value};
 
+use super::normalize::snake_case;
+
 /// Lists whose items are addressed by their `name`.
 const NAMED_LISTS: &[&str] = &["datasets", "phases"];
+
+/// The bare names AIPerf 0.13 reads as the profiling phase's settings.
+const PROFILING_PHASE_NAMES: [&str; 13] = [
+    "concurrency",
+    "prefill_concurrency",
+    "rate",
+    "requests",
+    "duration",
+    "sessions",
+    "users",
+    "smoothness",
+    "grace_period",
+    "concurrency_ramp",
+    "prefill_ramp",
+    "rate_ramp",
+    "rate_series",
+];
+
+/// A parameter's path as AIPerf names it: a bare phase setting (`concurrency`) is
+/// `phases.profiling.concurrency`, which orders, labels and reports the variation.
+pub fn aiperf_path(path: &str) -> String {
+    let bare = snake_case(path);
+    if !path.contains('.') && PROFILING_PHASE_NAMES.contains(&bare.as_str()) {
+        format!("phases.profiling.{bare}")
+    } else {
+        path.to_string()
+    }
+}
 
 /// Set `path` (dotted, relative to `root`) to `value`, creating objects and named items on the way.
 pub fn set_path(root: &mut Value, path: &str, value: Value) {

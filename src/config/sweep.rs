@@ -6,7 +6,9 @@
 //! - `scenarios`: each of `runs[]` (`name`, a partial `benchmark`) laid over the base
 //!   benchmark: mappings merge key by key, a list of named entries (phases, datasets, models)
 //!   merges entry by entry by `name`, a distribution (or anything with another `type`) is
-//!   replaced whole, any other value is replaced.
+//!   replaced whole, any other value is replaced;
+//! - `sobol`, `latin_hypercube`: `samples` points of SciPy's design, each set at its
+//!   dimensions' paths (`sweep_sampling.rs`).
 //!
 //! A parameter path is read inside `benchmark` (a leading `benchmark.` is allowed): a list
 //! (`phases`, `datasets`, `models.items`) is entered by an entry's `name` or index
@@ -20,11 +22,10 @@ use serde_json::{Map, Value};
 
 use super::ConfigError;
 use super::normalize::{seconds, snake_case};
+use super::path::aiperf_path;
 use super::schema::validate;
+use super::sweep_sampling::{SAMPLED_SWEEPS, sampled_points};
 use crate::plan::run_coordinates::ReportedVariation;
-
-/// The sweep kinds that are read; the schema's others are refused by name.
-const UNSUPPORTED_SWEEPS: [&str; 2] = ["sobol", "latin_hypercube"];
 
 /// One point of a sweep: the swept values (dotted path → value; a scenario's `scenario` → its
 /// name), how AIPerf reports it (None without a sweep), and the whole document for it.
@@ -98,8 +99,20 @@ pub fn variations(document: &Value) -> Result<Vec<Variation>, ConfigError> {
                 .collect::<Result<_, ConfigError>>()?
         }
         "scenarios" => scenarios(sweep, &base)?,
+        "sobol" | "latin_hypercube" => sampled_points(sweep)?
+            .into_iter()
+            .map(|(values, reported)| {
+                let mut benchmark = base.clone();
+                for (path, value) in &values {
+                    set_path(&mut benchmark, path, value.clone())?;
+                }
+                Ok((values, reported, benchmark))
+            })
+            .collect::<Result<_, ConfigError>>()?,
         other => {
-            return Err(ConfigError::new(format!("sweep.type: unknown sweep kind `{other}` (grid, zip, scenarios)")));
+            return Err(ConfigError::new(format!(
+                "sweep.type: a {other} sweep is run as a search, not as a list of variations"
+            )));
         }
     };
     points
@@ -128,16 +141,16 @@ pub fn variations(document: &Value) -> Result<Vec<Variation>, ConfigError> {
         .collect()
 }
 
-/// The document's sweep kind (`grid` when unsaid), or an error naming an unsupported one.
+/// The document's sweep kind (`grid` when unsaid), or an error naming an unknown one.
 pub fn supported_kind(document: &Value) -> Result<&str, ConfigError> {
     let kind = document.pointer("/sweep/type").and_then(Value::as_str).unwrap_or("grid");
-    if UNSUPPORTED_SWEEPS.contains(&kind) {
-        return Err(ConfigError::new(format!(
-            "sweep.type: {kind} sweeps are not supported (supported: grid, zip, scenarios; not: {})",
-            UNSUPPORTED_SWEEPS.join(", ")
-        )));
+    let known = ["grid", "zip", "scenarios", super::search::SEARCH_SWEEP].iter().chain(&SAMPLED_SWEEPS);
+    if known.clone().any(|known| *known == kind) {
+        Ok(kind)
+    } else {
+        let known: Vec<&str> = known.copied().collect();
+        Err(ConfigError::new(format!("sweep.type: unknown sweep kind `{kind}` ({})", known.join(", "))))
     }
-    Ok(kind)
 }
 
 fn parameters(sweep: &Value) -> Result<Vec<(String, Vec<Value>)>, ConfigError> {
@@ -160,34 +173,6 @@ fn parameters(sweep: &Value) -> Result<Vec<(String, Vec<Value>)>, ConfigError> {
         )));
     }
     Ok(parameters)
-}
-
-/// The bare names AIPerf 0.13 reads as the profiling phase's settings.
-const PROFILING_PHASE_NAMES: [&str; 13] = [
-    "concurrency",
-    "prefill_concurrency",
-    "rate",
-    "requests",
-    "duration",
-    "sessions",
-    "users",
-    "smoothness",
-    "grace_period",
-    "concurrency_ramp",
-    "prefill_ramp",
-    "rate_ramp",
-    "rate_series",
-];
-
-/// A parameter's path as AIPerf names it: a bare phase setting (`concurrency`) is
-/// `phases.profiling.concurrency`, which orders, labels and reports the variation.
-fn aiperf_path(path: &str) -> String {
-    let bare = snake_case(path);
-    if !path.contains('.') && PROFILING_PHASE_NAMES.contains(&bare.as_str()) {
-        format!("phases.profiling.{bare}")
-    } else {
-        path.to_string()
-    }
 }
 
 fn grid(parameters: &[(String, Vec<Value>)]) -> Vec<Map<String, Value>> {
@@ -477,11 +462,24 @@ mod tests {
     }
 
     #[test]
-    fn unsupported_kinds_unknown_entries_and_bad_values_are_refused() {
+    fn unknown_kinds_unknown_entries_and_bad_values_are_refused() {
         let mut document = base();
-        document["sweep"] = json!({"type": "sobol", "parameters": {"concurrency": [1]}});
+        document["sweep"] = json!({"type": "halton", "parameters": {"concurrency": [1]}});
         let error = variations(&normalize(document).unwrap()).unwrap_err();
-        assert!(error.message.contains("sobol sweeps are not supported"), "{error}");
+        assert!(error.message.contains("unknown sweep kind `halton`"), "{error}");
+        let mut document = base();
+        document["sweep"] = json!({"type": "sobol", "samples": 4, "seed": 1,
+            "dimensions": [{"path": "concurrency", "lo": 1, "hi": 64, "kind": "int"}]});
+        let points = variations(&normalize(document).unwrap()).unwrap();
+        assert_eq!(points.len(), 4);
+        let users: Vec<u64> = points
+            .iter()
+            .map(|point| point.document["benchmark"]["phases"][1]["concurrency"].as_u64().unwrap())
+            .collect();
+        let swept: Vec<u64> =
+            points.iter().map(|point| point.values["phases.profiling.concurrency"].as_u64().unwrap()).collect();
+        assert_eq!(users, swept, "each point's value is set in its benchmark");
+        assert_eq!(points[3].reported.as_ref().unwrap().label, "sobol_0003");
         let mut document = base();
         document["sweep"] = json!({"type": "grid", "parameters": {"datasets.other.entries": [1]}});
         let error = variations(&normalize(document).unwrap()).unwrap_err();
