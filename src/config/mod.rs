@@ -53,6 +53,7 @@ pub use normalize::normalize;
 pub use path::{get_path, set_path};
 pub use read::read_file;
 pub use sweep::{MultiRun, Variation, multi_run_settings, variations};
+pub use sweep_sampling::sampled_values;
 
 use crate::plan::Plan;
 

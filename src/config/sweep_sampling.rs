@@ -2,6 +2,7 @@
 //! `samples` points of SciPy's design (`crate::sampling`, the same points from the same seed),
 //! each coordinate mapped onto its dimension (a range, linear or log, rounded for `kind: int`,
 //! or a list of `choices`), labelled `sobol_0000`… (or `path=value, …` with `label_format: kv`).
+//! A scenario's `sweeps::sobol(#{..})` / `sweeps::latin_hypercube(#{..})` read the same block.
 
 use std::sync::OnceLock;
 
@@ -17,6 +18,25 @@ pub const SAMPLED_SWEEPS: [&str; 2] = ["sobol", "latin_hypercube"];
 /// AIPerf's bounds on `samples`.
 const MIN_SAMPLES: u64 = 2;
 const MAX_SAMPLES: u64 = 1 << 20;
+
+/// Where the sampled block comes from: a config's `sweep:` (AIPerf's dotted paths, a bare
+/// phase setting read as the profiling phase's) or a scenario's `sweeps::sobol(#{..})` (each
+/// `path` the name of a value in the points' maps).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Face {
+    Config,
+    Script,
+}
+
+impl Face {
+    /// How an error names `key` of the block of `kind`.
+    fn key(self, kind: &str, key: &str) -> String {
+        match self {
+            Face::Config => format!("sweep.{key}"),
+            Face::Script => format!("sweeps::{kind}: {key}"),
+        }
+    }
+}
 
 /// One axis of the design.
 #[derive(Debug, Clone, PartialEq)]
@@ -49,23 +69,12 @@ pub type SampledPoint = (Map<String, Value>, ReportedVariation);
 /// Each point of the sampled `sweep`: its values (dotted path → value, in the dimensions'
 /// order) and its report (label, folder).
 pub fn sampled_points(sweep: &Value) -> Result<Vec<SampledPoint>, ConfigError> {
-    let design = design(sweep)?;
-    let seed = design.seed.unwrap_or_else(unseeded_seed);
-    let unit_points = if design.kind == "sobol" {
-        sobol_points(design.dimensions.len(), design.samples, design.scramble, seed)
-    } else {
-        latin_hypercube_points(design.dimensions.len(), design.samples, seed, design.lower_discrepancy)
-    };
-    Ok(unit_points
+    let design = design(sweep, Face::Config)?;
+    Ok(design
+        .values()
         .into_iter()
         .enumerate()
-        .map(|(index, point)| {
-            let values: Map<String, Value> = design
-                .dimensions
-                .iter()
-                .zip(point)
-                .map(|(dimension, unit)| (dimension.path.clone(), dimension.value_at(unit)))
-                .collect();
+        .map(|(index, values)| {
             let label =
                 if design.labels_by_value { aiperf_label_of(&values) } else { format!("{}_{index:04}", design.kind) };
             (values.clone(), ReportedVariation::of_named(label, values, index))
@@ -73,10 +82,20 @@ pub fn sampled_points(sweep: &Value) -> Result<Vec<SampledPoint>, ConfigError> {
         .collect())
 }
 
+/// Each point of a scenario's sampled design (`kind` sobol or latin_hypercube; `options` as a
+/// config's sweep block, without `type`): its values by dimension name.
+pub fn sampled_values(kind: &str, options: &Value) -> Result<Vec<Map<String, Value>>, ConfigError> {
+    let mut block = options.clone();
+    if let Value::Object(map) = &mut block {
+        map.insert("type".into(), Value::from(kind));
+    }
+    Ok(design(&block, Face::Script)?.values())
+}
+
 /// What AIPerf warns of in a sampled sweep, and the seed drawn for one without a `seed`.
 pub fn sampling_notes(sweep: &Value) -> Vec<String> {
     let sampled = sweep.get("type").and_then(Value::as_str).is_some_and(|kind| SAMPLED_SWEEPS.contains(&kind));
-    let Some(design) = sampled.then(|| design(sweep).ok()).flatten() else { return Vec::new() };
+    let Some(design) = sampled.then(|| design(sweep, Face::Config).ok()).flatten() else { return Vec::new() };
     let mut notes = Vec::new();
     if design.seed.is_none() {
         notes.push(format!(
@@ -118,6 +137,28 @@ fn unseeded_seed() -> u64 {
     })
 }
 
+impl Design {
+    /// The design's points, each mapped onto the dimensions (its seed, else this process's).
+    fn values(&self) -> Vec<Map<String, Value>> {
+        let seed = self.seed.unwrap_or_else(unseeded_seed);
+        let unit_points = if self.kind == "sobol" {
+            sobol_points(self.dimensions.len(), self.samples, self.scramble, seed)
+        } else {
+            latin_hypercube_points(self.dimensions.len(), self.samples, seed, self.lower_discrepancy)
+        };
+        unit_points
+            .into_iter()
+            .map(|point| {
+                self.dimensions
+                    .iter()
+                    .zip(point)
+                    .map(|(dimension, unit)| (dimension.path.clone(), dimension.value_at(unit)))
+                    .collect()
+            })
+            .collect()
+    }
+}
+
 impl Dimension {
     /// An integer range with fewer than two values to draw from, as AIPerf judges it (log
     /// scale: fewer than one whole step of `ln`).
@@ -149,9 +190,9 @@ impl Dimension {
     }
 }
 
-fn design(sweep: &Value) -> Result<Design, ConfigError> {
+fn design(sweep: &Value, face: Face) -> Result<Design, ConfigError> {
     let kind = sweep.get("type").and_then(Value::as_str).unwrap_or_default().to_string();
-    let error = |key: &str, problem: String| ConfigError::new(format!("sweep.{key}: {problem}"));
+    let error = |key: &str, problem: String| ConfigError::new(format!("{}: {problem}", face.key(&kind, key)));
     let samples = sweep.get("samples").and_then(Value::as_u64).filter(|n| (MIN_SAMPLES..=MAX_SAMPLES).contains(n));
     let samples = samples.ok_or_else(|| {
         error("samples", format!("a {kind} sweep needs `samples`, from {MIN_SAMPLES} to {MAX_SAMPLES}"))
@@ -185,8 +226,11 @@ fn design(sweep: &Value) -> Result<Design, ConfigError> {
     if entries.is_empty() {
         return Err(error("dimensions", "expected at least one dimension".into()));
     }
-    let dimensions =
-        entries.iter().enumerate().map(|(index, entry)| dimension(entry, index)).collect::<Result<Vec<_>, _>>()?;
+    let dimensions = entries
+        .iter()
+        .enumerate()
+        .map(|(index, entry)| dimension(entry, index, face, &kind))
+        .collect::<Result<Vec<_>, _>>()?;
     for (index, dimension) in dimensions.iter().enumerate() {
         if dimensions[..index].iter().any(|earlier| earlier.path == dimension.path) {
             return Err(error(
@@ -212,15 +256,20 @@ fn design(sweep: &Value) -> Result<Design, ConfigError> {
     })
 }
 
-fn dimension(entry: &Value, index: usize) -> Result<Dimension, ConfigError> {
-    let at = format!("sweep.dimensions[{index}]");
+fn dimension(entry: &Value, index: usize, face: Face, kind: &str) -> Result<Dimension, ConfigError> {
+    let at = face.key(kind, &format!("dimensions[{index}]"));
     let path = entry.get("path").and_then(Value::as_str).unwrap_or_default();
-    let path = super::path::aiperf_path(path);
+    let path = if face == Face::Config { super::path::aiperf_path(path) } else { path.to_string() };
     let error = |problem: String| ConfigError::new(format!("{at} ({path}): {problem}"));
-    if path.is_empty() || path.starts_with('.') || path.ends_with('.') || path.contains("..") {
+    if face == Face::Script && path.is_empty() {
+        return Err(error("expected a `path`: the name the value has in each point".into()));
+    }
+    if face == Face::Config && (path.is_empty() || path.starts_with('.') || path.ends_with('.') || path.contains(".."))
+    {
         return Err(error("expected a dotted path such as phases.profiling.concurrency".into()));
     }
-    match path.split('.').next().unwrap_or_default() {
+    let first = if face == Face::Config { path.split('.').next().unwrap_or_default() } else { "" };
+    match first {
         "sweep" | "multi_run" | "random_seed" => {
             return Err(error("a dimension sets a benchmark setting, not the config's own keys".into()));
         }

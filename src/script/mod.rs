@@ -42,6 +42,7 @@ mod report_after;
 mod results;
 mod run_fn;
 mod run_host;
+mod sampled_sweeps;
 mod scenario_lock;
 mod search_fn;
 mod server_control;
@@ -151,6 +152,7 @@ pub fn build_engine(host: Arc<RunHost>, settings: &ScenarioSettings) -> Engine {
     compare::register(&mut engine);
     trial_results::register(&mut engine);
     sweeps::register(&mut engine, host.clone());
+    sampled_sweeps::register(&mut engine);
     search_fn::register(&mut engine, host.clone());
     run_fn::register(&mut engine, host);
     engine.on_print(crate::ui::stdout::print_line);
