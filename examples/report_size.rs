@@ -11,7 +11,7 @@
 use std::io::Write;
 use std::time::Instant;
 
-use aiperf::report::{Formats, write};
+use aiperf::report::{Formats, Theme, write};
 
 /// A small deterministic generator (xorshift), enough for plausible spread.
 struct Noise(u64);
@@ -81,7 +81,7 @@ fn main() -> anyhow::Result<()> {
 
     let out = std::env::args().nth(2).map_or_else(|| dir.path().join("plots"), std::path::PathBuf::from);
     let started = Instant::now();
-    let written = write(&[run], &out, Formats { html: true, ..Default::default() })?;
+    let written = write(&[run], &out, Formats { html: true, ..Default::default() }, Theme::Light)?;
     let elapsed = started.elapsed().as_secs_f64();
     let page_mb = std::fs::metadata(out.join("report.html"))?.len() as f64 / 1e6;
     println!("report.html: {page_mb:.2} MB, {} charts, read + drawn in {elapsed:.2} s", written.charts);

@@ -3,7 +3,8 @@
 //! scripts/real-servers.sh installs it), started here on a free port with a temporary backend
 //! store, and read back through its REST API: the sweep as the parent run with one child per
 //! trial, their params, metrics and tags, the variations' aggregates on the parent, and the
-//! files uploaded through the proxied artifact API.
+//! files uploaded through the proxied artifact API; then a trial's charts by `aiperf plot
+//! --mlflow-upload`.
 
 mod collectors_support;
 mod common;
@@ -192,6 +193,21 @@ fn a_sweep_with_trials_is_the_parent_run_with_a_child_per_trial() {
     let export = read_json(&run_dir.join("mlflow_export.json"));
     assert_eq!(export["run_id"], run_id);
     assert_eq!(export["parent_run_id"], parent_id);
+
+    // `aiperf plot --mlflow-upload`: the charts go into the run its mlflow_export.json names.
+    let plotted = aiperf_command(folder.path())
+        .arg("plot")
+        .arg(&run_dir)
+        .args(["--format", "png", "--mlflow-upload"])
+        .output()
+        .expect("aiperf plot");
+    succeeded(&plotted, "plots uploaded to MLflow");
+    let said = String::from_utf8_lossy(&plotted.stdout);
+    assert!(said.contains(&format!("plot artifacts to MLflow run {run_id}.")), "{said}");
+    let listed = server.json("GET", &format!("/api/2.0/mlflow/artifacts/list?run_id={run_id}"), None);
+    let files: Vec<&str> =
+        listed["files"].as_array().expect("files").iter().filter_map(|f| f["path"].as_str()).collect();
+    assert!(files.contains(&"latency-cdf.png"), "the charts uploaded: {files:?}");
 
     let parent_history = server.json(
         "GET",

@@ -207,6 +207,53 @@ fn plot_writes_a_png_and_an_svg_of_every_chart() {
     }
     let files: Vec<PathBuf> = std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().path()).collect();
     assert_eq!(files.len(), 1 + 2 * ids.len(), "report.html, then one SVG and one PNG per chart");
+
+    // AIPerf's defaults and flags: no folder is ./artifacts; --theme dark; --dashboard serves it.
+    let output = plot(&["--format", "svg", "--theme", "dark"], run.dir.path());
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    let dark = std::fs::read_to_string(run.dir.path().join(format!("artifacts/plots/{}.svg", ids[0]))).expect("svg");
+    assert!(dark.contains(r##"fill="#1e1f24""##) && !dark.contains(r##"fill="#ffffff""##), "a dark chart: {dark}");
+    let (page, missing) = dashboard_pages(&run_dir, run.dir.path());
+    let status = |answer: &str| answer.lines().next().unwrap_or_default().split(' ').nth(1).map(str::to_string);
+    assert_eq!(status(&page).as_deref(), Some("200"), "{}", &page[..300.min(page.len())]);
+    assert!(page.contains("<body class=\"dark\">"), "{}", &page[..300.min(page.len())]);
+    assert_eq!(status(&missing).as_deref(), Some("404"), "{missing}");
+}
+
+/// `aiperf plot DIR --dashboard --theme dark` on a free port: its page and a path outside its
+/// folder, as fetched; it must stop on Ctrl-C with exit code 0.
+fn dashboard_pages(run_dir: &Path, scratch: &Path) -> (String, String) {
+    use std::io::{BufRead, Read, Write};
+    let mut child = aiperf_command(scratch)
+        .arg("plot")
+        .arg(run_dir)
+        .args(["--dashboard", "--port", "0", "--theme", "dark", "--output"])
+        .arg(scratch.join("served"))
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("aiperf plot --dashboard");
+    let mut lines = std::io::BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let url = lines
+        .by_ref()
+        .map_while(Result::ok)
+        .find_map(|line| {
+            line.strip_prefix("dashboard: http://").map(|rest| rest.split('/').next().unwrap_or("").to_string())
+        })
+        .expect("the dashboard's address");
+    let fetch = |path: &str| {
+        let mut stream = std::net::TcpStream::connect(&url).expect("connect");
+        write!(stream, "GET {path} HTTP/1.0\r\nHost: {url}\r\n\r\n").expect("request");
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer).expect("answer");
+        answer
+    };
+    let pages = (fetch("/"), fetch("/../profile_export_aiperf.json"));
+    // SAFETY: signals the child this test started; no memory is touched.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    assert_eq!(child.wait().expect("wait").code(), Some(0), "Ctrl-C stops the dashboard");
+    pages
 }
 
 /// Where two pages first differ, with some text around it.

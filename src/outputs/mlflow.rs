@@ -5,7 +5,7 @@
 //! `mlflow_export.json` written beside them as AIPerf writes it, and the run ended.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -153,6 +153,31 @@ pub async fn upload(result: &RunResult, upload: &MlflowUpload) -> Result<Uploade
         server.end_run(parent, "FINISHED").await?;
     }
     Ok(UploadedRun { experiment_id, run_id: run.run_id, parent_run_id, artifacts: uploaded })
+}
+
+/// Upload `files` (paths relative to `dir`) into the existing run `run_id` (AIPerf's `aiperf
+/// plot --mlflow-upload`); the names uploaded.
+pub async fn upload_files_to_run(
+    tracking_uri: &str,
+    run_id: &str,
+    dir: &Path,
+    files: &[PathBuf],
+) -> Result<Vec<String>> {
+    let server = Tracking::new(tracking_uri)?;
+    let url = format!("{}?run_id={}", server.api("runs/get"), url_path(run_id));
+    let run = server.client.get_json(&url).await.with_context(|| format!("MLflow run {run_id} at {tracking_uri}"))?;
+    let artifact_uri = text_at(&run, "/run/info/artifact_uri")?;
+    let Some(root) = artifact_root(&artifact_uri) else {
+        bail!(
+            "the run's artifact store is `{artifact_uri}`, which this upload cannot write (it writes through the tracking server's proxied artifact API: start `mlflow server` with its default --serve-artifacts)"
+        );
+    };
+    let mut uploaded = Vec::new();
+    for file in files {
+        server.put_artifact(&root, dir, file).await?;
+        uploaded.push(file.to_string_lossy().into_owned());
+    }
+    Ok(uploaded)
 }
 
 /// The artifact path under `mlflow-artifacts` of a run whose store the server proxies

@@ -5,17 +5,19 @@
 
 use super::page::{Page, Section};
 use super::svg::{self, escape};
+use super::theme::Theme;
 
 const STYLE: &str = include_str!("report.css");
 const SCRIPT: &str = include_str!("report.js");
 const ERROR_HOOK: &str = "window.addEventListener('error',function(e){var d=document.documentElement;d.setAttribute('data-js-errors',(d.getAttribute('data-js-errors')||'')+e.message+';');});";
 
-pub fn render(page: &Page) -> String {
+pub fn render(page: &Page, theme: Theme) -> String {
     let mut html = String::with_capacity(1 << 20);
     html.push_str(&format!(
-        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\"><title>{title}</title><script>{ERROR_HOOK}</script><style>{STYLE}</style></head><body><header><h1>{title}</h1><p class=\"note\">Hover a point or bar for its value; drag across a chart to zoom its time or x axis, double-click to reset. Written by aiperf {version}.</p></header>",
+        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\"><title>{title}</title><script>{ERROR_HOOK}</script><style>{STYLE}</style></head><body{body}><header><h1>{title}</h1><p class=\"note\">Hover a point or bar for its value; drag across a chart to zoom its time or x axis, double-click to reset. Written by aiperf {version}.</p></header>",
         title = escape(&page.title),
         version = env!("CARGO_PKG_VERSION"),
+        body = theme.body_attributes(),
     ));
     if let Some((table, charts)) = &page.comparison {
         html.push_str(
@@ -24,7 +26,7 @@ pub fn render(page: &Page) -> String {
         html.push_str(table);
         html.push_str("<div class=\"grid\">");
         for chart in charts {
-            figure(&mut html, chart);
+            figure(&mut html, chart, theme);
         }
         html.push_str("</div></section>");
     }
@@ -41,7 +43,7 @@ pub fn render(page: &Page) -> String {
         html.push_str(&format!("<p class=\"note\">{}</p>", escape(&run.dir)));
         html.push_str(&run.cards_html);
         for section in &run.sections {
-            render_section(&mut html, section);
+            render_section(&mut html, section, theme);
         }
         html.push_str(if several { "</details></section>" } else { "</section>" });
     }
@@ -49,20 +51,20 @@ pub fn render(page: &Page) -> String {
     html
 }
 
-fn render_section(html: &mut String, section: &Section) {
+fn render_section(html: &mut String, section: &Section, theme: Theme) {
     html.push_str(&format!("<h3>{}</h3>", escape(&section.title)));
     if let Some(note) = &section.note {
         html.push_str(&format!("<p class=\"note\">{}</p>", escape(note)));
     }
     html.push_str("<div class=\"grid\">");
     for chart in &section.charts {
-        figure(html, chart);
+        figure(html, chart, theme);
     }
     html.push_str("</div>");
 }
 
-fn figure(html: &mut String, chart: &super::chart::Chart) {
+fn figure(html: &mut String, chart: &super::chart::Chart, theme: Theme) {
     html.push_str(&format!("<figure class=\"panel\" data-chart=\"{}\">", escape(&chart.id)));
-    html.push_str(&svg::render(chart));
+    html.push_str(&theme.chart(svg::render(chart)));
     html.push_str("</figure>");
 }

@@ -8,6 +8,7 @@ mod branch_counts;
 mod cards;
 mod chart;
 mod comparison;
+mod dashboard;
 mod distributions;
 mod downsample;
 mod html;
@@ -26,6 +27,7 @@ mod search_chart;
 mod server_panels;
 mod sessions_table;
 mod svg;
+mod theme;
 mod time_axis;
 mod variations;
 
@@ -37,8 +39,10 @@ pub use live_records::{Armed, LiveRecords};
 
 /// What `aiperf analyze` draws with: the axis helpers, the palette, the PNG renderer.
 pub use chart::{nice_ticks, short_number};
+pub use dashboard::serve as serve_dashboard;
 pub use png::PngRenderer;
 pub use svg::{color as series_color, escape};
+pub use theme::Theme;
 
 /// The page's file name in the output folder.
 pub const REPORT_FILE: &str = "report.html";
@@ -79,8 +83,8 @@ pub struct Written {
 }
 
 /// Read the runs under `dirs` and write their report into `output` in `formats`.
-pub fn write(dirs: &[PathBuf], output: &Path, formats: Formats) -> Result<Written> {
-    write_with(dirs, output, formats, Default::default())
+pub fn write(dirs: &[PathBuf], output: &Path, formats: Formats, theme: Theme) -> Result<Written> {
+    write_with(dirs, output, formats, theme, Default::default())
 }
 
 /// `write`, the runs in `collected` (by canonical folder) drawn from those records instead of
@@ -89,6 +93,7 @@ fn write_with(
     dirs: &[PathBuf],
     output: &Path,
     formats: Formats,
+    theme: Theme,
     collected: std::collections::HashMap<PathBuf, record_sample::Records>,
 ) -> Result<Written> {
     let input = artifacts::read(dirs, collected)?;
@@ -102,11 +107,11 @@ fn write_with(
         Ok(())
     };
     if formats.html {
-        save(REPORT_FILE.to_string(), html::render(&page).as_bytes())?;
+        save(REPORT_FILE.to_string(), html::render(&page, theme).as_bytes())?;
     }
     let renderer = formats.png.then(png::PngRenderer::new);
     for chart in page.charts() {
-        let drawn = svg::render(chart);
+        let drawn = theme.chart(svg::render(chart));
         if formats.svg {
             save(format!("{}.svg", chart.id), drawn.as_bytes())?;
         }
@@ -122,7 +127,7 @@ fn write_with(
 /// runs whose records `live` collected are drawn from those, the others from their files.
 pub fn write_into(dir: &Path, live: &LiveRecords) -> Result<PathBuf> {
     let formats = Formats { html: true, ..Default::default() };
-    write_with(&[dir.to_path_buf()], dir, formats, live.take_under(dir))?;
+    write_with(&[dir.to_path_buf()], dir, formats, Theme::Light, live.take_under(dir))?;
     Ok(dir.join(REPORT_FILE))
 }
 

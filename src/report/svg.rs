@@ -259,7 +259,7 @@ fn draw_series(out: &mut String, frame: &Frame, series: &Series, color: &str, x_
                     out,
                     r#"<rect x="{left:.2}" y="{top:.1}" width="{w:.2}" height="{h:.1}" data-tip="{t}"/>"#,
                     w = (right - left - 0.5).max(0.5),
-                    h = (base - top).max(0.0),
+                    h = (base - top).max(0.1),
                     t = tip(&series.name, x_label, x, y_label, y)
                 );
             }
@@ -390,7 +390,9 @@ fn draw_stacked_bars(
                 out,
                 r#"<rect x="{left:.1}" y="{top:.1}" width="{w:.1}" height="{h:.1}" fill="{c}" data-tip="{t}"/>"#,
                 w = band * 0.7,
-                h = (bottom - top).max(0.0),
+                // A layer too thin to see keeps a sliver (0.1 px): a zero height is invalid SVG
+                // to renderers such as resvg, which skip it with a warning.
+                h = (bottom - top).max(0.1),
                 c = color(index),
                 t = escape(&format!("{category} · {name}: {} {}", short_number(value), chart.y_label))
             );
