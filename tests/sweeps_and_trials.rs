@@ -285,15 +285,18 @@ fn sweep_mistakes_are_explained_where_they_are_made() {
 fn check_walks_sweeps_and_trials_without_sending_or_writing() {
     let (dir, path) = scenario_file(
         "plan",
-        r#"let e = endpoint(#{ url: "http://127.0.0.1:9" });
+        r#"import "aiperf/sweeps" as sweeps;
+let e = endpoint(#{ url: "http://127.0.0.1:9" });
 let r = run(#{ endpoint: e, trials: 5, phases: [concurrency(#{ users: 1, requests: 2 })] });
 let s = sweep(#{ grid: #{ users: [1, 2, 4] }, trials: 3 }, |v| #{ endpoint: e, phases: [concurrency(#{ users: v.users, requests: 2 })] });
-print(`CHECKED ${r.trials.len()} ${s.runs.len()}`);"#,
+let sobol = sweeps::sobol(#{ samples: 4, seed: 5, dimensions: [#{ path: "users", lo: 1, hi: 8, kind: "int" }] });
+let p = sweep(#{ points: sobol }, |v| #{ endpoint: e, phases: [concurrency(#{ users: v.users, requests: 2 })] });
+print(`CHECKED ${r.trials.len()} ${s.runs.len()} ${p.runs.len()}`);"#,
     );
     let output = common::aiperf_command(dir.path()).arg("check").arg(&path).output().expect("run");
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
-    assert!(stdout.contains("CHECKED 1 3") && stdout.contains("ok (4 runs checked"), "{stdout}");
+    assert!(stdout.contains("CHECKED 1 3 4") && stdout.contains("ok (8 runs checked"), "{stdout}");
     assert!(!dir.path().join("artifacts").exists(), "check wrote artifacts");
 }
 

@@ -101,6 +101,9 @@ pub fn plot(args: PlotArgs) -> i32 {
     if formats.html {
         println!("report: {}", output.join(report::REPORT_FILE).display());
     }
+    if upload_target.is_none() && !args.dashboard {
+        return exit_code::OK;
+    }
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(e) => {

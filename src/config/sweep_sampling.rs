@@ -18,12 +18,15 @@ pub const SAMPLED_SWEEPS: [&str; 2] = ["sobol", "latin_hypercube"];
 /// AIPerf's bounds on `samples`.
 const MIN_SAMPLES: u64 = 2;
 const MAX_SAMPLES: u64 = 1 << 20;
+/// The most points `random-cd` improves: its discrepancy takes every pair of points, and each
+/// of its up to 10,000 tries every point (past this, minutes to hours, as in SciPy).
+const MAX_RANDOM_CD_SAMPLES: u64 = 10_000;
 
 /// Where the sampled block comes from: a config's `sweep:` (AIPerf's dotted paths, a bare
 /// phase setting read as the profiling phase's) or a scenario's `sweeps::sobol(#{..})` (each
 /// `path` the name of a value in the points' maps).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Face {
+enum Face {
     Config,
     Script,
 }
@@ -220,6 +223,14 @@ fn design(sweep: &Value, face: Face) -> Result<Design, ConfigError> {
             ));
         }
     };
+    if lower_discrepancy && samples > MAX_RANDOM_CD_SAMPLES {
+        return Err(error(
+            "optimization",
+            format!(
+                "random-cd over {samples} samples would take hours (it weighs every pair of points); it is drawn here for at most {MAX_RANDOM_CD_SAMPLES}: leave `optimization` out for a plain Latin hypercube"
+            ),
+        ));
+    }
     let Some(Value::Array(entries)) = sweep.get("dimensions") else {
         return Err(error("dimensions", "expected a list of dimensions ({path, lo, hi} or {path, choices})".into()));
     };
@@ -380,6 +391,9 @@ mod tests {
         assert!(refused(json!({"type": "sobol", "dimensions": dims})).contains("sweep.samples"));
         let lloyd = json!({"type": "latin_hypercube", "samples": 4, "optimization": "lloyd", "dimensions": dims});
         assert!(refused(lloyd).contains("sweep.optimization"));
+        let huge =
+            json!({"type": "latin_hypercube", "samples": 20_000, "optimization": "random-cd", "dimensions": dims});
+        assert!(refused(huge).contains("at most 10000"));
         let both =
             json!({"type": "sobol", "samples": 4, "dimensions": [{"path": "rate", "lo": 1, "hi": 2, "choices": [1]}]});
         assert!(refused(both).contains("either `lo` and `hi`, or `choices`"));

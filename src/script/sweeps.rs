@@ -1,5 +1,5 @@
-//! `sweep(#{ grid: #{..} } or #{ zip: #{..} }, |v| run_map)`: a sweep without a loop. Each
-//! variation of the parameter lists becomes one run (or its trials) labelled in `run_info`;
+//! `sweep(#{ grid: #{..} } or #{ zip: #{..} } or #{ points: [#{..}, ..] }, |v| run_map)`: a
+//! sweep without a loop. Each variation of the parameter lists (or each point given) becomes one run (or its trials) labelled in `run_info`;
 //! at the end the sweep aggregate is written and the runs come back with the best and the
 //! Pareto-optimal ones; with `report: true` the sweep's report.html is written into its folder.
 
@@ -26,6 +26,7 @@ const SWEEP_KEYS: &[&str] = &[
     "name",
     "grid",
     "zip",
+    "points",
     "trials",
     "cooldown",
     "confidence",
@@ -120,12 +121,13 @@ fn sweep(
     if !(pause_s >= 0.0 && pause_s.is_finite()) {
         return script_error("sweep: `pause` (between variations) must be a duration ≥ 0, e.g. seconds(30)");
     }
-    let variations = match (reader.opt_map("grid")?, reader.opt_map("zip")?) {
-        (Some(lists), None) => variations(lists, Combination::Grid)?,
-        (None, Some(lists)) => variations(lists, Combination::Zip)?,
+    let variations = match (reader.opt_map("grid")?, reader.opt_map("zip")?, reader.opt_array("points")?) {
+        (Some(lists), None, None) => variations(lists, Combination::Grid)?,
+        (None, Some(lists), None) => variations(lists, Combination::Zip)?,
+        (None, None, Some(points)) => given_points(points)?,
         _ => {
             return script_error(
-                "sweep: give exactly one of `grid: #{..}` or `zip: #{..}`, e.g. grid: #{ users: [1, 4, 16] }",
+                "sweep: give exactly one of `grid: #{..}`, `zip: #{..}` or `points: [#{..}, ..]`, e.g. grid: #{ users: [1, 4, 16] }",
             );
         }
     };
@@ -432,6 +434,34 @@ fn variations(lists: Map, combination: Combination) -> ScriptResult<Vec<Map>> {
     }
 }
 
+/// `points`: the variations as listed (`sweeps::sobol(..)`'s, say), each a map of the same names.
+fn given_points(points: Array) -> ScriptResult<Vec<Map>> {
+    let mut variations: Vec<Map> = Vec::with_capacity(points.len());
+    for (index, point) in points.into_iter().enumerate() {
+        let Some(point) = point.clone().try_cast::<Map>() else {
+            return script_error(format!("sweep: `points[{index}]` must be a map of parameter values, got `{point}`"));
+        };
+        if point.is_empty() {
+            return script_error(format!("sweep: `points[{index}]` names no parameter"));
+        }
+        if let Some(first) = variations.first()
+            && !first.keys().eq(point.keys())
+        {
+            let names = |map: &Map| map.keys().map(|key| key.to_string()).collect::<Vec<_>>().join(", ");
+            return script_error(format!(
+                "sweep: every point names the same parameters; `points[0]` has {}, `points[{index}]` {}",
+                names(first),
+                names(&point)
+            ));
+        }
+        variations.push(point);
+    }
+    if variations.is_empty() {
+        return script_error("sweep: `points` is empty");
+    }
+    Ok(variations)
+}
+
 fn grid(parameters: &[(String, Array)]) -> Vec<Map> {
     parameters.iter().fold(vec![Map::new()], |partial, (name, values)| {
         partial
@@ -503,5 +533,29 @@ mod tests {
         assert!(uneven.to_string().contains("`isl` has 1 values, `users` has 2"), "{uneven}");
         assert!(variations(lists(&[("users", &[])]), Combination::Grid).is_err());
         assert!(variations(Map::new(), Combination::Grid).is_err());
+    }
+
+    #[test]
+    fn given_points_are_the_variations_and_must_name_the_same_parameters() {
+        let point = |users: i64, isl: i64| -> Dynamic {
+            let map: Map =
+                [("users".into(), Dynamic::from(users)), ("isl".into(), Dynamic::from(isl))].into_iter().collect();
+            map.into()
+        };
+        let given = given_points(vec![point(41, 128), point(18, 2048)]).unwrap();
+        assert_eq!(
+            points(&given),
+            [
+                vec![("isl".to_string(), 128), ("users".to_string(), 41)],
+                vec![("isl".to_string(), 2048), ("users".to_string(), 18)]
+            ]
+        );
+        let other: Map = [("rate".into(), Dynamic::from(5_i64))].into_iter().collect();
+        let mixed = given_points(vec![point(1, 2), other.into()]).unwrap_err();
+        assert!(mixed.to_string().contains("every point names the same parameters"), "{mixed}");
+        assert!(given_points(vec![]).is_err());
+        assert!(
+            given_points(vec![Dynamic::from(3_i64)]).unwrap_err().to_string().contains("`points[0]` must be a map")
+        );
     }
 }
