@@ -255,6 +255,12 @@ fn swim_lane_draws_each_session_once_in_a_lane_of_its_slot() {
         aiperf_command(dir.path()).args(["analyze", "swim-lane", "run", "--html", "-c", "3"]).output().unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
     assert!(text(&output.stdout).contains("saved run/swim_lane.png"), "{}", text(&output.stdout));
+    let named = aiperf_command(dir.path())
+        .args(["analyze", "swim-lane", "--run-dirs", "run", "-o", "named.png"])
+        .output()
+        .unwrap();
+    assert_eq!(named.status.code(), Some(0), "AIPerf's --run-dirs spelling: {}", text(&named.stderr));
+    assert!(dir.path().join("named.png").exists());
     let bytes = std::fs::read(folder.join("swim_lane.png")).expect("swim_lane.png");
     let png = resvg::tiny_skia::Pixmap::decode_png(&bytes).expect("the PNG decodes");
     // The lane markers' column (x 56..64 in the SVG) holds one mark per lane: 3 slots for

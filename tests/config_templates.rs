@@ -279,4 +279,14 @@ fn expand_writes_json_and_yaml_alike_and_a_config_without_sweep_is_its_base() {
     let output = expand(&templates_dir().join("minimal.yaml"), &[]);
     assert!(output.status.success(), "{}", text(&output.stderr));
     assert_eq!(text(&output.stdout), "Sweep type: none (1 variation)\n\n[0] dir=base  label=base\n");
+    // AIPerf's `--config-file` spelling of the file.
+    let mut named = Command::new(env!("CARGO_BIN_EXE_aiperf"));
+    let output =
+        named.args(["config", "expand", "--config-file"]).arg(templates_dir().join("minimal.yaml")).output().unwrap();
+    assert_eq!(
+        text(&output.stdout),
+        "Sweep type: none (1 variation)\n\n[0] dir=base  label=base\n",
+        "{}",
+        text(&output.stderr)
+    );
 }

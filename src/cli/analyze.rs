@@ -23,8 +23,11 @@ pub enum AnalyzeCommand {
 #[derive(Debug, clap::Args)]
 pub struct SwimLaneArgs {
     /// Run folders (each holding profile_export.jsonl)
-    #[arg(required = true, value_name = "RUN-DIRS")]
+    #[arg(required_unless_present = "named_run_dirs", value_name = "RUN-DIRS")]
     pub run_dirs: Vec<PathBuf>,
+    /// AIPerf's `--run-dirs` spelling of the folders
+    #[arg(long = "run-dirs", hide = true, num_args = 1..)]
+    pub named_run_dirs: Vec<PathBuf>,
     /// The PNG to write (one run folder only; default: <run>/swim_lane.png)
     #[arg(short, long)]
     pub out: Option<PathBuf>,
@@ -45,8 +48,11 @@ pub struct SwimLaneArgs {
 #[derive(Debug, clap::Args)]
 pub struct TurnMessagesArgs {
     /// Run folders (each holding profile_export_raw.jsonl)
-    #[arg(required = true, value_name = "RUN-DIRS")]
+    #[arg(required_unless_present = "named_run_dirs", value_name = "RUN-DIRS")]
     pub run_dirs: Vec<PathBuf>,
+    /// AIPerf's `--run-dirs` spelling of the folders
+    #[arg(long = "run-dirs", hide = true, num_args = 1..)]
+    pub named_run_dirs: Vec<PathBuf>,
     /// The HTML file to write (one run folder only; default: <run>/turn_messages.html)
     #[arg(short, long)]
     pub out: Option<PathBuf>,
@@ -63,32 +69,36 @@ pub struct TurnMessagesArgs {
 
 pub fn run(command: AnalyzeCommand) -> i32 {
     match command {
-        AnalyzeCommand::SwimLane(args) => each_run(&args.run_dirs, args.out.is_some(), |dir| {
-            let png = args.out.clone().unwrap_or_else(|| dir.join("swim_lane.png"));
-            let html = args.html.then(|| png.with_extension("html"));
-            let html = html.map(|path| if args.out.is_some() { path } else { dir.join("swim_lane.html") });
-            analyze::write_swim_lane(
-                dir,
-                &SwimLaneOutput { png: png.clone(), html: html.clone() },
-                args.concurrency,
-                args.ramp,
-            )?;
-            Ok([Some(png), html].into_iter().flatten().collect())
-        }),
-        AnalyzeCommand::TurnMessages(args) => each_run(&args.run_dirs, args.out.is_some(), |dir| {
-            let limits = turn_messages::Limits {
-                conversations: args.limit_conversations,
-                turns: args.max_turns,
-                content_chars: args.content_cap,
-            };
-            let page = turn_messages::render(dir, limits)?;
-            let out = args.out.clone().unwrap_or_else(|| dir.join("turn_messages.html"));
-            if let Some(folder) = out.parent().filter(|f| !f.as_os_str().is_empty()) {
-                std::fs::create_dir_all(folder)?;
-            }
-            std::fs::write(&out, page).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", out.display()))?;
-            Ok(vec![out])
-        }),
+        AnalyzeCommand::SwimLane(args) => {
+            each_run(&[&args.run_dirs[..], &args.named_run_dirs].concat(), args.out.is_some(), |dir| {
+                let png = args.out.clone().unwrap_or_else(|| dir.join("swim_lane.png"));
+                let html = args.html.then(|| png.with_extension("html"));
+                let html = html.map(|path| if args.out.is_some() { path } else { dir.join("swim_lane.html") });
+                analyze::write_swim_lane(
+                    dir,
+                    &SwimLaneOutput { png: png.clone(), html: html.clone() },
+                    args.concurrency,
+                    args.ramp,
+                )?;
+                Ok([Some(png), html].into_iter().flatten().collect())
+            })
+        }
+        AnalyzeCommand::TurnMessages(args) => {
+            each_run(&[&args.run_dirs[..], &args.named_run_dirs].concat(), args.out.is_some(), |dir| {
+                let limits = turn_messages::Limits {
+                    conversations: args.limit_conversations,
+                    turns: args.max_turns,
+                    content_chars: args.content_cap,
+                };
+                let page = turn_messages::render(dir, limits)?;
+                let out = args.out.clone().unwrap_or_else(|| dir.join("turn_messages.html"));
+                if let Some(folder) = out.parent().filter(|f| !f.as_os_str().is_empty()) {
+                    std::fs::create_dir_all(folder)?;
+                }
+                std::fs::write(&out, page).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", out.display()))?;
+                Ok(vec![out])
+            })
+        }
     }
 }
 

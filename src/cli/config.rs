@@ -3,7 +3,7 @@
 //! profile --config` would (its notes on stderr), and say whether it is valid and what it holds.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
@@ -27,10 +27,27 @@ pub enum ConfigCommand {
     Expand(super::config_expand::ExpandArgs),
 }
 
+/// The config file: an argument, or AIPerf's `--config-file`.
+#[derive(Debug, clap::Args)]
+pub struct ConfigFileArg {
+    /// The config file (.yaml)
+    #[arg(required_unless_present = "config_file", value_name = "FILE")]
+    file: Option<PathBuf>,
+    /// AIPerf's `--config-file` spelling of FILE
+    #[arg(long, hide = true, conflicts_with = "file")]
+    config_file: Option<PathBuf>,
+}
+
+impl ConfigFileArg {
+    pub fn path(&self) -> &Path {
+        self.file.as_deref().or(self.config_file.as_deref()).unwrap_or(Path::new(""))
+    }
+}
+
 #[derive(Debug, clap::Args)]
 pub struct ValidateArgs {
-    /// The config file (.yaml)
-    pub file: PathBuf,
+    #[command(flatten)]
+    pub file: ConfigFileArg,
     /// Print the normalized document (JSON) on stdout
     #[arg(long)]
     pub print_document: bool,
@@ -46,9 +63,10 @@ pub fn run(command: ConfigCommand, verbose: bool) -> i32 {
 }
 
 fn validate(args: &ValidateArgs) -> i32 {
-    let file = args.file.display();
+    let path = args.file.path();
+    let file = path.display();
     // An adaptive search's variations are its base's (the search picks its points as it runs).
-    let checked = read_file(&args.file).and_then(|document| {
+    let checked = read_file(path).and_then(|document| {
         let searched = search::search_of(&document)?.is_some();
         let base = if searched { search::without_search(&document) } else { document.clone() };
         variations(&base).map(|points| (document, points, searched))
@@ -56,12 +74,12 @@ fn validate(args: &ValidateArgs) -> i32 {
     let (document, points, searched) = match checked {
         Ok(checked) => checked,
         Err(error) => {
-            eprintln!("{}", super::profile::in_file(error, Some(&args.file)).message);
+            eprintln!("{}", super::profile::in_file(error, Some(path)).message);
             return exit_code::SCRIPT_ERROR;
         }
     };
     // Then as `aiperf profile --config` lowers it: the plans' own checks, and its notes.
-    match super::profile::lower_config_file(&args.file) {
+    match super::profile::lower_config_file(path) {
         Ok(job) => job.notes.iter().for_each(|note| eprintln!("{note}")),
         Err(error) => {
             eprintln!("{}", error.message);

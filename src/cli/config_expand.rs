@@ -4,7 +4,6 @@
 //! profile --config` would, so what it refuses this refuses too.
 
 use std::io::Write;
-use std::path::PathBuf;
 
 use serde_json::{Map, Value, json};
 
@@ -13,8 +12,8 @@ use crate::config::{Variation, read_file, search, variations};
 
 #[derive(Debug, clap::Args)]
 pub struct ExpandArgs {
-    /// The config file (.yaml), with or without a `sweep:`
-    pub file: PathBuf,
+    #[command(flatten)]
+    pub file: super::config::ConfigFileArg,
     /// Also print each variation's whole benchmark (normalized)
     #[arg(short = 'F', long)]
     pub full: bool,
@@ -47,22 +46,23 @@ pub fn expand(args: &ExpandArgs) -> i32 {
         eprintln!("{message}");
         exit_code::SCRIPT_ERROR
     };
-    let document = match read_file(&args.file) {
+    let path = args.file.path();
+    let document = match read_file(path) {
         Ok(document) => document,
-        Err(error) => return fail(super::profile::in_file(error, Some(&args.file)).message),
+        Err(error) => return fail(super::profile::in_file(error, Some(path)).message),
     };
     if search::search_of(&document).ok().flatten().is_some() {
         return fail(format!(
             "{}: an adaptive_search sweep picks its variations while it runs, so there is nothing to list beforehand (grid, zip, scenarios, sobol and latin_hypercube sweeps are listed)",
-            args.file.display()
+            path.display()
         ));
     }
     let points = match variations(&document) {
         Ok(points) => points,
-        Err(error) => return fail(super::profile::in_file(error, Some(&args.file)).message),
+        Err(error) => return fail(super::profile::in_file(error, Some(path)).message),
     };
     // What `aiperf profile --config` would refuse is refused here too.
-    match super::profile::lower_config_file(&args.file) {
+    match super::profile::lower_config_file(path) {
         Ok(job) => job.notes.iter().for_each(|note| eprintln!("{note}")),
         Err(error) => return fail(error.message),
     }

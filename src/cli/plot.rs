@@ -13,6 +13,9 @@ use crate::report::{self, Formats, Theme};
 pub struct PlotArgs {
     /// Run folders, sweep folders, or folders above them (every run found below is drawn) [default: artifacts]
     pub dirs: Vec<PathBuf>,
+    /// AIPerf's `--paths` spelling of the folders
+    #[arg(long = "paths", hide = true, num_args = 1..)]
+    pub named_dirs: Vec<PathBuf>,
     /// Where the report goes (default: <first DIR>/plots)
     #[arg(long, short)]
     pub output: Option<PathBuf>,
@@ -66,7 +69,8 @@ pub fn plot(args: PlotArgs) -> i32 {
     if args.dashboard && args.mlflow_upload {
         return refuse("--dashboard and --mlflow-upload go apart: serve the report, or upload its files".into());
     }
-    let dirs = if args.dirs.is_empty() { vec![PathBuf::from(DEFAULT_DIR)] } else { args.dirs.clone() };
+    let given = [&args.dirs[..], &args.named_dirs].concat();
+    let dirs = if given.is_empty() { vec![PathBuf::from(DEFAULT_DIR)] } else { given };
     let upload_target = match args.mlflow_upload.then(|| upload_target(&dirs, &args)).transpose() {
         Ok(target) => target,
         Err(message) => return refuse(message),

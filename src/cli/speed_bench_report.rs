@@ -17,8 +17,11 @@ pub enum Format {
 #[derive(Debug, clap::Args)]
 pub struct SpeedBenchReportArgs {
     /// Run folders, or folders of them (one run per SPEED-Bench category)
-    #[arg(required = true, value_name = "PATHS")]
+    #[arg(required_unless_present = "named_paths", value_name = "PATHS")]
     pub paths: Vec<PathBuf>,
+    /// AIPerf's `--paths` spelling of the folders
+    #[arg(long = "paths", hide = true, num_args = 1..)]
+    pub named_paths: Vec<PathBuf>,
     /// The CSV file
     #[arg(long, default_value = "speed_bench_report.csv")]
     pub output: PathBuf,
@@ -32,7 +35,7 @@ pub struct SpeedBenchReportArgs {
 
 pub fn speed_bench_report(args: SpeedBenchReportArgs) -> i32 {
     let mut warn = |message: String| eprintln!("warning: {message}");
-    let runs = speed_bench_report::run_dirs(&args.paths, &mut warn);
+    let runs = speed_bench_report::run_dirs(&[&args.paths[..], &args.named_paths].concat(), &mut warn);
     println!("Found {} run directories.", runs.len());
     let matrix = match speed_bench_report::matrix(&runs, args.metric, &mut warn) {
         Ok(matrix) => matrix,
