@@ -51,7 +51,10 @@ pub fn expand(args: &ExpandArgs) -> i32 {
         Ok(document) => document,
         Err(error) => return fail(super::profile::in_file(error, Some(path)).message),
     };
-    if search::search_of(&document).ok().flatten().is_some() {
+    if document.pointer("/sweep/type").and_then(Value::as_str) == Some(search::SEARCH_SWEEP) {
+        if let Err(error) = super::profile::lower_config_file(path) {
+            return fail(error.message);
+        }
         return fail(format!(
             "{}: an adaptive_search sweep picks its variations while it runs, so there is nothing to list beforehand (grid, zip, scenarios, sobol and latin_hypercube sweeps are listed)",
             path.display()

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use super::exit_code;
 use crate::outputs::mlflow;
+use crate::plan::REDACTED;
 use crate::report::{self, Formats, Theme};
 
 #[derive(Debug, clap::Args)]
@@ -156,6 +157,12 @@ fn upload_target(dirs: &[PathBuf], args: &PlotArgs) -> Result<(String, String), 
         Err(_) => serde_json::Value::Null,
     };
     let recorded = |key: &str| metadata.get(key).and_then(serde_json::Value::as_str).map(str::to_string);
+    if args.mlflow_tracking_uri.is_none() && recorded("tracking_uri").is_some_and(|uri| uri.contains(REDACTED)) {
+        return Err(format!(
+            "{} records the tracking server with its credentials redacted (an AIPerf run's): give --mlflow-tracking-uri",
+            metadata_file.display()
+        ));
+    }
     let tracking_uri = args.mlflow_tracking_uri.clone().or_else(|| recorded("tracking_uri")).ok_or_else(|| {
         format!(
             "--mlflow-upload needs a tracking server: give --mlflow-tracking-uri, or plot a run whose {} names one",

@@ -111,7 +111,7 @@ pub fn variations(document: &Value) -> Result<Vec<Variation>, ConfigError> {
             .collect::<Result<_, ConfigError>>()?,
         other => {
             return Err(ConfigError::new(format!(
-                "sweep.type: a {other} sweep is run as a search, not as a list of variations"
+                "sweep.type: `{other}` sweeps are run as a search, not as a list of variations"
             )));
         }
     };
