@@ -3,10 +3,10 @@
 //! profile --config` would (its notes on stderr), and say whether it is valid and what it holds.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use super::config_file::ConfigFileArg;
 use super::exit_code;
 use crate::config::{multi_run_settings, read_file, search, variations};
 
@@ -25,23 +25,6 @@ pub enum ConfigCommand {
         after_help = "Examples:\n  aiperf config expand sweep.yaml\n  aiperf config expand sweep.yaml --index 2        # one variation, its whole benchmark\n  aiperf config expand sweep.yaml --format json"
     )]
     Expand(super::config_expand::ExpandArgs),
-}
-
-/// The config file: an argument, or AIPerf's `--config-file`.
-#[derive(Debug, clap::Args)]
-pub struct ConfigFileArg {
-    /// The config file (.yaml)
-    #[arg(required_unless_present = "config_file", value_name = "FILE")]
-    file: Option<PathBuf>,
-    /// AIPerf's `--config-file` spelling of FILE
-    #[arg(long, hide = true, conflicts_with = "file")]
-    config_file: Option<PathBuf>,
-}
-
-impl ConfigFileArg {
-    pub fn path(&self) -> &Path {
-        self.file.as_deref().or(self.config_file.as_deref()).unwrap_or(Path::new(""))
-    }
 }
 
 #[derive(Debug, clap::Args)]

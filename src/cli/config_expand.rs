@@ -13,7 +13,7 @@ use crate::config::{Variation, read_file, search, variations};
 #[derive(Debug, clap::Args)]
 pub struct ExpandArgs {
     #[command(flatten)]
-    pub file: super::config::ConfigFileArg,
+    pub file: super::config_file::ConfigFileArg,
     /// Also print each variation's whole benchmark (normalized)
     #[arg(short = 'F', long)]
     pub full: bool,

@@ -7,6 +7,7 @@ mod analyze_trace;
 mod chat;
 mod config;
 mod config_expand;
+mod config_file;
 mod config_init;
 mod kube;
 mod lib;
