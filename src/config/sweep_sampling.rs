@@ -72,7 +72,7 @@ pub type SampledPoint = (Map<String, Value>, ReportedVariation);
 /// Each point of the sampled `sweep`: its values (dotted path → value, in the dimensions'
 /// order) and its report (label, folder).
 pub fn sampled_points(sweep: &Value) -> Result<Vec<SampledPoint>, ConfigError> {
-    let design = design(sweep, Face::Config)?;
+    let design = design(sweep, kind_of(sweep), Face::Config)?;
     Ok(design
         .values()
         .into_iter()
@@ -88,17 +88,20 @@ pub fn sampled_points(sweep: &Value) -> Result<Vec<SampledPoint>, ConfigError> {
 /// Each point of a scenario's sampled design (`kind` sobol or latin_hypercube; `options` as a
 /// config's sweep block, without `type`): its values by dimension name.
 pub fn sampled_values(kind: &str, options: &Value) -> Result<Vec<Map<String, Value>>, ConfigError> {
-    let mut block = options.clone();
-    if let Value::Object(map) = &mut block {
-        map.insert("type".into(), Value::from(kind));
-    }
-    Ok(design(&block, Face::Script)?.values())
+    Ok(design(options, kind, Face::Script)?.values())
+}
+
+/// A config sweep block's kind.
+fn kind_of(sweep: &Value) -> &str {
+    sweep.get("type").and_then(Value::as_str).unwrap_or_default()
 }
 
 /// What AIPerf warns of in a sampled sweep, and the seed drawn for one without a `seed`.
 pub fn sampling_notes(sweep: &Value) -> Vec<String> {
-    let sampled = sweep.get("type").and_then(Value::as_str).is_some_and(|kind| SAMPLED_SWEEPS.contains(&kind));
-    let Some(design) = sampled.then(|| design(sweep, Face::Config).ok()).flatten() else { return Vec::new() };
+    let kind = kind_of(sweep);
+    let Some(design) = SAMPLED_SWEEPS.contains(&kind).then(|| design(sweep, kind, Face::Config).ok()).flatten() else {
+        return Vec::new();
+    };
     let mut notes = Vec::new();
     if design.seed.is_none() {
         notes.push(format!(
@@ -132,11 +135,8 @@ pub fn sampling_notes(sweep: &Value) -> Vec<String> {
 fn unseeded_seed() -> u64 {
     static SEED: OnceLock<u64> = OnceLock::new();
     *SEED.get_or_init(|| {
-        let now_ns = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |elapsed| elapsed.as_nanos() as u64);
         // Within 2^32, so the note's seed is short enough to copy.
-        (now_ns ^ (u64::from(std::process::id()) << 20)) & u64::from(u32::MAX)
+        (crate::start_at::now_ns() ^ (u64::from(std::process::id()) << 20)) & u64::from(u32::MAX)
     })
 }
 
@@ -193,9 +193,9 @@ impl Dimension {
     }
 }
 
-fn design(sweep: &Value, face: Face) -> Result<Design, ConfigError> {
-    let kind = sweep.get("type").and_then(Value::as_str).unwrap_or_default().to_string();
-    let error = |key: &str, problem: String| ConfigError::new(format!("{}: {problem}", face.key(&kind, key)));
+/// The design `sweep` (a block of `kind`) describes.
+fn design(sweep: &Value, kind: &str, face: Face) -> Result<Design, ConfigError> {
+    let error = |key: &str, problem: String| ConfigError::new(format!("{}: {problem}", face.key(kind, key)));
     let samples = sweep.get("samples").and_then(Value::as_u64).filter(|n| (MIN_SAMPLES..=MAX_SAMPLES).contains(n));
     let samples = samples.ok_or_else(|| {
         error("samples", format!("a {kind} sweep needs `samples`, from {MIN_SAMPLES} to {MAX_SAMPLES}"))
@@ -240,7 +240,7 @@ fn design(sweep: &Value, face: Face) -> Result<Design, ConfigError> {
     let dimensions = entries
         .iter()
         .enumerate()
-        .map(|(index, entry)| dimension(entry, index, face, &kind))
+        .map(|(index, entry)| dimension(entry, index, face, kind))
         .collect::<Result<Vec<_>, _>>()?;
     for (index, dimension) in dimensions.iter().enumerate() {
         if dimensions[..index].iter().any(|earlier| earlier.path == dimension.path) {
@@ -258,7 +258,7 @@ fn design(sweep: &Value, face: Face) -> Result<Design, ConfigError> {
     }
     Ok(Design {
         scramble: sweep.get("scramble").and_then(Value::as_bool).unwrap_or(true),
-        kind,
+        kind: kind.to_string(),
         samples: samples as usize,
         seed,
         dimensions,

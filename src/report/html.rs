@@ -65,6 +65,6 @@ fn render_section(html: &mut String, section: &Section, theme: Theme) {
 
 fn figure(html: &mut String, chart: &super::chart::Chart, theme: Theme) {
     html.push_str(&format!("<figure class=\"panel\" data-chart=\"{}\">", escape(&chart.id)));
-    html.push_str(&theme.chart(svg::render(chart)));
+    html.push_str(&svg::render(chart, theme));
     html.push_str("</figure>");
 }

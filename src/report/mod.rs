@@ -111,7 +111,7 @@ fn write_with(
     }
     let renderer = formats.png.then(png::PngRenderer::new);
     for chart in page.charts() {
-        let drawn = theme.chart(svg::render(chart));
+        let drawn = svg::render(chart, theme);
         if formats.svg {
             save(format!("{}.svg", chart.id), drawn.as_bytes())?;
         }

@@ -85,6 +85,7 @@ mod tests {
 
     use super::*;
     use crate::report::svg;
+    use crate::report::theme::Theme;
 
     #[test]
     fn each_iteration_is_a_point_feasible_or_not_with_the_sla_and_the_boundary() {
@@ -103,12 +104,12 @@ mod tests {
         });
         let charts = charts(&history, 0);
         assert_eq!(charts.iter().map(|c| c.id.as_str()).collect::<Vec<_>>(), ["search-objective", "search-sla"]);
-        let sla = svg::render(&charts[1]);
+        let sla = svg::render(&charts[1], Theme::Light);
         assert!(sla.contains("feasible #3: concurrency 24 · time_to_first_token p95 180"), "{sla}");
         assert!(sla.contains("infeasible #2: concurrency 64"), "{sla}");
         assert!(sla.contains("SLA 200"), "the threshold line");
         assert!(sla.contains("feasible max 24"), "the boundary mark");
-        assert!(!svg::render(&charts[0]).contains("SLA 200"), "no SLA on the throughput axis");
+        assert!(!svg::render(&charts[0], Theme::Light).contains("SLA 200"), "no SLA on the throughput axis");
         assert!(super::charts(&json!({}), 0).is_empty());
     }
 }

@@ -7,6 +7,7 @@
 use std::fmt::Write;
 
 use super::chart::{Chart, ChartBody, Series, Style, extent, nice_ticks, short_number, tick_labels};
+use super::theme::{ChartColours, Theme};
 
 pub const WIDTH: f64 = 720.0;
 pub const HEIGHT: f64 = 360.0;
@@ -29,7 +30,8 @@ pub fn escape(text: &str) -> String {
 }
 
 /// The chart as an SVG document.
-pub fn render(chart: &Chart) -> String {
+pub fn render(chart: &Chart, theme: Theme) -> String {
+    let colours = theme.chart_colours();
     let mut out = String::with_capacity(16 * 1024);
     let category_labels = match &chart.body {
         ChartBody::StackedBars { categories, .. } => Some(CategoryLabels::fit(categories)),
@@ -38,16 +40,18 @@ pub fn render(chart: &Chart) -> String {
     let height = HEIGHT + category_labels.as_ref().map_or(0.0, |labels| labels.extra_height);
     let _ = write!(
         out,
-        r##"<svg xmlns="http://www.w3.org/2000/svg" class="chart" id="chart-{id}" viewBox="0 0 {WIDTH} {height}" width="{WIDTH}" height="{height}" font-family="DejaVu Sans, Verdana, sans-serif" font-size="11"><rect width="{WIDTH}" height="{height}" fill="#ffffff"/><text x="{cx}" y="18" text-anchor="middle" font-size="14" font-weight="bold">{title}</text>"##,
+        r##"<svg{root} xmlns="http://www.w3.org/2000/svg" class="chart" id="chart-{id}" viewBox="0 0 {WIDTH} {height}" width="{WIDTH}" height="{height}" font-family="DejaVu Sans, Verdana, sans-serif" font-size="11"><rect width="{WIDTH}" height="{height}" fill="{background}"/><text x="{cx}" y="18" text-anchor="middle" font-size="14" font-weight="bold">{title}</text>"##,
+        root = colours.root,
+        background = colours.background,
         id = escape(&chart.id),
         cx = WIDTH / 2.0,
         title = escape(&chart.title),
     );
     match &chart.body {
-        ChartBody::Xy(series) => draw_xy(&mut out, chart, series),
+        ChartBody::Xy(series) => draw_xy(&mut out, chart, series, &colours),
         ChartBody::StackedBars { categories, layers } => {
             let labels = category_labels.unwrap_or_else(|| CategoryLabels::fit(categories));
-            draw_stacked_bars(&mut out, chart, categories, layers, &labels);
+            draw_stacked_bars(&mut out, chart, categories, layers, &labels, &colours);
         }
     }
     let _ = write!(
@@ -107,13 +111,14 @@ fn legend(out: &mut String, names: &[&str]) {
     }
 }
 
-fn y_axis(out: &mut String, frame: &Frame) {
+fn y_axis(out: &mut String, frame: &Frame, colours: &ChartColours) {
     let ticks = nice_ticks(frame.y0, frame.y1, 5);
     for (tick, label) in ticks.iter().zip(tick_labels(&ticks)) {
         let y = frame.py(*tick);
         let _ = write!(
             out,
-            r##"<line x1="{LEFT}" x2="{x2}" y1="{y:.1}" y2="{y:.1}" stroke="#e4e4e4"/><text class="tick" x="{tx}" y="{ty:.1}" text-anchor="end">{label}</text>"##,
+            r##"<line x1="{LEFT}" x2="{x2}" y1="{y:.1}" y2="{y:.1}" stroke="{grid}"/><text class="tick" x="{tx}" y="{ty:.1}" text-anchor="end">{label}</text>"##,
+            grid = colours.grid,
             x2 = LEFT + plot_width(),
             tx = LEFT - 6.0,
             ty = y + 4.0,
@@ -121,17 +126,18 @@ fn y_axis(out: &mut String, frame: &Frame) {
     }
     let _ = write!(
         out,
-        r##"<rect x="{LEFT}" y="{TOP}" width="{w}" height="{h}" fill="none" stroke="#888888"/>"##,
+        r##"<rect x="{LEFT}" y="{TOP}" width="{w}" height="{h}" fill="none" stroke="{frame}"/>"##,
+        frame = colours.frame,
         w = plot_width(),
         h = plot_height()
     );
 }
 
-fn draw_xy(out: &mut String, chart: &Chart, series: &[Series]) {
+fn draw_xy(out: &mut String, chart: &Chart, series: &[Series], colours: &ChartColours) {
     let (x0, x1, y0, y1) = extent(series, &chart.marks);
     let frame = Frame { x0, x1, y0, y1 };
     legend(out, &series.iter().map(|s| s.name.as_str()).collect::<Vec<_>>());
-    y_axis(out, &frame);
+    y_axis(out, &frame, colours);
     let id = escape(&chart.id);
     let _ = write!(
         out,
@@ -152,7 +158,8 @@ fn draw_xy(out: &mut String, chart: &Chart, series: &[Series]) {
     for (x, label) in &chart.marks {
         let _ = write!(
             out,
-            r##"<text class="mark" data-x="{x}" x="{px:.1}" y="{y}" font-size="10" fill="#555555">{l}</text>"##,
+            r##"<text class="mark" data-x="{x}" x="{px:.1}" y="{y}" font-size="10" fill="{marks}">{l}</text>"##,
+            marks = colours.marks,
             px = frame.px(*x) + 3.0,
             y = TOP + 10.0,
             l = escape(label)
@@ -168,7 +175,8 @@ fn draw_xy(out: &mut String, chart: &Chart, series: &[Series]) {
         let px = frame.px(*x);
         let _ = write!(
             out,
-            r##"<path d="M{px:.1} {TOP}V{b}" stroke="#555555" stroke-dasharray="4 3" vector-effect="non-scaling-stroke"/>"##,
+            r##"<path d="M{px:.1} {TOP}V{b}" stroke="{marks}" stroke-dasharray="4 3" vector-effect="non-scaling-stroke"/>"##,
+            marks = colours.marks,
             b = TOP + plot_height()
         );
     }
@@ -350,6 +358,7 @@ fn draw_stacked_bars(
     categories: &[String],
     layers: &[(String, Vec<f64>)],
     labels: &CategoryLabels,
+    colours: &ChartColours,
 ) {
     let totals: Vec<f64> = (0..categories.len())
         .map(|i| layers.iter().map(|(_, v)| v.get(i).copied().unwrap_or(0.0).max(0.0)).sum())
@@ -358,7 +367,7 @@ fn draw_stacked_bars(
     let frame =
         Frame { x0: 0.0, x1: categories.len().max(1) as f64, y0: 0.0, y1: if high > 0.0 { high * 1.05 } else { 1.0 } };
     legend(out, &layers.iter().map(|(name, _)| name.as_str()).collect::<Vec<_>>());
-    y_axis(out, &frame);
+    y_axis(out, &frame, colours);
     let band = plot_width() / categories.len().max(1) as f64;
     for (i, category) in categories.iter().enumerate() {
         let left = LEFT + i as f64 * band + band * 0.15;
@@ -414,11 +423,25 @@ mod tests {
             "ms",
             vec![Series::new("requests", Style::Points, vec![(0.0, 1.0), (1.0, 2.5), (2.0, f64::NAN)])],
         );
-        let svg = render(&chart);
+        let svg = render(&chart, Theme::Light);
         assert!(svg.starts_with("<svg") && svg.ends_with("</svg>"));
         assert_eq!(svg.matches("data-tip=").count(), 2, "the NaN point is skipped");
         assert!(svg.contains("TTFT &lt;ms&gt;"));
         assert!(svg.contains("requests: time (s) 1 · ms 2.5"));
+    }
+
+    #[test]
+    fn a_dark_chart_has_dark_colours_of_its_own_and_keeps_the_series() {
+        let mut chart =
+            Chart::xy("t", "T", "s", "ms", vec![Series::new("requests", Style::Line, vec![(0.0, 1.0), (1.0, 2.0)])]);
+        chart.marks.push((0.5, "profiling".into()));
+        let light = render(&chart, Theme::Light);
+        assert!(light.starts_with(r##"<svg xmlns"##) && light.contains(r##"fill="#ffffff""##), "{light}");
+        let dark = render(&chart, Theme::Dark);
+        assert!(dark.starts_with(r##"<svg fill="#dcdfe4" xmlns"##), "{dark}");
+        assert!(dark.contains(r##"fill="#1e1f24""##) && dark.contains(r##"stroke="#34373f""##), "{dark}");
+        assert!(dark.contains(&format!(r#"stroke="{}""#, color(0))) && dark.contains(r##"fill="#b8bcc6""##), "{dark}");
+        assert!(!dark.contains("#ffffff") && !dark.contains("#555555"), "{dark}");
     }
 
     #[test]
@@ -437,7 +460,7 @@ mod tests {
             body: ChartBody::StackedBars { categories: many.clone(), layers: vec![("waiting".into(), vec![1.0; 60])] },
             ..Chart::xy("trace", "HTTP", "", "ms", Vec::new())
         };
-        let svg = render(&chart);
+        let svg = render(&chart, Theme::Light);
         assert_eq!(svg.matches("class=\"category\"").count(), 60usize.div_ceil(labels.stride));
         assert!(svg.contains("<title>isl_0_rate_40/profile_runs/run_0003</title>"), "the full label as a tooltip");
         assert!(svg.contains(&format!("height=\"{}\"", HEIGHT + labels.extra_height)), "room below for the labels");
@@ -452,7 +475,7 @@ mod tests {
             },
             ..Chart::xy("trace", "HTTP", "", "ms", Vec::new())
         };
-        let svg = render(&chart);
+        let svg = render(&chart, Theme::Light);
         assert_eq!(svg.matches("data-tip=").count(), 4);
         assert!(svg.contains("p99 · receiving: 4 ms"));
     }
