@@ -21,7 +21,7 @@ use crate::control::server_requests::ServerControlRequests;
 use crate::dataset::{self, chat_template::ChatTemplate, tokenizer::Tokenizer};
 use crate::export::segment_files::{SegmentInfo, SegmentPhase, SegmentRecordsWriter};
 use crate::export::segment_histograms::SegmentHistogramsWriter;
-use crate::live::{LiveMetrics, LiveServer};
+use crate::live::{LiveMetrics, LiveServer, RunFacts};
 use crate::load::in_flight_starts::{InFlightStarts, WatermarkFeed};
 use crate::load::scripted::SessionHook;
 use crate::load::{self, LoadContext, PhaseCounters, PhaseRun};
@@ -100,7 +100,8 @@ pub async fn execute_with_sessions(
     let (prepared, share) = SegmentShare::of(prepared, options.segment);
     let segment_records = options.segment.map(|_| SegmentRecordsWriter::create(&artifact_dir)).transpose()?;
     write_inputs(&prepared.requests, &artifact_dir)?;
-    let servers = RunServers::start(plan, options).await?;
+    let benchmark_id = benchmark_id();
+    let servers = RunServers::start(plan, options, &benchmark_id).await?;
     let endpoint = servers.endpoint_of(plan);
     let clock = RunClock::start();
     let control = ServerControlRequests::of(plan, &endpoint, options.segment, clock)?;
@@ -150,7 +151,7 @@ pub async fn execute_with_sessions(
     servers.stop().await;
     let telemetry = measured.gathered.telemetry.take();
     measured.accuracy = grading.map(|grading| grading.summary());
-    let result = run_result(plan, options, start_time, clock, &tokenizer, &artifact_dir, measured);
+    let result = run_result(plan, options, start_time, benchmark_id, &tokenizer, &artifact_dir, measured);
     if let Some(segment) = options.segment {
         write_segment_info(whole_plan, options, segment, clock, started_ns, share, &result)?;
     }
@@ -245,8 +246,8 @@ struct RunServers {
 }
 
 impl RunServers {
-    async fn start(plan: &Plan, options: &RunOptions) -> Result<Self> {
-        let live = start_live_metrics(plan, options).await?;
+    async fn start(plan: &Plan, options: &RunOptions, benchmark_id: &str) -> Result<Self> {
+        let live = start_live_metrics(plan, options, benchmark_id).await?;
         let builtin = start_builtin_server(plan, options).await?;
         Ok(Self { live, builtin })
     }
@@ -360,12 +361,17 @@ async fn measure(
     Ok(Measured { phases, processed, gathered, accuracy: None })
 }
 
+/// A new run's id: 12 hex digits drawn from the time it starts.
+fn benchmark_id() -> String {
+    format!("{:012x}", SeededRng::new(crate::start_at::now_ns()).next_u64() & 0xffff_ffff_ffff)
+}
+
 /// The run's result: what it was, when, and what it measured.
 fn run_result(
     plan: &Plan,
     options: &RunOptions,
     start_time: chrono::DateTime<chrono::Utc>,
-    clock: RunClock,
+    benchmark_id: String,
     tokenizer: &Tokenizer,
     artifact_dir: &std::path::Path,
     measured: Measured,
@@ -386,7 +392,7 @@ fn run_result(
     }
     RunResult {
         name: plan.name.clone(),
-        benchmark_id: format!("{:012x}", SeededRng::new(clock.epoch_ns(0)).next_u64() & 0xffff_ffff_ffff),
+        benchmark_id,
         start_time: start_time.format("%Y-%m-%dT%H:%M:%S%.6f").to_string(),
         end_time: chrono::Utc::now().format("%Y-%m-%dT%H:%M:%S%.6f").to_string(),
         was_cancelled: options.cancel.is_cancelled(),
@@ -475,8 +481,9 @@ fn write_inputs(requests: &[dataset::requests::PreparedRequest], artifact_dir: &
 }
 
 /// The live metrics, kept when the command line or the plan names an address to serve them
-/// on, or an OpenTelemetry collector to push them to; their server and their pusher.
-async fn start_live_metrics(plan: &Plan, options: &RunOptions) -> Result<LiveTaps> {
+/// on (with AIPerf's API routes), or an OpenTelemetry collector to push them to; their server
+/// and their pusher.
+async fn start_live_metrics(plan: &Plan, options: &RunOptions, benchmark_id: &str) -> Result<LiveTaps> {
     let address = options.metrics_listen.or(plan.metrics_listen);
     if address.is_none() && plan.outputs.otel.is_none() {
         return Ok(LiveTaps::default());
@@ -484,8 +491,9 @@ async fn start_live_metrics(plan: &Plan, options: &RunOptions) -> Result<LiveTap
     let metrics = Arc::new(LiveMetrics::new(&plan.name, plan.phases.iter().map(|phase| phase.name.clone())));
     let server = match address {
         Some(address) => {
-            let server = LiveServer::start(address, metrics.clone()).await?;
-            eprintln!("live metrics: http://{}/metrics", server.address());
+            let facts = RunFacts::of_plan(plan, benchmark_id, options.cli_command.as_deref());
+            let server = LiveServer::start(address, metrics.clone(), facts).await?;
+            eprintln!("live metrics: http://{}/metrics (AIPerf's API: /api/progress, /api/metrics)", server.address());
             Some(server)
         }
         None => None,

@@ -260,3 +260,95 @@ fn bad_addresses_and_a_taken_port_are_named() {
     let stderr = String::from_utf8_lossy(&busy.stderr);
     assert!(stderr.contains(&format!("cannot listen for live metrics on {address}")), "{stderr}");
 }
+
+/// One JSON answer of the API service; None while nothing answers.
+fn api_json(port: u16, path: &str) -> Option<Value> {
+    match http("GET", port, path, "") {
+        Ok((200, content_type, body)) => {
+            assert_eq!(content_type, "application/json", "{path}");
+            Some(serde_json::from_str(&body).unwrap_or_else(|e| panic!("{path} answered {body}: {e}")))
+        }
+        _ => None,
+    }
+}
+
+#[test]
+fn aiperfs_api_port_serves_its_progress_and_metrics_while_the_run_runs() {
+    let (mock_port, api_port) = (free_port(), free_port());
+    let _mock = common::mock_process::MockProcess::listening(mock_port, &["--ttft-ms", "20", "--itl-ms", "5"]);
+    let dir = tempfile::tempdir().expect("dir");
+    let url = format!("http://127.0.0.1:{mock_port}");
+    let port = api_port.to_string();
+    let mut run = aiperf_command(dir.path())
+        .arg("profile")
+        .args(["--model", "m", "--url", &url, "--endpoint-type", "chat", "--streaming", "--request-count", "100"])
+        .args(["--concurrency", "2", "--isl", "16", "--osl", "20", "--api-port", &port, "--artifact-dir", "run"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start aiperf profile");
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let (mut progress, mut metrics, mut run_info, mut probes) = (Vec::new(), Vec::new(), None, 0);
+    let code = loop {
+        if let Some(status) = run.try_wait().expect("wait") {
+            break status.code();
+        }
+        assert!(Instant::now() < deadline, "the run did not end within 120 s");
+        progress.extend(api_json(api_port, "/api/progress").filter(|p| p["phases"].get("profiling").is_some()));
+        metrics.extend(api_json(api_port, "/api/metrics").filter(|m| m["metrics"].get("request_count").is_some()));
+        run_info = run_info.or_else(|| api_json(api_port, "/api/run"));
+        probes += ["/healthz", "/readyz"]
+            .iter()
+            .filter(|path| matches!(http("GET", api_port, path, ""), Ok((200, _, body)) if body == "ok"))
+            .count();
+        std::thread::sleep(Duration::from_millis(150));
+    };
+    assert_eq!(code, Some(0));
+    assert!(
+        progress.len() >= 3 && metrics.len() >= 3,
+        "{} progress and {} metrics answers",
+        progress.len(),
+        metrics.len()
+    );
+    assert!(probes >= 6, "the probes answered {probes} times");
+
+    // Progress in AIPerf's keys: completed never falls, and rises, within the 100 expected.
+    let completed: Vec<u64> =
+        progress.iter().map(|p| p["phases"]["profiling"]["requests_completed"].as_u64().expect("completed")).collect();
+    assert!(completed.windows(2).all(|pair| pair[0] <= pair[1]), "{completed:?}");
+    assert!(completed.windows(2).filter(|pair| pair[0] < pair[1]).count() >= 2, "{completed:?}");
+    let last = &progress.last().expect("an answer")["phases"]["profiling"];
+    assert_eq!(last["total_expected_requests"], 100);
+    assert_eq!(last["request_errors"], 0);
+    assert!(last["requests_sent"].as_u64().expect("sent") <= 100);
+    assert!(last["success_records"].as_u64().expect("records") <= completed[completed.len() - 1]);
+
+    // Metrics: exact stats of what was measured so far, the mock's 20 ms the least TTFT.
+    let counts: Vec<f64> =
+        metrics.iter().map(|m| m["metrics"]["request_count"]["avg"].as_f64().expect("count")).collect();
+    assert!(counts.windows(2).all(|pair| pair[0] <= pair[1]) && counts[0] < 100.0, "{counts:?}");
+    let ttft = &metrics.last().expect("an answer")["metrics"]["time_to_first_token"];
+    assert_eq!(ttft["unit"], "ms");
+    assert!(ttft["min"].as_f64().expect("min") >= 20.0 && ttft["max"].as_f64() >= ttft["avg"].as_f64(), "{ttft}");
+    assert_eq!(metrics[0]["model"], "m");
+    assert_eq!(metrics[0]["concurrency"], 2);
+
+    // The run's identity is the one its exports carry.
+    let summary = read_json(&dir.path().join("run").join("profile_export_aiperf.json"));
+    let run_info = run_info.expect("/api/run answered");
+    assert_eq!(run_info["benchmark_id"], summary["benchmark_id"]);
+    assert_eq!(metrics[0]["benchmark_id"], summary["benchmark_id"]);
+    assert_eq!(stat(&summary, "request_count", "avg"), 100.0);
+}
+
+#[test]
+fn an_api_host_without_a_port_is_refused_as_aiperf_refuses_it() {
+    let dir = tempfile::tempdir().expect("dir");
+    let output = aiperf_command(dir.path())
+        .args(["profile", "--model", "m", "--url", "http://127.0.0.1:1", "--api-host", "0.0.0.0"])
+        .output()
+        .expect("run aiperf profile");
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("runtime.api_host (--api-host) requires runtime.api_port (--api-port)"), "{stderr}");
+}

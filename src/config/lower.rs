@@ -7,6 +7,7 @@ mod adaptive_scale;
 mod agentic_replay;
 mod agentic_schedule;
 mod aiperf_env;
+mod api_service;
 mod audio;
 mod baseten_replay;
 mod dataset;
@@ -205,7 +206,7 @@ fn lower_benchmark(
         server_metrics: outputs.server_metrics,
         gpu_telemetry: outputs.gpu_telemetry,
         network_latency: outputs.network_latency,
-        metrics_listen: None,
+        metrics_listen: api_service::address(benchmark, |variable| std::env::var(variable).ok())?,
         server_control: server_control::lower(benchmark)?,
         failed_request_threshold: server_control::failed_request_threshold(benchmark)?,
         slos: outputs.slos,

@@ -39,6 +39,32 @@ fn pooled_spec_decode_histogram(histogram: &[u64]) -> Option<Value> {
     (!buckets.is_empty()).then_some(Value::Object(buckets))
 }
 
+/// `run_info`: the run's identity (its id, sweep and trial coordinates, seed, command line and
+/// the scenario libraries it used); also what the API service's `/api/run` answers.
+pub fn run_info(
+    plan: &crate::plan::Plan,
+    benchmark_id: &str,
+    random_seed: Option<u64>,
+    cli_command: Option<&str>,
+) -> Value {
+    let coordinates = &plan.run_info;
+    let mut run_info = json!({
+            "benchmark_id": benchmark_id,
+            "sweep_id": coordinates.sweep_id,
+            "random_seed": random_seed,
+            "trial": coordinates.trial,
+            "run_label": coordinates.run_label.as_deref().unwrap_or(&plan.name),
+            "variation_label": coordinates.variation_label(),
+            "variation_index": coordinates.variation_index,
+            "variation_values": coordinates.variation_values,
+            "cli_command": cli_command,
+    });
+    if !plan.libraries.is_empty() {
+        run_info["libraries"] = json!(plan.libraries);
+    }
+    run_info
+}
+
 /// The whole summary document, keys in AIPerf's order.
 pub fn summary_json(result: &RunResult) -> Result<Value> {
     let mut doc = Map::new();
@@ -62,22 +88,10 @@ pub fn summary_json(result: &RunResult) -> Result<Value> {
         serde_json::to_value(self_checks).context("cannot encode the client self-check")?,
     );
     doc.insert("input_config".into(), super::input_config::benchmark_of_plan(&result.plan));
-    let coordinates = &result.plan.run_info;
-    let mut run_info = json!({
-            "benchmark_id": result.benchmark_id,
-            "sweep_id": coordinates.sweep_id,
-            "random_seed": result.random_seed,
-            "trial": coordinates.trial,
-            "run_label": coordinates.run_label.as_deref().unwrap_or(&result.name),
-            "variation_label": coordinates.variation_label(),
-            "variation_index": coordinates.variation_index,
-            "variation_values": coordinates.variation_values,
-            "cli_command": result.cli_command,
-    });
-    if !result.plan.libraries.is_empty() {
-        run_info["libraries"] = json!(result.plan.libraries);
-    }
-    doc.insert("run_info".into(), run_info);
+    doc.insert(
+        "run_info".into(),
+        run_info(&result.plan, &result.benchmark_id, result.random_seed, result.cli_command.as_deref()),
+    );
     if let Some(pooled) = pooled_spec_decode_histogram(&result.spec_decode_histogram) {
         doc.insert("pooled_spec_decode_acceptance_histogram".into(), pooled);
     }

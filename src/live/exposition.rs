@@ -101,7 +101,7 @@ fn histogram(out: &mut String, name: &str, labels: &str, histogram: &LiveHistogr
 }
 
 /// A label value as the text format writes it: backslash, quote and newline escaped.
-fn escape(value: &str) -> String {
+pub(super) fn escape(value: &str) -> String {
     value.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
 }
 

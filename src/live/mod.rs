@@ -3,8 +3,10 @@
 //! runs (`--metrics-listen`, `metrics_listen`). Requests by status, sent and in flight are the
 //! load's own phase counters, read at each scrape; error types, timings and tokens are fed by
 //! the metrics thread as it measures each record of a results phase (`feed.rs`, a record
-//! sink), through atomics. The hot path does nothing more than it always does.
+//! sink), through atomics. The hot path does nothing more than it always does. The same server
+//! answers AIPerf's API routes (`api.rs`, `--api-port`).
 
+mod api;
 mod exposition;
 mod feed;
 mod histogram;
@@ -16,6 +18,7 @@ use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
+pub use api::RunFacts;
 pub use feed::LiveFeed;
 pub use histogram::HistogramReading;
 use histogram::{INTER_TOKEN_BOUNDS_S, LATENCY_BOUNDS_S, LiveHistogram};
@@ -53,6 +56,11 @@ struct LivePhase {
     name: String,
     /// The load's own counters (ended by status, sent, in flight), once the phase started.
     counters: OnceLock<Arc<PhaseCounters>>,
+    /// When the phase started, epoch ns.
+    started_ns: OnceLock<u64>,
+    /// The records measured so far: successful, failed.
+    records_ok: AtomicU64,
+    records_failed: AtomicU64,
     /// Failed requests by error type.
     errors: Mutex<BTreeMap<String, u64>>,
     time_to_first_token: LiveHistogram,
@@ -70,6 +78,9 @@ impl LiveMetrics {
             .map(|name| LivePhase {
                 name,
                 counters: OnceLock::new(),
+                started_ns: OnceLock::new(),
+                records_ok: AtomicU64::new(0),
+                records_failed: AtomicU64::new(0),
                 errors: Mutex::new(BTreeMap::new()),
                 time_to_first_token: LiveHistogram::new(LATENCY_BOUNDS_S),
                 inter_token_latency: LiveHistogram::new(INTER_TOKEN_BOUNDS_S),
@@ -85,6 +96,7 @@ impl LiveMetrics {
     pub fn phase_started(&self, index: usize, counters: Arc<PhaseCounters>) {
         if let Some(phase) = self.phases.get(index) {
             let _ = phase.counters.set(counters);
+            let _ = phase.started_ns.set(crate::start_at::now_ns());
         }
     }
 
@@ -93,6 +105,8 @@ impl LiveMetrics {
         let Some(phase) = self.phases.get(request.phase_index) else {
             return;
         };
+        let records = if request.error_type.is_some() { &phase.records_failed } else { &phase.records_ok };
+        records.fetch_add(1, Ordering::Relaxed);
         if let Some(kind) = request.error_type {
             let mut errors = phase.errors.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
             *errors.entry(kind.to_string()).or_default() += 1;

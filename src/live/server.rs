@@ -1,5 +1,6 @@
 //! `LiveServer`: a small hyper HTTP/1.1 server on its own task that answers `GET /metrics`
-//! with the live metrics as they stand (anything else gets 404).
+//! with the live metrics as they stand (AIPerf's `aiperf_info` line first) and AIPerf's API
+//! routes (`api.rs`); anything else gets 404.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -15,6 +16,7 @@ use tokio::net::TcpListener;
 use tokio::task::JoinSet;
 
 use super::LiveMetrics;
+use super::api::{RunFacts, answer as api_answer, info_exposition};
 use super::exposition::{CONTENT_TYPE, render};
 
 /// The pause after a failed accept (out of file descriptors, say) before the next.
@@ -27,14 +29,16 @@ pub struct LiveServer {
 }
 
 impl LiveServer {
-    /// Listen on `address` (port 0 picks a free one) and serve `metrics` until stopped.
-    pub async fn start(address: SocketAddr, metrics: Arc<LiveMetrics>) -> Result<Self> {
+    /// Listen on `address` (port 0 picks a free one) and serve `metrics` and the API of the
+    /// run `facts` describe until stopped.
+    pub async fn start(address: SocketAddr, metrics: Arc<LiveMetrics>, facts: RunFacts) -> Result<Self> {
         let listener = TcpListener::bind(address)
             .await
             .with_context(|| format!("cannot listen for live metrics on {address} (--metrics-listen)"))?;
         let address = listener.local_addr().context("live metrics: reading the bound address")?;
         tracing::info!("live metrics on http://{address}/metrics");
-        Ok(Self { address, serving: tokio::spawn(accept_loop(listener, metrics)) })
+        let served = Arc::new(Served { metrics, facts });
+        Ok(Self { address, serving: tokio::spawn(accept_loop(listener, served)) })
     }
 
     /// Where it listens.
@@ -54,13 +58,19 @@ impl Drop for LiveServer {
     }
 }
 
-async fn accept_loop(listener: TcpListener, metrics: Arc<LiveMetrics>) {
+/// What the server answers from.
+struct Served {
+    metrics: Arc<LiveMetrics>,
+    facts: RunFacts,
+}
+
+async fn accept_loop(listener: TcpListener, served: Arc<Served>) {
     let mut connections = JoinSet::new();
     loop {
         match listener.accept().await {
             Ok((stream, _)) => {
-                let metrics = metrics.clone();
-                let service = service_fn(move |request| answer(metrics.clone(), request));
+                let served = served.clone();
+                let service = service_fn(move |request| answer(served.clone(), request));
                 connections.spawn(async move {
                     let connection =
                         hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(stream), service);
@@ -79,17 +89,23 @@ async fn accept_loop(listener: TcpListener, metrics: Arc<LiveMetrics>) {
 }
 
 async fn answer(
-    metrics: Arc<LiveMetrics>,
+    served: Arc<Served>,
     request: Request<hyper::body::Incoming>,
 ) -> Result<Response<Full<Bytes>>, Infallible> {
-    let response = if request.method() == Method::GET && request.uri().path() == "/metrics" {
+    let path = request.uri().path();
+    let api = (request.method() == Method::GET).then(|| api_answer(path, &served.metrics, &served.facts)).flatten();
+    let response = if let Some(api) = api {
         Response::builder()
-            .header(hyper::header::CONTENT_TYPE, CONTENT_TYPE)
-            .body(Full::new(Bytes::from(render(&metrics))))
+            .status(api.status)
+            .header(hyper::header::CONTENT_TYPE, api.content_type)
+            .body(Full::new(Bytes::from(api.body)))
+    } else if request.method() == Method::GET && path == "/metrics" {
+        let text = info_exposition(&served.facts) + render(&served.metrics).as_str();
+        Response::builder().header(hyper::header::CONTENT_TYPE, CONTENT_TYPE).body(Full::new(Bytes::from(text)))
     } else {
-        Response::builder()
-            .status(StatusCode::NOT_FOUND)
-            .body(Full::new(Bytes::from_static(b"live metrics are at GET /metrics\n")))
+        Response::builder().status(StatusCode::NOT_FOUND).body(Full::new(Bytes::from_static(
+            b"live metrics are at GET /metrics; AIPerf's API at /api/progress, /api/metrics, /api/run, /api/config, /healthz, /readyz\n",
+        )))
     };
     Ok(response.unwrap_or_else(|_| Response::new(Full::new(Bytes::new()))))
 }

@@ -164,8 +164,18 @@ pub const SERVICE: Group = Group {
             Arity::One,
             "one process records every request",
         ),
-        note(&["--api-port"], Arity::One, "there is no API service"),
-        note(&["--api-host"], Arity::One, "there is no API service"),
+        set(
+            &["--api-port"],
+            "benchmark.runtime.api_port",
+            Kind::Int,
+            "Serve AIPerf's API (/api/progress, /api/metrics, /healthz, …) and the live Prometheus /metrics on this port during each run",
+        ),
+        set(
+            &["--api-host"],
+            "benchmark.runtime.api_host",
+            Kind::Text,
+            "The API server's host [default: $AIPERF_API_SERVER_HOST or 127.0.0.1]; needs --api-port",
+        ),
         note(&["--stats-interval"], Arity::One, "progress is drawn by one process"),
     ],
 };
