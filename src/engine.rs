@@ -484,7 +484,12 @@ fn write_inputs(requests: &[dataset::requests::PreparedRequest], artifact_dir: &
 /// on (with AIPerf's API routes), or an OpenTelemetry collector to push them to; their server
 /// and their pusher.
 async fn start_live_metrics(plan: &Plan, options: &RunOptions, benchmark_id: &str) -> Result<LiveTaps> {
-    let address = options.metrics_listen.or(plan.metrics_listen);
+    let address = options
+        .metrics_listen
+        .or(plan.metrics_listen)
+        .map(|address| crate::live::segment_address(address, options.segment))
+        .transpose()
+        .map_err(anyhow::Error::msg)?;
     if address.is_none() && plan.outputs.otel.is_none() {
         return Ok(LiveTaps::default());
     }

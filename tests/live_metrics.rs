@@ -352,3 +352,45 @@ fn an_api_host_without_a_port_is_refused_as_aiperf_refuses_it() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("runtime.api_host (--api-host) requires runtime.api_port (--api-port)"), "{stderr}");
 }
+
+#[test]
+fn segments_sharing_a_host_each_serve_on_the_port_plus_their_index() {
+    // Two consecutive free ports: the first, and the one a second segment adds 1 to.
+    let port = loop {
+        let port = free_port();
+        if port < u16::MAX && std::net::TcpListener::bind(("127.0.0.1", port + 1)).is_ok() {
+            break port;
+        }
+    };
+    let dir = tempfile::tempdir().expect("dir");
+    let scenario = format!(
+        r#"run(#{{ name: "seg", endpoint: endpoint(#{{ url: "mock", streaming: true, mock: #{{ ttft: ms(20), itl: ms(5) }} }}),
+                  dataset: synthetic(#{{ isl: 16, osl: 20 }}), metrics_listen: "127.0.0.1:{port}",
+                  phases: [concurrency(#{{ users: 2, duration: seconds(3) }})] }});"#
+    );
+    std::fs::write(dir.path().join("seg.rhai"), scenario).expect("write scenario");
+    let mut segments: Vec<Child> = (0..2)
+        .map(|index| {
+            aiperf_command(dir.path())
+                .args(["run", "seg.rhai", "--no-progress", "--segment", &format!("{index}/2")])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("start a segment")
+        })
+        .collect();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let mut answered = [false, false];
+    let mut codes = Vec::new();
+    while codes.len() < segments.len() {
+        assert!(Instant::now() < deadline, "the segments did not end within 120 s");
+        for (index, answered) in answered.iter_mut().enumerate() {
+            *answered |= api_json(port + index as u16, "/api/progress")
+                .is_some_and(|progress| progress["phases"].get("concurrency").is_some());
+        }
+        codes = segments.iter_mut().filter_map(|segment| segment.try_wait().expect("wait")).collect();
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(codes.iter().all(|status| status.success()), "{codes:?}");
+    assert_eq!(answered, [true, true], "each segment answered on its own port");
+}

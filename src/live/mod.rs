@@ -32,6 +32,23 @@ pub fn listen_address(text: &str) -> Result<SocketAddr, String> {
     text.trim().parse().map_err(|_| format!("expects an address such as 127.0.0.1:9464, got `{text}`"))
 }
 
+/// Where execution segment `segment` serves: `address`'s port plus the segment's index, so the
+/// segments of a run that share a host (a one-node Slurm job, `run --segment` by hand) each
+/// listen; port 0 (any free port) stays 0.
+pub fn segment_address(
+    address: SocketAddr,
+    segment: Option<crate::plan::segment::ExecutionSegment>,
+) -> Result<SocketAddr, String> {
+    let (Some(segment), port) = (segment, address.port()) else { return Ok(address) };
+    if port == 0 {
+        return Ok(address);
+    }
+    let shifted = u16::try_from(u32::from(port) + segment.index).map_err(|_| {
+        format!("segment {} would serve its live metrics on port {port} + {}, past 65535", segment.index, segment.index)
+    })?;
+    Ok(SocketAddr::new(address.ip(), shifted))
+}
+
 /// What one measured request adds to the live metrics; timings in seconds.
 #[derive(Debug, Clone, Copy)]
 pub struct EndedRequest<'a> {
@@ -121,5 +138,24 @@ impl LiveMetrics {
         observe(&phase.request_latency, request.request_latency_s);
         phase.input_tokens.fetch_add(request.input_tokens, Ordering::Relaxed);
         phase.output_tokens.fetch_add(request.output_tokens, Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::segment::ExecutionSegment;
+
+    #[test]
+    fn each_segment_serves_on_the_port_plus_its_index() {
+        let address: SocketAddr = "127.0.0.1:9464".parse().unwrap();
+        let segment = |index| Some(ExecutionSegment { index, count: 4 });
+        assert_eq!(segment_address(address, None), Ok(address));
+        assert_eq!(segment_address(address, segment(0)), Ok(address));
+        assert_eq!(segment_address(address, segment(3)), Ok("127.0.0.1:9467".parse().unwrap()));
+        let any: SocketAddr = "0.0.0.0:0".parse().unwrap();
+        assert_eq!(segment_address(any, segment(3)), Ok(any));
+        let last: SocketAddr = "[::1]:65535".parse().unwrap();
+        assert!(segment_address(last, segment(1)).unwrap_err().contains("past 65535"));
     }
 }
