@@ -300,6 +300,28 @@ fn a_threshold_on_the_accuracy_fails_the_scenario_with_exit_code_99() {
 }
 
 #[test]
+fn check_passes_a_scenario_that_reads_its_accuracy_and_names_one_that_has_none() {
+    let cache = Cache::new();
+    let check = |source: &str| {
+        let path = cache.dir.path().join("checked.rhai");
+        std::fs::write(&path, source).expect("scenario");
+        cache.command().arg("check").arg(&path).output().expect("run aiperf check")
+    };
+    let reads_accuracy = |dataset: &str| {
+        format!(
+            r#"let r = run(#{{ endpoint: endpoint(#{{ url: "mock" }}), dataset: {dataset},
+                   phases: [concurrency(#{{ users: 2, requests: 10 }})] }});
+               if r.accuracy("anatomy") < 0.5 {{ print(`overall ${{r.accuracy()}}`); }}"#
+        )
+    };
+    let checked = check(&reads_accuracy(r#"accuracy(#{ benchmark: "mmlu", tasks: ["anatomy"] })"#));
+    assert_eq!(checked.status.code(), Some(0), "{}", text(&checked));
+    let refused = check(&reads_accuracy("synthetic(#{ isl: 8, osl: 4 })"));
+    assert_eq!(refused.status.code(), Some(2), "{}", text(&refused));
+    assert!(text(&refused).contains("is not an accuracy run"), "{}", text(&refused));
+}
+
+#[test]
 fn the_flags_and_the_rhai_form_give_the_same_plan() {
     let cache = Cache::new();
     write_every_benchmark(&cache);

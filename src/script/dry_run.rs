@@ -17,7 +17,16 @@ pub enum ScriptMode {
     DryRun,
 }
 
-/// The results a `run` returns when nothing was sent: every exported metric, all zero.
+/// The `benchmark_id` of placeholder results.
+const PLACEHOLDER_ID: &str = "dry-run";
+
+/// Whether `result` is a placeholder, not a run's.
+pub fn is_placeholder(result: &RunResult) -> bool {
+    result.benchmark_id == PLACEHOLDER_ID
+}
+
+/// The results a `run` returns when nothing was sent: every exported metric, all zero (and an
+/// accuracy run's accuracy, `r.accuracy()`).
 pub fn placeholder_result(plan: &Plan, artifact_root: &std::path::Path) -> RunResult {
     let zero = Some(0.0);
     let stats = Stats {
@@ -39,7 +48,7 @@ pub fn placeholder_result(plan: &Plan, artifact_root: &std::path::Path) -> RunRe
     };
     RunResult {
         name: plan.name.clone(),
-        benchmark_id: "dry-run".to_string(),
+        benchmark_id: PLACEHOLDER_ID.to_string(),
         start_time: String::new(),
         end_time: String::new(),
         was_cancelled: false,
