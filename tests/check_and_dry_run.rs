@@ -65,3 +65,26 @@ fn dry_run_prints_each_plan_and_sends_nothing() {
     assert_eq!(plans[2]["phases"][0]["concurrency"], 4);
     assert!(!dir.path().join("artifacts").exists(), "a dry run wrote artifacts");
 }
+
+#[test]
+fn check_runs_a_script_that_reads_each_phase_apart() {
+    let dir = tempfile::tempdir().expect("dir");
+    let source = r#"let r = run(#{ endpoint: endpoint(#{ url: "mock" }),
+        phases: [warmup(#{ requests: 2 }), concurrency(#{ name: "light", users: 1, requests: 4 }),
+                 concurrency(#{ name: "heavy", users: 4, requests: 8 })] });
+        print(`phases ${r.phases()}`);
+        if r.phase("light").metric("time_to_first_token").p99 > 100.0 { print("slow"); }
+        print(r.phase("heavy").request_count);"#;
+    let scenario = write_scenario(dir.path(), "phases.rhai", source);
+    let output = aiperf_command(dir.path()).arg("check").arg(&scenario).output().expect("run");
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains(r#"phases ["warmup", "light", "heavy"]"#), "{stdout}");
+
+    // A phase the run does not have is still the mistake `check` names.
+    let wrong =
+        write_scenario(dir.path(), "wrong.rhai", &source.replace(r#"r.phase("heavy")"#, r#"r.phase("heavvy")"#));
+    let output = aiperf_command(dir.path()).arg("check").arg(&wrong).output().expect("run");
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains(r#"Did you mean "heavy"?"#));
+}

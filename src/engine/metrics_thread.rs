@@ -18,7 +18,7 @@ use crate::load::in_flight_starts::WatermarkFeed;
 use crate::metrics::network_adjusted::NetworkRtt;
 use crate::metrics::record_sink::RecordSink;
 use crate::metrics::{MetricsContext, RecordProcessor};
-use crate::plan::{ExportLevel, PhaseKind, Plan};
+use crate::plan::{ExportLevel, Plan};
 
 /// What the metrics of a run of `plan` against `endpoint` need to know.
 pub(crate) fn metrics_context(
@@ -68,11 +68,10 @@ pub(crate) fn record_processor(
     });
     let clock = metrics_context.clock;
     let results_phases = plan.phases.iter().filter(|phase| phase.results).count();
-    let warmup_phases = plan.phases.iter().filter(|phase| phase.kind == PhaseKind::Warmup).count();
     let mut processor = RecordProcessor::new(metrics_context)
         .with_slos(slos)
         .with_timeslices(slicing)
-        .with_phase_split(results_phases + warmup_phases > 1, results_phases);
+        .with_phase_split(plan.measures_phases_apart(), results_phases);
     match crate::metrics::spill::Spill::in_dir(artifact_dir, crate::metrics::spill::RUN_VALUES) {
         Ok(spill) => processor = processor.with_spill(spill),
         Err(error) => tracing::warn!(

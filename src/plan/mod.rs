@@ -145,6 +145,13 @@ pub struct Plan {
 }
 
 impl Plan {
+    /// Whether the run measures each of its phases apart (`by_phase`, AIPerf's `phases/<name>/`):
+    /// when it measures more than one (warm-ups and the phases that feed the results).
+    pub fn measures_phases_apart(&self) -> bool {
+        let results = self.phases.iter().filter(|phase| phase.results).count();
+        results + self.phases.iter().filter(|phase| phase.kind == PhaseKind::Warmup).count() > 1
+    }
+
     /// Each phase's index as AIPerf lists its phases: a synthesized agentic warm-up has none,
     /// and the others count without it.
     pub fn listed_phase_indices(&self) -> Vec<Option<usize>> {

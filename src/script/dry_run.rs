@@ -1,10 +1,12 @@
 //! Scenarios run without load: `aiperf check` validates every plan a scenario builds, and
 //! `aiperf run --dry-run` also prints them. `run(..)` then returns placeholder results (every
-//! metric, all statistics 0) so the rest of the script runs and is checked too.
+//! metric, all statistics 0, each phase apart as a run measures them) so the rest of the script
+//! runs and is checked too.
 
 use crate::metrics::registry::METRICS;
 use crate::plan::Plan;
-use crate::result::{RunResult, Stats};
+use crate::plan::{Phase, PhaseKind};
+use crate::result::{PhaseMetrics, PhaseSummary, RunResult, Stats};
 
 /// How a scenario's `run(..)` calls behave.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,6 +48,21 @@ pub fn placeholder_result(plan: &Plan, artifact_root: &std::path::Path) -> RunRe
         count: Some(0),
         sum: zero,
     };
+    let metrics: Vec<_> = METRICS.iter().filter(|def| def.exported()).map(|def| def.result(stats.clone())).collect();
+    // Each phase measured apart as a run measures them, so `r.phase(name)` and `r.phases()` answer.
+    let by_phase = match plan.measures_phases_apart() {
+        true => (plan.phases.iter().enumerate())
+            .filter(|(_, phase)| phase.results || phase.kind == PhaseKind::Warmup)
+            .map(|(phase_index, _)| PhaseMetrics {
+                phase_index,
+                start_ns: 0,
+                end_ns: 0,
+                metrics: metrics.clone(),
+                error_summary: Vec::new(),
+            })
+            .collect(),
+        false => Vec::new(),
+    };
     RunResult {
         name: plan.name.clone(),
         benchmark_id: PLACEHOLDER_ID.to_string(),
@@ -54,12 +71,12 @@ pub fn placeholder_result(plan: &Plan, artifact_root: &std::path::Path) -> RunRe
         was_cancelled: false,
         plan: plan.clone(),
         tokenizer: plan.tokenizer.name(),
-        metrics: METRICS.iter().filter(|def| def.exported()).map(|def| def.result(stats.clone())).collect(),
+        metrics,
         warmup_metrics: Vec::new(),
-        by_phase: Vec::new(),
+        by_phase,
         error_summary: Vec::new(),
         by_url: Vec::new(),
-        phases: Vec::new(),
+        phases: plan.phases.iter().map(placeholder_phase).collect(),
         artifact_dir: plan.run_info.artifact_dir(artifact_root, &plan.name),
         cli_command: None,
         random_seed: None,
@@ -69,5 +86,26 @@ pub fn placeholder_result(plan: &Plan, artifact_root: &std::path::Path) -> RunRe
         timeslices: Vec::new(),
         spec_decode_histogram: Vec::new(),
         accuracy: None,
+    }
+}
+
+/// A phase that sent nothing.
+fn placeholder_phase(phase: &Phase) -> PhaseSummary {
+    PhaseSummary {
+        name: phase.name.clone(),
+        kind: phase.kind.as_str(),
+        sent: 0,
+        completed: 0,
+        errors: 0,
+        cancelled: 0,
+        duration_s: 0.0,
+        results: phase.results,
+        window_start_ns: 0,
+        window_end_ns: 0,
+        sessions: None,
+        scripted_sessions: None,
+        branch_stats: None,
+        adaptive_scale: None,
+        self_check: Default::default(),
     }
 }
