@@ -276,6 +276,17 @@ impl RunResult {
     /// The first phase feeding the results that measured nothing (none of its requests
     /// succeeded; some failed or were cancelled, or its scripted sessions failed before sending
     /// any), unless the run was cancelled.
+    /// A results phase whose every scripted session a script error ended (none completed, none
+    /// was cut short): the session function is wrong, whatever the server answered.
+    pub fn results_phase_whose_sessions_all_failed(
+        &self,
+    ) -> Option<(&PhaseSummary, &crate::session_metrics::ScriptedSessionsSummary)> {
+        self.phases.iter().filter(|phase| phase.results).find_map(|phase| {
+            let sessions = phase.scripted_sessions.as_deref()?;
+            (sessions.started > 0 && sessions.failed == sessions.started).then_some((phase, sessions))
+        })
+    }
+
     pub fn results_phase_without_success(&self) -> Option<&PhaseSummary> {
         if self.was_cancelled {
             return None;

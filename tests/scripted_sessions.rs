@@ -412,3 +412,35 @@ run(#{{ name: "draws", endpoint: target, phases: [users(#{{ users: 4, session: a
     assert_eq!(tags(7), first, "the same seed draws the same picks");
     assert_ne!(tags(8), first, "another seed draws others");
 }
+
+/// Requests answered, but every session ended by the same script error: the artifacts are
+/// written and the scenario stops with exit code 2, naming the error; `allow_all_failed`
+/// accepts it.
+#[test]
+fn a_script_error_that_ends_every_session_stops_the_scenario() {
+    let source = |allow: bool| {
+        format!(
+            r#"let target = endpoint(#{{ url: "mock", model: "m", kind: "chat", mock: #{{ ttft: ms(1), itl: ms(1) }} }});
+let agent = |s| {{
+    let answer = s.chat(#{{ user: "hello", max_tokens: 4 }});
+    let verdict = no_such_helper(answer);
+}};
+run(#{{ name: "broken", endpoint: target, allow_all_failed: {allow}, phases: [users(#{{ users: 2, session: agent, sessions: 4 }})] }});
+print("after the run");
+"#
+        )
+    };
+    let run = run_scenario("broken", &source(false));
+    assert_eq!(run.code(), Some(2), "{}", run.stderr());
+    let stderr = run.stderr();
+    assert!(stderr.contains("every session of phase `users` failed (4 of 4), first with: "), "{stderr}");
+    assert!(stderr.contains("broken.rhai:4:19: Function not found: no_such_helper"), "{stderr}");
+    assert!(!run.stdout().contains("after the run"), "the scenario stopped at the run");
+    let summary = run.summary("broken");
+    assert_eq!(stat(&summary, "request_count", "avg"), 4.0, "the requests were answered and measured");
+    assert_eq!(scripted(&summary)["failed"].as_u64(), Some(4));
+
+    let accepted = run_scenario("broken", &source(true));
+    assert_eq!(accepted.code(), Some(0), "{}", accepted.stderr());
+    assert!(accepted.stdout().contains("after the run"));
+}

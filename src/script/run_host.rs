@@ -122,11 +122,22 @@ pub(super) fn run_plan(host: &RunHost, mut plan: Plan) -> ScriptResult<RunResult
             result.artifact_dir.display()
         ));
     }
-    if !plan.allow_all_failed
-        && let Some(phase) = result.results_phase_without_success()
-    {
-        eprint!("{}", ui::failures::render_all_failed(&result, phase));
-        host.all_requests_failed.store(true, Ordering::SeqCst);
+    if !plan.allow_all_failed {
+        if let Some(phase) = result.results_phase_without_success() {
+            eprint!("{}", ui::failures::render_all_failed(&result, phase));
+            host.all_requests_failed.store(true, Ordering::SeqCst);
+        } else if let Some((phase, sessions)) = result.results_phase_whose_sessions_all_failed() {
+            // Requests were answered, but a script error ended every session: the scenario is wrong.
+            let first = sessions.errors.first().map_or("", |error| error.message.as_str());
+            return script_error(format!(
+                "run `{}`: every session of phase `{}` failed ({} of {}), first with: {first}; its artifacts are in {}",
+                result.name,
+                phase.name,
+                sessions.failed,
+                sessions.started,
+                result.artifact_dir.display()
+            ));
+        }
     }
     if !result.thresholds_passed() {
         host.thresholds_failed.store(true, Ordering::SeqCst);
