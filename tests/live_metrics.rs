@@ -330,6 +330,9 @@ fn aiperfs_api_port_serves_its_progress_and_metrics_while_the_run_runs() {
     let ttft = &metrics.last().expect("an answer")["metrics"]["time_to_first_token"];
     assert_eq!(ttft["unit"], "ms");
     assert!(ttft["min"].as_f64().expect("min") >= 20.0 && ttft["max"].as_f64() >= ttft["avg"].as_f64(), "{ttft}");
+    let last = &metrics.last().expect("an answer")["metrics"];
+    let throughput = last["request_throughput"]["avg"].as_f64().expect("a request throughput");
+    assert!(throughput > 0.0 && last["total_osl"]["avg"].as_f64() > Some(0.0), "{last}");
     assert_eq!(metrics[0]["model"], "m");
     assert_eq!(metrics[0]["concurrency"], 2);
 

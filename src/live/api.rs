@@ -7,13 +7,14 @@
 //! exports at the end (the Prometheus histograms' buckets give them roughly meanwhile).
 
 use std::fmt::Write;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::{Map, Value, json};
 
 use super::exposition::escape;
 use super::histogram::HistogramReading;
 use super::{LiveMetrics, LivePhase};
+use crate::metrics::registry::{self, MetricDef};
 use crate::plan::{LoadMode, Plan};
 
 /// What the API says of a run that does not change while it runs.
@@ -105,7 +106,7 @@ pub fn answer(path: &str, metrics: &LiveMetrics, facts: &RunFacts) -> Option<Ans
         "/api/run" => json(facts.run_info.clone()),
         "/api/config" => json(facts.config.clone()),
         "/api/progress" => json(progress(metrics, facts, crate::start_at::now_ns())),
-        "/api/metrics" => json(metrics_document(metrics, facts)),
+        "/api/metrics" => json(metrics_document(metrics, facts, crate::start_at::now_ns())),
         _ => return None,
     })
 }
@@ -180,8 +181,9 @@ fn eta_s(facts: &PhaseFacts, done: u64, per_second: f64, elapsed_s: f64) -> Opti
 /// One of a phase's timing histograms, read.
 type ReadTiming = fn(&LivePhase) -> HistogramReading;
 
-/// `/api/metrics`: AIPerf's realtime-metrics document over the results phases so far.
-fn metrics_document(metrics: &LiveMetrics, facts: &RunFacts) -> Value {
+/// `/api/metrics`: AIPerf's realtime-metrics document over the results phases so far; the
+/// durations and throughputs from the start of the first of them to `now_ns`.
+fn metrics_document(metrics: &LiveMetrics, facts: &RunFacts, now_ns: u64) -> Value {
     let results: Vec<&LivePhase> = metrics
         .phases
         .iter()
@@ -189,26 +191,42 @@ fn metrics_document(metrics: &LiveMetrics, facts: &RunFacts) -> Value {
         .filter(|(_, facts)| facts.profiling_index.is_some())
         .map(|(phase, _)| phase)
         .collect();
-    let total = |read: fn(&LivePhase) -> u64| results.iter().map(|phase| read(phase)).sum::<u64>();
-    let ok = total(|phase| phase.records_ok.load(Ordering::Relaxed));
-    let failed = total(|phase| phase.records_failed.load(Ordering::Relaxed));
+    let total = |read: fn(&LivePhase) -> &AtomicU64| {
+        results.iter().map(|phase| read(phase).load(Ordering::Relaxed)).sum::<u64>()
+    };
+    let (ok, failed) = (total(|phase| &phase.records_ok), total(|phase| &phase.records_failed));
     let mut document = Map::new();
-    let count =
-        |value: u64, header: &str| json!({"unit": "requests", "avg": value as f64, "count": 1, "header": header});
+    let mut single = |def: &MetricDef, value: f64| {
+        document.insert(def.tag.into(), json!({"unit": def.unit, "avg": value, "count": 1, "header": def.header}));
+    };
     if ok + failed > 0 {
-        document.insert("request_count".into(), count(ok, "Request Count"));
+        single(&registry::REQUEST_COUNT, ok as f64);
     }
     if failed > 0 {
-        document.insert("error_request_count".into(), count(failed, "Error Request Count"));
+        single(&registry::ERROR_REQUEST_COUNT, failed as f64);
     }
-    let timings: [(&str, &str, ReadTiming); 3] = [
-        ("time_to_first_token", "Time to First Token", |phase| phase.time_to_first_token.read()),
-        ("inter_token_latency", "Inter Token Latency", |phase| phase.inter_token_latency.read()),
-        ("request_latency", "Request Latency", |phase| phase.request_latency.read()),
+    let started_ns = results.iter().filter_map(|phase| phase.started_ns.get().copied()).min();
+    let elapsed_s = started_ns.map(|start_ns| now_ns.saturating_sub(start_ns) as f64 / 1e9).filter(|s| *s > 0.0);
+    if let Some(elapsed_s) = elapsed_s.filter(|_| ok > 0) {
+        let (input, output) = (total(|phase| &phase.input_tokens), total(|phase| &phase.output_tokens));
+        single(&registry::BENCHMARK_DURATION, elapsed_s);
+        single(&registry::REQUEST_THROUGHPUT, ok as f64 / elapsed_s);
+        if input > 0 {
+            single(&registry::TOTAL_ISL, input as f64);
+        }
+        if output > 0 {
+            single(&registry::TOTAL_OSL, output as f64);
+            single(&registry::OUTPUT_TOKEN_THROUGHPUT, output as f64 / elapsed_s);
+        }
+    }
+    let timings: [(&MetricDef, ReadTiming); 3] = [
+        (&registry::TIME_TO_FIRST_TOKEN, |phase| phase.time_to_first_token.read()),
+        (&registry::INTER_TOKEN_LATENCY, |phase| phase.inter_token_latency.read()),
+        (&registry::REQUEST_LATENCY, |phase| phase.request_latency.read()),
     ];
-    for (tag, header, read) in timings {
-        if let Some(stats) = timing_stats(results.iter().map(|phase| read(phase)), header) {
-            document.insert(tag.into(), stats);
+    for (def, read) in timings {
+        if let Some(stats) = timing_stats(results.iter().map(|phase| read(phase)), def) {
+            document.insert(def.tag.into(), stats);
         }
     }
     let mut out = json!({
@@ -222,8 +240,8 @@ fn metrics_document(metrics: &LiveMetrics, facts: &RunFacts) -> Value {
     out
 }
 
-/// A timing's exact stats in ms over the phases' readings; none before its first value.
-fn timing_stats(readings: impl Iterator<Item = HistogramReading>, header: &str) -> Option<Value> {
+/// A timing's exact stats in its unit (ms) over the phases' readings; none before its first value.
+fn timing_stats(readings: impl Iterator<Item = HistogramReading>, def: &MetricDef) -> Option<Value> {
     let (mut count, mut sum_s, mut min_s, mut max_s) = (0, 0.0, f64::INFINITY, f64::NEG_INFINITY);
     for reading in readings {
         count += reading.count;
@@ -234,13 +252,13 @@ fn timing_stats(readings: impl Iterator<Item = HistogramReading>, header: &str) 
     (count > 0 && min_s.is_finite()).then(|| {
         let ms = |seconds: f64| seconds * 1e3;
         json!({
-            "unit": "ms",
+            "unit": def.unit,
             "avg": ms(sum_s) / count as f64,
             "min": ms(min_s),
             "max": ms(max_s),
             "count": count,
             "sum": ms(sum_s),
-            "header": header,
+            "header": def.header,
         })
     })
 }
@@ -278,8 +296,8 @@ mod tests {
             time_to_first_token_s: error_type.is_none().then_some(latency_s / 10.0),
             inter_token_latency_s: None,
             request_latency_s: error_type.is_none().then_some(latency_s),
-            input_tokens: 10,
-            output_tokens: 4,
+            input_tokens: if error_type.is_none() { 10 } else { 0 },
+            output_tokens: if error_type.is_none() { 4 } else { 0 },
         }
     }
 
@@ -287,11 +305,14 @@ mod tests {
     fn metrics_are_the_exact_counts_sums_and_extremes_of_the_results_phases() {
         let metrics = LiveMetrics::new("r", ["warmup".to_string(), "profiling".to_string()]);
         let facts = facts();
-        assert_eq!(metrics_document(&metrics, &facts)["metrics"], json!({}));
+        assert_eq!(metrics_document(&metrics, &facts, 0)["metrics"], json!({}));
         for (latency_s, error) in [(0.2, None), (0.4, None), (0.0, Some("timeout"))] {
             metrics.ended(&ended(latency_s, error));
         }
-        let document = metrics_document(&metrics, &facts);
+        let counters = Arc::new(PhaseCounters::default());
+        metrics.phase_started(1, counters);
+        let start_ns = *metrics.phases[1].started_ns.get().unwrap();
+        let document = metrics_document(&metrics, &facts, start_ns + 4_000_000_000);
         assert_eq!(
             (&document["model"], &document["concurrency"], &document["streaming"]),
             (&json!("m"), &json!(4), &json!(true))
@@ -306,6 +327,11 @@ mod tests {
         assert!(close(&latency["sum"], 600.0), "{latency}");
         assert!(close(&found["time_to_first_token"]["max"], 40.0));
         assert!(found.get("inter_token_latency").is_none(), "no value, no stats");
+        // Over the 4 s since the results phase started.
+        let avg = |tag: &str| found[tag]["avg"].as_f64().unwrap_or_else(|| panic!("{tag} in {found}"));
+        assert_eq!((avg("benchmark_duration"), avg("request_throughput")), (4.0, 0.5));
+        assert_eq!((avg("total_isl"), avg("total_osl"), avg("output_token_throughput")), (20.0, 8.0, 2.0));
+        assert_eq!(found["request_throughput"]["unit"], "requests/sec");
     }
 
     #[test]
