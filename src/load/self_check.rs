@@ -225,8 +225,11 @@ pub fn assess(
              (limit {TIMER_WAKE_LATENESS_P99_LIMIT_MS} ms)"
         ));
     }
+    // A shortfall one late send explains (the last of a few, say) is an outlier, as for the tails.
+    let late_sends = counters.dispatch_delay.count_above_ms(dispatch_limit_ms);
     if let (Some(scheduled), Some(achieved)) = (scheduled_rate_rps, achieved_rate_rps)
         && achieved < scheduled * ACHIEVED_RATE_MIN_SHARE
+        && late_sends >= LATE_DURATIONS_FOR_A_VERDICT
     {
         check.client_bound = true;
         check.warnings.push(format!(
@@ -416,6 +419,19 @@ mod tests {
         assert_eq!(check.warnings.len(), 2, "{:?}", check.warnings);
         assert!(check.warnings[0].contains("dispatch delay p99"));
         assert!(check.warnings[1].contains("80.0 %"), "{}", check.warnings[1]);
+    }
+
+    #[test]
+    fn a_rate_one_late_send_fell_short_of_is_an_outlier_two_are_a_verdict() {
+        // Four requests over 0.5 s, the last sent 6 ms late: 98.8 % of the scheduled rate.
+        let one_late = PhaseCounters::default();
+        [100_000, 100_000, 100_000, 6_000_000].iter().for_each(|ns| one_late.dispatch_delay.record_ns(*ns));
+        let window = Some(window(4, 500_000_000, 506_000_000));
+        let check = assess(&rate_phase(None), &one_late, window, 0, 1_000_000_000, 64);
+        assert!(!check.client_bound, "{:?}", check.warnings);
+        one_late.dispatch_delay.record_ns(6_000_000);
+        let check = assess(&rate_phase(None), &one_late, window, 0, 1_000_000_000, 64);
+        assert!(check.client_bound && check.warnings.iter().any(|w| w.contains("98.8 %")), "{:?}", check.warnings);
     }
 
     #[test]
