@@ -273,9 +273,6 @@ impl RunResult {
         self.thresholds.iter().all(|t| t.passed)
     }
 
-    /// The first phase feeding the results that measured nothing (none of its requests
-    /// succeeded; some failed or were cancelled, or its scripted sessions failed before sending
-    /// any), unless the run was cancelled.
     /// A results phase whose every scripted session a script error ended (none completed, none
     /// was cut short): the session function is wrong, whatever the server answered.
     pub fn results_phase_whose_sessions_all_failed(
@@ -287,6 +284,9 @@ impl RunResult {
         })
     }
 
+    /// The first phase feeding the results that measured nothing (none of its requests
+    /// succeeded; some failed or were cancelled, or its scripted sessions failed before sending
+    /// any), unless the run was cancelled.
     pub fn results_phase_without_success(&self) -> Option<&PhaseSummary> {
         if self.was_cancelled {
             return None;
