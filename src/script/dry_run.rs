@@ -4,8 +4,7 @@
 //! runs and is checked too.
 
 use crate::metrics::registry::METRICS;
-use crate::plan::Plan;
-use crate::plan::{Phase, PhaseKind};
+use crate::plan::{Phase, PhaseKind, Plan};
 use crate::result::{PhaseMetrics, PhaseSummary, RunResult, Stats};
 
 /// How a scenario's `run(..)` calls behave.
