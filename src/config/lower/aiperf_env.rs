@@ -5,12 +5,17 @@
 //! `AIPERF_ENDPOINT_FORCE_CONTENT_PARTS=true` sends chat (and chat embeddings), Responses and
 //! Messages text as content parts, the `AIPERF_DATASET_WEKA_*` agent-splitting settings shape a
 //! weka or TraceLab trace's agents, the `AIPERF_DATASET_TRACELAB_*` ones how a TraceLab file's
-//! sessions join as sub-agents.
+//! sessions join as sub-agents, `AIPERF_SERVER_METRICS_COLLECTION_INTERVAL` /
+//! `AIPERF_SERVER_METRICS_REACHABILITY_TIMEOUT` / `AIPERF_GPU_COLLECTION_INTERVAL` how often and how
+//! patiently the server's and the GPUs' metrics are scraped.
 //! The session-header switches are read with the session header (`plan/routing.rs`). Which of
 //! AIPerf's other variables mean nothing here is in docs/profile.md.
 
 use crate::config::ConfigError;
-use crate::plan::{AgentSplit, ConnectionStrategy, Endpoint, EndpointKind, SubagentJoin, env_switch};
+use crate::plan::{
+    AgentSplit, ConnectionStrategy, Endpoint, EndpointKind, GpuTelemetryConfig, ServerMetricsConfig, SubagentJoin,
+    env_switch,
+};
 
 const SSL_VERIFY: &str = "AIPERF_HTTP_SSL_VERIFY";
 const FORCE_CLOSE: &str = "AIPERF_HTTP_FORCE_CLOSE";
@@ -74,6 +79,33 @@ pub fn subagent_join(env: impl Fn(&str) -> Option<String>) -> Result<SubagentJoi
         codex: switch(&env, "AIPERF_DATASET_TRACELAB_CODEX_SUBAGENT_JOIN")?.unwrap_or(defaults.codex),
         min_spawn_ms: whole_number(&env, "AIPERF_DATASET_TRACELAB_MIN_SPAWN_MS")?.unwrap_or(defaults.min_spawn_ms),
     })
+}
+
+/// AIPerf's scrape settings with the variables `env` gives, in AIPerf's ranges: the server
+/// metrics' interval (0.001 to 300 s) and reachability timeout (1 to 300 whole seconds), the GPU
+/// telemetry's interval (0.01 to 300 s).
+pub fn collection(
+    server_metrics: &mut ServerMetricsConfig,
+    gpu_telemetry: &mut GpuTelemetryConfig,
+    env: impl Fn(&str) -> Option<String>,
+) -> Result<(), ConfigError> {
+    let within = |variable: &str, value: f64, (low, high): (f64, f64)| match (low..=high).contains(&value) {
+        true => Ok(value),
+        false => Err(ConfigError::new(format!("environment variable {variable}: {value} is not from {low} to {high}"))),
+    };
+    let interval = "AIPERF_SERVER_METRICS_COLLECTION_INTERVAL";
+    if let Some(seconds) = number(&env, interval)? {
+        server_metrics.interval_s = within(interval, seconds, (0.001, 300.0))?;
+    }
+    let reachability = "AIPERF_SERVER_METRICS_REACHABILITY_TIMEOUT";
+    if let Some(seconds) = whole_number(&env, reachability)? {
+        server_metrics.reachability_timeout_s = within(reachability, seconds as f64, (1.0, 300.0))?;
+    }
+    let gpu_interval = "AIPERF_GPU_COLLECTION_INTERVAL";
+    if let Some(seconds) = number(&env, gpu_interval)? {
+        gpu_telemetry.interval_s = within(gpu_interval, seconds, (0.01, 300.0))?;
+    }
+    Ok(())
 }
 
 /// A number variable (not NaN); None when unset.
@@ -199,5 +231,27 @@ mod tests {
         assert!(error.contains("AIPERF_HTTP_SSL_VERIFY: `nope` is not a boolean"), "{error}");
         let error = applied(EndpointKind::VideoGeneration, &[(VIDEO_POLL_INTERVAL, "fast")]).unwrap_err();
         assert!(error.contains("AIPERF_HTTP_VIDEO_POLL_INTERVAL: `fast` is not a number"), "{error}");
+    }
+
+    #[test]
+    fn the_scrape_variables_set_the_intervals_in_aiperfs_ranges() {
+        let scraped = |vars: &[(&str, &str)]| {
+            let env = |name: &str| vars.iter().find(|(var, _)| *var == name).map(|(_, value)| value.to_string());
+            let (mut server, mut gpu) = (ServerMetricsConfig::default(), GpuTelemetryConfig::default());
+            collection(&mut server, &mut gpu, env).map(|()| (server, gpu)).map_err(|e| e.to_string())
+        };
+        let (server, gpu) = scraped(&[]).unwrap();
+        assert_eq!((server.interval_s, server.reachability_timeout_s, gpu.interval_s), (0.333, 10.0, 0.333));
+        let (server, gpu) = scraped(&[
+            ("AIPERF_SERVER_METRICS_COLLECTION_INTERVAL", "1.5"),
+            ("AIPERF_SERVER_METRICS_REACHABILITY_TIMEOUT", "30"),
+            ("AIPERF_GPU_COLLECTION_INTERVAL", "0.5"),
+        ])
+        .unwrap();
+        assert_eq!((server.interval_s, server.reachability_timeout_s, gpu.interval_s), (1.5, 30.0, 0.5));
+        let error = scraped(&[("AIPERF_GPU_COLLECTION_INTERVAL", "0.001")]).unwrap_err();
+        assert!(error.contains("AIPERF_GPU_COLLECTION_INTERVAL: 0.001 is not from 0.01 to 300"), "{error}");
+        let error = scraped(&[("AIPERF_SERVER_METRICS_REACHABILITY_TIMEOUT", "2.5")]).unwrap_err();
+        assert!(error.contains("is not a whole number"), "{error}");
     }
 }

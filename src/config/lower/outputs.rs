@@ -63,10 +63,12 @@ pub fn lower(benchmark: &Value) -> Result<Outputs, ConfigError> {
     };
     let mut server_metrics = server_metrics_of(benchmark.get("server_metrics").cloned().unwrap_or(Value::Null))?;
     server_metrics.slice_duration_s = slice_duration_s;
+    let mut gpu_telemetry = gpu_telemetry_of(benchmark.get("gpu_telemetry").cloned().unwrap_or(Value::Null))?;
+    super::aiperf_env::collection(&mut server_metrics, &mut gpu_telemetry, |variable| std::env::var(variable).ok())?;
     Ok(Outputs {
         export,
         server_metrics,
-        gpu_telemetry: gpu_telemetry_of(benchmark.get("gpu_telemetry").cloned().unwrap_or(Value::Null))?,
+        gpu_telemetry,
         network_latency: network_latency_of(benchmark.get("network_latency").unwrap_or(&Value::Null))?,
         slos: slos_of(benchmark.get("slos").cloned().unwrap_or(Value::Null))?,
     })
