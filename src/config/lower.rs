@@ -7,7 +7,6 @@ mod adaptive_scale;
 mod agentic_replay;
 mod agentic_schedule;
 mod aiperf_env;
-mod api_service;
 mod audio;
 mod baseten_replay;
 mod dataset;
@@ -18,6 +17,7 @@ mod phases;
 mod range_ratio;
 mod ranking_lengths;
 mod rate_series;
+mod runtime;
 mod server_control;
 mod synthesis;
 mod system_prompt;
@@ -96,6 +96,7 @@ pub fn lower(document: &Value, base_dir: &Path) -> Result<ProfileJob, ConfigErro
         }
     }
     notes.extend(phases::ignored_schedule_counts(document.get("benchmark").unwrap_or(&Value::Null)));
+    notes.extend(runtime::notes(document.get("benchmark").unwrap_or(&Value::Null)));
     let report = output_services::draws_report(document, &mut notes);
     if let Some(search) = &search {
         super::search::check_dimensions(search, &variations[0].plan)?;
@@ -206,7 +207,7 @@ fn lower_benchmark(
         server_metrics: outputs.server_metrics,
         gpu_telemetry: outputs.gpu_telemetry,
         network_latency: outputs.network_latency,
-        metrics_listen: api_service::address(benchmark, |variable| std::env::var(variable).ok())?,
+        metrics_listen: runtime::address(benchmark, |variable| std::env::var(variable).ok())?,
         server_control: server_control::lower(benchmark)?,
         failed_request_threshold: server_control::failed_request_threshold(benchmark)?,
         slos: outputs.slos,

@@ -1,6 +1,7 @@
-//! `runtime.api_port` / `runtime.api_host` (`--api-port`, `--api-host`): the address of the
-//! run's live server, which answers AIPerf's API routes beside the Prometheus `/metrics`
-//! (`live/api.rs`). The host defaults to AIPerf's, `AIPERF_API_SERVER_HOST` or 127.0.0.1.
+//! AIPerf's `runtime` block: `api_port` / `api_host` (`--api-port`, `--api-host`) are the
+//! address of the run's live server, which answers AIPerf's API routes beside the Prometheus
+//! `/metrics` (`live/api.rs`; the host defaults to AIPerf's, `AIPERF_API_SERVER_HOST` or
+//! 127.0.0.1); its other keys tune AIPerf's own processes and earn a note each, as their flags do.
 
 use std::net::{SocketAddr, ToSocketAddrs};
 
@@ -11,6 +12,30 @@ use crate::config::ConfigError;
 
 const HOST_VARIABLE: &str = "AIPERF_API_SERVER_HOST";
 const DEFAULT_HOST: &str = "127.0.0.1";
+
+/// The `runtime` keys of AIPerf's that change nothing here, and why (their flags' notes).
+const WITHOUT_EFFECT: &[(&str, &str)] = &[
+    ("ui", "the console shows a progress bar and the metrics table"),
+    ("workers", "requests are sent by one async process, not worker processes"),
+    ("workers_min", "requests are sent by one async process, not worker processes"),
+    ("workers_per_pod", "requests are sent by one async process, not worker processes"),
+    ("record_processors", "one process records every request"),
+    ("record_processors_per_pod", "one process records every request"),
+    ("stats_interval", "progress is drawn by one process"),
+    ("communication", "there is no service mesh: one process does the work"),
+    ("service_run_type", "there is no service mesh: one process does the work"),
+    ("dataset_api_base_url", "there is no service mesh: one process does the work"),
+];
+
+/// A note for each key of `benchmark.runtime` that changes nothing here.
+pub fn notes(benchmark: &Value) -> Vec<String> {
+    let Some(runtime) = benchmark.get("runtime").and_then(Value::as_object) else { return Vec::new() };
+    WITHOUT_EFFECT
+        .iter()
+        .filter(|(key, _)| runtime.get(*key).is_some_and(|value| !value.is_null()))
+        .map(|(key, why)| format!("note: runtime.{key} has no effect here: {why}"))
+        .collect()
+}
 
 /// The address `benchmark.runtime` asks the API service to listen on, if any.
 pub fn address(benchmark: &Value, env: impl Fn(&str) -> Option<String>) -> Result<Option<SocketAddr>, ConfigError> {
@@ -68,6 +93,21 @@ mod tests {
         assert!(named.ip().is_loopback());
         assert_eq!(address(&json!({"runtime": {}}), no_env).unwrap(), None);
         assert_eq!(address(&json!({}), no_env).unwrap(), None);
+    }
+
+    #[test]
+    fn the_keys_of_aiperfs_own_processes_earn_a_note_each() {
+        let found = notes(
+            &json!({"runtime": {"ui": "dashboard", "workers": {"max": 4}, "api_port": 9090, "workers_min": null}}),
+        );
+        assert_eq!(
+            found,
+            [
+                "note: runtime.ui has no effect here: the console shows a progress bar and the metrics table",
+                "note: runtime.workers has no effect here: requests are sent by one async process, not worker processes",
+            ]
+        );
+        assert!(notes(&json!({})).is_empty());
     }
 
     #[test]
