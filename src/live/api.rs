@@ -7,13 +7,13 @@
 //! exports at the end (the Prometheus histograms' buckets give them roughly meanwhile).
 
 use std::fmt::Write;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::{Map, Value, json};
 
+use super::LiveMetrics;
 use super::exposition::escape;
 use super::histogram::HistogramReading;
-use super::{LiveMetrics, LivePhase};
+use super::snapshot::{LiveSnapshot, PhaseSnapshot};
 use crate::metrics::registry::{self, MetricDef};
 use crate::plan::{LoadMode, Plan};
 
@@ -88,9 +88,8 @@ impl RunFacts {
     }
 }
 
-/// An answer of the API.
+/// An answer of the API (every route answers 200).
 pub struct Answer {
-    pub status: u16,
     pub content_type: &'static str,
     pub body: String,
 }
@@ -99,14 +98,14 @@ const JSON: &str = "application/json";
 
 /// The answer to `GET path`, if the API has that route.
 pub fn answer(path: &str, metrics: &LiveMetrics, facts: &RunFacts) -> Option<Answer> {
-    let json = |value: Value| Answer { status: 200, content_type: JSON, body: value.to_string() };
+    let json = |value: Value| Answer { content_type: JSON, body: value.to_string() };
     Some(match path {
         // The server runs only while the run does: alive and ready whenever it answers.
-        "/healthz" | "/readyz" => Answer { status: 200, content_type: "text/plain", body: "ok".into() },
+        "/healthz" | "/readyz" => Answer { content_type: "text/plain", body: "ok".into() },
         "/api/run" => json(facts.run_info.clone()),
         "/api/config" => json(facts.config.clone()),
-        "/api/progress" => json(progress(metrics, facts, crate::start_at::now_ns())),
-        "/api/metrics" => json(metrics_document(metrics, facts, crate::start_at::now_ns())),
+        "/api/progress" => json(progress(&metrics.snapshot(), facts, crate::start_at::now_ns())),
+        "/api/metrics" => json(metrics_document(&metrics.snapshot(), facts, crate::start_at::now_ns())),
         _ => return None,
     })
 }
@@ -123,18 +122,14 @@ pub fn info_exposition(facts: &RunFacts) -> String {
 }
 
 /// `/api/progress`: each phase that started, by name, and the run's state.
-fn progress(metrics: &LiveMetrics, facts: &RunFacts, now_ns: u64) -> Value {
+fn progress(snapshot: &LiveSnapshot, facts: &RunFacts, now_ns: u64) -> Value {
     let mut phases = Map::new();
     let mut state = "starting";
-    for (index, (phase, facts)) in metrics.phases.iter().zip(&facts.phases).enumerate() {
-        let (Some(counters), Some(&start_ns)) = (phase.counters.get(), phase.started_ns.get()) else {
-            continue;
-        };
+    for (index, (phase, facts)) in snapshot.phases.iter().zip(&facts.phases).enumerate() {
+        let Some(start_ns) = phase.started_ns else { continue };
         state = facts.kind;
-        let read = |counter: &std::sync::atomic::AtomicU64| counter.load(Ordering::Relaxed);
-        let (ok, errors, cancelled) = (read(&counters.completed), read(&counters.errors), read(&counters.cancelled));
-        let completed = ok + errors;
-        let records = read(&phase.records_ok) + read(&phase.records_failed);
+        let completed = phase.ok + phase.errors;
+        let records = phase.records_ok + phase.records_failed;
         let elapsed_s = now_ns.saturating_sub(start_ns) as f64 / 1e9;
         let per_second = |count: u64| if elapsed_s > 0.0 { count as f64 / elapsed_s } else { 0.0 };
         let eta_s = |done: u64| eta_s(facts, done, per_second(done), elapsed_s);
@@ -151,13 +146,13 @@ fn progress(metrics: &LiveMetrics, facts: &RunFacts, now_ns: u64) -> Value {
                 "expected_duration_sec": facts.expected_duration_s,
                 "expected_num_sessions": facts.expected_sessions,
                 "expected_grace_period_sec": facts.grace_period_s,
-                "success_records": read(&phase.records_ok),
-                "error_records": read(&phase.records_failed),
-                "requests_sent": read(&counters.sent),
+                "success_records": phase.records_ok,
+                "error_records": phase.records_failed,
+                "requests_sent": phase.sent,
                 "requests_completed": completed,
-                "requests_cancelled": cancelled,
-                "request_errors": errors,
-                "in_flight_requests": read(&counters.in_flight),
+                "requests_cancelled": phase.cancelled,
+                "request_errors": phase.errors,
+                "in_flight_requests": phase.in_flight,
                 "requests_per_second": per_second(completed),
                 "records_per_second": per_second(records),
                 "requests_eta_sec": eta_s(completed),
@@ -178,23 +173,18 @@ fn eta_s(facts: &PhaseFacts, done: u64, per_second: f64, elapsed_s: f64) -> Opti
     }
 }
 
-/// One of a phase's timing histograms, read.
-type ReadTiming = fn(&LivePhase) -> HistogramReading;
+/// One of a phase's timing histograms, as read.
+type Timing = fn(&PhaseSnapshot) -> &HistogramReading;
 
 /// `/api/metrics`: AIPerf's realtime-metrics document over the results phases so far; the
 /// durations and throughputs from the start of the first of them to `now_ns`.
-fn metrics_document(metrics: &LiveMetrics, facts: &RunFacts, now_ns: u64) -> Value {
-    let results: Vec<&LivePhase> = metrics
-        .phases
-        .iter()
-        .zip(&facts.phases)
+fn metrics_document(snapshot: &LiveSnapshot, facts: &RunFacts, now_ns: u64) -> Value {
+    let results: Vec<&PhaseSnapshot> = (snapshot.phases.iter().zip(&facts.phases))
         .filter(|(_, facts)| facts.profiling_index.is_some())
         .map(|(phase, _)| phase)
         .collect();
-    let total = |read: fn(&LivePhase) -> &AtomicU64| {
-        results.iter().map(|phase| read(phase).load(Ordering::Relaxed)).sum::<u64>()
-    };
-    let (ok, failed) = (total(|phase| &phase.records_ok), total(|phase| &phase.records_failed));
+    let total = |read: fn(&PhaseSnapshot) -> u64| results.iter().map(|phase| read(phase)).sum::<u64>();
+    let (ok, failed) = (total(|phase| phase.records_ok), total(|phase| phase.records_failed));
     let mut document = Map::new();
     let mut single = |def: &MetricDef, value: f64| {
         document.insert(def.tag.into(), json!({"unit": def.unit, "avg": value, "count": 1, "header": def.header}));
@@ -205,10 +195,10 @@ fn metrics_document(metrics: &LiveMetrics, facts: &RunFacts, now_ns: u64) -> Val
     if failed > 0 {
         single(&registry::ERROR_REQUEST_COUNT, failed as f64);
     }
-    let started_ns = results.iter().filter_map(|phase| phase.started_ns.get().copied()).min();
+    let started_ns = results.iter().filter_map(|phase| phase.started_ns).min();
     let elapsed_s = started_ns.map(|start_ns| now_ns.saturating_sub(start_ns) as f64 / 1e9).filter(|s| *s > 0.0);
     if let Some(elapsed_s) = elapsed_s.filter(|_| ok > 0) {
-        let (input, output) = (total(|phase| &phase.input_tokens), total(|phase| &phase.output_tokens));
+        let (input, output) = (total(|phase| phase.input_tokens), total(|phase| phase.output_tokens));
         single(&registry::BENCHMARK_DURATION, elapsed_s);
         single(&registry::REQUEST_THROUGHPUT, ok as f64 / elapsed_s);
         if input > 0 {
@@ -219,10 +209,10 @@ fn metrics_document(metrics: &LiveMetrics, facts: &RunFacts, now_ns: u64) -> Val
             single(&registry::OUTPUT_TOKEN_THROUGHPUT, output as f64 / elapsed_s);
         }
     }
-    let timings: [(&MetricDef, ReadTiming); 3] = [
-        (&registry::TIME_TO_FIRST_TOKEN, |phase| phase.time_to_first_token.read()),
-        (&registry::INTER_TOKEN_LATENCY, |phase| phase.inter_token_latency.read()),
-        (&registry::REQUEST_LATENCY, |phase| phase.request_latency.read()),
+    let timings: [(&MetricDef, Timing); 3] = [
+        (&registry::TIME_TO_FIRST_TOKEN, |phase| &phase.time_to_first_token),
+        (&registry::INTER_TOKEN_LATENCY, |phase| &phase.inter_token_latency),
+        (&registry::REQUEST_LATENCY, |phase| &phase.request_latency),
     ];
     for (def, read) in timings {
         if let Some(stats) = timing_stats(results.iter().map(|phase| read(phase)), def) {
@@ -241,7 +231,7 @@ fn metrics_document(metrics: &LiveMetrics, facts: &RunFacts, now_ns: u64) -> Val
 }
 
 /// A timing's exact stats in its unit (ms) over the phases' readings; none before its first value.
-fn timing_stats(readings: impl Iterator<Item = HistogramReading>, def: &MetricDef) -> Option<Value> {
+fn timing_stats<'a>(readings: impl Iterator<Item = &'a HistogramReading>, def: &MetricDef) -> Option<Value> {
     let (mut count, mut sum_s, mut min_s, mut max_s) = (0, 0.0, f64::INFINITY, f64::NEG_INFINITY);
     for reading in readings {
         count += reading.count;
@@ -266,6 +256,7 @@ fn timing_stats(readings: impl Iterator<Item = HistogramReading>, def: &MetricDe
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;
+    use std::sync::atomic::Ordering;
 
     use super::*;
     use crate::live::EndedRequest;
@@ -305,14 +296,14 @@ mod tests {
     fn metrics_are_the_exact_counts_sums_and_extremes_of_the_results_phases() {
         let metrics = LiveMetrics::new("r", ["warmup".to_string(), "profiling".to_string()]);
         let facts = facts();
-        assert_eq!(metrics_document(&metrics, &facts, 0)["metrics"], json!({}));
+        assert_eq!(metrics_document(&metrics.snapshot(), &facts, 0)["metrics"], json!({}));
         for (latency_s, error) in [(0.2, None), (0.4, None), (0.0, Some("timeout"))] {
             metrics.ended(&ended(latency_s, error));
         }
         let counters = Arc::new(PhaseCounters::default());
         metrics.phase_started(1, counters);
         let start_ns = *metrics.phases[1].started_ns.get().unwrap();
-        let document = metrics_document(&metrics, &facts, start_ns + 4_000_000_000);
+        let document = metrics_document(&metrics.snapshot(), &facts, start_ns + 4_000_000_000);
         assert_eq!(
             (&document["model"], &document["concurrency"], &document["streaming"]),
             (&json!("m"), &json!(4), &json!(true))
@@ -338,7 +329,7 @@ mod tests {
     fn progress_names_each_started_phase_with_aiperfs_counts() {
         let metrics = LiveMetrics::new("r", ["warmup".to_string(), "profiling".to_string()]);
         let facts = facts();
-        assert_eq!(progress(&metrics, &facts, 0)["system_state"], "starting");
+        assert_eq!(progress(&metrics.snapshot(), &facts, 0)["system_state"], "starting");
         let counters = Arc::new(PhaseCounters::default());
         counters.sent.store(6, Ordering::Relaxed);
         counters.completed.store(3, Ordering::Relaxed);
@@ -347,7 +338,7 @@ mod tests {
         metrics.phase_started(1, counters);
         metrics.ended(&ended(0.1, None));
         let start_ns = *metrics.phases[1].started_ns.get().unwrap();
-        let document = progress(&metrics, &facts, start_ns + 2_000_000_000);
+        let document = progress(&metrics.snapshot(), &facts, start_ns + 2_000_000_000);
         assert_eq!(document["system_state"], "profiling");
         let phases = document["phases"].as_object().unwrap();
         assert_eq!(phases.keys().collect::<Vec<_>>(), ["profiling"], "a phase not started is not listed");

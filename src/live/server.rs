@@ -95,10 +95,7 @@ async fn answer(
     let path = request.uri().path();
     let api = (request.method() == Method::GET).then(|| api_answer(path, &served.metrics, &served.facts)).flatten();
     let response = if let Some(api) = api {
-        Response::builder()
-            .status(api.status)
-            .header(hyper::header::CONTENT_TYPE, api.content_type)
-            .body(Full::new(Bytes::from(api.body)))
+        Response::builder().header(hyper::header::CONTENT_TYPE, api.content_type).body(Full::new(Bytes::from(api.body)))
     } else if request.method() == Method::GET && path == "/metrics" {
         let text = info_exposition(&served.facts) + render(&served.metrics).as_str();
         Response::builder().header(hyper::header::CONTENT_TYPE, CONTENT_TYPE).body(Full::new(Bytes::from(text)))
