@@ -659,7 +659,7 @@ async fn prepare_requests(
     tokio::task::spawn_blocking(move || {
         let overhead = chat_template.map(|template| template.overhead(&tokenizer)).unwrap_or_default();
         let entries = dataset::build(&dataset, &tokenizer, overhead)?;
-        dataset::requests::prepare(&dataset, &endpoint, entries)
+        dataset::requests::prepare(&dataset, &endpoint, &tokenizer, entries)
     })
     .await
     .context("dataset generation was interrupted")?

@@ -691,10 +691,11 @@ fn the_embeddings_template_sends_its_batch_of_texts_in_each_request() {
     let inputs = read_json(&dir.path().join("out/emb/inputs.json"));
     let payload = &inputs["data"][0]["payloads"][0];
     assert_eq!(payload["input"].as_array().map(Vec::len), Some(10), "batchSize: 10 texts per request");
-    // Ten texts of about 128 tokens each: the request's ISL counts them all, as the server does.
+    // Ten texts of about 128 tokens each: the request's ISL counts them all, joined by spaces as
+    // AIPerf counts them, where the server counts each alone: at most a token apart a join.
     let isl = stat(&summary, "input_sequence_length", "avg");
     assert!(isl > 600.0, "isl {isl}");
-    assert_eq!(isl, stat(&summary, "usage_prompt_tokens", "avg"));
+    assert!((isl - stat(&summary, "usage_prompt_tokens", "avg")).abs() <= 9.0, "isl {isl}");
     let chat = profile(dir.path(), "--model m --url mock --batch-size 4 --dry-run");
     assert_eq!(chat.status.code(), Some(2));
     assert!(text(&chat.stderr).contains("embeddings endpoints only"), "{}", text(&chat.stderr));
@@ -1065,8 +1066,10 @@ fn mooncake_lines_of_one_session_id_are_the_turns_of_a_conversation_as_in_aiperf
                 record["metadata"]["turn_index"].as_u64().expect("turn"),
                 record["metrics"]["input_sequence_length"]["value"].as_u64().expect("isl"),
             );
-            // The mock answers 5 tokens: the second turn sends 600 + 5 + 300.
-            assert_eq!(isl, [600, 905][turn as usize], "{file}: turn {turn}");
+            // The mock answers 5 tokens: the second turn sends 600 + 5 + 300, counted joined by
+            // spaces (the answer begins with a space, a token of its own there): 907, as AIPerf
+            // 0.13 reports against the same mock.
+            assert_eq!(isl, [600, 907][turn as usize], "{file}: turn {turn}");
         }
         for turns in sessions.values() {
             let gap_ms = (turns[1].1 - turns[0].1) / 1_000_000;
@@ -1078,7 +1081,8 @@ fn mooncake_lines_of_one_session_id_are_the_turns_of_a_conversation_as_in_aiperf
 #[test]
 fn a_bailian_chain_is_replayed_as_one_conversation_at_its_recorded_times_as_in_aiperf() {
     // AIPerf 0.13 sends chat 3 (parent 1) at its time, after chat 1's answer, over chat 1's
-    // prompt and answer: 48 + 5 + 64 tokens.
+    // prompt and answer: 48 + 5 + 64 tokens, which it counts joined by spaces as 119 against
+    // this mock (whose answers begin with a space); chat 4, 206.
     let dir = tempfile::tempdir().expect("dir");
     std::fs::write(
         dir.path().join("bailian.jsonl"),
@@ -1105,7 +1109,7 @@ fn a_bailian_chain_is_replayed_as_one_conversation_at_its_recorded_times_as_in_a
     sent.sort();
     let first = sent[0].0;
     let isl: Vec<u64> = sent.iter().map(|(_, isl)| *isl).collect();
-    assert_eq!(isl, [48, 30, 117, 202], "{sent:?}");
+    assert_eq!(isl, [48, 30, 119, 206], "AIPerf 0.13's counts: {sent:?}");
     assert!(sent[2].0 - first >= 490, "the chained turn goes at its recorded 0.5 s: {sent:?}");
     // The last turn, recorded 1 ms after the one before, waits for that one's answer (the
     // mock's 20 ms and more): the server's time, which the client's self-check does not blame on

@@ -23,6 +23,7 @@ mod gpt2_bpe;
 mod image_files;
 mod image_uuids;
 mod images;
+pub mod input_texts;
 mod inputs_json;
 mod model_selection;
 mod mooncake;

@@ -4,7 +4,7 @@
 use bytes::Bytes;
 use serde_json::{Map, Value};
 
-use super::{DatasetEntry, FileTurn, tokenizer::Tokenizer};
+use super::{DatasetEntry, FileTurn, input_texts::input_texts, tokenizer::Tokenizer};
 use crate::plan::Endpoint;
 use crate::request_bodies::request_body;
 
@@ -72,40 +72,12 @@ pub fn into_session(turns: &mut [DatasetEntry]) {
     }
 }
 
-/// The text a chat request body asks about, as AIPerf 0.13 counts a body's input tokens: its
-/// messages' text contents and the name and arguments of each tool call they replay, then each
-/// tool's name, description and parameters (as compact JSON), joined by spaces; a body without
-/// messages gives its `prompt`, else the whole body.
+/// The text a request body asks about, as AIPerf 0.13 counts a body's input tokens: its input
+/// texts (`input_texts`) joined by spaces; a body without any, the whole body.
 pub fn counted_text(body: &Value) -> String {
-    let Some(messages) = body.get("messages").and_then(Value::as_array) else {
-        return match body.get("prompt").and_then(Value::as_str) {
-            Some(prompt) => prompt.to_string(),
-            None => body.to_string(),
-        };
-    };
-    let mut texts: Vec<String> = Vec::new();
-    let mut push = |text: Option<&str>| texts.extend(text.filter(|text| !text.is_empty()).map(str::to_string));
-    for message in messages {
-        match message.get("content") {
-            Some(Value::String(text)) => push(Some(text)),
-            Some(Value::Array(parts)) => parts.iter().for_each(|part| push(part.get("text").and_then(Value::as_str))),
-            _ => {}
-        }
-        for call in message.get("tool_calls").and_then(Value::as_array).into_iter().flatten() {
-            let function = call.get("function");
-            for key in ["name", "arguments"] {
-                push(function.and_then(|function| function.get(key)).and_then(Value::as_str));
-            }
-        }
-    }
-    for tool in body.get("tools").and_then(Value::as_array).into_iter().flatten() {
-        for source in [tool.get("function"), Some(tool)].into_iter().flatten() {
-            push(source.get("name").and_then(Value::as_str));
-            push(source.get("description").and_then(Value::as_str));
-            if let Some(parameters) = source.get("parameters").filter(|parameters| parameters.is_object()) {
-                push(Some(&parameters.to_string()));
-            }
-        }
+    let texts = input_texts(body);
+    if texts.is_empty() {
+        return body.to_string();
     }
     texts.join(" ")
 }
@@ -149,7 +121,8 @@ mod tests {
         });
         assert_eq!(
             counted_text(&body),
-            "Be brief. grep {\"q\":1} Go. grep Search. {\"type\":\"object\",\"required\":[]}"
+            "Be brief.  grep {\"q\":1} Go. grep Search. {\"type\":\"object\",\"required\":[]}",
+            "the assistant's empty content is a text of its own, as in AIPerf"
         );
         assert_eq!(counted_text(&json!({"prompt": "p"})), "p");
         assert_eq!(asked_max_tokens(&json!({"max_tokens": 9})), Some(9));

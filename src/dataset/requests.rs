@@ -10,8 +10,8 @@ use anyhow::{Context, Result, bail};
 use bytes::Bytes;
 
 use super::{
-    DatasetEntry, FileTurn, PresetMessages, SystemPrompt, image_uuids, model_selection::ModelChoice, own_body::OwnBody,
-    trace_session::TraceSession,
+    DatasetEntry, FileTurn, PresetMessages, SystemPrompt, image_uuids, input_texts::input_texts,
+    model_selection::ModelChoice, own_body::OwnBody, tokenizer::Tokenizer, trace_session::TraceSession,
 };
 use crate::plan::segment::ExecutionSegment;
 use crate::plan::{Dataset, Endpoint, EndpointKind};
@@ -47,6 +47,19 @@ pub struct PreparedRequest {
     /// A chat or Messages turn: the earlier answers go back as content parts (the endpoint's
     /// `content_parts`).
     pub answers_as_parts: bool,
+    /// What joining its texts by spaces, as AIPerf counts a request's input, changes in the
+    /// counts a later turn builds on.
+    pub joins: Joins,
+}
+
+/// The tokens a prepared body's texts gain where each follows other text and a space
+/// (`Tokenizer::join_delta`), for a later turn, which sends the body after its history.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Joins {
+    /// The user context's, after the system prompt (0 unless the body sends both apart).
+    pub opening: i64,
+    /// The body's first text's: what it gains when a history comes before it.
+    pub lead: i64,
 }
 
 impl PreparedRequest {
@@ -72,6 +85,7 @@ impl PreparedRequest {
             conversation: entry.conversation,
             answers_as_parts: matches!(endpoint.kind, EndpointKind::Chat | EndpointKind::Messages)
                 && endpoint.request.content_parts,
+            joins: Joins::default(),
         }
     }
 }
@@ -157,7 +171,12 @@ impl Prepared {
 }
 
 /// The request of every entry of `dataset` for `endpoint`.
-pub fn prepare(dataset: &Dataset, endpoint: &Endpoint, mut entries: Vec<DatasetEntry>) -> Result<Prepared> {
+pub fn prepare(
+    dataset: &Dataset,
+    endpoint: &Endpoint,
+    tokenizer: &Tokenizer,
+    mut entries: Vec<DatasetEntry>,
+) -> Result<Prepared> {
     crate::accuracy::fit_to_endpoint(dataset, endpoint.kind, &mut entries);
     check_kind(dataset, endpoint, &entries)?;
     if endpoint.request.uuid_and_strip {
@@ -184,6 +203,11 @@ pub fn prepare(dataset: &Dataset, endpoint: &Endpoint, mut entries: Vec<DatasetE
         let batch = std::mem::take(&mut entry.batch);
         let audio = std::mem::take(&mut entry.audio);
         let preset = entry.messages.take();
+        // A body of one text outside a conversation has nothing to join.
+        let openings = entry.system_prompt.is_some() || entry.user_context.is_some();
+        let joins_texts = openings || entry.turn.is_some() || ranking.is_some() || !batch.is_empty();
+        // A trace turn's messages were counted joined already, as AIPerf counts a body.
+        let counted_joined = preset.is_some();
         let videos = std::mem::take(&mut entry.videos);
         let media_body = media_request_body(
             endpoint,
@@ -227,11 +251,33 @@ pub fn prepare(dataset: &Dataset, endpoint: &Endpoint, mut entries: Vec<DatasetE
                     .with_context(|| format!("adding image ids to request {index} of the dataset"))?,
             );
         }
+        if joins_texts || counted_joined {
+            count_joins(tokenizer, &mut request, !counted_joined);
+        }
         prepared.images.push(images.len() as u32);
         prepared.requests.push(request);
     }
     name_conversations(&mut prepared.requests);
     Ok(prepared)
+}
+
+/// The `Joins` a later turn of `request` builds on, and (`recount`) its input tokens as AIPerf
+/// counts them, its body's texts joined by spaces: the entry counted each text alone
+/// (`input_tokens`: the prompt's, the system prompt's, each passage's, ...), so each text after
+/// the first adds what the join changes in it.
+fn count_joins(tokenizer: &Tokenizer, request: &mut PreparedRequest, recount: bool) {
+    let Ok(body) = serde_json::from_slice::<serde_json::Value>(&request.body) else { return };
+    let texts = input_texts(&body);
+    let Some(first) = texts.first() else { return };
+    if recount {
+        let later: i64 = texts[1..].iter().map(|text| tokenizer.join_delta(text)).sum();
+        request.input_tokens = request.input_tokens.saturating_add_signed(later);
+    }
+    let opening = match (&request.system_prompt, &request.user_context) {
+        (Some(_), Some(context)) if texts.len() > 1 => tokenizer.join_delta(&context.text),
+        _ => 0,
+    };
+    request.joins = Joins { opening, lead: tokenizer.join_delta(first) };
 }
 
 /// Every request named by its conversation, as AIPerf names a dataset's conversations: the id
@@ -353,7 +399,8 @@ mod tests {
     fn chat_requests_carry_their_entry_s_images_and_count_them() {
         let entries =
             vec![entry("look", &["https://x/a.png", "data:image/gif;base64,R0"], None), entry("plain", &[], None)];
-        let prepared = prepare(&file_dataset(), &test_endpoint(EndpointKind::Chat), entries).unwrap();
+        let prepared =
+            prepare(&file_dataset(), &test_endpoint(EndpointKind::Chat), &Tokenizer::builtin(), entries).unwrap();
         assert_eq!(prepared.images, [2, 0]);
         assert_eq!(
             body(&prepared.requests[0])["messages"][0]["content"],
@@ -373,7 +420,9 @@ mod tests {
             (EndpointKind::Embeddings, None),
             (EndpointKind::ImageGeneration, None),
         ] {
-            let prepared = prepare(&file_dataset(), &test_endpoint(kind), vec![entry("a b c", &[], None)]).unwrap();
+            let prepared =
+                prepare(&file_dataset(), &test_endpoint(kind), &Tokenizer::builtin(), vec![entry("a b c", &[], None)])
+                    .unwrap();
             assert_eq!(prepared.requests[0].max_tokens, asked, "{kind:?}");
         }
     }
@@ -382,7 +431,9 @@ mod tests {
     fn rankings_entries_send_their_own_passages_and_others_are_cut() {
         let ranking = Ranking { query: "q".into(), passages: vec!["p1".into(), "p2".into()] };
         let entries = vec![entry("q p1 p2", &[], Some(ranking)), entry("a b c d e", &[], None)];
-        let prepared = prepare(&file_dataset(), &test_endpoint(EndpointKind::CohereRankings), entries).unwrap();
+        let prepared =
+            prepare(&file_dataset(), &test_endpoint(EndpointKind::CohereRankings), &Tokenizer::builtin(), entries)
+                .unwrap();
         assert_eq!(body(&prepared.requests[0]), json!({"model": "m", "query": "q", "documents": ["p1", "p2"]}));
         assert_eq!(body(&prepared.requests[1])["query"], "a");
         assert_eq!(prepared.images, [0, 0]);
@@ -391,14 +442,21 @@ mod tests {
     #[test]
     fn images_and_rankings_entries_need_their_kinds() {
         let with_image = vec![entry("look", &["https://x/a.png"], None)];
-        let error = prepare(&file_dataset(), &test_endpoint(EndpointKind::Embeddings), with_image).err().unwrap();
+        let error =
+            prepare(&file_dataset(), &test_endpoint(EndpointKind::Embeddings), &Tokenizer::builtin(), with_image)
+                .err()
+                .unwrap();
         assert_eq!(
             error.to_string(),
             "dataset file data/mixed.jsonl: entries with \"image\" or \"images\" need a chat endpoint (kind: \"chat\"), not \"embeddings\" (image_edit and image_retrieval take them too)"
         );
         let ranking = Ranking { query: "q".into(), passages: vec!["p".into()] };
-        let error =
-            prepare(&file_dataset(), &test_endpoint(EndpointKind::Chat), vec![entry("q p", &[], Some(ranking))]);
+        let error = prepare(
+            &file_dataset(),
+            &test_endpoint(EndpointKind::Chat),
+            &Tokenizer::builtin(),
+            vec![entry("q p", &[], Some(ranking))],
+        );
         assert!(
             error.err().unwrap().to_string().contains("need a rankings endpoint (kind: \"rankings\"), not \"chat\"")
         );
@@ -417,7 +475,8 @@ mod tests {
                 entry
             })
             .collect();
-        let whole = prepare(&file_dataset(), &test_endpoint(EndpointKind::Chat), entries).unwrap();
+        let whole =
+            prepare(&file_dataset(), &test_endpoint(EndpointKind::Chat), &Tokenizer::builtin(), entries).unwrap();
         let texts = |prepared: &Prepared| -> Vec<String> {
             prepared.requests.iter().map(|r| body(r)["messages"][0]["content"].as_str().unwrap().to_string()).collect()
         };
@@ -430,10 +489,14 @@ mod tests {
         assert_eq!(second_index, vec![2, 6]);
         assert_eq!(texts(&second), ["prompt 2", "prompt 6"]);
         assert_eq!(second.images.len(), 2);
-        let (alone, alone_index) =
-            prepare(&file_dataset(), &test_endpoint(EndpointKind::Chat), vec![entry("one", &[], None)])
-                .unwrap()
-                .segment_share(segment(1));
+        let (alone, alone_index) = prepare(
+            &file_dataset(),
+            &test_endpoint(EndpointKind::Chat),
+            &Tokenizer::builtin(),
+            vec![entry("one", &[], None)],
+        )
+        .unwrap()
+        .segment_share(segment(1));
         assert_eq!((alone.requests.len(), alone_index), (1, vec![0]), "fewer conversations than segments: kept whole");
     }
 }

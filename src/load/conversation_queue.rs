@@ -187,6 +187,7 @@ mod tests {
             headers: None,
             conversation: None,
             answers_as_parts: false,
+            joins: Default::default(),
             trace: None,
         }
     }
@@ -217,7 +218,8 @@ mod tests {
         assert!(queue.next(now, None).is_none(), "the two sessions the phase may start");
         assert!(!queue.finished());
         for (first, live, wait_ms) in [(alpha, alpha_live, 50), (beta, beta_live, 0)] {
-            let (replay, _) = first.answered(&requests, Answer { text: "ok".into(), tokens: 1 });
+            let (replay, _) = first
+                .answered(&requests, Answer::new("ok".into(), 1, &crate::dataset::tokenizer::Tokenizer::builtin()));
             let next =
                 QueuedTurn { next: Next::Ready(replay.ready(&requests).unwrap()), live, hand_back: hand_back.clone() };
             hand_back.send((now + Duration::from_millis(wait_ms), next)).unwrap();

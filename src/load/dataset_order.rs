@@ -99,6 +99,7 @@ mod tests {
                     headers: None,
                     conversation: None,
                     answers_as_parts: false,
+                    joins: Default::default(),
                     trace: None,
                 })
                 .collect()

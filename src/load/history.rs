@@ -14,11 +14,19 @@ use crate::request_bodies::{completions_opening, text_content};
 
 /// What a multi-turn request got back, for the next turn's history.
 pub(super) struct Answer {
-    pub(super) text: String,
-    pub(super) tokens: u64,
+    text: String,
+    /// Its text's tokens.
+    tokens: u64,
+    /// What its text gains after the space that joins it to the texts before it.
+    join_delta: i64,
 }
 
 impl Answer {
+    /// `text` of `tokens` (counted by `tokenizer`) as an answer.
+    pub(super) fn new(text: String, tokens: u64, tokenizer: &Tokenizer) -> Self {
+        Answer { join_delta: tokenizer.join_delta(&text), text, tokens }
+    }
+
     /// The answer of a successful multi-turn request, its text counted by the run's tokenizer as
     /// the next turn sends it back (the server's usage counts reasoning the history leaves out,
     /// in the model's own tokens); None otherwise. The count goes on the record for the metrics.
@@ -28,7 +36,7 @@ impl Answer {
         }
         let tokens = tokenizer.count(&record.content) as u64;
         record.content_tokens = Some(tokens);
-        Some(Answer { tokens, text: record.content.clone() })
+        Some(Answer::new(record.content.clone(), tokens, tokenizer))
     }
 }
 
@@ -75,26 +83,37 @@ impl Conversation {
     /// The body that sends `prepared`'s prompt after the history (and after the system prompt
     /// and user context, which stay first); the prepared body itself when it is not a chat or
     /// completions body, or a body sent as it is.
+    ///
+    /// Its input tokens are counted as AIPerf counts a chat body's, its texts joined by spaces:
+    /// the prepared body's count, each earlier turn's (`remember`), and, where no system prompt
+    /// or user context comes first, what the turn's first text gains when it follows the
+    /// history (`Joins::lead`).
     pub fn next_turn(&self, prepared: &PreparedRequest) -> NextTurn {
         let openings = [prepared.system_prompt.as_deref(), prepared.user_context.as_deref()];
-        let opening_tokens: u64 = openings.iter().flatten().map(|opening| opening.tokens).sum();
-        let prompt_tokens = prepared.input_tokens.saturating_sub(opening_tokens);
+        let opening_tokens: u64 = openings
+            .iter()
+            .flatten()
+            .map(|opening| opening.tokens)
+            .sum::<u64>()
+            .saturating_add_signed(prepared.joins.opening);
         let restarts =
             prepared.trace.as_ref().zip(prepared.turn).is_some_and(|(trace, turn)| trace.restarts_at(turn.index));
         let (history, history_tokens) =
             if restarts { (&[][..], 0) } else { (&self.exchanges[..], self.history_tokens) };
-        let next = |body: Bytes, said: Said| NextTurn {
+        let opens = openings.iter().any(Option::is_some);
+        let lead = if opens || history.is_empty() { 0 } else { prepared.joins.lead };
+        let next = |body: Bytes, said: Said, lead: i64| NextTurn {
             body,
-            input_tokens: history_tokens + prepared.input_tokens,
+            input_tokens: (history_tokens + prepared.input_tokens).saturating_add_signed(lead),
             said,
-            prompt_tokens,
+            prompt_tokens: prepared.input_tokens.saturating_sub(opening_tokens).saturating_add_signed(lead),
             restarts,
         };
         // A body that carries no history (one sent as it is, or of a kind without turns) counts
         // only its own tokens.
         let unchanged = || NextTurn {
             input_tokens: prepared.input_tokens,
-            ..next(prepared.body.clone(), Said::Text(String::new()))
+            ..next(prepared.body.clone(), Said::Text(String::new()), 0)
         };
         if prepared.verbatim {
             return unchanged();
@@ -113,7 +132,7 @@ impl Conversation {
             }
             let said = Said::Messages(message.to_vec());
             if history.is_empty() {
-                return next(prepared.body.clone(), said);
+                return next(prepared.body.clone(), said, lead);
             }
             let as_parts = prepared.answers_as_parts;
             let conversation = interleaved(
@@ -123,21 +142,21 @@ impl Conversation {
                 |answer| json!({ "role": "assistant", "content": text_content(answer, as_parts) }),
             );
             body.insert("messages".into(), Value::Array(conversation));
-            return next(Bytes::from(Value::Object(body).to_string()), said);
+            return next(Bytes::from(Value::Object(body).to_string()), said, lead);
         }
         if let Some(items) = body.get("input").and_then(responses_items) {
             // A user context stays first; the last item is what this turn says.
             let (before, own) = items.split_at(items.len().saturating_sub(1));
             let said = Said::Messages(own.to_vec());
             if history.is_empty() {
-                return next(prepared.body.clone(), said);
+                return next(prepared.body.clone(), said, lead);
             }
             let conversation = interleaved(before, history, own, |answer| {
                 json!({ "type": "message", "role": "assistant", "status": "completed",
                         "content": [{ "type": "output_text", "text": answer }] })
             });
             body.insert("input".into(), Value::Array(conversation));
-            return next(Bytes::from(Value::Object(body).to_string()), said);
+            return next(Bytes::from(Value::Object(body).to_string()), said, lead);
         }
         let Some(whole) = body.get("prompt").and_then(Value::as_str) else {
             return unchanged();
@@ -145,7 +164,7 @@ impl Conversation {
         let opening: String = openings.iter().flatten().map(|opening| completions_opening(&opening.text)).collect();
         let prompt = whole.strip_prefix(opening.as_str()).unwrap_or(whole).to_string();
         if history.is_empty() {
-            return next(prepared.body.clone(), Said::Text(prompt));
+            return next(prepared.body.clone(), Said::Text(prompt), 0);
         }
         let mut text = opening;
         for exchange in history {
@@ -157,7 +176,7 @@ impl Conversation {
         }
         text.push_str(&prompt);
         body.insert("prompt".into(), Value::String(text));
-        next(Bytes::from(Value::Object(body).to_string()), Said::Text(prompt))
+        next(Bytes::from(Value::Object(body).to_string()), Said::Text(prompt), 0)
     }
 
     /// Add a finished turn to the history (after the history it restarts, if it does).
@@ -165,7 +184,13 @@ impl Conversation {
         if turn.restarts {
             *self = Conversation::default();
         }
-        let tokens = turn.prompt_tokens + answer.tokens;
+        // A chat answer is a text of the body's own, joined by a space; a completions prompt
+        // runs on into it.
+        let joined = match turn.said {
+            Said::Messages(_) => answer.join_delta,
+            Said::Text(_) => 0,
+        };
+        let tokens = (turn.prompt_tokens + answer.tokens).saturating_add_signed(joined);
         self.history_tokens += tokens;
         self.exchanges.push(Exchange { said: turn.said, answer: answer.text, tokens });
     }
@@ -234,6 +259,7 @@ mod tests {
             headers: None,
             conversation: None,
             answers_as_parts: false,
+            joins: Default::default(),
             trace: None,
         }
     }
@@ -250,7 +276,7 @@ mod tests {
         };
         let mut conversation = Conversation::default();
         let turn = conversation.next_turn(&parted("one"));
-        conversation.remember(turn, Answer { text: "uno".into(), tokens: 1 });
+        conversation.remember(turn, Answer { text: "uno".into(), tokens: 1, join_delta: 0 });
         let body = body_of(&conversation.next_turn(&parted("two")));
         assert_eq!(body["messages"][1], json!({ "role": "assistant", "content": [{ "type": "text", "text": "uno" }] }));
         assert_eq!(body["messages"][2]["content"], json!([{ "type": "text", "text": "two" }]));
@@ -265,7 +291,7 @@ mod tests {
             prepared(json!({ "model": "m", "messages": [{ "role": "user", "content": "two" }], "stream": true }), 5);
         let turn = conversation.next_turn(&first);
         assert_eq!(body_of(&turn)["messages"], json!([{ "role": "user", "content": "one" }]));
-        conversation.remember(turn, Answer { text: "uno".into(), tokens: 2 });
+        conversation.remember(turn, Answer { text: "uno".into(), tokens: 2, join_delta: 0 });
         let turn = conversation.next_turn(&second);
         let body = body_of(&turn);
         assert_eq!(
@@ -286,7 +312,7 @@ mod tests {
         let mut parent = Conversation::default();
         for (text, answer) in [("a", "A"), ("b", "B"), ("c", "C")] {
             let turn = parent.next_turn(&said(text));
-            parent.remember(turn, Answer { text: answer.into(), tokens: 1 });
+            parent.remember(turn, Answer { text: answer.into(), tokens: 1, join_delta: 0 });
         }
         let mut child = parent.fork(2);
         let turn = child.next_turn(&said("x"));
@@ -295,7 +321,7 @@ mod tests {
             body["messages"].as_array().unwrap().iter().map(|m| m["content"].as_str().unwrap()).collect();
         assert_eq!(contents, ["a", "A", "b", "B", "x"]);
         assert_eq!(turn.input_tokens, 2 * 4 + 3);
-        child.remember(turn, Answer { text: "X".into(), tokens: 1 });
+        child.remember(turn, Answer { text: "X".into(), tokens: 1, join_delta: 0 });
         let grandchild = child.fork(0);
         assert_eq!(grandchild.exchanges.len(), 2, "a fork of a fork inherits what its parent inherited");
     }
@@ -313,9 +339,9 @@ mod tests {
         let mut conversation = Conversation::default();
         let turn = conversation.next_turn(&prepared(json!({ "messages": [look] }), 4));
         assert_eq!(body_of(&turn)["messages"], json!([look]));
-        conversation.remember(turn, Answer { text: "a cat".into(), tokens: 2 });
+        conversation.remember(turn, Answer { text: "a cat".into(), tokens: 2, join_delta: 0 });
         let turn = conversation.next_turn(&prepared(json!({ "messages": [and_this] }), 3));
-        conversation.remember(turn, Answer { text: "a dog".into(), tokens: 2 });
+        conversation.remember(turn, Answer { text: "a dog".into(), tokens: 2, join_delta: 0 });
         let turn =
             conversation.next_turn(&prepared(json!({ "messages": [{ "role": "user", "content": "thanks" }] }), 1));
         assert_eq!(
@@ -335,7 +361,7 @@ mod tests {
     fn completions_turns_join_the_history_into_the_prompt() {
         let mut conversation = Conversation::default();
         let turn = conversation.next_turn(&prepared(json!({ "prompt": "Q1" }), 1));
-        conversation.remember(turn, Answer { text: " A1".into(), tokens: 1 });
+        conversation.remember(turn, Answer { text: " A1".into(), tokens: 1, join_delta: 0 });
         let turn = conversation.next_turn(&prepared(json!({ "prompt": "Q2" }), 1));
         assert_eq!(body_of(&turn)["prompt"], json!("Q1 A1\n\nQ2"));
     }
@@ -355,7 +381,7 @@ mod tests {
             body_of(&turn)["messages"],
             json!([{ "role": "system", "content": "Be brief." }, { "role": "user", "content": "one" }])
         );
-        conversation.remember(turn, Answer { text: "uno".into(), tokens: 2 });
+        conversation.remember(turn, Answer { text: "uno".into(), tokens: 2, join_delta: 0 });
         let turn = conversation.next_turn(&with_system(chat("two"), 3 + 1));
         assert_eq!(
             body_of(&turn)["messages"],
@@ -371,7 +397,7 @@ mod tests {
         let mut conversation = Conversation::default();
         let turn = conversation.next_turn(&with_system(json!({ "prompt": "Q1" }), 4));
         assert_eq!(body_of(&turn)["prompt"], json!("Be brief.\n\nQ1"));
-        conversation.remember(turn, Answer { text: " A1".into(), tokens: 1 });
+        conversation.remember(turn, Answer { text: " A1".into(), tokens: 1, join_delta: 0 });
         let turn = conversation.next_turn(&with_system(json!({ "prompt": "Q2" }), 4));
         assert_eq!(body_of(&turn)["prompt"], json!("Be brief.\n\nQ1 A1\n\nQ2"));
         let other = json!({ "input": "x" }).to_string().into_bytes();
@@ -385,7 +411,7 @@ mod tests {
         let mut conversation = Conversation::default();
         let turn = conversation.next_turn(&prepared(responses(json!([user("one")])), 1));
         assert_eq!(body_of(&turn)["input"], json!([user("one")]), "a first turn goes as it was made");
-        conversation.remember(turn, Answer { text: "uno".into(), tokens: 2 });
+        conversation.remember(turn, Answer { text: "uno".into(), tokens: 2, join_delta: 0 });
         let turn = conversation.next_turn(&prepared(responses(json!([user("two")])), 1));
         let answer = json!({ "type": "message", "role": "assistant", "status": "completed",
                              "content": [{ "type": "output_text", "text": "uno" }] });
@@ -396,7 +422,7 @@ mod tests {
         let opened = |text: &str| prepared(responses(json!([context, user(text)])), 4 + 1);
         let mut conversation = Conversation::default();
         let turn = conversation.next_turn(&opened("one"));
-        conversation.remember(turn, Answer { text: "uno".into(), tokens: 2 });
+        conversation.remember(turn, Answer { text: "uno".into(), tokens: 2, join_delta: 0 });
         let turn = conversation.next_turn(&opened("two"));
         assert_eq!(body_of(&turn)["input"], json!([context, user("one"), answer, user("two")]));
         let embeddings = conversation.next_turn(&prepared(json!({ "model": "m", "input": ["x"] }), 1));
@@ -420,7 +446,7 @@ mod tests {
         let chat = |content: &str| json!({ "messages": [{ "role": "user", "content": content }] });
         let mut conversation = Conversation::default();
         let turn = conversation.next_turn(&opened(chat("one")));
-        conversation.remember(turn, Answer { text: "uno".into(), tokens: 2 });
+        conversation.remember(turn, Answer { text: "uno".into(), tokens: 2, join_delta: 0 });
         let turn = conversation.next_turn(&opened(chat("two")));
         assert_eq!(
             body_of(&turn)["messages"],
@@ -435,7 +461,7 @@ mod tests {
         assert_eq!(turn.input_tokens, 3 + 4 + 1 + 2 + 1);
         let mut conversation = Conversation::default();
         let turn = conversation.next_turn(&opened(json!({ "prompt": "Q1" })));
-        conversation.remember(turn, Answer { text: " A1".into(), tokens: 1 });
+        conversation.remember(turn, Answer { text: " A1".into(), tokens: 1, join_delta: 0 });
         let turn = conversation.next_turn(&opened(json!({ "prompt": "Q2" })));
         assert_eq!(body_of(&turn)["prompt"], json!("Be brief.\n\nI am Ann.\n\nQ1 A1\n\nQ2"));
     }
@@ -456,7 +482,7 @@ mod tests {
             { "role": "user", "content": "Go." }
         ]));
         let turn = conversation.next_turn(&first);
-        conversation.remember(turn, Answer { text: "ok".into(), tokens: 1 });
+        conversation.remember(turn, Answer { text: "ok".into(), tokens: 1, join_delta: 0 });
         let second = turn_of(json!([
             { "role": "system", "content": "Be brief." },
             { "role": "tool", "tool_call_id": "c1", "content": "42" },

@@ -288,6 +288,7 @@ mod tests {
             headers: None,
             conversation: None,
             answers_as_parts: false,
+            joins: Default::default(),
             trace: None,
         }
     }
@@ -341,7 +342,7 @@ mod tests {
     fn generated_sessions_take_the_requests_in_the_order_their_turns_go_out() {
         let requests = [request(None), request(None), request(None)];
         let claims = claims(Some(7));
-        let answer = || Answer { text: "ok".into(), tokens: 1 };
+        let answer = || Answer::new("ok".into(), 1, &crate::dataset::tokenizer::Tokenizer::builtin());
         let mut sessions: Vec<Option<Replay>> =
             std::iter::from_fn(|| claims.claim(|_| 3)).take(2).map(Replay::generated).map(Some).collect();
         let mut sent = Vec::new();

@@ -426,10 +426,11 @@ impl Player {
         let root_session = lane.streams[0].session;
         let requests = &self.ctx.requests[stream.requests.clone()];
         if !lane.streams[due.stream].started {
-            let mut conversation = inherited_history(tree, lane, &self.ctx.requests, due.stream);
+            let tokenizer = &self.ctx.tokenizer;
+            let mut conversation = inherited_history(tree, lane, &self.ctx.requests, tokenizer, due.stream);
             for earlier in &requests[..due.turn as usize] {
                 let said = conversation.next_turn(earlier);
-                conversation.remember(said, Answer { text: String::new(), tokens: 0 });
+                conversation.remember(said, Answer::new(String::new(), 0, tokenizer));
             }
             let play = &mut lane.streams[due.stream];
             play.started = true;
@@ -571,7 +572,13 @@ impl Player {
 /// The history conversation `stream` of `lane` starts from: for a fork, its parent's through the
 /// turn that spawned it (the parent's recorded turns, unanswered, when it has sent nothing in
 /// this phase); for any other conversation, none.
-fn inherited_history(tree: &Tree, lane: &LaneRun, requests: &[PreparedRequest], stream: usize) -> Conversation {
+fn inherited_history(
+    tree: &Tree,
+    lane: &LaneRun,
+    requests: &[PreparedRequest],
+    tokenizer: &Tokenizer,
+    stream: usize,
+) -> Conversation {
     let own = &tree.streams[stream];
     let Some(parent) = own.parent.filter(|_| own.session.inherits_history) else { return Conversation::default() };
     let turns = own.spawn_turn.map_or(0, |turn| turn as usize + 1);
@@ -579,10 +586,10 @@ fn inherited_history(tree: &Tree, lane: &LaneRun, requests: &[PreparedRequest], 
     if parent_play.started {
         return parent_play.conversation.fork(turns);
     }
-    let mut history = inherited_history(tree, lane, requests, parent);
+    let mut history = inherited_history(tree, lane, requests, tokenizer, parent);
     for earlier in requests[tree.streams[parent].requests.clone()].iter().take(turns) {
         let said = history.next_turn(earlier);
-        history.remember(said, Answer { text: String::new(), tokens: 0 });
+        history.remember(said, Answer::new(String::new(), 0, tokenizer));
     }
     history.fork(turns)
 }

@@ -5,6 +5,8 @@
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::dataset::input_texts::tool_texts;
+
 use super::request::{
     Endpoint, GenerationRequest, PromptInput, WireMessage, chat_prompt, checked_output_tokens, parse_json,
 };
@@ -18,6 +20,8 @@ struct WireRequest {
     stream_options: Option<WireStreamOptions>,
     max_tokens: Option<u64>,
     max_completion_tokens: Option<u64>,
+    /// The tools a chat request offers: a server's chat template renders them into the prompt.
+    tools: Option<Value>,
 }
 
 #[derive(Deserialize)]
@@ -36,7 +40,15 @@ pub fn parse(endpoint: Endpoint, body: &[u8]) -> Result<GenerationRequest, Strin
         Endpoint::Chat | Endpoint::Completions => parse_json(body)?,
     };
     let prompt = match endpoint {
-        Endpoint::Chat => chat_prompt(wire.messages.ok_or("missing field `messages`")?)?,
+        Endpoint::Chat => {
+            let mut prompt = chat_prompt(wire.messages.ok_or("missing field `messages`")?)?;
+            // Ahead of the messages, as a chat template's system block holds them.
+            let tools = wire.tools.as_ref().map(tool_texts).unwrap_or_default();
+            if !tools.is_empty() {
+                prompt.texts.insert(0, tools.join("\n"));
+            }
+            prompt
+        }
         _ => completion_prompt(&wire.prompt.ok_or("missing field `prompt`")?)?,
     };
     let output_tokens = checked_output_tokens(wire.max_completion_tokens.or(wire.max_tokens))?;
@@ -95,6 +107,14 @@ mod tests {
         assert_eq!(request.prompt.texts, ["be brief", "hello"]);
         assert!(request.stream && request.include_usage);
         assert_eq!(request.output_tokens, Some(9));
+    }
+
+    #[test]
+    fn a_chat_request_s_tools_open_its_prompt_as_a_chat_template_renders_them() {
+        let body = br#"{"messages":[{"role":"user","content":"find x"}],
+            "tools":[{"type":"function","function":{"name":"search","description":"Looks up.","parameters":{"type":"object"}}}]}"#;
+        let request = parse(Endpoint::Chat, body).unwrap();
+        assert_eq!(request.prompt.texts, ["search\nLooks up.\n{\"type\":\"object\"}", "find x"]);
     }
 
     #[test]

@@ -120,6 +120,7 @@ pub(crate) mod shape {
                 headers: None,
                 conversation: None,
                 answers_as_parts: false,
+                joins: Default::default(),
             })
             .collect()
     }

@@ -1,9 +1,11 @@
 //! A session's chat history as the OpenAI chat API wants it: the messages a step adds, the
 //! `tool` results that answer the last tool calls, and each answer as an assistant message
-//! (its `tool_calls` included); and its prompt tokens, each message counted once as it joins.
+//! (its `tool_calls` included); and its prompt tokens, each text counted once as it joins, as
+//! AIPerf counts a body (its texts joined by spaces).
 
 use serde_json::{Map, Value, json};
 
+use crate::dataset::input_texts::{message_texts, tool_texts};
 use crate::plan::Endpoint;
 use crate::record::ToolCall;
 
@@ -31,20 +33,38 @@ pub struct ToolResult {
     pub content: String,
 }
 
+/// How a session's texts are counted, as AIPerf counts a request's input: its body's texts
+/// joined by spaces (`Tokenizer::count_joined`).
+pub trait TextCounts {
+    /// `text`'s tokens where it stands in a body: the first text as it is, a later one with
+    /// what the space before it changes.
+    fn in_body(&self, text: &str, first: bool) -> u64;
+    /// What `text` gains after the joining space (`Tokenizer::join_delta`).
+    fn join_delta(&self, text: &str) -> i64;
+}
+
 #[derive(Debug, Default)]
 pub struct History {
     messages: Vec<Value>,
     /// The calls of the last answer, which ids-less results answer in order.
     last_calls: Vec<ToolCall>,
     tools: Option<Value>,
+    /// The tokens of the tools' texts, which come after the messages' in a body.
+    tools_tokens: u64,
+    /// The tokens of the messages' texts, and how many texts they hold.
     tokens: u64,
+    texts: usize,
 }
 
 impl History {
-    /// Add a step's messages and tool results (and its tools), their text's tokens counted by
-    /// `count`; the results it held.
-    pub fn add_step(&mut self, step: &mut ChatStep, count: impl Fn(&str) -> u64) -> usize {
-        self.tokens += step.messages.iter().map(|message| content_tokens(message, &count)).sum::<u64>();
+    /// Add a step's messages and tool results (and its tools), their texts counted by
+    /// `counts`; the results it held.
+    pub fn add_step(&mut self, step: &mut ChatStep, counts: &impl TextCounts) -> usize {
+        for message in &step.messages {
+            for text in message_texts(message) {
+                self.add_text(&text, counts);
+            }
+        }
         self.messages.append(&mut step.messages);
         for (position, result) in step.tool_results.iter().enumerate() {
             let id = result
@@ -52,25 +72,40 @@ impl History {
                 .clone()
                 .or_else(|| self.last_calls.get(position).map(|call| call.id.clone()))
                 .unwrap_or_else(|| format!("call_{position}"));
-            self.tokens += count(&result.content);
+            self.add_text(&result.content, counts);
             self.messages.push(json!({ "role": "tool", "tool_call_id": id, "content": result.content }));
         }
         if let Some(tools) = step.tools.take() {
+            self.tools_tokens = tool_texts(&tools).iter().map(|text| counts.in_body(text, false)).sum();
             self.tools = Some(tools);
         }
         step.tool_results.len()
     }
 
-    /// Add an answer of `tokens` as the assistant's message.
-    pub fn add_answer(&mut self, text: &str, tool_calls: &[ToolCall], tokens: u64) {
-        self.tokens += tokens;
+    fn add_text(&mut self, text: &str, counts: &impl TextCounts) {
+        self.tokens += counts.in_body(text, self.texts == 0);
+        self.texts += 1;
+    }
+
+    /// Add an answer as the assistant's message: its text of `text_tokens` (none when it only
+    /// calls tools) and each call's name and arguments, counted by `counts`.
+    pub fn add_answer(&mut self, text: &str, text_tokens: u64, tool_calls: &[ToolCall], counts: &impl TextCounts) {
         let mut message = Map::new();
         message.insert("role".into(), "assistant".into());
-        message.insert(
-            "content".into(),
-            if text.is_empty() && !tool_calls.is_empty() { Value::Null } else { text.into() },
-        );
+        if text.is_empty() && !tool_calls.is_empty() {
+            message.insert("content".into(), Value::Null);
+        } else {
+            let joined = if self.texts == 0 { 0 } else { counts.join_delta(text) };
+            self.tokens += text_tokens.saturating_add_signed(joined);
+            self.texts += 1;
+            message.insert("content".into(), text.into());
+        }
         if !tool_calls.is_empty() {
+            for call in tool_calls {
+                for text in [&call.name, &call.arguments].into_iter().filter(|text| !text.is_empty()) {
+                    self.add_text(text, counts);
+                }
+            }
             let calls = tool_calls
                 .iter()
                 .map(|call| {
@@ -92,20 +127,10 @@ impl History {
         self.tools.as_ref()
     }
 
-    /// The prompt tokens of the history: what its messages' text counted as each joined.
+    /// The prompt tokens of a body of the history: its texts joined by spaces, each counted
+    /// once as it joined.
     pub fn tokens(&self) -> u64 {
-        self.tokens
-    }
-}
-
-/// The tokens of a message's text (a string, or the text parts of a list).
-fn content_tokens(message: &Value, count: impl Fn(&str) -> u64) -> u64 {
-    match message.get("content") {
-        Some(Value::String(content)) => count(content),
-        Some(Value::Array(parts)) => {
-            parts.iter().filter_map(|part| part.get("text").and_then(Value::as_str)).map(count).sum()
-        }
-        _ => 0,
+        self.tokens + self.tools_tokens
     }
 }
 
@@ -113,25 +138,50 @@ fn content_tokens(message: &Value, count: impl Fn(&str) -> u64) -> u64 {
 mod tests {
     use super::*;
 
+    /// Counts words, and one more for a text after the first that starts with a capital.
+    struct Words;
+
+    impl TextCounts for Words {
+        fn in_body(&self, text: &str, first: bool) -> u64 {
+            (text.split_whitespace().count() as u64).saturating_add_signed(if first {
+                0
+            } else {
+                self.join_delta(text)
+            })
+        }
+
+        fn join_delta(&self, text: &str) -> i64 {
+            i64::from(text.starts_with(char::is_uppercase))
+        }
+    }
+
     #[test]
     fn tool_results_answer_the_last_calls_after_the_assistant_message_that_made_them() {
         let mut history = History::default();
-        let mut first =
-            ChatStep { messages: vec![json!({"role": "user", "content": "find x"})], ..ChatStep::default() };
-        let words = |text: &str| text.split_whitespace().count() as u64;
-        history.add_step(&mut first, words);
-        let call = ToolCall { id: "call_7".into(), name: "search".into(), arguments: "{}".into() };
-        history.add_answer("", std::slice::from_ref(&call), 5);
-        let mut second = ChatStep {
-            tool_results: vec![ToolResult { tool_call_id: None, content: "x is 1".into() }],
+        let mut first = ChatStep {
+            messages: vec![json!({"role": "user", "content": "Find x"})],
+            tools: Some(
+                json!([{"type": "function", "function": {"name": "search", "parameters": {"type": "object"}}}]),
+            ),
             ..ChatStep::default()
         };
-        assert_eq!(history.add_step(&mut second, words), 1);
+        history.add_step(&mut first, &Words);
+        let call = ToolCall { id: "call_7".into(), name: "search".into(), arguments: "{}".into() };
+        history.add_answer("", 0, std::slice::from_ref(&call), &Words);
+        let mut second = ChatStep {
+            tool_results: vec![ToolResult { tool_call_id: None, content: "X is 1".into() }],
+            ..ChatStep::default()
+        };
+        assert_eq!(history.add_step(&mut second, &Words), 1);
         let messages = history.messages();
         assert_eq!(messages.len(), 3);
         assert_eq!(messages[1]["tool_calls"][0]["id"], "call_7");
         assert_eq!(messages[1]["content"], Value::Null);
-        assert_eq!(messages[2], json!({"role": "tool", "tool_call_id": "call_7", "content": "x is 1"}));
-        assert_eq!(history.tokens(), 2 + 5 + 3, "each message counted once: the question, the answer, the result");
+        assert_eq!(messages[2], json!({"role": "tool", "tool_call_id": "call_7", "content": "X is 1"}));
+        // The question as the first text (2); the call's name and arguments (1 + 1); the result,
+        // joined (3 + 1); the tool's name and schema, after the messages (1 + 1).
+        assert_eq!(history.tokens(), 2 + 2 + 4 + 2, "each text counted once, the first alone");
+        history.add_answer("Done now", 2, &[], &Words);
+        assert_eq!(history.tokens(), 10 + 3, "the answer's text after a space");
     }
 }

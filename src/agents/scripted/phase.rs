@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::Value;
 
 use super::clients::EndpointClients;
+use super::history::TextCounts;
 use super::tally::Tally;
 use crate::load::scripted::ScriptedPhase;
 use crate::plan::Endpoint;
@@ -43,20 +44,21 @@ const KEPT_COUNT_TEXT_BYTES: usize = 16 * 1024;
 /// The kept texts hold at most this many bytes; later texts are counted each time.
 const KEPT_COUNTS_BYTES: usize = 16 * 1024 * 1024;
 
-/// The token counts kept, by text, and the bytes of those texts.
+/// The token counts kept, by text (its tokens, and what it gains after a joining space), and
+/// the bytes of those texts.
 #[derive(Default)]
 pub struct KeptCounts {
-    counts: HashMap<String, u64>,
+    counts: HashMap<String, (u64, i64)>,
     bytes: usize,
 }
 
 impl KeptCounts {
-    fn get(&self, text: &str) -> Option<u64> {
+    fn get(&self, text: &str) -> Option<(u64, i64)> {
         self.counts.get(text).copied()
     }
 
     /// Keep `text`'s count while the kept texts stay within their bytes.
-    fn keep(&mut self, text: &str, tokens: u64) {
+    fn keep(&mut self, text: &str, tokens: (u64, i64)) {
         if self.bytes + text.len() <= KEPT_COUNTS_BYTES && self.counts.insert(text.to_string(), tokens).is_none() {
             self.bytes += text.len();
         }
@@ -92,19 +94,6 @@ impl PhaseShared {
             Some(limit) if id >= limit => None,
             _ => Some(id),
         }
-    }
-
-    /// The tokens of `text` as the run's tokenizer counts them.
-    pub fn count_tokens(&self, text: &str) -> u64 {
-        let kept = text.len() <= KEPT_COUNT_TEXT_BYTES;
-        if kept && let Some(tokens) = self.counts().get(text) {
-            return tokens;
-        }
-        let tokens = self.phase.ctx.tokenizer.count(text) as u64;
-        if kept {
-            self.counts().keep(text, tokens);
-        }
-        tokens
     }
 
     /// The fields of a chat step to `endpoint` (None: the run's own) asking for `max_tokens`.
@@ -145,6 +134,26 @@ impl PhaseShared {
     }
 }
 
+impl TextCounts for PhaseShared {
+    fn in_body(&self, text: &str, first: bool) -> u64 {
+        let kept = text.len() <= KEPT_COUNT_TEXT_BYTES;
+        let remembered = if kept { self.counts().get(text) } else { None };
+        let (tokens, join_delta) = remembered.unwrap_or_else(|| {
+            let tokenizer = &self.phase.ctx.tokenizer;
+            let counted = (tokenizer.count(text) as u64, tokenizer.join_delta(text));
+            if kept {
+                self.counts().keep(text, counted);
+            }
+            counted
+        });
+        if first { tokens } else { tokens.saturating_add_signed(join_delta) }
+    }
+
+    fn join_delta(&self, text: &str) -> i64 {
+        self.phase.ctx.tokenizer.join_delta(text)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -155,12 +164,12 @@ mod tests {
         let text = |index: usize| format!("{index:0>width$}", width = KEPT_COUNT_TEXT_BYTES);
         let fitting = KEPT_COUNTS_BYTES / KEPT_COUNT_TEXT_BYTES;
         for index in 0..fitting {
-            kept.keep(&text(index), 7);
-            kept.keep(&text(index), 7);
+            kept.keep(&text(index), (7, 1));
+            kept.keep(&text(index), (7, 1));
         }
         assert_eq!((kept.counts.len(), kept.bytes), (fitting, KEPT_COUNTS_BYTES), "each text once");
-        kept.keep(&text(fitting), 7);
+        kept.keep(&text(fitting), (7, 1));
         assert_eq!(kept.get(&text(fitting)), None, "past the bytes, a text is counted each time");
-        assert_eq!(kept.get(&text(0)), Some(7));
+        assert_eq!(kept.get(&text(0)), Some((7, 1)));
     }
 }

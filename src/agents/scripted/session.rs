@@ -5,7 +5,7 @@
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use super::history::{ChatStep, History};
+use super::history::{ChatStep, History, TextCounts};
 use super::phase::PhaseShared;
 use super::porters::StepOrder;
 use super::suspend::{pause_on, pause_on_step};
@@ -178,7 +178,7 @@ impl Session {
                 Err(why) => return Ok(Err(why)),
             };
             let shared = state.shared.clone();
-            state.history.add_step(&mut step, |text| shared.count_tokens(text));
+            state.history.add_step(&mut step, shared.as_ref());
             let base = shared.chat_base(step.endpoint.as_ref(), step.max_tokens);
             let history = &state.history;
             let body = chat_step_body(&base, history.messages(), history.tools(), &step.extra);
@@ -189,13 +189,8 @@ impl Session {
         let mut state = self.state();
         if answer.ok {
             // As the next step sends it back: its text, and each call's name and arguments.
-            let tokenizer = &state.shared.phase.ctx.tokenizer;
-            let calls: usize = answer
-                .tool_calls
-                .iter()
-                .map(|call| tokenizer.count(&call.name) + tokenizer.count(&call.arguments))
-                .sum();
-            state.history.add_answer(&answer.text, &answer.tool_calls, answer.text_tokens + calls as u64);
+            let shared = state.shared.clone();
+            state.history.add_answer(&answer.text, answer.text_tokens, &answer.tool_calls, shared.as_ref());
             state.turn += 1;
         }
         state.tool_calls += answer.tool_calls.len() as u64;
@@ -215,7 +210,7 @@ impl Session {
             Ok(prepared) => prepared,
             Err(why) => return Ok(Err(why)),
         };
-        let input_tokens = inputs.iter().map(|input| self.count_tokens(input)).sum();
+        let input_tokens = self.count_joined(inputs.iter().map(String::as_str));
         self.send(client, body, input_tokens, None, tag.unwrap_or_else(|| StepKind::Embed.as_str().into())).map(Ok)
     }
 
@@ -233,8 +228,7 @@ impl Session {
             Ok(prepared) => prepared,
             Err(why) => return Ok(Err(why)),
         };
-        let input_tokens =
-            self.count_tokens(query) + documents.iter().map(|document| self.count_tokens(document)).sum::<u64>();
+        let input_tokens = self.count_joined(std::iter::once(query).chain(documents.iter().map(String::as_str)));
         self.send(client, body, input_tokens, None, tag.unwrap_or_else(|| StepKind::Rerank.as_str().into())).map(Ok)
     }
 
@@ -264,8 +258,10 @@ impl Session {
         Err(PhaseOver)
     }
 
-    fn count_tokens(&self, text: &str) -> u64 {
-        self.state().shared.count_tokens(text)
+    /// The tokens of `texts` joined by spaces, as AIPerf counts a body's texts.
+    fn count_joined<'a>(&self, texts: impl Iterator<Item = &'a str>) -> u64 {
+        let shared = self.state().shared.clone();
+        texts.enumerate().map(|(index, text)| shared.in_body(text, index == 0)).sum()
     }
 
     /// The body for the step's endpoint and the client that sends it.
