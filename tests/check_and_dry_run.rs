@@ -88,3 +88,21 @@ fn check_runs_a_script_that_reads_each_phase_apart() {
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains(r#"Did you mean "heavy"?"#));
 }
+
+#[test]
+fn check_gives_a_run_of_trials_each_of_its_trials_and_runs_it_once() {
+    let dir = tempfile::tempdir().expect("dir");
+    let source = r#"let r = run(#{ endpoint: endpoint(#{ url: "mock" }), trials: 3,
+        phases: [concurrency(#{ users: 1, requests: 2 })] });
+        print(`trials ${r.trials.len()}`);
+        print(`last ${r.trials[2].metric("request_count").avg}`);"#;
+    let scenario = write_scenario(dir.path(), "trials.rhai", source);
+    for mode in [&["check"][..], &["run", "--dry-run"]] {
+        let output = aiperf_command(dir.path()).args(mode).arg(&scenario).output().expect("run");
+        assert_eq!(output.status.code(), Some(0), "{mode:?}: {}", String::from_utf8_lossy(&output.stderr));
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(stdout.contains("trials 3") && stdout.contains("last 0"), "{mode:?}: {stdout}");
+    }
+    let output = aiperf_command(dir.path()).arg("check").arg(&scenario).output().expect("run");
+    assert!(String::from_utf8_lossy(&output.stdout).contains("1 run checked"), "the plan is checked once");
+}

@@ -156,8 +156,11 @@ impl<'a> TrialRunner<'a> {
     /// Write the confidence aggregate and return the combined result (the trials' means, with
     /// the trials attached) and the trials.
     pub fn finish(self, host: &RunHost) -> ScriptResult<(RunResults, Arc<TrialSet>)> {
-        let Self { plan, repetition, layout, names, trials, .. } = self;
+        let Self { plan, repetition, layout, names, mut trials, .. } = self;
         let several = repetition.trials > 1;
+        if host.mode != ScriptMode::Execute {
+            trials = placeholder_trials(trials, repetition.trials);
+        }
         let set = Arc::new(TrialSet::new(trials, repetition.confidence, repetition.cooldown_s));
         let Some(mut combined) = combined_result(&set) else {
             return script_error(format!("run `{}` produced no trials", plan.name));
@@ -181,6 +184,20 @@ impl<'a> TrialRunner<'a> {
         }
         Ok((RunResults(Arc::new(combined), Some(set.clone())), set))
     }
+}
+
+/// A check's or dry run's trials: its one placeholder result (it shows the plan once) standing
+/// for each of the `count` trials a run makes, each with its trial index, so a scenario that
+/// reads `r.trials[i]` checks as it runs.
+fn placeholder_trials(checked: Vec<Arc<RunResult>>, count: u64) -> Vec<Arc<RunResult>> {
+    let Some(first) = checked.first() else { return checked };
+    (0..count)
+        .map(|trial| {
+            let mut result = RunResult::clone(first);
+            result.plan.run_info.trial = trial;
+            Arc::new(result)
+        })
+        .collect()
 }
 
 /// `run(#{..})` after its keys were read: one run, or trials and their aggregate.
