@@ -4,7 +4,7 @@
 //! call it replays, a function call's output), then each offered tool's name, description and
 //! parameters (compact JSON); a body without messages or items gives its `prompt`, `input`,
 //! rankings `query` and `passages`, or `inputs`. AIPerf joins them with spaces and counts the
-//! join (`Tokenizer::count_joined`).
+//! join (text by text: `Tokenizer::join_delta`).
 
 use std::borrow::Cow;
 

@@ -193,16 +193,6 @@ impl Tokenizer {
         pieces(text, COUNT_PIECE_BYTES).map(|piece| self.count_piece(piece)).sum()
     }
 
-    /// The tokens of `texts` joined by single spaces, as AIPerf 0.13 counts a request's input
-    /// (its body's texts joined): the first text as it is, each later one with what following
-    /// a space changes in it (`join_delta`).
-    pub fn count_joined<'a>(&self, texts: impl IntoIterator<Item = &'a str>) -> u64 {
-        let mut texts = texts.into_iter();
-        let Some(first) = texts.next() else { return 0 };
-        let later: i64 = texts.map(|text| self.count(text) as i64 + self.join_delta(text)).sum();
-        (self.count(first) as i64 + later).max(0) as u64
-    }
-
     /// The tokens `text` gains (or, rarely, loses) where it follows earlier text and the space
     /// AIPerf joins a body's texts with: `count(w + " " + text) − count(w) − count(text)` for a
     /// word `w`. A byte-level BPE reads the space as part of the text's first word (`Ġword`,
@@ -693,6 +683,15 @@ mod tests {
             .collect()
     }
 
+    /// `texts` joined by spaces, counted text by text: the first as it is, each later one with
+    /// its `join_delta`.
+    fn count_joined<'a>(tokenizer: &Tokenizer, texts: impl IntoIterator<Item = &'a str>) -> u64 {
+        let mut texts = texts.into_iter();
+        let Some(first) = texts.next() else { return 0 };
+        let later: i64 = texts.map(|text| tokenizer.count(text) as i64 + tokenizer.join_delta(text)).sum();
+        (tokenizer.count(first) as i64 + later) as u64
+    }
+
     #[test]
     fn texts_joined_by_spaces_count_part_by_part_as_the_whole_join_does() {
         let bpe8k = Tokenizer::from_path(Path::new(concat!(
@@ -720,7 +719,7 @@ mod tests {
                 let whole = tokenizer.count(&texts.join(" ")) as u64;
                 let plain: u64 = texts.iter().map(|text| tokenizer.count(text) as u64).sum();
                 assert_eq!(
-                    tokenizer.count_joined(texts.iter().map(String::as_str)),
+                    count_joined(tokenizer, texts.iter().map(String::as_str)),
                     whole,
                     "{}: {texts:?}",
                     tokenizer.name()
@@ -757,9 +756,9 @@ mod tests {
         assert_eq!((t.count("the"), t.count("a the")), (1, 3), "▁the; ▁a ▁the");
         assert_eq!(t.join_delta("the cat"), 0);
         let texts = ["the cat", "then", "sat the"];
-        assert_eq!(t.count_joined(texts), t.count(&texts.join(" ")) as u64);
+        assert_eq!(count_joined(&t, texts), t.count(&texts.join(" ")) as u64);
         let builtin = Tokenizer::builtin();
         assert_eq!(builtin.join_delta(""), 1, "an empty text adds the space that joins it");
-        assert_eq!(builtin.count_joined(["Hello", "", "world"]), builtin.count("Hello  world") as u64);
+        assert_eq!(count_joined(&builtin, ["Hello", "", "world"]), builtin.count("Hello  world") as u64);
     }
 }

@@ -34,7 +34,7 @@ pub struct ToolResult {
 }
 
 /// How a session's texts are counted, as AIPerf counts a request's input: its body's texts
-/// joined by spaces (`Tokenizer::count_joined`).
+/// joined by spaces (each later text with its `Tokenizer::join_delta`).
 pub trait TextCounts {
     /// `text`'s tokens where it stands in a body: the first text as it is, a later one with
     /// what the space before it changes.
