@@ -6,6 +6,7 @@
 //! synthetic prompts are shortened by) and a chat request's input tokens as the server would
 //! count them (`count_request`).
 
+use std::borrow::Cow;
 use std::path::Path;
 
 use anyhow::{Context, Result};
@@ -13,6 +14,7 @@ use minijinja::value::Kwargs;
 use minijinja::{Environment, Error, ErrorKind, Value};
 use serde_json::{Map, Value as Json, json};
 
+use super::input_texts::{part_texts, tool_texts};
 use super::tokenizer::Tokenizer;
 
 const TEMPLATE: &str = "chat";
@@ -265,25 +267,14 @@ impl ChatView {
         if !found {
             return None;
         }
-        for tool in payload["tools"].as_array().into_iter().flatten().filter(|tool| tool.is_object()) {
-            for source in [&tool["function"], tool] {
-                view.add_strings(source, &["name", "description"]);
-                if let Some(parameters) = source.get("parameters").filter(|parameters| parameters.is_object()) {
-                    view.tool_texts.push(parameters.to_string());
-                }
-            }
-        }
+        view.tool_texts.extend(tool_texts(&payload["tools"]).into_iter().map(Cow::into_owned));
         Some(view)
     }
 
     fn add_item(&mut self, item: &Json) {
         let text: String = match &item["content"] {
             Json::String(text) => text.clone(),
-            Json::Array(parts) => parts
-                .iter()
-                .filter(|part| matches!(part["type"].as_str(), Some("text" | "input_text" | "output_text")))
-                .filter_map(|part| part["text"].as_str())
-                .collect(),
+            Json::Array(parts) => part_texts(parts).collect(),
             _ => String::new(),
         };
         let calls = item["tool_calls"].as_array().filter(|calls| !calls.is_empty());

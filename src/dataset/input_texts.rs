@@ -58,6 +58,14 @@ fn items<'a>(body: &'a Value, texts: &mut Vec<Cow<'a, str>>) -> bool {
     found
 }
 
+/// The texts of a message's content parts of a text type (media parts have none).
+pub fn part_texts(parts: &[Value]) -> impl Iterator<Item = &str> {
+    parts
+        .iter()
+        .filter(|part| part.get("type").and_then(Value::as_str).is_some_and(|kind| TEXT_PARTS.contains(&kind)))
+        .filter_map(|part| part.get("text").and_then(Value::as_str))
+}
+
 /// One chat message's or Responses item's texts, in a body's order.
 pub fn message_texts(item: &Value) -> Vec<Cow<'_, str>> {
     let mut texts = Vec::new();
@@ -76,12 +84,7 @@ fn item_texts<'a>(item: &'a Value, texts: &mut Vec<Cow<'a, str>>) {
     match item.get("content") {
         // An empty content string is a text too: the join gives it its space.
         Some(Value::String(text)) => texts.push(Cow::Borrowed(text)),
-        Some(Value::Array(parts)) => {
-            let text_parts = parts
-                .iter()
-                .filter(|part| part.get("type").and_then(Value::as_str).is_some_and(|kind| TEXT_PARTS.contains(&kind)));
-            texts.extend(text_parts.filter_map(|part| part.get("text").and_then(Value::as_str)).map(Cow::Borrowed));
-        }
+        Some(Value::Array(parts)) => texts.extend(part_texts(parts).map(Cow::Borrowed)),
         _ => {}
     }
     for call in item.get("tool_calls").and_then(Value::as_array).into_iter().flatten() {

@@ -25,6 +25,7 @@ mod image_uuids;
 mod images;
 pub mod input_texts;
 mod inputs_json;
+mod join_delta;
 mod model_selection;
 mod mooncake;
 pub mod mooncake_lines;
