@@ -251,6 +251,7 @@ fn mmlu_against_a_mock_answering_seventy_percent_scores_exactly_seventy_per_task
             .filter(|record| record["accuracy"]["passed"] == true)
             .count();
         assert_eq!(passed_in_records, 14, "{kind}: each record line carries its grade");
+        assert_isl_counts_texts_sent(&records, &read_json(&cache.path(&format!("{out}/inputs.json"))), kind);
         let console = std::fs::read_to_string(cache.path(&format!("{out}/profile_export_console.txt")))
             .unwrap_or_else(|_| text(&run));
         assert!(console.contains("Accuracy Benchmark Results") && console.contains("70.00%"), "{console}");
@@ -281,6 +282,24 @@ fn mmlu_against_a_mock_answering_seventy_percent_scores_exactly_seventy_per_task
         ])
     );
     assert_eq!(first["stop"], json!(["\n"]));
+}
+
+/// Each record's ISL is its body's texts (`inputs.json`) joined by spaces and counted, as AIPerf
+/// counts them: over chat the worked examples' turns, over completions the one prompt.
+fn assert_isl_counts_texts_sent(records: &str, inputs: &Value, kind: &str) {
+    let tokenizer = aiperf::dataset::tokenizer::Tokenizer::builtin();
+    let sent: std::collections::HashMap<&str, &Value> = inputs["data"]
+        .as_array()
+        .expect("inputs")
+        .iter()
+        .map(|entry| (entry["session_id"].as_str().expect("session id"), &entry["payloads"][0]))
+        .collect();
+    for record in records.lines().map(|line| serde_json::from_str::<Value>(line).expect("a record")) {
+        let texts =
+            aiperf::dataset::input_texts::input_texts(sent[record["metadata"]["conversation_id"].as_str().unwrap()]);
+        let isl = record["metrics"]["input_sequence_length"]["value"].as_u64();
+        assert_eq!(isl, Some(tokenizer.count(&texts.join(" ")) as u64), "{kind}: {texts:?}");
+    }
 }
 
 #[test]

@@ -13,7 +13,7 @@ use super::resolve::Resolved;
 use crate::dataset::tokenizer::Tokenizer;
 use crate::dataset::{DatasetEntry, PresetMessages, SystemPrompt};
 use crate::plan::{AccuracySpec, Dataset, EndpointKind, FileDataset};
-use serde_json::json;
+use serde_json::{Value, json};
 
 /// Every question `spec` asks, in the benchmark's order (at most `limit`).
 pub fn problems(spec: &AccuracySpec, limit: Option<usize>) -> Result<(Resolved, Vec<Problem>)> {
@@ -63,6 +63,9 @@ pub fn entries(spec: &FileDataset, tokenizer: &Tokenizer) -> Result<Vec<DatasetE
         .map(|problem| {
             let asked_as_chat = asked_as_chat(&problem);
             let mut entry = DatasetEntry::counted(tokenizer, problem.prompt, Some(problem.max_tokens));
+            if let Some(preset) = &asked_as_chat {
+                entry.input_tokens = joined_count(tokenizer, &preset.messages);
+            }
             entry.messages = asked_as_chat.map(Box::new);
             if let Some(system) = &system {
                 entry.input_tokens += system.tokens;
@@ -90,18 +93,25 @@ fn asked_as_chat(problem: &Problem) -> Option<PresetMessages> {
     Some(PresetMessages { messages, tools: None, extra })
 }
 
+/// The tokens of a chat's messages, their contents joined by spaces as AIPerf counts a body's
+/// texts.
+fn joined_count(tokenizer: &Tokenizer, messages: &[Value]) -> u64 {
+    let contents: Vec<&str> = messages.iter().filter_map(|message| message["content"].as_str()).collect();
+    tokenizer.count(&contents.join(" ")) as u64
+}
+
 /// An endpoint other than chat is sent each question of an accuracy dataset as its prompt, with
-/// its stop (AIPerf's completions request).
-pub fn fit_to_endpoint(dataset: &Dataset, kind: EndpointKind, entries: &mut [DatasetEntry]) {
+/// its stop (AIPerf's completions request), and counts that prompt's tokens.
+pub fn fit_to_endpoint(dataset: &Dataset, kind: EndpointKind, tokenizer: &Tokenizer, entries: &mut [DatasetEntry]) {
     let accuracy = matches!(dataset, Dataset::File(FileDataset { accuracy: Some(_), .. }));
     if !accuracy || kind == EndpointKind::Chat {
         return;
     }
     for entry in entries {
-        entry.messages = entry
-            .messages
-            .take()
-            .filter(|preset| !preset.extra.is_empty())
-            .map(|preset| Box::new(PresetMessages { messages: Vec::new(), tools: None, extra: preset.extra }));
+        let Some(preset) = entry.messages.take() else { continue };
+        let system_tokens = entry.system_prompt.as_ref().map_or(0, |system| system.tokens);
+        entry.input_tokens = tokenizer.count(&entry.prompt) as u64 + system_tokens;
+        entry.messages = (!preset.extra.is_empty())
+            .then(|| Box::new(PresetMessages { messages: Vec::new(), tools: None, extra: preset.extra }));
     }
 }

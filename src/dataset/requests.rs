@@ -177,7 +177,7 @@ pub fn prepare(
     tokenizer: &Tokenizer,
     mut entries: Vec<DatasetEntry>,
 ) -> Result<Prepared> {
-    crate::accuracy::fit_to_endpoint(dataset, endpoint.kind, &mut entries);
+    crate::accuracy::fit_to_endpoint(dataset, endpoint.kind, tokenizer, &mut entries);
     check_kind(dataset, endpoint, &entries)?;
     if endpoint.request.uuid_and_strip {
         image_uuids::check_strippable(dataset)?;
@@ -206,8 +206,14 @@ pub fn prepare(
         // A body of one text outside a conversation has nothing to join.
         let openings = entry.system_prompt.is_some() || entry.user_context.is_some();
         let joins_texts = openings || entry.turn.is_some() || ranking.is_some() || !batch.is_empty();
-        // A trace turn's messages were counted joined already, as AIPerf counts a body.
-        let counted_joined = preset.is_some();
+        // A trace turn's messages were counted joined already, as AIPerf counts a body; the
+        // system prompt and user context before them, and its first message, each alone.
+        let preset_given = preset.is_some();
+        let counted_alone = if preset_given {
+            usize::from(entry.system_prompt.is_some()) + usize::from(entry.user_context.is_some()) + 1
+        } else {
+            usize::MAX
+        };
         let videos = std::mem::take(&mut entry.videos);
         let media_body = media_request_body(
             endpoint,
@@ -251,8 +257,8 @@ pub fn prepare(
                     .with_context(|| format!("adding image ids to request {index} of the dataset"))?,
             );
         }
-        if joins_texts || counted_joined {
-            count_joins(tokenizer, &mut request, !counted_joined);
+        if joins_texts || preset_given {
+            count_joins(tokenizer, &mut request, counted_alone);
         }
         prepared.images.push(images.len() as u32);
         prepared.requests.push(request);
@@ -261,18 +267,17 @@ pub fn prepare(
     Ok(prepared)
 }
 
-/// The `Joins` a later turn of `request` builds on, and (`recount`) its input tokens as AIPerf
-/// counts them, its body's texts joined by spaces: the entry counted each text alone
-/// (`input_tokens`: the prompt's, the system prompt's, each passage's, ...), so each text after
-/// the first adds what the join changes in it.
-fn count_joins(tokenizer: &Tokenizer, request: &mut PreparedRequest, recount: bool) {
+/// The `Joins` a later turn of `request` builds on, and its input tokens as AIPerf counts them,
+/// its body's texts joined by spaces: the entry counted its first `counted_alone` texts each
+/// alone (`input_tokens`: the prompt's, the system prompt's, each passage's, ...; the rest were
+/// counted joined), so each of them after the first adds what the join changes in it.
+fn count_joins(tokenizer: &Tokenizer, request: &mut PreparedRequest, counted_alone: usize) {
     let Ok(body) = serde_json::from_slice::<serde_json::Value>(&request.body) else { return };
     let texts = input_texts(&body);
     let Some(first) = texts.first() else { return };
-    if recount {
-        let later: i64 = texts[1..].iter().map(|text| tokenizer.join_delta(text)).sum();
-        request.input_tokens = request.input_tokens.saturating_add_signed(later);
-    }
+    let alone = &texts[1..counted_alone.clamp(1, texts.len())];
+    let later: i64 = alone.iter().map(|text| tokenizer.join_delta(text)).sum();
+    request.input_tokens = request.input_tokens.saturating_add_signed(later);
     let opening = match (&request.system_prompt, &request.user_context) {
         (Some(_), Some(context)) if texts.len() > 1 => tokenizer.join_delta(&context.text),
         _ => 0,
@@ -460,6 +465,25 @@ mod tests {
         assert!(
             error.err().unwrap().to_string().contains("need a rankings endpoint (kind: \"rankings\"), not \"chat\"")
         );
+    }
+
+    #[test]
+    fn a_trace_turn_behind_a_system_prompt_counts_as_its_body_s_texts_joined() {
+        let tokenizer = Tokenizer::builtin();
+        let (system, first, second) = ("Answer tersely.", "Mississippi runs south?", "Mississippi: yes");
+        // A trace reader counts the turn's own messages joined, the system prompt alone.
+        let mut entry = DatasetEntry::counted(&tokenizer, format!("{first} {second}"), Some(3));
+        let messages = vec![json!({"role": "user", "content": first}), json!({"role": "assistant", "content": second})];
+        entry.messages = Some(Box::new(PresetMessages { messages, tools: None, extra: Default::default() }));
+        let tokens = tokenizer.count(system) as u64;
+        entry.input_tokens += tokens;
+        entry.system_prompt = Some(Arc::new(SystemPrompt { tokens, text: system.into() }));
+        let prepared = prepare(&file_dataset(), &test_endpoint(EndpointKind::Chat), &tokenizer, vec![entry]).unwrap();
+        assert_eq!(input_texts(&body(&prepared.requests[0])), [system, first, second]);
+        let joined = tokenizer.count(&format!("{system} {first} {second}")) as u64;
+        assert_eq!(prepared.requests[0].input_tokens, joined);
+        let apart = tokenizer.count(system) + tokenizer.count(&format!("{first} {second}"));
+        assert_ne!(joined, apart as u64, "the join moves the count");
     }
 
     #[test]
