@@ -45,7 +45,7 @@ async fn main() -> anyhow::Result<()> {
     let mut options = RunOptions {
         artifact_root: artifacts.clone(),
         cli_command: None,
-        progress: false,
+        progress: aiperf::engine::Progress::Lines,
         cancel: CancelSignal::new(),
         builtin_server: Some(Arc::new(MockStarter)),
         segment: None,

@@ -38,7 +38,7 @@ async fn main() -> anyhow::Result<()> {
     let options = RunOptions {
         artifact_root: PathBuf::from("artifacts"),
         cli_command: None,
-        progress: true,
+        progress: aiperf::engine::Progress::Bars,
         cancel: CancelSignal::new(),
         builtin_server: Some(Arc::new(MockStarter)),
         segment: None,

@@ -67,7 +67,7 @@ async fn soak(server: &FaultServer, seconds: f64, rate_rps: f64) -> anyhow::Resu
     let options = RunOptions {
         artifact_root: artifacts.clone(),
         cli_command: None,
-        progress: false,
+        progress: aiperf::engine::Progress::Lines,
         cancel: CancelSignal::new(),
         builtin_server: Some(Arc::new(MockStarter)),
         segment: None,

@@ -32,6 +32,7 @@ use crate::plan::{ExportLevel, LoadMode, Phase, Plan, TokenizerSpec};
 use crate::result::RunResult;
 use crate::rng::SeededRng;
 use crate::ui::progress::PhaseProgress;
+pub use crate::ui::progress::Progress;
 use crate::{export, start_at, ui};
 use metrics_thread::{IncomingRecords, MetricsThread};
 pub(crate) use metrics_thread::{metrics_context, record_processor};
@@ -44,8 +45,8 @@ pub struct RunOptions {
     pub artifact_root: PathBuf,
     /// The command line, for run_info (secrets removed).
     pub cli_command: Option<String>,
-    /// Draw progress bars (only where stderr is a terminal).
-    pub progress: bool,
+    /// How each phase shows on stderr.
+    pub progress: Progress,
     /// Raised by a stop signal (Ctrl-C, SIGTERM, SIGHUP): stop sending, cancel in-flight
     /// requests, still write artifacts.
     pub cancel: CancelSignal,

@@ -106,3 +106,65 @@ fn check_gives_a_run_of_trials_each_of_its_trials_and_runs_it_once() {
     let output = aiperf_command(dir.path()).arg("check").arg(&scenario).output().expect("run");
     assert!(String::from_utf8_lossy(&output.stdout).contains("1 run checked"), "the plan is checked once");
 }
+
+/// A pipeline of three endpoints at closed ports, its session function in a sweep of three
+/// runs: `line` is the function's last step.
+fn pipeline(port: u16, line: &str) -> String {
+    format!(
+        r#"let llm = endpoint(#{{ url: "http://127.0.0.1:{port}", model: "m", kind: "chat" }});
+let embedder = endpoint(#{{ url: "http://127.0.0.1:{port}", model: "e", kind: "embeddings" }});
+let agent = |s| {{
+    let found = s.embed(#{{ endpoint: embedder, input: "where?", tag: "embed" }});
+    s.wait(minutes(60));
+    let r = s.chat(#{{ endpoint: llm, messages: [user("go")], max_tokens: 8 }});
+    {line}
+}};
+for users in [1, 2, 4] {{
+    run(#{{ name: `pipeline_${{users}}`, endpoint: llm,
+           phases: [users(#{{ users: users, session: agent, duration: minutes(5) }})] }});
+}}
+"#
+    )
+}
+
+#[test]
+fn check_plays_each_session_function_once_against_the_built_in_mock() {
+    let dir = tempfile::tempdir().expect("dir");
+    let port = common::closed_port();
+    let scenario = write_scenario(dir.path(), "good.rhai", &pipeline(port, "print(`answered ${r.ok}`);"));
+    let output = aiperf_command(dir.path()).arg("check").arg(&scenario).output().expect("run");
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    // Both endpoints are the mock, and the hour's wait takes no time: the session returns.
+    assert!(stdout.contains("answered true"), "{stdout}");
+    assert!(
+        stdout.contains(
+            "run `pipeline_1`, phase `users`: one session played against the built-in mock: 2 requests, returned"
+        ),
+        "{stdout}"
+    );
+    assert_eq!(stdout.matches("one session played").count(), 1, "tried once for the three runs: {stdout}");
+    assert!(
+        stdout.contains(
+            "ok (3 runs checked, no requests sent to its endpoints; 1 session function tried against the built-in mock)"
+        ),
+        "{stdout}"
+    );
+    assert!(!dir.path().join("artifacts").exists(), "check wrote artifacts");
+
+    // A mistake after the wait is found, named at its line; the check warns and passes.
+    let scenario = write_scenario(dir.path(), "typo.rhai", &pipeline(port, "let calls = r.tool_call.len();"));
+    let output = aiperf_command(dir.path()).arg("check").arg(&scenario).output().expect("run");
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr
+            .contains("warning: run `pipeline_1`, phase `users`: a session played against the built-in mock failed: ")
+            && stderr.contains("typo.rhai:7:")
+            && stderr.contains("Function not found: len"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("session 0 failed"), "said once: {stderr}");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("1 session function tried against the built-in mock, 1 failed: see above"), "{stdout}");
+}

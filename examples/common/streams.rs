@@ -69,7 +69,7 @@ pub fn run_in(plan: &Plan, segment: Option<ExecutionSegment>, artifact_root: &Pa
     let options = RunOptions {
         artifact_root: artifact_root.to_path_buf(),
         cli_command: None,
-        progress: false,
+        progress: aiperf::engine::Progress::Lines,
         cancel: CancelSignal::new(),
         builtin_server: None,
         segment,

@@ -10,7 +10,7 @@ use super::signals::{SignalWatcher, StopSignal};
 use super::{CheckArgs, RunArgs, exit_code, redacted_command_line};
 use crate::cancel::CancelSignal;
 use crate::dataset::tokenizer::Tokenizer;
-use crate::engine::RunOptions;
+use crate::engine::{Progress, RunOptions};
 use crate::mock::MockStarter;
 use crate::plan::segment::ExecutionSegment;
 use crate::script::{self, ScenarioOutcome, ScenarioSettings, ScriptError, ScriptMode};
@@ -148,7 +148,11 @@ fn execute(
     let options = RunOptions {
         artifact_root: scenario_options.artifact_root,
         cli_command: Some(redacted_command_line()),
-        progress: scenario_options.progress && std::io::stderr().is_terminal(),
+        progress: if scenario_options.progress && std::io::stderr().is_terminal() {
+            Progress::Bars
+        } else {
+            Progress::Lines
+        },
         cancel,
         builtin_server: Some(Arc::new(MockStarter)),
         metrics_listen: scenario_options.metrics_listen,
@@ -200,10 +204,16 @@ pub fn check(args: CheckArgs, runtime: &tokio::runtime::Runtime) -> i32 {
     match run_on_script_thread(Scenario::File(args.scenario.clone()), runtime, options, ScriptMode::Check, settings) {
         Ok(Ok(outcome)) => {
             let runs = if outcome.runs == 1 { "1 run".to_string() } else { format!("{} runs", outcome.runs) };
-            crate::ui::stdout::print_line(&format!(
-                "{}: ok ({runs} checked, no requests sent)",
-                args.scenario.display()
-            ));
+            let sent = match outcome.sessions_tried {
+                (0, _) => "no requests sent".to_string(),
+                (tried, failed) => {
+                    let functions =
+                        if tried == 1 { "1 session function".into() } else { format!("{tried} session functions") };
+                    let failed = if failed > 0 { format!(", {failed} failed: see above") } else { String::new() };
+                    format!("no requests sent to its endpoints; {functions} tried against the built-in mock{failed}")
+                }
+            };
+            crate::ui::stdout::print_line(&format!("{}: ok ({runs} checked, {sent})", args.scenario.display()));
             exit_code::OK
         }
         Ok(Err(error)) => {
@@ -223,7 +233,7 @@ pub(super) fn quiet_run_options(artifact_root: PathBuf, cli_command: Option<Stri
     RunOptions {
         artifact_root,
         cli_command,
-        progress: false,
+        progress: Progress::Lines,
         cancel: CancelSignal::new(),
         builtin_server: Some(Arc::new(MockStarter)),
         metrics_listen: None,

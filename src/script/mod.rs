@@ -46,6 +46,7 @@ mod sampled_sweeps;
 mod scenario_lock;
 mod search_fn;
 mod server_control;
+mod session_trial;
 mod sessions;
 mod slos;
 mod stdlib;
@@ -111,6 +112,8 @@ pub struct ScenarioOutcome {
     pub runs: usize,
     /// A run's results phase ended without one successful request (`allow_all_failed` unset).
     pub all_requests_failed: bool,
+    /// Session functions `aiperf check` tried against the built-in mock, and how many failed.
+    pub sessions_tried: (usize, usize),
 }
 
 /// What the command line gives a scenario besides its file.
@@ -220,6 +223,7 @@ pub fn run_scenario_source(
         report: settings.report,
         libraries: settings.libraries.clone(),
         session_functions: Arc::new(sessions::SessionFunctions::new(path.to_path_buf())),
+        session_trials: Default::default(),
     });
     let engine = Arc::new(build_engine(host.clone(), settings));
     let mut ast = engine.compile(source).map_err(|e| script_error(path, e.1, &e.0.to_string()))?;
@@ -229,11 +233,12 @@ pub fn run_scenario_source(
     let thresholds_failed = host.thresholds_failed.load(Ordering::SeqCst);
     let runs = host.runs_started.load(Ordering::SeqCst);
     let all_requests_failed = host.all_requests_failed.load(Ordering::SeqCst);
+    let sessions_tried = host.session_trials.counts();
     match outcome {
-        Ok(()) => Ok(ScenarioOutcome { thresholds_failed, runs, all_requests_failed }),
+        Ok(()) => Ok(ScenarioOutcome { thresholds_failed, runs, all_requests_failed, sessions_tried }),
         Err(e) if host.aborted_on_threshold.load(Ordering::SeqCst) => {
             eprintln!("{}", from_eval_error(path, &e, &engine));
-            Ok(ScenarioOutcome { thresholds_failed, runs, all_requests_failed })
+            Ok(ScenarioOutcome { thresholds_failed, runs, all_requests_failed, sessions_tried })
         }
         Err(e) => Err(ScriptError {
             endpoint_unreachable: host.endpoint_unreachable.load(Ordering::SeqCst),

@@ -45,6 +45,8 @@ pub struct RunHost {
     pub session_functions: Arc<super::sessions::SessionFunctions>,
     /// The scenario's libraries; each plan records those imported before it runs.
     pub libraries: Arc<crate::libs::ScenarioLibraries>,
+    /// The session functions `aiperf check` has tried.
+    pub session_trials: super::session_trial::SessionTrials,
 }
 
 /// The sweep that a scenario's own loops belong to: every run labelled with `sweep: #{..}` and
@@ -76,6 +78,9 @@ pub(super) fn run_plan(host: &RunHost, mut plan: Plan) -> ScriptResult<RunResult
                 Ok(json) => ui::stdout::print_line(&json),
                 Err(e) => return script_error(format!("run `{}`: cannot show the plan: {e}", plan.name)),
             }
+        }
+        if host.mode == ScriptMode::Check {
+            host.session_trials.try_functions(&plan, &host.session_functions, &host.runtime, &host.options);
         }
         return Ok(RunResults(Arc::new(placeholder_result(&plan, &host.options.artifact_root)), None));
     }

@@ -42,6 +42,16 @@ impl SessionFunctions {
 
     /// The player of the scripted phases; None when the scenario defines none.
     pub fn player(&self) -> Option<Arc<dyn SessionPlayer>> {
+        Some(Arc::new(ScriptedPlayer::new(self.programs()?)))
+    }
+
+    /// The player of `aiperf check`'s trial of the functions (`session_trial.rs`).
+    pub fn trial_player(&self) -> Option<Arc<dyn SessionPlayer>> {
+        Some(Arc::new(ScriptedPlayer::for_trial(self.programs()?)))
+    }
+
+    /// Each session function as its player calls it, by name; None when there is none.
+    fn programs(&self) -> Option<HashMap<String, SessionProgram>> {
         let functions = self.functions.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         if functions.is_empty() {
             return None;
@@ -62,7 +72,7 @@ impl SessionFunctions {
                 (name.clone(), program)
             })
             .collect();
-        Some(Arc::new(ScriptedPlayer::new(programs)))
+        Some(programs)
     }
 }
 

@@ -14,15 +14,27 @@ use crate::result::{PhaseSummary, SessionSummary};
 
 const REDRAW_EVERY: Duration = Duration::from_millis(100);
 
+/// How a run shows its phases on stderr.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Progress {
+    /// A bar while a phase runs (stderr is a terminal), and a line that sums it up at its end.
+    Bars,
+    /// Only the line at each phase's end.
+    Lines,
+    /// Nothing (`aiperf check`'s trial sessions).
+    Silent,
+}
+
 pub struct PhaseProgress {
     bar: ProgressBar,
     ticker: JoinHandle<()>,
     label: String,
+    silent: bool,
 }
 
 impl PhaseProgress {
-    /// Start showing `phase`; draws only when stderr is a terminal and `enabled`.
-    pub fn start(phase: &Phase, counters: Arc<PhaseCounters>, enabled: bool) -> Self {
+    /// Start showing `phase` as `progress` says.
+    pub fn start(phase: &Phase, counters: Arc<PhaseCounters>, progress: Progress) -> Self {
         let label = format!("{} ({})", phase.name, phase.kind.as_str());
         // Sessions stand in for requests where a phase counts only them (one request each, or
         // whole conversations, whose bar then fills before their last turns).
@@ -33,7 +45,8 @@ impl PhaseProgress {
             (None, Some(seconds)) => (seconds * 10.0).ceil() as u64,
             (None, None) => 0,
         };
-        let target = if enabled { ProgressDrawTarget::stderr() } else { ProgressDrawTarget::hidden() };
+        let target =
+            if progress == Progress::Bars { ProgressDrawTarget::stderr() } else { ProgressDrawTarget::hidden() };
         let bar = ProgressBar::with_draw_target(Some(length), target);
         let template = if by_time {
             "{prefix:.bold} [{bar:32.cyan/blue}] {elapsed}/{msg}"
@@ -66,13 +79,16 @@ impl PhaseProgress {
                 }
             }
         });
-        Self { bar, ticker, label }
+        Self { bar, ticker, label, silent: progress == Progress::Silent }
     }
 
     /// Stop drawing and print one line that sums the phase up.
     pub fn finish(self, summary: &PhaseSummary) {
         self.ticker.abort();
         self.bar.finish_and_clear();
+        if self.silent {
+            return;
+        }
         let rate = if summary.duration_s > 0.0 {
             (summary.completed + summary.errors) as f64 / summary.duration_s
         } else {

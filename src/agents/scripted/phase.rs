@@ -23,6 +23,8 @@ pub struct PhaseShared {
     pub phase: ScriptedPhase,
     pub runtime: tokio::runtime::Handle,
     pub clients: EndpointClients,
+    /// `aiperf check`'s trial: client-side waits take no time.
+    pub trial: bool,
     pub next_request: AtomicU64,
     pub next_session: AtomicU64,
     /// Sessions that ended in a row as soon as they started, without a request or a wait (a

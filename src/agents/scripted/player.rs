@@ -17,17 +17,25 @@ use crate::load::scripted::{ScriptedPhase, SessionPlayer};
 /// The session functions of a scenario, by the names its plans give them.
 pub struct ScriptedPlayer {
     programs: HashMap<String, SessionProgram>,
+    trial: bool,
 }
 
 impl ScriptedPlayer {
     pub fn new(programs: HashMap<String, SessionProgram>) -> Self {
-        Self { programs }
+        Self { programs, trial: false }
+    }
+
+    /// A player for `aiperf check`'s trial of the functions: every endpoint a session calls is
+    /// the run's built-in server, and its client-side waits take no time.
+    pub fn for_trial(programs: HashMap<String, SessionProgram>) -> Self {
+        Self { programs, trial: true }
     }
 }
 
 impl SessionPlayer for ScriptedPlayer {
     fn play(&self, phase: ScriptedPhase) -> Pin<Box<dyn Future<Output = ()> + Send>> {
         let program = self.programs.get(&phase.program).cloned();
+        let trial = self.trial;
         Box::pin(async move {
             let Some(program) = program else {
                 tracing::error!("phase `{}`: no session function `{}`", phase.run.phase.name, phase.program);
@@ -35,7 +43,8 @@ impl SessionPlayer for ScriptedPlayer {
             };
             let users = phase.users;
             let shared = Arc::new(PhaseShared {
-                clients: EndpointClients::new(users),
+                clients: EndpointClients::new(users, trial),
+                trial,
                 runtime: tokio::runtime::Handle::current(),
                 phase,
                 next_request: AtomicU64::new(0),

@@ -239,7 +239,8 @@ impl Session {
             state.waited = true;
             state.shared.clone()
         };
-        let mut until = Instant::now() + Duration::from_secs_f64(seconds.clamp(0.0, crate::plan::MAX_SECONDS));
+        let seconds = if shared.trial { 0.0 } else { seconds.clamp(0.0, crate::plan::MAX_SECONDS) };
+        let mut until = Instant::now() + Duration::from_secs_f64(seconds);
         if let Some(stop) = shared.phase.deadlines.stop_sending() {
             until = until.min(stop);
         }

@@ -165,7 +165,11 @@ impl Worker<'_> {
             Ended::Completed | Ended::Cut => None,
         };
         let first_of_its_kind = self.shared.tally.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).add(outcome);
-        if first_of_its_kind && let Some(error) = failure {
+        // A check's trial says so itself.
+        if first_of_its_kind
+            && !self.shared.trial
+            && let Some(error) = failure
+        {
             eprintln!("session {} failed: {error}", session.id());
         }
     }
