@@ -8,7 +8,9 @@ use std::sync::{Mutex, MutexGuard};
 
 use super::sessions::SessionFunctions;
 use crate::engine::{self, Progress, RunOptions};
-use crate::plan::{Dataset, Dist, Endpoint, LoadMode, MOCK_URL, MockConfig, Phase, PhaseKind, Plan, SyntheticDataset};
+use crate::plan::{
+    Dataset, Dist, Endpoint, ExportLevel, LoadMode, MOCK_URL, MockConfig, Phase, PhaseKind, Plan, SyntheticDataset,
+};
 use crate::result::RunResult;
 use crate::ui;
 
@@ -105,9 +107,17 @@ fn trial_plan(plan: &Plan, name: &str, mode: LoadMode) -> Plan {
         cancel: None,
     };
     let dataset = Dataset::Synthetic(SyntheticDataset::new(Dist::fixed(8.0), Dist::fixed(8.0), 0, 1));
-    let mut trial =
-        Plan::new(format!("{}-trial", plan.name), trial_endpoint(&plan.endpoint), dataset, vec![phase], 30.0);
+    let mut trial = Plan::new(
+        format!("{}-trial", plan.name),
+        trial_endpoint(&plan.endpoint),
+        dataset,
+        vec![phase],
+        plan.request_timeout_s,
+    );
     trial.allow_all_failed = true;
+    trial.export.level = ExportLevel::Summary;
+    trial.server_metrics.enabled = false;
+    trial.gpu_telemetry.enabled = false;
     trial
 }
 
