@@ -85,7 +85,8 @@ pub enum Command {
         after_help = "Examples:\n  aiperf run scenarios/quickstart.rhai --artifact-dir artifacts\n  aiperf run scenarios/mooncake.rhai --set speedup=8 --lib ~/bench-lib"
     )]
     Run(RunArgs),
-    /// Check a scenario without sending load: syntax, imports, and every plan it builds
+    /// Check a scenario without sending load: syntax, imports, every plan it builds, and one
+    /// session of each session function against the built-in mock
     #[command(after_help = "Example:\n  aiperf check scenarios/quickstart.rhai")]
     Check(CheckArgs),
     /// Serve the built-in OpenAI-compatible mock server (chat, completions, /metrics)
