@@ -107,7 +107,7 @@ fn check_gives_a_run_of_trials_each_of_its_trials_and_runs_it_once() {
     assert!(String::from_utf8_lossy(&output.stdout).contains("1 run checked"), "the plan is checked once");
 }
 
-/// A pipeline of three endpoints at closed ports, its session function in a sweep of three
+/// A pipeline of two endpoints at closed ports, its session function in a sweep of three
 /// runs: `line` is the function's last step.
 fn pipeline(port: u16, line: &str) -> String {
     format!(
