@@ -156,7 +156,7 @@ pub async fn execute_with_sessions(
     if let Some(segment) = options.segment {
         write_segment_info(whole_plan, options, segment, clock, started_ns, share, &result)?;
     }
-    write_artifacts(&result, telemetry.as_ref(), &artifact_dir)?;
+    write_artifacts(&result, telemetry.as_ref(), &artifact_dir, options.progress)?;
     if let (Some(upload), None) = (&plan.outputs.mlflow, options.segment) {
         crate::outputs::mlflow::upload_or_warn(&result, upload).await;
     }
@@ -442,18 +442,21 @@ fn write_segment_info(
     info.write(&result.artifact_dir)
 }
 
-/// The summaries, the collectors' exports and the console text, then the marker that says
-/// they are all there.
+/// The summaries, the collectors' exports and the console text, the outcome in the run's log
+/// (unless the run shows nothing), then the marker that says they are all there.
 fn write_artifacts(
     result: &RunResult,
     telemetry: Option<&crate::telemetry::TelemetryCollected>,
     artifact_dir: &std::path::Path,
+    progress: Progress,
 ) -> Result<()> {
     export::write_summaries(result, artifact_dir)?;
     collectors::write_exports(result, telemetry, artifact_dir)?;
     write_console(result, artifact_dir)?;
     crate::outputs::run_config::write(result, artifact_dir)?;
-    crate::outputs::run_log::log_outcome(result);
+    if progress != Progress::Silent {
+        crate::outputs::run_log::log_outcome(result);
+    }
     export::ready_marker::write(artifact_dir, result.was_cancelled)
 }
 

@@ -167,4 +167,16 @@ fn check_plays_each_session_function_once_against_the_built_in_mock() {
     assert!(!stderr.contains("session 0 failed"), "said once: {stderr}");
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(stdout.contains("1 session function tried against the built-in mock, 1 failed: see above"), "{stdout}");
+
+    // A request the mock refuses is said on the session's line; the function itself went on.
+    let refused = pipeline(port, "").replace(r#"kind: "chat" }"#, r#"kind: "chat", path: "/v2/elsewhere" }"#);
+    let scenario = write_scenario(dir.path(), "path.rhai", &refused);
+    let output = aiperf_command(dir.path()).arg("check").arg(&scenario).output().expect("run");
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("2 requests (1 failed, first: http_error 404: no route for POST /v2/elsewhere), returned"),
+        "{stdout}"
+    );
+    assert_eq!(String::from_utf8_lossy(&output.stderr), "", "nothing else is said");
 }

@@ -145,7 +145,15 @@ fn outcome(result: &RunResult) -> Result<String, String> {
     if let Some(error) = sessions.errors.first() {
         return Err(error.message.clone());
     }
-    let sent = result.phases.first().map_or(0, |phase| phase.sent);
+    let (sent, errors) = result.phases.first().map_or((0, 0), |phase| (phase.sent, phase.errors));
+    // Requests the mock refused (a path or a body it does not serve), the commonest error named.
+    let refused = match result.error_summary.first() {
+        Some(first) if errors > 0 => {
+            let code = first.error_details.code.map(|code| format!(" {code}")).unwrap_or_default();
+            format!(" ({errors} failed, first: {}{code}: {})", first.error_details.kind, first.error_details.message)
+        }
+        _ => String::new(),
+    };
     let ended = if sessions.completed > 0 {
         "returned".to_string()
     } else {
@@ -156,5 +164,5 @@ fn outcome(result: &RunResult) -> Result<String, String> {
         calls => format!(", {calls} tool calls"),
     };
     let plural = if sent == 1 { "" } else { "s" };
-    Ok(format!("{sent} request{plural}{tools}, {ended}"))
+    Ok(format!("{sent} request{plural}{refused}{tools}, {ended}"))
 }

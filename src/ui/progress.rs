@@ -21,7 +21,8 @@ pub enum Progress {
     Bars,
     /// Only the line at each phase's end.
     Lines,
-    /// Nothing (`aiperf check`'s trial sessions).
+    /// Nothing, not even the run's failed requests as log warnings (`aiperf check`'s trial
+    /// sessions, which say themselves how they went).
     Silent,
 }
 
