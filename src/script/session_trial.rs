@@ -18,16 +18,23 @@ use crate::ui;
 const TRIAL_REQUESTS: u64 = 64;
 const TRIAL_SECONDS: f64 = 10.0;
 
-/// The session functions tried so far (each once per check), by name, and how many of them
-/// failed.
+/// The session functions tried so far in a check (each once).
 #[derive(Default)]
-pub struct SessionTrials(Mutex<(Vec<String>, usize)>);
+pub struct SessionTrials(Mutex<Tried>);
+
+#[derive(Default)]
+struct Tried {
+    /// Their names.
+    functions: Vec<String>,
+    /// How many of them failed.
+    failed: usize,
+}
 
 impl SessionTrials {
     /// How many functions were tried, and how many of them failed.
     pub fn counts(&self) -> (usize, usize) {
         let tried = self.lock();
-        (tried.0.len(), tried.1)
+        (tried.functions.len(), tried.failed)
     }
 
     /// Play one session of each scripted phase of `plan` whose function was not tried yet (on
@@ -66,7 +73,7 @@ impl SessionTrials {
                     ui::stdout::print_line(&format!("{what}: one session played against the built-in mock: {line}"))
                 }
                 Err(error) => {
-                    self.lock().1 += 1;
+                    self.lock().failed += 1;
                     eprintln!(
                         "warning: {what}: a session played against the built-in mock failed: {error}\n  \
                          (the mock's answers are not the model's: a function that needs the model's own may fail only here)"
@@ -79,14 +86,14 @@ impl SessionTrials {
     /// Whether `function` is tried now (false: it was already).
     fn first_time(&self, function: &str) -> bool {
         let mut tried = self.lock();
-        let first = !tried.0.iter().any(|known| known == function);
+        let first = !tried.functions.iter().any(|known| known == function);
         if first {
-            tried.0.push(function.to_string());
+            tried.functions.push(function.to_string());
         }
         first
     }
 
-    fn lock(&self) -> MutexGuard<'_, (Vec<String>, usize)> {
+    fn lock(&self) -> MutexGuard<'_, Tried> {
         self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
@@ -149,8 +156,7 @@ fn outcome(result: &RunResult) -> Result<String, String> {
     // Requests the mock refused (a path or a body it does not serve), the commonest error named.
     let refused = match result.error_summary.first() {
         Some(first) if errors > 0 => {
-            let code = first.error_details.code.map(|code| format!(" {code}")).unwrap_or_default();
-            format!(" ({errors} failed, first: {}{code}: {})", first.error_details.kind, first.error_details.message)
+            format!(" ({errors} failed, first: {})", ui::failures::error_text(&first.error_details))
         }
         _ => String::new(),
     };

@@ -1,6 +1,7 @@
 //! Failed requests on the console: one line per kind of error, and the message of a run whose
 //! results phase had no successful request (exit code 98 unless the run allows it).
 
+use crate::record::RecordError;
 use crate::result::{ErrorCount, PhaseSummary, RunResult};
 
 /// How many kinds of error the all-failed message lists.
@@ -8,8 +9,13 @@ const TOP_ERRORS: usize = 5;
 
 /// `  12 × http_error 500: the message`
 pub fn error_line(error: &ErrorCount) -> String {
-    let code = error.error_details.code.map(|c| format!(" {c}")).unwrap_or_default();
-    format!("  {} × {}{code}: {}", error.count, error.error_details.kind, error.error_details.message)
+    format!("  {} × {}", error.count, error_text(&error.error_details))
+}
+
+/// `http_error 500: the message`
+pub fn error_text(error: &RecordError) -> String {
+    let code = error.code.map(|c| format!(" {c}")).unwrap_or_default();
+    format!("{}{code}: {}", error.kind, error.message)
 }
 
 /// Why the run counts as failed, with its most frequent errors (its sessions' script errors
