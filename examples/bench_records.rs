@@ -116,6 +116,7 @@ fn run_result(count: u64, processed: ProcessedMetrics, dir: &std::path::Path) ->
         error_summary: processed.error_summary,
         by_url: processed.by_url,
         spec_decode_histogram: processed.spec_decode_histogram,
+        token_check_causes: processed.token_check_causes,
         accuracy: None,
         phases: Vec::new(),
         artifact_dir: dir.to_path_buf(),

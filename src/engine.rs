@@ -384,6 +384,7 @@ fn run_result(
         by_url,
         timeslices,
         spec_decode_histogram,
+        token_check_causes,
         warmup_metrics,
         by_phase,
     } = processed;
@@ -413,6 +414,7 @@ fn run_result(
         telemetry_data: gathered.telemetry_data,
         timeslices,
         spec_decode_histogram,
+        token_check_causes,
         accuracy,
     }
 }

@@ -45,6 +45,9 @@ pub struct PhaseMetrics {
     pub end_ns: u64,
     pub metrics: Vec<MetricResult>,
     pub error_summary: Vec<ErrorCount>,
+    /// What the phase's failed token checks point to.
+    #[serde(skip)]
+    pub token_check_causes: crate::metrics::token_check_causes::TokenCheckCauses,
 }
 
 /// How many requests failed with one kind of error.
@@ -234,6 +237,9 @@ pub struct RunResult {
     /// Index j: the verify steps of all requests that accepted exactly j draft tokens (empty
     /// when no response reported speculative decoding).
     pub spec_decode_histogram: Vec<u64>,
+    /// What the failed token checks point to, for the end-of-run warnings.
+    #[serde(skip)]
+    pub token_check_causes: crate::metrics::token_check_causes::TokenCheckCauses,
     /// The graded answers of an accuracy benchmark run, per task and overall.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub accuracy: Option<crate::accuracy::AccuracySummary>,
@@ -259,6 +265,7 @@ impl RunResult {
             thresholds: Vec::new(),
             timeslices: Vec::new(),
             spec_decode_histogram: Vec::new(),
+            token_check_causes: phase.token_check_causes.clone(),
             accuracy: None,
             ..self.clone()
         }

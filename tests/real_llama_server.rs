@@ -63,6 +63,14 @@ fn streaming_chat_honours_osl_and_counts_tokens_like_the_server() {
     // server's token count to within the merges a re-tokenization can make.
     let client_osl = stat(&summary, "output_sequence_length", "avg");
     assert!((client_osl - 32.0).abs() <= 32.0 * 0.25, "client counted {client_osl} output tokens, server 32");
+    // The server's prompt counts include its chat template's tokens (31 each, ~50 % of a 64-token
+    // prompt), and its outputs were exactly as asked: with the model's own tokenizer the end of
+    // the run explains both and does not blame the tokenizer.
+    let stdout = run.stdout();
+    assert_eq!(stat(&summary, "usage_discrepancy_count", "avg"), 12.0, "{stdout}");
+    assert!(stdout.contains("NOTE: for 12 of 12 requests the server's usage differs"), "{stdout}");
+    assert!(stdout.contains("the server counts 31 tokens more on each"), "{stdout}");
+    assert!(!stdout.contains("WARNING") && !stdout.contains("probably not the model's"), "{stdout}");
 }
 
 #[test]
@@ -275,18 +283,22 @@ fn a_tokenizer_folder_counts_prompts_like_the_server_and_gpt2_does_not() {
         assert!(run.stdout().contains("ERRORS=0"), "{name}: {}", run.stdout());
         let records = run.records(name);
         assert_eq!(records.len(), 8, "{name}");
-        records
+        let counts = records
             .iter()
             .map(|record| (record_value(record, "input_sequence_length"), record_value(record, "usage_prompt_tokens")))
-            .collect::<Vec<_>>()
+            .collect::<Vec<_>>();
+        (counts, run.stdout().contains("the tokenizer is probably not the model's"))
     };
-    for (client, server) in prompt_counts("tokenizer_folder", &folder.path().display().to_string()) {
+    let (counts, blamed) = prompt_counts("tokenizer_folder", &folder.path().display().to_string());
+    for (client, server) in counts {
         assert!(client.is_some(), "no ISL");
         assert_eq!(client, server, "the folder's tokenizer.json is the model's vocabulary");
     }
+    assert!(!blamed, "the model's own tokenizer is not blamed");
     // The builtin GPT-2 vocabulary cuts the prompts to its own counts, which the server does not share.
-    let gpt2 = prompt_counts("tokenizer_builtin", "builtin");
+    let (gpt2, blamed) = prompt_counts("tokenizer_builtin", "builtin");
     assert!(gpt2.iter().any(|(client, server)| client != server), "GPT-2 and the 8k vocabulary agree: {gpt2:?}");
+    assert!(blamed, "GPT-2's counts are more than 10 % off the server's: {gpt2:?}");
 }
 
 #[test]

@@ -68,6 +68,7 @@ pub fn sample_result() -> RunResult {
         thresholds: Vec::new(),
         timeslices: Vec::new(),
         spec_decode_histogram: Vec::new(),
+        token_check_causes: Default::default(),
         accuracy: None,
     }
 }

@@ -12,6 +12,7 @@ use super::replay_lag::replay_lag_metrics;
 use super::run_totals::RunTotals;
 use super::sample_column::SampleColumn;
 use super::spill::Spill;
+use super::token_check_causes::TokenCheckCauses;
 use crate::record::RequestRecord;
 use crate::result::{MetricKind, MetricResult, Stats};
 
@@ -66,6 +67,11 @@ impl MetricAccumulator {
     /// The accepted-draft histogram of the requests' speculative decoding, pooled.
     pub fn spec_decode_histogram(&self) -> &[u64] {
         self.totals.spec_decode_histogram()
+    }
+
+    /// What the failed token checks point to.
+    pub fn token_check_causes(&self) -> &TokenCheckCauses {
+        self.totals.token_check_causes()
     }
 
     fn add_samples(&mut self, metrics: &RecordMetrics) {

@@ -31,6 +31,7 @@ mod streaming_metrics;
 pub(crate) mod test_support;
 pub mod time_weighted;
 pub mod timeslices;
+pub mod token_check_causes;
 pub mod token_checks;
 
 use std::sync::Arc;

@@ -10,6 +10,7 @@ use anyhow::Result;
 
 use super::network_adjusted::NetworkRtt;
 use super::record_values::RecordMetrics;
+use super::token_check_causes::TokenCheckCauses;
 use crate::record::RequestRecord;
 use crate::result::{ErrorCount, MetricResult, PhaseMetrics};
 
@@ -30,13 +31,16 @@ impl Span {
 }
 
 /// What measures one phase's records (the record processor, which implements it).
+/// What a phase's part measured: its metrics, error summary and token-check causes.
+pub(super) type PartMeasured = (Vec<MetricResult>, Vec<ErrorCount>, TokenCheckCauses);
+
 pub(super) trait PhasePart {
     /// Adds one record, with its metrics, SLO mark and span in epoch ns, to the values kept.
     fn accumulate(&mut self, record: &RequestRecord, metrics: &RecordMetrics, good: Option<bool>, span: (u64, u64));
     /// No record from now on starts before `watermark_ns` (run clock).
     fn advance_watermark(&mut self, watermark_ns: u64);
-    /// The phase's metrics and error summary.
-    fn finish(self, network_rtt: Option<&NetworkRtt>) -> Result<(Vec<MetricResult>, Vec<ErrorCount>)>;
+    /// The phase's metrics, error summary and the causes of its failed token checks.
+    fn finish(self, network_rtt: Option<&NetworkRtt>) -> Result<PartMeasured>;
 }
 
 /// One phase's part, its span, and whether it is a warm-up.
@@ -92,30 +96,28 @@ impl<P: PhasePart> PhaseSplit<P> {
         }
     }
 
-    /// Each phase's metrics and error summary, in phase order; the sole results phase's are
-    /// the run's (`run`).
+    /// Each phase's metrics, error summary and token-check causes, in phase order; the sole
+    /// results phase's are the run's (`run`).
     pub(super) fn finish(
         self,
         network_rtt: Option<&NetworkRtt>,
-        run: (&[MetricResult], &[ErrorCount]),
+        run: (&[MetricResult], &[ErrorCount], &TokenCheckCauses),
     ) -> Result<Vec<PhaseMetrics>> {
-        let phase_metrics = |phase_index, span: Span, metrics, error_summary| PhaseMetrics {
+        let phase_metrics = |phase_index, span: Span, (metrics, error_summary, token_check_causes)| PhaseMetrics {
             phase_index,
             start_ns: span.first_start_ns,
             end_ns: span.last_end_ns.max(span.first_start_ns),
             metrics,
             error_summary,
+            token_check_causes,
         };
         let mut phases = self
             .phases
             .into_iter()
-            .map(|(phase_index, phase)| {
-                let (metrics, error_summary) = phase.part.finish(network_rtt)?;
-                Ok(phase_metrics(phase_index, phase.span, metrics, error_summary))
-            })
+            .map(|(phase_index, phase)| Ok(phase_metrics(phase_index, phase.span, phase.part.finish(network_rtt)?)))
             .collect::<Result<Vec<_>>>()?;
         if let Some((phase_index, span)) = self.sole {
-            phases.push(phase_metrics(phase_index, span, run.0.to_vec(), run.1.to_vec()));
+            phases.push(phase_metrics(phase_index, span, (run.0.to_vec(), run.1.to_vec(), run.2.clone())));
             phases.sort_by_key(|phase| phase.phase_index);
         }
         Ok(phases)

@@ -14,7 +14,7 @@ use super::errors::ErrorTally;
 use super::goodput::Slos;
 use super::in_flight::{InFlightCurves, RecordTokens};
 use super::network_adjusted::NetworkRtt;
-use super::phase_split::{PhasePart, PhaseSplit};
+use super::phase_split::{PartMeasured, PhasePart, PhaseSplit};
 use super::record_metrics::{error_metrics, request_latency_ns, success_metrics};
 use super::record_sink::RecordSink;
 use super::record_values::{MetricValue, RecordMetrics};
@@ -22,6 +22,7 @@ use super::registry;
 use super::spill::Spill;
 use super::time_weighted::TimeWeighted;
 use super::timeslices::{TimesliceAccumulator, Timeslicing};
+use super::token_check_causes::TokenCheckCauses;
 use crate::plan::PhaseKind;
 use crate::record::RequestRecord;
 use crate::result::{ErrorCount, MetricResult, PhaseMetrics, Timeslice, UrlMetrics};
@@ -38,6 +39,8 @@ pub struct ProcessedMetrics {
     pub timeslices: Vec<Timeslice>,
     /// The requests' accepted-draft histograms, pooled (`RunResult::spec_decode_histogram`).
     pub spec_decode_histogram: Vec<u64>,
+    /// What the failed token checks point to (`RunResult::token_check_causes`).
+    pub token_check_causes: TokenCheckCauses,
     /// The warm-up's metrics, measured as the run's are (AIPerf's `warmup_metrics`); empty
     /// when no warm-up record came.
     pub warmup_metrics: Vec<MetricResult>,
@@ -254,6 +257,7 @@ impl RecordProcessor {
         };
         let (has_phases, has_tokens) = (self.in_flight.has_phases(), self.in_flight.has_tokens());
         let spec_decode_histogram = self.run.spec_decode_histogram().to_vec();
+        let token_check_causes = self.run.token_check_causes().clone();
         let (sinks, in_flight, mut time_weighted, run) = (self.sinks, self.in_flight, self.time_weighted, self.run);
         std::thread::scope(|scope| {
             // The files are flushed and synced, and the in-flight changes left swept into the
@@ -278,7 +282,7 @@ impl RecordProcessor {
             let by_url = self.by_url.finish();
             let error_summary = self.errors.into_summary();
             let by_phase = match self.by_phase {
-                Some(split) => split.finish(network_rtt, (&metrics, &error_summary))?,
+                Some(split) => split.finish(network_rtt, (&metrics, &error_summary, &token_check_causes))?,
                 None => Vec::new(),
             };
             Ok(ProcessedMetrics {
@@ -287,6 +291,7 @@ impl RecordProcessor {
                 by_url,
                 timeslices,
                 spec_decode_histogram,
+                token_check_causes,
                 warmup_metrics,
                 by_phase,
             })
@@ -303,9 +308,9 @@ impl PhasePart for RecordProcessor {
         RecordProcessor::advance_watermark(self, watermark_ns);
     }
 
-    fn finish(self, network_rtt: Option<&NetworkRtt>) -> Result<(Vec<MetricResult>, Vec<ErrorCount>)> {
+    fn finish(self, network_rtt: Option<&NetworkRtt>) -> Result<PartMeasured> {
         let processed = self.finish_adjusted(network_rtt)?;
-        Ok((processed.metrics, processed.error_summary))
+        Ok((processed.metrics, processed.error_summary, processed.token_check_causes))
     }
 }
 

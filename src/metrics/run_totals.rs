@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use super::aggregate::RunCounters;
 use super::record_values::RecordMetrics;
 use super::registry::{self, MetricDef};
+use super::token_check_causes::TokenCheckCauses;
 use super::token_checks::TokenCheckTally;
 use crate::record::{RecordError, RequestRecord};
 
@@ -72,6 +73,11 @@ impl RunTotals {
     /// without it).
     pub fn spec_decode_histogram(&self) -> &[u64] {
         &self.spec_decode_histogram
+    }
+
+    /// What the run's failed token checks point to.
+    pub fn token_check_causes(&self) -> &TokenCheckCauses {
+        self.token_checks.causes()
     }
 
     /// Adds `other`'s totals to these.

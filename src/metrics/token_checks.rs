@@ -7,6 +7,7 @@ use std::sync::OnceLock;
 
 use super::record_values::{MetricValue, RecordMetrics};
 use super::registry::{self, MetricDef};
+use super::token_check_causes::TokenCheckCauses;
 
 const USAGE_PCT_VARIABLE: &str = "AIPERF_METRICS_USAGE_PCT_DIFF_THRESHOLD";
 const OSL_PCT_VARIABLE: &str = "AIPERF_METRICS_OSL_MISMATCH_PCT_THRESHOLD";
@@ -124,34 +125,40 @@ pub struct TokenCheckTally {
     usage_discrepancies: u64,
     osl_checked: bool,
     osl_mismatches: u64,
+    #[serde(default)]
+    causes: TokenCheckCauses,
 }
 
 impl TokenCheckTally {
     /// Counts one successful record from its metrics and the output length it asked for.
     pub fn add(&mut self, metrics: &RecordMetrics, requested_output_tokens: Option<u64>) {
         let thresholds = TokenCheckThresholds::current();
-        let usage_diffs: Vec<f64> = [
-            &registry::USAGE_PROMPT_TOKENS_DIFF_PCT,
-            &registry::USAGE_COMPLETION_TOKENS_DIFF_PCT,
-            &registry::USAGE_REASONING_TOKENS_DIFF_PCT,
-        ]
-        .into_iter()
-        .filter_map(|def| metrics.get(def).and_then(|value| value.samples().next()))
-        .collect();
-        if !usage_diffs.is_empty() {
+        let diff = |def: &MetricDef| metrics.get(def).and_then(|value| value.samples().next());
+        let prompt = diff(&registry::USAGE_PROMPT_TOKENS_DIFF_PCT);
+        let outputs =
+            [diff(&registry::USAGE_COMPLETION_TOKENS_DIFF_PCT), diff(&registry::USAGE_REASONING_TOKENS_DIFF_PCT)];
+        let over = |pct: Option<f64>| pct.is_some_and(|pct| pct > thresholds.usage_pct);
+        let usage_off = (over(prompt), outputs.into_iter().any(over));
+        if prompt.is_some() || outputs.iter().any(Option::is_some) {
             self.usage_checked = true;
-            if usage_diffs.iter().any(|pct| *pct > thresholds.usage_pct) {
+            if usage_off.0 || usage_off.1 {
                 self.usage_discrepancies += 1;
             }
         }
+        let mut osl_mismatch = false;
         if let (Some(osl), Some(requested)) =
             (count_of(metrics, &registry::OUTPUT_SEQUENCE_LENGTH), requested_output_tokens)
         {
             self.osl_checked = true;
-            if thresholds.is_osl_mismatch(osl, requested) {
-                self.osl_mismatches += 1;
-            }
+            osl_mismatch = thresholds.is_osl_mismatch(osl, requested);
+            self.osl_mismatches += u64::from(osl_mismatch);
         }
+        self.causes.add(metrics, requested_output_tokens, usage_off, osl_mismatch);
+    }
+
+    /// What the failed checks point to.
+    pub fn causes(&self) -> &TokenCheckCauses {
+        &self.causes
     }
 
     /// Adds `other`'s checks to these.
@@ -160,6 +167,7 @@ impl TokenCheckTally {
         self.usage_discrepancies += other.usage_discrepancies;
         self.osl_checked |= other.osl_checked;
         self.osl_mismatches += other.osl_mismatches;
+        self.causes.merge(&other.causes);
     }
 
     /// The counts of the checks that could be made (0 when made and passed).

@@ -58,6 +58,7 @@ pub fn placeholder_result(plan: &Plan, artifact_root: &std::path::Path) -> RunRe
                 end_ns: 0,
                 metrics: metrics.clone(),
                 error_summary: Vec::new(),
+                token_check_causes: Default::default(),
             })
             .collect(),
         false => Vec::new(),
@@ -84,6 +85,7 @@ pub fn placeholder_result(plan: &Plan, artifact_root: &std::path::Path) -> RunRe
         thresholds: Vec::new(),
         timeslices: Vec::new(),
         spec_decode_histogram: Vec::new(),
+        token_check_causes: Default::default(),
         accuracy: None,
     }
 }

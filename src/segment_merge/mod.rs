@@ -80,6 +80,7 @@ pub async fn merge(dirs: &[PathBuf], out: &Path, streaming: bool, cli_command: O
         by_url,
         timeslices,
         spec_decode_histogram,
+        token_check_causes,
         warmup_metrics,
         by_phase,
     } = processed;
@@ -116,6 +117,7 @@ pub async fn merge(dirs: &[PathBuf], out: &Path, streaming: bool, cli_command: O
         telemetry_data: telemetry_data(&collecting.dir, &whole),
         timeslices,
         spec_decode_histogram,
+        token_check_causes,
         accuracy,
     };
     export::write_summaries(&result, out)?;

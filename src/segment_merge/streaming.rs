@@ -34,6 +34,7 @@ pub fn merged_metrics<'a>(dirs: impl IntoIterator<Item = &'a Path>) -> Result<Pr
         by_url: Vec::new(),
         timeslices: Vec::new(),
         spec_decode_histogram: totals.spec_decode_histogram().to_vec(),
+        token_check_causes: totals.token_check_causes().clone(),
         // The segments' histograms hold the profiling records only.
         warmup_metrics: Vec::new(),
         by_phase: Vec::new(),
