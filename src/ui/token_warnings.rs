@@ -98,14 +98,24 @@ fn render_osl_mismatches(out: &mut String, result: &RunResult, mismatches: u64, 
 fn render_usage_discrepancies(out: &mut String, result: &RunResult, discrepancies: u64, requests: u64, pct: f64) {
     let causes = &result.token_check_causes;
     let template = causes.template_extra();
-    let prompts_explained = causes.prompts_off == 0 || template.is_some();
+    // More on every request, by amounts that vary: a template over conversations of several
+    // turns does that, and so can a tokenizer that counts less than the model's.
+    let server_always_more =
+        causes.prompt_gap.filter(|(low, _)| *low > 0 && template.is_none() && causes.prompts_off > 0);
     let outputs_explained = causes.outputs_off == 0 || causes.outputs_as_asked();
-    let known = causes.prompts_off + causes.outputs_off > 0;
+    let explained = causes.prompts_off + causes.outputs_off > 0
+        && (causes.prompts_off == 0 || template.is_some())
+        && outputs_explained;
     let differs = format!(
         "for {discrepancies} of {requests} requests the server's usage differs from the client's token counts by more than {pct} %"
     );
-    if known && prompts_explained && outputs_explained {
+    if explained {
         let _ = writeln!(out, "NOTE: {differs}, as the server's own counting explains (not the tokenizer):");
+    } else if server_always_more.is_some() && outputs_explained {
+        let _ = writeln!(
+            out,
+            "WARNING: {differs}: the tokenizer may not be the model's, or the server counts tokens the client does not."
+        );
     } else {
         let _ = writeln!(out, "WARNING: {differs}: the tokenizer is probably not the model's.");
     }
@@ -117,6 +127,15 @@ fn render_usage_discrepancies(out: &mut String, result: &RunResult, discrepancie
             causes.prompts_off
         );
     }
+    if let Some((low, high)) = server_always_more {
+        let _ = writeln!(
+            out,
+            "  Prompts ({}): the server counted more on every request ({low} to {high} tokens more): a chat template's \
+             tokens do that, more with each message of a conversation (the ISL counts the messages' text, as AIPerf \
+             does); so does a tokenizer that splits text into fewer tokens than the model's.",
+            causes.prompts_off
+        );
+    }
     if causes.outputs_as_asked() {
         let _ = writeln!(
             out,
@@ -125,7 +144,7 @@ fn render_usage_discrepancies(out: &mut String, result: &RunResult, discrepancie
             causes.outputs_off
         );
     }
-    if !(known && prompts_explained && outputs_explained) {
+    if !explained {
         let _ = writeln!(
             out,
             "  Count with the model's own: tokenizer: \"<model id>\", or take the server's counts: \
@@ -212,9 +231,14 @@ mod tests {
         assert!(text.contains("Outputs (3)") && text.contains("use_server_token_count: true takes"), "{text}");
         assert_eq!(text.matches("use_server_token_count").count(), 1, "said once: {text}");
 
-        // Prompts whose difference varies with the text: another tokenizer, a warning, and the
-        // outputs' explanation still given.
+        // More on every request by amounts that vary (a template over conversations, or a
+        // tokenizer that counts less): a warning that names both, the outputs' explanation kept.
         result.token_check_causes.prompt_gap = Some((12, 31));
+        let text = render(&result);
+        assert!(text.contains("WARNING: for 8 of") && text.contains("may not be the model's, or the server"), "{text}");
+        assert!(text.contains("(12 to 31 tokens more)") && text.contains("Outputs (3)"), "{text}");
+        // Fewer on some request: no template does that.
+        result.token_check_causes.prompt_gap = Some((-4, 31));
         let text = render(&result);
         assert!(text.contains("WARNING: for 8 of") && text.contains("probably not the model's"), "{text}");
         assert!(!text.contains("Prompts (") && text.contains("Outputs (3)"), "{text}");
