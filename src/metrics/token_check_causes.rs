@@ -31,8 +31,9 @@ pub struct TokenCheckCauses {
 }
 
 impl TokenCheckCauses {
-    /// Adds one successful request whose usage counts were (`usage_off`: prompt, output) over the
-    /// threshold, and whose output length missed the requested one (`osl_mismatch`).
+    /// Adds one successful request: its prompt counts' gap, whether its usage counts were
+    /// (`usage_off`: prompt, output) over the threshold, and whether its output length missed the
+    /// requested one (`osl_mismatch`).
     pub fn add(
         &mut self,
         metrics: &RecordMetrics,

@@ -139,8 +139,8 @@ fn render_usage_discrepancies(out: &mut String, result: &RunResult, discrepancie
     if causes.outputs_as_asked() {
         let _ = writeln!(
             out,
-            "  Outputs ({}): the server generated exactly the requested length; the client counts their text \
-             differently (above).",
+            "  Outputs ({}): the server generated exactly the requested length; the client's count of their text \
+             differs.",
             causes.outputs_off
         );
     }
