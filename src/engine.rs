@@ -614,7 +614,7 @@ async fn run_phases(
     Ok((phases, gathered.unwrap_or_default()))
 }
 
-/// The console text (tables, self-check, thresholds, token warnings), also written beside the
+/// The console text (tables, self-check, thresholds, token warnings, error hints), also written beside the
 /// exports.
 pub(crate) fn write_console(result: &RunResult, artifact_dir: &std::path::Path) -> Result<()> {
     let mut console = ui::table::render(result);
@@ -629,6 +629,7 @@ pub(crate) fn write_console(result: &RunResult, artifact_dir: &std::path::Path) 
     console.push_str(&ui::self_check::render(result));
     console.push_str(&ui::thresholds::render(result));
     console.push_str(&ui::token_warnings::render(result));
+    console.push_str(&ui::error_insights::render(result));
     let names = export::ArtifactNames::new(result.plan.export.prefix.as_deref());
     let console_path = artifact_dir.join(names.console());
     std::fs::write(&console_path, &console).with_context(|| format!("cannot write {}", console_path.display()))

@@ -293,3 +293,41 @@ fn a_concurrency_cap_that_holds_requests_back_is_named_not_blamed_on_the_client(
         assert!(!stdout.contains("the client was the bottleneck"), "{stdout}");
     }
 }
+
+#[test]
+fn a_server_that_rejects_max_completion_tokens_gets_the_hint_that_mends_it() {
+    use common::scripted_server::{Reply, ScriptedServer};
+    // As a server whose request model forbids fields it does not know (pydantic's extra="forbid").
+    let server = ScriptedServer::start(|_, body, _| {
+        if String::from_utf8_lossy(body).contains("\"max_completion_tokens\"") {
+            let refusal = serde_json::json!({ "object": "error", "code": 400, "message":
+                "[{'type': 'extra_forbidden', 'loc': ('body', 'max_completion_tokens'), 'msg': 'Extra inputs are not permitted'}]" });
+            return Some(Reply::Status(400, refusal.to_string()));
+        }
+        let answer =
+            serde_json::json!({ "choices": [{ "delta": { "content": " the end" }, "finish_reason": "stop" }] });
+        Some(Reply::Sse(vec![(None, answer.to_string()), (None, "[DONE]".to_string())]))
+    });
+    let scenario = |name: &str, endpoint_extra: &str| {
+        format!(
+            r#"run(#{{ name: "{name}", endpoint: endpoint(#{{ url: "{}", model: "m", streaming: true, {endpoint_extra} }}),
+                dataset: synthetic(#{{ isl: 8, osl: 4 }}), phases: [concurrency(#{{ users: 2, requests: 4 }})],
+                server_metrics: #{{ enabled: false }} }});"#,
+            server.url()
+        )
+    };
+    let run = run_scenario("refused", &scenario("refused", ""));
+    assert_eq!(run.code(), Some(98), "stdout: {}\nstderr: {}", run.stdout(), run.stderr());
+    let hint = "HINT: 4 requests: the server rejects `max_completion_tokens` (it takes `max_tokens`): \
+                add max_tokens_field: \"max_tokens\" to the endpoint (aiperf profile: --use-legacy-max-tokens).";
+    assert!(run.stdout().contains(hint), "{}", run.stdout());
+    let console =
+        std::fs::read_to_string(run.artifacts("refused").join("profile_export_console.txt")).expect("console");
+    assert!(console.contains(hint), "{console}");
+    // Doing what it says mends it.
+    let run = run_scenario("mended", &scenario("mended", r#"max_tokens_field: "max_tokens""#));
+    assert_eq!(run.code(), Some(0), "stdout: {}\nstderr: {}", run.stdout(), run.stderr());
+    assert!(!run.stdout().contains("HINT"), "{}", run.stdout());
+    let (summary, _) = assert_accounted(&run.artifacts("mended"));
+    assert_eq!(summary["phases"][0]["completed"], 4, "{}", summary["phases"]);
+}

@@ -119,6 +119,7 @@ pub(super) fn run_plan(host: &RunHost, mut plan: Plan) -> ScriptResult<RunResult
     for error in &result.error_summary {
         ui::stdout::print_line(&ui::failures::error_line(error));
     }
+    ui::stdout::print(&ui::error_insights::render(&result));
     ui::stdout::print_line(&format!("artifacts: {}", result.artifact_dir.display()));
     if result.was_cancelled {
         return script_error(format!(
