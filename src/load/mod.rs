@@ -267,14 +267,15 @@ pub async fn run_phase(ctx: Arc<LoadContext>, run: Arc<PhaseRun>) -> PhaseSummar
     }
 }
 
-/// Most connections an estimate from a request rate sizes the pool for.
-const RATE_POOL_ESTIMATE_MAX: usize = 4096;
+/// The connections a phase paced by a rate or a schedule may keep open at once: AIPerf's
+/// `AIPERF_HTTP_CONNECTION_LIMIT` default, so that a slow server gets every request on time
+/// (as many in flight as its latency makes), as AIPerf sends them. Opened only as needed.
+pub const PACED_CONNECTIONS: usize = 2500;
 
 /// How many connections a phase may keep open at once, to size the client's pool: one per
-/// user where the phase counts users (the open-file limit bounds it later, `client::pool`), a
-/// guess of at most `RATE_POOL_ESTIMATE_MAX` where it sets a rate.
+/// user where the phase counts users (the open-file limit bounds it later, `client::pool`),
+/// `PACED_CONNECTIONS` where a rate or a schedule paces it.
 pub fn connection_pool_size(phase: &Phase) -> usize {
-    let rate_guess = |rate: f64| (rate.ceil() as usize).min(RATE_POOL_ESTIMATE_MAX);
     let size = match &phase.mode {
         LoadMode::Concurrency { concurrency, .. } => *concurrency,
         LoadMode::Rate { max_concurrency: Some(n), .. } => *n,
@@ -285,17 +286,14 @@ pub fn connection_pool_size(phase: &Phase) -> usize {
         LoadMode::AdaptiveScale(settings) => match settings.control {
             AdaptiveControl::Concurrency => settings.control_max as usize,
             AdaptiveControl::RequestRate { max_concurrency: Some(n), .. } => n,
-            AdaptiveControl::RequestRate { .. } => rate_guess(settings.control_max),
+            AdaptiveControl::RequestRate { .. } => PACED_CONNECTIONS,
         },
-        LoadMode::Rate { rate, .. } => rate_guess(*rate),
-        LoadMode::Ramp { ramped, start, stages, .. } => {
-            let peak = stages.iter().map(|s| s.target).fold(*start, f64::max);
-            match ramped {
-                RampedQuantity::Concurrency => peak.ceil() as usize,
-                RampedQuantity::Rate => rate_guess(peak),
-            }
-        }
-        LoadMode::Schedule(_) => 256,
+        LoadMode::Rate { .. } => PACED_CONNECTIONS,
+        LoadMode::Ramp { ramped, start, stages, .. } => match ramped {
+            RampedQuantity::Concurrency => stages.iter().map(|s| s.target).fold(*start, f64::max).ceil() as usize,
+            RampedQuantity::Rate => PACED_CONNECTIONS,
+        },
+        LoadMode::Schedule(_) => PACED_CONNECTIONS,
     };
     size.max(1)
 }
@@ -608,19 +606,15 @@ mod tests {
     }
 
     #[test]
-    fn the_pool_has_a_connection_per_user_and_a_capped_guess_per_rate() {
+    fn the_pool_has_a_connection_per_user_and_aiperfs_limit_per_rate() {
         let users = phase(LoadMode::Concurrency { concurrency: 25_000, prefill_concurrency: None });
         assert_eq!(connection_pool_size(&users), 25_000, "every user streams at once");
-        let rate = |max_concurrency| {
-            phase(LoadMode::Rate {
-                rate: 50_000.0,
-                arrival: Arrival::Constant,
-                max_concurrency,
-                seed: 1,
-                prefill: None,
-            })
+        let rate = |rate, max_concurrency| {
+            phase(LoadMode::Rate { rate, arrival: Arrival::Constant, max_concurrency, seed: 1, prefill: None })
         };
-        assert_eq!(connection_pool_size(&rate(None)), RATE_POOL_ESTIMATE_MAX);
-        assert_eq!(connection_pool_size(&rate(Some(10_000))), 10_000, "a ceiling counts requests at once");
+        // However low the rate: a server slower than a second has more in flight than the rate.
+        assert_eq!(connection_pool_size(&rate(2.0, None)), PACED_CONNECTIONS);
+        assert_eq!(connection_pool_size(&rate(50_000.0, None)), PACED_CONNECTIONS);
+        assert_eq!(connection_pool_size(&rate(2.0, Some(10_000))), 10_000, "a ceiling counts requests at once");
     }
 }

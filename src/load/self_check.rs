@@ -291,7 +291,8 @@ fn name_limits(check: &ClientSelfCheck) -> Vec<String> {
     if let Some(held) = &check.connection_pool_wait {
         named.push(format!(
             "the connection pool's limit of {} connections held requests back: {} requests waited for a \
-             connection (longest {:.1} ms, {:.2} s in all)",
+             connection (longest {:.1} ms, {:.2} s in all); the endpoint's connections: #{{ max: N }} raises it \
+             (aiperf profile: AIPERF_HTTP_CONNECTION_LIMIT=N)",
             held.limit, held.requests, held.max_wait_ms, held.total_wait_s
         ));
     }

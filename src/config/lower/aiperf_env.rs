@@ -1,7 +1,8 @@
 //! AIPerf's environment variables that change what an AIPerf command or config sends, read when
 //! one is lowered, as AIPerf reads them at its start: `AIPERF_HTTP_SSL_VERIFY=false` accepts any
 //! server certificate (warned about), `AIPERF_HTTP_FORCE_CLOSE=true` opens a connection for
-//! every request, `AIPERF_HTTP_VIDEO_POLL_INTERVAL` is a video job's poll interval (seconds),
+//! every request, `AIPERF_HTTP_CONNECTION_LIMIT` caps the connections open at once,
+//! `AIPERF_HTTP_VIDEO_POLL_INTERVAL` is a video job's poll interval (seconds),
 //! `AIPERF_ENDPOINT_FORCE_CONTENT_PARTS=true` sends chat (and chat embeddings), Responses and
 //! Messages text as content parts, the `AIPERF_DATASET_WEKA_*` agent-splitting settings shape a
 //! weka or TraceLab trace's agents, the `AIPERF_DATASET_TRACELAB_*` ones how a TraceLab file's
@@ -21,6 +22,9 @@ const SSL_VERIFY: &str = "AIPERF_HTTP_SSL_VERIFY";
 const FORCE_CLOSE: &str = "AIPERF_HTTP_FORCE_CLOSE";
 const VIDEO_POLL_INTERVAL: &str = "AIPERF_HTTP_VIDEO_POLL_INTERVAL";
 const FORCE_CONTENT_PARTS: &str = "AIPERF_ENDPOINT_FORCE_CONTENT_PARTS";
+const CONNECTION_LIMIT: &str = "AIPERF_HTTP_CONNECTION_LIMIT";
+/// The most AIPerf's `AIPERF_HTTP_CONNECTION_LIMIT` takes.
+const CONNECTION_LIMIT_MAX: u64 = 65_000;
 
 /// `endpoint` as AIPerf would reach it with the variables `env` gives.
 pub fn apply(endpoint: &mut Endpoint, env: impl Fn(&str) -> Option<String>) -> Result<(), ConfigError> {
@@ -29,6 +33,14 @@ pub fn apply(endpoint: &mut Endpoint, env: impl Fn(&str) -> Option<String>) -> R
     }
     if switch(&env, FORCE_CLOSE)? == Some(true) {
         endpoint.transport.connections.strategy = ConnectionStrategy::NeverReuse;
+    }
+    if let Some(limit) = whole_number(&env, CONNECTION_LIMIT)? {
+        if !(1..=CONNECTION_LIMIT_MAX).contains(&limit) {
+            return Err(ConfigError::new(format!(
+                "environment variable {CONNECTION_LIMIT}: must be from 1 to {CONNECTION_LIMIT_MAX}, got {limit}"
+            )));
+        }
+        endpoint.transport.connections.max = Some(limit as usize);
     }
     // The kinds whose turns AIPerf renders through it; the others carry no content parts.
     let parted = matches!(
@@ -183,6 +195,16 @@ mod tests {
         assert!(!kept.transport.tls.insecure);
         assert_eq!(kept.transport.connections.strategy, ConnectionStrategy::Pooled);
         assert_eq!(kept.request.video_poll_interval_s, None, "a chat run ignores the video poll interval");
+    }
+
+    #[test]
+    fn the_connection_limit_caps_the_pool_within_aiperfs_range() {
+        let endpoint = applied(EndpointKind::Chat, &[(CONNECTION_LIMIT, "64")]).unwrap();
+        assert_eq!(endpoint.transport.connections.max, Some(64));
+        for refused in ["0", "65001", "many"] {
+            let error = applied(EndpointKind::Chat, &[(CONNECTION_LIMIT, refused)]).unwrap_err();
+            assert!(error.contains(CONNECTION_LIMIT), "{error}");
+        }
     }
 
     #[test]
