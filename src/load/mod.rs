@@ -267,14 +267,15 @@ pub async fn run_phase(ctx: Arc<LoadContext>, run: Arc<PhaseRun>) -> PhaseSummar
     }
 }
 
-/// The connections a phase paced by a rate or a schedule may keep open at once: AIPerf's
+/// The connections a phase that does not bound its requests in flight (paced by a rate or a
+/// schedule, or an agentic replay's sub-agents) may keep open at once: AIPerf's
 /// `AIPERF_HTTP_CONNECTION_LIMIT` default, so that a slow server gets every request on time
 /// (as many in flight as its latency makes), as AIPerf sends them. Opened only as needed.
-pub const PACED_CONNECTIONS: usize = 2500;
+pub const UNBOUNDED_PHASE_CONNECTIONS: usize = 2500;
 
 /// How many connections a phase may keep open at once, to size the client's pool: one per
 /// user where the phase counts users (the open-file limit bounds it later, `client::pool`),
-/// `PACED_CONNECTIONS` where a rate or a schedule paces it.
+/// `UNBOUNDED_PHASE_CONNECTIONS` where nothing bounds its requests in flight.
 pub fn connection_pool_size(phase: &Phase) -> usize {
     let size = match &phase.mode {
         LoadMode::Concurrency { concurrency, .. } => *concurrency,
@@ -282,18 +283,18 @@ pub fn connection_pool_size(phase: &Phase) -> usize {
         LoadMode::Users { users, .. } | LoadMode::UserCentric { users, .. } | LoadMode::Scripted { users, .. } => {
             *users
         }
-        LoadMode::AgenticReplay(replay) => replay.lanes * 4,
+        LoadMode::AgenticReplay(replay) => (replay.lanes * 4).max(UNBOUNDED_PHASE_CONNECTIONS),
         LoadMode::AdaptiveScale(settings) => match settings.control {
             AdaptiveControl::Concurrency => settings.control_max as usize,
             AdaptiveControl::RequestRate { max_concurrency: Some(n), .. } => n,
-            AdaptiveControl::RequestRate { .. } => PACED_CONNECTIONS,
+            AdaptiveControl::RequestRate { .. } => UNBOUNDED_PHASE_CONNECTIONS,
         },
-        LoadMode::Rate { .. } => PACED_CONNECTIONS,
+        LoadMode::Rate { .. } => UNBOUNDED_PHASE_CONNECTIONS,
         LoadMode::Ramp { ramped, start, stages, .. } => match ramped {
             RampedQuantity::Concurrency => stages.iter().map(|s| s.target).fold(*start, f64::max).ceil() as usize,
-            RampedQuantity::Rate => PACED_CONNECTIONS,
+            RampedQuantity::Rate => UNBOUNDED_PHASE_CONNECTIONS,
         },
-        LoadMode::Schedule(_) => PACED_CONNECTIONS,
+        LoadMode::Schedule(_) => UNBOUNDED_PHASE_CONNECTIONS,
     };
     size.max(1)
 }
@@ -613,8 +614,8 @@ mod tests {
             phase(LoadMode::Rate { rate, arrival: Arrival::Constant, max_concurrency, seed: 1, prefill: None })
         };
         // However low the rate: a server slower than a second has more in flight than the rate.
-        assert_eq!(connection_pool_size(&rate(2.0, None)), PACED_CONNECTIONS);
-        assert_eq!(connection_pool_size(&rate(50_000.0, None)), PACED_CONNECTIONS);
+        assert_eq!(connection_pool_size(&rate(2.0, None)), UNBOUNDED_PHASE_CONNECTIONS);
+        assert_eq!(connection_pool_size(&rate(50_000.0, None)), UNBOUNDED_PHASE_CONNECTIONS);
         assert_eq!(connection_pool_size(&rate(2.0, Some(10_000))), 10_000, "a ceiling counts requests at once");
     }
 }
