@@ -267,8 +267,8 @@ pub async fn run_phase(ctx: Arc<LoadContext>, run: Arc<PhaseRun>) -> PhaseSummar
     }
 }
 
-/// The connections a phase that does not bound its requests in flight (paced by a rate or a
-/// schedule, or an agentic replay's sub-agents) may keep open at once: AIPerf's
+/// The connections a phase that does not bound its requests in flight (paced by a rate, a
+/// schedule or users' rates, or an agentic replay's sub-agents) may keep open at once: AIPerf's
 /// `AIPERF_HTTP_CONNECTION_LIMIT` default, so that a slow server gets every request on time
 /// (as many in flight as its latency makes), as AIPerf sends them. Opened only as needed.
 pub const UNBOUNDED_PHASE_CONNECTIONS: usize = 2500;
@@ -280,9 +280,9 @@ pub fn connection_pool_size(phase: &Phase) -> usize {
     let size = match &phase.mode {
         LoadMode::Concurrency { concurrency, .. } => *concurrency,
         LoadMode::Rate { max_concurrency: Some(n), .. } => *n,
-        LoadMode::Users { users, .. } | LoadMode::UserCentric { users, .. } | LoadMode::Scripted { users, .. } => {
-            *users
-        }
+        LoadMode::Users { users, .. } | LoadMode::Scripted { users, .. } => *users,
+        // A user's next conversation may start while its last one is in flight.
+        LoadMode::UserCentric { .. } => UNBOUNDED_PHASE_CONNECTIONS,
         LoadMode::AgenticReplay(replay) => (replay.lanes * 4).max(UNBOUNDED_PHASE_CONNECTIONS),
         LoadMode::AdaptiveScale(settings) => match settings.control {
             AdaptiveControl::Concurrency => settings.control_max as usize,
@@ -617,5 +617,8 @@ mod tests {
         assert_eq!(connection_pool_size(&rate(2.0, None)), UNBOUNDED_PHASE_CONNECTIONS);
         assert_eq!(connection_pool_size(&rate(50_000.0, None)), UNBOUNDED_PHASE_CONNECTIONS);
         assert_eq!(connection_pool_size(&rate(2.0, Some(10_000))), 10_000, "a ceiling counts requests at once");
+        let user_centric =
+            phase(LoadMode::UserCentric { users: 4, rate: 2.0, turns: crate::plan::Dist::fixed(3.0), seed: 1 });
+        assert_eq!(connection_pool_size(&user_centric), UNBOUNDED_PHASE_CONNECTIONS, "sessions overlap");
     }
 }
