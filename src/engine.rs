@@ -614,8 +614,8 @@ async fn run_phases(
     Ok((phases, gathered.unwrap_or_default()))
 }
 
-/// The console text (tables, self-check, thresholds, token warnings, error hints), also written beside the
-/// exports.
+/// The console text (tables, self-check, thresholds, token warnings, error hints), also
+/// written beside the exports.
 pub(crate) fn write_console(result: &RunResult, artifact_dir: &std::path::Path) -> Result<()> {
     let mut console = ui::table::render(result);
     if result.plan.export.trace_table {

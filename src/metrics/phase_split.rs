@@ -30,10 +30,10 @@ impl Span {
     }
 }
 
-/// What measures one phase's records (the record processor, which implements it).
 /// What a phase's part measured: its metrics, error summary and token-check causes.
 pub(super) type PartMeasured = (Vec<MetricResult>, Vec<ErrorCount>, TokenCheckCauses);
 
+/// What measures one phase's records (the record processor, which implements it).
 pub(super) trait PhasePart {
     /// Adds one record, with its metrics, SLO mark and span in epoch ns, to the values kept.
     fn accumulate(&mut self, record: &RequestRecord, metrics: &RecordMetrics, good: Option<bool>, span: (u64, u64));
