@@ -49,4 +49,12 @@ impl RecordMetrics {
     pub fn get(&self, def: &MetricDef) -> Option<&MetricValue> {
         self.entries.iter().find(|(d, _)| std::ptr::eq(*d, def)).map(|(_, v)| v)
     }
+
+    /// `def`'s value when it is a count.
+    pub fn count(&self, def: &MetricDef) -> Option<u64> {
+        match self.get(def) {
+            Some(MetricValue::Count(n)) => Some(*n),
+            _ => None,
+        }
+    }
 }

@@ -6,8 +6,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::record_values::{MetricValue, RecordMetrics};
-use super::registry::{self, MetricDef};
+use super::record_values::RecordMetrics;
+use super::registry;
 
 /// The failed checks' causes over a run's successful requests.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -42,21 +42,20 @@ impl TokenCheckCauses {
         osl_mismatch: bool,
     ) {
         let (prompt_off, output_off) = usage_off;
-        let counts =
-            count(metrics, &registry::USAGE_PROMPT_TOKENS).zip(count(metrics, &registry::INPUT_SEQUENCE_LENGTH));
+        let counts = metrics.count(&registry::USAGE_PROMPT_TOKENS).zip(metrics.count(&registry::INPUT_SEQUENCE_LENGTH));
         if let Some((server, client)) = counts {
             let gap = server as i64 - client as i64;
             self.add_prompt_gap(Some((gap, gap)));
         }
         self.prompts_off += u64::from(prompt_off);
         let server_as_asked =
-            count(metrics, &registry::USAGE_COMPLETION_TOKENS).zip(requested).is_some_and(|(n, r)| n == r);
+            metrics.count(&registry::USAGE_COMPLETION_TOKENS).zip(requested).is_some_and(|(n, r)| n == r);
         if output_off {
             self.outputs_off += 1;
             self.outputs_as_asked += u64::from(server_as_asked);
         }
         if osl_mismatch {
-            let osl = count(metrics, &registry::OUTPUT_SEQUENCE_LENGTH).unwrap_or(0);
+            let osl = metrics.count(&registry::OUTPUT_SEQUENCE_LENGTH).unwrap_or(0);
             if server_as_asked {
                 self.osl_as_asked += 1;
             } else if requested.is_some_and(|requested| osl < requested) {
@@ -99,16 +98,11 @@ impl TokenCheckCauses {
     }
 }
 
-fn count(metrics: &RecordMetrics, def: &MetricDef) -> Option<u64> {
-    match metrics.get(def) {
-        Some(MetricValue::Count(n)) => Some(*n),
-        _ => None,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::metrics::record_values::MetricValue;
+    use crate::metrics::registry::MetricDef;
 
     fn metrics(counts: &[(&'static MetricDef, u64)]) -> RecordMetrics {
         let mut metrics = RecordMetrics::default();

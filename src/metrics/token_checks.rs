@@ -97,24 +97,15 @@ pub fn push_diff_metrics(metrics: &mut RecordMetrics, requested_output_tokens: O
         ),
     ];
     for (diff, reported, counted) in pairs {
-        if let Some(pct) =
-            count_of(metrics, reported).zip(count_of(metrics, counted)).and_then(|(r, c)| usage_diff_pct(r, c))
-        {
+        if let Some(pct) = metrics.count(reported).zip(metrics.count(counted)).and_then(|(r, c)| usage_diff_pct(r, c)) {
             metrics.push(diff, MetricValue::Float(pct));
         }
     }
-    let osl = count_of(metrics, &registry::OUTPUT_SEQUENCE_LENGTH);
+    let osl = metrics.count(&registry::OUTPUT_SEQUENCE_LENGTH);
     if let Some(pct) =
         osl.zip(requested_output_tokens).and_then(|(osl, requested)| osl_mismatch_diff_pct(osl, requested))
     {
         metrics.push(&registry::OSL_MISMATCH_DIFF_PCT, MetricValue::Float(pct));
-    }
-}
-
-fn count_of(metrics: &RecordMetrics, def: &MetricDef) -> Option<u64> {
-    match metrics.get(def) {
-        Some(MetricValue::Count(n)) => Some(*n),
-        _ => None,
     }
 }
 
@@ -147,7 +138,7 @@ impl TokenCheckTally {
         }
         let mut osl_mismatch = false;
         if let (Some(osl), Some(requested)) =
-            (count_of(metrics, &registry::OUTPUT_SEQUENCE_LENGTH), requested_output_tokens)
+            (metrics.count(&registry::OUTPUT_SEQUENCE_LENGTH), requested_output_tokens)
         {
             self.osl_checked = true;
             osl_mismatch = thresholds.is_osl_mismatch(osl, requested);
