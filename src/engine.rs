@@ -614,22 +614,9 @@ async fn run_phases(
     Ok((phases, gathered.unwrap_or_default()))
 }
 
-/// The console text (tables, self-check, thresholds, token warnings, error hints), also
-/// written beside the exports.
+/// What the console showed at the end of the run ([`ui::end_of_run`]), written beside the exports.
 pub(crate) fn write_console(result: &RunResult, artifact_dir: &std::path::Path) -> Result<()> {
-    let mut console = ui::table::render(result);
-    if result.plan.export.trace_table {
-        console.push_str(&ui::table::render_trace_timing(result));
-    }
-    console.push_str(&ui::scripted_sessions::render(result));
-    console.push_str(&ui::branch_stats::render(result));
-    console.push_str(&ui::adaptive_scale::render(result));
-    console.push_str(&ui::gpu_table::render(result));
-    console.push_str(&ui::accuracy_table::render(result));
-    console.push_str(&ui::self_check::render(result));
-    console.push_str(&ui::thresholds::render(result));
-    console.push_str(&ui::token_warnings::render(result));
-    console.push_str(&ui::error_insights::render(result));
+    let console = ui::end_of_run::render(result);
     let names = export::ArtifactNames::new(result.plan.export.prefix.as_deref());
     let console_path = artifact_dir.join(names.console());
     std::fs::write(&console_path, &console).with_context(|| format!("cannot write {}", console_path.display()))

@@ -104,22 +104,7 @@ pub(super) fn run_plan(host: &RunHost, mut plan: Plan) -> ScriptResult<RunResult
             return script_error(format!("run `{}` failed: {e:#}", plan.name));
         }
     };
-    ui::stdout::print_line(&ui::table::render(&result));
-    if plan.export.trace_table {
-        ui::stdout::print_line(&ui::table::render_trace_timing(&result));
-    }
-    ui::stdout::print(&ui::scripted_sessions::render(&result));
-    ui::stdout::print(&ui::branch_stats::render(&result));
-    ui::stdout::print(&ui::adaptive_scale::render(&result));
-    ui::stdout::print(&ui::gpu_table::render(&result));
-    ui::stdout::print(&ui::accuracy_table::render(&result));
-    ui::stdout::print(&ui::self_check::render(&result));
-    ui::stdout::print(&ui::thresholds::render(&result));
-    ui::stdout::print(&ui::token_warnings::render(&result));
-    for error in &result.error_summary {
-        ui::stdout::print_line(&ui::failures::error_line(error));
-    }
-    ui::stdout::print(&ui::error_insights::render(&result));
+    ui::stdout::print(&ui::end_of_run::render(&result));
     ui::stdout::print_line(&format!("artifacts: {}", result.artifact_dir.display()));
     if result.was_cancelled {
         return script_error(format!(

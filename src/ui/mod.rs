@@ -3,6 +3,7 @@
 pub mod accuracy_table;
 pub mod adaptive_scale;
 pub mod branch_stats;
+pub mod end_of_run;
 pub mod error_insights;
 pub mod failures;
 pub mod gpu_table;
