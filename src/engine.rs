@@ -585,7 +585,15 @@ async fn run_phases(
         let phase = capped(phase, entry_limit);
         let progress = PhaseProgress::start(&phase, counters.clone(), options.progress);
         let name = Arc::from(phase.name.as_str());
-        let run = Arc::new(PhaseRun { phase: phase.clone(), index, name, counters, dataset_offset: dataset_drawn });
+        let cancel_draws = phase.cancel.as_ref().map(load::cancel_draws::CancelDraws::new);
+        let run = Arc::new(PhaseRun {
+            phase: phase.clone(),
+            index,
+            name,
+            counters,
+            dataset_offset: dataset_drawn,
+            cancel_draws,
+        });
         let summary = load::run_phase(context.clone(), run.clone()).await;
         if phase.kind == crate::plan::PhaseKind::Warmup {
             dataset_drawn += load::dataset_drawn(&context, &run);

@@ -151,7 +151,7 @@ pub struct RecordError {
     /// HTTP status, when the server answered with one.
     pub code: Option<u16>,
     /// A short class: `http_error`, `connection_error`, `timeout`, `stream_error`, `invalid_response`,
-    /// `response_too_large`, `cancelled`.
+    /// `response_too_large`; `RequestCancellationError` (AIPerf's) for a phase's cancellation.
     #[serde(rename = "type")]
     pub kind: String,
     pub message: String,
@@ -222,7 +222,7 @@ pub struct RequestRecord {
     pub requested_output_tokens: Option<u64>,
     pub error: Option<RecordError>,
     /// The request was cancelled by the client: cut off (a duration ended, the run was
-    /// cancelled), not an error; or picked by the phase's cancellation, an error (`cancelled`).
+    /// cancelled), not an error; or picked by the phase's cancellation, an error (`RequestCancellationError`).
     pub was_cancelled: bool,
     /// What the connection saw (pool wait, DNS, TCP, TLS, send, receive, bytes), once sent.
     pub trace: Option<Box<HttpTrace>>,

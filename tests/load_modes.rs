@@ -160,7 +160,8 @@ fn a_rate_phase_keeps_its_rate_and_counts_add_up_with_cancellations() {
     let errors = summary["error_summary"].as_array().expect("error summary");
     assert_eq!(errors.len(), 1, "{errors:?}");
     assert_eq!(errors[0]["error_details"]["code"], 499);
-    assert_eq!(errors[0]["error_details"]["message"], "request cancelled 0.020s after being sent");
+    assert_eq!(errors[0]["error_details"]["type"], "RequestCancellationError");
+    assert_eq!(errors[0]["error_details"]["message"], "Request cancelled 0.020s after being sent");
     assert_eq!(errors[0]["count"].as_u64(), Some(count("errors")));
     let records = run.records("open");
     let cancelled: Vec<&Value> = records.iter().filter(|r| r["metadata"]["was_cancelled"] == true).collect();
@@ -182,6 +183,38 @@ fn a_rate_phase_keeps_its_rate_and_counts_add_up_with_cancellations() {
     assert!(scheduled.windows(2).all(|w| w[1] - w[0] == 10_000_000), "constant arrivals");
     assert!(summary.get("dispatch_delay").is_some() && summary.get("scheduled_request_latency").is_some());
     assert!(stat(&summary, "scheduled_request_latency", "min") >= stat(&summary, "request_latency", "min"));
+}
+
+/// AIPerf 0.13 with `--random-seed 7` (CPython 3.11, its derived streams): the first gaps of
+/// `expovariate(20)` in ms, and the requests `random() < 0.3` picks, in the order issued.
+const AIPERF_SEED_7_POISSON_20_GAPS_MS: [f64; 6] = [80.2574, 82.4647, 1.1980, 35.9266, 25.1192, 159.2131];
+const AIPERF_SEED_7_CANCELLED_OF_16: [u64; 3] = [1, 4, 5];
+
+#[test]
+fn a_seeded_aiperf_command_sends_aiperfs_schedule_and_cancels_its_requests() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let output = aiperf_command(dir.path())
+        .arg("profile")
+        .args(
+            "--model m --url mock --endpoint-type chat --streaming --isl 20 --osl 4 --request-rate 20 \
+               --request-count 16 --random-seed 7 --request-cancellation-rate 30 --request-cancellation-delay 0 \
+               --artifact-dir seeded"
+                .split_whitespace(),
+        )
+        .output()
+        .expect("run aiperf profile");
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    let text = std::fs::read_to_string(dir.path().join("seeded/profile_export.jsonl")).expect("records");
+    let mut records: Vec<Value> = text.lines().map(|line| serde_json::from_str(line).expect("record")).collect();
+    records.sort_by_key(|record| ns(record, "credit_issued_ns"));
+    let due: Vec<u64> = records.iter().map(|record| ns(record, "credit_issued_ns")).collect();
+    let first_gaps_ms: Vec<f64> = due.windows(2).take(5).map(|pair| (pair[1] - pair[0]) as f64 / 1e6).collect();
+    for (ours, aiperf) in first_gaps_ms.iter().zip(&AIPERF_SEED_7_POISSON_20_GAPS_MS[1..]) {
+        assert!((ours - aiperf).abs() < 0.001, "gaps {first_gaps_ms:?}, AIPerf's {AIPERF_SEED_7_POISSON_20_GAPS_MS:?}");
+    }
+    let cancelled: Vec<u64> =
+        (0..records.len() as u64).filter(|&i| records[i as usize]["error"]["code"] == 499).collect();
+    assert_eq!(cancelled, AIPERF_SEED_7_CANCELLED_OF_16, "the requests cancelled, in the order issued");
 }
 
 #[test]

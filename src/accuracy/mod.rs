@@ -10,7 +10,6 @@ pub mod graders;
 mod grading;
 mod load;
 pub mod problem;
-mod python_random;
 mod record_blocks;
 mod resolve;
 mod segments;

@@ -62,9 +62,14 @@ pub(crate) fn invalid_response(what: &str, payload: &[u8]) -> RecordError {
     )
 }
 
-/// The phase's request cancellation ended it `after` it was sent (AIPerf's 499).
+/// The phase's request cancellation ended it `after` it was sent: AIPerf's error, word for word
+/// (its type, its 499 and its message), as the flag that asks for it is AIPerf's.
 pub(crate) fn cancelled_after(after: Duration) -> RecordError {
-    record_error("cancelled", Some(499), format!("request cancelled {:.3}s after being sent", after.as_secs_f64()))
+    record_error(
+        "RequestCancellationError",
+        Some(499),
+        format!("Request cancelled {:.3}s after being sent", after.as_secs_f64()),
+    )
 }
 
 /// The whole request took longer than `limit`.

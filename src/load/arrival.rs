@@ -1,49 +1,35 @@
 //! Open-loop arrival times: seeded gaps of a unit-rate process (constant, Poisson, gamma) at a
 //! piecewise-linear rate profile, read as AIPerf 0.13's rate loop reads a changing rate, so a
-//! plain rate and a rate ramp share one path.
+//! plain rate and a rate ramp share one path. The gaps are drawn from AIPerf's own streams
+//! (`rng::aiperf_streams`), so a seed gives the schedule AIPerf sends with that `--random-seed`.
 
 use crate::plan::segment::ExecutionSegment;
 use crate::plan::{Arrival, RampStage};
-use crate::rng::SeededRng;
+use crate::rng::aiperf_streams::{self, GAMMA_INTERVAL, POISSON_INTERVAL};
+use crate::rng::python::PythonRandom;
 
-/// Gaps with mean 1 drawn from the arrival pattern.
+/// Gaps with mean 1 drawn from the arrival pattern: AIPerf's interval at a rate of 1 (its gap at
+/// rate r is this over r).
 #[derive(Debug, Clone)]
 pub struct UnitGaps {
     arrival: Arrival,
-    rng: SeededRng,
+    rng: PythonRandom,
 }
 
 impl UnitGaps {
     pub fn new(arrival: Arrival, seed: u64) -> Self {
-        Self { arrival, rng: SeededRng::new(seed) }
+        let stream = match arrival {
+            Arrival::Gamma { .. } => GAMMA_INTERVAL,
+            Arrival::Constant | Arrival::Poisson => POISSON_INTERVAL,
+        };
+        Self { arrival, rng: aiperf_streams::derived(seed, stream) }
     }
 
     pub fn next_gap(&mut self) -> f64 {
         match self.arrival {
             Arrival::Constant => 1.0,
-            Arrival::Poisson => -(1.0 - self.rng.next_f64()).ln(),
-            Arrival::Gamma { smoothness } => gamma(&mut self.rng, smoothness) / smoothness,
-        }
-    }
-}
-
-/// A Gamma(shape, 1) sample (Marsaglia and Tsang; shapes below 1 by the boost U^(1/shape)).
-fn gamma(rng: &mut SeededRng, shape: f64) -> f64 {
-    if shape < 1.0 {
-        let boost = rng.next_f64().max(f64::MIN_POSITIVE).powf(1.0 / shape);
-        return gamma(rng, shape + 1.0) * boost;
-    }
-    let d = shape - 1.0 / 3.0;
-    let c = 1.0 / (9.0 * d).sqrt();
-    loop {
-        let x = rng.normal(0.0, 1.0);
-        let v = (1.0 + c * x).powi(3);
-        if v <= 0.0 {
-            continue;
-        }
-        let u = rng.next_f64().max(f64::MIN_POSITIVE);
-        if u.ln() < 0.5 * x * x + d - d * v + d * v.ln() {
-            return d * v;
+            Arrival::Poisson => self.rng.exponential(),
+            Arrival::Gamma { smoothness } => self.rng.gamma(smoothness) / smoothness,
         }
     }
 }

@@ -4,6 +4,7 @@
 mod adaptive_scale;
 mod agentic_replay;
 mod arrival;
+pub mod cancel_draws;
 mod concurrency;
 mod conversation_queue;
 pub mod dataset_order;
@@ -150,6 +151,8 @@ pub struct PhaseRun {
     /// phase draws on from there, as AIPerf's profiling phase goes on with the warm-up's sampler
     /// (so it does not send the warm-up's prompts again).
     pub dataset_offset: u64,
+    /// The requests the phase's cancellation picks.
+    pub cancel_draws: Option<cancel_draws::CancelDraws>,
 }
 
 /// When an open-loop phase meant its requests to go out, and when they did (run-clock ns).
@@ -400,14 +403,6 @@ impl Drop for InFlight<'_> {
     }
 }
 
-/// Whether the phase's cancellation picks request `request_index` (seeded, so reproducible),
-/// and how long after it is sent.
-fn cancel_delay(run: &PhaseRun, request_index: u64) -> Option<Duration> {
-    let cancel = run.phase.cancel?;
-    let draw = SeededRng::new(request_index ^ ((run.index as u64) << 40) ^ 0xCA9C_E11E_D000).next_f64();
-    (draw < cancel.fraction).then(|| Duration::from_secs_f64(cancel.after_s.max(0.0)))
-}
-
 /// Send dataset entry `request_index` (cycling through the dataset) and account for the record.
 async fn send_one(
     ctx: &LoadContext,
@@ -497,7 +492,7 @@ async fn send_through<A>(
 
     // The phase's cut-off and the request's own cancellation end it alike: one timer for the
     // earlier (every streaming request's task holds room for it).
-    let cancel_after = cancel_delay(run, request.request_index);
+    let cancel_after = run.cancel_draws.as_ref().and_then(|draws| draws.delay(request.request_index));
     let cancel_at = cancel_after.map(|delay| tokio::time::Instant::now() + delay);
     let stop_at = deadlines.cut_off.into_iter().chain(cancel_at).min();
     let cut_off_or_cancelled = async {

@@ -575,8 +575,8 @@ mod tests {
         assert_eq!(stats_of(&results, "error_isl").sum, Some(40.0));
         assert_eq!(errors.len(), 1);
         let details = &errors[0].error_details;
-        assert_eq!((details.code, details.kind.as_str()), (Some(499), "cancelled"));
-        assert_eq!(details.message, "request cancelled 0.020s after being sent");
+        assert_eq!((details.code, details.kind.as_str()), (Some(499), "RequestCancellationError"));
+        assert_eq!(details.message, "Request cancelled 0.020s after being sent");
     }
 
     #[test]

@@ -186,6 +186,9 @@ impl ScheduleTrace {
 pub struct Cancellation {
     pub fraction: f64,
     pub after_s: f64,
+    /// Seeds which requests are picked: AIPerf's `--random-seed` picks the ones AIPerf cancels.
+    #[serde(default)]
+    pub seed: u64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

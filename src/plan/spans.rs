@@ -70,7 +70,7 @@ mod tests {
         plan.request_timeout_s = 1e300;
         assert!(plan.span_problem().is_some_and(|problem| problem.starts_with("request_timeout: 1e300 s")));
         plan.request_timeout_s = 60.0;
-        plan.phases[0].cancel = Some(Cancellation { fraction: 0.5, after_s: f64::INFINITY });
+        plan.phases[0].cancel = Some(Cancellation { fraction: 0.5, after_s: f64::INFINITY, seed: 0 });
         let problem = plan.span_problem().expect("an endless cancel delay");
         assert!(problem.contains("cancel after: inf s"), "{problem}");
         plan.phases[0].cancel = None;

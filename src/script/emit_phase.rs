@@ -159,7 +159,12 @@ pub(super) fn phase(phase: &Phase) -> String {
     keys.push(format!("grace_period: {}", float(phase.grace_period_s)));
     keys.push(format!("results: {}", phase.results));
     if let Some(cancel) = phase.cancel {
-        keys.push(format!("cancel: #{{ fraction: {}, after: {} }}", float(cancel.fraction), float(cancel.after_s)));
+        let seed = if cancel.seed == 0 { String::new() } else { format!(", seed: {}", cancel.seed) };
+        keys.push(format!(
+            "cancel: #{{ fraction: {}, after: {}{seed} }}",
+            float(cancel.fraction),
+            float(cancel.after_s)
+        ));
     }
     let built = format!("{builder}(#{{ {} }})", keys.join(", "));
     match (builder, phase.kind) {

@@ -73,9 +73,9 @@ pub(super) fn finish(r: &mut MapReader, kind: PhaseKind, mode: LoadMode, needs_s
     Ok(Phase { name, kind, mode, requests, sessions, duration_s, grace_period_s, results, cancel })
 }
 
-/// `cancel: #{ fraction: 0.1, after: ms(500) }`
+/// `cancel: #{ fraction: 0.1, after: ms(500), seed: 42 }`
 fn cancellation(map: Map) -> ScriptResult<Cancellation> {
-    let mut r = MapReader::new("cancel", map, &["fraction", "after"])?;
+    let mut r = MapReader::new("cancel", map, &["fraction", "after", "seed"])?;
     let fraction = r.opt_f64("fraction")?.unwrap_or(0.0);
     if !(0.0..=1.0).contains(&fraction) {
         return script_error(format!("cancel: `fraction` must be between 0 and 1, got {fraction}"));
@@ -84,7 +84,7 @@ fn cancellation(map: Map) -> ScriptResult<Cancellation> {
     if after_s.is_nan() || after_s < 0.0 {
         return script_error("cancel: `after` must be a duration ≥ 0, e.g. ms(500)");
     }
-    Ok(Cancellation { fraction, after_s })
+    Ok(Cancellation { fraction, after_s, seed: r.opt_u64("seed")?.unwrap_or(0) })
 }
 
 /// `warmup(rate(#{..}))`, `cooldown(users(#{..}))`: any phase, kept out of the results.

@@ -5,8 +5,8 @@
 use anyhow::Result;
 
 use crate::accuracy::problem::{Problem, letter};
-use crate::accuracy::python_random::PythonRandom;
 use crate::accuracy::source::{self, Row};
+use crate::rng::python::PythonRandom;
 
 const REPO: &str = "Idavidrein/gpqa";
 const INCORRECT: [&str; 3] = ["Incorrect Answer 1", "Incorrect Answer 2", "Incorrect Answer 3"];

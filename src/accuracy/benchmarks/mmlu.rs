@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use anyhow::Result;
 
 use crate::accuracy::problem::{Asking, ChatMessage, Problem, letter};
-use crate::accuracy::python_random::PythonRandom;
 use crate::accuracy::source::{self, Row};
+use crate::rng::python::PythonRandom;
 
 const REPO: &str = "lighteval/mmlu";
 

@@ -210,6 +210,7 @@ fn lower_phase(item: &Value, dataset: &Dataset, main: &Value, seed: u64) -> Resu
         Some(cancellation) => Some(Cancellation {
             fraction: opt_f64(cancellation, "rate", &key("cancellation.rate"))?.unwrap_or(0.0) / 100.0,
             after_s: opt_f64(cancellation, "delay", &key("cancellation.delay"))?.unwrap_or(0.0),
+            seed,
         }),
         None => None,
     };

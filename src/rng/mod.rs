@@ -1,5 +1,9 @@
 //! A small seeded PRNG (SplitMix64) whose output never changes between versions, so the
-//! same seed gives byte-identical datasets forever.
+//! same seed gives byte-identical datasets forever; and CPython's generator, for the draws that
+//! must be AIPerf's own (`python`, `aiperf_streams`).
+
+pub mod aiperf_streams;
+pub mod python;
 
 #[derive(Debug, Clone)]
 pub struct SeededRng {

@@ -1,10 +1,12 @@
-//! Python's `random.Random(seed)` for the draws AIPerf's benchmark loaders make (`shuffle`,
-//! `randrange`): the Mersenne Twister MT19937 seeded as CPython seeds it from an integer, so a
-//! shuffle here puts items where AIPerf's puts them.
+//! Python's `random.Random(seed)` for the draws AIPerf makes (its benchmark loaders' `shuffle`
+//! and `randrange`, its timing's `random`, `expovariate` and `gammavariate`): the Mersenne
+//! Twister MT19937 seeded as CPython seeds it from an integer, so a shuffle here puts items where
+//! AIPerf's puts them and a seeded schedule has AIPerf's gaps.
 
 const N: usize = 624;
 const M: usize = 397;
 
+#[derive(Debug, Clone)]
 pub struct PythonRandom {
     state: [u32; N],
     next: usize,
@@ -99,6 +101,67 @@ impl PythonRandom {
             let drawn = self.bits(bits) as usize;
             if drawn < below {
                 return drawn;
+            }
+        }
+    }
+
+    /// `random()`: a float in [0, 1) from 53 bits of two draws (27 and 26 bits).
+    pub fn random(&mut self) -> f64 {
+        let high = f64::from(self.next_u32() >> 5);
+        let low = f64::from(self.next_u32() >> 6);
+        (high * 67_108_864.0 + low) / 9_007_199_254_740_992.0
+    }
+
+    /// `expovariate(1.0)`: an exponential draw of mean 1.
+    pub fn exponential(&mut self) -> f64 {
+        -(1.0 - self.random()).ln()
+    }
+
+    /// `gammavariate(shape, 1.0)`, by CPython's methods: Cheng's (1977) rejection for a shape
+    /// above 1, an exponential draw at 1, and Kennedy and Gentle's algorithm GS below 1. Their
+    /// draws and tests are CPython's, so the samples are its samples.
+    pub fn gamma(&mut self, shape: f64) -> f64 {
+        assert!(shape > 0.0, "a gamma shape is positive, got {shape}");
+        if shape == 1.0 {
+            return self.exponential();
+        }
+        if shape > 1.0 {
+            return self.gamma_above_one(shape);
+        }
+        self.gamma_below_one(shape)
+    }
+
+    fn gamma_above_one(&mut self, shape: f64) -> f64 {
+        let spread = (2.0 * shape - 1.0).sqrt();
+        let offset = shape - 4f64.ln();
+        let slope = shape + spread;
+        let bound = 1.0 + 4.5f64.ln();
+        loop {
+            let u1 = self.random();
+            if !(1e-7 < u1 && u1 < 0.999_999_9) {
+                continue;
+            }
+            let u2 = 1.0 - self.random();
+            let v = (u1 / (1.0 - u1)).ln() / spread;
+            let x = shape * v.exp();
+            let z = u1 * u1 * u2;
+            let r = offset + slope * v - x;
+            if r + bound - 4.5 * z >= 0.0 || r >= z.ln() {
+                return x;
+            }
+        }
+    }
+
+    fn gamma_below_one(&mut self, shape: f64) -> f64 {
+        let e = std::f64::consts::E;
+        loop {
+            let b = (e + shape) / e;
+            let p = b * self.random();
+            let x = if p <= 1.0 { p.powf(1.0 / shape) } else { -((b - p) / shape).ln() };
+            let u = self.random();
+            let accepted = if p > 1.0 { u <= x.powf(shape - 1.0) } else { u <= (-x).exp() };
+            if accepted {
+                return x;
             }
         }
     }
