@@ -192,21 +192,10 @@ const AIPERF_SEED_7_CANCELLED_OF_16: [u64; 3] = [1, 4, 5];
 
 #[test]
 fn a_seeded_aiperf_command_sends_aiperfs_schedule_and_cancels_its_requests() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let output = aiperf_command(dir.path())
-        .arg("profile")
-        .args(
-            "--model m --url mock --endpoint-type chat --streaming --isl 20 --osl 4 --request-rate 20 \
-               --request-count 16 --random-seed 7 --request-cancellation-rate 30 --request-cancellation-delay 0 \
-               --artifact-dir seeded"
-                .split_whitespace(),
-        )
-        .output()
-        .expect("run aiperf profile");
-    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
-    let text = std::fs::read_to_string(dir.path().join("seeded/profile_export.jsonl")).expect("records");
-    let mut records: Vec<Value> = text.lines().map(|line| serde_json::from_str(line).expect("record")).collect();
-    records.sort_by_key(|record| ns(record, "credit_issued_ns"));
+    let records = common::profile_records(
+        "--model m --url mock --endpoint-type chat --streaming --isl 20 --osl 4 --request-rate 20 --request-count 16 \
+         --random-seed 7 --request-cancellation-rate 30 --request-cancellation-delay 0",
+    );
     let due: Vec<u64> = records.iter().map(|record| ns(record, "credit_issued_ns")).collect();
     let first_gaps_ms: Vec<f64> = due.windows(2).take(5).map(|pair| (pair[1] - pair[0]) as f64 / 1e6).collect();
     for (ours, aiperf) in first_gaps_ms.iter().zip(&AIPERF_SEED_7_POISSON_20_GAPS_MS[1..]) {

@@ -1762,3 +1762,28 @@ fn a_config_whose_plan_is_refused_names_the_file_once() {
     let schema = text(&profile(dir.path(), "--config bad.yaml --dry-run").stderr);
     assert!(schema.contains("error: bad.yaml:8: benchmark.datasets[0].entries: must be at least 1"), "{schema}");
 }
+
+/// What AIPerf 0.13 sent for `--conversation-num 5 --conversation-turn-mean 3
+/// --conversation-turn-stddev 1 --osl 10 --osl-stddev 3 --random-seed 11` (run beside this one
+/// against the same mock): each conversation's turns' OSLs, in the order it sent them.
+const AIPERF_SEED_11_OSLS: [&[u64]; 5] =
+    [&[8, 6, 6, 8, 6, 10, 14], &[13, 13, 11], &[15, 11], &[12, 10], &[15, 11, 7, 11]];
+
+#[test]
+fn a_seeded_command_asks_each_turn_for_the_lengths_aiperf_draws() {
+    let records = common::profile_records(
+        "--model m --url mock --endpoint-type chat --streaming --conversation-num 5 --conversation-turn-mean 3 \
+         --conversation-turn-stddev 1 --concurrency 1 --isl 40 --isl-stddev 8 --osl 10 --osl-stddev 3 --random-seed 11",
+    );
+    let mut conversations: Vec<(String, Vec<u64>)> = Vec::new();
+    for record in &records {
+        let id = record["metadata"]["conversation_id"].as_str().expect("conversation").to_string();
+        let osl = record["metrics"]["output_sequence_length"]["value"].as_u64().expect("osl");
+        match conversations.iter_mut().find(|(seen, _)| *seen == id) {
+            Some((_, osls)) => osls.push(osl),
+            None => conversations.push((id, vec![osl])),
+        }
+    }
+    let osls: Vec<&[u64]> = conversations.iter().map(|(_, osls)| osls.as_slice()).collect();
+    assert_eq!(osls, AIPERF_SEED_11_OSLS, "turn counts and OSLs per conversation");
+}

@@ -5,10 +5,12 @@
 //! ISL, on a conversation's first prompt); with a conversation shape, each entry is a session
 //! of several prompts. With a chat template's overhead, each prompt is that much shorter (a
 //! conversation's first by more), so that what the server tokenizes is the ISL drawn, as AIPerf
-//! shortens them. Seeded: the same seed and tokenizer give byte-identical prompts.
+//! shortens them. Seeded: the same seed and tokenizer give byte-identical prompts; plain normal
+//! lengths and turn counts are the ones AIPerf 0.13 draws from the same seed (`aiperf_lengths`).
 
 use std::sync::Arc;
 
+use super::aiperf_lengths::LengthStream;
 use super::chat_template::Overhead;
 use super::exact_length::{CountedText, text_of_length};
 use super::{DatasetEntry, FileTurn, SystemPrompt, corpus, tokenizer::Tokenizer};
@@ -47,16 +49,22 @@ pub fn generate(spec: &SyntheticDataset, tokenizer: &Tokenizer, overhead: Overhe
     // Every random draw is made here, in order, so the prompts depend on the seed alone; the
     // cutting, which re-encodes each prompt, is then shared out between threads.
     let mut rng = SeededRng::new(seed);
+    // A single pair of plain normal lengths is AIPerf's, drawn from its streams (a mixture of
+    // pairs is this project's own).
+    let (mut isl_stream, mut osl_stream) = (LengthStream::prompt_lengths(seed), LengthStream::max_tokens(seed));
     let batch_size = options.batch_size.unwrap_or(1).max(1) as usize;
     let prompt_count = turns.as_ref().map_or(spec.entries.max(1), Vec::len);
     let draws: Vec<Draw> = (0..prompt_count * batch_size)
         .map(|index| {
             let (isl, osl) = pick_lengths(&mut rng, spec);
             let first = first_turn(turns.as_deref(), index / batch_size);
-            let input_tokens = round_to_block(isl.sample_count(&mut rng), options.block_size)
-                .saturating_sub(overhead.of_turn(first))
-                .max(1);
-            let output_tokens = osl.map(|osl| osl.sample_count(&mut rng));
+            let (isl_count, osl_count) = match spec.options.mix.is_empty() {
+                true => (isl_stream.count(isl, &mut rng), osl.map(|osl| osl_stream.count(osl, &mut rng))),
+                false => (isl.sample_count(&mut rng), osl.map(|osl| osl.sample_count(&mut rng))),
+            };
+            let input_tokens =
+                round_to_block(isl_count, options.block_size).saturating_sub(overhead.of_turn(first)).max(1);
+            let output_tokens = osl_count;
             let offset = rng.below(text.len() as u64) as usize;
             let prefix = if options.cache_bust || prefixes.is_empty() {
                 None
@@ -151,9 +159,10 @@ fn add_user_contexts(entries: &mut [DatasetEntry], tokenizer: &Tokenizer, seed: 
 fn conversation_turns(spec: &SyntheticDataset) -> Option<Vec<FileTurn>> {
     let shape = spec.options.conversation.as_ref()?;
     let mut rng = SeededRng::new(spec.random_seed ^ CONVERSATION_SALT);
+    let mut turn_counts = LengthStream::turn_counts(spec.random_seed);
     let mut turns = Vec::new();
     for _ in 0..spec.entries.max(1) {
-        let count = shape.turns.sample_count(&mut rng) as u32;
+        let count = turn_counts.count(&shape.turns, &mut rng) as u32;
         for index in 0..count {
             let delay_ms = (index > 0).then(|| shape.turn_delay_s.sample(&mut rng).max(0.0) * 1000.0);
             turns.push(FileTurn { index, delay_ms, timestamp_ms: None });

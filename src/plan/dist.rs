@@ -176,6 +176,14 @@ impl Dist {
         reach.min(self.max.unwrap_or(f64::INFINITY))
     }
 
+    /// `(mean, stddev)` of a normal without bounds: the lengths AIPerf's flags describe.
+    pub fn as_plain_normal(&self) -> Option<(f64, f64)> {
+        match (&self.shape, self.min, self.max) {
+            (Shape::Normal { mean, stddev }, None, None) => Some((*mean, *stddev)),
+            _ => None,
+        }
+    }
+
     /// Whether every draw is the same value.
     pub fn is_fixed(&self) -> bool {
         match &self.shape {

@@ -10,6 +10,8 @@ const M: usize = 397;
 pub struct PythonRandom {
     state: [u32; N],
     next: usize,
+    /// `gauss` draws two values at a time and keeps the second for its next call.
+    gauss_next: Option<f64>,
 }
 
 impl PythonRandom {
@@ -20,7 +22,7 @@ impl PythonRandom {
         if seed >> 32 != 0 {
             key.push((seed >> 32) as u32);
         }
-        let mut rng = PythonRandom { state: [0; N], next: N };
+        let mut rng = PythonRandom { state: [0; N], next: N, gauss_next: None };
         rng.init_by_array(&key);
         rng
     }
@@ -115,6 +117,21 @@ impl PythonRandom {
     /// `expovariate(1.0)`: an exponential draw of mean 1.
     pub fn exponential(&mut self) -> f64 {
         -(1.0 - self.random()).ln()
+    }
+
+    /// `gauss(mean, stddev)`: Box and Muller's pair from two draws, the second kept for the next
+    /// call.
+    pub fn gauss(&mut self, mean: f64, stddev: f64) -> f64 {
+        let z = match self.gauss_next.take() {
+            Some(z) => z,
+            None => {
+                let angle = self.random() * std::f64::consts::TAU;
+                let radius = (-2.0 * (1.0 - self.random()).ln()).sqrt();
+                self.gauss_next = Some(angle.sin() * radius);
+                angle.cos() * radius
+            }
+        };
+        mean + z * stddev
     }
 
     /// `gammavariate(shape, 1.0)`, by CPython's methods: Cheng's (1977) rejection for a shape

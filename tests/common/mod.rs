@@ -102,6 +102,23 @@ pub fn profile_summary(command_line: &str) -> Value {
     read_json(&run.path().join("profile_export_aiperf.json"))
 }
 
+/// Run `aiperf profile` with `command_line` (split at whitespace) in a new temp folder; it must
+/// succeed. Its records (`profile_export.jsonl`) in the order they were due.
+pub fn profile_records(command_line: &str) -> Vec<Value> {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let output = aiperf_command(dir.path())
+        .arg("profile")
+        .args(command_line.split_whitespace())
+        .args(["--artifact-dir", "records"])
+        .output()
+        .expect("run aiperf profile");
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    let text = std::fs::read_to_string(dir.path().join("records/profile_export.jsonl")).expect("records");
+    let mut records: Vec<Value> = text.lines().map(|line| serde_json::from_str(line).expect("record")).collect();
+    records.sort_by_key(|record| record["metadata"]["credit_issued_ns"].as_u64());
+    records
+}
+
 pub fn aiperf_command(dir: &Path) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_aiperf"));
     command.current_dir(dir).arg("--log-level").arg("warn").env("AIPERF_ARTIFACT_DIR", dir.join("artifacts"));
