@@ -1,25 +1,23 @@
 //! The order in which requests take a file's entries (or sessions): file order, seeded draws
-//! with replacement, or a seeded permutation. Requests cycle through the arranged items.
+//! with replacement, or a seeded permutation, each AIPerf 0.13's sampler's draws from the same
+//! seed (`choice` from its `dataset.sampler.random` stream, NumPy's `shuffle` from its
+//! `dataset.sampler.shuffle` one). Requests cycle through the arranged items; a shuffled file's
+//! later passes are reshuffled (`load::dataset_order`).
 
 use crate::plan::Sampling;
-use crate::rng::SeededRng;
+use crate::rng::aiperf_streams::{SAMPLER_RANDOM, SAMPLER_SHUFFLE, derived, derived_numpy};
 
 /// `items` arranged by `sampling`; as many items come out as went in.
 pub fn arrange<T: Clone>(items: Vec<T>, sampling: Sampling, seed: u64) -> Vec<T> {
-    let mut rng = SeededRng::new(seed);
     match sampling {
         Sampling::Sequential => items,
         Sampling::Random => {
-            let len = items.len() as u64;
-            (0..len).map(|_| items[rng.below(len) as usize].clone()).collect()
+            let mut rng = derived(seed, SAMPLER_RANDOM);
+            (0..items.len()).map(|_| items[rng.below(items.len())].clone()).collect()
         }
         Sampling::Shuffle => {
             let mut items = items;
-            // Fisher-Yates.
-            for i in (1..items.len()).rev() {
-                let j = rng.below(i as u64 + 1) as usize;
-                items.swap(i, j);
-            }
+            derived_numpy(seed, SAMPLER_SHUFFLE).shuffle(&mut items);
             items
         }
     }
@@ -63,5 +61,13 @@ mod tests {
         distinct.sort();
         distinct.dedup();
         assert!(distinct.len() < 50, "50 draws from 50 items repeat some (p ≈ 1 - 50!/50^50)");
+    }
+
+    /// What AIPerf 0.13 sent from an 8-line file with `--random-seed 3` (run beside this one):
+    /// the lines its `random` and `shuffle` samplers took first.
+    #[test]
+    fn the_draws_are_aiperfs_samplers() {
+        assert_eq!(arrange(items(8), Sampling::Random, 3), [5, 3, 4, 1, 7, 2, 2, 6]);
+        assert_eq!(arrange(items(8), Sampling::Shuffle, 3), [4, 7, 2, 5, 1, 3, 6, 0]);
     }
 }

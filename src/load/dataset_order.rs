@@ -1,15 +1,14 @@
 //! Which prepared request a phase's `n`-th request sends: the dataset's order, again and again;
 //! a shuffled file is shuffled anew for each pass after the first, as AIPerf 0.13's shuffle
-//! sampler does once it has gone through every entry.
+//! sampler does once it has gone through every entry (the list it went through, shuffled again
+//! by the same generator, so the passes are AIPerf's for the same seed).
 
 use super::PreparedRequest;
 use crate::plan::{AtEnd, Dataset, FileDataset, Plan, Sampling};
-use crate::rng::SeededRng;
+use crate::rng::aiperf_streams::{SAMPLER_SHUFFLE, derived_numpy};
 
 /// The most requests whose order is laid out ahead; later ones repeat the laid-out passes.
 const MOST_LAID_OUT: u64 = 1 << 20;
-/// Seeds the later passes' shuffles apart from the first.
-const PASS_SALT: u64 = 0x005A_55E5;
 
 #[derive(Debug, Default)]
 pub struct DatasetOrder {
@@ -39,14 +38,19 @@ impl DatasetOrder {
         let most = plan.phases.iter().filter_map(|phase| phase.requests).max().unwrap_or(0);
         let wanted = if unbounded { MOST_LAID_OUT } else { most.min(MOST_LAID_OUT) };
         let passes = wanted.div_ceil(len as u64).saturating_sub(1) as usize;
-        let mut rng = SeededRng::new(random_seed ^ PASS_SALT);
+        // The first pass is the file's entries as `dataset::sampling` shuffled them; the
+        // generator is brought to where that shuffle left it, then shuffles that list again.
+        let mut generator = derived_numpy(*random_seed, SAMPLER_SHUFFLE);
+        let mut entries: Vec<u32> = (0..len as u32).collect();
+        generator.shuffle(&mut entries);
+        let mut prepared_of_entry = vec![0u32; len];
+        for (prepared, entry) in entries.iter().enumerate() {
+            prepared_of_entry[*entry as usize] = prepared as u32;
+        }
         let later_passes = (0..passes)
             .map(|_| {
-                let mut pass: Vec<u32> = (0..len as u32).collect();
-                for i in (1..len).rev() {
-                    pass.swap(i, rng.below(i as u64 + 1) as usize);
-                }
-                pass
+                generator.shuffle(&mut entries);
+                entries.iter().map(|entry| prepared_of_entry[*entry as usize]).collect()
             })
             .collect();
         Self { later_passes }
@@ -114,6 +118,12 @@ mod tests {
             assert_eq!(sorted, (0..10).collect::<Vec<_>>(), "every entry once a pass: {pass:?}");
         }
         assert!(passes[1] != passes[0] && passes[2] != passes[1], "{passes:?}");
+        // AIPerf 0.13's second pass over an 8-line file with seed 3 (run beside this one): lines
+        // 7, 3, 2, 6, 1, 5, 4, 0; the prepared requests are its first pass, lines 4, 7, 2, 5, 1, 3, 6, 0.
+        let first_pass = [4, 7, 2, 5, 1, 3, 6, 0];
+        let order = DatasetOrder::of(&plan(Sampling::Shuffle, Some(16)), &requests(8));
+        let second: Vec<usize> = (8..16).map(|index| first_pass[order.index(index, 8)]).collect();
+        assert_eq!(second, [7, 3, 2, 6, 1, 5, 4, 0]);
         let sequential = DatasetOrder::of(&plan(Sampling::Sequential, Some(40)), &requests(10));
         assert_eq!((0..25).map(|i| sequential.index(i, 10)).collect::<Vec<_>>()[20..], [0, 1, 2, 3, 4]);
     }

@@ -1,10 +1,12 @@
-//! AIPerf 0.13's named random streams (`rng.derive(identifier)`): each component's generator is
-//! CPython's, seeded with the first 8 bytes (big-endian) of SHA-256 over `"{seed}:{identifier}"`,
-//! where `seed` is the run's `--random-seed`. Drawing from the same stream as AIPerf, with the
-//! same seed, gives the same arrival gaps and the same cancelled requests.
+//! AIPerf 0.13's named random streams (`rng.derive(identifier)`): each component's generators
+//! (CPython's, and NumPy's for shuffles) are seeded with the first 8 bytes (big-endian) of SHA-256
+//! over `"{seed}:{identifier}"`, where `seed` is the run's `--random-seed`. Drawing from the same
+//! stream as AIPerf, with the same seed, gives the same arrival gaps, cancelled requests,
+//! lengths and dataset order.
 
 use ring::digest::{SHA256, digest};
 
+use super::numpy::NumpyGenerator;
 use super::python::PythonRandom;
 
 /// The gaps of Poisson arrivals (`expovariate(rate)`).
@@ -13,13 +15,26 @@ pub const POISSON_INTERVAL: &str = "timing.request.poisson_interval";
 pub const GAMMA_INTERVAL: &str = "timing.request.gamma_interval";
 /// Which requests a phase cancels (`random() < rate / 100`, once per request issued).
 pub const CANCELLATION: &str = "timing.request.cancellation";
+/// A shuffled dataset's order (NumPy's `shuffle`, again after each pass).
+pub const SAMPLER_SHUFFLE: &str = "dataset.sampler.shuffle";
+/// A dataset sampled with replacement (`choice`).
+pub const SAMPLER_RANDOM: &str = "dataset.sampler.random";
 
-/// The generator AIPerf derives for `identifier` from the run's `seed`.
+/// The Python generator AIPerf derives for `identifier` from the run's `seed`.
 pub fn derived(seed: u64, identifier: &str) -> PythonRandom {
+    PythonRandom::new(derived_seed(seed, identifier))
+}
+
+/// The NumPy generator AIPerf derives for `identifier` from the run's `seed`.
+pub fn derived_numpy(seed: u64, identifier: &str) -> NumpyGenerator {
+    NumpyGenerator::new(derived_seed(seed, identifier))
+}
+
+fn derived_seed(seed: u64, identifier: &str) -> u64 {
     let hash = digest(&SHA256, format!("{seed}:{identifier}").as_bytes());
     let mut first = [0u8; 8];
     first.copy_from_slice(&hash.as_ref()[..8]);
-    PythonRandom::new(u64::from_be_bytes(first))
+    u64::from_be_bytes(first)
 }
 
 #[cfg(test)]
@@ -54,5 +69,17 @@ mod tests {
             draws(42, CANCELLATION, PythonRandom::random),
             [0.388698556193494, 0.9961740261633488, 0.027304163487953614]
         );
+    }
+
+    /// AIPerf 0.13's own `ShuffleSampler` after `rng.init(3)`, over eight ids in order: its first
+    /// two passes (a shuffle, then the shuffled list shuffled again).
+    #[test]
+    fn a_shuffle_is_the_one_aiperf_makes() {
+        let mut generator = derived_numpy(3, SAMPLER_SHUFFLE);
+        let mut ids: Vec<u32> = (0..8).collect();
+        generator.shuffle(&mut ids);
+        assert_eq!(ids, [4, 7, 2, 5, 1, 3, 6, 0]);
+        generator.shuffle(&mut ids);
+        assert_eq!(ids, [7, 3, 2, 6, 1, 5, 4, 0]);
     }
 }

@@ -1,8 +1,9 @@
 //! A small seeded PRNG (SplitMix64) whose output never changes between versions, so the
-//! same seed gives byte-identical datasets forever; and CPython's generator, for the draws that
-//! must be AIPerf's own (`python`, `aiperf_streams`).
+//! same seed gives byte-identical datasets forever; and CPython's and NumPy's generators, for
+//! the draws that must be AIPerf's own (`python`, `numpy`, `aiperf_streams`).
 
 pub mod aiperf_streams;
+pub mod numpy;
 pub mod python;
 
 #[derive(Debug, Clone)]

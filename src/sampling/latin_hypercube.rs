@@ -3,7 +3,7 @@
 //! shuffled axis by axis; with `random-cd`, coordinates then swapped between points while that
 //! lowers the centred discrepancy (at most 10,000 tries, stopping after 100 without a gain).
 
-use super::numpy_random::NumpyGenerator;
+use crate::rng::numpy::NumpyGenerator;
 
 /// SciPy's `random-cd` stopping rules.
 const MAX_TRIES: usize = 10_000;

@@ -3,7 +3,6 @@
 //! them onto a config's dimensions).
 
 mod latin_hypercube;
-mod numpy_random;
 mod sobol;
 mod sobol_directions;
 

@@ -3,8 +3,8 @@
 //! digital shift (LMS + shift) drawn from NumPy's generator, then taken in Gray-code order
 //! starting with the first point.
 
-use super::numpy_random::NumpyGenerator;
 use super::sobol_directions::DIRECTIONS;
+use crate::rng::numpy::NumpyGenerator;
 
 /// Bits of each coordinate (SciPy's default).
 const BITS: usize = 30;

@@ -1,7 +1,8 @@
 //! NumPy's default generator, draw for draw: `numpy.random.default_rng(seed)` (a `SeedSequence`
-//! hashing the seed into the state of a PCG64), and the few draws SciPy's QMC engines take from
-//! it (doubles, bits, bounded integers, shuffles). A sweep that AIPerf samples with SciPy
-//! draws the same points here from the same seed.
+//! hashing the seed into the state of a PCG64), and the few draws SciPy's QMC engines and
+//! AIPerf's shuffles take from it (doubles, bits, bounded integers, shuffles). A sweep that
+//! AIPerf samples with SciPy draws the same points here from the same seed, and a shuffled
+//! dataset goes in AIPerf's order.
 
 /// `SeedSequence`'s hashing constants (NumPy's `bit_generator.pyx`).
 const INIT_A: u32 = 0x43b0_d7e5;
