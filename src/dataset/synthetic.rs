@@ -49,9 +49,9 @@ pub fn generate(spec: &SyntheticDataset, tokenizer: &Tokenizer, overhead: Overhe
     // Every random draw is made here, in order, so the prompts depend on the seed alone; the
     // cutting, which re-encodes each prompt, is then shared out between threads.
     let mut rng = SeededRng::new(seed);
-    // A single pair of plain normal lengths is AIPerf's, drawn from its streams (a mixture of
-    // pairs is this project's own).
+    // Plain normal lengths, alone or in a mixture of pairs, are AIPerf's, drawn from its streams.
     let (mut isl_stream, mut osl_stream) = (LengthStream::prompt_lengths(seed), LengthStream::max_tokens(seed));
+    let mut pair_stream = LengthStream::length_pairs(seed);
     let batch_size = options.batch_size.unwrap_or(1).max(1) as usize;
     let prompt_count = turns.as_ref().map_or(spec.entries.max(1), Vec::len);
     let draws: Vec<Draw> = (0..prompt_count * batch_size)
@@ -60,7 +60,10 @@ pub fn generate(spec: &SyntheticDataset, tokenizer: &Tokenizer, overhead: Overhe
             let first = first_turn(turns.as_deref(), index / batch_size);
             let (isl_count, osl_count) = match spec.options.mix.is_empty() {
                 true => (isl_stream.count(isl, &mut rng), osl.map(|osl| osl_stream.count(osl, &mut rng))),
-                false => (isl.sample_count(&mut rng), osl.map(|osl| osl.sample_count(&mut rng))),
+                false => match pair_stream.pair(&spec.options.mix) {
+                    Some((isl, osl)) => (isl, Some(osl)),
+                    None => (isl.sample_count(&mut rng), osl.map(|osl| osl.sample_count(&mut rng))),
+                },
             };
             let input_tokens =
                 round_to_block(isl_count, options.block_size).saturating_sub(overhead.of_turn(first)).max(1);
