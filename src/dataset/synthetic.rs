@@ -10,7 +10,7 @@
 
 use std::sync::Arc;
 
-use super::aiperf_lengths::LengthStream;
+use super::aiperf_lengths::{LengthStream, PromptLengths};
 use super::chat_template::Overhead;
 use super::exact_length::{CountedText, text_of_length};
 use super::{DatasetEntry, FileTurn, SystemPrompt, corpus, tokenizer::Tokenizer};
@@ -49,25 +49,16 @@ pub fn generate(spec: &SyntheticDataset, tokenizer: &Tokenizer, overhead: Overhe
     // Every random draw is made here, in order, so the prompts depend on the seed alone; the
     // cutting, which re-encodes each prompt, is then shared out between threads.
     let mut rng = SeededRng::new(seed);
-    // Plain normal lengths, alone or in a mixture of pairs, are AIPerf's, drawn from its streams.
-    let (mut isl_stream, mut osl_stream) = (LengthStream::prompt_lengths(seed), LengthStream::max_tokens(seed));
-    let mut pair_stream = LengthStream::length_pairs(seed);
+    let mut lengths = PromptLengths::new(seed);
     let batch_size = options.batch_size.unwrap_or(1).max(1) as usize;
     let prompt_count = turns.as_ref().map_or(spec.entries.max(1), Vec::len);
     let draws: Vec<Draw> = (0..prompt_count * batch_size)
         .map(|index| {
             let (isl, osl) = pick_lengths(&mut rng, spec);
             let first = first_turn(turns.as_deref(), index / batch_size);
-            let (isl_count, osl_count) = match spec.options.mix.is_empty() {
-                true => (isl_stream.count(isl, &mut rng), osl.map(|osl| osl_stream.count(osl, &mut rng))),
-                false => match pair_stream.pair(&spec.options.mix) {
-                    Some((isl, osl)) => (isl, Some(osl)),
-                    None => (isl.sample_count(&mut rng), osl.map(|osl| osl.sample_count(&mut rng))),
-                },
-            };
+            let (isl_count, output_tokens) = lengths.draw(&spec.options.mix, (isl, osl), &mut rng);
             let input_tokens =
                 round_to_block(isl_count, options.block_size).saturating_sub(overhead.of_turn(first)).max(1);
-            let output_tokens = osl_count;
             let offset = rng.below(text.len() as u64) as usize;
             let prefix = if options.cache_bust || prefixes.is_empty() {
                 None

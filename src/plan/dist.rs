@@ -184,6 +184,17 @@ impl Dist {
         }
     }
 
+    /// `(low, high)` of a window of whole numbers without bounds (`--random-range-ratio`'s), when
+    /// both fit 32 bits.
+    pub fn as_window(&self) -> Option<(u64, u64)> {
+        match (&self.shape, self.min, self.max) {
+            (Shape::Uniform { low, high }, None, None) if *low >= 0.0 && high - low < f64::from(u32::MAX) => {
+                Some((*low as u64, *high as u64))
+            }
+            _ => None,
+        }
+    }
+
     /// Whether every draw is the same value.
     pub fn is_fixed(&self) -> bool {
         match &self.shape {
