@@ -10,7 +10,7 @@
 mod common;
 
 use common::llama_server::{LlamaServer, fixture};
-use common::{run_scenario, stat};
+use common::{run_scenario, run_scenario_with_env, stat};
 
 /// A scenario body that runs one benchmark named `name` against `url` with the model's tokenizer.
 fn scenario(name: &str, url: &str, endpoint_extra: &str, phases: &str) -> String {
@@ -261,9 +261,10 @@ fn server_token_counts_are_the_usage_counts_on_completions_and_chat() {
             assert_eq!(record_value(record, "usage_completion_tokens"), Some(32), "{name}");
         }
         if kind == "chat" {
-            // The server counts the chat template too, so its ISL is above the prompt's 64 ± 8.
+            // The server counts the chat template too, so its ISL is above the least prompt of
+            // 64 ± 8 (40, three deviations down) by the template's tokens.
             let isl = stat(&run.summary(&name), "input_sequence_length", "min");
-            assert!(isl > 64.0 + 24.0, "{name}: chat ISL {isl} does not include the template's tokens");
+            assert!(isl > 40.0 + 24.0, "{name}: chat ISL {isl} does not include the template's tokens");
         }
     }
 }
@@ -275,10 +276,13 @@ fn a_tokenizer_folder_counts_prompts_like_the_server_and_gpt2_does_not() {
     std::fs::copy(fixture("trained-bytelevel-bpe-8k.tokenizer.json"), folder.path().join("tokenizer.json"))
         .expect("copy the tokenizer");
     let endpoint = format!(r#"url: "{}", model: "tiny", kind: "completions", extra: llamacpp::extra()"#, server.url());
+    // GPT-2 counts these prompts 4 to 8 % off the 8k vocabulary, under AIPerf's 10 % threshold
+    // for the usage check: at 2 % the check sees them, and the model's own tokenizer (0 %) stays
+    // clear of it.
     let prompt_counts = |name: &str, tokenizer: &str| {
         let run_keys = format!(r#"tokenizer: "{tokenizer}""#);
-        let run =
-            run_scenario(name, &scenario_with(name, &endpoint, &run_keys, "concurrency(#{ users: 2, requests: 8 })"));
+        let scenario = scenario_with(name, &endpoint, &run_keys, "concurrency(#{ users: 2, requests: 8 })");
+        let run = run_scenario_with_env(name, &scenario, &[("AIPERF_METRICS_USAGE_PCT_DIFF_THRESHOLD", "2")]);
         assert_eq!(run.code(), Some(0), "stderr: {}", run.stderr());
         assert!(run.stdout().contains("ERRORS=0"), "{name}: {}", run.stdout());
         let records = run.records(name);
@@ -298,7 +302,7 @@ fn a_tokenizer_folder_counts_prompts_like_the_server_and_gpt2_does_not() {
     // The builtin GPT-2 vocabulary cuts the prompts to its own counts, which the server does not share.
     let (gpt2, blamed) = prompt_counts("tokenizer_builtin", "builtin");
     assert!(gpt2.iter().any(|(client, server)| client != server), "GPT-2 and the 8k vocabulary agree: {gpt2:?}");
-    assert!(blamed, "GPT-2's counts are more than 10 % off the server's: {gpt2:?}");
+    assert!(blamed, "GPT-2's counts are more than 2 % off the server's: {gpt2:?}");
 }
 
 #[test]

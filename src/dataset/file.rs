@@ -78,6 +78,10 @@ pub fn load(spec: &FileDataset, tokenizer: &Tokenizer) -> Result<Vec<DatasetEntr
     if entries.is_empty() {
         bail!("dataset file {} has no entries", path.display());
     }
+    // Single requests that each draw an entry stay in file order: `load::dataset_order` draws.
+    if spec.draws_per_request() && entries.iter().all(|entry| entry.turn.is_none()) {
+        return Ok(entries);
+    }
     if spec.format.has_sessions() {
         let sessions: Vec<Vec<DatasetEntry>> = entries
             .chunk_by(|_, next| next.turn.is_some_and(|turn| turn.index > 0))

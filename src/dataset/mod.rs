@@ -3,7 +3,7 @@
 //! and the tokenizer that counts them.
 
 pub mod agentic;
-mod aiperf_lengths;
+mod aiperf_draws;
 mod ascii_path;
 mod ascii_pre_tokens;
 mod audio;

@@ -5,12 +5,13 @@
 //! ISL, on a conversation's first prompt); with a conversation shape, each entry is a session
 //! of several prompts. With a chat template's overhead, each prompt is that much shorter (a
 //! conversation's first by more), so that what the server tokenizes is the ISL drawn, as AIPerf
-//! shortens them. Seeded: the same seed and tokenizer give byte-identical prompts; plain normal
-//! lengths and turn counts are the ones AIPerf 0.13 draws from the same seed (`aiperf_lengths`).
+//! shortens them. Seeded: the same seed and tokenizer give byte-identical prompts; their lengths
+//! (AIPerf's shapes), turn counts and delays, and prefix picks are the ones AIPerf 0.13 draws from
+//! the same seed (`aiperf_draws`).
 
 use std::sync::Arc;
 
-use super::aiperf_lengths::{LengthStream, PromptLengths};
+use super::aiperf_draws::{PromptDraws, SessionDraws};
 use super::chat_template::Overhead;
 use super::exact_length::{CountedText, text_of_length};
 use super::{DatasetEntry, FileTurn, SystemPrompt, corpus, tokenizer::Tokenizer};
@@ -49,25 +50,19 @@ pub fn generate(spec: &SyntheticDataset, tokenizer: &Tokenizer, overhead: Overhe
     // Every random draw is made here, in order, so the prompts depend on the seed alone; the
     // cutting, which re-encodes each prompt, is then shared out between threads.
     let mut rng = SeededRng::new(seed);
-    let mut lengths = PromptLengths::new(seed);
+    let mut aiperf = PromptDraws::new(seed);
     let batch_size = options.batch_size.unwrap_or(1).max(1) as usize;
     let prompt_count = turns.as_ref().map_or(spec.entries.max(1), Vec::len);
     let draws: Vec<Draw> = (0..prompt_count * batch_size)
         .map(|index| {
             let (isl, osl) = pick_lengths(&mut rng, spec);
             let first = first_turn(turns.as_deref(), index / batch_size);
-            let (isl_count, output_tokens) = lengths.draw(&spec.options.mix, (isl, osl), &mut rng);
+            let (isl_count, output_tokens) = aiperf.lengths(&spec.options.mix, (isl, osl), &mut rng);
             let input_tokens =
                 round_to_block(isl_count, options.block_size).saturating_sub(overhead.of_turn(first)).max(1);
             let offset = rng.below(text.len() as u64) as usize;
-            let prefix = if options.cache_bust || prefixes.is_empty() {
-                None
-            } else {
-                // Drawn for every prompt, so the prompts stay the sequence the seed gives
-                // without conversations; only a conversation's first turn starts with it.
-                let pick = rng.below(prefixes.len() as u64) as usize;
-                first.then_some(pick)
-            };
+            // Only a conversation's first turn starts with a prefix, as AIPerf picks one.
+            let prefix = (first && !options.cache_bust && !prefixes.is_empty()).then(|| aiperf.prefix(prefixes.len()));
             Draw { index, input_tokens, output_tokens, offset, prefix }
         })
         .collect();
@@ -153,12 +148,12 @@ fn add_user_contexts(entries: &mut [DatasetEntry], tokenizer: &Tokenizer, seed: 
 fn conversation_turns(spec: &SyntheticDataset) -> Option<Vec<FileTurn>> {
     let shape = spec.options.conversation.as_ref()?;
     let mut rng = SeededRng::new(spec.random_seed ^ CONVERSATION_SALT);
-    let mut turn_counts = LengthStream::turn_counts(spec.random_seed);
+    let mut draws = SessionDraws::new(spec.random_seed);
     let mut turns = Vec::new();
     for _ in 0..spec.entries.max(1) {
-        let count = turn_counts.count(&shape.turns, &mut rng) as u32;
+        let count = draws.turns(&shape.turns, &mut rng) as u32;
         for index in 0..count {
-            let delay_ms = (index > 0).then(|| shape.turn_delay_s.sample(&mut rng).max(0.0) * 1000.0);
+            let delay_ms = (index > 0).then(|| draws.delay_ms(&shape.turn_delay_s, &mut rng));
             turns.push(FileTurn { index, delay_ms, timestamp_ms: None });
         }
     }

@@ -1,11 +1,12 @@
 //! Which prepared request a phase's `n`-th request sends: the dataset's order, again and again;
 //! a shuffled file is shuffled anew for each pass after the first, as AIPerf 0.13's shuffle
 //! sampler does once it has gone through every entry (the list it went through, shuffled again
-//! by the same generator, so the passes are AIPerf's for the same seed).
+//! by the same generator, so the passes are AIPerf's for the same seed); a randomly sampled file
+//! draws an entry for each request, as AIPerf's random sampler does.
 
 use super::PreparedRequest;
 use crate::plan::{AtEnd, Dataset, FileDataset, Plan, Sampling};
-use crate::rng::aiperf_streams::{SAMPLER_SHUFFLE, derived_numpy};
+use crate::rng::aiperf_streams::{SAMPLER_RANDOM, SAMPLER_SHUFFLE, derived, derived_numpy};
 
 /// The most requests whose order is laid out ahead; later ones repeat the laid-out passes.
 const MOST_LAID_OUT: u64 = 1 << 20;
@@ -15,28 +16,35 @@ pub struct DatasetOrder {
     /// Each pass after the first, as indices into the prepared requests (none: every pass is
     /// the first's order).
     later_passes: Vec<Vec<u32>>,
+    /// The prepared request each request draws (a random file's), when not empty.
+    picks: Vec<u32>,
 }
 
 impl DatasetOrder {
     /// The order of `plan`'s prepared `requests`: reshuffled passes for a shuffled file dataset
-    /// of single requests that wraps, enough for the phase that asks the most requests (or as
-    /// many as `MOST_LAID_OUT` allows when a phase runs for a duration). Sessions keep theirs.
+    /// of single requests that wraps, or a draw per request for a random one, enough for the
+    /// phases' requests (or as many as `MOST_LAID_OUT` allows when a phase runs for a duration;
+    /// later requests repeat them). Sessions keep theirs.
     pub fn of(plan: &Plan, requests: &[PreparedRequest]) -> Self {
         let len = requests.len();
-        if requests.iter().any(|request| request.turn.is_some()) {
-            return Self::default();
-        }
-        let Dataset::File(FileDataset { sampling: Sampling::Shuffle, at_end: AtEnd::Wrap, random_seed, .. }) =
-            &plan.dataset
-        else {
+        let Dataset::File(file) = &plan.dataset else {
             return Self::default();
         };
-        if len < 2 || len as u64 >= MOST_LAID_OUT {
+        if requests.iter().any(|request| request.turn.is_some()) || len < 2 || len as u64 >= MOST_LAID_OUT {
             return Self::default();
         }
+        // Warm-up phases draw first and the phases after them draw on (`dataset_offset`).
         let unbounded = plan.phases.iter().any(|phase| phase.requests.is_none());
-        let most = plan.phases.iter().filter_map(|phase| phase.requests).max().unwrap_or(0);
-        let wanted = if unbounded { MOST_LAID_OUT } else { most.min(MOST_LAID_OUT) };
+        let all: u64 = plan.phases.iter().filter_map(|phase| phase.requests).sum();
+        let wanted = if unbounded { MOST_LAID_OUT } else { all.min(MOST_LAID_OUT) };
+        if file.draws_per_request() {
+            let mut rng = derived(file.random_seed, SAMPLER_RANDOM);
+            let picks = (0..wanted).map(|_| rng.below(len) as u32).collect();
+            return Self { later_passes: Vec::new(), picks };
+        }
+        let FileDataset { sampling: Sampling::Shuffle, at_end: AtEnd::Wrap, random_seed, .. } = file else {
+            return Self::default();
+        };
         let passes = wanted.div_ceil(len as u64).saturating_sub(1) as usize;
         // The first pass is the file's entries as `dataset::sampling` shuffled them; the
         // generator is brought to where that shuffle left it, then shuffles that list again.
@@ -53,11 +61,14 @@ impl DatasetOrder {
                 entries.iter().map(|entry| prepared_of_entry[*entry as usize]).collect()
             })
             .collect();
-        Self { later_passes }
+        Self { later_passes, picks: Vec::new() }
     }
 
     /// The prepared request that request `request_index` of a phase sends, of `len`.
     pub fn index(&self, request_index: u64, len: usize) -> usize {
+        if !self.picks.is_empty() {
+            return self.picks[(request_index % self.picks.len() as u64) as usize] as usize;
+        }
         let len = len.max(1) as u64;
         let (pass, place) = (request_index / len, (request_index % len) as usize);
         if pass == 0 || self.later_passes.is_empty() {
@@ -88,7 +99,7 @@ mod tests {
     }
 
     #[test]
-    fn a_shuffled_file_is_shuffled_anew_for_each_pass_and_every_entry_is_sent_once_a_pass() {
+    fn a_shuffled_file_is_reshuffled_each_pass_and_a_random_one_draws_per_request_as_aiperf_does() {
         let requests = |count: usize| -> Vec<PreparedRequest> {
             (0..count)
                 .map(|_| PreparedRequest {
@@ -124,6 +135,10 @@ mod tests {
         let order = DatasetOrder::of(&plan(Sampling::Shuffle, Some(16)), &requests(8));
         let second: Vec<usize> = (8..16).map(|index| first_pass[order.index(index, 8)]).collect();
         assert_eq!(second, [7, 3, 2, 6, 1, 5, 4, 0]);
+        // AIPerf 0.13's random sampler over the same file: a line drawn for each of 20 requests.
+        let order = DatasetOrder::of(&plan(Sampling::Random, Some(20)), &requests(8));
+        let drawn: Vec<usize> = (0..20).map(|index| order.index(index, 8)).collect();
+        assert_eq!(drawn, [5, 3, 4, 1, 7, 2, 2, 6, 3, 2, 6, 1, 6, 5, 3, 7, 6, 6, 2, 2]);
         let sequential = DatasetOrder::of(&plan(Sampling::Sequential, Some(40)), &requests(10));
         assert_eq!((0..25).map(|i| sequential.index(i, 10)).collect::<Vec<_>>()[20..], [0, 1, 2, 3, 4]);
     }

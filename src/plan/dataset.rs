@@ -115,6 +115,17 @@ impl FileDataset {
             accuracy: None,
         }
     }
+
+    /// Whether each request draws its entry when the entries are single requests (no sessions),
+    /// as AIPerf's random sampler draws one per request, rather than the requests cycling
+    /// through entries drawn once: a random file that wraps, its entries not cut by `draws`
+    /// (`load::dataset_order` lays the draws out).
+    pub fn draws_per_request(&self) -> bool {
+        self.sampling == Sampling::Random
+            && self.at_end == AtEnd::Wrap
+            && self.draws.is_none()
+            && self.format != FileFormat::RandomPool
+    }
 }
 
 /// Written by name (`single_turn`, …, `speed_bench_coding`).

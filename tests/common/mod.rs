@@ -80,10 +80,16 @@ pub fn profiled(line: &Value) -> bool {
 
 /// Write `source` as `<name>.rhai` in a new temp folder and run it there.
 pub fn run_scenario(name: &str, source: &str) -> ScenarioRun {
+    run_scenario_with_env(name, source, &[])
+}
+
+/// `run_scenario` with environment variables set for the run.
+pub fn run_scenario_with_env(name: &str, source: &str, env: &[(&str, &str)]) -> ScenarioRun {
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join(format!("{name}.rhai"));
     std::fs::write(&path, source).expect("write scenario");
-    let output = aiperf_command(dir.path()).arg("run").arg(&path).output().expect("run aiperf");
+    let output =
+        aiperf_command(dir.path()).envs(env.iter().copied()).arg("run").arg(&path).output().expect("run aiperf");
     ScenarioRun { dir, output }
 }
 

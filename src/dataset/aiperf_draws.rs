@@ -1,11 +1,14 @@
-//! The lengths of synthetic prompts as AIPerf 0.13 draws them when they are its own: a normal
+//! What synthetic prompts draw as AIPerf 0.13 draws it: their prefix from the pool
+//! (`--prefix-prompt-pool-size`, Python's `choice` over its `dataset.prompt.prefix` stream, for
+//! each conversation's first prompt), and their lengths when those are AIPerf's own: a normal
 //! of a mean and a stddev (`--isl`/`--isl-stddev`, `--osl`/`--osl-stddev`,
 //! `--conversation-turn-mean`/`-stddev`), a weighted mixture of such pairs
 //! (`--sequence-distribution`), or whole-number windows (`--random-range-ratio`). Each comes from
 //! the stream AIPerf derives for it from the seed (a normal by Python's `gauss`, redrawn while
 //! negative, rounded up, at least 1; a window by NumPy's `integers`); so with the same
-//! `--random-seed` the n-th prompt asks for the lengths AIPerf's n-th prompt asks for. Other
-//! shapes (lognormal, mixtures of them, bounds: this project's) keep the dataset's own generator.
+//! `--random-seed` the n-th prompt asks for the lengths and prefix AIPerf's n-th prompt asks
+//! for. Other shapes (lognormal, mixtures of them, bounds: this project's) keep the dataset's own
+//! generator. Conversations' turn counts and delays likewise (`SessionDraws`).
 
 use crate::plan::{Dist, LengthPair};
 use crate::rng::SeededRng;
@@ -16,33 +19,43 @@ use crate::rng::python::PythonRandom;
 const PROMPT_LENGTH: &str = "dataset.prompt.length";
 const MAX_TOKENS: &str = "composer.turn.max_tokens";
 const TURN_COUNT: &str = "composer.conversation.turn_count";
+const TURN_DELAY: &str = "composer.conversation.turn_delay";
 const SEQUENCE_DISTRIBUTION: &str = "models.sequence.distribution";
 const RANGE_RATIO: &str = "models.range_ratio.distribution";
+const PREFIX: &str = "dataset.prompt.prefix";
 
 /// AIPerf's tries at a non-negative draw before it takes the mean.
 const TRIES: usize = 10_000;
 
-/// A synthetic prompt's ISL and OSL, each drawn from AIPerf's stream for its shape.
-pub struct PromptLengths {
+/// A synthetic prompt's ISL and OSL, each drawn from AIPerf's stream for its shape, and its
+/// prefix.
+pub struct PromptDraws {
     isl: LengthStream,
     osl: LengthStream,
     pairs: LengthStream,
     windows: NumpyGenerator,
+    prefixes: PythonRandom,
 }
 
-impl PromptLengths {
+impl PromptDraws {
     pub fn new(seed: u64) -> Self {
         Self {
             isl: LengthStream(derived(seed, PROMPT_LENGTH)),
             osl: LengthStream(derived(seed, MAX_TOKENS)),
             pairs: LengthStream(derived(seed, SEQUENCE_DISTRIBUTION)),
             windows: derived_numpy(seed, RANGE_RATIO),
+            prefixes: derived(seed, PREFIX),
         }
+    }
+
+    /// Which of a pool's `count` prefixes a conversation's first prompt starts with.
+    pub fn prefix(&mut self, count: usize) -> usize {
+        self.prefixes.below(count)
     }
 
     /// The next prompt's ISL and OSL (none: the server chooses) from `mix` when it has pairs,
     /// else from `lengths`; what AIPerf does not draw comes from `rng`.
-    pub fn draw(
+    pub fn lengths(
         &mut self,
         mix: &[LengthPair],
         lengths: (&Dist, Option<&Dist>),
@@ -76,17 +89,44 @@ impl PromptLengths {
     }
 }
 
-/// One of AIPerf's length streams.
-pub struct LengthStream(PythonRandom);
+/// A synthetic conversation's turn count and the delays before its later turns.
+pub struct SessionDraws {
+    counts: LengthStream,
+    delays: LengthStream,
+}
 
-impl LengthStream {
-    pub fn turn_counts(seed: u64) -> Self {
-        Self(derived(seed, TURN_COUNT))
+impl SessionDraws {
+    pub fn new(seed: u64) -> Self {
+        Self { counts: LengthStream(derived(seed, TURN_COUNT)), delays: LengthStream(derived(seed, TURN_DELAY)) }
     }
 
+    pub fn turns(&mut self, dist: &Dist, rng: &mut SeededRng) -> u64 {
+        self.counts.count(dist, rng)
+    }
+
+    /// The delay before a later turn, in ms, of `dist` in seconds: a normal with a spread is
+    /// AIPerf's draw (whole milliseconds: the mean's, drawn about, rounded up, at least 1); a
+    /// fixed delay is as written; other shapes draw from `rng`.
+    pub fn delay_ms(&mut self, dist: &Dist, rng: &mut SeededRng) -> f64 {
+        match dist.as_plain_normal() {
+            Some((mean_s, stddev_s)) if mean_s > 0.0 && stddev_s > 0.0 => {
+                // The mean in whole milliseconds, as AIPerf truncates its flag (a micro-rounding
+                // first, so 0.3 s is 300 ms and not 299.99…).
+                let mean_ms = ((mean_s * 1e9).round() / 1e6).trunc();
+                self.delays.positive_normal(mean_ms, stddev_s * 1000.0) as f64
+            }
+            _ => dist.sample(rng).max(0.0) * 1000.0,
+        }
+    }
+}
+
+/// One of AIPerf's length streams.
+struct LengthStream(PythonRandom);
+
+impl LengthStream {
     /// The next count of `dist`: AIPerf's draw for a plain normal (none for a fixed one), else
     /// `dist`'s own from `rng`.
-    pub fn count(&mut self, dist: &Dist, rng: &mut SeededRng) -> u64 {
+    fn count(&mut self, dist: &Dist, rng: &mut SeededRng) -> u64 {
         match dist.as_plain_normal() {
             Some((mean, stddev)) if stddev > 0.0 => self.positive_normal(mean, stddev),
             _ => dist.sample_count(rng),
@@ -139,9 +179,9 @@ mod tests {
         [(26, 26), (75, 12), (48, 12), (26, 26), (49, 11), (55, 17), (49, 28), (44, 23)];
 
     fn drawn(seed: u64, mix: &[LengthPair], isl: &Dist, osl: &Dist, count: usize) -> Vec<(u64, u64)> {
-        let (mut lengths, mut rng) = (PromptLengths::new(seed), SeededRng::new(1));
+        let (mut draws, mut rng) = (PromptDraws::new(seed), SeededRng::new(1));
         (0..count)
-            .map(|_| lengths.draw(mix, (isl, Some(osl)), &mut rng))
+            .map(|_| draws.lengths(mix, (isl, Some(osl)), &mut rng))
             .map(|(isl, osl)| (isl, osl.unwrap()))
             .collect()
     }
@@ -152,11 +192,38 @@ mod tests {
         assert_eq!(pairs.iter().map(|pair| pair.0).collect::<Vec<_>>(), PYTHON_ISL_50_10);
         assert_eq!(pairs.iter().map(|pair| pair.1).collect::<Vec<_>>(), PYTHON_OSL_20_5);
         // A fixed length draws from neither its stream nor the dataset's generator.
-        let (mut lengths, mut rng) = (PromptLengths::new(5), SeededRng::new(1));
+        let (mut draws, mut rng) = (PromptDraws::new(5), SeededRng::new(1));
         let before = rng.clone().next_u64();
-        assert_eq!(lengths.draw(&[], (&Dist::normal(64.0, 0.0), None), &mut rng), (64, None));
+        assert_eq!(draws.lengths(&[], (&Dist::normal(64.0, 0.0), None), &mut rng), (64, None));
         assert_eq!(rng.next_u64(), before, "nothing drawn from the dataset's generator");
-        assert_eq!(lengths.draw(&[], (&Dist::normal(50.0, 10.0), None), &mut rng).0, PYTHON_ISL_50_10[0]);
+        assert_eq!(draws.lengths(&[], (&Dist::normal(50.0, 10.0), None), &mut rng).0, PYTHON_ISL_50_10[0]);
+    }
+
+    /// CPython 3.11 with AIPerf's derivation, seed 11: three conversations of `normal(3, 1)`
+    /// turns and the delays of `normal(300, 50)` ms before each later turn (AIPerf 0.13 waited
+    /// 286, 360, 295, 222, 319, 330 ms; 313, 271; 208 between turns for the same flags).
+    const PYTHON_DELAYS_SEED_11: [&[f64]; 3] = [&[281.0, 359.0, 294.0, 222.0, 318.0, 325.0], &[313.0, 269.0], &[207.0]];
+
+    #[test]
+    fn conversations_draw_aiperfs_turn_counts_and_whole_millisecond_delays() {
+        let (mut draws, mut rng) = (SessionDraws::new(11), SeededRng::new(1));
+        let (turns, delay) = (Dist::normal(3.0, 1.0), Dist::normal(0.3, 0.05));
+        for expected in PYTHON_DELAYS_SEED_11 {
+            let count = draws.turns(&turns, &mut rng);
+            let delays: Vec<f64> = (1..count).map(|_| draws.delay_ms(&delay, &mut rng)).collect();
+            assert_eq!(delays, expected);
+        }
+        assert_eq!(draws.delay_ms(&Dist::fixed(0.2505), &mut rng), 250.5, "a fixed delay is as written");
+    }
+
+    /// CPython 3.11, AIPerf's `dataset.prompt.prefix` stream for seed 6: `choice(range(4))`, 12
+    /// times (AIPerf 0.13's 12 prompts for `--prefix-prompt-pool-size 4 --random-seed 6` start
+    /// with prefixes in the same pattern).
+    #[test]
+    fn first_prompts_pick_aiperfs_prefixes() {
+        let mut draws = PromptDraws::new(6);
+        let picks: Vec<usize> = (0..12).map(|_| draws.prefix(4)).collect();
+        assert_eq!(picks, [3, 1, 0, 3, 0, 0, 0, 3, 2, 2, 0, 2]);
     }
 
     #[test]
@@ -170,6 +237,6 @@ mod tests {
         let windows = drawn(4, &[], &Dist::uniform(25.0, 75.0), &Dist::uniform(10.0, 30.0), 8);
         assert_eq!(windows, AIPERF_WINDOWS_SEED_4);
         let lognormal = [LengthPair { isl: Dist::lognormal(30.0, 25.0), osl: Dist::fixed(4.0), weight: 1.0 }];
-        assert_eq!(PromptLengths::new(4).pairs.pair(&lognormal), None, "this project's shapes draw their own");
+        assert_eq!(PromptDraws::new(4).pairs.pair(&lognormal), None, "this project's shapes draw their own");
     }
 }
