@@ -48,6 +48,12 @@ impl PromptDraws {
         }
     }
 
+    /// A prompt's length of `dist` from AIPerf's prompt-length stream alone (a rankings query or
+    /// passage).
+    pub fn prompt_length(&mut self, dist: &Dist, rng: &mut SeededRng) -> u64 {
+        self.isl.count(dist, rng)
+    }
+
     /// Which of a pool's `count` prefixes a conversation's first prompt starts with.
     pub fn prefix(&mut self, count: usize) -> usize {
         self.prefixes.below(count)

@@ -1,6 +1,9 @@
 //! Synthetic rankings entries as AIPerf 0.13 makes them: a query and passages, each cut from the
 //! corpus to a length drawn from its own distribution, instead of one prompt cut into pieces.
+//! The lengths are drawn as AIPerf's rankings composer draws them (each entry's query, then its
+//! passages, from its prompt-length stream: `aiperf_draws`).
 
+use super::aiperf_draws::PromptDraws;
 use super::exact_length::text_of_length;
 use super::{DatasetEntry, Ranking, corpus, tokenizer::Tokenizer};
 use crate::plan::{Dist, RankingLengths};
@@ -14,8 +17,9 @@ const RANKINGS_SALT: u64 = 0x4A4E_6B1E_55ED;
 pub fn apply(entries: &mut [DatasetEntry], lengths: &RankingLengths, tokenizer: &Tokenizer, seed: u64) {
     let text = corpus::shakespeare();
     let mut rng = SeededRng::new(seed ^ RANKINGS_SALT);
+    let mut aiperf = PromptDraws::new(seed);
     let mut cut = |dist: &Dist| {
-        let tokens = dist.sample_count(&mut rng);
+        let tokens = aiperf.prompt_length(dist, &mut rng);
         let offset = rng.below(text.len() as u64) as usize;
         text_of_length(tokenizer, None, text, offset, tokens)
     };
@@ -52,5 +56,35 @@ mod tests {
             assert_eq!(entry.input_tokens, 12 + 5 * 40);
         }
         assert_ne!(entries[0].ranking, entries[1].ranking, "each entry its own texts");
+    }
+
+    /// What AIPerf 0.13 sent for `--endpoint-type hf-tei-rankings --rankings-passages-mean 3
+    /// --rankings-query-prompt-token-mean 12 --rankings-query-prompt-token-stddev 3
+    /// --rankings-passages-prompt-token-mean 30 --rankings-passages-prompt-token-stddev 6
+    /// --random-seed 2` (counted with GPT-2, its tokenizer there): each entry's query and passages.
+    const AIPERF_SEED_2: [(usize, [usize; 3]); 4] =
+        [(11, [36, 32, 29]), (9, [22, 30, 26]), (18, [34, 25, 34]), (11, [29, 22, 29])];
+
+    #[test]
+    fn spread_lengths_are_the_ones_aiperfs_rankings_composer_draws() {
+        let tokenizer = Tokenizer::shared_builtin();
+        let mut entries: Vec<DatasetEntry> =
+            (0..4).map(|_| DatasetEntry::counted(&tokenizer, "unused".into(), Some(1))).collect();
+        let lengths = RankingLengths {
+            query_tokens: Dist::normal(12.0, 3.0),
+            passage_tokens: Dist::normal(30.0, 6.0),
+            passages: 3,
+        };
+        apply(&mut entries, &lengths, &tokenizer, 2);
+        let drawn: Vec<(usize, Vec<usize>)> = entries
+            .iter()
+            .map(|entry| entry.ranking.as_ref().expect("a ranking"))
+            .map(|ranking| {
+                (tokenizer.count(&ranking.query), ranking.passages.iter().map(|p| tokenizer.count(p)).collect())
+            })
+            .collect();
+        let expected: Vec<(usize, Vec<usize>)> =
+            AIPERF_SEED_2.iter().map(|(query, passages)| (*query, passages.to_vec())).collect();
+        assert_eq!(drawn, expected);
     }
 }
