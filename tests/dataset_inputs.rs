@@ -118,6 +118,53 @@ fn a_file_asked_for_more_requests_than_it_has_starts_again_as_aiperf_does() {
     assert!(passes[0] != passes[1] || passes[1] != passes[2], "each pass reshuffled: {order:?}");
 }
 
+/// AIPerf 0.13's samplers over a file of 5 sessions, `--random-seed 3`: the sessions its 12
+/// conversations began with (run beside this one against the same mock). `random` draws one
+/// for each conversation; `shuffle` goes through all 5, then through them reshuffled. Drawing
+/// once and cycling would repeat the first 5.
+const AIPERF_SEED_3_SESSIONS: [(&str, [&str; 12]); 2] = [
+    ("random", ["s2", "s1", "s4", "s4", "s2", "s0", "s3", "s1", "s1", "s3", "s4", "s1"]),
+    ("shuffle", ["s4", "s3", "s1", "s2", "s0", "s3", "s1", "s4", "s2", "s0", "s1", "s3"]),
+];
+
+#[test]
+fn a_sampled_file_of_sessions_plays_the_sessions_aiperfs_sampler_takes() {
+    let dir = tempfile::tempdir().expect("dir");
+    let lines: Vec<String> = (0..5)
+        .map(|session| {
+            let turns: Vec<String> = (0..1 + session % 3)
+                .map(|turn| format!("{{\"text\": \"session {session} turn {turn}\", \"max_tokens\": 4}}"))
+                .collect();
+            format!("{{\"session_id\": \"s{session}\", \"turns\": [{}]}}", turns.join(", "))
+        })
+        .collect();
+    std::fs::write(dir.path().join("sessions.jsonl"), lines.join("\n")).expect("write file");
+    for (sampling, expected) in AIPERF_SEED_3_SESSIONS {
+        let output = profile(
+            dir.path(),
+            &format!(
+                "--model m --url mock --endpoint-type chat --input-file sessions.jsonl --custom-dataset-type multi_turn \
+                 --dataset-sampling-strategy {sampling} --random-seed 3 --conversation-num 12 --concurrency 1 \
+                 --artifact-dir {sampling}"
+            ),
+        );
+        let printed = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+        let mut records = json_lines(&dir.path().join(sampling).join("profile_export.jsonl"));
+        records.sort_by_key(|record| record["metadata"]["request_start_ns"].as_u64());
+        let started: Vec<&str> = records
+            .iter()
+            .filter(|record| record["metadata"]["turn_index"] == 0)
+            .map(|record| record["metadata"]["conversation_id"].as_str().expect("conversation"))
+            .collect();
+        assert_eq!(started, expected, "{sampling}: the session each conversation played");
+        let turns: usize = expected.iter().map(|id| 1 + id[1..].parse::<usize>().expect("number") % 3).sum();
+        assert_eq!(records.len(), turns, "{sampling}: every turn of each");
+        if sampling == "random" {
+            assert!(printed.contains("a draw per request (per session for sessions)"), "{printed}");
+        }
+    }
+}
+
 #[test]
 fn each_trial_draws_from_its_own_seed_and_the_seeds_repeat_across_runs() {
     let prompts_of_trials = || {

@@ -275,7 +275,9 @@ fn synthetic_conversations_are_played_as_sessions_in_concurrency_and_rate_phases
     let profiled = profile(dir.path(), args);
     assert_ok(&profiled);
     let plans = plans_of(&text(&profiled.stdout));
-    assert_eq!(plans[0]["dataset"]["conversation"]["turn_delay_s"]["mean"], 1.0, "{:#}", plans[0]["dataset"]);
+    let conversation = &plans[0]["dataset"]["conversation"];
+    assert_eq!(conversation["turn_delay_s"]["mean"], 0.5, "the delay as drawn, in seconds: {conversation:#}");
+    assert_eq!(conversation["turn_delay_ratio"], 2.0, "and what scales each draw: {conversation:#}");
     assert_scenario_builds_the_same_plans(dir.path(), &profiled);
 }
 

@@ -110,20 +110,29 @@ impl SessionDraws {
         self.counts.count(dist, rng)
     }
 
-    /// The delay before a later turn, in ms, of `dist` in seconds: a normal with a spread is
-    /// AIPerf's draw (whole milliseconds: the mean's, drawn about, rounded up, at least 1); a
-    /// fixed delay is as written; other shapes draw from `rng`.
-    pub fn delay_ms(&mut self, dist: &Dist, rng: &mut SeededRng) -> f64 {
-        match dist.as_plain_normal() {
-            Some((mean_s, stddev_s)) if mean_s > 0.0 && stddev_s > 0.0 => {
-                // The mean in whole milliseconds, as AIPerf truncates its flag (a micro-rounding
-                // first, so 0.3 s is 300 ms and not 299.99…).
-                let mean_ms = ((mean_s * 1e9).round() / 1e6).trunc();
-                self.delays.positive_normal(mean_ms, stddev_s * 1000.0) as f64
+    /// The delay before a later turn, in ms, of `dist` in seconds times `ratio`: a plain normal
+    /// (a fixed delay too) is AIPerf's draw, in whole milliseconds (the mean's and the spread's
+    /// whole milliseconds, drawn about, rounded up, at least 1; a fixed delay's at least 1),
+    /// then scaled; other shapes draw from `rng`.
+    pub fn delay_ms(&mut self, dist: &Dist, ratio: f64, rng: &mut SeededRng) -> f64 {
+        let drawn = match dist.as_plain_normal() {
+            Some((mean_s, stddev_s)) if mean_s > 0.0 => {
+                let (mean_ms, stddev_ms) = (whole_ms(mean_s), whole_ms(stddev_s));
+                match stddev_ms > 0.0 {
+                    true => self.delays.positive_normal(mean_ms, stddev_ms) as f64,
+                    false => mean_ms.max(1.0),
+                }
             }
             _ => dist.sample(rng).max(0.0) * 1000.0,
-        }
+        };
+        drawn * ratio
     }
+}
+
+/// Seconds in whole milliseconds, as AIPerf truncates its millisecond flags (a micro-rounding
+/// first, so 0.3 s is 300 ms and not 299.99…).
+fn whole_ms(seconds: f64) -> f64 {
+    ((seconds * 1e9).round() / 1e6).trunc()
 }
 
 /// One of AIPerf's length streams.
@@ -210,16 +219,23 @@ mod tests {
     /// 286, 360, 295, 222, 319, 330 ms; 313, 271; 208 between turns for the same flags).
     const PYTHON_DELAYS_SEED_11: [&[f64]; 3] = [&[281.0, 359.0, 294.0, 222.0, 318.0, 325.0], &[313.0, 269.0], &[207.0]];
 
+    /// A ratio scales AIPerf's whole-millisecond draw (AIPerf's `delay * turn_delay_ratio`): the
+    /// same draws, halved, not a draw of the halved delay.
     #[test]
     fn conversations_draw_aiperfs_turn_counts_and_whole_millisecond_delays() {
-        let (mut draws, mut rng) = (SessionDraws::new(11), SeededRng::new(1));
-        let (turns, delay) = (Dist::normal(3.0, 1.0), Dist::normal(0.3, 0.05));
-        for expected in PYTHON_DELAYS_SEED_11 {
-            let count = draws.turns(&turns, &mut rng);
-            let delays: Vec<f64> = (1..count).map(|_| draws.delay_ms(&delay, &mut rng)).collect();
-            assert_eq!(delays, expected);
+        for ratio in [1.0, 0.5] {
+            let (mut draws, mut rng) = (SessionDraws::new(11), SeededRng::new(1));
+            let (turns, delay) = (Dist::normal(3.0, 1.0), Dist::normal(0.3, 0.05));
+            for expected in PYTHON_DELAYS_SEED_11 {
+                let count = draws.turns(&turns, &mut rng);
+                let delays: Vec<f64> = (1..count).map(|_| draws.delay_ms(&delay, ratio, &mut rng)).collect();
+                assert_eq!(delays, expected.iter().map(|ms| ms * ratio).collect::<Vec<_>>(), "ratio {ratio}");
+            }
         }
-        assert_eq!(draws.delay_ms(&Dist::fixed(0.2505), &mut rng), 250.5, "a fixed delay is as written");
+        let (mut draws, mut rng) = (SessionDraws::new(11), SeededRng::new(1));
+        assert_eq!(draws.delay_ms(&Dist::fixed(0.2505), 1.0, &mut rng), 250.0, "whole milliseconds, as AIPerf's");
+        assert_eq!(draws.delay_ms(&Dist::fixed(0.0004), 1.0, &mut rng), 1.0, "at least one");
+        assert_eq!(draws.delay_ms(&Dist::fixed(0.0), 1.0, &mut rng), 0.0);
     }
 
     /// CPython 3.11, AIPerf's `dataset.prompt.prefix` stream for seed 6: `choice(range(4))`, 12

@@ -78,8 +78,9 @@ pub fn load(spec: &FileDataset, tokenizer: &Tokenizer) -> Result<Vec<DatasetEntr
     if entries.is_empty() {
         bail!("dataset file {} has no entries", path.display());
     }
-    // Single requests that each draw an entry stay in file order: `load::dataset_order` draws.
-    if spec.draws_per_request() && entries.iter().all(|entry| entry.turn.is_none()) {
+    // A file whose requests (or sessions) each draw an entry (a session) stays in file order:
+    // `load::dataset_order` draws.
+    if spec.draws_per_request() {
         return Ok(entries);
     }
     if spec.format.has_sessions() {

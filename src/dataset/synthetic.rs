@@ -153,7 +153,7 @@ fn conversation_turns(spec: &SyntheticDataset) -> Option<Vec<FileTurn>> {
     for _ in 0..spec.entries.max(1) {
         let count = draws.turns(&shape.turns, &mut rng) as u32;
         for index in 0..count {
-            let delay_ms = (index > 0).then(|| draws.delay_ms(&shape.turn_delay_s, &mut rng));
+            let delay_ms = (index > 0).then(|| draws.delay_ms(&shape.turn_delay_s, shape.turn_delay_ratio, &mut rng));
             turns.push(FileTurn { index, delay_ms, timestamp_ms: None });
         }
     }
@@ -304,7 +304,8 @@ mod tests {
     #[test]
     fn a_conversation_shape_makes_each_entry_a_session_of_the_same_prompts() {
         let tokenizer = Tokenizer::shared_builtin();
-        let conversation = ConversationShape { turns: Dist::normal(3.0, 1.0), turn_delay_s: Dist::fixed(0.25) };
+        let conversation =
+            ConversationShape { turns: Dist::normal(3.0, 1.0), turn_delay_s: Dist::fixed(0.25), turn_delay_ratio: 1.0 };
         let spec = with(SyntheticOptions { conversation: Some(conversation), ..SyntheticOptions::default() });
         let sessions = generate(&spec, &tokenizer, Overhead::default());
         let turns: Vec<FileTurn> = sessions.iter().map(|entry| entry.turn.expect("every prompt is a turn")).collect();
@@ -403,7 +404,8 @@ mod tests {
         );
 
         // In conversations only the first turn starts with a prefix, as AIPerf sends it.
-        let conversation = ConversationShape { turns: Dist::fixed(3.0), turn_delay_s: Dist::fixed(0.0) };
+        let conversation =
+            ConversationShape { turns: Dist::fixed(3.0), turn_delay_s: Dist::fixed(0.0), turn_delay_ratio: 1.0 };
         let options =
             SyntheticOptions { prefix_pool: Some(pool), conversation: Some(conversation), ..Default::default() };
         let sessions = SyntheticDataset { entries: 4, isl: fixed(20.0), ..with(options) };
@@ -449,7 +451,8 @@ mod tests {
         assert_ne!(entries[0].prompt.split(' ').next(), other_seed[0].prompt.split(' ').next());
 
         // In conversations the first turn alone opens with one, as AIPerf marks them.
-        let conversation = ConversationShape { turns: Dist::fixed(3.0), turn_delay_s: Dist::fixed(0.0) };
+        let conversation =
+            ConversationShape { turns: Dist::fixed(3.0), turn_delay_s: Dist::fixed(0.0), turn_delay_ratio: 1.0 };
         let options = SyntheticOptions { cache_bust: true, conversation: Some(conversation), ..Default::default() };
         let sessions = SyntheticDataset { entries: 4, isl: fixed(30.0), ..with(options) };
         for entry in generate(&sessions, &tokenizer, Overhead::default()) {
@@ -462,7 +465,8 @@ mod tests {
     #[test]
     fn a_chat_templates_overhead_shortens_first_turns_more_than_later_ones() {
         let tokenizer = Tokenizer::shared_builtin();
-        let conversation = ConversationShape { turns: Dist::fixed(3.0), turn_delay_s: Dist::fixed(0.0) };
+        let conversation =
+            ConversationShape { turns: Dist::fixed(3.0), turn_delay_s: Dist::fixed(0.0), turn_delay_ratio: 1.0 };
         let options = SyntheticOptions { conversation: Some(conversation), ..Default::default() };
         let sessions = SyntheticDataset { entries: 2, isl: fixed(30.0), ..with(options) };
         let overhead = Overhead { first_turn: 12, later_turn: 5 };

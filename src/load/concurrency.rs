@@ -53,7 +53,7 @@ pub(super) enum UserWork {
 
 impl UserWork {
     pub fn of(ctx: &LoadContext, run: &PhaseRun) -> Self {
-        match SessionSource::of(&ctx.requests, SessionClaims::of(run)) {
+        match SessionSource::of(&ctx.requests, ctx.order.sessions.clone(), SessionClaims::of(run)) {
             Some(sessions) => Self::Sessions(sessions),
             None => Self::Requests(AtomicU64::new(0)),
         }

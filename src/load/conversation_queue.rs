@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use tokio::time::Instant;
 
+use super::dataset_order::SessionOrder;
 use super::prefill_place::TakenPlace;
 use super::replay::{ReadyTurn, Replay, SessionSource};
 use super::session_claims::SessionClaims;
@@ -31,10 +32,10 @@ pub(super) struct ConversationQueue {
 }
 
 impl ConversationQueue {
-    /// The queue for a phase's requests, its sessions claimed with `claims`; None unless they
-    /// are a multi-turn file.
-    pub fn of(requests: &[PreparedRequest], claims: SessionClaims) -> Option<Self> {
-        let source = SessionSource::of(requests, claims)?;
+    /// The queue for a phase's requests, its sessions taken in `order` and claimed with
+    /// `claims`; None unless they are a multi-turn file.
+    pub fn of(requests: &[PreparedRequest], order: SessionOrder, claims: SessionClaims) -> Option<Self> {
+        let source = SessionSource::of(requests, order, claims)?;
         let (hand_back, handed_back) = unbounded_channel();
         Some(Self { source, live: Arc::default(), waiting: BinaryHeap::new(), handed_back, hand_back, arrivals: 0 })
     }
@@ -211,7 +212,7 @@ mod tests {
     async fn arrivals_take_due_turns_first_then_new_sessions_until_the_limit() {
         let requests = requests();
         let claims = SessionClaims::new(None, Arc::default()).with_session_limit(Some(2));
-        let mut queue = ConversationQueue::of(&requests, claims).unwrap();
+        let mut queue = ConversationQueue::of(&requests, SessionOrder::default(), claims).unwrap();
         let now = Instant::now();
         let (alpha, alpha_live, hand_back) = started(queue.next(now, None).unwrap());
         let (beta, beta_live, _) = started(queue.next(now, None).unwrap());

@@ -2,10 +2,14 @@
 //! a shuffled file is shuffled anew for each pass after the first, as AIPerf 0.13's shuffle
 //! sampler does once it has gone through every entry (the list it went through, shuffled again
 //! by the same generator, so the passes are AIPerf's for the same seed); a randomly sampled file
-//! draws an entry for each request, as AIPerf's random sampler does.
+//! draws an entry for each request, or a session for each new session of a multi-turn file, as
+//! AIPerf's random sampler does.
+
+use std::sync::Arc;
 
 use super::PreparedRequest;
-use crate::plan::{AtEnd, Dataset, FileDataset, Plan, Sampling};
+use crate::dataset::requests::conversations;
+use crate::plan::{AtEnd, Dataset, FileDataset, Phase, Plan, Sampling};
 use crate::rng::aiperf_streams::{SAMPLER_RANDOM, SAMPLER_SHUFFLE, derived, derived_numpy};
 
 /// The most requests whose order is laid out ahead; later ones repeat the laid-out passes.
@@ -18,50 +22,69 @@ pub struct DatasetOrder {
     later_passes: Vec<Vec<u32>>,
     /// The prepared request each request draws (a random file's), when not empty.
     picks: Vec<u32>,
+    /// The session each new session of a multi-turn file plays.
+    pub sessions: SessionOrder,
+}
+
+/// Which of a multi-turn file's sessions the run's `n`-th session plays: the file's order,
+/// wrapping, or a random file's draw for each.
+#[derive(Debug, Clone, Default)]
+pub struct SessionOrder(Arc<[u32]>);
+
+impl SessionOrder {
+    /// The session (of `count`) that session `n` of the run plays.
+    pub fn session(&self, n: u64, count: usize) -> usize {
+        match self.0.len() as u64 {
+            0 => (n % count.max(1) as u64) as usize,
+            drawn => self.0[(n % drawn) as usize] as usize,
+        }
+    }
 }
 
 impl DatasetOrder {
     /// The order of `plan`'s prepared `requests`: reshuffled passes for a shuffled file dataset
-    /// of single requests that wraps, or a draw per request for a random one, enough for the
-    /// phases' requests (or as many as `MOST_LAID_OUT` allows when a phase runs for a duration;
-    /// later requests repeat them). Sessions keep theirs.
+    /// of single requests that wraps, or a draw per request (per session, for a multi-turn
+    /// file) for a random one, enough for the phases' requests or sessions (or as many as
+    /// `MOST_LAID_OUT` allows when a phase runs for a duration; later ones repeat them).
     pub fn of(plan: &Plan, requests: &[PreparedRequest]) -> Self {
         let len = requests.len();
         let Dataset::File(file) = &plan.dataset else {
             return Self::default();
         };
-        if requests.iter().any(|request| request.turn.is_some()) || len < 2 || len as u64 >= MOST_LAID_OUT {
+        let random = |count: usize, wanted: u64| -> Vec<u32> {
+            let mut rng = derived(file.random_seed, SAMPLER_RANDOM);
+            (0..wanted).map(|_| rng.below(count) as u32).collect()
+        };
+        if requests.iter().any(|request| request.turn.is_some()) {
+            let count = conversations(requests).count();
+            // Each session takes at least one request.
+            let wanted = laid_out(plan, |phase| match (phase.requests, phase.sessions) {
+                (Some(requests), Some(sessions)) => Some(requests.min(sessions)),
+                (requests, sessions) => requests.or(sessions),
+            });
+            let sessions: Vec<u32> = match file {
+                _ if count < 2 => return Self::default(),
+                file if file.draws_per_request() => random(count, wanted),
+                FileDataset { sampling: Sampling::Shuffle, at_end: AtEnd::Wrap, random_seed, .. } => {
+                    let later = reshuffled_passes(*random_seed, count, wanted);
+                    (0..count as u32).chain(later.into_iter().flatten()).collect()
+                }
+                _ => return Self::default(),
+            };
+            return Self { sessions: SessionOrder(sessions.into()), ..Self::default() };
+        }
+        if len < 2 || len as u64 >= MOST_LAID_OUT {
             return Self::default();
         }
         // Warm-up phases draw first and the phases after them draw on (`dataset_offset`).
-        let unbounded = plan.phases.iter().any(|phase| phase.requests.is_none());
-        let all: u64 = plan.phases.iter().filter_map(|phase| phase.requests).sum();
-        let wanted = if unbounded { MOST_LAID_OUT } else { all.min(MOST_LAID_OUT) };
-        if file.draws_per_request() {
-            let mut rng = derived(file.random_seed, SAMPLER_RANDOM);
-            let picks = (0..wanted).map(|_| rng.below(len) as u32).collect();
-            return Self { later_passes: Vec::new(), picks };
+        let wanted = laid_out(plan, |phase| phase.requests);
+        match file {
+            file if file.draws_per_request() => Self { picks: random(len, wanted), ..Self::default() },
+            FileDataset { sampling: Sampling::Shuffle, at_end: AtEnd::Wrap, random_seed, .. } => {
+                Self { later_passes: reshuffled_passes(*random_seed, len, wanted), ..Self::default() }
+            }
+            _ => Self::default(),
         }
-        let FileDataset { sampling: Sampling::Shuffle, at_end: AtEnd::Wrap, random_seed, .. } = file else {
-            return Self::default();
-        };
-        let passes = wanted.div_ceil(len as u64).saturating_sub(1) as usize;
-        // The first pass is the file's entries as `dataset::sampling` shuffled them; the
-        // generator is brought to where that shuffle left it, then shuffles that list again.
-        let mut generator = derived_numpy(*random_seed, SAMPLER_SHUFFLE);
-        let mut entries: Vec<u32> = (0..len as u32).collect();
-        generator.shuffle(&mut entries);
-        let mut prepared_of_entry = vec![0u32; len];
-        for (prepared, entry) in entries.iter().enumerate() {
-            prepared_of_entry[*entry as usize] = prepared as u32;
-        }
-        let later_passes = (0..passes)
-            .map(|_| {
-                generator.shuffle(&mut entries);
-                entries.iter().map(|entry| prepared_of_entry[*entry as usize]).collect()
-            })
-            .collect();
-        Self { later_passes, picks: Vec::new() }
     }
 
     /// The prepared request that request `request_index` of a phase sends, of `len`.
@@ -77,6 +100,34 @@ impl DatasetOrder {
         let later = &self.later_passes[((pass - 1) % self.later_passes.len() as u64) as usize];
         later[place] as usize
     }
+}
+
+/// The passes after the first over `len` items shuffled with `seed`, enough for `wanted`
+/// takes, as indices into the first pass: the first is the items as `dataset::sampling`
+/// shuffled them; the generator is brought to where that shuffle left it, then shuffles that
+/// list again for each pass.
+fn reshuffled_passes(seed: u64, len: usize, wanted: u64) -> Vec<Vec<u32>> {
+    let passes = wanted.div_ceil(len as u64).saturating_sub(1) as usize;
+    let mut generator = derived_numpy(seed, SAMPLER_SHUFFLE);
+    let mut entries: Vec<u32> = (0..len as u32).collect();
+    generator.shuffle(&mut entries);
+    let mut place_of_entry = vec![0u32; len];
+    for (place, entry) in entries.iter().enumerate() {
+        place_of_entry[*entry as usize] = place as u32;
+    }
+    (0..passes)
+        .map(|_| {
+            generator.shuffle(&mut entries);
+            entries.iter().map(|entry| place_of_entry[*entry as usize]).collect()
+        })
+        .collect()
+}
+
+/// How many draws to lay out for the phases of `plan`, each drawing at most `most` (none: for
+/// as long as it runs), up to `MOST_LAID_OUT`.
+fn laid_out(plan: &Plan, most: impl Fn(&Phase) -> Option<u64>) -> u64 {
+    let limits: Option<Vec<u64>> = plan.phases.iter().map(most).collect();
+    limits.map_or(MOST_LAID_OUT, |limits| limits.iter().sum::<u64>().min(MOST_LAID_OUT))
 }
 
 #[cfg(test)]

@@ -107,7 +107,8 @@ impl Dispatcher {
         let mut ids = request_ids(ctx, run, 0);
         let mut tasks = JoinSet::new();
         let mut window = SendWindow::default();
-        let mut conversations = ConversationQueue::of(&ctx.requests, SessionClaims::of(run));
+        let mut conversations =
+            ConversationQueue::of(&ctx.requests, ctx.order.sessions.clone(), SessionClaims::of(run));
         let mut next_index = 0u64;
         // Arrivals at or past the phase's end of sending are never waited for.
         let offsets_ns = offsets_ns.take_while(|offset_ns| stop_ns.is_none_or(|stop| origin_ns + offset_ns < stop));

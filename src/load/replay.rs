@@ -10,6 +10,7 @@ use std::time::Duration;
 use super::history::{Conversation, NextTurn};
 use std::sync::Arc;
 
+use super::dataset_order::SessionOrder;
 use super::history::Answer;
 use super::session_claims::{Claim, RequestCount, SessionClaims, TurnTally};
 use super::{Limits, LoadContext, Outgoing, PhaseDeadlines, PhaseRun, PreparedRequest, conversations, send};
@@ -41,18 +42,21 @@ pub fn dataset_drawn(ctx: &LoadContext, run: &PhaseRun) -> u64 {
     }
 }
 
-/// Hands out replays of a multi-turn file's sessions in the file's order, wrapping, under the
-/// phase's request and session limits (`session_claims.rs`).
+/// Hands out replays of a multi-turn file's sessions in the run's session order (the file's,
+/// wrapping, or a random file's draws), under the phase's request and session limits
+/// (`session_claims.rs`).
 pub(super) struct SessionSource {
     sessions: Vec<Range<usize>>,
+    order: SessionOrder,
     claims: SessionClaims,
 }
 
 impl SessionSource {
-    /// The source for `requests` with `claims`; None unless they are a multi-turn file.
-    pub fn of(requests: &[PreparedRequest], claims: SessionClaims) -> Option<Self> {
+    /// The source for `requests` in `order` with `claims`; None unless they are a multi-turn
+    /// file.
+    pub fn of(requests: &[PreparedRequest], order: SessionOrder, claims: SessionClaims) -> Option<Self> {
         let sessions = file_sessions(requests);
-        (!sessions.is_empty()).then_some(Self { sessions, claims })
+        (!sessions.is_empty()).then_some(Self { sessions, order, claims })
     }
 
     /// Whether another replay may still start under the phase's limits.
@@ -67,9 +71,9 @@ impl SessionSource {
 
     /// The next replay, of its session's first `max_turns` turns at most (all without).
     pub fn claim_first_turns(&self, max_turns: Option<u32>) -> Option<Replay> {
-        let (count, first) = (self.sessions.len() as u64, self.claims.first_session);
+        let (count, first) = (self.sessions.len(), self.claims.first_session);
         let session_turns = |session: u64| {
-            let turns = self.sessions[((first + session) % count) as usize].clone();
+            let turns = self.sessions[self.order.session(first + session, count)].clone();
             let kept = max_turns.map_or(turns.len(), |max| turns.len().min(max as usize));
             turns.start..turns.start + kept
         };
@@ -308,7 +312,7 @@ mod tests {
     #[test]
     fn replays_take_the_sessions_in_turn_while_the_phase_may_send() {
         let turns = [0, 1, 2, 0, 1].map(|index| request(Some(index)));
-        let source = SessionSource::of(&turns, claims(Some(3))).unwrap();
+        let source = SessionSource::of(&turns, SessionOrder::default(), claims(Some(3))).unwrap();
         let claimed: Vec<(u64, Range<usize>, u64)> = std::iter::from_fn(|| source.claim())
             .map(|replay| match &replay.turns {
                 Turns::File(turns) => (replay.session, turns.clone(), replay.first_index),
@@ -317,15 +321,18 @@ mod tests {
             .collect();
         assert_eq!(claimed, [(0, 0..3, 0), (1, 3..5, 1), (2, 0..3, 2)], "each first turn takes a request; they wrap");
         assert!(!source.can_start());
-        assert!(SessionSource::of(&[request(None)], claims(None)).is_none(), "only a multi-turn file has sessions");
-        let endless = SessionSource::of(&turns, claims(None)).unwrap();
+        assert!(
+            SessionSource::of(&[request(None)], SessionOrder::default(), claims(None)).is_none(),
+            "only a multi-turn file has sessions"
+        );
+        let endless = SessionSource::of(&turns, SessionOrder::default(), claims(None)).unwrap();
         assert_eq!(std::iter::from_fn(|| endless.claim()).take(5).count(), 5);
     }
 
     #[test]
     fn a_replay_of_a_sessions_first_turns_plays_only_those() {
         let turns = [0, 1, 2, 0, 1].map(|index| request(Some(index)));
-        let source = SessionSource::of(&turns, claims(None)).unwrap();
+        let source = SessionSource::of(&turns, SessionOrder::default(), claims(None)).unwrap();
         assert_eq!(source.average_turns(), 2.5);
         let claimed: Vec<(Range<usize>, u32)> = [Some(1), None, Some(5)]
             .into_iter()

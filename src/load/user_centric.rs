@@ -157,7 +157,7 @@ impl Shared {
 
 pub(super) async fn run(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, shape: UserCentric, seed: u64) -> SendWindow {
     let deadlines = PhaseDeadlines::of(&run.phase);
-    let file_sessions = SessionSource::of(&ctx.requests, SessionClaims::of(&run));
+    let file_sessions = SessionSource::of(&ctx.requests, ctx.order.sessions.clone(), SessionClaims::of(&run));
     let generated_sessions = SessionClaims::of(&run);
     let average_turns = file_sessions.as_ref().map_or_else(|| shape.turns.mean(), SessionSource::average_turns);
     let mut starts = UserStarts::new(shape.users, shape.rate_rps, session_turns(average_turns));

@@ -42,7 +42,7 @@ pub(super) async fn run(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, shape: Sessio
     let shared = Arc::new(Shared { ctx: ctx.clone(), run: run.clone(), deadlines, shape });
     // A session starts while the phase may still send a request, and the request limit cuts the
     // sessions going when it is reached (`session_claims.rs`).
-    let file_sessions = SessionSource::of(&ctx.requests, SessionClaims::of(&run));
+    let file_sessions = SessionSource::of(&ctx.requests, ctx.order.sessions.clone(), SessionClaims::of(&run));
     let generated_sessions = SessionClaims::of(&run);
     let mut sessions = JoinSet::new();
     let mut window = SendWindow::default();

@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::dist::{is_one, one};
 use super::{BasetenReplay, Dist, TraceHandling};
 
 /// A plan holds one, built once: the synthetic variant's size (its distributions) costs nothing.
@@ -116,10 +117,10 @@ impl FileDataset {
         }
     }
 
-    /// Whether each request draws its entry when the entries are single requests (no sessions),
-    /// as AIPerf's random sampler draws one per request, rather than the requests cycling
-    /// through entries drawn once: a random file that wraps, its entries not cut by `draws`
-    /// (`load::dataset_order` lays the draws out).
+    /// Whether each request draws its entry (each new session its session, for a multi-turn
+    /// file), as AIPerf's random sampler draws one per conversation, rather than the requests
+    /// cycling through entries drawn once: a random file that wraps, its entries not cut by
+    /// `draws` (`load::dataset_order` lays the draws out).
     pub fn draws_per_request(&self) -> bool {
         self.sampling == Sampling::Random
             && self.at_end == AtEnd::Wrap
@@ -455,12 +456,16 @@ pub struct SyntheticOptions {
 }
 
 /// The sessions of a synthetic dataset: each has `turns` prompts (drawn, rounded, at least
-/// one), and each turn after the first waits `turn_delay_s` (drawn, at least 0) after the
-/// previous answer.
+/// one), and each turn after the first waits `turn_delay_s` (drawn, at least 0) times
+/// `turn_delay_ratio` after the previous answer.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct ConversationShape {
     pub turns: Dist,
     pub turn_delay_s: Dist,
+    /// What each drawn delay is multiplied by (AIPerf's `--conversation-turn-delay-ratio`,
+    /// applied after its whole-millisecond draw).
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub turn_delay_ratio: f64,
 }
 
 impl ConversationShape {
@@ -472,7 +477,10 @@ impl ConversationShape {
         if let Some(problem) = self.turns.problem().or(self.turn_delay_s.problem()) {
             return Some(problem);
         }
-        let (turns, delay_s) = (self.turns.mean(), self.turn_delay_s.mean());
+        if !(self.turn_delay_ratio.is_finite() && self.turn_delay_ratio >= 0.0) {
+            return Some(format!("`turn_delay_ratio` must be 0 or more, got {}", self.turn_delay_ratio));
+        }
+        let (turns, delay_s) = (self.turns.mean(), self.turn_delay_s.mean() * self.turn_delay_ratio);
         if !(1.0..=Self::MAX_TURNS).contains(&turns) {
             return Some(format!("`turns` must be from 1 to {}, got {turns}", Self::MAX_TURNS));
         }
@@ -526,8 +534,12 @@ mod tests {
         let shape = |turns: f64, delay_s: f64| ConversationShape {
             turns: Dist::fixed(turns),
             turn_delay_s: Dist::fixed(delay_s),
+            turn_delay_ratio: 1.0,
         };
         assert_eq!(shape(3.0, 0.5).problem(), None);
+        let scaled = |ratio: f64| ConversationShape { turn_delay_ratio: ratio, ..shape(2.0, 0.5) }.problem();
+        assert_eq!(scaled(-1.0).as_deref(), Some("`turn_delay_ratio` must be 0 or more, got -1"));
+        assert_eq!(scaled(4e9).as_deref(), Some("`turn_delay` must be from 0 to 1e9 s, got 2000000000 s"));
         assert_eq!(shape(0.5, 0.0).problem().as_deref(), Some("`turns` must be from 1 to 10000, got 0.5"));
         assert_eq!(
             shape(2.0, 1e12).problem().as_deref(),

@@ -58,8 +58,12 @@ pub struct Point {
     pub weight: f64,
 }
 
-fn one() -> f64 {
+pub(super) fn one() -> f64 {
     1.0
+}
+
+pub(super) fn is_one(value: &f64) -> bool {
+    *value == 1.0
 }
 
 impl Dist {

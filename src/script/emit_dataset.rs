@@ -82,6 +82,9 @@ pub(super) fn dataset(dataset: &Dataset) -> String {
             if let Some(conversation) = &options.conversation {
                 keys.push(format!("turns: {}", dist(&conversation.turns)));
                 keys.push(format!("turn_delay: {}", dist(&conversation.turn_delay_s)));
+                if conversation.turn_delay_ratio != 1.0 {
+                    keys.push(format!("turn_delay_ratio: {}", float(conversation.turn_delay_ratio)));
+                }
             }
             format!("synthetic(#{{ {} }})", keys.join(", "))
         }

@@ -30,12 +30,13 @@ const SYNTHETIC_KEYS: &[&str] = &[
     "video",
     "turns",
     "turn_delay",
+    "turn_delay_ratio",
     "rankings",
 ];
 
 /// `synthetic(#{ isl: normal(550, 50), osl: fixed(256), seed: 42, entries: 100, images: #{..}, mix: [..],
 /// block_size: 64, system_prompt: 200 (tokens) or "You are …" (verbatim), user_context: 64, prefix_pool: #{ prefixes: 8, length: 512 }, cache_bust: true,
-/// audio: #{..}, video: #{..}, turns: normal(4, 1), turn_delay: ms(800) })`
+/// audio: #{..}, video: #{..}, turns: normal(4, 1), turn_delay: ms(800), turn_delay_ratio: 0.5 })`
 fn synthetic(map: Map) -> ScriptResult<Dataset> {
     let mut r = MapReader::new("synthetic", map, SYNTHETIC_KEYS)?;
     if r.has("mix") && (r.has("isl") || r.has("osl")) {
@@ -81,9 +82,10 @@ fn synthetic(map: Map) -> ScriptResult<Dataset> {
     let batch_size = batch_size.filter(|size| *size > 1).map(|size| size as u32);
     let audio = r.opt_map("audio")?.map(super::audio::audio_settings).transpose()?.map(Box::new);
     let video = r.opt_map("video")?.map(super::video::video_settings).transpose()?.map(Box::new);
-    let conversation = if r.has("turns") || r.has("turn_delay") {
+    let conversation = if r.has("turns") || r.has("turn_delay") || r.has("turn_delay_ratio") {
         let (turns, turn_delay_s) = turns_and_wait(&mut r, "turn_delay")?;
-        Some(ConversationShape { turns, turn_delay_s })
+        let turn_delay_ratio = r.opt_f64("turn_delay_ratio")?.unwrap_or(1.0);
+        Some(ConversationShape { turns, turn_delay_s, turn_delay_ratio })
     } else {
         None
     };

@@ -85,7 +85,7 @@ fn dataset(dataset: &Dataset) -> String {
                     "{} conversations of {} turns ({} s between)",
                     spec.entries,
                     dist(&conversation.turns),
-                    dist(&conversation.turn_delay_s)
+                    dist(&conversation.turn_delay_s.scaled(conversation.turn_delay_ratio))
                 ),
                 None => format!("{} prompts", spec.entries),
             };
@@ -124,7 +124,7 @@ fn past_the_last_entry(sampling: Sampling, at_end: AtEnd) -> &'static str {
         (AtEnd::Wrap, Sampling::Sequential) => "in file order; more requests than entries start again from the first",
         (AtEnd::Wrap, Sampling::Shuffle) => "shuffled; more requests than entries go through them again, reshuffled",
         (AtEnd::Wrap, Sampling::Random) => {
-            "drawn at random with replacement, a draw per request; sessions, or `entries`, are drawn once and gone through again"
+            "drawn at random with replacement, a draw per request (per session for sessions); with `entries`, drawn once and gone through again"
         }
     }
 }

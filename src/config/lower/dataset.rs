@@ -197,7 +197,7 @@ fn conversation(dataset: &Value) -> Result<Option<ConversationShape>, ConfigErro
     }
     let delay_ms = opt_dist(dataset, "turn_delay", "datasets.main.turn_delay")?.unwrap_or(Dist::fixed(0.0));
     let ratio = opt_f64(dataset, "turn_delay_ratio", "datasets.main.turn_delay_ratio")?.unwrap_or(1.0);
-    Ok(Some(ConversationShape { turns, turn_delay_s: delay_ms.scaled(ratio / 1000.0) }))
+    Ok(Some(ConversationShape { turns, turn_delay_s: delay_ms.scaled(1e-3), turn_delay_ratio: ratio }))
 }
 
 fn image_settings(images: &Value, kind: EndpointKind) -> Result<Option<ImageSettings>, ConfigError> {
