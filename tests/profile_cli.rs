@@ -1476,6 +1476,24 @@ fn rankings_token_lengths_make_queries_and_passages_of_their_own_as_aiperf_does(
     assert_scenario_builds_the_same_plans(dir.path(), &dry);
     // AIPerf's cohere-rankings path is Cohere's v2 one.
     assert_eq!(plans_of(&text(&dry.stdout))[0]["endpoint"]["request"]["path"], "/v2/rerank");
+
+    // A spread of the passage count draws each entry's as AIPerf 0.13 did for `--random-seed 2`.
+    let spread = "--model m --url mock --endpoint-type cohere-rankings --rankings-passages-mean 3 \
+                  --rankings-passages-stddev 2 --random-seed 2 --request-count 6 --num-dataset-entries 6 --concurrency 1";
+    assert_ok(&profile(dir.path(), &format!("{spread} --artifact-dir spread")));
+    let inputs = read_json(&dir.path().join("spread/inputs.json"));
+    let counts: Vec<usize> = inputs["data"]
+        .as_array()
+        .expect("sessions")
+        .iter()
+        .map(|session| session["payloads"][0]["documents"].as_array().expect("documents").len())
+        .collect();
+    assert_eq!(counts, [1, 4, 4, 4, 3, 3]);
+    let dry = profile(dir.path(), &format!("{spread} --dry-run --emit-scenario out.rhai"));
+    assert_ok(&dry);
+    let scenario = std::fs::read_to_string(dir.path().join("out.rhai")).expect("out.rhai");
+    assert!(scenario.contains("passages: normal(3, 2) }"), "{scenario}");
+    assert_scenario_builds_the_same_plans(dir.path(), &dry);
 }
 
 #[test]

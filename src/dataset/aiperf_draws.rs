@@ -23,6 +23,7 @@ const TURN_DELAY: &str = "composer.conversation.turn_delay";
 const SEQUENCE_DISTRIBUTION: &str = "models.sequence.distribution";
 const RANGE_RATIO: &str = "models.range_ratio.distribution";
 const PREFIX: &str = "dataset.prompt.prefix";
+const RANKING_PASSAGES: &str = "dataset.rankings.passages";
 
 /// AIPerf's tries at a non-negative draw before it takes the mean.
 const TRIES: usize = 10_000;
@@ -133,6 +134,24 @@ impl SessionDraws {
 /// first, so 0.3 s is 300 ms and not 299.99…).
 fn whole_ms(seconds: f64) -> f64 {
     ((seconds * 1e9).round() / 1e6).trunc()
+}
+
+/// How many passages each synthetic rankings entry has, as AIPerf's rankings composer draws it
+/// from its passages stream: about the mean's whole passages, rounded up, at least 1; a fixed
+/// count draws nothing.
+pub struct PassageCounts(LengthStream);
+
+impl PassageCounts {
+    pub fn new(seed: u64) -> Self {
+        Self(LengthStream(derived(seed, RANKING_PASSAGES)))
+    }
+
+    pub fn next(&mut self, mean: usize, stddev: u64) -> usize {
+        match stddev {
+            0 => mean.max(1),
+            _ => self.0.positive_normal(mean as f64, stddev as f64) as usize,
+        }
+    }
 }
 
 /// One of AIPerf's length streams.

@@ -3,7 +3,7 @@
 //! The lengths are drawn as AIPerf's rankings composer draws them (each entry's query, then its
 //! passages, from its prompt-length stream: `aiperf_draws`).
 
-use super::aiperf_draws::PromptDraws;
+use super::aiperf_draws::{PassageCounts, PromptDraws};
 use super::exact_length::text_of_length;
 use super::{DatasetEntry, Ranking, corpus, tokenizer::Tokenizer};
 use crate::plan::{Dist, RankingLengths};
@@ -12,20 +12,22 @@ use crate::rng::SeededRng;
 /// Seeds the queries' and passages' lengths and places apart from the prompts'.
 const RANKINGS_SALT: u64 = 0x4A4E_6B1E_55ED;
 
-/// Give every entry a query and `lengths.passages` passages of its own (its prompt their text
-/// joined, its input tokens theirs).
+/// Give every entry a query and its drawn count of passages (`lengths.passages`, spread by
+/// `lengths.passages_stddev`) of its own (its prompt their text joined, its input tokens theirs).
 pub fn apply(entries: &mut [DatasetEntry], lengths: &RankingLengths, tokenizer: &Tokenizer, seed: u64) {
     let text = corpus::shakespeare();
     let mut rng = SeededRng::new(seed ^ RANKINGS_SALT);
     let mut aiperf = PromptDraws::new(seed);
+    let mut passage_counts = PassageCounts::new(seed);
     let mut cut = |dist: &Dist| {
         let tokens = aiperf.prompt_length(dist, &mut rng);
         let offset = rng.below(text.len() as u64) as usize;
         text_of_length(tokenizer, None, text, offset, tokens)
     };
     for entry in entries {
+        let count = passage_counts.next(lengths.passages, lengths.passages_stddev);
         let query = cut(&lengths.query_tokens);
-        let passages: Vec<_> = (0..lengths.passages.max(1)).map(|_| cut(&lengths.passage_tokens)).collect();
+        let passages: Vec<_> = (0..count).map(|_| cut(&lengths.passage_tokens)).collect();
         entry.input_tokens = query.tokens + passages.iter().map(|passage| passage.tokens).sum::<u64>();
         let passages: Vec<String> = passages.into_iter().map(|passage| passage.text).collect();
         entry.prompt = std::iter::once(query.text.as_str())
@@ -45,8 +47,12 @@ mod tests {
         let tokenizer = Tokenizer::shared_builtin();
         let mut entries: Vec<DatasetEntry> =
             (0..3).map(|_| DatasetEntry::counted(&tokenizer, "unused".into(), Some(1))).collect();
-        let lengths =
-            RankingLengths { query_tokens: Dist::fixed(12.0), passage_tokens: Dist::fixed(40.0), passages: 5 };
+        let lengths = RankingLengths {
+            query_tokens: Dist::fixed(12.0),
+            passage_tokens: Dist::fixed(40.0),
+            passages: 5,
+            passages_stddev: 0,
+        };
         apply(&mut entries, &lengths, &tokenizer, 7);
         for entry in &entries {
             let ranking = entry.ranking.as_ref().expect("a ranking");
@@ -61,30 +67,43 @@ mod tests {
     /// What AIPerf 0.13 sent for `--endpoint-type hf-tei-rankings --rankings-passages-mean 3
     /// --rankings-query-prompt-token-mean 12 --rankings-query-prompt-token-stddev 3
     /// --rankings-passages-prompt-token-mean 30 --rankings-passages-prompt-token-stddev 6
-    /// --random-seed 2` (counted with GPT-2, its tokenizer there): each entry's query and passages.
-    const AIPERF_SEED_2: [(usize, [usize; 3]); 4] =
-        [(11, [36, 32, 29]), (9, [22, 30, 26]), (18, [34, 25, 34]), (11, [29, 22, 29])];
+    /// --random-seed 2` (counted with GPT-2, its tokenizer there): each entry's query and passages;
+    /// and with `--rankings-passages-stddev 2` too, which draws each entry's passage count from a
+    /// stream of its own (the lengths then go on through the same prompt-length stream).
+    const AIPERF_SEED_2: [(usize, &[usize]); 4] =
+        [(11, &[36, 32, 29]), (9, &[22, 30, 26]), (18, &[34, 25, 34]), (11, &[29, 22, 29])];
+    const AIPERF_SEED_2_SPREAD_COUNTS: [(usize, &[usize]); 6] = [
+        (11, &[36]),
+        (13, &[29, 24, 22, 30]),
+        (10, &[41, 34, 25, 34]),
+        (11, &[29, 22, 29, 34]),
+        (12, &[31, 29, 35]),
+        (19, &[27, 34, 19]),
+    ];
 
     #[test]
-    fn spread_lengths_are_the_ones_aiperfs_rankings_composer_draws() {
+    fn spread_lengths_and_counts_are_the_ones_aiperfs_rankings_composer_draws() {
         let tokenizer = Tokenizer::shared_builtin();
-        let mut entries: Vec<DatasetEntry> =
-            (0..4).map(|_| DatasetEntry::counted(&tokenizer, "unused".into(), Some(1))).collect();
-        let lengths = RankingLengths {
-            query_tokens: Dist::normal(12.0, 3.0),
-            passage_tokens: Dist::normal(30.0, 6.0),
-            passages: 3,
-        };
-        apply(&mut entries, &lengths, &tokenizer, 2);
-        let drawn: Vec<(usize, Vec<usize>)> = entries
-            .iter()
-            .map(|entry| entry.ranking.as_ref().expect("a ranking"))
-            .map(|ranking| {
-                (tokenizer.count(&ranking.query), ranking.passages.iter().map(|p| tokenizer.count(p)).collect())
-            })
-            .collect();
-        let expected: Vec<(usize, Vec<usize>)> =
-            AIPERF_SEED_2.iter().map(|(query, passages)| (*query, passages.to_vec())).collect();
-        assert_eq!(drawn, expected);
+        for (passages_stddev, expected) in [(0, &AIPERF_SEED_2[..]), (2, &AIPERF_SEED_2_SPREAD_COUNTS[..])] {
+            let mut entries: Vec<DatasetEntry> =
+                (0..expected.len()).map(|_| DatasetEntry::counted(&tokenizer, "unused".into(), Some(1))).collect();
+            let lengths = RankingLengths {
+                query_tokens: Dist::normal(12.0, 3.0),
+                passage_tokens: Dist::normal(30.0, 6.0),
+                passages: 3,
+                passages_stddev,
+            };
+            apply(&mut entries, &lengths, &tokenizer, 2);
+            let drawn: Vec<(usize, Vec<usize>)> = entries
+                .iter()
+                .map(|entry| entry.ranking.as_ref().expect("a ranking"))
+                .map(|ranking| {
+                    (tokenizer.count(&ranking.query), ranking.passages.iter().map(|p| tokenizer.count(p)).collect())
+                })
+                .collect();
+            let expected: Vec<(usize, Vec<usize>)> =
+                expected.iter().map(|(query, passages)| (*query, passages.to_vec())).collect();
+            assert_eq!(drawn, expected, "passages stddev {passages_stddev}");
+        }
     }
 }

@@ -401,12 +401,20 @@ impl SyntheticDataset {
 }
 
 /// A synthetic rankings entry's shape: a query of `query_tokens`, `passages` passages of
-/// `passage_tokens` each.
+/// `passage_tokens` each (drawn about `passages` when `passages_stddev` is not 0).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct RankingLengths {
     pub query_tokens: Dist,
     pub passage_tokens: Dist,
     pub passages: usize,
+    /// The spread of each entry's passage count, in whole passages (AIPerf's
+    /// `--rankings-passages-stddev`, which it truncates).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub passages_stddev: u64,
+}
+
+fn is_zero(value: &u64) -> bool {
+    *value == 0
 }
 
 /// The optional shape of synthetic prompts (`synthetic(#{ mix, block_size, .. })`).

@@ -52,11 +52,14 @@ pub(super) fn dataset(dataset: &Dataset) -> String {
                 keys.push(format!("batch_size: {size}"));
             }
             if let Some(lengths) = &options.rankings {
+                let passages = match lengths.passages_stddev {
+                    0 => lengths.passages.to_string(),
+                    stddev => format!("normal({}, {stddev})", lengths.passages),
+                };
                 keys.push(format!(
-                    "rankings: #{{ query_tokens: {}, passage_tokens: {}, passages: {} }}",
+                    "rankings: #{{ query_tokens: {}, passage_tokens: {}, passages: {passages} }}",
                     dist(&lengths.query_tokens),
                     dist(&lengths.passage_tokens),
-                    lengths.passages
                 ));
             }
             if let Some(images) = spec.images {

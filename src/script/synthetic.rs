@@ -110,16 +110,17 @@ fn synthetic(map: Map) -> ScriptResult<Dataset> {
 const RANKINGS_KEYS: &[&str] = &["query_tokens", "passage_tokens", "passages"];
 
 /// `rankings: #{ query_tokens: 32, passage_tokens: normal(128, 10), passages: 10 }` (AIPerf's
-/// defaults for what is left out)
+/// defaults for what is left out); `passages: normal(10, 2)` draws each entry's count, in whole
+/// passages.
 fn ranking_lengths(map: Map) -> ScriptResult<RankingLengths> {
     let mut r = MapReader::new("synthetic rankings", map, RANKINGS_KEYS)?;
     let query_tokens = length_dist(&mut r, "query_tokens", 32.0)?;
     let passage_tokens = length_dist(&mut r, "passage_tokens", 128.0)?;
-    let passages = r.opt_u64("passages")?.unwrap_or(10);
-    if passages == 0 {
-        return script_error("synthetic rankings: `passages` must be at least 1");
-    }
-    Ok(RankingLengths { query_tokens, passage_tokens, passages: passages as usize })
+    let (passages, passages_stddev) = match dist_of(&mut r, "passages", 10.0)?.as_plain_normal() {
+        Some((mean, stddev)) if mean >= 1.0 && stddev >= 0.0 => (mean as usize, stddev as u64),
+        _ => return script_error("synthetic rankings: `passages` is a count of at least 1, or normal(mean, stddev)"),
+    };
+    Ok(RankingLengths { query_tokens, passage_tokens, passages, passages_stddev })
 }
 
 const MIX_KEYS: &[&str] = &["isl", "osl", "weight"];

@@ -248,7 +248,7 @@ pub const RANKINGS: Group = Group {
             &["--rankings-passages-stddev"],
             "benchmark.datasets.main.rankings.passages.stddev",
             Kind::Float,
-            "Standard deviation of the passages (only 0 is supported) [default: 0]",
+            "Standard deviation of the passages per synthetic rankings entry [default: 0]",
         ),
         set(
             &["--rankings-passages-prompt-token-mean"],

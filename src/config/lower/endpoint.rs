@@ -113,13 +113,9 @@ pub fn lower(benchmark: &Value) -> Result<Endpoint, ConfigError> {
     if let Some(passages) = benchmark.pointer("/datasets/0/rankings/passages") {
         let passages =
             super::values::opt_dist(&serde_json::json!({ "p": passages }), "p", "datasets.rankings.passages")?;
+        // A synthetic dataset draws each entry's count about it (`ranking_lengths`).
         if let Some(passages) = passages {
-            if !passages.is_fixed() {
-                return Err(ConfigError::new(
-                    "datasets.rankings.passages.stddev (--rankings-passages-stddev): only a fixed count is supported",
-                ));
-            }
-            lowered.request.passages = Some(passages.mean().round().max(1.0) as usize);
+            lowered.request.passages = Some(passages.mean().max(1.0) as usize);
         }
     }
     super::aiperf_env::apply(&mut lowered, |variable| std::env::var(variable).ok())?;

@@ -30,11 +30,24 @@ pub fn lower(dataset: &Value, kind: EndpointKind) -> Result<Option<RankingLength
             return Err(ConfigError::new(format!("{key}: the mean must be at least 1 token, got {mean}")));
         }
     }
-    let passages = opt_dist(rankings, "passages", "datasets.main.rankings.passages")?;
+    let passages_key = "datasets.main.rankings.passages (--rankings-passages-mean, --rankings-passages-stddev)";
+    let (passages, passages_stddev) = match opt_dist(rankings, "passages", passages_key)? {
+        None => (10, 0),
+        Some(passages) => match passages.as_plain_normal() {
+            // Whole passages, as AIPerf takes the mean and the spread.
+            Some((mean, stddev)) if mean >= 1.0 && stddev >= 0.0 => (mean as usize, stddev as u64),
+            _ => {
+                return Err(ConfigError::new(format!(
+                    "{passages_key}: a mean of at least 1 passage and a stddev of 0 or more"
+                )));
+            }
+        },
+    };
     Ok(Some(RankingLengths {
         query_tokens: query_tokens.unwrap_or(Dist::fixed(32.0)),
         passage_tokens: passage_tokens.unwrap_or(Dist::fixed(128.0)),
-        passages: passages.map_or(10, |passages| passages.mean().round().max(1.0) as usize),
+        passages,
+        passages_stddev,
     }))
 }
 
@@ -53,6 +66,10 @@ mod tests {
             (32.0, 128.0, 10)
         );
         assert_eq!(lower(&json!({"rankings": {"passages": 3}}), kind).unwrap().unwrap().passages, 3);
+        let spread = lower(&json!({"rankings": {"passages": {"mean": 3.7, "stddev": 2.5}}}), kind).unwrap().unwrap();
+        assert_eq!((spread.passages, spread.passages_stddev), (3, 2), "whole passages, as AIPerf takes them");
+        let error = lower(&json!({"rankings": {"passages": 0}}), kind).unwrap_err().to_string();
+        assert!(error.contains("a mean of at least 1 passage"), "{error}");
         assert_eq!(lower(&json!({}), EndpointKind::Chat).unwrap(), None);
         let lengths = lower(&json!({"rankings": {"query_tokens": {"mean": 20}}}), kind).unwrap().unwrap();
         assert_eq!(lengths.query_tokens.mean(), 20.0);
