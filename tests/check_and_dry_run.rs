@@ -175,7 +175,7 @@ fn check_plays_each_session_function_once_against_the_built_in_mock() {
     assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
-        stdout.contains("2 requests (1 failed, first: http_error 404: no route for POST /v2/elsewhere), returned"),
+        stdout.contains("2 requests (1 failed, first: HTTP 404 Not Found: no route for POST /v2/elsewhere), returned"),
         "{stdout}"
     );
     assert_eq!(String::from_utf8_lossy(&output.stderr), "", "nothing else is said");

@@ -252,7 +252,7 @@ async fn a_stream_that_ends_cleanly_without_done_or_finish_reason_is_a_stream_er
 }
 
 #[tokio::test]
-async fn a_500_with_an_openai_error_body_is_an_http_error_with_its_message() {
+async fn a_500_with_an_openai_error_body_is_an_error_of_its_reason_phrase_with_its_message() {
     let body = r#"{"error":{"message":"The server had an error while processing your request.","type":"server_error","code":null}}"#;
     let response = format!(
         "HTTP/1.1 500 Internal Server Error\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
@@ -263,7 +263,7 @@ async fn a_500_with_an_openai_error_body_is_an_http_error_with_its_message() {
     server.await.unwrap();
 
     let error = record.error.unwrap();
-    assert_eq!(error.kind, "http_error");
+    assert_eq!(error.kind, "Internal Server Error", "AIPerf's type: the status's reason phrase");
     assert_eq!(error.code, Some(500));
     assert_eq!(error.message, "The server had an error while processing your request.");
     assert_eq!(record.status, Some(500));
@@ -281,7 +281,7 @@ async fn a_plain_text_error_body_becomes_the_message() {
     let error = record.error.unwrap();
     assert_eq!(
         (error.kind.as_str(), error.code, error.message.as_str()),
-        ("http_error", Some(429), "slow down please")
+        ("Too Many Requests", Some(429), "slow down please")
     );
 }
 
@@ -439,7 +439,7 @@ async fn serve_too_large() -> (String, Arc<std::sync::atomic::AtomicUsize>) {
 }
 
 #[tokio::test]
-async fn a_server_refusing_a_large_request_before_reading_it_is_an_http_error_with_its_message() {
+async fn a_server_refusing_a_large_request_before_reading_it_is_an_error_status_with_its_message() {
     let (base_url, accepted) = serve_too_large().await;
     let endpoint = endpoint(&base_url, EndpointKind::Chat, true);
     let client = HttpClient::new(&endpoint, RunClock::start(), Duration::from_secs(20), 1).unwrap();
@@ -449,7 +449,12 @@ async fn a_server_refusing_a_large_request_before_reading_it_is_an_http_error_wi
         let mut record = record(&format!("req-{i}"));
         client.send(body.clone(), &mut record).await;
         let error = record.error.expect("an error");
-        assert_eq!((error.kind.as_str(), error.code), ("http_error", Some(413)), "request {i}: {}", error.message);
+        assert_eq!(
+            (error.kind.as_str(), error.code),
+            ("Payload Too Large", Some(413)),
+            "request {i}: {}",
+            error.message
+        );
         assert_eq!(error.message, "request entity too large");
         assert_eq!(record.status, Some(413));
     }

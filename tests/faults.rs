@@ -82,15 +82,17 @@ fn half_faulty(fault: Fault, expected: &str) -> Accounted {
 }
 
 #[test]
-fn a_429_with_retry_after_is_an_http_error_with_its_message() {
-    let outcome =
-        half_faulty(Fault::TooManyRequests { retry_after_s: 1 }, "http_error: \"rate limited: retry after 1 s\"");
+fn a_429_with_retry_after_is_an_error_status_with_its_message() {
+    let outcome = half_faulty(
+        Fault::TooManyRequests { retry_after_s: 1 },
+        "Too Many Requests: \"rate limited: retry after 1 s\"",
+    );
     assert_eq!(outcome.summary["error_summary"][0]["error_details"]["code"], 429);
 }
 
 #[test]
-fn a_500_is_an_http_error_with_its_message() {
-    let outcome = half_faulty(Fault::ServerError, "http_error: \"injected internal server error\"");
+fn a_500_is_an_error_status_with_its_message() {
+    let outcome = half_faulty(Fault::ServerError, "Internal Server Error: \"injected internal server error\"");
     assert_eq!(outcome.summary["error_summary"][0]["error_details"]["code"], 500);
 }
 

@@ -203,7 +203,9 @@ fn the_scenario_key_serves_errors_by_type() {
     assert_eq!(code, Some(0), "stderr: {}", output(dir.path(), "stderr.txt"));
     let errors: Vec<f64> = scrapes
         .iter()
-        .map(|s| value(s, "aiperf_request_errors", &[("phase", "concurrency"), ("type", "http_error")]).unwrap_or(0.0))
+        .map(|s| {
+            value(s, "aiperf_request_errors", &[("phase", "concurrency"), ("type", "Unauthorized")]).unwrap_or(0.0)
+        })
         .collect();
     assert!(errors.windows(2).filter(|pair| pair[0] < pair[1]).count() >= 2, "{errors:?}");
     let last = scrapes.last().expect("a scrape");

@@ -128,11 +128,12 @@ fn an_http_error_status_becomes_an_error_record_with_its_code() {
         "#,
     );
     assert_eq!(run.code(), Some(98), "every request got 401: {}", run.stderr());
-    assert!(run.stderr().contains("3 × http_error 401"), "{}", run.stderr());
+    assert!(run.stderr().contains("3 × HTTP 401 Unauthorized: missing or wrong API key"), "{}", run.stderr());
     assert!(!run.stderr().contains("QZX") && !run.stdout().contains("QZX"), "an api key was printed");
     let summary = run.summary("unauthorized");
     assert_eq!(stat(&summary, "error_request_count", "avg"), 3.0);
     assert_eq!(summary["error_summary"][0]["error_details"]["code"], 401);
+    assert_eq!(summary["error_summary"][0]["error_details"]["type"], "Unauthorized", "AIPerf's type");
     let text = std::fs::read_to_string(run.artifacts("unauthorized").join("profile_export_aiperf.json")).expect("json");
     assert!(!text.contains("QZXCLIENT") && !text.contains("QZXSERVER"), "api keys leaked into the export");
 }

@@ -1,5 +1,5 @@
 //! Reading whole (non-streamed) response bodies, never more than the endpoint's
-//! `max_response_bytes`: a JSON answer into the record, or an error answer into its `http_error`.
+//! `max_response_bytes`: a JSON answer into the record, or an error answer into its error.
 
 use super::traced_body::TracedBody;
 use bytes::{Bytes, BytesMut};
@@ -68,7 +68,7 @@ pub(crate) async fn read_json_response(
     }
     match response::parse_full_body(format, &bytes) {
         Ok(fields) => match &fields.error {
-            Some(error) => record.error = Some(failure::http_error(status, failure::error_message(error))),
+            Some(error) => record.error = Some(failure::response_error(status, failure::error_message(error))),
             None => fields.record_into(record, end_ns),
         },
         Err(_) => record.error = Some(failure::invalid_response("response body", &bytes)),
@@ -92,5 +92,5 @@ pub(crate) async fn read_error_response(
     if let Some(raw) = &mut record.raw {
         raw.push(record.end_ns, b"", &body);
     }
-    record.error = Some(failure::http_error(status, failure::error_body_message(status, &body)));
+    record.error = Some(failure::http_error(status, failure::error_body_message(&body)));
 }

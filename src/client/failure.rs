@@ -38,14 +38,20 @@ pub(crate) fn connect_failed(why: String, uri: &str) -> RecordError {
     record_error("connection_error", None, format!("{why} ({uri})"))
 }
 
-/// A non-2xx answer, or a 2xx body that reports an error.
+/// A non-2xx answer: its type is the status's reason phrase (`Too Many Requests`), as AIPerf
+/// 0.13 writes it, so what groups its errors groups these.
 pub(crate) fn http_error(status: StatusCode, message: String) -> RecordError {
-    record_error("http_error", Some(status.as_u16()), message)
+    record_error(status.canonical_reason().unwrap_or("HTTP Error"), Some(status.as_u16()), message)
 }
 
-/// What an error answer's body says; the status itself when the body is empty.
-pub(crate) fn error_body_message(status: StatusCode, body: &[u8]) -> String {
-    if body.iter().all(u8::is_ascii_whitespace) { format!("HTTP {status}") } else { message_from_body(body) }
+/// A 2xx answer whose body reports an error.
+pub(crate) fn response_error(status: StatusCode, message: String) -> RecordError {
+    record_error("response_error", Some(status.as_u16()), message)
+}
+
+/// What an error answer's body says (`empty body` when it says nothing).
+pub(crate) fn error_body_message(body: &[u8]) -> String {
+    if body.iter().all(u8::is_ascii_whitespace) { "empty body".to_string() } else { message_from_body(body) }
 }
 
 /// The server reported an error inside the stream, or the stream broke off.
@@ -194,12 +200,16 @@ mod tests {
         assert_eq!(message_from_body(b"  upstream timeout\n"), "upstream timeout");
     }
 
+    /// AIPerf 0.13 writes a 401 from `aiperf mock --api-key` as `{"code": 401, "type":
+    /// "Unauthorized", ..}`.
     #[test]
-    fn empty_error_body_names_the_status() {
-        let error = http_error(StatusCode::BAD_GATEWAY, error_body_message(StatusCode::BAD_GATEWAY, b""));
-        assert_eq!(error.message, "HTTP 502 Bad Gateway");
-        assert_eq!(error.code, Some(502));
-        assert_eq!(error.kind, "http_error");
+    fn an_error_status_is_typed_by_its_reason_phrase_as_aiperf_types_it() {
+        let error = http_error(StatusCode::BAD_GATEWAY, error_body_message(b" \n"));
+        assert_eq!((error.code, error.kind.as_str(), error.message.as_str()), (Some(502), "Bad Gateway", "empty body"));
+        assert_eq!(http_error(StatusCode::UNAUTHORIZED, "no key".into()).kind, "Unauthorized");
+        let unnamed = StatusCode::from_u16(599).expect("a status");
+        assert_eq!(http_error(unnamed, "odd".into()).kind, "HTTP Error");
+        assert_eq!(response_error(StatusCode::OK, "overloaded".into()).kind, "response_error");
     }
 
     #[test]

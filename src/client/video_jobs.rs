@@ -46,7 +46,7 @@ impl HttpClient {
                 Ok(fields) => match &fields.error {
                     Some(error) => {
                         let message = failure::error_message(error);
-                        return self.fail(record, failure::http_error(StatusCode::OK, message));
+                        return self.fail(record, failure::response_error(StatusCode::OK, message));
                     }
                     None => fields.record_into(record, now_ns),
                 },
@@ -95,7 +95,7 @@ impl HttpClient {
         }
         pool.check_in(lease);
         if !status.is_success() {
-            return Err(failure::http_error(status, failure::error_body_message(status, &collected)));
+            return Err(failure::http_error(status, failure::error_body_message(&collected)));
         }
         Ok(collected.freeze())
     }

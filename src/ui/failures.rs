@@ -7,15 +7,25 @@ use crate::result::{ErrorCount, PhaseSummary, RunResult};
 /// How many kinds of error the all-failed message lists.
 const TOP_ERRORS: usize = 5;
 
-/// `  12 × http_error 500: the message`
+/// `  12 × HTTP 500 Internal Server Error: the message`
 pub fn error_line(error: &ErrorCount) -> String {
     format!("  {} × {}", error.count, error_text(&error.error_details))
 }
 
-/// `http_error 500: the message`
+/// `HTTP 500 Internal Server Error: the message` for an error status (its type the status's
+/// reason phrase), else `timeout: the message` or `RequestCancellationError 499: the message`.
 pub fn error_text(error: &RecordError) -> String {
-    let code = error.code.map(|c| format!(" {c}")).unwrap_or_default();
-    format!("{}{code}: {}", error.kind, error.message)
+    let RecordError { code, kind, message } = error;
+    match code {
+        Some(code) if is_reason_phrase(*code, kind) => format!("HTTP {code} {kind}: {message}"),
+        Some(code) => format!("{kind} {code}: {message}"),
+        None => format!("{kind}: {message}"),
+    }
+}
+
+fn is_reason_phrase(code: u16, kind: &str) -> bool {
+    let reason = http::StatusCode::from_u16(code).ok().and_then(|status| status.canonical_reason());
+    reason.unwrap_or("HTTP Error") == kind
 }
 
 /// Why the run counts as failed, with its most frequent errors (its sessions' script errors
@@ -94,6 +104,8 @@ mod tests {
         assert_eq!(lines[5], "  3 × kind3 500: kind3 happened");
         assert!(lines[6].contains("allow_all_failed: true"), "{text}");
         assert_eq!(error_line(&errors("timeout", None, 2)), "  2 × timeout: timeout happened");
+        let unavailable = errors("Service Unavailable", Some(503), 4);
+        assert_eq!(error_line(&unavailable), "  4 × HTTP 503 Service Unavailable: Service Unavailable happened");
     }
 
     #[test]
