@@ -165,6 +165,31 @@ fn a_sampled_file_of_sessions_plays_the_sessions_aiperfs_sampler_takes() {
     }
 }
 
+/// What AIPerf 0.13 sent from a random pool of 5 lines with `--random-seed 3 --request-count 12`
+/// (run beside this one against the same mock): its loader draws as many entries as requests.
+const AIPERF_POOL_SEED_3: [&str; 12] = ["4", "0", "3", "3", "3", "4", "4", "0", "0", "3", "2", "0"];
+
+#[test]
+fn a_random_pool_draws_aiperfs_entries_as_many_as_requests_or_a_hundred() {
+    let dir = tempfile::tempdir().expect("dir");
+    let lines: Vec<String> = (0..5).map(|n| format!("{{\"text\": \"entry number {n}\"}}")).collect();
+    std::fs::write(dir.path().join("pool.jsonl"), lines.join("\n")).expect("write file");
+    let base = "--model m --url mock --endpoint-type chat --input-file pool.jsonl --custom-dataset-type random_pool \
+                --random-seed 3 --concurrency 1 --osl 4";
+    profile(dir.path(), &format!("{base} --request-count 12 --export-level raw --artifact-dir counted"));
+    let mut raw = json_lines(&dir.path().join("counted/profile_export_raw.jsonl"));
+    raw.sort_by_key(|line| line["start_perf_ns"].as_u64());
+    let sent: Vec<String> = raw
+        .iter()
+        .map(|line| line["payload"]["messages"][0]["content"].as_str().unwrap_or_default().replace("entry number ", ""))
+        .collect();
+    assert_eq!(sent, AIPERF_POOL_SEED_3);
+    // No count: AIPerf's loader draws 100 entries; the 10 requests send the first 10.
+    profile(dir.path(), &format!("{base} --artifact-dir uncounted"));
+    let inputs = common::read_json(&dir.path().join("uncounted/inputs.json"));
+    assert_eq!(inputs["data"].as_array().map(Vec::len), Some(100));
+}
+
 #[test]
 fn each_trial_draws_from_its_own_seed_and_the_seeds_repeat_across_runs() {
     let prompts_of_trials = || {

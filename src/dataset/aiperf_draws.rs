@@ -187,11 +187,16 @@ impl LengthStream {
         Some((isl, osl))
     }
 
-    /// `sample_positive_normal_integer`: a draw redrawn while negative, rounded up, at least 1.
     fn positive_normal(&mut self, mean: f64, stddev: f64) -> u64 {
-        let draw = (0..TRIES).map(|_| self.0.gauss(mean, stddev)).find(|draw| *draw >= 0.0).unwrap_or(mean);
-        draw.ceil().max(1.0) as u64
+        positive_normal_integer(&mut self.0, mean, stddev)
     }
+}
+
+/// AIPerf's `sample_positive_normal_integer` from `rng`: a draw redrawn while negative, rounded
+/// up, at least 1.
+pub fn positive_normal_integer(rng: &mut PythonRandom, mean: f64, stddev: f64) -> u64 {
+    let draw = (0..TRIES).map(|_| rng.gauss(mean, stddev)).find(|draw| *draw >= 0.0).unwrap_or(mean);
+    draw.ceil().max(1.0) as u64
 }
 
 #[cfg(test)]

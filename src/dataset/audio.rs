@@ -1,16 +1,28 @@
 //! Synthetic audio for audio transcription and chat endpoints: seeded noise of a drawn length, sample rate and bit
-//! depth, written as WAV (PCM) files with `hound`, given to each synthetic entry.
+//! depth, written as WAV (PCM) files with `hound`, given to each synthetic entry. The length of a
+//! plain normal, the sample rate and the depth are AIPerf 0.13's draws from the same seed (its
+//! `dataset.audio.duration` and `dataset.audio.format` streams), so each file lasts as long as
+//! AIPerf's; the noise is this project's.
 
 use std::io::Cursor;
 
 use anyhow::{Context, Result, bail};
 
 use super::DatasetEntry;
-use crate::plan::{AudioFormat, AudioSettings, SyntheticDataset};
+use crate::plan::{AudioFormat, AudioSettings, Dist, SyntheticDataset};
 use crate::rng::SeededRng;
+use crate::rng::aiperf_streams::{derived, derived_numpy};
+use crate::rng::numpy::NumpyGenerator;
+use crate::rng::python::PythonRandom;
 
 /// Keeps the audio stream apart from the prompt and image streams drawn from the same seed.
 const AUDIO_STREAM: u64 = 0xA0D1_05EE_D5A7_1E00;
+const DURATION: &str = "dataset.audio.duration";
+const FORMAT: &str = "dataset.audio.format";
+/// AIPerf's shortest file, in seconds.
+const SHORTEST_S: f64 = 0.01;
+/// AIPerf's tries at a length of at least `SHORTEST_S` before it takes the mean.
+const TRIES: usize = 10_000;
 /// Noise peaks at this share of full scale, as a quiet recording would.
 const NOISE_LEVEL: f64 = 0.25;
 
@@ -48,21 +60,49 @@ impl AudioClip {
 /// Gives each entry the audio files `spec` asks for (none when it asks for none), in entry order.
 pub fn add_synthetic(spec: &SyntheticDataset, entries: &mut [DatasetEntry]) -> Result<()> {
     let Some(settings) = &spec.options.audio else { return Ok(()) };
-    let mut rng = SeededRng::new(spec.random_seed ^ AUDIO_STREAM);
+    if settings.sample_rates_khz.is_empty() || settings.depths.is_empty() {
+        bail!("synthetic audio needs at least one sample rate and one bit depth");
+    }
+    let mut draws = AudioDraws {
+        durations: derived(spec.random_seed, DURATION),
+        formats: derived_numpy(spec.random_seed, FORMAT),
+        noise: SeededRng::new(spec.random_seed ^ AUDIO_STREAM),
+    };
     for entry in entries {
-        entry.audio = (0..settings.count).map(|_| clip(settings, &mut rng)).collect::<Result<_>>()?;
+        entry.audio = (0..settings.count).map(|_| clip(settings, &mut draws)).collect::<Result<_>>()?;
     }
     Ok(())
 }
 
-/// One file of `settings`, drawn from `rng`.
-fn clip(settings: &AudioSettings, rng: &mut SeededRng) -> Result<AudioClip> {
-    let (Some(&rate_khz), Some(&depth)) = (pick(&settings.sample_rates_khz, rng), pick(&settings.depths, rng)) else {
-        bail!("synthetic audio needs at least one sample rate and one bit depth");
-    };
+/// What a file draws: its length and its format as AIPerf draws them, its noise.
+struct AudioDraws {
+    durations: PythonRandom,
+    formats: NumpyGenerator,
+    noise: SeededRng,
+}
+
+impl AudioDraws {
+    /// A length of `dist` in seconds: AIPerf's normal, redrawn below its shortest file, for a
+    /// plain normal (a fixed length too); other shapes are this project's draws.
+    fn seconds(&mut self, dist: &Dist) -> f64 {
+        let Some((mean, stddev)) = dist.as_plain_normal() else { return dist.sample(&mut self.noise) };
+        let draw = (0..TRIES).map(|_| self.durations.gauss(mean, stddev)).find(|draw| *draw >= SHORTEST_S);
+        draw.unwrap_or(mean.max(SHORTEST_S))
+    }
+
+    /// One of `choices` (not empty), as NumPy's `choice` takes it.
+    fn pick<T: Copy>(&mut self, choices: &[T]) -> T {
+        choices[self.formats.lemire_u32(choices.len() as u32 - 1) as usize]
+    }
+}
+
+/// One file of `settings`, drawn from `draws`.
+fn clip(settings: &AudioSettings, draws: &mut AudioDraws) -> Result<AudioClip> {
+    let seconds = draws.seconds(&settings.length);
+    let (rate_khz, depth) = (draws.pick(&settings.sample_rates_khz), draws.pick(&settings.depths));
     let sample_rate = (rate_khz * 1000.0).round() as u32;
-    let seconds = settings.length.sample(rng).max(1.0 / f64::from(sample_rate));
-    let frames = (seconds * f64::from(sample_rate)).round().max(1.0) as u64;
+    // Whole samples, cut as AIPerf cuts them; at least one.
+    let frames = (seconds * f64::from(sample_rate)).max(1.0) as u64;
     let spec = hound::WavSpec {
         channels: settings.channels,
         sample_rate,
@@ -73,7 +113,7 @@ fn clip(settings: &AudioSettings, rng: &mut SeededRng) -> Result<AudioClip> {
     let mut writer = hound::WavWriter::new(&mut bytes, spec).context("starting a synthetic WAV file")?;
     let peak = ((1i64 << (depth - 1)) - 1) as f64 * NOISE_LEVEL;
     for _ in 0..frames * u64::from(settings.channels) {
-        let sample = ((rng.next_f64() * 2.0 - 1.0) * peak) as i32;
+        let sample = ((draws.noise.next_f64() * 2.0 - 1.0) * peak) as i32;
         match depth {
             8 => writer.write_sample(sample as i8),
             16 => writer.write_sample(sample as i16),
@@ -87,10 +127,6 @@ fn clip(settings: &AudioSettings, rng: &mut SeededRng) -> Result<AudioClip> {
         bytes: bytes.into_inner(),
         seconds: frames as f64 / f64::from(sample_rate),
     })
-}
-
-fn pick<'a, T>(choices: &'a [T], rng: &mut SeededRng) -> Option<&'a T> {
-    (!choices.is_empty()).then(|| &choices[rng.below(choices.len() as u64) as usize])
 }
 
 #[cfg(test)]
@@ -135,5 +171,28 @@ mod tests {
             assert!([8, 24].contains(&reader.spec().bits_per_sample));
             assert_eq!(reader.duration() as f64 / 16_000.0, clip.seconds);
         }
+    }
+
+    /// CPython 3.11 and NumPy with AIPerf's derivation, seed 3: the lengths AIPerf's
+    /// `sample_normal(1.0, 0.3, lower=0.01)` draws, and its `choice` of a rate of [16, 44.1] kHz
+    /// and a depth of [8, 16, 24] bits for each file, in order.
+    const AIPERF_SEED_3: [(u32, u16, u32); 4] =
+        [(16_000, 24, 12_156), (44_100, 16, 48_915), (44_100, 8, 54_009), (16_000, 24, 12_243)];
+
+    #[test]
+    fn lengths_rates_and_depths_are_aiperfs_draws() {
+        let settings = AudioSettings {
+            sample_rates_khz: vec![16.0, 44.1],
+            ..settings(Dist::normal(1.0, 0.3), vec![8, 16, 24], 1)
+        };
+        let drawn: Vec<(u32, u16, u32)> = clips_of(settings, 3)
+            .iter()
+            .flatten()
+            .map(|clip| {
+                let reader = hound::WavReader::new(Cursor::new(clip.bytes.clone())).unwrap();
+                (reader.spec().sample_rate, reader.spec().bits_per_sample, reader.duration())
+            })
+            .collect();
+        assert_eq!(drawn, AIPERF_SEED_3);
     }
 }

@@ -1,6 +1,9 @@
 //! Synthetic images for vision chat, image edits and retrieval: seeded pictures (a gradient,
 //! grain and blocks of noise) encoded as PNG (`png`) or JPEG (`jpeg-encoder`), given to each
-//! synthetic entry as base64 `data:` URLs.
+//! synthetic entry as base64 `data:` URLs. Each image's size (about its mean when it has a
+//! spread) and its format (when `random`) are AIPerf 0.13's draws from the same seed (its
+//! `dataset.image.dimensions` and `dataset.image.format` streams); the pixels are this
+//! project's.
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
@@ -8,11 +11,16 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use anyhow::{Context, Result};
 
 use super::DatasetEntry;
+use super::aiperf_draws::positive_normal_integer;
 use crate::plan::{ImageFormat, ImageSettings, SyntheticDataset};
 use crate::rng::SeededRng;
+use crate::rng::aiperf_streams::derived;
+use crate::rng::python::PythonRandom;
 
 /// Keeps the image stream apart from the prompt stream drawn from the same seed.
 const IMAGE_STREAM: u64 = 0x1A6E_5EED_0F1C_0DE5;
+const DIMENSIONS: &str = "dataset.image.dimensions";
+const FORMAT: &str = "dataset.image.format";
 /// JPEG quality when the settings give none.
 const DEFAULT_JPEG_QUALITY: u8 = 85;
 /// Rectangles of noise drawn over each picture's gradient.
@@ -23,22 +31,56 @@ const GRAIN: i32 = 6;
 /// Gives each entry the images `spec` asks for (none when it asks for none), in entry order.
 pub fn add_synthetic(spec: &SyntheticDataset, entries: &mut [DatasetEntry]) -> Result<()> {
     let Some(settings) = spec.images else { return Ok(()) };
-    let mut rng = SeededRng::new(spec.random_seed ^ IMAGE_STREAM);
+    let mut draws = ImageDraws {
+        dimensions: derived(spec.random_seed, DIMENSIONS),
+        formats: derived(spec.random_seed, FORMAT),
+        pixels: SeededRng::new(spec.random_seed ^ IMAGE_STREAM),
+    };
     for entry in entries {
-        entry.images = (0..settings.count).map(|_| data_url(&settings, &mut rng)).collect::<Result<_>>()?;
+        entry.images = (0..settings.count).map(|_| data_url(&settings, &mut draws)).collect::<Result<_>>()?;
     }
     Ok(())
 }
 
-/// One image of `settings`, drawn from `rng`, as a `data:` URL.
-fn data_url(settings: &ImageSettings, rng: &mut SeededRng) -> Result<String> {
-    let rgb = picture(settings.width as usize, settings.height as usize, rng);
-    let (media_type, bytes) = match settings.format {
-        ImageFormat::Png => ("image/png", encode_png(settings.width, settings.height, &rgb)?),
+/// What an image draws: its format and size as AIPerf draws them, its pixels.
+struct ImageDraws {
+    dimensions: PythonRandom,
+    formats: PythonRandom,
+    pixels: SeededRng,
+}
+
+impl ImageDraws {
+    /// `format`, or for `random` Python's `choice` of PNG and JPEG.
+    fn format(&mut self, format: ImageFormat) -> ImageFormat {
+        match format {
+            ImageFormat::Random => [ImageFormat::Png, ImageFormat::Jpeg][self.formats.below(2)],
+            format => format,
+        }
+    }
+
+    /// A side of `mean` pixels, drawn about it when `stddev` is not 0 (a draw at most
+    /// `MAX_SIDE_PX`, or the mean when that is larger).
+    fn side(&mut self, mean: u32, stddev: u32) -> u32 {
+        let drawn = match stddev {
+            0 => u64::from(mean.max(1)),
+            _ => positive_normal_integer(&mut self.dimensions, f64::from(mean), f64::from(stddev)),
+        };
+        drawn.min(u64::from(ImageSettings::MAX_SIDE_PX.max(mean))) as u32
+    }
+}
+
+/// One image of `settings`, drawn from `draws`, as a `data:` URL.
+fn data_url(settings: &ImageSettings, draws: &mut ImageDraws) -> Result<String> {
+    let format = draws.format(settings.format);
+    let width = draws.side(settings.width, settings.width_stddev);
+    let height = draws.side(settings.height, settings.height_stddev);
+    let rgb = picture(width as usize, height as usize, &mut draws.pixels);
+    let (media_type, bytes) = match format {
         ImageFormat::Jpeg => {
             let quality = settings.quality.unwrap_or(DEFAULT_JPEG_QUALITY);
-            ("image/jpeg", encode_jpeg(settings.width, settings.height, &rgb, quality)?)
+            ("image/jpeg", encode_jpeg(width, height, &rgb, quality)?)
         }
+        _ => ("image/png", encode_png(width, height, &rgb)?),
     };
     Ok(format!("data:{media_type};base64,{}", BASE64.encode(bytes)))
 }
@@ -120,10 +162,16 @@ mod tests {
         entries.into_iter().map(|entry| entry.images).collect()
     }
 
-    const PNG: ImageSettings =
-        ImageSettings { count: 2, width: 16, height: 8, format: ImageFormat::Png, quality: None };
-    const JPEG: ImageSettings =
-        ImageSettings { count: 1, width: 64, height: 40, format: ImageFormat::Jpeg, quality: None };
+    const PNG: ImageSettings = ImageSettings {
+        count: 2,
+        width: 16,
+        height: 8,
+        width_stddev: 0,
+        height_stddev: 0,
+        format: ImageFormat::Png,
+        quality: None,
+    };
+    const JPEG: ImageSettings = ImageSettings { count: 1, width: 64, height: 40, format: ImageFormat::Jpeg, ..PNG };
 
     #[test]
     fn each_entry_gets_its_own_seeded_png_images() {
@@ -163,5 +211,38 @@ mod tests {
     #[test]
     fn no_image_settings_give_no_images() {
         assert_eq!(images_of(None, 7), [Vec::<String>::new(), Vec::new()]);
+    }
+
+    /// CPython 3.11 with AIPerf's derivation, seed 4: for each image, `choice([png, jpeg])` from
+    /// the `dataset.image.format` stream, then its width about 64 ± 16 and height about 40 ± 8
+    /// (`sample_positive_normal_integer`) from the `dataset.image.dimensions` stream.
+    const AIPERF_SEED_4: [(&str, u32, u32); 4] =
+        [("png", 64, 28), ("jpeg", 45, 39), ("jpeg", 64, 47), ("jpeg", 72, 46)];
+
+    #[test]
+    fn spread_sizes_and_random_formats_are_aiperfs_draws() {
+        let settings = ImageSettings { width_stddev: 16, height_stddev: 8, format: ImageFormat::Random, ..JPEG };
+        let drawn: Vec<(&str, u32, u32)> = images_of(Some(ImageSettings { count: 2, ..settings }), 4)
+            .iter()
+            .flatten()
+            .map(|url| {
+                let (format, data) = url.strip_prefix("data:image/").unwrap().split_once(";base64,").unwrap();
+                let bytes = BASE64.decode(data).unwrap();
+                let (width, height) = match format {
+                    "png" => {
+                        let decoder = png::Decoder::new(std::io::Cursor::new(bytes)).read_info().unwrap();
+                        (decoder.info().width, decoder.info().height)
+                    }
+                    // The SOF0 segment after the JFIF header: height, then width.
+                    _ => {
+                        let sof = bytes.windows(2).position(|pair| pair == [0xff, 0xc0]).expect("a baseline frame");
+                        let side = |at: usize| u32::from(u16::from_be_bytes([bytes[at], bytes[at + 1]]));
+                        (side(sof + 7), side(sof + 5))
+                    }
+                };
+                (if format == "png" { "png" } else { "jpeg" }, width, height)
+            })
+            .collect();
+        assert_eq!(drawn, AIPERF_SEED_4);
     }
 }

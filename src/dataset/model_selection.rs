@@ -1,18 +1,17 @@
 //! Which of an endpoint's models each request of the dataset names (`ModelSelection`, AIPerf's
 //! `--model-selection-strategy`): an endpoint per model, and the choice for each request in
-//! dataset order (every turn of a conversation counted, as AIPerf counts them).
+//! dataset order (every turn of a conversation counted, as AIPerf counts them); a random choice
+//! is AIPerf's draw from its `composer.turn.model_selection` stream for the same seed.
 
 use crate::plan::{Endpoint, ModelSelection};
-use crate::rng::SeededRng;
-
-/// Keeps random model choices apart from the other draws of the dataset's seed.
-const MODEL_SEED_SALT: u64 = 0x6D6F_6465_6C73_656C;
+use crate::rng::aiperf_streams::{MODEL_SELECTION, derived};
+use crate::rng::python::PythonRandom;
 
 pub struct ModelChoice {
     /// The endpoint as each model's requests see it (one when it names one model).
     endpoints: Vec<Endpoint>,
     selection: ModelSelection,
-    rng: SeededRng,
+    rng: PythonRandom,
     chosen: usize,
 }
 
@@ -22,7 +21,7 @@ impl ModelChoice {
             .models()
             .map(|model| Endpoint { model: model.to_string(), more_models: Vec::new(), ..endpoint.clone() })
             .collect();
-        Self { endpoints, selection: endpoint.model_selection, rng: SeededRng::new(seed ^ MODEL_SEED_SALT), chosen: 0 }
+        Self { endpoints, selection: endpoint.model_selection, rng: derived(seed, MODEL_SELECTION), chosen: 0 }
     }
 
     /// The endpoint with its model of rank `rank` (wrapping), for a request whose trace names
@@ -37,7 +36,7 @@ impl ModelChoice {
         let index = match self.selection {
             _ if count == 1 => 0,
             ModelSelection::RoundRobin => self.chosen % count,
-            ModelSelection::Random => self.rng.below(count as u64) as usize,
+            ModelSelection::Random => self.rng.below(count),
         };
         self.chosen += 1;
         &self.endpoints[index]
@@ -77,6 +76,14 @@ mod tests {
             let share = first.iter().filter(|picked| *picked == model).count();
             assert!((60..140).contains(&share), "{model}: {share} of 300");
         }
+    }
+
+    /// CPython 3.11 with AIPerf's derivation: `choice(["a", "b", "c"])` from the
+    /// `composer.turn.model_selection` stream of seed 5, 12 times.
+    #[test]
+    fn random_choices_are_aiperfs() {
+        let mut choice = ModelChoice::new(&endpoint(ModelSelection::Random), 5);
+        assert_eq!(picks(&mut choice, 12), ["a", "a", "b", "c", "a", "c", "c", "a", "a", "a", "a", "a"]);
     }
 
     #[test]

@@ -1,13 +1,17 @@
 //! Random pool (AIPerf's `random_pool`): single-turn JSONL entries drawn at random with
 //! replacement. A file is one pool; a folder makes each of its `.jsonl` files a pool (in name
-//! order), and each prompt joins one draw from every pool (e.g. a query and a passage).
+//! order), and each prompt joins one draw from every pool (e.g. a query and a passage). The
+//! draws are AIPerf 0.13's for the same seed: Python's `choices` from its
+//! `dataset.loader.random_pool` stream, all of the first pool's draws, then the next pool's.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 
 use super::{DatasetEntry, fields, single_turn, tokenizer::Tokenizer};
-use crate::rng::SeededRng;
+use crate::rng::aiperf_streams::derived;
+
+const RANDOM_POOL: &str = "dataset.loader.random_pool";
 
 /// `draws` prompts (by default as many as the largest pool has entries) from the pools at `path`.
 pub fn parse(path: &Path, tokenizer: &Tokenizer, draws: Option<usize>, seed: u64) -> Result<Vec<DatasetEntry>> {
@@ -28,10 +32,13 @@ pub fn parse(path: &Path, tokenizer: &Tokenizer, draws: Option<usize>, seed: u64
         pools.push(pool);
     }
     let draws = draws.unwrap_or_else(|| pools.iter().map(Vec::len).max().unwrap_or(0));
-    let mut rng = SeededRng::new(seed);
+    // `choices(pool, k=draws)`: an entry at `floor(random() × len)`, each pool in turn.
+    let mut rng = derived(seed, RANDOM_POOL);
+    let picks: Vec<Vec<usize>> =
+        pools.iter().map(|pool| (0..draws).map(|_| (rng.random() * pool.len() as f64) as usize).collect()).collect();
     let mut entries = Vec::with_capacity(draws);
-    for _ in 0..draws {
-        let drawn: Vec<&DatasetEntry> = pools.iter().map(|pool| &pool[rng.below(pool.len() as u64) as usize]).collect();
+    for draw in 0..draws {
+        let drawn: Vec<&DatasetEntry> = pools.iter().zip(&picks).map(|(pool, picks)| &pool[picks[draw]]).collect();
         entries.push(match drawn.as_slice() {
             [one] => DatasetEntry { turn: None, ..(*one).clone() },
             several => {
@@ -89,6 +96,11 @@ mod tests {
             assert_eq!(entry.prompt, format!("entry {}", entry.max_tokens.unwrap_or(99)), "lines stay whole");
         }
         assert_eq!(parse(&path, &tokenizer, None, 3).unwrap().len(), 10, "as many draws as entries");
+        // CPython 3.11 with AIPerf's derivation: `choices(range(10), k=12)` from the
+        // `dataset.loader.random_pool` stream of seed 3.
+        let lines: Vec<u64> =
+            parse(&path, &tokenizer, Some(12), 3).unwrap().iter().map(|entry| entry.max_tokens.unwrap()).collect();
+        assert_eq!(lines, [8, 1, 6, 6, 7, 8, 9, 0, 1, 7, 4, 1]);
     }
 
     #[test]
@@ -105,6 +117,10 @@ mod tests {
         std::fs::write(dir.path().join("notes.txt"), "not a dataset").unwrap();
         let drawn = parse(dir.path(), &tokenizer, Some(20), 1).unwrap();
         assert_eq!(drawn.len(), 20);
+        // The passages pool draws after the queries pool's 20 draws (CPython: the same stream of
+        // seed 1, `choices(range(1), k=20)` then `choices(range(2), k=20)`).
+        let cats: Vec<bool> = drawn.iter().map(|entry| entry.prompt.ends_with("cat.")).collect();
+        assert_eq!(cats[..4], [true, true, true, false], "{cats:?}");
         for entry in &drawn {
             assert!(["Who are you? I am a cat.", "Who are you? I am a dog."].contains(&entry.prompt.as_str()));
             assert_eq!(entry.max_tokens, Some(5));

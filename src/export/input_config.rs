@@ -148,10 +148,11 @@ fn dataset(dataset: &Dataset) -> Value {
                 out["prompts"]["osl"] = distribution(osl);
             }
             if let Some(images) = &spec.images {
+                let side = |mean: u32, stddev: u32| distribution(&Dist::normal(f64::from(mean), f64::from(stddev)));
                 out["images"] = json!({
                     "batch_size": images.count,
-                    "width": images.width,
-                    "height": images.height,
+                    "width": side(images.width, images.width_stddev),
+                    "height": side(images.height, images.height_stddev),
                     "format": images.format,
                 });
             }

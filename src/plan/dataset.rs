@@ -49,8 +49,8 @@ pub struct FileDataset {
     /// Tokens per mooncake hash-id block.
     pub block_size: usize,
     /// How many entries to use (AIPerf's `entries`): a random pool draws that many requests
-    /// (default: the largest pool's entries); other files keep the first that many after
-    /// sampling (a multi-turn file: sessions).
+    /// (default: the largest pool's entries; AIPerf's faces set theirs); other files keep the
+    /// first that many after sampling (a multi-turn file: sessions).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub draws: Option<usize>,
     /// The file's JSONL lines written inline (AIPerf's `records:`); `path` then only names
@@ -413,8 +413,14 @@ pub struct RankingLengths {
     pub passages_stddev: u64,
 }
 
-fn is_zero(value: &u64) -> bool {
-    *value == 0
+impl ImageSettings {
+    /// The largest side a synthetic image is drawn to (or its mean, when that is larger):
+    /// images are made and held in memory before the run.
+    pub const MAX_SIDE_PX: u32 = 4096;
+}
+
+fn is_zero<T: Default + PartialEq>(value: &T) -> bool {
+    *value == T::default()
 }
 
 /// The optional shape of synthetic prompts (`synthetic(#{ mix, block_size, .. })`).
@@ -520,6 +526,12 @@ pub struct ImageSettings {
     /// Pixels.
     pub width: u32,
     pub height: u32,
+    /// The spread of each image's width and height, in whole pixels (AIPerf's
+    /// `--image-width-stddev`, `--image-height-stddev`); 0: every image is `width` × `height`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub width_stddev: u32,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub height_stddev: u32,
     pub format: ImageFormat,
     /// JPEG quality, 1 to 100 (85 when not given).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -531,6 +543,18 @@ pub struct ImageSettings {
 pub enum ImageFormat {
     Png,
     Jpeg,
+    /// PNG or JPEG, drawn for each image (AIPerf's `random`).
+    Random,
+}
+
+impl ImageFormat {
+    pub fn name(self) -> &'static str {
+        match self {
+            ImageFormat::Png => "png",
+            ImageFormat::Jpeg => "jpeg",
+            ImageFormat::Random => "random",
+        }
+    }
 }
 
 #[cfg(test)]

@@ -19,6 +19,8 @@ pub const CANCELLATION: &str = "timing.request.cancellation";
 pub const SAMPLER_SHUFFLE: &str = "dataset.sampler.shuffle";
 /// A dataset sampled with replacement (`choice`).
 pub const SAMPLER_RANDOM: &str = "dataset.sampler.random";
+/// The model each turn names under the random model selection (`choice`).
+pub const MODEL_SELECTION: &str = "composer.turn.model_selection";
 
 /// The Python generator AIPerf derives for `identifier` from the run's `seed`.
 pub fn derived(seed: u64, identifier: &str) -> PythonRandom {

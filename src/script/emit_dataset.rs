@@ -3,7 +3,7 @@
 
 use super::emit_literals::{float, string};
 use super::synthetic::SERVER_CHOOSES;
-use crate::plan::{AtEnd, AudioSettings, Dataset, Dist, FileDataset, ImageFormat, PublicSource, Sampling, Shape};
+use crate::plan::{AtEnd, AudioSettings, Dataset, Dist, FileDataset, PublicSource, Sampling, Shape};
 
 pub(super) fn dataset(dataset: &Dataset) -> String {
     match dataset {
@@ -63,16 +63,17 @@ pub(super) fn dataset(dataset: &Dataset) -> String {
                 ));
             }
             if let Some(images) = spec.images {
-                let format = match images.format {
-                    ImageFormat::Png => "png",
-                    ImageFormat::Jpeg => "jpeg",
-                };
+                let format = images.format.name();
                 let quality = images.quality.map(|q| format!(", quality: {q}")).unwrap_or_default();
+                let side = |mean: u32, stddev: u32| match stddev {
+                    0 => mean.to_string(),
+                    stddev => format!("normal({mean}, {stddev})"),
+                };
                 keys.push(format!(
                     "images: #{{ count: {}, width: {}, height: {}, format: {}{quality} }}",
                     images.count,
-                    images.width,
-                    images.height,
+                    side(images.width, images.width_stddev),
+                    side(images.height, images.height_stddev),
                     string(format)
                 ));
             }

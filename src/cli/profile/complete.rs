@@ -79,14 +79,16 @@ fn retarget(path: &str, root: &Value) -> String {
     path.to_string()
 }
 
-/// AIPerf's command line: a synthetic dataset whose entries no flag names gets one prompt (or
-/// conversation) for each conversation asked for, else for each request (the largest of a
-/// sweep's), so none is sent twice; without either, the config's default (100).
-pub fn synthetic_entries(document: &mut Value) {
+/// AIPerf's command line: a synthetic dataset, or a random pool, whose entries no flag names gets
+/// one prompt (or conversation, or draw) for each conversation asked for, else for each request
+/// (the largest of a sweep's), so none is sent twice; without either, the config's default (100).
+pub fn dataset_entries(document: &mut Value) {
     let dataset = get_path(document, "benchmark.datasets.main").cloned().unwrap_or(Value::Null);
-    let synthetic = dataset.get("type").and_then(Value::as_str).is_none_or(|kind| kind == "synthetic")
-        && ["path", "dataset", "entries"].iter().all(|key| dataset.get(key).is_none());
-    if !synthetic {
+    let text = |key: &str| dataset.get(key).and_then(Value::as_str).map(|text| text.replace('-', "_"));
+    let synthetic = text("type").is_none_or(|kind| kind == "synthetic")
+        && ["path", "dataset"].iter().all(|key| dataset.get(key).is_none());
+    let random_pool = text("format").as_deref() == Some("random_pool");
+    if !(synthetic || random_pool) || dataset.get("entries").is_some() {
         return;
     }
     let largest = |path: &str| -> Option<u64> {

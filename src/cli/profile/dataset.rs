@@ -393,7 +393,7 @@ pub const IMAGE_INPUT: Group = Group {
             &["--image-width-stddev"],
             "benchmark.datasets.main.images.width.stddev",
             Kind::Float,
-            "Standard deviation of the width (only 0 is supported)",
+            "Standard deviation of each image's width, in whole pixels [default: 0]",
         ),
         set(
             &["--image-height-mean"],
@@ -405,7 +405,7 @@ pub const IMAGE_INPUT: Group = Group {
             &["--image-height-stddev"],
             "benchmark.datasets.main.images.height.stddev",
             Kind::Float,
-            "Standard deviation of the height (only 0 is supported)",
+            "Standard deviation of each image's height, in whole pixels [default: 0]",
         ),
         set(
             &["--image-batch-size", "--batch-size-image"],
@@ -417,7 +417,7 @@ pub const IMAGE_INPUT: Group = Group {
             &["--image-format"],
             "benchmark.datasets.main.images.format",
             Kind::Choice(&[("png", "png"), ("jpeg", "jpeg"), ("random", "random")]),
-            "png or jpeg [default: png]",
+            "png, jpeg, or random (either, drawn for each image) [default: png]",
         ),
         set(
             &["--image-source"],

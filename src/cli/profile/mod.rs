@@ -81,7 +81,7 @@ pub fn profile(args: &[String], runtime: &tokio::runtime::Runtime) -> i32 {
         return exit_code::SCRIPT_ERROR;
     }
     if command.config.is_none() {
-        complete::synthetic_entries(&mut document);
+        complete::dataset_entries(&mut document);
     }
     complete::complete(&mut document);
     let mut job = match config::lower(&document, &base_dir) {

@@ -19,6 +19,8 @@ use crate::plan::{
 /// AIPerf.
 const DEFAULT_ISL: f64 = 550.0;
 const DEFAULT_ENTRIES: u64 = 100;
+/// The draws of a random pool that names no `entries` (AIPerf's loader's default).
+const DEFAULT_POOL_DRAWS: usize = 100;
 
 /// The run's one dataset (`main`, or the only one).
 pub fn main_dataset(benchmark: &Value) -> Result<Value, ConfigError> {
@@ -216,11 +218,14 @@ fn image_settings(images: &Value, kind: EndpointKind) -> Result<Option<ImageSett
     if width.mean() <= 0.0 || height.mean() <= 0.0 || count == 0 {
         return Ok(None);
     }
-    if !width.is_fixed() || !height.is_fixed() {
+    // Whole pixels, as AIPerf takes the means and the spreads.
+    let (Some((width, width_stddev)), Some((height, height_stddev))) =
+        (width.as_plain_normal(), height.as_plain_normal())
+    else {
         return Err(ConfigError::new(
-            "datasets.main.images (--image-width-stddev, --image-height-stddev): only fixed sizes (stddev 0) are supported",
+            "datasets.main.images.width, .height (--image-width-mean, --image-height-mean, and their stddevs): a mean and a stddev",
         ));
-    }
+    };
     if !kind.takes_images() {
         return Err(ConfigError::new(
             "datasets.main.images: images are sent to the chat, chat_embeddings, image_edit and image_retrieval endpoint types only",
@@ -235,16 +240,20 @@ fn image_settings(images: &Value, kind: EndpointKind) -> Result<Option<ImageSett
     let format = match opt_str(images, "format", "datasets.main.images.format")?.unwrap_or("png") {
         "png" => ImageFormat::Png,
         "jpeg" | "jpg" => ImageFormat::Jpeg,
+        "random" => ImageFormat::Random,
         other => {
             return Err(ConfigError::new(format!(
-                "datasets.main.images.format (--image-format): `{other}`; png or jpeg"
+                "datasets.main.images.format (--image-format): `{other}`; png, jpeg or random"
             )));
         }
     };
+    let pixels = |value: f64| value.max(0.0) as u32;
     Ok(Some(ImageSettings {
         count: count as u32,
-        width: width.mean().round() as u32,
-        height: height.mean().round() as u32,
+        width: pixels(width).max(1),
+        height: pixels(height).max(1),
+        width_stddev: pixels(width_stddev),
+        height_stddev: pixels(height_stddev),
         format,
         quality: None,
     }))
@@ -307,7 +316,10 @@ fn file(dataset: &Value, base_dir: &Path, seed: u64) -> Result<FileDataset, Conf
         at_end: AtEnd::Wrap,
         random_seed: seed,
         block_size: block_size as usize,
-        draws: opt_u64(dataset, "entries", "datasets.main.entries")?.map(|n| n as usize),
+        draws: match opt_u64(dataset, "entries", "datasets.main.entries")? {
+            Some(entries) => Some(entries as usize),
+            None => (format == FileFormat::RandomPool).then_some(DEFAULT_POOL_DRAWS),
+        },
         records,
         system_prompt: None,
         // `--osl` over a file: the output length of the entries that name none.
