@@ -27,7 +27,7 @@ pub struct DatasetOrder {
 }
 
 /// Which of a multi-turn file's sessions the run's `n`-th session plays: the file's order,
-/// wrapping, or a random file's draw for each.
+/// wrapping, a shuffled file's passes, or a random file's draw for each.
 #[derive(Debug, Clone, Default)]
 pub struct SessionOrder(Arc<[u32]>);
 
@@ -42,9 +42,9 @@ impl SessionOrder {
 }
 
 impl DatasetOrder {
-    /// The order of `plan`'s prepared `requests`: reshuffled passes for a shuffled file dataset
-    /// of single requests that wraps, or a draw per request (per session, for a multi-turn
-    /// file) for a random one, enough for the phases' requests or sessions (or as many as
+    /// The order of `plan`'s prepared `requests` (of its sessions, for a multi-turn file):
+    /// reshuffled passes for a shuffled file that wraps, or a draw per request (per session)
+    /// for a random one, enough for the phases' requests or sessions (or as many as
     /// `MOST_LAID_OUT` allows when a phase runs for a duration; later ones repeat them).
     pub fn of(plan: &Plan, requests: &[PreparedRequest]) -> Self {
         let len = requests.len();

@@ -25,7 +25,9 @@ pub fn image_settings(map: Map) -> ScriptResult<ImageSettings> {
         let (mean, stddev) = match dist_of(&mut r, key, DEFAULT_SIDE_PX)?.as_plain_normal() {
             Some((mean, stddev)) if stddev >= 0.0 => (mean, stddev),
             _ => {
-                return script_error(format!("synthetic images: `{key}` is a number of pixels or normal(mean, stddev)"));
+                return script_error(format!(
+                    "synthetic images: `{key}` is a number of pixels or normal(mean, stddev)"
+                ));
             }
         };
         if !(1.0..=f64::from(most)).contains(&mean) {
