@@ -190,6 +190,38 @@ fn a_random_pool_draws_aiperfs_entries_as_many_as_requests_or_a_hundred() {
     assert_eq!(inputs["data"].as_array().map(Vec::len), Some(100));
 }
 
+/// What AIPerf 0.13 sent for an 8-line file with `--dataset-sampling-strategy shuffle
+/// --random-seed 5 --osl 20 --osl-stddev 5` (run beside this one against the same mock): each
+/// line, in its shuffled order, with the max tokens its composer drew for it in file order.
+const AIPERF_SHUFFLED_OSL_SEED_5: [(&str, u64); 8] =
+    [("2", 23), ("5", 20), ("7", 18), ("0", 35), ("3", 19), ("1", 21), ("4", 16), ("6", 22)];
+
+#[test]
+fn an_osl_over_a_shuffled_file_asks_each_line_for_aiperfs_draw() {
+    let dir = tempfile::tempdir().expect("dir");
+    let lines: Vec<String> = (0..8).map(|n| format!("{{\"text\": \"prompt number {n}\"}}")).collect();
+    std::fs::write(dir.path().join("prompts.jsonl"), lines.join("\n")).expect("write file");
+    profile(
+        dir.path(),
+        "--model m --url mock --endpoint-type chat --input-file prompts.jsonl --custom-dataset-type single_turn \
+         --dataset-sampling-strategy shuffle --random-seed 5 --osl 20 --osl-stddev 5 --request-count 8 --concurrency 1 \
+         --export-level raw --artifact-dir out",
+    );
+    let mut raw = json_lines(&dir.path().join("out/profile_export_raw.jsonl"));
+    raw.sort_by_key(|line| line["start_perf_ns"].as_u64());
+    let sent: Vec<(String, u64)> = raw
+        .iter()
+        .map(|line| {
+            let payload = &line["payload"];
+            let prompt = payload["messages"][0]["content"].as_str().unwrap_or_default().replace("prompt number ", "");
+            (prompt, payload["max_completion_tokens"].as_u64().unwrap_or_default())
+        })
+        .collect();
+    let expected: Vec<(String, u64)> =
+        AIPERF_SHUFFLED_OSL_SEED_5.iter().map(|(line, tokens)| (line.to_string(), *tokens)).collect();
+    assert_eq!(sent, expected);
+}
+
 #[test]
 fn each_trial_draws_from_its_own_seed_and_the_seeds_repeat_across_runs() {
     let prompts_of_trials = || {

@@ -17,7 +17,7 @@ use crate::rng::numpy::NumpyGenerator;
 use crate::rng::python::PythonRandom;
 
 const PROMPT_LENGTH: &str = "dataset.prompt.length";
-const MAX_TOKENS: &str = "composer.turn.max_tokens";
+pub(super) const MAX_TOKENS: &str = "composer.turn.max_tokens";
 const TURN_COUNT: &str = "composer.conversation.turn_count";
 const TURN_DELAY: &str = "composer.conversation.turn_delay";
 const SEQUENCE_DISTRIBUTION: &str = "models.sequence.distribution";

@@ -6,15 +6,47 @@ use std::path::Path;
 use anyhow::{Result, bail};
 
 use super::{
-    DatasetEntry, agentic, bailian_trace, baseten_trace, burst_gpt, fields, inputs_json, mooncake, multi_turn, public,
-    random_pool, raw_payload, sagemaker_data_capture, sampling, sharegpt, single_turn, tokenizer::Tokenizer,
+    DatasetEntry, agentic, bailian_trace, baseten_trace, burst_gpt, fields, file_osl, inputs_json, mooncake,
+    multi_turn, public, random_pool, raw_payload, sagemaker_data_capture, sampling, sharegpt, single_turn,
+    tokenizer::Tokenizer,
 };
 use crate::plan::{FileDataset, FileFormat};
 use crate::synthesis;
 
 /// Every entry of the file `spec.path` (relative to the working directory), or of its inline
-/// `records`, sampled.
+/// `records`, each asking for its `--osl` draw (in file order, as AIPerf's composer draws it
+/// before its sampler takes the entries), sampled.
 pub fn load(spec: &FileDataset, tokenizer: &Tokenizer) -> Result<Vec<DatasetEntry>> {
+    let mut entries = parse(spec, tokenizer)?;
+    if let Some(osl) = &spec.osl {
+        file_osl::ask_for(&mut entries, osl, spec.random_seed);
+    }
+    // A random pool and the agentic traces come out of their loaders in the order they are
+    // sent; a file whose requests (or sessions) each draw an entry (a session) stays in file
+    // order: `load::dataset_order` draws.
+    let drawn_by_loader = matches!(
+        spec.format,
+        FileFormat::RandomPool | FileFormat::Tracelab | FileFormat::WekaTrace | FileFormat::DagJsonl
+    );
+    if drawn_by_loader || spec.draws_per_request() {
+        return Ok(entries);
+    }
+    if spec.format.has_sessions() {
+        let sessions: Vec<Vec<DatasetEntry>> = entries
+            .chunk_by(|_, next| next.turn.is_some_and(|turn| turn.index > 0))
+            .map(<[DatasetEntry]>::to_vec)
+            .collect();
+        let mut sessions = sampling::arrange(sessions, spec.sampling, spec.random_seed);
+        sessions.truncate(spec.draws.unwrap_or(usize::MAX));
+        return Ok(sessions.into_iter().flatten().collect());
+    }
+    let mut entries = sampling::arrange(entries, spec.sampling, spec.random_seed);
+    entries.truncate(spec.draws.unwrap_or(usize::MAX));
+    Ok(entries)
+}
+
+/// The entries of the file in its format, in file order (a random pool's in drawn order).
+fn parse(spec: &FileDataset, tokenizer: &Tokenizer) -> Result<Vec<DatasetEntry>> {
     let speed_bench_file;
     let path = match spec.format {
         FileFormat::SpeedBench(format) if spec.records.is_none() => {
@@ -78,22 +110,6 @@ pub fn load(spec: &FileDataset, tokenizer: &Tokenizer) -> Result<Vec<DatasetEntr
     if entries.is_empty() {
         bail!("dataset file {} has no entries", path.display());
     }
-    // A file whose requests (or sessions) each draw an entry (a session) stays in file order:
-    // `load::dataset_order` draws.
-    if spec.draws_per_request() {
-        return Ok(entries);
-    }
-    if spec.format.has_sessions() {
-        let sessions: Vec<Vec<DatasetEntry>> = entries
-            .chunk_by(|_, next| next.turn.is_some_and(|turn| turn.index > 0))
-            .map(<[DatasetEntry]>::to_vec)
-            .collect();
-        let mut sessions = sampling::arrange(sessions, spec.sampling, spec.random_seed);
-        sessions.truncate(spec.draws.unwrap_or(usize::MAX));
-        return Ok(sessions.into_iter().flatten().collect());
-    }
-    let mut entries = sampling::arrange(entries, spec.sampling, spec.random_seed);
-    entries.truncate(spec.draws.unwrap_or(usize::MAX));
     Ok(entries)
 }
 

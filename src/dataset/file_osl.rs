@@ -1,16 +1,30 @@
 //! AIPerf's `--osl` over a file dataset: an entry that names no output length (and sends no
 //! body of its own) asks for one drawn from the distribution, a whole number of at least 1;
-//! a line's own `output_length` wins.
+//! a line's own `output_length` wins. A normal is AIPerf 0.13's draw from the same seed (its
+//! composer's `composer.turn.max_tokens` stream, about the mean's whole tokens, one draw per
+//! such entry in file order); other shapes are this project's.
 
 use super::DatasetEntry;
+use super::aiperf_draws::{MAX_TOKENS, positive_normal_integer};
 use crate::plan::Dist;
 use crate::rng::SeededRng;
+use crate::rng::aiperf_streams::derived;
 
 /// Give each entry of `entries` that names no output length one drawn from `osl` (seeded).
 pub fn ask_for(entries: &mut [DatasetEntry], osl: &Dist, seed: u64) {
-    let mut rng = SeededRng::new(seed ^ 0x6f73_6c5f_6669_6c65);
+    let mut own = SeededRng::new(seed ^ 0x6f73_6c5f_6669_6c65);
+    let mut aiperf = derived(seed, MAX_TOKENS);
+    // Whole tokens, as AIPerf takes the mean and the spread; a mean under 1 asks for nothing.
+    let normal = osl.as_plain_normal().map(|(mean, stddev)| (mean.trunc(), stddev.trunc()));
+    if normal.is_some_and(|(mean, _)| mean < 1.0) {
+        return;
+    }
     for entry in entries.iter_mut().filter(|entry| entry.max_tokens.is_none() && entry.own_body.is_none()) {
-        entry.max_tokens = Some(osl.sample_count(&mut rng));
+        entry.max_tokens = Some(match normal {
+            Some((mean, 0.0)) => mean as u64,
+            Some((mean, stddev)) => positive_normal_integer(&mut aiperf, mean, stddev),
+            None => osl.sample_count(&mut own),
+        });
     }
 }
 

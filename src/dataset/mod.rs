@@ -178,13 +178,7 @@ pub fn build(dataset: &Dataset, tokenizer: &Tokenizer, template_overhead: Overhe
             video::add_synthetic(spec, &mut entries)?;
             entries
         }
-        Dataset::File(spec) => {
-            let mut entries = file::load(spec, tokenizer)?;
-            if let Some(osl) = &spec.osl {
-                file_osl::ask_for(&mut entries, osl, spec.random_seed);
-            }
-            entries
-        }
+        Dataset::File(spec) => file::load(spec, tokenizer)?,
     };
     if let Some(text) = dataset.system_prompt() {
         let system = Arc::new(SystemPrompt { text: text.to_string(), tokens: tokenizer.count(text) as u64 });
