@@ -148,7 +148,10 @@ fn dataset(dataset: &Dataset) -> Value {
                 out["prompts"]["osl"] = distribution(osl);
             }
             if let Some(images) = &spec.images {
-                let side = |mean: u32, stddev: u32| distribution(&Dist::normal(f64::from(mean), f64::from(stddev)));
+                let side = |mean: u32, stddev: u32| match stddev {
+                    0 => json!(mean),
+                    stddev => distribution(&Dist::normal(f64::from(mean), f64::from(stddev))),
+                };
                 out["images"] = json!({
                     "batch_size": images.count,
                     "width": side(images.width, images.width_stddev),
