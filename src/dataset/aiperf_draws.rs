@@ -195,8 +195,13 @@ impl LengthStream {
 /// AIPerf's `sample_positive_normal_integer` from `rng`: a draw redrawn while negative, rounded
 /// up, at least 1.
 pub fn positive_normal_integer(rng: &mut PythonRandom, mean: f64, stddev: f64) -> u64 {
-    let draw = (0..TRIES).map(|_| rng.gauss(mean, stddev)).find(|draw| *draw >= 0.0).unwrap_or(mean);
-    draw.ceil().max(1.0) as u64
+    normal_at_least(rng, mean, stddev, 0.0).ceil().max(1.0) as u64
+}
+
+/// AIPerf's `sample_normal(mean, stddev, lower)` from `rng`: Python's `gauss`, redrawn while
+/// under `lower`; after its tries, the mean (at least `lower`).
+pub fn normal_at_least(rng: &mut PythonRandom, mean: f64, stddev: f64, lower: f64) -> f64 {
+    (0..TRIES).map(|_| rng.gauss(mean, stddev)).find(|draw| *draw >= lower).unwrap_or(mean.max(lower))
 }
 
 #[cfg(test)]

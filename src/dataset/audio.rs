@@ -9,6 +9,7 @@ use std::io::Cursor;
 use anyhow::{Context, Result, bail};
 
 use super::DatasetEntry;
+use super::aiperf_draws::normal_at_least;
 use crate::plan::{AudioFormat, AudioSettings, Dist, SyntheticDataset};
 use crate::rng::SeededRng;
 use crate::rng::aiperf_streams::{derived, derived_numpy};
@@ -21,8 +22,6 @@ const DURATION: &str = "dataset.audio.duration";
 const FORMAT: &str = "dataset.audio.format";
 /// AIPerf's shortest file, in seconds.
 const SHORTEST_S: f64 = 0.01;
-/// AIPerf's tries at a length of at least `SHORTEST_S` before it takes the mean.
-const TRIES: usize = 10_000;
 /// Noise peaks at this share of full scale, as a quiet recording would.
 const NOISE_LEVEL: f64 = 0.25;
 
@@ -85,9 +84,10 @@ impl AudioDraws {
     /// A length of `dist` in seconds: AIPerf's normal, redrawn below its shortest file, for a
     /// plain normal (a fixed length too); other shapes are this project's draws.
     fn seconds(&mut self, dist: &Dist) -> f64 {
-        let Some((mean, stddev)) = dist.as_plain_normal() else { return dist.sample(&mut self.noise) };
-        let draw = (0..TRIES).map(|_| self.durations.gauss(mean, stddev)).find(|draw| *draw >= SHORTEST_S);
-        draw.unwrap_or(mean.max(SHORTEST_S))
+        match dist.as_plain_normal() {
+            Some((mean, stddev)) => normal_at_least(&mut self.durations, mean, stddev, SHORTEST_S),
+            None => dist.sample(&mut self.noise),
+        }
     }
 
     /// One of `choices` (not empty), as NumPy's `choice` takes it.
