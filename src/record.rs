@@ -151,9 +151,9 @@ pub struct RecordError {
     /// HTTP status, when the server answered with one.
     pub code: Option<u16>,
     /// A short class: an HTTP status's reason phrase (`Internal Server Error`, as AIPerf writes
-    /// it), `response_error` (a 2xx body reporting an error), `connection_error`, `timeout`,
-    /// `stream_error`, `invalid_response`, `response_too_large`; `RequestCancellationError`
-    /// (AIPerf's) for a phase's cancellation.
+    /// it), `response_error` (a 2xx body reporting an error), `connection_error`, `TimeoutError`
+    /// (AIPerf's, for the request timeout), `stream_error`, `invalid_response`,
+    /// `response_too_large`; `RequestCancellationError` (AIPerf's) for a phase's cancellation.
     #[serde(rename = "type")]
     pub kind: String,
     pub message: String,

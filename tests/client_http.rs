@@ -349,7 +349,7 @@ async fn a_server_that_never_answers_is_a_timeout() {
     server.abort();
 
     let error = record.error.unwrap();
-    assert_eq!(error.kind, "timeout");
+    assert_eq!(error.kind, "TimeoutError");
     assert!(error.message.contains("200ms"), "{}", error.message);
     let elapsed_ns = record.end_ns - record.start_ns;
     assert!((200_000_000..2_000_000_000).contains(&elapsed_ns), "{elapsed_ns}");

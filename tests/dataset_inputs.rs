@@ -1,6 +1,6 @@
 //! What AIPerf's dataset flags put on the wire, run for real against the built-in mock: a
 //! verbatim system prompt and each conversation's user context (read back from the raw
-//! export's payloads), `--random-range-ratio` windows, a file asked for more requests than
+//! export's payloads), `--random-range-ratio` windows, a shuffled file's models, a file asked for more requests than
 //! it has entries, and `--vary-seed-per-trial`.
 
 mod common;
@@ -220,6 +220,45 @@ fn an_osl_over_a_shuffled_file_asks_each_line_for_aiperfs_draw() {
     let expected: Vec<(String, u64)> =
         AIPERF_SHUFFLED_OSL_SEED_5.iter().map(|(line, tokens)| (line.to_string(), *tokens)).collect();
     assert_eq!(sent, expected);
+}
+
+/// AIPerf 0.13 over an 8-line file shuffled with `--random-seed 42` and `--model a,b,c` (run
+/// beside this one against the same server): the lines in the order it sent them, each with
+/// the model it named. Its composer names the models in file order, then its sampler takes the
+/// lines: line n keeps model n mod 3 under round-robin, and its own draw under random.
+const AIPERF_SHUFFLED_MODELS_SEED_42: [(&str, [(&str, &str); 8]); 2] = [
+    ("round_robin", [("4", "b"), ("6", "a"), ("5", "c"), ("1", "b"), ("0", "a"), ("3", "a"), ("7", "b"), ("2", "c")]),
+    ("random", [("4", "a"), ("6", "a"), ("5", "c"), ("1", "b"), ("0", "a"), ("3", "c"), ("7", "b"), ("2", "c")]),
+];
+
+#[test]
+fn a_shuffled_file_s_lines_keep_the_models_aiperf_names_them() {
+    let dir = tempfile::tempdir().expect("dir");
+    let lines: Vec<String> = (0..8).map(|n| format!("{{\"text\": \"prompt number {n}\"}}")).collect();
+    std::fs::write(dir.path().join("prompts.jsonl"), lines.join("\n")).expect("write file");
+    for (strategy, expected) in AIPERF_SHUFFLED_MODELS_SEED_42 {
+        profile(
+            dir.path(),
+            &format!(
+                "--model a,b,c --model-selection-strategy {strategy} --url mock --endpoint-type chat \
+                 --input-file prompts.jsonl --custom-dataset-type single_turn --dataset-sampling-strategy shuffle \
+                 --random-seed 42 --request-count 8 --concurrency 1 --export-level raw --artifact-dir {strategy}"
+            ),
+        );
+        let mut raw = json_lines(&dir.path().join(strategy).join("profile_export_raw.jsonl"));
+        raw.sort_by_key(|line| line["start_perf_ns"].as_u64());
+        let sent: Vec<(String, String)> = raw
+            .iter()
+            .map(|line| {
+                let payload = &line["payload"];
+                let prompt = payload["messages"][0]["content"].as_str().unwrap_or_default();
+                (prompt.replace("prompt number ", ""), payload["model"].as_str().unwrap_or_default().to_string())
+            })
+            .collect();
+        let expected: Vec<(String, String)> =
+            expected.iter().map(|(line, model)| (line.to_string(), model.to_string())).collect();
+        assert_eq!(sent, expected, "{strategy}");
+    }
 }
 
 #[test]

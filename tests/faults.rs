@@ -136,7 +136,7 @@ fn a_tcp_reset_mid_stream_is_a_stream_error_naming_the_reset() {
 
 #[test]
 fn a_stall_after_the_first_token_is_a_timeout_while_reading() {
-    half_faulty(Fault::StallAfterFirstToken, "timeout: \"request timed out after 1s while reading the response\"");
+    half_faulty(Fault::StallAfterFirstToken, "TimeoutError: \"request timed out after 1s while reading the response\"");
 }
 
 #[test]
@@ -158,7 +158,7 @@ fn a_body_that_never_ends_after_done_completes_at_done() {
 fn slow_headers_are_a_timeout_while_waiting_for_them() {
     half_faulty(
         Fault::SlowHeaders(Duration::from_secs(3)),
-        "timeout: \"request timed out after 1s waiting for the response headers\"",
+        "TimeoutError: \"request timed out after 1s waiting for the response headers\"",
     );
 }
 

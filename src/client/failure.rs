@@ -78,10 +78,11 @@ pub(crate) fn cancelled_after(after: Duration) -> RecordError {
     )
 }
 
-/// The whole request took longer than `limit`.
+/// The whole request took longer than `limit`: `TimeoutError`, the type AIPerf 0.13 writes for
+/// its request timeout (the message says which wait it ended).
 pub(crate) fn timeout(limit: Duration, headers_arrived: bool) -> RecordError {
     let phase = if headers_arrived { "while reading the response" } else { "waiting for the response headers" };
-    record_error("timeout", None, format!("request timed out after {limit:?} {phase}"))
+    record_error("TimeoutError", None, format!("request timed out after {limit:?} {phase}"))
 }
 
 /// One SSE event grew past the endpoint's `max_event_bytes`.

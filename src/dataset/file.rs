@@ -10,12 +10,13 @@ use super::{
     multi_turn, public, random_pool, raw_payload, sagemaker_data_capture, sampling, sharegpt, single_turn,
     tokenizer::Tokenizer,
 };
-use crate::plan::{FileDataset, FileFormat};
+use crate::plan::{FileDataset, FileFormat, Sampling};
 use crate::synthesis;
 
 /// Every entry of the file `spec.path` (relative to the working directory), or of its inline
 /// `records`, each asking for its `--osl` draw (in file order, as AIPerf's composer draws it
-/// before its sampler takes the entries), sampled.
+/// before its sampler takes the entries), sampled; an entry the sampling moves keeps its place
+/// in the file (`file_place`: its model is that place's).
 pub fn load(spec: &FileDataset, tokenizer: &Tokenizer) -> Result<Vec<DatasetEntry>> {
     let mut entries = parse(spec, tokenizer)?;
     if let Some(osl) = &spec.osl {
@@ -30,6 +31,11 @@ pub fn load(spec: &FileDataset, tokenizer: &Tokenizer) -> Result<Vec<DatasetEntr
     );
     if drawn_by_loader || spec.draws_per_request() {
         return Ok(entries);
+    }
+    if spec.sampling != Sampling::Sequential {
+        for (place, entry) in entries.iter_mut().enumerate() {
+            entry.file_place = Some(place as u32);
+        }
     }
     if spec.format.has_sessions() {
         let sessions: Vec<Vec<DatasetEntry>> = entries
@@ -116,7 +122,6 @@ fn parse(spec: &FileDataset, tokenizer: &Tokenizer) -> Result<Vec<DatasetEntry>>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::Sampling;
 
     fn spec(path: &Path, format: FileFormat, sampling: Sampling) -> FileDataset {
         FileDataset { sampling, random_seed: 5, ..FileDataset::of(path.display().to_string(), format) }

@@ -102,6 +102,10 @@ pub struct DatasetEntry {
     pub messages: Option<Box<PresetMessages>>,
     /// The id the file gives its conversation (`session_id`), if any.
     pub conversation: Option<Arc<str>>,
+    /// Its turn's place in the file (every turn counted) when the file's sampling moved it:
+    /// AIPerf's composer made the file's requests in file order, and the model a request names
+    /// follows its place there (`None`: its place is where it stands).
+    pub file_place: Option<u32>,
 }
 
 /// A turn's chat messages as a trace file wrote them.
@@ -162,6 +166,7 @@ impl DatasetEntry {
             own_body: None,
             messages: None,
             conversation: None,
+            file_place: None,
         }
     }
 }

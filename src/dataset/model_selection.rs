@@ -12,7 +12,10 @@ pub struct ModelChoice {
     endpoints: Vec<Endpoint>,
     selection: ModelSelection,
     rng: PythonRandom,
-    chosen: usize,
+    /// The random choices drawn so far, in AIPerf's order (its composer's count of the requests).
+    drawn: Vec<u32>,
+    /// How many requests took the next place in that count.
+    counted: usize,
 }
 
 impl ModelChoice {
@@ -21,7 +24,8 @@ impl ModelChoice {
             .models()
             .map(|model| Endpoint { model: model.to_string(), more_models: Vec::new(), ..endpoint.clone() })
             .collect();
-        Self { endpoints, selection: endpoint.model_selection, rng: derived(seed, MODEL_SELECTION), chosen: 0 }
+        let selection = endpoint.model_selection;
+        Self { endpoints, selection, rng: derived(seed, MODEL_SELECTION), drawn: Vec::new(), counted: 0 }
     }
 
     /// The endpoint with its model of rank `rank` (wrapping), for a request whose trace names
@@ -30,15 +34,28 @@ impl ModelChoice {
         &self.endpoints[rank as usize % self.endpoints.len()]
     }
 
-    /// The endpoint, with its model, of the next request of the dataset.
-    pub fn next_request(&mut self) -> &Endpoint {
+    /// The endpoint, with its model, of the request AIPerf's composer made `place`-th (a
+    /// sampled file's entry keeps the model of its place in the file); `None`: of the next
+    /// request after the last one counted.
+    pub fn of_request(&mut self, place: Option<u32>) -> &Endpoint {
+        let place = match place {
+            Some(place) => place as usize,
+            None => {
+                self.counted += 1;
+                self.counted - 1
+            }
+        };
         let count = self.endpoints.len();
         let index = match self.selection {
             _ if count == 1 => 0,
-            ModelSelection::RoundRobin => self.chosen % count,
-            ModelSelection::Random => self.rng.below(count),
+            ModelSelection::RoundRobin => place % count,
+            ModelSelection::Random => {
+                while self.drawn.len() <= place {
+                    self.drawn.push(self.rng.below(count) as u32);
+                }
+                self.drawn[place] as usize
+            }
         };
-        self.chosen += 1;
         &self.endpoints[index]
     }
 }
@@ -56,7 +73,7 @@ mod tests {
     }
 
     fn picks(choice: &mut ModelChoice, n: usize) -> Vec<String> {
-        (0..n).map(|_| choice.next_request().model.clone()).collect()
+        (0..n).map(|_| choice.of_request(None).model.clone()).collect()
     }
 
     #[test]
@@ -84,6 +101,20 @@ mod tests {
     fn random_choices_are_aiperfs() {
         let mut choice = ModelChoice::new(&endpoint(ModelSelection::Random), 5);
         assert_eq!(picks(&mut choice, 12), ["a", "a", "b", "c", "a", "c", "c", "a", "a", "a", "a", "a"]);
+    }
+
+    /// AIPerf 0.13 over a file of 8 lines shuffled (seed 42, `--model a,b,c`): line n names
+    /// the n-th model, whichever request sends it; a random choice likewise stays with its line.
+    #[test]
+    fn a_moved_entry_keeps_the_model_of_its_place() {
+        let mut choice = ModelChoice::new(&endpoint(ModelSelection::RoundRobin), 42);
+        let sent: Vec<String> =
+            [4, 6, 5, 1, 0, 3, 7, 2].map(|line| choice.of_request(Some(line)).model.clone()).to_vec();
+        assert_eq!(sent, ["b", "a", "c", "b", "a", "a", "b", "c"]);
+        let mut random = ModelChoice::new(&endpoint(ModelSelection::Random), 5);
+        let backwards: Vec<String> = (0..12).rev().map(|place| random.of_request(Some(place)).model.clone()).collect();
+        let in_order = picks(&mut ModelChoice::new(&endpoint(ModelSelection::Random), 5), 12);
+        assert_eq!(backwards.into_iter().rev().collect::<Vec<_>>(), in_order);
     }
 
     #[test]

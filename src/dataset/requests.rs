@@ -190,7 +190,7 @@ pub fn prepare(
         let ranked = entry.trace.as_ref().zip(entry.turn).and_then(|(trace, turn)| trace.model_rank(turn.index));
         let endpoint = match ranked {
             Some(rank) => models.of_rank(rank),
-            None => models.next_request(),
+            None => models.of_request(entry.file_place),
         };
         if entry.own_body.is_some() {
             prepared.images.push(0);

@@ -104,6 +104,7 @@ fn ranking_entry(line: &Record<'_>, tokenizer: &Tokenizer) -> Result<DatasetEntr
         own_body: None,
         messages: None,
         conversation: None,
+        file_place: None,
     })
 }
 

@@ -100,6 +100,7 @@ pub fn generate(spec: &SyntheticDataset, tokenizer: &Tokenizer, overhead: Overhe
             own_body: None,
             messages: None,
             conversation: None,
+            file_place: None,
         });
     }
     for (entry, turn) in entries.iter_mut().zip(turns.unwrap_or_default()) {

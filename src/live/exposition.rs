@@ -136,7 +136,7 @@ mod tests {
         metrics.ended(&ok(1));
         metrics.ended(&ok(1));
         let failed = EndedRequest {
-            error_type: Some("timeout"),
+            error_type: Some("TimeoutError"),
             time_to_first_token_s: None,
             inter_token_latency_s: None,
             request_latency_s: None,
@@ -165,7 +165,7 @@ mod tests {
         assert_eq!(value("aiperf_requests", &[profiling, ("status", "ok")]), 2.0);
         assert_eq!(value("aiperf_requests", &[profiling, ("status", "error")]), 1.0);
         assert_eq!(value("aiperf_requests", &[("phase", "warmup"), ("status", "ok")]), 0.0);
-        assert_eq!(value("aiperf_request_errors", &[profiling, ("type", "timeout")]), 1.0);
+        assert_eq!(value("aiperf_request_errors", &[profiling, ("type", "TimeoutError")]), 1.0);
         assert_eq!(value("aiperf_requests_sent", &[profiling]), 5.0);
         assert_eq!(value("aiperf_requests_in_flight", &[profiling]), 2.0);
         assert_eq!(value("aiperf_requests_in_flight", &[("phase", "warmup")]), 0.0);

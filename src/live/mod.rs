@@ -53,7 +53,7 @@ pub fn segment_address(
 #[derive(Debug, Clone, Copy)]
 pub struct EndedRequest<'a> {
     pub phase_index: usize,
-    /// The error type of a failed request (`Too Many Requests`, `timeout`, …).
+    /// The error type of a failed request (`Too Many Requests`, `TimeoutError`, …).
     pub error_type: Option<&'a str>,
     pub time_to_first_token_s: Option<f64>,
     pub inter_token_latency_s: Option<f64>,

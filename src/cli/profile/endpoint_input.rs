@@ -91,7 +91,7 @@ pub const ENDPOINT: Group = Group {
             &["--model-selection-strategy"],
             "benchmark.models.strategy",
             Kind::Text,
-            "How the dataset's requests take several models: round-robin (the n-th request the n-th model, every turn counted) or random (AIPerf's draws from the seed); weighted is refused, as AIPerf 0.13 refuses it [default: round-robin]",
+            "How the dataset's requests take several models: round-robin (the n-th request of the dataset, in file order, every turn counted, the n-th model) or random (AIPerf's draws from the seed); weighted is refused, as AIPerf 0.13 refuses it [default: round-robin]",
         ),
         set(
             &["--custom-endpoint", "--endpoint"],
