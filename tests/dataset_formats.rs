@@ -517,6 +517,46 @@ fn baseten_sessions_replay_open_loop_closed_loop_or_strict_with_idle_gaps_cut() 
     assert!(near(a1.0, 100.0) && a1.0 < a0.1, "{a0:?} {a1:?}");
 }
 
+/// AIPerf 0.13 over this trace (ten sessions of two rows, three rows without a session) with
+/// `--trace-session-sample-ratio 0.5 --random-seed 7`, run beside this one: the rows it sent.
+const AIPERF_SAMPLED_SESSIONS_SEED_7: [&str; 11] =
+    ["n0", "s2 t0", "s2 t1", "s4 t0", "s4 t1", "s5 t0", "s5 t1", "s7 t0", "s7 t1", "s8 t0", "s8 t1"];
+
+#[test]
+fn a_baseten_trace_replays_the_sessions_aiperf_samples() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let prompts: Vec<(i64, String, Option<String>)> = (0..10)
+        .flat_map(|s| {
+            (0..2).map(move |t| (s * 37 + t * 400 + (s * 13) % 50, format!("s{s} t{t}"), Some(format!("s{s}"))))
+        })
+        .chain((0..3).map(|n| (5 + n * 111, format!("n{n}"), None)))
+        .collect();
+    let rows: Vec<(i64, &str, Option<&str>, i64)> =
+        prompts.iter().map(|(at, prompt, session)| (*at, prompt.as_str(), session.as_deref(), 10)).collect();
+    write_baseten_sessions(&dir.path().join("trace.parquet"), &rows);
+    let flags = "profile --model m --url mock --endpoint-type completions --input-file trace.parquet \
+                 --custom-dataset-type baseten_trace --trace-session-sample-ratio 0.5 --random-seed 7 \
+                 --export-level raw --artifact-dir out";
+    let output = aiperf_command(dir.path()).args(flags.split_whitespace()).output().expect("profile");
+    common::succeeded(&output, "aiperf profile (baseten sampling)");
+    let text = std::fs::read_to_string(dir.path().join("out/profile_export_raw.jsonl")).expect("raw export");
+    let mut sent: Vec<String> = text
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).expect("a line")["payload"]["prompt"].to_string())
+        .map(|prompt| prompt.trim_matches('"').to_string())
+        .collect();
+    sent.sort();
+    assert_eq!(sent, AIPERF_SAMPLED_SESSIONS_SEED_7);
+    let scenario = aiperf_command(dir.path())
+        .args(format!("{flags} --dry-run --emit-scenario out.rhai").split_whitespace())
+        .output()
+        .expect("profile --emit-scenario");
+    common::succeeded(&scenario, "aiperf profile --emit-scenario");
+    let dry = aiperf_command(dir.path()).args(["run", "out.rhai", "--dry-run"]).output().expect("dry run");
+    common::succeeded(&dry, "aiperf run out.rhai --dry-run");
+    assert_eq!(dry.stdout, scenario.stdout, "the scenario builds the same plans");
+}
+
 #[test]
 fn baseten_replay_flags_reach_the_plan_and_its_scenario() {
     let dir = tempfile::tempdir().expect("temp dir");

@@ -464,14 +464,14 @@ fn emit_scenario_writes_a_public_dataset_back_as_the_same_plan() {
 fn sharegpt_is_read_from_the_hub_cache_when_the_aiperf_cache_has_no_copy() {
     let caches = Caches::new();
     let snapshot = caches.snapshot("anon8231489123/ShareGPT_Vicuna_unfiltered");
-    let conversations =
-        r#"[{"conversations": [{"from": "human", "value": "Hi there"}, {"from": "gpt", "value": "Hello"}]}]"#;
+    let conversations = r#"[{"conversations": [{"from": "human", "value": "Hi there, how are you?"},
+        {"from": "gpt", "value": "Hello, very well, thank you."}]}]"#;
     std::fs::write(snapshot.join("ShareGPT_V3_unfiltered_cleaned_split.json"), conversations).expect("ShareGPT file");
     let run = caches.profile("--public-dataset sharegpt --request-count 2 --concurrency 1");
     succeeded(&run);
     assert_eq!(caches.request_count(), 2.0);
     let sent: Vec<String> = caches.sent_messages().iter().map(text_of).collect();
-    assert_eq!(sent, ["Hi there"]);
+    assert_eq!(sent, ["Hi there, how are you?"]);
 }
 
 /// An Exgentic span: an LLM call from `start` to `end` (seconds after 12:00:00) with `attributes`.

@@ -56,7 +56,7 @@ pub struct SynthesizeArgs {
     /// Tokens per hash id (KV cache block)
     #[arg(long, visible_alias = "isl-block-size", default_value_t = 512, value_parser = clap::value_parser!(u64).range(1..))]
     pub block_size: u64,
-    /// Seed of the prefix roots' draw
+    /// Seed of the prefix roots' draw (AIPerf's --random-seed: the same seed, the same roots)
     #[arg(long, default_value_t = 0)]
     pub random_seed: u64,
     #[command(flatten)]

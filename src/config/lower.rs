@@ -57,7 +57,7 @@ pub fn lower(document: &Value, base_dir: &Path) -> Result<ProfileJob, ConfigErro
         (settings.set_consistent_seed && (sweep.is_some() || settings.num_runs > 1)).then_some(CONSISTENT_SEED);
     let envelope_seed = opt_u64(document, "random_seed", "random_seed")?.or(consistent_seed);
     let mut lock_notes = Vec::new();
-    let mut reduced_shapes = Vec::new();
+    let mut variation_notes = Vec::new();
     for (index, variation) in super::variations(document)?.into_iter().enumerate() {
         let super::Variation { values, reported, document: mut whole } = variation;
         let locked = super::scenario_lock::apply(&mut whole)?;
@@ -72,7 +72,10 @@ pub fn lower(document: &Value, base_dir: &Path) -> Result<ProfileJob, ConfigErro
         };
         let mut plan = lower_benchmark(&benchmark, whole.get("variables"), base_dir, seed, name)?;
         let run = reported.as_ref().map(|reported| reported.label.as_str());
-        reduced_shapes.extend(dataset::shapes_aiperf_reduces(&benchmark, run));
+        variation_notes.extend(dataset::shapes_aiperf_reduces(&benchmark, run));
+        if let Ok(main) = dataset::main_dataset(&benchmark) {
+            variation_notes.extend(trace_handling::ignored_sample_ratio(&main, &plan.dataset));
+        }
         if let Some(locked) = locked {
             plan.scenario_lock = Some(locked.lock);
             lock_notes.extend(locked.notes);
@@ -90,7 +93,7 @@ pub fn lower(document: &Value, base_dir: &Path) -> Result<ProfileJob, ConfigErro
     let mut notes = sweep_notes(sweep_key("sla_filters"));
     notes.extend(lock_notes);
     notes.extend(sweep.map(super::sweep_sampling::sampling_notes).unwrap_or_default());
-    for note in reduced_shapes {
+    for note in variation_notes {
         if !notes.contains(&note) {
             notes.push(note);
         }

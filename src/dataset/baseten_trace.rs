@@ -16,6 +16,7 @@ use parquet::file::reader::{FileReader, SerializedFileReader};
 use parquet::record::{Field, Row as ParquetRow};
 use serde_json::{Map, Value};
 
+use super::baseten_sampling::{self, SessionSample};
 use super::own_body::OwnBody;
 use super::recorded_times::in_time_order;
 use super::{DatasetEntry, FileTurn, tokenizer::Tokenizer};
@@ -53,7 +54,8 @@ struct Row {
     duration_e2e_ms: Option<u64>,
 }
 
-fn rows(path: &Path) -> Result<Vec<Row>> {
+/// The trace's rows, and whether it has a session column.
+fn rows(path: &Path) -> Result<(Vec<Row>, bool)> {
     let file = File::open(path).with_context(|| format!("cannot read dataset file {}", path.display()))?;
     let reader = SerializedFileReader::new(file).with_context(|| format!("{}: not a Parquet file", path.display()))?;
     let columns = super::recorded_times::columns_of(&reader);
@@ -76,7 +78,7 @@ fn rows(path: &Path) -> Result<Vec<Row>> {
         let row = row.with_context(|| format!("{at}: cannot be read"))?;
         rows.push(parse_row(&at, &row, session_column)?);
     }
-    Ok(rows)
+    Ok((rows, session_column.is_some()))
 }
 
 fn parse_row(at: &str, row: &ParquetRow, session_column: Option<&str>) -> Result<Row> {
@@ -138,9 +140,22 @@ fn whole(value: &Field) -> Option<u64> {
     }
 }
 
-pub fn parse(path: &Path, tokenizer: &Tokenizer, replay: &BasetenReplay) -> Result<Vec<DatasetEntry>> {
-    let rows = rows(path)?;
+/// The trace's requests as `replay` replays them; `sample`, the share of its sessions replayed
+/// (AIPerf's `trace_session_sample_ratio`, which keeps the trace's start).
+pub fn parse(
+    path: &Path,
+    tokenizer: &Tokenizer,
+    replay: &BasetenReplay,
+    sample: Option<SessionSample>,
+) -> Result<Vec<DatasetEntry>> {
+    let (mut rows, has_sessions) = rows(path)?;
     let first_ms = rows.iter().map(|row| row.start_unix_ms).min().unwrap_or(0);
+    if let Some(sample) = sample.filter(|sample| has_sessions && sample.ratio < 1.0) {
+        let keys: Vec<(Option<&str>, u64)> =
+            rows.iter().map(|row| (row.session.as_deref(), row.start_unix_ms)).collect();
+        let mut kept = baseten_sampling::kept(&keys, sample).into_iter();
+        rows.retain(|_| kept.next().unwrap_or(false));
+    }
     let sessions_replayed = !replay.strict && rows.iter().any(|row| row.session.is_some());
     let mut recorded: Vec<Recorded> = rows
         .into_iter()
@@ -254,10 +269,10 @@ fn reflow_idle_gaps(times_ms: &[f64], cap_ms: f64) -> Vec<f64> {
     reflowed
 }
 
-/// The times (ms from the earliest row) of the turns `replay` schedules, ascending: every row's,
-/// or each session's first when sessions replay closed loop.
-pub fn times_ms(path: &Path, replay: &BasetenReplay) -> Result<Vec<f64>> {
-    let entries = parse(path, &Tokenizer::shared_builtin(), replay)?;
+/// The times (ms from the earliest row) of the turns `replay` schedules, ascending: every row's
+/// (of the sessions `sample` keeps), or each session's first when sessions replay closed loop.
+pub fn times_ms(path: &Path, replay: &BasetenReplay, sample: Option<SessionSample>) -> Result<Vec<f64>> {
+    let entries = parse(path, &Tokenizer::shared_builtin(), replay, sample)?;
     let mut times: Vec<f64> = entries.iter().filter_map(|entry| entry.turn?.timestamp_ms).collect();
     times.sort_by(f64::total_cmp);
     Ok(times)
@@ -320,7 +335,7 @@ mod tests {
             &path,
             &[(1_700_000_000_900, "later prompt", 0, &[]), (1_700_000_000_000, "first prompt", 7, &[3, 4])],
         );
-        let entries = parse(&path, &tokenizer, &BasetenReplay::default()).unwrap();
+        let entries = parse(&path, &tokenizer, &BasetenReplay::default(), None).unwrap();
         let seen: Vec<(&str, Option<f64>, Option<u64>)> =
             entries.iter().map(|e| (e.prompt.as_str(), e.turn.and_then(|t| t.timestamp_ms), e.max_tokens)).collect();
         assert_eq!(seen, [("first prompt", Some(0.0), Some(7)), ("later prompt", Some(900.0), Some(1))]);
@@ -329,14 +344,14 @@ mod tests {
             Value::Object(recorded.clone()),
             serde_json::json!({"min_tokens": 7, "hash_ids": [3, 4], "block_size": 64})
         );
-        assert_eq!(times_ms(&path, &BasetenReplay::default()).unwrap(), vec![0.0, 900.0]);
+        assert_eq!(times_ms(&path, &BasetenReplay::default(), None).unwrap(), vec![0.0, 900.0]);
 
         let bare = BasetenReplay { omit_kv_hints: true, omit_min_tokens: true, ..BasetenReplay::default() };
-        let entries = parse(&path, &tokenizer, &bare).unwrap();
+        let entries = parse(&path, &tokenizer, &bare, None).unwrap();
         let Some(OwnBody::Merged(recorded)) = &entries[0].own_body else { panic!("a merged body") };
         assert!(recorded.is_empty(), "--omit-kv-hints and --no-force-min-tokens: {recorded:?}");
         let hints_only = BasetenReplay { omit_min_tokens: true, ..BasetenReplay::default() };
-        let Some(OwnBody::Merged(recorded)) = &parse(&path, &tokenizer, &hints_only).unwrap()[0].own_body else {
+        let Some(OwnBody::Merged(recorded)) = &parse(&path, &tokenizer, &hints_only, None).unwrap()[0].own_body else {
             panic!("a merged body")
         };
         assert_eq!(Value::Object(recorded.clone()), serde_json::json!({"hash_ids": [3, 4], "block_size": 64}));
@@ -352,14 +367,14 @@ mod tests {
         let mut writer = ArrowWriter::try_new(File::create(&path).unwrap(), batch.schema(), None).unwrap();
         writer.write(&batch).unwrap();
         writer.close().unwrap();
-        let error = parse(&path, &tokenizer, &BasetenReplay::default()).unwrap_err().to_string();
+        let error = parse(&path, &tokenizer, &BasetenReplay::default(), None).unwrap_err().to_string();
         assert!(error.ends_with("missing timestamp_start_unix_ms, input_tokens, output_tokens"), "{error}");
         write_trace(&path, &[(5, "fine", 1, &[]), (6, "negative", -3, &[])]);
-        let error = parse(&path, &tokenizer, &BasetenReplay::default()).unwrap_err().to_string();
+        let error = parse(&path, &tokenizer, &BasetenReplay::default(), None).unwrap_err().to_string();
         assert!(error.ends_with("bad.parquet row 2: \"output_tokens\" must be a whole number ≥ 0, got -3"), "{error}");
         std::fs::write(&path, "not parquet").unwrap();
         assert!(
-            format!("{:#}", parse(&path, &tokenizer, &BasetenReplay::default()).unwrap_err())
+            format!("{:#}", parse(&path, &tokenizer, &BasetenReplay::default(), None).unwrap_err())
                 .contains("bad.parquet: not a Parquet file")
         );
     }

@@ -68,6 +68,11 @@ impl<'a> Record<'a> {
         bail!("{}: \"{key}\" must be {wanted}, got `{got}`", self.at)
     }
 
+    /// Where the record is (`file:line`, and the key path within it).
+    pub fn at(&self) -> &str {
+        &self.at
+    }
+
     pub fn has(&self, key: &str) -> bool {
         self.present(key).is_some()
     }
@@ -75,6 +80,14 @@ impl<'a> Record<'a> {
     pub fn string(&self, key: &str) -> Result<&'a str> {
         let value = self.required(key)?;
         value.as_str().map_or_else(|| self.wrong_type(key, "a string", value), Ok)
+    }
+
+    /// The string `key`, or `None` when it is missing or null.
+    pub fn opt_str(&self, key: &str) -> Result<Option<&'a str>> {
+        match self.present(key) {
+            None => Ok(None),
+            Some(value) => value.as_str().map_or_else(|| self.wrong_type(key, "a string", value), |s| Ok(Some(s))),
+        }
     }
 
     pub fn array(&self, key: &str) -> Result<&'a Vec<Value>> {

@@ -5,6 +5,7 @@ use std::path::Path;
 
 use anyhow::{Result, bail};
 
+use super::baseten_sampling::SessionSample;
 use super::{
     DatasetEntry, agentic, bailian_trace, baseten_trace, burst_gpt, fields, file_osl, inputs_json, mooncake,
     multi_turn, public, random_pool, raw_payload, sagemaker_data_capture, sampling, sharegpt, single_turn,
@@ -87,7 +88,7 @@ fn parse(spec: &FileDataset, tokenizer: &Tokenizer) -> Result<Vec<DatasetEntry>>
             };
             mooncake::parse(path, &text, tokenizer, spec.block_size, spec.random_seed)?
         }
-        FileFormat::Sharegpt => sharegpt::parse(path, &text()?, tokenizer)?,
+        FileFormat::Sharegpt => sharegpt::parse(path, &text()?, tokenizer, spec.osl.is_some())?,
         FileFormat::RawPayload => raw_payload::load(path, spec.records.as_deref(), tokenizer)?,
         FileFormat::InputsJson => inputs_json::parse(path, &text()?, tokenizer)?,
         FileFormat::SagemakerDataCapture => sagemaker_data_capture::load(path, spec.records.as_deref(), tokenizer)?,
@@ -101,7 +102,7 @@ fn parse(spec: &FileDataset, tokenizer: &Tokenizer) -> Result<Vec<DatasetEntry>>
         FileFormat::Baseten if spec.records.is_some() => {
             bail!("dataset {}: a Baseten trace is a Parquet file; inline records are not taken", path.display())
         }
-        FileFormat::Baseten => baseten_trace::parse(path, tokenizer, &spec.baseten)?,
+        FileFormat::Baseten => baseten_trace::parse(path, tokenizer, &spec.baseten, SessionSample::of(spec))?,
         FileFormat::SpeedBench(format) => public::speed_bench::parse(path, &text()?, format, tokenizer)?,
         FileFormat::Public => public::load(spec, tokenizer)?,
         FileFormat::Accuracy => crate::accuracy::entries(spec, tokenizer)?,

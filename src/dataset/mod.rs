@@ -9,6 +9,7 @@ mod ascii_pre_tokens;
 mod audio;
 mod bailian_chains;
 mod bailian_trace;
+mod baseten_sampling;
 mod baseten_trace;
 mod builtin_tokenizer;
 mod burst_gpt;

@@ -7,6 +7,7 @@ use std::path::Path;
 use anyhow::Result;
 use parquet::file::reader::{FileReader, SerializedFileReader};
 
+use super::baseten_sampling::SessionSample;
 use super::{DatasetEntry, FileTurn, bailian_trace, baseten_trace, burst_gpt, sagemaker_data_capture};
 
 /// `timed` entries in the order of their recorded times (ms; ties keep file order), each stamped
@@ -32,17 +33,17 @@ pub fn of_trace(path: &Path) -> Option<Result<Vec<f64>>> {
     let extension = path.extension().and_then(|ext| ext.to_str()).unwrap_or_default().to_ascii_lowercase();
     match extension.as_str() {
         "csv" => burst_gpt::looks_like(path).then(|| burst_gpt::times_ms(path, None)),
-        "parquet" => Some(baseten_trace::times_ms(path, &crate::plan::BasetenReplay::default())),
+        "parquet" => Some(baseten_trace::times_ms(path, &crate::plan::BasetenReplay::default(), None)),
         _ if bailian_trace::looks_like(path) => Some(bailian_trace::times_ms(path, None)),
         _ if sagemaker_data_capture::looks_like(path) => Some(sagemaker_data_capture::times_ms(path)),
         _ => None,
     }
 }
 
-/// The times (ms, ascending) a fixed schedule replays of the Baseten trace `path` as `replay`
-/// replays its sessions.
-pub fn of_baseten(path: &Path, replay: &crate::plan::BasetenReplay) -> Result<Vec<f64>> {
-    baseten_trace::times_ms(path, replay)
+/// The times (ms, ascending) a fixed schedule replays of the Baseten trace `file` as its
+/// settings replay it (its sessions, and the share of them it samples).
+pub fn of_baseten(file: &crate::plan::FileDataset) -> Result<Vec<f64>> {
+    baseten_trace::times_ms(Path::new(&file.path), &file.baseten, SessionSample::of(file))
 }
 
 /// The times (ms, ascending) a fixed schedule replays of the trace `path` when synthesis drops

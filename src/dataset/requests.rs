@@ -185,7 +185,7 @@ pub fn prepare(
     }
     let mut prepared =
         Prepared { requests: Vec::with_capacity(entries.len()), images: Vec::with_capacity(entries.len()) };
-    let mut models = ModelChoice::new(endpoint, dataset.random_seed());
+    let mut models = ModelChoice::new(endpoint, dataset);
     for (index, mut entry) in entries.into_iter().enumerate() {
         let ranked = entry.trace.as_ref().zip(entry.turn).and_then(|(trace, turn)| trace.model_rank(turn.index));
         let endpoint = match ranked {

@@ -1,6 +1,10 @@
-//! ShareGPT JSON: an array of `{"conversations": [{"from": "human"|"gpt", "value": ..}]}`.
-//! The first human turn is the prompt; the token count of the gpt answer that follows it is
-//! the output length (none without an answer). A conversation with no human turn is skipped.
+//! ShareGPT JSON: an array of `{"conversations": [{"from": "human"|"gpt", "value": ..}]}`, read
+//! as AIPerf 0.13's ShareGPT loader reads it. Each human message answered by the gpt message
+//! right after it is a turn of the conversation's session (other roles are passed over; a list
+//! without roles is one turn of its first two values), the answer's tokens its output length.
+//! A conversation any of whose turns fails vLLM's length filter (a prompt of 4 to 1,024 tokens,
+//! an answer of at least 4 unless an output length is asked for, 2,048 together) is skipped
+//! whole, as is one without a turn.
 
 use std::path::Path;
 
@@ -9,90 +13,216 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::fields::Record;
-use super::{DatasetEntry, tokenizer::Tokenizer};
+use super::{DatasetEntry, FileTurn, tokenizer::Tokenizer};
 
-pub fn parse(path: &Path, text: &str, tokenizer: &Tokenizer) -> Result<Vec<DatasetEntry>> {
+/// The shortest prompt (and, unless an output length is asked for, answer) kept, in tokens.
+const MIN_SEQUENCE_TOKENS: usize = 4;
+/// The longest prompt kept, in tokens.
+const MAX_PROMPT_TOKENS: usize = 1024;
+/// The longest prompt and answer kept together, in tokens.
+const MAX_TOTAL_TOKENS: usize = 2048;
+
+/// The turns of every conversation of the file that passes the length filter, in file order;
+/// `output_length_asked`: the run asks for its own output length (`--osl`), so a short answer
+/// does not fail the filter (each turn still asks for its answer's length).
+pub fn parse(path: &Path, text: &str, tokenizer: &Tokenizer, output_length_asked: bool) -> Result<Vec<DatasetEntry>> {
     let items: Vec<&RawValue> = serde_json::from_str(text)
         .map_err(|e| anyhow!("{}:{}: not a JSON array of conversations: {e}", path.display(), e.line()))?;
+    let filter = LengthFilter { output_length_asked };
     let mut entries = Vec::new();
-    for item in items {
-        let at = format!("{}:{}", path.display(), line_of(text, item.get()));
+    let mut lines = Lines { text, counted_to: 0, line: 1 };
+    for item in &items {
+        let at = format!("{}:{}", path.display(), lines.of(item.get()));
         let object = match serde_json::from_str::<Value>(item.get()) {
             Ok(Value::Object(object)) => object,
             _ => bail!("{at}: expected a conversation object, got `{}`", item.get()),
         };
-        if let Some(entry) = conversation_entry(&Record::new(&at, &object), tokenizer)? {
-            entries.push(entry);
+        let pairs = prompt_answer_pairs(&Record::new(&at, &object))?;
+        if let Some(turns) = filter.counted(&pairs, tokenizer) {
+            entries.extend(turns);
         }
+    }
+    if entries.is_empty() && !items.is_empty() {
+        bail!(
+            "{}: none of its {} conversations has a human message answered by a gpt one within the length \
+             filter AIPerf and vLLM apply (a prompt of {MIN_SEQUENCE_TOKENS} to {MAX_PROMPT_TOKENS} tokens, an \
+             answer of at least {MIN_SEQUENCE_TOKENS} unless an output length is asked for, {MAX_TOTAL_TOKENS} \
+             together)",
+            path.display(),
+            items.len()
+        );
     }
     Ok(entries)
 }
 
-/// The entry of one conversation: its first human turn and the answer's length.
-fn conversation_entry(conversation: &Record<'_>, tokenizer: &Tokenizer) -> Result<Option<DatasetEntry>> {
-    let mut turns = Vec::new();
-    for turn in conversation.objects("conversations")? {
-        turns.push((turn.string("from")?, turn.string("value")?));
+/// The (prompt, answer) pairs of one conversation, as AIPerf pairs them.
+fn prompt_answer_pairs<'a>(conversation: &Record<'a>) -> Result<Vec<(&'a str, &'a str)>> {
+    let messages = conversation.array("conversations")?;
+    let messages: Vec<Record<'a>> = messages
+        .iter()
+        .enumerate()
+        .filter_map(|(index, message)| {
+            message
+                .as_object()
+                .map(|object| Record::new(&format!("{}: conversations[{index}]", conversation.at()), object))
+        })
+        .collect();
+    if messages.len() < 2 {
+        return Ok(Vec::new());
     }
-    let Some(human) = turns.iter().position(|(from, _)| *from == "human") else { return Ok(None) };
-    let answer = turns[human + 1..].iter().find(|(from, _)| *from == "gpt");
-    let max_tokens = answer.map(|(_, value)| tokenizer.count(value) as u64);
-    Ok(Some(DatasetEntry::counted(tokenizer, turns[human].1.to_string(), max_tokens)))
+    let role =
+        |message: &Record<'a>| message.opt_str("from").ok().flatten().filter(|from| matches!(*from, "human" | "gpt"));
+    if !messages.iter().any(|message| role(message).is_some()) {
+        let (prompt, answer) = (messages[0].opt_str("value")?, messages[1].opt_str("value")?);
+        return Ok(prompt
+            .zip(answer)
+            .filter(|(prompt, answer)| !prompt.is_empty() && !answer.is_empty())
+            .into_iter()
+            .collect());
+    }
+    let spoken: Vec<(&str, &Record<'a>)> =
+        messages.iter().filter_map(|message| role(message).map(|from| (from, message))).collect();
+    let mut pairs = Vec::new();
+    let mut index = 0;
+    while index + 1 < spoken.len() {
+        let ((from, message), (next_from, next)) = (spoken[index], spoken[index + 1]);
+        if from == "human" && next_from == "gpt" {
+            let (prompt, answer) = (message.opt_str("value")?, next.opt_str("value")?);
+            if let Some((prompt, answer)) = prompt.zip(answer).filter(|(p, a)| !p.is_empty() && !a.is_empty()) {
+                pairs.push((prompt, answer));
+            }
+            index += 2;
+        } else {
+            index += 1;
+        }
+    }
+    Ok(pairs)
 }
 
-/// The line (from 1) where `part`, a slice of `text`, starts.
-fn line_of(text: &str, part: &str) -> usize {
-    let offset = (part.as_ptr() as usize).saturating_sub(text.as_ptr() as usize).min(text.len());
-    text[..offset].matches('\n').count() + 1
+/// vLLM's (and AIPerf's) filter on a turn's prompt and answer lengths.
+struct LengthFilter {
+    output_length_asked: bool,
+}
+
+impl LengthFilter {
+    fn keeps(&self, prompt_tokens: usize, answer_tokens: usize) -> bool {
+        let answer_long_enough = self.output_length_asked || answer_tokens >= MIN_SEQUENCE_TOKENS;
+        (MIN_SEQUENCE_TOKENS..=MAX_PROMPT_TOKENS).contains(&prompt_tokens)
+            && answer_long_enough
+            && prompt_tokens + answer_tokens <= MAX_TOTAL_TOKENS
+    }
+
+    /// The turns of a conversation of `pairs`, or `None` when it has none or one fails.
+    fn counted(&self, pairs: &[(&str, &str)], tokenizer: &Tokenizer) -> Option<Vec<DatasetEntry>> {
+        let mut turns = Vec::with_capacity(pairs.len());
+        for (index, (prompt, answer)) in pairs.iter().enumerate() {
+            let answer_tokens = tokenizer.count(answer);
+            let mut turn = DatasetEntry::counted(tokenizer, prompt.to_string(), Some(answer_tokens as u64));
+            if !self.keeps(turn.input_tokens as usize, answer_tokens) {
+                return None;
+            }
+            turn.turn = Some(FileTurn { index: index as u32, delay_ms: None, timestamp_ms: None });
+            turns.push(turn);
+        }
+        (!turns.is_empty()).then_some(turns)
+    }
+}
+
+/// The lines of `text` counted up to the slices of it asked about, in order.
+struct Lines<'a> {
+    text: &'a str,
+    counted_to: usize,
+    line: usize,
+}
+
+impl Lines<'_> {
+    /// The line (from 1) where `part`, a slice of the text after the last one asked about,
+    /// starts (the text is read once however many parts are asked about).
+    fn of(&mut self, part: &str) -> usize {
+        let offset = (part.as_ptr() as usize).saturating_sub(self.text.as_ptr() as usize).min(self.text.len());
+        let offset = offset.max(self.counted_to);
+        self.line += self.text.as_bytes()[self.counted_to..offset].iter().filter(|byte| **byte == b'\n').count();
+        self.counted_to = offset;
+        self.line
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::dataset::test_fixture;
-    use serde_json::Map;
 
-    fn conversation(turns: &[(&str, &str)]) -> Map<String, Value> {
-        let turns = turns.iter().map(|(from, value)| serde_json::json!({"from": from, "value": value})).collect();
-        let mut object = Map::new();
-        object.insert("conversations".into(), Value::Array(turns));
-        object
+    fn sessions(entries: &[DatasetEntry]) -> Vec<Vec<&str>> {
+        let mut sessions: Vec<Vec<&str>> = Vec::new();
+        for entry in entries {
+            match entry.turn {
+                Some(FileTurn { index: 0, .. }) | None => sessions.push(vec![entry.prompt.as_str()]),
+                Some(_) => sessions.last_mut().expect("a session").push(entry.prompt.as_str()),
+            }
+        }
+        sessions
     }
 
+    /// The conversations AIPerf 0.13 kept of this file (`--public-dataset sharegpt`, run beside
+    /// this reader): its `inputs.json` held these sessions, each turn asking for its answer's
+    /// GPT-2 tokens (16 and 14, 10, 9, 8, 10).
     #[test]
-    fn the_first_human_turn_is_the_prompt_and_the_answer_sets_the_output_length() {
+    fn every_answered_human_message_is_a_turn_and_the_length_filter_drops_whole_conversations() {
         let tokenizer = Tokenizer::shared_builtin();
         let (path, text) = test_fixture("sharegpt.json");
-        let entries = parse(&path, &text, &tokenizer).unwrap();
-        let prompts: Vec<&str> = entries.iter().map(|e| e.prompt.as_str()).collect();
-        assert_eq!(prompts, ["Why is the sky blue?", "Say nothing.", "Count to three."]);
-        let answer = "Sunlight scatters off the air, and blue light scatters the most.";
-        assert_eq!(entries[0].max_tokens, Some(tokenizer.count(answer) as u64));
-        assert_eq!(entries[1].max_tokens, None, "no answer, no output length");
-        assert_eq!(entries[2].max_tokens, Some(tokenizer.count("One, two, three.") as u64));
-        assert_eq!(entries[0].input_tokens as usize, tokenizer.count("Why is the sky blue?"));
+        let entries = parse(&path, &text, &tokenizer, false).unwrap();
+        assert_eq!(
+            sessions(&entries),
+            [
+                vec!["Why is the sky blue today?", "And why are sunsets red then?"],
+                vec!["Count to three for me please."],
+                vec!["Second question that does get one."],
+                vec!["A prompt without any role names given."],
+                vec!["What is two plus two, exactly?"],
+            ]
+        );
+        let answers: Vec<Option<u64>> = entries.iter().map(|entry| entry.max_tokens).collect();
+        assert_eq!(answers, [Some(16), Some(14), Some(10), Some(9), Some(8), Some(10)]);
+        assert_eq!(entries[1].input_tokens as usize, tokenizer.count("And why are sunsets red then?"));
     }
 
     #[test]
-    fn a_conversation_without_a_human_turn_is_skipped() {
+    fn an_output_length_asked_for_keeps_short_answers() {
         let tokenizer = Tokenizer::shared_builtin();
-        let only_gpt = conversation(&[("gpt", "Hi")]);
-        assert_eq!(conversation_entry(&Record::new("x:1", &only_gpt), &tokenizer).unwrap(), None);
+        let (path, text) = test_fixture("sharegpt.json");
+        let entries = parse(&path, &text, &tokenizer, true).unwrap();
+        let prompts: Vec<&str> = entries.iter().map(|entry| entry.prompt.as_str()).collect();
+        assert!(prompts.contains(&"Say nothing at all please."), "{prompts:?}");
+        assert!(!prompts.contains(&"Tell me a joke about cats."), "a 1-token prompt still drops its conversation");
+        assert!(!prompts.contains(&"Hi") && !prompts.iter().any(|prompt| prompt.starts_with("word word")));
+    }
+
+    #[test]
+    fn the_filter_holds_vllms_bounds() {
+        let filter = LengthFilter { output_length_asked: false };
+        assert!(filter.keeps(4, 4) && filter.keeps(1024, 1024));
+        assert!(!filter.keeps(3, 100) && !filter.keeps(1025, 4) && !filter.keeps(100, 3) && !filter.keeps(1024, 1025));
+        assert!(LengthFilter { output_length_asked: true }.keeps(4, 0));
     }
 
     #[test]
     fn a_bad_conversation_names_the_line_it_starts_on() {
         let tokenizer = Tokenizer::shared_builtin();
         let (path, text) = test_fixture("sharegpt_broken.json");
-        let err = parse(&path, &text, &tokenizer).unwrap_err().to_string();
+        let err = parse(&path, &text, &tokenizer, false).unwrap_err().to_string();
         assert!(
             err.ends_with("sharegpt_broken.json:8: conversations[0]: \"value\" must be a string, got `42`"),
             "{err}"
         );
 
-        let err = parse(&path, "[\n {\"conversations\": []},\n {\"id\": 1}\n]", &tokenizer).unwrap_err().to_string();
+        let err =
+            parse(&path, "[\n {\"conversations\": []},\n {\"id\": 1}\n]", &tokenizer, false).unwrap_err().to_string();
         assert!(err.ends_with(":3: missing \"conversations\""), "{err}");
-        let err = parse(&path, "[\n {\"conversations\": [}\n]", &tokenizer).unwrap_err().to_string();
+        let err = parse(&path, "[\n {\"conversations\": [}\n]", &tokenizer, false).unwrap_err().to_string();
         assert!(err.contains("sharegpt_broken.json:2: not a JSON array"), "{err}");
+        let short =
+            r#"[{"conversations": [{"from": "human", "value": "Hi there"}, {"from": "gpt", "value": "Hello"}]}]"#;
+        let err = parse(&path, short, &tokenizer, false).unwrap_err().to_string();
+        assert!(err.contains("none of its 1 conversations") && err.contains("a prompt of 4 to 1024 tokens"), "{err}");
     }
 }

@@ -238,6 +238,7 @@ impl FileFormat {
         matches!(
             self,
             FileFormat::MultiTurn
+                | FileFormat::Sharegpt
                 | FileFormat::SingleTurn
                 | FileFormat::RawPayload
                 | FileFormat::InputsJson

@@ -21,6 +21,13 @@ pub const SAMPLER_SHUFFLE: &str = "dataset.sampler.shuffle";
 pub const SAMPLER_RANDOM: &str = "dataset.sampler.random";
 /// The model each turn names under the random model selection (`choice`).
 pub const MODEL_SELECTION: &str = "composer.turn.model_selection";
+/// The model each turn of a ShareGPT conversation names under the random model selection: its
+/// loader names them, from a stream of its own (`choice`).
+pub const SHAREGPT_MODEL_SELECTION: &str = "dataset.loader.sharegpt";
+/// Which copy of the prefix tree each request of a synthesized trace goes to (`randint`).
+pub const SYNTHESIZER: &str = "dataset.synthesis.synthesizer";
+/// Which sessions of a Baseten trace a session sample ratio keeps (`uniform(0, 1)`, `choice`).
+pub const BASETEN_SESSION_SAMPLING: &str = "dataset.loader.baseten_trace.session_sampling";
 
 /// The Python generator AIPerf derives for `identifier` from the run's `seed`.
 pub fn derived(seed: u64, identifier: &str) -> PythonRandom {

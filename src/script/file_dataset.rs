@@ -156,7 +156,8 @@ fn output_length(r: &mut MapReader) -> ScriptResult<Option<Dist>> {
     Ok(Some(osl))
 }
 
-/// The trace-handling keys, taken by agentic trace formats only.
+/// The trace-handling keys, taken by agentic trace formats only (the session sample ratio by
+/// baseten_trace too, as AIPerf's).
 pub(super) fn trace_handling(r: &mut MapReader, format: FileFormat) -> ScriptResult<TraceHandling> {
     let what = r.what();
     let trace = TraceHandling {
@@ -181,9 +182,11 @@ pub(super) fn trace_handling(r: &mut MapReader, format: FileFormat) -> ScriptRes
             format.name()
         ));
     }
-    if !trace.is_default() && !format.is_agentic_trace() {
+    let ratio_elsewhere = trace.session_sample_ratio.is_some() && format != FileFormat::Baseten;
+    let trace_keys = TraceHandling { session_sample_ratio: None, ..trace.clone() };
+    if !format.is_agentic_trace() && (!trace_keys.is_default() || ratio_elsewhere) {
         return script_error(format!(
-            "{what}: the trace keys (ignore_delays, think_time_only, session_sample_ratio, max_context_length, idle_gap_cap_s, delay_cap_s) apply to formats \"tracelab\", \"weka_trace\" and \"dag_jsonl\", not \"{}\"",
+            "{what}: the trace keys (ignore_delays, think_time_only, session_sample_ratio, max_context_length, idle_gap_cap_s, delay_cap_s) apply to formats \"tracelab\", \"weka_trace\" and \"dag_jsonl\" (session_sample_ratio to \"baseten_trace\" too), not \"{}\"",
             format.name()
         ));
     }
@@ -242,10 +245,15 @@ mod tests {
                 .contains("\"bailian_trace\" and \"tracelab\" only")
         );
         let ignore = [("path", "a".into()), ("ignore_delays", Dynamic::from(true))];
-        assert!(
-            err(&ignore)
-                .contains("apply to formats \"tracelab\", \"weka_trace\" and \"dag_jsonl\", not \"single_turn\"")
-        );
+        let others = "apply to formats \"tracelab\", \"weka_trace\" and \"dag_jsonl\" (session_sample_ratio to \"baseten_trace\" too), not \"single_turn\"";
+        assert!(err(&ignore).contains(others), "{}", err(&ignore));
+        let sampled = [("path", "a".into()), ("session_sample_ratio", Dynamic::from(0.5_f64))];
+        assert!(err(&sampled).contains(others), "{}", err(&sampled));
+        let baseten = [("format", "baseten_trace".into()), ("session_sample_ratio", Dynamic::from(0.5_f64))];
+        let Ok(Dataset::File(baseten)) = file_here(map(&[&sampled[..1], &baseten[..]].concat())) else {
+            panic!("a baseten trace takes a session sample ratio")
+        };
+        assert_eq!(baseten.trace.session_sample_ratio, Some(0.5));
         let both = [
             ("path", "a".into()),
             ("format", "weka_trace".into()),

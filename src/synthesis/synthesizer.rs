@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::trace::TraceLine;
 use crate::plan::TraceSynthesis;
-use crate::rng::SeededRng;
+use crate::rng::aiperf_streams::{SYNTHESIZER, derived};
 
 /// The trace's lines reshaped by `settings` (in file order), `block_size` tokens per hash id.
 pub fn synthesize(
@@ -157,15 +157,16 @@ impl IdPlan {
         Ok((new_ids, new_prefix_tokens + new_prompt_tokens))
     }
 
-    /// Moves each request's ids into one of `roots` disjoint id ranges, drawn at random.
+    /// Moves each request's ids into one of `roots` disjoint id ranges, drawn as AIPerf 0.13
+    /// draws them (`randint(0, roots - 1)` per request with ids, from its synthesizer's stream).
     fn spread_over_roots(&self, shapes: &mut [(Vec<u64>, u64)], roots: u32, seed: u64) {
         if roots <= 1 {
             return;
         }
         let range = self.last_id + 1;
-        let mut rng = SeededRng::new(seed);
+        let mut rng = derived(seed, SYNTHESIZER);
         for (ids, _) in shapes.iter_mut().filter(|(ids, _)| !ids.is_empty()) {
-            let offset = rng.below(u64::from(roots)) * range;
+            let offset = rng.below(roots as usize) as u64 * range;
             ids.iter_mut().for_each(|id| *id += offset);
         }
     }
@@ -246,6 +247,35 @@ mod tests {
             assert!(line.hash_ids().unwrap()[1] == 11 + offset);
         }
         assert_eq!(lines[0].fields["input_length"], 1200, "lengths stay");
+    }
+
+    /// AIPerf 0.13's `Synthesizer` (seed 42, `prefix_root_multiplier=3`, 512-token blocks) over
+    /// this trace: the copy of the tree each request went to, and its ids.
+    #[test]
+    fn roots_are_aiperfs_draws_for_the_seed() {
+        let trace = "\
+{\"input_length\": 1200, \"hash_ids\": [10, 11, 20]}
+{\"input_length\": 1100, \"hash_ids\": [10, 11, 21]}
+{\"input_length\": 2000, \"hash_ids\": [10, 11, 22, 23]}
+{\"input_length\": 600, \"hash_ids\": [10, 24]}
+{\"input_length\": 300}
+{\"input_length\": 1500, \"hash_ids\": [10, 11, 25]}
+{\"input_length\": 900, \"hash_ids\": [30, 31]}
+{\"input_length\": 1000, \"hash_ids\": [30, 32]}
+";
+        let settings = TraceSynthesis { prefix_root_multiplier: 3, ..TraceSynthesis::default() };
+        let lines = synthesize(parse(Path::new("t.jsonl"), trace).unwrap(), &settings, 512, 42).unwrap();
+        let ids = serde_json::json!([
+            [10, 11, 32],
+            [10, 11, 33],
+            [10, 11, 34, 35],
+            [10, 36],
+            null,
+            [90, 91, 117],
+            [30, 38],
+            [110, 119]
+        ]);
+        assert_eq!(Value::from(field(&lines, "hash_ids")), ids);
     }
 
     #[test]

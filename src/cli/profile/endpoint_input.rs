@@ -276,7 +276,7 @@ pub const INPUT: Group = Group {
             &["--public-dataset"],
             Arity::One,
             public_dataset,
-            "An AIPerf public dataset (sharegpt, aimo, mmstar, librispeech, …), read from the Hugging Face hub cache or ~/.cache/aiperf/datasets/ (or --input-file); nothing is downloaded",
+            "An AIPerf public dataset (sharegpt, aimo, mmstar, librispeech, …), read from the Hugging Face hub cache or AIPerf's .cache/aiperf/datasets/ (in the working directory, else the home folder; or --input-file); nothing is downloaded",
         ),
         set(
             &["--hf-subset"],
@@ -337,7 +337,7 @@ pub const INPUT: Group = Group {
             &["--trace-session-sample-ratio"],
             "benchmark.datasets.main.trace_session_sample_ratio",
             Kind::Float,
-            "Agentic traces: keep each session tree with this probability (seeded by --random-seed), at least one",
+            "baseten_trace: keep each session with this probability (AIPerf's draws from --random-seed), at least one; ignored for other formats, as AIPerf 0.13 ignores it",
         ),
         command(&["--config", "-f"], Arity::One, "A config schema 2.0 YAML file; the flags given override it"),
     ],

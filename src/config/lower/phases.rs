@@ -394,10 +394,11 @@ fn schedule_mode(
     let timestamps_ms = crate::load::schedule::read_trace(Path::new(&file.path))
         .map_err(|e| ConfigError::new(format!("{}: {e}", key("type"))))?;
     let mut trace = ScheduleTrace::File { path: file.path.clone(), timestamps_ms };
+    let sampled = file.trace.session_sample_ratio.is_some();
     if file.format == crate::plan::FileFormat::Baseten
-        && (file.baseten.closed_loop || file.baseten.max_idle_gap_ms.is_some())
+        && (file.baseten.closed_loop || file.baseten.max_idle_gap_ms.is_some() || sampled)
     {
-        let timestamps_ms = crate::dataset::recorded_times::of_baseten(Path::new(&file.path), &file.baseten)
+        let timestamps_ms = crate::dataset::recorded_times::of_baseten(file)
             .map_err(|e| ConfigError::new(format!("{}: {e:#}", key("type"))))?;
         trace = ScheduleTrace::Inline { timestamps_ms };
     }

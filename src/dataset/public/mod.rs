@@ -1,6 +1,7 @@
 //! AIPerf's public datasets (`--public-dataset`), read from local caches only: a Hugging Face
 //! dataset from the hub client's cache, a file AIPerf downloads from the aiperf dataset cache
-//! (`$AIPERF_DATASET_CACHE`, else `~/.cache/aiperf/datasets/`). Missing files stop the run with
+//! (`$AIPERF_DATASET_CACHE`, else AIPerf's `.cache/aiperf/datasets/` in the working directory,
+//! else `~/.cache/aiperf/datasets/`). Missing files stop the run with
 //! the command that fetches them; nothing is downloaded here.
 
 mod asr;
@@ -44,11 +45,16 @@ pub fn reads_weka_traces(name: &str) -> bool {
     named(name).is_some_and(|dataset| dataset.reader == Reader::WekaTrace)
 }
 
-/// The folder AIPerf's downloaded dataset files are read from.
+/// Where AIPerf 0.13 keeps the files it downloads: relative to the working directory.
+const AIPERF_CACHE_HERE: &str = ".cache/aiperf/datasets";
+
+/// The folder AIPerf's downloaded dataset files are read from: `$AIPERF_DATASET_CACHE`, else
+/// AIPerf's own folder in the working directory when there is one, else the home folder's.
 pub fn cache_dir() -> PathBuf {
     match std::env::var_os(CACHE_ENV).filter(|dir| !dir.is_empty()) {
         Some(dir) => PathBuf::from(dir),
-        None => hub_cache::home().join(".cache/aiperf/datasets"),
+        None if Path::new(AIPERF_CACHE_HERE).is_dir() => PathBuf::from(AIPERF_CACHE_HERE),
+        None => hub_cache::home().join(AIPERF_CACHE_HERE),
     }
 }
 
@@ -160,7 +166,7 @@ pub fn load(spec: &FileDataset, tokenizer: &Tokenizer) -> Result<Vec<DatasetEntr
     };
     let limit = spec.draws;
     let entries = match dataset.reader {
-        Reader::Sharegpt => super::sharegpt::parse(path, &super::fields::read(path)?, tokenizer)?,
+        Reader::Sharegpt => super::sharegpt::parse(path, &super::fields::read(path)?, tokenizer, spec.osl.is_some())?,
         Reader::SpecBench => spec_bench::parse(path, tokenizer)?,
         Reader::Instruction { prompt_column, image_column, template } => {
             instruction::read(&files, prompt_column, image_column, template, limit, tokenizer)?
