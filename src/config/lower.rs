@@ -75,6 +75,7 @@ pub fn lower(document: &Value, base_dir: &Path) -> Result<ProfileJob, ConfigErro
         variation_notes.extend(dataset::shapes_aiperf_reduces(&benchmark, run));
         if let Ok(main) = dataset::main_dataset(&benchmark) {
             variation_notes.extend(trace_handling::ignored_sample_ratio(&main, &plan.dataset));
+            variation_notes.extend(dataset::ignored_entries(&main, &plan.dataset));
         }
         if let Some(locked) = locked {
             plan.scenario_lock = Some(locked.lock);
