@@ -658,7 +658,9 @@ fn a_public_dataset_is_read_from_the_cache_and_a_missing_one_names_its_url() {
     assert!(plan["dataset"]["draws"].is_null(), "AIPerf plays every conversation: {}", plan["dataset"]);
     let stderr = text(&dry.stderr);
     assert!(
-        stderr.contains("note: datasets.main.entries (--num-dataset-entries): AIPerf 0.13 plays every"),
+        stderr.contains(
+            "note: datasets.main.entries (--num-dataset-entries): AIPerf 0.13 reads public dataset sharegpt whole"
+        ),
         "{stderr}"
     );
 

@@ -376,24 +376,24 @@ fn public(dataset: &Value, base_dir: &Path, seed: u64) -> Result<Dataset, Config
     }
     let mut spec = file(&file_value, base_dir, seed)?;
     (spec.path, spec.format, spec.public) = (path, format, source);
-    if format == FileFormat::Sharegpt {
-        // AIPerf's ShareGPT loader keeps every conversation its filter passes; `entries` does
-        // not cap it (`ignored_entries` notes it).
+    if !spec.public.as_ref().is_some_and(|source| public::capped_by_entries(&source.name)) {
+        // AIPerf reads the dataset whole; `entries` does not cap it (`ignored_entries` notes it).
         spec.draws = None;
     }
     Ok(Dataset::File(spec))
 }
 
-/// The note for `entries` on a public dataset that AIPerf 0.13 reads whole (ShareGPT).
+/// The note for `entries` on a public dataset that AIPerf 0.13 reads whole (all but its streamed
+/// ones and weka traces).
 pub fn ignored_entries(dataset: &Value, plan_dataset: &Dataset) -> Option<String> {
     let Dataset::File(file) = plan_dataset else { return None };
     let name = dataset.get("dataset").and_then(Value::as_str)?;
-    if file.format != FileFormat::Sharegpt || dataset.get("entries").is_none_or(Value::is_null) {
+    if file.draws.is_some() || dataset.get("entries").is_none_or(Value::is_null) {
         return None;
     }
     Some(format!(
-        "note: datasets.main.entries (--num-dataset-entries): AIPerf 0.13 plays every conversation of {name} that \
-         passes its length filter, whatever the entries; so does this run"
+        "note: datasets.main.entries (--num-dataset-entries): AIPerf 0.13 reads public dataset {name} whole, \
+         whatever the entries (it caps only the exgentic and weka ones); so does this run"
     ))
 }
 

@@ -39,6 +39,12 @@ pub fn named(name: &str) -> Option<&'static PublicDataset> {
     PUBLIC_DATASETS.iter().find(|dataset| key(dataset.name) == wanted)
 }
 
+/// Whether `--num-dataset-entries` caps the public dataset `name`, as AIPerf 0.13 caps only the
+/// datasets it streams (exgentic's) and weka traces; it reads every other one whole.
+pub fn capped_by_entries(name: &str) -> bool {
+    named(name).is_some_and(|dataset| matches!(dataset.reader, Reader::Exgentic | Reader::WekaTrace))
+}
+
 /// Whether the public dataset `name` is read as weka traces (AIPerf's weka loader reads its
 /// length limits and agent-splitting settings).
 pub fn reads_weka_traces(name: &str) -> bool {
