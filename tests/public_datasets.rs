@@ -598,6 +598,16 @@ fn exgentic_calls_are_sent_as_recorded_with_their_session_header_and_gaps() {
     let ns = |record: &Value, key: &str| record["metadata"][key].as_u64().expect(key) as f64;
     let gap_ms = (ns(&records[1], "request_start_ns") - ns(&records[0], "request_end_ns")) / 1e6;
     assert!((490.0..800.0).contains(&gap_ms), "gap {gap_ms} ms");
+
+    // AIPerf streams exgentic traces, stopping at the profiling phases' largest request count
+    // (else at --num-dataset-entries).
+    let plan = |args: &str| {
+        let dry = caches.profile(&format!("--public-dataset exgentic_v2 --endpoint-type chat {args} --dry-run"));
+        succeeded(&dry);
+        serde_json::from_slice::<Value>(&dry.stdout).expect("a plan")["dataset"]["draws"].clone()
+    };
+    assert_eq!(plan("--request-count 3 --num-dataset-entries 9"), 3);
+    assert_eq!(plan("--benchmark-duration 5 --num-dataset-entries 9"), 9);
 }
 
 #[test]

@@ -195,8 +195,9 @@ fn lower_benchmark(
 ) -> Result<Plan, ConfigError> {
     let seed = seed.unwrap_or(0);
     let endpoint = endpoint::lower(benchmark)?;
-    let dataset = accuracy::dataset(benchmark, dataset::lower(benchmark, base_dir, seed, endpoint.kind)?)?;
+    let mut dataset = accuracy::dataset(benchmark, dataset::lower(benchmark, base_dir, seed, endpoint.kind)?)?;
     let phases = phases::lower(benchmark, &dataset, seed)?;
+    dataset::cap_streamed(&mut dataset, &phases);
     let outputs = outputs::lower(benchmark)?;
     let plan = Plan {
         name,

@@ -12,7 +12,7 @@ use crate::config::ConfigError;
 use crate::dataset::{format_inference, public};
 use crate::plan::{
     AtEnd, ConversationShape, Dataset, Dist, EndpointKind, FileDataset, FileFormat, ImageFormat, ImageSettings,
-    LengthPair, PrefixPool, Sampling, SyntheticDataset,
+    LengthPair, Phase, PrefixPool, Sampling, SyntheticDataset,
 };
 
 /// AIPerf's default ISL; with no `osl` no max tokens are sent and the server chooses, as in
@@ -381,6 +381,19 @@ fn public(dataset: &Value, base_dir: &Path, seed: u64) -> Result<Dataset, Config
         spec.draws = None;
     }
     Ok(Dataset::File(spec))
+}
+
+/// A public dataset AIPerf 0.13 streams (exgentic's) stops where AIPerf stops streaming it: at
+/// the largest request count of the phases whose results count, when one is set (else at
+/// `entries`, already its `draws`).
+pub fn cap_streamed(dataset: &mut Dataset, phases: &[Phase]) {
+    let Dataset::File(file) = dataset else { return };
+    if !file.public.as_ref().is_some_and(|source| public::is_streamed(&source.name)) {
+        return;
+    }
+    if let Some(most) = phases.iter().filter(|phase| phase.results).filter_map(|phase| phase.requests).max() {
+        file.draws = Some(most as usize);
+    }
 }
 
 /// The note for `entries` on a public dataset that AIPerf 0.13 reads whole (all but its streamed

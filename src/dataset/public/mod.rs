@@ -42,7 +42,13 @@ pub fn named(name: &str) -> Option<&'static PublicDataset> {
 /// Whether `--num-dataset-entries` caps the public dataset `name`, as AIPerf 0.13 caps only the
 /// datasets it streams (exgentic's) and weka traces; it reads every other one whole.
 pub fn capped_by_entries(name: &str) -> bool {
-    named(name).is_some_and(|dataset| matches!(dataset.reader, Reader::Exgentic | Reader::WekaTrace))
+    is_streamed(name) || reads_weka_traces(name)
+}
+
+/// Whether AIPerf 0.13 streams the public dataset `name` from the hub (exgentic's), stopping at
+/// the profiling phases' largest request count when one is set, else at `--num-dataset-entries`.
+pub fn is_streamed(name: &str) -> bool {
+    named(name).is_some_and(|dataset| dataset.reader == Reader::Exgentic)
 }
 
 /// Whether the public dataset `name` is read as weka traces (AIPerf's weka loader reads its
