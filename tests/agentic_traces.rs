@@ -241,7 +241,7 @@ fn ignoring_trace_delays_sends_turns_back_to_back_and_think_time_only_waits_less
 }
 
 #[test]
-fn a_sampled_share_of_the_sessions_is_kept_and_played_in_turn() {
+fn a_scenario_samples_a_share_of_the_traces_and_aiperf_s_flag_leaves_them_all() {
     let dir = tempfile::tempdir().expect("dir");
     std::fs::create_dir(dir.path().join("traces")).expect("folder");
     for n in 0..12 {
@@ -251,28 +251,47 @@ fn a_sampled_share_of_the_sessions_is_kept_and_played_in_turn() {
         );
         std::fs::write(dir.path().join(format!("traces/t{n:02}.json")), trace).expect("write a trace");
     }
-    let sent = |seed: u32| -> Vec<String> {
-        let out = format!("out{seed}");
-        profile(
-            dir.path(),
-            &format!(
-                "--model m --url mock --endpoint-type chat --input-file traces --custom-dataset-type weka_trace \
-                 --trace-session-sample-ratio 0.5 --random-seed {seed} --concurrency 1 --request-count 24 \
-                 --export-level raw --artifact-dir {out} --max-context-length 100"
-            ),
-        );
-        let mut raw: Vec<(u64, String)> = json_lines(&dir.path().join(out).join("profile_export_raw.jsonl"))
+    let prompts = |raw: &Path| -> Vec<String> {
+        let mut raw: Vec<(u64, String)> = json_lines(raw)
             .iter()
             .map(|line| (line["start_perf_ns"].as_u64().unwrap_or(0), line["payload"]["messages"].to_string()))
             .collect();
         raw.sort();
         raw.into_iter().map(|(_, prompt)| prompt).collect()
     };
-    let first = sent(7);
+    let sampled = |seed: u32| -> Vec<String> {
+        let name = format!("sampled{seed}");
+        let scenario = dir.path().join(format!("{name}.rhai"));
+        std::fs::write(
+            &scenario,
+            format!(
+                r#"run(#{{ name: "{name}", endpoint: endpoint(#{{ url: "mock" }}), export_level: "raw",
+                    dataset: file(#{{ path: "traces", format: "weka_trace", session_sample_ratio: 0.5, seed: {seed} }}),
+                    phases: [concurrency(#{{ users: 1, requests: 24 }})] }});"#
+            ),
+        )
+        .expect("write the scenario");
+        let output = common::aiperf_command(dir.path()).arg("run").arg(&scenario).output().expect("run aiperf");
+        common::succeeded(&output, "a sampled weka scenario");
+        prompts(&dir.path().join("artifacts").join(&name).join("profile_export_raw.jsonl"))
+    };
+    let first = sampled(7);
     let kept = first.iter().collect::<BTreeSet<_>>().len();
     assert!((2..12).contains(&kept), "about half of 12 traces: {kept}");
     assert!(first.iter().zip(first.iter().skip(kept)).all(|(a, b)| a == b), "the kept traces, over and over");
-    assert_eq!(sent(7), first, "the seed decides");
+    assert_eq!(sampled(7), first, "the seed decides");
+
+    // AIPerf 0.13 samples baseten traces only: its flag leaves a weka trace whole, and says so.
+    let output = profile(
+        dir.path(),
+        "--model m --url mock --endpoint-type chat --input-file traces --custom-dataset-type weka_trace \
+         --trace-session-sample-ratio 0.5 --random-seed 7 --concurrency 1 --request-count 24 \
+         --export-level raw --artifact-dir whole",
+    );
+    let all = prompts(&dir.path().join("whole/profile_export_raw.jsonl"));
+    assert_eq!(all.iter().collect::<BTreeSet<_>>().len(), 12, "every trace");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("ignores it for weka_trace"), "{stderr}");
 }
 
 /// TraceLab rows of a root session with an `Agent` call from 150 ms to 850 ms before its second
