@@ -474,6 +474,50 @@ fn sharegpt_is_read_from_the_hub_cache_when_the_aiperf_cache_has_no_copy() {
     assert_eq!(sent, ["Hi there, how are you?"]);
 }
 
+/// AIPerf 0.13 over `tests/fixtures/datasets/sharegpt.json` (`--public-dataset sharegpt
+/// --request-count 10 --concurrency 1 --tokenizer gpt2`, run beside this one): each request's
+/// turn, how many messages it sent (the history and the turn) and its max tokens.
+const AIPERF_SHAREGPT_TURNS: [(u64, usize, u64); 10] = [
+    (0, 1, 16),
+    (1, 3, 14),
+    (0, 1, 10),
+    (0, 1, 9),
+    (0, 1, 8),
+    (0, 1, 10),
+    (0, 1, 16),
+    (1, 3, 14),
+    (0, 1, 10),
+    (0, 1, 9),
+];
+
+#[test]
+fn sharegpt_conversations_are_sessions_of_their_answered_turns_as_aiperf_plays_them() {
+    let caches = Caches::new();
+    let aiperf_cache = caches.dir.path().join("aiperf");
+    std::fs::create_dir_all(&aiperf_cache).expect("cache");
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/datasets/sharegpt.json");
+    std::fs::copy(fixture, aiperf_cache.join("ShareGPT_V3_unfiltered_cleaned_split.json")).expect("copy");
+    let run = caches.profile(
+        "--public-dataset sharegpt --endpoint-type chat --request-count 10 --concurrency 1 --export-level raw \
+         --num-dataset-entries 2",
+    );
+    succeeded(&run);
+    assert!(stderr(&run).contains("reads public dataset sharegpt whole"), "{}", stderr(&run));
+    let mut raw = artifact_lines(&caches, "profile_export_raw.jsonl");
+    raw.sort_by_key(|line| line["start_perf_ns"].as_u64());
+    let sent: Vec<(u64, usize, u64)> = raw
+        .iter()
+        .map(|line| {
+            let payload = &line["payload"];
+            let messages = payload["messages"].as_array().map_or(0, Vec::len);
+            let turn = line["metadata"]["turn_index"].as_u64().unwrap_or(u64::MAX);
+            (turn, messages, payload["max_completion_tokens"].as_u64().unwrap_or(0))
+        })
+        .collect();
+    assert_eq!(sent, AIPERF_SHAREGPT_TURNS);
+    assert_eq!(raw[1]["payload"]["messages"][0]["content"], "Why is the sky blue today?", "the history goes first");
+}
+
 /// An Exgentic span: an LLM call from `start` to `end` (seconds after 12:00:00) with `attributes`.
 fn exgentic_span(kind: Option<&str>, start_s: f64, end_s: f64, attributes: Value) -> Value {
     let at = |seconds: f64| format!("2026-01-05T12:00:{seconds:06.3}+00:00");
