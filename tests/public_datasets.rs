@@ -518,6 +518,23 @@ fn sharegpt_conversations_are_sessions_of_their_answered_turns_as_aiperf_plays_t
     assert_eq!(raw[1]["payload"]["messages"][0]["content"], "Why is the sky blue today?", "the history goes first");
 }
 
+#[test]
+fn aiperf_s_own_cache_in_the_working_directory_is_read() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let here = dir.path().join(".cache/aiperf/datasets");
+    std::fs::create_dir_all(&here).expect("AIPerf's cache folder");
+    std::fs::write(here.join("ShareGPT_V3_unfiltered_cleaned_split.json"), "[]").expect("a ShareGPT file");
+    let dry = aiperf_command(dir.path())
+        .env_remove("AIPERF_DATASET_CACHE")
+        .args("profile --model m --url mock --public-dataset sharegpt --request-count 1 --dry-run".split_whitespace())
+        .output()
+        .expect("run aiperf profile");
+    succeeded(&dry);
+    let plan: Value = serde_json::from_slice(&dry.stdout).expect("a plan");
+    let path = plan["dataset"]["path"].as_str().expect("a path");
+    assert_eq!(Path::new(path), here.join("ShareGPT_V3_unfiltered_cleaned_split.json"));
+}
+
 /// An Exgentic span: an LLM call from `start` to `end` (seconds after 12:00:00) with `attributes`.
 fn exgentic_span(kind: Option<&str>, start_s: f64, end_s: f64, attributes: Value) -> Value {
     let at = |seconds: f64| format!("2026-01-05T12:00:{seconds:06.3}+00:00");

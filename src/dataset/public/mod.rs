@@ -63,10 +63,10 @@ const AIPERF_CACHE_HERE: &str = ".cache/aiperf/datasets";
 /// The folder AIPerf's downloaded dataset files are read from: `$AIPERF_DATASET_CACHE`, else
 /// AIPerf's own folder in the working directory when there is one, else the home folder's.
 pub fn cache_dir() -> PathBuf {
+    let here = std::env::current_dir().map(|dir| dir.join(AIPERF_CACHE_HERE)).ok().filter(|here| here.is_dir());
     match std::env::var_os(CACHE_ENV).filter(|dir| !dir.is_empty()) {
         Some(dir) => PathBuf::from(dir),
-        None if Path::new(AIPERF_CACHE_HERE).is_dir() => PathBuf::from(AIPERF_CACHE_HERE),
-        None => hub_cache::home().join(AIPERF_CACHE_HERE),
+        None => here.unwrap_or_else(|| hub_cache::home().join(AIPERF_CACHE_HERE)),
     }
 }
 
