@@ -73,12 +73,7 @@ fn prompt_answer_pairs<'a>(conversation: &Record<'a>) -> Result<Vec<(&'a str, &'
     let role =
         |message: &Record<'a>| message.opt_str("from").ok().flatten().filter(|from| matches!(*from, "human" | "gpt"));
     if !messages.iter().any(|message| role(message).is_some()) {
-        let (prompt, answer) = (messages[0].opt_str("value")?, messages[1].opt_str("value")?);
-        return Ok(prompt
-            .zip(answer)
-            .filter(|(prompt, answer)| !prompt.is_empty() && !answer.is_empty())
-            .into_iter()
-            .collect());
+        return Ok(answered(messages[0].opt_str("value")?, messages[1].opt_str("value")?).into_iter().collect());
     }
     let spoken: Vec<(&str, &Record<'a>)> =
         messages.iter().filter_map(|message| role(message).map(|from| (from, message))).collect();
@@ -87,16 +82,18 @@ fn prompt_answer_pairs<'a>(conversation: &Record<'a>) -> Result<Vec<(&'a str, &'
     while index + 1 < spoken.len() {
         let ((from, message), (next_from, next)) = (spoken[index], spoken[index + 1]);
         if from == "human" && next_from == "gpt" {
-            let (prompt, answer) = (message.opt_str("value")?, next.opt_str("value")?);
-            if let Some((prompt, answer)) = prompt.zip(answer).filter(|(p, a)| !p.is_empty() && !a.is_empty()) {
-                pairs.push((prompt, answer));
-            }
+            pairs.extend(answered(message.opt_str("value")?, next.opt_str("value")?));
             index += 2;
         } else {
             index += 1;
         }
     }
     Ok(pairs)
+}
+
+/// A prompt and its answer when both say something (AIPerf passes over an empty one).
+fn answered<'a>(prompt: Option<&'a str>, answer: Option<&'a str>) -> Option<(&'a str, &'a str)> {
+    prompt.zip(answer).filter(|(prompt, answer)| !prompt.is_empty() && !answer.is_empty())
 }
 
 /// vLLM's (and AIPerf's) filter on a turn's prompt and answer lengths.

@@ -15,7 +15,8 @@ pub struct TraceHandling {
     /// A turn waits only its recorded `think_time` (weka, tracelab), not the whole recorded gap.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub think_time_only: bool,
-    /// Keep each session tree with this probability (seeded by the dataset's seed), at least one.
+    /// Keep each session tree (a Baseten trace's sessions: AIPerf's draws) with this probability
+    /// (seeded by the dataset's seed), at least one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_sample_ratio: Option<f64>,
     /// Drop whole traces whose recorded peak input + output tokens exceed this (weka, tracelab).
@@ -38,6 +39,12 @@ pub struct TraceHandling {
 impl TraceHandling {
     pub fn is_default(&self) -> bool {
         *self == TraceHandling::default()
+    }
+
+    /// Whether a key only the agentic trace formats read is set: any but the session sample
+    /// ratio, which Baseten traces read too.
+    pub fn sets_agentic_keys(&self) -> bool {
+        !TraceHandling { session_sample_ratio: None, ..self.clone() }.is_default()
     }
 
     /// What makes these settings contradict each other or make no sense, as a message.

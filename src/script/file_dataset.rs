@@ -183,8 +183,7 @@ pub(super) fn trace_handling(r: &mut MapReader, format: FileFormat) -> ScriptRes
         ));
     }
     let ratio_elsewhere = trace.session_sample_ratio.is_some() && format != FileFormat::Baseten;
-    let trace_keys = TraceHandling { session_sample_ratio: None, ..trace.clone() };
-    if !format.is_agentic_trace() && (!trace_keys.is_default() || ratio_elsewhere) {
+    if !format.is_agentic_trace() && (trace.sets_agentic_keys() || ratio_elsewhere) {
         return script_error(format!(
             "{what}: the trace keys (ignore_delays, think_time_only, session_sample_ratio, max_context_length, idle_gap_cap_s, delay_cap_s) apply to formats \"tracelab\", \"weka_trace\" and \"dag_jsonl\" (session_sample_ratio to \"baseten_trace\" too), not \"{}\"",
             format.name()

@@ -47,8 +47,7 @@ pub fn lower(dataset: &Value, format: FileFormat) -> Result<TraceHandling, Confi
             format.name()
         )));
     }
-    let trace_keys_set = !TraceHandling { session_sample_ratio: None, ..trace.clone() }.is_default();
-    if trace_keys_set && !format.is_agentic_trace() {
+    if trace.sets_agentic_keys() && !format.is_agentic_trace() {
         return Err(ConfigError::new(format!(
             "datasets.main (--ignore-trace-delays, --use-think-time-only, --trace-idle-gap-cap-seconds, --inter-turn-delay-cap-seconds): read by the tracelab, weka_trace and dag_jsonl formats only, not {}",
             format.name()
