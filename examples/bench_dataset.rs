@@ -31,7 +31,7 @@ fn main() -> anyhow::Result<()> {
             options: Default::default(),
         };
         let started = Instant::now();
-        let entries = synthetic::generate(&spec, tokenizer, Default::default());
+        let entries = synthetic::generate(&spec, tokenizer, Default::default()).expect("a synthetic dataset");
         let built = started.elapsed();
         let exact = entries.iter().filter(|entry| entry.input_tokens == isl as u64).count();
 

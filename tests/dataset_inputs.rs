@@ -1,7 +1,7 @@
 //! What AIPerf's dataset flags put on the wire, run for real against the built-in mock: a
 //! verbatim system prompt and each conversation's user context (read back from the raw
 //! export's payloads), `--random-range-ratio` windows, a shuffled file's models, a file asked for more requests than
-//! it has entries, and `--vary-seed-per-trial`.
+//! it has entries, `--prompt-corpus random`, and `--vary-seed-per-trial`.
 
 mod common;
 
@@ -72,6 +72,33 @@ fn a_range_ratio_draws_lengths_from_its_window() {
     assert!(osl.iter().all(|n| (10.0..=30.0).contains(n)), "{osl:?}");
     let distinct = |values: &[f64]| values.iter().map(|n| *n as u64).collect::<BTreeSet<_>>().len();
     assert!(distinct(&isl) > 10 && distinct(&osl) > 5, "spread over the window: {isl:?} {osl:?}");
+}
+
+#[test]
+fn the_random_corpus_sends_aiperfs_prompts_and_lengths() {
+    let dir = tempfile::tempdir().expect("dir");
+    profile(
+        dir.path(),
+        "--model m --url mock --endpoint-type chat --prompt-corpus random --isl 40 --osl 8 --random-range-ratio 0.3 \
+         --random-seed 7 --request-count 6 --concurrency 1 --export-level raw --artifact-dir out",
+    );
+    let mut raw = json_lines(&dir.path().join("out/profile_export_raw.jsonl"));
+    raw.sort_by_key(|line| line["start_perf_ns"].as_u64());
+    let sent: Vec<(u64, &str)> = raw
+        .iter()
+        .map(|line| {
+            let payload = &line["payload"];
+            (
+                payload["max_completion_tokens"].as_u64().expect("max tokens"),
+                payload["messages"][0]["content"].as_str().expect("text"),
+            )
+        })
+        .collect();
+    // What AIPerf 0.13 sends for the same flags (its inputs.json, GPT-2 tokenizer).
+    let osls: Vec<u64> = sent.iter().map(|(osl, _)| *osl).collect();
+    assert_eq!(osls, [10, 6, 5, 7, 6, 11]);
+    assert!(sent[1].1.starts_with("at w oen citisanores bed fing pou"), "{:?}", sent[1]);
+    assert!(sent[1].1.ends_with(" Paste timestamp doubledetagiving Augustineurred"), "{:?}", sent[1]);
 }
 
 /// `aiperf profile` over a file of `entries` single prompts asked for `requests` with
@@ -292,7 +319,8 @@ fn the_emitted_scenario_builds_the_same_plans_with_every_dataset_flag() {
          --random-range-ratio {\"input\":0.2,\"output\":0.5} --num-profile-runs 2 --vary-seed-per-trial",
         "--model m --url mock --input-file four.jsonl --custom-dataset-type single_turn --system-prompt Be_brief. \
          --request-count 5",
-        "--model m --url mock --isl 100 --osl 20 --random-range-ratio 0.5 --random-corpus-style sglang",
+        "--model m --url mock --isl 100 --osl 20 --random-range-ratio 0.5 --random-corpus-style sglang \
+         --prompt-corpus random",
         "--model m --url mock --isl 100 --osl 20 --random-range-ratio 0.5 --video-width 64 --video-height 48 \
          --video-fps 8 --video-duration 0.5 --video-synth-type grid-clock --video-batch-size 2",
     ] {

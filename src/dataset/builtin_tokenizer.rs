@@ -18,6 +18,9 @@ static GPT2_JSON: &[u8] = include_bytes!("../../assets/tokenizers/gpt2.tokenizer
 
 /// GPT-2's one special token (id 50256, already in the vocabulary).
 pub(super) const END_OF_TEXT: &str = "<|endoftext|>";
+pub(super) const END_OF_TEXT_ID: u32 = 50_256;
+/// GPT-2's vocabulary: ids 0 to 50256.
+pub(super) const VOCAB_SIZE: u32 = 50_257;
 
 /// The typed value that starts right after `"key":` in the file; the rest of the file is not
 /// read (each key occurs once in it).

@@ -54,6 +54,7 @@ pub mod tokenizer_hub;
 pub mod trace_links;
 pub mod trace_session;
 pub mod video;
+mod vocab_prompts;
 mod word_counts;
 
 use std::sync::Arc;
@@ -178,7 +179,7 @@ impl DatasetEntry {
 pub fn build(dataset: &Dataset, tokenizer: &Tokenizer, template_overhead: Overhead) -> Result<Vec<DatasetEntry>> {
     let mut entries = match dataset {
         Dataset::Synthetic(spec) => {
-            let mut entries = synthetic::generate(spec, tokenizer, template_overhead);
+            let mut entries = synthetic::generate(spec, tokenizer, template_overhead)?;
             images::add_synthetic(spec, &mut entries)?;
             audio::add_synthetic(spec, &mut entries)?;
             video::add_synthetic(spec, &mut entries)?;

@@ -11,11 +11,14 @@
 
 use std::sync::Arc;
 
+use anyhow::{Result, bail};
+
 use super::aiperf_draws::{PromptDraws, SessionDraws};
 use super::chat_template::Overhead;
 use super::exact_length::{CountedText, text_of_length};
+use super::vocab_prompts::{Preseeded, VocabPrompts};
 use super::{DatasetEntry, FileTurn, SystemPrompt, corpus, tokenizer::Tokenizer};
-use crate::plan::{Dist, SyntheticDataset};
+use crate::plan::{CorpusStyle, Dist, SyntheticDataset};
 use crate::rng::SeededRng;
 
 /// Seeds the system prompt's place in the corpus apart from the prompts'.
@@ -28,25 +31,39 @@ const USER_CONTEXT_SALT: u64 = 0x005E_2C0E_7E47;
 const CONVERSATION_SALT: u64 = 0xC0_4E55_10A5;
 
 /// Generate `spec.entries` prompts, or `spec.entries` sessions of prompts, each shorter by the
-/// chat template's `overhead` (at least one token).
-pub fn generate(spec: &SyntheticDataset, tokenizer: &Tokenizer, overhead: Overhead) -> Vec<DatasetEntry> {
+/// chat template's `overhead` (at least one token). Fails only where a random-vocabulary corpus
+/// cannot be drawn (a tiktoken encoding) or is asked for with what it does not make.
+pub fn generate(spec: &SyntheticDataset, tokenizer: &Tokenizer, overhead: Overhead) -> Result<Vec<DatasetEntry>> {
     let turns = conversation_turns(spec);
     let text = corpus::shakespeare();
     let options = &spec.options;
     let seed = spec.random_seed;
+    let mut vocab = match options.random_corpus {
+        Some(style) => Some(random_corpus(spec, tokenizer, style)?),
+        None => None,
+    };
+    // AIPerf makes the system prompt first, before any other draw of the corpus.
     let system_prompt = options.system_prompt_tokens.map(|tokens| {
-        let cut = text_of_length(tokenizer, None, text, corpus_offset(seed ^ SYSTEM_PROMPT_SALT, text), tokens);
+        let cut = match vocab.as_mut() {
+            Some(vocab) => vocab.prompt(tokens),
+            None => text_of_length(tokenizer, None, text, corpus_offset(seed ^ SYSTEM_PROMPT_SALT, text), tokens),
+        };
         Arc::new(SystemPrompt { text: cut.text, tokens: cut.tokens })
     });
     let system_tokens = system_prompt.as_ref().map_or(0, |system| system.tokens);
-    let prefixes: Vec<Prefix> = options.prefix_pool.map_or_else(Vec::new, |pool| {
-        (0..pool.prefixes as u64)
-            .map(|index| {
-                let offset = corpus_offset(seed ^ PREFIX_SALT.wrapping_mul(index + 1), text);
-                Prefix { cut: text_of_length(tokenizer, None, text, offset, pool.length) }
-            })
-            .collect()
-    });
+    let preseeded = vocab.as_mut().and_then(|vocab| preseed(vocab, spec, tokenizer));
+    let prefixes = match (options.prefix_pool, vocab.as_mut()) {
+        (None, _) => Prefixes::Cuts(Vec::new()),
+        (Some(pool), Some(vocab)) => Prefixes::Tokens((0..pool.prefixes).map(|_| vocab.prefix(pool.length)).collect()),
+        (Some(pool), None) => Prefixes::Cuts(
+            (0..pool.prefixes as u64)
+                .map(|index| {
+                    let offset = corpus_offset(seed ^ PREFIX_SALT.wrapping_mul(index + 1), text);
+                    text_of_length(tokenizer, None, text, offset, pool.length)
+                })
+                .collect(),
+        ),
+    };
     // Every random draw is made here, in order, so the prompts depend on the seed alone; the
     // cutting, which re-encodes each prompt, is then shared out between threads.
     let mut rng = SeededRng::new(seed);
@@ -57,7 +74,12 @@ pub fn generate(spec: &SyntheticDataset, tokenizer: &Tokenizer, overhead: Overhe
         .map(|index| {
             let (isl, osl) = pick_lengths(&mut rng, spec);
             let first = first_turn(turns.as_deref(), index / batch_size);
-            let (isl_count, output_tokens) = aiperf.lengths(&spec.options.mix, (isl, osl), &mut rng);
+            // Lengths drawn up front are a turn's, whatever its batch.
+            let (isl_count, output_tokens) =
+                match preseeded.as_ref().and_then(|drawn| drawn.of_turn(index / batch_size)) {
+                    Some((isl, osl)) => (isl, Some(osl)),
+                    None => aiperf.lengths(&spec.options.mix, (isl, osl), &mut rng),
+                };
             let input_tokens =
                 round_to_block(isl_count, options.block_size).saturating_sub(overhead.of_turn(first)).max(1);
             let offset = rng.below(text.len() as u64) as usize;
@@ -71,13 +93,26 @@ pub fn generate(spec: &SyntheticDataset, tokenizer: &Tokenizer, overhead: Overhe
         if options.cache_bust && first_turn(turns.as_deref(), draw.index / batch_size) {
             let marker = CountedText::of(tokenizer, cache_bust_marker(seed, draw.index));
             text_of_length(tokenizer, Some(&marker), text, draw.offset, draw.input_tokens)
-        } else if let Some(prefix) = draw.prefix {
-            prefixes[prefix].prompt(tokenizer, draw.offset, draw.input_tokens)
+        } else if let (Some(prefix), Prefixes::Cuts(cuts)) = (draw.prefix, &prefixes) {
+            // As AIPerf adds a pooled prefix to the prompt's own ISL, the prompt has the
+            // prefix's tokens and its ISL more.
+            let head = &cuts[prefix];
+            text_of_length(tokenizer, Some(head), text, draw.offset, head.tokens + draw.input_tokens)
         } else {
             text_of_length(tokenizer, None, text, draw.offset, draw.input_tokens)
         }
     };
-    let prompts = map_in_parallel(&draws, cut);
+    // Random-vocabulary prompts draw their offsets and top-ups in turn, so they are made in order.
+    let prompts = match vocab.as_mut() {
+        Some(vocab) => draws
+            .iter()
+            .map(|draw| match (draw.prefix, &prefixes) {
+                (Some(prefix), Prefixes::Tokens(pool)) => vocab.prompt_after(&pool[prefix], draw.input_tokens),
+                _ => vocab.prompt(draw.input_tokens),
+            })
+            .collect(),
+        None => map_in_parallel(&draws, cut),
+    };
     // With a batch size, each entry's texts are that many consecutive draws.
     let mut texts = draws.iter().zip(prompts);
     let mut entries = Vec::with_capacity(prompt_count);
@@ -107,17 +142,48 @@ pub fn generate(spec: &SyntheticDataset, tokenizer: &Tokenizer, overhead: Overhe
         entry.turn = Some(turn);
     }
     if let Some(tokens) = options.user_context_tokens {
-        add_user_contexts(&mut entries, tokenizer, seed, tokens);
+        add_user_contexts(&mut entries, tokenizer, seed, tokens, vocab.as_mut());
     }
     if let Some(lengths) = &options.rankings {
         super::synthetic_rankings::apply(&mut entries, lengths, tokenizer, seed);
     }
-    entries
+    Ok(entries)
+}
+
+/// The random-vocabulary prompts of `spec` in `style`, refused with what they do not make.
+fn random_corpus<'t>(
+    spec: &SyntheticDataset,
+    tokenizer: &'t Tokenizer,
+    style: CorpusStyle,
+) -> Result<VocabPrompts<'t>> {
+    let refused = [(spec.options.cache_bust, "cache busting"), (spec.options.rankings.is_some(), "rankings")];
+    if let Some((_, what)) = refused.iter().find(|(asked, _)| *asked) {
+        bail!("the random prompt corpus does not make prompts with {what}; use the sonnet corpus for it");
+    }
+    VocabPrompts::new(tokenizer, style, spec.random_seed)
+}
+
+/// The lengths AIPerf draws up front for a random-vocabulary corpus: when ISL and OSL are
+/// whole-number windows (`--random-range-ratio`), one ISL and OSL for each conversation.
+fn preseed(vocab: &mut VocabPrompts, spec: &SyntheticDataset, tokenizer: &Tokenizer) -> Option<Preseeded> {
+    if !spec.options.mix.is_empty() {
+        return None;
+    }
+    let (isl, osl) = (spec.isl.as_window()?, spec.osl.as_ref()?.as_window()?);
+    let specials = tokenizer.prompt_special_tokens() as u64;
+    Some(vocab.preseed(spec.entries.max(1), isl, osl, spec.random_seed, specials))
 }
 
 /// Give each conversation (a session, or a single prompt) a user context of `tokens` tokens
-/// of its own, cut from its own seeded place in the corpus.
-fn add_user_contexts(entries: &mut [DatasetEntry], tokenizer: &Tokenizer, seed: u64, tokens: u64) {
+/// of its own, cut from its own seeded place in the corpus (or, with a random-vocabulary
+/// corpus, its next prompt, after every turn's, as AIPerf makes them last).
+fn add_user_contexts(
+    entries: &mut [DatasetEntry],
+    tokenizer: &Tokenizer,
+    seed: u64,
+    tokens: u64,
+    vocab: Option<&mut VocabPrompts>,
+) {
     let text = corpus::shakespeare();
     let starts = entries.iter().filter(|entry| entry.turn.is_none_or(|turn| turn.index == 0)).count();
     let places: Vec<Draw> = (0..starts)
@@ -129,7 +195,10 @@ fn add_user_contexts(entries: &mut [DatasetEntry], tokenizer: &Tokenizer, seed: 
             prefix: None,
         })
         .collect();
-    let contexts = map_in_parallel(&places, |place| text_of_length(tokenizer, None, text, place.offset, tokens));
+    let contexts = match vocab {
+        Some(vocab) => places.iter().map(|_| vocab.prompt(tokens)).collect(),
+        None => map_in_parallel(&places, |place| text_of_length(tokenizer, None, text, place.offset, tokens)),
+    };
     let mut contexts = contexts.into_iter().map(|cut| Arc::new(SystemPrompt { text: cut.text, tokens: cut.tokens }));
     let mut current = None;
     for entry in entries {
@@ -200,16 +269,23 @@ where
     })
 }
 
-/// One prefix of the pool.
-struct Prefix {
-    cut: CountedText,
+/// The prefix pool: texts cut from the corpus, or (random-vocabulary corpus) token ids that a
+/// prompt's own are joined to before decoding, as AIPerf joins them.
+enum Prefixes {
+    Cuts(Vec<CountedText>),
+    Tokens(Vec<Vec<u32>>),
 }
 
-impl Prefix {
-    /// This prefix, then `tokens` tokens cut from `offset`: as AIPerf adds a pooled prefix to
-    /// the prompt's own ISL, the prompt has the prefix's tokens and `tokens` more.
-    fn prompt(&self, tokenizer: &Tokenizer, offset: usize, tokens: u64) -> CountedText {
-        text_of_length(tokenizer, Some(&self.cut), corpus::shakespeare(), offset, self.cut.tokens + tokens)
+impl Prefixes {
+    fn len(&self) -> usize {
+        match self {
+            Self::Cuts(cuts) => cuts.len(),
+            Self::Tokens(pool) => pool.len(),
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 }
 
@@ -287,9 +363,9 @@ mod tests {
     #[test]
     fn prompts_hit_their_token_targets_and_are_reproducible() {
         let tokenizer = Tokenizer::shared_builtin();
-        let a = generate(&spec(42), &tokenizer, Overhead::default());
-        let b = generate(&spec(42), &tokenizer, Overhead::default());
-        let c = generate(&spec(43), &tokenizer, Overhead::default());
+        let a = generate(&spec(42), &tokenizer, Overhead::default()).unwrap();
+        let b = generate(&spec(42), &tokenizer, Overhead::default()).unwrap();
+        let c = generate(&spec(43), &tokenizer, Overhead::default()).unwrap();
         assert_eq!(a.len(), 20);
         assert_eq!(prompts(&a), prompts(&b), "byte-identical for one seed");
         assert_ne!(a[0].prompt, c[0].prompt);
@@ -308,7 +384,7 @@ mod tests {
         let conversation =
             ConversationShape { turns: Dist::normal(3.0, 1.0), turn_delay_s: Dist::fixed(0.25), turn_delay_ratio: 1.0 };
         let spec = with(SyntheticOptions { conversation: Some(conversation), ..SyntheticOptions::default() });
-        let sessions = generate(&spec, &tokenizer, Overhead::default());
+        let sessions = generate(&spec, &tokenizer, Overhead::default()).unwrap();
         let turns: Vec<FileTurn> = sessions.iter().map(|entry| entry.turn.expect("every prompt is a turn")).collect();
         assert_eq!(turns.iter().filter(|turn| turn.index == 0).count(), 20, "one session per entry");
         assert!(turns.iter().all(|turn| (turn.index == 0) == turn.delay_ms.is_none()), "{turns:?}");
@@ -316,16 +392,20 @@ mod tests {
         let lengths: BTreeSet<usize> =
             sessions.chunk_by(|_, next| next.turn.is_some_and(|turn| turn.index > 0)).map(<[_]>::len).collect();
         assert!(lengths.len() > 1 && lengths.iter().all(|n| (1..=7).contains(n)), "drawn turn counts: {lengths:?}");
-        let single = generate(&with(SyntheticOptions::default()), &tokenizer, Overhead::default());
+        let single = generate(&with(SyntheticOptions::default()), &tokenizer, Overhead::default()).unwrap();
         assert_eq!(prompts(&sessions)[..20], prompts(&single)[..], "the seed's prompts, in the same order");
-        assert_eq!(prompts(&generate(&spec, &tokenizer, Overhead::default())), prompts(&sessions), "reproducible");
+        assert_eq!(
+            prompts(&generate(&spec, &tokenizer, Overhead::default()).unwrap()),
+            prompts(&sessions),
+            "reproducible"
+        );
     }
 
     #[test]
     fn fixed_lengths_are_exact() {
         let tokenizer = Tokenizer::shared_builtin();
         let fixed = SyntheticDataset { isl: fixed(128.0), osl: Some(fixed(64.0)), entries: 60, ..spec(1) };
-        for entry in generate(&fixed, &tokenizer, Overhead::default()) {
+        for entry in generate(&fixed, &tokenizer, Overhead::default()).unwrap() {
             assert_eq!(entry.input_tokens, 128, "{:?}", entry.prompt);
         }
     }
@@ -338,7 +418,7 @@ mod tests {
             LengthPair { isl: fixed(40.0), osl: fixed(9.0), weight: 1.0 },
         ];
         let mixed = SyntheticDataset { entries: 400, ..with(SyntheticOptions { mix, ..Default::default() }) };
-        let entries = generate(&mixed, &tokenizer, Overhead::default());
+        let entries = generate(&mixed, &tokenizer, Overhead::default()).unwrap();
         let short = entries.iter().filter(|e| (e.input_tokens, e.max_tokens) == (16, Some(4))).count();
         let long = entries.iter().filter(|e| (e.input_tokens, e.max_tokens) == (40, Some(9))).count();
         assert_eq!(short + long, 400, "every prompt has one of the pairs, exactly");
@@ -353,7 +433,7 @@ mod tests {
         assert_eq!(round_to_block(95, None), 95);
         let tokenizer = Tokenizer::shared_builtin();
         let blocks = with(SyntheticOptions { block_size: Some(32), ..Default::default() });
-        for entry in generate(&blocks, &tokenizer, Overhead::default()) {
+        for entry in generate(&blocks, &tokenizer, Overhead::default()).unwrap() {
             assert_eq!(entry.input_tokens % 32, 0, "{}", entry.input_tokens);
         }
     }
@@ -363,7 +443,7 @@ mod tests {
         let tokenizer = Tokenizer::shared_builtin();
         let options = SyntheticOptions { system_prompt_tokens: Some(200), ..Default::default() };
         let entries =
-            generate(&SyntheticDataset { isl: fixed(30.0), ..with(options) }, &tokenizer, Overhead::default());
+            generate(&SyntheticDataset { isl: fixed(30.0), ..with(options) }, &tokenizer, Overhead::default()).unwrap();
         let system = entries[0].system_prompt.clone().expect("a system prompt");
         assert_eq!((tokenizer.count(&system.text), system.tokens), (200, 200));
         for entry in &entries {
@@ -379,7 +459,7 @@ mod tests {
         let pool = PrefixPool { prefixes: 3, length: 40 };
         let options = SyntheticOptions { prefix_pool: Some(pool), ..Default::default() };
         let dataset = SyntheticDataset { entries: 30, ..with(options) };
-        let entries = generate(&dataset, &tokenizer, Overhead::default());
+        let entries = generate(&dataset, &tokenizer, Overhead::default()).unwrap();
         let prefixes: Vec<String> = {
             let mut firsts: Vec<String> = entries
                 .iter()
@@ -400,7 +480,7 @@ mod tests {
         }
         let exact = SyntheticDataset { isl: fixed(100.0), ..dataset.clone() };
         assert!(
-            generate(&exact, &tokenizer, Overhead::default()).iter().all(|e| e.input_tokens == 140),
+            generate(&exact, &tokenizer, Overhead::default()).unwrap().iter().all(|e| e.input_tokens == 140),
             "the prefix adds to the ISL"
         );
 
@@ -410,7 +490,7 @@ mod tests {
         let options =
             SyntheticOptions { prefix_pool: Some(pool), conversation: Some(conversation), ..Default::default() };
         let sessions = SyntheticDataset { entries: 4, isl: fixed(20.0), ..with(options) };
-        for entry in generate(&sessions, &tokenizer, Overhead::default()) {
+        for entry in generate(&sessions, &tokenizer, Overhead::default()).unwrap() {
             let first = entry.turn.is_some_and(|turn| turn.index == 0);
             assert_eq!(entry.input_tokens, if first { 60 } else { 20 });
             assert_eq!(prefixes.iter().any(|p| entry.prompt.starts_with(p.as_str())), first, "{}", entry.prompt);
@@ -441,14 +521,14 @@ mod tests {
         let tokenizer = Tokenizer::shared_builtin();
         let options = SyntheticOptions { cache_bust: true, ..Default::default() };
         let dataset = SyntheticDataset { isl: fixed(64.0), entries: 50, ..with(options) };
-        let entries = generate(&dataset, &tokenizer, Overhead::default());
+        let entries = generate(&dataset, &tokenizer, Overhead::default()).unwrap();
         let mut markers: Vec<&str> = entries.iter().filter_map(|e| e.prompt.split(' ').next()).collect();
         markers.sort();
         markers.dedup();
         assert_eq!(markers.len(), 50);
         assert!(entries.iter().all(|e| e.input_tokens == 64), "the marker counts in the exact ISL");
         let other_seed =
-            generate(&SyntheticDataset { random_seed: 8, ..dataset.clone() }, &tokenizer, Overhead::default());
+            generate(&SyntheticDataset { random_seed: 8, ..dataset.clone() }, &tokenizer, Overhead::default()).unwrap();
         assert_ne!(entries[0].prompt.split(' ').next(), other_seed[0].prompt.split(' ').next());
 
         // In conversations the first turn alone opens with one, as AIPerf marks them.
@@ -456,7 +536,7 @@ mod tests {
             ConversationShape { turns: Dist::fixed(3.0), turn_delay_s: Dist::fixed(0.0), turn_delay_ratio: 1.0 };
         let options = SyntheticOptions { cache_bust: true, conversation: Some(conversation), ..Default::default() };
         let sessions = SyntheticDataset { entries: 4, isl: fixed(30.0), ..with(options) };
-        for entry in generate(&sessions, &tokenizer, Overhead::default()) {
+        for entry in generate(&sessions, &tokenizer, Overhead::default()).unwrap() {
             let first = entry.turn.is_some_and(|turn| turn.index == 0);
             assert_eq!(entry.prompt.starts_with('['), first, "{}", entry.prompt);
             assert_eq!(entry.input_tokens, 30);
@@ -471,7 +551,7 @@ mod tests {
         let options = SyntheticOptions { conversation: Some(conversation), ..Default::default() };
         let sessions = SyntheticDataset { entries: 2, isl: fixed(30.0), ..with(options) };
         let overhead = Overhead { first_turn: 12, later_turn: 5 };
-        let entries = generate(&sessions, &tokenizer, overhead);
+        let entries = generate(&sessions, &tokenizer, overhead).unwrap();
         assert_eq!(entries.len(), 6);
         for entry in &entries {
             let first = entry.turn.is_some_and(|turn| turn.index == 0);
@@ -480,7 +560,7 @@ mod tests {
         }
         let tiny = SyntheticDataset { entries: 3, isl: fixed(4.0), ..with(SyntheticOptions::default()) };
         assert!(
-            generate(&tiny, &tokenizer, overhead).iter().all(|entry| entry.input_tokens == 1),
+            generate(&tiny, &tokenizer, overhead).unwrap().iter().all(|entry| entry.input_tokens == 1),
             "one token at least"
         );
     }

@@ -175,6 +175,24 @@ impl Tokenizer {
         }
     }
 
+    /// The vocabulary as AIPerf's random corpus reads it (Hugging Face's `vocab_size`: the
+    /// model's tokens without the added ones; `all_special_ids`: the tokens the
+    /// `tokenizer_config.json` beside the file names, `<|endoftext|>` for the builtin GPT-2).
+    /// None for a tiktoken encoding.
+    pub fn vocabulary(&self) -> Option<Vocabulary> {
+        match &self.kind {
+            Kind::Builtin { .. } => Some(Vocabulary {
+                size: builtin_tokenizer::VOCAB_SIZE,
+                special: vec![builtin_tokenizer::END_OF_TEXT_ID],
+            }),
+            Kind::File(pipeline) => Some(Vocabulary {
+                size: pipeline.get_vocab_size(false) as u32,
+                special: self.file.as_deref().map_or_else(Vec::new, |file| named_special_ids(file, pipeline)),
+            }),
+            Kind::Encoding { .. } => None,
+        }
+    }
+
     /// The token text a trace's hash-id blocks each begin with, as AIPerf begins them: the
     /// tokenizer's BOS, else its EOS (`<|endoftext|>` for GPT-2 and the tiktoken encodings; a
     /// `tokenizer.json`'s from the `tokenizer_config.json` beside it); None without one.
@@ -283,6 +301,38 @@ impl Tokenizer {
                 .unwrap_or_default(),
         }
     }
+}
+
+/// The token ids a vocabulary has, and which of them are special.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Vocabulary {
+    /// Ids below this are the model's own tokens.
+    pub size: u32,
+    /// Sorted, without repeats.
+    pub special: Vec<u32>,
+}
+
+/// The ids of the special tokens the `tokenizer_config.json` beside `file` names (by role, or in
+/// its lists of extra special tokens), as Hugging Face's `all_special_ids` lists them.
+fn named_special_ids(file: &Path, pipeline: &tokenizers::Tokenizer) -> Vec<u32> {
+    let Some(config) = std::fs::read_to_string(file.with_file_name("tokenizer_config.json"))
+        .ok()
+        .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
+    else {
+        return Vec::new();
+    };
+    let text_of = |token: &serde_json::Value| token.as_str().or_else(|| token["content"].as_str()).map(str::to_string);
+    let roles = ["bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token"];
+    let named = roles.iter().filter_map(|role| text_of(&config[*role]));
+    let listed = ["additional_special_tokens", "extra_special_tokens"]
+        .iter()
+        .filter_map(|key| config[*key].as_array())
+        .flatten()
+        .filter_map(text_of);
+    let mut ids: Vec<u32> = named.chain(listed).filter_map(|text| pipeline.token_to_id(&text)).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    ids
 }
 
 /// The BOS, else the EOS, that the `tokenizer_config.json` beside `file` names (as a string or

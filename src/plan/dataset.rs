@@ -468,6 +468,33 @@ pub struct SyntheticOptions {
     /// synthetic rankings, `--rankings-query-prompt-token-mean` and friends).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rankings: Option<RankingLengths>,
+    /// Prompts of random vocabulary tokens in vLLM's or SGLang's manner instead of Shakespeare
+    /// (AIPerf's `--prompt-corpus random` and `--random-corpus-style`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub random_corpus: Option<CorpusStyle>,
+}
+
+/// Whose random dataset a random-vocabulary corpus copies: its token pool and its generator.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum CorpusStyle {
+    /// vLLM `bench serve`'s: the vocabulary without special tokens, NumPy's `default_rng`.
+    Vllm,
+    /// SGLang's `random-ids`: the whole vocabulary, NumPy's legacy `RandomState`.
+    Sglang,
+}
+
+impl CorpusStyle {
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Vllm => "vllm",
+            Self::Sglang => "sglang",
+        }
+    }
+
+    pub fn of_name(name: &str) -> Option<Self> {
+        [Self::Vllm, Self::Sglang].into_iter().find(|style| style.name() == name)
+    }
 }
 
 /// The sessions of a synthetic dataset: each has `turns` prompts (drawn, rounded, at least

@@ -1,9 +1,10 @@
 //! A small seeded PRNG (SplitMix64) whose output never changes between versions, so the
 //! same seed gives byte-identical datasets forever; and CPython's and NumPy's generators, for
-//! the draws that must be AIPerf's own (`python`, `numpy`, `aiperf_streams`).
+//! the draws that must be AIPerf's own (`python`, `numpy`, `numpy_legacy`, `aiperf_streams`).
 
 pub mod aiperf_streams;
 pub mod numpy;
+pub mod numpy_legacy;
 pub mod python;
 
 #[derive(Debug, Clone)]

@@ -27,6 +27,14 @@ impl PythonRandom {
         rng
     }
 
+    /// The Mersenne Twister seeded by `init_genrand(seed)` alone, as NumPy's legacy
+    /// `RandomState(seed)` seeds it (CPython's `Random` hashes the seed in with `init_by_array`).
+    pub(super) fn seeded_by_genrand(seed: u32) -> Self {
+        let mut rng = PythonRandom { state: [0; N], next: N, gauss_next: None };
+        rng.init_genrand(seed);
+        rng
+    }
+
     fn init_genrand(&mut self, seed: u32) {
         self.state[0] = seed;
         for i in 1..N {
@@ -78,7 +86,7 @@ impl PythonRandom {
         self.next = 0;
     }
 
-    fn next_u32(&mut self) -> u32 {
+    pub(super) fn next_u32(&mut self) -> u32 {
         if self.next >= N {
             self.twist();
         }

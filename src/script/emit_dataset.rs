@@ -51,6 +51,9 @@ pub(super) fn dataset(dataset: &Dataset) -> String {
             if let Some(size) = options.batch_size {
                 keys.push(format!("batch_size: {size}"));
             }
+            if let Some(style) = options.random_corpus {
+                keys.push(format!("corpus: \"random\", corpus_style: {}", string(style.name())));
+            }
             if let Some(lengths) = &options.rankings {
                 let passages = match lengths.passages_stddev {
                     0 => lengths.passages.to_string(),

@@ -6,7 +6,8 @@ use rhai::{Engine, Map};
 use super::distributions::{dist_from, dist_of, turns_and_wait};
 use super::keys::{MapReader, ScriptResult, script_error};
 use crate::plan::{
-    ConversationShape, Dataset, Dist, LengthPair, PrefixPool, RankingLengths, SyntheticDataset, SyntheticOptions,
+    ConversationShape, CorpusStyle, Dataset, Dist, LengthPair, PrefixPool, RankingLengths, SyntheticDataset,
+    SyntheticOptions,
 };
 
 pub fn register(engine: &mut Engine) {
@@ -32,11 +33,14 @@ const SYNTHETIC_KEYS: &[&str] = &[
     "turn_delay",
     "turn_delay_ratio",
     "rankings",
+    "corpus",
+    "corpus_style",
 ];
 
 /// `synthetic(#{ isl: normal(550, 50), osl: fixed(256), seed: 42, entries: 100, images: #{..}, mix: [..],
 /// block_size: 64, system_prompt: 200 (tokens) or "You are …" (verbatim), user_context: 64, prefix_pool: #{ prefixes: 8, length: 512 }, cache_bust: true,
-/// audio: #{..}, video: #{..}, turns: normal(4, 1), turn_delay: ms(800), turn_delay_ratio: 0.5 })`
+/// audio: #{..}, video: #{..}, turns: normal(4, 1), turn_delay: ms(800), turn_delay_ratio: 0.5,
+/// corpus: "random", corpus_style: "sglang" })`
 fn synthetic(map: Map) -> ScriptResult<Dataset> {
     let mut r = MapReader::new("synthetic", map, SYNTHETIC_KEYS)?;
     if r.has("mix") && (r.has("isl") || r.has("osl")) {
@@ -90,6 +94,7 @@ fn synthetic(map: Map) -> ScriptResult<Dataset> {
         None
     };
     let rankings = r.opt_map("rankings")?.map(ranking_lengths).transpose()?;
+    let random_corpus = random_corpus(&mut r)?;
     let options = SyntheticOptions {
         mix,
         block_size,
@@ -103,8 +108,29 @@ fn synthetic(map: Map) -> ScriptResult<Dataset> {
         video,
         conversation,
         rankings,
+        random_corpus,
     };
     Ok(Dataset::Synthetic(SyntheticDataset { isl, osl, random_seed, entries, images, options }))
+}
+
+/// `corpus: "sonnet"` (Shakespeare, the default) or `"random"` (vocabulary tokens), and the
+/// random corpus's `corpus_style: "vllm"` (the default) or `"sglang"`.
+fn random_corpus(r: &mut MapReader) -> ScriptResult<Option<CorpusStyle>> {
+    let style = r.opt_string("corpus_style")?;
+    match r.opt_string("corpus")?.as_deref() {
+        None | Some("sonnet") if style.is_some() => {
+            script_error("synthetic: `corpus_style` goes with `corpus: \"random\"`")
+        }
+        None | Some("sonnet") => Ok(None),
+        Some("random") => match style.as_deref().map_or(Some(CorpusStyle::Vllm), CorpusStyle::of_name) {
+            Some(style) => Ok(Some(style)),
+            None => script_error(format!(
+                "synthetic: `corpus_style` is \"vllm\" or \"sglang\", got `{}`",
+                style.unwrap_or_default()
+            )),
+        },
+        Some(other) => script_error(format!("synthetic: `corpus` is \"sonnet\" or \"random\", got `{other}`")),
+    }
 }
 
 const RANKINGS_KEYS: &[&str] = &["query_tokens", "passage_tokens", "passages"];
@@ -253,9 +279,14 @@ mod tests {
                 video: None,
                 conversation: None,
                 rankings: None,
+                random_corpus: None,
             }
         );
         assert!(options_of(&[("cache_bust", Dynamic::from(true))]).cache_bust);
+        assert_eq!(options_of(&[("corpus", "random".into())]).random_corpus, Some(CorpusStyle::Vllm));
+        let sglang = options_of(&[("corpus", "random".into()), ("corpus_style", "sglang".into())]);
+        assert_eq!(sglang.random_corpus, Some(CorpusStyle::Sglang));
+        assert_eq!(options_of(&[("corpus", "sonnet".into())]).random_corpus, None);
         let verbatim = options_of(&[("system_prompt", "Answer in French.".into()), ("user_context", int(64))]);
         assert_eq!(
             (verbatim.system_prompt.as_deref(), verbatim.system_prompt_tokens, verbatim.user_context_tokens),
@@ -283,6 +314,10 @@ mod tests {
         assert!(err(&[("prefix_pool", Dynamic::from(map(&[("prefixes", int(2))])))]).contains("needs `prefixes`"));
         assert!(err(&[("prefix_pool", pool()), ("cache_bust", Dynamic::from(true))]).contains("cannot go with"));
         assert!(err(&[("cache_bus", Dynamic::from(true))]).contains("did you mean `cache_bust`"));
+        assert!(err(&[("corpus", "coding".into())]).contains(r#"`corpus` is "sonnet" or "random", got `coding`"#));
+        assert!(err(&[("corpus_style", "sglang".into())]).contains(r#"`corpus_style` goes with `corpus: "random"`"#));
+        let style = err(&[("corpus", "random".into()), ("corpus_style", "trt".into())]);
+        assert!(style.contains(r#"`corpus_style` is "vllm" or "sglang", got `trt`"#), "{style}");
         assert!(
             err(&[("osl", Dynamic::from("servr"))])
                 .contains(r#"`osl` is a number of tokens, a distribution or "server", got "servr""#)

@@ -157,6 +157,9 @@ fn prompt_shape(options: &SyntheticOptions) -> String {
     if let Some(size) = options.batch_size {
         let _ = write!(shape, ", {size} texts per request");
     }
+    if let Some(style) = options.random_corpus {
+        let _ = write!(shape, ", random vocabulary tokens ({})", style.name());
+    }
     shape
 }
 
@@ -434,10 +437,12 @@ run sweep_8 → artifacts/sweep_8
             system_prompt: None,
             user_context_tokens: Some(16),
             rankings: None,
+            random_corpus: Some(crate::plan::CorpusStyle::Sglang),
         };
         let text = render(&plan, Path::new("artifacts/sweep_8"));
         let expected = "  dataset   synthetic: a mix of 2 isl/osl pairs, 100 prompts, seed 42, isl in blocks of 64, \
-                        system prompt 200 tokens, a user context of 16 tokens per conversation, 8 prefixes of 512 tokens\n";
+                        system prompt 200 tokens, a user context of 16 tokens per conversation, 8 prefixes of 512 tokens, \
+                        random vocabulary tokens (sglang)\n";
         assert!(text.contains(expected), "{text}");
     }
 

@@ -134,7 +134,7 @@ pub const ISL: Group = Group {
             &["--random-corpus-style"],
             "benchmark.datasets.main.prompts.random_corpus_style",
             Kind::Choice(&[("vllm", "vllm"), ("sglang", "sglang")]),
-            "The window of --random-range-ratio: vllm [mean(1-r), mean(1+r)], sglang [mean r, mean] [default: vllm]",
+            "Whose random dataset to copy: the window of --random-range-ratio (vllm [mean(1-r), mean(1+r)], sglang [mean r, mean]) and, with --prompt-corpus random, the token pool and generator [default: vllm]",
         ),
     ],
 };
@@ -170,7 +170,7 @@ pub const PROMPT: Group = Group {
             &["--prompt-corpus"],
             "benchmark.datasets.main.prompts.corpus",
             Kind::Choice(&[("sonnet", "sonnet"), ("coding", "coding"), ("random", "random")]),
-            "Corpus of synthetic prompts (only sonnet, Shakespeare, is supported)",
+            "Corpus of synthetic prompts: sonnet (Shakespeare) or random (vocabulary tokens, vLLM's or SGLang's: --random-corpus-style); coding is not supported [default: sonnet]",
         ),
     ],
 };

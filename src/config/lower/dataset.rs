@@ -11,8 +11,8 @@ use super::values::{named, opt_cache_bust, opt_dist, opt_f64, opt_str, opt_u64};
 use crate::config::ConfigError;
 use crate::dataset::{format_inference, public};
 use crate::plan::{
-    AtEnd, ConversationShape, Dataset, Dist, EndpointKind, FileDataset, FileFormat, ImageFormat, ImageSettings,
-    LengthPair, Phase, PrefixPool, Sampling, SyntheticDataset,
+    AtEnd, ConversationShape, CorpusStyle, Dataset, Dist, EndpointKind, FileDataset, FileFormat, ImageFormat,
+    ImageSettings, LengthPair, Phase, PrefixPool, Sampling, SyntheticDataset,
 };
 
 /// AIPerf's default ISL; with no `osl` no max tokens are sent and the server chooses, as in
@@ -132,13 +132,7 @@ fn synthetic(dataset: &Value, seed: u64, kind: EndpointKind) -> Result<Dataset, 
         ));
     }
     spec.options.batch_size = batch_size.map(|size| size as u32);
-    if let Some(corpus) =
-        opt_str(&prompts, "corpus", "datasets.main.prompts.corpus")?.filter(|corpus| *corpus != "sonnet")
-    {
-        return Err(ConfigError::new(format!(
-            "datasets.main.prompts.corpus (--prompt-corpus): `{corpus}` is not supported; prompts come from Shakespeare (sonnet)"
-        )));
-    }
+    spec.options.random_corpus = random_corpus(&prompts)?;
     // `prompts.block_size` (--isl-block-size) sizes a trace's hash-id blocks; AIPerf sends a
     // synthetic prompt of the drawn ISL whatever it is (a scenario's `block_size` rounds), so
     // here it is only checked.
@@ -186,6 +180,28 @@ fn synthetic(dataset: &Value, seed: u64, kind: EndpointKind) -> Result<Dataset, 
     }
     spec.options.conversation = conversation(dataset)?;
     Ok(Dataset::Synthetic(spec))
+}
+
+/// `prompts.corpus` (`--prompt-corpus`): Shakespeare (`sonnet`, none here) or random vocabulary
+/// tokens in `prompts.random_corpus_style`'s manner (`--random-corpus-style`, vLLM's unless
+/// given); AIPerf's `coding` corpus is not made here.
+fn random_corpus(prompts: &Value) -> Result<Option<CorpusStyle>, ConfigError> {
+    match opt_str(prompts, "corpus", "datasets.main.prompts.corpus")? {
+        None | Some("sonnet") => Ok(None),
+        Some("random") => {
+            let style = opt_str(prompts, "random_corpus_style", "datasets.main.prompts.random_corpus_style")?;
+            match style.map_or(Some(CorpusStyle::Vllm), CorpusStyle::of_name) {
+                Some(style) => Ok(Some(style)),
+                None => Err(ConfigError::new(format!(
+                    "datasets.main.prompts.random_corpus_style (--random-corpus-style): `{}`; vllm or sglang",
+                    style.unwrap_or_default()
+                ))),
+            }
+        }
+        Some(other) => Err(ConfigError::new(format!(
+            "datasets.main.prompts.corpus (--prompt-corpus): `{other}` is not supported; sonnet (Shakespeare) or random (vocabulary tokens)"
+        ))),
+    }
 }
 
 /// `turns`, `turn_delay` (ms) and `turn_delay_ratio`: sessions of several prompts, or none

@@ -77,7 +77,8 @@ mod tests {
     fn videos_of(settings: VideoSettings, seed: u64) -> Vec<Vec<String>> {
         let mut spec = SyntheticDataset::new(Dist::fixed(8.0), Dist::fixed(4.0), seed, 3);
         spec.options.video = Some(Box::new(settings));
-        let mut entries = crate::dataset::synthetic::generate(&spec, &Tokenizer::shared_builtin(), Default::default());
+        let mut entries =
+            crate::dataset::synthetic::generate(&spec, &Tokenizer::shared_builtin(), Default::default()).unwrap();
         add_synthetic(&spec, &mut entries).unwrap();
         entries.into_iter().map(|entry| entry.videos).collect()
     }
