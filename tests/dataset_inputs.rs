@@ -337,7 +337,8 @@ fn the_emitted_scenario_builds_the_same_plans_with_every_dataset_flag() {
             .expect("a plan")
             .expect("plan JSON");
         let dataset = &plan["dataset"];
-        assert!(dataset["system_prompt"] == "Be_brief." || dataset["isl"]["type"] == "uniform", "{dataset}");
+        let window = matches!(dataset["isl"]["type"].as_str(), Some("uniform" | "ratio_window"));
+        assert!(dataset["system_prompt"] == "Be_brief." || window, "{dataset}");
         let dry = common::aiperf_command(dir.path()).args(["run", "out.rhai", "--dry-run"]).output().expect("dry run");
         common::succeeded(&dry, "the emitted scenario");
         assert_eq!(dry.stdout, profiled.stdout, "{command_line}: the scenario's plans differ from the command's");

@@ -51,7 +51,8 @@ pub fn generate(spec: &SyntheticDataset, tokenizer: &Tokenizer, overhead: Overhe
         Arc::new(SystemPrompt { text: cut.text, tokens: cut.tokens })
     });
     let system_tokens = system_prompt.as_ref().map_or(0, |system| system.tokens);
-    let preseeded = vocab.as_mut().and_then(|vocab| preseed(vocab, spec, tokenizer));
+    let leading = LeadingTokens::new(&spec.isl, tokenizer.prompt_special_tokens() as u64);
+    let preseeded = vocab.as_mut().and_then(|vocab| preseed(vocab, spec, &leading.isl));
     let prefixes = match (options.prefix_pool, vocab.as_mut()) {
         (None, _) => Prefixes::Cuts(Vec::new()),
         (Some(pool), Some(vocab)) => Prefixes::Tokens((0..pool.prefixes).map(|_| vocab.prefix(pool.length)).collect()),
@@ -72,7 +73,7 @@ pub fn generate(spec: &SyntheticDataset, tokenizer: &Tokenizer, overhead: Overhe
     let prompt_count = turns.as_ref().map_or(spec.entries.max(1), Vec::len);
     let draws: Vec<Draw> = (0..prompt_count * batch_size)
         .map(|index| {
-            let (isl, osl) = pick_lengths(&mut rng, spec);
+            let (isl, osl) = pick_lengths(&mut rng, spec, &leading.isl);
             let first = first_turn(turns.as_deref(), index / batch_size);
             // Lengths drawn up front are a turn's, whatever its batch.
             let (isl_count, output_tokens) =
@@ -80,6 +81,8 @@ pub fn generate(spec: &SyntheticDataset, tokenizer: &Tokenizer, overhead: Overhe
                     Some((isl, osl)) => (isl, Some(osl)),
                     None => aiperf.lengths(&spec.options.mix, (isl, osl), &mut rng),
                 };
+            // A mix's pairs are sent as they are, as AIPerf sends them.
+            let isl_count = if options.mix.is_empty() { leading.off_draw(isl_count) } else { isl_count };
             let input_tokens =
                 round_to_block(isl_count, options.block_size).saturating_sub(overhead.of_turn(first)).max(1);
             let offset = rng.below(text.len() as u64) as usize;
@@ -163,15 +166,39 @@ fn random_corpus<'t>(
     VocabPrompts::new(tokenizer, style, spec.random_seed)
 }
 
-/// The lengths AIPerf draws up front for a random-vocabulary corpus: when ISL and OSL are
-/// whole-number windows (`--random-range-ratio`), one ISL and OSL for each conversation.
-fn preseed(vocab: &mut VocabPrompts, spec: &SyntheticDataset, tokenizer: &Tokenizer) -> Option<Preseeded> {
+/// The lengths AIPerf draws up front for a random-vocabulary corpus: when the ISL (`isl`, as
+/// drawn) and OSL are whole-number windows (`--random-range-ratio`), one ISL and OSL for each
+/// conversation.
+fn preseed(vocab: &mut VocabPrompts, spec: &SyntheticDataset, isl: &Dist) -> Option<Preseeded> {
     if !spec.options.mix.is_empty() {
         return None;
     }
-    let (isl, osl) = (spec.isl.as_window()?, spec.osl.as_ref()?.as_window()?);
-    let specials = tokenizer.prompt_special_tokens() as u64;
-    Some(vocab.preseed(spec.entries.max(1), isl, osl, spec.random_seed, specials))
+    let (isl, osl) = (isl.as_window()?, spec.osl.as_ref()?.as_window()?);
+    Some(vocab.preseed(spec.entries.max(1), isl, osl, spec.random_seed))
+}
+
+/// The tokens the tokenizer puts before every prompt (a BOS: 1 for Llama, 0 for GPT-2), taken
+/// off the ISL as AIPerf, vLLM and SGLang take them off, so that the server counts the ISL asked
+/// for: off the mean of a plain normal or a ratio window before drawing, else off each draw (at
+/// least 1 left; SGLang's windows).
+struct LeadingTokens {
+    /// The ISL distribution drawn from.
+    isl: Dist,
+    /// What comes off each draw of it.
+    per_draw: u64,
+}
+
+impl LeadingTokens {
+    fn new(isl: &Dist, leading: u64) -> Self {
+        match isl.less_leading(leading) {
+            Some(less) => Self { isl: less, per_draw: 0 },
+            None => Self { isl: isl.clone(), per_draw: leading },
+        }
+    }
+
+    fn off_draw(&self, drawn: u64) -> u64 {
+        if self.per_draw == 0 { drawn } else { drawn.saturating_sub(self.per_draw).max(1) }
+    }
 }
 
 /// Give each conversation (a session, or a single prompt) a user context of `tokens` tokens
@@ -296,7 +323,7 @@ fn first_turn(turns: Option<&[FileTurn]>, entry: usize) -> bool {
 
 /// The ISL and OSL distributions of the next prompt: a weighted draw from the mixture if
 /// there is one (no OSL: the server chooses).
-fn pick_lengths<'a>(rng: &mut SeededRng, spec: &'a SyntheticDataset) -> (&'a Dist, Option<&'a Dist>) {
+fn pick_lengths<'a>(rng: &mut SeededRng, spec: &'a SyntheticDataset, isl: &'a Dist) -> (&'a Dist, Option<&'a Dist>) {
     let mix = &spec.options.mix;
     let total: f64 = mix.iter().map(|pair| pair.weight).sum();
     let mut point = rng.next_f64() * total;
@@ -306,7 +333,7 @@ fn pick_lengths<'a>(rng: &mut SeededRng, spec: &'a SyntheticDataset) -> (&'a Dis
     });
     match chosen.or(mix.last()) {
         Some(pair) => (&pair.isl, Some(&pair.osl)),
-        None => (&spec.isl, spec.osl.as_ref()),
+        None => (isl, spec.osl.as_ref()),
     }
 }
 
@@ -563,5 +590,60 @@ mod tests {
             generate(&tiny, &tokenizer, overhead).unwrap().iter().all(|entry| entry.input_tokens == 1),
             "one token at least"
         );
+    }
+
+    /// GPT-2 with a post-processor that puts `<|endoftext|>` before every prompt, as Llama's
+    /// puts its BOS.
+    fn gpt2_with_a_bos(dir: &std::path::Path) -> Tokenizer {
+        let file = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/tokenizers/gpt2.tokenizer.json");
+        let mut json: serde_json::Value = serde_json::from_slice(&std::fs::read(file).unwrap()).unwrap();
+        let bos = serde_json::json!({"SpecialToken": {"id": "<|endoftext|>", "type_id": 0}});
+        let text = |id: &str| serde_json::json!({"Sequence": {"id": id, "type_id": 0}});
+        json["post_processor"] = serde_json::json!({"type": "TemplateProcessing", "single": [bos, text("A")],
+            "pair": [bos, text("A"), text("B")],
+            "special_tokens": {"<|endoftext|>": {"id": "<|endoftext|>", "ids": [50256], "tokens": ["<|endoftext|>"]}}});
+        let path = dir.join("tokenizer.json");
+        std::fs::write(&path, json.to_string()).unwrap();
+        Tokenizer::load(&crate::plan::TokenizerSpec::File { path: path.display().to_string() }).unwrap()
+    }
+
+    #[test]
+    fn the_tokenizers_bos_comes_off_the_isl_as_aiperf_takes_it_off() {
+        let dir = tempfile::tempdir().unwrap();
+        let tokenizer = gpt2_with_a_bos(dir.path());
+        assert_eq!(tokenizer.prompt_special_tokens(), 1);
+        let lengths = |isl: Dist, options: SyntheticOptions| -> Vec<u64> {
+            let dataset = SyntheticDataset { isl, entries: 40, ..with(options) };
+            generate(&dataset, &tokenizer, Overhead::default())
+                .unwrap()
+                .iter()
+                .map(|entry| entry.input_tokens)
+                .collect()
+        };
+        let builtin = |isl: Dist| -> Vec<u64> {
+            let dataset = SyntheticDataset { isl, entries: 40, ..with(SyntheticOptions::default()) };
+            generate(&dataset, &Tokenizer::shared_builtin(), Overhead::default())
+                .unwrap()
+                .iter()
+                .map(|e| e.input_tokens)
+                .collect()
+        };
+        // A normal's mean: every draw one less than GPT-2's (which puts nothing before a prompt).
+        let normal = lengths(Dist::normal(100.0, 20.0), SyntheticOptions::default());
+        let less: Vec<u64> = builtin(Dist::normal(100.0, 20.0)).iter().map(|isl| isl - 1).collect();
+        assert_eq!(normal, less);
+        assert_eq!(lengths(fixed(64.0), SyntheticOptions::default()), vec![63; 40]);
+        // vLLM's ratio window is drawn around 549: [384, 714], not [385, 715].
+        assert_eq!(
+            lengths(Dist::ratio_window(550.0, 0.3), SyntheticOptions::default()),
+            builtin(Dist::uniform(384.0, 714.0))
+        );
+        // Another window (SGLang's) loses it from each draw, at least 1 left.
+        let window: Vec<u64> =
+            builtin(Dist::uniform(1.0, 40.0)).iter().map(|isl| isl.saturating_sub(1).max(1)).collect();
+        assert_eq!(lengths(Dist::uniform(1.0, 40.0), SyntheticOptions::default()), window);
+        // A mix's pairs keep theirs, as AIPerf's do.
+        let mix = vec![LengthPair { isl: fixed(32.0), osl: fixed(8.0), weight: 1.0 }];
+        assert_eq!(lengths(fixed(64.0), SyntheticOptions { mix, ..Default::default() }), vec![32; 40]);
     }
 }

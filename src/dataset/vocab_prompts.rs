@@ -102,19 +102,15 @@ impl<'t> VocabPrompts<'t> {
     }
 
     /// Draw `count` ISLs from `isl`'s window, then as many OSLs from `osl`'s, then as many
-    /// offsets, from one generator seeded with `seed` (the tool's own, as `style` says); SGLang's
-    /// ISLs lose the tokens the tokenizer adds to every prompt (`specials`), at least 1 left.
-    pub fn preseed(&mut self, count: usize, isl: (u64, u64), osl: (u64, u64), seed: u64, specials: u64) -> Preseeded {
+    /// offsets, from one generator seeded with `seed` (the tool's own, as `style` says).
+    pub fn preseed(&mut self, count: usize, isl: (u64, u64), osl: (u64, u64), seed: u64) -> Preseeded {
         let mut generator = match self.style {
             CorpusStyle::Vllm => Generator::Pcg(NumpyGenerator::new(seed)),
             CorpusStyle::Sglang => Generator::Legacy(Box::new(RandomState::new(seed))),
         };
         let mut window =
             |(low, high): (u64, u64)| -> Vec<u64> { (0..count).map(|_| generator.below(low, high + 1)).collect() };
-        let mut isls = window(isl);
-        if self.style == CorpusStyle::Sglang {
-            isls.iter_mut().for_each(|isl| *isl = isl.saturating_sub(specials).max(1));
-        }
+        let isls = window(isl);
         let osls = window(osl);
         self.offsets = (0..count).map(|_| generator.below(0, u64::from(self.vocab_size))).collect();
         self.preseed = Some(generator);
@@ -220,7 +216,7 @@ mod tests {
     fn preseeded(style: CorpusStyle, isl: (u64, u64), osl: (u64, u64), expected: &[(u64, u64)], first: &[&str]) {
         let tokenizer = Tokenizer::shared_builtin();
         let mut prompts = VocabPrompts::new(&tokenizer, style, 7).unwrap();
-        let drawn = prompts.preseed(6, isl, osl, 7, 0);
+        let drawn = prompts.preseed(6, isl, osl, 7);
         let lengths: Vec<(u64, u64)> = (0..6).map(|turn| drawn.of_turn(turn).unwrap()).collect();
         assert_eq!(lengths, expected, "{style:?}: AIPerf's ISL and OSL draws");
         assert_eq!(drawn.of_turn(6), None, "later turns draw their own");

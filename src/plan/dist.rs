@@ -40,6 +40,11 @@ pub enum Shape {
     Empirical { points: Vec<Point> },
     /// Every whole number from `low` to `high` (both included) equally likely.
     Uniform { low: f64, high: f64 },
+    /// vLLM's `--random-range-ratio` window of an ISL: every whole number from
+    /// `floor(mean (1 - ratio))` to `ceil(mean (1 + ratio))` equally likely. Its mean is what the
+    /// server counts, so a prompt draws it around the mean less the tokens the tokenizer puts
+    /// before every prompt (`less_leading`).
+    RatioWindow { mean: f64, ratio: f64 },
 }
 
 /// One component of a mixture; weights are relative (1 when omitted).
@@ -83,6 +88,10 @@ impl Dist {
         Self { shape: Shape::Uniform { low, high }, min: None, max: None }
     }
 
+    pub fn ratio_window(mean: f64, ratio: f64) -> Self {
+        Self { shape: Shape::RatioWindow { mean, ratio }, min: None, max: None }
+    }
+
     /// A distribution as a config or a scenario writes it: a number (fixed), `{value}`
     /// (fixed), `{mean, stddev}`, `{mean, median}`, `{peaks}`, `{points}`, with or without
     /// `type`, optional `min`/`max`; checked.
@@ -97,6 +106,7 @@ impl Dist {
                     None if map.contains_key("points") => "empirical".into(),
                     None if map.contains_key("median") => "lognormal".into(),
                     None if map.contains_key("low") => "uniform".into(),
+                    None if map.contains_key("ratio") => "ratio_window".into(),
                     None if map.contains_key("mean") => "normal".into(),
                     None if map.contains_key("value") => "fixed".into(),
                     None => return Err("a distribution needs `value`, `mean`, `peaks` or `points`".into()),
@@ -144,6 +154,10 @@ impl Dist {
                 points[pick(rng, &weights)].value
             }
             Shape::Uniform { low, high } => low + rng.below((high - low) as u64 + 1) as f64,
+            Shape::RatioWindow { mean, ratio } => {
+                let (low, high) = ratio_bounds(*mean, *ratio);
+                low + rng.below((high - low) as u64 + 1) as f64
+            }
         };
         value.max(self.min.unwrap_or(f64::NEG_INFINITY)).min(self.max.unwrap_or(f64::INFINITY))
     }
@@ -163,6 +177,10 @@ impl Dist {
             Shape::Multimodal { peaks } => weighted_mean(peaks.iter().map(|peak| (peak.dist.mean(), peak.weight))),
             Shape::Empirical { points } => weighted_mean(points.iter().map(|point| (point.value, point.weight))),
             Shape::Uniform { low, high } => (low + high) / 2.0,
+            Shape::RatioWindow { mean, ratio } => {
+                let (low, high) = ratio_bounds(*mean, *ratio);
+                (low + high) / 2.0
+            }
         }
     }
 
@@ -176,6 +194,7 @@ impl Dist {
             Shape::Multimodal { peaks } => peaks.iter().map(|peak| peak.dist.reach()).fold(f64::NEG_INFINITY, f64::max),
             Shape::Empirical { points } => points.iter().map(|point| point.value).fold(f64::NEG_INFINITY, f64::max),
             Shape::Uniform { high, .. } => *high,
+            Shape::RatioWindow { mean, ratio } => ratio_bounds(*mean, *ratio).1,
         };
         reach.min(self.max.unwrap_or(f64::INFINITY))
     }
@@ -191,12 +210,26 @@ impl Dist {
     /// `(low, high)` of a window of whole numbers without bounds (`--random-range-ratio`'s), when
     /// both fit 32 bits.
     pub fn as_window(&self) -> Option<(u64, u64)> {
-        match (&self.shape, self.min, self.max) {
-            (Shape::Uniform { low, high }, None, None) if *low >= 0.0 && high - low < f64::from(u32::MAX) => {
-                Some((*low as u64, *high as u64))
-            }
-            _ => None,
-        }
+        let (low, high) = match (&self.shape, self.min, self.max) {
+            (Shape::Uniform { low, high }, None, None) => (*low, *high),
+            (Shape::RatioWindow { mean, ratio }, None, None) => ratio_bounds(*mean, *ratio),
+            _ => return None,
+        };
+        (low >= 0.0 && high - low < f64::from(u32::MAX)).then_some((low as u64, high as u64))
+    }
+
+    /// The distribution an ISL is drawn from when the tokenizer puts `leading` tokens before
+    /// every prompt (a BOS), taken off as AIPerf and vLLM take them off so that the server
+    /// counts the ISL asked for: off a plain normal's mean (when above 0) or a ratio window's.
+    /// None for the other shapes, whose draws lose them one by one instead.
+    pub fn less_leading(&self, leading: u64) -> Option<Self> {
+        let less = |mean: f64| if mean > 0.0 { (mean - leading as f64).max(0.0) } else { mean };
+        let shape = match (&self.shape, self.min, self.max) {
+            (Shape::Normal { mean, stddev }, None, None) => Shape::Normal { mean: less(*mean), stddev: *stddev },
+            (Shape::RatioWindow { mean, ratio }, None, None) => Shape::RatioWindow { mean: less(*mean), ratio: *ratio },
+            _ => return None,
+        };
+        Some(Self { shape, min: None, max: None })
     }
 
     /// Whether every draw is the same value.
@@ -205,6 +238,10 @@ impl Dist {
             Shape::Normal { stddev, .. } => *stddev == 0.0,
             Shape::Lognormal { mean, median } => mean == median,
             Shape::Uniform { low, high } => low == high,
+            Shape::RatioWindow { mean, ratio } => {
+                let (low, high) = ratio_bounds(*mean, *ratio);
+                low == high
+            }
             Shape::Multimodal { .. } | Shape::Empirical { .. } => false,
         }
     }
@@ -224,6 +261,7 @@ impl Dist {
                     .collect(),
             },
             Shape::Uniform { low, high } => Shape::Uniform { low: low * factor, high: high * factor },
+            Shape::RatioWindow { mean, ratio } => Shape::RatioWindow { mean: mean * factor, ratio: *ratio },
         };
         Self { shape, min: self.min.map(|min| min * factor), max: self.max.map(|max| max * factor) }
     }
@@ -247,6 +285,11 @@ impl Dist {
             {
                 format!("a uniform distribution needs whole numbers 0 <= low <= high, got {low} and {high}")
             }
+            Shape::RatioWindow { mean, ratio } if !(mean.is_finite() && *mean >= 0.0 && (0.0..1.0).contains(ratio)) => {
+                format!(
+                    "a ratio window needs a mean of at least 0 and a ratio from 0 to below 1, got {mean} and {ratio}"
+                )
+            }
             Shape::Multimodal { peaks } if peaks.is_empty() || !weights_ok(peaks.iter().map(|peak| peak.weight)) => {
                 "a multimodal distribution needs peaks with non-negative weights, not all 0".to_string()
             }
@@ -260,6 +303,11 @@ impl Dist {
         };
         Some(problem)
     }
+}
+
+/// `[floor(mean (1 - ratio)), ceil(mean (1 + ratio))]`, as vLLM's random dataset bounds a length.
+fn ratio_bounds(mean: f64, ratio: f64) -> (f64, f64) {
+    ((mean * (1.0 - ratio)).floor().max(0.0), (mean * (1.0 + ratio)).ceil())
 }
 
 fn weights_ok(weights: impl Iterator<Item = f64>) -> bool {
@@ -325,6 +373,21 @@ mod tests {
         assert!((average - 100.5).abs() < 0.2, "average {average}");
         assert_eq!(Dist::fixed(7.4).sample_count(&mut rng), 7);
         assert_eq!(Dist::fixed(0.0).sample_count(&mut rng), 1, "at least 1");
+    }
+
+    #[test]
+    fn a_ratio_window_is_vllms_and_its_mean_loses_the_leading_tokens() {
+        let window = Dist::ratio_window(550.0, 0.3);
+        assert_eq!((window.as_window(), window.reach(), window.mean()), (Some((385, 715)), 715.0, 550.0));
+        assert_eq!(window.less_leading(1).and_then(|less| less.as_window()), Some((384, 714)));
+        assert_eq!(Dist::from_fields(&json!({"mean": 40, "ratio": 0.3})), Ok(Dist::ratio_window(40.0, 0.3)));
+        assert!(Dist::from_fields(&json!({"mean": 40, "ratio": 1.0})).unwrap_err().contains("ratio window"));
+        let mut rng = SeededRng::new(5);
+        assert!((0..1000).all(|_| (385.0..=715.0).contains(&window.sample(&mut rng))));
+        assert_eq!(Dist::normal(100.0, 5.0).less_leading(2), Some(Dist::normal(98.0, 5.0)));
+        assert_eq!(Dist::fixed(1.0).less_leading(2), Some(Dist::fixed(0.0)), "a mean above 0 goes to 0 at least");
+        assert_eq!(Dist::uniform(3.0, 9.0).less_leading(1), None, "other shapes lose them draw by draw");
+        assert_eq!(Dist { max: Some(120.0), ..Dist::normal(100.0, 10.0) }.less_leading(1), None);
     }
 
     #[test]

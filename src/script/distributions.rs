@@ -1,5 +1,6 @@
 //! Distributions in scenarios: `normal(mean, stddev)`, `fixed(value)`, `lognormal(mean,
-//! median)`, `uniform(low, high)`, `mixture([dists], [weights])`, `empirical([values], [weights])` and
+//! median)`, `uniform(low, high)`, `ratio_window(mean, ratio)`, `mixture([dists], [weights])`,
+//! `empirical([values], [weights])` and
 //! `bounded(dist, min, max)` build the maps that `dist_of` reads into a `plan::Dist` (the
 //! same reading as a config's distributions).
 
@@ -13,6 +14,7 @@ pub fn register(engine: &mut Engine) {
     engine.register_fn("fixed", |value: Dynamic| normal(&value, &Dynamic::from(0_i64)));
     engine.register_fn("lognormal", |mean: Dynamic, median: Dynamic| lognormal(&mean, &median));
     engine.register_fn("uniform", |low: Dynamic, high: Dynamic| uniform(&low, &high));
+    engine.register_fn("ratio_window", |mean: Dynamic, ratio: Dynamic| ratio_window(&mean, &ratio));
     engine.register_fn("mixture", |dists: Array, weights: Array| mixture(dists, weights));
     engine.register_fn("empirical", |values: Array, weights: Array| empirical(values, weights));
     engine.register_fn("bounded", bounded);
@@ -85,6 +87,16 @@ fn uniform(low: &Dynamic, high: &Dynamic) -> ScriptResult<Map> {
     match Dist::uniform(low, high).problem() {
         Some(problem) => script_error(format!("uniform(low, high): {problem}")),
         None => Ok(map_of(&[("low", Dynamic::from(low)), ("high", Dynamic::from(high))])),
+    }
+}
+
+/// `#{ mean, ratio }`: vLLM's `--random-range-ratio` window around `mean` (an ISL's, drawn around
+/// the mean less the tokenizer's leading tokens).
+fn ratio_window(mean: &Dynamic, ratio: &Dynamic) -> ScriptResult<Map> {
+    let [mean, ratio] = numbers("ratio_window(mean, ratio)", [mean, ratio])?;
+    match Dist::ratio_window(mean, ratio).problem() {
+        Some(problem) => script_error(format!("ratio_window(mean, ratio): {problem}")),
+        None => Ok(map_of(&[("mean", Dynamic::from(mean)), ("ratio", Dynamic::from(ratio))])),
     }
 }
 

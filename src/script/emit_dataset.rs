@@ -208,6 +208,7 @@ pub(super) fn dist(dist: &Dist) -> String {
             points.iter().map(|point| float(point.weight)).collect::<Vec<_>>().join(", ")
         ),
         Shape::Uniform { low, high } => format!("uniform({}, {})", float(*low), float(*high)),
+        Shape::RatioWindow { mean, ratio } => format!("ratio_window({}, {})", float(*mean), float(*ratio)),
     };
     if dist.min.is_none() && dist.max.is_none() {
         return shape;

@@ -297,6 +297,7 @@ fn dist(dist: &Dist) -> String {
         Shape::Multimodal { .. } => format!("mixture (mean {:.0})", dist.mean()),
         Shape::Empirical { .. } => format!("empirical (mean {:.0})", dist.mean()),
         Shape::Uniform { low, high } => format!("{low}..={high}"),
+        Shape::RatioWindow { mean, ratio } => format!("{mean}±{}%", ratio * 100.0),
     }
 }
 

@@ -11,7 +11,7 @@ const KEY: &str = "datasets.main.prompts.random_range_ratio (--random-range-rati
 
 /// The ISL and OSL windows for `isl`/`osl` given in `prompts` (both fixed; `osl` is none when
 /// not given), or `None` without a ratio: vLLM `[floor(mean (1 - r)), ceil(mean (1 + r))]`
-/// (r < 1; the OSL's ends at least 1), SGLang `[max(1, int(mean r)), mean]` (r <= 1, one ratio
+/// (r < 1; the ISL's a ratio window, the OSL's ending at least 1), SGLang `[max(1, int(mean r)), mean]` (r <= 1, one ratio
 /// for both).
 pub fn windows(prompts: &Value, isl: &Dist, osl: Option<&Dist>) -> Result<Option<(Dist, Dist)>, ConfigError> {
     let Some(ratio) = prompts.get("random_range_ratio").filter(|ratio| !ratio.is_null()) else {
@@ -59,10 +59,11 @@ pub fn windows(prompts: &Value, isl: &Dist, osl: Option<&Dist>) -> Result<Option
             return Err(ConfigError::new(format!("{KEY}: must be at least 0 and below 1, got {ratio}")));
         }
     }
-    let window = |mean: f64, ratio: f64, least: f64| {
-        Dist::uniform((mean * (1.0 - ratio)).floor().max(least), (mean * (1.0 + ratio)).ceil().max(least))
-    };
-    Ok(Some((window(isl_mean, isl_ratio, 0.0), window(osl_mean, osl_ratio, 1.0))))
+    // The OSL's window ends at least 1; the ISL's is drawn around its mean less the tokenizer's
+    // leading tokens, which only the run knows.
+    let osl =
+        Dist::uniform((osl_mean * (1.0 - osl_ratio)).floor().max(1.0), (osl_mean * (1.0 + osl_ratio)).ceil().max(1.0));
+    Ok(Some((Dist::ratio_window(isl_mean, isl_ratio), osl)))
 }
 
 /// A number (both), `"0.3"`, `'{"input": 0.3, "output": 0.5}'` (or that map), or `[0.3, 0.5]`.
@@ -99,9 +100,10 @@ mod tests {
     #[test]
     fn the_vllm_window_is_symmetric_and_the_sglang_one_ends_at_the_mean() {
         let vllm = lowered(json!({"isl": 550, "osl": 150, "random_range_ratio": "0.3"})).unwrap();
-        assert_eq!(vllm, Some((Dist::uniform(385.0, 715.0), Dist::uniform(105.0, 195.0))));
+        assert_eq!(vllm, Some((Dist::ratio_window(550.0, 0.3), Dist::uniform(105.0, 195.0))));
+        assert_eq!(Dist::ratio_window(550.0, 0.3).as_window(), Some((385, 715)));
         let apart = lowered(json!({"isl": 100, "osl": 10, "random_range_ratio": "{\"input\": 0.5, \"output\": 0.99}"}));
-        assert_eq!(apart.unwrap(), Some((Dist::uniform(50.0, 150.0), Dist::uniform(1.0, 20.0))));
+        assert_eq!(apart.unwrap(), Some((Dist::ratio_window(100.0, 0.5), Dist::uniform(1.0, 20.0))));
         let sglang =
             lowered(json!({"isl": 550, "osl": 150, "random_range_ratio": 0.25, "random_corpus_style": "sglang"}));
         assert_eq!(sglang.unwrap(), Some((Dist::uniform(137.0, 550.0), Dist::uniform(37.0, 150.0))));
