@@ -319,6 +319,7 @@ fn the_emitted_scenario_builds_the_same_plans_with_every_dataset_flag() {
          --random-range-ratio {\"input\":0.2,\"output\":0.5} --num-profile-runs 2 --vary-seed-per-trial",
         "--model m --url mock --input-file four.jsonl --custom-dataset-type single_turn --system-prompt Be_brief. \
          --request-count 5",
+        "--model m --url mock --isl 64 --osl 8 --prompt-corpus coding --shared-system-prompt-length 20",
         "--model m --url mock --isl 100 --osl 20 --random-range-ratio 0.5 --random-corpus-style sglang \
          --prompt-corpus random",
         "--model m --url mock --isl 100 --osl 20 --random-range-ratio 0.5 --video-width 64 --video-height 48 \
@@ -338,7 +339,8 @@ fn the_emitted_scenario_builds_the_same_plans_with_every_dataset_flag() {
             .expect("plan JSON");
         let dataset = &plan["dataset"];
         let window = matches!(dataset["isl"]["type"].as_str(), Some("uniform" | "ratio_window"));
-        assert!(dataset["system_prompt"] == "Be_brief." || window, "{dataset}");
+        let coding = dataset["corpus"] == "coding";
+        assert!(dataset["system_prompt"] == "Be_brief." || window || coding, "{dataset}");
         let dry = common::aiperf_command(dir.path()).args(["run", "out.rhai", "--dry-run"]).output().expect("dry run");
         common::succeeded(&dry, "the emitted scenario");
         assert_eq!(dry.stdout, profiled.stdout, "{command_line}: the scenario's plans differ from the command's");

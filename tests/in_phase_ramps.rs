@@ -256,7 +256,10 @@ fn a_concurrency_ramp_adds_one_user_at_each_step() {
     assert_eq!(peak_between(&spans, 1.45, 2.1), 8, "the target holds after the ramp");
     let summary = run.summary("users_ramp");
     let check = &summary["client_self_check"][0];
-    assert_eq!(check["client_bound"], false, "{check}");
+    // The users the ramp holds back are not late: counted, they would put the dispatch delay at
+    // a step's 200 ms (a loaded machine can still be late by a few ms, and say so).
+    let delay = check["dispatch_delay_p99_ms"].as_f64().expect("a dispatch delay");
+    assert!(delay < 50.0, "{check}");
 }
 
 #[test]

@@ -1,11 +1,67 @@
-//! The text that synthetic prompts are cut from: public-domain Shakespeare, embedded in the
-//! binary so datasets need no files and no network.
+//! The texts that synthetic prompts are cut from: public-domain Shakespeare, embedded in the
+//! binary so datasets need no files and no network, and the coding corpus made from templates.
+
+use super::coding_corpus;
 
 static SHAKESPEARE: &str = include_str!("../../assets/corpus/shakespeare.txt");
 
-/// The embedded corpus.
+/// The embedded Shakespeare.
 pub fn shakespeare() -> &'static str {
     SHAKESPEARE
+}
+
+/// A corpus prompts are cut from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Corpus {
+    /// Shakespeare, read as prose: every whitespace run one space.
+    Shakespeare,
+    /// The coding corpus, read as it is: newlines and indentation kept.
+    Code,
+}
+
+impl Corpus {
+    pub fn text(self) -> &'static str {
+        match self {
+            Self::Shakespeare => SHAKESPEARE,
+            Self::Code => coding_corpus::text(),
+        }
+    }
+
+    /// About `approx_bytes` of the corpus from the first word at or after `offset` (wrapping).
+    pub fn window(self, offset: usize, approx_bytes: usize) -> String {
+        match self {
+            Self::Shakespeare => window(SHAKESPEARE, offset, approx_bytes),
+            Self::Code => verbatim_window(coding_corpus::text(), offset, approx_bytes),
+        }
+    }
+}
+
+/// About `approx_bytes` of `corpus` as it is, from the first word at or after `offset`
+/// (wrapping around the end).
+fn verbatim_window(corpus: &str, offset: usize, approx_bytes: usize) -> String {
+    let bytes = corpus.as_bytes();
+    if bytes.is_empty() {
+        return String::new();
+    }
+    let mut start = offset % bytes.len();
+    while start < bytes.len()
+        && !(start == 0 || bytes[start - 1].is_ascii_whitespace() && !bytes[start].is_ascii_whitespace())
+    {
+        start += 1;
+    }
+    if start >= bytes.len() {
+        start = 0;
+    }
+    let mut text = String::with_capacity(approx_bytes + 64);
+    while text.len() < approx_bytes {
+        let mut end = (start + approx_bytes - text.len()).min(bytes.len());
+        while !corpus.is_char_boundary(end) {
+            end += 1;
+        }
+        text.push_str(&corpus[start..end]);
+        start = if end >= bytes.len() { 0 } else { end };
+    }
+    text
 }
 
 /// A window of about `approx_bytes` of `corpus` starting at the first word boundary at or
@@ -51,6 +107,16 @@ pub fn window(corpus: &str, offset: usize, approx_bytes: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn code_windows_keep_their_whitespace_and_start_at_a_word() {
+        let code = "fn main() {\n    run();\n}\n\n";
+        assert_eq!(verbatim_window(code, 0, 12), "fn main() {\n");
+        assert_eq!(verbatim_window(code, 4, 12), "{\n    run();", "from the next word on");
+        assert_eq!(verbatim_window(code, 20, 16), "}\n\nfn main() {\n ", "wrapping around");
+        let window = Corpus::Code.window(123_456, 2_000);
+        assert!(window.len() >= 2_000 && window.contains('\n'), "{window}");
+    }
 
     #[test]
     fn windows_collapse_whitespace_and_wrap() {

@@ -1,7 +1,7 @@
 //! Text of an exact token count: corpus text cut on token ids, decoded, re-encoded, and the
 //! cut moved until the whole text (after an optional fixed head) counts to the target.
 
-use super::corpus;
+use super::corpus::{self, Corpus};
 use super::tokenizer::Tokenizer;
 
 /// Start words tried before settling for the closest text (each a different corpus window).
@@ -31,7 +31,19 @@ impl CountedText {
 pub fn text_of_length(
     tokenizer: &Tokenizer,
     head: Option<&CountedText>,
-    corpus: &str,
+    corpus: Corpus,
+    offset: usize,
+    target: u64,
+) -> CountedText {
+    cut_to_length(tokenizer, head, &|offset, bytes| corpus.window(offset, bytes), corpus.text().len(), offset, target)
+}
+
+/// `text_of_length` over the text `window` gives of a corpus of `corpus_len` bytes.
+fn cut_to_length(
+    tokenizer: &Tokenizer,
+    head: Option<&CountedText>,
+    window_of: &dyn Fn(usize, usize) -> String,
+    corpus_len: usize,
     offset: usize,
     target: u64,
 ) -> CountedText {
@@ -45,8 +57,8 @@ pub fn text_of_length(
     };
     let wanted = (target - head_tokens) as usize;
     let mut closest: Option<CountedText> = None;
-    for window in 0..WINDOWS_TRIED {
-        let ids = tokens_from(tokenizer, corpus, offset + window * WINDOW_STRIDE_BYTES, wanted);
+    for start in 0..WINDOWS_TRIED {
+        let ids = tokens_from(tokenizer, window_of, corpus_len, offset + start * WINDOW_STRIDE_BYTES, wanted);
         let mut tried = Vec::with_capacity(CUTS_PER_WINDOW);
         let mut take = wanted.min(ids.len());
         while tried.len() < CUTS_PER_WINDOW && !tried.contains(&take) {
@@ -67,15 +79,21 @@ pub fn text_of_length(
     closest.unwrap_or(CountedText { text: String::new(), tokens: 0 })
 }
 
-/// More than `wanted` token ids of corpus text from `offset` (fewer only if the whole corpus has
-/// fewer). Encoding is most of the time a cut takes, so the window is sized by the tokenizer's
+/// More than `wanted` token ids of the text `window` gives from `offset` (fewer only if the
+/// whole corpus, `corpus_len` bytes, has fewer). Encoding is most of the time a cut takes, so the window is sized by the tokenizer's
 /// measured bytes per token with a margin, and grown in steps when it falls short.
-fn tokens_from(tokenizer: &Tokenizer, corpus: &str, offset: usize, wanted: usize) -> Vec<u32> {
+fn tokens_from(
+    tokenizer: &Tokenizer,
+    window: &dyn Fn(usize, usize) -> String,
+    corpus_len: usize,
+    offset: usize,
+    wanted: usize,
+) -> Vec<u32> {
     let bytes_per_token = tokenizer.bytes_per_token(measure_bytes_per_token);
     let mut approx_bytes = (wanted as f64 * bytes_per_token * WINDOW_MARGIN) as usize + 64;
     loop {
-        let ids = tokenizer.encode(&corpus::window(corpus, offset, approx_bytes));
-        if ids.len() > wanted || approx_bytes > corpus.len() {
+        let ids = tokenizer.encode(&window(offset, approx_bytes));
+        if ids.len() > wanted || approx_bytes > corpus_len {
             return ids;
         }
         approx_bytes += approx_bytes / 2;
@@ -118,33 +136,37 @@ mod tests {
         (1..=64).chain((65..=4000).step_by(97)).chain([4000])
     }
 
-    fn assert_exact_under(tokenizer: &Tokenizer) {
-        let corpus = corpus::shakespeare();
+    fn assert_exact_under(tokenizer: &Tokenizer, corpus: Corpus) {
         let mut missed = Vec::new();
         for (i, target) in lengths().enumerate() {
-            let offset = (i * 104_729) % corpus.len();
+            let offset = (i * 104_729) % corpus.text().len();
             let cut = text_of_length(tokenizer, None, corpus, offset, target);
             let counted = tokenizer.count(&cut.text) as u64;
             if (counted, cut.tokens) != (target, target) {
                 missed.push((target, counted));
             }
         }
-        assert!(missed.is_empty(), "{}: (target, counted) {missed:?}", tokenizer.name());
+        assert!(missed.is_empty(), "{} over {corpus:?}: (target, counted) {missed:?}", tokenizer.name());
     }
 
     #[test]
     fn every_length_is_exact_under_the_builtin_gpt2_tokenizer() {
-        assert_exact_under(&Tokenizer::shared_builtin());
+        assert_exact_under(&Tokenizer::shared_builtin(), Corpus::Shakespeare);
+        assert_exact_under(&Tokenizer::shared_builtin(), Corpus::Code);
     }
 
     #[test]
     fn every_length_is_exact_under_gpt2_and_another_bpe_loaded_from_files() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
         // The same file as ../shared/realserver/gpt-2.tokenizer.json, loaded the way users load theirs.
-        assert_exact_under(&Tokenizer::from_path(&root.join("assets/tokenizers/gpt2.tokenizer.json")).unwrap());
         assert_exact_under(
-            &Tokenizer::from_path(&root.join("tests/fixtures/trained-bytelevel-bpe-8k.tokenizer.json")).unwrap(),
+            &Tokenizer::from_path(&root.join("assets/tokenizers/gpt2.tokenizer.json")).unwrap(),
+            Corpus::Shakespeare,
         );
+        let trained =
+            Tokenizer::from_path(&root.join("tests/fixtures/trained-bytelevel-bpe-8k.tokenizer.json")).unwrap();
+        assert_exact_under(&trained, Corpus::Shakespeare);
+        assert_exact_under(&trained, Corpus::Code);
     }
 
     #[test]
@@ -155,9 +177,10 @@ mod tests {
         // GPT-2 on English prose: about 4 bytes a token.
         assert!((3.5..5.0).contains(&measured), "{measured}");
         assert_eq!(tokenizer.bytes_per_token(|_| 100.0), measured, "measured once, then kept");
-        let corpus = corpus::shakespeare();
+        let corpus = Corpus::Shakespeare;
+        let window = |offset, bytes| corpus.window(offset, bytes);
         for (offset, wanted) in [(0, 1), (77_777, 550), (3_000_000, 4000)] {
-            let ids = tokens_from(&tokenizer, corpus, offset, wanted);
+            let ids = tokens_from(&tokenizer, &window, corpus.text().len(), offset, wanted);
             // More than wanted, but not the double that a fixed 6 bytes a token encoded.
             assert!(ids.len() > wanted && ids.len() < wanted * 3 / 2 + 32, "{wanted}: {}", ids.len());
         }
@@ -166,7 +189,7 @@ mod tests {
     #[test]
     fn a_head_is_kept_byte_for_byte_and_counted_in_the_length() {
         let tokenizer = Tokenizer::shared_builtin();
-        let corpus = corpus::shakespeare();
+        let corpus = Corpus::Shakespeare;
         let head = text_of_length(&tokenizer, None, corpus, 1_000, 50);
         for target in [51, 52, 80, 700] {
             let cut = text_of_length(&tokenizer, Some(&head), corpus, 9_999, target);
@@ -179,10 +202,11 @@ mod tests {
     #[test]
     fn a_target_no_cut_can_reach_gives_the_closest_text() {
         let tokenizer = Tokenizer::shared_builtin();
-        let empty = text_of_length(&tokenizer, None, "", 0, 5);
+        let nothing = |_, _| String::new();
+        let empty = cut_to_length(&tokenizer, None, &nothing, 0, 0, 5);
         assert_eq!(empty, CountedText { text: String::new(), tokens: 0 });
         let head = CountedText::of(&tokenizer, "Hello".to_string());
-        let closest = text_of_length(&tokenizer, Some(&head), "", 0, 5);
+        let closest = cut_to_length(&tokenizer, Some(&head), &nothing, 0, 0, 5);
         assert_eq!(closest.tokens as usize, tokenizer.count(&closest.text));
         assert!(closest.text.starts_with("Hello"), "{closest:?}");
     }

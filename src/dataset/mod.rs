@@ -15,6 +15,7 @@ mod builtin_tokenizer;
 mod burst_gpt;
 mod byte_level_alphabet;
 pub mod chat_template;
+mod coding_corpus;
 pub mod corpus;
 pub mod exact_length;
 mod fields;

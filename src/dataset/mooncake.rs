@@ -20,7 +20,7 @@ use super::fields::{Record, json_lines};
 use super::mooncake_lines::{Input, LineInput};
 use super::mooncake_sessions::{self, TraceLine};
 use super::own_body::{OwnBody, counted_text, verbatim_entry};
-use super::{DatasetEntry, corpus, tokenizer::Tokenizer};
+use super::{DatasetEntry, corpus::Corpus, tokenizer::Tokenizer};
 use crate::plan::prompt_length_problem;
 use crate::rng::SeededRng;
 
@@ -73,6 +73,7 @@ fn line_entry(at: &str, line_input: LineInput, blocks: &mut Blocks, line: u64) -
 /// The text of each hash id's block, made once per id (agentic traces share it: `agentic/prompts.rs`).
 pub(super) struct Blocks<'a> {
     tokenizer: &'a Tokenizer,
+    corpus: Corpus,
     block_size: u64,
     seed: u64,
     full: HashMap<u64, String>,
@@ -81,28 +82,31 @@ pub(super) struct Blocks<'a> {
 }
 
 impl<'a> Blocks<'a> {
-    /// Blocks of `block_size` tokens (at least 1), their text drawn with `seed`.
+    /// Blocks of `block_size` tokens (at least 1), their text drawn from Shakespeare with `seed`.
     pub(super) fn new(tokenizer: &'a Tokenizer, block_size: u64, seed: u64) -> Self {
-        Self { tokenizer, block_size: block_size.max(1), seed, full: HashMap::new(), sizes: HashMap::new() }
+        let corpus = Corpus::Shakespeare;
+        Self { tokenizer, corpus, block_size: block_size.max(1), seed, full: HashMap::new(), sizes: HashMap::new() }
+    }
+
+    /// The same blocks drawn from `corpus` instead.
+    pub(super) fn drawn_from(self, corpus: Corpus) -> Self {
+        Self { corpus, ..self }
     }
 
     /// Where in the corpus the block of `hash_id` starts (a seeded draw per id).
     fn offset(&self, hash_id: u64) -> usize {
-        let corpus = corpus::shakespeare();
+        let corpus = self.corpus.text();
         SeededRng::new(self.seed ^ hash_id.wrapping_mul(0x9E37_79B9_7F4A_7C15)).below(corpus.len() as u64) as usize
     }
 
     fn block(&mut self, hash_id: u64, tokens: u64) -> String {
-        let (tokenizer, offset) = (self.tokenizer, self.offset(hash_id));
+        let (tokenizer, corpus, offset) = (self.tokenizer, self.corpus, self.offset(hash_id));
         let make = |tokens: u64| match tokenizer.block_separator() {
             Some(separator) if tokens > 1 => {
-                format!(
-                    "{separator}{}",
-                    text_of_length(tokenizer, None, corpus::shakespeare(), offset, tokens - 1).text
-                )
+                format!("{separator}{}", text_of_length(tokenizer, None, corpus, offset, tokens - 1).text)
             }
             Some(separator) => separator.to_string(),
-            None => text_of_length(tokenizer, None, corpus::shakespeare(), offset, tokens).text,
+            None => text_of_length(tokenizer, None, corpus, offset, tokens).text,
         };
         if tokens < self.block_size {
             return make(tokens);
@@ -165,9 +169,9 @@ impl<'a> Blocks<'a> {
         if left == 0 {
             return blocks;
         }
-        let offset = SeededRng::new(self.seed ^ !line).below(corpus::shakespeare().len() as u64) as usize;
+        let offset = SeededRng::new(self.seed ^ !line).below(self.corpus.text().len() as u64) as usize;
         let head = (!blocks.is_empty()).then(|| CountedText::of(self.tokenizer, blocks));
-        text_of_length(self.tokenizer, head.as_ref(), corpus::shakespeare(), offset, input_length).text
+        text_of_length(self.tokenizer, head.as_ref(), self.corpus, offset, input_length).text
     }
 }
 

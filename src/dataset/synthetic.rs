@@ -15,10 +15,11 @@ use anyhow::{Result, bail};
 
 use super::aiperf_draws::{PromptDraws, SessionDraws};
 use super::chat_template::Overhead;
+use super::corpus::Corpus;
 use super::exact_length::{CountedText, text_of_length};
 use super::vocab_prompts::{Preseeded, VocabPrompts};
-use super::{DatasetEntry, FileTurn, SystemPrompt, corpus, tokenizer::Tokenizer};
-use crate::plan::{CorpusStyle, Dist, SyntheticDataset};
+use super::{DatasetEntry, FileTurn, SystemPrompt, tokenizer::Tokenizer};
+use crate::plan::{CorpusStyle, Dist, PromptCorpus, SyntheticDataset};
 use crate::rng::SeededRng;
 
 /// Seeds the system prompt's place in the corpus apart from the prompts'.
@@ -35,10 +36,11 @@ const CONVERSATION_SALT: u64 = 0xC0_4E55_10A5;
 /// cannot be drawn (a tiktoken encoding) or is asked for with what it does not make.
 pub fn generate(spec: &SyntheticDataset, tokenizer: &Tokenizer, overhead: Overhead) -> Result<Vec<DatasetEntry>> {
     let turns = conversation_turns(spec);
-    let text = corpus::shakespeare();
     let options = &spec.options;
+    let corpus = if options.corpus == PromptCorpus::Coding { Corpus::Code } else { Corpus::Shakespeare };
+    let text = corpus.text();
     let seed = spec.random_seed;
-    let mut vocab = match options.random_corpus {
+    let mut vocab = match options.corpus.random_style() {
         Some(style) => Some(random_corpus(spec, tokenizer, style)?),
         None => None,
     };
@@ -46,7 +48,7 @@ pub fn generate(spec: &SyntheticDataset, tokenizer: &Tokenizer, overhead: Overhe
     let system_prompt = options.system_prompt_tokens.map(|tokens| {
         let cut = match vocab.as_mut() {
             Some(vocab) => vocab.prompt(tokens),
-            None => text_of_length(tokenizer, None, text, corpus_offset(seed ^ SYSTEM_PROMPT_SALT, text), tokens),
+            None => text_of_length(tokenizer, None, corpus, corpus_offset(seed ^ SYSTEM_PROMPT_SALT, text), tokens),
         };
         Arc::new(SystemPrompt { text: cut.text, tokens: cut.tokens })
     });
@@ -60,7 +62,7 @@ pub fn generate(spec: &SyntheticDataset, tokenizer: &Tokenizer, overhead: Overhe
             (0..pool.prefixes as u64)
                 .map(|index| {
                     let offset = corpus_offset(seed ^ PREFIX_SALT.wrapping_mul(index + 1), text);
-                    text_of_length(tokenizer, None, text, offset, pool.length)
+                    text_of_length(tokenizer, None, corpus, offset, pool.length)
                 })
                 .collect(),
         ),
@@ -95,14 +97,14 @@ pub fn generate(spec: &SyntheticDataset, tokenizer: &Tokenizer, overhead: Overhe
         // A conversation's later turns carry its first turn, marker and all, in their history.
         if options.cache_bust && first_turn(turns.as_deref(), draw.index / batch_size) {
             let marker = CountedText::of(tokenizer, cache_bust_marker(seed, draw.index));
-            text_of_length(tokenizer, Some(&marker), text, draw.offset, draw.input_tokens)
+            text_of_length(tokenizer, Some(&marker), corpus, draw.offset, draw.input_tokens)
         } else if let (Some(prefix), Prefixes::Cuts(cuts)) = (draw.prefix, &prefixes) {
             // As AIPerf adds a pooled prefix to the prompt's own ISL, the prompt has the
             // prefix's tokens and its ISL more.
             let head = &cuts[prefix];
-            text_of_length(tokenizer, Some(head), text, draw.offset, head.tokens + draw.input_tokens)
+            text_of_length(tokenizer, Some(head), corpus, draw.offset, head.tokens + draw.input_tokens)
         } else {
-            text_of_length(tokenizer, None, text, draw.offset, draw.input_tokens)
+            text_of_length(tokenizer, None, corpus, draw.offset, draw.input_tokens)
         }
     };
     // Random-vocabulary prompts draw their offsets and top-ups in turn, so they are made in order.
@@ -145,10 +147,10 @@ pub fn generate(spec: &SyntheticDataset, tokenizer: &Tokenizer, overhead: Overhe
         entry.turn = Some(turn);
     }
     if let Some(tokens) = options.user_context_tokens {
-        add_user_contexts(&mut entries, tokenizer, seed, tokens, vocab.as_mut());
+        add_user_contexts(&mut entries, tokenizer, corpus, seed, tokens, vocab.as_mut());
     }
     if let Some(lengths) = &options.rankings {
-        super::synthetic_rankings::apply(&mut entries, lengths, tokenizer, seed);
+        super::synthetic_rankings::apply(&mut entries, lengths, tokenizer, corpus, seed);
     }
     Ok(entries)
 }
@@ -207,11 +209,12 @@ impl LeadingTokens {
 fn add_user_contexts(
     entries: &mut [DatasetEntry],
     tokenizer: &Tokenizer,
+    corpus: Corpus,
     seed: u64,
     tokens: u64,
     vocab: Option<&mut VocabPrompts>,
 ) {
-    let text = corpus::shakespeare();
+    let text = corpus.text();
     let starts = entries.iter().filter(|entry| entry.turn.is_none_or(|turn| turn.index == 0)).count();
     let places: Vec<Draw> = (0..starts)
         .map(|index| Draw {
@@ -224,7 +227,7 @@ fn add_user_contexts(
         .collect();
     let contexts = match vocab {
         Some(vocab) => places.iter().map(|_| vocab.prompt(tokens)).collect(),
-        None => map_in_parallel(&places, |place| text_of_length(tokenizer, None, text, place.offset, tokens)),
+        None => map_in_parallel(&places, |place| text_of_length(tokenizer, None, corpus, place.offset, tokens)),
     };
     let mut contexts = contexts.into_iter().map(|cut| Arc::new(SystemPrompt { text: cut.text, tokens: cut.tokens }));
     let mut current = None;
@@ -536,7 +539,7 @@ mod tests {
                 prefix: None,
             })
             .collect();
-        let cut = |draw: &Draw| text_of_length(&tokenizer, None, corpus::shakespeare(), draw.offset, draw.input_tokens);
+        let cut = |draw: &Draw| text_of_length(&tokenizer, None, Corpus::Shakespeare, draw.offset, draw.input_tokens);
         let one_by_one: Vec<CountedText> = draws.iter().map(cut).collect();
         let shared_out = map_in_parallel(&draws, cut);
         assert_eq!(shared_out, one_by_one);
@@ -589,6 +592,32 @@ mod tests {
         assert!(
             generate(&tiny, &tokenizer, overhead).unwrap().iter().all(|entry| entry.input_tokens == 1),
             "one token at least"
+        );
+    }
+
+    #[test]
+    fn the_coding_corpus_gives_exact_prompts_of_code() {
+        let tokenizer = Tokenizer::shared_builtin();
+        let options =
+            SyntheticOptions { corpus: PromptCorpus::Coding, system_prompt_tokens: Some(40), ..Default::default() };
+        let entries =
+            generate(&SyntheticDataset { entries: 30, ..with(options) }, &tokenizer, Overhead::default()).unwrap();
+        for entry in &entries {
+            assert_eq!(
+                tokenizer.count(&entry.prompt) as u64 + 40,
+                entry.input_tokens,
+                "the system prompt's 40 and the ISL"
+            );
+        }
+        let lines = entries.iter().filter(|entry| entry.prompt.contains('\n')).count();
+        assert!(lines > 25, "code keeps its lines: {lines} of 30");
+        let system = entries[0].system_prompt.as_ref().expect("a system prompt");
+        assert_eq!(tokenizer.count(&system.text), 40);
+        let sonnet = generate(&SyntheticDataset { entries: 30, ..spec(7) }, &tokenizer, Overhead::default()).unwrap();
+        assert_eq!(
+            entries.iter().map(|entry| entry.input_tokens - 40).collect::<Vec<_>>(),
+            sonnet.iter().map(|entry| entry.input_tokens).collect::<Vec<_>>(),
+            "the same lengths: only the text differs"
         );
     }
 

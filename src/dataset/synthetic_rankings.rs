@@ -5,7 +5,7 @@
 
 use super::aiperf_draws::{PassageCounts, PromptDraws};
 use super::exact_length::text_of_length;
-use super::{DatasetEntry, Ranking, corpus, tokenizer::Tokenizer};
+use super::{DatasetEntry, Ranking, corpus::Corpus, tokenizer::Tokenizer};
 use crate::plan::{Dist, RankingLengths};
 use crate::rng::SeededRng;
 
@@ -13,16 +13,16 @@ use crate::rng::SeededRng;
 const RANKINGS_SALT: u64 = 0x4A4E_6B1E_55ED;
 
 /// Give every entry a query and its drawn count of passages (`lengths.passages`, spread by
-/// `lengths.passages_stddev`) of its own (its prompt their text joined, its input tokens theirs).
-pub fn apply(entries: &mut [DatasetEntry], lengths: &RankingLengths, tokenizer: &Tokenizer, seed: u64) {
-    let text = corpus::shakespeare();
+/// `lengths.passages_stddev`) of its own, cut from `corpus` (its prompt their text joined, its
+/// input tokens theirs).
+pub fn apply(entries: &mut [DatasetEntry], lengths: &RankingLengths, tokenizer: &Tokenizer, corpus: Corpus, seed: u64) {
     let mut rng = SeededRng::new(seed ^ RANKINGS_SALT);
     let mut aiperf = PromptDraws::new(seed);
     let mut passage_counts = PassageCounts::new(seed);
     let mut cut = |dist: &Dist| {
         let tokens = aiperf.prompt_length(dist, &mut rng);
-        let offset = rng.below(text.len() as u64) as usize;
-        text_of_length(tokenizer, None, text, offset, tokens)
+        let offset = rng.below(corpus.text().len() as u64) as usize;
+        text_of_length(tokenizer, None, corpus, offset, tokens)
     };
     for entry in entries {
         let count = passage_counts.next(lengths.passages, lengths.passages_stddev);
@@ -53,7 +53,7 @@ mod tests {
             passages: 5,
             passages_stddev: 0,
         };
-        apply(&mut entries, &lengths, &tokenizer, 7);
+        apply(&mut entries, &lengths, &tokenizer, Corpus::Shakespeare, 7);
         for entry in &entries {
             let ranking = entry.ranking.as_ref().expect("a ranking");
             assert_eq!(tokenizer.count(&ranking.query), 12);
@@ -93,7 +93,7 @@ mod tests {
                 passages: 3,
                 passages_stddev,
             };
-            apply(&mut entries, &lengths, &tokenizer, 2);
+            apply(&mut entries, &lengths, &tokenizer, Corpus::Shakespeare, 2);
             let drawn: Vec<(usize, Vec<usize>)> = entries
                 .iter()
                 .map(|entry| entry.ranking.as_ref().expect("a ranking"))

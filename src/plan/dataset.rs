@@ -468,10 +468,37 @@ pub struct SyntheticOptions {
     /// synthetic rankings, `--rankings-query-prompt-token-mean` and friends).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rankings: Option<RankingLengths>,
-    /// Prompts of random vocabulary tokens in vLLM's or SGLang's manner instead of Shakespeare
-    /// (AIPerf's `--prompt-corpus random` and `--random-corpus-style`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub random_corpus: Option<CorpusStyle>,
+    /// Where the prompts' text comes from (AIPerf's `--prompt-corpus`).
+    #[serde(default, skip_serializing_if = "PromptCorpus::is_sonnet")]
+    pub corpus: PromptCorpus,
+}
+
+/// Where synthetic prompts' text comes from.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum PromptCorpus {
+    /// Public-domain Shakespeare (`sonnet`).
+    #[default]
+    Sonnet,
+    /// Code, shell sessions, JSON, tracebacks, diffs and the like, from this project's own
+    /// templates (`coding`).
+    Coding,
+    /// Random vocabulary tokens in vLLM's or SGLang's manner (`random`, `--random-corpus-style`).
+    Random(CorpusStyle),
+}
+
+impl PromptCorpus {
+    pub fn is_sonnet(&self) -> bool {
+        *self == Self::Sonnet
+    }
+
+    /// The random corpus's style, if it is the random corpus.
+    pub fn random_style(self) -> Option<CorpusStyle> {
+        match self {
+            Self::Random(style) => Some(style),
+            Self::Sonnet | Self::Coding => None,
+        }
+    }
 }
 
 /// Whose random dataset a random-vocabulary corpus copies: its token pool and its generator.

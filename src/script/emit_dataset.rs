@@ -3,7 +3,7 @@
 
 use super::emit_literals::{float, string};
 use super::synthetic::SERVER_CHOOSES;
-use crate::plan::{AtEnd, AudioSettings, Dataset, Dist, FileDataset, PublicSource, Sampling, Shape};
+use crate::plan::{AtEnd, AudioSettings, Dataset, Dist, FileDataset, PromptCorpus, PublicSource, Sampling, Shape};
 
 pub(super) fn dataset(dataset: &Dataset) -> String {
     match dataset {
@@ -51,8 +51,12 @@ pub(super) fn dataset(dataset: &Dataset) -> String {
             if let Some(size) = options.batch_size {
                 keys.push(format!("batch_size: {size}"));
             }
-            if let Some(style) = options.random_corpus {
-                keys.push(format!("corpus: \"random\", corpus_style: {}", string(style.name())));
+            match options.corpus {
+                PromptCorpus::Sonnet => {}
+                PromptCorpus::Coding => keys.push("corpus: \"coding\"".to_string()),
+                PromptCorpus::Random(style) => {
+                    keys.push(format!("corpus: \"random\", corpus_style: {}", string(style.name())))
+                }
             }
             if let Some(lengths) = &options.rankings {
                 let passages = match lengths.passages_stddev {

@@ -6,8 +6,8 @@ use rhai::{Engine, Map};
 use super::distributions::{dist_from, dist_of, turns_and_wait};
 use super::keys::{MapReader, ScriptResult, script_error};
 use crate::plan::{
-    ConversationShape, CorpusStyle, Dataset, Dist, LengthPair, PrefixPool, RankingLengths, SyntheticDataset,
-    SyntheticOptions,
+    ConversationShape, CorpusStyle, Dataset, Dist, LengthPair, PrefixPool, PromptCorpus, RankingLengths,
+    SyntheticDataset, SyntheticOptions,
 };
 
 pub fn register(engine: &mut Engine) {
@@ -94,7 +94,7 @@ fn synthetic(map: Map) -> ScriptResult<Dataset> {
         None
     };
     let rankings = r.opt_map("rankings")?.map(ranking_lengths).transpose()?;
-    let random_corpus = random_corpus(&mut r)?;
+    let corpus = prompt_corpus(&mut r)?;
     let options = SyntheticOptions {
         mix,
         block_size,
@@ -108,28 +108,31 @@ fn synthetic(map: Map) -> ScriptResult<Dataset> {
         video,
         conversation,
         rankings,
-        random_corpus,
+        corpus,
     };
     Ok(Dataset::Synthetic(SyntheticDataset { isl, osl, random_seed, entries, images, options }))
 }
 
-/// `corpus: "sonnet"` (Shakespeare, the default) or `"random"` (vocabulary tokens), and the
-/// random corpus's `corpus_style: "vllm"` (the default) or `"sglang"`.
-fn random_corpus(r: &mut MapReader) -> ScriptResult<Option<CorpusStyle>> {
+/// `corpus: "sonnet"` (Shakespeare, the default), `"coding"` (code) or `"random"` (vocabulary
+/// tokens), and the random corpus's `corpus_style: "vllm"` (the default) or `"sglang"`.
+fn prompt_corpus(r: &mut MapReader) -> ScriptResult<PromptCorpus> {
     let style = r.opt_string("corpus_style")?;
     match r.opt_string("corpus")?.as_deref() {
-        None | Some("sonnet") if style.is_some() => {
+        None | Some("sonnet" | "coding") if style.is_some() => {
             script_error("synthetic: `corpus_style` goes with `corpus: \"random\"`")
         }
-        None | Some("sonnet") => Ok(None),
+        None | Some("sonnet") => Ok(PromptCorpus::Sonnet),
+        Some("coding") => Ok(PromptCorpus::Coding),
         Some("random") => match style.as_deref().map_or(Some(CorpusStyle::Vllm), CorpusStyle::of_name) {
-            Some(style) => Ok(Some(style)),
+            Some(style) => Ok(PromptCorpus::Random(style)),
             None => script_error(format!(
                 "synthetic: `corpus_style` is \"vllm\" or \"sglang\", got `{}`",
                 style.unwrap_or_default()
             )),
         },
-        Some(other) => script_error(format!("synthetic: `corpus` is \"sonnet\" or \"random\", got `{other}`")),
+        Some(other) => {
+            script_error(format!("synthetic: `corpus` is \"sonnet\", \"coding\" or \"random\", got `{other}`"))
+        }
     }
 }
 
@@ -279,14 +282,15 @@ mod tests {
                 video: None,
                 conversation: None,
                 rankings: None,
-                random_corpus: None,
+                corpus: PromptCorpus::Sonnet,
             }
         );
         assert!(options_of(&[("cache_bust", Dynamic::from(true))]).cache_bust);
-        assert_eq!(options_of(&[("corpus", "random".into())]).random_corpus, Some(CorpusStyle::Vllm));
+        assert_eq!(options_of(&[("corpus", "random".into())]).corpus, PromptCorpus::Random(CorpusStyle::Vllm));
         let sglang = options_of(&[("corpus", "random".into()), ("corpus_style", "sglang".into())]);
-        assert_eq!(sglang.random_corpus, Some(CorpusStyle::Sglang));
-        assert_eq!(options_of(&[("corpus", "sonnet".into())]).random_corpus, None);
+        assert_eq!(sglang.corpus, PromptCorpus::Random(CorpusStyle::Sglang));
+        assert_eq!(options_of(&[("corpus", "sonnet".into())]).corpus, PromptCorpus::Sonnet);
+        assert_eq!(options_of(&[("corpus", "coding".into())]).corpus, PromptCorpus::Coding);
         let verbatim = options_of(&[("system_prompt", "Answer in French.".into()), ("user_context", int(64))]);
         assert_eq!(
             (verbatim.system_prompt.as_deref(), verbatim.system_prompt_tokens, verbatim.user_context_tokens),
@@ -314,7 +318,9 @@ mod tests {
         assert!(err(&[("prefix_pool", Dynamic::from(map(&[("prefixes", int(2))])))]).contains("needs `prefixes`"));
         assert!(err(&[("prefix_pool", pool()), ("cache_bust", Dynamic::from(true))]).contains("cannot go with"));
         assert!(err(&[("cache_bus", Dynamic::from(true))]).contains("did you mean `cache_bust`"));
-        assert!(err(&[("corpus", "coding".into())]).contains(r#"`corpus` is "sonnet" or "random", got `coding`"#));
+        assert!(
+            err(&[("corpus", "code".into())]).contains(r#"`corpus` is "sonnet", "coding" or "random", got `code`"#)
+        );
         assert!(err(&[("corpus_style", "sglang".into())]).contains(r#"`corpus_style` goes with `corpus: "random"`"#));
         let style = err(&[("corpus", "random".into()), ("corpus_style", "trt".into())]);
         assert!(style.contains(r#"`corpus_style` is "vllm" or "sglang", got `trt`"#), "{style}");

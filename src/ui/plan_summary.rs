@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use crate::plan::{
     Arrival, AtEnd, Dataset, Dist, Endpoint, FileDataset, LoadMode, NetworkLatency, Phase, Plan, PrefillCap,
-    RampedQuantity, Sampling, Shape, SyntheticOptions,
+    PromptCorpus, RampedQuantity, Sampling, Shape, SyntheticOptions,
 };
 
 /// ```text
@@ -157,8 +157,12 @@ fn prompt_shape(options: &SyntheticOptions) -> String {
     if let Some(size) = options.batch_size {
         let _ = write!(shape, ", {size} texts per request");
     }
-    if let Some(style) = options.random_corpus {
-        let _ = write!(shape, ", random vocabulary tokens ({})", style.name());
+    match options.corpus {
+        PromptCorpus::Sonnet => {}
+        PromptCorpus::Coding => shape.push_str(", coding corpus"),
+        PromptCorpus::Random(style) => {
+            let _ = write!(shape, ", random vocabulary tokens ({})", style.name());
+        }
     }
     shape
 }
@@ -438,7 +442,7 @@ run sweep_8 → artifacts/sweep_8
             system_prompt: None,
             user_context_tokens: Some(16),
             rankings: None,
-            random_corpus: Some(crate::plan::CorpusStyle::Sglang),
+            corpus: crate::plan::PromptCorpus::Random(crate::plan::CorpusStyle::Sglang),
         };
         let text = render(&plan, Path::new("artifacts/sweep_8"));
         let expected = "  dataset   synthetic: a mix of 2 isl/osl pairs, 100 prompts, seed 42, isl in blocks of 64, \

@@ -10,7 +10,7 @@ use super::phase::PhaseShared;
 use super::porters::StepOrder;
 use super::suspend::{pause_on, pause_on_step};
 use super::tally::{Ended, SessionOutcome, StepDone};
-use crate::dataset::corpus;
+use crate::dataset::corpus::Corpus;
 use crate::dataset::exact_length::text_of_length;
 use crate::load::scripted::{Step, StepAnswer};
 use crate::plan::{Dist, Endpoint, EndpointKind, LoadMode};
@@ -143,8 +143,8 @@ impl Session {
     /// Text of exactly `tokens` tokens under the run's tokenizer, cut from the synthetic
     /// prompts' corpus at a place of the session's draws (so sessions send texts of their own).
     pub fn text(&self, tokens: u64) -> String {
-        let corpus = corpus::shakespeare();
-        let offset = self.below(corpus.len());
+        let corpus = Corpus::Shakespeare;
+        let offset = self.below(corpus.text().len());
         let tokenizer = self.state().shared.phase.ctx.tokenizer.clone();
         text_of_length(&tokenizer, None, corpus, offset, tokens).text
     }

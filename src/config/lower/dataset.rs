@@ -12,7 +12,7 @@ use crate::config::ConfigError;
 use crate::dataset::{format_inference, public};
 use crate::plan::{
     AtEnd, ConversationShape, CorpusStyle, Dataset, Dist, EndpointKind, FileDataset, FileFormat, ImageFormat,
-    ImageSettings, LengthPair, Phase, PrefixPool, Sampling, SyntheticDataset,
+    ImageSettings, LengthPair, Phase, PrefixPool, PromptCorpus, Sampling, SyntheticDataset,
 };
 
 /// AIPerf's default ISL; with no `osl` no max tokens are sent and the server chooses, as in
@@ -132,7 +132,7 @@ fn synthetic(dataset: &Value, seed: u64, kind: EndpointKind) -> Result<Dataset, 
         ));
     }
     spec.options.batch_size = batch_size.map(|size| size as u32);
-    spec.options.random_corpus = random_corpus(&prompts)?;
+    spec.options.corpus = prompt_corpus(&prompts)?;
     // `prompts.block_size` (--isl-block-size) sizes a trace's hash-id blocks; AIPerf sends a
     // synthetic prompt of the drawn ISL whatever it is (a scenario's `block_size` rounds), so
     // here it is only checked.
@@ -182,16 +182,17 @@ fn synthetic(dataset: &Value, seed: u64, kind: EndpointKind) -> Result<Dataset, 
     Ok(Dataset::Synthetic(spec))
 }
 
-/// `prompts.corpus` (`--prompt-corpus`): Shakespeare (`sonnet`, none here) or random vocabulary
-/// tokens in `prompts.random_corpus_style`'s manner (`--random-corpus-style`, vLLM's unless
-/// given); AIPerf's `coding` corpus is not made here.
-fn random_corpus(prompts: &Value) -> Result<Option<CorpusStyle>, ConfigError> {
+/// `prompts.corpus` (`--prompt-corpus`): Shakespeare (`sonnet`), code (`coding`, this
+/// project's own) or random vocabulary tokens in `prompts.random_corpus_style`'s manner
+/// (`--random-corpus-style`, vLLM's unless given).
+fn prompt_corpus(prompts: &Value) -> Result<PromptCorpus, ConfigError> {
     match opt_str(prompts, "corpus", "datasets.main.prompts.corpus")? {
-        None | Some("sonnet") => Ok(None),
+        None | Some("sonnet") => Ok(PromptCorpus::Sonnet),
+        Some("coding") => Ok(PromptCorpus::Coding),
         Some("random") => {
             let style = opt_str(prompts, "random_corpus_style", "datasets.main.prompts.random_corpus_style")?;
             match style.map_or(Some(CorpusStyle::Vllm), CorpusStyle::of_name) {
-                Some(style) => Ok(Some(style)),
+                Some(style) => Ok(PromptCorpus::Random(style)),
                 None => Err(ConfigError::new(format!(
                     "datasets.main.prompts.random_corpus_style (--random-corpus-style): `{}`; vllm or sglang",
                     style.unwrap_or_default()
@@ -199,7 +200,7 @@ fn random_corpus(prompts: &Value) -> Result<Option<CorpusStyle>, ConfigError> {
             }
         }
         Some(other) => Err(ConfigError::new(format!(
-            "datasets.main.prompts.corpus (--prompt-corpus): `{other}` is not supported; sonnet (Shakespeare) or random (vocabulary tokens)"
+            "datasets.main.prompts.corpus (--prompt-corpus): `{other}` is not supported; sonnet (Shakespeare), coding (code) or random (vocabulary tokens)"
         ))),
     }
 }

@@ -1,13 +1,14 @@
 //! The text of an agentic trace's turns. A conversation's first turn is its hash-id blocks
 //! (one block text per id within a trace, so a sub-agent that shares its parent's ids shares
 //! that prefix); each later turn is the tokens the recorded context grew by, sent after the
-//! conversation so far (the earlier turns and their live answers).
+//! conversation so far (the earlier turns and their live answers). The text is the coding
+//! corpus's, as AIPerf makes these traces' from its coding corpus by default.
 
 use std::hash::{DefaultHasher, Hash, Hasher};
 
 use super::super::exact_length::text_of_length;
 use super::super::mooncake::Blocks;
-use super::super::{corpus, tokenizer::Tokenizer};
+use super::super::{corpus::Corpus, tokenizer::Tokenizer};
 use crate::rng::SeededRng;
 
 pub(super) struct TracePrompts<'a> {
@@ -18,10 +19,12 @@ pub(super) struct TracePrompts<'a> {
 }
 
 impl<'a> TracePrompts<'a> {
-    /// The prompts of the trace named `scope`, blocks of `block_size` tokens, drawn with `seed`.
+    /// The prompts of the trace named `scope`, blocks of `block_size` tokens, drawn with `seed`
+    /// from the coding corpus, as AIPerf draws a weka or TraceLab trace's from its own.
     pub fn new(tokenizer: &'a Tokenizer, block_size: u64, scope: &str, seed: u64) -> Self {
         let seed = seed ^ hash_of(scope);
-        Self { blocks: Blocks::new(tokenizer, block_size, seed), tokenizer, block_size: block_size.max(1), seed }
+        let blocks = Blocks::new(tokenizer, block_size, seed).drawn_from(Corpus::Code);
+        Self { blocks, tokenizer, block_size: block_size.max(1), seed }
     }
 
     /// A first turn of `input_tokens` tokens: the blocks of `hash_ids` (as many as it covers),
@@ -33,8 +36,8 @@ impl<'a> TracePrompts<'a> {
 
     /// `tokens` tokens of text of its own (at least one).
     pub fn growth(&self, tokens: u64, salt: u64) -> String {
-        let offset = SeededRng::new(self.seed ^ salt.rotate_left(17)).below(corpus::shakespeare().len() as u64);
-        text_of_length(self.tokenizer, None, corpus::shakespeare(), offset as usize, tokens.max(1)).text
+        let offset = SeededRng::new(self.seed ^ salt.rotate_left(17)).below(Corpus::Code.text().len() as u64);
+        text_of_length(self.tokenizer, None, Corpus::Code, offset as usize, tokens.max(1)).text
     }
 }
 
