@@ -319,6 +319,8 @@ fn the_emitted_scenario_builds_the_same_plans_with_every_dataset_flag() {
          --random-range-ratio {\"input\":0.2,\"output\":0.5} --num-profile-runs 2 --vary-seed-per-trial",
         "--model m --url mock --input-file four.jsonl --custom-dataset-type single_turn --system-prompt Be_brief. \
          --request-count 5",
+        "--model m --url mock --input-file four.jsonl --custom-dataset-type mooncake_trace --prompt-corpus coding \
+         --system-prompt Be_brief.",
         "--model m --url mock --isl 64 --osl 8 --prompt-corpus coding --shared-system-prompt-length 20",
         "--model m --url mock --isl 100 --osl 20 --random-range-ratio 0.5 --random-corpus-style sglang \
          --prompt-corpus random",
@@ -356,6 +358,11 @@ fn what_cannot_be_sent_stops_the_run_with_the_flag_named() {
         ("--model m --url mock --system-prompt-file absent.txt", "--system-prompt-file): cannot read"),
         ("--model m --url mock --osl 20 --random-range-ratio 0.3", "needs --isl set explicitly"),
         ("--model m --url mock --isl 20 --osl 20 --random-range-ratio 1.5", "below 1, got 1.5"),
+        (
+            "--model m --url mock --input-file absent.jsonl --custom-dataset-type mooncake_trace --prompt-corpus random",
+            "make synthetic prompts only",
+        ),
+        ("--model m --url mock --prompt-corpus prose", "--prompt-corpus"),
     ] {
         let output = common::aiperf_command(dir.path())
             .arg("profile")

@@ -345,7 +345,9 @@ fn a_rate_series_sends_each_seconds_share_of_its_rate() {
 
 #[test]
 fn a_warmup_concurrency_ramp_runs_fewer_users_while_it_ramps() {
-    // Warmup: 1 → 6 users over 1 s, then 6 until 1.5 s: 6 user-seconds, against 9 unramped.
+    // Warmup: 1 → 6 users over 1 s, then 6 until 1.5 s: 6 user-seconds, against 9 unramped. The
+    // requests each warmup sends compare as its user-seconds do (two thirds), whatever the
+    // machine's speed; the ramp's fewer users wait less on a busy machine, so a little more.
     let warmup_sent = |ramp: &str| {
         let dir = tempfile::tempdir().expect("dir");
         let output = profile(
@@ -359,17 +361,10 @@ fn a_warmup_concurrency_ramp_runs_fewer_users_while_it_ramps() {
         let summary = read_json(&dir.path().join("out/profile_export_aiperf.json"));
         let warmup = &summary["phases"][0];
         assert_eq!(warmup["kind"], "warmup", "{summary}");
-        let latency_s = stat(&summary, "request_latency", "avg") / 1000.0;
-        warmup["sent"].as_f64().expect("sent") * latency_s
+        warmup["sent"].as_f64().expect("sent")
     };
-    let ramped_user_s = warmup_sent("--warmup-concurrency-ramp-duration 1");
-    let flat_user_s = warmup_sent("");
-    assert!(
-        (ramped_user_s - 6.0).abs() < 6.0 * 0.2,
-        "the ramped warmup kept {ramped_user_s:.2} user-seconds busy, 6 expected"
-    );
-    assert!(
-        (flat_user_s - 9.0).abs() < 9.0 * 0.2,
-        "the flat warmup kept {flat_user_s:.2} user-seconds busy, 9 expected"
-    );
+    let ramped = warmup_sent("--warmup-concurrency-ramp-duration 1");
+    let flat = warmup_sent("");
+    let ratio = ramped / flat;
+    assert!((0.5..0.85).contains(&ratio), "the ramped warmup sent {ramped}, the flat one {flat}: {ratio:.2} of it");
 }

@@ -11,6 +11,7 @@ use std::path::Path;
 use anyhow::Result;
 
 use super::bailian_chains::{ChainLink, any_chained, conversations};
+use super::corpus::Corpus;
 use super::fields::{Record, json_lines};
 use super::mooncake::Blocks;
 use super::recorded_times::{first_json_object, in_time_order};
@@ -49,8 +50,9 @@ pub fn parse(
     block_size: usize,
     seed: u64,
     synthesis: Option<&TraceSynthesis>,
+    corpus: Corpus,
 ) -> Result<Vec<DatasetEntry>> {
-    let mut blocks = Blocks::new(tokenizer, block_size as u64, seed);
+    let mut blocks = Blocks::new(tokenizer, block_size as u64, seed).drawn_from(corpus);
     let (mut rows, mut links): (Vec<TraceRow>, Vec<ChainLink>) = rows(path, text)?.into_iter().unzip();
     if let Some(settings) = synthesis {
         // The requests over `max_isl` go first, so the rest keep their places in their chains.
@@ -116,7 +118,7 @@ mod tests {
         let tokenizer = Tokenizer::shared_builtin();
         let trace = "{\"chat_id\": 160, \"parent_chat_id\": 159, \"timestamp\": 62.5, \"input_length\": 40, \"output_length\": 8, \"type\": \"text\", \"turn\": 2, \"hash_ids\": [1, 2]}\n\
             {\"chat_id\": 159, \"parent_chat_id\": -1, \"timestamp\": 61.114, \"input_length\": 20, \"output_length\": 4, \"type\": \"text\", \"turn\": 1, \"hash_ids\": [1]}\n";
-        let entries = parse(Path::new("bailian.jsonl"), trace, &tokenizer, 16, 0, None).unwrap();
+        let entries = parse(Path::new("bailian.jsonl"), trace, &tokenizer, 16, 0, None, Corpus::Shakespeare).unwrap();
         let times: Vec<f64> = entries.iter().filter_map(|e| e.turn.and_then(|turn| turn.timestamp_ms)).collect();
         assert_eq!(times, [61114.0, 62500.0]);
         assert_eq!(entries.iter().map(|e| e.max_tokens).collect::<Vec<_>>(), [Some(4), Some(8)]);
@@ -131,7 +133,7 @@ mod tests {
         let trace = "{\"chat_id\": 2, \"parent_chat_id\": -1, \"timestamp\": 0.1, \"input_length\": 30, \"output_length\": 5, \"turn\": 1}\n\
             {\"chat_id\": 3, \"parent_chat_id\": 1, \"timestamp\": 0.5, \"input_length\": 64, \"output_length\": 5, \"turn\": 2}\n\
             {\"chat_id\": 1, \"parent_chat_id\": -1, \"timestamp\": 0.0, \"input_length\": 48, \"output_length\": 5, \"turn\": 1}\n";
-        let entries = parse(Path::new("bailian.jsonl"), trace, &tokenizer, 16, 0, None).unwrap();
+        let entries = parse(Path::new("bailian.jsonl"), trace, &tokenizer, 16, 0, None, Corpus::Shakespeare).unwrap();
         let laid_out: Vec<(Option<&str>, u32, Option<f64>, u64)> = entries
             .iter()
             .map(|e| (e.conversation.as_deref(), e.turn.unwrap().index, e.turn.unwrap().timestamp_ms, e.input_tokens))
@@ -143,7 +145,8 @@ mod tests {
         assert!(entries.iter().all(|entry| entry.trace.is_some()), "the turns play on their recorded times");
 
         let settings = TraceSynthesis { max_isl: Some(50), ..TraceSynthesis::default() };
-        let kept = parse(Path::new("bailian.jsonl"), trace, &tokenizer, 16, 0, Some(&settings)).unwrap();
+        let kept =
+            parse(Path::new("bailian.jsonl"), trace, &tokenizer, 16, 0, Some(&settings), Corpus::Shakespeare).unwrap();
         let kept: Vec<(Option<&str>, u64)> = kept.iter().map(|e| (e.conversation.as_deref(), e.input_tokens)).collect();
         assert_eq!(kept, [(None, 48), (None, 30)], "--synthesis-max-isl drops the long turn, and with it the chain");
     }
@@ -153,10 +156,17 @@ mod tests {
         let tokenizer = Tokenizer::shared_builtin();
         let path = Path::new("bailian.jsonl");
         let trace = "{\"chat_id\": 1, \"timestamp\": 1, \"input_length\": 4, \"output_length\": 1}\n{\"chat_id\": 2, \"input_length\": 4, \"output_length\": 1}\n";
-        let error = parse(path, trace, &tokenizer, 16, 0, None).unwrap_err();
+        let error = parse(path, trace, &tokenizer, 16, 0, None, Corpus::Shakespeare).unwrap_err();
         assert_eq!(error.to_string(), "bailian.jsonl:2: missing \"timestamp\" (seconds)");
-        let error =
-            parse(path, "{\"timestamp\": 1, \"input_length\": 4, \"output_length\": 1}", &tokenizer, 16, 0, None);
+        let error = parse(
+            path,
+            "{\"timestamp\": 1, \"input_length\": 4, \"output_length\": 1}",
+            &tokenizer,
+            16,
+            0,
+            None,
+            Corpus::Shakespeare,
+        );
         assert_eq!(error.unwrap_err().to_string(), "bailian.jsonl:1: missing \"chat_id\"");
     }
 }

@@ -7,6 +7,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 
+use super::corpus::Corpus;
 use super::mooncake::Blocks;
 use super::recorded_times::in_time_order;
 use super::synthesized_rows::{TraceRow, synthesized, within_max_isl};
@@ -61,8 +62,9 @@ pub fn parse(
     tokenizer: &Tokenizer,
     seed: u64,
     synthesis: Option<(&TraceSynthesis, usize)>,
+    corpus: Corpus,
 ) -> Result<Vec<DatasetEntry>> {
-    let mut blocks = Blocks::new(tokenizer, 1, seed);
+    let mut blocks = Blocks::new(tokenizer, 1, seed).drawn_from(corpus);
     let rows = match synthesis {
         Some((settings, block_size)) => synthesized(path, rows(path, text)?, settings, block_size as u64, seed)?,
         None => rows(path, text)?,
@@ -106,7 +108,7 @@ mod tests {
     #[test]
     fn rows_become_requests_of_their_lengths_in_time_order() {
         let tokenizer = Tokenizer::shared_builtin();
-        let entries = parse(Path::new("burst.csv"), TRACE, &tokenizer, 1, None).unwrap();
+        let entries = parse(Path::new("burst.csv"), TRACE, &tokenizer, 1, None, Corpus::Shakespeare).unwrap();
         let seen: Vec<(Option<f64>, u64, Option<u64>)> = entries
             .iter()
             .map(|entry| (entry.turn.and_then(|turn| turn.timestamp_ms), entry.input_tokens, entry.max_tokens))
@@ -118,7 +120,8 @@ mod tests {
     fn a_bad_row_or_header_is_named() {
         let tokenizer = Tokenizer::shared_builtin();
         let path = Path::new("burst.csv");
-        let error = |text: &str| format!("{:#}", parse(path, text, &tokenizer, 1, None).unwrap_err());
+        let error =
+            |text: &str| format!("{:#}", parse(path, text, &tokenizer, 1, None, Corpus::Shakespeare).unwrap_err());
         assert!(
             error("Timestamp,Request tokens\n1,2\n").starts_with("burst.csv:1: a BurstGPT trace needs the columns")
         );

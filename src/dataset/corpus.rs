@@ -2,6 +2,7 @@
 //! binary so datasets need no files and no network, and the coding corpus made from templates.
 
 use super::coding_corpus;
+use crate::plan::PromptCorpus;
 
 static SHAKESPEARE: &str = include_str!("../../assets/corpus/shakespeare.txt");
 
@@ -20,6 +21,15 @@ pub enum Corpus {
 }
 
 impl Corpus {
+    /// The corpus a file's text is cut from: the one `asked` for, else `default` (the format's).
+    pub fn asked_or(asked: Option<PromptCorpus>, default: Self) -> Self {
+        match asked {
+            Some(PromptCorpus::Coding) => Self::Code,
+            Some(PromptCorpus::Sonnet) => Self::Shakespeare,
+            Some(PromptCorpus::Random(_)) | None => default,
+        }
+    }
+
     pub fn text(self) -> &'static str {
         match self {
             Self::Shakespeare => SHAKESPEARE,

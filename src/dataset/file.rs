@@ -6,6 +6,7 @@ use std::path::Path;
 use anyhow::{Result, bail};
 
 use super::baseten_sampling::SessionSample;
+use super::corpus::Corpus;
 use super::{
     DatasetEntry, agentic, bailian_trace, baseten_trace, burst_gpt, fields, file_osl, inputs_json, mooncake,
     multi_turn, public, random_pool, raw_payload, sagemaker_data_capture, sampling, sharegpt, single_turn,
@@ -72,6 +73,8 @@ fn parse(spec: &FileDataset, tokenizer: &Tokenizer) -> Result<Vec<DatasetEntry>>
         Some(records) => Ok(records.clone()),
         None => fields::read(path),
     };
+    // The traces whose text is made from their lengths cut it from Shakespeare unless asked.
+    let prose = Corpus::asked_or(spec.corpus, Corpus::Shakespeare);
     let entries = match spec.format {
         FileFormat::RandomPool if spec.records.is_some() => {
             bail!("dataset {}: a random pool reads a folder; inline records are not taken", path.display())
@@ -86,7 +89,7 @@ fn parse(spec: &FileDataset, tokenizer: &Tokenizer) -> Result<Vec<DatasetEntry>>
                 }
                 None => text()?,
             };
-            mooncake::parse(path, &text, tokenizer, spec.block_size, spec.random_seed)?
+            mooncake::parse(path, &text, tokenizer, spec.block_size, spec.random_seed, prose)?
         }
         FileFormat::Sharegpt => sharegpt::parse(path, &text()?, tokenizer, spec.osl.is_some())?,
         FileFormat::RawPayload => raw_payload::load(path, spec.records.as_deref(), tokenizer)?,
@@ -94,10 +97,11 @@ fn parse(spec: &FileDataset, tokenizer: &Tokenizer) -> Result<Vec<DatasetEntry>>
         FileFormat::SagemakerDataCapture => sagemaker_data_capture::load(path, spec.records.as_deref(), tokenizer)?,
         FileFormat::BurstGpt => {
             let synthesis = spec.synthesis.as_ref().map(|settings| (settings, spec.block_size));
-            burst_gpt::parse(path, &text()?, tokenizer, spec.random_seed, synthesis)?
+            burst_gpt::parse(path, &text()?, tokenizer, spec.random_seed, synthesis, prose)?
         }
         FileFormat::Bailian => {
-            bailian_trace::parse(path, &text()?, tokenizer, spec.block_size, spec.random_seed, spec.synthesis.as_ref())?
+            let synthesis = spec.synthesis.as_ref();
+            bailian_trace::parse(path, &text()?, tokenizer, spec.block_size, spec.random_seed, synthesis, prose)?
         }
         FileFormat::Baseten if spec.records.is_some() => {
             bail!("dataset {}: a Baseten trace is a Parquet file; inline records are not taken", path.display())
@@ -206,5 +210,29 @@ mod tests {
             assert_eq!(pair[1].prompt, pair[0].prompt.replace("t0", "t1"));
             assert_eq!((pair[0].turn.map(|t| t.index), pair[1].turn.map(|t| t.index)), (Some(0), Some(1)));
         }
+    }
+
+    #[test]
+    fn a_traces_text_comes_from_the_corpus_asked_else_from_its_formats() {
+        use crate::plan::PromptCorpus;
+        let tokenizer = Tokenizer::shared_builtin();
+        let dir = tempfile::tempdir().unwrap();
+        let mooncake = dir.path().join("trace.jsonl");
+        std::fs::write(&mooncake, "{\"input_length\": 300, \"hash_ids\": [1, 2], \"output_length\": 4}\n").unwrap();
+        let weka = dir.path().join("trace.json");
+        let trace = r#"{"id": "w", "models": ["m"], "block_size": 64, "hash_id_scope": "local", "requests": [
+            {"t": 0.0, "type": "n", "model": "m", "in": 300, "out": 4, "hash_ids": [1, 2, 3, 4, 5], "api_time": 0.1}]}"#;
+        std::fs::write(&weka, trace).unwrap();
+        // Shakespeare is read as prose (one space between words); code keeps its lines.
+        let lines = |path: &Path, format, corpus| -> bool {
+            let spec = FileDataset { corpus, block_size: 256, ..spec(path, format, Sampling::Sequential) };
+            let entries = load(&spec, &tokenizer).unwrap();
+            assert_eq!(tokenizer.count(&entries[0].prompt), 300, "exact whatever the corpus");
+            entries[0].prompt.contains('\n')
+        };
+        assert!(!lines(&mooncake, FileFormat::Mooncake, None), "a mooncake trace: Shakespeare");
+        assert!(lines(&mooncake, FileFormat::Mooncake, Some(PromptCorpus::Coding)));
+        assert!(lines(&weka, FileFormat::WekaTrace, None), "a weka trace: code, as AIPerf's");
+        assert!(!lines(&weka, FileFormat::WekaTrace, Some(PromptCorpus::Sonnet)));
     }
 }

@@ -30,8 +30,9 @@ pub fn parse(
     tokenizer: &Tokenizer,
     block_size: usize,
     seed: u64,
+    corpus: Corpus,
 ) -> Result<Vec<DatasetEntry>> {
-    let mut blocks = Blocks::new(tokenizer, block_size as u64, seed);
+    let mut blocks = Blocks::new(tokenizer, block_size as u64, seed).drawn_from(corpus);
     let mut lines = Vec::new();
     for (line, (at, object)) in json_lines(path, text)?.into_iter().enumerate() {
         let request = Record::new(&at, &object);
@@ -184,7 +185,7 @@ mod tests {
     fn shared_hash_ids_share_exactly_their_block() {
         let tokenizer = Tokenizer::shared_builtin();
         let (path, text) = test_fixture("mooncake.jsonl");
-        let entries = parse(&path, &text, &tokenizer, 512, 0).unwrap();
+        let entries = parse(&path, &text, &tokenizer, 512, 0, Corpus::Shakespeare).unwrap();
         assert_eq!(entries.len(), 3);
         assert_eq!(entries.iter().map(|e| e.max_tokens).collect::<Vec<_>>(), [Some(20), Some(30), Some(10)]);
 
@@ -214,7 +215,7 @@ mod tests {
         let tokenizer = Tokenizer::shared_builtin();
         let path = Path::new("trace.jsonl");
         let trace = "{\"input_length\": 40, \"hash_ids\": [1, 2]}\n{\"input_length\": 50, \"hash_ids\": [1]}\n";
-        let entries = parse(path, trace, &tokenizer, 16, 3).unwrap();
+        let entries = parse(path, trace, &tokenizer, 16, 3, Corpus::Shakespeare).unwrap();
         let mut blocks = Blocks::new(&tokenizer, 16, 3);
         let block_1 = blocks.block(1, 16);
         assert!(entries[0].prompt.starts_with(&format!("{block_1}<|endoftext|>")));
@@ -241,14 +242,24 @@ mod tests {
     fn a_bad_line_is_named() {
         let tokenizer = Tokenizer::shared_builtin();
         let (path, text) = test_fixture("mooncake_broken.jsonl");
-        let err = parse(&path, &text, &tokenizer, 512, 0).unwrap_err().to_string();
+        let err = parse(&path, &text, &tokenizer, 512, 0, Corpus::Shakespeare).unwrap_err().to_string();
         assert!(err.ends_with("mooncake_broken.jsonl:2: \"hash_ids\" must be an array, got `\"7\"`"), "{err}");
-        let err = parse(&path, "{\"output_length\": 3}", &tokenizer, 512, 0).unwrap_err().to_string();
-        assert!(err.ends_with(":1: missing \"input_length\" (or \"text_input\", \"messages\", \"payload\")"), "{err}");
-        let err = parse(&path, "{\"input_length\": 512, \"hash_ids\": [1, 2]}", &tokenizer, 512, 0).unwrap_err();
-        assert!(err.to_string().contains(":1: 2 hash_ids of 512 tokens need an input_length above 512"), "{err}");
         let err =
-            parse(&path, "{\"input_length\": 1}\n{\"input_length\": 10000000000}", &tokenizer, 512, 0).unwrap_err();
+            parse(&path, "{\"output_length\": 3}", &tokenizer, 512, 0, Corpus::Shakespeare).unwrap_err().to_string();
+        assert!(err.ends_with(":1: missing \"input_length\" (or \"text_input\", \"messages\", \"payload\")"), "{err}");
+        let err =
+            parse(&path, "{\"input_length\": 512, \"hash_ids\": [1, 2]}", &tokenizer, 512, 0, Corpus::Shakespeare)
+                .unwrap_err();
+        assert!(err.to_string().contains(":1: 2 hash_ids of 512 tokens need an input_length above 512"), "{err}");
+        let err = parse(
+            &path,
+            "{\"input_length\": 1}\n{\"input_length\": 10000000000}",
+            &tokenizer,
+            512,
+            0,
+            Corpus::Shakespeare,
+        )
+        .unwrap_err();
         assert!(
             err.to_string()
                 .ends_with(":2: \"input_length\" 10000000000 tokens is more than a prompt may have here (16777216)"),
@@ -262,14 +273,14 @@ mod tests {
         // Hash id 3 ends the first line's 40 tokens as a block of 8, then is a whole block of 16.
         let trace =
             "{\"input_length\": 40, \"hash_ids\": [1, 2, 3]}\n{\"input_length\": 64, \"hash_ids\": [1, 2, 3, 4]}\n";
-        let error = parse(Path::new("t.jsonl"), trace, &tokenizer, 16, 0).unwrap_err().to_string();
+        let error = parse(Path::new("t.jsonl"), trace, &tokenizer, 16, 0, Corpus::Shakespeare).unwrap_err().to_string();
         assert!(
             error.starts_with("t.jsonl:2: hash id 3 is a block of 16 tokens here but of 8 tokens before"),
             "{error}"
         );
         let consistent =
             "{\"input_length\": 48, \"hash_ids\": [1, 2, 3]}\n{\"input_length\": 60, \"hash_ids\": [1, 2, 3, 4]}\n";
-        assert_eq!(parse(Path::new("t.jsonl"), consistent, &tokenizer, 16, 0).unwrap().len(), 2);
+        assert_eq!(parse(Path::new("t.jsonl"), consistent, &tokenizer, 16, 0, Corpus::Shakespeare).unwrap().len(), 2);
     }
 
     #[test]
@@ -280,7 +291,7 @@ mod tests {
                      {\"input_length\": 22}\n\
                      {\"session_id\": \"a\", \"delay\": 300, \"input_length\": 23}\n\
                      {\"session_id\": \"b\", \"input_length\": 24, \"output_length\": 4}\n";
-        let entries = parse(Path::new("t.jsonl"), trace, &tokenizer, 16, 0).unwrap();
+        let entries = parse(Path::new("t.jsonl"), trace, &tokenizer, 16, 0, Corpus::Shakespeare).unwrap();
         let laid_out: Vec<(u64, Option<&str>, u32, Option<f64>)> = entries
             .iter()
             .map(|e| (e.input_tokens, e.conversation.as_deref(), e.turn.unwrap().index, e.turn.unwrap().delay_ms))
@@ -299,11 +310,12 @@ mod tests {
 
         let timed = "{\"session_id\": \"a\", \"timestamp\": 5, \"input_length\": 20}\n\
                      {\"session_id\": \"a\", \"delay\": 10, \"input_length\": 20}\n";
-        let entries = parse(Path::new("t.jsonl"), timed, &tokenizer, 16, 0).unwrap();
+        let entries = parse(Path::new("t.jsonl"), timed, &tokenizer, 16, 0, Corpus::Shakespeare).unwrap();
         assert_eq!(entries[0].turn.unwrap().timestamp_ms, Some(5.0));
         assert!(entries.iter().all(|entry| entry.trace.as_ref().is_some_and(|trace| &*trace.id == "a")));
 
-        let plain = parse(Path::new("t.jsonl"), "{\"input_length\": 20}\n", &tokenizer, 16, 0).unwrap();
+        let plain =
+            parse(Path::new("t.jsonl"), "{\"input_length\": 20}\n", &tokenizer, 16, 0, Corpus::Shakespeare).unwrap();
         assert_eq!(plain[0].turn, None, "a trace without sessions stays a list of requests");
     }
 
@@ -314,7 +326,7 @@ mod tests {
 {"messages": [{"role": "user", "content": "Name three colours."}], "tools": [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]}
 {"payload": {"model": "x", "prompt": "raw", "max_tokens": 7}, "extra": {"top_p": 0.5}}
 {"input_length": 12, "extra": {"top_p": 0.9}}"#;
-        let entries = parse(Path::new("t.jsonl"), trace, &tokenizer, 16, 0).unwrap();
+        let entries = parse(Path::new("t.jsonl"), trace, &tokenizer, 16, 0, Corpus::Shakespeare).unwrap();
         assert_eq!((entries[0].prompt.as_str(), entries[0].max_tokens), ("Hello there", Some(5)));
         let Some(OwnBody::Snapshot { fields, .. }) = &entries[1].own_body else { panic!("{:?}", entries[1].own_body) };
         assert_eq!(fields["tools"][0]["function"]["name"], "f");
@@ -333,7 +345,9 @@ mod tests {
     #[test]
     fn inputs_that_do_not_go_together_are_named() {
         let tokenizer = Tokenizer::shared_builtin();
-        let error = |trace: &str| parse(Path::new("t.jsonl"), trace, &tokenizer, 16, 0).unwrap_err().to_string();
+        let error = |trace: &str| {
+            parse(Path::new("t.jsonl"), trace, &tokenizer, 16, 0, Corpus::Shakespeare).unwrap_err().to_string()
+        };
         assert!(
             error(r#"{"input_length": 3, "text_input": "x"}"#)
                 .ends_with("t.jsonl:1: input_length, text_input are mutually exclusive; give one")

@@ -79,6 +79,10 @@ pub struct FileDataset {
     /// The accuracy benchmark a `FileFormat::Accuracy` dataset asks (`accuracy(#{..})`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub accuracy: Option<super::AccuracySpec>,
+    /// The corpus a trace's text is cut from (AIPerf's `--prompt-corpus` over a trace): sonnet
+    /// or coding; none, the format's own (coding for weka and TraceLab traces, as AIPerf's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub corpus: Option<PromptCorpus>,
 }
 
 /// A public dataset by its AIPerf name, with the Hugging Face subset (config) and the
@@ -114,6 +118,7 @@ impl FileDataset {
             public: None,
             baseten: BasetenReplay::default(),
             accuracy: None,
+            corpus: None,
         }
     }
 

@@ -140,8 +140,9 @@ pub(super) fn dataset(dataset: &Dataset) -> String {
                 .map(|text| format!(", system_prompt: {}", string(text)))
                 .unwrap_or_default();
             let osl = spec.osl.as_ref().map(|osl| format!(", osl: {}", dist(osl))).unwrap_or_default();
+            let corpus = corpus_key(spec.corpus).map(|key| format!(", {key}")).unwrap_or_default();
             let file = format!(
-                "file(#{{ path: {}, format: {}, sampling: {}, at_end: {}, seed: {}{block_size}{draws}{records}{system}{osl}{trace} }})",
+                "file(#{{ path: {}, format: {}, sampling: {}, at_end: {}, seed: {}{block_size}{draws}{records}{system}{osl}{corpus}{trace} }})",
                 string(&spec.path),
                 string(format),
                 string(sampling),
@@ -180,7 +181,19 @@ fn public_dataset(spec: &FileDataset, source: &PublicSource) -> String {
     if let Some(system) = &spec.system_prompt {
         keys.push(format!("system_prompt: {}", string(system)));
     }
+    if let Some(key) = corpus_key(spec.corpus) {
+        keys.push(key.to_string());
+    }
     format!("public_dataset(#{{ {}{} }})", keys.join(", "), super::emit_trace_handling::keys(&spec.trace))
+}
+
+/// The `corpus` key of `file()` or `public_dataset()`, when one was asked for.
+fn corpus_key(corpus: Option<PromptCorpus>) -> Option<&'static str> {
+    match corpus? {
+        PromptCorpus::Coding => Some("corpus: \"coding\""),
+        PromptCorpus::Sonnet => Some("corpus: \"sonnet\""),
+        PromptCorpus::Random(_) => None,
+    }
 }
 
 /// `audio: #{ count, length, format, sample_rates, depths, channels }` of `synthetic(#{..})`.

@@ -16,7 +16,9 @@ use super::distributions::dist_from;
 use super::keys::{MapReader, ScriptResult, script_error};
 use super::subagent_join::subagent_join;
 use crate::dataset::format_inference;
-use crate::plan::{AtEnd, BasetenReplay, Dataset, Dist, FileDataset, FileFormat, Sampling, TraceHandling};
+use crate::plan::{
+    AtEnd, BasetenReplay, Dataset, Dist, FileDataset, FileFormat, PromptCorpus, Sampling, TraceHandling,
+};
 
 /// The keys of an agentic trace's handling (`trace_handling`), which `public_dataset` takes too.
 pub(super) const TRACE_KEYS: [&str; 8] = [
@@ -30,7 +32,7 @@ pub(super) const TRACE_KEYS: [&str; 8] = [
     "subagent_join",
 ];
 
-const OWN_KEYS: [&str; 15] = [
+const OWN_KEYS: [&str; 16] = [
     "path",
     "format",
     "sampling",
@@ -41,6 +43,7 @@ const OWN_KEYS: [&str; 15] = [
     "records",
     "system_prompt",
     "osl",
+    "corpus",
     "omit_kv_hints",
     "force_min_tokens",
     "open_loop_replay",
@@ -128,6 +131,7 @@ fn file(map: Map, scenario_dir: &Path) -> ScriptResult<Dataset> {
     }
     let system_prompt = r.opt_string("system_prompt")?;
     let osl = output_length(&mut r)?;
+    let corpus = trace_corpus(&mut r)?;
     let block_size = block_size as usize;
     let draws = draws.map(|draws| draws as usize);
     Ok(Dataset::File(FileDataset {
@@ -141,8 +145,23 @@ fn file(map: Map, scenario_dir: &Path) -> ScriptResult<Dataset> {
         osl,
         trace,
         baseten,
+        corpus,
         ..FileDataset::of(path, format)
     }))
+}
+
+/// `corpus`: the corpus a trace's text is cut from (AIPerf's `--prompt-corpus` over a trace),
+/// `"sonnet"` or `"coding"`; none, the format's own.
+pub(super) fn trace_corpus(r: &mut MapReader) -> ScriptResult<Option<PromptCorpus>> {
+    let what = r.what();
+    match r.opt_string("corpus")?.as_deref() {
+        None => Ok(None),
+        Some("sonnet") => Ok(Some(PromptCorpus::Sonnet)),
+        Some("coding") => Ok(Some(PromptCorpus::Coding)),
+        Some(other) => script_error(format!(
+            "{what}: `corpus` is \"sonnet\" or \"coding\" (the text a trace's blocks are cut from), got `{other}`"
+        )),
+    }
 }
 
 /// `osl`: the output length (tokens, a number or a distribution) an entry that names none asks

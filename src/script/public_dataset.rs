@@ -8,12 +8,12 @@ use std::sync::LazyLock;
 
 use rhai::{Engine, Map};
 
-use super::file_dataset::{TRACE_KEYS, trace_handling};
+use super::file_dataset::{TRACE_KEYS, trace_corpus, trace_handling};
 use super::keys::{MapReader, ScriptResult, script_error};
 use crate::dataset::public;
 use crate::plan::{AtEnd, Dataset, FileDataset, FileFormat, Sampling};
 
-const OWN_KEYS: [&str; 10] = [
+const OWN_KEYS: [&str; 11] = [
     "name",
     "hf_subset",
     "filters",
@@ -24,6 +24,7 @@ const OWN_KEYS: [&str; 10] = [
     "seed",
     "entries",
     "system_prompt",
+    "corpus",
 ];
 
 static KEYS: LazyLock<Vec<&str>> = LazyLock::new(|| [OWN_KEYS.as_slice(), &TRACE_KEYS].concat());
@@ -69,6 +70,7 @@ fn public_dataset(map: Map) -> ScriptResult<Dataset> {
         random_seed: r.opt_u64("seed")?.unwrap_or(0),
         draws: draws.map(|draws| draws as usize),
         system_prompt: r.opt_string("system_prompt")?,
+        corpus: trace_corpus(&mut r)?,
         public,
         ..FileDataset::of(path, format)
     }))

@@ -349,7 +349,25 @@ fn file(dataset: &Value, base_dir: &Path, seed: u64) -> Result<FileDataset, Conf
         public: None,
         baseten: super::baseten_replay::lower(dataset, format)?,
         accuracy: None,
+        corpus: file_corpus(dataset)?,
     })
+}
+
+/// `prompts.corpus` over a file (`--prompt-corpus`): the corpus a trace's text is cut from, if
+/// given; random vocabulary tokens make synthetic prompts only.
+fn file_corpus(dataset: &Value) -> Result<Option<PromptCorpus>, ConfigError> {
+    let Some(prompts) =
+        dataset.get("prompts").filter(|prompts| prompts.get("corpus").is_some_and(|corpus| !corpus.is_null()))
+    else {
+        return Ok(None);
+    };
+    match prompt_corpus(prompts)? {
+        PromptCorpus::Random(_) => Err(ConfigError::new(
+            "datasets.main.prompts.corpus (--prompt-corpus): random vocabulary tokens make synthetic prompts only; \
+             a file's text is cut from sonnet or coding",
+        )),
+        corpus => Ok(Some(corpus)),
+    }
 }
 
 /// The format `--custom-dataset-type` (config `format`) names.

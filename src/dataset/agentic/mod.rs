@@ -21,7 +21,7 @@ use std::sync::Arc;
 use anyhow::{Result, bail};
 
 use super::trace_session::TraceSession;
-use super::{DatasetEntry, sampling, tokenizer::Tokenizer};
+use super::{DatasetEntry, corpus::Corpus, sampling, tokenizer::Tokenizer};
 use crate::plan::{FileDataset, FileFormat};
 use crate::rng::SeededRng;
 
@@ -45,10 +45,12 @@ pub fn load(spec: &FileDataset, tokenizer: &Tokenizer) -> Result<Vec<DatasetEntr
                 _ => tracelab::read(path, spec)?,
             };
             let limits = weka::Limits::of(spec);
+            // AIPerf cuts these traces' text from its coding corpus unless asked otherwise.
+            let corpus = Corpus::asked_or(spec.corpus, Corpus::Code);
             let traces = choose(traces, spec, path, |trace| trace.peak_context_tokens(&limits))?;
             traces
                 .iter()
-                .filter_map(|trace| weka::tree(trace, &spec.trace, &limits, tokenizer, spec.random_seed))
+                .filter_map(|trace| weka::tree(trace, &spec.trace, &limits, tokenizer, corpus, spec.random_seed))
                 .collect()
         }
         FileFormat::DagJsonl => choose(dag_jsonl::read(path, spec, tokenizer)?, spec, path, |_| 0)?,

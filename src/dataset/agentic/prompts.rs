@@ -1,8 +1,7 @@
 //! The text of an agentic trace's turns. A conversation's first turn is its hash-id blocks
 //! (one block text per id within a trace, so a sub-agent that shares its parent's ids shares
 //! that prefix); each later turn is the tokens the recorded context grew by, sent after the
-//! conversation so far (the earlier turns and their live answers). The text is the coding
-//! corpus's, as AIPerf makes these traces' from its coding corpus by default.
+//! conversation so far (the earlier turns and their live answers).
 
 use std::hash::{DefaultHasher, Hash, Hasher};
 
@@ -14,17 +13,18 @@ use crate::rng::SeededRng;
 pub(super) struct TracePrompts<'a> {
     blocks: Blocks<'a>,
     tokenizer: &'a Tokenizer,
+    corpus: Corpus,
     block_size: u64,
     seed: u64,
 }
 
 impl<'a> TracePrompts<'a> {
     /// The prompts of the trace named `scope`, blocks of `block_size` tokens, drawn with `seed`
-    /// from the coding corpus, as AIPerf draws a weka or TraceLab trace's from its own.
-    pub fn new(tokenizer: &'a Tokenizer, block_size: u64, scope: &str, seed: u64) -> Self {
+    /// from `corpus`.
+    pub fn new(tokenizer: &'a Tokenizer, corpus: Corpus, block_size: u64, scope: &str, seed: u64) -> Self {
         let seed = seed ^ hash_of(scope);
-        let blocks = Blocks::new(tokenizer, block_size, seed).drawn_from(Corpus::Code);
-        Self { blocks, tokenizer, block_size: block_size.max(1), seed }
+        let blocks = Blocks::new(tokenizer, block_size, seed).drawn_from(corpus);
+        Self { blocks, tokenizer, corpus, block_size: block_size.max(1), seed }
     }
 
     /// A first turn of `input_tokens` tokens: the blocks of `hash_ids` (as many as it covers),
@@ -36,8 +36,8 @@ impl<'a> TracePrompts<'a> {
 
     /// `tokens` tokens of text of its own (at least one).
     pub fn growth(&self, tokens: u64, salt: u64) -> String {
-        let offset = SeededRng::new(self.seed ^ salt.rotate_left(17)).below(Corpus::Code.text().len() as u64);
-        text_of_length(self.tokenizer, None, Corpus::Code, offset as usize, tokens.max(1)).text
+        let offset = SeededRng::new(self.seed ^ salt.rotate_left(17)).below(self.corpus.text().len() as u64);
+        text_of_length(self.tokenizer, None, self.corpus, offset as usize, tokens.max(1)).text
     }
 }
 
@@ -54,13 +54,13 @@ mod tests {
     #[test]
     fn shared_hash_ids_share_their_text_within_a_trace_only() {
         let tokenizer = Tokenizer::shared_builtin();
-        let mut trace = TracePrompts::new(&tokenizer, 16, "trace-a", 1);
+        let mut trace = TracePrompts::new(&tokenizer, Corpus::Code, 16, "trace-a", 1);
         let parent = trace.first(&[1, 2, 3], 40, 0);
         let child = trace.first(&[1, 2, 9], 40, 1);
         let shared = parent.split(' ').take(5).collect::<Vec<_>>().join(" ");
         assert!(child.starts_with(&shared), "{parent:?} / {child:?}");
         assert_ne!(parent, child);
-        let mut other = TracePrompts::new(&tokenizer, 16, "trace-b", 1);
+        let mut other = TracePrompts::new(&tokenizer, Corpus::Code, 16, "trace-b", 1);
         assert_ne!(other.first(&[1, 2, 3], 40, 0), parent, "another trace's ids are other text");
         assert!((tokenizer.count(&parent) as i64 - 40).abs() <= 2);
         assert_eq!(tokenizer.count(&trace.growth(25, 7)), 25);

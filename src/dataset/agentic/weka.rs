@@ -20,6 +20,7 @@ use super::prefix_hits::{BlockRequest, prefix_hits};
 use super::prompts::TracePrompts;
 use super::timing::{IdleGapWarp, Recorded, TurnTiming, turn_timings};
 use super::{TraceConversation, TraceTree};
+use crate::dataset::corpus::Corpus;
 use crate::dataset::fields::{self, Record};
 use crate::dataset::trace_session::TraceSession;
 use crate::dataset::{DatasetEntry, FileTurn, tokenizer::Tokenizer};
@@ -308,6 +309,7 @@ pub(super) fn tree(
     handling: &TraceHandling,
     limits: &Limits,
     tokenizer: &Tokenizer,
+    corpus: Corpus,
     seed: u64,
 ) -> Option<TraceTree> {
     let top: Vec<(usize, &Request)> = trace
@@ -398,7 +400,7 @@ pub(super) fn tree(
             false => requests.iter().map(|request| ranks.get(request.model.as_str()).copied().unwrap_or(0)).collect(),
         }
     };
-    let mut prompts = TracePrompts::new(tokenizer, trace.block_size, &trace.id, seed);
+    let mut prompts = TracePrompts::new(tokenizer, corpus, trace.block_size, &trace.id, seed);
     let root_requests: Vec<Request> = roots.iter().map(|(_, request)| (*request).clone()).collect();
     let root_timings = turn_timings(&root_requests.iter().map(recorded).collect::<Vec<_>>(), handling, warp.as_ref());
     let mut root = TraceSession::root(&trace.id);
@@ -515,7 +517,7 @@ mod tests {
         let tokenizer = Tokenizer::shared_builtin();
         let trace = parse("t.json", &one_line(TRACE)).unwrap();
         assert_eq!(trace.peak_context_tokens(&Limits::default()), 86);
-        let tree = tree(&trace, &TraceHandling::default(), &Limits::default(), &tokenizer, 1).unwrap();
+        let tree = tree(&trace, &TraceHandling::default(), &Limits::default(), &tokenizer, Corpus::Code, 1).unwrap();
         let ids: Vec<&str> = tree.iter().map(|c| &*c.session.id).collect();
         assert_eq!(ids, ["t1", "t1::sa:a1", "t1::sa:bg"]);
         let root = &tree[0];
@@ -540,7 +542,9 @@ mod tests {
         assert!(!explore.spawned_in_flight && !tree[2].session.spawned_in_flight, "each after its spawner's api_time");
         // An entry at 0.3 s, while the first request (0.5 s of api_time) was still in flight.
         let early = parse("t.json", &one_line(TRACE).replace(r#""t": 0.6, "agent_id""#, r#""t": 0.3, "agent_id""#));
-        let tree = super::tree(&early.unwrap(), &TraceHandling::default(), &Limits::default(), &tokenizer, 1).unwrap();
+        let tree =
+            super::tree(&early.unwrap(), &TraceHandling::default(), &Limits::default(), &tokenizer, Corpus::Code, 1)
+                .unwrap();
         assert!(tree[1].session.spawned_in_flight);
         let inner: Vec<FileTurn> = tree[1].turns.iter().map(|t| t.turn.unwrap()).collect();
         assert_eq!(inner[1], FileTurn { index: 1, delay_ms: Some(400.0), timestamp_ms: Some(1200.0) });
@@ -562,14 +566,14 @@ mod tests {
         let trace = parse("t.json", &one_line(TRACE)).unwrap();
         let limits = Limits { max_isl: Some(60), max_osl: Some(4) };
         assert_eq!(trace.peak_context_tokens(&limits), 84, "80 in, at most 4 out: the dropped request still counts");
-        let tree = tree(&trace, &TraceHandling::default(), &limits, &tokenizer, 1).unwrap();
+        let tree = tree(&trace, &TraceHandling::default(), &limits, &tokenizer, Corpus::Code, 1).unwrap();
         assert_eq!(tree[0].session.source_items, [0, 2], "the 80-token request is dropped");
         let asked = |c: &TraceConversation| c.turns.iter().map(|t| t.max_tokens).collect::<Vec<_>>();
         assert_eq!(asked(&tree[0]), [Some(4), Some(4)]);
         assert_eq!(tree[1].session.joined_at_turn, None, "the turn that joined it is gone: it runs in the background");
         assert_eq!(asked(&tree[2]), [Some(2)], "a sub-agent's requests ask what they recorded");
         let capped = Limits { max_isl: None, max_osl: Some(1) };
-        let tree = super::tree(&trace, &TraceHandling::default(), &capped, &tokenizer, 1).unwrap();
+        let tree = super::tree(&trace, &TraceHandling::default(), &capped, &tokenizer, Corpus::Code, 1).unwrap();
         assert_eq!(asked(&tree[1]), [Some(4), Some(4)]);
     }
 
@@ -599,7 +603,7 @@ mod tests {
     fn flattened_agents_become_children_spawned_and_joined_as_aiperf_plays_them() {
         let tokenizer = Tokenizer::shared_builtin();
         let trace = parse("t.json", &one_line(FLATTENED)).unwrap();
-        let tree = tree(&trace, &TraceHandling::default(), &Limits::default(), &tokenizer, 1).unwrap();
+        let tree = tree(&trace, &TraceHandling::default(), &Limits::default(), &tokenizer, Corpus::Code, 1).unwrap();
         let ids: Vec<&str> = tree.iter().map(|c| &*c.session.id).collect();
         assert_eq!(
             ids,
@@ -645,7 +649,7 @@ mod tests {
         }
         let off =
             TraceHandling { agent_split: AgentSplit { enabled: false, ..AgentSplit::default() }, ..Default::default() };
-        let whole = super::tree(&trace, &off, &Limits::default(), &tokenizer, 1).unwrap();
+        let whole = super::tree(&trace, &off, &Limits::default(), &tokenizer, Corpus::Code, 1).unwrap();
         assert_eq!(whole.iter().map(|c| &*c.session.id).collect::<Vec<_>>(), ["t1", "t1::sa:s1"]);
         assert_eq!(whole[0].session.source_items, [0, 1, 2, 3, 4, 5, 6, 7, 9, 10, 11]);
         assert_eq!(whole[1].session.source_inner_items, [0, 1, 2]);
