@@ -8,7 +8,7 @@ use std::sync::OnceLock;
 
 use crate::rng::SeededRng;
 
-/// Blocks made; about 700 KB of text.
+/// Blocks made: about 1.1 MB of text, 465,000 GPT-2 tokens.
 const BLOCKS: usize = 2_400;
 /// The corpus's seed: the text is fixed, whatever the run's seed.
 const SEED: u64 = 0x00C0_DEC0_4B05;

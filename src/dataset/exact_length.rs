@@ -80,8 +80,9 @@ fn cut_to_length(
 }
 
 /// More than `wanted` token ids of the text `window` gives from `offset` (fewer only if the
-/// whole corpus, `corpus_len` bytes, has fewer). Encoding is most of the time a cut takes, so the window is sized by the tokenizer's
-/// measured bytes per token with a margin, and grown in steps when it falls short.
+/// whole corpus, `corpus_len` bytes, has fewer). Encoding is most of the time a cut takes, so
+/// the window is sized by the tokenizer's measured bytes per token with a margin, and grown in
+/// steps when it falls short.
 fn tokens_from(
     tokenizer: &Tokenizer,
     window: &dyn Fn(usize, usize) -> String,

@@ -170,7 +170,7 @@ pub const PROMPT: Group = Group {
             &["--prompt-corpus"],
             "benchmark.datasets.main.prompts.corpus",
             Kind::Choice(&[("sonnet", "sonnet"), ("coding", "coding"), ("random", "random")]),
-            "Corpus of synthetic prompts: sonnet (Shakespeare) or random (vocabulary tokens, vLLM's or SGLang's: --random-corpus-style); coding is not supported [default: sonnet]",
+            "Corpus of synthetic prompts: sonnet (Shakespeare), coding (code, shell output, JSON, tracebacks, diffs) or random (vocabulary tokens, vLLM's or SGLang's: --random-corpus-style); over a trace file, the corpus its text is cut from (sonnet or coding) [default: sonnet; coding for weka and TraceLab traces]",
         ),
     ],
 };
