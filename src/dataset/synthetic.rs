@@ -1,13 +1,15 @@
 //! Synthetic prompts: ISL and OSL drawn from normal distributions (or a weighted mixture of
-//! pairs), each prompt cut from the corpus to exactly its ISL under the run's tokenizer, with
-//! an optional shared system prompt, prefix pool (a prefix before a conversation's first
+//! pairs), each prompt cut from the corpus (Shakespeare or code) to exactly its ISL under the
+//! run's tokenizer, or made of random vocabulary tokens as AIPerf makes them (`vocab_prompts`),
+//! with an optional shared system prompt, prefix pool (a prefix before a conversation's first
 //! prompt, its tokens added to the ISL, as AIPerf adds them) or cache-busting marker (in the
 //! ISL, on a conversation's first prompt); with a conversation shape, each entry is a session
 //! of several prompts. With a chat template's overhead, each prompt is that much shorter (a
-//! conversation's first by more), so that what the server tokenizes is the ISL drawn, as AIPerf
-//! shortens them. Seeded: the same seed and tokenizer give byte-identical prompts; their lengths
-//! (AIPerf's shapes), turn counts and delays, and prefix picks are the ones AIPerf 0.13 draws from
-//! the same seed (`aiperf_draws`).
+//! conversation's first by more), and by the tokens the tokenizer puts before every prompt, so
+//! that what the server tokenizes is the ISL drawn, as AIPerf shortens them. Seeded: the same
+//! seed and tokenizer give byte-identical prompts; their lengths (AIPerf's shapes), turn counts
+//! and delays, and prefix picks are the ones AIPerf 0.13 draws from the same seed
+//! (`aiperf_draws`).
 
 use std::sync::Arc;
 
@@ -19,7 +21,7 @@ use super::corpus::Corpus;
 use super::exact_length::{CountedText, text_of_length};
 use super::vocab_prompts::{Preseeded, VocabPrompts};
 use super::{DatasetEntry, FileTurn, SystemPrompt, tokenizer::Tokenizer};
-use crate::plan::{CorpusStyle, Dist, PromptCorpus, SyntheticDataset};
+use crate::plan::{CorpusStyle, Dist, SyntheticDataset};
 use crate::rng::SeededRng;
 
 /// Seeds the system prompt's place in the corpus apart from the prompts'.
@@ -37,7 +39,7 @@ const CONVERSATION_SALT: u64 = 0xC0_4E55_10A5;
 pub fn generate(spec: &SyntheticDataset, tokenizer: &Tokenizer, overhead: Overhead) -> Result<Vec<DatasetEntry>> {
     let turns = conversation_turns(spec);
     let options = &spec.options;
-    let corpus = if options.corpus == PromptCorpus::Coding { Corpus::Code } else { Corpus::Shakespeare };
+    let corpus = Corpus::asked_or(Some(options.corpus), Corpus::Shakespeare);
     let text = corpus.text();
     let seed = spec.random_seed;
     let mut vocab = match options.corpus.random_style() {
@@ -365,7 +367,7 @@ mod tests {
     use std::collections::BTreeSet;
 
     use super::*;
-    use crate::plan::{ConversationShape, LengthPair, PrefixPool, SyntheticOptions};
+    use crate::plan::{ConversationShape, LengthPair, PrefixPool, PromptCorpus, SyntheticOptions};
 
     fn spec(seed: u64) -> SyntheticDataset {
         SyntheticDataset {
