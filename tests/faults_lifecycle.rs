@@ -285,11 +285,8 @@ fn a_concurrency_cap_that_holds_requests_back_is_named_not_blamed_on_the_client(
     // The client is blamed only for its own pacing (a loaded test machine can make it late, and
     // with AIPerf's rule no request waits at the cap); the cap alone never makes it "the
     // bottleneck".
-    let warnings: Vec<&str> =
-        check["warnings"].as_array().expect("warnings").iter().filter_map(Value::as_str).collect();
-    let own_fault = ["scheduler woke late", "sent requests late", "req/s it scheduled", "% CPU"];
-    if !warnings.iter().any(|warning| own_fault.iter().any(|fault| warning.contains(fault))) {
-        assert_eq!(check["client_bound"], false, "{warnings:?}");
+    if !common::client_blamed_itself(check) {
+        assert_eq!(check["client_bound"], false, "{check}");
         assert!(!stdout.contains("the client was the bottleneck"), "{stdout}");
     }
 }

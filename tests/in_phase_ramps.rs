@@ -288,10 +288,8 @@ fn a_prefill_ramp_opens_one_place_at_each_step_and_leaves_decoding_alone() {
     let summary = run.summary("prefill_ramp");
     let check = &summary["client_self_check"][0];
     // The ramped cap's waits are the plan's, not the client's; only the client's own lateness
-    // (a loaded test machine's scheduler waking over 2 ms late) may make it the bottleneck.
-    let pacing_p99_ms = check["pacing_error_p99_ms"].as_f64().unwrap_or_default();
-    let warnings = check["warnings"].to_string();
-    if pacing_p99_ms <= 2.0 && !["woke late", "% CPU"].iter().any(|own_fault| warnings.contains(own_fault)) {
+    // (a loaded test machine's), which it names, may make it the bottleneck.
+    if !common::client_blamed_itself(check) {
         assert_eq!(check["client_bound"], false, "the ramped cap's waits are the plan's, not the client's: {check}");
     }
 }

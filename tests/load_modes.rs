@@ -575,9 +575,9 @@ fn user_centric_users_share_the_total_rate_each_sending_its_turns_users_over_rat
     let summary = run.summary("user_centric");
     let check = self_check(&summary);
     assert_eq!(check["target_rate_rps"], 2.0, "{check}");
-    // Never crying wolf: a client that sent at most one turn over 2 ms late is not the
-    // bottleneck (a loaded test machine may make it late more often, and then it says so).
-    if lates_ms.iter().filter(|late_ms| **late_ms > 2.0).count() <= 1 {
+    // Never crying wolf: the users' schedule never makes the client the bottleneck; only its
+    // own lateness on a loaded test machine, which it names, may.
+    if !common::client_blamed_itself(check) {
         assert_eq!(check["client_bound"], false, "{check}");
     }
 }

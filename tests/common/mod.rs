@@ -154,6 +154,18 @@ pub fn stat(summary: &Value, metric: &str, stat: &str) -> f64 {
     summary[metric][stat].as_f64().unwrap_or_else(|| panic!("{metric}.{stat} missing in {}", summary[metric]))
 }
 
+/// Words of the client self-check's warnings that blame the client itself (its scheduler or its
+/// sends late, its rate short, its CPU spent: `src/load/self_check.rs`), each a verdict a loaded
+/// test machine may earn.
+const CLIENT_OWN_FAULTS: [&str; 4] = ["woke late", "sent requests late", "req/s it scheduled", "% CPU"];
+
+/// Whether a phase's self-check (`client_self_check[i]`) blames the client's own timing or CPU;
+/// where it does not, `client_bound` must be false.
+pub fn client_blamed_itself(check: &Value) -> bool {
+    let mut warnings = check["warnings"].as_array().into_iter().flatten().filter_map(Value::as_str);
+    warnings.any(|warning| CLIENT_OWN_FAULTS.iter().any(|fault| warning.contains(fault)))
+}
+
 /// A fresh record of request `x_request_id`, the first of a profiling phase, for sending by hand.
 pub fn profiling_record(x_request_id: &str) -> aiperf::record::RequestRecord {
     let origin = aiperf::record::RequestOrigin {
