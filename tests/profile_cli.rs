@@ -1081,20 +1081,12 @@ fn mooncake_lines_of_one_session_id_are_the_turns_of_a_conversation_as_in_aiperf
             // 0.13 reports against the same mock.
             assert_eq!(isl, [600, 907][turn as usize], "{file}: turn {turn}");
         }
-        // By play (x_correlation_id): the request count may end the run before one session's
-        // second turn, its user having started the other session again first, as AIPerf may.
-        let mut plays: std::collections::BTreeMap<String, Vec<(u64, u64)>> = Default::default();
-        for line in records.lines() {
-            let metadata = serde_json::from_str::<serde_json::Value>(line).expect("a JSON line")["metadata"].clone();
-            let play = metadata["x_correlation_id"].as_str().expect("a correlation id").to_owned();
-            let due = metadata["credit_issued_ns"].as_u64().expect("due");
-            plays.entry(play).or_default().push((metadata["turn_index"].as_u64().expect("turn"), due));
-        }
+        // By play: the request count may end the run before one session's second turn, its
+        // user having started the other session again first, as AIPerf may.
+        let plays = due_times_by_play(&dir.path().join(format!("out/{file}/profile_export.jsonl")));
         let whole: Vec<&Vec<(u64, u64)>> = plays.values().filter(|turns| turns.len() == 2).collect();
         assert!(!whole.is_empty(), "{file}: a session played both its turns: {plays:?}");
         for turns in whole {
-            let mut turns = turns.clone();
-            turns.sort();
             let gap_ms = (turns[1].1 - turns[0].1) / 1_000_000;
             assert!(gap_ms >= 300, "{file}: the second turn waits its delay after the answer: {turns:?}");
         }
@@ -1143,16 +1135,26 @@ fn a_bailian_chain_is_replayed_as_one_conversation_at_its_recorded_times_as_in_a
 
 /// Each session's due times (`credit_issued_ns`) in turn order, from `profile_export.jsonl`.
 fn due_times_by_session(records: &Path) -> std::collections::BTreeMap<String, Vec<(u64, u64)>> {
-    let mut sessions: std::collections::BTreeMap<String, Vec<(u64, u64)>> = Default::default();
+    due_times_by(records, "conversation_id")
+}
+
+/// Each play's due times (a session played again is a new play, as its `x_correlation_id` says).
+fn due_times_by_play(records: &Path) -> std::collections::BTreeMap<String, Vec<(u64, u64)>> {
+    due_times_by(records, "x_correlation_id")
+}
+
+/// The records' (turn, due time) pairs in turn order, grouped by the metadata field `key`.
+fn due_times_by(records: &Path, key: &str) -> std::collections::BTreeMap<String, Vec<(u64, u64)>> {
+    let mut groups: std::collections::BTreeMap<String, Vec<(u64, u64)>> = Default::default();
     for line in std::fs::read_to_string(records).expect("records").lines() {
         let record: serde_json::Value = serde_json::from_str(line).expect("a JSON line");
         let metadata = &record["metadata"];
-        let session = metadata["conversation_id"].as_str().expect("conversation id").to_owned();
+        let group = metadata[key].as_str().unwrap_or_else(|| panic!("no {key}")).to_owned();
         let turn = metadata["turn_index"].as_u64().expect("turn index");
-        sessions.entry(session).or_default().push((turn, metadata["credit_issued_ns"].as_u64().expect("due")));
+        groups.entry(group).or_default().push((turn, metadata["credit_issued_ns"].as_u64().expect("due")));
     }
-    sessions.values_mut().for_each(|turns| turns.sort());
-    sessions
+    groups.values_mut().for_each(|turns| turns.sort());
+    groups
 }
 
 #[test]
