@@ -1,6 +1,7 @@
 //! The smooth-isotonic SLA planner: widen the range by extrapolating the SLA margin until it
 //! breaks, then probe the zero of the monotone regression of the margin over every measured
-//! point, and confirm it beside that point; stops when feasible and infeasible are neighbours.
+//! point, and confirm it beside that point, never where halving could no longer finish in as
+//! many runs as halving the first bracket; stops when feasible and infeasible are neighbours.
 
 use super::config::{Dimension, SearchConfig};
 use super::decision::{Decision, tried};
@@ -65,19 +66,50 @@ fn widen(history: &[Iteration], feasible_max: f64) -> f64 {
     aimed.map_or(high, |aimed| aimed.clamp(low, high)).round()
 }
 
-/// A probe strictly between the feasible `f` and infeasible `i`: beside the last fitted point
-/// to confirm it; the midpoint when that confirmation missed (the fit is off, e.g. on a
-/// staircase); else at the fitted zero kept a quarter of the gap from either end.
+/// A probe strictly between the feasible `f` and infeasible `i`: where `aimed` points, within
+/// bisection's budget.
 fn inside(dim: &Dimension, history: &[Iteration], f: f64, i: f64) -> Decision {
+    let (x, kind) = aimed(history, f, i);
+    let (lo, hi) = within_budget(history, f, i);
+    if x < lo || x > hi {
+        return probe(dim, x.clamp(lo, hi), ProbeKind::Bisect);
+    }
+    probe(dim, x, kind)
+}
+
+/// Where halving could still finish in as many runs as halving the first bracket would have
+/// taken (⌈log2 of its gap⌉): the probe this many runs into the bracket must leave a gap of at
+/// most 2^(runs left after it), on either side. A fit pulled toward one end by a curved
+/// margin, or a confirmation beside a fit that missed, so costs no run beyond bisection's.
+fn within_budget(history: &[Iteration], f: f64, i: f64) -> (f64, f64) {
+    let inside = |it: &Iteration| matches!(it.probe, ProbeKind::Fit | ProbeKind::Verify | ProbeKind::Bisect);
+    let first = history.iter().position(inside).unwrap_or(history.len());
+    let bracket = Bracket::of(&history[..first]);
+    let first_gap = match (bracket.feasible_max, bracket.infeasible_min) {
+        (Some(f0), Some(i0)) => i0 - f0,
+        _ => i - f,
+    };
+    let budget = first_gap.log2().ceil() as i32;
+    let probed = (history.len() - first) as i32;
+    let reach = 2f64.powi((budget - probed - 1).max(0));
+    let (lo, hi) = ((i - reach).max(f + 1.0), (f + reach).min(i - 1.0));
+    // Spent only when the history came from elsewhere (a checkpoint of another planner's runs).
+    if lo <= hi { (lo, hi) } else { (f + 1.0, i - 1.0) }
+}
+
+/// Beside the last fitted point to confirm it; the midpoint when that confirmation missed (the
+/// fit is off, e.g. on a staircase); else the fitted zero kept a quarter of the gap from either
+/// end.
+fn aimed(history: &[Iteration], f: f64, i: f64) -> (f64, ProbeKind) {
     match history {
         [.., last] if last.probe == ProbeKind::Fit => {
             let beside = if last.feasible { last.x() + 1.0 } else { last.x() - 1.0 };
             if beside > f && beside < i && !tried(history, &[beside]) {
-                return probe(dim, beside, ProbeKind::Verify);
+                return (beside, ProbeKind::Verify);
             }
         }
         [.., fitted, last] if last.probe == ProbeKind::Verify && fitted.probe == ProbeKind::Fit => {
-            return probe(dim, ((f + i) / 2.0).floor(), ProbeKind::Bisect);
+            return (((f + i) / 2.0).floor(), ProbeKind::Bisect);
         }
         _ => {}
     }
@@ -92,13 +124,15 @@ fn inside(dim: &Dimension, history: &[Iteration], f: f64, i: f64) -> Decision {
     if tried(history, &[x]) {
         x = ((f + i) / 2.0).floor();
     }
-    probe(dim, x, ProbeKind::Fit)
+    (x, ProbeKind::Fit)
 }
 
 #[cfg(test)]
 mod tests {
     use super::super::config::PlannerKind;
-    use super::super::testing::{boundary_search, staircase};
+    use super::super::iteration::tests::Fixed;
+    use super::super::iteration::{Bracket, ProbeKind};
+    use super::super::testing::{boundary_search, config, knee, search, staircase};
 
     #[test]
     fn finds_the_mocks_boundary_in_six_runs() {
@@ -108,13 +142,29 @@ mod tests {
         assert!(tried.len() <= 7, "{tried:?}");
     }
 
-    #[test]
-    fn finds_every_boundary_of_a_staircase_exactly() {
+    /// Every boundary in [1, 64] found exactly, and inside the first bracket in no more runs
+    /// than halving it takes.
+    fn finds_every_boundary_within_bisections_runs(server: impl Fn(i64) -> Box<dyn Fn(f64) -> Fixed>) {
         for truth in 1..64 {
-            let (tried, _, found) = boundary_search(PlannerKind::SmoothIsotonic, 1, 64, staircase(truth));
-            assert_eq!(found, Some(truth), "{tried:?}");
-            assert!(tried.len() <= 12, "boundary {truth}: {tried:?}");
+            let (history, _) = search(&config(PlannerKind::SmoothIsotonic, 1, 64), server(truth));
+            let tried: Vec<i64> = history.iter().map(|it| it.x() as i64).collect();
+            assert_eq!(Bracket::of(&history).feasible_max, Some(truth as f64), "{tried:?}");
+            let widening = history.iter().take_while(|it| it.probe == ProbeKind::Bracket).count();
+            let first = Bracket::of(&history[..widening]);
+            let Some(failed) = first.infeasible_min else { continue };
+            let halvings = (failed - first.feasible_max.unwrap_or(1.0)).log2().ceil() as usize;
+            assert!(history.len() - widening <= halvings, "boundary {truth}: {tried:?}");
         }
+    }
+
+    #[test]
+    fn finds_every_boundary_of_a_staircase_within_bisections_runs() {
+        finds_every_boundary_within_bisections_runs(|truth| Box::new(staircase(truth)));
+    }
+
+    #[test]
+    fn a_knee_pulling_the_fit_to_one_end_costs_no_run_beyond_bisection() {
+        finds_every_boundary_within_bisections_runs(|truth| Box::new(knee(truth)));
     }
 
     #[test]

@@ -21,6 +21,19 @@ pub fn staircase(boundary: i64) -> impl Fn(f64) -> Fixed {
     }
 }
 
+/// TTFT p95 (ms) flat at first, then steeply up (a server past its knee), crossing 200 ms
+/// between `boundary` and the next user: a straight line between a far failing point and a
+/// passing one lands near the passing end.
+pub fn knee(boundary: i64) -> impl Fn(f64) -> Fixed {
+    move |users: f64| {
+        let mut stats = BTreeMap::new();
+        let ttft = 50.0 + 150.0 * (users / (boundary as f64 + 0.5)).powi(6);
+        stats.insert(("time_to_first_token".to_string(), "p95".to_string()), ttft);
+        stats.insert(("output_token_throughput".to_string(), "avg".to_string()), users.min(8.0) / 0.082 * 32.0);
+        Fixed(stats)
+    }
+}
+
 pub fn config(planner: PlannerKind, lo: i64, hi: i64) -> SearchConfig {
     SearchConfig {
         planner,
