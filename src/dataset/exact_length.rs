@@ -1,5 +1,6 @@
-//! Text of an exact token count: corpus text cut on token ids, decoded, re-encoded, and the
-//! cut moved until the whole text (after an optional fixed head) counts to the target.
+//! Text of an exact token count: corpus text cut on token ids from mid-text, decoded,
+//! re-encoded, and the cut moved until the whole text (after an optional fixed head) counts to
+//! the target.
 
 use super::corpus::{self, Corpus};
 use super::tokenizer::Tokenizer;
@@ -51,14 +52,21 @@ fn cut_to_length(
     if let Some(head) = head.filter(|head| head.tokens >= target) {
         return head.clone();
     }
+    // A tail that starts with its space (below) joins the head as the two's tokens would.
     let join = |tail: String| match head {
+        Some(head) if tail.starts_with(char::is_whitespace) => format!("{}{tail}", head.text),
         Some(head) => format!("{} {tail}", head.text),
         None => tail,
     };
     let wanted = (target - head_tokens) as usize;
     let mut closest: Option<CountedText> = None;
     for start in 0..WINDOWS_TRIED {
-        let ids = tokens_from(tokenizer, window_of, corpus_len, offset + start * WINDOW_STRIDE_BYTES, wanted);
+        let window = tokens_from(tokenizer, window_of, corpus_len, offset + start * WINDOW_STRIDE_BYTES, wanted);
+        // The window's first token (a word's start, where the corpus text was cut) is left out, so
+        // the text begins mid-corpus as a window of AIPerf's tokenized corpus does: with the
+        // space its first token carries under byte-level BPE (" word"), which AIPerf's ISL, the
+        // texts of a request joined by spaces, counts once more at each join.
+        let ids = window.get(1..).unwrap_or_default();
         let mut tried = Vec::with_capacity(CUTS_PER_WINDOW);
         let mut take = wanted.min(ids.len());
         while tried.len() < CUTS_PER_WINDOW && !tried.contains(&take) {
