@@ -1193,6 +1193,30 @@ fn the_user_centric_rate_is_the_total_rate_with_each_users_turns_users_over_rate
 }
 
 #[test]
+fn the_user_centric_initial_users_play_the_sessions_aiperf_hands_them() {
+    // AIPerf hands the users present at t = 0 their sessions as it makes them, in user order
+    // with the fresh user last, and they fire in stagger order: the fresh user (session 3)
+    // first. The (session, turn) order of AIPerf 0.13's own run of these flags against the mock.
+    let dir = tempfile::tempdir().expect("dir");
+    let ran = profile(
+        dir.path(),
+        "--model m --url mock --user-centric-rate 20 --num-users 4 --conversation-num 6 --conversation-turn-mean 3 \
+         --request-count 16 --random-seed 3 --isl 30 --osl 4 --artifact-dir out",
+    );
+    assert_ok(&ran);
+    let mut sent: Vec<(u64, String)> = Vec::new();
+    for (session, turns) in due_times_by_session(&dir.path().join("out/profile_export.jsonl")) {
+        let number = session.trim_start_matches("session_").trim_start_matches('0').to_owned();
+        sent.extend(
+            turns.iter().map(|(turn, due)| (*due, format!("{}.{turn}", if number.is_empty() { "0" } else { &number }))),
+        );
+    }
+    sent.sort();
+    let order: Vec<&str> = sent.iter().map(|(_, turn)| turn.as_str()).collect();
+    assert_eq!(order, ["3.0", "0.0", "1.0", "2.0", "3.1", "4.0", "5.0", "2.1", "3.2", "4.1", "5.1", "4.2", "5.2"]);
+}
+
+#[test]
 fn a_user_centric_config_phase_lowers_to_the_total_rate_and_round_trips_through_rhai() {
     let dir = tempfile::tempdir().expect("dir");
     let config = r#"

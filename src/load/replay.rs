@@ -66,14 +66,16 @@ impl SessionSource {
 
     /// The next replay; None once the phase's limits let no session start.
     pub fn claim(&self) -> Option<Replay> {
-        self.claim_first_turns(None)
+        self.claim_first_turns(None, None)
     }
 
-    /// The next replay, of its session's first `max_turns` turns at most (all without).
-    pub fn claim_first_turns(&self, max_turns: Option<u32>) -> Option<Replay> {
+    /// The next replay, of its session's first `max_turns` turns at most (all without). Its
+    /// session is the one at `place` in the session order (from the phase's first), or without
+    /// one the claim's own place (the n-th claim plays the n-th session).
+    pub fn claim_first_turns(&self, max_turns: Option<u32>, place: Option<u64>) -> Option<Replay> {
         let (count, first) = (self.sessions.len(), self.claims.first_session);
-        let session_turns = |session: u64| {
-            let turns = self.sessions[self.order.session(first + session, count)].clone();
+        let session_turns = |claimed: u64| {
+            let turns = self.sessions[self.order.session(first + place.unwrap_or(claimed), count)].clone();
             let kept = max_turns.map_or(turns.len(), |max| turns.len().min(max as usize));
             turns.start..turns.start + kept
         };
@@ -336,7 +338,7 @@ mod tests {
         assert_eq!(source.average_turns(), 2.5);
         let claimed: Vec<(Range<usize>, u32)> = [Some(1), None, Some(5)]
             .into_iter()
-            .map_while(|max_turns| source.claim_first_turns(max_turns))
+            .map_while(|max_turns| source.claim_first_turns(max_turns, None))
             .map(|replay| match &replay.turns {
                 Turns::File(turns) => (turns.clone(), replay.turn_count()),
                 Turns::Generated(_) => panic!("a file session"),

@@ -66,11 +66,14 @@ fn gcd(a: usize, b: usize) -> usize {
 }
 
 /// A user due to send its first turn `at_s` seconds into the phase, with `turns_left` turns
-/// (None: all of its session's).
+/// (None: all of its session's). A user present at t = 0 plays the session at `place` in the
+/// session order: AIPerf hands the initial users theirs as it makes them, in user order (the
+/// fresh user last), not as they fire; a replacement (None) takes the next one as it starts.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct DueUser {
     pub at_s: f64,
     pub turns_left: Option<u32>,
+    pub place: Option<u64>,
     seq: u64,
 }
 
@@ -106,8 +109,8 @@ impl UserStarts {
     pub fn new(users: usize, rate_rps: f64, session_turns: u32) -> Self {
         let stagger_s = 1.0 / rate_rps;
         let mut starts = Self { turn_gap_s: users as f64 / rate_rps, due: BinaryHeap::new(), next_seq: 0 };
-        for user in virtual_history(users, session_turns) {
-            starts.push(user.order as f64 * stagger_s, user.turns_left);
+        for (place, user) in virtual_history(users, session_turns).into_iter().enumerate() {
+            starts.push(user.order as f64 * stagger_s, user.turns_left, Some(place as u64));
         }
         starts
     }
@@ -124,11 +127,11 @@ impl UserStarts {
 
     /// Schedule the replacement of `started`, which has `max_turns` turns to send.
     pub fn replace(&mut self, started: &DueUser, max_turns: u32) {
-        self.push(started.at_s + f64::from(max_turns) * self.turn_gap_s, None);
+        self.push(started.at_s + f64::from(max_turns) * self.turn_gap_s, None, None);
     }
 
-    fn push(&mut self, at_s: f64, turns_left: Option<u32>) {
-        self.due.push(Reverse(DueUser { at_s, turns_left, seq: self.next_seq }));
+    fn push(&mut self, at_s: f64, turns_left: Option<u32>, place: Option<u64>) {
+        self.due.push(Reverse(DueUser { at_s, turns_left, place, seq: self.next_seq }));
         self.next_seq += 1;
     }
 }
@@ -182,7 +185,7 @@ pub(super) async fn run(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, shape: UserCe
         }
         let mut rng = SeededRng::new(seed ^ user.wrapping_mul(0x9E37_79B9_7F4A_7C15));
         let replay = match &file_sessions {
-            Some(source) => source.claim_first_turns(due.turns_left),
+            Some(source) => source.claim_first_turns(due.turns_left, due.place),
             None => generated_sessions
                 .claim(|_| {
                     let session_turns = shape.turns.sample_count(&mut rng) as u32;
