@@ -435,6 +435,63 @@ fn the_system_idle_gap_cap_brings_a_long_recorded_pause_forward() {
 }
 
 #[test]
+fn a_session_count_ends_the_replay_once_that_many_root_conversations_have_played() {
+    // Four roots, b with a sub-agent spawned after its turn 3; two lanes cut at half of each
+    // span. With `sessions: 3` the two trees played from their cuts and one recycled tree are
+    // the phase's sessions, as AIPerf counts them (`--num-conversations`): each plays to its
+    // end, its sub-agent included, and no fourth root starts, well before the duration.
+    let server = mock();
+    let session = |id: &str, times: &[u32], link: &str| {
+        let turns: Vec<String> = times
+            .iter()
+            .enumerate()
+            .map(|(turn, at)| format!(r#"{{"text": "{id} turn {turn}", "output_length": 3, "timestamp": {at}}}"#))
+            .collect();
+        format!(r#"{{"session_id": "{id}"{link}, "turns": [{}]}}"#, turns.join(", "))
+    };
+    let trace = [
+        session("a", &[0, 100, 200, 300, 400], ""),
+        session("b", &[0, 50, 100, 150, 200, 250], ""),
+        session("b-sub", &[160, 170], r#", "parent_session_id": "b", "spawned_after_turn": 3"#),
+        session("c", &[0, 40, 80, 120], ""),
+        session("d", &[0, 10], ""),
+    ]
+    .join("\n");
+    let cut = "lanes: 2, seed: 5, start_min_ratio: 0.5, start_max_ratio: 0.5";
+    let phases = format!(
+        "agentic_replay(#{{ stage: \"priming\", {cut} }}), agentic_replay(#{{ {cut}, sessions: 3, duration: 20.0 }})"
+    );
+    let started = std::time::Instant::now();
+    let run = run_trace(&server, "sessions", &trace, &phases);
+    assert!(started.elapsed().as_secs_f64() < 12.0, "the phase ends with its sessions, not at its duration");
+    let profiled = sent(&run, "sessions");
+    let mut plays: std::collections::BTreeMap<String, BTreeSet<(String, u64)>> = Default::default();
+    for request in &profiled {
+        let play = correlation_of(&request.line, "root_correlation_id");
+        plays.entry(play).or_default().insert((request.conversation.clone(), request.turn));
+    }
+    // The root a play is of: the first part of its conversations' names (b-sub is b's).
+    let root_of_play = |turns: &BTreeSet<(String, u64)>| {
+        let roots: BTreeSet<&str> = turns.iter().map(|(id, _)| id.split('-').next().unwrap_or(id)).collect();
+        assert_eq!(roots.len(), 1, "one tree a play: {turns:?}");
+        roots.into_iter().next().unwrap_or_default().to_string()
+    };
+    let roots: BTreeSet<String> = plays.values().map(root_of_play).collect();
+    assert_eq!((plays.len(), roots.len()), (3, 3), "three sessions, of three roots: {plays:?}");
+    for turns in plays.values() {
+        let ends: &[(&str, u64)] = match root_of_play(turns).as_str() {
+            "a" => &[("a", 4)],
+            "b" => &[("b", 5), ("b-sub", 1)],
+            "c" => &[("c", 3)],
+            _ => &[("d", 1)],
+        };
+        for (id, last) in ends {
+            assert!(turns.contains(&(id.to_string(), *last)), "{id} played to its end: {turns:?}");
+        }
+    }
+}
+
+#[test]
 fn a_cache_warm_up_replays_the_trajectories_idle_free_with_one_token_for_its_duration() {
     let server = mock();
     let phases = format!(

@@ -33,7 +33,8 @@ use crate::rng::SeededRng;
 pub(super) enum Recycle {
     /// Never (the priming requests).
     No,
-    /// Once its whole tree has finished (agentic replay).
+    /// Once its whole tree has finished (agentic replay; the phase's `sessions` count the root
+    /// conversations it starts: a root's first turn sent in the phase).
     Tree,
     /// Once its root conversation has finished, its sub-agents going on in a lane of their own
     /// (a concurrency phase; the phase's `sessions` count the roots).
@@ -168,7 +169,8 @@ pub(super) struct Player {
     pub(super) branch_stats: BranchStats,
     /// Lanes whose trees have finished and hold no user, for the next tree plays.
     free_lanes: Vec<usize>,
-    /// The roots started in the phase.
+    /// The roots started in the phase: seated (`Recycle::Root`), or whose first turn in the
+    /// phase was sent (`Recycle::Tree`).
     roots_started: u64,
     /// The lanes holding one of the phase's users.
     roots_seated: usize,
@@ -388,6 +390,12 @@ impl Player {
                 self.stopped = true;
                 return;
             }
+            if self.starts_a_tree_session(&due) {
+                if !self.may_start_root() {
+                    continue;
+                }
+                self.roots_started += 1;
+            }
             match &mut self.arrivals {
                 Some(arrivals) if due.at_arrival => arrivals.ready.push_back(due),
                 _ => self.send_turn(due, scheduled_ns, now_ns, true),
@@ -545,11 +553,18 @@ impl Player {
         }
     }
 
-    /// Whether the phase may start another root: a concurrency or rate phase, until it has
-    /// started its `sessions`.
+    /// Whether the phase may start another root: until it has started its `sessions`.
     fn may_start_root(&self) -> bool {
         let roots_done = self.run.phase.sessions.is_some_and(|sessions| self.roots_started >= sessions);
-        self.manner.recycle != Recycle::Root || !roots_done
+        self.manner.recycle == Recycle::No || !roots_done
+    }
+
+    /// Whether `due` is a root conversation's first turn in an agentic replay's phase, which
+    /// starts a session there, as AIPerf counts its sessions (a tree played from the cut, or a
+    /// recycled one, whatever its sub-agents sent before): once the phase has started its
+    /// `sessions`, such a turn is not sent, and the sessions started play to their end.
+    fn starts_a_tree_session(&self, due: &Due) -> bool {
+        self.manner.recycle == Recycle::Tree && due.stream == 0 && !self.lanes[due.lane].streams[0].started
     }
 
     /// The next root, played from its first turn with new sessions in a lane of its own (a
@@ -558,7 +573,9 @@ impl Player {
         if !self.may_start_root() {
             return;
         }
-        self.roots_started += 1;
+        if self.manner.recycle == Recycle::Root {
+            self.roots_started += 1;
+        }
         let tree = self.next_root;
         self.next_root = (self.next_root + 1) % self.trees.len();
         let (run, steps) = TreeRun::fresh(&self.trees[tree], self.manner.overlap, &mut self.branch_stats);
