@@ -88,7 +88,7 @@ pub async fn execute_with_sessions(
     let (tokenizer, chat_template, prepared) = prepare_while_checking_endpoint(plan, options).await?;
     for phase in &plan.phases {
         match &phase.mode {
-            LoadMode::AgenticReplay(replay) => crate::agents::replay::check(&prepared.requests, replay)
+            LoadMode::AgenticReplay(replay) => crate::agents::replay::check(&prepared.requests, replay, phase)
                 .map_err(|e| anyhow::anyhow!("phase `{}`: {e}", phase.name))?,
             _ => crate::load::check_tree_phase(phase, &prepared.requests, options.segment.is_some())
                 .map_err(|e| anyhow::anyhow!("phase `{}`: {e}", phase.name))?,

@@ -589,6 +589,12 @@ fn more_lanes_than_roots_stop_with_a_message_unless_the_trace_may_wrap() {
     assert!(stderr.contains("--cache-bust"), "{stderr}");
     let wrapped = profile(&["--cache-bust", "none", "--allow-dataset-wrap"]);
     assert_eq!(wrapped.status.code(), Some(0), "{}", String::from_utf8_lossy(&wrapped.stderr));
+    // A session count within the two roots needs no wrap, as AIPerf's policy has it.
+    let within = profile(&["--cache-bust", "none", "--num-conversations", "2"]);
+    assert_eq!(within.status.code(), Some(0), "{}", String::from_utf8_lossy(&within.stderr));
+    let beyond = profile(&["--cache-bust", "none", "--num-conversations", "3"]);
+    let stderr = String::from_utf8_lossy(&beyond.stderr);
+    assert!(beyond.status.code() != Some(0) && stderr.contains("--num-conversations"), "{stderr}");
     // The scenario marks each tree play as AIPerf's does (first_turn_prefix), and that keeps
     // the plays of a reused root apart, so it may wrap.
     let busted = profile(&[]);

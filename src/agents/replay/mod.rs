@@ -20,7 +20,7 @@ pub use tree_run::{Step, TreeRun};
 pub use trees::{Stream, Tree, trees};
 
 use crate::dataset::requests::PreparedRequest;
-use crate::plan::AgenticReplay;
+use crate::plan::{AgenticReplay, Phase, ReplayStage};
 
 /// A tree cut for one lane.
 #[derive(Debug, Clone)]
@@ -31,22 +31,12 @@ pub struct Lane {
 }
 
 /// The trajectories `replay` plays, one per lane, and the root the next recycled lane takes.
-/// Lane `i` takes the roots in dataset order from where lane `i - 1` stopped, skipping a
-/// tree whose cut leaves nothing to send; with fewer roots than lanes it wraps only when the
-/// replay allows it, or when a cache-bust marker keeps the plays of one tree apart (AIPerf's
-/// rule: wrapping without one would send the same prompts again and again).
+/// Lane `i` takes the roots in dataset order from where lane `i - 1` stopped (again from the
+/// first after the last: `check` says when that may be), skipping a tree whose cut leaves
+/// nothing to send.
 pub fn lanes(trees: &[Tree], replay: &AgenticReplay) -> Result<(Vec<Lane>, usize), String> {
     if trees.is_empty() {
         return Err("agentic replay: the dataset has no conversations".into());
-    }
-    if replay.lanes > trees.len() && !replay.allow_dataset_wrap && replay.cache_bust.is_none() {
-        return Err(format!(
-            "agentic replay: {} lanes (concurrency) but the trace has {} root conversations; \
-             lower the concurrency, allow reuse (--allow-dataset-wrap, `allow_dataset_wrap: true`) \
-             or keep each play's prompts apart (--cache-bust first-turn-prefix, `cache_bust`)",
-            replay.lanes,
-            trees.len()
-        ));
     }
     let ratios = (replay.start_min_ratio, replay.start_max_ratio);
     let mut lanes = Vec::with_capacity(replay.lanes);
@@ -74,12 +64,35 @@ pub fn has_sub_agents(requests: &[PreparedRequest]) -> bool {
     requests.iter().any(|request| request.trace.as_ref().is_some_and(|trace| trace.parent.is_some()))
 }
 
-/// The mistakes of replaying `requests` with `replay`, before anything is sent.
-pub fn check(requests: &[PreparedRequest], replay: &AgenticReplay) -> Result<(), String> {
+/// The mistakes of replaying `requests` with `replay` in `phase`, before anything is sent.
+/// More lanes than roots play some roots twice at once, which AIPerf 0.13 allows only where
+/// that cannot send the same prompts again and again, or was asked for: with a cache-bust
+/// marker (it keeps the plays of one tree apart), `allow_dataset_wrap`, a profiling phase
+/// without a request, session or duration bound (one pass), or one whose session count is
+/// within the roots.
+pub fn check(requests: &[PreparedRequest], replay: &AgenticReplay, phase: &Phase) -> Result<(), String> {
     if let Some(mistake) = replay.mistake() {
         return Err(mistake);
     }
-    lanes(&trees(requests)?, replay).map(|_| ())
+    let trees = trees(requests)?;
+    let roots = trees.len();
+    let one_pass = phase.requests.is_none() && phase.sessions.is_none() && phase.duration_s.is_none();
+    let sessions_within = phase.sessions.is_some_and(|sessions| sessions <= roots as u64);
+    let may_wrap = replay.allow_dataset_wrap
+        || replay.cache_bust.is_some()
+        || replay.stage == ReplayStage::Priming
+        || one_pass
+        || sessions_within;
+    if replay.lanes > roots && !may_wrap {
+        return Err(format!(
+            "agentic replay: {} lanes (concurrency) but the trace has {roots} root conversations; \
+             lower the concurrency, allow reuse (--allow-dataset-wrap, `allow_dataset_wrap: true`), \
+             keep each play's prompts apart (--cache-bust first-turn-prefix, `cache_bust`) or bound \
+             the sessions within the roots (--num-conversations, `sessions`)",
+            replay.lanes
+        ));
+    }
+    lanes(&trees, replay).map(|_| ())
 }
 
 /// Prepared requests in the shape the agentic trace readers give, for the tests.
