@@ -530,6 +530,40 @@ fn a_cache_warm_up_replays_the_trajectories_idle_free_with_one_token_for_its_dur
     }
 }
 
+#[test]
+fn a_tree_the_cache_warm_up_hands_over_is_one_of_the_profiling_sessions() {
+    // One lane; `long` has 40 turns, far more than a 30 ms idle-free warm-up sends, so the
+    // warm-up hands it over part-way. With `sessions: 2` profiling plays it on (a session of
+    // the phase, as AIPerf counts the trees it takes over), then `short` whole, and stops:
+    // `long` is not started again.
+    let server = mock();
+    let turns = |id: &str, count: u32| {
+        let turns: Vec<String> = (0..count)
+            .map(|turn| format!(r#"{{"text": "{id} turn {turn}", "output_length": 3, "timestamp": {}}}"#, turn * 10))
+            .collect();
+        format!(r#"{{"session_id": "{id}", "turns": [{}]}}"#, turns.join(", "))
+    };
+    let trace = [turns("long", 40), turns("short", 3)].join("\n");
+    let cut = "lanes: 1, seed: 5, start_min_ratio: 0.05, start_max_ratio: 0.05";
+    let phases = format!(
+        "agentic_replay(#{{ stage: \"priming\", {cut}, cache_warmup: 0.03 }}), \
+         agentic_replay(#{{ {cut}, sessions: 2, duration: 20.0 }})"
+    );
+    let run = run_trace(&server, "handed", &trace, &phases);
+    let profiled = sent(&run, "handed");
+    let mut plays: Vec<(String, String)> = Vec::new();
+    for request in &profiled {
+        let play = (correlation_of(&request.line, "root_correlation_id"), request.conversation.clone());
+        if !plays.contains(&play) {
+            plays.push(play);
+        }
+    }
+    let roots: Vec<&str> = plays.iter().map(|(_, root)| root.as_str()).collect();
+    assert_eq!(roots, ["long", "short"], "the handed-over play, then one more: {plays:?}");
+    let long: Vec<u64> = profiled.iter().filter(|request| request.conversation == "long").map(|r| r.turn).collect();
+    assert!(long[0] > 0 && long.last() == Some(&39), "long goes on from where the warm-up left it: {long:?}");
+}
+
 /// The tree plays (root correlation ids) among `lines` that sent their root's turn 0 but not
 /// every turn of its tree (a play from a cut sends no turn before it).
 fn unfinished_plays(lines: &[&Value]) -> BTreeSet<String> {

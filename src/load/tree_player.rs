@@ -90,6 +90,8 @@ pub(super) struct LaneRun {
     /// It holds one of the phase's users (a concurrency phase's lane gives its user up when
     /// its root conversation ends).
     seated: bool,
+    /// Its root conversation has sent a turn in this phase (an agentic replay's session there).
+    root_sent_in_phase: bool,
 }
 
 /// A turn queued to go at `at_ns` (run clock, before the idle-gap shift).
@@ -262,7 +264,7 @@ impl Player {
             .collect::<Vec<_>>();
         self.next_session += streams.len() as u64;
         self.roots_seated += 1;
-        let lane = LaneRun { tree, run, streams, marker, seated: true };
+        let lane = LaneRun { tree, run, streams, marker, seated: true, root_sent_in_phase: false };
         match self.free_lanes.pop() {
             Some(free) => {
                 self.lanes[free] = lane;
@@ -277,7 +279,8 @@ impl Player {
 
     /// Play on the lanes another phase left (the cache warm-up's hand-over): the users they
     /// hold and the ones free for the next tree.
-    pub(super) fn take_over(&mut self, lanes: Vec<LaneRun>) {
+    pub(super) fn take_over(&mut self, mut lanes: Vec<LaneRun>) {
+        lanes.iter_mut().for_each(|lane| lane.root_sent_in_phase = false);
         self.roots_seated = lanes.iter().filter(|lane| lane.seated).count();
         self.free_lanes =
             (0..lanes.len()).filter(|&index| !lanes[index].seated && lanes[index].run.finished()).collect();
@@ -395,6 +398,7 @@ impl Player {
                     continue;
                 }
                 self.roots_started += 1;
+                self.lanes[due.lane].root_sent_in_phase = true;
             }
             match &mut self.arrivals {
                 Some(arrivals) if due.at_arrival => arrivals.ready.push_back(due),
@@ -560,11 +564,12 @@ impl Player {
     }
 
     /// Whether `due` is a root conversation's first turn in an agentic replay's phase, which
-    /// starts a session there, as AIPerf counts its sessions (a tree played from the cut, or a
-    /// recycled one, whatever its sub-agents sent before): once the phase has started its
-    /// `sessions`, such a turn is not sent, and the sessions started play to their end.
+    /// starts a session there, as AIPerf counts its sessions (a tree played from the cut, one
+    /// the cache warm-up handed over, or a recycled one, whatever its sub-agents sent before):
+    /// once the phase has started its `sessions`, such a turn is not sent, and the sessions
+    /// started play to their end.
     fn starts_a_tree_session(&self, due: &Due) -> bool {
-        self.manner.recycle == Recycle::Tree && due.stream == 0 && !self.lanes[due.lane].streams[0].started
+        self.manner.recycle == Recycle::Tree && due.stream == 0 && !self.lanes[due.lane].root_sent_in_phase
     }
 
     /// The next root, played from its first turn with new sessions in a lane of its own (a
