@@ -14,7 +14,7 @@ pub const CONVERSATION: Group = Group {
             &["--conversation-num", "--num-conversations", "--num-sessions"],
             "phases.profiling.sessions",
             Kind::Int,
-            "Conversations to send; a list sweeps it",
+            "Conversations to send; a list sweeps it (agentic replay: root conversations started in the profiling phase)",
         ),
         set(
             &["--num-dataset-entries", "--num-prompts"],
