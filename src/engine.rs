@@ -318,6 +318,10 @@ fn load_context(
         keep_cores_awake: options.keep_cores_awake,
         sessions,
         replay_handoff: Default::default(),
+        trace_idle_gap_cap_ms: match &plan.dataset {
+            crate::plan::Dataset::File(file) => file.trace.idle_gap_cap_s.map(|cap_s| cap_s * 1000.0),
+            crate::plan::Dataset::Synthetic(_) => None,
+        },
     })
 }
 

@@ -747,3 +747,42 @@ fn a_fixed_schedule_sends_each_round_of_a_tracelab_trace_at_its_recorded_time() 
     assert_eq!(offsets.len(), 2, "only the rounds recorded at 400 ms and 2 s: {offsets:?}");
     assert!((offsets[1] - offsets[0] - 1600.0).abs() < 60.0, "1.6 s apart: {offsets:?}");
 }
+
+#[test]
+fn an_agentic_replay_primes_a_long_idle_root_the_trace_idle_gap_cap_before_the_cut() {
+    // The root sent at 0 s and waits while its sub-agent sends every 0.25 s; cut at 0.7 s the
+    // root's lead is 0.7 s and the sub-agent's 0.1 s. With a 0.3 s cap the root's lead counts
+    // as 0.3 s (AIPerf's clamp): the sub-agent is primed 200 ms after the root, not 600.
+    const TRACE: &str = r#"{"id": "w1", "models": ["m"], "block_size": 16, "hash_id_scope": "local", "requests": [
+      {"t": 0.0, "type": "n", "model": "m", "in": 40, "out": 3, "hash_ids": [1, 2, 3], "api_time": 0.05},
+      {"type": "subagent", "t": 0.1, "agent_id": "a1", "subagent_type": "Explore", "duration_ms": 800, "status": "completed", "models": ["m"],
+       "requests": [{"t": 0.1, "type": "n", "model": "m", "in": 36, "out": 3, "hash_ids": [1, 2, 9], "api_time": 0.05},
+                    {"t": 0.35, "type": "n", "model": "m", "in": 50, "out": 3, "api_time": 0.05},
+                    {"t": 0.6, "type": "n", "model": "m", "in": 60, "out": 3, "api_time": 0.05},
+                    {"t": 0.85, "type": "n", "model": "m", "in": 70, "out": 3, "api_time": 0.05}]},
+      {"t": 1.0, "type": "n", "model": "m", "in": 80, "out": 3, "api_time": 0.05}
+    ]}"#;
+    let dir = tempfile::tempdir().expect("dir");
+    std::fs::write(dir.path().join("trace.json"), TRACE).expect("write the trace");
+    profile(
+        dir.path(),
+        "--model m --url mock --endpoint-type chat --streaming --input-file trace.json --custom-dataset-type weka_trace \
+         --scenario inferencex-agentx-mvp --unsafe-override --concurrency 1 --request-count 4 --random-seed 5 \
+         --trajectory-start-min-ratio 0.7 --trajectory-start-max-ratio 0.7 --trace-idle-gap-cap-seconds 0.3 \
+         --artifact-dir out",
+    );
+    let records = json_lines(&dir.path().join("out/profile_export.jsonl"));
+    let mut primed: Vec<(u64, u64)> = records
+        .iter()
+        .filter(|record| record["metadata"]["benchmark_phase"] == "warmup")
+        .map(|record| {
+            let metadata = &record["metadata"];
+            (metadata["credit_issued_ns"].as_u64().expect("due"), metadata["agent_depth"].as_u64().expect("depth"))
+        })
+        .collect();
+    primed.sort();
+    let depths: Vec<u64> = primed.iter().map(|(_, depth)| *depth).collect();
+    assert_eq!(depths, [0, 1], "the root primed first, then its sub-agent: {primed:?}");
+    let apart_ms = (primed[1].0 - primed[0].0) as f64 / 1e6;
+    assert!((150.0..400.0).contains(&apart_ms), "primed {apart_ms:.0} ms apart, the cap less the sub-agent's lead");
+}

@@ -73,7 +73,7 @@ impl Player {
         for lane in lanes {
             self.add_lane(lane.tree, TreeRun::from_cut(&self.trees[lane.tree], &lane.cut, false).0);
         }
-        let schedule = priming_schedule(&self.trees, lanes, replay.burst_phase_starts);
+        let schedule = priming_schedule(&self.trees, lanes, replay.burst_phase_starts, self.ctx.trace_idle_gap_cap_ms);
         let now_ns = self.ctx.clock.now_ns();
         for priming in &schedule {
             let step = Step::new(priming.stream, priming.turn, priming.at_ms);
@@ -117,12 +117,12 @@ impl Player {
             return;
         }
         // Each carried-over turn waits what is left of its recorded wait, counted from the answer
-        // that made it due (AIPerf's residual delay at the hand-over).
+        // that made it due (AIPerf's residual delay at the hand-over), at most the idle-gap cap.
         let handed_over_ns = self.ctx.clock.now_ns();
+        let cap_ms = self.ctx.trace_idle_gap_cap_ms;
         let due = std::mem::take(&mut self.due).into_sorted_vec().into_iter().rev().map(|Reverse(due)| {
             let waited_ns = handed_over_ns.saturating_sub(due.queued_ns);
-            let residual_ns = due.recorded_wait_ns.saturating_sub(waited_ns);
-            (due.lane, Step::new(due.stream, due.turn, residual_ns as f64 / 1e6))
+            (due.lane, Step::new(due.stream, due.turn, carried_wait_ms(due.recorded_wait_ns, waited_ns, cap_ms)))
         });
         let handoff = ReplayHandoff {
             lanes: std::mem::take(&mut self.lanes),
@@ -162,7 +162,8 @@ impl Player {
             return;
         }
         for lane in lanes {
-            let (run, steps) = TreeRun::from_cut(&self.trees[lane.tree], &lane.cut, replay.burst_phase_starts);
+            let (run, mut steps) = TreeRun::from_cut(&self.trees[lane.tree], &lane.cut, replay.burst_phase_starts);
+            shift_leading_idle(&mut steps, self.ctx.trace_idle_gap_cap_ms);
             let index = self.add_lane(lane.tree, run);
             for step in steps {
                 self.queue(index, step, now_ns);
@@ -170,6 +171,23 @@ impl Player {
         }
         self.seed_branch_stats();
         self.play().await;
+    }
+}
+
+/// What is left of a recorded wait of `recorded_ns` after `waited_ns`, at most the idle-gap cap.
+fn carried_wait_ms(recorded_ns: u64, waited_ns: u64, cap_ms: Option<f64>) -> f64 {
+    let left_ms = recorded_ns.saturating_sub(waited_ns) as f64 / 1e6;
+    cap_ms.map_or(left_ms, |cap| left_ms.min(cap))
+}
+
+/// A tree's turns due after its cut moved earlier together by what the wait for the first of
+/// them exceeds the idle-gap cap (AIPerf's leading-idle shift: the spacing among them kept).
+fn shift_leading_idle(steps: &mut [Step], cap_ms: Option<f64>) {
+    let Some(cap_ms) = cap_ms else { return };
+    let first_ms = steps.iter().map(|step| step.wait_ms).fold(f64::INFINITY, f64::min);
+    let excess_ms = first_ms - cap_ms;
+    if excess_ms > 0.0 {
+        steps.iter_mut().for_each(|step| step.wait_ms -= excess_ms);
     }
 }
 
@@ -183,5 +201,28 @@ fn burst_each_lane(due: &mut [(usize, Step)]) {
     }
     for (lane, step) in due.iter_mut() {
         step.wait_ms -= earliest_ms[lane];
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_wait_carried_over_keeps_what_is_left_within_the_cap() {
+        assert_eq!(carried_wait_ms(5_000_000_000, 1_000_000_000, None), 4000.0);
+        assert_eq!(carried_wait_ms(5_000_000_000, 1_000_000_000, Some(2000.0)), 2000.0);
+        assert_eq!(carried_wait_ms(1_000_000_000, 3_000_000_000, Some(2000.0)), 0.0);
+    }
+
+    #[test]
+    fn the_leading_idle_past_the_cap_moves_every_turn_earlier_by_the_excess() {
+        let mut steps = vec![Step::new(0, 3, 7000.0), Step::new(1, 0, 9000.0)];
+        shift_leading_idle(&mut steps, Some(5000.0));
+        assert_eq!(steps.iter().map(|step| step.wait_ms).collect::<Vec<_>>(), vec![5000.0, 7000.0]);
+        shift_leading_idle(&mut steps, Some(6000.0));
+        assert_eq!(steps[0].wait_ms, 5000.0, "within the cap: unchanged");
+        shift_leading_idle(&mut steps, None);
+        assert_eq!(steps[1].wait_ms, 7000.0);
     }
 }

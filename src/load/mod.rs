@@ -100,6 +100,9 @@ pub struct LoadContext {
     pub sessions: Option<Arc<scripted::SessionHook>>,
     /// Where an agentic replay's cache warm-up leaves its trajectories for the profiling phase.
     pub replay_handoff: std::sync::Mutex<Option<ReplayHandoff>>,
+    /// The trace's idle-gap cap (ms), which an agentic replay also holds its priming leads, the
+    /// leading idle at each cut and the waits a cache warm-up hands over to, as AIPerf does.
+    pub trace_idle_gap_cap_ms: Option<f64>,
 }
 
 /// Live counts of one phase, read by the progress display and the client self-check.

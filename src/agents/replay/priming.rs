@@ -1,7 +1,9 @@
 //! The warm-up of an agentic replay: every session mid-flight at its trajectory's cut sends its
 //! last turn before the cut. Spread (AIPerf's default), the turn recorded `lead` before its cut
 //! goes at `max lead − lead`, so every trajectory reaches its cut as the warm-up ends; with
-//! burst phase starts they all go at once.
+//! burst phase starts they all go at once. A lead longer than the trace's idle-gap cap counts
+//! as the cap (AIPerf's clamp: a stream that last sent long before its cut is primed at most
+//! the cap before the warm-up's end).
 
 use super::{Lane, Tree};
 
@@ -15,15 +17,16 @@ pub struct Priming {
     pub at_ms: f64,
 }
 
-/// The priming requests of `lanes`, in lane and tree order.
-pub fn priming_schedule(trees: &[Tree], lanes: &[Lane], burst: bool) -> Vec<Priming> {
+/// The priming requests of `lanes`, in lane and tree order, each lead held to `lead_cap_ms`.
+pub fn priming_schedule(trees: &[Tree], lanes: &[Lane], burst: bool, lead_cap_ms: Option<f64>) -> Vec<Priming> {
     let mut primed: Vec<(Priming, Option<f64>)> = Vec::new();
     for (lane_number, lane) in lanes.iter().enumerate() {
         let tree = &trees[lane.tree];
         for stream in 0..tree.streams.len() {
             let super::StreamStart::Live { next_turn, .. } = lane.cut.starts[stream] else { continue };
             let Some(turn) = next_turn.checked_sub(1) else { continue };
-            let lead_ms = lane.cut.priming_lead_ms(tree, stream);
+            let lead_ms =
+                lane.cut.priming_lead_ms(tree, stream).map(|lead| lead_cap_ms.map_or(lead, |cap| lead.min(cap)));
             primed.push((Priming { lane: lane_number, stream, turn, at_ms: 0.0 }, lead_ms));
         }
     }
@@ -56,7 +59,7 @@ mod tests {
     #[test]
     fn spread_priming_lands_every_cut_at_the_end_of_the_warm_up() {
         let (trees, lanes) = lanes();
-        let schedule = priming_schedule(&trees, &lanes, false);
+        let schedule = priming_schedule(&trees, &lanes, false, None);
         // a: primes turn 2 (45 ms, 5 before its cut); b: turn 2 (480, 20 before); c: turn 1 (1, 49 before).
         let primed: Vec<(usize, u32)> = schedule.iter().map(|p| (p.lane, p.turn)).collect();
         assert_eq!(primed, vec![(0, 2), (1, 2), (2, 1)]);
@@ -69,9 +72,17 @@ mod tests {
     }
 
     #[test]
+    fn a_lead_beyond_the_idle_gap_cap_counts_as_the_cap() {
+        // Leads 5, 20 and 49 ms; held to 10: b and c go first, a 5 ms later, all ending at 10.
+        let (trees, lanes) = lanes();
+        let at: Vec<f64> = priming_schedule(&trees, &lanes, false, Some(10.0)).iter().map(|p| p.at_ms).collect();
+        assert_eq!(at, vec![5.0, 0.0, 0.0]);
+    }
+
+    #[test]
     fn burst_priming_sends_them_all_at_once() {
         let (trees, lanes) = lanes();
-        let schedule = priming_schedule(&trees, &lanes, true);
+        let schedule = priming_schedule(&trees, &lanes, true, None);
         assert_eq!(schedule.len(), 3);
         assert!(schedule.iter().all(|p| p.at_ms == 0.0));
     }
@@ -81,6 +92,6 @@ mod tests {
         let requests = conversation("a", None, &[50.0, 60.0, 100.0]);
         let trees = trees(&requests).unwrap();
         let lanes = vec![Lane { tree: 0, cut: cut(&trees[0], (0.0, 0.0), 1, 0).unwrap() }];
-        assert!(priming_schedule(&trees, &lanes, false).is_empty());
+        assert!(priming_schedule(&trees, &lanes, false, None).is_empty());
     }
 }
