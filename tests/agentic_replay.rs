@@ -36,11 +36,6 @@ fn trace_file() -> String {
     let lines: Vec<String> = TRACE
         .iter()
         .map(|(id, parent, times)| {
-            let turns: Vec<String> = times
-                .iter()
-                .enumerate()
-                .map(|(turn, at)| format!(r#"{{"text": "{id} turn {turn}", "output_length": 3, "timestamp": {at}}}"#))
-                .collect();
             let links = match parent {
                 None => String::new(),
                 Some((parent, spawn, join)) => {
@@ -48,10 +43,21 @@ fn trace_file() -> String {
                     format!(r#", "parent_session_id": "{parent}", "spawned_after_turn": {spawn}{join}"#)
                 }
             };
-            format!(r#"{{"session_id": "{id}"{links}, "turns": [{}]}}"#, turns.join(", "))
+            session_line(id, times, &links)
         })
         .collect();
     lines.join("\n")
+}
+
+/// A multi-turn line: conversation `id` (with `links` to its parent, if any), its turns
+/// `<id> turn <n>` recorded at `times_ms`, each asking 3 tokens.
+fn session_line(id: &str, times_ms: &[u32], links: &str) -> String {
+    let turns: Vec<String> = times_ms
+        .iter()
+        .enumerate()
+        .map(|(turn, at)| format!(r#"{{"text": "{id} turn {turn}", "output_length": 3, "timestamp": {at}}}"#))
+        .collect();
+    format!(r#"{{"session_id": "{id}"{links}, "turns": [{}]}}"#, turns.join(", "))
 }
 
 /// One sent request: which conversation and turn of the trace, and its record.
@@ -441,20 +447,12 @@ fn a_session_count_ends_the_replay_once_that_many_root_conversations_have_played
     // the phase's sessions, as AIPerf counts them (`--num-conversations`): each plays to its
     // end, its sub-agent included, and no fourth root starts, well before the duration.
     let server = mock();
-    let session = |id: &str, times: &[u32], link: &str| {
-        let turns: Vec<String> = times
-            .iter()
-            .enumerate()
-            .map(|(turn, at)| format!(r#"{{"text": "{id} turn {turn}", "output_length": 3, "timestamp": {at}}}"#))
-            .collect();
-        format!(r#"{{"session_id": "{id}"{link}, "turns": [{}]}}"#, turns.join(", "))
-    };
     let trace = [
-        session("a", &[0, 100, 200, 300, 400], ""),
-        session("b", &[0, 50, 100, 150, 200, 250], ""),
-        session("b-sub", &[160, 170], r#", "parent_session_id": "b", "spawned_after_turn": 3"#),
-        session("c", &[0, 40, 80, 120], ""),
-        session("d", &[0, 10], ""),
+        session_line("a", &[0, 100, 200, 300, 400], ""),
+        session_line("b", &[0, 50, 100, 150, 200, 250], ""),
+        session_line("b-sub", &[160, 170], r#", "parent_session_id": "b", "spawned_after_turn": 3"#),
+        session_line("c", &[0, 40, 80, 120], ""),
+        session_line("d", &[0, 10], ""),
     ]
     .join("\n");
     let cut = "lanes: 2, seed: 5, start_min_ratio: 0.5, start_max_ratio: 0.5";
@@ -537,13 +535,8 @@ fn a_tree_the_cache_warm_up_hands_over_is_one_of_the_profiling_sessions() {
     // the phase, as AIPerf counts the trees it takes over), then `short` whole, and stops:
     // `long` is not started again.
     let server = mock();
-    let turns = |id: &str, count: u32| {
-        let turns: Vec<String> = (0..count)
-            .map(|turn| format!(r#"{{"text": "{id} turn {turn}", "output_length": 3, "timestamp": {}}}"#, turn * 10))
-            .collect();
-        format!(r#"{{"session_id": "{id}", "turns": [{}]}}"#, turns.join(", "))
-    };
-    let trace = [turns("long", 40), turns("short", 3)].join("\n");
+    let every_10_ms = |count: u32| (0..count).map(|turn| turn * 10).collect::<Vec<u32>>();
+    let trace = [session_line("long", &every_10_ms(40), ""), session_line("short", &every_10_ms(3), "")].join("\n");
     let cut = "lanes: 1, seed: 5, start_min_ratio: 0.05, start_max_ratio: 0.05";
     let phases = format!(
         "agentic_replay(#{{ stage: \"priming\", {cut}, cache_warmup: 0.03 }}), \
