@@ -116,7 +116,7 @@ pub const LOAD_GENERATOR: Group = Group {
             &["--trace-idle-gap-cap-seconds"],
             "benchmark.datasets.main.trace_idle_gap_cap_seconds",
             Kind::Float,
-            "weka_trace and tracelab: within one root trace, cut every gap between request starts to at most this many seconds",
+            "weka_trace and tracelab: within one root trace, cut every gap between request starts to at most this many seconds; an agentic replay also holds its priming leads, the idle after each cut and the waits a cache warm-up hands over to it",
         ),
         set(
             &["--system-idle-gap-cap-seconds"],
