@@ -12,6 +12,7 @@ mod replies;
 mod session;
 mod suspend;
 mod tally;
+mod wake_queue;
 mod workers;
 
 pub use history::{ChatStep, ToolResult};

@@ -6,7 +6,6 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::{Receiver, Sender, channel};
-use std::time::{Duration, Instant};
 
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult};
@@ -17,6 +16,7 @@ use super::replies::{Reply, Wake, Woken};
 use super::session::Session;
 use super::suspend::{self, Pending, SessionYielder};
 use super::tally::Ended;
+use super::wake_queue::WakeQueue;
 
 /// A session's stack: the script's evaluation, never a request (those run on the runtime).
 /// Reserved, not resident: only the pages it touches take memory.
@@ -62,39 +62,6 @@ pub fn play_share(shared: &Arc<PhaseShared>, program: &SessionProgram, users: us
     worker.run(&wake_rx);
 }
 
-/// A sleep on the queue shorter than this means the answers come densely.
-const DENSE_ANSWERS: Duration = Duration::from_micros(250);
-
-/// The worker's queue of answers, and whether they come densely.
-struct WakeQueue<'a> {
-    wakes: &'a Receiver<Wake>,
-    dense: bool,
-}
-
-impl WakeQueue<'_> {
-    /// The next answer. While answers come densely and none is there yet, the worker first gives
-    /// its core away once: the runtime's threads run meanwhile and often hand one back, so the
-    /// worker need not sleep on the queue, to be woken by a system call on the runtime's side and
-    /// to preempt one of its threads as it wakes (docs/performance.md, the ninth round). With
-    /// answers far apart that would only add a switch per answer. None when the queue is closed,
-    /// which it never is: the worker holds a sender itself.
-    fn next(&mut self) -> Option<Wake> {
-        if let Ok(wake) = self.wakes.try_recv() {
-            return Some(wake);
-        }
-        if self.dense {
-            std::thread::yield_now();
-            if let Ok(wake) = self.wakes.try_recv() {
-                return Some(wake);
-            }
-        }
-        let asleep = Instant::now();
-        let wake = self.wakes.recv().ok();
-        self.dense = asleep.elapsed() < DENSE_ANSWERS;
-        wake
-    }
-}
-
 struct Worker<'a> {
     shared: &'a Arc<PhaseShared>,
     program: &'a SessionProgram,
@@ -113,7 +80,7 @@ impl Worker<'_> {
 
     /// Resume sessions as their steps come back, until none is left.
     fn run(&mut self, wake_rx: &Receiver<Wake>) {
-        let mut queue = WakeQueue { wakes: wake_rx, dense: false };
+        let mut queue = WakeQueue::new(wake_rx);
         while self.live() {
             let Some((slot, woken)) = queue.next() else { return };
             self.resume(slot, woken);
@@ -203,30 +170,5 @@ impl Worker<'_> {
         {
             eprintln!("session {} failed: {error}", session.id());
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn answers_already_queued_come_in_order_and_a_long_sleep_ends_the_dense_spell() {
-        let (tx, rx) = channel::<Wake>();
-        let mut queue = WakeQueue { wakes: &rx, dense: true };
-        tx.send((1, None)).unwrap();
-        tx.send((2, None)).unwrap();
-        assert_eq!(queue.next().map(|(slot, _)| slot), Some(1));
-        assert_eq!(queue.next().map(|(slot, _)| slot), Some(2));
-        assert!(queue.dense, "answers found on the queue do not change the spell");
-
-        let late = std::thread::spawn(move || {
-            std::thread::sleep(Duration::from_millis(20));
-            tx.send((3, None)).unwrap();
-        });
-        assert_eq!(queue.next().map(|(slot, _)| slot), Some(3));
-        assert!(!queue.dense, "a sleep of 20 ms is not a dense spell");
-        late.join().unwrap();
-        assert!(queue.next().is_none(), "a closed queue ends the worker");
     }
 }
