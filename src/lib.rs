@@ -50,3 +50,4 @@ pub mod synthesis;
 pub mod telemetry;
 pub mod thresholds;
 pub mod ui;
+pub mod yielding_receiver;

@@ -19,6 +19,7 @@ use crate::metrics::network_adjusted::NetworkRtt;
 use crate::metrics::record_sink::RecordSink;
 use crate::metrics::{MetricsContext, RecordProcessor};
 use crate::plan::{ExportLevel, Plan};
+use crate::yielding_receiver::YieldingReceiver;
 
 /// What the metrics of a run of `plan` against `endpoint` need to know.
 pub(crate) fn metrics_context(
@@ -149,15 +150,16 @@ impl MetricsThread {
             .name("aiperf-metrics".into())
             .spawn(move || -> Result<_> {
                 let mut first_error = None;
+                let mut queue = YieldingReceiver::new(&records);
                 loop {
-                    let record = match records.try_recv() {
+                    let record = match queue.try_next() {
                         Ok(record) => record,
                         Err(std::sync::mpsc::TryRecvError::Empty) => {
                             // Before waiting, what was processed goes to the files.
                             if let Err(e) = processor.caught_up() {
                                 first_error.get_or_insert(e);
                             }
-                            let Ok(record) = records.recv() else { break };
+                            let Some(record) = queue.wait() else { break };
                             record
                         }
                         Err(std::sync::mpsc::TryRecvError::Disconnected) => break,

@@ -12,7 +12,6 @@ mod replies;
 mod session;
 mod suspend;
 mod tally;
-mod wake_queue;
 mod workers;
 
 pub use history::{ChatStep, ToolResult};

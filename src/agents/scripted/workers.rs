@@ -16,7 +16,7 @@ use super::replies::{Reply, Wake, Woken};
 use super::session::Session;
 use super::suspend::{self, Pending, SessionYielder};
 use super::tally::Ended;
-use super::wake_queue::WakeQueue;
+use crate::yielding_receiver::YieldingReceiver;
 
 /// A session's stack: the script's evaluation, never a request (those run on the runtime).
 /// Reserved, not resident: only the pages it touches take memory.
@@ -80,8 +80,9 @@ impl Worker<'_> {
 
     /// Resume sessions as their steps come back, until none is left.
     fn run(&mut self, wake_rx: &Receiver<Wake>) {
-        let mut queue = WakeQueue::new(wake_rx);
+        let mut queue = YieldingReceiver::new(wake_rx);
         while self.live() {
+            // The worker holds a sender itself, so the queue never closes.
             let Some((slot, woken)) = queue.next() else { return };
             self.resume(slot, woken);
         }
