@@ -160,6 +160,19 @@ pub struct ClientSelfCheck {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idle_spin_cpu_percent: Option<f64>,
     pub cpu_cores: usize,
+    /// A scripted phase's script workers (threads of their own that run the session functions):
+    /// how many, and the share of their time they had sessions to run rather than waiting for
+    /// answers, in % (100: never idle). None in other modes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub script_workers: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub script_workers_busy_percent: Option<f64>,
+    /// How long a scripted session's answer (or client-side wait) waited for its script worker
+    /// before the session went on, ms. None in other modes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub script_resume_delay_p50_ms: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub script_resume_delay_p99_ms: Option<f64>,
     /// Requests that waited for a slot under the phase's `max_concurrency` (a rate phase's or
     /// a rate ramp's), or sessions that waited for one of a `users` phase's users (None: none
     /// waited).

@@ -242,6 +242,40 @@ run(#{ name: "sometimes", endpoint: target, phases: [users(#{ users: 2, requests
     assert!(started > 1_000, "waiting sessions go on for the whole second: {started}");
 }
 
+/// The self-check says when the session functions, not the server, held the sessions back: a
+/// function that computes for a while before each step keeps its script worker busy, so answers
+/// wait on its queue and far fewer steps are in flight than the phase has users. A light one
+/// leaves the worker mostly idle, and its figures are there too.
+#[test]
+fn session_functions_that_keep_their_script_worker_busy_are_named_by_the_self_check() {
+    let run = run_scenario(
+        "busy",
+        r#"let target = endpoint(#{ url: "mock", model: "m", kind: "chat", mock: #{ ttft: ms(5), itl: ms(1) } });
+let heavy = |s| { for step in 0..3 { let x = 0; for k in 0..20000 { x += k; } s.chat(#{ user: "go on", max_tokens: 4 }); } };
+let light = |s| { s.chat(#{ user: "hello", max_tokens: 4 }); };
+run(#{ name: "busy", endpoint: target, phases: [
+    users(#{ name: "heavy", users: 60, duration: 2.0, session: heavy }),
+    users(#{ name: "light", users: 4, duration: 1.0, session: light }),
+] });
+"#,
+    );
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let summary = run.summary("busy");
+    let checks = summary["client_self_check"].as_array().expect("a self-check per phase");
+    let (heavy, light) = (&checks[0], &checks[1]);
+    assert_eq!(heavy["client_bound"], true, "{heavy}");
+    let busy = heavy["script_workers_busy_percent"].as_f64().unwrap_or(0.0);
+    assert!(busy > 90.0, "{heavy}");
+    assert!(heavy["script_resume_delay_p99_ms"].as_f64().unwrap_or(0.0) > 10.0, "{heavy}");
+    let warning = heavy["warnings"][0].as_str().unwrap_or("");
+    assert!(warning.contains("of the time with the session functions"), "{heavy}");
+    assert!(heavy["peak_in_flight"].as_u64().unwrap_or(60) < 60, "the busy worker kept steps back: {heavy}");
+    assert!(run.stdout().contains("WARNING: the client was the bottleneck"), "{}", run.stdout());
+    assert!(light["script_workers"].as_u64().is_some_and(|workers| workers >= 1), "{light}");
+    assert!(light["script_workers_busy_percent"].as_f64().is_some_and(|busy| busy < 50.0), "{light}");
+    assert!(light["script_resume_delay_p50_ms"].as_f64().is_some(), "{light}");
+}
+
 /// A step's answer joins the history as its text, counted by the client's tokenizer: a
 /// reasoning model's usage counts the reasoning too (10 of 12 tokens here), which the next step
 /// does not send back.

@@ -129,6 +129,11 @@ pub struct PhaseCounters {
     pub sessions: SessionCounts,
     /// What a scripted phase's sessions did, set by its player when the phase ends.
     pub scripted_sessions: std::sync::OnceLock<crate::session_metrics::ScriptedSessionsSummary>,
+    /// How long each answer (or client-side wait) of a scripted session waited on its script
+    /// worker's queue before the session went on.
+    pub script_resume_delay: DurationHistogram,
+    /// A scripted phase's script workers' time, set by its player when the phase ends.
+    pub script_workers: std::sync::OnceLock<scripted::ScriptWorkersTime>,
     /// What the sub-agents and joins of a phase that played an agentic trace's trees did (an
     /// agentic replay's profiling, a concurrency phase), set at its end.
     pub branch_stats: std::sync::OnceLock<crate::agents::replay::BranchStats>,

@@ -70,6 +70,35 @@ pub(super) async fn play(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, users: usize
     hook.player.play(phase).await
 }
 
+/// The script workers' time over a phase: the self-check's measure of whether the session
+/// functions kept up.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ScriptWorkersTime {
+    pub workers: usize,
+    /// The time they had sessions to run (not waiting for an answer), whether on a core or
+    /// waiting for one, and their wall time, summed over the workers.
+    pub busy_ns: u64,
+    pub wall_ns: u64,
+}
+
+impl ScriptWorkersTime {
+    /// Their busy time over their wall time, in % of one worker's.
+    pub fn busy_percent(self) -> Option<f64> {
+        (self.wall_ns > 0).then(|| 100.0 * self.busy_ns as f64 / self.wall_ns as f64)
+    }
+}
+
+/// The workers' times together.
+impl std::iter::Sum for ScriptWorkersTime {
+    fn sum<I: Iterator<Item = Self>>(times: I) -> Self {
+        times.fold(Self::default(), |all, one| Self {
+            workers: all.workers + one.workers,
+            busy_ns: all.busy_ns + one.busy_ns,
+            wall_ns: all.wall_ns + one.wall_ns,
+        })
+    }
+}
+
 /// One request of a session.
 pub struct Step {
     pub body: Bytes,

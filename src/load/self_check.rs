@@ -1,10 +1,12 @@
 //! The client self-check: after a phase, compare what the client meant to send with what it
-//! sent (rate, pacing, dispatch delay, timer wake-up lateness, in-flight peak, CPU) and say
-//! when it was the bottleneck.
+//! sent (rate, pacing, dispatch delay, timer wake-up lateness, in-flight peak, CPU, and the
+//! script workers' time and how long sessions waited for them) and say when it was the
+//! bottleneck.
 
 use std::sync::atomic::Ordering;
 
 use super::histogram::DurationHistogram;
+use super::scripted::ScriptWorkersTime;
 use super::{PhaseCounters, SendWindow};
 use crate::plan::{LoadMode, Phase, RampedQuantity};
 use crate::result::ClientSelfCheck;
@@ -20,6 +22,11 @@ pub const DISPATCH_DELAY_P99_LIMIT_MS: f64 = 2.0;
 /// together; their sends then take turns on the runtime, so a client that keeps up on a busy
 /// machine shows a few ms here. Past this limit the runtime itself was starved.
 pub const TIMER_WAKE_LATENESS_P99_LIMIT_MS: f64 = 10.0;
+/// Above this p99 a scripted phase's sessions waited too long for their script worker once an
+/// answer was back. An answer that finds its worker asleep waits for the thread's wake-up, as a
+/// timer's session does, so it is held to the same limit; a worker busy with other sessions'
+/// functions makes it wait longer.
+pub const SCRIPT_RESUME_DELAY_P99_LIMIT_MS: f64 = TIMER_WAKE_LATENESS_P99_LIMIT_MS;
 /// Below this share of the scheduled rate the client could not keep up.
 pub const ACHIEVED_RATE_MIN_SHARE: f64 = 0.99;
 /// Above this share of all cores the client's own CPU was saturated.
@@ -123,6 +130,7 @@ pub fn assess(
     let by_design_ns = pacer_cpu_ns.unwrap_or(0) + idle_spin_cpu_ns.unwrap_or(0);
     let client_cpu_percent = percent_of_wall(cpu_ns.saturating_sub(by_design_ns));
     let sent = counters.sent.load(Ordering::Relaxed);
+    let script_workers = counters.script_workers.get().copied();
     let (scheduled_rate_rps, achieved_rate_rps) = match window {
         Some(window) => window.rates_rps().map_or((None, None), |(s, a)| (Some(s), Some(a))),
         None => (None, (wall_ns > 0).then(|| sent as f64 / (wall_ns as f64 / 1e9))),
@@ -150,6 +158,10 @@ pub fn assess(
         pacer_priority: window.and_then(|window| window.pacer_priority).map(|priority| priority.describe()),
         idle_spin_cpu_percent: idle_spin_cpu_ns.map(percent_of_wall),
         cpu_cores,
+        script_workers: script_workers.map(|time| time.workers),
+        script_workers_busy_percent: script_workers.and_then(ScriptWorkersTime::busy_percent),
+        script_resume_delay_p50_ms: counters.script_resume_delay.percentile_ms(50.0),
+        script_resume_delay_p99_ms: counters.script_resume_delay.percentile_ms(99.0),
         concurrency_cap_wait: cap.and_then(|n| counters.cap_wait.held_back(n)),
         connection_pool_wait: counters.pool_wait.held_back(max_connections as u64),
         requests_failed: false,
@@ -225,6 +237,10 @@ pub fn assess(
              (limit {TIMER_WAKE_LATENESS_P99_LIMIT_MS} ms)"
         ));
     }
+    if let Some(late_p99_ms) = p99_over(&counters.script_resume_delay, SCRIPT_RESUME_DELAY_P99_LIMIT_MS) {
+        check.client_bound = true;
+        check.warnings.push(script_workers_late(late_p99_ms, script_workers.unwrap_or_default()));
+    }
     // A shortfall one late send explains (the last of a few, say) is an outlier, as for the tails.
     let late_sends = counters.dispatch_delay.count_above_ms(dispatch_limit_ms);
     if let (Some(scheduled), Some(achieved)) = (scheduled_rate_rps, achieved_rate_rps)
@@ -276,6 +292,32 @@ fn runtime_wait_hint(check: &ClientSelfCheck, pacing_p99_ms: f64) -> String {
         );
     }
     hint
+}
+
+/// Why sessions waited for their script worker: the session functions kept the workers busy (so
+/// fewer steps were in flight than the phase has users), or, with the workers often idle, their
+/// work came in bursts or their threads waited for a core.
+fn script_workers_late(late_p99_ms: f64, time: ScriptWorkersTime) -> String {
+    let waited = format!(
+        "sessions waited for their script worker once an answer was back: resume delay p99 {late_p99_ms:.2} ms \
+         (limit {SCRIPT_RESUME_DELAY_P99_LIMIT_MS} ms)"
+    );
+    let workers = match time.workers {
+        1 => "the script worker was".to_string(),
+        n => format!("the {n} script workers were"),
+    };
+    match time.busy_percent() {
+        Some(busy) if busy >= CPU_SATURATION_SHARE * 100.0 => format!(
+            "{waited}; {workers} busy {busy:.0} % of the time with the session functions, so fewer steps were in \
+             flight than the phase has users: a lighter session function, or more cores (a worker per 4), lets \
+             them keep up"
+        ),
+        Some(busy) => format!(
+            "{waited}; {workers} busy {busy:.0} % of the time: the session functions kept them busy at times, or \
+             their threads waited for a core (the machine short of CPU)"
+        ),
+        None => waited,
+    }
 }
 
 /// One sentence per limit that made requests wait before they went out.
@@ -598,6 +640,47 @@ mod tests {
         let (scripted_12ms, _) = late(12);
         assert!(scripted_12ms.client_bound, "{scripted_12ms:?}");
         assert!(scripted_12ms.warnings[0].ends_with("(limit 10 ms)"), "{:?}", scripted_12ms.warnings);
+    }
+
+    #[test]
+    fn sessions_that_waited_for_their_script_worker_name_its_business_or_the_machines() {
+        let scripted = Phase {
+            name: "agents".into(),
+            mode: LoadMode::Scripted { users: 200, session: "agent".into(), seed: 0 },
+            ..rate_phase(None)
+        };
+        let judged = |waited_ms: u64, late: usize, busy_percent: u64| {
+            let counters = PhaseCounters::default();
+            (0..100).for_each(|_| counters.dispatch_delay.record_ns(200_000));
+            (0..100)
+                .for_each(|n| counters.script_resume_delay.record_ns(if n < late { waited_ms } else { 1 } * 1_000_000));
+            let time = ScriptWorkersTime { workers: 1, busy_ns: busy_percent * 10_000_000, wall_ns: 1_000_000_000 };
+            let _ = counters.script_workers.set(time);
+            assess(&scripted, &counters, None, 0, 1_000_000_000, 64)
+        };
+        let calm = judged(4, 100, 60);
+        assert!(!calm.client_bound && calm.warnings.is_empty(), "{calm:?}");
+        assert_eq!((calm.script_workers, calm.script_workers_busy_percent), (Some(1), Some(60.0)));
+        assert!((calm.script_resume_delay_p99_ms.unwrap() - 4.0).abs() < 0.1, "{calm:?}");
+        let one_late = judged(300, 1, 99);
+        assert!(!one_late.client_bound, "one late answer is an outlier: {one_late:?}");
+        let busy = judged(300, 100, 99);
+        assert!(busy.client_bound, "{busy:?}");
+        assert!(
+            busy.warnings[0].contains("resume delay p99 ")
+                && busy.warnings[0].contains("the script worker was busy 99 % of the time with the session functions"),
+            "{:?}",
+            busy.warnings
+        );
+        let starved = judged(300, 100, 40);
+        assert!(starved.client_bound, "{starved:?}");
+        assert!(
+            starved.warnings[0].contains("busy 40 % of the time: the session functions kept them busy at times"),
+            "{:?}",
+            starved.warnings
+        );
+        let plain = assess(&concurrency_phase(), &PhaseCounters::default(), None, 0, 1_000_000_000, 64);
+        assert_eq!((plain.script_workers, plain.script_resume_delay_p99_ms), (None, None));
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! The client self-check on the console: per results phase, target vs achieved rate, pacing,
-//! dispatch delay, peak in flight and CPU, with a loud warning when the client was the bottleneck
+//! dispatch delay, a scripted phase's script workers, peak in flight and CPU, with a loud warning when the client was the bottleneck
 //! (and none when most requests failed: then the phase failed, whatever the pacing).
 
 use std::fmt::Write;
@@ -41,6 +41,13 @@ fn render_phase(check: &ClientSelfCheck) -> String {
     let _ = write!(out, " dispatch delay p99 {};", ms(check.dispatch_delay_p99_ms));
     if check.timer_wake_lateness_p99_ms.is_some() {
         let _ = write!(out, " timer wake-up lateness p99 {};", ms(check.timer_wake_lateness_p99_ms));
+    }
+    if let (Some(workers), Some(busy)) = (check.script_workers, check.script_workers_busy_percent) {
+        let _ = write!(
+            out,
+            " script workers {workers} ({busy:.0} % busy), resume delay p99 {};",
+            ms(check.script_resume_delay_p99_ms)
+        );
     }
     let _ = write!(
         out,
@@ -136,6 +143,21 @@ mod tests {
         assert!(
             sessions.contains("dispatch delay p99 0.250 ms; timer wake-up lateness p99 3.500 ms; peak in flight"),
             "{sessions}"
+        );
+        assert!(!sessions.contains("script workers"), "a phase without script workers shows none: {sessions}");
+        let scripted = render_phase(&ClientSelfCheck {
+            phase: "agents".into(),
+            dispatch_delay_p99_ms: Some(0.4),
+            script_workers: Some(1),
+            script_workers_busy_percent: Some(37.4),
+            script_resume_delay_p99_ms: Some(0.8),
+            ..Default::default()
+        });
+        assert!(
+            scripted.contains(
+                "dispatch delay p99 0.400 ms; script workers 1 (37 % busy), resume delay p99 0.800 ms; peak in flight"
+            ),
+            "{scripted}"
         );
     }
 }

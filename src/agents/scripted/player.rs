@@ -95,7 +95,6 @@ fn run_users(shared: &Arc<PhaseShared>, program: &SessionProgram, users: usize) 
             }
         }
     }
-    for thread in threads {
-        let _ = thread.join();
-    }
+    let time = threads.into_iter().filter_map(|thread| thread.join().ok()).sum();
+    let _ = shared.phase.run.counters.script_workers.set(time);
 }

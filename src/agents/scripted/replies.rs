@@ -1,14 +1,20 @@
 //! What comes back to a script worker from the runtime: a step's output for the user in a slot,
-//! or word that none will come (the runtime dropped the step), which ends the session as cut.
+//! or word that none will come (the runtime dropped the step), which ends the session as cut;
+//! either stamped with when it came, so the worker can tell how long it waited there.
 
 use std::any::Any;
 use std::sync::mpsc::Sender;
+use std::time::Instant;
 
 /// What a step's future came back with (its output, boxed); None when it never finished.
 pub type Woken = Option<Box<dyn Any + Send>>;
 
-/// A step's answer (or its absence) for the user in `slot`.
-pub type Wake = (usize, Woken);
+/// A step's answer (or its absence) for the user in `slot`, and when it came.
+pub struct Wake {
+    pub slot: usize,
+    pub woken: Woken,
+    pub came: Instant,
+}
 
 /// Brings a step's output back to its worker; dropped unsent, it says so.
 pub struct Reply {
@@ -23,7 +29,7 @@ impl Reply {
 
     pub fn send(mut self, output: Box<dyn Any + Send>) {
         if let Some(to) = self.to.take() {
-            let _ = to.send((self.slot, Some(output)));
+            let _ = to.send(Wake { slot: self.slot, woken: Some(output), came: Instant::now() });
         }
     }
 }
@@ -31,7 +37,7 @@ impl Reply {
 impl Drop for Reply {
     fn drop(&mut self) {
         if let Some(to) = self.to.take() {
-            let _ = to.send((self.slot, None));
+            let _ = to.send(Wake { slot: self.slot, woken: None, came: Instant::now() });
         }
     }
 }

@@ -1,11 +1,14 @@
 //! The script workers: a few threads each play a share of the phase's users, every session a
 //! coroutine on a stack of its own. A step pauses its coroutine and goes out on the runtime; its
 //! answer comes back on the worker's queue and resumes it, so no thread waits on a session.
+//! Each worker tells how long answers waited for it, and how much of its time it had sessions
+//! to run (the self-check's measure of whether the session functions kept up).
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::{Receiver, Sender, channel};
+use std::time::{Duration, Instant};
 
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult};
@@ -16,6 +19,7 @@ use super::replies::{Reply, Wake, Woken};
 use super::session::Session;
 use super::suspend::{self, Pending, SessionYielder};
 use super::tally::Ended;
+use crate::load::scripted::ScriptWorkersTime;
 use crate::yielding_receiver::YieldingReceiver;
 
 /// A session's stack: the script's evaluation, never a request (those run on the runtime).
@@ -42,8 +46,10 @@ struct Playing {
     coroutine: SessionCoroutine,
 }
 
-/// One worker: plays `users` users, a session after another each, until the phase stops.
-pub fn play_share(shared: &Arc<PhaseShared>, program: &SessionProgram, users: usize) {
+/// One worker: plays `users` users, a session after another each, until the phase stops; its
+/// time.
+pub fn play_share(shared: &Arc<PhaseShared>, program: &SessionProgram, users: usize) -> ScriptWorkersTime {
+    let started = Instant::now();
     let (wake_tx, wake_rx) = channel();
     let mut worker = Worker {
         shared,
@@ -59,7 +65,13 @@ pub fn play_share(shared: &Arc<PhaseShared>, program: &SessionProgram, users: us
         }
         worker.resume(slot, None);
     }
-    worker.run(&wake_rx);
+    let waited = worker.run(&wake_rx);
+    let wall = started.elapsed();
+    ScriptWorkersTime {
+        workers: 1,
+        busy_ns: wall.saturating_sub(waited).as_nanos() as u64,
+        wall_ns: wall.as_nanos() as u64,
+    }
 }
 
 struct Worker<'a> {
@@ -78,14 +90,18 @@ impl Worker<'_> {
         self.slots.iter().any(Option::is_some)
     }
 
-    /// Resume sessions as their steps come back, until none is left.
-    fn run(&mut self, wake_rx: &Receiver<Wake>) {
+    /// Resume sessions as their steps come back, until none is left; how long it waited for them.
+    fn run(&mut self, wake_rx: &Receiver<Wake>) -> Duration {
         let mut queue = YieldingReceiver::new(wake_rx);
+        let shared = self.shared;
+        let waits = &shared.phase.run.counters.script_resume_delay;
         while self.live() {
             // The worker holds a sender itself, so the queue never closes.
-            let Some((slot, woken)) = queue.next() else { return };
+            let Some(Wake { slot, woken, came }) = queue.next() else { break };
+            waits.record_ns(came.elapsed().as_nanos() as u64);
             self.resume(slot, woken);
         }
+        queue.waited()
     }
 
     /// Set up the slot's next session, to start at its first resume; false once the phase starts
