@@ -245,7 +245,7 @@ run(#{ name: "sometimes", endpoint: target, phases: [users(#{ users: 2, requests
 /// The self-check says when the session functions, not the server, held the sessions back: a
 /// function that computes for a while before each step keeps its script worker busy, so answers
 /// wait on its queue and far fewer steps are in flight than the phase has users. A light one
-/// leaves the worker mostly idle, and its figures are there too.
+/// leaves its workers (as many as the phase asks for) mostly idle, and its figures are there too.
 #[test]
 fn session_functions_that_keep_their_script_worker_busy_are_named_by_the_self_check() {
     let run = run_scenario(
@@ -255,7 +255,7 @@ let heavy = |s| { for step in 0..3 { let x = 0; for k in 0..20000 { x += k; } s.
 let light = |s| { s.chat(#{ user: "hello", max_tokens: 4 }); };
 run(#{ name: "busy", endpoint: target, phases: [
     users(#{ name: "heavy", users: 60, duration: 2.0, session: heavy }),
-    users(#{ name: "light", users: 4, duration: 1.0, session: light }),
+    users(#{ name: "light", users: 4, duration: 1.0, session: light, script_workers: 2 }),
 ] });
 "#,
     );
@@ -271,7 +271,7 @@ run(#{ name: "busy", endpoint: target, phases: [
     assert!(warning.contains("of the time with the session functions"), "{heavy}");
     assert!(heavy["peak_in_flight"].as_u64().unwrap_or(60) < 60, "the busy worker kept steps back: {heavy}");
     assert!(run.stdout().contains("WARNING: the client was the bottleneck"), "{}", run.stdout());
-    assert!(light["script_workers"].as_u64().is_some_and(|workers| workers >= 1), "{light}");
+    assert_eq!(light["script_workers"], 2, "the phase's own count: {light}");
     assert!(light["script_workers_busy_percent"].as_f64().is_some_and(|busy| busy < 50.0), "{light}");
     assert!(light["script_resume_delay_p50_ms"].as_f64().is_some(), "{light}");
 }
@@ -401,6 +401,24 @@ run(#{ name: "closed", endpoint: endpoint(#{ url: "mock", model: "m", kind: "cha
     );
     assert_ne!(plain.code(), Some(0));
     assert!(plain.stderr().contains("`seed` applies to scripted sessions (`session`) only"), "{}", plain.stderr());
+}
+
+#[test]
+fn script_workers_apply_to_scripted_phases_only_and_within_bounds() {
+    let refused = |name: &str, phase: &str| {
+        let run = run_scenario(
+            name,
+            &format!(r#"run(#{{ endpoint: endpoint(#{{ url: "mock", model: "m" }}), phases: [{phase}] }});"#),
+        );
+        assert_ne!(run.code(), Some(0), "{phase}");
+        run.stderr()
+    };
+    let plain = refused("plain", "users(#{ users: 2, rate: 4.0, requests: 4, script_workers: 2 })");
+    assert!(plain.contains("users: `script_workers` applies to scripted sessions (`session`) only"), "{plain}");
+    let closed = refused("closed", "concurrency(#{ users: 2, requests: 4, script_workers: 2 })");
+    assert!(closed.contains("`script_workers` applies to scripted sessions (`session`) only"), "{closed}");
+    let none = refused("none", "users(#{ users: 2, requests: 4, script_workers: 0, session: |s| { s.wait(0.001); } })");
+    assert!(none.contains("`script_workers` must be 1 to 1024 (each is a thread), got 0"), "{none}");
 }
 
 #[test]

@@ -246,8 +246,8 @@ pub async fn run_phase(ctx: Arc<LoadContext>, run: Arc<PhaseRun>) -> PhaseSummar
             Some(user_centric::run(ctx.clone(), run.clone(), shape, *seed).await)
         }
         LoadMode::AgenticReplay(replay) => Some(agentic_replay::run(ctx.clone(), run.clone(), replay).await),
-        LoadMode::Scripted { users, session, .. } => {
-            scripted::play(ctx.clone(), run.clone(), *users, session).await;
+        LoadMode::Scripted { users, session, workers, .. } => {
+            scripted::play(ctx.clone(), run.clone(), *users, *workers, session).await;
             None
         }
         LoadMode::AdaptiveScale(settings) => {

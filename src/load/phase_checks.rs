@@ -9,6 +9,8 @@ const MAX_USERS: usize = 1_000_000;
 /// The most scripted sessions a phase may keep at once: each has a stack of its own (20,000 at
 /// once took 1.6 GB in a debug build, ~80 KB a session with its request in flight).
 const MAX_SCRIPTED_USERS: usize = 100_000;
+/// The most script workers a scripted phase may ask for (each is a thread).
+const MAX_SCRIPT_WORKERS: usize = 1024;
 
 /// Mistakes in a phase's timing mode that the builders cannot see alone.
 pub fn check_phase(phase: &Phase) -> Result<(), String> {
@@ -65,6 +67,11 @@ pub fn check_phase(phase: &Phase) -> Result<(), String> {
         LoadMode::UserCentric { users: 0, .. } | LoadMode::Scripted { users: 0, .. } => {
             Err(format!("phase `{name}`: `users` must be at least 1"))
         }
+        LoadMode::Scripted { workers: Some(workers), .. } if !(1..=MAX_SCRIPT_WORKERS).contains(workers) => {
+            Err(format!(
+                "phase `{name}`: `script_workers` must be 1 to {MAX_SCRIPT_WORKERS} (each is a thread), got {workers}"
+            ))
+        }
         LoadMode::Scripted { users, .. } if *users > MAX_SCRIPTED_USERS => Err(format!(
             "phase `{name}`: `users` of scripted sessions must be at most {MAX_SCRIPTED_USERS} (each session has a \
              stack of its own), got {users}"
@@ -107,8 +114,16 @@ mod tests {
             check_phase(&phase(user_centric(1_000_000_000))),
             Err("phase `p`: `users` must be at most 1000000 (each has its own state), got 1000000000".to_string())
         );
-        let scripted = |users| LoadMode::Scripted { users, session: "agent".into(), seed: 0 };
+        let scripted = |users| LoadMode::Scripted { users, session: "agent".into(), seed: 0, workers: None };
         assert_eq!(check_phase(&phase(scripted(MAX_SCRIPTED_USERS))), Ok(()));
         assert!(check_phase(&phase(scripted(200_000))).unwrap_err().contains("must be at most 100000"));
+        let on = |workers| LoadMode::Scripted { users: 8, session: "agent".into(), seed: 0, workers: Some(workers) };
+        assert_eq!(check_phase(&phase(on(MAX_SCRIPT_WORKERS))), Ok(()));
+        for refused in [0, MAX_SCRIPT_WORKERS + 1] {
+            assert_eq!(
+                check_phase(&phase(on(refused))),
+                Err(format!("phase `p`: `script_workers` must be 1 to 1024 (each is a thread), got {refused}"))
+            );
+        }
     }
 }

@@ -35,12 +35,14 @@ pub struct SessionHook {
     pub serving_itself: bool,
 }
 
-/// One scripted phase as its player gets it: `users` sessions of `program` at a time.
+/// One scripted phase as its player gets it: `users` sessions of `program` at a time, on
+/// `workers` script workers (None: the player's default).
 pub struct ScriptedPhase {
     pub ctx: Arc<LoadContext>,
     pub run: Arc<PhaseRun>,
     pub hook: Arc<SessionHook>,
     pub users: usize,
+    pub workers: Option<usize>,
     pub program: String,
     pub deadlines: StepDeadlines,
 }
@@ -60,13 +62,19 @@ impl StepDeadlines {
     }
 }
 
-pub(super) async fn play(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, users: usize, program: &str) {
+pub(super) async fn play(
+    ctx: Arc<LoadContext>,
+    run: Arc<PhaseRun>,
+    users: usize,
+    workers: Option<usize>,
+    program: &str,
+) {
     let Some(hook) = ctx.sessions.clone() else {
         tracing::error!("phase `{}`: scripted sessions are played by a scenario; nothing was sent", run.phase.name);
         return;
     };
     let deadlines = StepDeadlines(PhaseDeadlines::of(&run.phase));
-    let phase = ScriptedPhase { ctx, run, hook: hook.clone(), users, program: program.to_string(), deadlines };
+    let phase = ScriptedPhase { ctx, run, hook: hook.clone(), users, workers, program: program.to_string(), deadlines };
     hook.player.play(phase).await
 }
 

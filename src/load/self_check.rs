@@ -309,8 +309,8 @@ fn script_workers_late(late_p99_ms: f64, time: ScriptWorkersTime) -> String {
     match time.busy_percent() {
         Some(busy) if busy >= CPU_SATURATION_SHARE * 100.0 => format!(
             "{waited}; {workers} busy {busy:.0} % of the time with the session functions, so fewer steps were in \
-             flight than the phase has users: a lighter session function, or more cores (a worker per 4), lets \
-             them keep up"
+             flight than the phase has users: a lighter session function, or more script workers where cores are \
+             free (the phase's `script_workers`, by default a quarter of the cores), lets them keep up"
         ),
         Some(busy) => format!(
             "{waited}; {workers} busy {busy:.0} % of the time: the session functions kept them busy at times, or \
@@ -623,7 +623,7 @@ mod tests {
     fn a_scripted_step_handed_across_threads_is_judged_like_a_timers_wake_up() {
         let scripted = Phase {
             name: "agents".into(),
-            mode: LoadMode::Scripted { users: 8, session: "rag".into(), seed: 0 },
+            mode: LoadMode::Scripted { users: 8, session: "rag".into(), seed: 0, workers: None },
             ..rate_phase(None)
         };
         let late = |ms: u64| {
@@ -646,7 +646,7 @@ mod tests {
     fn sessions_that_waited_for_their_script_worker_name_its_business_or_the_machines() {
         let scripted = Phase {
             name: "agents".into(),
-            mode: LoadMode::Scripted { users: 200, session: "agent".into(), seed: 0 },
+            mode: LoadMode::Scripted { users: 200, session: "agent".into(), seed: 0, workers: None },
             ..rate_phase(None)
         };
         let judged = |waited_ms: u64, late: usize, busy_percent: u64| {

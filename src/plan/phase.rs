@@ -86,12 +86,15 @@ pub enum LoadMode {
     AgenticReplay(AgenticReplay),
     /// Scripted sessions (`agents/scripted/`): `users` sessions live at once, each played by the
     /// scenario's function `session` (its name; the function itself stays with the script), a
-    /// new one started as each ends; `seed` seeds the sessions' own random draws.
+    /// new one started as each ends; `seed` seeds the sessions' own random draws; `workers`
+    /// script workers run them (None: a quarter of the cores).
     Scripted {
         users: usize,
         session: String,
         #[serde(default)]
         seed: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        workers: Option<usize>,
     },
     /// AIPerf's adaptive scale: a closed loop whose concurrency an SLA controller moves during
     /// the phase (`load/adaptive_scale.rs`).

@@ -132,10 +132,11 @@ pub(super) fn phase(phase: &Phase) -> String {
             "users"
         }
         // The function is the scenario's own: the emitted text names it, and must define it.
-        LoadMode::Scripted { users, session, seed } => {
+        LoadMode::Scripted { users, session, seed, workers } => {
             keys.push(format!("users: {users}"));
             keys.push(format!("session: Fn({})", string(session)));
             keys.push(format!("seed: {seed}"));
+            keys.extend(workers.map(|workers| format!("script_workers: {workers}")));
             "users"
         }
         LoadMode::AdaptiveScale(settings) => {

@@ -104,7 +104,16 @@ fn concurrency(kind: PhaseKind, builder: &'static str, map: Map, functions: &Ses
     let mut r = MapReader::new(
         builder,
         map,
-        keys!["users", "concurrency", "prefill_concurrency", "ramp", "prefill_ramp", "session", "seed"],
+        keys![
+            "users",
+            "concurrency",
+            "prefill_concurrency",
+            "ramp",
+            "prefill_ramp",
+            "session",
+            "seed",
+            "script_workers"
+        ],
     )?;
     let users = match (r.opt_u64("users")?, r.opt_u64("concurrency")?) {
         (Some(_), Some(_)) => return script_error(format!("{builder}: give `users` or `concurrency`, not both")),
@@ -116,8 +125,8 @@ fn concurrency(kind: PhaseKind, builder: &'static str, map: Map, functions: &Ses
     }
     let mode = if r.has("session") {
         super::sessions::scripted_mode(&mut r, users as usize, functions)?
-    } else if r.has("seed") {
-        return script_error(format!("{builder}: `seed` applies to scripted sessions (`session`) only"));
+    } else if let Some(key) = ["seed", "script_workers"].into_iter().find(|key| r.has(key)) {
+        return script_error(format!("{builder}: `{key}` applies to scripted sessions (`session`) only"));
     } else {
         phase_ramps::closed_loop_of(&mut r, users as usize)?
     };
@@ -310,8 +319,11 @@ fn fixed_schedule(map: Map, scenario_dir: &Path) -> ScriptResult<Phase> {
 /// `users(#{ users: 16, session_rate: 2, turns: normal(4, 1), think_time: ms(800), duration: seconds(60) })`:
 /// new sessions per second, each turn a think time after the previous answer.
 fn users(map: Map, functions: &SessionFunctions) -> ScriptResult<Phase> {
-    let mut r =
-        MapReader::new("users", map, keys!["users", "rate", "session_rate", "turns", "think_time", "seed", "session"])?;
+    let mut r = MapReader::new(
+        "users",
+        map,
+        keys!["users", "rate", "session_rate", "turns", "think_time", "seed", "session", "script_workers"],
+    )?;
     let users = r.opt_u64("users")?.unwrap_or(1);
     if users == 0 {
         return script_error("users: `users` must be at least 1");
@@ -319,6 +331,9 @@ fn users(map: Map, functions: &SessionFunctions) -> ScriptResult<Phase> {
     if r.has("session") {
         let mode = super::sessions::scripted_mode(&mut r, users as usize, functions)?;
         return finish(&mut r, PhaseKind::Profiling, mode, true);
+    }
+    if r.has("script_workers") {
+        return script_error("users: `script_workers` applies to scripted sessions (`session`) only");
     }
     let positive = |key: &str, value: f64| {
         if value.is_finite() && value > 0.0 {

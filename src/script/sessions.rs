@@ -113,7 +113,8 @@ pub(super) fn scripted_mode(r: &mut MapReader, users: usize, functions: &Session
         ));
     };
     let seed = r.opt_u64("seed")?.unwrap_or(0);
-    Ok(LoadMode::Scripted { users, session: functions.keep(function), seed })
+    let workers = r.opt_u64("script_workers")?.map(|workers| workers as usize);
+    Ok(LoadMode::Scripted { users, session: functions.keep(function), seed, workers })
 }
 
 /// The longest text `s.text` makes, in tokens.

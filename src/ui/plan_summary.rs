@@ -258,8 +258,9 @@ fn mode(mode: &LoadMode) -> String {
                 dist(turns)
             )
         }
-        LoadMode::Scripted { users, session, .. } => {
-            format!("scripted sessions: {users} users, each running `{session}`")
+        LoadMode::Scripted { users, session, workers, .. } => {
+            let on = workers.map_or_else(String::new, |workers| format!(", on {workers} script workers"));
+            format!("scripted sessions: {users} users, each running `{session}`{on}")
         }
         LoadMode::AdaptiveScale(settings) => {
             let slas: Vec<String> = settings.sla.iter().map(|filter| filter.to_string()).collect();

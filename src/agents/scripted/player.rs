@@ -77,7 +77,7 @@ impl SessionPlayer for ScriptedPlayer {
 
 /// Share `users` out among the script workers, start them, and wait for them.
 fn run_users(shared: &Arc<PhaseShared>, program: &SessionProgram, users: usize) {
-    let workers = worker_count(users);
+    let workers = worker_count(users, shared.phase.workers);
     let mut threads = Vec::with_capacity(workers);
     for worker in 0..workers {
         let share = users / workers + usize::from(worker < users % workers);

@@ -34,10 +34,11 @@ pub type SessionProgram = Arc<dyn Fn(Session) -> ProgramEnd + Send + Sync>;
 
 type SessionCoroutine = Coroutine<Woken, Pending, ProgramEnd, DefaultStack>;
 
-/// How many script workers a phase of `users` gets: a quarter of the cores, at least one.
-pub fn worker_count(users: usize) -> usize {
+/// How many script workers a phase of `users` gets: those it asks for, else a quarter of the
+/// cores; at least one, and no more than its users.
+pub fn worker_count(users: usize, asked: Option<usize>) -> usize {
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
-    (cores / 4).clamp(1, users.max(1))
+    asked.unwrap_or(cores / 4).clamp(1, users.max(1))
 }
 
 /// One user's place on a worker: the session it plays now.
