@@ -5,7 +5,8 @@
 //! the plain phase plays conversations of N turns (synthetic `turns`), so both send the same
 //! conversations. The two take turns, so a noisy machine hits them alike. Per run: the client's
 //! CPU per streamed event (the child's user + sys over requests × tokens), TTFT p50 and p99
-//! (with a zero-delay server, what the client adds), the dispatch delay p99; then each median
+//! (with a zero-delay server, what the client adds), the dispatch delay p99, and for a scripted
+//! run its script workers' busy share and resume delay p99 (the self-check's); then each median
 //! and the ratio scripted / plain.
 //!
 //!     cargo run --release --example bench_scripted -- [--runs N] [--users N] [--requests N]
@@ -25,6 +26,9 @@ struct Figures {
     ttft_p50_ms: f64,
     ttft_p99_ms: f64,
     dispatch_p99_ms: f64,
+    /// The script workers' busy share, %, and how long answers waited for them; NaN in a plain run.
+    script_busy_percent: f64,
+    resume_p99_ms: f64,
 }
 
 /// One figure of a run, as the summary table reads it.
@@ -56,8 +60,16 @@ fn main() -> Result<()> {
             let scenario = work.join(format!("{mode}.rhai"));
             std::fs::write(&scenario, scenario_text(mode, &mock.base_url(), &settings))?;
             let one = one_run(&settings, &scenario, &work.join(format!("run-{run}-{mode}")))?;
+            let workers = if one.script_busy_percent.is_nan() {
+                String::new()
+            } else {
+                format!(
+                    ", script workers {:.0} % busy, resume delay p99 {:.3} ms",
+                    one.script_busy_percent, one.resume_p99_ms
+                )
+            };
             println!(
-                "run {run} {mode:>8}: CPU {:.2} µs/event, TTFT p50 {:.3} ms p99 {:.3} ms, dispatch p99 {:.3} ms",
+                "run {run} {mode:>8}: CPU {:.2} µs/event, TTFT p50 {:.3} ms p99 {:.3} ms, dispatch p99 {:.3} ms{workers}",
                 one.cpu_us_per_event, one.ttft_p50_ms, one.ttft_p99_ms, one.dispatch_p99_ms
             );
             figures.push(one);
@@ -168,12 +180,15 @@ fn one_run(settings: &Settings, scenario: &Path, artifacts: &Path) -> Result<Fig
     let summary: Value =
         serde_json::from_slice(&std::fs::read(artifacts.join(&name).join("profile_export_aiperf.json"))?)?;
     let stat = |metric: &str, stat: &str| summary[metric][stat].as_f64().unwrap_or(f64::NAN);
+    let check = |key: &str| summary["client_self_check"][0][key].as_f64().unwrap_or(f64::NAN);
     let events = (settings.requests * settings.tokens) as f64;
     let figures = Figures {
         cpu_us_per_event: cpu_s * 1e6 / events,
         ttft_p50_ms: stat("time_to_first_token", "p50"),
         ttft_p99_ms: stat("time_to_first_token", "p99"),
-        dispatch_p99_ms: summary["client_self_check"][0]["dispatch_delay_p99_ms"].as_f64().unwrap_or(f64::NAN),
+        dispatch_p99_ms: check("dispatch_delay_p99_ms"),
+        script_busy_percent: check("script_workers_busy_percent"),
+        resume_p99_ms: check("script_resume_delay_p99_ms"),
     };
     std::fs::remove_dir_all(artifacts)?;
     Ok(figures)
