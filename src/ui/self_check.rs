@@ -1,6 +1,7 @@
 //! The client self-check on the console: per results phase, target vs achieved rate, pacing,
-//! dispatch delay, a scripted phase's script workers, peak in flight and CPU, with a loud warning when the client was the bottleneck
-//! (and none when most requests failed: then the phase failed, whatever the pacing).
+//! dispatch delay, a scripted phase's script workers, peak in flight and CPU, with a loud
+//! warning when the client was the bottleneck (and none when most requests failed: then the
+//! phase failed, whatever the pacing).
 
 use std::fmt::Write;
 
