@@ -619,13 +619,17 @@ mod tests {
         assert!(assess(&concurrency_phase(), &counters, None, 0, 1_000_000_000, 64).client_bound);
     }
 
+    fn scripted_phase(users: usize) -> Phase {
+        Phase {
+            name: "agents".into(),
+            mode: LoadMode::Scripted { users, session: "agent".into(), seed: 0, workers: None },
+            ..rate_phase(None)
+        }
+    }
+
     #[test]
     fn a_scripted_step_handed_across_threads_is_judged_like_a_timers_wake_up() {
-        let scripted = Phase {
-            name: "agents".into(),
-            mode: LoadMode::Scripted { users: 8, session: "rag".into(), seed: 0, workers: None },
-            ..rate_phase(None)
-        };
+        let scripted = scripted_phase(8);
         let late = |ms: u64| {
             let counters = PhaseCounters::default();
             (0..100).for_each(|_| counters.dispatch_delay.record_ns(ms * 1_000_000));
@@ -644,11 +648,7 @@ mod tests {
 
     #[test]
     fn sessions_that_waited_for_their_script_worker_name_its_business_or_the_machines() {
-        let scripted = Phase {
-            name: "agents".into(),
-            mode: LoadMode::Scripted { users: 200, session: "agent".into(), seed: 0, workers: None },
-            ..rate_phase(None)
-        };
+        let scripted = scripted_phase(200);
         let judged = |waited_ms: u64, late: usize, busy_percent: u64| {
             let counters = PhaseCounters::default();
             (0..100).for_each(|_| counters.dispatch_delay.record_ns(200_000));
