@@ -1,7 +1,8 @@
 //! A session's chat history as the OpenAI chat API wants it: the messages a step adds, the
 //! `tool` results that answer the last tool calls, and each answer as an assistant message
 //! (its `tool_calls` included); and its prompt tokens, each text counted once as it joins, as
-//! AIPerf counts a body (its texts joined by spaces).
+//! AIPerf counts a body (its texts joined by spaces). An answer joins when the history is next
+//! used: a session's last answer, never sent back, costs no message and no count.
 
 use serde_json::{Map, Value, json};
 
@@ -43,9 +44,19 @@ pub trait TextCounts {
     fn join_delta(&self, text: &str) -> i64;
 }
 
+/// An answer not yet joined to the messages.
+#[derive(Debug)]
+struct Unsettled {
+    text: String,
+    text_tokens: u64,
+    tool_calls: Vec<ToolCall>,
+}
+
 #[derive(Debug, Default)]
 pub struct History {
     messages: Vec<Value>,
+    /// The last answer, joined at the next step (or when the messages are read).
+    unsettled: Option<Unsettled>,
     /// The calls of the last answer, which ids-less results answer in order.
     last_calls: Vec<ToolCall>,
     tools: Option<Value>,
@@ -60,6 +71,7 @@ impl History {
     /// Add a step's messages and tool results (and its tools), their texts counted by
     /// `counts`; the results it held.
     pub fn add_step(&mut self, step: &mut ChatStep, counts: &impl TextCounts) -> usize {
+        self.settle(counts);
         for message in &step.messages {
             for text in message_texts(message) {
                 self.add_text(&text, counts);
@@ -87,21 +99,29 @@ impl History {
         self.texts += 1;
     }
 
-    /// Add an answer as the assistant's message: its text of `text_tokens` (none when it only
-    /// calls tools) and each call's name and arguments, counted by `counts`.
+    /// Add an answer: its text of `text_tokens` (none when it only calls tools) and its calls.
+    /// It joins as the assistant's message when the history is next used.
     pub fn add_answer(&mut self, text: &str, text_tokens: u64, tool_calls: &[ToolCall], counts: &impl TextCounts) {
+        self.settle(counts);
+        self.unsettled = Some(Unsettled { text: text.to_string(), text_tokens, tool_calls: tool_calls.to_vec() });
+    }
+
+    /// Join the last answer, if any, as the assistant's message: its text and each call's name
+    /// and arguments, counted by `counts`.
+    fn settle(&mut self, counts: &impl TextCounts) {
+        let Some(Unsettled { text, text_tokens, tool_calls }) = self.unsettled.take() else { return };
         let mut message = Map::new();
         message.insert("role".into(), "assistant".into());
         if text.is_empty() && !tool_calls.is_empty() {
             message.insert("content".into(), Value::Null);
         } else {
-            let joined = if self.texts == 0 { 0 } else { counts.join_delta(text) };
+            let joined = if self.texts == 0 { 0 } else { counts.join_delta(&text) };
             self.tokens += text_tokens.saturating_add_signed(joined);
             self.texts += 1;
             message.insert("content".into(), text.into());
         }
         if !tool_calls.is_empty() {
-            for call in tool_calls {
+            for call in &tool_calls {
                 for text in [&call.name, &call.arguments].into_iter().filter(|text| !text.is_empty()) {
                     self.add_text(text, counts);
                 }
@@ -116,9 +136,16 @@ impl History {
             message.insert("tool_calls".into(), Value::Array(calls));
         }
         self.messages.push(Value::Object(message));
-        self.last_calls = tool_calls.to_vec();
+        self.last_calls = tool_calls;
     }
 
+    /// Every message, the last answer joined.
+    pub fn settled(&mut self, counts: &impl TextCounts) -> &[Value] {
+        self.settle(counts);
+        &self.messages
+    }
+
+    /// The messages as of the last step (the answer since, if any, not yet joined).
     pub fn messages(&self) -> &[Value] {
         &self.messages
     }
@@ -127,8 +154,8 @@ impl History {
         self.tools.as_ref()
     }
 
-    /// The prompt tokens of a body of the history: its texts joined by spaces, each counted
-    /// once as it joined.
+    /// The prompt tokens of a body of the history as of the last step: its texts joined by
+    /// spaces, each counted once as it joined.
     pub fn tokens(&self) -> u64 {
         self.tokens + self.tools_tokens
     }
@@ -182,6 +209,8 @@ mod tests {
         // joined (3 + 1); the tool's name and schema, after the messages (1 + 1).
         assert_eq!(history.tokens(), 2 + 2 + 4 + 2, "each text counted once, the first alone");
         history.add_answer("Done now", 2, &[], &Words);
+        assert_eq!((history.messages().len(), history.tokens()), (3, 10), "an answer joins when next used");
+        assert_eq!(history.settled(&Words)[3], json!({"role": "assistant", "content": "Done now"}));
         assert_eq!(history.tokens(), 10 + 3, "the answer's text after a space");
     }
 }

@@ -127,7 +127,9 @@ impl Session {
     }
 
     pub fn history(&self) -> Vec<serde_json::Value> {
-        self.state().history.messages().to_vec()
+        let mut state = self.state();
+        let shared = state.shared.clone();
+        state.history.settled(shared.as_ref()).to_vec()
     }
 
     /// A draw in [0, 1).
