@@ -6,8 +6,9 @@
 //! conversations. The two take turns, so a noisy machine hits them alike. Per run: the client's
 //! CPU per streamed event (the child's user + sys over requests × tokens), TTFT p50 and p99
 //! (with a zero-delay server, what the client adds), the dispatch delay p99, and for a scripted
-//! run its script workers' busy share and resume delay p99 (the self-check's); then each median
-//! and the ratio scripted / plain.
+//! run its script workers' busy share, CPU per event and resume delay p99 (the self-check's);
+//! then each median and the ratio scripted / plain, and the scripted run's CPU per event split
+//! into the script workers' and the rest's.
 //!
 //!     cargo run --release --example bench_scripted -- [--runs N] [--users N] [--requests N]
 //!         [--tokens N] [--steps N] [--ttft-ms MS] [--itl-ms MS] [BINARY]
@@ -26,8 +27,10 @@ struct Figures {
     ttft_p50_ms: f64,
     ttft_p99_ms: f64,
     dispatch_p99_ms: f64,
-    /// The script workers' busy share, %, and how long answers waited for them; NaN in a plain run.
+    /// The script workers' busy share, %, their CPU per streamed event, and how long answers
+    /// waited for them; NaN in a plain run.
     script_busy_percent: f64,
+    script_cpu_us_per_event: f64,
     resume_p99_ms: f64,
 }
 
@@ -64,8 +67,8 @@ fn main() -> Result<()> {
                 String::new()
             } else {
                 format!(
-                    ", script workers {:.0} % busy, resume delay p99 {:.3} ms",
-                    one.script_busy_percent, one.resume_p99_ms
+                    ", script workers {:.0} % busy ({:.2} µs/event), resume delay p99 {:.3} ms",
+                    one.script_busy_percent, one.script_cpu_us_per_event, one.resume_p99_ms
                 )
             };
             println!(
@@ -96,6 +99,13 @@ fn main() -> Result<()> {
         let scripted = median(figures[1].iter().map(value).collect());
         println!("  {name:<28} plain {plain:>8.3}  scripted {scripted:>8.3}  ratio {:.2}", scripted / plain);
     }
+    let plain = median(figures[0].iter().map(|f| f.cpu_us_per_event).collect());
+    let workers = median(figures[1].iter().map(|f| f.script_cpu_us_per_event).collect());
+    let rest = median(figures[1].iter().map(|f| f.cpu_us_per_event - f.script_cpu_us_per_event).collect());
+    println!(
+        "  scripted CPU per event: script workers {workers:.3} µs, the rest {rest:.3} µs (ratio to plain {:.2})",
+        rest / plain
+    );
     std::fs::remove_dir_all(&work)?;
     runtime.block_on(mock.shutdown());
     Ok(())
@@ -182,12 +192,15 @@ fn one_run(settings: &Settings, scenario: &Path, artifacts: &Path) -> Result<Fig
     let stat = |metric: &str, stat: &str| summary[metric][stat].as_f64().unwrap_or(f64::NAN);
     let check = |key: &str| summary["client_self_check"][0][key].as_f64().unwrap_or(f64::NAN);
     let events = (settings.requests * settings.tokens) as f64;
+    // The self-check's wall time, over which its CPU shares are taken.
+    let wall_s = settings.requests as f64 / check("achieved_rate_rps");
     let figures = Figures {
         cpu_us_per_event: cpu_s * 1e6 / events,
         ttft_p50_ms: stat("time_to_first_token", "p50"),
         ttft_p99_ms: stat("time_to_first_token", "p99"),
         dispatch_p99_ms: check("dispatch_delay_p99_ms"),
         script_busy_percent: check("script_workers_busy_percent"),
+        script_cpu_us_per_event: check("script_workers_cpu_percent") / 100.0 * wall_s * 1e6 / events,
         resume_p99_ms: check("script_resume_delay_p99_ms"),
     };
     std::fs::remove_dir_all(artifacts)?;

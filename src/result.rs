@@ -167,6 +167,10 @@ pub struct ClientSelfCheck {
     pub script_workers: Option<usize>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub script_workers_busy_percent: Option<f64>,
+    /// The script workers' CPU time over wall time, in % of one core: what running the session
+    /// functions cost the client (part of its CPU above). None in other modes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub script_workers_cpu_percent: Option<f64>,
     /// How long a scripted session's answer (or client-side wait) waited for its script worker
     /// before the session went on, ms. None in other modes.
     #[serde(default, skip_serializing_if = "Option::is_none")]

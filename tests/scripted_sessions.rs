@@ -274,6 +274,9 @@ run(#{ name: "busy", endpoint: target, phases: [
     assert_eq!(light["script_workers"], 2, "the phase's own count: {light}");
     assert!(light["script_workers_busy_percent"].as_f64().is_some_and(|busy| busy < 50.0), "{light}");
     assert!(light["script_resume_delay_p50_ms"].as_f64().is_some(), "{light}");
+    // The counting burns a core's worth of CPU on its worker; the light functions barely any.
+    let cpu = |check: &serde_json::Value| check["script_workers_cpu_percent"].as_f64().unwrap_or(-1.0);
+    assert!(cpu(heavy) > 20.0 && cpu(heavy) > 2.0 * cpu(light) && cpu(light) >= 0.0, "{heavy}\n{light}");
 }
 
 /// A step's answer joins the history as its text, counted by the client's tokenizer: a

@@ -38,6 +38,7 @@ mod users;
 mod wait_tally;
 
 pub use agentic_replay::ReplayHandoff;
+pub use self_check::thread_cpu_ns;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};

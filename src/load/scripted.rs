@@ -87,6 +87,8 @@ pub struct ScriptWorkersTime {
     /// waiting for one, and their wall time, summed over the workers.
     pub busy_ns: u64,
     pub wall_ns: u64,
+    /// Their CPU time (user + system), summed.
+    pub cpu_ns: u64,
 }
 
 impl ScriptWorkersTime {
@@ -103,6 +105,7 @@ impl std::iter::Sum for ScriptWorkersTime {
             workers: all.workers + one.workers,
             busy_ns: all.busy_ns + one.busy_ns,
             wall_ns: all.wall_ns + one.wall_ns,
+            cpu_ns: all.cpu_ns + one.cpu_ns,
         })
     }
 }

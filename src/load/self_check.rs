@@ -160,6 +160,7 @@ pub fn assess(
         cpu_cores,
         script_workers: script_workers.map(|time| time.workers),
         script_workers_busy_percent: script_workers.and_then(ScriptWorkersTime::busy_percent),
+        script_workers_cpu_percent: script_workers.map(|time| percent_of_wall(time.cpu_ns)),
         script_resume_delay_p50_ms: counters.script_resume_delay.percentile_ms(50.0),
         script_resume_delay_p99_ms: counters.script_resume_delay.percentile_ms(99.0),
         concurrency_cap_wait: cap.and_then(|n| counters.cap_wait.held_back(n)),
@@ -654,13 +655,22 @@ mod tests {
             (0..100).for_each(|_| counters.dispatch_delay.record_ns(200_000));
             (0..100)
                 .for_each(|n| counters.script_resume_delay.record_ns(if n < late { waited_ms } else { 1 } * 1_000_000));
-            let time = ScriptWorkersTime { workers: 1, busy_ns: busy_percent * 10_000_000, wall_ns: 1_000_000_000 };
+            let time = ScriptWorkersTime {
+                workers: 1,
+                busy_ns: busy_percent * 10_000_000,
+                wall_ns: 1_000_000_000,
+                cpu_ns: busy_percent * 5_000_000,
+            };
             let _ = counters.script_workers.set(time);
             assess(&scripted, &counters, None, 0, 1_000_000_000, 64)
         };
         let calm = judged(4, 100, 60);
         assert!(!calm.client_bound && calm.warnings.is_empty(), "{calm:?}");
-        assert_eq!((calm.script_workers, calm.script_workers_busy_percent), (Some(1), Some(60.0)));
+        assert_eq!(
+            (calm.script_workers, calm.script_workers_busy_percent, calm.script_workers_cpu_percent),
+            (Some(1), Some(60.0), Some(30.0)),
+            "the workers' CPU over the phase's wall"
+        );
         assert!((calm.script_resume_delay_p99_ms.unwrap() - 4.0).abs() < 0.1, "{calm:?}");
         let one_late = judged(300, 1, 99);
         assert!(!one_late.client_bound, "one late answer is an outlier: {one_late:?}");

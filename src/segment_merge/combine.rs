@@ -97,6 +97,7 @@ pub fn combined_self_check(phase: &Phase, runs: &[SegmentRun]) -> ClientSelfChec
         cpu_cores: checks.iter().map(|c| c.cpu_cores).sum(),
         script_workers: checks.iter().map(|c| c.script_workers).sum(),
         script_workers_busy_percent: worst(|c| c.script_workers_busy_percent),
+        script_workers_cpu_percent: summed(|c| c.script_workers_cpu_percent),
         script_resume_delay_p50_ms: worst(|c| c.script_resume_delay_p50_ms),
         script_resume_delay_p99_ms: worst(|c| c.script_resume_delay_p99_ms),
         concurrency_cap_wait: merged_waits(checks.iter().map(|c| c.concurrency_cap_wait.as_ref())),

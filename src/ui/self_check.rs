@@ -44,9 +44,10 @@ fn render_phase(check: &ClientSelfCheck) -> String {
         let _ = write!(out, " timer wake-up lateness p99 {};", ms(check.timer_wake_lateness_p99_ms));
     }
     if let (Some(workers), Some(busy)) = (check.script_workers, check.script_workers_busy_percent) {
+        let cpu = check.script_workers_cpu_percent.map_or_else(String::new, |cpu| format!(", CPU {cpu:.0} %"));
         let _ = write!(
             out,
-            " script workers {workers} ({busy:.0} % busy), resume delay p99 {};",
+            " script workers {workers} ({busy:.0} % busy{cpu}), resume delay p99 {};",
             ms(check.script_resume_delay_p99_ms)
         );
     }
@@ -151,12 +152,13 @@ mod tests {
             dispatch_delay_p99_ms: Some(0.4),
             script_workers: Some(1),
             script_workers_busy_percent: Some(37.4),
+            script_workers_cpu_percent: Some(21.6),
             script_resume_delay_p99_ms: Some(0.8),
             ..Default::default()
         });
         assert!(
             scripted.contains(
-                "dispatch delay p99 0.400 ms; script workers 1 (37 % busy), resume delay p99 0.800 ms; peak in flight"
+                "dispatch delay p99 0.400 ms; script workers 1 (37 % busy, CPU 22 %), resume delay p99 0.800 ms; peak in flight"
             ),
             "{scripted}"
         );

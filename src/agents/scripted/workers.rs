@@ -1,8 +1,8 @@
 //! The script workers: a few threads each play a share of the phase's users, every session a
 //! coroutine on a stack of its own. A step pauses its coroutine and goes out on the runtime; its
 //! answer comes back on the worker's queue and resumes it, so no thread waits on a session.
-//! Each worker tells how long answers waited for it, and how much of its time it had sessions
-//! to run (the self-check's measure of whether the session functions kept up).
+//! Each worker tells how long answers waited for it, how much of its time it had sessions to
+//! run (the self-check's measure of whether the session functions kept up), and its CPU time.
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -20,6 +20,7 @@ use super::session::Session;
 use super::suspend::{self, Pending, SessionYielder};
 use super::tally::Ended;
 use crate::load::scripted::ScriptWorkersTime;
+use crate::load::thread_cpu_ns;
 use crate::yielding_receiver::YieldingReceiver;
 
 /// A session's stack: the script's evaluation, never a request (those run on the runtime).
@@ -51,6 +52,7 @@ struct Playing {
 /// time.
 pub fn play_share(shared: &Arc<PhaseShared>, program: &SessionProgram, users: usize) -> ScriptWorkersTime {
     let started = Instant::now();
+    let cpu_before_ns = thread_cpu_ns();
     let (wake_tx, wake_rx) = channel();
     let mut worker = Worker {
         shared,
@@ -72,6 +74,7 @@ pub fn play_share(shared: &Arc<PhaseShared>, program: &SessionProgram, users: us
         workers: 1,
         busy_ns: wall.saturating_sub(waited).as_nanos() as u64,
         wall_ns: wall.as_nanos() as u64,
+        cpu_ns: thread_cpu_ns().saturating_sub(cpu_before_ns),
     }
 }
 
