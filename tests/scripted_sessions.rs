@@ -191,6 +191,30 @@ run(#{ name: "failing", endpoint: target, phases: [users(#{ users: 2, session: a
     assert!(run.stderr().contains("session 2 failed:"), "{}", run.stderr());
 }
 
+/// A runaway recursion in a session function stops at the sandbox's call limit, as it does at
+/// the scenario's top level, and ends that session only: each session's stack has room for the
+/// deepest nesting the sandbox allows (this recursion, expressions nested in each call, overran
+/// a 1 MiB stack and crashed the process, in a release build too).
+#[test]
+fn a_runaway_recursion_in_a_session_ends_that_session_only() {
+    let run = run_scenario(
+        "recursing",
+        r#"fn deep(n) { if n == 0 { 0 } else { let m = #{ a: [1, 2, #{ b: n }] }; (1 + [(1 + [(1 + [(1 + [deep(n - 1)][0])][0])][0])][0]) + m.a[2].b * 0 } }
+let target = endpoint(#{ url: "mock", model: "m", kind: "chat", mock: #{ ttft: ms(1), itl: ms(1) } });
+let agent = |s| {
+    s.chat(#{ user: "hello", max_tokens: 4 });
+    if s.id == 1 { deep(1000000); }
+};
+run(#{ name: "recursing", endpoint: target, phases: [users(#{ users: 2, session: agent, sessions: 4 })] });
+"#,
+    );
+    assert_eq!(run.code(), Some(0), "one session's error does not fail the run: {}", run.stderr());
+    let sessions = scripted(&run.summary("recursing")).clone();
+    assert_eq!((sessions["completed"].as_u64(), sessions["failed"].as_u64()), (Some(3), Some(1)), "{sessions}");
+    let message = sessions["errors"][0]["message"].as_str().unwrap_or("");
+    assert!(message.contains("functions called each other more than 64 deep"), "{message}");
+}
+
 /// A function that fails before its first step fails every session: the phase stops after
 /// `IDLE_SESSIONS_LIMIT` of them in a row (it could never reach its request count) and the run
 /// fails with the error; `s.chat` on an endpoint that is not a chat one is such an error.
