@@ -215,6 +215,50 @@ run(#{ name: "recursing", endpoint: target, phases: [users(#{ users: 2, session:
     assert!(message.contains("functions called each other more than 64 deep"), "{message}");
 }
 
+/// Where the process's address space is limited (`ulimit -v`), sessions get small stacks, so the
+/// limit holds thousands of users (16 MiB each, 6 GiB would hold a few hundred); the users it
+/// cannot hold never start, and the self-check says so and calls the client the bottleneck.
+#[test]
+fn users_an_address_space_limit_cannot_hold_are_named_by_the_self_check() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("limited.rhai");
+    let source = r#"let target = endpoint(#{ url: "mock", model: "m", kind: "chat", mock: #{ ttft: ms(300), itl: ms(1) } });
+run(#{ name: "limited", endpoint: target,
+       phases: [users(#{ users: 4000, sessions: 4000, session: |s| { s.chat(#{ user: "hello", max_tokens: 2 }); } })] });
+"#;
+    std::fs::write(&path, source).expect("write the scenario");
+    let limit_kib = 6 * 1024 * 1024;
+    let command = format!(
+        "ulimit -v {limit_kib} && exec {} --log-level warn run {}",
+        env!("CARGO_BIN_EXE_aiperf"),
+        path.display()
+    );
+    let output = Command::new("bash")
+        .arg("-c")
+        .arg(command)
+        .current_dir(dir.path())
+        .env("AIPERF_ARTIFACT_DIR", dir.path().join("artifacts"))
+        .output()
+        .expect("run aiperf");
+    let run = common::ScenarioRun { dir, output };
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let check = &run.summary("limited")["client_self_check"][0];
+    let warnings = check["warnings"].as_array().cloned().unwrap_or_default();
+    let never = warnings
+        .iter()
+        .find_map(|warning| warning.as_str()?.split_once(" of the phase's users never started"))
+        .map_or(0, |(n, _)| n.parse().unwrap_or(0));
+    assert!(check["client_bound"] == true && never > 0, "{check}");
+    let started = 4000 - never;
+    assert!(started > 1000, "small stacks let the limit hold thousands of users: {started} started");
+    assert!(check["peak_in_flight"].as_u64().is_some_and(|peak| peak <= started), "{check}");
+    assert_eq!(
+        scripted(&run.summary("limited"))["completed"].as_u64(),
+        Some(4000),
+        "the users that started played them all"
+    );
+}
+
 /// A function that fails before its first step fails every session: the phase stops after
 /// `IDLE_SESSIONS_LIMIT` of them in a row (it could never reach its request count) and the run
 /// fails with the error; `s.chat` on an endpoint that is not a chat one is such an error.

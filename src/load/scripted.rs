@@ -89,6 +89,8 @@ pub struct ScriptWorkersTime {
     pub wall_ns: u64,
     /// Their CPU time (user + system), summed.
     pub cpu_ns: u64,
+    /// Users that never started: the system refused their sessions a stack.
+    pub users_without_stack: u64,
 }
 
 impl ScriptWorkersTime {
@@ -106,6 +108,7 @@ impl std::iter::Sum for ScriptWorkersTime {
             busy_ns: all.busy_ns + one.busy_ns,
             wall_ns: all.wall_ns + one.wall_ns,
             cpu_ns: all.cpu_ns + one.cpu_ns,
+            users_without_stack: all.users_without_stack + one.users_without_stack,
         })
     }
 }

@@ -242,6 +242,13 @@ pub fn assess(
         check.client_bound = true;
         check.warnings.push(script_workers_late(late_p99_ms, script_workers.unwrap_or_default()));
     }
+    if let Some(stopped) = script_workers.map(|time| time.users_without_stack).filter(|n| *n > 0) {
+        check.client_bound = true;
+        check.warnings.push(format!(
+            "{stopped} of the phase's users never started: the system refused their sessions' stacks (the \
+             process's address space is limited: `ulimit -v`?), so fewer users than asked sent requests"
+        ));
+    }
     // A shortfall one late send explains (the last of a few, say) is an outlier, as for the tails.
     let late_sends = counters.dispatch_delay.count_above_ms(dispatch_limit_ms);
     if let (Some(scheduled), Some(achieved)) = (scheduled_rate_rps, achieved_rate_rps)
@@ -660,6 +667,7 @@ mod tests {
                 busy_ns: busy_percent * 10_000_000,
                 wall_ns: 1_000_000_000,
                 cpu_ns: busy_percent * 5_000_000,
+                users_without_stack: 0,
             };
             let _ = counters.script_workers.set(time);
             assess(&scripted, &counters, None, 0, 1_000_000_000, 64)
@@ -691,6 +699,18 @@ mod tests {
         );
         let plain = assess(&concurrency_phase(), &PhaseCounters::default(), None, 0, 1_000_000_000, 64);
         assert_eq!((plain.script_workers, plain.script_resume_delay_p99_ms), (None, None));
+    }
+
+    #[test]
+    fn users_refused_a_stack_make_the_client_the_bottleneck() {
+        let counters = PhaseCounters::default();
+        (0..100).for_each(|_| counters.dispatch_delay.record_ns(200_000));
+        let time =
+            ScriptWorkersTime { workers: 1, wall_ns: 1_000_000_000, users_without_stack: 1_700, ..Default::default() };
+        let _ = counters.script_workers.set(time);
+        let check = assess(&scripted_phase(2_000), &counters, None, 0, 1_000_000_000, 64);
+        assert!(check.client_bound, "{check:?}");
+        assert!(check.warnings[0].starts_with("1700 of the phase's users never started"), "{:?}", check.warnings);
     }
 
     #[test]

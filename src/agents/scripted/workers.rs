@@ -28,6 +28,10 @@ use crate::yielding_receiver::YieldingReceiver;
 /// the sandbox allows (64 calls, each of expressions nested 32 deep): the deepest found took
 /// over 1 MiB in a release build and over 4 MiB in a debug one.
 const SESSION_STACK_BYTES: usize = 16 * 1024 * 1024;
+/// A session's stack where the process's address space is limited (`ulimit -v`), so that the
+/// limit lets as many users start as it can; or where the system refuses the room above: enough
+/// for that deepest nesting in a release build.
+const SMALL_SESSION_STACK_BYTES: usize = 2 * 1024 * 1024;
 
 /// How a session's function ended: Err holds the script error, naming its `file:line`.
 pub type ProgramEnd = Result<(), String>;
@@ -42,6 +46,28 @@ type SessionCoroutine = Coroutine<Woken, Pending, ProgramEnd, DefaultStack>;
 pub fn worker_count(users: usize, asked: Option<usize>) -> usize {
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
     asked.unwrap_or(cores / 4).clamp(1, users.max(1))
+}
+
+/// The stack a session gets: the small one where the process's address space is limited.
+fn session_stack_bytes() -> usize {
+    let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit writes the struct it is given; RLIMIT_AS is always valid.
+    let limited = unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut limit) } == 0 && limit.rlim_cur != libc::RLIM_INFINITY;
+    if limited { SMALL_SESSION_STACK_BYTES } else { SESSION_STACK_BYTES }
+}
+
+/// A new session's stack of `bytes`, else (refused) the small one.
+fn new_stack(bytes: usize) -> std::io::Result<DefaultStack> {
+    DefaultStack::new(bytes).or_else(|_| DefaultStack::new(SMALL_SESSION_STACK_BYTES))
+}
+
+/// Whether a user's next session was set up.
+enum Began {
+    Session,
+    /// The phase starts no more sessions.
+    PhaseDone,
+    /// The system refused the session a stack: the user stops.
+    NoStack,
 }
 
 /// One user's place on a worker: the session it plays now.
@@ -60,15 +86,21 @@ pub fn play_share(shared: &Arc<PhaseShared>, program: &SessionProgram, users: us
         shared,
         program,
         wake_tx,
+        stack_bytes: session_stack_bytes(),
         stacks: Vec::new(),
         slots: (0..users).map(|_| None).collect(),
         porters: (0..users).map(|_| None).collect(),
     };
+    let mut users_without_stack = 0;
     for slot in 0..users {
-        if !worker.begin(slot) {
-            break;
+        match worker.begin(slot) {
+            Began::Session => worker.resume(slot, None),
+            Began::PhaseDone => break,
+            Began::NoStack => {
+                users_without_stack = (users - slot) as u64;
+                break;
+            }
         }
-        worker.resume(slot, None);
     }
     let waited = worker.run(&wake_rx);
     let wall = started.elapsed();
@@ -77,6 +109,7 @@ pub fn play_share(shared: &Arc<PhaseShared>, program: &SessionProgram, users: us
         busy_ns: wall.saturating_sub(waited).as_nanos() as u64,
         wall_ns: wall.as_nanos() as u64,
         cpu_ns: thread_cpu_ns().saturating_sub(cpu_before_ns),
+        users_without_stack,
     }
 }
 
@@ -84,6 +117,8 @@ struct Worker<'a> {
     shared: &'a Arc<PhaseShared>,
     program: &'a SessionProgram,
     wake_tx: Sender<Wake>,
+    /// The size of a new session's stack.
+    stack_bytes: usize,
     /// Stacks of finished sessions, for the next ones.
     stacks: Vec<DefaultStack>,
     slots: Vec<Option<Playing>>,
@@ -110,16 +145,14 @@ impl Worker<'_> {
         queue.waited()
     }
 
-    /// Set up the slot's next session, to start at its first resume; false once the phase starts
-    /// no more.
-    fn begin(&mut self, slot: usize) -> bool {
-        let Some(id) = self.shared.next_session() else { return false };
-        let stack = match self.stacks.pop().map_or_else(|| DefaultStack::new(SESSION_STACK_BYTES), Ok) {
-            Ok(stack) => stack,
-            Err(e) => {
-                tracing::warn!("scripted sessions: no stack for another session ({e}); this user stops");
-                return false;
-            }
+    /// Set up the slot's next session, to start at its first resume.
+    fn begin(&mut self, slot: usize) -> Began {
+        let Ok(stack) = self.stacks.pop().map_or_else(|| new_stack(self.stack_bytes), Ok) else {
+            return Began::NoStack;
+        };
+        let Some(id) = self.shared.next_session() else {
+            self.stacks.push(stack);
+            return Began::PhaseDone;
         };
         let session = Session::new(self.shared.clone(), id);
         let (program, played) = (self.program.clone(), session.clone());
@@ -130,7 +163,7 @@ impl Worker<'_> {
         let live = self.shared.live_sessions.fetch_add(1, Ordering::Relaxed) + 1;
         self.shared.peak_live_sessions.fetch_max(live, Ordering::Relaxed);
         self.slots[slot] = Some(Playing { session, coroutine });
-        true
+        Began::Session
     }
 
     /// Run the slot's session until it pauses on a step (sent on the runtime) or ends, and then
@@ -163,7 +196,8 @@ impl Worker<'_> {
             }
             self.shared.live_sessions.fetch_sub(1, Ordering::Relaxed);
             self.tally(&session, ended);
-            if !self.begin(slot) {
+            // The session's stack was kept for the next, so only the phase's end stops the user.
+            if !matches!(self.begin(slot), Began::Session) {
                 return;
             }
             woken = None;
