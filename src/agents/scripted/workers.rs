@@ -77,7 +77,7 @@ struct Playing {
 }
 
 /// One worker: plays `users` users, a session after another each, until the phase stops; its
-/// time.
+/// time, and the users it could not start.
 pub fn play_share(shared: &Arc<PhaseShared>, program: &SessionProgram, users: usize) -> ScriptWorkersTime {
     let started = Instant::now();
     let cpu_before_ns = thread_cpu_ns();
