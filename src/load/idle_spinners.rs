@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Once};
 use std::thread::JoinHandle;
 
-use super::self_check::thread_cpu_ns;
+use super::cpu_time::thread_cpu_ns;
 
 /// Spinning threads; they stop when this is stopped or dropped.
 pub struct IdleSpinners {

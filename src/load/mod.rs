@@ -7,6 +7,7 @@ mod arrival;
 pub mod cancel_draws;
 mod concurrency;
 mod conversation_queue;
+mod cpu_time;
 pub mod dataset_order;
 mod histogram;
 mod history;
@@ -38,7 +39,6 @@ mod users;
 mod wait_tally;
 
 pub use agentic_replay::ReplayHandoff;
-pub use self_check::thread_cpu_ns;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -60,10 +60,10 @@ use crate::rng::SeededRng;
 use history::Answer;
 use prefill_place::PrefillPlace;
 
+pub use cpu_time::{process_cpu_ns, thread_cpu_ns};
 pub use histogram::DurationHistogram;
 pub use phase_checks::check_phase;
 pub use replay::dataset_drawn;
-pub use self_check::process_cpu_ns;
 pub use self_check::target_rate_rps;
 pub use session_claims::SessionCounts;
 pub use tree_phases::check_tree_phase;
@@ -211,7 +211,7 @@ impl SendWindow {
 /// Run one phase to its end and say what happened.
 pub async fn run_phase(ctx: Arc<LoadContext>, run: Arc<PhaseRun>) -> PhaseSummary {
     let started_ns = ctx.clock.now_ns();
-    let cpu_before_ns = self_check::process_cpu_ns();
+    let cpu_before_ns = process_cpu_ns();
     let mut adaptive_scale = None;
     let window = match &run.phase.mode {
         LoadMode::Concurrency { concurrency, prefill_concurrency } => {
@@ -257,7 +257,7 @@ pub async fn run_phase(ctx: Arc<LoadContext>, run: Arc<PhaseRun>) -> PhaseSummar
         }
     };
     let ended_ns = ctx.clock.now_ns();
-    let cpu_ns = self_check::process_cpu_ns().saturating_sub(cpu_before_ns);
+    let cpu_ns = process_cpu_ns().saturating_sub(cpu_before_ns);
     let counters = &run.counters;
     let wall_ns = ended_ns - started_ns;
     PhaseSummary {

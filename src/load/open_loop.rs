@@ -14,11 +14,11 @@ use tokio::sync::{Semaphore, oneshot};
 use tokio::task::JoinSet;
 
 use super::conversation_queue::{self, ConversationQueue, QueuedTurn};
+use super::cpu_time::thread_cpu_ns;
 use super::idle_spinners::IdleSpinners;
 use super::pacer::{self, Due};
 use super::prefill_place::{PrefillPlace, TakenPlace};
 use super::ramped_places::RampedPlaces;
-use super::self_check::thread_cpu_ns;
 use super::session_claims::SessionClaims;
 use super::{Limits, LoadContext, Outgoing, PhaseDeadlines, PhaseRun, SendWindow, request_ids, send};
 use crate::plan::{LoadMode, RampedQuantity};

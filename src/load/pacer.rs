@@ -6,8 +6,8 @@
 use std::ops::ControlFlow;
 use std::time::Duration;
 
+use super::cpu_time::thread_cpu_ns;
 use super::pacer_priority::{PacerPriority, PriorityGuard, REAL_TIME_LONGEST_BUSY};
-use super::self_check::thread_cpu_ns;
 use crate::clock::RunClock;
 
 /// The last stretch before a deadline that the pacer spins through instead of sleeping: longer

@@ -56,30 +56,6 @@ fn p99_over(durations: &DurationHistogram, limit_ms: f64) -> Option<f64> {
         .filter(|p99_ms| *p99_ms > limit_ms && durations.count_above_ms(limit_ms) >= LATE_DURATIONS_FOR_A_VERDICT)
 }
 
-/// CPU time (user + system) this process has used so far, ns.
-pub fn process_cpu_ns() -> u64 {
-    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
-    // SAFETY: getrusage fills the struct it is given; RUSAGE_SELF is always valid.
-    let status = unsafe { libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr()) };
-    if status != 0 {
-        return 0;
-    }
-    // SAFETY: getrusage returned 0, so it wrote the whole struct.
-    let usage = unsafe { usage.assume_init() };
-    let ns = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1000;
-    ns(usage.ru_utime) + ns(usage.ru_stime)
-}
-
-/// CPU time (user + system) the calling thread has used so far, ns (0 if it cannot be read).
-pub fn thread_cpu_ns() -> u64 {
-    let mut now = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: clock_gettime writes the timespec it is given; the clock id is always valid.
-    if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut now) } != 0 {
-        return 0;
-    }
-    now.tv_sec as u64 * 1_000_000_000 + now.tv_nsec as u64
-}
-
 /// The rate a phase was asked for, requests (or, for `users` with a session rate, sessions) per second.
 pub fn target_rate_rps(phase: &Phase) -> Option<f64> {
     match &phase.mode {
@@ -711,16 +687,5 @@ mod tests {
         let check = assess(&scripted_phase(2_000), &counters, None, 0, 1_000_000_000, 64);
         assert!(check.client_bound, "{check:?}");
         assert!(check.warnings[0].starts_with("1700 of the phase's users never started"), "{:?}", check.warnings);
-    }
-
-    #[test]
-    fn process_cpu_time_advances_with_work() {
-        let before = process_cpu_ns();
-        let mut x = 0u64;
-        for i in 0..20_000_000u64 {
-            x = x.wrapping_mul(31).wrapping_add(i);
-        }
-        std::hint::black_box(x);
-        assert!(process_cpu_ns() > before);
     }
 }

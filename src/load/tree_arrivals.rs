@@ -10,12 +10,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use tokio::sync::{mpsc, oneshot};
 
+use super::cpu_time::thread_cpu_ns;
 use super::idle_spinners::IdleSpinners;
 use super::open_loop::StopOnDrop;
 use super::pacer;
 use super::pacer_priority::PacerPriority;
 use super::root_arrivals::RootArrivals;
-use super::self_check::thread_cpu_ns;
 use super::tree_player::{Manner, Player};
 use super::{LoadContext, PhaseDeadlines, PhaseRun, SendWindow};
 use crate::agents::replay::Tree;
