@@ -5,6 +5,7 @@
 mod common;
 
 use std::io::{Read, Write};
+use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -227,22 +228,20 @@ run(#{ name: "limited", endpoint: target,
        phases: [users(#{ users: 4000, sessions: 4000, session: |s| { s.chat(#{ user: "hello", max_tokens: 2 }); } })] });
 "#;
     std::fs::write(&path, source).expect("write the scenario");
-    let limit_kib = 6 * 1024 * 1024;
-    let command = format!(
-        "ulimit -v {limit_kib} && exec {} --log-level warn run {}",
-        env!("CARGO_BIN_EXE_aiperf"),
-        path.display()
-    );
-    let output = Command::new("bash")
-        .arg("-c")
-        .arg(command)
-        .current_dir(dir.path())
-        .env("AIPERF_ARTIFACT_DIR", dir.path().join("artifacts"))
-        .output()
-        .expect("run aiperf");
-    let run = common::ScenarioRun { dir, output };
+    let mut command = common::aiperf_command(dir.path());
+    command.arg("run").arg(&path);
+    let limit = libc::rlimit { rlim_cur: 6 << 30, rlim_max: libc::RLIM_INFINITY };
+    // SAFETY: the closure only calls setrlimit, which is async-signal-safe, as pre_exec asks.
+    unsafe {
+        command.pre_exec(move || match libc::setrlimit(libc::RLIMIT_AS, &limit) {
+            0 => Ok(()),
+            _ => Err(std::io::Error::last_os_error()),
+        });
+    }
+    let run = common::ScenarioRun { output: command.output().expect("run aiperf"), dir };
     assert_eq!(run.code(), Some(0), "{}", run.stderr());
-    let check = &run.summary("limited")["client_self_check"][0];
+    let summary = run.summary("limited");
+    let check = &summary["client_self_check"][0];
     let warnings = check["warnings"].as_array().cloned().unwrap_or_default();
     let never = warnings
         .iter()
@@ -252,11 +251,7 @@ run(#{ name: "limited", endpoint: target,
     let started = 4000 - never;
     assert!(started > 1000, "small stacks let the limit hold thousands of users: {started} started");
     assert!(check["peak_in_flight"].as_u64().is_some_and(|peak| peak <= started), "{check}");
-    assert_eq!(
-        scripted(&run.summary("limited"))["completed"].as_u64(),
-        Some(4000),
-        "the users that started played them all"
-    );
+    assert_eq!(scripted(&summary)["completed"].as_u64(), Some(4000), "the users that started played them all");
 }
 
 /// A function that fails before its first step fails every session: the phase stops after
