@@ -8,7 +8,8 @@
 //! (with a zero-delay server, what the client adds), the dispatch delay p99, and for a scripted
 //! run its script workers' busy share, CPU per event and resume delay p99 (the self-check's);
 //! then each median and the ratio scripted / plain, and the scripted run's CPU per event split
-//! into the script workers' and the rest's.
+//! into the script workers' and the rest's; last, the floor of the workers' share: Rhai alone
+//! calling the same session function, its `s.chat` doing nothing.
 //!
 //!     cargo run --release --example bench_scripted -- [--runs N] [--users N] [--requests N]
 //!         [--tokens N] [--steps N] [--ttft-ms MS] [--itl-ms MS] [BINARY]
@@ -106,6 +107,11 @@ fn main() -> Result<()> {
         "  scripted CPU per event: script workers {workers:.3} µs, the rest {rest:.3} µs (ratio to plain {:.2})",
         rest / plain
     );
+    let floor = rhai_floor_us_per_request(&settings)?;
+    println!(
+        "  Rhai alone, the session function with an `s.chat` that does nothing, in this process: {floor:.2} µs a request ({:.3} µs/event)",
+        floor / settings.tokens as f64
+    );
     std::fs::remove_dir_all(&work)?;
     runtime.block_on(mock.shutdown());
     Ok(())
@@ -144,20 +150,28 @@ fn settings() -> Result<Settings> {
     Ok(settings)
 }
 
+/// The prompt each request sends, a constant of both scenarios.
+const PROMPT: &str =
+    r#"const PROMPT = "Tell me about the sea, the wind and the long ships that sail between the islands.";"#;
+
+/// The scripted phase's session function: `steps` chat steps of `tokens`.
+fn session_function(settings: &Settings) -> String {
+    let Settings { tokens, steps, .. } = settings;
+    let step = format!("s.chat(#{{ user: PROMPT, max_tokens: {tokens} }});");
+    let body = if *steps > 1 { format!("for step in 0..{steps} {{ {step} }}") } else { step };
+    format!("|s| {{ {body} }}")
+}
+
 /// The plain or the scripted scenario: the same requests, the same users.
 fn scenario_text(mode: &str, url: &str, settings: &Settings) -> String {
     let Settings { users, requests, tokens, steps, .. } = settings;
     let phase = match mode {
         "plain" => format!("concurrency(#{{ users: {users}, requests: {requests} }})"),
-        _ => {
-            let step = format!("s.chat(#{{ user: PROMPT, max_tokens: {tokens} }});");
-            let body = if *steps > 1 { format!("for step in 0..{steps} {{ {step} }}") } else { step };
-            format!("users(#{{ users: {users}, requests: {requests}, session: |s| {{ {body} }} }})")
-        }
+        _ => format!("users(#{{ users: {users}, requests: {requests}, session: {} }})", session_function(settings)),
     };
     let turns = if *steps > 1 { format!(", turns: {steps}") } else { String::new() };
     format!(
-        r#"const PROMPT = "Tell me about the sea, the wind and the long ships that sail between the islands.";
+        r#"{PROMPT}
 run(#{{
     name: "{mode}",
     endpoint: endpoint(#{{ url: "{url}", model: "m", kind: "chat", streaming: true }}),
@@ -170,6 +184,29 @@ run(#{{
 }});
 "#
     )
+}
+
+/// The floor of the script workers' CPU a request: Rhai calling the session function, as a
+/// worker calls it, under the sandbox's limits, with an `s.chat` that only takes its map and
+/// returns an answer. Measured on one thread with nothing else running, so its caches are warm.
+fn rhai_floor_us_per_request(settings: &Settings) -> Result<f64> {
+    #[derive(Clone)]
+    struct Session;
+    #[derive(Clone)]
+    struct Answer;
+    let mut engine = rhai::Engine::new();
+    aiperf::script::apply_sandbox_limits(&mut engine, aiperf::script::DEFAULT_MAX_OPERATIONS);
+    engine.register_type_with_name::<Session>("Session").register_type_with_name::<Answer>("Answer");
+    engine.register_fn("chat", |_: &mut Session, _step: rhai::Map| rhai::Dynamic::from(Answer));
+    let script = format!("{PROMPT}\n{}", session_function(settings));
+    let ast = engine.compile(&script)?;
+    let function: rhai::FnPtr = engine.eval_ast(&ast)?;
+    let sessions = settings.requests / settings.steps;
+    let started = std::time::Instant::now();
+    for _ in 0..sessions {
+        let _answer: rhai::Dynamic = function.call(&engine, &ast, (Session,))?;
+    }
+    Ok(started.elapsed().as_secs_f64() * 1e6 / (sessions * settings.steps) as f64)
 }
 
 /// Run the binary on `scenario` and read its figures.

@@ -71,7 +71,7 @@ use rhai::{Engine, EvalAltResult, Position};
 
 use crate::engine::RunOptions;
 pub use dry_run::ScriptMode;
-pub use limits::DEFAULT_MAX_OPERATIONS;
+pub use limits::{DEFAULT_MAX_OPERATIONS, apply as apply_sandbox_limits};
 pub use results::{MetricStats, RunResults};
 pub use run_host::RunHost;
 
