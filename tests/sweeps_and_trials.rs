@@ -371,6 +371,29 @@ sweep(#{ name: "partial", grid: #{ users: [1, 2] } }, |v| if v.users == 1 {
 }
 
 #[test]
+fn runs_given_one_name_each_keep_their_own_folder() {
+    let run = run_scenario(
+        "twice",
+        r#"let e = endpoint(#{ url: "mock", mock: #{ ttft: ms(1), itl: ms(1) } });
+for requests in [2, 3, 4] {
+    let r = run(#{ name: "same", endpoint: e, dataset: synthetic(#{ isl: 16, osl: 2 }),
+                   phases: [concurrency(#{ users: 1, requests: requests })] });
+    print(`RAN ${r.request_count} IN ${r.artifact_dir}`);
+}"#,
+    );
+    assert_eq!(run.code(), Some(0), "stderr: {}", run.stderr());
+    for (folder, requests) in [("same", 2), ("same_2", 3), ("same_3", 4)] {
+        let summary = run.summary(folder);
+        assert_eq!(summary["request_count"]["avg"].as_f64(), Some(requests as f64), "{folder} holds its own run");
+        let printed =
+            run.stdout().lines().find(|line| line.starts_with(&format!("RAN {requests} IN "))).map(str::to_string);
+        assert!(printed.as_ref().is_some_and(|line| line.ends_with(&format!("/{folder}"))), "{printed:?}");
+    }
+    let note = format!("run `same`: an earlier run of this scenario wrote {}", run.artifacts("same").display());
+    assert_eq!(run.stderr().matches(&note).count(), 2, "{}", run.stderr());
+}
+
+#[test]
 fn export_prefix_names_the_trial_and_sweep_aggregates_too() {
     let run = run_scenario(
         "prefixed",

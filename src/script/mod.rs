@@ -213,6 +213,7 @@ pub fn run_scenario_source(
         scenario_stem,
         scenario_dir: path.parent().map(Path::to_path_buf).unwrap_or_default(),
         runs_started: AtomicUsize::new(0),
+        run_folders: Default::default(),
         thresholds_failed: AtomicBool::new(false),
         aborted_on_threshold: AtomicBool::new(false),
         endpoint_unreachable: AtomicBool::new(false),

@@ -1,16 +1,18 @@
 //! What every `run`/`sweep` call of one scenario shares (`RunHost`: runtime, options, outcome
-//! flags, the scenario's sweep) and how one plan is executed and shown (`run_plan`).
+//! flags, the scenario's sweep, the folders its runs were given) and how one plan is executed
+//! and shown (`run_plan`).
 
-use std::sync::Arc;
-use std::sync::OnceLock;
+use std::collections::HashSet;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use super::dry_run::{ScriptMode, placeholder_result};
 use super::keys::{ScriptResult, script_error};
 use super::results::RunResults;
 use crate::engine::{self, RunOptions};
 use crate::plan::Plan;
-use crate::plan::run_coordinates::new_sweep_id;
+use crate::plan::run_coordinates::{artifact_dir_of, new_sweep_id};
 use crate::ui;
 
 /// What `run` needs from the host: the runtime, the options, and the scenario's name.
@@ -22,6 +24,8 @@ pub struct RunHost {
     /// The scenario file's folder: the files a plan names are relative to it.
     pub scenario_dir: std::path::PathBuf,
     pub runs_started: AtomicUsize,
+    /// The folders the scenario's lone runs were given, so that no run writes over another's.
+    pub run_folders: Mutex<HashSet<PathBuf>>,
     /// A run's threshold failed: the scenario ends with exit code THRESHOLDS_FAILED.
     pub thresholds_failed: AtomicBool,
     /// A failed threshold with `abort_on_fail` stopped the scenario.
@@ -69,9 +73,44 @@ impl ScenarioSweep {
     }
 }
 
+/// A lone run (not a sweep's or a trial's, whose folders their own machinery numbers) whose
+/// folder an earlier run of the scenario was given gets the next free one, `<folder>_2`, ...:
+/// two runs given the same name keep both their artifacts, as unnamed runs and sweeps are
+/// numbered.
+fn give_own_folder(host: &RunHost, plan: &mut Plan) {
+    if !plan.run_info.parent_folders.is_empty() {
+        return;
+    }
+    let root = &host.options.artifact_root;
+    let named = plan.run_info.artifact_dir(root, &plan.name);
+    let mut given = host.run_folders.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    if given.insert(named.clone()) {
+        return;
+    }
+    let own = named.file_name().map(|own| own.to_string_lossy().to_string()).unwrap_or_default();
+    let mut number = 2;
+    let (folder, dir) = loop {
+        let folder = format!("{own}_{number}");
+        let dir = artifact_dir_of(root, &folder);
+        if !given.contains(&dir) {
+            break (folder, dir);
+        }
+        number += 1;
+    };
+    eprintln!(
+        "run `{}`: an earlier run of this scenario wrote {}; this one writes to {} (give each run a name of its own)",
+        plan.name,
+        named.display(),
+        dir.display()
+    );
+    given.insert(dir);
+    plan.run_info.folder = Some(folder);
+}
+
 /// Execute one plan and show its results; checking and dry runs only validate (and print) it.
 pub(super) fn run_plan(host: &RunHost, mut plan: Plan) -> ScriptResult<RunResults> {
     plan.libraries = host.libraries.used();
+    give_own_folder(host, &mut plan);
     if host.mode != ScriptMode::Execute {
         if host.mode == ScriptMode::DryRun {
             match serde_json::to_string_pretty(&plan) {
