@@ -44,8 +44,12 @@ pub struct ScriptedSessionsSummary {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct StepTagSummary {
     pub requests: u64,
-    /// Requests that failed (an error answer) or were cancelled.
+    /// Requests that failed (an error answer, or none).
     pub errors: u64,
+    /// Requests cancelled in flight (the phase's end, a stop): requests = succeeded + errors +
+    /// cancelled, as for the phase.
+    #[serde(default)]
+    pub cancelled: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_ms: Option<Stats>,
     /// Sent to first output (streamed answers).
@@ -83,6 +87,8 @@ pub struct ScriptedSessionsTally {
 pub struct TagValues {
     pub requests: u64,
     pub errors: u64,
+    #[serde(default)]
+    pub cancelled: u64,
     pub latency_ms: Vec<f64>,
     pub ttft_ms: Vec<f64>,
 }
@@ -103,6 +109,7 @@ impl ScriptedSessionsTally {
             let mine = self.tags.entry(tag.clone()).or_default();
             mine.requests += values.requests;
             mine.errors += values.errors;
+            mine.cancelled += values.cancelled;
             mine.latency_ms.extend_from_slice(&values.latency_ms);
             mine.ttft_ms.extend_from_slice(&values.ttft_ms);
         }
@@ -119,6 +126,7 @@ impl ScriptedSessionsTally {
                 let summary = StepTagSummary {
                     requests: values.requests,
                     errors: values.errors,
+                    cancelled: values.cancelled,
                     latency_ms: distribution(&values.latency_ms),
                     ttft_ms: distribution(&values.ttft_ms),
                 };
@@ -162,7 +170,7 @@ mod tests {
             session_latency_ms: latencies.to_vec(),
             tags: BTreeMap::from([(
                 "plan".to_string(),
-                TagValues { requests: 2, errors: 1, latency_ms: latencies.to_vec(), ttft_ms: vec![] },
+                TagValues { requests: 3, errors: 1, cancelled: 1, latency_ms: latencies.to_vec(), ttft_ms: vec![] },
             )]),
             errors: BTreeMap::from([(error.to_string(), 1)]),
             ..ScriptedSessionsTally::default()
@@ -172,7 +180,8 @@ mod tests {
         let summary = merged.summary();
         assert_eq!((summary.started, summary.completed, summary.failed, summary.peak_live), (5, 3, 2, 4));
         assert_eq!(summary.session_latency_ms.as_ref().and_then(|s| s.p50), Some(20.0));
-        assert_eq!((summary.steps["plan"].requests, summary.steps["plan"].errors), (4, 2));
+        let plan = &summary.steps["plan"];
+        assert_eq!((plan.requests, plan.errors, plan.cancelled), (6, 2, 2));
         assert_eq!(summary.errors, vec![SessionError { message: "a.rhai:1:1: x".into(), sessions: 2 }]);
     }
 }

@@ -258,6 +258,28 @@ run(#{ name: "limited", endpoint: target,
 /// `IDLE_SESSIONS_LIMIT` of them in a row (it could never reach its request count) and the run
 /// fails with the error; `s.chat` on an endpoint that is not a chat one is such an error.
 #[test]
+fn steps_the_phase_s_end_cancels_are_counted_as_cancelled_not_as_errors() {
+    let run = run_scenario(
+        "cancelled",
+        r#"let slow = endpoint(#{ url: "mock", streaming: true, mock: #{ ttft: ms(1), itl: ms(100) } });
+let f = |s| { loop { s.chat(#{ user: "hi", max_tokens: 50, tag: "slow" }); } };
+run(#{ endpoint: slow, allow_all_failed: true,
+       phases: [users(#{ users: 3, duration: 0.3, grace_period: 0, session: f })] });"#,
+    );
+    assert_eq!(run.code(), Some(0), "stderr: {}", run.stderr());
+    let summary = run.summary("cancelled");
+    let phase = &summary["phases"][0];
+    let step = &scripted(&summary)["steps"]["slow"];
+    let count = |value: &Value| value.as_u64().unwrap_or(u64::MAX);
+    assert_eq!(count(&step["cancelled"]), 3, "each user's step in flight at the end: {step}");
+    assert_eq!(count(&step["errors"]), 0, "{step}");
+    assert_eq!(count(&step["requests"]), count(&phase["sent"]), "{phase}");
+    assert_eq!(count(&step["cancelled"]), count(&phase["cancelled"]), "{phase}");
+    let table = run.stdout();
+    assert!(table.contains("step              requests  errors cancelled"), "{table}");
+}
+
+#[test]
 fn sessions_that_fail_before_any_request_stop_the_phase_and_fail_the_run() {
     let run = run_scenario(
         "nothing",

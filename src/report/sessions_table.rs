@@ -1,6 +1,6 @@
 //! A run's scripted sessions under its cards, a block per scripted phase: how its sessions
 //! ended, their latency, steps and tool calls, a table of each step tag's requests, errors,
-//! latency and TTFT, and the script errors that ended some.
+//! cancelled requests, latency and TTFT, and the script errors that ended some.
 
 use serde_json::Value;
 
@@ -26,14 +26,15 @@ fn phase_html(phase: &str, sessions: &ScriptedSessionsSummary) -> String {
     let mut html = format!("<div class=\"sessions\"><p>{}</p>", escape(&headline(phase, sessions)));
     html.push_str(
         "<table class=\"compare\"><thead><tr><th>step</th><th>requests</th><th>errors</th>\
-         <th>latency p50 / p99 ms</th><th>TTFT p50 / p99 ms</th></tr></thead><tbody>",
+         <th>cancelled</th><th>latency p50 / p99 ms</th><th>TTFT p50 / p99 ms</th></tr></thead><tbody>",
     );
     for (tag, step) in &sessions.steps {
         html.push_str(&format!(
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             escape(tag),
             step.requests,
             step.errors,
+            step.cancelled,
             p50_p99(step.latency_ms.as_ref()),
             p50_p99(step.ttft_ms.as_ref())
         ));
@@ -71,7 +72,7 @@ mod tests {
                 "steps_per_session": { "avg": 4.0 }, "tool_calls_per_session": { "avg": 3.0 },
                 "steps": {
                     "act": { "requests": 18, "errors": 0, "latency_ms": { "avg": 9.5, "p50": 9.0, "p99": 12.0 }, "ttft_ms": { "avg": 5.1, "p50": 5.0, "p99": 6.5 } },
-                    "embed": { "requests": 6, "errors": 1, "latency_ms": { "avg": 2.1, "p50": 2.0, "p99": 3.0 } },
+                    "embed": { "requests": 6, "errors": 1, "cancelled": 2, "latency_ms": { "avg": 2.1, "p50": 2.0, "p99": 3.0 } },
                 },
                 "errors": [{ "message": "agent.rhai:4:9: <unexpected>", "sessions": 1 }],
             },
@@ -82,8 +83,14 @@ mod tests {
             html.contains("session latency p50 41.5 p99 88.0 ms; 4.00 steps and 3.00 tool calls per session"),
             "{html}"
         );
-        assert!(html.contains("<tr><td>act</td><td>18</td><td>0</td><td>9 / 12</td><td>5 / 6.5</td></tr>"), "{html}");
-        assert!(html.contains("<tr><td>embed</td><td>6</td><td>1</td><td>2 / 3</td><td>-</td></tr>"), "{html}");
+        assert!(
+            html.contains("<tr><td>act</td><td>18</td><td>0</td><td>0</td><td>9 / 12</td><td>5 / 6.5</td></tr>"),
+            "{html}"
+        );
+        assert!(
+            html.contains("<tr><td>embed</td><td>6</td><td>1</td><td>2</td><td>2 / 3</td><td>-</td></tr>"),
+            "{html}"
+        );
         assert!(html.contains("1 session(s) failed: agent.rhai:4:9: &lt;unexpected&gt;"), "{html}");
     }
 }

@@ -13,11 +13,19 @@ pub fn render(result: &RunResult) -> String {
     for phase in &result.phases {
         let Some(sessions) = &phase.scripted_sessions else { continue };
         let _ = writeln!(out, "\n{}", headline(&phase.name, sessions));
-        let _ = writeln!(out, "  {:<16} {:>9} {:>7}  {:<30} TTFT", "step", "requests", "errors", "latency");
+        let _ = writeln!(
+            out,
+            "  {:<16} {:>9} {:>7} {:>9}  {:<30} TTFT",
+            "step", "requests", "errors", "cancelled", "latency"
+        );
         for (tag, step) in &sessions.steps {
             let latency = step.latency_ms.as_ref().map_or_else(|| "-".to_string(), |s| percentiles(s, "ms"));
             let ttft = step.ttft_ms.as_ref().map_or_else(|| "-".to_string(), |s| percentiles(s, "ms"));
-            let _ = writeln!(out, "  {tag:<16} {:>9} {:>7}  {latency:<30} {ttft}", step.requests, step.errors);
+            let _ = writeln!(
+                out,
+                "  {tag:<16} {:>9} {:>7} {:>9}  {latency:<30} {ttft}",
+                step.requests, step.errors, step.cancelled
+            );
         }
         for error in &sessions.errors {
             let _ = writeln!(out, "  {} session(s) failed: {}", error.sessions, error.message);

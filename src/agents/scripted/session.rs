@@ -307,6 +307,7 @@ impl Session {
         state.steps.push(StepDone {
             tag,
             ok: answer.ok,
+            cancelled: answer.cancelled,
             latency_ns: answer.end_ns.saturating_sub(answer.start_ns),
             ttft_ns: answer.first_output_ns.map(|first| first.saturating_sub(answer.start_ns)),
         });

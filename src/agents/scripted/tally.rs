@@ -16,6 +16,8 @@ pub enum Ended {
 pub struct StepDone {
     pub tag: String,
     pub ok: bool,
+    /// Cancelled in flight (not ok, and not an error).
+    pub cancelled: bool,
     pub latency_ns: u64,
     pub ttft_ns: Option<u64>,
 }
@@ -48,6 +50,8 @@ impl Tally {
             if step.ok {
                 values.latency_ms.push(step.latency_ns as f64 / 1e6);
                 values.ttft_ms.extend(step.ttft_ns.map(|ns| ns as f64 / 1e6));
+            } else if step.cancelled {
+                values.cancelled += 1;
             } else {
                 values.errors += 1;
             }
@@ -84,7 +88,7 @@ mod tests {
     use crate::session_metrics::SessionError;
 
     fn step(tag: &str, ok: bool, latency_ms: u64) -> StepDone {
-        StepDone { tag: tag.into(), ok, latency_ns: latency_ms * 1_000_000, ttft_ns: Some(1_000_000) }
+        StepDone { tag: tag.into(), ok, cancelled: false, latency_ns: latency_ms * 1_000_000, ttft_ns: Some(1_000_000) }
     }
 
     #[test]
@@ -93,7 +97,12 @@ mod tests {
         let done = SessionOutcome {
             latency_ns: Some(30_000_000),
             tool_calls: 2,
-            steps: vec![step("plan", true, 10), step("plan", true, 20), step("embed", false, 5)],
+            steps: vec![
+                step("plan", true, 10),
+                step("plan", true, 20),
+                step("embed", false, 5),
+                StepDone { cancelled: true, ..step("embed", false, 7) },
+            ],
             ended: Ended::Completed,
         };
         assert!(!tally.add(done));
@@ -110,7 +119,9 @@ mod tests {
         assert_eq!(summary.session_latency_ms.map(|s| s.avg), Some(30.0));
         assert_eq!(summary.steps["plan"].requests, 2);
         assert_eq!(summary.steps["plan"].latency_ms.as_ref().map(|s| s.avg), Some(15.0));
-        assert_eq!((summary.steps["embed"].requests, summary.steps["embed"].errors), (1, 1));
+        let embed = &summary.steps["embed"];
+        assert_eq!((embed.requests, embed.errors, embed.cancelled), (2, 1, 1), "a cancelled step is not an error");
+        assert_eq!(embed.latency_ms, None, "nor has it a latency");
         assert_eq!(summary.errors, vec![SessionError { message: "a.rhai:3:5: boom".into(), sessions: 2 }]);
         assert_eq!(summary.tool_calls, 2);
     }
