@@ -92,6 +92,28 @@ fn a_held_ramp_needs_a_stop_and_a_users_ramp_takes_no_cap() {
 }
 
 #[test]
+fn scripted_sessions_start_at_a_positive_session_rate_and_take_no_request_rate() {
+    let f = "let f = |s| { s.chat(#{ user: \"hi\" }); };\n";
+    for (name, phase, message) in [
+        (
+            "request_rate",
+            "users(#{ users: 2, rate: 1, requests: 4, session: f })",
+            "`rate` does not apply to scripted sessions",
+        ),
+        (
+            "zero",
+            "users(#{ users: 2, session_rate: 0, requests: 4, session: f })",
+            "`session_rate` (sessions per second) must be positive",
+        ),
+    ] {
+        let source = format!("{f}run(#{{ endpoint: endpoint(#{{ url: \"mock\" }}), phases: [{phase}] }});\n");
+        let run = run_scenario(name, &source);
+        assert_eq!(run.code(), Some(2), "{name}: {}", run.stderr());
+        assert!(run.stderr().contains(message), "{name}: {}", run.stderr());
+    }
+}
+
+#[test]
 fn a_users_phase_takes_a_total_rate_or_a_session_rate_and_a_think_time_only_with_the_latter() {
     for (name, phase, message) in [
         ("neither", "users(#{ users: 2, requests: 4 })", "give `rate` (requests per second over all users"),

@@ -280,6 +280,39 @@ run(#{ endpoint: slow, allow_all_failed: true,
 }
 
 #[test]
+fn sessions_started_at_a_rate_keep_to_it_and_to_the_users_they_may_have_live() {
+    let run = run_scenario(
+        "rated",
+        r#"let e = endpoint(#{ url: "mock", streaming: true, mock: #{ ttft: ms(5), itl: ms(10) } });
+let f = |s| { s.chat(#{ user: "hi", max_tokens: 20 }); s.chat(#{ user: "more", max_tokens: 10 }); };
+run(#{ name: "free", endpoint: e, phases: [users(#{ users: 8, session_rate: 20, duration: 1.5, session: f })] });
+run(#{ name: "capped", endpoint: e, phases: [users(#{ users: 2, session_rate: 20, duration: 1.5, session: f })] });"#,
+    );
+    assert_eq!(run.code(), Some(0), "stderr: {}", run.stderr());
+    let count = |value: &Value| value.as_u64().unwrap_or(u64::MAX);
+
+    // Sessions of ~0.3 s at 20 a second: ~6 live, under the 8 users.
+    let free = run.summary("free");
+    let (sessions, check) = (scripted(&free), &free["client_self_check"][0]);
+    assert!((29..=31).contains(&count(&sessions["started"])), "20 a second for 1.5 s: {sessions}");
+    assert!(count(&sessions["peak_live"]) <= 8, "{sessions}");
+    assert_eq!(check["target_rate_rps"].as_f64(), Some(20.0), "{check}");
+    let achieved = check["achieved_rate_rps"].as_f64().unwrap_or_default();
+    assert!((19.0..=21.0).contains(&achieved), "{check}");
+    assert!(check["pacing_error_p99_ms"].as_f64().is_some(), "each start's lateness is measured: {check}");
+    assert_eq!(check["concurrency_cap_wait"], Value::Null, "no start waited for a user: {check}");
+
+    // Two users: at most two live, the starts wait for them, and the self-check says so.
+    let capped = run.summary("capped");
+    let (sessions, check) = (scripted(&capped), &capped["client_self_check"][0]);
+    assert_eq!(count(&sessions["peak_live"]), 2, "{sessions}");
+    assert!(count(&sessions["started"]) <= 12, "two users of ~0.3 s sessions for 1.5 s: {sessions}");
+    let held = check["held_back_by"].as_array().and_then(|held| held.first()).and_then(Value::as_str);
+    assert!(held.is_some_and(|held| held.starts_with("the concurrency cap of 2 held requests back")), "{check}");
+    assert!(run.stderr().contains("scripted sessions: 20 new a second, at most 2 live"), "{}", run.stderr());
+}
+
+#[test]
 fn sessions_that_fail_before_any_request_stop_the_phase_and_fail_the_run() {
     let run = run_scenario(
         "nothing",

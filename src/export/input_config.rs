@@ -313,9 +313,12 @@ fn phase(phase: &Phase) -> Value {
             out.insert("session_rate".into(), json!(session_rate));
             "session_rate"
         }
-        LoadMode::Scripted { users, session, workers, .. } => {
+        LoadMode::Scripted { users, session, workers, session_rate, .. } => {
             out.insert("users".into(), json!(users));
             out.insert("session".into(), json!(session));
+            if let Some(rate) = session_rate {
+                out.insert("session_rate".into(), json!(rate));
+            }
             if let Some(workers) = workers {
                 out.insert("script_workers".into(), json!(workers));
             }

@@ -28,6 +28,7 @@ pub mod schedule;
 pub mod scripted;
 mod self_check;
 mod session_claims;
+pub mod session_starts;
 mod sla_controller;
 mod sla_window;
 mod trace_schedule;
@@ -247,9 +248,9 @@ pub async fn run_phase(ctx: Arc<LoadContext>, run: Arc<PhaseRun>) -> PhaseSummar
             Some(user_centric::run(ctx.clone(), run.clone(), shape, *seed).await)
         }
         LoadMode::AgenticReplay(replay) => Some(agentic_replay::run(ctx.clone(), run.clone(), replay).await),
-        LoadMode::Scripted { users, session, workers, .. } => {
-            scripted::play(ctx.clone(), run.clone(), *users, *workers, session).await;
-            None
+        LoadMode::Scripted { users, session, workers, session_rate, .. } => {
+            let shape = scripted::Shape { users: *users, workers: *workers, session_rate: *session_rate };
+            scripted::play(ctx.clone(), run.clone(), shape, session).await
         }
         LoadMode::AdaptiveScale(settings) => {
             adaptive_scale = Some(Box::new(adaptive_scale::run(ctx.clone(), run.clone(), settings).await));

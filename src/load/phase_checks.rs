@@ -67,6 +67,9 @@ pub fn check_phase(phase: &Phase) -> Result<(), String> {
         LoadMode::UserCentric { users: 0, .. } | LoadMode::Scripted { users: 0, .. } => {
             Err(format!("phase `{name}`: `users` must be at least 1"))
         }
+        LoadMode::Scripted { session_rate: Some(rate), .. } if !positive(*rate) => {
+            Err(format!("phase `{name}`: `session_rate` (sessions per second) must be positive"))
+        }
         LoadMode::Scripted { workers: Some(workers), .. } if !(1..=MAX_SCRIPT_WORKERS).contains(workers) => {
             Err(format!(
                 "phase `{name}`: `script_workers` must be 1 to {MAX_SCRIPT_WORKERS} (each is a thread), got {workers}"
@@ -114,10 +117,17 @@ mod tests {
             check_phase(&phase(user_centric(1_000_000_000))),
             Err("phase `p`: `users` must be at most 1000000 (each has its own state), got 1000000000".to_string())
         );
-        let scripted = |users| LoadMode::Scripted { users, session: "agent".into(), seed: 0, workers: None };
+        let scripted =
+            |users| LoadMode::Scripted { users, session: "agent".into(), seed: 0, workers: None, session_rate: None };
         assert_eq!(check_phase(&phase(scripted(MAX_SCRIPTED_USERS))), Ok(()));
         assert!(check_phase(&phase(scripted(200_000))).unwrap_err().contains("must be at most 100000"));
-        let on = |workers| LoadMode::Scripted { users: 8, session: "agent".into(), seed: 0, workers: Some(workers) };
+        let on = |workers| LoadMode::Scripted {
+            users: 8,
+            session: "agent".into(),
+            seed: 0,
+            workers: Some(workers),
+            session_rate: None,
+        };
         assert_eq!(check_phase(&phase(on(MAX_SCRIPT_WORKERS))), Ok(()));
         for refused in [0, MAX_SCRIPT_WORKERS + 1] {
             assert_eq!(

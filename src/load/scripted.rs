@@ -8,7 +8,10 @@ use std::time::Duration;
 
 use bytes::Bytes;
 
-use super::{Limits, LoadContext, Outgoing, PhaseDeadlines, PhaseRun, send_through};
+use std::sync::Mutex;
+
+use super::session_starts::SessionStarts;
+use super::{Limits, LoadContext, Outgoing, PhaseDeadlines, PhaseRun, SendWindow, send_through};
 use crate::client::HttpClient;
 use crate::dataset::tokenizer::Tokenizer;
 use crate::plan::Endpoint;
@@ -36,7 +39,8 @@ pub struct SessionHook {
 }
 
 /// One scripted phase as its player gets it: `users` sessions of `program` at a time, on
-/// `workers` script workers (None: the player's default).
+/// `workers` script workers (None: the player's default), each user starting its next session
+/// as its last ends, or (with a session rate) each session started at one of `starts`.
 pub struct ScriptedPhase {
     pub ctx: Arc<LoadContext>,
     pub run: Arc<PhaseRun>,
@@ -45,6 +49,15 @@ pub struct ScriptedPhase {
     pub workers: Option<usize>,
     pub program: String,
     pub deadlines: StepDeadlines,
+    pub starts: Option<SessionStarts>,
+}
+
+/// How a scripted phase runs its sessions (the plan's `LoadMode::Scripted`).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Shape {
+    pub users: usize,
+    pub workers: Option<usize>,
+    pub session_rate: Option<f64>,
 }
 
 /// When the phase stops sending and cuts its requests off.
@@ -62,20 +75,23 @@ impl StepDeadlines {
     }
 }
 
-pub(super) async fn play(
-    ctx: Arc<LoadContext>,
-    run: Arc<PhaseRun>,
-    users: usize,
-    workers: Option<usize>,
-    program: &str,
-) {
+/// Play the phase; with a session rate, the window of its session starts.
+pub(super) async fn play(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, shape: Shape, program: &str) -> Option<SendWindow> {
     let Some(hook) = ctx.sessions.clone() else {
         tracing::error!("phase `{}`: scripted sessions are played by a scenario; nothing was sent", run.phase.name);
-        return;
+        return None;
     };
     let deadlines = StepDeadlines(PhaseDeadlines::of(&run.phase));
-    let phase = ScriptedPhase { ctx, run, hook: hook.clone(), users, workers, program: program.to_string(), deadlines };
-    hook.player.play(phase).await
+    let window = shape.session_rate.map(|_| Arc::new(Mutex::new(SendWindow::default())));
+    let starts = shape
+        .session_rate
+        .zip(window.clone())
+        .map(|(rate, window)| SessionStarts::new(rate, ctx.clock, ctx.cancel.clone(), run.clone(), window));
+    let Shape { users, workers, .. } = shape;
+    let program = program.to_string();
+    let phase = ScriptedPhase { ctx, run, hook: hook.clone(), users, workers, program, deadlines, starts };
+    hook.player.play(phase).await;
+    window.map(|window| *window.lock().unwrap_or_else(|poisoned| poisoned.into_inner()))
 }
 
 /// The script workers' time over a phase: the self-check's measure of whether the session

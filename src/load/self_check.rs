@@ -82,6 +82,7 @@ pub fn target_rate_rps(phase: &Phase) -> Option<f64> {
             (span_s > 0.0).then(|| area / span_s)
         }
         LoadMode::Users { session_rate, .. } => Some(*session_rate),
+        LoadMode::Scripted { session_rate, .. } => *session_rate,
         LoadMode::UserCentric { rate, .. } => Some(*rate),
         _ => None,
     }
@@ -114,7 +115,9 @@ pub fn assess(
     // Sessions of a `users` phase wait for a user; an open-loop cap sends nothing at an arrival
     // that finds no place instead (`arrivals_without_slot` below).
     let cap = match &phase.mode {
-        LoadMode::Users { users: n, .. } => Some(*n as u64),
+        LoadMode::Users { users: n, .. } | LoadMode::Scripted { users: n, session_rate: Some(_), .. } => {
+            Some(*n as u64)
+        }
         _ => None,
     };
     let mut check = ClientSelfCheck {
@@ -606,7 +609,7 @@ mod tests {
     fn scripted_phase(users: usize) -> Phase {
         Phase {
             name: "agents".into(),
-            mode: LoadMode::Scripted { users, session: "agent".into(), seed: 0, workers: None },
+            mode: LoadMode::Scripted { users, session: "agent".into(), seed: 0, workers: None, session_rate: None },
             ..rate_phase(None)
         }
     }

@@ -86,7 +86,8 @@ pub enum LoadMode {
     AgenticReplay(AgenticReplay),
     /// Scripted sessions (`agents/scripted/`): `users` sessions live at once, each played by the
     /// scenario's function `session` (its name; the function itself stays with the script), a
-    /// new one started as each ends; `seed` seeds the sessions' own random draws; `workers`
+    /// new one started as each ends, or with `session_rate` new ones started at that many a
+    /// second, at most `users` live; `seed` seeds the sessions' own random draws; `workers`
     /// script workers run them (None: a quarter of the cores).
     Scripted {
         users: usize,
@@ -95,6 +96,8 @@ pub enum LoadMode {
         seed: u64,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         workers: Option<usize>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        session_rate: Option<f64>,
     },
     /// AIPerf's adaptive scale: a closed loop whose concurrency an SLA controller moves during
     /// the phase (`load/adaptive_scale.rs`).

@@ -221,7 +221,10 @@ fn cut_phase(phase: &mut Phase, segment: ExecutionSegment) -> Result<(), String>
             *rate *= mine as f64 / *users as f64;
             *users = mine;
         }
-        LoadMode::Scripted { users, .. } => *users = segment.part_of("users", &name, *users as u64)? as usize,
+        LoadMode::Scripted { users, session_rate, .. } => {
+            *users = segment.part_of("users", &name, *users as u64)? as usize;
+            *session_rate = session_rate.map(|rate| segment.scaled(rate));
+        }
     }
     Ok(())
 }

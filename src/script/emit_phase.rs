@@ -132,8 +132,9 @@ pub(super) fn phase(phase: &Phase) -> String {
             "users"
         }
         // The function is the scenario's own: the emitted text names it, and must define it.
-        LoadMode::Scripted { users, session, seed, workers } => {
+        LoadMode::Scripted { users, session, seed, workers, session_rate } => {
             keys.push(format!("users: {users}"));
+            keys.extend(session_rate.map(|rate| format!("session_rate: {}", float(rate))));
             keys.push(format!("session: Fn({})", string(session)));
             keys.push(format!("seed: {seed}"));
             keys.extend(workers.map(|workers| format!("script_workers: {workers}")));

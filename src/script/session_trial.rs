@@ -52,7 +52,13 @@ impl SessionTrials {
             if !self.first_time(session) {
                 continue;
             }
-            let mode = LoadMode::Scripted { users: 1, session: session.clone(), seed: *seed, workers: None };
+            let mode = LoadMode::Scripted {
+                users: 1,
+                session: session.clone(),
+                seed: *seed,
+                workers: None,
+                session_rate: None,
+            };
             let trial = trial_plan(plan, &phase.name, mode);
             let folder = std::env::temp_dir().join(format!("aiperf-check-{}-{}", std::process::id(), self.counts().0));
             let options = RunOptions {

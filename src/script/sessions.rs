@@ -96,7 +96,7 @@ fn describe(scenario: &Path, error: &EvalAltResult, engine: &Engine) -> String {
 /// the mode of a scripted phase.
 pub(super) fn scripted_mode(r: &mut MapReader, users: usize, functions: &SessionFunctions) -> ScriptResult<LoadMode> {
     let what = r.what();
-    for key in ["rate", "session_rate", "turns", "think_time", "prefill_concurrency", "ramp", "prefill_ramp"] {
+    for key in ["rate", "turns", "think_time", "prefill_concurrency", "ramp", "prefill_ramp"] {
         if r.has(key) {
             return script_error(format!("{what}: `{key}` does not apply to scripted sessions (`session`)"));
         }
@@ -114,7 +114,9 @@ pub(super) fn scripted_mode(r: &mut MapReader, users: usize, functions: &Session
     };
     let seed = r.opt_u64("seed")?.unwrap_or(0);
     let workers = r.opt_u64("script_workers")?.map(|workers| workers as usize);
-    Ok(LoadMode::Scripted { users, session: functions.keep(function), seed, workers })
+    // Only `users(..)` takes a session rate; `concurrency(..)` refused it as an unknown key.
+    let session_rate = if r.has("session_rate") { r.opt_f64("session_rate")? } else { None };
+    Ok(LoadMode::Scripted { users, session: functions.keep(function), seed, workers, session_rate })
 }
 
 /// The longest text `s.text` makes, in tokens.

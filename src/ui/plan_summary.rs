@@ -258,9 +258,14 @@ fn mode(mode: &LoadMode) -> String {
                 dist(turns)
             )
         }
-        LoadMode::Scripted { users, session, workers, .. } => {
+        LoadMode::Scripted { users, session, workers, session_rate, .. } => {
             let on = workers.map_or_else(String::new, |workers| format!(", on {workers} script workers"));
-            format!("scripted sessions: {users} users, each running `{session}`{on}")
+            match session_rate {
+                Some(rate) => format!(
+                    "scripted sessions: {rate} new a second, at most {users} live, each running `{session}`{on}"
+                ),
+                None => format!("scripted sessions: {users} users, each running `{session}`{on}"),
+            }
         }
         LoadMode::AdaptiveScale(settings) => {
             let slas: Vec<String> = settings.sla.iter().map(|filter| filter.to_string()).collect();

@@ -10,6 +10,7 @@ mod player;
 mod porters;
 mod replies;
 mod session;
+mod starts;
 mod suspend;
 mod tally;
 mod workers;

@@ -81,14 +81,20 @@ impl PhaseShared {
         self.phase.ctx.cancel.is_cancelled() || self.phase.deadlines.sending_over()
     }
 
+    /// Whether the phase may start another session: it sends on, its sessions are not idle,
+    /// and neither its request limit nor its session limit is reached.
+    pub fn may_start(&self) -> bool {
+        let reached =
+            |limit: Option<u64>, count: &AtomicU64| limit.is_some_and(|limit| count.load(Ordering::Relaxed) >= limit);
+        !self.stopped()
+            && self.idle_sessions.load(Ordering::Relaxed) < IDLE_SESSIONS_LIMIT
+            && !reached(self.phase.run.phase.requests, &self.next_request)
+            && !reached(self.phase.run.phase.sessions, &self.next_session)
+    }
+
     /// The next session's id, or None once the phase starts no more.
     pub fn next_session(&self) -> Option<u64> {
-        if self.stopped() || self.idle_sessions.load(Ordering::Relaxed) >= IDLE_SESSIONS_LIMIT {
-            return None;
-        }
-        if let Some(limit) = self.phase.run.phase.requests
-            && self.next_request.load(Ordering::Relaxed) >= limit
-        {
+        if !self.may_start() {
             return None;
         }
         let id = self.next_session.fetch_add(1, Ordering::Relaxed);

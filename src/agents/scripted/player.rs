@@ -1,6 +1,7 @@
 //! Plays a scripted phase: its users shared out among a few script workers (`workers.rs`), each
-//! user running the phase's session function again and again until the phase stops, and the
-//! phase's session metrics at its end.
+//! user running the phase's session function again and again until the phase stops (or, with a
+//! session rate, at each start this thread hands it: `starts.rs`), and the phase's session
+//! metrics at its end.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -10,9 +11,11 @@ use std::sync::{Arc, Mutex};
 
 use super::clients::EndpointClients;
 use super::phase::{KeptCounts, PhaseShared};
+use super::starts::{FreeUsers, start_sessions};
 use super::tally::Tally;
-use super::workers::{SessionProgram, play_share, worker_count};
+use super::workers::{SessionProgram, StartedSessions, WorkerQueue, play_share, worker_count};
 use crate::load::scripted::{ScriptedPhase, SessionPlayer};
+use crate::load::session_starts::SessionStarts;
 
 /// The session functions of a scenario, by the names its plans give them.
 pub struct ScriptedPlayer {
@@ -33,8 +36,9 @@ impl ScriptedPlayer {
 }
 
 impl SessionPlayer for ScriptedPlayer {
-    fn play(&self, phase: ScriptedPhase) -> Pin<Box<dyn Future<Output = ()> + Send>> {
+    fn play(&self, mut phase: ScriptedPhase) -> Pin<Box<dyn Future<Output = ()> + Send>> {
         let program = self.programs.get(&phase.program).cloned();
+        let starts = phase.starts.take();
         let trial = self.trial;
         Box::pin(async move {
             let Some(program) = program else {
@@ -59,7 +63,7 @@ impl SessionPlayer for ScriptedPlayer {
             let (done_tx, done_rx) = tokio::sync::oneshot::channel();
             let players = shared.clone();
             let started = std::thread::Builder::new().name("scripted-users".into()).spawn(move || {
-                run_users(&players, &program, users);
+                run_users(&players, &program, users, starts);
                 let _ = done_tx.send(());
             });
             match started {
@@ -75,26 +79,41 @@ impl SessionPlayer for ScriptedPlayer {
     }
 }
 
-/// Share `users` out among the script workers, start them, and wait for them.
-fn run_users(shared: &Arc<PhaseShared>, program: &SessionProgram, users: usize) {
+/// Share `users` out among the script workers, start them, start the sessions at `starts`
+/// (a phase with a session rate), and wait for the workers.
+fn run_users(shared: &Arc<PhaseShared>, program: &SessionProgram, users: usize, starts: Option<SessionStarts>) {
     let workers = worker_count(users, shared.phase.workers);
-    let mut threads = Vec::with_capacity(workers);
-    for worker in 0..workers {
-        let share = users / workers + usize::from(worker < users % workers);
-        let (shared, program) = (shared.clone(), program.clone());
-        let thread = std::thread::Builder::new()
-            .name(format!("script-worker-{worker}"))
-            .spawn(move || play_share(&shared, &program, share));
-        match thread {
-            Ok(thread) => threads.push(thread),
-            Err(e) => {
-                tracing::warn!(
-                    "scripted sessions: started {worker} of {workers} script workers; the system refused more ({e})"
-                );
-                break;
+    let shares: Vec<usize> =
+        (0..workers).map(|worker| users / workers + usize::from(worker < users % workers)).collect();
+    let free = FreeUsers::new(&shares);
+    let time = std::thread::scope(|scope| {
+        let mut threads = Vec::with_capacity(workers);
+        let mut queues = Vec::with_capacity(workers);
+        for (worker, &share) in shares.iter().enumerate() {
+            let queue = WorkerQueue::new();
+            let queue_tx = queue.tx.clone();
+            let started = starts.as_ref().map(|_| StartedSessions { worker, free: &free });
+            let thread = std::thread::Builder::new()
+                .name(format!("script-worker-{worker}"))
+                .spawn_scoped(scope, move || play_share(shared, program, share, queue, started));
+            match thread {
+                Ok(thread) => {
+                    threads.push(thread);
+                    queues.push(queue_tx);
+                }
+                Err(e) => {
+                    tracing::warn!(
+                        "scripted sessions: started {worker} of {workers} script workers; the system refused more ({e})"
+                    );
+                    break;
+                }
             }
         }
-    }
-    let time = threads.into_iter().filter_map(|thread| thread.join().ok()).sum();
+        if let Some(starts) = starts {
+            (queues.len()..workers).for_each(|refused| free.retire(refused));
+            start_sessions(starts, shared, &free, &queues);
+        }
+        threads.into_iter().filter_map(|thread| thread.join().ok()).sum()
+    });
     let _ = shared.phase.run.counters.script_workers.set(time);
 }

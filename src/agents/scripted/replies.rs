@@ -1,6 +1,7 @@
-//! What comes back to a script worker from the runtime: a step's output for the user in a slot,
-//! or word that none will come (the runtime dropped the step), which ends the session as cut;
-//! either stamped with when it came, so the worker can tell how long it waited there.
+//! What comes to a script worker: from the runtime, a step's output for the user in a slot, or
+//! word that none will come (the runtime dropped the step), which ends the session as cut;
+//! from a phase with a session rate, a session to start now, or word that no more will. Each
+//! is stamped with when it came, so the worker can tell how long it waited there.
 
 use std::any::Any;
 use std::sync::mpsc::Sender;
@@ -8,6 +9,17 @@ use std::time::Instant;
 
 /// What a step's future came back with (its output, boxed); None when it never finished.
 pub type Woken = Option<Box<dyn Any + Send>>;
+
+/// What a worker's queue brings.
+pub enum WorkerEvent {
+    Answer(Wake),
+    /// Start a session on a free user (a phase with a session rate).
+    Start {
+        came: Instant,
+    },
+    /// The phase starts no more sessions.
+    StartsOver,
+}
 
 /// A step's answer (or its absence) for the user in `slot`, and when it came.
 pub struct Wake {
@@ -19,17 +31,17 @@ pub struct Wake {
 /// Brings a step's output back to its worker; dropped unsent, it says so.
 pub struct Reply {
     slot: usize,
-    to: Option<Sender<Wake>>,
+    to: Option<Sender<WorkerEvent>>,
 }
 
 impl Reply {
-    pub fn new(slot: usize, to: Sender<Wake>) -> Self {
+    pub fn new(slot: usize, to: Sender<WorkerEvent>) -> Self {
         Self { slot, to: Some(to) }
     }
 
     pub fn send(mut self, output: Box<dyn Any + Send>) {
         if let Some(to) = self.to.take() {
-            let _ = to.send(Wake { slot: self.slot, woken: Some(output), came: Instant::now() });
+            let _ = to.send(WorkerEvent::Answer(Wake { slot: self.slot, woken: Some(output), came: Instant::now() }));
         }
     }
 }
@@ -37,7 +49,7 @@ impl Reply {
 impl Drop for Reply {
     fn drop(&mut self) {
         if let Some(to) = self.to.take() {
-            let _ = to.send(Wake { slot: self.slot, woken: None, came: Instant::now() });
+            let _ = to.send(WorkerEvent::Answer(Wake { slot: self.slot, woken: None, came: Instant::now() }));
         }
     }
 }

@@ -1,6 +1,8 @@
 //! The script workers: a few threads each play a share of the phase's users, every session a
 //! coroutine on a stack of its own. A step pauses its coroutine and goes out on the runtime; its
-//! answer comes back on the worker's queue and resumes it, so no thread waits on a session.
+//! answer comes back on the worker's queue and resumes it, so no thread waits on a session. A
+//! user starts its next session as its last ends, or, in a phase with a session rate, when a
+//! start comes on the queue (`starts.rs`).
 //! Each worker tells how long answers waited for it, how much of its time it had sessions to
 //! run (the self-check's measure of whether the session functions kept up), and its CPU time.
 
@@ -15,8 +17,9 @@ use corosensei::{Coroutine, CoroutineResult};
 
 use super::phase::{IDLE_SESSIONS_LIMIT, PhaseShared};
 use super::porters::Porter;
-use super::replies::{Reply, Wake, Woken};
+use super::replies::{Reply, Wake, Woken, WorkerEvent};
 use super::session::Session;
+use super::starts::FreeUsers;
 use super::suspend::{self, Pending, SessionYielder};
 use super::tally::Ended;
 use crate::load::scripted::ScriptWorkersTime;
@@ -70,53 +73,83 @@ enum Began {
     NoStack,
 }
 
+/// A worker's queue: its sending end (each step's reply holds a clone) and its receiving end.
+pub struct WorkerQueue {
+    pub tx: Sender<WorkerEvent>,
+    pub rx: Receiver<WorkerEvent>,
+}
+
+impl WorkerQueue {
+    pub fn new() -> Self {
+        let (tx, rx) = channel();
+        Self { tx, rx }
+    }
+}
+
+/// A worker of a phase with a session rate: its number among the workers, and the phase's free
+/// users, to which it gives each user back as its session ends.
+pub struct StartedSessions<'a> {
+    pub worker: usize,
+    pub free: &'a FreeUsers,
+}
+
 /// One user's place on a worker: the session it plays now.
 struct Playing {
     session: Session,
     coroutine: SessionCoroutine,
 }
 
-/// One worker: plays `users` users, a session after another each, until the phase stops; its
-/// time, and the users it could not start.
-pub fn play_share(shared: &Arc<PhaseShared>, program: &SessionProgram, users: usize) -> ScriptWorkersTime {
-    let started = Instant::now();
+/// One worker: plays `users` users until the phase stops, each a session after another, or
+/// (`started`) each a session at each start the queue brings it; its time, and the users (or
+/// starts) it could not give a session for want of a stack.
+pub fn play_share(
+    shared: &Arc<PhaseShared>,
+    program: &SessionProgram,
+    users: usize,
+    queue: WorkerQueue,
+    started: Option<StartedSessions>,
+) -> ScriptWorkersTime {
+    let began = Instant::now();
     let cpu_before_ns = thread_cpu_ns();
-    let (wake_tx, wake_rx) = channel();
     let mut worker = Worker {
         shared,
         program,
-        wake_tx,
+        queue_tx: queue.tx,
         stack_bytes: session_stack_bytes(),
         stacks: Vec::new(),
         slots: (0..users).map(|_| None).collect(),
         porters: (0..users).map(|_| None).collect(),
+        started,
+        starts_over: false,
+        users_without_stack: 0,
     };
-    let mut users_without_stack = 0;
-    for slot in 0..users {
-        match worker.begin(slot) {
-            Began::Session => worker.resume(slot, None),
-            Began::PhaseDone => break,
-            Began::NoStack => {
-                users_without_stack = (users - slot) as u64;
-                break;
+    if worker.started.is_none() {
+        for slot in 0..users {
+            match worker.begin(slot) {
+                Began::Session => worker.resume(slot, None),
+                Began::PhaseDone => break,
+                Began::NoStack => {
+                    worker.users_without_stack = (users - slot) as u64;
+                    break;
+                }
             }
         }
     }
-    let waited = worker.run(&wake_rx);
-    let wall = started.elapsed();
+    let waited = worker.run(&queue.rx);
+    let wall = began.elapsed();
     ScriptWorkersTime {
         workers: 1,
         busy_ns: wall.saturating_sub(waited).as_nanos() as u64,
         wall_ns: wall.as_nanos() as u64,
         cpu_ns: thread_cpu_ns().saturating_sub(cpu_before_ns),
-        users_without_stack,
+        users_without_stack: worker.users_without_stack,
     }
 }
 
 struct Worker<'a> {
     shared: &'a Arc<PhaseShared>,
     program: &'a SessionProgram,
-    wake_tx: Sender<Wake>,
+    queue_tx: Sender<WorkerEvent>,
     /// The size of a new session's stack.
     stack_bytes: usize,
     /// Stacks of finished sessions, for the next ones.
@@ -124,25 +157,66 @@ struct Worker<'a> {
     slots: Vec<Option<Playing>>,
     /// Each slot's porter, started at its first request.
     porters: Vec<Option<Porter>>,
+    /// A phase with a session rate: where the worker's users are given back.
+    started: Option<StartedSessions<'a>>,
+    /// No more starts will come.
+    starts_over: bool,
+    /// Users (or starts) that got no session: the system refused their stacks.
+    users_without_stack: u64,
 }
 
 impl Worker<'_> {
-    fn live(&self) -> bool {
-        self.slots.iter().any(Option::is_some)
+    /// Whether a session is live, or (a phase with a session rate) more may start.
+    fn busy(&self) -> bool {
+        self.slots.iter().any(Option::is_some) || (self.started.is_some() && !self.starts_over)
     }
 
-    /// Resume sessions as their steps come back, until none is left; how long it waited for them.
-    fn run(&mut self, wake_rx: &Receiver<Wake>) -> Duration {
-        let mut queue = YieldingReceiver::new(wake_rx);
+    /// Resume sessions as their steps come back and start those that are due, until none is
+    /// left and none will start; how long it waited for them. An answer's or a start's time on
+    /// the queue is the resume delay.
+    fn run(&mut self, queue_rx: &Receiver<WorkerEvent>) -> Duration {
+        let mut queue = YieldingReceiver::new(queue_rx);
         let shared = self.shared;
         let waits = &shared.phase.run.counters.script_resume_delay;
-        while self.live() {
+        while self.busy() {
             // The worker holds a sender itself, so the queue never closes.
-            let Some(Wake { slot, woken, came }) = queue.next() else { break };
-            waits.record_ns(came.elapsed().as_nanos() as u64);
-            self.resume(slot, woken);
+            let Some(event) = queue.next() else { break };
+            match event {
+                WorkerEvent::Answer(Wake { slot, woken, came }) => {
+                    waits.record_ns(came.elapsed().as_nanos() as u64);
+                    self.resume(slot, woken);
+                }
+                WorkerEvent::Start { came } => {
+                    waits.record_ns(came.elapsed().as_nanos() as u64);
+                    self.start();
+                }
+                WorkerEvent::StartsOver => self.starts_over = true,
+            }
         }
         queue.waited()
+    }
+
+    /// Start a session on a free user (the starting thread took one of this worker's).
+    fn start(&mut self) {
+        let Some(slot) = self.slots.iter().position(Option::is_none) else {
+            self.give_back_user();
+            return;
+        };
+        match self.begin(slot) {
+            Began::Session => self.resume(slot, None),
+            Began::PhaseDone => self.give_back_user(),
+            Began::NoStack => {
+                self.users_without_stack += 1;
+                self.give_back_user();
+            }
+        }
+    }
+
+    /// A user of this worker is free again (a phase with a session rate).
+    fn give_back_user(&self) {
+        if let Some(StartedSessions { worker, free }) = &self.started {
+            free.give_back(*worker);
+        }
     }
 
     /// Set up the slot's next session, to start at its first resume.
@@ -175,7 +249,7 @@ impl Worker<'_> {
             suspend::leave();
             let ended = match resumed {
                 Ok(CoroutineResult::Yield(pending)) => {
-                    let reply = Reply::new(slot, self.wake_tx.clone());
+                    let reply = Reply::new(slot, self.queue_tx.clone());
                     match pending {
                         Pending::Step(order) => {
                             let shared = self.shared;
@@ -196,7 +270,12 @@ impl Worker<'_> {
             }
             self.shared.live_sessions.fetch_sub(1, Ordering::Relaxed);
             self.tally(&session, ended);
-            // The session's stack was kept for the next, so only the phase's end stops the user.
+            // With a session rate the user waits for the next start; else it starts its next
+            // session at once. Its stack was kept for the next, so only the phase's end stops it.
+            if self.started.is_some() {
+                self.give_back_user();
+                return;
+            }
             if !matches!(self.begin(slot), Began::Session) {
                 return;
             }
