@@ -109,7 +109,8 @@ fn run_users(shared: &Arc<PhaseShared>, program: &SessionProgram, users: usize, 
                 }
             }
         }
-        if let Some(starts) = starts {
+        // Without a worker (the system refused every thread) no session could start.
+        if let Some(starts) = starts.filter(|_| !queues.is_empty()) {
             (queues.len()..workers).for_each(|refused| free.retire(refused));
             start_sessions(starts, shared, &free, &queues);
         }
