@@ -138,6 +138,25 @@ fn a_rate_phases_concurrency_cap_sends_each_request_at_an_arrival_that_finds_a_p
 }
 
 #[test]
+fn sessions_that_wait_for_a_user_are_put_on_the_users_limit_not_on_the_client() {
+    let run = run_scenario(
+        "users_cap",
+        r#"run(#{ endpoint: endpoint(#{ url: "mock", streaming: true, mock: #{ ttft: ms(5), itl: ms(10) } }),
+                 dataset: synthetic(#{ isl: 16, osl: 15 }),
+                 phases: [ users(#{ users: 2, session_rate: 20, turns: 2, duration: 1.5 }) ] });"#,
+    );
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let summary = run.summary("users_cap");
+    let check = self_check(&summary);
+    // Sessions of ~0.3 s due every 50 ms: the two users hold most of them back.
+    let held = check["held_back_by"].to_string();
+    assert!(held.contains("the concurrency cap of 2 held requests back"), "{check}");
+    let pacing_p99_ms = check["pacing_error_p99_ms"].as_f64().unwrap_or(f64::MAX);
+    assert!(pacing_p99_ms < 50.0, "the pacer was not late, the users limit held them: {check}");
+    assert_eq!(check["client_bound"], false, "{check}");
+}
+
+#[test]
 fn a_rate_phase_keeps_its_rate_and_counts_add_up_with_cancellations() {
     let run = run_scenario(
         "open",

@@ -309,6 +309,11 @@ run(#{ name: "capped", endpoint: e, phases: [users(#{ users: 2, session_rate: 20
     assert!(count(&sessions["started"]) <= 12, "two users of ~0.3 s sessions for 1.5 s: {sessions}");
     let held = check["held_back_by"].as_array().and_then(|held| held.first()).and_then(Value::as_str);
     assert!(held.is_some_and(|held| held.starts_with("the concurrency cap of 2 held requests back")), "{check}");
+    assert_eq!(check["client_bound"], false, "the users limit held them back, not the client: {check}");
+    // A session's first step is due when the session was: the wait for a user is in its dispatch delay.
+    let dispatch_p99_ms = |check: &Value| check["dispatch_delay_p99_ms"].as_f64().unwrap_or_default();
+    assert!(dispatch_p99_ms(check) > 100.0, "{check}");
+    assert!(dispatch_p99_ms(&free["client_self_check"][0]) < 50.0, "{}", free["client_self_check"][0]);
     assert!(run.stderr().contains("scripted sessions: 20 new a second, at most 2 live"), "{}", run.stderr());
 }
 

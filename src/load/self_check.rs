@@ -228,11 +228,13 @@ pub fn assess(
              process's address space is limited: `ulimit -v`?), so fewer users than asked sent requests"
         ));
     }
-    // A shortfall one late send explains (the last of a few, say) is an outlier, as for the tails.
+    // A shortfall one late send explains (the last of a few, say) is an outlier, as for the tails;
+    // one behind a limit the plan set (its users, its cap) is that limit's, named above.
     let late_sends = counters.dispatch_delay.count_above_ms(dispatch_limit_ms);
     if let (Some(scheduled), Some(achieved)) = (scheduled_rate_rps, achieved_rate_rps)
         && achieved < scheduled * ACHIEVED_RATE_MIN_SHARE
         && late_sends >= LATE_DURATIONS_FOR_A_VERDICT
+        && check.held_back_by.is_empty()
     {
         check.client_bound = true;
         check.warnings.push(format!(
@@ -488,7 +490,9 @@ mod tests {
         (0..100).for_each(|_| counters.dispatch_delay.record_ns(50_000_000));
         (0..30).for_each(|_| counters.cap_wait.note(45_000_000));
         counters.completed.store(100, Ordering::Relaxed);
-        let check = assess(&users_phase(), &counters, None, 0, 1_000_000_000, 64);
+        // Half the scheduled rate went out: the users held the rest back.
+        let short = Some(window(101, 1_000_000_000, 2_000_000_000));
+        let check = assess(&users_phase(), &counters, short, 0, 1_000_000_000, 64);
         assert!(!check.client_bound && check.warnings.is_empty(), "{:?}", check.warnings);
         let expected = "the concurrency cap of 8 held requests back: 30 requests waited for a slot (longest 45.0 ms";
         assert!(check.held_back_by[0].starts_with(expected), "{:?}", check.held_back_by);

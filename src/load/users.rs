@@ -46,6 +46,9 @@ pub(super) async fn run(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, shape: Sessio
     let generated_sessions = SessionClaims::of(&run);
     let mut sessions = JoinSet::new();
     let mut window = SendWindow::default();
+    // When the last wait for a free user ended: starts that fell due during it were held back by
+    // the users limit, not by the pacer, which is late only from then on.
+    let mut user_freed_ns = 0;
     for session in 0u64.. {
         let can_start = match &file_sessions {
             Some(source) => source.can_start(),
@@ -63,7 +66,7 @@ pub(super) async fn run(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, shape: Sessio
         }
         let scheduled_ns = origin_ns + offset_ns;
         let fired_ns = ctx.clock.now_ns();
-        run.counters.pacing_error.record_ns(fired_ns.saturating_sub(scheduled_ns));
+        run.counters.pacing_error.record_ns(fired_ns.saturating_sub(scheduled_ns.max(user_freed_ns)));
         window.note(scheduled_ns, fired_ns);
         // A session that finds every user busy waits; its first turn's dispatch delay shows it,
         // and the wait is counted as the users limit's, so the self-check names the limit.
@@ -77,6 +80,7 @@ pub(super) async fn run(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, shape: Sessio
                     _ = ctx.cancel.cancelled() => break,
                 };
                 run.counters.cap_wait.note(waiting_since.elapsed().as_nanos() as u64);
+                user_freed_ns = ctx.clock.now_ns();
                 user
             }
         };

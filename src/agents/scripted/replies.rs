@@ -13,8 +13,9 @@ pub type Woken = Option<Box<dyn Any + Send>>;
 /// What a worker's queue brings.
 pub enum WorkerEvent {
     Answer(Wake),
-    /// Start a session on a free user (a phase with a session rate).
+    /// Start a session on a free user (a phase with a session rate), due at `due_ns` (run clock).
     Start {
+        due_ns: u64,
         came: Instant,
     },
     /// The phase starts no more sessions.

@@ -75,10 +75,14 @@ struct SessionState {
     waited: bool,
     /// The function's own values, kept for the session (`s.state`).
     state: rhai::Map,
+    /// When the session was due (a phase with a session rate): its first step is scheduled
+    /// then, so the start's lateness counts in that step's dispatch delay, unless a client-side
+    /// wait comes first.
+    due_ns: Option<u64>,
 }
 
 impl Session {
-    pub(super) fn new(shared: Arc<PhaseShared>, id: u64) -> Self {
+    pub(super) fn new(shared: Arc<PhaseShared>, id: u64, due_ns: Option<u64>) -> Self {
         let seed = shared.phase.ctx.id_seed ^ ((shared.phase.run.index as u64) << 32) ^ id.wrapping_mul(0x9E37_79B9);
         let draws = SeededRng::new(draws_seed(&shared, id));
         Session(Arc::new(Mutex::new(SessionState {
@@ -95,6 +99,7 @@ impl Session {
             phase_over: false,
             waited: false,
             state: rhai::Map::new(),
+            due_ns,
         })))
     }
 
@@ -239,6 +244,7 @@ impl Session {
         let shared = {
             let mut state = self.state();
             state.waited = true;
+            state.due_ns = None;
             state.shared.clone()
         };
         let seconds = if shared.trial { 0.0 } else { seconds.clamp(0.0, crate::plan::MAX_SECONDS) };
@@ -294,7 +300,7 @@ impl Session {
                 return self.over();
             };
             let turn = SessionTurn { session: state.id, turn: state.steps.len() as u32 };
-            let scheduled_ns = state.shared.phase.ctx.clock.now_ns();
+            let scheduled_ns = state.due_ns.take().unwrap_or_else(|| state.shared.phase.ctx.clock.now_ns());
             let x_request_id = state.ids.uuid();
             Step { body: body.into(), input_tokens, max_tokens, index_in_phase, x_request_id, scheduled_ns, turn }
         };

@@ -78,7 +78,7 @@ pub fn start_sessions(
     free: &FreeUsers,
     workers: &[Sender<WorkerEvent>],
 ) {
-    while starts.wait_for_next() {
+    while let Some(due_ns) = starts.wait_for_next() {
         let Some((worker, waited)) = free.take(|| starts.stopped() || !shared.may_start()) else { break };
         if !waited.is_zero() {
             starts.waited_for_a_user(waited);
@@ -87,7 +87,7 @@ pub fn start_sessions(
             free.give_back(worker);
             break;
         }
-        let _ = workers[worker].send(WorkerEvent::Start { came: Instant::now() });
+        let _ = workers[worker].send(WorkerEvent::Start { due_ns, came: Instant::now() });
     }
     for worker in workers {
         let _ = worker.send(WorkerEvent::StartsOver);

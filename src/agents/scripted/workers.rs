@@ -125,7 +125,7 @@ pub fn play_share(
     };
     if worker.started.is_none() {
         for slot in 0..users {
-            match worker.begin(slot) {
+            match worker.begin(slot, None) {
                 Began::Session => worker.resume(slot, None),
                 Began::PhaseDone => break,
                 Began::NoStack => {
@@ -186,9 +186,9 @@ impl Worker<'_> {
                     waits.record_ns(came.elapsed().as_nanos() as u64);
                     self.resume(slot, woken);
                 }
-                WorkerEvent::Start { came } => {
+                WorkerEvent::Start { due_ns, came } => {
                     waits.record_ns(came.elapsed().as_nanos() as u64);
-                    self.start();
+                    self.start(due_ns);
                 }
                 WorkerEvent::StartsOver => self.starts_over = true,
             }
@@ -196,13 +196,14 @@ impl Worker<'_> {
         queue.waited()
     }
 
-    /// Start a session on a free user (the starting thread took one of this worker's).
-    fn start(&mut self) {
+    /// Start a session due at `due_ns` on a free user (the starting thread took one of this
+    /// worker's).
+    fn start(&mut self, due_ns: u64) {
         let Some(slot) = self.slots.iter().position(Option::is_none) else {
             self.give_back_user();
             return;
         };
-        match self.begin(slot) {
+        match self.begin(slot, Some(due_ns)) {
             Began::Session => self.resume(slot, None),
             Began::PhaseDone => self.give_back_user(),
             Began::NoStack => {
@@ -219,8 +220,9 @@ impl Worker<'_> {
         }
     }
 
-    /// Set up the slot's next session, to start at its first resume.
-    fn begin(&mut self, slot: usize) -> Began {
+    /// Set up the slot's next session (due at `due_ns` in a phase with a session rate), to
+    /// start at its first resume.
+    fn begin(&mut self, slot: usize, due_ns: Option<u64>) -> Began {
         let Ok(stack) = self.stacks.pop().map_or_else(|| new_stack(self.stack_bytes), Ok) else {
             return Began::NoStack;
         };
@@ -228,7 +230,7 @@ impl Worker<'_> {
             self.stacks.push(stack);
             return Began::PhaseDone;
         };
-        let session = Session::new(self.shared.clone(), id);
+        let session = Session::new(self.shared.clone(), id, due_ns);
         let (program, played) = (self.program.clone(), session.clone());
         let coroutine = Coroutine::with_stack(stack, move |yielder: &SessionYielder, _: Woken| {
             suspend::enter(yielder);
@@ -276,7 +278,7 @@ impl Worker<'_> {
                 self.give_back_user();
                 return;
             }
-            if !matches!(self.begin(slot), Began::Session) {
+            if !matches!(self.begin(slot, None), Began::Session) {
                 return;
             }
             woken = None;
