@@ -44,7 +44,7 @@ pub struct ScriptedSessionsSummary {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct StepTagSummary {
     pub requests: u64,
-    /// Requests that failed (an error answer, or none).
+    /// Requests that failed (an error answer, or no answer at all).
     pub errors: u64,
     /// Requests cancelled in flight (the phase's end, a stop): requests = succeeded + errors +
     /// cancelled, as for the phase.

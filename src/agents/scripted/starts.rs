@@ -111,13 +111,18 @@ mod tests {
         then.sort();
         assert_eq!(then, [0, 1], "one each");
         assert_eq!(free.take(|| true), None, "none free, and the phase stopped");
+        let given_back = std::sync::atomic::AtomicBool::new(false);
         std::thread::scope(|scope| {
-            let waiting = scope.spawn(|| free.take(|| false));
+            let waiting = scope.spawn(|| {
+                let taken = free.take(|| false);
+                (taken, given_back.load(std::sync::atomic::Ordering::SeqCst))
+            });
             std::thread::sleep(Duration::from_millis(30));
+            given_back.store(true, std::sync::atomic::Ordering::SeqCst);
             free.give_back(0);
-            let (worker, waited) = waiting.join().unwrap().unwrap();
-            assert_eq!(worker, 0);
-            assert!(waited >= Duration::from_millis(20), "{waited:?}");
+            let (taken, after_the_give_back) = waiting.join().unwrap();
+            assert_eq!(taken.map(|(worker, _)| worker), Some(0));
+            assert!(after_the_give_back, "none was free before");
         });
     }
 }
