@@ -70,7 +70,7 @@ impl SessionStarts {
     }
 
     /// Whether the phase sends no more.
-    pub fn stopped(&self) -> bool {
+    fn stopped(&self) -> bool {
         self.cancel.is_cancelled() || self.deadlines.sending_over()
     }
 }

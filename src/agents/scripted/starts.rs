@@ -79,7 +79,8 @@ pub fn start_sessions(
     workers: &[Sender<WorkerEvent>],
 ) {
     while let Some(due_ns) = starts.wait_for_next() {
-        let Some((worker, waited)) = free.take(|| starts.stopped() || !shared.may_start()) else { break };
+        // The phase's limits include its stop (its duration, a stop signal).
+        let Some((worker, waited)) = free.take(|| !shared.may_start()) else { break };
         if !waited.is_zero() {
             starts.waited_for_a_user(waited);
         }
