@@ -50,6 +50,37 @@ fn a_wrong_type_and_an_unknown_metric_are_explained() {
 }
 
 #[test]
+fn a_misspelt_name_or_a_method_read_as_a_property_gets_a_hint() {
+    const RUN: &str =
+        "import \"aiperf/mock\" as mock;\nlet t = endpoint(#{ url: \"mock\", kind: \"chat\", mock: mock::instant });\n";
+    let run = run_scenario(
+        "method",
+        &format!("{RUN}let r = run(#{{ endpoint: t, phases: [concurrency(#{{ requests: 1 }})] }});\nprint(r.phases);"),
+    );
+    assert_eq!(run.code(), Some(2));
+    let stderr = run.stderr();
+    assert!(stderr.contains("method.rhai:4:"), "{stderr}");
+    assert!(stderr.contains("(`phases` is a method: `.phases()`)"), "{stderr}");
+
+    let run = run_scenario("misspelt", &format!("{RUN}let e = endpont(#{{ url: \"mock\" }});"));
+    assert_eq!(run.code(), Some(2));
+    assert!(
+        run.stderr().contains("misspelt.rhai:3:9: Function not found: endpont (map) (did you mean `endpoint`?)"),
+        "{}",
+        run.stderr()
+    );
+
+    // In a session, as every script error there: the session fails with it, and the run goes on.
+    let session = "let agent = |s| { s.chat(#{ user: \"hi\", max_tokens: 2 }); if s.tunr > 1 { } };\n";
+    let phase =
+        "run(#{ endpoint: t, phases: [users(#{ users: 1, session: agent, sessions: 2 })], allow_all_failed: true });";
+    let run = run_scenario("session", &format!("{RUN}{session}{phase}"));
+    let stderr = run.stderr();
+    assert!(stderr.contains("session.rhai:3:64: Unknown property 'tunr'"), "{stderr}");
+    assert!(stderr.contains("(did you mean `.turn`?)"), "{stderr}");
+}
+
+#[test]
 fn a_missing_scenario_file_is_one_clear_line() {
     let dir = tempfile::tempdir().expect("dir");
     let output = common::aiperf_command(dir.path()).arg("run").arg("nope.rhai").output().expect("run");

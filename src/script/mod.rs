@@ -31,6 +31,7 @@ mod images;
 mod imports;
 mod keys;
 mod limits;
+mod name_hints;
 mod network_latency;
 mod outputs;
 mod paths;
@@ -257,7 +258,13 @@ fn from_eval_error(path: &Path, error: &EvalAltResult, engine: &Engine) -> Scrip
             return from_eval_error_in(path, name, source, inner, position, engine);
         }
         EvalAltResult::ErrorInModule(file, inner, _) => return from_eval_error(Path::new(file), inner, engine),
-        other => limits::explain(other, engine).unwrap_or_else(|| strip_position(&other.to_string())),
+        other => limits::explain(other, engine).unwrap_or_else(|| {
+            let message = strip_position(&other.to_string());
+            match name_hints::for_error(other, engine) {
+                Some(hint) => format!("{message} ({hint})"),
+                None => message,
+            }
+        }),
     };
     script_error(path, position, &message)
 }

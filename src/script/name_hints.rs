@@ -1,0 +1,136 @@
+//! A hint for Rhai's errors about a name it cannot serve: a property no getter reads, a
+//! function no signature matches: the nearest name the engine knows ("did you mean"), or a
+//! method read as a property. Rhai's function metadata holds names and parameter counts, not
+//! type names, so a property's nearest name is sought among aiperf's own (it may be another of
+//! its types'). Computed only when such an error is reported.
+
+use rhai::{Engine, EvalAltResult};
+
+use crate::suggest::typo_of;
+
+/// A function the engine knows: its name (`get$x` for the getter of property `x`) and how many
+/// parameters it takes.
+struct Known {
+    name: String,
+    params: usize,
+}
+
+/// The hint for `error`, if it is about a name and one helps.
+pub fn for_error(error: &EvalAltResult, engine: &Engine) -> Option<String> {
+    match error {
+        // Only aiperf's own properties and methods: the standard library's (`len`, `keys`, ..)
+        // would be offered for values of other types.
+        EvalAltResult::ErrorDotExpr(message, _) => {
+            property_hint(unknown_property(message)?, &known_functions(engine, false))
+        }
+        EvalAltResult::ErrorFunctionNotFound(call, _) => {
+            let name = call.split_once(" (").map_or(call.as_str(), |(name, _)| name);
+            function_hint(name, &known_functions(engine, true))
+        }
+        _ => None,
+    }
+}
+
+/// The property of Rhai's "Unknown property 'x' - a getter is not registered for type 'T'".
+fn unknown_property(message: &str) -> Option<&str> {
+    let rest = message.strip_prefix("Unknown property '")?;
+    Some(rest.split_once('\'')?.0)
+}
+
+fn property_hint(property: &str, known: &[Known]) -> Option<String> {
+    let properties = sorted_names(known.iter().filter_map(|k| k.name.strip_prefix("get$")));
+    let methods = sorted_names(known.iter().filter(|k| k.params > 0).map(|k| k.name.as_str()));
+    if methods.contains(&property) {
+        let bare = known.iter().any(|k| k.name == property && k.params == 1);
+        let call = if bare { "()" } else { "(..)" };
+        return Some(format!("`{property}` is a method: `.{property}{call}`"));
+    }
+    if properties.contains(&property) {
+        // Another type's property: no nearer name to offer.
+        return None;
+    }
+    if let Some(near) = typo_of(property, &properties) {
+        return Some(format!("did you mean `.{near}`?"));
+    }
+    typo_of(property, &methods).map(|near| format!("did you mean the method `.{near}(..)`?"))
+}
+
+fn function_hint(name: &str, known: &[Known]) -> Option<String> {
+    if known.iter().any(|k| k.name == name) {
+        // A known function, called with other arguments: Rhai's message shows them.
+        return None;
+    }
+    let names = sorted_names(known.iter().map(|k| k.name.as_str()));
+    typo_of(name, &names).map(|near| format!("did you mean `{near}`?"))
+}
+
+/// The distinct identifiers among `names`, sorted.
+fn sorted_names<'a>(names: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
+    let mut names: Vec<&str> = names.filter(|name| is_identifier(name)).collect();
+    names.sort_unstable();
+    names.dedup();
+    names
+}
+
+fn is_identifier(name: &str) -> bool {
+    name.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_alphanumeric() || c == '_')
+}
+
+/// The functions registered on the engine, and with `standard` the standard library's too.
+fn known_functions(engine: &Engine, standard: bool) -> Vec<Known> {
+    engine.collect_fn_metadata(
+        None,
+        |info| Some(Known { name: info.metadata.name.to_string(), params: info.metadata.num_params }),
+        standard,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Clone)]
+    struct Results;
+
+    fn engine() -> Engine {
+        let mut engine = Engine::new();
+        engine.register_type_with_name::<Results>("Results");
+        engine.register_get("request_count", |_: &mut Results| 1_i64);
+        engine.register_get("duration", |_: &mut Results| 1.0_f64);
+        engine.register_fn("phases", |_: &mut Results| rhai::Array::new());
+        engine.register_fn("metric", |_: &mut Results, _: &str| 1_i64);
+        engine.register_fn("results", || Results);
+        engine.register_fn("wait", |_: &mut Results, _: f64| ());
+        engine.register_fn("wait", |_: &mut Results, _: i64| ());
+        engine
+    }
+
+    fn hint(script: &str) -> Option<String> {
+        let engine = engine();
+        let error = engine.eval::<rhai::Dynamic>(script).expect_err("the script fails");
+        for_error(&error, &engine)
+    }
+
+    #[test]
+    fn a_misspelt_property_gets_the_nearest_and_a_method_read_as_one_says_so() {
+        assert_eq!(hint("results().requst_count").as_deref(), Some("did you mean `.request_count`?"));
+        assert_eq!(hint("results().phases").as_deref(), Some("`phases` is a method: `.phases()`"));
+        assert_eq!(hint("results().metrc").as_deref(), Some("did you mean the method `.metric(..)`?"));
+        assert_eq!(hint("results().banana"), None);
+        assert_eq!(hint("results().lenn"), None, "the standard library's `len` is not offered for aiperf's types");
+    }
+
+    #[test]
+    fn a_misspelt_function_gets_the_nearest_name() {
+        assert_eq!(hint("results().metrc(\"x\")").as_deref(), Some("did you mean `metric`?"));
+        assert_eq!(hint("reslts()").as_deref(), Some("did you mean `results`?"));
+        assert_eq!(hint("results().wait(\"3\")"), None, "a known name with other arguments");
+        assert_eq!(hint("results().xyzzy_plugh()"), None);
+    }
+
+    #[test]
+    fn other_errors_get_no_hint() {
+        assert_eq!(hint("throw \"no\""), None);
+    }
+}
