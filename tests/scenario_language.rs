@@ -69,7 +69,7 @@ fn assert_stops(name: &str, source: &str, extra: &[&str], at: &str, message: &st
 #[test]
 fn a_runaway_loop_stops_with_the_limit_and_its_position() {
     let limit = ["--max-operations", "100000"];
-    let message = "the scenario ran more than 100000 operations; a runaway loop? raise with --max-operations";
+    let message = "the script ran more than 100000 operations; a runaway loop? raise with --max-operations";
     assert_stops("runaway", "let n = 0;\nloop {\n    n += 1;\n}\n", &limit, "3:", message);
 
     let (_dir, output) = check("bounded", "let n = 0;\nwhile n < 1000 { n += 1; }\n", &limit);

@@ -214,6 +214,9 @@ run(#{ name: "recursing", endpoint: target, phases: [users(#{ users: 2, session:
     assert_eq!((sessions["completed"].as_u64(), sessions["failed"].as_u64()), (Some(3), Some(1)), "{sessions}");
     let message = sessions["errors"][0]["message"].as_str().unwrap_or("");
     assert!(message.contains("functions called each other more than 64 deep"), "{message}");
+    // Rhai gives a limit's error no line inside the function: it names the phase that runs it.
+    assert!(message.contains("recursing.rhai:7:"), "{message}");
+    assert!(message.contains("(in a session of the phase here; the limits hold for each session)"), "{message}");
 }
 
 /// Where the process's address space is limited (`ulimit -v`), sessions get small stacks, so the

@@ -30,7 +30,7 @@ pub fn apply(engine: &mut Engine, max_operations: u64) {
 pub fn explain(error: &EvalAltResult, engine: &Engine) -> Option<String> {
     match error {
         EvalAltResult::ErrorTooManyOperations(_) => Some(format!(
-            "the scenario ran more than {} operations; a runaway loop? raise with --max-operations",
+            "the script ran more than {} operations; a runaway loop? raise with --max-operations",
             engine.max_operations()
         )),
         EvalAltResult::ErrorStackOverflow(_) => Some(format!(

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use rhai::{Array, Engine, Map};
+use rhai::{Array, Engine, Map, NativeCallContext, Position};
 
 use super::distributions::turns_and_wait;
 use super::keys::{MapReader, ScriptResult, number, script_error};
@@ -25,14 +25,18 @@ pub fn register(engine: &mut Engine, scenario_dir: PathBuf, functions: Arc<Sessi
         [("concurrency", PhaseKind::Profiling), ("warmup", PhaseKind::Warmup), ("cooldown", PhaseKind::Cooldown)]
     {
         let functions = functions.clone();
-        engine.register_fn(builder, move |map: Map| concurrency(kind, builder, map, &functions));
+        engine.register_fn(builder, move |context: NativeCallContext, map: Map| {
+            concurrency(kind, builder, map, &functions, context.call_position())
+        });
     }
     engine.register_fn("warmup", |phase: Phase| side_phase(phase, PhaseKind::Warmup));
     engine.register_fn("cooldown", |phase: Phase| side_phase(phase, PhaseKind::Cooldown));
     engine.register_fn("rate", rate);
     engine.register_fn("ramp", ramp);
     engine.register_fn("schedule", move |map: Map| fixed_schedule(map, &scenario_dir));
-    engine.register_fn("users", move |map: Map| users(map, &functions));
+    engine.register_fn("users", move |context: NativeCallContext, map: Map| {
+        users(map, &functions, context.call_position())
+    });
 }
 
 /// The builder's keys: its mode's keys and those every phase takes.
@@ -100,7 +104,14 @@ fn side_phase(mut phase: Phase, kind: PhaseKind) -> Phase {
 
 /// `concurrency(#{ users: 8, requests: 500 })`, `warmup(#{ requests: 20, concurrency: 4 })`;
 /// with `session: agent`, `concurrency` scripted sessions at once (as `users`).
-fn concurrency(kind: PhaseKind, builder: &'static str, map: Map, functions: &SessionFunctions) -> ScriptResult<Phase> {
+/// `at`: where the builder was called.
+fn concurrency(
+    kind: PhaseKind,
+    builder: &'static str,
+    map: Map,
+    functions: &SessionFunctions,
+    at: Position,
+) -> ScriptResult<Phase> {
     let mut r = MapReader::new(
         builder,
         map,
@@ -124,7 +135,7 @@ fn concurrency(kind: PhaseKind, builder: &'static str, map: Map, functions: &Ses
         return script_error(format!("{builder}: concurrency must be at least 1"));
     }
     let mode = if r.has("session") {
-        super::sessions::scripted_mode(&mut r, users as usize, functions)?
+        super::sessions::scripted_mode(&mut r, users as usize, functions, at)?
     } else if let Some(key) = ["seed", "script_workers"].into_iter().find(|key| r.has(key)) {
         return script_error(format!("{builder}: `{key}` applies to scripted sessions (`session`) only"));
     } else {
@@ -317,8 +328,9 @@ fn fixed_schedule(map: Map, scenario_dir: &Path) -> ScriptResult<Phase> {
 /// `users(#{ users: 30, rate: 2, turns: 4, duration: seconds(60) })`: AIPerf's user-centric
 /// rate, `rate` requests per second over all users;
 /// `users(#{ users: 16, session_rate: 2, turns: normal(4, 1), think_time: ms(800), duration: seconds(60) })`:
-/// new sessions per second, each turn a think time after the previous answer.
-fn users(map: Map, functions: &SessionFunctions) -> ScriptResult<Phase> {
+/// new sessions per second, each turn a think time after the previous answer. `at`: where the
+/// builder was called.
+fn users(map: Map, functions: &SessionFunctions, at: Position) -> ScriptResult<Phase> {
     let mut r = MapReader::new(
         "users",
         map,
@@ -329,7 +341,7 @@ fn users(map: Map, functions: &SessionFunctions) -> ScriptResult<Phase> {
         return script_error("users: `users` must be at least 1");
     }
     if r.has("session") {
-        let mode = super::sessions::scripted_mode(&mut r, users as usize, functions)?;
+        let mode = super::sessions::scripted_mode(&mut r, users as usize, functions, at)?;
         return finish(&mut r, PhaseKind::Profiling, mode, true);
     }
     if r.has("script_workers") {

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
-use rhai::{AST, Array, Dynamic, Engine, EvalAltResult, FnPtr, Map};
+use rhai::{AST, Array, Dynamic, Engine, EvalAltResult, FnPtr, Map, Position};
 use serde_json::Value;
 
 use super::answers::Answer;
@@ -18,7 +18,8 @@ use crate::plan::{Endpoint, LoadMode};
 
 /// The session functions a scenario's phases name, and the engine and script that run them.
 pub struct SessionFunctions {
-    functions: Mutex<BTreeMap<String, FnPtr>>,
+    /// Each function by name, and where the first phase that names it was built.
+    functions: Mutex<BTreeMap<String, (FnPtr, Position)>>,
     /// Weak: the engine's own functions hold the host that holds this.
     script: OnceLock<(Weak<Engine>, Arc<AST>)>,
     scenario: PathBuf,
@@ -34,9 +35,10 @@ impl SessionFunctions {
         let _ = self.script.set((Arc::downgrade(engine), Arc::new(ast.clone())));
     }
 
-    fn keep(&self, function: FnPtr) -> String {
+    fn keep(&self, function: FnPtr, phase_at: Position) -> String {
         let name = function.fn_name().to_string();
-        self.functions.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).insert(name.clone(), function);
+        let mut functions = self.functions.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        functions.entry(name.clone()).or_insert((function, phase_at));
         name
     }
 
@@ -59,15 +61,15 @@ impl SessionFunctions {
         let (engine, ast) = self.script.get()?.clone();
         let programs: HashMap<String, SessionProgram> = functions
             .iter()
-            .map(|(name, function)| {
-                let (engine, ast, function) = (engine.clone(), ast.clone(), function.clone());
+            .map(|(name, (function, phase_at))| {
+                let (engine, ast, function, phase_at) = (engine.clone(), ast.clone(), function.clone(), *phase_at);
                 let scenario = self.scenario.clone();
                 let program: SessionProgram = Arc::new(move |session: Session| {
                     let Some(engine) = engine.upgrade() else { return Err("the scenario has ended".to_string()) };
                     function
                         .call::<Dynamic>(&engine, &ast, (session,))
                         .map(|_| ())
-                        .map_err(|error| describe(&scenario, &error, &engine))
+                        .map_err(|error| describe(&scenario, &error, &engine, phase_at))
                 });
                 (name.clone(), program)
             })
@@ -83,9 +85,17 @@ pub fn same_closure_names_in_every_process() {
     let _ = rhai::config::hashing::set_hashing_seed(Some([0x5eed, 0xa1, 0x9e4f, 0x2026]));
 }
 
-/// `file:line:column: message` of a session's error, without the name Rhai gives a closure.
-fn describe(scenario: &Path, error: &EvalAltResult, engine: &Engine) -> String {
-    let text = super::from_eval_error(scenario, error, engine).to_string();
+/// `file:line:column: message` of a session's error, without the name Rhai gives a closure. An
+/// error of the sandbox's limits (a runaway loop or recursion) has no line of its own: Rhai puts
+/// it at the outermost call, the worker's, so it names the phase that runs the function.
+fn describe(scenario: &Path, error: &EvalAltResult, engine: &Engine, phase_at: Position) -> String {
+    let mut described = super::from_eval_error(scenario, error, engine);
+    if described.line.is_none() && !phase_at.is_none() {
+        described.line = phase_at.line();
+        described.column = phase_at.position();
+        described.message += " (in a session of the phase here; the limits hold for each session)";
+    }
+    let text = described.to_string();
     match text.find(" (in function `anon$") {
         Some(at) => text[..at].to_string() + text[at..].split_once("`)").map_or("", |(_, rest)| rest),
         None => text,
@@ -94,7 +104,13 @@ fn describe(scenario: &Path, error: &EvalAltResult, engine: &Engine) -> String {
 
 /// `users(#{ users: 50, session: agent, duration: minutes(2) })` (or `concurrency(#{ .. })`):
 /// the mode of a scripted phase.
-pub(super) fn scripted_mode(r: &mut MapReader, users: usize, functions: &SessionFunctions) -> ScriptResult<LoadMode> {
+/// `phase_at`: where the phase's builder was called.
+pub(super) fn scripted_mode(
+    r: &mut MapReader,
+    users: usize,
+    functions: &SessionFunctions,
+    phase_at: Position,
+) -> ScriptResult<LoadMode> {
     let what = r.what();
     for key in ["rate", "turns", "think_time", "prefill_concurrency", "ramp", "prefill_ramp"] {
         if r.has(key) {
@@ -116,7 +132,7 @@ pub(super) fn scripted_mode(r: &mut MapReader, users: usize, functions: &Session
     let workers = r.opt_u64("script_workers")?.map(|workers| workers as usize);
     // Only `users(..)` takes a session rate; `concurrency(..)` refused it as an unknown key.
     let session_rate = if r.has("session_rate") { r.opt_f64("session_rate")? } else { None };
-    Ok(LoadMode::Scripted { users, session: functions.keep(function), seed, workers, session_rate })
+    Ok(LoadMode::Scripted { users, session: functions.keep(function, phase_at), seed, workers, session_rate })
 }
 
 /// The longest text `s.text` makes, in tokens.
