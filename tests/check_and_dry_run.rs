@@ -161,7 +161,7 @@ fn check_plays_each_session_function_once_against_the_built_in_mock() {
         stderr
             .contains("warning: run `pipeline_1`, phase `users`: a session played against the built-in mock failed: ")
             && stderr.contains("typo.rhai:7:")
-            && stderr.contains("Function not found: len"),
+            && stderr.contains("an answer has no field `tool_call` (did you mean `tool_calls`?)"),
         "{stderr}"
     );
     assert!(!stderr.contains("session 0 failed"), "said once: {stderr}");

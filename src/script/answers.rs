@@ -1,12 +1,15 @@
 //! A step's answer as a session's function reads it (`r.text`, `r["ok"]`, `r.tool_calls`): a
-//! type of its own whose fields are made when read, so a step whose answer goes unread costs none.
+//! type of its own whose fields are made when read, so a step whose answer goes unread costs none,
+//! and whose unknown names are errors.
 
 use std::sync::{Arc, OnceLock};
 
 use rhai::{Array, Dynamic, Engine, Map};
 use serde_json::Value;
 
+use super::keys::{ScriptResult, script_error};
 use crate::load::scripted::StepAnswer;
+use crate::suggest::closest;
 
 /// The fields an answer has, in the order a map of it lists them.
 const FIELDS: [&str; 12] = [
@@ -100,19 +103,28 @@ impl Answer {
     }
 }
 
-/// `r.text` and the other fields, `r["text"]` (`()` for a field an answer lacks, as a map's),
+/// `r.text` and the other fields, `r["text"]` (a name an answer lacks is a script error, with the
+/// nearest field: its fields are fixed, so it is a typo that would otherwise read as `()`),
 /// `"text" in r`, `r.keys()`, `r.to_map()`, and printing it as its map.
 pub fn register(engine: &mut Engine) {
     engine.register_type_with_name::<Answer>("Answer");
     for name in FIELDS {
         engine.register_get(name, move |answer: &mut Answer| answer.field(name).unwrap_or_default());
     }
-    engine.register_indexer_get(|answer: &mut Answer, name: &str| answer.field(name).unwrap_or_default());
+    // Rhai reads `r.name` without a getter of its own by this indexer too.
+    engine.register_indexer_get(|answer: &mut Answer, name: &str| -> ScriptResult<Dynamic> {
+        answer.field(name).map_or_else(|| no_such_field(name), Ok)
+    });
     engine.register_fn("contains", |answer: &mut Answer, name: &str| answer.field(name).is_some());
     engine.register_fn("keys", |_: &mut Answer| -> Array { FIELDS.iter().map(|&name| name.into()).collect() });
     engine.register_fn("to_map", |answer: &mut Answer| answer.to_map());
     engine.register_fn("to_string", |answer: &mut Answer| Dynamic::from_map(answer.to_map()).to_string());
     engine.register_fn("to_debug", |answer: &mut Answer| format!("{:?}", Dynamic::from_map(answer.to_map())));
+}
+
+fn no_such_field(name: &str) -> ScriptResult<Dynamic> {
+    let hint = closest(name, &FIELDS).map(|near| format!(" (did you mean `{near}`?)")).unwrap_or_default();
+    script_error(format!("an answer has no field `{name}`{hint}; its fields: {}", FIELDS.join(", ")))
 }
 
 #[cfg(test)]
@@ -147,7 +159,16 @@ mod tests {
         assert_eq!(read("r.usage.completion_tokens", &mut scope).as_int(), Ok(3));
         assert_eq!(read("r.ttft_ms", &mut scope).as_float(), Ok(2.0));
         assert_eq!(read("r.latency_ms", &mut scope).as_float(), Ok(4.0));
-        assert!(read("r.error", &mut scope).is_unit() && read(r#"r["nothing"]"#, &mut scope).is_unit());
+        assert!(read("r.error", &mut scope).is_unit());
+        for typo in ["r.tool_call", r#"r["tool_call"]"#] {
+            let error = engine.eval_with_scope::<Dynamic>(&mut scope, typo).expect_err("no such field").to_string();
+            assert!(
+                error.contains(
+                    "an answer has no field `tool_call` (did you mean `tool_calls`?); its fields: cancelled,"
+                ),
+                "{error}"
+            );
+        }
         assert_eq!(
             read(r#"r.tag == "plan" && r.ok && !r.cancelled && "text" in r && !("x" in r)"#, &mut scope).as_bool(),
             Ok(true)
