@@ -107,6 +107,30 @@ fn check_gives_a_run_of_trials_each_of_its_trials_and_runs_it_once() {
     assert!(String::from_utf8_lossy(&output.stdout).contains("1 run checked"), "the plan is checked once");
 }
 
+/// A script that reads a scripted phase's session metrics after its run passes a check and a dry
+/// run: zeros, with the step tags of the session each plays against the built-in mock; the dry
+/// run prints only its plans and the script's own lines.
+#[test]
+fn check_and_a_dry_run_give_the_session_metrics_with_the_step_tags_a_session_sends() {
+    let dir = tempfile::tempdir().expect("dir");
+    let source = format!(
+        r#"let agent = |s| {{ s.chat(#{{ user: "plan", tag: "plan" }}); s.chat(#{{ user: "act", tag: "act" }}); }};
+        let r = run(#{{ endpoint: endpoint(#{{ url: "http://127.0.0.1:{}", kind: "chat" }}), phases: [users(#{{ users: 2, session: agent, sessions: 4 }})] }});
+        let s = r.scripted_sessions;
+        print(`sessions ${{s.started}} act ${{s.steps.act.requests}} ${{s.steps.act.latency_ms.p99}} plan ${{s.steps.plan.errors}} ${{s.session_latency_ms.p99}}`);"#,
+        common::closed_port()
+    );
+    let scenario = write_scenario(dir.path(), "readback.rhai", &source);
+    for mode in [&["check"][..], &["run", "--dry-run"]] {
+        let output = aiperf_command(dir.path()).args(mode).arg(&scenario).output().expect("run");
+        assert_eq!(output.status.code(), Some(0), "{mode:?}: {}", String::from_utf8_lossy(&output.stderr));
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(stdout.contains("sessions 0 act 0 0.0 plan 0 0.0"), "{mode:?}: {stdout}");
+        let played = stdout.contains("one session played against the built-in mock");
+        assert_eq!(played, mode[0] == "check", "only a check says how its trial went: {stdout}");
+    }
+}
+
 /// A pipeline of two endpoints at closed ports, its session function in a sweep of three
 /// runs: `line` is the function's last step.
 fn pipeline(port: u16, line: &str) -> String {

@@ -489,7 +489,7 @@ run(#{{ name: "many", endpoint: target, preflight: false, server_metrics: #{{ en
 }
 
 #[test]
-fn a_dry_run_shows_the_scripted_phase_by_its_function_name_and_runs_no_session() {
+fn a_dry_run_shows_the_scripted_phase_by_its_function_name_and_sends_nothing() {
     let dir = tempfile::tempdir().expect("dir");
     let path = dir.path().join("dry.rhai");
     let source = r#"fn agent(s) { s.chat(#{ user: "hi" }); }
@@ -626,4 +626,39 @@ print("after the run");
     let accepted = run_scenario("broken", &source(true));
     assert_eq!(accepted.code(), Some(0), "{}", accepted.stderr());
     assert!(accepted.stdout().contains("after the run"));
+}
+
+/// `run(..)` gives the sessions' metrics back to the scenario, as the summary JSON has them, so
+/// a script can branch on them: the results phase's, a phase's alone (a scripted warm-up's
+/// too), `()` for a run without sessions, and one phase at a time for a run of several.
+#[test]
+fn a_scenario_reads_its_sessions_metrics_from_the_results() {
+    let run = run_scenario(
+        "readback",
+        r#"let t = endpoint(#{ url: "mock", model: "m", kind: "chat", mock: #{ ttft: ms(1), itl: ms(1) } });
+let agent = |s| { s.chat(#{ user: "x", max_tokens: 2, tag: "plan" }); s.chat(#{ user: "y", max_tokens: 2, tag: "act" }); };
+let r = run(#{ name: "readback", endpoint: t, phases: [warmup(users(#{ users: 1, session: agent, sessions: 2 })), users(#{ users: 2, session: agent, sessions: 5 })] });
+let s = r.scripted_sessions;
+print(`sessions ${s.started} ${s.completed} ${s.failed} ${s.steps.act.requests} ${s.session_latency_ms.count} ${s.session_latency_ms.p99 > 0.0}`);
+print(`warm-up ${r.phase("warmup").scripted_sessions.started}`);
+let plain = run(#{ name: "plain", endpoint: t, phases: [concurrency(#{ requests: 1 })] });
+print(`plain ${plain.scripted_sessions == ()}`);
+let two = run(#{ name: "two", endpoint: t, phases: [users(#{ name: "a", users: 1, session: agent, sessions: 1 }), users(#{ name: "b", users: 1, session: agent, sessions: 3 })] });
+print(`b ${two.phase("b").scripted_sessions.started}`);
+two.scripted_sessions;
+"#,
+    );
+    let stdout = run.stdout();
+    assert!(stdout.contains("sessions 5 5 0 5 5 true"), "{stdout}");
+    assert!(stdout.contains("warm-up 2"), "{stdout}");
+    assert!(stdout.contains("plain true"), "{stdout}");
+    assert!(stdout.contains("b 3"), "{stdout}");
+    assert_eq!(run.code(), Some(2), "{}", run.stderr());
+    assert!(
+        run.stderr().contains(
+            "run `two` has 2 results phases of scripted sessions (a, b): read one as r.phase(\"a\").scripted_sessions"
+        ),
+        "{}",
+        run.stderr()
+    );
 }

@@ -1,11 +1,12 @@
 //! Scenarios run without load: `aiperf check` validates every plan a scenario builds, and
 //! `aiperf run --dry-run` also prints them. `run(..)` then returns placeholder results (every
-//! metric, all statistics 0, each phase apart as a run measures them) so the rest of the script
-//! runs and is checked too.
+//! metric, all statistics 0, each phase apart as a run measures them, a scripted phase's
+//! session metrics) so the rest of the script runs and is checked too.
 
 use crate::metrics::registry::METRICS;
-use crate::plan::{Phase, PhaseKind, Plan};
+use crate::plan::{LoadMode, Phase, PhaseKind, Plan};
 use crate::result::{PhaseMetrics, PhaseSummary, RunResult, Stats};
+use crate::session_metrics::{ScriptedSessionsSummary, StepTagSummary};
 
 /// How a scenario's `run(..)` calls behave.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,26 +28,15 @@ pub fn is_placeholder(result: &RunResult) -> bool {
 }
 
 /// The results a `run` returns when nothing was sent: every exported metric, all zero (and an
-/// accuracy run's accuracy, `r.accuracy()`).
-pub fn placeholder_result(plan: &Plan, artifact_root: &std::path::Path) -> RunResult {
-    let zero = Some(0.0);
-    let stats = Stats {
-        avg: 0.0,
-        min: zero,
-        max: zero,
-        p1: zero,
-        p5: zero,
-        p10: zero,
-        p25: zero,
-        p50: zero,
-        p75: zero,
-        p90: zero,
-        p95: zero,
-        p99: zero,
-        std: zero,
-        count: Some(0),
-        sum: zero,
-    };
+/// accuracy run's accuracy, `r.accuracy()`); a scripted phase's session metrics all zero too,
+/// with a step tag each for those `step_tags` gives its function (what `aiperf check`'s trial
+/// session sent).
+pub fn placeholder_result(
+    plan: &Plan,
+    artifact_root: &std::path::Path,
+    step_tags: &dyn Fn(&str) -> Vec<String>,
+) -> RunResult {
+    let stats = zero_stats();
     let metrics: Vec<_> = METRICS.iter().filter(|def| def.exported()).map(|def| def.result(stats.clone())).collect();
     // Each phase measured apart as a run measures them, so `r.phase(name)` and `r.phases()` answer.
     let by_phase = match plan.measures_phases_apart() {
@@ -76,7 +66,7 @@ pub fn placeholder_result(plan: &Plan, artifact_root: &std::path::Path) -> RunRe
         by_phase,
         error_summary: Vec::new(),
         by_url: Vec::new(),
-        phases: plan.phases.iter().map(placeholder_phase).collect(),
+        phases: plan.phases.iter().map(|phase| placeholder_phase(phase, step_tags)).collect(),
         artifact_dir: plan.run_info.artifact_dir(artifact_root, &plan.name),
         cli_command: None,
         random_seed: None,
@@ -90,8 +80,34 @@ pub fn placeholder_result(plan: &Plan, artifact_root: &std::path::Path) -> RunRe
     }
 }
 
+/// Every statistic 0.
+fn zero_stats() -> Stats {
+    let zero = Some(0.0);
+    Stats {
+        avg: 0.0,
+        min: zero,
+        max: zero,
+        p1: zero,
+        p5: zero,
+        p10: zero,
+        p25: zero,
+        p50: zero,
+        p75: zero,
+        p90: zero,
+        p95: zero,
+        p99: zero,
+        std: zero,
+        count: Some(0),
+        sum: zero,
+    }
+}
+
 /// A phase that sent nothing.
-fn placeholder_phase(phase: &Phase) -> PhaseSummary {
+fn placeholder_phase(phase: &Phase, step_tags: &dyn Fn(&str) -> Vec<String>) -> PhaseSummary {
+    let scripted_sessions = match &phase.mode {
+        LoadMode::Scripted { session, .. } => Some(Box::new(placeholder_sessions(step_tags(session)))),
+        _ => None,
+    };
     PhaseSummary {
         name: phase.name.clone(),
         kind: phase.kind.as_str(),
@@ -104,9 +120,22 @@ fn placeholder_phase(phase: &Phase) -> PhaseSummary {
         window_start_ns: 0,
         window_end_ns: 0,
         sessions: None,
-        scripted_sessions: None,
+        scripted_sessions,
         branch_stats: None,
         adaptive_scale: None,
         self_check: Default::default(),
+    }
+}
+
+/// A scripted phase's session metrics with no session played: every count and statistic 0,
+/// a step tag each of `tags`.
+fn placeholder_sessions(tags: Vec<String>) -> ScriptedSessionsSummary {
+    let step = StepTagSummary { latency_ms: Some(zero_stats()), ttft_ms: Some(zero_stats()), ..Default::default() };
+    ScriptedSessionsSummary {
+        session_latency_ms: Some(zero_stats()),
+        steps_per_session: Some(zero_stats()),
+        tool_calls_per_session: Some(zero_stats()),
+        steps: tags.into_iter().map(|tag| (tag, step.clone())).collect(),
+        ..Default::default()
     }
 }

@@ -43,6 +43,7 @@ pub fn register(engine: &mut Engine) {
         .register_get("duration", |r: &mut RunResults| scalar(&r.0, "benchmark_duration"))
         .register_get("throughput", |r: &mut RunResults| scalar(&r.0, "request_throughput"))
         .register_get("thresholds_passed", |r: &mut RunResults| r.0.thresholds_passed())
+        .register_get("scripted_sessions", scripted_sessions)
         .register_get("goodput", |r: &mut RunResults| {
             r.0.metric("goodput").map(|m| Dynamic::from(m.stats.avg)).unwrap_or(Dynamic::UNIT)
         })
@@ -70,6 +71,36 @@ fn metric(results: &mut RunResults, tag: &str) -> ScriptResult<MetricStats> {
         None => String::new(),
     };
     script_error(format!("run `{}` has no metric \"{tag}\".{hint} It has: {}", results.0.name, tags.join(", ")))
+}
+
+/// `r.scripted_sessions`: what the sessions of the run's scripted phase did, as the summary JSON
+/// has it (`phases[i].scripted_sessions`: `started`, `failed`, `session_latency_ms.p99`,
+/// `steps.<tag>`, ..); `()` for a run without one. The results of one phase read that phase's
+/// (a scripted warm-up's too); a run's results read its results phase's, and a run of several
+/// scripted results phases is read a phase at a time.
+fn scripted_sessions(results: &mut RunResults) -> ScriptResult<Dynamic> {
+    let result = &results.0;
+    let alone = result.phases.len() == 1;
+    let scripted: Vec<_> = result
+        .phases
+        .iter()
+        .filter(|phase| alone || phase.results)
+        .filter_map(|phase| Some((phase.name.as_str(), phase.scripted_sessions.as_deref()?)))
+        .collect();
+    match scripted.as_slice() {
+        [] => Ok(Dynamic::UNIT),
+        [(_, sessions)] => rhai::serde::to_dynamic(sessions),
+        several => {
+            let names: Vec<&str> = several.iter().map(|(name, _)| *name).collect();
+            script_error(format!(
+                "run `{}` has {} results phases of scripted sessions ({}): read one as r.phase(\"{}\").scripted_sessions",
+                result.name,
+                names.len(),
+                names.join(", "),
+                names[0]
+            ))
+        }
+    }
 }
 
 /// The phases measured apart (index in the plan, name), in order: every phase of a run that

@@ -118,10 +118,10 @@ pub(super) fn run_plan(host: &RunHost, mut plan: Plan) -> ScriptResult<RunResult
                 Err(e) => return script_error(format!("run `{}`: cannot show the plan: {e}", plan.name)),
             }
         }
-        if host.mode == ScriptMode::Check {
-            host.session_trials.try_functions(&plan, &host.session_functions, &host.runtime, &host.options);
-        }
-        return Ok(RunResults(Arc::new(placeholder_result(&plan, &host.options.artifact_root)), None));
+        let say = host.mode == ScriptMode::Check;
+        host.session_trials.try_functions(&plan, &host.session_functions, &host.runtime, &host.options, say);
+        let step_tags = |function: &str| host.session_trials.step_tags(function);
+        return Ok(RunResults(Arc::new(placeholder_result(&plan, &host.options.artifact_root, &step_tags)), None));
     }
     if host.options.cancel.is_cancelled() {
         return script_error("interrupted before this run started");

@@ -4,6 +4,7 @@
 //! function shows before a run, with its `file:line`. A failed trial is a warning, not a failed
 //! check: the mock's answers are not the model's.
 
+use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard};
 
 use super::sessions::SessionFunctions;
@@ -28,6 +29,8 @@ struct Tried {
     functions: Vec<String>,
     /// How many of them failed.
     failed: usize,
+    /// The step tags each function's trial session sent, by its name.
+    step_tags: BTreeMap<String, Vec<String>>,
 }
 
 impl SessionTrials {
@@ -37,15 +40,22 @@ impl SessionTrials {
         (tried.functions.len(), tried.failed)
     }
 
+    /// The step tags the trial session of `function` sent (none before its trial).
+    pub fn step_tags(&self, function: &str) -> Vec<String> {
+        self.lock().step_tags.get(function).cloned().unwrap_or_default()
+    }
+
     /// Play one session of each scripted phase of `plan` whose function was not tried yet (on
-    /// `runtime`, with the scenario's `options`), and say how it went: a line each, a warning
-    /// where it failed.
+    /// `runtime`, with the scenario's `options`), and with `say`, say how it went: a line each,
+    /// a warning where it failed (a dry run, which prints plans only, plays them for their step
+    /// tags alone).
     pub fn try_functions(
         &self,
         plan: &Plan,
         functions: &SessionFunctions,
         runtime: &tokio::runtime::Handle,
         options: &RunOptions,
+        say: bool,
     ) {
         for phase in &plan.phases {
             let LoadMode::Scripted { session, seed, .. } = &phase.mode else { continue };
@@ -73,6 +83,14 @@ impl SessionTrials {
             };
             let played = runtime.block_on(engine::execute_with_sessions(&trial, &options, functions.trial_player()));
             let _ = std::fs::remove_dir_all(&folder);
+            if let Some(sessions) =
+                played.as_ref().ok().and_then(|result| result.phases.first()?.scripted_sessions.as_deref())
+            {
+                self.lock().step_tags.insert(session.clone(), sessions.steps.keys().cloned().collect());
+            }
+            if !say {
+                continue;
+            }
             let what = format!("run `{}`, phase `{}`", plan.name, phase.name);
             match played.map_err(|error| format!("{error:#}")).and_then(|result| outcome(&result)) {
                 Ok(line) => {
