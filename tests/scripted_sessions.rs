@@ -57,6 +57,14 @@ fn scripted(summary: &Value) -> &Value {
     &summary["phases"][0]["scripted_sessions"]
 }
 
+/// The error that ended the one failed session of four in `run_name`; the run itself succeeded.
+fn the_one_failed_session_s_error(run: &common::ScenarioRun, run_name: &str) -> String {
+    assert_eq!(run.code(), Some(0), "one session's error does not fail the run: {}", run.stderr());
+    let sessions = scripted(&run.summary(run_name)).clone();
+    assert_eq!((sessions["completed"].as_u64(), sessions["failed"].as_u64()), (Some(3), Some(1)), "{sessions}");
+    sessions["errors"][0]["message"].as_str().unwrap_or("").to_string()
+}
+
 #[test]
 fn a_tool_call_loop_of_known_depth_resends_its_history_on_every_turn() {
     let port = closed_port();
@@ -209,10 +217,7 @@ let agent = |s| {
 run(#{ name: "recursing", endpoint: target, phases: [users(#{ users: 2, session: agent, sessions: 4 })] });
 "#,
     );
-    assert_eq!(run.code(), Some(0), "one session's error does not fail the run: {}", run.stderr());
-    let sessions = scripted(&run.summary("recursing")).clone();
-    assert_eq!((sessions["completed"].as_u64(), sessions["failed"].as_u64()), (Some(3), Some(1)), "{sessions}");
-    let message = sessions["errors"][0]["message"].as_str().unwrap_or("");
+    let message = the_one_failed_session_s_error(&run, "recursing");
     assert!(message.contains("functions called each other more than 64 deep"), "{message}");
     // Rhai gives a limit's error no line inside the function: it names the phase that runs it.
     assert!(message.contains("recursing.rhai:7:"), "{message}");
@@ -661,4 +666,24 @@ two.scripted_sessions;
         "{}",
         run.stderr()
     );
+}
+
+/// A session function cannot start a run: it would hold its script worker, and every session
+/// there, until that run ended. The session that tries fails with the reason; the others go on.
+#[test]
+fn a_session_function_that_starts_a_run_fails_with_the_reason() {
+    let run = run_scenario(
+        "nested",
+        r#"let t = endpoint(#{ url: "mock", model: "m", kind: "chat", mock: #{ ttft: ms(1), itl: ms(1) } });
+let agent = |s| {
+    s.chat(#{ user: "x", max_tokens: 2 });
+    if s.id == 1 { run(#{ name: "inner", endpoint: t, phases: [concurrency(#{ requests: 1 })] }); }
+};
+run(#{ name: "nested", endpoint: t, phases: [users(#{ users: 2, session: agent, sessions: 4 })] });
+"#,
+    );
+    let message = the_one_failed_session_s_error(&run, "nested");
+    assert!(message.contains("nested.rhai:4:20:"), "{message}");
+    assert!(message.contains("run `inner`: a session function cannot start a run"), "{message}");
+    assert!(!run.artifacts("inner").exists(), "the inner run never started");
 }

@@ -109,6 +109,14 @@ fn give_own_folder(host: &RunHost, plan: &mut Plan) {
 
 /// Execute one plan and show its results; checking and dry runs only validate (and print) it.
 pub(super) fn run_plan(host: &RunHost, mut plan: Plan) -> ScriptResult<RunResults> {
+    // A run started there would hold the session's script worker, and every session on it,
+    // until it ended.
+    if crate::agents::scripted::in_session() {
+        return script_error(format!(
+            "run `{}`: a session function cannot start a run (`run`, `sweep`, `search`); its requests are its steps (`s.chat`, `s.embed`, `s.rerank`)",
+            plan.name
+        ));
+    }
     plan.libraries = host.libraries.used();
     give_own_folder(host, &mut plan);
     if host.mode != ScriptMode::Execute {

@@ -18,4 +18,5 @@ mod workers;
 pub use history::{ChatStep, ToolResult};
 pub use player::ScriptedPlayer;
 pub use session::{PhaseOver, Session, StepKind};
+pub use suspend::in_session;
 pub use workers::{ProgramEnd, SessionProgram};

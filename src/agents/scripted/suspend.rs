@@ -37,6 +37,11 @@ pub(super) fn leave() {
     RUNNING.set(std::ptr::null());
 }
 
+/// Whether the calling code runs in a session's function (on a script worker).
+pub fn in_session() -> bool {
+    !RUNNING.get().is_null()
+}
+
 /// Run `future` on the runtime while the calling session pauses, and return its output; None when
 /// it never finished (the runtime went away) or when called outside a session's coroutine.
 pub fn pause_on<T: Send + 'static>(future: impl Future<Output = T> + Send + 'static) -> Option<T> {
