@@ -404,7 +404,11 @@ fn run_result(
         was_cancelled: options.cancel.is_cancelled(),
         plan: plan.clone(),
         tokenizer: tokenizer.name().to_string(),
-        thresholds: crate::thresholds::evaluate(&plan.thresholds, &metrics),
+        thresholds: crate::thresholds::evaluate(
+            &plan.thresholds,
+            &metrics,
+            &crate::thresholds::sessions::of_results(&phases).into_iter().collect::<Vec<_>>(),
+        ),
         metrics,
         warmup_metrics,
         by_phase,

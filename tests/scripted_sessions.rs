@@ -687,3 +687,39 @@ run(#{ name: "nested", endpoint: t, phases: [users(#{ users: 2, session: agent, 
     assert!(message.contains("run `inner`: a session function cannot start a run"), "{message}");
     assert!(!run.artifacts("inner").exists(), "the inner run never started");
 }
+
+/// Thresholds gate on the session metrics as on any metric: by their path in the summary JSON,
+/// in the pass/fail table and the summary, a failed one exit code 99; one on a run without a
+/// scripted results phase is refused before anything is sent.
+#[test]
+fn thresholds_on_the_session_metrics_pass_and_fail_as_any_threshold() {
+    let scenario = |thresholds: &str, phases: &str| {
+        format!(
+            r#"let t = endpoint(#{{ url: "mock", model: "m", kind: "chat", mock: #{{ ttft: ms(1), itl: ms(1) }} }});
+let agent = |s| {{ s.chat(#{{ user: "x", max_tokens: 2, tag: "plan" }}); s.chat(#{{ user: "y", max_tokens: 2, tag: "act" }}); }};
+run(#{{ name: "gated", endpoint: t, phases: [{phases}], thresholds: [{thresholds}] }});
+"#
+        )
+    };
+    let scripted = "users(#{ users: 2, session: agent, sessions: 4 })";
+    let passing = r#""scripted_sessions.failed == 0", "scripted_sessions.steps.act.requests == 4", "scripted_sessions.session_latency_ms.p99 > 0""#;
+    let run = run_scenario("gated", &scenario(passing, scripted));
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let results = run.summary("gated")["thresholds"].clone();
+    assert_eq!(results["passed"], true, "{results}");
+    assert_eq!(results["results"][1]["actual"], 4.0, "{results}");
+
+    let failing = r#""scripted_sessions.steps.act.latency_ms.p99 < 0.001""#;
+    let run = run_scenario("gated", &scenario(failing, scripted));
+    assert_eq!(run.code(), Some(99), "{}", run.stderr());
+    assert!(run.stdout().contains("scripted_sessions.steps.act.latency_ms.p99 < 0.001"), "{}", run.stdout());
+
+    let run = run_scenario("gated", &scenario(passing, "concurrency(#{ requests: 2 })"));
+    assert_eq!(run.code(), Some(2), "{}", run.stderr());
+    assert!(
+        run.stderr()
+            .contains("is on the session metrics of a run's one results phase of scripted sessions; this run has 0"),
+        "{}",
+        run.stderr()
+    );
+}

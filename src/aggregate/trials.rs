@@ -118,7 +118,9 @@ pub fn combined_result(set: &TrialSet) -> Option<RunResult> {
         .iter()
         .map(|metric| MetricResult { stats: mean_stats(&set.trials, metric.tag), ..metric.clone() })
         .collect();
-    let thresholds = crate::thresholds::evaluate(&last.plan.thresholds, &metrics);
+    let scripted: Option<Vec<_>> =
+        set.trials.iter().map(|trial| crate::thresholds::sessions::of_results(&trial.phases)).collect();
+    let thresholds = crate::thresholds::evaluate(&last.plan.thresholds, &metrics, &scripted.unwrap_or_default());
     Some(RunResult {
         metrics,
         warmup_metrics: Vec::new(),

@@ -5,7 +5,7 @@ use anyhow::{Result, bail};
 
 use crate::load;
 use crate::metrics::token_checks::TokenCheckThresholds;
-use crate::plan::{ConversationShape, Dataset, Dist, EndpointKind, Plan, SyntheticDataset};
+use crate::plan::{ConversationShape, Dataset, Dist, EndpointKind, LoadMode, Plan, SyntheticDataset};
 
 /// Check a plan for mistakes a user can make, before anything starts.
 pub fn validate(plan: &Plan) -> Result<()> {
@@ -89,6 +89,16 @@ pub fn validate(plan: &Plan) -> Result<()> {
         && let Some(t) = plan.thresholds.iter().find(|t| crate::thresholds::needs_slos(t))
     {
         bail!("threshold \"{}\" needs `slos` in the same run (goodput counts requests that meet them)", t.expression);
+    }
+    let scripted_results =
+        plan.phases.iter().filter(|phase| phase.results && matches!(phase.mode, LoadMode::Scripted { .. })).count();
+    if scripted_results != 1
+        && let Some(t) = plan.thresholds.iter().find(|t| crate::thresholds::on_sessions(t))
+    {
+        bail!(
+            "threshold \"{}\" is on the session metrics of a run's one results phase of scripted sessions; this run has {scripted_results}",
+            t.expression
+        );
     }
     match &plan.dataset {
         Dataset::Synthetic(spec) => {

@@ -103,7 +103,11 @@ pub async fn merge(dirs: &[PathBuf], out: &Path, streaming: bool, cli_command: O
         was_cancelled: segments.iter().any(|s| s.info.was_cancelled),
         plan: whole.clone(),
         tokenizer: tokenizer.name().to_string(),
-        thresholds: crate::thresholds::evaluate(&whole.thresholds, &metrics),
+        thresholds: crate::thresholds::evaluate(
+            &whole.thresholds,
+            &metrics,
+            &crate::thresholds::sessions::of_results(&phases).into_iter().collect::<Vec<_>>(),
+        ),
         metrics,
         warmup_metrics,
         by_phase,

@@ -1,10 +1,14 @@
 //! k6-style thresholds (`"request_latency.p99 < 5000"`): parsed when the plan is built,
-//! evaluated against a run's metrics at its end. A failed threshold fails the scenario.
+//! evaluated against a run's metrics (and a scripted phase's session metrics, `sessions.rs`) at
+//! its end. A failed threshold fails the scenario.
+
+pub mod sessions;
 
 use serde::{Deserialize, Serialize};
 
 use crate::metric_result::{MetricKind, MetricResult};
 use crate::metrics::registry::{self, MetricFlags};
+use crate::session_metrics::ScriptedSessionsSummary;
 
 /// `errors / (requests + errors)`, a ratio: not a registry metric, but what CI gates on.
 pub const ERROR_RATE: &str = "error_rate";
@@ -83,6 +87,13 @@ pub fn parse(expression: &str) -> Result<Threshold, String> {
         return bad(format!("`{number}` is not a number"));
     };
     let left = expression[..at].trim();
+    if let Some(session) = sessions::split(left, &STATS) {
+        let (metric, stat) = match session {
+            Ok(path) => path,
+            Err(why) => return bad(why),
+        };
+        return Ok(Threshold { expression: expression.trim().to_string(), metric, stat, op, value });
+    }
     let (metric, stat) = accuracy_split(left).unwrap_or_else(|| left.split_once('.').unwrap_or((left, "avg")));
     let (metric, stat) = (metric.trim(), stat.trim());
     if let Err(why) = check_metric_stat(metric, stat) {
@@ -139,12 +150,22 @@ pub fn needs_slos(threshold: &Threshold) -> bool {
     registry::metric(&threshold.metric).is_some_and(|d| d.has(MetricFlags::GOODPUT))
 }
 
-/// Judge every threshold against a run's metrics.
-pub fn evaluate(thresholds: &[Threshold], metrics: &[MetricResult]) -> Vec<ThresholdOutcome> {
+/// Whether `threshold` is on a scripted phase's session metrics.
+pub fn on_sessions(threshold: &Threshold) -> bool {
+    threshold.metric.strip_prefix(sessions::PREFIX).is_some_and(|rest| rest.starts_with('.'))
+}
+
+/// Judge every threshold against a run's metrics and its results phase's session metrics (for
+/// a run of several trials, each trial's: their mean is judged, as the metrics' are).
+pub fn evaluate(
+    thresholds: &[Threshold],
+    metrics: &[MetricResult],
+    scripted: &[&ScriptedSessionsSummary],
+) -> Vec<ThresholdOutcome> {
     thresholds
         .iter()
         .map(|t| {
-            let actual = value_of(t, metrics);
+            let actual = if on_sessions(t) { mean_session_value(t, scripted) } else { value_of(t, metrics) };
             ThresholdOutcome {
                 expression: t.expression.clone(),
                 actual,
@@ -152,6 +173,14 @@ pub fn evaluate(thresholds: &[Threshold], metrics: &[MetricResult]) -> Vec<Thres
             }
         })
         .collect()
+}
+
+/// The mean of the threshold's session metric over `scripted`; None when one lacks it.
+fn mean_session_value(threshold: &Threshold, scripted: &[&ScriptedSessionsSummary]) -> Option<f64> {
+    let values: Option<Vec<f64>> =
+        scripted.iter().map(|summary| sessions::value(summary, &threshold.metric, &threshold.stat)).collect();
+    let values = values.filter(|values| !values.is_empty())?;
+    Some(values.iter().sum::<f64>() / values.len() as f64)
 }
 
 fn value_of(threshold: &Threshold, metrics: &[MetricResult]) -> Option<f64> {
@@ -190,6 +219,7 @@ mod tests {
         let outcomes = evaluate(
             &[parse("accuracy.overall >= 0.7").unwrap(), parse("accuracy.overall > 0.7").unwrap()],
             &summary.metrics(),
+            &[],
         );
         assert_eq!(outcomes.iter().map(|o| o.passed).collect::<Vec<_>>(), [true, false]);
     }
@@ -218,9 +248,27 @@ mod tests {
                 .iter()
                 .map(|e| parse(e).unwrap())
                 .collect();
-        let outcomes = evaluate(&rules, &metrics);
+        let outcomes = evaluate(&rules, &metrics, &[]);
         let verdicts: Vec<(Option<f64>, bool)> = outcomes.iter().map(|o| (o.actual, o.passed)).collect();
         assert_eq!(verdicts, [(Some(40.0), false), (Some(40.0), true), (Some(0.01), true), (None, false)]);
         assert!(needs_slos(&rules[3]) && !needs_slos(&rules[0]));
+    }
+
+    #[test]
+    fn a_session_threshold_is_judged_on_the_mean_of_the_trials_session_metrics() {
+        let rule = parse("scripted_sessions.failed <= 1").unwrap();
+        assert!(on_sessions(&rule) && !on_sessions(&parse("request_latency.p99 < 40").unwrap()));
+        let (none, two) = (
+            ScriptedSessionsSummary::default(),
+            ScriptedSessionsSummary { failed: 2, ..ScriptedSessionsSummary::default() },
+        );
+        let verdict = |scripted: &[&ScriptedSessionsSummary]| {
+            let outcome = &evaluate(std::slice::from_ref(&rule), &[], scripted)[0];
+            (outcome.actual, outcome.passed)
+        };
+        assert_eq!(verdict(&[&none, &two]), (Some(1.0), true));
+        assert_eq!(verdict(&[&two]), (Some(2.0), false));
+        assert_eq!(verdict(&[]), (None, false), "a run without the sessions fails it");
+        assert!(parse("scripted_sessions.failed.p99 < 1").unwrap_err().contains("is a count"));
     }
 }
