@@ -93,7 +93,8 @@ fn describe(scenario: &Path, error: &EvalAltResult, engine: &Engine, phase_at: P
     if described.line.is_none() && !phase_at.is_none() {
         described.line = phase_at.line();
         described.column = phase_at.position();
-        described.message += " (in a session of the phase here; the limits hold for each session)";
+        let limits = if error.is_system_exception() { "; the limits hold for each session" } else { "" };
+        described.message += &format!(" (in a session of the phase here{limits})");
     }
     let text = described.to_string();
     match text.find(" (in function `anon$") {
