@@ -150,6 +150,8 @@ fn the_agent_tools_and_rag_pipeline_scenarios_run_their_sessions_whole() {
     let agent = summary(dir.path(), "agent_tools");
     assert_eq!(stat(&agent, "request_count", "avg"), 18.0, "the mock's two tool calls, then the answer");
     assert_eq!(agent["phases"][0]["scripted_sessions"]["completed"].as_u64(), Some(6));
+    // The scenario reads its session metrics back from run(..).
+    assert!(text(&out.stdout).contains("6 of 6 sessions completed, 12 tool calls"), "{}", text(&out.stdout));
     // The mock counts a tool call's tokens as the client does, and an answer that calls a tool
     // is not held to its max_tokens: no false warning about the tokenizer or the output length.
     // (The client self-check may warn on a loaded machine: that one is about load, not counts.)
@@ -167,4 +169,7 @@ fn the_agent_tools_and_rag_pipeline_scenarios_run_their_sessions_whole() {
     assert_eq!(stat(&rag, "osl_mismatch_count", "avg"), 0.0);
     assert_eq!(stat(&rag, "request_count", "avg"), 18.0, "embed, rerank and generate per session");
     assert_eq!(rag["phases"][0]["scripted_sessions"]["steps"]["rerank"]["requests"].as_u64(), Some(6));
+    for step in ["embed", "rerank", "generate"] {
+        assert!(text(&out.stdout).contains(&format!("{step}: 6 requests, 0 errors")), "{}", text(&out.stdout));
+    }
 }
