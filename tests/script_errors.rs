@@ -71,13 +71,20 @@ fn a_misspelt_name_or_a_method_read_as_a_property_gets_a_hint() {
     );
 
     // In a session, as every script error there: the session fails with it, and the run goes on.
-    let session = "let agent = |s| { s.chat(#{ user: \"hi\", max_tokens: 2 }); if s.tunr > 1 { } };\n";
     let phase =
         "run(#{ endpoint: t, phases: [users(#{ users: 1, session: agent, sessions: 2 })], allow_all_failed: true });";
-    let run = run_scenario("session", &format!("{RUN}{session}{phase}"));
-    let stderr = run.stderr();
+    let session_error = |name: &str, session: &str| run_scenario(name, &format!("{RUN}{session}{phase}")).stderr();
+    let stderr =
+        session_error("session", "let agent = |s| { s.chat(#{ user: \"hi\", max_tokens: 2 }); if s.tunr > 1 { } };\n");
     assert!(stderr.contains("session.rhai:3:64: Unknown property 'tunr'"), "{stderr}");
     assert!(stderr.contains("(did you mean `.turn`?)"), "{stderr}");
+    // The script's own functions are known names too.
+    let stderr = session_error(
+        "helper",
+        "fn answer(calls) { calls }\nlet agent = |s| { let r = s.chat(#{ user: \"hi\" }); answr(r.tool_calls); };\n",
+    );
+    assert!(stderr.contains("helper.rhai:4:"), "{stderr}");
+    assert!(stderr.contains("Function not found: answr (array) (did you mean `answer`?)"), "{stderr}");
 }
 
 #[test]

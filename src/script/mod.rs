@@ -68,7 +68,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-use rhai::{Engine, EvalAltResult, Position};
+use rhai::{AST, Engine, EvalAltResult, Position};
 
 use crate::engine::RunOptions;
 pub use dry_run::ScriptMode;
@@ -239,28 +239,28 @@ pub fn run_scenario_source(
     match outcome {
         Ok(()) => Ok(ScenarioOutcome { thresholds_failed, runs, all_requests_failed, sessions_tried }),
         Err(e) if host.aborted_on_threshold.load(Ordering::SeqCst) => {
-            eprintln!("{}", from_eval_error(path, &e, &engine));
+            eprintln!("{}", from_eval_error(path, &e, &engine, &ast));
             Ok(ScenarioOutcome { thresholds_failed, runs, all_requests_failed, sessions_tried })
         }
         Err(e) => Err(ScriptError {
             endpoint_unreachable: host.endpoint_unreachable.load(Ordering::SeqCst),
             failed_request_threshold: host.failed_request_threshold.load(Ordering::SeqCst),
-            ..from_eval_error(path, &e, &engine)
+            ..from_eval_error(path, &e, &engine, &ast)
         }),
     }
 }
 
-fn from_eval_error(path: &Path, error: &EvalAltResult, engine: &Engine) -> ScriptError {
+fn from_eval_error(path: &Path, error: &EvalAltResult, engine: &Engine, ast: &AST) -> ScriptError {
     let position = error.position();
     let message = match error {
         EvalAltResult::ErrorRuntime(value, _) => value.to_string(),
         EvalAltResult::ErrorInFunctionCall(name, source, inner, _) => {
-            return from_eval_error_in(path, name, source, inner, position, engine);
+            return from_eval_error_in(path, name, source, inner, position, engine, ast);
         }
-        EvalAltResult::ErrorInModule(file, inner, _) => return from_eval_error(Path::new(file), inner, engine),
+        EvalAltResult::ErrorInModule(file, inner, _) => return from_eval_error(Path::new(file), inner, engine, ast),
         other => limits::explain(other, engine).unwrap_or_else(|| {
             let message = strip_position(&other.to_string());
-            match name_hints::for_error(other, engine) {
+            match name_hints::for_error(other, engine, ast) {
                 Some(hint) => format!("{message} ({hint})"),
                 None => message,
             }
@@ -278,9 +278,10 @@ fn from_eval_error_in(
     inner: &EvalAltResult,
     outer: Position,
     engine: &Engine,
+    ast: &AST,
 ) -> ScriptError {
     let file = if source.is_empty() { path } else { Path::new(source) };
-    let mut error = from_eval_error(file, inner, engine);
+    let mut error = from_eval_error(file, inner, engine, ast);
     if error.line.is_none() {
         error.file = path.to_path_buf();
         error.line = outer.line();

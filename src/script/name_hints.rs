@@ -1,10 +1,10 @@
 //! A hint for Rhai's errors about a name it cannot serve: a property no getter reads, a
-//! function no signature matches: the nearest name the engine knows ("did you mean"), or a
-//! method read as a property. Rhai's function metadata holds names and parameter counts, not
+//! function no signature matches: the nearest name the engine or the script knows ("did you
+//! mean"), or a method read as a property. Rhai's function metadata holds names and parameter counts, not
 //! type names, so a property's nearest name is sought among aiperf's own (it may be another of
 //! its types'). Computed only when such an error is reported.
 
-use rhai::{Engine, EvalAltResult};
+use rhai::{AST, Engine, EvalAltResult};
 
 use crate::suggest::typo_of;
 
@@ -15,8 +15,9 @@ struct Known {
     params: usize,
 }
 
-/// The hint for `error`, if it is about a name and one helps.
-pub fn for_error(error: &EvalAltResult, engine: &Engine) -> Option<String> {
+/// The hint for `error`, if it is about a name and one helps; `ast` is the script's, whose own
+/// functions (`fn answer(calls)`) are known names too.
+pub fn for_error(error: &EvalAltResult, engine: &Engine, ast: &AST) -> Option<String> {
     match error {
         // Only aiperf's own properties and methods: the standard library's (`len`, `keys`, ..)
         // would be offered for values of other types.
@@ -25,7 +26,9 @@ pub fn for_error(error: &EvalAltResult, engine: &Engine) -> Option<String> {
         }
         EvalAltResult::ErrorFunctionNotFound(call, _) => {
             let name = call.split_once(" (").map_or(call.as_str(), |(name, _)| name);
-            function_hint(name, &known_functions(engine, true))
+            let mut known = known_functions(engine, true);
+            known.extend(ast.iter_functions().map(|f| Known { name: f.name.to_string(), params: f.params.len() }));
+            function_hint(name, &known)
         }
         _ => None,
     }
@@ -108,8 +111,9 @@ mod tests {
 
     fn hint(script: &str) -> Option<String> {
         let engine = engine();
-        let error = engine.eval::<rhai::Dynamic>(script).expect_err("the script fails");
-        for_error(&error, &engine)
+        let ast = engine.compile(script).expect("the script compiles");
+        let error = engine.eval_ast::<rhai::Dynamic>(&ast).expect_err("the script fails");
+        for_error(&error, &engine, &ast)
     }
 
     #[test]
@@ -127,6 +131,8 @@ mod tests {
         assert_eq!(hint("reslts()").as_deref(), Some("did you mean `results`?"));
         assert_eq!(hint("results().wait(\"3\")"), None, "a known name with other arguments");
         assert_eq!(hint("results().xyzzy_plugh()"), None);
+        let script_function = "fn answer(calls) { calls } answr([])";
+        assert_eq!(hint(script_function).as_deref(), Some("did you mean `answer`?"), "the script's own function");
     }
 
     #[test]

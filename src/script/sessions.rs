@@ -69,7 +69,7 @@ impl SessionFunctions {
                     function
                         .call::<Dynamic>(&engine, &ast, (session,))
                         .map(|_| ())
-                        .map_err(|error| describe(&scenario, &error, &engine, phase_at))
+                        .map_err(|error| describe(&scenario, &error, &engine, &ast, phase_at))
                 });
                 (name.clone(), program)
             })
@@ -88,8 +88,8 @@ pub fn same_closure_names_in_every_process() {
 /// `file:line:column: message` of a session's error, without the name Rhai gives a closure. An
 /// error of the sandbox's limits (a runaway loop or recursion) has no line of its own: Rhai puts
 /// it at the outermost call, the worker's, so it names the phase that runs the function.
-fn describe(scenario: &Path, error: &EvalAltResult, engine: &Engine, phase_at: Position) -> String {
-    let mut described = super::from_eval_error(scenario, error, engine);
+fn describe(scenario: &Path, error: &EvalAltResult, engine: &Engine, ast: &AST, phase_at: Position) -> String {
+    let mut described = super::from_eval_error(scenario, error, engine, ast);
     if described.line.is_none() && !phase_at.is_none() {
         described.line = phase_at.line();
         described.column = phase_at.position();
