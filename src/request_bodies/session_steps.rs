@@ -1,7 +1,6 @@
 //! The bodies of a scripted session's steps (`agents/scripted/`): a chat request carrying the
 //! session's history and tools, an embeddings request of several inputs, a rerank request.
 
-use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Value};
 
 use super::{completion_body, request_body, with_extra};
@@ -13,49 +12,78 @@ pub fn chat_step_base(endpoint: &Endpoint, max_tokens: Option<u64>) -> Map<Strin
     completion_body(endpoint, "", max_tokens)
 }
 
-/// A chat body with `messages` (the session's history), `tools` when given, and `extra`
-/// fields over `base` (`chat_step_base`), written straight from the history (nothing copied).
+/// A chat body with the session's history (`messages_json`: its messages' JSON with commas
+/// between, as `History` keeps it), `tools` when given, and `extra` fields over `base`
+/// (`chat_step_base`): the endpoint's fields with the history and tools in place, then the
+/// step's extra fields, which win (the order and values of inserting them). The history is
+/// copied as it is, not written again.
 pub fn chat_step_body(
     base: &Map<String, Value>,
-    messages: &[Value],
+    messages_json: &[u8],
     tools: Option<&Value>,
     extra: &Map<String, Value>,
 ) -> Vec<u8> {
-    let body = ChatStepBody { base, messages, tools, extra };
-    serde_json::to_vec(&body).unwrap_or_default()
+    let mut body = JsonObject::with_capacity(messages_json.len() + 512);
+    for (key, value) in base {
+        match (extra.get(key), key.as_str()) {
+            (Some(extra), _) => body.field(key, extra),
+            (None, "messages") => body.raw_array(key, messages_json),
+            (None, "tools") => body.field(key, tools.unwrap_or(value)),
+            (None, _) => body.field(key, value),
+        }
+    }
+    let tools_added = tools.filter(|_| !base.contains_key("tools"));
+    if let Some(tools) = tools_added {
+        body.field("tools", extra.get("tools").unwrap_or(tools));
+    }
+    for (key, value) in extra {
+        let placed = base.contains_key(key) || (key == "tools" && tools_added.is_some());
+        if !placed {
+            body.field(key, value);
+        }
+    }
+    body.end()
 }
 
-/// A chat step's body as it serialises: the endpoint's fields with the history and tools in
-/// place, then the step's extra fields, which win (the order and values of inserting them).
-struct ChatStepBody<'a> {
-    base: &'a Map<String, Value>,
-    messages: &'a [Value],
-    tools: Option<&'a Value>,
-    extra: &'a Map<String, Value>,
+/// A JSON object written field by field.
+struct JsonObject {
+    out: Vec<u8>,
+    fields: usize,
 }
 
-impl Serialize for ChatStepBody<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(None)?;
-        for (key, value) in self.base {
-            match (self.extra.get(key), key.as_str()) {
-                (Some(extra), _) => map.serialize_entry(key, extra)?,
-                (None, "messages") => map.serialize_entry(key, self.messages)?,
-                (None, "tools") => map.serialize_entry(key, self.tools.unwrap_or(value))?,
-                (None, _) => map.serialize_entry(key, value)?,
-            }
+impl JsonObject {
+    fn with_capacity(bytes: usize) -> Self {
+        let mut out = Vec::with_capacity(bytes);
+        out.push(b'{');
+        Self { out, fields: 0 }
+    }
+
+    fn key(&mut self, key: &str) {
+        if self.fields > 0 {
+            self.out.push(b',');
         }
-        let tools_added = self.tools.filter(|_| !self.base.contains_key("tools"));
-        if let Some(tools) = tools_added {
-            map.serialize_entry("tools", self.extra.get("tools").unwrap_or(tools))?;
-        }
-        for (key, value) in self.extra {
-            let placed = self.base.contains_key(key) || (key == "tools" && tools_added.is_some());
-            if !placed {
-                map.serialize_entry(key, value)?;
-            }
-        }
-        map.end()
+        self.fields += 1;
+        // Writing to a Vec cannot fail.
+        let _ = serde_json::to_writer(&mut self.out, key);
+        self.out.push(b':');
+    }
+
+    fn field(&mut self, key: &str, value: &Value) {
+        self.key(key);
+        let _ = serde_json::to_writer(&mut self.out, value);
+    }
+
+    /// A field whose value is an array of `items`: JSON values with commas between.
+    fn raw_array(&mut self, key: &str, items: &[u8]) {
+        self.key(key);
+        self.out.push(b'[');
+        self.out.extend_from_slice(items);
+        self.out.push(b']');
+    }
+
+    fn end(mut self) -> Vec<u8> {
+        self.out.push(b'}');
+        self.out
     }
 }
 
@@ -85,6 +113,12 @@ mod tests {
     use super::*;
     use crate::request_bodies::test_endpoint;
 
+    /// `messages` as a session's history keeps them: their JSON with commas between.
+    fn messages_json(messages: &[Value]) -> Vec<u8> {
+        let array = serde_json::to_vec(messages).unwrap();
+        array[1..array.len() - 1].to_vec()
+    }
+
     #[test]
     fn a_chat_step_carries_the_history_the_tools_and_its_own_fields() {
         let endpoint = Endpoint { streaming: true, ..test_endpoint(EndpointKind::Chat) };
@@ -93,7 +127,7 @@ mod tests {
         let extra = json!({"mock_tool_depth": 3}).as_object().cloned().unwrap();
         let body: Value = serde_json::from_slice(&chat_step_body(
             &chat_step_base(&endpoint, Some(9)),
-            &history,
+            &messages_json(&history),
             Some(&tools),
             &extra,
         ))
@@ -115,7 +149,7 @@ mod tests {
         let tools = json!(["step's"]);
         let body_of = |tools: Option<&Value>, extra: Value| -> Value {
             let base = chat_step_base(&endpoint, None);
-            serde_json::from_slice(&chat_step_body(&base, &history, tools, &extra_of(extra))).unwrap()
+            serde_json::from_slice(&chat_step_body(&base, &messages_json(&history), tools, &extra_of(extra))).unwrap()
         };
         let plain = body_of(Some(&tools), json!({}));
         assert_eq!((&plain["tools"], &plain["seed"], &plain["messages"]), (&tools, &json!(1), &json!(history)));

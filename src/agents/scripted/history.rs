@@ -2,7 +2,9 @@
 //! `tool` results that answer the last tool calls, and each answer as an assistant message
 //! (its `tool_calls` included); and its prompt tokens, each text counted once as it joins, as
 //! AIPerf counts a body (its texts joined by spaces). An answer joins when the history is next
-//! used: a session's last answer, never sent back, costs no message and no count.
+//! used: a session's last answer, never sent back, costs no message and no count. Each message
+//! is kept as its JSON, written once as it joins, so a step's body copies the history rather
+//! than writing every message again (a session of n steps writes n messages, not n²/2).
 
 use serde_json::{Map, Value, json};
 
@@ -54,7 +56,10 @@ struct Unsettled {
 
 #[derive(Debug, Default)]
 pub struct History {
-    messages: Vec<Value>,
+    /// The messages' JSON, one after another with commas between: a body's `messages` array
+    /// without its brackets.
+    messages_json: Vec<u8>,
+    messages: usize,
     /// The last answer, joined at the next step (or when the messages are read).
     unsettled: Option<Unsettled>,
     /// The calls of the last answer, which ids-less results answer in order.
@@ -72,12 +77,12 @@ impl History {
     /// `counts`; the results it held.
     pub fn add_step(&mut self, step: &mut ChatStep, counts: &impl TextCounts) -> usize {
         self.settle(counts);
-        for message in &step.messages {
-            for text in message_texts(message) {
+        for message in std::mem::take(&mut step.messages) {
+            for text in message_texts(&message) {
                 self.add_text(&text, counts);
             }
+            self.push(&message);
         }
-        self.messages.append(&mut step.messages);
         for (position, result) in step.tool_results.iter().enumerate() {
             let id = result
                 .tool_call_id
@@ -85,13 +90,23 @@ impl History {
                 .or_else(|| self.last_calls.get(position).map(|call| call.id.clone()))
                 .unwrap_or_else(|| format!("call_{position}"));
             self.add_text(&result.content, counts);
-            self.messages.push(json!({ "role": "tool", "tool_call_id": id, "content": result.content }));
+            self.push(&json!({ "role": "tool", "tool_call_id": id, "content": result.content }));
         }
         if let Some(tools) = step.tools.take() {
             self.tools_tokens = tool_texts(&tools).iter().map(|text| counts.in_body(text, false)).sum();
             self.tools = Some(tools);
         }
         step.tool_results.len()
+    }
+
+    /// Join `message` to the history's JSON.
+    fn push(&mut self, message: &Value) {
+        if self.messages > 0 {
+            self.messages_json.push(b',');
+        }
+        // Writing a Value to a Vec cannot fail.
+        let _ = serde_json::to_writer(&mut self.messages_json, message);
+        self.messages += 1;
     }
 
     fn add_text(&mut self, text: &str, counts: &impl TextCounts) {
@@ -135,19 +150,25 @@ impl History {
                 .collect();
             message.insert("tool_calls".into(), Value::Array(calls));
         }
-        self.messages.push(Value::Object(message));
+        self.push(&Value::Object(message));
         self.last_calls = tool_calls;
     }
 
-    /// Every message, the last answer joined.
-    pub fn settled(&mut self, counts: &impl TextCounts) -> &[Value] {
+    /// Every message, the last answer joined (read back from their JSON: a script reading
+    /// `s.history` is the only reader).
+    pub fn settled(&mut self, counts: &impl TextCounts) -> Vec<Value> {
         self.settle(counts);
-        &self.messages
+        let mut array = Vec::with_capacity(self.messages_json.len() + 2);
+        array.push(b'[');
+        array.extend_from_slice(&self.messages_json);
+        array.push(b']');
+        serde_json::from_slice(&array).unwrap_or_default()
     }
 
-    /// The messages as of the last step (the answer since, if any, not yet joined).
-    pub fn messages(&self) -> &[Value] {
-        &self.messages
+    /// The messages as of the last step (the answer since, if any, not yet joined), as a body's
+    /// `messages` array holds them, without its brackets.
+    pub fn messages_json(&self) -> &[u8] {
+        &self.messages_json
     }
 
     pub fn tools(&self) -> Option<&Value> {
@@ -200,7 +221,7 @@ mod tests {
             ..ChatStep::default()
         };
         assert_eq!(history.add_step(&mut second, &Words), 1);
-        let messages = history.messages();
+        let messages = history.settled(&Words);
         assert_eq!(messages.len(), 3);
         assert_eq!(messages[1]["tool_calls"][0]["id"], "call_7");
         assert_eq!(messages[1]["content"], Value::Null);
@@ -208,8 +229,10 @@ mod tests {
         // The question as the first text (2); the call's name and arguments (1 + 1); the result,
         // joined (3 + 1); the tool's name and schema, after the messages (1 + 1).
         assert_eq!(history.tokens(), 2 + 2 + 4 + 2, "each text counted once, the first alone");
+        let sent: Value = serde_json::from_slice(&[b"[", history.messages_json(), b"]"].concat()).unwrap();
+        assert_eq!(sent, json!(messages), "a body's messages are the history's");
         history.add_answer("Done now", 2, &[], &Words);
-        assert_eq!((history.messages().len(), history.tokens()), (3, 10), "an answer joins when next used");
+        assert_eq!((history.messages, history.tokens()), (3, 10), "an answer joins when next used");
         assert_eq!(history.settled(&Words)[3], json!({"role": "assistant", "content": "Done now"}));
         assert_eq!(history.tokens(), 10 + 3, "the answer's text after a space");
     }

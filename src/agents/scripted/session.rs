@@ -134,7 +134,7 @@ impl Session {
     pub fn history(&self) -> Vec<serde_json::Value> {
         let mut state = self.state();
         let shared = state.shared.clone();
-        state.history.settled(shared.as_ref()).to_vec()
+        state.history.settled(shared.as_ref())
     }
 
     /// A draw in [0, 1).
@@ -188,7 +188,7 @@ impl Session {
             state.history.add_step(&mut step, shared.as_ref());
             let base = shared.chat_base(step.endpoint.as_ref(), step.max_tokens);
             let history = &state.history;
-            let body = chat_step_body(&base, history.messages(), history.tools(), &step.extra);
+            let body = chat_step_body(&base, history.messages_json(), history.tools(), &step.extra);
             (body, history.tokens(), client)
         };
         let tag = step.tag.unwrap_or_else(|| StepKind::Chat.as_str().to_string());
