@@ -125,17 +125,20 @@ mod tests {
         let history = [json!({"role": "user", "content": "q"}), json!({"role": "tool", "content": "r"})];
         let tools = json!([{"type": "function", "function": {"name": "search"}}]);
         let extra = json!({"mock_tool_depth": 3}).as_object().cloned().unwrap();
-        let body: Value = serde_json::from_slice(&chat_step_body(
-            &chat_step_base(&endpoint, Some(9)),
-            &messages_json(&history),
-            Some(&tools),
-            &extra,
-        ))
-        .unwrap();
+        let base = chat_step_base(&endpoint, Some(9));
+        let bytes = chat_step_body(&base, &messages_json(&history), Some(&tools), &extra);
+        let body: Value = serde_json::from_slice(&bytes).unwrap();
         assert_eq!(body["messages"], json!(history));
         assert_eq!(body["tools"], tools);
         assert_eq!((body["max_completion_tokens"].as_u64(), body["stream"].as_bool()), (Some(9), Some(true)));
         assert_eq!(body["mock_tool_depth"], 3);
+        // Byte for byte what serde_json writes of the same object: the history in its place,
+        // then the tools, then the step's own fields.
+        let mut whole = base.clone();
+        whole.insert("messages".into(), json!(history));
+        whole.insert("tools".into(), tools.clone());
+        whole.extend(extra);
+        assert_eq!(String::from_utf8(bytes).unwrap(), Value::Object(whole).to_string());
     }
 
     #[test]
