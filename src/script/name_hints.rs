@@ -1,8 +1,8 @@
 //! A hint for Rhai's errors about a name it cannot serve: a property no getter reads, a
 //! function no signature matches: the nearest name the engine or the script knows ("did you
-//! mean"), or a method read as a property. Rhai's function metadata holds names and parameter counts, not
-//! type names, so a property's nearest name is sought among aiperf's own (it may be another of
-//! its types'). Computed only when such an error is reported.
+//! mean"), or a method read as a property. Rhai's function metadata holds names and parameter
+//! counts, not type names, so a property's nearest name is sought among aiperf's own (it may be
+//! another of its types'). Computed only when such an error is reported.
 
 use rhai::{AST, Engine, EvalAltResult};
 

@@ -59,7 +59,6 @@ pub struct History {
     /// The messages' JSON, one after another with commas between: a body's `messages` array
     /// without its brackets.
     messages_json: Vec<u8>,
-    messages: usize,
     /// The last answer, joined at the next step (or when the messages are read).
     unsettled: Option<Unsettled>,
     /// The calls of the last answer, which ids-less results answer in order.
@@ -101,12 +100,11 @@ impl History {
 
     /// Join `message` to the history's JSON.
     fn push(&mut self, message: &Value) {
-        if self.messages > 0 {
+        if !self.messages_json.is_empty() {
             self.messages_json.push(b',');
         }
         // Writing a Value to a Vec cannot fail.
         let _ = serde_json::to_writer(&mut self.messages_json, message);
-        self.messages += 1;
     }
 
     fn add_text(&mut self, text: &str, counts: &impl TextCounts) {
@@ -186,6 +184,11 @@ impl History {
 mod tests {
     use super::*;
 
+    /// The messages a step sends now.
+    fn sent(history: &History) -> Vec<Value> {
+        serde_json::from_slice(&[b"[", history.messages_json(), b"]"].concat()).unwrap()
+    }
+
     /// Counts words, and one more for a text after the first that starts with a capital.
     struct Words;
 
@@ -229,10 +232,9 @@ mod tests {
         // The question as the first text (2); the call's name and arguments (1 + 1); the result,
         // joined (3 + 1); the tool's name and schema, after the messages (1 + 1).
         assert_eq!(history.tokens(), 2 + 2 + 4 + 2, "each text counted once, the first alone");
-        let sent: Value = serde_json::from_slice(&[b"[", history.messages_json(), b"]"].concat()).unwrap();
-        assert_eq!(sent, json!(messages), "a body's messages are the history's");
+        assert_eq!(sent(&history), messages, "a body's messages are the history's");
         history.add_answer("Done now", 2, &[], &Words);
-        assert_eq!((history.messages, history.tokens()), (3, 10), "an answer joins when next used");
+        assert_eq!((sent(&history).len(), history.tokens()), (3, 10), "an answer joins when next used");
         assert_eq!(history.settled(&Words)[3], json!({"role": "assistant", "content": "Done now"}));
         assert_eq!(history.tokens(), 10 + 3, "the answer's text after a space");
     }
