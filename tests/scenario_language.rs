@@ -139,6 +139,20 @@ fn a_module_imports_relative_to_itself_and_its_errors_name_its_file() {
 }
 
 #[test]
+fn a_module_is_evaluated_once_however_often_it_is_imported() {
+    let root = tempfile::tempdir().expect("temp dir");
+    write(&root.path().join("counted.rhai"), "print(\"evaluated\");\nfn twice(n) { n * 2 }\n");
+    let scenario = root.path().join("main.rhai");
+    let importer = "fn doubled(n) {\n    import \"counted\" as c;\n    c::twice(n)\n}\n";
+    write(&scenario, &format!("{importer}print(doubled(1) + doubled(2) + doubled(3));\nimport \"counted\" as top;\n"));
+    let output = aiperf_command(root.path()).arg("check").arg(&scenario).output().expect("run");
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let stdout = text(&output.stdout);
+    assert_eq!(stdout.matches("evaluated").count(), 1, "{stdout}");
+    assert!(stdout.contains("12\n"), "{stdout}");
+}
+
+#[test]
 fn files_a_scenario_names_are_relative_to_it_from_any_working_directory() {
     let root = tempfile::tempdir().expect("temp dir");
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/datasets");

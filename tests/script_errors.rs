@@ -70,6 +70,19 @@ fn a_misspelt_name_or_a_method_read_as_a_property_gets_a_hint() {
         run.stderr()
     );
 
+    // An imported module's functions: the nearest of the module's, and a bare name it has.
+    let run = run_scenario("module", "import \"aiperf/sweeps\" as sweeps;\nlet xs = sweeps::doubbling(1, 8);\n");
+    assert_eq!(run.code(), Some(2));
+    let stderr = run.stderr();
+    assert!(
+        stderr.contains("Function not found: sweeps::doubbling (i64, i64) (did you mean `sweeps::doubling`?)"),
+        "{stderr}"
+    );
+    let run = run_scenario("bare", "import \"aiperf/sweeps\" as sweeps;\nlet xs = doubling(1, 8);\n");
+    let stderr = run.stderr();
+    assert!(stderr.contains("bare.rhai:2:10: Function not found: doubling (i64, i64)"), "{stderr}");
+    assert!(stderr.contains("(`doubling` is in module `sweeps`: `sweeps::doubling(..)`)"), "{stderr}");
+
     // In a session, as every script error there: the session fails with it, and the run goes on.
     let phase =
         "run(#{ endpoint: t, phases: [users(#{ users: 1, session: agent, sessions: 2 })], allow_all_failed: true });";

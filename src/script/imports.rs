@@ -1,10 +1,12 @@
 //! Where `import "…"` finds a module: `aiperf/<name>` in the stdlib embedded in the binary;
 //! `<library>/<module>` in a library of the scenario's `aiperf.lock` (libs/); any other path
 //! next to the importing file, then in each folder of the search path (`--lib` folders, then
-//! those of AIPERF_PATH), the first that has it.
+//! those of AIPERF_PATH), the first that has it. A module is evaluated once, at its first
+//! import; later imports of the same file (a session function's, say) share it.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use rhai::{Engine, EvalAltResult, Module, ModuleResolver, Position, Scope, Shared};
 
@@ -16,11 +18,31 @@ const EXTENSION: &str = "rhai";
 pub struct ImportResolver {
     search_path: Vec<PathBuf>,
     libraries: Arc<ScenarioLibraries>,
+    /// The modules evaluated so far, by the stdlib path or the file they came from.
+    loaded: Mutex<HashMap<String, Shared<Module>>>,
 }
 
 impl ImportResolver {
     pub fn new(search_path: Vec<PathBuf>, libraries: Arc<ScenarioLibraries>) -> Self {
-        Self { search_path, libraries }
+        Self { search_path, libraries, loaded: Mutex::default() }
+    }
+
+    /// The module named `key`: the one evaluated before, else `load`'s, kept if it loaded.
+    fn once(
+        &self,
+        key: String,
+        load: impl FnOnce() -> Result<Shared<Module>, Box<EvalAltResult>>,
+    ) -> Result<Shared<Module>, Box<EvalAltResult>> {
+        if let Some(module) = self.lock().get(&key) {
+            return Ok(module.clone());
+        }
+        // Evaluated without the lock: a module may import others.
+        let module = load()?;
+        Ok(self.lock().entry(key).or_insert(module).clone())
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Shared<Module>>> {
+        self.loaded.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// The files `import "<path>"` may mean, in the order they are tried.
@@ -42,8 +64,8 @@ impl ModuleResolver for ImportResolver {
         path: &str,
         position: Position,
     ) -> Result<Shared<Module>, Box<EvalAltResult>> {
-        if let Some(module) = stdlib::resolve(engine, path, position) {
-            return module;
+        if stdlib::is_stdlib(path) {
+            return self.once(path.to_string(), || stdlib::resolve(engine, path, position));
         }
         let file = match self.libraries.module_file(source, path) {
             Some(found) => found,
@@ -51,7 +73,9 @@ impl ModuleResolver for ImportResolver {
         }
         .map_err(|message| Box::new(EvalAltResult::ErrorRuntime(message.into(), position)))?;
         let name = file.display().to_string();
-        load(engine, &file).map_err(|error| Box::new(EvalAltResult::ErrorInModule(name, error, position)))
+        self.once(name.clone(), || {
+            load(engine, &file).map_err(|error| Box::new(EvalAltResult::ErrorInModule(name, error, position)))
+        })
     }
 }
 

@@ -1,10 +1,12 @@
 //! A hint for Rhai's errors about a name it cannot serve: a property no getter reads, a
 //! function no signature matches: the nearest name the engine or the script knows ("did you
-//! mean"), or a method read as a property. Rhai's function metadata holds names and parameter
-//! counts, not type names, so a property's nearest name is sought among aiperf's own (it may be
-//! another of its types'). Computed only when such an error is reported.
+//! mean"), or a method read as a property; for `lib::name`, the nearest of the functions of the
+//! module the script imported as `lib`, and for a bare name one of those modules has, that it is
+//! there. Rhai's function metadata holds names and parameter counts, not type names, so a
+//! property's nearest name is sought among aiperf's own (it may be another of its types').
+//! Computed only when such an error is reported.
 
-use rhai::{AST, Engine, EvalAltResult};
+use rhai::{AST, ASTNode, Engine, EvalAltResult, Expr, FnAccess, Module, Position, Shared, Stmt};
 
 use crate::suggest::typo_of;
 
@@ -24,14 +26,77 @@ pub fn for_error(error: &EvalAltResult, engine: &Engine, ast: &AST) -> Option<St
         EvalAltResult::ErrorDotExpr(message, _) => {
             property_hint(unknown_property(message)?, &known_functions(engine, false))
         }
-        EvalAltResult::ErrorFunctionNotFound(call, _) => {
+        EvalAltResult::ErrorFunctionNotFound(call, at) => {
             let name = call.split_once(" (").map_or(call.as_str(), |(name, _)| name);
+            if let Some((alias, name)) = name.rsplit_once("::") {
+                return module_function_hint(alias, name, engine, ast);
+            }
             let mut known = known_functions(engine, true);
             known.extend(ast.iter_functions().map(|f| Known { name: f.name.to_string(), params: f.params.len() }));
-            function_hint(name, &known)
+            function_hint(name, &known).or_else(|| imported_elsewhere(name, *at, engine, ast))
         }
         _ => None,
     }
+}
+
+/// `import "<path>" as <alias>` in the script.
+struct Import {
+    path: String,
+    alias: String,
+    /// A statement of the script's top level, not of a function or a block.
+    top_level: bool,
+    at: Position,
+}
+
+/// The script's imports of a constant path under an alias.
+fn imports(ast: &AST) -> Vec<Import> {
+    let top_level: Vec<Position> = ast.statements().iter().map(Stmt::position).collect();
+    let mut found = Vec::new();
+    ast.walk(&mut |path: &[ASTNode]| {
+        if let Some(ASTNode::Stmt(Stmt::Import(import, at))) = path.last()
+            && let (Expr::StringConstant(module, _), alias) = &**import
+            && !alias.name.is_empty()
+        {
+            let top_level = top_level.contains(at);
+            found.push(Import { path: module.to_string(), alias: alias.name.to_string(), top_level, at: *at });
+        }
+        true
+    });
+    found
+}
+
+/// The module `import` brings in, from the engine's resolver: one the script has imported
+/// already, so the resolver gives back the module it evaluated then.
+fn module_of(import: &Import, engine: &Engine, ast: &AST) -> Option<Shared<Module>> {
+    engine.module_resolver().resolve(engine, ast.source(), &import.path, import.at).ok()
+}
+
+/// The public functions of `module`.
+fn module_functions(module: &Module) -> Vec<Known> {
+    module
+        .iter_script_fn_info()
+        .filter(|(_, access, ..)| *access == FnAccess::Public)
+        .map(|(_, _, name, params, _)| Known { name: name.to_string(), params })
+        .collect()
+}
+
+/// `alias::name` names no function of the module imported as `alias`: the nearest that does.
+/// (Rhai found the module, so its import has run.)
+fn module_function_hint(alias: &str, name: &str, engine: &Engine, ast: &AST) -> Option<String> {
+    let import = imports(ast).into_iter().find(|import| import.alias == alias)?;
+    let known = module_functions(&*module_of(&import, engine, ast)?);
+    function_hint(name, &known).map(|hint| hint.replacen('`', &format!("`{alias}::"), 1))
+}
+
+/// A bare `name` that a module the script imported (at its top level, before the call) has.
+fn imported_elsewhere(name: &str, at: Position, engine: &Engine, ast: &AST) -> Option<String> {
+    imports(ast).into_iter().filter(|import| import.top_level && import.at < at).find_map(|import| {
+        let module = module_of(&import, engine, ast)?;
+        let known = module_functions(&module);
+        let params = known.iter().find(|k| k.name == name)?.params;
+        let arguments = if params == 0 { "()" } else { "(..)" };
+        Some(format!("`{name}` is in module `{alias}`: `{alias}::{name}{arguments}`", alias = import.alias))
+    })
 }
 
 /// The property of Rhai's "Unknown property 'x' - a getter is not registered for type 'T'".
@@ -133,6 +198,26 @@ mod tests {
         assert_eq!(hint("results().xyzzy_plugh()"), None);
         let script_function = "fn answer(calls) { calls } answr([])";
         assert_eq!(hint(script_function).as_deref(), Some("did you mean `answer`?"), "the script's own function");
+    }
+
+    #[test]
+    fn an_imported_modules_functions_are_known_names() {
+        let mut engine = engine();
+        let library = engine.compile("fn greet(name) { name } fn wave() { 1 } private fn hidden() { 2 }").unwrap();
+        let module = Module::eval_ast_as_new(rhai::Scope::new(), &library, &engine).unwrap();
+        let mut resolver = rhai::module_resolvers::StaticModuleResolver::new();
+        resolver.insert("lib", module);
+        engine.set_module_resolver(resolver);
+        let hint = |script: &str| {
+            let ast = engine.compile(script).expect("the script compiles");
+            let error = engine.eval_ast::<rhai::Dynamic>(&ast).expect_err("the script fails");
+            for_error(&error, &engine, &ast)
+        };
+        assert_eq!(hint("import \"lib\" as lib; lib::gret(1)").as_deref(), Some("did you mean `lib::greet`?"));
+        assert_eq!(hint("import \"lib\" as lib; lib::hiden()"), None, "a private function is not offered");
+        assert_eq!(hint("import \"lib\" as lib; wave()").as_deref(), Some("`wave` is in module `lib`: `lib::wave()`"));
+        assert_eq!(hint("wave(); import \"lib\" as lib;"), None, "an import after the call");
+        assert_eq!(hint("fn f() { import \"lib\" as lib; } greet(1)"), None, "an import inside a function");
     }
 
     #[test]

@@ -19,16 +19,21 @@ const MODULES: &[(&str, &str)] = &[
     ("vllm", include_str!("../../stdlib/vllm.rhai")),
 ];
 
-/// The stdlib module `path` names, or an error listing the modules there are; `None` when
-/// `path` is not an `aiperf/…` path.
-pub fn resolve(engine: &Engine, path: &str, position: Position) -> Option<Result<Shared<Module>, Box<EvalAltResult>>> {
-    let name = path.strip_prefix(PREFIX)?;
+/// The stdlib module `path` (an `aiperf/…` path) names, or an error listing the modules there
+/// are.
+pub fn resolve(engine: &Engine, path: &str, position: Position) -> Result<Shared<Module>, Box<EvalAltResult>> {
+    let name = path.strip_prefix(PREFIX).unwrap_or(path);
     let Some((_, text)) = MODULES.iter().find(|(module, _)| *module == name) else {
         let known: Vec<String> = MODULES.iter().map(|(module, _)| format!("{PREFIX}{module}")).collect();
         let message = format!("no stdlib module `{path}`; the stdlib has {}", known.join(", "));
-        return Some(Err(Box::new(EvalAltResult::ErrorRuntime(message.into(), position))));
+        return Err(Box::new(EvalAltResult::ErrorRuntime(message.into(), position)));
     };
-    Some(load(engine, name, text))
+    load(engine, name, text)
+}
+
+/// Whether `import "<path>"` names a stdlib module (`aiperf/…`).
+pub fn is_stdlib(path: &str) -> bool {
+    path.starts_with(PREFIX)
 }
 
 fn load(engine: &Engine, name: &str, text: &str) -> Result<Shared<Module>, Box<EvalAltResult>> {
