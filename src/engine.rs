@@ -1,6 +1,7 @@
 //! The engine: executes one Plan end to end (mock, tokenizer, dataset, client, phases,
 //! metrics thread, exports) and returns its `RunResult`.
 
+mod artifacts;
 mod metrics_thread;
 mod validate;
 
@@ -19,7 +20,7 @@ use crate::collectors::{self, RunCollectors};
 use crate::control::failed_requests::{FailedRequestWatch, FailedRequestsExceeded};
 use crate::control::server_requests::ServerControlRequests;
 use crate::dataset::{self, chat_template::ChatTemplate, tokenizer::Tokenizer};
-use crate::export::segment_files::{SegmentInfo, SegmentPhase, SegmentRecordsWriter};
+use crate::export::segment_files::SegmentRecordsWriter;
 use crate::export::segment_histograms::SegmentHistogramsWriter;
 use crate::live::{LiveMetrics, LiveServer, RunFacts};
 use crate::load::in_flight_starts::{InFlightStarts, WatermarkFeed};
@@ -31,9 +32,11 @@ use crate::plan::segment::{self, ExecutionSegment};
 use crate::plan::{ExportLevel, LoadMode, Phase, Plan, TokenizerSpec};
 use crate::result::RunResult;
 use crate::rng::SeededRng;
+use crate::start_at;
 use crate::ui::progress::PhaseProgress;
 pub use crate::ui::progress::Progress;
-use crate::{export, start_at, ui};
+pub(crate) use artifacts::write_console;
+use artifacts::{SegmentShare, create_artifact_dir, write_artifacts, write_inputs, write_segment_info};
 use metrics_thread::{IncomingRecords, MetricsThread};
 pub(crate) use metrics_thread::{metrics_context, record_processor};
 pub use validate::validate;
@@ -213,30 +216,6 @@ async fn prepare_while_checking_endpoint(
     tokio::select! {
         joined = async { tokio::try_join!(preflight, build) } => Ok(joined?.1),
         () = options.cancel.cancelled() => bail!("stopped while the requests were being prepared; nothing was sent"),
-    }
-}
-
-/// What a segment's files say of the whole dataset: the images and theoretical prefix-cache
-/// blocks of every entry, and the index in the whole dataset of each request this segment sends.
-struct SegmentShare {
-    whole_images: Vec<u32>,
-    whole_prefix_blocks: Arc<[(u32, u32)]>,
-    whole_index: Vec<usize>,
-}
-
-impl SegmentShare {
-    /// The requests this process sends (all of them without a segment), and their share.
-    fn of(
-        prepared: dataset::requests::Prepared,
-        segment: Option<ExecutionSegment>,
-    ) -> (dataset::requests::Prepared, Self) {
-        let whole_images = prepared.images.clone();
-        let whole_prefix_blocks = prepared.theoretical_prefix_blocks();
-        let (prepared, whole_index) = match segment {
-            Some(segment) => prepared.segment_share(segment),
-            None => (prepared, Vec::new()),
-        };
-        (prepared, Self { whole_images, whole_prefix_blocks, whole_index })
     }
 }
 
@@ -427,73 +406,6 @@ fn run_result(
     }
 }
 
-/// `segment.json`: what `aiperf merge` needs to know of this segment's run.
-fn write_segment_info(
-    whole_plan: &Plan,
-    options: &RunOptions,
-    segment: ExecutionSegment,
-    clock: RunClock,
-    started_ns: u64,
-    share: SegmentShare,
-    result: &RunResult,
-) -> Result<()> {
-    let info = SegmentInfo {
-        segment,
-        plan: whole_plan.clone(),
-        clock_anchor_ns: clock.wall_anchor_ns(),
-        start_at_ns: options.start_at_ns,
-        started_ns,
-        images_per_entry: share.whole_images,
-        theoretical_prefix_blocks: share.whole_prefix_blocks.to_vec(),
-        whole_index: share.whole_index,
-        phases: result.phases.iter().map(SegmentPhase::of).collect(),
-        was_cancelled: result.was_cancelled,
-    };
-    info.write(&result.artifact_dir)
-}
-
-/// The summaries, the collectors' exports and the console text, the outcome in the run's log
-/// (unless the run shows nothing), then the marker that says they are all there.
-fn write_artifacts(
-    result: &RunResult,
-    telemetry: Option<&crate::telemetry::TelemetryCollected>,
-    artifact_dir: &std::path::Path,
-    progress: Progress,
-) -> Result<()> {
-    export::write_summaries(result, artifact_dir)?;
-    collectors::write_exports(result, telemetry, artifact_dir)?;
-    write_console(result, artifact_dir)?;
-    crate::outputs::run_config::write(result, artifact_dir)?;
-    if progress != Progress::Silent {
-        crate::outputs::run_log::log_outcome(result);
-    }
-    export::ready_marker::write(artifact_dir, result.was_cancelled)
-}
-
-/// `<artifact root>/<run>/` (a segment's: `<artifact root>/<run>/segment-I-of-N/`), created.
-fn create_artifact_dir(plan: &Plan, options: &RunOptions) -> Result<PathBuf> {
-    let run_dir = plan.run_info.artifact_dir(&options.artifact_root, &plan.name);
-    let artifact_dir = match options.segment {
-        Some(segment) => run_dir.join(segment.folder_name()),
-        None => run_dir,
-    };
-    std::fs::create_dir_all(&artifact_dir)
-        .with_context(|| format!("cannot create artifact folder {}", artifact_dir.display()))?;
-    export::ready_marker::clear(&artifact_dir)?;
-    Ok(artifact_dir)
-}
-
-/// `inputs.json`: every request body the run may send.
-fn write_inputs(requests: &[dataset::requests::PreparedRequest], artifact_dir: &std::path::Path) -> Result<()> {
-    export::inputs_json::write(
-        &artifact_dir.join(export::inputs_json::FILE_NAME),
-        dataset::requests::conversations(requests).map(|turns| {
-            let name = turns[0].conversation.as_deref().unwrap_or_default();
-            (name, turns.iter().map(|request| request.body.as_ref()))
-        }),
-    )
-}
-
 /// The live metrics, kept when the command line or the plan names an address to serve them
 /// on (with AIPerf's API routes), or an OpenTelemetry collector to push them to; their server
 /// and their pusher.
@@ -628,14 +540,6 @@ async fn run_phases(
         gathered = Some(running.finish(plan.server_metrics.slice_duration_s).await);
     }
     Ok((phases, gathered.unwrap_or_default()))
-}
-
-/// What the console showed at the end of the run ([`ui::end_of_run`]), written beside the exports.
-pub(crate) fn write_console(result: &RunResult, artifact_dir: &std::path::Path) -> Result<()> {
-    let console = ui::end_of_run::render(result);
-    let names = export::ArtifactNames::new(result.plan.export.prefix.as_deref());
-    let console_path = artifact_dir.join(names.console());
-    std::fs::write(&console_path, &console).with_context(|| format!("cannot write {}", console_path.display()))
 }
 
 pub(crate) async fn load_tokenizer(spec: &TokenizerSpec) -> Result<Arc<Tokenizer>> {
