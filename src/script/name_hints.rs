@@ -39,26 +39,25 @@ pub fn for_error(error: &EvalAltResult, engine: &Engine, ast: &AST) -> Option<St
     }
 }
 
-/// `import "<path>" as <alias>` in the script.
+/// `import "<path>" as <alias>` in the script (or without `as`).
 struct Import {
     path: String,
-    alias: String,
+    alias: Option<String>,
     /// A statement of the script's top level, not of a function or a block.
     top_level: bool,
     at: Position,
 }
 
-/// The script's imports of a constant path under an alias.
+/// The script's imports of a constant path.
 fn imports(ast: &AST) -> Vec<Import> {
     let top_level: Vec<Position> = ast.statements().iter().map(Stmt::position).collect();
     let mut found = Vec::new();
     ast.walk(&mut |path: &[ASTNode]| {
         if let Some(ASTNode::Stmt(Stmt::Import(import, at))) = path.last()
             && let (Expr::StringConstant(module, _), alias) = &**import
-            && !alias.name.is_empty()
         {
-            let top_level = top_level.contains(at);
-            found.push(Import { path: module.to_string(), alias: alias.name.to_string(), top_level, at: *at });
+            let alias = (!alias.name.is_empty()).then(|| alias.name.to_string());
+            found.push(Import { path: module.to_string(), alias, top_level: top_level.contains(at), at: *at });
         }
         true
     });
@@ -83,20 +82,34 @@ fn module_functions(module: &Module) -> Vec<Known> {
 /// `alias::name` names no function of the module imported as `alias`: the nearest that does.
 /// (Rhai found the module, so its import has run.)
 fn module_function_hint(alias: &str, name: &str, engine: &Engine, ast: &AST) -> Option<String> {
-    let import = imports(ast).into_iter().find(|import| import.alias == alias)?;
+    let import = imports(ast).into_iter().find(|import| import.alias.as_deref() == Some(alias))?;
     let known = module_functions(&*module_of(&import, engine, ast)?);
     function_hint(name, &known).map(|hint| hint.replacen('`', &format!("`{alias}::"), 1))
 }
 
-/// A bare `name` that a module the script imported (at its top level, before the call) has.
+/// A bare `name` that a module the script imported (at its top level, before the call) has:
+/// how to call it, and how to import the module under a name where it has none.
 fn imported_elsewhere(name: &str, at: Position, engine: &Engine, ast: &AST) -> Option<String> {
     imports(ast).into_iter().filter(|import| import.top_level && import.at < at).find_map(|import| {
         let module = module_of(&import, engine, ast)?;
         let known = module_functions(&module);
         let params = known.iter().find(|k| k.name == name)?.params;
         let arguments = if params == 0 { "()" } else { "(..)" };
-        Some(format!("`{name}` is in module `{alias}`: `{alias}::{name}{arguments}`", alias = import.alias))
+        Some(match &import.alias {
+            Some(alias) => format!("`{name}` is in module `{alias}`: `{alias}::{name}{arguments}`"),
+            None => {
+                let (path, alias) = (&import.path, alias_for(&import.path));
+                format!("`{name}` is in module \"{path}\", imported without a name: `import \"{path}\" as {alias};` then `{alias}::{name}{arguments}`")
+            }
+        })
     })
+}
+
+/// A name to import the module at `path` as: its file's name, as an identifier.
+fn alias_for(path: &str) -> String {
+    let stem = std::path::Path::new(path).file_stem().map_or(path.into(), |stem| stem.to_string_lossy());
+    let alias: String = stem.chars().map(|c| if c.is_alphanumeric() { c } else { '_' }).collect();
+    if is_identifier(&alias) { alias } else { format!("m_{alias}") }
 }
 
 /// The property of Rhai's "Unknown property 'x' - a getter is not registered for type 'T'".
@@ -218,6 +231,12 @@ mod tests {
         assert_eq!(hint("import \"lib\" as lib; wave()").as_deref(), Some("`wave` is in module `lib`: `lib::wave()`"));
         assert_eq!(hint("wave(); import \"lib\" as lib;"), None, "an import after the call");
         assert_eq!(hint("fn f() { import \"lib\" as lib; } greet(1)"), None, "an import inside a function");
+        assert_eq!(
+            hint("import \"lib\"; greet(1)").as_deref(),
+            Some(
+                "`greet` is in module \"lib\", imported without a name: `import \"lib\" as lib;` then `lib::greet(..)`"
+            )
+        );
     }
 
     #[test]
