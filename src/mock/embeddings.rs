@@ -34,7 +34,7 @@ fn request_texts(wire: WireRequest) -> Result<Vec<String>, String> {
         return Err(format!("input_type must be \"query\" or \"passage\", got {input_type:?}"));
     }
     match wire.messages {
-        Some(messages) if wire.input.is_none() => Ok(vec![chat_prompt(messages)?.texts.join("\n")]),
+        Some(messages) if wire.input.is_none() => Ok(vec![chat_prompt(messages)?.texts.join(" ")]),
         Some(_) => Err("send either `input` or `messages`, not both".into()),
         None => input_texts(wire.input),
     }

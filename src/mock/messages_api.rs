@@ -10,7 +10,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::request::{
-    GenerationRequest, Usage, WireMessage, chat_prompt, checked_output_tokens, has_cache_control, parse_json,
+    GenerationRequest, Usage, WireMessage, chat_prompt, checked_output_tokens, has_cache_control, offered_tools,
+    parse_json,
 };
 use super::words;
 
@@ -24,6 +25,7 @@ struct WireRequest {
     thinking: Option<WireThinking>,
     /// Automatic caching: a breakpoint at the end of the prompt.
     cache_control: Option<Value>,
+    tools: Option<Value>,
 }
 
 /// `{"type": "enabled", "budget_tokens": N}` turns extended thinking on.
@@ -63,6 +65,7 @@ pub fn parse(body: &[u8]) -> Result<GenerationRequest, String> {
         Some(_) => return Err("system: must be a string or a list of text blocks".into()),
     };
     prompt.texts.splice(0..0, system_texts);
+    prompt.tools = offered_tools(wire.tools.as_ref());
     let thinking_tokens = match wire.thinking {
         Some(thinking) if thinking.thinking_type == "enabled" => match thinking.budget_tokens {
             Some(budget) if budget >= 1 => budget,
@@ -182,6 +185,20 @@ pub fn whole_response(members: &str, usage: Usage, thinking_tokens: u64) -> Stri
 mod tests {
     use super::super::request::PromptCacheUse;
     use super::*;
+    use crate::dataset::input_texts::input_texts;
+    use crate::dataset::tokenizer::Tokenizer;
+
+    /// The usage counts the system text, the messages and the offered tools as the client does.
+    #[test]
+    fn a_prompt_with_tools_counts_as_the_client_counts_it() {
+        let body = json!({"model": "m", "max_tokens": 4, "system": "ountain",
+            "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "ountain"}],
+            "tools": [{"name": "search", "description": "ountain finder", "input_schema": {"type": "object"}}]});
+        let tokenizer = Tokenizer::shared_builtin();
+        let client = tokenizer.count(&input_texts(&body).join(" ")) as u64;
+        let prompt = parse(body.to_string().as_bytes()).unwrap().prompt;
+        assert_eq!(prompt.token_count(&tokenizer), client);
+    }
 
     fn events(out: &str) -> Vec<(String, Value)> {
         out.split("\n\n")

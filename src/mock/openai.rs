@@ -5,10 +5,9 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::dataset::input_texts::tool_texts;
-
 use super::request::{
-    Endpoint, GenerationRequest, PromptInput, WireMessage, chat_prompt, checked_output_tokens, parse_json,
+    Endpoint, GenerationRequest, PromptInput, WireMessage, chat_prompt, checked_output_tokens, offered_tools,
+    parse_json,
 };
 
 #[derive(Deserialize)]
@@ -42,11 +41,7 @@ pub fn parse(endpoint: Endpoint, body: &[u8]) -> Result<GenerationRequest, Strin
     let prompt = match endpoint {
         Endpoint::Chat => {
             let mut prompt = chat_prompt(wire.messages.ok_or("missing field `messages`")?)?;
-            // Ahead of the messages, as a chat template's system block holds them.
-            let tools = wire.tools.as_ref().map(tool_texts).unwrap_or_default();
-            if !tools.is_empty() {
-                prompt.texts.insert(0, tools.join("\n"));
-            }
+            prompt.tools = offered_tools(wire.tools.as_ref());
             prompt
         }
         _ => completion_prompt(&wire.prompt.ok_or("missing field `prompt`")?)?,
@@ -95,7 +90,11 @@ fn token_id(id: &serde_json::Number) -> u32 {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
+    use crate::dataset::input_texts::input_texts;
+    use crate::dataset::tokenizer::Tokenizer;
 
     #[test]
     fn chat_reads_string_and_part_contents_and_prefers_max_completion_tokens() {
@@ -114,7 +113,11 @@ mod tests {
         let body = br#"{"messages":[{"role":"user","content":"find x"}],
             "tools":[{"type":"function","function":{"name":"search","description":"Looks up.","parameters":{"type":"object"}}}]}"#;
         let request = parse(Endpoint::Chat, body).unwrap();
-        assert_eq!(request.prompt.texts, ["search\nLooks up.\n{\"type\":\"object\"}", "find x"]);
+        assert_eq!(request.prompt.texts, ["find x"]);
+        assert_eq!(request.prompt.tools.as_deref(), Some("search Looks up. {\"type\":\"object\"}"));
+        let tokenizer = Tokenizer::shared_builtin();
+        let sequence = request.prompt.token_sequence(&tokenizer);
+        assert_eq!(sequence[..tokenizer.encode_in_pieces("search").len()], tokenizer.encode_in_pieces("search")[..]);
     }
 
     #[test]
@@ -125,6 +128,29 @@ mod tests {
         let request = parse(Endpoint::Completions, br#"{"prompt":[[1,2,3],[4]]}"#).unwrap();
         assert_eq!(request.prompt.token_ids, [1, 2, 3, 4]);
         assert_eq!(request.output_tokens, None);
+    }
+
+    /// The mock's usage agrees with the client's count (AIPerf's: the texts joined by spaces,
+    /// tools last), so a run against it reports no usage discrepancy, however short the texts.
+    #[test]
+    fn a_chat_prompt_counts_as_the_client_counts_it() {
+        let tokenizer = Tokenizer::shared_builtin();
+        let call =
+            json!({"id": "c", "type": "function", "function": {"name": "search", "arguments": "{\"q\":\"ountain\"}"}});
+        let tool = json!({"type": "function", "function": {"name": "search", "description": "ountain finder", "parameters": {"type": "object"}}});
+        let bodies = [
+            json!({"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "ountain"},
+                                {"role": "user", "content": "ountain ok"}]}),
+            json!({"messages": [{"role": "system", "content": ""}, {"role": "user", "content": "ountain"}]}),
+            json!({"messages": [{"role": "user", "content": "find it"}, {"role": "assistant", "content": null, "tool_calls": [call]},
+                                {"role": "tool", "tool_call_id": "c", "content": "ountain"}], "tools": [tool]}),
+            json!({"messages": [{"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "ountain"}]}]}),
+        ];
+        for body in bodies {
+            let client = tokenizer.count(&input_texts(&body).join(" ")) as u64;
+            let mock = parse(Endpoint::Chat, body.to_string().as_bytes()).unwrap().prompt.token_count(&tokenizer);
+            assert_eq!(mock, client, "{body}");
+        }
     }
 
     #[test]

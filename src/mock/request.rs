@@ -1,12 +1,15 @@
 //! What a generation request asks for (endpoint, prompt, output length) and what its reply
 //! reports (usage), with the request-reading helpers every API shape shares.
 
+use std::borrow::Cow;
+
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use serde::Deserialize;
 use serde_json::Value;
 
 use super::video_parts::video_part_problem;
+use crate::dataset::input_texts::tool_texts;
 use crate::dataset::tokenizer::Tokenizer;
 
 /// The most tokens one request may ask for (keeps a zero-delay response buffer bounded).
@@ -51,6 +54,9 @@ pub struct GenerationRequest {
 #[derive(Debug, Default)]
 pub struct PromptInput {
     pub texts: Vec<String>,
+    /// The offered tools' texts: read ahead of the texts (where a chat template renders them),
+    /// counted after them (where AIPerf's client counts them).
+    pub tools: Option<String>,
     pub token_ids: Vec<u32>,
     /// Chat `video_url` parts, each checked (`video_parts.rs`).
     pub videos: u64,
@@ -58,25 +64,37 @@ pub struct PromptInput {
 
 impl PromptInput {
     pub fn from_texts(texts: Vec<String>) -> Self {
-        Self { texts, token_ids: Vec::new(), videos: 0 }
+        Self { texts, ..Self::default() }
     }
 
     pub fn text_bytes(&self) -> usize {
-        self.texts.iter().map(String::len).sum()
+        self.texts.iter().chain(&self.tools).map(String::len).sum()
     }
 
+    /// The prompt's tokens: its texts joined by spaces, counted whole (as AIPerf's client and
+    /// this project's count a body of several texts, so a run against the mock finds its usage
+    /// equal to its own count), and the ids sent as ids.
     pub fn token_count(&self, tokenizer: &Tokenizer) -> u64 {
-        self.token_ids.len() as u64 + self.texts.iter().map(|text| tokenizer.count(text) as u64).sum::<u64>()
+        self.token_ids.len() as u64 + tokenizer.count(&self.joined_texts()) as u64
     }
 
-    /// The whole prompt as one token sequence: the texts in order, then the ids sent as ids.
+    /// The whole prompt as one token sequence, as a server's chat template reads it: the tools,
+    /// each text apart, then the ids sent as ids.
     pub fn token_sequence(&self, tokenizer: &Tokenizer) -> Vec<u32> {
         let mut tokens = Vec::new();
-        for text in &self.texts {
+        for text in self.tools.iter().chain(&self.texts) {
             super::word_ids::append_token_ids(tokenizer, text, &mut tokens);
         }
         tokens.extend_from_slice(&self.token_ids);
         tokens
+    }
+
+    /// The texts, then the tools, joined by spaces.
+    fn joined_texts(&self) -> Cow<'_, str> {
+        match (self.texts.as_slice(), &self.tools) {
+            ([text], None) => Cow::Borrowed(text),
+            (texts, tools) => Cow::Owned(texts.iter().chain(tools).map(String::as_str).collect::<Vec<_>>().join(" ")),
+        }
     }
 }
 
@@ -165,27 +183,35 @@ pub fn chat_prompt(messages: Vec<WireMessage>) -> Result<PromptInput, String> {
                 videos += content_parts.iter().filter(|part| part["type"] == "video_url").count() as u64;
                 let texts: Vec<&str> =
                     content_parts.iter().filter_map(|part| part.get("text").and_then(Value::as_str)).collect();
-                parts.push(texts.join("\n"));
+                parts.push(texts.join(" "));
             }
             Some(_) => return Err(format!("messages[{index}].content must be a string or an array of content parts")),
         }
         let calls: Vec<String> = tool_calls.iter().flatten().map(tool_call_text).collect();
         if !calls.is_empty() {
-            parts.push(calls.join("\n"));
+            parts.push(calls.join(" "));
         }
     }
     Ok(PromptInput { videos, ..PromptInput::from_texts(parts) })
+}
+
+/// The texts of a request's offered `tools` (each one's name, description and parameters, as
+/// the client counts them), joined; None without any.
+pub fn offered_tools(tools: Option<&Value>) -> Option<String> {
+    let texts = tools.map(tool_texts).unwrap_or_default();
+    (!texts.is_empty()).then(|| texts.join(" "))
 }
 
 /// A tool call as the prompt holds it: its function's name, then its arguments.
 fn tool_call_text(call: &Value) -> String {
     let function = &call["function"];
     let arguments = match &function["arguments"] {
-        Value::String(text) => text.clone(),
-        Value::Null => String::new(),
-        other => other.to_string(),
+        Value::String(text) => Cow::Borrowed(text.as_str()),
+        Value::Null => Cow::Borrowed(""),
+        other => Cow::Owned(other.to_string()),
     };
-    format!("{}{arguments}", function["name"].as_str().unwrap_or_default())
+    let name = function["name"].as_str().unwrap_or_default();
+    [name, &arguments].into_iter().filter(|text| !text.is_empty()).collect::<Vec<_>>().join(" ")
 }
 
 /// Anything but an `input_audio` part passes; that one needs base64 data and a wav or mp3 format.
@@ -229,6 +255,6 @@ mod tests {
         )
         .unwrap();
         let prompt = chat_prompt(messages).unwrap();
-        assert_eq!(prompt.texts, ["find x", "search{\"q\":\"x\"}", "x is 1", "done"]);
+        assert_eq!(prompt.texts, ["find x", "search {\"q\":\"x\"}", "x is 1", "done"]);
     }
 }

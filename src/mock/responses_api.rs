@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::request::{
-    GenerationRequest, PromptInput, Usage, WireMessage, chat_prompt, checked_output_tokens, parse_json,
+    GenerationRequest, PromptInput, Usage, WireMessage, chat_prompt, checked_output_tokens, offered_tools, parse_json,
 };
 
 #[derive(Deserialize)]
@@ -17,13 +17,14 @@ struct WireRequest {
     input: Option<Value>,
     stream: Option<bool>,
     max_output_tokens: Option<u64>,
+    tools: Option<Value>,
 }
 
 /// Parse a request body; the error is a message for a 400 reply. `input` is a string or a
 /// list of messages; the usage always comes with the final event.
 pub fn parse(body: &[u8]) -> Result<GenerationRequest, String> {
     let wire: WireRequest = parse_json(body)?;
-    let prompt = match wire.input.ok_or("missing field `input`")? {
+    let mut prompt = match wire.input.ok_or("missing field `input`")? {
         Value::String(text) => PromptInput::from_texts(vec![text]),
         messages @ Value::Array(_) => {
             let messages: Vec<WireMessage> = serde_json::from_value(messages)
@@ -32,6 +33,7 @@ pub fn parse(body: &[u8]) -> Result<GenerationRequest, String> {
         }
         _ => return Err("input must be a string or a list of messages".into()),
     };
+    prompt.tools = offered_tools(wire.tools.as_ref());
     Ok(GenerationRequest {
         model: wire.model,
         prompt,
@@ -93,6 +95,20 @@ pub fn whole_response(members: &str, text: &str, usage: Usage) -> String {
 mod tests {
     use super::super::request::PromptCacheUse;
     use super::*;
+    use crate::dataset::input_texts::input_texts;
+    use crate::dataset::tokenizer::Tokenizer;
+
+    /// The usage counts the items and the offered tools as the client does.
+    #[test]
+    fn a_prompt_with_tools_counts_as_the_client_counts_it() {
+        let body = json!({"model": "m",
+            "input": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "ountain"}],
+            "tools": [{"type": "function", "name": "search", "description": "ountain finder", "parameters": {"type": "object"}}]});
+        let tokenizer = Tokenizer::shared_builtin();
+        let client = tokenizer.count(&input_texts(&body).join(" ")) as u64;
+        let prompt = parse(body.to_string().as_bytes()).unwrap().prompt;
+        assert_eq!(prompt.token_count(&tokenizer), client);
+    }
 
     #[test]
     fn input_may_be_text_or_messages() {
