@@ -1,7 +1,9 @@
-//! The mock's `POST /v1/responses` (OpenAI Responses API): reads `input`, `stream` and
-//! `max_output_tokens`, and writes the answer as typed SSE events (`response.created`, one
-//! `response.output_text.delta` per token, `response.completed` with the usage) or whole.
+//! The mock's `POST /v1/responses` (OpenAI Responses API): reads `instructions`, `input`,
+//! `tools`, `stream` and `max_output_tokens`, and writes the answer as typed SSE events
+//! (`response.created`, one `response.output_text.delta` per token, `response.completed` with
+//! the usage) or whole.
 
+use std::borrow::Cow;
 use std::fmt::Write;
 
 use serde::Deserialize;
@@ -10,29 +12,29 @@ use serde_json::{Value, json};
 use super::request::{
     GenerationRequest, PromptInput, Usage, WireMessage, chat_prompt, checked_output_tokens, offered_tools, parse_json,
 };
+use crate::dataset::input_texts::message_texts;
 
 #[derive(Deserialize)]
 struct WireRequest {
     model: Option<String>,
     input: Option<Value>,
+    instructions: Option<Value>,
     stream: Option<bool>,
     max_output_tokens: Option<u64>,
     tools: Option<Value>,
 }
 
 /// Parse a request body; the error is a message for a 400 reply. `input` is a string or a
-/// list of messages; the usage always comes with the final event.
+/// list of items (messages, and the function calls and their outputs an agent replays), after
+/// the `instructions`; the usage always comes with the final event.
 pub fn parse(body: &[u8]) -> Result<GenerationRequest, String> {
     let wire: WireRequest = parse_json(body)?;
     let mut prompt = match wire.input.ok_or("missing field `input`")? {
         Value::String(text) => PromptInput::from_texts(vec![text]),
-        messages @ Value::Array(_) => {
-            let messages: Vec<WireMessage> = serde_json::from_value(messages)
-                .map_err(|error| format!("input must be a string or a list of messages: {error}"))?;
-            chat_prompt(messages)?
-        }
+        Value::Array(items) => items_prompt(items)?,
         _ => return Err("input must be a string or a list of messages".into()),
     };
+    prompt.texts.splice(0..0, instruction_texts(wire.instructions));
     prompt.tools = offered_tools(wire.tools.as_ref());
     Ok(GenerationRequest {
         model: wire.model,
@@ -44,6 +46,40 @@ pub fn parse(body: &[u8]) -> Result<GenerationRequest, String> {
         thinking_tokens: 0,
         prompt_caching: true,
     })
+}
+
+/// The texts of `input` items in order: a message's as a chat message's, a function call's name
+/// and arguments, a function call output's text.
+fn items_prompt(items: Vec<Value>) -> Result<PromptInput, String> {
+    let mut prompt = PromptInput::default();
+    for item in items {
+        if matches!(item.get("type").and_then(Value::as_str), Some("function_call" | "function_call_output")) {
+            prompt.texts.extend(message_texts(&item).into_iter().map(Cow::into_owned));
+            continue;
+        }
+        let message: WireMessage = serde_json::from_value(item)
+            .map_err(|error| format!("input must be a string or a list of messages: {error}"))?;
+        let one = chat_prompt(vec![message])?;
+        prompt.texts.extend(one.texts);
+        prompt.videos += one.videos;
+    }
+    Ok(prompt)
+}
+
+/// `instructions`: a string, or a list of strings or text parts; the empty ones add nothing.
+fn instruction_texts(instructions: Option<Value>) -> Vec<String> {
+    let parts = match instructions {
+        Some(Value::String(text)) => vec![text],
+        Some(Value::Array(parts)) => parts
+            .into_iter()
+            .filter_map(|part| match part {
+                Value::String(text) => Some(text),
+                part => part.get("text").and_then(Value::as_str).map(str::to_string),
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    parts.into_iter().filter(|text| !text.is_empty()).collect()
 }
 
 /// The members every response object of one request shares: id, object, created_at, model.
@@ -101,8 +137,10 @@ mod tests {
     /// The usage counts the items and the offered tools as the client does.
     #[test]
     fn a_prompt_with_tools_counts_as_the_client_counts_it() {
-        let body = json!({"model": "m",
-            "input": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "ountain"}],
+        let body = json!({"model": "m", "instructions": "ountain",
+            "input": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "ountain"},
+                      {"type": "function_call", "call_id": "c", "name": "search", "arguments": "{\"q\":\"ountain\"}"},
+                      {"type": "function_call_output", "call_id": "c", "output": "ountain"}],
             "tools": [{"type": "function", "name": "search", "description": "ountain finder", "parameters": {"type": "object"}}]});
         let tokenizer = Tokenizer::shared_builtin();
         let client = tokenizer.count(&input_texts(&body).join(" ")) as u64;
