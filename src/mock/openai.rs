@@ -145,6 +145,9 @@ mod tests {
             json!({"messages": [{"role": "user", "content": "find it"}, {"role": "assistant", "content": null, "tool_calls": [call]},
                                 {"role": "tool", "tool_call_id": "c", "content": "ountain"}], "tools": [tool]}),
             json!({"messages": [{"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "ountain"}]}]}),
+            json!({"messages": [{"role": "user", "content": "a"},
+                                {"role": "user", "content": [{"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}}]},
+                                {"role": "user", "content": "ountain"}]}),
         ];
         for body in bodies {
             let client = tokenizer.count(&input_texts(&body).join(" ")) as u64;

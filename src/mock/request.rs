@@ -183,7 +183,10 @@ pub fn chat_prompt(messages: Vec<WireMessage>) -> Result<PromptInput, String> {
                 videos += content_parts.iter().filter(|part| part["type"] == "video_url").count() as u64;
                 let texts: Vec<&str> =
                     content_parts.iter().filter_map(|part| part.get("text").and_then(Value::as_str)).collect();
-                parts.push(texts.join(" "));
+                // A message of media alone holds no text (nor a space in the join).
+                if !texts.is_empty() {
+                    parts.push(texts.join(" "));
+                }
             }
             Some(_) => return Err(format!("messages[{index}].content must be a string or an array of content parts")),
         }
