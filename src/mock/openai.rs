@@ -148,6 +148,7 @@ mod tests {
             json!({"messages": [{"role": "user", "content": "a"},
                                 {"role": "user", "content": [{"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}}]},
                                 {"role": "user", "content": "ountain"}]}),
+            json!({"messages": [{"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "reasoning", "text": "ountain"}]}]}),
         ];
         for body in bodies {
             let client = tokenizer.count(&input_texts(&body).join(" ")) as u64;

@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::video_parts::video_part_problem;
-use crate::dataset::input_texts::tool_texts;
+use crate::dataset::input_texts::{part_texts, tool_texts};
 use crate::dataset::tokenizer::Tokenizer;
 
 /// The most tokens one request may ask for (keeps a zero-delay response buffer bounded).
@@ -152,9 +152,9 @@ pub fn checked_output_tokens(requested: Option<u64>) -> Result<Option<u64>, Stri
     }
 }
 
-/// Chat: the text of every message (its text parts joined with newlines) and the name and
-/// arguments of the tool calls it makes, each a text of its own, counted one by one as a
-/// client counts them.
+/// Chat: the text of every message (the `text` of its parts of a text type, joined with spaces)
+/// and the name and arguments of the tool calls it makes, each a text of its own, as a client
+/// counts them.
 pub fn chat_prompt(messages: Vec<WireMessage>) -> Result<PromptInput, String> {
     let mut parts = Vec::with_capacity(messages.len());
     let mut videos = 0;
@@ -181,8 +181,7 @@ pub fn chat_prompt(messages: Vec<WireMessage>) -> Result<PromptInput, String> {
                     return Err(format!("messages[{index}].content[{bad}]: {problem}"));
                 }
                 videos += content_parts.iter().filter(|part| part["type"] == "video_url").count() as u64;
-                let texts: Vec<&str> =
-                    content_parts.iter().filter_map(|part| part.get("text").and_then(Value::as_str)).collect();
+                let texts: Vec<&str> = part_texts(&content_parts).collect();
                 // A message of media alone holds no text (nor a space in the join).
                 if !texts.is_empty() {
                     parts.push(texts.join(" "));
