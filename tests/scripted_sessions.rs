@@ -224,6 +224,26 @@ run(#{ name: "recursing", endpoint: target, phases: [users(#{ users: 2, session:
     assert!(message.contains("(in a session of the phase here; the limits hold for each session)"), "{message}");
 }
 
+/// A wait of NaN seconds (a division of zero by zero) is a script error naming its line, not a
+/// panic of the script worker; a negative wait is none.
+#[test]
+fn a_wait_of_nan_seconds_ends_its_session_with_its_line() {
+    let run = run_scenario(
+        "waiting",
+        r#"let target = endpoint(#{ url: "mock", model: "m", kind: "chat", mock: #{ ttft: ms(1), itl: ms(1) } });
+let agent = |s| {
+    s.wait(-5);
+    s.chat(#{ user: "hello", max_tokens: 4 });
+    if s.id == 1 { s.wait(0.0 / 0.0); }
+};
+run(#{ name: "waiting", endpoint: target, phases: [users(#{ users: 2, session: agent, sessions: 4 })] });
+"#,
+    );
+    let message = the_one_failed_session_s_error(&run, "waiting");
+    assert!(message.contains("waiting.rhai:5:22: s.wait: the seconds are not a number (NaN)"), "{message}");
+    assert!(!run.stderr().contains("panicked"), "{}", run.stderr());
+}
+
 /// Where the process's address space is limited (`ulimit -v`), sessions get small stacks, so the
 /// limit holds thousands of users (16 MiB each, 6 GiB would hold a few hundred); the users it
 /// cannot hold never start, and the self-check says so and calls the client the bottleneck.

@@ -169,8 +169,8 @@ pub fn register(engine: &mut Engine) {
             None => script_error("s.pick: the array is empty"),
         }
     });
-    engine.register_fn("wait", |s: &mut Session, seconds: f64| phase_goes_on(s.wait(seconds)));
-    engine.register_fn("wait", |s: &mut Session, seconds: i64| phase_goes_on(s.wait(seconds as f64)));
+    engine.register_fn("wait", wait);
+    engine.register_fn("wait", |s: &mut Session, seconds: i64| wait(s, seconds as f64));
     engine.register_fn("user", |text: &str| message("user", text));
     engine.register_fn("system", |text: &str| message("system", text));
     engine.register_fn("assistant", |text: &str| message("assistant", text));
@@ -187,6 +187,14 @@ fn message(role: &str, text: &str) -> Map {
     message.insert("role".into(), role.into());
     message.insert("content".into(), text.into());
     message
+}
+
+/// `s.wait(seconds)`: a negative wait is none, as k6's `sleep`; NaN (`0.0 / 0.0`) is an error.
+fn wait(s: &mut Session, seconds: f64) -> ScriptResult<()> {
+    if seconds.is_nan() {
+        return script_error("s.wait: the seconds are not a number (NaN)");
+    }
+    phase_goes_on(s.wait(seconds))
 }
 
 fn phase_goes_on<T>(result: Result<T, PhaseOver>) -> ScriptResult<T> {

@@ -239,7 +239,8 @@ impl Session {
         self.send(client, body, input_tokens, None, tag.unwrap_or_else(|| StepKind::Rerank.as_str().into())).map(Ok)
     }
 
-    /// Wait `seconds` (a tool's own time), the session paused; the phase's end cuts it short.
+    /// Wait `seconds` (a tool's own time; none if not above 0), the session paused; the phase's
+    /// end cuts it short.
     pub fn wait(&self, seconds: f64) -> Result<(), PhaseOver> {
         let shared = {
             let mut state = self.state();
@@ -248,7 +249,7 @@ impl Session {
             state.shared.clone()
         };
         let seconds = if shared.trial { 0.0 } else { seconds.clamp(0.0, crate::plan::MAX_SECONDS) };
-        let mut until = Instant::now() + Duration::from_secs_f64(seconds);
+        let mut until = Instant::now() + Duration::try_from_secs_f64(seconds).unwrap_or_default();
         if let Some(stop) = shared.phase.deadlines.stop_sending() {
             until = until.min(stop);
         }
