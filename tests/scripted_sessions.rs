@@ -244,6 +244,38 @@ run(#{ name: "waiting", endpoint: target, phases: [users(#{ users: 2, session: a
     assert!(!run.stderr().contains("panicked"), "{}", run.stderr());
 }
 
+/// An embeddings or rerank step bound for an endpoint of another kind (the run's chat endpoint,
+/// for want of `endpoint:`) is a script error naming the kinds it needs; nothing is sent.
+#[test]
+fn an_embed_or_rerank_step_for_an_endpoint_of_another_kind_ends_its_session() {
+    for (call, needs) in [
+        (
+            r#"s.embed(#{ input: "x" })"#,
+            r#"s.embed needs an endpoint of kind "embeddings" or "chat_embeddings" or "nim_embeddings", not "chat""#,
+        ),
+        (
+            r#"s.rerank(#{ query: "q", documents: ["a"] })"#,
+            r#"s.rerank needs an endpoint of kind "cohere_rankings" or "hf_tei_rankings" or "nim_rankings", not "chat""#,
+        ),
+    ] {
+        let run = run_scenario(
+            "misrouted",
+            &format!(
+                r#"let target = endpoint(#{{ url: "mock", model: "m", kind: "chat", mock: #{{ ttft: ms(1), itl: ms(1) }} }});
+let agent = |s| {{
+    s.chat(#{{ user: "hello", max_tokens: 4 }});
+    if s.id == 1 {{ {call}; }}
+}};
+run(#{{ name: "misrouted", endpoint: target, phases: [users(#{{ users: 2, session: agent, sessions: 4 }})] }});
+"#
+            ),
+        );
+        let message = the_one_failed_session_s_error(&run, "misrouted");
+        assert!(message.contains("misrouted.rhai:4:") && message.contains(needs), "{message}");
+        assert_eq!(stat(&run.summary("misrouted"), "request_count", "avg"), 4.0, "the misrouted step sent nothing");
+    }
+}
+
 /// Where the process's address space is limited (`ulimit -v`), sessions get small stacks, so the
 /// limit holds thousands of users (16 MiB each, 6 GiB would hold a few hundred); the users it
 /// cannot hold never start, and the self-check says so and calls the client the bottleneck.
@@ -357,8 +389,7 @@ run(#{ name: "nothing", endpoint: target,
     assert_eq!(run.code(), Some(98), "{}", run.stderr());
     let stderr = run.stderr();
     assert!(stderr.contains("1000 sessions in a row ended at once, without sending a request"), "{stderr}");
-    let wrong_kind =
-        r#"nothing.rhai:3:66: s.chat sends OpenAI chat messages: its endpoint must be of kind "chat", not "messages""#;
+    let wrong_kind = r#"nothing.rhai:3:66: s.chat needs an endpoint of kind "chat", not "messages" (give the step one with `endpoint:`)"#;
     assert!(stderr.contains("phase `users` sent no request: 1000 of its 1000 sessions failed"), "{stderr}");
     assert!(stderr.contains("  1000 × ") && stderr.contains(wrong_kind), "{stderr}");
     let sessions = scripted(&run.summary("nothing")).clone();

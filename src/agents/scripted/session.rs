@@ -51,6 +51,29 @@ impl StepKind {
             StepKind::Rerank => "rerank",
         }
     }
+
+    /// The endpoint kinds whose request this step sends.
+    fn endpoint_kinds(self) -> &'static [EndpointKind] {
+        match self {
+            StepKind::Chat => &[EndpointKind::Chat],
+            StepKind::Embed => &[EndpointKind::Embeddings, EndpointKind::ChatEmbeddings, EndpointKind::NimEmbeddings],
+            StepKind::Rerank => &[EndpointKind::CohereRankings, EndpointKind::TeiRankings, EndpointKind::NimRankings],
+        }
+    }
+
+    /// Why this step cannot go to an endpoint of `kind`; None when it can.
+    fn refuses(self, kind: EndpointKind) -> Option<String> {
+        let kinds = self.endpoint_kinds();
+        (!kinds.contains(&kind)).then(|| {
+            let named: Vec<String> = kinds.iter().map(|kind| format!("\"{}\"", kind.as_str())).collect();
+            format!(
+                "s.{} needs an endpoint of kind {}, not \"{}\" (give the step one with `endpoint:`)",
+                self.as_str(),
+                named.join(" or "),
+                kind.as_str()
+            )
+        })
+    }
 }
 
 /// A session's handle; clones share it (the function's `s`).
@@ -174,11 +197,8 @@ impl Session {
         let (body, input_tokens, client) = {
             let mut state = self.state();
             let kind = step.endpoint.as_ref().unwrap_or(&state.shared.phase.hook.endpoint).kind;
-            if kind != EndpointKind::Chat {
-                return Ok(Err(format!(
-                    "s.chat sends OpenAI chat messages: its endpoint must be of kind \"chat\", not \"{}\"",
-                    kind.as_str()
-                )));
+            if let Some(why) = StepKind::Chat.refuses(kind) {
+                return Ok(Err(why));
             }
             let client = match state.client_for(step.endpoint.as_ref()) {
                 Ok(client) => client,
@@ -212,7 +232,8 @@ impl Session {
         tag: Option<String>,
         extra: &serde_json::Map<String, serde_json::Value>,
     ) -> Result<Result<StepAnswer, String>, PhaseOver> {
-        let prepared = self.prepare(endpoint.as_ref(), |endpoint| embeddings_step_body(endpoint, inputs, extra));
+        let prepared =
+            self.prepare(endpoint.as_ref(), StepKind::Embed, |endpoint| embeddings_step_body(endpoint, inputs, extra));
         let (body, client) = match prepared {
             Ok(prepared) => prepared,
             Err(why) => return Ok(Err(why)),
@@ -230,7 +251,9 @@ impl Session {
         tag: Option<String>,
         extra: &serde_json::Map<String, serde_json::Value>,
     ) -> Result<Result<StepAnswer, String>, PhaseOver> {
-        let prepared = self.prepare(endpoint.as_ref(), |endpoint| rerank_step_body(endpoint, query, documents, extra));
+        let prepared = self.prepare(endpoint.as_ref(), StepKind::Rerank, |endpoint| {
+            rerank_step_body(endpoint, query, documents, extra)
+        });
         let (body, client) = match prepared {
             Ok(prepared) => prepared,
             Err(why) => return Ok(Err(why)),
@@ -278,11 +301,16 @@ impl Session {
     fn prepare(
         &self,
         endpoint: Option<&Endpoint>,
+        step: StepKind,
         body_of: impl FnOnce(&Endpoint) -> Vec<u8>,
     ) -> Result<(Vec<u8>, Option<Arc<crate::client::HttpClient>>), String> {
         let state = self.state();
+        let endpoint_or_run_s = endpoint.unwrap_or(&state.shared.phase.hook.endpoint);
+        if let Some(why) = step.refuses(endpoint_or_run_s.kind) {
+            return Err(why);
+        }
         let client = state.client_for(endpoint)?;
-        Ok((body_of(endpoint.unwrap_or(&state.shared.phase.hook.endpoint)), client))
+        Ok((body_of(endpoint_or_run_s), client))
     }
 
     /// Send one step and wait for its answer; PhaseOver when the phase sends no more.
