@@ -244,10 +244,12 @@ run(#{ name: "waiting", endpoint: target, phases: [users(#{ users: 2, session: a
     assert!(!run.stderr().contains("panicked"), "{}", run.stderr());
 }
 
-/// An embeddings or rerank step bound for an endpoint of another kind (the run's chat endpoint,
-/// for want of `endpoint:`) is a script error naming the kinds it needs; nothing is sent.
+/// A step that cannot be sent as asked is a script error saying what is wrong, and sends
+/// nothing: an embeddings or rerank step bound for an endpoint of another kind (the run's chat
+/// endpoint, for want of `endpoint:`), a message that is no message, tools that are no list of
+/// tools, a tool result that answers no call (the mock's answer to a step without tools has none).
 #[test]
-fn an_embed_or_rerank_step_for_an_endpoint_of_another_kind_ends_its_session() {
+fn a_step_that_cannot_be_sent_as_asked_ends_its_session_and_sends_nothing() {
     for (call, needs) in [
         (
             r#"s.embed(#{ input: "x" })"#,
@@ -256,6 +258,15 @@ fn an_embed_or_rerank_step_for_an_endpoint_of_another_kind_ends_its_session() {
         (
             r#"s.rerank(#{ query: "q", documents: ["a"] })"#,
             r#"s.rerank needs an endpoint of kind "cohere_rankings" or "hf_tei_rankings" or "nim_rankings", not "chat""#,
+        ),
+        (
+            r#"s.chat(#{ messages: [5] })"#,
+            "chat: messages[0] must be a string or a message #{ role, content }, got i64 `5`",
+        ),
+        (r#"s.chat(#{ user: "x", tools: "search" })"#, "chat: `tools` must be a list of tool definitions"),
+        (
+            r#"s.chat(#{ tool_results: ["found"] })"#,
+            "chat: tool_results[0] answers no tool call: the last answer asked for none",
         ),
     ] {
         let run = run_scenario(
@@ -272,7 +283,7 @@ run(#{{ name: "misrouted", endpoint: target, phases: [users(#{{ users: 2, sessio
         );
         let message = the_one_failed_session_s_error(&run, "misrouted");
         assert!(message.contains("misrouted.rhai:4:") && message.contains(needs), "{message}");
-        assert_eq!(stat(&run.summary("misrouted"), "request_count", "avg"), 4.0, "the misrouted step sent nothing");
+        assert_eq!(stat(&run.summary("misrouted"), "request_count", "avg"), 4.0, "{call} sent nothing");
     }
 }
 

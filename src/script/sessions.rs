@@ -212,13 +212,32 @@ fn chat(s: &mut Session, map: Map) -> ScriptResult<Dynamic> {
     for (i, item) in r.opt_array("messages")?.unwrap_or_default().into_iter().enumerate() {
         messages.push(match item.clone().try_cast::<String>() {
             Some(text) => serde_json::json!({ "role": "user", "content": text }),
-            None => json_of(&item, &format!("chat: messages[{i}]"))?,
+            None => match json_of(&item, &format!("chat: messages[{i}]"))? {
+                message if message.get("role").is_some_and(Value::is_string) => message,
+                _ => {
+                    return script_error(format!(
+                        "chat: messages[{i}] must be a string or a message #{{ role, content }}, got {} `{item}`",
+                        item.type_name()
+                    ));
+                }
+            },
         });
     }
     if let Some(text) = r.opt_string("user")? {
         messages.push(serde_json::json!({ "role": "user", "content": text }));
     }
-    let tools = r.opt_value("tools").map(|tools| json_of(&tools, "chat: `tools`")).transpose()?;
+    let tools = match r.opt_value("tools") {
+        Some(tools) => match json_of(&tools, "chat: `tools`")? {
+            Value::Array(list) if list.iter().all(Value::is_object) => Some(Value::Array(list)),
+            _ => {
+                return script_error(format!(
+                    "chat: `tools` must be a list of tool definitions #{{ type: \"function\", function: #{{ name, .. }} }}, got {} `{tools}`",
+                    tools.type_name()
+                ));
+            }
+        },
+        None => None,
+    };
     let tool_results = tool_results(r.opt_array("tool_results")?.unwrap_or_default())?;
     let step = ChatStep {
         messages,

@@ -1,5 +1,5 @@
-//! A session's chat history as the OpenAI chat API wants it: the messages a step adds, the
-//! `tool` results that answer the last tool calls, and each answer as an assistant message
+//! A session's chat history as the OpenAI chat API wants it: the `tool` results that answer the
+//! last tool calls, the messages a step adds, and each answer as an assistant message
 //! (its `tool_calls` included); and its prompt tokens, each text counted once as it joins, as
 //! AIPerf counts a body (its texts joined by spaces). An answer joins when the history is next
 //! used: a session's last answer, never sent back, costs no message and no count. Each message
@@ -15,9 +15,10 @@ use crate::record::ToolCall;
 /// What one chat step asks for.
 #[derive(Debug, Clone, Default)]
 pub struct ChatStep {
-    /// Messages appended to the history before the request (OpenAI message objects).
+    /// Messages appended to the history before the request (OpenAI message objects), after
+    /// the tool results.
     pub messages: Vec<Value>,
-    /// Results of the last answer's tool calls, appended as `tool` messages.
+    /// Results of the last answer's tool calls, appended as `tool` messages right after it.
     pub tool_results: Vec<ToolResult>,
     /// Tools offered from this step on (the session keeps offering them).
     pub tools: Option<Value>,
@@ -72,30 +73,41 @@ pub struct History {
 }
 
 impl History {
-    /// Add a step's messages and tool results (and its tools), their texts counted by
-    /// `counts`; the results it held.
-    pub fn add_step(&mut self, step: &mut ChatStep, counts: &impl TextCounts) -> usize {
+    /// Add a step's tool results, right after the answer whose calls they answer, then its
+    /// messages (and its tools), their texts counted by `counts`; the results it held. A result
+    /// without an id past the last answer's calls answers none: the step is refused whole.
+    pub fn add_step(&mut self, step: &mut ChatStep, counts: &impl TextCounts) -> Result<usize, String> {
         self.settle(counts);
+        let calls = self.last_calls.len();
+        if let Some(position) =
+            step.tool_results.iter().skip(calls).position(|result| result.tool_call_id.is_none()).map(|at| at + calls)
+        {
+            let asked = match calls {
+                0 => "none".to_string(),
+                1 => "1 call".to_string(),
+                calls => format!("{calls} calls"),
+            };
+            return Err(format!(
+                "chat: tool_results[{position}] answers no tool call: the last answer asked for {asked} \
+                 (a result #{{ tool_call_id, content }} answers a call by its id)"
+            ));
+        }
+        for (position, result) in step.tool_results.iter().enumerate() {
+            let id = result.tool_call_id.clone().unwrap_or_else(|| self.last_calls[position].id.clone());
+            self.add_text(&result.content, counts);
+            self.push(&json!({ "role": "tool", "tool_call_id": id, "content": result.content }));
+        }
         for message in std::mem::take(&mut step.messages) {
             for text in message_texts(&message) {
                 self.add_text(&text, counts);
             }
             self.push(&message);
         }
-        for (position, result) in step.tool_results.iter().enumerate() {
-            let id = result
-                .tool_call_id
-                .clone()
-                .or_else(|| self.last_calls.get(position).map(|call| call.id.clone()))
-                .unwrap_or_else(|| format!("call_{position}"));
-            self.add_text(&result.content, counts);
-            self.push(&json!({ "role": "tool", "tool_call_id": id, "content": result.content }));
-        }
         if let Some(tools) = step.tools.take() {
             self.tools_tokens = tool_texts(&tools).iter().map(|text| counts.in_body(text, false)).sum();
             self.tools = Some(tools);
         }
-        step.tool_results.len()
+        Ok(step.tool_results.len())
     }
 
     /// Join `message` to the history's JSON.
@@ -216,14 +228,14 @@ mod tests {
             ),
             ..ChatStep::default()
         };
-        history.add_step(&mut first, &Words);
+        history.add_step(&mut first, &Words).unwrap();
         let call = ToolCall { id: "call_7".into(), name: "search".into(), arguments: "{}".into() };
         history.add_answer("", 0, std::slice::from_ref(&call), &Words);
         let mut second = ChatStep {
             tool_results: vec![ToolResult { tool_call_id: None, content: "X is 1".into() }],
             ..ChatStep::default()
         };
-        assert_eq!(history.add_step(&mut second, &Words), 1);
+        assert_eq!(history.add_step(&mut second, &Words), Ok(1));
         let messages = history.settled(&Words);
         assert_eq!(messages.len(), 3);
         assert_eq!(messages[1]["tool_calls"][0]["id"], "call_7");
@@ -237,5 +249,57 @@ mod tests {
         assert_eq!((sent(&history).len(), history.tokens()), (3, 10), "an answer joins when next used");
         assert_eq!(history.settled(&Words)[3], json!({"role": "assistant", "content": "Done now"}));
         assert_eq!(history.tokens(), 10 + 3, "the answer's text after a space");
+    }
+
+    /// A history whose last answer called `calls` tools, after one user message.
+    fn called(calls: usize) -> History {
+        let mut history = History::default();
+        let mut first = ChatStep { messages: vec![json!({"role": "user", "content": "go"})], ..ChatStep::default() };
+        history.add_step(&mut first, &Words).unwrap();
+        let calls: Vec<ToolCall> = (0..calls)
+            .map(|at| ToolCall { id: format!("call_{at}"), name: "f".into(), arguments: "{}".into() })
+            .collect();
+        history.add_answer("", 0, &calls, &Words);
+        history
+    }
+
+    fn result(content: &str) -> ToolResult {
+        ToolResult { tool_call_id: None, content: content.into() }
+    }
+
+    #[test]
+    fn a_step_s_tool_results_come_right_after_the_answer_and_its_messages_after_them() {
+        let mut history = called(1);
+        let mut step = ChatStep {
+            messages: vec![json!({"role": "user", "content": "and then?"})],
+            tool_results: vec![result("r")],
+            ..ChatStep::default()
+        };
+        assert_eq!(history.add_step(&mut step, &Words), Ok(1));
+        let roles: Vec<Value> = sent(&history).iter().map(|message| message["role"].clone()).collect();
+        assert_eq!(roles, [json!("user"), json!("assistant"), json!("tool"), json!("user")]);
+    }
+
+    #[test]
+    fn a_result_past_the_last_answer_s_calls_refuses_the_step_whole() {
+        let mut history = called(1);
+        let before = (history.settled(&Words), history.tokens());
+        let mut step = ChatStep {
+            messages: vec![json!({"role": "user", "content": "more"})],
+            tool_results: vec![result("a"), result("b")],
+            ..ChatStep::default()
+        };
+        let error = history.add_step(&mut step, &Words).unwrap_err();
+        assert!(
+            error.starts_with("chat: tool_results[1] answers no tool call: the last answer asked for 1 call"),
+            "{error}"
+        );
+        assert_eq!((history.settled(&Words), history.tokens()), before, "nothing of the step joined");
+        let with_id = ToolResult { tool_call_id: Some("call_9".into()), content: "b".into() };
+        let mut step = ChatStep { tool_results: vec![result("a"), with_id], ..ChatStep::default() };
+        assert_eq!(history.add_step(&mut step, &Words), Ok(2), "a result with an id answers a call by its id");
+        let mut none = called(0);
+        let mut step = ChatStep { tool_results: vec![result("a")], ..ChatStep::default() };
+        assert!(none.add_step(&mut step, &Words).unwrap_err().contains("asked for none"));
     }
 }

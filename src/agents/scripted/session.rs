@@ -205,7 +205,9 @@ impl Session {
                 Err(why) => return Ok(Err(why)),
             };
             let shared = state.shared.clone();
-            state.history.add_step(&mut step, shared.as_ref());
+            if let Err(why) = state.history.add_step(&mut step, shared.as_ref()) {
+                return Ok(Err(why));
+            }
             let base = shared.chat_base(step.endpoint.as_ref(), step.max_tokens);
             let history = &state.history;
             let body = chat_step_body(&base, history.messages_json(), history.tools(), &step.extra);
