@@ -287,6 +287,57 @@ run(#{{ name: "misrouted", endpoint: target, phases: [users(#{{ users: 2, sessio
     }
 }
 
+/// A session function may come from a library: a closure a module's function made runs among
+/// the module's functions (an error there names the module's file and line), and a closure of
+/// the scenario's may call the modules imported at its top level, a library's and the stdlib's.
+#[test]
+fn a_session_function_may_come_from_a_library_and_call_the_modules_imported_above_it() {
+    let dir = tempfile::tempdir().expect("dir");
+    let library = r#"fn tool_loop(question) {
+    |s| {
+        let r = s.chat(#{ user: question, tools: tools(), max_tokens: 8, tag: "ask" });
+        while r.tool_calls.len() > 0 { r = s.chat(#{ tool_results: r.tool_calls.map(|c| `found ${c.args.query}`), tag: "act" }); }
+        check(s);
+    }
+}
+fn tools() { [#{ type: "function", function: #{ name: "search", parameters: #{ type: "object" } } }] }
+fn check(s) { if s.id == 3 { throw "the library's own check failed"; } }
+fn ask(s) { s.chat(#{ user: "plain", max_tokens: 4, tag: "plain" }); }
+"#;
+    std::fs::write(dir.path().join("agents.rhai"), library).expect("write the library");
+    let scenario = dir.path().join("library_agents.rhai");
+    let source = r#"import "agents" as agents;
+import "aiperf/sweeps" as sweeps;
+let target = endpoint(#{ url: "mock", model: "m", kind: "chat", mock: #{ ttft: ms(1), itl: ms(1) } });
+run(#{ name: "made", endpoint: target, phases: [users(#{ users: 2, session: agents::tool_loop("where?"), sessions: 4 })] });
+let calling = |s| { agents::ask(s); s.chat(#{ user: `${sweeps::doubling(1, 8).len()}`, max_tokens: 2, tag: "stdlib" }); };
+run(#{ name: "calling", endpoint: target, phases: [users(#{ users: 2, session: calling, sessions: 4 })] });
+"#;
+    std::fs::write(&scenario, source).expect("write the scenario");
+    let output = common::aiperf_command(dir.path()).arg("run").arg(&scenario).output().expect("run aiperf");
+    let run = common::ScenarioRun { dir, output };
+    let made = scripted(&run.summary("made")).clone();
+    assert_eq!((made["completed"].as_u64(), made["failed"].as_u64()), (Some(3), Some(1)), "{}: {made}", run.stderr());
+    // Two tool calls, then the answer: three requests a session.
+    assert_eq!(
+        (made["steps"]["ask"]["requests"].as_u64(), made["steps"]["act"]["requests"].as_u64()),
+        (Some(4), Some(8))
+    );
+    let error = made["errors"][0]["message"].as_str().unwrap_or_default();
+    assert!(error.contains("agents.rhai:9:") && error.contains("the library's own check failed"), "{error}");
+    let calling = scripted(&run.summary("calling")).clone();
+    assert_eq!(
+        (calling["completed"].as_u64(), calling["failed"].as_u64()),
+        (Some(4), Some(0)),
+        "{}: {calling}",
+        run.stderr()
+    );
+    assert_eq!(
+        (calling["steps"]["plain"]["requests"].as_u64(), calling["steps"]["stdlib"]["requests"].as_u64()),
+        (Some(4), Some(4))
+    );
+}
+
 /// Where the process's address space is limited (`ulimit -v`), sessions get small stacks, so the
 /// limit holds thousands of users (16 MiB each, 6 GiB would hold a few hundred); the users it
 /// cannot hold never start, and the self-check says so and calls the client the bottleneck.

@@ -15,16 +15,14 @@ use crate::libs::ScenarioLibraries;
 
 const EXTENSION: &str = "rhai";
 
-pub struct ImportResolver {
-    search_path: Vec<PathBuf>,
-    libraries: Arc<ScenarioLibraries>,
-    /// The modules evaluated so far, by the stdlib path or the file they came from.
-    loaded: Mutex<HashMap<String, Shared<Module>>>,
-}
+/// The modules a scenario's imports evaluated, by the stdlib path or the file they came from.
+/// The session functions look here for a closure a module made, whose function is the module's.
+#[derive(Default)]
+pub struct LoadedModules(Mutex<HashMap<String, Shared<Module>>>);
 
-impl ImportResolver {
-    pub fn new(search_path: Vec<PathBuf>, libraries: Arc<ScenarioLibraries>) -> Self {
-        Self { search_path, libraries, loaded: Mutex::default() }
+impl LoadedModules {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Shared<Module>>> {
+        self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// The module named `key`: the one evaluated before, else `load`'s, kept if it loaded.
@@ -41,8 +39,24 @@ impl ImportResolver {
         Ok(self.lock().entry(key).or_insert(module).clone())
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Shared<Module>>> {
-        self.loaded.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    /// The loaded module that defines the script function `name` (a closure's `anon$…`).
+    pub fn defining(&self, name: &str) -> Option<Shared<Module>> {
+        self.lock()
+            .values()
+            .find(|module| module.iter_script_fn_info().any(|(_, _, defined, ..)| defined == name))
+            .cloned()
+    }
+}
+
+pub struct ImportResolver {
+    search_path: Vec<PathBuf>,
+    libraries: Arc<ScenarioLibraries>,
+    loaded: Arc<LoadedModules>,
+}
+
+impl ImportResolver {
+    pub fn new(search_path: Vec<PathBuf>, libraries: Arc<ScenarioLibraries>, loaded: Arc<LoadedModules>) -> Self {
+        Self { search_path, libraries, loaded }
     }
 
     /// The files `import "<path>"` may mean, in the order they are tried.
@@ -65,7 +79,7 @@ impl ModuleResolver for ImportResolver {
         position: Position,
     ) -> Result<Shared<Module>, Box<EvalAltResult>> {
         if stdlib::is_stdlib(path) {
-            return self.once(path.to_string(), || stdlib::resolve(engine, path, position));
+            return self.loaded.once(path.to_string(), || stdlib::resolve(engine, path, position));
         }
         let file = match self.libraries.module_file(source, path) {
             Some(found) => found,
@@ -73,7 +87,7 @@ impl ModuleResolver for ImportResolver {
         }
         .map_err(|message| Box::new(EvalAltResult::ErrorRuntime(message.into(), position)))?;
         let name = file.display().to_string();
-        self.once(name.clone(), || {
+        self.loaded.once(name.clone(), || {
             load(engine, &file).map_err(|error| Box::new(EvalAltResult::ErrorInModule(name, error, position)))
         })
     }

@@ -137,7 +137,11 @@ pub fn build_engine(host: Arc<RunHost>, settings: &ScenarioSettings) -> Engine {
     sessions::same_closure_names_in_every_process();
     let mut engine = Engine::new();
     limits::apply(&mut engine, settings.max_operations);
-    engine.set_module_resolver(imports::ImportResolver::new(settings.search_path.clone(), settings.libraries.clone()));
+    engine.set_module_resolver(imports::ImportResolver::new(
+        settings.search_path.clone(),
+        settings.libraries.clone(),
+        host.modules.clone(),
+    ));
     units::register(&mut engine);
     distributions::register(&mut engine);
     args::register(&mut engine, Arc::new(settings.args.clone()));
@@ -207,6 +211,7 @@ pub fn run_scenario_source(
     let scenario_stem = path.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_else(|| "run".to_string());
     let report_records = crate::report::LiveRecords::default();
     let options = RunOptions { record_sinks: Some(Arc::new(report_records.clone())), ..options };
+    let modules = Arc::new(imports::LoadedModules::default());
     let host = Arc::new(RunHost {
         runtime,
         options,
@@ -224,7 +229,8 @@ pub fn run_scenario_source(
         scenario_sweep: Default::default(),
         report: settings.report,
         libraries: settings.libraries.clone(),
-        session_functions: Arc::new(sessions::SessionFunctions::new(path.to_path_buf())),
+        session_functions: Arc::new(sessions::SessionFunctions::new(path.to_path_buf(), modules.clone())),
+        modules,
         session_trials: Default::default(),
     });
     let engine = Arc::new(build_engine(host.clone(), settings));

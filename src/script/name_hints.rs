@@ -70,11 +70,11 @@ fn module_of(import: &Import, engine: &Engine, ast: &AST) -> Option<Shared<Modul
     engine.module_resolver().resolve(engine, ast.source(), &import.path, import.at).ok()
 }
 
-/// The public functions of `module`.
+/// The public functions of `module`, not the closures it made (Rhai names them `anon$…`).
 fn module_functions(module: &Module) -> Vec<Known> {
     module
         .iter_script_fn_info()
-        .filter(|(_, access, ..)| *access == FnAccess::Public)
+        .filter(|(_, access, name, ..)| *access == FnAccess::Public && !name.starts_with("anon$"))
         .map(|(_, _, name, params, _)| Known { name: name.to_string(), params })
         .collect()
 }

@@ -4,11 +4,11 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use rhai::{Array, Engine, Map, NativeCallContext, Position};
+use rhai::{Array, Engine, Map, NativeCallContext};
 
 use super::distributions::turns_and_wait;
 use super::keys::{MapReader, ScriptResult, number, script_error};
-use super::sessions::SessionFunctions;
+use super::sessions::{BuiltAt, SessionFunctions};
 use super::{paths, phase_ramps};
 use crate::load::schedule;
 use crate::plan::{
@@ -26,7 +26,7 @@ pub fn register(engine: &mut Engine, scenario_dir: PathBuf, functions: Arc<Sessi
     {
         let functions = functions.clone();
         engine.register_fn(builder, move |context: NativeCallContext, map: Map| {
-            concurrency(kind, builder, map, &functions, context.call_position())
+            concurrency(kind, builder, map, &functions, BuiltAt::of(&context))
         });
     }
     engine.register_fn("warmup", |phase: Phase| side_phase(phase, PhaseKind::Warmup));
@@ -35,7 +35,7 @@ pub fn register(engine: &mut Engine, scenario_dir: PathBuf, functions: Arc<Sessi
     engine.register_fn("ramp", ramp);
     engine.register_fn("schedule", move |map: Map| fixed_schedule(map, &scenario_dir));
     engine.register_fn("users", move |context: NativeCallContext, map: Map| {
-        users(map, &functions, context.call_position())
+        users(map, &functions, BuiltAt::of(&context))
     });
 }
 
@@ -110,7 +110,7 @@ fn concurrency(
     builder: &'static str,
     map: Map,
     functions: &SessionFunctions,
-    at: Position,
+    at: BuiltAt,
 ) -> ScriptResult<Phase> {
     let mut r = MapReader::new(
         builder,
@@ -330,7 +330,7 @@ fn fixed_schedule(map: Map, scenario_dir: &Path) -> ScriptResult<Phase> {
 /// `users(#{ users: 16, session_rate: 2, turns: normal(4, 1), think_time: ms(800), duration: seconds(60) })`:
 /// new sessions per second, each turn a think time after the previous answer. `at`: where the
 /// builder was called.
-fn users(map: Map, functions: &SessionFunctions, at: Position) -> ScriptResult<Phase> {
+fn users(map: Map, functions: &SessionFunctions, at: BuiltAt) -> ScriptResult<Phase> {
     let mut r = MapReader::new(
         "users",
         map,

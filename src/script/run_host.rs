@@ -47,6 +47,8 @@ pub struct RunHost {
     pub report_records: crate::report::LiveRecords,
     /// The functions that play its scripted sessions.
     pub session_functions: Arc<super::sessions::SessionFunctions>,
+    /// The modules the scenario's imports evaluated (the resolver's and the session functions').
+    pub modules: Arc<super::imports::LoadedModules>,
     /// The scenario's libraries; each plan records those imported before it runs.
     pub libraries: Arc<crate::libs::ScenarioLibraries>,
     /// The session functions `aiperf check` has tried.

@@ -7,10 +7,14 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
-use rhai::{AST, Array, Dynamic, Engine, EvalAltResult, FnPtr, Map, Position};
+use rhai::{
+    AST, Array, Dynamic, Engine, EvalAltResult, FnPtr, ImmutableString, Map, Module, NativeCallContext, Position,
+    Shared,
+};
 use serde_json::Value;
 
 use super::answers::Answer;
+use super::imports::LoadedModules;
 use super::keys::{MapReader, ScriptResult, script_error};
 use crate::agents::scripted::{ChatStep, PhaseOver, ScriptedPlayer, Session, SessionProgram, ToolResult};
 use crate::load::scripted::{SessionPlayer, StepAnswer};
@@ -19,15 +23,45 @@ use crate::plan::{Endpoint, LoadMode};
 /// The session functions a scenario's phases name, and the engine and script that run them.
 pub struct SessionFunctions {
     /// Each function by name, and where the first phase that names it was built.
-    functions: Mutex<BTreeMap<String, (FnPtr, Position)>>,
+    functions: Mutex<BTreeMap<String, (FnPtr, BuiltAt)>>,
     /// Weak: the engine's own functions hold the host that holds this.
     script: OnceLock<(Weak<Engine>, Arc<AST>)>,
+    /// The modules the scenario imported: a closure a module's function made is the module's.
+    modules: Arc<LoadedModules>,
     scenario: PathBuf,
 }
 
 impl SessionFunctions {
-    pub fn new(scenario: PathBuf) -> Self {
-        Self { functions: Mutex::new(BTreeMap::new()), script: OnceLock::new(), scenario }
+    pub fn new(scenario: PathBuf, modules: Arc<LoadedModules>) -> Self {
+        Self { functions: Mutex::new(BTreeMap::new()), script: OnceLock::new(), modules, scenario }
+    }
+
+    /// The functions `function` is called among: the scenario's, or those of the module that
+    /// defines it (a closure a library made); with the parameters each definition by its name
+    /// takes beyond the curried ones (none: no definition is known).
+    fn home(&self, function: &FnPtr) -> Option<(Arc<AST>, Vec<usize>)> {
+        let (_, ast) = self.script.get()?;
+        let name = function.fn_name();
+        let beyond_curried = |params: usize| params.saturating_sub(function.curry().len());
+        let defined: Vec<usize> = ast
+            .iter_functions()
+            .filter(|defined| defined.name == name)
+            .map(|f| beyond_curried(f.params.len()))
+            .collect();
+        if !defined.is_empty() {
+            return Some((ast.clone(), defined));
+        }
+        match self.modules.defining(name) {
+            Some(module) => {
+                let defined = module
+                    .iter_script_fn_info()
+                    .filter(|(_, _, defined, ..)| *defined == name)
+                    .map(|(_, _, _, params, _)| beyond_curried(params))
+                    .collect();
+                Some((Arc::new(AST::new_from_module(module)), defined))
+            }
+            None => Some((ast.clone(), Vec::new())),
+        }
     }
 
     /// The engine and the compiled scenario the session functions run in.
@@ -35,10 +69,27 @@ impl SessionFunctions {
         let _ = self.script.set((Arc::downgrade(engine), Arc::new(ast.clone())));
     }
 
-    fn keep(&self, function: FnPtr, phase_at: Position) -> String {
+    /// Why `function` cannot play a session: it takes other than one parameter (the session), or
+    /// neither the scenario nor a module it imported defines a function by its name. None when
+    /// it can, or when its definition is nowhere to be seen (a closure of no known module).
+    fn unfit(&self, function: &FnPtr) -> Option<String> {
+        let (_, defined) = self.home(function)?;
+        let name = function.fn_name();
+        let shown = if function.is_anonymous() { "the session function".to_string() } else { format!("`{name}`") };
+        match defined.as_slice() {
+            [] if function.is_anonymous() => None,
+            [] => Some(format!("`session` names `{name}`, which the scenario does not define (fn {name}(s) {{ .. }})")),
+            takes if takes.contains(&1) => None,
+            [takes, ..] => Some(format!(
+                "{shown} takes {takes} parameters; a session function takes one, the session: `|s| {{ .. }}`"
+            )),
+        }
+    }
+
+    fn keep(&self, function: FnPtr, built_at: BuiltAt) -> String {
         let name = function.fn_name().to_string();
         let mut functions = self.functions.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        functions.entry(name.clone()).or_insert((function, phase_at));
+        functions.entry(name.clone()).or_insert((function, built_at));
         name
     }
 
@@ -61,15 +112,30 @@ impl SessionFunctions {
         let (engine, ast) = self.script.get()?.clone();
         let programs: HashMap<String, SessionProgram> = functions
             .iter()
-            .map(|(name, (function, phase_at))| {
-                let (engine, ast, function, phase_at) = (engine.clone(), ast.clone(), function.clone(), *phase_at);
+            .map(|(name, (function, built_at))| {
+                let (engine, ast, function, built_at) =
+                    (engine.clone(), ast.clone(), function.clone(), built_at.clone());
+                let home = self.home(&function).map_or_else(|| ast.clone(), |(home, _)| home);
                 let scenario = self.scenario.clone();
                 let program: SessionProgram = Arc::new(move |session: Session| {
                     let Some(engine) = engine.upgrade() else { return Err("the scenario has ended".to_string()) };
+                    // As `FnPtr::call`, with the modules imported where the phase was built.
+                    let mut global = engine.new_global_runtime_state();
+                    global.lib.push(home.shared_lib().clone());
+                    for (alias, module) in &built_at.imports {
+                        global.push_import(alias.clone(), module.clone());
+                    }
+                    let context = NativeCallContext::new_with_all_fields(
+                        &engine,
+                        function.fn_name(),
+                        None,
+                        &global,
+                        Position::NONE,
+                    );
                     function
-                        .call::<Dynamic>(&engine, &ast, (session,))
+                        .call_raw(&context, None, [Dynamic::from(session)])
                         .map(|_| ())
-                        .map_err(|error| describe(&scenario, &error, &engine, &ast, phase_at))
+                        .map_err(|error| describe(&scenario, &error, &engine, &ast, built_at.position))
                 });
                 (name.clone(), program)
             })
@@ -103,14 +169,34 @@ fn describe(scenario: &Path, error: &EvalAltResult, engine: &Engine, ast: &AST, 
     }
 }
 
+/// Where a phase builder was called: its position, and the modules imported there, which its
+/// session function sees (`import "lib" as lib;` at the top, `lib::f()` in the function).
+#[derive(Clone)]
+pub struct BuiltAt {
+    pub position: Position,
+    imports: Vec<(ImmutableString, Shared<Module>)>,
+}
+
+impl BuiltAt {
+    pub fn of(context: &NativeCallContext) -> Self {
+        let imports = context
+            .global_runtime_state()
+            .iter_imports_raw()
+            .map(|(alias, module)| (alias.clone(), module.clone()))
+            .collect::<Vec<_>>();
+        // Listed last first; pushed back in the order they were imported.
+        Self { position: context.call_position(), imports: imports.into_iter().rev().collect() }
+    }
+}
+
 /// `users(#{ users: 50, session: agent, duration: minutes(2) })` (or `concurrency(#{ .. })`):
 /// the mode of a scripted phase.
-/// `phase_at`: where the phase's builder was called.
+/// `built_at`: where the phase's builder was called.
 pub(super) fn scripted_mode(
     r: &mut MapReader,
     users: usize,
     functions: &SessionFunctions,
-    phase_at: Position,
+    built_at: BuiltAt,
 ) -> ScriptResult<LoadMode> {
     let what = r.what();
     for key in ["rate", "turns", "think_time", "prefill_concurrency", "ramp", "prefill_ramp"] {
@@ -129,11 +215,14 @@ pub(super) fn scripted_mode(
             value.type_name()
         ));
     };
+    if let Some(why) = functions.unfit(&function) {
+        return script_error(format!("{what}: {why}"));
+    }
     let seed = r.opt_u64("seed")?.unwrap_or(0);
     let workers = r.opt_u64("script_workers")?.map(|workers| workers as usize);
     // Only `users(..)` takes a session rate; `concurrency(..)` refused it as an unknown key.
     let session_rate = if r.has("session_rate") { r.opt_f64("session_rate")? } else { None };
-    Ok(LoadMode::Scripted { users, session: functions.keep(function, phase_at), seed, workers, session_rate })
+    Ok(LoadMode::Scripted { users, session: functions.keep(function, built_at), seed, workers, session_rate })
 }
 
 /// The longest text `s.text` makes, in tokens.
