@@ -338,6 +338,42 @@ run(#{ name: "calling", endpoint: target, phases: [users(#{ users: 2, session: c
     );
 }
 
+/// Closures of the same code that captured different values are different session functions:
+/// a sweep over a factory's argument plays each run with its own value, and two phases of one
+/// run each with theirs (they all ran the first closure's values once).
+#[test]
+fn closures_of_one_factory_each_play_their_own_captured_values() {
+    let run = run_scenario(
+        "factory",
+        r#"let target = endpoint(#{ url: "mock", model: "m", kind: "chat", mock: #{ ttft: ms(1), itl: ms(1) } });
+fn agent_of(tokens) { |s| { s.chat(#{ user: "hi", max_tokens: tokens }); } }
+for tokens in [2, 7] {
+    run(#{ name: `swept_${tokens}`, endpoint: target, phases: [users(#{ users: 1, session: agent_of(tokens), sessions: 2 })] });
+}
+run(#{ name: "side_by_side", endpoint: target, phases: [
+    users(#{ name: "three", users: 1, session: agent_of(3), sessions: 2 }),
+    users(#{ name: "five", users: 1, session: agent_of(5), sessions: 2 }),
+] });
+"#,
+    );
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    for tokens in [2, 7] {
+        let summary = run.summary(&format!("swept_{tokens}"));
+        assert_eq!(stat(&summary, "output_sequence_length", "avg"), f64::from(tokens), "swept_{tokens}");
+    }
+    let mut by_phase: Vec<(String, u64)> = run
+        .records("side_by_side")
+        .iter()
+        .map(|record| {
+            let phase = record["metadata"]["phase_name"].as_str().unwrap_or_default().to_string();
+            (phase, record["metrics"]["output_sequence_length"]["value"].as_u64().unwrap_or_default())
+        })
+        .collect();
+    by_phase.sort();
+    let expected = [("five", 5), ("five", 5), ("three", 3), ("three", 3)].map(|(phase, osl)| (phase.to_string(), osl));
+    assert_eq!(by_phase, expected);
+}
+
 /// Where the process's address space is limited (`ulimit -v`), sessions get small stacks, so the
 /// limit holds thousands of users (16 MiB each, 6 GiB would hold a few hundred); the users it
 /// cannot hold never start, and the self-check says so and calls the client the bottleneck.

@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard};
 
-use super::sessions::SessionFunctions;
+use super::sessions::{SessionFunctions, function_of};
 use crate::engine::{self, Progress, RunOptions};
 use crate::plan::{
     Dataset, Dist, Endpoint, ExportLevel, LoadMode, MOCK_URL, MockConfig, Phase, PhaseKind, Plan, SyntheticDataset,
@@ -107,8 +107,10 @@ impl SessionTrials {
         }
     }
 
-    /// Whether `function` is tried now (false: it was already).
-    fn first_time(&self, function: &str) -> bool {
+    /// Whether the function `session` names is tried now (false: it was already, by this name
+    /// or as another of its closures).
+    fn first_time(&self, session: &str) -> bool {
+        let function = function_of(session);
         let mut tried = self.lock();
         let first = !tried.functions.iter().any(|known| known == function);
         if first {

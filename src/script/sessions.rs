@@ -86,10 +86,21 @@ impl SessionFunctions {
         }
     }
 
+    /// Keep `function` for the phase built at `built_at`; the name the plan gives it. A function
+    /// that captured nothing is the same wherever it is named. A closure's captured values make
+    /// it one of its own (`agent_of(3)` and `agent_of(5)` are one function, two closures), so each
+    /// but the first of a function gets its name with `#2`, `#3`, … (in the order the phases
+    /// are built: the same in every process of a run).
     fn keep(&self, function: FnPtr, built_at: BuiltAt) -> String {
-        let name = function.fn_name().to_string();
+        let base = function.fn_name().to_string();
         let mut functions = self.functions.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        functions.entry(name.clone()).or_insert((function, built_at));
+        if function.curry().is_empty() {
+            functions.entry(base.clone()).or_insert((function, built_at));
+            return base;
+        }
+        let kept = functions.keys().filter(|name| function_of(name) == base).count();
+        let name = if kept == 0 { base } else { format!("{base}#{}", kept + 1) };
+        functions.insert(name.clone(), (function, built_at));
         name
     }
 
@@ -142,6 +153,11 @@ impl SessionFunctions {
             .collect();
         Some(programs)
     }
+}
+
+/// The function a plan's session name names (`anon$…#2`: the second closure of `anon$…`).
+pub fn function_of(session: &str) -> &str {
+    session.split_once('#').map_or(session, |(function, _)| function)
 }
 
 /// Seed Rhai's hashing alike in every process, so that a closure gets the same name (`anon$…`)
