@@ -176,3 +176,27 @@ fn a_users_phase_takes_a_total_rate_or_a_session_rate_and_a_think_time_only_with
         assert!(run.stderr().contains(message), "{name}: {}", run.stderr());
     }
 }
+
+/// A session function that cannot play a session is refused where its phase is built, before
+/// anything is sent: one of another arity, a name nothing defines, a module's function by name.
+#[test]
+fn a_session_function_that_cannot_play_a_session_is_refused_where_its_phase_is_built() {
+    for (session, message) in [
+        ("|a, b| { }", "users: the session function takes 2 parameters; a session function takes one, the session"),
+        ("\"nope\"", "users: `session` names `nope`, which the scenario does not define"),
+        ("\"two\"", "users: `two` takes 2 parameters"),
+        (
+            "\"lib::agent\"",
+            "users: `session` names `lib::agent`: a module's function is called from a closure, `session: |s| lib::agent(s)`",
+        ),
+    ] {
+        let source = format!(
+            "fn two(a, b) {{ }}\nlet target = endpoint(#{{ url: \"mock\", model: \"m\", kind: \"chat\" }});\nrun(#{{ endpoint: target, phases: [users(#{{ users: 1, session: {session}, requests: 1 }})] }});\n"
+        );
+        let run = run_scenario("unfit", &source);
+        assert_eq!(run.code(), Some(2), "{session}: {}", run.stderr());
+        let stderr = run.stderr();
+        assert!(stderr.contains("unfit.rhai:3:") && stderr.contains(message), "{session}: {stderr}");
+        assert!(!run.dir.path().join("artifacts").exists(), "{session}: nothing ran");
+    }
+}

@@ -224,6 +224,11 @@ pub(super) fn scripted_mode(
     let function = if let Some(function) = value.clone().try_cast::<FnPtr>() {
         function
     } else if let Some(name) = value.clone().try_cast::<String>() {
+        if let Some((module, function)) = name.split_once("::") {
+            return script_error(format!(
+                "{what}: `session` names `{name}`: a module's function is called from a closure, `session: |s| {module}::{function}(s)`"
+            ));
+        }
         FnPtr::new(name).map_err(|e| e.to_string())?
     } else {
         return script_error(format!(
