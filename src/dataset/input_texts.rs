@@ -27,19 +27,24 @@ pub fn input_texts(body: &Value) -> Vec<Cow<'_, str>> {
     texts
 }
 
-/// A Messages body's `system`, a Responses body's `instructions` (a string or text parts).
+/// A Messages body's `system`, a Responses body's `instructions`.
 fn leading<'a>(body: &'a Value, texts: &mut Vec<Cow<'a, str>>) {
     for key in ["system", "instructions"] {
-        match body.get(key) {
-            Some(Value::String(text)) => push_filled(texts, Some(text)),
-            Some(Value::Array(parts)) => {
-                for part in parts {
-                    push_filled(texts, part.as_str().or_else(|| part.get("text").and_then(Value::as_str)));
-                }
-            }
-            _ => {}
-        }
+        texts.extend(body.get(key).into_iter().flat_map(leading_texts).map(Cow::Borrowed));
     }
+}
+
+/// The texts of a Messages `system` or a Responses `instructions`: a string, or a list of
+/// strings or text parts; the empty ones are none.
+pub fn leading_texts(value: &Value) -> Vec<&str> {
+    let texts = match value {
+        Value::String(text) => vec![text.as_str()],
+        Value::Array(parts) => {
+            parts.iter().filter_map(|part| part.as_str().or_else(|| part.get("text").and_then(Value::as_str))).collect()
+        }
+        _ => Vec::new(),
+    };
+    texts.into_iter().filter(|text| !text.is_empty()).collect()
 }
 
 /// The chat `messages` and Responses `input` items' texts; whether the body has such items.

@@ -14,6 +14,7 @@ use super::request::{
     parse_json,
 };
 use super::words;
+use crate::dataset::input_texts::leading_texts;
 
 #[derive(Deserialize)]
 struct WireRequest {
@@ -56,15 +57,12 @@ pub fn parse(body: &[u8]) -> Result<GenerationRequest, String> {
         || has_cache_control(wire.system.as_ref())
         || messages.iter().any(WireMessage::marks_cache_breakpoint);
     let mut prompt = chat_prompt(messages)?;
-    let system_texts = match wire.system {
+    let system_texts = match &wire.system {
         None | Some(Value::Null) => Vec::new(),
-        Some(Value::String(system)) => vec![system],
-        Some(Value::Array(blocks)) => {
-            blocks.iter().filter_map(|block| block["text"].as_str()).map(str::to_string).collect()
-        }
+        Some(system @ (Value::String(_) | Value::Array(_))) => leading_texts(system),
         Some(_) => return Err("system: must be a string or a list of text blocks".into()),
     };
-    prompt.texts.splice(0..0, system_texts);
+    prompt.texts.splice(0..0, system_texts.into_iter().map(str::to_string));
     prompt.tools = offered_tools(wire.tools.as_ref());
     let thinking_tokens = match wire.thinking {
         Some(thinking) if thinking.thinking_type == "enabled" => match thinking.budget_tokens {

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use super::request::{
     GenerationRequest, PromptInput, Usage, WireMessage, chat_prompt, checked_output_tokens, offered_tools, parse_json,
 };
-use crate::dataset::input_texts::message_texts;
+use crate::dataset::input_texts::{leading_texts, message_texts};
 
 #[derive(Deserialize)]
 struct WireRequest {
@@ -34,7 +34,8 @@ pub fn parse(body: &[u8]) -> Result<GenerationRequest, String> {
         Value::Array(items) => items_prompt(items)?,
         _ => return Err("input must be a string or a list of messages".into()),
     };
-    prompt.texts.splice(0..0, instruction_texts(wire.instructions));
+    let instructions = wire.instructions.as_ref().map(leading_texts).unwrap_or_default();
+    prompt.texts.splice(0..0, instructions.into_iter().map(str::to_string));
     prompt.tools = offered_tools(wire.tools.as_ref());
     Ok(GenerationRequest {
         model: wire.model,
@@ -64,22 +65,6 @@ fn items_prompt(items: Vec<Value>) -> Result<PromptInput, String> {
         prompt.videos += one.videos;
     }
     Ok(prompt)
-}
-
-/// `instructions`: a string, or a list of strings or text parts; the empty ones add nothing.
-fn instruction_texts(instructions: Option<Value>) -> Vec<String> {
-    let parts = match instructions {
-        Some(Value::String(text)) => vec![text],
-        Some(Value::Array(parts)) => parts
-            .into_iter()
-            .filter_map(|part| match part {
-                Value::String(text) => Some(text),
-                part => part.get("text").and_then(Value::as_str).map(str::to_string),
-            })
-            .collect(),
-        _ => Vec::new(),
-    };
-    parts.into_iter().filter(|text| !text.is_empty()).collect()
 }
 
 /// The members every response object of one request shares: id, object, created_at, model.
