@@ -310,7 +310,8 @@ impl AgentPlace {
     }
 }
 
-/// One tool call an answer asked for (OpenAI's `tool_calls[i]`).
+/// One tool call an answer asked for (a chat `tool_calls[i]`, a Messages `tool_use` block, a
+/// Responses `function_call` item).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ToolCall {
     pub id: String,
@@ -320,8 +321,10 @@ pub struct ToolCall {
     pub arguments: String,
 }
 
-/// A piece of a tool call as one payload carries it: a streamed delta names its `index` and
-/// adds to the call's arguments; a whole message gives each call at once.
+/// A piece of a tool call as one payload carries it: a streamed chat delta names its `index`
+/// and adds to the call's arguments; a whole message gives each call at once; a Messages or
+/// Responses stream starts a call in one event and adds to the call it started last in the next
+/// (`continues_last`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 pub struct ToolCallPiece {
     #[serde(default)]
@@ -330,6 +333,23 @@ pub struct ToolCallPiece {
     pub id: Option<String>,
     #[serde(default)]
     pub function: Option<ToolFunctionPiece>,
+    /// It adds to the last call started, whatever its index.
+    #[serde(skip)]
+    pub continues_last: bool,
+}
+
+impl ToolCallPiece {
+    /// A call as a whole or as it starts: its id, name and arguments so far.
+    pub fn call(id: &str, name: &str, arguments: String) -> Self {
+        let function = ToolFunctionPiece { name: Some(name.to_string()), arguments: Some(arguments) };
+        Self { index: None, id: Some(id.to_string()), function: Some(function), continues_last: false }
+    }
+
+    /// More of the arguments of the call started last.
+    pub fn more_arguments(arguments: &str) -> Self {
+        let function = ToolFunctionPiece { name: None, arguments: Some(arguments.to_string()) };
+        Self { function: Some(function), continues_last: true, ..Self::default() }
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
@@ -352,7 +372,10 @@ impl RequestRecord {
     pub fn add_tool_call_pieces(&mut self, pieces: Vec<ToolCallPiece>) {
         let known = self.tool_calls.len();
         for (position, piece) in pieces.into_iter().enumerate() {
-            let index = piece.index.unwrap_or(known + position);
+            let index = match (piece.continues_last, self.tool_calls.len()) {
+                (true, started) if started > 0 => started - 1,
+                _ => piece.index.unwrap_or(known + position),
+            };
             if index >= self.tool_calls.len() {
                 self.tool_calls.resize_with(index + 1, ToolCall::default);
             }

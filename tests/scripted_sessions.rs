@@ -1,5 +1,6 @@
 //! Scripted sessions against the mock: a tool-call loop of known depth (the mock counts the
-//! tool results each turn's history brought back), a RAG pipeline over three endpoints in one
+//! tool results each turn's history brought back), the same agent over the Messages and
+//! Responses APIs and across the three chat APIs in one session, a RAG pipeline over three endpoints in one
 //! session, a script error that ends one session only, and 10,000 sessions at once.
 
 mod common;
@@ -131,6 +132,74 @@ run(#{{ name: "agent", endpoint: target, preflight: false, server_metrics: #{{ e
             "not at once: {latency_ms} ms, the last due at {last_due_ms}: {record}"
         );
     }
+}
+
+/// One agent function against the mock's Messages and Responses APIs, streamed and whole, and
+/// one session moving between the three chat APIs step by step: every call read from each
+/// API's answer, every history sent back in each API's shape (the mock counts the results it
+/// holds), and every prompt counted as the server counts it.
+#[test]
+fn one_agent_drives_messages_and_responses_endpoints_and_moves_between_the_three_apis() {
+    let port = closed_port();
+    let _mock = Mock::start(port, 4096, "--ttft-ms 1 --itl-ms 0");
+    let run = run_scenario(
+        "apis",
+        &format!(
+            r#"
+let url = "http://127.0.0.1:{port}";
+const TOOLS = [#{{ type: "function", function: #{{ name: "search", description: "Looks it up.", parameters: #{{ type: "object" }} }} }}];
+fn to(url, kind, streaming) {{ endpoint(#{{ url: url, model: "m", kind: kind, streaming: streaming }}) }}
+let ends = [to(url, "messages", true), to(url, "responses", false), to(url, "chat", true)];
+let agent = |s| {{
+    let r = s.chat(#{{ messages: [system("Be brief."), user("find it")], tools: TOOLS, max_tokens: 16,
+                      extra: #{{ mock_tool_depth: 3 }}, tag: "plan" }});
+    while r.tool_calls.len() > 0 && s.turn < 10 {{
+        if r.tool_calls[0].name != "search" || r.tool_calls[0].args.step != s.turn - 1 {{ throw `unexpected call ${{r.tool_calls}}`; }}
+        r = s.chat(#{{ tool_results: r.tool_calls.map(|c| `found ${{c.id}}`), extra: #{{ mock_tool_depth: 3 }}, tag: "act" }});
+    }}
+    if r.text == "" {{ throw "no text at the end"; }}
+}};
+let mixed = |s| {{
+    let r = s.chat(#{{ user: "find it", tools: TOOLS, max_tokens: 8, endpoint: ends[0], extra: #{{ mock_tool_depth: 3 }} }});
+    while r.tool_calls.len() > 0 && s.turn < 10 {{
+        r = s.chat(#{{ tool_results: ["found"], endpoint: ends[s.turn % 3], extra: #{{ mock_tool_depth: 3 }} }});
+    }}
+    if r.text == "" {{ throw "no text at the end"; }}
+}};
+for kind in ["messages", "responses"] {{
+    for streaming in [true, false] {{
+        run(#{{ name: `${{kind}}_${{streaming}}`, endpoint: to(url, kind, streaming), preflight: false,
+                server_metrics: #{{ enabled: false }}, phases: [users(#{{ users: 2, session: agent, sessions: 4 }})] }});
+    }}
+}}
+run(#{{ name: "mixed", endpoint: to(url, "chat", true), preflight: false, server_metrics: #{{ enabled: false }},
+        phases: [users(#{{ users: 2, session: mixed, sessions: 4 }})] }});
+"#
+        ),
+    );
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    for name in ["messages_true", "messages_false", "responses_true", "responses_false", "mixed"] {
+        let summary = run.summary(name);
+        let sessions = scripted(&summary);
+        assert_eq!(
+            (sessions["completed"].as_u64(), sessions["tool_calls"].as_u64()),
+            (Some(4), Some(12)),
+            "{name}: {sessions}"
+        );
+        assert_eq!(stat(&summary, "request_count", "avg"), 16.0, "{name}: 4 sessions of 3 calls and an answer");
+        for record in run.records(name) {
+            let value = |metric: &str| record["metrics"][metric]["value"].as_u64();
+            assert!(value("output_sequence_length") > Some(0), "{name}: {record}");
+            assert_eq!(
+                value("input_sequence_length"),
+                value("usage_prompt_tokens"),
+                "{name}: counted as the server counts: {record}"
+            );
+        }
+    }
+    assert_eq!(Mock::metric(port, "mock:tool_calls_total"), 60.0);
+    // Turn k's history holds the k results so far, in each API's shape: 0 + 1 + 2 + 3 a session.
+    assert_eq!(Mock::metric(port, "mock:tool_results_received_total"), 120.0, "each turn resent the whole history");
 }
 
 #[test]
@@ -479,7 +548,7 @@ run(#{ name: "capped", endpoint: e, phases: [users(#{ users: 2, session_rate: 20
 fn sessions_that_fail_before_any_request_stop_the_phase_and_fail_the_run() {
     let run = run_scenario(
         "nothing",
-        r#"let target = endpoint(#{ url: "mock", model: "m", kind: "messages", mock: #{ ttft: ms(1), itl: ms(1) } });
+        r#"let target = endpoint(#{ url: "mock", model: "m", kind: "embeddings", mock: #{ ttft: ms(1), itl: ms(1) } });
 run(#{ name: "nothing", endpoint: target,
        phases: [users(#{ users: 2, requests: 5, session: |s| { s.chat(#{ user: "hello", max_tokens: 4 }); } })] });
 "#,
@@ -487,7 +556,7 @@ run(#{ name: "nothing", endpoint: target,
     assert_eq!(run.code(), Some(98), "{}", run.stderr());
     let stderr = run.stderr();
     assert!(stderr.contains("1000 sessions in a row ended at once, without sending a request"), "{stderr}");
-    let wrong_kind = r#"nothing.rhai:3:66: s.chat needs an endpoint of kind "chat", not "messages" (give the step one with `endpoint:`)"#;
+    let wrong_kind = r#"nothing.rhai:3:66: s.chat needs an endpoint of kind "chat" or "messages" or "responses", not "embeddings" (give the step one with `endpoint:`)"#;
     assert!(stderr.contains("phase `users` sent no request: 1000 of its 1000 sessions failed"), "{stderr}");
     assert!(stderr.contains("  1000 × ") && stderr.contains(wrong_kind), "{stderr}");
     let sessions = scripted(&run.summary("nothing")).clone();

@@ -1,8 +1,9 @@
 //! Anthropic's Messages API (`/v1/messages`; its body is built in `request_bodies/`): the
 //! version header it requires; typed SSE events when streaming (`message_start` with the input
-//! usage, `content_block_delta` with `text_delta` or `thinking_delta`, `message_delta` with the
-//! stop reason and output usage), and the `content` blocks of a whole message. Thinking is
-//! reasoning.
+//! usage, `content_block_start` of a `tool_use` block, `content_block_delta` with `text_delta`,
+//! `thinking_delta` or a tool call's `input_json_delta`, `message_delta` with the stop reason
+//! and output usage), and the `content` blocks of a whole message. Thinking is reasoning; a
+//! `tool_use` block is a tool call, its input the call's arguments.
 
 use std::borrow::Cow;
 
@@ -11,7 +12,7 @@ use serde_json::Value;
 
 use super::payload::{JsonText, ResponseFields, text};
 use super::wire_usage::WireUsage;
-use crate::record::Usage;
+use crate::record::{ToolCallPiece, Usage};
 
 /// The `anthropic-version` header every request carries (unless the endpoint sets its own).
 pub(crate) const API_VERSION: &str = "2023-06-01";
@@ -23,7 +24,10 @@ struct StreamEvent<'a> {
     event_type: JsonText<'a>,
     /// `message_start`: the message so far, with the input usage.
     message: Option<MessageObject>,
-    /// `content_block_delta`: a text or thinking delta; `message_delta`: the stop reason.
+    /// `content_block_start`: the block begun (a tool call's id and name).
+    content_block: Option<ContentBlock>,
+    /// `content_block_delta`: a text, thinking or tool input delta; `message_delta`: the stop
+    /// reason.
     #[serde(borrow)]
     delta: Option<Delta<'a>>,
     /// `message_delta`: the usage so far.
@@ -40,6 +44,9 @@ struct Delta<'a> {
     text: Option<JsonText<'a>>,
     #[serde(borrow)]
     thinking: Option<JsonText<'a>>,
+    /// An `input_json_delta`'s piece of the tool call's input.
+    #[serde(borrow)]
+    partial_json: Option<JsonText<'a>>,
     #[serde(borrow)]
     stop_reason: Option<JsonText<'a>>,
 }
@@ -60,6 +67,30 @@ struct ContentBlock {
     block_type: String,
     text: Option<String>,
     thinking: Option<String>,
+    /// A `tool_use` block's call id, tool name and input.
+    id: Option<String>,
+    name: Option<String>,
+    input: Option<Value>,
+}
+
+impl ContentBlock {
+    /// A `tool_use` block as a tool call: its input (compact JSON) as the arguments, or none
+    /// yet (a streamed block starts with an empty input and sends it in deltas).
+    fn tool_call(&self, streamed: bool) -> Option<ToolCallPiece> {
+        if self.block_type != "tool_use" {
+            return None;
+        }
+        let arguments = match &self.input {
+            Some(Value::Object(input)) if streamed && input.is_empty() => String::new(),
+            Some(input) if !input.is_null() => input.to_string(),
+            _ => String::new(),
+        };
+        Some(ToolCallPiece::call(
+            self.id.as_deref().unwrap_or_default(),
+            self.name.as_deref().unwrap_or_default(),
+            arguments,
+        ))
+    }
 }
 
 /// A Messages usage block: its input count leaves out the cache reads and writes, which
@@ -87,11 +118,19 @@ pub(crate) fn parse_stream_event(data: &[u8]) -> serde_json::Result<ResponseFiel
                 });
             }
         }
+        "content_block_start" => {
+            let call = event.content_block.and_then(|block| block.tool_call(true));
+            fields.tool_calls = call.map(|call| Box::new([call]) as Box<[ToolCallPiece]>);
+        }
         "content_block_delta" => {
             if let Some(delta) = event.delta {
                 match delta.delta_type.as_ref().map(|kind| kind.0.as_ref()) {
                     Some("text_delta") => fields.content = text(delta.text),
                     Some("thinking_delta") => fields.reasoning = text(delta.thinking),
+                    Some("input_json_delta") => {
+                        let piece = text(delta.partial_json).filter(|piece| !piece.is_empty());
+                        fields.tool_calls = piece.map(|piece| Box::new([ToolCallPiece::more_arguments(&piece)]) as _);
+                    }
                     _ => {}
                 }
             }
@@ -118,12 +157,14 @@ pub(crate) fn parse_full_body(body: &[u8]) -> serde_json::Result<ResponseFields<
             _ => {}
         }
     }
+    let tool_calls: Vec<ToolCallPiece> = message.content.iter().filter_map(|block| block.tool_call(false)).collect();
     Ok(ResponseFields {
         content: Some(Cow::Owned(content)),
         reasoning: Some(Cow::Owned(reasoning)),
         finish_reason: message.stop_reason.map(Cow::Owned),
         usage: message.usage.map(usage),
         error: message.error,
+        tool_calls: Some(tool_calls.into_boxed_slice()),
         ..Default::default()
     })
 }
@@ -204,6 +245,36 @@ mod tests {
         assert_eq!(record.finish_reason.as_deref(), Some("end_turn"));
         let usage = record.usage.unwrap();
         assert_eq!((usage.prompt_tokens, usage.completion_tokens, usage.total_tokens), (Some(10), Some(3), Some(13)));
+    }
+
+    #[test]
+    fn tool_use_blocks_are_tool_calls_streamed_or_whole() {
+        let events = [
+            r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#,
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Looking."}}"#,
+            r#"{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_1","name":"search","input":{}}}"#,
+            r#"{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":""}}"#,
+            r#"{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"q\": "}}"#,
+            r#"{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"\"x\"}"}}"#,
+            r#"{"type":"content_block_start","index":2,"content_block":{"type":"tool_use","id":"toolu_2","name":"open","input":{}}}"#,
+            r#"{"type":"content_block_delta","index":2,"delta":{"type":"input_json_delta","partial_json":"{}"}}"#,
+        ];
+        let (text, calls) = crate::client::payload::text_and_calls_of(parse_stream_event, &events);
+        let calls: Vec<(&str, &str, &str)> =
+            calls.iter().map(|(id, name, arguments)| (id.as_str(), name.as_str(), arguments.as_str())).collect();
+        assert_eq!(text, "Looking.");
+        assert_eq!(calls, [("toolu_1", "search", r#"{"q": "x"}"#), ("toolu_2", "open", "{}")]);
+
+        let whole = parse_full_body(
+            br#"{"content":[{"type":"text","text":"Two."},
+                {"type":"tool_use","id":"t1","name":"a","input":{"n":1}},{"type":"tool_use","id":"t2","name":"b","input":{}}],
+                "stop_reason":"tool_use","usage":{"input_tokens":3,"output_tokens":5}}"#,
+        )
+        .unwrap();
+        let pieces = whole.tool_calls.unwrap();
+        assert_eq!(pieces.len(), 2);
+        assert_eq!(pieces[0], ToolCallPiece::call("t1", "a", r#"{"n":1}"#.into()));
+        assert_eq!(pieces[1], ToolCallPiece::call("t2", "b", "{}".into()));
     }
 
     #[test]

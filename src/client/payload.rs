@@ -159,6 +159,22 @@ where
     deserializer.deserialize_any(FirstElement(PhantomData))
 }
 
+/// The text and the tool calls (id, name, arguments) a record holds after `events`, each read by
+/// `parse` (an endpoint kind's stream reader).
+#[cfg(test)]
+pub(crate) fn text_and_calls_of(
+    parse: fn(&[u8]) -> serde_json::Result<ResponseFields<'_>>,
+    events: &[&str],
+) -> (String, Vec<(String, String, String)>) {
+    let origin = crate::record::RequestOrigin::first_profiling();
+    let mut record = RequestRecord::new(origin, "req-1".into(), 0, 10, Some(64));
+    for (at, data) in events.iter().enumerate() {
+        parse(data.as_bytes()).expect("an event").record_into(&mut record, at as u64);
+    }
+    let calls = record.tool_calls.iter().map(|call| (call.id.clone(), call.name.clone(), call.arguments.clone()));
+    (record.content.clone(), calls.collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

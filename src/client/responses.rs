@@ -1,6 +1,8 @@
 //! OpenAI's Responses API (`/v1/responses`; its body is built in `request_bodies/`): typed SSE
-//! events (`response.output_text.delta`, reasoning deltas, `response.completed` with the usage)
-//! when streaming, and the `output` items of a whole response.
+//! events (`response.output_text.delta`, reasoning deltas, a `function_call` item added and its
+//! `response.function_call_arguments.delta`s, `response.completed` with the usage) when
+//! streaming, and the `output` items of a whole response. A `function_call` item is a tool call,
+//! its `call_id` the call's id.
 
 use std::borrow::Cow;
 
@@ -9,6 +11,7 @@ use serde_json::Value;
 
 use super::payload::{JsonText, ResponseFields, text};
 use super::wire_usage::WireUsage;
+use crate::record::ToolCallPiece;
 
 /// One streamed event; its `type` says which members matter.
 #[derive(Deserialize)]
@@ -19,6 +22,8 @@ struct StreamEvent<'a> {
     delta: Option<JsonText<'a>>,
     /// The response so far, on `response.created`, `.completed`, `.incomplete`, `.failed`.
     response: Option<ResponseObject>,
+    /// The item begun, on `response.output_item.added`.
+    item: Option<OutputItem>,
     /// The text of an `error` event.
     message: Option<Value>,
 }
@@ -41,6 +46,24 @@ struct OutputItem {
     content: Vec<TextPart>,
     #[serde(default)]
     summary: Vec<TextPart>,
+    /// A `function_call` item's call id, function name and arguments.
+    call_id: Option<String>,
+    name: Option<String>,
+    arguments: Option<String>,
+}
+
+impl OutputItem {
+    /// A `function_call` item as a tool call.
+    fn tool_call(&self) -> Option<ToolCallPiece> {
+        (self.item_type == "function_call").then(|| {
+            let id = self.call_id.as_deref().unwrap_or_default();
+            ToolCallPiece::call(
+                id,
+                self.name.as_deref().unwrap_or_default(),
+                self.arguments.clone().unwrap_or_default(),
+            )
+        })
+    }
 }
 
 #[derive(Deserialize)]
@@ -56,6 +79,14 @@ pub(crate) fn parse_stream_event(data: &[u8]) -> serde_json::Result<ResponseFiel
         "response.output_text.delta" => fields.content = text(event.delta),
         "response.reasoning_text.delta" | "response.reasoning_summary_text.delta" => {
             fields.reasoning = text(event.delta)
+        }
+        "response.output_item.added" => {
+            let call = event.item.and_then(|item| item.tool_call());
+            fields.tool_calls = call.map(|call| Box::new([call]) as Box<[ToolCallPiece]>);
+        }
+        "response.function_call_arguments.delta" => {
+            let piece = text(event.delta).filter(|piece| !piece.is_empty());
+            fields.tool_calls = piece.map(|piece| Box::new([ToolCallPiece::more_arguments(&piece)]) as _);
         }
         "response.completed" | "response.incomplete" | "response.failed" => {
             if let Some(response) = event.response {
@@ -84,12 +115,14 @@ pub(crate) fn parse_full_body(body: &[u8]) -> serde_json::Result<ResponseFields<
         };
         parts.iter().filter_map(|part| part.text.as_deref()).for_each(|part| into.push_str(part));
     }
+    let tool_calls: Vec<ToolCallPiece> = response.output.iter().filter_map(OutputItem::tool_call).collect();
     Ok(ResponseFields {
         content: Some(Cow::Owned(content)),
         reasoning: Some(Cow::Owned(reasoning)),
         finish_reason: response.status.map(Cow::Owned),
         usage: response.usage.map(Into::into),
         error: response.error,
+        tool_calls: Some(tool_calls.into_boxed_slice()),
         ..Default::default()
     })
 }
@@ -121,6 +154,34 @@ mod tests {
         );
         let failed = parse_stream_event(br#"{"type":"error","code":"x","message":"overloaded"}"#).unwrap();
         assert_eq!(failed.error, Some(Value::from("overloaded")));
+    }
+
+    #[test]
+    fn function_call_items_are_tool_calls_streamed_or_whole() {
+        let events = [
+            r#"{"type":"response.output_item.added","output_index":0,"item":{"type":"function_call","id":"fc_1","call_id":"call_1","name":"search","arguments":"","status":"in_progress"}}"#,
+            r#"{"type":"response.function_call_arguments.delta","item_id":"fc_1","output_index":0,"delta":"{\"q\":"}"#,
+            r#"{"type":"response.function_call_arguments.delta","item_id":"fc_1","output_index":0,"delta":"\"x\"}"}"#,
+            r#"{"type":"response.function_call_arguments.done","item_id":"fc_1","output_index":0,"arguments":"{\"q\":\"x\"}"}"#,
+            r#"{"type":"response.output_item.added","output_index":1,"item":{"type":"message","role":"assistant","content":[]}}"#,
+            r#"{"type":"response.output_text.delta","output_index":1,"content_index":0,"delta":"ok"}"#,
+        ];
+        let (text, calls) = crate::client::payload::text_and_calls_of(parse_stream_event, &events);
+        let calls: Vec<(&str, &str, &str)> =
+            calls.iter().map(|(id, name, arguments)| (id.as_str(), name.as_str(), arguments.as_str())).collect();
+        assert_eq!(text, "ok");
+        assert_eq!(calls, [("call_1", "search", r#"{"q":"x"}"#)]);
+
+        let whole = parse_full_body(
+            br#"{"status":"completed","output":[{"type":"function_call","id":"fc_1","call_id":"call_1","name":"a","arguments":"{}"},
+                {"type":"function_call","id":"fc_2","call_id":"call_2","name":"b","arguments":"{\"n\":1}"}]}"#,
+        )
+        .unwrap();
+        let pieces = whole.tool_calls.unwrap();
+        assert_eq!(
+            pieces.as_ref(),
+            [ToolCallPiece::call("call_1", "a", "{}".into()), ToolCallPiece::call("call_2", "b", r#"{"n":1}"#.into())]
+        );
     }
 
     #[test]

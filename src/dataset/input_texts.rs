@@ -1,7 +1,8 @@
 //! The texts of a request body that AIPerf 0.13 counts as the request's input, in its order:
 //! a Messages `system` or a Responses `instructions` first, then each chat message's or
 //! Responses item's text (content strings, text parts, the name and arguments of each tool
-//! call it replays, a function call's output), then each offered tool's name, description and
+//! call it replays — a chat `tool_calls` entry, a Responses `function_call`, a Messages
+//! `tool_use` block — and each tool's result), then each offered tool's name, description and
 //! parameters (compact JSON); a body without messages or items gives its `prompt`, `input`,
 //! rankings `query` and `passages`, or `inputs`. AIPerf joins them with spaces and counts the
 //! join (text by text: `Tokenizer::join_delta`).
@@ -63,12 +64,32 @@ fn items<'a>(body: &'a Value, texts: &mut Vec<Cow<'a, str>>) -> bool {
     found
 }
 
-/// The texts of a message's content parts of a text type (media parts have none).
-pub fn part_texts(parts: &[Value]) -> impl Iterator<Item = &str> {
-    parts
-        .iter()
-        .filter(|part| part.get("type").and_then(Value::as_str).is_some_and(|kind| TEXT_PARTS.contains(&kind)))
-        .filter_map(|part| part.get("text").and_then(Value::as_str))
+/// The texts of a message's content parts: those of a text type, a Messages `tool_use` block's
+/// name and input (compact JSON, as a replayed chat call's arguments), a `tool_result` block's
+/// content (a string, or text blocks); media parts have none.
+pub fn part_texts(parts: &[Value]) -> impl Iterator<Item = Cow<'_, str>> {
+    parts.iter().flat_map(|part| {
+        let mut texts = Vec::new();
+        match part.get("type").and_then(Value::as_str) {
+            Some(kind) if TEXT_PARTS.contains(&kind) => {
+                texts.extend(part.get("text").and_then(Value::as_str).map(Cow::Borrowed));
+            }
+            Some("tool_use") => {
+                push_filled(&mut texts, part.get("name").and_then(Value::as_str));
+                texts.extend(
+                    part.get("input").filter(|input| !input.is_null()).map(|input| Cow::Owned(input.to_string())),
+                );
+            }
+            Some("tool_result") => match part.get("content") {
+                // As a chat `tool` message's content: an empty one is a text too.
+                Some(Value::String(text)) => texts.push(Cow::Borrowed(text)),
+                Some(Value::Array(blocks)) => texts.extend(part_texts(blocks).collect::<Vec<_>>()),
+                _ => {}
+            },
+            _ => {}
+        }
+        texts
+    })
 }
 
 /// One chat message's or Responses item's texts, in a body's order.
@@ -89,7 +110,7 @@ fn item_texts<'a>(item: &'a Value, texts: &mut Vec<Cow<'a, str>>) {
     match item.get("content") {
         // An empty content string is a text too: the join gives it its space.
         Some(Value::String(text)) => texts.push(Cow::Borrowed(text)),
-        Some(Value::Array(parts)) => texts.extend(part_texts(parts).map(Cow::Borrowed)),
+        Some(Value::Array(parts)) => texts.extend(part_texts(parts)),
         _ => {}
     }
     for call in item.get("tool_calls").and_then(Value::as_array).into_iter().flatten() {
@@ -193,6 +214,13 @@ mod tests {
         let messages = json!({"system": [{"type": "text", "text": "S"}], "messages": [{"role": "user", "content": "U"}],
                               "tools": [{"name": "t", "input_schema": {"type": "object"}}]});
         assert_eq!(texts(messages), ["S", "U", "t", r#"{"type":"object"}"#]);
+        let tool_loop = json!({"messages": [
+            {"role": "assistant", "content": [{"type": "text", "text": "Looking."},
+                {"type": "tool_use", "id": "t1", "name": "search", "input": {"q": "x", "n": 2}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "x is 1"},
+                {"type": "tool_result", "tool_use_id": "t2", "content": [{"type": "text", "text": "y"}]},
+                {"type": "tool_result", "tool_use_id": "t3", "content": ""}]}]});
+        assert_eq!(texts(tool_loop), ["Looking.", "search", r#"{"q":"x","n":2}"#, "x is 1", "y", ""]);
         assert_eq!(texts(json!({"prompt": "p", "input": "i"})), ["p"]);
         assert_eq!(texts(json!({"input": ["a", "b"], "model": "m"})), ["a", "b"]);
         assert_eq!(texts(json!({"query": "q", "passages": ["x", {"text": "y"}]})), ["q", "x", "y"]);

@@ -5,7 +5,7 @@
 use std::fmt::Write;
 
 use super::request::{Endpoint, PromptCacheUse, Usage};
-use super::{messages_api, responses_api, solido_rag, tgi, words};
+use super::{messages_api, responses_api, solido_rag, tgi, tool_calls, words};
 
 /// The fixed parts of one response (id, created, model), pre-rendered once per request.
 pub struct ResponseWriter {
@@ -24,6 +24,9 @@ pub struct ResponseWriter {
     /// `"metrics":{…}` members for the response root (vLLM's per-request speculative decoding
     /// metrics), chat and completions only.
     root_metrics: Option<String>,
+    /// The tool call the answer makes instead of text (`tool_calls.rs`): the tool's name and
+    /// the call's step.
+    tool_call: Option<(String, u64)>,
 }
 
 impl ResponseWriter {
@@ -58,7 +61,14 @@ impl ResponseWriter {
             thinking_tokens: 0,
             reports_usage: true,
             root_metrics: None,
+            tool_call: None,
         }
+    }
+
+    /// An answer that calls tool `name` at `step` rather than saying text.
+    pub fn with_tool_call(mut self, name: &str, step: u64) -> Self {
+        self.tool_call = Some((name.to_string(), step));
+        self
     }
 
     /// What the Messages API's events report: the prompt's tokens, the cache's part in them,
@@ -102,7 +112,10 @@ impl ResponseWriter {
         if self.endpoint == Endpoint::Messages {
             let prompt =
                 Usage { prompt_tokens: self.prompt_tokens, completion_tokens: 0, prompt_cache: self.prompt_cache };
-            messages_api::push_start(out, &self.chunk_head, prompt, self.thinking_tokens);
+            messages_api::push_start(out, &self.chunk_head, prompt);
+            if self.tool_call.is_none() {
+                messages_api::push_block_start(out, 0, self.thinking_tokens > 0);
+            }
         }
         if self.endpoint == Endpoint::Chat {
             out.push_str("data: ");
@@ -176,11 +189,20 @@ impl ResponseWriter {
             return;
         }
         if self.endpoint == Endpoint::Responses {
-            let text = words::output_text(usage.completion_tokens);
-            return responses_api::push_completed(out, &self.chunk_head, &text, usage);
+            let response = match &self.tool_call {
+                Some((name, step)) => responses_api::whole_tool_call(&self.chunk_head, name, *step, usage),
+                None => {
+                    responses_api::whole_response(&self.chunk_head, &words::output_text(usage.completion_tokens), usage)
+                }
+            };
+            return responses_api::push_completed(out, &response);
         }
         if self.endpoint == Endpoint::Messages {
-            return messages_api::push_end(out, usage);
+            return messages_api::push_end(
+                out,
+                usage,
+                if self.tool_call.is_some() { "tool_use" } else { "max_tokens" },
+            );
         }
         out.push_str("data: ");
         out.push_str(&self.chunk_head);
@@ -214,16 +236,35 @@ impl ResponseWriter {
 }
 
 impl ResponseWriter {
-    /// A streamed chat answer that calls tool `name` (`tool_calls.rs`): its events, one entry
-    /// per output token of `tokens`.
-    pub fn tool_call_events(&self, name: &str, step: u64, tokens: u64) -> Vec<String> {
-        super::tool_calls::token_events(&self.chunk_head, name, step, tokens)
+    /// A streamed answer that calls a tool (`with_tool_call`), in the endpoint's shape: its
+    /// events, one entry per output token of `tokens`; none for an answer that calls none or an
+    /// endpoint without tools.
+    pub fn tool_call_events(&self, tokens: u64) -> Vec<String> {
+        let Some((name, step)) = &self.tool_call else { return Vec::new() };
+        match self.endpoint {
+            Endpoint::Chat => tool_calls::chat_token_events(&self.chunk_head, name, *step, tokens),
+            Endpoint::Messages => messages_api::tool_call_events(name, *step, tokens),
+            Endpoint::Responses => responses_api::tool_call_events(name, *step, tokens),
+            _ => Vec::new(),
+        }
     }
 
     /// The same answer as one JSON body.
-    pub fn tool_call_body(&self, name: &str, step: u64, usage: Usage) -> String {
-        let choice = super::tool_calls::whole_choice(name, step);
-        format!(r#"{}[{choice}],"usage":{}{}}}"#, self.whole_head, usage_json(usage), self.root_metrics_member())
+    pub fn tool_call_body(&self, usage: Usage) -> String {
+        let Some((name, step)) = &self.tool_call else { return String::new() };
+        match self.endpoint {
+            Endpoint::Messages => messages_api::whole_tool_call(&self.whole_head, name, *step, usage),
+            Endpoint::Responses => responses_api::whole_tool_call(&self.whole_head, name, *step, usage),
+            _ => {
+                let choice = tool_calls::whole_choice(name, *step);
+                format!(
+                    r#"{}[{choice}],"usage":{}{}}}"#,
+                    self.whole_head,
+                    usage_json(usage),
+                    self.root_metrics_member()
+                )
+            }
+        }
     }
 }
 

@@ -33,7 +33,8 @@ pub async fn serve(state: Arc<MockState>, endpoint: Endpoint, request: Request<I
         Ok(body) => body,
         Err(reply) => return reply,
     };
-    let tool_turn = if endpoint == Endpoint::Chat { tool_calls::tool_turn(&body) } else { None };
+    let calls_tools = matches!(endpoint, Endpoint::Chat | Endpoint::Messages | Endpoint::Responses);
+    let tool_turn = if calls_tools { tool_calls::tool_turn(&body) } else { None };
     let parsed = match openai::parse(endpoint, &body) {
         Ok(parsed) => parsed,
         Err(message) => return reply::invalid_request(&message),
@@ -82,21 +83,23 @@ pub async fn serve(state: Arc<MockState>, endpoint: Endpoint, request: Request<I
         );
     };
 
-    let thinking_tokens = parsed.thinking_tokens.min(output_tokens - 1);
+    // A tool call is all of the answer: no thinking before it.
+    let thinking_tokens = if tool_call.is_some() { 0 } else { parsed.thinking_tokens.min(output_tokens - 1) };
     let writer = ResponseWriter::new(endpoint, &response_id, state.started_epoch_s, &model)
         .with_request(prompt_tokens, prompt_cache, thinking_tokens, parsed.include_usage)
         .with_root_metrics(generation.spec_decode().map(|run| run.metrics_json()));
     if let Some(name) = tool_call {
         stats.tool_calls.fetch_add(1, Relaxed);
+        let writer = writer.with_tool_call(name, tool_step);
         if parsed.stream {
-            let events = writer.tool_call_events(name, tool_step, output_tokens);
+            let events = writer.tool_call_events(output_tokens);
             let stream = TokenStream::new(generation, writer, parsed.include_usage).with_token_events(events);
             return event_stream(stream);
         }
         generation.run_to_end().await;
         drop(generation);
         let usage = Usage { prompt_tokens, completion_tokens: output_tokens, prompt_cache };
-        return reply::json(StatusCode::OK, writer.tool_call_body(name, tool_step, usage));
+        return reply::json(StatusCode::OK, writer.tool_call_body(usage));
     }
     if let Some(answer) = answer {
         generation.run_to_end().await;

@@ -1,7 +1,8 @@
 //! The mock's `POST /v1/messages` (Anthropic Messages API): reads `system`, `messages`,
 //! `max_tokens` (required), `stream` and `thinking`, and writes the answer as Anthropic's typed
 //! SSE events (`message_start`, a thinking block when asked for, a text block, `message_delta`
-//! with the usage, `message_stop`) or as a whole message with its `content` blocks.
+//! with the usage, `message_stop`) or as a whole message with its `content` blocks; a tool call
+//! (`tool_calls.rs`) as a `tool_use` block, its input streamed in `input_json_delta`s.
 
 use std::fmt::Write;
 
@@ -13,6 +14,7 @@ use super::request::{
     GenerationRequest, Usage, WireMessage, chat_prompt, checked_output_tokens, has_cache_control, offered_tools,
     parse_json,
 };
+use super::tool_calls::{self, CallShape};
 use super::words;
 use crate::dataset::input_texts::leading_texts;
 
@@ -92,7 +94,8 @@ fn push_event(out: &mut String, event_type: &str, data: &str) {
     let _ = write!(out, "event: {event_type}\ndata: {data}\n\n");
 }
 
-fn push_block_start(out: &mut String, index: u64, thinking: bool) {
+/// The start of the content block at `index`: of thinking, or of text.
+pub fn push_block_start(out: &mut String, index: u64, thinking: bool) {
     let block = if thinking { r#"{"type":"thinking","thinking":""}"# } else { r#"{"type":"text","text":""}"# };
     let data = format!(r#"{{"type":"content_block_start","index":{index},"content_block":{block}}}"#);
     push_event(out, "content_block_start", &data);
@@ -116,15 +119,13 @@ fn usage_json(usage: Usage) -> Value {
     })
 }
 
-/// `message_start` (with the input usage and one output token) and the start of the first
-/// content block.
-pub fn push_start(out: &mut String, members: &str, prompt: Usage, thinking_tokens: u64) {
+/// `message_start`, with the input usage and one output token.
+pub fn push_start(out: &mut String, members: &str, prompt: Usage) {
     let usage = usage_json(Usage { completion_tokens: 1, ..prompt });
     let data = format!(
         r#"{{"type":"message_start","message":{{{members},"content":[],"stop_reason":null,"stop_sequence":null,"usage":{usage}}}}}"#
     );
     push_event(out, "message_start", &data);
-    push_block_start(out, 0, thinking_tokens > 0);
 }
 
 /// The delta of the token at `index`: thinking for the first `thinking_tokens`, text after,
@@ -154,10 +155,50 @@ pub fn push_token(out: &mut String, index: u64, output_tokens: u64, thinking_tok
     }
 }
 
-/// `message_delta` with the stop reason and the usage, then `message_stop`.
-pub fn push_end(out: &mut String, usage: Usage) {
+/// The events of a call to `name` at `step` over `tokens` output tokens (one entry each): a
+/// `tool_use` block opened with its id, name and an empty input, the input in pieces, the block
+/// closed.
+pub fn tool_call_events(name: &str, step: u64, tokens: u64) -> Vec<String> {
+    let event = |event_type: &str, data: String| {
+        let mut out = String::new();
+        push_event(&mut out, event_type, &data);
+        out
+    };
+    let name = tool_calls::json_string(name);
+    let shape = CallShape {
+        open: |id: &str| {
+            let block = format!(r#"{{"type":"tool_use","id":"{id}","name":{name},"input":{{}}}}"#);
+            event(
+                "content_block_start",
+                format!(r#"{{"type":"content_block_start","index":0,"content_block":{block}}}"#),
+            )
+        },
+        piece: |text: &str| {
+            let delta = format!(r#"{{"type":"input_json_delta","partial_json":"{text}"}}"#);
+            event("content_block_delta", format!(r#"{{"type":"content_block_delta","index":0,"delta":{delta}}}"#))
+        },
+        close: event("content_block_stop", r#"{"type":"content_block_stop","index":0}"#.to_string()),
+    };
+    tool_calls::token_events(step, tokens, shape)
+}
+
+/// A whole message of one `tool_use` block: a call to `name` at `step`.
+pub fn whole_tool_call(members: &str, name: &str, step: u64, usage: Usage) -> String {
+    let block = format!(
+        r#"{{"type":"tool_use","id":"{}","name":{},"input":{}}}"#,
+        tool_calls::call_id(step),
+        tool_calls::json_string(name),
+        tool_calls::arguments(step)
+    );
+    let usage = usage_json(usage);
+    format!(r#"{{{members},"content":[{block}],"stop_reason":"tool_use","stop_sequence":null,"usage":{usage}}}"#)
+}
+
+/// `message_delta` with the stop reason (`max_tokens`, or `tool_use` after a call) and the
+/// usage, then `message_stop`.
+pub fn push_end(out: &mut String, usage: Usage, stop_reason: &str) {
     let data = format!(
-        r#"{{"type":"message_delta","delta":{{"stop_reason":"max_tokens","stop_sequence":null}},"usage":{}}}"#,
+        r#"{{"type":"message_delta","delta":{{"stop_reason":"{stop_reason}","stop_sequence":null}},"usage":{}}}"#,
         usage_json(usage)
     );
     push_event(out, "message_delta", &data);
@@ -236,11 +277,12 @@ mod tests {
         let members = object_members("msg_1", r#""m""#);
         let mut out = String::new();
         let prompt = Usage { prompt_tokens: 5, completion_tokens: 0, prompt_cache: None };
-        push_start(&mut out, &members, prompt, 1);
+        push_start(&mut out, &members, prompt);
+        push_block_start(&mut out, 0, true);
         for index in 0..3 {
             push_token(&mut out, index, 3, 1);
         }
-        push_end(&mut out, Usage { completion_tokens: 3, ..prompt });
+        push_end(&mut out, Usage { completion_tokens: 3, ..prompt }, "max_tokens");
         let events = events(&out);
         let names: Vec<&str> = events.iter().map(|(name, _)| name.as_str()).collect();
         assert_eq!(
@@ -265,6 +307,28 @@ mod tests {
         assert_eq!(events[6].1["delta"], json!({"type": "text_delta", "text": words::word_at(1)}));
         assert_eq!(events[6].1["index"], 1);
         assert_eq!(events[9].1["usage"]["output_tokens"], 3);
+    }
+
+    #[test]
+    fn a_tool_call_is_a_tool_use_block_whose_input_streams_in_pieces() {
+        let call: Vec<(String, Value)> =
+            tool_call_events("search", 1, 6).iter().flat_map(|token| events(token)).collect();
+        let block = &call[0].1["content_block"];
+        assert_eq!(
+            (block["type"].as_str(), block["id"].as_str(), block["name"].as_str()),
+            (Some("tool_use"), Some("call_1"), Some("search"))
+        );
+        let input: String = call.iter().filter_map(|(_, data)| data["delta"]["partial_json"].as_str()).collect();
+        assert_eq!(input, tool_calls::arguments(1));
+        assert_eq!(call.last().unwrap().0, "content_block_stop");
+        let whole: Value =
+            serde_json::from_str(&whole_tool_call(&object_members("msg_1", r#""m""#), "search", 2, usage(5, 9)))
+                .unwrap();
+        assert_eq!(whole["stop_reason"], "tool_use");
+        assert_eq!(whole["content"][0]["input"], serde_json::from_str::<Value>(&tool_calls::arguments(2)).unwrap());
+        let mut out = String::new();
+        push_end(&mut out, usage(5, 9), "tool_use");
+        assert_eq!(events(&out)[0].1["delta"]["stop_reason"], "tool_use");
     }
 
     #[test]

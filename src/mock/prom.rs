@@ -52,12 +52,12 @@ pub fn render(models: &Models, spec_decode_tokens: Option<u32>) -> String {
             &s.video_inputs
         });
     }
-    counter(&mut out, models, "mock:tool_calls_total", "Chat answers that called a tool.", |s| &s.tool_calls);
+    counter(&mut out, models, "mock:tool_calls_total", "Answers that called a tool.", |s| &s.tool_calls);
     counter(
         &mut out,
         models,
         "mock:tool_results_received_total",
-        "Tool results in the histories of the chat requests received.",
+        "Tool results in the histories of the requests received.",
         |s| &s.tool_results_received,
     );
     if let Some(draft_tokens) = spec_decode_tokens {

@@ -181,7 +181,7 @@ pub fn chat_prompt(messages: Vec<WireMessage>) -> Result<PromptInput, String> {
                     return Err(format!("messages[{index}].content[{bad}]: {problem}"));
                 }
                 videos += content_parts.iter().filter(|part| part["type"] == "video_url").count() as u64;
-                let texts: Vec<&str> = part_texts(&content_parts).collect();
+                let texts: Vec<Cow<str>> = part_texts(&content_parts).collect();
                 // A message of media alone holds no text (nor a space in the join).
                 if !texts.is_empty() {
                     parts.push(texts.join(" "));

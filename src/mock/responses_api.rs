@@ -1,7 +1,8 @@
 //! The mock's `POST /v1/responses` (OpenAI Responses API): reads `instructions`, `input`,
 //! `tools`, `stream` and `max_output_tokens`, and writes the answer as typed SSE events
 //! (`response.created`, one `response.output_text.delta` per token, `response.completed` with
-//! the usage) or whole.
+//! the usage) or whole; a tool call (`tool_calls.rs`) as a `function_call` item, its arguments
+//! streamed in `response.function_call_arguments.delta`s.
 
 use std::borrow::Cow;
 use std::fmt::Write;
@@ -12,6 +13,7 @@ use serde_json::{Value, json};
 use super::request::{
     GenerationRequest, PromptInput, Usage, WireMessage, chat_prompt, checked_output_tokens, offered_tools, parse_json,
 };
+use super::tool_calls::{self, CallShape};
 use crate::dataset::input_texts::{leading_texts, message_texts};
 
 #[derive(Deserialize)]
@@ -89,16 +91,72 @@ pub fn push_delta(out: &mut String, token_text: &str) {
     push_event(out, "response.output_text.delta", &data);
 }
 
-/// `response.completed`, carrying the whole response with its usage.
-pub fn push_completed(out: &mut String, members: &str, text: &str, usage: Usage) {
-    let data = format!(r#"{{"type":"response.completed","response":{}}}"#, whole_response(members, text, usage));
+/// `response.completed`, carrying the whole `response` (`whole_response`, `whole_tool_call`).
+pub fn push_completed(out: &mut String, response: &str) {
+    let data = format!(r#"{{"type":"response.completed","response":{response}}}"#);
     push_event(out, "response.completed", &data);
+}
+
+/// The `function_call` item of a call to `name` at `step`, with its `arguments` (a JSON string).
+fn call_item(name: &str, step: u64, arguments: &str, status: &str) -> String {
+    format!(
+        r#"{{"type":"function_call","id":"fc_{step}","call_id":"{}","name":{},"arguments":{arguments},"status":"{status}"}}"#,
+        tool_calls::call_id(step),
+        tool_calls::json_string(name)
+    )
+}
+
+/// The events of a call to `name` at `step` over `tokens` output tokens (one entry each): the
+/// `function_call` item added, its arguments in pieces, then the arguments done and the item done.
+pub fn tool_call_events(name: &str, step: u64, tokens: u64) -> Vec<String> {
+    let event = |event_type: &str, data: String| {
+        let mut out = String::new();
+        push_event(&mut out, event_type, &data);
+        out
+    };
+    let arguments = tool_calls::json_string(&tool_calls::arguments(step));
+    let done = format!(
+        r#"{{"type":"response.function_call_arguments.done","item_id":"fc_{step}","output_index":0,"arguments":{arguments}}}"#
+    );
+    let item_done = format!(
+        r#"{{"type":"response.output_item.done","output_index":0,"item":{}}}"#,
+        call_item(name, step, &arguments, "completed")
+    );
+    let shape = CallShape {
+        open: |_: &str| {
+            let item = call_item(name, step, r#""""#, "in_progress");
+            event(
+                "response.output_item.added",
+                format!(r#"{{"type":"response.output_item.added","output_index":0,"item":{item}}}"#),
+            )
+        },
+        piece: |text: &str| {
+            let data = format!(
+                r#"{{"type":"response.function_call_arguments.delta","item_id":"fc_{step}","output_index":0,"delta":"{text}"}}"#
+            );
+            event("response.function_call_arguments.delta", data)
+        },
+        close: [event("response.function_call_arguments.done", done), event("response.output_item.done", item_done)]
+            .concat(),
+    };
+    tool_calls::token_events(step, tokens, shape)
+}
+
+/// A completed response object whose one output is a call to `name` at `step`.
+pub fn whole_tool_call(members: &str, name: &str, step: u64, usage: Usage) -> String {
+    let arguments = tool_calls::json_string(&tool_calls::arguments(step));
+    response_object(members, &format!("[{}]", call_item(name, step, &arguments, "completed")), usage)
 }
 
 /// A completed response object with `text` as its one message.
 pub fn whole_response(members: &str, text: &str, usage: Usage) -> String {
     let message = json!([{"type": "message", "role": "assistant", "status": "completed",
                           "content": [{"type": "output_text", "text": text}]}]);
+    response_object(members, &message.to_string(), usage)
+}
+
+/// A completed response object of `output` (a JSON list of items) and `usage`.
+fn response_object(members: &str, output: &str, usage: Usage) -> String {
     let mut usage_json = json!({
         "input_tokens": usage.prompt_tokens,
         "output_tokens": usage.completion_tokens,
@@ -109,7 +167,7 @@ pub fn whole_response(members: &str, text: &str, usage: Usage) -> String {
         usage_json["input_tokens_details"] = json!({"cached_tokens": cache.read_tokens});
     }
     let usage = usage_json;
-    format!(r#"{{{members},"status":"completed","error":null,"output":{message},"usage":{usage}}}"#)
+    format!(r#"{{{members},"status":"completed","error":null,"output":{output},"usage":{usage}}}"#)
 }
 
 #[cfg(test)]
@@ -146,18 +204,45 @@ mod tests {
     }
 
     #[test]
+    fn a_tool_call_is_a_function_call_item_whose_arguments_stream_in_pieces() {
+        let out: String = tool_call_events("search", 1, 5).concat();
+        let events: Vec<Value> = out
+            .split("\n\n")
+            .filter(|event| !event.is_empty())
+            .map(|event| serde_json::from_str(event.split_once("\ndata: ").unwrap().1).unwrap())
+            .collect();
+        assert_eq!(events[0]["type"], "response.output_item.added");
+        assert_eq!(
+            (events[0]["item"]["call_id"].as_str(), events[0]["item"]["name"].as_str()),
+            (Some("call_1"), Some("search"))
+        );
+        let arguments: String = events
+            .iter()
+            .filter(|event| event["type"] == "response.function_call_arguments.delta")
+            .filter_map(|event| event["delta"].as_str())
+            .collect();
+        assert_eq!(arguments, tool_calls::arguments(1));
+        let last = events.last().unwrap();
+        assert_eq!(
+            (last["type"].as_str(), last["item"]["arguments"].as_str()),
+            (Some("response.output_item.done"), Some(arguments.as_str()))
+        );
+        let usage = Usage { prompt_tokens: 3, completion_tokens: 4, prompt_cache: None };
+        let whole: Value =
+            serde_json::from_str(&whole_tool_call(&object_members("r", 1, r#""m""#), "search", 2, usage)).unwrap();
+        assert_eq!(whole["output"][0]["type"], "function_call");
+        assert_eq!(whole["output"][0]["arguments"].as_str(), Some(tool_calls::arguments(2).as_str()));
+    }
+
+    #[test]
     fn events_are_typed_and_the_last_carries_the_usage() {
         let members = object_members("resp-1", 7, r#""m""#);
         let mut out = String::new();
         push_created(&mut out, &members);
         push_delta(&mut out, " the");
         let cache = PromptCacheUse { read_tokens: 16, written_tokens: 0 };
-        push_completed(
-            &mut out,
-            &members,
-            " the",
-            Usage { prompt_tokens: 20, completion_tokens: 1, prompt_cache: Some(cache) },
-        );
+        let usage = Usage { prompt_tokens: 20, completion_tokens: 1, prompt_cache: Some(cache) };
+        push_completed(&mut out, &whole_response(&members, " the", usage));
         let events: Vec<(&str, Value)> = out
             .split("\n\n")
             .filter(|event| !event.is_empty())

@@ -100,7 +100,8 @@ pub struct ModelStats {
     /// Chat `video_url` parts accepted.
     pub video_inputs: AtomicU64,
     pub spec_decode: SpecDecodeCounters,
-    /// Tool calls answered (`tool_calls.rs`), and the `tool` results the requests' histories held.
+    /// Tool calls answered (`tool_calls.rs`), and the tool results the requests' histories held
+    /// (chat `tool` messages, Messages `tool_result` blocks, Responses `function_call_output`s).
     pub tool_calls: AtomicU64,
     pub tool_results_received: AtomicU64,
     pub time_to_first_token: Histogram,

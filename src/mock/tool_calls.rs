@@ -1,8 +1,11 @@
-//! Tool calls: a chat request that offers `tools` is answered with a call to its first tool
-//! while its history holds fewer `tool` results than its depth, and with text after, so an
-//! agent loop against the mock ends after a known number of turns.
+//! Tool calls: a chat, Messages or Responses request that offers `tools` is answered with a
+//! call to its first tool while its history holds fewer tool results than its depth, and with
+//! text after, so an agent loop against the mock ends after a known number of turns. Each API
+//! writes the call in its own shape (`messages_api.rs`, `responses_api.rs`; chat's here); the
+//! call itself (its id, arguments and their pieces over the output tokens) is shared.
 
 use serde::Deserialize;
+use serde_json::Value;
 
 use super::words;
 use crate::dataset::tokenizer::Tokenizer;
@@ -10,11 +13,11 @@ use crate::dataset::tokenizer::Tokenizer;
 /// Tool calls a session gets before text when the request names no depth (`mock_tool_depth`).
 pub const DEFAULT_TOOL_DEPTH: u64 = 2;
 
-/// What a chat request says about tools: the tools it offers, the tool results its history
-/// holds, and the depth it asks for.
+/// What a request says about tools: the tools it offers, the tool results its history holds,
+/// and the depth it asks for.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct ToolTurn {
-    /// The first offered tool's function name; None when the request offers no tool.
+    /// The first offered tool's name; None when the request offers no tool.
     pub first_tool: Option<String>,
     pub tool_results: u64,
     pub depth: Option<u64>,
@@ -24,16 +27,23 @@ pub struct ToolTurn {
 struct WireToolRequest {
     #[serde(default)]
     tools: Option<Vec<WireTool>>,
+    /// Chat and Messages.
     #[serde(default)]
-    messages: Option<Vec<WireRole>>,
+    messages: Option<Vec<WireItem>>,
+    /// Responses (a list of items, or a string).
+    #[serde(default)]
+    input: Option<Value>,
     #[serde(default)]
     mock_tool_depth: Option<u64>,
 }
 
+/// A chat tool (`function.name`), or a Messages or Responses one (`name`).
 #[derive(Deserialize)]
 struct WireTool {
     #[serde(default)]
     function: Option<WireFunction>,
+    #[serde(default)]
+    name: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -42,10 +52,25 @@ struct WireFunction {
     name: Option<String>,
 }
 
+/// A chat or Messages message.
 #[derive(Deserialize)]
-struct WireRole {
+struct WireItem {
     #[serde(default)]
     role: Option<String>,
+    #[serde(default)]
+    content: Option<Value>,
+}
+
+impl WireItem {
+    /// The tool results it holds: a chat `tool` message is one; a Messages message holds its
+    /// `tool_result` blocks.
+    fn tool_results(&self) -> usize {
+        if self.role.as_deref() == Some("tool") {
+            return 1;
+        }
+        let blocks = self.content.as_ref().and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+        blocks.iter().filter(|block| block.get("type").and_then(Value::as_str) == Some("tool_result")).count()
+    }
 }
 
 /// The request's tools and tool results; None for a body that mentions neither (read without
@@ -54,10 +79,16 @@ pub fn tool_turn(body: &[u8]) -> Option<ToolTurn> {
     let finder = memchr::memmem::Finder::new(b"\"tool");
     finder.find(body)?;
     let wire: WireToolRequest = serde_json::from_slice(body).ok()?;
-    let first_tool = wire.tools.unwrap_or_default().into_iter().find_map(|tool| tool.function?.name);
-    let tool_results =
-        wire.messages.unwrap_or_default().iter().filter(|message| message.role.as_deref() == Some("tool")).count();
-    Some(ToolTurn { first_tool, tool_results: tool_results as u64, depth: wire.mock_tool_depth })
+    let first_tool = wire
+        .tools
+        .unwrap_or_default()
+        .into_iter()
+        .find_map(|tool| tool.function.and_then(|function| function.name).or(tool.name));
+    let in_messages: usize = wire.messages.unwrap_or_default().iter().map(WireItem::tool_results).sum();
+    let items = wire.input.as_ref().and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    let outputs =
+        items.iter().filter(|item| item.get("type").and_then(Value::as_str) == Some("function_call_output")).count();
+    Some(ToolTurn { first_tool, tool_results: (in_messages + outputs) as u64, depth: wire.mock_tool_depth })
 }
 
 impl ToolTurn {
@@ -68,14 +99,13 @@ impl ToolTurn {
     }
 }
 
-/// The call's id and arguments (a JSON object, as JSON-string content), numbered by the results
-/// the history holds.
-fn call_id_and_arguments(step: u64) -> (String, String) {
-    let quoted = json_string(&arguments(step));
-    (format!("call_{step}"), quoted[1..quoted.len() - 1].to_string())
+/// The id of the call at `step` (numbered by the results the history holds).
+pub fn call_id(step: u64) -> String {
+    format!("call_{step}")
 }
 
-fn arguments(step: u64) -> String {
+/// The call's arguments: a JSON object.
+pub fn arguments(step: u64) -> String {
     format!(r#"{{"step":{step},"query":"{}"}}"#, words::output_text(2).trim())
 }
 
@@ -85,33 +115,57 @@ pub fn call_tokens(tokenizer: &Tokenizer, name: &str, step: u64) -> u64 {
     (tokenizer.count(&format!("{name}{}", arguments(step))) as u64).max(1)
 }
 
+/// How one API streams a call: the event that opens it (given the call's id), the event of a
+/// piece of its arguments (JSON string content), and the events that close it.
+pub struct CallShape<Open, Piece> {
+    pub open: Open,
+    pub piece: Piece,
+    pub close: String,
+}
+
 /// The streamed call's events, one entry per output token (`tokens`, at least 1), so the
-/// stream paces them as it paces text tokens: the first token's event names the call (its id
-/// and name), the others carry the arguments in pieces, and the last is followed by the
-/// `tool_calls` finish, as a server streams a call while it decodes it. An entry may be empty
-/// (the arguments are shorter than the tokens left); its token then sends nothing.
-pub fn token_events(chunk_head: &str, name: &str, step: u64, tokens: u64) -> Vec<String> {
-    let (id, arguments) = call_id_and_arguments(step);
-    let event = |choices: &str| format!("data: {chunk_head}{choices}}}\n\n");
-    let piece = |text: &str| {
-        event(&format!(
-            r#"[{{"index":0,"delta":{{"tool_calls":[{{"index":0,"function":{{"arguments":"{text}"}}}}]}},"finish_reason":null}}]"#
-        ))
-    };
-    let mut events = vec![event(&format!(
-        r#"[{{"index":0,"delta":{{"tool_calls":[{{"index":0,"id":"{id}","type":"function","function":{{"name":{},"arguments":""}}}}]}},"finish_reason":null}}]"#,
-        json_string(name)
-    ))];
+/// stream paces them as it paces text tokens: the first token's event opens the call (its id
+/// and name), the others carry the arguments in pieces, and the last is followed by the events
+/// that close it, as a server streams a call while it decodes it. An entry may be empty (the
+/// arguments are shorter than the tokens left); its token then sends nothing.
+pub fn token_events(
+    step: u64,
+    tokens: u64,
+    shape: CallShape<impl Fn(&str) -> String, impl Fn(&str) -> String>,
+) -> Vec<String> {
+    let quoted = json_string(&arguments(step));
+    let arguments = &quoted[1..quoted.len() - 1];
+    let mut events = vec![(shape.open)(&call_id(step))];
     if tokens <= 1 {
-        events[0].push_str(&piece(&arguments));
+        events[0].push_str(&(shape.piece)(arguments));
     } else {
-        let pieces = pieces(&arguments, (tokens - 1) as usize);
-        events.extend(pieces.into_iter().map(|text| if text.is_empty() { String::new() } else { piece(text) }));
+        let pieces = pieces(arguments, (tokens - 1) as usize);
+        events.extend(pieces.into_iter().map(|text| if text.is_empty() { String::new() } else { (shape.piece)(text) }));
     }
     if let Some(last) = events.last_mut() {
-        last.push_str(&event(r#"[{"index":0,"delta":{},"finish_reason":"tool_calls"}]"#));
+        last.push_str(&shape.close);
     }
     events
+}
+
+/// A chat stream's call events (`chunk_head`: the chunks' members up to `choices`).
+pub fn chat_token_events(chunk_head: &str, name: &str, step: u64, tokens: u64) -> Vec<String> {
+    let event = |choices: &str| format!("data: {chunk_head}{choices}}}\n\n");
+    let name = json_string(name);
+    let shape = CallShape {
+        open: |id: &str| {
+            event(&format!(
+                r#"[{{"index":0,"delta":{{"tool_calls":[{{"index":0,"id":"{id}","type":"function","function":{{"name":{name},"arguments":""}}}}]}},"finish_reason":null}}]"#
+            ))
+        },
+        piece: |text: &str| {
+            event(&format!(
+                r#"[{{"index":0,"delta":{{"tool_calls":[{{"index":0,"function":{{"arguments":"{text}"}}}}]}},"finish_reason":null}}]"#
+            ))
+        },
+        close: event(r#"[{"index":0,"delta":{},"finish_reason":"tool_calls"}]"#),
+    };
+    token_events(step, tokens, shape)
 }
 
 /// `text` (JSON string content) cut into `count` pieces of about equal length, never inside a
@@ -130,16 +184,17 @@ fn pieces(text: &str, count: usize) -> Vec<&str> {
     pieces
 }
 
-/// The whole (non-streamed) answer's choice.
+/// The whole (non-streamed) chat answer's choice.
 pub fn whole_choice(name: &str, step: u64) -> String {
-    let (id, arguments) = call_id_and_arguments(step);
+    let id = call_id(step);
     format!(
-        r#"{{"index":0,"message":{{"role":"assistant","content":null,"tool_calls":[{{"id":"{id}","type":"function","function":{{"name":{},"arguments":"{arguments}"}}}}]}},"finish_reason":"tool_calls"}}"#,
-        json_string(name)
+        r#"{{"index":0,"message":{{"role":"assistant","content":null,"tool_calls":[{{"id":"{id}","type":"function","function":{{"name":{},"arguments":{}}}}}]}},"finish_reason":"tool_calls"}}"#,
+        json_string(name),
+        json_string(&arguments(step))
     )
 }
 
-fn json_string(text: &str) -> String {
+pub fn json_string(text: &str) -> String {
     serde_json::Value::String(text.to_string()).to_string()
 }
 
@@ -170,7 +225,7 @@ mod tests {
     /// The events of a streamed call, one list per token.
     fn events_by_token(tokens: u64) -> Vec<Vec<Value>> {
         let head = r#"{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":"#;
-        let events = token_events(head, "search", 1, tokens);
+        let events = chat_token_events(head, "search", 1, tokens);
         assert_eq!(events.len() as u64, tokens.max(1), "one entry per token");
         let parse = |text: &String| -> Vec<Value> {
             text.split("\n\n")

@@ -4,7 +4,8 @@
 //! AIPerf counts a body (its texts joined by spaces). An answer joins when the history is next
 //! used: a session's last answer, never sent back, costs no message and no count. Each message
 //! is kept as its JSON, written once as it joins, so a step's body copies the history rather
-//! than writing every message again (a session of n steps writes n messages, not n²/2).
+//! than writing every message again (a session of n steps writes n messages, not n²/2). A step
+//! to a Messages or Responses endpoint has it written in that API's shape (`dialects.rs`).
 
 use serde_json::{Map, Value, json};
 
@@ -168,6 +169,11 @@ impl History {
     /// `s.history` is the only reader).
     pub fn settled(&mut self, counts: &impl TextCounts) -> Vec<Value> {
         self.settle(counts);
+        self.messages()
+    }
+
+    /// The messages as of the last step (the answer since, if any, not yet joined).
+    pub fn messages(&self) -> Vec<Value> {
         let mut array = Vec::with_capacity(self.messages_json.len() + 2);
         array.push(b'[');
         array.extend_from_slice(&self.messages_json);
@@ -189,6 +195,12 @@ impl History {
     /// spaces, each counted once as it joined.
     pub fn tokens(&self) -> u64 {
         self.tokens + self.tools_tokens
+    }
+
+    /// The prompt tokens of the messages' texts alone (the tools' written in another API's
+    /// shape are counted apart).
+    pub fn message_tokens(&self) -> u64 {
+        self.tokens
     }
 }
 

@@ -4,6 +4,7 @@
 //! client, records and metrics, as every request does.
 
 mod clients;
+mod dialects;
 mod history;
 mod phase;
 mod player;

@@ -5,6 +5,7 @@
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use super::dialects;
 use super::history::{ChatStep, History, TextCounts};
 use super::phase::PhaseShared;
 use super::porters::StepOrder;
@@ -12,10 +13,11 @@ use super::suspend::{pause_on, pause_on_step};
 use super::tally::{Ended, SessionOutcome, StepDone};
 use crate::dataset::corpus::Corpus;
 use crate::dataset::exact_length::text_of_length;
+use crate::dataset::input_texts::tool_texts;
 use crate::load::scripted::{Step, StepAnswer};
 use crate::plan::{Dist, Endpoint, EndpointKind, LoadMode};
 use crate::record::SessionTurn;
-use crate::request_bodies::{chat_step_body, embeddings_step_body, rerank_step_body};
+use crate::request_bodies::{StepHistory, chat_step_body, embeddings_step_body, rerank_step_body};
 use crate::rng::SeededRng;
 
 /// The seed of a session's own random draws: the phase's `seed`, its place in the run, the
@@ -55,7 +57,7 @@ impl StepKind {
     /// The endpoint kinds whose request this step sends.
     fn endpoint_kinds(self) -> &'static [EndpointKind] {
         match self {
-            StepKind::Chat => &[EndpointKind::Chat],
+            StepKind::Chat => &[EndpointKind::Chat, EndpointKind::Messages, EndpointKind::Responses],
             StepKind::Embed => &[EndpointKind::Embeddings, EndpointKind::ChatEmbeddings, EndpointKind::NimEmbeddings],
             StepKind::Rerank => &[EndpointKind::CohereRankings, EndpointKind::TeiRankings, EndpointKind::NimRankings],
         }
@@ -192,9 +194,10 @@ impl Session {
         self.state().state = values;
     }
 
-    /// A chat step over the session's history; the answer joins the history.
+    /// A chat step over the session's history, to an OpenAI chat, Messages or Responses
+    /// endpoint (the history written in its API's shape); the answer joins the history.
     pub fn chat(&self, mut step: ChatStep) -> Result<Result<StepAnswer, String>, PhaseOver> {
-        let (body, input_tokens, client) = {
+        let (body, input_tokens, client, kind) = {
             let mut state = self.state();
             let kind = step.endpoint.as_ref().unwrap_or(&state.shared.phase.hook.endpoint).kind;
             if let Some(why) = StepKind::Chat.refuses(kind) {
@@ -210,8 +213,28 @@ impl Session {
             }
             let base = shared.chat_base(step.endpoint.as_ref(), step.max_tokens);
             let history = &state.history;
-            let body = chat_step_body(&base, history.messages_json(), history.tools(), &step.extra);
-            (body, history.tokens(), client)
+            let (body, input_tokens) = if kind == EndpointKind::Chat {
+                let tools = history.tools();
+                let sent = StepHistory { key: "messages", items_json: history.messages_json(), system: None, tools };
+                (chat_step_body(&base, sent, &step.extra), history.tokens())
+            } else {
+                let written = match dialects::written_for(kind, &history.messages(), history.tools()) {
+                    Ok(written) => written,
+                    Err(why) => return Ok(Err(why)),
+                };
+                let tools_tokens: u64 = written
+                    .tools
+                    .as_ref()
+                    .map_or(0, |tools| tool_texts(tools).iter().map(|text| shared.in_body(text, false)).sum());
+                let sent = StepHistory {
+                    key: written.key,
+                    items_json: &written.items_json,
+                    system: written.system.as_ref(),
+                    tools: written.tools.as_ref(),
+                };
+                (chat_step_body(&base, sent, &step.extra), history.message_tokens() + tools_tokens)
+            };
+            (body, input_tokens, client, kind)
         };
         let tag = step.tag.unwrap_or_else(|| StepKind::Chat.as_str().to_string());
         let answer = self.send(client, body, input_tokens, step.max_tokens, tag)?;
@@ -219,7 +242,8 @@ impl Session {
         if answer.ok {
             // As the next step sends it back: its text, and each call's name and arguments.
             let shared = state.shared.clone();
-            state.history.add_answer(&answer.text, answer.text_tokens, &answer.tool_calls, shared.as_ref());
+            let calls = dialects::calls_kept(kind, &answer.tool_calls);
+            state.history.add_answer(&answer.text, answer.text_tokens, &calls, shared.as_ref());
             state.turn += 1;
         }
         state.tool_calls += answer.tool_calls.len() as u64;

@@ -1,0 +1,335 @@
+//! A session's history, kept in OpenAI chat form (`history.rs`), as the other chat APIs a step
+//! may go to take it: Anthropic's Messages (the system text on top, a call as a `tool_use`
+//! block, its results as `tool_result` blocks of one user message) and OpenAI's Responses
+//! (`input` items: messages, each call a `function_call`, each result its
+//! `function_call_output`), with the offered tools in each API's shape. Every text keeps its
+//! place, so the history's count of its messages' tokens holds for each API.
+
+use std::borrow::Cow;
+
+use serde_json::{Map, Value, json};
+
+use crate::dataset::input_texts::part_texts;
+use crate::plan::EndpointKind;
+use crate::record::ToolCall;
+
+/// The history as one API's body holds it.
+pub struct Written {
+    /// The body's field of the messages or items: `messages`, or a Responses `input`.
+    pub key: &'static str,
+    /// Those messages or items: their JSON with commas between.
+    pub items_json: Vec<u8>,
+    /// A Messages body's top-level `system`.
+    pub system: Option<Value>,
+    pub tools: Option<Value>,
+}
+
+/// The chat history `messages` and `tools` as an endpoint of `kind` (Messages or Responses)
+/// takes them; why not, where the history holds what that API cannot carry.
+pub fn written_for(kind: EndpointKind, messages: &[Value], tools: Option<&Value>) -> Result<Written, String> {
+    match kind {
+        EndpointKind::Messages => messages_api(messages, tools),
+        _ => Ok(responses_api(messages, tools)),
+    }
+}
+
+/// An answer's calls as the history keeps them for an endpoint of `kind`: a Messages answer's
+/// input (sent back as an object, written compact) as compact JSON, so the text counted is the
+/// text sent; the others as they came.
+pub fn calls_kept(kind: EndpointKind, calls: &[ToolCall]) -> Cow<'_, [ToolCall]> {
+    if kind != EndpointKind::Messages {
+        return Cow::Borrowed(calls);
+    }
+    let compact = |call: &ToolCall| {
+        let arguments = serde_json::from_str::<Value>(&call.arguments).map(|input| input.to_string());
+        ToolCall { arguments: arguments.unwrap_or_else(|_| call.arguments.clone()), ..call.clone() }
+    };
+    Cow::Owned(calls.iter().map(compact).collect())
+}
+
+fn role_of(message: &Value) -> &str {
+    message.get("role").and_then(Value::as_str).unwrap_or("user")
+}
+
+fn calls_of(message: &Value) -> &[Value] {
+    message.get("tool_calls").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default()
+}
+
+fn function_field<'a>(call: &'a Value, key: &str) -> &'a str {
+    call.pointer(&format!("/function/{key}")).and_then(Value::as_str).unwrap_or_default()
+}
+
+/// A message's content, unless it has none (null, an empty string or list).
+fn content_of(message: &Value) -> Option<&Value> {
+    message.get("content").filter(|content| match content {
+        Value::String(text) => !text.is_empty(),
+        Value::Array(parts) => !parts.is_empty(),
+        _ => false,
+    })
+}
+
+/// JSON values with commas between, as a body's array holds them without its brackets.
+fn joined(items: &[Value]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for (at, item) in items.iter().enumerate() {
+        if at > 0 {
+            out.push(b',');
+        }
+        // Writing a Value to a Vec cannot fail.
+        let _ = serde_json::to_writer(&mut out, item);
+    }
+    out
+}
+
+/// Anthropic's Messages: system messages (only at the start: the API has no system role) as
+/// the top-level `system`, an assistant's calls as `tool_use` blocks after its text, the `tool`
+/// results that follow as one user message of `tool_result` blocks.
+fn messages_api(messages: &[Value], tools: Option<&Value>) -> Result<Written, String> {
+    let mut system: Vec<String> = Vec::new();
+    let mut items: Vec<Value> = Vec::new();
+    let mut results: Vec<Value> = Vec::new();
+    for (at, message) in messages.iter().enumerate() {
+        let role = role_of(message);
+        if role != "tool" && !results.is_empty() {
+            items.push(json!({ "role": "user", "content": std::mem::take(&mut results) }));
+        }
+        match role {
+            "system" | "developer" if items.is_empty() => system.extend(texts_of(message)),
+            "system" | "developer" => {
+                return Err(format!(
+                    "chat: message {at} of the history is a {role} message after the conversation began; a Messages \
+                     endpoint takes system text only before it (its top-level `system`)"
+                ));
+            }
+            "tool" => results.push(json!({ "type": "tool_result", "tool_use_id": message.get("tool_call_id"),
+                                           "content": message.get("content").cloned().unwrap_or_default() })),
+            "assistant" if !calls_of(message).is_empty() => items.push(assistant_with_calls(message)?),
+            _ => items.push(message.clone()),
+        }
+    }
+    if !results.is_empty() {
+        items.push(json!({ "role": "user", "content": results }));
+    }
+    let system = match system.as_slice() {
+        [] => None,
+        [text] => Some(Value::from(text.as_str())),
+        texts => Some(texts.iter().map(|text| json!({ "type": "text", "text": text })).collect()),
+    };
+    let tools = tools.map(|tools| each_tool(tools, anthropic_tool));
+    Ok(Written { key: "messages", items_json: joined(&items), system, tools })
+}
+
+/// A system message's texts: its content string, or the texts of its parts.
+fn texts_of(message: &Value) -> Vec<String> {
+    match message.get("content") {
+        Some(Value::String(text)) => vec![text.clone()],
+        Some(Value::Array(parts)) => part_texts(parts).map(Cow::into_owned).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// An assistant message that calls tools: its text (if any) as a text block, then a `tool_use`
+/// block per call, the call's arguments as its input (a JSON object, as the API requires).
+fn assistant_with_calls(message: &Value) -> Result<Value, String> {
+    let mut blocks = Vec::new();
+    match content_of(message) {
+        Some(Value::String(text)) => blocks.push(json!({ "type": "text", "text": text })),
+        Some(Value::Array(parts)) => blocks.extend(parts.iter().cloned()),
+        _ => {}
+    }
+    for call in calls_of(message) {
+        let (name, arguments) = (function_field(call, "name"), function_field(call, "arguments"));
+        let input = match serde_json::from_str::<Value>(arguments) {
+            Ok(input @ Value::Object(_)) => input,
+            _ if arguments.trim().is_empty() => json!({}),
+            _ => {
+                return Err(format!(
+                    "chat: the answer's call of `{name}` has arguments that are not a JSON object ({arguments:?}); a \
+                     Messages endpoint takes a call's input as an object"
+                ));
+            }
+        };
+        blocks.push(json!({ "type": "tool_use", "id": call.get("id"), "name": name, "input": input }));
+    }
+    Ok(json!({ "role": "assistant", "content": blocks }))
+}
+
+/// OpenAI's Responses: each message an item of its own, an assistant's calls as
+/// `function_call` items after its text, each `tool` result a `function_call_output`.
+fn responses_api(messages: &[Value], tools: Option<&Value>) -> Written {
+    let mut items: Vec<Value> = Vec::new();
+    for message in messages {
+        let role = role_of(message);
+        if role == "tool" {
+            let output = match message.get("content") {
+                Some(Value::String(text)) => Value::from(text.as_str()),
+                Some(Value::Array(parts)) => Value::from(part_texts(parts).collect::<Vec<_>>().join(" ")),
+                _ => Value::from(""),
+            };
+            items.push(
+                json!({ "type": "function_call_output", "call_id": message.get("tool_call_id"), "output": output }),
+            );
+            continue;
+        }
+        let calls = calls_of(message);
+        if let Some(content) = content_of(message).or_else(|| message.get("content").filter(|_| calls.is_empty())) {
+            items.push(json!({ "type": "message", "role": role, "content": responses_content(content, role) }));
+        }
+        for call in calls {
+            items.push(json!({ "type": "function_call", "call_id": call.get("id"),
+                               "name": function_field(call, "name"), "arguments": function_field(call, "arguments") }));
+        }
+    }
+    let tools = tools.map(|tools| each_tool(tools, responses_tool));
+    Written { key: "input", items_json: joined(&items), system: None, tools }
+}
+
+/// A chat message's content as a Responses message's: a string as it is, a text part as an
+/// `input_text` (an `output_text` in an assistant's), an image part as an `input_image`.
+fn responses_content(content: &Value, role: &str) -> Value {
+    let Value::Array(parts) = content else { return content.clone() };
+    let text_type = if role == "assistant" { "output_text" } else { "input_text" };
+    let part = |part: &Value| match part.get("type").and_then(Value::as_str) {
+        Some("text") => json!({ "type": text_type, "text": part.get("text") }),
+        Some("image_url") => json!({ "type": "input_image", "image_url": part.pointer("/image_url/url") }),
+        _ => part.clone(),
+    };
+    Value::Array(parts.iter().map(part).collect())
+}
+
+/// `tools` with each chat tool (`{"type": "function", "function": {..}}`) written by `write`;
+/// a tool of another shape (already the API's own) as it is.
+fn each_tool(tools: &Value, write: fn(&Map<String, Value>) -> Value) -> Value {
+    let Value::Array(tools) = tools else { return tools.clone() };
+    let tool = |tool: &Value| match tool.get("function").and_then(Value::as_object) {
+        Some(function) => write(function),
+        None => tool.clone(),
+    };
+    Value::Array(tools.iter().map(tool).collect())
+}
+
+/// A Messages tool: its name, description and `input_schema` (the function's parameters; an
+/// object schema of no properties when it has none: the API requires one).
+fn anthropic_tool(function: &Map<String, Value>) -> Value {
+    let mut tool = Map::new();
+    tool.insert("name".into(), function.get("name").cloned().unwrap_or_default());
+    if let Some(description) = function.get("description") {
+        tool.insert("description".into(), description.clone());
+    }
+    let schema = function.get("parameters").cloned().unwrap_or_else(|| json!({ "type": "object", "properties": {} }));
+    tool.insert("input_schema".into(), schema);
+    Value::Object(tool)
+}
+
+/// A Responses tool: the function's own fields beside `"type": "function"`.
+fn responses_tool(function: &Map<String, Value>) -> Value {
+    let mut tool = Map::new();
+    tool.insert("type".into(), "function".into());
+    tool.extend(function.iter().map(|(key, value)| (key.clone(), value.clone())));
+    Value::Object(tool)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dataset::input_texts::input_texts;
+
+    /// A tool loop's history in chat form: system, task, a call with text, its result, the
+    /// answer, the next user message; and a chat tool.
+    fn chat_history() -> (Vec<Value>, Value) {
+        let messages = vec![
+            json!({"role": "system", "content": "Be brief."}),
+            json!({"role": "user", "content": [{"type": "text", "text": "Find x."}]}),
+            json!({"role": "assistant", "content": "Looking.", "tool_calls": [
+                {"id": "call_1", "type": "function", "function": {"name": "search", "arguments": "{\"q\":\"x\"}"}}]}),
+            json!({"role": "tool", "tool_call_id": "call_1", "content": "x is 1"}),
+            json!({"role": "assistant", "content": "It is 1."}),
+            json!({"role": "user", "content": "Thanks."}),
+        ];
+        let tools = json!([{"type": "function", "function": {"name": "search", "description": "Looks up.",
+                                                             "parameters": {"type": "object"}}}]);
+        (messages, tools)
+    }
+
+    fn body_of(written: Written) -> Value {
+        let mut body = Map::new();
+        if let Some(system) = written.system {
+            body.insert("system".into(), system);
+        }
+        let items = format!("[{}]", String::from_utf8(written.items_json).unwrap());
+        body.insert(written.key.into(), serde_json::from_str(&items).unwrap());
+        body.insert("tools".into(), written.tools.unwrap());
+        Value::Object(body)
+    }
+
+    fn texts(body: &Value) -> Vec<String> {
+        input_texts(body).into_iter().map(Cow::into_owned).collect()
+    }
+
+    #[test]
+    fn every_api_holds_the_chat_history_s_texts_in_their_order() {
+        let (messages, tools) = chat_history();
+        let chat = texts(&json!({"messages": messages, "tools": tools}));
+        for kind in [EndpointKind::Messages, EndpointKind::Responses] {
+            let body = body_of(written_for(kind, &messages, Some(&tools)).unwrap());
+            assert_eq!(texts(&body), chat, "{kind:?}: {body}");
+        }
+    }
+
+    #[test]
+    fn a_messages_body_has_system_on_top_tool_use_blocks_and_tool_result_blocks() {
+        let (messages, tools) = chat_history();
+        let body = body_of(written_for(EndpointKind::Messages, &messages, Some(&tools)).unwrap());
+        assert_eq!(body["system"], "Be brief.");
+        let items = body["messages"].as_array().unwrap();
+        let roles: Vec<&str> = items.iter().map(|item| item["role"].as_str().unwrap()).collect();
+        assert_eq!(roles, ["user", "assistant", "user", "assistant", "user"]);
+        assert_eq!(items[1]["content"][0], json!({"type": "text", "text": "Looking."}));
+        assert_eq!(
+            items[1]["content"][1],
+            json!({"type": "tool_use", "id": "call_1", "name": "search", "input": {"q": "x"}})
+        );
+        assert_eq!(items[2]["content"], json!([{"type": "tool_result", "tool_use_id": "call_1", "content": "x is 1"}]));
+        assert_eq!(
+            body["tools"],
+            json!([{"name": "search", "description": "Looks up.", "input_schema": {"type": "object"}}])
+        );
+
+        let late = [json!({"role": "user", "content": "a"}), json!({"role": "system", "content": "b"})];
+        let error = written_for(EndpointKind::Messages, &late, None).err().unwrap();
+        assert!(error.contains("message 1 of the history is a system message after the conversation began"), "{error}");
+        let broken = [json!({"role": "assistant", "content": null, "tool_calls": [
+            {"id": "c", "type": "function", "function": {"name": "f", "arguments": "{\"q\":"}}]})];
+        let error = written_for(EndpointKind::Messages, &broken, None).err().unwrap();
+        assert!(error.contains("the answer's call of `f` has arguments that are not a JSON object"), "{error}");
+    }
+
+    #[test]
+    fn a_responses_body_has_function_calls_and_their_outputs_as_items() {
+        let (messages, tools) = chat_history();
+        let body = body_of(written_for(EndpointKind::Responses, &messages, Some(&tools)).unwrap());
+        let items = body["input"].as_array().unwrap();
+        assert_eq!(
+            items[1],
+            json!({"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Find x."}]})
+        );
+        assert_eq!(
+            items[3],
+            json!({"type": "function_call", "call_id": "call_1", "name": "search", "arguments": "{\"q\":\"x\"}"})
+        );
+        assert_eq!(items[4], json!({"type": "function_call_output", "call_id": "call_1", "output": "x is 1"}));
+        assert_eq!(items.len(), 7);
+        assert_eq!(
+            body["tools"][0],
+            json!({"type": "function", "name": "search", "description": "Looks up.",
+                                            "parameters": {"type": "object"}})
+        );
+    }
+
+    #[test]
+    fn a_messages_answer_s_input_is_kept_compact() {
+        let calls = [ToolCall { id: "t".into(), name: "f".into(), arguments: "{\"q\": \"x\"}".into() }];
+        assert_eq!(calls_kept(EndpointKind::Messages, &calls)[0].arguments, "{\"q\":\"x\"}");
+        assert_eq!(calls_kept(EndpointKind::Chat, &calls)[0].arguments, "{\"q\": \"x\"}");
+    }
+}
