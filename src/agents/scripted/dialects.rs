@@ -104,7 +104,7 @@ fn messages_api(messages: &[Value], tools: Option<&Value>) -> Result<Written, St
             "tool" => results.push(json!({ "type": "tool_result", "tool_use_id": message.get("tool_call_id"),
                                            "content": message.get("content").cloned().unwrap_or_default() })),
             "assistant" if !calls_of(message).is_empty() => items.push(assistant_with_calls(message)?),
-            _ => items.push(message.clone()),
+            _ => items.push(with_anthropic_images(message)),
         }
     }
     if !results.is_empty() {
@@ -117,6 +117,30 @@ fn messages_api(messages: &[Value], tools: Option<&Value>) -> Result<Written, St
     };
     let tools = tools.map(|tools| each_tool(tools, anthropic_tool));
     Ok(Written { key: "messages", items_json: joined(&items), system, tools })
+}
+
+/// `message` with each chat `image_url` part as an Anthropic `image` block: a base64 data URL's
+/// bytes, or the URL.
+fn with_anthropic_images(message: &Value) -> Value {
+    let Some(Value::Array(parts)) = message.get("content") else { return message.clone() };
+    let image = |part: &Value| {
+        let url = part.pointer("/image_url/url").and_then(Value::as_str)?;
+        let source = match url.strip_prefix("data:").and_then(|rest| rest.split_once(";base64,")) {
+            Some((media_type, data)) => json!({ "type": "base64", "media_type": media_type, "data": data }),
+            None => json!({ "type": "url", "url": url }),
+        };
+        Some(json!({ "type": "image", "source": source }))
+    };
+    let parts: Vec<Value> = parts
+        .iter()
+        .map(|part| match part.get("type").and_then(Value::as_str) {
+            Some("image_url") => image(part).unwrap_or_else(|| part.clone()),
+            _ => part.clone(),
+        })
+        .collect();
+    let mut message = message.clone();
+    message["content"] = Value::Array(parts);
+    message
 }
 
 /// A system message's texts: its content string, or the texts of its parts.
@@ -293,6 +317,20 @@ mod tests {
         assert_eq!(
             body["tools"],
             json!([{"name": "search", "description": "Looks up.", "input_schema": {"type": "object"}}])
+        );
+
+        let pictures = [json!({"role": "user", "content": [{"type": "text", "text": "what?"},
+            {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBO"}},
+            {"type": "image_url", "image_url": {"url": "https://x/y.jpg"}}]})];
+        let body = body_of(Written {
+            tools: Some(json!([])),
+            ..written_for(EndpointKind::Messages, &pictures, None).unwrap()
+        });
+        assert_eq!(
+            body["messages"][0]["content"],
+            json!([{"type": "text", "text": "what?"},
+                   {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBO"}},
+                   {"type": "image", "source": {"type": "url", "url": "https://x/y.jpg"}}])
         );
 
         let late = [json!({"role": "user", "content": "a"}), json!({"role": "system", "content": "b"})];
