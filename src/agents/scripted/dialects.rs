@@ -97,8 +97,8 @@ fn messages_api(messages: &[Value], tools: Option<&Value>) -> Result<Written, St
             "system" | "developer" if items.is_empty() => system.extend(texts_of(message)),
             "system" | "developer" => {
                 return Err(format!(
-                    "chat: message {at} of the history is a {role} message after the conversation began; a Messages \
-                     endpoint takes system text only before it (its top-level `system`)"
+                    "chat: s.history[{at}] is a {role} message after the conversation began; a Messages endpoint \
+                     takes system text only before it (its top-level `system`)"
                 ));
             }
             "tool" => results.push(json!({ "type": "tool_result", "tool_use_id": message.get("tool_call_id"),
@@ -335,7 +335,7 @@ mod tests {
 
         let late = [json!({"role": "user", "content": "a"}), json!({"role": "system", "content": "b"})];
         let error = written_for(EndpointKind::Messages, &late, None).err().unwrap();
-        assert!(error.contains("message 1 of the history is a system message after the conversation began"), "{error}");
+        assert!(error.contains("s.history[1] is a system message after the conversation began"), "{error}");
         let broken = [json!({"role": "assistant", "content": null, "tool_calls": [
             {"id": "c", "type": "function", "function": {"name": "f", "arguments": "{\"q\":"}}]})];
         let error = written_for(EndpointKind::Messages, &broken, None).err().unwrap();
