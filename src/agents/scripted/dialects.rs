@@ -12,6 +12,7 @@ use serde_json::{Map, Value, json};
 use crate::dataset::input_texts::part_texts;
 use crate::plan::EndpointKind;
 use crate::record::ToolCall;
+use crate::request_bodies::StepHistory;
 
 /// The history as one API's body holds it.
 pub struct Written {
@@ -22,6 +23,18 @@ pub struct Written {
     /// A Messages body's top-level `system`.
     pub system: Option<Value>,
     pub tools: Option<Value>,
+}
+
+impl Written {
+    /// As a step's body takes it.
+    pub fn as_sent(&self) -> StepHistory<'_> {
+        StepHistory {
+            key: self.key,
+            items_json: &self.items_json,
+            system: self.system.as_ref(),
+            tools: self.tools.as_ref(),
+        }
+    }
 }
 
 /// The chat history `messages` and `tools` as an endpoint of `kind` (Messages or Responses)

@@ -56,6 +56,11 @@ struct Unsettled {
     tool_calls: Vec<ToolCall>,
 }
 
+/// The tokens of a body's offered `tools`, which come after its messages' texts.
+pub fn tools_tokens(tools: &Value, counts: &impl TextCounts) -> u64 {
+    tool_texts(tools).iter().map(|text| counts.in_body(text, false)).sum()
+}
+
 #[derive(Debug, Default)]
 pub struct History {
     /// The messages' JSON, one after another with commas between: a body's `messages` array
@@ -105,7 +110,7 @@ impl History {
             self.push(&message);
         }
         if let Some(tools) = step.tools.take() {
-            self.tools_tokens = tool_texts(&tools).iter().map(|text| counts.in_body(text, false)).sum();
+            self.tools_tokens = tools_tokens(&tools, counts);
             self.tools = Some(tools);
         }
         Ok(step.tool_results.len())

@@ -6,14 +6,13 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use super::dialects;
-use super::history::{ChatStep, History, TextCounts};
+use super::history::{ChatStep, History, TextCounts, tools_tokens};
 use super::phase::PhaseShared;
 use super::porters::StepOrder;
 use super::suspend::{pause_on, pause_on_step};
 use super::tally::{Ended, SessionOutcome, StepDone};
 use crate::dataset::corpus::Corpus;
 use crate::dataset::exact_length::text_of_length;
-use crate::dataset::input_texts::tool_texts;
 use crate::load::scripted::{Step, StepAnswer};
 use crate::plan::{Dist, Endpoint, EndpointKind, LoadMode};
 use crate::record::SessionTurn;
@@ -222,17 +221,8 @@ impl Session {
                     Ok(written) => written,
                     Err(why) => return Ok(Err(why)),
                 };
-                let tools_tokens: u64 = written
-                    .tools
-                    .as_ref()
-                    .map_or(0, |tools| tool_texts(tools).iter().map(|text| shared.in_body(text, false)).sum());
-                let sent = StepHistory {
-                    key: written.key,
-                    items_json: &written.items_json,
-                    system: written.system.as_ref(),
-                    tools: written.tools.as_ref(),
-                };
-                (chat_step_body(&base, sent, &step.extra), history.message_tokens() + tools_tokens)
+                let tools_tokens = written.tools.as_ref().map_or(0, |tools| tools_tokens(tools, shared.as_ref()));
+                (chat_step_body(&base, written.as_sent(), &step.extra), history.message_tokens() + tools_tokens)
             };
             (body, input_tokens, client, kind)
         };
