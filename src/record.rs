@@ -3,6 +3,7 @@
 //! the usage block, or the error); metrics are pure functions of it.
 
 use std::hash::{DefaultHasher, Hash, Hasher};
+use std::ops::Range;
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -262,6 +263,10 @@ pub struct RequestRecord {
     /// The tool calls of a chat answer, their streamed pieces joined.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tool_calls: Vec<ToolCall>,
+    /// The reasoning its API wants sent back with the answer (a scripted session's next step
+    /// does); kept out of every artifact.
+    #[serde(skip)]
+    pub reasoning_blocks: Vec<ReasoningBlock>,
     /// The run's tokenizer's count of `content`, when the load counted it already (a turn's
     /// answer joining its conversation's history): the metrics take it, not count it again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -349,6 +354,76 @@ impl ToolCallPiece {
     pub fn more_arguments(arguments: &str) -> Self {
         let function = ToolFunctionPiece { name: None, arguments: Some(arguments.to_string()) };
         Self { function: Some(function), continues_last: true, ..Self::default() }
+    }
+}
+
+/// A piece of an answer's reasoning that its API wants sent back with the answer (to that API
+/// only): a Messages `thinking` block, its text a range of the record's `reasoning`; or a block
+/// or item that goes back as it came (a Messages `redacted_thinking` block, a Responses
+/// `reasoning` item).
+#[derive(Debug, Clone, PartialEq)]
+pub enum ReasoningBlock {
+    Thinking { text: Range<usize>, signature: String },
+    Whole(serde_json::Value),
+}
+
+impl ReasoningBlock {
+    /// The block as its API takes it back, `reasoning` the record's.
+    pub fn to_json(&self, reasoning: &str) -> serde_json::Value {
+        match self {
+            ReasoningBlock::Thinking { text, signature } => serde_json::json!({
+                "type": "thinking",
+                "thinking": reasoning.get(text.clone()).unwrap_or_default(),
+                "signature": signature,
+            }),
+            ReasoningBlock::Whole(block) => block.clone(),
+        }
+    }
+}
+
+/// What one payload says of the reasoning to send back: a streamed thinking block begins (the
+/// reasoning streamed after it is its text), more of the signature of the one streamed last,
+/// or a finished block (a thinking block's range counted within the payload's own reasoning).
+#[derive(Debug, Clone, PartialEq)]
+pub enum ReasoningPiece {
+    ThinkingBegins,
+    Signature(String),
+    Block(ReasoningBlock),
+}
+
+impl RequestRecord {
+    /// Add a payload's reasoning pieces; `reasoning_before`: the record's reasoning length
+    /// before the payload's text joined it.
+    pub fn add_reasoning_pieces(&mut self, pieces: Vec<ReasoningPiece>, reasoning_before: usize) {
+        for piece in pieces {
+            match piece {
+                ReasoningPiece::ThinkingBegins => {
+                    let at = reasoning_before;
+                    self.reasoning_blocks.push(ReasoningBlock::Thinking { text: at..at, signature: String::new() });
+                }
+                ReasoningPiece::Signature(more) => {
+                    if let Some(ReasoningBlock::Thinking { signature, .. }) = self.reasoning_blocks.last_mut() {
+                        signature.push_str(&more);
+                    }
+                }
+                ReasoningPiece::Block(ReasoningBlock::Thinking { text, signature }) => {
+                    let text = reasoning_before + text.start..reasoning_before + text.end;
+                    self.reasoning_blocks.push(ReasoningBlock::Thinking { text, signature });
+                }
+                ReasoningPiece::Block(block) => self.reasoning_blocks.push(block),
+            }
+        }
+    }
+
+    /// Reasoning text a payload added (from `reasoning_before` on) joins the thinking block
+    /// streamed last, when that block ended where the text began.
+    pub fn extend_streamed_thinking(&mut self, reasoning_before: usize) {
+        let end = self.reasoning.len();
+        if let Some(ReasoningBlock::Thinking { text, .. }) = self.reasoning_blocks.last_mut()
+            && text.end == reasoning_before
+        {
+            text.end = end;
+        }
     }
 }
 
@@ -440,6 +515,7 @@ impl RequestRecord {
             agent: None,
             conversation: None,
             tool_calls: Vec::new(),
+            reasoning_blocks: Vec::new(),
             content_tokens: None,
             first_chunk_usage_tokens: None,
         }

@@ -1,18 +1,19 @@
 //! Anthropic's Messages API (`/v1/messages`; its body is built in `request_bodies/`): the
 //! version header it requires; typed SSE events when streaming (`message_start` with the input
-//! usage, `content_block_start` of a `tool_use` block, `content_block_delta` with `text_delta`,
-//! `thinking_delta` or a tool call's `input_json_delta`, `message_delta` with the stop reason
-//! and output usage), and the `content` blocks of a whole message. Thinking is reasoning; a
-//! `tool_use` block is a tool call, its input the call's arguments.
+//! usage, `content_block_start` of a `thinking`, `redacted_thinking` or `tool_use` block,
+//! `content_block_delta` with `text_delta`, `thinking_delta`, `signature_delta` or a tool call's
+//! `input_json_delta`, `message_delta` with the stop reason and output usage), and the `content`
+//! blocks of a whole message. Thinking is reasoning, its blocks (with their signatures) kept to
+//! be sent back; a `tool_use` block is a tool call, its input the call's arguments.
 
 use std::borrow::Cow;
 
 use serde::Deserialize;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::payload::{JsonText, ResponseFields, text};
 use super::wire_usage::WireUsage;
-use crate::record::{ToolCallPiece, Usage};
+use crate::record::{ReasoningBlock, ReasoningPiece, ToolCallPiece, Usage};
 
 /// The `anthropic-version` header every request carries (unless the endpoint sets its own).
 pub(crate) const API_VERSION: &str = "2023-06-01";
@@ -44,6 +45,8 @@ struct Delta<'a> {
     text: Option<JsonText<'a>>,
     #[serde(borrow)]
     thinking: Option<JsonText<'a>>,
+    #[serde(borrow)]
+    signature: Option<JsonText<'a>>,
     /// An `input_json_delta`'s piece of the tool call's input.
     #[serde(borrow)]
     partial_json: Option<JsonText<'a>>,
@@ -67,6 +70,9 @@ struct ContentBlock {
     block_type: String,
     text: Option<String>,
     thinking: Option<String>,
+    /// A `thinking` block's signature; a `redacted_thinking` block's data.
+    signature: Option<String>,
+    data: Option<String>,
     /// A `tool_use` block's call id, tool name and input.
     id: Option<String>,
     name: Option<String>,
@@ -74,6 +80,12 @@ struct ContentBlock {
 }
 
 impl ContentBlock {
+    /// A `redacted_thinking` block, to be sent back as it came.
+    fn redacted(&self) -> Option<ReasoningBlock> {
+        (self.block_type == "redacted_thinking")
+            .then(|| ReasoningBlock::Whole(json!({ "type": "redacted_thinking", "data": self.data })))
+    }
+
     /// A `tool_use` block as a tool call: its input (compact JSON) as the arguments, or none
     /// yet (a streamed block starts with an empty input and sends it in deltas).
     fn tool_call(&self, streamed: bool) -> Option<ToolCallPiece> {
@@ -119,14 +131,24 @@ pub(crate) fn parse_stream_event(data: &[u8]) -> serde_json::Result<ResponseFiel
             }
         }
         "content_block_start" => {
-            let call = event.content_block.and_then(|block| block.tool_call(true));
-            fields.tool_calls = call.map(|call| Box::new([call]) as Box<[ToolCallPiece]>);
+            let Some(block) = event.content_block else { return Ok(fields) };
+            let piece = match block.block_type.as_str() {
+                "thinking" => Some(ReasoningPiece::ThinkingBegins),
+                _ => block.redacted().map(ReasoningPiece::Block),
+            };
+            fields.reasoning_pieces = piece.map(|piece| Box::new([piece]) as Box<[ReasoningPiece]>);
+            fields.tool_calls = block.tool_call(true).map(|call| Box::new([call]) as Box<[ToolCallPiece]>);
         }
         "content_block_delta" => {
             if let Some(delta) = event.delta {
                 match delta.delta_type.as_ref().map(|kind| kind.0.as_ref()) {
                     Some("text_delta") => fields.content = text(delta.text),
                     Some("thinking_delta") => fields.reasoning = text(delta.thinking),
+                    Some("signature_delta") => {
+                        let signature =
+                            text(delta.signature).map(|signature| ReasoningPiece::Signature(signature.into()));
+                        fields.reasoning_pieces = signature.map(|piece| Box::new([piece]) as _);
+                    }
                     Some("input_json_delta") => {
                         let piece = text(delta.partial_json).filter(|piece| !piece.is_empty());
                         fields.tool_calls = piece.map(|piece| Box::new([ToolCallPiece::more_arguments(&piece)]) as _);
@@ -145,16 +167,24 @@ pub(crate) fn parse_stream_event(data: &[u8]) -> serde_json::Result<ResponseFiel
     Ok(fields)
 }
 
-/// Fields of a whole message: its text blocks as content, its thinking blocks as reasoning.
+/// Fields of a whole message: its text blocks as content, its thinking blocks as reasoning
+/// (and, with the redacted ones, as the blocks to send back).
 pub(crate) fn parse_full_body(body: &[u8]) -> serde_json::Result<ResponseFields<'_>> {
     let message: MessageObject = serde_json::from_slice(body)?;
     let mut content = String::new();
     let mut reasoning = String::new();
+    let mut blocks = Vec::new();
     for block in &message.content {
         match block.block_type.as_str() {
             "text" => content.push_str(block.text.as_deref().unwrap_or_default()),
-            "thinking" => reasoning.push_str(block.thinking.as_deref().unwrap_or_default()),
-            _ => {}
+            "thinking" => {
+                let start = reasoning.len();
+                reasoning.push_str(block.thinking.as_deref().unwrap_or_default());
+                let signature = block.signature.clone().unwrap_or_default();
+                blocks
+                    .push(ReasoningPiece::Block(ReasoningBlock::Thinking { text: start..reasoning.len(), signature }));
+            }
+            _ => blocks.extend(block.redacted().map(ReasoningPiece::Block)),
         }
     }
     let tool_calls: Vec<ToolCallPiece> = message.content.iter().filter_map(|block| block.tool_call(false)).collect();
@@ -165,6 +195,7 @@ pub(crate) fn parse_full_body(body: &[u8]) -> serde_json::Result<ResponseFields<
         usage: message.usage.map(usage),
         error: message.error,
         tool_calls: Some(tool_calls.into_boxed_slice()),
+        reasoning_pieces: Some(blocks.into_boxed_slice()),
         ..Default::default()
     })
 }
@@ -224,9 +255,13 @@ mod tests {
             r#"{"type":"message_start","message":{"content":[],"usage":{"input_tokens":10,"output_tokens":1}}}"#,
             r#"{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":""}}"#,
             r#"{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"hm"}}"#,
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":", so"}}"#,
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"sig"}}"#,
             r#"{"type":"content_block_stop","index":0}"#,
+            r#"{"type":"content_block_start","index":1,"content_block":{"type":"redacted_thinking","data":"xx"}}"#,
+            r#"{"type":"content_block_stop","index":1}"#,
             r#"{"type":"ping"}"#,
-            r#"{"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"Hi"}}"#,
+            r#"{"type":"content_block_delta","index":2,"delta":{"type":"text_delta","text":"Hi"}}"#,
             r#"{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":3}}"#,
             r#"{"type":"message_stop"}"#,
         ];
@@ -241,7 +276,17 @@ mod tests {
         assert!(stream.feed(wire.as_bytes(), 5, &mut record).is_continue());
         stream.finish(None, &mut record);
         assert!(record.error.is_none(), "{:?}", record.error);
-        assert_eq!((record.content.as_str(), record.reasoning.as_str()), ("Hi", "hm"));
+        assert_eq!((record.content.as_str(), record.reasoning.as_str()), ("Hi", "hm, so"));
+        let sent_back: Vec<Value> =
+            record.reasoning_blocks.iter().map(|block| block.to_json(&record.reasoning)).collect();
+        assert_eq!(
+            sent_back,
+            [
+                json!({"type": "thinking", "thinking": "hm, so", "signature": "sig"}),
+                json!({"type": "redacted_thinking", "data": "xx"})
+            ],
+            "the thinking block with its signature, and the redacted one, to send back"
+        );
         assert_eq!(record.finish_reason.as_deref(), Some("end_turn"));
         let usage = record.usage.unwrap();
         assert_eq!((usage.prompt_tokens, usage.completion_tokens, usage.total_tokens), (Some(10), Some(3), Some(13)));
@@ -279,17 +324,33 @@ mod tests {
 
     #[test]
     fn a_whole_message_splits_thinking_from_text() {
+        use crate::record::{RequestOrigin, RequestRecord};
+
         let fields = parse_full_body(
             br#"{"id":"msg_1","type":"message","role":"assistant","content":[
                 {"type":"thinking","thinking":"let me see","signature":"s"},
+                {"type":"redacted_thinking","data":"r"},{"type":"thinking","thinking":" more","signature":"t"},
                 {"type":"text","text":"Hel"},{"type":"text","text":"lo"}],
                 "stop_reason":"end_turn","usage":{"input_tokens":3,"output_tokens":5}}"#,
         )
         .unwrap();
         assert_eq!(fields.content.as_deref(), Some("Hello"));
-        assert_eq!(fields.reasoning.as_deref(), Some("let me see"));
+        assert_eq!(fields.reasoning.as_deref(), Some("let me see more"));
         assert_eq!(fields.finish_reason.as_deref(), Some("end_turn"));
         let usage = fields.usage.unwrap();
+        let mut record = RequestRecord::new(RequestOrigin::first_profiling(), "req-1".into(), 0, 10, None);
+        record.reasoning.push_str("earlier ");
+        fields.record_into(&mut record, 5);
+        let sent_back: Vec<Value> =
+            record.reasoning_blocks.iter().map(|block| block.to_json(&record.reasoning)).collect();
+        assert_eq!(
+            sent_back,
+            [
+                json!({"type": "thinking", "thinking": "let me see", "signature": "s"}),
+                json!({"type": "redacted_thinking", "data": "r"}),
+                json!({"type": "thinking", "thinking": " more", "signature": "t"})
+            ]
+        );
         assert_eq!((usage.prompt_tokens, usage.completion_tokens, usage.total_tokens), (Some(3), Some(5), Some(8)));
     }
 }

@@ -8,7 +8,7 @@ use std::marker::PhantomData;
 use serde::Deserialize;
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, SeqAccess, Visitor};
 
-use crate::record::{MediaOutput, RequestRecord, ResponseChunk, ToolCallPiece, Usage};
+use crate::record::{MediaOutput, ReasoningPiece, RequestRecord, ResponseChunk, ToolCallPiece, Usage};
 use crate::spec_decode::SpecDecodeStats;
 
 /// The fields of one payload that a record keeps.
@@ -28,6 +28,9 @@ pub(crate) struct ResponseFields<'a> {
     /// A chat answer's `tool_calls` pieces (read by `serde_json` only: the fast path hands
     /// such payloads over).
     pub tool_calls: Option<Box<[ToolCallPiece]>>,
+    /// What of the answer's reasoning its API wants sent back (Messages thinking blocks and
+    /// their signatures, Responses reasoning items).
+    pub reasoning_pieces: Option<Box<[ReasoningPiece]>>,
 }
 
 impl ResponseFields<'_> {
@@ -58,8 +61,13 @@ impl ResponseFields<'_> {
         if let Some(pieces) = tool_calls {
             record.add_tool_call_pieces(pieces.into_vec());
         }
+        let reasoning_before = record.reasoning.len();
+        if let Some(pieces) = self.reasoning_pieces {
+            record.add_reasoning_pieces(pieces.into_vec(), reasoning_before);
+        }
         if let Some(text) = reasoning {
             record.reasoning.push_str(&text);
+            record.extend_streamed_thinking(reasoning_before);
         }
         if let Some(reason) = self.finish_reason
             && record.finish_reason.as_deref() != Some(reason.as_ref())

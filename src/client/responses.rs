@@ -2,7 +2,8 @@
 //! events (`response.output_text.delta`, reasoning deltas, a `function_call` item added and its
 //! `response.function_call_arguments.delta`s, `response.completed` with the usage) when
 //! streaming, and the `output` items of a whole response. A `function_call` item is a tool call,
-//! its `call_id` the call's id.
+//! its `call_id` the call's id; a `reasoning` item (streamed: as `response.output_item.done`
+//! gives it) is kept whole, to be sent back.
 
 use std::borrow::Cow;
 
@@ -11,7 +12,7 @@ use serde_json::Value;
 
 use super::payload::{JsonText, ResponseFields, text};
 use super::wire_usage::WireUsage;
-use crate::record::ToolCallPiece;
+use crate::record::{ReasoningBlock, ReasoningPiece, ToolCallPiece};
 
 /// One streamed event; its `type` says which members matter.
 #[derive(Deserialize)]
@@ -22,7 +23,7 @@ struct StreamEvent<'a> {
     delta: Option<JsonText<'a>>,
     /// The response so far, on `response.created`, `.completed`, `.incomplete`, `.failed`.
     response: Option<ResponseObject>,
-    /// The item begun, on `response.output_item.added`.
+    /// The item begun, on `response.output_item.added`; the item finished, on `.done`.
     item: Option<OutputItem>,
     /// The text of an `error` event.
     message: Option<Value>,
@@ -84,6 +85,11 @@ pub(crate) fn parse_stream_event(data: &[u8]) -> serde_json::Result<ResponseFiel
             let call = event.item.and_then(|item| item.tool_call());
             fields.tool_calls = call.map(|call| Box::new([call]) as Box<[ToolCallPiece]>);
         }
+        "response.output_item.done" if event.item.as_ref().is_some_and(|item| item.item_type == "reasoning") => {
+            // Read again whole: one event per reasoning item.
+            let item = serde_json::from_slice::<Value>(data)?["item"].take();
+            fields.reasoning_pieces = Some(Box::new([ReasoningPiece::Block(ReasoningBlock::Whole(item))]));
+        }
         "response.function_call_arguments.delta" => {
             let piece = text(event.delta).filter(|piece| !piece.is_empty());
             fields.tool_calls = piece.map(|piece| Box::new([ToolCallPiece::more_arguments(&piece)]) as _);
@@ -116,6 +122,11 @@ pub(crate) fn parse_full_body(body: &[u8]) -> serde_json::Result<ResponseFields<
         parts.iter().filter_map(|part| part.text.as_deref()).for_each(|part| into.push_str(part));
     }
     let tool_calls: Vec<ToolCallPiece> = response.output.iter().filter_map(OutputItem::tool_call).collect();
+    let reasoning_items = if response.output.iter().any(|item| item.item_type == "reasoning") {
+        reasoning_items(body)?
+    } else {
+        Vec::new()
+    };
     Ok(ResponseFields {
         content: Some(Cow::Owned(content)),
         reasoning: Some(Cow::Owned(reasoning)),
@@ -123,12 +134,23 @@ pub(crate) fn parse_full_body(body: &[u8]) -> serde_json::Result<ResponseFields<
         usage: response.usage.map(Into::into),
         error: response.error,
         tool_calls: Some(tool_calls.into_boxed_slice()),
+        reasoning_pieces: Some(reasoning_items.into_boxed_slice()),
         ..Default::default()
     })
 }
 
+/// A whole response's `reasoning` items, as they came.
+fn reasoning_items(body: &[u8]) -> serde_json::Result<Vec<ReasoningPiece>> {
+    let mut response: Value = serde_json::from_slice(body)?;
+    let Some(Value::Array(output)) = response.get_mut("output").map(Value::take) else { return Ok(Vec::new()) };
+    let reasoning = output.into_iter().filter(|item| item.get("type").and_then(Value::as_str) == Some("reasoning"));
+    Ok(reasoning.map(|item| ReasoningPiece::Block(ReasoningBlock::Whole(item))).collect())
+}
+
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     #[test]
@@ -152,6 +174,21 @@ mod tests {
             (usage.prompt_tokens, usage.completion_tokens, usage.total_tokens, usage.reasoning_tokens),
             (Some(5), Some(7), Some(12), Some(2))
         );
+        let reasoned = parse_stream_event(
+            br#"{"type":"response.output_item.done","output_index":0,"item":{"type":"reasoning","id":"rs_1",
+                "summary":[],"encrypted_content":"enc"}}"#,
+        )
+        .unwrap();
+        let item = json!({"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "enc"});
+        assert_eq!(
+            reasoned.reasoning_pieces.as_deref(),
+            Some([ReasoningPiece::Block(ReasoningBlock::Whole(item))].as_slice())
+        );
+        let said = parse_stream_event(
+            br#"{"type":"response.output_item.done","output_index":1,"item":{"type":"message","content":[]}}"#,
+        )
+        .unwrap();
+        assert!(said.reasoning_pieces.is_none(), "only reasoning items are kept");
         let failed = parse_stream_event(br#"{"type":"error","code":"x","message":"overloaded"}"#).unwrap();
         assert_eq!(failed.error, Some(Value::from("overloaded")));
     }
@@ -195,6 +232,12 @@ mod tests {
         .unwrap();
         assert_eq!(fields.content.as_deref(), Some("Hello"));
         assert_eq!(fields.reasoning.as_deref(), Some("think"));
+        let item = json!({"type": "reasoning", "summary": [{"type": "summary_text", "text": "think"}]});
+        assert_eq!(
+            fields.reasoning_pieces.as_deref(),
+            Some([ReasoningPiece::Block(ReasoningBlock::Whole(item))].as_slice()),
+            "the reasoning item, to send back as it came"
+        );
         assert_eq!(fields.finish_reason.as_deref(), Some("completed"));
         assert_eq!(fields.usage.and_then(|usage| usage.completion_tokens), Some(3));
     }

@@ -150,6 +150,8 @@ pub struct StepAnswer {
     /// `text`'s tokens, by the run's tokenizer (0 when the step failed).
     pub text_tokens: u64,
     pub reasoning: String,
+    /// The reasoning its API wants sent back with it (thinking blocks, reasoning items).
+    pub reasoning_blocks: Vec<serde_json::Value>,
     pub tool_calls: Vec<ToolCall>,
     pub usage: Option<Usage>,
     pub finish_reason: Option<String>,
@@ -175,6 +177,7 @@ impl StepAnswer {
             error: record.error.as_ref().map(|error| error.message.clone()),
             text: record.content.clone(),
             reasoning: record.reasoning.clone(),
+            reasoning_blocks: record.reasoning_blocks.iter().map(|block| block.to_json(&record.reasoning)).collect(),
             tool_calls: record.tool_calls.clone(),
             usage: record.usage,
             finish_reason: record.finish_reason.clone(),

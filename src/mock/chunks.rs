@@ -243,7 +243,7 @@ impl ResponseWriter {
         let Some((name, step)) = &self.tool_call else { return Vec::new() };
         match self.endpoint {
             Endpoint::Chat => tool_calls::chat_token_events(&self.chunk_head, name, *step, tokens),
-            Endpoint::Messages => messages_api::tool_call_events(name, *step, tokens),
+            Endpoint::Messages => messages_api::tool_call_events(name, *step, tokens, self.thinking_tokens),
             Endpoint::Responses => responses_api::tool_call_events(name, *step, tokens),
             _ => Vec::new(),
         }
@@ -253,7 +253,9 @@ impl ResponseWriter {
     pub fn tool_call_body(&self, usage: Usage) -> String {
         let Some((name, step)) = &self.tool_call else { return String::new() };
         match self.endpoint {
-            Endpoint::Messages => messages_api::whole_tool_call(&self.whole_head, name, *step, usage),
+            Endpoint::Messages => {
+                messages_api::whole_tool_call(&self.whole_head, name, *step, usage, self.thinking_tokens)
+            }
             Endpoint::Responses => responses_api::whole_tool_call(&self.whole_head, name, *step, usage),
             _ => {
                 let choice = tool_calls::whole_choice(name, *step);

@@ -55,8 +55,12 @@ pub async fn serve(state: Arc<MockState>, endpoint: Endpoint, request: Request<I
     let tool_step = tool_turn.as_ref().map_or(0, |turn| turn.tool_results);
     let prompt_tokens = prompt.tokens;
     let prompt_cache = use_prefix_cache(&state, &stats, prompt);
-    let output_tokens = match (tool_call, &answer) {
-        (Some(name), _) => tool_calls::call_tokens(&state.tokenizer, name, tool_step),
+    let call_tokens = tool_call.map(|name| tool_calls::call_tokens(&state.tokenizer, name, tool_step));
+    // An answer that calls a tool thinks first when asked to (Messages), within its max_tokens.
+    let call_thinking = call_tokens
+        .map_or(0, |call| parsed.thinking_tokens.min(parsed.output_tokens.unwrap_or_default().saturating_sub(call)));
+    let output_tokens = match (call_tokens, &answer) {
+        (Some(call), _) => call + call_thinking,
         (None, Some(answer)) => (state.tokenizer.count(answer) as u64).max(1),
         (None, None) => parsed.output_tokens.unwrap_or(state.config.default_output_tokens),
     };
@@ -83,8 +87,8 @@ pub async fn serve(state: Arc<MockState>, endpoint: Endpoint, request: Request<I
         );
     };
 
-    // A tool call is all of the answer: no thinking before it.
-    let thinking_tokens = if tool_call.is_some() { 0 } else { parsed.thinking_tokens.min(output_tokens - 1) };
+    let thinking_tokens =
+        if tool_call.is_some() { call_thinking } else { parsed.thinking_tokens.min(output_tokens - 1) };
     let writer = ResponseWriter::new(endpoint, &response_id, state.started_epoch_s, &model)
         .with_request(prompt_tokens, prompt_cache, thinking_tokens, parsed.include_usage)
         .with_root_metrics(generation.spec_decode().map(|run| run.metrics_json()));

@@ -1,8 +1,9 @@
 //! The mock's `POST /v1/messages` (Anthropic Messages API): reads `system`, `messages`,
 //! `max_tokens` (required), `stream` and `thinking`, and writes the answer as Anthropic's typed
-//! SSE events (`message_start`, a thinking block when asked for, a text block, `message_delta`
-//! with the usage, `message_stop`) or as a whole message with its `content` blocks; a tool call
-//! (`tool_calls.rs`) as a `tool_use` block, its input streamed in `input_json_delta`s.
+//! SSE events (`message_start`, a signed thinking block when asked for, a text block,
+//! `message_delta` with the usage, `message_stop`) or as a whole message with its `content`
+//! blocks; a tool call (`tool_calls.rs`) as a `tool_use` block after the thinking, its input
+//! streamed in `input_json_delta`s. The thinking sent back is checked (`thinking.rs`).
 
 use std::fmt::Write;
 
@@ -15,7 +16,7 @@ use super::request::{
     parse_json,
 };
 use super::tool_calls::{self, CallShape};
-use super::words;
+use super::{thinking, words};
 use crate::dataset::input_texts::leading_texts;
 
 #[derive(Deserialize)]
@@ -58,6 +59,9 @@ pub fn parse(body: &[u8]) -> Result<GenerationRequest, String> {
     let prompt_caching = wire.cache_control.is_some()
         || has_cache_control(wire.system.as_ref())
         || messages.iter().any(WireMessage::marks_cache_breakpoint);
+    let thinking_on = wire.thinking.as_ref().is_some_and(|thinking| thinking.thinking_type == "enabled");
+    let contents: Vec<Option<&Value>> = messages.iter().map(WireMessage::content).collect();
+    thinking::check_sent_back(&contents, thinking_on)?;
     let mut prompt = chat_prompt(messages)?;
     let system_texts = match &wire.system {
         None | Some(Value::Null) => Vec::new(),
@@ -134,17 +138,14 @@ pub fn push_token(out: &mut String, index: u64, output_tokens: u64, thinking_tok
     let word = words::word_at(index);
     let thinking = index < thinking_tokens;
     if index == thinking_tokens && thinking_tokens > 0 {
-        let data = r#"{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"mock-signature"}}"#;
-        push_event(out, "content_block_delta", data);
-        push_block_stop(out, 0);
+        push_thinking_end(out, thinking_tokens);
         push_block_start(out, 1, false);
     }
-    let block = u64::from(!thinking && thinking_tokens > 0);
-    let delta = if thinking {
-        format!(r#"{{"type":"thinking_delta","thinking":"{word}"}}"#)
-    } else {
-        format!(r#"{{"type":"text_delta","text":"{word}"}}"#)
-    };
+    if thinking {
+        return push_thinking_delta(out, word);
+    }
+    let block = u64::from(thinking_tokens > 0);
+    let delta = format!(r#"{{"type":"text_delta","text":"{word}"}}"#);
     push_event(
         out,
         "content_block_delta",
@@ -155,43 +156,89 @@ pub fn push_token(out: &mut String, index: u64, output_tokens: u64, thinking_tok
     }
 }
 
-/// The events of a call to `name` at `step` over `tokens` output tokens (one entry each): a
-/// `tool_use` block opened with its id, name and an empty input, the input in pieces, the block
-/// closed.
-pub fn tool_call_events(name: &str, step: u64, tokens: u64) -> Vec<String> {
+/// A word of the thinking block (at index 0).
+fn push_thinking_delta(out: &mut String, word: &str) {
+    let data = format!(
+        r#"{{"type":"content_block_delta","index":0,"delta":{{"type":"thinking_delta","thinking":"{word}"}}}}"#
+    );
+    push_event(out, "content_block_delta", &data);
+}
+
+/// The end of a thinking block of `tokens` words: its signature, then its stop.
+fn push_thinking_end(out: &mut String, tokens: u64) {
+    let signature = thinking::signature(&thinking::text(tokens));
+    let data = format!(
+        r#"{{"type":"content_block_delta","index":0,"delta":{{"type":"signature_delta","signature":"{signature}"}}}}"#
+    );
+    push_event(out, "content_block_delta", &data);
+    push_block_stop(out, 0);
+}
+
+/// A whole thinking block of `tokens` words, signed.
+fn thinking_block(tokens: u64) -> Value {
+    let text = thinking::text(tokens);
+    json!({"type": "thinking", "signature": thinking::signature(&text), "thinking": text})
+}
+
+/// The events of an answer of `tokens` output tokens (one entry each) that thinks for the first
+/// `thinking_tokens` (a signed thinking block) and then calls `name` at `step`: a `tool_use`
+/// block opened with its id, name and an empty input, the input in pieces, the block closed.
+pub fn tool_call_events(name: &str, step: u64, tokens: u64, thinking_tokens: u64) -> Vec<String> {
     let event = |event_type: &str, data: String| {
         let mut out = String::new();
         push_event(&mut out, event_type, &data);
         out
     };
+    let mut events: Vec<String> = (0..thinking_tokens)
+        .map(|index| {
+            let mut out = String::new();
+            if index == 0 {
+                push_block_start(&mut out, 0, true);
+            }
+            push_thinking_delta(&mut out, words::word_at(index));
+            if index + 1 == thinking_tokens {
+                push_thinking_end(&mut out, thinking_tokens);
+            }
+            out
+        })
+        .collect();
+    let block = u64::from(thinking_tokens > 0);
     let name = tool_calls::json_string(name);
     let shape = CallShape {
         open: |id: &str| {
-            let block = format!(r#"{{"type":"tool_use","id":"{id}","name":{name},"input":{{}}}}"#);
+            let call = format!(r#"{{"type":"tool_use","id":"{id}","name":{name},"input":{{}}}}"#);
             event(
                 "content_block_start",
-                format!(r#"{{"type":"content_block_start","index":0,"content_block":{block}}}"#),
+                format!(r#"{{"type":"content_block_start","index":{block},"content_block":{call}}}"#),
             )
         },
         piece: |text: &str| {
             let delta = format!(r#"{{"type":"input_json_delta","partial_json":"{text}"}}"#);
-            event("content_block_delta", format!(r#"{{"type":"content_block_delta","index":0,"delta":{delta}}}"#))
+            event("content_block_delta", format!(r#"{{"type":"content_block_delta","index":{block},"delta":{delta}}}"#))
         },
-        close: event("content_block_stop", r#"{"type":"content_block_stop","index":0}"#.to_string()),
+        close: event("content_block_stop", format!(r#"{{"type":"content_block_stop","index":{block}}}"#)),
     };
-    tool_calls::token_events(step, tokens, shape)
+    events.extend(tool_calls::token_events(step, tokens.saturating_sub(thinking_tokens), shape));
+    events
 }
 
-/// A whole message of one `tool_use` block: a call to `name` at `step`.
-pub fn whole_tool_call(members: &str, name: &str, step: u64, usage: Usage) -> String {
-    let block = format!(
+/// A whole message that thinks for `thinking_tokens` (a signed thinking block, when any) and
+/// then calls `name` at `step` (a `tool_use` block).
+pub fn whole_tool_call(members: &str, name: &str, step: u64, usage: Usage, thinking_tokens: u64) -> String {
+    let thinking = match thinking_tokens {
+        0 => String::new(),
+        tokens => format!("{},", thinking_block(tokens)),
+    };
+    let call = format!(
         r#"{{"type":"tool_use","id":"{}","name":{},"input":{}}}"#,
         tool_calls::call_id(step),
         tool_calls::json_string(name),
         tool_calls::arguments(step)
     );
     let usage = usage_json(usage);
-    format!(r#"{{{members},"content":[{block}],"stop_reason":"tool_use","stop_sequence":null,"usage":{usage}}}"#)
+    format!(
+        r#"{{{members},"content":[{thinking}{call}],"stop_reason":"tool_use","stop_sequence":null,"usage":{usage}}}"#
+    )
 }
 
 /// `message_delta` with the stop reason (`max_tokens`, or `tool_use` after a call) and the
@@ -208,13 +255,12 @@ pub fn push_end(out: &mut String, usage: Usage, stop_reason: &str) {
 /// A whole message: a thinking block of the first `thinking_tokens` words when asked for,
 /// then a text block of the rest.
 pub fn whole_response(members: &str, usage: Usage, thinking_tokens: u64) -> String {
-    let words_in = |range: std::ops::Range<u64>| range.map(words::word_at).collect::<String>();
     let mut content = Vec::new();
     if thinking_tokens > 0 {
-        content
-            .push(json!({"type": "thinking", "thinking": words_in(0..thinking_tokens), "signature": "mock-signature"}));
+        content.push(thinking_block(thinking_tokens));
     }
-    content.push(json!({"type": "text", "text": words_in(thinking_tokens..usage.completion_tokens)}));
+    let text: String = (thinking_tokens..usage.completion_tokens).map(words::word_at).collect();
+    content.push(json!({"type": "text", "text": text}));
     let content = Value::Array(content);
     let usage = usage_json(usage);
     format!(r#"{{{members},"content":{content},"stop_reason":"max_tokens","stop_sequence":null,"usage":{usage}}}"#)
@@ -312,7 +358,7 @@ mod tests {
     #[test]
     fn a_tool_call_is_a_tool_use_block_whose_input_streams_in_pieces() {
         let call: Vec<(String, Value)> =
-            tool_call_events("search", 1, 6).iter().flat_map(|token| events(token)).collect();
+            tool_call_events("search", 1, 6, 0).iter().flat_map(|token| events(token)).collect();
         let block = &call[0].1["content_block"];
         assert_eq!(
             (block["type"].as_str(), block["id"].as_str(), block["name"].as_str()),
@@ -322,13 +368,46 @@ mod tests {
         assert_eq!(input, tool_calls::arguments(1));
         assert_eq!(call.last().unwrap().0, "content_block_stop");
         let whole: Value =
-            serde_json::from_str(&whole_tool_call(&object_members("msg_1", r#""m""#), "search", 2, usage(5, 9)))
+            serde_json::from_str(&whole_tool_call(&object_members("msg_1", r#""m""#), "search", 2, usage(5, 9), 0))
                 .unwrap();
         assert_eq!(whole["stop_reason"], "tool_use");
         assert_eq!(whole["content"][0]["input"], serde_json::from_str::<Value>(&tool_calls::arguments(2)).unwrap());
         let mut out = String::new();
         push_end(&mut out, usage(5, 9), "tool_use");
         assert_eq!(events(&out)[0].1["delta"]["stop_reason"], "tool_use");
+    }
+
+    #[test]
+    fn an_answer_that_thinks_before_its_call_signs_its_thinking_block() {
+        let tokens = tool_call_events("search", 1, 6, 2);
+        assert_eq!(tokens.len(), 6, "one entry per output token");
+        let streamed: Vec<(String, Value)> = tokens.iter().flat_map(|token| events(token)).collect();
+        assert_eq!(streamed[0].1["content_block"]["type"], "thinking");
+        let thought: String = streamed.iter().filter_map(|(_, data)| data["delta"]["thinking"].as_str()).collect();
+        assert_eq!(thought, thinking::text(2));
+        let signature = streamed.iter().find_map(|(_, data)| data["delta"]["signature"].as_str());
+        assert_eq!(signature, Some(thinking::signature(&thought).as_str()));
+        let call = streamed.iter().find(|(_, data)| data["content_block"]["type"] == "tool_use").unwrap();
+        assert_eq!(call.1["index"], 1, "the call is the second block");
+        assert_eq!(streamed.last().unwrap().1, json!({"type": "content_block_stop", "index": 1}));
+
+        let members = object_members("msg_1", r#""m""#);
+        let whole: Value = serde_json::from_str(&whole_tool_call(&members, "search", 1, usage(5, 9), 2)).unwrap();
+        assert_eq!(
+            whole["content"][0],
+            json!({"type": "thinking", "thinking": thought, "signature": thinking::signature(&thought)})
+        );
+        assert_eq!(whole["content"][1]["type"], "tool_use");
+    }
+
+    #[test]
+    fn a_request_that_drops_its_thinking_in_a_tool_loop_is_refused() {
+        let body = json!({"max_tokens": 9, "thinking": {"type": "enabled", "budget_tokens": 2},
+            "messages": [{"role": "user", "content": "go"},
+                {"role": "assistant", "content": [{"type": "tool_use", "id": "call_0", "name": "f", "input": {}}]},
+                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "call_0", "content": "1"}]}]});
+        let error = parse(body.to_string().as_bytes()).err().unwrap();
+        assert!(error.contains("a final `assistant` message must start with a thinking block"), "{error}");
     }
 
     #[test]

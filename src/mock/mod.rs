@@ -32,6 +32,7 @@ mod spec_decode;
 mod state;
 mod stats;
 mod tgi;
+mod thinking;
 mod tool_calls;
 mod video_jobs;
 mod video_parts;

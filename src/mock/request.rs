@@ -124,6 +124,10 @@ pub struct WireMessage {
 }
 
 impl WireMessage {
+    pub fn content(&self) -> Option<&Value> {
+        self.content.as_ref()
+    }
+
     /// Whether a content part carries an Anthropic `cache_control` breakpoint.
     pub fn marks_cache_breakpoint(&self) -> bool {
         has_cache_control(self.content.as_ref())

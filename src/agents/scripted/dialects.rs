@@ -2,8 +2,10 @@
 //! may go to take it: Anthropic's Messages (the system text on top, a call as a `tool_use`
 //! block, its results as `tool_result` blocks of one user message) and OpenAI's Responses
 //! (`input` items: messages, each call a `function_call`, each result its
-//! `function_call_output`), with the offered tools in each API's shape. Every text keeps its
-//! place, so the history's count of its messages' tokens holds for each API.
+//! `function_call_output`), with the offered tools in each API's shape, and before each answer
+//! the reasoning that API gave with it (thinking blocks with their signatures, reasoning items),
+//! as both APIs want it back. Every text keeps its place, so the history's count of its
+//! messages' tokens holds for each API (neither counts reasoning sent back as input).
 
 use std::borrow::Cow;
 
@@ -13,6 +15,8 @@ use crate::dataset::input_texts::part_texts;
 use crate::plan::EndpointKind;
 use crate::record::ToolCall;
 use crate::request_bodies::StepHistory;
+
+use super::history::SentBack;
 
 /// The history as one API's body holds it.
 pub struct Written {
@@ -38,11 +42,21 @@ impl Written {
 }
 
 /// The chat history `messages` and `tools` as an endpoint of `kind` (Messages or Responses)
-/// takes them; why not, where the history holds what that API cannot carry.
-pub fn written_for(kind: EndpointKind, messages: &[Value], tools: Option<&Value>) -> Result<Written, String> {
+/// takes them, with the reasoning its answers' API (the same kind) wants sent back; why not,
+/// where the history holds what that API cannot carry.
+pub fn written_for(
+    kind: EndpointKind,
+    messages: &[Value],
+    tools: Option<&Value>,
+    sent_back: &[SentBack],
+) -> Result<Written, String> {
+    let reasoning = |at: usize| -> &[Value] {
+        let kept = sent_back.iter().find(|kept| kept.message == at && kept.kind == kind);
+        kept.map(|kept| kept.blocks.as_slice()).unwrap_or_default()
+    };
     match kind {
-        EndpointKind::Messages => messages_api(messages, tools),
-        _ => Ok(responses_api(messages, tools)),
+        EndpointKind::Messages => messages_api(messages, tools, reasoning),
+        _ => Ok(responses_api(messages, tools, reasoning)),
     }
 }
 
@@ -96,8 +110,13 @@ fn joined(items: &[Value]) -> Vec<u8> {
 
 /// Anthropic's Messages: system messages (only at the start: the API has no system role) as
 /// the top-level `system`, an assistant's calls as `tool_use` blocks after its text, the `tool`
-/// results that follow as one user message of `tool_result` blocks.
-fn messages_api(messages: &[Value], tools: Option<&Value>) -> Result<Written, String> {
+/// results that follow as one user message of `tool_result` blocks; an answer's thinking
+/// blocks (`reasoning`) lead its content.
+fn messages_api<'a>(
+    messages: &[Value],
+    tools: Option<&Value>,
+    reasoning: impl Fn(usize) -> &'a [Value],
+) -> Result<Written, String> {
     let mut system: Vec<String> = Vec::new();
     let mut items: Vec<Value> = Vec::new();
     let mut results: Vec<Value> = Vec::new();
@@ -116,7 +135,9 @@ fn messages_api(messages: &[Value], tools: Option<&Value>) -> Result<Written, St
             }
             "tool" => results.push(json!({ "type": "tool_result", "tool_use_id": message.get("tool_call_id"),
                                            "content": message.get("content").cloned().unwrap_or_default() })),
-            "assistant" if !calls_of(message).is_empty() => items.push(assistant_with_calls(message)?),
+            "assistant" if !calls_of(message).is_empty() || !reasoning(at).is_empty() => {
+                items.push(assistant_blocks(message, reasoning(at))?)
+            }
             _ => items.push(with_anthropic_images(message)),
         }
     }
@@ -165,10 +186,11 @@ fn texts_of(message: &Value) -> Vec<String> {
     }
 }
 
-/// An assistant message that calls tools: its text (if any) as a text block, then a `tool_use`
-/// block per call, the call's arguments as its input (a JSON object, as the API requires).
-fn assistant_with_calls(message: &Value) -> Result<Value, String> {
-    let mut blocks = Vec::new();
+/// An assistant message as content blocks: the thinking blocks its answer came with, its text
+/// (if any) as a text block, then a `tool_use` block per call, the call's arguments as its
+/// input (a JSON object, as the API requires).
+fn assistant_blocks(message: &Value, reasoning: &[Value]) -> Result<Value, String> {
+    let mut blocks = reasoning.to_vec();
     match content_of(message) {
         Some(Value::String(text)) => blocks.push(json!({ "type": "text", "text": text })),
         Some(Value::Array(parts)) => blocks.extend(parts.iter().cloned()),
@@ -192,11 +214,13 @@ fn assistant_with_calls(message: &Value) -> Result<Value, String> {
 }
 
 /// OpenAI's Responses: each message an item of its own, an assistant's calls as
-/// `function_call` items after its text, each `tool` result a `function_call_output`.
-fn responses_api(messages: &[Value], tools: Option<&Value>) -> Written {
+/// `function_call` items after its text, each `tool` result a `function_call_output`; an
+/// answer's reasoning items (`reasoning`) before it.
+fn responses_api<'a>(messages: &[Value], tools: Option<&Value>, reasoning: impl Fn(usize) -> &'a [Value]) -> Written {
     let mut items: Vec<Value> = Vec::new();
-    for message in messages {
+    for (at, message) in messages.iter().enumerate() {
         let role = role_of(message);
+        items.extend(reasoning(at).iter().cloned());
         if role == "tool" {
             let output = match message.get("content") {
                 Some(Value::String(text)) => Value::from(text.as_str()),
@@ -308,7 +332,7 @@ mod tests {
         let (messages, tools) = chat_history();
         let chat = texts(&json!({"messages": messages, "tools": tools}));
         for kind in [EndpointKind::Messages, EndpointKind::Responses] {
-            let body = body_of(written_for(kind, &messages, Some(&tools)).unwrap());
+            let body = body_of(written_for(kind, &messages, Some(&tools), &[]).unwrap());
             assert_eq!(texts(&body), chat, "{kind:?}: {body}");
         }
     }
@@ -316,7 +340,7 @@ mod tests {
     #[test]
     fn a_messages_body_has_system_on_top_tool_use_blocks_and_tool_result_blocks() {
         let (messages, tools) = chat_history();
-        let body = body_of(written_for(EndpointKind::Messages, &messages, Some(&tools)).unwrap());
+        let body = body_of(written_for(EndpointKind::Messages, &messages, Some(&tools), &[]).unwrap());
         assert_eq!(body["system"], "Be brief.");
         let items = body["messages"].as_array().unwrap();
         let roles: Vec<&str> = items.iter().map(|item| item["role"].as_str().unwrap()).collect();
@@ -337,7 +361,7 @@ mod tests {
             {"type": "image_url", "image_url": {"url": "https://x/y.jpg"}}]})];
         let body = body_of(Written {
             tools: Some(json!([])),
-            ..written_for(EndpointKind::Messages, &pictures, None).unwrap()
+            ..written_for(EndpointKind::Messages, &pictures, None, &[]).unwrap()
         });
         assert_eq!(
             body["messages"][0]["content"],
@@ -347,18 +371,18 @@ mod tests {
         );
 
         let late = [json!({"role": "user", "content": "a"}), json!({"role": "system", "content": "b"})];
-        let error = written_for(EndpointKind::Messages, &late, None).err().unwrap();
+        let error = written_for(EndpointKind::Messages, &late, None, &[]).err().unwrap();
         assert!(error.contains("s.history[1] is a system message after the conversation began"), "{error}");
         let broken = [json!({"role": "assistant", "content": null, "tool_calls": [
             {"id": "c", "type": "function", "function": {"name": "f", "arguments": "{\"q\":"}}]})];
-        let error = written_for(EndpointKind::Messages, &broken, None).err().unwrap();
+        let error = written_for(EndpointKind::Messages, &broken, None, &[]).err().unwrap();
         assert!(error.contains("the answer's call of `f` has arguments that are not a JSON object"), "{error}");
     }
 
     #[test]
     fn a_responses_body_has_function_calls_and_their_outputs_as_items() {
         let (messages, tools) = chat_history();
-        let body = body_of(written_for(EndpointKind::Responses, &messages, Some(&tools)).unwrap());
+        let body = body_of(written_for(EndpointKind::Responses, &messages, Some(&tools), &[]).unwrap());
         let items = body["input"].as_array().unwrap();
         assert_eq!(
             items[1],
@@ -375,6 +399,49 @@ mod tests {
             json!({"type": "function", "name": "search", "description": "Looks up.",
                                             "parameters": {"type": "object"}})
         );
+    }
+
+    #[test]
+    fn each_answer_s_reasoning_goes_back_before_it_to_its_own_api_only() {
+        let (messages, tools) = chat_history();
+        let thinking = json!({"type": "thinking", "thinking": "Need x.", "signature": "sig"});
+        let redacted = json!({"type": "redacted_thinking", "data": "r"});
+        let item = json!({"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "enc"});
+        let sent_back = [
+            SentBack { message: 2, kind: EndpointKind::Messages, blocks: vec![thinking.clone(), redacted.clone()] },
+            SentBack { message: 4, kind: EndpointKind::Messages, blocks: vec![thinking.clone()] },
+            SentBack { message: 4, kind: EndpointKind::Responses, blocks: vec![item.clone()] },
+        ];
+        let body = body_of(written_for(EndpointKind::Messages, &messages, Some(&tools), &sent_back).unwrap());
+        let items = body["messages"].as_array().unwrap();
+        let types = |content: &Value| -> Vec<String> {
+            content.as_array().unwrap().iter().map(|block| block["type"].as_str().unwrap().to_string()).collect()
+        };
+        assert_eq!(types(&items[1]["content"]), ["thinking", "redacted_thinking", "text", "tool_use"]);
+        assert_eq!(items[1]["content"][0], thinking);
+        assert_eq!(items[3]["content"], json!([thinking, {"type": "text", "text": "It is 1."}]));
+        let chat = texts(&json!({"messages": messages, "tools": tools}));
+        assert_eq!(texts(&body), chat, "the thinking sent back is no input text");
+
+        let body = body_of(written_for(EndpointKind::Responses, &messages, Some(&tools), &sent_back).unwrap());
+        let items = body["input"].as_array().unwrap();
+        let types: Vec<&str> = items.iter().map(|item| item["type"].as_str().unwrap()).collect();
+        assert_eq!(
+            types,
+            [
+                "message",
+                "message",
+                "message",
+                "function_call",
+                "function_call_output",
+                "reasoning",
+                "message",
+                "message"
+            ],
+            "only the Responses answer's item, right before the answer"
+        );
+        assert_eq!(items[5], item);
+        assert_eq!(texts(&body), chat);
     }
 
     #[test]

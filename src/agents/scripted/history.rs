@@ -5,12 +5,14 @@
 //! used: a session's last answer, never sent back, costs no message and no count. Each message
 //! is kept as its JSON, written once as it joins, so a step's body copies the history rather
 //! than writing every message again (a session of n steps writes n messages, not n²/2). A step
-//! to a Messages or Responses endpoint has it written in that API's shape (`dialects.rs`).
+//! to a Messages or Responses endpoint has it written in that API's shape (`dialects.rs`), with
+//! the reasoning that API's answers asked to have sent back (kept beside the messages: chat has
+//! no place for it).
 
 use serde_json::{Map, Value, json};
 
 use crate::dataset::input_texts::{message_texts, tool_texts};
-use crate::plan::Endpoint;
+use crate::plan::{Endpoint, EndpointKind};
 use crate::record::ToolCall;
 
 /// What one chat step asks for.
@@ -54,6 +56,17 @@ struct Unsettled {
     text: String,
     text_tokens: u64,
     tool_calls: Vec<ToolCall>,
+    reasoning: Option<(EndpointKind, Vec<Value>)>,
+}
+
+/// The reasoning an answer's API wants sent back with it (Messages thinking blocks, Responses
+/// reasoning items): the blocks of the answer that is the history's message `message`, for
+/// steps to endpoints of `kind` only.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SentBack {
+    pub message: usize,
+    pub kind: EndpointKind,
+    pub blocks: Vec<Value>,
 }
 
 /// The tokens of a body's offered `tools`, which come after its messages' texts.
@@ -66,6 +79,10 @@ pub struct History {
     /// The messages' JSON, one after another with commas between: a body's `messages` array
     /// without its brackets.
     messages_json: Vec<u8>,
+    /// How many messages it holds.
+    messages: usize,
+    /// The answers' reasoning to send back, in the order of their messages.
+    sent_back: Vec<SentBack>,
     /// The last answer, joined at the next step (or when the messages are read).
     unsettled: Option<Unsettled>,
     /// The calls of the last answer, which ids-less results answer in order.
@@ -123,6 +140,7 @@ impl History {
         }
         // Writing a Value to a Vec cannot fail.
         let _ = serde_json::to_writer(&mut self.messages_json, message);
+        self.messages += 1;
     }
 
     fn add_text(&mut self, text: &str, counts: &impl TextCounts) {
@@ -134,13 +152,25 @@ impl History {
     /// It joins as the assistant's message when the history is next used.
     pub fn add_answer(&mut self, text: &str, text_tokens: u64, tool_calls: &[ToolCall], counts: &impl TextCounts) {
         self.settle(counts);
-        self.unsettled = Some(Unsettled { text: text.to_string(), text_tokens, tool_calls: tool_calls.to_vec() });
+        let tool_calls = tool_calls.to_vec();
+        self.unsettled = Some(Unsettled { text: text.to_string(), text_tokens, tool_calls, reasoning: None });
+    }
+
+    /// The last answer's reasoning that its API (`kind`) wants sent back with it: it goes to
+    /// the steps to endpoints of that kind. Nothing when no answer waits to join.
+    pub fn add_answer_reasoning(&mut self, kind: EndpointKind, blocks: Vec<Value>) {
+        if let Some(answer) = self.unsettled.as_mut().filter(|_| !blocks.is_empty()) {
+            answer.reasoning = Some((kind, blocks));
+        }
     }
 
     /// Join the last answer, if any, as the assistant's message: its text and each call's name
     /// and arguments, counted by `counts`.
     fn settle(&mut self, counts: &impl TextCounts) {
-        let Some(Unsettled { text, text_tokens, tool_calls }) = self.unsettled.take() else { return };
+        let Some(Unsettled { text, text_tokens, tool_calls, reasoning }) = self.unsettled.take() else { return };
+        if let Some((kind, blocks)) = reasoning {
+            self.sent_back.push(SentBack { message: self.messages, kind, blocks });
+        }
         let mut message = Map::new();
         message.insert("role".into(), "assistant".into());
         if text.is_empty() && !tool_calls.is_empty() {
@@ -194,6 +224,11 @@ impl History {
 
     pub fn tools(&self) -> Option<&Value> {
         self.tools.as_ref()
+    }
+
+    /// The answers' reasoning to send back, as of the last step.
+    pub fn sent_back(&self) -> &[SentBack] {
+        &self.sent_back
     }
 
     /// The prompt tokens of a body of the history as of the last step: its texts joined by
@@ -266,6 +301,23 @@ mod tests {
         assert_eq!((sent(&history).len(), history.tokens()), (3, 10), "an answer joins when next used");
         assert_eq!(history.settled(&Words)[3], json!({"role": "assistant", "content": "Done now"}));
         assert_eq!(history.tokens(), 10 + 3, "the answer's text after a space");
+    }
+
+    #[test]
+    fn an_answer_s_reasoning_is_kept_for_its_message_and_its_api() {
+        let mut history = called(1);
+        let thinking = json!({"type": "thinking", "thinking": "hm", "signature": "s"});
+        history.add_answer_reasoning(EndpointKind::Messages, vec![thinking.clone()]);
+        assert!(history.sent_back().is_empty(), "kept when the answer joins");
+        let mut step = ChatStep { tool_results: vec![result("r")], ..ChatStep::default() };
+        history.add_step(&mut step, &Words).unwrap();
+        let kept = SentBack { message: 1, kind: EndpointKind::Messages, blocks: vec![thinking] };
+        assert_eq!(history.sent_back(), [kept]);
+        assert_eq!(sent(&history)[1]["role"], "assistant", "message 1 is the answer");
+        history.add_answer("done", 1, &[], &Words);
+        history.add_answer_reasoning(EndpointKind::Responses, Vec::new());
+        history.settled(&Words);
+        assert_eq!(history.sent_back().len(), 1, "an answer without reasoning keeps none");
     }
 
     /// A history whose last answer called `calls` tools, after one user message.

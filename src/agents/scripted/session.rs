@@ -217,10 +217,11 @@ impl Session {
                 let sent = StepHistory { key: "messages", items_json: history.messages_json(), system: None, tools };
                 (chat_step_body(&base, sent, &step.extra), history.tokens())
             } else {
-                let written = match dialects::written_for(kind, &history.messages(), history.tools()) {
-                    Ok(written) => written,
-                    Err(why) => return Ok(Err(why)),
-                };
+                let written =
+                    match dialects::written_for(kind, &history.messages(), history.tools(), history.sent_back()) {
+                        Ok(written) => written,
+                        Err(why) => return Ok(Err(why)),
+                    };
                 let tools_tokens = written.tools.as_ref().map_or(0, |tools| tools_tokens(tools, shared.as_ref()));
                 (chat_step_body(&base, written.as_sent(), &step.extra), history.message_tokens() + tools_tokens)
             };
@@ -234,6 +235,7 @@ impl Session {
             let shared = state.shared.clone();
             let calls = dialects::calls_kept(kind, &answer.tool_calls);
             state.history.add_answer(&answer.text, answer.text_tokens, &calls, shared.as_ref());
+            state.history.add_answer_reasoning(kind, answer.reasoning_blocks.clone());
             state.turn += 1;
         }
         state.tool_calls += answer.tool_calls.len() as u64;
