@@ -41,19 +41,40 @@ impl Written {
     }
 }
 
+/// The reasoning of earlier answers a step sends back: `sent_back` as the history keeps it;
+/// `stored`: the step's server keeps its responses (a Responses body without `store: false`),
+/// so a reasoning item it gave may go back by its id alone.
+pub struct Reasoning<'a> {
+    pub sent_back: &'a [SentBack],
+    pub stored: bool,
+}
+
+impl Reasoning<'_> {
+    /// What goes back before the history's message `at` to an endpoint of `kind`: the blocks
+    /// or items that API gave with it; a Responses item that carries no `encrypted_content`
+    /// only to a server that stored it (else the server cannot find it and refuses the step).
+    fn of(&self, at: usize, kind: EndpointKind) -> Vec<Value> {
+        let kept = self.sent_back.iter().find(|kept| kept.message == at && kept.kind == kind);
+        let blocks = kept.map(|kept| kept.blocks.as_slice()).unwrap_or_default();
+        let found = |block: &&Value| {
+            self.stored
+                || kind != EndpointKind::Responses
+                || block.get("encrypted_content").is_some_and(Value::is_string)
+        };
+        blocks.iter().filter(found).cloned().collect()
+    }
+}
+
 /// The chat history `messages` and `tools` as an endpoint of `kind` (Messages or Responses)
-/// takes them, with the reasoning its answers' API (the same kind) wants sent back; why not,
+/// takes them, with the `reasoning` its answers' API (the same kind) wants sent back; why not,
 /// where the history holds what that API cannot carry.
 pub fn written_for(
     kind: EndpointKind,
     messages: &[Value],
     tools: Option<&Value>,
-    sent_back: &[SentBack],
+    reasoning: &Reasoning,
 ) -> Result<Written, String> {
-    let reasoning = |at: usize| -> &[Value] {
-        let kept = sent_back.iter().find(|kept| kept.message == at && kept.kind == kind);
-        kept.map(|kept| kept.blocks.as_slice()).unwrap_or_default()
-    };
+    let reasoning = |at: usize| reasoning.of(at, kind);
     match kind {
         EndpointKind::Messages => messages_api(messages, tools, reasoning),
         _ => Ok(responses_api(messages, tools, reasoning)),
@@ -112,10 +133,10 @@ fn joined(items: &[Value]) -> Vec<u8> {
 /// the top-level `system`, an assistant's calls as `tool_use` blocks after its text, the `tool`
 /// results that follow as one user message of `tool_result` blocks; an answer's thinking
 /// blocks (`reasoning`) lead its content.
-fn messages_api<'a>(
+fn messages_api(
     messages: &[Value],
     tools: Option<&Value>,
-    reasoning: impl Fn(usize) -> &'a [Value],
+    reasoning: impl Fn(usize) -> Vec<Value>,
 ) -> Result<Written, String> {
     let mut system: Vec<String> = Vec::new();
     let mut items: Vec<Value> = Vec::new();
@@ -135,8 +156,13 @@ fn messages_api<'a>(
             }
             "tool" => results.push(json!({ "type": "tool_result", "tool_use_id": message.get("tool_call_id"),
                                            "content": message.get("content").cloned().unwrap_or_default() })),
-            "assistant" if !calls_of(message).is_empty() || !reasoning(at).is_empty() => {
-                items.push(assistant_blocks(message, reasoning(at))?)
+            "assistant" => {
+                let thinking = reasoning(at);
+                if calls_of(message).is_empty() && thinking.is_empty() {
+                    items.push(with_anthropic_images(message));
+                } else {
+                    items.push(assistant_blocks(message, thinking)?);
+                }
             }
             _ => items.push(with_anthropic_images(message)),
         }
@@ -186,11 +212,10 @@ fn texts_of(message: &Value) -> Vec<String> {
     }
 }
 
-/// An assistant message as content blocks: the thinking blocks its answer came with, its text
-/// (if any) as a text block, then a `tool_use` block per call, the call's arguments as its
-/// input (a JSON object, as the API requires).
-fn assistant_blocks(message: &Value, reasoning: &[Value]) -> Result<Value, String> {
-    let mut blocks = reasoning.to_vec();
+/// An assistant message as content blocks: after `blocks` (the thinking blocks its answer came
+/// with) its text (if any) as a text block, then a `tool_use` block per call, the call's
+/// arguments as its input (a JSON object, as the API requires).
+fn assistant_blocks(message: &Value, mut blocks: Vec<Value>) -> Result<Value, String> {
     match content_of(message) {
         Some(Value::String(text)) => blocks.push(json!({ "type": "text", "text": text })),
         Some(Value::Array(parts)) => blocks.extend(parts.iter().cloned()),
@@ -216,11 +241,11 @@ fn assistant_blocks(message: &Value, reasoning: &[Value]) -> Result<Value, Strin
 /// OpenAI's Responses: each message an item of its own, an assistant's calls as
 /// `function_call` items after its text, each `tool` result a `function_call_output`; an
 /// answer's reasoning items (`reasoning`) before it.
-fn responses_api<'a>(messages: &[Value], tools: Option<&Value>, reasoning: impl Fn(usize) -> &'a [Value]) -> Written {
+fn responses_api(messages: &[Value], tools: Option<&Value>, reasoning: impl Fn(usize) -> Vec<Value>) -> Written {
     let mut items: Vec<Value> = Vec::new();
     for (at, message) in messages.iter().enumerate() {
         let role = role_of(message);
-        items.extend(reasoning(at).iter().cloned());
+        items.extend(reasoning(at));
         if role == "tool" {
             let output = match message.get("content") {
                 Some(Value::String(text)) => Value::from(text.as_str()),
@@ -312,6 +337,8 @@ mod tests {
         (messages, tools)
     }
 
+    const NONE: Reasoning = Reasoning { sent_back: &[], stored: true };
+
     fn body_of(written: Written) -> Value {
         let mut body = Map::new();
         if let Some(system) = written.system {
@@ -332,7 +359,7 @@ mod tests {
         let (messages, tools) = chat_history();
         let chat = texts(&json!({"messages": messages, "tools": tools}));
         for kind in [EndpointKind::Messages, EndpointKind::Responses] {
-            let body = body_of(written_for(kind, &messages, Some(&tools), &[]).unwrap());
+            let body = body_of(written_for(kind, &messages, Some(&tools), &NONE).unwrap());
             assert_eq!(texts(&body), chat, "{kind:?}: {body}");
         }
     }
@@ -340,7 +367,7 @@ mod tests {
     #[test]
     fn a_messages_body_has_system_on_top_tool_use_blocks_and_tool_result_blocks() {
         let (messages, tools) = chat_history();
-        let body = body_of(written_for(EndpointKind::Messages, &messages, Some(&tools), &[]).unwrap());
+        let body = body_of(written_for(EndpointKind::Messages, &messages, Some(&tools), &NONE).unwrap());
         assert_eq!(body["system"], "Be brief.");
         let items = body["messages"].as_array().unwrap();
         let roles: Vec<&str> = items.iter().map(|item| item["role"].as_str().unwrap()).collect();
@@ -361,7 +388,7 @@ mod tests {
             {"type": "image_url", "image_url": {"url": "https://x/y.jpg"}}]})];
         let body = body_of(Written {
             tools: Some(json!([])),
-            ..written_for(EndpointKind::Messages, &pictures, None, &[]).unwrap()
+            ..written_for(EndpointKind::Messages, &pictures, None, &NONE).unwrap()
         });
         assert_eq!(
             body["messages"][0]["content"],
@@ -371,18 +398,18 @@ mod tests {
         );
 
         let late = [json!({"role": "user", "content": "a"}), json!({"role": "system", "content": "b"})];
-        let error = written_for(EndpointKind::Messages, &late, None, &[]).err().unwrap();
+        let error = written_for(EndpointKind::Messages, &late, None, &NONE).err().unwrap();
         assert!(error.contains("s.history[1] is a system message after the conversation began"), "{error}");
         let broken = [json!({"role": "assistant", "content": null, "tool_calls": [
             {"id": "c", "type": "function", "function": {"name": "f", "arguments": "{\"q\":"}}]})];
-        let error = written_for(EndpointKind::Messages, &broken, None, &[]).err().unwrap();
+        let error = written_for(EndpointKind::Messages, &broken, None, &NONE).err().unwrap();
         assert!(error.contains("the answer's call of `f` has arguments that are not a JSON object"), "{error}");
     }
 
     #[test]
     fn a_responses_body_has_function_calls_and_their_outputs_as_items() {
         let (messages, tools) = chat_history();
-        let body = body_of(written_for(EndpointKind::Responses, &messages, Some(&tools), &[]).unwrap());
+        let body = body_of(written_for(EndpointKind::Responses, &messages, Some(&tools), &NONE).unwrap());
         let items = body["input"].as_array().unwrap();
         assert_eq!(
             items[1],
@@ -412,7 +439,8 @@ mod tests {
             SentBack { message: 4, kind: EndpointKind::Messages, blocks: vec![thinking.clone()] },
             SentBack { message: 4, kind: EndpointKind::Responses, blocks: vec![item.clone()] },
         ];
-        let body = body_of(written_for(EndpointKind::Messages, &messages, Some(&tools), &sent_back).unwrap());
+        let stored = Reasoning { sent_back: &sent_back, stored: true };
+        let body = body_of(written_for(EndpointKind::Messages, &messages, Some(&tools), &stored).unwrap());
         let items = body["messages"].as_array().unwrap();
         let types = |content: &Value| -> Vec<String> {
             content.as_array().unwrap().iter().map(|block| block["type"].as_str().unwrap().to_string()).collect()
@@ -423,7 +451,7 @@ mod tests {
         let chat = texts(&json!({"messages": messages, "tools": tools}));
         assert_eq!(texts(&body), chat, "the thinking sent back is no input text");
 
-        let body = body_of(written_for(EndpointKind::Responses, &messages, Some(&tools), &sent_back).unwrap());
+        let body = body_of(written_for(EndpointKind::Responses, &messages, Some(&tools), &stored).unwrap());
         let items = body["input"].as_array().unwrap();
         let types: Vec<&str> = items.iter().map(|item| item["type"].as_str().unwrap()).collect();
         assert_eq!(
@@ -442,6 +470,14 @@ mod tests {
         );
         assert_eq!(items[5], item);
         assert_eq!(texts(&body), chat);
+
+        let by_id = json!({"type": "reasoning", "id": "rs_2", "summary": []});
+        let sent_back = [SentBack { message: 4, kind: EndpointKind::Responses, blocks: vec![by_id, item.clone()] }];
+        let unstored = Reasoning { sent_back: &sent_back, stored: false };
+        let body = body_of(written_for(EndpointKind::Responses, &messages, Some(&tools), &unstored).unwrap());
+        let reasoning: Vec<&Value> =
+            body["input"].as_array().unwrap().iter().filter(|item| item["type"] == "reasoning").collect();
+        assert_eq!(reasoning, [&item], "`store: false`: an item found by its id alone stays out");
     }
 
     #[test]

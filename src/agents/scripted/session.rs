@@ -5,7 +5,7 @@
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use super::dialects;
+use super::dialects::{self, Reasoning};
 use super::history::{ChatStep, History, TextCounts, tools_tokens};
 use super::phase::PhaseShared;
 use super::porters::StepOrder;
@@ -217,11 +217,13 @@ impl Session {
                 let sent = StepHistory { key: "messages", items_json: history.messages_json(), system: None, tools };
                 (chat_step_body(&base, sent, &step.extra), history.tokens())
             } else {
-                let written =
-                    match dialects::written_for(kind, &history.messages(), history.tools(), history.sent_back()) {
-                        Ok(written) => written,
-                        Err(why) => return Ok(Err(why)),
-                    };
+                let store = step.extra.get("store").or_else(|| base.get("store"));
+                let stored = store != Some(&serde_json::Value::Bool(false));
+                let reasoning = Reasoning { sent_back: history.sent_back(), stored };
+                let written = match dialects::written_for(kind, &history.messages(), history.tools(), &reasoning) {
+                    Ok(written) => written,
+                    Err(why) => return Ok(Err(why)),
+                };
                 let tools_tokens = written.tools.as_ref().map_or(0, |tools| tools_tokens(tools, shared.as_ref()));
                 (chat_step_body(&base, written.as_sent(), &step.extra), history.message_tokens() + tools_tokens)
             };
