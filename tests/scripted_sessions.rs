@@ -174,6 +174,18 @@ for kind in ["messages", "responses"] {{
 }}
 run(#{{ name: "mixed", endpoint: to(url, "chat", true), preflight: false, server_metrics: #{{ enabled: false }},
         phases: [users(#{{ users: 2, session: mixed, sessions: 4 }})] }});
+// Texts the other APIs write otherwise: spaced arguments (a Messages input is an object), an
+// empty tool result and an empty answer text beside calls (neither API's count has them).
+let odd = |s| {{
+    let spaced = #{{ id: "c0", type: "function", function: #{{ name: "search", arguments: "{{ \"q\" :  \"x\" }}" }} }};
+    let r = s.chat(#{{ messages: [user("find it"), #{{ role: "assistant", content: "", tool_calls: [spaced] }},
+                                  #{{ role: "tool", tool_call_id: "c0", content: "" }}],
+                      tools: TOOLS, max_tokens: 8, endpoint: ends[2], extra: #{{ mock_tool_depth: 3 }} }});
+    r = s.chat(#{{ tool_results: [""], endpoint: ends[1], extra: #{{ mock_tool_depth: 3 }} }});
+    r = s.chat(#{{ tool_results: [""], endpoint: ends[0], extra: #{{ mock_tool_depth: 3 }} }});
+}};
+run(#{{ name: "odd", endpoint: to(url, "chat", true), preflight: false, server_metrics: #{{ enabled: false }},
+        phases: [users(#{{ users: 1, session: odd, sessions: 1 }})] }});
 "#
         ),
     );
@@ -197,9 +209,20 @@ run(#{{ name: "mixed", endpoint: to(url, "chat", true), preflight: false, server
             );
         }
     }
-    assert_eq!(Mock::metric(port, "mock:tool_calls_total"), 60.0);
-    // Turn k's history holds the k results so far, in each API's shape: 0 + 1 + 2 + 3 a session.
-    assert_eq!(Mock::metric(port, "mock:tool_results_received_total"), 120.0, "each turn resent the whole history");
+    let odd = run.records("odd");
+    assert_eq!(odd.len(), 3);
+    for record in odd {
+        let value = |metric: &str| record["metrics"][metric]["value"].as_u64();
+        assert_eq!(value("input_sequence_length"), value("usage_prompt_tokens"), "odd texts: {record}");
+    }
+    assert_eq!(Mock::metric(port, "mock:tool_calls_total"), 60.0 + 2.0);
+    // Turn k's history holds the k results so far, in each API's shape: 0 + 1 + 2 + 3 a session
+    // (and the odd session's 1 + 2 + 3).
+    assert_eq!(
+        Mock::metric(port, "mock:tool_results_received_total"),
+        120.0 + 6.0,
+        "each turn resent the whole history"
+    );
 }
 
 #[test]

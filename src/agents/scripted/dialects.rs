@@ -5,7 +5,8 @@
 //! `function_call_output`), with the offered tools in each API's shape, and before each answer
 //! the reasoning that API gave with it (thinking blocks with their signatures, reasoning items),
 //! as both APIs want it back. Every text keeps its place, so the history's count of its
-//! messages' tokens holds for each API (neither counts reasoning sent back as input).
+//! messages' tokens holds for each API (neither counts reasoning sent back as input), but for
+//! the few texts an API writes otherwise (`Recount`), which the step counts again as sent.
 
 use std::borrow::Cow;
 
@@ -16,7 +17,7 @@ use crate::plan::EndpointKind;
 use crate::record::ToolCall;
 use crate::request_bodies::StepHistory;
 
-use super::history::SentBack;
+use super::history::{SentBack, TextCounts};
 
 /// The history as one API's body holds it.
 pub struct Written {
@@ -27,9 +28,37 @@ pub struct Written {
     /// A Messages body's top-level `system`.
     pub system: Option<Value>,
     pub tools: Option<Value>,
+    /// The texts the history counted that this API's body carries otherwise.
+    pub recounted: Vec<Recount>,
+}
+
+/// Texts the history counted (`counted`) that the body carries as `sent` instead: a call's
+/// arguments written as a compact object, a tool result's parts joined into one output, an
+/// empty text the API's count leaves out.
+pub struct Recount {
+    pub counted: Vec<String>,
+    pub sent: Option<String>,
+}
+
+impl Recount {
+    /// An empty content string, which the history counted (a body's join gives it its space)
+    /// and the API's body leaves out.
+    fn left_out_empty_text() -> Self {
+        Recount { counted: vec![String::new()], sent: None }
+    }
 }
 
 impl Written {
+    /// What the body's texts add to the history's count of its messages: each recounted text's
+    /// tokens as sent less its tokens as counted (none is a body's first text).
+    pub fn recounted_tokens(&self, counts: &impl TextCounts) -> i64 {
+        let tokens = |text: &str| counts.in_body(text, false) as i64;
+        let each = |recount: &Recount| {
+            recount.sent.as_deref().map_or(0, tokens) - recount.counted.iter().map(|text| tokens(text)).sum::<i64>()
+        };
+        self.recounted.iter().map(each).sum()
+    }
+
     /// As a step's body takes it.
     pub fn as_sent(&self) -> StepHistory<'_> {
         StepHistory {
@@ -116,6 +145,11 @@ fn content_of(message: &Value) -> Option<&Value> {
     })
 }
 
+/// Whether `message`'s content is an empty string.
+fn has_empty_text(message: &Value) -> bool {
+    message.get("content").and_then(Value::as_str) == Some("")
+}
+
 /// JSON values with commas between, as a body's array holds them without its brackets.
 fn joined(items: &[Value]) -> Vec<u8> {
     let mut out = Vec::new();
@@ -141,6 +175,7 @@ fn messages_api(
     let mut system: Vec<String> = Vec::new();
     let mut items: Vec<Value> = Vec::new();
     let mut results: Vec<Value> = Vec::new();
+    let mut recounted = Vec::new();
     for (at, message) in messages.iter().enumerate() {
         let role = role_of(message);
         if role != "tool" && !results.is_empty() {
@@ -161,7 +196,7 @@ fn messages_api(
                 if calls_of(message).is_empty() && thinking.is_empty() {
                     items.push(with_anthropic_images(message));
                 } else {
-                    items.push(assistant_blocks(message, thinking)?);
+                    items.push(assistant_blocks(message, thinking, &mut recounted)?);
                 }
             }
             _ => items.push(with_anthropic_images(message)),
@@ -176,7 +211,7 @@ fn messages_api(
         texts => Some(texts.iter().map(|text| json!({ "type": "text", "text": text })).collect()),
     };
     let tools = tools.map(|tools| each_tool(tools, anthropic_tool));
-    Ok(Written { key: "messages", items_json: joined(&items), system, tools })
+    Ok(Written { key: "messages", items_json: joined(&items), system, tools, recounted })
 }
 
 /// `message` with each chat `image_url` part as an Anthropic `image` block: a base64 data URL's
@@ -215,10 +250,11 @@ fn texts_of(message: &Value) -> Vec<String> {
 /// An assistant message as content blocks: after `blocks` (the thinking blocks its answer came
 /// with) its text (if any) as a text block, then a `tool_use` block per call, the call's
 /// arguments as its input (a JSON object, as the API requires).
-fn assistant_blocks(message: &Value, mut blocks: Vec<Value>) -> Result<Value, String> {
+fn assistant_blocks(message: &Value, mut blocks: Vec<Value>, recounted: &mut Vec<Recount>) -> Result<Value, String> {
     match content_of(message) {
         Some(Value::String(text)) => blocks.push(json!({ "type": "text", "text": text })),
         Some(Value::Array(parts)) => blocks.extend(parts.iter().cloned()),
+        _ if has_empty_text(message) => recounted.push(Recount::left_out_empty_text()),
         _ => {}
     }
     for call in calls_of(message) {
@@ -233,6 +269,11 @@ fn assistant_blocks(message: &Value, mut blocks: Vec<Value>) -> Result<Value, St
                 ));
             }
         };
+        let sent = input.to_string();
+        if sent != arguments {
+            let counted = Some(arguments.to_string()).filter(|arguments| !arguments.is_empty());
+            recounted.push(Recount { counted: counted.into_iter().collect(), sent: Some(sent) });
+        }
         blocks.push(json!({ "type": "tool_use", "id": call.get("id"), "name": name, "input": input }));
     }
     Ok(json!({ "role": "assistant", "content": blocks }))
@@ -243,15 +284,25 @@ fn assistant_blocks(message: &Value, mut blocks: Vec<Value>) -> Result<Value, St
 /// answer's reasoning items (`reasoning`) before it.
 fn responses_api(messages: &[Value], tools: Option<&Value>, reasoning: impl Fn(usize) -> Vec<Value>) -> Written {
     let mut items: Vec<Value> = Vec::new();
+    let mut recounted = Vec::new();
     for (at, message) in messages.iter().enumerate() {
         let role = role_of(message);
         items.extend(reasoning(at));
         if role == "tool" {
             let output = match message.get("content") {
-                Some(Value::String(text)) => Value::from(text.as_str()),
-                Some(Value::Array(parts)) => Value::from(part_texts(parts).collect::<Vec<_>>().join(" ")),
-                _ => Value::from(""),
+                Some(Value::String(text)) => text.clone(),
+                Some(Value::Array(parts)) => {
+                    let counted: Vec<String> = part_texts(parts).map(Cow::into_owned).collect();
+                    let output = counted.join(" ");
+                    let sent = Some(output.clone()).filter(|output| !output.is_empty());
+                    recounted.push(Recount { counted, sent });
+                    output
+                }
+                _ => String::new(),
             };
+            if has_empty_text(message) {
+                recounted.push(Recount::left_out_empty_text());
+            }
             items.push(
                 json!({ "type": "function_call_output", "call_id": message.get("tool_call_id"), "output": output }),
             );
@@ -260,6 +311,8 @@ fn responses_api(messages: &[Value], tools: Option<&Value>, reasoning: impl Fn(u
         let calls = calls_of(message);
         if let Some(content) = content_of(message).or_else(|| message.get("content").filter(|_| calls.is_empty())) {
             items.push(json!({ "type": "message", "role": role, "content": responses_content(content, role) }));
+        } else if has_empty_text(message) {
+            recounted.push(Recount::left_out_empty_text());
         }
         for call in calls {
             items.push(json!({ "type": "function_call", "call_id": call.get("id"),
@@ -267,7 +320,7 @@ fn responses_api(messages: &[Value], tools: Option<&Value>, reasoning: impl Fn(u
         }
     }
     let tools = tools.map(|tools| each_tool(tools, responses_tool));
-    Written { key: "input", items_json: joined(&items), system: None, tools }
+    Written { key: "input", items_json: joined(&items), system: None, tools, recounted }
 }
 
 /// A chat message's content as a Responses message's: a string as it is, a text part as an
@@ -478,6 +531,45 @@ mod tests {
         let reasoning: Vec<&Value> =
             body["input"].as_array().unwrap().iter().filter(|item| item["type"] == "reasoning").collect();
         assert_eq!(reasoning, [&item], "`store: false`: an item found by its id alone stays out");
+    }
+
+    /// Counts a body's texts as the bytes of their join by spaces.
+    struct Bytes;
+
+    impl TextCounts for Bytes {
+        fn in_body(&self, text: &str, first: bool) -> u64 {
+            text.len() as u64 + u64::from(!first)
+        }
+
+        fn join_delta(&self, _: &str) -> i64 {
+            1
+        }
+    }
+
+    fn joined_bytes(texts: &[String]) -> i64 {
+        texts.join(" ").len() as i64
+    }
+
+    #[test]
+    fn a_text_an_api_writes_otherwise_is_recounted_as_sent() {
+        let messages = vec![
+            json!({"role": "user", "content": "Find x."}),
+            json!({"role": "assistant", "content": null, "tool_calls": [
+                {"id": "a", "type": "function", "function": {"name": "search", "arguments": "{\"q\": \"x\"}"}},
+                {"id": "b", "type": "function", "function": {"name": "list", "arguments": ""}}]}),
+            json!({"role": "tool", "tool_call_id": "a", "content": ""}),
+            json!({"role": "tool", "tool_call_id": "b", "content": [{"type": "text", "text": "one"}, {"type": "text", "text": "two"}]}),
+            json!({"role": "assistant", "content": "", "tool_calls": [
+                {"id": "c", "type": "function", "function": {"name": "search", "arguments": "{\"q\":\"y\"}"}}]}),
+        ];
+        let chat = joined_bytes(&texts(&json!({ "messages": messages })));
+        for kind in [EndpointKind::Messages, EndpointKind::Responses] {
+            let written = written_for(kind, &messages, None, &NONE).unwrap();
+            let recounted = written.recounted_tokens(&Bytes);
+            let body = body_of(Written { tools: Some(json!([])), ..written });
+            assert_eq!(joined_bytes(&texts(&body)), chat + recounted, "{kind:?}: {body}");
+            assert_ne!(recounted, 0, "{kind:?}: each API writes some of these otherwise");
+        }
     }
 
     #[test]

@@ -225,7 +225,9 @@ impl Session {
                     Err(why) => return Ok(Err(why)),
                 };
                 let tools_tokens = written.tools.as_ref().map_or(0, |tools| tools_tokens(tools, shared.as_ref()));
-                (chat_step_body(&base, written.as_sent(), &step.extra), history.message_tokens() + tools_tokens)
+                let messages_tokens =
+                    history.message_tokens().saturating_add_signed(written.recounted_tokens(shared.as_ref()));
+                (chat_step_body(&base, written.as_sent(), &step.extra), messages_tokens + tools_tokens)
             };
             (body, input_tokens, client, kind)
         };
