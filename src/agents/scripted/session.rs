@@ -213,7 +213,8 @@ impl Session {
             let base = shared.chat_base(step.endpoint.as_ref(), step.max_tokens);
             let history = &state.history;
             let (body, input_tokens) = if kind == EndpointKind::Chat {
-                let tools = history.tools();
+                let converted = history.tools().and_then(dialects::chat_tools);
+                let tools = converted.as_ref().or(history.tools());
                 let sent = StepHistory { key: "messages", items_json: history.messages_json(), system: None, tools };
                 (chat_step_body(&base, sent, &step.extra), history.tokens())
             } else {
