@@ -226,7 +226,7 @@ run(#{{ name: "odd", endpoint: to(url, "chat", true), preflight: false, server_m
 }
 
 #[test]
-fn a_messages_agent_that_thinks_sends_each_answer_s_signed_thinking_back_through_its_tool_loop() {
+fn an_agent_that_thinks_sends_each_answer_s_reasoning_back_through_its_tool_loop_on_both_apis() {
     let port = closed_port();
     let _mock = Mock::start(port, 4096, "--ttft-ms 1 --itl-ms 0");
     let run = run_scenario(
@@ -234,40 +234,53 @@ fn a_messages_agent_that_thinks_sends_each_answer_s_signed_thinking_back_through
         &format!(
             r#"
 const TOOLS = [#{{ type: "function", function: #{{ name: "search", parameters: #{{ type: "object" }} }} }}];
-let think = #{{ mock_tool_depth: 3, thinking: #{{ type: "enabled", budget_tokens: 4 }} }};
-let agent = |s| {{
-    let r = s.chat(#{{ messages: [system("Be brief."), user("find it")], tools: TOOLS, max_tokens: 32, extra: think }});
-    while r.tool_calls.len() > 0 && s.turn < 10 {{
-        if r.reasoning == "" {{ throw "a call without thinking"; }}
-        r = s.chat(#{{ tool_results: r.tool_calls.map(|c| `found ${{c.id}}`), max_tokens: 32, extra: think }});
-        if !r.ok {{ throw `refused: ${{r.error}}`; }}
+let asks = #{{ messages: #{{ mock_tool_depth: 3, thinking: #{{ type: "enabled", budget_tokens: 4 }} }},
+               responses: #{{ mock_tool_depth: 3, reasoning: #{{ effort: "low" }} }} }};
+fn agent_for(think, tools) {{
+    |s| {{
+        let r = s.chat(#{{ messages: [system("Be brief."), user("find it")], tools: tools, max_tokens: 32, extra: think }});
+        while r.tool_calls.len() > 0 && s.turn < 10 {{
+            if r.reasoning == "" {{ throw "a call without reasoning"; }}
+            r = s.chat(#{{ tool_results: r.tool_calls.map(|c| `found ${{c.id}}`), max_tokens: 32, extra: think }});
+            if !r.ok {{ throw `refused: ${{r.error}}`; }}
+        }}
+        if r.text == "" {{ throw "no text at the end"; }}
     }}
-    if r.text == "" {{ throw "no text at the end"; }}
-}};
-for streaming in [true, false] {{
-    let ep = endpoint(#{{ url: "http://127.0.0.1:{port}", model: "m", kind: "messages", streaming: streaming }});
-    run(#{{ name: `think_${{streaming}}`, endpoint: ep, preflight: false, server_metrics: #{{ enabled: false }},
-            phases: [users(#{{ users: 2, session: agent, sessions: 4 }})] }});
+}}
+for kind in ["messages", "responses"] {{
+    for streaming in [true, false] {{
+        let ep = endpoint(#{{ url: "http://127.0.0.1:{port}", model: "m", kind: kind, streaming: streaming }});
+        run(#{{ name: `${{kind}}_${{streaming}}`, endpoint: ep, preflight: false, server_metrics: #{{ enabled: false }},
+                phases: [users(#{{ users: 2, session: agent_for(asks[kind], TOOLS), sessions: 4 }})] }});
+    }}
 }}
 "#
         ),
     );
     assert_eq!(run.code(), Some(0), "{}", run.stderr());
-    for name in ["think_true", "think_false"] {
+    for (name, reasoning_tokens) in
+        [("messages_true", 4), ("messages_false", 4), ("responses_true", 16), ("responses_false", 16)]
+    {
         let summary = run.summary(name);
         let sessions = scripted(&summary);
         assert_eq!(
             (sessions["completed"].as_u64(), sessions["failed"].as_u64(), sessions["tool_calls"].as_u64()),
             (Some(4), Some(0), Some(12)),
-            "{name}: the mock refuses a tool result whose call's thinking was not sent back: {sessions}"
+            "{name}: the Messages mock refuses a tool result whose call's thinking was not sent back: {sessions}"
         );
         for record in run.records(name) {
             let value = |metric: &str| record["metrics"][metric]["value"].as_u64();
-            assert_eq!(value("reasoning_token_count"), Some(4), "{name}: every answer thought: {record}");
+            assert_eq!(
+                value("reasoning_token_count"),
+                Some(reasoning_tokens),
+                "{name}: every answer reasoned: {record}"
+            );
             assert_eq!(value("input_sequence_length"), value("usage_prompt_tokens"), "{name}: {record}");
         }
     }
-    assert_eq!(Mock::metric(port, "mock:tool_results_received_total"), 48.0);
+    // Step k of a session sends back the k answers before it, each with its reasoning: 0 + 1 + 2 + 3.
+    assert_eq!(Mock::metric(port, "mock:reasoning_received_total"), 4.0 * 4.0 * 6.0);
+    assert_eq!(Mock::metric(port, "mock:tool_results_received_total"), 4.0 * 4.0 * 6.0);
 }
 
 #[test]

@@ -129,7 +129,7 @@ impl ResponseWriter {
     /// The event of the token at `index` of `output_tokens`, in the endpoint's shape.
     pub fn push_token(&self, out: &mut String, index: u64, output_tokens: u64) {
         match self.endpoint {
-            Endpoint::Responses => responses_api::push_delta(out, words::word_at(index)),
+            Endpoint::Responses => responses_api::push_token(out, index, self.thinking_tokens),
             Endpoint::Tgi { .. } => tgi::push_token(out, index, output_tokens, self.reports_usage),
             Endpoint::Messages => messages_api::push_token(out, index, output_tokens, self.thinking_tokens),
             Endpoint::SolidoRag { .. } => solido_rag::push_token(out, index, output_tokens),
@@ -189,10 +189,12 @@ impl ResponseWriter {
             return;
         }
         if self.endpoint == Endpoint::Responses {
+            let thinking = self.thinking_tokens;
             let response = match &self.tool_call {
-                Some((name, step)) => responses_api::whole_tool_call(&self.chunk_head, name, *step, usage),
+                Some((name, step)) => responses_api::whole_tool_call(&self.chunk_head, name, *step, usage, thinking),
                 None => {
-                    responses_api::whole_response(&self.chunk_head, &words::output_text(usage.completion_tokens), usage)
+                    let text = words::output_text(usage.completion_tokens);
+                    responses_api::whole_response(&self.chunk_head, &text, usage, thinking)
                 }
             };
             return responses_api::push_completed(out, &response);
@@ -220,7 +222,9 @@ impl ResponseWriter {
     /// The non-streaming body; `text` must need no JSON escaping.
     pub fn whole_response(&self, text: &str, usage: Usage) -> String {
         let choice = match self.endpoint {
-            Endpoint::Responses => return responses_api::whole_response(&self.whole_head, text, usage),
+            Endpoint::Responses => {
+                return responses_api::whole_response(&self.whole_head, text, usage, self.thinking_tokens);
+            }
             Endpoint::Tgi { .. } => return tgi::whole_response(text, usage.completion_tokens, self.reports_usage),
             Endpoint::Messages => return messages_api::whole_response(&self.whole_head, usage, self.thinking_tokens),
             Endpoint::SolidoRag { .. } => return solido_rag::whole_response(text),
@@ -244,7 +248,7 @@ impl ResponseWriter {
         match self.endpoint {
             Endpoint::Chat => tool_calls::chat_token_events(&self.chunk_head, name, *step, tokens),
             Endpoint::Messages => messages_api::tool_call_events(name, *step, tokens, self.thinking_tokens),
-            Endpoint::Responses => responses_api::tool_call_events(name, *step, tokens),
+            Endpoint::Responses => responses_api::tool_call_events(name, *step, tokens, self.thinking_tokens),
             _ => Vec::new(),
         }
     }
@@ -256,7 +260,9 @@ impl ResponseWriter {
             Endpoint::Messages => {
                 messages_api::whole_tool_call(&self.whole_head, name, *step, usage, self.thinking_tokens)
             }
-            Endpoint::Responses => responses_api::whole_tool_call(&self.whole_head, name, *step, usage),
+            Endpoint::Responses => {
+                responses_api::whole_tool_call(&self.whole_head, name, *step, usage, self.thinking_tokens)
+            }
             _ => {
                 let choice = tool_calls::whole_choice(name, *step);
                 format!(

@@ -50,19 +50,20 @@ pub async fn serve(state: Arc<MockState>, endpoint: Endpoint, request: Request<I
     stats.video_inputs.fetch_add(videos, Relaxed);
     if let Some(turn) = &tool_turn {
         stats.tool_results_received.fetch_add(turn.tool_results, Relaxed);
+        stats.reasoning_received.fetch_add(turn.reasoning_sent_back, Relaxed);
     }
     let tool_call = tool_turn.as_ref().and_then(|turn| turn.calls(tool_calls::DEFAULT_TOOL_DEPTH));
     let tool_step = tool_turn.as_ref().map_or(0, |turn| turn.tool_results);
     let prompt_tokens = prompt.tokens;
     let prompt_cache = use_prefix_cache(&state, &stats, prompt);
     let call_tokens = tool_call.map(|name| tool_calls::call_tokens(&state.tokenizer, name, tool_step));
-    // An answer that calls a tool thinks first when asked to (Messages), within its max_tokens.
-    let call_thinking = call_tokens
-        .map_or(0, |call| parsed.thinking_tokens.min(parsed.output_tokens.unwrap_or_default().saturating_sub(call)));
+    // An answer that calls a tool thinks first when asked to, within its output length.
+    let output_length = parsed.output_tokens.unwrap_or(state.config.default_output_tokens);
+    let call_thinking = call_tokens.map_or(0, |call| parsed.thinking_tokens.min(output_length.saturating_sub(call)));
     let output_tokens = match (call_tokens, &answer) {
         (Some(call), _) => call + call_thinking,
         (None, Some(answer)) => (state.tokenizer.count(answer) as u64).max(1),
-        (None, None) => parsed.output_tokens.unwrap_or(state.config.default_output_tokens),
+        (None, None) => output_length,
     };
     let job = Job { arrival, prompt_tokens, prompt_cache, output_tokens };
     let id_prefix = match endpoint {

@@ -60,6 +60,13 @@ pub fn render(models: &Models, spec_decode_tokens: Option<u32>) -> String {
         "Tool results in the histories of the requests received.",
         |s| &s.tool_results_received,
     );
+    counter(
+        &mut out,
+        models,
+        "mock:reasoning_received_total",
+        "Thinking blocks and reasoning items sent back in the histories of the requests received.",
+        |s| &s.reasoning_received,
+    );
     if let Some(draft_tokens) = spec_decode_tokens {
         spec_decode_families(&mut out, models, draft_tokens);
     }

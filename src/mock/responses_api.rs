@@ -1,8 +1,9 @@
 //! The mock's `POST /v1/responses` (OpenAI Responses API): reads `instructions`, `input`,
-//! `tools`, `stream` and `max_output_tokens`, and writes the answer as typed SSE events
-//! (`response.created`, one `response.output_text.delta` per token, `response.completed` with
-//! the usage) or whole; a tool call (`tool_calls.rs`) as a `function_call` item, its arguments
-//! streamed in `response.function_call_arguments.delta`s.
+//! `tools`, `stream`, `max_output_tokens` and `reasoning`, and writes the answer as typed SSE
+//! events (`response.created`, a `reasoning` item's `response.reasoning_text.delta`s when asked to
+//! reason, one `response.output_text.delta` per token, `response.completed` with the usage) or
+//! whole; a tool call (`tool_calls.rs`) as a `function_call` item after the reasoning, its
+//! arguments streamed in `response.function_call_arguments.delta`s.
 
 use std::borrow::Cow;
 use std::fmt::Write;
@@ -14,6 +15,7 @@ use super::request::{
     GenerationRequest, PromptInput, Usage, WireMessage, chat_prompt, checked_output_tokens, offered_tools, parse_json,
 };
 use super::tool_calls::{self, CallShape};
+use super::words;
 use crate::dataset::input_texts::{leading_texts, message_texts};
 
 #[derive(Deserialize)]
@@ -24,7 +26,29 @@ struct WireRequest {
     stream: Option<bool>,
     max_output_tokens: Option<u64>,
     tools: Option<Value>,
+    reasoning: Option<WireReasoning>,
 }
+
+/// `{"effort": "low" | "medium" | "high" | "minimal" | "none"}` asks a reasoning model to reason.
+#[derive(Deserialize)]
+struct WireReasoning {
+    effort: Option<String>,
+}
+
+impl WireReasoning {
+    /// The tokens the mock reasons for before it answers (within the output length).
+    fn tokens(&self) -> u64 {
+        match self.effort.as_deref() {
+            Some("none" | "minimal") => 0,
+            Some("low") => 16,
+            Some("high") => 256,
+            _ => 64,
+        }
+    }
+}
+
+/// The id of an answer's reasoning item (the mock's answers each have one at most).
+const REASONING_ID: &str = "rs_0";
 
 /// Parse a request body; the error is a message for a 400 reply. `input` is a string or a
 /// list of items (messages, and the function calls and their outputs an agent replays), after
@@ -46,7 +70,7 @@ pub fn parse(body: &[u8]) -> Result<GenerationRequest, String> {
         include_usage: true,
         continuous_usage: false,
         output_tokens: checked_output_tokens(wire.max_output_tokens)?,
-        thinking_tokens: 0,
+        thinking_tokens: wire.reasoning.as_ref().map_or(0, WireReasoning::tokens),
         prompt_caching: true,
     })
 }
@@ -84,10 +108,46 @@ pub fn push_created(out: &mut String, members: &str) {
     push_event(out, "response.created", &data);
 }
 
-/// One token's `response.output_text.delta`; `token_text` must need no JSON escaping.
-pub fn push_delta(out: &mut String, token_text: &str) {
-    let data =
-        format!(r#"{{"type":"response.output_text.delta","output_index":0,"content_index":0,"delta":"{token_text}"}}"#);
+/// The event of the token at `index`: of the reasoning item for the first `reasoning_tokens`
+/// (the item added before the first, done after the last), then of the answer's text.
+pub fn push_token(out: &mut String, index: u64, reasoning_tokens: u64) {
+    let word = words::word_at(index);
+    if index >= reasoning_tokens {
+        return push_delta(out, word, u64::from(reasoning_tokens > 0));
+    }
+    if index == 0 {
+        push_reasoning_added(out);
+    }
+    let data = format!(
+        r#"{{"type":"response.reasoning_text.delta","item_id":"{REASONING_ID}","output_index":0,"content_index":0,"delta":"{word}"}}"#
+    );
+    push_event(out, "response.reasoning_text.delta", &data);
+    if index + 1 == reasoning_tokens {
+        let item = reasoning_item(reasoning_tokens);
+        let data = format!(r#"{{"type":"response.output_item.done","output_index":0,"item":{item}}}"#);
+        push_event(out, "response.output_item.done", &data);
+    }
+}
+
+/// `response.output_item.added` of the reasoning item, its text to come.
+fn push_reasoning_added(out: &mut String) {
+    let item = format!(r#"{{"type":"reasoning","id":"{REASONING_ID}","summary":[],"content":[]}}"#);
+    let data = format!(r#"{{"type":"response.output_item.added","output_index":0,"item":{item}}}"#);
+    push_event(out, "response.output_item.added", &data);
+}
+
+/// The reasoning item of the answer's first `tokens` words.
+fn reasoning_item(tokens: u64) -> Value {
+    json!({"type": "reasoning", "id": REASONING_ID, "summary": [],
+           "content": [{"type": "reasoning_text", "text": words::output_text(tokens)}]})
+}
+
+/// One token's `response.output_text.delta` in the output item at `output_index`; `token_text`
+/// must need no JSON escaping.
+pub fn push_delta(out: &mut String, token_text: &str, output_index: u64) {
+    let data = format!(
+        r#"{{"type":"response.output_text.delta","output_index":{output_index},"content_index":0,"delta":"{token_text}"}}"#
+    );
     push_event(out, "response.output_text.delta", &data);
 }
 
@@ -106,20 +166,22 @@ fn call_item(name: &str, step: u64, arguments: &str, status: &str) -> String {
     )
 }
 
-/// The events of a call to `name` at `step` over `tokens` output tokens (one entry each): the
-/// `function_call` item added, its arguments in pieces, then the arguments done and the item done.
-pub fn tool_call_events(name: &str, step: u64, tokens: u64) -> Vec<String> {
+/// The events of an answer of `tokens` output tokens (one entry each) that reasons for the
+/// first `reasoning_tokens` and then calls `name` at `step`: the `function_call` item added, its
+/// arguments in pieces, then the arguments done and the item done.
+pub fn tool_call_events(name: &str, step: u64, tokens: u64, reasoning_tokens: u64) -> Vec<String> {
     let event = |event_type: &str, data: String| {
         let mut out = String::new();
         push_event(&mut out, event_type, &data);
         out
     };
+    let at = u64::from(reasoning_tokens > 0);
     let arguments = tool_calls::json_string(&tool_calls::arguments(step));
     let done = format!(
-        r#"{{"type":"response.function_call_arguments.done","item_id":"fc_{step}","output_index":0,"arguments":{arguments}}}"#
+        r#"{{"type":"response.function_call_arguments.done","item_id":"fc_{step}","output_index":{at},"arguments":{arguments}}}"#
     );
     let item_done = format!(
-        r#"{{"type":"response.output_item.done","output_index":0,"item":{}}}"#,
+        r#"{{"type":"response.output_item.done","output_index":{at},"item":{}}}"#,
         call_item(name, step, &arguments, "completed")
     );
     let shape = CallShape {
@@ -127,41 +189,66 @@ pub fn tool_call_events(name: &str, step: u64, tokens: u64) -> Vec<String> {
             let item = call_item(name, step, r#""""#, "in_progress");
             event(
                 "response.output_item.added",
-                format!(r#"{{"type":"response.output_item.added","output_index":0,"item":{item}}}"#),
+                format!(r#"{{"type":"response.output_item.added","output_index":{at},"item":{item}}}"#),
             )
         },
         piece: |text: &str| {
             let data = format!(
-                r#"{{"type":"response.function_call_arguments.delta","item_id":"fc_{step}","output_index":0,"delta":"{text}"}}"#
+                r#"{{"type":"response.function_call_arguments.delta","item_id":"fc_{step}","output_index":{at},"delta":"{text}"}}"#
             );
             event("response.function_call_arguments.delta", data)
         },
         close: [event("response.function_call_arguments.done", done), event("response.output_item.done", item_done)]
             .concat(),
     };
-    tool_calls::token_events(step, tokens, shape)
+    let mut events: Vec<String> = (0..reasoning_tokens)
+        .map(|index| {
+            let mut out = String::new();
+            push_token(&mut out, index, reasoning_tokens);
+            out
+        })
+        .collect();
+    events.extend(tool_calls::token_events(step, tokens.saturating_sub(reasoning_tokens), shape));
+    events
 }
 
-/// A completed response object whose one output is a call to `name` at `step`.
-pub fn whole_tool_call(members: &str, name: &str, step: u64, usage: Usage) -> String {
+/// The reasoning item of the first `reasoning_tokens` (none without), as an output list's head.
+fn reasoning_head(reasoning_tokens: u64) -> String {
+    match reasoning_tokens {
+        0 => String::new(),
+        tokens => format!("{},", reasoning_item(tokens)),
+    }
+}
+
+/// A completed response object whose output is a call to `name` at `step`, after the reasoning
+/// of its first `reasoning_tokens`.
+pub fn whole_tool_call(members: &str, name: &str, step: u64, usage: Usage, reasoning_tokens: u64) -> String {
     let arguments = tool_calls::json_string(&tool_calls::arguments(step));
-    response_object(members, &format!("[{}]", call_item(name, step, &arguments, "completed")), usage)
+    let call = call_item(name, step, &arguments, "completed");
+    response_object(members, &format!("[{}{call}]", reasoning_head(reasoning_tokens)), usage, reasoning_tokens)
 }
 
-/// A completed response object with `text` as its one message.
-pub fn whole_response(members: &str, text: &str, usage: Usage) -> String {
-    let message = json!([{"type": "message", "role": "assistant", "status": "completed",
-                          "content": [{"type": "output_text", "text": text}]}]);
-    response_object(members, &message.to_string(), usage)
+/// A completed response object with `text` as its one message; when it reasons for its first
+/// `reasoning_tokens`, a reasoning item of those words and a message of the rest.
+pub fn whole_response(members: &str, text: &str, usage: Usage, reasoning_tokens: u64) -> String {
+    let answer = match reasoning_tokens {
+        0 => Cow::Borrowed(text),
+        tokens => Cow::Owned((tokens..usage.completion_tokens).map(words::word_at).collect()),
+    };
+    let message = json!({"type": "message", "role": "assistant", "status": "completed",
+                         "content": [{"type": "output_text", "text": answer}]});
+    let output = format!("[{}{message}]", reasoning_head(reasoning_tokens));
+    response_object(members, &output, usage, reasoning_tokens)
 }
 
-/// A completed response object of `output` (a JSON list of items) and `usage`.
-fn response_object(members: &str, output: &str, usage: Usage) -> String {
+/// A completed response object of `output` (a JSON list of items) and `usage`, of which
+/// `reasoning_tokens` reasoned.
+fn response_object(members: &str, output: &str, usage: Usage, reasoning_tokens: u64) -> String {
     let mut usage_json = json!({
         "input_tokens": usage.prompt_tokens,
         "output_tokens": usage.completion_tokens,
         "total_tokens": usage.prompt_tokens + usage.completion_tokens,
-        "output_tokens_details": {"reasoning_tokens": 0},
+        "output_tokens_details": {"reasoning_tokens": reasoning_tokens},
     });
     if let Some(cache) = usage.prompt_cache {
         usage_json["input_tokens_details"] = json!({"cached_tokens": cache.read_tokens});
@@ -205,7 +292,7 @@ mod tests {
 
     #[test]
     fn a_tool_call_is_a_function_call_item_whose_arguments_stream_in_pieces() {
-        let out: String = tool_call_events("search", 1, 5).concat();
+        let out: String = tool_call_events("search", 1, 5, 0).concat();
         let events: Vec<Value> = out
             .split("\n\n")
             .filter(|event| !event.is_empty())
@@ -229,9 +316,63 @@ mod tests {
         );
         let usage = Usage { prompt_tokens: 3, completion_tokens: 4, prompt_cache: None };
         let whole: Value =
-            serde_json::from_str(&whole_tool_call(&object_members("r", 1, r#""m""#), "search", 2, usage)).unwrap();
+            serde_json::from_str(&whole_tool_call(&object_members("r", 1, r#""m""#), "search", 2, usage, 0)).unwrap();
         assert_eq!(whole["output"][0]["type"], "function_call");
         assert_eq!(whole["output"][0]["arguments"].as_str(), Some(tool_calls::arguments(2).as_str()));
+    }
+
+    fn parsed_events(out: &str) -> Vec<Value> {
+        out.split("\n\n")
+            .filter(|event| !event.is_empty())
+            .map(|event| serde_json::from_str(event.split_once("\ndata: ").unwrap().1).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn an_answer_asked_to_reason_streams_a_reasoning_item_before_its_text_or_call() {
+        let request = parse(br#"{"input":"hi","max_output_tokens":40,"reasoning":{"effort":"low"}}"#).unwrap();
+        assert_eq!(request.thinking_tokens, 16);
+        let minimal = parse(br#"{"input":"hi","reasoning":{"effort":"minimal"}}"#).unwrap();
+        assert_eq!(minimal.thinking_tokens, 0);
+
+        let mut out = String::new();
+        for index in 0..4 {
+            push_token(&mut out, index, 2);
+        }
+        let events = parsed_events(&out);
+        let types: Vec<&str> = events.iter().map(|event| event["type"].as_str().unwrap()).collect();
+        assert_eq!(
+            types,
+            [
+                "response.output_item.added",
+                "response.reasoning_text.delta",
+                "response.reasoning_text.delta",
+                "response.output_item.done",
+                "response.output_text.delta",
+                "response.output_text.delta"
+            ]
+        );
+        assert_eq!(events[3]["item"]["content"][0]["text"], words::output_text(2));
+        assert_eq!(events[4]["output_index"], 1, "the message after the reasoning item");
+
+        let members = object_members("r", 1, r#""m""#);
+        let usage = Usage { prompt_tokens: 3, completion_tokens: 4, prompt_cache: None };
+        let whole: Value = serde_json::from_str(&whole_response(&members, "ignored", usage, 2)).unwrap();
+        assert_eq!(whole["output"][0], reasoning_item(2));
+        let text: String = (2..4).map(words::word_at).collect();
+        assert_eq!(whole["output"][1]["content"][0]["text"], text.as_str());
+        assert_eq!(whole["usage"]["output_tokens_details"]["reasoning_tokens"], 2);
+
+        let call = parsed_events(&tool_call_events("search", 1, 6, 2).concat());
+        assert_eq!(call[3]["type"], "response.output_item.done");
+        assert_eq!(
+            (call[4]["type"].as_str(), call[4]["output_index"].as_u64()),
+            (Some("response.output_item.added"), Some(1))
+        );
+        let whole: Value = serde_json::from_str(&whole_tool_call(&members, "search", 1, usage, 2)).unwrap();
+        let items: Vec<&str> =
+            whole["output"].as_array().unwrap().iter().map(|item| item["type"].as_str().unwrap()).collect();
+        assert_eq!(items, ["reasoning", "function_call"]);
     }
 
     #[test]
@@ -239,10 +380,10 @@ mod tests {
         let members = object_members("resp-1", 7, r#""m""#);
         let mut out = String::new();
         push_created(&mut out, &members);
-        push_delta(&mut out, " the");
+        push_delta(&mut out, " the", 0);
         let cache = PromptCacheUse { read_tokens: 16, written_tokens: 0 };
         let usage = Usage { prompt_tokens: 20, completion_tokens: 1, prompt_cache: Some(cache) };
-        push_completed(&mut out, &whole_response(&members, " the", usage));
+        push_completed(&mut out, &whole_response(&members, " the", usage, 0));
         let events: Vec<(&str, Value)> = out
             .split("\n\n")
             .filter(|event| !event.is_empty())

@@ -104,6 +104,8 @@ pub struct ModelStats {
     /// (chat `tool` messages, Messages `tool_result` blocks, Responses `function_call_output`s).
     pub tool_calls: AtomicU64,
     pub tool_results_received: AtomicU64,
+    /// The reasoning those histories sent back (thinking blocks, reasoning items).
+    pub reasoning_received: AtomicU64,
     pub time_to_first_token: Histogram,
     pub inter_token_latency: Histogram,
     pub e2e_latency: Histogram,
@@ -124,6 +126,7 @@ impl ModelStats {
             spec_decode: SpecDecodeCounters::new(),
             tool_calls: AtomicU64::new(0),
             tool_results_received: AtomicU64::new(0),
+            reasoning_received: AtomicU64::new(0),
             time_to_first_token: Histogram::new(TTFT_BOUNDS_S),
             inter_token_latency: Histogram::new(ITL_BOUNDS_S),
             e2e_latency: Histogram::new(E2E_BOUNDS_S),

@@ -2,7 +2,8 @@
 //! call to its first tool while its history holds fewer tool results than its depth, and with
 //! text after, so an agent loop against the mock ends after a known number of turns. Each API
 //! writes the call in its own shape (`messages_api.rs`, `responses_api.rs`; chat's here); the
-//! call itself (its id, arguments and their pieces over the output tokens) is shared.
+//! call itself (its id, arguments and their pieces over the output tokens) is shared. A turn
+//! also counts the reasoning its history sends back with earlier answers, for `/metrics`.
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -14,13 +15,15 @@ use crate::dataset::tokenizer::Tokenizer;
 pub const DEFAULT_TOOL_DEPTH: u64 = 2;
 
 /// What a request says about tools: the tools it offers, the tool results its history holds,
-/// and the depth it asks for.
+/// the depth it asks for, and the reasoning its history sends back with earlier answers.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct ToolTurn {
     /// The first offered tool's name; None when the request offers no tool.
     pub first_tool: Option<String>,
     pub tool_results: u64,
     pub depth: Option<u64>,
+    /// Messages `thinking` and `redacted_thinking` blocks, Responses `reasoning` items.
+    pub reasoning_sent_back: u64,
 }
 
 #[derive(Deserialize)]
@@ -61,15 +64,28 @@ struct WireItem {
     content: Option<Value>,
 }
 
+/// `item`'s type.
+fn type_of(item: &Value) -> Option<&str> {
+    item.get("type").and_then(Value::as_str)
+}
+
 impl WireItem {
+    fn blocks(&self) -> &[Value] {
+        self.content.as_ref().and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default()
+    }
+
     /// The tool results it holds: a chat `tool` message is one; a Messages message holds its
     /// `tool_result` blocks.
     fn tool_results(&self) -> usize {
         if self.role.as_deref() == Some("tool") {
             return 1;
         }
-        let blocks = self.content.as_ref().and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
-        blocks.iter().filter(|block| block.get("type").and_then(Value::as_str) == Some("tool_result")).count()
+        self.blocks().iter().filter(|block| type_of(block) == Some("tool_result")).count()
+    }
+
+    /// The thinking blocks it holds (a Messages answer sent back).
+    fn thinking_blocks(&self) -> usize {
+        self.blocks().iter().filter(|block| matches!(type_of(block), Some("thinking" | "redacted_thinking"))).count()
     }
 }
 
@@ -84,11 +100,17 @@ pub fn tool_turn(body: &[u8]) -> Option<ToolTurn> {
         .unwrap_or_default()
         .into_iter()
         .find_map(|tool| tool.function.and_then(|function| function.name).or(tool.name));
-    let in_messages: usize = wire.messages.unwrap_or_default().iter().map(WireItem::tool_results).sum();
+    let messages = wire.messages.unwrap_or_default();
+    let in_messages: usize = messages.iter().map(WireItem::tool_results).sum();
     let items = wire.input.as_ref().and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
-    let outputs =
-        items.iter().filter(|item| item.get("type").and_then(Value::as_str) == Some("function_call_output")).count();
-    Some(ToolTurn { first_tool, tool_results: (in_messages + outputs) as u64, depth: wire.mock_tool_depth })
+    let of_type = |kind: &str| items.iter().filter(|item| type_of(item) == Some(kind)).count();
+    let thinking: usize = messages.iter().map(WireItem::thinking_blocks).sum();
+    Some(ToolTurn {
+        first_tool,
+        tool_results: (in_messages + of_type("function_call_output")) as u64,
+        depth: wire.mock_tool_depth,
+        reasoning_sent_back: (thinking + of_type("reasoning")) as u64,
+    })
 }
 
 impl ToolTurn {
@@ -220,6 +242,23 @@ mod tests {
         let deeper = tool_turn(body(2, r#","mock_tool_depth":3"#).as_bytes()).unwrap();
         assert_eq!((deeper.tool_results, deeper.calls(DEFAULT_TOOL_DEPTH)), (2, Some("search")));
         assert!(tool_turn(br#"{"messages":[{"role":"user","content":"q"}]}"#).is_none());
+    }
+
+    #[test]
+    fn the_reasoning_a_history_sends_back_is_counted() {
+        let messages = format!(
+            r#"{{{TOOLS},"messages":[{{"role":"user","content":"q"}},{{"role":"assistant","content":[
+                {{"type":"thinking","thinking":"t","signature":"s"}},{{"type":"redacted_thinking","data":"d"}},
+                {{"type":"tool_use","id":"c","name":"search","input":{{}}}}]}}]}}"#
+        );
+        assert_eq!(tool_turn(messages.as_bytes()).unwrap().reasoning_sent_back, 2);
+        let input = format!(
+            r#"{{{TOOLS},"input":[{{"role":"user","content":"q"}},{{"type":"reasoning","id":"rs_0","summary":[]}},
+                {{"type":"function_call","call_id":"c","name":"search","arguments":"{{}}"}},
+                {{"type":"function_call_output","call_id":"c","output":"r"}}]}}"#
+        );
+        let turn = tool_turn(input.as_bytes()).unwrap();
+        assert_eq!((turn.reasoning_sent_back, turn.tool_results), (1, 1));
     }
 
     /// The events of a streamed call, one list per token.
