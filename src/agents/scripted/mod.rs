@@ -14,6 +14,7 @@ mod session;
 mod starts;
 mod suspend;
 mod tally;
+mod tool_shapes;
 mod workers;
 
 pub use history::{ChatStep, ToolResult};

@@ -11,6 +11,7 @@ use super::phase::PhaseShared;
 use super::porters::StepOrder;
 use super::suspend::{pause_on, pause_on_step};
 use super::tally::{Ended, SessionOutcome, StepDone};
+use super::tool_shapes;
 use crate::dataset::corpus::Corpus;
 use crate::dataset::exact_length::text_of_length;
 use crate::load::scripted::{Step, StepAnswer};
@@ -213,7 +214,7 @@ impl Session {
             let base = shared.chat_base(step.endpoint.as_ref(), step.max_tokens);
             let history = &state.history;
             let (body, input_tokens) = if kind == EndpointKind::Chat {
-                let converted = history.tools().and_then(dialects::chat_tools);
+                let converted = history.tools().and_then(tool_shapes::chat_tools);
                 let tools = converted.as_ref().or(history.tools());
                 let sent = StepHistory { key: "messages", items_json: history.messages_json(), system: None, tools };
                 (chat_step_body(&base, sent, &step.extra), history.tokens())
