@@ -88,8 +88,12 @@ pub async fn serve(state: Arc<MockState>, endpoint: Endpoint, request: Request<I
         );
     };
 
-    let thinking_tokens =
-        if tool_call.is_some() { call_thinking } else { parsed.thinking_tokens.min(output_tokens - 1) };
+    // The answer key's reply is all of its answer: no thinking before it.
+    let thinking_tokens = match (tool_call, &answer) {
+        (Some(_), _) => call_thinking,
+        (None, Some(_)) => 0,
+        (None, None) => parsed.thinking_tokens.min(output_tokens - 1),
+    };
     let writer = ResponseWriter::new(endpoint, &response_id, state.started_epoch_s, &model)
         .with_request(prompt_tokens, prompt_cache, thinking_tokens, parsed.include_usage)
         .with_root_metrics(generation.spec_decode().map(|run| run.metrics_json()));
