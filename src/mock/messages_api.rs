@@ -166,7 +166,7 @@ fn push_thinking_delta(out: &mut String, word: &str) {
 
 /// The end of a thinking block of `tokens` words: its signature, then its stop.
 fn push_thinking_end(out: &mut String, tokens: u64) {
-    let signature = thinking::signature(&thinking::text(tokens));
+    let signature = thinking::signature(&words::output_text(tokens));
     let data = format!(
         r#"{{"type":"content_block_delta","index":0,"delta":{{"type":"signature_delta","signature":"{signature}"}}}}"#
     );
@@ -176,7 +176,7 @@ fn push_thinking_end(out: &mut String, tokens: u64) {
 
 /// A whole thinking block of `tokens` words, signed.
 fn thinking_block(tokens: u64) -> Value {
-    let text = thinking::text(tokens);
+    let text = words::output_text(tokens);
     json!({"type": "thinking", "signature": thinking::signature(&text), "thinking": text})
 }
 
@@ -384,7 +384,7 @@ mod tests {
         let streamed: Vec<(String, Value)> = tokens.iter().flat_map(|token| events(token)).collect();
         assert_eq!(streamed[0].1["content_block"]["type"], "thinking");
         let thought: String = streamed.iter().filter_map(|(_, data)| data["delta"]["thinking"].as_str()).collect();
-        assert_eq!(thought, thinking::text(2));
+        assert_eq!(thought, words::output_text(2));
         let signature = streamed.iter().find_map(|(_, data)| data["delta"]["signature"].as_str());
         assert_eq!(signature, Some(thinking::signature(&thought).as_str()));
         let call = streamed.iter().find(|(_, data)| data["content_block"]["type"] == "tool_use").unwrap();

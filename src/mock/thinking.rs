@@ -9,16 +9,9 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 
 use serde_json::Value;
 
-use super::words;
-
 /// What every signature the mock writes starts with; a signature without it (another server's)
 /// is not checked.
 const SIGNED_BY_MOCK: &str = "mock-";
-
-/// The text of a thinking block of the first `tokens` words of an answer.
-pub fn text(tokens: u64) -> String {
-    (0..tokens).map(words::word_at).collect()
-}
 
 /// The signature of a thinking block whose text is `thinking`.
 pub fn signature(thinking: &str) -> String {
@@ -74,6 +67,7 @@ pub fn check_sent_back(contents: &[Option<&Value>], thinking_on: bool) -> Result
 mod tests {
     use serde_json::json;
 
+    use super::super::words;
     use super::*;
 
     /// A tool loop's last three messages, `answer` the content of the assistant's.
@@ -88,7 +82,7 @@ mod tests {
     #[test]
     fn a_tool_loop_with_thinking_on_must_send_the_answer_s_own_thinking_back() {
         let call = json!({"type": "tool_use", "id": "t", "name": "f", "input": {}});
-        let thought = text(3);
+        let thought = words::output_text(3);
         let signed = json!({"type": "thinking", "thinking": thought, "signature": signature(&thought)});
         assert_eq!(check(&tool_loop(json!([signed, call])), true), Ok(()));
         let redacted = json!({"type": "redacted_thinking", "data": "x"});
