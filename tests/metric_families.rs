@@ -251,3 +251,42 @@ fn against_the_mock_a_resent_prompt_reads_its_whole_blocks_back_and_drafts_are_a
         (stat(&summary, "total_accepted_draft_tokens", "avg"), stat(&summary, "total_draft_tokens", "avg"));
     close(overall, accepted / drafts * 100.0, "overall rate = accepted / drafted");
 }
+
+/// Reasoning, end to end against the mock: a chat request with `reasoning_effort` (or vLLM's
+/// `chat_template_kwargs` thinking switch) streams its first tokens as `reasoning_content` and
+/// reports them in `completion_tokens_details`, so the client's and the server's counts agree
+/// and the first answer token comes after the first token.
+#[test]
+fn against_the_mock_a_chat_request_asked_to_reason_reports_its_reasoning_streamed_or_not() {
+    for (name, extra, reasoning) in [
+        ("effort_low", r#"#{ reasoning_effort: "low" }"#, 16.0),
+        ("thinking_on", "#{ chat_template_kwargs: #{ enable_thinking: true } }", 40.0),
+    ] {
+        for streaming in [true, false] {
+            let name = format!("{name}_{streaming}");
+            let run = run_scenario(
+                &name,
+                &format!(
+                    r#"run(#{{ name: "{name}",
+                        endpoint: endpoint(#{{ url: "mock", streaming: {streaming}, extra: {extra},
+                                              mock: #{{ ttft: ms(1), itl: ms(1) }} }}),
+                        dataset: synthetic(#{{ isl: 16, osl: 41, seed: 3 }}),
+                        phases: [ concurrency(#{{ users: 2, requests: 4 }}) ] }});"#
+                ),
+            );
+            assert_eq!(run.code(), Some(0), "{name}: {}", run.stderr());
+            let summary = run.summary(&name);
+            for metric in ["reasoning_token_count", "usage_reasoning_tokens"] {
+                assert_eq!(stat(&summary, metric, "min"), reasoning, "{name}: {metric}");
+                assert_eq!(stat(&summary, metric, "max"), reasoning, "{name}: {metric}");
+            }
+            assert_eq!(stat(&summary, "output_sequence_length", "avg"), 41.0, "{name}: reasoning and answer");
+            if streaming {
+                // The answer's first token follows the reasoning's, one inter-token latency each.
+                let (ttft, ttfo) =
+                    (stat(&summary, "time_to_first_token", "avg"), stat(&summary, "time_to_first_output_token", "avg"));
+                assert!(ttfo >= ttft + reasoning - 1.0, "{name}: TTFT {ttft} ms, first answer token at {ttfo} ms");
+            }
+        }
+    }
+}

@@ -226,7 +226,7 @@ run(#{{ name: "odd", endpoint: to(url, "chat", true), preflight: false, server_m
 }
 
 #[test]
-fn an_agent_that_thinks_sends_each_answer_s_reasoning_back_through_its_tool_loop_on_both_apis() {
+fn an_agent_that_thinks_sends_each_answer_s_reasoning_back_through_its_tool_loop_on_both_apis_and_reads_it_on_chat() {
     let port = closed_port();
     let _mock = Mock::start(port, 4096, "--ttft-ms 1 --itl-ms 0");
     let run = run_scenario(
@@ -235,7 +235,8 @@ fn an_agent_that_thinks_sends_each_answer_s_reasoning_back_through_its_tool_loop
             r#"
 const TOOLS = [#{{ type: "function", function: #{{ name: "search", parameters: #{{ type: "object" }} }} }}];
 let asks = #{{ messages: #{{ mock_tool_depth: 3, thinking: #{{ type: "enabled", budget_tokens: 4 }} }},
-               responses: #{{ mock_tool_depth: 3, reasoning: #{{ effort: "low" }} }} }};
+               responses: #{{ mock_tool_depth: 3, reasoning: #{{ effort: "low" }} }},
+               chat: #{{ mock_tool_depth: 3, reasoning_effort: "low" }} }};
 fn agent_for(think, tools) {{
     |s| {{
         let r = s.chat(#{{ messages: [system("Be brief."), user("find it")], tools: tools, max_tokens: 32, extra: think }});
@@ -247,7 +248,7 @@ fn agent_for(think, tools) {{
         if r.text == "" {{ throw "no text at the end"; }}
     }}
 }}
-for kind in ["messages", "responses"] {{
+for kind in ["messages", "responses", "chat"] {{
     for streaming in [true, false] {{
         let ep = endpoint(#{{ url: "http://127.0.0.1:{port}", model: "m", kind: kind, streaming: streaming }});
         run(#{{ name: `${{kind}}_${{streaming}}`, endpoint: ep, preflight: false, server_metrics: #{{ enabled: false }},
@@ -258,9 +259,14 @@ for kind in ["messages", "responses"] {{
         ),
     );
     assert_eq!(run.code(), Some(0), "{}", run.stderr());
-    for (name, reasoning_tokens) in
-        [("messages_true", 4), ("messages_false", 4), ("responses_true", 16), ("responses_false", 16)]
-    {
+    for (name, reasoning_tokens) in [
+        ("messages_true", 4),
+        ("messages_false", 4),
+        ("responses_true", 16),
+        ("responses_false", 16),
+        ("chat_true", 16),
+        ("chat_false", 16),
+    ] {
         let summary = run.summary(name);
         let sessions = scripted(&summary);
         assert_eq!(
@@ -278,9 +284,10 @@ for kind in ["messages", "responses"] {{
             assert_eq!(value("input_sequence_length"), value("usage_prompt_tokens"), "{name}: {record}");
         }
     }
-    // Step k of a session sends back the k answers before it, each with its reasoning: 0 + 1 + 2 + 3.
+    // Step k of a session sends back the k answers before it, each with its reasoning: 0 + 1 + 2 + 3
+    // (chat has no place for it, so its two runs send none back).
     assert_eq!(Mock::metric(port, "mock:reasoning_received_total"), 4.0 * 4.0 * 6.0);
-    assert_eq!(Mock::metric(port, "mock:tool_results_received_total"), 4.0 * 4.0 * 6.0);
+    assert_eq!(Mock::metric(port, "mock:tool_results_received_total"), 6.0 * 4.0 * 6.0);
 }
 
 #[test]

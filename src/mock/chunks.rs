@@ -1,7 +1,9 @@
 //! Writes the response text of one generation: SSE chunks for streaming, or the whole JSON
 //! body, in OpenAI's chat and completions shapes (the Responses API and TGI shapes come from
-//! their own files).
+//! their own files). A chat answer asked to reason sends its first tokens as
+//! `reasoning_content`, as vLLM's and SGLang's reasoning parsers do.
 
+use std::borrow::Cow;
 use std::fmt::Write;
 
 use super::request::{Endpoint, PromptCacheUse, Usage};
@@ -14,8 +16,8 @@ pub struct ResponseWriter {
     chunk_head: String,
     /// The same head for the non-streaming body.
     whole_head: String,
-    /// The request's prompt tokens, the cache's part in them and the leading thinking tokens
-    /// (for the Messages API's events).
+    /// The request's prompt tokens, the cache's part in them (for the Messages API's events)
+    /// and how many of the first output tokens are thinking or reasoning.
     prompt_tokens: u64,
     prompt_cache: Option<PromptCacheUse>,
     thinking_tokens: u64,
@@ -133,39 +135,52 @@ impl ResponseWriter {
             Endpoint::Tgi { .. } => tgi::push_token(out, index, output_tokens, self.reports_usage),
             Endpoint::Messages => messages_api::push_token(out, index, output_tokens, self.thinking_tokens),
             Endpoint::SolidoRag { .. } => solido_rag::push_token(out, index, output_tokens),
-            Endpoint::Chat | Endpoint::Completions => {
-                self.push_token_chunk(out, words::word_at(index), index + 1 == output_tokens)
-            }
+            Endpoint::Chat | Endpoint::Completions => self.push_text_chunk(
+                out,
+                words::word_at(index),
+                index + 1 == output_tokens,
+                None,
+                index < self.thinking_tokens,
+            ),
         }
     }
 
     /// The events of tokens `first..end` of `output_tokens`: chat and completions send them
     /// as one chunk (a server's stream interval), carrying `usage` when given (usage on every
-    /// chunk: the tokens sent by its end); the other shapes send an event per token.
+    /// chunk: the tokens sent by its end), though never reasoning and answer in one chunk; the
+    /// other shapes send an event per token.
     pub fn push_tokens(&self, out: &mut String, first: u64, end: u64, output_tokens: u64, usage: Option<Usage>) {
         if !matches!(self.endpoint, Endpoint::Chat | Endpoint::Completions) {
             return (first..end).for_each(|index| self.push_token(out, index, output_tokens));
         }
-        let is_last = end == output_tokens;
+        let thinking = self.thinking_tokens;
+        if first < thinking && thinking < end {
+            let reasoning_usage = usage.map(|usage| Usage { completion_tokens: thinking, ..usage });
+            self.push_tokens(out, first, thinking, output_tokens, reasoning_usage);
+            return self.push_tokens(out, thinking, end, output_tokens, usage);
+        }
+        let (is_last, reasoning) = (end == output_tokens, first < thinking);
         if end == first + 1 {
-            return self.push_text_chunk(out, words::word_at(first), is_last, usage);
+            return self.push_text_chunk(out, words::word_at(first), is_last, usage, reasoning);
         }
         let text: String = (first..end).map(words::word_at).collect();
-        self.push_text_chunk(out, &text, is_last, usage);
+        self.push_text_chunk(out, &text, is_last, usage, reasoning);
     }
 
     /// One token's chunk; `token_text` must need no JSON escaping (the mock's words do not).
     pub fn push_token_chunk(&self, out: &mut String, token_text: &str, is_last: bool) {
-        self.push_text_chunk(out, token_text, is_last, None);
+        self.push_text_chunk(out, token_text, is_last, None, false);
     }
 
-    fn push_text_chunk(&self, out: &mut String, text: &str, is_last: bool, usage: Option<Usage>) {
+    /// A chunk of `text`: the answer's, or with `reasoning` (chat only) its reasoning's.
+    fn push_text_chunk(&self, out: &mut String, text: &str, is_last: bool, usage: Option<Usage>, reasoning: bool) {
         let finish_reason = if is_last { r#""length""# } else { "null" };
         out.push_str("data: ");
         out.push_str(&self.chunk_head);
         let _ = match self.endpoint {
             Endpoint::Chat => {
-                write!(out, r#"[{{"index":0,"delta":{{"content":"{text}"}},"finish_reason":{finish_reason}}}]"#)
+                let member = if reasoning { "reasoning_content" } else { "content" };
+                write!(out, r#"[{{"index":0,"delta":{{"{member}":"{text}"}},"finish_reason":{finish_reason}}}]"#)
             }
             _ => write!(out, r#"[{{"index":0,"text":"{text}","logprobs":null,"finish_reason":{finish_reason}}}]"#),
         };
@@ -177,7 +192,7 @@ impl ResponseWriter {
     fn push_usage_member(&self, out: &mut String, usage: Option<Usage>) {
         if let Some(usage) = usage {
             out.push_str(r#","usage":"#);
-            out.push_str(&usage_json(usage));
+            out.push_str(&self.usage_json(usage));
         }
     }
 
@@ -208,7 +223,7 @@ impl ResponseWriter {
         }
         out.push_str("data: ");
         out.push_str(&self.chunk_head);
-        let _ = write!(out, r#"[],"usage":{}{}}}"#, usage_json(usage), self.root_metrics_member());
+        let _ = write!(out, r#"[],"usage":{}{}}}"#, self.usage_json(usage), self.root_metrics_member());
         out.push_str("\n\n");
     }
 
@@ -229,13 +244,44 @@ impl ResponseWriter {
             Endpoint::Messages => return messages_api::whole_response(&self.whole_head, usage, self.thinking_tokens),
             Endpoint::SolidoRag { .. } => return solido_rag::whole_response(text),
             Endpoint::Chat => {
-                format!(r#"{{"index":0,"message":{{"role":"assistant","content":"{text}"}},"finish_reason":"length"}}"#)
+                let reasoning = match self.thinking_tokens {
+                    0 => String::new(),
+                    tokens => format!(r#""reasoning_content":"{}","#, words::output_text(tokens)),
+                };
+                let text = match self.thinking_tokens {
+                    0 => Cow::Borrowed(text),
+                    tokens => Cow::Owned((tokens..usage.completion_tokens).map(words::word_at).collect()),
+                };
+                format!(
+                    r#"{{"index":0,"message":{{"role":"assistant",{reasoning}"content":"{text}"}},"finish_reason":"length"}}"#
+                )
             }
             Endpoint::Completions => {
                 format!(r#"{{"index":0,"text":"{text}","logprobs":null,"finish_reason":"length"}}"#)
             }
         };
-        format!(r#"{}[{choice}],"usage":{}{}}}"#, self.whole_head, usage_json(usage), self.root_metrics_member())
+        format!(r#"{}[{choice}],"usage":{}{}}}"#, self.whole_head, self.usage_json(usage), self.root_metrics_member())
+    }
+
+    /// OpenAI's usage object; with a prefix cache, `prompt_tokens_details.cached_tokens` as vLLM
+    /// writes it (`--enable-prompt-tokens-details`); with reasoning,
+    /// `completion_tokens_details.reasoning_tokens` as OpenAI writes it.
+    fn usage_json(&self, usage: Usage) -> String {
+        let mut json = format!(
+            r#"{{"prompt_tokens":{},"completion_tokens":{},"total_tokens":{}"#,
+            usage.prompt_tokens,
+            usage.completion_tokens,
+            usage.prompt_tokens + usage.completion_tokens
+        );
+        if let Some(cache) = usage.prompt_cache {
+            let _ = write!(json, r#","prompt_tokens_details":{{"cached_tokens":{}}}"#, cache.read_tokens);
+        }
+        let reasoning = self.thinking_tokens.min(usage.completion_tokens);
+        if reasoning > 0 {
+            let _ = write!(json, r#","completion_tokens_details":{{"reasoning_tokens":{reasoning}}}"#);
+        }
+        json.push('}');
+        json
     }
 }
 
@@ -246,7 +292,18 @@ impl ResponseWriter {
     pub fn tool_call_events(&self, tokens: u64) -> Vec<String> {
         let Some((name, step)) = &self.tool_call else { return Vec::new() };
         match self.endpoint {
-            Endpoint::Chat => tool_calls::chat_token_events(&self.chunk_head, name, *step, tokens),
+            Endpoint::Chat => {
+                let thinking = self.thinking_tokens;
+                let mut events: Vec<String> = (0..thinking)
+                    .map(|index| {
+                        let mut out = String::new();
+                        self.push_text_chunk(&mut out, words::word_at(index), false, None, true);
+                        out
+                    })
+                    .collect();
+                events.extend(tool_calls::chat_token_events(&self.chunk_head, name, *step, tokens - thinking));
+                events
+            }
             Endpoint::Messages => messages_api::tool_call_events(name, *step, tokens, self.thinking_tokens),
             Endpoint::Responses => responses_api::tool_call_events(name, *step, tokens, self.thinking_tokens),
             _ => Vec::new(),
@@ -264,32 +321,16 @@ impl ResponseWriter {
                 responses_api::whole_tool_call(&self.whole_head, name, *step, usage, self.thinking_tokens)
             }
             _ => {
-                let choice = tool_calls::whole_choice(name, *step);
+                let choice = tool_calls::whole_choice(name, *step, self.thinking_tokens);
                 format!(
                     r#"{}[{choice}],"usage":{}{}}}"#,
                     self.whole_head,
-                    usage_json(usage),
+                    self.usage_json(usage),
                     self.root_metrics_member()
                 )
             }
         }
     }
-}
-
-/// OpenAI's usage object; with a prefix cache, `prompt_tokens_details.cached_tokens` as vLLM
-/// writes it (`--enable-prompt-tokens-details`).
-fn usage_json(usage: Usage) -> String {
-    let mut json = format!(
-        r#"{{"prompt_tokens":{},"completion_tokens":{},"total_tokens":{}"#,
-        usage.prompt_tokens,
-        usage.completion_tokens,
-        usage.prompt_tokens + usage.completion_tokens
-    );
-    if let Some(cache) = usage.prompt_cache {
-        let _ = write!(json, r#","prompt_tokens_details":{{"cached_tokens":{}}}"#, cache.read_tokens);
-    }
-    json.push('}');
-    json
 }
 
 #[cfg(test)]
@@ -371,5 +412,72 @@ mod tests {
         }
         let messages = ResponseWriter::new(Endpoint::Messages, "c", 1, "m").with_root_metrics(metrics);
         assert!(!messages.whole_response(" a", usage).contains("metrics"), "only chat and completions carry them");
+    }
+
+    /// The deltas of a chat stream's chunks, as (member, text) pairs.
+    fn deltas(out: &str) -> Vec<(String, String)> {
+        events(out)
+            .iter()
+            .filter(|event| event.starts_with('{'))
+            .flat_map(|event| {
+                let chunk: Value = serde_json::from_str(event).unwrap();
+                let delta = chunk["choices"][0]["delta"].as_object().cloned().unwrap_or_default();
+                delta.into_iter().map(|(member, text)| (member, text.as_str().unwrap_or_default().to_string()))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_chat_answer_that_reasons_sends_its_first_tokens_as_reasoning_content() {
+        let usage = Usage { prompt_tokens: 3, completion_tokens: 5, prompt_cache: None };
+        let writer = ResponseWriter::new(Endpoint::Chat, "c", 1, "m").with_request(3, None, 2, true);
+        let mut one_by_one = String::new();
+        (0..5).for_each(|index| writer.push_token(&mut one_by_one, index, 5));
+        let members: Vec<String> = deltas(&one_by_one).into_iter().map(|(member, _)| member).collect();
+        assert_eq!(members, ["reasoning_content", "reasoning_content", "content", "content", "content"]);
+        // A stream interval's chunk across the end of the reasoning is sent as two, each with
+        // the usage by its end.
+        let mut chunked = String::new();
+        writer.push_tokens(&mut chunked, 0, 4, 5, Some(Usage { completion_tokens: 4, ..usage }));
+        assert_eq!(
+            deltas(&chunked),
+            [
+                ("reasoning_content".to_string(), words::output_text(2)),
+                ("content".to_string(), (2..4).map(words::word_at).collect()),
+            ]
+        );
+        let counts: Vec<Value> = events(&chunked)
+            .iter()
+            .map(|event| serde_json::from_str::<Value>(event).unwrap()["usage"]["completion_tokens"].clone())
+            .collect();
+        assert_eq!(counts, [2, 4]);
+        let mut usage_chunk = String::new();
+        writer.push_usage_chunk(&mut usage_chunk, usage);
+        let usage_chunk: Value = serde_json::from_str(events(&usage_chunk)[0]).unwrap();
+        assert_eq!(usage_chunk["usage"]["completion_tokens_details"], json!({"reasoning_tokens": 2}));
+        let whole: Value = serde_json::from_str(&writer.whole_response(&words::output_text(5), usage)).unwrap();
+        let message = &whole["choices"][0]["message"];
+        assert_eq!(message["reasoning_content"], words::output_text(2));
+        assert_eq!(message["content"], (2..5).map(words::word_at).collect::<String>());
+        assert_eq!(whole["usage"]["completion_tokens_details"]["reasoning_tokens"], 2);
+        // Without reasoning, none of it.
+        let plain = ResponseWriter::new(Endpoint::Chat, "c", 1, "m").whole_response(" a", usage);
+        assert!(!plain.contains("reasoning"), "{plain}");
+    }
+
+    #[test]
+    fn a_chat_tool_call_that_reasons_first_sends_its_reasoning_before_the_call() {
+        let writer =
+            ResponseWriter::new(Endpoint::Chat, "c", 1, "m").with_request(3, None, 3, true).with_tool_call("search", 0);
+        let events = writer.tool_call_events(12);
+        assert_eq!(events.len(), 12, "one entry per output token");
+        let members: Vec<String> = events.iter().flat_map(|event| deltas(event)).map(|(member, _)| member).collect();
+        assert_eq!(members[..4], ["reasoning_content", "reasoning_content", "reasoning_content", "tool_calls"]);
+        let usage = Usage { prompt_tokens: 3, completion_tokens: 12, prompt_cache: None };
+        let whole: Value = serde_json::from_str(&writer.tool_call_body(usage)).unwrap();
+        let message = &whole["choices"][0]["message"];
+        assert_eq!(message["reasoning_content"], words::output_text(3));
+        assert_eq!(message["tool_calls"][0]["function"]["name"], "search");
+        assert_eq!(whole["usage"]["completion_tokens_details"]["reasoning_tokens"], 3);
     }
 }

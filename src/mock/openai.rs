@@ -6,8 +6,8 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::request::{
-    Endpoint, GenerationRequest, PromptInput, WireMessage, chat_prompt, checked_output_tokens, offered_tools,
-    parse_json,
+    Endpoint, GenerationRequest, PromptInput, WireMessage, chat_prompt, checked_output_tokens, effort_reasoning_tokens,
+    offered_tools, parse_json,
 };
 
 #[derive(Deserialize)]
@@ -21,6 +21,12 @@ struct WireRequest {
     max_completion_tokens: Option<u64>,
     /// The tools a chat request offers: a server's chat template renders them into the prompt.
     tools: Option<Value>,
+    /// OpenAI's `"low" | "medium" | "high" | "minimal" | "none"`: how long a reasoning model
+    /// reasons first.
+    reasoning_effort: Option<String>,
+    /// vLLM's and SGLang's arguments to the chat template, whose `enable_thinking` (Qwen3) or
+    /// `thinking` (DeepSeek) switches a thinking model's reasoning on or off.
+    chat_template_kwargs: Option<Value>,
 }
 
 #[derive(Deserialize)]
@@ -38,6 +44,7 @@ pub fn parse(endpoint: Endpoint, body: &[u8]) -> Result<GenerationRequest, Strin
         Endpoint::SolidoRag { stream } => return super::solido_rag::parse(body, stream),
         Endpoint::Chat | Endpoint::Completions => parse_json(body)?,
     };
+    let thinking_tokens = if endpoint == Endpoint::Chat { chat_reasoning_tokens(&wire) } else { 0 };
     let prompt = match endpoint {
         Endpoint::Chat => {
             let mut prompt = chat_prompt(wire.messages.ok_or("missing field `messages`")?)?;
@@ -54,9 +61,20 @@ pub fn parse(endpoint: Endpoint, body: &[u8]) -> Result<GenerationRequest, Strin
         include_usage: wire.stream_options.as_ref().and_then(|options| options.include_usage).unwrap_or(false),
         continuous_usage: wire.stream_options.and_then(|options| options.continuous_usage_stats).unwrap_or(false),
         output_tokens,
-        thinking_tokens: 0,
+        thinking_tokens,
         prompt_caching: true,
     })
+}
+
+/// The tokens a chat request asks the mock to reason for: by its `reasoning_effort`, else the
+/// default effort's when its chat template's thinking switch is on, else none.
+fn chat_reasoning_tokens(wire: &WireRequest) -> u64 {
+    if let Some(effort) = &wire.reasoning_effort {
+        return effort_reasoning_tokens(Some(effort));
+    }
+    let kwargs = wire.chat_template_kwargs.as_ref();
+    let switch = kwargs.and_then(|kwargs| kwargs.get("enable_thinking").or_else(|| kwargs.get("thinking")));
+    if switch.and_then(Value::as_bool) == Some(true) { effort_reasoning_tokens(None) } else { 0 }
 }
 
 /// Completions: a string, an array of strings, an array of token ids, or an array of those.
@@ -106,6 +124,23 @@ mod tests {
         assert_eq!(request.prompt.texts, ["be brief", "hello"]);
         assert!(request.stream && request.include_usage);
         assert_eq!(request.output_tokens, Some(9));
+    }
+
+    #[test]
+    fn a_chat_request_reasons_by_its_effort_or_its_chat_template_s_thinking_switch() {
+        let reasoning = |members: &str| {
+            let body = format!(r#"{{"messages":[{{"role":"user","content":"q"}}]{members}}}"#);
+            parse(Endpoint::Chat, body.as_bytes()).unwrap().thinking_tokens
+        };
+        assert_eq!(reasoning(""), 0);
+        assert_eq!(reasoning(r#","reasoning_effort":"low""#), 16);
+        assert_eq!(reasoning(r#","reasoning_effort":"high""#), 256);
+        assert_eq!(reasoning(r#","reasoning_effort":"none","chat_template_kwargs":{"enable_thinking":true}"#), 0);
+        assert_eq!(reasoning(r#","chat_template_kwargs":{"enable_thinking":true}"#), 64);
+        assert_eq!(reasoning(r#","chat_template_kwargs":{"thinking":true}"#), 64);
+        assert_eq!(reasoning(r#","chat_template_kwargs":{"enable_thinking":false}"#), 0);
+        let completion = parse(Endpoint::Completions, br#"{"prompt":"q","reasoning_effort":"high"}"#).unwrap();
+        assert_eq!(completion.thinking_tokens, 0, "completions never reason");
     }
 
     #[test]

@@ -43,7 +43,7 @@ pub struct GenerationRequest {
     /// Usage on every streamed chunk too (`stream_options.continuous_usage_stats`, vLLM's).
     pub continuous_usage: bool,
     pub output_tokens: Option<u64>,
-    /// How many of the first output tokens are thinking (Messages API; 0 elsewhere).
+    /// How many of the first output tokens are thinking or reasoning (0 unless asked for).
     pub thinking_tokens: u64,
     /// Whether the prompt goes through the prefix cache: always, except a Messages API request
     /// that marks no `cache_control` breakpoint (Anthropic caches only what is marked).
@@ -153,6 +153,18 @@ pub fn checked_output_tokens(requested: Option<u64>) -> Result<Option<u64>, Stri
             Err(format!("max tokens must be between 1 and {MAX_OUTPUT_TOKENS}, got {requested}"))
         }
         requested => Ok(requested),
+    }
+}
+
+/// The tokens the mock reasons for before it answers, by the `effort` a request names (OpenAI's
+/// Responses `reasoning.effort` and chat `reasoning_effort`): 16 for `low`, 64 for `medium` or
+/// an effort it does not know, 256 for `high`, none for `minimal` or `none`.
+pub fn effort_reasoning_tokens(effort: Option<&str>) -> u64 {
+    match effort {
+        Some("none" | "minimal") => 0,
+        Some("low") => 16,
+        Some("high") => 256,
+        _ => 64,
     }
 }
 

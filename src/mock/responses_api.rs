@@ -12,7 +12,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::request::{
-    GenerationRequest, PromptInput, Usage, WireMessage, chat_prompt, checked_output_tokens, offered_tools, parse_json,
+    GenerationRequest, PromptInput, Usage, WireMessage, chat_prompt, checked_output_tokens, effort_reasoning_tokens,
+    offered_tools, parse_json,
 };
 use super::tool_calls::{self, CallShape};
 use super::words;
@@ -38,12 +39,7 @@ struct WireReasoning {
 impl WireReasoning {
     /// The tokens the mock reasons for before it answers (within the output length).
     fn tokens(&self) -> u64 {
-        match self.effort.as_deref() {
-            Some("none" | "minimal") => 0,
-            Some("low") => 16,
-            Some("high") => 256,
-            _ => 64,
-        }
+        effort_reasoning_tokens(self.effort.as_deref())
     }
 }
 

@@ -206,11 +206,16 @@ fn pieces(text: &str, count: usize) -> Vec<&str> {
     pieces
 }
 
-/// The whole (non-streamed) chat answer's choice.
-pub fn whole_choice(name: &str, step: u64) -> String {
+/// The whole (non-streamed) chat answer's choice, with the `reasoning_content` of its first
+/// `reasoning_tokens` when it reasoned first.
+pub fn whole_choice(name: &str, step: u64, reasoning_tokens: u64) -> String {
     let id = call_id(step);
+    let reasoning = match reasoning_tokens {
+        0 => String::new(),
+        tokens => format!(r#","reasoning_content":"{}""#, words::output_text(tokens)),
+    };
     format!(
-        r#"{{"index":0,"message":{{"role":"assistant","content":null,"tool_calls":[{{"id":"{id}","type":"function","function":{{"name":{},"arguments":{}}}}}]}},"finish_reason":"tool_calls"}}"#,
+        r#"{{"index":0,"message":{{"role":"assistant","content":null{reasoning},"tool_calls":[{{"id":"{id}","type":"function","function":{{"name":{},"arguments":{}}}}}]}},"finish_reason":"tool_calls"}}"#,
         json_string(name),
         json_string(&arguments(step))
     )
@@ -302,7 +307,7 @@ mod tests {
         // One token: the name, the arguments and the finish at once.
         let events = events_by_token(1);
         assert_eq!((events[0].len(), arguments_of(&events)["step"].clone()), (3, Value::from(1)));
-        let whole: Value = serde_json::from_str(&whole_choice("search", 0)).unwrap();
+        let whole: Value = serde_json::from_str(&whole_choice("search", 0, 0)).unwrap();
         assert_eq!(whole["message"]["tool_calls"][0]["function"]["name"], "search");
         // Its usage counts what the client counts: the name, then the arguments as sent.
         let tokenizer = Tokenizer::builtin();
