@@ -244,13 +244,12 @@ impl ResponseWriter {
             Endpoint::Messages => return messages_api::whole_response(&self.whole_head, usage, self.thinking_tokens),
             Endpoint::SolidoRag { .. } => return solido_rag::whole_response(text),
             Endpoint::Chat => {
-                let reasoning = match self.thinking_tokens {
-                    0 => String::new(),
-                    tokens => format!(r#""reasoning_content":"{}","#, words::output_text(tokens)),
-                };
-                let text = match self.thinking_tokens {
-                    0 => Cow::Borrowed(text),
-                    tokens => Cow::Owned((tokens..usage.completion_tokens).map(words::word_at).collect()),
+                let (reasoning, text) = match self.thinking_tokens {
+                    0 => (String::new(), Cow::Borrowed(text)),
+                    tokens => (
+                        format!(r#""reasoning_content":"{}","#, words::output_text(tokens)),
+                        Cow::Owned((tokens..usage.completion_tokens).map(words::word_at).collect()),
+                    ),
                 };
                 format!(
                     r#"{{"index":0,"message":{{"role":"assistant",{reasoning}"content":"{text}"}},"finish_reason":"length"}}"#
