@@ -187,24 +187,23 @@ fn the_agent_tools_and_rag_pipeline_scenarios_run_their_sessions_whole() {
 }
 
 /// One run per reasoning effort against the mock: each reasons for its effort's tokens, and its
-/// first answer token comes that many inter-token latencies after its first token.
+/// first answer token comes that many inter-token latencies after its first token (with no
+/// reasoning, the first token is the answer's).
 #[test]
-fn the_reasoning_effort_sweep_reasons_more_and_answers_later_at_each_effort() {
+fn the_reasoning_effort_sweep_reasons_for_each_effort_s_tokens_before_it_answers() {
     let dir = tempfile::tempdir().expect("dir");
     let out = run_shipped(dir.path(), "reasoning_effort", &[("AIPERF_REQUESTS", "4")]);
     let stdout = text(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{}\n{stdout}", text(&out.stderr));
     let none = summary(dir.path(), "effort_none");
     assert!(none.get("reasoning_token_count").is_none(), "no effort, no reasoning");
-    let mut answered_after = stat(&none, "time_to_first_output_token", "p50");
+    assert_eq!(stat(&none, "time_to_first_output_token", "p50"), stat(&none, "time_to_first_token", "p50"));
     for (effort, tokens) in [("low", 16.0), ("medium", 64.0), ("high", 256.0)] {
         let summary = summary(dir.path(), &format!("effort_{effort}"));
         assert_eq!(stat(&summary, "reasoning_token_count", "min"), tokens, "{effort}");
         assert_eq!(stat(&summary, "reasoning_token_count", "max"), tokens, "{effort}");
         let ttfo = stat(&summary, "time_to_first_output_token", "p50");
         assert!(ttfo >= stat(&summary, "time_to_first_token", "p50") + 2.0 * (tokens - 1.0), "{effort}: TTFO {ttfo}");
-        assert!(ttfo > answered_after, "{effort} answers later than the effort below it");
-        answered_after = ttfo;
     }
     let row = stdout.lines().find(|line| line.starts_with("high")).expect("the table's high row");
     assert_eq!(row.split_whitespace().nth(1), Some("256"), "{row}");
