@@ -175,10 +175,11 @@ for kind in ["messages", "responses"] {{
 run(#{{ name: "mixed", endpoint: to(url, "chat", true), preflight: false, server_metrics: #{{ enabled: false }},
         phases: [users(#{{ users: 2, session: mixed, sessions: 4 }})] }});
 // Texts the other APIs write otherwise: spaced arguments (a Messages input is an object), an
-// empty tool result and an empty answer text beside calls (neither API's count has them).
+// empty tool result and an empty answer text beside calls (neither API's count has them), an
+// empty system prompt first (a Messages body leaves it out, so ":-)" opens it without a space).
 let odd = |s| {{
     let spaced = #{{ id: "c0", type: "function", function: #{{ name: "search", arguments: "{{ \"q\" :  \"x\" }}" }} }};
-    let r = s.chat(#{{ messages: [user("find it"), #{{ role: "assistant", content: "", tool_calls: [spaced] }},
+    let r = s.chat(#{{ messages: [system(""), user(":-)"), #{{ role: "assistant", content: "", tool_calls: [spaced] }},
                                   #{{ role: "tool", tool_call_id: "c0", content: "" }}],
                       tools: TOOLS, max_tokens: 8, endpoint: ends[2], extra: #{{ mock_tool_depth: 3 }} }});
     r = s.chat(#{{ tool_results: [""], endpoint: ends[1], extra: #{{ mock_tool_depth: 3 }} }});

@@ -12,7 +12,7 @@ use std::borrow::Cow;
 
 use serde_json::{Value, json};
 
-use crate::dataset::input_texts::part_texts;
+use crate::dataset::input_texts::{message_texts, part_texts};
 use crate::plan::EndpointKind;
 use crate::record::ToolCall;
 use crate::request_bodies::StepHistory;
@@ -35,27 +35,41 @@ pub struct Written {
 
 /// Texts the history counted (`counted`) that the body carries as `sent` instead: a call's
 /// arguments written as a compact object, a tool result's parts joined into one output, an
-/// empty text the API's count leaves out.
+/// empty text the API's count leaves out, a text that becomes the body's first.
 pub struct Recount {
     pub counted: Vec<String>,
     pub sent: Option<String>,
+    /// `sent` is the body's first text, where the history counted it after another.
+    pub sent_first: bool,
 }
 
 impl Recount {
     /// An empty content string, which the history counted (a body's join gives it its space)
     /// and the API's body leaves out.
     fn left_out_empty_text() -> Self {
-        Recount { counted: vec![String::new()], sent: None }
+        Recount { counted: vec![String::new()], sent: None, sent_first: false }
+    }
+
+    /// `text` in place of `counted`, where both stand after another text.
+    fn written_otherwise(counted: Vec<String>, text: Option<String>) -> Self {
+        Recount { counted, sent: text, sent_first: false }
+    }
+
+    /// `text`, counted after the history's first text (an empty one the body leaves out), is
+    /// the body's first.
+    fn now_first(text: String) -> Self {
+        Recount { counted: vec![text.clone()], sent: Some(text), sent_first: true }
     }
 }
 
 impl Written {
     /// What the body's texts add to the history's count of its messages: each recounted text's
-    /// tokens as sent less its tokens as counted (none is a body's first text).
+    /// tokens as sent less its tokens as counted (after another text).
     pub fn recounted_tokens(&self, counts: &impl TextCounts) -> i64 {
-        let tokens = |text: &str| counts.in_body(text, false) as i64;
+        let tokens = |text: &str, first: bool| counts.in_body(text, first) as i64;
         let each = |recount: &Recount| {
-            recount.sent.as_deref().map_or(0, tokens) - recount.counted.iter().map(|text| tokens(text)).sum::<i64>()
+            let sent = recount.sent.as_deref().map_or(0, |text| tokens(text, recount.sent_first));
+            sent - recount.counted.iter().map(|text| tokens(text, false)).sum::<i64>()
         };
         self.recounted.iter().map(each).sum()
     }
@@ -206,6 +220,7 @@ fn messages_api(
     if !results.is_empty() {
         items.push(json!({ "role": "user", "content": results }));
     }
+    left_out_empty_system_texts(&mut system, &items, &mut recounted);
     let system = match system.as_slice() {
         [] => None,
         [text] => Some(Value::from(text.as_str())),
@@ -213,6 +228,22 @@ fn messages_api(
     };
     let tools = tools.map(|tools| tools_for(EndpointKind::Messages, tools));
     Ok(Written { key: "messages", items_json: joined(&items), system, tools, recounted })
+}
+
+/// Leave the empty texts out of a Messages body's `system` (the API refuses an empty text
+/// block), recounting what the history counted of them: each one's join, and, when the
+/// history's first text was one, the body's new first text as a first.
+fn left_out_empty_system_texts(system: &mut Vec<String>, items: &[Value], recounted: &mut Vec<Recount>) {
+    let first_was_empty = system.first().is_some_and(String::is_empty);
+    recounted.extend(system.iter().skip(1).filter(|text| text.is_empty()).map(|_| Recount::left_out_empty_text()));
+    system.retain(|text| !text.is_empty());
+    if !first_was_empty {
+        return;
+    }
+    let first_item_text = || items.iter().find_map(|item| message_texts(item).into_iter().next().map(Cow::into_owned));
+    if let Some(first) = system.first().cloned().or_else(first_item_text) {
+        recounted.push(Recount::now_first(first));
+    }
 }
 
 /// `message` with each chat `image_url` part as an Anthropic `image` block: a base64 data URL's
@@ -273,7 +304,7 @@ fn assistant_blocks(message: &Value, mut blocks: Vec<Value>, recounted: &mut Vec
         let sent = input.to_string();
         if sent != arguments {
             let counted = Some(arguments.to_string()).filter(|arguments| !arguments.is_empty());
-            recounted.push(Recount { counted: counted.into_iter().collect(), sent: Some(sent) });
+            recounted.push(Recount::written_otherwise(counted.into_iter().collect(), Some(sent)));
         }
         blocks.push(json!({ "type": "tool_use", "id": call.get("id"), "name": name, "input": input }));
     }
@@ -296,7 +327,7 @@ fn responses_api(messages: &[Value], tools: Option<&Value>, reasoning: impl Fn(u
                     let counted: Vec<String> = part_texts(parts).map(Cow::into_owned).collect();
                     let output = counted.join(" ");
                     let sent = Some(output.clone()).filter(|output| !output.is_empty());
-                    recounted.push(Recount { counted, sent });
+                    recounted.push(Recount::written_otherwise(counted, sent));
                     output
                 }
                 _ => String::new(),
@@ -540,6 +571,26 @@ mod tests {
             let body = body_of(Written { tools: Some(json!([])), ..written });
             assert_eq!(joined_bytes(&texts(&body)), chat + recounted, "{kind:?}: {body}");
             assert_ne!(recounted, 0, "{kind:?}: each API writes some of these otherwise");
+        }
+    }
+
+    #[test]
+    fn empty_system_texts_are_left_out_of_a_messages_body_and_recounted() {
+        let system = |text: &str| json!({"role": "system", "content": text});
+        let user = json!({"role": "user", "content": "q"});
+        for (messages, sent_system) in [
+            (vec![system(""), user.clone()], None),
+            (vec![system(""), system(""), user.clone()], None),
+            (vec![system(""), system("Be."), user.clone()], Some(json!("Be."))),
+            (vec![system("a"), system(""), user.clone()], Some(json!("a"))),
+            (vec![system(""), json!({"role": "user", "content": ""}), user.clone()], None),
+        ] {
+            let chat = joined_bytes(&texts(&json!({ "messages": messages })));
+            let written = written_for(EndpointKind::Messages, &messages, None, &NONE).unwrap();
+            assert_eq!(written.system, sent_system, "{messages:?}");
+            let recounted = written.recounted_tokens(&Bytes);
+            let body = body_of(Written { tools: Some(json!([])), ..written });
+            assert_eq!(joined_bytes(&texts(&body)), chat + recounted, "{body}");
         }
     }
 
