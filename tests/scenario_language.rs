@@ -152,6 +152,40 @@ fn a_module_is_evaluated_once_however_often_it_is_imported() {
     assert!(stdout.contains("12\n"), "{stdout}");
 }
 
+/// A closure a module made is called from the scenario as from the module: with what it
+/// captured, the module's functions and imports, the recursion limit, and its errors naming
+/// the module's file.
+#[test]
+fn a_closure_a_module_made_can_be_called_from_the_scenario() {
+    let root = tempfile::tempdir().expect("temp dir");
+    write(
+        &root.path().join("factory.rhai"),
+        "import \"aiperf/sweeps\" as sweeps;\nfn offset() { 100 }\nfn adder(n) { |x| x + n + offset() }\n\
+         fn loads(first) { |last| sweeps::doubling(first, last) }\n\
+         fn checked() { |x| { if x > 1 { fail(`too big: ${x}`); } x } }\n\
+         fn countdown() { |n| if n == 0 { 0 } else { 1 + countdown().call(n - 1) } }\n",
+    );
+    let scenario = root.path().join("main.rhai");
+    let source = "import \"factory\" as f;\nlet add = f::adder(2);\nprint(`add ${add.call(1)}`);\n\
+                  print(`loads ${f::loads(1).call(8)}`);\nprint(`down ${f::countdown().call(5)}`);\n\
+                  print(`checked ${f::checked().call(1)}`);\n";
+    write(&scenario, source);
+    let output = aiperf_command(root.path()).arg("check").arg(&scenario).output().expect("run");
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let stdout = text(&output.stdout);
+    for line in ["add 103", "loads [1, 2, 4, 8]", "down 5", "checked 1"] {
+        assert!(stdout.contains(line), "{line}: {stdout}");
+    }
+    write(&scenario, &format!("{source}f::checked().call(5);\n"));
+    let output = aiperf_command(root.path()).arg("check").arg(&scenario).output().expect("run");
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = text(&output.stderr);
+    assert!(stderr.contains("factory.rhai:5:33: too big: 5"), "{stderr}");
+    write(&scenario, "import \"factory\" as f;\nf::countdown().call(1000);\n");
+    let output = aiperf_command(root.path()).arg("check").arg(&scenario).output().expect("run");
+    assert!(text(&output.stderr).contains("a runaway recursion"), "{}", text(&output.stderr));
+}
+
 #[test]
 fn files_a_scenario_names_are_relative_to_it_from_any_working_directory() {
     let root = tempfile::tempdir().expect("temp dir");

@@ -31,6 +31,7 @@ mod images;
 mod imports;
 mod keys;
 mod limits;
+mod module_closures;
 mod name_hints;
 mod network_latency;
 mod outputs;
@@ -142,6 +143,7 @@ pub fn build_engine(host: Arc<RunHost>, settings: &ScenarioSettings) -> Engine {
         settings.libraries.clone(),
         host.modules.clone(),
     ));
+    module_closures::register(&mut engine, host.modules.clone());
     units::register(&mut engine);
     distributions::register(&mut engine);
     args::register(&mut engine, Arc::new(settings.args.clone()));
