@@ -1,6 +1,6 @@
 //! Reads a generation request body (OpenAI chat or completions here; Responses API and TGI
-//! in their own files, the shared pieces in request.rs) into what the mock needs: model, prompt, streaming options and the
-//! number of tokens to generate.
+//! in their own files, the shared pieces in request.rs) into what the mock needs: model, prompt, streaming options, the
+//! number of tokens to generate and how many of them a chat answer reasons for.
 
 use serde::Deserialize;
 use serde_json::Value;
