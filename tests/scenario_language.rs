@@ -180,7 +180,7 @@ fn a_closure_a_module_made_can_be_called_from_the_scenario() {
     let output = aiperf_command(root.path()).arg("check").arg(&scenario).output().expect("run");
     assert_eq!(output.status.code(), Some(2));
     let stderr = text(&output.stderr);
-    assert!(stderr.contains("factory.rhai:5:33: too big: 5"), "{stderr}");
+    assert!(stderr.contains("factory.rhai:5:33: too big: 5 (in a closure)"), "{stderr}");
     write(&scenario, "import \"factory\" as f;\nf::countdown().call(1000);\n");
     let output = aiperf_command(root.path()).arg("check").arg(&scenario).output().expect("run");
     assert!(text(&output.stderr).contains("a runaway recursion"), "{}", text(&output.stderr));

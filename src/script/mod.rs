@@ -278,7 +278,8 @@ fn from_eval_error(path: &Path, error: &EvalAltResult, engine: &Engine, ast: &AS
 }
 
 /// An error inside a script-defined function (defined in `source`, or in `path` when that is
-/// empty): report where the innermost error happened.
+/// empty): report where the innermost error happened, and in which function (a closure's by
+/// what it is, not the name Rhai gives it).
 fn from_eval_error_in(
     path: &Path,
     function: &str,
@@ -295,7 +296,10 @@ fn from_eval_error_in(
         error.line = outer.line();
         error.column = outer.position();
     }
-    error.message = format!("{} (in function `{function}`)", error.message);
+    error.message = match function.starts_with(module_closures::CLOSURE_PREFIX) {
+        true => format!("{} (in a closure)", error.message),
+        false => format!("{} (in function `{function}`)", error.message),
+    };
     error
 }
 

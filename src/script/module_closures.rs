@@ -12,7 +12,7 @@ use rhai::{AST, Dynamic, Engine, FnPtr, NativeCallContext, Position};
 use super::imports::LoadedModules;
 
 /// How Rhai names the function a closure defines.
-const CLOSURE_PREFIX: &str = "anon$";
+pub const CLOSURE_PREFIX: &str = "anon$";
 
 /// Hook the engine so a call of a closure's function it cannot find goes to the imported module
 /// that defines it; any other missing function stays the error Rhai gives.

@@ -74,7 +74,9 @@ fn module_of(import: &Import, engine: &Engine, ast: &AST) -> Option<Shared<Modul
 fn module_functions(module: &Module) -> Vec<Known> {
     module
         .iter_script_fn_info()
-        .filter(|(_, access, name, ..)| *access == FnAccess::Public && !name.starts_with("anon$"))
+        .filter(|(_, access, name, ..)| {
+            *access == FnAccess::Public && !name.starts_with(super::module_closures::CLOSURE_PREFIX)
+        })
         .map(|(_, _, name, params, _)| Known { name: name.to_string(), params })
         .collect()
 }

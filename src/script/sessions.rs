@@ -167,7 +167,7 @@ pub fn same_closure_names_in_every_process() {
     let _ = rhai::config::hashing::set_hashing_seed(Some([0x5eed, 0xa1, 0x9e4f, 0x2026]));
 }
 
-/// `file:line:column: message` of a session's error, without the name Rhai gives a closure. An
+/// `file:line:column: message` of a session's error, without saying it was in a closure. An
 /// error of the sandbox's limits (a runaway loop or recursion) has no line of its own: Rhai puts
 /// it at the outermost call, the worker's, so it names the phase that runs the function.
 fn describe(scenario: &Path, error: &EvalAltResult, engine: &Engine, ast: &AST, phase_at: Position) -> String {
@@ -178,11 +178,7 @@ fn describe(scenario: &Path, error: &EvalAltResult, engine: &Engine, ast: &AST, 
         let limits = if error.is_system_exception() { "; the limits hold for each session" } else { "" };
         described.message += &format!(" (in a session of the phase here{limits})");
     }
-    let text = described.to_string();
-    match text.find(" (in function `anon$") {
-        Some(at) => text[..at].to_string() + text[at..].split_once("`)").map_or("", |(_, rest)| rest),
-        None => text,
-    }
+    described.to_string().replacen(" (in a closure)", "", 1)
 }
 
 /// Where a phase builder was called: its position, and the modules imported there, which its
