@@ -163,8 +163,7 @@ impl ResponseWriter {
         if end == first + 1 {
             return self.push_text_chunk(out, words::word_at(first), is_last, usage, reasoning);
         }
-        let text: String = (first..end).map(words::word_at).collect();
-        self.push_text_chunk(out, &text, is_last, usage, reasoning);
+        self.push_text_chunk(out, &words::words_between(first, end), is_last, usage, reasoning);
     }
 
     /// One token's chunk; `token_text` must need no JSON escaping (the mock's words do not).
@@ -248,7 +247,7 @@ impl ResponseWriter {
                     0 => (String::new(), Cow::Borrowed(text)),
                     tokens => (
                         format!(r#""reasoning_content":"{}","#, words::output_text(tokens)),
-                        Cow::Owned((tokens..usage.completion_tokens).map(words::word_at).collect()),
+                        Cow::Owned(words::words_between(tokens, usage.completion_tokens)),
                     ),
                 };
                 format!(
@@ -293,14 +292,11 @@ impl ResponseWriter {
         match self.endpoint {
             Endpoint::Chat => {
                 let thinking = self.thinking_tokens;
-                let mut events: Vec<String> = (0..thinking)
-                    .map(|index| {
-                        let mut out = String::new();
-                        self.push_text_chunk(&mut out, words::word_at(index), false, None, true);
-                        out
-                    })
-                    .collect();
-                events.extend(tool_calls::chat_token_events(&self.chunk_head, name, *step, tokens - thinking));
+                let mut events = tool_calls::events_per_token(thinking, |out, index| {
+                    self.push_text_chunk(out, words::word_at(index), false, None, true)
+                });
+                let call_tokens = tokens.saturating_sub(thinking);
+                events.extend(tool_calls::chat_token_events(&self.chunk_head, name, *step, call_tokens));
                 events
             }
             Endpoint::Messages => messages_api::tool_call_events(name, *step, tokens, self.thinking_tokens),

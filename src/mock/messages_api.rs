@@ -189,19 +189,15 @@ pub fn tool_call_events(name: &str, step: u64, tokens: u64, thinking_tokens: u64
         push_event(&mut out, event_type, &data);
         out
     };
-    let mut events: Vec<String> = (0..thinking_tokens)
-        .map(|index| {
-            let mut out = String::new();
-            if index == 0 {
-                push_block_start(&mut out, 0, true);
-            }
-            push_thinking_delta(&mut out, words::word_at(index));
-            if index + 1 == thinking_tokens {
-                push_thinking_end(&mut out, thinking_tokens);
-            }
-            out
-        })
-        .collect();
+    let mut events = tool_calls::events_per_token(thinking_tokens, |out, index| {
+        if index == 0 {
+            push_block_start(out, 0, true);
+        }
+        push_thinking_delta(out, words::word_at(index));
+        if index + 1 == thinking_tokens {
+            push_thinking_end(out, thinking_tokens);
+        }
+    });
     let block = u64::from(thinking_tokens > 0);
     let name = tool_calls::json_string(name);
     let shape = CallShape {
@@ -259,7 +255,7 @@ pub fn whole_response(members: &str, usage: Usage, thinking_tokens: u64) -> Stri
     if thinking_tokens > 0 {
         content.push(thinking_block(thinking_tokens));
     }
-    let text: String = (thinking_tokens..usage.completion_tokens).map(words::word_at).collect();
+    let text = words::words_between(thinking_tokens, usage.completion_tokens);
     content.push(json!({"type": "text", "text": text}));
     let content = Value::Array(content);
     let usage = usage_json(usage);

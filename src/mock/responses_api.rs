@@ -197,13 +197,8 @@ pub fn tool_call_events(name: &str, step: u64, tokens: u64, reasoning_tokens: u6
         close: [event("response.function_call_arguments.done", done), event("response.output_item.done", item_done)]
             .concat(),
     };
-    let mut events: Vec<String> = (0..reasoning_tokens)
-        .map(|index| {
-            let mut out = String::new();
-            push_token(&mut out, index, reasoning_tokens);
-            out
-        })
-        .collect();
+    let mut events =
+        tool_calls::events_per_token(reasoning_tokens, |out, index| push_token(out, index, reasoning_tokens));
     events.extend(tool_calls::token_events(step, tokens.saturating_sub(reasoning_tokens), shape));
     events
 }
@@ -229,7 +224,7 @@ pub fn whole_tool_call(members: &str, name: &str, step: u64, usage: Usage, reaso
 pub fn whole_response(members: &str, text: &str, usage: Usage, reasoning_tokens: u64) -> String {
     let answer = match reasoning_tokens {
         0 => Cow::Borrowed(text),
-        tokens => Cow::Owned((tokens..usage.completion_tokens).map(words::word_at).collect()),
+        tokens => Cow::Owned(words::words_between(tokens, usage.completion_tokens)),
     };
     let message = json!({"type": "message", "role": "assistant", "status": "completed",
                          "content": [{"type": "output_text", "text": answer}]});

@@ -145,6 +145,18 @@ pub struct CallShape<Open, Piece> {
     pub close: String,
 }
 
+/// The events of the first `tokens` output tokens, one entry each, as `push` writes token
+/// `index`'s: the reasoning an answer streams before its call.
+pub fn events_per_token(tokens: u64, push: impl Fn(&mut String, u64)) -> Vec<String> {
+    (0..tokens)
+        .map(|index| {
+            let mut out = String::new();
+            push(&mut out, index);
+            out
+        })
+        .collect()
+}
+
 /// The streamed call's events, one entry per output token (`tokens`, at least 1), so the
 /// stream paces them as it paces text tokens: the first token's event opens the call (its id
 /// and name), the others carry the arguments in pieces, and the last is followed by the events

@@ -23,7 +23,13 @@ pub fn word_at(index: u64) -> &'static str {
 
 /// The whole output text of `token_count` tokens.
 pub fn output_text(token_count: u64) -> String {
-    (0..token_count).map(word_at).collect()
+    words_between(0, token_count)
+}
+
+/// The output text of the tokens at positions `first..end` (the part of an answer after its
+/// reasoning, or one chunk of a stream).
+pub fn words_between(first: u64, end: u64) -> String {
+    (first..end).map(word_at).collect()
 }
 
 #[cfg(test)]
