@@ -187,8 +187,9 @@ fn the_agent_tools_and_rag_pipeline_scenarios_run_their_sessions_whole() {
 }
 
 /// One run per reasoning effort against the mock: each reasons for its effort's tokens, and its
-/// first answer token comes that many inter-token latencies after its first token (with no
-/// reasoning, the first token is the answer's).
+/// first answer token is due no sooner than the mock's TTFT and that many inter-token latencies
+/// (20 ms and 2 ms; a stalled client may take the tokens in a burst, so the bound is the
+/// schedule's, not its own TTFT's); with no reasoning, the first token is the answer's.
 #[test]
 fn the_reasoning_effort_sweep_reasons_for_each_effort_s_tokens_before_it_answers() {
     let dir = tempfile::tempdir().expect("dir");
@@ -203,7 +204,7 @@ fn the_reasoning_effort_sweep_reasons_for_each_effort_s_tokens_before_it_answers
         assert_eq!(stat(&summary, "reasoning_token_count", "min"), tokens, "{effort}");
         assert_eq!(stat(&summary, "reasoning_token_count", "max"), tokens, "{effort}");
         let ttfo = stat(&summary, "time_to_first_output_token", "p50");
-        assert!(ttfo >= stat(&summary, "time_to_first_token", "p50") + 2.0 * (tokens - 1.0), "{effort}: TTFO {ttfo}");
+        assert!(ttfo >= 20.0 + 2.0 * tokens, "{effort}: TTFO {ttfo}");
     }
     let row = stdout.lines().find(|line| line.starts_with("high")).expect("the table's high row");
     assert_eq!(row.split_whitespace().nth(1), Some("256"), "{row}");
