@@ -253,6 +253,9 @@ pub struct RequestRecord {
     /// The base url it went to, when the endpoint has several.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<SentTo>,
+    /// The scripted session's step it was: its tag, and the endpoint it went to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step: Option<StepPlace>,
     /// Its conversation's place in a recorded agentic trace's tree of sub-agents.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent: Option<AgentPlace>,
@@ -470,6 +473,15 @@ impl RequestRecord {
     }
 }
 
+/// A scripted session's step: its tag (`tag:`, else its kind), and the base url it went to
+/// when that was not the run's own endpoint (`endpoint:`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StepPlace {
+    pub tag: Arc<str>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub endpoint: Option<Arc<str>>,
+}
+
 /// Which of the endpoint's several base urls a request went to.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SentTo {
@@ -512,6 +524,7 @@ impl RequestRecord {
             spec_decode: SpecDecodeReport::Absent,
             worker_id: None,
             url: None,
+            step: None,
             agent: None,
             conversation: None,
             tool_calls: Vec::new(),

@@ -322,6 +322,25 @@ run(#{ name: "rag", endpoint: llm, report: true, phases: [users(#{ users: 2, ses
     assert!(sessions["session_latency_ms"]["avg"].as_f64().unwrap_or(0.0) >= 15.0, "three steps of at least 5 ms");
     assert!(run.stdout().contains("Scripted sessions (users): 5 started, 5 completed"), "{}", run.stdout());
     assert!(sessions["peak_live"].as_u64().is_some_and(|peak| (1..=2).contains(&peak)), "two users: {sessions}");
+    // Each record names its step, and the other endpoints' records where they went (the mock
+    // serves all three; the run's own endpoint's records name none).
+    let mut by_tag: std::collections::BTreeMap<String, Vec<Option<String>>> = Default::default();
+    for record in run.records("rag") {
+        let metadata = &record["metadata"];
+        let tag = metadata["step_tag"].as_str().expect("each record names its step").to_string();
+        by_tag.entry(tag).or_default().push(metadata["step_endpoint"].as_str().map(str::to_string));
+        assert!(metadata.get("url").is_none(), "not in the run's urls' breakdown: {metadata}");
+    }
+    assert_eq!(by_tag.keys().collect::<Vec<_>>(), ["embed", "generate", "rerank"]);
+    assert!(by_tag["generate"].iter().all(Option::is_none), "{by_tag:?}");
+    for tag in ["embed", "rerank"] {
+        let urls = &by_tag[tag];
+        assert_eq!(urls.len(), 5, "{tag}");
+        assert!(
+            urls.iter().all(|url| url.as_deref().is_some_and(|url| url.starts_with("http://127.0.0.1:"))),
+            "{urls:?}"
+        );
+    }
     let page = std::fs::read_to_string(run.artifacts("rag").join("report.html")).expect("report.html");
     assert!(
         page.contains("Scripted sessions (users): 5 started, 5 completed, 0 failed"),

@@ -222,6 +222,12 @@ pub(super) struct Metadata<'a> {
     pub(super) url_index: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) url: Option<&'a str>,
+    /// A scripted session's step: its tag, and the url of the endpoint it went to when not the
+    /// run's own.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) step_tag: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) step_endpoint: Option<&'a str>,
 }
 
 impl<'a> Metadata<'a> {
@@ -266,6 +272,8 @@ impl<'a> Metadata<'a> {
             root_correlation_id: record.root_correlation_id(ids.salt),
             url_index: record.url.as_ref().map(|sent_to| sent_to.index),
             url: record.url.as_ref().map(|sent_to| &*sent_to.url),
+            step_tag: record.step.as_ref().map(|step| &*step.tag),
+            step_endpoint: record.step.as_ref().and_then(|step| step.endpoint.as_deref()),
         }
     }
 }

@@ -38,7 +38,7 @@ const MILLIS_PRECISION: u8 = 18;
 const MILLIS_SCALE: i8 = 6;
 const MILLIS_PER_UNIT: f64 = 1e6;
 
-/// The metadata columns: AIPerf's metadata fields, in its order.
+/// The metadata columns: AIPerf's metadata fields, in its order, then this project's.
 const METADATA_COLUMNS: &[(&str, DataType, bool)] = &[
     ("session_num", DataType::UInt64, false),
     ("x_request_id", DataType::Utf8, false),
@@ -63,6 +63,8 @@ const METADATA_COLUMNS: &[(&str, DataType, bool)] = &[
     ("root_correlation_id", DataType::Utf8, false),
     ("url_index", DataType::UInt32, true),
     ("url", DataType::Utf8, true),
+    ("step_tag", DataType::Utf8, true),
+    ("step_endpoint", DataType::Utf8, true),
 ];
 
 /// The error block's columns (null for a record that succeeded).
@@ -178,6 +180,8 @@ struct Rows {
     root_correlation_id: StringBuilder,
     url_index: UInt32Builder,
     url: StringBuilder,
+    step_tag: StringBuilder,
+    step_endpoint: StringBuilder,
     /// The metric columns by kind (`Slot` says which is whose).
     numbers: Vec<Float64Builder>,
     millis: Vec<Decimal128Builder>,
@@ -217,6 +221,8 @@ impl Rows {
             root_correlation_id: StringBuilder::new(),
             url_index: UInt32Builder::new(),
             url: StringBuilder::new(),
+            step_tag: StringBuilder::new(),
+            step_endpoint: StringBuilder::new(),
             numbers: (0..count(ColumnKind::Number)).map(|_| Float64Builder::new()).collect(),
             millis: (0..count(ColumnKind::Millis)).map(|_| millis()).collect(),
             lists: (0..count(ColumnKind::MillisList))
@@ -254,6 +260,8 @@ impl Rows {
         self.root_correlation_id.append_value(&m.root_correlation_id);
         self.url_index.append_option(m.url_index);
         self.url.append_option(m.url);
+        self.step_tag.append_option(m.step_tag);
+        self.step_endpoint.append_option(m.step_endpoint);
     }
 
     /// The columns, in the schema's order, leaving the builders empty for the next batch.
@@ -282,6 +290,8 @@ impl Rows {
             Arc::new(self.root_correlation_id.finish()),
             Arc::new(self.url_index.finish()),
             Arc::new(self.url.finish()),
+            Arc::new(self.step_tag.finish()),
+            Arc::new(self.step_endpoint.finish()),
         ];
         for slot in slots {
             columns.push(match slot.kind {
@@ -477,6 +487,7 @@ mod tests {
     use crate::metrics::RecordProcessor;
     use crate::metrics::test_support::{context, failed_record, streamed_record, unmeasured_record};
     use crate::plan::PhaseKind;
+    use crate::record::StepPlace;
 
     /// Each row of the file as a JSON object of its non-null columns.
     fn rows_of(path: &Path) -> (Vec<Map<String, Value>>, SchemaRef) {
@@ -574,6 +585,12 @@ mod tests {
             let mut record =
                 streamed_record(index * 1000, &[10_000_000, 12_000_000 + index, 14_000_000], " a b c", 100);
             record.x_request_id = format!("req-{index}");
+            // A scripted session's steps: one to another endpoint, one to the run's own.
+            record.step = match index {
+                3 => Some(StepPlace { tag: "embed".into(), endpoint: Some("http://127.0.0.1:9".into()) }),
+                4 => Some(StepPlace { tag: "generate".into(), endpoint: None }),
+                _ => None,
+            };
             processor.process(record).unwrap();
         }
         processor.process(failed_record(50, 500)).unwrap();
@@ -599,6 +616,8 @@ mod tests {
             }
         }
         assert_eq!(rows[ROWS_PER_BATCH + 10]["error_code"], 500);
+        assert_eq!((&rows[3]["step_tag"], &rows[3]["step_endpoint"]), (&json!("embed"), &json!("http://127.0.0.1:9")));
+        assert_eq!((&rows[4]["step_tag"], rows[4].get("step_endpoint")), (&json!("generate"), None));
         let unit = |name: &str| schema.field_with_name(name).unwrap().metadata().get("unit").cloned();
         assert_eq!(unit("time_to_first_token").as_deref(), Some("ms"));
         assert_eq!(unit("output_sequence_length").as_deref(), Some("tokens"));

@@ -13,7 +13,7 @@ use super::{Limits, LoadContext, Outgoing, PhaseDeadlines, PhaseRun, SendWindow,
 use crate::client::HttpClient;
 use crate::dataset::tokenizer::Tokenizer;
 use crate::plan::Endpoint;
-use crate::record::{RequestRecord, SessionTurn, ToolCall, Usage};
+use crate::record::{RequestRecord, SessionTurn, StepPlace, ToolCall, Usage};
 
 /// Plays a scripted phase to its end.
 pub trait SessionPlayer: Send + Sync {
@@ -137,6 +137,8 @@ pub struct Step {
     pub x_request_id: String,
     pub scheduled_ns: u64,
     pub turn: SessionTurn,
+    /// Its tag, and the url of the endpoint it goes to when not the run's own.
+    pub place: StepPlace,
 }
 
 /// What a step's request came back with, read from its record before the metrics get it.
@@ -210,8 +212,17 @@ pub async fn send_step(
         conversation: None,
         woke_on_timer: false,
     };
+    let mut place = step.place;
     let client = client.unwrap_or(&ctx.client);
     send_through(client, ctx, run, deadlines.0, request, Limits::default(), |record| {
+        // Another endpoint's url goes on the step, out of the run's own urls' breakdown (the
+        // one it went to, when that endpoint has several).
+        if let Some(endpoint) = place.endpoint.as_mut()
+            && let Some(sent_to) = record.url.take()
+        {
+            *endpoint = sent_to.url;
+        }
+        record.step = Some(place);
         StepAnswer::of(record, &ctx.tokenizer)
     })
     .await

@@ -9,8 +9,15 @@ use crate::clock::RunClock;
 use crate::load::scripted::SessionHook;
 use crate::plan::Endpoint;
 
+/// Another endpoint as a step reaches it: its client, and its base url for the step's record.
+#[derive(Clone)]
+pub struct OtherEndpoint {
+    pub client: Arc<HttpClient>,
+    pub url: Arc<str>,
+}
+
 pub struct EndpointClients {
-    made: Mutex<Vec<(Endpoint, Arc<HttpClient>)>>,
+    made: Mutex<Vec<(Endpoint, OtherEndpoint)>>,
     pool_size: usize,
     /// Every endpoint is reached at the run's built-in server.
     all_mock: bool,
@@ -22,14 +29,14 @@ impl EndpointClients {
     }
 
     /// The client for `endpoint`: None for the run's own (its client), else one of this
-    /// phase's; an error names what cannot be reached.
+    /// phase's, with its url; an error names what cannot be reached.
     pub fn client_of(
         &self,
         endpoint: &Endpoint,
         hook: &SessionHook,
         clock: RunClock,
         runtime: &tokio::runtime::Handle,
-    ) -> Result<Option<Arc<HttpClient>>, String> {
+    ) -> Result<Option<OtherEndpoint>, String> {
         let mut endpoint = endpoint.clone();
         if endpoint.is_mock() || self.all_mock {
             if !hook.serving_itself {
@@ -42,8 +49,8 @@ impl EndpointClients {
             return Ok(None);
         }
         let mut made = self.made.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        if let Some((_, client)) = made.iter().find(|(known, _)| *known == endpoint) {
-            return Ok(Some(client.clone()));
+        if let Some((_, other)) = made.iter().find(|(known, _)| *known == endpoint) {
+            return Ok(Some(other.clone()));
         }
         let _inside = runtime.enter();
         let client = HttpClient::new(&endpoint, clock, hook.request_timeout, self.pool_size)
@@ -52,8 +59,8 @@ impl EndpointClients {
             .keep_raw(hook.raw)
             .keep_sent_body(hook.sent_bodies)
             .serving_itself(hook.serving_itself);
-        let client = Arc::new(client);
-        made.push((endpoint, client.clone()));
-        Ok(Some(client))
+        let other = OtherEndpoint { client: Arc::new(client), url: Arc::from(endpoint.url.as_str()) };
+        made.push((endpoint, other.clone()));
+        Ok(Some(other))
     }
 }

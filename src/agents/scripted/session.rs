@@ -2,9 +2,10 @@
 //! user's porter on the runtime while the session's coroutine pauses, its client-side waits, its
 //! history and state, its own random draws and texts, and what it did, for the phase's tally.
 
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use super::clients::OtherEndpoint;
 use super::dialects::{self, Reasoning};
 use super::history::{ChatStep, History, TextCounts, tools_tokens};
 use super::phase::PhaseShared;
@@ -16,7 +17,7 @@ use crate::dataset::corpus::Corpus;
 use crate::dataset::exact_length::text_of_length;
 use crate::load::scripted::{Step, StepAnswer};
 use crate::plan::{Dist, Endpoint, EndpointKind, LoadMode};
-use crate::record::SessionTurn;
+use crate::record::{SessionTurn, StepPlace};
 use crate::request_bodies::{StepHistory, chat_step_body, embeddings_step_body, rerank_step_body};
 use crate::rng::SeededRng;
 
@@ -52,6 +53,13 @@ impl StepKind {
             StepKind::Embed => "embed",
             StepKind::Rerank => "rerank",
         }
+    }
+
+    /// A step's tag: the one it names, else its kind's.
+    fn tag_or_kind(self, tag: Option<String>) -> Arc<str> {
+        static KINDS: LazyLock<[Arc<str>; 3]> =
+            LazyLock::new(|| [StepKind::Chat, StepKind::Embed, StepKind::Rerank].map(|kind| Arc::from(kind.as_str())));
+        tag.map_or_else(|| KINDS[self as usize].clone(), Arc::from)
     }
 
     /// The endpoint kinds whose request this step sends.
@@ -233,7 +241,7 @@ impl Session {
             };
             (body, input_tokens, client, kind)
         };
-        let tag = step.tag.unwrap_or_else(|| StepKind::Chat.as_str().to_string());
+        let tag = StepKind::Chat.tag_or_kind(step.tag);
         let answer = self.send(client, body, input_tokens, step.max_tokens, tag)?;
         let mut state = self.state();
         if answer.ok {
@@ -263,7 +271,7 @@ impl Session {
             Err(why) => return Ok(Err(why)),
         };
         let input_tokens = self.count_joined(inputs.iter().map(String::as_str));
-        self.send(client, body, input_tokens, None, tag.unwrap_or_else(|| StepKind::Embed.as_str().into())).map(Ok)
+        self.send(client, body, input_tokens, None, StepKind::Embed.tag_or_kind(tag)).map(Ok)
     }
 
     /// A rerank step of `documents` against `query`.
@@ -283,7 +291,7 @@ impl Session {
             Err(why) => return Ok(Err(why)),
         };
         let input_tokens = self.count_joined(std::iter::once(query).chain(documents.iter().map(String::as_str)));
-        self.send(client, body, input_tokens, None, tag.unwrap_or_else(|| StepKind::Rerank.as_str().into())).map(Ok)
+        self.send(client, body, input_tokens, None, StepKind::Rerank.tag_or_kind(tag)).map(Ok)
     }
 
     /// Wait `seconds` (a tool's own time; none if not above 0), the session paused; the phase's
@@ -327,7 +335,7 @@ impl Session {
         endpoint: Option<&Endpoint>,
         step: StepKind,
         body_of: impl FnOnce(&Endpoint) -> Vec<u8>,
-    ) -> Result<(Vec<u8>, Option<Arc<crate::client::HttpClient>>), String> {
+    ) -> Result<(Vec<u8>, Option<OtherEndpoint>), String> {
         let state = self.state();
         let endpoint_or_run_s = endpoint.unwrap_or(&state.shared.phase.hook.endpoint);
         if let Some(why) = step.refuses(endpoint_or_run_s.kind) {
@@ -340,12 +348,13 @@ impl Session {
     /// Send one step and wait for its answer; PhaseOver when the phase sends no more.
     fn send(
         &self,
-        client: Option<Arc<crate::client::HttpClient>>,
+        other: Option<OtherEndpoint>,
         body: Vec<u8>,
         input_tokens: u64,
         max_tokens: Option<u64>,
-        tag: String,
+        tag: Arc<str>,
     ) -> Result<StepAnswer, PhaseOver> {
+        let (client, endpoint) = other.map(|other| (other.client, other.url)).unzip();
         let step = {
             let mut state = self.state();
             let Some(index_in_phase) = state.shared.claim_request() else {
@@ -355,7 +364,17 @@ impl Session {
             let turn = SessionTurn { session: state.id, turn: state.steps.len() as u32 };
             let scheduled_ns = state.due_ns.take().unwrap_or_else(|| state.shared.phase.ctx.clock.now_ns());
             let x_request_id = state.ids.uuid();
-            Step { body: body.into(), input_tokens, max_tokens, index_in_phase, x_request_id, scheduled_ns, turn }
+            let place = StepPlace { tag: tag.clone(), endpoint };
+            Step {
+                body: body.into(),
+                input_tokens,
+                max_tokens,
+                index_in_phase,
+                x_request_id,
+                scheduled_ns,
+                turn,
+                place,
+            }
         };
         let Some(answer) = pause_on_step(StepOrder { client, step }) else {
             return self.over();
@@ -392,7 +411,7 @@ impl Session {
 }
 
 impl SessionState {
-    fn client_for(&self, endpoint: Option<&Endpoint>) -> Result<Option<Arc<crate::client::HttpClient>>, String> {
+    fn client_for(&self, endpoint: Option<&Endpoint>) -> Result<Option<OtherEndpoint>, String> {
         let Some(endpoint) = endpoint else { return Ok(None) };
         let phase = &self.shared.phase;
         self.shared.clients.client_of(endpoint, &phase.hook, phase.ctx.clock, &self.shared.runtime)

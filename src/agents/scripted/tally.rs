@@ -1,6 +1,8 @@
 //! The phase's session metrics: each finished session adds its outcome to the phase's
 //! `ScriptedSessionsTally`, which the phase's end turns into its summary (`session_metrics.rs`).
 
+use std::sync::Arc;
+
 use crate::session_metrics::{ScriptedSessionsSummary, ScriptedSessionsTally};
 
 /// How a session ended.
@@ -14,7 +16,7 @@ pub enum Ended {
 /// One request of a session, as the tally keeps it.
 #[derive(Debug, Clone)]
 pub struct StepDone {
-    pub tag: String,
+    pub tag: Arc<str>,
     pub ok: bool,
     /// Cancelled in flight (not ok, and not an error).
     pub cancelled: bool,
@@ -45,7 +47,10 @@ impl Tally {
         tally.tool_calls_per_session.push(session.tool_calls as f64);
         tally.tool_calls += session.tool_calls;
         for step in session.steps {
-            let values = tally.tags.entry(step.tag).or_default();
+            if !tally.tags.contains_key(&*step.tag) {
+                tally.tags.insert(step.tag.to_string(), Default::default());
+            }
+            let Some(values) = tally.tags.get_mut(&*step.tag) else { continue };
             values.requests += 1;
             if step.ok {
                 values.latency_ms.push(step.latency_ns as f64 / 1e6);
