@@ -144,6 +144,7 @@ pub async fn execute_with_sessions(
             raw: plan.export.level == ExportLevel::Raw,
             sent_bodies,
             serving_itself: servers.builtin.is_some(),
+            builtin_server: options.builtin_server.clone(),
         })
     });
     let run_wide = (options, tokenizer.clone());

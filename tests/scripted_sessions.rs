@@ -351,6 +351,50 @@ run(#{ name: "rag", endpoint: llm, report: true, phases: [users(#{ users: 2, ses
     }
 }
 
+/// A session's "mock" endpoint beside a real server as the run's own: the phase starts a
+/// built-in server of its own for it, with that endpoint's `mock:` settings.
+#[test]
+fn a_mock_endpoint_beside_a_real_server_gets_a_built_in_server_with_its_own_settings() {
+    let port = closed_port();
+    let _server = Mock::start(port, 4096, "--ttft-ms 2 --itl-ms 1");
+    let run = run_scenario(
+        "beside",
+        &format!(
+            r#"
+let real = endpoint(#{{ url: "http://127.0.0.1:{port}", model: "m", kind: "chat", streaming: true }});
+let slow = endpoint(#{{ url: "mock", model: "m", kind: "chat", streaming: true, mock: #{{ ttft: ms(60), itl: ms(1) }} }});
+let both = |s| {{
+    let a = s.chat(#{{ user: "first", max_tokens: 4, tag: "real" }});
+    let b = s.chat(#{{ endpoint: slow, user: "then", max_tokens: 4, tag: "mocked" }});
+    if !a.ok || !b.ok {{ throw `a step failed: ${{a.error}} ${{b.error}}`; }}
+}};
+run(#{{ name: "beside", endpoint: real, preflight: false, server_metrics: #{{ enabled: false }},
+        phases: [users(#{{ users: 2, session: both, sessions: 4 }})] }});
+"#
+        ),
+    );
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let sessions = scripted(&run.summary("beside")).clone();
+    assert_eq!(sessions["completed"].as_u64(), Some(4), "{sessions}");
+    let ttft = |tag: &str| sessions["steps"][tag]["ttft_ms"]["min"].as_f64().unwrap_or(0.0);
+    assert!(ttft("mocked") >= 60.0, "the mock endpoint's own TTFT: {sessions}");
+    assert!(ttft("real") < 60.0, "the real server's: {sessions}");
+    let mut mocked_at = std::collections::BTreeSet::new();
+    for record in run.records("beside") {
+        let metadata = &record["metadata"];
+        match metadata["step_tag"].as_str() {
+            Some("real") => assert!(metadata.get("step_endpoint").is_none(), "{metadata}"),
+            Some("mocked") => {
+                mocked_at.insert(metadata["step_endpoint"].as_str().expect("the mock's url").to_string());
+            }
+            other => panic!("a record of step {other:?}"),
+        }
+    }
+    assert_eq!(mocked_at.len(), 1, "one built-in server for the phase: {mocked_at:?}");
+    assert!(mocked_at.iter().all(|url| url.starts_with("http://127.0.0.1:") && !url.ends_with(&format!(":{port}"))));
+    assert_eq!(Mock::metric(port, "vllm:request_success_total"), 4.0, "the real server saw only its own steps");
+}
+
 #[test]
 fn a_script_error_ends_its_session_with_file_and_line_and_the_others_finish() {
     let run = run_scenario(
@@ -644,7 +688,11 @@ run(#{ name: "capped", endpoint: e, phases: [users(#{ users: 2, session_rate: 20
     assert!(count(&sessions["started"]) <= 12, "two users of ~0.3 s sessions for 1.5 s: {sessions}");
     let held = check["held_back_by"].as_array().and_then(|held| held.first()).and_then(Value::as_str);
     assert!(held.is_some_and(|held| held.starts_with("the concurrency cap of 2 held requests back")), "{check}");
-    assert_eq!(check["client_bound"], false, "the users limit held them back, not the client: {check}");
+    // The users limit held them back, not the client: the wait for a user is not judged as the
+    // client's lateness (a machine busy with the other tests may still make it late otherwise).
+    let warnings: Vec<&str> = check["warnings"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+    assert!(warnings.iter().all(|warning| !warning.contains("dispatch delay")), "{check}");
+    assert_eq!(check["client_bound"], !warnings.is_empty(), "{check}");
     // A session's first step is due when the session was: the wait for a user is in its dispatch delay.
     let dispatch_p99_ms = |check: &Value| check["dispatch_delay_p99_ms"].as_f64().unwrap_or_default();
     assert!(dispatch_p99_ms(check) > 100.0, "{check}");
@@ -724,8 +772,8 @@ run(#{ name: "busy", endpoint: target, phases: [
     let busy = heavy["script_workers_busy_percent"].as_f64().unwrap_or(0.0);
     assert!(busy > 90.0, "{heavy}");
     assert!(heavy["script_resume_delay_p99_ms"].as_f64().unwrap_or(0.0) > 10.0, "{heavy}");
-    let warning = heavy["warnings"][0].as_str().unwrap_or("");
-    assert!(warning.contains("of the time with the session functions"), "{heavy}");
+    let mut warnings = heavy["warnings"].as_array().into_iter().flatten().filter_map(Value::as_str);
+    assert!(warnings.any(|warning| warning.contains("of the time with the session functions")), "{heavy}");
     assert!(heavy["peak_in_flight"].as_u64().unwrap_or(60) < 60, "the busy worker kept steps back: {heavy}");
     assert!(run.stdout().contains("WARNING: the client was the bottleneck"), "{}", run.stdout());
     assert_eq!(light["script_workers"], 2, "the phase's own count: {light}");

@@ -10,6 +10,7 @@ use bytes::Bytes;
 
 use super::session_starts::SessionStarts;
 use super::{Limits, LoadContext, Outgoing, PhaseDeadlines, PhaseRun, SendWindow, send_through};
+use crate::builtin_server::BuiltInServer;
 use crate::client::HttpClient;
 use crate::dataset::tokenizer::Tokenizer;
 use crate::plan::Endpoint;
@@ -34,6 +35,8 @@ pub struct SessionHook {
     pub sent_bodies: bool,
     /// The run serves its endpoint itself (the url "mock").
     pub serving_itself: bool,
+    /// What starts a built-in server, for a session's "mock" endpoint when the run's own is real.
+    pub builtin_server: Option<Arc<dyn BuiltInServer>>,
 }
 
 /// One scripted phase as its player gets it: `users` sessions of `program` at a time, on

@@ -1,9 +1,11 @@
 //! The clients of the endpoints a session calls besides the run's own: one per endpoint, made
 //! on first use with the run's settings, the url "mock" meaning the run's built-in server (every
-//! url does in `aiperf check`'s trial of the session functions).
+//! url does in `aiperf check`'s trial of the session functions), or one of the phase's own
+//! when the run's endpoint is a real server (`side_mocks.rs`).
 
 use std::sync::{Arc, Mutex};
 
+use super::side_mocks::SideMocks;
 use crate::client::HttpClient;
 use crate::clock::RunClock;
 use crate::load::scripted::SessionHook;
@@ -21,11 +23,13 @@ pub struct EndpointClients {
     pool_size: usize,
     /// Every endpoint is reached at the run's built-in server.
     all_mock: bool,
+    /// The servers of the "mock" endpoints when the run's own is real.
+    pub side_mocks: SideMocks,
 }
 
 impl EndpointClients {
-    pub fn new(pool_size: usize, all_mock: bool) -> Self {
-        Self { made: Mutex::new(Vec::new()), pool_size, all_mock }
+    pub fn new(pool_size: usize, all_mock: bool, side_mocks: SideMocks) -> Self {
+        Self { made: Mutex::new(Vec::new()), pool_size, all_mock, side_mocks }
     }
 
     /// The client for `endpoint`: None for the run's own (its client), else one of this
@@ -38,12 +42,12 @@ impl EndpointClients {
         runtime: &tokio::runtime::Handle,
     ) -> Result<Option<OtherEndpoint>, String> {
         let mut endpoint = endpoint.clone();
-        if endpoint.is_mock() || self.all_mock {
-            if !hook.serving_itself {
-                return Err("an endpoint with url \"mock\" needs the run's own endpoint to be \"mock\" too".into());
-            }
+        let in_process = endpoint.is_mock() || self.all_mock;
+        if in_process && hook.serving_itself {
             endpoint.url = hook.endpoint.url.clone();
             endpoint.mock = hook.endpoint.mock.clone();
+        } else if in_process {
+            endpoint.url = self.side_mocks.url_for(&endpoint.mock, runtime)?;
         }
         if endpoint == hook.endpoint {
             return Ok(None);
@@ -58,7 +62,7 @@ impl EndpointClients {
             .keep_trace_details(hook.http_trace)
             .keep_raw(hook.raw)
             .keep_sent_body(hook.sent_bodies)
-            .serving_itself(hook.serving_itself);
+            .serving_itself(in_process);
         let other = OtherEndpoint { client: Arc::new(client), url: Arc::from(endpoint.url.as_str()) };
         made.push((endpoint, other.clone()));
         Ok(Some(other))

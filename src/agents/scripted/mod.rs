@@ -11,6 +11,7 @@ mod player;
 mod porters;
 mod replies;
 mod session;
+mod side_mocks;
 mod starts;
 mod suspend;
 mod tally;

@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex};
 
 use super::clients::EndpointClients;
 use super::phase::{KeptCounts, PhaseShared};
+use super::side_mocks::SideMocks;
 use super::starts::{FreeUsers, start_sessions};
 use super::tally::Tally;
 use super::workers::{SessionProgram, StartedSessions, WorkerQueue, play_share, worker_count};
@@ -47,7 +48,7 @@ impl SessionPlayer for ScriptedPlayer {
             };
             let users = phase.users;
             let shared = Arc::new(PhaseShared {
-                clients: EndpointClients::new(users, trial),
+                clients: EndpointClients::new(users, trial, SideMocks::new(phase.hook.builtin_server.clone())),
                 trial,
                 runtime: tokio::runtime::Handle::current(),
                 phase,
@@ -72,6 +73,7 @@ impl SessionPlayer for ScriptedPlayer {
                 }
                 Err(e) => tracing::error!("cannot start the scripted sessions' threads: {e}"),
             }
+            shared.clients.side_mocks.stop().await;
             let peak_live = shared.peak_live_sessions.load(Ordering::Relaxed);
             let summary = shared.tally.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).summary(peak_live);
             let _ = shared.phase.run.counters.scripted_sessions.set(summary);
