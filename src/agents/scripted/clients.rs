@@ -18,8 +18,18 @@ pub struct OtherEndpoint {
     pub url: Arc<str>,
 }
 
+/// What the phase's steps have reached so far.
+#[derive(Default)]
+struct Known {
+    /// Each endpoint a step named, as the script gave it, and how it is reached (None: as the
+    /// run's own), so a step finds its client without copying its endpoint.
+    given: Vec<(Endpoint, Option<OtherEndpoint>)>,
+    /// The clients made, by the endpoint they reach (two endpoints given may reach one).
+    made: Vec<(Endpoint, OtherEndpoint)>,
+}
+
 pub struct EndpointClients {
-    made: Mutex<Vec<(Endpoint, OtherEndpoint)>>,
+    known: Mutex<Known>,
     pool_size: usize,
     /// Every endpoint is reached at the run's built-in server.
     all_mock: bool,
@@ -29,7 +39,7 @@ pub struct EndpointClients {
 
 impl EndpointClients {
     pub fn new(pool_size: usize, all_mock: bool, side_mocks: SideMocks) -> Self {
-        Self { made: Mutex::new(Vec::new()), pool_size, all_mock, side_mocks }
+        Self { known: Mutex::default(), pool_size, all_mock, side_mocks }
     }
 
     /// The client for `endpoint`: None for the run's own (its client), else one of this
@@ -40,6 +50,25 @@ impl EndpointClients {
         hook: &SessionHook,
         clock: RunClock,
         runtime: &tokio::runtime::Handle,
+    ) -> Result<Option<OtherEndpoint>, String> {
+        let mut known = self.known.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some((_, other)) = known.given.iter().find(|(given, _)| given == endpoint) {
+            return Ok(other.clone());
+        }
+        let other = self.reach(endpoint, hook, clock, runtime, &mut known.made)?;
+        known.given.push((endpoint.clone(), other.clone()));
+        Ok(other)
+    }
+
+    /// How `endpoint` is reached: at the built-in server for "mock", by the run's own client
+    /// when it is the run's endpoint, else by a client of its own, made now if none in `made`.
+    fn reach(
+        &self,
+        endpoint: &Endpoint,
+        hook: &SessionHook,
+        clock: RunClock,
+        runtime: &tokio::runtime::Handle,
+        made: &mut Vec<(Endpoint, OtherEndpoint)>,
     ) -> Result<Option<OtherEndpoint>, String> {
         let mut endpoint = endpoint.clone();
         let in_process = endpoint.is_mock() || self.all_mock;
@@ -52,7 +81,6 @@ impl EndpointClients {
         if endpoint == hook.endpoint {
             return Ok(None);
         }
-        let mut made = self.made.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         if let Some((_, other)) = made.iter().find(|(known, _)| *known == endpoint) {
             return Ok(Some(other.clone()));
         }
