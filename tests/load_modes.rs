@@ -153,7 +153,13 @@ fn sessions_that_wait_for_a_user_are_put_on_the_users_limit_not_on_the_client() 
     assert!(held.contains("the concurrency cap of 2 held requests back"), "{check}");
     let pacing_p99_ms = check["pacing_error_p99_ms"].as_f64().unwrap_or(f64::MAX);
     assert!(pacing_p99_ms < 50.0, "the pacer was not late, the users limit held them: {check}");
-    assert_eq!(check["client_bound"], false, "{check}");
+    // The wait for a user is never judged as the client sending late; only the client's own
+    // lateness (a loaded test machine's), which it names, may make it the bottleneck.
+    let mut warnings = check["warnings"].as_array().into_iter().flatten().filter_map(Value::as_str);
+    assert!(warnings.all(|warning| !warning.contains("sent requests late")), "{check}");
+    if !common::client_blamed_itself(check) {
+        assert_eq!(check["client_bound"], false, "{check}");
+    }
 }
 
 #[test]
