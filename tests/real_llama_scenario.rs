@@ -4,6 +4,8 @@
 
 mod common;
 
+use std::collections::{BTreeMap, BTreeSet};
+
 use common::llama_server::LlamaServer;
 use common::{aiperf_command, read_json, stat};
 
@@ -62,7 +64,7 @@ fn the_rag_pipeline_scenario_runs_over_three_real_servers() {
     let summary = read_json(&artifacts.join("profile_export_aiperf.json"));
     assert_eq!(stat(&summary, "request_count", "avg"), 12.0);
     let records = std::fs::read_to_string(artifacts.join("profile_export.jsonl")).expect("the records");
-    let mut servers_by_tag: std::collections::BTreeMap<String, std::collections::BTreeSet<String>> = Default::default();
+    let mut servers_by_tag: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for line in records.lines() {
         let record: serde_json::Value = serde_json::from_str(line).expect("a JSON line");
         let metadata = &record["metadata"];
@@ -72,6 +74,6 @@ fn the_rag_pipeline_scenario_runs_over_three_real_servers() {
         servers_by_tag.entry(tag).or_default().insert(server);
     }
     let expected = [("embed", embedder.url()), ("generate", "the run's own".to_string()), ("rerank", reranker.url())];
-    let expected = expected.map(|(tag, server)| (tag.to_string(), std::collections::BTreeSet::from([server])));
-    assert_eq!(servers_by_tag, std::collections::BTreeMap::from(expected));
+    let expected = expected.map(|(tag, server)| (tag.to_string(), BTreeSet::from([server])));
+    assert_eq!(servers_by_tag, BTreeMap::from(expected));
 }

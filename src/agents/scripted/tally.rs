@@ -47,10 +47,7 @@ impl Tally {
         tally.tool_calls_per_session.push(session.tool_calls as f64);
         tally.tool_calls += session.tool_calls;
         for step in session.steps {
-            if !tally.tags.contains_key(&*step.tag) {
-                tally.tags.insert(step.tag.to_string(), Default::default());
-            }
-            let Some(values) = tally.tags.get_mut(&*step.tag) else { continue };
+            let values = tally.tags.entry(step.tag.to_string()).or_default();
             values.requests += 1;
             if step.ok {
                 values.latency_ms.push(step.latency_ns as f64 / 1e6);
