@@ -562,13 +562,17 @@ pub(crate) async fn load_tokenizer(spec: &TokenizerSpec) -> Result<Arc<Tokenizer
 }
 
 /// Build the dataset and every request body before the first request is sent (synthetic
-/// prompts shorter by what the chat template, when there is one, adds to them).
+/// prompts shorter by what the chat template, when there is one, adds to them); none where no
+/// phase reads the dataset.
 async fn prepare_requests(
     plan: &Plan,
     endpoint: &crate::plan::Endpoint,
     tokenizer: Arc<Tokenizer>,
     chat_template: Option<Arc<ChatTemplate>>,
 ) -> Result<dataset::requests::Prepared> {
+    if !plan.reads_dataset() {
+        return Ok(dataset::requests::Prepared { requests: Vec::new(), images: Vec::new() });
+    }
     let dataset = plan.dataset.clone();
     let endpoint = endpoint.clone();
     tokio::task::spawn_blocking(move || {
@@ -599,7 +603,9 @@ impl EntryLimit {
 fn capped(phase: &Phase, limit: Option<EntryLimit>) -> Phase {
     let mut phase = phase.clone();
     let at_most = |own: Option<u64>, limit: u64| Some(own.map_or(limit, |own| own.min(limit)));
-    if let Some(limit) = limit {
+    // Scripted sessions write their own requests: the dataset's end is not theirs.
+    let reads_dataset = !matches!(phase.mode, LoadMode::Scripted { .. });
+    if let Some(limit) = limit.filter(|_| reads_dataset) {
         phase.requests = at_most(phase.requests, limit.requests);
         if let Some(sessions) = limit.sessions {
             phase.sessions = at_most(phase.sessions, sessions);

@@ -473,13 +473,17 @@ impl RequestRecord {
     }
 }
 
-/// A scripted session's step: its tag (`tag:`, else its kind), and the base url it went to
-/// when that was not the run's own endpoint (`endpoint:`).
+/// A scripted session's step: its tag (`tag:`, else its kind), the base url it went to when
+/// that was not the run's own endpoint (`endpoint:`), whether its kind of request generates
+/// tokens (a chat step does; an embeddings or rerank step, whatever the run's own endpoint, not)
+/// and whether it asked for a stream (its endpoint's setting, not the run's).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StepPlace {
     pub tag: Arc<str>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub endpoint: Option<Arc<str>>,
+    pub produces_tokens: bool,
+    pub streamed: bool,
 }
 
 /// Which of the endpoint's several base urls a request went to.

@@ -328,9 +328,14 @@ run(#{ name: "rag", endpoint: llm, report: true, phases: [users(#{ users: 2, ses
     for record in run.records("rag") {
         let metadata = &record["metadata"];
         let tag = metadata["step_tag"].as_str().expect("each record names its step").to_string();
+        // Only the chat step generates tokens: the others' records have no OSL (as an
+        // embeddings or rerank run's), so the run's OSL is the chat answers' alone.
+        let osl = record["metrics"].get("output_sequence_length");
+        assert_eq!(osl.is_some(), tag == "generate", "{tag}: {record}");
         by_tag.entry(tag).or_default().push(metadata["step_endpoint"].as_str().map(str::to_string));
         assert!(metadata.get("url").is_none(), "not in the run's urls' breakdown: {metadata}");
     }
+    assert_eq!(stat(&summary, "output_sequence_length", "min"), 8.0, "the chat answers' 8 tokens");
     assert_eq!(by_tag.keys().collect::<Vec<_>>(), ["embed", "generate", "rerank"]);
     assert!(by_tag["generate"].iter().all(Option::is_none), "{by_tag:?}");
     for tag in ["embed", "rerank"] {
@@ -349,6 +354,48 @@ run(#{ name: "rag", endpoint: llm, report: true, phases: [users(#{ users: 2, ses
     for tag in ["embed", "rerank", "generate"] {
         assert!(page.contains(&format!("<tr><td>{tag}</td><td>5</td><td>0</td>")), "the report's row of {tag}");
     }
+}
+
+/// A streamed chat step from a run whose own endpoint embeds (and streams nothing): the chat
+/// records get their TTFT and token metrics, the embeddings records neither.
+#[test]
+fn a_streamed_chat_step_in_an_embeddings_run_is_measured_as_a_streamed_chat_request() {
+    let run = run_scenario(
+        "embedding_run",
+        r#"
+let embedder = endpoint(#{ url: "mock", model: "e", kind: "embeddings", mock: #{ ttft: ms(3), itl: ms(1) } });
+let llm = endpoint(#{ url: "mock", model: "m", kind: "chat", streaming: true });
+let session = |s| {
+    s.embed(#{ input: ["what is x?"] });
+    s.chat(#{ endpoint: llm, user: "what is x?", max_tokens: 8 });
+};
+run(#{ name: "embedding_run", endpoint: embedder, phases: [users(#{ users: 2, session: session, sessions: 4 })] });
+"#,
+    );
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let records = run.records("embedding_run");
+    assert_eq!(records.len(), 8);
+    for record in &records {
+        let chat = record["metadata"]["step_tag"] == "chat";
+        let metrics = &record["metrics"];
+        for metric in ["time_to_first_token", "inter_token_latency", "output_sequence_length"] {
+            assert_eq!(metrics.get(metric).is_some(), chat, "{metric}: {record}");
+        }
+        if chat {
+            assert_eq!(metrics["output_sequence_length"]["value"], 8, "{record}");
+            assert!(
+                metrics["time_to_first_token"]["value"].as_f64().unwrap_or(0.0) >= 3.0,
+                "the mock's TTFT: {record}"
+            );
+        }
+    }
+    let summary = run.summary("embedding_run");
+    assert_eq!(stat(&summary, "output_sequence_length", "min"), 8.0);
+    // No phase reads the dataset: none is built, and inputs.json lists no unsent prompts.
+    assert!(run.stderr().contains("dataset   none read (every phase runs a session function)"), "{}", run.stderr());
+    let inputs = std::fs::read_to_string(run.artifacts("embedding_run").join("inputs.json")).expect("inputs.json");
+    let inputs: serde_json::Value = serde_json::from_str(&inputs).expect("JSON");
+    assert_eq!(inputs["data"], serde_json::json!([]), "{inputs}");
 }
 
 /// A session's "mock" endpoint beside a real server as the run's own: the phase starts a

@@ -587,8 +587,13 @@ mod tests {
             record.x_request_id = format!("req-{index}");
             // A scripted session's steps: one to another endpoint, one to the run's own.
             record.step = match index {
-                3 => Some(StepPlace { tag: "embed".into(), endpoint: Some("http://127.0.0.1:9".into()) }),
-                4 => Some(StepPlace { tag: "generate".into(), endpoint: None }),
+                3 => Some(StepPlace {
+                    tag: "embed".into(),
+                    endpoint: Some("http://127.0.0.1:9".into()),
+                    produces_tokens: false,
+                    streamed: false,
+                }),
+                4 => Some(StepPlace { tag: "generate".into(), endpoint: None, produces_tokens: true, streamed: true }),
                 _ => None,
             };
             processor.process(record).unwrap();

@@ -38,17 +38,19 @@ use std::sync::Arc;
 
 use crate::clock::RunClock;
 use crate::dataset::tokenizer::Tokenizer;
+use crate::record::RequestRecord;
 
 pub use processor::{ProcessedMetrics, RecordProcessor};
 
 /// What the metrics need to know about the run.
 #[derive(Clone)]
 pub struct MetricsContext {
+    /// The endpoint streams its answers (a scripted step's record says so itself).
     pub streaming: bool,
     pub tokenizer: Arc<Tokenizer>,
     pub clock: RunClock,
     /// The endpoint answers with text (not embeddings or rankings): without it, metrics flagged
-    /// `PRODUCES_TOKENS_ONLY` are not computed.
+    /// `PRODUCES_TOKENS_ONLY` are not computed (a scripted step's record says so itself).
     pub produces_tokens: bool,
     /// Token counts come from each response's `usage`; the tokenizer counts only what it lacks.
     pub use_server_token_count: bool,
@@ -67,4 +69,17 @@ pub struct MetricsContext {
     /// The phases (by index) that replay a fixed schedule: their records carry the replay
     /// schedule offset.
     pub fixed_schedule_phases: Vec<usize>,
+}
+
+impl MetricsContext {
+    /// Whether `record`'s answer was streamed: its scripted step's own endpoint's setting, else
+    /// the run's.
+    pub fn streamed(&self, record: &RequestRecord) -> bool {
+        record.step.as_ref().map_or(self.streaming, |step| step.streamed)
+    }
+
+    /// Whether `record`'s answer is generated text: its scripted step's kind's, else the run's.
+    pub fn generates_tokens(&self, record: &RequestRecord) -> bool {
+        record.step.as_ref().map_or(self.produces_tokens, |step| step.produces_tokens)
+    }
 }

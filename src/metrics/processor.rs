@@ -210,7 +210,7 @@ impl RecordProcessor {
             if let Some(sent_to) = &record.url {
                 self.by_url.of(sent_to).add_success(record, metrics, span, good);
             }
-            self.in_flight.add(record, Some(record_tokens(metrics)), self.ctx.streaming);
+            self.in_flight.add(record, Some(record_tokens(metrics)), self.ctx.streamed(record));
         } else if let Some(error) = &record.error {
             self.errors.add(error);
             self.run.add_error(record, metrics);
@@ -220,9 +220,9 @@ impl RecordProcessor {
             if let Some(sent_to) = &record.url {
                 self.by_url.of(sent_to).add_error(record, metrics);
             }
-            self.in_flight.add(record, None, self.ctx.streaming);
+            self.in_flight.add(record, None, self.ctx.streamed(record));
         } else {
-            self.in_flight.add(record, None, self.ctx.streaming);
+            self.in_flight.add(record, None, self.ctx.streamed(record));
         }
     }
 

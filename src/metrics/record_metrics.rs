@@ -74,9 +74,10 @@ pub fn success_metrics(record: &RequestRecord, ctx: &MetricsContext) -> RecordMe
     let input_sequence_length = counts.input;
 
     metrics.push(&registry::REQUEST_LATENCY, MetricValue::Float(ns_to_ms(latency_ns)));
-    push_schedule_relative_metrics(&mut metrics, record, ctx.streaming);
+    let streamed = ctx.streamed(record);
+    push_schedule_relative_metrics(&mut metrics, record, streamed);
     push_timing_fidelity_metrics(&mut metrics, record, ctx);
-    if ctx.streaming {
+    if streamed {
         let first_chunk_tokens = record.first_chunk_usage_tokens.filter(|_| ctx.per_chunk_usage);
         let lengths = (input_sequence_length, output_sequence_length);
         push_streaming_metrics(&mut metrics, record, latency_ns, lengths, first_chunk_tokens);
@@ -130,7 +131,7 @@ pub fn success_metrics(record: &RequestRecord, ctx: &MetricsContext) -> RecordMe
     }
     push_diff_metrics(&mut metrics, record.output_length_target());
     push_trace_metrics(&mut metrics, record.trace.as_deref());
-    if !ctx.produces_tokens {
+    if !ctx.generates_tokens(record) {
         metrics.entries.retain(|(def, _)| !def.has(MetricFlags::PRODUCES_TOKENS_ONLY));
     }
     metrics.in_registry_order()
@@ -211,7 +212,7 @@ fn push_schedule_relative_metrics(metrics: &mut RecordMetrics, record: &RequestR
 /// which AIPerf leaves out too) and, in fixed-schedule phases, the send's offset from its
 /// due time.
 fn push_timing_fidelity_metrics(metrics: &mut RecordMetrics, record: &RequestRecord, ctx: &MetricsContext) {
-    if let (true, Some(ack_ns)) = (ctx.streaming, record.ack_ns) {
+    if let (true, Some(ack_ns)) = (ctx.streamed(record), record.ack_ns) {
         let setup_ns = ack_ns.saturating_sub(record.start_ns);
         metrics.push(&registry::STREAM_SETUP_LATENCY, MetricValue::Float(ns_to_ms(setup_ns)));
         if let Some(first_chunk) = record.chunks.first() {
@@ -243,7 +244,7 @@ mod tests {
     use super::*;
     use crate::metrics::registry::MetricDef;
     use crate::metrics::test_support::{context, streamed_record};
-    use crate::record::{RecordError, Usage};
+    use crate::record::{RecordError, StepPlace, Usage};
 
     fn float(metrics: &RecordMetrics, def: &MetricDef) -> f64 {
         match metrics.get(def) {
@@ -534,6 +535,28 @@ mod tests {
         }
         assert!(m.get(&registry::OUTPUT_SEQUENCE_LENGTH).is_none());
         assert!(success_metrics(&record, &context(false)).get(&registry::OUTPUT_SEQUENCE_LENGTH).is_some());
+    }
+
+    #[test]
+    fn a_scripted_steps_record_says_itself_whether_it_produces_tokens_and_streamed() {
+        // A session's embeddings step in a streamed chat run: no token metrics, no TTFT.
+        let mut embed = streamed_record(1_000_000, &[], "", 12);
+        embed.end_ns = 9_000_000;
+        embed.step = Some(StepPlace { tag: "embed".into(), endpoint: None, produces_tokens: false, streamed: false });
+        let m = success_metrics(&embed, &context(true));
+        assert!(m.get(&registry::OUTPUT_SEQUENCE_LENGTH).is_none());
+        assert!(m.get(&registry::E2E_OUTPUT_TOKEN_THROUGHPUT).is_none());
+        assert_eq!(count(&m, &registry::INPUT_SEQUENCE_LENGTH), 12);
+        // Its streamed chat step in an embeddings run: both, as a streamed chat run's record.
+        let mut chat = streamed_record(0, &[4_000_000, 6_000_000], " the the", 10);
+        chat.step = Some(StepPlace { tag: "generate".into(), endpoint: None, produces_tokens: true, streamed: true });
+        let ctx = MetricsContext { produces_tokens: false, ..context(false) };
+        let m = success_metrics(&chat, &ctx);
+        assert_eq!(count(&m, &registry::OUTPUT_SEQUENCE_LENGTH), 2);
+        assert!(close(float(&m, &registry::TIME_TO_FIRST_TOKEN), 4.0));
+        // A chat step that asked for no stream, in a streamed run: no TTFT from its one chunk.
+        chat.step = Some(StepPlace { tag: "generate".into(), endpoint: None, produces_tokens: true, streamed: false });
+        assert!(success_metrics(&chat, &context(true)).get(&registry::TIME_TO_FIRST_TOKEN).is_none());
     }
 
     #[test]

@@ -152,6 +152,12 @@ impl Plan {
         results + self.phases.iter().filter(|phase| phase.kind == PhaseKind::Warmup).count() > 1
     }
 
+    /// Whether a phase sends the dataset's requests: where every phase plays scripted sessions
+    /// (which write their own), the dataset is not read.
+    pub fn reads_dataset(&self) -> bool {
+        !self.phases.iter().all(|phase| matches!(phase.mode, LoadMode::Scripted { .. }))
+    }
+
     /// Each phase's index as AIPerf lists its phases: a synthesized agentic warm-up has none,
     /// and the others count without it.
     pub fn listed_phase_indices(&self) -> Vec<Option<usize>> {

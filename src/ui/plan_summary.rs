@@ -22,7 +22,12 @@ use crate::plan::{
 pub fn render(plan: &Plan, artifact_dir: &Path) -> String {
     let mut text = format!("run {} → {}\n", plan.name, artifact_dir.display());
     let _ = writeln!(text, "  endpoint  {}", endpoint(&plan.endpoint));
-    let _ = writeln!(text, "  dataset   {}", dataset(&plan.dataset));
+    let dataset = if plan.reads_dataset() {
+        dataset(&plan.dataset)
+    } else {
+        "none read (every phase runs a session function)".to_string()
+    };
+    let _ = writeln!(text, "  dataset   {dataset}");
     for (i, phase) in plan.phases.iter().enumerate() {
         let _ = writeln!(text, "  phase {:<3} {}", i + 1, phase_line(phase));
     }
@@ -505,5 +510,20 @@ run sweep_8 → artifacts/sweep_8
             "{text}"
         );
         assert!(text.contains("  phase 1   ramp concurrency 1 → 8 → 32 over 30 s\n"), "{text}");
+    }
+
+    #[test]
+    fn a_run_of_scripted_sessions_alone_reads_no_dataset_and_says_so() {
+        let mut plan = plan();
+        let scripted =
+            LoadMode::Scripted { users: 4, session: "agent".into(), seed: 0, workers: None, session_rate: None };
+        plan.phases[1].mode = scripted.clone();
+        assert!(
+            render(&plan, Path::new("out/x")).contains("  dataset   synthetic: isl 550±50"),
+            "the warm-up reads it"
+        );
+        plan.phases[0].mode = scripted;
+        let text = render(&plan, Path::new("out/x"));
+        assert!(text.contains("  dataset   none read (every phase runs a session function)\n"), "{text}");
     }
 }

@@ -55,6 +55,11 @@ impl StepKind {
         }
     }
 
+    /// Whether its answer is generated text (OSL and the other token metrics apply).
+    fn produces_tokens(self) -> bool {
+        self == StepKind::Chat
+    }
+
     /// A step's tag: the one it names, else its kind's.
     fn tag_or_kind(self, tag: Option<String>) -> Arc<str> {
         static KINDS: LazyLock<[Arc<str>; 3]> =
@@ -84,6 +89,14 @@ impl StepKind {
             )
         })
     }
+}
+
+/// What a step's record says of it: its kind, the tag it names, and whether it asked for a
+/// stream.
+struct StepMark {
+    kind: StepKind,
+    tag: Option<String>,
+    streamed: bool,
 }
 
 /// A session's handle; clones share it (the function's `s`).
@@ -205,7 +218,7 @@ impl Session {
     /// A chat step over the session's history, to an OpenAI chat, Messages or Responses
     /// endpoint (the history written in its API's shape); the answer joins the history.
     pub fn chat(&self, mut step: ChatStep) -> Result<Result<StepAnswer, String>, PhaseOver> {
-        let (body, input_tokens, client, kind) = {
+        let (body, input_tokens, client, kind, streamed) = {
             let mut state = self.state();
             let kind = step.endpoint.as_ref().unwrap_or(&state.shared.phase.hook.endpoint).kind;
             if let Some(why) = StepKind::Chat.refuses(kind) {
@@ -220,6 +233,8 @@ impl Session {
                 return Ok(Err(why));
             }
             let base = shared.chat_base(step.endpoint.as_ref(), step.max_tokens);
+            let stream = step.extra.get("stream").or_else(|| base.get("stream"));
+            let streamed = stream == Some(&serde_json::Value::Bool(true));
             let history = &state.history;
             let (body, input_tokens) = if kind == EndpointKind::Chat {
                 let converted = history.tools().and_then(tool_shapes::chat_tools);
@@ -239,10 +254,10 @@ impl Session {
                     history.message_tokens().saturating_add_signed(written.recounted_tokens(shared.as_ref()));
                 (chat_step_body(&base, written.as_sent(), &step.extra), messages_tokens + tools_tokens)
             };
-            (body, input_tokens, client, kind)
+            (body, input_tokens, client, kind, streamed)
         };
-        let tag = StepKind::Chat.tag_or_kind(step.tag);
-        let answer = self.send(client, body, input_tokens, step.max_tokens, tag)?;
+        let mark = StepMark { kind: StepKind::Chat, tag: step.tag, streamed };
+        let answer = self.send(client, body, input_tokens, step.max_tokens, mark)?;
         let mut state = self.state();
         if answer.ok {
             // As the next step sends it back: its text, and each call's name and arguments.
@@ -271,7 +286,7 @@ impl Session {
             Err(why) => return Ok(Err(why)),
         };
         let input_tokens = self.count_joined(inputs.iter().map(String::as_str));
-        self.send(client, body, input_tokens, None, StepKind::Embed.tag_or_kind(tag)).map(Ok)
+        self.send(client, body, input_tokens, None, StepMark { kind: StepKind::Embed, tag, streamed: false }).map(Ok)
     }
 
     /// A rerank step of `documents` against `query`.
@@ -291,7 +306,7 @@ impl Session {
             Err(why) => return Ok(Err(why)),
         };
         let input_tokens = self.count_joined(std::iter::once(query).chain(documents.iter().map(String::as_str)));
-        self.send(client, body, input_tokens, None, StepKind::Rerank.tag_or_kind(tag)).map(Ok)
+        self.send(client, body, input_tokens, None, StepMark { kind: StepKind::Rerank, tag, streamed: false }).map(Ok)
     }
 
     /// Wait `seconds` (a tool's own time; none if not above 0), the session paused; the phase's
@@ -345,16 +360,18 @@ impl Session {
         Ok((body_of(endpoint_or_run_s), client))
     }
 
-    /// Send one step and wait for its answer; PhaseOver when the phase sends no more.
+    /// Send one step (`mark`: its kind, its tag, else its kind's, whether it streams) and wait
+    /// for its answer; PhaseOver when the phase sends no more.
     fn send(
         &self,
         other: Option<OtherEndpoint>,
         body: Vec<u8>,
         input_tokens: u64,
         max_tokens: Option<u64>,
-        tag: Arc<str>,
+        StepMark { kind, tag, streamed }: StepMark,
     ) -> Result<StepAnswer, PhaseOver> {
         let (client, endpoint) = other.map(|other| (other.client, other.url)).unzip();
+        let tag = kind.tag_or_kind(tag);
         let step = {
             let mut state = self.state();
             let Some(index_in_phase) = state.shared.claim_request() else {
@@ -364,7 +381,7 @@ impl Session {
             let turn = SessionTurn { session: state.id, turn: state.steps.len() as u32 };
             let scheduled_ns = state.due_ns.take().unwrap_or_else(|| state.shared.phase.ctx.clock.now_ns());
             let x_request_id = state.ids.uuid();
-            let place = StepPlace { tag: tag.clone(), endpoint };
+            let place = StepPlace { tag: tag.clone(), endpoint, produces_tokens: kind.produces_tokens(), streamed };
             Step {
                 body: body.into(),
                 input_tokens,
