@@ -599,13 +599,11 @@ impl EntryLimit {
     }
 }
 
-/// `phase` within `limit` (a dataset that stops at its end).
+/// `phase` within `limit` (a dataset that stops at its end), if it reads the dataset.
 fn capped(phase: &Phase, limit: Option<EntryLimit>) -> Phase {
     let mut phase = phase.clone();
     let at_most = |own: Option<u64>, limit: u64| Some(own.map_or(limit, |own| own.min(limit)));
-    // Scripted sessions write their own requests: the dataset's end is not theirs.
-    let reads_dataset = !matches!(phase.mode, LoadMode::Scripted { .. });
-    if let Some(limit) = limit.filter(|_| reads_dataset) {
+    if let Some(limit) = limit.filter(|_| phase.reads_dataset()) {
         phase.requests = at_most(phase.requests, limit.requests);
         if let Some(sessions) = limit.sessions {
             phase.sessions = at_most(phase.sessions, sessions);

@@ -114,6 +114,34 @@ fn raw_payload_lines_and_session_folders_are_sent_as_written() {
     );
 }
 
+/// A dataset that stops at its end caps the phases that send its entries, not a phase of
+/// scripted sessions, which writes its own requests.
+#[test]
+fn a_dataset_that_stops_at_its_end_caps_only_the_phases_that_read_it() {
+    let body = json!({"model": "mock-model", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 2});
+    let run = run_with_files(
+        "capped",
+        &[("bodies.jsonl", format!("{body}\n{body}\n"))],
+        r#"
+        let mock = endpoint(#{ url: "mock", mock: #{ ttft: ms(1), itl: ms(1) } });
+        run(#{ name: "capped", endpoint: mock,
+               dataset: file(#{ path: "bodies.jsonl", format: "raw_payload", at_end: "stop" }),
+               phases: [ concurrency(#{ name: "entries", users: 1, requests: 10 }),
+                         users(#{ name: "sessions", users: 1, sessions: 5,
+                                  session: |s| { s.chat(#{ user: "hi", max_tokens: 2 }); } }) ] });
+        "#,
+    );
+    let mut by_phase = std::collections::BTreeMap::<String, usize>::new();
+    for record in run.records("capped") {
+        *by_phase.entry(record["metadata"]["phase_name"].as_str().unwrap_or_default().to_string()).or_default() += 1;
+    }
+    assert_eq!(
+        by_phase,
+        [("entries".to_string(), 2), ("sessions".to_string(), 5)].into(),
+        "each entry once; 5 sessions"
+    );
+}
+
 #[test]
 fn inputs_json_replays_exactly_the_bodies_a_run_wrote() {
     let run = run_with_files(

@@ -155,7 +155,7 @@ impl Plan {
     /// Whether a phase sends the dataset's requests: where every phase plays scripted sessions
     /// (which write their own), the dataset is not read.
     pub fn reads_dataset(&self) -> bool {
-        !self.phases.iter().all(|phase| matches!(phase.mode, LoadMode::Scripted { .. }))
+        self.phases.iter().any(Phase::reads_dataset)
     }
 
     /// Each phase's index as AIPerf lists its phases: a synthesized agentic warm-up has none,

@@ -231,6 +231,11 @@ impl Phase {
             && matches!(&self.mode, LoadMode::AgenticReplay(replay) if replay.stage == super::ReplayStage::Priming)
     }
 
+    /// Whether it sends the dataset's requests: scripted sessions write their own.
+    pub fn reads_dataset(&self) -> bool {
+        !matches!(self.mode, LoadMode::Scripted { .. })
+    }
+
     /// The most requests a phase of single requests sends: its `requests` or its `sessions`
     /// (each request a session of its own), whichever is lower.
     pub fn single_request_limit(&self) -> Option<u64> {
