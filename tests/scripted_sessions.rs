@@ -357,7 +357,9 @@ run(#{ name: "rag", endpoint: llm, report: true, phases: [users(#{ users: 2, ses
 }
 
 /// A streamed chat step from a run whose own endpoint embeds (and streams nothing): the chat
-/// records get their TTFT and token metrics, the embeddings records neither.
+/// records get their TTFT and token metrics, the embeddings records neither; and a chat step
+/// to an endpoint that does not stream gets its token metrics but no TTFT, in its record, its
+/// answer or the step's breakdown.
 #[test]
 fn a_streamed_chat_step_in_an_embeddings_run_is_measured_as_a_streamed_chat_request() {
     let run = run_scenario(
@@ -365,23 +367,27 @@ fn a_streamed_chat_step_in_an_embeddings_run_is_measured_as_a_streamed_chat_requ
         r#"
 let embedder = endpoint(#{ url: "mock", model: "e", kind: "embeddings", mock: #{ ttft: ms(3), itl: ms(1) } });
 let llm = endpoint(#{ url: "mock", model: "m", kind: "chat", streaming: true });
+let whole = endpoint(#{ url: "mock", model: "m", kind: "chat", streaming: false });
 let session = |s| {
     s.embed(#{ input: ["what is x?"] });
-    s.chat(#{ endpoint: llm, user: "what is x?", max_tokens: 8 });
+    let streamed = s.chat(#{ endpoint: llm, user: "what is x?", max_tokens: 8 });
+    let came_whole = s.chat(#{ endpoint: whole, user: "and y?", max_tokens: 8, tag: "whole" });
+    if streamed.ttft_ms == () || came_whole.ttft_ms != () { throw `ttft ${streamed.ttft_ms} ${came_whole.ttft_ms}`; }
 };
 run(#{ name: "embedding_run", endpoint: embedder, phases: [users(#{ users: 2, session: session, sessions: 4 })] });
 "#,
     );
     assert_eq!(run.code(), Some(0), "{}", run.stderr());
     let records = run.records("embedding_run");
-    assert_eq!(records.len(), 8);
+    assert_eq!(records.len(), 12);
     for record in &records {
-        let chat = record["metadata"]["step_tag"] == "chat";
+        let tag = record["metadata"]["step_tag"].as_str().unwrap_or_default();
         let metrics = &record["metrics"];
-        for metric in ["time_to_first_token", "inter_token_latency", "output_sequence_length"] {
-            assert_eq!(metrics.get(metric).is_some(), chat, "{metric}: {record}");
+        for metric in ["time_to_first_token", "inter_token_latency"] {
+            assert_eq!(metrics.get(metric).is_some(), tag == "chat", "{metric}: {record}");
         }
-        if chat {
+        assert_eq!(metrics.get("output_sequence_length").is_some(), tag != "embed", "{record}");
+        if tag == "chat" {
             assert_eq!(metrics["output_sequence_length"]["value"], 8, "{record}");
             assert!(
                 metrics["time_to_first_token"]["value"].as_f64().unwrap_or(0.0) >= 3.0,
@@ -391,6 +397,8 @@ run(#{ name: "embedding_run", endpoint: embedder, phases: [users(#{ users: 2, se
     }
     let summary = run.summary("embedding_run");
     assert_eq!(stat(&summary, "output_sequence_length", "min"), 8.0);
+    let steps = &scripted(&summary)["steps"];
+    assert!(steps["chat"]["ttft_ms"].is_object() && steps["whole"].get("ttft_ms").is_none(), "{steps}");
     // No phase reads the dataset: none is built, and inputs.json lists no unsent prompts.
     assert!(run.stderr().contains("dataset   none read (every phase runs a session function)"), "{}", run.stderr());
     let inputs = std::fs::read_to_string(run.artifacts("embedding_run").join("inputs.json")).expect("inputs.json");

@@ -160,7 +160,7 @@ pub struct StepAnswer {
     pub tool_calls: Vec<ToolCall>,
     pub usage: Option<Usage>,
     pub finish_reason: Option<String>,
-    /// Run-clock ns: sent, first output, last byte.
+    /// Run-clock ns: sent, first output (of a streamed answer), last byte.
     pub start_ns: u64,
     pub first_output_ns: Option<u64>,
     pub end_ns: u64,
@@ -171,6 +171,8 @@ impl StepAnswer {
     /// on the record for the metrics too).
     fn of(record: &mut RequestRecord, tokenizer: &Tokenizer) -> Self {
         let ok = record.is_valid();
+        // An answer that came whole has no first output of its own (its one chunk is its end).
+        let streamed = record.step.as_ref().is_some_and(|step| step.streamed);
         if ok {
             record.content_tokens = Some(tokenizer.count(&record.content) as u64);
         }
@@ -187,7 +189,7 @@ impl StepAnswer {
             usage: record.usage,
             finish_reason: record.finish_reason.clone(),
             start_ns: record.start_ns,
-            first_output_ns: record.chunks.first().map(|chunk| chunk.ns),
+            first_output_ns: record.chunks.first().filter(|_| streamed).map(|chunk| chunk.ns),
             end_ns: record.end_ns,
         }
     }
