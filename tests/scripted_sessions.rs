@@ -450,6 +450,42 @@ run(#{{ name: "beside", endpoint: real, preflight: false, server_metrics: #{{ en
     assert_eq!(Mock::metric(port, "vllm:request_success_total"), 4.0, "the real server saw only its own steps");
 }
 
+/// A session's "mock" endpoint with `mock:` settings of its own in a run that serves itself:
+/// the phase starts a built-in server for it; one without settings shares the run's.
+#[test]
+fn a_mock_endpoint_with_settings_of_its_own_gets_its_own_built_in_server() {
+    let run = run_scenario(
+        "own_settings",
+        r#"
+let run_s = endpoint(#{ url: "mock", model: "m", kind: "chat", streaming: true, mock: #{ ttft: ms(2), itl: ms(1) } });
+let slow = endpoint(#{ url: "mock", model: "m", kind: "chat", streaming: true, mock: #{ ttft: ms(60), itl: ms(1) } });
+let plain = endpoint(#{ url: "mock", model: "m", kind: "chat", streaming: true });
+let three = |s| {
+    s.chat(#{ user: "first", max_tokens: 4, tag: "run" });
+    s.chat(#{ endpoint: slow, user: "then", max_tokens: 4, tag: "slow" });
+    s.chat(#{ endpoint: plain, user: "last", max_tokens: 4, tag: "plain" });
+};
+run(#{ name: "own_settings", endpoint: run_s, phases: [users(#{ users: 2, session: three, sessions: 4 })] });
+"#,
+    );
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let sessions = scripted(&run.summary("own_settings")).clone();
+    assert_eq!(sessions["completed"].as_u64(), Some(4), "{sessions}");
+    let ttft = |tag: &str, stat: &str| sessions["steps"][tag]["ttft_ms"][stat].as_f64().unwrap_or(f64::NAN);
+    assert!(ttft("slow", "min") >= 60.0, "its own settings: {sessions}");
+    assert!(ttft("run", "max") < 60.0 && ttft("plain", "max") < 60.0, "the run's server's: {sessions}");
+    let mut at: std::collections::BTreeMap<String, std::collections::BTreeSet<Option<String>>> = Default::default();
+    for record in run.records("own_settings") {
+        let metadata = &record["metadata"];
+        let tag = metadata["step_tag"].as_str().expect("a step").to_string();
+        at.entry(tag).or_default().insert(metadata["step_endpoint"].as_str().map(str::to_string));
+    }
+    assert_eq!(at["run"], [None].into(), "the run's own endpoint: {at:?}");
+    assert_eq!(at["slow"].len(), 1, "one server for those settings: {at:?}");
+    let slow_at = at["slow"].first().cloned().flatten().expect("its server's url");
+    assert!(!at["plain"].contains(&Some(slow_at)), "the other shares the run's server: {at:?}");
+}
+
 #[test]
 fn a_script_error_ends_its_session_with_file_and_line_and_the_others_finish() {
     let run = run_scenario(

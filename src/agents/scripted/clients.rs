@@ -1,7 +1,8 @@
 //! The clients of the endpoints a session calls besides the run's own: one per endpoint, made
 //! on first use with the run's settings, the url "mock" meaning the run's built-in server (every
 //! url does in `aiperf check`'s trial of the session functions), or one of the phase's own
-//! when the run's endpoint is a real server (`side_mocks.rs`).
+//! when the run's endpoint is a real server or the endpoint's `mock:` settings are not the
+//! run's (`side_mocks.rs`).
 
 use std::sync::{Arc, Mutex};
 
@@ -60,8 +61,10 @@ impl EndpointClients {
         Ok(other)
     }
 
-    /// How `endpoint` is reached: at the built-in server for "mock", by the run's own client
-    /// when it is the run's endpoint, else by a client of its own, made now if none in `made`.
+    /// How `endpoint` is reached: at the built-in server for "mock" (the run's own when the run
+    /// serves itself and the endpoint asks for no other `mock:` settings, else one of the
+    /// phase's), by the run's own client when it is the run's endpoint, else by a client of its
+    /// own, made now if none in `made`.
     fn reach(
         &self,
         endpoint: &Endpoint,
@@ -72,7 +75,9 @@ impl EndpointClients {
     ) -> Result<Option<OtherEndpoint>, String> {
         let mut endpoint = endpoint.clone();
         let in_process = endpoint.is_mock() || self.all_mock;
-        if in_process && hook.serving_itself {
+        // A trial sends every step to the run's server, whatever its settings.
+        let settings_of_its_own = !self.all_mock && endpoint.mock.is_some() && endpoint.mock != hook.endpoint.mock;
+        if in_process && hook.serving_itself && !settings_of_its_own {
             endpoint.url = hook.endpoint.url.clone();
             endpoint.mock = hook.endpoint.mock.clone();
         } else if in_process {

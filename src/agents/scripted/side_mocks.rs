@@ -1,6 +1,8 @@
 //! The built-in servers a phase starts for the endpoints its sessions call at the url "mock"
 //! when the run's own endpoint is a real server (a RAG pipeline's retrieval mocked beside a
-//! real model): one server per `mock:` setting, started at its first step, stopped with the phase.
+//! real model), or when such an endpoint's `mock:` settings are not those of the run's own
+//! built-in server: one server per `mock:` setting, started at its first step, stopped with the
+//! phase.
 
 use std::sync::{Arc, Mutex};
 
