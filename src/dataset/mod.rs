@@ -56,7 +56,7 @@ pub mod trace_links;
 pub mod trace_session;
 pub mod video;
 mod vocab_prompts;
-mod word_counts;
+mod word_memo;
 
 use std::sync::Arc;
 

@@ -1,18 +1,18 @@
 //! Counting tokens under a Hugging Face pipeline without building an encoding: the pipeline's
 //! own steps up to its pre-tokens (added tokens split off, the normalizer, the pre-tokenizer),
-//! then each pre-token's count from the model, remembered (`word_counts`). A whole encode also
+//! then each pre-token's count from the model, remembered (`word_memo`). A whole encode also
 //! builds ids, token strings, offsets and masks and runs the post-processor (which adds
 //! nothing without special tokens); the count is the same by construction. A pipeline that
 //! truncates is left to the whole encode.
 
 use tokenizers::{Model, OffsetReferential, OffsetType, PreTokenizer};
 
-use super::word_counts::WordCounts;
+use super::word_memo::WordMemo;
 
 /// Tokens in `text` under `pipeline` without special tokens, its pre-tokens' counts kept in
 /// `memo`; None where only a whole encode gives the count (the pipeline truncates, or a step
 /// failed).
-pub(super) fn count(pipeline: &tokenizers::Tokenizer, text: &str, memo: &WordCounts) -> Option<usize> {
+pub(super) fn count(pipeline: &tokenizers::Tokenizer, text: &str, memo: &WordMemo) -> Option<usize> {
     if pipeline.get_truncation().is_some() {
         return None;
     }

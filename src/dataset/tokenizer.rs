@@ -20,7 +20,7 @@ use super::ascii_path::{AsciiPath, byte_level};
 use super::ascii_pre_tokens::{self, Pattern};
 use super::builtin_tokenizer::{self, END_OF_TEXT};
 use super::gpt2_bpe::Gpt2Bpe;
-use super::word_counts::WordCounts;
+use super::word_memo::WordMemo;
 use super::{split_counts, tiktoken_encodings, tokenizer_hub};
 use crate::plan::TokenizerSpec;
 
@@ -34,10 +34,11 @@ pub struct Tokenizer {
     kind: Kind,
     /// Where ASCII text may skip the pipeline: pre-token by pre-token to the model alone.
     ascii_path: Option<AsciiPath>,
-    /// Word counts remembered for the text on that path (raw words), and for the text that
-    /// goes through the pipeline (`split_counts`: its pre-tokens as the model reads them).
-    ascii_words: WordCounts,
-    pipeline_words: WordCounts,
+    /// Word counts and ids remembered for the text on that path (raw words), and counts for the
+    /// text that goes through the pipeline (`split_counts`: its pre-tokens as the model reads
+    /// them).
+    ascii_words: WordMemo,
+    pipeline_words: WordMemo,
     /// The text of the token AIPerf starts each hash-id block of a trace's prompt with (its
     /// BOS, else its EOS), if the tokenizer has one that counts as a single token.
     block_separator: Option<String>,
@@ -90,8 +91,8 @@ impl Tokenizer {
             )),
             block_separator: specials.contains(END_OF_TEXT).then(|| END_OF_TEXT.to_string()),
             kind: Kind::Encoding { encoding, specials },
-            ascii_words: WordCounts::new(),
-            pipeline_words: WordCounts::new(),
+            ascii_words: WordMemo::new(),
+            pipeline_words: WordMemo::new(),
             file: None,
         })
     }
@@ -109,8 +110,8 @@ impl Tokenizer {
             bytes_per_token: OnceLock::new(),
             kind: Kind::Builtin { bpe: Gpt2Bpe::new(), pipeline: OnceLock::new() },
             ascii_path: Some(AsciiPath::new(Pattern::Gpt2, vec![END_OF_TEXT.to_string()])),
-            ascii_words: WordCounts::new(),
-            pipeline_words: WordCounts::new(),
+            ascii_words: WordMemo::new(),
+            pipeline_words: WordMemo::new(),
             block_separator: Some(END_OF_TEXT.to_string()),
             file: None,
         }
@@ -145,8 +146,8 @@ impl Tokenizer {
             ascii_path: AsciiPath::of(&inner),
             block_separator: block_separator_of(&file, &inner),
             kind: Kind::File(inner),
-            ascii_words: WordCounts::new(),
-            pipeline_words: WordCounts::new(),
+            ascii_words: WordMemo::new(),
+            pipeline_words: WordMemo::new(),
             file: Some(file),
         })
     }
@@ -245,11 +246,13 @@ impl Tokenizer {
         Some(())
     }
 
-    /// The token ids of `text`, without special tokens (word by word where that gives the same).
+    /// The token ids of `text`, without special tokens (word by word where that gives the same,
+    /// each word's ids remembered).
     pub fn encode(&self, text: &str) -> Vec<u32> {
         if let Some(pattern) = self.ascii_pattern(text) {
             let mut ids = Vec::new();
-            if ascii_pre_tokens::pre_tokens(pattern, text).all(|word| self.word_ids(word, &mut ids).is_some()) {
+            let words = ascii_pre_tokens::pre_tokens(pattern, text);
+            if self.ascii_words.extend_ids(words, |word, ids| self.word_ids(word, ids), &mut ids).is_some() {
                 return ids;
             }
         }

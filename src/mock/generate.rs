@@ -24,7 +24,8 @@ use super::words;
 
 /// Largest request body accepted.
 const MAX_REQUEST_BYTES: usize = 64 * 1024 * 1024;
-/// Prompts up to this size are tokenized on the runtime; larger ones on the blocking pool.
+/// Prompts up to this size are tokenized on the runtime; larger ones on the blocking pool, a
+/// core's worth at a time (`MockState::tokenizing_slots`).
 const INLINE_TOKENIZE_BYTES: usize = 4096;
 
 pub async fn serve(state: Arc<MockState>, endpoint: Endpoint, request: Request<Incoming>) -> Response<MockBody> {
@@ -189,6 +190,7 @@ async fn read_prompt(
     if prompt.text_bytes() <= INLINE_TOKENIZE_BYTES {
         return Some(tokenize(state, &prompt, cache_namespace.as_deref()));
     }
+    let _slot = state.tokenizing_slots.acquire().await.ok()?;
     let state = state.clone();
     tokio::task::spawn_blocking(move || tokenize(&state, &prompt, cache_namespace.as_deref())).await.ok()
 }

@@ -35,6 +35,10 @@ pub struct MockState {
     pub timing: Timing,
     pub tokenizer: Arc<Tokenizer>,
     pub running_slots: Arc<Semaphore>,
+    /// Long prompts tokenized at once on the blocking pool: one per core, so that the same few
+    /// threads do it, their word memos warm (each thread remembers the words it has seen), and
+    /// a burst of long prompts does not spread over as many threads as requests.
+    pub tokenizing_slots: Semaphore,
     pub stats: StatsRegistry,
     /// `None` when turned off (`prefix_cache_blocks: 0`).
     pub prefix_cache: Option<PrefixCache>,
@@ -73,6 +77,7 @@ impl MockState {
             );
         }
         let running_slots = Arc::new(Semaphore::new(config.max_running.clamp(1, Semaphore::MAX_PERMITS)));
+        let tokenizing_slots = Semaphore::new(std::thread::available_parallelism().map_or(1, usize::from));
         let stats = StatsRegistry::new(&served_models(&config));
         let started_epoch_s = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |since| since.as_secs());
         let expected_authorization = config.api_key.as_ref().map(|key| format!("Bearer {key}"));
@@ -82,6 +87,7 @@ impl MockState {
             timing,
             tokenizer,
             running_slots,
+            tokenizing_slots,
             stats,
             prefix_cache,
             spec_decoder,
