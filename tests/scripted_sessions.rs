@@ -1066,6 +1066,45 @@ run(#{{ name: "draws", endpoint: target, phases: [users(#{{ users: 4, session: a
     assert_ne!(tags(8), first, "another seed draws others");
 }
 
+/// A text a session made (`s.text`) is counted from the count it was made to, wherever it stands
+/// in a body: an embeddings input before another, a user message after a system text, tool
+/// results after the history. Each request's ISL equals the mock's prompt count, which counts the
+/// body's texts itself, joined as AIPerf's client joins them.
+#[test]
+fn made_texts_count_as_the_server_counts_them_wherever_they_stand_in_a_body() {
+    let run = run_scenario(
+        "made",
+        r#"
+const TOOLS = [#{ type: "function", function: #{ name: "read", parameters: #{ type: "object" } } }];
+let target = endpoint(#{ url: "mock", model: "m", kind: "chat", streaming: true, mock: #{ ttft: ms(1), itl: ms(1) } });
+let embedder = endpoint(#{ url: "mock", model: "e", kind: "embeddings" });
+let agent = |s| {
+    s.embed(#{ endpoint: embedder, input: [s.text(30), "what is x?"] });
+    let r = s.chat(#{ messages: [system("Be brief."), user(s.text(40))], tools: TOOLS, max_tokens: 8 });
+    while r.tool_calls.len() > 0 {
+        r = s.chat(#{ tool_results: r.tool_calls.map(|c| s.text(50)), max_tokens: 8 });
+    }
+};
+run(#{ name: "made", endpoint: target, phases: [users(#{ users: 2, session: agent, sessions: 4 })] });
+"#,
+    );
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let records = run.records("made");
+    // Each session: one embeddings request, then the mock's two tool calls and its answer.
+    assert_eq!(records.len(), 16);
+    for record in &records {
+        let metrics = &record["metrics"];
+        let isl = metrics["input_sequence_length"]["value"].as_f64();
+        assert!(isl.is_some_and(|isl| isl > 30.0), "{record}");
+        assert_eq!(
+            isl,
+            metrics["usage_prompt_tokens"]["value"].as_f64(),
+            "{}: {metrics}",
+            record["metadata"]["step_tag"]
+        );
+    }
+}
+
 /// Requests answered, but every session ended by the same script error: the artifacts are
 /// written and the scenario stops with exit code 2, naming the error; `allow_all_failed`
 /// accepts it.

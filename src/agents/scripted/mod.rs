@@ -6,6 +6,7 @@
 mod clients;
 mod dialects;
 mod history;
+mod made_texts;
 mod phase;
 mod player;
 mod porters;

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use super::clients::OtherEndpoint;
 use super::dialects::{self, Reasoning};
 use super::history::{ChatStep, History, TextCounts, tools_tokens};
+use super::made_texts::{MadeTexts, StepCounts};
 use super::phase::PhaseShared;
 use super::porters::StepOrder;
 use super::suspend::{pause_on, pause_on_step};
@@ -110,6 +111,8 @@ struct SessionState {
     /// The function's own random draws (`s.random()`, `s.sample(..)`, `s.pick(..)`).
     draws: SeededRng,
     history: History,
+    /// The counts of the texts it made lately (`s.text`), which it may send.
+    made: MadeTexts,
     /// Chat steps answered so far.
     turn: u32,
     steps: Vec<StepDone>,
@@ -137,6 +140,7 @@ impl Session {
             ids: SeededRng::new(seed),
             draws,
             history: History::default(),
+            made: MadeTexts::default(),
             turn: 0,
             steps: Vec::new(),
             tool_calls: 0,
@@ -199,7 +203,9 @@ impl Session {
         let corpus = Corpus::Shakespeare;
         let offset = self.below(corpus.text().len());
         let tokenizer = self.state().shared.phase.ctx.tokenizer.clone();
-        text_of_length(&tokenizer, None, corpus, offset, tokens).text
+        let made = text_of_length(&tokenizer, None, corpus, offset, tokens);
+        self.state().made.keep(&made.text, made.tokens);
+        made.text
     }
 
     /// A draw in [0, `len`); 0 when `len` is 0.
@@ -229,7 +235,8 @@ impl Session {
                 Err(why) => return Ok(Err(why)),
             };
             let shared = state.shared.clone();
-            if let Err(why) = state.history.add_step(&mut step, shared.as_ref()) {
+            let SessionState { history, made, .. } = &mut *state;
+            if let Err(why) = history.add_step(&mut step, &StepCounts { made, phase: shared.as_ref() }) {
                 return Ok(Err(why));
             }
             let base = shared.chat_base(step.endpoint.as_ref(), step.max_tokens);
@@ -340,8 +347,9 @@ impl Session {
 
     /// The tokens of `texts` joined by spaces, as AIPerf counts a body's texts.
     fn count_joined<'a>(&self, texts: impl Iterator<Item = &'a str>) -> u64 {
-        let shared = self.state().shared.clone();
-        texts.enumerate().map(|(index, text)| shared.in_body(text, index == 0)).sum()
+        let state = self.state();
+        let counts = StepCounts { made: &state.made, phase: state.shared.as_ref() };
+        texts.enumerate().map(|(index, text)| counts.in_body(text, index == 0)).sum()
     }
 
     /// The body for the step's endpoint and the client that sends it.
