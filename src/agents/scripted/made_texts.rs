@@ -1,7 +1,7 @@
 //! The token counts of the last texts a session made (`s.text`, which cuts a text to an exact
 //! count and so knows it), so that such a text, sent as a tool result, a message, an input to
-//! embed or a document to rerank, is not counted again. A made text is known by its length and hash (no
-//! copy kept), a few at a time.
+//! embed or a document to rerank, is not counted again. A made text is known by its length and
+//! hash (no copy kept), a few at a time.
 
 use std::collections::VecDeque;
 use std::hash::BuildHasher;
