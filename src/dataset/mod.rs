@@ -45,6 +45,7 @@ mod sagemaker_data_capture;
 mod sampling;
 mod sharegpt;
 mod single_turn;
+mod space_chunks;
 mod split_counts;
 mod synthesized_rows;
 pub mod synthetic;

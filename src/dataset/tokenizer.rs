@@ -20,6 +20,7 @@ use super::ascii_path::{AsciiPath, byte_level};
 use super::ascii_pre_tokens::{self, Pattern};
 use super::builtin_tokenizer::{self, END_OF_TEXT};
 use super::gpt2_bpe::Gpt2Bpe;
+use super::space_chunks::space_chunks;
 use super::word_memo::WordMemo;
 use super::{split_counts, tiktoken_encodings, tokenizer_hub};
 use crate::plan::TokenizerSpec;
@@ -34,11 +35,12 @@ pub struct Tokenizer {
     kind: Kind,
     /// Where ASCII text may skip the pipeline: pre-token by pre-token to the model alone.
     ascii_path: Option<AsciiPath>,
-    /// Word counts and ids remembered for the text on that path (raw words), and counts for the
+    /// Word counts and ids remembered for the text on that path (raw words), counts for the
     /// text that goes through the pipeline (`split_counts`: its pre-tokens as the model reads
-    /// them).
+    /// them), and ids of any text's `space_chunks` (`extend_ids_by_chunks`).
     ascii_words: WordMemo,
     pipeline_words: WordMemo,
+    chunks: WordMemo,
     /// The text of the token AIPerf starts each hash-id block of a trace's prompt with (its
     /// BOS, else its EOS), if the tokenizer has one that counts as a single token.
     block_separator: Option<String>,
@@ -93,6 +95,7 @@ impl Tokenizer {
             kind: Kind::Encoding { encoding, specials },
             ascii_words: WordMemo::new(),
             pipeline_words: WordMemo::new(),
+            chunks: WordMemo::new(),
             file: None,
         })
     }
@@ -112,6 +115,7 @@ impl Tokenizer {
             ascii_path: Some(AsciiPath::new(Pattern::Gpt2, vec![END_OF_TEXT.to_string()])),
             ascii_words: WordMemo::new(),
             pipeline_words: WordMemo::new(),
+            chunks: WordMemo::new(),
             block_separator: Some(END_OF_TEXT.to_string()),
             file: None,
         }
@@ -148,6 +152,7 @@ impl Tokenizer {
             kind: Kind::File(inner),
             ascii_words: WordMemo::new(),
             pipeline_words: WordMemo::new(),
+            chunks: WordMemo::new(),
             file: Some(file),
         })
     }
@@ -263,6 +268,22 @@ impl Tokenizer {
     /// without whitespace costs linear time here too.
     pub fn encode_in_pieces(&self, text: &str) -> Vec<u32> {
         pieces(text, COUNT_PIECE_BYTES).flat_map(|piece| self.encode(piece)).collect()
+    }
+
+    /// Appends the ids of `text`: those of `encode_in_pieces`, but any text (ASCII or not) goes
+    /// chunk by chunk (`space_chunks`), each chunk's ids remembered, where the pre-tokenizer
+    /// starts a word's pre-token at the space before it (the builtin's, a tiktoken encoding's):
+    /// a server's prompts repeat their words, and a shared prefix repeats them all.
+    pub fn extend_ids_by_chunks(&self, text: &str, ids: &mut Vec<u32>) {
+        let chunk_ids = |chunk: &str, ids: &mut Vec<u32>| {
+            ids.extend(self.encode_in_pieces(chunk));
+            Some(())
+        };
+        let by_chunks = matches!(self.kind, Kind::Builtin { .. } | Kind::Encoding { .. })
+            && self.chunks.extend_ids(space_chunks(text), chunk_ids, ids).is_some();
+        if !by_chunks {
+            ids.extend(self.encode_in_pieces(text));
+        }
     }
 
     /// The Hugging Face pipeline: the file's, or the builtin one (loaded on first use); none
@@ -454,6 +475,31 @@ pub(super) mod tests {
         assert_eq!(t.encode(prose), t.encode_whole(prose));
         assert_eq!(t.count(prose), t.encode_whole(prose).len());
         assert_eq!(t.count("naïve café 東京 it's"), t.encode("naïve café 東京 it's").len(), "non-ASCII text");
+    }
+
+    #[test]
+    fn ids_by_chunks_are_the_whole_encodings_and_repeat_from_memory() {
+        let mut rng = crate::rng::SeededRng::new(11);
+        let mut texts: Vec<String> = (0..200).map(|i| tricky_ascii(&mut rng, i % 30)).collect();
+        texts.extend(
+            [
+                "Hello there, it's 2024!  Tabs\tand\nnew lines \u{3000}wide  ümlaut café",
+                "   leading spaces and trailing ones   ",
+                "a  \u{3000}x \x0by  \u{a0}z",
+                "x  <|endoftext|>  <|endoftext|> <|endoftext|>y",
+                " the the the question 7",
+            ]
+            .map(String::from),
+        );
+        for tokenizer in [Tokenizer::builtin(), Tokenizer::encoding("cl100k_base").unwrap()] {
+            for text in &texts {
+                for _ in 0..2 {
+                    let mut ids = vec![9];
+                    tokenizer.extend_ids_by_chunks(text, &mut ids);
+                    assert_eq!(ids[1..], tokenizer.encode_whole(text), "{} {text:?}", tokenizer.name());
+                }
+            }
+        }
     }
 
     #[test]

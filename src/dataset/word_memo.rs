@@ -1,9 +1,9 @@
-//! What words (pre-tokens) come to under one tokenizer, remembered per thread: their token
-//! counts (counting) and their token ids (encoding, e.g. a text cut to an exact length). A
-//! response's or a corpus's words mostly repeat, and a word's tokens never change under one
-//! tokenizer. Bounded: long words are not kept, a tokenizer's memo starts over when full, and
-//! all are forgotten past a few tokenizers (at most 8 × 65,536 words of 64 bytes a thread, in
-//! each of the two memos).
+//! What words (pre-tokens, or a prompt's chunks) come to under one tokenizer, remembered per
+//! thread: their token counts (counting) and their token ids (encoding, e.g. a text cut to an
+//! exact length). A response's or a corpus's words mostly repeat, and a word's tokens never
+//! change under one tokenizer. Bounded: long words are not kept, a tokenizer's memo starts over
+//! when full, and all are forgotten past a few tokenizers (at most 8 × 65,536 words of 64 bytes
+//! a thread, in each of the two memos).
 
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -89,26 +89,24 @@ impl WordMemo {
 
     /// Appends the words' ids to `ids`, each word's from `word_ids` (which appends them) the
     /// first time this thread sees it; None if `word_ids` gave none (`ids` then holds part).
+    /// The memo is let go while `word_ids` runs, so that it may encode through a memo too.
     pub(super) fn extend_ids<'w>(
         &self,
         words: impl IntoIterator<Item = &'w str>,
         word_ids: impl Fn(&str, &mut Vec<u32>) -> Option<()>,
         ids: &mut Vec<u32>,
     ) -> Option<()> {
-        IDS.with_borrow_mut(|memos| {
-            let memo = memos.of(self.id);
-            for word in words {
-                match memo.get(word) {
-                    Some(known) => ids.extend_from_slice(known),
-                    None => {
-                        let start = ids.len();
-                        word_ids(word, ids)?;
-                        remember(memo, word, ids[start..].into());
-                    }
-                }
-            }
-            Some(())
-        })
+        let mut words = words.into_iter();
+        loop {
+            let missing = IDS.with_borrow_mut(|memos| {
+                let memo = memos.of(self.id);
+                words.by_ref().find(|word| memo.get(*word).map(|known| ids.extend_from_slice(known)).is_none())
+            });
+            let Some(word) = missing else { return Some(()) };
+            let start = ids.len();
+            word_ids(word, ids)?;
+            IDS.with_borrow_mut(|memos| remember(memos.of(self.id), word, ids[start..].into()));
+        }
     }
 }
 
@@ -161,5 +159,20 @@ mod tests {
         let long = "x".repeat(MAX_REMEMBERED_WORD_BYTES + 1);
         first.extend_ids([long.as_str(), long.as_str()], ids_of, &mut Vec::new());
         assert_eq!(calls.get(), 4, "a long word is encoded each time");
+    }
+
+    #[test]
+    fn a_word_may_be_encoded_through_another_memo() {
+        let (chunks, words) = (WordMemo::new(), WordMemo::new());
+        let by_words = |chunk: &str, ids: &mut Vec<u32>| {
+            let word_ids = |word: &str, ids: &mut Vec<u32>| {
+                ids.push(word.len() as u32);
+                Some(())
+            };
+            words.extend_ids(chunk.split_inclusive(' '), word_ids, ids)
+        };
+        let mut ids = Vec::new();
+        assert_eq!(chunks.extend_ids(["a bc", "d", "a bc"], by_words, &mut ids), Some(()));
+        assert_eq!(ids, [2, 2, 1, 2, 2]);
     }
 }

@@ -37,7 +37,6 @@ mod tool_calls;
 mod video_jobs;
 mod video_parts;
 mod videos_api;
-mod word_ids;
 mod words;
 
 use std::net::{Ipv4Addr, SocketAddr};

@@ -83,7 +83,7 @@ impl PromptInput {
     pub fn token_sequence(&self, tokenizer: &Tokenizer) -> Vec<u32> {
         let mut tokens = Vec::new();
         for text in self.tools.iter().chain(&self.texts) {
-            super::word_ids::append_token_ids(tokenizer, text, &mut tokens);
+            tokenizer.extend_ids_by_chunks(text, &mut tokens);
         }
         tokens.extend_from_slice(&self.token_ids);
         tokens
