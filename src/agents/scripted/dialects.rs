@@ -6,7 +6,8 @@
 //! the reasoning that API gave with it (thinking blocks with their signatures, reasoning items),
 //! as both APIs want it back. Every text keeps its place, so the history's count of its
 //! messages' tokens holds for each API (neither counts reasoning sent back as input), but for
-//! the few texts an API writes otherwise (`Recount`), which the step counts again as sent.
+//! the few texts an API writes otherwise (`Recount`), which the step counts again as sent. A
+//! session's `Writer` writes each message once, as it joins, and is carried from step to step.
 
 use std::borrow::Cow;
 
@@ -36,6 +37,7 @@ pub struct Written {
 /// Texts the history counted (`counted`) that the body carries as `sent` instead: a call's
 /// arguments written as a compact object, a tool result's parts joined into one output, an
 /// empty text the API's count leaves out, a text that becomes the body's first.
+#[derive(Clone)]
 pub struct Recount {
     pub counted: Vec<String>,
     pub sent: Option<String>,
@@ -109,19 +111,102 @@ impl Reasoning<'_> {
     }
 }
 
-/// The chat history `messages` and `tools` as an endpoint of `kind` (Messages or Responses)
-/// takes them, with the `reasoning` its answers' API (the same kind) wants sent back; why not,
-/// where the history holds what that API cannot carry.
-pub fn written_for(
+/// A session's history written in one API's shape as it grows, kept from step to step: a step
+/// writes only the messages that joined since the last (a session of n steps writes n
+/// messages, not n²/2), as the chat form is kept (`history.rs`).
+pub struct Writer {
     kind: EndpointKind,
-    messages: &[Value],
-    tools: Option<&Value>,
-    reasoning: &Reasoning,
-) -> Result<Written, String> {
-    let reasoning = |at: usize| reasoning.of(at, kind);
-    match kind {
-        EndpointKind::Messages => messages_api(messages, tools, reasoning),
-        _ => Ok(responses_api(messages, tools, reasoning)),
+    /// The steps it writes for keep their responses (see `Reasoning::stored`).
+    stored: bool,
+    /// The history's messages written so far.
+    messages: usize,
+    /// The items finished: their JSON with commas between.
+    items_json: Vec<u8>,
+    items: usize,
+    /// The first text of the items, once one has any (a Messages body's first text where its
+    /// system text is left out).
+    first_item_text: Option<String>,
+    /// A Messages body's `tool_result` blocks not yet in an item: the results since the last
+    /// answer, which its next message closes into one user message.
+    results: Vec<Value>,
+    /// A Messages body's system texts.
+    system: Vec<String>,
+    recounted: Vec<Recount>,
+}
+
+impl Writer {
+    /// `kind`: Messages or Responses.
+    pub fn new(kind: EndpointKind, stored: bool) -> Self {
+        Self {
+            kind,
+            stored,
+            messages: 0,
+            items_json: Vec::new(),
+            items: 0,
+            first_item_text: None,
+            results: Vec::new(),
+            system: Vec::new(),
+            recounted: Vec::new(),
+        }
+    }
+
+    /// Whether it writes for steps to an endpoint of `kind` that keep their responses or not
+    /// (`stored`), a history of at least the `messages` it wrote.
+    pub fn writes_for(&self, kind: EndpointKind, stored: bool, messages: usize) -> bool {
+        (self.kind, self.stored) == (kind, stored) && self.messages <= messages
+    }
+
+    /// The history's messages it wrote.
+    pub fn messages(&self) -> usize {
+        self.messages
+    }
+
+    /// Write the history's next message, with the reasoning its answer came with; why not,
+    /// where the API cannot carry it (the writer is then of no more use).
+    pub fn add(&mut self, message: &Value, reasoning: &Reasoning) -> Result<(), String> {
+        let at = self.messages;
+        self.messages += 1;
+        let reasoning = reasoning.of(at, self.kind);
+        match self.kind {
+            EndpointKind::Messages => self.add_for_messages_api(at, message, reasoning),
+            _ => {
+                self.add_for_responses_api(message, reasoning);
+                Ok(())
+            }
+        }
+    }
+
+    /// The history as the body of a step takes it, with the offered `tools` in the API's shape.
+    pub fn written(&self, tools: Option<&Value>) -> Written {
+        let tools = tools.map(|tools| tools_for(self.kind, tools));
+        let mut items_json = self.items_json.clone();
+        let mut recounted = self.recounted.clone();
+        if self.kind != EndpointKind::Messages {
+            return Written { key: "input", items_json, system: None, tools, recounted };
+        }
+        let mut first_item_text = self.first_item_text.clone();
+        if !self.results.is_empty() {
+            let results = json!({ "role": "user", "content": self.results });
+            first_item_text = first_item_text.or_else(|| first_text(&results));
+            join(&mut items_json, &results);
+        }
+        let mut system = self.system.clone();
+        left_out_empty_system_texts(&mut system, first_item_text, &mut recounted);
+        let system = match system.as_slice() {
+            [] => None,
+            [text] => Some(Value::from(text.as_str())),
+            texts => Some(texts.iter().map(|text| json!({ "type": "text", "text": text })).collect()),
+        };
+        Written { key: "messages", items_json, system, tools, recounted }
+    }
+
+    /// Join `item` to the items.
+    fn push(&mut self, item: &Value) {
+        if self.first_item_text.is_none() {
+            self.first_item_text = first_text(item);
+        }
+        join(&mut self.items_json, item);
+        self.items += 1;
     }
 }
 
@@ -165,83 +250,110 @@ fn has_empty_text(message: &Value) -> bool {
     message.get("content").and_then(Value::as_str) == Some("")
 }
 
-/// JSON values with commas between, as a body's array holds them without its brackets.
-fn joined(items: &[Value]) -> Vec<u8> {
-    let mut out = Vec::new();
-    for (at, item) in items.iter().enumerate() {
-        if at > 0 {
-            out.push(b',');
-        }
-        // Writing a Value to a Vec cannot fail.
-        let _ = serde_json::to_writer(&mut out, item);
+/// Join `item`'s JSON to `items_json` (JSON values with commas between, as a body's array holds
+/// them without its brackets).
+fn join(items_json: &mut Vec<u8>, item: &Value) {
+    if !items_json.is_empty() {
+        items_json.push(b',');
     }
-    out
+    // Writing a Value to a Vec cannot fail.
+    let _ = serde_json::to_writer(items_json, item);
 }
 
-/// Anthropic's Messages: system messages (only at the start: the API has no system role) as
-/// the top-level `system`, an assistant's calls as `tool_use` blocks after its text, the `tool`
-/// results that follow as one user message of `tool_result` blocks; an answer's thinking
-/// blocks (`reasoning`) lead its content.
-fn messages_api(
-    messages: &[Value],
-    tools: Option<&Value>,
-    reasoning: impl Fn(usize) -> Vec<Value>,
-) -> Result<Written, String> {
-    let mut system: Vec<String> = Vec::new();
-    let mut items: Vec<Value> = Vec::new();
-    let mut results: Vec<Value> = Vec::new();
-    let mut recounted = Vec::new();
-    for (at, message) in messages.iter().enumerate() {
+/// The first of an item's texts, if it has any.
+fn first_text(item: &Value) -> Option<String> {
+    message_texts(item).into_iter().next().map(Cow::into_owned)
+}
+
+impl Writer {
+    /// Anthropic's Messages: system messages (only at the start: the API has no system role) as
+    /// the top-level `system`, an assistant's calls as `tool_use` blocks after its text, the
+    /// `tool` results that follow as one user message of `tool_result` blocks; an answer's
+    /// thinking blocks (`thinking`) lead its content.
+    fn add_for_messages_api(&mut self, at: usize, message: &Value, thinking: Vec<Value>) -> Result<(), String> {
         let role = role_of(message);
-        if role != "tool" && !results.is_empty() {
-            items.push(json!({ "role": "user", "content": std::mem::take(&mut results) }));
+        if role != "tool" && !self.results.is_empty() {
+            let results = json!({ "role": "user", "content": std::mem::take(&mut self.results) });
+            self.push(&results);
         }
         match role {
-            "system" | "developer" if items.is_empty() => system.extend(texts_of(message)),
+            "system" | "developer" if self.items == 0 => self.system.extend(texts_of(message)),
             "system" | "developer" => {
                 return Err(format!(
                     "chat: s.history[{at}] is a {role} message after the conversation began; a Messages endpoint \
                      takes system text only before it (its top-level `system`)"
                 ));
             }
-            "tool" => results.push(json!({ "type": "tool_result", "tool_use_id": message.get("tool_call_id"),
-                                           "content": message.get("content").cloned().unwrap_or_default() })),
-            "assistant" => {
-                let thinking = reasoning(at);
-                if calls_of(message).is_empty() && thinking.is_empty() {
-                    items.push(with_anthropic_images(message));
-                } else {
-                    items.push(assistant_blocks(message, thinking, &mut recounted)?);
-                }
+            "tool" => self.results.push(json!({ "type": "tool_result", "tool_use_id": message.get("tool_call_id"),
+                                                "content": message.get("content").cloned().unwrap_or_default() })),
+            "assistant" if calls_of(message).is_empty() && thinking.is_empty() => {
+                self.push(&with_anthropic_images(message));
             }
-            _ => items.push(with_anthropic_images(message)),
+            "assistant" => {
+                let blocks = assistant_blocks(message, thinking, &mut self.recounted)?;
+                self.push(&blocks);
+            }
+            _ => self.push(&with_anthropic_images(message)),
+        }
+        Ok(())
+    }
+
+    /// OpenAI's Responses: each message an item of its own, an assistant's calls as
+    /// `function_call` items after its text, each `tool` result a `function_call_output`; an
+    /// answer's reasoning items (`reasoning`) before it.
+    fn add_for_responses_api(&mut self, message: &Value, reasoning: Vec<Value>) {
+        let role = role_of(message);
+        for item in &reasoning {
+            self.push(item);
+        }
+        if role == "tool" {
+            let output = match message.get("content") {
+                Some(Value::String(text)) => text.clone(),
+                Some(Value::Array(parts)) => {
+                    let counted: Vec<String> = part_texts(parts).map(Cow::into_owned).collect();
+                    let output = counted.join(" ");
+                    let sent = Some(output.clone()).filter(|output| !output.is_empty());
+                    self.recounted.push(Recount::written_otherwise(counted, sent));
+                    output
+                }
+                _ => String::new(),
+            };
+            if has_empty_text(message) {
+                self.recounted.push(Recount::left_out_empty_text());
+            }
+            let call_id = message.get("tool_call_id");
+            self.push(&json!({ "type": "function_call_output", "call_id": call_id, "output": output }));
+            return;
+        }
+        let calls = calls_of(message);
+        if let Some(content) = content_of(message).or_else(|| message.get("content").filter(|_| calls.is_empty())) {
+            self.push(&json!({ "type": "message", "role": role, "content": responses_content(content, role) }));
+        } else if has_empty_text(message) {
+            self.recounted.push(Recount::left_out_empty_text());
+        }
+        for call in calls {
+            self.push(&json!({ "type": "function_call", "call_id": call.get("id"),
+                               "name": function_field(call, "name"), "arguments": function_field(call, "arguments") }));
         }
     }
-    if !results.is_empty() {
-        items.push(json!({ "role": "user", "content": results }));
-    }
-    left_out_empty_system_texts(&mut system, &items, &mut recounted);
-    let system = match system.as_slice() {
-        [] => None,
-        [text] => Some(Value::from(text.as_str())),
-        texts => Some(texts.iter().map(|text| json!({ "type": "text", "text": text })).collect()),
-    };
-    let tools = tools.map(|tools| tools_for(EndpointKind::Messages, tools));
-    Ok(Written { key: "messages", items_json: joined(&items), system, tools, recounted })
 }
 
 /// Leave the empty texts out of a Messages body's `system` (the API refuses an empty text
 /// block), recounting what the history counted of them: each one's join, and, when the
-/// history's first text was one, the body's new first text as a first.
-fn left_out_empty_system_texts(system: &mut Vec<String>, items: &[Value], recounted: &mut Vec<Recount>) {
+/// history's first text was one, the body's new first text (the items' first, `first_item_text`,
+/// where no system text is left) as a first.
+fn left_out_empty_system_texts(
+    system: &mut Vec<String>,
+    first_item_text: Option<String>,
+    recounted: &mut Vec<Recount>,
+) {
     let first_was_empty = system.first().is_some_and(String::is_empty);
     recounted.extend(system.iter().skip(1).filter(|text| text.is_empty()).map(|_| Recount::left_out_empty_text()));
     system.retain(|text| !text.is_empty());
     if !first_was_empty {
         return;
     }
-    let first_item_text = || items.iter().find_map(|item| message_texts(item).into_iter().next().map(Cow::into_owned));
-    if let Some(first) = system.first().cloned().or_else(first_item_text) {
+    if let Some(first) = system.first().cloned().or(first_item_text) {
         recounted.push(Recount::now_first(first));
     }
 }
@@ -311,50 +423,6 @@ fn assistant_blocks(message: &Value, mut blocks: Vec<Value>, recounted: &mut Vec
     Ok(json!({ "role": "assistant", "content": blocks }))
 }
 
-/// OpenAI's Responses: each message an item of its own, an assistant's calls as
-/// `function_call` items after its text, each `tool` result a `function_call_output`; an
-/// answer's reasoning items (`reasoning`) before it.
-fn responses_api(messages: &[Value], tools: Option<&Value>, reasoning: impl Fn(usize) -> Vec<Value>) -> Written {
-    let mut items: Vec<Value> = Vec::new();
-    let mut recounted = Vec::new();
-    for (at, message) in messages.iter().enumerate() {
-        let role = role_of(message);
-        items.extend(reasoning(at));
-        if role == "tool" {
-            let output = match message.get("content") {
-                Some(Value::String(text)) => text.clone(),
-                Some(Value::Array(parts)) => {
-                    let counted: Vec<String> = part_texts(parts).map(Cow::into_owned).collect();
-                    let output = counted.join(" ");
-                    let sent = Some(output.clone()).filter(|output| !output.is_empty());
-                    recounted.push(Recount::written_otherwise(counted, sent));
-                    output
-                }
-                _ => String::new(),
-            };
-            if has_empty_text(message) {
-                recounted.push(Recount::left_out_empty_text());
-            }
-            items.push(
-                json!({ "type": "function_call_output", "call_id": message.get("tool_call_id"), "output": output }),
-            );
-            continue;
-        }
-        let calls = calls_of(message);
-        if let Some(content) = content_of(message).or_else(|| message.get("content").filter(|_| calls.is_empty())) {
-            items.push(json!({ "type": "message", "role": role, "content": responses_content(content, role) }));
-        } else if has_empty_text(message) {
-            recounted.push(Recount::left_out_empty_text());
-        }
-        for call in calls {
-            items.push(json!({ "type": "function_call", "call_id": call.get("id"),
-                               "name": function_field(call, "name"), "arguments": function_field(call, "arguments") }));
-        }
-    }
-    let tools = tools.map(|tools| tools_for(EndpointKind::Responses, tools));
-    Written { key: "input", items_json: joined(&items), system: None, tools, recounted }
-}
-
 /// A chat message's content as a Responses message's: a string as it is, a text part as an
 /// `input_text` (an `output_text` in an assistant's), an image part as an `input_image`.
 fn responses_content(content: &Value, role: &str) -> Value {
@@ -390,6 +458,22 @@ mod tests {
         let tools = json!([{"type": "function", "function": {"name": "search", "description": "Looks up.",
                                                              "parameters": {"type": "object"}}}]);
         (messages, tools)
+    }
+
+    /// The chat history `messages` and `tools` as an endpoint of `kind` (Messages or Responses)
+    /// takes them, with the `reasoning` its answers' API (the same kind) wants sent back; why not,
+    /// where the history holds what that API cannot carry.
+    fn written_for(
+        kind: EndpointKind,
+        messages: &[Value],
+        tools: Option<&Value>,
+        reasoning: &Reasoning,
+    ) -> Result<Written, String> {
+        let mut writer = Writer::new(kind, reasoning.stored);
+        for message in messages {
+            writer.add(message, reasoning)?;
+        }
+        Ok(writer.written(tools))
     }
 
     const NONE: Reasoning = Reasoning { sent_back: &[], stored: true };
@@ -591,6 +675,49 @@ mod tests {
             let recounted = written.recounted_tokens(&Bytes);
             let body = body_of(Written { tools: Some(json!([])), ..written });
             assert_eq!(joined_bytes(&texts(&body)), chat + recounted, "{body}");
+        }
+    }
+
+    #[test]
+    fn a_writer_carried_on_from_step_to_step_writes_what_a_fresh_one_writes() {
+        let (mut messages, tools) = chat_history();
+        messages.insert(0, json!({"role": "system", "content": ""}));
+        messages.extend([
+            json!({"role": "assistant", "content": null, "tool_calls": [
+                {"id": "a", "type": "function", "function": {"name": "search", "arguments": "{\"q\": \"y\"}"}},
+                {"id": "b", "type": "function", "function": {"name": "list", "arguments": ""}}]}),
+            json!({"role": "tool", "tool_call_id": "a", "content": ""}),
+            json!({"role": "tool", "tool_call_id": "b", "content": [{"type": "text", "text": "one"}]}),
+            json!({"role": "assistant", "content": "Done."}),
+        ]);
+        let thinking = json!({"type": "thinking", "thinking": "Need x.", "signature": "sig"});
+        let item = json!({"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "enc"});
+        let sent_back = [
+            SentBack { message: 3, kind: EndpointKind::Messages, blocks: vec![thinking] },
+            SentBack { message: 7, kind: EndpointKind::Responses, blocks: vec![item] },
+        ];
+        let reasoning = Reasoning { sent_back: &sent_back, stored: true };
+        for kind in [EndpointKind::Messages, EndpointKind::Responses] {
+            let mut writer = Writer::new(kind, true);
+            for (at, message) in messages.iter().enumerate() {
+                writer.add(message, &reasoning).unwrap();
+                let (carried, fresh) = (
+                    writer.written(Some(&tools)),
+                    written_for(kind, &messages[..=at], Some(&tools), &reasoning).unwrap(),
+                );
+                let recounted = carried.recounted_tokens(&Bytes);
+                assert_eq!(recounted, fresh.recounted_tokens(&Bytes), "{kind:?} after {at}");
+                let body = body_of(carried);
+                assert_eq!(body, body_of(fresh), "{kind:?} after {at}");
+                if at > 0 {
+                    // (Not a body of the empty system text alone: no API takes one without messages.)
+                    let chat = joined_bytes(&texts(&json!({ "messages": messages[..=at], "tools": tools })));
+                    assert_eq!(joined_bytes(&texts(&body)), chat + recounted, "{kind:?} after {at}: {body}");
+                }
+            }
+            assert!(writer.writes_for(kind, true, messages.len()));
+            assert!(!writer.writes_for(kind, false, messages.len()), "a step that does not store starts over");
+            assert!(!writer.writes_for(kind, true, messages.len() - 1), "nor one of another history");
         }
     }
 

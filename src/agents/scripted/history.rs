@@ -79,8 +79,8 @@ pub struct History {
     /// The messages' JSON, one after another with commas between: a body's `messages` array
     /// without its brackets.
     messages_json: Vec<u8>,
-    /// How many messages it holds.
-    messages: usize,
+    /// Where each message's JSON starts in it.
+    message_starts: Vec<usize>,
     /// The answers' reasoning to send back, in the order of their messages.
     sent_back: Vec<SentBack>,
     /// The last answer, joined at the next step (or when the messages are read).
@@ -138,9 +138,9 @@ impl History {
         if !self.messages_json.is_empty() {
             self.messages_json.push(b',');
         }
+        self.message_starts.push(self.messages_json.len());
         // Writing a Value to a Vec cannot fail.
         let _ = serde_json::to_writer(&mut self.messages_json, message);
-        self.messages += 1;
     }
 
     fn add_text(&mut self, text: &str, counts: &impl TextCounts) {
@@ -169,7 +169,7 @@ impl History {
     fn settle(&mut self, counts: &impl TextCounts) {
         let Some(Unsettled { text, text_tokens, tool_calls, reasoning }) = self.unsettled.take() else { return };
         if let Some((kind, blocks)) = reasoning {
-            self.sent_back.push(SentBack { message: self.messages, kind, blocks });
+            self.sent_back.push(SentBack { message: self.message_starts.len(), kind, blocks });
         }
         let mut message = Map::new();
         message.insert("role".into(), "assistant".into());
@@ -209,11 +209,23 @@ impl History {
 
     /// The messages as of the last step (the answer since, if any, not yet joined).
     pub fn messages(&self) -> Vec<Value> {
-        let mut array = Vec::with_capacity(self.messages_json.len() + 2);
+        self.messages_from(0)
+    }
+
+    /// The messages as of the last step from the `first` on.
+    pub fn messages_from(&self, first: usize) -> Vec<Value> {
+        let start = self.message_starts.get(first).copied().unwrap_or(self.messages_json.len());
+        let json = &self.messages_json[start..];
+        let mut array = Vec::with_capacity(json.len() + 2);
         array.push(b'[');
-        array.extend_from_slice(&self.messages_json);
+        array.extend_from_slice(json);
         array.push(b']');
         serde_json::from_slice(&array).unwrap_or_default()
+    }
+
+    /// How many messages it holds as of the last step.
+    pub fn message_count(&self) -> usize {
+        self.message_starts.len()
     }
 
     /// The messages as of the last step (the answer since, if any, not yet joined), as a body's

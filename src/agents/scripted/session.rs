@@ -6,7 +6,7 @@ use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use super::clients::OtherEndpoint;
-use super::dialects::{self, Reasoning};
+use super::dialects::{self, Reasoning, Writer};
 use super::history::{ChatStep, History, TextCounts, tools_tokens};
 use super::made_texts::{MadeTexts, StepCounts};
 use super::phase::PhaseShared;
@@ -111,6 +111,9 @@ struct SessionState {
     /// The function's own random draws (`s.random()`, `s.sample(..)`, `s.pick(..)`).
     draws: SeededRng,
     history: History,
+    /// The history as the last Messages or Responses step wrote it, which the next step to
+    /// such an endpoint carries on (if it is of the same kind).
+    writer: Option<Writer>,
     /// The counts of the texts it made lately (`s.text`), which it may send.
     made: MadeTexts,
     /// Chat steps answered so far.
@@ -140,6 +143,7 @@ impl Session {
             ids: SeededRng::new(seed),
             draws,
             history: History::default(),
+            writer: None,
             made: MadeTexts::default(),
             turn: 0,
             steps: Vec::new(),
@@ -235,14 +239,13 @@ impl Session {
                 Err(why) => return Ok(Err(why)),
             };
             let shared = state.shared.clone();
-            let SessionState { history, made, .. } = &mut *state;
+            let SessionState { history, made, writer: kept, .. } = &mut *state;
             if let Err(why) = history.add_step(&mut step, &StepCounts { made, phase: shared.as_ref() }) {
                 return Ok(Err(why));
             }
             let base = shared.chat_base(step.endpoint.as_ref(), step.max_tokens);
             let stream = step.extra.get("stream").or_else(|| base.get("stream"));
             let streamed = stream == Some(&serde_json::Value::Bool(true));
-            let history = &state.history;
             let (body, input_tokens) = if kind == EndpointKind::Chat {
                 let converted = history.tools().and_then(tool_shapes::chat_tools);
                 let tools = converted.as_ref().or(history.tools());
@@ -252,10 +255,14 @@ impl Session {
                 let store = step.extra.get("store").or_else(|| base.get("store"));
                 let stored = store != Some(&serde_json::Value::Bool(false));
                 let reasoning = Reasoning { sent_back: history.sent_back(), stored };
-                let written = match dialects::written_for(kind, &history.messages(), history.tools(), &reasoning) {
-                    Ok(written) => written,
-                    Err(why) => return Ok(Err(why)),
-                };
+                let carried_on = kept.take().filter(|writer| writer.writes_for(kind, stored, history.message_count()));
+                let mut writer = carried_on.unwrap_or_else(|| Writer::new(kind, stored));
+                for message in history.messages_from(writer.messages()) {
+                    if let Err(why) = writer.add(&message, &reasoning) {
+                        return Ok(Err(why));
+                    }
+                }
+                let written = kept.insert(writer).written(history.tools());
                 let tools_tokens = written.tools.as_ref().map_or(0, |tools| tools_tokens(tools, shared.as_ref()));
                 let messages_tokens =
                     history.message_tokens().saturating_add_signed(written.recounted_tokens(shared.as_ref()));
