@@ -217,6 +217,11 @@ impl Tokenizer {
         pieces(text, COUNT_PIECE_BYTES).map(|piece| self.count_piece(piece)).sum()
     }
 
+    /// Whether `count` counts `text` in one piece: exactly as many tokens as `encode` gives.
+    pub fn counts_whole(&self, text: &str) -> bool {
+        text.len() <= COUNT_PIECE_BYTES
+    }
+
     /// Tokens in one piece: word by word where the ASCII path allows it, else from the
     /// pipeline's pre-tokens (`split_counts`), else by encoding it whole; the same number
     /// every way.

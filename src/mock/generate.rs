@@ -196,11 +196,9 @@ async fn read_prompt(
 }
 
 fn tokenize(state: &MockState, prompt: &PromptInput, cache_namespace: Option<&str>) -> PromptTokens {
-    let tokens = prompt.token_count(&state.tokenizer);
-    let block_keys = state
-        .prefix_cache
-        .as_ref()
-        .zip(cache_namespace)
-        .map(|(cache, namespace)| cache.block_keys(namespace, &prompt.token_sequence(&state.tokenizer)));
-    PromptTokens { tokens, block_keys }
+    let Some((cache, namespace)) = state.prefix_cache.as_ref().zip(cache_namespace) else {
+        return PromptTokens { tokens: prompt.token_count(&state.tokenizer), block_keys: None };
+    };
+    let (sequence, tokens) = prompt.token_sequence_and_count(&state.tokenizer);
+    PromptTokens { tokens, block_keys: Some(cache.block_keys(namespace, &sequence)) }
 }

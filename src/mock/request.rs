@@ -89,6 +89,25 @@ impl PromptInput {
         tokens
     }
 
+    /// The prompt's token sequence (`token_sequence`) and its count (`token_count`), from one
+    /// tokenization: the texts' own ids, each text after the first of the join with what the
+    /// space changes in it (`Tokenizer::join_delta`), where every text is counted whole; else
+    /// counted apart.
+    pub fn token_sequence_and_count(&self, tokenizer: &Tokenizer) -> (Vec<u32>, u64) {
+        if !self.texts.iter().chain(&self.tools).all(|text| tokenizer.counts_whole(text)) {
+            return (self.token_sequence(tokenizer), self.token_count(tokenizer));
+        }
+        let mut tokens = Vec::new();
+        for text in self.tools.iter().chain(&self.texts) {
+            tokenizer.extend_ids_by_chunks(text, &mut tokens);
+        }
+        let joined_after_first = self.texts.iter().chain(&self.tools).skip(1);
+        let deltas: i64 = joined_after_first.map(|text| tokenizer.join_delta(text)).sum();
+        let count = (tokens.len() as u64).saturating_add_signed(deltas) + self.token_ids.len() as u64;
+        tokens.extend_from_slice(&self.token_ids);
+        (tokens, count)
+    }
+
     /// The texts, then the tools, joined by spaces.
     fn joined_texts(&self) -> Cow<'_, str> {
         match (self.texts.as_slice(), &self.tools) {
@@ -274,5 +293,35 @@ mod tests {
         .unwrap();
         let prompt = chat_prompt(messages).unwrap();
         assert_eq!(prompt.texts, ["find x", "search {\"q\":\"x\"}", "x is 1", "done"]);
+    }
+
+    #[test]
+    fn a_prompt_s_sequence_and_count_from_one_tokenization_are_those_counted_apart() {
+        let tokenizer = Tokenizer::builtin();
+        let texts = |texts: &[&str]| texts.iter().map(|text| text.to_string()).collect::<Vec<_>>();
+        let long = "word ".repeat(20_000);
+        for prompt in [
+            PromptInput {
+                texts: texts(&["Hello there, it's 2024!", "  Tabs\tand\nnew lines \u{3000}wide"]),
+                ..Default::default()
+            },
+            PromptInput {
+                texts: texts(&["", " leading", "trailing  ", "ümlaut café", "", "x"]),
+                token_ids: vec![5, 6],
+                ..Default::default()
+            },
+            PromptInput {
+                texts: texts(&["a"]),
+                tools: Some("search Looks it up. object".into()),
+                ..Default::default()
+            },
+            PromptInput { texts: texts(&["\nx"]), tools: Some("y".into()), ..Default::default() },
+            PromptInput { texts: Vec::new(), tools: Some(" tools alone".into()), ..Default::default() },
+            PromptInput { texts: texts(&["before", &long, "after"]), ..Default::default() },
+        ] {
+            let (sequence, count) = prompt.token_sequence_and_count(&tokenizer);
+            assert_eq!(sequence, prompt.token_sequence(&tokenizer), "{prompt:?}");
+            assert_eq!(count, prompt.token_count(&tokenizer), "{prompt:?}");
+        }
     }
 }
