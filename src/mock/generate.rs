@@ -196,9 +196,7 @@ async fn read_prompt(
 }
 
 fn tokenize(state: &MockState, prompt: &PromptInput, cache_namespace: Option<&str>) -> PromptTokens {
-    let Some((cache, namespace)) = state.prefix_cache.as_ref().zip(cache_namespace) else {
-        return PromptTokens { tokens: prompt.token_count(&state.tokenizer), block_keys: None };
-    };
-    let (sequence, tokens) = prompt.token_sequence_and_count(&state.tokenizer);
-    PromptTokens { tokens, block_keys: Some(cache.block_keys(namespace, &sequence)) }
+    let (sequence, tokens) = prompt.token_sequence_and_count(&state.tokenizer, &state.text_ids);
+    let block_keys = state.prefix_cache.as_ref().zip(cache_namespace);
+    PromptTokens { tokens, block_keys: block_keys.map(|(cache, namespace)| cache.block_keys(namespace, &sequence)) }
 }

@@ -31,6 +31,7 @@ mod solido_rag;
 mod spec_decode;
 mod state;
 mod stats;
+mod text_ids;
 mod tgi;
 mod thinking;
 mod tool_calls;

@@ -8,6 +8,7 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::text_ids::TextIds;
 use super::video_parts::video_part_problem;
 use crate::dataset::input_texts::{part_texts, tool_texts};
 use crate::dataset::tokenizer::Tokenizer;
@@ -90,16 +91,16 @@ impl PromptInput {
     }
 
     /// The prompt's token sequence (`token_sequence`) and its count (`token_count`), from one
-    /// tokenization: the texts' own ids, each text after the first of the join with what the
-    /// space changes in it (`Tokenizer::join_delta`), where every text is counted whole; else
-    /// counted apart.
-    pub fn token_sequence_and_count(&self, tokenizer: &Tokenizer) -> (Vec<u32>, u64) {
+    /// tokenization (each long text's ids remembered in `text_ids`): the texts' own ids, each
+    /// text after the first of the join with what the space changes in it
+    /// (`Tokenizer::join_delta`), where every text is counted whole; else counted apart.
+    pub fn token_sequence_and_count(&self, tokenizer: &Tokenizer, text_ids: &TextIds) -> (Vec<u32>, u64) {
         if !self.texts.iter().chain(&self.tools).all(|text| tokenizer.counts_whole(text)) {
             return (self.token_sequence(tokenizer), self.token_count(tokenizer));
         }
         let mut tokens = Vec::new();
         for text in self.tools.iter().chain(&self.texts) {
-            tokenizer.extend_ids_by_chunks(text, &mut tokens);
+            text_ids.extend(tokenizer, text, &mut tokens);
         }
         let joined_after_first = self.texts.iter().chain(&self.tools).skip(1);
         let deltas: i64 = joined_after_first.map(|text| tokenizer.join_delta(text)).sum();
@@ -300,6 +301,8 @@ mod tests {
         let tokenizer = Tokenizer::builtin();
         let texts = |texts: &[&str]| texts.iter().map(|text| text.to_string()).collect::<Vec<_>>();
         let long = "word ".repeat(20_000);
+        let text_ids = TextIds::default();
+        let tool_output = "The tool found this. ".repeat(60);
         for prompt in [
             PromptInput {
                 texts: texts(&["Hello there, it's 2024!", "  Tabs\tand\nnew lines \u{3000}wide"]),
@@ -318,8 +321,10 @@ mod tests {
             PromptInput { texts: texts(&["\nx"]), tools: Some("y".into()), ..Default::default() },
             PromptInput { texts: Vec::new(), tools: Some(" tools alone".into()), ..Default::default() },
             PromptInput { texts: texts(&["before", &long, "after"]), ..Default::default() },
+            PromptInput { texts: texts(&["ask", &tool_output, "go on"]), ..Default::default() },
+            PromptInput { texts: texts(&["ask", &tool_output, "go on", &tool_output]), ..Default::default() },
         ] {
-            let (sequence, count) = prompt.token_sequence_and_count(&tokenizer);
+            let (sequence, count) = prompt.token_sequence_and_count(&tokenizer, &text_ids);
             assert_eq!(sequence, prompt.token_sequence(&tokenizer), "{prompt:?}");
             assert_eq!(count, prompt.token_count(&tokenizer), "{prompt:?}");
         }

@@ -16,6 +16,7 @@ use super::prefix_cache::PrefixCache;
 use super::request::MAX_OUTPUT_TOKENS;
 use super::spec_decode::{MAX_SPEC_TOKENS, SpecDecoder};
 use super::stats::StatsRegistry;
+use super::text_ids::TextIds;
 use crate::dataset::tokenizer::Tokenizer;
 use crate::plan::MockConfig;
 
@@ -39,6 +40,8 @@ pub struct MockState {
     /// threads do it, their word memos warm (each thread remembers the words it has seen), and
     /// a burst of long prompts does not spread over as many threads as requests.
     pub tokenizing_slots: Semaphore,
+    /// The ids of the long texts its prompts held (sent again at every turn of a conversation).
+    pub text_ids: TextIds,
     pub stats: StatsRegistry,
     /// `None` when turned off (`prefix_cache_blocks: 0`).
     pub prefix_cache: Option<PrefixCache>,
@@ -88,6 +91,7 @@ impl MockState {
             tokenizer,
             running_slots,
             tokenizing_slots,
+            text_ids: TextIds::default(),
             stats,
             prefix_cache,
             spec_decoder,
