@@ -122,7 +122,6 @@ pub struct Writer {
     messages: usize,
     /// The items finished: their JSON with commas between.
     items_json: Vec<u8>,
-    items: usize,
     /// The first text of the items, once one has any (a Messages body's first text where its
     /// system text is left out).
     first_item_text: Option<String>,
@@ -142,7 +141,6 @@ impl Writer {
             stored,
             messages: 0,
             items_json: Vec::new(),
-            items: 0,
             first_item_text: None,
             results: Vec::new(),
             system: Vec::new(),
@@ -206,7 +204,6 @@ impl Writer {
             self.first_item_text = first_text(item);
         }
         join(&mut self.items_json, item);
-        self.items += 1;
     }
 }
 
@@ -277,7 +274,7 @@ impl Writer {
             self.push(&results);
         }
         match role {
-            "system" | "developer" if self.items == 0 => self.system.extend(texts_of(message)),
+            "system" | "developer" if self.items_json.is_empty() => self.system.extend(texts_of(message)),
             "system" | "developer" => {
                 return Err(format!(
                     "chat: s.history[{at}] is a {role} message after the conversation began; a Messages endpoint \
