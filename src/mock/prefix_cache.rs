@@ -1,8 +1,7 @@
 //! The mock's prefix cache, as vLLM's automatic prefix caching: a prompt's whole token blocks,
 //! each keyed by a hash chained over every block before it, kept in a least-recently-used set.
 
-use std::collections::BTreeMap;
-use std::hash::{DefaultHasher, Hash, Hasher};
+use std::hash::BuildHasher;
 use std::sync::Mutex;
 
 use super::request::PromptCacheUse;
@@ -22,16 +21,12 @@ impl PrefixCache {
     /// block i's tokens, block 0's hashes `namespace` (the model) with its tokens, so a key
     /// stands for the whole prefix up to its block. A partial last block has no key.
     pub fn block_keys(&self, namespace: &str, tokens: &[u32]) -> Vec<u64> {
-        let mut root = DefaultHasher::new();
-        namespace.hash(&mut root);
-        let mut parent = root.finish();
+        let hashing = foldhash::quality::FixedState::default();
+        let mut parent = hashing.hash_one(namespace);
         tokens
             .chunks_exact(self.block_tokens)
             .map(|block| {
-                let mut hasher = DefaultHasher::new();
-                parent.hash(&mut hasher);
-                block.hash(&mut hasher);
-                parent = hasher.finish();
+                parent = hashing.hash_one((parent, block));
                 parent
             })
             .collect()
@@ -56,23 +51,48 @@ impl PrefixCache {
     }
 }
 
-/// A set of block keys that, when full, forgets the least recently used.
+/// A set of block keys that, when full, forgets the least recently used: its blocks in a slab,
+/// linked from the most to the least recently used, and a map from key to slot, so that every
+/// use and every eviction takes constant time.
 struct BlockLru {
     capacity: usize,
-    /// Key → the tick of its last use.
-    last_used: foldhash::HashMap<u64, u64>,
-    /// Tick → key, oldest first.
-    by_age: BTreeMap<u64, u64>,
-    next_tick: u64,
+    slot_of: foldhash::HashMap<u64, u32>,
+    blocks: Vec<LinkedBlock>,
+    /// Slots of forgotten blocks, taken again before the slab grows.
+    free_slots: Vec<u32>,
+    newest: u32,
+    oldest: u32,
 }
 
+/// A cached block and its neighbours in the order of use (`NO_BLOCK` at either end).
+#[derive(Clone, Copy)]
+struct LinkedBlock {
+    key: u64,
+    newer: u32,
+    older: u32,
+}
+
+const NO_BLOCK: u32 = u32::MAX;
+
 impl BlockLru {
+    /// `capacity` is well below `u32::MAX` (the mock's settings bound it at 2^26).
     fn new(capacity: usize) -> Self {
-        Self { capacity, last_used: Default::default(), by_age: BTreeMap::new(), next_tick: 0 }
+        Self {
+            capacity,
+            slot_of: Default::default(),
+            blocks: Vec::new(),
+            free_slots: Vec::new(),
+            newest: NO_BLOCK,
+            oldest: NO_BLOCK,
+        }
     }
 
     fn contains(&self, key: u64) -> bool {
-        self.last_used.contains_key(&key)
+        self.slot_of.contains_key(&key)
+    }
+
+    fn len(&self) -> usize {
+        self.slot_of.len()
     }
 
     /// Mark a prompt's blocks used, the last block first, then forget the least recently used
@@ -81,28 +101,74 @@ impl BlockLru {
     /// Returns how many blocks were new.
     fn store_prefix(&mut self, keys: &[u64]) -> u64 {
         let added = keys.iter().rev().map(|key| u64::from(self.touch(*key))).sum();
-        while self.last_used.len() > self.capacity {
-            let Some((_, oldest)) = self.by_age.pop_first() else { break };
-            self.last_used.remove(&oldest);
+        while self.len() > self.capacity {
+            self.forget_oldest();
         }
         added
     }
 
     /// Make `key` the most recently used; true when it was not there.
     fn touch(&mut self, key: u64) -> bool {
-        let tick = self.next_tick;
-        self.next_tick += 1;
-        let previous = self.last_used.insert(key, tick);
-        if let Some(previous) = previous {
-            self.by_age.remove(&previous);
+        if let Some(&slot) = self.slot_of.get(&key) {
+            if slot != self.newest {
+                self.unlink(slot);
+                self.link_newest(slot);
+            }
+            return false;
         }
-        self.by_age.insert(tick, key);
-        previous.is_none()
+        let block = LinkedBlock { key, newer: NO_BLOCK, older: NO_BLOCK };
+        let slot = match self.free_slots.pop() {
+            Some(slot) => {
+                self.blocks[slot as usize] = block;
+                slot
+            }
+            None => {
+                self.blocks.push(block);
+                (self.blocks.len() - 1) as u32
+            }
+        };
+        self.slot_of.insert(key, slot);
+        self.link_newest(slot);
+        true
+    }
+
+    fn forget_oldest(&mut self) {
+        let slot = self.oldest;
+        self.unlink(slot);
+        self.slot_of.remove(&self.blocks[slot as usize].key);
+        self.free_slots.push(slot);
+    }
+
+    fn unlink(&mut self, slot: u32) {
+        let LinkedBlock { newer, older, .. } = self.blocks[slot as usize];
+        match newer {
+            NO_BLOCK => self.newest = older,
+            newer => self.blocks[newer as usize].older = older,
+        }
+        match older {
+            NO_BLOCK => self.oldest = newer,
+            older => self.blocks[older as usize].newer = newer,
+        }
+    }
+
+    fn link_newest(&mut self, slot: u32) {
+        let previous_newest = self.newest;
+        let block = &mut self.blocks[slot as usize];
+        block.newer = NO_BLOCK;
+        block.older = previous_newest;
+        match previous_newest {
+            NO_BLOCK => self.oldest = slot,
+            previous => self.blocks[previous as usize].newer = slot,
+        }
+        self.newest = slot;
     }
 
     fn clear(&mut self) {
-        self.last_used.clear();
-        self.by_age.clear();
+        self.slot_of.clear();
+        self.blocks.clear();
+        self.free_slots.clear();
+        self.newest = NO_BLOCK;
+        self.oldest = NO_BLOCK;
     }
 }
 
@@ -159,7 +225,7 @@ mod tests {
         // second prompt's last block: the second prompt reads its first block only.
         assert_eq!(cache.serve(&second, 5).read_tokens, 2);
         let blocks = cache.blocks.lock().unwrap();
-        assert_eq!(blocks.last_used.len(), 4, "never more than the capacity");
+        assert_eq!(blocks.len(), 4, "never more than the capacity");
         assert!(first.iter().all(|key| blocks.contains(*key)) != second.iter().all(|key| blocks.contains(*key)));
     }
 
@@ -169,5 +235,55 @@ mod tests {
         let keys = cache.block_keys("m", &tokens(0..10));
         cache.serve(&keys, 11);
         assert_eq!(cache.serve(&keys, 11).read_tokens, 3);
+    }
+
+    /// The same set kept as a list, least recently used first: slow and plainly right.
+    struct RecencyList {
+        capacity: usize,
+        keys: Vec<u64>,
+    }
+
+    impl RecencyList {
+        fn store_prefix(&mut self, keys: &[u64]) -> u64 {
+            let mut added = 0;
+            for key in keys.iter().rev() {
+                match self.keys.iter().position(|held| held == key) {
+                    Some(at) => drop(self.keys.remove(at)),
+                    None => added += 1,
+                }
+                self.keys.push(*key);
+            }
+            let excess = self.keys.len().saturating_sub(self.capacity);
+            self.keys.drain(..excess);
+            added
+        }
+    }
+
+    #[test]
+    fn the_linked_set_keeps_and_forgets_what_a_recency_list_does() {
+        let mut rng = crate::rng::SeededRng::new(7);
+        for capacity in [1, 2, 5, 17, 64] {
+            let mut linked = BlockLru::new(capacity);
+            let mut list = RecencyList { capacity, keys: Vec::new() };
+            for round in 0..2_000 {
+                // Prompts share beginnings: a few roots, each run on for a random length.
+                let root = rng.below(6);
+                let keys: Vec<u64> = (0..rng.below(24)).map(|block| root * 1_000 + block).collect();
+                assert_eq!(linked.store_prefix(&keys), list.store_prefix(&keys), "round {round}");
+                assert_eq!(linked.len(), list.keys.len(), "round {round}");
+                assert!(list.keys.iter().all(|key| linked.contains(*key)), "capacity {capacity}, round {round}");
+                if round % 500 == 499 {
+                    linked.clear();
+                    list.keys.clear();
+                }
+            }
+            let mut oldest_first = Vec::new();
+            let mut slot = linked.oldest;
+            while slot != NO_BLOCK {
+                oldest_first.push(linked.blocks[slot as usize].key);
+                slot = linked.blocks[slot as usize].newer;
+            }
+            assert_eq!(oldest_first, list.keys, "the links hold the order of use");
+        }
     }
 }
