@@ -426,6 +426,25 @@ async fn invalid_settings_are_refused_at_start() {
     }
 }
 
+#[tokio::test]
+async fn a_named_tokenizer_counts_the_prompts_and_the_answers_still_count_as_sent() {
+    let o200k = Tokenizer::load(&aiperf::dataset::tokenizer_hub::spec_of("o200k_base")).unwrap();
+    let prompt = "    fn main() {\n        println!(\"{}\", 1234567 * 89);\n    }\n\n日本語のテキスト";
+    assert_ne!(o200k.count(prompt), tokens_in(prompt), "a prompt the two tokenizers count apart");
+    let server = start(MockConfig { tokenizer: Some("o200k_base".into()), ..config(0.0, 0.0) }).await;
+    let client = client();
+    let chat = json!({"messages": [{"role": "user", "content": prompt}], "max_completion_tokens": 300});
+    let (status, reply) = post_json(&client, &server, "/v1/chat/completions", chat).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(reply["usage"]["prompt_tokens"], o200k.count(prompt));
+    let answer = reply["choices"][0]["message"]["content"].as_str().unwrap();
+    assert_eq!((reply["usage"]["completion_tokens"].as_u64(), o200k.count(answer)), (Some(300), 300));
+
+    let unknown = MockConfig { tokenizer: Some("/no/such/tokenizer.json".into()), ..MockConfig::default() };
+    let error = format!("{:#}", MockServer::start(unknown, local()).await.err().unwrap());
+    assert!(error.contains("mock tokenizer \"/no/such/tokenizer.json\""), "{error}");
+}
+
 /// 1024 tokens under the builtin tokenizer (each ` the` is one).
 fn prefix_of_1024_tokens(word: &str) -> String {
     let prefix = word.repeat(1024);

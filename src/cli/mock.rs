@@ -38,6 +38,7 @@ pub fn serve(args: MockArgs, runtime: &tokio::runtime::Runtime) -> i32 {
             }),
         }),
         http2_max_streams: args.http2_max_streams,
+        tokenizer: args.tokenizer,
         stream_interval: args.stream_interval,
     };
     runtime.block_on(async move {

@@ -310,6 +310,10 @@ pub struct MockArgs {
     /// Output tokens per streamed chat or completions chunk (a server's stream interval)
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
     pub stream_interval: u64,
+    /// Count prompts with this tokenizer: a tiktoken encoding (o200k_base, cl100k_base, ...),
+    /// a tokenizer.json, or a Hugging Face model id [default: builtin, GPT-2's BPE]
+    #[arg(long)]
+    pub tokenizer: Option<String>,
     /// Answer mode: answer this share (0 to 1) of each task's questions of --accuracy-benchmark
     /// right, the rest wrong (docs/accuracy.md)
     #[arg(long, requires = "accuracy_benchmark")]

@@ -49,7 +49,6 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use crate::builtin_server::{BoxedFuture, BuiltInServer, RunningServer};
-use crate::dataset::tokenizer::Tokenizer;
 
 pub use crate::plan::MockConfig;
 
@@ -65,9 +64,10 @@ pub struct MockServer {
 impl MockServer {
     /// Bind `addr` (port 0 picks a free port) and serve until shut down.
     pub async fn start(config: MockConfig, addr: SocketAddr) -> Result<MockServer> {
-        let tokenizer = tokio::task::spawn_blocking(Tokenizer::shared_builtin)
+        let name = config.tokenizer.clone();
+        let tokenizer = tokio::task::spawn_blocking(move || state::load_tokenizer(name.as_deref()))
             .await
-            .context("making the builtin tokenizer for the mock server")?;
+            .context("making the mock server's tokenizer")??;
         let state = Arc::new(state::MockState::new(config, tokenizer)?);
         let listener = listen(addr).with_context(|| format!("mock server cannot bind {addr}"))?;
         let addr = listener.local_addr().context("mock server: reading the bound address")?;

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 use http::HeaderMap;
 use http::header::AUTHORIZATION;
 use tokio::sync::Semaphore;
@@ -17,8 +17,10 @@ use super::request::MAX_OUTPUT_TOKENS;
 use super::spec_decode::{MAX_SPEC_TOKENS, SpecDecoder};
 use super::stats::StatsRegistry;
 use super::text_ids::TextIds;
+use super::words::check_single_tokens;
 use crate::dataset::tokenizer::Tokenizer;
-use crate::plan::MockConfig;
+use crate::dataset::tokenizer_hub::spec_of;
+use crate::plan::{MockConfig, TokenizerSpec};
 
 /// The longest delay the mock accepts for either setting: one hour.
 const MAX_DELAY_MS: f64 = 3_600_000.0;
@@ -144,6 +146,19 @@ impl MockState {
 
 fn served_models(config: &MockConfig) -> Vec<String> {
     if config.models.is_empty() { vec![FALLBACK_MODEL.to_string()] } else { config.models.clone() }
+}
+
+/// The tokenizer the settings name (`None`: the shared builtin), refused where it would not
+/// count the mock's answers as the mock writes them.
+pub fn load_tokenizer(name: Option<&str>) -> Result<Arc<Tokenizer>> {
+    let spec = name.map_or(TokenizerSpec::Builtin, spec_of);
+    if spec == TokenizerSpec::Builtin {
+        return Ok(Tokenizer::shared_builtin());
+    }
+    let named = || format!("mock tokenizer {:?}", name.unwrap_or_default());
+    let tokenizer = Tokenizer::load(&spec).with_context(named)?;
+    check_single_tokens(&tokenizer).with_context(named)?;
+    Ok(Arc::new(tokenizer))
 }
 
 fn prefix_cache(config: &MockConfig) -> Result<Option<PrefixCache>> {

@@ -40,6 +40,10 @@ pub struct MockConfig {
     /// SETTINGS_MAX_CONCURRENT_STREAMS advertised to HTTP/2 clients; `None`: practically no limit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub http2_max_streams: Option<u32>,
+    /// The tokenizer the mock counts prompts with, as a `tokenizer:` value names one (a tiktoken
+    /// encoding, a tokenizer.json, a Hugging Face id); `None`: the built-in GPT-2 BPE.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokenizer: Option<String>,
 }
 
 /// The mock's answer mode: it reads the benchmark's questions and gold answers from the same
@@ -69,6 +73,7 @@ impl Default for MockConfig {
             spec_decode_acceptance: 0.7,
             answers: None,
             http2_max_streams: None,
+            tokenizer: None,
             stream_interval: 1,
         }
     }

@@ -183,11 +183,12 @@ const MOCK_KEYS: &[&str] = &[
     "spec_decode_acceptance",
     "accuracy_correct",
     "stream_interval",
+    "tokenizer",
 ];
 
 /// `mock: #{ ttft: ms(20), itl: ms(5), output_tokens: 64, max_running: 256, api_key,
 /// prefill_per_token: ms(0.05), prefix_cache_blocks: 16384, prefix_block_tokens: 16,
-/// spec_decode_tokens: 3, spec_decode_acceptance: 0.7, stream_interval: 1 }`
+/// spec_decode_tokens: 3, spec_decode_acceptance: 0.7, stream_interval: 1, tokenizer: "o200k_base" }`
 fn mock_config(map: Map, models: &[String]) -> ScriptResult<MockConfig> {
     let mut r = MapReader::new("endpoint mock", map, MOCK_KEYS)?;
     let defaults = MockConfig::default();
@@ -227,6 +228,7 @@ fn mock_config(map: Map, models: &[String]) -> ScriptResult<MockConfig> {
         spec_decode_acceptance,
         answers: r.opt_f64("accuracy_correct")?.map(|correct| crate::plan::MockAnswers { correct, benchmark: None }),
         http2_max_streams: None,
+        tokenizer: r.opt_string("tokenizer")?,
         stream_interval: match r.opt_u64("stream_interval")? {
             None => defaults.stream_interval,
             Some(0) => return script_error("endpoint mock: `stream_interval` must be at least 1 token"),
@@ -247,7 +249,9 @@ mod tests {
         map.insert("prefix_block_tokens".into(), Dynamic::from(32_i64));
         map.insert("spec_decode_tokens".into(), Dynamic::from(3_i64));
         map.insert("spec_decode_acceptance".into(), Dynamic::from(0.6_f64));
+        map.insert("tokenizer".into(), Dynamic::from("o200k_base".to_string()));
         let config = mock_config(map, &["m".to_string()]).unwrap();
+        assert_eq!(config.tokenizer.as_deref(), Some("o200k_base"));
         assert!((config.prefill_ms_per_token - 0.05).abs() < 1e-12, "{}", config.prefill_ms_per_token);
         assert_eq!((config.prefix_cache_blocks, config.prefix_block_tokens, config.spec_decode_tokens), (64, 32, 3));
         assert_eq!(config.spec_decode_acceptance, 0.6);
