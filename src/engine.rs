@@ -546,7 +546,6 @@ async fn run_phases(
 pub(crate) async fn load_tokenizer(spec: &TokenizerSpec) -> Result<Arc<Tokenizer>> {
     let spec = spec.clone();
     tokio::task::spawn_blocking(move || match &spec {
-        TokenizerSpec::Builtin => Ok(Tokenizer::shared_builtin()),
         TokenizerSpec::Model { id, .. } => Ok(Tokenizer::load(&spec).map(Arc::new).unwrap_or_else(|error| {
             tracing::warn!(
                 "the model's tokenizer ({id}) cannot be had ({error:#}); tokens are counted, and synthetic \
@@ -555,7 +554,7 @@ pub(crate) async fn load_tokenizer(spec: &TokenizerSpec) -> Result<Arc<Tokenizer
             );
             Tokenizer::shared_builtin()
         })),
-        other => Tokenizer::load(other).map(Arc::new),
+        other => Tokenizer::load_shared(other),
     })
     .await
     .context("tokenizer loading was interrupted")?

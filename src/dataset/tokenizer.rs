@@ -80,6 +80,14 @@ impl Tokenizer {
         }
     }
 
+    /// `load`, shared: the builtin is the process's one (`shared_builtin`), any other made anew.
+    pub fn load_shared(spec: &TokenizerSpec) -> Result<Arc<Self>> {
+        match spec {
+            TokenizerSpec::Builtin => Ok(Self::shared_builtin()),
+            other => Self::load(other).map(Arc::new),
+        }
+    }
+
     /// A tiktoken encoding by name (`o200k_base`, `cl100k_base`, ...); embedded, needs no network.
     fn encoding(name: &str) -> Result<Self> {
         let encoding = tiktoken_encodings::encoding(name)?;

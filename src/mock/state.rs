@@ -20,7 +20,7 @@ use super::text_ids::TextIds;
 use super::words::check_single_tokens;
 use crate::dataset::tokenizer::Tokenizer;
 use crate::dataset::tokenizer_hub::spec_of;
-use crate::plan::{MockConfig, TokenizerSpec};
+use crate::plan::MockConfig;
 
 /// The longest delay the mock accepts for either setting: one hour.
 const MAX_DELAY_MS: f64 = 3_600_000.0;
@@ -151,14 +151,11 @@ fn served_models(config: &MockConfig) -> Vec<String> {
 /// The tokenizer the settings name (`None`: the shared builtin), refused where it would not
 /// count the mock's answers as the mock writes them.
 pub fn load_tokenizer(name: Option<&str>) -> Result<Arc<Tokenizer>> {
-    let spec = name.map_or(TokenizerSpec::Builtin, spec_of);
-    if spec == TokenizerSpec::Builtin {
-        return Ok(Tokenizer::shared_builtin());
-    }
-    let named = || format!("mock tokenizer {:?}", name.unwrap_or_default());
-    let tokenizer = Tokenizer::load(&spec).with_context(named)?;
+    let Some(name) = name else { return Ok(Tokenizer::shared_builtin()) };
+    let named = || format!("mock tokenizer {name:?}");
+    let tokenizer = Tokenizer::load_shared(&spec_of(name)).with_context(named)?;
     check_single_tokens(&tokenizer).with_context(named)?;
-    Ok(Arc::new(tokenizer))
+    Ok(tokenizer)
 }
 
 fn prefix_cache(config: &MockConfig) -> Result<Option<PrefixCache>> {
