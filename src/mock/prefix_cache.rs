@@ -1,6 +1,7 @@
 //! The mock's prefix cache, as vLLM's automatic prefix caching: a prompt's whole token blocks,
 //! each keyed by a hash chained over every block before it, kept in a least-recently-used set.
 
+use std::collections::hash_map::Entry;
 use std::hash::BuildHasher;
 use std::sync::Mutex;
 
@@ -39,10 +40,10 @@ impl PrefixCache {
         let block_tokens = self.block_tokens as u64;
         let most_blocks_read = usize::try_from(prompt_tokens.saturating_sub(1) / block_tokens).unwrap_or(usize::MAX);
         let mut blocks = self.blocks.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        let read_blocks = keys.iter().take(most_blocks_read).take_while(|key| blocks.contains(**key)).count();
-        let written_blocks = blocks.store_prefix(keys);
+        let stored = blocks.store_prefix(keys);
         drop(blocks);
-        PromptCacheUse { read_tokens: read_blocks as u64 * block_tokens, written_tokens: written_blocks * block_tokens }
+        let read_blocks = stored.held_prefix.min(most_blocks_read) as u64;
+        PromptCacheUse { read_tokens: read_blocks * block_tokens, written_tokens: stored.new_blocks * block_tokens }
     }
 
     /// Forget every block (vLLM's `POST /reset_prefix_cache`).
@@ -74,6 +75,15 @@ struct LinkedBlock {
 
 const NO_BLOCK: u32 = u32::MAX;
 
+/// What storing a prompt's blocks found.
+#[derive(Debug, PartialEq, Eq)]
+struct Stored {
+    /// Blocks that were not held before.
+    new_blocks: u64,
+    /// How many of the prompt's first blocks were all held before (its cached prefix).
+    held_prefix: usize,
+}
+
 impl BlockLru {
     /// `capacity` is well below `u32::MAX` (the mock's settings bound it at 2^26).
     fn new(capacity: usize) -> Self {
@@ -87,6 +97,7 @@ impl BlockLru {
         }
     }
 
+    #[cfg(test)]
     fn contains(&self, key: u64) -> bool {
         self.slot_of.contains_key(&key)
     }
@@ -98,36 +109,48 @@ impl BlockLru {
     /// Mark a prompt's blocks used, the last block first, then forget the least recently used
     /// blocks beyond the capacity: the ends of prompts go before their beginnings (a prefix
     /// without its first block is of no use), as vLLM frees a request's blocks tail first.
-    /// Returns how many blocks were new.
-    fn store_prefix(&mut self, keys: &[u64]) -> u64 {
-        let added = keys.iter().rev().map(|key| u64::from(self.touch(*key))).sum();
+    /// One pass tells both what was new and how long a prefix was held before: a prompt's
+    /// chained keys are distinct, and nothing is forgotten until every block is marked.
+    fn store_prefix(&mut self, keys: &[u64]) -> Stored {
+        let mut stored = Stored { new_blocks: 0, held_prefix: keys.len() };
+        for (index, key) in keys.iter().enumerate().rev() {
+            if self.touch(*key) {
+                stored.new_blocks += 1;
+                stored.held_prefix = index;
+            }
+        }
         while self.len() > self.capacity {
             self.forget_oldest();
         }
-        added
+        stored
     }
 
     /// Make `key` the most recently used; true when it was not there.
     fn touch(&mut self, key: u64) -> bool {
-        if let Some(&slot) = self.slot_of.get(&key) {
-            if slot != self.newest {
-                self.unlink(slot);
-                self.link_newest(slot);
+        let slot = match self.slot_of.entry(key) {
+            Entry::Occupied(held) => {
+                let slot = *held.get();
+                if slot != self.newest {
+                    self.unlink(slot);
+                    self.link_newest(slot);
+                }
+                return false;
             }
-            return false;
-        }
-        let block = LinkedBlock { key, newer: NO_BLOCK, older: NO_BLOCK };
-        let slot = match self.free_slots.pop() {
-            Some(slot) => {
-                self.blocks[slot as usize] = block;
-                slot
-            }
-            None => {
-                self.blocks.push(block);
-                (self.blocks.len() - 1) as u32
+            Entry::Vacant(vacant) => {
+                let block = LinkedBlock { key, newer: NO_BLOCK, older: NO_BLOCK };
+                let slot = match self.free_slots.pop() {
+                    Some(slot) => {
+                        self.blocks[slot as usize] = block;
+                        slot
+                    }
+                    None => {
+                        self.blocks.push(block);
+                        (self.blocks.len() - 1) as u32
+                    }
+                };
+                *vacant.insert(slot)
             }
         };
-        self.slot_of.insert(key, slot);
         self.link_newest(slot);
         true
     }
@@ -244,7 +267,8 @@ mod tests {
     }
 
     impl RecencyList {
-        fn store_prefix(&mut self, keys: &[u64]) -> u64 {
+        fn store_prefix(&mut self, keys: &[u64]) -> Stored {
+            let held_prefix = keys.iter().take_while(|key| self.keys.contains(key)).count();
             let mut added = 0;
             for key in keys.iter().rev() {
                 match self.keys.iter().position(|held| held == key) {
@@ -255,7 +279,7 @@ mod tests {
             }
             let excess = self.keys.len().saturating_sub(self.capacity);
             self.keys.drain(..excess);
-            added
+            Stored { new_blocks: added, held_prefix }
         }
     }
 
