@@ -49,5 +49,6 @@ pub mod suggest;
 pub mod synthesis;
 pub mod telemetry;
 pub mod thresholds;
+pub mod timer_slack;
 pub mod ui;
 pub mod yielding_receiver;

@@ -9,6 +9,7 @@ use std::time::Duration;
 use super::cpu_time::thread_cpu_ns;
 use super::pacer_priority::{PacerPriority, PriorityGuard, REAL_TIME_LONGEST_BUSY};
 use crate::clock::RunClock;
+use crate::timer_slack::tighten_timer_slack;
 
 /// The last stretch before a deadline that the pacer spins through instead of sleeping: longer
 /// than a sleep overshoots on a quiet machine (tens of µs once the timer slack is cut), and as
@@ -98,22 +99,6 @@ impl Waiter<'_> {
                 std::hint::spin_loop();
             }
         }
-    }
-}
-
-/// Ask Linux to wake this thread's sleeps on time rather than up to 50 µs late (the default
-/// timer slack, which lets the kernel batch wake-ups).
-fn tighten_timer_slack() {
-    #[cfg(target_os = "linux")]
-    // SAFETY: PR_SET_TIMERSLACK takes one integer and only changes this thread's timer slack.
-    unsafe {
-        libc::prctl(
-            libc::PR_SET_TIMERSLACK,
-            1 as libc::c_ulong,
-            0 as libc::c_ulong,
-            0 as libc::c_ulong,
-            0 as libc::c_ulong,
-        );
     }
 }
 

@@ -15,6 +15,7 @@ use hyper::body::Incoming;
 use serde_json::json;
 
 use super::body::MockBody;
+use super::fine_timer;
 use super::form::{self, FormPart};
 use super::generate::read_body;
 use super::state::MockState;
@@ -45,7 +46,7 @@ pub async fn serve(state: Arc<MockState>, request: Request<Incoming>) -> Respons
     let stream = form::text(&parts, "stream") == Some("true");
     let word_count = ((seconds / SECONDS_PER_WORD).round() as u64).max(1);
     let usage = usage(form::text(&parts, "model").unwrap_or_default(), seconds, word_count);
-    tokio::time::sleep(state.timing.time_to_first_token).await;
+    fine_timer::sleep(state.timing.time_to_first_token).await;
     let text = words::output_text(word_count);
     if !stream {
         let body = match form::text(&parts, "response_format") {

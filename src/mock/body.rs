@@ -2,15 +2,15 @@
 //! token is due, timed against absolute deadlines so delays never drift.
 
 use std::convert::Infallible;
-use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use bytes::Bytes;
 use hyper::body::{Body, Frame, SizeHint};
-use tokio::time::{Instant, Sleep};
+use tokio::time::Instant;
 
 use super::chunks::ResponseWriter;
+use super::fine_timer::FineWait;
 use super::generation::Generation;
 use super::request::Usage;
 
@@ -33,7 +33,7 @@ pub struct TokenStream {
     writer: ResponseWriter,
     include_usage: bool,
     opening_sent: bool,
-    timer: Option<Pin<Box<Sleep>>>,
+    wait: FineWait,
     /// Each token's events when they are not the writer's text tokens (a tool call's).
     token_events: Option<Vec<String>>,
     /// Tokens a text chunk carries (a server's stream interval; the last may carry fewer).
@@ -51,7 +51,7 @@ impl TokenStream {
             writer,
             include_usage,
             opening_sent: false,
-            timer: None,
+            wait: FineWait::default(),
             token_events: None,
             interval: 1,
             continuous_usage: false,
@@ -118,7 +118,6 @@ impl TokenStream {
                     }
                     self.writer.push_done(&mut events);
                     self.generation = None;
-                    self.timer = None;
                 }
             }
             if !events.is_empty() {
@@ -128,11 +127,14 @@ impl TokenStream {
                 return Poll::Ready(None);
             };
             let next_due = generation.due(generation.emitted());
-            let timer = self.timer.get_or_insert_with(|| Box::pin(tokio::time::sleep_until(next_due)));
-            if timer.deadline() != next_due {
-                timer.as_mut().reset(next_due);
-            }
-            if timer.as_mut().poll(cx).is_pending() {
+            // The first two tokens on time (what TTFT and TTST read), the later ones on tokio's
+            // millisecond ticks: waking for each token apart costs a wake-up of a thread and a
+            // task per token (`fine_timer.rs`), where a tick wakes once for every stream.
+            let waited = match generation.emitted() {
+                0 | 1 => self.wait.poll_until(next_due, cx),
+                _ => self.wait.poll_on_tick(next_due, cx),
+            };
+            if waited.is_pending() {
                 return Poll::Pending;
             }
         }

@@ -13,6 +13,7 @@ use tokio::time::Instant;
 
 use super::body::{MockBody, TokenStream};
 use super::chunks::ResponseWriter;
+use super::fine_timer;
 use super::generation::{self, DecodeSteps, Job};
 use super::openai;
 use super::reply;
@@ -163,7 +164,7 @@ pub async fn read_body(request: Request<Incoming>) -> Result<Bytes, Response<Moc
 /// The tokens of `texts` for a route that only reads its input (embeddings, rerank), counted
 /// while the configured time to first token passes; the error reply if counting failed.
 pub async fn count_input_tokens(state: &Arc<MockState>, texts: Vec<String>) -> Result<u64, Response<MockBody>> {
-    let delay = tokio::time::sleep(state.timing.time_to_first_token);
+    let delay = fine_timer::sleep(state.timing.time_to_first_token);
     let prompt = read_prompt(state, PromptInput::from_texts(texts), None).await;
     delay.await;
     prompt.map(|prompt| prompt.tokens).ok_or_else(tokenizer_failed)

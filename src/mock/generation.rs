@@ -9,6 +9,7 @@ use std::time::Duration;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::time::Instant;
 
+use super::fine_timer;
 use super::request::PromptCacheUse;
 use super::spec_decode::SpecDecodeRun;
 use super::stats::ModelStats;
@@ -215,7 +216,7 @@ impl Generation {
         for index in [0, last_index] {
             let due = self.due(index);
             if due > Instant::now() {
-                tokio::time::sleep_until(due).await;
+                fine_timer::sleep_until(due).await;
             }
             let now = Instant::now();
             self.emit((index + 1).saturating_sub(self.emitted), now);

@@ -9,6 +9,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::body::MockBody;
+use super::fine_timer;
 use super::generate::read_body;
 use super::reply;
 use super::request::parse_json;
@@ -39,7 +40,7 @@ pub async fn serve(state: Arc<MockState>, request: Request<Incoming>) -> Respons
     if let Some(bad) = inputs.iter().position(|input| input.kind != "image_url" || input.url.is_none()) {
         return reply::invalid_request(&format!("input {bad} is not an {{\"type\": \"image_url\", \"url\"}} item"));
     }
-    tokio::time::sleep(state.timing.time_to_first_token).await;
+    fine_timer::sleep(state.timing.time_to_first_token).await;
     let data: Vec<Value> =
         (0..inputs.len()).map(|index| json!({"index": index, "embedding": [0.25, 0.5, 0.75, index as f64]})).collect();
     reply::json(StatusCode::OK, json!({"data": data}).to_string())

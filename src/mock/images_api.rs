@@ -12,6 +12,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::body::MockBody;
+use super::fine_timer;
 use super::form;
 use super::generate::read_body;
 use super::reply;
@@ -75,7 +76,7 @@ pub async fn serve(state: Arc<MockState>, route: ImageRoute, request: Request<In
     let input_tokens = state.tokenizer.count(&prompt) as u64;
     let usage = json!({"input_tokens": input_tokens, "output_tokens": images * TOKENS_PER_IMAGE,
                        "total_tokens": input_tokens + images * TOKENS_PER_IMAGE});
-    tokio::time::sleep(state.timing.time_to_first_token).await;
+    fine_timer::sleep(state.timing.time_to_first_token).await;
     if !request.stream {
         let data: Vec<Value> = (0..images).map(|_| json!({"b64_json": PIXEL_PNG_BASE64})).collect();
         let answer = json!({"created": state.started_epoch_s, "data": data, "usage": usage});

@@ -11,6 +11,7 @@ mod body;
 mod chunks;
 mod control;
 mod embeddings;
+mod fine_timer;
 mod form;
 mod generate;
 mod generation;
