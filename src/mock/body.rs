@@ -126,13 +126,20 @@ impl TokenStream {
             let Some(generation) = self.generation.as_ref() else {
                 return Poll::Ready(None);
             };
-            let next_due = generation.due(generation.emitted());
-            // The first two tokens on time (what TTFT and TTST read), the later ones on tokio's
+            // The token whose time sends the next frame: the next token's, or with text chunks of
+            // several tokens the next chunk's last (the tokens before it send nothing).
+            let next_index = match self.token_events {
+                Some(_) => generation.emitted(),
+                None => (self.sent + self.interval).min(generation.job().output_tokens).saturating_sub(1),
+            };
+            let next_due = generation.due(next_index);
+            // The first two frames on time (what TTFT and TTST read), the later ones on tokio's
             // millisecond ticks: waking for each token apart costs a wake-up of a thread and a
             // task per token (`fine_timer.rs`), where a tick wakes once for every stream.
-            let waited = match generation.emitted() {
-                0 | 1 => self.wait.poll_until(next_due, cx),
-                _ => self.wait.poll_on_tick(next_due, cx),
+            let waited = if self.sent < 2 * self.interval {
+                self.wait.poll_until(next_due, cx)
+            } else {
+                self.wait.poll_on_tick(next_due, cx)
             };
             if waited.is_pending() {
                 return Poll::Pending;

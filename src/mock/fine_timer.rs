@@ -1,5 +1,5 @@
 //! The mock's timer for the deadlines that the headline latencies read (a stream's first two
-//! tokens, a whole answer, the wait of an endpoint without tokens), finer than tokio's. Tokio's
+//! frames, a whole answer, the wait of an endpoint without tokens), finer than tokio's. Tokio's
 //! timer fires on millisecond ticks and rounds each deadline up to the next, so a first token
 //! due at 20 ms went out at 20–22 ms. Here one thread keeps those deadlines in a heap, sleeps to
 //! the earliest with its timer slack cut, and wakes the tasks due by then: they go out tens of
