@@ -126,12 +126,9 @@ impl TokenStream {
             let Some(generation) = self.generation.as_ref() else {
                 return Poll::Ready(None);
             };
-            // The token whose time sends the next frame: the next token's, or with text chunks of
-            // several tokens the next chunk's last (the tokens before it send nothing).
-            let next_index = match self.token_events {
-                Some(_) => generation.emitted(),
-                None => (self.sent + self.interval).min(generation.job().output_tokens).saturating_sub(1),
-            };
+            // The token whose time sends the next frame: the next chunk's last (with one token a
+            // chunk, the next token; the tokens before it in a chunk send nothing).
+            let next_index = (self.sent + self.interval).min(generation.job().output_tokens).saturating_sub(1);
             let next_due = generation.due(next_index);
             // The first two frames on time (what TTFT and TTST read), the later ones on tokio's
             // millisecond ticks: waking for each token apart costs a wake-up of a thread and a
