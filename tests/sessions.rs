@@ -106,12 +106,14 @@ fn a_request_limit_counts_a_multi_turn_files_requests_in_every_mode_that_plays_t
         let run = run(name, dataset, phase);
         assert_limit_counts_requests(&run, name, 25);
     }
-    // Two users play whole sessions: 7 requests are two whole sessions and a third's first turn.
+    // Two users each play their own sessions one after another, so 7 requests are whole
+    // 3-turn sessions and the ones the limit cut: as the answers race, the users send 6 and 1
+    // (or 3 and 4), three sessions of 3, 3 and 1 turns; or 5 and 2, three of 3, 2 and 2.
     let run = run("seven", dataset, "concurrency(#{ users: 2, requests: 7 })");
     let turns = turns_by_session(&run, "seven");
     let mut lengths: Vec<usize> = turns.values().map(Vec::len).collect();
     lengths.sort_unstable();
-    assert_eq!(lengths, [1, 3, 3], "{turns:?}");
+    assert!(lengths == [1, 3, 3] || lengths == [2, 2, 3], "{turns:?}");
 }
 
 #[test]
