@@ -81,17 +81,19 @@ fn a_prefill_cap_limits_requests_waiting_for_their_first_token_but_not_decoding_
 
 /// AIPerf's rule for a cap in an open-loop phase: each request is due at an arrival of the 5 ms
 /// grid, each at its own, and went out then (an arrival that found every place taken sent
-/// nothing, so no request waited), with on average more than `skipped` arrivals between two.
+/// nothing, so no request waited for a place: half of them left within 10 ms of their arrival,
+/// where waiting would take a prefill of 40 ms; any one may be late on a busy machine), with on
+/// average more than `skipped` arrivals between two.
 fn assert_sent_at_arrivals_that_found_a_place(records: &[Value], skipped: u64) {
     let mut due: Vec<u64> = records.iter().map(|r| ns(r, "credit_issued_ns")).collect();
     due.sort();
     assert!(due.windows(2).all(|w| w[1] > w[0] && (w[1] - w[0]) % 5_000_000 == 0), "not on the grid: {due:?}");
     let gaps = due.len() as u64 - 1;
     assert!((due[gaps as usize] - due[0]) / 5_000_000 > gaps * skipped, "too few arrivals held back: {due:?}");
-    for record in records {
-        let late_ms = (ns(record, "request_start_ns") - ns(record, "credit_issued_ns")) as f64 / 1e6;
-        assert!(late_ms < 25.0, "a request waited {late_ms} ms after it was due");
-    }
+    let mut late_ms: Vec<f64> =
+        records.iter().map(|r| (ns(r, "request_start_ns") - ns(r, "credit_issued_ns")) as f64 / 1e6).collect();
+    late_ms.sort_by(f64::total_cmp);
+    assert!(late_ms[late_ms.len() / 2] < 10.0, "requests waited after they were due (ms): {late_ms:?}");
 }
 
 #[test]
