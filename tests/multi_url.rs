@@ -192,6 +192,24 @@ fn least_in_flight_keeps_requests_off_a_slow_url() {
     assert_eq!(run.summary("least")["by_url"].as_array().map(Vec::len), Some(3));
 }
 
+/// The requests each id was sent on, by id (every request carries one).
+fn turns_by_id(ids: Vec<Option<String>>) -> BTreeMap<String, usize> {
+    let mut turns: BTreeMap<String, usize> = BTreeMap::new();
+    for id in ids {
+        *turns.entry(id.expect("every request carries the id")).or_default() += 1;
+    }
+    turns
+}
+
+/// Two users' 12 requests over 3-turn conversations, an id for each conversation: on each of
+/// its turns, so 3 requests an id but for the conversation each user had going when the limit
+/// came (as the answers race, the users send 6 and 6 requests, or 7 and 5, or 8 and 4, ...).
+fn assert_one_id_per_conversation(turns: &BTreeMap<String, usize>) {
+    assert_eq!(turns.values().sum::<usize>(), 12, "{turns:?}");
+    assert!(turns.values().all(|&count| count <= 3), "an id on one conversation's turns only: {turns:?}");
+    assert!(turns.values().filter(|&&count| count < 3).count() <= 2, "the same id on each of its turns: {turns:?}");
+}
+
 #[test]
 fn session_headers_carry_the_conversation_id_renamed_and_switched_as_aiperf_does() {
     let server = MockBehindProxy::start(MockConfig { ttft_ms: 2.0, itl_ms: 1.0, ..MockConfig::default() });
@@ -204,12 +222,7 @@ fn session_headers_carry_the_conversation_id_renamed_and_switched_as_aiperf_does
     let ids = header_values(&server, "x-correlation-id");
     assert_eq!(ids, header_values(&server, "x-session-affinity"), "AIPerf's default: X-Session-Affinity too");
     assert!(header_values(&server, "x-session-id").iter().all(Option::is_none));
-    let mut turns: BTreeMap<String, usize> = BTreeMap::new();
-    for id in ids {
-        *turns.entry(id.expect("every request carries X-Correlation-ID")).or_default() += 1;
-    }
-    assert_eq!(turns.len(), 4, "one id per conversation: {turns:?}");
-    assert!(turns.values().all(|&count| count == 3), "the same id on each of its three turns: {turns:?}");
+    assert_one_id_per_conversation(&turns_by_id(ids));
 
     let renamed = MockBehindProxy::start(MockConfig { ttft_ms: 2.0, itl_ms: 1.0, ..MockConfig::default() });
     let dir = tempfile::tempdir().expect("temp dir");
@@ -230,7 +243,7 @@ fn session_headers_carry_the_conversation_id_renamed_and_switched_as_aiperf_does
     assert!(header_values(&renamed, "x-session-affinity").iter().all(Option::is_none), "switched off");
     assert_eq!(header_values(&renamed, "x-dynamo-session-id"), session_ids, "switched on");
     assert_eq!(header_values(&renamed, "x-smg-routing-key"), session_ids, "switched on");
-    assert_eq!(session_ids.iter().collect::<BTreeSet<_>>().len(), 4);
+    assert_one_id_per_conversation(&turns_by_id(session_ids));
 
     let quiet = MockBehindProxy::start(MockConfig { ttft_ms: 2.0, itl_ms: 1.0, ..MockConfig::default() });
     run_rhai(
