@@ -160,9 +160,10 @@ fn the_agent_tools_and_rag_pipeline_scenarios_run_their_sessions_whole() {
     };
     assert_eq!(token_warnings(&text(&out.stdout)), 0, "{}", text(&out.stdout));
     assert_eq!(stat(&agent, "usage_discrepancy_count", "avg"), 0.0);
-    assert!(agent.get("osl_mismatch_count").is_none(), "the only steps with a max_tokens called a tool");
-    // The same agent over Anthropic's Messages and OpenAI's Responses APIs (a Messages answer
-    // without max_tokens is 1,024 tokens: one session a user).
+    assert_eq!(stat(&agent, "osl_mismatch_count", "avg"), 0.0, "the answers in text are as long as asked");
+    assert_eq!(stat(&agent, "output_sequence_length", "max"), 256.0, "the final answers");
+    // The same agent over Anthropic's Messages and OpenAI's Responses APIs: the same requests,
+    // their answers as long (every step gives its max_tokens, which Messages requires).
     for kind in ["messages", "responses"] {
         let dir = tempfile::tempdir().expect("dir");
         let one_each =
@@ -172,6 +173,7 @@ fn the_agent_tools_and_rag_pipeline_scenarios_run_their_sessions_whole() {
         assert!(text(&out.stdout).contains("3 of 3 sessions completed, 6 tool calls"), "{kind}: {}", text(&out.stdout));
         let agent = summary(dir.path(), "agent_tools");
         assert_eq!(stat(&agent, "usage_discrepancy_count", "avg"), 0.0, "{kind}");
+        assert_eq!(stat(&agent, "output_sequence_length", "max"), 256.0, "{kind}: the final answers");
     }
     let out = run_shipped(dir.path(), "rag_pipeline", &short);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
