@@ -724,15 +724,13 @@ run(#{ name: "limited", endpoint: target,
     assert_eq!(scripted(&summary)["completed"].as_u64(), Some(4000), "the users that started played them all");
 }
 
-/// A function that fails before its first step fails every session: the phase stops after
-/// `IDLE_SESSIONS_LIMIT` of them in a row (it could never reach its request count) and the run
-/// fails with the error; `s.chat` on an endpoint that is not a chat one is such an error.
+/// Steps in flight at the phase's end are cancelled, not failed, and cut their sessions.
 #[test]
 fn steps_the_phase_s_end_cancels_are_counted_as_cancelled_not_as_errors() {
     let run = run_scenario(
         "cancelled",
         r#"let slow = endpoint(#{ url: "mock", streaming: true, mock: #{ ttft: ms(1), itl: ms(100) } });
-let f = |s| { loop { s.chat(#{ user: "hi", max_tokens: 50, tag: "slow" }); } };
+let f = |s| { s.chat(#{ user: "hi", max_tokens: 50, tag: "slow" }); };
 run(#{ endpoint: slow, allow_all_failed: true,
        phases: [users(#{ users: 3, duration: 0.3, grace_period: 0, session: f })] });"#,
     );
@@ -745,6 +743,10 @@ run(#{ endpoint: slow, allow_all_failed: true,
     assert_eq!(count(&step["errors"]), 0, "{step}");
     assert_eq!(count(&step["requests"]), count(&phase["sent"]), "{phase}");
     assert_eq!(count(&step["cancelled"]), count(&phase["cancelled"]), "{phase}");
+    // A session whose step the end cancelled is cut there, though its function would return.
+    let sessions = scripted(&summary);
+    assert_eq!((count(&sessions["cut"]), count(&sessions["completed"])), (3, 0), "{sessions}");
+    assert!(sessions.get("session_latency_ms").is_none(), "no session completed: {sessions}");
     let table = run.stdout();
     assert!(table.contains("step              requests  errors cancelled"), "{table}");
 }
@@ -791,6 +793,9 @@ run(#{ name: "capped", endpoint: e, phases: [users(#{ users: 2, session_rate: 20
     assert!(run.stderr().contains("scripted sessions: 20 new a second, at most 2 live"), "{}", run.stderr());
 }
 
+/// A function that fails before its first step fails every session: the phase stops after
+/// `IDLE_SESSIONS_LIMIT` of them in a row (it could never reach its request count) and the run
+/// fails with the error; `s.chat` on an endpoint that is not a chat one is such an error.
 #[test]
 fn sessions_that_fail_before_any_request_stop_the_phase_and_fail_the_run() {
     let run = run_scenario(

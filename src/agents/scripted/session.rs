@@ -421,6 +421,12 @@ impl Session {
             latency_ns: answer.end_ns.saturating_sub(answer.start_ns),
             ttft_ns: answer.first_output_ns.map(|first| first.saturating_sub(answer.start_ns)),
         });
+        // A step the phase's end cancelled cuts its session there: what the function would do
+        // with a cancelled answer is not what it was written to do.
+        if answer.cancelled && state.shared.stopped() {
+            drop(state);
+            return self.over();
+        }
         Ok(answer)
     }
 
