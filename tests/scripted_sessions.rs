@@ -354,6 +354,15 @@ run(#{ name: "rag", endpoint: llm, report: true, phases: [users(#{ users: 2, ses
     for tag in ["embed", "rerank", "generate"] {
         assert!(page.contains(&format!("<tr><td>{tag}</td><td>5</td><td>0</td>")), "the report's row of {tag}");
     }
+    // The CSV carries them too, after the metrics' rows.
+    let csv = std::fs::read_to_string(run.artifacts("rag").join("profile_export_aiperf.csv")).expect("csv");
+    for row in ["Sessions Completed,5.00", "Step rerank Requests,5.00", "Step generate Errors,0.00"] {
+        assert!(csv.contains(&format!("{row}\r\n")), "{row}: {csv}");
+    }
+    assert!(
+        csv.contains("\r\nSession Latency (ms),") && csv.contains("\r\nStep generate Time to First Token (ms),"),
+        "{csv}"
+    );
 }
 
 /// A streamed chat step from a run whose own endpoint embeds (and streams nothing): the chat

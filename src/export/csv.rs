@@ -1,12 +1,15 @@
 //! profile_export_aiperf.csv in AIPerf's layout: a table of the metrics with a distribution
 //! (record and time-weighted ones; a statistic a metric lacks is an empty cell), a blank line,
 //! then a `Metric,Value` table of run-level values (rows sorted by tag), then AIPerf's GPU
-//! telemetry table (its header alone when no GPU was watched).
+//! telemetry table (its header alone when no GPU was watched). A run's scripted sessions add
+//! their rows at the end of the first two tables (`sessions_csv.rs`).
 
 use std::path::Path;
 
 use anyhow::{Context, Result};
 
+use super::sessions_csv::session_rows;
+use crate::metric_result::Stats;
 use crate::result::{MetricKind, MetricResult, RunResult};
 
 const DISTRIBUTION_HEADER: [&str; 15] =
@@ -41,6 +44,15 @@ fn finish_table(table: csv::Writer<Vec<u8>>) -> Result<Vec<u8>> {
     table.into_inner().map_err(|e| anyhow::anyhow!("cannot finish a CSV table: {}", e.error()))
 }
 
+/// A row of the distributions' table: the label, then avg, min, max, sum and the percentiles.
+fn distribution_row(label: String, s: &Stats) -> Vec<String> {
+    let mut row = vec![label, two_decimals(Some(s.avg))];
+    row.extend(
+        [s.min, s.max, s.sum, s.p1, s.p5, s.p10, s.p25, s.p50, s.p75, s.p90, s.p95, s.p99, s.std].map(two_decimals),
+    );
+    row
+}
+
 /// The CSV file's bytes.
 pub fn summary_csv(result: &RunResult) -> Result<Vec<u8>> {
     let mut by_tag: Vec<&MetricResult> = result.metrics.iter().collect();
@@ -48,15 +60,13 @@ pub fn summary_csv(result: &RunResult) -> Result<Vec<u8>> {
     let (distributions, scalars): (Vec<&MetricResult>, Vec<&MetricResult>) =
         by_tag.into_iter().partition(|m| m.kind == MetricKind::Record || m.stats.p50.is_some());
 
+    let (session_distributions, session_counts) = session_rows(result);
+
     let mut table = new_table();
     table.write_record(DISTRIBUTION_HEADER)?;
-    for metric in distributions {
-        let s = &metric.stats;
-        let mut row = vec![row_label(metric), two_decimals(Some(s.avg))];
-        row.extend(
-            [s.min, s.max, s.sum, s.p1, s.p5, s.p10, s.p25, s.p50, s.p75, s.p90, s.p95, s.p99, s.std].map(two_decimals),
-        );
-        table.write_record(&row)?;
+    let metric_rows = distributions.into_iter().map(|metric| (row_label(metric), &metric.stats));
+    for (label, s) in metric_rows.chain(session_distributions.iter().map(|(label, s)| (label.clone(), s))) {
+        table.write_record(distribution_row(label, s))?;
     }
     let mut bytes = finish_table(table)?;
     bytes.extend_from_slice(b"\r\n");
@@ -65,6 +75,9 @@ pub fn summary_csv(result: &RunResult) -> Result<Vec<u8>> {
     table.write_record(SCALAR_HEADER)?;
     for metric in scalars {
         table.write_record([row_label(metric), two_decimals(Some(metric.stats.avg))])?;
+    }
+    for (label, count) in session_counts {
+        table.write_record([label, format!("{count}.00")])?;
     }
     bytes.extend(finish_table(table)?);
     bytes.extend_from_slice(b"\r\n\r\n");

@@ -29,6 +29,7 @@ pub mod server_metrics_csv;
 pub mod server_metrics_json;
 pub mod server_metrics_jsonl;
 pub mod server_metrics_parquet;
+mod sessions_csv;
 mod submission;
 pub mod sweep_csv;
 pub mod sweep_json;
