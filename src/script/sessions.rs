@@ -345,11 +345,15 @@ fn chat(s: &mut Session, map: Map) -> ScriptResult<Dynamic> {
         None => None,
     };
     let tool_results = tool_results(r.opt_array("tool_results")?.unwrap_or_default())?;
+    let max_tokens = r.opt_u64("max_tokens")?;
+    if max_tokens == Some(0) {
+        return script_error("chat: `max_tokens` must be at least 1 (leave it out for the server's own length)");
+    }
     let step = ChatStep {
         messages,
         tool_results,
         tools,
-        max_tokens: r.opt_u64("max_tokens")?,
+        max_tokens,
         endpoint: r.opt_custom::<Endpoint>("endpoint", "endpoint(#{..})")?,
         tag: r.opt_string("tag")?,
         extra: extra(&mut r)?,

@@ -98,9 +98,15 @@ pub struct History {
 impl History {
     /// Add a step's tool results, right after the answer whose calls they answer, then its
     /// messages (and its tools), their texts counted by `counts`; the results it held. A result
-    /// without an id past the last answer's calls answers none: the step is refused whole.
+    /// without an id past the last answer's calls answers none: the step is refused whole, as
+    /// is a step that would send no message at all.
     pub fn add_step(&mut self, step: &mut ChatStep, counts: &impl TextCounts) -> Result<usize, String> {
         self.settle(counts);
+        if self.message_starts.is_empty() && step.messages.is_empty() && step.tool_results.is_empty() {
+            return Err("chat: the step has no message to send (the session's history is empty): give it \
+                 `user`, `messages` or `tool_results`"
+                .into());
+        }
         let calls = self.last_calls.len();
         if let Some(position) =
             step.tool_results.iter().skip(calls).position(|result| result.tool_call_id.is_none()).map(|at| at + calls)
@@ -382,5 +388,16 @@ mod tests {
         let mut none = called(0);
         let mut step = ChatStep { tool_results: vec![result("a")], ..ChatStep::default() };
         assert!(none.add_step(&mut step, &Words).unwrap_err().contains("asked for none"));
+    }
+
+    #[test]
+    fn a_first_step_without_a_message_is_refused_and_a_later_one_sends_the_history() {
+        let mut history = History::default();
+        let mut step = ChatStep { tools: Some(json!([{"type": "function"}])), ..ChatStep::default() };
+        let error = history.add_step(&mut step, &Words).unwrap_err();
+        assert!(error.starts_with("chat: the step has no message to send"), "{error}");
+        assert_eq!((history.message_count(), history.tools()), (0, None), "nothing of the step joined");
+        let mut later = called(0);
+        assert_eq!(later.add_step(&mut ChatStep::default(), &Words), Ok(0), "the history goes again as it is");
     }
 }
