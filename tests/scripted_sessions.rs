@@ -889,6 +889,29 @@ run(#{ name: "busy", endpoint: target, phases: [
     assert!(cpu(heavy) > 20.0 && cpu(heavy) > 2.0 * cpu(light) && cpu(light) >= 0.0, "{heavy}\n{light}");
 }
 
+/// A session function that computes for long shares its worker: every 10 ms it lets the
+/// worker's other sessions run, so one user's 1.5 s of arithmetic does not hold the other two
+/// users' steps back for the whole 1 s phase (on one worker, the spinning session first).
+#[test]
+fn a_session_that_computes_for_long_takes_turns_with_the_others_on_its_worker() {
+    let run = run_scenario(
+        "turns",
+        r#"let target = endpoint(#{ url: "mock", model: "m", kind: "chat", mock: #{ ttft: ms(1), itl: ms(1) } });
+let f = |s| {
+    if s.id == 0 { let started = timestamp(); while started.elapsed < 1.5 { } }
+    else { s.chat(#{ user: "hello", max_tokens: 2, tag: "quick" }); }
+};
+run(#{ name: "turns", endpoint: target, phases: [users(#{ users: 3, duration: 1.0, session: f, script_workers: 1 })] });
+"#,
+    );
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let summary = run.summary("turns");
+    let sessions = scripted(&summary);
+    let quick = sessions["steps"]["quick"]["requests"].as_u64().unwrap_or(0);
+    assert!(quick > 20, "the other users' steps went on beside the spinning one: {sessions}");
+    assert!(sessions["completed"].as_u64().is_some_and(|completed| completed > quick), "and it ended too: {sessions}");
+}
+
 /// A step's answer joins the history as its text, counted by the client's tokenizer: a
 /// reasoning model's usage counts the reasoning too (10 of 12 tokens here), which the next step
 /// does not send back.

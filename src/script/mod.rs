@@ -133,6 +133,10 @@ pub struct ScenarioSettings {
     pub libraries: Arc<crate::libs::ScenarioLibraries>,
 }
 
+/// How many Rhai operations go between two looks at whether a session has computed for a whole
+/// slice (a look reads the clock: every few tens of microseconds).
+const TURN_CHECK_OPERATIONS: u64 = 1024;
+
 /// A Rhai engine with the whole scenario API registered and the sandbox's limits set.
 pub fn build_engine(host: Arc<RunHost>, settings: &ScenarioSettings) -> Engine {
     sessions::same_closure_names_in_every_process();
@@ -165,6 +169,13 @@ pub fn build_engine(host: Arc<RunHost>, settings: &ScenarioSettings) -> Engine {
     sampled_sweeps::register(&mut engine);
     search_fn::register(&mut engine, host.clone());
     run_fn::register(&mut engine, host);
+    // A session function that computes for long lets its worker's other sessions run.
+    engine.on_progress(|operations| {
+        if operations % TURN_CHECK_OPERATIONS == 0 {
+            crate::agents::scripted::take_turns();
+        }
+        None
+    });
     engine.on_print(crate::ui::stdout::print_line);
     engine.on_debug(|text, source, position| {
         eprintln!("[debug {}{}] {text}", source.unwrap_or(""), format_position(position))

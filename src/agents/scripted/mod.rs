@@ -22,5 +22,5 @@ mod workers;
 pub use history::{ChatStep, ToolResult};
 pub use player::ScriptedPlayer;
 pub use session::{PhaseOver, Session, StepKind};
-pub use suspend::in_session;
+pub use suspend::{in_session, take_turns};
 pub use workers::{ProgramEnd, SessionProgram};

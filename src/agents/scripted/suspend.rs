@@ -1,11 +1,13 @@
 //! Where a session's function pauses: a step hands its request (to the user's porter) or its
 //! future to the script worker, which sends it on the runtime, and the session's coroutine
-//! sleeps until the output resumes it.
+//! sleeps until the output resumes it. A function that computes for long pauses too, between
+//! two of its operations, so the other sessions of its worker get their turns.
 
 use std::any::Any;
 use std::cell::Cell;
 use std::future::Future;
 use std::pin::Pin;
+use std::time::{Duration, Instant};
 
 use corosensei::Yielder;
 
@@ -13,28 +15,36 @@ use super::porters::StepOrder;
 use super::replies::Woken;
 use crate::load::scripted::StepAnswer;
 
-/// What a paused session hands its worker: a request for the user's porter, or a future of its
-/// own (a client-side wait).
+/// What a paused session hands its worker: a request for the user's porter, a future of its
+/// own (a client-side wait), or its turn (it has computed for a whole slice).
 pub enum Pending {
     Step(StepOrder),
     Future(Pin<Box<dyn Future<Output = Box<dyn Any + Send>> + Send>>),
+    Turn,
 }
+
+/// How long a session's function may compute before it lets its worker's other sessions run.
+const SLICE: Duration = Duration::from_millis(10);
 
 pub type SessionYielder = Yielder<Woken, Pending>;
 
 thread_local! {
     /// The yielder of the coroutine running on this thread right now; null outside one.
     static RUNNING: Cell<*const SessionYielder> = const { Cell::new(std::ptr::null()) };
+    /// When the running coroutine was last resumed.
+    static RESUMED: Cell<Option<Instant>> = const { Cell::new(None) };
 }
 
 /// Called by a coroutine as it starts: it is the one running on this thread.
 pub(super) fn enter(yielder: &SessionYielder) {
     RUNNING.set(yielder);
+    RESUMED.set(Some(Instant::now()));
 }
 
 /// Called by the worker each time a coroutine pauses or ends.
 pub(super) fn leave() {
     RUNNING.set(std::ptr::null());
+    RESUMED.set(None);
 }
 
 /// Whether the calling code runs in a session's function (on a script worker).
@@ -47,6 +57,15 @@ pub fn in_session() -> bool {
 pub fn pause_on<T: Send + 'static>(future: impl Future<Output = T> + Send + 'static) -> Option<T> {
     let pending = Pending::Future(Box::pin(async move { Box::new(future.await) as Box<dyn Any + Send> }));
     pause(pending)?.downcast::<T>().ok().map(|output| *output)
+}
+
+/// In a session's function that has computed for a whole slice since it was resumed, pause it
+/// behind what its worker has queued (the engine calls this between operations); elsewhere
+/// nothing.
+pub fn take_turns() {
+    if RESUMED.get().is_some_and(|resumed| resumed.elapsed() >= SLICE) {
+        pause(Pending::Turn);
+    }
 }
 
 /// Send `order` by the user's porter while the calling session pauses, and return its answer;
@@ -66,5 +85,6 @@ fn pause(pending: Pending) -> Woken {
     // leave the thread that made them.
     let woken = unsafe { &*yielder }.suspend(pending);
     RUNNING.set(yielder);
+    RESUMED.set(Some(Instant::now()));
     woken
 }

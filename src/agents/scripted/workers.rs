@@ -260,6 +260,8 @@ impl Worker<'_> {
                         Pending::Future(future) => {
                             self.shared.runtime.spawn(async move { reply.send(future.await) });
                         }
+                        // Back on the queue, behind the answers and starts already there.
+                        Pending::Turn => reply.send(Box::new(())),
                     }
                     return;
                 }
