@@ -77,7 +77,7 @@ pub fn summary_csv(result: &RunResult) -> Result<Vec<u8>> {
         table.write_record([row_label(metric), two_decimals(Some(metric.stats.avg))])?;
     }
     for (label, count) in session_counts {
-        table.write_record([label, format!("{count}.00")])?;
+        table.write_record([label, two_decimals(Some(count as f64))])?;
     }
     bytes.extend(finish_table(table)?);
     bytes.extend_from_slice(b"\r\n\r\n");
