@@ -584,6 +584,11 @@ fn a_step_that_cannot_be_sent_as_asked_ends_its_session_and_sends_nothing() {
             r#"s.chat(#{ messages: [5] })"#,
             "chat: messages[0] must be a string or a message #{ role, content }, got i64 `5`",
         ),
+        (r#"s.embed(#{ input: [] })"#, "embed: `input` is an empty list, which embeddings APIs refuse"),
+        (
+            r#"s.rerank(#{ query: "q", documents: [] })"#,
+            "rerank: `documents` is an empty list, which rerank APIs refuse",
+        ),
         (r#"s.chat(#{ user: "x", tools: "search" })"#, "chat: `tools` must be a list of tool definitions"),
         (
             r#"s.chat(#{ tool_results: ["found"] })"#,

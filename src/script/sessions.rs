@@ -369,6 +369,9 @@ fn embed(s: &mut Session, map: Map) -> ScriptResult<Dynamic> {
         Some(value) => strings(value, "embed: `input`")?,
         None => return script_error("embed: `input` is required (a string or a list of strings)"),
     };
+    if inputs.is_empty() {
+        return script_error("embed: `input` is an empty list, which embeddings APIs refuse: give at least one text");
+    }
     let endpoint = r.opt_custom::<Endpoint>("endpoint", "endpoint(#{..})")?;
     let tag = r.opt_string("tag")?;
     let extra = extra(&mut r)?;
@@ -384,6 +387,11 @@ fn rerank(s: &mut Session, map: Map) -> ScriptResult<Dynamic> {
         Some(value) => strings(value, "rerank: `documents`")?,
         None => return script_error("rerank: `documents` is required (a list of strings)"),
     };
+    if documents.is_empty() {
+        return script_error(
+            "rerank: `documents` is an empty list, which rerank APIs refuse: give at least one document",
+        );
+    }
     let endpoint = r.opt_custom::<Endpoint>("endpoint", "endpoint(#{..})")?;
     let tag = r.opt_string("tag")?;
     let extra = extra(&mut r)?;
