@@ -8,7 +8,7 @@ use std::cmp::Reverse;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::tree_player::{LaneRun, Manner, Player, Recycle};
+use super::tree_player::{LaneRun, Manner, Player, Recycle, on_runtime};
 use super::{LoadContext, PhaseDeadlines, PhaseRun, SendWindow};
 use crate::agents::replay::{self, Lane, Step, TreeRun, priming_schedule};
 use crate::plan::{AgenticReplay, ReplayStage};
@@ -22,6 +22,11 @@ const CACHE_WARMUP_RECYCLED_SESSIONS: u64 = 1 << 40;
 
 /// Run an agentic replay phase; its dataset was checked before the run (`agents::replay::check`).
 pub(super) async fn run(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, replay: &AgenticReplay) -> SendWindow {
+    on_runtime(play(ctx, run, replay.clone())).await
+}
+
+async fn play(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, replay: AgenticReplay) -> SendWindow {
+    let replay = &replay;
     let Ok(trees) = replay::trees(&ctx.requests) else { return SendWindow::default() };
     let Ok((lanes, next_root)) = replay::lanes(&trees, replay) else { return SendWindow::default() };
     let ids_of_phase = match replay.stage {

@@ -16,7 +16,7 @@ use super::open_loop::StopOnDrop;
 use super::pacer;
 use super::pacer_priority::PacerPriority;
 use super::root_arrivals::RootArrivals;
-use super::tree_player::{Manner, Player};
+use super::tree_player::{Manner, Player, on_runtime};
 use super::{LoadContext, PhaseDeadlines, PhaseRun, SendWindow};
 use crate::agents::replay::Tree;
 use crate::plan::LoadMode;
@@ -24,6 +24,16 @@ use crate::plan::LoadMode;
 /// Play `trees` with a root turn at each of `offsets_ns` (ns from now), at most `max_roots`
 /// roots at once (a cap a rate ramp may ramp from 1); returns the arrivals' send window.
 pub(super) async fn play(
+    ctx: Arc<LoadContext>,
+    run: Arc<PhaseRun>,
+    trees: Vec<Tree>,
+    offsets_ns: impl Iterator<Item = u64> + Send + 'static,
+    max_roots: Option<usize>,
+) -> SendWindow {
+    on_runtime(play_paced(ctx, run, trees, offsets_ns, max_roots)).await
+}
+
+async fn play_paced(
     ctx: Arc<LoadContext>,
     run: Arc<PhaseRun>,
     trees: Vec<Tree>,

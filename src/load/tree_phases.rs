@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use super::arrival::Profile;
 use super::root_target::RootTarget;
-use super::tree_player::{Manner, Player};
+use super::tree_player::{Manner, Player, on_runtime};
 use super::{LoadContext, PhaseRun};
 use crate::agents::replay::{self, Tree};
 use crate::dataset::requests::PreparedRequest;
@@ -68,6 +68,10 @@ pub fn check_tree_phase(phase: &Phase, requests: &[PreparedRequest], segmented: 
 /// its root conversation has ended; the phase's `sessions` count roots, its `requests` every
 /// request.
 pub(super) async fn play_trees(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, trees: Vec<Tree>, users: TreeUsers) {
+    on_runtime(play_seated(ctx, run, trees, users)).await
+}
+
+async fn play_seated(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, trees: Vec<Tree>, users: TreeUsers) {
     let index = run.index;
     let mut player = Player::new(ctx, run, trees, index, Manner::PHASE);
     let now_ns = player.ctx.clock.now_ns();

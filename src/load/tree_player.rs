@@ -28,6 +28,22 @@ use crate::plan::CacheBustTarget;
 use crate::record::{AgentPlace, RequestRecord, SessionTurn};
 use crate::rng::SeededRng;
 
+/// Run a phase that plays trees on one of the runtime's threads rather than the scenario's own
+/// (which only waits for it): its one task then wakes, after each answer, on the thread that
+/// read the answer, without a wake-up of another thread per request.
+pub(super) async fn on_runtime<T: Default + Send + 'static>(phase: impl Future<Output = T> + Send + 'static) -> T {
+    match tokio::spawn(phase).await {
+        Ok(value) => value,
+        Err(e) => match e.try_into_panic() {
+            Ok(panic) => std::panic::resume_unwind(panic),
+            Err(e) => {
+                tracing::error!("a phase playing trees stopped unexpectedly: {e}");
+                T::default()
+            }
+        },
+    }
+}
+
 /// When a lane takes the next root.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Recycle {

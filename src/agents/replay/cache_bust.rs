@@ -7,7 +7,8 @@
 
 use bytes::Bytes;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
+use serde_json::value::RawValue;
 
 use crate::plan::CacheBustTarget;
 use crate::rng::SeededRng;
@@ -37,41 +38,111 @@ impl TreeMarker {
 
     /// `body` with the marker in place: in its chat `messages` (a text part of its own when the
     /// message's content is a list of parts) or its completions `prompt`. None when the body has
-    /// neither (it goes as it is).
+    /// neither (it goes as it is). The marker is spliced into the body's own bytes, so the rest of
+    /// it goes exactly as it was written (and a long history is not parsed into values and
+    /// written again for each request).
     pub fn mark(&self, body: &[u8]) -> Option<Bytes> {
-        let Ok(Value::Object(mut fields)) = serde_json::from_slice::<Value>(body) else { return None };
-        let text = self.text();
-        if let Some(Value::Array(messages)) = fields.get_mut("messages") {
-            let role_at = |role: &str| messages.iter().position(|message| message["role"] == role);
-            let at = match self.target.is_system() {
-                true => role_at("system").or_else(|| role_at("user")),
-                false => role_at("user"),
-            }?;
-            mark_content(&mut messages[at]["content"], &text, self.target.is_prefix());
-        } else if let Some(Value::String(prompt)) = fields.get_mut("prompt") {
-            *prompt = if self.target.is_prefix() { format!("{text}{prompt}") } else { format!("{prompt}{text}") };
-        } else {
-            return None;
-        }
-        Some(Bytes::from(Value::Object(fields).to_string()))
+        let text = std::str::from_utf8(body).ok()?;
+        let fields: Fields = serde_json::from_str(text).ok()?;
+        let messages = fields.messages.and_then(|raw| serde_json::from_str::<Vec<&RawValue>>(raw.get()).ok());
+        let marker = self.text();
+        let prefix = self.target.is_prefix();
+        let (span, edit) = match messages {
+            Some(messages) => {
+                let role_at = |role: &str| messages.iter().position(|message| has_role(message, role));
+                let at = match self.target.is_system() {
+                    true => role_at("system").or_else(|| role_at("user")),
+                    false => role_at("user"),
+                }?;
+                let message = messages[at].get();
+                match serde_json::from_str::<Message>(message).ok()?.content {
+                    Some(content) => (content.get(), content_edit(content.get(), &marker, prefix)),
+                    // A message without content gets the marker as its content.
+                    None => (message, content_added(message, &marker)),
+                }
+            }
+            None => {
+                let prompt = fields.prompt.filter(|prompt| prompt.get().starts_with('"'))?.get();
+                (prompt, content_edit(prompt, &marker, prefix))
+            }
+        };
+        let at = span.as_ptr() as usize - text.as_ptr() as usize + edit.at;
+        Some(Bytes::from([&text[..at], edit.inserted.as_str(), &text[at + edit.removed..]].concat()))
     }
 }
 
-/// A message's content with `text` at its start or end.
-fn mark_content(content: &mut Value, text: &str, prefix: bool) {
-    match content {
-        Value::Array(parts) => {
-            let part = json!({ "type": "text", "text": text.trim() });
-            if prefix { parts.insert(0, part) } else { parts.push(part) }
-        }
-        Value::String(own) => *own = if prefix { format!("{text}{own}") } else { format!("{own}{text}") },
-        other => *other = Value::String(text.trim().to_string()),
+/// The parts of a body the marker needs, borrowed from its text.
+#[derive(Deserialize)]
+struct Fields<'a> {
+    #[serde(borrow, default)]
+    messages: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    prompt: Option<&'a RawValue>,
+}
+
+/// A message's content, borrowed from the body's text.
+#[derive(Deserialize)]
+struct Message<'a> {
+    #[serde(borrow, default)]
+    content: Option<&'a RawValue>,
+}
+
+/// Whether a message (as written in the body) has `role`.
+fn has_role(message: &RawValue, role: &str) -> bool {
+    #[derive(Deserialize)]
+    struct Role<'a> {
+        #[serde(borrow, default)]
+        role: Option<&'a RawValue>,
     }
+    serde_json::from_str::<Role>(message.get())
+        .ok()
+        .and_then(|message| message.role)
+        .is_some_and(|written| serde_json::from_str::<String>(written.get()).is_ok_and(|name| name == role))
+}
+
+/// Text inserted into (and bytes removed from) a JSON value as written, at a byte of its own.
+struct Edit {
+    at: usize,
+    removed: usize,
+    inserted: String,
+}
+
+/// The marker at the start or end of a message's content as written: a string's text, a text
+/// part of its own in a list of parts; any other content is replaced by the marker.
+fn content_edit(content: &str, marker: &str, prefix: bool) -> Edit {
+    let escaped = json_string(marker);
+    if content.starts_with('"') {
+        let inserted = escaped[1..escaped.len() - 1].to_string();
+        return Edit { at: if prefix { 1 } else { content.len() - 1 }, removed: 0, inserted };
+    }
+    if content.starts_with('[') {
+        let part = format!("{{\"type\":\"text\",\"text\":{}}}", json_string(marker.trim()));
+        let empty = content[1..content.len() - 1].trim().is_empty();
+        let inserted = match (prefix, empty) {
+            (_, true) => part,
+            (true, false) => format!("{part},"),
+            (false, false) => format!(",{part}"),
+        };
+        return Edit { at: if prefix { 1 } else { content.len() - 1 }, removed: 0, inserted };
+    }
+    Edit { at: 0, removed: content.len(), inserted: json_string(marker.trim()) }
+}
+
+/// A message object as written, with the marker added as its `content`.
+fn content_added(message: &str, marker: &str) -> Edit {
+    let comma = if message[1..message.len() - 1].trim().is_empty() { "" } else { "," };
+    Edit { at: message.len() - 1, removed: 0, inserted: format!("{comma}\"content\":{}", json_string(marker.trim())) }
+}
+
+/// `text` as a JSON string, quotes included.
+fn json_string(text: &str) -> String {
+    Value::String(text.to_string()).to_string()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn marked(target: CacheBustTarget, body: Value) -> Value {
         let marker = TreeMarker { target, digest: 0xabc };
@@ -120,6 +191,47 @@ mod tests {
         assert_eq!(marked(CacheBustTarget::FirstTurnPrefix, completions)["prompt"], "[rid:000000000abc]\n\nonce upon");
         let marker = TreeMarker { target: CacheBustTarget::FirstTurnPrefix, digest: 1 };
         assert!(marker.mark(br#"{"input": ["x"]}"#).is_none(), "an embeddings body goes as it is");
+    }
+
+    #[test]
+    fn the_marker_is_spliced_into_the_body_as_written() {
+        let marker = TreeMarker { target: CacheBustTarget::FirstTurnPrefix, digest: 0xabc };
+        let body = "{\"model\": \"m\",\n  \"messages\": [ {\"role\":\"system\",\"content\":\"s\"},\n {\"content\": \"h\\u00e9\", \"role\": \"us\\u0065r\"} ],\n  \"temperature\": 1e-1, \"max_tokens\": 4.0}";
+        let spliced = marker.mark(body.as_bytes()).expect("a chat body");
+        assert_eq!(
+            std::str::from_utf8(&spliced).unwrap(),
+            body.replace("\"h\\u00e9\"", "\"[rid:000000000abc]\\n\\nh\\u00e9\""),
+            "everything but the marked text goes byte for byte as it was"
+        );
+        let suffix = TreeMarker { target: CacheBustTarget::FirstTurnSuffix, digest: 0xabc };
+        for (content, prefixed, suffixed) in [
+            (
+                json!([]),
+                json!([{ "type": "text", "text": "[rid:000000000abc]" }]),
+                json!([{ "type": "text", "text": "[rid:000000000abc]" }]),
+            ),
+            (
+                json!([{ "type": "text", "text": "a" }]),
+                json!([{ "type": "text", "text": "[rid:000000000abc]" }, { "type": "text", "text": "a" }]),
+                json!([{ "type": "text", "text": "a" }, { "type": "text", "text": "[rid:000000000abc]" }]),
+            ),
+            (Value::Null, json!("[rid:000000000abc]"), json!("[rid:000000000abc]")),
+        ] {
+            let body = json!({ "messages": [{ "role": "user", "content": content }] });
+            assert_eq!(marked(CacheBustTarget::FirstTurnPrefix, body.clone())["messages"][0]["content"], prefixed);
+            let as_suffix: Value = serde_json::from_slice(&suffix.mark(body.to_string().as_bytes()).unwrap()).unwrap();
+            assert_eq!(as_suffix["messages"][0]["content"], suffixed);
+        }
+        let without_content = json!({ "messages": [{ "role": "user" }, { "role": "user", "content": "b" }] });
+        assert_eq!(
+            marked(CacheBustTarget::FirstTurnPrefix, without_content)["messages"],
+            json!([{ "role": "user", "content": "[rid:000000000abc]" }, { "role": "user", "content": "b" }])
+        );
+        let not_a_list = json!({ "messages": "odd", "prompt": "p" });
+        assert_eq!(marked(CacheBustTarget::FirstTurnPrefix, not_a_list)["prompt"], "[rid:000000000abc]\n\np");
+        assert!(marker.mark(br#"{"messages": [{"role": "assistant", "content": "x"}]}"#).is_none(), "no user message");
+        assert!(marker.mark(br#"{"prompt": ["a", "b"]}"#).is_none(), "a list of prompts goes as it is");
+        assert!(marker.mark(b"not json").is_none());
     }
 
     #[test]
