@@ -4,7 +4,13 @@
 //! turn's user message is kept whole, so the images of a vision turn (its `image_url` parts) go
 //! with it in every later turn.
 
+use std::borrow::Cow;
+use std::collections::HashMap;
+
 use bytes::Bytes;
+use serde::Deserialize;
+use serde::de::IgnoredAny;
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 use super::PreparedRequest;
@@ -43,9 +49,10 @@ impl Answer {
 /// What the user said in one turn.
 #[derive(Clone)]
 enum Said {
-    /// A chat turn's user message as it was sent (text, or content parts with images), or an
-    /// agentic trace turn's messages (a tool result, then a user message, ...).
-    Messages(Vec<Value>),
+    /// A chat turn's user message as it was sent (text, or content parts with images), an
+    /// agentic trace turn's messages (a tool result, then a user message, ...), or a Responses
+    /// turn's items: as the body wrote them, joined by commas.
+    Messages(String),
     /// A completions turn's prompt text.
     Text(String),
 }
@@ -118,65 +125,72 @@ impl Conversation {
         if prepared.verbatim {
             return unchanged();
         }
-        let Ok(Value::Object(mut body)) = serde_json::from_slice::<Value>(&prepared.body) else {
+        // The body is read as written and the history spliced into its list, so a long history
+        // is copied, not parsed into values and written again at every turn.
+        let Some((text, fields)) = std::str::from_utf8(&prepared.body)
+            .ok()
+            .and_then(|text| serde_json::from_str::<Fields>(text).ok().map(|fields| (text, fields)))
+        else {
             return unchanged();
         };
-        if let Some(messages) = body.get("messages").and_then(Value::as_array) {
+        if let Some((list, messages)) = fields.messages.and_then(items_of) {
             let said_from = match prepared.trace {
-                Some(_) => opening_messages(messages, &openings),
+                Some(_) => opening_messages(&messages, &openings),
                 None => messages.len().saturating_sub(1),
             };
             let (before, message) = messages.split_at(said_from);
-            if message.is_empty() || (prepared.trace.is_none() && message[0].get("content").is_none()) {
+            if message.is_empty() || (prepared.trace.is_none() && !has_key(message[0], "content")) {
                 return unchanged();
             }
-            let said = Said::Messages(message.to_vec());
+            let said = Said::Messages(joined(message));
             if history.is_empty() {
                 return next(prepared.body.clone(), said, lead);
             }
             let as_parts = prepared.answers_as_parts;
-            let conversation = interleaved(
+            let body = with_history(
+                text,
+                list,
                 before,
                 history,
                 message,
                 |answer| json!({ "role": "assistant", "content": text_content(answer, as_parts) }),
             );
-            body.insert("messages".into(), Value::Array(conversation));
-            return next(Bytes::from(Value::Object(body).to_string()), said, lead);
+            return next(body, said, lead);
         }
-        if let Some(items) = body.get("input").and_then(responses_items) {
+        if let Some((list, items)) = fields.input.and_then(items_of).filter(|(_, items)| is_responses_input(items)) {
             // A user context stays first; the last item is what this turn says.
             let (before, own) = items.split_at(items.len().saturating_sub(1));
-            let said = Said::Messages(own.to_vec());
+            let said = Said::Messages(joined(own));
             if history.is_empty() {
                 return next(prepared.body.clone(), said, lead);
             }
-            let conversation = interleaved(before, history, own, |answer| {
+            let body = with_history(text, list, before, history, own, |answer| {
                 json!({ "type": "message", "role": "assistant", "status": "completed",
                         "content": [{ "type": "output_text", "text": answer }] })
             });
-            body.insert("input".into(), Value::Array(conversation));
-            return next(Bytes::from(Value::Object(body).to_string()), said, lead);
+            return next(body, said, lead);
         }
-        let Some(whole) = body.get("prompt").and_then(Value::as_str) else {
+        let Some((written, whole)) =
+            fields.prompt.and_then(|raw| serde_json::from_str::<String>(raw.get()).ok().map(|whole| (raw, whole)))
+        else {
             return unchanged();
         };
         let opening: String = openings.iter().flatten().map(|opening| completions_opening(&opening.text)).collect();
-        let prompt = whole.strip_prefix(opening.as_str()).unwrap_or(whole).to_string();
+        let prompt = whole.strip_prefix(opening.as_str()).unwrap_or(&whole).to_string();
         if history.is_empty() {
             return next(prepared.body.clone(), Said::Text(prompt), 0);
         }
-        let mut text = opening;
+        let mut joined_text = opening;
         for exchange in history {
             if let Said::Text(earlier) = &exchange.said {
-                text.push_str(earlier);
-                text.push_str(&exchange.answer);
-                text.push_str("\n\n");
+                joined_text.push_str(earlier);
+                joined_text.push_str(&exchange.answer);
+                joined_text.push_str("\n\n");
             }
         }
-        text.push_str(&prompt);
-        body.insert("prompt".into(), Value::String(text));
-        next(Bytes::from(Value::Object(body).to_string()), Said::Text(prompt), 0)
+        joined_text.push_str(&prompt);
+        let body = spliced(text, written.get(), &[&Value::String(joined_text).to_string()]);
+        next(body, Said::Text(prompt), 0)
     }
 
     /// Add a finished turn to the history (after the history it restarts, if it does).
@@ -204,38 +218,96 @@ impl Conversation {
     }
 }
 
+/// The fields of a body a turn's history goes into, as written.
+#[derive(Deserialize)]
+struct Fields<'a> {
+    #[serde(borrow, default)]
+    messages: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    input: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    prompt: Option<&'a RawValue>,
+}
+
+/// A list as written and its items; None for any other value.
+fn items_of(list: &RawValue) -> Option<(&RawValue, Vec<&RawValue>)> {
+    let items = serde_json::from_str::<Vec<&RawValue>>(list.get()).ok()?;
+    Some((list, items))
+}
+
+/// Whether `item` (as written) is an object with `key`.
+fn has_key(item: &RawValue, key: &str) -> bool {
+    serde_json::from_str::<HashMap<Cow<str>, IgnoredAny>>(item.get()).is_ok_and(|fields| fields.contains_key(key))
+}
+
+/// A Responses API `input` of messages (a user context, then the prompt), not an embeddings
+/// request's texts.
+fn is_responses_input(items: &[&RawValue]) -> bool {
+    !items.is_empty() && items.iter().all(|item| has_key(item, "role"))
+}
+
+/// Items as written, joined as a list's are.
+fn joined(items: &[&RawValue]) -> String {
+    items.iter().map(|item| item.get()).collect::<Vec<_>>().join(",")
+}
+
 /// How many of the leading `messages` are the system prompt and user context `openings`.
-fn opening_messages(messages: &[Value], openings: &[Option<&crate::dataset::SystemPrompt>]) -> usize {
-    let is_opening = |message: &Value| {
-        let content = message.get("content").and_then(Value::as_str);
+fn opening_messages(messages: &[&RawValue], openings: &[Option<&crate::dataset::SystemPrompt>]) -> usize {
+    #[derive(Deserialize)]
+    struct Message {
+        #[serde(default)]
+        content: Option<Value>,
+    }
+    let is_opening = |message: &RawValue| {
+        let content = serde_json::from_str::<Message>(message.get()).ok().and_then(|message| message.content);
+        let content = content.as_ref().and_then(Value::as_str);
         openings.iter().flatten().any(|opening| content == Some(opening.text.as_str()))
     };
     messages.iter().take(openings.iter().flatten().count()).take_while(|message| is_opening(message)).count()
 }
 
-/// The messages of a turn: the openings `before`, each earlier turn's messages and its answer
-/// (as `answer` writes one), then the turn's `own`.
-fn interleaved(before: &[Value], history: &[Exchange], own: &[Value], answer: impl Fn(&str) -> Value) -> Vec<Value> {
-    let mut conversation: Vec<Value> = before.to_vec();
-    for exchange in history {
-        if let Said::Messages(earlier) = &exchange.said {
-            conversation.extend(earlier.iter().cloned());
-            conversation.push(answer(&exchange.answer));
-        }
+/// The body `text` with its `list` (as written in it) holding the openings `before`, each earlier
+/// turn's items and its answer (as `answer` writes one), then the turn's `own`.
+fn with_history(
+    text: &str,
+    list: &RawValue,
+    before: &[&RawValue],
+    history: &[Exchange],
+    own: &[&RawValue],
+    answer: impl Fn(&str) -> Value,
+) -> Bytes {
+    let earlier: Vec<(&str, String)> = history
+        .iter()
+        .filter_map(|exchange| match &exchange.said {
+            Said::Messages(said) => Some((said.as_str(), answer(&exchange.answer).to_string())),
+            Said::Text(_) => None,
+        })
+        .collect();
+    let mut items: Vec<&str> = before.iter().map(|item| item.get()).collect();
+    for (said, answer) in &earlier {
+        items.extend([*said, answer.as_str()]);
     }
-    conversation.extend(own.iter().cloned());
-    conversation
+    items.extend(own.iter().map(|item| item.get()));
+    let mut parts = Vec::with_capacity(items.len() * 2 + 1);
+    parts.push("[");
+    for (index, item) in items.iter().enumerate() {
+        if index > 0 {
+            parts.push(",");
+        }
+        parts.push(item);
+    }
+    parts.push("]");
+    spliced(text, list.get(), &parts)
 }
 
-/// A Responses API `input`, a list of messages (a user context, then the prompt), as its items.
-/// None for any other `input` (an embeddings request's texts).
-fn responses_items(input: &Value) -> Option<Vec<Value>> {
-    match input {
-        Value::Array(items) if !items.is_empty() && items.iter().all(|item| item.get("role").is_some()) => {
-            Some(items.clone())
-        }
-        _ => None,
-    }
+/// `text` with `span` (a slice of it) replaced by `parts`.
+fn spliced(text: &str, span: &str, parts: &[&str]) -> Bytes {
+    let start = span.as_ptr() as usize - text.as_ptr() as usize;
+    let mut body = String::with_capacity(text.len() - span.len() + parts.iter().map(|part| part.len()).sum::<usize>());
+    body.push_str(&text[..start]);
+    parts.iter().for_each(|part| body.push_str(part));
+    body.push_str(&text[start + span.len()..]);
+    Bytes::from(body)
 }
 
 #[cfg(test)]
@@ -266,6 +338,32 @@ mod tests {
 
     fn body_of(turn: &NextTurn) -> Value {
         serde_json::from_slice(&turn.body).unwrap()
+    }
+
+    #[test]
+    fn the_history_is_spliced_into_the_body_as_written() {
+        let written = |body: String| PreparedRequest { body: Bytes::from(body), ..prepared(json!({}), 2) };
+        let chat = |text: &str| {
+            written(format!(
+                r#"{{"model":"m", "messages":[ {{"role":"user","content":"{text}"}} ],"temperature":1e-1,"stream":true}}"#
+            ))
+        };
+        let mut conversation = Conversation::default();
+        let turn = conversation.next_turn(&chat("one"));
+        conversation.remember(turn, Answer { text: "uno \"dos\"".into(), tokens: 2, join_delta: 0 });
+        assert_eq!(
+            std::str::from_utf8(&conversation.next_turn(&chat("two")).body).unwrap(),
+            r#"{"model":"m", "messages":[{"role":"user","content":"one"},{"role":"assistant","content":"uno \"dos\""},{"role":"user","content":"two"}],"temperature":1e-1,"stream":true}"#,
+            "the body's other fields go byte for byte as written"
+        );
+        let completion = |text: &str| written(format!(r#"{{"prompt": "{text}", "max_tokens": 8}}"#));
+        let mut conversation = Conversation::default();
+        let turn = conversation.next_turn(&completion("one"));
+        conversation.remember(turn, Answer { text: " uno".into(), tokens: 1, join_delta: 0 });
+        assert_eq!(
+            std::str::from_utf8(&conversation.next_turn(&completion("two")).body).unwrap(),
+            r#"{"prompt": "one uno\n\ntwo", "max_tokens": 8}"#
+        );
     }
 
     #[test]

@@ -1,10 +1,11 @@
-//! Plays an agentic trace's trees (`agents/replay/`): one task holds every lane's tree and a
-//! queue of due turns, sends each turn with its conversation's history, and on each answer
-//! queues the turns it makes due. How it plays (`Manner`) is its caller's: the stages of an
-//! agentic replay (`agentic_replay.rs`), or a concurrency phase over a trace with sub-agents
-//! (`tree_phases.rs`), as AIPerf dispatches a DAG dataset: its users are the roots, each taking the
-//! next root as soon as its root conversation ends, while its sub-agents go on beside them; or
-//! a rate phase, whose arrivals pace the root turns (`tree_arrivals.rs`).
+//! Plays an agentic trace's trees (`agents/replay/`): one task, on the runtime's threads
+//! (`on_runtime`), holds every lane's tree and a queue of due turns, sends each turn with its
+//! conversation's history, and on each answer queues the turns it makes due. How it plays
+//! (`Manner`) is its caller's: the stages of an agentic replay (`agentic_replay.rs`), or a
+//! concurrency phase over a trace with sub-agents (`tree_phases.rs`), as AIPerf dispatches a DAG
+//! dataset: its users are the roots, each taking the next root as soon as its root conversation
+//! ends, while its sub-agents go on beside them; or a rate phase, whose arrivals pace the root
+//! turns (`tree_arrivals.rs`).
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
