@@ -12,6 +12,9 @@ use super::byte_level_alphabet::ALPHABET;
 pub(super) struct AsciiPath {
     pub(super) pattern: Pattern,
     added_tokens: Vec<String>,
+    /// Whether every added token splits off as it is written (no stripping of the spaces around
+    /// it, no whole-word rule), so a text may be counted between its added tokens.
+    added_split_as_written: bool,
     /// Whether a byte begins one of the added tokens: a text without any such byte holds none.
     added_token_starts: [bool; 256],
 }
@@ -24,7 +27,7 @@ impl AsciiPath {
                 added_token_starts[usize::from(first)] = true;
             }
         }
-        Self { pattern, added_tokens, added_token_starts }
+        Self { pattern, added_tokens, added_split_as_written: true, added_token_starts }
     }
 
     /// The path through `pipeline`'s model, if the pipeline allows one.
@@ -36,8 +39,32 @@ impl AsciiPath {
             keeps_ascii(&serde_json::to_value(normalizer).ok()?).then_some(())?;
         }
         let pattern = pattern_of(&serde_json::to_value(pipeline.get_pre_tokenizer()?).ok()?)?;
-        let added_tokens = pipeline.get_added_tokens_decoder().into_values().map(|token| token.content).collect();
-        Some(Self::new(pattern, added_tokens))
+        let added = pipeline.get_added_tokens_decoder().into_values().collect::<Vec<_>>();
+        let added_split_as_written = added.iter().all(|token| !token.lstrip && !token.rstrip && !token.single_word);
+        let added_tokens = added.into_iter().map(|token| token.content).collect();
+        Some(Self { added_split_as_written, ..Self::new(pattern, added_tokens) })
+    }
+
+    /// `text` cut at its added tokens, and how many there were, when its pieces may take the path
+    /// one by one: ASCII, holding one of the added tokens at most (as often as it likes), which
+    /// splits off as it is written. The pipeline splits added tokens off first and pre-tokenizes
+    /// the pieces between them apart, and each added token is one token, so the pieces' counts and
+    /// the added tokens add up to the text's (the block separator of a trace's prompts, say).
+    pub(super) fn pieces_between_added<'t>(&self, text: &'t str) -> Option<(Vec<&'t str>, usize)> {
+        if !text.is_ascii() {
+            return None;
+        }
+        if !text.bytes().any(|byte| self.added_token_starts[usize::from(byte)]) {
+            return Some((vec![text], 0));
+        }
+        let mut held = self.added_tokens.iter().filter(|token| text.contains(token.as_str()));
+        let Some(token) = held.next() else { return Some((vec![text], 0)) };
+        if held.next().is_some() || !self.added_split_as_written {
+            return None;
+        }
+        let pieces: Vec<&str> = text.split(token.as_str()).collect();
+        let added = pieces.len() - 1;
+        Some((pieces, added))
     }
 
     /// Whether `text` may take the path: ASCII, without an added token.

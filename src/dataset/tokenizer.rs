@@ -230,15 +230,19 @@ impl Tokenizer {
         text.len() <= COUNT_PIECE_BYTES
     }
 
-    /// Tokens in one piece: word by word where the ASCII path allows it, else from the
-    /// pipeline's pre-tokens (`split_counts`), else by encoding it whole; the same number
-    /// every way.
+    /// Tokens in one piece: word by word where the ASCII path allows it (between its added
+    /// tokens, each one token), else from the pipeline's pre-tokens (`split_counts`), else by
+    /// encoding it whole; the same number every way.
     fn count_piece(&self, piece: &str) -> usize {
-        let by_words = self.ascii_pattern(piece).and_then(|pattern| {
-            let words = ascii_pre_tokens::pre_tokens(pattern, piece);
-            self.ascii_words.sum(words, |word| {
-                let mut ids = Vec::new();
-                self.word_ids(word, &mut ids).map(|()| ids.len())
+        let by_words = self.ascii_path.as_ref().and_then(|path| {
+            let (between, added) = path.pieces_between_added(piece)?;
+            between.iter().try_fold(added, |total, text| {
+                let words = ascii_pre_tokens::pre_tokens(path.pattern, text);
+                let counted = self.ascii_words.sum(words, |word| {
+                    let mut ids = Vec::new();
+                    self.word_ids(word, &mut ids).map(|()| ids.len())
+                })?;
+                Some(total + counted)
             })
         });
         by_words
@@ -488,6 +492,38 @@ pub(super) mod tests {
         assert_eq!(t.encode(prose), t.encode_whole(prose));
         assert_eq!(t.count(prose), t.encode_whole(prose).len());
         assert_eq!(t.count("naïve café 東京 it's"), t.encode("naïve café 東京 it's").len(), "non-ASCII text");
+    }
+
+    #[test]
+    fn ascii_text_with_added_tokens_counts_between_them_as_the_whole_encoding_does() {
+        let (stripping, _stripping_dir) = fixture_changed(|json| {
+            let next_id = json["model"]["vocab"].as_object().unwrap().len();
+            json["added_tokens"].as_array_mut().unwrap().push(serde_json::json!({ "id": next_id,
+                "content": "<|sep|>", "single_word": false, "lstrip": true, "rstrip": true, "normalized": false,
+                "special": true }));
+        });
+        let (plain, _plain_dir) = fixture_split_by(Pattern::LLAMA3_REGEX, serde_json::Value::Null);
+        let texts = [
+            "<|endoftext|>Once upon a time<|endoftext|> there were  two<|endoftext|>",
+            "<|endoftext|><|endoftext|>\n  <|endoftext|>x",
+            "a <|endoftext|> b <|endofprompt|> c",
+            "a <|eot_id|> b <|eot_id|>c",
+            "a <|sep|> b <|sep|>",
+            "no added token at all, it's 123",
+        ];
+        let tokenizers = [
+            Tokenizer::builtin(),
+            Tokenizer::encoding("cl100k_base").unwrap(),
+            Tokenizer::encoding("o200k_base").unwrap(),
+        ];
+        for t in tokenizers.iter().chain([&stripping, &plain]) {
+            for text in texts {
+                assert_eq!(t.count(text), t.encode_whole(text).len(), "{} on {text:?}", t.name());
+            }
+        }
+        let builtin = &tokenizers[0];
+        let blocks = format!("<|endoftext|>{}", &crate::dataset::corpus::shakespeare()[..3_000]).repeat(4);
+        assert_eq!(builtin.count(&blocks), builtin.encode_whole(&blocks).len(), "a trace's blocks");
     }
 
     #[test]
