@@ -1,8 +1,9 @@
 //! When ASCII text may skip a tokenizer's pipeline: its pre-tokenizer is one of the regexes
 //! `ascii_pre_tokens` scans, then the byte-level alphabet; its normalizer leaves ASCII as it is
-//! (none, or Unicode normal forms); it does not truncate; and the text holds none of its added
-//! tokens. Each pre-token, spelled in the byte-level alphabet, then goes to the model alone,
-//! which is what the pipeline would do with it.
+//! (none, or Unicode normal forms); it does not truncate; and the text holds one kind of its
+//! added tokens at most, one that splits off as written, where the text is cut. Each pre-token
+//! of the pieces, spelled in the byte-level alphabet, then goes to the model alone, which is
+//! what the pipeline would do with it.
 
 use serde_json::Value;
 
@@ -45,33 +46,25 @@ impl AsciiPath {
         Some(Self { added_split_as_written, ..Self::new(pattern, added_tokens) })
     }
 
-    /// `text` cut at its added tokens, and how many there were, when its pieces may take the path
-    /// one by one: ASCII, holding one of the added tokens at most (as often as it likes), which
-    /// splits off as it is written. The pipeline splits added tokens off first and pre-tokenizes
-    /// the pieces between them apart, and each added token is one token, so the pieces' counts and
-    /// the added tokens add up to the text's (the block separator of a trace's prompts, say).
-    pub(super) fn pieces_between_added<'t>(&self, text: &'t str) -> Option<(Vec<&'t str>, usize)> {
+    /// `text` cut at its added tokens, and the one added token it holds if any, when its pieces
+    /// may take the path one by one: ASCII, holding one of the added tokens at most (as often as
+    /// it likes), which splits off as it is written. The pipeline splits added tokens off first
+    /// and pre-tokenizes the pieces between them apart, each added token one token, so the pieces'
+    /// tokens with the added token between each two are the text's (the block separator of a
+    /// trace's prompts, say).
+    pub(super) fn pieces_between_added<'t>(&'t self, text: &'t str) -> Option<(Vec<&'t str>, Option<&'t str>)> {
         if !text.is_ascii() {
             return None;
         }
         if !text.bytes().any(|byte| self.added_token_starts[usize::from(byte)]) {
-            return Some((vec![text], 0));
+            return Some((vec![text], None));
         }
         let mut held = self.added_tokens.iter().filter(|token| text.contains(token.as_str()));
-        let Some(token) = held.next() else { return Some((vec![text], 0)) };
+        let Some(token) = held.next() else { return Some((vec![text], None)) };
         if held.next().is_some() || !self.added_split_as_written {
             return None;
         }
-        let pieces: Vec<&str> = text.split(token.as_str()).collect();
-        let added = pieces.len() - 1;
-        Some((pieces, added))
-    }
-
-    /// Whether `text` may take the path: ASCII, without an added token.
-    pub(super) fn takes(&self, text: &str) -> bool {
-        text.is_ascii()
-            && (!text.bytes().any(|byte| self.added_token_starts[usize::from(byte)])
-                || !self.added_tokens.iter().any(|token| text.contains(token.as_str())))
+        Some((text.split(token.as_str()).collect(), Some(token.as_str())))
     }
 }
 
@@ -119,10 +112,14 @@ mod tests {
     }
 
     #[test]
-    fn text_with_an_added_token_or_not_ascii_takes_the_pipeline() {
-        let path = AsciiPath::new(Pattern::Gpt2, vec!["<|eot|>".into()]);
-        assert!(path.takes("a < b, plain ASCII"));
-        assert!(!path.takes("done<|eot|>"));
-        assert!(!path.takes("café"));
+    fn ascii_text_is_cut_at_one_kind_of_added_token_and_other_text_takes_the_pipeline() {
+        let path = AsciiPath::new(Pattern::Gpt2, vec!["<|eot|>".into(), "<|sep|>".into()]);
+        assert_eq!(path.pieces_between_added("a < b, plain ASCII"), Some((vec!["a < b, plain ASCII"], None)));
+        assert_eq!(path.pieces_between_added("<|eot|>done<|eot|>"), Some((vec!["", "done", ""], Some("<|eot|>"))));
+        assert_eq!(path.pieces_between_added("a<|eot|>b<|sep|>"), None, "two kinds of added token");
+        assert_eq!(path.pieces_between_added("café"), None);
+        let stripping =
+            AsciiPath { added_split_as_written: false, ..AsciiPath::new(Pattern::Gpt2, vec!["<|eot|>".into()]) };
+        assert_eq!(stripping.pieces_between_added("a <|eot|> b"), None, "a token that strips spaces");
     }
 }

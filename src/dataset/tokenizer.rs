@@ -18,7 +18,7 @@ use tokenizers::Model;
 
 use super::ascii_path::{AsciiPath, byte_level};
 use super::ascii_pre_tokens::{self, Pattern};
-use super::builtin_tokenizer::{self, END_OF_TEXT};
+use super::builtin_tokenizer::{self, END_OF_TEXT, END_OF_TEXT_ID};
 use super::gpt2_bpe::Gpt2Bpe;
 use super::space_chunks::space_chunks;
 use super::word_memo::WordMemo;
@@ -51,8 +51,8 @@ pub struct Tokenizer {
 enum Kind {
     /// A `tokenizer.json`'s whole pipeline.
     File(tokenizers::Tokenizer),
-    /// The builtin GPT-2 vocabulary: ASCII text without the special token goes pre-token by
-    /// pre-token through its own BPE tables (`gpt2_bpe`), which are ready at once; other text
+    /// The builtin GPT-2 vocabulary: ASCII text goes pre-token by pre-token (between its
+    /// special tokens) through its own BPE tables (`gpt2_bpe`), which are ready at once; other text
     /// through the Hugging Face pipeline, loaded when first needed (tens of milliseconds,
     /// which a run with ASCII prompts no longer waits for before its first request). None if
     /// that load failed (it is logged).
@@ -235,8 +235,8 @@ impl Tokenizer {
     /// encoding it whole; the same number every way.
     fn count_piece(&self, piece: &str) -> usize {
         let by_words = self.ascii_path.as_ref().and_then(|path| {
-            let (between, added) = path.pieces_between_added(piece)?;
-            between.iter().try_fold(added, |total, text| {
+            let (between, _) = path.pieces_between_added(piece)?;
+            between.iter().try_fold(between.len() - 1, |total, text| {
                 let words = ascii_pre_tokens::pre_tokens(path.pattern, text);
                 let counted = self.ascii_words.sum(words, |word| {
                     let mut ids = Vec::new();
@@ -248,11 +248,6 @@ impl Tokenizer {
         by_words
             .or_else(|| self.pipeline().and_then(|pipeline| split_counts::count(pipeline, piece, &self.pipeline_words)))
             .unwrap_or_else(|| self.encode_whole(piece).len())
-    }
-
-    /// The pattern that cuts `text` into pre-tokens if it may take the ASCII path.
-    fn ascii_pattern(&self, text: &str) -> Option<Pattern> {
-        self.ascii_path.as_ref().filter(|path| path.takes(text)).map(|path| path.pattern)
     }
 
     /// Appends the ids of one ASCII pre-token from the model alone (None if the model failed).
@@ -271,14 +266,36 @@ impl Tokenizer {
     /// The token ids of `text`, without special tokens (word by word where that gives the same,
     /// each word's ids remembered).
     pub fn encode(&self, text: &str) -> Vec<u32> {
-        if let Some(pattern) = self.ascii_pattern(text) {
+        let by_words = self.ascii_path.as_ref().and_then(|path| {
+            let (between, added) = path.pieces_between_added(text)?;
+            let added_id = match added {
+                Some(token) => Some(self.added_token_id(token)?),
+                None => None,
+            };
             let mut ids = Vec::new();
-            let words = ascii_pre_tokens::pre_tokens(pattern, text);
-            if self.ascii_words.extend_ids(words, |word, ids| self.word_ids(word, ids), &mut ids).is_some() {
-                return ids;
+            for (index, piece) in between.iter().enumerate() {
+                if index > 0 {
+                    ids.extend(added_id);
+                }
+                let words = ascii_pre_tokens::pre_tokens(path.pattern, piece);
+                self.ascii_words.extend_ids(words, |word, ids| self.word_ids(word, ids), &mut ids)?;
             }
+            Some(ids)
+        });
+        by_words.unwrap_or_else(|| self.encode_whole(text))
+    }
+
+    /// The id of one of the tokenizer's added tokens, without loading a pipeline that is not
+    /// loaded yet (the builtin's one special token is GPT-2's last id).
+    fn added_token_id(&self, token: &str) -> Option<u32> {
+        match &self.kind {
+            Kind::Builtin { .. } => (token == END_OF_TEXT).then_some(END_OF_TEXT_ID),
+            Kind::File(pipeline) => pipeline.token_to_id(token),
+            Kind::Encoding { encoding, specials } => match encode_tiktoken(&encoding.bpe, specials, token)[..] {
+                [id] => Some(id),
+                _ => None,
+            },
         }
-        self.encode_whole(text)
     }
 
     /// The token ids of `text` cut into the pieces `count` cuts it into, so that a long text
@@ -432,6 +449,11 @@ fn pieces(text: &str, max_bytes: usize) -> impl Iterator<Item = &str> {
 pub(super) mod tests {
     use super::*;
 
+    /// The pattern that cuts `text` into pre-tokens if it may take the ASCII path.
+    fn ascii_pattern(t: &Tokenizer, text: &str) -> Option<Pattern> {
+        t.ascii_path.as_ref().filter(|path| path.pieces_between_added(text).is_some()).map(|path| path.pattern)
+    }
+
     #[test]
     fn builtin_tokenizer_counts_gpt2_tokens() {
         let t = Tokenizer::builtin();
@@ -488,7 +510,7 @@ pub(super) mod tests {
             assert_eq!(t.count(&text), t.encode_whole(&text).len(), "{text:?}");
         }
         let prose = &crate::dataset::corpus::shakespeare()[..20_000];
-        assert_eq!(t.ascii_pattern(prose), Some(Pattern::Gpt2));
+        assert_eq!(ascii_pattern(&t, prose), Some(Pattern::Gpt2));
         assert_eq!(t.encode(prose), t.encode_whole(prose));
         assert_eq!(t.count(prose), t.encode_whole(prose).len());
         assert_eq!(t.count("naïve café 東京 it's"), t.encode("naïve café 東京 it's").len(), "non-ASCII text");
@@ -518,12 +540,21 @@ pub(super) mod tests {
         ];
         for t in tokenizers.iter().chain([&stripping, &plain]) {
             for text in texts {
+                assert_eq!(t.encode(text), t.encode_whole(text), "{} on {text:?}", t.name());
                 assert_eq!(t.count(text), t.encode_whole(text).len(), "{} on {text:?}", t.name());
             }
         }
         let builtin = &tokenizers[0];
         let blocks = format!("<|endoftext|>{}", &crate::dataset::corpus::shakespeare()[..3_000]).repeat(4);
         assert_eq!(builtin.count(&blocks), builtin.encode_whole(&blocks).len(), "a trace's blocks");
+        assert_eq!(builtin.encode(&blocks), builtin.encode_whole(&blocks), "a trace's blocks");
+        let fresh = Tokenizer::builtin();
+        fresh.count(&blocks);
+        fresh.encode(&blocks);
+        assert!(
+            matches!(&fresh.kind, Kind::Builtin { pipeline, .. } if pipeline.get().is_none()),
+            "a trace's blocks need no pipeline: its load would fall on a run's first request"
+        );
     }
 
     #[test]
@@ -577,7 +608,7 @@ pub(super) mod tests {
                 assert_eq!(t.encode(&text), t.encode_whole(&text), "{name} on {text:?}");
                 assert_eq!(t.count(&text), t.encode_whole(&text).len(), "{name} on {text:?}");
             }
-            assert!(t.ascii_pattern(prose).is_some());
+            assert!(ascii_pattern(&t, prose).is_some());
             assert_eq!(t.count(prose), t.encode_whole(prose).len(), "{name} on prose");
         }
     }
@@ -742,7 +773,7 @@ pub(super) mod tests {
             (&plain, Some(Pattern::Gpt2)),
             (&lowercased, None),
         ] {
-            assert_eq!(t.ascii_pattern(prose), pattern, "{}", t.name());
+            assert_eq!(ascii_pattern(t, prose), pattern, "{}", t.name());
             let texts = (0..200).map(|i| tricky_ascii(&mut rng, i % 30).replace("<|endoftext|>", "<|eot_id|>"));
             for text in texts.chain([prose.to_string(), "12345 digits, 'CAPS'\r\n\tdone<|eot_id|> naïve".to_string()])
             {
@@ -751,7 +782,8 @@ pub(super) mod tests {
                 assert_eq!((t.count(&text), t.count(&text)), (whole.len(), whole.len()), "{} on {text:?}", t.name());
             }
         }
-        assert_eq!(llama3.ascii_pattern("a <|eot_id|> b"), None, "an added token takes the pipeline");
+        assert_eq!(ascii_pattern(&llama3, "a <|eot_id|> b"), Some(Pattern::Llama3), "an added token splits off");
+        assert_eq!(ascii_pattern(&llama3, "a <|eot_id|> b <|endoftext|>"), None, "two kinds take the pipeline");
     }
 
     #[test]
