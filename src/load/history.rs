@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use super::PreparedRequest;
 use crate::dataset::tokenizer::Tokenizer;
 use crate::record::RequestRecord;
-use crate::request_bodies::{completions_opening, text_content};
+use crate::request_bodies::{completions_opening, spliced, text_content};
 
 /// What a multi-turn request got back, for the next turn's history.
 pub(super) struct Answer {
@@ -298,16 +298,6 @@ fn with_history(
     }
     parts.push("]");
     spliced(text, list.get(), &parts)
-}
-
-/// `text` with `span` (a slice of it) replaced by `parts`.
-fn spliced(text: &str, span: &str, parts: &[&str]) -> Bytes {
-    let start = span.as_ptr() as usize - text.as_ptr() as usize;
-    let mut body = String::with_capacity(text.len() - span.len() + parts.iter().map(|part| part.len()).sum::<usize>());
-    body.push_str(&text[..start]);
-    parts.iter().for_each(|part| body.push_str(part));
-    body.push_str(&text[start + span.len()..]);
-    Bytes::from(body)
 }
 
 #[cfg(test)]

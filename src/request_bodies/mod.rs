@@ -18,6 +18,7 @@ mod rankings;
 mod responses;
 mod session_steps;
 mod solido_rag;
+mod splice;
 mod system_prompt;
 pub mod template;
 mod tgi;
@@ -32,6 +33,7 @@ pub use media::{AudioUpload, media_request_body};
 pub use messages::with_system as with_messages_system;
 pub use multipart::{content_type_of, form_of, may_send_a_form};
 pub use session_steps::{StepHistory, chat_step_base, chat_step_body, embeddings_step_body, rerank_step_body};
+pub use splice::spliced;
 pub use system_prompt::{completions_opening, responses_with_openings, with_system_prompt, with_user_context};
 
 /// The JSON request body for one prompt, as the endpoint's kind wants it.

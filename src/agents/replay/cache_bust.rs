@@ -11,6 +11,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use crate::plan::CacheBustTarget;
+use crate::request_bodies::spliced;
 use crate::rng::SeededRng;
 
 /// Bits of the marker's digest: AIPerf's 12 hex digits.
@@ -66,8 +67,7 @@ impl TreeMarker {
                 (prompt, content_edit(prompt, &marker, prefix))
             }
         };
-        let at = span.as_ptr() as usize - text.as_ptr() as usize + edit.at;
-        Some(Bytes::from([&text[..at], edit.inserted.as_str(), &text[at + edit.removed..]].concat()))
+        Some(spliced(text, &span[edit.at..edit.at + edit.removed], &[&edit.inserted]))
     }
 }
 
@@ -100,7 +100,7 @@ fn has_role(message: &RawValue, role: &str) -> bool {
         .is_some_and(|written| serde_json::from_str::<String>(written.get()).is_ok_and(|name| name == role))
 }
 
-/// Text inserted into (and bytes removed from) a JSON value as written, at a byte of its own.
+/// Text put in place of `removed` bytes (none: inserted) at byte `at` of a JSON value as written.
 struct Edit {
     at: usize,
     removed: usize,
