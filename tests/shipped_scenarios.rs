@@ -134,7 +134,14 @@ fn the_quickstart_and_the_client_overhead_scenarios_run() {
     let quickstart = summary(dir.path(), "quickstart");
     assert_eq!(stat(&quickstart, "request_count", "avg"), 40.0);
     assert_eq!(stat(&quickstart, "output_sequence_length", "avg"), 64.0);
-    assert!(text(&out.stdout).contains("TTFT p50"));
+    let stdout = text(&out.stdout);
+    let line = stdout.lines().find(|line| line.starts_with("TTFT p50")).unwrap_or_default();
+    // Printed as a person reads them: tenths of a millisecond, whole tokens a second.
+    let figures: Vec<&str> =
+        line.split([' ', ',', ';']).filter(|word| word.starts_with(|c: char| c.is_ascii_digit())).collect();
+    assert_eq!(figures.len(), 3, "{line}");
+    assert!(figures[..2].iter().all(|ms| ms.split_once('.').is_some_and(|(_, tenths)| tenths.len() == 1)), "{line}");
+    assert!(figures[2].parse::<u64>().is_ok(), "{line}");
     let out = run_shipped(dir.path(), "client_overhead", &[("AIPERF_REQUESTS", "200"), ("AIPERF_USERS", "8")]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let runs: Vec<_> = std::fs::read_dir(dir.path().join("artifacts")).expect("artifacts").flatten().collect();
