@@ -88,6 +88,9 @@ pub fn window(corpus: &str, offset: usize, approx_bytes: usize) -> String {
     if start >= bytes.len() {
         start = 0;
     }
+    if let Some(text) = plain_ascii_window(&bytes[start..], approx_bytes) {
+        return text;
+    }
     let mut text = String::with_capacity(approx_bytes + 16);
     let mut last_was_space = true;
     let mut position = start;
@@ -99,19 +102,50 @@ pub fn window(corpus: &str, offset: usize, approx_bytes: usize) -> String {
                 last_was_space = true;
             }
         }
-        let Some(ch) = corpus[position..].chars().next() else { break };
-        position += ch.len_utf8();
-        if ch.is_whitespace() {
-            if !last_was_space {
-                text.push(' ');
-            }
-            last_was_space = true;
+        // ASCII byte by byte, any other character whole.
+        let byte = bytes[position];
+        let (ch, whitespace) = if byte.is_ascii() {
+            (char::from(byte), ascii_whitespace(byte))
         } else {
+            let Some(ch) = corpus[position..].chars().next() else { break };
+            (ch, ch.is_whitespace())
+        };
+        position += ch.len_utf8();
+        if !whitespace {
             text.push(ch);
-            last_was_space = false;
+        } else if !last_was_space {
+            text.push(' ');
         }
+        last_was_space = whitespace;
     }
     text
+}
+
+/// The window of `approx_bytes` at the start of `from` where no whitespace needs collapsing
+/// (Shakespeare's, all but those that wrap): ASCII that starts with a word and has no two
+/// whitespace bytes together, each whitespace byte then one space. None where that is not so.
+fn plain_ascii_window(from: &[u8], approx_bytes: usize) -> Option<String> {
+    let mut text = from.get(..approx_bytes)?.to_vec();
+    let (mut ascii, mut two_together, mut after_whitespace) = (true, false, true);
+    for byte in &mut text {
+        let is_whitespace = ascii_whitespace(*byte);
+        ascii &= byte.is_ascii();
+        two_together |= is_whitespace & after_whitespace;
+        after_whitespace = is_whitespace;
+        if is_whitespace {
+            *byte = b' ';
+        }
+    }
+    if !ascii || two_together {
+        return None;
+    }
+    String::from_utf8(text).ok()
+}
+
+/// Whether an ASCII byte is whitespace as `char::is_whitespace` says (`u8::is_ascii_whitespace`
+/// leaves out the vertical tab).
+fn ascii_whitespace(byte: u8) -> bool {
+    matches!(byte, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r')
 }
 
 #[cfg(test)]
@@ -126,6 +160,69 @@ mod tests {
         assert_eq!(verbatim_window(code, 20, 16), "}\n\nfn main() {\n ", "wrapping around");
         let window = Corpus::Code.window(123_456, 2_000);
         assert!(window.len() >= 2_000 && window.contains('\n'), "{window}");
+    }
+
+    /// `window` as it was first written, a character at a time: the reference the faster one
+    /// is held to.
+    fn window_by_characters(corpus: &str, offset: usize, approx_bytes: usize) -> String {
+        let bytes = corpus.as_bytes();
+        let mut start = offset % bytes.len();
+        while start > 0 && start < bytes.len() && !bytes[start - 1].is_ascii_whitespace() {
+            start += 1;
+        }
+        if start >= bytes.len() {
+            start = 0;
+        }
+        let (mut text, mut last_was_space, mut position) = (String::new(), true, start);
+        while text.len() < approx_bytes {
+            if position >= bytes.len() {
+                position = 0;
+                if !last_was_space {
+                    text.push(' ');
+                    last_was_space = true;
+                }
+            }
+            let Some(ch) = corpus[position..].chars().next() else { break };
+            position += ch.len_utf8();
+            if ch.is_whitespace() {
+                if !last_was_space {
+                    text.push(' ');
+                }
+                last_was_space = true;
+            } else {
+                text.push(ch);
+                last_was_space = false;
+            }
+        }
+        text
+    }
+
+    #[test]
+    fn windows_are_those_of_the_character_by_character_reference() {
+        let corpora = [
+            "alpha  beta\n\ngamma delta",
+            "naïve café\u{a0}crème \u{2003}brûlée\x0bend\u{3000}",
+            " leading space and a trailing one ",
+            "oneword",
+            "日本語のテキスト 空白 を含む",
+        ];
+        for corpus in corpora {
+            for offset in 0..corpus.len() * 2 {
+                for approx_bytes in [0, 1, 2, 3, 5, 8, 13, 40, 100] {
+                    assert_eq!(
+                        window(corpus, offset, approx_bytes),
+                        window_by_characters(corpus, offset, approx_bytes),
+                        "{corpus:?} from {offset}, {approx_bytes} bytes"
+                    );
+                }
+            }
+        }
+        let shakespeare = shakespeare();
+        for offset in (0..shakespeare.len()).step_by(shakespeare.len() / 97) {
+            assert_eq!(window(shakespeare, offset, 5_500), window_by_characters(shakespeare, offset, 5_500));
+        }
+        let wrapping = shakespeare.len() - 100;
+        assert_eq!(window(shakespeare, wrapping, 5_500), window_by_characters(shakespeare, wrapping, 5_500));
     }
 
     #[test]

@@ -1,9 +1,11 @@
 //! What words (pre-tokens, or a prompt's chunks) come to under one tokenizer, remembered per
 //! thread: their token counts (counting) and their token ids (encoding, e.g. a text cut to an
 //! exact length). A response's or a corpus's words mostly repeat, and a word's tokens never
-//! change under one tokenizer. Bounded: long words are not kept, a tokenizer's memo starts over
-//! when full, and all are forgotten past a few tokenizers (at most 8 × 65,536 words of 64 bytes
-//! a thread, in each of the two memos).
+//! change under one tokenizer. A word encoded is counted too (its ids' length), so a text cut on
+//! token ids and then counted (a prompt or `s.text` cut to an exact length) runs the model once
+//! for each new word. Bounded: long words are not kept, a tokenizer's memo starts over when full,
+//! and all are forgotten past a few tokenizers (at most 8 × 65,536 words of 64 bytes a thread,
+//! in each of the two memos).
 
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -88,8 +90,9 @@ impl WordMemo {
     }
 
     /// Appends the words' ids to `ids`, each word's from `word_ids` (which appends them) the
-    /// first time this thread sees it; None if `word_ids` gave none (`ids` then holds part).
-    /// The memo is let go while `word_ids` runs, so that it may encode through a memo too.
+    /// first time this thread sees it, its count (`sum`) then known too; None if `word_ids` gave
+    /// none (`ids` then holds part). The memo is let go while `word_ids` runs, so that it may
+    /// encode through a memo too.
     pub(super) fn extend_ids<'w>(
         &self,
         words: impl IntoIterator<Item = &'w str>,
@@ -105,7 +108,9 @@ impl WordMemo {
             let Some(word) = missing else { return Some(()) };
             let start = ids.len();
             word_ids(word, ids)?;
-            IDS.with_borrow_mut(|memos| remember(memos.of(self.id), word, ids[start..].into()));
+            let word_ids = &ids[start..];
+            COUNTS.with_borrow_mut(|memos| remember(memos.of(self.id), word, word_ids.len() as u32));
+            IDS.with_borrow_mut(|memos| remember(memos.of(self.id), word, word_ids.into()));
         }
     }
 }
@@ -132,7 +137,7 @@ mod tests {
     }
 
     #[test]
-    fn ids_are_remembered_per_tokenizer_apart_from_counts() {
+    fn ids_are_remembered_per_tokenizer_and_give_the_counts() {
         let (first, second) = (WordMemo::new(), WordMemo::new());
         let calls = std::cell::Cell::new(0);
         let ids_of = |word: &str, ids: &mut Vec<u32>| {
@@ -147,7 +152,11 @@ mod tests {
         let mut again = Vec::new();
         first.extend_ids(["c", "ab"], ids_of, &mut again);
         assert_eq!((again, calls.get()), (vec![99, 97, 98], 2));
-        assert_eq!(first.sum(["ab"], |_| Some(5)), Some(5), "the counts are a memo of their own");
+        assert_eq!(
+            first.sum(["ab", "zz"], |_| Some(5)),
+            Some(2 + 5),
+            "a word encoded is counted as its ids' length, a word not encoded by the model"
+        );
         let mut other = Vec::new();
         let one = |_: &str, ids: &mut Vec<u32>| {
             ids.push(1);
