@@ -77,46 +77,47 @@ fn verbatim_window(corpus: &str, offset: usize, approx_bytes: usize) -> String {
 /// A window of about `approx_bytes` of `corpus` starting at the first word boundary at or
 /// after `offset` (wrapping around the end), with every whitespace run collapsed to one space.
 pub fn window(corpus: &str, offset: usize, approx_bytes: usize) -> String {
-    let bytes = corpus.as_bytes();
-    if bytes.is_empty() {
+    if corpus.is_empty() {
         return String::new();
     }
+    let start = word_start(corpus.as_bytes(), offset);
+    plain_ascii_window(&corpus.as_bytes()[start..], approx_bytes)
+        .unwrap_or_else(|| collapsed_window(corpus, start, approx_bytes))
+}
+
+/// The first word boundary at or after `offset` (wrapping) of a non-empty corpus.
+fn word_start(bytes: &[u8], offset: usize) -> usize {
     let mut start = offset % bytes.len();
     while start > 0 && start < bytes.len() && !bytes[start - 1].is_ascii_whitespace() {
         start += 1;
     }
-    if start >= bytes.len() {
-        start = 0;
-    }
-    if let Some(text) = plain_ascii_window(&bytes[start..], approx_bytes) {
-        return text;
-    }
+    if start >= bytes.len() { 0 } else { start }
+}
+
+/// `window` from byte `start`, a character at a time: any corpus, and a window that wraps.
+fn collapsed_window(corpus: &str, start: usize, approx_bytes: usize) -> String {
     let mut text = String::with_capacity(approx_bytes + 16);
     let mut last_was_space = true;
     let mut position = start;
     while text.len() < approx_bytes {
-        if position >= bytes.len() {
+        if position >= corpus.len() {
             position = 0;
             if !last_was_space {
                 text.push(' ');
                 last_was_space = true;
             }
         }
-        // ASCII byte by byte, any other character whole.
-        let byte = bytes[position];
-        let (ch, whitespace) = if byte.is_ascii() {
-            (char::from(byte), ascii_whitespace(byte))
-        } else {
-            let Some(ch) = corpus[position..].chars().next() else { break };
-            (ch, ch.is_whitespace())
-        };
+        let Some(ch) = corpus[position..].chars().next() else { break };
         position += ch.len_utf8();
-        if !whitespace {
+        if ch.is_whitespace() {
+            if !last_was_space {
+                text.push(' ');
+            }
+            last_was_space = true;
+        } else {
             text.push(ch);
-        } else if !last_was_space {
-            text.push(' ');
+            last_was_space = false;
         }
-        last_was_space = whitespace;
     }
     text
 }
@@ -162,48 +163,17 @@ mod tests {
         assert!(window.len() >= 2_000 && window.contains('\n'), "{window}");
     }
 
-    /// `window` as it was first written, a character at a time: the reference the faster one
-    /// is held to.
-    fn window_by_characters(corpus: &str, offset: usize, approx_bytes: usize) -> String {
-        let bytes = corpus.as_bytes();
-        let mut start = offset % bytes.len();
-        while start > 0 && start < bytes.len() && !bytes[start - 1].is_ascii_whitespace() {
-            start += 1;
-        }
-        if start >= bytes.len() {
-            start = 0;
-        }
-        let (mut text, mut last_was_space, mut position) = (String::new(), true, start);
-        while text.len() < approx_bytes {
-            if position >= bytes.len() {
-                position = 0;
-                if !last_was_space {
-                    text.push(' ');
-                    last_was_space = true;
-                }
-            }
-            let Some(ch) = corpus[position..].chars().next() else { break };
-            position += ch.len_utf8();
-            if ch.is_whitespace() {
-                if !last_was_space {
-                    text.push(' ');
-                }
-                last_was_space = true;
-            } else {
-                text.push(ch);
-                last_was_space = false;
-            }
-        }
-        text
-    }
-
     #[test]
-    fn windows_are_those_of_the_character_by_character_reference() {
+    fn a_plain_ascii_window_is_the_one_read_a_character_at_a_time() {
+        let by_characters = |corpus: &str, offset, approx_bytes| {
+            collapsed_window(corpus, word_start(corpus.as_bytes(), offset), approx_bytes)
+        };
         let corpora = [
             "alpha  beta\n\ngamma delta",
             "naïve café\u{a0}crème \u{2003}brûlée\x0bend\u{3000}",
             " leading space and a trailing one ",
             "oneword",
+            "tab\x0bbed and\x0cform\rfeed\tend\n",
             "日本語のテキスト 空白 を含む",
         ];
         for corpus in corpora {
@@ -211,7 +181,7 @@ mod tests {
                 for approx_bytes in [0, 1, 2, 3, 5, 8, 13, 40, 100] {
                     assert_eq!(
                         window(corpus, offset, approx_bytes),
-                        window_by_characters(corpus, offset, approx_bytes),
+                        by_characters(corpus, offset, approx_bytes),
                         "{corpus:?} from {offset}, {approx_bytes} bytes"
                     );
                 }
@@ -219,10 +189,10 @@ mod tests {
         }
         let shakespeare = shakespeare();
         for offset in (0..shakespeare.len()).step_by(shakespeare.len() / 97) {
-            assert_eq!(window(shakespeare, offset, 5_500), window_by_characters(shakespeare, offset, 5_500));
+            assert_eq!(window(shakespeare, offset, 5_500), by_characters(shakespeare, offset, 5_500));
         }
         let wrapping = shakespeare.len() - 100;
-        assert_eq!(window(shakespeare, wrapping, 5_500), window_by_characters(shakespeare, wrapping, 5_500));
+        assert_eq!(window(shakespeare, wrapping, 5_500), by_characters(shakespeare, wrapping, 5_500));
     }
 
     #[test]

@@ -1,11 +1,11 @@
 //! What words (pre-tokens, or a prompt's chunks) come to under one tokenizer, remembered per
 //! thread: their token counts (counting) and their token ids (encoding, e.g. a text cut to an
 //! exact length). A response's or a corpus's words mostly repeat, and a word's tokens never
-//! change under one tokenizer. A word encoded is counted too (its ids' length), so a text cut on
-//! token ids and then counted (a prompt or `s.text` cut to an exact length) runs the model once
-//! for each new word. Bounded: long words are not kept, a tokenizer's memo starts over when full,
-//! and all are forgotten past a few tokenizers (at most 8 × 65,536 words of 64 bytes a thread,
-//! in each of the two memos).
+//! change under one tokenizer. A word this thread encoded counts as its ids' length, so a text
+//! cut on token ids and then counted (a prompt or `s.text` cut to an exact length) runs the model
+//! once for each new word. Bounded: long words are not kept, a tokenizer's memo starts over when
+//! full, and all are forgotten past a few tokenizers (at most 8 × 65,536 words of 64 bytes a
+//! thread, in each of the two memos).
 
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -65,8 +65,8 @@ impl WordMemo {
         Self { id: NEXT_ID.fetch_add(1, Ordering::Relaxed) }
     }
 
-    /// The sum of the words' counts, each from `count_word` the first time this thread sees
-    /// it; None if `count_word` gave none.
+    /// The sum of the words' counts, each the first time this thread sees it the length of the
+    /// ids it encoded for it, else from `count_word`; None if `count_word` gave none.
     pub(super) fn sum<'w>(
         &self,
         words: impl IntoIterator<Item = &'w str>,
@@ -79,7 +79,10 @@ impl WordMemo {
                 total += match memo.get(word) {
                     Some(&count) => count as usize,
                     None => {
-                        let count = count_word(word)?;
+                        let count = match encoded_len(self.id, word) {
+                            Some(len) => len,
+                            None => count_word(word)?,
+                        };
                         remember(memo, word, count as u32);
                         count
                     }
@@ -90,9 +93,8 @@ impl WordMemo {
     }
 
     /// Appends the words' ids to `ids`, each word's from `word_ids` (which appends them) the
-    /// first time this thread sees it, its count (`sum`) then known too; None if `word_ids` gave
-    /// none (`ids` then holds part). The memo is let go while `word_ids` runs, so that it may
-    /// encode through a memo too.
+    /// first time this thread sees it; None if `word_ids` gave none (`ids` then holds part).
+    /// The memo is let go while `word_ids` runs, so that it may encode through a memo too.
     pub(super) fn extend_ids<'w>(
         &self,
         words: impl IntoIterator<Item = &'w str>,
@@ -108,11 +110,14 @@ impl WordMemo {
             let Some(word) = missing else { return Some(()) };
             let start = ids.len();
             word_ids(word, ids)?;
-            let word_ids = &ids[start..];
-            COUNTS.with_borrow_mut(|memos| remember(memos.of(self.id), word, word_ids.len() as u32));
-            IDS.with_borrow_mut(|memos| remember(memos.of(self.id), word, word_ids.into()));
+            IDS.with_borrow_mut(|memos| remember(memos.of(self.id), word, ids[start..].into()));
         }
     }
+}
+
+/// The length of the ids this thread encoded for `word` under memo `id`, if it did.
+fn encoded_len(id: u64, word: &str) -> Option<usize> {
+    IDS.with_borrow(|memos| memos.0.get(&id)?.get(word).map(|ids| ids.len()))
 }
 
 #[cfg(test)]
