@@ -155,6 +155,7 @@ fn sessions_that_wait_for_a_user_are_put_on_the_users_limit_not_on_the_client() 
     assert!(held.contains("the concurrency cap of 2 held requests back"), "{check}");
     let pacing_p99_ms = check["pacing_error_p99_ms"].as_f64().unwrap_or(f64::MAX);
     assert!(pacing_p99_ms < 50.0, "the pacer was not late, the users limit held them: {check}");
+    assert!(check["pacer_cpu_percent"].is_number(), "the sessions started on the precise timer: {check}");
     // The wait for a user is never judged as the client sending late; only the client's own
     // lateness (a loaded test machine's), which it names, may make it the bottleneck.
     let mut warnings = check["warnings"].as_array().into_iter().flatten().filter_map(Value::as_str);
@@ -602,6 +603,8 @@ fn user_centric_users_share_the_total_rate_each_sending_its_turns_users_over_rat
     let summary = run.summary("user_centric");
     let check = self_check(&summary);
     assert_eq!(check["target_rate_rps"], 2.0, "{check}");
+    // The turns waited on the precise timer, whose thread's CPU is reported as the pacer's.
+    assert!(check["pacer_cpu_percent"].is_number() && check["pacer_priority"].is_string(), "{check}");
     // Never crying wolf: the users' schedule never makes the client the bottleneck; only its
     // own lateness on a loaded test machine, which it names, may.
     if !common::client_blamed_itself(check) {

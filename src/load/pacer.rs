@@ -43,13 +43,7 @@ pub fn pace(
     stop: impl Fn() -> bool,
     mut on_due: impl FnMut(Due) -> ControlFlow<()>,
 ) -> PacerPriority {
-    tighten_timer_slack();
-    let mut waiter = Waiter {
-        clock,
-        priority: PriorityGuard::try_real_time(),
-        awake_since_ns: clock.now_ns(),
-        cpu_when_awoken_ns: thread_cpu_ns(),
-    };
+    let mut waiter = Waiter::start(clock);
     for offset_ns in offsets_ns {
         let scheduled_ns = origin_ns.saturating_add(offset_ns);
         let Some(fired_ns) = waiter.wait_until(scheduled_ns, &stop) else { break };
@@ -57,22 +51,40 @@ pub fn pace(
             break;
         }
     }
-    waiter.priority.granted
+    waiter.granted()
 }
 
-/// The pacer's waiting: its clock, its priority, and when it last woke from a sleep (on the
-/// run clock and in its own CPU time).
-struct Waiter<'a> {
+/// The pacer's waiting (also the precise timer's): its clock, its priority, and when it last
+/// woke from a sleep (on the run clock and in its own CPU time).
+pub(super) struct Waiter<'a> {
     clock: &'a RunClock,
     priority: PriorityGuard,
     awake_since_ns: u64,
     cpu_when_awoken_ns: u64,
 }
 
-impl Waiter<'_> {
+impl<'a> Waiter<'a> {
+    /// Waiting on the calling thread: its timer slack cut, at real-time priority where permitted
+    /// (given back when this is dropped).
+    pub(super) fn start(clock: &'a RunClock) -> Self {
+        tighten_timer_slack();
+        Self {
+            clock,
+            priority: PriorityGuard::try_real_time(),
+            awake_since_ns: clock.now_ns(),
+            cpu_when_awoken_ns: thread_cpu_ns(),
+        }
+    }
+
+    /// The priority the system granted.
+    pub(super) fn granted(&self) -> PacerPriority {
+        self.priority.granted
+    }
+
     /// Wait until the run clock reads `due_ns`: sleep to `SPIN_WINDOW` before it, spin the
-    /// rest. Returns the clock's reading once due, or None when `stop` said so first.
-    fn wait_until(&mut self, due_ns: u64, stop: &impl Fn() -> bool) -> Option<u64> {
+    /// rest. Returns the clock's reading once due, or None when `stop` said so first. A sleep
+    /// is a park, so unparking the thread has `stop` asked again at once.
+    pub(super) fn wait_until(&mut self, due_ns: u64, stop: &impl Fn() -> bool) -> Option<u64> {
         let spin_window_ns = SPIN_WINDOW.as_nanos() as u64;
         loop {
             let now_ns = self.clock.now_ns();
@@ -92,7 +104,7 @@ impl Waiter<'_> {
             let left_ns = due_ns - now_ns;
             if left_ns > spin_window_ns {
                 self.priority.before_sleep();
-                std::thread::sleep(Duration::from_nanos(left_ns - spin_window_ns).min(LONGEST_NAP));
+                std::thread::park_timeout(Duration::from_nanos(left_ns - spin_window_ns).min(LONGEST_NAP));
                 self.awake_since_ns = self.clock.now_ns();
                 self.cpu_when_awoken_ns = thread_cpu_ns();
             } else {

@@ -263,9 +263,13 @@ pub(super) async fn play(
 
 /// Sleep until run-clock time `at_ns`; false when sending stops or the run is cancelled first.
 pub(super) async fn wait_until(ctx: &LoadContext, deadlines: PhaseDeadlines, at_ns: u64) -> bool {
-    let due = tokio::time::Instant::from_std(ctx.clock.instant_at(at_ns));
+    waited(ctx, deadlines, tokio::time::sleep_until(tokio::time::Instant::from_std(ctx.clock.instant_at(at_ns)))).await
+}
+
+/// Wait for `sleep` to end; false when sending stops or the run is cancelled first.
+pub(super) async fn waited(ctx: &LoadContext, deadlines: PhaseDeadlines, sleep: impl Future<Output = ()>) -> bool {
     tokio::select! {
-        _ = tokio::time::sleep_until(due) => true,
+        _ = sleep => true,
         _ = deadlines.sending_stopped() => false,
         _ = ctx.cancel.cancelled() => false,
     }

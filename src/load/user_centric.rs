@@ -1,13 +1,17 @@
 //! AIPerf's user-centric rate: `users` users share a total rate of `rate` requests per second,
 //! each sending its turns `users / rate` seconds apart; at t = 0 they stand at staggered points
-//! of their sessions (virtual history) and each is replaced on an absolute schedule.
+//! of their sessions (virtual history) and each is replaced on an absolute schedule. Users start
+//! and turns go on the phase's precise timer (`precise_timer.rs`), as a rate phase's arrivals go
+//! on the pacer.
 
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
 use std::sync::{Arc, Mutex};
 
+use tokio::runtime::Handle;
 use tokio::task::JoinSet;
 
+use super::precise_timer::PreciseTimer;
 use super::replay::{self, Replay, SessionSource};
 use super::session_claims::SessionClaims;
 use super::{Limits, LoadContext, Outgoing, PhaseDeadlines, PhaseRun, SendWindow, request_ids, send};
@@ -148,6 +152,7 @@ struct Shared {
     deadlines: PhaseDeadlines,
     turn_gap_ns: u64,
     window: Mutex<SendWindow>,
+    timer: PreciseTimer,
 }
 
 impl Shared {
@@ -166,8 +171,15 @@ pub(super) async fn run(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, shape: UserCe
     let mut starts = UserStarts::new(shape.users, shape.rate_rps, session_turns(average_turns));
     let origin_ns = ctx.clock.now_ns();
     let turn_gap_ns = (starts.turn_gap_s() * 1e9) as u64;
-    let shared =
-        Arc::new(Shared { ctx: ctx.clone(), run: run.clone(), deadlines, turn_gap_ns, window: Mutex::default() });
+    let timer = PreciseTimer::start(ctx.clock, ctx.keep_cores_awake, Handle::current().metrics().num_workers());
+    let shared = Arc::new(Shared {
+        ctx: ctx.clone(),
+        run: run.clone(),
+        deadlines,
+        turn_gap_ns,
+        window: Mutex::default(),
+        timer,
+    });
     let stop_sending = deadlines.sending_stopped();
     tokio::pin!(stop_sending);
     let mut users = JoinSet::new();
@@ -176,7 +188,7 @@ pub(super) async fn run(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, shape: UserCe
         let due_ns = origin_ns + (due.at_s * 1e9) as u64;
         let slept = due_ns > ctx.clock.now_ns();
         tokio::select! {
-            _ = tokio::time::sleep_until(tokio::time::Instant::from_std(ctx.clock.instant_at(due_ns))) => {}
+            _ = shared.timer.sleep_until(due_ns) => {}
             _ = &mut stop_sending => break,
             _ = ctx.cancel.cancelled() => break,
         }
@@ -200,14 +212,16 @@ pub(super) async fn run(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, shape: UserCe
         while users.try_join_next().is_some() {}
     }
     while users.join_next().await.is_some() {}
-    *shared.window.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    let mut window = *shared.window.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    shared.timer.stop(&mut window);
+    window
 }
 
 /// One user's turns, never two at once: the first at `first_due_ns`, each next one a turn gap
 /// after the previous one was due, or at once when its answer came later than that. A turn
 /// that gets no answer leaves the history without it; the end of sending ends the user.
 async fn play_user(shared: Arc<Shared>, replay: Replay, user: u64, first_due_ns: u64, slept: bool) {
-    let Shared { ctx, run, deadlines, turn_gap_ns, .. } = &*shared;
+    let Shared { ctx, run, deadlines, turn_gap_ns, timer, .. } = &*shared;
     let mut ids = request_ids(ctx, run, user + 1);
     let mut due_ns = first_due_ns;
     let mut woke_on_timer = slept;
@@ -231,7 +245,7 @@ async fn play_user(shared: Arc<Shared>, replay: Replay, user: u64, first_due_ns:
         let answered_ns = ctx.clock.now_ns();
         due_ns = answered_ns.max(due_ns + turn_gap_ns);
         woke_on_timer = due_ns > answered_ns;
-        if woke_on_timer && !replay::wait_until(ctx, *deadlines, due_ns).await {
+        if woke_on_timer && !replay::waited(ctx, *deadlines, timer.sleep_until(due_ns)).await {
             return;
         }
     }

@@ -1,12 +1,15 @@
 //! Session-rate multi-turn mode (`users(#{ session_rate })`): sessions start at a rate with at most `users` live,
 //! each turn a think time (a multi-turn file's `delay`) after the previous answer, carrying the conversation so far.
+//! Sessions start on the phase's precise timer (`precise_timer.rs`), as a rate phase's arrivals go on the pacer.
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use tokio::runtime::Handle;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinSet;
 
+use super::precise_timer::PreciseTimer;
 use super::replay::{self, Pacing, Replay, SessionSource};
 use super::session_claims::SessionClaims;
 use super::{Limits, LoadContext, PhaseDeadlines, PhaseRun, SendWindow, request_ids};
@@ -36,7 +39,7 @@ pub(super) async fn run(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, shape: Sessio
     let deadlines = PhaseDeadlines::of(&run.phase);
     let users = Arc::new(Semaphore::new(shape.users));
     let origin_ns = ctx.clock.now_ns();
-    let origin = tokio::time::Instant::from_std(ctx.clock.instant_at(origin_ns));
+    let timer = PreciseTimer::start(ctx.clock, ctx.keep_cores_awake, Handle::current().metrics().num_workers());
     let stop_sending = deadlines.sending_stopped();
     tokio::pin!(stop_sending);
     let shared = Arc::new(Shared { ctx: ctx.clone(), run: run.clone(), deadlines, shape });
@@ -58,9 +61,8 @@ pub(super) async fn run(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, shape: Sessio
             break;
         }
         let offset_ns = (session as f64 / shared.shape.rate * 1e9) as u64;
-        let due = origin + Duration::from_nanos(offset_ns);
         tokio::select! {
-            _ = tokio::time::sleep_until(due) => {}
+            _ = timer.sleep_until(origin_ns + offset_ns) => {}
             _ = &mut stop_sending => break,
             _ = ctx.cancel.cancelled() => break,
         }
@@ -95,6 +97,7 @@ pub(super) async fn run(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, shape: Sessio
         sessions.spawn(run_session(shared.clone(), user, replay, session, scheduled_ns, rng));
         while sessions.try_join_next().is_some() {}
     }
+    timer.stop(&mut window);
     while sessions.join_next().await.is_some() {}
     window
 }

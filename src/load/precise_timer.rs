@@ -1,0 +1,267 @@
+//! Precise wake-ups for sends whose times are known only as the run goes: a user-centric
+//! user's next turn (a turn gap after its last was due) and its replacement, a users phase's
+//! session starts. A thread of its own keeps their deadlines and waits for the earliest as the
+//! open-loop pacer waits for an arrival (a sleep to shortly before it and a spin through the
+//! rest, at real-time priority where permitted), then wakes its task, so these sends go out
+//! within microseconds of their time rather than on the runtime's millisecond timer ticks. A
+//! deadline earlier than the one the thread waits for cuts its wait short.
+
+use std::cmp::{Ordering as Order, Reverse};
+use std::collections::BinaryHeap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::{JoinHandle, Thread};
+
+use tokio::sync::oneshot;
+
+use super::SendWindow;
+use super::cpu_time::thread_cpu_ns;
+use super::idle_spinners::IdleSpinners;
+use super::pacer::Waiter;
+use super::pacer_priority::PacerPriority;
+use crate::clock::RunClock;
+
+/// No deadline held.
+const NONE_HELD: u64 = u64::MAX;
+
+/// The timer of one phase; its thread stops when this is stopped or dropped.
+pub(super) struct PreciseTimer {
+    shared: Arc<Shared>,
+    clock: RunClock,
+    /// The thread, to unpark; None when it did not start.
+    thread: Option<Thread>,
+    running: Mutex<Option<JoinHandle<TimerCost>>>,
+}
+
+/// What the timer's thread cost, for the self-check (as the pacer's).
+struct TimerCost {
+    cpu_ns: u64,
+    priority: PacerPriority,
+    idle_spin_cpu_ns: Option<u64>,
+}
+
+/// The deadlines, shared by the tasks that register them and the thread that fires them.
+struct Shared {
+    deadlines: Mutex<Deadlines>,
+    /// The earliest deadline held (`NONE_HELD`: none), read by the waiting thread without the lock.
+    earliest_ns: AtomicU64,
+    stopped: AtomicBool,
+}
+
+#[derive(Default)]
+struct Deadlines {
+    heap: BinaryHeap<Reverse<Deadline>>,
+    registered: u64,
+}
+
+/// A task's wake-up: at `due_ns`, in the order registered among equal times.
+struct Deadline {
+    due_ns: u64,
+    seq: u64,
+    wake: oneshot::Sender<()>,
+}
+
+impl PartialEq for Deadline {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Order::Equal
+    }
+}
+
+impl Eq for Deadline {}
+
+impl PartialOrd for Deadline {
+    fn partial_cmp(&self, other: &Self) -> Option<Order> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Deadline {
+    fn cmp(&self, other: &Self) -> Order {
+        (self.due_ns, self.seq).cmp(&(other.due_ns, other.seq))
+    }
+}
+
+impl PreciseTimer {
+    /// Its thread started on `clock`, with the idle cores kept awake while it runs when
+    /// `keep_cores_awake` (for a runtime of `runtime_workers`). Should the thread not start,
+    /// waits fall back to the runtime's timer, with an error logged.
+    pub fn start(clock: RunClock, keep_cores_awake: bool, runtime_workers: usize) -> Self {
+        let shared = Arc::new(Shared {
+            deadlines: Mutex::default(),
+            earliest_ns: AtomicU64::new(NONE_HELD),
+            stopped: AtomicBool::new(false),
+        });
+        let thread_shared = shared.clone();
+        let spawned = std::thread::Builder::new().name("aiperf-timer".into()).spawn(move || {
+            let spinners = keep_cores_awake.then(|| IdleSpinners::start(runtime_workers)).flatten();
+            let cpu_before_ns = thread_cpu_ns();
+            let priority = thread_shared.fire_until_stopped(&clock);
+            TimerCost {
+                cpu_ns: thread_cpu_ns().saturating_sub(cpu_before_ns),
+                priority,
+                idle_spin_cpu_ns: spinners.map(IdleSpinners::stop),
+            }
+        });
+        let running = spawned
+            .map_err(|e| tracing::error!("cannot start the precise timer's thread: {e}; waits use the runtime's timer"))
+            .ok();
+        let thread = running.as_ref().map(|running| running.thread().clone());
+        Self { shared, clock, thread, running: Mutex::new(running) }
+    }
+
+    /// Wait until the run clock reads `due_ns` (at once if it has).
+    pub async fn sleep_until(&self, due_ns: u64) {
+        let Some(thread) = &self.thread else {
+            return tokio::time::sleep_until(tokio::time::Instant::from_std(self.clock.instant_at(due_ns))).await;
+        };
+        if due_ns <= self.clock.now_ns() {
+            return;
+        }
+        let (wake, woken) = oneshot::channel();
+        if self.shared.register(due_ns, wake) {
+            thread.unpark();
+        }
+        // An error: the timer stopped, which it does only once its phase has ended.
+        let _ = woken.await;
+    }
+
+    /// Stop the thread (once every wait has ended) and note what it cost in `window`, as the
+    /// pacer's: its CPU, its priority, the idle cores' spinning.
+    pub fn stop(&self, window: &mut SendWindow) {
+        if let Some(cost) = self.stop_thread() {
+            window.pacer_cpu_ns = Some(cost.cpu_ns);
+            window.pacer_priority = Some(cost.priority);
+            window.idle_spin_cpu_ns = cost.idle_spin_cpu_ns;
+        }
+    }
+
+    fn stop_thread(&self) -> Option<TimerCost> {
+        let running = self.running.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).take()?;
+        self.shared.stopped.store(true, Ordering::Release);
+        running.thread().unpark();
+        running.join().ok()
+    }
+}
+
+impl Drop for PreciseTimer {
+    fn drop(&mut self) {
+        self.stop_thread();
+    }
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, Deadlines> {
+        self.deadlines.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Hold a deadline; whether it is now the earliest (the thread must hear of it).
+    fn register(&self, due_ns: u64, wake: oneshot::Sender<()>) -> bool {
+        let mut deadlines = self.lock();
+        let seq = deadlines.registered;
+        deadlines.registered += 1;
+        deadlines.heap.push(Reverse(Deadline { due_ns, seq, wake }));
+        let earliest = due_ns < self.earliest_ns.load(Ordering::Acquire);
+        if earliest {
+            self.earliest_ns.store(due_ns, Ordering::Release);
+        }
+        earliest
+    }
+
+    /// The thread's work: wait for the earliest deadline, wake every task due, again, until
+    /// stopped. Returns the priority it ran at.
+    fn fire_until_stopped(&self, clock: &RunClock) -> PacerPriority {
+        let mut waiter = Waiter::start(clock);
+        let mut due = Vec::new();
+        while !self.stopped.load(Ordering::Acquire) {
+            let earliest_ns = self.earliest_ns.load(Ordering::Acquire);
+            let interrupted =
+                || self.stopped.load(Ordering::Acquire) || self.earliest_ns.load(Ordering::Acquire) < earliest_ns;
+            let Some(now_ns) = waiter.wait_until(earliest_ns, &interrupted) else { continue };
+            self.take_due(now_ns, &mut due);
+            // Woken outside the lock: a wake-up may unpark a runtime worker.
+            for wake in due.drain(..) {
+                let _ = wake.send(());
+            }
+        }
+        waiter.granted()
+    }
+
+    /// Move the deadlines due by `now_ns` into `due`, in order.
+    fn take_due(&self, now_ns: u64, due: &mut Vec<oneshot::Sender<()>>) {
+        let mut deadlines = self.lock();
+        while deadlines.heap.peek().is_some_and(|Reverse(next)| next.due_ns <= now_ns) {
+            if let Some(Reverse(next)) = deadlines.heap.pop() {
+                due.push(next.wake);
+            }
+        }
+        let earliest_ns = deadlines.heap.peek().map_or(NONE_HELD, |Reverse(next)| next.due_ns);
+        self.earliest_ns.store(earliest_ns, Ordering::Release);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    fn runtime() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap()
+    }
+
+    #[test]
+    fn each_task_wakes_at_its_own_time_never_before_it_whatever_order_they_came_in() {
+        let clock = RunClock::start();
+        let timer = Arc::new(PreciseTimer::start(clock, false, 2));
+        let origin_ns = clock.now_ns();
+        // Registered latest first, so each new deadline is earlier than the one the thread
+        // waits for: waiting on for that one would make it at least 80 ms late.
+        let offsets_ms = [800u64, 600, 400, 200, 100, 20, 20];
+        let lateness_ns: Vec<u64> = runtime().block_on(async {
+            let mut tasks = Vec::new();
+            for offset_ms in offsets_ms {
+                let timer = timer.clone();
+                tasks.push(tokio::spawn(async move {
+                    let due_ns = origin_ns + offset_ms * 1_000_000;
+                    let woken = tokio::time::timeout(Duration::from_secs(5), timer.sleep_until(due_ns)).await;
+                    woken.expect("the timer woke the task");
+                    clock.now_ns().checked_sub(due_ns)
+                }));
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            }
+            let mut lateness = Vec::new();
+            for task in tasks {
+                lateness.push(task.await.unwrap().expect("a task woke before its time"));
+            }
+            lateness
+        });
+        assert_eq!(lateness_ns.len(), offsets_ms.len(), "every task woke");
+        for (offset_ms, late_ns) in offsets_ms.iter().zip(&lateness_ns) {
+            assert!(*late_ns < 50_000_000, "the deadline at {offset_ms} ms woke {late_ns} ns late");
+        }
+        let mut window = SendWindow::default();
+        timer.stop(&mut window);
+        assert!(window.pacer_cpu_ns.is_some() && window.pacer_priority.is_some(), "the thread said what it cost");
+        assert!(timer.shared.lock().heap.is_empty(), "every deadline fired");
+    }
+
+    #[test]
+    fn a_time_already_past_does_not_wait_and_a_dropped_wait_is_forgotten() {
+        let clock = RunClock::start();
+        let timer = PreciseTimer::start(clock, false, 2);
+        runtime().block_on(async {
+            std::thread::sleep(Duration::from_millis(2));
+            timer.sleep_until(clock.now_ns() - 1_000_000).await;
+            // A wait given up (as a stop of sending does) leaves its deadline to fire unheard.
+            let given_up =
+                tokio::time::timeout(Duration::from_millis(1), timer.sleep_until(clock.now_ns() + 5_000_000));
+            assert!(given_up.await.is_err());
+            let due_ns = clock.now_ns() + 10_000_000;
+            let woken = tokio::time::timeout(Duration::from_secs(5), timer.sleep_until(due_ns)).await;
+            woken.expect("the timer woke the task");
+            assert!(clock.now_ns() >= due_ns);
+        });
+        assert!(timer.shared.lock().heap.is_empty(), "both deadlines fired");
+        assert!(timer.stop_thread().is_some(), "the thread stops");
+    }
+}
