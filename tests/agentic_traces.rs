@@ -726,6 +726,8 @@ fn a_tracelab_trace_is_replayed_on_its_schedule_by_itself_as_aiperf_promotes_it(
     )
     .expect("json");
     assert_eq!(summary["input_config"]["phases"][0]["type"], "fixed_schedule");
+    // The rounds waited on the precise timer, whose thread's CPU is reported as the pacer's.
+    assert!(summary["client_self_check"][0]["pacer_cpu_percent"].is_number(), "{}", summary["client_self_check"]);
 }
 
 #[test]

@@ -3,15 +3,17 @@
 //! recorded times (ms on the trace's clock, between the offsets, shifted and sped up as the
 //! schedule says), a turn never before its previous turn's answer, each sent with its
 //! conversation's history (none for bodies sent as they are); a turn with no time but a delay
-//! goes that long (sped up) after the previous answer.
+//! goes that long (sped up) after the previous answer. Turns wait on the phase's precise timer
+//! (`precise_timer.rs`), as a plain schedule's arrivals go on the pacer.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
+use tokio::runtime::Handle;
 use tokio::task::JoinSet;
 
 use super::history::Conversation;
+use super::precise_timer::PreciseTimer;
 use super::{Limits, LoadContext, Outgoing, PhaseDeadlines, PhaseRun, SendWindow, request_ids, send};
 use crate::dataset::requests::{PreparedRequest, conversations};
 use crate::plan::FixedSchedule;
@@ -58,6 +60,7 @@ pub(super) async fn run(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, fixed: &Fixed
         origin_ns: ctx.clock.now_ns(),
         next_request: AtomicU64::new(0),
         window: Mutex::new(SendWindow::default()),
+        timer: PreciseTimer::start(ctx.clock, ctx.keep_cores_awake, Handle::current().metrics().num_workers()),
         ctx: ctx.clone(),
         run,
     });
@@ -86,7 +89,9 @@ pub(super) async fn run(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, fixed: &Fixed
         players.spawn(async move { session.play(&phase, &due_ns).await });
     }
     while players.join_next().await.is_some() {}
-    *phase.window.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    let mut window = *phase.window.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    phase.timer.stop(&mut window);
+    window
 }
 
 /// What every session of the phase shares.
@@ -98,6 +103,7 @@ struct PhasePlay {
     origin_ns: u64,
     next_request: AtomicU64,
     window: Mutex<SendWindow>,
+    timer: PreciseTimer,
 }
 
 /// One conversation of the trace: its session number and its first turn's dataset index.
@@ -111,7 +117,7 @@ impl Session {
     /// is due no earlier than the previous turn's answer: a server slower than the recording
     /// makes it later, not the client.
     async fn play(&self, phase: &PhasePlay, due_ns: &[(usize, Due)]) {
-        let PhasePlay { ctx, run, deadlines, origin_ns, next_request, window } = phase;
+        let PhasePlay { ctx, run, deadlines, origin_ns, next_request, window, timer } = phase;
         let deadlines = *deadlines;
         let mut ids = request_ids(ctx, run, self.number + 1);
         let mut conversation = Conversation::default();
@@ -121,9 +127,8 @@ impl Session {
                 Due::At(offset_ns) => (*origin_ns + offset_ns).max(answered_ns.unwrap_or(0)),
                 Due::AfterAnswer(delay_ns) => ctx.clock.now_ns() + delay_ns,
             };
-            let wait_ns = scheduled_ns.saturating_sub(ctx.clock.now_ns());
             tokio::select! {
-                _ = tokio::time::sleep(Duration::from_nanos(wait_ns)) => {}
+                _ = timer.sleep_until(scheduled_ns) => {}
                 _ = ctx.cancel.cancelled() => return,
                 _ = deadlines.sending_stopped() => return,
             }
