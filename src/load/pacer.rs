@@ -17,8 +17,8 @@ use crate::timer_slack::tighten_timer_slack;
 /// the kernel to hand its core back. The price is CPU: a fifth of a core at 1,000 req/s (this
 /// window per arrival), a whole core from 5,000 req/s on.
 pub const SPIN_WINDOW: Duration = Duration::from_micros(200);
-/// The longest single sleep, so a stop request is noticed within this time even between
-/// arrivals far apart.
+/// The pacer's longest single sleep, so a stop request is noticed within this time even
+/// between arrivals far apart.
 const LONGEST_NAP: Duration = Duration::from_millis(2);
 
 /// One arrival as the pacer handed it over (run-clock ns).
@@ -43,7 +43,7 @@ pub fn pace(
     stop: impl Fn() -> bool,
     mut on_due: impl FnMut(Due) -> ControlFlow<()>,
 ) -> PacerPriority {
-    let mut waiter = Waiter::start(clock);
+    let mut waiter = Waiter::start(clock, LONGEST_NAP);
     for offset_ns in offsets_ns {
         let scheduled_ns = origin_ns.saturating_add(offset_ns);
         let Some(fired_ns) = waiter.wait_until(scheduled_ns, &stop) else { break };
@@ -58,18 +58,21 @@ pub fn pace(
 /// woke from a sleep (on the run clock and in its own CPU time).
 pub(super) struct Waiter<'a> {
     clock: &'a RunClock,
+    /// The longest sleep between two looks at `stop`.
+    longest_nap: Duration,
     priority: PriorityGuard,
     awake_since_ns: u64,
     cpu_when_awoken_ns: u64,
 }
 
 impl<'a> Waiter<'a> {
-    /// Waiting on the calling thread: its timer slack cut, at real-time priority where permitted
-    /// (given back when this is dropped).
-    pub(super) fn start(clock: &'a RunClock) -> Self {
+    /// Waiting on the calling thread, asking `stop` at least every `longest_nap`: its timer
+    /// slack cut, at real-time priority where permitted (given back when this is dropped).
+    pub(super) fn start(clock: &'a RunClock, longest_nap: Duration) -> Self {
         tighten_timer_slack();
         Self {
             clock,
+            longest_nap,
             priority: PriorityGuard::try_real_time(),
             awake_since_ns: clock.now_ns(),
             cpu_when_awoken_ns: thread_cpu_ns(),
@@ -104,7 +107,7 @@ impl<'a> Waiter<'a> {
             let left_ns = due_ns - now_ns;
             if left_ns > spin_window_ns {
                 self.priority.before_sleep();
-                std::thread::park_timeout(Duration::from_nanos(left_ns - spin_window_ns).min(LONGEST_NAP));
+                std::thread::park_timeout(Duration::from_nanos(left_ns - spin_window_ns).min(self.longest_nap));
                 self.awake_since_ns = self.clock.now_ns();
                 self.cpu_when_awoken_ns = thread_cpu_ns();
             } else {

@@ -11,6 +11,7 @@ use std::collections::BinaryHeap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::{JoinHandle, Thread};
+use std::time::Duration;
 
 use tokio::sync::oneshot;
 
@@ -23,6 +24,9 @@ use crate::clock::RunClock;
 
 /// No deadline held.
 const NONE_HELD: u64 = u64::MAX;
+/// The thread's longest sleep: a new earliest deadline or a stop unparks it sooner, so this
+/// only bounds a sleep that nothing ends.
+const LONGEST_NAP: Duration = Duration::from_millis(100);
 
 /// The timer of one phase; its thread stops when this is stopped or dropped.
 pub(super) struct PreciseTimer {
@@ -170,7 +174,7 @@ impl Shared {
     /// The thread's work: wait for the earliest deadline, wake every task due, again, until
     /// stopped. Returns the priority it ran at.
     fn fire_until_stopped(&self, clock: &RunClock) -> PacerPriority {
-        let mut waiter = Waiter::start(clock);
+        let mut waiter = Waiter::start(clock, LONGEST_NAP);
         let mut due = Vec::new();
         while !self.stopped.load(Ordering::Acquire) {
             let earliest_ns = self.earliest_ns.load(Ordering::Acquire);
@@ -201,8 +205,6 @@ impl Shared {
 
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
-
     use super::*;
 
     fn runtime() -> tokio::runtime::Runtime {
