@@ -43,7 +43,7 @@ pub fn pace(
     stop: impl Fn() -> bool,
     mut on_due: impl FnMut(Due) -> ControlFlow<()>,
 ) -> PacerPriority {
-    let mut waiter = Waiter::start(clock, LONGEST_NAP);
+    let mut waiter = Waiter::start(clock, SPIN_WINDOW, LONGEST_NAP);
     for offset_ns in offsets_ns {
         let scheduled_ns = origin_ns.saturating_add(offset_ns);
         let Some(fired_ns) = waiter.wait_until(scheduled_ns, &stop) else { break };
@@ -58,6 +58,8 @@ pub fn pace(
 /// woke from a sleep (on the run clock and in its own CPU time).
 pub(super) struct Waiter<'a> {
     clock: &'a RunClock,
+    /// The last stretch before a deadline spun through rather than slept.
+    spin_window: Duration,
     /// The longest sleep between two looks at `stop`.
     longest_nap: Duration,
     priority: PriorityGuard,
@@ -66,12 +68,14 @@ pub(super) struct Waiter<'a> {
 }
 
 impl<'a> Waiter<'a> {
-    /// Waiting on the calling thread, asking `stop` at least every `longest_nap`: its timer
-    /// slack cut, at real-time priority where permitted (given back when this is dropped).
-    pub(super) fn start(clock: &'a RunClock, longest_nap: Duration) -> Self {
+    /// Waiting on the calling thread, spinning through the last `spin_window` before each
+    /// deadline and asking `stop` at least every `longest_nap`: its timer slack cut, at
+    /// real-time priority where permitted (given back when this is dropped).
+    pub(super) fn start(clock: &'a RunClock, spin_window: Duration, longest_nap: Duration) -> Self {
         tighten_timer_slack();
         Self {
             clock,
+            spin_window,
             longest_nap,
             priority: PriorityGuard::try_real_time(),
             awake_since_ns: clock.now_ns(),
@@ -84,11 +88,11 @@ impl<'a> Waiter<'a> {
         self.priority.granted
     }
 
-    /// Wait until the run clock reads `due_ns`: sleep to `SPIN_WINDOW` before it, spin the
+    /// Wait until the run clock reads `due_ns`: sleep to the spin window before it, spin the
     /// rest. Returns the clock's reading once due, or None when `stop` said so first. A sleep
     /// is a park, so unparking the thread has `stop` asked again at once.
     pub(super) fn wait_until(&mut self, due_ns: u64, stop: &impl Fn() -> bool) -> Option<u64> {
-        let spin_window_ns = SPIN_WINDOW.as_nanos() as u64;
+        let spin_window_ns = self.spin_window.as_nanos() as u64;
         loop {
             let now_ns = self.clock.now_ns();
             // What counts is the CPU it used: time blocked in the hand-off (a lock a worker
