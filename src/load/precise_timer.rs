@@ -14,13 +14,14 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::{JoinHandle, Thread};
 use std::time::Duration;
 
+use tokio::runtime::Handle;
 use tokio::sync::oneshot;
 
-use super::SendWindow;
 use super::cpu_time::thread_cpu_ns;
 use super::idle_spinners::IdleSpinners;
 use super::pacer::Waiter;
 use super::pacer_priority::PacerPriority;
+use super::{LoadContext, SendWindow};
 use crate::clock::RunClock;
 
 /// No deadline held.
@@ -91,6 +92,12 @@ impl Ord for Deadline {
 }
 
 impl PreciseTimer {
+    /// The timer of a phase run with `ctx`, on the run's clock, keeping the idle cores awake
+    /// when the run asks it to.
+    pub fn of_phase(ctx: &LoadContext) -> Self {
+        Self::start(ctx.clock, ctx.keep_cores_awake, Handle::current().metrics().num_workers())
+    }
+
     /// Its thread started on `clock`, with the idle cores kept awake while it runs when
     /// `keep_cores_awake` (for a runtime of `runtime_workers`). Should the thread not start,
     /// waits fall back to the runtime's timer, with an error logged.

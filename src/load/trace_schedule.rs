@@ -9,7 +9,6 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use tokio::runtime::Handle;
 use tokio::task::JoinSet;
 
 use super::history::Conversation;
@@ -60,7 +59,7 @@ pub(super) async fn run(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, fixed: &Fixed
         origin_ns: ctx.clock.now_ns(),
         next_request: AtomicU64::new(0),
         window: Mutex::new(SendWindow::default()),
-        timer: PreciseTimer::start(ctx.clock, ctx.keep_cores_awake, Handle::current().metrics().num_workers()),
+        timer: PreciseTimer::of_phase(&ctx),
         ctx: ctx.clone(),
         run,
     });

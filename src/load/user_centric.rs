@@ -8,7 +8,6 @@ use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
 use std::sync::{Arc, Mutex};
 
-use tokio::runtime::Handle;
 use tokio::task::JoinSet;
 
 use super::precise_timer::PreciseTimer;
@@ -171,7 +170,7 @@ pub(super) async fn run(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, shape: UserCe
     let mut starts = UserStarts::new(shape.users, shape.rate_rps, session_turns(average_turns));
     let origin_ns = ctx.clock.now_ns();
     let turn_gap_ns = (starts.turn_gap_s() * 1e9) as u64;
-    let timer = PreciseTimer::start(ctx.clock, ctx.keep_cores_awake, Handle::current().metrics().num_workers());
+    let timer = PreciseTimer::of_phase(&ctx);
     let shared = Arc::new(Shared {
         ctx: ctx.clone(),
         run: run.clone(),

@@ -5,7 +5,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::runtime::Handle;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinSet;
 
@@ -39,7 +38,7 @@ pub(super) async fn run(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, shape: Sessio
     let deadlines = PhaseDeadlines::of(&run.phase);
     let users = Arc::new(Semaphore::new(shape.users));
     let origin_ns = ctx.clock.now_ns();
-    let timer = PreciseTimer::start(ctx.clock, ctx.keep_cores_awake, Handle::current().metrics().num_workers());
+    let timer = PreciseTimer::of_phase(&ctx);
     let stop_sending = deadlines.sending_stopped();
     tokio::pin!(stop_sending);
     let shared = Arc::new(Shared { ctx: ctx.clone(), run: run.clone(), deadlines, shape });
