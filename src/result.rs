@@ -146,14 +146,15 @@ pub struct ClientSelfCheck {
     /// Process CPU time over wall time, in % of one core (includes an in-process mock server),
     /// less the open-loop pacer thread's below.
     pub client_cpu_percent: f64,
-    /// The open-loop pacer thread's CPU time over wall time (or the precise timer's, which
-    /// paces user-centric turns and session starts), in % of one core: it spins through the
-    /// last moments before each arrival by design (a whole core from 5,000 req/s), so it is
-    /// kept out of the client's CPU use. None in closed-loop modes.
+    /// The open-loop pacer thread's CPU time over wall time (and the precise timer's, which
+    /// paces user-centric turns, session starts and the turns after a think time, `delay` or
+    /// recorded wait), in % of one core: it spins through the last moments before each arrival
+    /// by design (a whole core from 5,000 req/s), so it is kept out of the client's CPU use.
+    /// None in a phase with neither.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pacer_cpu_percent: Option<f64>,
     /// The open-loop pacer thread's (or the precise timer's) scheduling priority: real-time
-    /// where the system permitted it, or normal and why. None in closed-loop modes.
+    /// where the system permitted it, or normal and why. None in a phase with neither.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pacer_priority: Option<String>,
     /// With `--keep-cores-awake`: the CPU time of the idle-priority threads that kept idle

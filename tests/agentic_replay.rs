@@ -352,6 +352,9 @@ fn agentic_replay_primes_the_mid_flight_sessions_and_profiles_the_turns_from_eac
     let phases = summary["phases"].as_array().expect("phases");
     assert!(phases[0].get("branch_stats").is_none(), "the warm-up's are not AIPerf's");
     assert_eq!(&phases[1]["branch_stats"], stats, "the profiling phase's");
+    // The turns waited on the precise timer, whose thread's CPU is reported as the pacer's.
+    let checks = summary["client_self_check"].as_array().expect("the self-checks");
+    assert!(checks.iter().all(|check| check["pacer_cpu_percent"].is_number()), "{checks:?}");
 }
 
 #[test]
@@ -909,6 +912,9 @@ fn a_concurrency_phase_plays_each_root_with_its_sub_agents_beside_it_as_aiperf_d
         "{stats}"
     );
     assert_eq!([count_of("parents_suspended"), count_of("parents_resumed")], [1, 1], "r1 at its turn 3: {stats}");
+    // Its waits went on the precise timer; as a closed loop, its rate is what it sent.
+    let check = &run.summary("dag")["client_self_check"][0];
+    assert!(check["pacer_cpu_percent"].is_number() && check["achieved_rate_rps"].is_number(), "{check}");
 }
 
 #[test]

@@ -422,8 +422,11 @@ run(replay(e, "plain", {plain:?}));"#
     let delayed_check = self_check(&run.summary("delayed")).clone();
     assert!(delayed_check["timer_wake_lateness_p99_ms"].is_f64(), "{delayed_check}");
     assert!(delayed_check["dispatch_delay_p99_ms"].is_f64(), "the first turns are dispatches: {delayed_check}");
+    assert!(delayed_check["pacer_cpu_percent"].is_number(), "the delays waited on the precise timer: {delayed_check}");
+    assert!(delayed_check["achieved_rate_rps"].is_number(), "a closed loop's rate: {delayed_check}");
     let plain_check = self_check(&run.summary("plain")).clone();
     assert!(plain_check["timer_wake_lateness_p99_ms"].is_null(), "no turn waited: {plain_check}");
+    assert!(plain_check["pacer_cpu_percent"].is_null(), "no timer where no turn waits: {plain_check}");
     // A delayed turn's record still counts its latency from the timer's deadline.
     let records = run.records("delayed");
     let woken: Vec<&Value> = records.iter().filter(|r| r["metadata"]["turn_index"].as_u64() == Some(1)).collect();

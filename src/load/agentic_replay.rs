@@ -8,6 +8,7 @@ use std::cmp::Reverse;
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::precise_timer::PreciseTimer;
 use super::tree_player::{LaneRun, Manner, Player, Recycle, on_runtime};
 use super::{LoadContext, PhaseDeadlines, PhaseRun, SendWindow};
 use crate::agents::replay::{self, Lane, Step, TreeRun, priming_schedule};
@@ -41,7 +42,8 @@ async fn play(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, replay: AgenticReplay) 
         hand_over: false,
         overlap: true,
     };
-    let mut player = Player::new(ctx, run, trees, ids_of_phase, priming);
+    let timer = PreciseTimer::of_phase(&ctx);
+    let mut player = Player::new(ctx, run, trees, ids_of_phase, priming, timer);
     player.next_root = next_root;
     player.idle_cap_ns = replay.system_idle_gap_cap_s.map(|s| (s * 1e9) as u64);
     player.cache_bust = replay.cache_bust;
@@ -49,7 +51,7 @@ async fn play(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, replay: AgenticReplay) 
         ReplayStage::Priming => {
             player.prime(&lanes, replay).await;
             if player.run.counters.run_aborted.get().is_some() {
-                return player.window;
+                return player.finish();
             }
             if let Some(seconds) = replay.cache_warmup_s {
                 player.press(&lanes, replay, seconds).await;
@@ -60,7 +62,7 @@ async fn play(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, replay: AgenticReplay) 
             let _ = player.run.counters.branch_stats.set(player.branch_stats.settled());
         }
     }
-    player.window
+    player.finish()
 }
 
 /// The trajectories as the cache warm-up left them, for the profiling phase to play on: each

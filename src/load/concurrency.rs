@@ -1,7 +1,8 @@
 //! Closed-loop concurrency: N users, each sends its next request as soon as its last one ends;
 //! optionally at most P of them wait for their first token (prefill) at once. With a
-//! multi-turn file each user plays whole sessions instead, one after another; with an agentic
-//! trace whose conversations have sub-agents, whole trees (`tree_phases::play_trees`).
+//! multi-turn file each user plays whole sessions instead, one after another, a turn's `delay`
+//! waited on the phase's precise timer; with an agentic trace whose conversations have
+//! sub-agents, whole trees (`tree_phases::play_trees`).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -9,15 +10,23 @@ use std::time::Duration;
 
 use tokio::sync::Semaphore;
 
+use super::precise_timer::PreciseTimer;
 use super::prefill_place::PrefillPlace;
 use super::replay::{self, Pacing, SessionSource};
 use super::session_claims::SessionClaims;
-use super::{Limits, LoadContext, PhaseDeadlines, PhaseRun, send_one};
+use super::{Limits, LoadContext, PhaseDeadlines, PhaseRun, SendWindow, send_one};
 use crate::rng::SeededRng;
 
-pub(super) async fn run(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, users: usize, prefill_concurrency: Option<usize>) {
+/// Run the phase; the window of its precise timer's cost, where it had one.
+pub(super) async fn run(
+    ctx: Arc<LoadContext>,
+    run: Arc<PhaseRun>,
+    users: usize,
+    prefill_concurrency: Option<usize>,
+) -> Option<SendWindow> {
     if let Some(trees) = super::tree_phases::trees_with_sub_agents(&ctx) {
-        return super::tree_phases::play_trees(ctx, run, trees, super::tree_phases::TreeUsers::Fixed(users)).await;
+        let users = super::tree_phases::TreeUsers::Fixed(users);
+        return Some(super::tree_phases::play_trees(ctx, run, trees, users).await);
     }
     let prefill = prefill_concurrency.map(|places| Arc::new(Semaphore::new(places)));
     let deadlines = PhaseDeadlines::of(&run.phase);
@@ -42,21 +51,37 @@ pub(super) async fn run(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, users: usize,
             tracing::error!("a load worker stopped unexpectedly: {e}");
         }
     }
+    work.finish()
 }
 
 /// What the closed-loop users of a phase (concurrency, concurrency ramps) share: the next
-/// request index, or the sessions of a multi-turn file.
+/// request index, or the sessions of a multi-turn file (with the timer their `delay`s wait on,
+/// where the file has any).
 pub(super) enum UserWork {
     Requests(AtomicU64),
-    Sessions(SessionSource),
+    Sessions { sessions: SessionSource, timer: Option<PreciseTimer> },
 }
 
 impl UserWork {
     pub fn of(ctx: &LoadContext, run: &PhaseRun) -> Self {
         match SessionSource::of(&ctx.requests, ctx.order.sessions.clone(), SessionClaims::of(run)) {
-            Some(sessions) => Self::Sessions(sessions),
+            Some(sessions) => {
+                let delays = ctx
+                    .requests
+                    .iter()
+                    .any(|request| request.turn.is_some_and(|turn| turn.delay_ms.is_some_and(|ms| ms > 0.0)));
+                Self::Sessions { sessions, timer: delays.then(|| PreciseTimer::of_phase(ctx)) }
+            }
             None => Self::Requests(AtomicU64::new(0)),
         }
+    }
+
+    /// Once every user has stopped: what the timer cost, where there was one.
+    pub fn finish(&self) -> Option<SendWindow> {
+        let Self::Sessions { timer: Some(timer), .. } = self else { return None };
+        let mut window = SendWindow::default();
+        timer.stop(&mut window);
+        Some(window)
     }
 
     /// One user's next piece of work: one request, or a whole session of a multi-turn file,
@@ -77,9 +102,10 @@ impl UserWork {
                 }
                 send_one(ctx, run, deadlines, ids, request_index, ctx.clock.now_ns(), prefill).await;
             }
-            Self::Sessions(sessions) => {
+            Self::Sessions { sessions, timer } => {
                 let Some(session) = sessions.claim() else { return false };
-                let pacing = Pacing { first_scheduled_ns: ctx.clock.now_ns(), think: &mut || Duration::ZERO };
+                let first_scheduled_ns = ctx.clock.now_ns();
+                let pacing = Pacing { first_scheduled_ns, think: &mut || Duration::ZERO, timer: timer.as_ref() };
                 // Boxed: a session's future is the larger, and every user's task would hold room for it.
                 let limits = Limits { slots: None, prefill: prefill.map(PrefillPlace::WaitFor) };
                 Box::pin(replay::play(ctx, run, deadlines, session, ids, limits, pacing)).await;
@@ -94,7 +120,7 @@ impl UserWork {
             Self::Requests(issued) => {
                 run.phase.single_request_limit().is_some_and(|limit| issued.load(Ordering::Relaxed) >= limit)
             }
-            Self::Sessions(sessions) => !sessions.can_start(),
+            Self::Sessions { sessions, .. } => !sessions.can_start(),
         }
     }
 }

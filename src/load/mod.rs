@@ -201,6 +201,26 @@ impl SendWindow {
         self.last_fired_ns = self.last_fired_ns.max(fired_ns);
     }
 
+    /// Add a pacing thread's cost (a pacer's or a precise timer's): its CPU, the idle cores
+    /// kept awake meanwhile, and its priority unless another's is there already.
+    fn add_pacer_cost(&mut self, cpu_ns: u64, priority: pacer_priority::PacerPriority, idle_spin_cpu_ns: Option<u64>) {
+        self.pacer_cpu_ns = Some(self.pacer_cpu_ns.unwrap_or(0) + cpu_ns);
+        self.pacer_priority.get_or_insert(priority);
+        if let Some(spin_ns) = idle_spin_cpu_ns {
+            self.idle_spin_cpu_ns = Some(self.idle_spin_cpu_ns.unwrap_or(0) + spin_ns);
+        }
+    }
+
+    /// Only the pacing threads' cost, for a phase whose sends no schedule times (closed loop).
+    fn pacer_cost_only(&self) -> Self {
+        Self {
+            pacer_cpu_ns: self.pacer_cpu_ns,
+            idle_spin_cpu_ns: self.idle_spin_cpu_ns,
+            pacer_priority: self.pacer_priority,
+            ..Self::default()
+        }
+    }
+
     /// Requests per second over the scheduled times, and over the times they went out.
     fn rates_rps(&self) -> Option<(f64, f64)> {
         let scheduled_s = self.last_scheduled_ns.saturating_sub(self.first_scheduled_ns) as f64 / 1e9;
@@ -217,8 +237,7 @@ pub async fn run_phase(ctx: Arc<LoadContext>, run: Arc<PhaseRun>) -> PhaseSummar
     let mut adaptive_scale = None;
     let window = match &run.phase.mode {
         LoadMode::Concurrency { concurrency, prefill_concurrency } => {
-            concurrency::run(ctx.clone(), run.clone(), *concurrency, *prefill_concurrency).await;
-            None
+            concurrency::run(ctx.clone(), run.clone(), *concurrency, *prefill_concurrency).await
         }
         LoadMode::Rate { rate, arrival, max_concurrency, seed, .. } => {
             Some(rate::run(ctx.clone(), run.clone(), *rate, *arrival, *max_concurrency, *seed).await)
@@ -231,8 +250,7 @@ pub async fn run_phase(ctx: Arc<LoadContext>, run: Arc<PhaseRun>) -> PhaseSummar
         }
         LoadMode::Ramp { ramped: RampedQuantity::Concurrency, start, stages, hold, prefill, .. } => {
             let shape = ramp::UsersRamp { start_users: *start, stages, hold: *hold, prefill: *prefill };
-            ramp::run_concurrency(ctx.clone(), run.clone(), shape).await;
-            None
+            ramp::run_concurrency(ctx.clone(), run.clone(), shape).await
         }
         LoadMode::Schedule(fixed) => Some(schedule::run(ctx.clone(), run.clone(), fixed).await),
         LoadMode::Users { users, session_rate, turns, think_time_s, seed } => {

@@ -1,6 +1,7 @@
 //! Precise wake-ups for sends whose times are known only as the run goes: a user-centric
 //! user's next turn (a turn gap after its last was due) and its replacement, a users phase's
-//! session starts, a trace's timed turns. A thread of its own keeps their deadlines and waits
+//! session starts, a trace's timed turns, a closed-loop session's turn after its think time or
+//! `delay`, an agentic trace's turn after its recorded wait. A thread of its own keeps their deadlines and waits
 //! for the earliest as the open-loop pacer waits for an arrival (a sleep to shortly before it
 //! and a spin through the rest, at real-time priority where permitted), then wakes its task, so
 //! these sends go out within tens of microseconds of their time rather than on the runtime's
@@ -34,7 +35,8 @@ const SPIN_WINDOW: Duration = Duration::from_micros(50);
 /// only bounds a sleep that nothing ends.
 const LONGEST_NAP: Duration = Duration::from_millis(100);
 
-/// The timer of one phase; its thread stops when this is stopped or dropped.
+/// The timer of one phase; its thread stops when this is stopped or dropped (a wait still on
+/// then goes on on the runtime's timer).
 pub(super) struct PreciseTimer {
     shared: Arc<Shared>,
     clock: RunClock,
@@ -127,27 +129,28 @@ impl PreciseTimer {
 
     /// Wait until the run clock reads `due_ns` (at once if it has).
     pub async fn sleep_until(&self, due_ns: u64) {
-        let Some(thread) = &self.thread else {
-            return tokio::time::sleep_until(tokio::time::Instant::from_std(self.clock.instant_at(due_ns))).await;
-        };
         if due_ns <= self.clock.now_ns() {
             return;
         }
-        let (wake, woken) = oneshot::channel();
-        if self.shared.register(due_ns, wake) {
-            thread.unpark();
+        if let Some(thread) = &self.thread {
+            let (wake, woken) = oneshot::channel();
+            if self.shared.register(due_ns, wake) {
+                thread.unpark();
+            }
+            if woken.await.is_ok() {
+                return;
+            }
+            // The timer has stopped (its phase ended with this wait still on): the runtime's
+            // timer keeps the time.
         }
-        // An error: the timer stopped, which it does only once its phase has ended.
-        let _ = woken.await;
+        tokio::time::sleep_until(tokio::time::Instant::from_std(self.clock.instant_at(due_ns))).await
     }
 
-    /// Stop the thread (once every wait has ended) and note what it cost in `window`, as the
-    /// pacer's: its CPU, its priority, the idle cores' spinning.
+    /// Stop the thread (once every wait has ended) and add what it cost to `window`, as the
+    /// pacer's: its CPU, its priority (unless a pacer's is there), the idle cores' spinning.
     pub fn stop(&self, window: &mut SendWindow) {
         if let Some(cost) = self.stop_thread() {
-            window.pacer_cpu_ns = Some(cost.cpu_ns);
-            window.pacer_priority = Some(cost.priority);
-            window.idle_spin_cpu_ns = cost.idle_spin_cpu_ns;
+            window.add_pacer_cost(cost.cpu_ns, cost.priority, cost.idle_spin_cpu_ns);
         }
     }
 
@@ -170,9 +173,13 @@ impl Shared {
         self.deadlines.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// Hold a deadline; whether it is now the earliest (the thread must hear of it).
+    /// Hold a deadline; whether it is now the earliest (the thread must hear of it). Once the
+    /// thread has stopped, the deadline is dropped unheld (its task hears so at once).
     fn register(&self, due_ns: u64, wake: oneshot::Sender<()>) -> bool {
         let mut deadlines = self.lock();
+        if self.stopped.load(Ordering::Acquire) {
+            return false;
+        }
         let seq = deadlines.registered;
         deadlines.registered += 1;
         deadlines.heap.push(Reverse(Deadline { due_ns, seq, wake }));
@@ -199,6 +206,8 @@ impl Shared {
                 let _ = wake.send(());
             }
         }
+        // Deadlines still held are dropped: their tasks fall back to the runtime's timer.
+        self.lock().heap.clear();
         waiter.granted()
     }
 
@@ -277,5 +286,26 @@ mod tests {
         });
         assert!(timer.shared.lock().heap.is_empty(), "both deadlines fired");
         assert!(timer.stop_thread().is_some(), "the thread stops");
+    }
+
+    #[test]
+    fn a_wait_the_stop_finds_on_and_one_begun_after_it_still_keep_their_time() {
+        let clock = RunClock::start();
+        let timer = Arc::new(PreciseTimer::start(clock, false, 2));
+        runtime().block_on(async {
+            let due_ns = clock.now_ns() + 60_000_000;
+            let waiting = tokio::spawn({
+                let timer = timer.clone();
+                async move { tokio::time::timeout(Duration::from_secs(5), timer.sleep_until(due_ns)).await }
+            });
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            assert!(timer.stop_thread().is_some(), "the thread stops");
+            waiting.await.unwrap().expect("the wait ended");
+            assert!(clock.now_ns() >= due_ns, "the wait the stop found on ended early");
+            let due_ns = clock.now_ns() + 20_000_000;
+            tokio::time::timeout(Duration::from_secs(5), timer.sleep_until(due_ns)).await.expect("the wait ended");
+            assert!(clock.now_ns() >= due_ns, "a wait begun after the stop ended early");
+        });
+        assert!(timer.shared.lock().heap.is_empty(), "nothing held after the stop");
     }
 }

@@ -53,13 +53,18 @@ pub(super) struct UsersRamp<'a> {
     pub prefill: Option<PrefillCap>,
 }
 
-pub(super) async fn run_concurrency(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, shape: UsersRamp<'_>) {
+/// Run a concurrency ramp; the window of its precise timer's cost, where it had one.
+pub(super) async fn run_concurrency(
+    ctx: Arc<LoadContext>,
+    run: Arc<PhaseRun>,
+    shape: UsersRamp<'_>,
+) -> Option<SendWindow> {
     let deadlines = PhaseDeadlines::of(&run.phase);
     let profile = Profile::stages(shape.start_users, shape.stages);
     let profile = if shape.hold { profile.holding_last_target() } else { profile };
     if let Some(trees) = super::tree_phases::trees_with_sub_agents(&ctx) {
         let users = super::tree_phases::TreeUsers::Ramped(profile);
-        return super::tree_phases::play_trees(ctx, run, trees, users).await;
+        return Some(super::tree_phases::play_trees(ctx, run, trees, users).await);
     }
     let prefill = shape.prefill.map(|cap| RampedPlaces::open(cap.concurrency, cap.ramp_s));
     let allowed_users = Arc::new(AtomicUsize::new(0));
@@ -97,4 +102,5 @@ pub(super) async fn run_concurrency(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, s
             tracing::error!("a ramp user stopped unexpectedly: {e}");
         }
     }
+    work.finish()
 }

@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use super::dataset_order::SessionOrder;
 use super::history::Answer;
+use super::precise_timer::PreciseTimer;
 use super::session_claims::{Claim, RequestCount, SessionClaims, TurnTally};
 use super::{Limits, LoadContext, Outgoing, PhaseDeadlines, PhaseRun, PreparedRequest, conversations, send};
 use crate::record::SessionTurn;
@@ -216,10 +217,12 @@ impl ReadyTurn {
 }
 
 /// When the turns of a played replay are due: the first at `first_scheduled_ns`, each later
-/// one its `delay` after the previous answer, or `think()` after it when it names none.
+/// one its `delay` after the previous answer, or `think()` after it when it names none; the
+/// waits on `timer` (the runtime's timer where there is none).
 pub(super) struct Pacing<'a> {
     pub first_scheduled_ns: u64,
     pub think: &'a mut (dyn FnMut() -> Duration + Send),
+    pub timer: Option<&'a PreciseTimer>,
 }
 
 /// Play `replay` to its end as one closed-loop user: each turn goes once the previous answer
@@ -255,15 +258,22 @@ pub(super) async fn play(
         let wait = delay.unwrap_or_else(&mut *pacing.think);
         scheduled_ns = ctx.clock.now_ns() + wait.as_nanos() as u64;
         woke_on_timer = !wait.is_zero();
-        if woke_on_timer && !wait_until(ctx, deadlines, scheduled_ns).await {
+        if woke_on_timer && !wait_for(ctx, deadlines, pacing.timer, scheduled_ns).await {
             return;
         }
     }
 }
 
-/// Sleep until run-clock time `at_ns`; false when sending stops or the run is cancelled first.
-pub(super) async fn wait_until(ctx: &LoadContext, deadlines: PhaseDeadlines, at_ns: u64) -> bool {
-    waited(ctx, deadlines, tokio::time::sleep_until(tokio::time::Instant::from_std(ctx.clock.instant_at(at_ns)))).await
+/// Wait on `timer` (else the runtime's) until run-clock time `at_ns`; false when sending stops
+/// or the run is cancelled first.
+async fn wait_for(ctx: &LoadContext, deadlines: PhaseDeadlines, timer: Option<&PreciseTimer>, at_ns: u64) -> bool {
+    match timer {
+        Some(timer) => waited(ctx, deadlines, timer.sleep_until(at_ns)).await,
+        None => {
+            let at = tokio::time::Instant::from_std(ctx.clock.instant_at(at_ns));
+            waited(ctx, deadlines, tokio::time::sleep_until(at)).await
+        }
+    }
 }
 
 /// Wait for `sleep` to end; false when sending stops or the run is cancelled first.

@@ -108,7 +108,8 @@ pub fn assess(
     let client_cpu_percent = percent_of_wall(cpu_ns.saturating_sub(by_design_ns));
     let sent = counters.sent.load(Ordering::Relaxed);
     let script_workers = counters.script_workers.get().copied();
-    let (scheduled_rate_rps, achieved_rate_rps) = match window {
+    // A closed loop's window holds only its timer's cost: its rate is what it sent over its wall time.
+    let (scheduled_rate_rps, achieved_rate_rps) = match window.filter(|window| window.count > 0) {
         Some(window) => window.rates_rps().map_or((None, None), |(s, a)| (Some(s), Some(a))),
         None => (None, (wall_ns > 0).then(|| sent as f64 / (wall_ns as f64 / 1e9))),
     };
@@ -258,7 +259,9 @@ pub fn assess(
 /// docs/performance.md); with a core idle, the worker may have been woken slowly there, which
 /// keeping cores awake prevents.
 fn runtime_wait_hint(check: &ClientSelfCheck, pacing_p99_ms: f64) -> String {
-    let pacer_on_time = check.pacer_cpu_percent.is_some() && pacing_p99_ms <= DISPATCH_DELAY_P99_LIMIT_MS / 2.0;
+    // A closed loop's timer paces no arrivals: it has no pacing error to speak of.
+    let paced = check.pacer_cpu_percent.is_some() && check.pacing_error_p99_ms.is_some();
+    let pacer_on_time = paced && pacing_p99_ms <= DISPATCH_DELAY_P99_LIMIT_MS / 2.0;
     if !pacer_on_time {
         return String::new();
     }
@@ -422,10 +425,27 @@ mod tests {
             cpu_cores: cores,
             client_cpu_percent: client,
             pacer_cpu_percent: Some(pacer),
+            pacing_error_p99_ms: Some(0.02),
             idle_spin_cpu_percent: awake,
             ..ClientSelfCheck::default()
         };
         runtime_wait_hint(&check, 0.02)
+    }
+
+    #[test]
+    fn a_closed_loops_timer_adds_its_cost_but_neither_a_schedule_nor_a_pacer_on_time() {
+        let counters = PhaseCounters::default();
+        counters.sent.store(50, Ordering::Relaxed);
+        (0..100).for_each(|_| counters.dispatch_delay.record_ns(5_000_000));
+        let mut timer = SendWindow::default();
+        timer.add_pacer_cost(100_000_000, crate::load::pacer_priority::PacerPriority::RealTime, None);
+        let concurrency =
+            Phase { mode: LoadMode::Concurrency { concurrency: 4, prefill_concurrency: None }, ..rate_phase(None) };
+        let check = assess(&concurrency, &counters, Some(timer.pacer_cost_only()), 0, 1_000_000_000, 64);
+        assert_eq!(check.pacer_cpu_percent, Some(10.0));
+        assert_eq!((check.scheduled_rate_rps, check.achieved_rate_rps), (None, Some(50.0)), "what it sent a second");
+        assert!(check.client_bound, "{:?}", check.warnings);
+        assert!(!check.warnings[0].contains("the pacer was on time"), "it paced no arrivals: {:?}", check.warnings);
     }
 
     #[test]

@@ -15,6 +15,7 @@ use super::idle_spinners::IdleSpinners;
 use super::open_loop::StopOnDrop;
 use super::pacer;
 use super::pacer_priority::PacerPriority;
+use super::precise_timer::PreciseTimer;
 use super::root_arrivals::RootArrivals;
 use super::tree_player::{Manner, Player, on_runtime};
 use super::{LoadContext, PhaseDeadlines, PhaseRun, SendWindow};
@@ -74,16 +75,16 @@ async fn play_paced(
         return SendWindow::default();
     }
     let index = run.index;
-    let mut player = Player::new(ctx, run, trees, index, Manner::PHASE);
+    // The pacer keeps the idle cores awake, if asked to; the timer need not do it too.
+    let timer = PreciseTimer::start(ctx.clock, false, 0);
+    let mut player = Player::new(ctx, run, trees, index, Manner::PHASE, timer);
     player.arrivals = Some(RootArrivals::new(handed_over, max_roots, cap_ramp_s));
     player.play().await;
     drop(stop_pacer);
     let _ = player.run.counters.branch_stats.set(player.branch_stats.settled());
-    let mut window = player.window;
+    let mut window = player.finish();
     if let Ok(paced) = pacing_done.await {
-        window.pacer_cpu_ns = Some(paced.cpu_ns);
-        window.idle_spin_cpu_ns = paced.idle_spin_cpu_ns;
-        window.pacer_priority = Some(paced.priority);
+        window.add_pacer_cost(paced.cpu_ns, paced.priority, paced.idle_spin_cpu_ns);
     }
     window
 }

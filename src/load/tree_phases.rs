@@ -6,9 +6,10 @@
 use std::sync::Arc;
 
 use super::arrival::Profile;
+use super::precise_timer::PreciseTimer;
 use super::root_target::RootTarget;
 use super::tree_player::{Manner, Player, on_runtime};
-use super::{LoadContext, PhaseRun};
+use super::{LoadContext, PhaseRun, SendWindow};
 use crate::agents::replay::{self, Tree};
 use crate::dataset::requests::PreparedRequest;
 use crate::plan::{LoadMode, Phase, RampedQuantity};
@@ -67,13 +68,19 @@ pub fn check_tree_phase(phase: &Phase, requests: &[PreparedRequest], segmented: 
 /// but holding no user, and takes the next root (in dataset order, again and again) as soon as
 /// its root conversation has ended; the phase's `sessions` count roots, its `requests` every
 /// request.
-pub(super) async fn play_trees(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, trees: Vec<Tree>, users: TreeUsers) {
+pub(super) async fn play_trees(
+    ctx: Arc<LoadContext>,
+    run: Arc<PhaseRun>,
+    trees: Vec<Tree>,
+    users: TreeUsers,
+) -> SendWindow {
     on_runtime(play_seated(ctx, run, trees, users)).await
 }
 
-async fn play_seated(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, trees: Vec<Tree>, users: TreeUsers) {
+async fn play_seated(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, trees: Vec<Tree>, users: TreeUsers) -> SendWindow {
     let index = run.index;
-    let mut player = Player::new(ctx, run, trees, index, Manner::PHASE);
+    let timer = PreciseTimer::of_phase(&ctx);
+    let mut player = Player::new(ctx, run, trees, index, Manner::PHASE, timer);
     let now_ns = player.ctx.clock.now_ns();
     let seated = match users {
         TreeUsers::Fixed(users) => users,
@@ -89,4 +96,6 @@ async fn play_seated(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, trees: Vec<Tree>
     }
     player.play().await;
     let _ = player.run.counters.branch_stats.set(player.branch_stats.settled());
+    // A closed loop: its turns' times follow the answers, so only the timer's cost is reported.
+    player.finish().pacer_cost_only()
 }

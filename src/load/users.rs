@@ -1,6 +1,7 @@
 //! Session-rate multi-turn mode (`users(#{ session_rate })`): sessions start at a rate with at most `users` live,
 //! each turn a think time (a multi-turn file's `delay`) after the previous answer, carrying the conversation so far.
-//! Sessions start on the phase's precise timer (`precise_timer.rs`), as a rate phase's arrivals go on the pacer.
+//! Sessions start, and turns follow their think times, on the phase's precise timer (`precise_timer.rs`), as a
+//! rate phase's arrivals go on the pacer.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -32,16 +33,18 @@ struct Shared {
     run: Arc<PhaseRun>,
     deadlines: PhaseDeadlines,
     shape: Sessions,
+    /// The session starts and the turns after a think time wait on it.
+    timer: PreciseTimer,
 }
 
 pub(super) async fn run(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, shape: Sessions, seed: u64) -> SendWindow {
     let deadlines = PhaseDeadlines::of(&run.phase);
     let users = Arc::new(Semaphore::new(shape.users));
     let origin_ns = ctx.clock.now_ns();
-    let timer = PreciseTimer::of_phase(&ctx);
     let stop_sending = deadlines.sending_stopped();
     tokio::pin!(stop_sending);
-    let shared = Arc::new(Shared { ctx: ctx.clone(), run: run.clone(), deadlines, shape });
+    let timer = PreciseTimer::of_phase(&ctx);
+    let shared = Arc::new(Shared { ctx: ctx.clone(), run: run.clone(), deadlines, shape, timer });
     // A session starts while the phase may still send a request, and the request limit cuts the
     // sessions going when it is reached (`session_claims.rs`).
     let file_sessions = SessionSource::of(&ctx.requests, ctx.order.sessions.clone(), SessionClaims::of(&run));
@@ -61,7 +64,7 @@ pub(super) async fn run(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, shape: Sessio
         }
         let offset_ns = (session as f64 / shared.shape.rate * 1e9) as u64;
         tokio::select! {
-            _ = timer.sleep_until(origin_ns + offset_ns) => {}
+            _ = shared.timer.sleep_until(origin_ns + offset_ns) => {}
             _ = &mut stop_sending => break,
             _ = ctx.cancel.cancelled() => break,
         }
@@ -96,8 +99,8 @@ pub(super) async fn run(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, shape: Sessio
         sessions.spawn(run_session(shared.clone(), user, replay, session, scheduled_ns, rng));
         while sessions.try_join_next().is_some() {}
     }
-    timer.stop(&mut window);
     while sessions.join_next().await.is_some() {}
+    shared.timer.stop(&mut window);
     window
 }
 
@@ -112,12 +115,12 @@ async fn run_session(
     first_scheduled_ns: u64,
     mut rng: SeededRng,
 ) {
-    let Shared { ctx, run, deadlines, shape } = &*shared;
+    let Shared { ctx, run, deadlines, shape, timer } = &*shared;
     let mut ids = request_ids(ctx, run, session + 1);
     let think = &mut || {
         let seconds = shape.think_time_s.sample(&mut rng).max(0.0);
         Duration::try_from_secs_f64(seconds).unwrap_or_default()
     };
-    let pacing = Pacing { first_scheduled_ns, think };
+    let pacing = Pacing { first_scheduled_ns, think, timer: Some(timer) };
     replay::play(ctx, run, *deadlines, replay, &mut ids, Limits::default(), pacing).await;
 }
