@@ -55,30 +55,23 @@ pub(super) async fn run(
 }
 
 /// What the closed-loop users of a phase (concurrency, concurrency ramps) share: the next
-/// request index, or the sessions of a multi-turn file (with the timer their `delay`s wait on,
-/// where the file has any).
+/// request index, or the sessions of a multi-turn file (with the timer their `delay`s wait on).
 pub(super) enum UserWork {
     Requests(AtomicU64),
-    Sessions { sessions: SessionSource, timer: Option<PreciseTimer> },
+    Sessions { sessions: SessionSource, timer: PreciseTimer },
 }
 
 impl UserWork {
     pub fn of(ctx: &LoadContext, run: &PhaseRun) -> Self {
         match SessionSource::of(&ctx.requests, ctx.order.sessions.clone(), SessionClaims::of(run)) {
-            Some(sessions) => {
-                let delays = ctx
-                    .requests
-                    .iter()
-                    .any(|request| request.turn.is_some_and(|turn| turn.delay_ms.is_some_and(|ms| ms > 0.0)));
-                Self::Sessions { sessions, timer: delays.then(|| PreciseTimer::of_phase(ctx)) }
-            }
+            Some(sessions) => Self::Sessions { sessions, timer: PreciseTimer::of_phase(ctx) },
             None => Self::Requests(AtomicU64::new(0)),
         }
     }
 
-    /// Once every user has stopped: what the timer cost, where there was one.
+    /// Once every user has stopped: what the sessions' timer cost (nothing if no turn waited).
     pub fn finish(&self) -> Option<SendWindow> {
-        let Self::Sessions { timer: Some(timer), .. } = self else { return None };
+        let Self::Sessions { timer, .. } = self else { return None };
         let mut window = SendWindow::default();
         timer.stop(&mut window);
         Some(window)
@@ -105,7 +98,7 @@ impl UserWork {
             Self::Sessions { sessions, timer } => {
                 let Some(session) = sessions.claim() else { return false };
                 let first_scheduled_ns = ctx.clock.now_ns();
-                let pacing = Pacing { first_scheduled_ns, think: &mut || Duration::ZERO, timer: timer.as_ref() };
+                let pacing = Pacing { first_scheduled_ns, think: &mut || Duration::ZERO, timer };
                 // Boxed: a session's future is the larger, and every user's task would hold room for it.
                 let limits = Limits { slots: None, prefill: prefill.map(PrefillPlace::WaitFor) };
                 Box::pin(replay::play(ctx, run, deadlines, session, ids, limits, pacing)).await;

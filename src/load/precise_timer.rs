@@ -11,7 +11,7 @@
 use std::cmp::{Ordering as Order, Reverse};
 use std::collections::BinaryHeap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::thread::{JoinHandle, Thread};
 use std::time::Duration;
 
@@ -35,13 +35,17 @@ const SPIN_WINDOW: Duration = Duration::from_micros(50);
 /// only bounds a sleep that nothing ends.
 const LONGEST_NAP: Duration = Duration::from_millis(100);
 
-/// The timer of one phase; its thread stops when this is stopped or dropped (a wait still on
-/// then goes on on the runtime's timer).
+/// The timer of one phase. Its thread starts at the first wait (a phase that never waits starts
+/// none) and stops when the timer is stopped or dropped (a wait still on then goes on on the
+/// runtime's timer).
 pub(super) struct PreciseTimer {
     shared: Arc<Shared>,
     clock: RunClock,
-    /// The thread, to unpark; None when it did not start.
-    thread: Option<Thread>,
+    keep_cores_awake: bool,
+    runtime_workers: usize,
+    /// The thread, to unpark, once a wait has started it; None inside when it could not start
+    /// (or the timer had stopped first).
+    thread: OnceLock<Option<Thread>>,
     running: Mutex<Option<JoinHandle<TimerCost>>>,
 }
 
@@ -97,34 +101,18 @@ impl PreciseTimer {
     /// The timer of a phase run with `ctx`, on the run's clock, keeping the idle cores awake
     /// when the run asks it to.
     pub fn of_phase(ctx: &LoadContext) -> Self {
-        Self::start(ctx.clock, ctx.keep_cores_awake, Handle::current().metrics().num_workers())
+        Self::new(ctx.clock, ctx.keep_cores_awake, Handle::current().metrics().num_workers())
     }
 
-    /// Its thread started on `clock`, with the idle cores kept awake while it runs when
-    /// `keep_cores_awake` (for a runtime of `runtime_workers`). Should the thread not start,
-    /// waits fall back to the runtime's timer, with an error logged.
-    pub fn start(clock: RunClock, keep_cores_awake: bool, runtime_workers: usize) -> Self {
+    /// A timer on `clock`, whose thread keeps the idle cores awake while it runs when
+    /// `keep_cores_awake` (for a runtime of `runtime_workers`).
+    pub fn new(clock: RunClock, keep_cores_awake: bool, runtime_workers: usize) -> Self {
         let shared = Arc::new(Shared {
             deadlines: Mutex::default(),
             earliest_ns: AtomicU64::new(NONE_HELD),
             stopped: AtomicBool::new(false),
         });
-        let thread_shared = shared.clone();
-        let spawned = std::thread::Builder::new().name("aiperf-timer".into()).spawn(move || {
-            let spinners = keep_cores_awake.then(|| IdleSpinners::start(runtime_workers)).flatten();
-            let cpu_before_ns = thread_cpu_ns();
-            let priority = thread_shared.fire_until_stopped(&clock);
-            TimerCost {
-                cpu_ns: thread_cpu_ns().saturating_sub(cpu_before_ns),
-                priority,
-                idle_spin_cpu_ns: spinners.map(IdleSpinners::stop),
-            }
-        });
-        let running = spawned
-            .map_err(|e| tracing::error!("cannot start the precise timer's thread: {e}; waits use the runtime's timer"))
-            .ok();
-        let thread = running.as_ref().map(|running| running.thread().clone());
-        Self { shared, clock, thread, running: Mutex::new(running) }
+        Self { shared, clock, keep_cores_awake, runtime_workers, thread: OnceLock::new(), running: Mutex::default() }
     }
 
     /// Wait until the run clock reads `due_ns` (at once if it has).
@@ -132,7 +120,7 @@ impl PreciseTimer {
         if due_ns <= self.clock.now_ns() {
             return;
         }
-        if let Some(thread) = &self.thread {
+        if let Some(thread) = self.thread.get_or_init(|| self.start_thread()) {
             let (wake, woken) = oneshot::channel();
             if self.shared.register(due_ns, wake) {
                 thread.unpark();
@@ -154,9 +142,44 @@ impl PreciseTimer {
         }
     }
 
+    /// Start the thread, unless the timer has stopped. Should it not start, waits fall back to
+    /// the runtime's timer, with an error logged.
+    fn start_thread(&self) -> Option<Thread> {
+        let mut running = self.running();
+        if self.shared.stopped.load(Ordering::Acquire) {
+            return None;
+        }
+        let (shared, clock) = (self.shared.clone(), self.clock);
+        let (keep_cores_awake, runtime_workers) = (self.keep_cores_awake, self.runtime_workers);
+        let spawned = std::thread::Builder::new().name("aiperf-timer".into()).spawn(move || {
+            let spinners = keep_cores_awake.then(|| IdleSpinners::start(runtime_workers)).flatten();
+            let cpu_before_ns = thread_cpu_ns();
+            let priority = shared.fire_until_stopped(&clock);
+            TimerCost {
+                cpu_ns: thread_cpu_ns().saturating_sub(cpu_before_ns),
+                priority,
+                idle_spin_cpu_ns: spinners.map(IdleSpinners::stop),
+            }
+        });
+        let started = spawned
+            .map_err(|e| tracing::error!("cannot start the precise timer's thread: {e}; waits use the runtime's timer"))
+            .ok()?;
+        let thread = started.thread().clone();
+        *running = Some(started);
+        Some(thread)
+    }
+
+    fn running(&self) -> MutexGuard<'_, Option<JoinHandle<TimerCost>>> {
+        self.running.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Stop the thread, if one started (a wait that starts one later is refused it); what it cost.
     fn stop_thread(&self) -> Option<TimerCost> {
-        let running = self.running.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).take()?;
-        self.shared.stopped.store(true, Ordering::Release);
+        let running = {
+            let mut running = self.running();
+            self.shared.stopped.store(true, Ordering::Release);
+            running.take()?
+        };
         running.thread().unpark();
         running.join().ok()
     }
@@ -235,7 +258,7 @@ mod tests {
     #[test]
     fn each_task_wakes_at_its_own_time_never_before_it_whatever_order_they_came_in() {
         let clock = RunClock::start();
-        let timer = Arc::new(PreciseTimer::start(clock, false, 2));
+        let timer = Arc::new(PreciseTimer::new(clock, false, 2));
         let origin_ns = clock.now_ns();
         // Registered latest first, so each new deadline is earlier than the one the thread
         // waits for: waiting on for that one would make it at least 80 ms late.
@@ -271,7 +294,7 @@ mod tests {
     #[test]
     fn a_time_already_past_does_not_wait_and_a_dropped_wait_is_forgotten() {
         let clock = RunClock::start();
-        let timer = PreciseTimer::start(clock, false, 2);
+        let timer = PreciseTimer::new(clock, false, 2);
         runtime().block_on(async {
             std::thread::sleep(Duration::from_millis(2));
             timer.sleep_until(clock.now_ns() - 1_000_000).await;
@@ -289,9 +312,20 @@ mod tests {
     }
 
     #[test]
+    fn a_timer_never_waited_on_starts_no_thread_and_costs_nothing() {
+        let clock = RunClock::start();
+        let timer = PreciseTimer::new(clock, false, 2);
+        runtime().block_on(timer.sleep_until(clock.now_ns().saturating_sub(1)));
+        let mut window = SendWindow::default();
+        timer.stop(&mut window);
+        assert!(timer.thread.get().is_none(), "no thread started");
+        assert!(window.pacer_cpu_ns.is_none() && window.pacer_priority.is_none(), "no cost reported");
+    }
+
+    #[test]
     fn a_wait_the_stop_finds_on_and_one_begun_after_it_still_keep_their_time() {
         let clock = RunClock::start();
-        let timer = Arc::new(PreciseTimer::start(clock, false, 2));
+        let timer = Arc::new(PreciseTimer::new(clock, false, 2));
         runtime().block_on(async {
             let due_ns = clock.now_ns() + 60_000_000;
             let waiting = tokio::spawn({

@@ -218,11 +218,11 @@ impl ReadyTurn {
 
 /// When the turns of a played replay are due: the first at `first_scheduled_ns`, each later
 /// one its `delay` after the previous answer, or `think()` after it when it names none; the
-/// waits on `timer` (the runtime's timer where there is none).
+/// waits on `timer`.
 pub(super) struct Pacing<'a> {
     pub first_scheduled_ns: u64,
     pub think: &'a mut (dyn FnMut() -> Duration + Send),
-    pub timer: Option<&'a PreciseTimer>,
+    pub timer: &'a PreciseTimer,
 }
 
 /// Play `replay` to its end as one closed-loop user: each turn goes once the previous answer
@@ -258,20 +258,8 @@ pub(super) async fn play(
         let wait = delay.unwrap_or_else(&mut *pacing.think);
         scheduled_ns = ctx.clock.now_ns() + wait.as_nanos() as u64;
         woke_on_timer = !wait.is_zero();
-        if woke_on_timer && !wait_for(ctx, deadlines, pacing.timer, scheduled_ns).await {
+        if woke_on_timer && !waited(ctx, deadlines, pacing.timer.sleep_until(scheduled_ns)).await {
             return;
-        }
-    }
-}
-
-/// Wait on `timer` (else the runtime's) until run-clock time `at_ns`; false when sending stops
-/// or the run is cancelled first.
-async fn wait_for(ctx: &LoadContext, deadlines: PhaseDeadlines, timer: Option<&PreciseTimer>, at_ns: u64) -> bool {
-    match timer {
-        Some(timer) => waited(ctx, deadlines, timer.sleep_until(at_ns)).await,
-        None => {
-            let at = tokio::time::Instant::from_std(ctx.clock.instant_at(at_ns));
-            waited(ctx, deadlines, tokio::time::sleep_until(at)).await
         }
     }
 }

@@ -76,7 +76,7 @@ async fn play_paced(
     }
     let index = run.index;
     // The pacer keeps the idle cores awake, if asked to; the timer need not do it too.
-    let timer = PreciseTimer::start(ctx.clock, false, 0);
+    let timer = PreciseTimer::new(ctx.clock, false, 0);
     let mut player = Player::new(ctx, run, trees, index, Manner::PHASE, timer);
     player.arrivals = Some(RootArrivals::new(handed_over, max_roots, cap_ramp_s));
     player.play().await;

@@ -121,6 +121,6 @@ async fn run_session(
         let seconds = shape.think_time_s.sample(&mut rng).max(0.0);
         Duration::try_from_secs_f64(seconds).unwrap_or_default()
     };
-    let pacing = Pacing { first_scheduled_ns, think, timer: Some(timer) };
+    let pacing = Pacing { first_scheduled_ns, think, timer };
     replay::play(ctx, run, *deadlines, replay, &mut ids, Limits::default(), pacing).await;
 }
