@@ -39,16 +39,15 @@ impl TreeMarker {
 
     /// `body` with the marker in place: in its chat `messages` (a text part of its own when the
     /// message's content is a list of parts) or its completions `prompt`. None when the body has
-    /// neither (it goes as it is). The marker is spliced into the body's own bytes, so the rest of
+    /// neither, or `messages` that are not a list (it goes as it is). The marker is spliced into the body's own bytes, so the rest of
     /// it goes exactly as it was written (and a long history is not parsed into values and
     /// written again for each request).
     pub fn mark(&self, body: &[u8]) -> Option<Bytes> {
         let text = std::str::from_utf8(body).ok()?;
         let fields: Fields = serde_json::from_str(text).ok()?;
-        let messages = fields.messages.and_then(|raw| serde_json::from_str::<Vec<&RawValue>>(raw.get()).ok());
         let marker = self.text();
         let prefix = self.target.is_prefix();
-        let (span, edit) = match messages {
+        let (span, edit) = match fields.messages {
             Some(messages) => {
                 let role_at = |role: &str| messages.iter().position(|message| has_role(message, role));
                 let at = match self.target.is_system() {
@@ -75,7 +74,7 @@ impl TreeMarker {
 #[derive(Deserialize)]
 struct Fields<'a> {
     #[serde(borrow, default)]
-    messages: Option<&'a RawValue>,
+    messages: Option<Vec<&'a RawValue>>,
     #[serde(borrow, default)]
     prompt: Option<&'a RawValue>,
 }
@@ -227,8 +226,8 @@ mod tests {
             marked(CacheBustTarget::FirstTurnPrefix, without_content)["messages"],
             json!([{ "role": "user", "content": "[rid:000000000abc]" }, { "role": "user", "content": "b" }])
         );
-        let not_a_list = json!({ "messages": "odd", "prompt": "p" });
-        assert_eq!(marked(CacheBustTarget::FirstTurnPrefix, not_a_list)["prompt"], "[rid:000000000abc]\n\np");
+        let not_a_list = json!({ "messages": "odd", "prompt": "p" }).to_string();
+        assert!(marker.mark(not_a_list.as_bytes()).is_none(), "messages that are not a list: the body goes as it is");
         assert!(marker.mark(br#"{"messages": [{"role": "assistant", "content": "x"}]}"#).is_none(), "no user message");
         assert!(marker.mark(br#"{"prompt": ["a", "b"]}"#).is_none(), "a list of prompts goes as it is");
         assert!(marker.mark(b"not json").is_none());
