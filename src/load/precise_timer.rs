@@ -10,6 +10,7 @@
 
 use std::cmp::{Ordering as Order, Reverse};
 use std::collections::BinaryHeap;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::thread::{JoinHandle, Thread};
@@ -185,6 +186,48 @@ impl PreciseTimer {
     }
 }
 
+/// A wait on a timer for a deadline that may move: kept across polls while the deadline stays,
+/// replaced when it moves.
+pub(super) struct MovingWait {
+    timer: Arc<PreciseTimer>,
+    /// The deadline waited for (run clock) and the wait.
+    held: Option<(u64, TimerSleep)>,
+}
+
+/// A wait on the timer that owns its share of it.
+type TimerSleep = Pin<Box<dyn Future<Output = ()> + Send>>;
+
+impl MovingWait {
+    pub fn on(timer: Arc<PreciseTimer>) -> Self {
+        Self { timer, held: None }
+    }
+
+    /// Wait for `due_ns` (None: for nothing) from now on.
+    pub fn aim(&mut self, due_ns: Option<u64>) {
+        match due_ns {
+            Some(due_ns) if self.held.as_ref().is_none_or(|(held_ns, _)| *held_ns != due_ns) => {
+                let timer = self.timer.clone();
+                self.held = Some((due_ns, Box::pin(async move { timer.sleep_until(due_ns).await })));
+            }
+            Some(_) => {}
+            None => self.held = None,
+        }
+    }
+
+    pub fn is_waiting(&self) -> bool {
+        self.held.is_some()
+    }
+
+    /// Until the deadline aimed at has come (never, with none); then it waits for nothing.
+    pub async fn reached(&mut self) {
+        match &mut self.held {
+            Some((_, wait)) => wait.await,
+            None => std::future::pending().await,
+        }
+        self.held = None;
+    }
+}
+
 impl Drop for PreciseTimer {
     fn drop(&mut self) {
         self.stop_thread();
@@ -309,6 +352,32 @@ mod tests {
         });
         assert!(timer.shared.lock().heap.is_empty(), "both deadlines fired");
         assert!(timer.stop_thread().is_some(), "the thread stops");
+    }
+
+    #[test]
+    fn a_moving_wait_keeps_its_wait_while_its_deadline_stays_and_replaces_it_when_it_moves() {
+        let clock = RunClock::start();
+        let timer = Arc::new(PreciseTimer::new(clock, false, 2));
+        let registered = || timer.shared.lock().registered;
+        runtime().block_on(async {
+            let mut wait = MovingWait::on(timer.clone());
+            let later_ns = clock.now_ns() + 200_000_000;
+            wait.aim(Some(later_ns));
+            for _ in 0..3 {
+                // Polled a while and given up, as the player's select gives it up for another event.
+                let _ = tokio::time::timeout(Duration::from_millis(1), wait.reached()).await;
+                wait.aim(Some(later_ns));
+            }
+            assert_eq!(registered(), 1, "one deadline for the one turn");
+            let sooner_ns = clock.now_ns() + 20_000_000;
+            wait.aim(Some(sooner_ns));
+            tokio::time::timeout(Duration::from_secs(5), wait.reached()).await.expect("the wait ended");
+            assert!(clock.now_ns() >= sooner_ns && clock.now_ns() < later_ns, "woken for the deadline it moved to");
+            assert_eq!(registered(), 2);
+            assert!(!wait.is_waiting(), "done: it waits for nothing until aimed again");
+            wait.aim(None);
+            assert!(tokio::time::timeout(Duration::from_millis(5), wait.reached()).await.is_err(), "never, with none");
+        });
     }
 
     #[test]

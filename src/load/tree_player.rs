@@ -1,9 +1,8 @@
 //! Plays an agentic trace's trees (`agents/replay/`): one task, on the runtime's threads
 //! (`on_runtime`), holds every lane's tree and a queue of due turns, sends each turn with its
-//! conversation's history, and on each answer queues the turns it makes due; it waits for the
-//! earliest on the phase's precise timer (`precise_timer.rs`), one wait kept until that turn
-//! changes. How it plays
-//! (`Manner`) is its caller's: the stages of an agentic replay (`agentic_replay.rs`), or a
+//! conversation's history, and on each answer queues the turns it makes due, waiting for the
+//! earliest on the phase's precise timer (`precise_timer.rs`). How it plays (`Manner`) is its
+//! caller's: the stages of an agentic replay (`agentic_replay.rs`), or a
 //! concurrency phase over a trace with sub-agents (`tree_phases.rs`), as AIPerf dispatches a DAG
 //! dataset: its users are the roots, each taking the next root as soon as its root conversation
 //! ends, while its sub-agents go on beside them; or a rate phase, whose arrivals pace the root
@@ -11,7 +10,6 @@
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-use std::pin::Pin;
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -21,7 +19,7 @@ use tokio::task::JoinSet;
 use super::history::Answer;
 use super::history::{Conversation, NextTurn};
 use super::pacer;
-use super::precise_timer::PreciseTimer;
+use super::precise_timer::{MovingWait, PreciseTimer};
 use super::root_arrivals::RootArrivals;
 use super::root_target::RootTarget;
 use super::{Limits, LoadContext, Outgoing, PhaseDeadlines, PhaseRun, SendWindow, request_ids, send_through};
@@ -204,10 +202,6 @@ pub(super) struct Player {
     timer: Arc<PreciseTimer>,
 }
 
-/// The player's wait for its earliest queued turn, kept across the events that do not change
-/// which turn that is: the run-clock time it waits for, and the wait.
-type TurnWait = (u64, Pin<Box<dyn Future<Output = ()> + Send>>);
-
 impl Player {
     /// A player of `trees` in `run`, its queued turns waiting on `timer`.
     pub(super) fn new(
@@ -348,7 +342,8 @@ impl Player {
     /// flight has ended).
     pub(super) async fn play(&mut self) {
         let cancel = self.ctx.cancel.clone();
-        let mut turn_wait: Option<TurnWait> = None;
+        // For the earliest queued turn, kept across the events that do not change which it is.
+        let mut turn_wait = MovingWait::on(self.timer.clone());
         loop {
             if self.stopped || self.limit_reached() || self.deadlines.sending_over() {
                 self.stopped = true;
@@ -369,14 +364,7 @@ impl Player {
                 true => None,
                 false => self.due.peek().map(|Reverse(due)| due.at_ns.saturating_sub(self.shift_ns)),
             };
-            match next_ns {
-                Some(at_ns) if turn_wait.as_ref().is_none_or(|(waits_for_ns, _)| *waits_for_ns != at_ns) => {
-                    let timer = self.timer.clone();
-                    turn_wait = Some((at_ns, Box::pin(async move { timer.sleep_until(at_ns).await })));
-                }
-                Some(_) => {}
-                None => turn_wait = None,
-            }
+            turn_wait.aim(next_ns);
             let deadlines = self.deadlines;
             let arrivals = self.arrivals.as_mut().filter(|_| awaits_arrivals && !self.stopped);
             let root_target = self.root_target.as_mut().filter(|_| !self.stopped);
@@ -384,10 +372,7 @@ impl Player {
                 ended = self.in_flight.join_next(), if !self.in_flight.is_empty() => {
                     Event::Ended(ended.and_then(Result::ok).flatten())
                 }
-                _ = async { if let Some((_, wait)) = &mut turn_wait { wait.await } }, if turn_wait.is_some() => {
-                    turn_wait = None;
-                    Event::DueNow
-                }
+                _ = turn_wait.reached(), if turn_wait.is_waiting() => Event::DueNow,
                 arrival = RootArrivals::next(arrivals) => Event::Arrival(arrival),
                 _ = RootTarget::next(root_target) => Event::RampStep,
                 _ = deadlines.sending_stopped(), if !self.stopped => Event::Stop,
