@@ -1,12 +1,13 @@
 //! Precise wake-ups for sends whose times are known only as the run goes: a user-centric
 //! user's next turn (a turn gap after its last was due) and its replacement, a users phase's
 //! session starts, a trace's timed turns, a closed-loop session's turn after its think time or
-//! `delay`, an agentic trace's turn after its recorded wait. A thread of its own keeps their deadlines and waits
-//! for the earliest as the open-loop pacer waits for an arrival (a sleep to shortly before it
-//! and a spin through the rest, at real-time priority where permitted), then wakes its task, so
-//! these sends go out within tens of microseconds of their time rather than on the runtime's
-//! millisecond timer ticks. A deadline earlier than the one the thread waits for cuts its wait
-//! short.
+//! `delay`, an agentic trace's turn after its recorded wait. A thread of its own keeps their
+//! deadlines and waits for the earliest as the open-loop pacer waits for an arrival (a sleep to
+//! shortly before it and a spin through the rest, at real-time priority where permitted), then
+//! wakes its task, so these sends go out within tens of microseconds of their time rather than
+//! on the runtime's millisecond timer ticks. A deadline earlier than the one the thread waits
+//! for cuts its wait short. A `MovingWait` keeps one wait for a deadline that may move (the tree
+//! player's earliest queued turn).
 
 use std::cmp::{Ordering as Order, Reverse};
 use std::collections::BinaryHeap;
@@ -186,48 +187,6 @@ impl PreciseTimer {
     }
 }
 
-/// A wait on a timer for a deadline that may move: kept across polls while the deadline stays,
-/// replaced when it moves.
-pub(super) struct MovingWait {
-    timer: Arc<PreciseTimer>,
-    /// The deadline waited for (run clock) and the wait.
-    held: Option<(u64, TimerSleep)>,
-}
-
-/// A wait on the timer that owns its share of it.
-type TimerSleep = Pin<Box<dyn Future<Output = ()> + Send>>;
-
-impl MovingWait {
-    pub fn on(timer: Arc<PreciseTimer>) -> Self {
-        Self { timer, held: None }
-    }
-
-    /// Wait for `due_ns` (None: for nothing) from now on.
-    pub fn aim(&mut self, due_ns: Option<u64>) {
-        match due_ns {
-            Some(due_ns) if self.held.as_ref().is_none_or(|(held_ns, _)| *held_ns != due_ns) => {
-                let timer = self.timer.clone();
-                self.held = Some((due_ns, Box::pin(async move { timer.sleep_until(due_ns).await })));
-            }
-            Some(_) => {}
-            None => self.held = None,
-        }
-    }
-
-    pub fn is_waiting(&self) -> bool {
-        self.held.is_some()
-    }
-
-    /// Until the deadline aimed at has come (never, with none); then it waits for nothing.
-    pub async fn reached(&mut self) {
-        match &mut self.held {
-            Some((_, wait)) => wait.await,
-            None => std::future::pending().await,
-        }
-        self.held = None;
-    }
-}
-
 impl Drop for PreciseTimer {
     fn drop(&mut self) {
         self.stop_thread();
@@ -287,6 +246,48 @@ impl Shared {
         }
         let earliest_ns = deadlines.heap.peek().map_or(NONE_HELD, |Reverse(next)| next.due_ns);
         self.earliest_ns.store(earliest_ns, Ordering::Release);
+    }
+}
+
+/// A wait on a timer for a deadline that may move: kept across polls while the deadline stays,
+/// replaced when it moves.
+pub(super) struct MovingWait {
+    timer: Arc<PreciseTimer>,
+    /// The deadline waited for (run clock) and the wait.
+    held: Option<(u64, TimerSleep)>,
+}
+
+/// A wait on the timer that owns its share of it.
+type TimerSleep = Pin<Box<dyn Future<Output = ()> + Send>>;
+
+impl MovingWait {
+    pub fn on(timer: Arc<PreciseTimer>) -> Self {
+        Self { timer, held: None }
+    }
+
+    /// Wait for `due_ns` (None: for nothing) from now on.
+    pub fn aim(&mut self, due_ns: Option<u64>) {
+        match due_ns {
+            Some(due_ns) if self.held.as_ref().is_none_or(|(held_ns, _)| *held_ns != due_ns) => {
+                let timer = self.timer.clone();
+                self.held = Some((due_ns, Box::pin(async move { timer.sleep_until(due_ns).await })));
+            }
+            Some(_) => {}
+            None => self.held = None,
+        }
+    }
+
+    pub fn is_waiting(&self) -> bool {
+        self.held.is_some()
+    }
+
+    /// Until the deadline aimed at has come (never, with none); then it waits for nothing.
+    pub async fn reached(&mut self) {
+        match &mut self.held {
+            Some((_, wait)) => wait.await,
+            None => std::future::pending().await,
+        }
+        self.held = None;
     }
 }
 
