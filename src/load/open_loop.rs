@@ -169,9 +169,8 @@ impl Dispatcher {
             while tasks.try_join_next().is_some() {}
             ControlFlow::Continue(())
         });
-        window.pacer_cpu_ns = Some(thread_cpu_ns().saturating_sub(cpu_before_ns));
-        window.idle_spin_cpu_ns = spinners.map(IdleSpinners::stop);
-        window.pacer_priority = Some(priority);
+        let cpu_ns = thread_cpu_ns().saturating_sub(cpu_before_ns);
+        window.add_pacer_cost(cpu_ns, priority, spinners.map(IdleSpinners::stop));
         (window, tasks)
     }
 

@@ -39,9 +39,9 @@ impl TreeMarker {
 
     /// `body` with the marker in place: in its chat `messages` (a text part of its own when the
     /// message's content is a list of parts) or its completions `prompt`. None when the body has
-    /// neither, or `messages` that are not a list (it goes as it is). The marker is spliced into the body's own bytes, so the rest of
-    /// it goes exactly as it was written (and a long history is not parsed into values and
-    /// written again for each request).
+    /// neither, or `messages` that are not a list (it goes as it is). The marker is spliced into
+    /// the body's own bytes, so the rest of it goes exactly as it was written (and a long history
+    /// is not parsed into values and written again for each request).
     pub fn mark(&self, body: &[u8]) -> Option<Bytes> {
         let text = std::str::from_utf8(body).ok()?;
         let fields: Fields = serde_json::from_str(text).ok()?;
