@@ -894,6 +894,46 @@ run(#{ name: "busy", endpoint: target, phases: [
     assert!(cpu(heavy) > 20.0 && cpu(heavy) > 2.0 * cpu(light) && cpu(light) >= 0.0, "{heavy}\n{light}");
 }
 
+/// Answers that come back together queue on their worker behind each other's session
+/// functions: eight sessions that each compute 4 ms after their first answer keep the last
+/// waiting ~28 ms (a resume delay p99 over the 10 ms limit either way). In sessions of seconds
+/// that is under 5 % of each one's time, and the self-check reports the tail without calling the
+/// client the bottleneck; in sessions of tens of milliseconds it held most of them back, and says so.
+#[test]
+fn a_wave_of_answers_queued_on_the_script_worker_is_judged_by_how_much_it_slowed_the_sessions() {
+    let scenario = |ttft_ms: u64| {
+        format!(
+            r#"fn spin(seconds) {{ let t = timestamp(); while t.elapsed < seconds {{}} }}
+let wave = |s| {{ s.chat(#{{ user: "a", max_tokens: 2 }}); spin(0.004); s.chat(#{{ user: "b", max_tokens: 2 }}); }};
+run(#{{ name: "wave", endpoint: endpoint(#{{ url: "mock", model: "m", kind: "chat", mock: #{{ ttft: ms({ttft_ms}), itl: ms(1) }} }}),
+       phases: [users(#{{ users: 8, sessions: 8, session: wave, script_workers: 1 }})] }});
+"#
+        )
+    };
+    let check = |ttft_ms: u64| {
+        let run = run_scenario("wave", &scenario(ttft_ms));
+        assert_eq!(run.code(), Some(0), "{}", run.stderr());
+        run.summary("wave")["client_self_check"][0].clone()
+    };
+    let worker_named = |check: &Value| {
+        check["warnings"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .any(|w| w.contains("script worker"))
+    };
+    let long = check(1_500);
+    assert!(long["script_resume_delay_p99_ms"].as_f64().is_some_and(|p99| p99 > 10.0), "{long}");
+    assert_eq!(long["script_sessions_slowed_percent"].as_f64(), Some(0.0), "{long}");
+    assert!(!worker_named(&long), "{long}");
+    let short = check(20);
+    assert!(short["script_resume_delay_p99_ms"].as_f64().is_some_and(|p99| p99 > 10.0), "{short}");
+    assert!(short["script_sessions_slowed_percent"].as_f64().is_some_and(|slowed| slowed >= 50.0), "{short}");
+    assert_eq!(short["client_bound"], true, "{short}");
+    assert!(worker_named(&short), "{short}");
+}
+
 /// A session function that computes for long shares its worker: every 10 ms it lets the
 /// worker's other sessions run, so one user's 1.5 s of arithmetic does not hold the other two
 /// users' steps back for the whole 1 s phase (on one worker, the spinning session first).

@@ -95,6 +95,13 @@ pub(super) async fn play(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, shape: Shape
     window.map(|window| *window.lock().unwrap_or_else(|poisoned| poisoned.into_inner()))
 }
 
+/// A session is slowed by its script worker when its answers waited on the worker's queue for
+/// more than this share of the session's time. Such waits stretch a session (a closed loop's
+/// load) but no request's own latencies; a few milliseconds of them in a session of seconds
+/// (answers that came together, queued behind each other's session functions) change the load
+/// by less than a server's own jitter does.
+pub const SESSION_WAIT_SHARE_LIMIT: f64 = 0.05;
+
 /// The script workers' time over a phase: the self-check's measure of whether the session
 /// functions kept up.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -108,12 +115,21 @@ pub struct ScriptWorkersTime {
     pub cpu_ns: u64,
     /// Users that never started: the system refused their sessions a stack.
     pub users_without_stack: u64,
+    /// The sessions that ended on them, and those of them whose answers waited on their
+    /// worker's queue for more than `SESSION_WAIT_SHARE_LIMIT` of the session's time.
+    pub sessions_ended: u64,
+    pub sessions_slowed: u64,
 }
 
 impl ScriptWorkersTime {
     /// Their busy time over their wall time, in % of one worker's.
     pub fn busy_percent(self) -> Option<f64> {
         (self.wall_ns > 0).then(|| 100.0 * self.busy_ns as f64 / self.wall_ns as f64)
+    }
+
+    /// The sessions slowed by their worker, in % of those that ended (None: none ended).
+    pub fn sessions_slowed_percent(self) -> Option<f64> {
+        (self.sessions_ended > 0).then(|| 100.0 * self.sessions_slowed as f64 / self.sessions_ended as f64)
     }
 }
 
@@ -126,6 +142,8 @@ impl std::iter::Sum for ScriptWorkersTime {
             wall_ns: all.wall_ns + one.wall_ns,
             cpu_ns: all.cpu_ns + one.cpu_ns,
             users_without_stack: all.users_without_stack + one.users_without_stack,
+            sessions_ended: all.sessions_ended + one.sessions_ended,
+            sessions_slowed: all.sessions_slowed + one.sessions_slowed,
         })
     }
 }

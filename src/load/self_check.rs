@@ -3,10 +3,11 @@
 //! script workers' time and how long sessions waited for them) and say when it was the
 //! bottleneck.
 
+use std::fmt::Write as _;
 use std::sync::atomic::Ordering;
 
 use super::histogram::DurationHistogram;
-use super::scripted::ScriptWorkersTime;
+use super::scripted::{SESSION_WAIT_SHARE_LIMIT, ScriptWorkersTime};
 use super::{PhaseCounters, SendWindow};
 use crate::plan::{LoadMode, Phase, RampedQuantity};
 use crate::result::ClientSelfCheck;
@@ -27,6 +28,9 @@ pub const TIMER_WAKE_LATENESS_P99_LIMIT_MS: f64 = 10.0;
 /// timer's session does, so it is held to the same limit; a worker busy with other sessions'
 /// functions makes it wait longer.
 pub const SCRIPT_RESUME_DELAY_P99_LIMIT_MS: f64 = TIMER_WAKE_LATENESS_P99_LIMIT_MS;
+/// Above this share of a scripted phase's sessions slowed by their script workers (a p99 over
+/// sessions), the workers held the sessions back.
+pub const SLOWED_SESSIONS_MAX_SHARE: f64 = 0.01;
 /// Below this share of the scheduled rate the client could not keep up.
 pub const ACHIEVED_RATE_MIN_SHARE: f64 = 0.99;
 /// Above this share of all cores the client's own CPU was saturated.
@@ -143,6 +147,7 @@ pub fn assess(
         script_workers_cpu_percent: script_workers.map(|time| percent_of_wall(time.cpu_ns)),
         script_resume_delay_p50_ms: counters.script_resume_delay.percentile_ms(50.0),
         script_resume_delay_p99_ms: counters.script_resume_delay.percentile_ms(99.0),
+        script_sessions_slowed_percent: script_workers.and_then(ScriptWorkersTime::sessions_slowed_percent),
         concurrency_cap_wait: cap.and_then(|n| counters.cap_wait.held_back(n)),
         connection_pool_wait: counters.pool_wait.held_back(max_connections as u64),
         requests_failed: false,
@@ -218,9 +223,12 @@ pub fn assess(
              (limit {TIMER_WAKE_LATENESS_P99_LIMIT_MS} ms)"
         ));
     }
-    if let Some(late_p99_ms) = p99_over(&counters.script_resume_delay, SCRIPT_RESUME_DELAY_P99_LIMIT_MS) {
+    let script_time = script_workers.unwrap_or_default();
+    if let Some(late_p99_ms) = p99_over(&counters.script_resume_delay, SCRIPT_RESUME_DELAY_P99_LIMIT_MS)
+        && held_sessions_back(script_time)
+    {
         check.client_bound = true;
-        check.warnings.push(script_workers_late(late_p99_ms, script_workers.unwrap_or_default()));
+        check.warnings.push(script_workers_late(late_p99_ms, script_time));
     }
     if let Some(stopped) = script_workers.map(|time| time.users_without_stack).filter(|n| *n > 0) {
         check.client_bound = true;
@@ -286,14 +294,35 @@ fn runtime_wait_hint(check: &ClientSelfCheck, pacing_p99_ms: f64) -> String {
     hint
 }
 
+/// Whether answers that waited long for their script workers (a resume delay p99 over its
+/// limit) held the phase's sessions back: the workers were saturated, or more than one session in
+/// a hundred (and two at least) waited for them over `SESSION_WAIT_SHARE_LIMIT` of its time. A
+/// wave of answers that came together and queued for a few milliseconds behind each other's
+/// session functions, in sessions of seconds, did not. With no session ended the tail decides.
+fn held_sessions_back(time: ScriptWorkersTime) -> bool {
+    let saturated = time.busy_percent().is_some_and(|busy| busy >= CPU_SATURATION_SHARE * 100.0);
+    let slowed = time.sessions_slowed >= LATE_DURATIONS_FOR_A_VERDICT
+        && time.sessions_slowed as f64 > SLOWED_SESSIONS_MAX_SHARE * time.sessions_ended as f64;
+    saturated || slowed || time.sessions_ended == 0
+}
+
 /// Why sessions waited for their script worker: the session functions kept the workers busy (so
 /// fewer steps were in flight than the phase has users), or, with the workers often idle, their
 /// work came in bursts or their threads waited for a core.
 fn script_workers_late(late_p99_ms: f64, time: ScriptWorkersTime) -> String {
-    let waited = format!(
+    let mut waited = format!(
         "sessions waited for their script worker once an answer was back: resume delay p99 {late_p99_ms:.2} ms \
          (limit {SCRIPT_RESUME_DELAY_P99_LIMIT_MS} ms)"
     );
+    if time.sessions_ended > 0 {
+        let _ = write!(
+            waited,
+            ", {} of {} sessions over {:.0} % of their time",
+            time.sessions_slowed,
+            time.sessions_ended,
+            SESSION_WAIT_SHARE_LIMIT * 100.0
+        );
+    }
     let workers = match time.workers {
         1 => "the script worker was".to_string(),
         n => format!("the {n} script workers were"),
@@ -660,7 +689,7 @@ mod tests {
     #[test]
     fn sessions_that_waited_for_their_script_worker_name_its_business_or_the_machines() {
         let scripted = scripted_phase(200);
-        let judged = |waited_ms: u64, late: usize, busy_percent: u64| {
+        let judged_sessions = |waited_ms: u64, late: usize, busy_percent: u64, slowed: u64| {
             let counters = PhaseCounters::default();
             (0..100).for_each(|_| counters.dispatch_delay.record_ns(200_000));
             (0..100)
@@ -671,10 +700,15 @@ mod tests {
                 wall_ns: 1_000_000_000,
                 cpu_ns: busy_percent * 5_000_000,
                 users_without_stack: 0,
+                sessions_ended: 50,
+                sessions_slowed: slowed,
             };
             let _ = counters.script_workers.set(time);
             assess(&scripted, &counters, None, 0, 1_000_000_000, 64)
         };
+        // 50 sessions ended, 10 of them slowed by their worker.
+        let judged =
+            |waited_ms: u64, late: usize, busy_percent: u64| judged_sessions(waited_ms, late, busy_percent, 10);
         let calm = judged(4, 100, 60);
         assert!(!calm.client_bound && calm.warnings.is_empty(), "{calm:?}");
         assert_eq!(
@@ -696,10 +730,21 @@ mod tests {
         let starved = judged(300, 100, 40);
         assert!(starved.client_bound, "{starved:?}");
         assert!(
-            starved.warnings[0].contains("busy 40 % of the time: the session functions kept them busy at times"),
+            starved.warnings[0].contains("(limit 10 ms), 10 of 50 sessions over 5 % of their time; the script worker")
+                && starved.warnings[0].contains("busy 40 % of the time: the session functions kept them busy at times"),
             "{:?}",
             starved.warnings
         );
+        assert_eq!(starved.script_sessions_slowed_percent, Some(20.0));
+        // A wave of answers that queued for a few ms behind each other in long sessions held none
+        // of them back: the tail is reported, and no verdict; one slowed session is an outlier.
+        for slowed in [0, 1] {
+            let waves = judged_sessions(12, 100, 40, slowed);
+            assert!(!waves.client_bound && waves.warnings.is_empty(), "{waves:?}");
+            assert!(waves.script_resume_delay_p99_ms.is_some_and(|p99| p99 > 10.0), "{waves:?}");
+        }
+        let saturated = judged_sessions(300, 100, 99, 0);
+        assert!(saturated.client_bound, "a saturated worker holds steps back whatever the sessions' length");
         let plain = assess(&concurrency_phase(), &PhaseCounters::default(), None, 0, 1_000_000_000, 64);
         assert_eq!((plain.script_workers, plain.script_resume_delay_p99_ms), (None, None));
     }

@@ -100,6 +100,7 @@ pub fn combined_self_check(phase: &Phase, runs: &[SegmentRun]) -> ClientSelfChec
         script_workers_cpu_percent: summed(|c| c.script_workers_cpu_percent),
         script_resume_delay_p50_ms: worst(|c| c.script_resume_delay_p50_ms),
         script_resume_delay_p99_ms: worst(|c| c.script_resume_delay_p99_ms),
+        script_sessions_slowed_percent: worst(|c| c.script_sessions_slowed_percent),
         concurrency_cap_wait: merged_waits(checks.iter().map(|c| c.concurrency_cap_wait.as_ref())),
         connection_pool_wait: merged_waits(checks.iter().map(|c| c.connection_pool_wait.as_ref())),
         requests_failed: checks.iter().any(|c| c.requests_failed),

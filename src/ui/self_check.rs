@@ -45,9 +45,13 @@ fn render_phase(check: &ClientSelfCheck) -> String {
     }
     if let (Some(workers), Some(busy)) = (check.script_workers, check.script_workers_busy_percent) {
         let cpu = check.script_workers_cpu_percent.map_or_else(String::new, |cpu| format!(", CPU {cpu:.0} %"));
+        let slowed = check
+            .script_sessions_slowed_percent
+            .filter(|slowed| *slowed > 0.0)
+            .map_or_else(String::new, |slowed| format!(" ({slowed:.1} % of sessions slowed by it)"));
         let _ = write!(
             out,
-            " script workers {workers} ({busy:.0} % busy{cpu}), resume delay p99 {};",
+            " script workers {workers} ({busy:.0} % busy{cpu}), resume delay p99 {}{slowed};",
             ms(check.script_resume_delay_p99_ms)
         );
     }
@@ -147,20 +151,24 @@ mod tests {
             "{sessions}"
         );
         assert!(!sessions.contains("script workers"), "a phase without script workers shows none: {sessions}");
-        let scripted = render_phase(&ClientSelfCheck {
+        let scripted_check = ClientSelfCheck {
             phase: "agents".into(),
             dispatch_delay_p99_ms: Some(0.4),
             script_workers: Some(1),
             script_workers_busy_percent: Some(37.4),
             script_workers_cpu_percent: Some(21.6),
             script_resume_delay_p99_ms: Some(0.8),
+            script_sessions_slowed_percent: Some(0.0),
             ..Default::default()
-        });
+        };
+        let scripted = render_phase(&scripted_check);
         assert!(
             scripted.contains(
                 "dispatch delay p99 0.400 ms; script workers 1 (37 % busy, CPU 22 %), resume delay p99 0.800 ms; peak in flight"
             ),
             "{scripted}"
         );
+        let slowed = render_phase(&ClientSelfCheck { script_sessions_slowed_percent: Some(12.5), ..scripted_check });
+        assert!(slowed.contains("resume delay p99 0.800 ms (12.5 % of sessions slowed by it); peak"), "{slowed}");
     }
 }

@@ -3,8 +3,9 @@
 //! answer comes back on the worker's queue and resumes it, so no thread waits on a session. A
 //! user starts its next session as its last ends, or, in a phase with a session rate, when a
 //! start comes on the queue (`starts.rs`).
-//! Each worker tells how long answers waited for it, how much of its time it had sessions to
-//! run (the self-check's measure of whether the session functions kept up), and its CPU time.
+//! Each worker tells how long answers waited for it (and how many sessions that slowed), how
+//! much of its time it had sessions to run (the self-check's measure of whether the session
+//! functions kept up), and its CPU time.
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -22,7 +23,7 @@ use super::session::Session;
 use super::starts::FreeUsers;
 use super::suspend::{self, Pending, SessionYielder};
 use super::tally::Ended;
-use crate::load::scripted::ScriptWorkersTime;
+use crate::load::scripted::{SESSION_WAIT_SHARE_LIMIT, ScriptWorkersTime};
 use crate::load::thread_cpu_ns;
 use crate::yielding_receiver::YieldingReceiver;
 
@@ -93,10 +94,13 @@ pub struct StartedSessions<'a> {
     pub free: &'a FreeUsers,
 }
 
-/// One user's place on a worker: the session it plays now.
+/// One user's place on a worker: the session it plays now, when it began, and how long its
+/// answers waited on the worker's queue.
 struct Playing {
     session: Session,
     coroutine: SessionCoroutine,
+    began: Instant,
+    waited: Duration,
 }
 
 /// One worker: plays `users` users until the phase stops, each a session after another, or
@@ -122,6 +126,8 @@ pub fn play_share(
         started,
         starts_over: false,
         users_without_stack: 0,
+        sessions_ended: 0,
+        sessions_slowed: 0,
     };
     if worker.started.is_none() {
         for slot in 0..users {
@@ -143,6 +149,8 @@ pub fn play_share(
         wall_ns: wall.as_nanos() as u64,
         cpu_ns: thread_cpu_ns().saturating_sub(cpu_before_ns),
         users_without_stack: worker.users_without_stack,
+        sessions_ended: worker.sessions_ended,
+        sessions_slowed: worker.sessions_slowed,
     }
 }
 
@@ -163,6 +171,9 @@ struct Worker<'a> {
     starts_over: bool,
     /// Users (or starts) that got no session: the system refused their stacks.
     users_without_stack: u64,
+    /// Sessions ended, and those of them slowed by this worker (`SESSION_WAIT_SHARE_LIMIT`).
+    sessions_ended: u64,
+    sessions_slowed: u64,
 }
 
 impl Worker<'_> {
@@ -183,7 +194,11 @@ impl Worker<'_> {
             let Some(event) = queue.next() else { break };
             match event {
                 WorkerEvent::Answer(Wake { slot, woken, came }) => {
-                    waits.record_ns(came.elapsed().as_nanos() as u64);
+                    let waited = came.elapsed();
+                    waits.record_ns(waited.as_nanos() as u64);
+                    if let Some(playing) = self.slots[slot].as_mut() {
+                        playing.waited += waited;
+                    }
                     self.resume(slot, woken);
                 }
                 WorkerEvent::Start { due_ns, came } => {
@@ -238,7 +253,7 @@ impl Worker<'_> {
         });
         let live = self.shared.live_sessions.fetch_add(1, Ordering::Relaxed) + 1;
         self.shared.peak_live_sessions.fetch_max(live, Ordering::Relaxed);
-        self.slots[slot] = Some(Playing { session, coroutine });
+        self.slots[slot] = Some(Playing { session, coroutine, began: Instant::now(), waited: Duration::ZERO });
         Began::Session
     }
 
@@ -268,11 +283,15 @@ impl Worker<'_> {
                 Ok(CoroutineResult::Return(ended)) => ended,
                 Err(_) => Err("the session's function panicked".to_string()),
             };
-            let Some(Playing { session, coroutine }) = self.slots[slot].take() else { return };
+            let Some(Playing { session, coroutine, began, waited }) = self.slots[slot].take() else { return };
             if coroutine.done() {
                 self.stacks.push(coroutine.into_stack());
             }
             self.shared.live_sessions.fetch_sub(1, Ordering::Relaxed);
+            self.sessions_ended += 1;
+            if waited.as_secs_f64() > SESSION_WAIT_SHARE_LIMIT * began.elapsed().as_secs_f64() {
+                self.sessions_slowed += 1;
+            }
             self.tally(&session, ended);
             // With a session rate the user waits for the next start; else it starts its next
             // session at once. Its stack was kept for the next, so only the phase's end stops it.
