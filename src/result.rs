@@ -180,7 +180,8 @@ pub struct ClientSelfCheck {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub script_resume_delay_p99_ms: Option<f64>,
     /// The share of a scripted phase's sessions (of those that ended) whose answers waited for
-    /// their script worker over 5 % of the session's time, in %. None in other modes.
+    /// their script worker over 5 % of the session's time and 10 ms in all, in %. None in other
+    /// modes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub script_sessions_slowed_percent: Option<f64>,
     /// Requests that waited for a slot under the phase's `max_concurrency` (a rate phase's or

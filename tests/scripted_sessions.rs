@@ -895,8 +895,8 @@ run(#{ name: "busy", endpoint: target, phases: [
 }
 
 /// Answers that come back together queue on their worker behind each other's session
-/// functions: eight sessions that each compute 4 ms after their first answer keep the last
-/// waiting ~28 ms (a resume delay p99 over the 10 ms limit either way). In sessions of seconds
+/// functions: eight sessions that each compute 6 ms after their first answer keep the last
+/// waiting ~42 ms (a resume delay p99 over the 10 ms limit either way). In sessions of seconds
 /// that is under 5 % of each one's time, and the self-check reports the tail without calling the
 /// client the bottleneck; in sessions of tens of milliseconds it held most of them back, and says so.
 #[test]
@@ -904,7 +904,7 @@ fn a_wave_of_answers_queued_on_the_script_worker_is_judged_by_how_much_it_slowed
     let scenario = |ttft_ms: u64| {
         format!(
             r#"fn spin(seconds) {{ let t = timestamp(); while t.elapsed < seconds {{}} }}
-let wave = |s| {{ s.chat(#{{ user: "a", max_tokens: 2 }}); spin(0.004); s.chat(#{{ user: "b", max_tokens: 2 }}); }};
+let wave = |s| {{ s.chat(#{{ user: "a", max_tokens: 2 }}); spin(0.006); s.chat(#{{ user: "b", max_tokens: 2 }}); }};
 run(#{{ name: "wave", endpoint: endpoint(#{{ url: "mock", model: "m", kind: "chat", mock: #{{ ttft: ms({ttft_ms}), itl: ms(1) }} }}),
        phases: [users(#{{ users: 8, sessions: 8, session: wave, script_workers: 1 }})] }});
 "#

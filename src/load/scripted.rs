@@ -96,11 +96,20 @@ pub(super) async fn play(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, shape: Shape
 }
 
 /// A session is slowed by its script worker when its answers waited on the worker's queue for
-/// more than this share of the session's time. Such waits stretch a session (a closed loop's
-/// load) but no request's own latencies; a few milliseconds of them in a session of seconds
-/// (answers that came together, queued behind each other's session functions) change the load
-/// by less than a server's own jitter does.
+/// more than this share of the session's time, and for longer than `SESSION_WAIT_FLOOR` in
+/// all. Such waits stretch a session (a closed loop's load) but no request's own latencies; a
+/// few milliseconds of them in a session of seconds (answers that came together, queued behind
+/// each other's session functions) change the load by less than a server's own jitter does.
 pub const SESSION_WAIT_SHARE_LIMIT: f64 = 0.05;
+/// The waits a session of a few milliseconds may have without being slowed: as long as one
+/// answer may wait before the self-check calls it late.
+pub const SESSION_WAIT_FLOOR: Duration = Duration::from_millis(10);
+
+/// Whether a session that `lasted` so long, whose answers `waited` so long on its worker's
+/// queue, was slowed by its worker.
+pub fn slowed_by_worker(waited: Duration, lasted: Duration) -> bool {
+    waited > SESSION_WAIT_FLOOR && waited.as_secs_f64() > SESSION_WAIT_SHARE_LIMIT * lasted.as_secs_f64()
+}
 
 /// The script workers' time over a phase: the self-check's measure of whether the session
 /// functions kept up.
@@ -115,8 +124,8 @@ pub struct ScriptWorkersTime {
     pub cpu_ns: u64,
     /// Users that never started: the system refused their sessions a stack.
     pub users_without_stack: u64,
-    /// The sessions that ended on them, and those of them whose answers waited on their
-    /// worker's queue for more than `SESSION_WAIT_SHARE_LIMIT` of the session's time.
+    /// The sessions that ended on them, and those of them their worker slowed
+    /// (`slowed_by_worker`).
     pub sessions_ended: u64,
     pub sessions_slowed: u64,
 }
@@ -249,4 +258,21 @@ pub async fn send_step(
         StepAnswer::of(record, &ctx.tokenizer)
     })
     .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_session_is_slowed_by_waits_over_its_share_and_over_the_floor() {
+        let ms = Duration::from_millis;
+        // A wave of answers queued behind each other: 42 ms in a session of 3 s.
+        assert!(!slowed_by_worker(ms(42), ms(3_000)));
+        // The same waits in a session of 80 ms.
+        assert!(slowed_by_worker(ms(42), ms(80)));
+        // A session of a few ms whose answer waited one: half its time, under the floor.
+        assert!(!slowed_by_worker(ms(1), ms(2)));
+        assert!(slowed_by_worker(ms(11), ms(200)) && !slowed_by_worker(ms(11), ms(221)));
+    }
 }

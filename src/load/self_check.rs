@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use std::sync::atomic::Ordering;
 
 use super::histogram::DurationHistogram;
-use super::scripted::{SESSION_WAIT_SHARE_LIMIT, ScriptWorkersTime};
+use super::scripted::{SESSION_WAIT_FLOOR, SESSION_WAIT_SHARE_LIMIT, ScriptWorkersTime};
 use super::{PhaseCounters, SendWindow};
 use crate::plan::{LoadMode, Phase, RampedQuantity};
 use crate::result::ClientSelfCheck;
@@ -296,7 +296,7 @@ fn runtime_wait_hint(check: &ClientSelfCheck, pacing_p99_ms: f64) -> String {
 
 /// Whether answers that waited long for their script workers (a resume delay p99 over its
 /// limit) held the phase's sessions back: the workers were saturated, or more than one session in
-/// a hundred (and two at least) waited for them over `SESSION_WAIT_SHARE_LIMIT` of its time. A
+/// a hundred (and two at least) was slowed by them (`slowed_by_worker`). A
 /// wave of answers that came together and queued for a few milliseconds behind each other's
 /// session functions, in sessions of seconds, did not. With no session ended the tail decides.
 fn held_sessions_back(time: ScriptWorkersTime) -> bool {
@@ -317,10 +317,11 @@ fn script_workers_late(late_p99_ms: f64, time: ScriptWorkersTime) -> String {
     if time.sessions_ended > 0 {
         let _ = write!(
             waited,
-            ", {} of {} sessions over {:.0} % of their time",
+            ", {} of {} sessions slowed by it (over {:.0} % of their time and {} ms in all)",
             time.sessions_slowed,
             time.sessions_ended,
-            SESSION_WAIT_SHARE_LIMIT * 100.0
+            SESSION_WAIT_SHARE_LIMIT * 100.0,
+            SESSION_WAIT_FLOOR.as_millis()
         );
     }
     let workers = match time.workers {
@@ -730,7 +731,7 @@ mod tests {
         let starved = judged(300, 100, 40);
         assert!(starved.client_bound, "{starved:?}");
         assert!(
-            starved.warnings[0].contains("(limit 10 ms), 10 of 50 sessions over 5 % of their time; the script worker")
+            starved.warnings[0].contains("(limit 10 ms), 10 of 50 sessions slowed by it (over 5 % of their time and 10 ms in all); the script worker")
                 && starved.warnings[0].contains("busy 40 % of the time: the session functions kept them busy at times"),
             "{:?}",
             starved.warnings

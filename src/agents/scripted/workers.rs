@@ -23,7 +23,7 @@ use super::session::Session;
 use super::starts::FreeUsers;
 use super::suspend::{self, Pending, SessionYielder};
 use super::tally::Ended;
-use crate::load::scripted::{SESSION_WAIT_SHARE_LIMIT, ScriptWorkersTime};
+use crate::load::scripted::{ScriptWorkersTime, slowed_by_worker};
 use crate::load::thread_cpu_ns;
 use crate::yielding_receiver::YieldingReceiver;
 
@@ -171,7 +171,7 @@ struct Worker<'a> {
     starts_over: bool,
     /// Users (or starts) that got no session: the system refused their stacks.
     users_without_stack: u64,
-    /// Sessions ended, and those of them slowed by this worker (`SESSION_WAIT_SHARE_LIMIT`).
+    /// Sessions ended, and those of them this worker slowed (`slowed_by_worker`).
     sessions_ended: u64,
     sessions_slowed: u64,
 }
@@ -289,9 +289,7 @@ impl Worker<'_> {
             }
             self.shared.live_sessions.fetch_sub(1, Ordering::Relaxed);
             self.sessions_ended += 1;
-            if waited.as_secs_f64() > SESSION_WAIT_SHARE_LIMIT * began.elapsed().as_secs_f64() {
-                self.sessions_slowed += 1;
-            }
+            self.sessions_slowed += u64::from(slowed_by_worker(waited, began.elapsed()));
             self.tally(&session, ended);
             // With a session rate the user waits for the next start; else it starts its next
             // session at once. Its stack was kept for the next, so only the phase's end stops it.
