@@ -894,6 +894,30 @@ run(#{ name: "busy", endpoint: target, phases: [
     assert!(cpu(heavy) > 20.0 && cpu(heavy) > 2.0 * cpu(light) && cpu(light) >= 0.0, "{heavy}\n{light}");
 }
 
+/// A session's client-side wait sleeps on the phase's precise timer, as a think time does: the
+/// self-check gives the timer's wake-up lateness and its cost as the pacer's; a phase whose
+/// sessions never wait starts no timer and reports neither.
+#[test]
+fn a_client_side_wait_sleeps_on_the_phases_precise_timer() {
+    let run = run_scenario(
+        "waits",
+        r#"let target = endpoint(#{ url: "mock", model: "m", kind: "chat", mock: #{ ttft: ms(2), itl: ms(1) } });
+run(#{ name: "waits", endpoint: target, phases: [
+    users(#{ name: "waiting", users: 4, sessions: 12, session: |s| { s.wait(ms(20)); s.chat(#{ user: "hi", max_tokens: 2 }); s.wait(0.01); } }),
+    users(#{ name: "plain", users: 4, sessions: 12, session: |s| { s.chat(#{ user: "hi", max_tokens: 2 }); } }),
+] });
+"#,
+    );
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let summary = run.summary("waits");
+    let checks = summary["client_self_check"].as_array().expect("a self-check per phase");
+    let (waiting, plain) = (&checks[0], &checks[1]);
+    assert!(waiting["timer_wake_lateness_p50_ms"].as_f64().is_some(), "{waiting}");
+    assert!(waiting["pacer_cpu_percent"].as_f64().is_some(), "the timer's thread ran: {waiting}");
+    assert!(plain["timer_wake_lateness_p50_ms"].is_null() && plain["pacer_cpu_percent"].is_null(), "{plain}");
+    assert_eq!(scripted(&summary)["completed"], 12, "{summary}");
+}
+
 /// Answers that come back together queue on their worker behind each other's session
 /// functions: eight sessions that each compute 6 ms after their first answer keep the last
 /// waiting ~42 ms (a resume delay p99 over the 10 ms limit either way). In sessions of seconds

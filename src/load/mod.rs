@@ -17,7 +17,7 @@ mod open_loop;
 pub mod pacer;
 pub mod pacer_priority;
 mod phase_checks;
-mod precise_timer;
+pub mod precise_timer;
 mod prefill_place;
 mod ramp;
 mod ramped_places;

@@ -40,7 +40,7 @@ const LONGEST_NAP: Duration = Duration::from_millis(100);
 /// The timer of one phase. Its thread starts at the first wait (a phase that never waits starts
 /// none) and stops when the timer is stopped or dropped (a wait still on then goes on on the
 /// runtime's timer).
-pub(super) struct PreciseTimer {
+pub struct PreciseTimer {
     shared: Arc<Shared>,
     clock: RunClock,
     keep_cores_awake: bool,
@@ -138,7 +138,7 @@ impl PreciseTimer {
 
     /// Stop the thread (once every wait has ended) and add what it cost to `window`, as the
     /// pacer's: its CPU, its priority (unless a pacer's is there), the idle cores' spinning.
-    pub fn stop(&self, window: &mut SendWindow) {
+    pub(crate) fn stop(&self, window: &mut SendWindow) {
         if let Some(cost) = self.stop_thread() {
             window.add_pacer_cost(cost.cpu_ns, cost.priority, cost.idle_spin_cpu_ns);
         }

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 
+use super::precise_timer::PreciseTimer;
 use super::session_starts::SessionStarts;
 use super::{Limits, LoadContext, Outgoing, PhaseDeadlines, PhaseRun, SendWindow, send_through};
 use crate::builtin_server::BuiltInServer;
@@ -51,6 +52,8 @@ pub struct ScriptedPhase {
     pub program: String,
     pub deadlines: StepDeadlines,
     pub starts: Option<SessionStarts>,
+    /// The timer the sessions' client-side waits (`s.wait`) sleep on.
+    pub timer: Arc<PreciseTimer>,
 }
 
 /// How a scripted phase runs its sessions (the plan's `LoadMode::Scripted`).
@@ -76,7 +79,8 @@ impl StepDeadlines {
     }
 }
 
-/// Play the phase; with a session rate, the window of its session starts.
+/// Play the phase; the window of its session starts (with a session rate) and of its timer's
+/// cost.
 pub(super) async fn play(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, shape: Shape, program: &str) -> Option<SendWindow> {
     let Some(hook) = ctx.sessions.clone() else {
         tracing::error!("phase `{}`: scripted sessions are played by a scenario; nothing was sent", run.phase.name);
@@ -90,9 +94,23 @@ pub(super) async fn play(ctx: Arc<LoadContext>, run: Arc<PhaseRun>, shape: Shape
         .map(|(rate, window)| SessionStarts::new(rate, ctx.clock, ctx.cancel.clone(), run.clone(), window));
     let Shape { users, workers, .. } = shape;
     let program = program.to_string();
-    let phase = ScriptedPhase { ctx, run, hook: hook.clone(), users, workers, program, deadlines, starts };
+    let timer = Arc::new(PreciseTimer::of_phase(&ctx));
+    let phase = ScriptedPhase {
+        ctx,
+        run,
+        hook: hook.clone(),
+        users,
+        workers,
+        program,
+        deadlines,
+        starts,
+        timer: timer.clone(),
+    };
     hook.player.play(phase).await;
-    window.map(|window| *window.lock().unwrap_or_else(|poisoned| poisoned.into_inner()))
+    let mut window = window
+        .map_or_else(SendWindow::default, |window| *window.lock().unwrap_or_else(|poisoned| poisoned.into_inner()));
+    timer.stop(&mut window);
+    Some(window)
 }
 
 /// A session is slowed by its script worker when its answers waited on the worker's queue for

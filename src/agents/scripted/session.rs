@@ -323,8 +323,8 @@ impl Session {
         self.send(client, body, input_tokens, None, StepMark { kind: StepKind::Rerank, tag, streamed: false }).map(Ok)
     }
 
-    /// Wait `seconds` (a tool's own time; none if not above 0), the session paused; the phase's
-    /// end cuts it short.
+    /// Wait `seconds` (a tool's own time; none if not above 0) on the phase's precise timer, the
+    /// session paused; the phase's end cuts it short.
     pub fn wait(&self, seconds: f64) -> Result<(), PhaseOver> {
         let shared = {
             let mut state = self.state();
@@ -333,14 +333,21 @@ impl Session {
             state.shared.clone()
         };
         let seconds = if shared.trial { 0.0 } else { seconds.clamp(0.0, crate::plan::MAX_SECONDS) };
-        let mut until = Instant::now() + Duration::try_from_secs_f64(seconds).unwrap_or_default();
-        if let Some(stop) = shared.phase.deadlines.stop_sending() {
-            until = until.min(stop);
-        }
-        let cancel = shared.phase.ctx.cancel.clone();
+        let clock = shared.phase.ctx.clock;
+        let asked = Instant::now() + Duration::try_from_secs_f64(seconds).unwrap_or_default();
+        let until = shared.phase.deadlines.stop_sending().map_or(asked, |stop| asked.min(stop));
+        let due_ns = clock.ns_of(until);
+        // A wait that sleeps its whole time tells how late the timer woke it, as a think time's
+        // does; one cut short by the phase's end (all at once) does not.
+        let lateness = (until == asked && due_ns > clock.now_ns()).then(|| shared.phase.run.clone());
+        let (cancel, timer) = (shared.phase.ctx.cancel.clone(), shared.phase.timer.clone());
         let waited = pause_on(async move {
             tokio::select! {
-                () = tokio::time::sleep_until(until.into()) => {}
+                () = timer.sleep_until(due_ns) => {
+                    if let Some(run) = lateness {
+                        run.counters.timer_wake_lateness.record_ns(clock.now_ns().saturating_sub(due_ns));
+                    }
+                }
                 () = cancel.cancelled() => {}
             }
         });
