@@ -1,13 +1,13 @@
 //! Precise wake-ups for sends whose times are known only as the run goes: a user-centric
 //! user's next turn (a turn gap after its last was due) and its replacement, a users phase's
 //! session starts, a trace's timed turns, a closed-loop session's turn after its think time or
-//! `delay`, an agentic trace's turn after its recorded wait. A thread of its own keeps their
-//! deadlines and waits for the earliest as the open-loop pacer waits for an arrival (a sleep to
-//! shortly before it and a spin through the rest, at real-time priority where permitted), then
-//! wakes its task, so these sends go out within tens of microseconds of their time rather than
-//! on the runtime's millisecond timer ticks. A deadline earlier than the one the thread waits
-//! for cuts its wait short. A `MovingWait` keeps one wait for a deadline that may move (the tree
-//! player's earliest queued turn).
+//! `delay`, an agentic trace's turn after its recorded wait, a scripted session's `s.wait`. A
+//! thread of its own keeps their deadlines and waits for the earliest as the open-loop pacer
+//! waits for an arrival (a sleep to shortly before it and a spin through the rest, at real-time
+//! priority where permitted), then wakes its task, so these sends go out within tens of
+//! microseconds of their time rather than on the runtime's millisecond timer ticks. A deadline
+//! earlier than the one the thread waits for cuts its wait short. A `MovingWait` keeps one wait
+//! for a deadline that may move (the tree player's earliest queued turn).
 
 use std::cmp::{Ordering as Order, Reverse};
 use std::collections::BinaryHeap;
