@@ -26,7 +26,9 @@ pub const TIMER_WAKE_LATENESS_P99_LIMIT_MS: f64 = 10.0;
 /// Above this p99 a scripted phase's sessions waited too long for their script worker once an
 /// answer was back. An answer that finds its worker asleep waits for the thread's wake-up, as a
 /// timer's session does, so it is held to the same limit; a worker busy with other sessions'
-/// functions makes it wait longer.
+/// functions makes it wait longer. Over it, the client is blamed where the waits held the
+/// sessions back (`held_sessions_back`); a late session start (a session rate) is judged by its
+/// first step's dispatch delay.
 pub const SCRIPT_RESUME_DELAY_P99_LIMIT_MS: f64 = TIMER_WAKE_LATENESS_P99_LIMIT_MS;
 /// Above this share of a scripted phase's sessions slowed by their script workers (a p99 over
 /// sessions), the workers held the sessions back.
@@ -295,10 +297,10 @@ fn runtime_wait_hint(check: &ClientSelfCheck, pacing_p99_ms: f64) -> String {
 }
 
 /// Whether answers that waited long for their script workers (a resume delay p99 over its
-/// limit) held the phase's sessions back: the workers were saturated, or more than one session in
-/// a hundred (and two at least) was slowed by them (`slowed_by_worker`). A
-/// wave of answers that came together and queued for a few milliseconds behind each other's
-/// session functions, in sessions of seconds, did not. With no session ended the tail decides.
+/// limit) held the phase's sessions back: the workers were saturated, or more than one session
+/// in a hundred (and two at least) was slowed by them (`slowed_by_worker`). A wave of answers
+/// that came together and queued for a few milliseconds behind each other's session functions,
+/// in sessions of seconds, did not. With no session ended the tail decides.
 fn held_sessions_back(time: ScriptWorkersTime) -> bool {
     let saturated = time.busy_percent().is_some_and(|busy| busy >= CPU_SATURATION_SHARE * 100.0);
     let slowed = time.sessions_slowed >= LATE_DURATIONS_FOR_A_VERDICT
