@@ -98,6 +98,15 @@ fn a_misspelt_name_or_a_method_read_as_a_property_gets_a_hint() {
     );
     assert!(stderr.contains("helper.rhai:4:"), "{stderr}");
     assert!(stderr.contains("Function not found: answr (array) (did you mean `answer`?)"), "{stderr}");
+    // A function of the API called with other arguments: what it takes.
+    let stderr =
+        session_error("takes", "let agent = |s| { s.chat(#{ user: \"hi\", max_tokens: 2 }); s.wait(\"1s\"); };\n");
+    assert!(
+        stderr.contains(
+            "takes.rhai:3:61: Function not found: wait (Session, &str | ImmutableString | String) (`wait` takes (Session, f64) or (Session, i64))"
+        ),
+        "{stderr}"
+    );
 }
 
 #[test]

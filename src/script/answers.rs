@@ -107,7 +107,6 @@ impl Answer {
 /// nearest field: its fields are fixed, so it is a typo that would otherwise read as `()`),
 /// `"text" in r`, `r.keys()`, `r.to_map()`, and printing it as its map.
 pub fn register(engine: &mut Engine) {
-    engine.register_type_with_name::<Answer>("Answer");
     for name in FIELDS {
         engine.register_get(name, move |answer: &mut Answer| answer.field(name).unwrap_or_default());
     }

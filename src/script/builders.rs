@@ -9,13 +9,10 @@ use crate::plan::{Dataset, Endpoint, Phase};
 
 pub fn register(engine: &mut Engine) {
     engine
-        .register_type_with_name::<Endpoint>("Endpoint")
         .register_fn("to_string", |e: &mut Endpoint| json_text(e))
         .register_fn("to_debug", |e: &mut Endpoint| json_text(e))
-        .register_type_with_name::<Dataset>("Dataset")
         .register_fn("to_string", |d: &mut Dataset| json_text(d))
         .register_fn("to_debug", |d: &mut Dataset| json_text(d))
-        .register_type_with_name::<Phase>("Phase")
         .register_fn("to_string", |p: &mut Phase| json_text(p))
         .register_fn("to_debug", |p: &mut Phase| json_text(p));
     engine.register_fn("endpoint", super::endpoint::endpoint);

@@ -21,7 +21,6 @@ pub struct Comparison {
 
 pub fn register(engine: &mut Engine) {
     engine
-        .register_type_with_name::<Comparison>("Comparison")
         .register_fn("compare", |baseline: RunResults, candidate: RunResults| Comparison {
             baseline: baseline.0,
             candidate: candidate.0,

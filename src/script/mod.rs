@@ -61,6 +61,7 @@ mod trace_synthesis;
 mod trial_results;
 mod trial_runner;
 mod trials;
+mod type_names;
 mod units;
 mod video;
 
@@ -142,6 +143,7 @@ pub fn build_engine(host: Arc<RunHost>, settings: &ScenarioSettings) -> Engine {
     sessions::same_closure_names_in_every_process();
     let mut engine = Engine::new();
     limits::apply(&mut engine, settings.max_operations);
+    type_names::register(&mut engine);
     engine.set_module_resolver(imports::ImportResolver::new(
         settings.search_path.clone(),
         settings.libraries.clone(),

@@ -2,19 +2,22 @@
 //! function no signature matches: the nearest name the engine or the script knows ("did you
 //! mean"), or a method read as a property; for `lib::name`, the nearest of the functions of the
 //! module the script imported as `lib`, and for a bare name one of those modules has, that it is
-//! there. Rhai's function metadata holds names and parameter counts, not type names, so a
-//! property's nearest name is sought among aiperf's own (it may be another of its types').
+//! there. A function the script or aiperf has, called with other arguments, gets what it takes.
+//! A property's nearest name is sought among aiperf's own (it may be another of its types').
 //! Computed only when such an error is reported.
 
 use rhai::{AST, ASTNode, Engine, EvalAltResult, Expr, FnAccess, Module, Position, Shared, Stmt};
 
+use super::type_names;
 use crate::suggest::typo_of;
 
-/// A function the engine knows: its name (`get$x` for the getter of property `x`) and how many
-/// parameters it takes.
+/// A function the engine knows: its name (`get$x` for the getter of property `x`), how many
+/// parameters it takes, and (for aiperf's and the script's own, not the standard library's)
+/// what: `(Session, f64)`, `(calls)`.
 struct Known {
     name: String,
     params: usize,
+    takes: Option<String>,
 }
 
 /// The hint for `error`, if it is about a name and one helps; `ast` is the script's, whose own
@@ -32,7 +35,11 @@ pub fn for_error(error: &EvalAltResult, engine: &Engine, ast: &AST) -> Option<St
                 return module_function_hint(alias, name, engine, ast);
             }
             let mut known = known_functions(engine, true);
-            known.extend(ast.iter_functions().map(|f| Known { name: f.name.to_string(), params: f.params.len() }));
+            known.extend(ast.iter_functions().map(|f| Known {
+                name: f.name.to_string(),
+                params: f.params.len(),
+                takes: Some(format!("({})", f.params.join(", "))),
+            }));
             function_hint(name, &known).or_else(|| imported_elsewhere(name, *at, engine, ast))
         }
         _ => None,
@@ -77,7 +84,11 @@ fn module_functions(module: &Module) -> Vec<Known> {
         .filter(|(_, access, name, ..)| {
             *access == FnAccess::Public && !name.starts_with(super::module_closures::CLOSURE_PREFIX)
         })
-        .map(|(_, _, name, params, _)| Known { name: name.to_string(), params })
+        .map(|(_, _, name, params, f)| Known {
+            name: name.to_string(),
+            params,
+            takes: Some(format!("({})", f.params.join(", "))),
+        })
         .collect()
 }
 
@@ -139,12 +150,40 @@ fn property_hint(property: &str, known: &[Known]) -> Option<String> {
 }
 
 fn function_hint(name: &str, known: &[Known]) -> Option<String> {
-    if known.iter().any(|k| k.name == name) {
-        // A known function, called with other arguments: Rhai's message shows them.
-        return None;
+    let same_name: Vec<&Known> = known.iter().filter(|k| k.name == name).collect();
+    if !same_name.is_empty() {
+        // A known function, called with other arguments (Rhai's message shows them): what it
+        // takes, unless an overload cannot say (the standard library's: it has many).
+        return takes_hint(name, &same_name);
     }
     let names = sorted_names(known.iter().map(|k| k.name.as_str()));
     typo_of(name, &names).map(|near| format!("did you mean `{near}`?"))
+}
+
+/// The most overloads a hint lists.
+const MAX_LISTED_OVERLOADS: usize = 4;
+
+/// "`name` takes (Session, f64) or (Session, i64)": its overloads, distinct and sorted.
+fn takes_hint(name: &str, overloads: &[&Known]) -> Option<String> {
+    let mut takes: Vec<&str> = Vec::new();
+    for overload in overloads {
+        let each = overload.takes.as_deref()?;
+        if !takes.contains(&each) {
+            takes.push(each);
+        }
+    }
+    // The engine keeps its functions in a hash map: sorted, the hint reads the same every time.
+    takes.sort_unstable();
+    let listed = takes.len().min(MAX_LISTED_OVERLOADS);
+    let mut list = match &takes[..listed] {
+        [only] => only.to_string(),
+        [first @ .., last] => format!("{} or {last}", first.join(", ")),
+        [] => return None,
+    };
+    if takes.len() > listed {
+        list.push_str(&format!(" (and {} more)", takes.len() - listed));
+    }
+    Some(format!("`{name}` takes {list}"))
 }
 
 /// The distinct identifiers among `names`, sorted.
@@ -160,13 +199,38 @@ fn is_identifier(name: &str) -> bool {
         && name.chars().all(|c| c.is_alphanumeric() || c == '_')
 }
 
-/// The functions registered on the engine, and with `standard` the standard library's too.
+/// The functions registered on the engine (with what they take), and with `standard` the
+/// standard library's too.
 fn known_functions(engine: &Engine, standard: bool) -> Vec<Known> {
-    engine.collect_fn_metadata(
+    let own = engine.collect_fn_metadata(
         None,
-        |info| Some(Known { name: info.metadata.name.to_string(), params: info.metadata.num_params }),
-        standard,
-    )
+        |info| {
+            let takes: Option<Vec<&str>> = info.metadata.param_types.iter().map(|id| type_names::of(*id)).collect();
+            let known = Known {
+                name: info.metadata.name.to_string(),
+                params: info.metadata.num_params,
+                takes: takes.map(|takes| format!("({})", takes.join(", "))),
+            };
+            Some((info.metadata.hash, known))
+        },
+        false,
+    );
+    let own_hashes: std::collections::HashSet<u64> = own.iter().map(|(hash, _)| *hash).collect();
+    let mut known: Vec<Known> = own.into_iter().map(|(_, known)| known).collect();
+    if standard {
+        known.extend(engine.collect_fn_metadata(
+            None,
+            |info| {
+                (!own_hashes.contains(&info.metadata.hash)).then(|| Known {
+                    name: info.metadata.name.to_string(),
+                    params: info.metadata.num_params,
+                    takes: None,
+                })
+            },
+            true,
+        ));
+    }
+    known
 }
 
 #[cfg(test)]
@@ -186,6 +250,8 @@ mod tests {
         engine.register_fn("results", || Results);
         engine.register_fn("wait", |_: &mut Results, _: f64| ());
         engine.register_fn("wait", |_: &mut Results, _: i64| ());
+        engine.register_fn("pause", |_: f64| ());
+        engine.register_fn("pause", |_: i64| ());
         engine
     }
 
@@ -209,10 +275,31 @@ mod tests {
     fn a_misspelt_function_gets_the_nearest_name() {
         assert_eq!(hint("results().metrc(\"x\")").as_deref(), Some("did you mean `metric`?"));
         assert_eq!(hint("reslts()").as_deref(), Some("did you mean `results`?"));
-        assert_eq!(hint("results().wait(\"3\")"), None, "a known name with other arguments");
         assert_eq!(hint("results().xyzzy_plugh()"), None);
         let script_function = "fn answer(calls) { calls } answr([])";
         assert_eq!(hint(script_function).as_deref(), Some("did you mean `answer`?"), "the script's own function");
+    }
+
+    #[test]
+    fn a_known_function_called_with_other_arguments_gets_what_it_takes() {
+        assert_eq!(hint("pause(\"3\")").as_deref(), Some("`pause` takes (f64) or (i64)"));
+        assert_eq!(hint("results().wait(\"3\")"), None, "a parameter of a type no scenario knows by name");
+        assert_eq!(
+            hint("fn answer(calls, limit) { calls } answer([])").as_deref(),
+            Some("`answer` takes (calls, limit)")
+        );
+        assert_eq!(hint("len(1, 2, 3)"), None, "the standard library's overloads are not listed");
+    }
+
+    #[test]
+    fn at_most_four_overloads_are_listed() {
+        let overload = |takes: &str| Known { name: "f".into(), params: 1, takes: Some(takes.into()) };
+        let known: Vec<Known> = ["(i64)", "(f64)", "(string)", "(map)", "(array)", "(i64)"].map(overload).into();
+        let overloads: Vec<&Known> = known.iter().collect();
+        assert_eq!(
+            takes_hint("f", &overloads).as_deref(),
+            Some("`f` takes (array), (f64), (i64) or (map) (and 1 more)")
+        );
     }
 
     #[test]
@@ -230,6 +317,7 @@ mod tests {
         };
         assert_eq!(hint("import \"lib\" as lib; lib::gret(1)").as_deref(), Some("did you mean `lib::greet`?"));
         assert_eq!(hint("import \"lib\" as lib; lib::hiden()"), None, "a private function is not offered");
+        assert_eq!(hint("import \"lib\" as lib; lib::greet()").as_deref(), Some("`lib::greet` takes (name)"));
         assert_eq!(hint("import \"lib\" as lib; wave()").as_deref(), Some("`wave` is in module `lib`: `lib::wave()`"));
         assert_eq!(hint("wave(); import \"lib\" as lib;"), None, "an import after the call");
         assert_eq!(hint("fn f() { import \"lib\" as lib; } greet(1)"), None, "an import inside a function");

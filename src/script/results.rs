@@ -24,7 +24,6 @@ const STAT_NAMES: [&str; 15] =
 
 pub fn register(engine: &mut Engine) {
     engine
-        .register_type_with_name::<RunResults>("RunResults")
         .register_fn("metric", metric)
         .register_fn("has_metric", |r: &mut RunResults, tag: &str| r.0.metric(tag).is_some())
         .register_fn("metrics", |r: &mut RunResults| {
@@ -50,7 +49,6 @@ pub fn register(engine: &mut Engine) {
         .register_fn("to_string", |r: &mut RunResults| summary_line(&r.0))
         .register_fn("to_debug", |r: &mut RunResults| summary_line(&r.0));
     engine
-        .register_type_with_name::<MetricStats>("MetricStats")
         .register_get("unit", |m: &mut MetricStats| m.0.unit.to_string())
         .register_get("tag", |m: &mut MetricStats| m.0.tag.to_string())
         .register_fn("to_string", |m: &mut MetricStats| stats_line(&m.0))

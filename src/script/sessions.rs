@@ -246,7 +246,6 @@ pub(super) fn scripted_mode(
 const MAX_TEXT_TOKENS: u64 = 1_000_000;
 
 pub fn register(engine: &mut Engine) {
-    engine.register_type_with_name::<Session>("Session");
     super::answers::register(engine);
     engine.register_get("id", |s: &mut Session| s.id() as i64);
     engine.register_get("turn", |s: &mut Session| i64::from(s.turn()));
