@@ -107,6 +107,9 @@ fn a_misspelt_name_or_a_method_read_as_a_property_gets_a_hint() {
         ),
         "{stderr}"
     );
+    let stderr =
+        session_error("property", "let agent = |s| { s.chat(#{ user: \"hi\", max_tokens: 2 }); s.turn(); };\n");
+    assert!(stderr.contains("Function not found: turn (Session) (`turn` is a property: `.turn`)"), "{stderr}");
 }
 
 #[test]

@@ -1,9 +1,10 @@
 //! A hint for Rhai's errors about a name it cannot serve: a property no getter reads, a
 //! function no signature matches: the nearest name the engine or the script knows ("did you
-//! mean"), or a method read as a property; for `lib::name`, the nearest of the functions of the
-//! module the script imported as `lib`, and for a bare name one of those modules has, that it is
-//! there. A function the script or aiperf has, called with other arguments, gets what it takes.
-//! A property's nearest name is sought among aiperf's own (it may be another of its types').
+//! mean"), a method read as a property or a property called as a method; for `lib::name`, the
+//! nearest of the functions of the module the script imported as `lib`, and for a bare name one
+//! of those modules has, that it is there. A function the script or aiperf has, called with other
+//! arguments, gets what it takes. A property's nearest name is sought among aiperf's own (it may
+//! be another of its types').
 //! Computed only when such an error is reported.
 
 use rhai::{AST, ASTNode, Engine, EvalAltResult, Expr, FnAccess, Module, Position, Shared, Stmt};
@@ -156,6 +157,10 @@ fn function_hint(name: &str, known: &[Known]) -> Option<String> {
         // takes, unless an overload cannot say (the standard library's: it has many).
         return takes_hint(name, &same_name);
     }
+    let getter = format!("get${name}");
+    if known.iter().any(|k| k.name == getter) {
+        return Some(format!("`{name}` is a property: `.{name}`"));
+    }
     let names = sorted_names(known.iter().map(|k| k.name.as_str()));
     typo_of(name, &names).map(|near| format!("did you mean `{near}`?"))
 }
@@ -276,6 +281,10 @@ mod tests {
         assert_eq!(hint("results().metrc(\"x\")").as_deref(), Some("did you mean `metric`?"));
         assert_eq!(hint("reslts()").as_deref(), Some("did you mean `results`?"));
         assert_eq!(hint("results().xyzzy_plugh()"), None);
+        assert_eq!(
+            hint("results().request_count()").as_deref(),
+            Some("`request_count` is a property: `.request_count`")
+        );
         let script_function = "fn answer(calls) { calls } answr([])";
         assert_eq!(hint(script_function).as_deref(), Some("did you mean `answer`?"), "the script's own function");
     }
