@@ -1,7 +1,7 @@
-//! The plan types a scenario holds (`Endpoint`, `Dataset`, `Phase`) and the `endpoint`
-//! builder's registration; the builders themselves live in `endpoint.rs`, `synthetic.rs`,
-//! `file_dataset.rs` and `phases.rs`. Each validates its map and returns a typed value that
-//! `run(#{..})` accepts.
+//! How the plan types a scenario holds (`Endpoint`, `Dataset`, `Phase`, named in
+//! `type_names.rs`) print, and the `endpoint` builder's registration; the builders themselves
+//! live in `endpoint.rs`, `synthetic.rs`, `file_dataset.rs` and `phases.rs`. Each validates its
+//! map and returns a typed value that `run(#{..})` accepts.
 
 use rhai::Engine;
 
