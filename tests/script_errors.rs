@@ -110,6 +110,13 @@ fn a_misspelt_name_or_a_method_read_as_a_property_gets_a_hint() {
     let stderr =
         session_error("property", "let agent = |s| { s.chat(#{ user: \"hi\", max_tokens: 2 }); s.turn(); };\n");
     assert!(stderr.contains("Function not found: turn (Session) (`turn` is a property: `.turn`)"), "{stderr}");
+    // A map's missing key read on.
+    let stderr = session_error(
+        "unit",
+        "let agent = |s| { let r = s.chat(#{ user: \"hi\", max_tokens: 2 }); r.usage.totl_tokens.len(); };\n",
+    );
+    let unit = "Function not found: len (()) (a value it was given is `()`: what a map gives for a key it lacks)";
+    assert!(stderr.contains(&format!("unit.rhai:3:87: {unit}")), "{stderr}");
 }
 
 #[test]

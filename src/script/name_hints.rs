@@ -4,7 +4,8 @@
 //! nearest of the functions of the module the script imported as `lib`, and for a bare name one
 //! of those modules has, that it is there. A function the script or aiperf has, called with other
 //! arguments, gets what it takes. A property's nearest name is sought among aiperf's own (it may
-//! be another of its types').
+//! be another of its types'). A `()` read or passed where a value was wanted says where one
+//! comes from.
 //! Computed only when such an error is reported.
 
 use rhai::{AST, ASTNode, Engine, EvalAltResult, Expr, FnAccess, Module, Position, Shared, Stmt};
@@ -28,23 +29,43 @@ pub fn for_error(error: &EvalAltResult, engine: &Engine, ast: &AST) -> Option<St
         // Only aiperf's own properties and methods: the standard library's (`len`, `keys`, ..)
         // would be offered for values of other types.
         EvalAltResult::ErrorDotExpr(message, _) => {
-            property_hint(unknown_property(message)?, &known_functions(engine, false))
+            let property = unknown_property(message)?;
+            if message.ends_with("for type '()'") {
+                return Some(format!("the value before `.{property}` is `()`: {UNIT_IS}"));
+            }
+            property_hint(property, &known_functions(engine, false))
         }
         EvalAltResult::ErrorFunctionNotFound(call, at) => {
-            let name = call.split_once(" (").map_or(call.as_str(), |(name, _)| name);
-            if let Some((alias, name)) = name.rsplit_once("::") {
-                return module_function_hint(alias, name, engine, ast);
+            let (name, given) = call.split_once(" (").unwrap_or((call.as_str(), ""));
+            let hint = name_hint(name, *at, engine, ast);
+            // Rhai lists the arguments' types: `(map, ())`.
+            let given = given.strip_suffix(')').unwrap_or(given);
+            let given_unit = given.split(", ").any(|given| given == "()");
+            match (hint, given_unit) {
+                (Some(hint), true) => Some(format!("{hint}; a value it was given is `()`: {UNIT_IS}")),
+                (None, true) => Some(format!("a value it was given is `()`: {UNIT_IS}")),
+                (hint, false) => hint,
             }
-            let mut known = known_functions(engine, true);
-            known.extend(ast.iter_functions().map(|f| Known {
-                name: f.name.to_string(),
-                params: f.params.len(),
-                takes: Some(format!("({})", f.params.join(", "))),
-            }));
-            function_hint(name, &known).or_else(|| imported_elsewhere(name, *at, engine, ast))
         }
         _ => None,
     }
+}
+
+/// Where a `()` comes from when a script did not mean one, most often.
+const UNIT_IS: &str = "what a map gives for a key it lacks";
+
+/// The hint for a call of `name` that no function of that name and arguments serves.
+fn name_hint(name: &str, at: Position, engine: &Engine, ast: &AST) -> Option<String> {
+    if let Some((alias, name)) = name.rsplit_once("::") {
+        return module_function_hint(alias, name, engine, ast);
+    }
+    let mut known = known_functions(engine, true);
+    known.extend(ast.iter_functions().map(|f| Known {
+        name: f.name.to_string(),
+        params: f.params.len(),
+        takes: Some(format!("({})", f.params.join(", "))),
+    }));
+    function_hint(name, &known).or_else(|| imported_elsewhere(name, at, engine, ast))
 }
 
 /// `import "<path>" as <alias>` in the script (or without `as`).
@@ -335,6 +356,22 @@ mod tests {
             Some(
                 "`greet` is in module \"lib\", imported without a name: `import \"lib\" as lib;` then `lib::greet(..)`"
             )
+        );
+    }
+
+    #[test]
+    fn a_unit_where_a_value_was_wanted_is_named_with_where_it_comes_from() {
+        assert_eq!(
+            hint("let c = #{ name: \"search\" }; c.fnction.name").as_deref(),
+            Some("the value before `.name` is `()`: what a map gives for a key it lacks")
+        );
+        assert_eq!(
+            hint("let r = #{}; r.tool_call.len()").as_deref(),
+            Some("a value it was given is `()`: what a map gives for a key it lacks")
+        );
+        assert_eq!(
+            hint("let r = #{}; pause(r.seconds)").as_deref(),
+            Some("`pause` takes (f64) or (i64); a value it was given is `()`: what a map gives for a key it lacks")
         );
     }
 
