@@ -521,6 +521,33 @@ run(#{ name: "failing", endpoint: target, phases: [users(#{ users: 2, session: a
     assert!(run.stderr().contains("session 2 failed:"), "{}", run.stderr());
 }
 
+/// `s.chat("text")` is `s.chat(#{ user: "text" })`: each step adds its user message and its
+/// answer to the history the next one sends.
+#[test]
+fn a_chat_step_of_a_bare_string_sends_it_as_the_user_s_message() {
+    let run = run_scenario(
+        "shorthand",
+        r#"let target = endpoint(#{ url: "mock", model: "m", kind: "chat", streaming: true });
+let agent = |s| {
+    let first = s.chat("hello");
+    s.chat(#{ user: "again", max_tokens: 4 });
+    let last = s.chat("and once more");
+    let roles = s.history.map(|m| m.role);
+    let users = s.history.filter(|m| m.role == "user").map(|m| m.content);
+    if roles != ["user", "assistant", "user", "assistant", "user", "assistant"] { throw `roles: ${roles}`; }
+    if users != ["hello", "again", "and once more"] { throw `user messages: ${users}`; }
+    if !first.ok || !last.ok || last.text == "" { throw `answers: ${first} ${last}`; }
+};
+run(#{ name: "shorthand", endpoint: target, phases: [users(#{ users: 2, session: agent, sessions: 4 })] });
+"#,
+    );
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let summary = run.summary("shorthand");
+    assert_eq!(stat(&summary, "request_count", "avg"), 12.0, "three steps in each of 4 sessions");
+    let sessions = scripted(&summary);
+    assert_eq!((sessions["completed"].as_u64(), sessions["failed"].as_u64()), (Some(4), Some(0)), "{sessions}");
+}
+
 /// A runaway recursion in a session function stops at the sandbox's call limit, as it does at
 /// the scenario's top level, and ends that session only: each session's stack has room for the
 /// deepest nesting the sandbox allows (this recursion, expressions nested in each call, overran

@@ -254,6 +254,12 @@ pub fn register(engine: &mut Engine) {
     engine.register_get("history", |s: &mut Session| -> ScriptResult<Dynamic> { rhai::serde::to_dynamic(s.history()) });
     engine.register_get_set("state", |s: &mut Session| s.values(), |s: &mut Session, values: Map| s.set_values(values));
     engine.register_fn("chat", chat);
+    // `s.chat("hi")`: `s.chat(#{ user: "hi" })`.
+    engine.register_fn("chat", |s: &mut Session, user: ImmutableString| {
+        let mut map = Map::new();
+        map.insert("user".into(), user.into());
+        chat(s, map)
+    });
     engine.register_fn("embed", embed);
     engine.register_fn("rerank", rerank);
     engine.register_fn("random", |s: &mut Session| s.random());
