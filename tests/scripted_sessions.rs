@@ -548,6 +548,67 @@ run(#{ name: "shorthand", endpoint: target, phases: [users(#{ users: 2, session:
     assert_eq!((sessions["completed"].as_u64(), sessions["failed"].as_u64()), (Some(4), Some(0)), "{sessions}");
 }
 
+/// A sub-agent (`s.sub_agent()`) is a conversation of its own in the session: its steps send its
+/// history alone and the session's none of it; its records name its conversation, count its
+/// turns from 0 and carry its depth, under the session's correlation id; the session's steps
+/// and tally hold them all.
+#[test]
+fn a_sub_agent_keeps_a_history_of_its_own_and_its_records_say_where_it_sits() {
+    let run = run_scenario(
+        "sub_agents",
+        r#"let target = endpoint(#{ url: "mock", model: "m", kind: "chat", streaming: true });
+let agent = |s| {
+    s.chat(#{ user: "plan the work", max_tokens: 4, tag: "plan" });
+    let helper = s.sub_agent();
+    helper.chat(#{ messages: [system("You summarise."), user("summarise part one")], max_tokens: 4, tag: "sub" });
+    helper.chat(#{ user: "shorter", max_tokens: 4, tag: "sub" });
+    let deeper = helper.sub_agent();
+    deeper.chat(#{ user: "check it", max_tokens: 4, tag: "subsub" });
+    s.chat(#{ user: `the helper said: ${helper.history[-1].content}`, max_tokens: 4, tag: "plan" });
+    let lengths = [s.history.len(), helper.history.len(), deeper.history.len()];
+    if lengths != [4, 5, 2] { throw `history lengths: ${lengths}`; }
+    if s.history[2].content.len() < 17 || helper.history[1].content != "summarise part one" { throw "histories mixed"; }
+    let turns = [s.turn, helper.turn, deeper.turn, s.steps, helper.steps];
+    if turns != [2, 2, 1, 5, 5] { throw `turns: ${turns}`; }
+    if [s.depth, helper.depth, deeper.depth] != [0, 1, 2] { throw "depths"; }
+};
+run(#{ name: "sub_agents", endpoint: target, phases: [users(#{ users: 2, session: agent, sessions: 3 })] });
+"#,
+    );
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let summary = run.summary("sub_agents");
+    assert_eq!(stat(&summary, "request_count", "avg"), 15.0);
+    let sessions = scripted(&summary);
+    assert_eq!((sessions["completed"].as_u64(), sessions["failed"].as_u64()), (Some(3), Some(0)), "{sessions}");
+    assert_eq!(sessions["steps_per_session"]["avg"].as_f64(), Some(5.0), "a sub-agent's steps are its session's");
+    assert_eq!(sessions["steps"]["sub"]["requests"].as_u64(), Some(6));
+    let mut seen: Vec<(String, u64, u64, String)> = run
+        .records("sub_agents")
+        .iter()
+        .map(|record| {
+            let metadata = &record["metadata"];
+            let text = |key: &str| metadata[key].as_str().unwrap_or("").to_string();
+            assert_eq!(text("x_correlation_id"), text("root_correlation_id"), "one session, one correlation id");
+            let number = |key: &str| metadata[key].as_u64().unwrap_or(99);
+            (text("conversation_id"), number("turn_index"), number("agent_depth"), text("x_correlation_id"))
+        })
+        .collect();
+    seen.sort();
+    let of_session = |session: &str| -> Vec<(String, u64, u64)> {
+        seen.iter()
+            .filter(|(conversation, ..)| conversation.starts_with(session))
+            .map(|(conversation, turn, depth, _)| (conversation.clone(), *turn, *depth))
+            .collect()
+    };
+    let named = |suffix: &str, turn: u64, depth: u64| (format!("session_000001{suffix}"), turn, depth);
+    assert_eq!(
+        of_session("session_000001"),
+        [named("", 0, 0), named("", 1, 0), named("_agent_1", 0, 1), named("_agent_1", 1, 1), named("_agent_2", 0, 2)]
+    );
+    let correlation_ids: std::collections::BTreeSet<&str> = seen.iter().map(|(.., id)| id.as_str()).collect();
+    assert_eq!(correlation_ids.len(), 3, "one a session: {seen:?}");
+}
+
 /// A runaway recursion in a session function stops at the sandbox's call limit, as it does at
 /// the scenario's top level, and ends that session only: each session's stack has room for the
 /// deepest nesting the sandbox allows (this recursion, expressions nested in each call, overran
@@ -620,6 +681,10 @@ fn a_step_that_cannot_be_sent_as_asked_ends_its_session_and_sends_nothing() {
         (
             r#"s.chat(#{ tool_results: ["found"] })"#,
             "chat: tool_results[0] answers no tool call: the last answer asked for none",
+        ),
+        (
+            "let a = s; for n in 0..1024 { a = a.sub_agent(); }",
+            "s.sub_agent: a session holds at most 1024 conversations (its own and its sub-agents')",
         ),
     ] {
         let run = run_scenario(

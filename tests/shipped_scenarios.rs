@@ -1,5 +1,5 @@
-//! The sweep, search, gate and library scenarios under scenarios/ run against the built-in
-//! mock (shortened through their environment variables), so none of them can rot.
+//! The sweep, search, gate, agent and library scenarios under scenarios/ run against the
+//! built-in mock (shortened through their environment variables), so none of them can rot.
 
 mod common;
 
@@ -193,6 +193,36 @@ fn the_agent_tools_and_rag_pipeline_scenarios_run_their_sessions_whole() {
     for step in ["embed", "rerank", "generate"] {
         assert!(text(&out.stdout).contains(&format!("{step}: 6 requests, 0 errors")), "{}", text(&out.stdout));
     }
+}
+
+/// The orchestrator's sub-agents: a searcher for each of the mock's two tool calls and a reviewer
+/// at the end, each a conversation of its own at depth 1 in the records.
+#[test]
+fn the_sub_agents_scenario_hands_each_search_to_a_sub_agent_of_its_own() {
+    let dir = tempfile::tempdir().expect("dir");
+    let out = run_shipped(dir.path(), "sub_agents", &[("AIPERF_SESSIONS", "4"), ("AIPERF_USERS", "2")]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    for (step, requests) in [("plan", 12), ("search", 8), ("review", 4)] {
+        let line = format!("{step}: {requests} requests, 0 errors");
+        assert!(text(&out.stdout).contains(&line), "{line}: {}", text(&out.stdout));
+    }
+    let records =
+        std::fs::read_to_string(dir.path().join("artifacts/sub_agents/profile_export.jsonl")).expect("records");
+    let mut conversations = std::collections::BTreeMap::<String, (u64, u64)>::new();
+    for line in records.lines() {
+        let record: Value = serde_json::from_str(line).expect("a record");
+        let metadata = &record["metadata"];
+        let conversation = metadata["conversation_id"].as_str().unwrap_or("").to_string();
+        let depth = metadata["agent_depth"].as_u64().unwrap_or(99);
+        let entry = conversations.entry(conversation).or_insert((depth, 0));
+        assert_eq!(entry.0, depth, "one depth a conversation");
+        entry.1 += 1;
+    }
+    let by_depth =
+        |depth: u64| conversations.values().filter(|(d, _)| *d == depth).map(|(_, n)| *n).collect::<Vec<_>>();
+    assert_eq!(by_depth(0), [3, 3, 3, 3], "each session's own: a plan and two tool rounds");
+    assert_eq!(by_depth(1), [1; 12], "two searchers and a reviewer a session, one request each");
+    assert!(conversations.contains_key("session_000002_agent_3"), "{conversations:?}");
 }
 
 /// One run per reasoning effort against the mock: each reasons for its effort's tokens, and its

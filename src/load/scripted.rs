@@ -15,7 +15,7 @@ use crate::builtin_server::BuiltInServer;
 use crate::client::HttpClient;
 use crate::dataset::tokenizer::Tokenizer;
 use crate::plan::Endpoint;
-use crate::record::{RequestRecord, SessionTurn, StepPlace, ToolCall, Usage};
+use crate::record::{AgentPlace, RequestRecord, SessionTurn, StepPlace, ToolCall, Usage};
 
 /// Plays a scripted phase to its end.
 pub trait SessionPlayer: Send + Sync {
@@ -187,6 +187,9 @@ pub struct Step {
     pub turn: SessionTurn,
     /// Its tag, and the url of the endpoint it goes to when not the run's own.
     pub place: StepPlace,
+    /// A sub-agent's step: its place among the session's agents (boxed: a step is moved from
+    /// the session to its porter, and most steps have none).
+    pub agent: Option<Box<AgentPlace>>,
 }
 
 /// What a step's request came back with, read from its record before the metrics get it.
@@ -258,7 +261,7 @@ pub async fn send_step(
         max_tokens: step.max_tokens,
         audio_seconds: None,
         turn: Some(step.turn),
-        agent: None,
+        agent: step.agent.map(|agent| *agent),
         conversation: None,
         woke_on_timer: false,
     };

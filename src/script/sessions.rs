@@ -1,7 +1,8 @@
 //! The Rhai face of scripted sessions (`agents/scripted/`): `users(#{ users, session: agent })`
 //! (read here for `phases.rs`), the session `s` a function gets with its steps (`s.chat`,
-//! `s.embed`, `s.rerank`, `s.wait`) and its answers (`answers.rs`), the message helpers, and the
-//! functions kept beside the plans, which name them only.
+//! `s.embed`, `s.rerank`, `s.wait`), its sub-agents (`s.sub_agent()`) and its answers
+//! (`answers.rs`), the message helpers, and the functions kept beside the plans, which name
+//! them only.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -251,6 +252,8 @@ pub fn register(engine: &mut Engine) {
     engine.register_get("turn", |s: &mut Session| i64::from(s.turn()));
     engine.register_get("steps", |s: &mut Session| s.steps() as i64);
     engine.register_get("tool_calls", |s: &mut Session| s.tool_calls() as i64);
+    engine.register_get("depth", |s: &mut Session| i64::from(s.depth()));
+    engine.register_fn("sub_agent", |s: &mut Session| -> ScriptResult<Session> { s.sub_agent().or_else(script_error) });
     engine.register_get("history", |s: &mut Session| -> ScriptResult<Dynamic> { rhai::serde::to_dynamic(s.history()) });
     engine.register_get_set("state", |s: &mut Session| s.values(), |s: &mut Session, values: Map| s.set_values(values));
     engine.register_fn("chat", chat);

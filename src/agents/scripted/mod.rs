@@ -4,6 +4,7 @@
 //! client, records and metrics, as every request does.
 
 mod clients;
+mod conversations;
 mod dialects;
 mod history;
 mod made_texts;

@@ -1,13 +1,15 @@
 //! One session as its function sees it: its steps (chat, embeddings, rerank), each sent by its
 //! user's porter on the runtime while the session's coroutine pauses, its client-side waits, its
-//! history and state, its own random draws and texts, and what it did, for the phase's tally.
+//! conversations (its own and its sub-agents', `conversations.rs`) and state, its own random
+//! draws and texts, and what it did, for the phase's tally.
 
 use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use super::clients::OtherEndpoint;
+use super::conversations::{Conversation, Conversations};
 use super::dialects::{self, Reasoning, Writer};
-use super::history::{ChatStep, History, TextCounts, tools_tokens};
+use super::history::{ChatStep, TextCounts, tools_tokens};
 use super::made_texts::{MadeTexts, StepCounts};
 use super::phase::PhaseShared;
 use super::porters::StepOrder;
@@ -100,9 +102,14 @@ struct StepMark {
     streamed: bool,
 }
 
-/// A session's handle; clones share it (the function's `s`).
+/// A session's handle on one of its conversations (the function's `s`, or a sub-agent's handle
+/// from `s.sub_agent()`); clones share the session.
 #[derive(Clone)]
-pub struct Session(Arc<Mutex<SessionState>>);
+pub struct Session {
+    state: Arc<Mutex<SessionState>>,
+    /// Its conversation among the session's.
+    conversation: usize,
+}
 
 struct SessionState {
     shared: Arc<PhaseShared>,
@@ -110,14 +117,10 @@ struct SessionState {
     ids: SeededRng,
     /// The function's own random draws (`s.random()`, `s.sample(..)`, `s.pick(..)`).
     draws: SeededRng,
-    history: History,
-    /// The history as the last Messages or Responses step wrote it, which the next step to
-    /// such an endpoint carries on (if it is of the same kind).
-    writer: Option<Writer>,
+    /// Its own conversation first, then its sub-agents' in the order they started.
+    conversations: Conversations,
     /// The counts of the texts it made lately (`s.text`), which it may send.
     made: MadeTexts,
-    /// Chat steps answered so far.
-    turn: u32,
     steps: Vec<StepDone>,
     tool_calls: u64,
     first_sent_ns: Option<u64>,
@@ -137,15 +140,13 @@ impl Session {
     pub(super) fn new(shared: Arc<PhaseShared>, id: u64, due_ns: Option<u64>) -> Self {
         let seed = shared.phase.ctx.id_seed ^ ((shared.phase.run.index as u64) << 32) ^ id.wrapping_mul(0x9E37_79B9);
         let draws = SeededRng::new(draws_seed(&shared, id));
-        Session(Arc::new(Mutex::new(SessionState {
+        let state = Arc::new(Mutex::new(SessionState {
             shared,
             id,
             ids: SeededRng::new(seed),
             draws,
-            history: History::default(),
-            writer: None,
+            conversations: Conversations::new(),
             made: MadeTexts::default(),
-            turn: 0,
             steps: Vec::new(),
             tool_calls: 0,
             first_sent_ns: None,
@@ -154,20 +155,35 @@ impl Session {
             waited: false,
             state: rhai::Map::new(),
             due_ns,
-        })))
+        }));
+        Session { state, conversation: 0 }
     }
 
     fn state(&self) -> MutexGuard<'_, SessionState> {
-        self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// A handle on a new conversation of the session, a sub-agent of this one's: a history of
+    /// its own, the session's steps, draws and state shared.
+    pub fn sub_agent(&self) -> Result<Session, String> {
+        let mut state = self.state();
+        let session = state.id;
+        let number = state.conversations.start_sub_agent(session, self.conversation)?;
+        Ok(Session { state: self.state.clone(), conversation: number })
+    }
+
+    /// Its depth among the session's agents: 0 for the session's own conversation.
+    pub fn depth(&self) -> u32 {
+        self.state().conversations[self.conversation].depth()
     }
 
     pub fn id(&self) -> u64 {
         self.state().id
     }
 
-    /// Chat steps answered so far.
+    /// Chat steps of its conversation answered so far.
     pub fn turn(&self) -> u32 {
-        self.state().turn
+        self.state().conversations[self.conversation].turn
     }
 
     /// Requests sent so far.
@@ -185,10 +201,11 @@ impl Session {
         self.state().tool_calls
     }
 
+    /// Its conversation's history.
     pub fn history(&self) -> Vec<serde_json::Value> {
         let mut state = self.state();
         let shared = state.shared.clone();
-        state.history.settled(shared.as_ref())
+        state.conversations[self.conversation].history.settled(shared.as_ref())
     }
 
     /// A draw in [0, 1).
@@ -225,7 +242,7 @@ impl Session {
         self.state().state = values;
     }
 
-    /// A chat step over the session's history, to an OpenAI chat, Messages or Responses
+    /// A chat step over its conversation's history, to an OpenAI chat, Messages or Responses
     /// endpoint (the history written in its API's shape); the answer joins the history.
     pub fn chat(&self, mut step: ChatStep) -> Result<Result<StepAnswer, String>, PhaseOver> {
         let (body, input_tokens, client, kind, streamed) = {
@@ -239,7 +256,8 @@ impl Session {
                 Err(why) => return Ok(Err(why)),
             };
             let shared = state.shared.clone();
-            let SessionState { history, made, writer: kept, .. } = &mut *state;
+            let SessionState { conversations, made, .. } = &mut *state;
+            let Conversation { history, writer: kept, .. } = &mut conversations[self.conversation];
             if let Err(why) = history.add_step(&mut step, &StepCounts { made, phase: shared.as_ref() }) {
                 return Ok(Err(why));
             }
@@ -277,9 +295,10 @@ impl Session {
             // As the next step sends it back: its text, and each call's name and arguments.
             let shared = state.shared.clone();
             let calls = dialects::calls_kept(kind, &answer.tool_calls);
-            state.history.add_answer(&answer.text, answer.text_tokens, &calls, shared.as_ref());
-            state.history.add_answer_reasoning(kind, answer.reasoning_blocks.clone());
-            state.turn += 1;
+            let conversation = &mut state.conversations[self.conversation];
+            conversation.history.add_answer(&answer.text, answer.text_tokens, &calls, shared.as_ref());
+            conversation.history.add_answer_reasoning(kind, answer.reasoning_blocks.clone());
+            conversation.turn += 1;
         }
         state.tool_calls += answer.tool_calls.len() as u64;
         Ok(Ok(answer))
@@ -400,10 +419,14 @@ impl Session {
                 drop(state);
                 return self.over();
             };
-            let turn = SessionTurn { session: state.id, turn: state.steps.len() as u32 };
+            let session = state.id;
+            let conversation = &mut state.conversations[self.conversation];
+            let turn = SessionTurn { session, turn: conversation.steps };
+            conversation.steps += 1;
             let scheduled_ns = state.due_ns.take().unwrap_or_else(|| state.shared.phase.ctx.clock.now_ns());
             let x_request_id = state.ids.uuid();
             let place = StepPlace { tag: tag.clone(), endpoint, produces_tokens: kind.produces_tokens(), streamed };
+            let agent = state.conversations[self.conversation].place(session);
             Step {
                 body: body.into(),
                 input_tokens,
@@ -413,6 +436,7 @@ impl Session {
                 scheduled_ns,
                 turn,
                 place,
+                agent,
             }
         };
         let Some(answer) = pause_on_step(StepOrder { client, step }) else {
