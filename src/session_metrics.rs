@@ -1,5 +1,5 @@
 //! What a phase's scripted sessions did (`agents/scripted/`): sessions started and how each
-//! ended, their latency, steps and tool calls, and each step tag's requests; exported with the
+//! ended, their latency, steps, tool calls and sub-agents, and each step tag's requests; exported with the
 //! phase in `profile_export_aiperf.json` and printed after the metrics table; and the values
 //! they come from, which a segment keeps so that `aiperf merge` computes them over all segments.
 
@@ -31,6 +31,9 @@ pub struct ScriptedSessionsSummary {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_calls_per_session: Option<Stats>,
     pub tool_calls: u64,
+    /// Sub-agents the sessions started (`s.sub_agent()`).
+    #[serde(default)]
+    pub sub_agents: u64,
     /// Each step tag's requests (a step's tag, or its kind: `chat`, `embed`, `rerank`).
     pub steps: BTreeMap<String, StepTagSummary>,
     /// The script errors that ended sessions, each with how many it ended, most first.
@@ -77,6 +80,8 @@ pub struct ScriptedSessionsTally {
     pub steps_per_session: Vec<f64>,
     pub tool_calls_per_session: Vec<f64>,
     pub tool_calls: u64,
+    #[serde(default)]
+    pub sub_agents: u64,
     pub tags: BTreeMap<String, TagValues>,
     /// Sessions ended by each script error.
     pub errors: BTreeMap<String, u64>,
@@ -105,6 +110,7 @@ impl ScriptedSessionsTally {
         self.steps_per_session.extend_from_slice(&other.steps_per_session);
         self.tool_calls_per_session.extend_from_slice(&other.tool_calls_per_session);
         self.tool_calls += other.tool_calls;
+        self.sub_agents += other.sub_agents;
         for (tag, values) in &other.tags {
             let mine = self.tags.entry(tag.clone()).or_default();
             mine.requests += values.requests;
@@ -149,6 +155,7 @@ impl ScriptedSessionsTally {
             steps_per_session: distribution(&self.steps_per_session),
             tool_calls_per_session: distribution(&self.tool_calls_per_session),
             tool_calls: self.tool_calls,
+            sub_agents: self.sub_agents,
             steps,
             errors,
             tally: self.clone(),

@@ -572,7 +572,8 @@ let agent = |s| {
     if turns != [2, 2, 1, 5, 5] { throw `turns: ${turns}`; }
     if [s.depth, helper.depth, deeper.depth] != [0, 1, 2] { throw "depths"; }
 };
-run(#{ name: "sub_agents", endpoint: target, phases: [users(#{ users: 2, session: agent, sessions: 3 })] });
+run(#{ name: "sub_agents", endpoint: target, phases: [users(#{ users: 2, session: agent, sessions: 3 })],
+       thresholds: ["scripted_sessions.sub_agents == 6"] });
 "#,
     );
     assert_eq!(run.code(), Some(0), "{}", run.stderr());
@@ -580,6 +581,8 @@ run(#{ name: "sub_agents", endpoint: target, phases: [users(#{ users: 2, session
     assert_eq!(stat(&summary, "request_count", "avg"), 15.0);
     let sessions = scripted(&summary);
     assert_eq!((sessions["completed"].as_u64(), sessions["failed"].as_u64()), (Some(3), Some(0)), "{sessions}");
+    assert_eq!(sessions["sub_agents"].as_u64(), Some(6), "two a session");
+    assert!(run.stdout().contains("; 6 sub-agents"), "the console's line names them: {}", run.stdout());
     assert_eq!(sessions["steps_per_session"]["avg"].as_f64(), Some(5.0), "a sub-agent's steps are its session's");
     assert_eq!(sessions["steps"]["sub"]["requests"].as_u64(), Some(6));
     let mut seen: Vec<(String, u64, u64, String)> = run

@@ -52,6 +52,7 @@ fn phase_rows(
         ("Sessions Cut", sessions.cut),
         ("Peak Live Sessions", sessions.peak_live),
         ("Session Tool Calls", sessions.tool_calls),
+        ("Session Sub-Agents", sessions.sub_agents),
     ];
     values.extend(counts.map(|(what, count)| (label(what), count)));
     for (tag, step) in &sessions.steps {
@@ -83,6 +84,7 @@ mod tests {
             steps_per_session: vec![2.0, 2.0, 1.0],
             tool_calls_per_session: vec![1.0, 1.0, 0.0],
             tool_calls: 2,
+            sub_agents: 4,
             tags: BTreeMap::from([("act".to_string(), tag)]),
             ..Default::default()
         };
@@ -120,7 +122,7 @@ mod tests {
             ["Step act Latency (ms)", "20.00", "10.00", "30.00"]
         );
         let counts = "Sessions Started,3.00\r\nSessions Completed,2.00\r\nSessions Failed,0.00\r\nSessions Cut,1.00\r\n\
-            Peak Live Sessions,2.00\r\nSession Tool Calls,2.00\r\nStep act Requests,5.00\r\nStep act Errors,1.00\r\n\
+            Peak Live Sessions,2.00\r\nSession Tool Calls,2.00\r\nSession Sub-Agents,4.00\r\nStep act Requests,5.00\r\nStep act Errors,1.00\r\n\
             Step act Cancelled,1.00\r\n\r\n";
         assert!(values.contains(&format!("Request Throughput (requests/sec),2.00\r\n{counts}")), "{text}");
         assert!(!text.contains("warmup"), "a phase outside the results adds nothing");

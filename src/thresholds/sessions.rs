@@ -10,7 +10,7 @@ use crate::session_metrics::ScriptedSessionsSummary;
 pub const PREFIX: &str = "scripted_sessions";
 
 /// The phase's counts, each a single value.
-const COUNTS: [&str; 6] = ["started", "completed", "failed", "cut", "peak_live", "tool_calls"];
+const COUNTS: [&str; 7] = ["started", "completed", "failed", "cut", "peak_live", "tool_calls", "sub_agents"];
 /// The phase's distributions, each with every statistic.
 const DISTRIBUTIONS: [&str; 3] = ["session_latency_ms", "steps_per_session", "tool_calls_per_session"];
 /// A step tag's counts and distributions (`steps.<tag>.<name>`).

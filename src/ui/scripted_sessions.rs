@@ -35,7 +35,7 @@ pub fn render(result: &RunResult) -> String {
 }
 
 /// A scripted phase's sessions in a line: how they ended, their latency, their steps and tool
-/// calls (the console's and the report's).
+/// calls, and their sub-agents if they started any (the console's and the report's).
 pub fn headline(phase: &str, sessions: &ScriptedSessionsSummary) -> String {
     let mut line = format!(
         "Scripted sessions ({phase}): {} started, {} completed, {} failed, {} cut, at most {} at once",
@@ -51,6 +51,9 @@ pub fn headline(phase: &str, sessions: &ScriptedSessionsSummary) -> String {
         per_session(&sessions.steps_per_session),
         per_session(&sessions.tool_calls_per_session)
     );
+    if sessions.sub_agents > 0 {
+        let _ = write!(line, "; {} sub-agents", sessions.sub_agents);
+    }
     line
 }
 

@@ -25,6 +25,11 @@ impl Conversations {
         Self { own: Conversation::own(), sub_agents: Vec::new() }
     }
 
+    /// The sub-agents started.
+    pub fn sub_agents(&self) -> u64 {
+        self.sub_agents.len() as u64
+    }
+
     /// Start a sub-agent of conversation `parent` of session `session`; its number.
     pub fn start_sub_agent(&mut self, session: u64, parent: usize) -> Result<usize, String> {
         let number = self.sub_agents.len() + 1;

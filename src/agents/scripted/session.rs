@@ -473,6 +473,7 @@ impl Session {
         SessionOutcome {
             latency_ns: state.first_sent_ns.map(|first| state.last_end_ns.saturating_sub(first)),
             tool_calls: state.tool_calls,
+            sub_agents: state.conversations.sub_agents(),
             steps,
             ended,
         }

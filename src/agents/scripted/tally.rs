@@ -30,6 +30,8 @@ pub struct SessionOutcome {
     /// First request sent to last answer; None when it sent nothing.
     pub latency_ns: Option<u64>,
     pub tool_calls: u64,
+    /// Sub-agents it started.
+    pub sub_agents: u64,
     pub steps: Vec<StepDone>,
     pub ended: Ended,
 }
@@ -46,6 +48,7 @@ impl Tally {
         tally.steps_per_session.push(session.steps.len() as f64);
         tally.tool_calls_per_session.push(session.tool_calls as f64);
         tally.tool_calls += session.tool_calls;
+        tally.sub_agents += session.sub_agents;
         for step in session.steps {
             let values = tally.tags.entry(step.tag.to_string()).or_default();
             values.requests += 1;
@@ -99,6 +102,7 @@ mod tests {
         let done = SessionOutcome {
             latency_ns: Some(30_000_000),
             tool_calls: 2,
+            sub_agents: 3,
             steps: vec![
                 step("plan", true, 10),
                 step("plan", true, 20),
@@ -111,6 +115,7 @@ mod tests {
         let failed = || SessionOutcome {
             latency_ns: None,
             tool_calls: 0,
+            sub_agents: 1,
             steps: Vec::new(),
             ended: Ended::Failed("a.rhai:3:5: boom".into()),
         };
@@ -125,6 +130,6 @@ mod tests {
         assert_eq!((embed.requests, embed.errors, embed.cancelled), (2, 1, 1), "a cancelled step is not an error");
         assert_eq!(embed.latency_ms, None, "nor has it a latency");
         assert_eq!(summary.errors, vec![SessionError { message: "a.rhai:3:5: boom".into(), sessions: 2 }]);
-        assert_eq!(summary.tool_calls, 2);
+        assert_eq!((summary.tool_calls, summary.sub_agents), (2, 5), "a failed session's sub-agents count too");
     }
 }
