@@ -1,7 +1,8 @@
 //! What a phase's scripted sessions did (`agents/scripted/`): sessions started and how each
-//! ended, their latency, steps, tool calls and sub-agents, and each step tag's requests; exported with the
-//! phase in `profile_export_aiperf.json` and printed after the metrics table; and the values
-//! they come from, which a segment keeps so that `aiperf merge` computes them over all segments.
+//! ended, their latency, steps, tool calls and sub-agents, and each step tag's requests;
+//! exported with the phase in `profile_export_aiperf.json` and printed after the metrics table;
+//! and the values they come from, which a segment keeps so that `aiperf merge` computes them over
+//! all segments.
 
 use std::collections::BTreeMap;
 
