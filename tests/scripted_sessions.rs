@@ -612,6 +612,113 @@ run(#{ name: "sub_agents", endpoint: target, phases: [users(#{ users: 2, session
     assert_eq!(correlation_ids.len(), 3, "one a session: {seen:?}");
 }
 
+/// `s.parallel([..])` runs each function at once on a sub-agent of its own: their steps are in
+/// flight together (each sub-agent's first step starts before any of them has ended), the
+/// session goes on once the last has ended, with what each returned in order; a function may
+/// run sub-agents of its own at once, and an empty list returns at once.
+#[test]
+fn sub_agents_run_at_once_by_parallel_overlap_and_return_in_order() {
+    let run = run_scenario(
+        "parallel",
+        r#"let target = endpoint(#{ url: "mock", model: "m", kind: "chat", streaming: true, mock: #{ ttft: ms(150), itl: ms(1) } });
+let agent = |s| {
+    s.chat(#{ user: "plan the work", max_tokens: 4, tag: "plan" });
+    let parts = ["one", "two", "three"];
+    let done = s.parallel(parts.map(|part| |a| {
+        a.chat(#{ user: `do part ${part}`, max_tokens: 4, tag: "part" });
+        a.chat(#{ user: "shorter", max_tokens: 4, tag: "part" });
+        `${part} ${a.depth} ${a.history.len()}`
+    }));
+    if done != ["one 1 4", "two 1 4", "three 1 4"] { throw `returned: ${done}`; }
+    let nested = s.parallel([|a| a.parallel([|b| { b.chat("check"); b.depth }, |b| b.depth * 10]), |a| a.turn]);
+    if nested != [[2, 20], 0] { throw `nested: ${nested}`; }
+    if s.parallel([]) != [] { throw "an empty list"; }
+    s.chat(#{ user: `parts: ${done}`, max_tokens: 4, tag: "plan" });
+    if s.history.len() != 4 { throw `the session's own history: ${s.history.len()}`; }
+};
+run(#{ name: "parallel", endpoint: target, phases: [users(#{ users: 2, session: agent, sessions: 3 })] });
+"#,
+    );
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let summary = run.summary("parallel");
+    assert_eq!(stat(&summary, "request_count", "avg"), 27.0, "nine steps in each of 3 sessions");
+    let sessions = scripted(&summary);
+    assert_eq!((sessions["completed"].as_u64(), sessions["failed"].as_u64()), (Some(3), Some(0)), "{sessions}");
+    assert_eq!(sessions["sub_agents"].as_u64(), Some(21), "3 + 2 + 2 a session");
+    assert!(!run.stdout().contains("held requests back"), "the pool holds a session's sub-agents: {}", run.stdout());
+    let records = run.records("parallel");
+    for session in 0..3 {
+        let name = format!("session_{session:06}");
+        // (conversation, turn, start, end) of the session's steps.
+        let steps: Vec<(String, u64, u64, u64)> = records
+            .iter()
+            .map(|record| &record["metadata"])
+            .filter(|metadata| metadata["conversation_id"].as_str().is_some_and(|id| id.starts_with(&name)))
+            .map(|metadata| {
+                let number = |key: &str| metadata[key].as_u64().unwrap_or(0);
+                let id = metadata["conversation_id"].as_str().unwrap_or("").to_string();
+                (id, number("turn_index"), number("request_start_ns"), number("request_end_ns"))
+            })
+            .collect();
+        assert_eq!(steps.len(), 9, "{name}: {steps:?}");
+        let first_of_parts: Vec<&(String, u64, u64, u64)> = steps
+            .iter()
+            .filter(|(id, turn, ..)| {
+                ["_agent_1", "_agent_2", "_agent_3"].map(|a| format!("{name}{a}")).contains(id) && *turn == 0
+            })
+            .collect();
+        assert_eq!(first_of_parts.len(), 3, "{steps:?}");
+        let last_start = first_of_parts.iter().map(|step| step.2).max().unwrap_or(0);
+        let first_end = first_of_parts.iter().map(|step| step.3).min().unwrap_or(0);
+        assert!(last_start < first_end, "{name}: the three sub-agents' first steps are in flight together: {steps:?}");
+        let own: Vec<&(String, u64, u64, u64)> = steps.iter().filter(|(id, ..)| *id == name).collect();
+        let sub_agents_end = steps.iter().filter(|(id, ..)| *id != name).map(|step| step.3).max().unwrap_or(0);
+        assert_eq!(own.len(), 2, "{steps:?}");
+        assert!(own[1].2 >= sub_agents_end, "{name}: the session goes on once its sub-agents have ended: {steps:?}");
+    }
+}
+
+/// A sub-agent's error run by `s.parallel` ends its session, naming the line in the sub-agent's
+/// function, once its siblings have ended; so does a list item that is not a function or takes
+/// other than one parameter (before any is run), and a function that uses its caller's `s` (a
+/// handle the call holds), with what to do instead.
+#[test]
+fn a_failing_sub_agent_run_at_once_ends_its_session_with_its_line() {
+    let run = run_scenario(
+        "parallel_errors",
+        r#"let target = endpoint(#{ url: "mock", model: "m", kind: "chat", streaming: true });
+let agent = |s| {
+    if s.id == 1 {
+        s.parallel([|a| { a.chat("fine"); 1 }, |a| { a.chat("then"); a.no_such_method(); }]);
+    }
+    if s.id == 2 { s.parallel([|a| a.chat("fine"), 1]); }
+    if s.id == 3 { s.parallel([|a| s.chat("the caller's handle")]); }
+    if s.id == 4 { s.parallel([|a| a.chat("fine"), |a, b| a.chat("two parameters")]); }
+    s.chat("hello");
+};
+run(#{ name: "parallel_errors", endpoint: target, phases: [users(#{ users: 2, session: agent, sessions: 6 })] });
+"#,
+    );
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let summary = run.summary("parallel_errors");
+    assert_eq!(
+        stat(&summary, "request_count", "avg"),
+        4.0,
+        "sessions 0 and 4 say hello, session 1's two sub-agents send"
+    );
+    let sessions = scripted(&summary);
+    assert_eq!((sessions["completed"].as_u64(), sessions["failed"].as_u64()), (Some(2), Some(4)), "{sessions}");
+    let messages: Vec<&str> =
+        sessions["errors"].as_array().into_iter().flatten().filter_map(|error| error["message"].as_str()).collect();
+    let with = |text: &str| messages.iter().find(|message| message.contains(text)).copied().unwrap_or_default();
+    let in_sub_agent = with("no_such_method");
+    assert!(in_sub_agent.contains("parallel_errors.rhai:4:"), "the sub-agent's own line: {messages:?}");
+    assert!(!in_sub_agent.contains("closure"), "{in_sub_agent}");
+    assert!(with("item 1 is i64, not a function").contains("parallel_errors.rhai:6:"), "{messages:?}");
+    assert!(with("Data race").contains("is given a sub-agent of its own"), "{messages:?}");
+    assert!(with("item 1 takes 2 parameters; each function takes one").contains(":8:"), "{messages:?}");
+}
+
 /// A runaway recursion in a session function stops at the sandbox's call limit, as it does at
 /// the scenario's top level, and ends that session only: each session's stack has room for the
 /// deepest nesting the sandbox allows (this recursion, expressions nested in each call, overran

@@ -312,7 +312,9 @@ pub fn connection_pool_size(phase: &Phase) -> usize {
     let size = match &phase.mode {
         LoadMode::Concurrency { concurrency, .. } => *concurrency,
         LoadMode::Rate { max_concurrency: Some(n), .. } => *n,
-        LoadMode::Users { users, .. } | LoadMode::Scripted { users, .. } => *users,
+        LoadMode::Users { users, .. } => *users,
+        // A session may run sub-agents at once (`s.parallel`), each with a request in flight.
+        LoadMode::Scripted { users, .. } => (*users).max(UNBOUNDED_PHASE_CONNECTIONS),
         // A user's next conversation may start while its last one is in flight.
         LoadMode::UserCentric { .. } => UNBOUNDED_PHASE_CONNECTIONS,
         LoadMode::AgenticReplay(replay) => (replay.lanes * 4).max(UNBOUNDED_PHASE_CONNECTIONS),

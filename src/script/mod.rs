@@ -35,6 +35,7 @@ mod module_closures;
 mod name_hints;
 mod network_latency;
 mod outputs;
+mod parallel_agents;
 mod paths;
 mod phase_ramps;
 mod phases;
@@ -164,6 +165,7 @@ pub fn build_engine(host: Arc<RunHost>, settings: &ScenarioSettings) -> Engine {
     agentic_replay::register(&mut engine);
     adaptive_scale::register(&mut engine);
     sessions::register(&mut engine);
+    parallel_agents::register(&mut engine, host.session_functions.clone());
     results::register(&mut engine);
     compare::register(&mut engine);
     trial_results::register(&mut engine);

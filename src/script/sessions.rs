@@ -65,6 +65,11 @@ impl SessionFunctions {
         }
     }
 
+    /// The engine the session functions run in, while the scenario runs.
+    pub fn engine(&self) -> Option<Arc<Engine>> {
+        self.script.get()?.0.upgrade()
+    }
+
     /// The engine and the compiled scenario the session functions run in.
     pub fn attach(&self, engine: &Arc<Engine>, ast: &AST) {
         let _ = self.script.set((Arc::downgrade(engine), Arc::new(ast.clone())));
@@ -168,7 +173,8 @@ pub fn same_closure_names_in_every_process() {
     let _ = rhai::config::hashing::set_hashing_seed(Some([0x5eed, 0xa1, 0x9e4f, 0x2026]));
 }
 
-/// `file:line:column: message` of a session's error, without saying it was in a closure. An
+/// `file:line:column: message` of a session's error, without saying it was in a closure (nor, for
+/// a sub-agent's, in a closure in a closure). An
 /// error of the sandbox's limits (a runaway loop or recursion) has no line of its own: Rhai puts
 /// it at the outermost call, the worker's, so it names the phase that runs the function.
 fn describe(scenario: &Path, error: &EvalAltResult, engine: &Engine, ast: &AST, phase_at: Position) -> String {
@@ -179,8 +185,16 @@ fn describe(scenario: &Path, error: &EvalAltResult, engine: &Engine, ast: &AST, 
         let limits = if error.is_system_exception() { "; the limits hold for each session" } else { "" };
         described.message += &format!(" (in a session of the phase here{limits})");
     }
-    described.to_string().replacen(" (in a closure)", "", 1)
+    if matches!(error.unwrap_inner(), EvalAltResult::ErrorDataRace(..)) {
+        described.message += RACE_HINT;
+    }
+    described.to_string().replace(" (in a closure)", "")
 }
+
+/// What a data race in a session means: two of its functions running at once used one handle.
+const RACE_HINT: &str = " (a function run by `s.parallel` used a handle that another function running at the same \
+     time held: the session's `s`, or a sub-agent's it captured; each function is given a sub-agent of its own, \
+     `|a| a.chat(..)`: use that)";
 
 /// Where a phase builder was called: its position, and the modules imported there, which its
 /// session function sees (`import "lib" as lib;` at the top, `lib::f()` in the function).

@@ -6,6 +6,7 @@
 mod clients;
 mod conversations;
 mod dialects;
+mod fibers;
 mod history;
 mod made_texts;
 mod phase;
@@ -23,5 +24,5 @@ mod workers;
 pub use history::{ChatStep, ToolResult};
 pub use player::ScriptedPlayer;
 pub use session::{PhaseOver, Session, StepKind};
-pub use suspend::{in_session, take_turns};
+pub use suspend::{ChildBody, ChildOutputs, in_session, pause_on_children, take_turns};
 pub use workers::{ProgramEnd, SessionProgram};

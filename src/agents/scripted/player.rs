@@ -48,7 +48,11 @@ impl SessionPlayer for ScriptedPlayer {
             };
             let users = phase.users;
             let shared = Arc::new(PhaseShared {
-                clients: EndpointClients::new(users, trial, SideMocks::new(phase.hook.builtin_server.clone())),
+                clients: EndpointClients::new(
+                    crate::load::connection_pool_size(&phase.run.phase),
+                    trial,
+                    SideMocks::new(phase.hook.builtin_server.clone()),
+                ),
                 trial,
                 runtime: tokio::runtime::Handle::current(),
                 phase,

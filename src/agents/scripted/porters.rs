@@ -1,6 +1,7 @@
 //! Each user's porter: a task on the runtime that sends the user's steps one after another and
 //! hands each answer back to the script worker, so a step needs no task (nor a boxed request
-//! future) of its own, as a plain closed-loop user needs none.
+//! future) of its own, as a plain closed-loop user needs none. A sub-agent running beside its
+//! session (`s.parallel`) sends each step on a task of its own, as its steps go out together.
 
 use std::sync::Arc;
 
@@ -9,7 +10,7 @@ use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 use super::phase::PhaseShared;
 use super::replies::Reply;
 use crate::client::HttpClient;
-use crate::load::scripted::{Step, send_step};
+use crate::load::scripted::{Step, StepAnswer, send_step};
 
 /// A step for a porter to send over `client` (None: the run's own).
 pub struct StepOrder {
@@ -26,10 +27,8 @@ impl Porter {
         let (orders_tx, mut orders) = unbounded_channel::<(StepOrder, Reply)>();
         let runtime = shared.runtime.clone();
         runtime.spawn(async move {
-            while let Some((StepOrder { client, step }, reply)) = orders.recv().await {
-                let phase = &shared.phase;
-                let answer = send_step(client.as_deref(), &phase.ctx, &phase.run, phase.deadlines, step).await;
-                reply.send(Box::new(answer));
+            while let Some((order, reply)) = orders.recv().await {
+                reply.send(Box::new(answer_of(&shared, order).await));
             }
         });
         Porter(orders_tx)
@@ -39,4 +38,15 @@ impl Porter {
     pub fn send(&self, order: StepOrder, reply: Reply) {
         let _ = self.0.send((order, reply));
     }
+}
+
+/// Send `order` on a task of its own and hand its answer back by `reply`.
+pub fn send_alone(shared: Arc<PhaseShared>, order: StepOrder, reply: Reply) {
+    let runtime = shared.runtime.clone();
+    runtime.spawn(async move { reply.send(Box::new(answer_of(&shared, order).await)) });
+}
+
+async fn answer_of(shared: &PhaseShared, StepOrder { client, step }: StepOrder) -> StepAnswer {
+    let phase = &shared.phase;
+    send_step(client.as_deref(), &phase.ctx, &phase.run, phase.deadlines, step).await
 }

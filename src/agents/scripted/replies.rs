@@ -1,5 +1,5 @@
-//! What comes to a script worker: from the runtime, a step's output for the user in a slot, or
-//! word that none will come (the runtime dropped the step), which ends the session as cut;
+//! What comes to a script worker: from the runtime, a step's output for a fiber of the user in a
+//! slot (its session's function, or a sub-agent's running beside it), or word that none will come (the runtime dropped the step), which ends the session as cut;
 //! from a phase with a session rate, a session to start now, or word that no more will. Each
 //! is stamped with when it came, so the worker can tell how long it waited there.
 
@@ -22,9 +22,10 @@ pub enum WorkerEvent {
     StartsOver,
 }
 
-/// A step's answer (or its absence) for the user in `slot`, and when it came.
+/// A step's answer (or its absence) for fiber `fiber` of the user in `slot`, and when it came.
 pub struct Wake {
     pub slot: usize,
+    pub fiber: usize,
     pub woken: Woken,
     pub came: Instant,
 }
@@ -32,17 +33,23 @@ pub struct Wake {
 /// Brings a step's output back to its worker; dropped unsent, it says so.
 pub struct Reply {
     slot: usize,
+    fiber: usize,
     to: Option<Sender<WorkerEvent>>,
 }
 
 impl Reply {
-    pub fn new(slot: usize, to: Sender<WorkerEvent>) -> Self {
-        Self { slot, to: Some(to) }
+    pub fn new(slot: usize, fiber: usize, to: Sender<WorkerEvent>) -> Self {
+        Self { slot, fiber, to: Some(to) }
     }
 
     pub fn send(mut self, output: Box<dyn Any + Send>) {
         if let Some(to) = self.to.take() {
-            let _ = to.send(WorkerEvent::Answer(Wake { slot: self.slot, woken: Some(output), came: Instant::now() }));
+            let _ = to.send(WorkerEvent::Answer(Wake {
+                slot: self.slot,
+                fiber: self.fiber,
+                woken: Some(output),
+                came: Instant::now(),
+            }));
         }
     }
 }
@@ -50,7 +57,12 @@ impl Reply {
 impl Drop for Reply {
     fn drop(&mut self) {
         if let Some(to) = self.to.take() {
-            let _ = to.send(WorkerEvent::Answer(Wake { slot: self.slot, woken: None, came: Instant::now() }));
+            let _ = to.send(WorkerEvent::Answer(Wake {
+                slot: self.slot,
+                fiber: self.fiber,
+                woken: None,
+                came: Instant::now(),
+            }));
         }
     }
 }

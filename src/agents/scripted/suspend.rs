@@ -1,7 +1,8 @@
 //! Where a session's function pauses: a step hands its request (to the user's porter) or its
 //! future to the script worker, which sends it on the runtime, and the session's coroutine
-//! sleeps until the output resumes it. A function that computes for long pauses too, between
-//! two of its operations, so the other sessions of its worker get their turns.
+//! sleeps until the output resumes it; a function that starts sub-agents beside it
+//! (`s.parallel`) sleeps until the last of them ends. A function that computes for long pauses
+//! too, between two of its operations, so the other sessions of its worker get their turns.
 
 use std::any::Any;
 use std::cell::Cell;
@@ -16,12 +17,21 @@ use super::replies::Woken;
 use crate::load::scripted::StepAnswer;
 
 /// What a paused session hands its worker: a request for the user's porter, a future of its
-/// own (a client-side wait), or its turn (it has computed for a whole slice).
+/// own (a client-side wait), its turn (it has computed for a whole slice), or functions to run
+/// beside it, each on a coroutine of its own, until all have ended.
 pub enum Pending {
     Step(StepOrder),
     Future(Pin<Box<dyn Future<Output = Box<dyn Any + Send>> + Send>>),
     Turn,
+    Children(Vec<ChildBody>),
 }
+
+/// A function a session runs beside itself (a sub-agent's), and what it ended with.
+pub type ChildBody = Box<dyn FnOnce() -> Box<dyn Any + Send> + Send>;
+
+/// What each child ended with, in the order they were given; None for one that panicked or
+/// that the system refused a stack.
+pub type ChildOutputs = Vec<Option<Box<dyn Any + Send>>>;
 
 /// How long a session's function may compute before it lets its worker's other sessions run.
 const SLICE: Duration = Duration::from_millis(10);
@@ -66,6 +76,12 @@ pub fn take_turns() {
     if RESUMED.get().is_some_and(|resumed| resumed.elapsed() >= SLICE) {
         pause(Pending::Turn);
     }
+}
+
+/// Run `children` beside the calling session, each on a coroutine of its own on this worker,
+/// while it pauses, and return what each ended with; None as for `pause_on`.
+pub fn pause_on_children(children: Vec<ChildBody>) -> Option<ChildOutputs> {
+    pause(Pending::Children(children))?.downcast::<ChildOutputs>().ok().map(|outputs| *outputs)
 }
 
 /// Send `order` by the user's porter while the calling session pauses, and return its answer;

@@ -1,6 +1,7 @@
 //! The script workers: a few threads each play a share of the phase's users, every session a
-//! coroutine on a stack of its own. A step pauses its coroutine and goes out on the runtime; its
-//! answer comes back on the worker's queue and resumes it, so no thread waits on a session. A
+//! coroutine on a stack of its own (and each sub-agent it runs beside itself another,
+//! `fibers.rs`). A step pauses its coroutine and goes out on the runtime; its answer comes back
+//! on the worker's queue and resumes it, so no thread waits on a session. A
 //! user starts its next session as its last ends, or, in a phase with a session rate, when a
 //! start comes on the queue (`starts.rs`).
 //! Each worker tells how long answers waited for it (and how many sessions that slowed), how
@@ -16,12 +17,13 @@ use std::time::{Duration, Instant};
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult};
 
+use super::fibers::{Children, Joined, MAIN};
 use super::phase::{IDLE_SESSIONS_LIMIT, PhaseShared};
-use super::porters::Porter;
+use super::porters::{self, Porter};
 use super::replies::{Reply, Wake, Woken, WorkerEvent};
 use super::session::Session;
 use super::starts::FreeUsers;
-use super::suspend::{self, Pending, SessionYielder};
+use super::suspend::{self, ChildBody, ChildOutputs, Pending, SessionYielder};
 use super::tally::Ended;
 use crate::load::scripted::{ScriptWorkersTime, slowed_by_worker};
 use crate::load::thread_cpu_ns;
@@ -94,9 +96,11 @@ pub struct StartedSessions<'a> {
     pub free: &'a FreeUsers,
 }
 
-/// One user's place on a worker: the session it plays now, when it began, and how long its
-/// answers waited on the worker's queue.
+/// One user's place on a worker: the session it plays now, the sub-agents it runs beside itself,
+/// when it began, and how long its answers waited on the worker's queue.
 struct Playing {
+    /// Before the session's coroutine, so dropped first: a child runs within its parent's call.
+    children: Children,
     session: Session,
     coroutine: SessionCoroutine,
     began: Instant,
@@ -132,7 +136,7 @@ pub fn play_share(
     if worker.started.is_none() {
         for slot in 0..users {
             match worker.begin(slot, None) {
-                Began::Session => worker.resume(slot, None),
+                Began::Session => worker.resume(slot, MAIN, None),
                 Began::PhaseDone => break,
                 Began::NoStack => {
                     worker.users_without_stack = (users - slot) as u64;
@@ -193,13 +197,13 @@ impl Worker<'_> {
             // The worker holds a sender itself, so the queue never closes.
             let Some(event) = queue.next() else { break };
             match event {
-                WorkerEvent::Answer(Wake { slot, woken, came }) => {
+                WorkerEvent::Answer(Wake { slot, fiber, woken, came }) => {
                     let waited = came.elapsed();
                     waits.record_ns(waited.as_nanos() as u64);
                     if let Some(playing) = self.slots[slot].as_mut() {
-                        playing.waited += waited;
+                        playing.add_wait(fiber, waited);
                     }
-                    self.resume(slot, woken);
+                    self.resume(slot, fiber, woken);
                 }
                 WorkerEvent::Start { due_ns, came } => {
                     waits.record_ns(came.elapsed().as_nanos() as u64);
@@ -219,7 +223,7 @@ impl Worker<'_> {
             return;
         };
         match self.begin(slot, Some(due_ns)) {
-            Began::Session => self.resume(slot, None),
+            Began::Session => self.resume(slot, MAIN, None),
             Began::PhaseDone => self.give_back_user(),
             Began::NoStack => {
                 self.users_without_stack += 1;
@@ -253,54 +257,117 @@ impl Worker<'_> {
         });
         let live = self.shared.live_sessions.fetch_add(1, Ordering::Relaxed) + 1;
         self.shared.peak_live_sessions.fetch_max(live, Ordering::Relaxed);
-        self.slots[slot] = Some(Playing { session, coroutine, began: Instant::now(), waited: Duration::ZERO });
+        let children = Children::default();
+        self.slots[slot] =
+            Some(Playing { children, session, coroutine, began: Instant::now(), waited: Duration::ZERO });
         Began::Session
     }
 
-    /// Run the slot's session until it pauses on a step (sent on the runtime) or ends, and then
-    /// the slot's next sessions likewise.
-    fn resume(&mut self, slot: usize, mut woken: Woken) {
-        loop {
-            let Some(playing) = self.slots[slot].as_mut() else { return };
-            let resumed = std::panic::catch_unwind(AssertUnwindSafe(|| playing.coroutine.resume(woken)));
-            suspend::leave();
-            let ended = match resumed {
-                Ok(CoroutineResult::Yield(pending)) => {
-                    let reply = Reply::new(slot, self.queue_tx.clone());
-                    match pending {
-                        Pending::Step(order) => {
-                            let shared = self.shared;
-                            self.porters[slot].get_or_insert_with(|| Porter::start(shared.clone())).send(order, reply);
-                        }
-                        Pending::Future(future) => {
-                            self.shared.runtime.spawn(async move { reply.send(future.await) });
-                        }
-                        // Back on the queue, behind the answers and starts already there.
-                        Pending::Turn => reply.send(Box::new(())),
-                    }
-                    return;
+    /// Run fiber `fiber` of the slot's session until it pauses on a step (sent on the runtime) or
+    /// ends, and then each fiber that lets run: the children it started, the parent whose last
+    /// child it was, the slot's next session.
+    fn resume(&mut self, slot: usize, fiber: usize, woken: Woken) {
+        let mut then = Vec::new();
+        self.resume_fiber(slot, fiber, woken, &mut then);
+        while let Some((fiber, woken)) = then.pop() {
+            self.resume_fiber(slot, fiber, woken, &mut then);
+        }
+    }
+
+    fn resume_fiber(&mut self, slot: usize, fiber: usize, woken: Woken, then: &mut Vec<(usize, Woken)>) {
+        let Some(playing) = self.slots[slot].as_mut() else { return };
+        if fiber == MAIN {
+            match run_until_paused(&mut playing.coroutine, woken) {
+                Resumed::Paused(pending) => self.hand_off(slot, MAIN, pending, then),
+                Resumed::Ended(ended) => {
+                    let ended = ended.unwrap_or_else(|| Err("the session's function panicked".to_string()));
+                    self.end_session(slot, ended, then);
                 }
-                Ok(CoroutineResult::Return(ended)) => ended,
-                Err(_) => Err("the session's function panicked".to_string()),
+            }
+            return;
+        }
+        let Some(child) = playing.children.get_mut(fiber) else { return };
+        match run_until_paused(&mut child.coroutine, woken) {
+            Resumed::Paused(pending) => self.hand_off(slot, fiber, pending, then),
+            Resumed::Ended(output) => {
+                let (coroutine, joined) = playing.children.end(fiber, output);
+                if let Some(coroutine) = coroutine.filter(|coroutine| coroutine.done()) {
+                    self.stacks.push(coroutine.into_stack());
+                }
+                if let Some(Joined { fiber, outputs, waited }) = joined {
+                    playing.add_wait(fiber, waited);
+                    then.push((fiber, Some(Box::new(outputs))));
+                }
+            }
+        }
+    }
+
+    /// Send what fiber `fiber` of the slot's session paused on, to come back on the queue.
+    fn hand_off(&mut self, slot: usize, fiber: usize, pending: Pending, then: &mut Vec<(usize, Woken)>) {
+        let reply = || Reply::new(slot, fiber, self.queue_tx.clone());
+        match pending {
+            Pending::Step(order) if fiber == MAIN => {
+                let shared = self.shared;
+                self.porters[slot].get_or_insert_with(|| Porter::start(shared.clone())).send(order, reply());
+            }
+            // A child's steps go out beside its session's, not after them.
+            Pending::Step(order) => porters::send_alone(self.shared.clone(), order, reply()),
+            Pending::Future(future) => {
+                let reply = reply();
+                self.shared.runtime.spawn(async move { reply.send(future.await) });
+            }
+            // Back on the queue, behind the answers and starts already there.
+            Pending::Turn => reply().send(Box::new(())),
+            Pending::Children(bodies) => self.start_children(slot, fiber, bodies, then),
+        }
+    }
+
+    /// Start `bodies` as children of fiber `parent`, each on a coroutine of its own, to run in
+    /// their order once this resume is done; the parent waits for them all (and goes on at once
+    /// when there are none, or none got a stack).
+    fn start_children(&mut self, slot: usize, parent: usize, bodies: Vec<ChildBody>, then: &mut Vec<(usize, Woken)>) {
+        let Some(playing) = self.slots[slot].as_mut() else { return };
+        playing.children.wait_for(parent, bodies.len());
+        if bodies.is_empty() {
+            then.push((parent, Some(Box::new(ChildOutputs::new()))));
+            return;
+        }
+        let mut started = Vec::with_capacity(bodies.len());
+        for (place, body) in bodies.into_iter().enumerate() {
+            let Ok(stack) = self.stacks.pop().map_or_else(|| new_stack(self.stack_bytes), Ok) else {
+                if let Some(joined) = playing.children.ended(parent, place, None, Duration::ZERO) {
+                    then.push((joined.fiber, Some(Box::new(joined.outputs))));
+                }
+                continue;
             };
-            let Some(Playing { session, coroutine, began, waited }) = self.slots[slot].take() else { return };
-            if coroutine.done() {
-                self.stacks.push(coroutine.into_stack());
-            }
-            self.shared.live_sessions.fetch_sub(1, Ordering::Relaxed);
-            self.sessions_ended += 1;
-            self.sessions_slowed += u64::from(slowed_by_worker(waited, began.elapsed()));
-            self.tally(&session, ended);
-            // With a session rate the user waits for the next start; else it starts its next
-            // session at once. Its stack was kept for the next, so only the phase's end stops it.
-            if self.started.is_some() {
-                self.give_back_user();
-                return;
-            }
-            if !matches!(self.begin(slot, None), Began::Session) {
-                return;
-            }
-            woken = None;
+            let coroutine = Coroutine::with_stack(stack, move |yielder: &SessionYielder, _: Woken| {
+                suspend::enter(yielder);
+                body()
+            });
+            started.push(playing.children.add(coroutine, parent, place));
+        }
+        then.extend(started.into_iter().rev().map(|fiber| (fiber, None)));
+    }
+
+    /// The slot's session has ended: tally it, and start the user's next session (unless the
+    /// phase has a session rate, whose starts come on the queue).
+    fn end_session(&mut self, slot: usize, ended: ProgramEnd, then: &mut Vec<(usize, Woken)>) {
+        let Some(Playing { session, coroutine, began, waited, .. }) = self.slots[slot].take() else { return };
+        if coroutine.done() {
+            self.stacks.push(coroutine.into_stack());
+        }
+        self.shared.live_sessions.fetch_sub(1, Ordering::Relaxed);
+        self.sessions_ended += 1;
+        self.sessions_slowed += u64::from(slowed_by_worker(waited, began.elapsed()));
+        self.tally(&session, ended);
+        // With a session rate the user waits for the next start; else it starts its next
+        // session at once. Its stack was kept for the next, so only the phase's end stops it.
+        if self.started.is_some() {
+            self.give_back_user();
+            return;
+        }
+        if matches!(self.begin(slot, None), Began::Session) {
+            then.push((MAIN, None));
         }
     }
 
@@ -327,5 +394,34 @@ impl Worker<'_> {
         {
             eprintln!("session {} failed: {error}", session.id());
         }
+    }
+}
+
+impl Playing {
+    /// An answer (or a child's children, at the longest) of fiber `fiber` waited `waited` on the
+    /// worker's queue; the session's own function's waits are those the self-check judges it by.
+    fn add_wait(&mut self, fiber: usize, waited: Duration) {
+        if fiber == MAIN {
+            self.waited += waited;
+        } else {
+            self.children.add_wait(fiber, waited);
+        }
+    }
+}
+
+/// How a coroutine's run ended: paused on what it waits for, or ended with what it returned
+/// (None: it panicked).
+enum Resumed<R> {
+    Paused(Pending),
+    Ended(Option<R>),
+}
+
+fn run_until_paused<R>(coroutine: &mut Coroutine<Woken, Pending, R, DefaultStack>, woken: Woken) -> Resumed<R> {
+    let resumed = std::panic::catch_unwind(AssertUnwindSafe(|| coroutine.resume(woken)));
+    suspend::leave();
+    match resumed {
+        Ok(CoroutineResult::Yield(pending)) => Resumed::Paused(pending),
+        Ok(CoroutineResult::Return(ended)) => Resumed::Ended(Some(ended)),
+        Err(_) => Resumed::Ended(None),
     }
 }

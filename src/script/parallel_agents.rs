@@ -1,0 +1,95 @@
+//! `s.parallel([|a| .., |a| ..])`: sub-agents that run at once. Each function gets a sub-agent
+//! of its own (as `s.sub_agent()` gives) and runs on a coroutine of its own beside its
+//! session's, on the same script worker (`agents/scripted/fibers.rs`), so their steps are in
+//! flight together; the call returns what each function returned, in their order, once the last
+//! has ended, or else the first one's error.
+
+use std::any::Any;
+use std::sync::Arc;
+
+use rhai::{Array, Dynamic, Engine, EvalAltResult, FnPtr, NativeCallContext};
+
+use super::keys::{ScriptResult, script_error};
+use super::sessions::SessionFunctions;
+use crate::agents::scripted::{ChildBody, Session, pause_on_children};
+
+/// What a sub-agent's function ended with.
+type Ended = Result<Dynamic, Box<EvalAltResult>>;
+
+pub fn register(engine: &mut Engine, functions: Arc<SessionFunctions>) {
+    engine.register_fn("parallel", move |context: NativeCallContext, s: &mut Session, agents: Array| {
+        parallel(&context, s, agents, &functions)
+    });
+}
+
+fn parallel(
+    context: &NativeCallContext,
+    s: &Session,
+    agents: Array,
+    functions: &SessionFunctions,
+) -> ScriptResult<Array> {
+    let mut chosen = Vec::with_capacity(agents.len());
+    for (i, agent) in agents.into_iter().enumerate() {
+        let type_name = agent.type_name();
+        match agent.try_cast::<FnPtr>() {
+            Some(function) => {
+                let takes = params_of(context, &function);
+                if let Some(first) = takes.first()
+                    && !takes.contains(&1)
+                {
+                    return script_error(format!(
+                        "s.parallel: item {i} takes {first} parameters; each function takes one, its sub-agent: `|a| ..`"
+                    ));
+                }
+                chosen.push(function);
+            }
+            None => {
+                return script_error(format!(
+                    "s.parallel: item {i} is {type_name}, not a function of its sub-agent, e.g. `|a| a.chat(\"..\").text`"
+                ));
+            }
+        }
+    }
+    let Some(engine) = functions.engine() else { return script_error("the scenario has ended") };
+    // Each child calls its function as this call would, with the modules and functions seen here.
+    #[allow(deprecated)] // "volatile", not deprecated
+    let called_from = Arc::new(context.store_data());
+    let mut bodies: Vec<ChildBody> = Vec::with_capacity(chosen.len());
+    for function in chosen {
+        let sub_agent = s.sub_agent().or_else(|why| script_error(why.replacen("s.sub_agent", "s.parallel", 1)))?;
+        let (engine, called_from) = (engine.clone(), called_from.clone());
+        bodies.push(Box::new(move || {
+            #[allow(deprecated)]
+            let context = NativeCallContext::from_stored_data(&engine, &called_from);
+            let ended: Ended = function.call_within_context(&context, (sub_agent,));
+            Box::new(ended) as Box<dyn Any + Send>
+        }));
+    }
+    let Some(outputs) = pause_on_children(bodies) else {
+        return script_error("the phase is over; the session ends here");
+    };
+    let mut results = Array::with_capacity(outputs.len());
+    for (i, output) in outputs.into_iter().enumerate() {
+        match output.map(|output| output.downcast::<Ended>()) {
+            Some(Ok(ended)) => results.push((*ended)?),
+            _ => {
+                return script_error(format!(
+                    "s.parallel: sub-agent {i}'s function ended without a value (it panicked, or the system refused it a stack)"
+                ));
+            }
+        }
+    }
+    Ok(results)
+}
+
+/// The parameters each definition of `function` seen from the call takes beyond the values it
+/// captured; none when none is seen.
+fn params_of(context: &NativeCallContext, function: &FnPtr) -> Vec<usize> {
+    let beyond_captured = |params: usize| params.saturating_sub(function.curry().len());
+    context
+        .iter_namespaces()
+        .flat_map(|module| module.iter_script_fn_info())
+        .filter(|(_, _, name, ..)| *name == function.fn_name())
+        .map(|(_, _, _, params, _)| beyond_captured(params))
+        .collect()
+}
