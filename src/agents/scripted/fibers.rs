@@ -126,3 +126,54 @@ impl Children {
         Some(&mut self.get_mut(fiber)?.join)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn child() -> ChildCoroutine {
+        let stack = DefaultStack::new(64 * 1024).expect("a stack");
+        Coroutine::with_stack(stack, |_, _: Woken| Box::new(()) as Box<dyn Any + Send>)
+    }
+
+    fn output(value: u32) -> Option<Box<dyn Any + Send>> {
+        Some(Box::new(value))
+    }
+
+    fn values(outputs: &ChildOutputs) -> Vec<Option<u32>> {
+        outputs.iter().map(|output| output.as_ref().and_then(|o| o.downcast_ref::<u32>()).copied()).collect()
+    }
+
+    #[test]
+    fn a_parent_resumes_when_its_last_child_ends_with_their_outputs_in_its_order() {
+        let mut children = Children::default();
+        children.wait_for(MAIN, 3);
+        let fibers: Vec<usize> = (0..3).map(|place| children.add(child(), MAIN, place)).collect();
+        assert_eq!(fibers, [1, 2, 3]);
+        children.add_wait(2, Duration::from_millis(4));
+        let (ended, joined) = children.end(2, output(20));
+        assert!(ended.is_some() && joined.is_none(), "two are still running");
+        children.add_wait(3, Duration::from_millis(9));
+        assert!(children.end(3, None).1.is_none(), "one is still running");
+        assert!(children.end(3, output(99)).0.is_none(), "an ended child ends once");
+        let joined = children.end(1, output(10)).1.expect("the last one resumes its parent");
+        assert_eq!((joined.fiber, values(&joined.outputs)), (MAIN, vec![Some(10), Some(20), None]));
+        assert_eq!(joined.waited, Duration::from_millis(9), "the longest child's waits");
+        assert!(children.get_mut(1).is_none(), "ended children are gone");
+    }
+
+    #[test]
+    fn a_child_may_wait_for_children_of_its_own() {
+        let mut children = Children::default();
+        children.wait_for(MAIN, 1);
+        let parent = children.add(child(), MAIN, 0);
+        children.wait_for(parent, 2);
+        let first = children.add(child(), parent, 0);
+        // The second never got a stack: it ends as it starts.
+        assert!(children.ended(parent, 1, None, Duration::ZERO).is_none());
+        let joined = children.end(first, output(7)).1.expect("the child resumes");
+        assert_eq!((joined.fiber, values(&joined.outputs)), (parent, vec![Some(7), None]));
+        let joined = children.end(parent, output(1)).1.expect("then the session");
+        assert_eq!((joined.fiber, values(&joined.outputs)), (MAIN, vec![Some(1)]));
+    }
+}
