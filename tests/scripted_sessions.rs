@@ -1374,6 +1374,37 @@ run(#{{ name: "draws", endpoint: target, phases: [users(#{{ users: 4, session: a
     assert_ne!(tags(8), first, "another seed draws others");
 }
 
+/// Each sub-agent draws from a stream of its own, made from its session's and its number, so
+/// sub-agents run at once draw the same values in every run of a seed, whichever of their
+/// answers comes first.
+#[test]
+fn sub_agents_run_at_once_draw_alike_in_every_run_of_a_seed() {
+    let source = r#"let target = endpoint(#{ url: "mock", model: "m", kind: "chat", streaming: true, mock: #{ ttft: ms(2), itl: ms(1) } });
+let agent = |s| {
+    s.parallel([0, 1, 2, 3].map(|i| |a| {
+        a.chat(#{ user: "first", max_tokens: 2 });
+        a.chat(#{ user: "then", max_tokens: 2, tag: `${i}${a.pick(["x", "y", "z"])}` });
+    }));
+};
+run(#{ name: "drawn", endpoint: target, phases: [users(#{ users: 8, session: agent, sessions: 24, seed: 3 })] });
+"#;
+    let tags = || {
+        let run = run_scenario("drawn", source);
+        assert_eq!(run.code(), Some(0), "{}", run.stderr());
+        let summary = run.summary("drawn");
+        let steps = scripted(&summary)["steps"].as_object().cloned().unwrap_or_default();
+        let counts: Vec<(String, u64)> =
+            steps.iter().map(|(tag, step)| (tag.clone(), step["requests"].as_u64().unwrap_or(0))).collect();
+        assert_eq!(counts.iter().map(|(_, n)| n).sum::<u64>(), 192, "{counts:?}");
+        counts
+    };
+    let first = tags();
+    assert!(first.len() > 6, "each sub-agent's picks vary: {first:?}");
+    for _ in 0..2 {
+        assert_eq!(tags(), first, "the same seed, the same picks, sub-agent by sub-agent");
+    }
+}
+
 /// A text a session made (`s.text`) is counted from the count it was made to, wherever it stands
 /// in a body: an embeddings input before another, a user message after a system text, tool
 /// results after the history. Each request's ISL equals the mock's prompt count, which counts the

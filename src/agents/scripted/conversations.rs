@@ -1,7 +1,7 @@
 //! A session's conversations: its own, and each sub-agent's it started (`s.sub_agent()`), each
 //! with its own history, that history as the last Messages or Responses step took it, its chat
-//! turns and steps, its depth in the session's tree of agents, and where its steps' records
-//! place it.
+//! turns and steps, its random draws, its depth in the session's tree of agents, and where its
+//! steps' records place it.
 
 use std::ops::{Index, IndexMut};
 use std::sync::Arc;
@@ -9,6 +9,7 @@ use std::sync::Arc;
 use super::dialects::Writer;
 use super::history::History;
 use crate::record::AgentPlace;
+use crate::rng::SeededRng;
 
 /// The most conversations a session may hold: its own and 1,023 sub-agents'.
 const MAX_CONVERSATIONS: usize = 1024;
@@ -18,11 +19,14 @@ const MAX_CONVERSATIONS: usize = 1024;
 pub struct Conversations {
     own: Conversation,
     sub_agents: Vec<Conversation>,
+    /// The seed of the session's own draws, from which each sub-agent's is made.
+    draws_seed: u64,
 }
 
 impl Conversations {
-    pub fn new() -> Self {
-        Self { own: Conversation::own(), sub_agents: Vec::new() }
+    /// A session's, its own conversation drawing from `draws_seed`.
+    pub fn new(draws_seed: u64) -> Self {
+        Self { own: Conversation::own(draws_seed), sub_agents: Vec::new(), draws_seed }
     }
 
     /// The sub-agents started.
@@ -38,7 +42,10 @@ impl Conversations {
                 "s.sub_agent: a session holds at most {MAX_CONVERSATIONS} conversations (its own and its sub-agents')"
             ));
         }
-        let sub_agent = Conversation::sub_agent(session, number, self[parent].depth);
+        // Its own stream, by its number: sub-agents that run at once draw alike in every run,
+        // whatever order their answers come in.
+        let draws = SeededRng::new(self.draws_seed ^ (number as u64).wrapping_mul(0xA24B_AED4_963E_E407));
+        let sub_agent = Conversation::sub_agent(session, number, self[parent].depth, draws);
         self.sub_agents.push(sub_agent);
         Ok(number)
     }
@@ -67,6 +74,9 @@ pub struct Conversation {
     pub turn: u32,
     /// Steps sent so far, of any kind: the next one's turn index in the records.
     pub steps: u32,
+    /// The function's random draws through this handle (`s.random()`, `s.sample(..)`,
+    /// `s.pick(..)`, `s.text(..)`'s places).
+    pub draws: SeededRng,
     /// 0 for the session's own, 1 for a sub-agent it started, 2 for one that started, ...
     depth: u32,
     /// A sub-agent's name in the records (`session_000003_agent_1`); the session's own
@@ -75,14 +85,16 @@ pub struct Conversation {
 }
 
 impl Conversation {
-    fn own() -> Self {
-        Self { history: History::default(), writer: None, turn: 0, steps: 0, depth: 0, name: None }
+    fn own(draws_seed: u64) -> Self {
+        let draws = SeededRng::new(draws_seed);
+        Self { history: History::default(), writer: None, turn: 0, steps: 0, draws, depth: 0, name: None }
     }
 
     /// The `number`th conversation of session `session`, a sub-agent of one at `parent_depth`.
-    fn sub_agent(session: u64, number: usize, parent_depth: u32) -> Self {
+    fn sub_agent(session: u64, number: usize, parent_depth: u32, draws: SeededRng) -> Self {
         let name = Some(Arc::from(format!("session_{session:06}_agent_{number}")));
-        Self { history: History::default(), writer: None, turn: 0, steps: 0, depth: parent_depth + 1, name }
+        let depth = parent_depth + 1;
+        Self { history: History::default(), writer: None, turn: 0, steps: 0, draws, depth, name }
     }
 
     pub fn depth(&self) -> u32 {

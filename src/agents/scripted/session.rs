@@ -115,8 +115,6 @@ struct SessionState {
     shared: Arc<PhaseShared>,
     id: u64,
     ids: SeededRng,
-    /// The function's own random draws (`s.random()`, `s.sample(..)`, `s.pick(..)`).
-    draws: SeededRng,
     /// Its own conversation first, then its sub-agents' in the order they started.
     conversations: Conversations,
     /// The counts of the texts it made lately (`s.text`), which it may send.
@@ -139,13 +137,12 @@ struct SessionState {
 impl Session {
     pub(super) fn new(shared: Arc<PhaseShared>, id: u64, due_ns: Option<u64>) -> Self {
         let seed = shared.phase.ctx.id_seed ^ ((shared.phase.run.index as u64) << 32) ^ id.wrapping_mul(0x9E37_79B9);
-        let draws = SeededRng::new(draws_seed(&shared, id));
+        let conversations = Conversations::new(draws_seed(&shared, id));
         let state = Arc::new(Mutex::new(SessionState {
             shared,
             id,
             ids: SeededRng::new(seed),
-            draws,
-            conversations: Conversations::new(),
+            conversations,
             made: MadeTexts::default(),
             steps: Vec::new(),
             tool_calls: 0,
@@ -164,7 +161,8 @@ impl Session {
     }
 
     /// A handle on a new conversation of the session, a sub-agent of this one's: a history of
-    /// its own, the session's steps, draws and state shared.
+    /// its own and random draws of its own (`conversations.rs`), the session's steps and state
+    /// shared.
     pub fn sub_agent(&self) -> Result<Session, String> {
         let mut state = self.state();
         let session = state.id;
@@ -210,16 +208,16 @@ impl Session {
 
     /// A draw in [0, 1).
     pub fn random(&self) -> f64 {
-        self.state().draws.next_f64()
+        self.state().conversations[self.conversation].draws.next_f64()
     }
 
     /// A draw from `dist`.
     pub fn sample(&self, dist: &Dist) -> f64 {
-        dist.sample(&mut self.state().draws)
+        dist.sample(&mut self.state().conversations[self.conversation].draws)
     }
 
     /// Text of exactly `tokens` tokens under the run's tokenizer, cut from the synthetic
-    /// prompts' corpus at a place of the session's draws (so sessions send texts of their own).
+    /// prompts' corpus at a place of this handle's draws (so sessions send texts of their own).
     pub fn text(&self, tokens: u64) -> String {
         let corpus = Corpus::Shakespeare;
         let offset = self.below(corpus.text().len());
@@ -231,7 +229,7 @@ impl Session {
 
     /// A draw in [0, `len`); 0 when `len` is 0.
     pub fn below(&self, len: usize) -> usize {
-        self.state().draws.below(len as u64) as usize
+        self.state().conversations[self.conversation].draws.below(len as u64) as usize
     }
 
     pub fn values(&self) -> rhai::Map {
