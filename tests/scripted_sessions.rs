@@ -1374,9 +1374,9 @@ run(#{{ name: "draws", endpoint: target, phases: [users(#{{ users: 4, session: a
     assert_ne!(tags(8), first, "another seed draws others");
 }
 
-/// Each sub-agent draws from a stream of its own, made from its session's and its number, so
-/// sub-agents run at once draw the same values in every run of a seed, whichever of their
-/// answers comes first.
+/// Each sub-agent draws from a stream of its own, made from its parent's and its place among the
+/// parent's sub-agents, so sub-agents run at once (and theirs) draw the same values in every run
+/// of a seed, whichever of their answers comes first.
 #[test]
 fn sub_agents_run_at_once_draw_alike_in_every_run_of_a_seed() {
     let source = r#"let target = endpoint(#{ url: "mock", model: "m", kind: "chat", streaming: true, mock: #{ ttft: ms(2), itl: ms(1) } });
@@ -1384,6 +1384,7 @@ let agent = |s| {
     s.parallel([0, 1, 2, 3].map(|i| |a| {
         a.chat(#{ user: "first", max_tokens: 2 });
         a.chat(#{ user: "then", max_tokens: 2, tag: `${i}${a.pick(["x", "y", "z"])}` });
+        a.parallel([|b| b.chat(#{ user: "deeper", max_tokens: 2, tag: `${i}-${b.pick(["x", "y", "z"])}` })]);
     }));
 };
 run(#{ name: "drawn", endpoint: target, phases: [users(#{ users: 8, session: agent, sessions: 24, seed: 3 })] });
@@ -1395,11 +1396,11 @@ run(#{ name: "drawn", endpoint: target, phases: [users(#{ users: 8, session: age
         let steps = scripted(&summary)["steps"].as_object().cloned().unwrap_or_default();
         let counts: Vec<(String, u64)> =
             steps.iter().map(|(tag, step)| (tag.clone(), step["requests"].as_u64().unwrap_or(0))).collect();
-        assert_eq!(counts.iter().map(|(_, n)| n).sum::<u64>(), 192, "{counts:?}");
+        assert_eq!(counts.iter().map(|(_, n)| n).sum::<u64>(), 288, "{counts:?}");
         counts
     };
     let first = tags();
-    assert!(first.len() > 6, "each sub-agent's picks vary: {first:?}");
+    assert!(first.len() > 12, "each sub-agent's picks vary: {first:?}");
     for _ in 0..2 {
         assert_eq!(tags(), first, "the same seed, the same picks, sub-agent by sub-agent");
     }

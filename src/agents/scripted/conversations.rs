@@ -19,14 +19,12 @@ const MAX_CONVERSATIONS: usize = 1024;
 pub struct Conversations {
     own: Conversation,
     sub_agents: Vec<Conversation>,
-    /// The seed of the session's own draws, from which each sub-agent's is made.
-    draws_seed: u64,
 }
 
 impl Conversations {
     /// A session's, its own conversation drawing from `draws_seed`.
     pub fn new(draws_seed: u64) -> Self {
-        Self { own: Conversation::own(draws_seed), sub_agents: Vec::new(), draws_seed }
+        Self { own: Conversation::own(draws_seed), sub_agents: Vec::new() }
     }
 
     /// The sub-agents started.
@@ -42,10 +40,7 @@ impl Conversations {
                 "s.sub_agent: a session holds at most {MAX_CONVERSATIONS} conversations (its own and its sub-agents')"
             ));
         }
-        // Its own stream, by its number: sub-agents that run at once draw alike in every run,
-        // whatever order their answers come in.
-        let draws = SeededRng::new(self.draws_seed ^ (number as u64).wrapping_mul(0xA24B_AED4_963E_E407));
-        let sub_agent = Conversation::sub_agent(session, number, self[parent].depth, draws);
+        let sub_agent = self[parent].sub_agent(session, number);
         self.sub_agents.push(sub_agent);
         Ok(number)
     }
@@ -77,6 +72,11 @@ pub struct Conversation {
     /// The function's random draws through this handle (`s.random()`, `s.sample(..)`,
     /// `s.pick(..)`, `s.text(..)`'s places).
     pub draws: SeededRng,
+    /// The seed of those draws, and the sub-agents this one has started, from which each of
+    /// theirs is made: a sub-agent's draws follow from its place in the tree of agents, not from
+    /// the order in which agents running at once started theirs.
+    draws_seed: u64,
+    sub_agents_started: u64,
     /// 0 for the session's own, 1 for a sub-agent it started, 2 for one that started, ...
     depth: u32,
     /// A sub-agent's name in the records (`session_000003_agent_1`); the session's own
@@ -86,15 +86,20 @@ pub struct Conversation {
 
 impl Conversation {
     fn own(draws_seed: u64) -> Self {
-        let draws = SeededRng::new(draws_seed);
-        Self { history: History::default(), writer: None, turn: 0, steps: 0, draws, depth: 0, name: None }
+        Self::new(draws_seed, 0, None)
     }
 
-    /// The `number`th conversation of session `session`, a sub-agent of one at `parent_depth`.
-    fn sub_agent(session: u64, number: usize, parent_depth: u32, draws: SeededRng) -> Self {
-        let name = Some(Arc::from(format!("session_{session:06}_agent_{number}")));
-        let depth = parent_depth + 1;
-        Self { history: History::default(), writer: None, turn: 0, steps: 0, draws, depth, name }
+    fn new(draws_seed: u64, depth: u32, name: Option<Arc<str>>) -> Self {
+        let (history, draws) = (History::default(), SeededRng::new(draws_seed));
+        Self { history, writer: None, turn: 0, steps: 0, draws, draws_seed, sub_agents_started: 0, depth, name }
+    }
+
+    /// A new sub-agent of this one's, the `number`th conversation of session `session`.
+    fn sub_agent(&mut self, session: u64, number: usize) -> Self {
+        self.sub_agents_started += 1;
+        let mixed = self.draws_seed ^ self.sub_agents_started.wrapping_mul(0xA24B_AED4_963E_E407);
+        let draws_seed = SeededRng::new(mixed).next_u64();
+        Self::new(draws_seed, self.depth + 1, Some(Arc::from(format!("session_{session:06}_agent_{number}"))))
     }
 
     pub fn depth(&self) -> u32 {
