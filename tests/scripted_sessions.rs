@@ -678,6 +678,59 @@ run(#{ name: "parallel", endpoint: target, phases: [users(#{ users: 2, session: 
     }
 }
 
+/// `s.parallel(list, n)` runs at most n of the functions at a time, each of the rest starting as
+/// an earlier one ends, in the list's order; every one runs and returns in place.
+#[test]
+fn at_most_so_many_sub_agents_run_at_once_when_asked() {
+    let run = run_scenario(
+        "at_once",
+        r#"let target = endpoint(#{ url: "mock", model: "m", kind: "chat", streaming: true, mock: #{ ttft: ms(150), itl: ms(1) } });
+let agent = |s| {
+    let done = s.parallel([1, 2, 3, 4, 5, 6].map(|i| |a| { a.chat(#{ user: `part ${i}`, max_tokens: 2 }); i * 10 }), 2);
+    if done != [10, 20, 30, 40, 50, 60] { throw `returned: ${done}`; }
+    if s.id == 1 { s.parallel([|a| 1], 0); }
+};
+run(#{ name: "at_once", endpoint: target, phases: [users(#{ users: 2, session: agent, sessions: 2 })] });
+"#,
+    );
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let summary = run.summary("at_once");
+    assert_eq!(stat(&summary, "request_count", "avg"), 12.0);
+    let sessions = scripted(&summary);
+    assert_eq!((sessions["completed"].as_u64(), sessions["failed"].as_u64()), (Some(1), Some(1)), "{sessions}");
+    let message = sessions["errors"][0]["message"].as_str().unwrap_or("");
+    assert!(message.contains("at_once.rhai:5:") && message.contains("0 at once? give 1 or more"), "{message}");
+    for session in ["session_000000", "session_000001"] {
+        // (sub-agent's number, start, end) of the session's steps, by start.
+        let mut steps: Vec<(u64, u64, u64)> = run
+            .records("at_once")
+            .iter()
+            .map(|record| &record["metadata"])
+            .filter_map(|metadata| {
+                let id = metadata["conversation_id"].as_str()?;
+                let number = id.strip_prefix(session)?.strip_prefix("_agent_")?.parse().ok()?;
+                Some((number, metadata["request_start_ns"].as_u64()?, metadata["request_end_ns"].as_u64()?))
+            })
+            .collect();
+        steps.sort_by_key(|step| step.1);
+        // Two at a time in the list's order (the two of a pair go out together, either first).
+        let pairs: Vec<Vec<u64>> = steps
+            .chunks(2)
+            .map(|pair| {
+                let mut numbers: Vec<u64> = pair.iter().map(|step| step.0).collect();
+                numbers.sort();
+                numbers
+            })
+            .collect();
+        assert_eq!(pairs, [[1, 2], [3, 4], [5, 6]], "in order: {steps:?}");
+        for (i, step) in steps.iter().enumerate() {
+            let in_flight = steps.iter().filter(|other| other.1 <= step.1 && step.1 < other.2).count();
+            assert!(in_flight <= 2, "{session}: {in_flight} in flight as step {i} started: {steps:?}");
+        }
+        assert!(steps[1].1 < steps[0].2, "two at once: {steps:?}");
+    }
+}
+
 /// A sub-agent's error run by `s.parallel` ends its session, naming the line in the sub-agent's
 /// function, once its siblings have ended; so does a list item that is not a function or takes
 /// other than one parameter (before any is run), and a function that uses its caller's `s` (a

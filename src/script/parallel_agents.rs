@@ -1,8 +1,9 @@
 //! `s.parallel([|a| .., |a| ..])`: sub-agents that run at once. Each function gets a sub-agent
 //! of its own (as `s.sub_agent()` gives) and runs on a coroutine of its own beside its
 //! session's, on the same script worker (`agents/scripted/fibers.rs`), so their steps are in
-//! flight together; the call returns what each function returned, in their order, once the last
-//! has ended, or else the first one's error.
+//! flight together (`s.parallel(list, 4)`: four at a time, each of the rest starting as one
+//! ends); the call returns what each function returned, in their order, once the last has
+//! ended, or else the first one's error.
 
 use std::any::Any;
 use std::sync::Arc;
@@ -17,8 +18,15 @@ use crate::agents::scripted::{ChildBody, Session, pause_on_children};
 type Ended = Result<Dynamic, Box<EvalAltResult>>;
 
 pub fn register(engine: &mut Engine, functions: Arc<SessionFunctions>) {
+    let all_at_once = functions.clone();
     engine.register_fn("parallel", move |context: NativeCallContext, s: &mut Session, agents: Array| {
-        parallel(&context, s, agents, &functions)
+        parallel(&context, s, agents, usize::MAX, &all_at_once)
+    });
+    engine.register_fn("parallel", move |context: NativeCallContext, s: &mut Session, agents: Array, at_once: i64| {
+        match usize::try_from(at_once) {
+            Ok(at_once) if at_once >= 1 => parallel(&context, s, agents, at_once, &functions),
+            _ => script_error(format!("s.parallel: {at_once} at once? give 1 or more")),
+        }
     });
 }
 
@@ -26,6 +34,7 @@ fn parallel(
     context: &NativeCallContext,
     s: &Session,
     agents: Array,
+    at_once: usize,
     functions: &SessionFunctions,
 ) -> ScriptResult<Array> {
     let mut chosen = Vec::with_capacity(agents.len());
@@ -65,7 +74,7 @@ fn parallel(
             Box::new(ended) as Box<dyn Any + Send>
         }));
     }
-    let Some(outputs) = pause_on_children(bodies) else {
+    let Some(outputs) = pause_on_children(bodies, at_once) else {
         return script_error("the phase is over; the session ends here");
     };
     let mut results = Array::with_capacity(outputs.len());

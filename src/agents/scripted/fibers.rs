@@ -1,16 +1,18 @@
 //! The functions a session runs beside itself (`s.parallel`), on its worker: each a child
 //! coroutine, numbered from 1 among the session's fibers (0 is the session's own function),
 //! with the fiber that started it waiting until the last of its children has ended, and then
-//! resumed with what each ended with, in the order it gave them.
+//! resumed with what each ended with, in the order it gave them. A fiber may run only so many
+//! children at once: the rest wait their turn, each starting as an earlier one ends.
 
 use std::any::Any;
+use std::collections::VecDeque;
 use std::time::Duration;
 
 use corosensei::Coroutine;
 use corosensei::stack::DefaultStack;
 
 use super::replies::Woken;
-use super::suspend::{ChildOutputs, Pending};
+use super::suspend::{ChildBody, ChildOutputs, Pending};
 
 /// The session's own function among its fibers.
 pub const MAIN: usize = 0;
@@ -37,11 +39,13 @@ pub struct Child {
     waited: Duration,
 }
 
-/// A fiber's children that are still running, what those that have ended ended with, and the
-/// longest any of them waited on the worker's queue (the children run at once, so that is how
-/// long they kept their parent waiting beyond their own time).
+/// A fiber's children that have not ended (running, or queued for their turn with their
+/// places), what those that have ended ended with, and the longest any of them waited on the
+/// worker's queue (they run at once, so that is about how long they kept their parent waiting
+/// beyond their own time).
 struct Join {
     left: usize,
+    queued: VecDeque<(usize, ChildBody)>,
     outputs: ChildOutputs,
     longest_wait: Duration,
 }
@@ -54,13 +58,26 @@ pub struct Joined {
     pub waited: Duration,
 }
 
+/// What a child's end lets run: nothing yet, its parent, or the next child queued for its turn
+/// (at `place` among its parent's).
+pub enum After {
+    Nothing,
+    Joined(Joined),
+    Next { parent: usize, place: usize, body: ChildBody },
+}
+
 impl Children {
-    /// Fiber `parent` waits for `count` children from now on.
-    pub fn wait_for(&mut self, parent: usize, count: usize) {
-        let join = Join { left: count, outputs: (0..count).map(|_| None).collect(), longest_wait: Duration::ZERO };
+    /// Fiber `parent` waits for the children `bodies` from now on, `at_once` of them running at a
+    /// time (at least one): those to start now, with their places; the rest are queued.
+    pub fn wait_for(&mut self, parent: usize, bodies: Vec<ChildBody>, at_once: usize) -> Vec<(usize, ChildBody)> {
+        let count = bodies.len();
+        let mut queued: VecDeque<(usize, ChildBody)> = bodies.into_iter().enumerate().collect();
+        let now = queued.drain(..at_once.max(1).min(count)).collect();
+        let outputs = (0..count).map(|_| None).collect();
         if let Some(slot) = self.join_of(parent) {
-            *slot = Some(join);
+            *slot = Some(Join { left: count, queued, outputs, longest_wait: Duration::ZERO });
         }
+        now
     }
 
     /// Add a child of fiber `parent` at `place` among its children; its fiber.
@@ -80,42 +97,45 @@ impl Children {
         }
     }
 
-    /// Child `fiber` has ended with `output` (None: it panicked): its coroutine, and its parent
-    /// when it was that parent's last child.
-    pub fn end(
-        &mut self,
-        fiber: usize,
-        output: Option<Box<dyn Any + Send>>,
-    ) -> (Option<ChildCoroutine>, Option<Joined>) {
+    /// Child `fiber` has ended with `output` (None: it panicked): its coroutine, and what that
+    /// lets run.
+    pub fn end(&mut self, fiber: usize, output: Option<Box<dyn Any + Send>>) -> (Option<ChildCoroutine>, After) {
         let Some(Child { coroutine, parent, place, waited, .. }) =
             fiber.checked_sub(1).and_then(|at| self.children.get_mut(at)?.take())
         else {
-            return (None, None);
+            return (None, After::Nothing);
         };
         (Some(coroutine), self.ended(parent, place, output, waited))
     }
 
     /// The child of fiber `parent` at `place` ended (or never started: None), its answers having
-    /// waited `waited` on the queue; the parent when it was its last child.
+    /// waited `waited` on the queue; what that lets run.
     pub fn ended(
         &mut self,
         parent: usize,
         place: usize,
         output: Option<Box<dyn Any + Send>>,
         waited: Duration,
-    ) -> Option<Joined> {
-        let slot = self.join_of(parent)?;
-        let join = slot.as_mut()?;
+    ) -> After {
+        let Some(slot) = self.join_of(parent) else { return After::Nothing };
+        let Some(join) = slot.as_mut() else { return After::Nothing };
         if let Some(kept) = join.outputs.get_mut(place) {
             *kept = output;
         }
         join.longest_wait = join.longest_wait.max(waited);
         join.left = join.left.saturating_sub(1);
-        if join.left > 0 {
-            return None;
+        if let Some((place, body)) = join.queued.pop_front() {
+            return After::Next { parent, place, body };
         }
-        let Join { outputs, longest_wait, .. } = slot.take()?;
-        Some(Joined { fiber: parent, outputs, waited: longest_wait })
+        if join.left > 0 {
+            return After::Nothing;
+        }
+        match slot.take() {
+            Some(Join { outputs, longest_wait, .. }) => {
+                After::Joined(Joined { fiber: parent, outputs, waited: longest_wait })
+            }
+            None => After::Nothing,
+        }
     }
 
     /// Where fiber `fiber` keeps what it waits for; None once it has ended.
@@ -136,6 +156,10 @@ mod tests {
         Coroutine::with_stack(stack, |_, _: Woken| Box::new(()) as Box<dyn Any + Send>)
     }
 
+    fn bodies(count: usize) -> Vec<ChildBody> {
+        (0..count).map(|_| Box::new(|| Box::new(()) as Box<dyn Any + Send>) as ChildBody).collect()
+    }
+
     fn output(value: u32) -> Option<Box<dyn Any + Send>> {
         Some(Box::new(value))
     }
@@ -144,36 +168,62 @@ mod tests {
         outputs.iter().map(|output| output.as_ref().and_then(|o| o.downcast_ref::<u32>()).copied()).collect()
     }
 
+    fn joined(after: After) -> Joined {
+        match after {
+            After::Joined(joined) => joined,
+            _ => panic!("the parent should resume"),
+        }
+    }
+
     #[test]
     fn a_parent_resumes_when_its_last_child_ends_with_their_outputs_in_its_order() {
         let mut children = Children::default();
-        children.wait_for(MAIN, 3);
-        let fibers: Vec<usize> = (0..3).map(|place| children.add(child(), MAIN, place)).collect();
+        let now = children.wait_for(MAIN, bodies(3), usize::MAX);
+        let fibers: Vec<usize> = now.into_iter().map(|(place, _)| children.add(child(), MAIN, place)).collect();
         assert_eq!(fibers, [1, 2, 3]);
         children.add_wait(2, Duration::from_millis(4));
-        let (ended, joined) = children.end(2, output(20));
-        assert!(ended.is_some() && joined.is_none(), "two are still running");
+        let (ended, after) = children.end(2, output(20));
+        assert!(ended.is_some() && matches!(after, After::Nothing), "two are still running");
         children.add_wait(3, Duration::from_millis(9));
-        assert!(children.end(3, None).1.is_none(), "one is still running");
+        assert!(matches!(children.end(3, None).1, After::Nothing), "one is still running");
         assert!(children.end(3, output(99)).0.is_none(), "an ended child ends once");
-        let joined = children.end(1, output(10)).1.expect("the last one resumes its parent");
+        let joined = joined(children.end(1, output(10)).1);
         assert_eq!((joined.fiber, values(&joined.outputs)), (MAIN, vec![Some(10), Some(20), None]));
         assert_eq!(joined.waited, Duration::from_millis(9), "the longest child's waits");
         assert!(children.get_mut(1).is_none(), "ended children are gone");
     }
 
     #[test]
+    fn children_beyond_those_at_once_start_in_their_order_as_earlier_ones_end() {
+        let mut children = Children::default();
+        let now = children.wait_for(MAIN, bodies(4), 2);
+        let places: Vec<usize> = now.iter().map(|(place, _)| *place).collect();
+        assert_eq!(places, [0, 1], "two at once");
+        let first = children.add(child(), MAIN, 0);
+        let second = children.add(child(), MAIN, 1);
+        let After::Next { parent: MAIN, place: 2, .. } = children.end(second, output(1)).1 else {
+            panic!("the third starts as the second ends")
+        };
+        let third = children.add(child(), MAIN, 2);
+        let After::Next { place: 3, .. } = children.end(first, output(0)).1 else { panic!("then the fourth") };
+        // The fourth never got a stack: it ends as it starts.
+        assert!(matches!(children.ended(MAIN, 3, None, Duration::ZERO), After::Nothing), "the third runs");
+        let joined = joined(children.end(third, output(2)).1);
+        assert_eq!(values(&joined.outputs), [Some(0), Some(1), Some(2), None]);
+    }
+
+    #[test]
     fn a_child_may_wait_for_children_of_its_own() {
         let mut children = Children::default();
-        children.wait_for(MAIN, 1);
+        children.wait_for(MAIN, bodies(1), 1);
         let parent = children.add(child(), MAIN, 0);
-        children.wait_for(parent, 2);
+        assert_eq!(children.wait_for(parent, bodies(2), 8).len(), 2);
         let first = children.add(child(), parent, 0);
         // The second never got a stack: it ends as it starts.
-        assert!(children.ended(parent, 1, None, Duration::ZERO).is_none());
-        let joined = children.end(first, output(7)).1.expect("the child resumes");
-        assert_eq!((joined.fiber, values(&joined.outputs)), (parent, vec![Some(7), None]));
-        let joined = children.end(parent, output(1)).1.expect("then the session");
-        assert_eq!((joined.fiber, values(&joined.outputs)), (MAIN, vec![Some(1)]));
+        assert!(matches!(children.ended(parent, 1, None, Duration::ZERO), After::Nothing));
+        let joined_child = joined(children.end(first, output(7)).1);
+        assert_eq!((joined_child.fiber, values(&joined_child.outputs)), (parent, vec![Some(7), None]));
+        let joined_session = joined(children.end(parent, output(1)).1);
+        assert_eq!((joined_session.fiber, values(&joined_session.outputs)), (MAIN, vec![Some(1)]));
     }
 }

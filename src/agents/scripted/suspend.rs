@@ -18,12 +18,12 @@ use crate::load::scripted::StepAnswer;
 
 /// What a paused session hands its worker: a request for the user's porter, a future of its
 /// own (a client-side wait), its turn (it has computed for a whole slice), or functions to run
-/// beside it, each on a coroutine of its own, until all have ended.
+/// beside it, each on a coroutine of its own, `at_once` at a time, until all have ended.
 pub enum Pending {
     Step(StepOrder),
     Future(Pin<Box<dyn Future<Output = Box<dyn Any + Send>> + Send>>),
     Turn,
-    Children(Vec<ChildBody>),
+    Children { bodies: Vec<ChildBody>, at_once: usize },
 }
 
 /// A function a session runs beside itself (a sub-agent's), and what it ended with.
@@ -78,10 +78,11 @@ pub fn take_turns() {
     }
 }
 
-/// Run `children` beside the calling session, each on a coroutine of its own on this worker,
-/// while it pauses, and return what each ended with; None as for `pause_on`.
-pub fn pause_on_children(children: Vec<ChildBody>) -> Option<ChildOutputs> {
-    pause(Pending::Children(children))?.downcast::<ChildOutputs>().ok().map(|outputs| *outputs)
+/// Run `bodies` beside the calling session, each on a coroutine of its own on this worker and
+/// `at_once` at a time, while it pauses, and return what each ended with; None as for
+/// `pause_on`.
+pub fn pause_on_children(bodies: Vec<ChildBody>, at_once: usize) -> Option<ChildOutputs> {
+    pause(Pending::Children { bodies, at_once })?.downcast::<ChildOutputs>().ok().map(|outputs| *outputs)
 }
 
 /// Send `order` by the user's porter while the calling session pauses, and return its answer;

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult};
 
-use super::fibers::{Children, Joined, MAIN};
+use super::fibers::{After, Children, Joined, MAIN};
 use super::phase::{IDLE_SESSIONS_LIMIT, PhaseShared};
 use super::porters::{self, Porter};
 use super::replies::{Reply, Wake, Woken, WorkerEvent};
@@ -290,14 +290,11 @@ impl Worker<'_> {
         match run_until_paused(&mut child.coroutine, woken) {
             Resumed::Paused(pending) => self.hand_off(slot, fiber, pending, then),
             Resumed::Ended(output) => {
-                let (coroutine, joined) = playing.children.end(fiber, output);
+                let (coroutine, after) = playing.children.end(fiber, output);
                 if let Some(coroutine) = coroutine.filter(|coroutine| coroutine.done()) {
                     self.stacks.push(coroutine.into_stack());
                 }
-                if let Some(Joined { fiber, outputs, waited }) = joined {
-                    playing.add_wait(fiber, waited);
-                    then.push((fiber, Some(Box::new(outputs))));
-                }
+                self.after_child(slot, after, then);
             }
         }
     }
@@ -318,35 +315,74 @@ impl Worker<'_> {
             }
             // Back on the queue, behind the answers and starts already there.
             Pending::Turn => reply().send(Box::new(())),
-            Pending::Children(bodies) => self.start_children(slot, fiber, bodies, then),
+            Pending::Children { bodies, at_once } => self.start_children(slot, fiber, bodies, at_once, then),
         }
     }
 
-    /// Start `bodies` as children of fiber `parent`, each on a coroutine of its own, to run in
-    /// their order once this resume is done; the parent waits for them all (and goes on at once
-    /// when there are none, or none got a stack).
-    fn start_children(&mut self, slot: usize, parent: usize, bodies: Vec<ChildBody>, then: &mut Vec<(usize, Woken)>) {
+    /// Start `bodies` as children of fiber `parent`, `at_once` at a time, each on a coroutine of
+    /// its own, to run in their order once this resume is done; the parent waits for them all
+    /// (and goes on at once when there are none, or none got a stack).
+    fn start_children(
+        &mut self,
+        slot: usize,
+        parent: usize,
+        bodies: Vec<ChildBody>,
+        at_once: usize,
+        then: &mut Vec<(usize, Woken)>,
+    ) {
         let Some(playing) = self.slots[slot].as_mut() else { return };
-        playing.children.wait_for(parent, bodies.len());
         if bodies.is_empty() {
             then.push((parent, Some(Box::new(ChildOutputs::new()))));
             return;
         }
-        let mut started = Vec::with_capacity(bodies.len());
-        for (place, body) in bodies.into_iter().enumerate() {
-            let Ok(stack) = self.stacks.pop().map_or_else(|| new_stack(self.stack_bytes), Ok) else {
-                if let Some(joined) = playing.children.ended(parent, place, None, Duration::ZERO) {
-                    then.push((joined.fiber, Some(Box::new(joined.outputs))));
-                }
-                continue;
-            };
-            let coroutine = Coroutine::with_stack(stack, move |yielder: &SessionYielder, _: Woken| {
-                suspend::enter(yielder);
-                body()
-            });
-            started.push(playing.children.add(coroutine, parent, place));
+        let now = playing.children.wait_for(parent, bodies, at_once);
+        let mut started = Vec::with_capacity(now.len());
+        for (place, body) in now {
+            started.extend(self.start_child(slot, parent, place, body, then));
         }
         then.extend(started.into_iter().rev().map(|fiber| (fiber, None)));
+    }
+
+    /// Give child `place` of fiber `parent` a coroutine: its fiber, to be resumed; None when the
+    /// system refused it a stack, and it ended as it started (what that lets run is in `then`).
+    fn start_child(
+        &mut self,
+        slot: usize,
+        parent: usize,
+        place: usize,
+        body: ChildBody,
+        then: &mut Vec<(usize, Woken)>,
+    ) -> Option<usize> {
+        let playing = self.slots[slot].as_mut()?;
+        let Ok(stack) = self.stacks.pop().map_or_else(|| new_stack(self.stack_bytes), Ok) else {
+            let after = playing.children.ended(parent, place, None, Duration::ZERO);
+            self.after_child(slot, after, then);
+            return None;
+        };
+        let coroutine = Coroutine::with_stack(stack, move |yielder: &SessionYielder, _: Woken| {
+            suspend::enter(yielder);
+            body()
+        });
+        Some(playing.children.add(coroutine, parent, place))
+    }
+
+    /// Run what a child's end lets run: its parent, with its children's outputs, or the next
+    /// child queued for its turn.
+    fn after_child(&mut self, slot: usize, after: After, then: &mut Vec<(usize, Woken)>) {
+        match after {
+            After::Nothing => {}
+            After::Joined(Joined { fiber, outputs, waited }) => {
+                if let Some(playing) = self.slots[slot].as_mut() {
+                    playing.add_wait(fiber, waited);
+                }
+                then.push((fiber, Some(Box::new(outputs))));
+            }
+            After::Next { parent, place, body } => {
+                if let Some(fiber) = self.start_child(slot, parent, place, body, then) {
+                    then.push((fiber, None));
+                }
+            }
+        }
     }
 
     /// The slot's session has ended: tally it, and start the user's next session (unless the
