@@ -733,8 +733,8 @@ run(#{ name: "at_once", endpoint: target, phases: [users(#{ users: 2, session: a
 
 /// A sub-agent's error run by `s.parallel` ends its session, naming the line in the sub-agent's
 /// function, once its siblings have ended; so does a list item that is not a function or takes
-/// other than one parameter (before any is run), and a function that uses its caller's `s` (a
-/// handle the call holds), with what to do instead.
+/// other than one parameter or captured a handle (before any is run), and a function that uses
+/// its caller's `s` (a handle the call holds), with what to do instead.
 #[test]
 fn a_failing_sub_agent_run_at_once_ends_its_session_with_its_line() {
     let run = run_scenario(
@@ -747,9 +747,10 @@ let agent = |s| {
     if s.id == 2 { s.parallel([|a| a.chat("fine"), 1]); }
     if s.id == 3 { s.parallel([|a| s.chat("the caller's handle")]); }
     if s.id == 4 { s.parallel([|a| a.chat("fine"), |a, b| a.chat("two parameters")]); }
+    if s.id == 5 { let helper = s.sub_agent(); s.parallel([|a| a.chat("mine"), |a| [helper].len()]); }
     s.chat("hello");
 };
-run(#{ name: "parallel_errors", endpoint: target, phases: [users(#{ users: 2, session: agent, sessions: 6 })] });
+run(#{ name: "parallel_errors", endpoint: target, phases: [users(#{ users: 2, session: agent, sessions: 7 })] });
 "#,
     );
     assert_eq!(run.code(), Some(0), "{}", run.stderr());
@@ -757,10 +758,10 @@ run(#{ name: "parallel_errors", endpoint: target, phases: [users(#{ users: 2, se
     assert_eq!(
         stat(&summary, "request_count", "avg"),
         4.0,
-        "sessions 0 and 4 say hello, session 1's two sub-agents send"
+        "sessions 0 and 6 say hello, session 1's two sub-agents send"
     );
     let sessions = scripted(&summary);
-    assert_eq!((sessions["completed"].as_u64(), sessions["failed"].as_u64()), (Some(2), Some(4)), "{sessions}");
+    assert_eq!((sessions["completed"].as_u64(), sessions["failed"].as_u64()), (Some(2), Some(5)), "{sessions}");
     let messages: Vec<&str> =
         sessions["errors"].as_array().into_iter().flatten().filter_map(|error| error["message"].as_str()).collect();
     let with = |text: &str| messages.iter().find(|message| message.contains(text)).copied().unwrap_or_default();
@@ -768,7 +769,8 @@ run(#{ name: "parallel_errors", endpoint: target, phases: [users(#{ users: 2, se
     assert!(in_sub_agent.contains("parallel_errors.rhai:4:"), "the sub-agent's own line: {messages:?}");
     assert!(!in_sub_agent.contains("closure"), "{in_sub_agent}");
     assert!(with("item 1 is i64, not a function").contains("parallel_errors.rhai:6:"), "{messages:?}");
-    assert!(with("Data race").contains("is given a sub-agent of its own"), "{messages:?}");
+    assert!(with("Data race").contains("captured the handle it was called on"), "{messages:?}");
+    assert!(with("item 1 captured a session's handle").contains(":9:"), "before any runs: {messages:?}");
     assert!(with("item 1 takes 2 parameters; each function takes one").contains(":8:"), "{messages:?}");
 }
 

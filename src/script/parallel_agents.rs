@@ -50,6 +50,13 @@ fn parallel(
                         "s.parallel: item {i} takes {first} parameters; each function takes one, its sub-agent: `|a| ..`"
                     ));
                 }
+                if function.curry().iter().any(|captured| holds_a_handle(captured, CAPTURE_DEPTH)) {
+                    return script_error(format!(
+                        "s.parallel: item {i} captured a session's handle (the session's `s`, or a sub-agent's) \
+                         from around it; functions run at once must not share one: each uses only the sub-agent it \
+                         is given, `|a| a.chat(..)`"
+                    ));
+                }
                 chosen.push(function);
             }
             None => {
@@ -89,6 +96,28 @@ fn parallel(
         }
     }
     Ok(results)
+}
+
+/// How deep into captured lists, maps and closures a handle is looked for (a closure may capture
+/// itself, through a variable it is assigned to).
+const CAPTURE_DEPTH: u32 = 8;
+
+/// Whether `value` is a session's handle, or holds one within `depth` levels.
+fn holds_a_handle(value: &Dynamic, depth: u32) -> bool {
+    if value.is::<Session>() {
+        return true;
+    }
+    let Some(depth) = depth.checked_sub(1) else { return false };
+    if let Some(items) = value.read_lock::<Array>() {
+        return items.iter().any(|item| holds_a_handle(item, depth));
+    }
+    if let Some(fields) = value.read_lock::<rhai::Map>() {
+        return fields.values().any(|field| holds_a_handle(field, depth));
+    }
+    if let Some(function) = value.read_lock::<FnPtr>() {
+        return function.curry().iter().any(|captured| holds_a_handle(captured, depth));
+    }
+    false
 }
 
 /// The parameters each definition of `function` seen from the call takes beyond the values it

@@ -191,10 +191,9 @@ fn describe(scenario: &Path, error: &EvalAltResult, engine: &Engine, ast: &AST, 
     described.to_string().replace(" (in a closure)", "")
 }
 
-/// What a data race in a session means: two of its functions running at once used one handle.
-const RACE_HINT: &str = " (a function run by `s.parallel` used a handle that another function running at the same \
-     time held: the session's `s`, or a sub-agent's it captured; each function is given a sub-agent of its own, \
-     `|a| a.chat(..)`: use that)";
+/// What a data race in a session most likely means (`s.parallel` refuses the other shared handles).
+const RACE_HINT: &str = " (most likely a function given to `s.parallel` captured the handle it was called on, `s`: \
+     each function uses only the sub-agent it is given, `|a| a.chat(..)`)";
 
 /// Where a phase builder was called: its position, and the modules imported there, which its
 /// session function sees (`import "lib" as lib;` at the top, `lib::f()` in the function).
