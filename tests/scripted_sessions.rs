@@ -1022,6 +1022,28 @@ run(#{ endpoint: slow, allow_all_failed: true,
     assert!(table.contains("step              requests  errors cancelled"), "{table}");
 }
 
+/// The phase's end cuts sub-agents running at once as it cuts a session: each one's step in
+/// flight is cancelled, none is an error, and their sessions are cut, not failed.
+#[test]
+fn the_phase_s_end_cancels_the_steps_of_sub_agents_running_at_once() {
+    let run = run_scenario(
+        "cancelled_at_once",
+        r#"let slow = endpoint(#{ url: "mock", streaming: true, mock: #{ ttft: ms(1), itl: ms(100) } });
+let f = |s| { s.parallel([1, 2, 3].map(|i| |a| a.chat(#{ user: `part ${i}`, max_tokens: 50, tag: "part" }))); };
+run(#{ endpoint: slow, allow_all_failed: true,
+       phases: [users(#{ users: 2, duration: 0.3, grace_period: 0, session: f })] });"#,
+    );
+    assert_eq!(run.code(), Some(0), "stderr: {}", run.stderr());
+    let summary = run.summary("cancelled_at_once");
+    let phase = &summary["phases"][0];
+    let step = &scripted(&summary)["steps"]["part"];
+    let count = |value: &Value| value.as_u64().unwrap_or(u64::MAX);
+    assert_eq!(count(&step["cancelled"]), 6, "each sub-agent's step in flight at the end: {step}");
+    assert_eq!((count(&step["errors"]), count(&step["requests"])), (0, count(&phase["sent"])), "{phase}");
+    let sessions = scripted(&summary);
+    assert_eq!((count(&sessions["cut"]), count(&sessions["failed"])), (2, 0), "{sessions}");
+}
+
 #[test]
 fn sessions_started_at_a_rate_keep_to_it_and_to_the_users_they_may_have_live() {
     let run = run_scenario(
