@@ -90,7 +90,7 @@ fn parallel(
             Some(Ok(ended)) => results.push((*ended)?),
             _ => {
                 return script_error(format!(
-                    "s.parallel: sub-agent {i}'s function ended without a value (it panicked, or the system refused it a stack)"
+                    "s.parallel: item {i}'s function ended without a value (it panicked, or the system refused it a stack)"
                 ));
             }
         }

@@ -1,7 +1,8 @@
 //! What comes to a script worker: from the runtime, a step's output for a fiber of the user in a
-//! slot (its session's function, or a sub-agent's running beside it), or word that none will come (the runtime dropped the step), which ends the session as cut;
-//! from a phase with a session rate, a session to start now, or word that no more will. Each
-//! is stamped with when it came, so the worker can tell how long it waited there.
+//! slot (its session's function, or a sub-agent's running beside it), or word that none will
+//! come (the runtime dropped the step), which ends the session as cut; from a phase with a
+//! session rate, a session to start now, or word that no more will. Each is stamped with when
+//! it came, so the worker can tell how long it waited there.
 
 use std::any::Any;
 use std::sync::mpsc::Sender;
