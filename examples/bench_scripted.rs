@@ -3,7 +3,9 @@
 //! against a mock served by this process (zero delays unless `--ttft-ms` / `--itl-ms` say).
 //! With `--steps N` (default 1) each scripted session sends N chat steps over its history and
 //! the plain phase plays conversations of N turns (synthetic `turns`), so both send the same
-//! conversations. The two take turns, so a noisy machine hits them alike. Per run: the client's
+//! conversations. With `--fan N` each scripted session runs N sub-agents at once
+//! (`s.parallel`), a step each, and the plain phase has N times the users, so both keep as many
+//! requests in flight. The two take turns, so a noisy machine hits them alike. Per run: the client's
 //! CPU per streamed event (the child's user + sys over requests × tokens), TTFT p50 and p99
 //! (with a zero-delay server, what the client adds), the dispatch delay p99, and for a scripted
 //! run its script workers' busy share, CPU per event and resume delay p99 (the self-check's);
@@ -12,7 +14,7 @@
 //! calling the same session function, its `s.chat` doing nothing.
 //!
 //!     cargo run --release --example bench_scripted -- [--runs N] [--users N] [--requests N]
-//!         [--tokens N] [--steps N] [--ttft-ms MS] [--itl-ms MS] [BINARY]
+//!         [--tokens N] [--steps N | --fan N] [--ttft-ms MS] [--itl-ms MS] [BINARY]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -44,6 +46,8 @@ struct Settings {
     requests: u64,
     tokens: u64,
     steps: u64,
+    /// Sub-agents a session runs at once, a step each (1: none, the session steps itself).
+    fan: u64,
     ttft_ms: f64,
     itl_ms: f64,
     binary: PathBuf,
@@ -80,12 +84,13 @@ fn main() -> Result<()> {
         }
     }
     println!(
-        "{} runs each, {} users, {} requests of {} tokens, {} step(s) a session, server TTFT {} ms ITL {} ms; medians (scripted / plain):",
+        "{} runs each, {} users, {} requests of {} tokens, {} step(s) a session{}, server TTFT {} ms ITL {} ms; medians (scripted / plain):",
         settings.runs,
         settings.users,
         settings.requests,
         settings.tokens,
         settings.steps,
+        if settings.fan > 1 { format!(" ({} sub-agents at once)", settings.fan) } else { String::new() },
         settings.ttft_ms,
         settings.itl_ms
     );
@@ -107,11 +112,13 @@ fn main() -> Result<()> {
         "  scripted CPU per event: script workers {workers:.3} µs, the rest {rest:.3} µs (ratio to plain {:.2})",
         rest / plain
     );
-    let floor = rhai_floor_us_per_request(&settings)?;
-    println!(
-        "  Rhai alone, the session function with an `s.chat` that does nothing, in this process: {floor:.2} µs a request ({:.3} µs/event)",
-        floor / settings.tokens as f64
-    );
+    if settings.fan == 1 {
+        let floor = rhai_floor_us_per_request(&settings)?;
+        println!(
+            "  Rhai alone, the session function with an `s.chat` that does nothing, in this process: {floor:.2} µs a request ({:.3} µs/event)",
+            floor / settings.tokens as f64
+        );
+    }
     std::fs::remove_dir_all(&work)?;
     runtime.block_on(mock.shutdown());
     Ok(())
@@ -125,6 +132,7 @@ fn settings() -> Result<Settings> {
         requests: 5000,
         tokens: 64,
         steps: 1,
+        fan: 1,
         ttft_ms: 0.0,
         itl_ms: 0.0,
         binary: binary.unwrap_or_default(),
@@ -138,11 +146,15 @@ fn settings() -> Result<Settings> {
             "--requests" => settings.requests = number()? as u64,
             "--tokens" => settings.tokens = number()? as u64,
             "--steps" => settings.steps = (number()? as u64).max(1),
+            "--fan" => settings.fan = (number()? as u64).max(1),
             "--ttft-ms" => settings.ttft_ms = number()?,
             "--itl-ms" => settings.itl_ms = number()?,
             flag if flag.starts_with("--") => bail!("unknown flag {flag}"),
             _ => settings.binary = PathBuf::from(arg),
         }
+    }
+    if settings.fan > 1 && settings.steps > 1 {
+        bail!("--fan and --steps together: the plain phase has no such shape to compare with");
     }
     if !settings.binary.exists() {
         bail!("no aiperf binary at {} (build it, or name it)", settings.binary.display());
@@ -154,9 +166,14 @@ fn settings() -> Result<Settings> {
 const PROMPT: &str =
     r#"const PROMPT = "Tell me about the sea, the wind and the long ships that sail between the islands.";"#;
 
-/// The scripted phase's session function: `steps` chat steps of `tokens`.
+/// The scripted phase's session function: `steps` chat steps of `tokens`, or `fan` sub-agents
+/// at once of a step each.
 fn session_function(settings: &Settings) -> String {
-    let Settings { tokens, steps, .. } = settings;
+    let Settings { tokens, steps, fan, .. } = settings;
+    if *fan > 1 {
+        let sub_agent = format!("|a| a.chat(#{{ user: PROMPT, max_tokens: {tokens} }})");
+        return format!("|s| {{ s.parallel([{}]); }}", vec![sub_agent; *fan as usize].join(", "));
+    }
     let step = format!("s.chat(#{{ user: PROMPT, max_tokens: {tokens} }});");
     let body = if *steps > 1 { format!("for step in 0..{steps} {{ {step} }}") } else { step };
     format!("|s| {{ {body} }}")
@@ -164,9 +181,9 @@ fn session_function(settings: &Settings) -> String {
 
 /// The plain or the scripted scenario: the same requests, the same users.
 fn scenario_text(mode: &str, url: &str, settings: &Settings) -> String {
-    let Settings { users, requests, tokens, steps, .. } = settings;
+    let Settings { users, requests, tokens, steps, fan, .. } = settings;
     let phase = match mode {
-        "plain" => format!("concurrency(#{{ users: {users}, requests: {requests} }})"),
+        "plain" => format!("concurrency(#{{ users: {}, requests: {requests} }})", users * fan),
         _ => format!("users(#{{ users: {users}, requests: {requests}, session: {} }})", session_function(settings)),
     };
     let turns = if *steps > 1 { format!(", turns: {steps}") } else { String::new() };
