@@ -1,9 +1,9 @@
 //! The script workers: a few threads each play a share of the phase's users, every session a
 //! coroutine on a stack of its own (and each sub-agent it runs beside itself another,
 //! `fibers.rs`). A step pauses its coroutine and goes out on the runtime; its answer comes back
-//! on the worker's queue and resumes it, so no thread waits on a session. A
-//! user starts its next session as its last ends, or, in a phase with a session rate, when a
-//! start comes on the queue (`starts.rs`).
+//! on the worker's queue and resumes it, so no thread waits on a session. A user starts its next
+//! session as its last ends, or, in a phase with a session rate, when a start comes on the queue
+//! (`starts.rs`).
 //! Each worker tells how long answers waited for it (and how many sessions that slowed), how
 //! much of its time it had sessions to run (the self-check's measure of whether the session
 //! functions kept up), and its CPU time.
