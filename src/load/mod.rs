@@ -300,14 +300,16 @@ pub async fn run_phase(ctx: Arc<LoadContext>, run: Arc<PhaseRun>) -> PhaseSummar
 }
 
 /// The connections a phase that does not bound its requests in flight (paced by a rate, a
-/// schedule or users' rates, or an agentic replay's sub-agents) may keep open at once: AIPerf's
-/// `AIPERF_HTTP_CONNECTION_LIMIT` default, so that a slow server gets every request on time
-/// (as many in flight as its latency makes), as AIPerf sends them. Opened only as needed.
+/// schedule or users' rates, or sub-agents: an agentic replay's, a scripted session's run at
+/// once) may keep open at once: AIPerf's `AIPERF_HTTP_CONNECTION_LIMIT` default, so that a
+/// slow server gets every request on time (as many in flight as its latency makes), as AIPerf
+/// sends them. Opened only as needed.
 pub const UNBOUNDED_PHASE_CONNECTIONS: usize = 2500;
 
 /// How many connections a phase may keep open at once, to size the client's pool: one per
 /// user where the phase counts users (the open-file limit bounds it later, `client::pool`),
-/// `UNBOUNDED_PHASE_CONNECTIONS` where nothing bounds its requests in flight.
+/// `UNBOUNDED_PHASE_CONNECTIONS` where nothing bounds its requests in flight (at least, for
+/// scripted sessions).
 pub fn connection_pool_size(phase: &Phase) -> usize {
     let size = match &phase.mode {
         LoadMode::Concurrency { concurrency, .. } => *concurrency,

@@ -174,9 +174,9 @@ pub fn same_closure_names_in_every_process() {
 }
 
 /// `file:line:column: message` of a session's error, without saying it was in a closure (nor, for
-/// a sub-agent's, in a closure in a closure). An
-/// error of the sandbox's limits (a runaway loop or recursion) has no line of its own: Rhai puts
-/// it at the outermost call, the worker's, so it names the phase that runs the function.
+/// a sub-agent's run by `s.parallel`, in a closure in a closure). An error of the sandbox's
+/// limits (a runaway loop or recursion) has no line of its own: Rhai puts it at the outermost
+/// call, the worker's, so it names the phase that runs the function.
 fn describe(scenario: &Path, error: &EvalAltResult, engine: &Engine, ast: &AST, phase_at: Position) -> String {
     let mut described = super::from_eval_error(scenario, error, engine, ast);
     if described.line.is_none() && !phase_at.is_none() {
