@@ -11,8 +11,8 @@ use std::sync::Arc;
 use rhai::{Array, Dynamic, Engine, EvalAltResult, FnPtr, NativeCallContext};
 
 use super::keys::{ScriptResult, script_error};
-use super::sessions::SessionFunctions;
-use crate::agents::scripted::{ChildBody, Session, pause_on_children};
+use super::sessions::{SessionFunctions, phase_goes_on};
+use crate::agents::scripted::{ChildBody, PhaseOver, Session, pause_on_children};
 
 /// What a sub-agent's function ended with.
 type Ended = Result<Dynamic, Box<EvalAltResult>>;
@@ -42,7 +42,7 @@ fn parallel(
         let type_name = agent.type_name();
         match agent.try_cast::<FnPtr>() {
             Some(function) => {
-                let takes = params_of(context, &function);
+                let takes = functions.home(&function).map(|(_, takes)| takes).unwrap_or_default();
                 if let Some(first) = takes.first()
                     && !takes.contains(&1)
                 {
@@ -81,9 +81,7 @@ fn parallel(
             Box::new(ended) as Box<dyn Any + Send>
         }));
     }
-    let Some(outputs) = pause_on_children(bodies, at_once) else {
-        return script_error("the phase is over; the session ends here");
-    };
+    let outputs = phase_goes_on(pause_on_children(bodies, at_once).ok_or(PhaseOver))?;
     let mut results = Array::with_capacity(outputs.len());
     for (i, output) in outputs.into_iter().enumerate() {
         match output.map(|output| output.downcast::<Ended>()) {
@@ -118,16 +116,4 @@ fn holds_a_handle(value: &Dynamic, depth: u32) -> bool {
         return function.curry().iter().any(|captured| holds_a_handle(captured, depth));
     }
     false
-}
-
-/// The parameters each definition of `function` seen from the call takes beyond the values it
-/// captured; none when none is seen.
-fn params_of(context: &NativeCallContext, function: &FnPtr) -> Vec<usize> {
-    let beyond_captured = |params: usize| params.saturating_sub(function.curry().len());
-    context
-        .iter_namespaces()
-        .flat_map(|module| module.iter_script_fn_info())
-        .filter(|(_, _, name, ..)| *name == function.fn_name())
-        .map(|(_, _, _, params, _)| beyond_captured(params))
-        .collect()
 }

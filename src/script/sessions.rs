@@ -40,7 +40,7 @@ impl SessionFunctions {
     /// The functions `function` is called among: the scenario's, or those of the module that
     /// defines it (a closure a library made); with the parameters each definition by its name
     /// takes beyond the curried ones (none: no definition is known).
-    fn home(&self, function: &FnPtr) -> Option<(Arc<AST>, Vec<usize>)> {
+    pub(super) fn home(&self, function: &FnPtr) -> Option<(Arc<AST>, Vec<usize>)> {
         let (_, ast) = self.script.get()?;
         let name = function.fn_name();
         let beyond_curried = |params: usize| params.saturating_sub(function.curry().len());
@@ -324,7 +324,7 @@ fn wait(s: &mut Session, seconds: f64) -> ScriptResult<()> {
     phase_goes_on(s.wait(seconds))
 }
 
-fn phase_goes_on<T>(result: Result<T, PhaseOver>) -> ScriptResult<T> {
+pub(super) fn phase_goes_on<T>(result: Result<T, PhaseOver>) -> ScriptResult<T> {
     result.or_else(|PhaseOver| script_error("the phase is over; the session ends here"))
 }
 
