@@ -1,3 +1,5 @@
+//! Tests of token counting by each kind of tokenizer (`tricky_ascii` is shared with `join_delta.rs`).
+
 use super::*;
 
 /// The pattern that cuts `text` into pre-tokens if it may take the ASCII path.

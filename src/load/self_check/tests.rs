@@ -1,3 +1,5 @@
+//! Tests of the client self-check: each limit's verdict and the words that explain it.
+
 use super::*;
 use crate::plan::{Arrival, PhaseKind};
 

@@ -1,3 +1,5 @@
+//! Tests of the record processor: records in, the run's and the phases' metrics out.
+
 use super::*;
 use crate::metrics::test_support::{context, failed_record as failed, streamed_record, unmeasured_record};
 use crate::result::Stats;

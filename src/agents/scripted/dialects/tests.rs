@@ -1,3 +1,5 @@
+//! Tests of a chat history written for the Messages and Responses APIs: texts in order, counts recounted.
+
 use serde_json::Map;
 
 use super::*;
