@@ -606,7 +606,7 @@ run(#{ name: "sub_agents", endpoint: target, phases: [users(#{ users: 2, session
     let named = |suffix: &str, turn: u64, depth: u64| (format!("session_000001{suffix}"), turn, depth);
     assert_eq!(
         of_session("session_000001"),
-        [named("", 0, 0), named("", 1, 0), named("_agent_1", 0, 1), named("_agent_1", 1, 1), named("_agent_2", 0, 2)]
+        [named("", 0, 0), named("", 1, 0), named("_agent_1", 0, 1), named("_agent_1", 1, 1), named("_agent_1_1", 0, 2)]
     );
     let correlation_ids: std::collections::BTreeSet<&str> = seen.iter().map(|(.., id)| id.as_str()).collect();
     assert_eq!(correlation_ids.len(), 3, "one a session: {seen:?}");
@@ -1452,10 +1452,11 @@ run(#{{ name: "draws", endpoint: target, phases: [users(#{{ users: 4, session: a
 }
 
 /// Each sub-agent draws from a stream of its own, made from its parent's and its place among the
-/// parent's sub-agents, so sub-agents run at once (and theirs) draw the same values in every run
-/// of a seed, whichever of their answers comes first.
+/// parent's sub-agents, and is named by that place, so sub-agents run at once (and theirs) draw
+/// the same values and have the same names in every run of a seed, whichever of their answers
+/// comes first.
 #[test]
-fn sub_agents_run_at_once_draw_alike_in_every_run_of_a_seed() {
+fn sub_agents_run_at_once_draw_alike_and_are_named_alike_in_every_run_of_a_seed() {
     let source = r#"let target = endpoint(#{ url: "mock", model: "m", kind: "chat", streaming: true, mock: #{ ttft: ms(2), itl: ms(1) } });
 let agent = |s| {
     s.parallel([0, 1, 2, 3].map(|i| |a| {
@@ -1474,12 +1475,25 @@ run(#{ name: "drawn", endpoint: target, phases: [users(#{ users: 8, session: age
         let counts: Vec<(String, u64)> =
             steps.iter().map(|(tag, step)| (tag.clone(), step["requests"].as_u64().unwrap_or(0))).collect();
         assert_eq!(counts.iter().map(|(_, n)| n).sum::<u64>(), 288, "{counts:?}");
-        counts
+        let mut named: Vec<(String, String)> = run
+            .records("drawn")
+            .iter()
+            .map(|record| {
+                let text = |key: &str| record["metadata"][key].as_str().unwrap_or_default().to_string();
+                (text("conversation_id"), text("step_tag"))
+            })
+            .collect();
+        named.sort();
+        (counts, named)
     };
-    let first = tags();
+    let (first, first_named) = tags();
     assert!(first.len() > 12, "each sub-agent's picks vary: {first:?}");
+    let deeper = first_named.iter().filter(|(id, tag)| id.ends_with("_1") && tag.contains('-')).count();
+    assert_eq!(deeper, 96, "each of a session's 4 sub-agents' own sub-agent is named `.._agent_N_1`: {first_named:?}");
     for _ in 0..2 {
-        assert_eq!(tags(), first, "the same seed, the same picks, sub-agent by sub-agent");
+        let (counts, named) = tags();
+        assert_eq!(counts, first, "the same seed, the same picks, sub-agent by sub-agent");
+        assert_eq!(named, first_named, "the same seed, the same sub-agents' names with the same steps");
     }
 }
 

@@ -40,7 +40,7 @@ impl Conversations {
                 "s.sub_agent: a session holds at most {MAX_CONVERSATIONS} conversations (its own and its sub-agents')"
             ));
         }
-        let sub_agent = self[parent].sub_agent(session, number);
+        let sub_agent = self[parent].sub_agent(session);
         self.sub_agents.push(sub_agent);
         Ok(number)
     }
@@ -73,14 +73,15 @@ pub struct Conversation {
     /// `s.pick(..)`, `s.text(..)`'s places).
     pub draws: SeededRng,
     /// The seed of those draws, and the sub-agents this one has started, from which each of
-    /// theirs is made: a sub-agent's draws follow from its place in the tree of agents, not from
-    /// the order in which agents running at once started theirs.
+    /// theirs and its name are made: a sub-agent's draws and name follow from its place in the
+    /// tree of agents, not from the order in which agents running at once started theirs.
     draws_seed: u64,
     sub_agents_started: u64,
     /// 0 for the session's own, 1 for a sub-agent it started, 2 for one that started, ...
     depth: u32,
-    /// A sub-agent's name in the records (`session_000003_agent_1`); the session's own
-    /// conversation is named by its session.
+    /// A sub-agent's name in the records, its place in the tree: `session_000003_agent_2` for
+    /// the second the session started, `session_000003_agent_2_1` for the first that one
+    /// started; the session's own conversation is named by its session.
     name: Option<Arc<str>>,
 }
 
@@ -94,12 +95,17 @@ impl Conversation {
         Self { history, writer: None, turn: 0, steps: 0, draws, draws_seed, sub_agents_started: 0, depth, name }
     }
 
-    /// A new sub-agent of this one's, the `number`th conversation of session `session`.
-    fn sub_agent(&mut self, session: u64, number: usize) -> Self {
+    /// A new sub-agent of this one's, in session `session`.
+    fn sub_agent(&mut self, session: u64) -> Self {
         self.sub_agents_started += 1;
-        let mixed = self.draws_seed ^ self.sub_agents_started.wrapping_mul(0xA24B_AED4_963E_E407);
+        let place = self.sub_agents_started;
+        let mixed = self.draws_seed ^ place.wrapping_mul(0xA24B_AED4_963E_E407);
         let draws_seed = SeededRng::new(mixed).next_u64();
-        Self::new(draws_seed, self.depth + 1, Some(Arc::from(format!("session_{session:06}_agent_{number}"))))
+        let name = match &self.name {
+            Some(parent) => format!("{parent}_{place}"),
+            None => format!("session_{session:06}_agent_{place}"),
+        };
+        Self::new(draws_seed, self.depth + 1, Some(Arc::from(name)))
     }
 
     pub fn depth(&self) -> u32 {
@@ -118,5 +124,40 @@ impl Conversation {
             conversation: Some(name),
             source: None,
         }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn name(conversations: &Conversations, number: usize) -> (String, u32) {
+        let place = conversations[number].place(3).expect("a sub-agent's place");
+        (place.conversation.expect("a name").to_string(), place.depth)
+    }
+
+    #[test]
+    fn a_sub_agent_is_named_by_its_place_in_the_tree_whatever_order_agents_start_theirs() {
+        let mut conversations = Conversations::new(7);
+        assert!(conversations[0].place(3).is_none(), "the session's own keeps its session's name");
+        let first = conversations.start_sub_agent(3, 0).unwrap();
+        let second = conversations.start_sub_agent(3, 0).unwrap();
+        // The second starts its sub-agent before the first does, as agents running at once may.
+        let second_child = conversations.start_sub_agent(3, second).unwrap();
+        let first_child = conversations.start_sub_agent(3, first).unwrap();
+        let grandchild = conversations.start_sub_agent(3, first_child).unwrap();
+        let third = conversations.start_sub_agent(3, 0).unwrap();
+        let names: Vec<(String, u32)> =
+            [first, second, second_child, first_child, grandchild, third].map(|n| name(&conversations, n)).to_vec();
+        let expected = [
+            ("session_000003_agent_1", 1),
+            ("session_000003_agent_2", 1),
+            ("session_000003_agent_2_1", 2),
+            ("session_000003_agent_1_1", 2),
+            ("session_000003_agent_1_1_1", 3),
+            ("session_000003_agent_3", 1),
+        ];
+        assert_eq!(names, expected.map(|(name, depth)| (name.to_string(), depth)));
+        assert_eq!(conversations.sub_agents(), 6);
     }
 }
